@@ -1,0 +1,79 @@
+/* boxd.h — the daemon's wiring (private to box/). */
+#ifndef BOX_BOXD_H
+#define BOX_BOXD_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <glib.h>
+#include <json-c/json.h>
+
+#include "box/config.h"
+#include "policy/policy.h"
+#include "tools/tools.h"
+#include "vfs/vfs.h"
+
+typedef struct Boxd Boxd;
+
+struct Boxd {
+  BoxConfig *config;
+  BoxPolicy *policy;
+  BoxDecisionLog *log;
+  BoxVfs *vfs;
+  char *box_id;
+  char *run_id;
+  char *operator_home;   /* canonical */
+  char *operator_path;   /* PATH of `box run` */
+  char *agent_home;      /* canonical */
+  char *workspace;       /* canonical */
+  char **roots;          /* bound roots, deduplicated */
+  char *mountpoint;
+  char *staging_dir;     /* empty directory tool views are built on */
+  char *box_shell;       /* path of the box-shell binary */
+  char *socket_path;
+  int listen_fd;
+  BoxToolTable **tool_tables; /* NULL-terminated */
+  BoxToolTable *agent_table;
+  GMutex lock;
+  GHashTable *live_pids; /* pid -> kind: every worker and tool init alive */
+  bool stopping;
+};
+
+/* reaper.c: main thread reaps every child; others wait on theirs. */
+void box_reaper_init(void);
+/* Called by the main thread on SIGCHLD. */
+void box_reaper_collect(void);
+/* Blocks until pid has been reaped; returns its wait status. */
+int box_reaper_wait(pid_t pid);
+/* Non-blocking: true and *status when pid has been reaped. */
+bool box_reaper_poll(pid_t pid, int *status);
+/* Exit status the way a shell reports it: code, or 128+signal. */
+int box_status_code(int wait_status);
+
+/* decide.c: ask policy and log, in one place. */
+BoxDecision *boxd_decide(Boxd *d, const char *action, json_object *input,
+                         const char *const *command_args);
+BoxDecision *boxd_vfs_decide(void *data, int command, const char *action, json_object *input);
+void boxd_vfs_record(void *data, int command, const char *action, json_object *input,
+                     const BoxDecision *decision);
+
+/* workers.c: the warm pool and one command's life. */
+bool boxd_workers_start(Boxd *d, GError **error);
+void boxd_workers_stop(Boxd *d);
+/* Runs source on the given descriptors (stdin, stdout, stderr) in a fresh
+ * worker; returns the status.  cancel_fd becomes readable to interrupt. */
+int boxd_run_command(Boxd *d, const char *source, const int fds[3], int cancel_fd);
+
+/* broker.c: the alias protocol on run/box.sock. */
+bool boxd_broker_start(Boxd *d, GError **error);
+void boxd_broker_stop(Boxd *d);
+/* Waits (bounded) for the connections still serving to finish. */
+void boxd_broker_drain(Boxd *d);
+
+void boxd_track_pid(Boxd *d, pid_t pid);
+void boxd_untrack_pid(Boxd *d, pid_t pid);
+void boxd_kill_tracked(Boxd *d);
+
+int box_cmd_run(int argc, char **argv);
+int box_cmd_demo(void);
+
+#endif

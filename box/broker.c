@@ -1,0 +1,458 @@
+/* broker.c — the alias protocol on <box_dir>/run/box.sock (spec/runtime.md §4.2).
+ *
+ * Frames: 4-byte big-endian length, then that many bytes of JSON.  The
+ * `call` frame carries the alias's stdin, stdout and stderr (SCM_RIGHTS), so
+ * the worker writes straight to them and output streams with no copy.
+ * The broker never authorizes anything: it only hands text to a worker.
+ */
+#include "box/boxd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define FRAME_MAX (1024 * 1024)
+#define PROTOCOL_VERSION 6
+#define IDLE_TIMEOUT_MS (300 * 1000)
+
+static GThread *accept_thread;
+static GMutex conns_lock;
+static GCond conns_cond;
+static int conns_active;
+
+typedef struct {
+  Boxd *d;
+  int sock;
+  GString *buf;    /* bytes received, not yet framed */
+  GArray *fds;     /* descriptors received, not yet claimed */
+} Conn;
+
+/* ---- framing ---- */
+
+static bool write_all(int fd, const void *data, size_t len)
+{
+  const char *p = data;
+  while (len > 0) {
+    ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    p += n;
+    len -= (size_t)n;
+  }
+  return true;
+}
+
+static bool send_frame(Conn *c, int program, const char *type, json_object *body)
+{
+  json_object *f = json_object_new_object();
+  json_object_object_add(f, "version", json_object_new_int(PROTOCOL_VERSION));
+  json_object_object_add(f, "program", json_object_new_int(program));
+  json_object_object_add(f, "frame_type", json_object_new_string(type));
+  if (body)
+    json_object_object_add(f, "body", body);
+  const char *text = json_object_to_json_string_ext(f, JSON_C_TO_STRING_PLAIN);
+  size_t len = strlen(text);
+  unsigned char head[4] = { (unsigned char)(len >> 24), (unsigned char)(len >> 16),
+                            (unsigned char)(len >> 8), (unsigned char)len };
+  bool ok = write_all(c->sock, head, 4) && write_all(c->sock, text, len);
+  json_object_put(f);
+  return ok;
+}
+
+static void send_denied(Conn *c, int program, const char *kind, const char *reason)
+{
+  json_object *body = json_object_new_object();
+  json_object_object_add(body, "kind", json_object_new_string(kind));
+  json_object_object_add(body, "reason", json_object_new_string(reason));
+  send_frame(c, program, "denied", body);
+}
+
+static void send_exit(Conn *c, int program, int status)
+{
+  json_object *body = json_object_new_object();
+  json_object_object_add(body, "status", json_object_new_int(status));
+  send_frame(c, program, "exit", body);
+}
+
+/* Reads more bytes (and any descriptors) into the connection's buffer.
+ * Returns >0 on data, 0 on EOF, -1 on error or timeout. */
+static int fill(Conn *c, int timeout_ms)
+{
+  struct pollfd p = { .fd = c->sock, .events = POLLIN };
+  int r = poll(&p, 1, timeout_ms);
+  if (r <= 0)
+    return -1;
+  char data[65536];
+  struct iovec iov = { .iov_base = data, .iov_len = sizeof data };
+  union {
+    char buf[CMSG_SPACE(sizeof(int) * 8)];
+    struct cmsghdr align;
+  } u;
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                        .msg_controllen = sizeof u.buf };
+  ssize_t n;
+  do
+    n = recvmsg(c->sock, &msg, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return -1;
+  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+      continue;
+    int count = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+    int got[8];
+    memcpy(got, CMSG_DATA(cm), sizeof(int) * (size_t)count);
+    for (int i = 0; i < count; i++)
+      g_array_append_val(c->fds, got[i]);
+  }
+  if (n == 0)
+    return 0;
+  g_string_append_len(c->buf, data, n);
+  return 1;
+}
+
+typedef enum { FRAME_OK, FRAME_EOF, FRAME_ERROR, FRAME_TOO_BIG } FrameResult;
+
+/* One frame's JSON text, or EOF/error. */
+static FrameResult read_frame(Conn *c, char **text, int timeout_ms)
+{
+  while (c->buf->len < 4) {
+    int r = fill(c, timeout_ms);
+    if (r == 0)
+      return c->buf->len == 0 ? FRAME_EOF : FRAME_ERROR;
+    if (r < 0)
+      return FRAME_ERROR;
+  }
+  const unsigned char *h = (const unsigned char *)c->buf->str;
+  size_t len = ((size_t)h[0] << 24) | ((size_t)h[1] << 16) | ((size_t)h[2] << 8) | h[3];
+  if (len > FRAME_MAX)
+    return FRAME_TOO_BIG;
+  while (c->buf->len < 4 + len) {
+    int r = fill(c, timeout_ms);
+    if (r <= 0)
+      return FRAME_ERROR;
+  }
+  *text = g_strndup(c->buf->str + 4, len);
+  g_string_erase(c->buf, 0, (gssize)(4 + len));
+  return FRAME_OK;
+}
+
+/* Validates the envelope.  Returns the frame or NULL with *reason set. */
+static json_object *parse_frame(const char *text, const char **type, int *program,
+                                json_object **body, char **reason)
+{
+  json_object *f = json_tokener_parse(text);
+  if (!f || !json_object_is_type(f, json_type_object)) {
+    json_object_put(f);
+    *reason = g_strdup("a frame is not a JSON object");
+    return NULL;
+  }
+  json_object *v, *p, *t;
+  if (!json_object_object_get_ex(f, "version", &v) || !json_object_is_type(v, json_type_int)) {
+    *reason = g_strdup("a frame carries no protocol version");
+    json_object_put(f);
+    return NULL;
+  }
+  if (json_object_get_int(v) != PROTOCOL_VERSION) {
+    *reason = g_strdup_printf("unsupported protocol version %d; this box speaks %d",
+                              json_object_get_int(v), PROTOCOL_VERSION);
+    *type = "version_mismatch";
+    json_object_put(f);
+    return NULL;
+  }
+  json_object_object_foreach(f, key, val)
+  {
+    (void)val;
+    if (strcmp(key, "version") && strcmp(key, "program") && strcmp(key, "frame_type") &&
+        strcmp(key, "body")) {
+      *reason = g_strdup_printf("unknown frame field `%s`", key);
+      json_object_put(f);
+      return NULL;
+    }
+  }
+  if (!json_object_object_get_ex(f, "program", &p) || !json_object_is_type(p, json_type_int) ||
+      json_object_get_int64(p) < 0 || json_object_get_int64(p) > G_MAXUINT32 ||
+      !json_object_object_get_ex(f, "frame_type", &t) || !json_object_is_type(t, json_type_string)) {
+    *reason = g_strdup("a frame needs a `program` number and a `frame_type`");
+    json_object_put(f);
+    return NULL;
+  }
+  *program = (int)json_object_get_int64(p);
+  *type = json_object_get_string(t);
+  if (!json_object_object_get_ex(f, "body", body))
+    *body = NULL;
+  return f;
+}
+
+static const char *body_string(json_object *body, const char *key)
+{
+  json_object *v;
+  if (!body || !json_object_is_type(body, json_type_object) ||
+      !json_object_object_get_ex(body, key, &v) || !json_object_is_type(v, json_type_string))
+    return NULL;
+  return json_object_get_string(v);
+}
+
+/* ---- one call ---- */
+
+typedef struct {
+  Boxd *d;
+  char *source;
+  int fds[3];
+  int cancel_read;
+  int done_write;
+  int status;
+} CallJob;
+
+static gpointer call_thread(gpointer data)
+{
+  CallJob *job = data;
+  job->status = boxd_run_command(job->d, job->source, job->fds, job->cancel_read);
+  if (write(job->done_write, "d", 1) < 0) {
+    /* the connection thread also polls the join */
+  }
+  return NULL;
+}
+
+/* Runs the call while still reading frames, so a `signal` can end it. */
+static int run_call(Conn *c, int program, const char *source, const int fds[3])
+{
+  int cancel[2], done[2];
+  if (pipe2(cancel, O_CLOEXEC) != 0)
+    return -1;
+  if (pipe2(done, O_CLOEXEC) != 0) {
+    close(cancel[0]);
+    close(cancel[1]);
+    return -1;
+  }
+  CallJob job = { c->d, g_strdup(source), { fds[0], fds[1], fds[2] }, cancel[0], done[1], -1 };
+  GThread *t = g_thread_new("box-call", call_thread, &job);
+  bool cancelled = false;
+  for (;;) {
+    struct pollfd p[2] = { { .fd = done[0], .events = POLLIN }, { .fd = c->sock, .events = POLLIN } };
+    int n = poll(p, cancelled ? 1 : 2, -1);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (p[0].revents)
+      break;
+    if (cancelled || !p[1].revents)
+      continue;
+    char *text = NULL;
+    FrameResult fr = read_frame(c, &text, 1000);
+    if (fr != FRAME_OK) {
+      /* The alias is gone: nobody waits for this command any more. */
+      cancelled = true;
+      if (write(cancel[1], "c", 1) < 0) {
+      }
+      continue;
+    }
+    const char *type = NULL;
+    int prog = 0;
+    json_object *body = NULL;
+    char *reason = NULL;
+    json_object *f = parse_frame(text, &type, &prog, &body, &reason);
+    g_free(text);
+    if (f && strcmp(type, "signal") == 0 && prog == program) {
+      cancelled = true;
+      if (write(cancel[1], "c", 1) < 0) {
+      }
+    }
+    /* input / input_eof: the Shell reads the alias's own stdin. */
+    g_free(reason);
+    json_object_put(f);
+  }
+  g_thread_join(t);
+  close(cancel[0]);
+  close(cancel[1]);
+  close(done[0]);
+  close(done[1]);
+  g_free(job.source);
+  return job.status;
+}
+
+static void take_fds(Conn *c, int out[3])
+{
+  for (int i = 0; i < 3; i++) {
+    out[i] = g_array_index(c->fds, int, i);
+  }
+  g_array_remove_range(c->fds, 0, 3);
+}
+
+static gpointer conn_thread(gpointer data)
+{
+  Conn *c = data;
+  int open_program = -1;
+  bool called = false;
+  for (;;) {
+    char *text = NULL;
+    FrameResult fr = read_frame(c, &text, IDLE_TIMEOUT_MS);
+    if (fr == FRAME_EOF)
+      break;
+    if (fr == FRAME_TOO_BIG) {
+      send_denied(c, 0, "transport_error",
+                  "a frame exceeds the 1048576-byte limit of this protocol");
+      break;
+    }
+    if (fr == FRAME_ERROR) {
+      send_denied(c, 0, "transport_error", "a frame was cut short or timed out");
+      break;
+    }
+    const char *type = NULL;
+    int program = 0;
+    json_object *body = NULL;
+    char *reason = NULL;
+    json_object *f = parse_frame(text, &type, &program, &body, &reason);
+    g_free(text);
+    if (!f) {
+      send_denied(c, 0, type && strcmp(type, "version_mismatch") == 0 ? "version_mismatch"
+                                                                         : "transport_error",
+                  reason);
+      g_free(reason);
+      break;
+    }
+    bool stop = false;
+    if (strcmp(type, "open") == 0) {
+      const char *mode = body_string(body, "mode");
+      if (open_program >= 0) {
+        send_denied(c, program, "over_budget", "this box serves one program per connection");
+        stop = true;
+      } else if (!mode || strcmp(mode, "shell") != 0) {
+        send_denied(c, program, "transport_error", "this box serves only the shell mode");
+        stop = true;
+      } else {
+        open_program = program;
+      }
+    } else if (strcmp(type, "call") == 0) {
+      const char *source = body_string(body, "source");
+      if (program != open_program) {
+        g_autofree char *r = g_strdup_printf("transport program %d is not open", program);
+        send_denied(c, program, "transport_error", r);
+        stop = true;
+      } else if (called) {
+        send_denied(c, program, "flow_control", "the program is already running a call");
+        stop = true;
+      } else if (!source) {
+        send_denied(c, program, "transport_error", "a call frame needs a `source` string");
+        stop = true;
+      } else if (c->fds->len < 3) {
+        send_denied(c, program, "transport_error",
+                    "a call frame must carry the caller's stdin, stdout and stderr");
+        stop = true;
+      } else {
+        called = true;
+        int fds[3];
+        take_fds(c, fds);
+        int status = run_call(c, program, source, fds);
+        for (int i = 0; i < 3; i++)
+          close(fds[i]);
+        if (status < 0)
+          send_denied(c, program, "internal", "no Shell worker could be started");
+        else
+          send_exit(c, program, status);
+        stop = true;
+      }
+    } else if (strcmp(type, "input") == 0 || strcmp(type, "input_eof") == 0 ||
+               strcmp(type, "signal") == 0) {
+      /* Before a call these have nothing to act on. */
+    } else if (strcmp(type, "close") == 0) {
+      stop = true;
+    } else {
+      g_autofree char *r = g_strdup_printf("a client may not send a `%s` frame", type);
+      send_denied(c, program, "transport_error", r);
+      stop = true;
+    }
+    json_object_put(f);
+    if (stop)
+      break;
+  }
+  for (guint i = 0; i < c->fds->len; i++)
+    close(g_array_index(c->fds, int, i));
+  g_array_free(c->fds, TRUE);
+  g_string_free(c->buf, TRUE);
+  close(c->sock);
+  g_free(c);
+  g_mutex_lock(&conns_lock);
+  conns_active--;
+  g_cond_broadcast(&conns_cond);
+  g_mutex_unlock(&conns_lock);
+  return NULL;
+}
+
+static gpointer accept_main(gpointer data)
+{
+  Boxd *d = data;
+  for (;;) {
+    int s = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    if (s < 0) {
+      if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE)
+        continue;
+      break; /* the listener was shut down */
+    }
+    Conn *c = g_new0(Conn, 1);
+    c->d = d;
+    c->sock = s;
+    c->buf = g_string_new(NULL);
+    c->fds = g_array_new(FALSE, FALSE, sizeof(int));
+    g_mutex_lock(&conns_lock);
+    conns_active++;
+    g_mutex_unlock(&conns_lock);
+    g_thread_unref(g_thread_new("box-conn", conn_thread, c));
+  }
+  return NULL;
+}
+
+bool boxd_broker_start(Boxd *d, GError **error)
+{
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  if (strlen(d->socket_path) >= sizeof addr.sun_path) {
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG,
+                "box directory %s: its broker socket path exceeds the platform limit",
+                d->config->box_dir);
+    return false;
+  }
+  strcpy(addr.sun_path, d->socket_path);
+  unlink(d->socket_path); /* stale: the run lock proves no owner */
+  d->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  mode_t old = umask(0177);
+  int r = bind(d->listen_fd, (struct sockaddr *)&addr, sizeof addr);
+  umask(old);
+  if (r != 0 || listen(d->listen_fd, 64) != 0) {
+    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "bind broker socket %s: %s",
+                d->socket_path, g_strerror(errno));
+    close(d->listen_fd);
+    d->listen_fd = -1;
+    return false;
+  }
+  accept_thread = g_thread_new("box-accept", accept_main, d);
+  return true;
+}
+
+void boxd_broker_stop(Boxd *d)
+{
+  if (d->listen_fd < 0)
+    return;
+  shutdown(d->listen_fd, SHUT_RDWR);
+  g_thread_join(accept_thread);
+  close(d->listen_fd);
+  d->listen_fd = -1;
+  unlink(d->socket_path);
+}
+
+void boxd_broker_drain(Boxd *d)
+{
+  (void)d;
+  gint64 until = g_get_monotonic_time() + 5 * G_TIME_SPAN_SECOND;
+  g_mutex_lock(&conns_lock);
+  while (conns_active > 0)
+    if (!g_cond_wait_until(&conns_cond, &conns_lock, until))
+      break;
+  g_mutex_unlock(&conns_lock);
+}

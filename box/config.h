@@ -1,0 +1,51 @@
+/* config.h — box.toml (spec/runtime.md §2), validated into plain structs. */
+#ifndef BOX_CONFIG_H
+#define BOX_CONFIG_H
+
+#include <stdbool.h>
+#include <glib.h>
+#include <json-c/json.h>
+
+G_BEGIN_DECLS
+
+typedef struct {
+  char **read;        /* NULL-terminated, "~" expanded to the operator home */
+  char **write;
+  char **read_file;
+  char **write_file;
+  char **exec;        /* [agent] only */
+  char **deny;
+} BoxFsLists;
+
+typedef struct {
+  char *label;        /* "agent" or the tool's label */
+  char **command;     /* NULL-terminated; [0] as written */
+  char *workspace;    /* absolute, or NULL (agent: cwd of run; tool: see §2.1) */
+  GHashTable *env;    /* char* -> char*, may be empty, never NULL */
+  BoxFsLists fs;
+} BoxProcessSpec;
+
+typedef struct {
+  char *path;         /* canonical path of box.toml */
+  char *name;
+  char *box_dir;
+  char *policy;       /* absolute path or NULL (no policy: deny everything) */
+  BoxProcessSpec agent;
+  GPtrArray *tools;   /* BoxProcessSpec*, sorted by label */
+  json_object *doc;   /* the whole document as json-c (owned) */
+} BoxConfig;
+
+/* Reads and validates FILE.  operator_home expands "~".  On failure the
+ * GError message is what "box: error: " prefixes, naming the file, the
+ * key and the reason, e.g. "cannot parse config file /x/box.toml: unknown
+ * key `agent.cmd`". */
+BoxConfig *box_config_load(const char *file, const char *operator_home, GError **error);
+void box_config_free(BoxConfig *config);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(BoxConfig, box_config_free)
+
+/* TOML text -> json-c (the one C++ adapter).  On a syntax error returns
+ * NULL and sets *error_message (g_malloc'd) to "line L, column C: reason". */
+json_object *box_toml_parse(const char *text, char **error_message);
+
+G_END_DECLS
+#endif

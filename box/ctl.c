@@ -1,0 +1,123 @@
+/* ctl.c — JSON messages with descriptors over SOCK_SEQPACKET. */
+#include "box/ctl.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+bool box_ctl_send(int sock, json_object *obj, const int *fds, int nfds)
+{
+  const char *text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
+  size_t len = strlen(text);
+  if (len > BOX_CTL_MAX_MSG || nfds > BOX_CTL_MAX_FDS) {
+    errno = EMSGSIZE;
+    return false;
+  }
+  struct iovec iov = { .iov_base = (void *)text, .iov_len = len };
+  union {
+    char buf[CMSG_SPACE(sizeof(int) * BOX_CTL_MAX_FDS)];
+    struct cmsghdr align;
+  } u;
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+  if (nfds > 0) {
+    memset(&u, 0, sizeof u);
+    msg.msg_control = u.buf;
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+    memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+  }
+  ssize_t n;
+  do
+    n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  return n == (ssize_t)len;
+}
+
+json_object *box_ctl_recv(int sock, int *fds, int *nfds)
+{
+  if (nfds)
+    *nfds = 0;
+  /* Peek the size first so a large message is read whole. */
+  ssize_t size;
+  do
+    size = recv(sock, NULL, 0, MSG_PEEK | MSG_TRUNC);
+  while (size < 0 && errno == EINTR);
+  if (size <= 0) {
+    if (size == 0)
+      errno = 0;
+    return NULL;
+  }
+  if (size > BOX_CTL_MAX_MSG) {
+    errno = EMSGSIZE;
+    return NULL;
+  }
+  char *buf = malloc((size_t)size + 1);
+  if (!buf)
+    return NULL;
+  struct iovec iov = { .iov_base = buf, .iov_len = (size_t)size };
+  union {
+    char buf[CMSG_SPACE(sizeof(int) * BOX_CTL_MAX_FDS * 2)];
+    struct cmsghdr align;
+  } u;
+  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                        .msg_controllen = sizeof u.buf };
+  ssize_t n;
+  do
+    n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0) {
+    free(buf);
+    if (n == 0)
+      errno = 0;
+    return NULL;
+  }
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+      continue;
+    int count = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+    int got[BOX_CTL_MAX_FDS * 2];
+    memcpy(got, CMSG_DATA(c), sizeof(int) * (size_t)count);
+    for (int i = 0; i < count; i++) {
+      if (fds && nfds && *nfds < BOX_CTL_MAX_FDS)
+        fds[(*nfds)++] = got[i];
+      else
+        close(got[i]);
+    }
+  }
+  buf[n] = '\0';
+  json_object *obj = json_tokener_parse(buf);
+  free(buf);
+  if (!obj || !json_object_is_type(obj, json_type_object)) {
+    json_object_put(obj);
+    if (fds && nfds)
+      for (int i = 0; i < *nfds; i++)
+        close(fds[i]);
+    if (nfds)
+      *nfds = 0;
+    errno = EPROTO;
+    return NULL;
+  }
+  return obj;
+}
+
+json_object *box_ctl_call(int sock, json_object *request, const int *fds, int nfds)
+{
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+    return NULL;
+  int all[BOX_CTL_MAX_FDS];
+  all[0] = pair[1];
+  int total = 1;
+  for (int i = 0; i < nfds && total < BOX_CTL_MAX_FDS; i++)
+    all[total++] = fds[i];
+  bool sent = box_ctl_send(sock, request, all, total);
+  close(pair[1]);
+  json_object *reply = sent ? box_ctl_recv(pair[0], NULL, NULL) : NULL;
+  close(pair[0]);
+  return reply;
+}

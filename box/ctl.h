@@ -1,0 +1,27 @@
+/* ctl.h — the channel between boxd and its Shell workers.
+ *
+ * One SOCK_SEQPACKET socket per worker: each message is one JSON object,
+ * optionally carrying descriptors (SCM_RIGHTS).  A request that expects a
+ * reply carries its own reply socket as its first descriptor, so forked
+ * pipeline stages of one worker can ask concurrently without mixing answers.
+ */
+#ifndef BOX_CTL_H
+#define BOX_CTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <json-c/json.h>
+
+#define BOX_CTL_MAX_MSG (2 * 1024 * 1024)
+#define BOX_CTL_MAX_FDS 4
+
+/* Sends obj with nfds descriptors. Returns false (errno set) on failure. */
+bool box_ctl_send(int sock, json_object *obj, const int *fds, int nfds);
+/* Receives one message.  Returns NULL on EOF or a malformed message
+ * (errno 0 for EOF).  Received descriptors go to fds (O_CLOEXEC), their
+ * count to *nfds; extra descriptors are closed. */
+json_object *box_ctl_recv(int sock, int *fds, int *nfds);
+/* Sends a request with a fresh reply socket and waits for the answer. */
+json_object *box_ctl_call(int sock, json_object *request, const int *fds, int nfds);
+
+#endif

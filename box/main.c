@@ -1,0 +1,43 @@
+/* main.c — the `box` command line: verbs and their usage errors. */
+#include "box/boxd.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char usage[] =
+    "Usage: box <COMMAND>\n"
+    "\n"
+    "Commands:\n"
+    "  run --config FILE [-- ARGS...]  Run a box and its agent; exit with the agent's status\n"
+    "  demo                            Run a demo box on the built-in example config and policy\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help     Print help\n"
+    "  -V, --version  Print version\n";
+
+int main(int argc, char **argv)
+{
+  g_set_prgname("box");
+  if (argc < 2) {
+    fputs(usage, stderr);
+    return 2;
+  }
+  const char *verb = argv[1];
+  if (strcmp(verb, "-h") == 0 || strcmp(verb, "--help") == 0 || strcmp(verb, "help") == 0) {
+    fputs(usage, stdout);
+    return 0;
+  }
+  if (strcmp(verb, "-V") == 0 || strcmp(verb, "--version") == 0) {
+    printf("box %s\n", BOX_VERSION);
+    return 0;
+  }
+  if (strcmp(verb, "run") == 0)
+    return box_cmd_run(argc - 1, argv + 1);
+  if (strcmp(verb, "demo") == 0 && argc == 2)
+    return box_cmd_demo();
+  if (verb[0] == '-')
+    fprintf(stderr, "error: unexpected argument '%s' found\n\n%s", verb, usage);
+  else
+    fprintf(stderr, "error: unrecognized subcommand '%s'\n\n%s", verb, usage);
+  return 2;
+}

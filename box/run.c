@@ -1,0 +1,570 @@
+/* run.c — `box run`: start a box, run its agent, tear everything down.
+ *
+ * Order: config → policy → box directory and its lock → aliases → decision
+ * log → private mount namespace and the FUSE mount → workers and broker →
+ * agent.  Anything refused before the agent starts exits 1 with
+ * "box: error: …"; a config or policy error creates nothing.
+ */
+#include "box/boxd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define BOX_ERROR (g_quark_from_static_string("box-run"))
+
+static int fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+static int fail(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "box: error: %s\n", msg);
+  return 1;
+}
+
+static char *canonical(const char *path)
+{
+  char *r = realpath(path, NULL);
+  char *out = r ? g_strdup(r) : NULL;
+  free(r);
+  return out;
+}
+
+static bool path_within(const char *path, const char *dir)
+{
+  size_t n = strlen(dir);
+  if (n == 1 && dir[0] == '/')
+    return true;
+  return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static char *operator_home(void)
+{
+  const char *h = getenv("HOME");
+  if (!h || !*h) {
+    struct passwd *pw = getpwuid(getuid());
+    h = pw ? pw->pw_dir : "/";
+  }
+  return canonical(h);
+}
+
+static char *sibling_binary(const char *name)
+{
+  g_autofree char *self = g_file_read_link("/proc/self/exe", NULL);
+  if (!self)
+    return NULL;
+  g_autofree char *dir = g_path_get_dirname(self);
+  const char *candidates[] = { ".", "../alias", "../box", "../libexec/boxfs", NULL };
+  for (int i = 0; candidates[i]; i++) {
+    g_autofree char *p = g_build_filename(dir, candidates[i], name, NULL);
+    if (access(p, X_OK) == 0)
+      return canonical(p);
+  }
+  return NULL;
+}
+
+/* ---- box directory ---- */
+
+static bool mkdir_0700(const char *path, GError **error)
+{
+  if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+    g_set_error(error, BOX_ERROR, 1, "cannot create %s: %s", path, g_strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+static char *mint_box_id(void)
+{
+  guint8 raw[8];
+  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || read(fd, raw, sizeof raw) != sizeof raw) {
+    for (size_t i = 0; i < sizeof raw; i++)
+      raw[i] = (guint8)g_random_int();
+  }
+  if (fd >= 0)
+    close(fd);
+  GString *s = g_string_new("box-");
+  for (size_t i = 0; i < sizeof raw; i++)
+    g_string_append_printf(s, "%02x", raw[i]);
+  return g_string_free(s, FALSE);
+}
+
+static bool valid_box_id(const char *id)
+{
+  if (strlen(id) != 20 || strncmp(id, "box-", 4) != 0)
+    return false;
+  for (const char *p = id + 4; *p; p++)
+    if (!g_ascii_isxdigit(*p) || g_ascii_isupper(*p))
+      return false;
+  return true;
+}
+
+/* Creates or reopens the box directory; returns the lock fd. */
+static int prepare_box_dir(Boxd *d, GError **error)
+{
+  const char *dir = d->config->box_dir;
+  g_autofree char *parent = g_path_get_dirname(dir);
+  struct stat st;
+  if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    g_set_error(error, BOX_ERROR, 1,
+                "box directory %s: the box directory's parent does not exist; create it, because "
+                "Box creates no directory above the one `box_dir` names",
+                dir);
+    return -1;
+  }
+  bool fresh = false;
+  if (lstat(dir, &st) != 0) {
+    if (mkdir(dir, 0700) != 0) {
+      g_set_error(error, BOX_ERROR, 1, "cannot create box directory %s: %s", dir,
+                  g_strerror(errno));
+      return -1;
+    }
+    fresh = true;
+    if (lstat(dir, &st) != 0)
+      return -1;
+  }
+  if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
+    g_set_error(error, BOX_ERROR, 1, "unsafe box directory %s: it is not a directory", dir);
+    return -1;
+  }
+  if (st.st_uid != getuid()) {
+    g_set_error(error, BOX_ERROR, 1, "unsafe box directory %s: it is not owned by the current user",
+                dir);
+    return -1;
+  }
+  if ((st.st_mode & 07777) != 0700) {
+    g_set_error(error, BOX_ERROR, 1, "unsafe box directory %s: its mode is not 0700", dir);
+    return -1;
+  }
+  g_autofree char *private_dir = g_build_filename(dir, "private", NULL);
+  g_autofree char *id_file = g_build_filename(private_dir, "box-id", NULL);
+  g_autofree char *stored = NULL;
+  if (!fresh && !g_file_get_contents(id_file, &stored, NULL, NULL)) {
+    g_autoptr(GDir) gd = g_dir_open(dir, 0, NULL);
+    if (gd && g_dir_read_name(gd)) {
+      g_set_error(error, BOX_ERROR, 1,
+                  "unsafe box directory %s: it is not empty and contains no valid private record",
+                  dir);
+      return -1;
+    }
+  }
+  if (stored) {
+    g_strstrip(stored);
+    if (!valid_box_id(stored)) {
+      g_set_error(error, BOX_ERROR, 1,
+                  "unsafe box directory %s: it is not empty and contains no valid private record",
+                  dir);
+      return -1;
+    }
+  }
+  const char *children[] = { "bin", "run", "private", "trust", NULL };
+  for (int i = 0; children[i]; i++) {
+    g_autofree char *p = g_build_filename(dir, children[i], NULL);
+    if (!mkdir_0700(p, error))
+      return -1;
+  }
+  g_autofree char *telemetry = g_build_filename(private_dir, "telemetry", NULL);
+  if (!mkdir_0700(telemetry, error))
+    return -1;
+  g_autofree char *lock_path = g_build_filename(private_dir, ".lock", NULL);
+  int lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock < 0) {
+    g_set_error(error, BOX_ERROR, 1, "cannot open %s: %s", lock_path, g_strerror(errno));
+    return -1;
+  }
+  if (flock(lock, LOCK_EX | LOCK_NB) != 0) {
+    g_set_error(error, BOX_ERROR, 1,
+                "box %s is already running, and one run owns a box at a time; wait for that run "
+                "to exit, or start a configuration with a different `box_dir`",
+                stored ? stored : "(unnamed)");
+    close(lock);
+    return -1;
+  }
+  if (stored) {
+    d->box_id = g_steal_pointer(&stored);
+  } else {
+    d->box_id = mint_box_id();
+    g_autofree char *line = g_strconcat(d->box_id, "\n", NULL);
+    if (!g_file_set_contents_full(id_file, line, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600,
+                                  error)) {
+      close(lock);
+      return -1;
+    }
+  }
+  return lock;
+}
+
+static bool install_aliases(Boxd *d, GError **error)
+{
+  g_autofree char *alias = sibling_binary("box-alias");
+  if (!alias) {
+    g_set_error(error, BOX_ERROR, 1, "box-alias is not installed beside %s",
+                g_get_prgname() ? g_get_prgname() : "box");
+    return false;
+  }
+  const char *names[] = { "zsh", "bash", "sh", NULL };
+  for (int i = 0; names[i]; i++) {
+    g_autofree char *dst = g_build_filename(d->config->box_dir, "bin", names[i], NULL);
+    g_autofree char *tmp = g_strconcat(dst, ".new", NULL);
+    unlink(tmp);
+    if (link(alias, tmp) != 0) {
+      /* Another filesystem: copy the image instead of linking it. */
+      g_autofree char *data = NULL;
+      gsize len = 0;
+      if (!g_file_get_contents(alias, &data, &len, error) ||
+          !g_file_set_contents_full(tmp, data, (gssize)len, G_FILE_SET_CONTENTS_CONSISTENT, 0755,
+                                    error))
+        return false;
+    }
+    if (rename(tmp, dst) != 0) {
+      g_set_error(error, BOX_ERROR, 1, "cannot install alias %s: %s", dst, g_strerror(errno));
+      return false;
+    }
+  }
+  return true;
+}
+
+/* ---- roots, tables ---- */
+
+static char **bound_roots(Boxd *d)
+{
+  GPtrArray *roots = g_ptr_array_new();
+  const char *candidates[] = { d->operator_home, d->agent_home, d->workspace };
+  for (int i = 0; i < 3; i++) {
+    bool covered = false;
+    for (guint k = 0; k < roots->len; k++)
+      covered |= path_within(candidates[i], g_ptr_array_index(roots, k));
+    if (!covered)
+      g_ptr_array_add(roots, g_strdup(candidates[i]));
+  }
+  g_ptr_array_add(roots, NULL);
+  return (char **)g_ptr_array_free(roots, FALSE);
+}
+
+static BoxToolTable *table_of(const BoxProcessSpec *spec)
+{
+  BoxToolTable *t = g_new0(BoxToolTable, 1);
+  t->label = spec->label;
+  t->command = spec->command;
+  t->read = spec->fs.read;
+  t->write = spec->fs.write;
+  t->read_file = spec->fs.read_file;
+  t->write_file = spec->fs.write_file;
+  t->exec = spec->fs.exec;
+  t->deny = spec->fs.deny;
+  t->env = spec->env;
+  t->workspace = spec->workspace;
+  return t;
+}
+
+/* ---- the agent ---- */
+
+static char **agent_env(Boxd *d)
+{
+  GHashTable *env = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  g_hash_table_insert(env, g_strdup("HOME"), g_strdup(d->agent_home));
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init(&it, d->config->agent.env);
+  while (g_hash_table_iter_next(&it, &k, &v))
+    g_hash_table_insert(env, g_strdup(k), g_strdup(v));
+  const char *declared = g_hash_table_lookup(d->config->agent.env, "PATH");
+  if (!declared || !*declared)
+    declared = d->operator_path && *d->operator_path ? d->operator_path : "/usr/bin:/bin";
+  /* The alias directory comes first, and only once. */
+  g_autofree char *bin = g_build_filename(d->config->box_dir, "bin", NULL);
+  GString *path = g_string_new(bin);
+  g_auto(GStrv) parts = g_strsplit(declared, ":", -1);
+  for (char **p = parts; *p; p++) {
+    if (strcmp(*p, bin) == 0)
+      continue;
+    g_string_append_c(path, ':');
+    g_string_append(path, *p);
+  }
+  g_hash_table_insert(env, g_strdup("PATH"), g_string_free(path, FALSE));
+  g_hash_table_insert(env, g_strdup("PWD"), g_strdup(d->workspace));
+  g_hash_table_insert(env, g_strdup("USER"), g_strdup("strands-box"));
+  GPtrArray *out = g_ptr_array_new();
+  g_hash_table_iter_init(&it, env);
+  while (g_hash_table_iter_next(&it, &k, &v))
+    g_ptr_array_add(out, g_strconcat(k, "=", v, NULL));
+  g_ptr_array_add(out, NULL);
+  g_hash_table_destroy(env);
+  return (char **)g_ptr_array_free(out, FALSE);
+}
+
+static pid_t start_agent(Boxd *d, char **argv, GError **error)
+{
+  const char *declared = g_hash_table_lookup(d->config->agent.env, "PATH");
+  g_autofree char *program = box_tools_resolve(
+      argv[0], d->workspace, declared && *declared ? declared : d->operator_path);
+  if (!program) {
+    g_set_error(error, BOX_ERROR, 1,
+                "invalid `[agent]` table: `command` element 0 \"%s\" does not name an executable "
+                "file",
+                argv[0]);
+    return -1;
+  }
+  char **envp = agent_env(d);
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    if (chdir(d->workspace) != 0)
+      _exit(127);
+    execve(program, argv, envp);
+    fprintf(stderr, "box: error: cannot start the agent %s: %s\n", program, strerror(errno));
+    _exit(127);
+  }
+  g_strfreev(envp);
+  if (pid < 0) {
+    g_set_error(error, BOX_ERROR, 1, "cannot start the agent: %s", g_strerror(errno));
+    return -1;
+  }
+  setpgid(pid, pid);
+  return pid;
+}
+
+/* Ends the agent's process group: term, a grace second, then kill. */
+static void stop_group(pid_t pgid)
+{
+  if (kill(-pgid, SIGTERM) != 0)
+    return;
+  for (int i = 0; i < 20; i++) {
+    box_reaper_collect();
+    if (kill(-pgid, 0) != 0)
+      return;
+    g_usleep(50 * 1000);
+  }
+  kill(-pgid, SIGKILL);
+}
+
+/* ---- the whole run ---- */
+
+typedef struct {
+  char *config_path;
+  char **args;
+} RunOptions;
+
+static int serve(Boxd *d, char **agent_argv);
+
+int box_cmd_run(int argc, char **argv)
+{
+  g_autofree char *config_path = NULL;
+  g_auto(GStrv) rest = NULL;
+  GOptionEntry entries[] = {
+    { "config", 0, 0, G_OPTION_ARG_FILENAME, &config_path, "The box's configuration", "FILE" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &rest, NULL, "[-- ARGS…]" },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new("[-- ARGS…] - run a box and its agent");
+  g_option_context_set_summary(
+      ctx, "Starts the box described by FILE, runs its [agent] command with ARGS appended, and "
+           "exits with the agent's status.");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_autoptr(GError) error = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+    fprintf(stderr, "box: error: %s\n", error->message);
+    return 2;
+  }
+  if (!config_path) {
+    fprintf(stderr, "box: error: the following required arguments were not provided: --config "
+                    "<FILE>\n");
+    return 2;
+  }
+  Boxd d = { .listen_fd = -1 };
+  g_mutex_init(&d.lock);
+  d.operator_home = operator_home();
+  d.operator_path = g_strdup(getenv("PATH"));
+  if (!d.operator_home)
+    return fail("cannot resolve the operator's home directory");
+  d.config = box_config_load(config_path, d.operator_home, &error);
+  if (!d.config)
+    return fail("%s", error->message);
+  /* Workspace and homes. */
+  g_autofree char *cwd = g_get_current_dir();
+  const char *ws = d.config->agent.workspace ? d.config->agent.workspace : cwd;
+  d.workspace = canonical(ws);
+  struct stat st;
+  if (!d.workspace || stat(d.workspace, &st) != 0 || !S_ISDIR(st.st_mode))
+    return fail("invalid `[agent]` table: `workspace` %s is not an existing directory", ws);
+  if (strcmp(d.workspace, d.operator_home) == 0)
+    return fail("invalid `[agent]` table: `workspace` %s is the operator's home; make a project "
+                "directory and name it instead",
+                d.workspace);
+  const char *agent_home = g_hash_table_lookup(d.config->agent.env, "HOME");
+  d.agent_home = agent_home ? canonical(agent_home) : g_strdup(d.operator_home);
+  if (!d.agent_home)
+    return fail("invalid `[agent]` table: `env.HOME` %s does not exist", agent_home);
+  if (path_within(d.config->box_dir, d.workspace))
+    return fail("invalid Box configuration: `box_dir` %s is equal to or below the agent's "
+                "workspace %s",
+                d.config->box_dir, d.workspace);
+  if (path_within(d.config->path, d.config->box_dir))
+    return fail("configuration source %s is inside `box_dir` %s", d.config->path,
+                d.config->box_dir);
+  /* Policy before any box state. */
+  if (d.config->policy) {
+    g_autofree char *policy_path = canonical(d.config->policy);
+    if (policy_path && path_within(policy_path, d.config->box_dir))
+      return fail("policy source %s is inside `box_dir` %s", policy_path, d.config->box_dir);
+    d.policy = box_policy_load_file(d.config->policy, d.operator_home, &error);
+    if (!d.policy)
+      return fail("policy file %s will not load: %s", d.config->policy, error->message);
+    const GPtrArray *warnings = box_policy_warnings(d.policy);
+    for (guint i = 0; warnings && i < warnings->len; i++)
+      fprintf(stderr, "box: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
+  } else {
+    d.policy = box_policy_new_empty();
+  }
+  d.box_shell = sibling_binary("box-shell");
+  if (!d.box_shell)
+    return fail("box-shell is not installed beside box");
+  if (geteuid() != 0)
+    return fail("box run needs root for now: it mounts the box's view with FUSE and builds "
+                "namespaces (an unprivileged mode is planned)");
+  int lock = prepare_box_dir(&d, &error);
+  if (lock < 0)
+    return fail("%s", error->message);
+  if (!install_aliases(&d, &error))
+    return fail("%s", error->message);
+  g_autofree char *log_path =
+      g_build_filename(d.config->box_dir, "private", "telemetry", "records.jsonl", NULL);
+  d.run_id = g_uuid_string_random();
+  d.log = box_decision_log_open(log_path, d.box_id, d.run_id, &error);
+  if (!d.log)
+    return fail("telemetry setup failed: %s", error->message);
+  d.socket_path = g_build_filename(d.config->box_dir, "run", "box.sock", NULL);
+  d.roots = bound_roots(&d);
+  GPtrArray *tables = g_ptr_array_new();
+  for (guint i = 0; i < d.config->tools->len; i++)
+    g_ptr_array_add(tables, table_of(g_ptr_array_index(d.config->tools, i)));
+  g_ptr_array_add(tables, NULL);
+  d.tool_tables = (BoxToolTable **)g_ptr_array_free(tables, FALSE);
+  d.agent_table = table_of(&d.config->agent);
+  d.live_pids = g_hash_table_new(g_direct_hash, g_direct_equal);
+
+  GPtrArray *agent_argv = g_ptr_array_new();
+  for (char **c = d.config->agent.command; *c; c++)
+    g_ptr_array_add(agent_argv, *c);
+  for (char **a = rest; a && *a; a++)
+    if (!(a == rest && strcmp(*a, "--") == 0))
+      g_ptr_array_add(agent_argv, *a);
+  g_ptr_array_add(agent_argv, NULL);
+  int status = serve(&d, (char **)agent_argv->pdata);
+  g_ptr_array_free(agent_argv, TRUE);
+  box_decision_log_close(d.log);
+  close(lock);
+  return status;
+}
+
+/* Everything from the mount to teardown; signals are handled here only. */
+static int serve(Boxd *d, char **agent_argv)
+{
+  g_autoptr(GError) error = NULL;
+  /* Every thread inherits this mask: only the main thread takes signals. */
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGCHLD);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  sigprocmask(SIG_BLOCK, &set, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  box_reaper_init();
+  /* A mount namespace of our own: the mount vanishes with boxd whatever
+   * happens, and nothing of ours propagates to the host. */
+  if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
+    return fail("containment setup failed during mount namespace: %s", g_strerror(errno));
+  d->mountpoint = g_dir_make_tmp("boxfs-mnt-XXXXXX", &error);
+  d->staging_dir = d->mountpoint ? g_dir_make_tmp("boxfs-view-XXXXXX", &error) : NULL;
+  if (!d->staging_dir)
+    return fail("cannot create the mount point: %s", error->message);
+  for (int i = 0; d->roots[i]; i++)
+    if (path_within(d->mountpoint, d->roots[i]) || path_within(d->staging_dir, d->roots[i]))
+      return fail("the mount point %s lies inside the bound root %s; set TMPDIR elsewhere",
+                  d->mountpoint, d->roots[i]);
+  const char *floor_trees[] = { d->config->box_dir, NULL };
+  const char *floor_files[] = { d->config->path, d->config->policy, NULL };
+  BoxVfsConfig vc = {
+    .mountpoint = d->mountpoint,
+    .roots = (const char *const *)d->roots,
+    .operator_home = d->operator_home,
+    .floor_trees = floor_trees,
+    .floor_files = floor_files,
+    .decide = boxd_vfs_decide,
+    .record = boxd_vfs_record,
+    .decide_data = d,
+  };
+  d->vfs = box_vfs_start(&vc, &error);
+  if (!d->vfs) {
+    rmdir(d->mountpoint);
+    rmdir(d->staging_dir);
+    return fail("cannot mount the box's view: %s", error->message);
+  }
+  int status = 1;
+  pid_t agent = -1;
+  if (!boxd_workers_start(d, &error) || !boxd_broker_start(d, &error)) {
+    fail("%s", error->message);
+    goto teardown;
+  }
+  agent = start_agent(d, agent_argv, &error);
+  if (agent < 0) {
+    fail("%s", error->message);
+    goto teardown;
+  }
+  bool stopping = false;
+  gint64 kill_at = 0;
+  for (;;) {
+    struct timespec tick = { 0, 100 * 1000 * 1000 };
+    siginfo_t info;
+    int sig = sigtimedwait(&set, &info, &tick);
+    if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+      /* Forward to the agent's group; if it lingers, it is killed. */
+      kill(-agent, sig == SIGHUP ? SIGTERM : sig);
+      if (!stopping) {
+        stopping = true;
+        kill_at = g_get_monotonic_time() + G_TIME_SPAN_SECOND;
+      }
+    }
+    box_reaper_collect();
+    int wstatus;
+    if (box_reaper_poll(agent, &wstatus)) {
+      status = box_status_code(wstatus);
+      break;
+    }
+    if (stopping && g_get_monotonic_time() > kill_at)
+      kill(-agent, SIGKILL);
+  }
+  stop_group(agent);
+teardown:
+  d->stopping = true;
+  boxd_broker_stop(d);
+  boxd_kill_tracked(d);
+  boxd_broker_drain(d);
+  boxd_workers_stop(d);
+  box_reaper_collect();
+  box_vfs_stop(d->vfs);
+  rmdir(d->mountpoint);
+  rmdir(d->staging_dir);
+  return status;
+}

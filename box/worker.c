@@ -1,0 +1,282 @@
+/* worker.c — box-shell: the Shell worker, one command per process.
+ *
+ * boxd starts it as the init of fresh mount, PID and network namespaces.
+ * It roots itself in its RAM root of the box's mount (with the shared roots
+ * and the host's null devices bound in), drops every capability, says it is
+ * ready, runs one command, reports its status and ends — taking everything
+ * it started with it.
+ *
+ * `box-shell -c TEXT` runs the interpreter alone, with no box around it:
+ * programs run directly and nothing is decided (for tests and benchmarks).
+ */
+#include "box/ctl.h"
+#include "shell/shell.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int ctl_fd = -1;
+
+/* ---- host side of the Shell, over the control channel ---- */
+
+static json_object *command_input(const BoxShellCommand *cmd)
+{
+  json_object *input = json_object_new_object();
+  json_object_object_add(input, "command", json_object_new_string(cmd->command));
+  json_object_object_add(input, "program", json_object_new_string(cmd->program));
+  if (cmd->argc > 1)
+    json_object_object_add(input, "arg1", json_object_new_string(cmd->argv[1]));
+  if (cmd->argc > 2)
+    json_object_object_add(input, "arg2", json_object_new_string(cmd->argv[2]));
+  json_object_object_add(input, "arg_count", json_object_new_int64(cmd->argc > 0 ? cmd->argc - 1 : 0));
+  json_object_object_add(input, "cwd", json_object_new_string(cmd->cwd));
+  return input;
+}
+
+static json_object *string_array(char *const *v, int n)
+{
+  json_object *a = json_object_new_array();
+  for (int i = 0; i < n; i++)
+    json_object_array_add(a, json_object_new_string(v[i]));
+  return a;
+}
+
+static bool host_decide_exec(void *data, const BoxShellCommand *cmd, char **message)
+{
+  (void)data;
+  json_object *req = json_object_new_object();
+  json_object_object_add(req, "op", json_object_new_string("decide"));
+  json_object_object_add(req, "action", json_object_new_string("shell:exec"));
+  json_object_object_add(req, "input", command_input(cmd));
+  json_object_object_add(req, "args", string_array(cmd->argv, cmd->argc));
+  json_object *reply = box_ctl_call(ctl_fd, req, NULL, 0);
+  json_object_put(req);
+  json_object *permit, *msg;
+  bool ok = reply && json_object_object_get_ex(reply, "permit", &permit) &&
+            json_object_get_boolean(permit);
+  if (!ok)
+    *message = strdup(reply && json_object_object_get_ex(reply, "message", &msg)
+                          ? json_object_get_string(msg)
+                          : "the box did not answer the decision");
+  json_object_put(reply);
+  return ok;
+}
+
+static BoxSpawnResult host_spawn(void *data, const BoxShellCommand *cmd, int fd_out, int fd_err)
+{
+  (void)data;
+  BoxSpawnResult r = { BOX_SPAWN_FAILED, 126, NULL };
+  json_object *req = json_object_new_object();
+  json_object_object_add(req, "op", json_object_new_string("spawn"));
+  json_object_object_add(req, "argv", string_array(cmd->argv, cmd->argc));
+  json_object_object_add(req, "command", json_object_new_string(cmd->command));
+  json_object_object_add(req, "cwd", json_object_new_string(cmd->cwd));
+  int fds[2] = { fd_out, fd_err };
+  json_object *reply = box_ctl_call(ctl_fd, req, fds, 2);
+  json_object_put(req);
+  json_object *kind, *status, *msg;
+  if (!reply || !json_object_object_get_ex(reply, "kind", &kind)) {
+    r.message = strdup("the box did not answer the spawn request");
+    json_object_put(reply);
+    return r;
+  }
+  const char *k = json_object_get_string(kind);
+  if (strcmp(k, "ran") == 0)
+    r.kind = BOX_SPAWN_RAN;
+  else if (strcmp(k, "not_found") == 0)
+    r.kind = BOX_SPAWN_NOT_FOUND;
+  else if (strcmp(k, "denied") == 0)
+    r.kind = BOX_SPAWN_DENIED;
+  else if (strcmp(k, "no_tool") == 0)
+    r.kind = BOX_SPAWN_NO_TOOL;
+  if (json_object_object_get_ex(reply, "status", &status))
+    r.status = json_object_get_int(status);
+  if (json_object_object_get_ex(reply, "message", &msg))
+    r.message = strdup(json_object_get_string(msg));
+  json_object_put(reply);
+  return r;
+}
+
+static char *host_last_denial(void *data)
+{
+  (void)data;
+  int fd = open("/.box/mydenial", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return NULL;
+  char buf[8192];
+  size_t len = 0;
+  ssize_t n;
+  while (len < sizeof buf - 1 && (n = read(fd, buf + len, sizeof buf - 1 - len)) > 0)
+    len += (size_t)n;
+  close(fd);
+  while (len > 0 && buf[len - 1] == '\n')
+    len--;
+  if (len == 0)
+    return NULL;
+  buf[len] = '\0';
+  return strdup(buf);
+}
+
+/* ---- standalone host: no box, programs run directly ---- */
+
+static bool local_decide_exec(void *data, const BoxShellCommand *cmd, char **message)
+{
+  (void)data, (void)cmd, (void)message;
+  return true;
+}
+
+static BoxSpawnResult local_spawn(void *data, const BoxShellCommand *cmd, int fd_out, int fd_err)
+{
+  (void)data;
+  BoxSpawnResult r = { BOX_SPAWN_RAN, 0, NULL };
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null_fd = open("/dev/null", O_RDONLY);
+    if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(fd_out, 1) < 0 || dup2(fd_err, 2) < 0)
+      _exit(126);
+    execvp(cmd->argv[0], cmd->argv);
+    _exit(errno == ENOENT ? 127 : 126);
+  }
+  int st = 0;
+  if (pid < 0 || waitpid(pid, &st, 0) < 0) {
+    r.kind = BOX_SPAWN_FAILED;
+    r.status = 126;
+    r.message = strdup(strerror(errno));
+    return r;
+  }
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
+    r.kind = BOX_SPAWN_NOT_FOUND;
+    r.status = 127;
+  } else {
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  }
+  return r;
+}
+
+/* ---- setup ---- */
+
+static void die(const char *what)
+{
+  fprintf(stderr, "box-shell: %s: %s\n", what, strerror(errno));
+  exit(125);
+}
+
+static void bind_at(const char *root, const char *src, const char *dst_rel)
+{
+  g_autofree char *dst = g_strconcat(root, dst_rel, NULL);
+  if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0) {
+    fprintf(stderr, "box-shell: bind %s on %s: %s\n", src, dst, strerror(errno));
+    exit(125);
+  }
+}
+
+static void drop_privileges(void)
+{
+  for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
+    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+  cap_t none = cap_init();
+  if (!none || cap_set_proc(none) != 0)
+    die("drop capabilities");
+  cap_free(none);
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    die("no_new_privs");
+}
+
+static void enter_root(const char *root, char **binds, const char *workspace)
+{
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+    die("make / private");
+  if (mount(root, root, NULL, MS_BIND | MS_REC, NULL) != 0)
+    die("bind the RAM root");
+  for (char **b = binds; b && *b; b++) {
+    char *eq = strrchr(*b, '=');
+    if (!eq)
+      continue;
+    *eq = '\0';
+    bind_at(root, *b, eq + 1);
+  }
+  static const char *const devices[] = { "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random",
+                                         NULL };
+  for (int i = 0; devices[i]; i++)
+    bind_at(root, devices[i], devices[i]);
+  if (chdir(root) != 0 || syscall(SYS_pivot_root, ".", ".") != 0 || umount2(".", MNT_DETACH) != 0)
+    die("pivot_root");
+  if (chdir(workspace) != 0)
+    die(workspace);
+}
+
+int main(int argc, char **argv)
+{
+  g_autofree char *root = NULL, *workspace = NULL, *home = NULL, *command = NULL;
+  g_auto(GStrv) binds = NULL;
+  int ctl = -1;
+  GOptionEntry entries[] = {
+    { "command", 'c', 0, G_OPTION_ARG_STRING, &command,
+      "Run TEXT with no box around it (tests, benchmarks)", "TEXT" },
+    { "ctl-fd", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT, &ctl, NULL, NULL },
+    { "root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &root, NULL, NULL },
+    { "workspace", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &workspace, NULL, NULL },
+    { "home", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &home, NULL, NULL },
+    { "bind", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME_ARRAY, &binds, NULL, NULL },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new("- the boxfs Shell worker");
+  g_option_context_set_summary(ctx, "boxd starts one box-shell per command; run alone with -c.");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_autoptr(GError) error = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+    fprintf(stderr, "box-shell: %s\n", error->message);
+    return 2;
+  }
+  if (command) {
+    g_autofree char *cwd = g_get_current_dir();
+    BoxShellEnv env = { g_get_home_dir(), cwd, "/usr/bin:/bin", "strands-box" };
+    BoxShellHost host = { local_decide_exec, local_spawn, NULL, NULL };
+    return box_shell_run(command, &env, &host);
+  }
+  if (ctl < 0 || !root || !workspace || !home) {
+    fprintf(stderr, "box-shell: started outside a box; use -c TEXT to run the interpreter alone\n");
+    return 2;
+  }
+  ctl_fd = ctl;
+  enter_root(root, binds, workspace);
+  drop_privileges();
+  json_object *ready = json_object_new_object();
+  json_object_object_add(ready, "op", json_object_new_string("ready"));
+  if (!box_ctl_send(ctl_fd, ready, NULL, 0))
+    die("report ready");
+  json_object_put(ready);
+  int fds[BOX_CTL_MAX_FDS];
+  int nfds = 0;
+  json_object *run = box_ctl_recv(ctl_fd, fds, &nfds);
+  json_object *source;
+  if (!run || nfds != 3 || !json_object_object_get_ex(run, "source", &source))
+    return 125;
+  for (int i = 0; i < 3; i++)
+    if (dup2(fds[i], i) < 0)
+      die("take the alias's descriptors");
+  for (int i = 0; i < nfds; i++)
+    if (fds[i] > 2)
+      close(fds[i]);
+  BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
+  BoxShellHost host = { host_decide_exec, host_spawn, host_last_denial, NULL };
+  int status = box_shell_run(json_object_get_string(source), &env, &host);
+  json_object *done = json_object_new_object();
+  json_object_object_add(done, "op", json_object_new_string("exit"));
+  json_object_object_add(done, "status", json_object_new_int(status));
+  box_ctl_send(ctl_fd, done, NULL, 0);
+  json_object_put(done);
+  json_object_put(run);
+  return status;
+}

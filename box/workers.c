@@ -1,0 +1,523 @@
+/* workers.c — Shell workers: a warm pool, one worker per command.
+ *
+ * A worker is box-shell started as the init of new mount, PID and network
+ * namespaces, placed in the mount before it runs a single instruction (so
+ * every request it makes is attributable), rooted in its own RAM root.  The
+ * pool keeps a few ready so a command never waits for namespace setup.
+ */
+#include "box/boxd.h"
+#include "box/ctl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define POOL_SIZE 2
+#define READY_TIMEOUT_MS 10000
+
+typedef struct {
+  int command;
+  pid_t pid;
+  int ctl;
+} Worker;
+
+typedef struct {
+  Boxd *d;
+  Worker *w;
+  GMutex lock;
+  GPtrArray *threads;   /* spawn threads of this command */
+  GArray *tool_pids;    /* pid_t of its tool sandboxes still alive */
+  bool ended;
+} Command;
+
+static GAsyncQueue *ready_queue;
+static GThread *pool_thread;
+static GMutex pool_lock;
+static GCond pool_cond;
+static bool pool_stop;
+
+void boxd_track_pid(Boxd *d, pid_t pid)
+{
+  g_mutex_lock(&d->lock);
+  g_hash_table_add(d->live_pids, GINT_TO_POINTER(pid));
+  g_mutex_unlock(&d->lock);
+}
+
+void boxd_untrack_pid(Boxd *d, pid_t pid)
+{
+  g_mutex_lock(&d->lock);
+  g_hash_table_remove(d->live_pids, GINT_TO_POINTER(pid));
+  g_mutex_unlock(&d->lock);
+}
+
+void boxd_kill_tracked(Boxd *d)
+{
+  g_mutex_lock(&d->lock);
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init(&it, d->live_pids);
+  while (g_hash_table_iter_next(&it, &key, NULL))
+    kill(GPOINTER_TO_INT(key), SIGKILL);
+  g_mutex_unlock(&d->lock);
+}
+
+static void worker_free(Worker *w)
+{
+  if (w->ctl >= 0)
+    close(w->ctl);
+  g_free(w);
+}
+
+/* Discards a worker that never ran: kill it and give its command back. */
+static void worker_discard(Boxd *d, Worker *w)
+{
+  kill(w->pid, SIGKILL);
+  box_reaper_wait(w->pid);
+  boxd_untrack_pid(d, w->pid);
+  box_vfs_command_end(d->vfs, w->command);
+  worker_free(w);
+}
+
+static char **worker_argv(Boxd *d, int command, int ctl_fd)
+{
+  GPtrArray *a = g_ptr_array_new();
+  g_ptr_array_add(a, g_strdup("box-shell"));
+  g_ptr_array_add(a, g_strdup_printf("--ctl-fd=%d", ctl_fd));
+  g_autofree char *root = box_vfs_ram_root(d->vfs, command);
+  g_ptr_array_add(a, g_strdup_printf("--root=%s", root));
+  g_ptr_array_add(a, g_strdup_printf("--workspace=%s", d->workspace));
+  g_ptr_array_add(a, g_strdup_printf("--home=%s", d->agent_home));
+  for (int i = 0; d->roots[i]; i++) {
+    g_autofree char *pass = box_vfs_pass_path(d->vfs, d->roots[i]);
+    g_ptr_array_add(a, g_strdup_printf("--bind=%s=%s", pass, d->roots[i]));
+  }
+  g_ptr_array_add(a, NULL);
+  return (char **)g_ptr_array_free(a, FALSE);
+}
+
+static Worker *worker_spawn(Boxd *d)
+{
+  int command = box_vfs_command_new(d->vfs);
+  if (command < 0)
+    return NULL;
+  int pair[2], go[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+    return NULL;
+  if (pipe2(go, O_CLOEXEC) != 0) {
+    close(pair[0]);
+    close(pair[1]);
+    return NULL;
+  }
+  const int ctl_child = 3;
+  char **argv = worker_argv(d, command, ctl_child);
+  char *envp[] = { NULL };
+  pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | SIGCHLD, NULL,
+                             NULL, NULL, NULL);
+  if (pid == 0) {
+    /* System calls only from here on: boxd has threads. */
+    char byte;
+    close(go[1]);
+    if (read(go[0], &byte, 1) != 1)
+      _exit(127);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (dup2(pair[1], ctl_child) < 0)
+      _exit(127);
+    close_range(ctl_child + 1, ~0U, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    execve(d->box_shell, argv, envp);
+    _exit(127);
+  }
+  close(go[0]);
+  close(pair[1]);
+  g_strfreev(argv);
+  if (pid < 0) {
+    close(go[1]);
+    close(pair[0]);
+    box_vfs_command_end(d->vfs, command);
+    return NULL;
+  }
+  boxd_track_pid(d, pid);
+  Worker *w = g_new0(Worker, 1);
+  w->command = command;
+  w->pid = pid;
+  w->ctl = pair[0];
+  g_autoptr(GError) error = NULL;
+  if (!box_vfs_command_attach(d->vfs, command, pid, false, &error)) {
+    g_printerr("box: warning: worker could not be placed in the mount: %s\n", error->message);
+    close(go[1]);
+    worker_discard(d, w);
+    return NULL;
+  }
+  if (write(go[1], "g", 1) != 1) {
+    close(go[1]);
+    worker_discard(d, w);
+    return NULL;
+  }
+  close(go[1]);
+  struct pollfd p = { .fd = w->ctl, .events = POLLIN };
+  json_object *msg = NULL;
+  if (poll(&p, 1, READY_TIMEOUT_MS) == 1)
+    msg = box_ctl_recv(w->ctl, NULL, NULL);
+  json_object *op;
+  bool ready = msg && json_object_object_get_ex(msg, "op", &op) &&
+               g_strcmp0(json_object_get_string(op), "ready") == 0;
+  json_object_put(msg);
+  if (!ready) {
+    worker_discard(d, w);
+    return NULL;
+  }
+  return w;
+}
+
+static gpointer pool_main(gpointer data)
+{
+  Boxd *d = data;
+  int failures = 0;
+  g_mutex_lock(&pool_lock);
+  while (!pool_stop) {
+    if (g_async_queue_length(ready_queue) >= POOL_SIZE) {
+      g_cond_wait(&pool_cond, &pool_lock);
+      continue;
+    }
+    g_mutex_unlock(&pool_lock);
+    Worker *w = worker_spawn(d);
+    g_mutex_lock(&pool_lock);
+    if (w) {
+      failures = 0;
+      g_async_queue_push(ready_queue, w);
+    } else if (++failures > 3) {
+      /* Back off instead of spinning when workers cannot start. */
+      gint64 until = g_get_monotonic_time() + G_TIME_SPAN_SECOND;
+      g_cond_wait_until(&pool_cond, &pool_lock, until);
+    }
+  }
+  g_mutex_unlock(&pool_lock);
+  return NULL;
+}
+
+bool boxd_workers_start(Boxd *d, GError **error)
+{
+  (void)error;
+  ready_queue = g_async_queue_new();
+  pool_stop = false;
+  /* The pool thread lives as long as boxd serves: workers it starts die
+   * with it (PR_SET_PDEATHSIG follows the creating thread). */
+  pool_thread = g_thread_new("box-pool", pool_main, d);
+  return true;
+}
+
+void boxd_workers_stop(Boxd *d)
+{
+  g_mutex_lock(&pool_lock);
+  pool_stop = true;
+  g_cond_broadcast(&pool_cond);
+  g_mutex_unlock(&pool_lock);
+  g_thread_join(pool_thread);
+  Worker *w;
+  while ((w = g_async_queue_try_pop(ready_queue)))
+    worker_discard(d, w);
+  g_async_queue_unref(ready_queue);
+}
+
+/* ---- one command ---- */
+
+static json_object *exec_input(json_object *msg)
+{
+  json_object *input;
+  if (!json_object_object_get_ex(msg, "input", &input) ||
+      !json_object_is_type(input, json_type_object))
+    return NULL;
+  return input;
+}
+
+static const char **string_array(json_object *arr)
+{
+  if (!arr || !json_object_is_type(arr, json_type_array))
+    return NULL;
+  size_t n = json_object_array_length(arr);
+  const char **out = g_new0(const char *, n + 1);
+  for (size_t i = 0; i < n; i++) {
+    json_object *e = json_object_array_get_idx(arr, i);
+    if (!json_object_is_type(e, json_type_string)) {
+      g_free(out);
+      return NULL;
+    }
+    out[i] = json_object_get_string(e);
+  }
+  return out;
+}
+
+static void reply_and_close(int fd, json_object *reply)
+{
+  box_ctl_send(fd, reply, NULL, 0);
+  json_object_put(reply);
+  close(fd);
+}
+
+static void handle_decide(Command *c, json_object *msg, int reply_fd)
+{
+  json_object *action_obj;
+  json_object *input = exec_input(msg);
+  json_object *reply = json_object_new_object();
+  const char *action = json_object_object_get_ex(msg, "action", &action_obj)
+                           ? json_object_get_string(action_obj)
+                           : NULL;
+  /* A worker asks only for the decisions the Shell raises itself. */
+  if (!input || g_strcmp0(action, "shell:exec") != 0) {
+    json_object_object_add(reply, "permit", json_object_new_boolean(false));
+    json_object_object_add(reply, "message",
+                           json_object_new_string("the worker sent a malformed request"));
+    reply_and_close(reply_fd, reply);
+    return;
+  }
+  json_object *args_obj = NULL;
+  json_object_object_get_ex(msg, "args", &args_obj);
+  g_autofree const char **args = string_array(args_obj);
+  BoxDecision *decision = boxd_decide(c->d, action, input, args);
+  json_object_object_add(reply, "permit",
+                         json_object_new_boolean(decision->verdict == BOX_VERDICT_PERMIT));
+  json_object_object_add(reply, "message", json_object_new_string(decision->message));
+  box_decision_free(decision);
+  reply_and_close(reply_fd, reply);
+}
+
+typedef struct {
+  Command *c;
+  json_object *msg;
+  int fds[BOX_CTL_MAX_FDS];
+  int nfds;
+} SpawnJob;
+
+static bool attach_tool(void *data, pid_t pid)
+{
+  Command *c = data;
+  boxd_track_pid(c->d, pid);
+  g_mutex_lock(&c->lock);
+  g_array_append_val(c->tool_pids, pid);
+  bool ended = c->ended;
+  g_mutex_unlock(&c->lock);
+  if (ended)
+    return false;
+  g_autoptr(GError) error = NULL;
+  return box_vfs_command_attach(c->d->vfs, c->w->command, pid, true, &error);
+}
+
+static json_object *spawn_reply(const char *kind, int status, const char *message)
+{
+  json_object *r = json_object_new_object();
+  json_object_object_add(r, "kind", json_object_new_string(kind));
+  json_object_object_add(r, "status", json_object_new_int(status));
+  if (message)
+    json_object_object_add(r, "message", json_object_new_string(message));
+  return r;
+}
+
+static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_err)
+{
+  Boxd *d = c->d;
+  json_object *argv_obj, *cwd_obj, *command_obj;
+  if (!json_object_object_get_ex(msg, "argv", &argv_obj) ||
+      !json_object_object_get_ex(msg, "cwd", &cwd_obj) ||
+      !json_object_object_get_ex(msg, "command", &command_obj))
+    return spawn_reply("failed", 126, "the worker sent a malformed request");
+  g_autofree const char **argv = string_array(argv_obj);
+  if (!argv || !argv[0])
+    return spawn_reply("failed", 126, "the worker sent a malformed request");
+  const char *cwd = json_object_get_string(cwd_obj);
+  g_autofree char *resolved = box_tools_resolve(argv[0], cwd, d->operator_path);
+  if (!resolved)
+    return spawn_reply("not_found", 127, NULL);
+  int argc = 0;
+  while (argv[argc])
+    argc++;
+  g_autofree char *spelled = box_tools_spell_home(resolved, d->operator_home);
+  json_object *input = json_object_new_object();
+  json_object_object_add(input, "command", json_object_get(command_obj));
+  json_object_object_add(input, "program", json_object_new_string(argv[0]));
+  if (argc > 1)
+    json_object_object_add(input, "arg1", json_object_new_string(argv[1]));
+  if (argc > 2)
+    json_object_object_add(input, "arg2", json_object_new_string(argv[2]));
+  json_object_object_add(input, "arg_count", json_object_new_int64(argc - 1));
+  json_object_object_add(input, "cwd", json_object_new_string(cwd));
+  json_object_object_add(input, "program_path", json_object_new_string(spelled));
+  BoxDecision *decision = boxd_decide(d, "shell:spawn", input, argv);
+  json_object_put(input);
+  if (decision->verdict != BOX_VERDICT_PERMIT) {
+    json_object *r = spawn_reply("denied", 126, decision->message);
+    box_decision_free(decision);
+    return r;
+  }
+  box_decision_free(decision);
+  int n_fixed = 0;
+  g_autofree char *refusal = NULL;
+  const BoxToolTable *table =
+      box_tools_select((const BoxToolTable *const *)d->tool_tables, d->agent_table, resolved,
+                       (char *const *)argv + 1, d->operator_path, &n_fixed, &refusal);
+  if (!table)
+    return spawn_reply("no_tool", 126, refusal);
+  BoxToolLaunch launch = {
+    .program_path = resolved,
+    .argv = (char *const *)argv,
+    .table = table,
+    .cwd = cwd,
+    .operator_home = d->operator_home,
+    .operator_path = d->operator_path,
+    .mountpoint = box_vfs_mountpoint(d->vfs),
+    .roots = (const char *const *)d->roots,
+    .staging_dir = d->staging_dir,
+  };
+  g_autoptr(GError) error = NULL;
+  pid_t pid = box_tools_launch(&launch, fd_out, fd_err, attach_tool, c, &error);
+  if (pid < 0)
+    return spawn_reply("failed", 126, error->message);
+  int status = box_reaper_wait(pid);
+  boxd_untrack_pid(d, pid);
+  g_mutex_lock(&c->lock);
+  for (guint i = 0; i < c->tool_pids->len; i++)
+    if (g_array_index(c->tool_pids, pid_t, i) == pid) {
+      g_array_remove_index_fast(c->tool_pids, i);
+      break;
+    }
+  g_mutex_unlock(&c->lock);
+  return spawn_reply("ran", box_status_code(status), NULL);
+}
+
+static gpointer spawn_thread(gpointer data)
+{
+  SpawnJob *job = data;
+  json_object *reply;
+  if (job->nfds != 3)
+    reply = spawn_reply("failed", 126, "the worker sent a malformed request");
+  else
+    reply = run_spawn(job->c, job->msg, job->fds[1], job->fds[2]);
+  box_ctl_send(job->fds[0], reply, NULL, 0);
+  json_object_put(reply);
+  for (int i = 0; i < job->nfds; i++)
+    close(job->fds[i]);
+  json_object_put(job->msg);
+  g_free(job);
+  return NULL;
+}
+
+/* Serves the worker's requests until it reports its status or dies. */
+static int serve_command(Command *c, int cancel_fd)
+{
+  Worker *w = c->w;
+  int status = -1;
+  bool cancelled = false;
+  for (;;) {
+    struct pollfd p[2] = { { .fd = w->ctl, .events = POLLIN },
+                           { .fd = cancel_fd, .events = POLLIN } };
+    int n = poll(p, cancel_fd >= 0 && !cancelled ? 2 : 1, -1);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      break;
+    }
+    if (n > 0 && cancel_fd >= 0 && !cancelled && p[1].revents) {
+      cancelled = true;
+      kill(w->pid, SIGKILL);
+    }
+    if (!p[0].revents)
+      continue;
+    int fds[BOX_CTL_MAX_FDS];
+    int nfds = 0;
+    json_object *msg = box_ctl_recv(w->ctl, fds, &nfds);
+    if (!msg)
+      break;
+    json_object *op_obj;
+    const char *op =
+        json_object_object_get_ex(msg, "op", &op_obj) ? json_object_get_string(op_obj) : "";
+    if (strcmp(op, "exit") == 0) {
+      json_object *s;
+      if (json_object_object_get_ex(msg, "status", &s))
+        status = json_object_get_int(s) & 0xff;
+      json_object_put(msg);
+      for (int i = 0; i < nfds; i++)
+        close(fds[i]);
+      continue;
+    }
+    if (strcmp(op, "decide") == 0 && nfds >= 1) {
+      handle_decide(c, msg, fds[0]);
+      for (int i = 1; i < nfds; i++)
+        close(fds[i]);
+      json_object_put(msg);
+      continue;
+    }
+    if (strcmp(op, "spawn") == 0 && nfds >= 1) {
+      SpawnJob *job = g_new0(SpawnJob, 1);
+      job->c = c;
+      job->msg = msg;
+      memcpy(job->fds, fds, sizeof(int) * (size_t)nfds);
+      job->nfds = nfds;
+      g_mutex_lock(&c->lock);
+      g_ptr_array_add(c->threads, g_thread_new("box-spawn", spawn_thread, job));
+      g_mutex_unlock(&c->lock);
+      continue;
+    }
+    for (int i = 0; i < nfds; i++)
+      close(fds[i]);
+    json_object_put(msg);
+  }
+  int wait_status = box_reaper_wait(w->pid);
+  boxd_untrack_pid(c->d, w->pid);
+  if (cancelled)
+    return 125;
+  if (status < 0)
+    status = box_status_code(wait_status);
+  return status;
+}
+
+int boxd_run_command(Boxd *d, const char *source, const int fds[3], int cancel_fd)
+{
+  Worker *w = g_async_queue_timeout_pop(ready_queue, (guint64)READY_TIMEOUT_MS * 1000);
+  g_mutex_lock(&pool_lock);
+  g_cond_broadcast(&pool_cond);
+  g_mutex_unlock(&pool_lock);
+  if (!w)
+    return -1;
+  Command c = { .d = d, .w = w, .threads = g_ptr_array_new(),
+                .tool_pids = g_array_new(FALSE, FALSE, sizeof(pid_t)) };
+  g_mutex_init(&c.lock);
+  box_vfs_command_set_running(d->vfs, w->command, true);
+  json_object *run = json_object_new_object();
+  json_object_object_add(run, "op", json_object_new_string("run"));
+  json_object_object_add(run, "source", json_object_new_string(source));
+  bool sent = box_ctl_send(w->ctl, run, fds, 3);
+  json_object_put(run);
+  int status;
+  if (!sent) {
+    kill(w->pid, SIGKILL);
+    box_reaper_wait(w->pid);
+    boxd_untrack_pid(d, w->pid);
+    status = -1;
+  } else {
+    status = serve_command(&c, cancel_fd);
+  }
+  /* The command is over: end what it left running, then its threads. */
+  g_mutex_lock(&c.lock);
+  c.ended = true;
+  for (guint i = 0; i < c.tool_pids->len; i++)
+    kill(g_array_index(c.tool_pids, pid_t, i), SIGKILL);
+  g_mutex_unlock(&c.lock);
+  for (guint i = 0; i < c.threads->len; i++)
+    g_thread_join(g_ptr_array_index(c.threads, i));
+  g_ptr_array_free(c.threads, TRUE);
+  g_array_free(c.tool_pids, TRUE);
+  g_mutex_clear(&c.lock);
+  box_vfs_command_end(d->vfs, w->command);
+  worker_free(w);
+  return status;
+}

@@ -1,0 +1,247 @@
+/* decision_log.c — one OTLP/JSON logs export per decision, one line, one
+ * write(2) (spec/policy.md §5.1, spec/runtime.md §8.1–§8.2). */
+#include "policy/policy-private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ATTR_MAX 4096
+#define ARGS_MAX 64
+#define TRUNCATED "\xE2\x80\xA6 (truncated)"
+
+struct BoxDecisionLog {
+  int fd;
+  char *box_id;
+  char *run_id;
+  GMutex lock;
+};
+
+BoxDecisionLog *box_decision_log_open(const char *path, const char *box_id, const char *run_id,
+                                      GError **error) {
+  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    int e = errno;
+    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "cannot open the decision log %s: %s", path,
+                g_strerror(e));
+    return NULL;
+  }
+  if (fchmod(fd, 0600) != 0) {
+    int e = errno;
+    close(fd);
+    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "cannot set the mode of the decision log %s: %s",
+                path, g_strerror(e));
+    return NULL;
+  }
+  BoxDecisionLog *log = g_new0(BoxDecisionLog, 1);
+  log->fd = fd;
+  log->box_id = g_strdup(box_id ? box_id : "");
+  log->run_id = g_strdup(run_id ? run_id : "");
+  g_mutex_init(&log->lock);
+  return log;
+}
+
+void box_decision_log_close(BoxDecisionLog *log) {
+  if (!log) return;
+  close(log->fd);
+  g_mutex_clear(&log->lock);
+  g_free(log->box_id);
+  g_free(log->run_id);
+  g_free(log);
+}
+
+static json_object *str_value(const char *s) {
+  json_object *v = json_object_new_object();
+  char *capped = policy_cap_utf8(s ? s : "", ATTR_MAX, TRUNCATED);
+  json_object_object_add(v, "stringValue", json_object_new_string(capped));
+  g_free(capped);
+  return v;
+}
+
+static void add_attr(json_object *attrs, const char *key, json_object *value) {
+  json_object *a = json_object_new_object();
+  json_object_object_add(a, "key", json_object_new_string(key));
+  json_object_object_add(a, "value", value);
+  json_object_array_add(attrs, a);
+}
+
+static void add_str(json_object *attrs, const char *key, const char *s) { add_attr(attrs, key, str_value(s)); }
+
+static json_object *array_value(const char *const *items, size_t n) {
+  json_object *values = json_object_new_array();
+  for (size_t i = 0; i < n; i++) json_object_array_add(values, str_value(items[i]));
+  json_object *arr = json_object_new_object();
+  json_object_object_add(arr, "values", values);
+  json_object *v = json_object_new_object();
+  json_object_object_add(v, "arrayValue", arr);
+  return v;
+}
+
+static const char *input_str(json_object *input, const char *key) {
+  json_object *v = NULL;
+  if (!input || !json_object_object_get_ex(input, key, &v) || !v) return NULL;
+  return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static void add_int_from_input(json_object *attrs, const char *key, json_object *input, const char *field) {
+  json_object *v = NULL;
+  if (!input || !json_object_object_get_ex(input, field, &v) || !v) return;
+  json_object *val = json_object_new_object();
+  if (json_object_is_type(v, json_type_int)) {
+    char buf[32];
+    g_snprintf(buf, sizeof buf, "%" G_GINT64_FORMAT, (gint64)json_object_get_int64(v));
+    json_object_object_add(val, "intValue", json_object_new_string(buf)); /* OTLP/JSON: int64 as string */
+  } else {
+    json_object_put(val);
+    val = str_value(json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+                                                             : json_object_to_json_string(v));
+  }
+  add_attr(attrs, key, val);
+}
+
+static void random_hex(char *out, size_t nbytes) {
+  unsigned char buf[32];
+  if (getrandom(buf, nbytes, GRND_NONBLOCK) != (ssize_t)nbytes) {
+    for (size_t i = 0; i < nbytes; i++) buf[i] = (unsigned char)g_random_int_range(0, 256);
+  }
+  static const char hex[] = "0123456789abcdef";
+  for (size_t i = 0; i < nbytes; i++) {
+    out[2 * i] = hex[buf[i] >> 4];
+    out[2 * i + 1] = hex[buf[i] & 15];
+  }
+  out[2 * nbytes] = '\0';
+}
+
+static const char *cause_name(BoxCause c) {
+  switch (c) {
+  case BOX_CAUSE_PERMITTED: return "permitted";
+  case BOX_CAUSE_FORBIDDEN: return "forbidden";
+  case BOX_CAUSE_NO_MATCH: return "no_match";
+  case BOX_CAUSE_POLICY_PENDING: return "policy_pending";
+  case BOX_CAUSE_INTERNAL_FAULT: return "internal_fault";
+  case BOX_CAUSE_ENFORCEMENT: return "enforcement";
+  }
+  return "internal_fault";
+}
+
+/* Builds the record's attributes in the order of spec/policy.md §5.1. */
+static json_object *decision_attributes(const char *action, json_object *input, const char *const *command_args,
+                                        const BoxDecision *d) {
+  json_object *attrs = json_object_new_array();
+  bool deny = d->verdict == BOX_VERDICT_DENY;
+  add_str(attrs, "strands.box.policy.principal", "agent:self");
+  add_str(attrs, "strands.box.policy.action", action);
+  add_str(attrs, "strands.box.policy.resource", d->resource);
+  add_str(attrs, "strands.box.policy.verdict", deny ? "deny" : "permit");
+  add_str(attrs, "strands.box.policy.cause", cause_name(d->cause));
+  if (d->cause == BOX_CAUSE_INTERNAL_FAULT) add_str(attrs, "error.type", "strands.box.policy.evaluation_error");
+  if (deny) add_str(attrs, "strands.box.policy.reason", d->reason ? d->reason : "");
+  add_str(attrs, "strands.box.policy.rule", d->rule ? d->rule : "");
+  const char *colon = strchr(action, ':');
+  char *category = colon ? g_strndup(action, (gsize)(colon - action)) : g_strdup(action);
+  add_str(attrs, "strands.box.policy.category", category);
+  g_free(category);
+  if (d->description && *d->description) add_str(attrs, "strands.box.policy.description", d->description);
+  if (g_str_has_prefix(action, "fs:")) {
+    add_str(attrs, "file.path", d->resource);
+  } else if (g_str_has_prefix(action, "shell:")) {
+    const char *program = input_str(input, "program");
+    if (program) add_str(attrs, "process.command", program);
+    size_t n = 0;
+    if (command_args)
+      while (command_args[n] && n < ARGS_MAX) n++;
+    add_attr(attrs, "process.command_args", array_value(command_args, n));
+    const char *cwd = input_str(input, "cwd");
+    if (cwd) add_str(attrs, "process.working_directory", cwd);
+  } else if (strcmp(action, "net:connect") == 0 || strcmp(action, "http:request") == 0) {
+    const char *host = input_str(input, "host");
+    if (host) add_str(attrs, "server.address", host);
+    add_int_from_input(attrs, "server.port", input, "port");
+    const char *method = input_str(input, "method");
+    if (method && strcmp(action, "http:request") == 0) add_str(attrs, "http.request.method", method);
+  }
+  const GPtrArray *ids = d->determining_ids;
+  add_attr(attrs, "strands.box.policy.determining.ids",
+           array_value(ids ? (const char *const *)ids->pdata : NULL, ids ? ids->len : 0));
+  return attrs;
+}
+
+static json_object *resource_attr(const char *key, const char *value) {
+  json_object *a = json_object_new_object();
+  json_object_object_add(a, "key", json_object_new_string(key));
+  json_object_object_add(a, "value", str_value(value));
+  return a;
+}
+
+void box_decision_log_append(BoxDecisionLog *log, const char *action, json_object *input,
+                             const char *const *command_args, const BoxDecision *decision) {
+  if (!log || !decision) return;
+  if (!action) action = decision->action ? decision->action : "";
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  char nanos[32];
+  g_snprintf(nanos, sizeof nanos, "%" G_GUINT64_FORMAT,
+             (guint64)ts.tv_sec * G_GUINT64_CONSTANT(1000000000) + (guint64)ts.tv_nsec);
+  char trace[33], span[17];
+  random_hex(trace, 16);
+  random_hex(span, 8);
+  bool deny = decision->verdict == BOX_VERDICT_DENY;
+
+  json_object *rec = json_object_new_object();
+  json_object_object_add(rec, "timeUnixNano", json_object_new_string(nanos));
+  json_object_object_add(rec, "observedTimeUnixNano", json_object_new_string(nanos));
+  json_object_object_add(rec, "severityNumber", json_object_new_int(deny ? 13 : 9));
+  json_object_object_add(rec, "severityText", json_object_new_string(deny ? "deny" : "permit"));
+  json_object_object_add(rec, "eventName", json_object_new_string("strands.box.policy.decision"));
+  json_object_object_add(rec, "body", str_value(decision->message ? decision->message : ""));
+  json_object_object_add(rec, "traceId", json_object_new_string(trace));
+  json_object_object_add(rec, "spanId", json_object_new_string(span));
+  json_object_object_add(rec, "attributes", decision_attributes(action, input, command_args, decision));
+
+  json_object *records = json_object_new_array();
+  json_object_array_add(records, rec);
+  json_object *scope = json_object_new_object();
+  json_object_object_add(scope, "name", json_object_new_string("strands-box.policy"));
+  json_object *scope_logs = json_object_new_object();
+  json_object_object_add(scope_logs, "scope", scope);
+  json_object_object_add(scope_logs, "logRecords", records);
+  json_object *scope_arr = json_object_new_array();
+  json_object_array_add(scope_arr, scope_logs);
+
+  json_object *rattrs = json_object_new_array();
+  json_object_array_add(rattrs, resource_attr("service.name", "strands-box"));
+  json_object_array_add(rattrs, resource_attr("strands.box.name", log->box_id));
+  json_object_array_add(rattrs, resource_attr("strands.box.source", "box"));
+  json_object_array_add(rattrs, resource_attr("strands.box.run.id", log->run_id));
+  json_object *resource = json_object_new_object();
+  json_object_object_add(resource, "attributes", rattrs);
+  json_object *rl = json_object_new_object();
+  json_object_object_add(rl, "resource", resource);
+  json_object_object_add(rl, "scopeLogs", scope_arr);
+  json_object *rls = json_object_new_array();
+  json_object_array_add(rls, rl);
+  json_object *root = json_object_new_object();
+  json_object_object_add(root, "resourceLogs", rls);
+
+  size_t len = 0;
+  const char *text = json_object_to_json_string_length(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+  char *line = g_malloc(len + 1);
+  memcpy(line, text, len);
+  line[len] = '\n';
+  json_object_put(root);
+
+  g_mutex_lock(&log->lock);
+  size_t off = 0;
+  while (off < len + 1) {
+    ssize_t w = write(log->fd, line + off, len + 1 - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) break; /* best effort: a failed write is lost */
+    off += (size_t)w;
+  }
+  g_mutex_unlock(&log->lock);
+  g_free(line);
+}

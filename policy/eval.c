@@ -1,0 +1,593 @@
+/* eval.c — the Cedar evaluator over a request (spec/policy.md §1.3, §3.1)
+ * and box_policy_decide().  Evaluation never allocates: values borrow from
+ * the AST and from the request's json-c input. */
+#include "policy/policy-private.h"
+
+#include <string.h>
+
+typedef enum { V_BOOL, V_LONG, V_STRING, V_ENTITY, V_SET, V_RECORD } VKind;
+typedef enum { SRC_AST, SRC_JSON } SetSrc;
+typedef enum { REC_AST, REC_JSON, REC_INPUT, REC_CONTEXT } RecSrc;
+
+typedef struct {
+  VKind kind;
+  bool b;
+  int64_t l;
+  const char *s; /* string / entity id */
+  size_t n;
+  const char *type; /* entity type */
+  int src;
+  const Expr *node;
+  json_object *json;
+} Value;
+
+typedef struct {
+  int action;
+  json_object *input;
+} Env;
+
+#define OK 0
+#define ERR -1
+
+static int eval(const Env *env, const Expr *e, Value *out);
+
+static const char *const entity_agent = "Box::Agent";
+static const char *const entity_resource = "Box::Resource";
+static const char *const entity_action = "Box::Action";
+
+static int from_json(const Env *env, json_object *j, const char *enum_type, Value *out) {
+  (void)env;
+  memset(out, 0, sizeof *out);
+  switch (json_object_get_type(j)) {
+  case json_type_string:
+    if (enum_type) {
+      out->kind = V_ENTITY;
+      out->type = enum_type;
+    } else {
+      out->kind = V_STRING;
+    }
+    out->s = json_object_get_string(j);
+    out->n = (size_t)json_object_get_string_len(j);
+    return OK;
+  case json_type_int:
+    out->kind = V_LONG;
+    out->l = json_object_get_int64(j);
+    return OK;
+  case json_type_boolean:
+    out->kind = V_BOOL;
+    out->b = json_object_get_boolean(j);
+    return OK;
+  case json_type_array:
+    out->kind = V_SET;
+    out->src = SRC_JSON;
+    out->json = j;
+    return OK;
+  case json_type_object:
+    out->kind = V_RECORD;
+    out->src = REC_JSON;
+    out->json = j;
+    return OK;
+  default:
+    return ERR;
+  }
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+/* Looks up key in a record value: 1 found (out filled), 0 absent, ERR. */
+static int rec_get(const Env *env, const Value *r, const char *key, size_t klen, Value *out) {
+  switch ((RecSrc)r->src) {
+  case REC_CONTEXT:
+    if (klen == 5 && memcmp(key, "input", 5) == 0) {
+      memset(out, 0, sizeof *out);
+      out->kind = V_RECORD;
+      out->src = REC_INPUT;
+      out->json = env->input;
+      return 1;
+    }
+    return 0;
+  case REC_INPUT:
+  case REC_JSON: {
+    if (memchr(key, '\0', klen)) return 0;
+    json_object *v = NULL;
+    if (!r->json || !json_object_object_get_ex(r->json, key, &v) || !v) return 0;
+    const char *et = NULL;
+    if (r->src == REC_INPUT && strcmp(key, "operation") == 0)
+      et = policy_actions[env->action].enum_type;
+    return from_json(env, v, et, out) == OK ? 1 : ERR;
+  }
+  case REC_AST:
+    for (size_t i = 0; i < r->node->nitems; i++) {
+      if (strlen(r->node->keys[i]) == klen && memcmp(r->node->keys[i], key, klen) == 0)
+        return eval(env, r->node->items[i], out) == OK ? 1 : ERR;
+    }
+    return 0;
+  }
+  return ERR;
+}
+
+static size_t rec_size(const Value *r) {
+  switch ((RecSrc)r->src) {
+  case REC_CONTEXT: return 1;
+  case REC_INPUT:
+  case REC_JSON: return r->json ? (size_t)json_object_object_length(r->json) : 0;
+  case REC_AST: return r->node->nitems;
+  }
+  return 0;
+}
+
+/* ---- sets --------------------------------------------------------------- */
+
+static size_t set_len(const Value *s) {
+  return s->src == SRC_AST ? s->node->nitems : json_object_array_length(s->json);
+}
+
+static int set_get(const Env *env, const Value *s, size_t i, Value *out) {
+  if (s->src == SRC_AST) return eval(env, s->node->items[i], out);
+  return from_json(env, json_object_array_get_idx(s->json, i), NULL, out);
+}
+
+static int value_eq(const Env *env, const Value *a, const Value *b, bool *res);
+
+static int set_contains(const Env *env, const Value *s, const Value *x, bool *res) {
+  size_t n = set_len(s);
+  for (size_t i = 0; i < n; i++) {
+    Value v;
+    if (set_get(env, s, i, &v) != OK) return ERR;
+    bool eq;
+    if (value_eq(env, &v, x, &eq) != OK) return ERR;
+    if (eq) {
+      *res = true;
+      return OK;
+    }
+  }
+  *res = false;
+  return OK;
+}
+
+/* every element of a is in b */
+static int set_subset(const Env *env, const Value *a, const Value *b, bool *res) {
+  size_t n = set_len(a);
+  for (size_t i = 0; i < n; i++) {
+    Value v;
+    if (set_get(env, a, i, &v) != OK) return ERR;
+    bool in;
+    if (set_contains(env, b, &v, &in) != OK) return ERR;
+    if (!in) {
+      *res = false;
+      return OK;
+    }
+  }
+  *res = true;
+  return OK;
+}
+
+static int value_eq(const Env *env, const Value *a, const Value *b, bool *res) {
+  *res = false;
+  if (a->kind != b->kind) return OK;
+  switch (a->kind) {
+  case V_BOOL: *res = a->b == b->b; return OK;
+  case V_LONG: *res = a->l == b->l; return OK;
+  case V_STRING: *res = a->n == b->n && memcmp(a->s, b->s, a->n) == 0; return OK;
+  case V_ENTITY:
+    *res = strcmp(a->type, b->type) == 0 && a->n == b->n && memcmp(a->s, b->s, a->n) == 0;
+    return OK;
+  case V_SET: {
+    bool x;
+    if (set_subset(env, a, b, &x) != OK) return ERR;
+    if (!x) return OK;
+    if (set_subset(env, b, a, &x) != OK) return ERR;
+    *res = x;
+    return OK;
+  }
+  case V_RECORD: {
+    if (rec_size(a) != rec_size(b)) return OK;
+    /* iterate a's keys */
+    if (a->src == REC_CONTEXT) {
+      Value va, vb;
+      int fa = rec_get(env, a, "input", 5, &va), fb = rec_get(env, b, "input", 5, &vb);
+      if (fa == ERR || fb == ERR) return ERR;
+      if (fb == 0) return OK;
+      return value_eq(env, &va, &vb, res);
+    }
+    if (a->src == REC_AST) {
+      for (size_t i = 0; i < a->node->nitems; i++) {
+        const char *k = a->node->keys[i];
+        Value va, vb;
+        if (eval(env, a->node->items[i], &va) != OK) return ERR;
+        int f = rec_get(env, b, k, strlen(k), &vb);
+        if (f == ERR) return ERR;
+        if (f == 0) return OK;
+        bool eq;
+        if (value_eq(env, &va, &vb, &eq) != OK) return ERR;
+        if (!eq) return OK;
+      }
+      *res = true;
+      return OK;
+    }
+    if (a->json) {
+      json_object_object_foreach(a->json, k, jv) {
+        (void)jv;
+        Value va, vb;
+        int f = rec_get(env, a, k, strlen(k), &va);
+        if (f != 1) return ERR;
+        f = rec_get(env, b, k, strlen(k), &vb);
+        if (f == ERR) return ERR;
+        if (f == 0) return OK;
+        bool eq;
+        if (value_eq(env, &va, &vb, &eq) != OK) return ERR;
+        if (!eq) return OK;
+      }
+    }
+    *res = true;
+    return OK;
+  }
+  }
+  return ERR;
+}
+
+/* ---- like --------------------------------------------------------------- */
+
+bool policy_like_match(const char *s, size_t n, const char *pat, const unsigned char *wild, size_t plen) {
+  size_t si = 0, pi = 0;
+  size_t star_p = (size_t)-1, star_s = 0;
+  while (si < n) {
+    if (pi < plen && wild[pi]) {
+      star_p = pi++;
+      star_s = si;
+    } else if (pi < plen && pat[pi] == s[si]) {
+      pi++;
+      si++;
+    } else if (star_p != (size_t)-1) {
+      pi = star_p + 1;
+      si = ++star_s;
+    } else {
+      return false;
+    }
+  }
+  while (pi < plen && wild[pi]) pi++;
+  return pi == plen;
+}
+
+/* ---- evaluation ---------------------------------------------------------- */
+
+static int eval_bool(const Env *env, const Expr *e, bool *b) {
+  Value v;
+  if (eval(env, e, &v) != OK || v.kind != V_BOOL) return ERR;
+  *b = v.b;
+  return OK;
+}
+
+static int eval_long(const Env *env, const Expr *e, int64_t *l) {
+  Value v;
+  if (eval(env, e, &v) != OK || v.kind != V_LONG) return ERR;
+  *l = v.l;
+  return OK;
+}
+
+static void set_bool(Value *out, bool b) {
+  memset(out, 0, sizeof *out);
+  out->kind = V_BOOL;
+  out->b = b;
+}
+
+/* entity `in` entity-or-set: Box entities have no parents, so `in` is
+ * equality (or membership). */
+static int entity_in(const Env *env, const Value *l, const Value *r, bool *res) {
+  if (l->kind != V_ENTITY) return ERR;
+  if (r->kind == V_ENTITY) return value_eq(env, l, r, res);
+  if (r->kind != V_SET) return ERR;
+  size_t n = set_len(r);
+  *res = false;
+  for (size_t i = 0; i < n; i++) {
+    Value v;
+    if (set_get(env, r, i, &v) != OK || v.kind != V_ENTITY) return ERR;
+    bool eq;
+    value_eq(env, l, &v, &eq);
+    if (eq) *res = true;
+  }
+  return OK;
+}
+
+static int eval(const Env *env, const Expr *e, Value *out) {
+  memset(out, 0, sizeof *out);
+  switch (e->kind) {
+  case E_BOOL: out->kind = V_BOOL; out->b = e->bval; return OK;
+  case E_LONG: out->kind = V_LONG; out->l = e->lval; return OK;
+  case E_STRING: out->kind = V_STRING; out->s = e->str; out->n = e->len; return OK;
+  case E_ENTITY: out->kind = V_ENTITY; out->type = e->etype; out->s = e->str; out->n = e->len; return OK;
+  case E_VAR:
+    switch (e->var) {
+    case VAR_PRINCIPAL: out->kind = V_ENTITY; out->type = entity_agent; out->s = "self"; out->n = 4; return OK;
+    case VAR_RESOURCE: out->kind = V_ENTITY; out->type = entity_resource; out->s = "unused"; out->n = 6; return OK;
+    case VAR_ACTION:
+      out->kind = V_ENTITY;
+      out->type = entity_action;
+      out->s = policy_actions[env->action].term;
+      out->n = strlen(out->s);
+      return OK;
+    case VAR_CONTEXT: out->kind = V_RECORD; out->src = REC_CONTEXT; return OK;
+    }
+    return ERR;
+  case E_SET:
+    for (size_t i = 0; i < e->nitems; i++) {
+      Value tmp;
+      if (eval(env, e->items[i], &tmp) != OK) return ERR;
+    }
+    out->kind = V_SET;
+    out->src = SRC_AST;
+    out->node = e;
+    return OK;
+  case E_RECORD:
+    for (size_t i = 0; i < e->nitems; i++) {
+      Value tmp;
+      if (eval(env, e->items[i], &tmp) != OK) return ERR;
+    }
+    out->kind = V_RECORD;
+    out->src = REC_AST;
+    out->node = e;
+    return OK;
+  case E_IF: {
+    bool c;
+    if (eval_bool(env, e->a, &c) != OK) return ERR;
+    return eval(env, c ? e->b : e->c, out);
+  }
+  case E_AND:
+  case E_OR: {
+    bool l, r;
+    if (eval_bool(env, e->a, &l) != OK) return ERR;
+    if (e->kind == E_AND ? !l : l) {
+      set_bool(out, l);
+      return OK;
+    }
+    if (eval_bool(env, e->b, &r) != OK) return ERR;
+    set_bool(out, r);
+    return OK;
+  }
+  case E_NOT: {
+    bool b;
+    if (eval_bool(env, e->a, &b) != OK) return ERR;
+    set_bool(out, !b);
+    return OK;
+  }
+  case E_NEG: {
+    int64_t l;
+    if (eval_long(env, e->a, &l) != OK || l == INT64_MIN) return ERR;
+    out->kind = V_LONG;
+    out->l = -l;
+    return OK;
+  }
+  case E_EQ:
+  case E_NE: {
+    Value a, b;
+    bool eq;
+    if (eval(env, e->a, &a) != OK || eval(env, e->b, &b) != OK) return ERR;
+    if (value_eq(env, &a, &b, &eq) != OK) return ERR;
+    set_bool(out, e->kind == E_EQ ? eq : !eq);
+    return OK;
+  }
+  case E_LT:
+  case E_LE:
+  case E_GT:
+  case E_GE: {
+    int64_t a, b;
+    if (eval_long(env, e->a, &a) != OK || eval_long(env, e->b, &b) != OK) return ERR;
+    bool r = e->kind == E_LT ? a < b : e->kind == E_LE ? a <= b : e->kind == E_GT ? a > b : a >= b;
+    set_bool(out, r);
+    return OK;
+  }
+  case E_ADD:
+  case E_SUB:
+  case E_MUL: {
+    int64_t a, b, r;
+    if (eval_long(env, e->a, &a) != OK || eval_long(env, e->b, &b) != OK) return ERR;
+    bool ovf = e->kind == E_ADD   ? __builtin_add_overflow(a, b, &r)
+               : e->kind == E_SUB ? __builtin_sub_overflow(a, b, &r)
+                                  : __builtin_mul_overflow(a, b, &r);
+    if (ovf) return ERR;
+    out->kind = V_LONG;
+    out->l = r;
+    return OK;
+  }
+  case E_IN: {
+    Value a, b;
+    bool r;
+    if (eval(env, e->a, &a) != OK || eval(env, e->b, &b) != OK) return ERR;
+    if (entity_in(env, &a, &b, &r) != OK) return ERR;
+    set_bool(out, r);
+    return OK;
+  }
+  case E_IS: {
+    Value a;
+    if (eval(env, e->a, &a) != OK || a.kind != V_ENTITY) return ERR;
+    bool r = strcmp(a.type, e->etype) == 0;
+    if (e->b) {
+      Value b;
+      if (eval(env, e->b, &b) != OK) return ERR;
+      bool in;
+      if (entity_in(env, &a, &b, &in) != OK) return ERR;
+      r = r && in;
+    }
+    set_bool(out, r);
+    return OK;
+  }
+  case E_HAS: {
+    Value cur;
+    if (eval(env, e->a, &cur) != OK) return ERR;
+    for (size_t i = 0; i < e->nitems; i++) {
+      if (cur.kind == V_ENTITY) {
+        /* Box entities carry no attributes */
+        set_bool(out, false);
+        return OK;
+      }
+      if (cur.kind != V_RECORD) return ERR;
+      Value next;
+      int f = rec_get(env, &cur, e->keys[i], strlen(e->keys[i]), &next);
+      if (f == ERR) return ERR;
+      if (f == 0) {
+        set_bool(out, false);
+        return OK;
+      }
+      cur = next;
+    }
+    set_bool(out, true);
+    return OK;
+  }
+  case E_LIKE: {
+    Value a;
+    if (eval(env, e->a, &a) != OK || a.kind != V_STRING) return ERR;
+    set_bool(out, policy_like_match(a.s, a.n, e->str, e->wild, e->len));
+    return OK;
+  }
+  case E_GETATTR: {
+    Value r;
+    if (eval(env, e->a, &r) != OK || r.kind != V_RECORD) return ERR;
+    int f = rec_get(env, &r, e->str, e->len, out);
+    return f == 1 ? OK : ERR;
+  }
+  case E_METHOD: {
+    Value s;
+    if (eval(env, e->a, &s) != OK || s.kind != V_SET) return ERR;
+    bool r = false;
+    switch (e->method) {
+    case M_IS_EMPTY: r = set_len(&s) == 0; break;
+    case M_CONTAINS: {
+      Value x;
+      if (eval(env, e->b, &x) != OK || set_contains(env, &s, &x, &r) != OK) return ERR;
+      break;
+    }
+    case M_CONTAINS_ALL:
+    case M_CONTAINS_ANY: {
+      Value x;
+      if (eval(env, e->b, &x) != OK || x.kind != V_SET) return ERR;
+      if (e->method == M_CONTAINS_ALL) {
+        if (set_subset(env, &x, &s, &r) != OK) return ERR;
+      } else {
+        size_t n = set_len(&x);
+        for (size_t i = 0; i < n && !r; i++) {
+          Value v;
+          if (set_get(env, &x, i, &v) != OK || set_contains(env, &s, &v, &r) != OK) return ERR;
+        }
+      }
+      break;
+    }
+    }
+    set_bool(out, r);
+    return OK;
+  }
+  }
+  return ERR;
+}
+
+EvalResult policy_eval_rule(const Rule *rule, int action, json_object *input) {
+  if (!rule->applies[action]) return RES_FALSE;
+  Env env = {action, input};
+  for (size_t i = 0; i < rule->nclauses; i++) {
+    bool b;
+    if (eval_bool(&env, rule->clauses[i].expr, &b) != OK) return RES_ERROR;
+    if (b != rule->clauses[i].is_when) return RES_FALSE;
+  }
+  return RES_TRUE;
+}
+
+/* ---- decide --------------------------------------------------------------- */
+
+static BoxDecision *decision_new(const char *action, const char *resource) {
+  BoxDecision *d = g_new0(BoxDecision, 1);
+  d->action = g_strdup(action ? action : "");
+  d->resource = g_strdup(resource ? resource : "");
+  d->determining_ids = g_ptr_array_new_with_free_func(g_free);
+  return d;
+}
+
+void box_decision_free(BoxDecision *d) {
+  if (!d) return;
+  g_free(d->action);
+  g_free(d->resource);
+  g_free(d->rule);
+  g_free(d->description);
+  g_free(d->message);
+  g_free(d->reason);
+  if (d->determining_ids) g_ptr_array_free(d->determining_ids, TRUE);
+  g_free(d);
+}
+
+BoxDecision *box_decision_new_enforcement(const char *action, const char *resource, const char *gate,
+                                          const char *text) {
+  BoxDecision *d = decision_new(action, resource);
+  d->verdict = BOX_VERDICT_DENY;
+  d->cause = BOX_CAUSE_ENFORCEMENT;
+  d->rule = g_strdup_printf("enforcement:%s", gate ? gate : "");
+  d->message = g_strdup(text ? text : "");
+  d->reason = g_strdup(text ? text : "");
+  return d;
+}
+
+BoxDecision *box_policy_decide(BoxPolicy *policy, const char *action, json_object *input) {
+  char *label = box_policy_resource_label(action, input);
+  BoxDecision *d = decision_new(action, label);
+  g_free(label);
+  d->verdict = BOX_VERDICT_DENY;
+
+  int ai = policy_action_index(action);
+  char *why = NULL;
+  if (ai < 0 || !policy_request_valid(ai, input, &why)) {
+    g_printerr("box: warning: policy refused a malformed request: %s\n",
+               why ? why : "unknown action");
+    g_free(why);
+    d->cause = BOX_CAUSE_INTERNAL_FAULT;
+    d->rule = g_strdup("<default-deny>");
+    d->reason = g_strdup("the request could not be evaluated, so it was refused");
+    d->message = policy_build_message(d, NULL, 0);
+    return d;
+  }
+
+  size_t n = policy ? policy->nrules : 0;
+  const Rule *stack_match[64];
+  const Rule **permits = stack_match, **forbids = NULL;
+  const Rule **heap = NULL;
+  if (2 * n > G_N_ELEMENTS(stack_match)) permits = heap = g_new(const Rule *, 2 * n);
+  forbids = permits + n;
+  size_t np = 0, nf = 0;
+  bool error = false;
+  for (size_t i = 0; i < n; i++) {
+    const Rule *r = &policy->rules[i];
+    EvalResult res = policy_eval_rule(r, ai, input);
+    if (res == RES_ERROR) error = true;
+    else if (res == RES_TRUE) {
+      if (r->forbid) forbids[nf++] = r;
+      else permits[np++] = r;
+    }
+  }
+  /* attribution: matching forbids for a deny, else matching permits */
+  const Rule **attr = nf ? forbids : permits;
+  size_t nattr = nf ? nf : np;
+  for (size_t i = 0; i < nattr; i++) g_ptr_array_add(d->determining_ids, g_strdup(attr[i]->label));
+
+  if (error) {
+    d->cause = BOX_CAUSE_INTERNAL_FAULT;
+    d->rule = g_strdup("<default-deny>");
+    d->reason = g_strdup("the request could not be evaluated, so it was refused");
+  } else if (nf) {
+    d->cause = BOX_CAUSE_FORBIDDEN;
+    d->rule = g_strdup(forbids[0]->label);
+    for (size_t i = 0; i < nf; i++) {
+      if (forbids[i]->description) {
+        d->description = g_strdup(forbids[i]->description);
+        break;
+      }
+    }
+    d->reason = g_strdup("a forbid rule matched");
+  } else if (np) {
+    d->verdict = BOX_VERDICT_PERMIT;
+    d->cause = BOX_CAUSE_PERMITTED;
+    d->rule = g_strdup(permits[0]->label);
+  } else {
+    d->cause = BOX_CAUSE_NO_MATCH;
+    d->rule = g_strdup("<default-deny>");
+    d->reason = g_strdup("no permit matched");
+  }
+  d->message = policy_build_message(d, forbids, d->cause == BOX_CAUSE_FORBIDDEN ? nf : 0);
+  g_free(heap);
+  return d;
+}

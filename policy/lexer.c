@@ -1,0 +1,206 @@
+/* lexer.c — tokens of the policy language (spec/policy.md §1.1). */
+#include "policy/policy-private.h"
+
+#include <string.h>
+
+const char *policy_tok_name(TokKind kind) {
+  switch (kind) {
+  case TOK_EOF: return "end of input";
+  case TOK_IDENT: return "identifier";
+  case TOK_STRING: return "string literal";
+  case TOK_INT: return "integer literal";
+  case TOK_LPAREN: return "(";
+  case TOK_RPAREN: return ")";
+  case TOK_LBRACKET: return "[";
+  case TOK_RBRACKET: return "]";
+  case TOK_LBRACE: return "{";
+  case TOK_RBRACE: return "}";
+  case TOK_COMMA: return ",";
+  case TOK_SEMI: return ";";
+  case TOK_COLON: return ":";
+  case TOK_COLONCOLON: return "::";
+  case TOK_DOT: return ".";
+  case TOK_AT: return "@";
+  case TOK_QUESTION: return "?";
+  case TOK_DOLLAR: return "$";
+  case TOK_EQEQ: return "==";
+  case TOK_NE: return "!=";
+  case TOK_LT: return "<";
+  case TOK_LE: return "<=";
+  case TOK_GT: return ">";
+  case TOK_GE: return ">=";
+  case TOK_ASSIGN: return "=";
+  case TOK_AND: return "&&";
+  case TOK_OR: return "||";
+  case TOK_BANG: return "!";
+  case TOK_PLUS: return "+";
+  case TOK_MINUS: return "-";
+  case TOK_STAR: return "*";
+  case TOK_SLASH: return "/";
+  case TOK_PERCENT: return "%";
+  case TOK_PIPE: return "|";
+  case TOK_AMP: return "&";
+  }
+  return "?";
+}
+
+typedef struct {
+  const char *p;
+  int line, col;
+} Lx;
+
+static void lx_advance(Lx *lx) {
+  unsigned char c = (unsigned char)*lx->p;
+  if (c == '\0') return;
+  lx->p++;
+  if (c == '\n') {
+    lx->line++;
+    lx->col = 1;
+  } else if ((c & 0xC0) != 0x80) {
+    /* count characters, not bytes: continuation bytes do not move the column */
+    lx->col++;
+  }
+}
+
+static bool is_ident_start(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+static bool is_ident_char(char c) {
+  return is_ident_start(c) || (c >= '0' && c <= '9');
+}
+
+GArray *policy_lex(const char *text, GError **error) {
+  GArray *toks = g_array_new(FALSE, TRUE, sizeof(Token));
+  Lx lx = {text, 1, 1};
+  for (;;) {
+    char c = *lx.p;
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v') {
+      lx_advance(&lx);
+      continue;
+    }
+    if (c == '/' && lx.p[1] == '/') {
+      while (*lx.p && *lx.p != '\n') lx_advance(&lx);
+      continue;
+    }
+    Token t = {0};
+    t.line = lx.line;
+    t.col = lx.col;
+    t.text = lx.p;
+    if (c == '\0') {
+      t.kind = TOK_EOF;
+      t.len = 0;
+      g_array_append_val(toks, t);
+      return toks;
+    }
+    if (is_ident_start(c)) {
+      while (is_ident_char(*lx.p)) lx_advance(&lx);
+      t.kind = TOK_IDENT;
+      t.len = (size_t)(lx.p - t.text);
+      g_array_append_val(toks, t);
+      continue;
+    }
+    if (c >= '0' && c <= '9') {
+      uint64_t v = 0;
+      bool big = false;
+      while (*lx.p >= '0' && *lx.p <= '9') {
+        unsigned d = (unsigned)(*lx.p - '0');
+        if (v > (UINT64_MAX - d) / 10) big = true;
+        else v = v * 10 + d;
+        lx_advance(&lx);
+      }
+      if (is_ident_char(*lx.p)) {
+        g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE,
+                    POLICY_PARSE_PREFIX "malformed integer literal at line %d, column %d",
+                    t.line, t.col);
+        g_array_free(toks, TRUE);
+        return NULL;
+      }
+      if (v > (uint64_t)INT64_MAX + 1) big = true;
+      t.kind = TOK_INT;
+      t.ival = v;
+      t.int_big = big;
+      t.len = (size_t)(lx.p - t.text);
+      g_array_append_val(toks, t);
+      continue;
+    }
+    if (c == '"') {
+      lx_advance(&lx);
+      t.text = lx.p;
+      for (;;) {
+        char d = *lx.p;
+        if (d == '\0') {
+          g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE,
+                      POLICY_PARSE_PREFIX "unterminated string literal at line %d, column %d",
+                      t.line, t.col);
+          g_array_free(toks, TRUE);
+          return NULL;
+        }
+        if (d == '"') break;
+        if (d == '\\' && lx.p[1] != '\0') lx_advance(&lx);
+        lx_advance(&lx);
+      }
+      t.kind = TOK_STRING;
+      t.len = (size_t)(lx.p - t.text);
+      lx_advance(&lx); /* closing quote */
+      g_array_append_val(toks, t);
+      continue;
+    }
+    /* punctuation */
+    char n = lx.p[1];
+    size_t w = 1;
+    switch (c) {
+    case '(': t.kind = TOK_LPAREN; break;
+    case ')': t.kind = TOK_RPAREN; break;
+    case '[': t.kind = TOK_LBRACKET; break;
+    case ']': t.kind = TOK_RBRACKET; break;
+    case '{': t.kind = TOK_LBRACE; break;
+    case '}': t.kind = TOK_RBRACE; break;
+    case ',': t.kind = TOK_COMMA; break;
+    case ';': t.kind = TOK_SEMI; break;
+    case '.': t.kind = TOK_DOT; break;
+    case '@': t.kind = TOK_AT; break;
+    case '?': t.kind = TOK_QUESTION; break;
+    case '$': t.kind = TOK_DOLLAR; break;
+    case '+': t.kind = TOK_PLUS; break;
+    case '-': t.kind = TOK_MINUS; break;
+    case '*': t.kind = TOK_STAR; break;
+    case '/': t.kind = TOK_SLASH; break;
+    case '%': t.kind = TOK_PERCENT; break;
+    case ':':
+      if (n == ':') { t.kind = TOK_COLONCOLON; w = 2; } else t.kind = TOK_COLON;
+      break;
+    case '=':
+      if (n == '=') { t.kind = TOK_EQEQ; w = 2; } else t.kind = TOK_ASSIGN;
+      break;
+    case '!':
+      if (n == '=') { t.kind = TOK_NE; w = 2; } else t.kind = TOK_BANG;
+      break;
+    case '<':
+      if (n == '=') { t.kind = TOK_LE; w = 2; } else t.kind = TOK_LT;
+      break;
+    case '>':
+      if (n == '=') { t.kind = TOK_GE; w = 2; } else t.kind = TOK_GT;
+      break;
+    case '&':
+      if (n == '&') { t.kind = TOK_AND; w = 2; } else t.kind = TOK_AMP;
+      break;
+    case '|':
+      if (n == '|') { t.kind = TOK_OR; w = 2; } else t.kind = TOK_PIPE;
+      break;
+    default: {
+      gunichar u = g_utf8_get_char_validated(lx.p, -1);
+      char buf[8] = {0};
+      if (u == (gunichar)-1 || u == (gunichar)-2) g_snprintf(buf, sizeof buf, "\\x%02x", (unsigned char)c);
+      else g_unichar_to_utf8(u, buf);
+      g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE,
+                  POLICY_PARSE_PREFIX "unexpected character `%s` at line %d, column %d", buf,
+                  t.line, t.col);
+      g_array_free(toks, TRUE);
+      return NULL;
+    }
+    }
+    for (size_t i = 0; i < w; i++) lx_advance(&lx);
+    t.len = w;
+    g_array_append_val(toks, t);
+  }
+}

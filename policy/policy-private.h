@@ -1,0 +1,179 @@
+/* policy-private.h — internals shared by the policy/ sources.  Nothing
+ * outside policy/ includes this file. */
+#ifndef BOX_POLICY_PRIVATE_H
+#define BOX_POLICY_PRIVATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "policy/policy.h"
+
+/* ---- lexer ------------------------------------------------------------ */
+
+typedef enum {
+  TOK_EOF,
+  TOK_IDENT,
+  TOK_STRING, /* text/len = raw body between the quotes, still escaped */
+  TOK_INT,    /* ival; int_big when the digits exceed 2^63 */
+  TOK_LPAREN, TOK_RPAREN, TOK_LBRACKET, TOK_RBRACKET, TOK_LBRACE, TOK_RBRACE,
+  TOK_COMMA, TOK_SEMI, TOK_COLON, TOK_COLONCOLON, TOK_DOT, TOK_AT, TOK_QUESTION, TOK_DOLLAR,
+  TOK_EQEQ, TOK_NE, TOK_LT, TOK_LE, TOK_GT, TOK_GE, TOK_ASSIGN,
+  TOK_AND, TOK_OR, TOK_BANG, TOK_PLUS, TOK_MINUS, TOK_STAR, TOK_SLASH, TOK_PERCENT,
+  TOK_PIPE, TOK_AMP,
+} TokKind;
+
+typedef struct {
+  TokKind kind;
+  int line, col;
+  const char *text;
+  size_t len;
+  uint64_t ival;
+  bool int_big;
+} Token;
+
+/* Tokenizes text (NUL-terminated).  Returns a GArray of Token, or NULL with
+ * *error set (parse class, message already prefixed and positioned). */
+GArray *policy_lex(const char *text, GError **error);
+const char *policy_tok_name(TokKind kind);
+
+/* ---- AST -------------------------------------------------------------- */
+
+typedef enum {
+  E_BOOL, E_LONG, E_STRING, E_ENTITY, E_VAR, E_SET, E_RECORD,
+  E_IF, E_OR, E_AND, E_NOT, E_NEG,
+  E_EQ, E_NE, E_LT, E_LE, E_GT, E_GE, E_IN,
+  E_ADD, E_SUB, E_MUL,
+  E_HAS, E_LIKE, E_IS,
+  E_GETATTR, E_METHOD,
+} ExprKind;
+
+typedef enum { VAR_PRINCIPAL, VAR_ACTION, VAR_RESOURCE, VAR_CONTEXT } VarKind;
+typedef enum { M_CONTAINS, M_CONTAINS_ALL, M_CONTAINS_ANY, M_IS_EMPTY } MethodKind;
+
+typedef struct Expr Expr;
+struct Expr {
+  ExprKind kind;
+  int line, col;
+  Expr *a, *b, *c;     /* operands; E_GETATTR/E_HAS/E_METHOD/E_LIKE/E_IS: a = object */
+  bool bval;
+  int64_t lval;
+  VarKind var;
+  MethodKind method;
+  char *str;           /* E_STRING value, E_GETATTR name, E_ENTITY id, E_LIKE pattern */
+  size_t len;          /* its length (strings may hold NUL) */
+  char *etype;         /* E_ENTITY / E_IS type, "Box::Action" */
+  unsigned char *wild; /* E_LIKE: wild[i] != 0 when str[i] is a wildcard */
+  Expr **items;        /* E_SET elements, E_RECORD values */
+  char **keys;         /* E_RECORD keys, E_HAS path */
+  size_t nitems;       /* count of items/keys */
+};
+
+typedef enum { SC_ANY, SC_EQ, SC_IN, SC_IS, SC_IS_IN, SC_IN_SET } ScopeOp;
+
+typedef struct {
+  ScopeOp op;
+  int line, col;
+  Expr **ents;  /* entity refs (E_ENTITY); SC_IS/SC_IS_IN: ents[0] for the `in` part */
+  size_t nents;
+  char *is_type;
+} ScopeConstraint;
+
+typedef struct {
+  bool is_when;
+  Expr *expr;
+} Clause;
+
+typedef struct {
+  char *key;
+  char *value; /* may be NULL (annotation without value) */
+  int line, col;
+} Annotation;
+
+#define POLICY_MAX_ACTIONS 16
+
+typedef struct {
+  int index;       /* 0-based file position: engine id policy_<index> */
+  bool forbid;
+  int line, col;   /* of the effect keyword */
+  char *engine_id; /* "policy_N" */
+  char *id;        /* non-blank @id value or NULL */
+  int id_line, id_col;
+  char *description; /* non-blank @description or NULL */
+  char *label;     /* @id if non-blank, else engine_id */
+  Annotation *annotations;
+  size_t nannotations;
+  ScopeConstraint principal, action, resource;
+  Clause *clauses;
+  size_t nclauses;
+  /* filled by schema validation */
+  bool applies[POLICY_MAX_ACTIONS];
+} Rule;
+
+struct BoxPolicy {
+  Rule *rules;
+  size_t nrules;
+  GPtrArray *allocs;   /* every AST allocation, freed with the policy */
+  GPtrArray *warnings; /* char* */
+};
+
+/* Records p in policy->allocs (for freeing) and returns it. */
+void *policy_own(BoxPolicy *policy, void *p);
+
+/* ---- schema ----------------------------------------------------------- */
+
+typedef enum { FT_STRING, FT_LONG, FT_BOOL, FT_ENUM, FT_SET_STRING } FieldType;
+
+typedef struct {
+  const char *name;
+  FieldType type;
+  bool optional;
+} FieldDecl;
+
+typedef struct {
+  const char *term;       /* "fs:read" */
+  const char *enum_type;  /* "Box::FsReadOperation" for the operation field, else NULL */
+  const FieldDecl *input;
+  size_t ninput;
+  const FieldDecl *output; /* NULL when the action declares no output */
+  size_t noutput;
+} ActionDecl;
+
+extern const ActionDecl policy_actions[];
+extern const size_t policy_nactions;
+
+/* Index of an action term in policy_actions, or -1. */
+int policy_action_index(const char *term);
+const FieldDecl *policy_field(const FieldDecl *fields, size_t n, const char *name, size_t len);
+/* True if eid is a declared value of the enumerated entity type. Sets
+ * *is_enum to whether the type is an enum at all. */
+bool policy_enum_has(const char *type, const char *eid, size_t len, bool *is_enum);
+bool policy_entity_type_known(const char *type);
+
+/* Load checks after parsing (duplicate @id, reserved action, validation).
+ * Fills Rule.applies. */
+bool policy_validate(BoxPolicy *policy, const char *operator_home, GError **error);
+
+/* Checks a request's input against the action's closed record. */
+bool policy_request_valid(int action, json_object *input, char **why);
+
+/* ---- evaluation / messages -------------------------------------------- */
+
+typedef enum { RES_FALSE = 0, RES_TRUE = 1, RES_ERROR = 2 } EvalResult;
+EvalResult policy_eval_rule(const Rule *rule, int action, json_object *input);
+
+bool policy_like_match(const char *s, size_t n, const char *pat, const unsigned char *wild,
+                       size_t plen);
+
+/* Message helpers (message.c). */
+void policy_escape_debug(GString *out, const char *s, size_t maxbytes);
+void policy_escape_annotation(GString *out, const char *s);
+char *policy_build_message(const BoxDecision *d, const Rule *const *forbids, size_t nforbids);
+char *policy_cap_utf8(const char *s, size_t max, const char *suffix);
+
+#define POLICY_PARSE_PREFIX "failed to parse policy source: "
+#define POLICY_SCHEMA_PREFIX "policy fails schema validation: "
+#define POLICY_UNKNOWN_ACTION_PREFIX "policy references unknown action: "
+#define POLICY_SHARED_ID_PREFIX "policy gives one @id to more than one rule: "
+#define POLICY_RESERVED_PREFIX "policy names only a reserved action: "
+#define POLICY_INERT_PREFIX "policy compares an inert literal: "
+
+#endif

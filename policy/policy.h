@@ -1,0 +1,80 @@
+/* policy.h — the policy language (spec/policy.md): load, decide, log.
+ *
+ * A request is an action term ("fs:read", "shell:exec", ...) and an input
+ * record (json-c object) holding the fields of spec/policy.md §4.  Enum
+ * fields (fs "operation") are plain strings holding the eid, e.g.
+ * "read_content"; the engine types them by the action.
+ */
+#ifndef BOX_POLICY_H
+#define BOX_POLICY_H
+
+#include <stdbool.h>
+#include <glib.h>
+#include <json-c/json.h>
+
+G_BEGIN_DECLS
+
+#define BOX_POLICY_ERROR (box_policy_error_quark())
+GQuark box_policy_error_quark(void);
+typedef enum { BOX_POLICY_ERROR_PARSE, BOX_POLICY_ERROR_SCHEMA, BOX_POLICY_ERROR_IO } BoxPolicyErrorCode;
+
+typedef struct BoxPolicy BoxPolicy;
+
+/* Loads a policy file.  On failure the GError message is the spec's text
+ * plus the position, e.g. "failed to parse policy source: ... at line 3,
+ * column 7"; callers wrap it as "policy file PATH will not load: <msg>".
+ * operator_home may be NULL (inert-literal checks then skipped). */
+BoxPolicy *box_policy_load_file(const char *path, const char *operator_home, GError **error);
+BoxPolicy *box_policy_load_string(const char *text, const char *operator_home, GError **error);
+/* No policy at all: every request is denied with NoMatch. */
+BoxPolicy *box_policy_new_empty(void);
+void box_policy_free(BoxPolicy *policy);
+/* Warnings found at load ("<finding>" without the "box: warning: " prefix). */
+const GPtrArray *box_policy_warnings(const BoxPolicy *policy);
+
+typedef enum { BOX_VERDICT_PERMIT, BOX_VERDICT_DENY } BoxVerdict;
+typedef enum {
+  BOX_CAUSE_PERMITTED,
+  BOX_CAUSE_FORBIDDEN,
+  BOX_CAUSE_NO_MATCH,
+  BOX_CAUSE_POLICY_PENDING,
+  BOX_CAUSE_INTERNAL_FAULT,
+  BOX_CAUSE_ENFORCEMENT,
+} BoxCause;
+
+typedef struct {
+  BoxVerdict verdict;
+  BoxCause cause;
+  char *action;          /* "fs:read" */
+  char *resource;        /* label of spec/policy.md §3.2 */
+  char *rule;            /* @id, policy_N, "<default-deny>", "enforcement:reach-floor" */
+  char *description;     /* governing rule's @description, or NULL */
+  char *message;         /* "policy denied this operation on '...' [default-deny]: No permit ..." */
+  char *reason;          /* deny only: log reason ("no permit matched", floor text, ...) */
+  GPtrArray *determining_ids; /* char*, may be empty */
+} BoxDecision;
+
+/* Thread-safe; never returns NULL.  input is borrowed. */
+BoxDecision *box_policy_decide(BoxPolicy *policy, const char *action, json_object *input);
+/* A deny made beneath policy (reach floor, identity check): cause
+ * enforcement, rule "enforcement:<gate>", message and reason = text. */
+BoxDecision *box_decision_new_enforcement(const char *action, const char *resource,
+                                          const char *gate, const char *text);
+void box_decision_free(BoxDecision *decision);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(BoxDecision, box_decision_free)
+
+/* The resource label for a request (spec/policy.md §3.2). Newly allocated. */
+char *box_policy_resource_label(const char *action, json_object *input);
+
+/* Decision log: OTLP/JSON lines, spec/policy.md §5.1 and spec/runtime.md §8. */
+typedef struct BoxDecisionLog BoxDecisionLog;
+BoxDecisionLog *box_decision_log_open(const char *path, const char *box_id, const char *run_id,
+                                      GError **error);
+/* Appends one line for the decision (thread-safe, one write(2) per line).
+ * command_args: the shell decisions' argv (process.command_args), else NULL. */
+void box_decision_log_append(BoxDecisionLog *log, const char *action, json_object *input,
+                             const char *const *command_args, const BoxDecision *decision);
+void box_decision_log_close(BoxDecisionLog *log);
+
+G_END_DECLS
+#endif

@@ -1,0 +1,114 @@
+/* io.c — output buffers and the file helpers the commands share. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shell/shell-private.h"
+
+bool box_write_all(int fd, const void *data, size_t n) {
+  const char *p = data;
+  if (fd < 0) { errno = EBADF; return false; }
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  return true;
+}
+
+void box_out_init(BoxOut *o, int fd) {
+  o->fd = fd;
+  o->len = 0;
+  o->error = false;
+  o->err = 0;
+}
+
+bool box_out_flush(BoxOut *o) {
+  if (o->len && !o->error && !box_write_all(o->fd, o->buf, o->len)) {
+    o->error = true;
+    o->err = errno;
+  }
+  o->len = 0;
+  return !o->error;
+}
+
+void box_out_write(BoxOut *o, const void *data, size_t n) {
+  if (o->error) return;
+  if (o->len + n > sizeof o->buf) {
+    box_out_flush(o);
+    if (n >= sizeof o->buf) {
+      if (!o->error && !box_write_all(o->fd, data, n)) { o->error = true; o->err = errno; }
+      return;
+    }
+  }
+  memcpy(o->buf + o->len, data, n);
+  o->len += n;
+}
+
+void box_out_puts(BoxOut *o, const char *s) { box_out_write(o, s, strlen(s)); }
+void box_out_putc(BoxOut *o, char c) { box_out_write(o, &c, 1); }
+
+void box_out_printf(BoxOut *o, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *s = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  box_out_puts(o, s);
+  g_free(s);
+}
+
+void box_fdprintf(int fd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *s = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  int saved = errno;
+  box_write_all(fd, s, strlen(s));
+  errno = saved;
+  g_free(s);
+}
+
+char *box_error_text(Shell *sh, int err) {
+  if (err == EACCES && sh->host && sh->host->last_denial) {
+    char *t = sh->host->last_denial(sh->host->data);
+    if (t) {
+      char *r = g_strdup(t);
+      free(t);
+      return r;
+    }
+  }
+  return g_strdup(g_strerror(err));
+}
+
+void box_file_error(BoxCmd *c, const char *prefix, const char *name, int err) {
+  char *text = box_error_text(c->sh, err);
+  box_out_flush(c->out);
+  box_fdprintf(c->err, "%s: %s: %s\n", prefix, name, text);
+  g_free(text);
+}
+
+int box_open_file(const char *path, int flags) {
+  int fd;
+  do fd = open(path, flags | O_CLOEXEC, 0666);
+  while (fd < 0 && errno == EINTR);
+  return fd;
+}
+
+bool box_parse_int(const char *s, long *out) {
+  char *end;
+  while (*s == ' ' || *s == '\t') s++;
+  if (!*s) return false;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  while (*end == ' ' || *end == '\t') end++;
+  if (*end || errno) return false;
+  *out = v;
+  return true;
+}

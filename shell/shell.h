@@ -1,0 +1,74 @@
+/* shell.h — the Shell interpreter (spec/shell.md, spec/runtime.md §4.4).
+ *
+ * The interpreter runs in a worker process whose filesystem is the box's
+ * FUSE mount: builtins do plain syscalls and the mount decides them.  What
+ * the mount cannot see — whether a command may run at all, and running
+ * programs the Shell does not implement — the Shell asks its host for.
+ */
+#ifndef BOX_SHELL_H
+#define BOX_SHELL_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One resolved simple command, as policy sees it (spec/policy.md §4.1). */
+typedef struct {
+  const char *command;   /* command line rebuilt from the expanded words */
+  const char *program;   /* what the first word resolved to */
+  char *const *argv;     /* expanded words, argv[0] = word as written; NULL-terminated */
+  int argc;
+  const char *cwd;       /* the Shell's working directory (absolute) */
+} BoxShellCommand;
+
+typedef enum {
+  BOX_SPAWN_RAN,        /* status holds the program's status (128+sig when killed) */
+  BOX_SPAWN_NOT_FOUND,  /* "strands-shell: NAME: command not found", 127 */
+  BOX_SPAWN_DENIED,     /* "strands-shell: effect denied: MESSAGE", 126 */
+  BOX_SPAWN_NO_TOOL,    /* "strands-shell: PROGRAM: MESSAGE", 126 */
+  BOX_SPAWN_FAILED,     /* "strands-shell: PROGRAM: MESSAGE", 126 */
+} BoxSpawnKind;
+
+typedef struct {
+  BoxSpawnKind kind;
+  int status;
+  char *message;        /* malloc'd or NULL; freed by the Shell */
+} BoxSpawnResult;
+
+typedef struct {
+  /* shell:exec for a command the Shell implements.  Returns true when
+   * permitted; on deny sets *message (malloc'd) to the policy text. */
+  bool (*decide_exec)(void *data, const BoxShellCommand *cmd, char **message);
+  /* Runs a program the Shell does not implement (shell:spawn and all that
+   * follows happen on the host side).  fd_out/fd_err are where its output
+   * goes; its stdin is /dev/null. */
+  BoxSpawnResult (*spawn)(void *data, const BoxShellCommand *cmd, int fd_out, int fd_err);
+  /* The policy text of the calling thread's last denied file operation,
+   * or NULL (then the Shell prints strerror(EACCES)).  malloc'd. */
+  char *(*last_denial)(void *data);
+  void *data;
+} BoxShellHost;
+
+/* The environment every Shell call starts with (spec/runtime.md §4.4). */
+typedef struct {
+  const char *home;       /* HOME */
+  const char *workspace;  /* PWD and the initial cwd */
+  const char *path;       /* PATH, normally "/usr/bin:/bin" */
+  const char *user;       /* USER, normally "strands-box" */
+} BoxShellEnv;
+
+/* Parses and runs source on fds 0, 1, 2 of the calling process.  Returns
+ * the exit status (0..255).  A syntax error prints
+ * "strands-shell: syntax error: ..." on stderr and returns 2. */
+int box_shell_run(const char *source, const BoxShellEnv *env, const BoxShellHost *host);
+
+/* Whether the Shell implements name itself (builtin or command). */
+bool box_shell_implements(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,199 @@
+"""Integration fixtures: real boxes (box run), real FUSE mounts, real aliases.
+
+Each test gets a temporary operator home with a git workspace ~/src/project,
+a box directory outside it, and a config + policy written from the test.
+A box is started with `box run`; the agent is either a long sleeper (the
+test then drives the aliases itself) or a script that is the test's agent.
+"""
+import json
+import os
+import signal
+import subprocess
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("BOXFS_BUILD", REPO / "build"))
+BOX = BUILD / "box" / "box"
+BOX_SHELL = BUILD / "box" / "box-shell"
+
+MAIN_RS = textwrap.dedent("""\
+    fn main() {
+        // TODO: parse arguments
+        println!("hello");
+        // TODO: handle errors
+    }
+    """)
+
+
+def git(*args, cwd):
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+
+
+def host_mounts():
+    with open("/proc/self/mountinfo") as f:
+        return f.read()
+
+
+def box_processes():
+    """PIDs of processes running this build's box or box-shell."""
+    found = []
+    targets = {str(BOX.resolve()), str(BOX_SHELL.resolve())}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            exe = os.readlink(f"/proc/{entry}/exe")
+        except OSError:
+            continue
+        if exe in targets:
+            found.append(int(entry))
+    return found
+
+
+class Box:
+    def __init__(self, root: Path):
+        self.root = root
+        self.home = root / "home"
+        self.workspace = self.home / "src" / "project"
+        self.box_dir = root / "state" / "box"
+        self.cfg_dir = root / "cfg"
+        self.config = self.cfg_dir / "box.toml"
+        self.policy = self.cfg_dir / "policy.dw"
+        self.proc = None
+        self.stderr_path = root / "box-run.stderr"
+        self.stdout_path = root / "box-run.stdout"
+        (self.workspace / "src").mkdir(parents=True)
+        (root / "state").mkdir()
+        self.cfg_dir.mkdir()
+        (self.workspace / "src" / "main.rs").write_text(MAIN_RS)
+        git("init", "-q", cwd=self.workspace)
+        git("add", "src/main.rs", cwd=self.workspace)
+        git("commit", "-q", "-m", "init", cwd=self.workspace)
+
+    # ---- configuration ----
+    def write_config(self, agent_command=None, extra=""):
+        agent_command = agent_command or ["/bin/sleep", "600"]
+        cmd = ", ".join(json.dumps(c) for c in agent_command)
+        self.config.write_text(textwrap.dedent(f"""\
+            name = "test"
+            box_dir = "{self.box_dir}"
+            policy = "policy.dw"
+
+            [agent]
+            command = [{cmd}]
+            workspace = "{self.workspace}"
+
+            [tool.git]
+            command = ["git"]
+            filesystem.write = ["~/src/project"]
+            """) + extra)
+
+    def write_policy(self, text):
+        self.policy.write_text(textwrap.dedent(text))
+
+    def seed_policy(self, fs_write=True, extra=""):
+        actions = '[Box::Action::"fs:read", Box::Action::"fs:write"]' if fs_write \
+            else '[Box::Action::"fs:read"]'
+        self.write_policy(f"""\
+            permit(principal, action == Box::Action::"shell:exec", resource)
+            when {{ context.input.cwd == "{self.workspace}" || context.input.cwd like "{self.workspace}/*" }};
+            permit(principal, action in {actions}, resource)
+            when {{ context.input.path like "~/src/project/*" }};
+            permit(principal, action == Box::Action::"shell:spawn", resource)
+            when {{ context.input.program == "git" }};
+            """ + textwrap.dedent(extra))
+
+    # ---- running ----
+    def env(self):
+        return {"HOME": str(self.home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                "LANG": "C"}
+
+    def start(self, wait_socket=True, args=()):
+        self.proc = subprocess.Popen(
+            [str(BOX), "run", "--config", str(self.config), *args],
+            stdin=subprocess.DEVNULL, stdout=open(self.stdout_path, "wb"),
+            stderr=open(self.stderr_path, "wb"), env=self.env(), cwd=str(self.root))
+        if wait_socket:
+            sock = self.box_dir / "run" / "box.sock"
+            deadline = time.time() + 15
+            while time.time() < deadline:
+                if sock.exists():
+                    return self
+                if self.proc.poll() is not None:
+                    raise AssertionError("box run exited early: " + self.stderr())
+                time.sleep(0.02)
+            raise AssertionError("box run never bound its socket: " + self.stderr())
+        return self
+
+    def run_to_end(self, timeout=60):
+        self.start(wait_socket=False)
+        return self.wait(timeout)
+
+    def wait(self, timeout=60):
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            return self.wait(timeout)
+        return self.proc.returncode if self.proc else None
+
+    def stderr(self):
+        return self.stderr_path.read_text(errors="replace") if self.stderr_path.exists() else ""
+
+    def alias(self, *args, name="bash", input=None, timeout=60, cwd=None):
+        return subprocess.run([str(self.box_dir / "bin" / name), *args], capture_output=True,
+                              text=True, input=input, timeout=timeout,
+                              cwd=str(cwd or self.workspace), env=self.env())
+
+    def bash(self, source, **kw):
+        return self.alias("-c", source, **kw)
+
+    # ---- the decision log ----
+    def decisions(self):
+        path = self.box_dir / "private" / "telemetry" / "records.jsonl"
+        if not path.exists():
+            return []
+        out = []
+        for line in path.read_text().splitlines():
+            rec = json.loads(line)
+            for rl in rec["resourceLogs"]:
+                for sl in rl["scopeLogs"]:
+                    if sl["scope"]["name"] != "strands-box.policy":
+                        continue
+                    for lr in sl["logRecords"]:
+                        attrs = {}
+                        for a in lr["attributes"]:
+                            v = a["value"]
+                            attrs[a["key"]] = next(iter(v.values())) if v else None
+                        out.append(attrs)
+        return out
+
+    def decision_summary(self):
+        return [(d["strands.box.policy.verdict"], d["strands.box.policy.action"],
+                 d["strands.box.policy.resource"]) for d in self.decisions()]
+
+
+@pytest.fixture
+def box(tmp_path):
+    b = Box(tmp_path)
+    yield b
+    if b.proc and b.proc.poll() is None:
+        b.proc.send_signal(signal.SIGTERM)
+        try:
+            b.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            b.proc.kill()
+            b.proc.wait()
+    # Nothing of the box may outlive it.
+    assert "boxfs-mnt" not in host_mounts()

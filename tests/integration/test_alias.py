@@ -1,0 +1,134 @@
+"""The alias: every accepted and refused form of spec/runtime.md §4.1, and a gone box."""
+import os
+import socket
+import struct
+import json
+import subprocess
+
+import pytest
+
+USAGE = ("box-alias: Shell alias accepts only -c COMMAND, -lc COMMAND, -c -l COMMAND, "
+         "or SCRIPT\n")
+
+
+@pytest.fixture
+def running(box):
+    box.seed_policy()
+    box.write_config()
+    box.start()
+    return box
+
+
+@pytest.mark.parametrize("name", ["bash", "sh", "zsh"])
+@pytest.mark.parametrize("form", [["-c"], ["-lc"], ["-c", "-l"], ["-l", "-c"], ["-c", "-c"]])
+def test_accepted_forms(running, name, form):
+    r = running.alias(*form, "echo ok; exit 3", name=name)
+    assert (r.returncode, r.stdout, r.stderr) == (3, "ok\n", "")
+
+
+@pytest.mark.parametrize("args", [[], ["-l", "-l", "echo"], ["-x", "echo"], ["-c"],
+                                  ["-c", "echo", "extra"], ["-l"], ["a", "b"], ["-lc"],
+                                  ["--", "x"], ["-c", "-l", "-c", "x"]])
+def test_refused_forms(running, args):
+    r = running.alias(*args)
+    assert (r.returncode, r.stdout, r.stderr) == (125, "", USAGE)
+    assert running.decision_summary() == []
+
+
+def test_script_file(running, tmp_path):
+    script = tmp_path / "job.sh"
+    script.write_text("echo from-script\ngrep -c TODO src/main.rs\n")
+    r = running.alias(str(script))
+    assert (r.returncode, r.stdout, r.stderr) == (0, "from-script\n2\n", "")
+
+
+def test_script_too_big(running, tmp_path):
+    script = tmp_path / "big.sh"
+    script.write_text("#" * 65537)
+    r = running.alias(str(script))
+    assert r.returncode == 125
+    assert r.stderr == f"box-alias: Shell script {script} is 65537 bytes; maximum is 65536\n"
+
+
+def test_script_unreadable(running, tmp_path):
+    missing = tmp_path / "missing.sh"
+    r = running.alias(str(missing))
+    assert r.returncode == 125
+    assert r.stderr == f"box-alias: read Shell script {missing}: No such file or directory\n"
+
+
+def test_invalid_utf8(running):
+    r = subprocess.run([str(running.box_dir / "bin" / "bash"), "-c", b"echo \xff"],
+                       capture_output=True, env=running.env())
+    assert r.returncode == 125
+    assert r.stderr == b"box-alias: Shell command is not valid UTF-8\n"
+
+
+def test_alias_by_its_own_name(running):
+    alias = running.box_dir / "bin" / "bash"
+    own = running.root / "box-alias"
+    os.link(alias, own)
+    r = subprocess.run([str(own), "-c", "true"], capture_output=True, text=True)
+    assert r.returncode == 125
+    assert r.stderr.startswith("box-alias: box-alias is not an alias name")
+
+
+def test_one_invocation_is_one_command(running):
+    assert running.bash("cd src; X=1; export Y=2").returncode == 0
+    r = running.bash('pwd; echo "[$X][$Y]"')
+    assert r.stdout == f"{running.workspace}\n[][]\n"
+
+
+def test_box_gone_gives_125(box):
+    box.seed_policy()
+    box.write_config()
+    box.start()
+    box.stop()
+    r = box.bash("true")
+    assert r.returncode == 125
+    assert r.stderr.startswith("box-alias: connect to ")
+    assert "run/box.sock" in r.stderr
+
+
+def frame(obj):
+    data = json.dumps(obj).encode()
+    return struct.pack(">I", len(data)) + data
+
+
+def read_frame(sock):
+    head = b""
+    while len(head) < 4:
+        chunk = sock.recv(4 - len(head))
+        if not chunk:
+            return None
+        head += chunk
+    (n,) = struct.unpack(">I", head)
+    body = b""
+    while len(body) < n:
+        body += sock.recv(n - len(body))
+    return json.loads(body)
+
+
+def test_broker_refuses_bad_frames(running):
+    path = str(running.box_dir / "run" / "box.sock")
+    cases = [
+        (frame({"version": 5, "program": 1, "frame_type": "open", "body": {"mode": "shell"}}),
+         "version_mismatch", "unsupported protocol version 5; this box speaks 6"),
+        (frame({"version": 6, "program": 1, "frame_type": "open", "body": {"mode": "shell"},
+                "extra": 1}), "transport_error", "unknown frame field `extra`"),
+        (struct.pack(">I", 2 * 1024 * 1024), "transport_error",
+         "a frame exceeds the 1048576-byte limit of this protocol"),
+        (frame({"version": 6, "program": 2, "frame_type": "call", "body": {"source": "true"}}),
+         "transport_error", "transport program 2 is not open"),
+        (b"\x00\x00\x00\x03abc", "transport_error", "a frame is not a JSON object"),
+    ]
+    for data, kind, reason in cases:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(path)
+        s.sendall(data)
+        reply = read_frame(s)
+        s.close()
+        assert reply["frame_type"] == "denied", data
+        assert reply["body"] == {"kind": kind, "reason": reason}
+    # The box still serves after all that.
+    assert running.bash("echo fine").stdout == "fine\n"

@@ -1,0 +1,242 @@
+"""Issue 2: the first box, end to end (alias → boxd → Shell in the mount → policy → log)."""
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+from conftest import BOX, box_processes, host_mounts
+
+SEED = "grep -n TODO src/main.rs > todo.txt && git add todo.txt"
+DENIED_LINE = ("strands-shell: todo.txt: policy denied this operation on "
+               "'~/src/project/todo.txt' [default-deny]: No permit policy matched this request.")
+
+
+def git_path():
+    return os.path.realpath(shutil.which("git"))
+
+
+def staged(box):
+    out = subprocess.run(["git", "diff", "--cached", "--name-only"], cwd=box.workspace,
+                         capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
+def test_seed_example_runs_as_written(box):
+    box.seed_policy()
+    box.write_config()
+    box.start()
+    r = box.bash(SEED)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ""
+    assert (box.workspace / "todo.txt").read_text() == \
+        "2:    // TODO: parse arguments\n4:    // TODO: handle errors\n"
+    assert staged(box) == ["todo.txt"]
+    assert box.decision_summary() == [
+        ("permit", "shell:exec", "grep"),
+        ("permit", "fs:write", "~/src/project/todo.txt"),
+        ("permit", "fs:read", "~/src/project/src/main.rs"),
+        ("permit", "shell:spawn", git_path()),
+    ]
+    d = box.decisions()
+    assert d[0]["process.command"] == "grep"
+    assert d[0]["process.command_args"] == {"values": [
+        {"stringValue": "grep"}, {"stringValue": "-n"}, {"stringValue": "TODO"},
+        {"stringValue": "src/main.rs"}]}
+    assert d[0]["process.working_directory"] == str(box.workspace)
+    assert d[1]["file.path"] == "~/src/project/todo.txt"
+    assert all(x["strands.box.policy.principal"] == "agent:self" for x in d)
+    assert box.stop() == 128 + signal.SIGTERM
+
+
+def test_seed_example_without_fs_write(box):
+    box.seed_policy(fs_write=False)
+    box.write_config()
+    box.start()
+    r = box.bash(SEED)
+    assert r.returncode == 1
+    assert r.stderr == DENIED_LINE + "\n"
+    assert not (box.workspace / "todo.txt").exists()
+    assert staged(box) == []
+    summary = box.decision_summary()
+    assert ("deny", "fs:write", "~/src/project/todo.txt") in summary
+    assert not any(a == "shell:spawn" for _, a, _ in summary)
+    assert summary == [("permit", "shell:exec", "grep"), ("deny", "fs:write", "~/src/project/todo.txt")]
+    deny = box.decisions()[1]
+    assert deny["strands.box.policy.cause"] == "no_match"
+    assert deny["strands.box.policy.rule"] == "<default-deny>"
+
+
+def test_seed_as_the_agent_itself(box):
+    """The agent runs `bash -c …` found on its PATH; box run exits with its status."""
+    box.seed_policy()
+    box.write_config(agent_command=["/bin/sh", "-c", f"bash -c '{SEED}' && echo agent-done"])
+    assert box.run_to_end() == 0, box.stderr()
+    assert (box.stdout_path).read_text() == "agent-done\n"
+    assert staged(box) == ["todo.txt"]
+    assert [a for _, a, _ in box.decision_summary()] == \
+        ["shell:exec", "fs:write", "fs:read", "shell:spawn"]
+
+
+def test_ram_tmp_lives_for_one_command_and_env_does_not_carry(box):
+    box.seed_policy(extra="""
+        permit(principal, action in [Box::Action::"fs:read", Box::Action::"fs:write"], resource)
+        when { context.input.path like "/tmp/*" };
+        """)
+    box.write_config()
+    box.start()
+    r = box.bash("echo hi > /tmp/x; cat /tmp/x")
+    assert (r.returncode, r.stdout) == (0, "hi\n"), r.stderr
+    r = box.bash("cat /tmp/x")
+    assert r.returncode == 1
+    assert r.stdout == ""
+    assert "/tmp/x" in r.stderr
+    assert not os.path.exists("/tmp/x") or open("/tmp/x").read() != "hi\n"
+    assert box.bash("export A=1").returncode == 0
+    r = box.bash('echo "[$A]"')
+    assert (r.returncode, r.stdout) == (0, "[]\n")
+
+
+def test_forbid_with_id_and_description(box):
+    box.seed_policy(extra="""
+        @id("no-cat")
+        @description("Reading with cat is not allowed.")
+        forbid(principal, action == Box::Action::"shell:exec", resource)
+        when { context.input.program == "cat" };
+        """)
+    box.write_config()
+    box.start()
+    r = box.bash("cat src/main.rs")
+    assert r.returncode == 126
+    assert r.stdout == ""
+    assert r.stderr == ("strands-shell: effect denied: policy denied this operation on 'cat' "
+                        "[policy: no-cat]: Reading with cat is not allowed.\n")
+    d = box.decisions()[-1]
+    assert d["strands.box.policy.verdict"] == "deny"
+    assert d["strands.box.policy.cause"] == "forbidden"
+    assert d["strands.box.policy.rule"] == "no-cat"
+    assert d["strands.box.policy.description"] == "Reading with cat is not allowed."
+
+
+def test_unknown_command_is_127(box):
+    box.seed_policy()
+    box.write_config()
+    box.start()
+    r = box.bash("no-such-program-xyz --flag")
+    assert r.returncode == 127
+    assert r.stderr == "strands-shell: no-such-program-xyz: command not found\n"
+    assert box.decision_summary() == []
+
+
+def test_spawn_denied_and_no_tool(box):
+    box.seed_policy(extra="""
+        permit(principal, action == Box::Action::"shell:spawn", resource)
+        when { context.input.program == "env" };
+        """)
+    box.write_config()
+    box.start()
+    r = box.bash("ls_not_builtin=1; uname -a")
+    assert r.returncode == 126
+    assert r.stderr.startswith("strands-shell: effect denied: policy denied this operation on '")
+    assert "[default-deny]: No permit policy matched this request." in r.stderr
+    r = box.bash("env")
+    assert r.returncode == 126
+    env_path = os.path.realpath(shutil.which("env"))
+    assert r.stderr == (f"strands-shell: env: no tool runs {env_path}: no `[tool.<name>] command` "
+                        "matches this program and its leading arguments\n")
+
+
+def test_output_streams_and_status(box):
+    box.seed_policy()
+    box.write_config()
+    box.start()
+    r = box.bash("echo out; echo err 1>&2; false || echo recovered; exit 7")
+    assert r.returncode == 7
+    assert r.stdout == "out\nrecovered\n"
+    assert r.stderr == "err\n"
+    r = box.bash("grep -c TODO src/main.rs | cat")
+    assert (r.returncode, r.stdout) == (0, "2\n"), r.stderr
+    r = box.bash("cat", input="from stdin\n")
+    assert (r.returncode, r.stdout) == (0, "from stdin\n"), r.stderr
+
+
+def test_config_error_creates_nothing(box):
+    box.seed_policy()
+    box.write_config(extra="\n[agent.bogus]\nx = 1\n")
+    r = subprocess.run([str(BOX), "run", "--config", str(box.config)], capture_output=True,
+                       text=True, env=box.env())
+    assert r.returncode == 1
+    assert r.stderr.startswith(f"box: error: cannot parse config file {box.config}")
+    assert "agent.bogus" in r.stderr
+    assert not box.box_dir.exists()
+
+
+def test_policy_that_will_not_load(box):
+    box.write_policy("permit(principal, action, resource) when { context.input.path like };\n")
+    box.write_config()
+    r = subprocess.run([str(BOX), "run", "--config", str(box.config)], capture_output=True,
+                       text=True, env=box.env())
+    assert r.returncode == 1
+    assert r.stderr.startswith(f"box: error: policy file {box.policy} will not load: ")
+    assert "line 1, column" in r.stderr
+    assert not box.box_dir.exists()
+
+
+def test_second_run_on_same_box_dir_is_refused(box):
+    box.seed_policy()
+    box.write_config()
+    box.start()
+    r = subprocess.run([str(BOX), "run", "--config", str(box.config)], capture_output=True,
+                       text=True, env=box.env(), timeout=30)
+    assert r.returncode == 1
+    assert "is already running, and one run owns a box at a time" in r.stderr
+    assert box.bash("echo still-here").stdout == "still-here\n"
+
+
+def test_box_dir_layout(box):
+    box.seed_policy()
+    box.write_config()
+    box.start()
+    assert sorted(os.listdir(box.box_dir)) == ["bin", "private", "run", "trust"]
+    assert os.stat(box.box_dir).st_mode & 0o7777 == 0o700
+    assert sorted(os.listdir(box.box_dir / "bin")) == ["bash", "sh", "zsh"]
+    assert (box.box_dir / "run" / "box.sock").exists()
+
+
+def test_teardown_leaves_nothing(box):
+    box.seed_policy()
+    box.write_config()
+    box.start()
+    assert box.bash("echo warm").returncode == 0
+    assert box_processes()
+    assert box.stop(signal.SIGINT) == 128 + signal.SIGINT
+    assert not (box.box_dir / "run" / "box.sock").exists()
+    assert "boxfs-mnt" not in host_mounts()
+    deadline = time.time() + 5
+    while box_processes() and time.time() < deadline:
+        time.sleep(0.05)
+    assert box_processes() == []
+
+
+def test_agent_killed_by_signal(box):
+    box.seed_policy()
+    box.write_config(agent_command=["/bin/sh", "-c", "kill -9 $$"])
+    assert box.run_to_end() == 128 + 9
+    assert not (box.box_dir / "run" / "box.sock").exists()
+    deadline = time.time() + 5
+    while box_processes() and time.time() < deadline:
+        time.sleep(0.05)
+    assert box_processes() == []
+    assert "boxfs-mnt" not in host_mounts()
+
+
+def test_agent_args_appended_and_env(box):
+    box.seed_policy()
+    box.write_config(agent_command=["/bin/sh", "-c", 'echo "$0 $1 $HOME $PWD $USER"; echo "$PATH"'])
+    box2_status = subprocess.run(
+        [str(BOX), "run", "--config", str(box.config), "--", "first", "second"],
+        capture_output=True, text=True, env=box.env(), timeout=60)
+    assert box2_status.returncode == 0, box2_status.stderr
+    lines = box2_status.stdout.splitlines()
+    assert lines[0] == f"first second {box.home} {box.workspace} strands-box"
+    assert lines[1].startswith(f"{box.box_dir}/bin:")

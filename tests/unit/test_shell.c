@@ -1,0 +1,645 @@
+/* test_shell.c — the Shell interpreter against a fake host.
+ *
+ * Each case runs box_shell_run in a forked child with stdout/stderr on
+ * pipes; the fake host logs every call on a third pipe (pipeline stages
+ * are processes too), so the tests see outputs, status and the exact
+ * sequence of host calls. */
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "shell/shell.h"
+#include "shell/shell-private.h"
+
+typedef struct {
+  int log_fd;
+  const char *deny_exec;     /* argv[0] refused by decide_exec */
+  const char *deny_message;
+  const char *denial;        /* last_denial text, or NULL */
+  bool drop_privileges;      /* run as nobody (EACCES from modes) */
+  const char *cwd;
+} Fake;
+
+typedef struct {
+  int status;
+  char *out, *err, *log;
+} Result;
+
+static char *tmpdir;
+
+static void log_line(Fake *f, const char *kind, const BoxShellCommand *cmd) {
+  char *s = cmd ? g_strdup_printf("%s %s\n", kind, cmd->command) : g_strdup_printf("%s\n", kind);
+  box_write_all(f->log_fd, s, strlen(s));
+  g_free(s);
+}
+
+static bool fake_decide_exec(void *data, const BoxShellCommand *cmd, char **message) {
+  Fake *f = data;
+  log_line(f, "exec", cmd);
+  g_assert_cmpstr(cmd->program, ==, cmd->argv[0]);
+  g_assert_nonnull(cmd->cwd);
+  g_assert_true(cmd->cwd[0] == '/');
+  if (f->deny_exec && strcmp(cmd->argv[0], f->deny_exec) == 0) {
+    *message = strdup(f->deny_message);
+    return false;
+  }
+  return true;
+}
+
+static BoxSpawnResult fake_spawn(void *data, const BoxShellCommand *cmd, int fd_out, int fd_err) {
+  Fake *f = data;
+  log_line(f, "spawn", cmd);
+  BoxSpawnResult r = { BOX_SPAWN_NOT_FOUND, 127, NULL };
+  const char *name = cmd->argv[0];
+  if (strcmp(name, "denyme") == 0) {
+    r.kind = BOX_SPAWN_DENIED;
+    r.message = strdup("policy denied this operation on '/usr/bin/denyme' [default-deny]");
+    return r;
+  }
+  if (strcmp(name, "notool") == 0) {
+    r.kind = BOX_SPAWN_NO_TOOL;
+    r.message = strdup("no tool runs /usr/bin/notool");
+    return r;
+  }
+  if (strcmp(name, "showcwd") == 0) {
+    char *s = g_strdup_printf("cwd=%s argc=%d\n", cmd->cwd, cmd->argc);
+    box_write_all(fd_out, s, strlen(s));
+    g_free(s);
+    r.kind = BOX_SPAWN_RAN;
+    r.status = 0;
+    return r;
+  }
+  static const char *const real[] = { "printf", "tr", "wc", "sort", "head", "tail", "uniq", "cut",
+                                      "sed", "ls", "mkdir", "touch", "rm", "seq", "basename",
+                                      "dirname", "tee", "sh", NULL };
+  bool ok = false;
+  for (int i = 0; real[i]; i++) if (strcmp(real[i], name) == 0) ok = true;
+  if (!ok) return r;
+  pid_t pid = fork();
+  if (pid == 0) {
+    int dn = open("/dev/null", O_RDONLY);
+    dup2(dn, 0);
+    dup2(fd_out, 1);
+    dup2(fd_err, 2);
+    execvp(name, cmd->argv);
+    _exit(127);
+  }
+  int ws;
+  waitpid(pid, &ws, 0);
+  r.kind = BOX_SPAWN_RAN;
+  r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+  return r;
+}
+
+static char *fake_last_denial(void *data) {
+  Fake *f = data;
+  log_line(f, "last_denial", NULL);
+  return f->denial ? strdup(f->denial) : NULL;
+}
+
+static void drain(int fds[3], GString *bufs[3]) {
+  int open_n = 3;
+  struct pollfd p[3];
+  for (int i = 0; i < 3; i++) { p[i].fd = fds[i]; p[i].events = POLLIN; }
+  while (open_n > 0) {
+    if (poll(p, 3, -1) < 0) { if (errno == EINTR) continue; break; }
+    for (int i = 0; i < 3; i++) {
+      if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[4096];
+      ssize_t n = read(p[i].fd, buf, sizeof buf);
+      if (n > 0) { g_string_append_len(bufs[i], buf, n); continue; }
+      close(p[i].fd);
+      p[i].fd = -1;
+      open_n--;
+    }
+  }
+}
+
+static Result run_with(const char *src, Fake *fake, const char *home, const char *workspace,
+                       void (*child_setup)(void)) {
+  int po[2], pe[2], pl[2];
+  g_assert_cmpint(pipe(po), ==, 0);
+  g_assert_cmpint(pipe(pe), ==, 0);
+  g_assert_cmpint(pipe(pl), ==, 0);
+  pid_t pid = fork();
+  g_assert_cmpint(pid, >=, 0);
+  if (pid == 0) {
+    if (child_setup) child_setup();
+    int dn = open("/dev/null", O_RDONLY);
+    dup2(dn, 0);
+    dup2(po[1], 1);
+    dup2(pe[1], 2);
+    close(po[0]); close(pe[0]); close(pl[0]);
+    close(po[1]); close(pe[1]);
+    fake->log_fd = pl[1];
+    if (chdir(workspace) != 0) _exit(99);
+    if (fake->drop_privileges && geteuid() == 0) {
+      if (setgid(65534) != 0 || setuid(65534) != 0) _exit(98);
+    }
+    BoxShellHost host = { fake_decide_exec, fake_spawn, fake_last_denial, fake };
+    BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
+    int st = box_shell_run(src, &env, &host);
+    _exit(st);
+  }
+  close(po[1]); close(pe[1]); close(pl[1]);
+  GString *bufs[3] = { g_string_new(NULL), g_string_new(NULL), g_string_new(NULL) };
+  int fds[3] = { po[0], pe[0], pl[0] };
+  drain(fds, bufs);
+  int ws;
+  waitpid(pid, &ws, 0);
+  Result r;
+  r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 1000 + WTERMSIG(ws);
+  r.out = g_string_free(bufs[0], FALSE);
+  r.err = g_string_free(bufs[1], FALSE);
+  r.log = g_string_free(bufs[2], FALSE);
+  return r;
+}
+
+static Result run_fake(const char *src, Fake *fake) {
+  return run_with(src, fake, tmpdir, tmpdir, NULL);
+}
+
+static Result run(const char *src) {
+  Fake f = { 0 };
+  return run_fake(src, &f);
+}
+
+static void result_free(Result *r) {
+  g_free(r->out);
+  g_free(r->err);
+  g_free(r->log);
+}
+
+#define CHECK(src, out_, err_, status_)            \
+  do {                                             \
+    Result r_ = run(src);                          \
+    g_assert_cmpstr(r_.out, ==, out_);             \
+    g_assert_cmpstr(r_.err, ==, err_);             \
+    g_assert_cmpint(r_.status, ==, status_);       \
+    result_free(&r_);                              \
+  } while (0)
+
+static void write_file(const char *name, const char *content) {
+  char *p = g_build_filename(tmpdir, name, NULL);
+  g_assert_true(g_file_set_contents(p, content, -1, NULL));
+  g_free(p);
+}
+
+static char *read_file(const char *name) {
+  char *p = g_build_filename(tmpdir, name, NULL);
+  char *c = NULL;
+  if (!g_file_get_contents(p, &c, NULL, NULL)) c = NULL;
+  g_free(p);
+  return c;
+}
+
+/* ---- language -------------------------------------------------------------- */
+
+static void test_echo_quoting(void) {
+  CHECK("echo hello   world", "hello world\n", "", 0);
+  CHECK("echo 'a  b' \"c  d\" e\\ \\ f", "a  b c  d e  f\n", "", 0);
+  CHECK("echo \"it's\" 'say \"hi\"' \\$HOME \"\\$x \\\\ \\a\"", "it's say \"hi\" $HOME $x \\ \\a\n", "", 0);
+  CHECK("echo -n a; echo b", "ab\n", "", 0);
+  CHECK("echo -e 'a\\tb\\n\\x41\\0101' -E", "a\tb\nAA -E\n", "", 0);
+  CHECK("echo 'a\\tb'", "a\\tb\n", "", 0);
+  CHECK("echo -ne 'x\\cy'; echo", "x\n", "", 0);
+  CHECK("echo \"\" x ''", " x \n", "", 0);
+  CHECK("echo a#b # a comment\n# another\necho c", "a#b\nc\n", "", 0);
+  CHECK("echo a \\\n b", "a b\n", "", 0);
+}
+
+static void test_variables(void) {
+  CHECK("X=hello; echo $X ${X}world \"$X\"", "hello helloworld hello\n", "", 0);
+  CHECK("X='a   b'; echo $X; echo \"$X\"", "a b\na   b\n", "", 0);
+  CHECK("echo [$UNSET] [\"$UNSET\"]", "[] []\n", "", 0);
+  CHECK("echo $HOME-$USER-$PATH", g_strdup_printf("%s-strands-box-/usr/bin:/bin\n", tmpdir), "", 0);
+  CHECK("echo ${U:-def} ${U-d2} ${U:+alt}; X=v; echo ${X:+alt} ${#X}", "def d2\nalt 1\n", "", 0);
+  CHECK("echo ${N:=set}; echo $N", "set\nset\n", "", 0);
+  CHECK("F=file.tar.gz; echo ${F%.gz} ${F%%.*} ${F#*.} ${F##*.}", "file.tar file tar.gz gz\n", "", 0);
+  CHECK("A=1 B=2; echo $A$B", "12\n", "", 0);
+  CHECK("X=1 true; echo ${X:-unset}", "unset\n", "", 0);
+  CHECK("false; echo $?; true; echo $?", "1\n0\n", "", 0);
+  CHECK("echo $", "$\n", "", 0);
+  Result r = run("echo $$");
+  int pid = atoi(r.out);
+  g_assert_cmpint(pid, >, 1);
+  result_free(&r);
+  r = run("echo $$ | cat");
+  g_assert_cmpint(atoi(r.out), >, 1);
+  result_free(&r);
+}
+
+static void test_lists(void) {
+  CHECK("false && echo no; true || echo no; false || echo yes; true && echo yes2",
+        "yes\nyes2\n", "", 0);
+  CHECK("true &&\n echo next", "next\n", "", 0);
+  CHECK("echo a; echo b\necho c", "a\nb\nc\n", "", 0);
+  CHECK("false", "", "", 1);
+  CHECK("! false && echo negated", "negated\n", "", 0);
+  CHECK("exit 3; echo no", "", "", 3);
+  CHECK("false; exit", "", "", 1);
+  CHECK("exit abc", "", "strands-shell: exit: abc: numeric argument required\n", 2);
+  CHECK("exit 1 2; echo still", "still\n", "strands-shell: exit: too many arguments\n", 0);
+  CHECK("", "", "", 0);
+  CHECK("\n\n", "", "", 0);
+}
+
+static void test_pipelines(void) {
+  CHECK("echo hello | cat | cat", "hello\n", "", 0);
+  CHECK("echo hello | grep -c hell", "1\n", "", 0);
+  CHECK("echo hello | grep nope", "", "", 1);
+  CHECK("echo hello | grep nope | cat", "", "", 0);
+  CHECK("printf 'a\\nb\\nc\\n' | grep -v b", "a\nc\n", "", 0);
+  CHECK("echo x | exit 4; echo $?", "4\n", "", 0);
+  CHECK("echo a |\n cat", "a\n", "", 0);
+  CHECK("cd /; echo x | cd /tmp; pwd", "/\n", "", 0);
+}
+
+static void test_redirections(void) {
+  CHECK("echo hi > r1.txt; echo there >> r1.txt; cat < r1.txt", "hi\nthere\n", "", 0);
+  CHECK("echo new > r1.txt; cat r1.txt", "new\n", "", 0);
+  CHECK("cat nosuch 2> r2.txt; echo $?; cat r2.txt",
+        "1\ncat: nosuch: No such file or directory\n", "", 0);
+  CHECK("cat nosuch 2>&1 | grep -c 'No such'", "1\n", "", 0);
+  CHECK("cat nosuch 2>/dev/null", "", "", 1);
+  CHECK("echo to-err 1>&2", "", "to-err\n", 0);
+  CHECK("echo via3 3> r3.txt 1>&3; cat r3.txt", "via3\n", "", 0);
+  CHECK("echo both &> r4.txt; cat r4.txt", "both\n", "", 0);
+  CHECK("> r5.txt; cat r5.txt; echo $?", "0\n", "", 0);
+  CHECK("echo x >&-", "", "strands-shell: echo: write error: Bad file descriptor\n", 1);
+  CHECK("echo x 1>&7", "", "strands-shell: 7: Bad file descriptor\n", 1);
+  CHECK("F='a b'; echo x > $F", "", "strands-shell: $F: ambiguous redirect\n", 1);
+  CHECK("N=r6.txt; echo var > $N; cat r6.txt", "var\n", "", 0);
+  CHECK("printf 'from spawn\\n' > r7.txt; cat r7.txt", "from spawn\n", "", 0);
+  CHECK("printf 'err\\n' 1>&2 2>/dev/null", "", "err\n", 0);
+  /* redirect failure: status 1, the command does not run */
+  Result r = run("echo hi > /nonexistent/x; echo $?");
+  g_assert_cmpstr(r.out, ==, "1\n");
+  g_assert_cmpstr(r.err, ==, "strands-shell: /nonexistent/x: No such file or directory\n");
+  g_assert_cmpstr(r.log, ==, "exec echo hi\nexec echo 1\n");
+  result_free(&r);
+  r = run("printf x > /nonexistent/x");
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_cmpstr(r.out, ==, "");
+  g_assert_cmpstr(r.log, ==, "");  /* not spawned */
+  result_free(&r);
+}
+
+static void test_syntax_errors(void) {
+  CHECK("echo a |", "", "strands-shell: syntax error: expected command after '|'\n", 2);
+  CHECK("echo 'abc", "", "strands-shell: syntax error: unterminated single quote\n", 2);
+  CHECK("echo \"abc", "", "strands-shell: syntax error: unterminated double quote\n", 2);
+  CHECK("; echo a", "", "strands-shell: syntax error: unexpected token: ;\n", 2);
+  CHECK("echo a && && echo b", "", "strands-shell: syntax error: unexpected token: &&\n", 2);
+  CHECK("echo >", "", "strands-shell: syntax error: expected filename after '>'\n", 2);
+  CHECK("echo ${X", "", "strands-shell: syntax error: unterminated ${\n", 2);
+  /* lines before the bad one have run (bash reads line by line) */
+  CHECK("echo first\necho b |", "first\n", "strands-shell: syntax error: expected command after '|'\n", 2);
+  Result r = run("echo a; echo b |");
+  g_assert_cmpstr(r.log, ==, "");
+  result_free(&r);
+}
+
+/* ---- decisions -------------------------------------------------------------- */
+
+static void test_host_call_order(void) {
+  write_file("o.txt", "x\n");
+  Result r = run("echo a; nosuch arg1 'arg 2'; cat o.txt; X=1 printf '%s\\n' y");
+  g_assert_cmpstr(r.out, ==, "a\nx\ny\n");
+  g_assert_cmpstr(r.err, ==, "strands-shell: nosuch: command not found\n");
+  g_assert_cmpstr(r.log, ==,
+                  "exec echo a\nspawn nosuch arg1 arg 2\nexec cat o.txt\nspawn printf %s\\n y\n");
+  g_assert_cmpint(r.status, ==, 0);
+  result_free(&r);
+  r = run("true && false || echo $?");
+  g_assert_cmpstr(r.log, ==, "exec true\nexec false\nexec echo 1\n");
+  result_free(&r);
+  /* bare assignments and redirect-only commands decide nothing */
+  r = run("A=1; > o2.txt");
+  g_assert_cmpstr(r.log, ==, "");
+  g_assert_cmpint(r.status, ==, 0);
+  result_free(&r);
+  r = run("cd sub-that-does-not-exist; showcwd a b");
+  g_assert_cmpstr(r.out, ==, g_strdup_printf("cwd=%s argc=3\n", tmpdir));
+  g_assert_cmpstr(r.log, ==, "exec cd sub-that-does-not-exist\nspawn showcwd a b\n");
+  result_free(&r);
+}
+
+static void test_not_found_and_spawn_results(void) {
+  CHECK("nosuch; echo $?", "127\n", "strands-shell: nosuch: command not found\n", 0);
+  CHECK("nosuch 2>/dev/null", "", "", 127);
+  CHECK("denyme x", "", "strands-shell: effect denied: policy denied this operation on '/usr/bin/denyme' [default-deny]\n", 126);
+  CHECK("notool", "", "strands-shell: notool: no tool runs /usr/bin/notool\n", 126);
+  CHECK("sh -c 'exit 7'; echo $?", "7\n", "", 0);
+}
+
+static void test_exec_denial(void) {
+  Fake f = { 0 };
+  f.deny_exec = "cat";
+  f.deny_message = "policy denied this operation on 'cat' [policy: no_cat]";
+  Result r = run_fake("cat o.txt > denied-out.txt; echo $?", &f);
+  g_assert_cmpstr(r.out, ==, "126\n");
+  g_assert_cmpstr(r.err, ==, "strands-shell: effect denied: policy denied this operation on 'cat' [policy: no_cat]\n");
+  g_assert_cmpstr(r.log, ==, "exec cat o.txt\nexec echo 126\n");
+  g_assert_cmpint(r.status, ==, 0);
+  result_free(&r);
+  char *c = read_file("denied-out.txt");
+  g_assert_null(c);  /* the redirection was never opened */
+  /* in a pipeline stage too */
+  r = run_fake("echo x | cat", &f);
+  g_assert_cmpint(r.status, ==, 126);
+  g_assert_cmpstr(r.out, ==, "");
+  result_free(&r);
+}
+
+static void test_redirect_denial(void) {
+  write_file("todo.txt", "old\n");
+  char *p = g_build_filename(tmpdir, "todo.txt", NULL);
+  g_chmod(p, 0);
+  g_free(p);
+  Fake f = { 0 };
+  f.drop_privileges = true;
+  f.denial = "policy denied this operation on '~/src/project/todo.txt' [default-deny]: No permit policy matched this request.";
+  Result r = run_fake("echo hi > todo.txt", &f);
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_cmpstr(r.out, ==, "");
+  g_assert_cmpstr(r.err, ==, "strands-shell: todo.txt: policy denied this operation on '~/src/project/todo.txt' [default-deny]: No permit policy matched this request.\n");
+  g_assert_cmpstr(r.log, ==, "exec echo hi\nlast_denial\n");
+  result_free(&r);
+
+  r = run_fake("cat todo.txt; echo $?", &f);
+  g_assert_cmpstr(r.out, ==, "1\n");
+  g_assert_cmpstr(r.err, ==, "cat: todo.txt: policy denied this operation on '~/src/project/todo.txt' [default-deny]: No permit policy matched this request.\n");
+  result_free(&r);
+
+  r = run_fake("grep x todo.txt; echo $?", &f);
+  g_assert_cmpstr(r.out, ==, "2\n");
+  g_assert_true(g_str_has_prefix(r.err, "grep: todo.txt: policy denied"));
+  result_free(&r);
+
+  f.denial = NULL;  /* no policy text: strerror */
+  r = run_fake("cat < todo.txt", &f);
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_cmpstr(r.err, ==, "strands-shell: todo.txt: Permission denied\n");
+  result_free(&r);
+}
+
+/* ---- commands ---------------------------------------------------------------- */
+
+static void test_cat(void) {
+  write_file("c1.txt", "one\ntwo\n");
+  write_file("c2.txt", "three");
+  CHECK("cat c1.txt c2.txt", "one\ntwo\nthree", "", 0);
+  CHECK("echo in | cat c1.txt - c2.txt", "one\ntwo\nin\nthree", "", 0);
+  CHECK("echo in | cat", "in\n", "", 0);
+  CHECK("cat -n c1.txt", "     1\tone\n     2\ttwo\n", "", 0);
+  CHECK("cat c1.txt nosuch c2.txt", "one\ntwo\nthree", "cat: nosuch: No such file or directory\n", 1);
+  CHECK("cat .", "", "cat: .: Is a directory\n", 1);
+  CHECK("cat -z", "", "cat: invalid option -- 'z'\nTry 'cat --help' for more information.\n", 1);
+}
+
+static void test_grep(void) {
+  g_assert_cmpint(g_mkdir_with_parents(g_build_filename(tmpdir, "g", "sub", NULL), 0755), ==, 0);
+  write_file("g/a.txt", "Hello world\nfoo bar\nhello again\n");
+  write_file("g/sub/b.txt", "nothing\nHELLO\n");
+  CHECK("grep hello g/a.txt", "hello again\n", "", 0);
+  CHECK("grep -i hello g/a.txt", "Hello world\nhello again\n", "", 0);
+  CHECK("grep -in hello g/a.txt", "1:Hello world\n3:hello again\n", "", 0);
+  CHECK("grep -v -i hello g/a.txt", "foo bar\n", "", 0);
+  CHECK("grep -c o g/a.txt", "3\n", "", 0);
+  CHECK("grep -ci hello g/a.txt g/sub/b.txt", "g/a.txt:2\ng/sub/b.txt:1\n", "", 0);
+  CHECK("grep -il hello g/a.txt g/sub/b.txt g/a.txt", "g/a.txt\ng/sub/b.txt\ng/a.txt\n", "", 0);
+  CHECK("grep -e foo -e again g/a.txt", "foo bar\nhello again\n", "", 0);
+  CHECK("grep -efoo g/a.txt", "foo bar\n", "", 0);
+  CHECK("grep -E 'wor(ld|k)|^foo' g/a.txt", "Hello world\nfoo bar\n", "", 0);
+  CHECK("grep 'l\\{2\\}o a' g/a.txt", "hello again\n", "", 0);
+  CHECK("grep -F 'o.b' g/a.txt; echo $?", "1\n", "", 0);
+  CHECK("grep -w bar g/a.txt; grep -x 'foo bar' g/a.txt", "foo bar\nfoo bar\n", "", 0);
+  CHECK("grep -o 'l\\+' g/a.txt", "ll\nl\nll\n", "", 0);
+  CHECK("grep zzz g/a.txt", "", "", 1);
+  CHECK("grep hello nosuch g/a.txt", "g/a.txt:hello again\n", "grep: nosuch: No such file or directory\n", 2);
+  CHECK("grep -s hello nosuch", "", "", 2);
+  CHECK("grep -q hello g/a.txt nosuch", "", "", 0);
+  CHECK("grep hello g", "", "grep: g: Is a directory\n", 2);
+  CHECK("grep -r HELLO g", "g/sub/b.txt:HELLO\n", "", 0);
+  CHECK("grep -rn -i hello g/sub", "g/sub/b.txt:2:HELLO\n", "", 0);
+  CHECK("grep -rh HELLO g", "HELLO\n", "", 0);
+  CHECK("grep -r again g/a.txt", "hello again\n", "", 0);
+  CHECK("cd g/sub; grep -r HELLO", "b.txt:HELLO\n", "", 0);
+  CHECK("grep -rc nothing g | grep -c :", "2\n", "", 0);
+  CHECK("echo abc | grep -H b", "(standard input):abc\n", "", 0);
+  CHECK("grep 'a\\(' g/a.txt", "", "grep: Unmatched ( or \\(\n", 2);
+  CHECK("grep -k x", "", "grep: invalid option -- 'k'\nUsage: grep [OPTION]... PATTERNS [FILE]...\n"
+                         "Try 'grep --help' for more information.\n", 2);
+  CHECK("grep hello g/a.txt -n", "3:hello again\n", "", 0);
+  CHECK("grep -- -x g/a.txt", "", "", 1);
+}
+
+static void test_cd_pwd(void) {
+  g_assert_cmpint(g_mkdir_with_parents(g_build_filename(tmpdir, "d1", "d2", NULL), 0755), ==, 0);
+  char *exp = g_strdup_printf("%s\n%s/d1/d2\n%s/d1/d2 %s\n%s/d1\n%s/d1/d2\n%s/d1/d2\n",
+                              tmpdir, tmpdir, tmpdir, tmpdir, tmpdir, tmpdir, tmpdir);
+  CHECK("pwd; cd d1/./d2; pwd; echo $PWD $OLDPWD; cd ..; pwd; cd -; pwd", exp, "", 0);
+  g_free(exp);
+  CHECK("cd /; pwd; cd; pwd", g_strdup_printf("/\n%s\n", tmpdir), "", 0);
+  CHECK("cd nosuchdir; echo $?", "1\n", "strands-shell: cd: nosuchdir: No such file or directory\n", 0);
+  CHECK("cd d1 d2", "", "strands-shell: cd: too many arguments\n", 1);
+  CHECK("cd -", "", "strands-shell: cd: OLDPWD not set\n", 1);
+  CHECK("cd d1; cat ../o.txt", "x\n", "", 0);
+  CHECK("pwd -Z", "", "strands-shell: pwd: -Z: invalid option\npwd: usage: pwd [-LP]\n", 2);
+}
+
+static void test_export(void) {
+  char *exp = g_strdup_printf("declare -x A=\"1\"\ndeclare -x B\ndeclare -x HOME=\"%s\"\n"
+                              "declare -x PATH=\"/usr/bin:/bin\"\ndeclare -x PWD=\"%s\"\n"
+                              "declare -x Q=\"a\\\"b\\$\"\ndeclare -x USER=\"strands-box\"\n",
+                              tmpdir, tmpdir);
+  CHECK("export A=1 B; C=2; export Q='a\"b$'; export", exp, "", 0);
+  g_free(exp);
+  CHECK("export X=5; echo $X", "5\n", "", 0);
+  CHECK("export 1x=2", "", "strands-shell: export: `1x=2': not a valid identifier\n", 1);
+}
+
+/* ---- the conformance list ------------------------------------------------- */
+
+static char *unescape(const char *s) {
+  GString *r = g_string_new(NULL);
+  for (; *s; s++) {
+    if (*s != '\\' || !s[1]) { g_string_append_c(r, *s); continue; }
+    s++;
+    switch (*s) {
+    case '\\': g_string_append_c(r, '\\'); break;
+    case 't': g_string_append_c(r, '\t'); break;
+    case 'n': g_string_append_c(r, '\n'); break;
+    case 'r': g_string_append_c(r, '\r'); break;
+    case 'x': {
+      char h[3] = { s[1], s[1] ? s[2] : 0, 0 };
+      g_string_append_c(r, (char)strtol(h, NULL, 16));
+      s += 2;
+      break;
+    }
+    default: g_string_append_c(r, '\\'); g_string_append_c(r, *s);
+    }
+  }
+  return g_string_free(r, FALSE);
+}
+
+/* Whether every simple command of n names something the first cut has. */
+static bool first_cut_node(Node *n) {
+  if (!n) return true;
+  switch (n->kind) {
+  case N_SIMPLE:
+    for (size_t i = 0; i < n->u.simple.nwords; i++) {
+      Word *w = n->u.simple.words[i];
+      for (size_t k = 0; k < w->nparts; k++) {
+        if (w->parts[k].kind == WP_LIT && strpbrk(w->parts[k].text, "*?[]{}~")) return false;
+        if (w->parts[k].kind == WP_PARAM && strchr("@*#0123456789!-", w->parts[k].text[0])) return false;
+      }
+    }
+    for (size_t i = 0; i < n->u.simple.nassigns; i++) {
+      Word *w = n->u.simple.assigns[i].value;
+      for (size_t k = 0; k < w->nparts; k++)
+        if (w->parts[k].kind == WP_LIT && strpbrk(w->parts[k].text, "~")) return false;
+    }
+    if (n->u.simple.nwords == 0) return true;
+    {
+      Word *w = n->u.simple.words[0];
+      if (w->nparts != 1 || w->parts[0].kind != WP_LIT) return false;
+      return box_shell_implements(w->parts[0].text);
+    }
+  case N_PIPE:
+    for (size_t i = 0; i < n->u.pipe.n; i++) if (!first_cut_node(n->u.pipe.cmds[i])) return false;
+    return true;
+  case N_AND: case N_OR: case N_SEQ:
+    return first_cut_node(n->u.bin.left) && first_cut_node(n->u.bin.right);
+  case N_NOT:
+    return first_cut_node(n->u.un.child);
+  case N_BACKGROUND:
+    return false;
+  }
+  return false;
+}
+
+static bool first_cut_case(const char *src) {
+  Parser p;
+  box_parser_init(&p, src);
+  bool ok = true;
+  for (;;) {
+    Node *n = NULL;
+    ParseResult r = box_parse_next(&p, &n);
+    if (r == PARSE_EOF) break;
+    if (r == PARSE_ERROR) { ok = false; break; }
+    ok = first_cut_node(n);
+    box_node_free(n);
+    if (!ok) break;
+  }
+  box_parser_done(&p);
+  return ok;
+}
+
+static void private_tmp(void) {
+  /* a fresh /tmp and /home/lash for each case (as root, in a mount namespace) */
+  if (unshare(CLONE_NEWNS) != 0) _exit(97);
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) _exit(97);
+  if (mount("tmpfs", "/tmp", "tmpfs", 0, "mode=1777") != 0) _exit(97);
+  if (mount("tmpfs", "/home", "tmpfs", 0, "mode=755") != 0) _exit(97);
+  if (mkdir("/home/lash", 0755) != 0) _exit(97);
+}
+
+static void test_conformance(void) {
+  const char *path = g_getenv("BOX_SHELL_CASES");
+  if (!path) path = "/work/shared/conformance/shell-cases.tsv";
+  char *text;
+  if (!g_file_get_contents(path, &text, NULL, NULL)) {
+    g_test_skip("shell-cases.tsv not found");
+    return;
+  }
+  if (geteuid() != 0 || access("/home", F_OK) != 0) {
+    g_free(text);
+    g_test_skip("needs root for a private /tmp and /home/lash");
+    return;
+  }
+  gchar **lines = g_strsplit(text, "\n", -1);
+  g_free(text);
+  int eligible = 0, passed = 0;
+  GString *fails = g_string_new(NULL);
+  for (gchar **l = lines + 1; *l; l++) {
+    if (!**l) continue;
+    gchar **col = g_strsplit(*l, "\t", -1);
+    if (g_strv_length(col) < 5) { g_strfreev(col); continue; }
+    char *cmd = unescape(col[1]);
+    if (!first_cut_case(cmd)) { g_free(cmd); g_strfreev(col); continue; }
+    eligible++;
+    char *want = unescape(col[2]);
+    bool exact = strstr(col[4], "[exact]") != NULL;
+    Fake f = { 0 };
+    Result r = run_with(cmd, &f, "/home/lash", "/home/lash", private_tmp);
+    bool ok = true;
+    if (strcmp(want, "<<unchecked>>") != 0) {
+      if (exact) ok = strcmp(want, r.out) == 0;
+      else {
+        char *a = g_strstrip(g_strdup(want)), *b = g_strstrip(g_strdup(r.out));
+        ok = strcmp(a, b) == 0;
+        g_free(a);
+        g_free(b);
+      }
+    }
+    if (col[3][0]) {
+      if (strcmp(col[3], "!0") == 0) ok = ok && r.status != 0;
+      else ok = ok && r.status == atoi(col[3]);
+    }
+    if (ok) passed++;
+    else g_string_append_printf(fails, "  %s [%s] status %d stdout %s stderr %s\n", col[0], cmd, r.status, r.out, r.err);
+    result_free(&r);
+    g_free(want);
+    g_free(cmd);
+    g_strfreev(col);
+  }
+  g_strfreev(lines);
+  g_test_message("conformance: %d of %d first-cut cases pass", passed, eligible);
+  if (g_getenv("BOX_SHELL_VERBOSE") || passed != eligible)
+    g_printerr("conformance: %d of %d first-cut cases pass\n%s", passed, eligible, fails->str);
+  g_assert_cmpint(eligible, >, 0);
+  g_assert_cmpint(passed, ==, eligible);
+  g_string_free(fails, TRUE);
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  tmpdir = g_dir_make_tmp("test-shell-XXXXXX", NULL);
+  g_assert_nonnull(tmpdir);
+  g_chmod(tmpdir, 0777);
+  write_file("o.txt", "x\n");
+  g_test_add_func("/shell/echo-quoting", test_echo_quoting);
+  g_test_add_func("/shell/variables", test_variables);
+  g_test_add_func("/shell/lists", test_lists);
+  g_test_add_func("/shell/pipelines", test_pipelines);
+  g_test_add_func("/shell/redirections", test_redirections);
+  g_test_add_func("/shell/syntax-errors", test_syntax_errors);
+  g_test_add_func("/shell/host-call-order", test_host_call_order);
+  g_test_add_func("/shell/not-found-and-spawn", test_not_found_and_spawn_results);
+  g_test_add_func("/shell/exec-denial", test_exec_denial);
+  g_test_add_func("/shell/redirect-denial", test_redirect_denial);
+  g_test_add_func("/shell/cat", test_cat);
+  g_test_add_func("/shell/grep", test_grep);
+  g_test_add_func("/shell/cd-pwd", test_cd_pwd);
+  g_test_add_func("/shell/export", test_export);
+  g_test_add_func("/shell/conformance", test_conformance);
+  int rc = g_test_run();
+  char *cmd = g_strdup_printf("rm -rf '%s'", tmpdir);
+  if (system(cmd) != 0) rc = rc ? rc : 0;
+  g_free(cmd);
+  return rc;
+}

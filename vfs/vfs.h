@@ -1,0 +1,70 @@
+/* vfs.h — the box's FUSE mount (DESIGN.md "The mount", spec/mount-mechanics.md).
+ *
+ * Layout of the mount:
+ *   /pass<real path>   shared passthrough of each bound root (operator home,
+ *                      agent home, workspace), one node per real object;
+ *                      the directories above a root are RAM directories.
+ *   /ram/c<N>          command N's RAM root: /tmp, /dev/{null,zero,urandom,
+ *                      random} (empty files to bind host nodes on), the
+ *                      empty directory chain of every bound root, and the
+ *                      hidden control directory /.box (file "mydenial").
+ * Every request is placed in its command by the caller's PID namespace; a
+ * caller that cannot be placed is refused (root GETATTR and STATFS aside).
+ */
+#ifndef BOX_VFS_H
+#define BOX_VFS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <glib.h>
+#include <json-c/json.h>
+#include "policy/policy.h"
+
+G_BEGIN_DECLS
+
+typedef struct BoxVfs BoxVfs;
+
+#define BOX_VFS_ERROR (box_vfs_error_quark())
+GQuark box_vfs_error_quark(void);
+
+/* Asks policy.  The vfs applies its floors after a permit, then hands the
+ * effective decision to record (history and decision log). */
+typedef BoxDecision *(*BoxVfsDecideFn)(void *data, int command, const char *action,
+                                       json_object *input);
+typedef void (*BoxVfsRecordFn)(void *data, int command, const char *action, json_object *input,
+                               const BoxDecision *decision);
+
+typedef struct {
+  const char *mountpoint;        /* an empty directory outside every root */
+  const char *const *roots;      /* NULL-terminated canonical absolute paths */
+  const char *operator_home;     /* canonical; paths under it are spelled ~/... */
+  const char *const *floor_trees;/* NULL-terminated: trees no policy may open (box_dir) */
+  const char *const *floor_files;/* NULL-terminated: authority files (box.toml, policy) */
+  BoxVfsDecideFn decide;
+  BoxVfsRecordFn record;
+  void *decide_data;
+} BoxVfsConfig;
+
+/* Mounts and starts the multithreaded session loop in its own thread. */
+BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error);
+/* Unmounts, stops the loop and frees everything. */
+void box_vfs_stop(BoxVfs *vfs);
+
+/* Allocates command N and builds its RAM root.  Returns N (>= 0). */
+int box_vfs_command_new(BoxVfs *vfs);
+/* Places every caller in pid's PID namespace in command N, as the Shell
+ * worker (decisions apply) or as a tool of N (no decisions; its binds bound it). */
+bool box_vfs_command_attach(BoxVfs *vfs, int command, pid_t pid, bool is_tool, GError **error);
+/* While false (setup), the worker's requests raise no decision. */
+void box_vfs_command_set_running(BoxVfs *vfs, int command, bool running);
+/* Ends N: detaches its namespaces, answers its pending requests with
+ * EINTR, invalidates /ram/c<N> in the kernel and frees its nodes. */
+void box_vfs_command_end(BoxVfs *vfs, int command);
+
+const char *box_vfs_mountpoint(const BoxVfs *vfs);
+/* "<mountpoint>/ram/c<N>" and "<mountpoint>/pass<real>"; newly allocated. */
+char *box_vfs_ram_root(const BoxVfs *vfs, int command);
+char *box_vfs_pass_path(const BoxVfs *vfs, const char *real_path);
+
+G_END_DECLS
+#endif

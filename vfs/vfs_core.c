@@ -1,0 +1,802 @@
+/* vfs_core.c — lifecycle, the node tree, commands, placement and decisions.
+ * The FUSE request handlers are in vfs_ops.c. */
+#include "vfs/vfs_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+G_DEFINE_QUARK(box-vfs-error-quark, box_vfs_error)
+
+/* ---- decisions without the policy library (first cut builds) ---- */
+#ifndef BOX_VFS_HAVE_POLICY
+static BoxDecision *local_enforcement(const char *action, const char *resource, const char *gate,
+                                      const char *text) {
+  BoxDecision *d = g_new0(BoxDecision, 1);
+  d->verdict = BOX_VERDICT_DENY;
+  d->cause = BOX_CAUSE_ENFORCEMENT;
+  d->action = g_strdup(action);
+  d->resource = g_strdup(resource);
+  d->rule = g_strdup_printf("enforcement:%s", gate);
+  d->message = g_strdup(text);
+  d->reason = g_strdup(text);
+  d->determining_ids = g_ptr_array_new_with_free_func(g_free);
+  return d;
+}
+static void local_free(BoxDecision *d) {
+  if (!d) return;
+  g_free(d->action);
+  g_free(d->resource);
+  g_free(d->rule);
+  g_free(d->description);
+  g_free(d->message);
+  g_free(d->reason);
+  if (d->determining_ids) g_ptr_array_unref(d->determining_ids);
+  g_free(d);
+}
+#define decision_enforcement local_enforcement
+#define decision_free local_free
+#else
+#define decision_enforcement box_decision_new_enforcement
+#define decision_free box_decision_free
+#endif
+
+typedef struct {
+  dev_t dev;
+  ino_t ino;
+} PassKey;
+
+static guint pass_key_hash(gconstpointer p) {
+  const PassKey *k = p;
+  guint64 x = (guint64)k->ino * 0x9E3779B97F4A7C15ull ^ (guint64)k->dev;
+  return (guint)(x ^ (x >> 32));
+}
+static gboolean pass_key_equal(gconstpointer a, gconstpointer b) {
+  const PassKey *x = a, *y = b;
+  return x->dev == y->dev && x->ino == y->ino;
+}
+
+static void now_ts(struct timespec *ts) { clock_gettime(CLOCK_REALTIME, ts); }
+
+/* ---- nodes ---- */
+
+Node *vfs_node_get(BoxVfs *v, fuse_ino_t ino) {
+  return g_hash_table_lookup(v->nodes, &(guint64){ino});
+}
+
+Node *vfs_node_new(BoxVfs *v, NodeKind kind, int cmd) {
+  Node *n = g_new0(Node, 1);
+  n->ino = v->next_ino++;
+  n->kind = kind;
+  n->cmd = cmd;
+  n->fd = -1;
+  n->uid = 0;
+  n->gid = 0;
+  now_ts(&n->atime);
+  n->mtime = n->ctime = n->atime;
+  guint64 *key = g_new(guint64, 1);
+  *key = n->ino;
+  g_hash_table_insert(v->nodes, key, n);
+  return n;
+}
+
+void vfs_node_ref(Node *n) { n->refs++; }
+
+static void node_free(BoxVfs *v, Node *n) {
+  g_hash_table_remove(v->nodes, &(guint64){n->ino});
+  if (n->kind == NODE_PASS) {
+    PassKey k = {n->rdev_key, n->rino};
+    if (g_hash_table_lookup(v->pass_nodes, &k) == n) g_hash_table_remove(v->pass_nodes, &k);
+    if (n->fd >= 0) close(n->fd);
+  }
+  if (n->kind == NODE_RAM) {
+    Command *cm = (n->cmd >= 0 && (guint)n->cmd < v->commands->len)
+                      ? g_ptr_array_index(v->commands, n->cmd) : NULL;
+    if (cm && cm->inodes > 0) cm->inodes--;
+  }
+  Node *parent = n->parent;
+  if (n->children) g_hash_table_unref(n->children);
+  if (n->data) g_byte_array_unref(n->data);
+  g_free(n->target);
+  g_free(n->name);
+  g_free(n->root_path);
+  g_free(n);
+  if (parent) vfs_node_unref(v, parent);
+}
+
+void vfs_node_unref(BoxVfs *v, Node *n) {
+  g_assert(n->refs > 0);
+  if (--n->refs == 0) node_free(v, n);
+}
+
+void vfs_node_set_parent(BoxVfs *v, Node *n, Node *parent, const char *name) {
+  Node *old = n->parent;
+  if (parent) vfs_node_ref(parent);
+  n->parent = parent;
+  if (!n->name || strcmp(n->name, name) != 0) {
+    g_free(n->name);
+    n->name = g_strdup(name);
+  }
+  if (old) vfs_node_unref(v, old);
+}
+
+static Node *dir_node_new(BoxVfs *v, NodeKind kind, int cmd, Node *parent, const char *name,
+                          mode_t perm) {
+  Node *n = vfs_node_new(v, kind, cmd);
+  n->mode = S_IFDIR | perm;
+  n->nlink = 2;
+  n->children = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  if (parent) {
+    vfs_node_set_parent(v, n, parent, name);
+    g_hash_table_insert(parent->children, g_strdup(name), n);
+    parent->nlink++;
+  } else {
+    n->name = g_strdup(name);
+  }
+  vfs_node_ref(n); /* the link (or permanence) */
+  return n;
+}
+
+Node *vfs_ram_new(BoxVfs *v, int cmd, Node *dir, const char *name, mode_t mode, uid_t uid,
+                  gid_t gid, int *err) {
+  Command *cm = vfs_command(v, cmd);
+  if (!cm) {
+    *err = ENOENT;
+    return NULL;
+  }
+  if (cm->inodes >= VFS_RAM_MAX_INODES) {
+    *err = ENOSPC;
+    return NULL;
+  }
+  Node *n = vfs_node_new(v, NODE_RAM, cmd);
+  cm->inodes++;
+  n->mode = mode;
+  n->uid = uid;
+  n->gid = gid;
+  if (S_ISDIR(mode)) {
+    n->nlink = 2;
+    n->children = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    dir->nlink++;
+  } else {
+    n->nlink = 1;
+    if (S_ISREG(mode)) n->data = g_byte_array_new();
+  }
+  vfs_node_set_parent(v, n, dir, name);
+  g_hash_table_insert(dir->children, g_strdup(name), n);
+  vfs_node_ref(n); /* the link */
+  now_ts(&dir->mtime);
+  dir->ctime = dir->mtime;
+  *err = 0;
+  return n;
+}
+
+void vfs_ram_unlink(BoxVfs *v, Node *dir, const char *name) {
+  Node *n = g_hash_table_lookup(dir->children, name);
+  if (!n) return;
+  g_hash_table_remove(dir->children, name);
+  if (S_ISDIR(n->mode)) {
+    dir->nlink--;
+    n->nlink = 0;
+  } else if (n->nlink > 0) {
+    n->nlink--;
+  }
+  now_ts(&dir->mtime);
+  dir->ctime = dir->mtime;
+  n->ctime = dir->mtime;
+  vfs_node_unref(v, n);
+}
+
+Node *vfs_pass_find(BoxVfs *v, dev_t dev, ino_t ino) {
+  PassKey k = {dev, ino};
+  return g_hash_table_lookup(v->pass_nodes, &k);
+}
+
+Node *vfs_pass_insert(BoxVfs *v, Node *parent, const char *name, int fd, const struct stat *st) {
+  Node *n = vfs_pass_find(v, st->st_dev, st->st_ino);
+  if (n) {
+    close(fd);
+    /* Renamed (or another hard link): follow the name we were asked for.
+     * Roots keep their chain. */
+    if (!n->root_path && (n->parent != parent || strcmp(n->name, name) != 0)) {
+      /* never make a node its own ancestor */
+      bool cycle = false;
+      for (Node *p = parent; p; p = p->parent)
+        if (p == n) {
+          cycle = true;
+          break;
+        }
+      if (!cycle) vfs_node_set_parent(v, n, parent, name);
+    }
+    return n;
+  }
+  n = vfs_node_new(v, NODE_PASS, -1);
+  n->fd = fd;
+  n->rdev_key = st->st_dev;
+  n->rino = st->st_ino;
+  n->ftype = st->st_mode & S_IFMT;
+  vfs_node_set_parent(v, n, parent, name);
+  PassKey *k = g_new(PassKey, 1);
+  k->dev = st->st_dev;
+  k->ino = st->st_ino;
+  g_hash_table_insert(v->pass_nodes, k, n);
+  return n;
+}
+
+/* ---- paths ---- */
+
+char *vfs_child_path(const char *dir, const char *name) {
+  if (strcmp(dir, "/") == 0) return g_strconcat("/", name, NULL);
+  return g_strconcat(dir, "/", name, NULL);
+}
+
+char *vfs_node_path(BoxVfs *v, Node *n) {
+  (void)v;
+  GPtrArray *parts = g_ptr_array_new();
+  Node *p = n;
+  int depth = 0;
+  bool ok = false;
+  while (p && depth < VFS_MAX_DEPTH) {
+    if (p->kind == NODE_PASSDIR || p->special == SPECIAL_CMDROOT) {
+      ok = true;
+      break;
+    }
+    if (p->kind == NODE_ROOT || p->kind == NODE_RAMDIR) break;
+    g_ptr_array_add(parts, p->name);
+    p = p->parent;
+    depth++;
+  }
+  if (!ok && n->kind == NODE_RAM && !p) ok = true; /* orphan: best effort */
+  if (!ok) {
+    g_ptr_array_unref(parts);
+    return NULL;
+  }
+  GString *s = g_string_new(NULL);
+  for (guint i = parts->len; i > 0; i--) {
+    g_string_append_c(s, '/');
+    g_string_append(s, g_ptr_array_index(parts, i - 1));
+  }
+  if (s->len == 0) g_string_append_c(s, '/');
+  g_ptr_array_unref(parts);
+  return g_string_free(s, FALSE);
+}
+
+static bool path_within(const char *path, const char *base) {
+  size_t n = strlen(base);
+  if (n == 1 && base[0] == '/') return path[0] == '/';
+  return strncmp(path, base, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+char *vfs_spell(BoxVfs *v, const char *path) {
+  const char *home = v->operator_home;
+  if (home && home[0] == '/' && home[1] != '\0' && path_within(path, home)) {
+    size_t n = strlen(home);
+    if (path[n] == '\0') return g_strdup("~");
+    return g_strconcat("~", path + n, NULL);
+  }
+  return g_strdup(path);
+}
+
+bool vfs_host_backed(BoxVfs *v, const char *path) {
+  for (char **r = v->roots; r && *r; r++)
+    if (path_within(path, *r)) return true;
+  return false;
+}
+
+/* ---- the reach floor (spec/runtime.md §3.3) ---- */
+
+typedef struct {
+  dev_t dev;
+  ino_t ino;
+} FileId;
+
+static const char *floor_reason(BoxVfs *v, const char *path, bool mutating) {
+  static const char *authority =
+      "resolves to an authority source that this run loaded, which no policy may open or change";
+  static const char *trusted = "resolves into trusted Box state, which no policy may open";
+  for (char **f = v->floor_files; f && *f; f++) {
+    if (strcmp(path, *f) == 0) return authority;
+    if (mutating && path_within(*f, path)) return authority; /* an ancestor directory */
+  }
+  for (char **t = v->floor_trees; t && *t; t++)
+    if (path_within(path, *t)) return trusted;
+  if (v->floor_ids->len > 0) {
+    struct stat st;
+    if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0)
+      for (guint i = 0; i < v->floor_ids->len; i++) {
+        FileId *id = &g_array_index(v->floor_ids, FileId, i);
+        if (id->dev == st.st_dev && id->ino == st.st_ino) return authority;
+      }
+  }
+  return NULL;
+}
+
+/* ---- commands ---- */
+
+Command *vfs_command(BoxVfs *v, int id) {
+  if (id < 0 || (guint)id >= v->commands->len) return NULL;
+  Command *c = g_ptr_array_index(v->commands, id);
+  return c->ended ? NULL : c;
+}
+
+static void store_denial(BoxVfs *v, int cmd, pid_t tid, const char *text) {
+  g_mutex_lock(&v->lock);
+  Command *c = vfs_command(v, cmd);
+  if (c) {
+    gpointer key = GINT_TO_POINTER(tid);
+    if (!g_hash_table_contains(c->denials, key)) {
+      g_queue_push_tail(c->denial_order, key);
+      while (g_queue_get_length(c->denial_order) > VFS_DENIAL_RING)
+        g_hash_table_remove(c->denials, g_queue_pop_head(c->denial_order));
+    }
+    g_hash_table_insert(c->denials, key, g_strdup(text ? text : ""));
+  }
+  g_mutex_unlock(&v->lock);
+}
+
+const char *vfs_denial_text(BoxVfs *v, int cmd, pid_t tid) {
+  Command *c = vfs_command(v, cmd);
+  if (!c) return NULL;
+  return g_hash_table_lookup(c->denials, GINT_TO_POINTER(tid));
+}
+
+static int finish_decision(BoxVfs *v, const Caller *c, const char *action, json_object *input,
+                           BoxDecision *d) {
+  if (v->record) v->record(v->decide_data, c->cmd, action, input, d);
+  int rc = 0;
+  if (d->verdict != BOX_VERDICT_PERMIT) {
+    store_denial(v, c->cmd, c->tid, d->message ? d->message : d->reason);
+    rc = EACCES;
+  }
+  decision_free(d);
+  return rc;
+}
+
+static json_object *fs_input(const char *spelled, const char *operation) {
+  json_object *in = json_object_new_object();
+  json_object_object_add(in, "path", json_object_new_string(spelled));
+  json_object_object_add(in, "operation", json_object_new_string(operation));
+  return in;
+}
+
+int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
+               const char *operation, bool mutating) {
+  if (!c->decides || !v->decide) return 0;
+  if (!path) path = "/";
+  char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
+  json_object *input = fs_input(spelled, operation);
+  BoxDecision *d = v->decide(v->decide_data, c->cmd, action, input);
+  if (!d) {
+    char *text = g_strdup_printf("%s: no decision could be made", spelled);
+    d = decision_enforcement(action, spelled, "internal", text);
+    g_free(text);
+  } else if (d->verdict == BOX_VERDICT_PERMIT && host_backed) {
+    const char *why = floor_reason(v, path, mutating);
+    if (why) {
+      char *text = g_strdup_printf("%s: %s", spelled, why);
+      decision_free(d);
+      d = decision_enforcement(action, spelled, "reach-floor", text);
+      g_free(text);
+    }
+  }
+  int rc = finish_decision(v, c, action, input, d);
+  json_object_put(input);
+  g_free(spelled);
+  return rc;
+}
+
+void vfs_enforce(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
+                 const char *gate, const char *why) {
+  if (!c->decides) return;
+  if (!path) path = "/";
+  char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
+  char *text = g_strdup_printf("%s: %s", spelled, why);
+  json_object *input = fs_input(spelled, "other");
+  BoxDecision *d = decision_enforcement(action, spelled, gate, text);
+  finish_decision(v, c, action, input, d);
+  json_object_put(input);
+  g_free(text);
+  g_free(spelled);
+}
+
+/* ---- placement ---- */
+
+static bool pidns_inode(pid_t pid, guint64 *out) {
+  char link[64], buf[64];
+  snprintf(link, sizeof link, "/proc/%d/ns/pid", (int)pid);
+  ssize_t n = readlink(link, buf, sizeof buf - 1);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  unsigned long long ino;
+  if (sscanf(buf, "pid:[%llu]", &ino) != 1) return false;
+  *out = ino;
+  return true;
+}
+
+void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c) {
+  const struct fuse_ctx *ctx = fuse_req_ctx(req);
+  memset(c, 0, sizeof *c);
+  c->cmd = -1;
+  c->tid = ctx->pid;
+  c->uid = ctx->uid;
+  c->gid = ctx->gid;
+  if (ctx->pid == 0) {
+    Fh *fh = fi ? (Fh *)(uintptr_t)fi->fh : NULL;
+    if (fh && fh->cmd >= 0) {
+      g_mutex_lock(&v->lock);
+      if (vfs_command(v, fh->cmd)) {
+        c->placed = true;
+        c->cmd = fh->cmd;
+        c->is_tool = true; /* the kernel acting: never a decision */
+      }
+      g_mutex_unlock(&v->lock);
+    }
+    return;
+  }
+  guint64 ns;
+  if (!pidns_inode(ctx->pid, &ns)) return;
+  g_mutex_lock(&v->lock);
+  PidnsEntry *e = g_hash_table_lookup(v->pidns, &ns);
+  if (e) {
+    Command *cm = vfs_command(v, e->cmd);
+    if (cm) {
+      c->placed = true;
+      c->cmd = e->cmd;
+      c->is_tool = e->is_tool;
+      c->decides = !e->is_tool && cm->running;
+    }
+  }
+  g_mutex_unlock(&v->lock);
+}
+
+/* ---- public API ---- */
+
+static char **strv_dup_or_empty(const char *const *v) {
+  if (!v) return g_new0(char *, 1);
+  return g_strdupv((char **)v);
+}
+
+static bool root_is_nested(char **roots, guint i) {
+  for (guint j = 0; roots[j]; j++) {
+    if (j == i) continue;
+    if (strcmp(roots[i], roots[j]) == 0) {
+      if (j < i) return true; /* duplicate: keep the first */
+      continue;
+    }
+    if (path_within(roots[i], roots[j])) return true;
+  }
+  return false;
+}
+
+static bool build_pass_chain(BoxVfs *v, const char *root, GError **error) {
+  int fd = open(root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    g_set_error(error, BOX_VFS_ERROR, 0, "cannot open bound root %s: %s", root, g_strerror(errno));
+    return false;
+  }
+  struct stat st;
+  if (fstat(fd, &st) < 0) {
+    int e = errno;
+    close(fd);
+    g_set_error(error, BOX_VFS_ERROR, 0, "cannot stat bound root %s: %s", root, g_strerror(e));
+    return false;
+  }
+  gchar **comps = g_strsplit(root + 1, "/", -1);
+  guint n = g_strv_length(comps);
+  Node *dir = v->passdir;
+  for (guint i = 0; i + 1 < n; i++) {
+    if (comps[i][0] == '\0') continue;
+    Node *next = g_hash_table_lookup(dir->children, comps[i]);
+    if (!next) {
+      next = dir_node_new(v, NODE_CHAIN, -1, dir, comps[i], 0755);
+      next->chain = true;
+    }
+    dir = next;
+  }
+  Node *pn = vfs_pass_insert(v, dir, comps[n - 1], fd, &st);
+  pn->root_path = g_strdup(root);
+  g_hash_table_insert(dir->children, g_strdup(pn->name), pn);
+  vfs_node_ref(pn); /* permanent */
+  g_strfreev(comps);
+  return true;
+}
+
+static void *loop_thread(void *arg) {
+  BoxVfs *v = arg;
+  struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+  fuse_loop_cfg_set_max_threads(cfg, 16);
+  fuse_loop_cfg_set_clone_fd(cfg, 0);
+  fuse_session_loop_mt(v->se, cfg);
+  fuse_loop_cfg_destroy(cfg);
+  return NULL;
+}
+
+static void vfs_free(BoxVfs *v) {
+  if (v->se) fuse_session_destroy(v->se);
+  if (v->commands) {
+    for (guint i = 0; i < v->commands->len; i++) {
+      Command *c = g_ptr_array_index(v->commands, i);
+      g_array_unref(c->pidns);
+      g_hash_table_unref(c->denials);
+      g_queue_free(c->denial_order);
+      g_free(c);
+    }
+    g_ptr_array_unref(v->commands);
+  }
+  if (v->nodes) {
+    GHashTableIter it;
+    gpointer val;
+    g_hash_table_iter_init(&it, v->nodes);
+    while (g_hash_table_iter_next(&it, NULL, &val)) {
+      Node *n = val;
+      if (n->fd >= 0) close(n->fd);
+      if (n->children) g_hash_table_unref(n->children);
+      if (n->data) g_byte_array_unref(n->data);
+      g_free(n->target);
+      g_free(n->name);
+      g_free(n->root_path);
+      g_free(n);
+    }
+    g_hash_table_unref(v->nodes);
+  }
+  if (v->pass_nodes) g_hash_table_unref(v->pass_nodes);
+  if (v->pidns) g_hash_table_unref(v->pidns);
+  if (v->floor_ids) g_array_unref(v->floor_ids);
+  g_mutex_clear(&v->lock);
+  g_free(v->mountpoint);
+  g_strfreev(v->roots);
+  g_free(v->operator_home);
+  g_strfreev(v->floor_trees);
+  g_strfreev(v->floor_files);
+  g_free(v);
+}
+
+BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
+  g_return_val_if_fail(config && config->mountpoint, NULL);
+  BoxVfs *v = g_new0(BoxVfs, 1);
+  g_mutex_init(&v->lock);
+  v->mountpoint = g_strdup(config->mountpoint);
+  v->roots = strv_dup_or_empty(config->roots);
+  v->operator_home = g_strdup(config->operator_home);
+  v->floor_trees = strv_dup_or_empty(config->floor_trees);
+  v->floor_files = strv_dup_or_empty(config->floor_files);
+  v->decide = config->decide;
+  v->record = config->record;
+  v->decide_data = config->decide_data;
+  v->floor_ids = g_array_new(FALSE, FALSE, sizeof(FileId));
+  for (char **f = v->floor_files; *f; f++) {
+    struct stat st;
+    if (stat(*f, &st) == 0) {
+      FileId id = {st.st_dev, st.st_ino};
+      g_array_append_val(v->floor_ids, id);
+    }
+  }
+  v->nodes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  v->pass_nodes = g_hash_table_new_full(pass_key_hash, pass_key_equal, g_free, NULL);
+  v->pidns = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+  v->commands = g_ptr_array_new();
+  v->next_ino = FUSE_ROOT_ID;
+
+  for (char **r = v->roots; *r; r++) {
+    if ((*r)[0] != '/' || (*r)[1] == '\0') {
+      g_set_error(error, BOX_VFS_ERROR, 0, "bound root must be an absolute path below /: %s", *r);
+      vfs_free(v);
+      return NULL;
+    }
+    if (path_within(v->mountpoint, *r)) {
+      g_set_error(error, BOX_VFS_ERROR, 0, "mountpoint %s lies inside bound root %s",
+                  v->mountpoint, *r);
+      vfs_free(v);
+      return NULL;
+    }
+  }
+
+  v->root = dir_node_new(v, NODE_ROOT, -1, NULL, "", 0755);
+  v->passdir = dir_node_new(v, NODE_PASSDIR, -1, v->root, "pass", 0755);
+  v->ramdir = dir_node_new(v, NODE_RAMDIR, -1, v->root, "ram", 0755);
+  for (guint i = 0; v->roots[i]; i++) {
+    if (root_is_nested(v->roots, i)) continue;
+    if (!build_pass_chain(v, v->roots[i], error)) {
+      vfs_free(v);
+      return NULL;
+    }
+  }
+
+  const char *argv[] = {"boxfs", "-o", "fsname=boxfs,subtype=boxfs", NULL};
+  struct fuse_args args = FUSE_ARGS_INIT(3, (char **)argv);
+  v->se = fuse_session_new(&args, &vfs_ops, sizeof vfs_ops, v);
+  fuse_opt_free_args(&args);
+  if (!v->se) {
+    g_set_error(error, BOX_VFS_ERROR, 0, "cannot create the FUSE session");
+    vfs_free(v);
+    return NULL;
+  }
+  if (fuse_session_mount(v->se, v->mountpoint) != 0) {
+    g_set_error(error, BOX_VFS_ERROR, 0, "cannot mount FUSE at %s", v->mountpoint);
+    vfs_free(v);
+    return NULL;
+  }
+  /* The loop thread must not take the caller's signals. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  int rc = pthread_create(&v->thread, NULL, loop_thread, v);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc != 0) {
+    fuse_session_unmount(v->se);
+    g_set_error(error, BOX_VFS_ERROR, 0, "cannot start the FUSE loop: %s", g_strerror(rc));
+    vfs_free(v);
+    return NULL;
+  }
+  v->thread_started = true;
+  return v;
+}
+
+void box_vfs_stop(BoxVfs *v) {
+  if (!v) return;
+  if (v->se) {
+    fuse_session_exit(v->se);
+    fuse_session_unmount(v->se);
+  }
+  if (v->thread_started) pthread_join(v->thread, NULL);
+  vfs_free(v);
+}
+
+static Node *ram_mkdir_p(BoxVfs *v, int cmd, Node *dir, const char *name, mode_t perm) {
+  Node *n = g_hash_table_lookup(dir->children, name);
+  if (n) return S_ISDIR(n->mode) ? n : NULL;
+  int err;
+  return vfs_ram_new(v, cmd, dir, name, S_IFDIR | perm, 0, 0, &err);
+}
+
+int box_vfs_command_new(BoxVfs *v) {
+  g_mutex_lock(&v->lock);
+  Command *c = g_new0(Command, 1);
+  c->id = (int)v->commands->len;
+  c->pidns = g_array_new(FALSE, FALSE, sizeof(guint64));
+  c->denials = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  c->denial_order = g_queue_new();
+  g_ptr_array_add(v->commands, c);
+
+  char name[32];
+  snprintf(name, sizeof name, "c%d", c->id);
+  Node *root = vfs_node_new(v, NODE_RAM, c->id);
+  c->inodes++;
+  root->special = SPECIAL_CMDROOT;
+  root->mode = S_IFDIR | 0755;
+  root->nlink = 2;
+  root->children = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  root->chain = true;
+  vfs_node_set_parent(v, root, v->ramdir, name);
+  vfs_node_ref(root); /* the command's hold, dropped at its end */
+  c->root = root;
+
+  int err;
+  Node *tmp = ram_mkdir_p(v, c->id, root, "tmp", 01777);
+  (void)tmp;
+  Node *dev = ram_mkdir_p(v, c->id, root, "dev", 0755);
+  const char *devs[] = {"null", "zero", "urandom", "random"};
+  for (guint i = 0; dev && i < G_N_ELEMENTS(devs); i++)
+    vfs_ram_new(v, c->id, dev, devs[i], S_IFREG | 0666, 0, 0, &err);
+  for (guint i = 0; v->roots[i]; i++) {
+    if (root_is_nested(v->roots, i)) continue;
+    gchar **comps = g_strsplit(v->roots[i] + 1, "/", -1);
+    Node *d = root;
+    for (guint k = 0; comps[k] && d; k++) {
+      if (comps[k][0] == '\0') continue;
+      d = ram_mkdir_p(v, c->id, d, comps[k], 0755);
+      if (d) d->chain = true;
+    }
+    g_strfreev(comps);
+  }
+  Node *box = ram_mkdir_p(v, c->id, root, ".box", 0555);
+  if (box) {
+    box->special = SPECIAL_BOXDIR;
+    Node *md = vfs_ram_new(v, c->id, box, "mydenial", S_IFREG | 0444, 0, 0, &err);
+    if (md) md->special = SPECIAL_MYDENIAL;
+  }
+  int id = c->id;
+  g_mutex_unlock(&v->lock);
+  return id;
+}
+
+bool box_vfs_command_attach(BoxVfs *v, int command, pid_t pid, bool is_tool, GError **error) {
+  guint64 ns;
+  if (!pidns_inode(pid, &ns)) {
+    g_set_error(error, BOX_VFS_ERROR, 0, "cannot read the PID namespace of process %d: %s",
+                (int)pid, g_strerror(errno));
+    return false;
+  }
+  bool ok = false;
+  g_mutex_lock(&v->lock);
+  Command *c = vfs_command(v, command);
+  PidnsEntry *old = g_hash_table_lookup(v->pidns, &ns);
+  if (!c) {
+    g_set_error(error, BOX_VFS_ERROR, 0, "no such command: %d", command);
+  } else if (old && old->cmd != command) {
+    g_set_error(error, BOX_VFS_ERROR, 0, "PID namespace of process %d already belongs to command %d",
+                (int)pid, old->cmd);
+  } else {
+    if (!old) {
+      PidnsEntry *e = g_new0(PidnsEntry, 1);
+      e->nsino = ns;
+      e->cmd = command;
+      e->is_tool = is_tool;
+      g_hash_table_insert(v->pidns, &e->nsino, e);
+      g_array_append_val(c->pidns, ns);
+    } else {
+      old->is_tool = is_tool;
+    }
+    ok = true;
+  }
+  g_mutex_unlock(&v->lock);
+  return ok;
+}
+
+void box_vfs_command_set_running(BoxVfs *v, int command, bool running) {
+  g_mutex_lock(&v->lock);
+  Command *c = vfs_command(v, command);
+  if (c) c->running = running;
+  g_mutex_unlock(&v->lock);
+}
+
+static void ram_clear(BoxVfs *v, Node *dir) {
+  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  GHashTableIter it;
+  gpointer key, val;
+  g_hash_table_iter_init(&it, dir->children);
+  while (g_hash_table_iter_next(&it, &key, &val)) g_ptr_array_add(names, g_strdup(key));
+  for (guint i = 0; i < names->len; i++) {
+    const char *nm = g_ptr_array_index(names, i);
+    Node *n = g_hash_table_lookup(dir->children, nm);
+    if (n && S_ISDIR(n->mode)) ram_clear(v, n);
+    vfs_ram_unlink(v, dir, nm);
+  }
+  g_ptr_array_unref(names);
+}
+
+void box_vfs_command_end(BoxVfs *v, int command) {
+  g_mutex_lock(&v->lock);
+  Command *c = vfs_command(v, command);
+  if (!c) {
+    g_mutex_unlock(&v->lock);
+    return;
+  }
+  c->ended = true;
+  c->running = false;
+  for (guint i = 0; i < c->pidns->len; i++)
+    g_hash_table_remove(v->pidns, &g_array_index(c->pidns, guint64, i));
+  g_array_set_size(c->pidns, 0);
+  g_hash_table_remove_all(c->denials);
+  g_queue_clear(c->denial_order);
+  fuse_ino_t ramino = v->ramdir->ino;
+  g_mutex_unlock(&v->lock);
+
+  /* Outside the lock: the kernel may answer with FORGETs at once. */
+  char name[32];
+  int len = snprintf(name, sizeof name, "c%d", command);
+  if (v->se) fuse_lowlevel_notify_inval_entry(v->se, ramino, name, (size_t)len);
+
+  g_mutex_lock(&v->lock);
+  Node *root = c->root;
+  c->root = NULL;
+  if (root) {
+    ram_clear(v, root);
+    vfs_node_unref(v, root); /* kernel references keep it until FORGET */
+  }
+  g_mutex_unlock(&v->lock);
+}
+
+const char *box_vfs_mountpoint(const BoxVfs *v) { return v->mountpoint; }
+
+char *box_vfs_ram_root(const BoxVfs *v, int command) {
+  return g_strdup_printf("%s/ram/c%d", v->mountpoint, command);
+}
+
+char *box_vfs_pass_path(const BoxVfs *v, const char *real_path) {
+  return g_strconcat(v->mountpoint, "/pass", real_path, NULL);
+}

@@ -1,0 +1,1404 @@
+/* vfs_ops.c — the FUSE low-level request handlers.
+ *
+ * Pattern: place the caller, pin the nodes under the tree lock, drop the
+ * lock to ask policy and to make the real syscalls, retake it to change the
+ * tree.  Passthrough nodes act through their O_PATH descriptors; RAM nodes
+ * live in memory. */
+#include "vfs/vfs_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ENTRY_TIMEOUT 1.0
+
+static const char *IDENTITY_WHY = "no longer resolves to the object that policy judged";
+
+static BoxVfs *V(fuse_req_t req) { return fuse_req_userdata(req); }
+static Fh *FH(struct fuse_file_info *fi) { return fi ? (Fh *)(uintptr_t)fi->fh : NULL; }
+
+static void now_ts(struct timespec *ts) { clock_gettime(CLOCK_REALTIME, ts); }
+
+static void proc_path(char *buf, size_t n, int fd) { snprintf(buf, n, "/proc/self/fd/%d", fd); }
+
+/* ---- pinning and reach ---- */
+
+/* lock held */
+static int reach(const Caller *c, Node *n) {
+  if (!c->placed) return EACCES;
+  if (n->kind == NODE_RAM && n->cmd != c->cmd) return EACCES;
+  return 0;
+}
+
+static Node *pin(BoxVfs *v, fuse_ino_t ino, const Caller *c, int *err) {
+  g_mutex_lock(&v->lock);
+  Node *n = vfs_node_get(v, ino);
+  if (!n) {
+    *err = ENOENT;
+  } else if ((*err = reach(c, n)) != 0) {
+    n = NULL;
+  } else {
+    vfs_node_ref(n);
+  }
+  g_mutex_unlock(&v->lock);
+  return n;
+}
+
+static void unpin(BoxVfs *v, Node *n) {
+  if (!n) return;
+  g_mutex_lock(&v->lock);
+  vfs_node_unref(v, n);
+  g_mutex_unlock(&v->lock);
+}
+
+static char *path_of(BoxVfs *v, Node *n) {
+  g_mutex_lock(&v->lock);
+  char *p = vfs_node_path(v, n);
+  g_mutex_unlock(&v->lock);
+  return p;
+}
+
+static bool is_pass(Node *n) { return n->kind == NODE_PASS; }
+
+/* A node whose metadata and access are decided (not the root chain, not control). */
+static bool decidable(Node *n) {
+  if (n->kind == NODE_PASS) return true;
+  return n->kind == NODE_RAM && !n->chain && n->special == SPECIAL_NONE;
+}
+
+/* ---- attributes ---- */
+
+static unsigned char dtype_of(mode_t m) { return (unsigned char)((m & S_IFMT) >> 12); }
+
+/* lock held for non-pass nodes */
+static void virt_stat(Node *n, struct stat *st) {
+  memset(st, 0, sizeof *st);
+  st->st_ino = (ino_t)(n->ino | VFS_RAM_INO_BIT);
+  st->st_mode = n->mode;
+  st->st_nlink = n->nlink;
+  st->st_uid = n->uid;
+  st->st_gid = n->gid;
+  if (n->data) st->st_size = (off_t)n->data->len;
+  else if (n->target) st->st_size = (off_t)strlen(n->target);
+  else if (S_ISDIR(n->mode)) st->st_size = 4096;
+  st->st_blksize = 4096;
+  st->st_blocks = (st->st_size + 511) / 512;
+  st->st_atim = n->atime;
+  st->st_mtim = n->mtime;
+  st->st_ctim = n->ctime;
+}
+
+static int node_stat(BoxVfs *v, Node *n, struct stat *st) {
+  if (is_pass(n)) {
+    if (fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) return errno;
+    return 0;
+  }
+  g_mutex_lock(&v->lock);
+  virt_stat(n, st);
+  g_mutex_unlock(&v->lock);
+  return 0;
+}
+
+static double entry_timeout_of(Node *n) {
+  if (n->special != SPECIAL_NONE) return 0.0;
+  return ENTRY_TIMEOUT;
+}
+
+/* Mode-bit check (no default_permissions: the daemon checks).  Supplementary
+ * groups are not consulted in this first cut. */
+static bool perm_ok(const struct stat *st, const Caller *c, int mask) {
+  if (c->uid == 0) {
+    if ((mask & X_OK) && !S_ISDIR(st->st_mode) && !(st->st_mode & 0111)) return false;
+    return true;
+  }
+  unsigned bits;
+  if (c->uid == st->st_uid) bits = (st->st_mode >> 6) & 7;
+  else if (c->gid == st->st_gid) bits = (st->st_mode >> 3) & 7;
+  else bits = st->st_mode & 7;
+  return ((unsigned)mask & bits) == (unsigned)mask;
+}
+
+static int check_perm(BoxVfs *v, Node *n, const Caller *c, int mask) {
+  if (c->uid == 0 && !(mask & X_OK)) return 0;
+  struct stat st;
+  int e = node_stat(v, n, &st);
+  if (e) return e;
+  return perm_ok(&st, c, mask) ? 0 : EACCES;
+}
+
+/* Identity of an inode-based passthrough op: the O_PATH fd still is the
+ * object recorded at resolution. */
+static bool pass_same(Node *n) {
+  struct stat st;
+  if (fstatat(n->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) return false;
+  return st.st_dev == n->rdev_key && st.st_ino == n->rino;
+}
+
+/* Identity of a name in a passthrough directory at two moments. */
+typedef struct {
+  bool exists;
+  dev_t dev;
+  ino_t ino;
+  mode_t mode;
+} NameId;
+
+static void name_id(int dirfd, const char *name, NameId *id) {
+  struct stat st;
+  memset(id, 0, sizeof *id);
+  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    id->exists = true;
+    id->dev = st.st_dev;
+    id->ino = st.st_ino;
+    id->mode = st.st_mode;
+  }
+}
+
+static bool name_same(const NameId *a, const NameId *b) {
+  if (a->exists != b->exists) return false;
+  return !a->exists || (a->dev == b->dev && a->ino == b->ino);
+}
+
+/* ---- entries ---- */
+
+/* lock held; takes a kernel reference on n and fills e */
+static int fill_entry(BoxVfs *v, Node *n, struct fuse_entry_param *e) {
+  memset(e, 0, sizeof *e);
+  struct stat st;
+  if (is_pass(n)) {
+    if (fstatat(n->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) return errno;
+  } else {
+    virt_stat(n, &st);
+  }
+  (void)v;
+  e->ino = n->ino;
+  e->attr = st;
+  e->attr_timeout = 0.0;
+  e->entry_timeout = entry_timeout_of(n);
+  n->nlookup++;
+  vfs_node_ref(n);
+  return 0;
+}
+
+/* Resolves name in a passthrough directory to its node (created or found). */
+static int pass_child(BoxVfs *v, Node *dir, const char *name, struct fuse_entry_param *e) {
+  int fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return errno;
+  struct stat st;
+  if (fstat(fd, &st) < 0) {
+    int err = errno;
+    close(fd);
+    return err;
+  }
+  g_mutex_lock(&v->lock);
+  Node *n = vfs_pass_insert(v, dir, name, fd, &st);
+  int err = fill_entry(v, n, e);
+  g_mutex_unlock(&v->lock);
+  return err;
+}
+
+static void reply_entry_or_err(fuse_req_t req, int err, struct fuse_entry_param *e) {
+  if (err) fuse_reply_err(req, err);
+  else fuse_reply_entry(req, e);
+}
+
+/* ---- init / lookup / forget ---- */
+
+static void op_init(void *userdata, struct fuse_conn_info *conn) {
+  (void)userdata;
+  if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+  conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+  conn->want &= ~(unsigned)FUSE_CAP_CACHE_SYMLINKS;
+  conn->want &= ~(unsigned)FUSE_CAP_EXPORT_SUPPORT;
+  if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA) conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+  conn->time_gran = 1;
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
+  BoxVfs *v = V(req);
+  Caller c;
+  vfs_place(v, req, NULL, &c);
+  if (!c.placed) {
+    fuse_reply_err(req, EACCES);
+    return;
+  }
+  if (strlen(name) > NAME_MAX) {
+    fuse_reply_err(req, ENAMETOOLONG);
+    return;
+  }
+  int err;
+  Node *p = pin(v, parent, &c, &err);
+  if (!p) {
+    fuse_reply_err(req, err);
+    return;
+  }
+  struct fuse_entry_param e;
+  if (is_pass(p)) {
+    if (!S_ISDIR(p->ftype)) err = ENOTDIR;
+    else if (!(err = check_perm(v, p, &c, X_OK))) err = pass_child(v, p, name, &e);
+    unpin(v, p);
+    reply_entry_or_err(req, err, &e);
+    return;
+  }
+  g_mutex_lock(&v->lock);
+  Node *n = NULL;
+  if (p->kind == NODE_RAMDIR) {
+    char want[32];
+    snprintf(want, sizeof want, "c%d", c.cmd);
+    Command *cm = vfs_command(v, c.cmd);
+    if (cm && cm->root && strcmp(name, want) == 0) n = cm->root;
+  } else if (!p->children) {
+    err = ENOTDIR;
+  } else {
+    n = g_hash_table_lookup(p->children, name);
+  }
+  if (!n && !err) err = ENOENT;
+  if (n) err = fill_entry(v, n, &e);
+  vfs_node_unref(v, p);
+  g_mutex_unlock(&v->lock);
+  reply_entry_or_err(req, err, &e);
+}
+
+static void forget_one(BoxVfs *v, fuse_ino_t ino, uint64_t nlookup) {
+  Node *n = vfs_node_get(v, ino);
+  if (!n) return;
+  if (nlookup > n->nlookup) nlookup = n->nlookup;
+  n->nlookup -= nlookup;
+  for (uint64_t i = 0; i < nlookup; i++) vfs_node_unref(v, n);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
+  BoxVfs *v = V(req);
+  g_mutex_lock(&v->lock);
+  forget_one(v, ino, nlookup);
+  g_mutex_unlock(&v->lock);
+  fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets) {
+  BoxVfs *v = V(req);
+  g_mutex_lock(&v->lock);
+  for (size_t i = 0; i < count; i++) forget_one(v, forgets[i].ino, forgets[i].nlookup);
+  g_mutex_unlock(&v->lock);
+  fuse_reply_none(req);
+}
+
+/* ---- getattr / setattr / access / readlink ---- */
+
+static int deny_identity(BoxVfs *v, const Caller *c, Node *n, const char *action) {
+  char *path = path_of(v, n);
+  vfs_enforce(v, c, action, path, true, "identity", IDENTITY_WHY);
+  g_free(path);
+  return EACCES;
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  BoxVfs *v = V(req);
+  Caller c;
+  vfs_place(v, req, fi, &c);
+  struct stat st;
+  if (ino == FUSE_ROOT_ID && !c.placed) {
+    g_mutex_lock(&v->lock);
+    virt_stat(v->root, &st);
+    g_mutex_unlock(&v->lock);
+    fuse_reply_attr(req, &st, 0.0);
+    return;
+  }
+  int err;
+  Node *n = pin(v, ino, &c, &err);
+  if (!n) {
+    fuse_reply_err(req, err);
+    return;
+  }
+  if (!fi && c.decides && decidable(n)) {
+    char *path = path_of(v, n);
+    err = vfs_decide(v, &c, "fs:read", path, is_pass(n), "read_metadata", false);
+    g_free(path);
+  }
+  if (!err && !fi && is_pass(n) && !pass_same(n)) err = deny_identity(v, &c, n, "fs:read");
+  if (!err) err = node_stat(v, n, &st);
+  if (!err && n->special == SPECIAL_MYDENIAL) {
+    Fh *fh = FH(fi);
+    if (fh && fh->kind == FH_MYDENIAL) {
+      st.st_size = (off_t)fh->text_len;
+    } else {
+      g_mutex_lock(&v->lock);
+      const char *t = vfs_denial_text(v, c.cmd, c.tid);
+      st.st_size = t ? (off_t)strlen(t) : 0;
+      g_mutex_unlock(&v->lock);
+    }
+  }
+  unpin(v, n);
+  if (err) fuse_reply_err(req, err);
+  else fuse_reply_attr(req, &st, 0.0);
+}
+
+static int ram_resize(Node *n, size_t len) {
+  if (len > VFS_RAM_MAX_FILE) return ENOSPC;
+  size_t old = n->data->len;
+  g_byte_array_set_size(n->data, (guint)len);
+  if (len > old) memset(n->data->data + old, 0, len - old);
+  return 0;
+}
+
+static int setattr_pass(Node *n, Fh *fh, struct stat *attr, int to_set) {
+  char pp[64];
+  proc_path(pp, sizeof pp, n->fd);
+  int ffd = (fh && fh->kind == FH_PASS_FILE) ? fh->fd : -1;
+  if (to_set & FUSE_SET_ATTR_MODE) {
+    if (S_ISLNK(n->ftype)) return EOPNOTSUPP;
+    int r = ffd >= 0 ? fchmod(ffd, attr->st_mode & 07777) : chmod(pp, attr->st_mode & 07777);
+    if (r < 0) return errno;
+  }
+  if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+    uid_t u = (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
+    gid_t g = (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
+    if (fchownat(n->fd, "", u, g, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) return errno;
+  }
+  if (to_set & FUSE_SET_ATTR_SIZE) {
+    int r = ffd >= 0 ? ftruncate(ffd, attr->st_size) : truncate(pp, attr->st_size);
+    if (r < 0) return errno;
+  }
+  if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
+    struct timespec tv[2];
+    tv[0].tv_sec = 0;
+    tv[1].tv_sec = 0;
+    tv[0].tv_nsec = UTIME_OMIT;
+    tv[1].tv_nsec = UTIME_OMIT;
+    if (to_set & FUSE_SET_ATTR_ATIME_NOW) tv[0].tv_nsec = UTIME_NOW;
+    else if (to_set & FUSE_SET_ATTR_ATIME) tv[0] = attr->st_atim;
+    if (to_set & FUSE_SET_ATTR_MTIME_NOW) tv[1].tv_nsec = UTIME_NOW;
+    else if (to_set & FUSE_SET_ATTR_MTIME) tv[1] = attr->st_mtim;
+    int r;
+    if (ffd >= 0) r = futimens(ffd, tv);
+    else if (S_ISLNK(n->ftype)) r = 0; /* no lutimes through an O_PATH fd in this cut */
+    else r = utimensat(AT_FDCWD, pp, tv, 0);
+    if (r < 0) return errno;
+  }
+  return 0;
+}
+
+static int setattr_ram(BoxVfs *v, Node *n, const Caller *c, struct stat *attr, int to_set) {
+  int err = 0;
+  g_mutex_lock(&v->lock);
+  bool owner = c->uid == 0 || c->uid == n->uid;
+  struct timespec now;
+  now_ts(&now);
+  if (n->special != SPECIAL_NONE) err = EACCES;
+  if (!err && (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) && !owner)
+    err = EPERM;
+  if (!err && (to_set & FUSE_SET_ATTR_SIZE)) {
+    if (!n->data) err = S_ISDIR(n->mode) ? EISDIR : EINVAL;
+    else if (attr->st_size < 0) err = EINVAL;
+    else err = ram_resize(n, (size_t)attr->st_size);
+    if (!err) n->mtime = now;
+  }
+  if (!err && (to_set & FUSE_SET_ATTR_MODE)) n->mode = (n->mode & S_IFMT) | (attr->st_mode & 07777);
+  if (!err && (to_set & FUSE_SET_ATTR_UID)) n->uid = attr->st_uid;
+  if (!err && (to_set & FUSE_SET_ATTR_GID)) n->gid = attr->st_gid;
+  if (!err && (to_set & FUSE_SET_ATTR_ATIME))
+    n->atime = (to_set & FUSE_SET_ATTR_ATIME_NOW) ? now : attr->st_atim;
+  if (!err && (to_set & FUSE_SET_ATTR_ATIME_NOW)) n->atime = now;
+  if (!err && (to_set & FUSE_SET_ATTR_MTIME))
+    n->mtime = (to_set & FUSE_SET_ATTR_MTIME_NOW) ? now : attr->st_mtim;
+  if (!err && (to_set & FUSE_SET_ATTR_MTIME_NOW)) n->mtime = now;
+  if (!err) n->ctime = now;
+  g_mutex_unlock(&v->lock);
+  return err;
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+                       struct fuse_file_info *fi) {
+  BoxVfs *v = V(req);
+  Caller c;
+  vfs_place(v, req, fi, &c);
+  int err;
+  Node *n = pin(v, ino, &c, &err);
+  if (!n) {
+    fuse_reply_err(req, err);
+    return;
+  }
+  if (n->kind != NODE_PASS && n->kind != NODE_RAM) err = EACCES;
+  if (!err && decidable(n)) {
+    char *path = path_of(v, n);
+    if (to_set & FUSE_SET_ATTR_MODE)
+      err = vfs_decide(v, &c, "fs:write", path, is_pass(n), "set_permissions", true);
+    if (!err && (to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
+                           FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+                           FUSE_SET_ATTR_MTIME_NOW)))
+      err = vfs_decide(v, &c, "fs:write", path, is_pass(n), "write_content", true);
+    g_free(path);
+  }
+  if (!err && is_pass(n)) {
+    if (!pass_same(n)) err = deny_identity(v, &c, n, "fs:write");
+    else err = setattr_pass(n, FH(fi), attr, to_set);
+  } else if (!err) {
+    err = setattr_ram(v, n, &c, attr, to_set);
+  }
+  struct stat st;
+  if (!err) err = node_stat(v, n, &st);
+  unpin(v, n);
+  if (err) fuse_reply_err(req, err);
+  else fuse_reply_attr(req, &st, 0.0);
+}
+
+static void op_access(fuse_req_t req, fuse_ino_t ino, int mask) {
+  BoxVfs *v = V(req);
+  Caller c;
+  vfs_place(v, req, NULL, &c);
+  int err;
+  Node *n = pin(v, ino, &c, &err);
+  if (!n) {
+    fuse_reply_err(req, err);
+    return;
+  }
+  struct stat st;
+  err = node_stat(v, n, &st);
+  if (!err && decidable(n)) {
+    char *path = path_of(v, n);
+    err = vfs_decide(v, &c, "fs:read", path, is_pass(n),
+                     S_ISDIR(st.st_mode) ? "change_dir" : "read_metadata", false);
+    g_free(path);
+  }
+  if (!err && is_pass(n) && !pass_same(n)) err = deny_identity(v, &c, n, "fs:read");
+  if (!err && mask != F_OK && !perm_ok(&st, &c, mask)) err = EACCES;
+  unpin(v, n);
+  fuse_reply_err(req, err);
+}
+
+static void op_readlink(fuse_req_t req, fuse_ino_t ino) {
+  BoxVfs *v = V(req);
+  Caller c;
+  vfs_place(v, req, NULL, &c);
+  int err;
+  Node *n = pin(v, ino, &c, &err);
+  if (!n) {
+    fuse_reply_err(req, err);
+    return;
+  }
+  if (decidable(n)) {
+    char *path = path_of(v, n);
+    err = vfs_decide(v, &c, "fs:read", path, is_pass(n), "read_link", false);
+    g_free(path);
+  }
+  char *target = NULL;
+  if (!err && is_pass(n)) {
+    if (!pass_same(n)) {
+      err = deny_identity(v, &c, n, "fs:read");
+    } else {
+      char buf[PATH_MAX + 1];
+      ssize_t len = readlinkat(n->fd, "", buf, sizeof buf - 1);
+      if (len < 0) {
+        err = errno;
+      } else {
+        buf[len] = '\0';
+        target = g_strdup(buf);
+      }
+    }
+  } else if (!err) {
+    g_mutex_lock(&v->lock);
+    if (n->target) target = g_strdup(n->target);
+    else err = EINVAL;
+    g_mutex_unlock(&v->lock);
+  }
+  unpin(v, n);
+  if (err) fuse_reply_err(req, err);
+  else fuse_reply_readlink(req, target);
+  g_free(target);
+}
+
+/* ---- creating names ---- */
+
+typedef struct {
+  Node *dir;
+  char *dirpath;  /* worker-view path of the directory */
+  char *path;     /* worker-view path of the new name */
+  bool pass;
+} NewName;
+
+static void new_name_clear(BoxVfs *v, NewName *nn) {
+  unpin(v, nn->dir);
+  g_free(nn->dirpath);
+  g_free(nn->path);
+}
+
+/* Pins a directory in which the caller may create or remove name. */
+static int new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *name, NewName *nn) {
+  memset(nn, 0, sizeof *nn);
+  if (!c->placed) return EACCES;
+  if (strlen(name) > NAME_MAX) return ENAMETOOLONG;
+  int err;
+  Node *d = pin(v, parent, c, &err);
+  if (!d) return err;
+  nn->dir = d;
+  g_mutex_lock(&v->lock);
+  if (d->kind == NODE_PASS) {
+    if (!S_ISDIR(d->ftype)) err = ENOTDIR;
+  } else if (d->kind == NODE_RAM) {
+    if (!S_ISDIR(d->mode)) err = ENOTDIR;
+    else if (d->special == SPECIAL_BOXDIR) err = EACCES;
+    else if (d->special == SPECIAL_CMDROOT && strcmp(name, ".box") == 0) err = EACCES;
+    else if (d->nlink == 0) err = ENOENT;
+  } else {
+    err = EACCES; /* the virtual directories are fixed */
+  }
+  if (!err) {
+    nn->pass = d->kind == NODE_PASS;
+    nn->dirpath = vfs_node_path(v, d);
+    if (!nn->dirpath) err = EACCES;
+    else nn->path = vfs_child_path(nn->dirpath, name);
+  }
+  g_mutex_unlock(&v->lock);
+  if (!err) err = check_perm(v, d, c, W_OK | X_OK);
+  return err;
+}
+
+static void chown_new(const Caller *c, int dirfd, const char *name) {
+  if (geteuid() == 0 && (c->uid != 0 || c->gid != 0))
+    (void)!fchownat(dirfd, name, c->uid, c->gid, AT_SYMLINK_NOFOLLOW); /* best effort */
+}
+
+/* lock held: a new RAM node in dir, failing if the name exists */
+static Node *ram_create(BoxVfs *v, const Caller *c, Node *dir, const char *name, mode_t mode,
+                        int *err) {
+  if (g_hash_table_contains(dir->children, name)) {
+    *err = EEXIST;
+    return NULL;
+  }
+  return vfs_ram_new(v, dir->cmd, dir, name, mode, c->uid, c->gid, err);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
+  BoxVfs *v = V(req);
+  Caller c;
+  vfs_place(v, req, NULL, &c);
+  NewName nn;
+  int err = new_name(v, &c, parent, name, &nn);
+  if (!err) err = vfs_decide(v, &c, "fs:write", nn.path, nn.pass, "create_dir", true);
+  struct fuse_entry_param e;
+  if (!err && nn.pass) {
+    if (mkdirat(nn.dir->fd, name, mode & 07777) < 0) err = errno;
+    else {
+      chown_new(&c, nn.dir->fd, name);
+      err = pass_child(v, nn.dir, name, &e);
+    }
+  } else if (!err) {
+    g_mutex_lock(&v->lock);
+    Node *n = ram_create(v, &c, nn.dir, name, S_IFDIR | (mode & 07777), &err);
+    if (n) err = fill_entry(v, n, &e);
+    g_mutex_unlock(&v->lock);
+  }
+  new_name_clear(v, &nn);
+  reply_entry_or_err(req, err, &e);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev) {
+  BoxVfs *v = V(req);
+  (void)rdev;
+  if ((mode & S_IFMT) != 0 && !S_ISREG(mode)) {
+    fuse_reply_err(req, EPERM);
+    return;
+  }
+  Caller c;
+  vfs_place(v, req, NULL, &c);
+  NewName nn;
+  int err = new_name(v, &c, parent, name, &nn);
+  if (!err) err = vfs_decide(v, &c, "fs:write", nn.path, nn.pass, "write_content", true);
+  struct fuse_entry_param e;
+  if (!err && nn.pass) {
+    if (mknodat(nn.dir->fd, name, S_IFREG | (mode & 07777), 0) < 0) err = errno;
+    else {
+      chown_new(&c, nn.dir->fd, name);
+      err = pass_child(v, nn.dir, name, &e);
+    }
+  } else if (!err) {
+    g_mutex_lock(&v->lock);
+    Node *n = ram_create(v, &c, nn.dir, name, S_IFREG | (mode & 07777), &err);
+    if (n) err = fill_entry(v, n, &e);
+    g_mutex_unlock(&v->lock);
+  }
+  new_name_clear(v, &nn);
+  reply_entry_or_err(req, err, &e);
+}
+
+/* Closes "." and ".." lexically in an absolute path. */
+static char *normalize(const char *abs) {
+  gchar **parts = g_strsplit(abs, "/", -1);
+  GPtrArray *out = g_ptr_array_new();
+  for (guint i = 0; parts[i]; i++) {
+    const char *p = parts[i];
+    if (!*p || strcmp(p, ".") == 0) continue;
+    if (strcmp(p, "..") == 0) {
+      if (out->len) g_ptr_array_remove_index(out, out->len - 1);
+      continue;
+    }
+    g_ptr_array_add(out, (gpointer)p);
+  }
+  GString *s = g_string_new(NULL);
+  for (guint i = 0; i < out->len; i++) {
+    g_string_append_c(s, '/');
+    g_string_append(s, g_ptr_array_index(out, i));
+  }
+  if (!s->len) g_string_append_c(s, '/');
+  g_ptr_array_unref(out);
+  g_strfreev(parts);
+  return g_string_free(s, FALSE);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name) {
+  BoxVfs *v = V(req);
+  Caller c;
+  vfs_place(v, req, NULL, &c);
+  NewName nn;
+  int err = new_name(v, &c, parent, name, &nn);
+  if (!err && c.decides) {
+    char *joined = link[0] == '/' ? g_strdup(link) : vfs_child_path(nn.dirpath, link);
+    char *target = normalize(joined);
+    bool tb = vfs_host_backed(v, target);
+    err = vfs_decide(v, &c, "fs:write", target, tb, "symlink", true);
+    if (!err) err = vfs_decide(v, &c, "fs:read", target, tb, "read_content", false);
+    if (!err) err = vfs_decide(v, &c, "fs:write", nn.path, nn.pass, "symlink", true);
+    g_free(target);
+    g_free(joined);
+  }
+  struct fuse_entry_param e;
+  if (!err && nn.pass) {
+    if (symlinkat(link, nn.dir->fd, name) < 0) err = errno;
+    else {
+      chown_new(&c, nn.dir->fd, name);
+      err = pass_child(v, nn.dir, name, &e);
+    }
+  } else if (!err) {
+    g_mutex_lock(&v->lock);
+    Node *n = ram_create(v, &c, nn.dir, name, S_IFLNK | 0777, &err);
+    if (n) {
+      n->target = g_strdup(link);
+      err = fill_entry(v, n, &e);
+    }
+    g_mutex_unlock(&v->lock);
+  }
+  new_name_clear(v, &nn);
+  reply_entry_or_err(req, err, &e);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname) {
+  BoxVfs *v = V(req);
+  Caller c;
+  vfs_place(v, req, NULL, &c);
+  NewName nn;
+  int err = new_name(v, &c, newparent, newname, &nn);
+  Node *n = err ? NULL : pin(v, ino, &c, &err);
+  if (!err && (n->kind != NODE_PASS && n->kind != NODE_RAM)) err = EPERM;
+  if (!err && n->special != SPECIAL_NONE) err = EPERM;
+  if (!err && is_pass(n) != nn.pass) err = EXDEV;
+  if (!err && c.decides) {
+    char *src = path_of(v, n);
+    err = vfs_decide(v, &c, "fs:read", src, is_pass(n), "read_content", false);
+    if (!err) err = vfs_decide(v, &c, "fs:write", nn.path, nn.pass, "write_content", true);
+    g_free(src);
+  }
+  struct fuse_entry_param e;
+  if (!err && nn.pass) {
+    if (S_ISDIR(n->ftype)) err = EPERM;
+    else if (!pass_same(n)) err = deny_identity(v, &c, n, "fs:write");
+    else if (linkat(n->fd, "", nn.dir->fd, newname, AT_EMPTY_PATH) < 0) err = errno;
+    else {
+      g_mutex_lock(&v->lock);
+      vfs_node_set_parent(v, n, nn.dir, newname); /* follow the newest name */
+      err = fill_entry(v, n, &e);
+      g_mutex_unlock(&v->lock);
+    }
+  } else if (!err) {
+    g_mutex_lock(&v->lock);
+    if (S_ISDIR(n->mode)) err = EPERM;
+    else if (n->cmd != nn.dir->cmd) err = EXDEV;
+    else if (g_hash_table_contains(nn.dir->children, newname)) err = EEXIST;
+    else {
+      vfs_node_set_parent(v, n, nn.dir, newname);
+      g_hash_table_insert(nn.dir->children, g_strdup(newname), n);
+      vfs_node_ref(n);
+      n->nlink++;
+      now_ts(&n->ctime);
+      nn.dir->mtime = nn.dir->ctime = n->ctime;
+      err = fill_entry(v, n, &e);
+    }
+    g_mutex_unlock(&v->lock);
+  }
+  unpin(v, n);
+  new_name_clear(v, &nn);
+  reply_entry_or_err(req, err, &e);
+}
+
+/* ---- removing and renaming ---- */
+
+static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name, bool dir) {
+  BoxVfs *v = V(req);
+  Caller c;
+  vfs_place(v, req, NULL, &c);
+  NewName nn;
+  int err = new_name(v, &c, parent, name, &nn);
+  NameId before;
+  if (!err && nn.pass) name_id(nn.dir->fd, name, &before);
+  if (!err)
+    err = vfs_decide(v, &c, "fs:delete", nn.path, nn.pass, dir ? "remove_dir" : "remove_file", true);
+  if (!err && nn.pass) {
+    NameId now;
+    name_id(nn.dir->fd, name, &now);
+    if (!name_same(&before, &now)) {
+      vfs_enforce(v, &c, "fs:delete", nn.path, true, "identity", IDENTITY_WHY);
+      err = EACCES;
+    } else if (unlinkat(nn.dir->fd, name, dir ? AT_REMOVEDIR : 0) < 0) {
+      err = errno;
+    }
+  } else if (!err) {
+    g_mutex_lock(&v->lock);
+    Node *n = g_hash_table_lookup(nn.dir->children, name);
+    if (!n) err = ENOENT;
+    else if (dir && !S_ISDIR(n->mode)) err = ENOTDIR;
+    else if (!dir && S_ISDIR(n->mode)) err = EISDIR;
+    else if (dir && g_hash_table_size(n->children) > 0) err = ENOTEMPTY;
+    else if (n->special != SPECIAL_NONE) err = EACCES;
+    else vfs_ram_unlink(v, nn.dir, name);
+    g_mutex_unlock(&v->lock);
+  }
+  new_name_clear(v, &nn);
+  fuse_reply_err(req, err);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) {
+  remove_common(req, parent, name, false);
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) {
+  remove_common(req, parent, name, true);
+}
+
+/* lock held: is a an ancestor of (or equal to) b? */
+static bool ancestor_of(Node *a, Node *b) {
+  for (Node *p = b; p; p = p->parent)
+    if (p == a) return true;
+  return false;
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+                      const char *newname, unsigned int flags) {
+  BoxVfs *v = V(req);
+  if (flags & ~(unsigned)RENAME_NOREPLACE) {
+    fuse_reply_err(req, EINVAL);
+    return;
+  }
+  Caller c;
+  vfs_place(v, req, NULL, &c);
+  NewName src, dst;
+  memset(&dst, 0, sizeof dst);
+  int err = new_name(v, &c, parent, name, &src);
+  if (!err) err = new_name(v, &c, newparent, newname, &dst);
+  if (!err && src.pass != dst.pass) err = EXDEV;
+  NameId sid, did;
+  bool dst_exists = false, dst_dir = false;
+  if (!err) {
+    if (src.pass) {
+      name_id(src.dir->fd, name, &sid);
+      name_id(dst.dir->fd, newname, &did);
+      dst_exists = did.exists;
+      dst_dir = S_ISDIR(did.mode);
+    } else {
+      g_mutex_lock(&v->lock);
+      Node *dn = g_hash_table_lookup(dst.dir->children, newname);
+      dst_exists = dn != NULL;
+      dst_dir = dn && S_ISDIR(dn->mode);
+      g_mutex_unlock(&v->lock);
+    }
+  }
+  if (!err) err = vfs_decide(v, &c, "fs:move", src.path, src.pass, "rename", true);
+  if (!err) err = vfs_decide(v, &c, "fs:read", src.path, src.pass, "read_content", false);
+  if (!err && dst_exists)
+    err = vfs_decide(v, &c, "fs:delete", dst.path, dst.pass, dst_dir ? "remove_dir" : "remove_file",
+                     true);
+  if (!err) err = vfs_decide(v, &c, "fs:move", dst.path, dst.pass, "rename", true);
+  if (!err && src.pass) {
+    NameId s2, d2;
+    name_id(src.dir->fd, name, &s2);
+    name_id(dst.dir->fd, newname, &d2);
+    if (!name_same(&sid, &s2) || !name_same(&did, &d2)) {
+      vfs_enforce(v, &c, "fs:move", src.path, true, "identity", IDENTITY_WHY);
+      err = EACCES;
+    } else if (renameat2(src.dir->fd, name, dst.dir->fd, newname, flags) < 0) {
+      err = errno;
+    } else if (sid.exists) {
+      g_mutex_lock(&v->lock);
+      Node *moved = vfs_pass_find(v, sid.dev, sid.ino);
+      if (moved && !moved->root_path && !ancestor_of(moved, dst.dir))
+        vfs_node_set_parent(v, moved, dst.dir, newname);
+      g_mutex_unlock(&v->lock);
+    }
+  } else if (!err) {
+    g_mutex_lock(&v->lock);
+    Node *sn = g_hash_table_lookup(src.dir->children, name);
+    Node *dn = g_hash_table_lookup(dst.dir->children, newname);
+    if (!sn) err = ENOENT;
+    else if (sn->special != SPECIAL_NONE || (dn && dn->special != SPECIAL_NONE)) err = EACCES;
+    else if (sn == dn) err = 0; /* same object: nothing to do */
+    else if (dn && (flags & RENAME_NOREPLACE)) err = EEXIST;
+    else if (S_ISDIR(sn->mode) && ancestor_of(sn, dst.dir)) err = EINVAL;
+    else if (dn && S_ISDIR(dn->mode) && !S_ISDIR(sn->mode)) err = EISDIR;
+    else if (dn && !S_ISDIR(dn->mode) && S_ISDIR(sn->mode)) err = ENOTDIR;
+    else if (dn && S_ISDIR(dn->mode) && g_hash_table_size(dn->children) > 0) err = ENOTEMPTY;
+    else {
+      if (dn) vfs_ram_unlink(v, dst.dir, newname);
+      vfs_node_ref(sn); /* keep it through the move */
+      nlink_t keep = sn->nlink;
+      vfs_ram_unlink(v, src.dir, name);
+      sn->nlink = keep;
+      if (S_ISDIR(sn->mode)) dst.dir->nlink++;
+      vfs_node_set_parent(v, sn, dst.dir, newname);
+      g_hash_table_insert(dst.dir->children, g_strdup(newname), sn);
+      /* the pin becomes the new link */
+      now_ts(&sn->ctime);
+      dst.dir->mtime = dst.dir->ctime = sn->ctime;
+    }
+    g_mutex_unlock(&v->lock);
+  }
+  new_name_clear(v, &src);
+  new_name_clear(v, &dst);
+  fuse_reply_err(req, err);
+}
+
+/* ---- files ---- */
+
+static Fh *fh_new(FhKind kind, int cmd, Node *n) {
+  Fh *fh = g_new0(Fh, 1);
+  fh->kind = kind;
+  fh->cmd = cmd;
+  fh->node = n; /* takes over the caller's pin */
+  fh->fd = -1;
+  return fh;
+}
+
+static bool open_reads_only(int flags) {
+  return (flags & O_ACCMODE) == O_RDONLY && !(flags & O_TRUNC);
+}
+
+static int open_pass_fd(Node *n, int flags) {
+  char pp[64];
+  proc_path(pp, sizeof pp, n->fd);
+  int fd = open(pp, (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY)) | O_CLOEXEC);
+  return fd < 0 ? -errno : fd;
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  BoxVfs *v = V(req);
+  Caller c;
+  vfs_place(v, req, NULL, &c);
+  int err;
+  Node *n = pin(v, ino, &c, &err);
+  if (!n) {
+    fuse_reply_err(req, err);
+    return;
+  }
+  bool ro = open_reads_only(fi->flags);
+  if (n->special == SPECIAL_MYDENIAL) {
+    if (!ro) err = EACCES;
+    Fh *fh = NULL;
+    if (!err) {
+      fh = fh_new(FH_MYDENIAL, c.cmd, n);
+      g_mutex_lock(&v->lock);
+      const char *t = vfs_denial_text(v, c.cmd, c.tid);
+      fh->text = g_strdup(t ? t : "");
+      fh->text_len = strlen(fh->text);
+      g_mutex_unlock(&v->lock);
+      fi->fh = (uint64_t)(uintptr_t)fh;
+      fi->direct_io = 1;
+      fi->keep_cache = 0;
+      if (fuse_reply_open(req, fi) != 0) {
+        g_free(fh->text);
+        g_free(fh);
+        unpin(v, n);
+      }
+      return;
+    }
+    unpin(v, n);
+    fuse_reply_err(req, err);
+    return;
+  }
+  if (n->kind != NODE_PASS && n->kind != NODE_RAM) err = EISDIR;
+  if (!err && decidable(n)) {
+    char *path = path_of(v, n);
+    err = ro ? vfs_decide(v, &c, "fs:read", path, is_pass(n), "read_content", false)
+             : vfs_decide(v, &c, "fs:write", path, is_pass(n), "write_content", true);
+    g_free(path);
+  }
+  if (!err) {
+    int mask = (fi->flags & O_ACCMODE) == O_RDONLY ? R_OK
+               : (fi->flags & O_ACCMODE) == O_WRONLY ? W_OK : (R_OK | W_OK);
+    if (fi->flags & O_TRUNC) mask |= W_OK;
+    err = check_perm(v, n, &c, mask);
+  }
+  Fh *fh = NULL;
+  if (!err && is_pass(n)) {
+    if (!pass_same(n)) {
+      err = deny_identity(v, &c, n, ro ? "fs:read" : "fs:write");
+    } else {
+      int fd = open_pass_fd(n, fi->flags);
+      if (fd < 0) err = -fd;
+      else {
+        fh = fh_new(FH_PASS_FILE, c.cmd, n);
+        fh->fd = fd;
+        fi->keep_cache = 1;
+      }
+    }
+  } else if (!err) {
+    g_mutex_lock(&v->lock);
+    if (S_ISDIR(n->mode)) err = EISDIR;
+    else if (!n->data) err = EACCES;
+    else if (n->special != SPECIAL_NONE && !ro) err = EACCES;
+    else {
+      if (fi->flags & O_TRUNC) {
+        ram_resize(n, 0);
+        now_ts(&n->mtime);
+        n->ctime = n->mtime;
+      }
+      fh = fh_new(FH_RAM_FILE, c.cmd, n);
+    }
+    g_mutex_unlock(&v->lock);
+  }
+  if (err) {
+    unpin(v, n);
+    fuse_reply_err(req, err);
+    return;
+  }
+  fh->flags = fi->flags;
+  fi->fh = (uint64_t)(uintptr_t)fh;
+  if (fuse_reply_open(req, fi) != 0) {
+    if (fh->fd >= 0) close(fh->fd);
+    g_free(fh);
+    unpin(v, n);
+  }
+}
+
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+                      struct fuse_file_info *fi) {
+  BoxVfs *v = V(req);
+  Caller c;
+  vfs_place(v, req, NULL, &c);
+  NewName nn;
+  int err = new_name(v, &c, parent, name, &nn);
+  if (!err) err = vfs_decide(v, &c, "fs:write", nn.path, nn.pass, "write_content", true);
+  struct fuse_entry_param e;
+  Fh *fh = NULL;
+  if (!err && nn.pass) {
+    int fd = openat(nn.dir->fd, name,
+                    (fi->flags & ~O_NOFOLLOW) | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
+    if (fd < 0) {
+      err = errno;
+    } else {
+      struct stat fst;
+      fstat(fd, &fst);
+      chown_new(&c, nn.dir->fd, name);
+      err = pass_child(v, nn.dir, name, &e);
+      if (!err && (e.attr.st_dev != fst.st_dev || e.attr.st_ino != fst.st_ino)) {
+        /* the name moved between the open and the resolution */
+        g_mutex_lock(&v->lock);
+        forget_one(v, e.ino, 1);
+        g_mutex_unlock(&v->lock);
+        vfs_enforce(v, &c, "fs:write", nn.path, true, "identity", IDENTITY_WHY);
+        err = EACCES;
+      }
+      if (err) {
+        close(fd);
+      } else {
+        g_mutex_lock(&v->lock);
+        Node *n = vfs_node_get(v, e.ino);
+        vfs_node_ref(n);
+        g_mutex_unlock(&v->lock);
+        fh = fh_new(FH_PASS_FILE, c.cmd, n);
+        fh->fd = fd;
+        fi->keep_cache = 1;
+      }
+    }
+  } else if (!err) {
+    g_mutex_lock(&v->lock);
+    Node *n = g_hash_table_lookup(nn.dir->children, name);
+    if (n) {
+      if (fi->flags & O_EXCL) err = EEXIST;
+      else if (S_ISDIR(n->mode)) err = EISDIR;
+      else if (!n->data) err = EACCES;
+      else if (fi->flags & O_TRUNC) ram_resize(n, 0);
+    } else {
+      n = vfs_ram_new(v, nn.dir->cmd, nn.dir, name, S_IFREG | (mode & 07777), c.uid, c.gid, &err);
+    }
+    if (!err) err = fill_entry(v, n, &e);
+    if (!err) {
+      vfs_node_ref(n);
+      fh = fh_new(FH_RAM_FILE, c.cmd, n);
+    }
+    g_mutex_unlock(&v->lock);
+  }
+  new_name_clear(v, &nn);
+  if (err) {
+    fuse_reply_err(req, err);
+    return;
+  }
+  fh->flags = fi->flags;
+  fi->fh = (uint64_t)(uintptr_t)fh;
+  if (fuse_reply_create(req, &e, fi) != 0) {
+    if (fh->fd >= 0) close(fh->fd);
+    Node *n = fh->node;
+    g_free(fh);
+    g_mutex_lock(&v->lock);
+    forget_one(v, e.ino, 1);
+    vfs_node_unref(v, n);
+    g_mutex_unlock(&v->lock);
+  }
+}
+
+/* A file handle's op: placed by the caller (or by the handle for pid 0), and a
+ * RAM handle only for its own command. */
+static Fh *fh_check(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, int *err) {
+  Caller c;
+  vfs_place(v, req, fi, &c);
+  Fh *fh = FH(fi);
+  *err = 0;
+  if (!fh || !c.placed) *err = EACCES;
+  else if (fh->node && fh->node->kind == NODE_RAM && fh->node->cmd != c.cmd) *err = EACCES;
+  return *err ? NULL : fh;
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                    struct fuse_file_info *fi) {
+  BoxVfs *v = V(req);
+  (void)ino;
+  int err;
+  Fh *fh = fh_check(v, req, fi, &err);
+  if (!fh) {
+    fuse_reply_err(req, err);
+    return;
+  }
+  if (fh->kind == FH_PASS_FILE) {
+    struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+    buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+    buf.buf[0].fd = fh->fd;
+    buf.buf[0].pos = off;
+    fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+    return;
+  }
+  if (fh->kind == FH_MYDENIAL) {
+    if ((size_t)off >= fh->text_len) fuse_reply_buf(req, NULL, 0);
+    else fuse_reply_buf(req, fh->text + off, MIN(size, fh->text_len - (size_t)off));
+    return;
+  }
+  if (fh->kind != FH_RAM_FILE) {
+    fuse_reply_err(req, EISDIR);
+    return;
+  }
+  g_mutex_lock(&v->lock);
+  Node *n = fh->node;
+  size_t len = n->data->len;
+  char *copy = NULL;
+  size_t got = 0;
+  if (off >= 0 && (size_t)off < len) {
+    got = MIN(size, len - (size_t)off);
+    copy = g_memdup2(n->data->data + off, got);
+  }
+  now_ts(&n->atime);
+  g_mutex_unlock(&v->lock);
+  fuse_reply_buf(req, copy, got);
+  g_free(copy);
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+                     struct fuse_file_info *fi) {
+  BoxVfs *v = V(req);
+  (void)ino;
+  int err;
+  Fh *fh = fh_check(v, req, fi, &err);
+  if (!fh) {
+    fuse_reply_err(req, err);
+    return;
+  }
+  if (fh->kind == FH_PASS_FILE) {
+    ssize_t n = pwrite(fh->fd, buf, size, off);
+    if (n < 0) fuse_reply_err(req, errno);
+    else fuse_reply_write(req, (size_t)n);
+    return;
+  }
+  if (fh->kind != FH_RAM_FILE) {
+    fuse_reply_err(req, EACCES);
+    return;
+  }
+  g_mutex_lock(&v->lock);
+  Node *n = fh->node;
+  if (fh->flags & O_APPEND) off = (off_t)n->data->len;
+  if (off < 0) err = EINVAL;
+  else if ((size_t)off + size > VFS_RAM_MAX_FILE) err = ENOSPC;
+  else {
+    if ((size_t)off + size > n->data->len) err = ram_resize(n, (size_t)off + size);
+    if (!err) {
+      memcpy(n->data->data + off, buf, size);
+      now_ts(&n->mtime);
+      n->ctime = n->mtime;
+    }
+  }
+  g_mutex_unlock(&v->lock);
+  if (err) fuse_reply_err(req, err);
+  else fuse_reply_write(req, size);
+}
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  (void)ino;
+  (void)fi;
+  fuse_reply_err(req, ENOSYS);
+}
+
+static void fh_free(BoxVfs *v, Fh *fh) {
+  if (fh->fd >= 0) close(fh->fd);
+  if (fh->dir) closedir(fh->dir);
+  if (fh->entries) {
+    for (guint i = 0; i < fh->entries->len; i++) g_free(g_array_index(fh->entries, DirEnt, i).name);
+    g_array_unref(fh->entries);
+  }
+  g_free(fh->text);
+  unpin(v, fh->node);
+  g_free(fh);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  (void)ino;
+  Fh *fh = FH(fi);
+  if (fh) fh_free(V(req), fh);
+  fuse_reply_err(req, 0);
+}
+
+static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi) {
+  BoxVfs *v = V(req);
+  (void)ino;
+  int err;
+  Fh *fh = fh_check(v, req, fi, &err);
+  if (fh && fh->kind == FH_PASS_FILE) {
+    if ((datasync ? fdatasync(fh->fd) : fsync(fh->fd)) < 0) err = errno;
+  }
+  fuse_reply_err(req, err);
+}
+
+static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+                         struct fuse_file_info *fi) {
+  BoxVfs *v = V(req);
+  (void)ino;
+  int err;
+  Fh *fh = fh_check(v, req, fi, &err);
+  if (fh && fh->kind == FH_PASS_FILE) {
+    if (fallocate(fh->fd, mode, off, len) < 0) err = errno;
+  } else if (fh) {
+    err = EOPNOTSUPP;
+  }
+  fuse_reply_err(req, err);
+}
+
+/* ---- directories ---- */
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  BoxVfs *v = V(req);
+  Caller c;
+  vfs_place(v, req, NULL, &c);
+  int err;
+  Node *n = pin(v, ino, &c, &err);
+  if (!n) {
+    fuse_reply_err(req, err);
+    return;
+  }
+  if (n->kind == NODE_PASS || n->kind == NODE_RAM) {
+    bool dir = is_pass(n) ? S_ISDIR(n->ftype) : S_ISDIR(n->mode);
+    if (!dir) err = ENOTDIR;
+  }
+  if (!err && (n->kind == NODE_PASS || (n->kind == NODE_RAM && n->special == SPECIAL_NONE) ||
+               n->special == SPECIAL_CMDROOT)) {
+    char *path = path_of(v, n);
+    err = vfs_decide(v, &c, "fs:read", path, is_pass(n), "enumerate", false);
+    g_free(path);
+  }
+  if (!err) err = check_perm(v, n, &c, R_OK);
+  Fh *fh = NULL;
+  if (!err && is_pass(n)) {
+    if (!pass_same(n)) {
+      err = deny_identity(v, &c, n, "fs:read");
+    } else {
+      int fd = openat(n->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+      if (!d) {
+        err = errno;
+        if (fd >= 0) close(fd);
+      } else {
+        fh = fh_new(FH_PASS_DIR, c.cmd, n);
+        fh->dir = d;
+      }
+    }
+  } else if (!err) {
+    fh = fh_new(n->kind == NODE_RAM ? FH_RAM_DIR : FH_VDIR, c.cmd, n);
+  }
+  if (err) {
+    unpin(v, n);
+    fuse_reply_err(req, err);
+    return;
+  }
+  fi->fh = (uint64_t)(uintptr_t)fh;
+  if (fuse_reply_open(req, fi) != 0) fh_free(v, fh);
+}
+
+static void add_ent(GArray *a, const char *name, fuse_ino_t ino, unsigned char type) {
+  DirEnt e = {g_strdup(name), ino, type};
+  g_array_append_val(a, e);
+}
+
+static fuse_ino_t shown_ino(Node *n) {
+  return n->kind == NODE_PASS ? (fuse_ino_t)n->rino : (n->ino | VFS_RAM_INO_BIT);
+}
+
+static void fill_entries(BoxVfs *v, Fh *fh, const Caller *c) {
+  if (fh->entries) {
+    for (guint i = 0; i < fh->entries->len; i++) g_free(g_array_index(fh->entries, DirEnt, i).name);
+    g_array_unref(fh->entries);
+  }
+  fh->entries = g_array_new(FALSE, FALSE, sizeof(DirEnt));
+  if (fh->kind == FH_PASS_DIR) {
+    rewinddir(fh->dir);
+    struct dirent *de;
+    while ((de = readdir(fh->dir)) != NULL) add_ent(fh->entries, de->d_name, de->d_ino, de->d_type);
+    return;
+  }
+  g_mutex_lock(&v->lock);
+  Node *n = fh->node;
+  add_ent(fh->entries, ".", shown_ino(n), DT_DIR);
+  add_ent(fh->entries, "..", n->parent ? shown_ino(n->parent) : shown_ino(n), DT_DIR);
+  if (n->kind == NODE_RAMDIR) {
+    Command *cm = vfs_command(v, c->cmd);
+    if (cm && cm->root) {
+      char name[32];
+      snprintf(name, sizeof name, "c%d", c->cmd);
+      add_ent(fh->entries, name, shown_ino(cm->root), DT_DIR);
+    }
+  } else if (n->children) {
+    GHashTableIter it;
+    gpointer key, val;
+    g_hash_table_iter_init(&it, n->children);
+    while (g_hash_table_iter_next(&it, &key, &val)) {
+      Node *ch = val;
+      if (ch->special == SPECIAL_BOXDIR) continue; /* hidden */
+      mode_t m = ch->kind == NODE_PASS ? ch->ftype : ch->mode;
+      add_ent(fh->entries, key, shown_ino(ch), dtype_of(m));
+    }
+  }
+  g_mutex_unlock(&v->lock);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                       struct fuse_file_info *fi) {
+  BoxVfs *v = V(req);
+  (void)ino;
+  Caller c;
+  vfs_place(v, req, fi, &c);
+  Fh *fh = FH(fi);
+  if (!fh || !c.placed ||
+      (fh->node->kind == NODE_RAM && fh->node->cmd != c.cmd)) {
+    fuse_reply_err(req, EACCES);
+    return;
+  }
+  if (off == 0 || !fh->entries) fill_entries(v, fh, &c);
+  char *buf = g_malloc(size);
+  size_t pos = 0;
+  for (guint i = (guint)off; i < fh->entries->len; i++) {
+    DirEnt *e = &g_array_index(fh->entries, DirEnt, i);
+    struct stat st;
+    memset(&st, 0, sizeof st);
+    st.st_ino = (ino_t)e->d_ino;
+    st.st_mode = (mode_t)e->type << 12;
+    size_t need = fuse_add_direntry(req, buf + pos, size - pos, e->name, &st, (off_t)i + 1);
+    if (need > size - pos) break;
+    pos += need;
+  }
+  fuse_reply_buf(req, buf, pos);
+  g_free(buf);
+}
+
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  (void)ino;
+  Fh *fh = FH(fi);
+  if (fh) fh_free(V(req), fh);
+  fuse_reply_err(req, 0);
+}
+
+static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi) {
+  BoxVfs *v = V(req);
+  (void)ino;
+  int err;
+  Fh *fh = fh_check(v, req, fi, &err);
+  if (fh && fh->kind == FH_PASS_DIR) {
+    int fd = dirfd(fh->dir);
+    if ((datasync ? fdatasync(fd) : fsync(fd)) < 0) err = errno;
+  }
+  fuse_reply_err(req, err);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino) {
+  BoxVfs *v = V(req);
+  Caller c;
+  vfs_place(v, req, NULL, &c);
+  struct statvfs sv;
+  memset(&sv, 0, sizeof sv);
+  sv.f_bsize = sv.f_frsize = 4096;
+  sv.f_namemax = NAME_MAX;
+  if (c.placed) {
+    int err;
+    Node *n = pin(v, ino, &c, &err);
+    if (n && is_pass(n)) {
+      if (fstatvfs(n->fd, &sv) < 0) {
+        memset(&sv, 0, sizeof sv);
+        sv.f_bsize = sv.f_frsize = 4096;
+        sv.f_namemax = NAME_MAX;
+      }
+    }
+    unpin(v, n);
+  }
+  if (sv.f_blocks == 0) {
+    sv.f_blocks = sv.f_bfree = sv.f_bavail = VFS_RAM_MAX_INODES * 256u;
+    sv.f_files = sv.f_ffree = sv.f_favail = VFS_RAM_MAX_INODES;
+  }
+  fuse_reply_statfs(req, &sv);
+}
+
+const struct fuse_lowlevel_ops vfs_ops = {
+    .init = op_init,
+    .lookup = op_lookup,
+    .forget = op_forget,
+    .forget_multi = op_forget_multi,
+    .getattr = op_getattr,
+    .setattr = op_setattr,
+    .readlink = op_readlink,
+    .mknod = op_mknod,
+    .mkdir = op_mkdir,
+    .unlink = op_unlink,
+    .rmdir = op_rmdir,
+    .symlink = op_symlink,
+    .rename = op_rename,
+    .link = op_link,
+    .open = op_open,
+    .read = op_read,
+    .write = op_write,
+    .flush = op_flush,
+    .release = op_release,
+    .fsync = op_fsync,
+    .opendir = op_opendir,
+    .readdir = op_readdir,
+    .releasedir = op_releasedir,
+    .fsyncdir = op_fsyncdir,
+    .statfs = op_statfs,
+    .access = op_access,
+    .create = op_create,
+    .fallocate = op_fallocate,
+};
