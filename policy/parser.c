@@ -83,6 +83,28 @@ static Expr *new_expr(Parser *p, ExprKind k, const Token *at) {
   return e;
 }
 
+#define MAX_TREE_DEPTH 400
+
+/* Records e's height and refuses trees too deep to evaluate on a thread's
+ * stack (left-deep chains such as a && b && c ... are built by loops). */
+static Expr *deep(Parser *p, Expr *e) {
+  if (!e) return NULL;
+  int d = 0;
+  const Expr *kids[3] = {e->a, e->b, e->c};
+  for (int i = 0; i < 3; i++)
+    if (kids[i] && kids[i]->height > d) d = kids[i]->height;
+  for (size_t i = 0; e->items && i < e->nitems; i++)
+    if (e->items[i]->height > d) d = e->items[i]->height;
+  e->height = d + 1;
+  if (e->height > MAX_TREE_DEPTH) {
+    if (!p->err)
+      g_set_error(&p->err, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE,
+                  POLICY_PARSE_PREFIX "expression nests too deeply at line %d, column %d", e->line, e->col);
+    return NULL;
+  }
+  return e;
+}
+
 /* Decodes a string literal body (§1.1 escapes).  In pattern mode an
  * unescaped `*` is a wildcard and `\*` a literal star; *wild receives a
  * per-byte wildcard map. */
@@ -269,7 +291,7 @@ static Expr *parse_primary(Parser *p) {
     next(p);
     Expr *e = new_expr(p, E_SET, t);
     e->items = parse_list(p, TOK_RBRACKET, &e->nitems);
-    return p->err ? NULL : e;
+    return p->err ? NULL : deep(p, e);
   }
   case TOK_LBRACE: {
     next(p);
@@ -306,7 +328,7 @@ static Expr *parse_primary(Parser *p) {
     }
     g_ptr_array_free(keys, TRUE);
     g_ptr_array_free(vals, TRUE);
-    return p->err ? NULL : e;
+    return p->err ? NULL : deep(p, e);
   }
   case TOK_IDENT: {
     if (is_kw(t, "true") || is_kw(t, "false")) {
@@ -382,13 +404,15 @@ static Expr *parse_member(Parser *p) {
           return NULL;
         }
         m->b = want ? args[0] : NULL;
-        e = m;
+        e = deep(p, m);
+        if (!e) return NULL;
       } else {
         Expr *g = new_expr(p, E_GETATTR, name);
         g->a = e;
         g->str = own_strndup(p, name->text, name->len);
         g->len = name->len;
-        e = g;
+        e = deep(p, g);
+        if (!e) return NULL;
       }
     } else if (t->kind == TOK_LBRACKET) {
       next(p);
@@ -401,7 +425,8 @@ static Expr *parse_member(Parser *p) {
       g->a = e;
       if (!decode_string(p, k, false, &g->str, &g->len, NULL)) return NULL;
       if (!expect(p, TOK_RBRACKET, "`]`")) return NULL;
-      e = g;
+      e = deep(p, g);
+      if (!e) return NULL;
     } else {
       break;
     }
@@ -445,7 +470,8 @@ static Expr *parse_unary(Parser *p) {
     for (size_t i = 0; i < n; i++) {
       Expr *u = new_expr(p, k == TOK_BANG ? E_NOT : E_NEG, t);
       u->a = e;
-      e = u;
+      e = deep(p, u);
+      if (!e) return NULL;
     }
     return e;
   }
@@ -467,7 +493,8 @@ static Expr *parse_mul(Parser *p) {
     Expr *m = new_expr(p, E_MUL, t);
     m->a = e;
     m->b = r;
-    e = m;
+    e = deep(p, m);
+    if (!e) return NULL;
   }
   return p->err ? NULL : e;
 }
@@ -483,7 +510,8 @@ static Expr *parse_add(Parser *p) {
     Expr *m = new_expr(p, t->kind == TOK_PLUS ? E_ADD : E_SUB, t);
     m->a = e;
     m->b = r;
-    e = m;
+    e = deep(p, m);
+    if (!e) return NULL;
   }
   return p->err ? NULL : e;
 }
@@ -554,7 +582,7 @@ static Expr *parse_rel(Parser *p) {
       h->keys = policy_own(p->pol, g_new0(char *, path->len + 1));
       for (guint i = 0; i < path->len; i++) h->keys[i] = path->pdata[i];
       g_ptr_array_free(path, TRUE);
-      return p->err ? NULL : h;
+      return p->err ? NULL : deep(p, h);
     }
     if (is_kw(t, "like")) {
       next(p);
@@ -566,7 +594,7 @@ static Expr *parse_rel(Parser *p) {
       Expr *l = new_expr(p, E_LIKE, t);
       l->a = e;
       if (!decode_string(p, s, true, &l->str, &l->len, &l->wild)) return NULL;
-      return l;
+      return deep(p, l);
     }
     if (is_kw(t, "is")) {
       next(p);
@@ -579,7 +607,7 @@ static Expr *parse_rel(Parser *p) {
         l->b = parse_add(p);
         if (!l->b) return NULL;
       }
-      return l;
+      return deep(p, l);
     }
     return e;
   default:
@@ -591,7 +619,7 @@ static Expr *parse_rel(Parser *p) {
   Expr *m = new_expr(p, k, t);
   m->a = e;
   m->b = r;
-  return m;
+  return deep(p, m);
 }
 
 static Expr *parse_and(Parser *p) {
@@ -603,7 +631,8 @@ static Expr *parse_and(Parser *p) {
     Expr *m = new_expr(p, E_AND, t);
     m->a = e;
     m->b = r;
-    e = m;
+    e = deep(p, m);
+    if (!e) return NULL;
   }
   if (e && (peek(p)->kind == TOK_AMP || peek(p)->kind == TOK_PIPE)) {
     fail_at(p, peek(p), "unexpected `%s`; did you mean `%s%s`?", policy_tok_name(peek(p)->kind),
@@ -622,7 +651,8 @@ static Expr *parse_or(Parser *p) {
     Expr *m = new_expr(p, E_OR, t);
     m->a = e;
     m->b = r;
-    e = m;
+    e = deep(p, m);
+    if (!e) return NULL;
   }
   return p->err ? NULL : e;
 }
@@ -645,7 +675,7 @@ static Expr *parse_expr(Parser *p) {
     if (e->b && !is_kw(peek(p), "else")) fail_expected(p, peek(p), "`else`");
     else if (e->b) next(p);
     if (!p->err) e->c = parse_expr(p);
-    if (p->err) e = NULL;
+    e = p->err ? NULL : deep(p, e);
   } else {
     e = parse_or(p);
   }
@@ -961,9 +991,15 @@ BoxPolicy *box_policy_load_file(const char *path, const char *operator_home, GEr
     g_error_free(e);
     return NULL;
   }
-  if (memchr(text, '\0', len)) {
+  const char *nul = memchr(text, '\0', len);
+  if (nul) {
+    int line = 1, col = 1;
+    for (const char *q = text; q < nul; q++) {
+      if (*q == '\n') { line++; col = 1; }
+      else if (((unsigned char)*q & 0xC0) != 0x80) col++;
+    }
     g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE,
-                POLICY_PARSE_PREFIX "the policy source contains a NUL byte at line %d, column %d", 1, 1);
+                POLICY_PARSE_PREFIX "the policy source contains a NUL byte at line %d, column %d", line, col);
     g_free(text);
     return NULL;
   }

@@ -65,6 +65,7 @@ struct Expr {
   Expr **items;        /* E_SET elements, E_RECORD values */
   char **keys;         /* E_RECORD keys, E_HAS path */
   size_t nitems;       /* count of items/keys */
+  int height;          /* longest path to a leaf, bounded by the parser */
 };
 
 typedef enum { SC_ANY, SC_EQ, SC_IN, SC_IS, SC_IS_IN, SC_IN_SET } ScopeOp;

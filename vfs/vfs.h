@@ -66,5 +66,9 @@ const char *box_vfs_mountpoint(const BoxVfs *vfs);
 char *box_vfs_ram_root(const BoxVfs *vfs, int command);
 char *box_vfs_pass_path(const BoxVfs *vfs, const char *real_path);
 
+/* For tests: how many RAM nodes (of every command, ended ones included) the
+ * daemon still holds. */
+guint box_vfs_debug_ram_nodes(BoxVfs *vfs);
+
 G_END_DECLS
 #endif

@@ -800,3 +800,15 @@ char *box_vfs_ram_root(const BoxVfs *v, int command) {
 char *box_vfs_pass_path(const BoxVfs *v, const char *real_path) {
   return g_strconcat(v->mountpoint, "/pass", real_path, NULL);
 }
+
+guint box_vfs_debug_ram_nodes(BoxVfs *v) {
+  guint count = 0;
+  g_mutex_lock(&v->lock);
+  GHashTableIter it;
+  gpointer val;
+  g_hash_table_iter_init(&it, v->nodes);
+  while (g_hash_table_iter_next(&it, NULL, &val))
+    if (((Node *)val)->kind == NODE_RAM) count++;
+  g_mutex_unlock(&v->lock);
+  return count;
+}

@@ -113,6 +113,16 @@ static void test_parse_errors(void) {
                     "failed to parse policy source: unterminated string literal at line 1, column 44");
   assert_load_error("permit(principal, action, resource) when { !-1 == 1 };",
                     "failed to parse policy source: unary operators `!` and `-` cannot be mixed at line 1, column 45");
+  /* trees too deep to evaluate safely are refused */
+  GString *deep = g_string_new("permit(principal, action, resource) when { 1");
+  for (int i = 0; i < 5000; i++) g_string_append(deep, " + 1");
+  g_string_append(deep, " > 0 };");
+  GError *error = NULL;
+  g_assert_null(box_policy_load_string(deep->str, NULL, &error));
+  g_assert_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE);
+  g_assert_true(g_str_has_prefix(error->message, "failed to parse policy source: expression nests too deeply at line 1, column "));
+  g_clear_error(&error);
+  g_string_free(deep, TRUE);
   /* a column counts characters, not bytes */
   assert_load_error("// é\npermit(principal, action, resource) when { \"é\" == # };",
                     "failed to parse policy source: unexpected character `#` at line 2, column 51");
