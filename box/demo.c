@@ -39,7 +39,7 @@ static const char demo_agent[] =
     "step 'cat todo.txt'\n"
     "step 'echo scratch > /tmp/note; cat /tmp/note'\n"
     "step 'cat /tmp/note'\n"
-    "step 'cat ~/.ssh/id_demo'\n"
+    "step 'cat $HOME/.ssh/id_demo'\n"
     "step 'echo hi > ../outside.txt'\n"
     "step 'uname -a'\n"
     "step 'no-such-tool'\n";

@@ -554,7 +554,7 @@ bool policy_validate(BoxPolicy *pol, const char *operator_home, GError **error) 
     /* attribute checks, per applicable action */
     for (int k = 0; k < norder; k++) {
       TyCtx t = {&c, order[k], false};
-      Caps none = {0}, acc = {0};
+      Caps acc = {0};
       for (size_t q = 0; q < r->nclauses; q++) {
         Caps out = {0};
         bool f = ty(&t, r->clauses[q].expr, &acc, &out);
@@ -564,7 +564,6 @@ bool policy_validate(BoxPolicy *pol, const char *operator_home, GError **error) 
           caps_union(&acc, &out);
         }
       }
-      (void)none;
       if (t.reported) break;
     }
   }

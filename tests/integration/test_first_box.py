@@ -240,3 +240,51 @@ def test_agent_args_appended_and_env(box):
     lines = box2_status.stdout.splitlines()
     assert lines[0] == f"first second {box.home} {box.workspace} strands-box"
     assert lines[1].startswith(f"{box.box_dir}/bin:")
+
+
+def test_unplaced_caller_is_refused(box):
+    """A process the mount cannot place in a command (here the agent itself,
+    which shares boxd's mount namespace) gets nothing through the mount."""
+    script = r'''
+mnt=$(grep -o '/[^ ]*/boxfs-mnt-[A-Za-z0-9]*' /proc/self/mountinfo | head -1)
+[ -n "$mnt" ] || { echo "no mount"; exit 3; }
+cat "$mnt/pass$HOME/src/project/src/main.rs" 2>/dev/null; echo "read=$?"
+ls "$mnt/ram" >/dev/null 2>&1; echo "list=$?"
+touch "$mnt/pass$HOME/src/project/planted" 2>/dev/null; echo "create=$?"
+stat "$mnt" >/dev/null 2>&1; echo "root=$?"
+'''
+    box.seed_policy()
+    box.write_config(agent_command=["/bin/sh", "-c", script])
+    assert box.run_to_end() == 0, box.stderr()
+    assert box.stdout_path.read_text() == "read=1\nlist=2\ncreate=1\nroot=0\n"
+    assert not (box.workspace / "planted").exists()
+    assert box.decision_summary() == []
+
+
+def test_cd_is_a_change_dir_decision(box):
+    box.seed_policy()
+    box.write_config()
+    box.start()
+    r = box.bash("cd src && pwd && cat main.rs | grep -c TODO")
+    assert (r.returncode, r.stdout) == (0, f"{box.workspace}/src\n2\n"), r.stderr
+    assert box.decision_summary()[:2] == [("permit", "shell:exec", "cd"),
+                                          ("permit", "fs:read", "~/src/project/src")]
+    ops = [d.get("strands.box.policy.resource") for d in box.decisions()]
+    assert "~/src/project/src/main.rs" in ops
+
+
+def test_read_denied_prints_policy_text(box):
+    box.seed_policy(extra="""
+        @id("no-main")
+        @description("main.rs is off limits")
+        forbid(principal, action == Box::Action::"fs:read", resource)
+        when { context.input.path == "~/src/project/src/main.rs" };
+        """)
+    box.write_config()
+    box.start()
+    r = box.bash("cat src/main.rs; echo after")
+    assert r.returncode == 0
+    assert r.stdout == "after\n"
+    assert r.stderr == ("cat: src/main.rs: policy denied this operation on "
+                        "'~/src/project/src/main.rs' [policy: no-main]: main.rs is off limits.\n")
+    assert box.decision_summary()[-2] == ("deny", "fs:read", "~/src/project/src/main.rs")
