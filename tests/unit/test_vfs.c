@@ -1,0 +1,836 @@
+/* test_vfs.c — the FUSE mount, for real: mounts under a temporary directory,
+ * runs file operations from a process in its own PID namespace (placed as
+ * the worker of a command) and checks the decisions, denials, floors and the
+ * RAM roots.  Needs root and /dev/fuse; skipped otherwise. */
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include "vfs/vfs.h"
+
+typedef struct {
+  char *base;
+  char *home;
+  char *mnt;
+  char *pass_home; /* <mnt>/pass<home> */
+  char *floor_tree;
+  char *floor_file;
+  BoxVfs *vfs;
+  GMutex mu;
+  GPtrArray *records; /* "action path operation verdict" */
+  GPtrArray *commands_seen;
+} Fx;
+
+/* ---- policy stand-in: deny every path containing "secret" ---- */
+
+static BoxDecision *test_decide(void *data, int command, const char *action, json_object *input) {
+  (void)data;
+  (void)command;
+  const char *path = json_object_get_string(json_object_object_get(input, "path"));
+  BoxDecision *d = g_new0(BoxDecision, 1);
+  d->action = g_strdup(action);
+  d->resource = g_strdup(path);
+  d->determining_ids = g_ptr_array_new_with_free_func(g_free);
+  if (strstr(path, "secret")) {
+    d->verdict = BOX_VERDICT_DENY;
+    d->cause = BOX_CAUSE_NO_MATCH;
+    d->rule = g_strdup("<default-deny>");
+    d->message = g_strdup_printf("policy denied this operation on '%s' [default-deny]: "
+                                 "No permit rule matched this request.", path);
+    d->reason = g_strdup("no permit matched");
+  } else {
+    d->verdict = BOX_VERDICT_PERMIT;
+    d->cause = BOX_CAUSE_PERMITTED;
+    d->rule = g_strdup("policy_0");
+  }
+  return d;
+}
+
+static void test_record(void *data, int command, const char *action, json_object *input,
+                        const BoxDecision *decision) {
+  Fx *fx = data;
+  (void)command;
+  const char *path = json_object_get_string(json_object_object_get(input, "path"));
+  const char *op = json_object_get_string(json_object_object_get(input, "operation"));
+  char *line = g_strdup_printf("%s %s %s %s", action, path, op,
+                               decision->verdict == BOX_VERDICT_PERMIT ? "permit"
+                               : decision->cause == BOX_CAUSE_ENFORCEMENT ? decision->rule
+                                                                          : "deny");
+  g_mutex_lock(&fx->mu);
+  g_ptr_array_add(fx->records, line);
+  g_mutex_unlock(&fx->mu);
+}
+
+static GPtrArray *take_records(Fx *fx) {
+  g_mutex_lock(&fx->mu);
+  GPtrArray *r = fx->records;
+  fx->records = g_ptr_array_new_with_free_func(g_free);
+  g_mutex_unlock(&fx->mu);
+  return r;
+}
+
+static void dump_records(GPtrArray *r) {
+  for (guint i = 0; i < r->len; i++) g_test_message("record %u: %s", i, (char *)r->pdata[i]);
+}
+
+/* The expected lines appear in this order (other records may be between). */
+static void assert_in_order(GPtrArray *r, const char *const *expected) {
+  guint at = 0;
+  for (guint k = 0; expected[k]; k++) {
+    bool found = false;
+    for (; at < r->len; at++)
+      if (strcmp(r->pdata[at], expected[k]) == 0) {
+        found = true;
+        at++;
+        break;
+      }
+    if (!found) {
+      dump_records(r);
+      g_error("record not found (in order): %s", expected[k]);
+    }
+  }
+}
+
+static guint count_records(GPtrArray *r, const char *line) {
+  guint n = 0;
+  for (guint i = 0; i < r->len; i++)
+    if (strcmp(r->pdata[i], line) == 0) n++;
+  return n;
+}
+
+/* ---- fixture ---- */
+
+static void write_file(const char *path, const char *text) {
+  GError *err = NULL;
+  g_assert_true(g_file_set_contents(path, text, -1, &err));
+  g_assert_no_error(err);
+}
+
+static bool is_mounted(const char *mnt) {
+  gchar *info = NULL;
+  if (!g_file_get_contents("/proc/self/mountinfo", &info, NULL, NULL)) return false;
+  gchar *needle = g_strdup_printf(" %s ", mnt);
+  bool yes = strstr(info, needle) != NULL;
+  g_free(needle);
+  g_free(info);
+  return yes;
+}
+
+static void fx_setup(Fx *fx, gconstpointer data) {
+  (void)data;
+  GError *err = NULL;
+  char *tmp = g_dir_make_tmp("boxvfs-XXXXXX", &err);
+  g_assert_no_error(err);
+  char *real = realpath(tmp, NULL);
+  g_assert_nonnull(real);
+  fx->base = g_strdup(real);
+  free(real);
+  g_free(tmp);
+  fx->home = g_build_filename(fx->base, "home", NULL);
+  fx->mnt = g_build_filename(fx->base, "mnt", NULL);
+  g_assert_cmpint(g_mkdir(fx->home, 0755), ==, 0);
+  g_assert_cmpint(g_mkdir(fx->mnt, 0755), ==, 0);
+  char *p = g_build_filename(fx->home, "hello.txt", NULL);
+  write_file(p, "hello world\n");
+  g_free(p);
+  p = g_build_filename(fx->home, "secret.txt", NULL);
+  write_file(p, "top secret\n");
+  g_free(p);
+  fx->floor_file = g_build_filename(fx->home, "box.toml", NULL);
+  write_file(fx->floor_file, "[agent]\n");
+  fx->floor_tree = g_build_filename(fx->home, "boxdir", NULL);
+  g_assert_cmpint(g_mkdir(fx->floor_tree, 0700), ==, 0);
+  p = g_build_filename(fx->floor_tree, "state", NULL);
+  write_file(p, "trusted\n");
+  g_free(p);
+
+  g_mutex_init(&fx->mu);
+  fx->records = g_ptr_array_new_with_free_func(g_free);
+  const char *roots[] = {fx->home, NULL};
+  const char *trees[] = {fx->floor_tree, NULL};
+  const char *files[] = {fx->floor_file, NULL};
+  BoxVfsConfig cfg = {
+      .mountpoint = fx->mnt,
+      .roots = roots,
+      .operator_home = fx->home,
+      .floor_trees = trees,
+      .floor_files = files,
+      .decide = test_decide,
+      .record = test_record,
+      .decide_data = fx,
+  };
+  fx->vfs = box_vfs_start(&cfg, &err);
+  g_assert_no_error(err);
+  g_assert_nonnull(fx->vfs);
+  fx->pass_home = box_vfs_pass_path(fx->vfs, fx->home);
+}
+
+static void fx_teardown(Fx *fx, gconstpointer data) {
+  (void)data;
+  box_vfs_stop(fx->vfs);
+  if (is_mounted(fx->mnt)) {
+    g_test_message("still mounted after box_vfs_stop; using fusermount3 -u -z");
+    char *argv[] = {"fusermount3", "-u", "-z", fx->mnt, NULL};
+    g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
+  }
+  g_assert_false(is_mounted(fx->mnt));
+  char *argv[] = {"rm", "-rf", "--one-file-system", fx->base, NULL};
+  g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
+  g_ptr_array_unref(fx->records);
+  g_mutex_clear(&fx->mu);
+  g_free(fx->pass_home);
+  g_free(fx->floor_file);
+  g_free(fx->floor_tree);
+  g_free(fx->base);
+  g_free(fx->home);
+  g_free(fx->mnt);
+}
+
+/* ---- running code as a command's worker ---- */
+
+typedef struct {
+  Fx *fx;
+  int cmd;
+  char *ram;  /* <mnt>/ram/c<N> */
+  FILE *out;  /* key=value lines to the parent */
+} Ctx;
+
+typedef void (*WorkerFn)(Ctx *ctx);
+
+static void put(Ctx *c, const char *key, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static void put(Ctx *c, const char *key, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(c->out, "%s=", key);
+  vfprintf(c->out, fmt, ap);
+  fputc('\n', c->out);
+  va_end(ap);
+  fflush(c->out);
+}
+
+static int err_of(int rc) { return rc < 0 ? errno : 0; }
+
+/* Reads a whole file ("" and errno on failure). */
+static char *slurp(const char *path, int *e) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  *e = 0;
+  if (fd < 0) {
+    *e = errno;
+    return g_strdup("");
+  }
+  GString *s = g_string_new(NULL);
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) g_string_append_len(s, buf, n);
+  if (n < 0) *e = errno;
+  close(fd);
+  return g_string_free(s, FALSE);
+}
+
+static char *denial_text(Ctx *c) {
+  char *p = g_strconcat(c->ram, "/.box/mydenial", NULL);
+  int e;
+  char *t = slurp(p, &e);
+  g_free(p);
+  if (e) {
+    g_free(t);
+    return g_strdup_printf("<errno %d>", e);
+  }
+  return t;
+}
+
+static char *listdir(const char *path) {
+  DIR *d = opendir(path);
+  if (!d) return g_strdup_printf("<errno %d>", errno);
+  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL)
+    if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+      g_ptr_array_add(names, g_strdup_printf("%s:%d", de->d_name, de->d_type));
+  closedir(d);
+  g_ptr_array_sort(names, (GCompareFunc)(void *)g_strcmp0);
+  g_ptr_array_sort_values(names, (GCompareFunc)g_strcmp0);
+  g_ptr_array_add(names, NULL);
+  char *s = g_strjoinv(",", (char **)names->pdata);
+  g_ptr_array_unref(names);
+  return s;
+}
+
+/* Forks a process in a new PID namespace, attaches it to cmd (as the worker,
+ * running if asked), lets it run fn and returns its key=value lines. */
+static GHashTable *run_worker(Fx *fx, int cmd, bool running, WorkerFn fn) {
+  int go[2], res[2], pidp[2];
+  g_assert_cmpint(pipe2(go, O_CLOEXEC), ==, 0);
+  g_assert_cmpint(pipe2(res, O_CLOEXEC), ==, 0);
+  g_assert_cmpint(pipe2(pidp, O_CLOEXEC), ==, 0);
+  pid_t mid = fork();
+  g_assert_cmpint(mid, >=, 0);
+  if (mid == 0) {
+    /* middle: a new PID namespace for its child */
+    if (unshare(CLONE_NEWPID) != 0) _exit(90);
+    pid_t w = fork();
+    if (w < 0) _exit(91);
+    if (w == 0) {
+      char b;
+      close(go[1]);
+      if (read(go[0], &b, 1) != 1) _exit(92);
+      Ctx c = {fx, cmd, box_vfs_ram_root(fx->vfs, cmd), fdopen(res[1], "w")};
+      fn(&c);
+      fclose(c.out);
+      _exit(0);
+    }
+    if (write(pidp[1], &w, sizeof w) != sizeof w) _exit(93);
+    int st;
+    if (waitpid(w, &st, 0) != w) _exit(94);
+    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 95);
+  }
+  close(pidp[1]);
+  close(res[1]);
+  close(go[0]);
+  pid_t w;
+  g_assert_cmpint(read(pidp[0], &w, sizeof w), ==, sizeof w);
+  close(pidp[0]);
+  GError *err = NULL;
+  g_assert_true(box_vfs_command_attach(fx->vfs, cmd, w, false, &err));
+  g_assert_no_error(err);
+  box_vfs_command_set_running(fx->vfs, cmd, running);
+  g_assert_cmpint(write(go[1], "g", 1), ==, 1);
+  close(go[1]);
+  GString *all = g_string_new(NULL);
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(res[0], buf, sizeof buf)) > 0) g_string_append_len(all, buf, n);
+  close(res[0]);
+  int st;
+  g_assert_cmpint(waitpid(mid, &st, 0), ==, mid);
+  g_assert_true(WIFEXITED(st));
+  g_assert_cmpint(WEXITSTATUS(st), ==, 0);
+  GHashTable *h = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  gchar **lines = g_strsplit(all->str, "\n", -1);
+  for (guint i = 0; lines[i]; i++) {
+    char *eq = strchr(lines[i], '=');
+    if (!eq) continue;
+    g_test_message("worker: %s", lines[i]);
+    g_hash_table_insert(h, g_strndup(lines[i], (gsize)(eq - lines[i])), g_strdup(eq + 1));
+  }
+  g_strfreev(lines);
+  g_string_free(all, TRUE);
+  return h;
+}
+
+static const char *val(GHashTable *h, const char *key) {
+  const char *v = g_hash_table_lookup(h, key);
+  if (!v) g_error("worker reported no %s", key);
+  return v;
+}
+
+/* ---- tests ---- */
+
+static void test_unplaced(Fx *fx, gconstpointer data) {
+  (void)data;
+  struct stat st;
+  g_assert_cmpint(stat(fx->mnt, &st), ==, 0); /* root GETATTR answered */
+  g_assert_true(S_ISDIR(st.st_mode));
+  struct statvfs sv;
+  g_assert_cmpint(statvfs(fx->mnt, &sv), ==, 0);
+  char *p = g_strconcat(fx->pass_home, "/hello.txt", NULL);
+  errno = 0;
+  g_assert_cmpint(open(p, O_RDONLY), ==, -1);
+  g_assert_cmpint(errno, ==, EACCES);
+  errno = 0;
+  g_assert_cmpint(stat(p, &st), ==, -1);
+  g_assert_cmpint(errno, ==, EACCES);
+  g_free(p);
+  p = g_strconcat(fx->mnt, "/ram", NULL);
+  g_assert_cmpint(opendir(p) == NULL, ==, 1);
+  g_assert_cmpint(errno, ==, EACCES);
+  g_free(p);
+  GPtrArray *r = take_records(fx);
+  g_assert_cmpuint(r->len, ==, 0);
+  g_ptr_array_unref(r);
+}
+
+static void worker_pass_ops(Ctx *c) {
+  const char *P = c->fx->pass_home;
+  char *p, *q;
+  struct stat st;
+  int e;
+
+  p = g_strconcat(P, "/hello.txt", NULL);
+  put(c, "stat", "%d", err_of(stat(p, &st)));
+  put(c, "stat_size", "%lld", (long long)st.st_size);
+  char *t = slurp(p, &e);
+  put(c, "read", "%d:%s", e, t);
+  g_free(t);
+  put(c, "chmod", "%d", err_of(chmod(p, 0600)));
+  put(c, "access", "%d", err_of(access(p, R_OK)));
+  g_free(p);
+
+  p = g_strconcat(P, "/new.txt", NULL);
+  int fd = open(p, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+  put(c, "create", "%d", fd < 0 ? errno : 0);
+  if (fd >= 0) {
+    put(c, "write", "%zd", write(fd, "abc", 3));
+    put(c, "fsync", "%d", err_of(fsync(fd)));
+    close(fd);
+  }
+  fd = open(p, O_WRONLY | O_APPEND | O_CLOEXEC);
+  put(c, "append_open", "%d", fd < 0 ? errno : 0);
+  if (fd >= 0) {
+    put(c, "append", "%zd", write(fd, "def", 3));
+    close(fd);
+  }
+  put(c, "truncate", "%d", err_of(truncate(p, 5)));
+  q = g_strconcat(P, "/dir", NULL);
+  put(c, "mkdir", "%d", err_of(mkdir(q, 0755)));
+  g_free(q);
+  q = g_strconcat(P, "/dir/moved.txt", NULL);
+  put(c, "rename", "%d", err_of(rename(p, q)));
+  t = slurp(q, &e);
+  put(c, "read_moved", "%d:%s", e, t);
+  g_free(t);
+  g_free(p);
+  p = g_strconcat(P, "/dir", NULL);
+  t = listdir(p);
+  put(c, "list_dir", "%s", t);
+  g_free(t);
+  g_free(p);
+  p = g_strconcat(P, "/dir/link", NULL);
+  put(c, "symlink", "%d", err_of(symlink("moved.txt", p)));
+  char buf[256];
+  ssize_t n = readlink(p, buf, sizeof buf - 1);
+  put(c, "readlink", "%s", n < 0 ? "<err>" : (buf[n] = '\0', buf));
+  t = slurp(p, &e); /* through the link */
+  put(c, "read_link_target", "%d:%s", e, t);
+  g_free(t);
+  put(c, "unlink_link", "%d", err_of(unlink(p)));
+  g_free(p);
+  p = g_strconcat(P, "/dir/hard", NULL);
+  put(c, "link", "%d", err_of(link(q, p)));
+  put(c, "unlink_hard", "%d", err_of(unlink(p)));
+  g_free(p);
+  /* rename over an existing file */
+  p = g_strconcat(P, "/dir/other.txt", NULL);
+  fd = open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd >= 0) close(fd);
+  put(c, "rename_over", "%d", err_of(rename(q, p)));
+  put(c, "unlink_other", "%d", err_of(unlink(p)));
+  g_free(p);
+  g_free(q);
+  q = g_strconcat(P, "/dir", NULL);
+  put(c, "rmdir", "%d", err_of(rmdir(q)));
+  g_free(q);
+
+  /* denials */
+  p = g_strconcat(P, "/secret-new.txt", NULL);
+  fd = open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+  put(c, "deny_create", "%d", fd < 0 ? errno : 0);
+  t = denial_text(c);
+  put(c, "deny_create_text", "%s", t);
+  g_free(t);
+  g_free(p);
+  p = g_strconcat(P, "/secret.txt", NULL);
+  t = slurp(p, &e);
+  put(c, "deny_read", "%d", e);
+  g_free(t);
+  t = denial_text(c);
+  put(c, "deny_read_text", "%s", t);
+  g_free(t);
+  g_free(p);
+
+  /* floors */
+  p = g_strconcat(P, "/box.toml", NULL);
+  t = slurp(p, &e);
+  put(c, "floor_file", "%d", e);
+  g_free(t);
+  t = denial_text(c);
+  put(c, "floor_file_text", "%s", t);
+  g_free(t);
+  g_free(p);
+  p = g_strconcat(P, "/boxdir/state", NULL);
+  put(c, "floor_tree", "%d", err_of(stat(p, &st)));
+  t = denial_text(c);
+  put(c, "floor_tree_text", "%s", t);
+  g_free(t);
+  g_free(p);
+}
+
+static void test_pass_decisions(Fx *fx, gconstpointer data) {
+  (void)data;
+  int cmd = box_vfs_command_new(fx->vfs);
+  g_assert_cmpint(cmd, >=, 0);
+  GHashTable *h = run_worker(fx, cmd, true, worker_pass_ops);
+  GPtrArray *r = take_records(fx);
+  dump_records(r);
+
+  g_assert_cmpstr(val(h, "stat"), ==, "0");
+  g_assert_cmpstr(val(h, "stat_size"), ==, "12");
+  g_assert_cmpstr(val(h, "read"), ==, "0:hello world");
+  g_assert_cmpstr(val(h, "chmod"), ==, "0");
+  g_assert_cmpstr(val(h, "access"), ==, "0");
+  g_assert_cmpstr(val(h, "create"), ==, "0");
+  g_assert_cmpstr(val(h, "write"), ==, "3");
+  g_assert_cmpstr(val(h, "fsync"), ==, "0");
+  g_assert_cmpstr(val(h, "append"), ==, "3");
+  g_assert_cmpstr(val(h, "truncate"), ==, "0");
+  g_assert_cmpstr(val(h, "mkdir"), ==, "0");
+  g_assert_cmpstr(val(h, "rename"), ==, "0");
+  g_assert_cmpstr(val(h, "read_moved"), ==, "0:abcde");
+  g_assert_cmpstr(val(h, "list_dir"), ==, "moved.txt:8");
+  g_assert_cmpstr(val(h, "symlink"), ==, "0");
+  g_assert_cmpstr(val(h, "readlink"), ==, "moved.txt");
+  g_assert_cmpstr(val(h, "read_link_target"), ==, "0:abcde");
+  g_assert_cmpstr(val(h, "unlink_link"), ==, "0");
+  g_assert_cmpstr(val(h, "link"), ==, "0");
+  g_assert_cmpstr(val(h, "unlink_hard"), ==, "0");
+  g_assert_cmpstr(val(h, "rename_over"), ==, "0");
+  g_assert_cmpstr(val(h, "unlink_other"), ==, "0");
+  g_assert_cmpstr(val(h, "rmdir"), ==, "0");
+
+  struct stat st;
+  char *hp = g_build_filename(fx->home, "hello.txt", NULL);
+  g_assert_cmpint(stat(hp, &st), ==, 0);
+  g_assert_cmpint(st.st_mode & 07777, ==, 0600);
+  g_free(hp);
+  hp = g_build_filename(fx->home, "dir", NULL);
+  g_assert_false(g_file_test(hp, G_FILE_TEST_EXISTS));
+  g_free(hp);
+
+  /* denied create: EACCES, nothing on disk, the exact message readable */
+  g_assert_cmpstr(val(h, "deny_create"), ==, "13");
+  hp = g_build_filename(fx->home, "secret-new.txt", NULL);
+  g_assert_false(g_file_test(hp, G_FILE_TEST_EXISTS));
+  g_free(hp);
+  g_assert_cmpstr(val(h, "deny_create_text"), ==,
+                  "policy denied this operation on '~/secret-new.txt' [default-deny]: "
+                  "No permit rule matched this request.");
+  g_assert_cmpstr(val(h, "deny_read"), ==, "13");
+  g_assert_cmpstr(val(h, "deny_read_text"), ==,
+                  "policy denied this operation on '~/secret.txt' [default-deny]: "
+                  "No permit rule matched this request.");
+  g_assert_cmpstr(val(h, "floor_file"), ==, "13");
+  g_assert_cmpstr(val(h, "floor_file_text"), ==,
+                  "~/box.toml: resolves to an authority source that this run loaded, which no "
+                  "policy may open or change");
+  g_assert_cmpstr(val(h, "floor_tree"), ==, "13");
+  g_assert_cmpstr(val(h, "floor_tree_text"), ==,
+                  "~/boxdir/state: resolves into trusted Box state, which no policy may open");
+
+  const char *expected[] = {
+      "fs:read ~/hello.txt read_metadata permit",
+      "fs:read ~/hello.txt read_content permit",
+      "fs:write ~/hello.txt set_permissions permit",
+      "fs:read ~/hello.txt read_metadata permit", /* access(2) */
+      "fs:write ~/new.txt write_content permit",
+      "fs:write ~/new.txt write_content permit", /* append open */
+      "fs:write ~/new.txt write_content permit", /* truncate */
+      "fs:write ~/dir create_dir permit",
+      "fs:move ~/new.txt rename permit",
+      "fs:read ~/new.txt read_content permit",
+      "fs:move ~/dir/moved.txt rename permit",
+      "fs:read ~/dir/moved.txt read_content permit",
+      "fs:read ~/dir enumerate permit",
+      "fs:write ~/dir/moved.txt symlink permit",
+      "fs:read ~/dir/moved.txt read_content permit",
+      "fs:write ~/dir/link symlink permit",
+      "fs:read ~/dir/link read_link permit",
+      "fs:delete ~/dir/link remove_file permit",
+      "fs:read ~/dir/moved.txt read_content permit", /* link: source */
+      "fs:write ~/dir/hard write_content permit",
+      "fs:delete ~/dir/hard remove_file permit",
+      "fs:write ~/dir/other.txt write_content permit",
+      "fs:move ~/dir/moved.txt rename permit",
+      "fs:read ~/dir/moved.txt read_content permit",
+      "fs:delete ~/dir/other.txt remove_file permit",
+      "fs:move ~/dir/other.txt rename permit",
+      "fs:delete ~/dir/other.txt remove_file permit",
+      "fs:delete ~/dir remove_dir permit",
+      "fs:write ~/secret-new.txt write_content deny",
+      "fs:read ~/secret.txt read_content deny",
+      "fs:read ~/box.toml read_content enforcement:reach-floor",
+      "fs:read ~/boxdir/state read_metadata enforcement:reach-floor",
+      NULL};
+  assert_in_order(r, expected);
+  /* the denied create made one decision, and nothing was created */
+  g_assert_cmpuint(count_records(r, "fs:write ~/secret-new.txt write_content deny"), ==, 1);
+  /* LOOKUPs walking a path are not decisions: nothing about the chain */
+  for (guint i = 0; i < r->len; i++) g_assert_null(strstr(r->pdata[i], fx->base));
+  g_ptr_array_unref(r);
+  g_hash_table_unref(h);
+  box_vfs_command_end(fx->vfs, cmd);
+}
+
+static void worker_setup_ops(Ctx *c) {
+  char *p = g_strconcat(c->fx->pass_home, "/secret.txt", NULL);
+  int e;
+  char *t = slurp(p, &e);
+  put(c, "read_secret", "%d:%s", e, t);
+  g_free(t);
+  g_free(p);
+}
+
+static void test_setup_state(Fx *fx, gconstpointer data) {
+  (void)data;
+  int cmd = box_vfs_command_new(fx->vfs);
+  GHashTable *h = run_worker(fx, cmd, false, worker_setup_ops);
+  g_assert_cmpstr(val(h, "read_secret"), ==, "0:top secret\n");
+  GPtrArray *r = take_records(fx);
+  dump_records(r);
+  g_assert_cmpuint(r->len, ==, 0);
+  g_ptr_array_unref(r);
+  g_hash_table_unref(h);
+  box_vfs_command_end(fx->vfs, cmd);
+}
+
+static void worker_ram_ops(Ctx *c) {
+  char *p, *q, *t;
+  int e;
+  struct stat st;
+  t = listdir(c->ram);
+  put(c, "root_list", "%s", t);
+  g_free(t);
+  p = g_strconcat(c->ram, "/tmp", NULL);
+  put(c, "tmp_stat", "%d", err_of(stat(p, &st)));
+  put(c, "tmp_mode", "%o", (unsigned)(st.st_mode & 07777));
+  g_free(p);
+  p = g_strconcat(c->ram, "/dev/null", NULL);
+  put(c, "devnull", "%d:%d:%lld", err_of(stat(p, &st)), S_ISREG(st.st_mode), (long long)st.st_size);
+  g_free(p);
+  p = g_strconcat(c->ram, c->fx->home, NULL);
+  put(c, "home_chain", "%d:%d", err_of(stat(p, &st)), S_ISDIR(st.st_mode));
+  g_free(p);
+
+  p = g_strconcat(c->ram, "/tmp/f.txt", NULL);
+  int fd = open(p, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+  put(c, "create", "%d", fd < 0 ? errno : 0);
+  if (fd >= 0) {
+    put(c, "write", "%zd", write(fd, "ram data", 8));
+    put(c, "pwrite", "%zd", pwrite(fd, "!", 1, 20));
+    close(fd);
+  }
+  put(c, "size", "%d:%lld", err_of(stat(p, &st)), (long long)st.st_size);
+  put(c, "truncate", "%d", err_of(truncate(p, 8)));
+  t = slurp(p, &e);
+  put(c, "read", "%d:%s", e, t);
+  g_free(t);
+  q = g_strconcat(c->ram, "/tmp/d", NULL);
+  put(c, "mkdir", "%d", err_of(mkdir(q, 0700)));
+  g_free(q);
+  q = g_strconcat(c->ram, "/tmp/d/g.txt", NULL);
+  put(c, "rename", "%d", err_of(rename(p, q)));
+  put(c, "old_gone", "%d", err_of(stat(p, &st)));
+  t = slurp(q, &e);
+  put(c, "read_moved", "%d:%s", e, t);
+  g_free(t);
+  g_free(p);
+  p = g_strconcat(c->ram, "/tmp/d/l", NULL);
+  put(c, "symlink", "%d", err_of(symlink("g.txt", p)));
+  char buf[64];
+  ssize_t n = readlink(p, buf, sizeof buf - 1);
+  put(c, "readlink", "%s", n < 0 ? "<err>" : (buf[n] = '\0', buf));
+  t = slurp(p, &e);
+  put(c, "read_via_link", "%d:%s", e, t);
+  g_free(t);
+  g_free(p);
+  p = g_strconcat(c->ram, "/tmp/d", NULL);
+  t = listdir(p);
+  put(c, "list", "%s", t);
+  g_free(t);
+  put(c, "rmdir_full", "%d", err_of(rmdir(p)));
+  g_free(p);
+  p = g_strconcat(c->ram, "/tmp/d/h.txt", NULL);
+  put(c, "link", "%d", err_of(link(q, p)));
+  put(c, "nlink", "%d:%d", err_of(stat(q, &st)), (int)st.st_nlink);
+  put(c, "unlink", "%d", err_of(unlink(p)));
+  g_free(p);
+  p = g_strconcat(c->ram, "/tmp/secret", NULL);
+  put(c, "deny_mkdir", "%d", err_of(mkdir(p, 0755)));
+  t = denial_text(c);
+  put(c, "deny_mkdir_text", "%s", t);
+  g_free(t);
+  put(c, "deny_mkdir_absent", "%d", err_of(lstat(p, &st))); /* the lstat is denied too */
+  g_free(p);
+  p = g_strconcat(c->ram, "/.box/mydenial", NULL);
+  put(c, "mydenial_write", "%d", err_of(open(p, O_WRONLY)));
+  g_free(p);
+  /* keep g.txt and d for the end-of-command check */
+  g_free(q);
+}
+
+static void worker_ram_after(Ctx *c) {
+  struct stat st;
+  char *old = g_strdup_printf("%s/ram/c%d/tmp/d/g.txt", box_vfs_mountpoint(c->fx->vfs), c->cmd - 1);
+  put(c, "old_cmd_file", "%d", err_of(stat(old, &st)));
+  g_free(old);
+  char *p = g_strconcat(c->ram, "/tmp", NULL);
+  char *t = listdir(p);
+  put(c, "fresh_tmp", "%s", t);
+  g_free(t);
+  g_free(p);
+}
+
+static void test_ram(Fx *fx, gconstpointer data) {
+  (void)data;
+  guint base = box_vfs_debug_ram_nodes(fx->vfs);
+  int cmd = box_vfs_command_new(fx->vfs);
+  GHashTable *h = run_worker(fx, cmd, true, worker_ram_ops);
+  GPtrArray *r = take_records(fx);
+  dump_records(r);
+  /* c<N>'s root: tmp, dev and the first component of the root chain; no .box */
+  char *first = g_strndup(fx->home + 1, strcspn(fx->home + 1, "/"));
+  gchar **parts = g_strsplit(val(h, "root_list"), ",", -1);
+  g_assert_cmpuint(g_strv_length(parts), ==, strcmp(first, "tmp") == 0 ? 2 : 3);
+  g_assert_true(g_strv_contains((const char *const *)parts, "tmp:4"));
+  g_assert_true(g_strv_contains((const char *const *)parts, "dev:4"));
+  g_strfreev(parts);
+  g_free(first);
+  g_assert_cmpstr(val(h, "tmp_stat"), ==, "0");
+  g_assert_cmpstr(val(h, "tmp_mode"), ==, "1777");
+  g_assert_cmpstr(val(h, "devnull"), ==, "0:1:0");
+  g_assert_cmpstr(val(h, "home_chain"), ==, "0:1");
+  g_assert_cmpstr(val(h, "create"), ==, "0");
+  g_assert_cmpstr(val(h, "write"), ==, "8");
+  g_assert_cmpstr(val(h, "pwrite"), ==, "1");
+  g_assert_cmpstr(val(h, "size"), ==, "0:21");
+  g_assert_cmpstr(val(h, "truncate"), ==, "0");
+  g_assert_cmpstr(val(h, "read"), ==, "0:ram data");
+  g_assert_cmpstr(val(h, "mkdir"), ==, "0");
+  g_assert_cmpstr(val(h, "rename"), ==, "0");
+  g_assert_cmpstr(val(h, "old_gone"), ==, "2");
+  g_assert_cmpstr(val(h, "read_moved"), ==, "0:ram data");
+  g_assert_cmpstr(val(h, "symlink"), ==, "0");
+  g_assert_cmpstr(val(h, "readlink"), ==, "g.txt");
+  g_assert_cmpstr(val(h, "read_via_link"), ==, "0:ram data");
+  g_assert_cmpstr(val(h, "list"), ==, "g.txt:8,l:10");
+  g_assert_cmpstr(val(h, "rmdir_full"), ==, "39"); /* ENOTEMPTY */
+  g_assert_cmpstr(val(h, "link"), ==, "0");
+  g_assert_cmpstr(val(h, "nlink"), ==, "0:2");
+  g_assert_cmpstr(val(h, "unlink"), ==, "0");
+  g_assert_cmpstr(val(h, "deny_mkdir"), ==, "13");
+  g_assert_cmpstr(val(h, "deny_mkdir_text"), ==,
+                  "policy denied this operation on '/tmp/secret' [default-deny]: "
+                  "No permit rule matched this request.");
+  g_assert_cmpstr(val(h, "deny_mkdir_absent"), ==, "13");
+  g_assert_cmpstr(val(h, "mydenial_write"), ==, "13");
+  const char *expected[] = {
+      "fs:read / enumerate permit",
+      "fs:write /tmp/f.txt write_content permit",
+      "fs:read /tmp/f.txt read_metadata permit",
+      "fs:write /tmp/f.txt write_content permit",
+      "fs:read /tmp/f.txt read_content permit",
+      "fs:write /tmp/d create_dir permit",
+      "fs:move /tmp/f.txt rename permit",
+      "fs:read /tmp/f.txt read_content permit",
+      "fs:move /tmp/d/g.txt rename permit",
+      "fs:write /tmp/d/g.txt symlink permit",
+      "fs:read /tmp/d/g.txt read_content permit",
+      "fs:write /tmp/d/l symlink permit",
+      "fs:read /tmp/d/l read_link permit",
+      "fs:read /tmp/d enumerate permit",
+      "fs:delete /tmp/d remove_dir permit",
+      "fs:write /tmp/d/h.txt write_content permit",
+      "fs:delete /tmp/d/h.txt remove_file permit",
+      "fs:write /tmp/secret create_dir deny",
+      NULL};
+  assert_in_order(r, expected);
+  g_ptr_array_unref(r);
+  g_hash_table_unref(h);
+
+  g_assert_cmpuint(box_vfs_debug_ram_nodes(fx->vfs), >, base);
+  box_vfs_command_end(fx->vfs, cmd);
+  /* the kernel forgets the invalidated subtree; every RAM node goes */
+  for (int i = 0; i < 200 && box_vfs_debug_ram_nodes(fx->vfs) > base; i++) g_usleep(10000);
+  g_assert_cmpuint(box_vfs_debug_ram_nodes(fx->vfs), ==, base);
+
+  /* a new command sees neither the old files nor the old root */
+  int cmd2 = box_vfs_command_new(fx->vfs);
+  g_assert_cmpint(cmd2, ==, cmd + 1);
+  h = run_worker(fx, cmd2, true, worker_ram_after);
+  g_assert_cmpstr(val(h, "old_cmd_file"), ==, "2"); /* ENOENT: c<N> is not its */
+  g_assert_cmpstr(val(h, "fresh_tmp"), ==, strcmp(fx->home, "/tmp") > 0 &&
+                                               g_str_has_prefix(fx->home, "/tmp/")
+                                           ? val(h, "fresh_tmp") : "");
+  g_hash_table_unref(h);
+  box_vfs_command_end(fx->vfs, cmd2);
+  g_ptr_array_unref(take_records(fx));
+}
+
+static void worker_git(Ctx *c) {
+  char *cmd = g_strdup_printf(
+      "set -e; cd '%s'; git init -q repo; cd repo; echo hi > a.txt; mkdir -p sub; "
+      "echo there > sub/b.txt; chmod +x sub/b.txt; git add -A; "
+      "git -c user.name=t -c user.email=t@example.com commit -qm first; "
+      "echo more >> a.txt; git -c user.name=t -c user.email=t@example.com commit -qam second; "
+      "git fsck --no-progress 2>&1; git log --oneline | wc -l",
+      c->fx->pass_home);
+  char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+  char *out = NULL, *err = NULL;
+  int status = -1;
+  GError *e = NULL;
+  g_spawn_sync(NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, &e);
+  put(c, "git_status", "%d", e ? -1 : status);
+  g_strdelimit(out, "\n", ' ');
+  g_strdelimit(err, "\n", ' ');
+  put(c, "git_out", "%s", out ? g_strstrip(out) : "");
+  put(c, "git_err", "%s", err ? g_strstrip(err) : "");
+  g_free(out);
+  g_free(err);
+  g_free(cmd);
+  g_clear_error(&e);
+}
+
+static void test_git(Fx *fx, gconstpointer data) {
+  (void)data;
+  if (!g_file_test("/usr/bin/git", G_FILE_TEST_IS_EXECUTABLE)) {
+    g_test_skip("git is not installed");
+    return;
+  }
+  int cmd = box_vfs_command_new(fx->vfs);
+  GHashTable *h = run_worker(fx, cmd, true, worker_git);
+  g_assert_cmpstr(val(h, "git_status"), ==, "0");
+  g_assert_cmpstr(val(h, "git_out"), ==, "2");
+  g_hash_table_unref(h);
+  box_vfs_command_end(fx->vfs, cmd);
+  /* the commits are real: read them from outside the mount */
+  char *repo = g_build_filename(fx->home, "repo", NULL);
+  char *argv[] = {"git", "-C", repo, "log", "--format=%s", NULL};
+  char *out = NULL;
+  int status = -1;
+  g_assert_true(g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL,
+                             NULL, NULL, &out, NULL, &status, NULL));
+  g_assert_cmpint(status, ==, 0);
+  g_assert_cmpstr(out, ==, "second\nfirst\n");
+  g_free(out);
+  g_free(repo);
+  GPtrArray *r = take_records(fx);
+  g_test_message("git made %u decisions", r->len);
+  g_assert_cmpuint(count_records(r, "fs:write ~/repo/a.txt write_content permit"), >=, 1);
+  g_assert_cmpuint(count_records(r, "fs:write ~/repo/sub/b.txt set_permissions permit"), ==, 1);
+  g_ptr_array_unref(r);
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
+    g_test_message("needs root and /dev/fuse");
+    g_test_add_func("/vfs/skipped", (GTestFunc)(void (*)(void))g_test_incomplete);
+    return g_test_run();
+  }
+  signal(SIGPIPE, SIG_IGN);
+  g_test_add("/vfs/unplaced", Fx, NULL, fx_setup, test_unplaced, fx_teardown);
+  g_test_add("/vfs/pass-decisions", Fx, NULL, fx_setup, test_pass_decisions, fx_teardown);
+  g_test_add("/vfs/setup-state", Fx, NULL, fx_setup, test_setup_state, fx_teardown);
+  g_test_add("/vfs/ram", Fx, NULL, fx_setup, test_ram, fx_teardown);
+  g_test_add("/vfs/git", Fx, NULL, fx_setup, test_git, fx_teardown);
+  return g_test_run();
+}
