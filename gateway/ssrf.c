@@ -60,7 +60,7 @@ static char *normalise_name(const char *host)
     size_t len = strlen(host);
     GString *dec = g_string_sized_new(len);
     for (size_t i = 0; i < len; i++) {
-        if (host[i] == '%' && i + 2 < len + 0 && hex_value(host[i + 1]) >= 0 &&
+        if (host[i] == '%' && i + 2 < len && hex_value(host[i + 1]) >= 0 &&
             hex_value(host[i + 2]) >= 0) {
             g_string_append_c(dec, (char)(hex_value(host[i + 1]) * 16 + hex_value(host[i + 2])));
             i += 2;
@@ -135,42 +135,39 @@ static bool v4_number(const char *s, size_t n, uint64_t *out)
     return true;
 }
 
-/* Split s on '.', dropping one trailing empty part (when there is more
- * than one part). Returns the number of parts (may exceed max). */
-static size_t v4_split(const char *s, const char *starts[], size_t lens[], size_t max)
+/* Length of s without the one trailing '.' the WHATWG parser drops. */
+static size_t v4_effective_len(const char *s)
 {
-    size_t count = 0;
-    const char *p = s;
-    for (;;) {
-        const char *dot = strchr(p, '.');
-        size_t l = dot ? (size_t)(dot - p) : strlen(p);
+    size_t len = strlen(s);
+    if (len > 0 && s[len - 1] == '.') len--;
+    return len;
+}
+
+/* Split s[0..len) on '.'. Returns the number of parts (may exceed max). */
+static size_t v4_split(const char *s, size_t len, const char *starts[], size_t lens[], size_t max)
+{
+    size_t count = 0, begin = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && s[i] != '.') continue;
         if (count < max) {
-            starts[count] = p;
-            lens[count] = l;
+            starts[count] = s + begin;
+            lens[count] = i - begin;
         }
         count++;
-        if (!dot) break;
-        p = dot + 1;
+        begin = i + 1;
     }
-    if (count > 1 && count <= max && lens[count - 1] == 0)
-        count--;
-    else if (count > 1 && count == max + 1 && *p == '\0')
-        count--;  /* "a.b.c.d." — the dropped part was past the array */
     return count;
 }
 
 /* WHATWG "ends in a number": decides whether a name goes to the IPv4 parser. */
 static bool ends_in_number(const char *s)
 {
-    size_t len = strlen(s);
-    if (len > 0 && s[len - 1] == '.') {
-        if (memchr(s, '.', len - 1) == NULL && len == 1) return false;
-        len--;
-    }
-    const char *last = s;
+    size_t len = v4_effective_len(s);
+    size_t begin = 0;
     for (size_t i = 0; i < len; i++)
-        if (s[i] == '.') last = s + i + 1;
-    size_t ll = (size_t)(s + len - last);
+        if (s[i] == '.') begin = i + 1;
+    const char *last = s + begin;
+    size_t ll = len - begin;
     if (ll == 0) return false;
     bool digits = true;
     for (size_t i = 0; i < ll; i++)
@@ -185,7 +182,7 @@ static bool parse_v4_whatwg(const char *s, uint32_t *out)
 {
     const char *starts[4];
     size_t lens[4];
-    size_t n = v4_split(s, starts, lens, 4);
+    size_t n = v4_split(s, v4_effective_len(s), starts, lens, 4);
     if (n == 0 || n > 4) return false;
     uint64_t nums[4];
     for (size_t i = 0; i < n; i++)

@@ -738,6 +738,38 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 
 /* ---- removing and renaming ---- */
 
+/* After unlinking the name a hard-linked file's node was recorded under, move
+ * the node to another of its names in the same directory (if any), so its
+ * reported path stays a real one. */
+static void pass_follow_other_link(BoxVfs *v, Node *dir, const char *name, const NameId *gone) {
+  g_mutex_lock(&v->lock);
+  Node *n = vfs_pass_find(v, gone->dev, gone->ino);
+  bool stale = n && n->parent == dir && strcmp(n->name, name) == 0;
+  if (stale) vfs_node_ref(n);
+  g_mutex_unlock(&v->lock);
+  if (!stale) return;
+  struct stat st;
+  char *other = NULL;
+  if (fstat(n->fd, &st) == 0 && st.st_nlink > 0) {
+    int fd = openat(dir->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d && fd >= 0) close(fd);
+    struct dirent *de;
+    while (d && !other && (de = readdir(d)) != NULL) {
+      if (de->d_ino != gone->ino) continue;
+      NameId id;
+      name_id(dir->fd, de->d_name, &id);
+      if (id.exists && id.dev == gone->dev && id.ino == gone->ino) other = g_strdup(de->d_name);
+    }
+    if (d) closedir(d);
+  }
+  g_mutex_lock(&v->lock);
+  if (other && n->parent == dir && strcmp(n->name, name) == 0) vfs_node_set_parent(v, n, dir, other);
+  vfs_node_unref(v, n);
+  g_mutex_unlock(&v->lock);
+  g_free(other);
+}
+
 static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name, bool dir) {
   BoxVfs *v = V(req);
   Caller c;
@@ -756,6 +788,8 @@ static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name, b
       err = EACCES;
     } else if (unlinkat(nn.dir->fd, name, dir ? AT_REMOVEDIR : 0) < 0) {
       err = errno;
+    } else if (!dir && before.exists) {
+      pass_follow_other_link(v, nn.dir, name, &before);
     }
   } else if (!err) {
     g_mutex_lock(&v->lock);

@@ -288,3 +288,49 @@ def test_read_denied_prints_policy_text(box):
     assert r.stderr == ("cat: src/main.rs: policy denied this operation on "
                         "'~/src/project/src/main.rs' [policy: no-main]: main.rs is off limits.\n")
     assert box.decision_summary()[-2] == ("deny", "fs:read", "~/src/project/src/main.rs")
+
+
+def sleep_processes():
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if open(f"/proc/{entry}/cmdline", "rb").read() == b"sleep\x0037\x00":
+                    out.append(int(entry))
+            except OSError:
+                pass
+    return out
+
+
+def test_signal_to_alias_ends_the_command_and_its_tool(box):
+    box.seed_policy(extra="""
+        permit(principal, action == Box::Action::"shell:spawn", resource)
+        when { context.input.program == "sleep" };
+        """)
+    box.write_config(extra='\n[tool.sleep]\ncommand = ["sleep"]\n')
+    box.start()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        p = subprocess.Popen([str(box.box_dir / "bin" / "bash"), "-c", "sleep 37"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=box.env(),
+                             cwd=str(box.workspace))
+        deadline = time.time() + 10
+        while not sleep_processes() and time.time() < deadline:
+            time.sleep(0.02)
+        assert sleep_processes(), "the tool never started"
+        started = time.time()
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=10)
+        assert p.returncode == 125
+        assert time.time() - started < 5
+        deadline = time.time() + 5
+        while sleep_processes() and time.time() < deadline:
+            time.sleep(0.02)
+        assert sleep_processes() == []
+    # A builtin blocked on the alias's stdin ends the same way.
+    p = subprocess.Popen([str(box.box_dir / "bin" / "bash"), "-c", "cat"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=box.env())
+    time.sleep(0.3)
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=10)
+    assert p.returncode == 125
+    assert box.bash("echo alive").stdout == "alive\n"

@@ -1,0 +1,190 @@
+/* tests/unit/test_gateway.c — SSRF floor: host spellings, verdicts and the
+ * canonical `ip` text (spec/runtime.md §6.3, spec/policy.md §4.1). */
+#include "gateway/gateway.h"
+
+#include <glib.h>
+#include <string.h>
+
+typedef struct {
+    const char *host;
+    gboolean local;
+    const char *canonical;   /* NULL: not an IP literal */
+} case_t;
+
+static const case_t cases[] = {
+    /* names */
+    { "localhost", TRUE, NULL },
+    { "LOCALHOST", TRUE, NULL },
+    { "localhost.", TRUE, NULL },
+    { "api.LocalHost", TRUE, NULL },
+    { "a.b.localhost.", TRUE, NULL },
+    { "notlocalhost", FALSE, NULL },
+    { "localhost.example.com", FALSE, NULL },
+    { "example.com", FALSE, NULL },
+    { "metadata.google.internal", FALSE, NULL },
+    /* IPv4, every WHATWG spelling */
+    { "127.0.0.1", TRUE, "127.0.0.1" },
+    { "127.0.0.1.", TRUE, "127.0.0.1" },
+    { "2130706433", TRUE, "127.0.0.1" },
+    { "0x7f000001", TRUE, "127.0.0.1" },
+    { "0X7F000001", TRUE, "127.0.0.1" },
+    { "0177.0.0.1", TRUE, "127.0.0.1" },
+    { "017700000001", TRUE, "127.0.0.1" },
+    { "127.1", TRUE, "127.0.0.1" },
+    { "127.0.1", TRUE, "127.0.0.1" },
+    { "0x7f.1", TRUE, "127.0.0.1" },
+    { "0x7f.0.0x0.01", TRUE, "127.0.0.1" },
+    { "127.255.255.254", TRUE, "127.255.255.254" },
+    { "%31%32%37.0.0.1", TRUE, "127.0.0.1" },
+    { "\xef\xbc\x91\xef\xbc\x92\xef\xbc\x97\xe3\x80\x82\xef\xbc\x90\xef\xbc\x8e" "0.1", TRUE, "127.0.0.1" },
+    { "0", TRUE, "0.0.0.0" },
+    { "0.0.0.0", TRUE, "0.0.0.0" },
+    { "10.1.2.3", TRUE, "10.1.2.3" },
+    { "172.16.0.1", TRUE, "172.16.0.1" },
+    { "172.31.255.255", TRUE, "172.31.255.255" },
+    { "172.32.0.1", FALSE, "172.32.0.1" },
+    { "192.168.1.1", TRUE, "192.168.1.1" },
+    { "0xc0a80101", TRUE, "192.168.1.1" },
+    { "100.64.0.1", TRUE, "100.64.0.1" },
+    { "100.127.255.255", TRUE, "100.127.255.255" },
+    { "100.128.0.1", FALSE, "100.128.0.1" },
+    { "169.254.169.254", TRUE, "169.254.169.254" },
+    { "0xa9.0xfe.0xa9.0xfe", TRUE, "169.254.169.254" },
+    { "2852039166", TRUE, "169.254.169.254" },
+    { "224.0.0.1", TRUE, "224.0.0.1" },
+    { "239.255.255.250", TRUE, "239.255.255.250" },
+    { "240.0.0.1", TRUE, "240.0.0.1" },
+    { "255.255.255.255", TRUE, "255.255.255.255" },
+    { "0xffffffff", TRUE, "255.255.255.255" },
+    /* public IPv4 passes */
+    { "8.8.8.8", FALSE, "8.8.8.8" },
+    { "134744072", FALSE, "8.8.8.8" },
+    { "0x01010101", FALSE, "1.1.1.1" },
+    { "0x1.0x1.0x1.0x1", FALSE, "1.1.1.1" },
+    { "1.1.1.1", FALSE, "1.1.1.1" },
+    { "11.0.0.1", FALSE, "11.0.0.1" },
+    { "223.255.255.255", FALSE, "223.255.255.255" },
+    /* malformed: not literals */
+    { "", FALSE, NULL },
+    { "256.1.1.1", FALSE, NULL },
+    { "1.2.3.4.5", FALSE, NULL },
+    { "127.0.0.256", FALSE, NULL },
+    { "127.16777216", FALSE, NULL },
+    { "4294967296", FALSE, NULL },
+    { "08.0.0.1", FALSE, NULL },
+    { "0x7g.0.0.1", FALSE, NULL },
+    { "1..2.3", FALSE, NULL },
+    { ".", FALSE, NULL },
+    { "127.0.0.1:80", FALSE, NULL },
+    { " 127.0.0.1", FALSE, NULL },
+    { "[::1", FALSE, NULL },
+    { "::1]", FALSE, NULL },
+    { "[127.0.0.1]", FALSE, NULL },
+    { "[[::1]]", FALSE, NULL },
+    { "[]", FALSE, NULL },
+    { ":::1", FALSE, NULL },
+    { "1::2::3", FALSE, NULL },
+    { "1:2:3:4:5:6:7:8:9", FALSE, NULL },
+    { "1:2:3:4:5:6:7:8::", FALSE, NULL },
+    { "12345::1", FALSE, NULL },
+    { "::ffff:127.0.0.01", FALSE, NULL },
+    { "::ffff:127.1", FALSE, NULL },
+    { "fe80::1%", FALSE, NULL },
+    /* IPv6 */
+    { "::1", TRUE, "::1" },
+    { "[::1]", TRUE, "::1" },
+    { "[0:0:0:0:0:0:0:1]", TRUE, "::1" },
+    { "::", TRUE, "::" },
+    { "[::]", TRUE, "::" },
+    { "[::ffff:127.0.0.1]", TRUE, "127.0.0.1" },
+    { "::FFFF:7F00:1", TRUE, "127.0.0.1" },
+    { "[::ffff:a9fe:a9fe]", TRUE, "169.254.169.254" },
+    { "::ffff:8.8.8.8", FALSE, "8.8.8.8" },
+    { "[::127.0.0.1]", TRUE, "127.0.0.1" },
+    { "::10.0.0.1", TRUE, "10.0.0.1" },
+    { "::8.8.8.8", FALSE, "8.8.8.8" },
+    { "[2002:7f00:0001::]", TRUE, "127.0.0.1" },
+    { "2002:A9FE:A9FE::1", TRUE, "169.254.169.254" },
+    { "2002:0808:0808::", FALSE, "8.8.8.8" },
+    { "[2001:0:4136:e378:8000:63bf:80ff:fffe]", TRUE, "127.0.0.1" },
+    { "2001:0000:4136:e378:8000:63bf:f7f7:f7f7", FALSE, "8.8.8.8" },
+    { "[64:ff9b::7f00:1]", TRUE, "64:ff9b::7f00:1" },
+    { "64:ff9b::169.254.169.254", TRUE, "64:ff9b::a9fe:a9fe" },
+    { "64:ff9b::808:808", FALSE, "64:ff9b::808:808" },
+    { "[fe80::1]", TRUE, "fe80::1" },
+    { "[fe80::1%25eth0]", TRUE, "fe80::1" },
+    { "FEBF::1", TRUE, "febf::1" },
+    { "fec0::1", TRUE, "fec0::1" },
+    { "fc00::1", TRUE, "fc00::1" },
+    { "[fd00:ec2::254]", TRUE, "fd00:ec2::254" },
+    { "FD00:00EC::0254", TRUE, "fd00:ec::254" },
+    { "ff02::1", TRUE, "ff02::1" },
+    { "[FF05:0:0:0:0:0:0:2]", TRUE, "ff05::2" },
+    /* public IPv6 passes; RFC 5952 text */
+    { "2606:4700::1111", FALSE, "2606:4700::1111" },
+    { "[2606:4700:0000:0000:0000:0000:0000:1111]", FALSE, "2606:4700::1111" },
+    { "2001:DB8:0:0:1:0:0:1", FALSE, "2001:db8::1:0:0:1" },
+    { "2001:db8:0:1:1:1:1:1", FALSE, "2001:db8:0:1:1:1:1:1" },
+    { "2001:4860:4860::8888", FALSE, "2001:4860:4860::8888" },
+    { "fbff::1", FALSE, "fbff::1" },
+    { "fe00::1", FALSE, "fe00::1" },
+};
+
+static void test_table(void)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        const case_t *c = &cases[i];
+        char *canon = (char *)0x1;
+        gboolean local = box_gateway_host_is_local(c->host, &canon);
+        if (local != c->local)
+            g_error("host '%s': expected %s, got %s", c->host, c->local ? "local" : "not local",
+                    local ? "local" : "not local");
+        if (g_strcmp0(canon, c->canonical) != 0)
+            g_error("host '%s': canonical expected '%s', got '%s'", c->host,
+                    c->canonical ? c->canonical : "(null)", canon ? canon : "(null)");
+        char *lit = box_gateway_canonical_ip(c->host);
+        if (g_strcmp0(lit, c->canonical) != 0)
+            g_error("host '%s': box_gateway_canonical_ip expected '%s', got '%s'", c->host,
+                    c->canonical ? c->canonical : "(null)", lit ? lit : "(null)");
+        g_free(canon);
+        g_free(lit);
+    }
+    g_test_message("%zu spellings checked", G_N_ELEMENTS(cases));
+    g_assert_cmpuint(G_N_ELEMENTS(cases), >=, 40);
+}
+
+static void test_null_out_param(void)
+{
+    g_assert_true(box_gateway_host_is_local("0177.1", NULL));
+    g_assert_false(box_gateway_host_is_local("8.8.8.8", NULL));
+    g_assert_false(box_gateway_host_is_local(NULL, NULL));
+    char *c = (char *)0x1;
+    g_assert_false(box_gateway_host_is_local(NULL, &c));
+    g_assert_null(c);
+    g_assert_null(box_gateway_canonical_ip(NULL));
+    g_assert_null(box_gateway_canonical_ip("localhost"));
+}
+
+static void test_whole_ranges(void)
+{
+    /* Every /8 edge: local exactly for 0, 10, 127 and ≥ 224 plus the
+     * partial ranges checked in the table. */
+    for (unsigned top = 0; top < 256; top++) {
+        char host[32];
+        g_snprintf(host, sizeof host, "%u.1.2.3", top);
+        gboolean expect = top == 0 || top == 10 || top == 127 || top >= 224;
+        char *canon = NULL;
+        g_assert_cmpint(box_gateway_host_is_local(host, &canon), ==, expect);
+        g_assert_cmpstr(canon, ==, host);
+        g_free(canon);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/gateway/ssrf/table", test_table);
+    g_test_add_func("/gateway/ssrf/null-out-param", test_null_out_param);
+    g_test_add_func("/gateway/ssrf/ipv4-first-octet", test_whole_ranges);
+    return g_test_run();
+}

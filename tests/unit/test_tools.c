@@ -1,0 +1,141 @@
+/* test_tools.c — program resolution, ~ spelling and table choice. */
+#include "tools/tools.h"
+
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct {
+  char *dir;
+  char *prog;  /* an executable file */
+  char *link;  /* a symlink to it */
+  char *plain; /* not executable */
+} Fixture;
+
+static void fixture_setup(Fixture *f, gconstpointer data)
+{
+  (void)data;
+  f->dir = g_dir_make_tmp("boxfs-tools-XXXXXX", NULL);
+  char *real = realpath(f->dir, NULL);
+  g_free(f->dir);
+  f->dir = g_strdup(real);
+  free(real);
+  f->prog = g_build_filename(f->dir, "tool", NULL);
+  f->link = g_build_filename(f->dir, "alias-of-tool", NULL);
+  f->plain = g_build_filename(f->dir, "notes", NULL);
+  g_assert_true(g_file_set_contents(f->prog, "#!/bin/sh\n", -1, NULL));
+  g_assert_cmpint(chmod(f->prog, 0755), ==, 0);
+  g_assert_cmpint(symlink(f->prog, f->link), ==, 0);
+  g_assert_true(g_file_set_contents(f->plain, "x", -1, NULL));
+}
+
+static void fixture_teardown(Fixture *f, gconstpointer data)
+{
+  (void)data;
+  g_unlink(f->link);
+  g_unlink(f->prog);
+  g_unlink(f->plain);
+  g_rmdir(f->dir);
+  g_free(f->dir);
+  g_free(f->prog);
+  g_free(f->link);
+  g_free(f->plain);
+}
+
+static void test_resolve(Fixture *f, gconstpointer data)
+{
+  (void)data;
+  g_autofree char *path = g_strdup_printf("/nonexistent:relative:%s", f->dir);
+  g_autofree char *a = box_tools_resolve("tool", "/", path);
+  g_assert_cmpstr(a, ==, f->prog);
+  /* Links resolve to the file they name. */
+  g_autofree char *b = box_tools_resolve("alias-of-tool", "/", path);
+  g_assert_cmpstr(b, ==, f->prog);
+  /* A name with a slash resolves against cwd, never on PATH. */
+  g_autofree char *c = box_tools_resolve("./alias-of-tool", f->dir, "/usr/bin");
+  g_assert_cmpstr(c, ==, f->prog);
+  g_assert_null(box_tools_resolve("notes", "/", path));
+  g_assert_null(box_tools_resolve("missing", "/", path));
+  g_assert_null(box_tools_resolve("", "/", path));
+  /* No PATH falls back to /usr/bin:/bin. */
+  g_autofree char *sh = box_tools_resolve("sh", "/", NULL);
+  g_assert_nonnull(sh);
+  g_assert_true(g_str_has_prefix(sh, "/usr/bin/") || g_str_has_prefix(sh, "/bin/"));
+}
+
+static void test_spell_home(void)
+{
+  const struct {
+    const char *path, *home, *want;
+  } cases[] = {
+    { "/home/op", "/home/op", "~" },
+    { "/home/op/src/x", "/home/op", "~/src/x" },
+    { "/home/op/src/x", "/home/op/", "~/src/x" },
+    { "/home/opx/file", "/home/op", "/home/opx/file" },
+    { "/usr/bin/git", "/home/op", "/usr/bin/git" },
+    { "/etc", "/", "/etc" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *got = box_tools_spell_home(cases[i].path, cases[i].home);
+    g_assert_cmpstr(got, ==, cases[i].want);
+  }
+}
+
+static void test_select(Fixture *f, gconstpointer data)
+{
+  (void)data;
+  char *cmd_plain[] = { f->prog, NULL };
+  char *cmd_status[] = { f->prog, "status", NULL };
+  char *cmd_other[] = { "/bin/sh", NULL };
+  BoxToolTable plain = { .label = "a-plain", .command = cmd_plain };
+  BoxToolTable status = { .label = "b-status", .command = cmd_status };
+  BoxToolTable other = { .label = "c-other", .command = cmd_other };
+  const BoxToolTable *tables[] = { &plain, &status, &other, NULL };
+  int fixed = -1;
+  char *refusal = NULL;
+  char *args_status[] = { "status", "-s", NULL };
+  g_assert_true(box_tools_select(tables, NULL, f->prog, args_status, NULL, &fixed, &refusal) ==
+                &status);
+  g_assert_cmpint(fixed, ==, 1);
+  char *args_log[] = { "log", NULL };
+  g_assert_true(box_tools_select(tables, NULL, f->prog, args_log, NULL, &fixed, &refusal) ==
+                &plain);
+  g_assert_cmpint(fixed, ==, 0);
+
+  /* A table names the file but its fixed arguments differ: refused. */
+  const BoxToolTable *only_status[] = { &status, NULL };
+  char *exec_dir[] = { f->dir, NULL };
+  BoxToolTable agent = { .label = "agent", .exec = exec_dir };
+  g_assert_null(box_tools_select(only_status, &agent, f->prog, args_log, NULL, &fixed, &refusal));
+  g_autofree char *want = g_strdup_printf(
+      "no tool runs %s: no `[tool.<name>] command` matches this program and its leading arguments",
+      f->prog);
+  g_assert_cmpstr(refusal, ==, want);
+  g_clear_pointer(&refusal, g_free);
+
+  /* No table names it: the agent's exec entries, less its deny entries. */
+  const BoxToolTable *none[] = { &other, NULL };
+  g_assert_true(box_tools_select(none, &agent, f->prog, args_log, NULL, &fixed, &refusal) == &agent);
+  char *deny[] = { f->prog, NULL };
+  agent.deny = deny;
+  g_assert_null(box_tools_select(none, &agent, f->prog, args_log, NULL, &fixed, &refusal));
+  g_clear_pointer(&refusal, g_free);
+  /* A prefix is component-bounded. */
+  agent.deny = NULL;
+  g_autofree char *sibling = g_strconcat(f->dir, "x", NULL);
+  char *exec_sibling[] = { sibling, NULL };
+  agent.exec = exec_sibling;
+  g_assert_null(box_tools_select(none, &agent, f->prog, args_log, NULL, &fixed, &refusal));
+  g_clear_pointer(&refusal, g_free);
+}
+
+int main(int argc, char **argv)
+{
+  g_test_init(&argc, &argv, NULL);
+  g_test_add("/tools/resolve", Fixture, NULL, fixture_setup, test_resolve, fixture_teardown);
+  g_test_add_func("/tools/spell-home", test_spell_home);
+  g_test_add("/tools/select", Fixture, NULL, fixture_setup, test_select, fixture_teardown);
+  return g_test_run();
+}
