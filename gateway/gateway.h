@@ -16,9 +16,9 @@ extern "C" {
  * trailing dot allowed) or an IP literal, in any spelling the WHATWG URL
  * host parser or an IPv6 parser accepts (decimal/hex/octal/short IPv4;
  * bracketed or bare IPv6, with IPv4 embedded through mapped, compatible,
- * 6to4, Teredo or NAT64 forms), whose address is loopback, unspecified,
- * private, shared (100.64/10), link-local, unique-local, site-local,
- * multicast or reserved/broadcast.
+ * 6to4, Teredo, NAT64 64:ff9b::/96 or SIIT ::ffff:0:0:0/96 forms), whose
+ * address is loopback, unspecified, private, shared (100.64/10),
+ * link-local, unique-local, site-local, multicast or reserved/broadcast.
  *
  * When `canonical_ip` is not NULL it receives a g_malloc'd canonical text
  * of the literal (see box_gateway_canonical_ip), or NULL when `host` is not

@@ -387,6 +387,8 @@ static bool addr_is_local(const box_addr *a)
     if (all_zero(b, 15) && (b[15] == 0 || b[15] == 1)) return true;   /* :: and ::1 */
     if (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && all_zero(b + 4, 8))
         return v4_is_local(be32(b + 12));                             /* NAT64 64:ff9b::/96 */
+    if (all_zero(b, 8) && b[8] == 0xff && b[9] == 0xff && b[10] == 0 && b[11] == 0)
+        return v4_is_local(be32(b + 12));                             /* SIIT ::ffff:0:0:0/96 */
     if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) return true;           /* fe80::/10 link-local */
     if (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0) return true;           /* fec0::/10 site-local */
     if ((b[0] & 0xfe) == 0xfc) return true;                           /* fc00::/7 unique-local */

@@ -31,12 +31,6 @@ typedef struct {
     int ok;        /* set by run_main when everything succeeded */
 } cli_t;
 
-static void err_text(const char *s)
-{
-    fputs(s, stderr);
-    fflush(stderr);
-}
-
 /* Print "lua: msg" on stderr. */
 static void err_message(const char *msg)
 {
@@ -257,6 +251,7 @@ static int run_script(lua_State *L, const cli_t *c)
 {
     const char *path = c->argv[c->first];
     if (strcmp(path, "-") == 0 && strcmp(c->argv[c->first - 1], "--") != 0) path = NULL;
+    int top = lua_gettop(L);
     int status = luaL_loadfile(L, path);
     if (status == LUA_OK) {
         if (lua_getglobal(L, "arg") != LUA_TTABLE)
@@ -266,7 +261,7 @@ static int run_script(lua_State *L, const cli_t *c)
         for (int i = 1; i <= n; i++) lua_rawgeti(L, -i, i);
         lua_remove(L, -n - 1);
         status = call_traced(L, n, LUA_MULTRET);
-        lua_settop(L, 0);
+        if (status == LUA_OK) lua_settop(L, top);   /* drop the results */
     }
     return report(L, status);
 }

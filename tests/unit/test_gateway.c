@@ -111,6 +111,8 @@ static const case_t cases[] = {
     { "[64:ff9b::7f00:1]", TRUE, "64:ff9b::7f00:1" },
     { "64:ff9b::169.254.169.254", TRUE, "64:ff9b::a9fe:a9fe" },
     { "64:ff9b::808:808", FALSE, "64:ff9b::808:808" },
+    { "::ffff:0:127.0.0.1", TRUE, "::ffff:0:7f00:1" },
+    { "::ffff:0:808:808", FALSE, "::ffff:0:808:808" },
     { "[fe80::1]", TRUE, "fe80::1" },
     { "[fe80::1%25eth0]", TRUE, "fe80::1" },
     { "FEBF::1", TRUE, "febf::1" },
