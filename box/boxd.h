@@ -35,6 +35,7 @@ struct Boxd {
   BoxToolTable *agent_table;
   GMutex lock;
   GHashTable *live_pids; /* pid -> kind: every worker and tool init alive */
+  int worker_netns_fd;   /* the route-less network namespace workers share, or -1 */
   bool stopping;
 };
 

@@ -390,7 +390,7 @@ int box_cmd_run(int argc, char **argv)
                     "<FILE>\n");
     return 2;
   }
-  Boxd d = { .listen_fd = -1 };
+  Boxd d = { .listen_fd = -1, .worker_netns_fd = -1 };
   g_mutex_init(&d.lock);
   d.operator_home = operator_home();
   d.operator_path = g_strdup(getenv("PATH"));

@@ -195,6 +195,7 @@ static gpointer pool_main(gpointer data)
                g_strerror(errno));
     return NULL;
   }
+  d->worker_netns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
   g_mutex_lock(&pool_lock);
   while (!pool_stop) {
     if (g_async_queue_length(ready_queue) >= POOL_SIZE) {
