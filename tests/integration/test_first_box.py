@@ -334,3 +334,33 @@ def test_signal_to_alias_ends_the_command_and_its_tool(box):
     p.communicate(timeout=10)
     assert p.returncode == 125
     assert box.bash("echo alive").stdout == "alive\n"
+
+
+def test_shell_environment_is_exactly_the_spec(box):
+    box.seed_policy()
+    box.write_config(extra='\n[agent.env]\nSECRET_TOKEN = "do-not-leak"\n')
+    box.start()
+    r = box.bash("export")
+    assert r.returncode == 0, r.stderr
+    names = sorted(line.split()[2].split("=")[0] for line in r.stdout.splitlines())
+    assert names == ["HOME", "PATH", "PWD", "USER"]
+    r = box.bash('echo "$HOME|$PATH|$PWD|$USER|$SECRET_TOKEN"')
+    assert r.stdout == f"{box.home}|/usr/bin:/bin|{box.workspace}|strands-box|\n"
+
+
+def test_spawned_program_status_stdin_and_cwd(box):
+    box.seed_policy()
+    box.write_config()
+    box.start()
+    r = box.bash("git rev-parse --verify no-such-ref")
+    assert r.returncode == 128
+    assert "fatal:" in r.stderr
+    # stdin of a spawned program is /dev/null, not the alias's stdin.
+    r = box.bash("git hash-object --stdin", input="not read\n")
+    assert (r.returncode, r.stdout) == (0, "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391\n"), r.stderr
+    # cwd is the Shell's cwd.
+    r = box.bash("cd src && git rev-parse --show-prefix")
+    assert (r.returncode, r.stdout) == (0, "src/\n"), r.stderr
+    # output of a spawned program goes through the Shell's redirections.
+    r = box.bash("git rev-parse --show-toplevel > top.txt && cat top.txt")
+    assert (r.returncode, r.stdout) == (0, f"{box.workspace}\n"), r.stderr
