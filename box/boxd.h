@@ -36,6 +36,11 @@ struct Boxd {
   GMutex lock;
   GHashTable *live_pids; /* pid -> kind: every worker and tool init alive */
   int worker_netns_fd;   /* the route-less network namespace workers share, or -1 */
+  /* The egress gateway (gateway_wire.c), NULL until started. */
+  struct BoxGateway *gateway;
+  int gateway_port;      /* 127.0.0.1:<port> on the host and in every relayed namespace */
+  char *gateway_url;     /* "http://127.0.0.1:<port>" (the proxy variables' value) */
+  char *gateway_ca_path; /* <box_dir>/trust/cert.pem */
   bool stopping;
 };
 
@@ -64,6 +69,17 @@ void boxd_workers_stop(Boxd *d);
  * worker; returns the status.  cancel_fd becomes readable to interrupt. */
 int boxd_run_command(Boxd *d, const char *source, const int fds[3], int cancel_fd);
 
+/* gateway_wire.c: the egress gateway.  Start after the workers (it relays
+ * itself into their network namespace); stop in teardown. */
+bool boxd_gateway_start(Boxd *d, GError **error);
+void boxd_gateway_stop(Boxd *d);
+/* Relays the gateway into pid's network namespace (lo up, 127.0.0.1:<port>
+ * listening until pid ends): BoxToolContext.net_setup with data = Boxd. */
+bool boxd_gateway_net_setup(void *data, pid_t pid);
+/* What a worker's Shell needs to reach the gateway (its `curl`), for the
+ * run message; NULL without a gateway. */
+json_object *boxd_gateway_worker_env(Boxd *d);
+
 /* broker.c: the alias protocol on run/box.sock. */
 bool boxd_broker_start(Boxd *d, GError **error);
 void boxd_broker_stop(Boxd *d);
@@ -75,6 +91,10 @@ void boxd_untrack_pid(Boxd *d, pid_t pid);
 void boxd_kill_tracked(Boxd *d);
 
 int box_cmd_run(int argc, char **argv);
+/* When set, `box run` starts this agent command instead of [agent] command. */
+extern char **box_run_agent_override;
+/* cmd_lua.c: `box lua --config FILE SCRIPT [ARGS...]`. */
+int box_cmd_lua(int argc, char **argv);
 int box_cmd_demo(void);
 
 #endif

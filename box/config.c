@@ -10,6 +10,7 @@
  * front, byte for byte, and name the file after it: "<spec text> (in <path>)".
  * Removed keys use the spec's removed-key text, which begins with the path. */
 #include "box/config.h"
+#include "gateway/gateway.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -621,10 +622,62 @@ static bool check_tools(Ctx *c, json_object *v, const char *home, BoxConfig *cfg
   return true;
 }
 
+/* ---- [gateway] (boxfs) ----------------------------------------------------- */
+
+static bool check_gateway(Ctx *c, json_object *v, BoxConfig *cfg) {
+  if (!json_object_is_type(v, json_type_object))
+    return fail_parse(c, "`gateway` must be a table");
+  json_object_object_foreach(v, k, val) {
+    if (strcmp(k, "allow_local") == 0) {
+      char **list = NULL;
+      if (!get_string_array(c, val, "gateway.allow_local", &list))
+        return false;
+      g_strfreev(cfg->gateway_allow_local);
+      cfg->gateway_allow_local = list;
+      for (char **e = list; *e; e++) {
+        const char *why = box_gateway_allow_entry_problem(*e);
+        if (why) {
+          char *q = quote(*e);
+          fail_parse(c, "`gateway.allow_local` entry %s is invalid: %s", q, why);
+          g_free(q);
+          return false;
+        }
+      }
+    } else if (strcmp(k, "extra_ca") == 0) {
+      char **list = NULL;
+      if (!get_string_array(c, val, "gateway.extra_ca", &list))
+        return false;
+      char *dir = g_path_get_dirname(c->path);
+      for (char **e = list; *e; e++) {
+        if (!**e) {
+          g_free(dir);
+          g_strfreev(list);
+          return fail_parse(c, "`gateway.extra_ca` has an empty entry");
+        }
+        if ((*e)[0] != '/') {
+          char *abs = g_build_filename(dir, *e, NULL);
+          g_free(*e);
+          *e = abs;
+        }
+      }
+      g_free(dir);
+      g_strfreev(cfg->gateway_extra_ca);
+      cfg->gateway_extra_ca = list;
+    } else {
+      char *q = key_join("gateway", k);
+      fail_parse(c, "unknown field `%s`", q);
+      g_free(q);
+      return false;
+    }
+  }
+  return true;
+}
+
 /* ---- top level ----------------------------------------------------------- */
 
 static bool validate(Ctx *c, json_object *doc, const char *home, BoxConfig *cfg) {
   json_object *name = NULL, *box_dir = NULL, *policy = NULL, *agent = NULL, *tool = NULL;
+  json_object *gateway = NULL;
   json_object_object_foreach(doc, k, val) {
     if (strcmp(k, "name") == 0)
       name = val;
@@ -636,6 +689,8 @@ static bool validate(Ctx *c, json_object *doc, const char *home, BoxConfig *cfg)
       agent = val;
     else if (strcmp(k, "tool") == 0)
       tool = val;
+    else if (strcmp(k, "gateway") == 0)
+      gateway = val;
     else if (strcmp(k, "filesystem") == 0)
       return fail_removed(c, "filesystem", "`[agent.filesystem]`");
     else if (strcmp(k, "workspace") == 0)
@@ -703,6 +758,8 @@ static bool validate(Ctx *c, json_object *doc, const char *home, BoxConfig *cfg)
     return false;
 
   if (tool && !check_tools(c, tool, home, cfg))
+    return false;
+  if (gateway && !check_gateway(c, gateway, cfg))
     return false;
   return true;
 }
@@ -794,6 +851,8 @@ BoxConfig *box_config_load(const char *file, const char *operator_home, GError *
   cfg->path = canon;
   cfg->doc = doc;
   cfg->tools = g_ptr_array_new_with_free_func(tool_free);
+  cfg->gateway_allow_local = g_new0(char *, 1);
+  cfg->gateway_extra_ca = g_new0(char *, 1);
   if (!validate(&c, doc, home, cfg)) {
     box_config_free(cfg);
     return NULL;
@@ -813,5 +872,7 @@ void box_config_free(BoxConfig *config) {
     g_ptr_array_unref(config->tools);
   if (config->doc)
     json_object_put(config->doc);
+  g_strfreev(config->gateway_allow_local);
+  g_strfreev(config->gateway_extra_ca);
   g_free(config);
 }

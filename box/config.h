@@ -33,6 +33,12 @@ typedef struct {
   BoxProcessSpec agent;
   GPtrArray *tools;   /* BoxProcessSpec*, sorted by label */
   json_object *doc;   /* the whole document as json-c (owned) */
+  /* [gateway] (boxfs): named exceptions to the egress address floor
+   * (HOST, HOST:PORT, [V6]:PORT) and PEM files the gateway trusts upstream
+   * beside the system store (absolute, relative to box.toml otherwise).
+   * Both NULL-terminated, never NULL. */
+  char **gateway_allow_local;
+  char **gateway_extra_ca;
 } BoxConfig;
 
 /* Reads and validates FILE.  operator_home expands "~".  On failure the

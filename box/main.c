@@ -9,11 +9,15 @@ static const char usage[] =
     "\n"
     "Commands:\n"
     "  run --config FILE [-- ARGS...]  Run a box and its agent; exit with the agent's status\n"
+    "  lua --config FILE SCRIPT [ARGS...]  Run a Lua script as the box's agent\n"
     "  demo                            Run a demo box on the built-in example config and policy\n"
+    "  policy check|decide|generate-schema  Test a policy file as a box would load it\n"
     "\n"
     "Options:\n"
     "  -h, --help     Print help\n"
     "  -V, --version  Print version\n";
+
+int box_cmd_policy(int argc, char **argv);
 
 int main(int argc, char **argv)
 {
@@ -33,6 +37,10 @@ int main(int argc, char **argv)
   }
   if (strcmp(verb, "run") == 0)
     return box_cmd_run(argc - 1, argv + 1);
+  if (strcmp(verb, "lua") == 0)
+    return box_cmd_lua(argc - 1, argv + 1);
+  if (strcmp(verb, "policy") == 0)
+    return box_cmd_policy(argc - 1, argv + 1);
   if (strcmp(verb, "demo") == 0 && argc == 2)
     return box_cmd_demo();
   if (verb[0] == '-')

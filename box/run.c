@@ -6,6 +6,7 @@
  * "box: error: …"; a config or policy error creates nothing.
  */
 #include "box/boxd.h"
+#include "box/agent.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -273,75 +274,7 @@ static BoxToolTable *table_of(const BoxProcessSpec *spec)
 
 /* ---- the agent ---- */
 
-static char **agent_env(Boxd *d)
-{
-  GHashTable *env = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-  g_hash_table_insert(env, g_strdup("HOME"), g_strdup(d->agent_home));
-  GHashTableIter it;
-  gpointer k, v;
-  g_hash_table_iter_init(&it, d->config->agent.env);
-  while (g_hash_table_iter_next(&it, &k, &v))
-    g_hash_table_insert(env, g_strdup(k), g_strdup(v));
-  const char *declared = g_hash_table_lookup(d->config->agent.env, "PATH");
-  if (!declared || !*declared)
-    declared = d->operator_path && *d->operator_path ? d->operator_path : "/usr/bin:/bin";
-  /* The alias directory comes first, and only once. */
-  g_autofree char *bin = g_build_filename(d->config->box_dir, "bin", NULL);
-  GString *path = g_string_new(bin);
-  g_auto(GStrv) parts = g_strsplit(declared, ":", -1);
-  for (char **p = parts; *p; p++) {
-    if (strcmp(*p, bin) == 0)
-      continue;
-    g_string_append_c(path, ':');
-    g_string_append(path, *p);
-  }
-  g_hash_table_insert(env, g_strdup("PATH"), g_string_free(path, FALSE));
-  g_hash_table_insert(env, g_strdup("PWD"), g_strdup(d->workspace));
-  g_hash_table_insert(env, g_strdup("USER"), g_strdup("strands-box"));
-  GPtrArray *out = g_ptr_array_new();
-  g_hash_table_iter_init(&it, env);
-  while (g_hash_table_iter_next(&it, &k, &v))
-    g_ptr_array_add(out, g_strconcat(k, "=", v, NULL));
-  g_ptr_array_add(out, NULL);
-  g_hash_table_destroy(env);
-  return (char **)g_ptr_array_free(out, FALSE);
-}
-
-static pid_t start_agent(Boxd *d, char **argv, GError **error)
-{
-  const char *declared = g_hash_table_lookup(d->config->agent.env, "PATH");
-  g_autofree char *program = box_tools_resolve(
-      argv[0], d->workspace, declared && *declared ? declared : d->operator_path);
-  if (!program) {
-    g_set_error(error, BOX_ERROR, 1,
-                "invalid `[agent]` table: `command` element 0 \"%s\" does not name an executable "
-                "file",
-                argv[0]);
-    return -1;
-  }
-  char **envp = agent_env(d);
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    signal(SIGPIPE, SIG_DFL);
-    if (chdir(d->workspace) != 0)
-      _exit(127);
-    execve(program, argv, envp);
-    fprintf(stderr, "box: error: cannot start the agent %s: %s\n", program, strerror(errno));
-    _exit(127);
-  }
-  g_strfreev(envp);
-  if (pid < 0) {
-    g_set_error(error, BOX_ERROR, 1, "cannot start the agent: %s", g_strerror(errno));
-    return -1;
-  }
-  setpgid(pid, pid);
-  return pid;
-}
+/* The agent runs contained: box/agent.c. */
 
 /* Ends the agent's process group: term, a grace second, then kill. */
 static void stop_group(pid_t pgid)
@@ -366,8 +299,26 @@ typedef struct {
 
 static int serve(Boxd *d, char **agent_argv);
 
+/* The signals only the main thread takes. */
+static void box_signal_set(sigset_t *set)
+{
+  sigemptyset(set);
+  sigaddset(set, SIGCHLD);
+  sigaddset(set, SIGINT);
+  sigaddset(set, SIGTERM);
+  sigaddset(set, SIGHUP);
+}
+
+/* Set by `box lua` (cmd_lua.c): the agent command instead of [agent] command. */
+char **box_run_agent_override;
+
 int box_cmd_run(int argc, char **argv)
 {
+  /* Blocked before any thread exists (history's flusher starts early), so
+   * every thread inherits the mask and only the main thread takes them. */
+  sigset_t blocked;
+  box_signal_set(&blocked);
+  sigprocmask(SIG_BLOCK, &blocked, NULL);
   g_autofree char *config_path = NULL;
   g_auto(GStrv) rest = NULL;
   GOptionEntry entries[] = {
@@ -446,6 +397,13 @@ int box_cmd_run(int argc, char **argv)
     return fail("%s", error->message);
   if (!install_aliases(&d, &error))
     return fail("%s", error->message);
+  /* issue 9: the policy's history, before the box starts; a box that
+   * cannot keep it denies every request (the policy says why). */
+  g_autofree char *history_dir = g_build_filename(d.config->box_dir, "private", NULL);
+  if (!box_policy_open_history(d.policy, history_dir, &error)) {
+    fprintf(stderr, "box: warning: %s; every request will be denied\n", error->message);
+    g_clear_error(&error);
+  }
   g_autofree char *log_path =
       g_build_filename(d.config->box_dir, "private", "telemetry", "records.jsonl", NULL);
   d.run_id = g_uuid_string_random();
@@ -460,10 +418,13 @@ int box_cmd_run(int argc, char **argv)
   g_ptr_array_add(tables, NULL);
   d.tool_tables = (BoxToolTable **)g_ptr_array_free(tables, FALSE);
   d.agent_table = table_of(&d.config->agent);
+  if (!box_config_check(&d, &error))
+    return fail("%s", error->message);
   d.live_pids = g_hash_table_new(g_direct_hash, g_direct_equal);
 
   GPtrArray *agent_argv = g_ptr_array_new();
-  for (char **c = d.config->agent.command; *c; c++)
+  for (char **c = box_run_agent_override ? box_run_agent_override : d.config->agent.command; *c;
+       c++)
     g_ptr_array_add(agent_argv, *c);
   for (char **a = rest; a && *a; a++)
     if (!(a == rest && strcmp(*a, "--") == 0))
@@ -480,14 +441,8 @@ int box_cmd_run(int argc, char **argv)
 static int serve(Boxd *d, char **agent_argv)
 {
   g_autoptr(GError) error = NULL;
-  /* Every thread inherits this mask: only the main thread takes signals. */
   sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGCHLD);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGHUP);
-  sigprocmask(SIG_BLOCK, &set, NULL);
+  box_signal_set(&set);
   signal(SIGPIPE, SIG_IGN);
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   box_reaper_init();
@@ -523,11 +478,12 @@ static int serve(Boxd *d, char **agent_argv)
   }
   int status = 1;
   pid_t agent = -1;
-  if (!boxd_workers_start(d, &error) || !boxd_broker_start(d, &error)) {
+  if (!boxd_workers_start(d, &error) || !boxd_gateway_start(d, &error) ||
+      !boxd_broker_start(d, &error)) {
     fail("%s", error->message);
     goto teardown;
   }
-  agent = start_agent(d, agent_argv, &error);
+  agent = box_agent_start(d, agent_argv, &error);
   if (agent < 0) {
     fail("%s", error->message);
     goto teardown;
@@ -562,6 +518,7 @@ teardown:
   boxd_kill_tracked(d);
   boxd_broker_drain(d);
   boxd_workers_stop(d);
+  boxd_gateway_stop(d);
   box_reaper_collect();
   box_vfs_stop(d->vfs);
   rmdir(d->mountpoint);

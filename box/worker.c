@@ -82,6 +82,13 @@ static BoxSpawnResult host_spawn(void *data, const BoxShellCommand *cmd, int fd_
   json_object_object_add(req, "argv", string_array(cmd->argv, cmd->argc));
   json_object_object_add(req, "command", json_object_new_string(cmd->command));
   json_object_object_add(req, "cwd", json_object_new_string(cmd->cwd));
+  if (cmd->envp) {
+    /* the program's environment: exported variables and `A=1 prog` prefixes */
+    int n = 0;
+    while (cmd->envp[n])
+      n++;
+    json_object_object_add(req, "env", string_array(cmd->envp, n));
+  }
   int fds[2] = { fd_out, fd_err };
   json_object *reply = box_ctl_call(ctl_fd, req, fds, 2);
   json_object_put(req);
@@ -145,7 +152,10 @@ static BoxSpawnResult local_spawn(void *data, const BoxShellCommand *cmd, int fd
     int null_fd = open("/dev/null", O_RDONLY);
     if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(fd_out, 1) < 0 || dup2(fd_err, 2) < 0)
       _exit(126);
-    execvp(cmd->argv[0], cmd->argv);
+    if (cmd->envp)
+      execvpe(cmd->argv[0], cmd->argv, cmd->envp);
+    else
+      execvp(cmd->argv[0], cmd->argv);
     _exit(errno == ENOENT ? 127 : 126);
   }
   int st = 0;
@@ -219,11 +229,14 @@ static void enter_root(const char *root, char **binds, const char *workspace)
 int main(int argc, char **argv)
 {
   g_autofree char *root = NULL, *workspace = NULL, *home = NULL, *command = NULL;
+  gboolean check_only = FALSE;
   g_auto(GStrv) binds = NULL;
   int ctl = -1;
   GOptionEntry entries[] = {
     { "command", 'c', 0, G_OPTION_ARG_STRING, &command,
       "Run TEXT with no box around it (tests, benchmarks)", "TEXT" },
+    { "no-exec", 'n', 0, G_OPTION_ARG_NONE, &check_only,
+      "With -c: only parse TEXT (a syntax error exits 2)", NULL },
     { "ctl-fd", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT, &ctl, NULL, NULL },
     { "root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &root, NULL, NULL },
     { "workspace", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &workspace, NULL, NULL },
@@ -238,6 +251,17 @@ int main(int argc, char **argv)
   if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
     fprintf(stderr, "box-shell: %s\n", error->message);
     return 2;
+  }
+  if (command && check_only)
+    return box_shell_check(command);
+  if (check_only && argc > 1) {
+    /* `box-shell -n FILE`: parse a script alone (benchmarks) */
+    g_autofree char *text = NULL;
+    if (!g_file_get_contents(argv[1], &text, NULL, &error)) {
+      fprintf(stderr, "box-shell: %s\n", error->message);
+      return 2;
+    }
+    return box_shell_check(text);
   }
   if (command) {
     g_autofree char *cwd = g_get_current_dir();
@@ -269,9 +293,21 @@ int main(int argc, char **argv)
   for (int i = 0; i < nfds; i++)
     if (fds[i] > 2)
       close(fds[i]);
+  /* What the Shell's curl needs to reach the egress gateway. */
+  json_object *env_obj;
+  if (json_object_object_get_ex(run, "env", &env_obj) &&
+      json_object_is_type(env_obj, json_type_object)) {
+    json_object_object_foreach(env_obj, key, val)
+      setenv(key, json_object_get_string(val), 1);
+  }
   BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
   BoxShellHost host = { host_decide_exec, host_spawn, host_last_denial, NULL };
   int status = box_shell_run(json_object_get_string(source), &env, &host);
+  /* Let go of the caller's descriptors before reporting, so its output
+   * ends exactly when its status arrives. */
+  int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int i = 0; i < 3 && null_fd >= 0; i++)
+    dup2(null_fd, i);
   json_object *done = json_object_new_object();
   json_object_object_add(done, "op", json_object_new_string("exit"));
   json_object_object_add(done, "status", json_object_new_int(status));

@@ -36,9 +36,12 @@ typedef struct {
   GPtrArray *threads;   /* spawn threads of this command */
   GArray *tool_pids;    /* pid_t of its tool sandboxes still alive */
   bool ended;
+  bool reaped;          /* the worker's status has been collected */
 } Command;
 
 static GAsyncQueue *ready_queue;
+static GThreadPool *cleanup_pool; /* ends commands after their status is out */
+static void command_cleanup(gpointer data, gpointer user_data);
 static GThread *pool_thread;
 static GMutex pool_lock;
 static GCond pool_cond;
@@ -195,7 +198,8 @@ static gpointer pool_main(gpointer data)
                g_strerror(errno));
     return NULL;
   }
-  d->worker_netns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  __atomic_store_n(&d->worker_netns_fd, open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC),
+                   __ATOMIC_RELEASE);
   g_mutex_lock(&pool_lock);
   while (!pool_stop) {
     if (g_async_queue_length(ready_queue) >= POOL_SIZE) {
@@ -222,6 +226,7 @@ bool boxd_workers_start(Boxd *d, GError **error)
 {
   (void)error;
   ready_queue = g_async_queue_new();
+  cleanup_pool = g_thread_pool_new(command_cleanup, NULL, 2, FALSE, NULL);
   pool_stop = false;
   /* The pool thread lives as long as boxd serves: workers it starts die
    * with it (PR_SET_PDEATHSIG follows the creating thread). */
@@ -236,6 +241,7 @@ void boxd_workers_stop(Boxd *d)
   g_cond_broadcast(&pool_cond);
   g_mutex_unlock(&pool_lock);
   g_thread_join(pool_thread);
+  g_thread_pool_free(cleanup_pool, FALSE, TRUE);
   Worker *w;
   while ((w = g_async_queue_try_pop(ready_queue)))
     worker_discard(d, w);
@@ -335,6 +341,8 @@ static json_object *spawn_reply(const char *kind, int status, const char *messag
   return r;
 }
 
+static void put_json_input(json_object **j) { json_object_put(*j); } /* issue 9 */
+
 static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_err)
 {
   Boxd *d = c->d;
@@ -365,20 +373,24 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
   json_object_object_add(input, "cwd", json_object_new_string(cwd));
   json_object_object_add(input, "program_path", json_object_new_string(spelled));
   BoxDecision *decision = boxd_decide(d, "shell:spawn", input, argv);
-  json_object_put(input);
   if (decision->verdict != BOX_VERDICT_PERMIT) {
+    json_object_put(input);
     json_object *r = spawn_reply("denied", 126, decision->message);
     box_decision_free(decision);
     return r;
   }
   box_decision_free(decision);
+  /* issue 9: the ::response of a permitted spawn carries its status */
+  json_object *permitted_input __attribute__((cleanup(put_json_input))) = input;
   int n_fixed = 0;
   g_autofree char *refusal = NULL;
   const BoxToolTable *table =
       box_tools_select((const BoxToolTable *const *)d->tool_tables, d->agent_table, resolved,
                        (char *const *)argv + 1, d->operator_path, &n_fixed, &refusal);
-  if (!table)
+  if (!table) {
+    box_policy_record_status(d->policy, "shell:spawn", permitted_input, 126); /* issue 9 */
     return spawn_reply("no_tool", 126, refusal);
+  }
   BoxToolLaunch launch = {
     .program_path = resolved,
     .argv = (char *const *)argv,
@@ -392,8 +404,10 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
   };
   g_autoptr(GError) error = NULL;
   pid_t pid = box_tools_launch(&launch, fd_out, fd_err, attach_tool, c, &error);
-  if (pid < 0)
+  if (pid < 0) {
+    box_policy_record_status(d->policy, "shell:spawn", permitted_input, 126); /* issue 9 */
     return spawn_reply("failed", 126, error->message);
+  }
   int status = box_reaper_wait(pid);
   boxd_untrack_pid(d, pid);
   g_mutex_lock(&c->lock);
@@ -403,6 +417,7 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
       break;
     }
   g_mutex_unlock(&c->lock);
+  box_policy_record_status(d->policy, "shell:spawn", permitted_input, box_status_code(status)); /* issue 9 */
   return spawn_reply("ran", box_status_code(status), NULL);
 }
 
@@ -459,6 +474,10 @@ static int serve_command(Command *c, int cancel_fd)
       json_object_put(msg);
       for (int i = 0; i < nfds; i++)
         close(fds[i]);
+      /* The worker has closed the caller's descriptors and only exits
+       * now: answer at once, and let the cleanup reap it. */
+      if (!cancelled)
+        return status;
       continue;
     }
     if (strcmp(op, "decide") == 0 && nfds >= 1) {
@@ -485,11 +504,39 @@ static int serve_command(Command *c, int cancel_fd)
   }
   int wait_status = box_reaper_wait(w->pid);
   boxd_untrack_pid(c->d, w->pid);
+  c->reaped = true;
   if (cancelled)
     return 125;
   if (status < 0)
     status = box_status_code(wait_status);
   return status;
+}
+
+/* Ends what a command left: its tools, its spawn threads, the worker
+ * itself, and its RAM root.  Runs after the caller has its status. */
+static void command_cleanup(gpointer data, gpointer user_data)
+{
+  Command *c = data;
+  (void)user_data;
+  Worker *w = c->w;
+  if (!c->reaped) {
+    kill(w->pid, SIGKILL);
+    box_reaper_wait(w->pid);
+    boxd_untrack_pid(c->d, w->pid);
+  }
+  g_mutex_lock(&c->lock);
+  c->ended = true;
+  for (guint i = 0; i < c->tool_pids->len; i++)
+    kill(g_array_index(c->tool_pids, pid_t, i), SIGKILL);
+  g_mutex_unlock(&c->lock);
+  for (guint i = 0; i < c->threads->len; i++)
+    g_thread_join(g_ptr_array_index(c->threads, i));
+  g_ptr_array_free(c->threads, TRUE);
+  g_array_free(c->tool_pids, TRUE);
+  g_mutex_clear(&c->lock);
+  box_vfs_command_end(c->d->vfs, w->command);
+  worker_free(w);
+  g_free(c);
 }
 
 int boxd_run_command(Boxd *d, const char *source, const int fds[3], int cancel_fd)
@@ -500,36 +547,22 @@ int boxd_run_command(Boxd *d, const char *source, const int fds[3], int cancel_f
   g_mutex_unlock(&pool_lock);
   if (!w)
     return -1;
-  Command c = { .d = d, .w = w, .threads = g_ptr_array_new(),
-                .tool_pids = g_array_new(FALSE, FALSE, sizeof(pid_t)) };
-  g_mutex_init(&c.lock);
+  Command *c = g_new0(Command, 1);
+  c->d = d;
+  c->w = w;
+  c->threads = g_ptr_array_new();
+  c->tool_pids = g_array_new(FALSE, FALSE, sizeof(pid_t));
+  g_mutex_init(&c->lock);
   box_vfs_command_set_running(d->vfs, w->command, true);
   json_object *run = json_object_new_object();
   json_object_object_add(run, "op", json_object_new_string("run"));
   json_object_object_add(run, "source", json_object_new_string(source));
+  json_object *gateway_env = boxd_gateway_worker_env(d);
+  if (gateway_env)
+    json_object_object_add(run, "env", gateway_env);
   bool sent = box_ctl_send(w->ctl, run, fds, 3);
   json_object_put(run);
-  int status;
-  if (!sent) {
-    kill(w->pid, SIGKILL);
-    box_reaper_wait(w->pid);
-    boxd_untrack_pid(d, w->pid);
-    status = -1;
-  } else {
-    status = serve_command(&c, cancel_fd);
-  }
-  /* The command is over: end what it left running, then its threads. */
-  g_mutex_lock(&c.lock);
-  c.ended = true;
-  for (guint i = 0; i < c.tool_pids->len; i++)
-    kill(g_array_index(c.tool_pids, pid_t, i), SIGKILL);
-  g_mutex_unlock(&c.lock);
-  for (guint i = 0; i < c.threads->len; i++)
-    g_thread_join(g_ptr_array_index(c.threads, i));
-  g_ptr_array_free(c.threads, TRUE);
-  g_array_free(c.tool_pids, TRUE);
-  g_mutex_clear(&c.lock);
-  box_vfs_command_end(d->vfs, w->command);
-  worker_free(w);
+  int status = sent ? serve_command(c, cancel_fd) : -1;
+  g_thread_pool_push(cleanup_pool, c, NULL);
   return status;
 }

@@ -1,12 +1,18 @@
 /* gateway/gateway.h — public interface of the egress gateway (libboxgateway).
  *
- * For now this holds the SSRF address floor (spec/runtime.md §6.3, §4.4 curl;
- * spec/policy.md §4.1 `ip` canonical text).
+ * The gateway is an HTTP proxy (absolute-form and CONNECT) that asks its
+ * owner about every connection (`net:connect`, before DNS and for each
+ * resolved address) and every request (`http:request`, after terminating
+ * TLS with a per-run CA), with the SSRF address floor beneath policy
+ * (spec/runtime.md §6, §4.4 curl; spec/policy.md §4, §4.1).
  */
 #ifndef BOX_GATEWAY_H
 #define BOX_GATEWAY_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <glib.h>
+#include <json-c/json.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,6 +38,75 @@ bool box_gateway_host_is_local(const char *host, char **canonical_ip);
  * with the client address bit-inverted) gives the IPv4; any other IPv6
  * gives the RFC 5952 text (lowercase, compressed). */
 char *box_gateway_canonical_ip(const char *literal);
+
+/* ---- the allowance: named exceptions to the floor ---- */
+
+/* An allowance entry is `HOST`, `HOST:PORT`, `[V6]` or `[V6]:PORT`, where
+ * HOST is a name or an IP literal (literals compare by canonical text).
+ * Returns NULL when entry is well formed, else a static reason. */
+const char *box_gateway_allow_entry_problem(const char *entry);
+
+/* True when host (a name or literal, any spelling) or its canonical IP is
+ * named by an entry of allow (NULL-terminated, may be NULL) whose port is
+ * absent or equal to port. */
+bool box_gateway_allowed(const char *const *allow, const char *host, int port);
+
+/* The floor for one destination: NULL when it may be reached, else the
+ * refusal text (g_malloc'd) naming the address.  host is what the client
+ * named; ip the resolved address's canonical text, or NULL before DNS. */
+char *box_gateway_floor(const char *const *allow, const char *host, const char *ip, int port);
+
+/* ---- the proxy ---- */
+
+typedef struct BoxGateway BoxGateway;
+
+/* Asks for one decision.  action is "net:connect" or "http:request"; input
+ * holds the fields of spec/policy.md §4 (borrowed).  floor is NULL, or the
+ * text of the address floor refusing this destination beneath policy: the
+ * owner records the effective decision (a permit overridden by the floor
+ * is the floor's deny).  Returns true when permitted; on deny sets
+ * *message (g_malloc'd) to the text the refusal carries. */
+typedef bool (*BoxGatewayDecideFn)(void *data, const char *action, json_object *input,
+                                   const char *floor, char **message);
+
+/* An exchange's outcome for history (spec/policy.md §2.3): status is the
+ * upstream status or -1 when no reply arrived; delivered is false when
+ * nothing was delivered upstream (an `::error`). */
+typedef void (*BoxGatewayOutcomeFn)(void *data, const char *action, json_object *input,
+                                    int status, bool delivered);
+
+typedef struct {
+  BoxGatewayDecideFn decide;
+  BoxGatewayOutcomeFn outcome;      /* may be NULL */
+  void *data;
+  const char *ca_cert_path;         /* the per-run CA certificate is written here (PEM) */
+  const char *const *extra_ca_files;/* PEM files trusted upstream beside the system store */
+  const char *const *allow;         /* floor exceptions (see above), may be NULL */
+  int max_connections;              /* 0: 256 */
+  size_t max_header_bytes;          /* 0: 64 KiB */
+  size_t max_request_body;          /* 0: 64 MiB */
+  int idle_timeout_ms;              /* 0: 60 s; a client or server silent this long is dropped */
+} BoxGatewayConfig;
+
+/* Makes the per-run CA (writing ca_cert_path) and the upstream trust.
+ * Serves nothing until box_gateway_listen. */
+BoxGateway *box_gateway_new(const BoxGatewayConfig *config, GError **error);
+/* Listens on 127.0.0.1:port (0: any) in the calling thread's network
+ * namespace; connections are served (and dialled out) in the network
+ * namespace box_gateway_new ran in.  until_fd, when not -1, is taken over:
+ * once it turns readable (a pidfd whose process ended) this listener
+ * closes.  Returns the port, or -1 with error. */
+int box_gateway_listen(BoxGateway *gw, int port, int until_fd, GError **error);
+/* The per-run CA certificate (PEM text). */
+const char *box_gateway_ca_pem(const BoxGateway *gw);
+/* Stops listening, ends open connections, frees. */
+void box_gateway_free(BoxGateway *gw);
+
+/* Canonical request path for `http:request` (spec/runtime.md §6.1 step 6):
+ * query and fragment dropped, unreserved percent-escapes decoded (others
+ * kept, hex uppercased), `.`/`..` segments removed; "/" when empty.
+ * g_malloc'd. */
+char *box_gateway_canonical_path(const char *target);
 
 #ifdef __cplusplus
 }

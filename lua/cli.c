@@ -29,6 +29,7 @@ typedef struct {
     int opts;
     int first;     /* index of the first non-option argument (script), argc if none */
     int ok;        /* set by run_main when everything succeeded */
+    const BoxLuaHost *host;  /* NULL: stock io.popen/os.execute, no `box` */
 } cli_t;
 
 /* Print "lua: msg" on stderr. */
@@ -277,6 +278,7 @@ static int run_main(lua_State *L)
     }
     luaL_openlibs(L);
     restrict_package(L);
+    if (c->host) box_lua_install_host(L, c->host);
     build_arg_table(L, c);
     lua_gc(L, LUA_GCGEN, 0, 0);
     if (!(c->opts & OPT_NOENV) && run_init(L) != LUA_OK) return 0;
@@ -293,12 +295,17 @@ static int run_main(lua_State *L)
 
 int box_lua_main(int argc, char **argv)
 {
+    return box_lua_main_host(argc, argv, NULL);
+}
+
+int box_lua_main_host(int argc, char **argv, const BoxLuaHost *host)
+{
     static char *no_args[] = { PROGNAME, NULL };
     if (argc < 1 || argv == NULL || argv[0] == NULL) {
         argc = 1;
         argv = no_args;
     }
-    cli_t c = { .argc = argc, .argv = argv, .first = argc, .ok = 0 };
+    cli_t c = { .argc = argc, .argv = argv, .first = argc, .ok = 0, .host = host };
     scan_options(&c);
     if (c.opts & OPT_BAD) {
         print_usage(argv[c.first]);

@@ -128,8 +128,34 @@ static const char *cause_name(BoxCause c) {
   return "internal_fault";
 }
 
+static bool short_flag(const char *w) {
+  if (w[0] != '-' || !w[1] || w[1] == '-') return false;
+  for (const char *q = w + 1; *q; q++)
+    if (!g_ascii_isalnum(*q)) return false;
+  return true;
+}
+
+static bool long_flag_name(const char *w, size_t n) {
+  if (n < 1 || n > 32) return false;
+  for (size_t i = 0; i < n; i++)
+    if (!(g_ascii_islower(w[i]) || w[i] == '-')) return false;
+  return true;
+}
+
+char *box_command_arg_redact(const char *word, bool literal) {
+  if (!word) return g_strdup("");
+  if (literal || short_flag(word)) return g_strdup(word);
+  if (word[0] == '-' && word[1] == '-') {
+    const char *name = word + 2, *eq = strchr(name, '=');
+    if (!eq && long_flag_name(name, strlen(name))) return g_strdup(word);
+    if (eq && long_flag_name(name, (size_t)(eq - name)))
+      return g_strdup_printf("--%.*s=<redacted>", (int)(eq - name), name);
+  }
+  return g_strdup("<redacted>");
+}
+
 /* Builds the record's attributes in the order of spec/policy.md §5.1. */
-static json_object *decision_attributes(const char *action, json_object *input, const char *const *command_args,
+static json_object *decision_attributes(const char *action, json_object *input, const BoxCommandArgs *cargs,
                                         const BoxDecision *d) {
   json_object *attrs = json_object_new_array();
   bool deny = d->verdict == BOX_VERDICT_DENY;
@@ -151,10 +177,12 @@ static json_object *decision_attributes(const char *action, json_object *input, 
   } else if (g_str_has_prefix(action, "shell:")) {
     const char *program = input_str(input, "program");
     if (program) add_str(attrs, "process.command", program);
-    size_t n = 0;
-    if (command_args)
-      while (command_args[n] && n < ARGS_MAX) n++;
-    add_attr(attrs, "process.command_args", array_value(command_args, n));
+    size_t n = cargs ? MIN(cargs->argc, ARGS_MAX) : 0;
+    char **words = g_new0(char *, n + 1);
+    for (size_t i = 0; i < n; i++)
+      words[i] = box_command_arg_redact(cargs->argv[i], !cargs->literal || cargs->literal[i]);
+    add_attr(attrs, "process.command_args", array_value((const char *const *)words, n));
+    g_strfreev(words);
     const char *cwd = input_str(input, "cwd");
     if (cwd) add_str(attrs, "process.working_directory", cwd);
   } else if (strcmp(action, "net:connect") == 0 || strcmp(action, "http:request") == 0) {
@@ -179,6 +207,14 @@ static json_object *resource_attr(const char *key, const char *value) {
 
 void box_decision_log_append(BoxDecisionLog *log, const char *action, json_object *input,
                              const char *const *command_args, const BoxDecision *decision) {
+  BoxCommandArgs args = {command_args, NULL, 0};
+  if (command_args)
+    while (command_args[args.argc]) args.argc++;
+  box_decision_log_append_args(log, action, input, command_args ? &args : NULL, decision);
+}
+
+void box_decision_log_append_args(BoxDecisionLog *log, const char *action, json_object *input,
+                                  const BoxCommandArgs *command_args, const BoxDecision *decision) {
   if (!log || !decision) return;
   if (!action) action = decision->action ? decision->action : "";
   struct timespec ts;

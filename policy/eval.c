@@ -2,10 +2,11 @@
  * and box_policy_decide().  Evaluation never allocates: values borrow from
  * the AST and from the request's json-c input. */
 #include "policy/policy-private.h"
+#include "policy/temporal.h" /* issue 9 */
 
 #include <string.h>
 
-typedef enum { V_BOOL, V_LONG, V_STRING, V_ENTITY, V_SET, V_RECORD } VKind;
+typedef enum { V_BOOL, V_LONG, V_STRING, V_ENTITY, V_SET, V_RECORD, V_DECIMAL, V_IP, V_DATETIME, V_DURATION } VKind;
 typedef enum { SRC_AST, SRC_JSON } SetSrc;
 typedef enum { REC_AST, REC_JSON, REC_INPUT, REC_CONTEXT } RecSrc;
 
@@ -19,12 +20,16 @@ typedef struct {
   int src;
   const Expr *node;
   json_object *json;
+  const IpValue *ip; /* V_IP */
 } Value;
 
 typedef struct {
   int action;
   json_object *input;
+  const char **why; /* the reason of the first evaluation error, for --explain */
 } Env;
+
+#define FAIL(env, text) (*(env)->why ? ERR : (*(env)->why = (text), ERR))
 
 #define OK 0
 #define ERR -1
@@ -167,7 +172,14 @@ static int value_eq(const Env *env, const Value *a, const Value *b, bool *res) {
   if (a->kind != b->kind) return OK;
   switch (a->kind) {
   case V_BOOL: *res = a->b == b->b; return OK;
-  case V_LONG: *res = a->l == b->l; return OK;
+  case V_LONG:
+  case V_DECIMAL:
+  case V_DATETIME:
+  case V_DURATION: *res = a->l == b->l; return OK;
+  case V_IP:
+    *res = a->ip->v6 == b->ip->v6 && a->ip->prefix == b->ip->prefix &&
+           memcmp(a->ip->addr, b->ip->addr, a->ip->v6 ? 16 : 4) == 0;
+    return OK;
   case V_STRING: *res = a->n == b->n && memcmp(a->s, b->s, a->n) == 0; return OK;
   case V_ENTITY:
     *res = strcmp(a->type, b->type) == 0 && a->n == b->n && memcmp(a->s, b->s, a->n) == 0;
@@ -289,6 +301,111 @@ static int entity_in(const Env *env, const Value *l, const Value *r, bool *res) 
   return OK;
 }
 
+static bool ip_in_range(const IpValue *a, const IpValue *b) {
+  if (a->v6 != b->v6 || a->prefix < b->prefix) return false;
+  int bits = b->prefix;
+  for (int i = 0; bits > 0; i++, bits -= 8) {
+    unsigned char mask = bits >= 8 ? 0xFF : (unsigned char)(0xFF << (8 - bits));
+    if ((a->addr[i] & mask) != (b->addr[i] & mask)) return false;
+  }
+  return true;
+}
+
+static int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+  return q;
+}
+
+static int eval_ext_method(const Env *env, const Expr *e, const Value *s, Value *out) {
+  Value x;
+  memset(&x, 0, sizeof x);
+  if (e->b && eval(env, e->b, &x) != OK) return ERR;
+  switch (e->method) {
+  case M_LESS_THAN:
+  case M_LESS_THAN_OR_EQUAL:
+  case M_GREATER_THAN:
+  case M_GREATER_THAN_OR_EQUAL:
+    if (s->kind != V_DECIMAL || x.kind != V_DECIMAL) return ERR;
+    set_bool(out, e->method == M_LESS_THAN            ? s->l < x.l
+                  : e->method == M_LESS_THAN_OR_EQUAL ? s->l <= x.l
+                  : e->method == M_GREATER_THAN       ? s->l > x.l
+                                                      : s->l >= x.l);
+    return OK;
+  case M_IS_IPV4:
+  case M_IS_IPV6:
+  case M_IS_LOOPBACK:
+  case M_IS_MULTICAST:
+  case M_IS_IN_RANGE: {
+    if (s->kind != V_IP) return ERR;
+    const IpValue *a = s->ip;
+    bool r = false;
+    if (e->method == M_IS_IPV4) r = !a->v6;
+    else if (e->method == M_IS_IPV6) r = a->v6;
+    else if (e->method == M_IS_IN_RANGE) {
+      if (x.kind != V_IP) return ERR;
+      r = ip_in_range(a, x.ip);
+    } else {
+      IpValue range = {0};
+      range.v6 = a->v6;
+      if (e->method == M_IS_LOOPBACK) {
+        if (a->v6) {
+          range.addr[15] = 1;
+          range.prefix = 128;
+        } else {
+          range.addr[0] = 127;
+          range.prefix = 8;
+        }
+      } else if (a->v6) {
+        range.addr[0] = 0xFF;
+        range.prefix = 8;
+      } else {
+        range.addr[0] = 224;
+        range.prefix = 4;
+      }
+      r = ip_in_range(a, &range);
+    }
+    set_bool(out, r);
+    return OK;
+  }
+  case M_OFFSET:
+    if (s->kind != V_DATETIME || x.kind != V_DURATION) return ERR;
+    out->kind = V_DATETIME;
+    return __builtin_add_overflow(s->l, x.l, &out->l) ? ERR : OK;
+  case M_DURATION_SINCE:
+    if (s->kind != V_DATETIME || x.kind != V_DATETIME) return ERR;
+    out->kind = V_DURATION;
+    return __builtin_sub_overflow(s->l, x.l, &out->l) ? ERR : OK;
+  case M_TO_DATE:
+    if (s->kind != V_DATETIME) return ERR;
+    out->kind = V_DATETIME;
+    out->l = floor_div(s->l, 86400000) * 86400000;
+    return OK;
+  case M_TO_TIME:
+    if (s->kind != V_DATETIME) return ERR;
+    out->kind = V_DURATION;
+    out->l = s->l - floor_div(s->l, 86400000) * 86400000;
+    return OK;
+  case M_TO_MILLISECONDS:
+  case M_TO_SECONDS:
+  case M_TO_MINUTES:
+  case M_TO_HOURS:
+  case M_TO_DAYS: {
+    if (s->kind != V_DURATION) return ERR;
+    static const int64_t div[] = {1, 1000, 60000, 3600000, 86400000};
+    out->kind = V_LONG;
+    out->l = s->l / div[e->method - M_TO_MILLISECONDS];
+    return OK;
+  }
+  case M_HAS_TAG:
+    if (s->kind != V_ENTITY || x.kind != V_STRING) return ERR;
+    set_bool(out, false);
+    return OK;
+  default:
+    return ERR; /* getTag: Box entities carry no tags */
+  }
+}
+
 static int eval(const Env *env, const Expr *e, Value *out) {
   memset(out, 0, sizeof *out);
   switch (e->kind) {
@@ -352,7 +469,8 @@ static int eval(const Env *env, const Expr *e, Value *out) {
   }
   case E_NEG: {
     int64_t l;
-    if (eval_long(env, e->a, &l) != OK || l == INT64_MIN) return ERR;
+    if (eval_long(env, e->a, &l) != OK) return ERR;
+    if (l == INT64_MIN) return FAIL(env, "integer overflow");
     out->kind = V_LONG;
     out->l = -l;
     return OK;
@@ -370,8 +488,10 @@ static int eval(const Env *env, const Expr *e, Value *out) {
   case E_LE:
   case E_GT:
   case E_GE: {
-    int64_t a, b;
-    if (eval_long(env, e->a, &a) != OK || eval_long(env, e->b, &b) != OK) return ERR;
+    Value va, vb;
+    if (eval(env, e->a, &va) != OK || eval(env, e->b, &vb) != OK) return ERR;
+    if (va.kind != vb.kind || (va.kind != V_LONG && va.kind != V_DATETIME && va.kind != V_DURATION)) return ERR;
+    int64_t a = va.l, b = vb.l;
     bool r = e->kind == E_LT ? a < b : e->kind == E_LE ? a <= b : e->kind == E_GT ? a > b : a >= b;
     set_bool(out, r);
     return OK;
@@ -384,7 +504,7 @@ static int eval(const Env *env, const Expr *e, Value *out) {
     bool ovf = e->kind == E_ADD   ? __builtin_add_overflow(a, b, &r)
                : e->kind == E_SUB ? __builtin_sub_overflow(a, b, &r)
                                   : __builtin_mul_overflow(a, b, &r);
-    if (ovf) return ERR;
+    if (ovf) return FAIL(env, "integer overflow");
     out->kind = V_LONG;
     out->l = r;
     return OK;
@@ -443,11 +563,23 @@ static int eval(const Env *env, const Expr *e, Value *out) {
     Value r;
     if (eval(env, e->a, &r) != OK || r.kind != V_RECORD) return ERR;
     int f = rec_get(env, &r, e->str, e->len, out);
+    if (f == 0) return FAIL(env, "a record does not have the attribute read");
     return f == 1 ? OK : ERR;
   }
+  case E_EXT:
+    if (!e->ext_ok) return ERR;
+    switch (e->ext) {
+    case EXT_DECIMAL: out->kind = V_DECIMAL; out->l = e->ext_l; return OK;
+    case EXT_DATETIME: out->kind = V_DATETIME; out->l = e->ext_l; return OK;
+    case EXT_DURATION: out->kind = V_DURATION; out->l = e->ext_l; return OK;
+    case EXT_IP: out->kind = V_IP; out->ip = &e->ip; return OK;
+    }
+    return ERR;
   case E_METHOD: {
     Value s;
-    if (eval(env, e->a, &s) != OK || s.kind != V_SET) return ERR;
+    if (eval(env, e->a, &s) != OK) return ERR;
+    if (e->method > M_IS_EMPTY) return eval_ext_method(env, e, &s, out);
+    if (s.kind != V_SET) return ERR;
     bool r = false;
     switch (e->method) {
     case M_IS_EMPTY: r = set_len(&s) == 0; break;
@@ -471,6 +603,8 @@ static int eval(const Env *env, const Expr *e, Value *out) {
       }
       break;
     }
+    default:
+      return ERR;
     }
     set_bool(out, r);
     return OK;
@@ -479,15 +613,53 @@ static int eval(const Env *env, const Expr *e, Value *out) {
   return ERR;
 }
 
-EvalResult policy_eval_rule(const Rule *rule, int action, json_object *input) {
+static EvalResult eval_rule(const Rule *rule, int action, json_object *input, const char **why) {
   if (!rule->applies[action]) return RES_FALSE;
-  Env env = {action, input};
+  Env env = {action, input, why};
   for (size_t i = 0; i < rule->nclauses; i++) {
     bool b;
-    if (eval_bool(&env, rule->clauses[i].expr, &b) != OK) return RES_ERROR;
+    if (rule->clauses[i].temporal) b = policy_temporal_clause(&rule->clauses[i]); /* issue 9 */
+    else if (eval_bool(&env, rule->clauses[i].expr, &b) != OK) {
+      if (!*why) *why = "an operand has the wrong type";
+      return RES_ERROR;
+    }
     if (b != rule->clauses[i].is_when) return RES_FALSE;
   }
   return RES_TRUE;
+}
+
+EvalResult policy_eval_rule(const Rule *rule, int action, json_object *input) {
+  const char *why = NULL;
+  return eval_rule(rule, action, input, &why);
+}
+
+GPtrArray *box_policy_explain(BoxPolicy *policy, const char *action, json_object *input) {
+  GPtrArray *lines = g_ptr_array_new_with_free_func(g_free);
+  int ai = policy_action_index(action);
+  char *why_req = NULL;
+  if (ai < 0 || !policy_request_valid(ai, input, &why_req)) {
+    g_ptr_array_add(lines, g_strdup_printf("the request is malformed (%s), so no rule was evaluated",
+                                           why_req ? why_req : "unknown action"));
+    g_free(why_req);
+    return lines;
+  }
+  for (size_t i = 0; policy && i < policy->nrules; i++) {
+    const Rule *r = &policy->rules[i];
+    const char *why = NULL;
+    EvalResult res = eval_rule(r, ai, input, &why);
+    if (res == RES_FALSE) continue;
+    GString *l = g_string_new(NULL);
+    g_string_append_printf(l, "rule %d (%s, %s, line %d) ", r->index + 1, r->label, r->forbid ? "forbid" : "permit",
+                           r->line);
+    if (res == RES_TRUE)
+      g_string_append(l, r->nclauses ? "matched: its scope matches and every condition holds"
+                                     : "matched: its scope matches and it has no condition");
+    else
+      g_string_append_printf(l, "erred: %s; an evaluation error denies the whole request", why);
+    g_ptr_array_add(lines, g_string_free(l, FALSE));
+  }
+  if (lines->len == 0) g_ptr_array_add(lines, g_strdup("no rule matched or erred"));
+  return lines;
 }
 
 /* ---- decide --------------------------------------------------------------- */
@@ -542,7 +714,18 @@ BoxDecision *box_policy_decide(BoxPolicy *policy, const char *action, json_objec
     return d;
   }
 
-  size_t n = policy ? policy->nrules : 0;
+  /* issue 9: append the ::request event, evaluate the temporal clauses */
+  const char *history_fault = NULL;
+  bool temporal = policy && policy->temporal;
+  if (temporal && !policy_temporal_begin(policy, ai, input, &history_fault)) {
+    d->cause = BOX_CAUSE_INTERNAL_FAULT;
+    d->rule = g_strdup("<default-deny>");
+    d->reason = g_strdup_printf("the request could not be evaluated, so it was refused: %s", history_fault);
+    d->message = policy_build_message(d, NULL, 0);
+    return d;
+  }
+  size_t n = policy ? policy->nby_action[ai] : 0;
+  const Rule *const *rules = policy ? policy->by_action[ai] : NULL;
   const Rule *stack_match[64];
   const Rule **permits = stack_match, **forbids = NULL;
   const Rule **heap = NULL;
@@ -551,7 +734,7 @@ BoxDecision *box_policy_decide(BoxPolicy *policy, const char *action, json_objec
   size_t np = 0, nf = 0;
   bool error = false;
   for (size_t i = 0; i < n; i++) {
-    const Rule *r = &policy->rules[i];
+    const Rule *r = rules[i];
     EvalResult res = policy_eval_rule(r, ai, input);
     if (res == RES_ERROR) error = true;
     else if (res == RES_TRUE) {
@@ -559,6 +742,7 @@ BoxDecision *box_policy_decide(BoxPolicy *policy, const char *action, json_objec
       else permits[np++] = r;
     }
   }
+  if (temporal) policy_temporal_end(policy); /* issue 9 */
   /* attribution: matching forbids for a deny, else matching permits */
   const Rule **attr = nf ? forbids : permits;
   size_t nattr = nf ? nf : np;

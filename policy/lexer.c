@@ -108,7 +108,9 @@ GArray *policy_lex(const char *text, GError **error) {
         else v = v * 10 + d;
         lx_advance(&lx);
       }
-      if (is_ident_char(*lx.p)) {
+      /* issue 9: a temporal window `60s`/`1h` lexes as the integer, then the unit */
+      bool unit = (*lx.p == 's' || *lx.p == 'm' || *lx.p == 'h' || *lx.p == 'd') && !is_ident_char(lx.p[1]);
+      if (is_ident_char(*lx.p) && !unit) {
         g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE,
                     POLICY_PARSE_PREFIX "malformed integer literal at line %d, column %d",
                     t.line, t.col);

@@ -1,6 +1,7 @@
 /* parser.c — recursive-descent parser: tokens → rules and expression ASTs
  * (spec/policy.md §1.2–§1.4), plus the load entry points. */
 #include "policy/policy-private.h"
+#include "policy/temporal.h" /* issue 9 */
 
 #include <string.h>
 
@@ -15,6 +16,7 @@ typedef struct {
   size_t pos;
   GError *err;
   int depth;
+  int provider_line, provider_col; /* first information-provider call, refused after parsing */
 } Parser;
 
 void *policy_own(BoxPolicy *policy, void *p) {
@@ -338,16 +340,51 @@ static Expr *parse_primary(Parser *p) {
       return e;
     }
     if (is_kw(t, "if")) return parse_expr(p);
-    if (peek2(p)->kind == TOK_COLONCOLON) return parse_entity_ref(p);
+    if (peek2(p)->kind == TOK_COLONCOLON) {
+      /* Ns::Fn(args) is an information provider call */
+      size_t q = p->pos;
+      while (q + 2 < p->ntoks && p->toks[q].kind == TOK_IDENT && p->toks[q + 1].kind == TOK_COLONCOLON &&
+             p->toks[q + 2].kind == TOK_IDENT)
+        q += 2;
+      if (q + 1 < p->ntoks && p->toks[q].kind == TOK_IDENT && p->toks[q + 1].kind == TOK_LPAREN) {
+        if (!p->provider_line) {
+          p->provider_line = t->line;
+          p->provider_col = t->col;
+        }
+        p->pos = q + 2;
+        size_t nargs = 0;
+        parse_list(p, TOK_RPAREN, &nargs);
+        if (p->err) return NULL;
+        Expr *e = new_expr(p, E_BOOL, t);
+        e->bval = true;
+        return e;
+      }
+      return parse_entity_ref(p);
+    }
     if (is_kw(t, "temporal") && peek2(p)->kind == TOK_LBRACE) {
       fail_at(p, t, "temporal clauses are not supported yet");
       return NULL;
     }
     if (peek2(p)->kind == TOK_LPAREN) {
-      if (is_kw(t, "decimal") || is_kw(t, "ip") || is_kw(t, "datetime") || is_kw(t, "duration"))
-        fail_at(p, t, "extension function `%.*s` is not supported", (int)t->len, t->text);
-      else
-        fail_at(p, t, "unknown function `%.*s`", (int)t->len, t->text);
+      static const char *const exts[] = {"decimal", "ip", "datetime", "duration"};
+      for (int i = 0; i < 4; i++) {
+        if (!is_kw(t, exts[i])) continue;
+        next(p);
+        const Token *lp = next(p);
+        size_t nargs = 0;
+        Expr **args = parse_list(p, TOK_RPAREN, &nargs);
+        if (p->err) return NULL;
+        if (nargs != 1) {
+          fail_at(p, lp, "`%s` takes 1 argument, found %zu", exts[i], nargs);
+          return NULL;
+        }
+        Expr *e = new_expr(p, E_EXT, t);
+        e->ext = (ExtKind)i;
+        e->str = (char *)exts[i];
+        e->a = args[0];
+        return deep(p, e);
+      }
+      fail_at(p, t, "unknown function `%.*s`", (int)t->len, t->text);
       return NULL;
     }
     static const char *const vars[] = {"principal", "action", "resource", "context"};
@@ -389,12 +426,29 @@ static Expr *parse_member(Parser *p) {
         size_t nargs = 0;
         Expr **args = parse_list(p, TOK_RPAREN, &nargs);
         if (p->err) return NULL;
-        size_t want = 1;
-        if (is_kw(name, "contains")) m->method = M_CONTAINS;
-        else if (is_kw(name, "containsAll")) m->method = M_CONTAINS_ALL;
-        else if (is_kw(name, "containsAny")) m->method = M_CONTAINS_ANY;
-        else if (is_kw(name, "isEmpty")) { m->method = M_IS_EMPTY; want = 0; }
-        else {
+        static const struct { const char *name; MethodKind m; size_t args; } methods[] = {
+            {"contains", M_CONTAINS, 1}, {"containsAll", M_CONTAINS_ALL, 1},
+            {"containsAny", M_CONTAINS_ANY, 1}, {"isEmpty", M_IS_EMPTY, 0},
+            {"lessThan", M_LESS_THAN, 1}, {"lessThanOrEqual", M_LESS_THAN_OR_EQUAL, 1},
+            {"greaterThan", M_GREATER_THAN, 1}, {"greaterThanOrEqual", M_GREATER_THAN_OR_EQUAL, 1},
+            {"isIpv4", M_IS_IPV4, 0}, {"isIpv6", M_IS_IPV6, 0}, {"isLoopback", M_IS_LOOPBACK, 0},
+            {"isMulticast", M_IS_MULTICAST, 0}, {"isInRange", M_IS_IN_RANGE, 1},
+            {"offset", M_OFFSET, 1}, {"durationSince", M_DURATION_SINCE, 1}, {"toDate", M_TO_DATE, 0},
+            {"toTime", M_TO_TIME, 0}, {"toMilliseconds", M_TO_MILLISECONDS, 0},
+            {"toSeconds", M_TO_SECONDS, 0}, {"toMinutes", M_TO_MINUTES, 0}, {"toHours", M_TO_HOURS, 0},
+            {"toDays", M_TO_DAYS, 0}, {"getTag", M_GET_TAG, 1}, {"hasTag", M_HAS_TAG, 1},
+        };
+        size_t want = 0;
+        bool found = false;
+        for (size_t i = 0; i < G_N_ELEMENTS(methods); i++) {
+          if (is_kw(name, methods[i].name)) {
+            m->method = methods[i].m;
+            want = methods[i].args;
+            found = true;
+            break;
+          }
+        }
+        if (!found) {
           fail_at(p, name, "`%.*s` is not a supported method", (int)name->len, name->text);
           return NULL;
         }
@@ -695,6 +749,10 @@ static bool parse_scope_item(Parser *p, Rule *r, bool seen[3]) {
     fail_at(p, v, "policy is not static: template slots are not supported");
     return false;
   }
+  if (which < 0 && v->kind == TOK_EOF) {
+    fail_at(p, v, "unexpected end of input; expected `principal`, `action`, or `resource`");
+    return false;
+  }
   if (which < 0) {
     char *s = tok_show(v);
     fail_at(p, v, "unexpected scope variable %s; expected `principal`, `action`, or `resource`", s);
@@ -879,16 +937,20 @@ static bool parse_policy(Parser *p, int index) {
     }
     if (is_kw(t, "when") || is_kw(t, "unless")) {
       next(p);
-      if (is_kw(peek(p), "temporal")) {
-        fail_at(p, peek(p), "temporal clauses are not supported yet");
-        goto out;
+      if (is_kw(peek(p), "temporal")) { /* issue 9: `when temporal { … }` (policy/temporal_parse.c) */
+        Clause tc = {is_kw(t, "when"), NULL, true, NULL, NULL};
+        tc.tf = policy_temporal_parse(p->pol, p->toks, p->ntoks, &p->pos, &p->err);
+        if (!tc.tf) goto out;
+        r.has_temporal = true;
+        g_array_append_val(clauses, tc);
+        continue;
       }
       if (is_kw(peek(p), "guardrails")) {
         fail_at(p, peek(p), "a `guardrails` clause is not accepted; write `when { ... }`");
         goto out;
       }
       if (!expect(p, TOK_LBRACE, "`{` to open the condition")) goto out;
-      Clause c = {is_kw(t, "when"), NULL};
+      Clause c = {is_kw(t, "when"), NULL, false, NULL, NULL};
       c.expr = parse_expr(p);
       if (!c.expr) goto out;
       if (!expect(p, TOK_RBRACE, "`}` to close the condition")) goto out;
@@ -939,6 +1001,7 @@ BoxPolicy *box_policy_new_empty(void) { return policy_alloc(); }
 
 void box_policy_free(BoxPolicy *policy) {
   if (!policy) return;
+  policy_temporal_free(policy); /* issue 9 */
   g_free(policy->rules);
   g_ptr_array_free(policy->allocs, TRUE);
   g_ptr_array_free(policy->warnings, TRUE);
@@ -964,12 +1027,15 @@ BoxPolicy *box_policy_load_string(const char *text, const char *operator_home, G
   GArray *toks = policy_lex(text, error);
   if (!toks) return NULL;
   BoxPolicy *pol = policy_alloc();
-  Parser p = {pol, (const Token *)toks->data, toks->len, 0, NULL, 0};
+  Parser p = {pol, (const Token *)toks->data, toks->len, 0, NULL, 0, 0, 0};
   int index = 0;
   while (peek(&p)->kind != TOK_EOF) {
     if (!parse_policy(&p, index++)) break;
   }
   g_array_free(toks, TRUE);
+  if (!p.err && p.provider_line)
+    g_set_error(&p.err, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE, POLICY_PROVIDER_ERROR " at line %d, column %d",
+                p.provider_line, p.provider_col);
   if (p.err) {
     g_propagate_error(error, p.err);
     box_policy_free(pol);

@@ -44,10 +44,39 @@ typedef enum {
   E_ADD, E_SUB, E_MUL,
   E_HAS, E_LIKE, E_IS,
   E_GETATTR, E_METHOD,
+  E_EXT,      /* extension constructor decimal/ip/datetime/duration("lit"): ext = kind, a = argument */
 } ExprKind;
 
 typedef enum { VAR_PRINCIPAL, VAR_ACTION, VAR_RESOURCE, VAR_CONTEXT } VarKind;
-typedef enum { M_CONTAINS, M_CONTAINS_ALL, M_CONTAINS_ANY, M_IS_EMPTY } MethodKind;
+typedef enum {
+  M_CONTAINS, M_CONTAINS_ALL, M_CONTAINS_ANY, M_IS_EMPTY,
+  /* decimal */
+  M_LESS_THAN, M_LESS_THAN_OR_EQUAL, M_GREATER_THAN, M_GREATER_THAN_OR_EQUAL,
+  /* ipaddr */
+  M_IS_IPV4, M_IS_IPV6, M_IS_LOOPBACK, M_IS_MULTICAST, M_IS_IN_RANGE,
+  /* datetime */
+  M_OFFSET, M_DURATION_SINCE, M_TO_DATE, M_TO_TIME,
+  /* duration */
+  M_TO_MILLISECONDS, M_TO_SECONDS, M_TO_MINUTES, M_TO_HOURS, M_TO_DAYS,
+  /* entity tags */
+  M_GET_TAG, M_HAS_TAG,
+} MethodKind;
+
+typedef enum { EXT_DECIMAL, EXT_IP, EXT_DATETIME, EXT_DURATION } ExtKind;
+
+/* An ip("…") literal: address bytes (IPv4 in the first 4) and prefix. */
+typedef struct {
+  bool v6;
+  unsigned char addr[16];
+  int prefix;
+} IpValue;
+
+/* Parses extension literals; false when the text is not a valid literal.
+ * decimal → value × 10^4; datetime → ms since the epoch; duration → ms. */
+bool policy_parse_decimal(const char *s, size_t n, int64_t *out);
+bool policy_parse_ip(const char *s, size_t n, IpValue *out);
+bool policy_parse_datetime(const char *s, size_t n, int64_t *out);
+bool policy_parse_duration(const char *s, size_t n, int64_t *out);
 
 typedef struct Expr Expr;
 struct Expr {
@@ -66,6 +95,10 @@ struct Expr {
   char **keys;         /* E_RECORD keys, E_HAS path */
   size_t nitems;       /* count of items/keys */
   int height;          /* longest path to a leaf, bounded by the parser */
+  ExtKind ext;         /* E_EXT */
+  bool ext_ok;         /* E_EXT: the literal parsed (set by validation) */
+  int64_t ext_l;       /* E_EXT decimal/datetime/duration value */
+  IpValue ip;          /* E_EXT ip value */
 };
 
 typedef enum { SC_ANY, SC_EQ, SC_IN, SC_IS, SC_IS_IN, SC_IN_SET } ScopeOp;
@@ -81,6 +114,11 @@ typedef struct {
 typedef struct {
   bool is_when;
   Expr *expr;
+  /* `when temporal { … }` / `unless temporal { … }` (issue 9): the body's
+   * source text; expr is then NULL.  Nothing sets it yet. */
+  bool temporal;
+  char *temporal_src;
+  struct TFormula *tf; /* issue 9: the parsed temporal body (policy/temporal.h) */
 } Clause;
 
 typedef struct {
@@ -107,13 +145,18 @@ typedef struct {
   size_t nclauses;
   /* filled by schema validation */
   bool applies[POLICY_MAX_ACTIONS];
+  bool has_temporal; /* some clause (or inline block) is temporal */
 } Rule;
 
 struct BoxPolicy {
   Rule *rules;
   size_t nrules;
+  /* per action: the rules that apply to it, in file order (filled at load) */
+  const Rule **by_action[POLICY_MAX_ACTIONS];
+  size_t nby_action[POLICY_MAX_ACTIONS];
   GPtrArray *allocs;   /* every AST allocation, freed with the policy */
   GPtrArray *warnings; /* char* */
+  struct BoxTemporal *temporal; /* issue 9: history rules and their history (policy/temporal.h) */
 };
 
 /* Records p in policy->allocs (for freeing) and returns it. */
@@ -153,6 +196,16 @@ bool policy_entity_type_known(const char *type);
  * Fills Rule.applies. */
 bool policy_validate(BoxPolicy *policy, const char *operator_home, GError **error);
 
+/* Strict typing of every rule's conditions against each applicable action
+ * (typecheck.c); appends positioned errors to errs. */
+void policy_typecheck_rule(const Rule *rule, const int *actions, int nactions, GPtrArray *errs);
+/* Inert-literal check (inert.c, spec/policy.md §3.4).  Returns false with
+ * *error set on a refusal; warnings are appended to policy->warnings. */
+bool policy_check_inert(BoxPolicy *policy, const char *operator_home, GError **error);
+/* Cap-as-permit check (§3.4); a no-op until temporal clauses parse. */
+bool policy_check_cap_as_permit(BoxPolicy *policy, GError **error);
+char *policy_rule_name(const Rule *r);
+
 /* Checks a request's input against the action's closed record. */
 bool policy_request_valid(int action, json_object *input, char **why);
 
@@ -170,11 +223,14 @@ void policy_escape_annotation(GString *out, const char *s);
 char *policy_build_message(const BoxDecision *d, const Rule *const *forbids, size_t nforbids);
 char *policy_cap_utf8(const char *s, size_t max, const char *suffix);
 
-#define POLICY_PARSE_PREFIX "failed to parse policy source: "
+#define POLICY_PARSE_CLASS "failed to parse policy source: "
+#define POLICY_PARSE_PREFIX POLICY_PARSE_CLASS "dogwood parse: "
+#define POLICY_PROVIDER_ERROR POLICY_PARSE_CLASS "dogwood: information providers are not enabled in this build"
 #define POLICY_SCHEMA_PREFIX "policy fails schema validation: "
 #define POLICY_UNKNOWN_ACTION_PREFIX "policy references unknown action: "
 #define POLICY_SHARED_ID_PREFIX "policy gives one @id to more than one rule: "
 #define POLICY_RESERVED_PREFIX "policy names only a reserved action: "
 #define POLICY_INERT_PREFIX "policy compares an inert literal: "
+#define POLICY_CAP_PREFIX "policy writes a cap as a permit: "
 
 #endif

@@ -56,6 +56,9 @@ typedef struct {
 
 /* Thread-safe; never returns NULL.  input is borrowed. */
 BoxDecision *box_policy_decide(BoxPolicy *policy, const char *action, json_object *input);
+/* For `box policy decide --explain`: one line per rule that matched or
+ * erred on the request, in file order.  Free with g_ptr_array_unref. */
+GPtrArray *box_policy_explain(BoxPolicy *policy, const char *action, json_object *input);
 /* A deny made beneath policy (reach floor, identity check): cause
  * enforcement, rule "enforcement:<gate>", message and reason = text. */
 BoxDecision *box_decision_new_enforcement(const char *action, const char *resource,
@@ -74,7 +77,47 @@ BoxDecisionLog *box_decision_log_open(const char *path, const char *box_id, cons
  * command_args: the shell decisions' argv (process.command_args), else NULL. */
 void box_decision_log_append(BoxDecisionLog *log, const char *action, json_object *input,
                              const char *const *command_args, const BoxDecision *decision);
+/* A shell decision's argv with, per word, whether it was literal in the
+ * script.  Words that came from an expansion are logged only when they are
+ * a short flag, a long flag of at most 32 lowercase letters and dashes, or
+ * `--name=<redacted>`; otherwise as `<redacted>` (spec/runtime.md §8.2).
+ * literal == NULL means every word was literal. */
+typedef struct {
+  const char *const *argv;
+  const bool *literal;
+  size_t argc;
+} BoxCommandArgs;
+void box_decision_log_append_args(BoxDecisionLog *log, const char *action, json_object *input,
+                                  const BoxCommandArgs *args, const BoxDecision *decision);
+/* The reportable spelling of one argv word (newly allocated). */
+char *box_command_arg_redact(const char *word, bool literal);
 void box_decision_log_close(BoxDecisionLog *log);
+
+/* ---- history (issue 9, spec/policy.md §2, §3.5) ------------------------------
+ * Every decide() appends a ::request event before it evaluates; the raiser
+ * of an effect records its ::response (effect happened or may have) or
+ * ::error (definitely did not).  Without box_policy_open_history the
+ * history lives in memory only. */
+/* Opens (creating) the durable history in dir (a box: <box_dir>/private),
+ * recovering its events and cutting a torn tail with a warning.  On
+ * failure the policy denies every request from now on (InternalFault) and
+ * *error says why ("policy history failure: …"). */
+bool box_policy_open_history(BoxPolicy *policy, const char *dir, GError **error);
+/* output: the action's output record ({"status": N} for shell:*, {"result":
+ * "completed"} for fs:*, {"status": N} or {} for http:request), or NULL.
+ * False when the history cannot be written (the policy then denies). */
+bool box_policy_record_response(BoxPolicy *policy, const char *action, json_object *input, json_object *output);
+bool box_policy_record_error(BoxPolicy *policy, const char *action, json_object *input);
+/* shell:exec / shell:spawn: output.status (128+signal for a signal, 126
+ * when a permitted program could not start, -1 when none was reported). */
+bool box_policy_record_status(BoxPolicy *policy, const char *action, json_object *input, int status);
+/* The history's clock (nanoseconds since the epoch); NULL restores the
+ * wall clock.  For tests and `box policy replay`. */
+void box_policy_set_clock(BoxPolicy *policy, int64_t (*clock)(void *data), void *data);
+/* Events held in memory and the bytes they (and their indexes) take. */
+void box_policy_history_stats(BoxPolicy *policy, size_t *events, size_t *bytes);
+/* Why the policy denies everything, or NULL. */
+const char *box_policy_history_fault(BoxPolicy *policy);
 
 G_END_DECLS
 #endif

@@ -3,6 +3,7 @@
  * actions / entity types / enum eids, undeclared context attributes and
  * unguarded optional attributes. */
 #include "policy/policy-private.h"
+#include "policy/temporal.h" /* issue 9 */
 
 #include <string.h>
 
@@ -194,185 +195,6 @@ static void walk_entities(Check *c, const Expr *e) {
     for (size_t i = 0; i < e->nitems; i++) walk_entities(c, e->items[i]);
 }
 
-/* Capabilities: attributes proven present by `has` (level 1 = context.input,
- * 2 = context.output, 0 = context itself). */
-#define MAX_CAPS 32
-typedef struct {
-  int n;
-  int level[MAX_CAPS];
-  const char *name[MAX_CAPS];
-} Caps;
-
-static bool caps_has(const Caps *c, int level, const char *name) {
-  for (int i = 0; i < c->n; i++)
-    if (c->level[i] == level && strcmp(c->name[i], name) == 0) return true;
-  return false;
-}
-static void caps_add(Caps *c, int level, const char *name) {
-  if (caps_has(c, level, name) || c->n >= MAX_CAPS) return;
-  c->level[c->n] = level;
-  c->name[c->n] = name;
-  c->n++;
-}
-static void caps_union(Caps *into, const Caps *b) {
-  for (int i = 0; i < b->n; i++) caps_add(into, b->level[i], b->name[i]);
-}
-static Caps caps_inter(const Caps *a, const Caps *b) {
-  Caps r = {0};
-  for (int i = 0; i < a->n; i++)
-    if (caps_has(b, a->level[i], a->name[i])) caps_add(&r, a->level[i], a->name[i]);
-  return r;
-}
-
-static bool is_var(const Expr *e, VarKind v) { return e && e->kind == E_VAR && e->var == v; }
-/* level of a context record expression: 0 context, 1 context.input, 2 context.output, -1 other */
-static int ctx_level(const Expr *e) {
-  if (is_var(e, VAR_CONTEXT)) return 0;
-  if (e && e->kind == E_GETATTR && is_var(e->a, VAR_CONTEXT)) {
-    if (strcmp(e->str, "input") == 0) return 1;
-    if (strcmp(e->str, "output") == 0) return 2;
-  }
-  return -1;
-}
-
-typedef struct {
-  Check *c;
-  int action;
-  bool reported; /* one attribute error per rule and action is enough */
-} TyCtx;
-
-/* Returns whether e is statically false; fills *out with the capabilities
- * e establishes when true. */
-static bool ty(TyCtx *t, const Expr *e, const Caps *in, Caps *out);
-
-static void attr_error(TyCtx *t, const Expr *at, const char *path, bool optional) {
-  const char *pid = t->c->rule->engine_id;
-  if (optional)
-    add_err(t->c->schema, at, 0, 0,
-            "for policy `%s`, unable to guarantee safety of access to optional attribute `%s` in "
-            "context for Box::Action::\"%s\"",
-            pid, path, policy_actions[t->action].term);
-  else
-    add_err(t->c->schema, at, 0, 0, "for policy `%s`, attribute `%s` in context for Box::Action::\"%s\" not found",
-            pid, path, policy_actions[t->action].term);
-}
-
-/* Field lookup at a context level: returns 1 declared required, 2 declared
- * optional, 0 undeclared. */
-static int ctx_field(int action, int level, const char *name) {
-  const ActionDecl *ad = &policy_actions[action];
-  size_t len = strlen(name);
-  if (level == 0) {
-    if (strcmp(name, "input") == 0) return 1;
-    if (strcmp(name, "output") == 0) return ad->output ? 2 : 0;
-    return 0;
-  }
-  const FieldDecl *f = level == 1 ? policy_field(ad->input, ad->ninput, name, len)
-                                  : policy_field(ad->output, ad->noutput, name, len);
-  if (!f) return 0;
-  return f->optional ? 2 : 1;
-}
-
-static bool ty(TyCtx *t, const Expr *e, const Caps *in, Caps *out) {
-  Caps dummy = {0};
-  out->n = 0;
-  if (!e) return false;
-  switch (e->kind) {
-  case E_AND: {
-    Caps ca = {0}, cb = {0};
-    if (ty(t, e->a, in, &ca)) return true; /* False && e: e is not checked */
-    Caps inb = *in;
-    caps_union(&inb, &ca);
-    bool fb = ty(t, e->b, &inb, &cb);
-    *out = ca;
-    caps_union(out, &cb);
-    return fb;
-  }
-  case E_OR: {
-    Caps ca = {0}, cb = {0};
-    bool fa = ty(t, e->a, in, &ca);
-    bool fb = ty(t, e->b, in, &cb);
-    if (fa) {
-      *out = cb;
-      return fb;
-    }
-    if (fb) {
-      *out = ca;
-      return false;
-    }
-    *out = caps_inter(&ca, &cb);
-    return false;
-  }
-  case E_IF: {
-    Caps cc = {0}, ct = {0}, ce = {0};
-    bool fc = ty(t, e->a, in, &cc);
-    if (fc) return ty(t, e->c, in, out);
-    Caps inthen = *in;
-    caps_union(&inthen, &cc);
-    bool ft = ty(t, e->b, &inthen, &ct);
-    bool fe = ty(t, e->c, in, &ce);
-    caps_union(&ct, &cc);
-    *out = caps_inter(&ct, &ce);
-    return ft && fe;
-  }
-  case E_HAS: {
-    int level = ctx_level(e->a);
-    if (level >= 0) {
-      int lvl = level;
-      for (size_t i = 0; i < e->nitems; i++) {
-        if (lvl > 2 || ctx_field(t->action, lvl, e->keys[i]) == 0) return true; /* statically false */
-        caps_add(out, lvl, e->keys[i]);
-        if (lvl == 0) lvl = strcmp(e->keys[i], "input") == 0 ? 1 : 2;
-        else lvl = 3; /* leaf fields are not records */
-      }
-      return false;
-    }
-    ty(t, e->a, in, &dummy);
-    return false;
-  }
-  case E_GETATTR: {
-    int level = ctx_level(e->a);
-    if (level >= 0) {
-      int f = ctx_field(t->action, level, e->str);
-      if (!t->reported && (f == 0 || (f == 2 && !caps_has(in, level, e->str)))) {
-        char *path = level == 0 ? g_strdup(e->str)
-                                : g_strdup_printf("%s.%s", level == 1 ? "input" : "output", e->str);
-        attr_error(t, e, path, f == 2);
-        g_free(path);
-        t->reported = true;
-      }
-      return false;
-    }
-    if (!t->reported && (is_var(e->a, VAR_PRINCIPAL) || is_var(e->a, VAR_RESOURCE) ||
-                         is_var(e->a, VAR_ACTION) || (e->a && e->a->kind == E_ENTITY))) {
-      const char *type = is_var(e->a, VAR_PRINCIPAL) ? "Box::Agent"
-                         : is_var(e->a, VAR_RESOURCE) ? "Box::Resource"
-                         : is_var(e->a, VAR_ACTION)   ? "Box::Action"
-                                                      : e->a->etype;
-      add_err(t->c->schema, e, 0, 0, "for policy `%s`, attribute `%s` on entity type `%s` not found",
-              t->c->rule->engine_id, e->str, type);
-      t->reported = true;
-      return false;
-    }
-    ty(t, e->a, in, &dummy);
-    return false;
-  }
-  case E_BOOL:
-    return !e->bval;
-  case E_NOT: {
-    ty(t, e->a, in, &dummy);
-    return false;
-  }
-  default:
-    ty(t, e->a, in, &dummy);
-    ty(t, e->b, in, &dummy);
-    ty(t, e->c, in, &dummy);
-    if (e->kind == E_SET || e->kind == E_RECORD)
-      for (size_t i = 0; i < e->nitems; i++) ty(t, e->items[i], in, &dummy);
-    return false;
-  }
-}
-
 static bool blank_or_null(const char *s) {
   if (!s) return true;
   for (; *s; s++)
@@ -429,7 +251,7 @@ static bool check_duplicate_ids(BoxPolicy *pol, GError **error) {
   return ok;
 }
 
-static char *rule_name(const Rule *r) {
+char *policy_rule_name(const Rule *r) {
   if (r->id) return g_strdup_printf("rule @id(\"%s\")", r->id);
   return g_strdup_printf("the %s rule with no @id", r->forbid ? "forbid" : "permit");
 }
@@ -446,7 +268,7 @@ static bool check_reserved(BoxPolicy *pol, GError **error) {
       if (strcmp(e->etype, "Box::Action") != 0 || strcmp(e->str, "fs:other") != 0) only_other = false;
     }
     if (!only_other) continue;
-    char *name = rule_name(r);
+    char *name = policy_rule_name(r);
     if (!m) {
       m = g_string_new(POLICY_RESERVED_PREFIX);
       line = r->action.line;
@@ -506,15 +328,18 @@ static char *join_errors(const char *prefix, GPtrArray *errs) {
 }
 
 bool policy_validate(BoxPolicy *pol, const char *operator_home, GError **error) {
-  (void)operator_home; /* inert-literal checks: a later issue */
+  /* §3.4 order: duplicate @id, reserved action, cap-as-permit, strict
+   * validation, inert literals */
   if (!check_duplicate_ids(pol, error)) return false;
   if (!check_reserved(pol, error)) return false;
+  if (!policy_check_cap_as_permit(pol, error)) return false;
+  if (!policy_temporal_validate(pol, error)) return false; /* issue 9: §2.6 temporal load checks */
 
   Check c = {pol, NULL, g_ptr_array_new_with_free_func(g_free), g_ptr_array_new_with_free_func(g_free)};
   for (size_t i = 0; i < pol->nrules; i++) {
     Rule *r = &pol->rules[i];
     c.rule = r;
-    size_t before = c.unknown_action->len;
+    size_t before = c.unknown_action->len, before_schema = c.schema->len;
     check_scope_entity(&c, &r->principal, "Box::Agent");
     check_scope_entity(&c, &r->resource, "Box::Resource");
     for (size_t j = 0; j < r->action.nents; j++) check_entity(&c, r->action.ents[j]);
@@ -550,22 +375,9 @@ bool policy_validate(BoxPolicy *pol, const char *operator_home, GError **error) 
                 r->engine_id);
     }
     for (size_t k = 0; k < r->nclauses; k++) walk_entities(&c, r->clauses[k].expr);
-    if (c.unknown_action->len != before) continue;
-    /* attribute checks, per applicable action */
-    for (int k = 0; k < norder; k++) {
-      TyCtx t = {&c, order[k], false};
-      Caps acc = {0};
-      for (size_t q = 0; q < r->nclauses; q++) {
-        Caps out = {0};
-        bool f = ty(&t, r->clauses[q].expr, &acc, &out);
-        /* clauses fold with &&: a later clause sees earlier `when` capabilities */
-        if (r->clauses[q].is_when) {
-          if (f) break;
-          caps_union(&acc, &out);
-        }
-      }
-      if (t.reported) break;
-    }
+    if (c.unknown_action->len != before || c.schema->len != before_schema) continue;
+    /* strict typing, per applicable action */
+    policy_typecheck_rule(r, order, norder, c.schema);
   }
   bool ok = true;
   if (c.unknown_action->len) {
@@ -581,5 +393,16 @@ bool policy_validate(BoxPolicy *pol, const char *operator_home, GError **error) 
   }
   g_ptr_array_free(c.unknown_action, TRUE);
   g_ptr_array_free(c.schema, TRUE);
-  return ok;
+  if (!ok) return false;
+  if (!policy_check_inert(pol, operator_home, error)) return false;
+  /* index: the rules that can apply to each action, in file order */
+  for (size_t a = 0; a < policy_nactions; a++) {
+    size_t n = 0;
+    for (size_t i = 0; i < pol->nrules; i++) n += pol->rules[i].applies[a];
+    pol->by_action[a] = policy_own(pol, g_new0(const Rule *, n + 1));
+    pol->nby_action[a] = 0;
+    for (size_t i = 0; i < pol->nrules; i++)
+      if (pol->rules[i].applies[a]) pol->by_action[a][pol->nby_action[a]++] = &pol->rules[i];
+  }
+  return true;
 }

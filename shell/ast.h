@@ -1,8 +1,10 @@
 /* ast.h — the Shell's syntax tree (private to shell/).
  *
- * The lexer turns text into words made of parts; the parser builds a tree
- * of nodes from them (dash-style: binary list/and/or nodes, pipelines as
- * arrays); expand.c turns words into fields; exec.c walks the tree.
+ * Words are kept as the text written (quotes and all), like bash: the
+ * parser only finds where a word ends; expand.c reads its quoting when it
+ * expands it.  A word that needs no expansion at all is flagged so the
+ * evaluator can use it as is.  Nodes live in the Shell's arena and are
+ * never freed one by one (functions keep pointers into them).
  */
 #ifndef BOX_SHELL_AST_H
 #define BOX_SHELL_AST_H
@@ -10,40 +12,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-typedef struct Word Word;
-
-typedef enum {
-  WP_LIT,     /* unquoted literal text (subject to globbing later) */
-  WP_QLIT,    /* quoted literal text ('…', "…", \x); may be empty */
-  WP_PARAM,   /* $name, ${name}, ${name op word} */
-} PartKind;
-
-typedef enum {
-  PO_NONE,
-  PO_LENGTH,       /* ${#name} */
-  PO_DEFAULT,      /* ${name-w}  / ${name:-w} */
-  PO_ASSIGN,       /* ${name=w}  / ${name:=w} */
-  PO_ERROR,        /* ${name?w}  / ${name:?w} */
-  PO_ALT,          /* ${name+w}  / ${name:+w} */
-  PO_TRIM_SUFFIX,  /* ${name%w} */
-  PO_TRIM_SUFFIX_LONG, /* ${name%%w} */
-  PO_TRIM_PREFIX,  /* ${name#w} */
-  PO_TRIM_PREFIX_LONG, /* ${name##w} */
-} ParamOp;
-
 typedef struct {
-  PartKind kind;
-  bool quoted;     /* inside "…" (for WP_PARAM: no field splitting) */
-  char *text;      /* WP_LIT / WP_QLIT text; WP_PARAM name */
-  ParamOp op;
-  bool colon;      /* ${name:-w} vs ${name-w} */
-  Word *arg;       /* the word of ${name op word}, or NULL */
-} WordPart;
+  char *text;      /* as written, NUL-terminated */
+  unsigned flags;  /* W_* */
+} Word;
 
-struct Word {
-  WordPart *parts;
-  size_t nparts;
-  char *raw;       /* the word as written */
+enum {
+  W_PLAIN = 1,     /* no quoting or expansion of any kind: text is the field */
+  W_ASSIGN = 2,    /* NAME=…, NAME+=…, NAME[…]=… */
 };
 
 typedef enum {
@@ -56,19 +32,21 @@ typedef enum {
   R_DUP_OUT,   /* n>& */
   R_OUT_ERR,   /* &>  */
   R_APPEND_ERR,/* &>> */
+  R_HEREDOC,   /* << and <<- (body in heredoc) */
+  R_HERESTR,   /* <<< */
 } RedirKind;
 
 typedef struct {
-  RedirKind kind;
-  int fd;          /* target descriptor (default 0 or 1) */
-  Word *word;
-  const char *op;  /* operator as written, for messages */
-} Redir;
+  char *body;        /* filled when the lines after the command are read */
+} HereDoc;
 
 typedef struct {
-  char *name;
-  Word *value;     /* NULL-free: an empty word for A= */
-} Assign;
+  RedirKind kind;
+  int fd;            /* target descriptor (-1: the operator's default) */
+  Word *word;        /* target, or here-doc delimiter */
+  HereDoc *doc;      /* R_HEREDOC */
+  bool quoted;       /* here-doc delimiter was quoted: no expansion */
+} Redir;
 
 typedef enum {
   N_SIMPLE,
@@ -78,24 +56,59 @@ typedef enum {
   N_SEQ,
   N_NOT,
   N_BACKGROUND,
+  N_SUBSHELL,
+  N_GROUP,
+  N_IF,
+  N_WHILE,
+  N_UNTIL,
+  N_FOR,
+  N_ARITH_FOR,
+  N_CASE,
+  N_FUNCDEF,
+  N_ARITH,
+  N_COND,
 } NodeKind;
 
 typedef struct Node Node;
-struct Node {
-  NodeKind kind;
-  union {
-    struct {
-      Assign *assigns; size_t nassigns;
-      Word **words; size_t nwords;
-      Redir *redirs; size_t nredirs;
-    } simple;
-    struct { Node **cmds; size_t n; } pipe;
-    struct { Node *left, *right; } bin;   /* AND, OR, SEQ */
-    struct { Node *child; } un;           /* NOT, BACKGROUND */
-  } u;
+typedef struct Cond Cond;
+
+typedef enum { C_AND, C_OR, C_NOT, C_UNARY, C_BINARY, C_WORD } CondKind;
+struct Cond {
+  CondKind kind;
+  char *op;          /* C_UNARY: "-f"…; C_BINARY: "==" "=~" "-eq"… */
+  Word *a, *b;
+  Cond *l, *r;
 };
 
-void box_word_free(Word *w);
-void box_node_free(Node *n);
+typedef struct {
+  Word **pats;
+  size_t npats;
+  Node *body;        /* may be NULL */
+  int term;          /* 0 ;;  1 ;&  2 ;;& */
+} CaseItem;
+
+struct Node {
+  NodeKind kind;
+  int line;
+  Redir *redirs;
+  size_t nredirs;
+  union {
+    struct {
+      Word **assigns; size_t nassigns;
+      Word **words; size_t nwords;
+    } simple;
+    struct { Node **cmds; size_t n; bool *errpipe; } pipe;  /* errpipe[i]: |& after stage i */
+    struct { Node *left, *right; } bin;   /* AND, OR, SEQ */
+    struct { Node *child; } un;           /* NOT, BACKGROUND, SUBSHELL, GROUP */
+    struct { Node *cond, *then, *els; } ifn;
+    struct { Node *cond, *body; } loop;   /* WHILE, UNTIL */
+    struct { char *var; Word **words; size_t nwords; bool in; Node *body; } forn;
+    struct { char *init, *cond, *step; Node *body; } afor;
+    struct { Word *word; CaseItem *items; size_t nitems; } casen;
+    struct { char *name; Node *body; } func;
+    struct { char *expr; } arith;
+    struct { Cond *c; } cond;
+  } u;
+};
 
 #endif

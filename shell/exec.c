@@ -1,7 +1,10 @@
-/* exec.c — the evaluator: lists, and/or, pipelines, simple commands,
- * redirections, and the decision protocol for every simple command. */
+/* exec.c — the evaluator: lists, pipelines, compound commands, functions,
+ * redirections, traps, set -e, and the decision protocol: every simple
+ * command (function, builtin, implemented command) asks shell:exec, every
+ * other program goes to the host as shell:spawn. */
 #include <errno.h>
 #include <fcntl.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,233 +14,101 @@
 
 #include "shell/shell-private.h"
 
-#define NFD 10
+void box_frame_push(Shell *sh);
+void box_frame_pop(Shell *sh);
 
-typedef struct {
-  int map[NFD];       /* fd as the command sees it → real descriptor, or -1 */
-  int opened[2 * NFD + 4];
-  int nopened;
-} FdMap;
+static volatile sig_atomic_t pending_sigs[BOX_NSIG];
+static volatile sig_atomic_t any_pending;
 
-static void fdmap_init(FdMap *m, BoxIO io) {
-  for (int i = 0; i < NFD; i++) m->map[i] = -1;
-  m->map[0] = io.in;
-  m->map[1] = io.out;
-  m->map[2] = io.err;
-  m->nopened = 0;
+static void on_signal(int sig) {
+  if (sig > 0 && sig < BOX_NSIG) pending_sigs[sig] = 1;
+  any_pending = 1;
 }
 
-static void fdmap_close(FdMap *m) {
-  for (int i = 0; i < m->nopened; i++) close(m->opened[i]);
-  m->nopened = 0;
+void box_trap_install(Shell *sh, int sig);
+void box_trap_install(Shell *sh, int sig) {
+  if (sig <= 0 || sig >= BOX_NSIG || sig == SIGKILL || sig == SIGSTOP) return;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  if (!sh->traps[sig]) sa.sa_handler = SIG_DFL;
+  else if (!*sh->traps[sig]) sa.sa_handler = SIG_IGN;
+  else sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, NULL);
 }
 
-static bool all_digits(const char *s) {
-  if (!*s) return false;
-  for (; *s; s++) if (*s < '0' || *s > '9') return false;
-  return true;
+static void run_trap_text(Shell *sh, const char *text) {
+  int saved_status = sh->status;
+  int saved_jump = sh->jump, saved_n = sh->jump_n;
+  sh->jump = J_NONE;
+  bool was = sh->in_trap;
+  sh->in_trap = true;
+  box_eval_text(sh, text, NULL);
+  sh->in_trap = was;
+  if (sh->jump != J_EXIT) {
+    sh->jump = saved_jump;
+    sh->jump_n = saved_n;
+    sh->status = saved_status;
+  }
 }
 
-/* Opens the redirections left to right.  On failure prints the message on
- * err_fd and returns false (status 1); what was opened stays in m. */
-static bool open_redirs(Shell *sh, const Redir *rs, size_t n, FdMap *m, int err_fd) {
-  for (size_t i = 0; i < n; i++) {
-    const Redir *r = &rs[i];
-    GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
-    int st = 1;
-    if (!box_expand_words(sh, (Word **)&r->word, 1, f, err_fd, &st)) {
-      g_ptr_array_free(f, TRUE);
-      return false;
-    }
-    if (f->len != 1) {
-      box_fdprintf(err_fd, "strands-shell: %s: ambiguous redirect\n", r->word->raw);
-      g_ptr_array_free(f, TRUE);
-      return false;
-    }
-    const char *target = f->pdata[0];
-    RedirKind kind = r->kind;
-    if (r->fd >= NFD) {
-      box_fdprintf(err_fd, "strands-shell: %d: Bad file descriptor\n", r->fd);
-      g_ptr_array_free(f, TRUE);
-      return false;
-    }
-    if (kind == R_DUP_IN || kind == R_DUP_OUT) {
-      if (strcmp(target, "-") == 0) {
-        m->map[r->fd] = -1;
-        g_ptr_array_free(f, TRUE);
-        continue;
+static void run_pending_traps(Shell *sh) {
+  if (!any_pending) return;
+  any_pending = 0;
+  for (int s = 1; s < BOX_NSIG; s++) {
+    if (!pending_sigs[s]) continue;
+    pending_sigs[s] = 0;
+    if (sh->traps[s] && *sh->traps[s]) run_trap_text(sh, sh->traps[s]);
+  }
+}
+
+void box_run_exit_trap(Shell *sh) {
+  char *t = sh->traps[TRAP_EXIT];
+  if (!t) return;
+  sh->traps[TRAP_EXIT] = NULL;
+  int st = sh->status;
+  if (sh->jump == J_EXIT) st = sh->exit_status;
+  sh->status = st;
+  sh->jump = J_NONE;
+  box_eval_text(sh, t, NULL);
+  if (sh->jump != J_EXIT) {
+    sh->exit_status = st;
+  }
+  sh->jump = J_EXIT;
+  g_free(t);
+}
+
+G_NORETURN void box_child_exit(Shell *sh, int status) {
+  if (sh->jump == J_EXIT) status = sh->exit_status;
+  sh->status = status;
+  box_run_exit_trap(sh);
+  if (sh->jump == J_EXIT) status = sh->exit_status;
+  _exit(status & 255);
+}
+
+pid_t box_fork(Shell *sh) {
+  pid_t pid = fork();
+  if (pid < 0) {
+    box_sh_error(sh, "fork: %s", g_strerror(errno));
+    return -1;
+  }
+  if (pid == 0) {
+    sh->in_child = true;
+    g_free(sh->traps[TRAP_EXIT]);
+    sh->traps[TRAP_EXIT] = NULL;
+    for (int s = 1; s < BOX_NSIG; s++)
+      if (sh->traps[s] && *sh->traps[s]) {
+        g_free(sh->traps[s]);
+        sh->traps[s] = NULL;
+        box_trap_install(sh, s);
       }
-      if (all_digits(target)) {
-        long src = strtol(target, NULL, 10);
-        if (src >= NFD || m->map[src] < 0) {
-          box_fdprintf(err_fd, "strands-shell: %s: Bad file descriptor\n", target);
-          g_ptr_array_free(f, TRUE);
-          return false;
-        }
-        m->map[r->fd] = m->map[src];
-        g_ptr_array_free(f, TRUE);
-        continue;
-      }
-      if (kind == R_DUP_OUT && r->fd == 1) {
-        kind = R_OUT_ERR;  /* bash: >&file is &>file */
-      } else {
-        box_fdprintf(err_fd, "strands-shell: %s: ambiguous redirect\n", r->word->raw);
-        g_ptr_array_free(f, TRUE);
-        return false;
-      }
-    }
-    int flags;
-    switch (kind) {
-    case R_IN: flags = O_RDONLY; break;
-    case R_RDWR: flags = O_RDWR | O_CREAT; break;
-    case R_APPEND: case R_APPEND_ERR: flags = O_WRONLY | O_CREAT | O_APPEND; break;
-    default: flags = O_WRONLY | O_CREAT | O_TRUNC; break;
-    }
-    int fd = box_open_file(target, flags);
-    if (fd < 0) {
-      int e = errno;
-      char *text = box_error_text(sh, e);
-      box_fdprintf(err_fd, "strands-shell: %s: %s\n", target, text);
-      g_free(text);
-      g_ptr_array_free(f, TRUE);
-      return false;
-    }
-    m->opened[m->nopened++] = fd;
-    if (kind == R_OUT_ERR || kind == R_APPEND_ERR) {
-      m->map[1] = fd;
-      m->map[2] = fd;
-    } else {
-      m->map[r->fd] = fd;
-    }
-    g_ptr_array_free(f, TRUE);
+    g_array_set_size(sh->jobs, 0);
+    signal(SIGPIPE, SIG_DFL);
   }
-  return true;
+  return pid;
 }
 
-typedef struct {
-  char *name;
-  char *old;
-  bool had;
-} SavedVar;
-
-static int run_simple(Shell *sh, Node *n, BoxIO io) {
-  int status = 0;
-  GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
-  if (!box_expand_words(sh, n->u.simple.words, n->u.simple.nwords, argv, io.err, &status)) {
-    g_ptr_array_free(argv, TRUE);
-    return status;
-  }
-  size_t na = n->u.simple.nassigns;
-  char **values = g_new0(char *, na + 1);
-  for (size_t i = 0; i < na; i++) {
-    values[i] = box_expand_word_str(sh, n->u.simple.assigns[i].value, io.err, &status);
-    if (!values[i]) {
-      g_strfreev(values);
-      g_ptr_array_free(argv, TRUE);
-      return status;
-    }
-  }
-
-  FdMap m;
-  fdmap_init(&m, io);
-
-  if (argv->len == 0) {
-    for (size_t i = 0; i < na; i++) box_var_set(sh, n->u.simple.assigns[i].name, values[i]);
-    g_strfreev(values);
-    status = open_redirs(sh, n->u.simple.redirs, n->u.simple.nredirs, &m, io.err) ? 0 : 1;
-    fdmap_close(&m);
-    g_ptr_array_free(argv, TRUE);
-    return status;
-  }
-
-  int argc = (int)argv->len;
-  g_ptr_array_add(argv, NULL);
-  char **av = (char **)argv->pdata;
-  char *line = g_strjoinv(" ", av);
-  BoxShellCommand cmd = { line, av[0], av, argc, sh->cwd };
-  const BoxShellHost *host = sh->host;
-  const BoxCommandDef *def = box_command_lookup(av[0]);
-
-  if (def) {
-    char *msg = NULL;
-    bool permit = host && host->decide_exec ? host->decide_exec(host->data, &cmd, &msg) : true;
-    if (!permit) {
-      box_fdprintf(io.err, "strands-shell: effect denied: %s\n", msg ? msg : "policy denied this operation");
-      free(msg);
-      status = 126;
-      goto done;
-    }
-    free(msg);
-    if (!open_redirs(sh, n->u.simple.redirs, n->u.simple.nredirs, &m, io.err)) {
-      status = 1;
-      goto done;
-    }
-    SavedVar *saved = g_new0(SavedVar, na + 1);
-    for (size_t i = 0; i < na; i++) {
-      const char *name = n->u.simple.assigns[i].name;
-      const char *old = box_var_get(sh, name);
-      saved[i].name = g_strdup(name);
-      saved[i].had = old != NULL;
-      saved[i].old = g_strdup(old);
-      box_var_set(sh, name, values[i]);
-    }
-    BoxOut out;
-    box_out_init(&out, m.map[1]);
-    BoxCmd c = { sh, argc, av, m.map[0], m.map[1], m.map[2], &out };
-    status = def->fn(&c);
-    if (!box_out_flush(&out) && status == 0) {
-      box_fdprintf(m.map[2], "strands-shell: %s: write error: %s\n", av[0], g_strerror(out.err));
-      status = 1;
-    }
-    for (size_t i = na; i-- > 0;) {
-      if (saved[i].had) box_var_set(sh, saved[i].name, saved[i].old);
-      else box_var_unset(sh, saved[i].name);
-      g_free(saved[i].name);
-      g_free(saved[i].old);
-    }
-    g_free(saved);
-    goto done;
-  }
-
-  if (!open_redirs(sh, n->u.simple.redirs, n->u.simple.nredirs, &m, io.err)) {
-    status = 1;
-    goto done;
-  }
-  {
-    int efd = m.map[2];
-    BoxSpawnResult r = { BOX_SPAWN_NOT_FOUND, 127, NULL };
-    if (host && host->spawn) r = host->spawn(host->data, &cmd, m.map[1], efd);
-    switch (r.kind) {
-    case BOX_SPAWN_RAN:
-      status = r.status;
-      break;
-    case BOX_SPAWN_NOT_FOUND:
-      box_fdprintf(efd, "strands-shell: %s: command not found\n", av[0]);
-      status = 127;
-      break;
-    case BOX_SPAWN_DENIED:
-      box_fdprintf(efd, "strands-shell: effect denied: %s\n", r.message ? r.message : "policy denied this operation");
-      status = 126;
-      break;
-    case BOX_SPAWN_NO_TOOL:
-    case BOX_SPAWN_FAILED:
-    default:
-      box_fdprintf(efd, "strands-shell: %s: %s\n", av[0], r.message ? r.message : "cannot run");
-      status = 126;
-      break;
-    }
-    free(r.message);
-  }
-
-done:
-  fdmap_close(&m);
-  g_strfreev(values);
-  g_free(line);
-  g_ptr_array_free(argv, TRUE);
-  return status;
-}
-
-static int wait_status(pid_t pid) {
+int box_wait_pid(pid_t pid) {
   int ws;
   while (waitpid(pid, &ws, 0) < 0) {
     if (errno != EINTR) return 127;
@@ -247,14 +118,680 @@ static int wait_status(pid_t pid) {
   return 1;
 }
 
-static G_NORETURN void child_exit(Shell *sh, int status) {
-  if (sh->exiting) status = sh->exit_status;
-  _exit(status & 255);
+bool box_check_limits(Shell *sh) {
+  static unsigned tick;
+  if (sh->deadline && (++tick & 63) == 0 && g_get_monotonic_time() > sh->deadline) {
+    if (sh->jump != J_EXIT) {
+      box_sh_error(sh, "execution timeout exceeded");
+      sh->jump = J_EXIT;
+      sh->exit_status = 124;
+    }
+    return false;
+  }
+  if (any_pending) run_pending_traps(sh);
+  return sh->jump != J_EXIT;
 }
 
-static int run_pipe(Shell *sh, Node *n, BoxIO io) {
+/* ---- redirections ------------------------------------------------------------- */
+
+typedef struct {
+  int fd[BOX_NFD];
+  int opened[BOX_NFD * 2 + 8];
+  int nopened;
+} Saved;
+
+static void saved_begin(Shell *sh, Saved *s) {
+  memcpy(s->fd, sh->fd, sizeof s->fd);
+  s->nopened = 0;
+}
+
+static void saved_restore(Shell *sh, Saved *s) {
+  memcpy(sh->fd, s->fd, sizeof s->fd);
+  for (int i = 0; i < s->nopened; i++) close(s->opened[i]);
+  s->nopened = 0;
+}
+
+static void saved_keep(Saved *s, int fd) {
+  if (s && s->nopened < (int)G_N_ELEMENTS(s->opened)) s->opened[s->nopened++] = fd;
+}
+
+/* A pipe pre-filled with text (a writer child when it does not fit). */
+static int text_fd(Shell *sh, const char *text, size_t len) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) < 0) return -1;
+  if (len <= 60000) {
+    box_write_all(p[1], text, len);
+    close(p[1]);
+    return p[0];
+  }
+  pid_t pid = box_fork(sh);
+  if (pid == 0) {
+    close(p[0]);
+    box_write_all(p[1], text, len);
+    _exit(0);
+  }
+  close(p[1]);
+  if (pid > 0) {
+    BoxJob j = { pid, 0, false, g_strdup("heredoc") };
+    g_array_append_val(sh->jobs, j);
+  }
+  return p[0];
+}
+
+static bool all_digits(const char *s) {
+  if (!*s) return false;
+  for (; *s; s++) if (*s < '0' || *s > '9') return false;
+  return true;
+}
+
+static bool apply_redirs(Shell *sh, const Redir *rs, size_t n, Saved *sv) {
+  for (size_t i = 0; i < n; i++) {
+    const Redir *r = &rs[i];
+    int target = r->fd;
+    if (target < 0) target = (r->kind == R_IN || r->kind == R_RDWR || r->kind == R_DUP_IN ||
+                              r->kind == R_HEREDOC || r->kind == R_HERESTR) ? 0 : 1;
+    if (target >= BOX_NFD) {
+      box_sh_error(sh, "%d: Bad file descriptor", target);
+      return false;
+    }
+    int st = 1;
+    if (r->kind == R_HEREDOC) {
+      char *body = r->quoted ? g_strdup(r->doc->body) : box_expand_heredoc(sh, r->doc->body, &st);
+      if (!body) return false;
+      int fd = text_fd(sh, body, strlen(body));
+      g_free(body);
+      if (fd < 0) return false;
+      saved_keep(sv, fd);
+      sh->fd[target] = fd;
+      continue;
+    }
+    char *t;
+    if (r->word->flags & W_PLAIN) {
+      t = g_strdup(r->word->text);
+    } else if (r->kind == R_HERESTR) {
+      t = box_expand_str(sh, r->word->text, false, &st);
+      if (!t) return false;
+    } else {
+      GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
+      Word *w = r->word;
+      if (!box_expand_words(sh, &w, 1, f, &st)) {
+        g_ptr_array_free(f, TRUE);
+        return false;
+      }
+      if (f->len != 1) {
+        box_sh_error(sh, "%s: ambiguous redirect", r->word->text);
+        g_ptr_array_free(f, TRUE);
+        return false;
+      }
+      t = g_strdup(f->pdata[0]);
+      g_ptr_array_free(f, TRUE);
+    }
+    if (r->kind == R_HERESTR) {
+      size_t l = strlen(t);
+      char *b = g_malloc(l + 2);
+      memcpy(b, t, l);
+      b[l] = '\n';
+      b[l + 1] = 0;
+      int fd = text_fd(sh, b, l + 1);
+      g_free(b);
+      g_free(t);
+      if (fd < 0) return false;
+      saved_keep(sv, fd);
+      sh->fd[target] = fd;
+      continue;
+    }
+    RedirKind kind = r->kind;
+    if (kind == R_DUP_IN || kind == R_DUP_OUT) {
+      if (strcmp(t, "-") == 0) {
+        sh->fd[target] = -1;
+        g_free(t);
+        continue;
+      }
+      size_t tl = strlen(t);
+      bool move = tl > 1 && t[tl - 1] == '-';
+      if (move) t[tl - 1] = 0;
+      if (all_digits(t)) {
+        long src = strtol(t, NULL, 10);
+        if (src >= BOX_NFD || sh->fd[src] < 0) {
+          box_sh_error(sh, "%s: Bad file descriptor", t);
+          g_free(t);
+          return false;
+        }
+        sh->fd[target] = sh->fd[src];
+        if (move && src != target) sh->fd[src] = -1;
+        g_free(t);
+        continue;
+      }
+      if (kind == R_DUP_OUT && r->fd < 0) {
+        kind = R_OUT_ERR;
+      } else {
+        box_sh_error(sh, "%s: ambiguous redirect", t);
+        g_free(t);
+        return false;
+      }
+    }
+    int flags;
+    switch (kind) {
+    case R_IN: flags = O_RDONLY; break;
+    case R_RDWR: flags = O_RDWR | O_CREAT; break;
+    case R_APPEND: case R_APPEND_ERR: flags = O_WRONLY | O_CREAT | O_APPEND; break;
+    case R_OUT: case R_OUT_ERR:
+      flags = O_WRONLY | O_CREAT | O_TRUNC;
+      if (sh->opts & O_NOCLOBBER) flags = O_WRONLY | O_CREAT | O_EXCL;
+      break;
+    default: flags = O_WRONLY | O_CREAT | O_TRUNC; break;
+    }
+    int fd = box_open_file(t, flags);
+    if (fd < 0 && errno == EEXIST && (sh->opts & O_NOCLOBBER)) {
+      /* noclobber allows non-regular files such as /dev/null */
+      int probe = box_open_file(t, O_WRONLY);
+      if (probe >= 0 && (strncmp(t, "/dev/", 5) == 0)) {
+        fd = probe;
+      } else {
+        if (probe >= 0) close(probe);
+        box_sh_error(sh, "%s: cannot overwrite existing file", t);
+        g_free(t);
+        return false;
+      }
+    }
+    if (fd < 0) {
+      int e = errno;
+      char *text = box_error_text(sh, e);
+      box_sh_error(sh, "%s: %s", t, text);
+      g_free(text);
+      g_free(t);
+      return false;
+    }
+    g_free(t);
+    saved_keep(sv, fd);
+    if (kind == R_OUT_ERR || kind == R_APPEND_ERR) {
+      sh->fd[1] = fd;
+      sh->fd[2] = fd;
+    } else {
+      sh->fd[target] = fd;
+    }
+  }
+  return true;
+}
+
+/* ---- errexit / ERR -------------------------------------------------------------- */
+
+static void after_status(Shell *sh, int status) {
+  if (status == 0 || sh->errexit_off > 0 || sh->jump != J_NONE) return;
+  if (sh->traps[TRAP_ERR] && !sh->in_trap) run_trap_text(sh, sh->traps[TRAP_ERR]);
+  if (sh->opts & O_ERREXIT) {
+    sh->jump = J_EXIT;
+    sh->exit_status = status;
+  }
+}
+
+/* ---- simple commands --------------------------------------------------------------- */
+
+static bool do_assign(Shell *sh, const char *text, bool local, int *status);
+
+static void xtrace(Shell *sh, GPtrArray *words, Word **assigns, size_t na) {
+  (void)assigns;
+  (void)na;
+  const char *ps4 = box_var_get(sh, "PS4");
+  GString *g = g_string_new(ps4 ? ps4 : "+ ");
+  for (guint i = 0; i < words->len; i++) {
+    if (i) g_string_append_c(g, ' ');
+    char *q = box_quote(words->pdata[i]);
+    g_string_append(g, q);
+    g_free(q);
+  }
+  g_string_append_c(g, '\n');
+  box_write_all(sh->fd[2], g->str, g->len);
+  g_string_free(g, TRUE);
+}
+
+static char *join_line(char **av, int argc) {
+  size_t len = 0;
+  for (int i = 0; i < argc; i++) len += strlen(av[i]) + 1;
+  char *s = g_malloc(len + 1);
+  char *p = s;
+  for (int i = 0; i < argc; i++) {
+    if (i) *p++ = ' ';
+    size_t l = strlen(av[i]);
+    memcpy(p, av[i], l);
+    p += l;
+  }
+  *p = 0;
+  return s;
+}
+
+static bool decide(Shell *sh, char **av, int argc, const char *program) {
+  const BoxShellHost *host = sh->host;
+  if (!host || !host->decide_exec) return true;
+  char *line = join_line(av, argc);
+  BoxShellCommand cmd;
+  memset(&cmd, 0, sizeof cmd);
+  cmd.command = line;
+  cmd.program = program;
+  cmd.argv = av;
+  cmd.argc = argc;
+  cmd.cwd = sh->cwd;
+  char *msg = NULL;
+  bool ok = host->decide_exec(host->data, &cmd, &msg);
+  g_free(line);
+  if (!ok) {
+    box_sh_error(sh, "effect denied: %s", msg ? msg : "policy denied this operation");
+  }
+  free(msg);
+  return ok;
+}
+
+static int run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av) {
+  BoxOut outbuf;
+  BoxOut *out = &outbuf;
+  box_out_init(out, sh->fd[1]);
+  BoxCmd c = { sh, argc, av, sh->fd[0], sh->fd[1], sh->fd[2], out };
+  int status = def->fn(&c);
+  if (!box_out_flush(out) && status == 0) {
+    if (out->err == EBADF)
+      box_sh_error(sh, "%s: write error: %s", av[0], g_strerror(out->err));
+    else
+      box_sh_error(sh, "%s: write error: %s", av[0], g_strerror(out->err));
+    status = 1;
+  }
+  return status;
+}
+
+int box_call_function(Shell *sh, Node *fn, int argc, char **argv) {
+  if (sh->func_depth >= sh->max_depth) {
+    box_sh_error(sh, "%s: maximum function nesting level exceeded (%d)", argv[0], sh->max_depth);
+    sh->jump = J_EXIT;
+    sh->exit_status = 1;
+    return 1;
+  }
+  char **old_pos = sh->pos;
+  int old_npos = sh->npos;
+  char *old_name = sh->funcname;
+  sh->pos = g_new0(char *, argc);
+  for (int i = 1; i < argc; i++) sh->pos[i - 1] = g_strdup(argv[i]);
+  sh->npos = argc - 1;
+  sh->funcname = g_strdup(argv[0]);
+  sh->func_depth++;
+  box_frame_push(sh);
+  int st = box_eval(sh, fn->u.func.body);
+  if (sh->jump == J_RETURN) {
+    sh->jump = J_NONE;
+    st = sh->exit_status;
+  }
+  if (sh->traps[TRAP_RETURN] && !sh->in_trap) run_trap_text(sh, sh->traps[TRAP_RETURN]);
+  box_frame_pop(sh);
+  sh->func_depth--;
+  g_strfreev(sh->pos);
+  sh->pos = old_pos;
+  sh->npos = old_npos;
+  g_free(sh->funcname);
+  sh->funcname = old_name;
+  return st;
+}
+
+typedef struct {
+  char *name;
+  ShellVar *old;
+  bool had;
+} TempVar;
+
+static GArray *temp_assign(Shell *sh, Word **as, size_t na, int *status) {
+  GArray *saved = g_array_new(FALSE, FALSE, sizeof(TempVar));
+  for (size_t i = 0; i < na; i++) {
+    const char *t = as[i]->text;
+    const char *eq = strchr(t, '=');
+    size_t nl = (size_t)(eq - t);
+    if (nl && t[nl - 1] == '+') nl--;
+    char *name = g_strndup(t, nl);
+    if (strchr(name, '[')) {
+      g_free(name);
+      continue;
+    }
+    TempVar tv = { name, NULL, false };
+    gpointer k, v;
+    if (g_hash_table_lookup_extended(sh->vars, name, &k, &v)) {
+      ShellVar *copy = g_new0(ShellVar, 1);
+      ShellVar *o = v;
+      copy->flags = o->flags;
+      copy->value = g_strdup(o->value);
+      tv.old = copy;
+      tv.had = true;
+      if (o->flags & (V_ARRAY | V_ASSOC)) {
+        g_free(copy);
+        tv.old = NULL;
+        tv.had = false;
+        g_free(name);
+        do_assign(sh, t, false, status);
+        continue;
+      }
+    }
+    g_array_append_val(saved, tv);
+    if (!do_assign(sh, t, false, status)) {
+      break;
+    }
+    box_var_export(sh, name);
+  }
+  return saved;
+}
+
+static void temp_restore(Shell *sh, GArray *saved) {
+  for (guint i = saved->len; i-- > 0;) {
+    TempVar *tv = &g_array_index(saved, TempVar, i);
+    g_hash_table_remove(sh->vars, tv->name);
+    if (tv->had) g_hash_table_insert(sh->vars, g_strdup(tv->name), tv->old);
+    g_free(tv->name);
+  }
+  g_array_free(saved, TRUE);
+}
+
+static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na) {
+  const BoxShellHost *host = sh->host;
+  int status = 0;
+  GArray *tmp = na ? temp_assign(sh, as, na, &status) : NULL;
+  char **envp = box_var_environ(sh);
+  if (tmp) temp_restore(sh, tmp);
+  char *line = join_line(av, argc);
+  BoxShellCommand cmd;
+  memset(&cmd, 0, sizeof cmd);
+  cmd.command = line;
+  cmd.program = av[0];
+  cmd.argv = av;
+  cmd.argc = argc;
+  cmd.cwd = sh->cwd;
+  cmd.envp = envp;
+  int efd = sh->fd[2] >= 0 ? sh->fd[2] : -1;
+  int ofd = sh->fd[1];
+  BoxSpawnResult r = { BOX_SPAWN_NOT_FOUND, 127, NULL };
+  if (host && host->spawn) r = host->spawn(host->data, &cmd, ofd, efd);
+  switch (r.kind) {
+  case BOX_SPAWN_RAN:
+    status = r.status;
+    break;
+  case BOX_SPAWN_NOT_FOUND:
+    box_sh_error(sh, "%s: command not found", av[0]);
+    status = 127;
+    break;
+  case BOX_SPAWN_DENIED:
+    box_sh_error(sh, "effect denied: %s", r.message ? r.message : "policy denied this operation");
+    status = 126;
+    break;
+  case BOX_SPAWN_NO_TOOL:
+  case BOX_SPAWN_FAILED:
+  default:
+    box_sh_error(sh, "%s: %s", av[0], r.message ? r.message : "cannot run");
+    status = 126;
+    break;
+  }
+  free(r.message);
+  g_free(line);
+  g_strfreev(envp);
+  return status;
+}
+
+/* Runs an expanded command line (no redirections of its own). */
+static int run_argv_decided(Shell *sh, int argc, char **av, Word **as, size_t na, bool skip_funcs,
+                            bool decided) {
+  int status = 0;
+  const char *name = av[0];
+  Node *fn = skip_funcs ? NULL : g_hash_table_lookup(sh->funcs, name);
+  const BoxCommandDef *def = fn ? NULL : box_command_lookup(name);
+  if (!fn && !def) return spawn_program(sh, argc, av, as, na);
+  if (!decided && !decide(sh, av, argc, name)) return 126;
+  GArray *tmp = na ? temp_assign(sh, as, na, &status) : NULL;
+  if (fn) status = box_call_function(sh, fn, argc, av);
+  else status = run_builtin(sh, def, argc, av);
+  if (tmp) temp_restore(sh, tmp);
+  return status;
+}
+
+static int run_argv(Shell *sh, int argc, char **av, Word **as, size_t na, bool skip_funcs) {
+  return run_argv_decided(sh, argc, av, as, na, skip_funcs, false);
+}
+
+int box_run_argv(Shell *sh, char **argv, int in, int out, int err) {
+  int argc = 0;
+  while (argv[argc]) argc++;
+  if (!argc) return 0;
+  int saved[BOX_NFD];
+  memcpy(saved, sh->fd, sizeof saved);
+  sh->fd[0] = in;
+  sh->fd[1] = out;
+  sh->fd[2] = err;
+  int st = run_argv(sh, argc, argv, NULL, 0, false);
+  memcpy(sh->fd, saved, sizeof saved);
+  return st;
+}
+
+int box_run_text(Shell *sh, const char *text, int in, int out, int err) {
+  int saved[BOX_NFD];
+  memcpy(saved, sh->fd, sizeof saved);
+  sh->fd[0] = in;
+  sh->fd[1] = out;
+  sh->fd[2] = err;
+  int st = box_eval_text(sh, text, NULL);
+  memcpy(sh->fd, saved, sizeof saved);
+  return st;
+}
+
+/* NAME=value, NAME+=value, NAME[k]=value, NAME=(…). */
+static bool do_assign(Shell *sh, const char *t, bool local, int *status) {
+  const char *eq = strchr(t, '=');
+  size_t nl = (size_t)(eq - t);
+  bool append = nl && t[nl - 1] == '+';
+  if (append) nl--;
+  char *lhs = g_strndup(t, nl);
+  char *sub = NULL;
+  char *br = strchr(lhs, '[');
+  if (br) {
+    sub = g_strndup(br + 1, strlen(br + 1) - 1);
+    *br = 0;
+  }
+  const char *rhs = eq + 1;
+  bool ok = true;
+  if (local) box_var_local(sh, lhs);
+  size_t rl = strlen(rhs);
+  if (!sub && rl >= 2 && rhs[0] == '(' && rhs[rl - 1] == ')') {
+    /* array literal */
+    char *inner = g_strndup(rhs + 1, rl - 2);
+    GPtrArray *ws = box_parse_words(sh, inner);
+    g_free(inner);
+    ShellVar *v = box_var_lookup(sh, lhs);
+    if (v && (v->flags & V_READONLY)) {
+      box_sh_error(sh, "%s: readonly variable", lhs);
+      g_ptr_array_free(ws, TRUE);
+      g_free(lhs);
+      return false;
+    }
+    bool assoc = v && (v->flags & V_ASSOC);
+    if (!v) v = box_var_make(sh, lhs);
+    long next = 0;
+    if (append) {
+      if (!(v->flags & (V_ARRAY | V_ASSOC))) box_var_make_array(v, false);
+      if (v->arr) next = v->arr->len;
+    } else {
+      unsigned keep = v->flags & ~(V_ARRAY | V_ASSOC);
+      g_free(v->value);
+      v->value = NULL;
+      if (v->arr) g_ptr_array_free(v->arr, TRUE);
+      if (v->assoc) g_hash_table_destroy(v->assoc);
+      if (v->keys) g_ptr_array_free(v->keys, TRUE);
+      v->arr = NULL;
+      v->assoc = NULL;
+      v->keys = NULL;
+      v->flags = keep;
+      box_var_make_array(v, assoc);
+    }
+    for (guint i = 0; i < ws->len && ok; i++) {
+      Word *w = ws->pdata[i];
+      const char *wt = w->text;
+      if (wt[0] == '[') {
+        const char *close = strstr(wt, "]=");
+        if (!close) close = strstr(wt, "]+=");
+        if (close) {
+          char *key = g_strndup(wt + 1, (size_t)(close - wt - 1));
+          bool app = close[1] == '+';
+          char *k = box_expand_str(sh, key, false, status);
+          char *val = box_expand_str(sh, close + (app ? 3 : 2), true, status);
+          if (!k || !val) ok = false;
+          else {
+            if (!assoc) {
+              int64_t idx;
+              if (box_arith(sh, k, &idx)) next = (long)idx + 1;
+            }
+            ok = box_var_set_elem(sh, lhs, k, val, app);
+          }
+          g_free(key);
+          g_free(k);
+          g_free(val);
+          continue;
+        }
+      }
+      GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
+      if (!box_expand_words(sh, &w, 1, f, status)) ok = false;
+      for (guint j = 0; ok && j < f->len; j++) {
+        char key[32];
+        g_snprintf(key, sizeof key, "%ld", next++);
+        ok = box_var_set_elem(sh, lhs, key, f->pdata[j], false);
+      }
+      g_ptr_array_free(f, TRUE);
+    }
+    g_ptr_array_free(ws, TRUE);
+    g_free(lhs);
+    return ok;
+  }
+  char *val = box_expand_str(sh, rhs, true, status);
+  if (!val) {
+    g_free(lhs);
+    g_free(sub);
+    return false;
+  }
+  if (sub) {
+    ShellVar *v = box_var_lookup(sh, lhs);
+    char *k = (v && (v->flags & V_ASSOC)) ? box_expand_str(sh, sub, false, status) : box_expand_str(sh, sub, false, status);
+    ok = k && box_var_set_elem(sh, lhs, k, val, append);
+    g_free(k);
+  } else if (append) {
+    ShellVar *v = box_var_lookup(sh, lhs);
+    if (v && (v->flags & (V_ARRAY | V_ASSOC))) {
+      ok = box_var_set_elem(sh, lhs, "0", val, true);
+    } else if (v && (v->flags & V_INTEGER)) {
+      char *e = g_strdup_printf("%s+(%s)", v->value && *v->value ? v->value : "0", val);
+      ok = box_var_set(sh, lhs, e);
+      g_free(e);
+    } else {
+      const char *old = box_var_get(sh, lhs);
+      char *nv = g_strconcat(old ? old : "", val, NULL);
+      ok = box_var_set(sh, lhs, nv);
+      g_free(nv);
+    }
+  } else {
+    ok = box_var_set(sh, lhs, val);
+  }
+  g_free(val);
+  g_free(lhs);
+  g_free(sub);
+  return ok;
+}
+
+bool box_assign_word(Shell *sh, const char *text, bool local, int *status);
+bool box_assign_word(Shell *sh, const char *text, bool local, int *status) {
+  return do_assign(sh, text, local, status);
+}
+
+static int run_simple(Shell *sh, Node *n) {
+  int status = 0;
+  Word **words = n->u.simple.words;
+  size_t nw = n->u.simple.nwords;
+  sh->lineno = n->line;
+  if (!box_check_limits(sh)) return sh->exit_status;
+  GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
+  int est = 1;
+  if (!box_expand_words(sh, words, nw, argv, &est)) {
+    g_ptr_array_free(argv, TRUE);
+    if (!sh->in_child || true) {
+      /* an expansion error ends a non-interactive shell */
+      sh->jump = J_EXIT;
+      sh->exit_status = est;
+    }
+    return est;
+  }
+  size_t na = n->u.simple.nassigns;
+  if (argv->len == 0) {
+    sh->subst_status = -1;
+    for (size_t i = 0; i < na; i++) {
+      int st = 1;
+      if (!do_assign(sh, n->u.simple.assigns[i]->text, false, &st)) {
+        g_ptr_array_free(argv, TRUE);
+        if (st == 1 || st == 2) {
+          sh->jump = J_EXIT;
+          sh->exit_status = 1;
+        }
+        return 1;
+      }
+      if (sh->opts & O_XTRACE) {
+        const char *ps4 = box_var_get(sh, "PS4");
+        box_fdprintf(sh->fd[2], "%s%s\n", ps4 ? ps4 : "+ ", n->u.simple.assigns[i]->text);
+      }
+    }
+    status = sh->subst_status >= 0 ? sh->subst_status : 0;
+    if (n->nredirs) {
+      Saved sv;
+      saved_begin(sh, &sv);
+      if (!apply_redirs(sh, n->redirs, n->nredirs, &sv)) status = 1;
+      saved_restore(sh, &sv);
+    }
+    g_ptr_array_free(argv, TRUE);
+    return status;
+  }
+  int argc = (int)argv->len;
+  g_ptr_array_add(argv, NULL);
+  char **av = (char **)argv->pdata;
+  if (sh->opts & O_XTRACE) {
+    GPtrArray *shown = g_ptr_array_new();
+    for (int i = 0; i < argc; i++) g_ptr_array_add(shown, av[i]);
+    xtrace(sh, shown, n->u.simple.assigns, na);
+    g_ptr_array_free(shown, TRUE);
+  }
+  bool implemented = g_hash_table_lookup(sh->funcs, av[0]) || box_command_lookup(av[0]);
+  if (implemented && !decide(sh, av, argc, av[0])) {
+    g_ptr_array_free(argv, TRUE);
+    return 126;
+  }
+  Saved sv;
+  saved_begin(sh, &sv);
+  bool is_exec = strcmp(av[0], "exec") == 0 && argc == 1;
+  if (n->nredirs && !apply_redirs(sh, n->redirs, n->nredirs, is_exec ? NULL : &sv)) {
+    saved_restore(sh, &sv);
+    g_ptr_array_free(argv, TRUE);
+    return 1;
+  }
+  if (is_exec) {
+    /* exec with only redirections: they stay */
+    g_ptr_array_free(argv, TRUE);
+    return 0;
+  }
+  status = run_argv_decided(sh, argc, av, n->u.simple.assigns, na, false, implemented);
+  saved_restore(sh, &sv);
+  g_ptr_array_free(argv, TRUE);
+  return status;
+}
+
+/* ---- pipelines, jobs ----------------------------------------------------------------- */
+
+static void set_pipestatus(Shell *sh, int *st, size_t n) {
+  box_var_unset(sh, "PIPESTATUS");
+  for (size_t i = 0; i < n; i++) {
+    char k[16], v[16];
+    g_snprintf(k, sizeof k, "%zu", i);
+    g_snprintf(v, sizeof v, "%d", st[i]);
+    box_var_set_elem(sh, "PIPESTATUS", k, v, false);
+  }
+}
+
+static int run_pipe(Shell *sh, Node *n) {
   size_t k = n->u.pipe.n;
   pid_t *pids = g_new0(pid_t, k);
+  int *sts = g_new0(int, k);
   int prev = -1;
   size_t started = 0;
   int status = 0;
@@ -262,24 +799,25 @@ static int run_pipe(Shell *sh, Node *n, BoxIO io) {
     int p[2] = { -1, -1 };
     bool last = i + 1 == k;
     if (!last && pipe2(p, O_CLOEXEC) < 0) {
-      box_fdprintf(io.err, "strands-shell: pipe: %s\n", g_strerror(errno));
+      box_sh_error(sh, "pipe: %s", g_strerror(errno));
       status = 1;
       break;
     }
-    pid_t pid = fork();
+    pid_t pid = box_fork(sh);
     if (pid < 0) {
-      box_fdprintf(io.err, "strands-shell: fork: %s\n", g_strerror(errno));
       if (p[0] >= 0) { close(p[0]); close(p[1]); }
       status = 1;
       break;
     }
     if (pid == 0) {
-      signal(SIGPIPE, SIG_DFL);
-      sh->in_child = true;
       if (p[0] >= 0) close(p[0]);
-      BoxIO cio = { prev >= 0 ? prev : io.in, last ? io.out : p[1], io.err };
-      int st = box_eval(sh, n->u.pipe.cmds[i], cio);
-      child_exit(sh, st);
+      if (prev >= 0) sh->fd[0] = prev;
+      if (!last) {
+        sh->fd[1] = p[1];
+        if (n->u.pipe.errpipe[i]) sh->fd[2] = p[1];
+      }
+      int st = box_eval(sh, n->u.pipe.cmds[i]);
+      box_child_exit(sh, st);
     }
     pids[started++] = pid;
     if (prev >= 0) close(prev);
@@ -287,65 +825,434 @@ static int run_pipe(Shell *sh, Node *n, BoxIO io) {
     prev = p[0];
   }
   if (prev >= 0) close(prev);
-  for (size_t i = 0; i < started; i++) {
-    int st = wait_status(pids[i]);
-    if (i + 1 == k) status = st;
+  for (size_t i = 0; i < started; i++) sts[i] = box_wait_pid(pids[i]);
+  if (started == k) {
+    status = sts[k - 1];
+    if (sh->opts & O_PIPEFAIL)
+      for (size_t i = 0; i < k; i++)
+        if (sts[i]) status = sts[i];
+    set_pipestatus(sh, sts, k);
   }
   g_free(pids);
+  g_free(sts);
   return status;
 }
 
-static int run_background(Shell *sh, Node *n, BoxIO io) {
-  pid_t pid = fork();
-  if (pid < 0) {
-    box_fdprintf(io.err, "strands-shell: fork: %s\n", g_strerror(errno));
-    return 1;
-  }
+static int run_background(Shell *sh, Node *n) {
+  pid_t pid = box_fork(sh);
+  if (pid < 0) return 1;
   if (pid == 0) {
-    sh->in_child = true;
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    BoxIO cio = { devnull, io.out, io.err };
-    int st = box_eval(sh, n->u.un.child, cio);
-    child_exit(sh, st);
+    if (sh->fd[0] == 0) sh->fd[0] = devnull;
+    sh->errexit_off = 0;
+    int st = box_eval(sh, n->u.un.child);
+    box_child_exit(sh, st);
   }
-  g_array_append_val(sh->bg_pids, pid);
+  BoxJob j = { pid, 0, false, g_strdup("job") };
+  g_array_append_val(sh->jobs, j);
   sh->last_bg = pid;
   return 0;
 }
 
 void box_wait_background(Shell *sh) {
-  for (guint i = 0; i < sh->bg_pids->len; i++) wait_status(g_array_index(sh->bg_pids, pid_t, i));
-  g_array_set_size(sh->bg_pids, 0);
+  for (guint i = 0; i < sh->jobs->len; i++) {
+    BoxJob *j = &g_array_index(sh->jobs, BoxJob, i);
+    if (!j->done) {
+      j->status = box_wait_pid(j->pid);
+      j->done = true;
+    }
+  }
 }
 
-int box_eval(Shell *sh, Node *n, BoxIO io) {
+/* ---- [[ ]] ------------------------------------------------------------------------------- */
+
+static int cond_eval(Shell *sh, Cond *c, int *err);
+
+static char *cond_str(Shell *sh, Word *w, int *err) {
+  if (w->flags & W_PLAIN) return g_strdup(w->text);
+  int st = 1;
+  char *s = box_expand_str(sh, w->text, false, &st);
+  if (!s) *err = st;
+  return s;
+}
+
+static bool regex_match(Shell *sh, const char *s, Word *w, int *err) {
+  /* quoted parts of the pattern match literally */
+  char *pat = box_expand_pattern(sh, w->text, err);
+  if (!pat) return false;
+  GString *re = g_string_new(NULL);
+  for (const char *p = pat; *p; p++) {
+    if (*p == '\\' && p[1]) {
+      p++;
+      if (strchr(".[]()*+?{}|^$\\", *p)) g_string_append_c(re, '\\');
+      g_string_append_c(re, *p);
+      continue;
+    }
+    g_string_append_c(re, *p);
+  }
+  g_free(pat);
+  regex_t rx;
+  int flags = REG_EXTENDED;
+  if (sh->shopts & SH_NOCASEMATCH) flags |= REG_ICASE;
+  if (regcomp(&rx, re->str, flags) != 0) {
+    g_string_free(re, TRUE);
+    *err = 2;
+    return false;
+  }
+  g_string_free(re, TRUE);
+  regmatch_t m[64];
+  bool ok = regexec(&rx, s, 64, m, 0) == 0;
+  box_var_unset(sh, "BASH_REMATCH");
+  if (ok) {
+    ShellVar *v = box_var_make(sh, "BASH_REMATCH");
+    box_var_make_array(v, false);
+    for (size_t i = 0; i <= rx.re_nsub && i < 64; i++) {
+      char k[16];
+      g_snprintf(k, sizeof k, "%zu", i);
+      char *sub = m[i].rm_so < 0 ? g_strdup("") : g_strndup(s + m[i].rm_so, (size_t)(m[i].rm_eo - m[i].rm_so));
+      box_var_set_elem(sh, "BASH_REMATCH", k, sub, false);
+      g_free(sub);
+    }
+  }
+  regfree(&rx);
+  return ok;
+}
+
+static int cond_eval(Shell *sh, Cond *c, int *err) {
+  switch (c->kind) {
+  case C_AND: {
+    int l = cond_eval(sh, c->l, err);
+    if (*err || !l) return l;
+    return cond_eval(sh, c->r, err);
+  }
+  case C_OR: {
+    int l = cond_eval(sh, c->l, err);
+    if (*err || l) return l;
+    return cond_eval(sh, c->r, err);
+  }
+  case C_NOT:
+    return !cond_eval(sh, c->l, err);
+  case C_WORD: {
+    char *s = cond_str(sh, c->a, err);
+    bool r = s && *s;
+    g_free(s);
+    return r;
+  }
+  case C_UNARY: {
+    char *s = cond_str(sh, c->a, err);
+    if (!s) return 0;
+    int r;
+    if (strcmp(c->op, "-v") == 0) {
+      char *br = strchr(s, '[');
+      if (br && s[strlen(s) - 1] == ']') {
+        *br = 0;
+        char *k = g_strndup(br + 1, strlen(br + 1) - 1);
+        ShellVar *v = box_var_lookup(sh, s);
+        r = v && box_var_elem(v, k) != NULL;
+        g_free(k);
+      } else {
+        ShellVar *v = box_var_lookup(sh, s);
+        r = v && (v->value || (v->arr && v->arr->len) || (v->assoc && g_hash_table_size(v->assoc)));
+        if (!v && box_var_get(sh, s)) r = 1;
+      }
+    } else {
+      r = box_test_unary(sh, c->op, s);
+    }
+    g_free(s);
+    return r > 0;
+  }
+  case C_BINARY: {
+    char *a = cond_str(sh, c->a, err);
+    if (!a) return 0;
+    int r = 0;
+    if (strcmp(c->op, "==") == 0 || strcmp(c->op, "=") == 0 || strcmp(c->op, "!=") == 0) {
+      char *pat = box_expand_pattern(sh, c->b->text, err);
+      if (pat) {
+        r = box_pattern_match(sh, pat, a);
+        if (c->op[0] == '!') r = !r;
+      }
+      g_free(pat);
+    } else if (strcmp(c->op, "=~") == 0) {
+      r = regex_match(sh, a, c->b, err);
+    } else {
+      char *b = cond_str(sh, c->b, err);
+      if (b) {
+        if (strcmp(c->op, "<") == 0) r = strcmp(a, b) < 0;
+        else if (strcmp(c->op, ">") == 0) r = strcmp(a, b) > 0;
+        else if (c->op[0] == '-' && strchr("eglnt", c->op[1]) && c->op[1] != 'n' ) {
+          int64_t x, y;
+          if (!box_arith(sh, a, &x) || !box_arith(sh, b, &y)) {
+            *err = 1;
+          } else {
+            const char *o = c->op + 1;
+            if (!strcmp(o, "eq")) r = x == y;
+            else if (!strcmp(o, "ne")) r = x != y;
+            else if (!strcmp(o, "lt")) r = x < y;
+            else if (!strcmp(o, "le")) r = x <= y;
+            else if (!strcmp(o, "gt")) r = x > y;
+            else if (!strcmp(o, "ge")) r = x >= y;
+            else r = box_test_binary(sh, a, c->op, b, sh->fd[2]) == 0;
+          }
+        } else if (!strcmp(c->op, "-ne")) {
+          int64_t x, y;
+          if (!box_arith(sh, a, &x) || !box_arith(sh, b, &y)) *err = 1;
+          else r = x != y;
+        } else {
+          r = box_test_binary(sh, a, c->op, b, sh->fd[2]) == 0;
+        }
+        g_free(b);
+      }
+    }
+    g_free(a);
+    return r;
+  }
+  }
+  return 0;
+}
+
+/* ---- the tree walker ------------------------------------------------------------------- */
+
+static int eval_cond_ctx(Shell *sh, Node *n) {
+  sh->errexit_off++;
+  int st = box_eval(sh, n);
+  sh->errexit_off--;
+  return st;
+}
+
+static bool loop_jump(Shell *sh, bool *stop) {
+  /* returns true when the loop must end */
+  *stop = false;
+  if (sh->jump == J_BREAK) {
+    if (--sh->jump_n <= 0) sh->jump = J_NONE;
+    *stop = true;
+    return true;
+  }
+  if (sh->jump == J_CONTINUE) {
+    if (--sh->jump_n <= 0) {
+      sh->jump = J_NONE;
+      return false;
+    }
+    *stop = true;
+    return true;
+  }
+  if (sh->jump != J_NONE) {
+    *stop = true;
+    return true;
+  }
+  return false;
+}
+
+static int eval_inner(Shell *sh, Node *n) {
   int status = 0;
-  if (!n || sh->exiting) return sh->last_status;
   switch (n->kind) {
   case N_SIMPLE:
-    status = run_simple(sh, n, io);
+    status = run_simple(sh, n);
+    after_status(sh, status);
     break;
   case N_PIPE:
-    status = run_pipe(sh, n, io);
+    status = run_pipe(sh, n);
+    after_status(sh, status);
     break;
   case N_SEQ:
-    box_eval(sh, n->u.bin.left, io);
-    if (sh->exiting) return sh->last_status;
-    status = box_eval(sh, n->u.bin.right, io);
+    box_eval(sh, n->u.bin.left);
+    if (sh->jump != J_NONE) return sh->status;
+    status = box_eval(sh, n->u.bin.right);
     break;
   case N_AND:
   case N_OR:
-    status = box_eval(sh, n->u.bin.left, io);
-    if (sh->exiting) return status;
-    if ((status == 0) == (n->kind == N_AND)) status = box_eval(sh, n->u.bin.right, io);
+    status = eval_cond_ctx(sh, n->u.bin.left);
+    if (sh->jump != J_NONE) return status;
+    if ((status == 0) == (n->kind == N_AND)) status = box_eval(sh, n->u.bin.right);
     break;
   case N_NOT:
-    status = box_eval(sh, n->u.un.child, io) == 0 ? 1 : 0;
+    status = eval_cond_ctx(sh, n->u.un.child) == 0 ? 1 : 0;
     break;
   case N_BACKGROUND:
-    status = run_background(sh, n, io);
+    status = run_background(sh, n);
+    break;
+  case N_SUBSHELL: {
+    pid_t pid = box_fork(sh);
+    if (pid < 0) return 1;
+    if (pid == 0) {
+      int st = box_eval(sh, n->u.un.child);
+      box_child_exit(sh, st);
+    }
+    status = box_wait_pid(pid);
+    after_status(sh, status);
     break;
   }
-  sh->last_status = status;
+  case N_GROUP:
+    status = box_eval(sh, n->u.un.child);
+    break;
+  case N_IF: {
+    int c = eval_cond_ctx(sh, n->u.ifn.cond);
+    if (sh->jump != J_NONE) return c;
+    if (c == 0) status = box_eval(sh, n->u.ifn.then);
+    else if (n->u.ifn.els) status = box_eval(sh, n->u.ifn.els);
+    else status = 0;
+    break;
+  }
+  case N_WHILE:
+  case N_UNTIL: {
+    sh->loop_depth++;
+    for (;;) {
+      if (!box_check_limits(sh)) break;
+      int c = eval_cond_ctx(sh, n->u.loop.cond);
+      bool stop;
+      if (sh->jump != J_NONE && loop_jump(sh, &stop) && stop) break;
+      if ((c == 0) != (n->kind == N_WHILE)) break;
+      status = box_eval(sh, n->u.loop.body);
+      if (sh->jump != J_NONE && loop_jump(sh, &stop) && stop) break;
+    }
+    sh->loop_depth--;
+    break;
+  }
+  case N_FOR: {
+    GPtrArray *items = g_ptr_array_new_with_free_func(g_free);
+    if (n->u.forn.in) {
+      int st = 1;
+      if (!box_expand_words(sh, n->u.forn.words, n->u.forn.nwords, items, &st)) {
+        g_ptr_array_free(items, TRUE);
+        sh->jump = J_EXIT;
+        sh->exit_status = st;
+        return st;
+      }
+    } else {
+      for (int i = 0; i < sh->npos; i++) g_ptr_array_add(items, g_strdup(sh->pos[i]));
+    }
+    sh->loop_depth++;
+    for (guint i = 0; i < items->len; i++) {
+      if (!box_check_limits(sh)) break;
+      if (!box_var_set(sh, n->u.forn.var, items->pdata[i])) {
+        status = 1;
+        break;
+      }
+      status = box_eval(sh, n->u.forn.body);
+      bool stop;
+      if (sh->jump != J_NONE && loop_jump(sh, &stop) && stop) break;
+    }
+    sh->loop_depth--;
+    g_ptr_array_free(items, TRUE);
+    break;
+  }
+  case N_ARITH_FOR: {
+    int64_t v;
+    if (!box_arith(sh, n->u.afor.init, &v)) return 1;
+    sh->loop_depth++;
+    for (;;) {
+      if (!box_check_limits(sh)) break;
+      const char *c = n->u.afor.cond;
+      while (*c == ' ') c++;
+      if (*c) {
+        if (!box_arith(sh, n->u.afor.cond, &v)) { status = 1; break; }
+        if (!v) break;
+      }
+      status = box_eval(sh, n->u.afor.body);
+      bool stop;
+      if (sh->jump != J_NONE && loop_jump(sh, &stop) && stop) break;
+      if (!box_arith(sh, n->u.afor.step, &v)) { status = 1; break; }
+    }
+    sh->loop_depth--;
+    break;
+  }
+  case N_CASE: {
+    int st = 1;
+    char *w = box_expand_str(sh, n->u.casen.word->text, false, &st);
+    if (!w) {
+      sh->jump = J_EXIT;
+      sh->exit_status = st;
+      return st;
+    }
+    status = 0;
+    bool fall = false;
+    for (size_t i = 0; i < n->u.casen.nitems; i++) {
+      CaseItem *it = &n->u.casen.items[i];
+      bool m = fall;
+      for (size_t k = 0; !m && k < it->npats; k++) {
+        char *pat = box_expand_pattern(sh, it->pats[k]->text, &st);
+        if (!pat) continue;
+        m = box_pattern_match(sh, pat, w);
+        g_free(pat);
+      }
+      if (!m) continue;
+      status = it->body ? box_eval(sh, it->body) : 0;
+      if (sh->jump != J_NONE) break;
+      if (it->term == 1) { fall = true; continue; }
+      fall = false;
+      if (it->term == 2) continue;
+      break;
+    }
+    g_free(w);
+    break;
+  }
+  case N_FUNCDEF:
+    g_hash_table_insert(sh->funcs, g_strdup(n->u.func.name), n);
+    status = 0;
+    break;
+  case N_ARITH: {
+    int64_t v;
+    const char *e = n->u.arith.expr;
+    char *x = NULL;
+    if (strpbrk(e, "$`\"'")) {
+      int st = 1;
+      x = box_expand_str(sh, e, false, &st);
+      if (!x) return 1;
+      e = x;
+    }
+    if (sh->opts & O_XTRACE) box_fdprintf(sh->fd[2], "+ (( %s ))\n", e);
+    status = box_arith(sh, e, &v) ? (v == 0) : 1;
+    g_free(x);
+    after_status(sh, status);
+    break;
+  }
+  case N_COND: {
+    int err = 0;
+    int r = cond_eval(sh, n->u.cond.c, &err);
+    status = err ? 2 : !r;
+    after_status(sh, status);
+    break;
+  }
+  }
+  return status;
+}
+
+int box_eval(Shell *sh, Node *n) {
+  if (!n) return 0;
+  if (sh->jump != J_NONE) return sh->status;
+  int status;
+  if (n->nredirs && n->kind != N_SIMPLE) {
+    Saved sv;
+    saved_begin(sh, &sv);
+    if (!apply_redirs(sh, n->redirs, n->nredirs, &sv)) {
+      saved_restore(sh, &sv);
+      sh->status = 1;
+      return 1;
+    }
+    status = eval_inner(sh, n);
+    saved_restore(sh, &sv);
+  } else {
+    status = eval_inner(sh, n);
+  }
+  sh->status = status;
+  if (any_pending) run_pending_traps(sh);
+  return status;
+}
+
+int box_eval_text(Shell *sh, const char *text, const char *name) {
+  Parser *p = box_parser_new(sh, text, name);
+  int status = 0;
+  sh->status = sh->status;
+  for (;;) {
+    Node *n = NULL;
+    ParseResult r = box_parse_next(p, &n);
+    if (r == PARSE_EOF) break;
+    if (r == PARSE_ERROR) {
+      status = name ? 1 : 2;
+      break;
+    }
+    if (n && !(sh->opts & O_NOEXEC)) status = box_eval(sh, n);
+    if (sh->jump != J_NONE) break;
+  }
+  box_parser_free(p);
   return status;
 }

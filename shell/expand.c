@@ -1,271 +1,1703 @@
-/* expand.c — words → fields: parameter expansion, field splitting, quote
- * removal.  (Tilde, command substitution, arithmetic and pathname
- * expansion are later steps; the marks below already say which bytes a
- * glob may treat as special.) */
+/* expand.c — words → fields, in POSIX order: brace expansion, tilde,
+ * parameter, command substitution, arithmetic, field splitting, pathname
+ * expansion, quote removal.
+ *
+ * A word's text is read once, left to right, into a buffer where each byte
+ * carries a flag saying where it came from (source literal, quoted, result
+ * of an unquoted expansion) — the flags decide splitting and globbing. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
-#include <stdio.h>
+#include <regex.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "shell/shell-private.h"
 
-enum { M_QUOTED = 0, M_LITERAL = 1, M_SPLIT = 2 };
+enum { F_LIT = 0, F_QUO = 1, F_EXP = 2, F_BRK = 3, F_NUL = 4 };
+enum { M_DQ = 1, M_HEREDOC = 2, M_ASSIGN = 4, M_NOSPLIT = 8, M_ARITH = 16 };
 
 typedef struct {
-  GString *s;
-  GByteArray *mark;   /* one per byte of s */
-  GByteArray *qstart; /* len+1: a quoted part starts here (keeps "" fields) */
   Shell *sh;
-  int err_fd;
-  int status;
+  GString *s;
+  GByteArray *q;
   bool failed;
-} Buf;
+  int status;
+  bool at_empty;      /* a "$@" that produced nothing */
+  bool other;         /* something else inside the current "…" */
+} X;
 
-static void buf_add(Buf *b, const char *t, size_t n, guint8 mark) {
-  g_string_append_len(b->s, t, (gssize)n);
-  for (size_t i = 0; i < n; i++) g_byte_array_append(b->mark, &mark, 1);
-  guint8 z = 0;
-  while (b->qstart->len < b->s->len + 1) g_byte_array_append(b->qstart, &z, 1);
+static inline void xadd(X *x, const char *t, size_t n, guint8 f) {
+  g_string_append_len(x->s, t, (gssize)n);
+  size_t old = x->q->len;
+  g_byte_array_set_size(x->q, (guint)(old + n));
+  memset(x->q->data + old, f, n);
+}
+static inline void xaddc(X *x, char c, guint8 f) { xadd(x, &c, 1, f); }
+
+static void xinit(X *x, Shell *sh) {
+  x->sh = sh;
+  x->s = g_string_sized_new(32);
+  x->q = g_byte_array_sized_new(32);
+  x->failed = false;
+  x->status = 0;
+  x->at_empty = false;
+  x->other = false;
+}
+static void xfree(X *x) {
+  g_string_free(x->s, TRUE);
+  g_byte_array_free(x->q, TRUE);
 }
 
-static void buf_qmark(Buf *b) {
-  guint8 z = 0;
-  while (b->qstart->len < b->s->len + 1) g_byte_array_append(b->qstart, &z, 1);
-  b->qstart->data[b->s->len] = 1;
+static void xfail(X *x, int status) {
+  x->failed = true;
+  x->status = status;
 }
 
-static char *special_param(Shell *sh, const char *name) {
-  switch (name[0]) {
-  case '?': return g_strdup_printf("%d", sh->last_status);
-  case '$': return g_strdup_printf("%d", (int)sh->pid);
-  case '!': return sh->last_bg ? g_strdup_printf("%d", (int)sh->last_bg) : g_strdup("");
-  case '#': return g_strdup("0");
-  case '-': return g_strdup("hB");
-  case '0': return g_strdup("strands-shell");
-  case '@': case '*': return g_strdup("");
-  default:
-    if (name[0] >= '1' && name[0] <= '9') return NULL;
-    return NULL;
+static bool expand_text(X *x, const char *t, size_t n, int mode);
+
+/* ---- scanning helpers --------------------------------------------------------- */
+
+/* Index just past the construct closing at `close`, starting inside it. */
+static size_t skip_to(const char *t, size_t i, size_t n, char close) {
+  int depth = 0;
+  while (i < n) {
+    char c = t[i];
+    if (c == '\\') { i += 2; continue; }
+    if (c == '\'' && close != '"' && close != '`') {
+      i++;
+      while (i < n && t[i] != '\'') i++;
+      i++;
+      continue;
+    }
+    if (c == '"' && close != '"') {
+      i = skip_to(t, i + 1, n, '"');
+      continue;
+    }
+    if (c == '`' && close != '`') {
+      i = skip_to(t, i + 1, n, '`');
+      continue;
+    }
+    if (c == '$' && i + 1 < n && t[i + 1] == '{') {
+      i = skip_to(t, i + 2, n, '}');
+      continue;
+    }
+    if (c == '$' && i + 1 < n && t[i + 1] == '(') {
+      i = skip_to(t, i + 2, n, ')');
+      continue;
+    }
+    if (close == ')' && c == '(') depth++;
+    if (close == '}' && c == '{') depth++;
+    if (c == close) {
+      if (depth == 0) return i + 1;
+      depth--;
+    }
+    i++;
+  }
+  return n;
+}
+
+/* ---- ANSI-C quoting ---------------------------------------------------------------- */
+
+static int hexv(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+char *box_ansi_c(const char *s, size_t n, size_t *consumed) {
+  GString *g = g_string_new(NULL);
+  size_t i = 0;
+  for (; i < n && s[i] != '\''; i++) {
+    char c = s[i];
+    if (c != '\\' || i + 1 >= n) {
+      g_string_append_c(g, c);
+      continue;
+    }
+    c = s[++i];
+    switch (c) {
+    case 'a': g_string_append_c(g, '\a'); break;
+    case 'b': g_string_append_c(g, '\b'); break;
+    case 'e': case 'E': g_string_append_c(g, 033); break;
+    case 'f': g_string_append_c(g, '\f'); break;
+    case 'n': g_string_append_c(g, '\n'); break;
+    case 'r': g_string_append_c(g, '\r'); break;
+    case 't': g_string_append_c(g, '\t'); break;
+    case 'v': g_string_append_c(g, '\v'); break;
+    case '\\': g_string_append_c(g, '\\'); break;
+    case '\'': g_string_append_c(g, '\''); break;
+    case '"': g_string_append_c(g, '"'); break;
+    case '?': g_string_append_c(g, '?'); break;
+    case 'c':
+      if (i + 1 < n) g_string_append_c(g, (char)(s[++i] & 0x1f));
+      break;
+    case 'x': {
+      int v = 0, k = 0;
+      while (k < 2 && i + 1 < n && hexv(s[i + 1]) >= 0) v = v * 16 + hexv(s[++i]), k++;
+      if (k == 0) g_string_append(g, "\\x");
+      else g_string_append_c(g, (char)v);
+      break;
+    }
+    case 'u': case 'U': {
+      int max = c == 'u' ? 4 : 8, k = 0;
+      gunichar v = 0;
+      while (k < max && i + 1 < n && hexv(s[i + 1]) >= 0) v = v * 16 + (gunichar)hexv(s[++i]), k++;
+      if (k == 0) {
+        g_string_append_c(g, '\\');
+        g_string_append_c(g, c);
+      } else {
+        g_string_append_unichar(g, v);
+      }
+      break;
+    }
+    default:
+      if (c >= '0' && c <= '7') {
+        int v = c - '0', k = 1;
+        while (k < 3 && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '7') v = v * 8 + (s[++i] - '0'), k++;
+        g_string_append_c(g, (char)v);
+      } else {
+        g_string_append_c(g, '\\');
+        g_string_append_c(g, c);
+      }
+    }
+  }
+  if (consumed) *consumed = i;
+  return g_string_free(g, FALSE);
+}
+
+/* ---- patterns --------------------------------------------------------------------- */
+
+static int fnm_flags(Shell *sh) {
+  int f = FNM_EXTMATCH;
+  if (sh->shopts & SH_NOCASEMATCH) f |= FNM_CASEFOLD;
+  return f;
+}
+
+bool box_pattern_match(Shell *sh, const char *pattern, const char *s) {
+  return fnmatch(pattern, s, fnm_flags(sh)) == 0;
+}
+
+/* Longest/shortest prefix or suffix matching pat; returns the cut index. */
+static bool match_at(Shell *sh, const char *pat, const char *s, size_t from, size_t to) {
+  char *sub = g_strndup(s + from, to - from);
+  bool m = fnmatch(pat, sub, fnm_flags(sh)) == 0;
+  g_free(sub);
+  return m;
+}
+
+static char *trim(Shell *sh, const char *s, const char *pat, bool suffix, bool longest) {
+  size_t n = strlen(s);
+  if (!suffix) {
+    if (longest) {
+      for (size_t k = n + 1; k-- > 0;)
+        if (match_at(sh, pat, s, 0, k)) return g_strdup(s + k);
+    } else {
+      for (size_t k = 0; k <= n; k++)
+        if (match_at(sh, pat, s, 0, k)) return g_strdup(s + k);
+    }
+  } else {
+    if (longest) {
+      for (size_t k = 0; k <= n; k++)
+        if (match_at(sh, pat, s, k, n)) return g_strndup(s, k);
+    } else {
+      for (size_t k = n + 1; k-- > 0;)
+        if (match_at(sh, pat, s, k, n)) return g_strndup(s, k);
+    }
+  }
+  return g_strdup(s);
+}
+
+static char *replace(Shell *sh, const char *s, const char *pat, const char *rep, int mode) {
+  /* mode: 0 first, 1 all, 2 prefix, 3 suffix */
+  size_t n = strlen(s);
+  GString *g = g_string_new(NULL);
+  if (mode == 2) {
+    for (size_t k = n + 1; k-- > 0;)
+      if (match_at(sh, pat, s, 0, k)) {
+        g_string_append(g, rep);
+        g_string_append(g, s + k);
+        return g_string_free(g, FALSE);
+      }
+    g_string_free(g, TRUE);
+    return g_strdup(s);
+  }
+  if (mode == 3) {
+    for (size_t k = 0; k <= n; k++)
+      if (match_at(sh, pat, s, k, n)) {
+        g_string_append_len(g, s, (gssize)k);
+        g_string_append(g, rep);
+        return g_string_free(g, FALSE);
+      }
+    g_string_free(g, TRUE);
+    return g_strdup(s);
+  }
+  if (!*pat) {
+    g_string_free(g, TRUE);
+    return g_strdup(s);
+  }
+  size_t i = 0;
+  bool done = false;
+  while (i < n) {
+    size_t best = (size_t)-1;
+    if (!done)
+      for (size_t k = n; k > i; k--)
+        if (match_at(sh, pat, s, i, k)) {
+          best = k;
+          break;
+        }
+    if (best != (size_t)-1) {
+      g_string_append(g, rep);
+      i = best;
+      if (mode == 0) done = true;
+    } else {
+      g_string_append_c(g, s[i++]);
+    }
+  }
+  return g_string_free(g, FALSE);
+}
+
+/* ---- parameters ------------------------------------------------------------------ */
+
+typedef struct {
+  GPtrArray *list;   /* of char* (borrowed or owned per `owned`) */
+  bool is_list;      /* $@ $* arr[@] arr[*] */
+  bool star;         /* $* / arr[*] */
+  bool set;
+} Vals;
+
+static const char *ifs(Shell *sh) {
+  const char *v = box_var_get(sh, "IFS");
+  return v ? v : " \t\n";
+}
+
+static char *opts_string(Shell *sh) {
+  GString *g = g_string_new(NULL);
+  if (sh->opts & O_ERREXIT) g_string_append_c(g, 'e');
+  if (sh->opts & O_NOGLOB) g_string_append_c(g, 'f');
+  g_string_append_c(g, 'h');
+  if (sh->opts & O_NOUNSET) g_string_append_c(g, 'u');
+  if (sh->opts & O_XTRACE) g_string_append_c(g, 'x');
+  if (sh->opts & O_NOCLOBBER) g_string_append_c(g, 'C');
+  g_string_append(g, "B");
+  if (sh->opts & O_ALLEXPORT) g_string_prepend_c(g, 'a');
+  g_string_append_c(g, 'c');
+  return g_string_free(g, FALSE);
+}
+
+/* Scalar special parameters into buf; NULL when not special/unset. */
+static char *special(Shell *sh, const char *name) {
+  if (!name[1] || g_ascii_isdigit(name[0])) {
+    switch (name[0]) {
+    case '?': return g_strdup_printf("%d", sh->status);
+    case '$': return g_strdup_printf("%d", (int)sh->pid);
+    case '!': return sh->last_bg ? g_strdup_printf("%d", (int)sh->last_bg) : NULL;
+    case '#': return g_strdup_printf("%d", sh->npos);
+    case '-': return opts_string(sh);
+    case '0': if (!name[1]) return g_strdup(sh->arg0); break;
+    default: break;
+    }
+    if (g_ascii_isdigit(name[0])) {
+      long k = atol(name);
+      if (k >= 1 && k <= sh->npos) return g_strdup(sh->pos[k - 1]);
+      return NULL;
+    }
+  }
+  return NULL;
+}
+
+static bool is_special_name(const char *n) {
+  return (n[0] && !n[1] && strchr("?$!#-0@*", n[0])) || g_ascii_isdigit(n[0]);
+}
+
+static void get_vals(X *x, const char *name, const char *sub, Vals *v) {
+  Shell *sh = x->sh;
+  v->list = g_ptr_array_new_with_free_func(g_free);
+  v->is_list = false;
+  v->star = false;
+  v->set = false;
+  if (!sub && (strcmp(name, "@") == 0 || strcmp(name, "*") == 0)) {
+    v->is_list = true;
+    v->star = name[0] == '*';
+    for (int i = 0; i < sh->npos; i++) g_ptr_array_add(v->list, g_strdup(sh->pos[i]));
+    v->set = sh->npos > 0;
+    return;
+  }
+  if (!sub && is_special_name(name)) {
+    char *s = special(sh, name);
+    if (s) {
+      g_ptr_array_add(v->list, s);
+      v->set = true;
+    }
+    return;
+  }
+  ShellVar *var = box_var_lookup(sh, name);
+  if (sub && (strcmp(sub, "@") == 0 || strcmp(sub, "*") == 0)) {
+    v->is_list = true;
+    v->star = sub[0] == '*';
+    GPtrArray *vals = box_var_values(var, false);
+    for (guint i = 0; i < vals->len; i++) g_ptr_array_add(v->list, g_strdup(vals->pdata[i]));
+    g_ptr_array_free(vals, TRUE);
+    v->set = v->list->len > 0;
+    return;
+  }
+  const char *s = NULL;
+  if (sub) {
+    if (var) {
+      if (var->flags & V_ASSOC) {
+        char *k = box_expand_str(sh, sub, false, NULL);
+        s = box_var_elem(var, k);
+        g_free(k);
+      } else {
+        char *k = box_expand_str(sh, sub, false, NULL);
+        int64_t idx;
+        if (box_arith(sh, k, &idx)) {
+          char b[32];
+          g_snprintf(b, sizeof b, "%" G_GINT64_FORMAT, idx);
+          s = box_var_elem(var, b);
+        } else {
+          xfail(x, 1);
+        }
+        g_free(k);
+      }
+    }
+  } else {
+    s = box_var_get(sh, name);
+  }
+  if (s) {
+    g_ptr_array_add(v->list, g_strdup(s));
+    v->set = true;
   }
 }
 
-/* The value of a parameter, or NULL when unset.  g_malloc'd. */
-static char *param_value(Shell *sh, const char *name) {
-  if (box_is_name(name, strlen(name))) {
-    const char *v = box_var_get(sh, name);
-    return v ? g_strdup(v) : NULL;
+static char *join_vals(X *x, Vals *v, bool star_sep) {
+  const char *i = ifs(x->sh);
+  char sep[2] = { star_sep ? i[0] : ' ', 0 };
+  GString *g = g_string_new(NULL);
+  for (guint k = 0; k < v->list->len; k++) {
+    if (k && sep[0]) g_string_append_c(g, sep[0]);
+    g_string_append(g, v->list->pdata[k]);
   }
-  return special_param(sh, name);
+  return g_string_free(g, FALSE);
 }
 
-static void expand_parts(Buf *b, const Word *w, bool in_unquoted_param);
+/* Emits values: a list in "…" becomes separate fields ("$@") or one joined
+ * by IFS[0] ("$*"); unquoted, every value splits. */
+static void emit_vals(X *x, Vals *v, int mode) {
+  bool dq = mode & M_DQ;
+  if (!v->is_list) {
+    if (v->list->len) {
+      const char *s = v->list->pdata[0];
+      xadd(x, s, strlen(s), dq ? F_QUO : F_EXP);
+      if (dq) x->other = true;
+    }
+    return;
+  }
+  if (dq && (v->star || (mode & M_NOSPLIT))) {
+    char *j = join_vals(x, v, v->star);
+    xadd(x, j, strlen(j), F_QUO);
+    x->other = true;
+    g_free(j);
+    return;
+  }
+  if (!v->list->len) {
+    if (dq) x->at_empty = true;
+    return;
+  }
+  if (mode & M_NOSPLIT) {
+    char *j = join_vals(x, v, v->star);
+    xadd(x, j, strlen(j), F_EXP);
+    g_free(j);
+    return;
+  }
+  for (guint k = 0; k < v->list->len; k++) {
+    if (k) xaddc(x, ' ', F_BRK);
+    if (dq) {
+      xaddc(x, 0, F_NUL);
+      x->other = true;
+    }
+    const char *s = v->list->pdata[k];
+    xadd(x, s, strlen(s), dq ? F_QUO : F_EXP);
+  }
+}
 
-/* Expands a ${…} argument word to a plain string; for patterns the bytes
- * that came from quoting are escaped so fnmatch takes them literally. */
-static char *arg_string(Buf *outer, const Word *w, bool pattern) {
-  Buf b = { g_string_new(NULL), g_byte_array_new(), g_byte_array_new(), outer->sh, outer->err_fd, 0, false };
-  expand_parts(&b, w, false);
-  if (b.failed) { outer->failed = true; outer->status = b.status; }
+/* Expands an operator's word to a plain string (or pattern). */
+static char *word_string(X *outer, const char *t, size_t n, int mode, bool pattern) {
+  X x;
+  xinit(&x, outer->sh);
+  expand_text(&x, t, n, (mode & M_DQ) | M_NOSPLIT);
+  if (x.failed) xfail(outer, x.status);
   GString *r = g_string_new(NULL);
-  for (size_t i = 0; i < b.s->len; i++) {
-    char c = b.s->str[i];
-    if (pattern && b.mark->data[i] == M_QUOTED && strchr("*?[]\\", c)) g_string_append_c(r, '\\');
+  for (size_t i = 0; i < x.s->len; i++) {
+    guint8 f = x.q->data[i];
+    char c = x.s->str[i];
+    if (f == F_NUL || f == F_BRK) {
+      if (f == F_BRK) g_string_append_c(r, ' ');
+      continue;
+    }
+    if (pattern && f == F_QUO && strchr("*?[]\\!@+()|", c)) g_string_append_c(r, '\\');
     g_string_append_c(r, c);
   }
-  g_string_free(b.s, TRUE);
-  g_byte_array_free(b.mark, TRUE);
-  g_byte_array_free(b.qstart, TRUE);
+  xfree(&x);
   return g_string_free(r, FALSE);
 }
 
-static char *trim(const char *val, const char *pat, ParamOp op) {
-  size_t n = strlen(val);
-  char *tmp = g_strdup(val);
-  char *res = NULL;
-  switch (op) {
-  case PO_TRIM_PREFIX:
-  case PO_TRIM_PREFIX_LONG:
-    for (size_t k = 0; k <= n; k++) {
-      size_t i = op == PO_TRIM_PREFIX ? k : n - k;
-      char save = tmp[i];
-      tmp[i] = '\0';
-      bool m = fnmatch(pat, tmp, 0) == 0;
-      tmp[i] = save;
-      if (m) { res = g_strdup(val + i); break; }
+static char *case_mod(const char *s, const char *pat, bool upper, bool all, Shell *sh) {
+  GString *g = g_string_new(NULL);
+  bool first = true;
+  for (const char *p = s; *p;) {
+    gunichar c = g_utf8_get_char(p);
+    const char *nx = g_utf8_next_char(p);
+    bool apply = all || first;
+    if (apply && pat && *pat) {
+      char *one = g_strndup(p, (size_t)(nx - p));
+      apply = fnmatch(pat, one, fnm_flags(sh)) == 0;
+      g_free(one);
     }
-    break;
-  case PO_TRIM_SUFFIX:
-  case PO_TRIM_SUFFIX_LONG:
-    for (size_t k = 0; k <= n; k++) {
-      size_t i = op == PO_TRIM_SUFFIX ? n - k : k;
-      if (fnmatch(pat, val + i, 0) == 0) { res = g_strndup(val, i); break; }
-    }
-    break;
-  default:
-    break;
+    g_string_append_unichar(g, apply ? (upper ? g_unichar_toupper(c) : g_unichar_tolower(c)) : c);
+    first = false;
+    p = nx;
   }
-  g_free(tmp);
-  return res ? res : g_strdup(val);
+  return g_string_free(g, FALSE);
 }
 
-static void expand_param(Buf *b, const WordPart *p, bool in_unquoted_param) {
-  guint8 mark = (p->quoted) ? M_QUOTED : M_SPLIT;
-  (void)in_unquoted_param;
-  char *val = param_value(b->sh, p->text);
-  bool set = val != NULL;
-  bool use_null = p->colon ? (!set || val[0] == '\0') : !set;
-  if (p->quoted && strcmp(p->text, "@") != 0) buf_qmark(b);
-  switch (p->op) {
-  case PO_NONE:
-    break;
-  case PO_LENGTH: {
-    size_t len = 0;
-    if (val) len = g_utf8_validate(val, -1, NULL) ? (size_t)g_utf8_strlen(val, -1) : strlen(val);
-    g_free(val);
-    val = g_strdup_printf("%zu", len);
-    break;
-  }
-  case PO_DEFAULT:
-    if (use_null) {
-      g_free(val);
-      val = NULL;
-      expand_parts(b, p->arg, !p->quoted);
-      return;
-    }
-    break;
-  case PO_ALT:
-    if (!use_null) {
-      g_free(val);
-      expand_parts(b, p->arg, !p->quoted);
-      return;
-    }
-    g_free(val);
-    val = NULL;
-    break;
-  case PO_ASSIGN:
-    if (use_null) {
-      g_free(val);
-      val = arg_string(b, p->arg, false);
-      if (!box_is_name(p->text, strlen(p->text))) {
-        box_fdprintf(b->err_fd, "strands-shell: $%s: cannot assign in this way\n", p->text);
-        b->failed = true;
-        b->status = 1;
-        g_free(val);
-        return;
+char *box_quote(const char *s) {
+  if (!*s) return g_strdup("''");
+  bool safe = true;
+  for (const char *p = s; *p; p++)
+    if (!(g_ascii_isalnum(*p) || strchr("_-./=+:,@%^", *p))) safe = false;
+  if (safe) return g_strdup(s);
+  bool ctrl = false;
+  for (const char *p = s; *p; p++)
+    if ((unsigned char)*p < 32 || *p == 127) ctrl = true;
+  GString *g = g_string_new(NULL);
+  if (ctrl) {
+    g_string_append(g, "$'");
+    for (const char *p = s; *p; p++) {
+      unsigned char c = (unsigned char)*p;
+      switch (c) {
+      case '\n': g_string_append(g, "\\n"); break;
+      case '\t': g_string_append(g, "\\t"); break;
+      case '\r': g_string_append(g, "\\r"); break;
+      case 033: g_string_append(g, "\\E"); break;
+      case '\'': g_string_append(g, "\\'"); break;
+      case '\\': g_string_append(g, "\\\\"); break;
+      default:
+        if (c < 32 || c == 127) g_string_append_printf(g, "\\%03o", c);
+        else g_string_append_c(g, (char)c);
       }
-      box_var_set(b->sh, p->text, val);
     }
-    break;
-  case PO_ERROR:
-    if (use_null) {
-      char *msg = arg_string(b, p->arg, false);
-      box_fdprintf(b->err_fd, "strands-shell: %s: %s\n", p->text,
-                   msg[0] ? msg : (p->colon ? "parameter null or not set" : "parameter not set"));
-      g_free(msg);
-      g_free(val);
-      b->failed = true;
-      b->status = 127;
-      b->sh->exiting = true;
-      b->sh->exit_status = 127;
-      return;
-    }
-    break;
-  case PO_TRIM_PREFIX: case PO_TRIM_PREFIX_LONG:
-  case PO_TRIM_SUFFIX: case PO_TRIM_SUFFIX_LONG:
-    if (val) {
-      char *pat = arg_string(b, p->arg, true);
-      char *r = trim(val, pat, p->op);
-      g_free(pat);
-      g_free(val);
-      val = r;
-    }
-    break;
+    g_string_append_c(g, '\'');
+    return g_string_free(g, FALSE);
   }
-  if (val) buf_add(b, val, strlen(val), mark);
-  g_free(val);
+  g_string_append_c(g, '\'');
+  for (const char *p = s; *p; p++) {
+    if (*p == '\'') g_string_append(g, "'\\''");
+    else g_string_append_c(g, *p);
+  }
+  g_string_append_c(g, '\'');
+  return g_string_free(g, FALSE);
 }
 
-static void expand_parts(Buf *b, const Word *w, bool in_unquoted_param) {
-  for (size_t i = 0; i < w->nparts && !b->failed; i++) {
-    const WordPart *p = &w->parts[i];
-    switch (p->kind) {
-    case WP_LIT:
-      buf_add(b, p->text, strlen(p->text), in_unquoted_param ? M_SPLIT : M_LITERAL);
-      break;
-    case WP_QLIT:
-      buf_qmark(b);
-      buf_add(b, p->text, strlen(p->text), M_QUOTED);
-      break;
-    case WP_PARAM:
-      expand_param(b, p, in_unquoted_param);
-      break;
-    }
-  }
+static char *attr_string(ShellVar *v) {
+  GString *g = g_string_new(NULL);
+  if (!v) return g_string_free(g, FALSE);
+  if (v->flags & V_ARRAY) g_string_append_c(g, 'a');
+  if (v->flags & V_ASSOC) g_string_append_c(g, 'A');
+  if (v->flags & V_INTEGER) g_string_append_c(g, 'i');
+  if (v->flags & V_LOWER) g_string_append_c(g, 'l');
+  if (v->flags & V_READONLY) g_string_append_c(g, 'r');
+  if (v->flags & V_UPPER) g_string_append_c(g, 'u');
+  if (v->flags & V_EXPORT) g_string_append_c(g, 'x');
+  return g_string_free(g, FALSE);
 }
 
-static void split_fields(Buf *b, GPtrArray *out) {
-  const char *ifs = box_var_get(b->sh, "IFS");
-  if (!ifs) ifs = " \t\n";
-  GString *f = g_string_new(NULL);
-  bool have = false;  /* the current field exists (content or quotes) */
-  size_t n = b->s->len;
+/* ${…}: t points after "${", returns false on a bad substitution. */
+static bool param_brace(X *x, const char *t, size_t n, int mode) {
+  Shell *sh = x->sh;
   size_t i = 0;
-#define QAT(k) ((k) < b->qstart->len && b->qstart->data[k])
-#define IS_SEP(k) (b->mark->data[k] == M_SPLIT && b->s->str[k] != '\0' && strchr(ifs, b->s->str[k]))
-#define IS_WS(c) ((c) == ' ' || (c) == '\t' || (c) == '\n')
-  /* leading IFS whitespace */
-  while (i < n && IS_SEP(i) && IS_WS(b->s->str[i]) && !QAT(i)) i++;
-  while (i < n) {
-    if (QAT(i)) have = true;
-    if (IS_SEP(i)) {
-      bool hard = false;
-      while (i < n && IS_SEP(i) && IS_WS(b->s->str[i])) i++;
-      if (i < n && IS_SEP(i) && !IS_WS(b->s->str[i])) {
-        hard = true;
-        i++;
-        while (i < n && IS_SEP(i) && IS_WS(b->s->str[i])) i++;
-      }
-      if (have || f->len || hard) g_ptr_array_add(out, g_strndup(f->str, f->len));
-      g_string_truncate(f, 0);
-      have = false;
-      continue;
+  bool length = false, indirect = false;
+  char *whole = g_strndup(t, n);
+  if (n > 1 && t[0] == '#' && t[1] != '}' && !(n >= 2 && (t[1] == '-' || t[1] == '=' || t[1] == '?' || t[1] == '+') && n > 2)) {
+    length = true;
+    i = 1;
+  } else if (n > 1 && t[0] == '!' ) {
+    indirect = true;
+    i = 1;
+  }
+  size_t ns = i;
+  if (i < n && (t[i] == '_' || g_ascii_isalpha(t[i]))) {
+    while (i < n && (t[i] == '_' || g_ascii_isalnum(t[i]))) i++;
+  } else if (i < n && g_ascii_isdigit(t[i])) {
+    while (i < n && g_ascii_isdigit(t[i])) i++;
+  } else if (i < n && strchr("@*#?$!-0", t[i])) {
+    i++;
+  } else if (length && i == 1 && (i >= n)) {
+    /* ${#} */
+  }
+  if (i == ns) {
+    if (length && ns == 1) {
+      /* ${#} handled as name "#" */
+      length = false;
+      ns = 0;
+      i = 1;
+    } else {
+      box_sh_error(sh, "${%s}: bad substitution", whole);
+      g_free(whole);
+      xfail(x, 1);
+      return false;
     }
-    g_string_append_c(f, b->s->str[i]);
-    have = true;
+  }
+  char *name = g_strndup(t + ns, i - ns);
+  char *sub = NULL;
+  if (i < n && t[i] == '[') {
+    size_t e = i + 1;
+    int depth = 1;
+    while (e < n && depth) {
+      if (t[e] == '[') depth++;
+      else if (t[e] == ']') depth--;
+      if (depth) e++;
+    }
+    sub = g_strndup(t + i + 1, e - i - 1);
+    i = e + 1;
+  }
+  /* ${!prefix*} ${!prefix@} */
+  if (indirect && !sub && i < n && (t[i] == '*' || t[i] == '@') && i + 1 == n) {
+    Vals v = { g_ptr_array_new_with_free_func(g_free), true, t[i] == '*', true };
+    GList *keys = g_hash_table_get_keys(sh->vars);
+    keys = g_list_sort(keys, (GCompareFunc)strcmp);
+    for (GList *k = keys; k; k = k->next)
+      if (g_str_has_prefix(k->data, name)) g_ptr_array_add(v.list, g_strdup(k->data));
+    g_list_free(keys);
+    emit_vals(x, &v, mode);
+    g_ptr_array_free(v.list, TRUE);
+    g_free(name);
+    g_free(whole);
+    return true;
+  }
+  Vals v;
+  if (indirect && sub && (strcmp(sub, "@") == 0 || strcmp(sub, "*") == 0)) {
+    /* ${!arr[@]}: keys */
+    ShellVar *var = box_var_lookup(sh, name);
+    v.list = g_ptr_array_new_with_free_func(g_free);
+    GPtrArray *keys = box_var_values(var, true);
+    for (guint k = 0; k < keys->len; k++)
+      g_ptr_array_add(v.list, var && (var->flags & V_ASSOC) ? g_strdup(keys->pdata[k]) : keys->pdata[k]);
+    if (!(var && (var->flags & V_ASSOC)) && var && !(var->flags & V_ARRAY)) {
+      /* scalar: "0" strings were allocated */
+    }
+    g_ptr_array_free(keys, FALSE);
+    v.is_list = true;
+    v.star = sub[0] == '*';
+    v.set = v.list->len > 0;
+    indirect = false;
+  } else {
+    get_vals(x, name, sub, &v);
+    if (indirect) {
+      const char *target = v.list->len ? v.list->pdata[0] : NULL;
+      if (!target) {
+        if (!(i < n)) {
+          /* ${!x} with x unset: empty */
+        }
+        g_ptr_array_set_size(v.list, 0);
+        v.set = false;
+      } else {
+        char *tn = g_strdup(target);
+        char *tsub = NULL;
+        char *br = strchr(tn, '[');
+        if (br && tn[strlen(tn) - 1] == ']') {
+          *br = '\0';
+          tsub = g_strndup(br + 1, strlen(br + 1) - 1);
+        }
+        if (!box_is_name(tn, strlen(tn)) && !is_special_name(tn)) {
+          box_sh_error(sh, "%s: invalid indirect expansion", tn);
+          g_free(tn);
+          g_free(tsub);
+          g_ptr_array_free(v.list, TRUE);
+          g_free(name);
+          g_free(sub);
+          g_free(whole);
+          xfail(x, 1);
+          return false;
+        }
+        g_ptr_array_free(v.list, TRUE);
+        get_vals(x, tn, tsub, &v);
+        g_free(tn);
+        g_free(tsub);
+      }
+    }
+  }
+  bool ok = true;
+  if (length) {
+    char buf[32];
+    if (v.is_list) {
+      g_snprintf(buf, sizeof buf, "%u", v.list->len);
+    } else {
+      const char *s = v.list->len ? v.list->pdata[0] : NULL;
+      if (!s && (sh->opts & O_NOUNSET)) {
+        box_sh_error(sh, "%s: unbound variable", name);
+        xfail(x, 127);
+        ok = false;
+        goto out;
+      }
+      g_snprintf(buf, sizeof buf, "%ld", s ? g_utf8_strlen(s, -1) : 0L);
+    }
+    xadd(x, buf, strlen(buf), (mode & M_DQ) ? F_QUO : F_EXP);
+    if (mode & M_DQ) x->other = true;
+    goto out;
+  }
+  if (i >= n) {
+    if (!v.set && (sh->opts & O_NOUNSET) && !(v.is_list && (strcmp(name, "@") == 0 || strcmp(name, "*") == 0))) {
+      box_sh_error(sh, "%s: unbound variable", sub ? whole : name);
+      xfail(x, 127);
+      ok = false;
+      goto out;
+    }
+    emit_vals(x, &v, mode);
+    goto out;
+  }
+  const char *op = t + i;
+  size_t oplen = 1;
+  bool colon = false;
+  if (op[0] == ':' && i + 1 < n && strchr("-=?+", op[1])) {
+    colon = true;
+    op++;
     i++;
   }
-  if (QAT(n)) have = true;
-  if (have || f->len) g_ptr_array_add(out, g_strndup(f->str, f->len));
-  g_string_free(f, TRUE);
-#undef QAT
-#undef IS_SEP
-#undef IS_WS
+  char o = op[0];
+  const char *w = t + i + 1;
+  size_t wn = n - i - 1;
+  if (strchr("-=?+", o)) {
+    bool empty = !v.set || (colon && !v.is_list && v.list->len && !*(char *)v.list->pdata[0]) ||
+                 (colon && v.is_list && v.list->len == 0);
+    if (colon && v.is_list && v.list->len == 1 && !*(char *)v.list->pdata[0]) empty = true;
+    switch (o) {
+    case '-':
+      if (empty) {
+        bool save = x->other;
+        expand_text(x, w, wn, mode);
+        x->other = save || (mode & M_DQ);
+      } else {
+        emit_vals(x, &v, mode);
+      }
+      break;
+    case '+':
+      if (!empty) {
+        expand_text(x, w, wn, mode);
+        if (mode & M_DQ) x->other = true;
+      }
+      break;
+    case '=':
+      if (empty) {
+        if (is_special_name(name) || sub) {
+          if (sub) {
+            char *val = word_string(x, w, wn, 0, false);
+            char *k = box_expand_str(sh, sub, false, NULL);
+            box_var_set_elem(sh, name, k, val, false);
+            xadd(x, val, strlen(val), (mode & M_DQ) ? F_QUO : F_EXP);
+            g_free(k);
+            g_free(val);
+            break;
+          }
+          box_sh_error(sh, "$%s: cannot assign in this way", name);
+          xfail(x, 1);
+          ok = false;
+          break;
+        }
+        char *val = word_string(x, w, wn, 0, false);
+        if (!box_var_set(sh, name, val)) {
+          xfail(x, 1);
+          ok = false;
+        }
+        const char *nv = box_var_get(sh, name);
+        xadd(x, nv ? nv : "", nv ? strlen(nv) : 0, (mode & M_DQ) ? F_QUO : F_EXP);
+        g_free(val);
+      } else {
+        emit_vals(x, &v, mode);
+      }
+      break;
+    case '?':
+      if (empty) {
+        char *msg = wn ? word_string(x, w, wn, 0, false)
+                       : g_strdup(v.set ? "parameter null or not set" : "parameter null or not set");
+        box_sh_error(sh, "%s: %s", name, msg);
+        g_free(msg);
+        xfail(x, 127);
+        ok = false;
+      } else {
+        emit_vals(x, &v, mode);
+      }
+      break;
+    }
+    goto out;
+  }
+  if (!v.set && (sh->opts & O_NOUNSET) && !v.is_list) {
+    box_sh_error(sh, "%s: unbound variable", name);
+    xfail(x, 127);
+    ok = false;
+    goto out;
+  }
+  (void)oplen;
+  /* operators applied to every value */
+  GPtrArray *res = g_ptr_array_new_with_free_func(g_free);
+  if (o == '#' || o == '%') {
+    bool longest = wn > 0 && w[0] == o;
+    if (longest) w++, wn--;
+    char *pat = word_string(x, w, wn, mode & M_DQ, true);
+    for (guint k = 0; k < v.list->len; k++)
+      g_ptr_array_add(res, trim(sh, v.list->pdata[k], pat, o == '%', longest));
+    g_free(pat);
+  } else if (o == '/') {
+    int rmode = 0;
+    if (wn && w[0] == '/') rmode = 1, w++, wn--;
+    else if (wn && w[0] == '#') rmode = 2, w++, wn--;
+    else if (wn && w[0] == '%') rmode = 3, w++, wn--;
+    /* split pattern/replacement at an unquoted "/" */
+    size_t k = 0;
+    while (k < wn && w[k] != '/') {
+      if (w[k] == '\\') k++;
+      else if (w[k] == '\'' || w[k] == '"' || w[k] == '`') k = skip_to(w, k + 1, wn, w[k] == '\'' ? '\'' : w[k]) - 1;
+      else if (w[k] == '$' && k + 1 < wn && (w[k + 1] == '{' || w[k + 1] == '('))
+        k = skip_to(w, k + 2, wn, w[k + 1] == '{' ? '}' : ')') - 1;
+      k++;
+    }
+    char *pat = word_string(x, w, MIN(k, wn), mode & M_DQ, true);
+    char *rep = k < wn ? word_string(x, w + k + 1, wn - k - 1, mode & M_DQ, false) : g_strdup("");
+    for (guint j = 0; j < v.list->len; j++) g_ptr_array_add(res, replace(sh, v.list->pdata[j], pat, rep, rmode));
+    g_free(pat);
+    g_free(rep);
+  } else if (o == ':') {
+    /* ${x:off[:len]} */
+    size_t k = 0;
+    int depth = 0;
+    while (k < wn && !(w[k] == ':' && depth == 0)) {
+      if (w[k] == '(') depth++;
+      if (w[k] == ')') depth--;
+      if (w[k] == '?' ) depth++;
+      k++;
+    }
+    /* a ?: inside offset is rare; fall back to first colon */
+    if (k == wn) {
+      k = 0;
+      while (k < wn && w[k] != ':') k++;
+    }
+    char *offs = word_string(x, w, k, 0, false);
+    int64_t off = 0, len = -1;
+    bool has_len = k < wn;
+    if (!box_arith(sh, offs, &off)) {
+      xfail(x, 1);
+      ok = false;
+    }
+    g_free(offs);
+    if (ok && has_len) {
+      char *ls = word_string(x, w + k + 1, wn - k - 1, 0, false);
+      if (!box_arith(sh, ls, &len)) {
+        xfail(x, 1);
+        ok = false;
+      }
+      g_free(ls);
+    }
+    if (ok && v.is_list) {
+      GPtrArray *src = v.list;
+      int64_t cnt = src->len;
+      bool pos = !sub && (strcmp(name, "@") == 0 || strcmp(name, "*") == 0);
+      if (pos) {
+        /* $0 is element 0 */
+        g_ptr_array_insert(src, 0, g_strdup(sh->arg0));
+        cnt++;
+      }
+      if (off < 0) off += cnt;
+      if (off < 0) off = cnt;
+      if (has_len && len < 0) {
+        box_sh_error(sh, "%s: substring expression < 0", name);
+        xfail(x, 1);
+        ok = false;
+      }
+      int64_t end = has_len ? off + len : cnt;
+      if (end > cnt) end = cnt;
+      for (int64_t j = off; ok && j < end; j++) g_ptr_array_add(res, g_strdup(src->pdata[j]));
+    } else if (ok) {
+      for (guint j = 0; j < v.list->len; j++) {
+        const char *s = v.list->pdata[j];
+        int64_t sl = g_utf8_strlen(s, -1);
+        int64_t o2 = off < 0 ? off + sl : off;
+        if (o2 < 0 || o2 > sl) {
+          g_ptr_array_add(res, g_strdup(""));
+          continue;
+        }
+        int64_t l2 = has_len ? (len < 0 ? sl + len - o2 : len) : sl - o2;
+        if (l2 < 0) {
+          box_sh_error(sh, "%s: substring expression < 0", name);
+          xfail(x, 1);
+          ok = false;
+          break;
+        }
+        if (o2 + l2 > sl) l2 = sl - o2;
+        const char *a = g_utf8_offset_to_pointer(s, (glong)o2);
+        const char *b = g_utf8_offset_to_pointer(a, (glong)l2);
+        g_ptr_array_add(res, g_strndup(a, (size_t)(b - a)));
+      }
+    }
+  } else if (o == '^' || o == ',') {
+    bool all = wn && w[0] == o;
+    if (all) w++, wn--;
+    char *pat = wn ? word_string(x, w, wn, mode & M_DQ, true) : NULL;
+    for (guint j = 0; j < v.list->len; j++) g_ptr_array_add(res, case_mod(v.list->pdata[j], pat, o == '^', all, sh));
+    g_free(pat);
+  } else if (o == '@' && wn == 1) {
+    char f = w[0];
+    for (guint j = 0; j < v.list->len; j++) {
+      const char *s = v.list->pdata[j];
+      switch (f) {
+      case 'Q': g_ptr_array_add(res, box_quote(s)); break;
+      case 'U': g_ptr_array_add(res, g_utf8_strup(s, -1)); break;
+      case 'L': g_ptr_array_add(res, g_utf8_strdown(s, -1)); break;
+      case 'u': g_ptr_array_add(res, case_mod(s, NULL, true, false, sh)); break;
+      case 'E': g_ptr_array_add(res, box_ansi_c(s, strlen(s), NULL)); break;
+      case 'a': g_ptr_array_add(res, attr_string(box_var_lookup(sh, name))); break;
+      default: g_ptr_array_add(res, g_strdup(s));
+      }
+    }
+    if (f == 'a' && !v.list->len) g_ptr_array_add(res, attr_string(box_var_lookup(sh, name)));
+  } else {
+    box_sh_error(sh, "${%s}: bad substitution", whole);
+    xfail(x, 1);
+    ok = false;
+  }
+  if (ok) {
+    Vals r = { res, v.is_list, v.star, true };
+    emit_vals(x, &r, mode);
+  }
+  g_ptr_array_free(res, TRUE);
+out:
+  g_ptr_array_free(v.list, TRUE);
+  g_free(name);
+  g_free(sub);
+  g_free(whole);
+  return ok;
 }
 
-bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int err_fd, int *status) {
+/* ---- command substitution ------------------------------------------------------- */
+
+char *box_command_subst(Shell *sh, const char *text, int *status) {
+  Node *n = NULL;
+  if (!box_parse_all(sh, text, NULL, &n)) {
+    if (status) *status = 2;
+    return NULL;
+  }
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) < 0) {
+    box_sh_error(sh, "pipe: %s", g_strerror(errno));
+    if (status) *status = 1;
+    return NULL;
+  }
+  pid_t pid = box_fork(sh);
+  if (pid < 0) {
+    close(p[0]);
+    close(p[1]);
+    if (status) *status = 1;
+    return NULL;
+  }
+  if (pid == 0) {
+    close(p[0]);
+    sh->fd[1] = p[1];
+    sh->depth++;
+    if (!(sh->shopts & SH_INHERIT_ERREXIT)) sh->opts &= ~O_ERREXIT;
+    int st = box_eval(sh, n);
+    box_child_exit(sh, st);
+  }
+  close(p[1]);
+  GString *g = box_read_all(p[0], 0);
+  close(p[0]);
+  int st = box_wait_pid(pid);
+  if (status) *status = st;
+  sh->status = st;
+  sh->subst_status = st;
+  while (g->len && g->str[g->len - 1] == '\n') g_string_truncate(g, g->len - 1);
+  return g_string_free(g, FALSE);
+}
+
+static void do_subst(X *x, const char *text, int mode) {
+  int st = 0;
+  char *out = box_command_subst(x->sh, text, &st);
+  if (!out) {
+    if (st == 2) xfail(x, 2);
+    return;
+  }
+  /* bash drops NUL bytes */
+  size_t len = strlen(out);
+  xadd(x, out, len, (mode & M_DQ) ? F_QUO : F_EXP);
+  if (mode & M_DQ) x->other = true;
+  g_free(out);
+}
+
+static void do_arith(X *x, const char *t, size_t n, int mode) {
+  char *e;
+  if (memchr(t, '$', n) || memchr(t, '`', n) || memchr(t, '"', n) || memchr(t, '\'', n)) {
+    X sub;
+    xinit(&sub, x->sh);
+    expand_text(&sub, t, n, M_DQ | M_ARITH);
+    if (sub.failed) {
+      xfail(x, sub.status);
+      xfree(&sub);
+      return;
+    }
+    e = g_strndup(sub.s->str, sub.s->len);
+    xfree(&sub);
+    /* drop the F_NUL bytes */
+    size_t j = 0;
+    size_t l = strlen(e);
+    (void)l;
+    for (size_t k = 0; e[k]; k++) e[j++] = e[k];
+    e[j] = 0;
+  } else {
+    e = g_strndup(t, n);
+  }
+  int64_t v;
+  if (!box_arith(x->sh, e, &v)) {
+    g_free(e);
+    xfail(x, 1);
+    return;
+  }
+  g_free(e);
+  char buf[32];
+  g_snprintf(buf, sizeof buf, "%" G_GINT64_FORMAT, v);
+  xadd(x, buf, strlen(buf), (mode & M_DQ) ? F_QUO : F_EXP);
+  if (mode & M_DQ) x->other = true;
+}
+
+/* Process substitution: <(…) and >(…) become /dev/fd/N. */
+static void do_procsubst(X *x, const char *text, bool out) {
+  Shell *sh = x->sh;
+  Node *n = NULL;
+  if (!box_parse_all(sh, text, NULL, &n)) {
+    xfail(x, 2);
+    return;
+  }
+  int p[2];
+  if (pipe(p) < 0) {
+    xfail(x, 1);
+    return;
+  }
+  pid_t pid = box_fork(sh);
+  if (pid == 0) {
+    if (out) {
+      close(p[1]);
+      sh->fd[0] = p[0];
+    } else {
+      close(p[0]);
+      sh->fd[1] = p[1];
+    }
+    int st = box_eval(sh, n);
+    box_child_exit(sh, st);
+  }
+  int keep = out ? p[1] : p[0];
+  close(out ? p[0] : p[1]);
+  if (pid > 0) {
+    BoxJob j = { pid, 0, false, g_strdup("procsubst") };
+    g_array_append_val(sh->jobs, j);
+  }
+  char buf[32];
+  g_snprintf(buf, sizeof buf, "/dev/fd/%d", keep);
+  xadd(x, buf, strlen(buf), F_QUO);
+}
+
+/* ---- the word reader ------------------------------------------------------------------- */
+
+static bool tilde(X *x, const char *t, size_t n, size_t *i, int mode) {
+  size_t e = *i + 1;
+  while (e < n && t[e] != '/' && !((mode & M_ASSIGN) && t[e] == ':')) {
+    if (!(g_ascii_isalnum(t[e]) || strchr("_.-+", t[e]))) return false;
+    e++;
+  }
+  char *user = g_strndup(t + *i + 1, e - *i - 1);
+  const char *val = NULL;
+  if (!*user) val = box_var_get(x->sh, "HOME");
+  else if (strcmp(user, "+") == 0) val = box_var_get(x->sh, "PWD");
+  else if (strcmp(user, "-") == 0) val = box_var_get(x->sh, "OLDPWD");
+  g_free(user);
+  if (!val) return false;
+  xadd(x, val, strlen(val), F_QUO);
+  *i = e;
+  return true;
+}
+
+static bool expand_text(X *x, const char *t, size_t n, int mode) {
+  bool dq = mode & M_DQ;
+  size_t i = 0;
+  if (!dq && !(mode & M_HEREDOC) && n && t[0] == '~') {
+    if (!tilde(x, t, n, &i, mode)) {
+      xaddc(x, '~', F_LIT);
+      i = 1;
+    }
+  }
+  while (i < n && !x->failed) {
+    char c = t[i];
+    if (c == '\\') {
+      if (i + 1 >= n) {
+        xaddc(x, '\\', dq ? F_QUO : F_LIT);
+        i++;
+        continue;
+      }
+      char d = t[i + 1];
+      if (mode & M_HEREDOC) {
+        if (d == '$' || d == '`' || d == '\\') xaddc(x, d, F_QUO);
+        else if (d == '\n') { }
+        else { xaddc(x, '\\', F_QUO); xaddc(x, d, F_QUO); }
+      } else if (dq) {
+        if (d == '$' || d == '`' || d == '"' || d == '\\') xaddc(x, d, F_QUO);
+        else if (d == '\n') { }
+        else { xaddc(x, '\\', F_QUO); xaddc(x, d, F_QUO); }
+        x->other = true;
+      } else {
+        if (d != '\n') xaddc(x, d, F_QUO);
+      }
+      i += 2;
+      continue;
+    }
+    if (c == '\'' && !dq && !(mode & M_HEREDOC)) {
+      size_t e = i + 1;
+      while (e < n && t[e] != '\'') e++;
+      xaddc(x, 0, F_NUL);
+      xadd(x, t + i + 1, e - i - 1, F_QUO);
+      i = e + 1;
+      continue;
+    }
+    if (c == '"' && !dq && !(mode & M_HEREDOC)) {
+      size_t e = skip_to(t, i + 1, n, '"');
+      bool sa = x->at_empty, so = x->other;
+      x->at_empty = false;
+      x->other = false;
+      size_t before = x->s->len;
+      expand_text(x, t + i + 1, (e > i + 1 ? e - 1 : i + 1) - (i + 1), mode | M_DQ);
+      bool drop = x->at_empty && !x->other && x->s->len == before;
+      if (!drop) xaddc(x, 0, F_NUL);
+      x->at_empty = sa;
+      x->other = so;
+      i = e;
+      continue;
+    }
+    if (c == '`') {
+      size_t e = i + 1;
+      GString *cmd = g_string_new(NULL);
+      while (e < n && t[e] != '`') {
+        if (t[e] == '\\' && e + 1 < n && (t[e + 1] == '$' || t[e + 1] == '`' || t[e + 1] == '\\' ||
+                                           (dq && t[e + 1] == '"'))) {
+          e++;
+        }
+        g_string_append_c(cmd, t[e]);
+        e++;
+      }
+      do_subst(x, cmd->str, mode);
+      g_string_free(cmd, TRUE);
+      i = e + 1;
+      continue;
+    }
+    if (c == '$' && i + 1 < n) {
+      char d = t[i + 1];
+      if (d == '\'' && !dq && !(mode & M_HEREDOC)) {
+        size_t used;
+        char *s = box_ansi_c(t + i + 2, n - i - 2, &used);
+        xaddc(x, 0, F_NUL);
+        xadd(x, s, strlen(s), F_QUO);
+        g_free(s);
+        i += 2 + used + 1;
+        continue;
+      }
+      if (d == '"' && !dq && !(mode & M_HEREDOC)) {
+        i++;
+        continue;
+      }
+      if (d == '{') {
+        size_t e = skip_to(t, i + 2, n, '}');
+        if (!param_brace(x, t + i + 2, e - i - 3, mode)) {
+          if (!x->failed) xfail(x, 1);
+          return false;
+        }
+        i = e;
+        continue;
+      }
+      if (d == '(') {
+        if (i + 2 < n && t[i + 2] == '(') {
+          /* $(( … )) if it closes with "))" */
+          size_t e = i + 3;
+          int depth = 0;
+          bool ok = false;
+          while (e < n) {
+            if (t[e] == '(') depth++;
+            else if (t[e] == ')') {
+              if (depth == 0) {
+                ok = e + 1 < n && t[e + 1] == ')';
+                break;
+              }
+              depth--;
+            }
+            e++;
+          }
+          if (ok) {
+            do_arith(x, t + i + 3, e - i - 3, mode);
+            i = e + 2;
+            continue;
+          }
+        }
+        size_t e = skip_to(t, i + 2, n, ')');
+        char *cmd = g_strndup(t + i + 2, e - i - 3);
+        do_subst(x, cmd, mode);
+        g_free(cmd);
+        i = e;
+        continue;
+      }
+      if (d == '_' || g_ascii_isalpha(d)) {
+        size_t e = i + 1;
+        while (e < n && (t[e] == '_' || g_ascii_isalnum(t[e]))) e++;
+        char name[256];
+        size_t ln = MIN(e - i - 1, sizeof name - 1);
+        memcpy(name, t + i + 1, ln);
+        name[ln] = 0;
+        const char *v = box_var_get(x->sh, name);
+        if (!v && (x->sh->opts & O_NOUNSET)) {
+          box_sh_error(x->sh, "%s: unbound variable", name);
+          xfail(x, 127);
+          return false;
+        }
+        if (v) xadd(x, v, strlen(v), dq ? F_QUO : F_EXP);
+        if (dq) x->other = true;
+        i = e;
+        continue;
+      }
+      if (g_ascii_isdigit(d) || strchr("@*#?$!-", d)) {
+        char name[2] = { d, 0 };
+        Vals v;
+        get_vals(x, name, NULL, &v);
+        if (!v.set && (x->sh->opts & O_NOUNSET) && d != '@' && d != '*' && d != '!' ) {
+          box_sh_error(x->sh, "$%s: unbound variable", name);
+          g_ptr_array_free(v.list, TRUE);
+          xfail(x, 127);
+          return false;
+        }
+        if (!v.set && (x->sh->opts & O_NOUNSET) && d == '!') {
+          box_sh_error(x->sh, "$!: unbound variable");
+          g_ptr_array_free(v.list, TRUE);
+          xfail(x, 127);
+          return false;
+        }
+        emit_vals(x, &v, mode);
+        g_ptr_array_free(v.list, TRUE);
+        i += 2;
+        continue;
+      }
+    }
+    if ((c == '<' || c == '>') && i + 1 < n && t[i + 1] == '(' && !dq && !(mode & M_HEREDOC)) {
+      size_t e = skip_to(t, i + 2, n, ')');
+      char *cmd = g_strndup(t + i + 2, e - i - 3);
+      do_procsubst(x, cmd, c == '>');
+      g_free(cmd);
+      i = e;
+      continue;
+    }
+    if ((mode & M_ASSIGN) && !dq && (c == ':' || (c == '=' && i > 0)) && i + 1 < n && t[i + 1] == '~') {
+      xaddc(x, c, F_LIT);
+      i++;
+      if (!tilde(x, t, n, &i, mode)) {
+        xaddc(x, '~', F_LIT);
+        i++;
+      }
+      continue;
+    }
+    xaddc(x, c, dq || (mode & M_HEREDOC) ? F_QUO : F_LIT);
+    if (dq) x->other = true;
+    i++;
+  }
+  return !x->failed;
+}
+
+/* ---- brace expansion --------------------------------------------------------------------- */
+
+static void brace_expand(const char *t, GPtrArray *out, int depth);
+
+static bool seq_expand(const char *body, size_t n, GPtrArray *items) {
+  char *b = g_strndup(body, n);
+  char **parts = g_strsplit(b, "..", 4);
+  guint np = g_strv_length(parts);
+  bool ok = false;
+  if (np == 2 || np == 3) {
+    char *e1, *e2, *e3 = NULL;
+    long a = strtol(parts[0], &e1, 10), z = strtol(parts[1], &e2, 10), step = 1;
+    bool num = *parts[0] && *parts[1] && !*e1 && !*e2;
+    if (np == 3) {
+      step = strtol(parts[2], &e3, 10);
+      if (!*parts[2] || *e3) num = false, np = 0;
+    }
+    if (step == 0) step = 1;
+    if (step < 0) step = -step;
+    if (num) {
+      int width = 0;
+      const char *p0 = parts[0][0] == '-' ? parts[0] + 1 : parts[0];
+      const char *p1 = parts[1][0] == '-' ? parts[1] + 1 : parts[1];
+      if ((p0[0] == '0' && p0[1]) || (p1[0] == '0' && p1[1])) width = (int)MAX(strlen(parts[0]), strlen(parts[1]));
+      long cnt = 0;
+      for (long v = a; a <= z ? v <= z : v >= z; v += a <= z ? step : -step) {
+        if (++cnt > 100000) break;
+        g_ptr_array_add(items, width ? g_strdup_printf("%0*ld", width, v) : g_strdup_printf("%ld", v));
+      }
+      ok = true;
+    } else if (np && strlen(parts[0]) == 1 && strlen(parts[1]) == 1 && g_ascii_isalpha(parts[0][0]) &&
+               g_ascii_isalpha(parts[1][0])) {
+      char ca = parts[0][0], cz = parts[1][0];
+      for (int v = ca; ca <= cz ? v <= cz : v >= cz; v += ca <= cz ? (int)step : -(int)step)
+        g_ptr_array_add(items, g_strdup_printf("%c", v));
+      ok = true;
+    }
+  }
+  g_strfreev(parts);
+  g_free(b);
+  return ok;
+}
+
+static void brace_expand(const char *t, GPtrArray *out, int depth) {
+  size_t n = strlen(t);
+  if (depth > 20) {
+    g_ptr_array_add(out, g_strdup(t));
+    return;
+  }
   for (size_t i = 0; i < n; i++) {
-    Buf b = { g_string_new(NULL), g_byte_array_new(), g_byte_array_new(), sh, err_fd, 0, false };
-    expand_parts(&b, words[i], false);
-    bool ok = !b.failed;
-    if (ok) split_fields(&b, out);
-    else *status = b.status;
-    g_string_free(b.s, TRUE);
-    g_byte_array_free(b.mark, TRUE);
-    g_byte_array_free(b.qstart, TRUE);
-    if (!ok) return false;
+    char c = t[i];
+    if (c == '\\') { i++; continue; }
+    if (c == '\'') { while (++i < n && t[i] != '\'') {} continue; }
+    if (c == '"') { i = skip_to(t, i + 1, n, '"') - 1; continue; }
+    if (c == '`') { i = skip_to(t, i + 1, n, '`') - 1; continue; }
+    if (c == '$' && i + 1 < n && (t[i + 1] == '{' || t[i + 1] == '(')) {
+      i = skip_to(t, i + 2, n, t[i + 1] == '{' ? '}' : ')') - 1;
+      continue;
+    }
+    if (c != '{') continue;
+    /* find the matching close and top-level commas */
+    GArray *commas = g_array_new(FALSE, FALSE, sizeof(size_t));
+    int d = 0;
+    size_t j = i + 1, close = 0;
+    for (; j < n; j++) {
+      char e = t[j];
+      if (e == '\\') { j++; continue; }
+      if (e == '\'') { while (++j < n && t[j] != '\'') {} continue; }
+      if (e == '"') { j = skip_to(t, j + 1, n, '"') - 1; continue; }
+      if (e == '$' && j + 1 < n && (t[j + 1] == '{' || t[j + 1] == '(')) {
+        j = skip_to(t, j + 2, n, t[j + 1] == '{' ? '}' : ')') - 1;
+        continue;
+      }
+      if (e == '{') d++;
+      else if (e == '}') {
+        if (d == 0) { close = j; break; }
+        d--;
+      } else if (e == ',' && d == 0) {
+        g_array_append_val(commas, j);
+      }
+    }
+    if (!close) {
+      g_array_free(commas, TRUE);
+      continue;
+    }
+    GPtrArray *items = g_ptr_array_new_with_free_func(g_free);
+    if (commas->len) {
+      size_t s = i + 1;
+      for (guint k = 0; k <= commas->len; k++) {
+        size_t e = k < commas->len ? g_array_index(commas, size_t, k) : close;
+        g_ptr_array_add(items, g_strndup(t + s, e - s));
+        s = e + 1;
+      }
+    } else if (!seq_expand(t + i + 1, close - i - 1, items)) {
+      g_ptr_array_free(items, TRUE);
+      g_array_free(commas, TRUE);
+      continue;
+    }
+    g_array_free(commas, TRUE);
+    for (guint k = 0; k < items->len; k++) {
+      char *w = g_strdup_printf("%.*s%s%s", (int)i, t, (char *)items->pdata[k], t + close + 1);
+      brace_expand(w, out, depth + 1);
+      g_free(w);
+    }
+    g_ptr_array_free(items, TRUE);
+    return;
+  }
+  g_ptr_array_add(out, g_strdup(t));
+}
+
+/* ---- globbing ------------------------------------------------------------------------------- */
+
+static bool has_magic(const char *pat, bool ext) {
+  for (const char *p = pat; *p; p++) {
+    if (*p == '\\' && p[1]) { p++; continue; }
+    if (*p == '*' || *p == '?') return true;
+    if (*p == '[') {
+      /* a bracket expression needs its closing "]" */
+      const char *q = p + 1;
+      if (*q == '!' || *q == '^') q++;
+      if (*q == ']') q++;
+      while (*q && *q != ']' && *q != '/') q++;
+      if (*q == ']') return true;
+    }
+    if (ext && strchr("@!+", *p) && p[1] == '(') return true;
+  }
+  return false;
+}
+
+static char *unescape(const char *pat) {
+  GString *g = g_string_new(NULL);
+  for (const char *p = pat; *p; p++) {
+    if (*p == '\\' && p[1]) p++;
+    g_string_append_c(g, *p);
+  }
+  return g_string_free(g, FALSE);
+}
+
+static gint cmp_str(gconstpointer a, gconstpointer b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, GPtrArray *res) {
+  if (idx == n) {
+    g_ptr_array_add(res, g_strdup(base));
+    return;
+  }
+  const char *comp = comps[idx];
+  bool last = idx == n - 1;
+  bool ext = true;
+  if (!has_magic(comp, ext)) {
+    char *lit = unescape(comp);
+    char *nb = g_strconcat(base, lit, last ? "" : "/", NULL);
+    g_free(lit);
+    if (last) {
+      if (!*comp) {
+        DIR *d = opendir(*base ? base : ".");
+        if (d) {
+          closedir(d);
+          g_ptr_array_add(res, g_strdup(base));
+        }
+      } else if (faccessat(AT_FDCWD, nb, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+        g_ptr_array_add(res, g_strdup(nb));
+      }
+    } else {
+      glob_rec(sh, nb, comps, idx + 1, n, res);
+    }
+    g_free(nb);
+    return;
+  }
+  bool star2 = (sh->shopts & SH_GLOBSTAR) && strcmp(comp, "**") == 0;
+  DIR *d = opendir(*base ? base : ".");
+  if (!d) return;
+  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  GArray *types = g_array_new(FALSE, FALSE, sizeof(unsigned char));
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    g_ptr_array_add(names, g_strdup(e->d_name));
+    g_array_append_val(types, e->d_type);
+  }
+  closedir(d);
+  int flags = FNM_EXTMATCH | FNM_PERIOD;
+  if (sh->shopts & SH_DOTGLOB) flags &= ~FNM_PERIOD;
+  if (sh->shopts & SH_NOCASEGLOB) flags |= FNM_CASEFOLD;
+  if (star2) {
+    /* zero directories */
+    glob_rec(sh, base, comps, idx + 1, n, res);
+    if (last && !*base) { }
+  }
+  for (guint i = 0; i < names->len; i++) {
+    const char *name = names->pdata[i];
+    unsigned char ty = g_array_index(types, unsigned char, i);
+    if (name[0] == '.' && comp[0] != '.' && !(sh->shopts & SH_DOTGLOB)) continue;
+    if (star2) {
+      if (name[0] == '.' && !(sh->shopts & SH_DOTGLOB)) continue;
+      char *nb = g_strconcat(base, name, "/", NULL);
+      bool isdir = ty == DT_DIR;
+      if (ty == DT_UNKNOWN) {
+        DIR *t = opendir(nb);
+        if (t) { isdir = true; closedir(t); }
+      }
+      if (last) {
+        char *p = g_strconcat(base, name, NULL);
+        g_ptr_array_add(res, p);
+      }
+      if (isdir) {
+        /* one more level, same ** component */
+        glob_rec(sh, nb, comps, idx, n, res);
+      }
+      g_free(nb);
+      continue;
+    }
+    if (fnmatch(comp, name, flags) != 0) continue;
+    if (last) {
+      g_ptr_array_add(res, g_strconcat(base, name, NULL));
+    } else if (ty == DT_DIR || ty == DT_LNK || ty == DT_UNKNOWN) {
+      char *nb = g_strconcat(base, name, "/", NULL);
+      glob_rec(sh, nb, comps, idx + 1, n, res);
+      g_free(nb);
+    }
+  }
+  g_ptr_array_free(names, TRUE);
+  g_array_free(types, TRUE);
+}
+
+/* Expands a pattern; returns matches sorted (maybe none). */
+static GPtrArray *glob_pattern(Shell *sh, const char *pat) {
+  GPtrArray *res = g_ptr_array_new_with_free_func(g_free);
+  const char *p = pat;
+  char *base = g_strdup("");
+  if (*p == '/') {
+    g_free(base);
+    base = g_strdup("/");
+    while (*p == '/') p++;
+  }
+  char **comps = g_strsplit(p, "/", -1);
+  int n = (int)g_strv_length(comps);
+  /* collapse empty components except a trailing one */
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (*comps[i] || i == n - 1) comps[k++] = comps[i];
+    else g_free(comps[i]);
+  comps[k] = NULL;
+  glob_rec(sh, base, comps, 0, k, res);
+  g_strfreev(comps);
+  g_free(base);
+  g_ptr_array_sort(res, cmp_str);
+  /* ** may produce duplicates */
+  for (guint i = 1; i < res->len;)
+    if (strcmp(res->pdata[i], res->pdata[i - 1]) == 0) g_ptr_array_remove_index(res, i);
+    else i++;
+  return res;
+}
+
+/* ---- fields ------------------------------------------------------------------------------------ */
+
+static bool finish_field(X *x, GString *f, GString *pat, bool magic, bool keep, GPtrArray *out) {
+  Shell *sh = x->sh;
+  if (!f->len && !keep) return true;
+  if (magic && !(sh->opts & O_NOGLOB) && has_magic(pat->str, true)) {
+    GPtrArray *m = glob_pattern(sh, pat->str);
+    if (m->len) {
+      for (guint i = 0; i < m->len; i++) g_ptr_array_add(out, g_strdup(m->pdata[i]));
+      g_ptr_array_free(m, TRUE);
+      return true;
+    }
+    g_ptr_array_free(m, TRUE);
+    if (sh->shopts & SH_FAILGLOB) {
+      box_sh_error(sh, "no match: %s", f->str);
+      xfail(x, 1);
+      return false;
+    }
+    if (sh->shopts & SH_NULLGLOB) return true;
+  }
+  g_ptr_array_add(out, g_strndup(f->str, f->len));
+  return true;
+}
+
+static void split_fields(X *x, GPtrArray *out, bool split) {
+  const char *ifsv = split ? ifs(x->sh) : "";
+  GString *f = g_string_new(NULL), *pat = g_string_new(NULL);
+  bool keep = false, magic = false, ws_pending = false;
+  for (size_t i = 0; i < x->s->len; i++) {
+    char c = x->s->str[i];
+    guint8 fl = x->q->data[i];
+    if (fl == F_NUL) { keep = true; continue; }
+    if (fl == F_BRK) {
+      finish_field(x, f, pat, magic, keep || (f->len > 0), out);
+      g_string_truncate(f, 0);
+      g_string_truncate(pat, 0);
+      keep = magic = false;
+      ws_pending = false;
+      continue;
+    }
+    if (fl == F_EXP && *ifsv && strchr(ifsv, c) && c) {
+      bool white = c == ' ' || c == '\t' || c == '\n';
+      if (white) {
+        if (f->len || keep) {
+          finish_field(x, f, pat, magic, true, out);
+          g_string_truncate(f, 0);
+          g_string_truncate(pat, 0);
+          keep = magic = false;
+          ws_pending = true;
+        }
+        continue;
+      }
+      if (!(ws_pending && !f->len && !keep) || true) {
+        if (!(ws_pending && !f->len && !keep)) finish_field(x, f, pat, magic, true, out);
+      }
+      g_string_truncate(f, 0);
+      g_string_truncate(pat, 0);
+      keep = magic = false;
+      ws_pending = false;
+      /* absorb following IFS whitespace */
+      while (i + 1 < x->s->len && x->q->data[i + 1] == F_EXP && strchr(" \t\n", x->s->str[i + 1]) &&
+             strchr(ifsv, x->s->str[i + 1]))
+        i++;
+      continue;
+    }
+    ws_pending = false;
+    g_string_append_c(f, c);
+    if (fl == F_QUO) {
+      if (strchr("*?[]\\!@+()|", c)) g_string_append_c(pat, '\\');
+      g_string_append_c(pat, c);
+    } else {
+      if (c == '*' || c == '?' || c == '[') magic = true;
+      if (c == '\\') g_string_append_c(pat, '\\');
+      g_string_append_c(pat, c);
+      if (strchr("@!+", c) && i + 1 < x->s->len && x->s->str[i + 1] == '(') magic = true;
+    }
+  }
+  finish_field(x, f, pat, magic, keep, out);
+  g_string_free(f, TRUE);
+  g_string_free(pat, TRUE);
+}
+
+/* $name alone, or $((expr)) with nothing to expand inside: the common
+ * words of loops, done without the flagged buffer. */
+static int fast_word(Shell *sh, const char *t, GPtrArray *out) {
+  if (t[0] != '$') return 0;
+  if (t[1] == '(' && t[2] == '(') {
+    size_t l = strlen(t);
+    if (l < 5 || t[l - 1] != ')' || t[l - 2] != ')' || strpbrk(t + 3, "$`'\"\\")) return 0;
+    int depth = 0;
+    for (size_t i = 3; i < l - 2; i++) {
+      if (t[i] == '(') depth++;
+      else if (t[i] == ')' && --depth < 0) return 0;
+    }
+    if (depth) return 0;
+    char buf[256];
+    if (l - 5 >= sizeof buf) return 0;
+    memcpy(buf, t + 3, l - 5);
+    buf[l - 5] = 0;
+    int64_t v;
+    if (!box_arith(sh, buf, &v)) return -1;
+    g_ptr_array_add(out, g_strdup_printf("%" G_GINT64_FORMAT, v));
+    return 1;
+  }
+  size_t i = 1;
+  if (!(t[1] == '_' || g_ascii_isalpha(t[1]))) return 0;
+  while (t[i] == '_' || g_ascii_isalnum(t[i])) i++;
+  if (t[i]) return 0;
+  const char *v = box_var_get(sh, t + 1);
+  if (!v) return (sh->opts & O_NOUNSET) ? 0 : 2;
+  const char *ifsv = box_var_get(sh, "IFS");
+  if (!ifsv) ifsv = " \t\n";
+  if (!*v || strpbrk(v, ifsv) || strpbrk(v, "*?[")) return 0;
+  g_ptr_array_add(out, g_strdup(v));
+  return 1;
+}
+
+bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *status) {
+  for (size_t k = 0; k < n; k++) {
+    Word *w = words[k];
+    if (w->flags & W_PLAIN) {
+      g_ptr_array_add(out, g_strdup(w->text));
+      continue;
+    }
+    int f = fast_word(sh, w->text, out);
+    if (f > 0) continue;
+    if (f < 0) {
+      if (status) *status = 1;
+      return false;
+    }
+    GPtrArray *texts = NULL;
+    if (strchr(w->text, '{') && (sh->opts & O_BRACE)) {
+      texts = g_ptr_array_new_with_free_func(g_free);
+      brace_expand(w->text, texts, 0);
+    }
+    guint nt = texts ? texts->len : 1;
+    for (guint j = 0; j < nt; j++) {
+      const char *t = texts ? texts->pdata[j] : w->text;
+      X x;
+      xinit(&x, sh);
+      expand_text(&x, t, strlen(t), (w->flags & W_ASSIGN) ? M_ASSIGN : 0);
+      if (!x.failed) split_fields(&x, out, true);
+      if (x.failed) {
+        if (status) *status = x.status;
+        xfree(&x);
+        if (texts) g_ptr_array_free(texts, TRUE);
+        return false;
+      }
+      xfree(&x);
+    }
+    if (texts) g_ptr_array_free(texts, TRUE);
   }
   return true;
 }
 
-char *box_expand_word_str(Shell *sh, const Word *w, int err_fd, int *status) {
-  Buf b = { g_string_new(NULL), g_byte_array_new(), g_byte_array_new(), sh, err_fd, 0, false };
-  expand_parts(&b, w, false);
-  g_byte_array_free(b.mark, TRUE);
-  g_byte_array_free(b.qstart, TRUE);
-  if (b.failed) {
-    *status = b.status;
-    g_string_free(b.s, TRUE);
+static char *flatten(X *x) {
+  GString *g = g_string_sized_new(x->s->len);
+  for (size_t i = 0; i < x->s->len; i++) {
+    guint8 f = x->q->data[i];
+    if (f == F_NUL) continue;
+    g_string_append_c(g, f == F_BRK ? ' ' : x->s->str[i]);
+  }
+  return g_string_free(g, FALSE);
+}
+
+char *box_expand_str(Shell *sh, const char *text, bool assign, int *status) {
+  if (text[0] == '$' && text[1] == '(' && text[2] == '(') {
+    GPtrArray *one = g_ptr_array_new();
+    int f = fast_word(sh, text, one);
+    if (f == 1) {
+      char *r = one->pdata[0];
+      g_ptr_array_free(one, TRUE);
+      return r;
+    }
+    g_ptr_array_free(one, TRUE);
+    if (f < 0) {
+      if (status) *status = 1;
+      return NULL;
+    }
+  } else if (!strpbrk(text, "$`'\"\\~")) {
+    return g_strdup(text);
+  }
+  X x;
+  xinit(&x, sh);
+  expand_text(&x, text, strlen(text), M_NOSPLIT | (assign ? M_ASSIGN : 0));
+  if (x.failed) {
+    if (status) *status = x.status;
+    xfree(&x);
     return NULL;
   }
-  return g_string_free(b.s, FALSE);
+  char *r = flatten(&x);
+  xfree(&x);
+  return r;
+}
+
+char *box_expand_pattern(Shell *sh, const char *text, int *status) {
+  X x;
+  xinit(&x, sh);
+  expand_text(&x, text, strlen(text), M_NOSPLIT);
+  if (x.failed) {
+    if (status) *status = x.status;
+    xfree(&x);
+    return NULL;
+  }
+  GString *g = g_string_new(NULL);
+  for (size_t i = 0; i < x.s->len; i++) {
+    guint8 f = x.q->data[i];
+    char c = x.s->str[i];
+    if (f == F_NUL) continue;
+    if (f == F_BRK) c = ' ';
+    if (f == F_QUO && strchr("*?[]\\!@+()|", c)) g_string_append_c(g, '\\');
+    else if (f != F_QUO && c == '\\') g_string_append_c(g, '\\');
+    g_string_append_c(g, c);
+  }
+  xfree(&x);
+  return g_string_free(g, FALSE);
+}
+
+char *box_expand_heredoc(Shell *sh, const char *body, int *status) {
+  X x;
+  xinit(&x, sh);
+  expand_text(&x, body, strlen(body), M_HEREDOC | M_NOSPLIT);
+  if (x.failed) {
+    if (status) *status = x.status;
+    xfree(&x);
+    return NULL;
+  }
+  char *r = flatten(&x);
+  xfree(&x);
+  return r;
 }

@@ -96,6 +96,22 @@ void box_file_error(BoxCmd *c, const char *prefix, const char *name, int err) {
 
 int box_open_file(const char *path, int flags) {
   int fd;
+  Shell *sh = box_current_shell;
+  int which = -1;
+  if (strncmp(path, "/dev/fd/", 8) == 0 && path[8]) {
+    char *end;
+    long n = strtol(path + 8, &end, 10);
+    if (!*end && n >= 0) which = (int)n;
+  } else if (strcmp(path, "/dev/stdin") == 0) which = 0;
+  else if (strcmp(path, "/dev/stdout") == 0) which = 1;
+  else if (strcmp(path, "/dev/stderr") == 0) which = 2;
+  if (which >= 0) {
+    /* the Shell's own descriptors (process substitution, /dev/std*) */
+    int real = which;
+    if (sh && which < BOX_NFD && which <= 2) real = sh->fd[which];
+    if (real < 0) { errno = EBADF; return -1; }
+    return fcntl(real, F_DUPFD_CLOEXEC, 10);
+  }
   do fd = open(path, flags | O_CLOEXEC, 0666);
   while (fd < 0 && errno == EINTR);
   return fd;
@@ -111,4 +127,33 @@ bool box_parse_int(const char *s, long *out) {
   if (*end || errno) return false;
   *out = v;
   return true;
+}
+
+void box_sh_error(Shell *sh, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *m = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  char *s = g_strconcat("strands-shell: ", m, "\n", NULL);
+  int saved = errno;
+  box_write_all(sh ? sh->fd[2] : 2, s, strlen(s));
+  errno = saved;
+  g_free(s);
+  g_free(m);
+}
+
+GString *box_read_all(int fd, size_t limit) {
+  GString *g = g_string_new(NULL);
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (n == 0) break;
+    g_string_append_len(g, buf, n);
+    if (limit && g->len >= limit) break;
+  }
+  return g;
 }

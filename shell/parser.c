@@ -1,322 +1,1458 @@
-/* parser.c — recursive descent over tokens → Node tree (ast.h).
+/* parser.c — text → syntax tree: a context-aware lexer and a recursive-
+ * descent parser for the POSIX grammar and bash's additions ([[ ]], (( )),
+ * arrays, function, |&, &>, <<<, here-documents, aliases).
  *
- *   complete_command := list (NEWLINE | EOF)
- *   list     := and_or ((';' | '&') and_or)* [';' | '&']
- *   and_or   := pipeline (('&&' | '||') linebreak pipeline)*
- *   pipeline := ['!'] command ('|' linebreak command)*
- *   command  := simple_command            (compound commands: later)
- */
+ * Words are cut, not decoded: a word's node holds the text as written and
+ * expand.c interprets its quotes.  $(…) is parsed recursively to find where
+ * it ends; the tree is cached by its text for the evaluator. */
 #include <string.h>
 
 #include "shell/shell-private.h"
 
-void box_node_free(Node *n) {
-  if (!n) return;
-  switch (n->kind) {
-  case N_SIMPLE:
-    for (size_t i = 0; i < n->u.simple.nassigns; i++) {
-      g_free(n->u.simple.assigns[i].name);
-      box_word_free(n->u.simple.assigns[i].value);
-    }
-    g_free(n->u.simple.assigns);
-    for (size_t i = 0; i < n->u.simple.nwords; i++) box_word_free(n->u.simple.words[i]);
-    g_free(n->u.simple.words);
-    for (size_t i = 0; i < n->u.simple.nredirs; i++) box_word_free(n->u.simple.redirs[i].word);
-    g_free(n->u.simple.redirs);
-    break;
-  case N_PIPE:
-    for (size_t i = 0; i < n->u.pipe.n; i++) box_node_free(n->u.pipe.cmds[i]);
-    g_free(n->u.pipe.cmds);
-    break;
-  case N_AND: case N_OR: case N_SEQ:
-    box_node_free(n->u.bin.left);
-    box_node_free(n->u.bin.right);
-    break;
-  case N_NOT: case N_BACKGROUND:
-    box_node_free(n->u.un.child);
-    break;
+typedef enum {
+  T_EOF, T_NEWLINE, T_WORD, T_SEMI, T_DSEMI, T_SEMIAMP, T_DSEMIAMP, T_AMP, T_AND, T_OR,
+  T_PIPE, T_PIPEAMP, T_LPAREN, T_RPAREN, T_REDIR,
+} TokKind;
+
+typedef struct {
+  TokKind kind;
+  char *text;        /* T_WORD */
+  size_t len;
+  bool plain;        /* T_WORD: no quotes/expansions */
+  RedirKind rkind;   /* T_REDIR */
+  int fd;
+  bool strip;        /* <<- */
+  size_t start;      /* offset in src */
+  int line;
+} Tok;
+
+typedef struct {
+  HereDoc *r;
+  char *delim;
+  bool strip;
+} PendingDoc;
+
+struct Parser {
+  Shell *sh;
+  char *src;         /* owned (aliases rewrite it) */
+  size_t pos, len;
+  int line;
+  const char *name;
+  Tok look;
+  bool have;
+  bool err;
+  GArray *docs;      /* PendingDoc */
+  GPtrArray *alias_active;  /* names whose text is being read */
+  GArray *alias_end;        /* size_t: where each ends */
+  bool alias_next;          /* the last alias ended in a blank */
+  int depth;                /* nesting of $( ) */
+  bool in_cond;
+  bool ended_nl;             /* the top-level list ended at a newline */
+};
+
+static void perror_at(Parser *p, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void perror_at(Parser *p, const char *fmt, ...) {
+  if (p->err) return;
+  p->err = true;
+  va_list ap;
+  va_start(ap, fmt);
+  char *m = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  if (p->name)
+    box_sh_error(p->sh, "%s: line %d: %s", p->name, p->line, m);
+  else
+    box_sh_error(p->sh, "%s", m);
+  g_free(m);
+}
+
+Parser *box_parser_new(Shell *sh, const char *text, const char *name) {
+  Parser *p = g_new0(Parser, 1);
+  p->sh = sh;
+  p->src = g_strdup(text);
+  p->len = strlen(p->src);
+  p->line = 1;
+  p->name = name;
+  p->docs = g_array_new(FALSE, FALSE, sizeof(PendingDoc));
+  p->alias_active = g_ptr_array_new();
+  p->alias_end = g_array_new(FALSE, FALSE, sizeof(size_t));
+  return p;
+}
+
+void box_parser_free(Parser *p) {
+  if (!p) return;
+  g_free(p->src);
+  g_array_free(p->docs, TRUE);
+  g_ptr_array_free(p->alias_active, TRUE);
+  g_array_free(p->alias_end, TRUE);
+  g_free(p);
+}
+
+static inline int pc(Parser *p, size_t off) {
+  return p->pos + off < p->len ? (unsigned char)p->src[p->pos + off] : -1;
+}
+
+static bool is_meta(int c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '<' ||
+         c == '>' || c == '(' || c == ')' || c < 0;
+}
+
+/* ---- word scanning --------------------------------------------------------- */
+
+static bool scan_word_until(Parser *p, int close);
+static bool parse_subst(Parser *p);
+
+/* After an opening quote; stops after the closing one. */
+static bool scan_squote(Parser *p) {
+  while (p->pos < p->len && p->src[p->pos] != '\'') {
+    if (p->src[p->pos] == '\n') p->line++;
+    p->pos++;
   }
-  g_free(n);
-}
-
-void box_parser_init(Parser *p, const char *src) {
-  memset(p, 0, sizeof *p);
-  box_lexer_init(&p->lx, src);
-}
-
-static void tok_clear(Token *t) {
-  if (t->kind == T_WORD) box_word_free(t->word);
-  t->word = NULL;
-}
-
-void box_parser_done(Parser *p) {
-  if (p->have_look) tok_clear(&p->look);
-  p->have_look = false;
-  g_free(p->error);
-  g_free(p->lx.error);
-  p->error = p->lx.error = NULL;
-}
-
-static bool perr(Parser *p, char *msg) {
-  if (!p->error) p->error = msg; else g_free(msg);
-  return false;
-}
-
-static bool peek(Parser *p, Token **t) {
-  if (!p->have_look) {
-    if (!box_lex_next(&p->lx, &p->look)) return perr(p, g_strdup(p->lx.error));
-    p->have_look = true;
+  if (p->pos >= p->len) {
+    perror_at(p, "unexpected EOF while looking for matching `''");
+    return false;
   }
-  *t = &p->look;
+  p->pos++;
   return true;
 }
 
-/* Takes the lookahead (ownership of its word passes to the caller). */
-static Token take(Parser *p) {
-  p->have_look = false;
+static bool scan_ansi(Parser *p) {
+  while (p->pos < p->len && p->src[p->pos] != '\'') {
+    if (p->src[p->pos] == '\\' && p->pos + 1 < p->len) p->pos++;
+    if (p->src[p->pos] == '\n') p->line++;
+    p->pos++;
+  }
+  if (p->pos >= p->len) {
+    perror_at(p, "unexpected EOF while looking for matching `''");
+    return false;
+  }
+  p->pos++;
+  return true;
+}
+
+static bool scan_backquote(Parser *p) {
+  while (p->pos < p->len && p->src[p->pos] != '`') {
+    if (p->src[p->pos] == '\\' && p->pos + 1 < p->len) p->pos++;
+    if (p->src[p->pos] == '\n') p->line++;
+    p->pos++;
+  }
+  if (p->pos >= p->len) {
+    perror_at(p, "unexpected EOF while looking for matching ``'");
+    return false;
+  }
+  p->pos++;
+  return true;
+}
+
+/* At '$': scans one expansion.  Returns false on error. */
+static bool scan_dollar(Parser *p) {
+  p->pos++;  /* $ */
+  int c = pc(p, 0);
+  if (c == '(') {
+    if (pc(p, 1) == '(') {
+      /* $(( … )) — by paren counting; fall back to $( ( … ) ) */
+      size_t save = p->pos;
+      int sline = p->line;
+      p->pos += 2;
+      int depth = 0;
+      while (p->pos < p->len) {
+        char ch = p->src[p->pos];
+        if (ch == '(') depth++;
+        else if (ch == ')') {
+          if (depth == 0) {
+            if (pc(p, 1) == ')') { p->pos += 2; return true; }
+            break;
+          }
+          depth--;
+        } else if (ch == '\n') p->line++;
+        p->pos++;
+      }
+      p->pos = save;
+      p->line = sline;
+    }
+    p->pos++;
+    return parse_subst(p);
+  }
+  if (c == '{') {
+    p->pos++;
+    return scan_word_until(p, '}');
+  }
+  if (c == '\'') {
+    p->pos++;
+    return scan_ansi(p);
+  }
+  if (c == '"') {
+    p->pos++;
+    return scan_word_until(p, '"');
+  }
+  return true;
+}
+
+/* Scans inside "…" or ${…} up to the closing character (consumed). */
+static bool scan_word_until(Parser *p, int close) {
+  int depth = 0;
+  while (p->pos < p->len) {
+    char c = p->src[p->pos];
+    if (c == close && depth == 0) {
+      p->pos++;
+      return true;
+    }
+    if (c == '\\') {
+      p->pos += 2;
+      continue;
+    }
+    if (c == '\n') p->line++;
+    if (c == '$' && !(close == '"' && pc(p, 1) == '"')) {
+      if (!scan_dollar(p)) return false;
+      continue;
+    }
+    if (c == '`') {
+      p->pos++;
+      if (!scan_backquote(p)) return false;
+      continue;
+    }
+    if (close == '}') {
+      if (c == '\'') {
+        p->pos++;
+        if (!scan_squote(p)) return false;
+        continue;
+      }
+      if (c == '"') {
+        p->pos++;
+        if (!scan_word_until(p, '"')) return false;
+        continue;
+      }
+      if (c == '{') depth++;
+      else if (c == '}') depth--;
+    }
+    p->pos++;
+  }
+  if (close == '"')
+    perror_at(p, "unexpected EOF while looking for matching `\"'");
+  else
+    perror_at(p, "unexpected EOF while looking for matching `}'");
+  return false;
+}
+
+static Node *parse_list(Parser *p, bool top);
+
+/* After "$(": parses the command list to find the ")" and caches it. */
+static bool parse_subst(Parser *p) {
+  size_t start = p->pos;
+  bool had = p->have;
+  Tok saved = p->look;
+  p->have = false;
+  p->depth++;
+  Node *n = parse_list(p, false);
+  p->depth--;
+  if (p->err) return false;
+  Tok t;
+  /* the list stops before ")" */
+  if (!p->have) {
+    perror_at(p, "unexpected EOF while looking for matching `)'");
+    return false;
+  }
+  t = p->look;
+  if (t.kind != T_RPAREN) {
+    if (t.kind == T_EOF)
+      perror_at(p, "unexpected EOF while looking for matching `)'");
+    else
+      perror_at(p, "syntax error near unexpected token `%.*s'", (int)(t.kind == T_WORD ? t.len : 1),
+                t.kind == T_WORD ? t.text : p->src + t.start);
+    return false;
+  }
+  size_t end = t.start;
+  p->pos = end + 1;
+  p->have = had;
+  p->look = saved;
+  char *text = g_strndup(p->src + start, end - start);
+  if (!g_hash_table_contains(p->sh->subst_cache, text))
+    g_hash_table_insert(p->sh->subst_cache, text, n);
+  else
+    g_free(text);
+  return true;
+}
+
+/* ---- tokens ------------------------------------------------------------------ */
+
+static bool read_heredocs(Parser *p);
+
+static bool lex(Parser *p, Tok *t) {
+  memset(t, 0, sizeof *t);
+again:
+  while (p->pos < p->len && (p->src[p->pos] == ' ' || p->src[p->pos] == '\t')) p->pos++;
+  /* alias regions that ended */
+  while (p->alias_end->len && g_array_index(p->alias_end, size_t, p->alias_end->len - 1) <= p->pos) {
+    g_array_set_size(p->alias_end, p->alias_end->len - 1);
+    g_ptr_array_remove_index(p->alias_active, p->alias_active->len - 1);
+  }
+  if (pc(p, 0) == '\\' && pc(p, 1) == '\n') {
+    p->pos += 2;
+    p->line++;
+    goto again;
+  }
+  if (pc(p, 0) == '#') {
+    while (p->pos < p->len && p->src[p->pos] != '\n') p->pos++;
+  }
+  t->start = p->pos;
+  t->line = p->line;
+  int c = pc(p, 0);
+  if (c < 0) { t->kind = T_EOF; return true; }
+  if (c == '\n') {
+    p->pos++;
+    p->line++;
+    t->kind = T_NEWLINE;
+    return read_heredocs(p);
+  }
+  int c1 = pc(p, 1), c2 = pc(p, 2);
+  /* IO number */
+  int fd = -1;
+  size_t d = 0;
+  while (pc(p, d) >= '0' && pc(p, d) <= '9') d++;
+  if (d > 0 && d < 5 && (pc(p, d) == '<' || pc(p, d) == '>')) {
+    fd = atoi(p->src + p->pos);
+    p->pos += d;
+    c = pc(p, 0), c1 = pc(p, 1), c2 = pc(p, 2);
+  }
+  if (!p->in_cond && (c == '<' || c == '>' || (fd < 0 && c == '&' && c1 == '>'))) {
+    if (c == '<' && c1 == '(' ) goto word;       /* process substitution */
+    if (c == '>' && c1 == '(' && fd < 0) goto word;
+    t->kind = T_REDIR;
+    t->fd = fd;
+    if (c == '&') {
+      if (c2 == '>') { t->rkind = R_APPEND_ERR; p->pos += 3; }
+      else { t->rkind = R_OUT_ERR; p->pos += 2; }
+    } else if (c == '<') {
+      if (c1 == '<' && c2 == '<') { t->rkind = R_HERESTR; p->pos += 3; }
+      else if (c1 == '<' && c2 == '-') { t->rkind = R_HEREDOC; t->strip = true; p->pos += 3; }
+      else if (c1 == '<') { t->rkind = R_HEREDOC; p->pos += 2; }
+      else if (c1 == '&') { t->rkind = R_DUP_IN; p->pos += 2; }
+      else if (c1 == '>') { t->rkind = R_RDWR; p->pos += 2; }
+      else { t->rkind = R_IN; p->pos += 1; }
+    } else {
+      if (c1 == '>') { t->rkind = R_APPEND; p->pos += 2; }
+      else if (c1 == '|') { t->rkind = R_CLOBBER; p->pos += 2; }
+      else if (c1 == '&') { t->rkind = R_DUP_OUT; p->pos += 2; }
+      else { t->rkind = R_OUT; p->pos += 1; }
+    }
+    return true;
+  }
+  if (fd >= 0) {
+    /* digits not followed by a redirection: a word */
+    p->pos = t->start;
+    c = pc(p, 0), c1 = pc(p, 1);
+  }
+  switch (c) {
+  case ';':
+    if (c1 == ';' && c2 == '&') { t->kind = T_DSEMIAMP; p->pos += 3; return true; }
+    if (c1 == ';') { t->kind = T_DSEMI; p->pos += 2; return true; }
+    if (c1 == '&') { t->kind = T_SEMIAMP; p->pos += 2; return true; }
+    t->kind = T_SEMI; p->pos++; return true;
+  case '&':
+    if (c1 == '&') { t->kind = T_AND; p->pos += 2; return true; }
+    t->kind = T_AMP; p->pos++; return true;
+  case '|':
+    if (c1 == '|') { t->kind = T_OR; p->pos += 2; return true; }
+    if (c1 == '&') { t->kind = T_PIPEAMP; p->pos += 2; return true; }
+    t->kind = T_PIPE; p->pos++; return true;
+  case '(':
+    t->kind = T_LPAREN; p->pos++; return true;
+  case ')':
+    t->kind = T_RPAREN; p->pos++; return true;
+  default:
+    break;
+  }
+word:
+  {
+    bool plain = true;
+    size_t start = p->pos;
+    while (p->pos < p->len) {
+      char ch = p->src[p->pos];
+      if (p->in_cond && (ch == '<' || ch == '>') && p->pos == start) {
+        p->pos++;
+        break;
+      }
+      if ((ch == '<' || ch == '>') && pc(p, 1) == '(' && !p->in_cond) {
+        p->pos += 2;
+        if (!parse_subst(p)) return false;
+        plain = false;
+        continue;
+      }
+      if (ch == '(' && p->pos > start) {
+        char prev = p->src[p->pos - 1];
+        size_t wl = p->pos - start;
+        bool arr = (prev == '=' && box_is_name(p->src + start, wl - 1)) ||
+                   (wl >= 2 && prev == '=' && p->src[p->pos - 2] == '+' &&
+                    box_is_name(p->src + start, wl - 2));
+        if (arr || strchr("@!*+?", prev)) {
+          /* array literal or extglob group: up to the matching ")" */
+          int depth = 0;
+          plain = false;
+          while (p->pos < p->len) {
+            char e = p->src[p->pos];
+            if (e == '\\') { p->pos += 2; continue; }
+            if (e == '\'') { p->pos++; if (!scan_squote(p)) return false; continue; }
+            if (e == '"') { p->pos++; if (!scan_word_until(p, '"')) return false; continue; }
+            if (e == '$') { if (!scan_dollar(p)) return false; continue; }
+            if (e == '`') { p->pos++; if (!scan_backquote(p)) return false; continue; }
+            if (e == '\n') p->line++;
+            if (e == '(') depth++;
+            if (e == ')' && --depth == 0) { p->pos++; break; }
+            p->pos++;
+          }
+          continue;
+        }
+      }
+      if (is_meta((unsigned char)ch)) break;
+      if (p->in_cond && ch == '(' ) break;
+      switch (ch) {
+      case '\\':
+        plain = false;
+        if (pc(p, 1) == '\n') {
+          /* line continuation inside a word: drop it from the text */
+          memmove(p->src + p->pos, p->src + p->pos + 2, p->len - p->pos - 2);
+          p->len -= 2;
+          p->src[p->len] = '\0';
+          p->line++;
+          continue;
+        }
+        p->pos += 2;
+        if (p->pos > p->len) p->pos = p->len;
+        continue;
+      case '\'':
+        plain = false;
+        p->pos++;
+        if (!scan_squote(p)) return false;
+        continue;
+      case '"':
+        plain = false;
+        p->pos++;
+        if (!scan_word_until(p, '"')) return false;
+        continue;
+      case '`':
+        plain = false;
+        p->pos++;
+        if (!scan_backquote(p)) return false;
+        continue;
+      case '$':
+        plain = false;
+        if (!scan_dollar(p)) return false;
+        continue;
+      case '*': case '?': case '[': case '~': case '{': case '}': case ']': case '=': case ',':
+        plain = false;
+        break;
+      default:
+        break;
+      }
+      p->pos++;
+    }
+    t->kind = T_WORD;
+    t->text = p->src + start;
+    t->len = p->pos - start;
+    t->plain = plain;
+    if (t->len == 0) {
+      /* a lone character the word loop refused (e.g. "(" in [[ ]]) */
+      p->pos++;
+      t->len = 1;
+    }
+    return true;
+  }
+}
+
+static Tok *peek(Parser *p) {
+  if (!p->have) {
+    if (!lex(p, &p->look)) {
+      p->look.kind = T_EOF;
+      p->err = true;
+    }
+    p->have = true;
+  }
+  return &p->look;
+}
+
+static Tok next(Parser *p) {
+  peek(p);
+  p->have = false;
   return p->look;
 }
 
-static bool unexpected(Parser *p, const Token *t) {
-  if (t->kind == T_EOF) return perr(p, g_strdup("unexpected end of file"));
-  if (t->kind == T_NEWLINE) return perr(p, g_strdup("unexpected token: newline"));
-  return perr(p, g_strdup_printf("unexpected token: %s", box_tok_name(t)));
+static bool is_word(Parser *p, const char *w) {
+  Tok *t = peek(p);
+  return t->kind == T_WORD && t->len == strlen(w) && memcmp(t->text, w, t->len) == 0;
 }
 
-static bool linebreak(Parser *p) {
-  Token *t;
-  for (;;) {
-    if (!peek(p, &t)) return false;
-    if (t->kind != T_NEWLINE) return true;
-    take(p);
-  }
-}
-
-static bool is_assignment(const Word *w, size_t *eq) {
-  if (w->nparts == 0 || w->parts[0].kind != WP_LIT) return false;
-  const char *s = w->parts[0].text;
-  const char *e = strchr(s, '=');
-  if (!e || e == s || !box_is_name(s, (size_t)(e - s))) return false;
-  *eq = (size_t)(e - s);
-  return true;
-}
-
-/* Splits NAME=rest into an Assign (the value keeps the word's parts). */
-static Assign make_assign(Word *w, size_t eq) {
-  Assign a;
-  a.name = g_strndup(w->parts[0].text, eq);
-  char *rest = g_strdup(w->parts[0].text + eq + 1);
-  g_free(w->parts[0].text);
-  w->parts[0].text = rest;
-  char *raw = g_strdup(w->raw + eq + 1);
-  g_free(w->raw);
-  w->raw = raw;
-  a.value = w;
-  return a;
-}
-
-static bool parse_simple(Parser *p, Node **out) {
-  GArray *assigns = g_array_new(FALSE, TRUE, sizeof(Assign));
-  GPtrArray *words = g_ptr_array_new();
-  GArray *redirs = g_array_new(FALSE, TRUE, sizeof(Redir));
-  bool ok = true;
-  Token *t;
-  for (;;) {
-    if (!(ok = peek(p, &t))) break;
-    if (t->kind == T_WORD) {
-      Token w = take(p);
-      size_t eq;
-      if (words->len == 0 && is_assignment(w.word, &eq)) {
-        Assign a = make_assign(w.word, eq);
-        g_array_append_val(assigns, a);
-      } else {
-        g_ptr_array_add(words, w.word);
-      }
-      continue;
-    }
-    if (t->kind == T_HEREDOC) {
-      ok = perr(p, g_strdup("here-documents are not supported yet"));
-      break;
-    }
+static const char *tok_text(Parser *p, Tok *t, char *buf, size_t n) {
+  switch (t->kind) {
+  case T_EOF: return NULL;
+  case T_NEWLINE: return "newline";
+  case T_WORD:
+    g_strlcpy(buf, t->text, MIN(n, t->len + 1));
+    return buf;
+  default: {
+    size_t l = p->pos - t->start;
+    if (p->have) l = (size_t)-1;
+    (void)l;
+    static const char *names[] = { "", "newline", "", ";", ";;", ";&", ";;&", "&", "&&", "||",
+                                   "|", "|&", "(", ")", "" };
     if (t->kind == T_REDIR) {
-      Token r = take(p);
-      Token *wt;
-      if (!(ok = peek(p, &wt))) break;
-      if (wt->kind != T_WORD) {
-        ok = perr(p, g_strdup_printf("expected filename after '%s'", r.text));
-        break;
+      switch (t->rkind) {
+      case R_IN: return "<";
+      case R_OUT: return ">";
+      case R_CLOBBER: return ">|";
+      case R_APPEND: return ">>";
+      case R_RDWR: return "<>";
+      case R_DUP_IN: return "<&";
+      case R_DUP_OUT: return ">&";
+      case R_OUT_ERR: return "&>";
+      case R_APPEND_ERR: return "&>>";
+      case R_HEREDOC: return t->strip ? "<<-" : "<<";
+      case R_HERESTR: return "<<<";
       }
-      Token w = take(p);
-      Redir rd;
-      rd.kind = r.rkind;
-      rd.op = r.text;
-      rd.word = w.word;
-      if (r.fd >= 0) rd.fd = r.fd;
-      else rd.fd = (r.rkind == R_IN || r.rkind == R_RDWR || r.rkind == R_DUP_IN) ? 0 : 1;
-      g_array_append_val(redirs, rd);
-      continue;
     }
-    break;
+    return names[t->kind];
   }
-  if (ok && assigns->len == 0 && words->len == 0 && redirs->len == 0) {
-    ok = unexpected(p, t);
   }
-  Node *n = g_new0(Node, 1);
-  n->kind = N_SIMPLE;
-  n->u.simple.nassigns = assigns->len;
-  n->u.simple.assigns = (Assign *)(void *)g_array_free(assigns, FALSE);
-  n->u.simple.nwords = words->len;
-  g_ptr_array_add(words, NULL);
-  n->u.simple.words = (Word **)g_ptr_array_free(words, FALSE);
-  n->u.simple.nredirs = redirs->len;
-  n->u.simple.redirs = (Redir *)(void *)g_array_free(redirs, FALSE);
-  if (!ok) { box_node_free(n); return false; }
-  *out = n;
-  return true;
 }
 
-static bool parse_command(Parser *p, Node **out) {
-  Token *t;
-  if (!peek(p, &t)) return false;
-  if (t->kind == T_LPAREN || t->kind == T_RPAREN || t->kind == T_DSEMI)
-    return unexpected(p, t);
-  return parse_simple(p, out);
+static void unexpected(Parser *p, Tok *t) {
+  char buf[256];
+  const char *s = tok_text(p, t, buf, sizeof buf);
+  if (!s) perror_at(p, "syntax error: unexpected end of file");
+  else perror_at(p, "syntax error near unexpected token `%s'", s);
 }
 
-static bool word_is(const Token *t, const char *s) {
-  return t->kind == T_WORD && t->word->nparts == 1 && t->word->parts[0].kind == WP_LIT &&
-         strcmp(t->word->parts[0].text, s) == 0;
+static Word *mkword(Parser *p, const char *text, size_t len, bool plain) {
+  Word *w = box_arena_alloc(p->sh, sizeof *w);
+  w->text = box_arena_strndup(p->sh, text, len);
+  w->flags = plain ? W_PLAIN : 0;
+  return w;
 }
 
-static bool parse_pipeline(Parser *p, Node **out) {
-  Token *t;
-  if (!peek(p, &t)) return false;
-  bool negate = false;
-  if (word_is(t, "!")) {
-    Token bang = take(p);
-    tok_clear(&bang);
-    negate = true;
-    if (!peek(p, &t)) return false;
-  }
-  if (t->kind == T_PIPE) return perr(p, g_strdup("expected command before '|'"));
-  GPtrArray *cmds = g_ptr_array_new();
-  bool ok = true;
-  for (;;) {
-    Node *c = NULL;
-    if (!(ok = parse_command(p, &c))) break;
-    g_ptr_array_add(cmds, c);
-    if (!(ok = peek(p, &t))) break;
-    if (t->kind != T_PIPE) break;
-    take(p);
-    if (!(ok = linebreak(p))) break;
-    if (!(ok = peek(p, &t))) break;
-    if (t->kind == T_EOF || t->kind == T_PIPE || t->kind == T_SEMI || t->kind == T_AND_IF ||
-        t->kind == T_OR_IF || t->kind == T_AMP) {
-      ok = perr(p, g_strdup("expected command after '|'"));
-      break;
-    }
-  }
-  if (!ok) {
-    for (guint i = 0; i < cmds->len; i++) box_node_free(cmds->pdata[i]);
-    g_ptr_array_free(cmds, TRUE);
-    return false;
-  }
-  Node *n;
-  if (cmds->len == 1) {
-    n = cmds->pdata[0];
-    g_ptr_array_free(cmds, TRUE);
-  } else {
-    n = g_new0(Node, 1);
-    n->kind = N_PIPE;
-    n->u.pipe.n = cmds->len;
-    n->u.pipe.cmds = (Node **)g_ptr_array_free(cmds, FALSE);
-  }
-  if (negate) {
-    Node *x = g_new0(Node, 1);
-    x->kind = N_NOT;
-    x->u.un.child = n;
-    n = x;
-  }
-  *out = n;
-  return true;
-}
-
-static Node *bin(NodeKind k, Node *l, Node *r) {
-  Node *n = g_new0(Node, 1);
+static Node *mknode(Parser *p, NodeKind k) {
+  Node *n = box_arena_alloc(p->sh, sizeof *n);
+  memset(n, 0, sizeof *n);
   n->kind = k;
-  n->u.bin.left = l;
-  n->u.bin.right = r;
+  n->line = p->line;
   return n;
 }
 
-static bool parse_and_or(Parser *p, Node **out) {
-  Node *left = NULL;
-  if (!parse_pipeline(p, &left)) return false;
-  for (;;) {
-    Token *t;
-    if (!peek(p, &t)) goto fail;
-    if (t->kind != T_AND_IF && t->kind != T_OR_IF) break;
-    Token op = take(p);
-    if (!linebreak(p)) goto fail;
-    if (!peek(p, &t)) goto fail;
-    if (t->kind == T_EOF) {
-      perr(p, g_strdup_printf("expected command after '%s'", op.text));
-      goto fail;
+static void linebreak(Parser *p) {
+  while (!p->err && peek(p)->kind == T_NEWLINE) next(p);
+}
+
+/* ---- here-documents ------------------------------------------------------------ */
+
+static bool read_heredocs(Parser *p) {
+  for (guint i = 0; i < p->docs->len; i++) {
+    PendingDoc *d = &g_array_index(p->docs, PendingDoc, i);
+    GString *body = g_string_new(NULL);
+    bool found = false;
+    while (p->pos < p->len) {
+      size_t e = p->pos;
+      while (e < p->len && p->src[e] != '\n') e++;
+      const char *line = p->src + p->pos;
+      size_t ll = e - p->pos;
+      if (d->strip)
+        while (ll > 0 && *line == '\t') line++, ll--;
+      p->pos = e < p->len ? e + 1 : e;
+      p->line++;
+      if (ll == strlen(d->delim) && memcmp(line, d->delim, ll) == 0) {
+        found = true;
+        break;
+      }
+      g_string_append_len(body, line, (gssize)ll);
+      g_string_append_c(body, '\n');
     }
-    Node *right = NULL;
-    if (!parse_pipeline(p, &right)) goto fail;
-    left = bin(op.kind == T_AND_IF ? N_AND : N_OR, left, right);
+    if (!found) {
+      char *m = g_strdup_printf("warning: here-document at line %d delimited by end-of-file (wanted `%s')",
+                                p->line, d->delim);
+      box_sh_error(p->sh, "%s", m);
+      g_free(m);
+    }
+    d->r->body = box_arena_strndup(p->sh, body->str, body->len);
+    g_string_free(body, TRUE);
+    g_free(d->delim);
   }
-  *out = left;
+  g_array_set_size(p->docs, 0);
   return true;
-fail:
-  box_node_free(left);
+}
+
+/* Removes quotes from a here-doc delimiter. */
+static char *delim_unquote(const char *s, size_t n, bool *quoted) {
+  GString *g = g_string_new(NULL);
+  *quoted = false;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (c == '\'' || c == '"') { *quoted = true; continue; }
+    if (c == '\\' && i + 1 < n) { *quoted = true; g_string_append_c(g, s[++i]); continue; }
+    if (c == '$' && i + 1 < n && (s[i + 1] == '\'' || s[i + 1] == '"')) continue;
+    g_string_append_c(g, c);
+  }
+  return g_string_free(g, FALSE);
+}
+
+/* ---- grammar --------------------------------------------------------------------- */
+
+static Node *parse_and_or(Parser *p);
+static Node *parse_command(Parser *p);
+
+static bool parse_redir(Parser *p, GArray *redirs) {
+  Tok op = next(p);
+  Tok w = next(p);
+  if (w.kind != T_WORD) {
+    if (w.kind == T_EOF) perror_at(p, "syntax error near unexpected token `newline'");
+    else unexpected(p, &w);
+    return false;
+  }
+  Redir r = { op.rkind, op.fd, mkword(p, w.text, w.len, w.plain), NULL, false };
+  g_array_append_val(redirs, r);
+  if (op.rkind == R_HEREDOC) {
+    PendingDoc d;
+    d.r = box_arena_alloc(p->sh, sizeof(HereDoc));
+    d.r->body = box_arena_strndup(p->sh, "", 0);
+    g_array_index(redirs, Redir, redirs->len - 1).doc = d.r;
+    d.delim = delim_unquote(w.text, w.len, &g_array_index(redirs, Redir, redirs->len - 1).quoted);
+    d.strip = op.strip;
+    g_array_append_val(p->docs, d);
+  }
+  return true;
+}
+
+/* Fixes pending here-doc pointers once the redirect array is final. */
+static Redir *finish_redirs(Parser *p, GArray *redirs, size_t *n) {
+  *n = redirs->len;
+  if (!redirs->len) {
+    g_array_free(redirs, TRUE);
+    return NULL;
+  }
+  Redir *r = box_arena_alloc(p->sh, sizeof(Redir) * redirs->len);
+  memcpy(r, redirs->data, sizeof(Redir) * redirs->len);
+  g_array_free(redirs, TRUE);
+  return r;
+}
+
+static bool is_assign_word(const char *s, size_t n) {
+  size_t i = 0;
+  if (n == 0 || !(s[0] == '_' || g_ascii_isalpha(s[0]))) return false;
+  while (i < n && (s[i] == '_' || g_ascii_isalnum(s[i]))) i++;
+  if (i < n && s[i] == '[') {
+    int depth = 0;
+    for (; i < n; i++) {
+      if (s[i] == '[') depth++;
+      else if (s[i] == ']' && --depth == 0) break;
+    }
+    if (i >= n) return false;
+    i++;
+  }
+  if (i < n && s[i] == '+') i++;
+  return i < n && s[i] == '=';
+}
+
+static const char *const reserved[] = { "if", "then", "else", "elif", "fi", "do", "done", "case",
+                                        "esac", "while", "until", "for", "in", "{", "}", "!",
+                                        "function", "[[", "]]", "select", "time", NULL };
+
+static bool tok_is_reserved(Tok *t) {
+  if (t->kind != T_WORD) return false;
+  for (int i = 0; reserved[i]; i++)
+    if (t->len == strlen(reserved[i]) && memcmp(t->text, reserved[i], t->len) == 0) return true;
   return false;
 }
 
-static bool ends_list(const Token *t) {
-  return t->kind == T_EOF || t->kind == T_NEWLINE || t->kind == T_RPAREN || t->kind == T_DSEMI;
+/* Alias substitution at a command position. */
+static void try_alias(Parser *p) {
+  for (int guard = 0; guard < 100; guard++) {
+    Tok *t = peek(p);
+    if (t->kind != T_WORD || !t->plain || !p->sh->aliases || !g_hash_table_size(p->sh->aliases))
+      return;
+    char *name = g_strndup(t->text, t->len);
+    const char *val = g_hash_table_lookup(p->sh->aliases, name);
+    bool active = false;
+    for (guint i = 0; i < p->alias_active->len; i++)
+      if (strcmp(p->alias_active->pdata[i], name) == 0) active = true;
+    if (!val || active) {
+      g_free(name);
+      return;
+    }
+    size_t vl = strlen(val);
+    size_t after = t->start + t->len;
+    char *ns = g_malloc(vl + (p->len - after) + 1);
+    memcpy(ns, val, vl);
+    memcpy(ns + vl, p->src + after, p->len - after);
+    ns[vl + p->len - after] = '\0';
+    /* shift existing alias ends */
+    for (guint i = 0; i < p->alias_end->len; i++) {
+      size_t *e = &g_array_index(p->alias_end, size_t, i);
+      *e = *e >= after ? *e - after + vl : 0;
+    }
+    g_free(p->src);
+    p->src = ns;
+    p->len = vl + p->len - after;
+    p->pos = 0;
+    p->have = false;
+    /* the name is active while its text is read */
+    g_ptr_array_add(p->alias_active, (gpointer)g_intern_string(name));
+    size_t end = vl;
+    g_array_append_val(p->alias_end, end);
+    g_free(name);
+    p->alias_next = vl > 0 && (val[vl - 1] == ' ' || val[vl - 1] == '\t');
+  }
 }
 
-static bool parse_list(Parser *p, Node **out) {
-  Node *list = NULL;
+static Node *parse_simple(Parser *p) {
+  GPtrArray *assigns = g_ptr_array_new(), *words = g_ptr_array_new();
+  GArray *redirs = g_array_new(FALSE, FALSE, sizeof(Redir));
   for (;;) {
-    Node *item = NULL;
-    if (!parse_and_or(p, &item)) goto fail;
-    Token *t;
-    if (!peek(p, &t)) { box_node_free(item); goto fail; }
+    if (p->err) break;
+    if (words->len > 0 && p->alias_next) {
+      p->alias_next = false;
+      try_alias(p);
+    }
+    Tok *t = peek(p);
+    if (t->kind == T_REDIR) {
+      if (!parse_redir(p, redirs)) break;
+      continue;
+    }
+    if (t->kind != T_WORD) break;
+    Tok w = next(p);
+    if (words->len == 0 && is_assign_word(w.text, w.len)) {
+      Word *wd = mkword(p, w.text, w.len, false);
+      wd->flags |= W_ASSIGN;
+      g_ptr_array_add(assigns, wd);
+      continue;
+    }
+    if (words->len == 0 && !w.plain && w.len > 2 && w.text[0] == '(' ) {
+      /* stray "(" */
+    }
+    Word *wd = mkword(p, w.text, w.len, w.plain);
+    /* keep "name=(…)" after declare-like commands as an assignment word */
+    if (words->len > 0 && is_assign_word(w.text, w.len)) wd->flags |= W_ASSIGN;
+    g_ptr_array_add(words, wd);
+    if (words->len == 1 && peek(p)->kind == T_LPAREN && assigns->len == 0 && redirs->len == 0) {
+      /* name ( ) compound — function definition */
+      next(p);
+      Tok r = next(p);
+      if (r.kind != T_RPAREN) {
+        unexpected(p, &r);
+        break;
+      }
+      linebreak(p);
+      Node *body = parse_command(p);
+      if (!body) {
+        if (!p->err) unexpected(p, peek(p));
+        break;
+      }
+      Node *f = mknode(p, N_FUNCDEF);
+      f->u.func.name = box_arena_strndup(p->sh, wd->text, strlen(wd->text));
+      f->u.func.body = body;
+      g_ptr_array_free(assigns, TRUE);
+      g_ptr_array_free(words, TRUE);
+      g_array_free(redirs, TRUE);
+      return f;
+    }
+  }
+  if (p->err) {
+    g_ptr_array_free(assigns, TRUE);
+    g_ptr_array_free(words, TRUE);
+    g_array_free(redirs, TRUE);
+    return NULL;
+  }
+  if (!assigns->len && !words->len && !redirs->len) {
+    g_ptr_array_free(assigns, TRUE);
+    g_ptr_array_free(words, TRUE);
+    g_array_free(redirs, TRUE);
+    return NULL;
+  }
+  Node *n = mknode(p, N_SIMPLE);
+  n->u.simple.nassigns = assigns->len;
+  n->u.simple.assigns = box_arena_alloc(p->sh, sizeof(Word *) * (assigns->len + 1));
+  memcpy(n->u.simple.assigns, assigns->pdata, sizeof(Word *) * assigns->len);
+  n->u.simple.nwords = words->len;
+  n->u.simple.words = box_arena_alloc(p->sh, sizeof(Word *) * (words->len + 1));
+  memcpy(n->u.simple.words, words->pdata, sizeof(Word *) * words->len);
+  n->redirs = finish_redirs(p, redirs, &n->nredirs);
+  g_ptr_array_free(assigns, TRUE);
+  g_ptr_array_free(words, TRUE);
+  return n;
+}
+
+static bool expect_word(Parser *p, const char *w) {
+  if (p->err) return false;
+  if (!is_word(p, w)) {
+    unexpected(p, peek(p));
+    return false;
+  }
+  next(p);
+  return true;
+}
+
+/* A compound list inside a construct: up to one of the stop words. */
+static Node *parse_compound_list(Parser *p) {
+  linebreak(p);
+  Node *n = parse_list(p, false);
+  return n;
+}
+
+static Cond *cond_or(Parser *p);
+
+static Word *cond_word(Parser *p) {
+  Tok t = next(p);
+  if (t.kind != T_WORD) {
+    unexpected(p, &t);
+    return NULL;
+  }
+  return mkword(p, t.text, t.len, t.plain);
+}
+
+static bool cond_is(Parser *p, const char *s) {
+  Tok *t = peek(p);
+  if (t->kind == T_WORD) return t->len == strlen(s) && memcmp(t->text, s, t->len) == 0;
+  if (strcmp(s, "&&") == 0) return t->kind == T_AND;
+  if (strcmp(s, "||") == 0) return t->kind == T_OR;
+  if (strcmp(s, "(") == 0) return t->kind == T_LPAREN;
+  if (strcmp(s, ")") == 0) return t->kind == T_RPAREN;
+  return false;
+}
+
+static Cond *mkcond(Parser *p, CondKind k) {
+  Cond *c = box_arena_alloc(p->sh, sizeof *c);
+  memset(c, 0, sizeof *c);
+  c->kind = k;
+  return c;
+}
+
+static const char *const unary_ops[] = { "-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p",
+                                         "-r", "-s", "-t", "-u", "-w", "-x", "-G", "-L", "-N", "-O",
+                                         "-S", "-z", "-n", "-o", "-v", "-R", NULL };
+static const char *const binary_ops[] = { "==", "=", "!=", "=~", "<", ">", "-eq", "-ne", "-lt", "-le",
+                                          "-gt", "-ge", "-nt", "-ot", "-ef", NULL };
+
+static bool in_list(const char *const *l, const char *s, size_t n) {
+  for (int i = 0; l[i]; i++)
+    if (strlen(l[i]) == n && memcmp(l[i], s, n) == 0) return true;
+  return false;
+}
+
+/* The right side of =~ : read raw up to a blank outside parens. */
+static Word *cond_regex_word(Parser *p) {
+  while (p->pos < p->len && (p->src[p->pos] == ' ' || p->src[p->pos] == '\t')) p->pos++;
+  size_t start = p->pos;
+  int depth = 0;
+  bool plain = true;
+  while (p->pos < p->len) {
+    char c = p->src[p->pos];
+    if (c == '\\') { p->pos += 2; plain = false; continue; }
+    if (c == '\'') { p->pos++; scan_squote(p); plain = false; continue; }
+    if (c == '"') { p->pos++; scan_word_until(p, '"'); plain = false; continue; }
+    if (c == '$') { scan_dollar(p); plain = false; continue; }
+    if (c == '(') depth++;
+    else if (c == ')') { if (depth == 0) break; depth--; }
+    else if (depth == 0 && (c == ' ' || c == '\t' || c == '\n' ||
+             ((c == '&' || c == '|') && p->pos + 1 < p->len && p->src[p->pos + 1] == c)))
+      break;
+    p->pos++;
+  }
+  if (p->pos == start) {
+    unexpected(p, peek(p));
+    return NULL;
+  }
+  (void)plain;
+  return mkword(p, p->src + start, p->pos - start, false);
+}
+
+static Cond *cond_primary(Parser *p) {
+  if (p->err) return NULL;
+  linebreak(p);
+  if (cond_is(p, "!")) {
+    next(p);
+    Cond *c = mkcond(p, C_NOT);
+    c->l = cond_primary(p);
+    return c->l ? c : NULL;
+  }
+  if (cond_is(p, "(")) {
+    next(p);
+    Cond *c = cond_or(p);
+    if (!c) return NULL;
+    if (!cond_is(p, ")")) {
+      unexpected(p, peek(p));
+      return NULL;
+    }
+    next(p);
+    return c;
+  }
+  Tok *t = peek(p);
+  if (t->kind == T_WORD && in_list(unary_ops, t->text, t->len)) {
+    Tok op = next(p);
+    Tok *n = peek(p);
+    if (n->kind == T_WORD && !(n->len == 2 && memcmp(n->text, "]]", 2) == 0)) {
+      Cond *c = mkcond(p, C_UNARY);
+      c->op = box_arena_strndup(p->sh, op.text, op.len);
+      c->a = cond_word(p);
+      return c;
+    }
+    Cond *c = mkcond(p, C_WORD);
+    c->a = mkword(p, op.text, op.len, true);
+    return c;
+  }
+  if (t->kind != T_WORD || (t->len == 2 && memcmp(t->text, "]]", 2) == 0)) {
+    unexpected(p, t);
+    return NULL;
+  }
+  Word *a = cond_word(p);
+  Tok *o = peek(p);
+  if (o->kind == T_WORD && in_list(binary_ops, o->text, o->len)) {
+    Tok op = next(p);
+    Cond *c = mkcond(p, C_BINARY);
+    c->op = box_arena_strndup(p->sh, op.text, op.len);
+    c->a = a;
+    if (strcmp(c->op, "=~") == 0) {
+      p->have = false;
+      c->b = cond_regex_word(p);
+    } else {
+      c->b = cond_word(p);
+    }
+    return c->b ? c : NULL;
+  }
+  Cond *c = mkcond(p, C_WORD);
+  c->a = a;
+  return c;
+}
+
+static Cond *cond_and(Parser *p) {
+  Cond *l = cond_primary(p);
+  while (l && !p->err && cond_is(p, "&&")) {
+    next(p);
+    Cond *c = mkcond(p, C_AND);
+    c->l = l;
+    c->r = cond_primary(p);
+    if (!c->r) return NULL;
+    l = c;
+  }
+  return l;
+}
+
+static Cond *cond_or(Parser *p) {
+  Cond *l = cond_and(p);
+  while (l && !p->err && cond_is(p, "||")) {
+    next(p);
+    Cond *c = mkcond(p, C_OR);
+    c->l = l;
+    c->r = cond_and(p);
+    if (!c->r) return NULL;
+    l = c;
+  }
+  return l;
+}
+
+/* Reads "(( … ))" text after the opening "((" up to the matching "))". */
+static char *arith_text(Parser *p) {
+  size_t start = p->pos;
+  int depth = 0;
+  while (p->pos < p->len) {
+    char c = p->src[p->pos];
+    if (c == '(') depth++;
+    else if (c == ')') {
+      if (depth == 0 && pc(p, 1) == ')') {
+        char *t = box_arena_strndup(p->sh, p->src + start, p->pos - start);
+        p->pos += 2;
+        return t;
+      }
+      if (depth == 0) break;
+      depth--;
+    } else if (c == '\n') p->line++;
+    p->pos++;
+  }
+  return NULL;
+}
+
+static Node *parse_compound(Parser *p) {
+  Tok *t = peek(p);
+  if (t->kind == T_LPAREN) {
+    /* "((" arithmetic, else a subshell */
+    if (pc(p, 0) == '(') {
+      size_t save = p->pos;
+      int sline = p->line;
+      p->pos++;
+      char *e = arith_text(p);
+      if (e) {
+        p->have = false;
+        Node *n = mknode(p, N_ARITH);
+        n->u.arith.expr = e;
+        return n;
+      }
+      p->pos = save;
+      p->line = sline;
+    }
+    next(p);
+    Node *body = parse_compound_list(p);
+    if (p->err) return NULL;
+    if (peek(p)->kind != T_RPAREN) {
+      unexpected(p, peek(p));
+      return NULL;
+    }
+    next(p);
+    Node *n = mknode(p, N_SUBSHELL);
+    n->u.un.child = body;
+    return n;
+  }
+  if (t->kind != T_WORD) return NULL;
+  if (is_word(p, "{")) {
+    next(p);
+    Node *body = parse_compound_list(p);
+    if (!expect_word(p, "}")) return NULL;
+    Node *n = mknode(p, N_GROUP);
+    n->u.un.child = body;
+    return n;
+  }
+  if (is_word(p, "if")) {
+    next(p);
+    Node *n = mknode(p, N_IF);
+    n->u.ifn.cond = parse_compound_list(p);
+    if (!expect_word(p, "then")) return NULL;
+    n->u.ifn.then = parse_compound_list(p);
+    Node *cur = n;
+    for (;;) {
+      if (p->err) return NULL;
+      if (is_word(p, "elif")) {
+        next(p);
+        Node *e = mknode(p, N_IF);
+        e->u.ifn.cond = parse_compound_list(p);
+        if (!expect_word(p, "then")) return NULL;
+        e->u.ifn.then = parse_compound_list(p);
+        cur->u.ifn.els = e;
+        cur = e;
+        continue;
+      }
+      if (is_word(p, "else")) {
+        next(p);
+        cur->u.ifn.els = parse_compound_list(p);
+      }
+      break;
+    }
+    if (!expect_word(p, "fi")) return NULL;
+    if (!n->u.ifn.cond || !n->u.ifn.then) {
+      /* empty condition or body: bash refuses */
+    }
+    return n;
+  }
+  if (is_word(p, "while") || is_word(p, "until")) {
+    bool w = is_word(p, "while");
+    next(p);
+    Node *n = mknode(p, w ? N_WHILE : N_UNTIL);
+    n->u.loop.cond = parse_compound_list(p);
+    if (!expect_word(p, "do")) return NULL;
+    n->u.loop.body = parse_compound_list(p);
+    if (!expect_word(p, "done")) return NULL;
+    return n;
+  }
+  if (is_word(p, "for") || is_word(p, "select")) {
+    next(p);
+    if (peek(p)->kind == T_LPAREN && pc(p, 0) == '(') {
+      p->pos++;
+      p->have = false;
+      char *e = arith_text(p);
+      if (!e) {
+        perror_at(p, "syntax error: `((' without matching `))'");
+        return NULL;
+      }
+      Node *n = mknode(p, N_ARITH_FOR);
+      char **parts = g_strsplit(e, ";", 3);
+      if (g_strv_length(parts) != 3) {
+        g_strfreev(parts);
+        perror_at(p, "syntax error: arithmetic expression required");
+        return NULL;
+      }
+      n->u.afor.init = box_arena_strndup(p->sh, parts[0], strlen(parts[0]));
+      n->u.afor.cond = box_arena_strndup(p->sh, parts[1], strlen(parts[1]));
+      n->u.afor.step = box_arena_strndup(p->sh, parts[2], strlen(parts[2]));
+      g_strfreev(parts);
+      if (peek(p)->kind == T_SEMI) next(p);
+      linebreak(p);
+      Node *body;
+      if (is_word(p, "do")) {
+        next(p);
+        body = parse_compound_list(p);
+        if (!expect_word(p, "done")) return NULL;
+      } else if (is_word(p, "{")) {
+        body = parse_compound(p);
+      } else {
+        unexpected(p, peek(p));
+        return NULL;
+      }
+      n->u.afor.body = body;
+      return n;
+    }
+    Tok v = next(p);
+    if (v.kind != T_WORD || !box_is_name(v.text, v.len)) {
+      if (v.kind == T_WORD) perror_at(p, "`%.*s': not a valid identifier", (int)v.len, v.text);
+      else unexpected(p, &v);
+      return NULL;
+    }
+    Node *n = mknode(p, N_FOR);
+    n->u.forn.var = box_arena_strndup(p->sh, v.text, v.len);
+    linebreak(p);
+    GPtrArray *words = g_ptr_array_new();
+    if (is_word(p, "in")) {
+      next(p);
+      n->u.forn.in = true;
+      while (peek(p)->kind == T_WORD) {
+        Tok w = next(p);
+        g_ptr_array_add(words, mkword(p, w.text, w.len, w.plain));
+      }
+      if (peek(p)->kind != T_SEMI && peek(p)->kind != T_NEWLINE) {
+        g_ptr_array_free(words, TRUE);
+        unexpected(p, peek(p));
+        return NULL;
+      }
+      next(p);
+    } else if (peek(p)->kind == T_SEMI) {
+      next(p);
+    }
+    n->u.forn.nwords = words->len;
+    n->u.forn.words = box_arena_alloc(p->sh, sizeof(Word *) * (words->len + 1));
+    memcpy(n->u.forn.words, words->pdata, sizeof(Word *) * words->len);
+    g_ptr_array_free(words, TRUE);
+    linebreak(p);
+    if (is_word(p, "{")) {
+      n->u.forn.body = parse_compound(p);
+      return p->err ? NULL : n;
+    }
+    if (!expect_word(p, "do")) return NULL;
+    n->u.forn.body = parse_compound_list(p);
+    if (!expect_word(p, "done")) return NULL;
+    return n;
+  }
+  if (is_word(p, "case")) {
+    next(p);
+    Tok w = next(p);
+    if (w.kind != T_WORD) {
+      unexpected(p, &w);
+      return NULL;
+    }
+    Node *n = mknode(p, N_CASE);
+    n->u.casen.word = mkword(p, w.text, w.len, w.plain);
+    linebreak(p);
+    if (!expect_word(p, "in")) return NULL;
+    linebreak(p);
+    GArray *items = g_array_new(FALSE, TRUE, sizeof(CaseItem));
+    while (!p->err && !is_word(p, "esac")) {
+      if (peek(p)->kind == T_LPAREN) next(p);
+      GPtrArray *pats = g_ptr_array_new();
+      for (;;) {
+        Tok pt = next(p);
+        if (pt.kind != T_WORD) {
+          unexpected(p, &pt);
+          break;
+        }
+        g_ptr_array_add(pats, mkword(p, pt.text, pt.len, pt.plain));
+        if (peek(p)->kind == T_PIPE) {
+          next(p);
+          continue;
+        }
+        break;
+      }
+      if (p->err) {
+        g_ptr_array_free(pats, TRUE);
+        break;
+      }
+      if (peek(p)->kind != T_RPAREN) {
+        unexpected(p, peek(p));
+        g_ptr_array_free(pats, TRUE);
+        break;
+      }
+      next(p);
+      CaseItem it = { 0 };
+      it.npats = pats->len;
+      it.pats = box_arena_alloc(p->sh, sizeof(Word *) * pats->len);
+      memcpy(it.pats, pats->pdata, sizeof(Word *) * pats->len);
+      g_ptr_array_free(pats, TRUE);
+      it.body = parse_compound_list(p);
+      if (p->err) break;
+      Tok *e = peek(p);
+      if (e->kind == T_DSEMI || e->kind == T_SEMIAMP || e->kind == T_DSEMIAMP) {
+        it.term = e->kind == T_DSEMI ? 0 : e->kind == T_SEMIAMP ? 1 : 2;
+        next(p);
+        linebreak(p);
+      } else if (!is_word(p, "esac")) {
+        unexpected(p, e);
+        break;
+      }
+      g_array_append_val(items, it);
+    }
+    if (p->err) {
+      g_array_free(items, TRUE);
+      return NULL;
+    }
+    next(p);  /* esac */
+    n->u.casen.nitems = items->len;
+    n->u.casen.items = box_arena_alloc(p->sh, sizeof(CaseItem) * (items->len + 1));
+    memcpy(n->u.casen.items, items->data, sizeof(CaseItem) * items->len);
+    g_array_free(items, TRUE);
+    return n;
+  }
+  if (is_word(p, "[[")) {
+    next(p);
+    p->in_cond = true;
+    p->have = false;
+    Cond *c = cond_or(p);
+    p->in_cond = false;
+    if (!c) {
+      if (!p->err) unexpected(p, peek(p));
+      return NULL;
+    }
+    if (!is_word(p, "]]")) {
+      unexpected(p, peek(p));
+      return NULL;
+    }
+    next(p);
+    Node *n = mknode(p, N_COND);
+    n->u.cond.c = c;
+    return n;
+  }
+  if (is_word(p, "function")) {
+    next(p);
+    Tok name = next(p);
+    if (name.kind != T_WORD) {
+      unexpected(p, &name);
+      return NULL;
+    }
+    if (peek(p)->kind == T_LPAREN) {
+      next(p);
+      if (peek(p)->kind != T_RPAREN) {
+        unexpected(p, peek(p));
+        return NULL;
+      }
+      next(p);
+    }
+    linebreak(p);
+    Node *body = parse_command(p);
+    if (!body) {
+      if (!p->err) unexpected(p, peek(p));
+      return NULL;
+    }
+    Node *f = mknode(p, N_FUNCDEF);
+    f->u.func.name = box_arena_strndup(p->sh, name.text, name.len);
+    f->u.func.body = body;
+    return f;
+  }
+  return NULL;
+}
+
+static Node *parse_command(Parser *p) {
+  if (p->err) return NULL;
+  try_alias(p);
+  Tok *t = peek(p);
+  bool compound = t->kind == T_LPAREN ||
+                  (t->kind == T_WORD && (is_word(p, "{") || is_word(p, "if") || is_word(p, "while") ||
+                                         is_word(p, "until") || is_word(p, "for") || is_word(p, "case") ||
+                                         is_word(p, "[[") || is_word(p, "function") || is_word(p, "select")));
+  if (compound) {
+    Node *n = parse_compound(p);
+    if (!n || p->err) return NULL;
+    GArray *redirs = g_array_new(FALSE, FALSE, sizeof(Redir));
+    while (!p->err && peek(p)->kind == T_REDIR)
+      if (!parse_redir(p, redirs)) break;
+    if (n->kind != N_FUNCDEF) {
+      n->redirs = finish_redirs(p, redirs, &n->nredirs);
+    } else {
+      n->u.func.body->redirs = finish_redirs(p, redirs, &n->u.func.body->nredirs);
+    }
+    return p->err ? NULL : n;
+  }
+  if (t->kind == T_WORD && tok_is_reserved(t)) {
+    unexpected(p, t);
+    return NULL;
+  }
+  return parse_simple(p);
+}
+
+static Node *parse_pipeline(Parser *p) {
+  bool neg = false;
+  if (is_word(p, "time")) next(p);
+  while (is_word(p, "!")) {
+    next(p);
+    neg = !neg;
+  }
+  Node *first = parse_command(p);
+  if (!first) {
+    if (!p->err) unexpected(p, peek(p));
+    return NULL;
+  }
+  GPtrArray *cmds = NULL;
+  GArray *errs = NULL;
+  while (!p->err && (peek(p)->kind == T_PIPE || peek(p)->kind == T_PIPEAMP)) {
+    bool amp = next(p).kind == T_PIPEAMP;
+    if (!cmds) {
+      cmds = g_ptr_array_new();
+      errs = g_array_new(FALSE, TRUE, sizeof(bool));
+      g_ptr_array_add(cmds, first);
+    }
+    g_array_append_val(errs, amp);
+    linebreak(p);
+    Node *c = parse_command(p);
+    if (!c) {
+      if (!p->err) unexpected(p, peek(p));
+      break;
+    }
+    g_ptr_array_add(cmds, c);
+  }
+  Node *res = first;
+  if (cmds) {
+    if (p->err) {
+      g_ptr_array_free(cmds, TRUE);
+      g_array_free(errs, TRUE);
+      return NULL;
+    }
+    res = mknode(p, N_PIPE);
+    res->u.pipe.n = cmds->len;
+    res->u.pipe.cmds = box_arena_alloc(p->sh, sizeof(Node *) * cmds->len);
+    memcpy(res->u.pipe.cmds, cmds->pdata, sizeof(Node *) * cmds->len);
+    res->u.pipe.errpipe = box_arena_alloc(p->sh, sizeof(bool) * cmds->len);
+    memset(res->u.pipe.errpipe, 0, sizeof(bool) * cmds->len);
+    memcpy(res->u.pipe.errpipe, errs->data, sizeof(bool) * errs->len);
+    g_ptr_array_free(cmds, TRUE);
+    g_array_free(errs, TRUE);
+  }
+  if (neg) {
+    Node *n = mknode(p, N_NOT);
+    n->u.un.child = res;
+    res = n;
+  }
+  return res;
+}
+
+static Node *parse_and_or(Parser *p) {
+  Node *l = parse_pipeline(p);
+  while (l && !p->err && (peek(p)->kind == T_AND || peek(p)->kind == T_OR)) {
+    NodeKind k = next(p).kind == T_AND ? N_AND : N_OR;
+    linebreak(p);
+    Node *r = parse_pipeline(p);
+    if (!r) return NULL;
+    Node *n = mknode(p, k);
+    n->u.bin.left = l;
+    n->u.bin.right = r;
+    l = n;
+  }
+  return l;
+}
+
+static bool starts_command(Parser *p) {
+  Tok *t = peek(p);
+  if (t->kind == T_WORD) {
+    static const char *const stops[] = { "then", "else", "elif", "fi", "do", "done", "esac", "}", NULL };
+    for (int i = 0; stops[i]; i++)
+      if (is_word(p, stops[i])) return false;
+    if (p->in_cond) return false;
+    return true;
+  }
+  return t->kind == T_REDIR || t->kind == T_LPAREN;
+}
+
+static Node *seq(Parser *p, Node *a, Node *b) {
+  if (!a) return b;
+  if (!b) return a;
+  Node *n = mknode(p, N_SEQ);
+  n->u.bin.left = a;
+  n->u.bin.right = b;
+  return n;
+}
+
+/* A list of and-or lists.  At the top level it stops after a newline. */
+static Node *parse_list(Parser *p, bool top) {
+  Node *res = NULL;
+  for (;;) {
+    if (p->err) return NULL;
+    if (!top) linebreak(p);
+    if (!starts_command(p)) break;
+    Node *n = parse_and_or(p);
+    if (!n) return NULL;
+    Tok *t = peek(p);
     if (t->kind == T_AMP) {
-      take(p);
-      Node *bg = g_new0(Node, 1);
-      bg->kind = N_BACKGROUND;
-      bg->u.un.child = item;
-      item = bg;
+      next(p);
+      Node *b = mknode(p, N_BACKGROUND);
+      b->u.un.child = n;
+      n = b;
     } else if (t->kind == T_SEMI) {
-      take(p);
+      next(p);
+    } else if (t->kind == T_NEWLINE) {
+      res = seq(p, res, n);
+      if (top) {
+        next(p);
+        p->ended_nl = true;
+        return res;
+      }
+      continue;
+    } else {
+      res = seq(p, res, n);
+      break;
     }
-    list = list ? bin(N_SEQ, list, item) : item;
-    if (!peek(p, &t)) goto fail;
-    if (ends_list(t)) break;
-    if (t->kind == T_SEMI || t->kind == T_AMP) { unexpected(p, t); goto fail; }
+    res = seq(p, res, n);
+    if (top && peek(p)->kind == T_NEWLINE) {
+      next(p);
+      p->ended_nl = true;
+      return res;
+    }
   }
-  *out = list;
-  return true;
-fail:
-  box_node_free(list);
-  return false;
+  return res;
 }
 
 ParseResult box_parse_next(Parser *p, Node **out) {
   *out = NULL;
-  Token *t;
-  if (!peek(p, &t)) return PARSE_ERROR;
-  if (t->kind == T_EOF) return PARSE_EOF;
-  if (t->kind == T_NEWLINE) { take(p); return PARSE_OK; }
-  Node *n = NULL;
-  if (!parse_list(p, &n)) return PARSE_ERROR;
-  if (!peek(p, &t)) { box_node_free(n); return PARSE_ERROR; }
-  if (t->kind == T_NEWLINE) take(p);
-  else if (t->kind != T_EOF) { unexpected(p, t); box_node_free(n); return PARSE_ERROR; }
+  if (p->err) return PARSE_ERROR;
+  while (peek(p)->kind == T_NEWLINE) next(p);
+  if (p->err) return PARSE_ERROR;
+  if (peek(p)->kind == T_EOF) return PARSE_EOF;
+  p->sh->lineno = p->look.line;
+  p->ended_nl = false;
+  Node *n = parse_list(p, true);
+  if (p->err) return PARSE_ERROR;
+  if (!p->ended_nl) {
+    Tok *t = peek(p);
+    if (p->err) return PARSE_ERROR;
+    if (t->kind != T_EOF) {
+      unexpected(p, t);
+      return PARSE_ERROR;
+    }
+  }
+  if (p->docs->len) read_heredocs(p);
   *out = n;
   return PARSE_OK;
+}
+
+bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out) {
+  Node *n = g_hash_table_lookup(sh->subst_cache, text);
+  if (n) {
+    *out = n;
+    return true;
+  }
+  Parser *p = box_parser_new(sh, text, name);
+  Node *res = NULL;
+  for (;;) {
+    Node *c = NULL;
+    ParseResult r = box_parse_next(p, &c);
+    if (r == PARSE_EOF) break;
+    if (r == PARSE_ERROR) {
+      box_parser_free(p);
+      return false;
+    }
+    res = seq(p, res, c);
+  }
+  box_parser_free(p);
+  *out = res;
+  return true;
+}
+
+GPtrArray *box_parse_words(Shell *sh, const char *text) {
+  Parser *p = box_parser_new(sh, text, NULL);
+  GPtrArray *w = g_ptr_array_new();
+  for (;;) {
+    Tok *t = peek(p);
+    if (p->err) break;
+    if (t->kind == T_NEWLINE) { next(p); continue; }
+    if (t->kind != T_WORD) break;
+    Tok x = next(p);
+    Word *wd = mkword(p, x.text, x.len, x.plain);
+    g_ptr_array_add(w, wd);
+  }
+  box_parser_free(p);
+  return w;
 }

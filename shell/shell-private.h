@@ -1,92 +1,77 @@
-/* shell-private.h — internals shared by the files of shell/. */
+/* shell-private.h — internals shared by the files of shell/ and the
+ * commands in shell/commands/. */
 #ifndef BOX_SHELL_PRIVATE_H
 #define BOX_SHELL_PRIVATE_H
 
 #include <glib.h>
 #include <stdarg.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "shell/ast.h"
 #include "shell/shell.h"
 
-/* ---- lexer (lexer.c) ---------------------------------------------------- */
+typedef struct Shell Shell;
 
-typedef enum {
-  T_EOF,
-  T_NEWLINE,
-  T_WORD,
-  T_SEMI,     /* ;  */
-  T_DSEMI,    /* ;; */
-  T_AMP,      /* &  */
-  T_AND_IF,   /* && */
-  T_OR_IF,    /* || */
-  T_PIPE,     /* |  */
-  T_LPAREN,   /* (  */
-  T_RPAREN,   /* )  */
-  T_REDIR,    /* any redirection operator, with its fd */
-  T_HEREDOC,  /* << / <<- (not supported yet) */
-} TokKind;
+/* ---- arena (shell.c): parse trees live until the Shell ends ------------- */
 
-typedef struct {
-  TokKind kind;
-  Word *word;         /* T_WORD */
-  RedirKind rkind;    /* T_REDIR */
-  int fd;             /* T_REDIR: explicit fd or -1 */
-  const char *text;   /* operator spelling (static) */
-} Token;
-
-typedef struct {
-  const char *src;
-  size_t len, pos;
-  char *error;        /* g_malloc'd detail after a failure */
-} Lexer;
-
-void box_lexer_init(Lexer *lx, const char *src);
-/* Returns false on a lexical error (lx->error set). */
-bool box_lex_next(Lexer *lx, Token *tok);
-const char *box_tok_name(const Token *tok);
+void *box_arena_alloc(Shell *sh, size_t n);
+char *box_arena_strndup(Shell *sh, const char *s, size_t n);
 
 /* ---- parser (parser.c) -------------------------------------------------- */
 
-typedef struct {
-  Lexer lx;
-  Token look;
-  bool have_look;
-  char *error;        /* g_malloc'd detail of a syntax error */
-} Parser;
-
+typedef struct Parser Parser;
 typedef enum { PARSE_OK, PARSE_EOF, PARSE_ERROR } ParseResult;
 
-void box_parser_init(Parser *p, const char *src);
-void box_parser_done(Parser *p);
-/* Parses the next complete command (one line, with its continuations).
- * *out is NULL for an empty line. */
+/* A parser over text; name is used in messages of sourced files (NULL for
+ * -c text).  Aliases in sh->aliases expand in command position. */
+Parser *box_parser_new(Shell *sh, const char *text, const char *name);
+void box_parser_free(Parser *p);
+/* Parses the next complete command (up to a newline at the top level).
+ * *out is NULL for an empty line.  On PARSE_ERROR the message has been
+ * printed on the shell's stderr. */
 ParseResult box_parse_next(Parser *p, Node **out);
+/* Parses a whole text (for $(…), eval, trap text); NULL + message printed
+ * on a syntax error.  The result of $(…) texts is cached by content. */
+bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out);
+/* Lexes the inside of an array literal `(a b c)` into words. */
+GPtrArray *box_parse_words(Shell *sh, const char *text);
 
-/* ---- shell state --------------------------------------------------------- */
+/* ---- variables (vars.c) --------------------------------------------------- */
+
+enum {
+  V_EXPORT = 1, V_READONLY = 2, V_INTEGER = 4, V_ARRAY = 8, V_ASSOC = 16,
+  V_LOWER = 32, V_UPPER = 64, V_NAMEREF = 128,
+};
 
 typedef struct {
-  char *value;        /* NULL: declared (e.g. exported) but unset */
-  bool exported;
+  char *value;        /* scalar value; NULL: declared but unset, or an array */
+  unsigned flags;
+  GPtrArray *arr;     /* V_ARRAY: index → char* (NULL = unset element) */
+  GHashTable *assoc;  /* V_ASSOC: key → char* */
+  GPtrArray *keys;    /* V_ASSOC: keys in insertion order */
 } ShellVar;
 
-typedef struct Shell {
-  GHashTable *vars;   /* name → ShellVar* */
-  char *cwd;          /* logical, absolute */
-  int last_status;
-  pid_t pid;          /* $$ */
-  pid_t last_bg;      /* $! */
-  GArray *bg_pids;    /* pid_t of background jobs */
-  const BoxShellHost *host;
-  bool exiting;       /* `exit` ran: stop evaluating */
-  int exit_status;
-  bool in_child;      /* a forked pipeline stage / background job */
-} Shell;
-
 const char *box_var_get(Shell *sh, const char *name);
-void box_var_set(Shell *sh, const char *name, const char *value);
+/* Sets a scalar (element 0 of an array).  False after printing
+ * "NAME: readonly variable". */
+bool box_var_set(Shell *sh, const char *name, const char *value);
 void box_var_export(Shell *sh, const char *name);
 void box_var_unset(Shell *sh, const char *name);
+ShellVar *box_var_lookup(Shell *sh, const char *name);
+ShellVar *box_var_make(Shell *sh, const char *name);   /* finds or creates */
 bool box_is_name(const char *s, size_t len);
+/* Arrays. */
+void box_var_make_array(ShellVar *v, bool assoc);
+const char *box_var_elem(ShellVar *v, const char *key);  /* key: index text or assoc key */
+bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *value, bool append);
+void box_var_unset_elem(Shell *sh, const char *name, const char *key);
+/* All set values (or keys) of a variable, in index order. */
+GPtrArray *box_var_values(ShellVar *v, bool keys);
+/* A local in the innermost function frame (saves the outer one). */
+ShellVar *box_var_local(Shell *sh, const char *name);
+/* Builds the environment of spawned programs (NULL-terminated, g_strfreev). */
+char **box_var_environ(Shell *sh);
 
 /* ---- output -------------------------------------------------------------- */
 
@@ -109,14 +94,107 @@ bool box_out_flush(BoxOut *o);
 bool box_write_all(int fd, const void *data, size_t n);
 /* One unbuffered message on a descriptor. */
 void box_fdprintf(int fd, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* "strands-shell: " + message + "\n" on the shell's current stderr. */
+void box_sh_error(Shell *sh, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* Reads a whole descriptor (pipes, files) into a string.  No fstat. */
+GString *box_read_all(int fd, size_t limit);
+
+/* ---- shell state ------------------------------------------------------------ */
+
+enum {
+  O_ERREXIT = 1 << 0, O_NOUNSET = 1 << 1, O_XTRACE = 1 << 2, O_NOGLOB = 1 << 3,
+  O_NOCLOBBER = 1 << 4, O_PIPEFAIL = 1 << 5, O_ALLEXPORT = 1 << 6, O_NOEXEC = 1 << 7,
+  O_VERBOSE = 1 << 8, O_BRACE = 1 << 9, O_HASHALL = 1 << 10,
+};
+enum {
+  SH_NULLGLOB = 1 << 0, SH_FAILGLOB = 1 << 1, SH_DOTGLOB = 1 << 2, SH_GLOBSTAR = 1 << 3,
+  SH_EXTGLOB = 1 << 4, SH_NOCASEGLOB = 1 << 5, SH_NOCASEMATCH = 1 << 6,
+  SH_EXPAND_ALIASES = 1 << 7, SH_LASTPIPE = 1 << 8, SH_INHERIT_ERREXIT = 1 << 9,
+};
+
+enum { J_NONE, J_BREAK, J_CONTINUE, J_RETURN, J_EXIT };
+
+#define BOX_NFD 10
+#define BOX_NSIG 65
+#define TRAP_EXIT 0
+#define TRAP_ERR 65
+#define TRAP_DEBUG 66
+#define TRAP_RETURN 67
+#define BOX_NTRAP 68
+
+typedef struct {
+  pid_t pid;
+  int status;
+  bool done;
+  char *text;
+} BoxJob;
+
+struct Shell {
+  GHashTable *vars;        /* name → ShellVar* */
+  GHashTable *funcs;       /* name → Node* (N_FUNCDEF) */
+  GHashTable *aliases;     /* name → value */
+  GHashTable *hash;        /* hashed program names → "" */
+  GHashTable *subst_cache; /* $(…) text → Node* */
+  GPtrArray *frames;       /* per function call: GPtrArray of saved locals */
+  char *cwd;               /* logical, absolute */
+  int status;              /* $? */
+  pid_t pid;               /* $$ */
+  pid_t last_bg;           /* $! */
+  GArray *jobs;            /* BoxJob */
+  const BoxShellHost *host;
+  char *arg0;              /* $0 */
+  char **pos;              /* $1… (NULL-terminated, g_strfreev) */
+  int npos;
+  unsigned opts, shopts;
+  int jump, jump_n;        /* J_* pending, and its count for break/continue */
+  int exit_status;
+  int loop_depth, func_depth, depth, max_depth;
+  int errexit_off;         /* >0: in a context where set -e is ignored */
+  bool in_child;           /* forked (subshell, stage, job, substitution) */
+  bool in_trap;
+  char *traps[BOX_NTRAP];
+  int fd[BOX_NFD];         /* the shell's descriptors as commands see them; -1 closed */
+  int optind_sub;          /* getopts position inside a clustered word */
+  long lineno;
+  gint64 deadline;         /* monotonic µs, 0 = none */
+  mode_t umask;
+  GPtrArray *arena;        /* blocks */
+  size_t arena_left;
+  char *arena_ptr;
+  GString *rematch_dummy;
+  const char *script_name; /* for messages of sourced files */
+  char *funcname;          /* FUNCNAME of the innermost call */
+  int subst_status;        /* status of the last $(…), -1 none */
+};
+
+/* The one Shell of this process (commands reach it through BoxCmd). */
+extern Shell *box_current_shell;
 
 /* ---- expansion (expand.c) ------------------------------------------------ */
 
-/* Expands words into fields (parameter expansion, field splitting, quote
- * removal).  Returns false after printing an error (status in *status). */
-bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int err_fd, int *status);
-/* Expands one word without field splitting (assignments). */
-char *box_expand_word_str(Shell *sh, const Word *w, int err_fd, int *status);
+/* Expands words into fields (brace, tilde, parameter, command, arithmetic,
+ * splitting, globbing, quote removal).  False after printing an error
+ * (status set in sh->status by the caller from *status). */
+bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *status);
+/* One word to one string: no splitting or globbing (assignments, redirect
+ * targets with bash's rules, case words). */
+char *box_expand_str(Shell *sh, const char *text, bool assign, int *status);
+/* One word to a pattern: quoted characters come out backslash-escaped. */
+char *box_expand_pattern(Shell *sh, const char *text, int *status);
+/* A here-doc body: $, ` and \ only. */
+char *box_expand_heredoc(Shell *sh, const char *body, int *status);
+/* Runs text as a command substitution and returns its output with
+ * trailing newlines removed. */
+char *box_command_subst(Shell *sh, const char *text, int *status);
+/* Pattern matching as case/[[ ]] do (extglob always understood). */
+bool box_pattern_match(Shell *sh, const char *pattern, const char *s);
+/* ANSI-C $'…' decoding of text between the quotes. */
+char *box_ansi_c(const char *s, size_t n, size_t *consumed);
+/* Arithmetic (arith.c).  False after printing an error. */
+bool box_arith(Shell *sh, const char *expr, int64_t *out);
+/* Quotes s so the Shell reads it back as one word (for xtrace, find -exec,
+ * xargs, declare -p …).  g_malloc'd. */
+char *box_quote(const char *s);
 
 /* ---- commands (commands/registry.c) --------------------------------------- */
 
@@ -136,35 +214,86 @@ typedef struct {
 } BoxCommandDef;
 
 const BoxCommandDef *box_command_lookup(const char *name);
+/* bash's special builtins (POSIX): found before functions. */
+bool box_is_special_builtin(const char *name);
+/* Builtins that are part of the shell language (type says "shell builtin"). */
 
 /* Prints "<prefix>: <name>: <text>" for a failed file operation: the
  * policy's text after EACCES when the host has it, else strerror(err). */
 void box_file_error(BoxCmd *c, const char *prefix, const char *name, int err);
 /* The text for err: the host's last denial for EACCES, else strerror. */
 char *box_error_text(Shell *sh, int err);
-/* Opens a file for a command (open(2) only, never stat). */
+/* Opens a file for a command (open(2) only, never stat).  /dev/stdin,
+ * /dev/stdout, /dev/stderr and /dev/fd/N name the Shell's descriptors
+ * (process substitution hands out /dev/fd/N). */
 int box_open_file(const char *path, int flags);
 /* Parses an exit-status-like integer; false when not a number. */
 bool box_parse_int(const char *s, long *out);
 
-/* The command implementations (one file each in commands/). */
-int box_cmd_cat(BoxCmd *c);
-int box_cmd_cd(BoxCmd *c);
-int box_cmd_echo(BoxCmd *c);
-int box_cmd_exit(BoxCmd *c);
-int box_cmd_export(BoxCmd *c);
-int box_cmd_false(BoxCmd *c);
-int box_cmd_grep(BoxCmd *c);
-int box_cmd_pwd(BoxCmd *c);
-int box_cmd_true(BoxCmd *c);
+/* ---- running text and argv: the one decision point ---------------------------
+ *
+ * Every route that runs text or a command line goes through these, so each
+ * command it runs raises its own shell:exec / shell:spawn decision:
+ *   - box_run_argv: runs one already-split command line (find -exec, xargs,
+ *     Lua os.execute with a list) exactly as a simple command: function,
+ *     builtin or command → shell:exec, else shell:spawn.  in/out/err are the
+ *     descriptors it sees.  Returns its status (127 not found, 126 denied).
+ *   - box_run_text: parses and runs shell text (eval, Lua io.popen /
+ *     os.execute with a string) in the current Shell, on in/out/err.
+ *     Returns its status (2 on a syntax error).
+ * Both are safe to call from any command; run them in a forked child if the
+ * command must not see the Shell's state change (the Shell does not fork
+ * for you). */
+int box_run_argv(Shell *sh, char **argv, int in, int out, int err);
+int box_run_text(Shell *sh, const char *text, int in, int out, int err);
 
 /* ---- executor (exec.c) --------------------------------------------------- */
 
-typedef struct {
-  int in, out, err;
-} BoxIO;
-
-int box_eval(Shell *sh, Node *n, BoxIO io);
+int box_eval(Shell *sh, Node *n);
+/* Runs a function body with args as $1… (argv[0] is the function name). */
+int box_call_function(Shell *sh, Node *fn, int argc, char **argv);
+/* Runs a whole text in this shell (eval, ., trap); name for messages. */
+int box_eval_text(Shell *sh, const char *text, const char *name);
 void box_wait_background(Shell *sh);
+int box_wait_pid(pid_t pid);
+/* Ends this process (a forked child) after its EXIT trap. */
+G_NORETURN void box_child_exit(Shell *sh, int status);
+/* Runs the EXIT trap once. */
+void box_run_exit_trap(Shell *sh);
+/* Checks the time limit; prints and sets J_EXIT when exceeded. */
+bool box_check_limits(Shell *sh);
+/* Forks with the signal state a child needs.  0 in the child. */
+pid_t box_fork(Shell *sh);
+
+/* ---- the builtins (one file each in commands/) ---------------------------- */
+
+#define BOX_BUILTINS(X) \
+  X(true) X(false) X(cd) X(pwd) X(echo) X(printf) X(test) X(exit) X(return) \
+  X(break) X(continue) X(export) X(unset) X(readonly) X(local) X(declare) X(set) \
+  X(shift) X(read) X(mapfile) X(getopts) X(eval) X(source) X(exec) X(command) X(type) X(typeset) \
+  X(hash) X(alias) X(unalias) X(trap) X(wait) X(kill) X(jobs) X(umask) X(times) \
+  X(ulimit) X(let) X(shopt)
+#define BOX_DECL_BUILTIN(n) int box_cmd_##n(BoxCmd *c);
+BOX_BUILTINS(BOX_DECL_BUILTIN)
+
+/* The other commands the Shell implements. */
+int box_cmd_cat(BoxCmd *c);
+int box_cmd_grep(BoxCmd *c);
+int box_cmd_lua(BoxCmd *c);    /* issue 10: commands/lua.c */
+int box_cmd_curl(BoxCmd *c);   /* issue 8: commands/curl.c */
+
+/* Helpers builtins share (builtins.c). */
+bool box_is_builtin(const char *name);
+/* Prints "strands-shell: NAME: text" on the command's stderr. */
+void box_cmd_error(BoxCmd *c, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* declare/typeset/local/export/readonly share one implementation. */
+int box_declare(BoxCmd *c, const char *who, unsigned force_flags, bool local);
+/* test / [ evaluation on argv (without the command name). */
+int box_test_eval(Shell *sh, int argc, char **argv, int err_fd);
+/* Unary file/string tests shared with [[ ]]; -1 when op is unknown. */
+int box_test_unary(Shell *sh, const char *op, const char *arg);
+int box_test_binary(Shell *sh, const char *a, const char *op, const char *b, int err_fd);
+/* printf formatting into a GString (used by printf -v). */
+int box_printf_format(Shell *sh, GString *out, int argc, char **argv, int err_fd);
 
 #endif

@@ -1,101 +1,175 @@
-/* shell.c — the public entry points and the variable table. */
+/* shell.c — the public entry points, the Shell's lifetime, the arena. */
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "shell/shell-private.h"
 
-bool box_is_name(const char *s, size_t len) {
-  if (len == 0 || !(s[0] == '_' || g_ascii_isalpha(s[0]))) return false;
-  for (size_t i = 1; i < len; i++)
-    if (!(s[i] == '_' || g_ascii_isalnum(s[i]))) return false;
-  return true;
-}
+Shell *box_current_shell;
 
-static void var_free(gpointer p) {
-  ShellVar *v = p;
-  g_free(v->value);
-  g_free(v);
-}
+void box_var_free(gpointer p);
 
-const char *box_var_get(Shell *sh, const char *name) {
-  ShellVar *v = g_hash_table_lookup(sh->vars, name);
-  return v ? v->value : NULL;
-}
+#define ARENA_BLOCK 65536
 
-void box_var_set(Shell *sh, const char *name, const char *value) {
-  ShellVar *v = g_hash_table_lookup(sh->vars, name);
-  if (!v) {
-    v = g_new0(ShellVar, 1);
-    g_hash_table_insert(sh->vars, g_strdup(name), v);
+void *box_arena_alloc(Shell *sh, size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  if (n > ARENA_BLOCK / 4) {
+    void *p = g_malloc0(n);
+    g_ptr_array_add(sh->arena, p);
+    return p;
   }
-  char *nv = g_strdup(value);
-  g_free(v->value);
-  v->value = nv;
-}
-
-void box_var_export(Shell *sh, const char *name) {
-  ShellVar *v = g_hash_table_lookup(sh->vars, name);
-  if (!v) {
-    v = g_new0(ShellVar, 1);
-    g_hash_table_insert(sh->vars, g_strdup(name), v);
+  if (n > sh->arena_left) {
+    sh->arena_ptr = g_malloc0(ARENA_BLOCK);
+    g_ptr_array_add(sh->arena, sh->arena_ptr);
+    sh->arena_left = ARENA_BLOCK;
   }
-  v->exported = true;
+  void *p = sh->arena_ptr;
+  sh->arena_ptr += n;
+  sh->arena_left -= n;
+  return p;
 }
 
-void box_var_unset(Shell *sh, const char *name) { g_hash_table_remove(sh->vars, name); }
+char *box_arena_strndup(Shell *sh, const char *s, size_t n) {
+  char *p = box_arena_alloc(sh, n + 1);
+  memcpy(p, s, n);
+  p[n] = '\0';
+  return p;
+}
 
-bool box_shell_implements(const char *name) { return name && box_command_lookup(name) != NULL; }
+bool box_shell_implements(const char *name) {
+  return name && (box_command_lookup(name) != NULL);
+}
 
-static void init_var(Shell *sh, const char *name, const char *value) {
+static void init_var(Shell *sh, const char *name, const char *value, bool exported) {
   if (!value) return;
   box_var_set(sh, name, value);
-  box_var_export(sh, name);
+  if (exported) box_var_export(sh, name);
 }
 
-int box_shell_run(const char *source, const BoxShellEnv *env, const BoxShellHost *host) {
-  Shell sh;
-  memset(&sh, 0, sizeof sh);
-  sh.vars = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, var_free);
-  sh.bg_pids = g_array_new(FALSE, FALSE, sizeof(pid_t));
-  sh.host = host;
-  sh.pid = getpid();
+static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *host) {
+  memset(sh, 0, sizeof *sh);
+  box_current_shell = sh;
+  sh->vars = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, box_var_free);
+  sh->funcs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  sh->aliases = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  sh->hash = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  sh->subst_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  sh->frames = g_ptr_array_new();
+  sh->jobs = g_array_new(FALSE, FALSE, sizeof(BoxJob));
+  sh->arena = g_ptr_array_new_with_free_func(g_free);
+  sh->host = host;
+  sh->pid = getpid();
+  sh->arg0 = g_strdup("bash");
+  sh->pos = g_new0(char *, 1);
+  sh->opts = O_BRACE | O_HASHALL;
+  sh->max_depth = 1000;
+  for (int i = 0; i < BOX_NFD; i++) sh->fd[i] = i < 3 ? i : -1;
+  mode_t m = umask(022);
+  umask(m);
+  sh->umask = m;
   const char *ws = env && env->workspace ? env->workspace : "/";
-  sh.cwd = g_strdup(ws);
+  sh->cwd = g_strdup(ws);
   if (env) {
-    init_var(&sh, "HOME", env->home);
-    init_var(&sh, "PATH", env->path);
-    init_var(&sh, "PWD", ws);
-    init_var(&sh, "USER", env->user);
+    init_var(sh, "HOME", env->home, true);
+    init_var(sh, "PATH", env->path, true);
+    init_var(sh, "PWD", ws, true);
+    init_var(sh, "USER", env->user, true);
   }
+  init_var(sh, "IFS", " \t\n", false);
+  init_var(sh, "PS4", "+ ", false);
+  init_var(sh, "OPTIND", "1", false);
+  init_var(sh, "BASH_VERSION", "5.2.15(1)-release", false);
+  init_var(sh, "HOSTNAME", "box", false);
+  init_var(sh, "SHELL", "/bin/bash", false);
+  init_var(sh, "PPID", "1", false);
+  char uid[16];
+  g_snprintf(uid, sizeof uid, "%d", (int)getuid());
+  init_var(sh, "UID", uid, false);
+  init_var(sh, "EUID", uid, false);
+}
 
-  BoxIO io = { 0, 1, 2 };
+static void shell_done(Shell *sh) {
+  g_hash_table_destroy(sh->vars);
+  g_hash_table_destroy(sh->funcs);
+  g_hash_table_destroy(sh->aliases);
+  g_hash_table_destroy(sh->hash);
+  g_hash_table_destroy(sh->subst_cache);
+  g_ptr_array_free(sh->frames, TRUE);
+  for (guint i = 0; i < sh->jobs->len; i++) g_free(g_array_index(sh->jobs, BoxJob, i).text);
+  g_array_free(sh->jobs, TRUE);
+  for (int i = 0; i < BOX_NTRAP; i++) g_free(sh->traps[i]);
+  g_strfreev(sh->pos);
+  g_free(sh->arg0);
+  g_free(sh->cwd);
+  g_free(sh->funcname);
+  g_ptr_array_free(sh->arena, TRUE);
+  box_current_shell = NULL;
+}
+
+#define BOX_MAX_INPUT (256 * 1024)
+
+int box_shell_run_limits(const char *source, const BoxShellEnv *env, const BoxShellHost *host,
+                         const BoxShellLimits *limits) {
+  Shell sh;
+  shell_init(&sh, env, host);
+  unsigned tmo = limits && limits->timeout_ms ? limits->timeout_ms : 30000;
+  sh.deadline = g_get_monotonic_time() + (gint64)tmo * 1000;
+  if (limits && limits->max_depth) sh.max_depth = (int)limits->max_depth;
+  if (!source) source = "";
   int status = 0;
-  Parser p;
-  box_parser_init(&p, source ? source : "");
+  if (strlen(source) > BOX_MAX_INPUT) {
+    box_sh_error(&sh, "input too large (%zu bytes; the limit is %d)", strlen(source), BOX_MAX_INPUT);
+    shell_done(&sh);
+    return 1;
+  }
+  Parser *p = box_parser_new(&sh, source, NULL);
   for (;;) {
     Node *n = NULL;
-    ParseResult r = box_parse_next(&p, &n);
+    ParseResult r = box_parse_next(p, &n);
     if (r == PARSE_EOF) break;
     if (r == PARSE_ERROR) {
-      box_fdprintf(2, "strands-shell: syntax error: %s\n", p.error ? p.error : "unexpected input");
       status = 2;
+      sh.status = 2;
       break;
     }
-    if (n) {
-      status = box_eval(&sh, n, io);
-      box_node_free(n);
-    }
-    if (sh.exiting) {
+    if (n && !(sh.opts & O_NOEXEC)) status = box_eval(&sh, n);
+    if (sh.jump == J_EXIT) {
       status = sh.exit_status;
       break;
     }
+    sh.jump = J_NONE;
   }
-  box_parser_done(&p);
+  box_parser_free(p);
+  sh.status = status;
+  box_run_exit_trap(&sh);
+  if (sh.jump == J_EXIT) status = sh.exit_status;
   box_wait_background(&sh);
-  g_array_free(sh.bg_pids, TRUE);
-  g_hash_table_destroy(sh.vars);
-  g_free(sh.cwd);
+  shell_done(&sh);
   return status & 255;
+}
+
+int box_shell_run(const char *source, const BoxShellEnv *env, const BoxShellHost *host) {
+  return box_shell_run_limits(source, env, host, NULL);
+}
+
+int box_shell_check(const char *source) {
+  Shell sh;
+  shell_init(&sh, NULL, NULL);
+  Parser *p = box_parser_new(&sh, source ? source : "", NULL);
+  int status = 0;
+  for (;;) {
+    Node *n = NULL;
+    ParseResult r = box_parse_next(p, &n);
+    if (r == PARSE_EOF) break;
+    if (r == PARSE_ERROR) {
+      status = 2;
+      break;
+    }
+  }
+  box_parser_free(p);
+  shell_done(&sh);
+  return status;
 }

@@ -22,6 +22,10 @@ typedef struct {
   char *const *argv;     /* expanded words, argv[0] = word as written; NULL-terminated */
   int argc;
   const char *cwd;       /* the Shell's working directory (absolute) */
+  /* shell:spawn only: the environment of the program ("NAME=value",
+   * NULL-terminated: the Shell's exported variables plus `A=1 prog`
+   * prefixes).  NULL for shell:exec. */
+  char *const *envp;
 } BoxShellCommand;
 
 typedef enum {
@@ -64,6 +68,20 @@ typedef struct {
  * the exit status (0..255).  A syntax error prints
  * "strands-shell: syntax error: ..." on stderr and returns 2. */
 int box_shell_run(const char *source, const BoxShellEnv *env, const BoxShellHost *host);
+
+/* Limits of one run (0 = the default). */
+typedef struct {
+  unsigned timeout_ms;    /* wall clock for the whole text; default 30 s */
+  unsigned max_depth;     /* function nesting; default 1000 */
+} BoxShellLimits;
+
+/* As box_shell_run, with limits; NULL limits = defaults. */
+int box_shell_run_limits(const char *source, const BoxShellEnv *env, const BoxShellHost *host,
+                         const BoxShellLimits *limits);
+
+/* Parses source without running it (`-n`): 0, or 2 after printing the
+ * syntax error. */
+int box_shell_check(const char *source);
 
 /* Whether the Shell implements name itself (builtin or command). */
 bool box_shell_implements(const char *name);

@@ -1,349 +1,412 @@
-/* launch.c — start a program in its own sandbox over bind views of the mount.
+/* launch.c — start a program in its own sandbox (spec/runtime.md §5.3).
  *
- * boxd is multithreaded, so the child may only make system calls: every
- * path, string and step of the view is computed before clone(), and the
- * child replays them.  The child is the init of a new PID namespace: when
- * the program exits, everything it started ends with it.
+ * boxd is multithreaded, so the child may only make system calls: the view
+ * (view.c), the environment (env.c) and the seccomp program (seccomp.c)
+ * are computed before clone(), and the child replays them.
+ *
+ * The child is the init (PID 1) of new user (when boxd is not root), mount,
+ * PID, IPC, UTS and network namespaces.  It builds the view, pivots into
+ * it, forks the program and reaps: when the program exits, PID 1 exits with
+ * its status and the kernel ends everything else in the namespace.
  */
-#include "tools/tools.h"
+#include "tools/view.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <linux/securebits.h>
+#include <net/if.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-typedef enum { STEP_MKDIR, STEP_FILE, STEP_SYMLINK, STEP_BIND, STEP_BIND_RO, STEP_TMPFS, STEP_PROC } StepKind;
+#define REAPER_FAIL "strands-box: namespace reaper could not build the view: "
 
 typedef struct {
-  StepKind kind;
-  char *src; /* bind source or symlink target */
-  char *dst; /* absolute path under the staging root */
-} Step;
+  const View *view;
+  const char *program;
+  char *const *argv;
+  char **envp;
+  const char *cwd;
+  const void *seccomp; /* struct sock_fprog * */
+  int last_cap;
+  bool new_net;
+  int go_fd, fd_in, fd_out, fd_err;
+} Child;
 
-typedef struct {
-  GArray *steps;       /* Step */
-  GHashTable *made;    /* dst paths already created */
-  const char *root;
-} Plan;
-
-static void plan_add(Plan *p, StepKind kind, const char *src, const char *dst)
+static int last_cap(void)
 {
-  Step s = { kind, g_strdup(src), g_strdup(dst) };
-  g_array_append_val(p->steps, s);
-}
-
-/* mkdir -p of rel (absolute view path) under the root, once per directory. */
-static void plan_dirs(Plan *p, const char *view_path)
-{
-  g_auto(GStrv) parts = g_strsplit(view_path, "/", -1);
-  GString *acc = g_string_new(p->root);
-  for (char **c = parts; *c; c++) {
-    if (!**c)
-      continue;
-    g_string_append_c(acc, '/');
-    g_string_append(acc, *c);
-    if (!g_hash_table_contains(p->made, acc->str)) {
-      g_hash_table_add(p->made, g_strdup(acc->str));
-      plan_add(p, STEP_MKDIR, NULL, acc->str);
-    }
+  static int cached = -1;
+  if (cached < 0) {
+    g_autofree char *text = NULL;
+    cached = g_file_get_contents("/proc/sys/kernel/cap_last_cap", &text, NULL, NULL)
+                 ? atoi(text)
+                 : CAP_LAST_CAP;
   }
-  g_string_free(acc, TRUE);
+  return cached;
 }
 
-static void plan_mountpoint(Plan *p, const char *view_path, bool is_dir)
+/* ---- the child's half: system calls only ---- */
+
+static size_t cstrlen(const char *s)
 {
-  if (is_dir) {
-    plan_dirs(p, view_path);
-    return;
-  }
-  g_autofree char *parent = g_path_get_dirname(view_path);
-  plan_dirs(p, parent);
-  g_autofree char *dst = g_strconcat(p->root, view_path, NULL);
-  if (!g_hash_table_contains(p->made, dst)) {
-    g_hash_table_add(p->made, g_strdup(dst));
-    plan_add(p, STEP_FILE, NULL, dst);
-  }
+  size_t n = 0;
+  while (s[n])
+    n++;
+  return n;
 }
 
-/* The host's system directories, read-only: symlinks stay symlinks. */
-static void plan_system(Plan *p)
+static void say(int fd, const char *a, const char *b, const char *c)
 {
-  static const char *const system_dirs[] = { "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32",
-                                             "/lib64", "/libx32", "/opt", NULL };
-  for (int i = 0; system_dirs[i]; i++) {
-    struct stat st;
-    if (lstat(system_dirs[i], &st) != 0)
-      continue;
-    g_autofree char *dst = g_strconcat(p->root, system_dirs[i], NULL);
-    if (S_ISLNK(st.st_mode)) {
-      char target[4096];
-      ssize_t n = readlink(system_dirs[i], target, sizeof target - 1);
-      if (n <= 0)
-        continue;
-      target[n] = '\0';
-      g_hash_table_add(p->made, g_strdup(dst));
-      plan_add(p, STEP_SYMLINK, target, dst);
-    } else if (S_ISDIR(st.st_mode)) {
-      plan_dirs(p, system_dirs[i]);
-      plan_add(p, STEP_BIND_RO, system_dirs[i], dst);
-    }
-  }
-  plan_dirs(p, "/dev");
-  static const char *const devices[] = { "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random",
-                                         NULL };
-  for (int i = 0; devices[i]; i++) {
-    plan_mountpoint(p, devices[i], false);
-    g_autofree char *dst = g_strconcat(p->root, devices[i], NULL);
-    plan_add(p, STEP_BIND, devices[i], dst);
-  }
-  plan_dirs(p, "/tmp");
-  g_autofree char *tmp = g_strconcat(p->root, "/tmp", NULL);
-  plan_add(p, STEP_TMPFS, NULL, tmp);
-  plan_dirs(p, "/proc");
-  g_autofree char *proc = g_strconcat(p->root, "/proc", NULL);
-  plan_add(p, STEP_PROC, NULL, proc);
+  const char *parts[] = { a, b, c, "\n" };
+  for (int i = 0; i < 4; i++)
+    if (parts[i] && write(fd, parts[i], cstrlen(parts[i])) < 0)
+      return;
 }
 
-static const char *root_of(const BoxToolLaunch *l, const char *path)
+static void __attribute__((noreturn)) child_fail(const Child *c, const char *what)
 {
-  for (int i = 0; l->roots && l->roots[i]; i++) {
-    size_t n = strlen(l->roots[i]);
-    if (strncmp(path, l->roots[i], n) == 0 && (path[n] == '\0' || path[n] == '/'))
-      return l->roots[i];
-  }
-  return NULL;
-}
-
-typedef struct {
-  const char *path;
-  bool ro;
-} Grant;
-
-static gint grant_cmp(gconstpointer a, gconstpointer b)
-{
-  const Grant *x = a, *y = b;
-  return (int)strlen(x->path) - (int)strlen(y->path);
-}
-
-/* Bind views of the mount for the table's lists, parents before children
- * so a nested grant lands on top of the wider one. */
-static void plan_grants(Plan *p, const BoxToolLaunch *l)
-{
-  GArray *grants = g_array_new(FALSE, FALSE, sizeof(Grant));
-  const BoxToolTable *t = l->table;
-  char *const *lists[] = { t->read, t->read_file, t->write, t->write_file, t->exec };
-  const bool ro[] = { true, true, false, false, true };
-  for (int k = 0; k < 5; k++)
-    for (int i = 0; lists[k] && lists[k][i]; i++) {
-      Grant g = { lists[k][i], ro[k] };
-      g_array_append_val(grants, g);
-    }
-  g_array_sort(grants, grant_cmp);
-  for (guint i = 0; i < grants->len; i++) {
-    Grant *g = &g_array_index(grants, Grant, i);
-    struct stat st;
-    if (stat(g->path, &st) != 0)
-      continue;
-    /* Paths under a bound root are seen through the mount, so the box's
-     * one view of them holds; anything else is the host's own file. */
-    g_autofree char *src = root_of(l, g->path)
-                               ? g_strconcat(l->mountpoint, "/pass", g->path, NULL)
-                               : g_strdup(g->path);
-    plan_mountpoint(p, g->path, S_ISDIR(st.st_mode));
-    g_autofree char *dst = g_strconcat(p->root, g->path, NULL);
-    plan_add(p, g->ro ? STEP_BIND_RO : STEP_BIND, src, dst);
-  }
-  g_array_free(grants, TRUE);
-}
-
-static void step_clear(gpointer data)
-{
-  Step *s = data;
-  g_free(s->src);
-  g_free(s->dst);
-}
-
-static char **compose_env(const BoxToolLaunch *l, const char *cwd)
-{
-  GHashTable *env = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-  g_hash_table_insert(env, g_strdup("HOME"), g_strdup(l->operator_home));
-  if (l->table->env) {
-    GHashTableIter it;
-    gpointer k, v;
-    g_hash_table_iter_init(&it, l->table->env);
-    while (g_hash_table_iter_next(&it, &k, &v))
-      g_hash_table_insert(env, g_strdup(k), g_strdup(v));
-  }
-  const char *path = l->table->env ? g_hash_table_lookup(l->table->env, "PATH") : NULL;
-  if (!path || !*path)
-    path = l->operator_path && *l->operator_path ? l->operator_path : "/usr/bin:/bin";
-  g_hash_table_insert(env, g_strdup("PATH"), g_strdup(path));
-  g_hash_table_insert(env, g_strdup("PWD"), g_strdup(cwd));
-  g_hash_table_insert(env, g_strdup("USER"), g_strdup("strands-box"));
-  GPtrArray *out = g_ptr_array_new();
-  GHashTableIter it;
-  gpointer k, v;
-  g_hash_table_iter_init(&it, env);
-  while (g_hash_table_iter_next(&it, &k, &v))
-    g_ptr_array_add(out, g_strconcat(k, "=", v, NULL));
-  g_ptr_array_add(out, NULL);
-  g_hash_table_destroy(env);
-  return (char **)g_ptr_array_free(out, FALSE);
-}
-
-static bool inside_view(const Plan *p, const char *cwd)
-{
-  g_autofree char *dst = g_strconcat(p->root, cwd, NULL);
-  for (guint i = 0; i < p->steps->len; i++) {
-    const Step *s = &g_array_index(p->steps, Step, i);
-    if (s->kind != STEP_BIND && s->kind != STEP_BIND_RO)
-      continue;
-    size_t n = strlen(s->dst);
-    if (strncmp(dst, s->dst, n) == 0 && (dst[n] == '\0' || dst[n] == '/'))
-      return true;
-  }
-  return false;
-}
-
-/* The child's half: system calls only. */
-static void child_fail(int err_fd, const char *what)
-{
-  const char *prefix = "strands-box: tool sandbox could not be built: ";
   const char *reason = strerror(errno);
-  if (write(err_fd, prefix, strlen(prefix)) < 0 || write(err_fd, what, strlen(what)) < 0 ||
-      write(err_fd, ": ", 2) < 0 || write(err_fd, reason, strlen(reason)) < 0 ||
-      write(err_fd, "\n", 1) < 0) {
-    /* nothing more can be reported */
-  }
+  char line[1024];
+  snprintf(line, sizeof line, "%s: %s", what, reason);
+  say(c->fd_err, REAPER_FAIL, line, NULL);
   _exit(127);
 }
 
-static void child_run(const Plan *p, const BoxToolLaunch *l, char **envp, const char *cwd,
-                      int go_fd, int fd_out, int fd_err)
+static bool drop_authority(const Child *c)
 {
-  char go;
-  if (read(go_fd, &go, 1) != 1)
-    _exit(127);
-  close(go_fd);
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                                   SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+                                   SECBIT_NO_CAP_AMBIENT_RAISE |
+                                   SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+            0, 0, 0) != 0)
+    return false;
+  for (int cap = 0; cap <= c->last_cap; cap++)
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
+      return false;
+  prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+  struct __user_cap_data_struct d[2];
+  memset(d, 0, sizeof d);
+  if (syscall(SYS_capset, &h, d) != 0)
+    return false;
+  return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0;
+}
+
+/* An O_PATH descriptor of path that no symbolic link redirected: a link
+ * swapped in after the plan (a rename race) fails the launch instead of
+ * widening the view. */
+static int open_exact(const char *path)
+{
+  struct open_how how;
+  memset(&how, 0, sizeof how);
+  how.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+}
+
+static void fd_path(char *buf, int fd)
+{
+  const char *prefix = "/proc/self/fd/";
+  size_t n = cstrlen(prefix);
+  memcpy(buf, prefix, n);
+  char digits[16];
+  int k = 0;
+  do {
+    digits[k++] = (char)('0' + fd % 10);
+    fd /= 10;
+  } while (fd > 0);
+  while (k > 0)
+    buf[n++] = digits[--k];
+  buf[n] = '\0';
+}
+
+static void bind_exact(const Child *c, const Step *s)
+{
+  char src[32], dst[32];
+  int sfd = open_exact(s->src);
+  if (sfd < 0)
+    child_fail(c, s->src);
+  int dfd = open_exact(s->dst);
+  if (dfd < 0)
+    child_fail(c, s->dst);
+  fd_path(src, sfd);
+  fd_path(dst, dfd);
+  if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0)
+    child_fail(c, s->src);
+  close(sfd);
+  close(dfd);
+  dfd = open_exact(s->dst);
+  if (dfd < 0)
+    child_fail(c, s->dst);
+  fd_path(dst, dfd);
+  if (mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | s->flags, NULL) != 0)
+    child_fail(c, s->dst);
+  close(dfd);
+}
+
+static void build_view(const Child *c)
+{
+  const View *v = c->view;
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-    child_fail(fd_err, "make / private");
-  if (mount("box-tool", p->root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0)
-    child_fail(fd_err, "tmpfs root");
-  for (guint i = 0; i < p->steps->len; i++) {
-    const Step *s = &g_array_index(p->steps, Step, i);
+    child_fail(c, "make / private");
+  if (mount("box-root", v->root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0)
+    child_fail(c, "tmpfs root");
+  for (guint i = 0; i < v->steps->len; i++) {
+    const Step *s = &g_array_index(v->steps, Step, i);
     switch (s->kind) {
     case STEP_MKDIR:
       if (mkdir(s->dst, 0755) != 0 && errno != EEXIST)
-        child_fail(fd_err, s->dst);
+        child_fail(c, s->dst);
       break;
     case STEP_FILE: {
-      int fd = open(s->dst, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+      int fd = open(s->dst, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0444);
       if (fd < 0)
-        child_fail(fd_err, s->dst);
+        child_fail(c, s->dst);
       close(fd);
       break;
     }
+    case STEP_UNLINK:
+      if (unlink(s->dst) != 0)
+        child_fail(c, s->dst);
+      break;
     case STEP_SYMLINK:
-      if (symlink(s->src, s->dst) != 0)
-        child_fail(fd_err, s->dst);
+      if (symlink(s->src, s->dst) != 0 && errno != EEXIST)
+        child_fail(c, s->dst);
       break;
     case STEP_BIND:
-    case STEP_BIND_RO:
-      if (mount(s->src, s->dst, NULL, MS_BIND | MS_REC, NULL) != 0)
-        child_fail(fd_err, s->src);
-      if (s->kind == STEP_BIND_RO &&
-          mount(NULL, s->dst, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID, NULL) != 0)
-        child_fail(fd_err, s->dst);
+      bind_exact(c, s);
       break;
-    case STEP_TMPFS:
-      if (mount("box-tmp", s->dst, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") != 0)
-        child_fail(fd_err, s->dst);
+    case STEP_TMPFS: {
+      char dst[32];
+      int dfd = open_exact(s->dst);
+      if (dfd < 0)
+        child_fail(c, s->dst);
+      fd_path(dst, dfd);
+      if (mount(s->src, dst, "tmpfs", s->flags, s->data) != 0)
+        child_fail(c, s->dst);
+      close(dfd);
       break;
+    }
     case STEP_PROC:
-      if (mount("proc", s->dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
-        child_fail(fd_err, s->dst);
+      if (mount("proc", s->dst, "proc", s->flags, NULL) != 0)
+        child_fail(c, s->dst);
       break;
     }
   }
-  if (mount(NULL, p->root, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0)
-    child_fail(fd_err, "read-only root");
-  if (chdir(p->root) != 0 || syscall(SYS_pivot_root, ".", ".") != 0 ||
+  if (mount(NULL, v->root, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+            NULL) != 0)
+    child_fail(c, "read-only root");
+  if (chdir(v->root) != 0 || syscall(SYS_pivot_root, ".", ".") != 0 ||
       umount2(".", MNT_DETACH) != 0)
-    child_fail(fd_err, "pivot_root");
-  if (chdir(cwd) != 0 && chdir("/") != 0)
-    child_fail(fd_err, "chdir");
-  int null_fd = open("/dev/null", O_RDONLY);
-  if (null_fd < 0)
-    child_fail(fd_err, "/dev/null");
-  /* Move the output descriptors above 2 first so dup2 cannot clobber them. */
-  int out = fcntl(fd_out, F_DUPFD, 10), err = fcntl(fd_err, F_DUPFD, 10);
-  if (out < 0 || err < 0 || dup2(null_fd, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+    child_fail(c, "pivot_root");
+  if (chdir(c->cwd) != 0 && chdir("/") != 0)
+    child_fail(c, "chdir");
+}
+
+static void loopback_up(const Child *c)
+{
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0)
+    child_fail(c, "loopback");
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof ifr);
+  memcpy(ifr.ifr_name, "lo", 3);
+  ifr.ifr_flags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING;
+  if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0)
+    child_fail(c, "loopback");
+  close(s);
+}
+
+static void __attribute__((noreturn)) run_workload(const Child *c)
+{
+  /* Move the descriptors above 2 first so dup2 cannot clobber them. */
+  int in = c->fd_in >= 0 ? fcntl(c->fd_in, F_DUPFD_CLOEXEC, 10) : open("/dev/null", O_RDONLY);
+  int out = fcntl(c->fd_out, F_DUPFD_CLOEXEC, 10), err = fcntl(c->fd_err, F_DUPFD_CLOEXEC, 10);
+  if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
     _exit(127);
   close_range(3, ~0U, 0);
+  for (int sig = 1; sig < NSIG; sig++)
+    signal(sig, SIG_DFL);
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
-  for (int sig = 1; sig < NSIG; sig++)
-    signal(sig, SIG_DFL);
-  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-  execve(l->program_path, l->argv, envp);
-  child_fail(2, l->program_path);
+  if (!drop_authority(c)) {
+    say(2, REAPER_FAIL, "cannot drop capabilities", NULL);
+    _exit(127);
+  }
+  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, c->seccomp, 0, 0) != 0) {
+    say(2, REAPER_FAIL, "cannot install the seccomp filter", NULL);
+    _exit(127);
+  }
+  execve(c->program, c->argv, c->envp);
+  int e = errno;
+  say(2, "strands-box: cannot run ", c->program, e == ENOENT ? ": not in the view" : NULL);
+  _exit(e == ENOENT ? 127 : 126);
+}
+
+static volatile pid_t reaper_child;
+
+static void forward_signal(int sig)
+{
+  if (reaper_child > 0)
+    kill(reaper_child, sig);
+}
+
+static void __attribute__((noreturn)) child_main(Child *c)
+{
+  char go;
+  if (read(c->go_fd, &go, 1) != 1)
+    _exit(127);
+  close(c->go_fd);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  setpgid(0, 0);
+  if (c->new_net)
+    loopback_up(c);
+  build_view(c);
+  pid_t w = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
+  if (w == 0)
+    run_workload(c);
+  if (w < 0) {
+    say(c->fd_err, "strands-box: namespace reaper could not fork the workload", NULL, NULL);
+    _exit(126);
+  }
+  /* PID 1: forward what boxd sends, reap, end with the workload. */
+  reaper_child = w;
+  close_range(0, ~0U, 0);
+  const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = forward_signal;
+  sa.sa_flags = SA_RESTART;
+  for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+    sigaction(forwarded[i], &sa, NULL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  if (!drop_authority(c))
+    _exit(127);
+  for (;;) {
+    int st;
+    pid_t r = waitpid(-1, &st, 0);
+    if (r == w)
+      _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+    if (r < 0 && errno == ECHILD)
+      _exit(125);
+  }
+}
+
+/* ---- the parent's half ---- */
+
+static bool write_file(const char *path, const char *text)
+{
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  bool ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+  close(fd);
+  return ok;
+}
+
+static bool map_user(pid_t pid, GError **error)
+{
+  g_autofree char *sg = g_strdup_printf("/proc/%d/setgroups", (int)pid);
+  g_autofree char *um = g_strdup_printf("/proc/%d/uid_map", (int)pid);
+  g_autofree char *gm = g_strdup_printf("/proc/%d/gid_map", (int)pid);
+  g_autofree char *uline = g_strdup_printf("0 %u 1\n", (unsigned)geteuid());
+  g_autofree char *gline = g_strdup_printf("0 %u 1\n", (unsigned)getegid());
+  if (!write_file(sg, "deny") || !write_file(um, uline) || !write_file(gm, gline)) {
+    g_set_error(error, TOOLS_ERROR, 1, "containment setup failed during user namespace: %s",
+                g_strerror(errno));
+    return false;
+  }
+  return true;
 }
 
 pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAttachFn attach,
                        void *attach_data, GError **error)
 {
-  Plan p = { g_array_new(FALSE, FALSE, sizeof(Step)),
-             g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL), l->staging_dir };
-  g_array_set_clear_func(p.steps, step_clear);
-  plan_system(&p);
-  plan_grants(&p, l);
-  const char *cwd = l->cwd && inside_view(&p, l->cwd) ? l->cwd
-                    : l->table->workspace && inside_view(&p, l->table->workspace)
+  const BoxToolContext *ctx = tools_context();
+  const void *seccomp = tools_seccomp_program(error);
+  if (!seccomp)
+    return -1;
+  View view;
+  tools_view_init(&view, l->staging_dir);
+  if (!tools_view_plan(&view, l, error)) {
+    g_prefix_error(error, "containment config failed: ");
+    tools_view_clear(&view);
+    return -1;
+  }
+  const char *cwd = l->cwd && tools_view_contains(&view, l->cwd) ? l->cwd
+                    : l->table->workspace && tools_view_contains(&view, l->table->workspace)
                         ? l->table->workspace
                         : "/";
-  char **envp = compose_env(l, cwd);
+  char **envp = box_tools_compose_env(l->table, l->is_agent, l->operator_home, l->operator_path,
+                                      cwd);
+  bool new_net = !l->table->host_network;
+  bool new_user = geteuid() != 0;
+  unsigned long flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
+  if (new_net)
+    flags |= CLONE_NEWNET;
+  if (new_user)
+    flags |= CLONE_NEWUSER;
   int go[2];
   pid_t pid = -1;
   if (pipe2(go, O_CLOEXEC) != 0) {
-    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "pipe: %s", g_strerror(errno));
+    g_set_error(error, TOOLS_ERROR, 1, "pipe: %s", g_strerror(errno));
     goto out;
   }
-  pid = (pid_t)syscall(SYS_clone, CLONE_NEWNS | CLONE_NEWPID | SIGCHLD, NULL, NULL, NULL, NULL);
+  Child c = { &view, l->program_path, l->argv, envp, cwd, seccomp, last_cap(), new_net,
+              go[0], l->is_agent ? l->fd_in : -1, fd_out, fd_err };
+  pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
   if (pid == 0) {
     close(go[1]);
-    child_run(&p, l, envp, cwd, go[0], fd_out, fd_err);
-    _exit(127);
+    child_main(&c);
   }
   close(go[0]);
   if (pid < 0) {
-    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "clone: %s",
+    g_set_error(error, TOOLS_ERROR, 1, "containment setup failed during namespaces: %s",
                 g_strerror(errno));
     close(go[1]);
     goto out;
   }
-  if (attach && !attach(attach_data, pid)) {
+  bool ok = true;
+  if (new_user)
+    ok = map_user(pid, error);
+  if (ok && attach && !attach(attach_data, pid)) {
+    g_set_error(error, TOOLS_ERROR, 1, "the mount could not place the sandbox");
+    ok = false;
+  }
+  if (ok && new_net && ctx->net_setup && !ctx->net_setup(ctx->net_setup_data, pid)) {
+    g_set_error(error, TOOLS_ERROR, 1,
+                "the containment trampoline sent no listening descriptor, so the workload has "
+                "no route to the egress gateway");
+    ok = false;
+  }
+  if (!ok) {
     kill(pid, SIGKILL);
     close(go[1]);
-    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "the mount could not place the sandbox");
     /* boxd's reaper collects the killed child. */
     pid = -1;
     goto out;
   }
-  if (write(go[1], "g", 1) != 1) {
+  if (write(go[1], "g", 1) != 1)
     kill(pid, SIGKILL);
-  }
   close(go[1]);
 out:
   g_strfreev(envp);
-  g_array_free(p.steps, TRUE);
-  g_hash_table_destroy(p.made);
+  tools_view_clear(&view);
   return pid;
 }

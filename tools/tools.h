@@ -21,6 +21,7 @@ typedef struct {
   char *const *exec, *const *deny; /* exec: [agent] only */
   GHashTable *env;                 /* char* -> char*, may be NULL */
   const char *workspace;           /* or NULL */
+  bool host_network;               /* network.contain_egress = false */
 } BoxToolTable;
 
 /* Resolves a program word like the Shell's spawn: a name with '/' against
@@ -51,7 +52,51 @@ typedef struct {
   const char *mountpoint;          /* the box's FUSE mount */
   const char *const *roots;        /* bound roots (reachable as <mnt>/pass<root>) */
   const char *staging_dir;         /* an empty directory to build the view on */
+  /* The agent's own sandbox (box/agent.c); tools leave these zero. */
+  bool is_agent;
+  int fd_in;                       /* agent: its stdin (tools: /dev/null) */
 } BoxToolLaunch;
+
+/* What every sandbox of this box shares, set once by boxd before the first
+ * launch (box/config_check.c).  Strings are copied. */
+typedef struct {
+  const char *box_dir;             /* never in any view (overmounted if a bind holds it) */
+  const char *const *authority;    /* box.toml, policy.dw: read-only wherever a bind holds them */
+  const char *const *hidden;       /* trees overmounted empty (authority dirs a grant encloses) */
+  const char *alias_dir;           /* <box_dir>/bin: agent only, first on PATH */
+  const char *broker_socket;       /* <box_dir>/run/box.sock: agent only */
+  /* The egress gateway (issue 8): when proxy_url is set, HTTP(S)_PROXY and
+   * friends point at it; ca_cert is bound read-only and named by the CA
+   * variables.  net_setup, when set, runs in boxd right after the sandbox's
+   * network namespace exists (pid is its init, still waiting) so the gateway
+   * can hand in its relay; returning false refuses the launch. */
+  const char *proxy_url;
+  const char *ca_cert;
+  bool (*net_setup)(void *data, pid_t pid);
+  void *net_setup_data;
+} BoxToolContext;
+
+void box_tools_set_context(const BoxToolContext *ctx);
+/* The gateway's part of the context alone (the rest is kept). */
+void box_tools_set_gateway(const char *proxy_url, const char *ca_cert,
+                           bool (*net_setup)(void *data, pid_t pid), void *net_setup_data);
+
+/* The ELF loader closure of path: its PT_INTERP and every DT_NEEDED image
+ * found by DT_RUNPATH / DT_RPATH / the default directories, spelled the way
+ * the loader opens them (links are the caller's to resolve), at most 512.
+ * A script yields its interpreter chain and their closures.
+ * NULL with error naming a missing library. */
+GPtrArray *box_tools_loader_closure(const char *path, GError **error);
+
+/* The environment of §5.6 for table t (agent: alias dir first on PATH;
+ * tools: the alias dir removed in every spelling).  NULL-terminated. */
+char **box_tools_compose_env(const BoxToolTable *t, bool is_agent, const char *operator_home,
+                             const char *operator_path, const char *cwd);
+
+/* The startup disclosure of §5.7 for one table (label "agent" = [agent]).
+ * program is the canonical command. */
+char *box_tools_disclosure(const BoxToolTable *t, bool is_agent, const char *program,
+                           const char *operator_home, const char *operator_path);
 
 /* Called in the parent once the sandbox's PID namespace exists and before
  * anything in it touches the mount, so the mount can place its requests. */

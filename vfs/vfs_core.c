@@ -389,6 +389,39 @@ int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path,
   return rc;
 }
 
+/* A name the walk did not find, at the end of a deciding caller's lookup.
+ * The refusal must not depend on existence: when policy would let the
+ * command neither read nor write the path, the lookup is refused like an
+ * existing path (EACCES, the read denial recorded); otherwise ENOENT, and
+ * the probe, which acted on nothing, is not recorded. */
+int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_backed) {
+  if (!c->decides || !v->decide || !path) return ENOENT;
+  char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
+  json_object *input = fs_input(spelled, "read_metadata");
+  BoxDecision *d = v->decide(v->decide_data, c->cmd, "fs:read", input);
+  int rc = ENOENT;
+  if (!d || d->verdict != BOX_VERDICT_PERMIT) {
+    json_object *win = fs_input(spelled, "write_content");
+    BoxDecision *w = v->decide(v->decide_data, c->cmd, "fs:write", win);
+    bool may_write = w && w->verdict == BOX_VERDICT_PERMIT;
+    if (w) decision_free(w);
+    json_object_put(win);
+    if (!may_write) {
+      if (!d) {
+        char *text = g_strdup_printf("%s: no decision could be made", spelled);
+        d = decision_enforcement("fs:read", spelled, "internal", text);
+        g_free(text);
+      }
+      rc = finish_decision(v, c, "fs:read", input, d);
+      d = NULL;
+    }
+  }
+  if (d) decision_free(d);
+  json_object_put(input);
+  g_free(spelled);
+  return rc;
+}
+
 void vfs_enforce(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
                  const char *gate, const char *why) {
   if (!c->decides) return;

@@ -43,6 +43,7 @@ struct Node {
   guint64 refs;        /* nlookup + child parent-pointers + RAM links + pins */
   guint64 nlookup;
   bool chain;          /* a directory of the root chain (no metadata decision) */
+  guint opens;         /* open file handles (atomic) */
   /* NODE_PASS */
   int fd;              /* O_PATH|O_NOFOLLOW */
   dev_t rdev_key;      /* real st_dev */
@@ -153,6 +154,9 @@ bool vfs_host_backed(BoxVfs *v, const char *path);
 /* Asks policy and applies the floor.  Returns 0 or EACCES.  No lock held. */
 int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path,
                bool host_backed, const char *operation, bool mutating);
+/* A lookup that found nothing: ENOENT, or EACCES (recorded) when policy would
+ * neither let the caller read nor write the path. */
+int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_backed);
 /* Records an enforcement denial (identity) for a deciding caller. */
 void vfs_enforce(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
                  const char *gate, const char *why);

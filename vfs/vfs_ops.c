@@ -17,6 +17,9 @@
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
 
 #define ENTRY_TIMEOUT 1.0
 
@@ -114,6 +117,8 @@ static double entry_timeout_of(Node *n) {
 
 /* Mode-bit check (no default_permissions: the daemon checks).  Supplementary
  * groups are not consulted in this first cut. */
+static bool caller_in_group(const Caller *c, gid_t g);
+
 static bool perm_ok(const struct stat *st, const Caller *c, int mask) {
   if (c->uid == 0) {
     if ((mask & X_OK) && !S_ISDIR(st->st_mode) && !(st->st_mode & 0111)) return false;
@@ -121,7 +126,7 @@ static bool perm_ok(const struct stat *st, const Caller *c, int mask) {
   }
   unsigned bits;
   if (c->uid == st->st_uid) bits = (st->st_mode >> 6) & 7;
-  else if (c->gid == st->st_gid) bits = (st->st_mode >> 3) & 7;
+  else if (caller_in_group(c, st->st_gid)) bits = (st->st_mode >> 3) & 7;
   else bits = st->st_mode & 7;
   return ((unsigned)mask & bits) == (unsigned)mask;
 }
@@ -134,12 +139,92 @@ static int check_perm(BoxVfs *v, Node *n, const Caller *c, int mask) {
   return perm_ok(&st, c, mask) ? 0 : EACCES;
 }
 
-/* Identity of an inode-based passthrough op: the O_PATH fd still is the
- * object recorded at resolution. */
-static bool pass_same(Node *n) {
+/* ---- identity: reach a node again from its bound root ----
+ *
+ * Every passthrough op that acts on a node first reaches it again from the
+ * O_PATH descriptor of its bound root, one component at a time, following no
+ * symlink and never leaving the root (openat2 RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS), and compares the (dev, ino) found with the one the
+ * node was resolved to.  The op then acts on the descriptor just opened.
+ *   - a symlink on the way, or a way out of the root: refused and logged
+ *     (enforcement:identity), EACCES;
+ *   - the name is gone or now names another object (changed outside the
+ *     mount): ESTALE, so the kernel walks the path again (LOOKUP_REVAL) and
+ *     the retried op is decided on what the path names now. */
+
+/* lock held: n's path below its bound root ("." for the root itself) and the
+ * root's descriptor; NULL if n hangs off no root. */
+static char *pass_rel(Node *n, int *rootfd) {
+  GPtrArray *parts = g_ptr_array_new();
+  Node *p = n;
+  int depth = 0;
+  while (p && p->kind == NODE_PASS && !p->root_path && depth < VFS_MAX_DEPTH) {
+    g_ptr_array_add(parts, p->name);
+    p = p->parent;
+    depth++;
+  }
+  if (!p || p->kind != NODE_PASS || !p->root_path) {
+    g_ptr_array_unref(parts);
+    return NULL;
+  }
+  *rootfd = p->fd;
+  GString *s = g_string_new(NULL);
+  for (guint i = parts->len; i > 0; i--) {
+    if (s->len) g_string_append_c(s, '/');
+    g_string_append(s, g_ptr_array_index(parts, i - 1));
+  }
+  if (!s->len) g_string_append_c(s, '.');
+  g_ptr_array_unref(parts);
+  return g_string_free(s, FALSE);
+}
+
+static int openat2_beneath(int dirfd, const char *rel, int flags) {
+  struct open_how how;
+  memset(&how, 0, sizeof how);
+  how.flags = (uint64_t)(unsigned)(flags | O_CLOEXEC);
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  for (int tries = 0; tries < 8; tries++) {
+    long fd = syscall(SYS_openat2, dirfd, rel, &how, sizeof how);
+    if (fd >= 0) return (int)fd;
+    if (errno != EAGAIN) break;
+  }
+  return -1;
+}
+
+static int deny_identity(BoxVfs *v, const Caller *c, Node *n, const char *action);
+
+/* Opens n (flags: O_PATH for a handle to act through, or the open flags of
+ * an OPEN) reached again from its root.  Returns the descriptor or -errno. */
+static int pass_reach(BoxVfs *v, const Caller *c, Node *n, int flags, const char *action) {
+  int rootfd = -1;
+  g_mutex_lock(&v->lock);
+  char *rel = pass_rel(n, &rootfd);
+  g_mutex_unlock(&v->lock);
+  if (!rel) return -ESTALE;
+  if (S_ISLNK(n->ftype)) flags |= O_PATH | O_NOFOLLOW;
+  /* openat2 refuses bits open(2) ignores (the kernel's __FMODE_EXEC on an
+   * exec's OPEN, for one): keep only the flags that mean something here. */
+  flags &= O_ACCMODE | O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC | O_DIRECT | O_LARGEFILE |
+           O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_PATH | O_TRUNC;
+  int fd = openat2_beneath(rootfd, rel, flags);
+  int e = fd < 0 ? errno : 0;
+  g_free(rel);
+  if (fd < 0) {
+    if (e == ELOOP || e == EXDEV) return -deny_identity(v, c, n, action);
+    if (e == ENOENT || e == ENOTDIR) return -ESTALE;
+    return -e;
+  }
   struct stat st;
-  if (fstatat(n->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) return false;
-  return st.st_dev == n->rdev_key && st.st_ino == n->rino;
+  if (fstat(fd, &st) < 0) {
+    e = errno;
+    close(fd);
+    return -e;
+  }
+  if (st.st_dev != n->rdev_key || st.st_ino != n->rino) {
+    close(fd);
+    return -ESTALE;
+  }
+  return fd;
 }
 
 /* Identity of a name in a passthrough directory at two moments. */
@@ -188,8 +273,9 @@ static int fill_entry(BoxVfs *v, Node *n, struct fuse_entry_param *e) {
 }
 
 /* Resolves name in a passthrough directory to its node (created or found). */
-static int pass_child(BoxVfs *v, Node *dir, const char *name, struct fuse_entry_param *e) {
-  int fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+static int pass_child(BoxVfs *v, Node *dir, int dirfd, const char *name,
+                      struct fuse_entry_param *e) {
+  int fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return errno;
   struct stat st;
   if (fstat(fd, &st) < 0) {
@@ -242,7 +328,22 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
   struct fuse_entry_param e;
   if (is_pass(p)) {
     if (!S_ISDIR(p->ftype)) err = ENOTDIR;
-    else if (!(err = check_perm(v, p, &c, X_OK))) err = pass_child(v, p, name, &e);
+    else if (!(err = check_perm(v, p, &c, X_OK))) {
+      int dfd = pass_reach(v, &c, p, O_PATH | O_DIRECTORY, "fs:read");
+      if (dfd < 0) {
+        err = -dfd;
+      } else {
+        err = pass_child(v, p, dfd, name, &e);
+        close(dfd);
+      }
+    }
+    if (err == ENOENT && c.decides) {
+      char *dir = path_of(v, p);
+      char *path = dir ? vfs_child_path(dir, name) : NULL;
+      err = vfs_probe_absent(v, &c, path, true);
+      g_free(path);
+      g_free(dir);
+    }
     unpin(v, p);
     reply_entry_or_err(req, err, &e);
     return;
@@ -261,8 +362,21 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
   }
   if (!n && !err) err = ENOENT;
   if (n) err = fill_entry(v, n, &e);
-  vfs_node_unref(v, p);
+  char *probe = NULL;
+  if (err == ENOENT && c.decides && p->kind == NODE_RAM && p->special != SPECIAL_BOXDIR) {
+    char *dir = vfs_node_path(v, p);
+    probe = dir ? vfs_child_path(dir, name) : NULL;
+    g_free(dir);
+  }
   g_mutex_unlock(&v->lock);
+  if (probe) {
+    /* The RAM tree is the command's own: its paths are never host-backed
+     * for the floor, but a RAM path spelled inside a root is a bind point
+     * walked before the bind exists only during setup (no decisions then). */
+    err = vfs_probe_absent(v, &c, probe, vfs_host_backed(v, probe));
+    g_free(probe);
+  }
+  unpin(v, p);
   reply_entry_or_err(req, err, &e);
 }
 
@@ -322,8 +436,26 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     err = vfs_decide(v, &c, "fs:read", path, is_pass(n), "read_metadata", false);
     g_free(path);
   }
-  if (!err && !fi && is_pass(n) && !pass_same(n)) err = deny_identity(v, &c, n, "fs:read");
-  if (!err) err = node_stat(v, n, &st);
+  bool done = false;
+  if (!err && !fi && is_pass(n)) {
+    int fd = pass_reach(v, &c, n, O_PATH, "fs:read");
+    g_mutex_lock(&v->lock);
+    bool open_now = n->opens > 0;
+    g_mutex_unlock(&v->lock);
+    if (fd == -ESTALE && open_now) {
+      /* fstat(2) reaches us as a GETATTR without a handle: an object that is
+       * open (here, unlinked or renamed away since) is covered by the decision
+       * that opened it; answer from the object itself. */
+      err = 0;
+    } else if (fd < 0) {
+      err = -fd;
+    } else {
+      if (fstat(fd, &st) < 0) err = errno;
+      close(fd);
+      done = true;
+    }
+  }
+  if (!err && !done) err = node_stat(v, n, &st);
   if (!err && n->special == SPECIAL_MYDENIAL) {
     Fh *fh = FH(fi);
     if (fh && fh->kind == FH_MYDENIAL) {
@@ -348,19 +480,109 @@ static int ram_resize(Node *n, size_t len) {
   return 0;
 }
 
-static int setattr_pass(Node *n, Fh *fh, struct stat *attr, int to_set) {
+/* Is the caller in group g (primary or supplementary)?  The supplementary
+ * groups are read from /proc/<tid>/status only when the primary differs. */
+static bool caller_in_group(const Caller *c, gid_t g) {
+  if (c->gid == g) return true;
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/status", (int)c->tid);
+  FILE *f = fopen(path, "re");
+  if (!f) return false;
+  char line[4096];
+  bool found = false;
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "Groups:", 7) != 0) continue;
+    char *p = line + 7, *end;
+    for (;;) {
+      unsigned long x = strtoul(p, &end, 10);
+      if (end == p) break;
+      if ((gid_t)x == g) found = true;
+      p = end;
+    }
+    break;
+  }
+  fclose(f);
+  return found;
+}
+
+/* chown(2) rules for a caller the kernel did not check (no
+ * default_permissions): root may; the owner may keep the owner and change the
+ * group to one of its own groups; nobody else may. */
+static int chown_allowed(BoxVfs *v, const Caller *c, int vfd, uid_t u, gid_t g) {
+  (void)v;
+  if (c->uid == 0) return 0;
+  struct stat st;
+  if (fstat(vfd, &st) < 0) return errno;
+  bool owner = st.st_uid == c->uid;
+  if (u != (uid_t)-1 && (u != st.st_uid || !owner)) return EPERM;
+  if (g != (gid_t)-1 && (!owner || (g != st.st_gid && !caller_in_group(c, g)))) return EPERM;
+  return 0;
+}
+
+/* Times of a passthrough symlink: through its parent, reached again. */
+static int symlink_utimens(BoxVfs *v, Node *n, const struct timespec tv[2]) {
+  g_mutex_lock(&v->lock);
+  Node *parent = n->parent;
+  char *name = g_strdup(n->name);
+  if (parent) vfs_node_ref(parent);
+  g_mutex_unlock(&v->lock);
+  int r = -1;
+  errno = ESTALE;
+  if (parent && parent->kind == NODE_PASS) {
+    Caller none;
+    memset(&none, 0, sizeof none);
+    int pfd = pass_reach(v, &none, parent, O_PATH | O_DIRECTORY, "fs:write");
+    if (pfd >= 0) {
+      r = utimensat(pfd, name, tv, AT_SYMLINK_NOFOLLOW);
+      int e = errno;
+      close(pfd);
+      errno = e;
+    } else {
+      errno = -pfd;
+    }
+  }
+  if (parent) unpin(v, parent);
+  g_free(name);
+  return r;
+}
+
+/* The checks the kernel leaves to us for SETATTR (no default_permissions). */
+static int setattr_allowed(const Caller *c, const struct stat *st, int to_set, bool has_fh) {
+  if (c->uid == 0) return 0;
+  bool owner = st->st_uid == c->uid;
+  if ((to_set & FUSE_SET_ATTR_MODE) && !owner) return EPERM;
+  if ((to_set & FUSE_SET_ATTR_SIZE) && !has_fh && !perm_ok(st, c, W_OK)) return EACCES;
+  bool explicit_time = (to_set & FUSE_SET_ATTR_ATIME && !(to_set & FUSE_SET_ATTR_ATIME_NOW)) ||
+                       (to_set & FUSE_SET_ATTR_MTIME && !(to_set & FUSE_SET_ATTR_MTIME_NOW));
+  if (explicit_time && !owner) return EPERM;
+  if ((to_set & (FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW)) && !owner &&
+      !perm_ok(st, c, W_OK))
+    return EACCES;
+  return 0;
+}
+
+static int setattr_pass(BoxVfs *v, const Caller *c, Node *n, int vfd, Fh *fh, struct stat *attr,
+                        int to_set) {
   char pp[64];
-  proc_path(pp, sizeof pp, n->fd);
+  proc_path(pp, sizeof pp, vfd);
   int ffd = (fh && fh->kind == FH_PASS_FILE) ? fh->fd : -1;
+  struct stat cur;
+  if (fstat(vfd, &cur) < 0) return errno;
+  int e0 = setattr_allowed(c, &cur, to_set, ffd >= 0);
+  if (e0) return e0;
   if (to_set & FUSE_SET_ATTR_MODE) {
     if (S_ISLNK(n->ftype)) return EOPNOTSUPP;
-    int r = ffd >= 0 ? fchmod(ffd, attr->st_mode & 07777) : chmod(pp, attr->st_mode & 07777);
+    mode_t m = attr->st_mode & 07777;
+    if (c->uid != 0 && (m & S_ISGID) && !caller_in_group(c, cur.st_gid)) m &= ~(mode_t)S_ISGID;
+    int r = ffd >= 0 ? fchmod(ffd, m) : chmod(pp, m);
     if (r < 0) return errno;
   }
   if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
     uid_t u = (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
     gid_t g = (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
-    if (fchownat(n->fd, "", u, g, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) return errno;
+    int e = chown_allowed(v, c, vfd, u, g);
+    if (e) return e;
+    if (fchownat(vfd, "", u, g, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) return errno;
   }
   if (to_set & FUSE_SET_ATTR_SIZE) {
     int r = ffd >= 0 ? ftruncate(ffd, attr->st_size) : truncate(pp, attr->st_size);
@@ -378,7 +600,7 @@ static int setattr_pass(Node *n, Fh *fh, struct stat *attr, int to_set) {
     else if (to_set & FUSE_SET_ATTR_MTIME) tv[1] = attr->st_mtim;
     int r;
     if (ffd >= 0) r = futimens(ffd, tv);
-    else if (S_ISLNK(n->ftype)) r = 0; /* no lutimes through an O_PATH fd in this cut */
+    else if (S_ISLNK(n->ftype)) r = symlink_utimens(v, n, tv);
     else r = utimensat(AT_FDCWD, pp, tv, 0);
     if (r < 0) return errno;
   }
@@ -437,8 +659,13 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
     g_free(path);
   }
   if (!err && is_pass(n)) {
-    if (!pass_same(n)) err = deny_identity(v, &c, n, "fs:write");
-    else err = setattr_pass(n, FH(fi), attr, to_set);
+    int vfd = pass_reach(v, &c, n, O_PATH, "fs:write");
+    if (vfd < 0) {
+      err = -vfd;
+    } else {
+      err = setattr_pass(v, &c, n, vfd, FH(fi), attr, to_set);
+      close(vfd);
+    }
   } else if (!err) {
     err = setattr_ram(v, n, &c, attr, to_set);
   }
@@ -467,7 +694,11 @@ static void op_access(fuse_req_t req, fuse_ino_t ino, int mask) {
                      S_ISDIR(st.st_mode) ? "change_dir" : "read_metadata", false);
     g_free(path);
   }
-  if (!err && is_pass(n) && !pass_same(n)) err = deny_identity(v, &c, n, "fs:read");
+  if (!err && is_pass(n)) {
+    int vfd = pass_reach(v, &c, n, O_PATH, "fs:read");
+    if (vfd < 0) err = -vfd;
+    else close(vfd);
+  }
   if (!err && mask != F_OK && !perm_ok(&st, &c, mask)) err = EACCES;
   unpin(v, n);
   fuse_reply_err(req, err);
@@ -490,17 +721,19 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino) {
   }
   char *target = NULL;
   if (!err && is_pass(n)) {
-    if (!pass_same(n)) {
-      err = deny_identity(v, &c, n, "fs:read");
+    int vfd = pass_reach(v, &c, n, O_PATH | O_NOFOLLOW, "fs:read");
+    if (vfd < 0) {
+      err = -vfd;
     } else {
       char buf[PATH_MAX + 1];
-      ssize_t len = readlinkat(n->fd, "", buf, sizeof buf - 1);
+      ssize_t len = readlinkat(vfd, "", buf, sizeof buf - 1);
       if (len < 0) {
         err = errno;
       } else {
         buf[len] = '\0';
         target = g_strdup(buf);
       }
+      close(vfd);
     }
   } else if (!err) {
     g_mutex_lock(&v->lock);
@@ -521,9 +754,12 @@ typedef struct {
   char *dirpath;  /* worker-view path of the directory */
   char *path;     /* worker-view path of the new name */
   bool pass;
+  int dfd;        /* pass: the directory reached again from its root */
 } NewName;
 
 static void new_name_clear(BoxVfs *v, NewName *nn) {
+  if (nn->dfd >= 0) close(nn->dfd);
+  nn->dfd = -1;
   unpin(v, nn->dir);
   g_free(nn->dirpath);
   g_free(nn->path);
@@ -532,6 +768,7 @@ static void new_name_clear(BoxVfs *v, NewName *nn) {
 /* Pins a directory in which the caller may create or remove name. */
 static int new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *name, NewName *nn) {
   memset(nn, 0, sizeof *nn);
+  nn->dfd = -1;
   if (!c->placed) return EACCES;
   if (strlen(name) > NAME_MAX) return ENAMETOOLONG;
   int err;
@@ -557,6 +794,11 @@ static int new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *n
   }
   g_mutex_unlock(&v->lock);
   if (!err) err = check_perm(v, d, c, W_OK | X_OK);
+  if (!err && nn->pass) {
+    int fd = pass_reach(v, c, d, O_PATH | O_DIRECTORY, "fs:write");
+    if (fd < 0) err = -fd;
+    else nn->dfd = fd;
+  }
   return err;
 }
 
@@ -584,10 +826,10 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
   if (!err) err = vfs_decide(v, &c, "fs:write", nn.path, nn.pass, "create_dir", true);
   struct fuse_entry_param e;
   if (!err && nn.pass) {
-    if (mkdirat(nn.dir->fd, name, mode & 07777) < 0) err = errno;
+    if (mkdirat(nn.dfd, name, mode & 07777) < 0) err = errno;
     else {
-      chown_new(&c, nn.dir->fd, name);
-      err = pass_child(v, nn.dir, name, &e);
+      chown_new(&c, nn.dfd, name);
+      err = pass_child(v, nn.dir, nn.dfd, name, &e);
     }
   } else if (!err) {
     g_mutex_lock(&v->lock);
@@ -602,7 +844,9 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev) {
   BoxVfs *v = V(req);
   (void)rdev;
-  if ((mode & S_IFMT) != 0 && !S_ISREG(mode)) {
+  /* Regular files, FIFOs and sockets; never a device node. */
+  mode_t type = (mode & S_IFMT) ? (mode & S_IFMT) : S_IFREG;
+  if (type != S_IFREG && type != S_IFIFO && type != S_IFSOCK) {
     fuse_reply_err(req, EPERM);
     return;
   }
@@ -613,14 +857,14 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
   if (!err) err = vfs_decide(v, &c, "fs:write", nn.path, nn.pass, "write_content", true);
   struct fuse_entry_param e;
   if (!err && nn.pass) {
-    if (mknodat(nn.dir->fd, name, S_IFREG | (mode & 07777), 0) < 0) err = errno;
+    if (mknodat(nn.dfd, name, type | (mode & 07777), 0) < 0) err = errno;
     else {
-      chown_new(&c, nn.dir->fd, name);
-      err = pass_child(v, nn.dir, name, &e);
+      chown_new(&c, nn.dfd, name);
+      err = pass_child(v, nn.dir, nn.dfd, name, &e);
     }
   } else if (!err) {
     g_mutex_lock(&v->lock);
-    Node *n = ram_create(v, &c, nn.dir, name, S_IFREG | (mode & 07777), &err);
+    Node *n = ram_create(v, &c, nn.dir, name, type | (mode & 07777), &err);
     if (n) err = fill_entry(v, n, &e);
     g_mutex_unlock(&v->lock);
   }
@@ -670,10 +914,10 @@ static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
   }
   struct fuse_entry_param e;
   if (!err && nn.pass) {
-    if (symlinkat(link, nn.dir->fd, name) < 0) err = errno;
+    if (symlinkat(link, nn.dfd, name) < 0) err = errno;
     else {
-      chown_new(&c, nn.dir->fd, name);
-      err = pass_child(v, nn.dir, name, &e);
+      chown_new(&c, nn.dfd, name);
+      err = pass_child(v, nn.dir, nn.dfd, name, &e);
     }
   } else if (!err) {
     g_mutex_lock(&v->lock);
@@ -707,9 +951,11 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
   struct fuse_entry_param e;
   if (!err && nn.pass) {
     if (S_ISDIR(n->ftype)) err = EPERM;
-    else if (!pass_same(n)) err = deny_identity(v, &c, n, "fs:write");
-    else if (linkat(n->fd, "", nn.dir->fd, newname, AT_EMPTY_PATH) < 0) err = errno;
-    else {
+    int sfd = err ? -1 : pass_reach(v, &c, n, O_PATH, "fs:write");
+    if (!err && sfd < 0) err = -sfd;
+    else if (!err && linkat(sfd, "", nn.dfd, newname, AT_EMPTY_PATH) < 0) err = errno;
+    if (sfd >= 0) close(sfd);
+    if (!err) {
       g_mutex_lock(&v->lock);
       vfs_node_set_parent(v, n, nn.dir, newname); /* follow the newest name */
       err = fill_entry(v, n, &e);
@@ -777,16 +1023,16 @@ static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name, b
   NewName nn;
   int err = new_name(v, &c, parent, name, &nn);
   NameId before;
-  if (!err && nn.pass) name_id(nn.dir->fd, name, &before);
+  if (!err && nn.pass) name_id(nn.dfd, name, &before);
   if (!err)
     err = vfs_decide(v, &c, "fs:delete", nn.path, nn.pass, dir ? "remove_dir" : "remove_file", true);
   if (!err && nn.pass) {
     NameId now;
-    name_id(nn.dir->fd, name, &now);
+    name_id(nn.dfd, name, &now);
     if (!name_same(&before, &now)) {
       vfs_enforce(v, &c, "fs:delete", nn.path, true, "identity", IDENTITY_WHY);
       err = EACCES;
-    } else if (unlinkat(nn.dir->fd, name, dir ? AT_REMOVEDIR : 0) < 0) {
+    } else if (unlinkat(nn.dfd, name, dir ? AT_REMOVEDIR : 0) < 0) {
       err = errno;
     } else if (!dir && before.exists) {
       pass_follow_other_link(v, nn.dir, name, &before);
@@ -824,7 +1070,8 @@ static bool ancestor_of(Node *a, Node *b) {
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
                       const char *newname, unsigned int flags) {
   BoxVfs *v = V(req);
-  if (flags & ~(unsigned)RENAME_NOREPLACE) {
+  if ((flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) ||
+      (flags & RENAME_NOREPLACE && flags & RENAME_EXCHANGE)) {
     fuse_reply_err(req, EINVAL);
     return;
   }
@@ -832,6 +1079,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
   vfs_place(v, req, NULL, &c);
   NewName src, dst;
   memset(&dst, 0, sizeof dst);
+  dst.dfd = -1;
   int err = new_name(v, &c, parent, name, &src);
   if (!err) err = new_name(v, &c, newparent, newname, &dst);
   if (!err && src.pass != dst.pass) err = EXDEV;
@@ -839,8 +1087,8 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
   bool dst_exists = false, dst_dir = false;
   if (!err) {
     if (src.pass) {
-      name_id(src.dir->fd, name, &sid);
-      name_id(dst.dir->fd, newname, &did);
+      name_id(src.dfd, name, &sid);
+      name_id(dst.dfd, newname, &did);
       dst_exists = did.exists;
       dst_dir = S_ISDIR(did.mode);
     } else {
@@ -853,24 +1101,31 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
   }
   if (!err) err = vfs_decide(v, &c, "fs:move", src.path, src.pass, "rename", true);
   if (!err) err = vfs_decide(v, &c, "fs:read", src.path, src.pass, "read_content", false);
-  if (!err && dst_exists)
+  bool exchange = (flags & RENAME_EXCHANGE) != 0;
+  if (!err && dst_exists && !exchange)
     err = vfs_decide(v, &c, "fs:delete", dst.path, dst.pass, dst_dir ? "remove_dir" : "remove_file",
                      true);
   if (!err) err = vfs_decide(v, &c, "fs:move", dst.path, dst.pass, "rename", true);
+  /* RENAME_EXCHANGE moves the destination too: its legs mirror the source's */
+  if (!err && exchange && dst_exists)
+    err = vfs_decide(v, &c, "fs:read", dst.path, dst.pass, "read_content", false);
   if (!err && src.pass) {
     NameId s2, d2;
-    name_id(src.dir->fd, name, &s2);
-    name_id(dst.dir->fd, newname, &d2);
+    name_id(src.dfd, name, &s2);
+    name_id(dst.dfd, newname, &d2);
     if (!name_same(&sid, &s2) || !name_same(&did, &d2)) {
       vfs_enforce(v, &c, "fs:move", src.path, true, "identity", IDENTITY_WHY);
       err = EACCES;
-    } else if (renameat2(src.dir->fd, name, dst.dir->fd, newname, flags) < 0) {
+    } else if (renameat2(src.dfd, name, dst.dfd, newname, flags) < 0) {
       err = errno;
     } else if (sid.exists) {
       g_mutex_lock(&v->lock);
       Node *moved = vfs_pass_find(v, sid.dev, sid.ino);
+      Node *back = exchange && did.exists ? vfs_pass_find(v, did.dev, did.ino) : NULL;
       if (moved && !moved->root_path && !ancestor_of(moved, dst.dir))
         vfs_node_set_parent(v, moved, dst.dir, newname);
+      if (back && !back->root_path && !ancestor_of(back, src.dir))
+        vfs_node_set_parent(v, back, src.dir, name);
       g_mutex_unlock(&v->lock);
     }
   } else if (!err) {
@@ -880,6 +1135,23 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
     if (!sn) err = ENOENT;
     else if (sn->special != SPECIAL_NONE || (dn && dn->special != SPECIAL_NONE)) err = EACCES;
     else if (sn == dn) err = 0; /* same object: nothing to do */
+    else if (exchange) {
+      if (!dn) err = ENOENT;
+      else if ((S_ISDIR(sn->mode) && ancestor_of(sn, dst.dir)) ||
+               (S_ISDIR(dn->mode) && ancestor_of(dn, src.dir)))
+        err = EINVAL;
+      else {
+        g_hash_table_insert(src.dir->children, g_strdup(name), dn);
+        g_hash_table_insert(dst.dir->children, g_strdup(newname), sn);
+        if (S_ISDIR(sn->mode)) src.dir->nlink--, dst.dir->nlink++;
+        if (S_ISDIR(dn->mode)) dst.dir->nlink--, src.dir->nlink++;
+        vfs_node_set_parent(v, sn, dst.dir, newname);
+        vfs_node_set_parent(v, dn, src.dir, name);
+        now_ts(&sn->ctime);
+        dn->ctime = sn->ctime;
+        src.dir->mtime = src.dir->ctime = dst.dir->mtime = dst.dir->ctime = sn->ctime;
+      }
+    }
     else if (dn && (flags & RENAME_NOREPLACE)) err = EEXIST;
     else if (S_ISDIR(sn->mode) && ancestor_of(sn, dst.dir)) err = EINVAL;
     else if (dn && S_ISDIR(dn->mode) && !S_ISDIR(sn->mode)) err = EISDIR;
@@ -909,6 +1181,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 
 static Fh *fh_new(FhKind kind, int cmd, Node *n) {
   Fh *fh = g_new0(Fh, 1);
+  __atomic_add_fetch(&n->opens, 1, __ATOMIC_SEQ_CST);
   fh->kind = kind;
   fh->cmd = cmd;
   fh->node = n; /* takes over the caller's pin */
@@ -920,12 +1193,6 @@ static bool open_reads_only(int flags) {
   return (flags & O_ACCMODE) == O_RDONLY && !(flags & O_TRUNC);
 }
 
-static int open_pass_fd(Node *n, int flags) {
-  char pp[64];
-  proc_path(pp, sizeof pp, n->fd);
-  int fd = open(pp, (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY)) | O_CLOEXEC);
-  return fd < 0 ? -errno : fd;
-}
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   BoxVfs *v = V(req);
@@ -977,16 +1244,19 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   }
   Fh *fh = NULL;
   if (!err && is_pass(n)) {
-    if (!pass_same(n)) {
-      err = deny_identity(v, &c, n, ro ? "fs:read" : "fs:write");
+    /* Reached again from the root, opened without O_TRUNC: truncate only
+     * once the object is known to be the one judged. */
+    int fd = pass_reach(v, &c, n, fi->flags & ~(O_TRUNC | O_NOFOLLOW),
+                        ro ? "fs:read" : "fs:write");
+    if (fd < 0) {
+      err = -fd;
+    } else if ((fi->flags & O_TRUNC) && ftruncate(fd, 0) < 0) {
+      err = errno;
+      close(fd);
     } else {
-      int fd = open_pass_fd(n, fi->flags);
-      if (fd < 0) err = -fd;
-      else {
-        fh = fh_new(FH_PASS_FILE, c.cmd, n);
-        fh->fd = fd;
-        fi->keep_cache = 1;
-      }
+      fh = fh_new(FH_PASS_FILE, c.cmd, n);
+      fh->fd = fd;
+      fi->keep_cache = 1;
     }
   } else if (!err) {
     g_mutex_lock(&v->lock);
@@ -1028,15 +1298,15 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
   struct fuse_entry_param e;
   Fh *fh = NULL;
   if (!err && nn.pass) {
-    int fd = openat(nn.dir->fd, name,
+    int fd = openat(nn.dfd, name,
                     (fi->flags & ~O_NOFOLLOW) | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
     if (fd < 0) {
       err = errno;
     } else {
       struct stat fst;
       fstat(fd, &fst);
-      chown_new(&c, nn.dir->fd, name);
-      err = pass_child(v, nn.dir, name, &e);
+      chown_new(&c, nn.dfd, name);
+      err = pass_child(v, nn.dir, nn.dfd, name, &e);
       if (!err && (e.attr.st_dev != fst.st_dev || e.attr.st_ino != fst.st_ino)) {
         /* the name moved between the open and the resolution */
         g_mutex_lock(&v->lock);
@@ -1124,8 +1394,11 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     return;
   }
   if (fh->kind == FH_MYDENIAL) {
-    if ((size_t)off >= fh->text_len) fuse_reply_buf(req, NULL, 0);
-    else fuse_reply_buf(req, fh->text + off, MIN(size, fh->text_len - (size_t)off));
+    /* A copy: once the reply is written the kernel may RELEASE the handle. */
+    size_t got = (size_t)off >= fh->text_len ? 0 : MIN(size, fh->text_len - (size_t)off);
+    char *copy = got ? g_memdup2(fh->text + off, got) : NULL;
+    fuse_reply_buf(req, copy, got);
+    g_free(copy);
     return;
   }
   if (fh->kind != FH_RAM_FILE) {
@@ -1199,6 +1472,7 @@ static void fh_free(BoxVfs *v, Fh *fh) {
     g_array_unref(fh->entries);
   }
   g_free(fh->text);
+  if (fh->node) __atomic_sub_fetch(&fh->node->opens, 1, __ATOMIC_SEQ_CST);
   unpin(v, fh->node);
   g_free(fh);
 }
@@ -1260,18 +1534,16 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
   if (!err) err = check_perm(v, n, &c, R_OK);
   Fh *fh = NULL;
   if (!err && is_pass(n)) {
-    if (!pass_same(n)) {
-      err = deny_identity(v, &c, n, "fs:read");
+    int fd = pass_reach(v, &c, n, O_RDONLY | O_DIRECTORY, "fs:read");
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (fd < 0) {
+      err = -fd;
+    } else if (!d) {
+      err = errno;
+      close(fd);
     } else {
-      int fd = openat(n->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-      if (!d) {
-        err = errno;
-        if (fd >= 0) close(fd);
-      } else {
-        fh = fh_new(FH_PASS_DIR, c.cmd, n);
-        fh->dir = d;
-      }
+      fh = fh_new(FH_PASS_DIR, c.cmd, n);
+      fh->dir = d;
     }
   } else if (!err) {
     fh = fh_new(n->kind == NODE_RAM ? FH_RAM_DIR : FH_VDIR, c.cmd, n);
@@ -1406,6 +1678,28 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino) {
   fuse_reply_statfs(req, &sv);
 }
 
+/* ---- extended attributes: one rule, refused for every name ----
+ * They would carry metadata (and security.* labels) past the fs:read /
+ * fs:write vocabulary, which has no operation for them. */
+static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+                        size_t size, int flags) {
+  (void)ino, (void)name, (void)value, (void)size, (void)flags;
+  fuse_reply_err(req, EOPNOTSUPP);
+}
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size) {
+  (void)ino, (void)name, (void)size;
+  fuse_reply_err(req, EOPNOTSUPP);
+}
+static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  (void)ino;
+  if (size == 0) fuse_reply_xattr(req, 0);
+  else fuse_reply_buf(req, NULL, 0);
+}
+static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name) {
+  (void)ino, (void)name;
+  fuse_reply_err(req, EOPNOTSUPP);
+}
+
 const struct fuse_lowlevel_ops vfs_ops = {
     .init = op_init,
     .lookup = op_lookup,
@@ -1435,4 +1729,14 @@ const struct fuse_lowlevel_ops vfs_ops = {
     .access = op_access,
     .create = op_create,
     .fallocate = op_fallocate,
+    .setxattr = op_setxattr,
+    .getxattr = op_getxattr,
+    .listxattr = op_listxattr,
+    .removexattr = op_removexattr,
+    /* Not implemented, on purpose, the kernel then acts alone: flock and
+     * POSIX locks (local to this kernel), copy_file_range (generic copy
+     * through READ/WRITE, each decided by its handle), lseek SEEK_DATA /
+     * SEEK_HOLE (generic: all data), readdirplus (children's attributes
+     * would be metadata reads without their own decision), tmpfile
+     * (O_TMPFILE: EOPNOTSUPP). */
 };

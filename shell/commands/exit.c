@@ -1,24 +1,22 @@
-/* exit.c — `exit [n]`: ends the run (or the pipeline stage) with n & 255. */
+/* exit.c — `exit [n]`: ends the shell (or the subshell) after its EXIT trap. */
 #include "shell/shell-private.h"
 
 int box_cmd_exit(BoxCmd *c) {
   Shell *sh = c->sh;
-  int i = 1;
-  if (i < c->argc && g_strcmp0(c->argv[i], "--") == 0) i++;
-  int status = sh->last_status;
-  if (i < c->argc) {
+  int st = sh->status;
+  if (c->argc > 1) {
     long v;
-    if (!box_parse_int(c->argv[i], &v)) {
-      box_fdprintf(c->err, "strands-shell: exit: %s: numeric argument required\n", c->argv[i]);
-      status = 2;
-    } else if (i + 1 < c->argc) {
-      box_fdprintf(c->err, "strands-shell: exit: too many arguments\n");
+    if (!box_parse_int(c->argv[1], &v)) {
+      box_cmd_error(c, "%s: numeric argument required", c->argv[1]);
+      st = 2;
+    } else if (c->argc > 2) {
+      box_cmd_error(c, "too many arguments");
       return 1;
     } else {
-      status = (int)(v & 255);
+      st = (int)(v & 255);
     }
   }
-  sh->exiting = true;
-  sh->exit_status = status;
-  return status;
+  sh->jump = J_EXIT;
+  sh->exit_status = st;
+  return st;
 }

@@ -1,6 +1,7 @@
-/* grep.c — GNU-grep-compatible subset over glibc regex (BRE, -E ERE, -F).
- * Files are read with open(2)/read(2); -r walks with opendir/readdir and
- * d_type (never stat: every stat is a policy decision on the mount). */
+/* grep.c — GNU grep: BRE/ERE through glibc regex (GNU operators included),
+ * -F fixed strings, -P through GRegex.  Files are read with open(2)/read(2)
+ * as a stream of lines (any length); -r walks with opendir/readdir and d_type
+ * (never stat: every stat is a policy decision on the mount). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,65 +11,106 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/shell-private.h"
+#include "shell/commands/util.h"
 
 typedef struct {
   bool icase, invert, number, count, list, list_missing, recursive, deref;
-  bool quiet, no_messages, word, line, only;
+  bool quiet, no_messages, word, line, only, text, skip_binary, null_data, null_name;
+  bool byte_offset, initial_tab;
   int with_name;              /* -1 default, 0 -h, 1 -H */
   long max_count;             /* -1 none */
-  int syntax;                 /* 'G', 'E', 'F' */
+  long after, before;         /* context */
+  int syntax;                 /* 'G', 'E', 'F', 'P' */
+  const char *label;
   GPtrArray *patterns;
-  GPtrArray *include, *exclude, *exclude_dir;   /* globs on base names */
+  GPtrArray *include, *exclude, *exclude_dir;
   regex_t *re;
+  GRegex **pre;
   size_t nre;
-  bool matched_any, error;
+  char **fixed;               /* -F without -i/-w/-x: memmem */
+  size_t *fixed_len;
+  bool use_fixed, match_nothing;
+  bool matched_any, error, printed_any;
   BoxCmd *c;
 } Grep;
-
-static void gerr(Grep *g, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static void gerr(Grep *g, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char *s = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  box_out_flush(g->c->out);
-  box_fdprintf(g->c->err, "grep: %s\n", s);
-  g_free(s);
-}
 
 static void file_error(Grep *g, const char *name, int err) {
   g->error = true;
   if (g->no_messages) return;
-  box_file_error(g->c, "grep", name, err);
+  bx_ferr(g->c, "grep", name, err);
 }
 
-static bool word_char(char ch) { return ch == '_' || g_ascii_isalnum(ch); }
+static bool word_char(unsigned char ch) { return ch == '_' || g_ascii_isalnum(ch); }
 
-/* Finds the first match of any pattern in line[0..len) at or after from.
- * Returns true with [*so, *eo). */
+/* One pattern's leftmost-longest match at or after from. */
+static bool match_one(Grep *g, size_t k, const char *line, size_t len, size_t from, size_t *so, size_t *eo) {
+  if (g->use_fixed) {
+    size_t n = g->fixed_len[k];
+    if (from > len) return false;
+    const char *p = n == 0 ? line + from : memmem(line + from, len - from, g->fixed[k], n);
+    if (!p) return false;
+    *so = (size_t)(p - line);
+    *eo = *so + n;
+    return true;
+  }
+  if (g->syntax == 'P') {
+    GMatchInfo *mi = NULL;
+    bool ok = g_regex_match_full(g->pre[k], line, (gssize)len, (gint)from, 0, &mi, NULL);
+    if (ok) {
+      gint s, e;
+      g_match_info_fetch_pos(mi, 0, &s, &e);
+      *so = (size_t)s;
+      *eo = (size_t)e;
+    }
+    g_match_info_free(mi);
+    return ok;
+  }
+  regmatch_t m[1];
+  m[0].rm_so = (regoff_t)from;
+  m[0].rm_eo = (regoff_t)len;
+  int flags = REG_STARTEND | (from > 0 ? REG_NOTBOL : 0);
+  if (regexec(&g->re[k], line, 1, m, flags) != 0) return false;
+  *so = (size_t)m[0].rm_so;
+  *eo = (size_t)m[0].rm_eo;
+  return true;
+}
+
+/* Finds the first match of any pattern in line[0..len) at or after from. */
 static bool find_match(Grep *g, const char *line, size_t len, size_t from, size_t *so, size_t *eo) {
   bool found = false;
   size_t bso = 0, beo = 0;
   for (size_t k = 0; k < g->nre; k++) {
     size_t start = from;
     while (start <= len) {
-      regmatch_t m[1];
-      m[0].rm_so = (regoff_t)start;
-      m[0].rm_eo = (regoff_t)len;
-      int flags = REG_STARTEND | (start > 0 ? REG_NOTBOL : 0);
-      if (regexec(&g->re[k], line, 1, m, flags) != 0) break;
-      size_t s = (size_t)m[0].rm_so, e = (size_t)m[0].rm_eo;
+      size_t s, e;
+      if (!match_one(g, k, line, len, start, &s, &e)) break;
       bool ok = true;
-      if (g->line) ok = s == 0 && e == len;
-      else if (g->word)
-        ok = (s == 0 || !word_char(line[s - 1])) && (e == len || !word_char(line[e])) && e > s;
+      if (g->line && g->syntax != 'P') ok = s == 0 && e == len;
+      else if (g->word && g->syntax != 'P') {
+        ok = (s == 0 || !word_char((unsigned char)line[s - 1])) &&
+             (e == len || !word_char((unsigned char)line[e]));
+        /* GNU also tries shorter matches at the same start */
+        if (!ok && !g->use_fixed && (s == 0 || !word_char((unsigned char)line[s - 1]))) {
+          for (size_t e2 = e; e2-- > s + 1;) {
+            if (e2 < len && word_char((unsigned char)line[e2])) continue;
+            regmatch_t m[1];
+            m[0].rm_so = (regoff_t)s;
+            m[0].rm_eo = (regoff_t)e2;
+            if (regexec(&g->re[k], line, 1, m, REG_STARTEND | (s ? REG_NOTBOL : 0)) == 0 &&
+                (size_t)m[0].rm_so == s && (size_t)m[0].rm_eo == e2) {
+              e = e2;
+              ok = true;
+              break;
+            }
+          }
+        }
+      }
       if (ok) {
         if (!found || s < bso || (s == bso && e > beo)) { bso = s; beo = e; }
         found = true;
         break;
       }
-      if (g->line) break;
+      if (g->line && g->syntax != 'P') break;
       start = s + 1;
     }
   }
@@ -76,249 +118,330 @@ static bool find_match(Grep *g, const char *line, size_t len, size_t from, size_
   return found;
 }
 
-static void prefix(Grep *g, const char *name, bool show_name, long lineno, char sep) {
-  if (show_name) { box_out_puts(g->c->out, name); box_out_putc(g->c->out, sep); }
-  if (g->number) box_out_printf(g->c->out, "%ld%c", lineno, sep);
+static void prefix(Grep *g, const char *name, bool show_name, long lineno, unsigned long long off, char sep) {
+  BoxOut *o = g->c->out;
+  if (show_name) {
+    box_out_puts(o, name);
+    box_out_putc(o, g->null_name ? '\0' : sep);
+  }
+  if (g->number) box_out_printf(o, "%ld%c", lineno, sep);
+  if (g->byte_offset) box_out_printf(o, "%llu%c", off, sep);
+  if (g->initial_tab && (show_name || g->number || g->byte_offset)) box_out_putc(o, '\t');
 }
 
-/* Reads all of fd.  Returns false with errno set. */
-static bool slurp(int fd, GString *s) {
-  char buf[65536];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return false;
-    if (n == 0) return true;
-    g_string_append_len(s, buf, n);
+typedef struct {
+  char *text;
+  size_t len;
+  long lineno;
+  unsigned long long off;
+} Held;
+
+static void emit_line(Grep *g, const char *name, bool show_name, const char *line, size_t len, long lineno,
+                      unsigned long long off, char sep, long *last_printed) {
+  BoxOut *o = g->c->out;
+  char eol = g->null_data ? '\0' : '\n';
+  if ((g->after || g->before) && g->printed_any && (*last_printed == 0 || lineno > *last_printed + 1))
+    box_out_puts(o, "--\n");
+  g->printed_any = true;
+  *last_printed = lineno;
+  if (sep == '-' && g->only) return;
+  if (g->only && sep == ':') {
+    size_t from = 0, so, eo;
+    if (g->invert) return;
+    while (from <= len && find_match(g, line, len, from, &so, &eo)) {
+      if (eo > so) {
+        prefix(g, name, show_name, lineno, off + so, ':');
+        box_out_write(o, line + so, eo - so);
+        box_out_putc(o, eol);
+        from = eo;
+      } else {
+        from = so + 1;
+      }
+    }
+    return;
   }
+  prefix(g, name, show_name, lineno, off, sep);
+  box_out_write(o, line, len);
+  box_out_putc(o, eol);
 }
 
 /* Returns true when the caller should stop everything (-q matched). */
 static bool grep_fd(Grep *g, int fd, const char *name, bool show_name) {
-  GString *data = g_string_new(NULL);
-  if (!slurp(fd, data)) {
-    file_error(g, name, errno);
-    g_string_free(data, TRUE);
-    return false;
-  }
-  bool binary = memchr(data->str, '\0', data->len) != NULL;
-  long count = 0, lineno = 0;
-  size_t pos = 0;
+  BxReader r;
+  bx_reader_init(&r, fd);
+  char delim = g->null_data ? '\0' : '\n';
+  long count = 0, lineno = 0, last_printed = 0, after_left = 0;
+  unsigned long long off = 0;
+  bool binary = false, checked = false, stop_after = false, quit = false;
+  bool out_lines = !g->count && !g->list && !g->list_missing && !g->quiet;
+  Held *ring = g->before > 0 && out_lines ? g_new0(Held, g->before) : NULL;
+  size_t ring_n = 0, ring_head = 0;
+  const char *rec;
+  size_t rlen;
   BoxOut *o = g->c->out;
-  while (pos < data->len) {
-    const char *line = data->str + pos;
-    const char *nl = memchr(line, '\n', data->len - pos);
-    size_t len = nl ? (size_t)(nl - line) : data->len - pos;
-    pos += len + (nl ? 1 : 0);
+  if (g->max_count == 0) goto done;
+  while (bx_reader_next(&r, delim, &rec, &rlen)) {
+    if (!checked) {
+      checked = true;
+      if (!g->text && !g->null_data && memchr(r.buf, '\0', r.end) != NULL) binary = true;
+    }
+    size_t len = rlen;
+    if (len && rec[len - 1] == delim) len--;
+    if (!binary && !g->text && !g->null_data && memchr(rec, '\0', len)) binary = true;
     lineno++;
+    unsigned long long line_off = off;
+    off += rlen;
+    if (binary && g->skip_binary) break;
     size_t so, eo;
-    bool m = find_match(g, line, len, 0, &so, &eo);
-    if (m == g->invert) continue;
-    count++;
-    g->matched_any = true;
-    if (g->quiet) { g_string_free(data, TRUE); return true; }
-    if (g->list || g->list_missing) break;
-    if (!g->count) {
-      if (binary) {
-        box_out_flush(o);
-        box_fdprintf(g->c->err, "grep: %s: binary file matches\n", name);
-        break;
-      }
-      if (g->only) {
-        if (!g->invert) {
-          size_t from = 0;
-          while (from <= len && find_match(g, line, len, from, &so, &eo)) {
-            if (eo > so) {
-              prefix(g, name, show_name, lineno, ':');
-              box_out_write(o, line + so, eo - so);
-              box_out_putc(o, '\n');
-              from = eo;
-            } else {
-              from = so + 1;
-            }
-          }
+    bool m = !g->match_nothing && find_match(g, rec, len, 0, &so, &eo);
+    if (m != g->invert && !stop_after) {
+      count++;
+      g->matched_any = true;
+      if (g->quiet) { quit = true; break; }
+      if (g->list || g->list_missing) break;
+      if (out_lines) {
+        if (binary) {
+          box_out_flush(o);
+          box_fdprintf(g->c->err, "grep: %s: binary file matches\n", name);
+          break;
         }
-      } else {
-        prefix(g, name, show_name, lineno, ':');
-        box_out_write(o, line, len);
-        box_out_putc(o, '\n');
+        for (size_t i = 0; i < ring_n; i++) {
+          Held *h = &ring[(ring_head + i) % (size_t)g->before];
+          if (h->lineno > last_printed)
+            emit_line(g, name, show_name, h->text, h->len, h->lineno, h->off, '-', &last_printed);
+        }
+        ring_n = 0;
+        emit_line(g, name, show_name, rec, len, lineno, line_off, ':', &last_printed);
+        after_left = g->after;
+      }
+      if (g->max_count >= 0 && count >= g->max_count) {
+        stop_after = true;
+        if (after_left == 0) break;
+      }
+    } else if (out_lines) {
+      if (after_left > 0) {
+        emit_line(g, name, show_name, rec, len, lineno, line_off, '-', &last_printed);
+        after_left--;
+        if (stop_after && after_left == 0) break;
+      } else if (stop_after) {
+        break;
+      } else if (ring) {
+        Held *h;
+        if (ring_n < (size_t)g->before) h = &ring[(ring_head + ring_n++) % (size_t)g->before];
+        else { h = &ring[ring_head]; ring_head = (ring_head + 1) % (size_t)g->before; }
+        g_free(h->text);
+        h->text = g_memdup2(rec, len ? len : 1);
+        h->len = len;
+        h->lineno = lineno;
+        h->off = line_off;
       }
     }
-    if (g->max_count >= 0 && count >= g->max_count) break;
+    if (o->error) break;
   }
+  if (r.err) file_error(g, name, r.err);
+done:
   if (g->count) {
-    if (show_name) box_out_printf(o, "%s:", name);
+    if (show_name) { box_out_puts(o, name); box_out_putc(o, g->null_name ? '\0' : ':'); }
     box_out_printf(o, "%ld\n", count);
   }
-  if (g->list && count > 0) box_out_printf(o, "%s\n", name);
-  if (g->list_missing && count == 0) box_out_printf(o, "%s\n", name);
-  g_string_free(data, TRUE);
-  return false;
+  char end = g->null_name ? '\0' : '\n';
+  if (g->list && count > 0 && !g->quiet) { box_out_puts(o, name); box_out_putc(o, end); }
+  if (g->list_missing && count == 0 && !g->quiet) { box_out_puts(o, name); box_out_putc(o, end); }
+  if (ring) {
+    for (long i = 0; i < g->before; i++) g_free(ring[i].text);
+    g_free(ring);
+  }
+  bx_reader_free(&r);
+  return quit;
 }
 
-static bool grep_path(Grep *g, const char *path, const char *shown, bool show_name, bool show_dir, bool top);
+static bool grep_path(Grep *g, const char *path, bool show_name, bool top);
 
 static bool glob_any(GPtrArray *globs, const char *path) {
   const char *base = strrchr(path, '/');
-  base = base ? base + 1 : path;
+  base = base && base[1] ? base + 1 : path;
   for (guint i = 0; i < globs->len; i++)
     if (fnmatch(globs->pdata[i], base, 0) == 0) return true;
   return false;
 }
 
-/* --include / --exclude on a file name. */
-static bool skip_file(Grep *g, const char *path) {
+static bool skip_file(Grep *g, const char *path, bool top) {
+  if (top && !g->recursive) {
+    /* command-line files: GNU applies --exclude/--include too */
+  }
   if (g->include->len && !glob_any(g->include, path)) return true;
   return g->exclude->len && glob_any(g->exclude, path);
 }
 
-static bool grep_dir(Grep *g, DIR *d, const char *path, const char *shown, bool show_name) {
-  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-  GArray *types = g_array_new(FALSE, FALSE, sizeof(unsigned char));
-  struct dirent *e;
-  errno = 0;
-  while ((e = readdir(d))) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    g_ptr_array_add(names, g_strdup(e->d_name));
-    unsigned char t = e->d_type;
-    g_array_append_val(types, t);
-  }
-  closedir(d);
+static bool grep_dir(Grep *g, GArray *ents, const char *path, bool show_name) {
   bool stop = false;
-  for (guint i = 0; i < names->len && !stop; i++) {
-    const char *n = names->pdata[i];
-    unsigned char t = g_array_index(types, unsigned char, i);
-    char *child = strcmp(path, "/") == 0 ? g_strconcat("/", n, NULL) : g_strconcat(path, "/", n, NULL);
-    char *cshown = shown[0] == '\0' ? g_strdup(n)
-                 : (g_str_has_suffix(shown, "/") ? g_strconcat(shown, n, NULL) : g_strconcat(shown, "/", n, NULL));
-    if (t == DT_DIR && glob_any(g->exclude_dir, n)) { g_free(child); g_free(cshown); continue; }
+  for (guint i = 0; i < ents->len && !stop; i++) {
+    BxDirEnt *e = &g_array_index(ents, BxDirEnt, i);
+    const char *n = e->name;
+    unsigned char t = e->type;
+    char *child = path[0] == '\0' ? g_strdup(n) : bx_path_join(path, n);
+    if (t == DT_DIR && glob_any(g->exclude_dir, n)) { g_free(child); continue; }
     if (t == DT_DIR || t == DT_REG || t == DT_UNKNOWN || (t == DT_LNK && g->deref))
-      stop = grep_path(g, child, cshown, show_name, show_name, false);
+      stop = grep_path(g, child, show_name, false);
     g_free(child);
-    g_free(cshown);
   }
-  g_ptr_array_free(names, TRUE);
-  g_array_free(types, TRUE);
+  bx_dir_free(ents);
   return stop;
 }
 
-static bool grep_path(Grep *g, const char *path, const char *shown, bool show_name, bool show_dir, bool top) {
+static bool grep_path(Grep *g, const char *path, bool show_name, bool top) {
+  const char *open_path = path[0] ? path : ".";
   if (g->recursive) {
-    DIR *d = opendir(path);
-    if (d) return grep_dir(g, d, path, shown, show_dir);
-    if (errno != ENOTDIR) {
-      file_error(g, top ? path : shown, errno);
+    int err;
+    GArray *ents = bx_list_dir(open_path, &err);
+    if (ents) {
+      if (top && path[0] && g->exclude_dir->len && glob_any(g->exclude_dir, path)) {
+        bx_dir_free(ents);
+        return false;
+      }
+      return grep_dir(g, ents, path, show_name);
+    }
+    if (err != ENOTDIR) {
+      file_error(g, open_path, err);
       return false;
     }
   }
-  if (skip_file(g, path)) return false;
-  int fd = box_open_file(path, O_RDONLY | O_NOCTTY);
+  if (skip_file(g, path, top)) return false;
+  int fd = box_open_file(open_path, O_RDONLY | O_NOCTTY);
   if (fd < 0) {
-    file_error(g, shown[0] ? shown : path, errno);
+    file_error(g, open_path, errno);
     return false;
   }
-  bool stop = grep_fd(g, fd, shown[0] ? shown : path, show_name);
+  bool stop = grep_fd(g, fd, open_path, show_name);
   close(fd);
   return stop;
 }
 
-static bool need_arg(Grep *g, int *i, const char *opt, const char **val) {
-  BoxCmd *c = g->c;
-  if (*i + 1 >= c->argc) {
-    gerr(g, "option requires an argument -- '%s'\nUsage: grep [OPTION]... PATTERNS [FILE]...\n"
-            "Try 'grep --help' for more information.", opt);
+static bool add_pattern_file(Grep *g, const char *file) {
+  GString *s = g_string_new(NULL);
+  if (!bx_slurp(g->c, "grep", file, s)) {
+    g_string_free(s, TRUE);
     return false;
   }
-  *val = c->argv[++*i];
+  if (s->len && s->str[s->len - 1] == '\n') g_string_truncate(s, s->len - 1);
+  else if (s->len == 0) {
+    g_string_free(s, TRUE);
+    g_ptr_array_add(g->patterns, NULL);   /* marks "-f given" without a pattern */
+    return true;
+  }
+  g_ptr_array_add(g->patterns, g_string_free(s, FALSE));
   return true;
-}
-
-static bool parse_long(Grep *g, const char *a, int *i) {
-  const char *eq = strchr(a, '=');
-  size_t n = eq ? (size_t)(eq - a) : strlen(a);
-  struct { const char *name; bool *flag; } flags[] = {
-    { "--ignore-case", &g->icase }, { "--invert-match", &g->invert }, { "--line-number", &g->number },
-    { "--count", &g->count }, { "--files-with-matches", &g->list }, { "--files-without-match", &g->list_missing },
-    { "--recursive", &g->recursive }, { "--quiet", &g->quiet }, { "--silent", &g->quiet },
-    { "--no-messages", &g->no_messages }, { "--word-regexp", &g->word }, { "--line-regexp", &g->line },
-    { "--only-matching", &g->only },
-  };
-  for (size_t k = 0; k < G_N_ELEMENTS(flags); k++) {
-    if (strlen(flags[k].name) == n && strncmp(a, flags[k].name, n) == 0 && !eq) {
-      *flags[k].flag = true;
-      return true;
-    }
-  }
-  if (strcmp(a, "--dereference-recursive") == 0) { g->recursive = g->deref = true; return true; }
-  if (strcmp(a, "--with-filename") == 0) { g->with_name = 1; return true; }
-  if (strcmp(a, "--no-filename") == 0) { g->with_name = 0; return true; }
-  if (strcmp(a, "--extended-regexp") == 0) { g->syntax = 'E'; return true; }
-  if (strcmp(a, "--fixed-strings") == 0) { g->syntax = 'F'; return true; }
-  if (strcmp(a, "--basic-regexp") == 0) { g->syntax = 'G'; return true; }
-  if (strncmp(a, "--regexp", n) == 0 && n == 8) {
-    const char *v = eq ? eq + 1 : NULL;
-    if (!v && !need_arg(g, i, "regexp", &v)) return false;
-    g_ptr_array_add(g->patterns, g_strdup(v));
-    return true;
-  }
-  struct { const char *name; GPtrArray *list; } globs[] = {
-    { "--include", g->include }, { "--exclude", g->exclude }, { "--exclude-dir", g->exclude_dir },
-  };
-  for (size_t k = 0; k < G_N_ELEMENTS(globs); k++) {
-    if (strlen(globs[k].name) == n && strncmp(a, globs[k].name, n) == 0) {
-      const char *v = eq ? eq + 1 : NULL;
-      if (!v && !need_arg(g, i, globs[k].name + 2, &v)) return false;
-      g_ptr_array_add(globs[k].list, g_strdup(v));
-      return true;
-    }
-  }
-  if (strncmp(a, "--max-count", n) == 0 && n == 11) {
-    const char *v = eq ? eq + 1 : NULL;
-    if (!v && !need_arg(g, i, "max-count", &v)) return false;
-    g->max_count = strtol(v, NULL, 10);
-    return true;
-  }
-  gerr(g, "unrecognized option '%s'\nUsage: grep [OPTION]... PATTERNS [FILE]...\n"
-          "Try 'grep --help' for more information.", a);
-  return false;
-}
-
-/* Escapes a fixed string for a BRE. */
-static char *bre_escape(const char *s) {
-  GString *r = g_string_new(NULL);
-  for (; *s; s++) {
-    if (strchr(".[]\\*^$", *s)) g_string_append_c(r, '\\');
-    g_string_append_c(r, *s);
-  }
-  return g_string_free(r, FALSE);
 }
 
 static bool compile(Grep *g) {
   GPtrArray *all = g_ptr_array_new_with_free_func(g_free);
   for (guint i = 0; i < g->patterns->len; i++) {
-    gchar **lines = g_strsplit(g->patterns->pdata[i], "\n", -1);
+    if (!g->patterns->pdata[i]) continue;
+    const char *pat = g->patterns->pdata[i];
+    if (*pat == '\0') { g_ptr_array_add(all, g_strdup("")); continue; }
+    gchar **lines = g_strsplit(pat, "\n", -1);
     for (gchar **l = lines; *l; l++) g_ptr_array_add(all, g_strdup(*l));
     g_strfreev(lines);
   }
-  g->re = g_new0(regex_t, all->len);
-  int cflags = (g->syntax == 'E' ? REG_EXTENDED : 0) | (g->icase ? REG_ICASE : 0);
+  if (all->len == 0) g->match_nothing = true;
   bool ok = true;
-  for (guint i = 0; i < all->len; i++) {
-    char *pat = g->syntax == 'F' ? bre_escape(all->pdata[i]) : g_strdup(all->pdata[i]);
-    int rc = regcomp(&g->re[i], pat, cflags);
-    g_free(pat);
-    if (rc != 0) {
-      char msg[256];
-      regerror(rc, &g->re[i], msg, sizeof msg);
-      gerr(g, "%s", msg);
-      ok = false;
-      break;
+  g->use_fixed = g->syntax == 'F' && !g->icase;
+  if (g->use_fixed) {
+    g->fixed = g_new0(char *, all->len);
+    g->fixed_len = g_new0(size_t, all->len);
+    for (guint i = 0; i < all->len; i++) {
+      g->fixed[i] = g_strdup(all->pdata[i]);
+      g->fixed_len[i] = strlen(all->pdata[i]);
+      g->nre++;
     }
-    g->nre++;
+  } else if (g->syntax == 'P') {
+    g->pre = g_new0(GRegex *, all->len);
+    for (guint i = 0; i < all->len; i++) {
+      const char *p = all->pdata[i];
+      char *pat = g->line ? g_strdup_printf("^(?:%s)$", p)
+                : g->word ? g_strdup_printf("(?<!\\w)(?:%s)(?!\\w)", p) : g_strdup(p);
+      GError *err = NULL;
+      g->pre[i] = g_regex_new(pat, G_REGEX_RAW | (g->icase ? G_REGEX_CASELESS : 0), 0, &err);
+      g_free(pat);
+      if (!g->pre[i]) {
+        bx_err(g->c, "grep", "%s", err->message);
+        g_error_free(err);
+        ok = false;
+        break;
+      }
+      g->nre++;
+    }
+  } else {
+    g->re = g_new0(regex_t, all->len);
+    int cflags = (g->syntax == 'E' ? REG_EXTENDED : 0) | (g->icase ? REG_ICASE : 0);
+    for (guint i = 0; i < all->len; i++) {
+      const char *p = all->pdata[i];
+      char *pat;
+      if (g->syntax == 'F') {
+        GString *r = g_string_new(NULL);
+        for (; *p; p++) {
+          if (strchr(".[]\\*^$", *p)) g_string_append_c(r, '\\');
+          g_string_append_c(r, *p);
+        }
+        pat = g_string_free(r, FALSE);
+      } else {
+        pat = g_strdup(p);
+      }
+      int rc = regcomp(&g->re[i], pat, cflags);
+      g_free(pat);
+      if (rc != 0) {
+        char msg[256];
+        regerror(rc, &g->re[i], msg, sizeof msg);
+        bx_err(g->c, "grep", "%s", msg);
+        ok = false;
+        break;
+      }
+      g->nre++;
+    }
   }
   g_ptr_array_free(all, TRUE);
   return ok;
 }
+
+static bool parse_num(Grep *g, const char *v, const char *what, long *out) {
+  char *end;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  if (*v == '\0' || *end || errno || (n < 0 && strcmp(what, "max count") != 0)) {
+    if (strcmp(what, "max count") == 0) bx_err(g->c, "grep", "invalid max count");
+    else bx_err(g->c, "grep", "%s: invalid %s argument", v, what);
+    return false;
+  }
+  *out = n;
+  return true;
+}
+
+enum { O_INCLUDE = 256, O_EXCLUDE, O_EXCLUDE_DIR, O_COLOR, O_LABEL, O_LINEBUF, O_NULL_DATA, O_BINFILES };
+
+static const struct option longopts[] = {
+  { "extended-regexp", no_argument, NULL, 'E' }, { "fixed-strings", no_argument, NULL, 'F' },
+  { "basic-regexp", no_argument, NULL, 'G' }, { "perl-regexp", no_argument, NULL, 'P' },
+  { "regexp", required_argument, NULL, 'e' }, { "file", required_argument, NULL, 'f' },
+  { "ignore-case", no_argument, NULL, 'i' }, { "no-ignore-case", no_argument, NULL, 'Y' },
+  { "word-regexp", no_argument, NULL, 'w' }, { "line-regexp", no_argument, NULL, 'x' },
+  { "null-data", no_argument, NULL, 'z' }, { "no-messages", no_argument, NULL, 's' },
+  { "invert-match", no_argument, NULL, 'v' }, { "max-count", required_argument, NULL, 'm' },
+  { "byte-offset", no_argument, NULL, 'b' }, { "line-number", no_argument, NULL, 'n' },
+  { "with-filename", no_argument, NULL, 'H' }, { "no-filename", no_argument, NULL, 'h' },
+  { "label", required_argument, NULL, O_LABEL }, { "only-matching", no_argument, NULL, 'o' },
+  { "quiet", no_argument, NULL, 'q' }, { "silent", no_argument, NULL, 'q' },
+  { "binary-files", required_argument, NULL, O_BINFILES }, { "text", no_argument, NULL, 'a' },
+  { "recursive", no_argument, NULL, 'r' }, { "dereference-recursive", no_argument, NULL, 'R' },
+  { "include", required_argument, NULL, O_INCLUDE }, { "exclude", required_argument, NULL, O_EXCLUDE },
+  { "exclude-dir", required_argument, NULL, O_EXCLUDE_DIR },
+  { "files-without-match", no_argument, NULL, 'L' }, { "files-with-matches", no_argument, NULL, 'l' },
+  { "count", no_argument, NULL, 'c' }, { "initial-tab", no_argument, NULL, 'T' },
+  { "null", no_argument, NULL, 'Z' }, { "before-context", required_argument, NULL, 'B' },
+  { "after-context", required_argument, NULL, 'A' }, { "context", required_argument, NULL, 'C' },
+  { "color", optional_argument, NULL, O_COLOR }, { "colour", optional_argument, NULL, O_COLOR },
+  { "line-buffered", no_argument, NULL, O_LINEBUF },
+  { NULL, 0, NULL, 0 },
+};
 
 int box_cmd_grep(BoxCmd *c) {
   Grep g;
@@ -331,96 +454,107 @@ int box_cmd_grep(BoxCmd *c) {
   g.include = g_ptr_array_new_with_free_func(g_free);
   g.exclude = g_ptr_array_new_with_free_func(g_free);
   g.exclude_dir = g_ptr_array_new_with_free_func(g_free);
-  GPtrArray *operands = g_ptr_array_new();
   int status = 2;
-  bool opts = true;
-  for (int i = 1; i < c->argc; i++) {
-    const char *a = c->argv[i];
-    if (!opts || a[0] != '-' || a[1] == '\0') { g_ptr_array_add(operands, (gpointer)a); continue; }
-    if (strcmp(a, "--") == 0) { opts = false; continue; }
-    if (a[1] == '-') {
-      if (!parse_long(&g, a, &i)) goto out;
-      continue;
-    }
-    for (const char *p = a + 1; *p; p++) {
-      switch (*p) {
-      case 'i': case 'y': g.icase = true; break;
-      case 'v': g.invert = true; break;
-      case 'n': g.number = true; break;
-      case 'c': g.count = true; break;
-      case 'l': g.list = true; break;
-      case 'L': g.list_missing = true; break;
-      case 'r': g.recursive = true; break;
-      case 'R': g.recursive = g.deref = true; break;
-      case 'q': g.quiet = true; break;
-      case 's': g.no_messages = true; break;
-      case 'w': g.word = true; break;
-      case 'x': g.line = true; break;
-      case 'o': g.only = true; break;
-      case 'h': g.with_name = 0; break;
-      case 'H': g.with_name = 1; break;
-      case 'E': g.syntax = 'E'; break;
-      case 'F': g.syntax = 'F'; break;
-      case 'G': g.syntax = 'G'; break;
-      case 'e': case 'm': {
-        const char *v;
-        char opt[2] = { *p, 0 };
-        if (p[1]) v = p + 1;
-        else if (!need_arg(&g, &i, opt, &v)) goto out;
-        if (*p == 'e') g_ptr_array_add(g.patterns, g_strdup(v));
-        else g.max_count = strtol(v, NULL, 10);
-        goto next_arg;
+  bool have_e = false;
+  long ctx_default = -1, after = -1, before = -1;
+  bx_getopt_start("Usage: grep [OPTION]... PATTERNS [FILE]...");
+  int ch;
+  /* digits as -NUM context: handled through the optstring */
+  while ((ch = bx_getopt(c, "grep", "0123456789A:B:C:EFGPe:f:iyYwxzsvm:bnHhoqaIrRLlcTZUV", longopts)) != -1) {
+    switch (ch) {
+    case 'E': case 'F': case 'G': case 'P': g.syntax = ch; break;
+    case 'e': g_ptr_array_add(g.patterns, g_strdup(optarg)); have_e = true; break;
+    case 'f': if (!add_pattern_file(&g, optarg)) goto out; have_e = true; break;
+    case 'i': case 'y': g.icase = true; break;
+    case 'Y': g.icase = false; break;
+    case 'w': g.word = true; break;
+    case 'x': g.line = true; break;
+    case 'z': g.null_data = true; break;
+    case 's': g.no_messages = true; break;
+    case 'v': g.invert = true; break;
+    case 'm': if (!parse_num(&g, optarg, "max count", &g.max_count)) goto out; break;
+    case 'b': g.byte_offset = true; break;
+    case 'n': g.number = true; break;
+    case 'H': g.with_name = 1; break;
+    case 'h': g.with_name = 0; break;
+    case O_LABEL: g.label = optarg; break;
+    case 'o': g.only = true; break;
+    case 'q': g.quiet = true; break;
+    case 'a': g.text = true; break;
+    case 'I': g.skip_binary = true; break;
+    case O_BINFILES:
+      if (strcmp(optarg, "text") == 0) g.text = true;
+      else if (strcmp(optarg, "without-match") == 0) g.skip_binary = true;
+      else if (strcmp(optarg, "binary") != 0) { bx_err(c, "grep", "unknown binary-files type"); goto out; }
+      break;
+    case 'r': g.recursive = true; break;
+    case 'R': g.recursive = g.deref = true; break;
+    case O_INCLUDE: g_ptr_array_add(g.include, g_strdup(optarg)); break;
+    case O_EXCLUDE: g_ptr_array_add(g.exclude, g_strdup(optarg)); break;
+    case O_EXCLUDE_DIR: g_ptr_array_add(g.exclude_dir, g_strdup(optarg)); break;
+    case 'L': g.list_missing = true; g.list = false; break;
+    case 'l': g.list = true; g.list_missing = false; break;
+    case 'c': g.count = true; break;
+    case 'T': g.initial_tab = true; break;
+    case 'Z': g.null_name = true; break;
+    case 'A': if (!parse_num(&g, optarg, "context length", &after)) goto out; break;
+    case 'B': if (!parse_num(&g, optarg, "context length", &before)) goto out; break;
+    case 'C': if (!parse_num(&g, optarg, "context length", &ctx_default)) goto out; break;
+    case O_COLOR: case O_LINEBUF: case 'U': break;
+    case 'V': box_out_puts(c->out, "grep (boxfs) 3.8\n"); status = 0; goto out;
+    case '?': goto out;
+    default:
+      if (ch >= '0' && ch <= '9') {
+        ctx_default = (ctx_default < 0 ? 0 : ctx_default) * 10 + (ch - '0');
       }
-      default:
-        gerr(&g, "invalid option -- '%c'\nUsage: grep [OPTION]... PATTERNS [FILE]...\n"
-                 "Try 'grep --help' for more information.", *p);
-        goto out;
-      }
+      break;
     }
-  next_arg:;
   }
-  guint first = 0;
-  if (g.patterns->len == 0) {
-    if (operands->len == 0) {
-      gerr(&g, "Usage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.");
+  if (after < 0) after = ctx_default;
+  if (before < 0) before = ctx_default;
+  g.after = after < 0 ? 0 : after;
+  g.before = before < 0 ? 0 : before;
+  int first = optind;
+  if (!have_e) {
+    if (first >= c->argc) {
+      box_out_flush(c->out);
+      box_fdprintf(c->err, "Usage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n");
       goto out;
     }
-    g_ptr_array_add(g.patterns, g_strdup(operands->pdata[0]));
-    first = 1;
+    g_ptr_array_add(g.patterns, g_strdup(c->argv[first++]));
   }
   if (!compile(&g)) goto out;
 
-  guint nfiles = operands->len - first;
-  bool show = g.with_name == 1 || (g.with_name == -1 && (nfiles > 1));
+  int nfiles = c->argc - first;
+  bool show = g.with_name == 1 || (g.with_name == -1 && (nfiles > 1 || g.recursive));
+  const char *stdin_name = g.label ? g.label : "(standard input)";
   if (nfiles == 0) {
-    if (g.recursive) {
-      bool sh = g.with_name != 0;
-      grep_path(&g, ".", "", sh, sh, true);
-    } else {
-      grep_fd(&g, c->in, "(standard input)", g.with_name == 1);
-    }
+    if (g.recursive) grep_path(&g, "", g.with_name != 0, true);
+    else grep_fd(&g, c->in, stdin_name, g.with_name == 1);
   } else {
-    for (guint i = first; i < operands->len; i++) {
-      const char *f = operands->pdata[i];
+    for (int i = first; i < c->argc; i++) {
+      const char *f = c->argv[i];
       bool stop;
-      if (strcmp(f, "-") == 0) {
-        stop = grep_fd(&g, c->in, "(standard input)", show);
-      } else {
-        /* with -r a directory operand shows names unless -h */
-        stop = grep_path(&g, f, f, show, g.with_name != 0, true);
-      }
+      if (strcmp(f, "-") == 0) stop = grep_fd(&g, c->in, stdin_name, show);
+      else stop = grep_path(&g, f, show, true);
       if (stop) break;
     }
   }
   if (g.error && !(g.quiet && g.matched_any)) status = 2;
   else status = g.matched_any ? 0 : 1;
 out:
-  for (size_t k = 0; k < g.nre; k++) regfree(&g.re[k]);
+  for (size_t k = 0; k < g.nre; k++) {
+    if (g.use_fixed) g_free(g.fixed[k]);
+    else if (g.syntax == 'P') g_regex_unref(g.pre[k]);
+    else regfree(&g.re[k]);
+  }
   g_free(g.re);
+  g_free(g.pre);
+  g_free(g.fixed);
+  g_free(g.fixed_len);
   g_ptr_array_free(g.patterns, TRUE);
   g_ptr_array_free(g.include, TRUE);
   g_ptr_array_free(g.exclude, TRUE);
   g_ptr_array_free(g.exclude_dir, TRUE);
-  g_ptr_array_free(operands, TRUE);
   return status;
 }

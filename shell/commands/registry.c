@@ -1,27 +1,96 @@
 /* registry.c — the one table of what the Shell implements itself.
  * Each command lives in its own file in this directory. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "shell/shell-private.h"
+#include "shell/commands/util.h"   /* issue 5: the commands */
+
+int box_cmd_sh(BoxCmd *c);  /* issue 4: sh/bash/lash inside the Shell */
 
 /* Sorted by name (bsearch). */
 static const BoxCommandDef commands[] = {
+  { ".", box_cmd_source },
   { ":", box_cmd_true },
+  { "[", box_cmd_test },
+  { "alias", box_cmd_alias },
+  { "bash", box_cmd_sh },
+  { "break", box_cmd_break },
   { "cat", box_cmd_cat },
   { "cd", box_cmd_cd },
+  { "command", box_cmd_command },
+  { "continue", box_cmd_continue },
+  { "cp", box_cmd_cp },
+  { "curl", box_cmd_curl },
+  { "cut", box_cmd_cut },
+  { "declare", box_cmd_declare },
   { "echo", box_cmd_echo },
+  { "eval", box_cmd_eval },
+  { "exec", box_cmd_exec },
   { "exit", box_cmd_exit },
   { "export", box_cmd_export },
   { "false", box_cmd_false },
+  { "getopts", box_cmd_getopts },
   { "grep", box_cmd_grep },
+  { "hash", box_cmd_hash },
+  { "head", box_cmd_head },
+  { "jobs", box_cmd_jobs },
+  { "kill", box_cmd_kill },
+  { "lash", box_cmd_sh },
+  { "let", box_cmd_let },
+  { "local", box_cmd_local },
+  { "lua", box_cmd_lua },
+  { "mapfile", box_cmd_mapfile },
+  { "mkdir", box_cmd_mkdir },
+  { "mv", box_cmd_mv },
+  { "printf", box_cmd_printf },
   { "pwd", box_cmd_pwd },
+  { "read", box_cmd_read },
+  { "readarray", box_cmd_mapfile },
+  { "readonly", box_cmd_readonly },
+  { "return", box_cmd_return },
+  { "rm", box_cmd_rm },
+  { "rmdir", box_cmd_rmdir },
+  { "sed", box_cmd_sed },
+  { "set", box_cmd_set },
+  { "sh", box_cmd_sh },
+  { "shift", box_cmd_shift },
+  { "shopt", box_cmd_shopt },
+  { "sort", box_cmd_sort },
+  { "source", box_cmd_source },
+  { "tail", box_cmd_tail },
+  { "tee", box_cmd_tee },
+  { "test", box_cmd_test },
+  { "times", box_cmd_times },
+  { "tr", box_cmd_tr },
+  { "trap", box_cmd_trap },
   { "true", box_cmd_true },
+  { "type", box_cmd_type },
+  { "typeset", box_cmd_typeset },
+  { "ulimit", box_cmd_ulimit },
+  { "umask", box_cmd_umask },
+  { "unalias", box_cmd_unalias },
+  { "uniq", box_cmd_uniq },
+  { "unset", box_cmd_unset },
+  { "wait", box_cmd_wait },
+  { "wc", box_cmd_wc },
 };
 
 static int cmp(const void *key, const void *elem) {
   return strcmp(key, ((const BoxCommandDef *)elem)->name);
 }
 
+static int cmp_def(const void *a, const void *b) {
+  return strcmp(((const BoxCommandDef *)a)->name, ((const BoxCommandDef *)b)->name);
+}
+
+/* A sorted copy made once, so an entry added out of order still works. */
 const BoxCommandDef *box_command_lookup(const char *name) {
-  return bsearch(name, commands, G_N_ELEMENTS(commands), sizeof commands[0], cmp);
+  static BoxCommandDef *sorted;
+  if (!sorted) {
+    BoxCommandDef *s = g_memdup2(commands, sizeof commands);
+    qsort(s, G_N_ELEMENTS(commands), sizeof commands[0], cmp_def);
+    sorted = s;
+  }
+  return bsearch(name, sorted, G_N_ELEMENTS(commands), sizeof commands[0], cmp);
 }

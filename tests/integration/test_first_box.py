@@ -85,13 +85,15 @@ def test_ram_tmp_lives_for_one_command_and_env_does_not_carry(box):
         """)
     box.write_config()
     box.start()
-    r = box.bash("echo hi > /tmp/x; cat /tmp/x")
+    name = f"/tmp/boxfs-ram-probe-{os.getpid()}-{time.time_ns()}"
+    r = box.bash(f"echo hi > {name}; cat {name}")
     assert (r.returncode, r.stdout) == (0, "hi\n"), r.stderr
-    r = box.bash("cat /tmp/x")
+    r = box.bash(f"cat {name}")
     assert r.returncode == 1
     assert r.stdout == ""
-    assert "/tmp/x" in r.stderr
-    assert not os.path.exists("/tmp/x") or open("/tmp/x").read() != "hi\n"
+    assert name in r.stderr
+    # RAM never touched the host's /tmp.
+    assert not os.path.exists(name)
     assert box.bash("export A=1").returncode == 0
     r = box.bash('echo "[$A]"')
     assert (r.returncode, r.stdout) == (0, "[]\n")
@@ -243,8 +245,9 @@ def test_agent_args_appended_and_env(box):
 
 
 def test_unplaced_caller_is_refused(box):
-    """A process the mount cannot place in a command (here the agent itself,
-    which shares boxd's mount namespace) gets nothing through the mount."""
+    """A process the mount cannot place in a command (here a host process that
+    entered boxd's mount namespace: the agent is contained and never sees the
+    mount) gets nothing through the mount."""
     script = r'''
 mnt=$(grep -o '/[^ ]*/boxfs-mnt-[A-Za-z0-9]*' /proc/self/mountinfo | head -1)
 [ -n "$mnt" ] || { echo "no mount"; exit 3; }
@@ -254,9 +257,12 @@ touch "$mnt/pass$HOME/src/project/planted" 2>/dev/null; echo "create=$?"
 stat "$mnt" >/dev/null 2>&1; echo "root=$?"
 '''
     box.seed_policy()
-    box.write_config(agent_command=["/bin/sh", "-c", script])
-    assert box.run_to_end() == 0, box.stderr()
-    assert box.stdout_path.read_text() == "read=1\nlist=2\ncreate=1\nroot=0\n"
+    box.write_config()
+    box.start()
+    r = subprocess.run(["nsenter", "-t", str(box.proc.pid), "-m", "/bin/sh", "-c", script],
+                       capture_output=True, text=True, env=box.env(), timeout=30)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout == "read=1\nlist=2\ncreate=1\nroot=0\n"
     assert not (box.workspace / "planted").exists()
     assert box.decision_summary() == []
 

@@ -487,6 +487,37 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
   return remove(path);
 }
 
+/* ---- [gateway] (issue 8) ---- */
+
+static void test_gateway_keys(void) {
+  BoxConfig *cfg = load_ok(HEAD AGENT);
+  g_assert_nonnull(cfg->gateway_allow_local);
+  g_assert_null(cfg->gateway_allow_local[0]);
+  g_assert_nonnull(cfg->gateway_extra_ca);
+  g_assert_null(cfg->gateway_extra_ca[0]);
+  box_config_free(cfg);
+  cfg = load_ok(HEAD AGENT "[gateway]\nallow_local = [\"127.0.0.2\", \"[::1]:8443\", \"localhost:80\"]\n"
+                "extra_ca = [\"/etc/test-ca.pem\", \"certs/ca.pem\"]\n");
+  g_assert_cmpuint(g_strv_length(cfg->gateway_allow_local), ==, 3);
+  g_assert_cmpstr(cfg->gateway_allow_local[1], ==, "[::1]:8443");
+  g_assert_cmpstr(cfg->gateway_extra_ca[0], ==, "/etc/test-ca.pem");
+  char *rel = g_build_filename(tmpdir, "certs", "ca.pem", NULL);
+  g_assert_cmpstr(cfg->gateway_extra_ca[1], ==, rel);
+  g_free(rel);
+  box_config_free(cfg);
+  expect_error(HEAD AGENT "[gateway]\nallow_local = \"127.0.0.1\"\n",
+               "cannot parse config file @: `gateway.allow_local` must be an array of strings");
+  expect_error(HEAD AGENT "[gateway]\nallow_local = [\"127.0.0.1:0\"]\n",
+               "cannot parse config file @: `gateway.allow_local` entry \"127.0.0.1:0\" is "
+               "invalid: write HOST, HOST:PORT or [IPV6]:PORT, with a port from 1 to 65535");
+  expect_error(HEAD AGENT "[gateway]\nextra_ca = [\"\"]\n",
+               "cannot parse config file @: `gateway.extra_ca` has an empty entry");
+  expect_error(HEAD AGENT "[gateway]\nallow = [\"x\"]\n",
+               "cannot parse config file @: unknown field `gateway.allow`");
+  expect_error(HEAD "gateway = 1\n" AGENT,
+               "cannot parse config file @: `gateway` must be a table");
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   char *t = g_dir_make_tmp("test_config-XXXXXX", NULL);
@@ -495,6 +526,7 @@ int main(int argc, char **argv) {
   g_free(t);
 
   g_test_add_func("/config/good", test_good);
+  g_test_add_func("/config/gateway", test_gateway_keys);
   g_test_add_func("/config/minimal", test_minimal_real);
   g_test_add_func("/config/canonical-path", test_canonical_path);
   g_test_add_func("/config/nothing-created", test_nothing_created);

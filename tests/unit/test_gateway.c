@@ -182,9 +182,80 @@ static void test_whole_ranges(void)
     }
 }
 
+static void test_allowance(void)
+{
+    const char *allow[] = { "127.0.0.2", "localhost:8080", "[::1]:443", "10.1.2.3:99", NULL };
+    const char *const *a = allow;
+    g_assert_true(box_gateway_allowed(a, "127.0.0.2", 1));
+    g_assert_true(box_gateway_allowed(a, "127.0.2", 80));        /* same address, other spelling */
+    g_assert_true(box_gateway_allowed(a, "0x7f000002", 80));
+    g_assert_false(box_gateway_allowed(a, "127.0.0.1", 80));
+    g_assert_true(box_gateway_allowed(a, "LOCALHOST.", 8080));
+    g_assert_false(box_gateway_allowed(a, "localhost", 8081));
+    g_assert_true(box_gateway_allowed(a, "[0:0::1]", 443));
+    g_assert_true(box_gateway_allowed(a, "::1", 443));
+    g_assert_false(box_gateway_allowed(a, "::1", 80));
+    g_assert_true(box_gateway_allowed(a, "10.1.2.3", 99));
+    g_assert_false(box_gateway_allowed(a, "10.1.2.3", 98));
+    g_assert_false(box_gateway_allowed(NULL, "127.0.0.2", 1));
+    g_assert_null(box_gateway_allow_entry_problem("127.0.0.1"));
+    g_assert_null(box_gateway_allow_entry_problem("[fd00::1]:8443"));
+    g_assert_null(box_gateway_allow_entry_problem("fd00::1"));
+    g_assert_nonnull(box_gateway_allow_entry_problem(""));
+    g_assert_nonnull(box_gateway_allow_entry_problem("host:0"));
+    g_assert_nonnull(box_gateway_allow_entry_problem("host:70000"));
+    g_assert_nonnull(box_gateway_allow_entry_problem("a/b"));
+    g_assert_nonnull(box_gateway_allow_entry_problem("[::1"));
+}
+
+static void test_floor(void)
+{
+    const char *allow[] = { "127.0.0.2", NULL };
+    const char *const *a = allow;
+    /* Before DNS: literals and localhost. */
+    char *f = box_gateway_floor(a, "2130706433", NULL, 80);
+    g_assert_nonnull(f);
+    g_assert_nonnull(strstr(f, "127.0.0.1"));
+    g_free(f);
+    g_assert_null(box_gateway_floor(a, "example.com", NULL, 80));
+    g_assert_null(box_gateway_floor(a, "127.0.0.2", NULL, 80));
+    f = box_gateway_floor(a, "localhost", NULL, 80);
+    g_assert_nonnull(f);
+    g_free(f);
+    /* After DNS: the resolved address, whatever the name. */
+    f = box_gateway_floor(a, "example.com", "169.254.169.254", 80);
+    g_assert_nonnull(f);
+    g_assert_nonnull(strstr(f, "169.254.169.254"));
+    g_free(f);
+    f = box_gateway_floor(a, "rebind.example", "::ffff:127.0.0.1", 80);
+    g_assert_nonnull(strstr(f, "refuses 127.0.0.1"));
+    g_free(f);
+    g_assert_null(box_gateway_floor(a, "example.com", "93.184.216.34", 443));
+    g_assert_null(box_gateway_floor(a, "example.com", "2606:2800:220:1::1", 443));
+    g_assert_null(box_gateway_floor(a, "x.test", "127.0.0.2", 443));
+}
+
+static void test_canonical_path(void)
+{
+    static const char *const cases[][2] = {
+        { "/", "/" }, { "", "/" }, { "/a/b?x=1", "/a/b" }, { "/a/./b/../c", "/a/c" },
+        { "/a/b/..", "/a/" }, { "/../..", "/" }, { "/%7Euser/%61", "/~user/a" },
+        { "/a%2Fb", "/a%2Fb" }, { "/a%2fb", "/a%2Fb" }, { "/x#frag", "/x" },
+        { "/a//b", "/a//b" }, { "/%2e%2e/x", "/x" }, { "/p%20q", "/p%20q" },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *p = box_gateway_canonical_path(cases[i][0]);
+        g_assert_cmpstr(p, ==, cases[i][1]);
+        g_free(p);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/gateway/allowance", test_allowance);
+    g_test_add_func("/gateway/floor", test_floor);
+    g_test_add_func("/gateway/canonical-path", test_canonical_path);
     g_test_add_func("/gateway/ssrf/table", test_table);
     g_test_add_func("/gateway/ssrf/null-out-param", test_null_out_param);
     g_test_add_func("/gateway/ssrf/ipv4-first-octet", test_whole_ranges);

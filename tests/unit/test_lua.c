@@ -28,6 +28,10 @@ static void run_clear(run_t *r)
     g_free(r->err);
 }
 
+/* The host run_lua_env hands to the interpreter (NULL: none, i.e.
+ * box_lua_main's stock behaviour). */
+static const BoxLuaHost *use_host;
+
 /* Run `lua ARGS...` (args NULL-terminated, argv[0] added) with `in` as
  * stdin (NULL: empty) and `init` as LUA_INIT (NULL: unset). */
 static run_t run_lua_env(const char *in, const char *init, const char *const *args)
@@ -55,7 +59,7 @@ static run_t run_lua_env(const char *in, const char *init, const char *const *ar
         for (size_t i = 0; args[i]; i++) g_ptr_array_add(av, (gpointer)args[i]);
         int argc = (int)av->len;
         g_ptr_array_add(av, NULL);
-        int st = box_lua_main(argc, (char **)av->pdata);
+        int st = box_lua_main_host(argc, (char **)av->pdata, use_host);
         fflush(stdout);
         fflush(stderr);
         _exit(st);
@@ -332,6 +336,54 @@ static void test_stdin_script(void)
     expect(RUN(NULL, "-W"), 0, "", "");
 }
 
+/* A real host: the text runs in /bin/sh (what the Shell is to the box). */
+static int sh_run(void *data, const char *text)
+{
+    (void)data;
+    execl("/bin/sh", "sh", "-c", text, (char *)NULL);
+    return 127;
+}
+
+static void sh_log(void *data, const char *line)
+{
+    (void)data;
+    fprintf(stderr, "LOG[%s]\n", line);
+}
+
+static void test_host_routes(void)
+{
+    BoxLuaHost host = { sh_run, NULL, sh_log, NULL };
+    use_host = &host;
+    /* what real Lua returns for each way a child ends */
+    expect(RUN(NULL, "-e",
+               "print(os.execute()) print(os.execute('exit 3')) print(os.execute('kill -9 $$'))\n"
+               "local f = io.popen('echo a; echo b') print(f:read('l'), f:read('a')) print(f:close())\n"
+               "f = io.popen('cat; exit 5', 'w') f:write('via w\\n') print(f:close())\n"
+               "print(pcall(io.popen, 'x', 'rw'))"),
+           0,
+           "true\nnil\texit\t3\nnil\tsignal\t9\na\tb\n\ntrue\texit\t0\nvia w\nnil\texit\t5\n"
+           "false\tbad argument #2 to 'io.popen' (invalid mode)\n",
+           "");
+    /* a second popen's child does not hold the first one's pipe (else the
+     * first `cat` would never end); print flushes, w's data waits for close */
+    expect(RUN(NULL, "-e",
+               "local w = io.popen('cat', 'w') local r = io.popen('echo r') w:write('w\\n')\n"
+               "print(r:read('a'), r:close()) print(w:close())"),
+           0, "r\n\ttrue\texit\t0\nw\ntrue\texit\t0\n", "");
+    /* box.run, box.log, box.decide without a decision point */
+    expect(RUN(NULL, "-e",
+               "print(box.run('echo o; echo e >&2; cat; exit 2', {stdin = 'i'}))\n"
+               "box.log('x', 2) print(pcall(box.decide, 'fs:read', {}))\n"
+               "print(pcall(box.run, 'true', {stdin = {}}))"),
+           0,
+           "2\to\ni\te\n\nfalse\tbox.decide: this box takes no decisions from Lua\n"
+           "false\tbox.run: 'stdin' must be a string\n",
+           "LOG[x\t2]\n");
+    use_host = NULL;
+    /* no host: stock popen, no box module */
+    expect(RUN(NULL, "-e", "print(box, io.popen('echo stock'):read('a'))"), 0, "nil\tstock\n\n", "");
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -347,5 +399,6 @@ int main(int argc, char **argv)
     g_test_add_func("/lua/interactive-refused", test_interactive_refused);
     g_test_add_func("/lua/script-file", test_script_file);
     g_test_add_func("/lua/stdin-script", test_stdin_script);
+    g_test_add_func("/lua/host-routes", test_host_routes);
     return g_test_run();
 }

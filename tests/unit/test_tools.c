@@ -131,11 +131,85 @@ static void test_select(Fixture *f, gconstpointer data)
   g_clear_pointer(&refusal, g_free);
 }
 
+static void test_loader_closure(void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *sh = box_tools_resolve("sh", "/", NULL);
+  GPtrArray *c = box_tools_loader_closure(sh, &error);
+  g_assert_no_error(error);
+  g_assert_nonnull(c);
+  bool libc = false, loader = false;
+  for (guint i = 0; i < c->len; i++) {
+    const char *p = g_ptr_array_index(c, i);
+    libc |= strstr(p, "/libc.so") != NULL;
+    loader |= strstr(p, "ld-linux") != NULL;
+  }
+  g_assert_true(libc && loader);
+  g_ptr_array_free(c, TRUE);
+  /* A script yields its interpreter and the interpreter's closure. */
+  g_autofree char *dir = g_dir_make_tmp("boxfs-elf-XXXXXX", NULL);
+  g_autofree char *script = g_build_filename(dir, "s", NULL);
+  g_assert_true(g_file_set_contents(script, "#!/bin/sh\necho\n", -1, NULL));
+  c = box_tools_loader_closure(script, &error);
+  g_assert_no_error(error);
+  g_assert_cmpstr(g_ptr_array_index(c, 0), ==, "/bin/sh");
+  g_assert_cmpuint(c->len, >, 2);
+  g_ptr_array_free(c, TRUE);
+  /* A missing interpreter refuses, naming it. */
+  g_assert_true(g_file_set_contents(script, "#!/nonexistent/interp\n", -1, NULL));
+  g_assert_null(box_tools_loader_closure(script, &error));
+  g_assert_nonnull(strstr(error->message, "/nonexistent/interp"));
+  g_unlink(script);
+  g_rmdir(dir);
+}
+
+static const char *env_get(char **env, const char *name)
+{
+  size_t n = strlen(name);
+  for (char **e = env; *e; e++)
+    if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+      return *e + n + 1;
+  return NULL;
+}
+
+static void test_compose_env(void)
+{
+  BoxToolContext ctx = { .box_dir = "/srv/box", .alias_dir = "/srv/box/bin" };
+  box_tools_set_context(&ctx);
+  GHashTable *env = g_hash_table_new(g_str_hash, g_str_equal);
+  g_hash_table_insert(env, "PATH", "/srv/box/bin:/usr/bin:/bin");
+  g_hash_table_insert(env, "LANG", "C.UTF-8");
+  BoxToolTable t = { .label = "x", .env = env };
+  char **tool = box_tools_compose_env(&t, false, "/home/op", "/opt/bin", "/work");
+  g_assert_cmpstr(env_get(tool, "PATH"), ==, "/usr/bin:/bin");
+  g_assert_cmpstr(env_get(tool, "HOME"), ==, "/home/op");
+  g_assert_cmpstr(env_get(tool, "USER"), ==, "strands-box");
+  g_assert_cmpstr(env_get(tool, "PWD"), ==, "/work");
+  g_assert_cmpstr(env_get(tool, "LANG"), ==, "C.UTF-8");
+  g_assert_null(env_get(tool, "HTTPS_PROXY"));
+  g_assert_cmpuint(g_strv_length(tool), ==, 5);
+  char **agent = box_tools_compose_env(&t, true, "/home/op", "/opt/bin", "/work");
+  g_assert_cmpstr(env_get(agent, "PATH"), ==, "/srv/box/bin:/usr/bin:/bin");
+  /* The gateway's variables appear once it is set. */
+  box_tools_set_gateway("http://127.0.0.1:4000", "/srv/box/trust/cert.pem", NULL, NULL);
+  char **gw = box_tools_compose_env(&t, false, "/home/op", NULL, "/work");
+  g_assert_cmpstr(env_get(gw, "HTTPS_PROXY"), ==, "http://127.0.0.1:4000");
+  g_assert_cmpstr(env_get(gw, "GIT_SSL_CAINFO"), ==, "/srv/box/trust/cert.pem");
+  g_assert_cmpstr(env_get(gw, "NO_PROXY"), ==, "127.0.0.1,localhost");
+  box_tools_set_gateway(NULL, NULL, NULL, NULL);
+  g_strfreev(tool);
+  g_strfreev(agent);
+  g_strfreev(gw);
+  g_hash_table_destroy(env);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add("/tools/resolve", Fixture, NULL, fixture_setup, test_resolve, fixture_teardown);
   g_test_add_func("/tools/spell-home", test_spell_home);
   g_test_add("/tools/select", Fixture, NULL, fixture_setup, test_select, fixture_teardown);
+  g_test_add_func("/tools/loader-closure", test_loader_closure);
+  g_test_add_func("/tools/compose-env", test_compose_env);
   return g_test_run();
 }

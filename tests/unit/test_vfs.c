@@ -296,6 +296,10 @@ static GHashTable *run_worker(Fx *fx, int cmd, bool running, WorkerFn fn) {
   pid_t mid = fork();
   g_assert_cmpint(mid, >=, 0);
   if (mid == 0) {
+    /* Drop the daemon's descriptors (/dev/fuse, the O_PATH roots): a worker
+     * holding /dev/fuse would keep a dead daemon's mount hanging. */
+    for (int fd = 3; fd < 4096; fd++)
+      if (fd != go[0] && fd != go[1] && fd != res[1] && fd != pidp[1]) close(fd);
     /* middle: a new PID namespace for its child */
     if (unshare(CLONE_NEWPID) != 0) _exit(90);
     pid_t w = fork();
@@ -467,6 +471,23 @@ static void worker_pass_ops(Ctx *c) {
   t = denial_text(c);
   put(c, "deny_read_text", "%s", t);
   g_free(t);
+  {
+    /* disclosure: a denied path refuses alike whether or not it exists */
+    struct stat dst;
+    char *absent = g_strconcat(P, "/secret-absent.txt", NULL);
+    char *absent2 = g_strconcat(P, "/secret-dir/deeper", NULL);
+    put(c, "deny_stat_exists", "%d", stat(p, &dst) < 0 ? errno : 0);
+    put(c, "deny_stat_absent", "%d", stat(absent, &dst) < 0 ? errno : 0);
+    int afd = open(absent, O_RDONLY | O_CLOEXEC);
+    put(c, "deny_open_absent", "%d", afd < 0 ? errno : 0);
+    if (afd >= 0) close(afd);
+    put(c, "deny_stat_absent2", "%d", stat(absent2, &dst) < 0 ? errno : 0);
+    char *plain = g_strconcat(P, "/plain-absent.txt", NULL);
+    put(c, "stat_absent", "%d", stat(plain, &dst) < 0 ? errno : 0);
+    g_free(plain);
+    g_free(absent);
+    g_free(absent2);
+  }
   g_free(p);
 
   /* floors */
@@ -537,6 +558,11 @@ static void test_pass_decisions(Fx *fx, gconstpointer data) {
                   "policy denied this operation on '~/secret-new.txt' [default-deny]: "
                   "No permit rule matched this request.");
   g_assert_cmpstr(val(h, "deny_read"), ==, "13");
+  g_assert_cmpstr(val(h, "deny_stat_exists"), ==, "13");
+  g_assert_cmpstr(val(h, "deny_stat_absent"), ==, "13");
+  g_assert_cmpstr(val(h, "deny_open_absent"), ==, "13");
+  g_assert_cmpstr(val(h, "deny_stat_absent2"), ==, "13");
+  g_assert_cmpstr(val(h, "stat_absent"), ==, "2");
   g_assert_cmpstr(val(h, "deny_read_text"), ==,
                   "policy denied this operation on '~/secret.txt' [default-deny]: "
                   "No permit rule matched this request.");
@@ -578,14 +604,21 @@ static void test_pass_decisions(Fx *fx, gconstpointer data) {
       "fs:move ~/dir/other.txt rename permit",
       "fs:delete ~/dir/other.txt remove_file permit",
       "fs:delete ~/dir remove_dir permit",
-      "fs:write ~/secret-new.txt write_content deny",
+      /* an absent name that may be neither read nor written: the lookup
+       * is refused like an existing one, as a metadata read */
+      "fs:read ~/secret-new.txt read_metadata deny",
       "fs:read ~/secret.txt read_content deny",
+      "fs:read ~/secret.txt read_metadata deny",
+      "fs:read ~/secret-absent.txt read_metadata deny",
       "fs:read ~/box.toml read_content enforcement:reach-floor",
       "fs:read ~/boxdir/state read_metadata enforcement:reach-floor",
       NULL};
   assert_in_order(r, expected);
   /* the denied create made one decision, and nothing was created */
-  g_assert_cmpuint(count_records(r, "fs:write ~/secret-new.txt write_content deny"), ==, 1);
+  g_assert_cmpuint(count_records(r, "fs:read ~/secret-new.txt read_metadata deny"), ==, 1);
+  g_assert_cmpuint(count_records(r, "fs:write ~/secret-new.txt write_content deny"), ==, 0);
+  /* an absent name that may be read is ENOENT and records nothing */
+  for (guint i = 0; i < r->len; i++) g_assert_null(strstr(r->pdata[i], "plain-absent"));
   /* LOOKUPs walking a path are not decisions: nothing about the chain */
   for (guint i = 0; i < r->len; i++) g_assert_null(strstr(r->pdata[i], fx->base));
   g_ptr_array_unref(r);
@@ -747,7 +780,8 @@ static void test_ram(Fx *fx, gconstpointer data) {
   g_assert_cmpstr(val(h, "deny_mkdir_text"), ==,
                   "policy denied this operation on '/tmp/secret' [default-deny]: "
                   "No permit rule matched this request.");
-  g_assert_cmpstr(val(h, "deny_mkdir_absent"), ==, "2"); /* nothing was made */
+  /* a denied absent path refuses like an existing one (disclosure) */
+  g_assert_cmpstr(val(h, "deny_mkdir_absent"), ==, "13");
   g_assert_cmpstr(val(h, "mydenial_write"), ==, "13");
   const char *expected[] = {
       "fs:read / enumerate permit",
@@ -767,7 +801,7 @@ static void test_ram(Fx *fx, gconstpointer data) {
       "fs:delete /tmp/d remove_dir permit",
       "fs:write /tmp/d/h.txt write_content permit",
       "fs:delete /tmp/d/h.txt remove_file permit",
-      "fs:write /tmp/secret create_dir deny",
+      "fs:read /tmp/secret read_metadata deny", /* the lookup of the absent name */
       NULL};
   assert_in_order(r, expected);
   g_ptr_array_unref(r);
@@ -894,6 +928,103 @@ static void worker_stress(Ctx *c) {
 }
 
 /* Four threads of one worker at once, both trees; each thread reads its own denial. */
+/* ---- race: a directory swapped with a symlink to the outside ---- */
+
+#define RACE_SWAPS 10000
+
+typedef struct {
+  Fx *fx;
+  int swaps;
+  int failed;
+} Swapper;
+
+static void *swap_thread(void *arg) {
+  Swapper *s = arg;
+  char *a = g_build_filename(s->fx->home, "a", NULL);
+  char *l = g_build_filename(s->fx->home, "a.lnk", NULL);
+  for (int i = 0; i < RACE_SWAPS; i++) {
+    if (renameat2(AT_FDCWD, a, AT_FDCWD, l, RENAME_EXCHANGE) == 0) s->swaps++;
+    else s->failed++;
+  }
+  /* leave the real directory in place */
+  struct stat st;
+  if (lstat(a, &st) == 0 && S_ISLNK(st.st_mode)) renameat2(AT_FDCWD, a, AT_FDCWD, l, RENAME_EXCHANGE);
+  char *done = g_build_filename(s->fx->base, "swaps-done", NULL);
+  write_file(done, "");
+  g_free(done);
+  g_free(a);
+  g_free(l);
+  return NULL;
+}
+
+static void worker_race(Ctx *c) {
+  char *p = g_strconcat(c->fx->pass_home, "/a/b/file", NULL);
+  char *done = g_build_filename(c->fx->base, "swaps-done", NULL);
+  long reads = 0, real = 0, outside = 0, refused = 0, absent = 0, other = 0;
+  while (access(done, F_OK) != 0) {
+    int e;
+    char *t = slurp(p, &e);
+    reads++;
+    if (!e && strcmp(t, "inside\n") == 0) real++;
+    else if (strstr(t, "OUTSIDE")) outside++;
+    else if (e == EACCES) refused++;
+    else if (e == ENOENT || e == ESTALE || e == ELOOP) absent++;
+    else other++;
+    g_free(t);
+  }
+  put(c, "reads", "%ld", reads);
+  put(c, "real", "%ld", real);
+  put(c, "outside", "%ld", outside);
+  put(c, "refused", "%ld", refused);
+  put(c, "absent", "%ld", absent);
+  put(c, "other", "%ld", other);
+  g_free(done);
+  g_free(p);
+}
+
+/* While the worker reads ~/a/b/file in a loop, the host swaps a with a
+ * symlink to a directory outside every root: RACE_SWAPS swaps, and no read
+ * may return the outside file (each is refused or reads the real one). */
+static void test_race(Fx *fx, gconstpointer data) {
+  (void)data;
+  char *d = g_build_filename(fx->home, "a", "b", NULL);
+  g_assert_cmpint(g_mkdir_with_parents(d, 0755), ==, 0);
+  char *f = g_build_filename(d, "file", NULL);
+  write_file(f, "inside\n");
+  g_free(f);
+  g_free(d);
+  d = g_build_filename(fx->base, "outside", "a", "b", NULL);
+  g_assert_cmpint(g_mkdir_with_parents(d, 0755), ==, 0);
+  f = g_build_filename(d, "file", NULL);
+  write_file(f, "OUTSIDE\n");
+  g_free(f);
+  g_free(d);
+  char *l = g_build_filename(fx->home, "a.lnk", NULL);
+  g_assert_cmpint(symlink("../outside/a", l), ==, 0);
+  g_free(l);
+  int cmd = box_vfs_command_new(fx->vfs);
+  Swapper s = {fx, 0, 0};
+  pthread_t th;
+  g_assert_cmpint(pthread_create(&th, NULL, swap_thread, &s), ==, 0);
+  GHashTable *h = run_worker(fx, cmd, true, worker_race);
+  pthread_join(th, NULL);
+  g_assert_cmpint(s.swaps, ==, RACE_SWAPS);
+  g_assert_cmpstr(val(h, "outside"), ==, "0");
+  g_assert_cmpstr(val(h, "other"), ==, "0");
+  g_assert_cmpint(atol(val(h, "reads")), >, 0);
+  g_assert_cmpint(atol(val(h, "real")), >, 0);
+  GPtrArray *r = take_records(fx);
+  guint identity = 0;
+  for (guint i = 0; i < r->len; i++)
+    if (g_str_has_suffix(r->pdata[i], "enforcement:identity")) identity++;
+  g_test_message("race: %d swaps, %s reads, %s real, %s refused (%u identity records), %s absent",
+                 s.swaps, val(h, "reads"), val(h, "real"), val(h, "refused"), identity,
+                 val(h, "absent"));
+  g_ptr_array_unref(r);
+  g_hash_table_unref(h);
+  box_vfs_command_end(fx->vfs, cmd);
+}
+
 static void test_concurrent(Fx *fx, gconstpointer data) {
   (void)data;
   int cmd = box_vfs_command_new(fx->vfs);
@@ -926,5 +1057,6 @@ int main(int argc, char **argv) {
   g_test_add("/vfs/ram", Fx, NULL, fx_setup, test_ram, fx_teardown);
   g_test_add("/vfs/concurrent", Fx, NULL, fx_setup, test_concurrent, fx_teardown);
   g_test_add("/vfs/git", Fx, NULL, fx_setup, test_git, fx_teardown);
+  g_test_add("/vfs/race-symlink-swap", Fx, NULL, fx_setup, test_race, fx_teardown);
   return g_test_run();
 }

@@ -1,0 +1,113 @@
+/* mount-work — the workload of bench/mount, run in the directory under test
+ * (BOXFS_DIR or the current directory).  Prints "<op> <seconds>" lines:
+ *   create   N files created (open O_CREAT, 100-byte write, close)
+ *   stat     stat(2) of each
+ *   readdir  one listing of the N entries
+ *   read     open/read/close of each (small-file reads)
+ *   unlink   unlink of each
+ *   write    SIZE MiB written sequentially in 1 MiB writes
+ *   read1    the same file read back once
+ *   read2    and again (cached sequential read)
+ * Usage: mount-work [N] [SIZE_MIB] */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what) {
+  perror(what);
+  exit(1);
+}
+
+int main(int argc, char **argv) {
+  long n = argc > 1 ? atol(argv[1]) : 10000;
+  long mib = argc > 2 ? atol(argv[2]) : 1024;
+  const char *base = getenv("BOXFS_DIR");
+  if (base && chdir(base) < 0) die("chdir");
+  if (mkdir("mw", 0755) < 0 && errno != EEXIST) die("mkdir");
+  char name[64], buf[128];
+  memset(buf, 'x', sizeof buf);
+  double t = now();
+  for (long i = 0; i < n; i++) {
+    snprintf(name, sizeof name, "mw/f%06ld", i);
+    int fd = open(name, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) die("create");
+    if (write(fd, buf, 100) != 100) die("write");
+    close(fd);
+  }
+  printf("create %.6f\n", now() - t);
+  t = now();
+  struct stat st;
+  for (long i = 0; i < n; i++) {
+    snprintf(name, sizeof name, "mw/f%06ld", i);
+    if (stat(name, &st) < 0) die("stat");
+  }
+  printf("stat %.6f\n", now() - t);
+  t = now();
+  DIR *d = opendir("mw");
+  if (!d) die("opendir");
+  long seen = 0;
+  while (readdir(d)) seen++;
+  closedir(d);
+  if (seen != n + 2) {
+    fprintf(stderr, "readdir saw %ld entries, want %ld\n", seen, n + 2);
+    return 1;
+  }
+  printf("readdir %.6f\n", now() - t);
+  t = now();
+  for (long i = 0; i < n; i++) {
+    snprintf(name, sizeof name, "mw/f%06ld", i);
+    int fd = open(name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) die("open");
+    if (read(fd, buf, sizeof buf) != 100) die("read");
+    close(fd);
+  }
+  printf("read %.6f\n", now() - t);
+  t = now();
+  for (long i = 0; i < n; i++) {
+    snprintf(name, sizeof name, "mw/f%06ld", i);
+    if (unlink(name) < 0) die("unlink");
+  }
+  printf("unlink %.6f\n", now() - t);
+  if (rmdir("mw") < 0) die("rmdir");
+
+  size_t chunk = 1 << 20;
+  char *big = malloc(chunk);
+  if (!big) die("malloc");
+  for (size_t i = 0; i < chunk; i++) big[i] = (char)(i * 7);
+  t = now();
+  int fd = open("mw.big", O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) die("open big");
+  for (long i = 0; i < mib; i++)
+    if (write(fd, big, chunk) != (ssize_t)chunk) die("write big");
+  close(fd);
+  printf("write %.6f\n", now() - t);
+  for (int pass = 1; pass <= 2; pass++) {
+    t = now();
+    fd = open("mw.big", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) die("open big");
+    ssize_t got;
+    long total = 0;
+    while ((got = read(fd, big, chunk)) > 0) total += got;
+    close(fd);
+    if (total != mib * (long)chunk) {
+      fprintf(stderr, "read %ld bytes, want %ld\n", total, mib * (long)chunk);
+      return 1;
+    }
+    printf("read%d %.6f\n", pass, now() - t);
+  }
+  unlink("mw.big");
+  free(big);
+  return 0;
+}

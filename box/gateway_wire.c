@@ -1,0 +1,190 @@
+/* gateway_wire.c — the egress gateway inside boxd (issue 8).
+ *
+ * One gateway per box.  It listens on the host's 127.0.0.1:<port> and, at
+ * the same port, inside the network namespace the Shell workers share
+ * (and inside each tool sandbox's, through boxd_gateway_net_setup), so a
+ * contained process reaches it at the address its proxy variables name and
+ * nothing else.  Its decisions go through policy and the decision log here;
+ * the address floor's refusals are logged as the effective decision.
+ */
+#include "box/boxd.h"
+#include "gateway/gateway.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define GW_WIRE_ERROR (g_quark_from_static_string("box-gateway-wire"))
+#define NETNS_WAIT_MS 10000
+
+static bool gw_decide(void *data, const char *action, json_object *input, const char *floor,
+                      char **message)
+{
+  Boxd *d = data;
+  BoxDecision *decision = box_policy_decide(d->policy, action, input);
+  if (floor && decision->verdict == BOX_VERDICT_PERMIT) {
+    g_autofree char *resource = box_policy_resource_label(action, input);
+    box_decision_free(decision);
+    decision = box_decision_new_enforcement(action, resource, "egress", floor);
+  }
+  box_decision_log_append(d->log, action, input, NULL, decision);
+  bool permit = decision->verdict == BOX_VERDICT_PERMIT;
+  if (!permit)
+    *message = g_strdup(decision->message ? decision->message : "refused");
+  box_decision_free(decision);
+  return permit;
+}
+
+/* Brings `lo` up in the calling thread's network namespace. */
+static bool loopback_up(GError **error)
+{
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) {
+    g_set_error(error, GW_WIRE_ERROR, 1, "socket: %s", g_strerror(errno));
+    return false;
+  }
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof ifr);
+  g_strlcpy(ifr.ifr_name, "lo", sizeof ifr.ifr_name);
+  bool ok = ioctl(s, SIOCGIFFLAGS, &ifr) == 0;
+  if (ok && !(ifr.ifr_flags & IFF_UP)) {
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    ok = ioctl(s, SIOCSIFFLAGS, &ifr) == 0;
+  }
+  if (!ok)
+    g_set_error(error, GW_WIRE_ERROR, 1, "cannot bring lo up: %s", g_strerror(errno));
+  close(s);
+  return ok;
+}
+
+typedef struct {
+  BoxGateway *gw;
+  int netns;
+  int port;
+  int until;
+  GError *error;
+} RelayJob;
+
+/* On a thread of its own: enter the namespace, listen, end (the socket
+ * keeps its namespace; the listener serves from the gateway's). */
+static gpointer relay_thread(gpointer data)
+{
+  RelayJob *job = data;
+  if (setns(job->netns, CLONE_NEWNET) != 0) {
+    g_set_error(&job->error, GW_WIRE_ERROR, 1, "cannot enter the network namespace: %s",
+                g_strerror(errno));
+    if (job->until >= 0)
+      close(job->until);
+    return NULL;
+  }
+  if (!loopback_up(&job->error)) {
+    if (job->until >= 0)
+      close(job->until);
+    return NULL;
+  }
+  box_gateway_listen(job->gw, job->port, job->until, &job->error);
+  return NULL;
+}
+
+static bool relay_into(BoxGateway *gw, int netns, int port, int until, GError **error)
+{
+  RelayJob job = { gw, netns, port, until, NULL };
+  GThread *t = g_thread_new("box-gw-relay", relay_thread, &job);
+  g_thread_join(t);
+  if (job.error) {
+    g_propagate_error(error, job.error);
+    return false;
+  }
+  return true;
+}
+
+bool boxd_gateway_net_setup(void *data, pid_t pid)
+{
+  Boxd *d = data;
+  if (!d->gateway)
+    return false;
+  g_autofree char *ns_path = g_strdup_printf("/proc/%d/ns/net", (int)pid);
+  int netns = open(ns_path, O_RDONLY | O_CLOEXEC);
+  if (netns < 0)
+    return false;
+  int until = (int)syscall(SYS_pidfd_open, pid, 0);
+  g_autoptr(GError) error = NULL;
+  bool ok = relay_into(d->gateway, netns, d->gateway_port, until, &error);
+  close(netns);
+  if (!ok)
+    g_printerr("box: warning: egress gateway relay for process %d: %s\n", (int)pid,
+               error->message);
+  return ok;
+}
+
+bool boxd_gateway_start(Boxd *d, GError **error)
+{
+  g_autoptr(GError) local = NULL;
+  d->gateway_ca_path = g_build_filename(d->config->box_dir, "trust", "cert.pem", NULL);
+  BoxGatewayConfig cfg = {
+    .decide = gw_decide,
+    .data = d,
+    .ca_cert_path = d->gateway_ca_path,
+    .extra_ca_files = (const char *const *)d->config->gateway_extra_ca,
+    .allow = (const char *const *)d->config->gateway_allow_local,
+  };
+  d->gateway = box_gateway_new(&cfg, &local);
+  if (!d->gateway) {
+    g_set_error(error, GW_WIRE_ERROR, 1, "egress proxy failed: %s", local->message);
+    return false;
+  }
+  d->gateway_port = box_gateway_listen(d->gateway, 0, -1, &local);
+  if (d->gateway_port < 0) {
+    g_set_error(error, GW_WIRE_ERROR, 1, "egress proxy failed: %s", local->message);
+    boxd_gateway_stop(d);
+    return false;
+  }
+  d->gateway_url = g_strdup_printf("http://127.0.0.1:%d", d->gateway_port);
+  /* The workers' namespace is made by the pool thread as it starts. */
+  int netns = -1;
+  for (int waited = 0; waited < NETNS_WAIT_MS; waited++) {
+    netns = __atomic_load_n(&d->worker_netns_fd, __ATOMIC_ACQUIRE);
+    if (netns >= 0)
+      break;
+    g_usleep(1000);
+  }
+  if (netns < 0) {
+    g_set_error(error, GW_WIRE_ERROR, 1,
+                "egress proxy failed: the Shell workers' network namespace never appeared");
+    boxd_gateway_stop(d);
+    return false;
+  }
+  if (!relay_into(d->gateway, netns, d->gateway_port, -1, &local)) {
+    g_set_error(error, GW_WIRE_ERROR, 1, "egress proxy failed: %s", local->message);
+    boxd_gateway_stop(d);
+    return false;
+  }
+  return true;
+}
+
+json_object *boxd_gateway_worker_env(Boxd *d)
+{
+  if (!d->gateway)
+    return NULL;
+  json_object *env = json_object_new_object();
+  json_object_object_add(env, "BOX_GATEWAY_PROXY", json_object_new_string(d->gateway_url));
+  json_object_object_add(env, "BOX_GATEWAY_CA",
+                         json_object_new_string(box_gateway_ca_pem(d->gateway)));
+  g_autofree char *allow = g_strjoinv("\n", d->config->gateway_allow_local);
+  json_object_object_add(env, "BOX_GATEWAY_ALLOW", json_object_new_string(allow));
+  return env;
+}
+
+void boxd_gateway_stop(Boxd *d)
+{
+  box_gateway_free(d->gateway);
+  d->gateway = NULL;
+  g_clear_pointer(&d->gateway_url, g_free);
+  g_clear_pointer(&d->gateway_ca_path, g_free);
+}

@@ -1,0 +1,1260 @@
+/* gateway/proxy.c — the egress proxy: absolute-form HTTP and CONNECT.
+ *
+ * One thread per client connection.  Every connection the gateway opens is
+ * decided as `net:connect` before DNS (no `ip`) and for each resolved
+ * address (with its canonical `ip`), and only the decided address is
+ * dialled; the address floor refuses local destinations beneath policy.
+ * Every request is read whole, then decided as `http:request` (for CONNECT,
+ * after terminating the client's TLS with a leaf of the per-run CA) before
+ * anything is written upstream.  Refusals are marked
+ * (`x-strands-box-egress: refused`).  Responses stream back as they come.
+ */
+#include "gateway/gateway-private.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+
+#define GW_ERROR (g_quark_from_static_string("box-gateway"))
+#define IO_CHUNK 65536
+#define CONNECT_TIMEOUT_MS 10000
+
+struct BoxGateway {
+  BoxGatewayConfig cfg;
+  char **allow;
+  char **extra_ca;
+  GwTls *tls;
+  GMutex lock;
+  GCond idle;
+  int active;               /* connection threads alive */
+  GHashTable *fds;          /* every socket a connection holds, to end them at stop */
+  GPtrArray *listeners;
+  int home_netns;           /* where connections are served and dialled from */
+  bool stopping;
+};
+
+typedef struct {
+  BoxGateway *gw;
+  int fd;
+  int until;                /* closes the listener when readable, or -1 */
+  int wake[2];
+  GThread *thread;
+} Listener;
+
+/* ---- streams ---- */
+
+typedef struct {
+  int fd;
+  SSL *ssl;
+  char *buf;
+  size_t off, len, cap;
+} Stream;
+
+static void stream_init(Stream *s, int fd, size_t cap)
+{
+  s->fd = fd;
+  s->ssl = NULL;
+  s->cap = cap;
+  s->buf = g_malloc(cap);
+  s->off = s->len = 0;
+}
+
+static ssize_t raw_read(Stream *s, void *p, size_t n)
+{
+  if (n > INT_MAX)
+    n = INT_MAX;
+  if (s->ssl) {
+    int r = SSL_read(s->ssl, p, (int)n);
+    if (r > 0)
+      return r;
+    int e = SSL_get_error(s->ssl, r);
+    ERR_clear_error();
+    return e == SSL_ERROR_ZERO_RETURN ? 0 : -1;
+  }
+  for (;;) {
+    ssize_t r = recv(s->fd, p, n, 0);
+    if (r < 0 && errno == EINTR)
+      continue;
+    return r;
+  }
+}
+
+static bool raw_write(Stream *s, const void *data, size_t n)
+{
+  const char *p = data;
+  while (n > 0) {
+    size_t want = n > INT_MAX ? INT_MAX : n;
+    if (s->ssl) {
+      int r = SSL_write(s->ssl, p, (int)want);
+      if (r <= 0) {
+        ERR_clear_error();
+        return false;
+      }
+      p += r;
+      n -= (size_t)r;
+    } else {
+      ssize_t r = send(s->fd, p, want, MSG_NOSIGNAL);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        return false;
+      p += r;
+      n -= (size_t)r;
+    }
+  }
+  return true;
+}
+
+static ssize_t fill(Stream *s)
+{
+  if (s->off == s->len) {
+    s->off = s->len = 0;
+  } else if (s->off > 0) {
+    memmove(s->buf, s->buf + s->off, s->len - s->off);
+    s->len -= s->off;
+    s->off = 0;
+  }
+  if (s->len == s->cap)
+    return -2;
+  ssize_t r = raw_read(s, s->buf + s->len, s->cap - s->len);
+  if (r > 0)
+    s->len += (size_t)r;
+  return r;
+}
+
+static ssize_t stream_read(Stream *s, void *p, size_t n)
+{
+  if (s->len > s->off) {
+    size_t k = MIN(n, s->len - s->off);
+    memcpy(p, s->buf + s->off, k);
+    s->off += k;
+    return (ssize_t)k;
+  }
+  return raw_read(s, p, n);
+}
+
+/* Reads up to and including the blank line ending a message head.  NULL
+ * on EOF before any byte (*err = 0), a read error (*err = -1) or a head
+ * longer than the buffer (*err = 431). */
+static char *read_head(Stream *s, size_t limit, int *err)
+{
+  size_t scanned = 0;
+  *err = 0;
+  for (;;) {
+    /* Skip the empty lines a client may send between messages. */
+    while (s->len - s->off >= 2 && scanned == 0 && s->buf[s->off] == '\r' &&
+           s->buf[s->off + 1] == '\n')
+      s->off += 2;
+    char *start = s->buf + s->off;
+    size_t avail = s->len - s->off;
+    for (size_t i = scanned; i + 1 < avail; i++) {
+      if (start[i] == '\n' && (start[i + 1] == '\n' ||
+                               (start[i + 1] == '\r' && i + 2 < avail && start[i + 2] == '\n'))) {
+        size_t end = start[i + 1] == '\n' ? i + 2 : i + 3;
+        if (end > limit) {
+          *err = 431;
+          return NULL;
+        }
+        char *head = g_strndup(start, end);
+        s->off += end;
+        return head;
+      }
+    }
+    scanned = avail > 2 ? avail - 2 : 0;
+    if (avail > limit) {
+      *err = 431;
+      return NULL;
+    }
+    ssize_t r = fill(s);
+    if (r == -2) {
+      *err = 431;
+      return NULL;
+    }
+    if (r <= 0) {
+      *err = (r == 0 && s->len == s->off) ? 0 : -1;
+      return NULL;
+    }
+  }
+}
+
+/* One line (CRLF or LF stripped), at most limit bytes; NULL on failure. */
+static char *read_line(Stream *s, size_t limit)
+{
+  for (;;) {
+    char *start = s->buf + s->off;
+    size_t avail = s->len - s->off;
+    char *nl = memchr(start, '\n', avail);
+    if (nl) {
+      size_t n = (size_t)(nl - start);
+      char *line = g_strndup(start, n > 0 && start[n - 1] == '\r' ? n - 1 : n);
+      s->off += n + 1;
+      return line;
+    }
+    if (avail > limit)
+      return NULL;
+    if (fill(s) <= 0)
+      return NULL;
+  }
+}
+
+/* ---- message heads ---- */
+
+typedef struct {
+  char *name;
+  char *value;
+} Header;
+
+typedef struct {
+  char *text;               /* owns every string below */
+  char *a, *b, *c;          /* request: method target version; response: version code reason */
+  GArray *headers;          /* Header */
+} Head;
+
+static void head_clear(Head *h)
+{
+  g_free(h->text);
+  if (h->headers)
+    g_array_free(h->headers, TRUE);
+  memset(h, 0, sizeof *h);
+}
+
+static bool is_token_char(unsigned char c)
+{
+  return g_ascii_isalnum(c) || strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+static bool parse_head(char *text, Head *h)
+{
+  memset(h, 0, sizeof *h);
+  h->text = text;
+  h->headers = g_array_new(FALSE, FALSE, sizeof(Header));
+  char *save = NULL;
+  char *line = strtok_r(text, "\n", &save);
+  if (!line)
+    return false;
+  size_t n = strlen(line);
+  if (n && line[n - 1] == '\r')
+    line[n - 1] = '\0';
+  char *sp1 = strchr(line, ' ');
+  if (!sp1)
+    return false;
+  *sp1 = '\0';
+  char *sp2 = strchr(sp1 + 1, ' ');
+  h->a = line;
+  h->b = sp1 + 1;
+  if (sp2) {
+    *sp2 = '\0';
+    h->c = sp2 + 1;
+  } else {
+    h->c = sp1 + 1 + strlen(sp1 + 1);
+  }
+  if (!*h->a || !*h->b)
+    return false;
+  while ((line = strtok_r(NULL, "\n", &save))) {
+    n = strlen(line);
+    if (n && line[n - 1] == '\r')
+      line[--n] = '\0';
+    if (n == 0)
+      break;
+    if (line[0] == ' ' || line[0] == '\t')
+      return false; /* obsolete line folding */
+    char *colon = strchr(line, ':');
+    if (!colon || colon == line)
+      return false;
+    for (char *p = line; p < colon; p++)
+      if (!is_token_char((unsigned char)*p))
+        return false;
+    *colon = '\0';
+    char *v = colon + 1;
+    while (*v == ' ' || *v == '\t')
+      v++;
+    char *e = v + strlen(v);
+    while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+      *--e = '\0';
+    for (char *p = v; *p; p++)
+      if ((unsigned char)*p < 0x20 && *p != '\t')
+        return false;
+    Header hd = { line, v };
+    g_array_append_val(h->headers, hd);
+  }
+  return true;
+}
+
+static const char *head_get(const Head *h, const char *name)
+{
+  for (guint i = 0; i < h->headers->len; i++) {
+    Header *hd = &g_array_index(h->headers, Header, i);
+    if (g_ascii_strcasecmp(hd->name, name) == 0)
+      return hd->value;
+  }
+  return NULL;
+}
+
+static int head_count(const Head *h, const char *name)
+{
+  int n = 0;
+  for (guint i = 0; i < h->headers->len; i++)
+    n += g_ascii_strcasecmp(g_array_index(h->headers, Header, i).name, name) == 0;
+  return n;
+}
+
+/* Whether a comma-separated header value holds token (case-insensitive). */
+static bool list_has(const char *value, const char *token)
+{
+  if (!value)
+    return false;
+  g_auto(GStrv) parts = g_strsplit(value, ",", -1);
+  for (char **p = parts; *p; p++)
+    if (g_ascii_strcasecmp(g_strstrip(*p), token) == 0)
+      return true;
+  return false;
+}
+
+static bool hop_by_hop(const Head *h, const char *name)
+{
+  static const char *const fixed[] = { "connection", "keep-alive", "proxy-connection",
+                                       "proxy-authorization", "proxy-authenticate", "te",
+                                       "trailer", "upgrade", NULL };
+  for (int i = 0; fixed[i]; i++)
+    if (g_ascii_strcasecmp(name, fixed[i]) == 0)
+      return true;
+  for (guint i = 0; i < h->headers->len; i++) {
+    Header *hd = &g_array_index(h->headers, Header, i);
+    if (g_ascii_strcasecmp(hd->name, "connection") == 0 && list_has(hd->value, name))
+      return true;
+  }
+  return false;
+}
+
+/* ---- one client connection ---- */
+
+typedef struct {
+  BoxGateway *gw;
+  Stream client;
+  Stream up;
+  bool up_open;
+  bool up_tls;
+  char *up_host;
+  int up_port;
+  bool tunnel;
+  char *tunnel_host;
+  int tunnel_port;
+} Conn;
+
+static void track_fd(BoxGateway *gw, int fd, bool add)
+{
+  g_mutex_lock(&gw->lock);
+  if (add)
+    g_hash_table_add(gw->fds, GINT_TO_POINTER(fd));
+  else
+    g_hash_table_remove(gw->fds, GINT_TO_POINTER(fd));
+  bool stopping = gw->stopping;
+  g_mutex_unlock(&gw->lock);
+  if (add && stopping)
+    shutdown(fd, SHUT_RDWR);
+}
+
+static void set_timeouts(int fd, int ms)
+{
+  struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/* A reply the gateway writes itself.  extra: more header lines (each
+ * ending CRLF) or NULL. */
+static void send_reply(Stream *to, int status, const char *reason, const char *body,
+                       const char *extra)
+{
+  g_autofree char *msg = g_strdup_printf(
+      "HTTP/1.1 %d %s\r\n%sContent-Type: text/plain; charset=utf-8\r\nContent-Length: %zu\r\n"
+      "Connection: close\r\n\r\n%s",
+      status, reason, extra ? extra : "", strlen(body), body);
+  raw_write(to, msg, strlen(msg));
+}
+
+static void send_simple(Stream *to, int status, const char *reason, const char *body,
+                        bool marked)
+{
+  send_reply(to, status, reason, body, marked ? "x-strands-box-egress: refused\r\n" : NULL);
+}
+
+/* A header value: control characters become spaces. */
+static char *header_safe(const char *text)
+{
+  char *v = g_strdup(text);
+  for (char *p = v; *p; p++)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      *p = ' ';
+  return v;
+}
+
+/* A marked refusal (spec/runtime.md §6.2).  The text rides in a header too,
+ * because a client never sees the body of a refused CONNECT. */
+static void refuse(Conn *c, const char *gate, const char *message)
+{
+  g_autofree char *text = gate ? g_strdup_printf("%s gate: %s", gate, message)
+                               : g_strdup(message);
+  g_autofree char *body = g_strdup_printf("%s\n", text);
+  g_autofree char *safe = header_safe(text);
+  g_autofree char *extra = g_strdup_printf(
+      "x-strands-box-egress: refused\r\nx-strands-box-egress-message: %s\r\n", safe);
+  send_reply(&c->client, 403, "Forbidden", body, extra);
+}
+
+/* 502, not marked as a refusal; kind (resolve, connect, tls, upstream)
+ * lets the Shell's curl give curl's exit status. */
+static void bad_gateway(Conn *c, const char *kind, const char *text)
+{
+  g_autofree char *body = g_strdup_printf("%s\n", text);
+  g_autofree char *safe = header_safe(text);
+  g_autofree char *extra =
+      g_strdup_printf("x-strands-box-egress-error: %s\r\nx-strands-box-egress-message: %s\r\n",
+                      kind, safe);
+  send_reply(&c->client, 502, "Bad Gateway", body, extra);
+}
+
+static void close_upstream(Conn *c)
+{
+  if (!c->up_open)
+    return;
+  if (c->up.ssl) {
+    SSL_shutdown(c->up.ssl);
+    SSL_free(c->up.ssl);
+    c->up.ssl = NULL;
+  }
+  track_fd(c->gw, c->up.fd, false);
+  close(c->up.fd);
+  g_free(c->up.buf);
+  c->up.buf = NULL;
+  c->up_open = false;
+  c->up_tls = false;
+  g_clear_pointer(&c->up_host, g_free);
+}
+
+/* Non-blocking connect bounded by CONNECT_TIMEOUT_MS. */
+static int dial_addr(const struct sockaddr *sa, socklen_t len, int *err)
+{
+  int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) {
+    *err = errno;
+    return -1;
+  }
+  if (connect(fd, sa, len) != 0) {
+    if (errno != EINPROGRESS) {
+      *err = errno;
+      close(fd);
+      return -1;
+    }
+    struct pollfd p = { .fd = fd, .events = POLLOUT };
+    int r;
+    do
+      r = poll(&p, 1, CONNECT_TIMEOUT_MS);
+    while (r < 0 && errno == EINTR);
+    int so = 0;
+    socklen_t sl = sizeof so;
+    if (r == 0) {
+      *err = ETIMEDOUT;
+      close(fd);
+      return -1;
+    }
+    if (r < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &sl) != 0 || so != 0) {
+      *err = so ? so : errno;
+      close(fd);
+      return -1;
+    }
+  }
+  int flags = fcntl(fd, F_GETFL);
+  fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return fd;
+}
+
+static json_object *connect_input(const char *host, int port, const char *ip)
+{
+  json_object *in = json_object_new_object();
+  json_object_object_add(in, "host", json_object_new_string(host));
+  if (ip)
+    json_object_object_add(in, "ip", json_object_new_string(ip));
+  json_object_object_add(in, "port", json_object_new_int64(port));
+  return in;
+}
+
+/* Decides and opens the upstream connection to host:port.  On refusal or
+ * failure the reply has been written to the client and false returned. */
+static bool dial(Conn *c, const char *host, int port)
+{
+  BoxGateway *gw = c->gw;
+  g_autofree char *floor = box_gateway_floor((const char *const *)gw->allow, host, NULL, port);
+  json_object *in = connect_input(host, port, NULL);
+  g_autofree char *message = NULL;
+  bool permit = gw->cfg.decide(gw->cfg.data, "net:connect", in, floor, &message);
+  json_object_put(in);
+  if (!permit) {
+    refuse(c, "net:connect", message ? message : "refused");
+    return false;
+  }
+  struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+  struct addrinfo *res = NULL;
+  char port_text[16];
+  g_snprintf(port_text, sizeof port_text, "%d", port);
+  int rc = getaddrinfo(host, port_text, &hints, &res);
+  if (rc != 0 || !res) {
+    g_autofree char *t = g_strdup_printf("could not resolve %s: %s", host, gai_strerror(rc));
+    bad_gateway(c, "resolve", t);
+    return false;
+  }
+  int fd = -1, last_err = ECONNREFUSED;
+  GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+    char text[INET6_ADDRSTRLEN] = "";
+    const void *addr = ai->ai_family == AF_INET
+                           ? (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr
+                           : (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
+    if (!inet_ntop(ai->ai_family, addr, text, sizeof text))
+      continue;
+    char *ip = box_gateway_canonical_ip(text);
+    if (!ip)
+      ip = g_strdup(text);
+    if (!g_hash_table_add(seen, ip))
+      continue;
+    g_autofree char *floor_ip = box_gateway_floor((const char *const *)gw->allow, host, ip, port);
+    json_object *in2 = connect_input(host, port, ip);
+    g_autofree char *msg2 = NULL;
+    bool ok = gw->cfg.decide(gw->cfg.data, "net:connect", in2, floor_ip, &msg2);
+    json_object_put(in2);
+    if (!ok) {
+      freeaddrinfo(res);
+      g_hash_table_destroy(seen);
+      refuse(c, "net:connect", msg2 ? msg2 : "refused");
+      return false;
+    }
+    fd = dial_addr(ai->ai_addr, ai->ai_addrlen, &last_err);
+  }
+  freeaddrinfo(res);
+  g_hash_table_destroy(seen);
+  if (fd < 0) {
+    g_autofree char *t =
+        g_strdup_printf("could not reach %s:%d: %s", host, port, g_strerror(last_err));
+    bad_gateway(c, last_err == ETIMEDOUT ? "timeout" : "connect", t);
+    return false;
+  }
+  set_timeouts(fd, gw->cfg.idle_timeout_ms);
+  stream_init(&c->up, fd, IO_CHUNK + gw->cfg.max_header_bytes);
+  track_fd(gw, fd, true);
+  c->up_open = true;
+  c->up_tls = false;
+  c->up_host = g_strdup(host);
+  c->up_port = port;
+  return true;
+}
+
+/* host[:port] or [v6][:port]; host lowercased, one trailing dot removed,
+ * brackets removed.  port stays default_port when absent. */
+static bool parse_authority(const char *auth, int default_port, char **host, int *port)
+{
+  const char *end_host, *port_text = NULL;
+  const char *h = auth;
+  if (*auth == '[') {
+    const char *close = strchr(auth, ']');
+    if (!close)
+      return false;
+    h = auth + 1;
+    end_host = close;
+    if (close[1] == ':')
+      port_text = close + 2;
+    else if (close[1])
+      return false;
+  } else {
+    const char *colon = strrchr(auth, ':');
+    if (colon && strchr(auth, ':') != colon)
+      return false;
+    end_host = colon ? colon : auth + strlen(auth);
+    if (colon)
+      port_text = colon + 1;
+  }
+  if (end_host == h)
+    return false;
+  for (const char *p = h; p < end_host; p++)
+    if ((unsigned char)*p <= ' ' || *p == '/' || *p == '@' || *p == '?' || *p == '#')
+      return false;
+  *port = default_port;
+  if (port_text) {
+    char *e = NULL;
+    long v = strtol(port_text, &e, 10);
+    if (!*port_text || *e || v < 1 || v > 65535)
+      return false;
+    *port = (int)v;
+  }
+  char *lower = g_ascii_strdown(h, end_host - h);
+  size_t n = strlen(lower);
+  if (n > 1 && lower[n - 1] == '.')
+    lower[n - 1] = '\0';
+  *host = lower;
+  return true;
+}
+
+/* Reads the request body per its framing.  Returns 0, or the status to
+ * refuse with (400, 413, 501), or -1 on a read failure. */
+static int read_body(Conn *c, const Head *req, GByteArray *body)
+{
+  size_t limit = c->gw->cfg.max_request_body;
+  const char *te = head_get(req, "transfer-encoding");
+  int n_cl = head_count(req, "content-length");
+  if (te && n_cl > 0)
+    return 400;
+  if (te) {
+    g_auto(GStrv) codings = g_strsplit(te, ",", -1);
+    guint nc = g_strv_length(codings);
+    if (nc == 0 || g_ascii_strcasecmp(g_strstrip(codings[nc - 1]), "chunked") != 0)
+      return 501;
+    for (;;) {
+      g_autofree char *line = read_line(&c->client, 1024);
+      if (!line)
+        return -1;
+      char *e = NULL;
+      errno = 0;
+      unsigned long long size = strtoull(line, &e, 16);
+      if (e == line || errno || (*e && *e != ';' && *e != ' ' && *e != '\t'))
+        return 400;
+      if (size == 0) {
+        for (;;) { /* trailers: dropped */
+          g_autofree char *t = read_line(&c->client, c->gw->cfg.max_header_bytes);
+          if (!t)
+            return -1;
+          if (!*t)
+            return 0;
+        }
+      }
+      if (size > limit || body->len + size > limit)
+        return 413;
+      size_t old = body->len;
+      g_byte_array_set_size(body, (guint)(old + size));
+      size_t got = 0;
+      while (got < size) {
+        ssize_t r = stream_read(&c->client, body->data + old + got, size - got);
+        if (r <= 0)
+          return -1;
+        got += (size_t)r;
+      }
+      g_autofree char *crlf = read_line(&c->client, 2);
+      if (!crlf || *crlf)
+        return crlf ? 400 : -1;
+    }
+  }
+  if (n_cl == 0)
+    return 0;
+  /* Every Content-Length must agree. */
+  long long len = -1;
+  for (guint i = 0; i < req->headers->len; i++) {
+    Header *hd = &g_array_index(req->headers, Header, i);
+    if (g_ascii_strcasecmp(hd->name, "content-length") != 0)
+      continue;
+    char *e = NULL;
+    errno = 0;
+    long long v = strtoll(hd->value, &e, 10);
+    if (!*hd->value || *e || errno || v < 0 || (len >= 0 && v != len))
+      return 400;
+    len = v;
+  }
+  if ((unsigned long long)len > limit)
+    return 413;
+  g_byte_array_set_size(body, (guint)len);
+  size_t got = 0;
+  while (got < (size_t)len) {
+    ssize_t r = stream_read(&c->client, body->data + got, (size_t)len - got);
+    if (r <= 0)
+      return -1;
+    got += (size_t)r;
+  }
+  return 0;
+}
+
+static bool copy_fixed(Stream *from, Stream *to, uint64_t n, uint64_t *moved, char *buf)
+{
+  while (n > 0) {
+    ssize_t r = stream_read(from, buf, n > IO_CHUNK ? IO_CHUNK : (size_t)n);
+    if (r <= 0)
+      return false;
+    if (!raw_write(to, buf, (size_t)r))
+      return false;
+    n -= (uint64_t)r;
+    *moved += (uint64_t)r;
+  }
+  return true;
+}
+
+static bool copy_chunked(Stream *from, Stream *to, uint64_t *moved, char *buf, size_t max_line)
+{
+  for (;;) {
+    g_autofree char *line = read_line(from, 1024);
+    if (!line)
+      return false;
+    char *e = NULL;
+    errno = 0;
+    unsigned long long size = strtoull(line, &e, 16);
+    if (e == line || errno)
+      return false;
+    g_autofree char *out = g_strdup_printf("%s\r\n", line);
+    if (!raw_write(to, out, strlen(out)))
+      return false;
+    if (size == 0) {
+      for (;;) {
+        g_autofree char *t = read_line(from, max_line);
+        if (!t)
+          return false;
+        g_autofree char *tl = g_strdup_printf("%s\r\n", t);
+        if (!raw_write(to, tl, strlen(tl)))
+          return false;
+        if (!*t)
+          return true;
+      }
+    }
+    if (!copy_fixed(from, to, size, moved, buf))
+      return false;
+    g_autofree char *crlf = read_line(from, 2);
+    if (!crlf || *crlf || !raw_write(to, "\r\n", 2))
+      return false;
+  }
+}
+
+static bool copy_to_eof(Stream *from, Stream *to, uint64_t *moved, char *buf)
+{
+  for (;;) {
+    ssize_t r = stream_read(from, buf, IO_CHUNK);
+    if (r == 0)
+      return true;
+    if (r < 0)
+      return false;
+    if (!raw_write(to, buf, (size_t)r))
+      return false;
+    *moved += (uint64_t)r;
+  }
+}
+
+static json_object *request_input(const char *host, int port, const char *method,
+                                  const char *path, size_t body_bytes, bool intercepted)
+{
+  json_object *in = json_object_new_object();
+  json_object_object_add(in, "host", json_object_new_string(host));
+  json_object_object_add(in, "port", json_object_new_int64(port));
+  json_object_object_add(in, "method", json_object_new_string(method));
+  json_object_object_add(in, "path", json_object_new_string(path));
+  json_object_object_add(in, "body_bytes", json_object_new_int64((int64_t)body_bytes));
+  json_object_object_add(in, "intercepted", json_object_new_boolean(intercepted));
+  return in;
+}
+
+/* Handles one request on the client stream.  Returns true when the client
+ * connection may carry another. */
+static bool exchange(Conn *c, Head *req)
+{
+  BoxGateway *gw = c->gw;
+  const char *method = req->a, *target = req->b, *version = req->c;
+  if (!g_str_has_prefix(version, "HTTP/1.")) {
+    send_simple(&c->client, 505, "HTTP Version Not Supported", "HTTP/1.x only\n", false);
+    return false;
+  }
+  for (const char *p = method; *p; p++)
+    if (!is_token_char((unsigned char)*p)) {
+      send_simple(&c->client, 400, "Bad Request", "", false);
+      return false;
+    }
+  /* Where the request goes, and its origin-form target. */
+  g_autofree char *host = NULL;
+  int port = 0;
+  const char *origin = NULL;
+  g_autofree char *origin_buf = NULL;
+  if (c->tunnel) {
+    if (target[0] == '/') {
+      origin = target;
+    } else if (g_ascii_strncasecmp(target, "https://", 8) == 0) {
+      const char *slash = strchr(target + 8, '/');
+      origin = slash ? slash : "/";
+    } else {
+      send_simple(&c->client, 400, "Bad Request", "", false);
+      return false;
+    }
+    const char *hosthdr = head_get(req, "host");
+    g_autofree char *hh = NULL;
+    int hp = 0;
+    if (!hosthdr || head_count(req, "host") != 1 ||
+        !parse_authority(hosthdr, c->tunnel_port, &hh, &hp) ||
+        strcmp(hh, c->tunnel_host) != 0 || hp != c->tunnel_port) {
+      refuse(c, NULL, "request authority rejected");
+      return false;
+    }
+    host = g_strdup(c->tunnel_host);
+    port = c->tunnel_port;
+  } else {
+    if (g_ascii_strncasecmp(target, "http://", 7) != 0) {
+      send_simple(&c->client, 400, "Bad Request",
+                  "the gateway takes absolute-form http:// requests and CONNECT\n", false);
+      return false;
+    }
+    const char *auth = target + 7;
+    size_t alen = strcspn(auth, "/?#");
+    g_autofree char *authority = g_strndup(auth, alen);
+    if (strchr(authority, '@') || !parse_authority(authority, 80, &host, &port)) {
+      send_simple(&c->client, 400, "Bad Request", "", false);
+      return false;
+    }
+    if (auth[alen] == '/')
+      origin = auth + alen;
+    else if (auth[alen] == '?') /* "http://h?q": origin-form is "/?q" */
+      origin = origin_buf = g_strconcat("/", auth + alen, NULL);
+    else
+      origin = "/";
+  }
+  const char *expect = head_get(req, "expect");
+  if (expect && g_ascii_strcasecmp(expect, "100-continue") == 0) {
+    if (!raw_write(&c->client, "HTTP/1.1 100 Continue\r\n\r\n", 25))
+      return false;
+  }
+  g_autoptr(GByteArray) body = g_byte_array_new();
+  int br = read_body(c, req, body);
+  if (br < 0)
+    return false; /* an aborted upload opens nothing upstream */
+  if (br > 0) {
+    const char *reason = br == 400 ? "Bad Request" : br == 413 ? "Payload Too Large"
+                                                              : "Not Implemented";
+    send_simple(&c->client, br, reason, br == 400 ? "bad request\n" : "", false);
+    return false;
+  }
+  /* The connection for it. */
+  if (!c->tunnel && c->up_open && (strcmp(c->up_host, host) != 0 || c->up_port != port))
+    close_upstream(c);
+  if (!c->up_open && !dial(c, host, port))
+    return false;
+  g_autofree char *path = box_gateway_canonical_path(origin[0] == '/' ? origin : "/");
+  json_object *in = request_input(host, port, method, path, body->len, c->tunnel);
+  g_autofree char *message = NULL;
+  bool permit = gw->cfg.decide(gw->cfg.data, "http:request", in, NULL, &message);
+  if (!permit) {
+    json_object_put(in);
+    refuse(c, "http:request", message ? message : "refused");
+    return false;
+  }
+  if (c->tunnel && !c->up_tls) {
+    g_autofree char *why = NULL;
+    SSL *ssl = gw_tls_connect(gw->tls, c->up.fd, host, &why);
+    if (!ssl) {
+      if (gw->cfg.outcome)
+        gw->cfg.outcome(gw->cfg.data, "http:request", in, -1, false);
+      json_object_put(in);
+      g_autofree char *t = g_strdup_printf("TLS to %s:%d failed: %s", host, port, why);
+      bad_gateway(c, "tls", t);
+      return false;
+    }
+    c->up.ssl = ssl;
+    c->up_tls = true;
+  }
+  /* Forward: origin-form, hop-by-hop headers dropped, re-framed. */
+  GString *out = g_string_sized_new(1024);
+  g_string_append_printf(out, "%s %s HTTP/1.1\r\n", method, origin);
+  bool have_host = false;
+  for (guint i = 0; i < req->headers->len; i++) {
+    Header *hd = &g_array_index(req->headers, Header, i);
+    if (hop_by_hop(req, hd->name) || g_ascii_strcasecmp(hd->name, "content-length") == 0 ||
+        g_ascii_strcasecmp(hd->name, "transfer-encoding") == 0 ||
+        g_ascii_strcasecmp(hd->name, "expect") == 0)
+      continue;
+    if (g_ascii_strcasecmp(hd->name, "host") == 0) {
+      if (!c->tunnel)
+        continue; /* the URL's authority wins */
+      have_host = true;
+    }
+    g_string_append_printf(out, "%s: %s\r\n", hd->name, hd->value);
+  }
+  if (!have_host) {
+    const char *auth = target + 7;
+    g_autofree char *authority = g_strndup(auth, strcspn(auth, "/?#"));
+    g_string_append_printf(out, "Host: %s\r\n", c->tunnel ? host : authority);
+  }
+  bool client_close = strcmp(version, "HTTP/1.0") == 0 ||
+                      list_has(head_get(req, "connection"), "close") ||
+                      list_has(head_get(req, "proxy-connection"), "close");
+  if (body->len > 0 || strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
+      strcmp(method, "PATCH") == 0)
+    g_string_append_printf(out, "Content-Length: %u\r\n", body->len);
+  g_string_append(out, "\r\n");
+  bool sent = raw_write(&c->up, out->str, out->len) &&
+              (body->len == 0 || raw_write(&c->up, body->data, body->len));
+  g_string_free(out, TRUE);
+  if (!sent) {
+    if (gw->cfg.outcome)
+      gw->cfg.outcome(gw->cfg.data, "http:request", in, -1, false);
+    json_object_put(in);
+    close_upstream(c);
+    bad_gateway(c, "upstream", "the server closed the connection");
+    return false;
+  }
+  /* The response, streamed back. */
+  Head resp = { 0 };
+  int status = -1;
+  for (;;) {
+    int err = 0;
+    char *text = read_head(&c->up, gw->cfg.max_header_bytes, &err);
+    if (!text || !parse_head(text, &resp) || !g_str_has_prefix(resp.a, "HTTP/1.")) {
+      if (!text)
+        resp.text = NULL;
+      head_clear(&resp);
+      if (gw->cfg.outcome)
+        gw->cfg.outcome(gw->cfg.data, "http:request", in, -1, true);
+      json_object_put(in);
+      close_upstream(c);
+      bad_gateway(c, "upstream", "the server sent no valid response");
+      return false;
+    }
+    status = atoi(resp.b);
+    if (status >= 100 && status < 200 && status != 101) {
+      head_clear(&resp);
+      continue;
+    }
+    break;
+  }
+  bool no_body = strcmp(method, "HEAD") == 0 || status == 204 || status == 304 ||
+                 (status >= 100 && status < 200);
+  const char *rte = head_get(&resp, "transfer-encoding");
+  const char *rcl = head_get(&resp, "content-length");
+  enum { B_NONE, B_CHUNKED, B_FIXED, B_EOF } framing = B_NONE;
+  long long rlen = 0;
+  if (!no_body) {
+    if (rte)
+      framing = list_has(rte, "chunked") ? B_CHUNKED : B_EOF;
+    else if (rcl) {
+      char *e = NULL;
+      rlen = strtoll(rcl, &e, 10);
+      framing = (*rcl && !*e && rlen >= 0) ? B_FIXED : B_EOF;
+    } else
+      framing = B_EOF;
+  }
+  bool up_keep = strcmp(resp.a, "HTTP/1.1") == 0 &&
+                 !list_has(head_get(&resp, "connection"), "close") && framing != B_EOF &&
+                 status != 101;
+  bool keep = !client_close && framing != B_EOF && status != 101;
+  GString *rh = g_string_sized_new(1024);
+  g_string_append_printf(rh, "HTTP/1.1 %s %s\r\n", resp.b, resp.c);
+  for (guint i = 0; i < resp.headers->len; i++) {
+    Header *hd = &g_array_index(resp.headers, Header, i);
+    if (g_ascii_strcasecmp(hd->name, "transfer-encoding") != 0 && hop_by_hop(&resp, hd->name))
+      continue;
+    g_string_append_printf(rh, "%s: %s\r\n", hd->name, hd->value);
+  }
+  if (!keep)
+    g_string_append(rh, "Connection: close\r\n");
+  g_string_append(rh, "\r\n");
+  bool ok = raw_write(&c->client, rh->str, rh->len);
+  g_string_free(rh, TRUE);
+  uint64_t moved = 0;
+  char *buf = g_malloc(IO_CHUNK);
+  if (ok) {
+    switch (framing) {
+    case B_NONE:
+      break;
+    case B_FIXED:
+      ok = copy_fixed(&c->up, &c->client, (uint64_t)rlen, &moved, buf);
+      break;
+    case B_CHUNKED:
+      ok = copy_chunked(&c->up, &c->client, &moved, buf, gw->cfg.max_header_bytes);
+      break;
+    case B_EOF:
+      ok = copy_to_eof(&c->up, &c->client, &moved, buf);
+      up_keep = false;
+      break;
+    }
+  }
+  g_free(buf);
+  head_clear(&resp);
+  if (gw->cfg.outcome)
+    gw->cfg.outcome(gw->cfg.data, "http:request", in, status, true);
+  json_object_put(in);
+  if (!ok || !up_keep)
+    close_upstream(c);
+  return ok && keep;
+}
+
+static bool handle_connect(Conn *c, Head *req)
+{
+  g_autofree char *host = NULL;
+  int port = 0;
+  if (!parse_authority(req->b, 0, &host, &port) || port == 0) {
+    send_simple(&c->client, 400, "Bad Request", "CONNECT takes host:port\n", false);
+    return false;
+  }
+  if (!dial(c, host, port))
+    return false;
+  if (c->client.len > c->client.off)
+    return false; /* bytes before our answer: not a TLS client we can serve */
+  const char *ok = "HTTP/1.1 200 Connection established\r\n\r\n";
+  if (!raw_write(&c->client, ok, strlen(ok)))
+    return false;
+  SSL *ssl = gw_tls_accept(c->gw->tls, c->client.fd, host);
+  if (!ssl)
+    return false;
+  c->client.ssl = ssl;
+  c->tunnel = true;
+  c->tunnel_host = g_steal_pointer(&host);
+  c->tunnel_port = port;
+  return true;
+}
+
+typedef struct {
+  BoxGateway *gw;
+  int fd;
+} ConnStart;
+
+static gpointer conn_main(gpointer data)
+{
+  ConnStart *start = data;
+  BoxGateway *gw = start->gw;
+  Conn c = { .gw = gw };
+  stream_init(&c.client, start->fd, IO_CHUNK + gw->cfg.max_header_bytes);
+  g_free(start);
+  set_timeouts(c.client.fd, gw->cfg.idle_timeout_ms);
+  for (;;) {
+    int err = 0;
+    char *text = read_head(&c.client, gw->cfg.max_header_bytes, &err);
+    if (!text) {
+      if (err == 431)
+        send_simple(&c.client, 431, "Request Header Fields Too Large", "", false);
+      break;
+    }
+    Head req;
+    if (!parse_head(text, &req)) {
+      head_clear(&req);
+      send_simple(&c.client, 400, "Bad Request", "bad request\n", false);
+      break;
+    }
+    bool more;
+    if (g_ascii_strcasecmp(req.a, "CONNECT") == 0) {
+      if (c.tunnel) {
+        send_simple(&c.client, 400, "Bad Request", "", false);
+        more = false;
+      } else {
+        more = handle_connect(&c, &req);
+      }
+    } else {
+      more = exchange(&c, &req);
+    }
+    head_clear(&req);
+    if (!more)
+      break;
+  }
+  close_upstream(&c);
+  if (c.client.ssl) {
+    SSL_shutdown(c.client.ssl);
+    SSL_free(c.client.ssl);
+  }
+  track_fd(gw, c.client.fd, false);
+  close(c.client.fd);
+  g_free(c.client.buf);
+  g_free(c.tunnel_host);
+  g_mutex_lock(&gw->lock);
+  gw->active--;
+  g_cond_broadcast(&gw->idle);
+  g_mutex_unlock(&gw->lock);
+  return NULL;
+}
+
+static gpointer listener_main(gpointer data)
+{
+  Listener *l = data;
+  BoxGateway *gw = l->gw;
+  /* The socket keeps the namespace it was bound in; the threads serving
+   * it dial from the gateway's own. */
+  if (gw->home_netns >= 0 && setns(gw->home_netns, CLONE_NEWNET) != 0)
+    g_printerr("box: warning: egress gateway listener stays in its namespace: %s\n",
+               g_strerror(errno));
+  for (;;) {
+    struct pollfd p[3] = { { .fd = l->fd, .events = POLLIN },
+                           { .fd = l->wake[0], .events = POLLIN },
+                           { .fd = l->until, .events = POLLIN } };
+    if (poll(p, l->until >= 0 ? 3 : 2, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      break;
+    }
+    if (p[1].revents)
+      break;
+    if (l->until >= 0 && p[2].revents) {
+      /* Its namespace's last process is gone: let the namespace go. */
+      close(l->fd);
+      l->fd = -1;
+      break;
+    }
+    if (!p[0].revents)
+      continue;
+    int fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0)
+      continue;
+    g_mutex_lock(&gw->lock);
+    bool full = gw->active >= gw->cfg.max_connections || gw->stopping;
+    if (!full) {
+      gw->active++;
+      g_hash_table_add(gw->fds, GINT_TO_POINTER(fd));
+    }
+    g_mutex_unlock(&gw->lock);
+    if (full) {
+      Stream s = { .fd = fd };
+      send_simple(&s, 503, "Service Unavailable", "the gateway is at its connection limit\n",
+                  false);
+      close(fd);
+      continue;
+    }
+    ConnStart *start = g_new0(ConnStart, 1);
+    start->gw = gw;
+    start->fd = fd;
+    GThread *t = g_thread_try_new("box-gw-conn", conn_main, start, NULL);
+    if (t) {
+      g_thread_unref(t);
+    } else {
+      g_free(start);
+      g_mutex_lock(&gw->lock);
+      gw->active--;
+      g_hash_table_remove(gw->fds, GINT_TO_POINTER(fd));
+      g_mutex_unlock(&gw->lock);
+      close(fd);
+    }
+  }
+  return NULL;
+}
+
+/* ---- public ---- */
+
+BoxGateway *box_gateway_new(const BoxGatewayConfig *config, GError **error)
+{
+  g_return_val_if_fail(config && config->decide, NULL);
+  BoxGateway *gw = g_new0(BoxGateway, 1);
+  gw->cfg = *config;
+  if (gw->cfg.max_connections <= 0)
+    gw->cfg.max_connections = 256;
+  if (gw->cfg.max_header_bytes == 0)
+    gw->cfg.max_header_bytes = 64 * 1024;
+  if (gw->cfg.max_request_body == 0)
+    gw->cfg.max_request_body = 64 * 1024 * 1024;
+  if (gw->cfg.idle_timeout_ms <= 0)
+    gw->cfg.idle_timeout_ms = 60 * 1000;
+  gw->allow = g_strdupv((char **)config->allow);
+  gw->extra_ca = g_strdupv((char **)config->extra_ca_files);
+  gw->cfg.allow = (const char *const *)gw->allow;
+  gw->cfg.extra_ca_files = (const char *const *)gw->extra_ca;
+  g_mutex_init(&gw->lock);
+  g_cond_init(&gw->idle);
+  gw->fds = g_hash_table_new(g_direct_hash, g_direct_equal);
+  gw->listeners = g_ptr_array_new();
+  gw->home_netns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  gw->tls = gw_tls_new(config->ca_cert_path, gw->cfg.extra_ca_files, error);
+  if (!gw->tls) {
+    box_gateway_free(gw);
+    return NULL;
+  }
+  return gw;
+}
+
+int box_gateway_listen(BoxGateway *gw, int port, int until_fd, GError **error)
+{
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    g_set_error(error, GW_ERROR, 1, "socket: %s", g_strerror(errno));
+    if (until_fd >= 0)
+      close(until_fd);
+    return -1;
+  }
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof sa;
+  if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 512) != 0 ||
+      getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
+    g_set_error(error, GW_ERROR, 1, "cannot listen on 127.0.0.1:%d: %s", port,
+                g_strerror(errno));
+    close(fd);
+    if (until_fd >= 0)
+      close(until_fd);
+    return -1;
+  }
+  Listener *l = g_new0(Listener, 1);
+  l->gw = gw;
+  l->fd = fd;
+  l->until = until_fd;
+  if (pipe2(l->wake, O_CLOEXEC) != 0) {
+    g_set_error(error, GW_ERROR, 1, "pipe: %s", g_strerror(errno));
+    close(fd);
+    if (until_fd >= 0)
+      close(until_fd);
+    g_free(l);
+    return -1;
+  }
+  l->thread = g_thread_new("box-gw-listen", listener_main, l);
+  g_mutex_lock(&gw->lock);
+  g_ptr_array_add(gw->listeners, l);
+  g_mutex_unlock(&gw->lock);
+  return ntohs(sa.sin_port);
+}
+
+const char *box_gateway_ca_pem(const BoxGateway *gw)
+{
+  return gw_tls_ca_pem(gw->tls);
+}
+
+void box_gateway_free(BoxGateway *gw)
+{
+  if (!gw)
+    return;
+  for (guint i = 0; gw->listeners && i < gw->listeners->len; i++) {
+    Listener *l = g_ptr_array_index(gw->listeners, i);
+    if (write(l->wake[1], "x", 1) < 0) {
+      /* the listener then ends at its next wakeup */
+    }
+    g_thread_join(l->thread);
+    if (l->fd >= 0)
+      close(l->fd);
+    if (l->until >= 0)
+      close(l->until);
+    close(l->wake[0]);
+    close(l->wake[1]);
+    g_free(l);
+  }
+  if (gw->listeners)
+    g_ptr_array_free(gw->listeners, TRUE);
+  g_mutex_lock(&gw->lock);
+  gw->stopping = true;
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init(&it, gw->fds);
+  while (g_hash_table_iter_next(&it, &key, NULL))
+    shutdown(GPOINTER_TO_INT(key), SHUT_RDWR);
+  gint64 until = g_get_monotonic_time() + 5 * G_TIME_SPAN_SECOND;
+  while (gw->active > 0)
+    if (!g_cond_wait_until(&gw->idle, &gw->lock, until))
+      break;
+  bool drained = gw->active == 0;
+  g_mutex_unlock(&gw->lock);
+  if (!drained)
+    return; /* a connection thread still runs: leave it its state */
+  gw_tls_free(gw->tls);
+  if (gw->home_netns >= 0)
+    close(gw->home_netns);
+  g_hash_table_destroy(gw->fds);
+  g_strfreev(gw->allow);
+  g_strfreev(gw->extra_ca);
+  g_mutex_clear(&gw->lock);
+  g_cond_clear(&gw->idle);
+  g_free(gw);
+}

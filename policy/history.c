@@ -1,0 +1,427 @@
+/* history.c — the event history of spec/policy.md §2.5 and §3.5.
+ *
+ * In memory: the events of the deepest window, in seq order.  On disk (when
+ * a box opens it): <box_dir>/private/history.jsonl, one record a line,
+ * "CRC32HEX JSON\n":
+ *   {"s":SEQ,"t":NS,"a":"fs:read","k":0|1|2,"i":{input},"o":{output}}
+ *   {"f":"canonical formula","s":SEQ}      (a formula's history starts at SEQ)
+ * Each append is one write(2) made before the decision is answered, so a
+ * crash of the process never loses an answered decision; fsync is batched
+ * by a flusher thread (every 50 ms when something was written), so no
+ * decision waits for a flush.  At open a torn last line is cut with a
+ * warning; a damaged line before the tail refuses the history.
+ */
+#include "policy/temporal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define HISTORY_FILE "history.jsonl"
+
+struct History {
+  GPtrArray *events;   /* Event*, events->pdata[off + k] has seq base + k */
+  guint off;
+  uint64_t base;       /* seq of events->pdata[off] */
+  uint64_t next_seq;
+  int64_t last_ts;
+  bool any;
+  size_t bytes;        /* event memory */
+  GHashTable *formulas; /* canonical → seq (as pointer-size int) */
+  /* file */
+  int fd;
+  char *path;
+  GThread *flusher;
+  GMutex flock;
+  GCond fcond;
+  bool dirty, stop;
+};
+
+static uint32_t crc_table[256];
+static void crc_init(void) {
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    crc_table[i] = c;
+  }
+}
+static uint32_t crc32_of(const char *s, size_t n) {
+  static gsize once = 0;
+  if (g_once_init_enter(&once)) {
+    crc_init();
+    g_once_init_leave(&once, 1);
+  }
+  uint32_t c = 0xFFFFFFFFu;
+  for (size_t i = 0; i < n; i++) c = crc_table[(c ^ (unsigned char)s[i]) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+History *history_new(void) {
+  History *h = g_new0(History, 1);
+  h->events = g_ptr_array_new();
+  h->formulas = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  h->fd = -1;
+  g_mutex_init(&h->flock);
+  g_cond_init(&h->fcond);
+  return h;
+}
+
+static gpointer flusher_main(gpointer data) {
+  History *h = data;
+  g_mutex_lock(&h->flock);
+  while (!h->stop) {
+    gint64 until = g_get_monotonic_time() + 50 * G_TIME_SPAN_MILLISECOND;
+    g_cond_wait_until(&h->fcond, &h->flock, until);
+    if (h->dirty) {
+      h->dirty = false;
+      int fd = h->fd;
+      g_mutex_unlock(&h->flock);
+      if (fd >= 0) fdatasync(fd);
+      g_mutex_lock(&h->flock);
+    }
+  }
+  g_mutex_unlock(&h->flock);
+  return NULL;
+}
+
+bool history_has_file(const History *h) { return h->fd >= 0; }
+
+void history_flush(History *h) {
+  if (h && h->fd >= 0) fdatasync(h->fd);
+}
+
+void history_free(History *h) {
+  if (!h) return;
+  if (h->flusher) {
+    g_mutex_lock(&h->flock);
+    h->stop = true;
+    g_cond_signal(&h->fcond);
+    g_mutex_unlock(&h->flock);
+    g_thread_join(h->flusher);
+  }
+  if (h->fd >= 0) {
+    fdatasync(h->fd);
+    close(h->fd);
+  }
+  for (guint i = h->off; i < h->events->len; i++) event_free(h->events->pdata[i]);
+  g_ptr_array_free(h->events, TRUE);
+  g_hash_table_destroy(h->formulas);
+  g_mutex_clear(&h->flock);
+  g_cond_clear(&h->fcond);
+  g_free(h->path);
+  g_free(h);
+}
+
+int64_t history_last_ts(const History *h) { return h->any ? h->last_ts : INT64_MIN; }
+uint64_t history_next_seq(const History *h) { return h->next_seq; }
+uint64_t history_first_seq(const History *h) { return h->base; }
+size_t history_count(const History *h) { return h->events->len - h->off; }
+
+const Event *history_get(const History *h, uint64_t seq) {
+  if (seq < h->base || seq >= h->next_seq) return NULL;
+  return h->events->pdata[h->off + (seq - h->base)];
+}
+
+uint64_t history_seq_at_or_after(const History *h, int64_t ts) {
+  size_t lo = 0, hi = history_count(h);
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const Event *e = h->events->pdata[h->off + mid];
+    if (e->ts < ts) lo = mid + 1;
+    else hi = mid;
+  }
+  return h->base + lo;
+}
+
+size_t history_memory(const History *h) {
+  return sizeof *h + h->bytes + h->events->len * sizeof(gpointer);
+}
+
+void history_prune(History *h, int64_t keep_from_ts) {
+  while (h->off < h->events->len) {
+    Event *e = h->events->pdata[h->off];
+    if (e->ts >= keep_from_ts) break;
+    /* always keep the newest event: `previous` looks one back */
+    if (h->off + 1 == h->events->len) break;
+    h->bytes -= event_size(e);
+    event_free(e);
+    h->events->pdata[h->off] = NULL;
+    h->off++;
+    h->base++;
+  }
+  if (h->off > 1024 && h->off > h->events->len / 2) {
+    g_ptr_array_remove_range(h->events, 0, h->off);
+    h->off = 0;
+  }
+}
+
+/* ---- file records --------------------------------------------------------- */
+
+static bool write_record(History *h, json_object *rec, char **why) {
+  if (h->fd < 0) return true;
+  const char *js = json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+  size_t n = strlen(js);
+  char stackbuf[1024];
+  char *buf = n + 11 <= sizeof stackbuf ? stackbuf : g_malloc(n + 11);
+  snprintf(buf, 10, "%08x", crc32_of(js, n));
+  buf[8] = ' ';
+  memcpy(buf + 9, js, n);
+  buf[9 + n] = '\n';
+  size_t total = n + 10, done = 0;
+  bool ok = true;
+  while (done < total) {
+    ssize_t w = write(h->fd, buf + done, total - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      *why = g_strdup_printf("cannot write the history file %s: %s", h->path, w < 0 ? g_strerror(errno) : "short write");
+      ok = false;
+      break;
+    }
+    done += (size_t)w;
+  }
+  if (buf != stackbuf) g_free(buf);
+  if (ok) {
+    g_mutex_lock(&h->flock);
+    h->dirty = true;
+    g_mutex_unlock(&h->flock);
+  }
+  return ok;
+}
+
+static void add_event(History *h, BoxTemporal *t, Event *e, uint64_t seq) {
+  g_ptr_array_add(h->events, e);
+  if (!h->any) h->base = seq;
+  h->any = true;
+  h->next_seq = seq + 1;
+  h->last_ts = e->ts;
+  h->bytes += event_size(e);
+  if (t) temporal_on_event(t, seq, e);
+}
+
+bool history_append(History *h, BoxTemporal *t, int action, EventKind kind, json_object *input,
+                    json_object *output, int64_t ts, uint64_t *seq_out, char **why) {
+  if (h->any && ts < h->last_ts) ts = h->last_ts + 1; /* clock stepped back */
+  uint64_t seq = h->next_seq;
+  if (h->fd >= 0) {
+    json_object *rec = json_object_new_object();
+    json_object_object_add(rec, "s", json_object_new_uint64(seq));
+    json_object_object_add(rec, "t", json_object_new_int64(ts));
+    json_object_object_add(rec, "a", json_object_new_string(policy_actions[action].term));
+    json_object_object_add(rec, "k", json_object_new_int((int)kind));
+    json_object_object_add(rec, "i", input ? json_object_get(input) : json_object_new_object());
+    if (kind == EV_RESPONSE && output) json_object_object_add(rec, "o", json_object_get(output));
+    bool ok = write_record(h, rec, why);
+    json_object_put(rec);
+    if (!ok) return false;
+  }
+  Event *e = event_build(action, kind, input, kind == EV_RESPONSE ? output : NULL, ts);
+  add_event(h, t, e, seq);
+  if (seq_out) *seq_out = seq;
+  return true;
+}
+
+uint64_t history_formula_seq(History *h, const char *canonical, char **why) {
+  gpointer v;
+  if (g_hash_table_lookup_extended(h->formulas, canonical, NULL, &v)) return (uint64_t)GPOINTER_TO_SIZE(v);
+  uint64_t seq = h->next_seq;
+  json_object *rec = json_object_new_object();
+  json_object_object_add(rec, "f", json_object_new_string(canonical));
+  json_object_object_add(rec, "s", json_object_new_uint64(seq));
+  bool ok = write_record(h, rec, why);
+  json_object_put(rec);
+  if (!ok) return UINT64_MAX;
+  g_hash_table_insert(h->formulas, g_strdup(canonical), GSIZE_TO_POINTER((gsize)seq));
+  return seq;
+}
+
+/* ---- open and recovery ---------------------------------------------------- */
+
+static void put_json(gpointer p) { json_object_put(p); }
+
+static bool rewrite(const char *path, GPtrArray *lines, GError **error) {
+  char *tmp = g_strconcat(path, ".tmp", NULL);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  bool ok = fd >= 0;
+  for (guint i = 0; ok && i < lines->len; i++) {
+    const char *l = lines->pdata[i];
+    size_t n = strlen(l), done = 0;
+    while (ok && done < n) {
+      ssize_t w = write(fd, l + done, n - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) ok = false;
+      else done += (size_t)w;
+    }
+  }
+  if (ok) ok = fsync(fd) == 0;
+  if (fd >= 0) close(fd);
+  if (ok) ok = rename(tmp, path) == 0;
+  if (!ok) {
+    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot compact %s: %s", path,
+                g_strerror(errno));
+    unlink(tmp);
+  }
+  g_free(tmp);
+  return ok;
+}
+
+bool history_attach_file(History *h, const char *dir, BoxTemporal *t, GError **error) {
+  if (g_mkdir_with_parents(dir, 0700) != 0) {
+    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot create %s: %s", dir,
+                g_strerror(errno));
+    return false;
+  }
+  char *path = g_build_filename(dir, HISTORY_FILE, NULL);
+  char *text = NULL;
+  gsize len = 0;
+  GError *e = NULL;
+  if (!g_file_get_contents(path, &text, &len, &e)) {
+    if (!g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
+      g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot read %s: %s", path,
+                  e->message);
+      g_error_free(e);
+      g_free(path);
+      return false;
+    }
+    g_clear_error(&e);
+  }
+  /* parse the records; cut a torn tail */
+  GPtrArray *recs = g_ptr_array_new_with_free_func(put_json);
+  GPtrArray *keep = g_ptr_array_new_with_free_func(g_free); /* lines kept when compacting */
+  size_t good_end = 0, line_no = 0, old = 0;
+  const char *bad = NULL;
+  for (size_t at = 0; text && at < len;) {
+    const char *l = text + at;
+    const char *nl = memchr(l, '\n', len - at);
+    line_no++;
+    size_t n = nl ? (size_t)(nl - l) : len - at;
+    json_object *rec = NULL;
+    if (nl && n > 9 && l[8] == ' ') {
+      char crc[9];
+      memcpy(crc, l, 8);
+      crc[8] = '\0';
+      char *end = NULL;
+      unsigned long want = strtoul(crc, &end, 16);
+      if (end == crc + 8 && want == crc32_of(l + 9, n - 9)) {
+        json_tokener *tok = json_tokener_new();
+        rec = json_tokener_parse_ex(tok, l + 9, (int)(n - 9));
+        if (json_tokener_get_error(tok) != json_tokener_success) rec = NULL;
+        json_tokener_free(tok);
+      }
+    }
+    if (!rec) {
+      bad = l;
+      break;
+    }
+    g_ptr_array_add(recs, rec);
+    g_ptr_array_add(keep, g_strndup(l, n + 1));
+    at += n + 1;
+    good_end = at;
+  }
+  if (bad) {
+    /* torn tail: the damaged line must be the last one */
+    const char *nl = memchr(bad, '\n', len - (size_t)(bad - text));
+    bool last = !nl || (size_t)(nl - text) + 1 >= len;
+    if (!last) {
+      g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO,
+                  "policy history failure: %s is damaged at line %zu, before its last record; refusing to "
+                  "guess at the history (move the file away to start an empty history)",
+                  path, line_no);
+      g_ptr_array_free(recs, TRUE);
+      g_ptr_array_free(keep, TRUE);
+      g_free(text);
+      g_free(path);
+      return false;
+    }
+    fprintf(stderr, "box: warning: policy history %s ended in a torn record (%zu bytes at offset %zu); cut it, "
+                    "keeping the %u records before it\n",
+            path, len - good_end, good_end, recs->len);
+    if (truncate(path, (off_t)good_end) != 0) {
+      g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot cut %s: %s", path,
+                  g_strerror(errno));
+      g_ptr_array_free(recs, TRUE);
+      g_ptr_array_free(keep, TRUE);
+      g_free(text);
+      g_free(path);
+      return false;
+    }
+  }
+  g_free(text);
+  /* last timestamp, to bound what is kept */
+  int64_t last_ts = INT64_MIN;
+  for (guint i = 0; i < recs->len; i++) {
+    json_object *tv;
+    if (json_object_object_get_ex(recs->pdata[i], "t", &tv)) last_ts = json_object_get_int64(tv);
+  }
+  int64_t keep_from = last_ts == INT64_MIN ? INT64_MIN : last_ts - (t ? t->depth : 0);
+  int64_t file_keep_from = last_ts == INT64_MIN ? INT64_MIN : last_ts - T_MAX_WINDOW_NS;
+  uint64_t next = 0;
+  bool compact_needed = false;
+  GPtrArray *compacted = g_ptr_array_new();
+  for (guint i = 0; i < recs->len; i++) {
+    json_object *rec = recs->pdata[i], *v;
+    if (json_object_object_get_ex(rec, "f", &v)) {
+      json_object *s;
+      uint64_t seq = json_object_object_get_ex(rec, "s", &s) ? json_object_get_uint64(s) : 0;
+      if (!g_hash_table_contains(h->formulas, json_object_get_string(v)))
+        g_hash_table_insert(h->formulas, g_strdup(json_object_get_string(v)), GSIZE_TO_POINTER((gsize)seq));
+      g_ptr_array_add(compacted, keep->pdata[i]);
+      continue;
+    }
+    json_object *s, *tv, *a, *k, *in = NULL, *out = NULL;
+    if (!json_object_object_get_ex(rec, "s", &s) || !json_object_object_get_ex(rec, "t", &tv) ||
+        !json_object_object_get_ex(rec, "a", &a) || !json_object_object_get_ex(rec, "k", &k))
+      continue;
+    uint64_t seq = json_object_get_uint64(s);
+    int64_t ts = json_object_get_int64(tv);
+    int action = policy_action_index(json_object_get_string(a));
+    int kind = json_object_get_int(k);
+    if (seq + 1 > next) next = seq + 1;
+    if (ts < file_keep_from) {
+      old++;
+      continue;
+    }
+    g_ptr_array_add(compacted, keep->pdata[i]);
+    if (action < 0 || kind < 0 || kind > 2 || ts < keep_from) continue;
+    json_object_object_get_ex(rec, "i", &in);
+    json_object_object_get_ex(rec, "o", &out);
+    if (h->any && seq < h->next_seq) continue; /* duplicate */
+    Event *ev = event_build(action, (EventKind)kind, in, out, ts);
+    if (h->any && seq != h->next_seq) {
+      /* a gap (records older than what we keep were compacted away):
+       * restart the in-memory run at this seq */
+      for (guint j = h->off; j < h->events->len; j++) event_free(h->events->pdata[j]);
+      g_ptr_array_set_size(h->events, 0);
+      h->off = 0;
+      h->bytes = 0;
+      h->any = false;
+    }
+    add_event(h, t, ev, seq);
+  }
+  if (next > h->next_seq) h->next_seq = next;
+  if (!h->any) h->base = h->next_seq;
+  compact_needed = old > 10000 && old > recs->len / 2;
+  bool ok = true;
+  if (compact_needed) {
+    ok = rewrite(path, compacted, error);
+  }
+  g_ptr_array_free(compacted, TRUE);
+  g_ptr_array_free(recs, TRUE);
+  g_ptr_array_free(keep, TRUE);
+  if (!ok) {
+    g_free(path);
+    return false;
+  }
+  h->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (h->fd < 0) {
+    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot open %s: %s", path,
+                g_strerror(errno));
+    g_free(path);
+    return false;
+  }
+  h->path = path;
+  h->flusher = g_thread_new("box-history", flusher_main, h);
+  return true;
+}

@@ -1,0 +1,368 @@
+/* inert.c — the load checks that find rules which can never do what they
+ * say (spec/policy.md §3.4): inert literals (a path under the operator home
+ * spelled absolutely, a directory with a trailing slash, a program spelled
+ * as a path) and a cap written as a permit beside another permit. */
+#include "policy/policy-private.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  BoxPolicy *pol;
+  const Rule *rule;
+  const char *homes[2];
+  int nhomes;
+  bool check_path, check_program, check_program_path, trailing;
+  GError *err;
+} Inert;
+
+static void refuse(Inert *in, const Expr *at, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static void refuse(Inert *in, const Expr *at, const char *fmt, ...) {
+  if (in->err) return;
+  va_list ap;
+  va_start(ap, fmt);
+  char *what = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  char *name = policy_rule_name(in->rule);
+  g_set_error(&in->err, BOX_POLICY_ERROR, BOX_POLICY_ERROR_SCHEMA, POLICY_INERT_PREFIX "%s %s at line %d, column %d",
+              name, what, at->line, at->col);
+  g_free(name);
+  g_free(what);
+}
+
+static void warn(Inert *in, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void warn(Inert *in, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *what = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  char *name = policy_rule_name(in->rule);
+  char *w = g_strdup_printf("%s %s", name, what);
+  g_free(name);
+  g_free(what);
+  for (guint i = 0; i < in->pol->warnings->len; i++) {
+    if (strcmp(in->pol->warnings->pdata[i], w) == 0) {
+      g_free(w);
+      return;
+    }
+  }
+  g_ptr_array_add(in->pol->warnings, w);
+}
+
+/* If s names home or a path under it (component-bounded), returns the
+ * length of the home prefix it starts with, else -1. */
+static long under_home(const Inert *in, const char *s, size_t n) {
+  for (int i = 0; i < in->nhomes; i++) {
+    const char *h = in->homes[i];
+    size_t hl = strlen(h);
+    if (hl == 1 && h[0] == '/') {
+      if (n >= 1 && s[0] == '/') return 0;
+      continue;
+    }
+    if (n >= hl && memcmp(s, h, hl) == 0 && (n == hl || s[hl] == '/')) return (long)hl;
+  }
+  return -1;
+}
+
+/* "~" or "~/rest" for a literal under the home, trailing slashes trimmed. */
+static char *tilde_form(const char *s, size_t n, long hl) {
+  size_t end = n;
+  while (end > (size_t)hl && s[end - 1] == '/') end--;
+  const char *rest = s + hl;
+  size_t rl = end - (size_t)hl;
+  while (rl && *rest == '/') {
+    rest++;
+    rl--;
+  }
+  if (rl == 0) return g_strdup("~");
+  return g_strdup_printf("~/%.*s", (int)rl, rest);
+}
+
+/* Renders a pattern from [from, to): wildcards as `*`, literal stars `\*`. */
+static void render_pattern(GString *out, const Expr *like, size_t from, size_t to) {
+  for (size_t i = from; i < to; i++) {
+    if (like->wild[i]) g_string_append_c(out, '*');
+    else if (like->str[i] == '*') g_string_append(out, "\\*");
+    else g_string_append_c(out, like->str[i]);
+  }
+}
+
+static const char *input_attr(const Expr *e) {
+  if (!e || e->kind != E_GETATTR || !e->a || e->a->kind != E_GETATTR || strcmp(e->a->str, "input") != 0 ||
+      !e->a->a || e->a->a->kind != E_VAR || e->a->a->var != VAR_CONTEXT)
+    return NULL;
+  return e->str;
+}
+
+static bool wants(const Inert *in, const char *attr) {
+  if (strcmp(attr, "path") == 0) return in->check_path;
+  if (strcmp(attr, "program") == 0) return in->check_program;
+  if (strcmp(attr, "program_path") == 0) return in->check_program_path;
+  return false;
+}
+
+static void check_eq_literal(Inert *in, const char *attr, const Expr *lit) {
+  if (!wants(in, attr)) return;
+  if (strcmp(attr, "program") == 0) {
+    if (memchr(lit->str, '/', lit->len))
+      warn(in,
+           "compares context.input.program with \"%s\", which matches only a first word spelled that way; "
+           "compare context.input.program_path to match the resolved binary",
+           lit->str);
+    return;
+  }
+  long hl = under_home(in, lit->str, lit->len);
+  if (hl >= 0) {
+    char *t = tilde_form(lit->str, lit->len, hl);
+    refuse(in, lit, "compares context.input.%s with \"%s\", and a path under the operator home is spelled ~/…; write \"%s\"",
+           attr, lit->str, t);
+    g_free(t);
+    return;
+  }
+  if (in->trailing && lit->len > 1 && lit->str[lit->len - 1] == '/') {
+    size_t end = lit->len;
+    while (end > 1 && lit->str[end - 1] == '/') end--;
+    refuse(in, lit, "compares context.input.%s with \"%s\", and a directory is spelled without a trailing slash; write \"%.*s\"",
+           attr, lit->str, (int)end, lit->str);
+  }
+}
+
+static void check_like(Inert *in, const char *attr, const Expr *like) {
+  if (!wants(in, attr)) return;
+  GString *pat = g_string_new(NULL);
+  render_pattern(pat, like, 0, like->len);
+  /* literal segments between wildcards */
+  size_t first_end = 0;
+  while (first_end < like->len && !like->wild[first_end]) first_end++;
+  bool has_wild = first_end < like->len;
+  if (strcmp(attr, "program") == 0) {
+    if (memchr(like->str, '/', like->len))
+      warn(in,
+           "compares context.input.program with \"%s\", which matches only a first word spelled that way; "
+           "compare context.input.program_path to match the resolved binary",
+           pat->str);
+    g_string_free(pat, TRUE);
+    return;
+  }
+  long hl = under_home(in, like->str, first_end);
+  if (hl >= 0) {
+    GString *t = g_string_new("~");
+    if (!has_wild) {
+      char *tf = tilde_form(like->str, like->len, hl);
+      g_string_assign(t, "");
+      render_pattern(t, like, 0, 0);
+      g_string_append(t, tf);
+      g_free(tf);
+    } else {
+      render_pattern(t, like, (size_t)hl, like->len);
+    }
+    refuse(in, like,
+           "compares context.input.%s with the pattern \"%s\", and a path under the operator home is spelled ~/…; write \"%s\"",
+           attr, pat->str, t->str);
+    g_string_free(t, TRUE);
+    g_string_free(pat, TRUE);
+    return;
+  }
+  size_t last_start = like->len;
+  while (last_start > 0 && !like->wild[last_start - 1]) last_start--;
+  if (in->trailing && like->len > last_start && like->str[like->len - 1] == '/' && strcmp(pat->str, "/") != 0) {
+    size_t end = like->len;
+    while (end > 1 && like->str[end - 1] == '/' && !like->wild[end - 1]) end--;
+    GString *t = g_string_new(NULL);
+    render_pattern(t, like, 0, end);
+    refuse(in, like,
+           "compares context.input.%s with the pattern \"%s\", and a directory is spelled without a trailing slash; write \"%s\"",
+           attr, pat->str, t->str);
+    g_string_free(t, TRUE);
+    g_string_free(pat, TRUE);
+    return;
+  }
+  /* a later literal segment naming the home */
+  bool later = false;
+  for (size_t i = first_end; i < like->len && !later; i++) {
+    if (like->wild[i]) continue;
+    size_t j = i;
+    while (j < like->len && !like->wild[j]) j++;
+    for (int h = 0; h < in->nhomes && !later; h++) {
+      const char *home = in->homes[h];
+      size_t hlen = strlen(home);
+      if (hlen <= 1) continue;
+      for (size_t k = i; k + hlen <= j; k++) {
+        if (memcmp(like->str + k, home, hlen) == 0 && (k + hlen == j || like->str[k + hlen] == '/')) {
+          later = true;
+          break;
+        }
+      }
+    }
+    i = j;
+  }
+  if (later)
+    warn(in,
+         "compares context.input.%s with the pattern \"%s\", which names the operator home after a wildcard; a path "
+         "under the operator home is spelled ~/…, so the pattern may match nothing",
+         attr, pat->str);
+  g_string_free(pat, TRUE);
+}
+
+static void walk(Inert *in, const Expr *e) {
+  if (!e || in->err) return;
+  switch (e->kind) {
+  case E_EQ:
+  case E_NE: {
+    const char *attr;
+    if ((attr = input_attr(e->a)) && e->b->kind == E_STRING) check_eq_literal(in, attr, e->b);
+    else if ((attr = input_attr(e->b)) && e->a->kind == E_STRING) check_eq_literal(in, attr, e->a);
+    break;
+  }
+  case E_LIKE: {
+    const char *attr = input_attr(e->a);
+    if (attr) check_like(in, attr, e);
+    break;
+  }
+  case E_METHOD: {
+    const char *attr;
+    if (e->method == M_CONTAINS && e->a->kind == E_SET && (attr = input_attr(e->b)))
+      for (size_t i = 0; i < e->a->nitems; i++)
+        if (e->a->items[i]->kind == E_STRING) check_eq_literal(in, attr, e->a->items[i]);
+    break;
+  }
+  default: break;
+  }
+  walk(in, e->a);
+  walk(in, e->b);
+  walk(in, e->c);
+  if (e->kind == E_SET || e->kind == E_RECORD)
+    for (size_t i = 0; i < e->nitems; i++) walk(in, e->items[i]);
+}
+
+bool policy_check_inert(BoxPolicy *pol, const char *operator_home, GError **error) {
+  if (!operator_home || !*operator_home) return true;
+  Inert in = {0};
+  in.pol = pol;
+  char *stated = g_strdup(operator_home);
+  size_t sl = strlen(stated);
+  while (sl > 1 && stated[sl - 1] == '/') stated[--sl] = '\0';
+  char *canon = realpath(operator_home, NULL);
+  in.homes[in.nhomes++] = stated;
+  if (canon && strcmp(canon, stated) != 0) in.homes[in.nhomes++] = canon;
+  for (size_t i = 0; i < pol->nrules && !in.err; i++) {
+    const Rule *r = &pol->rules[i];
+    in.rule = r;
+    in.check_path = in.check_program = in.check_program_path = in.trailing = false;
+    if (r->action.op == SC_ANY) {
+      in.check_path = in.check_program = in.check_program_path = true;
+    } else if (r->action.nents > 0) {
+      bool all_fs = true, all_shell = true, box = true;
+      for (size_t j = 0; j < r->action.nents; j++) {
+        const Expr *a = r->action.ents[j];
+        if (strcmp(a->etype, "Box::Action") != 0) box = false;
+        if (!g_str_has_prefix(a->str, "fs:")) all_fs = false;
+        if (!g_str_has_prefix(a->str, "shell:")) all_shell = false;
+      }
+      const char *first = r->action.ents[0]->str;
+      if (!box) {
+        /* not checked */
+      } else if (all_fs) {
+        in.check_path = in.trailing = true;
+      } else if (all_shell) {
+        in.check_program = in.check_program_path = in.trailing = true;
+      } else if (g_str_has_prefix(first, "fs:") || g_str_has_prefix(first, "shell:")) {
+        in.check_path = in.check_program = in.check_program_path = true;
+      }
+    }
+    if (!in.check_path && !in.check_program && !in.check_program_path) continue;
+    for (size_t k = 0; k < r->nclauses && !in.err; k++) walk(&in, r->clauses[k].expr);
+  }
+  g_free(stated);
+  free(canon);
+  if (in.err) {
+    g_propagate_error(error, in.err);
+    return false;
+  }
+  return true;
+}
+
+/* ---- cap-as-permit ---------------------------------------------------------- */
+
+static bool same_entity(const Expr *a, const Expr *b) {
+  return strcmp(a->etype, b->etype) == 0 && a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
+}
+
+static bool same_constraint(const ScopeConstraint *a, const ScopeConstraint *b) {
+  if (a->op != b->op || a->nents != b->nents) return false;
+  if ((a->is_type || b->is_type) && (!a->is_type || !b->is_type || strcmp(a->is_type, b->is_type) != 0)) return false;
+  for (size_t i = 0; i < a->nents; i++)
+    if (!same_entity(a->ents[i], b->ents[i])) return false;
+  return true;
+}
+
+/* O's actions ⊇ B's actions */
+static bool actions_cover(const ScopeConstraint *o, const ScopeConstraint *b) {
+  if (o->op == SC_ANY) return true;
+  if (b->op == SC_ANY) return false;
+  for (size_t i = 0; i < b->nents; i++) {
+    bool found = false;
+    for (size_t j = 0; j < o->nents && !found; j++) found = same_entity(b->ents[i], o->ents[j]);
+    if (!found) return false;
+  }
+  return true;
+}
+
+static bool bare(const Rule *r) {
+  for (size_t i = 0; i < r->nclauses; i++) {
+    const Clause *c = &r->clauses[i];
+    if (c->temporal || !c->expr || c->expr->kind != E_BOOL || c->expr->bval != c->is_when) return false;
+  }
+  return true;
+}
+
+bool policy_check_cap_as_permit(BoxPolicy *pol, GError **error) {
+  GString *refusal = NULL;
+  int line = 0, col = 0;
+  for (size_t i = 0; i < pol->nrules; i++) {
+    const Rule *b = &pol->rules[i];
+    if (b->forbid || !b->has_temporal) continue;
+    for (size_t j = 0; j < pol->nrules; j++) {
+      const Rule *o = &pol->rules[j];
+      if (j == i || o->forbid || o->has_temporal) continue;
+      if (o->principal.op != SC_ANY && !same_constraint(&o->principal, &b->principal)) continue;
+      if (!actions_cover(&o->action, &b->action)) continue;
+      int covers; /* 1 covers, 0 undecided */
+      if (o->resource.op == SC_ANY) covers = 1;
+      else if (o->resource.op == SC_EQ && b->resource.op == SC_EQ) {
+        if (!same_entity(o->resource.ents[0], b->resource.ents[0])) continue;
+        covers = 1;
+      } else {
+        covers = same_constraint(&o->resource, &b->resource) ? 1 : 0;
+      }
+      char *bn = policy_rule_name(b), *on = policy_rule_name(o);
+      if (bare(o) && covers) {
+        if (!refusal) {
+          refusal = g_string_new(POLICY_CAP_PREFIX);
+          line = b->line;
+          col = b->col;
+        } else {
+          g_string_append(refusal, "; ");
+        }
+        g_string_append_printf(refusal,
+                               "%s (rule %d) carries a temporal clause beside %s (rule %d), which permits the same "
+                               "action with no condition; a permit cannot narrow another permit, so write the cap "
+                               "as a forbid",
+                               bn, b->index + 1, on, o->index + 1);
+      } else {
+        g_ptr_array_add(pol->warnings,
+                        g_strdup_printf("%s (rule %d) carries a temporal clause beside %s (rule %d), which also "
+                                        "permits that action; the budget is inert for every request the other rule "
+                                        "admits, so write a cap as a forbid",
+                                        bn, b->index + 1, on, o->index + 1));
+      }
+      g_free(bn);
+      g_free(on);
+    }
+  }
+  if (!refusal) return true;
+  g_string_append_printf(refusal, " at line %d, column %d", line, col);
+  g_set_error_literal(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_SCHEMA, refusal->str);
+  g_string_free(refusal, TRUE);
+  return false;
+}

@@ -1,0 +1,505 @@
+/* arith.c — $(( )), (( )), let, array subscripts: the C operator set on
+ * 64-bit integers, evaluated straight from the text (no tree). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "shell/shell-private.h"
+
+typedef struct {
+  Shell *sh;
+  const char *expr;   /* whole expression (messages) */
+  const char *p;
+  int noeval;         /* >0: parse only (short-circuit) */
+  bool err;
+  int depth;
+} Ar;
+
+static void ar_error(Ar *a, const char *msg, const char *tok) {
+  if (a->err) return;
+  a->err = true;
+  const char *e = a->expr;
+  while (*e == ' ' || *e == '\t' || *e == '\n') e++;
+  char *ex = g_strdup(e);
+  g_strchomp(ex);
+  char *t = g_strdup(tok ? tok : "");
+  g_strstrip(t);
+  box_sh_error(a->sh, "%s: %s (error token is \"%s\")", ex, msg, t);
+  g_free(ex);
+  g_free(t);
+}
+
+static void ws(Ar *a) {
+  while (*a->p == ' ' || *a->p == '\t' || *a->p == '\n') a->p++;
+}
+
+static int64_t comma(Ar *a);
+static int64_t assign(Ar *a);
+
+static bool parse_number(const char *s, const char **end, int64_t *out) {
+  const char *p = s;
+  int64_t v = 0;
+  int base = 10;
+  if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+    base = 16;
+    p += 2;
+  } else if (p[0] == '0' && g_ascii_isdigit(p[1])) {
+    base = 8;
+    p++;
+  } else {
+    const char *q = p;
+    while (g_ascii_isdigit(*q)) q++;
+    if (*q == '#' && q > p) {
+      base = atoi(p);
+      if (base < 2 || base > 64) return false;
+      p = q + 1;
+    }
+  }
+  const char *start = p;
+  for (;; p++) {
+    int d;
+    char c = *p;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (c >= 'a' && c <= 'z') d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'Z') d = base <= 36 ? c - 'A' + 10 : c - 'A' + 36;
+    else if (c == '@') d = 62;
+    else if (c == '_') d = 63;
+    else break;
+    if (d >= base) return false;
+    v = (int64_t)((uint64_t)v * (uint64_t)base + (uint64_t)d);
+  }
+  if (p == start && base != 10) return false;
+  *end = p;
+  *out = v;
+  return true;
+}
+
+/* A variable's value as a number (evaluating it as an expression). */
+static int64_t var_num(Ar *a, const char *val) {
+  if (!val || !*val) return 0;
+  const char *e;
+  int64_t v;
+  const char *s = val;
+  while (*s == ' ' || *s == '\t') s++;
+  bool neg = false;
+  if (*s == '-' && g_ascii_isdigit(s[1])) { neg = true; s++; }
+  if (g_ascii_isdigit(*s) && parse_number(s, &e, &v)) {
+    while (*e == ' ' || *e == '\t' || *e == '\n') e++;
+    if (!*e) return neg ? -v : v;
+  }
+  if (a->depth > 100) {
+    ar_error(a, "expression recursion level exceeded", val);
+    return 0;
+  }
+  Ar sub = { a->sh, val, val, a->noeval, false, a->depth + 1 };
+  int64_t r = comma(&sub);
+  ws(&sub);
+  if (!sub.err && *sub.p) ar_error(&sub, "syntax error in expression", sub.p);
+  if (sub.err) a->err = true;
+  return r;
+}
+
+typedef struct {
+  char name[256];
+  char *sub;        /* subscript text, or NULL */
+} LVal;
+
+static bool read_lval(Ar *a, LVal *lv) {
+  const char *s = a->p;
+  size_t n = 0;
+  while (s[n] == '_' || g_ascii_isalnum(s[n])) n++;
+  if (n == 0 || n >= sizeof lv->name || g_ascii_isdigit(s[0])) return false;
+  memcpy(lv->name, s, n);
+  lv->name[n] = '\0';
+  a->p = s + n;
+  lv->sub = NULL;
+  if (*a->p == '[') {
+    const char *st = ++a->p;
+    int depth = 1;
+    while (*a->p && depth) {
+      if (*a->p == '[') depth++;
+      else if (*a->p == ']') depth--;
+      if (depth) a->p++;
+    }
+    if (!*a->p) {
+      ar_error(a, "bad array subscript", st);
+      return false;
+    }
+    lv->sub = g_strndup(st, (size_t)(a->p - st));
+    a->p++;
+  }
+  return true;
+}
+
+static const char *lval_get(Ar *a, LVal *lv) {
+  if (!lv->sub) {
+    const char *v = box_var_get(a->sh, lv->name);
+    if (!v && (a->sh->opts & O_NOUNSET) && !a->noeval) {
+      box_sh_error(a->sh, "%s: unbound variable", lv->name);
+      a->err = true;
+    }
+    return v;
+  }
+  ShellVar *v = box_var_lookup(a->sh, lv->name);
+  if (!v) return NULL;
+  if (v->flags & V_ASSOC) return box_var_elem(v, lv->sub);
+  return box_var_elem(v, lv->sub);
+}
+
+static void lval_set(Ar *a, LVal *lv, int64_t val) {
+  if (a->noeval || a->err) return;
+  char buf[32];
+  g_snprintf(buf, sizeof buf, "%" G_GINT64_FORMAT, val);
+  bool ok = lv->sub ? box_var_set_elem(a->sh, lv->name, lv->sub, buf, false)
+                    : box_var_set(a->sh, lv->name, buf);
+  if (!ok) a->err = true;
+}
+
+static int64_t primary(Ar *a) {
+  ws(a);
+  if (a->err) return 0;
+  char c = *a->p;
+  if (c == '(') {
+    a->p++;
+    int64_t v = comma(a);
+    ws(a);
+    if (*a->p != ')') {
+      ar_error(a, "missing `)'", a->p);
+      return 0;
+    }
+    a->p++;
+    return v;
+  }
+  if (g_ascii_isdigit(c)) {
+    const char *e;
+    int64_t v;
+    if (!parse_number(a->p, &e, &v) || g_ascii_isalnum(*e) || *e == '_' || *e == '#') {
+      const char *q = a->p;
+      while (g_ascii_isalnum(*q) || *q == '_' || *q == '#') q++;
+      char *tok = g_strndup(a->p, (size_t)(q - a->p));
+      ar_error(a, strchr(tok, '#') ? "invalid arithmetic base" : "value too great for base", tok);
+      g_free(tok);
+      return 0;
+    }
+    a->p = e;
+    return v;
+  }
+  if (c == '_' || g_ascii_isalpha(c)) {
+    LVal lv;
+    if (!read_lval(a, &lv)) return 0;
+    ws(a);
+    int64_t r;
+    if ((a->p[0] == '+' && a->p[1] == '+') || (a->p[0] == '-' && a->p[1] == '-')) {
+      bool inc = a->p[0] == '+';
+      a->p += 2;
+      r = var_num(a, lval_get(a, &lv));
+      lval_set(a, &lv, inc ? r + 1 : r - 1);
+    } else {
+      r = a->noeval ? 0 : var_num(a, lval_get(a, &lv));
+    }
+    g_free(lv.sub);
+    return r;
+  }
+  if (!c)
+    ar_error(a, "syntax error: operand expected", a->p);
+  else
+    ar_error(a, "syntax error: operand expected", a->p);
+  return 0;
+}
+
+static int64_t unary(Ar *a) {
+  ws(a);
+  const char *p = a->p;
+  if ((p[0] == '+' && p[1] == '+') || (p[0] == '-' && p[1] == '-')) {
+    bool inc = p[0] == '+';
+    a->p += 2;
+    ws(a);
+    LVal lv;
+    if (!read_lval(a, &lv)) {
+      ar_error(a, "syntax error: operand expected", a->p);
+      return 0;
+    }
+    int64_t v = var_num(a, lval_get(a, &lv)) + (inc ? 1 : -1);
+    lval_set(a, &lv, v);
+    g_free(lv.sub);
+    return v;
+  }
+  switch (p[0]) {
+  case '!': a->p++; return !unary(a);
+  case '~': a->p++; return ~unary(a);
+  case '-': a->p++; return (int64_t)(0 - (uint64_t)unary(a));
+  case '+': a->p++; return unary(a);
+  default: return primary(a);
+  }
+}
+
+static int64_t power(Ar *a) {
+  int64_t b = unary(a);
+  ws(a);
+  if (a->p[0] == '*' && a->p[1] == '*' && a->p[2] != '=') {
+    a->p += 2;
+    int64_t e = power(a);
+    if (e < 0) {
+      if (!a->noeval) ar_error(a, "exponent less than 0", a->p);
+      return 0;
+    }
+    int64_t r = 1;
+    while (e-- > 0) r = (int64_t)((uint64_t)r * (uint64_t)b);
+    return r;
+  }
+  return b;
+}
+
+static int64_t mul(Ar *a) {
+  int64_t l = power(a);
+  for (;;) {
+    ws(a);
+    char c = a->p[0];
+    if ((c == '*' || c == '/' || c == '%') && a->p[1] != '=' && !(c == '*' && a->p[1] == '*')) {
+      a->p++;
+      const char *tok = a->p;
+      int64_t r = power(a);
+      if (c == '*') l = (int64_t)((uint64_t)l * (uint64_t)r);
+      else if (r == 0) {
+        if (!a->noeval) {
+          ws(a);
+          char *t = g_strndup(tok, (size_t)(a->p - tok));
+          ar_error(a, "division by 0", t);
+          g_free(t);
+        }
+        l = 0;
+      } else if (l == INT64_MIN && r == -1) l = c == '/' ? l : 0;
+      else l = c == '/' ? l / r : l % r;
+    } else {
+      return l;
+    }
+  }
+}
+
+static int64_t add(Ar *a) {
+  int64_t l = mul(a);
+  for (;;) {
+    ws(a);
+    char c = a->p[0];
+    if ((c == '+' || c == '-') && a->p[1] != '=' && a->p[1] != c) {
+      a->p++;
+      int64_t r = mul(a);
+      l = c == '+' ? (int64_t)((uint64_t)l + (uint64_t)r) : (int64_t)((uint64_t)l - (uint64_t)r);
+    } else {
+      return l;
+    }
+  }
+}
+
+static int64_t shift(Ar *a) {
+  int64_t l = add(a);
+  for (;;) {
+    ws(a);
+    if ((a->p[0] == '<' || a->p[0] == '>') && a->p[1] == a->p[0] && a->p[2] != '=') {
+      bool left = a->p[0] == '<';
+      a->p += 2;
+      int64_t r = add(a);
+      l = left ? (int64_t)((uint64_t)l << (r & 63)) : l >> (r & 63);
+    } else {
+      return l;
+    }
+  }
+}
+
+static int64_t rel(Ar *a) {
+  int64_t l = shift(a);
+  for (;;) {
+    ws(a);
+    const char *p = a->p;
+    if (p[0] == '<' && p[1] != '<') {
+      bool eq = p[1] == '=';
+      a->p += eq ? 2 : 1;
+      int64_t r = shift(a);
+      l = eq ? l <= r : l < r;
+    } else if (p[0] == '>' && p[1] != '>') {
+      bool eq = p[1] == '=';
+      a->p += eq ? 2 : 1;
+      int64_t r = shift(a);
+      l = eq ? l >= r : l > r;
+    } else {
+      return l;
+    }
+  }
+}
+
+static int64_t equality(Ar *a) {
+  int64_t l = rel(a);
+  for (;;) {
+    ws(a);
+    if ((a->p[0] == '=' || a->p[0] == '!') && a->p[1] == '=') {
+      bool eq = a->p[0] == '=';
+      a->p += 2;
+      int64_t r = rel(a);
+      l = eq ? l == r : l != r;
+    } else {
+      return l;
+    }
+  }
+}
+
+static int64_t band(Ar *a) {
+  int64_t l = equality(a);
+  for (;;) {
+    ws(a);
+    if (a->p[0] == '&' && a->p[1] != '&' && a->p[1] != '=') {
+      a->p++;
+      l &= equality(a);
+    } else {
+      return l;
+    }
+  }
+}
+
+static int64_t bxor(Ar *a) {
+  int64_t l = band(a);
+  for (;;) {
+    ws(a);
+    if (a->p[0] == '^' && a->p[1] != '=') {
+      a->p++;
+      l ^= band(a);
+    } else {
+      return l;
+    }
+  }
+}
+
+static int64_t bor(Ar *a) {
+  int64_t l = bxor(a);
+  for (;;) {
+    ws(a);
+    if (a->p[0] == '|' && a->p[1] != '|' && a->p[1] != '=') {
+      a->p++;
+      l |= bxor(a);
+    } else {
+      return l;
+    }
+  }
+}
+
+static int64_t land(Ar *a) {
+  int64_t l = bor(a);
+  for (;;) {
+    ws(a);
+    if (a->p[0] == '&' && a->p[1] == '&') {
+      a->p += 2;
+      if (!l) a->noeval++;
+      int64_t r = bor(a);
+      if (!l) a->noeval--;
+      l = l && r;
+    } else {
+      return l;
+    }
+  }
+}
+
+static int64_t lor(Ar *a) {
+  int64_t l = land(a);
+  for (;;) {
+    ws(a);
+    if (a->p[0] == '|' && a->p[1] == '|') {
+      a->p += 2;
+      if (l) a->noeval++;
+      int64_t r = land(a);
+      if (l) a->noeval--;
+      l = l || r;
+    } else {
+      return l;
+    }
+  }
+}
+
+static int64_t cond(Ar *a) {
+  int64_t c = lor(a);
+  ws(a);
+  if (*a->p != '?') return c;
+  a->p++;
+  if (!c) a->noeval++;
+  int64_t t = assign(a);
+  if (!c) a->noeval--;
+  ws(a);
+  if (*a->p != ':') {
+    ar_error(a, "`:' expected for conditional expression", a->p);
+    return 0;
+  }
+  a->p++;
+  if (c) a->noeval++;
+  int64_t f = cond(a);
+  if (c) a->noeval--;
+  return c ? t : f;
+}
+
+static int64_t assign(Ar *a) {
+  ws(a);
+  const char *save = a->p;
+  LVal lv;
+  if ((*a->p == '_' || g_ascii_isalpha(*a->p)) && read_lval(a, &lv)) {
+    ws(a);
+    const char *p = a->p;
+    char op = 0;
+    int oplen = 0;
+    if (p[0] == '=' && p[1] != '=') { op = '='; oplen = 1; }
+    else if ((p[0] == '<' || p[0] == '>') && p[1] == p[0] && p[2] == '=') { op = p[0]; oplen = 3; }
+    else if (p[0] == '*' && p[1] == '*' && p[2] == '=') { op = 'P'; oplen = 3; }
+    else if (strchr("+-*/%&^|", p[0]) && p[0] && p[1] == '=') { op = p[0]; oplen = 2; }
+    if (op) {
+      a->p += oplen;
+      int64_t r = assign(a);
+      int64_t l = op == '=' ? 0 : var_num(a, lval_get(a, &lv));
+      int64_t v = r;
+      switch (op) {
+      case '+': v = (int64_t)((uint64_t)l + (uint64_t)r); break;
+      case '-': v = (int64_t)((uint64_t)l - (uint64_t)r); break;
+      case '*': v = (int64_t)((uint64_t)l * (uint64_t)r); break;
+      case '/': case '%':
+        if (r == 0) {
+          if (!a->noeval) ar_error(a, "division by 0", "0");
+          v = 0;
+        } else if (l == INT64_MIN && r == -1) v = op == '/' ? l : 0;
+        else v = op == '/' ? l / r : l % r;
+        break;
+      case '&': v = l & r; break;
+      case '^': v = l ^ r; break;
+      case '|': v = l | r; break;
+      case '<': v = (int64_t)((uint64_t)l << (r & 63)); break;
+      case '>': v = l >> (r & 63); break;
+      case 'P': { v = 1; for (int64_t i = 0; i < r; i++) v *= l; break; }
+      default: break;
+      }
+      lval_set(a, &lv, v);
+      g_free(lv.sub);
+      return v;
+    }
+    g_free(lv.sub);
+  }
+  a->p = save;
+  return cond(a);
+}
+
+static int64_t comma(Ar *a) {
+  int64_t v = assign(a);
+  for (;;) {
+    ws(a);
+    if (*a->p != ',') return v;
+    a->p++;
+    v = assign(a);
+  }
+}
+
+bool box_arith(Shell *sh, const char *expr, int64_t *out) {
+  Ar a = { sh, expr, expr, 0, false, 0 };
+  ws(&a);
+  if (!*a.p) {
+    *out = 0;
+    return true;
+  }
+  int64_t v = comma(&a);
+  ws(&a);
+  if (!a.err && *a.p) ar_error(&a, "syntax error in expression", a.p);
+  if (a.err) return false;
+  *out = v;
+  return true;
+}

@@ -1,0 +1,44 @@
+/* command.c — `command [-pVv] CMD [ARG…]`: runs CMD skipping functions. */
+#include <string.h>
+
+#include "shell/shell-private.h"
+
+int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs);
+
+int box_cmd_command(BoxCmd *c) {
+  char mode = 0;
+  int i = 1;
+  for (; i < c->argc && c->argv[i][0] == '-' && c->argv[i][1]; i++) {
+    if (strcmp(c->argv[i], "--") == 0) { i++; break; }
+    for (const char *p = c->argv[i] + 1; *p; p++) {
+      if (*p == 'v') mode = 'v';
+      else if (*p == 'V') mode = 'V';
+      else if (*p == 'p') continue;
+      else {
+        box_cmd_error(c, "-%c: invalid option", *p);
+        box_fdprintf(c->err, "command: usage: command [-pVv] command [arg ...]\n");
+        return 2;
+      }
+    }
+  }
+  if (i >= c->argc) return 0;
+  if (mode) {
+    int st = 0;
+    for (; i < c->argc; i++)
+      if (!box_type_one(c, c->argv[i], mode, false)) {
+        if (mode == 'V') box_cmd_error(c, "%s: not found", c->argv[i]);
+        st = 1;
+      }
+    return st;
+  }
+  box_out_flush(c->out);
+  Shell *sh = c->sh;
+  /* skip functions: temporarily hide the function table */
+  GHashTable *f = sh->funcs;
+  const char *name = c->argv[i];
+  Node *fn = g_hash_table_lookup(f, name);
+  if (fn) g_hash_table_steal(f, name);
+  int st = box_run_argv(sh, c->argv + i, c->in, c->out_fd, c->err);
+  if (fn) g_hash_table_insert(f, g_strdup(name), fn);
+  return st;
+}

@@ -1,0 +1,222 @@
+/* declare.c — `declare`/`typeset` [-aAgilnrux] [-p] [-f|-F] [NAME[=value]…]
+ * and the implementation export, readonly and local share. */
+#include <string.h>
+
+#include "shell/shell-private.h"
+
+bool box_assign_word(Shell *sh, const char *text, bool local, int *status);
+
+static void print_value(BoxOut *o, const char *v) {
+  box_out_putc(o, '"');
+  for (const char *p = v; *p; p++) {
+    if (strchr("\"\\$`", *p)) box_out_putc(o, '\\');
+    box_out_putc(o, *p);
+  }
+  box_out_putc(o, '"');
+}
+
+static void print_var(BoxCmd *c, const char *name, ShellVar *v, const char *who) {
+  (void)who;
+  GString *f = g_string_new(NULL);
+  if (v->flags & V_ARRAY) g_string_append_c(f, 'a');
+  if (v->flags & V_ASSOC) g_string_append_c(f, 'A');
+  if (v->flags & V_INTEGER) g_string_append_c(f, 'i');
+  if (v->flags & V_LOWER) g_string_append_c(f, 'l');
+  if (v->flags & V_READONLY) g_string_append_c(f, 'r');
+  if (v->flags & V_UPPER) g_string_append_c(f, 'u');
+  if (v->flags & V_EXPORT) g_string_append_c(f, 'x');
+  box_out_printf(c->out, "declare -%s %s", f->len ? f->str : "-", name);
+  g_string_free(f, TRUE);
+  if (v->flags & V_ASSOC) {
+    box_out_puts(c->out, "=(");
+    for (guint i = 0; i < v->keys->len; i++) {
+      const char *k = v->keys->pdata[i];
+      char *qk = box_quote(k);
+      box_out_printf(c->out, "[%s]=", qk);
+      g_free(qk);
+      print_value(c->out, g_hash_table_lookup(v->assoc, k));
+      box_out_putc(c->out, ' ');
+    }
+    box_out_putc(c->out, ')');
+  } else if (v->flags & V_ARRAY) {
+    box_out_puts(c->out, "=(");
+    bool first = true;
+    for (guint i = 0; i < v->arr->len; i++) {
+      if (!v->arr->pdata[i]) continue;
+      if (!first) box_out_putc(c->out, ' ');
+      first = false;
+      box_out_printf(c->out, "[%u]=", i);
+      print_value(c->out, v->arr->pdata[i]);
+    }
+    box_out_putc(c->out, ')');
+  } else if (v->value) {
+    box_out_putc(c->out, '=');
+    print_value(c->out, v->value);
+  }
+  box_out_putc(c->out, '\n');
+}
+
+static gint cmpstr(gconstpointer a, gconstpointer b) { return strcmp(a, b); }
+
+static void print_func(BoxCmd *c, const char *name) {
+  box_out_printf(c->out, "%s () \n{ \n    ...\n}\n", name);
+}
+
+int box_declare(BoxCmd *c, const char *who, unsigned force, bool local) {
+  Shell *sh = c->sh;
+  unsigned set = force, clear = 0;
+  bool print = false, funcs = false, fnames = false, global = false, unexport = false;
+  int i = 1;
+  for (; i < c->argc; i++) {
+    const char *a = c->argv[i];
+    if (strcmp(a, "--") == 0) { i++; break; }
+    if ((a[0] != '-' && a[0] != '+') || !a[1]) break;
+    bool on = a[0] == '-';
+    for (const char *p = a + 1; *p; p++) {
+      unsigned f = 0;
+      switch (*p) {
+      case 'a': f = V_ARRAY; break;
+      case 'A': f = V_ASSOC; break;
+      case 'i': f = V_INTEGER; break;
+      case 'l': f = V_LOWER; break;
+      case 'u': f = V_UPPER; break;
+      case 'r': f = V_READONLY; break;
+      case 'x': f = V_EXPORT; break;
+      case 'n': if (strcmp(who, "export") == 0) { unexport = true; continue; } f = V_NAMEREF; break;
+      case 'p': print = true; continue;
+      case 'f': funcs = true; continue;
+      case 'F': funcs = fnames = true; continue;
+      case 'g': global = true; continue;
+      case 't': continue;
+      default:
+        box_cmd_error(c, "-%c: invalid option", *p);
+        box_fdprintf(c->err, "%s: usage: %s [-aAfFgiIlnrtux] [name[=value] ...]\n", who, who);
+        return 2;
+      }
+      if (on) set |= f;
+      else clear |= f;
+    }
+  }
+  if (funcs) {
+    int st = 0;
+    if (i == c->argc) {
+      GList *keys = g_list_sort(g_hash_table_get_keys(sh->funcs), cmpstr);
+      for (GList *k = keys; k; k = k->next) {
+        if (fnames) box_out_printf(c->out, "declare -f %s\n", (char *)k->data);
+        else print_func(c, k->data);
+      }
+      g_list_free(keys);
+      return 0;
+    }
+    for (; i < c->argc; i++) {
+      if (!g_hash_table_lookup(sh->funcs, c->argv[i])) { st = 1; continue; }
+      if (fnames) box_out_printf(c->out, "%s\n", c->argv[i]);
+      else print_func(c, c->argv[i]);
+    }
+    return st;
+  }
+  if (i == c->argc) {
+    /* listing */
+    GList *keys = g_list_sort(g_hash_table_get_keys(sh->vars), cmpstr);
+    for (GList *k = keys; k; k = k->next) {
+      ShellVar *v = g_hash_table_lookup(sh->vars, k->data);
+      unsigned want = set & ~V_NAMEREF;
+      if (want && (v->flags & want) != want) continue;
+      if (!print && !want && strcmp(who, "declare") && strcmp(who, "typeset")) continue;
+      if (strcmp(who, "export") == 0 && !(v->flags & V_EXPORT)) continue;
+      if (strcmp(who, "readonly") == 0 && !(v->flags & V_READONLY)) continue;
+      if (!print && !want && (strcmp(who, "declare") == 0 || strcmp(who, "typeset") == 0)) {
+        const char *val = box_var_get(sh, k->data);
+        if (v->flags & (V_ARRAY | V_ASSOC)) print_var(c, k->data, v, who);
+        else if (val) {
+          char *q = box_quote(val);
+          box_out_printf(c->out, "%s=%s\n", (char *)k->data, q);
+          g_free(q);
+        }
+        continue;
+      }
+      print_var(c, k->data, v, who);
+    }
+    g_list_free(keys);
+    return 0;
+  }
+  int status = 0;
+  bool in_func = sh->frames->len > 0;
+  for (; i < c->argc; i++) {
+    const char *a = c->argv[i];
+    const char *eq = strchr(a, '=');
+    size_t nl = eq ? (size_t)(eq - a) : strlen(a);
+    if (eq && nl && a[nl - 1] == '+') nl--;
+    char *name = g_strndup(a, nl);
+    char *br = strchr(name, '[');
+    if (br) *br = 0;
+    if (!box_is_name(name, strlen(name))) {
+      box_cmd_error(c, "`%s': not a valid identifier", a);
+      g_free(name);
+      status = 1;
+      continue;
+    }
+    if (print) {
+      ShellVar *v = box_var_lookup(sh, name);
+      if (!v) {
+        box_cmd_error(c, "%s: not found", name);
+        status = 1;
+      } else {
+        print_var(c, name, v, who);
+      }
+      g_free(name);
+      continue;
+    }
+    ShellVar *v;
+    if ((local || (in_func && !global && (strcmp(who, "declare") == 0 || strcmp(who, "typeset") == 0)))) {
+      if (!in_func) {
+        box_cmd_error(c, "can only be used in a function");
+        g_free(name);
+        return 1;
+      }
+      v = box_var_local(sh, name);
+    } else {
+      v = box_var_lookup(sh, name);
+      if (v && (v->flags & V_READONLY) && (eq || (clear & V_READONLY))) {
+        box_sh_error(sh, "%s: readonly variable", name);
+        g_free(name);
+        status = 1;
+        continue;
+      }
+      if (!v) v = box_var_make(sh, name);
+    }
+    if (set & V_ASSOC) box_var_make_array(v, true);
+    else if (set & V_ARRAY) box_var_make_array(v, false);
+    v->flags |= set & (V_INTEGER | V_LOWER | V_UPPER | V_EXPORT | V_NAMEREF);
+    if (set & V_LOWER) v->flags &= ~V_UPPER;
+    if (set & V_UPPER) v->flags &= ~V_LOWER;
+    v->flags &= ~(clear & (V_INTEGER | V_LOWER | V_UPPER | V_EXPORT));
+    if (unexport) v->flags &= ~V_EXPORT;
+    if (eq) {
+      int st = 1;
+      const char *val = eq + 1;
+      size_t vl = strlen(val);
+      bool append = eq > a && eq[-1] == '+';
+      if (!br && vl >= 2 && val[0] == '(' && val[vl - 1] == ')') {
+        if (!box_assign_word(sh, a, false, &st)) status = 1;
+      } else if (br) {
+        char *key = g_strndup(br + 1, strlen(br + 1) - 1);
+        if (!box_var_set_elem(sh, name, key, val, append)) status = 1;
+        g_free(key);
+      } else if (append) {
+        const char *old = box_var_get(sh, name);
+        char *nv = g_strconcat(old ? old : "", val, NULL);
+        if (!box_var_set(sh, name, nv)) status = 1;
+        g_free(nv);
+      } else if (!box_var_set(sh, name, val)) {
+        status = 1;
+      }
+    }
+    v = box_var_lookup(sh, name);
+    if (v && (set & V_READONLY)) v->flags |= V_READONLY;
+    g_free(name);
+  }
+  return status;
+}
+
+int box_cmd_declare(BoxCmd *c) { return box_declare(c, "declare", 0, false); }

@@ -1,0 +1,97 @@
+/* getopts.c — `getopts OPTSTRING NAME [ARG…]`, bash's messages. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "shell/shell-private.h"
+
+int box_cmd_getopts(BoxCmd *c) {
+  Shell *sh = c->sh;
+  if (c->argc < 3) {
+    box_fdprintf(c->err, "getopts: usage: getopts optstring name [arg ...]\n");
+    return 2;
+  }
+  const char *spec = c->argv[1];
+  const char *name = c->argv[2];
+  bool silent = spec[0] == ':';
+  if (silent) spec++;
+  char **args;
+  int nargs;
+  if (c->argc > 3) {
+    args = c->argv + 3;
+    nargs = c->argc - 3;
+  } else {
+    args = sh->pos;
+    nargs = sh->npos;
+  }
+  const char *oi = box_var_get(sh, "OPTIND");
+  long optind = oi ? atol(oi) : 1;
+  if (optind < 1) optind = 1;
+  static long last_optind = -1;
+  if (optind != last_optind) sh->optind_sub = 0;
+  char buf[32];
+  if (optind > nargs) {
+    box_var_set(sh, name, "?");
+    return 1;
+  }
+  const char *arg = args[optind - 1];
+  if (sh->optind_sub == 0) {
+    if (arg[0] != '-' || !arg[1]) {
+      box_var_set(sh, name, "?");
+      return 1;
+    }
+    if (strcmp(arg, "--") == 0) {
+      g_snprintf(buf, sizeof buf, "%ld", optind + 1);
+      box_var_set(sh, "OPTIND", buf);
+      last_optind = optind + 1;
+      box_var_set(sh, name, "?");
+      return 1;
+    }
+    sh->optind_sub = 1;
+  }
+  char o = arg[sh->optind_sub++];
+  bool end_of_word = arg[sh->optind_sub] == '\0';
+  const char *p = o != ':' ? strchr(spec, o) : NULL;
+  box_var_unset(sh, "OPTARG");
+  char opt[2] = { o, 0 };
+  if (!p) {
+    if (silent) {
+      box_var_set(sh, "OPTARG", opt);
+    } else {
+      box_fdprintf(c->err, "strands-shell: illegal option -- %c\n", o);
+    }
+    box_var_set(sh, name, "?");
+  } else if (p[1] == ':') {
+    if (!end_of_word) {
+      box_var_set(sh, "OPTARG", arg + sh->optind_sub);
+      end_of_word = true;
+    } else if (optind < nargs) {
+      box_var_set(sh, "OPTARG", args[optind]);
+      optind++;
+    } else {
+      if (silent) {
+        box_var_set(sh, name, ":");
+        box_var_set(sh, "OPTARG", opt);
+      } else {
+        box_fdprintf(c->err, "strands-shell: option requires an argument -- %c\n", o);
+        box_var_set(sh, name, "?");
+      }
+      optind++;
+      sh->optind_sub = 0;
+      g_snprintf(buf, sizeof buf, "%ld", optind);
+      box_var_set(sh, "OPTIND", buf);
+      last_optind = optind;
+      return 0;
+    }
+    box_var_set(sh, name, opt);
+  } else {
+    box_var_set(sh, name, opt);
+  }
+  if (end_of_word) {
+    optind++;
+    sh->optind_sub = 0;
+  }
+  g_snprintf(buf, sizeof buf, "%ld", optind);
+  box_var_set(sh, "OPTIND", buf);
+  last_optind = optind;
+  return 0;
+}

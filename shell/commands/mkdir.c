@@ -1,0 +1,82 @@
+/* mkdir.c — GNU mkdir: -p -m MODE -v. */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shell/commands/util.h"
+
+static const struct option longopts[] = {
+  { "parents", no_argument, NULL, 'p' }, { "mode", required_argument, NULL, 'm' },
+  { "verbose", no_argument, NULL, 'v' }, { NULL, 0, NULL, 0 },
+};
+
+static void created(BoxCmd *c, const char *p) {
+  char *q = bx_quote_always(p);
+  box_out_printf(c->out, "mkdir: created directory %s\n", q);
+  g_free(q);
+}
+
+int box_cmd_mkdir(BoxCmd *c) {
+  bool parents = false, verbose = false;
+  const char *mode_s = NULL;
+  bx_getopt_start(NULL);
+  int ch;
+  while ((ch = bx_getopt(c, "mkdir", "pm:v", longopts)) != -1) {
+    switch (ch) {
+    case 'p': parents = true; break;
+    case 'm': mode_s = optarg; break;
+    case 'v': verbose = true; break;
+    default: return 1;
+    }
+  }
+  mode_t mode = 0777;
+  bool have_mode = false;
+  if (mode_s) {
+    mode_t um = umask(0);
+    umask(um);
+    if (!bx_parse_mode(mode_s, 0777 & ~um, true, &mode)) {
+      char *q = bx_quote_always(mode_s);
+      bx_err(c, "mkdir", "invalid mode %s", q);
+      g_free(q);
+      return 1;
+    }
+    have_mode = true;
+  }
+  if (optind >= c->argc) { bx_usage(c, "mkdir", "missing operand"); return 1; }
+  int status = 0;
+  for (int i = optind; i < c->argc; i++) {
+    const char *p = c->argv[i];
+    if (parents) {
+      /* each missing ancestor, from the top */
+      char *dup = g_strdup(p);
+      for (char *s = dup + 1; *s; s++) {
+        if (*s != '/' || s[-1] == '/') continue;
+        *s = '\0';
+        if (mkdir(dup, 0777) == 0) { if (verbose) created(c, dup); }
+        *s = '/';
+      }
+      g_free(dup);
+      if (mkdir(p, have_mode ? 0700 : 0777) == 0) {
+        if (have_mode) chmod(p, mode);
+        if (verbose) created(c, p);
+      } else if (errno != EEXIST) {
+        char *q = bx_quote_always(p), *t = bx_errtext(c, errno);
+        bx_err(c, "mkdir", "cannot create directory %s: %s", q, t);
+        g_free(q); g_free(t);
+        status = 1;
+      }
+      continue;
+    }
+    if (mkdir(p, have_mode ? 0700 : 0777) != 0) {
+      char *q = bx_quote_always(p), *t = bx_errtext(c, errno);
+      bx_err(c, "mkdir", "cannot create directory %s: %s", q, t);
+      g_free(q); g_free(t);
+      status = 1;
+      continue;
+    }
+    if (have_mode) chmod(p, mode);
+    if (verbose) created(c, p);
+  }
+  return status;
+}

@@ -1,0 +1,317 @@
+/* printf.c — bash's `printf [-v VAR] FORMAT [ARG…]`: the format repeats
+ * until the arguments are used; %b, %q, %(…)T aside, conversions are C's. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "shell/shell-private.h"
+
+/* Backslash escapes of a format (or of %b when bflag): returns false at \c. */
+static bool put_escapes(GString *out, const char *s, size_t n, bool bflag, size_t *used) {
+  size_t i = 0;
+  for (; i < n; i++) {
+    char c = s[i];
+    if (c != '\\' || i + 1 >= n) {
+      g_string_append_c(out, c);
+      continue;
+    }
+    c = s[++i];
+    switch (c) {
+    case 'a': g_string_append_c(out, '\a'); break;
+    case 'b': g_string_append_c(out, '\b'); break;
+    case 'c': if (bflag) { if (used) *used = i; return false; } g_string_append(out, "\\c"); break;
+    case 'e': case 'E': g_string_append_c(out, 033); break;
+    case 'f': g_string_append_c(out, '\f'); break;
+    case 'n': g_string_append_c(out, '\n'); break;
+    case 'r': g_string_append_c(out, '\r'); break;
+    case 't': g_string_append_c(out, '\t'); break;
+    case 'v': g_string_append_c(out, '\v'); break;
+    case '\\': g_string_append_c(out, '\\'); break;
+    case '\'': g_string_append_c(out, '\''); break;
+    case '"': g_string_append_c(out, '"'); break;
+    case '?': g_string_append_c(out, '?'); break;
+    case 'x': {
+      int v = 0, k = 0;
+      while (k < 2 && i + 1 < n && g_ascii_isxdigit(s[i + 1])) v = v * 16 + g_ascii_xdigit_value(s[++i]), k++;
+      if (!k) g_string_append(out, "\\x");
+      else g_string_append_c(out, (char)v);
+      break;
+    }
+    case 'u': case 'U': {
+      int max = c == 'u' ? 4 : 8, k = 0;
+      gunichar v = 0;
+      while (k < max && i + 1 < n && g_ascii_isxdigit(s[i + 1])) v = v * 16 + (gunichar)g_ascii_xdigit_value(s[++i]), k++;
+      if (!k) { g_string_append_c(out, '\\'); g_string_append_c(out, c); }
+      else g_string_append_unichar(out, v);
+      break;
+    }
+    default:
+      if (c >= '0' && c <= '7') {
+        int v = 0, k = 0;
+        int max = 3;
+        if (bflag && c == '0') { max = 3; }
+        else if (bflag) { }
+        i--;
+        if (bflag && s[i + 1] == '0') i++;
+        while (k < max && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '7') v = v * 8 + (s[++i] - '0'), k++;
+        g_string_append_c(out, (char)v);
+      } else {
+        g_string_append_c(out, '\\');
+        g_string_append_c(out, c);
+      }
+    }
+  }
+  if (used) *used = i;
+  return true;
+}
+
+static bool num_arg(const char *a, int64_t *v, int err_fd, bool *bad) {
+  if (!a) { *v = 0; return true; }
+  if ((a[0] == '\'' || a[0] == '"') && a[1]) {
+    *v = (int64_t)g_utf8_get_char_validated(a + 1, -1);
+    if (*v < 0) *v = (unsigned char)a[1];
+    return true;
+  }
+  char *end;
+  errno = 0;
+  const char *p = a;
+  while (*p == ' ' || *p == '\t') p++;
+  long long r = strtoll(p, &end, 0);
+  if (end == p || *end || errno) {
+    if (errno == ERANGE) {
+      box_fdprintf(err_fd, "strands-shell: printf: %s: Numerical result out of range\n", a);
+    } else {
+      box_fdprintf(err_fd, "strands-shell: printf: %s: invalid number\n", a);
+    }
+    *bad = true;
+    *v = (end != p) ? r : 0;
+    return false;
+  }
+  *v = r;
+  return true;
+}
+
+int box_printf_format(Shell *sh, GString *out, int argc, char **argv, int err_fd) {
+  (void)sh;
+  if (argc < 1) return 2;
+  const char *fmt = argv[0];
+  size_t fl = strlen(fmt);
+  int ai = 1;
+  bool bad = false;
+  do {
+    bool consumed = false;
+    for (size_t i = 0; i < fl; i++) {
+      char c = fmt[i];
+      if (c == '\\') {
+        size_t used = 0;
+        size_t k = i;
+        /* one escape */
+        size_t e = i + 2;
+        if (i + 1 < fl && (fmt[i + 1] == 'x')) { e = i + 2; while (e < fl && e < i + 4 && g_ascii_isxdigit(fmt[e])) e++; }
+        else if (i + 1 < fl && fmt[i + 1] >= '0' && fmt[i + 1] <= '7') { e = i + 1; while (e < fl && e < i + 4 && fmt[e] >= '0' && fmt[e] <= '7') e++; }
+        else if (i + 1 < fl && (fmt[i + 1] == 'u' || fmt[i + 1] == 'U')) { e = i + 2; size_t mx = fmt[i + 1] == 'u' ? 4 : 8; while (e < fl && e < i + 2 + mx && g_ascii_isxdigit(fmt[e])) e++; }
+        if (e > fl) e = fl;
+        if (i + 1 < fl && fmt[i + 1] == 'c') {
+          return bad ? 1 : 0;
+        }
+        put_escapes(out, fmt + k, e - k, false, &used);
+        i = e - 1;
+        continue;
+      }
+      if (c != '%') {
+        g_string_append_c(out, c);
+        continue;
+      }
+      if (i + 1 < fl && fmt[i + 1] == '%') {
+        g_string_append_c(out, '%');
+        i++;
+        continue;
+      }
+      /* %[flags][width][.prec]conv */
+      size_t j = i + 1;
+      GString *spec = g_string_new("%");
+      while (j < fl && strchr("-+ #0", fmt[j])) g_string_append_c(spec, fmt[j++]);
+      if (j < fl && fmt[j] == '*') {
+        int64_t w = 0;
+        num_arg(ai < argc ? argv[ai] : NULL, &w, err_fd, &bad);
+        if (ai < argc) ai++;
+        consumed = true;
+        g_string_append_printf(spec, "%d", (int)w);
+        j++;
+      } else {
+        while (j < fl && g_ascii_isdigit(fmt[j])) g_string_append_c(spec, fmt[j++]);
+      }
+      if (j < fl && fmt[j] == '.') {
+        g_string_append_c(spec, fmt[j++]);
+        if (j < fl && fmt[j] == '*') {
+          int64_t w = 0;
+          num_arg(ai < argc ? argv[ai] : NULL, &w, err_fd, &bad);
+          if (ai < argc) ai++;
+          consumed = true;
+          g_string_append_printf(spec, "%d", (int)w);
+          j++;
+        } else {
+          while (j < fl && g_ascii_isdigit(fmt[j])) g_string_append_c(spec, fmt[j++]);
+        }
+      }
+      while (j < fl && strchr("hlLqjzt", fmt[j]) && fmt[j] != 'q') j++;
+      if (j >= fl) {
+        box_fdprintf(err_fd, "strands-shell: printf: `%s': missing format character\n", spec->str + 1);
+        g_string_free(spec, TRUE);
+        return 1;
+      }
+      char conv = fmt[j];
+      const char *arg = ai < argc ? argv[ai] : NULL;
+      if (strchr("sbqcdiouxXeEfFgGaA", conv)) {
+        if (ai < argc) ai++;
+        consumed = true;
+      }
+      switch (conv) {
+      case 's': {
+        g_string_append_c(spec, 's');
+        char *t = g_strdup_printf(spec->str, arg ? arg : "");
+        g_string_append(out, t);
+        g_free(t);
+        break;
+      }
+      case 'b': {
+        GString *b = g_string_new(NULL);
+        bool go = put_escapes(b, arg ? arg : "", arg ? strlen(arg) : 0, true, NULL);
+        g_string_append_c(spec, 's');
+        char *t = g_strdup_printf(spec->str, b->str);
+        g_string_append(out, t);
+        g_free(t);
+        g_string_free(b, TRUE);
+        if (!go) {
+          g_string_free(spec, TRUE);
+          return bad ? 1 : 0;
+        }
+        break;
+      }
+      case 'q': {
+        char *q = box_quote(arg ? arg : "");
+        if (!arg || !*arg) { g_free(q); q = g_strdup("''"); }
+        else if (q[0] == '\'') {
+          /* bash's %q escapes with backslashes */
+          GString *g = g_string_new(NULL);
+          for (const char *p = arg; *p; p++) {
+            if (!(g_ascii_isalnum(*p) || strchr("_-./=+:,@%^", *p))) g_string_append_c(g, '\\');
+            g_string_append_c(g, *p);
+          }
+          g_free(q);
+          q = g_string_free(g, FALSE);
+        }
+        g_string_append_c(spec, 's');
+        char *t = g_strdup_printf(spec->str, q);
+        g_string_append(out, t);
+        g_free(t);
+        g_free(q);
+        break;
+      }
+      case 'c': {
+        g_string_append_c(spec, 'c');
+        if (arg && *arg) {
+          char *t = g_strdup_printf(spec->str, arg[0]);
+          g_string_append(out, t);
+          g_free(t);
+        } else if (arg || true) {
+          g_string_set_size(spec, spec->len - 1);
+          g_string_append_c(spec, 's');
+          char *t = g_strdup_printf(spec->str, "");
+          g_string_append(out, t);
+          g_free(t);
+        }
+        break;
+      }
+      case 'd': case 'i': case 'o': case 'u': case 'x': case 'X': {
+        int64_t v = 0;
+        num_arg(arg, &v, err_fd, &bad);
+        g_string_append(spec, "ll");
+        g_string_append_c(spec, conv == 'i' ? 'd' : conv);
+        char *t = g_strdup_printf(spec->str, (long long)v);
+        g_string_append(out, t);
+        g_free(t);
+        break;
+      }
+      case 'e': case 'E': case 'f': case 'F': case 'g': case 'G': case 'a': case 'A': {
+        double d = 0;
+        if (arg) {
+          char *end;
+          d = g_ascii_strtod(arg, &end);
+          if (end == arg || *end) {
+            box_fdprintf(err_fd, "strands-shell: printf: %s: invalid number\n", arg);
+            bad = true;
+          }
+        }
+        g_string_append_c(spec, conv);
+        char *t = g_strdup_printf(spec->str, d);
+        g_string_append(out, t);
+        g_free(t);
+        break;
+      }
+      case '(': {
+        size_t e = j;
+        while (e < fl && fmt[e] != ')') e++;
+        char *tf = g_strndup(fmt + j + 1, e - j - 1);
+        j = e + 1;
+        if (ai < argc) ai++;
+        consumed = true;
+        time_t now = arg && *arg && strcmp(arg, "-1") ? (time_t)atoll(arg) : time(NULL);
+        struct tm tm;
+        localtime_r(&now, &tm);
+        char buf[512];
+        strftime(buf, sizeof buf, tf, &tm);
+        g_string_append(out, buf);
+        g_free(tf);
+        break;
+      }
+      default:
+        box_fdprintf(err_fd, "strands-shell: printf: `%c': invalid format character\n", conv);
+        g_string_free(spec, TRUE);
+        return 1;
+      }
+      g_string_free(spec, TRUE);
+      i = j;
+    }
+    if (!consumed) break;
+  } while (ai < argc);
+  return bad ? 1 : 0;
+}
+
+int box_cmd_printf(BoxCmd *c) {
+  int i = 1;
+  const char *var = NULL;
+  if (i < c->argc && strcmp(c->argv[i], "-v") == 0) {
+    if (i + 1 >= c->argc) {
+      box_cmd_error(c, "-v: option requires an argument");
+      return 2;
+    }
+    var = c->argv[i + 1];
+    i += 2;
+  }
+  if (i < c->argc && strcmp(c->argv[i], "--") == 0) i++;
+  if (i >= c->argc) {
+    box_fdprintf(c->err, "printf: usage: printf [-v var] format [arguments]\n");
+    return 2;
+  }
+  GString *out = g_string_new(NULL);
+  int st = box_printf_format(c->sh, out, c->argc - i, c->argv + i, c->err);
+  if (var) {
+    char *br = strchr(var, '[');
+    if (br) {
+      char *name = g_strndup(var, (size_t)(br - var));
+      char *key = g_strndup(br + 1, strlen(br + 1) - 1);
+      box_var_set_elem(c->sh, name, key, out->str, false);
+      g_free(name);
+      g_free(key);
+    } else if (!box_var_set(c->sh, var, out->str)) {
+      st = 1;
+    }
+  } else {
+    box_out_write(c->out, out->str, out->len);
+  }
+  g_string_free(out, TRUE);
+  return st;
+}

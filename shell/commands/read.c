@@ -1,0 +1,170 @@
+/* read.c — `read [-rs] [-a ARR] [-d DELIM] [-n N] [-N N] [-p PROMPT]
+ * [-t T] [-u FD] [NAME…]`: one byte at a time, so a pipe is never read
+ * past the line. */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shell/shell-private.h"
+
+int box_cmd_read(BoxCmd *c) {
+  Shell *sh = c->sh;
+  bool raw = false;
+  const char *arr = NULL, *prompt = NULL;
+  int delim = '\n';
+  long nchars = -1;
+  bool exact = false;
+  double tmo = -1;
+  int fd = c->in;
+  int i = 1;
+  for (; i < c->argc; i++) {
+    const char *a = c->argv[i];
+    if (strcmp(a, "--") == 0) { i++; break; }
+    if (a[0] != '-' || !a[1]) break;
+    for (const char *p = a + 1; *p; p++) {
+      char o = *p;
+      if (o == 'r') { raw = true; continue; }
+      if (o == 's' || o == 'e') continue;
+      if (!strchr("adnNptui", o)) {
+        box_cmd_error(c, "-%c: invalid option", o);
+        box_fdprintf(c->err, "read: usage: read [-ers] [-a array] [-d delim] [-i text] [-n nchars] [-N nchars] [-p prompt] [-t timeout] [-u fd] [name ...]\n");
+        return 2;
+      }
+      const char *v = p[1] ? p + 1 : (i + 1 < c->argc ? c->argv[++i] : NULL);
+      if (!v) {
+        box_cmd_error(c, "-%c: option requires an argument", o);
+        return 2;
+      }
+      switch (o) {
+      case 'a': arr = v; break;
+      case 'd': delim = (unsigned char)v[0]; break;
+      case 'n': nchars = atol(v); break;
+      case 'N': nchars = atol(v); exact = true; break;
+      case 'p': prompt = v; break;
+      case 't': tmo = g_ascii_strtod(v, NULL); break;
+      case 'u': {
+        long u = atol(v);
+        fd = u >= 0 && u < BOX_NFD ? sh->fd[u] : -1;
+        if (fd < 0) {
+          box_cmd_error(c, "%s: invalid file descriptor specification", v);
+          return 1;
+        }
+        break;
+      }
+      default: break;
+      }
+      break;
+    }
+  }
+  (void)prompt;
+  if (fd < 0) {
+    box_cmd_error(c, "read error: 0: %s", g_strerror(EBADF));
+    return 1;
+  }
+  if (tmo == 0) {
+    struct pollfd p = { fd, POLLIN, 0 };
+    return poll(&p, 1, 0) > 0 ? 0 : 1;
+  }
+  GString *line = g_string_new(NULL);
+  GByteArray *esc = g_byte_array_new();  /* 1 = escaped byte */
+  bool eof = false;
+  gint64 deadline = tmo > 0 ? g_get_monotonic_time() + (gint64)(tmo * 1e6) : 0;
+  for (;;) {
+    if (nchars >= 0 && (long)line->len >= nchars) break;
+    if (deadline) {
+      struct pollfd p = { fd, POLLIN, 0 };
+      int left = (int)((deadline - g_get_monotonic_time()) / 1000);
+      if (left <= 0 || poll(&p, 1, left) <= 0) {
+        g_string_free(line, TRUE);
+        g_byte_array_free(esc, TRUE);
+        return 142;
+      }
+    }
+    char ch;
+    ssize_t n = read(fd, &ch, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      eof = true;
+      break;
+    }
+    if (!exact && (unsigned char)ch == delim) break;
+    if (!raw && ch == '\\') {
+      n = read(fd, &ch, 1);
+      if (n <= 0) { eof = true; break; }
+      if (ch == '\n') continue;
+      g_string_append_c(line, ch);
+      guint8 one = 1;
+      g_byte_array_append(esc, &one, 1);
+      continue;
+    }
+    g_string_append_c(line, ch);
+    guint8 zero = 0;
+    g_byte_array_append(esc, &zero, 1);
+  }
+  const char *ifsv = box_var_get(sh, "IFS");
+  if (!ifsv) ifsv = " \t\n";
+  /* split into fields */
+  GPtrArray *names = g_ptr_array_new();
+  for (; i < c->argc; i++) g_ptr_array_add(names, c->argv[i]);
+  bool reply = !arr && names->len == 0;
+  if (reply) g_ptr_array_add(names, (gpointer) "REPLY");
+  size_t len = line->len, pos = 0;
+  const char *s = line->str;
+#define ISIFS(k) (!esc->data[k] && strchr(ifsv, s[k]) && s[k])
+#define ISWS(k) (ISIFS(k) && strchr(" \t\n", s[k]))
+  GPtrArray *fields = g_ptr_array_new_with_free_func(g_free);
+  if (reply) {
+    g_ptr_array_add(fields, g_strndup(s, len));
+  } else {
+    while (pos < len && ISWS(pos)) pos++;
+    guint want = arr ? G_MAXUINT : names->len;
+    while (pos < len) {
+      if (fields->len + 1 == want) {
+        /* the last name takes the rest, minus trailing IFS whitespace */
+        size_t e = len;
+        while (e > pos && ISWS(e - 1)) e--;
+        GString *f = g_string_new(NULL);
+        for (size_t k = pos; k < e; k++) g_string_append_c(f, s[k]);
+        g_ptr_array_add(fields, g_string_free(f, FALSE));
+        pos = len;
+        break;
+      }
+      GString *f = g_string_new(NULL);
+      while (pos < len && !ISIFS(pos)) g_string_append_c(f, s[pos++]);
+      g_ptr_array_add(fields, g_string_free(f, FALSE));
+      while (pos < len && ISWS(pos)) pos++;
+      if (pos < len && ISIFS(pos)) {
+        pos++;
+        while (pos < len && ISWS(pos)) pos++;
+      }
+    }
+  }
+  int st = eof && line->len == 0 ? 1 : (eof ? 1 : 0);
+  if (arr) {
+    box_var_unset(sh, arr);
+    ShellVar *v = box_var_make(sh, arr);
+    box_var_make_array(v, false);
+    for (guint k = 0; k < fields->len; k++) {
+      char key[16];
+      g_snprintf(key, sizeof key, "%u", k);
+      box_var_set_elem(sh, arr, key, fields->pdata[k], false);
+    }
+  } else {
+    for (guint k = 0; k < names->len; k++) {
+      const char *nm = names->pdata[k];
+      if (!box_is_name(nm, strlen(nm))) {
+        box_cmd_error(c, "`%s': not a valid identifier", nm);
+        st = 1;
+        continue;
+      }
+      if (!box_var_set(sh, nm, k < fields->len ? (char *)fields->pdata[k] : "")) st = 1;
+    }
+  }
+  g_ptr_array_free(fields, TRUE);
+  g_ptr_array_free(names, TRUE);
+  g_string_free(line, TRUE);
+  g_byte_array_free(esc, TRUE);
+  return st;
+}

@@ -1,0 +1,61 @@
+/* rmdir.c — GNU rmdir: -p -v --ignore-fail-on-non-empty. */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shell/commands/util.h"
+
+static const struct option longopts[] = {
+  { "parents", no_argument, NULL, 'p' }, { "verbose", no_argument, NULL, 'v' },
+  { "ignore-fail-on-non-empty", no_argument, NULL, 1 }, { NULL, 0, NULL, 0 },
+};
+
+static bool one(BoxCmd *c, const char *p, bool verbose, bool ignore) {
+  if (verbose) {
+    char *q = bx_quote_always(p);
+    box_out_printf(c->out, "rmdir: removing directory, %s\n", q);
+    g_free(q);
+  }
+  if (rmdir(p) == 0) return true;
+  int e = errno;
+  if (ignore && (e == ENOTEMPTY || e == EEXIST)) return false;
+  char *q = bx_quote_always(p), *t = bx_errtext(c, e);
+  bx_err(c, "rmdir", "failed to remove %s: %s", q, t);
+  g_free(q); g_free(t);
+  return false;
+}
+
+int box_cmd_rmdir(BoxCmd *c) {
+  bool parents = false, verbose = false, ignore = false;
+  bx_getopt_start(NULL);
+  int ch;
+  while ((ch = bx_getopt(c, "rmdir", "pv", longopts)) != -1) {
+    if (ch == 'p') parents = true;
+    else if (ch == 'v') verbose = true;
+    else if (ch == 1) ignore = true;
+    else return 1;
+  }
+  if (optind >= c->argc) { bx_usage(c, "rmdir", "missing operand"); return 1; }
+  int status = 0;
+  for (int i = optind; i < c->argc; i++) {
+    char *p = g_strdup(c->argv[i]);
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/') p[--n] = '\0';
+    if (!one(c, p, verbose, ignore)) {
+      if (!(ignore)) status = 1;
+      g_free(p);
+      continue;
+    }
+    if (parents) {
+      char *s;
+      while ((s = strrchr(p, '/')) && s != p) {
+        *s = '\0';
+        while (s > p && s[-1] == '/') *--s = '\0';
+        if (!*p) break;
+        if (!one(c, p, verbose, ignore)) { if (!ignore) status = 1; break; }
+      }
+    }
+    g_free(p);
+  }
+  return status;
+}

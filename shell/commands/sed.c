@@ -1,0 +1,1203 @@
+/* sed.c — GNU sed: -n -e -f -E/-r -i[SUFFIX] -s -z -l N; every command
+ * (s y a i c d D p P n N g G h H x b t T : = l q Q r R w W z F { } #),
+ * addresses N, $, /re/ and \cREc with I and M, first~step, ranges with
+ * N, /re/, +N, ~N, and 0,/re/.  glibc regex (GNU operators) for BRE/ERE.
+ * Files are read with open/read; -i rewrites the file in place (one read
+ * and one write of the same path, no temporary file to rename). */
+#include <errno.h>
+#include <fcntl.h>
+#include <regex.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shell/commands/util.h"
+
+typedef enum { A_NONE, A_LINE, A_LAST, A_RE, A_STEP, A_ZERO, A_PLUS, A_MULT } AddrKind;
+
+typedef struct {
+  AddrKind kind;
+  unsigned long n, step;
+  regex_t *re;          /* NULL with A_RE: the last regex used */
+} Addr;
+
+typedef struct {
+  char *name;
+  int fd;
+} OutFile;
+
+typedef struct {
+  Addr a1, a2;
+  bool negate;
+  char cmd;
+  /* s */
+  regex_t *re;
+  char *rep;
+  size_t rep_len;
+  bool global, print, eval;
+  unsigned long nth;
+  int print_count;
+  OutFile *wfile;
+  /* y */
+  unsigned char ymap[256];
+  /* a i c text, labels, file names */
+  char *text;
+  size_t text_len;
+  size_t jump;          /* b t T: target index; {: index of the matching } */
+  int exit_code;
+  unsigned long lwidth;
+  /* range state */
+  bool in_range;
+  unsigned long range_end;
+} SedCmd;
+
+typedef struct {
+  BoxCmd *c;
+  GArray *cmds;           /* SedCmd */
+  GPtrArray *regexes;     /* regex_t* to free */
+  GPtrArray *files;       /* OutFile* */
+  GHashTable *rfiles;     /* R: name → BxReader* */
+  bool quiet, ere, separate, null_data, in_place, debug;
+  const char *suffix;
+  unsigned long lwidth;
+  /* script parsing */
+  const char *src;
+  size_t pos, len;
+  int expr_no;
+  const char *file_name;
+  bool error;
+  /* running */
+  GString *ps, *hs;
+  GString *append;        /* text queued for the end of the cycle */
+  GPtrArray *rqueue;      /* r file names queued */
+  regex_t *last_re;
+  unsigned long lineno;
+  bool replaced, quit;
+  int exit_status;
+  /* input */
+  char **inputs;
+  int ninputs, cur;
+  int fd;
+  BxReader rd;
+  bool rd_open;
+  bool have_next;
+  GString *next;
+  bool next_has_nl;
+  bool cur_has_nl;
+  const char *cur_name;
+  BoxOut *out;
+  BoxOut file_out;
+  int status;
+  GString *inplace_buf;
+  bool missing_nl;
+} Sed;
+
+/* ---- script parsing ---------------------------------------------------------------- */
+
+static void bad(Sed *s, const char *msg) {
+  if (s->error) return;
+  s->error = true;
+  if (s->file_name) bx_err(s->c, "sed", "file %s line %d: %s", s->file_name, s->expr_no, msg);
+  else bx_err(s->c, "sed", "-e expression #%d, char %zu: %s", s->expr_no, s->pos, msg);
+}
+
+static int peek(Sed *s) { return s->pos < s->len ? (unsigned char)s->src[s->pos] : EOF; }
+static int next(Sed *s) { return s->pos < s->len ? (unsigned char)s->src[s->pos++] : EOF; }
+static void skip_ws(Sed *s) { while (peek(s) == ' ' || peek(s) == '\t') s->pos++; }
+static void skip_ws_nl(Sed *s) { while (peek(s) == ' ' || peek(s) == '\t' || peek(s) == '\n' || peek(s) == ';') s->pos++; }
+
+/* Reads a delimited part (regex or replacement) up to delim; converts
+ * \delim to delim (kept escaped when it is special in a regex) and, for
+ * regexes, \n to a newline. */
+static char *read_part(Sed *s, int delim, bool regex, size_t *outlen) {
+  GString *r = g_string_new(NULL);
+  int bracket = 0;
+  for (;;) {
+    int ch = next(s);
+    if (ch == EOF) { g_string_free(r, TRUE); return NULL; }
+    if (regex && bracket) {
+      /* inside [...]: the delimiter and backslashes are literal, except \n */
+      if (ch == '\\' && peek(s) == 'n') { next(s); g_string_append_c(r, '\n'); continue; }
+      if (ch == ']' && bracket > 1) { bracket = 0; g_string_append_c(r, ']'); continue; }
+      if (ch == '\n' && 0) break;
+      bracket++;
+      if (ch == '[' && (peek(s) == ':' || peek(s) == '.' || peek(s) == '=')) {
+        int kind = next(s);
+        g_string_append_c(r, '[');
+        g_string_append_c(r, (char)kind);
+        while (peek(s) != EOF && !(s->src[s->pos] == kind && s->pos + 1 < s->len && s->src[s->pos + 1] == ']'))
+          g_string_append_c(r, (char)next(s));
+        if (peek(s) != EOF) { next(s); next(s); g_string_append_c(r, (char)kind); g_string_append_c(r, ']'); }
+        continue;
+      }
+      g_string_append_c(r, (char)ch);
+      continue;
+    }
+    if (ch == delim) break;
+    if (ch == '\\') {
+      int e = next(s);
+      if (e == EOF) { g_string_free(r, TRUE); return NULL; }
+      if (e == delim) {
+        if (regex && delim != '/' && strchr(".*[]^$+?(){}|", delim)) g_string_append_c(r, '\\');
+        g_string_append_c(r, (char)e);
+      } else if (e == 'n' && regex) {
+        g_string_append_c(r, '\n');
+      } else if (e == '\n' && !regex) {
+        g_string_append_c(r, '\n');
+      } else {
+        g_string_append_c(r, '\\');
+        g_string_append_c(r, (char)e);
+      }
+      continue;
+    }
+    if (ch == '\n' && regex) { g_string_free(r, TRUE); return NULL; }
+    if (regex && ch == '[') {
+      bracket = 1;
+      g_string_append_c(r, '[');
+      if (peek(s) == '^') { g_string_append_c(r, (char)next(s)); }
+      if (peek(s) == ']') { g_string_append_c(r, (char)next(s)); bracket = 2; }
+      continue;
+    }
+    g_string_append_c(r, (char)ch);
+  }
+  *outlen = r->len;
+  return g_string_free(r, FALSE);
+}
+
+/* GNU escapes in a regex: \t and friends become the character. */
+static char *regex_escapes(const char *p) {
+  GString *r = g_string_new(NULL);
+  for (; *p; p++) {
+    if (*p == '\\' && p[1]) {
+      char e = p[1];
+      char v = e == 't' ? '\t' : e == 'f' ? '\f' : e == 'v' ? '\v' : e == 'a' ? '\a' : e == 'r' ? '\r' : 0;
+      if (v) { g_string_append_c(r, v); p++; continue; }
+      g_string_append_c(r, *p++);
+      g_string_append_c(r, *p);
+      continue;
+    }
+    g_string_append_c(r, *p);
+  }
+  return g_string_free(r, FALSE);
+}
+
+static regex_t *compile_re(Sed *s, const char *pat, bool icase, bool multiline) {
+  if (*pat == '\0') return NULL;   /* the last regex */
+  regex_t *re = g_new0(regex_t, 1);
+  char *p = regex_escapes(pat);
+  int rc = regcomp(re, p, (s->ere ? REG_EXTENDED : 0) | (icase ? REG_ICASE : 0) | (multiline ? REG_NEWLINE : 0));
+  g_free(p);
+  if (rc) {
+    char msg[256];
+    regerror(rc, re, msg, sizeof msg);
+    g_free(re);
+    bad(s, msg);
+    return NULL;
+  }
+  g_ptr_array_add(s->regexes, re);
+  return re;
+}
+
+static bool parse_addr(Sed *s, Addr *a) {
+  int ch = peek(s);
+  memset(a, 0, sizeof *a);
+  if (ch >= '0' && ch <= '9') {
+    unsigned long n = 0;
+    while (peek(s) >= '0' && peek(s) <= '9') n = n * 10 + (unsigned long)(next(s) - '0');
+    skip_ws(s);
+    if (peek(s) == '~') {
+      next(s);
+      unsigned long st = 0;
+      while (peek(s) >= '0' && peek(s) <= '9') st = st * 10 + (unsigned long)(next(s) - '0');
+      a->kind = A_STEP;
+      a->n = n;
+      a->step = st;
+      return true;
+    }
+    a->kind = n == 0 ? A_ZERO : A_LINE;
+    a->n = n;
+    return true;
+  }
+  if (ch == '$') { next(s); a->kind = A_LAST; return true; }
+  if (ch == '/' || ch == '\\') {
+    next(s);
+    int delim = ch == '\\' ? next(s) : '/';
+    size_t l;
+    char *pat = read_part(s, delim, true, &l);
+    if (!pat) { bad(s, "unterminated address regex"); return false; }
+    bool icase = false, ml = false;
+    for (;;) {
+      if (peek(s) == 'I') { next(s); icase = true; }
+      else if (peek(s) == 'M') { next(s); ml = true; }
+      else break;
+    }
+    a->kind = A_RE;
+    a->re = compile_re(s, pat, icase, ml);
+    if (*pat == '\0' && !s->last_re && !s->regexes->len) { /* checked at run time */ }
+    g_free(pat);
+    return !s->error;
+  }
+  return true;
+}
+
+static OutFile *open_wfile(Sed *s, const char *name) {
+  for (guint i = 0; i < s->files->len; i++) {
+    OutFile *f = s->files->pdata[i];
+    if (strcmp(f->name, name) == 0) return f;
+  }
+  OutFile *f = g_new0(OutFile, 1);
+  f->name = g_strdup(name);
+  if (strcmp(name, "/dev/stdout") == 0) f->fd = -2;
+  else if (strcmp(name, "/dev/stderr") == 0) f->fd = s->c->err;
+  else {
+    f->fd = box_open_file(name, O_WRONLY | O_CREAT | O_TRUNC);
+    if (f->fd < 0) {
+      char *t = bx_errtext(s->c, errno);
+      bx_err(s->c, "sed", "couldn't open file %s: %s", name, t);
+      g_free(t);
+      s->error = true;
+      s->status = 4;
+    }
+  }
+  g_ptr_array_add(s->files, f);
+  return f;
+}
+
+/* A file name or label: to the end of the line (labels also stop at ';'). */
+static char *read_arg(Sed *s, bool label) {
+  skip_ws(s);
+  size_t st = s->pos;
+  while (peek(s) != EOF && peek(s) != '\n' && !(label && (peek(s) == ';' || peek(s) == '}'))) s->pos++;
+  size_t e = s->pos;
+  while (e > st && (s->src[e - 1] == ' ' || s->src[e - 1] == '\t')) e--;
+  return g_strndup(s->src + st, e - st);
+}
+
+/* a/i/c text: GNU one-liner or classic a\ form. */
+static char *read_text(Sed *s, size_t *len) {
+  skip_ws(s);
+  if (peek(s) == '\\') {
+    next(s);
+    size_t save = s->pos;
+    skip_ws(s);
+    if (peek(s) == '\n') next(s);
+    else s->pos = save;   /* a\TEXT keeps its leading blanks */
+  }
+  GString *r = g_string_new(NULL);
+  for (;;) {
+    int ch = next(s);
+    if (ch == EOF || ch == '\n') break;
+    if (ch == '\\') {
+      int e = next(s);
+      if (e == EOF) break;
+      g_string_append_c(r, (char)e);
+      continue;
+    }
+    g_string_append_c(r, (char)ch);
+  }
+  if (r->len || peek(s) != EOF) g_string_append_c(r, '\n');
+  *len = r->len;
+  return g_string_free(r, FALSE);
+}
+
+static bool end_of_cmd(Sed *s) {
+  skip_ws(s);
+  int ch = peek(s);
+  if (ch == EOF || ch == '\n' || ch == ';') { if (ch != EOF) next(s); return true; }
+  if (ch == '}' || ch == '#') return true;
+  bad(s, "extra characters after command");
+  return false;
+}
+
+static bool parse_s(Sed *s, SedCmd *c) {
+  int delim = next(s);
+  if (delim == EOF || delim == '\n' || delim == '\\') { bad(s, "unterminated `s' command"); return false; }
+  size_t l;
+  char *pat = read_part(s, delim, true, &l);
+  if (!pat) { bad(s, "unterminated `s' command"); return false; }
+  char *rep = read_part(s, delim, false, &c->rep_len);
+  if (!rep) { g_free(pat); bad(s, "unterminated `s' command"); return false; }
+  c->rep = rep;
+  bool icase = false, ml = false;
+  for (;;) {
+    int ch = peek(s);
+    if (ch == 'g') { next(s); c->global = true; }
+    else if (ch == 'p') { next(s); c->print = true; c->print_count++; }
+    else if (ch == 'i' || ch == 'I') { next(s); icase = true; }
+    else if (ch == 'm' || ch == 'M') { next(s); ml = true; }
+    else if (ch == 'e') { next(s); c->eval = true; }
+    else if (ch >= '0' && ch <= '9') {
+      unsigned long n = 0;
+      while (peek(s) >= '0' && peek(s) <= '9') n = n * 10 + (unsigned long)(next(s) - '0');
+      if (n == 0) { g_free(pat); bad(s, "number option to `s' command may not be zero"); return false; }
+      c->nth = n;
+    } else if (ch == 'w') {
+      next(s);
+      char *f = read_arg(s, false);
+      c->wfile = open_wfile(s, f);
+      g_free(f);
+      break;
+    } else break;
+  }
+  /* check \N references */
+  int maxref = 0;
+  for (size_t i = 0; i + 1 < c->rep_len; i++) {
+    if (rep[i] == '\\') {
+      if (rep[i + 1] >= '1' && rep[i + 1] <= '9' && rep[i + 1] - '0' > maxref) maxref = rep[i + 1] - '0';
+      i++;
+    }
+  }
+  c->re = compile_re(s, pat, icase, ml);
+  if (!s->error && c->re && (int)c->re->re_nsub < maxref) {
+    char m[80];
+    g_snprintf(m, sizeof m, "invalid reference \\%d on `s' command's RHS", maxref);
+    bad(s, m);
+  }
+  g_free(pat);
+  if (s->error) return false;
+  return end_of_cmd(s);
+}
+
+static bool parse_y(Sed *s, SedCmd *c) {
+  int delim = next(s);
+  GString *src = g_string_new(NULL), *dst = g_string_new(NULL);
+  GString *parts[2] = { src, dst };
+  bool ok = true;
+  for (int k = 0; k < 2 && ok; k++) {
+    for (;;) {
+      int ch = next(s);
+      if (ch == EOF || ch == '\n') { bad(s, "unterminated `y' command"); ok = false; break; }
+      if (ch == delim) break;
+      if (ch == '\\') {
+        int e = next(s);
+        if (e == 'n') ch = '\n';
+        else if (e == '\\') ch = '\\';
+        else if (e == delim) ch = delim;
+        else if (e == 't') ch = '\t';
+        else { g_string_append_c(parts[k], '\\'); ch = e; }
+      }
+      g_string_append_c(parts[k], (char)ch);
+    }
+  }
+  if (ok && src->len != dst->len) { bad(s, "strings for `y' command are different lengths"); ok = false; }
+  if (ok) {
+    for (int i = 0; i < 256; i++) c->ymap[i] = (unsigned char)i;
+    for (size_t i = 0; i < src->len; i++) c->ymap[(unsigned char)src->str[i]] = (unsigned char)dst->str[i];
+  }
+  g_string_free(src, TRUE);
+  g_string_free(dst, TRUE);
+  return ok && end_of_cmd(s);
+}
+
+static bool parse_script(Sed *s, GPtrArray *blocks) {
+  while (!s->error) {
+    skip_ws_nl(s);
+    if (peek(s) == EOF) return true;
+    if (peek(s) == '#') {
+      if (s->pos == 0 && s->expr_no == 1 && s->pos + 1 < s->len && s->src[1] == 'n' &&
+          (s->len == 2 || s->src[2] == '\n'))
+        s->quiet = true;
+      while (peek(s) != EOF && peek(s) != '\n') next(s);
+      continue;
+    }
+    SedCmd c;
+    memset(&c, 0, sizeof c);
+    if (!parse_addr(s, &c.a1)) return false;
+    if (c.a1.kind != A_NONE) {
+      skip_ws(s);
+      if (peek(s) == ',') {
+        next(s);
+        skip_ws(s);
+        int ch = peek(s);
+        if (ch == '+' || ch == '~') {
+          next(s);
+          unsigned long n = 0;
+          if (!(peek(s) >= '0' && peek(s) <= '9')) { bad(s, "expected newer version of sed"); return false; }
+          while (peek(s) >= '0' && peek(s) <= '9') n = n * 10 + (unsigned long)(next(s) - '0');
+          c.a2.kind = ch == '+' ? A_PLUS : A_MULT;
+          c.a2.n = n;
+        } else {
+          if (!parse_addr(s, &c.a2)) return false;
+          if (c.a2.kind == A_NONE) { bad(s, "unexpected `,'"); return false; }
+          if (c.a2.kind == A_ZERO) { bad(s, "invalid usage of line address 0"); return false; }
+          if (c.a2.kind == A_STEP) c.a2.kind = A_LINE;
+        }
+      }
+      if (c.a1.kind == A_ZERO && (c.a2.kind != A_RE)) { bad(s, "invalid usage of line address 0"); return false; }
+    }
+    skip_ws(s);
+    while (peek(s) == '!') { next(s); c.negate = true; skip_ws(s); }
+    int cmd = next(s);
+    if (cmd == EOF) { bad(s, "missing command"); return false; }
+    c.cmd = (char)cmd;
+    bool one_addr = strchr("=aiqQrR", cmd) && cmd != '=';
+    if (one_addr && c.a2.kind != A_NONE && (cmd == 'q' || cmd == 'Q')) { bad(s, "command only uses one address"); return false; }
+    switch (cmd) {
+    case '{':
+      g_ptr_array_add(blocks, GSIZE_TO_POINTER(s->cmds->len));
+      break;
+    case '}':
+      if (blocks->len == 0) { bad(s, "unexpected `}'"); return false; }
+      if (c.a1.kind != A_NONE) { bad(s, "} doesn't want any addresses"); return false; }
+      {
+        size_t open = GPOINTER_TO_SIZE(g_ptr_array_steal_index(blocks, blocks->len - 1));
+        g_array_index(s->cmds, SedCmd, open).jump = s->cmds->len;
+      }
+      if (!end_of_cmd(s)) return false;
+      break;
+    case '#':
+      if (c.a1.kind != A_NONE) { bad(s, "comments don't accept any addresses"); return false; }
+      while (peek(s) != EOF && peek(s) != '\n') next(s);
+      continue;
+    case ':': {
+      if (c.a1.kind != A_NONE) { bad(s, ": doesn't want any addresses"); return false; }
+      char *l = read_arg(s, true);
+      if (!*l) { g_free(l); bad(s, "\":\" lacks a label"); return false; }
+      c.text = l;
+      if (peek(s) == ';') next(s);
+      break;
+    }
+    case 'a': case 'i': case 'c': {
+      skip_ws(s);
+      if (peek(s) == EOF) { bad(s, "expected \\ after `a', `c' or `i'"); return false; }
+      c.text = read_text(s, &c.text_len);
+      break;
+    }
+    case 'b': case 't': case 'T':
+      c.text = read_arg(s, true);
+      if (peek(s) == ';') next(s);
+      break;
+    case 'r': case 'R': case 'w': case 'W':
+      c.text = read_arg(s, false);
+      if (cmd == 'w' || cmd == 'W') c.wfile = open_wfile(s, c.text);
+      break;
+    case 'q': case 'Q': case 'l': case 'L': {
+      skip_ws(s);
+      unsigned long n = 0;
+      bool have = false;
+      while (peek(s) >= '0' && peek(s) <= '9') { n = n * 10 + (unsigned long)(next(s) - '0'); have = true; }
+      if (cmd == 'l') c.lwidth = have ? n : (unsigned long)-1;
+      else c.exit_code = (int)n;
+      if (!end_of_cmd(s)) return false;
+      break;
+    }
+    case 's':
+      if (!parse_s(s, &c)) return false;
+      break;
+    case 'y':
+      if (!parse_y(s, &c)) return false;
+      break;
+    case '=': case 'd': case 'D': case 'g': case 'G': case 'h': case 'H': case 'n': case 'N':
+    case 'p': case 'P': case 'x': case 'z': case 'F':
+      if (!end_of_cmd(s)) return false;
+      break;
+    case 'e': case 'v':
+      c.text = read_arg(s, false);
+      break;
+    default: {
+      char m[64];
+      g_snprintf(m, sizeof m, "unknown command: `%c'", cmd);
+      bad(s, m);
+      return false;
+    }
+    }
+    g_array_append_val(s->cmds, c);
+  }
+  return false;
+}
+
+static bool resolve_labels(Sed *s) {
+  SedCmd *v = (SedCmd *)s->cmds->data;
+  for (guint i = 0; i < s->cmds->len; i++) {
+    if (!strchr("btT", v[i].cmd)) continue;
+    if (!v[i].text || !*v[i].text) { v[i].jump = s->cmds->len; continue; }
+    bool found = false;
+    for (guint j = 0; j < s->cmds->len; j++)
+      if (v[j].cmd == ':' && strcmp(v[j].text, v[i].text) == 0) { v[i].jump = j; found = true; break; }
+    if (!found) {
+      bx_err(s->c, "sed", "can't find label for jump to `%s'", v[i].text);
+      s->status = 4;
+      return false;
+    }
+  }
+  return true;
+}
+
+/* ---- input --------------------------------------------------------------------------- */
+
+static bool open_next_input(Sed *s) {
+  while (s->cur + 1 < s->ninputs) {
+    s->cur++;
+    const char *name = s->inputs[s->cur];
+    int fd = bx_open_in(s->c, name);
+    if (fd < 0) {
+      char *t = bx_errtext(s->c, errno);
+      bx_err(s->c, "sed", "can't read %s: %s", name, t);
+      g_free(t);
+      s->status = 2;
+      continue;
+    }
+    s->fd = fd;
+    bx_reader_init(&s->rd, fd);
+    s->rd_open = true;
+    s->cur_name = name;
+    return true;
+  }
+  return false;
+}
+
+static void close_input(Sed *s) {
+  if (!s->rd_open) return;
+  if (s->rd.err) {
+    char *t = bx_errtext(s->c, s->rd.err);
+    bx_err(s->c, "sed", "read error on %s: %s", s->cur_name, t);
+    g_free(t);
+    s->status = 2;
+  }
+  bx_reader_free(&s->rd);
+  bx_close_in(s->c, s->fd);
+  s->rd_open = false;
+}
+
+/* Reads one line into s->next (lookahead).  With separate files (-s, -i)
+ * it does not cross into the next file. */
+static bool fetch(Sed *s, bool cross) {
+  char delim = s->null_data ? '\0' : '\n';
+  for (;;) {
+    if (!s->rd_open) {
+      if (!cross && s->cur >= 0) return false;
+      if (!open_next_input(s)) return false;
+    }
+    const char *rec;
+    size_t len;
+    if (bx_reader_next(&s->rd, delim, &rec, &len)) {
+      g_string_truncate(s->next, 0);
+      s->next_has_nl = len && rec[len - 1] == delim;
+      g_string_append_len(s->next, rec, s->next_has_nl ? len - 1 : len);
+      return true;
+    }
+    close_input(s);
+    if (!cross) return false;
+  }
+}
+
+/* Moves the lookahead line into dst; false at the end of input. */
+static bool read_line(Sed *s, GString *dst, bool append) {
+  if (!s->have_next) return false;
+  if (append) g_string_append_c(dst, s->null_data ? '\0' : '\n');
+  else g_string_truncate(dst, 0);
+  g_string_append_len(dst, s->next->str, s->next->len);
+  s->cur_has_nl = s->next_has_nl;
+  s->lineno++;
+  s->have_next = fetch(s, !s->separate);
+  return true;
+}
+
+static bool is_last(Sed *s) { return !s->have_next; }
+
+/* ---- output ----------------------------------------------------------------------------- */
+
+/* Output of the script: a line printed without its newline (the input's
+ * last line had none) gets one as soon as anything follows, as GNU does. */
+static void sout(Sed *s, const void *p, size_t n) {
+  if (n == 0) return;
+  if (s->missing_nl) {
+    box_out_putc(s->out, s->null_data ? '\0' : '\n');
+    s->missing_nl = false;
+  }
+  box_out_write(s->out, p, n);
+}
+
+static void soutf(Sed *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void soutf(Sed *s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *t = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  sout(s, t, strlen(t));
+  g_free(t);
+}
+
+static void emit(Sed *s, BoxOut *o, const char *p, size_t n, bool nl) {
+  (void)o;
+  if (s->missing_nl) {
+    box_out_putc(s->out, s->null_data ? '\0' : '\n');
+    s->missing_nl = false;
+  }
+  box_out_write(s->out, p, n);
+  if (nl) box_out_putc(s->out, s->null_data ? '\0' : '\n');
+  else s->missing_nl = true;
+}
+
+static void write_file(Sed *s, OutFile *f, const char *p, size_t n) {
+  if (f->fd == -2) { emit(s, s->out, p, n, true); return; }
+  if (f->fd < 0) return;
+  box_out_flush(s->out);
+  box_write_all(f->fd, p, n);
+  box_write_all(f->fd, s->null_data ? "" : "\n", 1);
+}
+
+static void print_ps(Sed *s) { emit(s, s->out, s->ps->str, s->ps->len, s->cur_has_nl || s->have_next); }
+
+static void flush_append(Sed *s) {
+  if (s->append->len) sout(s, s->append->str, s->append->len);
+  g_string_truncate(s->append, 0);
+  for (guint i = 0; i < s->rqueue->len; i++) {
+    const char *name = s->rqueue->pdata[i];
+    int fd = strcmp(name, "/dev/stdin") == 0 ? s->c->in : box_open_file(name, O_RDONLY);
+    if (fd < 0) continue;
+    GString *d = g_string_new(NULL);
+    bx_read_all(fd, d);
+    if (fd != s->c->in) close(fd);
+    sout(s, d->str, d->len);
+    g_string_free(d, TRUE);
+  }
+  g_ptr_array_set_size(s->rqueue, 0);
+}
+
+static void cmd_l(Sed *s, unsigned long width) {
+  if (width == (unsigned long)-1) width = s->lwidth;
+  GString *o = g_string_new(NULL);
+  size_t col = 0;
+  for (size_t i = 0; i < s->ps->len; i++) {
+    unsigned char ch = (unsigned char)s->ps->str[i];
+    char tmp[8];
+    const char *e = NULL;
+    switch (ch) {
+    case '\\': e = "\\\\"; break;
+    case '\a': e = "\\a"; break;
+    case '\b': e = "\\b"; break;
+    case '\f': e = "\\f"; break;
+    case '\n': e = "\\n"; break;
+    case '\r': e = "\\r"; break;
+    case '\t': e = "\\t"; break;
+    case '\v': e = "\\v"; break;
+    default:
+      if (ch < 0x20 || ch >= 0x7f) { g_snprintf(tmp, sizeof tmp, "\\%03o", ch); e = tmp; }
+      else { tmp[0] = (char)ch; tmp[1] = 0; e = tmp; }
+    }
+    size_t w = strlen(e);
+    if (width > 1 && col + w > width - 1) {
+      g_string_append(o, "\\\n");
+      col = 0;
+    }
+    g_string_append(o, e);
+    col += w;
+  }
+  g_string_append(o, "$\n");
+  sout(s, o->str, o->len);
+  g_string_free(o, TRUE);
+}
+
+/* ---- s ------------------------------------------------------------------------------------ */
+
+static void append_case(GString *dst, const char *p, size_t n, int *one, int mode) {
+  for (size_t i = 0; i < n; i++) {
+    char ch = p[i];
+    if (*one == 'u') { ch = g_ascii_toupper(ch); *one = 0; }
+    else if (*one == 'l') { ch = g_ascii_tolower(ch); *one = 0; }
+    else if (mode == 'U') ch = g_ascii_toupper(ch);
+    else if (mode == 'L') ch = g_ascii_tolower(ch);
+    g_string_append_c(dst, ch);
+  }
+}
+
+static void expand_rep(const SedCmd *c, const char *base, regmatch_t *m, GString *dst) {
+  int one = 0, mode = 0;
+  for (size_t i = 0; i < c->rep_len; i++) {
+    char ch = c->rep[i];
+    if (ch == '&') {
+      append_case(dst, base + m[0].rm_so, (size_t)(m[0].rm_eo - m[0].rm_so), &one, mode);
+      continue;
+    }
+    if (ch == '\\' && i + 1 < c->rep_len) {
+      char e = c->rep[++i];
+      if (e >= '0' && e <= '9') {
+        int k = e - '0';
+        if (m[k].rm_so >= 0) append_case(dst, base + m[k].rm_so, (size_t)(m[k].rm_eo - m[k].rm_so), &one, mode);
+        continue;
+      }
+      switch (e) {
+      case 'n': ch = '\n'; break;
+      case 't': ch = '\t'; break;
+      case 'r': ch = '\r'; break;
+      case 'a': ch = '\a'; break;
+      case 'f': ch = '\f'; break;
+      case 'v': ch = '\v'; break;
+      case 'L': case 'U': mode = e; one = 0; continue;
+      case 'E': mode = 0; one = 0; continue;
+      case 'l': case 'u': one = e; continue;
+      default: ch = e; break;
+      }
+    }
+    append_case(dst, &ch, 1, &one, mode);
+  }
+}
+
+static regex_t *use_re(Sed *s, regex_t *re) {
+  if (re) s->last_re = re;
+  else if (!s->last_re) {
+    bx_err(s->c, "sed", "no previous regular expression");
+    s->quit = true;
+    s->exit_status = 1;
+    return NULL;
+  }
+  return s->last_re;
+}
+
+static bool match_at(regex_t *re, const char *str, size_t len, size_t from, regmatch_t *m, size_t nm) {
+  m[0].rm_so = (regoff_t)from;
+  m[0].rm_eo = (regoff_t)len;
+  return regexec(re, str, nm, m, REG_STARTEND | (from > 0 ? REG_NOTBOL : 0)) == 0;
+}
+
+static bool do_s(Sed *s, SedCmd *c) {
+  regex_t *re = use_re(s, c->re);
+  if (!re) return false;
+  const char *str = s->ps->str;
+  size_t len = s->ps->len;
+  regmatch_t m[10];
+  GString *out = NULL;
+  size_t pos = 0, copied = 0;
+  unsigned long count = 0;
+  bool did = false;
+  bool prev_nonempty_end_valid = false;
+  size_t prev_end = 0;
+  while (pos <= len) {
+    if (!match_at(re, str, len, pos, m, 10)) break;
+    size_t so = (size_t)m[0].rm_so, eo = (size_t)m[0].rm_eo;
+    if (so == eo && prev_nonempty_end_valid && so == prev_end) {
+      /* an empty match right after the previous match: step one char */
+      if (so >= len) break;
+      pos = so + 1;
+      prev_nonempty_end_valid = false;
+      continue;
+    }
+    count++;
+    if (count >= (c->nth ? c->nth : 1)) {
+      if (!out) out = g_string_sized_new(len + 16);
+      g_string_append_len(out, str + copied, so - copied);
+      expand_rep(c, str, m, out);
+      copied = eo;
+      did = true;
+      if (!c->global) break;
+    }
+    prev_end = eo;
+    prev_nonempty_end_valid = true;
+    if (so == eo) {
+      if (so >= len) break;
+      pos = so + 1;
+    } else {
+      pos = eo;
+    }
+  }
+  if (!did) return false;
+  g_string_append_len(out, str + copied, len - copied);
+  g_string_truncate(s->ps, 0);
+  g_string_append_len(s->ps, out->str, out->len);
+  g_string_free(out, TRUE);
+  return true;
+}
+
+/* ---- addresses ------------------------------------------------------------------------------ */
+
+static bool match_addr(Sed *s, Addr *a) {
+  switch (a->kind) {
+  case A_NONE: return true;
+  case A_LINE: return s->lineno == a->n;
+  case A_LAST: return is_last(s);
+  case A_ZERO: return false;
+  case A_STEP:
+    if (a->step == 0) return s->lineno == a->n;
+    return s->lineno >= a->n && (s->lineno - a->n) % a->step == 0;
+  case A_RE: {
+    regex_t *re = use_re(s, a->re);
+    if (!re) return false;
+    regmatch_t m[1];
+    return match_at(re, s->ps->str, s->ps->len, 0, m, 1);
+  }
+  default: return false;
+  }
+}
+
+static bool selected(Sed *s, SedCmd *c) {
+  bool r;
+  if (c->a1.kind == A_NONE) r = true;
+  else if (c->a2.kind == A_NONE) r = match_addr(s, &c->a1);
+  else if (c->in_range) {
+    r = true;
+    switch (c->a2.kind) {
+    case A_LINE: if (s->lineno >= c->a2.n) c->in_range = false;
+      if (s->lineno > c->a2.n) r = false, c->in_range = false;
+      break;
+    case A_PLUS: case A_MULT: if (s->lineno >= c->range_end) c->in_range = false; break;
+    case A_LAST: if (is_last(s)) c->in_range = false; break;
+    case A_RE: if (match_addr(s, &c->a2)) c->in_range = false; break;
+    default: c->in_range = false; break;
+    }
+  } else {
+    bool start = c->a1.kind == A_ZERO ? false : match_addr(s, &c->a1);
+    if (c->a1.kind == A_ZERO && s->lineno >= 1 && !c->range_end) {
+      /* 0,/re/: the range is active from before line 1 */
+      c->range_end = 1;
+      c->in_range = true;
+      r = true;
+      if (match_addr(s, &c->a2)) c->in_range = false;
+      return c->negate ? !r : r;
+    }
+    r = start;
+    if (start) {
+      c->in_range = true;
+      switch (c->a2.kind) {
+      case A_LINE: if (c->a2.n <= s->lineno) c->in_range = false; break;
+      case A_PLUS: c->range_end = s->lineno + c->a2.n; if (c->a2.n == 0) c->in_range = false; break;
+      case A_MULT:
+        if (c->a2.n == 0 || s->lineno % c->a2.n == 0) c->in_range = false;
+        else c->range_end = (s->lineno / c->a2.n + 1) * c->a2.n;
+        break;
+      case A_LAST: if (is_last(s)) c->in_range = false; break;
+      default: break;
+      }
+    }
+  }
+  return c->negate ? !r : r;
+}
+
+/* ---- execution ---------------------------------------------------------------------------------- */
+
+/* Runs the script over the current input stream. */
+static void run(Sed *s) {
+  SedCmd *v = (SedCmd *)s->cmds->data;
+  size_t n = s->cmds->len;
+  bool restart_no_read = false;
+  for (;;) {
+    if (!restart_no_read) {
+      if (!read_line(s, s->ps, false)) break;
+      s->replaced = false;
+    }
+    restart_no_read = false;
+    bool autoprint = !s->quiet, end_cycle_delete = false;
+    size_t pc = 0;
+    while (pc < n && !s->quit) {
+      SedCmd *c = &v[pc];
+      if (c->cmd == ':' || c->cmd == '}') { pc++; continue; }
+      if (!selected(s, c)) {
+        pc = c->cmd == '{' ? c->jump + 0 : pc + 1;
+        if (c->cmd == '{') pc = c->jump;
+        continue;
+      }
+      switch (c->cmd) {
+      case '{': break;
+      case '=': soutf(s, "%lu\n", s->lineno); break;
+      case 'a': g_string_append_len(s->append, c->text, c->text_len); break;
+      case 'i': sout(s, c->text, c->text_len); break;
+      case 'c':
+        if (c->a2.kind == A_NONE || !c->in_range || c->negate) sout(s, c->text, c->text_len);
+        end_cycle_delete = true;
+        break;
+      case 'd': end_cycle_delete = true; break;
+      case 'D': {
+        char *nl = memchr(s->ps->str, s->null_data ? '\0' : '\n', s->ps->len);
+        if (!nl) { end_cycle_delete = true; break; }
+        g_string_erase(s->ps, 0, nl - s->ps->str + 1);
+        flush_append(s);
+        restart_no_read = true;
+        goto cycle_end_noprint;
+      }
+      case 'e': break;
+      case 'F': soutf(s, "%s\n", s->cur_name && strcmp(s->cur_name, "-") ? s->cur_name : "-"); break;
+      case 'g': g_string_assign(s->ps, ""); g_string_append_len(s->ps, s->hs->str, s->hs->len); break;
+      case 'G': g_string_append_c(s->ps, '\n'); g_string_append_len(s->ps, s->hs->str, s->hs->len); break;
+      case 'h': g_string_assign(s->hs, ""); g_string_append_len(s->hs, s->ps->str, s->ps->len); break;
+      case 'H': g_string_append_c(s->hs, '\n'); g_string_append_len(s->hs, s->ps->str, s->ps->len); break;
+      case 'x': { GString *t = s->ps; s->ps = s->hs; s->hs = t; break; }
+      case 'l': cmd_l(s, c->lwidth); break;
+      case 'n':
+        if (is_last(s)) {
+          /* GNU: no next line: print (unless -n) and quit */
+          s->quit = true;
+          break;
+        }
+        if (!s->quiet) print_ps(s);
+        flush_append(s);
+        read_line(s, s->ps, false);
+        break;
+      case 'N':
+        if (is_last(s)) {
+          s->quit = true;
+          break;
+        }
+        flush_append(s);
+        read_line(s, s->ps, true);
+        break;
+      case 'p': print_ps(s); break;
+      case 'P': {
+        char *nl = memchr(s->ps->str, s->null_data ? '\0' : '\n', s->ps->len);
+        emit(s, s->out, s->ps->str, nl ? (size_t)(nl - s->ps->str) : s->ps->len, true);
+        break;
+      }
+      case 'q': s->quit = true; s->exit_status = c->exit_code; break;
+      case 'Q': s->quit = true; s->exit_status = c->exit_code; autoprint = false; break;
+      case 'r': g_ptr_array_add(s->rqueue, c->text); break;
+      case 'R': {
+        BxReader *r = g_hash_table_lookup(s->rfiles, c->text);
+        if (!r) {
+          int fd = box_open_file(c->text, O_RDONLY);
+          r = g_new0(BxReader, 1);
+          bx_reader_init(r, fd);
+          if (fd < 0) r->eof = true;
+          g_hash_table_insert(s->rfiles, c->text, r);
+        }
+        const char *rec;
+        size_t len;
+        if (r->fd >= 0 && bx_reader_next(r, '\n', &rec, &len)) {
+          g_string_append_len(s->append, rec, len);
+          if (rec[len - 1] != '\n') g_string_append_c(s->append, '\n');
+        }
+        break;
+      }
+      case 's':
+        if (do_s(s, c)) {
+          s->replaced = true;
+          if (c->print) for (int k = 0; k < c->print_count; k++) print_ps(s);
+          if (c->wfile) write_file(s, c->wfile, s->ps->str, s->ps->len);
+        }
+        break;
+      case 'b': pc = c->jump; continue;
+      case 't': if (s->replaced) { s->replaced = false; pc = c->jump; continue; } break;
+      case 'T': if (!s->replaced) { pc = c->jump; continue; } s->replaced = false; break;
+      case 'w': write_file(s, c->wfile, s->ps->str, s->ps->len); break;
+      case 'W': {
+        char *nl = memchr(s->ps->str, '\n', s->ps->len);
+        write_file(s, c->wfile, s->ps->str, nl ? (size_t)(nl - s->ps->str) : s->ps->len);
+        break;
+      }
+      case 'y':
+        for (size_t k = 0; k < s->ps->len; k++) s->ps->str[k] = (char)c->ymap[(unsigned char)s->ps->str[k]];
+        break;
+      case 'z': g_string_truncate(s->ps, 0); break;
+      default: break;
+      }
+      if (end_cycle_delete) break;
+      pc++;
+    }
+    if (!end_cycle_delete && autoprint) print_ps(s);
+    flush_append(s);
+  cycle_end_noprint:
+    if (s->quit || s->c->out->error) break;
+  }
+}
+
+static const struct option longopts[] = {
+  { "quiet", no_argument, NULL, 'n' }, { "silent", no_argument, NULL, 'n' },
+  { "expression", required_argument, NULL, 'e' }, { "file", required_argument, NULL, 'f' },
+  { "regexp-extended", no_argument, NULL, 'E' }, { "in-place", optional_argument, NULL, 'i' },
+  { "separate", no_argument, NULL, 's' }, { "null-data", no_argument, NULL, 'z' },
+  { "zero-terminated", no_argument, NULL, 'z' }, { "line-length", required_argument, NULL, 'l' },
+  { "unbuffered", no_argument, NULL, 'u' }, { "posix", no_argument, NULL, 1 },
+  { "debug", no_argument, NULL, 2 }, { "sandbox", no_argument, NULL, 3 },
+  { "follow-symlinks", no_argument, NULL, 4 },
+  { NULL, 0, NULL, 0 },
+};
+
+int box_cmd_sed(BoxCmd *c) {
+  Sed s;
+  memset(&s, 0, sizeof s);
+  s.c = c;
+  s.lwidth = 70;
+  s.cmds = g_array_new(FALSE, TRUE, sizeof(SedCmd));
+  s.regexes = g_ptr_array_new();
+  s.files = g_ptr_array_new();
+  s.rfiles = g_hash_table_new(g_str_hash, g_str_equal);
+  GPtrArray *scripts = g_ptr_array_new_with_free_func(g_free);
+  GPtrArray *script_names = g_ptr_array_new();
+  int status = 1;
+  bx_getopt_start("Usage: sed [OPTION]... {script-only-if-no-other-script} [input-file]...");
+  int ch;
+  while ((ch = bx_getopt(c, "sed", "ne:f:Ei::rszl:u", longopts)) != -1) {
+    switch (ch) {
+    case 'n': s.quiet = true; break;
+    case 'e': g_ptr_array_add(scripts, g_strdup(optarg)); g_ptr_array_add(script_names, NULL); break;
+    case 'f': {
+      GString *t = g_string_new(NULL);
+      if (!bx_slurp(c, "sed", optarg, t)) {
+        g_string_free(t, TRUE);
+        goto out;
+      }
+      if (t->len && t->str[t->len - 1] == '\n') g_string_truncate(t, t->len - 1);
+      g_ptr_array_add(scripts, g_string_free(t, FALSE));
+      g_ptr_array_add(script_names, optarg);
+      break;
+    }
+    case 'E': case 'r': s.ere = true; break;
+    case 'i': s.in_place = s.separate = true; s.suffix = optarg; break;
+    case 's': s.separate = true; break;
+    case 'z': s.null_data = true; break;
+    case 'l': s.lwidth = strtoul(optarg, NULL, 10); break;
+    case 'u': case 1: case 2: case 3: case 4: break;
+    default:
+      status = 1;
+      goto out;
+    }
+  }
+  if (scripts->len == 0) {
+    if (optind >= c->argc) {
+      box_out_flush(c->out);
+      box_fdprintf(c->err, "Usage: sed [OPTION]... {script-only-if-no-other-script} [input-file]...\n\n");
+      goto out;
+    }
+    g_ptr_array_add(scripts, g_strdup(c->argv[optind++]));
+    g_ptr_array_add(script_names, NULL);
+  }
+  GPtrArray *blocks = g_ptr_array_new();
+  for (guint i = 0; i < scripts->len; i++) {
+    s.src = scripts->pdata[i];
+    s.len = strlen(s.src);
+    s.pos = 0;
+    s.expr_no = (int)i + 1;
+    s.file_name = script_names->pdata[i];
+    parse_script(&s, blocks);
+    if (s.error) break;
+    /* a/i/c text and labels end with their -e */
+  }
+  if (!s.error && blocks->len) {
+    s.pos = 0;
+    bad(&s, "unmatched `{'");
+  }
+  g_ptr_array_free(blocks, TRUE);
+  if (s.error) { status = s.status ? s.status : 1; goto out; }
+  if (!resolve_labels(&s)) { status = s.status; goto out; }
+
+  s.ps = g_string_new(NULL);
+  s.hs = g_string_new(NULL);
+  s.append = g_string_new(NULL);
+  s.rqueue = g_ptr_array_new();
+  s.next = g_string_new(NULL);
+  s.out = c->out;
+  char *dash[] = { (char *)"-" };
+  s.inputs = optind < c->argc ? c->argv + optind : dash;
+  s.ninputs = optind < c->argc ? c->argc - optind : 1;
+  s.cur = -1;
+  if (s.in_place && optind >= c->argc) {
+    bx_err(c, "sed", "no input files");
+    status = 1;
+    goto out2;
+  }
+  if (!s.separate) {
+    s.have_next = fetch(&s, true);
+    run(&s);
+  } else {
+    while (!s.quit && s.cur + 1 < s.ninputs) {
+      if (!open_next_input(&s)) break;
+      s.lineno = 0;
+      s.have_next = fetch(&s, false);
+      const char *name = s.cur_name;
+      if (!s.in_place) {
+        run(&s);
+        close_input(&s);
+        continue;
+      }
+      /* in place: run with output into a temp descriptor (memfd) */
+      int mfd = memfd_create("sed-i", MFD_CLOEXEC);
+      box_out_init(&s.file_out, mfd);
+      s.out = &s.file_out;
+      run(&s);
+      close_input(&s);
+      box_out_flush(s.out);
+      s.out = c->out;
+      s.missing_nl = false;
+      GString *result = g_string_new(NULL);
+      lseek(mfd, 0, SEEK_SET);
+      bx_read_all(mfd, result);
+      close(mfd);
+      if (s.suffix && *s.suffix) {
+        char *bak;
+        if (strchr(s.suffix, '*')) {
+          const char *base = strrchr(name, '/');
+          base = base ? base + 1 : name;
+          GString *b = g_string_new(NULL);
+          for (const char *p = s.suffix; *p; p++) {
+            if (*p == '*') g_string_append(b, base);
+            else g_string_append_c(b, *p);
+          }
+          if (!strchr(b->str, '/') && base != name) {
+            char *dir = g_strndup(name, (size_t)(base - name));
+            bak = g_strconcat(dir, b->str, NULL);
+            g_free(dir);
+            g_string_free(b, TRUE);
+          } else {
+            bak = g_string_free(b, FALSE);
+          }
+        } else {
+          bak = g_strconcat(name, s.suffix, NULL);
+        }
+        /* the original content: read again */
+        GString *orig = g_string_new(NULL);
+        int rfd = box_open_file(name, O_RDONLY);
+        if (rfd >= 0) { bx_read_all(rfd, orig); close(rfd); }
+        int bfd = box_open_file(bak, O_WRONLY | O_CREAT | O_TRUNC);
+        if (bfd < 0) {
+          char *t = bx_errtext(c, errno);
+          bx_err(c, "sed", "couldn't open file %s: %s", bak, t);
+          g_free(t);
+          s.status = 4;
+        } else {
+          box_write_all(bfd, orig->str, orig->len);
+          close(bfd);
+        }
+        g_string_free(orig, TRUE);
+        g_free(bak);
+      }
+      int wfd = box_open_file(name, O_WRONLY | O_TRUNC);
+      if (wfd < 0) {
+        char *t = bx_errtext(c, errno);
+        bx_err(c, "sed", "couldn't edit %s: %s", name, t);
+        g_free(t);
+        s.status = 4;
+      } else {
+        box_write_all(wfd, result->str, result->len);
+        close(wfd);
+      }
+      g_string_free(result, TRUE);
+    }
+  }
+  status = s.status ? s.status : s.exit_status;
+out2:
+  close_input(&s);
+  g_string_free(s.ps, TRUE);
+  g_string_free(s.hs, TRUE);
+  g_string_free(s.append, TRUE);
+  g_string_free(s.next, TRUE);
+  g_ptr_array_free(s.rqueue, TRUE);
+out:
+  for (guint i = 0; i < s.cmds->len; i++) {
+    SedCmd *sc = &g_array_index(s.cmds, SedCmd, i);
+    g_free(sc->rep);
+    g_free(sc->text);
+  }
+  g_array_free(s.cmds, TRUE);
+  for (guint i = 0; i < s.regexes->len; i++) { regfree(s.regexes->pdata[i]); g_free(s.regexes->pdata[i]); }
+  g_ptr_array_free(s.regexes, TRUE);
+  for (guint i = 0; i < s.files->len; i++) {
+    OutFile *f = s.files->pdata[i];
+    if (f->fd >= 0 && f->fd != c->err) close(f->fd);
+    g_free(f->name);
+    g_free(f);
+  }
+  g_ptr_array_free(s.files, TRUE);
+  GHashTableIter it;
+  gpointer k, val;
+  g_hash_table_iter_init(&it, s.rfiles);
+  while (g_hash_table_iter_next(&it, &k, &val)) {
+    BxReader *r = val;
+    if (r->fd >= 0) close(r->fd);
+    bx_reader_free(r);
+    g_free(r);
+  }
+  g_hash_table_destroy(s.rfiles);
+  g_ptr_array_free(scripts, TRUE);
+  g_ptr_array_free(script_names, TRUE);
+  return status;
+}

@@ -1,0 +1,225 @@
+/* tail.c — GNU tail: -n/-c with N, -N or +N, -q, -v, -z, obsolete -NUM/+NUM.
+ * A seekable file is read from its end (lseek, no stat); a pipe is streamed. */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shell/commands/util.h"
+
+typedef struct {
+  bool bytes, from_start;
+  unsigned long long n;
+  char delim;
+} TailOpt;
+
+static bool copy_rest(BoxCmd *c, int fd) {
+  char buf[65536];
+  for (;;) {
+    ssize_t r = read(fd, buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return false;
+    if (r == 0) return true;
+    box_out_write(c->out, buf, (size_t)r);
+    if (c->out->error) return true;
+  }
+}
+
+static bool tail_from_start(BoxCmd *c, int fd, const TailOpt *o) {
+  unsigned long long skip = o->n ? o->n - 1 : 0;
+  char buf[65536];
+  while (skip > 0) {
+    ssize_t r = read(fd, buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return false;
+    if (r == 0) return true;
+    size_t i = 0;
+    if (o->bytes) {
+      i = (size_t)MIN((unsigned long long)r, skip);
+      skip -= i;
+    } else {
+      while (i < (size_t)r && skip > 0) {
+        const char *nl = memchr(buf + i, o->delim, (size_t)r - i);
+        if (!nl) { i = (size_t)r; break; }
+        i = (size_t)(nl - buf) + 1;
+        skip--;
+      }
+    }
+    box_out_write(c->out, buf + i, (size_t)r - i);
+  }
+  return copy_rest(c, fd);
+}
+
+/* Last n records of data[0..len): start offset. */
+static size_t last_records(const char *data, size_t len, unsigned long long n, char delim, bool *enough) {
+  size_t end = len;
+  *enough = false;
+  if (n == 0) { *enough = true; return len; }
+  if (end && data[end - 1] == delim) end--;   /* a final terminator ends the last record */
+  while (end > 0) {
+    const char *p = memrchr(data, delim, end);
+    if (!p) break;
+    if (--n == 0) { *enough = true; return (size_t)(p - data) + 1; }
+    end = (size_t)(p - data);
+  }
+  return 0;
+}
+
+static bool tail_end(BoxCmd *c, int fd, const TailOpt *o) {
+  off_t size = lseek(fd, 0, SEEK_END);
+  if (size >= 0) {
+    /* seekable: read backwards in blocks until enough */
+    if (o->bytes) {
+      off_t start = (unsigned long long)size > o->n ? size - (off_t)o->n : 0;
+      if (lseek(fd, start, SEEK_SET) < 0) return false;
+      return copy_rest(c, fd);
+    }
+    GString *tailbuf = g_string_new(NULL);
+    off_t pos = size;
+    size_t blk = 65536;
+    char *buf = g_malloc(blk);
+    for (;;) {
+      off_t from = pos > (off_t)blk ? pos - (off_t)blk : 0;
+      size_t want = (size_t)(pos - from);
+      size_t got = 0;
+      while (got < want) {
+        ssize_t r = pread(fd, buf + got, want - got, from + (off_t)got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+      }
+      g_string_prepend_len(tailbuf, buf, (gssize)got);
+      pos = from;
+      bool enough;
+      size_t st = last_records(tailbuf->str, tailbuf->len, o->n, o->delim, &enough);
+      if (enough || pos == 0) {
+        box_out_write(c->out, tailbuf->str + st, tailbuf->len - st);
+        break;
+      }
+    }
+    g_free(buf);
+    g_string_free(tailbuf, TRUE);
+    return true;
+  }
+  /* a pipe: keep a window */
+  GString *data = g_string_new(NULL);
+  char buf[65536];
+  for (;;) {
+    ssize_t r = read(fd, buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) { g_string_free(data, TRUE); return false; }
+    if (r == 0) break;
+    g_string_append_len(data, buf, r);
+    if (data->len > 4 * 1024 * 1024) {
+      bool enough = false;
+      size_t st = o->bytes ? (data->len > o->n ? data->len - (size_t)o->n : 0)
+                           : last_records(data->str, data->len, o->n, o->delim, &enough);
+      if (o->bytes ? data->len > o->n : enough) g_string_erase(data, 0, (gssize)st);
+    }
+  }
+  bool enough;
+  size_t st = o->bytes ? (data->len > o->n ? data->len - (size_t)o->n : 0)
+                       : last_records(data->str, data->len, o->n, o->delim, &enough);
+  box_out_write(c->out, data->str + st, data->len - st);
+  g_string_free(data, TRUE);
+  return true;
+}
+
+static bool parse_count(BoxCmd *c, const char *v, TailOpt *o) {
+  const char *s = v;
+  o->from_start = false;
+  if (*s == '+') { o->from_start = true; s++; }
+  else if (*s == '-') s++;
+  if (!bx_parse_size(s, &o->n)) {
+    bx_err(c, "tail", "invalid number of %s: '%s'", o->bytes ? "bytes" : "lines", v);
+    return false;
+  }
+  return true;
+}
+
+static const struct option longopts[] = {
+  { "lines", required_argument, NULL, 'n' }, { "bytes", required_argument, NULL, 'c' },
+  { "quiet", no_argument, NULL, 'q' }, { "silent", no_argument, NULL, 'q' },
+  { "verbose", no_argument, NULL, 'v' }, { "zero-terminated", no_argument, NULL, 'z' },
+  { NULL, 0, NULL, 0 },
+};
+
+static int run(BoxCmd *c, TailOpt *op, int verbose, const char *count);
+
+int box_cmd_tail(BoxCmd *c) {
+  TailOpt o = { false, false, 10, '\n' };
+  int verbose = -1;
+  const char *count = NULL;
+  bool skip_first = false;
+  static char nbuf[64];
+  if (c->argc > 1 && (c->argv[1][0] == '-' || c->argv[1][0] == '+') && g_ascii_isdigit(c->argv[1][1]) &&
+      (c->argv[1][0] == '-' || c->argc <= 3)) {
+    const char *a = c->argv[1];
+    size_t k = strspn(a + 1, "0123456789");
+    g_snprintf(nbuf, sizeof nbuf, "%c%.*s", a[0], (int)k, a + 1);
+    count = nbuf;
+    for (const char *p = a + 1 + k; *p; p++) {
+      if (*p == 'c') o.bytes = true;
+      else if (*p == 'l') o.bytes = false;
+    }
+    skip_first = true;
+  }
+  /* getopt works on a copy of argv without the consumed -NUM */
+  char **av = g_new0(char *, c->argc + 1);
+  int ac = 0;
+  for (int i = 0; i < c->argc; i++)
+    if (!(skip_first && i == 1)) av[ac++] = c->argv[i];
+  BoxCmd cc = *c;
+  cc.argc = ac;
+  cc.argv = av;
+  int rc = run(&cc, &o, verbose, count);
+  g_free(av);
+  return rc;
+}
+
+static int run(BoxCmd *c, TailOpt *op, int verbose, const char *count) {
+  TailOpt o = *op;
+  bx_getopt_start(NULL);
+  int ch;
+  while ((ch = bx_getopt(c, "tail", "n:c:qvzf", longopts)) != -1) {
+    switch (ch) {
+    case 'n': o.bytes = false; count = optarg; break;
+    case 'c': o.bytes = true; count = optarg; break;
+    case 'q': verbose = 0; break;
+    case 'v': verbose = 1; break;
+    case 'z': o.delim = '\0'; break;
+    case 'f': break;
+    default: return 1;
+    }
+  }
+  if (count && !parse_count(c, count, &o)) return 1;
+  int nf = c->argc - optind;
+  char *dash[] = { (char *)"-" };
+  char **files = nf ? c->argv + optind : dash;
+  if (!nf) nf = 1;
+  bool headers = verbose == 1 || (verbose == -1 && nf > 1);
+  int status = 0;
+  bool first = true;
+  for (int i = 0; i < nf; i++) {
+    const char *name = files[i];
+    int fd = bx_open_in(c, name);
+    if (fd < 0) {
+      char *t = bx_errtext(c, errno), *q = bx_quote_always(name);
+      bx_err(c, "tail", "cannot open %s for reading: %s", q, t);
+      g_free(t); g_free(q);
+      status = 1;
+      continue;
+    }
+    if (headers)
+      box_out_printf(c->out, "%s==> %s <==\n", first ? "" : "\n", strcmp(name, "-") == 0 ? "standard input" : name);
+    first = false;
+    bool ok = o.from_start ? tail_from_start(c, fd, &o) : tail_end(c, fd, &o);
+    if (!ok) {
+      char *t = bx_errtext(c, errno), *q = bx_quote_always(name);
+      bx_err(c, "tail", "error reading %s: %s", q, t);
+      g_free(t); g_free(q);
+      status = 1;
+    }
+    bx_close_in(c, fd);
+  }
+  return status;
+}

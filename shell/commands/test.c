@@ -1,0 +1,236 @@
+/* test.c — `test EXPR` and `[ EXPR ]`: POSIX's argument-count rules,
+ * -a/-o/!/( ), bash's file and string operators.  File tests open or
+ * access paths; the mount decides each. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shell/shell-private.h"
+
+static bool parse_num(const char *s, int64_t *v) {
+  while (*s == ' ' || *s == '\t') s++;
+  char *end;
+  errno = 0;
+  long long r = strtoll(s, &end, 10);
+  if (end == s) return false;
+  while (*end == ' ' || *end == '\t') end++;
+  if (*end || errno) return false;
+  *v = r;
+  return true;
+}
+
+int box_test_unary(Shell *sh, const char *op, const char *a) {
+  struct stat st;
+  if (op[0] != '-' || !op[1] || op[2]) return -1;
+  switch (op[1]) {
+  case 'z': return !*a;
+  case 'n': return *a != 0;
+  case 'e': case 'a': return stat(a, &st) == 0;
+  case 'f': return stat(a, &st) == 0 && S_ISREG(st.st_mode);
+  case 'd': return stat(a, &st) == 0 && S_ISDIR(st.st_mode);
+  case 'L': case 'h': return lstat(a, &st) == 0 && S_ISLNK(st.st_mode);
+  case 'p': return stat(a, &st) == 0 && S_ISFIFO(st.st_mode);
+  case 'S': return stat(a, &st) == 0 && S_ISSOCK(st.st_mode);
+  case 'b': return stat(a, &st) == 0 && S_ISBLK(st.st_mode);
+  case 'c': return stat(a, &st) == 0 && S_ISCHR(st.st_mode);
+  case 's': return stat(a, &st) == 0 && st.st_size > 0;
+  case 'r': return access(a, R_OK) == 0;
+  case 'w': return access(a, W_OK) == 0;
+  case 'x': return access(a, X_OK) == 0;
+  case 'u': return stat(a, &st) == 0 && (st.st_mode & S_ISUID);
+  case 'g': return stat(a, &st) == 0 && (st.st_mode & S_ISGID);
+  case 'k': return stat(a, &st) == 0 && (st.st_mode & S_ISVTX);
+  case 'O': return stat(a, &st) == 0 && st.st_uid == geteuid();
+  case 'G': return stat(a, &st) == 0 && st.st_gid == getegid();
+  case 'N': return stat(a, &st) == 0 && st.st_mtime >= st.st_atime;
+  case 't': {
+    int64_t fd;
+    if (!parse_num(a, &fd)) return 0;
+    int real = fd >= 0 && fd < BOX_NFD ? sh->fd[fd] : -1;
+    return real >= 0 && isatty(real);
+  }
+  case 'v': return box_var_get(sh, a) != NULL || box_var_lookup(sh, a) != NULL;
+  case 'o': return 0;
+  default: return -1;
+  }
+}
+
+/* 0 true, 1 false, 2 error. */
+int box_test_binary(Shell *sh, const char *a, const char *op, const char *b, int err_fd) {
+  (void)sh;
+  if (!strcmp(op, "=") || !strcmp(op, "==")) return strcmp(a, b) != 0;
+  if (!strcmp(op, "!=")) return strcmp(a, b) == 0;
+  if (!strcmp(op, "<")) return strcmp(a, b) >= 0;
+  if (!strcmp(op, ">")) return strcmp(a, b) <= 0;
+  if (op[0] == '-' && strlen(op) == 3) {
+    const char *o = op + 1;
+    if (!strcmp(o, "nt") || !strcmp(o, "ot") || !strcmp(o, "ef")) {
+      struct stat sa, sb;
+      bool ha = stat(a, &sa) == 0, hb = stat(b, &sb) == 0;
+      if (!strcmp(o, "ef")) return !(ha && hb && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+      struct timespec ta = sa.st_mtim, tb = sb.st_mtim;
+      int cmp = !ha ? -1 : !hb ? 1 : (ta.tv_sec != tb.tv_sec ? (ta.tv_sec > tb.tv_sec ? 1 : -1)
+                                                              : (ta.tv_nsec > tb.tv_nsec) - (ta.tv_nsec < tb.tv_nsec));
+      if (!ha && !hb) return 1;
+      return !strcmp(o, "nt") ? !(cmp > 0) : !(cmp < 0);
+    }
+    int64_t x, y;
+    if (!parse_num(a, &x)) {
+      box_fdprintf(err_fd, "strands-shell: test: %s: integer expression expected\n", a);
+      return 2;
+    }
+    if (!parse_num(b, &y)) {
+      box_fdprintf(err_fd, "strands-shell: test: %s: integer expression expected\n", b);
+      return 2;
+    }
+    if (!strcmp(o, "eq")) return !(x == y);
+    if (!strcmp(o, "ne")) return !(x != y);
+    if (!strcmp(o, "lt")) return !(x < y);
+    if (!strcmp(o, "le")) return !(x <= y);
+    if (!strcmp(o, "gt")) return !(x > y);
+    if (!strcmp(o, "ge")) return !(x >= y);
+  }
+  return 3;  /* not a binary operator */
+}
+
+static bool is_binop(const char *s) {
+  static const char *const ops[] = { "=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt",
+                                     "-ge", "-nt", "-ot", "-ef", NULL };
+  for (int i = 0; ops[i]; i++)
+    if (!strcmp(ops[i], s)) return true;
+  return false;
+}
+
+typedef struct {
+  Shell *sh;
+  char **v;
+  int n, i;
+  int err_fd;
+  bool err;
+} T;
+
+static int t_or(T *t);
+
+static void t_error(T *t, const char *fmt, const char *arg) {
+  if (t->err) return;
+  t->err = true;
+  box_fdprintf(t->err_fd, "strands-shell: test: ");
+  box_fdprintf(t->err_fd, fmt, arg);
+  box_fdprintf(t->err_fd, "\n");
+}
+
+static int t_prim(T *t) {
+  if (t->i >= t->n) {
+    t_error(t, "argument expected%s", "");
+    return 0;
+  }
+  const char *a = t->v[t->i];
+  int left = t->n - t->i;
+  if (!strcmp(a, "!") && left > 1) {
+    t->i++;
+    return !t_prim(t);
+  }
+  if (!strcmp(a, "(") && left > 1) {
+    t->i++;
+    int r = t_or(t);
+    if (t->i >= t->n || strcmp(t->v[t->i], ")")) {
+      t_error(t, "`)' expected%s", "");
+      return 0;
+    }
+    t->i++;
+    return r;
+  }
+  if (left >= 3 && is_binop(t->v[t->i + 1])) {
+    int r = box_test_binary(t->sh, a, t->v[t->i + 1], t->v[t->i + 2], t->err_fd);
+    t->i += 3;
+    if (r == 2) t->err = true;
+    return r == 0;
+  }
+  if (a[0] == '-' && a[1] && !a[2] && left >= 2) {
+    int r = box_test_unary(t->sh, a, t->v[t->i + 1]);
+    if (r >= 0) {
+      t->i += 2;
+      return r;
+    }
+    t_error(t, "%s: unary operator expected", a);
+    return 0;
+  }
+  t->i++;
+  return *a != 0;
+}
+
+static int t_and(T *t) {
+  int r = t_prim(t);
+  while (!t->err && t->i < t->n && !strcmp(t->v[t->i], "-a")) {
+    t->i++;
+    int s = t_prim(t);
+    r = r && s;
+  }
+  return r;
+}
+
+static int t_or(T *t) {
+  int r = t_and(t);
+  while (!t->err && t->i < t->n && !strcmp(t->v[t->i], "-o")) {
+    t->i++;
+    int s = t_and(t);
+    r = r || s;
+  }
+  return r;
+}
+
+int box_test_eval(Shell *sh, int argc, char **argv, int err_fd) {
+  T t = { sh, argv, argc, 0, err_fd, false };
+  if (argc == 0) return 1;
+  if (argc == 1) return argv[0][0] ? 0 : 1;
+  if (argc == 2) {
+    if (!strcmp(argv[0], "!")) return argv[1][0] ? 1 : 0;
+    int r = box_test_unary(sh, argv[0], argv[1]);
+    if (r < 0) {
+      box_fdprintf(err_fd, "strands-shell: test: %s: unary operator expected\n", argv[0]);
+      return 2;
+    }
+    return !r;
+  }
+  if (argc == 3) {
+    if (is_binop(argv[1])) {
+      int r = box_test_binary(sh, argv[0], argv[1], argv[2], err_fd);
+      return r > 2 ? 2 : r;
+    }
+    if (!strcmp(argv[1], "-a") || !strcmp(argv[1], "-o")) {
+      bool x = argv[0][0], y = argv[2][0];
+      return !(argv[1][1] == 'a' ? (x && y) : (x || y));
+    }
+    if (!strcmp(argv[0], "!")) return !box_test_eval(sh, 2, argv + 1, err_fd) ? 1 : 0;
+    if (!strcmp(argv[0], "(") && !strcmp(argv[2], ")")) return argv[1][0] ? 0 : 1;
+    box_fdprintf(err_fd, "strands-shell: test: %s: binary operator expected\n", argv[1]);
+    return 2;
+  }
+  if (argc == 4 && !strcmp(argv[0], "!")) {
+    int r = box_test_eval(sh, 3, argv + 1, err_fd);
+    return r == 2 ? 2 : !r;
+  }
+  int r = t_or(&t);
+  if (!t.err && t.i < t.n) {
+    box_fdprintf(err_fd, "strands-shell: test: too many arguments\n");
+    return 2;
+  }
+  if (t.err) return 2;
+  return !r;
+}
+
+int box_cmd_test(BoxCmd *c) {
+  int argc = c->argc - 1;
+  char **argv = c->argv + 1;
+  if (!strcmp(c->argv[0], "[")) {
+    if (argc == 0 || strcmp(argv[argc - 1], "]")) {
+      box_fdprintf(c->err, "strands-shell: [: missing `]'\n");
+      return 2;
+    }
+    argc--;
+  }
+  return box_test_eval(c->sh, argc, argv, c->err);
+}

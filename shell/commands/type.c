@@ -1,0 +1,104 @@
+/* type.c — `type [-afptP] NAME…`; also the lookup `command -v/-V` uses. */
+#include <string.h>
+#include <unistd.h>
+
+#include "shell/shell-private.h"
+
+static const char *const keywords[] = { "if", "then", "else", "elif", "fi", "case", "esac", "for",
+                                        "select", "while", "until", "do", "done", "in", "function",
+                                        "time", "{", "}", "!", "[[", "]]", "coproc", NULL };
+
+static bool is_keyword(const char *n) {
+  for (int i = 0; keywords[i]; i++)
+    if (strcmp(keywords[i], n) == 0) return true;
+  return false;
+}
+
+/* mode: 't' type word, 'v' command -v, 'V' description; returns found. */
+int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs);
+int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs) {
+  Shell *sh = c->sh;
+  const char *alias = g_hash_table_lookup(sh->aliases, name);
+  if (alias) {
+    if (mode == 't') box_out_puts(c->out, "alias\n");
+    else if (mode == 'v') {
+      char *q = box_quote(alias);
+      box_out_printf(c->out, "alias %s=%s\n", name, q);
+      g_free(q);
+    } else {
+      box_out_printf(c->out, "%s is aliased to `%s'\n", name, alias);
+    }
+    return 1;
+  }
+  if (is_keyword(name)) {
+    if (mode == 't') box_out_puts(c->out, "keyword\n");
+    else if (mode == 'v') box_out_printf(c->out, "%s\n", name);
+    else box_out_printf(c->out, "%s is a shell keyword\n", name);
+    return 1;
+  }
+  if (!skip_funcs && g_hash_table_lookup(sh->funcs, name)) {
+    if (mode == 't') box_out_puts(c->out, "function\n");
+    else if (mode == 'v') box_out_printf(c->out, "%s\n", name);
+    else box_out_printf(c->out, "%s is a function\n", name);
+    return 1;
+  }
+  if (box_command_lookup(name)) {
+    if (mode == 't') box_out_puts(c->out, "builtin\n");
+    else if (mode == 'v') box_out_printf(c->out, "%s\n", name);
+    else if (box_is_special_builtin(name)) box_out_printf(c->out, "%s is a special shell builtin\n", name);
+    else box_out_printf(c->out, "%s is a shell builtin\n", name);
+    return 1;
+  }
+  /* a program: look on PATH without stat (access only) */
+  const char *path = box_var_get(sh, "PATH");
+  char *found = NULL;
+  if (strchr(name, '/')) {
+    if (access(name, X_OK) == 0) found = g_strdup(name);
+  } else {
+    gchar **dirs = g_strsplit(path ? path : "", ":", -1);
+    for (gchar **d = dirs; *d && !found; d++) {
+      char *cand = g_build_filename(**d ? *d : ".", name, NULL);
+      if (access(cand, X_OK) == 0) found = cand;
+      else g_free(cand);
+    }
+    g_strfreev(dirs);
+  }
+  if (!found) return 0;
+  if (mode == 't') box_out_puts(c->out, "file\n");
+  else if (mode == 'v') box_out_printf(c->out, "%s\n", found);
+  else if (g_hash_table_lookup(sh->hash, name)) box_out_printf(c->out, "%s is hashed (%s)\n", name, found);
+  else box_out_printf(c->out, "%s is %s\n", name, found);
+  g_free(found);
+  return 1;
+}
+
+int box_cmd_type(BoxCmd *c) {
+  char mode = 'V';
+  bool path_only = false;
+  int i = 1;
+  for (; i < c->argc && c->argv[i][0] == '-' && c->argv[i][1]; i++) {
+    if (strcmp(c->argv[i], "--") == 0) { i++; break; }
+    for (const char *p = c->argv[i] + 1; *p; p++) {
+      if (*p == 't') mode = 't';
+      else if (*p == 'p' || *p == 'P') path_only = true;
+      else if (*p == 'a' || *p == 'f') continue;
+      else {
+        box_cmd_error(c, "-%c: invalid option", *p);
+        box_fdprintf(c->err, "type: usage: type [-afptP] name [name ...]\n");
+        return 2;
+      }
+    }
+  }
+  int st = 0;
+  for (; i < c->argc; i++) {
+    if (path_only) {
+      if (!box_type_one(c, c->argv[i], 'v', true)) st = 1;
+      continue;
+    }
+    if (!box_type_one(c, c->argv[i], mode, false)) {
+      if (mode != 't') box_cmd_error(c, "%s: not found", c->argv[i]);
+      st = 1;
+    }
+  }
+  return st;
+}

@@ -1,0 +1,59 @@
+/* unset.c — `unset [-fv] NAME…` (NAME[key] for one element). */
+#include <string.h>
+
+#include "shell/shell-private.h"
+
+int box_cmd_unset(BoxCmd *c) {
+  Shell *sh = c->sh;
+  bool funcs = false, vars = false;
+  int i = 1;
+  for (; i < c->argc; i++) {
+    const char *a = c->argv[i];
+    if (strcmp(a, "--") == 0) { i++; break; }
+    if (a[0] != '-' || !a[1]) break;
+    for (const char *p = a + 1; *p; p++) {
+      if (*p == 'f') funcs = true;
+      else if (*p == 'v') vars = true;
+      else if (*p == 'n') continue;
+      else {
+        box_cmd_error(c, "-%c: invalid option", *p);
+        box_fdprintf(c->err, "unset: usage: unset [-f] [-v] [-n] [name ...]\n");
+        return 2;
+      }
+    }
+  }
+  int status = 0;
+  for (; i < c->argc; i++) {
+    char *name = g_strdup(c->argv[i]);
+    if (funcs) {
+      g_hash_table_remove(sh->funcs, name);
+      g_free(name);
+      continue;
+    }
+    char *br = strchr(name, '[');
+    char *key = NULL;
+    if (br && name[strlen(name) - 1] == ']') {
+      *br = 0;
+      key = g_strndup(br + 1, strlen(br + 1) - 1);
+    }
+    if (!box_is_name(name, strlen(name))) {
+      box_cmd_error(c, "`%s': not a valid identifier", c->argv[i]);
+      status = 1;
+    } else {
+      ShellVar *v = box_var_lookup(sh, name);
+      if (v && (v->flags & V_READONLY)) {
+        box_cmd_error(c, "%s: cannot unset: readonly variable", name);
+        status = 1;
+      } else if (key) {
+        box_var_unset_elem(sh, name, key);
+      } else if (v || vars) {
+        box_var_unset(sh, name);
+      } else if (g_hash_table_lookup(sh->funcs, name)) {
+        g_hash_table_remove(sh->funcs, name);
+      }
+    }
+    g_free(key);
+    g_free(name);
+  }
+  return status;
+}

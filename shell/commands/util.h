@@ -1,0 +1,106 @@
+/* util.h — helpers shared by the commands of shell/commands/ (issue 5).
+ *
+ * Files are opened with open(2) and read with read(2): never stdio on a
+ * file (glibc stdio fstat()s, and every stat on the mount is a decision). */
+#ifndef BOX_SHELL_COMMANDS_UTIL_H
+#define BOX_SHELL_COMMANDS_UTIL_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "shell/shell-private.h"
+
+/* ---- diagnostics -------------------------------------------------------- */
+
+/* GNU quoting of a file name for a message (C locale): `quotef` leaves a
+ * plain name bare, `quoteaf` always quotes.  g_malloc'd. */
+char *bx_quote(const char *s);
+char *bx_quote_always(const char *s);
+/* "cmd: MESSAGE\n" on the command's stderr (stdout flushed first). */
+void bx_err(BoxCmd *c, const char *cmd, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+/* "cmd: NAME: TEXT\n", NAME quoted as GNU does, TEXT the policy's message
+ * after EACCES (host's last denial) or strerror. */
+void bx_ferr(BoxCmd *c, const char *cmd, const char *name, int err);
+/* The text for err (policy text for EACCES when the host has it). */
+char *bx_errtext(BoxCmd *c, int err);
+/* "cmd: MESSAGE\nTry 'cmd --help' for more information.\n" */
+void bx_usage(BoxCmd *c, const char *cmd, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+
+/* ---- options ------------------------------------------------------------- */
+
+/* getopt_long over c->argv with GNU's error texts printed on c->err; '?'
+ * after an error (message printed, caller returns its usage status).
+ * Call bx_getopt_start first.  optarg/optind as usual. */
+/* usage: a line printed before "Try …" after an option error (grep's
+ * "Usage: grep [OPTION]... PATTERNS [FILE]..."), or NULL. */
+void bx_getopt_start(const char *usage);
+int bx_getopt(BoxCmd *c, const char *cmd, const char *shortopts, const struct option *longopts);
+
+/* ---- input --------------------------------------------------------------- */
+
+/* "-" is stdin (c->in); else open(O_RDONLY).  -1 with errno. */
+int bx_open_in(BoxCmd *c, const char *name);
+void bx_close_in(BoxCmd *c, int fd);
+/* Reads all of fd into s.  false with errno. */
+bool bx_read_all(int fd, GString *s);
+/* Reads a whole named input ("-" = stdin); prints the error itself. */
+bool bx_slurp(BoxCmd *c, const char *cmd, const char *name, GString *s);
+
+/* A line reader over a descriptor: lines of any length. */
+typedef struct {
+  int fd;
+  char *buf;
+  size_t cap, start, end;
+  bool eof;
+  int err;            /* errno of a failed read, else 0 */
+} BxReader;
+void bx_reader_init(BxReader *r, int fd);
+void bx_reader_free(BxReader *r);
+/* Next record ending in delim (delim included when present).  false at
+ * end of input or on error (r->err). The pointer is valid until the next call. */
+bool bx_reader_next(BxReader *r, char delim, const char **rec, size_t *len);
+
+/* ---- directories -------------------------------------------------------- */
+
+/* A directory's entries without "." and "..", in the order the directory
+ * gives them: open(O_DIRECTORY) + getdents64, so no stat (glibc's opendir
+ * fstat()s the descriptor, and a stat on the mount is a decision).  NULL
+ * with *err set on failure.  Free with bx_dir_free. */
+typedef struct {
+  char *name;
+  unsigned long long ino;
+  unsigned char type;   /* DT_* */
+} BxDirEnt;
+GArray *bx_list_dir(const char *path, int *err);
+void bx_dir_free(GArray *v);
+
+/* ---- numbers and misc ------------------------------------------------------ */
+
+/* Parses a non-negative decimal with an optional GNU size suffix
+ * (b, K, KB, KiB, M, …) as head/tail/split accept.  false when invalid. */
+bool bx_parse_size(const char *s, unsigned long long *out);
+/* An octal or symbolic (chmod) mode applied to cur.  false when invalid. */
+bool bx_parse_mode(const char *s, mode_t cur, bool is_dir, mode_t *out);
+/* a/b joined with one '/'. g_malloc'd. */
+char *bx_path_join(const char *dir, const char *name);
+/* Writes the whole buffer, or stops on error (c->out->error). */
+static inline void bx_put(BoxCmd *c, const void *p, size_t n) { box_out_write(c->out, p, n); }
+
+/* ---- running shell text through the decision point (find -exec, xargs) ---- */
+
+/* Quotes one word for shell text (single quotes as needed). g_malloc'd. */
+char *bx_shell_quote(const char *s);
+/* Runs argv (NULL-terminated) as one simple command through the Shell's
+ * decision point (box_run_argv), so it gets its own shell:exec /
+ * shell:spawn decision.  Flushes c->out first.  Returns its status. */
+int bx_run_argv(BoxCmd *c, char **argv, int argc, int in, int out, int err);
+
+/* ---- the commands of this issue (one file each, registered in registry.c) -- */
+#define BX_COMMANDS(X) \
+  X(head) X(tail) X(sort) X(uniq) X(cut) X(tr) X(wc) X(tee) X(sed) \
+  X(rm) X(mkdir) X(rmdir) X(mv) X(cp)
+#define BX_DECL_COMMAND(n) int box_cmd_##n(BoxCmd *c);
+BX_COMMANDS(BX_DECL_COMMAND)
+
+#endif

@@ -1,0 +1,320 @@
+/* vars.c — the variable table: scalars, indexed and associative arrays,
+ * attributes, function-local scopes (dynamic, as bash). */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shell/shell-private.h"
+
+bool box_is_name(const char *s, size_t len) {
+  if (len == 0 || !(s[0] == '_' || g_ascii_isalpha(s[0]))) return false;
+  for (size_t i = 1; i < len; i++)
+    if (!(s[i] == '_' || g_ascii_isalnum(s[i]))) return false;
+  return true;
+}
+
+static void var_clear(ShellVar *v) {
+  g_free(v->value);
+  v->value = NULL;
+  if (v->arr) g_ptr_array_free(v->arr, TRUE);
+  if (v->assoc) g_hash_table_destroy(v->assoc);
+  if (v->keys) g_ptr_array_free(v->keys, TRUE);
+  v->arr = NULL;
+  v->assoc = NULL;
+  v->keys = NULL;
+}
+
+void box_var_free(gpointer p);
+void box_var_free(gpointer p) {
+  ShellVar *v = p;
+  if (!v) return;
+  var_clear(v);
+  g_free(v);
+}
+
+ShellVar *box_var_lookup(Shell *sh, const char *name) {
+  return g_hash_table_lookup(sh->vars, name);
+}
+
+ShellVar *box_var_make(Shell *sh, const char *name) {
+  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  if (!v) {
+    v = g_new0(ShellVar, 1);
+    if (sh->opts & O_ALLEXPORT) v->flags |= V_EXPORT;
+    g_hash_table_insert(sh->vars, g_strdup(name), v);
+  }
+  return v;
+}
+
+static const char *dyn_value(Shell *sh, const char *name) {
+  static char buf[32];
+  if (name[0] == 'R' && strcmp(name, "RANDOM") == 0) {
+    g_snprintf(buf, sizeof buf, "%d", g_random_int_range(0, 32768));
+    return buf;
+  }
+  if (name[0] == 'L' && strcmp(name, "LINENO") == 0) {
+    g_snprintf(buf, sizeof buf, "%ld", sh->lineno);
+    return buf;
+  }
+  if (name[0] == 'S' && strcmp(name, "SECONDS") == 0) {
+    g_snprintf(buf, sizeof buf, "%ld", (long)(g_get_monotonic_time() / 1000000));
+    return buf;
+  }
+  if (name[0] == 'B' && strcmp(name, "BASHPID") == 0) {
+    g_snprintf(buf, sizeof buf, "%d", (int)getpid());
+    return buf;
+  }
+  if (name[0] == 'F' && strcmp(name, "FUNCNAME") == 0) return sh->funcname;
+  return NULL;
+}
+
+const char *box_var_get(Shell *sh, const char *name) {
+  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  if (!v) return dyn_value(sh, name);
+  if (v->flags & V_ARRAY) return v->arr && v->arr->len ? v->arr->pdata[0] : NULL;
+  if (v->flags & V_ASSOC) return v->assoc ? g_hash_table_lookup(v->assoc, "0") : NULL;
+  return v->value;
+}
+
+static char *transform(ShellVar *v, const char *value) {
+  if (v->flags & V_LOWER) return g_utf8_strdown(value, -1);
+  if (v->flags & V_UPPER) return g_utf8_strup(value, -1);
+  return g_strdup(value);
+}
+
+static bool check_ro(Shell *sh, ShellVar *v, const char *name) {
+  if (v && (v->flags & V_READONLY)) {
+    box_sh_error(sh, "%s: readonly variable", name);
+    return false;
+  }
+  return true;
+}
+
+static char *int_value(Shell *sh, ShellVar *v, const char *value, bool *ok) {
+  *ok = true;
+  if (!(v->flags & V_INTEGER)) return transform(v, value);
+  int64_t r = 0;
+  if (!box_arith(sh, value, &r)) {
+    *ok = false;
+    return NULL;
+  }
+  return g_strdup_printf("%" G_GINT64_FORMAT, r);
+}
+
+bool box_var_set(Shell *sh, const char *name, const char *value) {
+  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  if (!check_ro(sh, v, name)) return false;
+  if (!v) v = box_var_make(sh, name);
+  bool ok;
+  char *nv = int_value(sh, v, value, &ok);
+  if (!ok) return false;
+  if (v->flags & (V_ARRAY | V_ASSOC)) {
+    bool r = box_var_set_elem(sh, name, "0", nv, false);
+    g_free(nv);
+    return r;
+  }
+  g_free(v->value);
+  v->value = nv;
+  if (sh->opts & O_ALLEXPORT) v->flags |= V_EXPORT;
+  return true;
+}
+
+void box_var_export(Shell *sh, const char *name) { box_var_make(sh, name)->flags |= V_EXPORT; }
+
+void box_var_unset(Shell *sh, const char *name) {
+  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  if (!v) return;
+  /* a local stays declared-local in its frame: just drop the value */
+  g_hash_table_remove(sh->vars, name);
+}
+
+void box_var_make_array(ShellVar *v, bool assoc) {
+  if (assoc) {
+    if (v->flags & V_ASSOC) return;
+    char *old = v->value;
+    v->value = NULL;
+    var_clear(v);
+    v->flags = (v->flags & ~V_ARRAY) | V_ASSOC;
+    v->assoc = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    v->keys = g_ptr_array_new_with_free_func(g_free);
+    if (old) {
+      g_hash_table_insert(v->assoc, g_strdup("0"), old);
+      g_ptr_array_add(v->keys, g_strdup("0"));
+    }
+    return;
+  }
+  if (v->flags & (V_ARRAY | V_ASSOC)) return;
+  char *old = v->value;
+  v->value = NULL;
+  v->flags |= V_ARRAY;
+  v->arr = g_ptr_array_new_with_free_func(g_free);
+  if (old) g_ptr_array_add(v->arr, old);
+}
+
+static long elem_index(Shell *sh, ShellVar *v, const char *key, bool *ok) {
+  int64_t i = 0;
+  *ok = box_arith(sh, key, &i);
+  if (*ok && i < 0 && v->arr) i += v->arr->len;
+  if (i < 0 || i > 10000000) *ok = false;
+  return (long)i;
+}
+
+const char *box_var_elem(ShellVar *v, const char *key) {
+  Shell *sh = box_current_shell;
+  if (v->flags & V_ASSOC) return g_hash_table_lookup(v->assoc, key);
+  bool ok;
+  long i = elem_index(sh, v, key, &ok);
+  if (!ok) return NULL;
+  if (v->flags & V_ARRAY) return (guint)i < v->arr->len ? v->arr->pdata[i] : NULL;
+  return i == 0 ? v->value : NULL;
+}
+
+bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *value, bool append) {
+  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  if (!check_ro(sh, v, name)) return false;
+  if (!v) v = box_var_make(sh, name);
+  if (!(v->flags & (V_ARRAY | V_ASSOC))) box_var_make_array(v, false);
+  char *nv;
+  bool ok;
+  if (append && !(v->flags & V_INTEGER)) {
+    const char *old = box_var_elem(v, key);
+    char *t = g_strconcat(old ? old : "", value, NULL);
+    nv = transform(v, t);
+    g_free(t);
+  } else if (append) {
+    const char *old = box_var_elem(v, key);
+    char *e = g_strdup_printf("%s+(%s)", old && *old ? old : "0", value);
+    nv = int_value(sh, v, e, &ok);
+    g_free(e);
+    if (!ok) return false;
+  } else {
+    nv = int_value(sh, v, value, &ok);
+    if (!ok) return false;
+  }
+  if (v->flags & V_ASSOC) {
+    if (!g_hash_table_contains(v->assoc, key)) g_ptr_array_add(v->keys, g_strdup(key));
+    g_hash_table_insert(v->assoc, g_strdup(key), nv);
+    return true;
+  }
+  long i = elem_index(sh, v, key, &ok);
+  if (!ok) {
+    box_sh_error(sh, "%s[%s]: bad array subscript", name, key);
+    g_free(nv);
+    return false;
+  }
+  if ((guint)i >= v->arr->len) g_ptr_array_set_size(v->arr, (guint)i + 1);
+  g_free(v->arr->pdata[i]);
+  v->arr->pdata[i] = nv;
+  return true;
+}
+
+void box_var_unset_elem(Shell *sh, const char *name, const char *key) {
+  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  if (!v) return;
+  if (v->flags & V_ASSOC) {
+    g_hash_table_remove(v->assoc, key);
+    for (guint i = 0; i < v->keys->len; i++)
+      if (strcmp(v->keys->pdata[i], key) == 0) {
+        g_ptr_array_remove_index(v->keys, i);
+        break;
+      }
+    return;
+  }
+  bool ok;
+  long i = elem_index(sh, v, key, &ok);
+  if (!ok) return;
+  if (!(v->flags & V_ARRAY)) {
+    if (i == 0) box_var_unset(sh, name);
+    return;
+  }
+  if ((guint)i < v->arr->len) {
+    g_free(v->arr->pdata[i]);
+    v->arr->pdata[i] = NULL;
+    while (v->arr->len && !v->arr->pdata[v->arr->len - 1]) g_ptr_array_set_size(v->arr, v->arr->len - 1);
+  }
+}
+
+GPtrArray *box_var_values(ShellVar *v, bool keys) {
+  GPtrArray *r = g_ptr_array_new();
+  if (!v) return r;
+  if (v->flags & V_ASSOC) {
+    for (guint i = 0; i < v->keys->len; i++) {
+      const char *k = v->keys->pdata[i];
+      g_ptr_array_add(r, keys ? (gpointer)k : g_hash_table_lookup(v->assoc, k));
+    }
+    return r;
+  }
+  if (v->flags & V_ARRAY) {
+    for (guint i = 0; i < v->arr->len; i++) {
+      if (!v->arr->pdata[i]) continue;
+      g_ptr_array_add(r, keys ? (gpointer)g_strdup_printf("%u", i) : v->arr->pdata[i]);
+    }
+    return r;
+  }
+  if (v->value) g_ptr_array_add(r, keys ? g_strdup("0") : v->value);
+  return r;
+}
+
+typedef struct {
+  char *name;
+  ShellVar *saved;  /* the outer variable (owned), or NULL */
+} SavedLocal;
+
+ShellVar *box_var_local(Shell *sh, const char *name) {
+  if (!sh->frames->len) return NULL;
+  GArray *frame = g_ptr_array_index(sh->frames, sh->frames->len - 1);
+  for (guint i = 0; i < frame->len; i++)
+    if (strcmp(g_array_index(frame, SavedLocal, i).name, name) == 0) return box_var_make(sh, name);
+  SavedLocal s;
+  s.name = g_strdup(name);
+  gpointer key = NULL, val = NULL;
+  if (g_hash_table_lookup_extended(sh->vars, name, &key, &val)) {
+    g_hash_table_steal(sh->vars, name);
+    g_free(key);
+    s.saved = val;
+  } else {
+    s.saved = NULL;
+  }
+  g_array_append_val(frame, s);
+  ShellVar *v = box_var_make(sh, name);
+  if (s.saved) v->flags |= s.saved->flags & V_EXPORT;
+  return v;
+}
+
+void box_frame_push(Shell *sh);
+void box_frame_push(Shell *sh) {
+  g_ptr_array_add(sh->frames, g_array_new(FALSE, FALSE, sizeof(SavedLocal)));
+}
+
+void box_frame_pop(Shell *sh);
+void box_frame_pop(Shell *sh) {
+  GArray *frame = g_ptr_array_steal_index(sh->frames, sh->frames->len - 1);
+  for (guint i = frame->len; i-- > 0;) {
+    SavedLocal *s = &g_array_index(frame, SavedLocal, i);
+    g_hash_table_remove(sh->vars, s->name);
+    if (s->saved) g_hash_table_insert(sh->vars, g_strdup(s->name), s->saved);
+    g_free(s->name);
+  }
+  g_array_free(frame, TRUE);
+}
+
+static gint cmp_strp(gconstpointer a, gconstpointer b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **box_var_environ(Shell *sh) {
+  GPtrArray *e = g_ptr_array_new();
+  GHashTableIter it;
+  gpointer k, val;
+  g_hash_table_iter_init(&it, sh->vars);
+  while (g_hash_table_iter_next(&it, &k, &val)) {
+    ShellVar *v = val;
+    if (!(v->flags & V_EXPORT)) continue;
+    const char *s = box_var_get(sh, k);
+    if (!s) continue;
+    g_ptr_array_add(e, g_strconcat(k, "=", s, NULL));
+  }
+  g_ptr_array_sort(e, cmp_strp);
+  g_ptr_array_add(e, NULL);
+  return (char **)g_ptr_array_free(e, FALSE);
+}

@@ -1,0 +1,182 @@
+"""Issue 5: the Shell's commands against the GNU tools, same generated input.
+
+Each case runs the same text twice in two fresh copies of one generated
+tree: once through `box-shell -c` (the Shell alone, no box) and once through
+`bash -c` with GNU coreutils/grep/sed (LC_ALL=C), then compares stdout,
+stderr, exit status and, for file commands, the resulting tree.
+"""
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("BOXFS_BUILD", REPO / "build"))
+BOX_SHELL = BUILD / "box" / "box-shell"
+
+SETUP = r"""
+printf 'foo bar\nbaz\nFoo\nqux foo\nxx\nyy\nzz\nfoo\n' > a.txt
+printf 'x\nfoobar\n' > 'b c.txt'
+mkdir -p d/e d/sub e2; cp a.txt d/; cp a.txt d/e/z.c; echo b > d/x; echo c > d/sub/y
+printf 'abc\0def\nabc\n' > bin
+printf 'a\nb\nc' > nonl
+seq 1 30 > s
+printf 'b 2 x\na 10 y\nB 1 z\na 2 w\n c 3 v\n10K\n2M\n1.5\n-3\n' > so
+printf 'v1.10\nv1.2\nv1.9a\nfile-1.0.tar.gz\nfile-1.0.10.tar.gz\n' > ver
+printf 'Mar x\nJAN y\nfeb z\nfoo\n' > mon
+printf 'a\na\nb\nB\nb\n\n\nc x\nd x\nd x\n' > u
+printf 'a:b:c\nd:e\nnodelim\n1:2:3:4\n' > cu
+seq 1 12 > n
+printf 'hello world\nfoo bar\nHello again\n' > h
+printf 'foo\nbar\n' > pats
+echo a > f; ln -s f lnk; echo s > 'sp ace'; touch -- -dash
+"""
+
+GREP = [
+    'grep foo a.txt', 'grep -n -C1 foo a.txt', 'grep -A1 -B2 -n qux a.txt "b c.txt"',
+    'grep -i -c foo a.txt "b c.txt"', 'grep -w foo a.txt "b c.txt"', r'grep -o "o\+" a.txt',
+    'grep -rn foo d', 'grep -r foo --include=*.c .', 'grep -rl foo --exclude=*.c d',
+    'grep -r foo --exclude-dir=e d', 'grep -l foo a.txt nope', 'grep -L foo a.txt "b c.txt"',
+    'grep -x foo a.txt', 'grep -E "fo{2}|baz" a.txt', 'grep -G "fo\\{2\\}\\|baz" a.txt',
+    'grep -F -e "o b" -e xx a.txt', 'grep -m1 -A2 foo a.txt', 'grep -v -n foo a.txt',
+    'grep foo bin', 'grep -a def bin', 'grep -c abc bin', r'grep -P "f\w+\b" a.txt',
+    'grep -z foo a.txt', 'grep -q foo a.txt nope', 'grep -s foo nope', 'grep -h foo a.txt a.txt',
+    'grep -H foo a.txt', 'grep -e', 'grep --bogus x', 'grep -k x', 'grep -f pats a.txt',
+    'grep -f /dev/null a.txt', 'grep -c "" a.txt', 'grep foo d', 'grep -r foo', 'grep -R foo d',
+    'grep -bo foo a.txt', 'grep -nH -A1 xx a.txt -', 'grep -A x a.txt', 'grep -y FOO a.txt',
+    'grep -C 1 -o foo a.txt', 'grep -- -dash -dash; echo $?', 'grep "[" a.txt',
+    'printf "a\\nz\\nz\\nz\\na\\n" | grep -o -A1 a', 'grep -n -B1 qux a.txt a.txt',
+]
+HEADTAIL = [
+    'head s', 'head -n 3 s nonl', 'head -n -25 s', 'head -c 5 s', 'head -c -70 s', 'head -5 s',
+    'head -q -n2 s s', 'head -v -n1 s', 'head nope', 'head -n x s', 'seq 5 | head -n -2',
+    'head -3c s', 'head -n 0 s', 'tail s', 'tail -n 3 s nonl', 'tail -n +27 s', 'tail -c 5 s',
+    'tail -c +75 s', 'tail -3 s', 'tail +28 s', 'seq 100 | tail -n 2', 'seq 10 | tail -n +8',
+    'tail -n 2 nonl', 'tail nope', 'tail -v -n1 s', 'tail -q -n1 s s', 'tail -n 0 s',
+    'seq 10 | tail -c 4', 'printf "a\\0b\\0c\\0" | tail -z -n 2 | tr "\\0" @',
+]
+SORT = [
+    'sort so', 'sort -r so', 'sort -n so', 'sort -k2 so', 'sort -k2n so', 'sort -k2,2n -k1,1 so',
+    'sort -t" " -k3 so', 'sort -f so', 'sort -u -f so', 'sort -b so', 'sort -h so', 'sort -V ver',
+    'sort -M mon', 'sort -g so', 'sort -s -k1,1 so', 'sort -c so', 'sort -C so; echo $?',
+    'sort -n -c so', 'seq 5 | sort -c', 'sort -o out so; cat out', 'sort -z so | tr "\\0" @',
+    'sort nope', 'sort -k1.2 so', 'sort -k 2,2 -n -r so', 'sort -u so so', 'sort -d -f so',
+    'sort -nr so', 'sort -rn -k2 so', 'sort -h -r so', 'sort -t: -k2 cu', 'sort -k 3 -t :  -n cu',
+]
+UNIQCUTTR = [
+    'uniq u', 'uniq -c u', 'uniq -d u', 'uniq -u u', 'uniq -i u', 'uniq -D u', 'uniq -f1 u',
+    'uniq -s1 u', 'uniq -w1 -c u', 'uniq -ic u', 'uniq nope', 'uniq u out; cat out', 'uniq -z u | tr "\\0" @',
+    'cut -d: -f2 cu', 'cut -d: -f1,3- cu', 'cut -d: -f2 -s cu', 'cut -c2-3 cu', 'cut -b1,3 cu',
+    'cut -d: --complement -f1 cu', 'cut -d: -f1,2 --output-delimiter=XX cu', 'cut -f1 cu',
+    'cut cu', 'cut -f0 cu', 'cut -c3- cu', 'cut -d: -f-2 cu', 'cut -c1 --output-delimiter=, cu',
+    'echo hello | tr a-z A-Z', 'echo hello | tr -d l', 'echo "aabbcc  d" | tr -s a-z',
+    'echo hello | tr -c a-z X', 'echo hello world | tr "[:lower:]" "[:upper:]"',
+    'echo hello | tr -d -c l', 'echo hello | tr el "[x*]"', r'printf "a  b\tc\n" | tr -s "[:space:]" "\n"',
+    'echo abc | tr -t abc xy', 'echo abc | tr abc xy', 'echo abc | tr a', 'echo abc | tr -d a b',
+    'echo hello | tr -ds l o', 'echo hi | tr "[:foo:]" x', r'echo a-b | tr "\-" _',
+    r'printf "a\001b\n" | tr "\001" X', 'echo "a.b,c" | tr "[:punct:]" _',
+]
+WCTEE = [
+    'wc u', 'wc -l u', 'wc u cu', 'wc -l u cu', 'cat u | wc', 'cat u | wc -l', 'wc -c nope u',
+    'wc -w -L cu', 'wc -m u', 'wc nope', r'printf "a\tb\001c\n" | wc', 'wc -L bin', 'wc bin nonl',
+    'echo hi | tee t1 t2; cat t1 t2', 'echo x > t3; echo y | tee -a t3; cat t3',
+    'echo a | tee /nonexist/x',
+]
+SED = [
+    'sed s/o/0/ h', 'sed s/o/0/g h', 'sed -n s/o/0/gp h', 'sed s/o/0/2 h', r'sed "s/\(l\+\)o/[\1]/" h',
+    r'sed -E "s/(l+)o/[\1]/" h', 'sed "s/hello/X/I" h', 'sed -n "2,4p" n', 'sed "2,4d" n',
+    'sed -n "/3/,/6/p" n', 'sed -n "0,/1/p" n', 'sed -n "1,/1/p" n', 'sed -n "1~3p" n',
+    'sed -n "2,+2p" n', 'sed -n "5,~4p" n', r'sed -n "\$p" n', r'sed "\$!d" n', 'sed -n "/1/!p" n',
+    'sed "3q" n', 'sed "3Q" n', 'sed "q5" n; echo $?', 'sed = h', 'sed -n l h', 'sed "a foo" h',
+    'sed "2i\\\nbar" h', 'sed "2c changed" h', 'sed "2,3c changed" h', r'sed "1!G;h;\$!d" n',
+    r'sed -n "\$=" n', r'sed ":a;N;\$!ba;s/\n/,/g" n', 'sed "N;P;D" n', 'sed "n;d" n',
+    r'sed "\$!N;s/\n/ /" n', 'sed y/abc/xyz/ h', r'sed "s/o/\n/g" h', r'sed "s/\w\+/\u&/g" h',
+    r'sed "s/.*/\U&/" h', 'sed -e "s/a/b/" -e "s/b/c/" h', 'sed "/foo/{s/foo/FOO/;s/bar/BAR/}" h',
+    'sed "s/x*/-/g" h', 'sed "s/o*/x/g" h', r'sed -s -n "\$p" n h', r'sed -n "\$p" n h',
+    'sed -n "/hello/Ip" h', 'sed p nope h', 'sed "s/a/b" h', 'sed k h', 'sed "3{p" n',
+    'sed "b foo" n', 'sed "y/abc/de/" h', 'sed }', 'sed "2r h" n', 'sed "1w wout" h; cat wout',
+    'sed "s/o/0/w wout2" h; cat wout2', r'sed -z "s/\n/,/g" n', r'sed "2{h;d};\$G" n',
+    'sed "s/e/E/;T;s/l/L/" h', 'sed "s/e/E/;t;s/o/O/" h', 'sed "/foo/s//X/" h', 'sed "s/[/]/x/" h',
+    'sed "1d;\\$d" n', 'sed -n "/2/{=;p}" n', 'sed "s/o/0/3" h', r'sed "s/\(o\)/\2/" h',
+    'sed -n "2{n;p}" n', 'sed "/^$/d" h', 'sed "s/^/> /" h', 'sed "s/$/;/" h', 'sed "2,4!d" n',
+    'sed "4,2p" n', 'sed "/1/,3d" n', 'sed -E "s/(o|l)+/<&>/g" h', r'sed "s/\t/T/" h',
+    'sed -n "1~0p" n', 'sed "0~4d" n', 'sed "2R h" n', 'sed "1i\\  lead" h',
+    'sed "1F" h', 'sed -n "/hello/,/foo/{/foo/!p}" h', r'sed "\$a foo" nonl', 'sed p nonl',
+    'sed -n p nonl n', 'cp h h2; sed -i "s/o/0/" h2; cat h2',
+    'cp h h3; sed -i.bak "s/o/0/" h3; cat h3 h3.bak', 'sed -i s/a/b/ nope',
+    'cp nonl nn; sed -i p nn; cat nn', 'printf "s/o/O/g\\n2d\\n" > sc; sed -f sc h',
+    'sed --expression=p -n h', 'sed -n --regexp-extended "/l{2}/p" h',
+]
+FILES = [
+    'rm f', 'rm nope', 'rm -f nope', 'rm d', 'rm -r d', 'rm -rv d', 'rm -d e2', 'rm -d d',
+    'rm -v f lnk', 'rm', 'rm -r /', 'rm -r .', 'rm -- -dash', 'rm "sp ace"', 'rmdir e2', 'rmdir d',
+    'rmdir nope', 'mkdir -p a/b/c e2', 'mkdir e2', 'mkdir -v n1 n2', 'mkdir -pv p/q',
+    'mkdir -m 700 m', 'mkdir -m u=rwx,go=rx m2', 'mkdir',
+    'mkdir -p a/b/c && rmdir -pv a/b/c', 'mv f g', 'mv f d', 'mv f d/', 'mv d e2', 'mv nope x',
+    'mv -v f d/x', 'mv -n f d/x', 'mv f', 'mv f lnk "sp ace" d', 'mv -t d f', 'mv -T d e2',
+    'cp f g', 'cp f d', 'cp d e2', 'cp -r d e2', 'cp -r d newd', 'cp -rv d newd', 'cp nope x',
+    'cp -n f d/x', 'cp -v f d/x', 'cp f lnk d', 'cp -a d arch', 'cp -p f pf', 'cp -t e2 f d/x',
+    'cp lnk l2', 'cp -P lnk l2', 'cp -r d/ e2', 'cp', 'cp f', 'cp -T d e2', 'cp -rT d e2',
+]
+
+
+def tree(root: Path) -> list:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in sorted(dirnames + filenames):
+            p = Path(dirpath) / name
+            rel = p.relative_to(root)
+            st = p.lstat()
+            if p.is_symlink():
+                out.append((str(rel), "l", os.readlink(p)))
+            elif p.is_dir():
+                out.append((str(rel), "d", oct(st.st_mode & 0o7777)))
+            else:
+                out.append((str(rel), "f", oct(st.st_mode & 0o7777),
+                            hashlib.md5(p.read_bytes()).hexdigest()))
+    return sorted(out)
+
+
+def run_both(tmp_path: Path, text: str):
+    results = []
+    for kind in ("box", "gnu"):
+        d = tmp_path / kind
+        d.mkdir()
+        subprocess.run(["bash", "-c", SETUP], cwd=d, check=True)
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(d), "LC_ALL": "C"}
+        argv = [str(BOX_SHELL), "-c", text] if kind == "box" else ["bash", "-c", text]
+        p = subprocess.run(argv, cwd=d, env=env, capture_output=True, timeout=60)
+        results.append((p.stdout, p.stderr, p.returncode, tree(d)))
+    return results
+
+
+@pytest.mark.parametrize("text", GREP + HEADTAIL + SORT + UNIQCUTTR + WCTEE + SED + FILES)
+def test_against_gnu(tmp_path, text):
+    if not BOX_SHELL.exists():
+        pytest.skip("box-shell not built")
+    box, gnu = run_both(tmp_path, text)
+    assert box[1].decode(errors="replace") == gnu[1].decode(errors="replace"), "stderr"
+    assert box[0] == gnu[0], "stdout"
+    assert box[2] == gnu[2], "status"
+    assert box[3] == gnu[3], "resulting tree"
+
+
+def test_long_lines_and_binary(tmp_path):
+    """Lines of 1 MB, NUL bytes and invalid UTF-8 through grep/sed/sort/wc/cut."""
+    if not BOX_SHELL.exists():
+        pytest.skip("box-shell not built")
+    d = tmp_path / "w"
+    d.mkdir()
+    big = b"x" * (1 << 20) + b"needle" + b"y" * 1000 + b"\n"
+    (d / "big").write_bytes(b"head\0with nul needle\n" + big * 3 + b"\xff\xfe bad utf8 needle\n")
+    (d / "text").write_bytes(big * 2 + b"\xff\xfe bad utf8 needle\n")
+    for text in ["grep -c needle big", "grep -a -o needle big | wc -l", "sed 's/needle/N/' big | wc -c",
+                 "sort big | tail -c 50", "wc big", "cut -c1-5 big | tr \"\\0\\377\" @_", "tail -c 30 big | tr \"\\0\" @",
+                 "head -c 10 big", "grep needle big; echo $?", "grep -c needle text", "grep -o needle text", "sed -n '$p' text", "uniq -c big | wc -l", "tr -d x < big | wc -c"]:
+        outs = []
+        for argv in ([str(BOX_SHELL), "-c", text], ["bash", "-c", text]):
+            p = subprocess.run(argv, cwd=d, capture_output=True, env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"})
+            outs.append((p.stdout, p.stderr, p.returncode))
+        assert outs[0] == outs[1], text

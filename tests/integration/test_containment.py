@@ -1,0 +1,315 @@
+"""Issue 7: the escape suite.  From inside a tool sandbox and from inside the
+agent's sandbox, a probe tries every way out it can think of; each attempt is
+a test, and every one must fail the way the spec says (spec/runtime.md §5)."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import textwrap
+import threading
+import time
+
+import pytest
+
+from conftest import Box, host_mounts
+
+PROBE = textwrap.dedent(r'''
+    import ctypes, errno, json, os, socket, subprocess, sys, time
+    libc = ctypes.CDLL(None, use_errno=True)
+    HOME = os.environ["HOME"]
+    BOX_DIR, PORT, ROLE, WS = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    R = {}
+
+    def attempt(name, fn):
+        try:
+            out = fn()
+            R[name] = "ESCAPED" if out is None else out
+        except OSError as e:
+            R[name] = errno.errorcode.get(e.errno, str(e.errno))
+        except Exception as e:  # noqa
+            R[name] = "error: %r" % (e,)
+
+    def check(rc):
+        if rc == -1:
+            e = ctypes.get_errno()
+            raise OSError(e, os.strerror(e))
+        return None
+
+    def read(p):
+        with open(p) as f:
+            f.read()
+
+    def connect(addr, family=socket.AF_INET):
+        s = socket.socket(family, socket.SOCK_STREAM)
+        s.settimeout(3)
+        s.connect(addr)
+
+    def caps():
+        st = dict(l.split(":\t", 1) for l in open("/proc/self/status").read().splitlines()
+                  if ":\t" in l)
+        return "CapEff=%s CapBnd=%s NoNewPrivs=%s" % (
+            st["CapEff"].strip(), st["CapBnd"].strip(), st["NoNewPrivs"].strip())
+
+    attempt("read_ungranted", lambda: read(HOME + "/secret.txt"))
+    attempt("list_home", lambda: os.listdir(HOME + "/elsewhere"))
+    attempt("write_ro_view", lambda: open(HOME + "/ro/file.txt", "a").write("x"))
+    attempt("create_in_ro_view", lambda: open(HOME + "/ro/new.txt", "w").write("x"))
+    attempt("open_box_dir", lambda: ",".join(sorted(os.listdir(BOX_DIR))))
+    attempt("open_box_private", lambda: read(BOX_DIR + "/private/box-id"))
+    attempt("connect_broker", lambda: connect(BOX_DIR + "/run/box.sock", socket.AF_UNIX) or "connected")
+    attempt("symlink_to_secret", lambda: read(WS + "/escape-secret"))
+    attempt("symlink_to_box_dir", lambda: ",".join(sorted(os.listdir(WS + "/escape-box"))))
+    attempt("box_dir_trust", lambda: os.listdir(BOX_DIR + "/trust"))
+    attempt("symlink_to_root", lambda: os.listdir(WS + "/escape-root"))
+    attempt("read_denied", lambda: read(WS + "/denied/secret.txt"))
+    attempt("host_loopback", lambda: connect(("127.0.0.1", PORT)))
+    attempt("any_address", lambda: connect(("192.0.2.1", 80)))
+    attempt("public_address", lambda: connect(("1.1.1.1", 443)))
+    attempt("ipv6_socket", lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM) and None)
+    attempt("netlink_socket", lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0) and None)
+
+    def ptrace_other():
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(5)
+            os._exit(0)
+        try:
+            return check(libc.ptrace(16, pid, None, None))  # PTRACE_ATTACH
+        finally:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+    attempt("ptrace", ptrace_other)
+    attempt("ptrace_parent", lambda: check(libc.ptrace(16, os.getppid(), None, None)))
+    attempt("mount", lambda: check(libc.mount(b"none", b"/tmp", b"tmpfs", 0, None)))
+    attempt("umount", lambda: check(libc.umount2(b"/proc", 2)))
+    attempt("unshare_user", lambda: check(libc.unshare(0x10000000)))
+    attempt("unshare_mount", lambda: check(libc.unshare(0x00020000)))
+    attempt("init_module", lambda: check(libc.syscall(175, None, 0, b"")))
+    attempt("finit_module", lambda: check(libc.syscall(313, 0, b"", 0)))
+    attempt("bpf", lambda: check(libc.syscall(321, 0, None, 0)))
+    attempt("tiocsti", lambda: check(libc.ioctl(1, 0x5412, ctypes.c_char_p(b"x"))))
+    attempt("capabilities", caps)
+    attempt("setuid_binary", lambda: subprocess.run([WS + "/suid-cat", "/proc/self/status"],
+                                                    capture_output=True, text=True).stdout and
+            [l for l in subprocess.run([WS + "/suid-cat", "/proc/self/status"], capture_output=True,
+                                       text=True).stdout.splitlines() if l.startswith("CapEff")][0])
+    attempt("agent_bin_contents", lambda: ",".join(sorted(os.listdir(BOX_DIR + "/bin"))))
+    attempt("exec_ungranted", lambda: subprocess.run([HOME + "/elsewhere/true"],
+                                                     capture_output=True) and None)
+
+    # Leave a process behind: it must end with the sandbox.
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(60)",
+                                      "left-behind-" + ROLE])
+        os._exit(0)
+    os.wait()
+    print(json.dumps(R))
+    sys.stdout.flush()
+    ''')
+
+EXPECTED = {
+    "read_ungranted": {"ENOENT"},
+    "list_home": {"ENOENT"},
+    "write_ro_view": {"EROFS"},
+    "create_in_ro_view": {"EROFS"},
+    "open_box_dir": {"ENOENT"},
+    "open_box_private": {"ENOENT"},
+    "symlink_to_secret": {"ENOENT"},
+    "symlink_to_box_dir": {"ENOENT"},
+    "box_dir_trust": {"ENOENT"},
+    "symlink_to_root": {"ENOENT"},
+    "read_denied": {"ENOENT"},
+    "host_loopback": {"ECONNREFUSED", "ENETUNREACH"},
+    "any_address": {"ENETUNREACH"},
+    "public_address": {"ENETUNREACH"},
+    "ipv6_socket": {"EPERM"},
+    "netlink_socket": {"EPERM"},
+    "ptrace": {"EPERM"},
+    "ptrace_parent": {"EPERM", "ESRCH"},
+    "mount": {"EPERM"},
+    "umount": {"EPERM"},
+    "unshare_user": {"EPERM"},
+    "unshare_mount": {"EPERM"},
+    "init_module": {"EPERM"},
+    "finit_module": {"EPERM"},
+    "bpf": {"EPERM"},
+    "tiocsti": {"EPERM"},
+    "capabilities": {"CapEff=0000000000000000 CapBnd=0000000000000000 NoNewPrivs=1"},
+    "setuid_binary": {"CapEff:\t0000000000000000"},
+    "exec_ungranted": {"ENOENT"},
+}
+TOOL_EXPECTED = dict(EXPECTED, connect_broker={"ENOENT"}, agent_bin_contents={"ENOENT"})
+# The agent sees of box_dir only its aliases and the broker socket; its
+# writable workspace is noexec (W^X), so the setuid copy does not even run.
+AGENT_EXPECTED = dict(EXPECTED, connect_broker={"connected"}, agent_bin_contents={"bash,sh,zsh"}, open_box_dir={"bin,run"},
+                      symlink_to_box_dir={"bin,run"},
+                      setuid_binary={"EACCES", "CapEff:\t0000000000000000"})
+
+
+def left_behind(role):
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if f"left-behind-{role}".encode() in open(f"/proc/{entry}/cmdline", "rb").read():
+                    found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+class Listener:
+    """A TCP listener on host loopback: nothing contained may reach it."""
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        self.sock.settimeout(0.2)
+        self.stop = False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stop:
+            try:
+                c, _ = self.sock.accept()
+                self.accepted += 1
+                c.close()
+            except OSError:
+                pass
+
+    def close(self):
+        self.stop = True
+        self.thread.join()
+        self.sock.close()
+
+
+def prepare(b: Box):
+    home = b.home
+    (home / "secret.txt").write_text("secret\n")
+    (home / "elsewhere").mkdir()
+    shutil.copy("/usr/bin/true", home / "elsewhere" / "true")
+    (home / "ro").mkdir()
+    (home / "ro" / "file.txt").write_text("read only\n")
+    ws = b.workspace
+    (ws / "denied").mkdir()
+    (ws / "denied" / "secret.txt").write_text("denied\n")
+    os.symlink(home / "secret.txt", ws / "escape-secret")
+    os.symlink(b.box_dir, ws / "escape-box")
+    os.symlink("/root", ws / "escape-root")
+    shutil.copy("/usr/bin/cat", ws / "suid-cat")
+    os.chown(ws / "suid-cat", 0, 0)
+    os.chmod(ws / "suid-cat", 0o4755)
+    (ws / "probe.py").write_text(PROBE)
+
+
+@pytest.fixture(scope="module")
+def tool_results(tmp_path_factory):
+    b = Box(tmp_path_factory.mktemp("tool-escape"))
+    prepare(b)
+    b.seed_policy(extra="""
+        permit(principal, action == Box::Action::"shell:spawn", resource)
+        when { context.input.program == "/usr/bin/python3" };
+        """)
+    b.write_config(extra=textwrap.dedent("""
+        [tool.py]
+        command = ["/usr/bin/python3"]
+        filesystem.write = ["~/src/project"]
+        filesystem.read = ["~/ro"]
+        filesystem.deny = ["~/src/project/denied"]
+        """))
+    listener = Listener()
+    b.start()
+    try:
+        r = b.bash(f"/usr/bin/python3 probe.py {b.box_dir} {listener.port} tool {b.workspace}")
+        assert r.returncode == 0, r.stderr
+        results = json.loads(r.stdout)
+        deadline = time.time() + 5
+        while left_behind("tool") and time.time() < deadline:
+            time.sleep(0.05)
+        results["left_behind"] = left_behind("tool")
+        results["loopback_accepted"] = listener.accepted
+        yield results
+    finally:
+        listener.close()
+        for pid in left_behind("tool"):
+            os.kill(pid, signal.SIGKILL)
+        b.stop()
+        assert "boxfs-mnt" not in host_mounts()
+
+
+@pytest.fixture(scope="module")
+def agent_results(tmp_path_factory):
+    b = Box(tmp_path_factory.mktemp("agent-escape"))
+    prepare(b)
+    probe_dir = b.root / "probe"
+    probe_dir.mkdir()
+    (probe_dir / "probe.py").write_text(PROBE)
+    b.seed_policy()
+    listener = Listener()
+    b.write_config(
+        agent_command=["/usr/bin/python3", str(probe_dir / "probe.py"), str(b.box_dir),
+                       str(listener.port), "agent", str(b.workspace)],
+        extra=textwrap.dedent(f"""
+            [agent.filesystem]
+            read = ["{probe_dir}", "~/ro"]
+            write = ["~/src/project"]
+            exec = ["/usr/lib/python3.11"]
+            deny = ["~/src/project/denied"]
+            """))
+    try:
+        status = b.run_to_end(timeout=60)
+        assert status == 0, b.stderr()
+        results = json.loads(b.stdout_path.read_text())
+        deadline = time.time() + 5
+        while left_behind("agent") and time.time() < deadline:
+            time.sleep(0.05)
+        results["left_behind"] = left_behind("agent")
+        results["loopback_accepted"] = listener.accepted
+        results["stderr"] = b.stderr()
+        yield results
+    finally:
+        listener.close()
+        for pid in left_behind("agent"):
+            os.kill(pid, signal.SIGKILL)
+        assert "boxfs-mnt" not in host_mounts()
+
+
+@pytest.mark.parametrize("attempt", sorted(TOOL_EXPECTED))
+def test_tool_escape(tool_results, attempt):
+    assert tool_results[attempt] in TOOL_EXPECTED[attempt], tool_results[attempt]
+
+
+@pytest.mark.parametrize("attempt", sorted(AGENT_EXPECTED))
+def test_agent_escape(agent_results, attempt):
+    assert agent_results[attempt] in AGENT_EXPECTED[attempt], agent_results[attempt]
+
+
+def test_tool_leaves_no_process_behind(tool_results):
+    assert tool_results["left_behind"] == []
+
+
+def test_agent_leaves_no_process_behind(agent_results):
+    assert agent_results["left_behind"] == []
+
+
+def test_loopback_listener_never_reached(tool_results, agent_results):
+    assert tool_results["loopback_accepted"] == 0
+    assert agent_results["loopback_accepted"] == 0
+
+
+def test_agent_disclosure(agent_results):
+    err = agent_results["stderr"]
+    assert "strands-box: [agent] runs /usr/bin/python3.11 with no policy decision over these " \
+           "paths:\n" in err
+    assert "\n  write       " in err and "(readable too: a writable bind reads)" in err
+    assert "\n  exec        /usr/lib/python3.11\n" in err
+    assert "strands-box: [agent] runtime minimum, added by Core:\n" in err
+    assert "strands-box: [agent] HOME=" in err
+    assert "/bin:" in err.split("strands-box: [agent] HOME=")[1].split("PATH=")[1]

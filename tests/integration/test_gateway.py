@@ -1,0 +1,252 @@
+"""The egress gateway and the Shell's curl (issue 8), against real local
+HTTP and HTTPS servers that count what reaches them."""
+import hashlib
+import json
+import socket
+
+import pytest
+
+from gwutil import (NET_POLICY, SERVER_ADDR, CountingServer, gateway_config, gateway_port,
+                    make_test_ca, pattern, raw_exchange)
+
+
+@pytest.fixture(scope="module")
+def test_ca(tmp_path_factory):
+    return make_test_ca(tmp_path_factory.mktemp("ca"))
+
+
+@pytest.fixture
+def servers(test_ca):
+    _, tls = test_ca
+    plain = CountingServer((SERVER_ADDR, 0))
+    secure = CountingServer((SERVER_ADDR, 0), tls=tls)
+    yield plain, secure
+    plain.close()
+    secure.close()
+
+
+@pytest.fixture
+def netbox(box, test_ca):
+    ca_pem, _ = test_ca
+    box.write_config(extra=gateway_config(ca_pem))
+    box.seed_policy(extra=NET_POLICY)
+    box.start()
+    return box
+
+
+def net_decisions(box):
+    out = []
+    for d in box.decisions():
+        if d["strands.box.policy.action"] in ("net:connect", "http:request"):
+            out.append(d)
+    return out
+
+
+def test_shell_curl_methods_headers_bodies(netbox, servers):
+    plain, secure = servers
+    for srv, scheme in ((plain, "http"), (secure, "https")):
+        base = f"{scheme}://{SERVER_ADDR}:{srv.port}"
+        r = netbox.bash(
+            f"curl -sS {base}/echo?q=1; "
+            f"curl -sS -d 'a=1' -d b=2 {base}/echo; "
+            f"curl -sS -X PUT --data-binary 'put body' {base}/echo; "
+            f"curl -sS -X DELETE {base}/echo; "
+            f"curl -sS -H 'X-Test: yes' -A agent/1 -e http://ref/ -u u:p {base}/echo; "
+            f"curl -sS --json '{{\"k\":1}}' {base}/echo; "
+            f"curl -sS -G --data-urlencode 'q=a b' {base}/echo")
+        assert r.returncode == 0, r.stderr
+        docs = [json.loads(line) for line in r.stdout.splitlines()]
+        assert [d["method"] for d in docs] == ["GET", "POST", "PUT", "DELETE", "GET", "POST", "GET"]
+        assert docs[0]["path"] == "/echo?q=1"
+        assert docs[1]["body"] == "a=1&b=2"
+        assert docs[1]["headers"]["content-type"] == "application/x-www-form-urlencoded"
+        assert docs[2]["body"] == "put body"
+        assert docs[4]["headers"]["x-test"] == "yes"
+        assert docs[4]["headers"]["user-agent"] == "agent/1"
+        assert docs[4]["headers"]["referer"] == "http://ref/"
+        assert docs[4]["headers"]["authorization"] == "Basic dTpw"
+        assert docs[5]["body"] == '{"k":1}'
+        assert docs[5]["headers"]["content-type"] == "application/json"
+        assert docs[6]["path"] == "/echo?q=a%20b"
+        # HEAD and -i: the status line and headers, no body for HEAD.
+        r = netbox.bash(f"curl -sS -I {base}/echo")
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.startswith("HTTP/1.1 200"), r.stdout
+        assert "Content-Type: application/json" in r.stdout
+        assert "Connection established" not in r.stdout
+        r = netbox.bash(f"curl -sS -i {base}/status/201")
+        assert r.stdout.startswith("HTTP/1.1 201") and r.stdout.endswith("status 201\n")
+        # Chunked responses arrive whole.
+        r = netbox.bash(f"curl -sS {base}/chunked")
+        assert r.returncode == 0 and r.stdout == "one,two,three\n", (r.stdout, r.stderr)
+        # Redirects: followed with -L, each hop a request of its own.
+        before = len(srv.requests)
+        r = netbox.bash(f"curl -sS -L {base}/redirect/3 -w '%{{http_code}} %{{num_redirects}}'")
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == "arrived\n200 3"
+        assert [p for _, p in srv.requests[before:]] == [
+            "/redirect/3", "/redirect/2", "/redirect/1", "/redirect/0"]
+        r = netbox.bash(f"curl -sS {base}/redirect/1 -w '%{{http_code}}'")
+        assert r.stdout == "302"
+        r = netbox.bash(f"curl -sS -L --max-redirs 1 {base}/redirect/3")
+        assert r.returncode == 47
+        r = netbox.bash(f"curl -sS -L -d x=1 {base}/see-other")
+        assert json.loads(r.stdout)["method"] == "GET"
+        # Server errors keep curl's meaning.
+        r = netbox.bash(f"curl -sS {base}/status/404")
+        assert r.returncode == 0 and r.stdout == "status 404\n"
+        r = netbox.bash(f"curl -sS -f {base}/status/404")
+        assert r.returncode == 22 and r.stdout == ""
+        assert "The requested URL returned error: 404" in r.stderr
+        r = netbox.bash(f"curl -s --fail-with-body {base}/status/500")
+        assert r.returncode == 22 and r.stdout == "status 500\n"
+    # Every exchange was decided.
+    reqs = [d for d in net_decisions(netbox) if d["strands.box.policy.action"] == "http:request"]
+    assert len(reqs) >= 2 * 20
+    assert all(d["strands.box.policy.verdict"] == "permit" for d in reqs)
+
+
+def test_download_to_file_intercepted(netbox, servers):
+    _, secure = servers
+    n = 24 * 1024 * 1024
+    r = netbox.bash(f"curl -sS -o big.bin https://{SERVER_ADDR}:{secure.port}/bytes/{n}; "
+                    f"curl -sS -O https://{SERVER_ADDR}:{secure.port}/bytes/1000")
+    assert r.returncode == 0, r.stderr
+    got = (netbox.workspace / "big.bin").read_bytes()
+    assert len(got) == n
+    assert hashlib.sha256(got).digest() == hashlib.sha256(pattern(n)).digest()
+    assert (netbox.workspace / "1000").read_bytes() == pattern(1000)
+
+
+def test_decision_log_connect_before_and_after_dns(netbox, servers):
+    plain, secure = servers
+    r = netbox.bash(f"curl -sS -d hello http://{SERVER_ADDR}:{plain.port}/a/./b/../c?x=1")
+    assert r.returncode == 0, r.stderr
+    r = netbox.bash(f"curl -sS https://{SERVER_ADDR}:{secure.port}/s")
+    assert r.returncode == 0, r.stderr
+    log = net_decisions(netbox)
+    summary = [(d["strands.box.policy.action"], d["strands.box.policy.resource"]) for d in log]
+    assert summary == [
+        ("net:connect", f"{SERVER_ADDR}:{plain.port}"),
+        ("net:connect", f"{SERVER_ADDR}:{plain.port}"),
+        ("http:request", f"{SERVER_ADDR}:{plain.port}/a/c"),
+        ("net:connect", f"{SERVER_ADDR}:{secure.port}"),
+        ("net:connect", f"{SERVER_ADDR}:{secure.port}"),
+        ("http:request", f"{SERVER_ADDR}:{secure.port}/s"),
+    ]
+    for d in log:
+        assert d["server.address"] == SERVER_ADDR
+        assert d["strands.box.policy.category"] == d["strands.box.policy.action"].split(":")[0]
+    assert log[2]["http.request.method"] == "POST"
+    assert log[5]["http.request.method"] == "GET"
+
+
+def test_decision_fields_reach_policy(box, servers, test_ca):
+    """The fields policy sees: ip only after DNS, body_bytes, intercepted."""
+    plain, secure = servers
+    ca_pem, _ = test_ca
+    box.write_config(extra=gateway_config(ca_pem))
+    box.seed_policy(extra=f"""
+        permit(principal, action == Box::Action::"net:connect", resource)
+        unless {{ context.input has ip }};
+        permit(principal, action == Box::Action::"net:connect", resource)
+        when {{ context.input has ip && context.input.ip == "{SERVER_ADDR}" }};
+        permit(principal, action == Box::Action::"http:request", resource)
+        when {{ context.input.method == "POST" && context.input.body_bytes == 5 &&
+               context.input.intercepted == true && context.input.path == "/p" }};
+        """)
+    box.start()
+    r = box.bash(f"curl -sS -d hello https://{SERVER_ADDR}:{secure.port}/p")
+    assert r.returncode == 0, r.stderr
+    r = box.bash(f"curl -sS -d hello http://{SERVER_ADDR}:{plain.port}/p")
+    assert r.returncode == 1 and "http:request gate: policy denied" in r.stderr
+    r = box.bash(f"curl -sS -d hell https://{SERVER_ADDR}:{secure.port}/p")
+    assert r.returncode == 1 and "http:request gate: policy denied" in r.stderr
+
+
+def test_refusals_are_marked_and_send_nothing(netbox, servers):
+    plain, secure = servers
+    for srv, scheme in ((plain, "http"), (secure, "https")):
+        before = list(srv.requests)
+        r = netbox.bash(f"curl -sS {scheme}://{SERVER_ADDR}:{srv.port}/secret/x")
+        assert r.returncode == 1
+        assert r.stdout == ""
+        assert r.stderr.startswith(
+            f"curl: http:request gate: policy denied this operation on "
+            f"'{SERVER_ADDR}:{srv.port}/secret/x' [default-deny]"), r.stderr
+        assert srv.requests == before
+    # The marked reply itself, seen raw at the gateway.
+    port = gateway_port(netbox.proc.pid)
+    reply = raw_exchange(port, f"GET http://{SERVER_ADDR}:{plain.port}/secret HTTP/1.1\r\n"
+                               f"Host: {SERVER_ADDR}:{plain.port}\r\n\r\n".encode())
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 403 Forbidden")
+    assert b"\r\nx-strands-box-egress: refused" in head
+    assert body.startswith(b"http:request gate: policy denied this operation on ")
+    assert not any(p.startswith("/secret") for _, p in plain.requests)
+
+
+def test_net_connect_denied_before_any_connection(box, servers, test_ca):
+    plain, secure = servers
+    ca_pem, _ = test_ca
+    box.write_config(extra=gateway_config(ca_pem))
+    box.seed_policy(extra="""
+        permit(principal, action == Box::Action::"http:request", resource);
+        permit(principal, action == Box::Action::"net:connect", resource)
+        when { context.input.port == 1 };
+        """)
+    box.start()
+    for srv, scheme in ((plain, "http"), (secure, "https")):
+        r = box.bash(f"curl -sS {scheme}://{SERVER_ADDR}:{srv.port}/")
+        assert r.returncode == 1 and r.stdout == ""
+        assert r.stderr.startswith("curl: net:connect gate: policy denied this operation on "
+                                   f"'{SERVER_ADDR}:{srv.port}'"), r.stderr
+        assert srv.connections == 0
+    log = net_decisions(box)
+    assert [(d["strands.box.policy.action"], d["strands.box.policy.verdict"]) for d in log] == \
+        [("net:connect", "deny")] * 2
+
+
+def test_framing_and_limits(netbox, servers):
+    plain, _ = servers
+    port = gateway_port(netbox.proc.pid)
+    target = f"http://{SERVER_ADDR}:{plain.port}/echo"
+    reply = raw_exchange(port, (f"POST {target} HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
+                                "Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n").encode())
+    assert reply.startswith(b"HTTP/1.1 400 ")
+    assert b"Content-Length: 0\r\n" in reply or b"Content-Length: 12\r\n" in reply
+    reply = raw_exchange(port, (f"GET {target} HTTP/1.1\r\nHost: x\r\nX-Big: "
+                                + "a" * 70000 + "\r\n\r\n").encode())
+    assert reply.startswith(b"HTTP/1.1 431 ")
+    # A chunked upload is buffered and re-framed under a Content-Length.
+    reply = raw_exchange(port, (f"POST {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                                "Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"
+                                ).encode())
+    assert reply.startswith(b"HTTP/1.1 200 "), reply[:200]
+    doc = json.loads(reply.partition(b"\r\n\r\n")[2])
+    assert doc["body"] == "abcde" and doc["headers"]["content-length"] == "5"
+    assert plain.requests == [("POST", "/echo")]
+    assert plain.connections == 1
+    # An aborted upload opens nothing upstream.
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall((f"POST {target} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nshort"
+                   ).encode())
+        s.shutdown(socket.SHUT_WR)
+        s.recv(100)
+    assert plain.connections == 1, plain.requests
+
+
+def test_curl_usage_and_local_refusals(netbox):
+    r = netbox.bash("curl")
+    assert r.returncode == 2 and "no URL" in r.stderr
+    r = netbox.bash("curl --frobnicate http://example.com/")
+    assert r.returncode == 1 and "invalid option" in r.stderr
+    r = netbox.bash("curl -k https://example.com/")
+    assert r.returncode != 0
+    for url in ("ftp://example.com/x", "file:///etc/passwd", "gopher://example.com/"):
+        r = netbox.bash(f"curl {url}")
+        assert r.returncode == 1 and "not supported" in r.stderr, (url, r.stderr)
+    r = netbox.bash("curl http://0x7f000001:8080/")
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == "curl: access denied: 127.0.0.1\n"
+    assert net_decisions(netbox) == []

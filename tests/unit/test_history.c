@@ -1,0 +1,534 @@
+/* test_history.c — history rules (issue 9, spec/policy.md §2, §3.4, §3.5):
+ * the worked examples of §2.7 flipped at their exact boundaries with an
+ * injected clock, the load refusals, and the durable history. */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <json-c/json.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "policy/policy.h"
+
+static int64_t now_ns;
+static int64_t test_clock(void *data) {
+  (void)data;
+  return now_ns;
+}
+static void at(double seconds) { now_ns = (int64_t)(seconds * 1e9); }
+
+static BoxPolicy *load(const char *text) {
+  GError *error = NULL;
+  BoxPolicy *p = box_policy_load_string(text, NULL, &error);
+  if (!p) g_printerr("unexpected load failure: %s\n", error->message);
+  g_assert_no_error(error);
+  box_policy_set_clock(p, test_clock, NULL);
+  return p;
+}
+
+static void assert_refused(const char *text, const char *expected) {
+  GError *error = NULL;
+  BoxPolicy *p = box_policy_load_string(text, NULL, &error);
+  g_assert_null(p);
+  g_assert_nonnull(error);
+  if (!strstr(error->message, expected)) g_printerr("got: %s\n", error->message);
+  g_assert_nonnull(strstr(error->message, expected));
+  g_error_free(error);
+}
+
+static json_object *spawn_input(const char *program, const char *arg1) {
+  json_object *o = json_object_new_object();
+  char *cmd = arg1 ? g_strdup_printf("%s %s", program, arg1) : g_strdup(program);
+  json_object_object_add(o, "command", json_object_new_string(cmd));
+  g_free(cmd);
+  json_object_object_add(o, "program", json_object_new_string(program));
+  if (arg1) json_object_object_add(o, "arg1", json_object_new_string(arg1));
+  json_object_object_add(o, "arg_count", json_object_new_int64(arg1 ? 1 : 0));
+  json_object_object_add(o, "cwd", json_object_new_string("/w"));
+  char *pp = g_strdup_printf("/usr/bin/%s", program);
+  json_object_object_add(o, "program_path", json_object_new_string(pp));
+  g_free(pp);
+  return o;
+}
+
+static json_object *fs_input(const char *path, const char *op) {
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "path", json_object_new_string(path));
+  json_object_object_add(o, "operation", json_object_new_string(op));
+  return o;
+}
+
+static json_object *http_input(const char *host, int64_t bytes) {
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "host", json_object_new_string(host));
+  json_object_object_add(o, "port", json_object_new_int64(443));
+  json_object_object_add(o, "method", json_object_new_string("POST"));
+  json_object_object_add(o, "path", json_object_new_string("/v1"));
+  json_object_object_add(o, "body_bytes", json_object_new_int64(bytes));
+  json_object_object_add(o, "intercepted", json_object_new_boolean(true));
+  return o;
+}
+
+/* decide and return whether permitted; consumes input */
+static bool permits(BoxPolicy *p, const char *action, json_object *input) {
+  BoxDecision *d = box_policy_decide(p, action, input);
+  bool ok = d->verdict == BOX_VERDICT_PERMIT;
+  box_decision_free(d);
+  json_object_put(input);
+  return ok;
+}
+
+static void spawn_status(BoxPolicy *p, const char *program, const char *arg1, int status) {
+  json_object *in = spawn_input(program, arg1);
+  g_assert_true(box_policy_record_status(p, "shell:spawn", in, status));
+  json_object_put(in);
+}
+
+static void fs_write_response(BoxPolicy *p, const char *path, const char *result) {
+  json_object *in = fs_input(path, "write_content");
+  json_object *out = json_object_new_object();
+  json_object_object_add(out, "result", json_object_new_string(result));
+  g_assert_true(box_policy_record_response(p, "fs:write", in, out));
+  json_object_put(in);
+  json_object_put(out);
+}
+
+/* ---- §2.7 worked examples ------------------------------------------------- */
+
+static const char *push_budget =
+    "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
+    "@id(\"push-budget\")\n"
+    "forbid (principal, action == Box::Action::\"shell:spawn\", resource)\n"
+    "when { context.input.program == \"git\" && context.input has arg1 && context.input.arg1 == \"push\" }\n"
+    "when temporal { (count for (t: Timepoint). where formerly within 1h (\n"
+    "  Box::Action::\"shell:spawn\"::request{ input.program: \"git\", input.arg1: \"push\" } && tp(t))) > 3 };\n";
+
+static void test_nth_request(void) {
+  BoxPolicy *p = load(push_budget);
+  at(0);
+  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "status"))); /* other commands do not count */
+  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));  /* the fourth */
+  box_policy_free(p);
+}
+
+static void test_window_edge(void) {
+  BoxPolicy *p = load(push_budget);
+  at(100);
+  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  at(200);
+  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  at(300);
+  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  /* at 3700 the push of 100 is exactly 1h old: still in the closed window */
+  at(3700);
+  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));
+  /* one second later it has left; 200, 300, 3700 and this one = 4 > 3 */
+  at(3701);
+  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));
+  /* at 3901 only 3700, 3701 and this one remain */
+  at(3901);
+  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  box_policy_free(p);
+}
+
+static const char *commit_after_test =
+    "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
+    "forbid (principal, action == Box::Action::\"shell:spawn\", resource)\n"
+    "when { context.input.program == \"git\" && context.input has arg1 && context.input.arg1 == \"commit\" }\n"
+    "unless temporal { formerly within 1h (Box::Action::\"shell:spawn\"::response{\n"
+    "  input.program: \"cargo\", input.arg1: \"test\", output.status: 0 }) };\n";
+
+static void test_status_zero_against_one(void) {
+  BoxPolicy *p = load(commit_after_test);
+  at(0);
+  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "commit")));
+  spawn_status(p, "cargo", "test", 1);
+  at(1);
+  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "commit")));
+  /* asking for the tests is a request, not a passing run */
+  g_assert_true(permits(p, "shell:spawn", spawn_input("cargo", "test")));
+  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "commit")));
+  at(2);
+  spawn_status(p, "cargo", "test", 0);
+  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "commit")));
+  at(2 + 3600);
+  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "commit")));
+  at(2 + 3601);
+  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "commit")));
+  box_policy_free(p);
+}
+
+static const char *write_budget =
+    "permit(principal, action == Box::Action::\"fs:write\", resource);\n"
+    "forbid (principal, action == Box::Action::\"fs:write\", resource)\n"
+    "when { context.input.operation == Box::FsWriteOperation::\"write_content\" }\n"
+    "when temporal { exists (total: Long). ((count for (t: Timepoint). where (formerly within 1h (\n"
+    "  Box::Action::\"fs:write\"::response{ input.path: _, input.operation: Box::FsWriteOperation::\"write_content\",\n"
+    "  output.result: Box::FsResponseResult::\"completed\" } && tp(t)))) == total && total >= 20) };\n";
+
+static void test_write_budget(void) {
+  BoxPolicy *p = load(write_budget);
+  at(0);
+  for (int i = 0; i < 19; i++) {
+    g_assert_true(permits(p, "fs:write", fs_input("~/a", "write_content")));
+    fs_write_response(p, "~/a", "completed");
+  }
+  /* indeterminate writes do not consume the budget */
+  fs_write_response(p, "~/a", "indeterminate");
+  g_assert_true(permits(p, "fs:write", fs_input("~/a", "write_content")));
+  fs_write_response(p, "~/a", "completed"); /* the 20th completed */
+  g_assert_false(permits(p, "fs:write", fs_input("~/b", "write_content")));
+  /* other write operations are not capped */
+  g_assert_true(permits(p, "fs:write", fs_input("~/d", "create_dir")));
+  box_policy_free(p);
+}
+
+static const char *byte_budget =
+    "permit (principal, action == Box::Action::\"http:request\", resource)\n"
+    "when temporal { exists (total: Long). ((sum b for (b: Long), (t: Timepoint). where (\n"
+    "  formerly within 60s (Box::Action::\"http:request\"::response{ input.host: _, input.body_bytes: b }\n"
+    "  && tp(t)))) == total && total < 100) };\n";
+
+static void http_response(BoxPolicy *p, int64_t bytes) {
+  json_object *in = http_input("api.example.com", bytes);
+  json_object *out = json_object_new_object();
+  json_object_object_add(out, "status", json_object_new_int(200));
+  g_assert_true(box_policy_record_response(p, "http:request", in, out));
+  json_object_put(in);
+  json_object_put(out);
+}
+
+static void test_byte_budget(void) {
+  BoxPolicy *p = load(byte_budget);
+  g_assert_cmpuint(box_policy_warnings(p)->len, ==, 0); /* a lone temporal permit loads silently */
+  at(0);
+  g_assert_true(permits(p, "http:request", http_input("api.example.com", 40)));
+  http_response(p, 40);
+  at(10);
+  http_response(p, 40); /* equal values at different timepoints both count */
+  g_assert_true(permits(p, "http:request", http_input("api.example.com", 10))); /* 80 */
+  at(20);
+  http_response(p, 19);
+  g_assert_true(permits(p, "http:request", http_input("api.example.com", 10))); /* 99 */
+  http_response(p, 1);
+  g_assert_false(permits(p, "http:request", http_input("api.example.com", 10))); /* 100 */
+  at(60);
+  g_assert_false(permits(p, "http:request", http_input("api.example.com", 10))); /* 0s still in */
+  at(61);
+  g_assert_true(permits(p, "http:request", http_input("api.example.com", 10))); /* 60 */
+  box_policy_free(p);
+}
+
+static const char *since_policy =
+    "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
+    "@id(\"stale-tests\")\n"
+    "forbid (principal, action == Box::Action::\"shell:spawn\", resource)\n"
+    "when { context.input.program == \"deploy\" }\n"
+    "unless temporal { !Box::Action::\"fs:write\"::response{ input.path: _ } since within 1h\n"
+    "  Box::Action::\"shell:spawn\"::response{ input.program: \"make\", output.status: 0 } };\n";
+
+static void test_since_reset(void) {
+  BoxPolicy *p = load(since_policy);
+  at(0);
+  g_assert_false(permits(p, "shell:spawn", spawn_input("deploy", NULL)));
+  spawn_status(p, "make", NULL, 0);
+  at(1);
+  g_assert_true(permits(p, "shell:spawn", spawn_input("deploy", NULL)));
+  at(2);
+  fs_write_response(p, "~/src/x.c", "completed"); /* intervening event resets */
+  g_assert_false(permits(p, "shell:spawn", spawn_input("deploy", NULL)));
+  at(3);
+  spawn_status(p, "make", NULL, 0);
+  g_assert_true(permits(p, "shell:spawn", spawn_input("deploy", NULL)));
+  at(3 + 3600);
+  g_assert_true(permits(p, "shell:spawn", spawn_input("deploy", NULL)));
+  at(3 + 3601); /* the anchor has left the window */
+  g_assert_false(permits(p, "shell:spawn", spawn_input("deploy", NULL)));
+  box_policy_free(p);
+}
+
+/* The general evaluator against the match-list fast paths: the same
+ * budgets, once in a fast shape and once correlated with context (slow). */
+static void test_fast_matches_general(void) {
+  const char *fast =
+      "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
+      "forbid (principal, action == Box::Action::\"shell:spawn\", resource) when { context.input.program == \"a\" }\n"
+      "when temporal { (count for (t: Timepoint). where formerly within 30s (\n"
+      "  Box::Action::\"shell:spawn\"::response{ input.program: \"a\", output.status: 0 } && tp(t))) >= 3 };\n"
+      "forbid (principal, action == Box::Action::\"shell:spawn\", resource) when { context.input.program == \"b\" }\n"
+      "unless temporal { !Box::Action::\"shell:spawn\"::response{ input.program: \"a\", output.status: 1 } since within 20s\n"
+      "  Box::Action::\"shell:spawn\"::response{ input.program: \"b\", output.status: 0 } };\n";
+  const char *slow =
+      "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
+      "forbid (principal, action == Box::Action::\"shell:spawn\", resource) when { context.input.program == \"a\" }\n"
+      "when temporal { (count for (t: Timepoint). where formerly within 30s (\n"
+      "  Box::Action::\"shell:spawn\"::response{ input.program: context.input.program, output.status: 0 } && tp(t))) >= 3 };\n"
+      "forbid (principal, action == Box::Action::\"shell:spawn\", resource) when { context.input.program == \"b\" }\n"
+      "unless temporal { exists (s: Long). (!Box::Action::\"shell:spawn\"::response{ input.program: \"a\", output.status: 1 } since within 20s\n"
+      "  (Box::Action::\"shell:spawn\"::response{ input.program: context.input.program, output.status: s } && s == 0)) };\n";
+  BoxPolicy *pf = load(fast), *ps = load(slow);
+  GRand *r = g_rand_new_with_seed(9);
+  double t = 0;
+  int flips = 0;
+  bool last = true;
+  for (int i = 0; i < 3000; i++) {
+    t += g_rand_int_range(r, 0, 4);
+    at(t);
+    const char *prog = g_rand_boolean(r) ? "a" : "b";
+    if (g_rand_int_range(r, 0, 3) == 0) {
+      int st = g_rand_int_range(r, 0, 2);
+      spawn_status(pf, prog, NULL, st);
+      spawn_status(ps, prog, NULL, st);
+    } else {
+      bool a = permits(pf, "shell:spawn", spawn_input(prog, NULL));
+      bool b = permits(ps, "shell:spawn", spawn_input(prog, NULL));
+      g_assert_cmpint(a, ==, b);
+      flips += a != last;
+      last = a;
+    }
+  }
+  g_assert_cmpint(flips, >, 50); /* the sequence exercised both outcomes */
+  g_rand_free(r);
+  box_policy_free(pf);
+  box_policy_free(ps);
+}
+
+static void test_previous_and_macros(void) {
+  BoxPolicy *p = load(
+      "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
+      "forbid (principal, action == Box::Action::\"shell:spawn\", resource) when { context.input.program == \"rm\" }\n"
+      "unless temporal { previous within 5s Box::Action::\"shell:spawn\"::response{ input.program: \"ls\" } };\n"
+      "forbid (principal, action == Box::Action::\"shell:spawn\", resource) when { context.input.program == \"curl\" }\n"
+      "when temporal { count_within(1m, Box::Action::\"shell:spawn\"::request{ input.program: \"curl\" }) > 2 };\n");
+  at(0);
+  g_assert_false(permits(p, "shell:spawn", spawn_input("rm", NULL)));
+  spawn_status(p, "ls", NULL, 0);
+  at(5);
+  g_assert_true(permits(p, "shell:spawn", spawn_input("rm", NULL)));  /* previous event is the ls response */
+  g_assert_false(permits(p, "shell:spawn", spawn_input("rm", NULL))); /* now it is the last rm request */
+  spawn_status(p, "ls", NULL, 0);
+  at(11);
+  g_assert_false(permits(p, "shell:spawn", spawn_input("rm", NULL))); /* 6s: out of the window */
+  g_assert_true(permits(p, "shell:spawn", spawn_input("curl", NULL)));
+  g_assert_true(permits(p, "shell:spawn", spawn_input("curl", NULL)));
+  g_assert_false(permits(p, "shell:spawn", spawn_input("curl", NULL)));
+  box_policy_free(p);
+}
+
+/* ---- load checks ------------------------------------------------------------ */
+
+static void test_refusals(void) {
+  assert_refused("forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
+                 "when temporal { formerly within 48h Box::Action::\"fs:read\"::request{} };",
+                 "policy fails schema validation: temporal window `48h` exceeds the maximum allowed window `24h` set "
+                 "by the event schema's `max_window`; shorten this window to at most `24h`, or raise `max_window` in "
+                 "the event schema");
+  assert_refused("forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
+                 "when temporal { formerly within 1h Box::Action::\"fs:read\"::request{} || "
+                 "formerly within 1h Box::Action::\"fs:write\"::request{} };",
+                 "failed to parse policy source: dogwood parse: `||` is not allowed in a temporal body");
+  assert_refused("forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
+                 "when temporal { formerly within 1h Box::Action::\"fs\"::request{} };",
+                 "policy fails schema validation: predicate `Box::Action::\"fs\"::request` does not name a declared "
+                 "event");
+  assert_refused("forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
+                 "when temporal { formerly within 1h Box::Action::\"fs:read\"::request{ callerResorce: _ } };",
+                 "`callerResorce` is not a field of the event");
+  assert_refused("forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
+                 "when temporal { formerly within 1h Box::Action::\"fs:read\"::request{ output.result: _ } };",
+                 "only a ::response carries output");
+  assert_refused("forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
+                 "when temporal { formerly within 1h Box::Action::\"fs:read\"::request{ input.path: x } };",
+                 "variable `x` is not bound");
+  assert_refused("forbid(principal, action == Box::Action::\"http:request\", resource)\n"
+                 "when temporal { exists (a: Long). (a > 100 && Box::Action::\"http:request\"::response{ input.body_bytes: a }) };",
+                 "variable `a` is compared before anything restricts it");
+  /* cap as a permit: beside an unconditioned permit refused, beside a conditioned one a warning */
+  assert_refused("permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
+                 "permit(principal, action == Box::Action::\"shell:spawn\", resource)\n"
+                 "when temporal { formerly within 1h Box::Action::\"shell:spawn\"::request{} };",
+                 "policy writes a cap as a permit: the permit rule with no @id (rule 2) carries a temporal clause "
+                 "beside the permit rule with no @id (rule 1), which permits the same action with no condition; a "
+                 "permit cannot narrow another permit, so write the cap as a forbid");
+  GError *error = NULL;
+  BoxPolicy *p = box_policy_load_string(
+      "permit(principal, action == Box::Action::\"shell:spawn\", resource) when { context.input.program == \"ls\" };\n"
+      "permit(principal, action == Box::Action::\"shell:spawn\", resource)\n"
+      "when temporal { formerly within 1h Box::Action::\"shell:spawn\"::request{} };",
+      NULL, &error);
+  g_assert_no_error(error);
+  g_assert_cmpuint(box_policy_warnings(p)->len, ==, 1);
+  g_assert_cmpstr(g_ptr_array_index(box_policy_warnings(p), 0), ==,
+                  "the permit rule with no @id (rule 2) carries a temporal clause beside the permit rule with no @id "
+                  "(rule 1), which also permits that action; the budget is inert for every request the other rule "
+                  "admits, so write a cap as a forbid");
+  box_policy_free(p);
+}
+
+/* ---- durable history ------------------------------------------------------- */
+
+static char *tmpdir(void) { return g_dir_make_tmp("test-history-XXXXXX", NULL); }
+
+static void rm_rf(const char *dir) {
+  char *cmd = g_strdup_printf("rm -rf '%s'", dir);
+  g_assert_cmpint(system(cmd), ==, 0);
+  g_free(cmd);
+}
+
+static BoxPolicy *load_with_history(const char *text, const char *dir) {
+  BoxPolicy *p = load(text);
+  GError *error = NULL;
+  g_assert_true(box_policy_open_history(p, dir, &error));
+  g_assert_no_error(error);
+  return p;
+}
+
+static void test_restart(void) {
+  char *dir = tmpdir();
+  BoxPolicy *p = load_with_history(push_budget, dir);
+  at(0);
+  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  box_policy_free(p);
+  p = load_with_history(push_budget, dir);
+  at(10);
+  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));
+  box_policy_free(p);
+  /* an edited formula starts with an empty history (§3.5); 1h ≡ 60m */
+  char *edited = g_strdup(push_budget);
+  char *gt = strstr(edited, "> 3");
+  gt[2] = '4';
+  p = load_with_history(edited, dir);
+  at(20);
+  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  box_policy_free(p);
+  char *same = g_strdup(push_budget);
+  char *w = strstr(same, "within 1h");
+  memcpy(w, "within 60m", 10); /* "within 1h (" → "within 60m(" */
+  w[10] = '(';
+  p = load_with_history(same, dir);
+  at(30);
+  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));
+  box_policy_free(p);
+  g_free(same);
+  g_free(edited);
+  rm_rf(dir);
+  g_free(dir);
+}
+
+static void test_torn_tail(void) {
+  char *dir = tmpdir();
+  BoxPolicy *p = load_with_history(push_budget, dir);
+  at(0);
+  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  box_policy_free(p);
+  char *path = g_build_filename(dir, "history.jsonl", NULL);
+  FILE *f = fopen(path, "a");
+  fputs("1234abcd {\"s\":99,\"t\":5,\"a\":\"shell:sp", f); /* a record cut by a crash */
+  fclose(f);
+  /* reopen with stderr captured: the warning, and the 3 pushes before the tear survive */
+  char *errpath = g_build_filename(dir, "stderr", NULL);
+  fflush(stderr);
+  int saved = dup(2);
+  FILE *ef = fopen(errpath, "w");
+  dup2(fileno(ef), 2);
+  p = load_with_history(push_budget, dir);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  fclose(ef);
+  at(10);
+  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));
+  box_policy_free(p);
+  char *errtext = NULL;
+  g_assert_true(g_file_get_contents(errpath, &errtext, NULL, NULL));
+  if (!g_pattern_match_simple("*torn record*cut it, keeping the 4 records before it*", errtext))
+    g_printerr("stderr was: %s\n", errtext);
+  g_assert_true(g_pattern_match_simple("*torn record*cut it, keeping the 4 records before it*", errtext));
+  g_free(errtext);
+  g_unlink(errpath);
+  g_free(errpath);
+  /* the file no longer ends in the torn record */
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+  g_assert_true(g_str_has_suffix(text, "\n"));
+  g_free(text);
+  /* a damaged record before the tail refuses the history: deny everything */
+  g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+  char *second = strchr(text, '\n') + 1;
+  second[0] = second[0] == '0' ? '1' : '0';
+  g_assert_true(g_file_set_contents(path, text, -1, NULL));
+  g_free(text);
+  p = load(push_budget);
+  GError *error = NULL;
+  g_assert_false(box_policy_open_history(p, dir, &error));
+  g_assert_nonnull(strstr(error->message, "policy history failure"));
+  g_error_free(error);
+  BoxDecision *d = box_policy_decide(p, "shell:spawn", spawn_input("ls", NULL));
+  g_assert_cmpint(d->verdict, ==, BOX_VERDICT_DENY);
+  g_assert_cmpint(d->cause, ==, BOX_CAUSE_INTERNAL_FAULT);
+  g_assert_nonnull(strstr(d->reason, "policy history failure"));
+  box_decision_free(d);
+  box_policy_free(p);
+  g_free(path);
+  rm_rf(dir);
+  g_free(dir);
+}
+
+static void test_unwritable(void) {
+  if (geteuid() == 0) {
+    /* root ignores modes; a path under a regular file cannot be created */
+    char *dir = tmpdir();
+    char *file = g_build_filename(dir, "f", NULL);
+    g_assert_true(g_file_set_contents(file, "", 0, NULL));
+    char *under = g_build_filename(file, "private", NULL);
+    BoxPolicy *p = load(push_budget);
+    GError *error = NULL;
+    g_assert_false(box_policy_open_history(p, under, &error));
+    g_error_free(error);
+    g_assert_false(permits(p, "shell:spawn", spawn_input("ls", NULL)));
+    g_assert_nonnull(box_policy_history_fault(p));
+    box_policy_free(p);
+    g_free(under);
+    g_free(file);
+    rm_rf(dir);
+    g_free(dir);
+  }
+}
+
+static void test_bounded_memory(void) {
+  BoxPolicy *p = load(push_budget);
+  size_t events, bytes1, bytes2;
+  for (int i = 0; i < 20000; i++) {
+    at(i * 1.0);
+    permits(p, "shell:spawn", spawn_input("git", "status"));
+  }
+  box_policy_history_stats(p, &events, &bytes1);
+  g_assert_cmpuint(events, <=, 3602); /* the deepest window: 1h of one a second */
+  for (int i = 20000; i < 40000; i++) {
+    at(i * 1.0);
+    permits(p, "shell:spawn", spawn_input("git", "status"));
+  }
+  box_policy_history_stats(p, &events, &bytes2);
+  g_assert_cmpuint(events, <=, 3602);
+  g_assert_cmpuint(bytes2, <, bytes1 * 2);
+  box_policy_free(p);
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/history/example/nth-request", test_nth_request);
+  g_test_add_func("/history/example/window-edge", test_window_edge);
+  g_test_add_func("/history/example/status-0-against-1", test_status_zero_against_one);
+  g_test_add_func("/history/example/write-budget", test_write_budget);
+  g_test_add_func("/history/example/byte-budget", test_byte_budget);
+  g_test_add_func("/history/example/since-reset", test_since_reset);
+  g_test_add_func("/history/eval/fast-matches-general", test_fast_matches_general);
+  g_test_add_func("/history/eval/previous-and-macros", test_previous_and_macros);
+  g_test_add_func("/history/load/refusals", test_refusals);
+  g_test_add_func("/history/store/restart", test_restart);
+  g_test_add_func("/history/store/torn-tail", test_torn_tail);
+  g_test_add_func("/history/store/unwritable", test_unwritable);
+  g_test_add_func("/history/store/bounded-memory", test_bounded_memory);
+  return g_test_run();
+}

@@ -1,0 +1,139 @@
+/* env.c — the environment of a contained process (spec/runtime.md §5.6)
+ * and the box-wide context every launch shares. */
+#include "tools/internal.h"
+
+#include <string.h>
+
+static BoxToolContext ctx;
+static char **ctx_authority, **ctx_hidden;
+
+static char **strv_copy(const char *const *v)
+{
+  return v ? g_strdupv((char **)v) : g_new0(char *, 1);
+}
+
+void box_tools_set_context(const BoxToolContext *c)
+{
+  g_free((char *)ctx.box_dir);
+  g_free((char *)ctx.alias_dir);
+  g_free((char *)ctx.broker_socket);
+  g_strfreev(ctx_authority);
+  g_strfreev(ctx_hidden);
+  const char *proxy_url = ctx.proxy_url, *ca_cert = ctx.ca_cert;
+  bool (*net_setup)(void *, pid_t) = ctx.net_setup;
+  void *net_setup_data = ctx.net_setup_data;
+  ctx = *c;
+  /* Fields left unset keep the gateway's values (box_tools_set_gateway). */
+  if (!c->proxy_url && !c->ca_cert && !c->net_setup) {
+    ctx.proxy_url = proxy_url;
+    ctx.ca_cert = ca_cert;
+    ctx.net_setup = net_setup;
+    ctx.net_setup_data = net_setup_data;
+  }
+  ctx.box_dir = g_strdup(c->box_dir);
+  ctx.alias_dir = g_strdup(c->alias_dir);
+  ctx.broker_socket = g_strdup(c->broker_socket);
+  if (c->proxy_url || c->ca_cert || c->net_setup) {
+    g_free((char *)proxy_url);
+    g_free((char *)ca_cert);
+    ctx.proxy_url = g_strdup(c->proxy_url);
+    ctx.ca_cert = g_strdup(c->ca_cert);
+  }
+  ctx_authority = strv_copy(c->authority);
+  ctx_hidden = strv_copy(c->hidden);
+  ctx.authority = (const char *const *)ctx_authority;
+  ctx.hidden = (const char *const *)ctx_hidden;
+}
+
+void box_tools_set_gateway(const char *proxy_url, const char *ca_cert,
+                           bool (*net_setup)(void *data, pid_t pid), void *net_setup_data)
+{
+  g_free((char *)ctx.proxy_url);
+  g_free((char *)ctx.ca_cert);
+  ctx.proxy_url = g_strdup(proxy_url);
+  ctx.ca_cert = g_strdup(ca_cert);
+  ctx.net_setup = net_setup;
+  ctx.net_setup_data = net_setup_data;
+}
+
+const BoxToolContext *tools_context(void) { return &ctx; }
+
+bool tools_path_within(const char *path, const char *dir)
+{
+  size_t n = strlen(dir);
+  while (n > 1 && dir[n - 1] == '/')
+    n--;
+  if (n == 1 && dir[0] == '/')
+    return path[0] == '/';
+  return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* Every spelling of the alias directory: as written and canonical. */
+static bool is_alias_dir(const char *entry)
+{
+  if (!ctx.alias_dir || !*entry)
+    return false;
+  if (strcmp(entry, ctx.alias_dir) == 0)
+    return true;
+  char *a = realpath(entry, NULL), *b = realpath(ctx.alias_dir, NULL);
+  bool same = a && b && strcmp(a, b) == 0;
+  free(a);
+  free(b);
+  return same;
+}
+
+char **box_tools_compose_env(const BoxToolTable *t, bool is_agent, const char *operator_home,
+                             const char *operator_path, const char *cwd)
+{
+  GHashTable *env = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  /* (2) HOME, (3) the table's own env, (4) what the box owns. */
+  g_hash_table_insert(env, g_strdup("HOME"), g_strdup(operator_home ? operator_home : "/"));
+  if (t->env) {
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, t->env);
+    while (g_hash_table_iter_next(&it, &k, &v))
+      g_hash_table_insert(env, g_strdup(k), g_strdup(v));
+  }
+  const char *declared = t->env ? g_hash_table_lookup(t->env, "PATH") : NULL;
+  if (!declared || !*declared)
+    declared = operator_path && *operator_path ? operator_path : "/usr/bin:/bin";
+  GString *path = g_string_new(NULL);
+  if (is_agent && ctx.alias_dir)
+    g_string_append(path, ctx.alias_dir);
+  g_auto(GStrv) parts = g_strsplit(declared, ":", -1);
+  for (char **p = parts; *p; p++) {
+    if (is_alias_dir(*p))
+      continue;
+    if (path->len)
+      g_string_append_c(path, ':');
+    g_string_append(path, *p);
+  }
+  g_hash_table_insert(env, g_strdup("PATH"), g_string_free(path, FALSE));
+  g_hash_table_insert(env, g_strdup("PWD"), g_strdup(cwd));
+  g_hash_table_insert(env, g_strdup("USER"), g_strdup("strands-box"));
+  /* The gateway's variables (issue 8 fills proxy_url and ca_cert). */
+  if (ctx.proxy_url) {
+    const char *names[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", NULL };
+    for (int i = 0; names[i]; i++)
+      g_hash_table_insert(env, g_strdup(names[i]), g_strdup(ctx.proxy_url));
+    g_hash_table_insert(env, g_strdup("NO_PROXY"), g_strdup("127.0.0.1,localhost"));
+    g_hash_table_insert(env, g_strdup("no_proxy"), g_strdup("127.0.0.1,localhost"));
+    g_hash_table_insert(env, g_strdup("NODE_USE_ENV_PROXY"), g_strdup("1"));
+  }
+  if (ctx.ca_cert) {
+    const char *names[] = { "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "CODEX_CA_CERTIFICATE",
+                            "AWS_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "GIT_SSL_CAINFO", NULL };
+    for (int i = 0; names[i]; i++)
+      g_hash_table_insert(env, g_strdup(names[i]), g_strdup(ctx.ca_cert));
+  }
+  GPtrArray *out = g_ptr_array_new();
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init(&it, env);
+  while (g_hash_table_iter_next(&it, &k, &v))
+    g_ptr_array_add(out, g_strconcat(k, "=", v, NULL));
+  g_ptr_array_add(out, NULL);
+  g_hash_table_destroy(env);
+  return (char **)g_ptr_array_free(out, FALSE);
+}

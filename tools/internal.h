@@ -1,0 +1,21 @@
+/* internal.h — shared inside tools/ only. */
+#ifndef BOX_TOOLS_INTERNAL_H
+#define BOX_TOOLS_INTERNAL_H
+
+#include "tools/tools.h"
+
+#define TOOLS_ERROR (g_quark_from_static_string("box-tools"))
+
+/* The box-wide context (never NULL; fields may be). */
+const BoxToolContext *tools_context(void);
+
+/* dir entry: prefix (component-bounded); equal paths cover. */
+bool tools_path_within(const char *path, const char *dir);
+
+/* The seccomp program of §5.8, compiled once: a struct sock_fprog *. */
+const void *tools_seccomp_program(GError **error);
+
+/* /etc entries a tool's view carries (the leaf set's runtime services). */
+extern const char *const tools_etc_entries[];
+
+#endif

@@ -1,0 +1,42 @@
+/* view.h — the planned mount view (private to tools/). */
+#ifndef BOX_TOOLS_VIEW_H
+#define BOX_TOOLS_VIEW_H
+
+#include "tools/internal.h"
+
+typedef enum {
+  MOUNT_READ,        /* ro, noexec */
+  MOUNT_SYSTEM,      /* ro, exec: host system trees */
+  MOUNT_EXEC,        /* ro, exec */
+  MOUNT_SOCKET,      /* the broker socket */
+  MOUNT_WRITE,       /* rw, noexec */
+  MOUNT_WRITE_EXEC,  /* rw, exec */
+  MOUNT_ENTER,       /* empty ro tmpfs: chdir only */
+  MOUNT_DENY,        /* empty ro file or tmpfs over a grant */
+} MountKind;
+
+typedef enum { STEP_MKDIR, STEP_FILE, STEP_SYMLINK, STEP_BIND, STEP_TMPFS, STEP_PROC,
+               STEP_UNLINK } StepKind;
+
+typedef struct {
+  StepKind kind;
+  char *src;           /* bind source, symlink target, fs name */
+  char *dst;           /* under the staging root */
+  unsigned long flags; /* remount flags of a bind, mount flags otherwise */
+  char *data;
+} Step;
+
+typedef struct {
+  const char *root;
+  GArray *steps;       /* Step */
+} View;
+
+#define VIEW_EMPTY_FILE "/.box-refused"
+
+void tools_view_init(View *v, const char *root);
+bool tools_view_plan(View *v, const BoxToolLaunch *l, GError **error);
+/* True when path is inside a bind or an entered tmpfs of the view. */
+bool tools_view_contains(const View *v, const char *path);
+void tools_view_clear(View *v);
+
+#endif
