@@ -50,6 +50,8 @@ void box_reaper_init(void);
 void box_reaper_collect(void);
 /* Blocks until pid has been reaped; returns its wait status. */
 int box_reaper_wait(pid_t pid);
+/* A status reaped by someone else (the workers' zygote) for pid. */
+void box_reaper_store(pid_t pid, int status);
 /* Non-blocking: true and *status when pid has been reaped. */
 bool box_reaper_poll(pid_t pid, int *status);
 /* Exit status the way a shell reports it: code, or 128+signal. */

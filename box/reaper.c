@@ -38,6 +38,14 @@ void box_reaper_collect(void)
   }
 }
 
+void box_reaper_store(pid_t pid, int status)
+{
+  g_mutex_lock(&reaper_lock);
+  g_hash_table_insert(reaped, GINT_TO_POINTER(pid), GINT_TO_POINTER(status));
+  g_cond_broadcast(&reaper_cond);
+  g_mutex_unlock(&reaper_lock);
+}
+
 bool box_reaper_poll(pid_t pid, int *status)
 {
   gpointer value;

@@ -16,6 +16,8 @@
 #include <fcntl.h>
 #include <glib.h>
 #include <signal.h>
+#include <sys/signalfd.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,53 +228,10 @@ static void enter_root(const char *root, char **binds, const char *workspace)
     die(workspace);
 }
 
-int main(int argc, char **argv)
+/* One command: root in the mount, report ready, run, report the status. */
+static int worker_main(int ctl, const char *root, char **binds, const char *workspace,
+                       const char *home)
 {
-  g_autofree char *root = NULL, *workspace = NULL, *home = NULL, *command = NULL;
-  gboolean check_only = FALSE;
-  g_auto(GStrv) binds = NULL;
-  int ctl = -1;
-  GOptionEntry entries[] = {
-    { "command", 'c', 0, G_OPTION_ARG_STRING, &command,
-      "Run TEXT with no box around it (tests, benchmarks)", "TEXT" },
-    { "no-exec", 'n', 0, G_OPTION_ARG_NONE, &check_only,
-      "With -c: only parse TEXT (a syntax error exits 2)", NULL },
-    { "ctl-fd", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT, &ctl, NULL, NULL },
-    { "root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &root, NULL, NULL },
-    { "workspace", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &workspace, NULL, NULL },
-    { "home", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &home, NULL, NULL },
-    { "bind", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME_ARRAY, &binds, NULL, NULL },
-    { NULL, 0, 0, 0, NULL, NULL, NULL },
-  };
-  g_autoptr(GOptionContext) ctx = g_option_context_new("- the boxfs Shell worker");
-  g_option_context_set_summary(ctx, "boxd starts one box-shell per command; run alone with -c.");
-  g_option_context_add_main_entries(ctx, entries, NULL);
-  g_autoptr(GError) error = NULL;
-  if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-    fprintf(stderr, "box-shell: %s\n", error->message);
-    return 2;
-  }
-  if (command && check_only)
-    return box_shell_check(command);
-  if (check_only && argc > 1) {
-    /* `box-shell -n FILE`: parse a script alone (benchmarks) */
-    g_autofree char *text = NULL;
-    if (!g_file_get_contents(argv[1], &text, NULL, &error)) {
-      fprintf(stderr, "box-shell: %s\n", error->message);
-      return 2;
-    }
-    return box_shell_check(text);
-  }
-  if (command) {
-    g_autofree char *cwd = g_get_current_dir();
-    BoxShellEnv env = { g_get_home_dir(), cwd, "/usr/bin:/bin", "strands-box" };
-    BoxShellHost host = { local_decide_exec, local_spawn, NULL, NULL };
-    return box_shell_run(command, &env, &host);
-  }
-  if (ctl < 0 || !root || !workspace || !home) {
-    fprintf(stderr, "box-shell: started outside a box; use -c TEXT to run the interpreter alone\n");
-    return 2;
-  }
   ctl_fd = ctl;
   enter_root(root, binds, workspace);
   drop_privileges();
@@ -315,4 +274,167 @@ int main(int argc, char **argv)
   json_object_put(done);
   json_object_put(run);
   return status;
+}
+
+/* ---- zygote ----
+ *
+ * Starting box-shell costs milliseconds of dynamic linking (libcurl, Lua,
+ * OpenSSL…), so boxd starts it once as a zygote: an idle, single-threaded
+ * process that forks each worker into fresh mount and PID namespaces on
+ * request.  The child waits for boxd's "go" (its namespace is placed in
+ * the mount by then) before it touches the mount.  The zygote reaps its
+ * workers and reports each status to boxd.
+ */
+static bool wait_for_go(int ctl)
+{
+  json_object *go = box_ctl_recv(ctl, NULL, NULL);
+  json_object *op;
+  bool ok = go && json_object_object_get_ex(go, "op", &op) &&
+            strcmp(json_object_get_string(op), "go") == 0;
+  json_object_put(go);
+  return ok;
+}
+
+static char **json_strv(json_object *arr)
+{
+  size_t n = arr && json_object_is_type(arr, json_type_array) ? json_object_array_length(arr) : 0;
+  char **v = g_new0(char *, n + 1);
+  for (size_t i = 0; i < n; i++)
+    v[i] = g_strdup(json_object_get_string(json_object_array_get_idx(arr, i)));
+  return v;
+}
+
+static const char *json_str(json_object *obj, const char *key)
+{
+  json_object *v;
+  return json_object_object_get_ex(obj, key, &v) ? json_object_get_string(v) : NULL;
+}
+
+static void zygote_report_deaths(int ctl)
+{
+  int st;
+  pid_t pid;
+  while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+    json_object *msg = json_object_new_object();
+    json_object_object_add(msg, "op", json_object_new_string("died"));
+    json_object_object_add(msg, "pid", json_object_new_int(pid));
+    json_object_object_add(msg, "status", json_object_new_int(st));
+    box_ctl_send(ctl, msg, NULL, 0);
+    json_object_put(msg);
+  }
+}
+
+static int zygote_main(int ctl)
+{
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, NULL);
+  int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0)
+    die("signalfd");
+  for (;;) {
+    struct pollfd p[2] = { { .fd = ctl, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+    if (poll(p, 2, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      die("poll");
+    }
+    if (p[1].revents) {
+      struct signalfd_siginfo info;
+      while (read(sfd, &info, sizeof info) == sizeof info) {
+      }
+      zygote_report_deaths(ctl);
+    }
+    if (!p[0].revents)
+      continue;
+    int fds[BOX_CTL_MAX_FDS];
+    int nfds = 0;
+    json_object *req = box_ctl_recv(ctl, fds, &nfds);
+    if (!req)
+      return 0; /* boxd is gone */
+    const char *op = json_str(req, "op");
+    if (!op || strcmp(op, "fork") != 0 || nfds != 1 || !json_str(req, "root") ||
+        !json_str(req, "workspace") || !json_str(req, "home")) {
+      for (int i = 0; i < nfds; i++)
+        close(fds[i]);
+      json_object_put(req);
+      continue;
+    }
+    pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWNS | CLONE_NEWPID | SIGCHLD, NULL, NULL, NULL,
+                               NULL);
+    if (pid == 0) {
+      close(ctl);
+      close(sfd);
+      sigprocmask(SIG_UNBLOCK, &chld, NULL);
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      json_object *binds_obj = NULL;
+      json_object_object_get_ex(req, "binds", &binds_obj);
+      char **binds = json_strv(binds_obj);
+      if (!wait_for_go(fds[0]))
+        _exit(125);
+      _exit(worker_main(fds[0], json_str(req, "root"), binds, json_str(req, "workspace"),
+                        json_str(req, "home")));
+    }
+    close(fds[0]);
+    json_object *reply = json_object_new_object();
+    json_object_object_add(reply, "op", json_object_new_string("forked"));
+    json_object_object_add(reply, "pid", json_object_new_int(pid > 0 ? pid : -1));
+    box_ctl_send(ctl, reply, NULL, 0);
+    json_object_put(reply);
+    json_object_put(req);
+  }
+}
+
+int main(int argc, char **argv)
+{
+  g_autofree char *root = NULL, *workspace = NULL, *home = NULL, *command = NULL;
+  gboolean check_only = FALSE, zygote = FALSE;
+  g_auto(GStrv) binds = NULL;
+  int ctl = -1;
+  GOptionEntry entries[] = {
+    { "command", 'c', 0, G_OPTION_ARG_STRING, &command,
+      "Run TEXT with no box around it (tests, benchmarks)", "TEXT" },
+    { "no-exec", 'n', 0, G_OPTION_ARG_NONE, &check_only,
+      "With -c: only parse TEXT (a syntax error exits 2)", NULL },
+    { "ctl-fd", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT, &ctl, NULL, NULL },
+    { "zygote", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, &zygote, NULL, NULL },
+    { "root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &root, NULL, NULL },
+    { "workspace", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &workspace, NULL, NULL },
+    { "home", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &home, NULL, NULL },
+    { "bind", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME_ARRAY, &binds, NULL, NULL },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new("- the boxfs Shell worker");
+  g_option_context_set_summary(ctx, "boxd starts one box-shell per command; run alone with -c.");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_autoptr(GError) error = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+    fprintf(stderr, "box-shell: %s\n", error->message);
+    return 2;
+  }
+  if (command && check_only)
+    return box_shell_check(command);
+  if (check_only && argc > 1) {
+    /* `box-shell -n FILE`: parse a script alone (benchmarks) */
+    g_autofree char *text = NULL;
+    if (!g_file_get_contents(argv[1], &text, NULL, &error)) {
+      fprintf(stderr, "box-shell: %s\n", error->message);
+      return 2;
+    }
+    return box_shell_check(text);
+  }
+  if (command) {
+    g_autofree char *cwd = g_get_current_dir();
+    BoxShellEnv env = { g_get_home_dir(), cwd, "/usr/bin:/bin", "strands-box" };
+    BoxShellHost host = { local_decide_exec, local_spawn, NULL, NULL };
+    return box_shell_run(command, &env, &host);
+  }
+  if (zygote && ctl >= 0)
+    return zygote_main(ctl);
+  if (ctl < 0 || !root || !workspace || !home) {
+    fprintf(stderr, "box-shell: started outside a box; use -c TEXT to run the interpreter alone\n");
+    return 2;
+  }
+  return worker_main(ctl, root, binds, workspace, home);
 }

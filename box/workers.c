@@ -89,21 +89,99 @@ static void worker_discard(Boxd *d, Worker *w)
   worker_free(w);
 }
 
-static char **worker_argv(Boxd *d, int command, int ctl_fd)
+/* ---- the zygote: box-shell started once, forking every worker ---- */
+
+static int zygote_ctl = -1;
+static pid_t zygote_pid = -1;
+static GThread *zygote_reader;
+static GAsyncQueue *forked_queue; /* pids (as pointers, +1) of workers just forked */
+
+static gpointer zygote_read_main(gpointer data)
 {
-  GPtrArray *a = g_ptr_array_new();
-  g_ptr_array_add(a, g_strdup("box-shell"));
-  g_ptr_array_add(a, g_strdup_printf("--ctl-fd=%d", ctl_fd));
+  (void)data;
+  for (;;) {
+    json_object *msg = box_ctl_recv(zygote_ctl, NULL, NULL);
+    if (!msg)
+      break;
+    json_object *op, *pid, *status;
+    if (json_object_object_get_ex(msg, "op", &op) && json_object_object_get_ex(msg, "pid", &pid)) {
+      const char *o = json_object_get_string(op);
+      if (strcmp(o, "forked") == 0)
+        g_async_queue_push(forked_queue, GINT_TO_POINTER(json_object_get_int(pid) + 1));
+      else if (strcmp(o, "died") == 0 && json_object_object_get_ex(msg, "status", &status))
+        box_reaper_store(json_object_get_int(pid), json_object_get_int(status));
+    }
+    json_object_put(msg);
+  }
+  /* The zygote is gone: nobody waiting for a fork may hang. */
+  g_async_queue_push(forked_queue, GINT_TO_POINTER(-1));
+  return NULL;
+}
+
+/* Called from the pool thread, inside the workers' network namespace. */
+static bool zygote_start(Boxd *d)
+{
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+    return false;
+  char *argv[] = { "box-shell", "--zygote", "--ctl-fd=3", NULL };
+  char *envp[] = { NULL };
+  pid_t pid = fork();
+  if (pid == 0) {
+    /* System calls only from here on: boxd has threads. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (dup2(pair[1], 3) < 0)
+      _exit(127);
+    close_range(4, ~0U, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    execve(d->box_shell, argv, envp);
+    _exit(127);
+  }
+  close(pair[1]);
+  if (pid < 0) {
+    close(pair[0]);
+    return false;
+  }
+  boxd_track_pid(d, pid);
+  zygote_pid = pid;
+  zygote_ctl = pair[0];
+  forked_queue = g_async_queue_new();
+  zygote_reader = g_thread_new("box-zygote", zygote_read_main, NULL);
+  return true;
+}
+
+static void zygote_stop(Boxd *d)
+{
+  if (zygote_pid < 0)
+    return;
+  kill(zygote_pid, SIGKILL);
+  shutdown(zygote_ctl, SHUT_RDWR);
+  g_thread_join(zygote_reader);
+  box_reaper_wait(zygote_pid);
+  boxd_untrack_pid(d, zygote_pid);
+  close(zygote_ctl);
+  zygote_pid = -1;
+}
+
+static json_object *fork_request(Boxd *d, int command)
+{
+  json_object *req = json_object_new_object();
+  json_object_object_add(req, "op", json_object_new_string("fork"));
   g_autofree char *root = box_vfs_ram_root(d->vfs, command);
-  g_ptr_array_add(a, g_strdup_printf("--root=%s", root));
-  g_ptr_array_add(a, g_strdup_printf("--workspace=%s", d->workspace));
-  g_ptr_array_add(a, g_strdup_printf("--home=%s", d->agent_home));
+  json_object_object_add(req, "root", json_object_new_string(root));
+  json_object_object_add(req, "workspace", json_object_new_string(d->workspace));
+  json_object_object_add(req, "home", json_object_new_string(d->agent_home));
+  json_object *binds = json_object_new_array();
   for (int i = 0; d->roots[i]; i++) {
     g_autofree char *pass = box_vfs_pass_path(d->vfs, d->roots[i]);
-    g_ptr_array_add(a, g_strdup_printf("--bind=%s=%s", pass, d->roots[i]));
+    g_autofree char *b = g_strdup_printf("%s=%s", pass, d->roots[i]);
+    json_object_array_add(binds, json_object_new_string(b));
   }
-  g_ptr_array_add(a, NULL);
-  return (char **)g_ptr_array_free(a, FALSE);
+  json_object_object_add(req, "binds", binds);
+  return req;
 }
 
 static Worker *worker_spawn(Boxd *d)
@@ -112,41 +190,18 @@ static Worker *worker_spawn(Boxd *d)
   int command = box_vfs_command_new(d->vfs);
   if (command < 0)
     return NULL;
-  int pair[2], go[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
-    return NULL;
-  if (pipe2(go, O_CLOEXEC) != 0) {
-    close(pair[0]);
-    close(pair[1]);
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+    box_vfs_command_end(d->vfs, command);
     return NULL;
   }
-  const int ctl_child = 3;
-  char **argv = worker_argv(d, command, ctl_child);
-  char *envp[] = { NULL };
-  pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWNS | CLONE_NEWPID | SIGCHLD, NULL, NULL, NULL,
-                             NULL);
-  if (pid == 0) {
-    /* System calls only from here on: boxd has threads. */
-    char byte;
-    close(go[1]);
-    if (read(go[0], &byte, 1) != 1)
-      _exit(127);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (dup2(pair[1], ctl_child) < 0)
-      _exit(127);
-    close_range(ctl_child + 1, ~0U, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    signal(SIGPIPE, SIG_DFL);
-    execve(d->box_shell, argv, envp);
-    _exit(127);
-  }
-  close(go[0]);
+  json_object *req = fork_request(d, command);
+  bool sent = box_ctl_send(zygote_ctl, req, &pair[1], 1);
+  json_object_put(req);
   close(pair[1]);
-  g_strfreev(argv);
-  if (pid < 0) {
-    close(go[1]);
+  gpointer got = sent ? g_async_queue_timeout_pop(forked_queue, READY_TIMEOUT_MS * 1000) : NULL;
+  pid_t pid = got ? GPOINTER_TO_INT(got) - 1 : -1;
+  if (pid <= 0) {
     close(pair[0]);
     box_vfs_command_end(d->vfs, command);
     return NULL;
@@ -157,18 +212,18 @@ static Worker *worker_spawn(Boxd *d)
   w->pid = pid;
   w->ctl = pair[0];
   g_autoptr(GError) error = NULL;
-  if (!box_vfs_command_attach(d->vfs, command, pid, false, &error)) {
+  json_object *go = json_object_new_object();
+  json_object_object_add(go, "op", json_object_new_string("go"));
+  /* Placed in the mount before it may take a step there. */
+  bool placed = box_vfs_command_attach(d->vfs, command, pid, false, &error);
+  if (!placed)
     g_printerr("box: warning: worker could not be placed in the mount: %s\n", error->message);
-    close(go[1]);
+  if (!placed || !box_ctl_send(w->ctl, go, NULL, 0)) {
+    json_object_put(go);
     worker_discard(d, w);
     return NULL;
   }
-  if (write(go[1], "g", 1) != 1) {
-    close(go[1]);
-    worker_discard(d, w);
-    return NULL;
-  }
-  close(go[1]);
+  json_object_put(go);
   struct pollfd p = { .fd = w->ctl, .events = POLLIN };
   json_object *msg = NULL;
   if (poll(&p, 1, READY_TIMEOUT_MS) == 1)
@@ -200,6 +255,11 @@ static gpointer pool_main(gpointer data)
   }
   __atomic_store_n(&d->worker_netns_fd, open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC),
                    __ATOMIC_RELEASE);
+  if (!zygote_start(d)) {
+    g_printerr("box: error: cannot start the Shell workers' zygote %s: %s\n", d->box_shell,
+               g_strerror(errno));
+    return NULL;
+  }
   g_mutex_lock(&pool_lock);
   while (!pool_stop) {
     if (g_async_queue_length(ready_queue) >= POOL_SIZE) {
@@ -242,6 +302,7 @@ void boxd_workers_stop(Boxd *d)
   g_mutex_unlock(&pool_lock);
   g_thread_join(pool_thread);
   g_thread_pool_free(cleanup_pool, FALSE, TRUE);
+  zygote_stop(d);
   Worker *w;
   while ((w = g_async_queue_try_pop(ready_queue)))
     worker_discard(d, w);
