@@ -10,6 +10,7 @@
  * front, byte for byte, and name the file after it: "<spec text> (in <path>)".
  * Removed keys use the spec's removed-key text, which begins with the path. */
 #include "box/config.h"
+#include "tools/tools.h"
 #include "gateway/gateway.h"
 
 #include <errno.h>
@@ -179,22 +180,7 @@ static bool env_name_valid(const char *n) {
 }
 
 static bool env_name_reserved(const char *n) {
-  static const char *const exact[] = {
-      /* Box-owned */
-      "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy",
-      "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "NODE_USE_ENV_PROXY", "CODEX_CA_CERTIFICATE",
-      "AWS_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "GIT_SSL_CAINFO", "PWD", "USER",
-      /* loader hooks */
-      "NODE_OPTIONS", "BASH_ENV", "ENV", "RUBYOPT", "PERL5LIB", "PERL5OPT", "GEM_PATH",
-      "CLASSPATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", NULL};
-  static const char *const prefixes[] = {"OTEL_EXPORTER_OTLP_", "LD_", "DYLD_", "PYTHON", NULL};
-  for (size_t i = 0; exact[i]; i++)
-    if (strcmp(n, exact[i]) == 0)
-      return true;
-  for (size_t i = 0; prefixes[i]; i++)
-    if (g_str_has_prefix(n, prefixes[i]))
-      return true;
-  return false;
+  return box_tools_env_name_reserved(n);
 }
 
 /* ---- process specification (§2.1, §2.2) ---------------------------------- */

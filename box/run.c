@@ -483,6 +483,8 @@ static int serve(Boxd *d, char **agent_argv)
     fail("%s", error->message);
     goto teardown;
   }
+  /* Tools and the agent reach the network through the gateway only. */
+  box_tools_set_gateway(d->gateway_url, d->gateway_ca_path, boxd_gateway_net_setup, d);
   agent = box_agent_start(d, agent_argv, &error);
   if (agent < 0) {
     fail("%s", error->message);

@@ -463,6 +463,10 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
     .roots = (const char *const *)d->roots,
     .staging_dir = d->staging_dir,
   };
+  json_object *env_obj = NULL;
+  json_object_object_get_ex(msg, "env", &env_obj);
+  g_autofree const char **extra_env = string_array(env_obj);
+  launch.extra_env = (char *const *)extra_env;
   g_autoptr(GError) error = NULL;
   pid_t pid = box_tools_launch(&launch, fd_out, fd_err, attach_tool, c, &error);
   if (pid < 0) {

@@ -58,6 +58,61 @@ void box_tools_set_gateway(const char *proxy_url, const char *ca_cert,
 
 const BoxToolContext *tools_context(void) { return &ctx; }
 
+bool box_tools_env_name_reserved(const char *n)
+{
+  static const char *const exact[] = {
+    /* set by the box */
+    "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy",
+    "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "NODE_USE_ENV_PROXY", "CODEX_CA_CERTIFICATE",
+    "AWS_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "GIT_SSL_CAINFO", "PWD", "USER",
+    /* loader hooks */
+    "NODE_OPTIONS", "BASH_ENV", "ENV", "RUBYOPT", "PERL5LIB", "PERL5OPT", "GEM_PATH",
+    "CLASSPATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", NULL
+  };
+  static const char *const prefixes[] = { "OTEL_EXPORTER_OTLP_", "LD_", "DYLD_", "PYTHON", NULL };
+  for (size_t i = 0; exact[i]; i++)
+    if (strcmp(n, exact[i]) == 0)
+      return true;
+  for (size_t i = 0; prefixes[i]; i++)
+    if (g_str_has_prefix(n, prefixes[i]))
+      return true;
+  return false;
+}
+
+/* envp plus the Shell's variables that the box does not own. */
+char **tools_env_merge(char **envp, char *const *extra)
+{
+  if (!extra || !extra[0])
+    return envp;
+  GPtrArray *out = g_ptr_array_new();
+  for (char **e = envp; *e; e++)
+    g_ptr_array_add(out, *e);
+  for (int i = 0; extra[i]; i++) {
+    const char *eq = strchr(extra[i], '=');
+    if (!eq || eq == extra[i])
+      continue;
+    g_autofree char *name = g_strndup(extra[i], (gsize)(eq - extra[i]));
+    if (strcmp(name, "HOME") == 0 || strcmp(name, "PATH") == 0 ||
+        box_tools_env_name_reserved(name))
+      continue;
+    size_t n = strlen(name);
+    bool replaced = false;
+    for (guint k = 0; k < out->len && !replaced; k++) {
+      char *cur = g_ptr_array_index(out, k);
+      if (strncmp(cur, name, n) == 0 && cur[n] == '=') {
+        g_free(cur);
+        out->pdata[k] = g_strdup(extra[i]);
+        replaced = true;
+      }
+    }
+    if (!replaced)
+      g_ptr_array_add(out, g_strdup(extra[i]));
+  }
+  g_ptr_array_add(out, NULL);
+  g_free(envp); /* the strings moved to out */
+  return (char **)g_ptr_array_free(out, FALSE);
+}
+
 bool tools_path_within(const char *path, const char *dir)
 {
   size_t n = strlen(dir);

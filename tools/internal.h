@@ -8,6 +8,8 @@
 
 /* The box-wide context (never NULL; fields may be). */
 const BoxToolContext *tools_context(void);
+/* envp (g_strfreev-able) plus extra "NAME=value" the box does not own; consumes envp. */
+char **tools_env_merge(char **envp, char *const *extra);
 
 /* dir entry: prefix (component-bounded); equal paths cover. */
 bool tools_path_within(const char *path, const char *dir);

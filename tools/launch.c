@@ -355,6 +355,7 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
                         : "/";
   char **envp = box_tools_compose_env(l->table, l->is_agent, l->operator_home, l->operator_path,
                                       cwd);
+  envp = tools_env_merge(envp, l->extra_env);
   bool new_net = !l->table->host_network;
   bool new_user = geteuid() != 0;
   unsigned long flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;

@@ -55,7 +55,15 @@ typedef struct {
   /* The agent's own sandbox (box/agent.c); tools leave these zero. */
   bool is_agent;
   int fd_in;                       /* agent: its stdin (tools: /dev/null) */
+  /* The Shell's exported variables and `A=1 prog` prefixes ("NAME=value",
+   * NULL-terminated, may be NULL): added to the composed environment,
+   * except the names the box owns (box_tools_env_name_reserved, HOME, PATH). */
+  char *const *extra_env;
 } BoxToolLaunch;
+
+/* Names the box sets itself or that hook a loader (spec/runtime.md §2.1):
+ * no table and no Shell variable may claim them. */
+bool box_tools_env_name_reserved(const char *name);
 
 /* What every sandbox of this box shares, set once by boxd before the first
  * launch (box/config_check.c).  Strings are copied. */

@@ -61,7 +61,7 @@ PROBE = textwrap.dedent(r'''
     attempt("connect_broker", lambda: connect(BOX_DIR + "/run/box.sock", socket.AF_UNIX) or "connected")
     attempt("symlink_to_secret", lambda: read(WS + "/escape-secret"))
     attempt("symlink_to_box_dir", lambda: ",".join(sorted(os.listdir(WS + "/escape-box"))))
-    attempt("box_dir_trust", lambda: os.listdir(BOX_DIR + "/trust"))
+    attempt("box_dir_trust", lambda: ",".join(sorted(os.listdir(BOX_DIR + "/trust"))))
     attempt("symlink_to_root", lambda: os.listdir(WS + "/escape-root"))
     attempt("read_denied", lambda: read(WS + "/denied/secret.txt"))
     attempt("host_loopback", lambda: connect(("127.0.0.1", PORT)))
@@ -116,11 +116,13 @@ EXPECTED = {
     "list_home": {"ENOENT"},
     "write_ro_view": {"EROFS"},
     "create_in_ro_view": {"EROFS"},
-    "open_box_dir": {"ENOENT"},
+    # The view holds only trust/cert.pem of box_dir (the CA variables name it).
+    "open_box_dir": {"trust"},
     "open_box_private": {"ENOENT"},
     "symlink_to_secret": {"ENOENT"},
-    "symlink_to_box_dir": {"ENOENT"},
-    "box_dir_trust": {"ENOENT"},
+    "symlink_to_box_dir": {"trust"},
+    # Only the gateway's public CA certificate, which the CA variables name.
+    "box_dir_trust": {"cert.pem"},
     "symlink_to_root": {"ENOENT"},
     "read_denied": {"ENOENT"},
     "host_loopback": {"ECONNREFUSED", "ENETUNREACH"},
@@ -145,8 +147,8 @@ EXPECTED = {
 TOOL_EXPECTED = dict(EXPECTED, connect_broker={"ENOENT"}, agent_bin_contents={"ENOENT"})
 # The agent sees of box_dir only its aliases and the broker socket; its
 # writable workspace is noexec (W^X), so the setuid copy does not even run.
-AGENT_EXPECTED = dict(EXPECTED, connect_broker={"connected"}, agent_bin_contents={"bash,sh,zsh"}, open_box_dir={"bin,run"},
-                      symlink_to_box_dir={"bin,run"},
+AGENT_EXPECTED = dict(EXPECTED, connect_broker={"connected"}, agent_bin_contents={"bash,sh,zsh"}, open_box_dir={"bin,run,trust"},
+                      symlink_to_box_dir={"bin,run,trust"},
                       setuid_binary={"EACCES", "CapEff:\t0000000000000000"})
 
 

@@ -337,8 +337,9 @@ def test_signal_to_alias_ends_the_command_and_its_tool(box):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=box.env())
     time.sleep(0.3)
     p.send_signal(signal.SIGINT)
+    # Keep stdin open until the alias has exited: EOF would end `cat` too.
+    assert p.wait(timeout=10) == 125
     p.communicate(timeout=10)
-    assert p.returncode == 125
     assert box.bash("echo alive").stdout == "alive\n"
 
 
@@ -370,3 +371,26 @@ def test_spawned_program_status_stdin_and_cwd(box):
     # output of a spawned program goes through the Shell's redirections.
     r = box.bash("git rev-parse --show-toplevel > top.txt && cat top.txt")
     assert (r.returncode, r.stdout) == (0, f"{box.workspace}\n"), r.stderr
+
+
+def test_spawned_program_environment(box):
+    """A tool sees the composed environment plus the Shell's exported variables
+    and prefixes, never a name the box owns or a loader hook."""
+    box.seed_policy(extra="""
+        permit(principal, action == Box::Action::"shell:spawn", resource)
+        when { context.input.program == "env" };
+        """)
+    box.write_config(extra='\n[tool.env]\ncommand = ["env"]\n')
+    box.start()
+    r = box.bash("export FOO=bar; NOT_EXPORTED=1; A=1 LD_PRELOAD=/x/evil.so USER=root env")
+    assert r.returncode == 0, r.stderr
+    env = dict(line.split("=", 1) for line in r.stdout.splitlines())
+    assert env["FOO"] == "bar"
+    assert env["A"] == "1"
+    assert "NOT_EXPORTED" not in env
+    assert "LD_PRELOAD" not in env
+    assert env["USER"] == "strands-box"
+    assert env["HOME"] == str(box.home)
+    # The table grants no path, so the Shell's cwd is not in its view.
+    assert env["PWD"] == "/"
+    assert env["HTTPS_PROXY"].startswith("http://127.0.0.1:")
