@@ -75,6 +75,33 @@ static bool host_decide_exec(void *data, const BoxShellCommand *cmd, char **mess
   return ok;
 }
 
+static bool host_decide_dry(void *data, const char *action, const char *input_json,
+                            char **message)
+{
+  (void)data;
+  json_object *input = json_tokener_parse(input_json);
+  if (!input || !json_object_is_type(input, json_type_object)) {
+    json_object_put(input);
+    *message = strdup("box.decide: the input must be a table of the action's fields");
+    return false;
+  }
+  json_object *req = json_object_new_object();
+  json_object_object_add(req, "op", json_object_new_string("decide"));
+  json_object_object_add(req, "action", json_object_new_string(action));
+  json_object_object_add(req, "input", input);
+  json_object_object_add(req, "dry_run", json_object_new_boolean(true));
+  json_object *reply = box_ctl_call(ctl_fd, req, NULL, 0);
+  json_object_put(req);
+  json_object *permit, *msg;
+  bool ok = reply && json_object_object_get_ex(reply, "permit", &permit) &&
+            json_object_get_boolean(permit);
+  *message = strdup(reply && json_object_object_get_ex(reply, "message", &msg)
+                        ? json_object_get_string(msg)
+                        : "the box did not answer the decision");
+  json_object_put(reply);
+  return ok;
+}
+
 static BoxSpawnResult host_spawn(void *data, const BoxShellCommand *cmd, int fd_out, int fd_err)
 {
   (void)data;
@@ -260,7 +287,8 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
       setenv(key, json_object_get_string(val), 1);
   }
   BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
-  BoxShellHost host = { host_decide_exec, host_spawn, host_last_denial, NULL };
+  BoxShellHost host = { .decide_exec = host_decide_exec, .spawn = host_spawn,
+                        .last_denial = host_last_denial, .decide_dry = host_decide_dry };
   int status = box_shell_run(json_object_get_string(source), &env, &host);
   /* Let go of the caller's descriptors before reporting, so its output
    * ends exactly when its status arrives. */
@@ -427,7 +455,7 @@ int main(int argc, char **argv)
   if (command) {
     g_autofree char *cwd = g_get_current_dir();
     BoxShellEnv env = { g_get_home_dir(), cwd, "/usr/bin:/bin", "strands-box" };
-    BoxShellHost host = { local_decide_exec, local_spawn, NULL, NULL };
+    BoxShellHost host = { .decide_exec = local_decide_exec, .spawn = local_spawn };
     return box_shell_run(command, &env, &host);
   }
   if (zygote && ctl >= 0)

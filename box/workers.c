@@ -352,8 +352,12 @@ static void handle_decide(Command *c, json_object *msg, int reply_fd)
   const char *action = json_object_object_get_ex(msg, "action", &action_obj)
                            ? json_object_get_string(action_obj)
                            : NULL;
-  /* A worker asks only for the decisions the Shell raises itself. */
-  if (!input || g_strcmp0(action, "shell:exec") != 0) {
+  json_object *dry_obj;
+  bool dry_run = json_object_object_get_ex(msg, "dry_run", &dry_obj) &&
+                 json_object_get_boolean(dry_obj);
+  /* A worker asks for the decisions the Shell raises itself, or for a dry
+   * run (Lua's box.decide) of any action, which is logged as one. */
+  if (!input || !action || (!dry_run && strcmp(action, "shell:exec") != 0)) {
     json_object_object_add(reply, "permit", json_object_new_boolean(false));
     json_object_object_add(reply, "message",
                            json_object_new_string("the worker sent a malformed request"));
@@ -363,7 +367,15 @@ static void handle_decide(Command *c, json_object *msg, int reply_fd)
   json_object *args_obj = NULL;
   json_object_object_get_ex(msg, "args", &args_obj);
   g_autofree const char **args = string_array(args_obj);
-  BoxDecision *decision = boxd_decide(c->d, action, input, args);
+  BoxDecision *decision;
+  if (dry_run) {
+    /* Asked only to know; history still sees the request as an attempt. */
+    decision = box_policy_decide(c->d->policy, action, input);
+    decision->dry_run = true;
+    box_decision_log_append(c->d->log, action, input, NULL, decision);
+  } else {
+    decision = boxd_decide(c->d, action, input, args);
+  }
   json_object_object_add(reply, "permit",
                          json_object_new_boolean(decision->verdict == BOX_VERDICT_PERMIT));
   json_object_object_add(reply, "message", json_object_new_string(decision->message));

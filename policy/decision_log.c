@@ -192,6 +192,11 @@ static json_object *decision_attributes(const char *action, json_object *input, 
     const char *method = input_str(input, "method");
     if (method && strcmp(action, "http:request") == 0) add_str(attrs, "http.request.method", method);
   }
+  if (d->dry_run) {
+    json_object *yes = json_object_new_object();
+    json_object_object_add(yes, "boolValue", json_object_new_boolean(true));
+    add_attr(attrs, "strands.box.policy.dry_run", yes);
+  }
   const GPtrArray *ids = d->determining_ids;
   add_attr(attrs, "strands.box.policy.determining.ids",
            array_value(ids ? (const char *const *)ids->pdata : NULL, ids ? ids->len : 0));

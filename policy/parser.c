@@ -17,6 +17,7 @@ typedef struct {
   GError *err;
   int depth;
   int provider_line, provider_col; /* first information-provider call, refused after parsing */
+  GPtrArray *inline_tf; /* the rule being parsed: its inline `temporal { … }` blocks (TFormula*) */
 } Parser;
 
 void *policy_own(BoxPolicy *policy, void *p) {
@@ -362,8 +363,13 @@ static Expr *parse_primary(Parser *p) {
       return parse_entity_ref(p);
     }
     if (is_kw(t, "temporal") && peek2(p)->kind == TOK_LBRACE) {
-      fail_at(p, t, "temporal clauses are not supported yet");
-      return NULL;
+      /* inline `temporal { … }`, a Bool primary (§1.3, §2.1) */
+      struct TFormula *tf = policy_temporal_parse(p->pol, p->toks, p->ntoks, &p->pos, &p->err);
+      if (!tf) return NULL;
+      Expr *e = new_expr(p, E_TEMPORAL, t);
+      e->tf = tf;
+      g_ptr_array_add(p->inline_tf, tf);
+      return e;
     }
     if (peek2(p)->kind == TOK_LPAREN) {
       static const char *const exts[] = {"decimal", "ip", "datetime", "duration"};

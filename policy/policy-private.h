@@ -45,6 +45,7 @@ typedef enum {
   E_HAS, E_LIKE, E_IS,
   E_GETATTR, E_METHOD,
   E_EXT,      /* extension constructor decimal/ip/datetime/duration("lit"): ext = kind, a = argument */
+  E_TEMPORAL, /* inline `temporal { … }` (§1.3 primary): tf = the parsed body, a Bool */
 } ExprKind;
 
 typedef enum { VAR_PRINCIPAL, VAR_ACTION, VAR_RESOURCE, VAR_CONTEXT } VarKind;
@@ -99,6 +100,7 @@ struct Expr {
   bool ext_ok;         /* E_EXT: the literal parsed (set by validation) */
   int64_t ext_l;       /* E_EXT decimal/datetime/duration value */
   IpValue ip;          /* E_EXT ip value */
+  struct TFormula *tf; /* E_TEMPORAL */
 };
 
 typedef enum { SC_ANY, SC_EQ, SC_IN, SC_IS, SC_IS_IN, SC_IN_SET } ScopeOp;
@@ -146,6 +148,8 @@ typedef struct {
   /* filled by schema validation */
   bool applies[POLICY_MAX_ACTIONS];
   bool has_temporal; /* some clause (or inline block) is temporal */
+  struct TFormula **inline_tf; /* inline `temporal { … }` blocks in its conditions, in source order */
+  size_t ninline_tf;
 } Rule;
 
 struct BoxPolicy {

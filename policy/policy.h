@@ -52,6 +52,7 @@ typedef struct {
   char *message;         /* "policy denied this operation on '...' [default-deny]: No permit ..." */
   char *reason;          /* deny only: log reason ("no permit matched", floor text, ...) */
   GPtrArray *determining_ids; /* char*, may be empty */
+  bool dry_run;          /* asked only to know (Lua's box.decide): logged, never acted on */
 } BoxDecision;
 
 /* Thread-safe; never returns NULL.  input is borrowed. */

@@ -68,6 +68,8 @@ bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *
 void box_var_unset_elem(Shell *sh, const char *name, const char *key);
 /* All set values (or keys) of a variable, in index order. */
 GPtrArray *box_var_values(ShellVar *v, bool keys);
+/* An associative array's keys in the order bash lists them (borrowed). */
+GPtrArray *box_var_assoc_keys(ShellVar *v);
 /* A local in the innermost function frame (saves the outer one). */
 ShellVar *box_var_local(Shell *sh, const char *name);
 /* Builds the environment of spawned programs (NULL-terminated, g_strfreev). */

@@ -54,6 +54,10 @@ typedef struct {
    * or NULL (then the Shell prints strerror(EACCES)).  malloc'd. */
   char *(*last_denial)(void *data);
   void *data;
+  /* A dry run: what policy would answer to action on input (a JSON
+   * object's text), logged as a dry run and never acted on.  Returns true
+   * when permitted; *message (malloc'd) gets the policy text.  May be NULL. */
+  bool (*decide_dry)(void *data, const char *action, const char *input_json, char **message);
 } BoxShellHost;
 
 /* The environment every Shell call starts with (spec/runtime.md §4.4). */

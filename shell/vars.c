@@ -234,16 +234,50 @@ void box_var_unset_elem(Shell *sh, const char *name, const char *key) {
   }
 }
 
-GPtrArray *box_var_values(ShellVar *v, bool keys) {
+/* bash keeps an associative array in a hash table of 1024 buckets (FNV-1
+ * of the key), each bucket a list with the newest key first, and lists
+ * the keys bucket by bucket: scripts see that order, so we list ours so. */
+static unsigned bash_bucket(const char *s) {
+  uint32_t h = 2166136261u;
+  for (; *s; s++) {
+    h *= 16777619u;
+    h ^= (uint32_t)(int32_t)(signed char)*s;
+  }
+  return h & 1023u;
+}
+
+typedef struct { unsigned bucket; guint pos; } AssocOrder;
+
+static int assoc_order_cmp(const void *a, const void *b) {
+  const AssocOrder *x = a, *y = b;
+  if (x->bucket != y->bucket) return x->bucket < y->bucket ? -1 : 1;
+  return x->pos > y->pos ? -1 : x->pos < y->pos;  /* newest first */
+}
+
+GPtrArray *box_var_assoc_keys(ShellVar *v) {
   GPtrArray *r = g_ptr_array_new();
-  if (!v) return r;
-  if (v->flags & V_ASSOC) {
-    for (guint i = 0; i < v->keys->len; i++) {
-      const char *k = v->keys->pdata[i];
-      g_ptr_array_add(r, keys ? (gpointer)k : g_hash_table_lookup(v->assoc, k));
-    }
+  if (!v || !(v->flags & V_ASSOC)) return r;
+  guint n = v->keys->len;
+  AssocOrder *o = g_new(AssocOrder, n ? n : 1);
+  for (guint i = 0; i < n; i++) {
+    o[i].bucket = bash_bucket(v->keys->pdata[i]);
+    o[i].pos = i;
+  }
+  qsort(o, n, sizeof *o, assoc_order_cmp);
+  for (guint i = 0; i < n; i++) g_ptr_array_add(r, v->keys->pdata[o[i].pos]);
+  g_free(o);
+  return r;
+}
+
+GPtrArray *box_var_values(ShellVar *v, bool keys) {
+  if (v && (v->flags & V_ASSOC)) {
+    GPtrArray *r = box_var_assoc_keys(v);
+    if (!keys)
+      for (guint i = 0; i < r->len; i++) r->pdata[i] = g_hash_table_lookup(v->assoc, r->pdata[i]);
     return r;
   }
+  GPtrArray *r = g_ptr_array_new();
+  if (!v) return r;
   if (v->flags & V_ARRAY) {
     for (guint i = 0; i < v->arr->len; i++) {
       if (!v->arr->pdata[i]) continue;

@@ -29,14 +29,16 @@ static void print_var(BoxCmd *c, const char *name, ShellVar *v, const char *who)
   g_string_free(f, TRUE);
   if (v->flags & V_ASSOC) {
     box_out_puts(c->out, "=(");
-    for (guint i = 0; i < v->keys->len; i++) {
-      const char *k = v->keys->pdata[i];
+    GPtrArray *order = box_var_assoc_keys(v);
+    for (guint i = 0; i < order->len; i++) {
+      const char *k = order->pdata[i];
       char *qk = box_quote(k);
       box_out_printf(c->out, "[%s]=", qk);
       g_free(qk);
       print_value(c->out, g_hash_table_lookup(v->assoc, k));
       box_out_putc(c->out, ' ');
     }
+    g_ptr_array_free(order, TRUE);
     box_out_putc(c->out, ')');
   } else if (v->flags & V_ARRAY) {
     box_out_puts(c->out, "=(");

@@ -27,6 +27,14 @@ static int lua_shell_run(void *data, const char *text)
   return box_run_text(c->sh, text, 0, 1, 2);
 }
 
+/* box.decide: the host's dry run, when the Shell runs in a box. */
+static bool lua_decide(void *data, const char *action, const char *input_json, char **message)
+{
+  BoxCmd *c = data;
+  const BoxShellHost *h = c->sh->host;
+  return h->decide_dry(h->data, action, input_json, message);
+}
+
 /* Moves the command's descriptors onto 0, 1, 2 (any of them may alias
  * another, or be -1 = closed). */
 static bool take_stdio(BoxCmd *c)
@@ -70,6 +78,8 @@ int box_cmd_lua(BoxCmd *c)
     if (!take_stdio(c)) _exit(126);
     export_environment(c->sh);
     BoxLuaHost host = { lua_shell_run, NULL, NULL, c };
+    if (c->sh->host && c->sh->host->decide_dry)
+      host.decide = lua_decide;
     _exit(box_lua_main_host(c->argc, c->argv, &host) & 255);
   }
   int st;

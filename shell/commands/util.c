@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- quoting -------------------------------------------------------------- */
@@ -409,4 +411,236 @@ void bx_dir_free(GArray *v) {
   if (!v) return;
   for (guint i = 0; i < v->len; i++) g_free(g_array_index(v, BxDirEnt, i).name);
   g_array_free(v, TRUE);
+}
+
+/* ---- modes, sizes, dates, paths (ls, stat, du, touch, date, readlink) ---------------------- */
+
+void bx_mode_string(mode_t m, char out[11]) {
+  out[0] = S_ISDIR(m) ? 'd' : S_ISLNK(m) ? 'l' : S_ISCHR(m) ? 'c' : S_ISBLK(m) ? 'b'
+         : S_ISFIFO(m) ? 'p' : S_ISSOCK(m) ? 's' : '-';
+  static const char rwx[] = "rwxrwxrwx";
+  for (int i = 0; i < 9; i++) out[1 + i] = (m & (0400 >> i)) ? rwx[i] : '-';
+  if (m & S_ISUID) out[3] = (m & 0100) ? 's' : 'S';
+  if (m & S_ISGID) out[6] = (m & 0010) ? 's' : 'S';
+  if (m & S_ISVTX) out[9] = (m & 0001) ? 't' : 'T';
+  out[10] = 0;
+}
+
+void bx_human_size(unsigned long long n, bool si, char *buf, size_t cap) {
+  unsigned long long base = si ? 1000 : 1024;
+  static const char units[] = "KMGTPEZY";
+  if (n < base) { snprintf(buf, cap, "%llu", n); return; }
+  int u = 0;
+  unsigned long long div = base;
+  while (u < 7 && n / div >= base) { div *= base; u++; }
+  unsigned long long tenths = (n * 10 + div - 1) / div;
+  if (n > (unsigned long long)-1 / 10) tenths = (n / div) * 10 + 10;
+  if (tenths < 100) {
+    snprintf(buf, cap, "%llu.%llu%c", tenths / 10, tenths % 10, units[u]);
+    return;
+  }
+  unsigned long long whole = n / div + (n % div ? 1 : 0);
+  if (whole >= base && u < 7) { snprintf(buf, cap, "1.0%c", units[u + 1]); return; }
+  snprintf(buf, cap, "%llu%c", whole, units[u]);
+}
+
+static int unit_seconds(const char *w, int *months) {
+  size_t n = strlen(w);
+  char t[32];
+  if (n >= sizeof t) return -1;
+  memcpy(t, w, n + 1);
+  if (n > 1 && t[n - 1] == 's' && strcmp(t, "s") != 0) t[--n] = 0;
+  *months = 0;
+  if (!strcmp(t, "sec") || !strcmp(t, "second")) return 1;
+  if (!strcmp(t, "min") || !strcmp(t, "minute")) return 60;
+  if (!strcmp(t, "hour")) return 3600;
+  if (!strcmp(t, "day")) return 86400;
+  if (!strcmp(t, "week")) return 7 * 86400;
+  if (!strcmp(t, "fortnight")) return 14 * 86400;
+  if (!strcmp(t, "month")) { *months = 1; return 0; }
+  if (!strcmp(t, "year")) { *months = 12; return 0; }
+  return -1;
+}
+
+bool bx_parse_date(const char *s, bool utc, struct timespec *out) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  while (g_ascii_isspace(*s)) s++;
+  if (*s == '@') {
+    char *end;
+    errno = 0;
+    double v = g_ascii_strtod(s + 1, &end);
+    while (g_ascii_isspace(*end)) end++;
+    if (end == s + 1 || *end || errno) return false;
+    out->tv_sec = (time_t)v;
+    if (v < 0 && (double)out->tv_sec != v) out->tv_sec--;
+    out->tv_nsec = (long)((v - (double)out->tv_sec) * 1e9 + 0.5);
+    if (out->tv_nsec >= 1000000000) { out->tv_sec++; out->tv_nsec -= 1000000000; }
+    return true;
+  }
+  struct tm tm;
+  time_t t0 = now.tv_sec;
+  if (utc) gmtime_r(&t0, &tm); else localtime_r(&t0, &tm);
+  long nsec = now.tv_nsec;
+  bool have_date = false, have_time = false, have_zone = false;
+  long zone_off = 0;
+  long rel_sec = 0;
+  int rel_mon = 0, rel_day = 0;
+  gchar *lower = g_ascii_strdown(s, -1);
+  char *p = lower;
+  bool ok = true;
+  while (ok) {
+    while (g_ascii_isspace(*p) || *p == ',') p++;
+    if (!*p) break;
+    int y, mo, d, hh, mi, n;
+    double ss;
+    if (sscanf(p, "%4d-%2d-%2d%n", &y, &mo, &d, &n) == 3 && !have_date) {
+      tm.tm_year = y - 1900; tm.tm_mon = mo - 1; tm.tm_mday = d;
+      if (mo < 1 || mo > 12 || d < 1 || d > 31) { ok = false; break; }
+      if (!have_time) { tm.tm_hour = tm.tm_min = tm.tm_sec = 0; nsec = 0; }
+      have_date = true;
+      p += n;
+      if (*p == 't') p++;
+      continue;
+    }
+    if (g_ascii_isdigit(*p) && sscanf(p, "%2d:%2d%n", &hh, &mi, &n) == 2 && !have_time) {
+      p += n;
+      ss = 0;
+      if (*p == ':') {
+        char *end;
+        ss = g_ascii_strtod(p + 1, &end);
+        if (end == p + 1) { ok = false; break; }
+        p = end;
+      }
+      if (hh > 23 || mi > 59 || ss >= 61) { ok = false; break; }
+      tm.tm_hour = hh; tm.tm_min = mi; tm.tm_sec = (int)ss;
+      nsec = (long)((ss - (int)ss) * 1e9);
+      have_time = true;
+      if (*p == 'z') { have_zone = true; zone_off = 0; p++; }
+      else if ((*p == '+' || *p == '-') && g_ascii_isdigit(p[1])) {
+        int sign = *p == '-' ? -1 : 1, zh = 0, zm = 0;
+        p++;
+        if (sscanf(p, "%2d:%2d%n", &zh, &zm, &n) == 2 || sscanf(p, "%2d%2d%n", &zh, &zm, &n) == 2) p += n;
+        else if (sscanf(p, "%2d%n", &zh, &n) == 1) p += n;
+        have_zone = true;
+        zone_off = sign * (zh * 3600L + zm * 60L);
+      }
+      if (*p && !g_ascii_isspace(*p)) { ok = false; break; }
+      continue;
+    }
+    if (!strncmp(p, "utc", 3) || !strncmp(p, "gmt", 3)) { have_zone = true; zone_off = 0; p += 3; continue; }
+    if (*p == 'z' && (!p[1] || g_ascii_isspace(p[1]))) { have_zone = true; zone_off = 0; p++; continue; }
+    /* words */
+    char word[32];
+    long num = 1;
+    bool have_num = false;
+    if (*p == '+' || *p == '-' || g_ascii_isdigit(*p)) {
+      char *end;
+      num = strtol(p, &end, 10);
+      if (end == p || (end == p + 1 && !g_ascii_isdigit(*p))) { ok = false; break; }
+      have_num = true;
+      p = end;
+      while (g_ascii_isspace(*p)) p++;
+    }
+    n = 0;
+    while (g_ascii_isalpha(p[n]) && n < 31) { word[n] = p[n]; n++; }
+    word[n] = 0;
+    if (n == 0) { ok = false; break; }
+    p += n;
+    if (!have_num) {
+      if (!strcmp(word, "now")) continue;
+      if (!strcmp(word, "today")) continue;
+      if (!strcmp(word, "yesterday")) { rel_day -= 1; continue; }
+      if (!strcmp(word, "tomorrow")) { rel_day += 1; continue; }
+      if (!strcmp(word, "ago")) { rel_sec = -rel_sec; rel_mon = -rel_mon; rel_day = -rel_day; continue; }
+      if (!strcmp(word, "next")) { num = 1; have_num = true; }
+      else if (!strcmp(word, "last")) { num = -1; have_num = true; }
+      if (have_num) {
+        while (g_ascii_isspace(*p)) p++;
+        n = 0;
+        while (g_ascii_isalpha(p[n]) && n < 31) { word[n] = p[n]; n++; }
+        word[n] = 0;
+        p += n;
+      }
+    }
+    int months;
+    int secs = unit_seconds(word, &months);
+    if (secs < 0) { ok = false; break; }
+    if (months) rel_mon += (int)num * months;
+    else if (secs == 86400 || secs == 7 * 86400 || secs == 14 * 86400) rel_day += (int)num * (secs / 86400);
+    else rel_sec += num * secs;
+  }
+  g_free(lower);
+  if (!ok) return false;
+  tm.tm_mon += rel_mon;
+  tm.tm_mday += rel_day;
+  tm.tm_isdst = -1;
+  time_t t;
+  if (have_zone) {
+    tm.tm_isdst = 0;
+    t = timegm(&tm) - zone_off;
+  } else {
+    t = utc ? timegm(&tm) : mktime(&tm);
+  }
+  if (t == (time_t)-1 && errno == EOVERFLOW) return false;
+  out->tv_sec = t + rel_sec;
+  out->tv_nsec = nsec;
+  return true;
+}
+
+char *bx_canonicalize(const char *path, int mode, int *err) {
+  GString *res = g_string_new(NULL);
+  if (path[0] != '/') {
+    char *cwd = g_get_current_dir();
+    g_string_assign(res, cwd);
+    g_free(cwd);
+  }
+  if (*path == 0) { *err = ENOENT; g_string_free(res, TRUE); return NULL; }
+  GQueue q = G_QUEUE_INIT;
+  gchar **parts = g_strsplit(path, "/", -1);
+  for (gchar **x = parts; *x; x++) if (**x && strcmp(*x, ".")) g_queue_push_tail(&q, g_strdup(*x));
+  g_strfreev(parts);
+  int links = 0;
+  bool missing = false;
+  *err = 0;
+  while (!g_queue_is_empty(&q)) {
+    char *comp = g_queue_pop_head(&q);
+    if (!strcmp(comp, "..")) {
+      char *sl = strrchr(res->str, '/');
+      if (sl) g_string_truncate(res, (gsize)(sl - res->str));
+      g_free(comp);
+      continue;
+    }
+    size_t old = res->len;
+    g_string_append_c(res, '/');
+    g_string_append(res, comp);
+    g_free(comp);
+    if (missing) continue;
+    char buf[4096];
+    ssize_t n = readlink(res->str, buf, sizeof buf - 1);
+    if (n >= 0) {
+      if (++links > 40) { *err = ELOOP; break; }
+      buf[n] = 0;
+      g_string_truncate(res, old);
+      if (buf[0] == '/') g_string_truncate(res, 0);
+      gchar **tp = g_strsplit(buf, "/", -1);
+      guint cnt = g_strv_length(tp);
+      for (guint i = cnt; i-- > 0;)
+        if (tp[i][0] && strcmp(tp[i], ".")) g_queue_push_head(&q, g_strdup(tp[i]));
+      g_strfreev(tp);
+      continue;
+    }
+    if (errno == EINVAL) continue;
+    if (errno == ENOENT && (mode == 2 || (mode == 0 && g_queue_is_empty(&q)))) {
+      if (mode == 2) missing = true;
+      continue;
+    }
+    if (errno == ENOTDIR && mode == 2) { missing = true; continue; }
+    *err = errno;
+    break;
+  }
+  g_queue_clear_full(&q, g_free);
+  if (*err) { g_string_free(res, TRUE); return NULL; }
+  if (res->len == 0) g_string_assign(res, "/");
+  return g_string_free(res, FALSE);
 }

@@ -87,6 +87,20 @@ char *bx_path_join(const char *dir, const char *name);
 /* Writes the whole buffer, or stops on error (c->out->error). */
 static inline void bx_put(BoxCmd *c, const void *p, size_t n) { box_out_write(c->out, p, n); }
 
+/* ls -l's "drwxr-xr-x" (10 characters + NUL). */
+void bx_mode_string(mode_t m, char out[11]);
+/* GNU -h sizes: 1023, 1.0K, 9.9K, 10K (rounded up); si: powers of 1000. */
+void bx_human_size(unsigned long long n, bool si, char *buf, size_t cap);
+/* A date as GNU date -d / touch -d read it (the common forms: @N, ISO
+ * dates and times with zones, now/today/yesterday/tomorrow, N units [ago],
+ * next/last unit).  false when not understood. */
+struct timespec;
+bool bx_parse_date(const char *s, bool utc, struct timespec *out);
+/* readlink -f (mode 0: all but the last must exist), -e (1: all), -m (2:
+ * none): the absolute path with links resolved by readlink(2) (never stat).
+ * NULL with *err set. */
+char *bx_canonicalize(const char *path, int mode, int *err);
+
 /* ---- running shell text through the decision point (find -exec, xargs) ---- */
 
 /* Quotes one word for shell text (single quotes as needed). g_malloc'd. */

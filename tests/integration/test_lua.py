@@ -244,3 +244,37 @@ def test_popen_rm_under_a_forbid(tmp_path):
             {"stringValue": "rm"}, {"stringValue": "-rf"}, {"stringValue": "x"}]}
     finally:
         b.stop()
+
+
+def test_box_decide_is_a_logged_dry_run(tmp_path):
+    b = Box(tmp_path)
+    b.write_policy("""\
+        permit(principal, action == Box::Action::"shell:exec", resource);
+        @id("no-env")
+        @description("The .env file holds credentials.")
+        forbid(principal, action == Box::Action::"fs:read", resource)
+        when { context.input.path like "*/.env" };
+        permit(principal, action == Box::Action::"fs:read", resource)
+        when { context.input.path like "~/src/project/*" };
+        """)
+    b.write_config()
+    b.start()
+    try:
+        script = ("print(box.decide('fs:read', {path='~/src/project/a.txt', operation='read_content'})) "
+                  "print(box.decide('fs:read', {path='~/src/project/.env', operation='read_content'})) "
+                  "print(pcall(box.decide, 'fs:read', {path=1}))")
+        r = b.bash(f'lua -e "{script}"')
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.splitlines()
+        assert lines[0] == "true\tpolicy permitted this operation on '~/src/project/a.txt'."
+        assert lines[1] == ("false\tpolicy denied this operation on '~/src/project/.env' "
+                            "[policy: no-env]: The .env file holds credentials.")
+        assert lines[2].startswith("true\tfalse\t")
+        dry = [d for d in b.decisions() if d.get("strands.box.policy.dry_run") is True]
+        assert [(d["strands.box.policy.verdict"], d["strands.box.policy.resource"]) for d in dry] == [
+            ("permit", "~/src/project/a.txt"), ("deny", "~/src/project/.env"), ("deny", "1")]
+        # Nothing was read: a dry run raises no fs decision of its own.
+        assert [d["strands.box.policy.action"] for d in b.decisions()
+                if not d.get("strands.box.policy.dry_run")] == ["shell:exec"]
+    finally:
+        b.stop()

@@ -147,7 +147,8 @@ static Result run_with(const char *src, Fake *fake, const char *home, const char
     if (fake->drop_privileges && geteuid() == 0) {
       if (setgid(65534) != 0 || setuid(65534) != 0) _exit(98);
     }
-    BoxShellHost host = { fake_decide_exec, fake_spawn, fake_last_denial, fake };
+    BoxShellHost host = { .decide_exec = fake_decide_exec, .spawn = fake_spawn,
+                          .last_denial = fake_last_denial, .data = fake };
     BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
     int st = box_shell_run(src, &env, &host);
     _exit(st);
