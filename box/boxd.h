@@ -60,9 +60,15 @@ int box_status_code(int wait_status);
 /* decide.c: ask policy and log, in one place. */
 BoxDecision *boxd_decide(Boxd *d, const char *action, json_object *input,
                          const char *const *command_args);
+/* As boxd_decide, with which argv words the script spelled literally (the
+ * log redacts the others); literal NULL: all literal. */
+BoxDecision *boxd_decide_args(Boxd *d, const char *action, json_object *input,
+                              const char *const *command_args, const bool *literal);
 BoxDecision *boxd_vfs_decide(void *data, int command, const char *action, json_object *input);
 void boxd_vfs_record(void *data, int command, const char *action, json_object *input,
                      const BoxDecision *decision);
+void boxd_vfs_outcome(void *data, int command, const char *action, json_object *input,
+                      const char *result);
 
 /* workers.c: the warm pool and one command's life. */
 bool boxd_workers_start(Boxd *d, GError **error);

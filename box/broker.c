@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -418,17 +419,28 @@ bool boxd_broker_start(Boxd *d, GError **error)
                 d->config->box_dir);
     return false;
   }
-  strcpy(addr.sun_path, d->socket_path);
+  /* Bound under a temporary name and renamed once listening: an alias that
+   * sees box.sock can always connect. */
+  g_autofree char *tmp = g_strconcat(d->socket_path, ".new", NULL);
+  if (strlen(tmp) >= sizeof addr.sun_path) {
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_NAMETOOLONG,
+                "box directory %s: its broker socket path exceeds the platform limit",
+                d->config->box_dir);
+    return false;
+  }
+  strcpy(addr.sun_path, tmp);
+  unlink(tmp);
   unlink(d->socket_path); /* stale: the run lock proves no owner */
   d->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   mode_t old = umask(0177);
   int r = bind(d->listen_fd, (struct sockaddr *)&addr, sizeof addr);
   umask(old);
-  if (r != 0 || listen(d->listen_fd, 64) != 0) {
+  if (r != 0 || listen(d->listen_fd, 64) != 0 || rename(tmp, d->socket_path) != 0) {
     g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "bind broker socket %s: %s",
                 d->socket_path, g_strerror(errno));
     close(d->listen_fd);
     d->listen_fd = -1;
+    unlink(tmp);
     return false;
   }
   accept_thread = g_thread_new("box-accept", accept_main, d);

@@ -4,8 +4,17 @@
 BoxDecision *boxd_decide(Boxd *d, const char *action, json_object *input,
                          const char *const *command_args)
 {
+  return boxd_decide_args(d, action, input, command_args, NULL);
+}
+
+BoxDecision *boxd_decide_args(Boxd *d, const char *action, json_object *input,
+                              const char *const *command_args, const bool *literal)
+{
   BoxDecision *decision = box_policy_decide(d->policy, action, input);
-  box_decision_log_append(d->log, action, input, command_args, decision);
+  BoxCommandArgs args = { command_args, literal, 0 };
+  while (command_args && command_args[args.argc])
+    args.argc++;
+  box_decision_log_append_args(d->log, action, input, command_args ? &args : NULL, decision);
   return decision;
 }
 
@@ -22,4 +31,22 @@ void boxd_vfs_record(void *data, int command, const char *action, json_object *i
   Boxd *d = data;
   (void)command;
   box_decision_log_append(d->log, action, input, NULL, decision);
+}
+
+/* The vfs's history raiser: the outcome of a permitted file operation's
+ * effect, as ::response (completed, descriptor_issued, indeterminate) or
+ * ::error (it did not happen). */
+void boxd_vfs_outcome(void *data, int command, const char *action, json_object *input,
+                      const char *result)
+{
+  Boxd *d = data;
+  (void)command;
+  if (!result) {
+    box_policy_record_error(d->policy, action, input);
+    return;
+  }
+  json_object *output = json_object_new_object();
+  json_object_object_add(output, "result", json_object_new_string(result));
+  box_policy_record_response(d->policy, action, input, output);
+  json_object_put(output);
 }

@@ -41,6 +41,34 @@ static bool gw_decide(void *data, const char *action, json_object *input, const 
   return permit;
 }
 
+/* issue 9: an exchange's outcome, recorded for history rules
+ * (spec/policy.md §2.3): nothing delivered ⇒ ::error; else ::response with
+ * body_bytes = what was delivered (the gateway sends the whole body before
+ * it reads the reply), intercepted = true (the reference's quirk), and
+ * output.status = the upstream status, absent when no reply arrived. */
+static void gw_outcome(void *data, const char *action, json_object *input, int status,
+                       bool delivered)
+{
+  Boxd *d = data;
+  if (!delivered) {
+    box_policy_record_error(d->policy, action, input);
+    return;
+  }
+  json_object *in = json_object_new_object();
+  json_object_object_foreach(input, key, val)
+  {
+    if (strcmp(key, "intercepted") != 0)
+      json_object_object_add(in, key, json_object_get(val));
+  }
+  json_object_object_add(in, "intercepted", json_object_new_boolean(true));
+  json_object *out = json_object_new_object();
+  if (status >= 0)
+    json_object_object_add(out, "status", json_object_new_int(status));
+  box_policy_record_response(d->policy, action, in, out);
+  json_object_put(in);
+  json_object_put(out);
+}
+
 /* Brings `lo` up in the calling thread's network namespace. */
 static bool loopback_up(GError **error)
 {
@@ -129,6 +157,7 @@ bool boxd_gateway_start(Boxd *d, GError **error)
   d->gateway_ca_path = g_build_filename(d->config->box_dir, "trust", "cert.pem", NULL);
   BoxGatewayConfig cfg = {
     .decide = gw_decide,
+    .outcome = gw_outcome, /* issue 9 */
     .data = d,
     .ca_cert_path = d->gateway_ca_path,
     .extra_ca_files = (const char *const *)d->config->gateway_extra_ca,

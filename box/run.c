@@ -437,6 +437,38 @@ int box_cmd_run(int argc, char **argv)
   return status;
 }
 
+/* The empty directories a run mounts on are named in private/ so that the
+ * next run of this box removes them if boxd was killed: nobody else can be
+ * using them while this box's lock is held. */
+static char *dirs_record_path(Boxd *d)
+{
+  return g_build_filename(d->config->box_dir, "private", "mount-dirs", NULL);
+}
+
+static void remove_stale_dirs(Boxd *d)
+{
+  g_autofree char *path = dirs_record_path(d);
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents(path, &text, NULL, NULL))
+    return;
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  for (char **l = lines; *l; l++) {
+    g_autofree char *base = g_path_get_basename(*l);
+    if (g_str_has_prefix(base, "boxfs-mnt-") || g_str_has_prefix(base, "boxfs-view-"))
+      rmdir(*l);
+  }
+  unlink(path);
+}
+
+static void record_dirs(Boxd *d)
+{
+  if (!d->mountpoint || !d->staging_dir)
+    return;
+  g_autofree char *path = dirs_record_path(d);
+  g_autofree char *text = g_strdup_printf("%s\n%s\n", d->mountpoint, d->staging_dir);
+  g_file_set_contents_full(path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600, NULL);
+}
+
 /* Everything from the mount to teardown; signals are handled here only. */
 static int serve(Boxd *d, char **agent_argv)
 {
@@ -450,8 +482,10 @@ static int serve(Boxd *d, char **agent_argv)
    * happens, and nothing of ours propagates to the host. */
   if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
     return fail("containment setup failed during mount namespace: %s", g_strerror(errno));
+  remove_stale_dirs(d);
   d->mountpoint = g_dir_make_tmp("boxfs-mnt-XXXXXX", &error);
   d->staging_dir = d->mountpoint ? g_dir_make_tmp("boxfs-view-XXXXXX", &error) : NULL;
+  record_dirs(d);
   if (!d->staging_dir)
     return fail("cannot create the mount point: %s", error->message);
   for (int i = 0; d->roots[i]; i++)
@@ -468,6 +502,7 @@ static int serve(Boxd *d, char **agent_argv)
     .floor_files = floor_files,
     .decide = boxd_vfs_decide,
     .record = boxd_vfs_record,
+    .outcome = boxd_vfs_outcome,
     .decide_data = d,
   };
   d->vfs = box_vfs_start(&vc, &error);
@@ -485,6 +520,8 @@ static int serve(Boxd *d, char **agent_argv)
   }
   /* Tools and the agent reach the network through the gateway only. */
   box_tools_set_gateway(d->gateway_url, d->gateway_ca_path, boxd_gateway_net_setup, d);
+  /* Contained tools share the workers' route-less namespace and its relay. */
+  box_tools_set_netns(d->worker_netns_fd);
   agent = box_agent_start(d, agent_argv, &error);
   if (agent < 0) {
     fail("%s", error->message);
@@ -525,5 +562,7 @@ teardown:
   box_vfs_stop(d->vfs);
   rmdir(d->mountpoint);
   rmdir(d->staging_dir);
+  g_autofree char *record = dirs_record_path(d);
+  unlink(record);
   return status;
 }

@@ -46,6 +46,17 @@ static json_object *command_input(const BoxShellCommand *cmd)
   return input;
 }
 
+/* Which argv words the script spelled literally, for the log's redaction. */
+static void add_literal(json_object *req, const BoxShellCommand *cmd)
+{
+  if (!cmd->literal)
+    return;
+  json_object *a = json_object_new_array();
+  for (int i = 0; i < cmd->argc; i++)
+    json_object_array_add(a, json_object_new_boolean(cmd->literal[i]));
+  json_object_object_add(req, "literal", a);
+}
+
 static json_object *string_array(char *const *v, int n)
 {
   json_object *a = json_object_new_array();
@@ -62,6 +73,7 @@ static bool host_decide_exec(void *data, const BoxShellCommand *cmd, char **mess
   json_object_object_add(req, "action", json_object_new_string("shell:exec"));
   json_object_object_add(req, "input", command_input(cmd));
   json_object_object_add(req, "args", string_array(cmd->argv, cmd->argc));
+  add_literal(req, cmd);
   json_object *reply = box_ctl_call(ctl_fd, req, NULL, 0);
   json_object_put(req);
   json_object *permit, *msg;
@@ -109,6 +121,7 @@ static BoxSpawnResult host_spawn(void *data, const BoxShellCommand *cmd, int fd_
   json_object *req = json_object_new_object();
   json_object_object_add(req, "op", json_object_new_string("spawn"));
   json_object_object_add(req, "argv", string_array(cmd->argv, cmd->argc));
+  add_literal(req, cmd);
   json_object_object_add(req, "command", json_object_new_string(cmd->command));
   json_object_object_add(req, "cwd", json_object_new_string(cmd->cwd));
   if (cmd->envp) {
@@ -162,6 +175,20 @@ static char *host_last_denial(void *data)
     return NULL;
   buf[len] = '\0';
   return strdup(buf);
+}
+
+/* issue 9: a permitted shell:exec's exit status, for history rules (one
+ * way: boxd records it as the command's ::response, no reply). */
+static void host_exec_status(void *data, const BoxShellCommand *cmd, int status)
+{
+  (void)data;
+  json_object *msg = json_object_new_object();
+  json_object_object_add(msg, "op", json_object_new_string("status"));
+  json_object_object_add(msg, "action", json_object_new_string("shell:exec"));
+  json_object_object_add(msg, "input", command_input(cmd));
+  json_object_object_add(msg, "status", json_object_new_int(status));
+  box_ctl_send(ctl_fd, msg, NULL, 0);
+  json_object_put(msg);
 }
 
 /* ---- standalone host: no box, programs run directly ---- */
@@ -288,7 +315,8 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   }
   BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
   BoxShellHost host = { .decide_exec = host_decide_exec, .spawn = host_spawn,
-                        .last_denial = host_last_denial, .decide_dry = host_decide_dry };
+                        .last_denial = host_last_denial, .decide_dry = host_decide_dry,
+                        .exec_status = host_exec_status /* issue 9 */ };
   int status = box_shell_run(json_object_get_string(source), &env, &host);
   /* Let go of the caller's descriptors before reporting, so its output
    * ends exactly when its status arrives. */

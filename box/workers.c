@@ -37,6 +37,9 @@ typedef struct {
   GArray *tool_pids;    /* pid_t of its tool sandboxes still alive */
   bool ended;
   bool reaped;          /* the worker's status has been collected */
+  /* issue 9: permitted shell:exec inputs (JSON text) awaiting the worker's
+   * status → count; only these may be recorded as ::responses */
+  GHashTable *exec_permitted;
 } Command;
 
 static GAsyncQueue *ready_queue;
@@ -337,6 +340,22 @@ static const char **string_array(json_object *arr)
   return out;
 }
 
+/* The worker's per-word literal flags; when missing or malformed every word
+ * counts as expanded, so the log redacts rather than discloses. */
+static bool *literal_flags(json_object *msg, const char **args)
+{
+  int n = 0;
+  while (args && args[n])
+    n++;
+  bool *out = g_new0(bool, n > 0 ? n : 1);
+  json_object *a;
+  if (json_object_object_get_ex(msg, "literal", &a) && json_object_is_type(a, json_type_array) &&
+      (int)json_object_array_length(a) == n)
+    for (int i = 0; i < n; i++)
+      out[i] = json_object_get_boolean(json_object_array_get_idx(a, i));
+  return out;
+}
+
 static void reply_and_close(int fd, json_object *reply)
 {
   box_ctl_send(fd, reply, NULL, 0);
@@ -374,13 +393,63 @@ static void handle_decide(Command *c, json_object *msg, int reply_fd)
     decision->dry_run = true;
     box_decision_log_append(c->d->log, action, input, NULL, decision);
   } else {
-    decision = boxd_decide(c->d, action, input, args);
+    g_autofree bool *literal = literal_flags(msg, args);
+    decision = boxd_decide_args(c->d, action, input, args, literal);
+  }
+  if (!dry_run && decision->verdict == BOX_VERDICT_PERMIT) { /* issue 9: its status will follow */
+    if (!c->exec_permitted)
+      c->exec_permitted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    char *key = g_strdup(json_object_to_json_string_ext(input, JSON_C_TO_STRING_PLAIN));
+    gpointer n = g_hash_table_lookup(c->exec_permitted, key);
+    g_hash_table_replace(c->exec_permitted, key, GINT_TO_POINTER(GPOINTER_TO_INT(n) + 1));
   }
   json_object_object_add(reply, "permit",
                          json_object_new_boolean(decision->verdict == BOX_VERDICT_PERMIT));
   json_object_object_add(reply, "message", json_object_new_string(decision->message));
   box_decision_free(decision);
   reply_and_close(reply_fd, reply);
+}
+
+/* issue 9: the worker reports a permitted shell:exec's exit status; boxd
+ * records it as that command's ::response — only for a command it
+ * permitted and whose status is still owed (the worker is not trusted). */
+static void handle_status(Command *c, json_object *msg)
+{
+  json_object *action_obj, *status_obj;
+  json_object *input = exec_input(msg);
+  if (!input || !c->exec_permitted || !json_object_object_get_ex(msg, "action", &action_obj) ||
+      strcmp(json_object_get_string(action_obj), "shell:exec") != 0 ||
+      !json_object_object_get_ex(msg, "status", &status_obj) ||
+      !json_object_is_type(status_obj, json_type_int))
+    return;
+  const char *key = json_object_to_json_string_ext(input, JSON_C_TO_STRING_PLAIN);
+  int n = GPOINTER_TO_INT(g_hash_table_lookup(c->exec_permitted, key));
+  if (n <= 0)
+    return;
+  if (n == 1)
+    g_hash_table_remove(c->exec_permitted, key);
+  else
+    g_hash_table_replace(c->exec_permitted, g_strdup(key), GINT_TO_POINTER(n - 1));
+  box_policy_record_status(c->d->policy, "shell:exec", input, json_object_get_int(status_obj));
+}
+
+/* issue 9: a permitted shell:exec that reported no status by the command's
+ * end (a deadline, a stop, a background job cut short) records -1. */
+static void record_unreported_statuses(Command *c)
+{
+  if (!c->exec_permitted)
+    return;
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, c->exec_permitted);
+  while (g_hash_table_iter_next(&it, &key, &value)) {
+    json_object *input = json_tokener_parse(key);
+    for (int i = 0; input && i < GPOINTER_TO_INT(value); i++)
+      box_policy_record_status(c->d->policy, "shell:exec", input, -1);
+    json_object_put(input);
+  }
+  g_hash_table_destroy(c->exec_permitted);
+  c->exec_permitted = NULL;
 }
 
 typedef struct {
@@ -445,7 +514,8 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
   json_object_object_add(input, "arg_count", json_object_new_int64(argc - 1));
   json_object_object_add(input, "cwd", json_object_new_string(cwd));
   json_object_object_add(input, "program_path", json_object_new_string(spelled));
-  BoxDecision *decision = boxd_decide(d, "shell:spawn", input, argv);
+  g_autofree bool *literal = literal_flags(msg, argv);
+  BoxDecision *decision = boxd_decide_args(d, "shell:spawn", input, argv, literal);
   if (decision->verdict != BOX_VERDICT_PERMIT) {
     json_object_put(input);
     json_object *r = spawn_reply("denied", 126, decision->message);
@@ -564,6 +634,13 @@ static int serve_command(Command *c, int cancel_fd)
       json_object_put(msg);
       continue;
     }
+    if (strcmp(op, "status") == 0) { /* issue 9 */
+      handle_status(c, msg);
+      for (int i = 0; i < nfds; i++)
+        close(fds[i]);
+      json_object_put(msg);
+      continue;
+    }
     if (strcmp(op, "spawn") == 0 && nfds >= 1) {
       SpawnJob *job = g_new0(SpawnJob, 1);
       job->c = c;
@@ -608,6 +685,7 @@ static void command_cleanup(gpointer data, gpointer user_data)
   g_mutex_unlock(&c->lock);
   for (guint i = 0; i < c->threads->len; i++)
     g_thread_join(g_ptr_array_index(c->threads, i));
+  record_unreported_statuses(c); /* issue 9 */
   g_ptr_array_free(c->threads, TRUE);
   g_array_free(c->tool_pids, TRUE);
   g_mutex_clear(&c->lock);

@@ -1,4 +1,6 @@
-/* decision_log.c — one OTLP/JSON logs export per decision, one line, one
+/* decision_log.c — per decision, one OTLP/JSON logs export line (the log
+ * record) and one traces export line (its span, kind INTERNAL, start = end,
+ * name `policy <action>`), sharing trace and span ids; both lines in one
  * write(2) (spec/policy.md §5.1, spec/runtime.md §8.1–§8.2). */
 #include "policy/policy-private.h"
 
@@ -241,7 +243,8 @@ void box_decision_log_append_args(BoxDecisionLog *log, const char *action, json_
   json_object_object_add(rec, "body", str_value(decision->message ? decision->message : ""));
   json_object_object_add(rec, "traceId", json_object_new_string(trace));
   json_object_object_add(rec, "spanId", json_object_new_string(span));
-  json_object_object_add(rec, "attributes", decision_attributes(action, input, command_args, decision));
+  json_object *attributes = decision_attributes(action, input, command_args, decision);
+  json_object_object_add(rec, "attributes", json_object_get(attributes));
 
   json_object *records = json_object_new_array();
   json_object_array_add(records, rec);
@@ -261,19 +264,53 @@ void box_decision_log_append_args(BoxDecisionLog *log, const char *action, json_
   json_object *resource = json_object_new_object();
   json_object_object_add(resource, "attributes", rattrs);
   json_object *rl = json_object_new_object();
-  json_object_object_add(rl, "resource", resource);
+  json_object_object_add(rl, "resource", json_object_get(resource));
   json_object_object_add(rl, "scopeLogs", scope_arr);
   json_object *rls = json_object_new_array();
   json_object_array_add(rls, rl);
   json_object *root = json_object_new_object();
   json_object_object_add(root, "resourceLogs", rls);
 
-  size_t len = 0;
-  const char *text = json_object_to_json_string_length(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+  /* the span: same resource, scope, trace and span ids and attributes */
+  char *span_name = g_strdup_printf("policy %s", action);
+  json_object *sp = json_object_new_object();
+  json_object_object_add(sp, "traceId", json_object_new_string(trace));
+  json_object_object_add(sp, "spanId", json_object_new_string(span));
+  json_object_object_add(sp, "name", json_object_new_string(span_name));
+  json_object_object_add(sp, "kind", json_object_new_int(1)); /* SPAN_KIND_INTERNAL */
+  json_object_object_add(sp, "startTimeUnixNano", json_object_new_string(nanos));
+  json_object_object_add(sp, "endTimeUnixNano", json_object_new_string(nanos));
+  json_object_object_add(sp, "attributes", attributes);
+  g_free(span_name);
+  json_object *spans = json_object_new_array();
+  json_object_array_add(spans, sp);
+  json_object *sscope = json_object_new_object();
+  json_object_object_add(sscope, "name", json_object_new_string("strands-box.policy"));
+  json_object *scope_spans = json_object_new_object();
+  json_object_object_add(scope_spans, "scope", sscope);
+  json_object_object_add(scope_spans, "spans", spans);
+  json_object *sscope_arr = json_object_new_array();
+  json_object_array_add(sscope_arr, scope_spans);
+  json_object *rs = json_object_new_object();
+  json_object_object_add(rs, "resource", resource);
+  json_object_object_add(rs, "scopeSpans", sscope_arr);
+  json_object *rss = json_object_new_array();
+  json_object_array_add(rss, rs);
+  json_object *span_root = json_object_new_object();
+  json_object_object_add(span_root, "resourceSpans", rss);
+
+  const int flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
+  size_t llen = 0, slen = 0;
+  const char *ltext = json_object_to_json_string_length(root, flags, &llen);
+  const char *stext = json_object_to_json_string_length(span_root, flags, &slen);
+  size_t len = llen + 1 + slen; /* both lines, less the final newline */
   char *line = g_malloc(len + 1);
-  memcpy(line, text, len);
+  memcpy(line, ltext, llen);
+  line[llen] = '\n';
+  memcpy(line + llen + 1, stext, slen);
   line[len] = '\n';
   json_object_put(root);
+  json_object_put(span_root);
 
   g_mutex_lock(&log->lock);
   size_t off = 0;

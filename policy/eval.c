@@ -410,6 +410,7 @@ static int eval(const Env *env, const Expr *e, Value *out) {
   memset(out, 0, sizeof *out);
   switch (e->kind) {
   case E_BOOL: out->kind = V_BOOL; out->b = e->bval; return OK;
+  case E_TEMPORAL: out->kind = V_BOOL; out->b = e->tf && e->tf->value; return OK; /* evaluated before the rules */
   case E_LONG: out->kind = V_LONG; out->l = e->lval; return OK;
   case E_STRING: out->kind = V_STRING; out->s = e->str; out->n = e->len; return OK;
   case E_ENTITY: out->kind = V_ENTITY; out->type = e->etype; out->s = e->str; out->n = e->len; return OK;
@@ -742,7 +743,7 @@ BoxDecision *box_policy_decide(BoxPolicy *policy, const char *action, json_objec
       else permits[np++] = r;
     }
   }
-  if (temporal) policy_temporal_end(policy); /* issue 9 */
+  if (temporal) policy_temporal_end(policy, !error && nf == 0 && np > 0, ai, d->resource); /* issue 9 */
   /* attribution: matching forbids for a deny, else matching permits */
   const Rule **attr = nf ? forbids : permits;
   size_t nattr = nf ? nf : np;

@@ -67,7 +67,8 @@ static void collect(GArray *out, int action, bool output, json_object *rec, size
   }
 }
 
-Event *event_build(int action, EventKind kind, json_object *input, json_object *output, int64_t ts) {
+Event *event_build(int action, EventKind kind, json_object *input, json_object *output, int64_t ts,
+                   uint64_t request_seq) {
   GArray *pend = g_array_new(FALSE, FALSE, sizeof(Pending));
   size_t strbytes = 0;
   Pending cp = {g_intern_static_string("callerPrincipal"), TV_ENT, 0, "self", 4, g_intern_static_string("Box::Agent")};
@@ -77,6 +78,11 @@ Event *event_build(int action, EventKind kind, json_object *input, json_object *
   g_array_append_val(pend, cr);
   collect(pend, action, false, input, &strbytes);
   if (kind == EV_RESPONSE) collect(pend, action, true, output, &strbytes);
+  char rid[32];
+  int rn = g_snprintf(rid, sizeof rid, "req-%" G_GUINT64_FORMAT, request_seq);
+  Pending rq = {g_intern_static_string("requestId"), TV_STR, 0, rid, (size_t)rn, NULL};
+  g_array_append_val(pend, rq);
+  strbytes += (size_t)rn + 1;
   size_t nf = pend->len;
   size_t size = sizeof(Event) + nf * sizeof(EvField) + strbytes;
   Event *e = g_malloc(size);

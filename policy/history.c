@@ -202,9 +202,10 @@ static void add_event(History *h, BoxTemporal *t, Event *e, uint64_t seq) {
 }
 
 bool history_append(History *h, BoxTemporal *t, int action, EventKind kind, json_object *input,
-                    json_object *output, int64_t ts, uint64_t *seq_out, char **why) {
+                    json_object *output, int64_t ts, uint64_t request_seq, uint64_t *seq_out, char **why) {
   if (h->any && ts < h->last_ts) ts = h->last_ts + 1; /* clock stepped back */
   uint64_t seq = h->next_seq;
+  if (request_seq == T_OWN_REQUEST) request_seq = seq;
   if (h->fd >= 0) {
     json_object *rec = json_object_new_object();
     json_object_object_add(rec, "s", json_object_new_uint64(seq));
@@ -213,11 +214,12 @@ bool history_append(History *h, BoxTemporal *t, int action, EventKind kind, json
     json_object_object_add(rec, "k", json_object_new_int((int)kind));
     json_object_object_add(rec, "i", input ? json_object_get(input) : json_object_new_object());
     if (kind == EV_RESPONSE && output) json_object_object_add(rec, "o", json_object_get(output));
+    if (request_seq != seq) json_object_object_add(rec, "q", json_object_new_uint64(request_seq));
     bool ok = write_record(h, rec, why);
     json_object_put(rec);
     if (!ok) return false;
   }
-  Event *e = event_build(action, kind, input, kind == EV_RESPONSE ? output : NULL, ts);
+  Event *e = event_build(action, kind, input, kind == EV_RESPONSE ? output : NULL, ts, request_seq);
   add_event(h, t, e, seq);
   if (seq_out) *seq_out = seq;
   return true;
@@ -388,7 +390,9 @@ bool history_attach_file(History *h, const char *dir, BoxTemporal *t, GError **e
     json_object_object_get_ex(rec, "i", &in);
     json_object_object_get_ex(rec, "o", &out);
     if (h->any && seq < h->next_seq) continue; /* duplicate */
-    Event *ev = event_build(action, (EventKind)kind, in, out, ts);
+    json_object *q;
+    uint64_t rq = json_object_object_get_ex(rec, "q", &q) ? json_object_get_uint64(q) : seq;
+    Event *ev = event_build(action, (EventKind)kind, in, out, ts, rq);
     if (h->any && seq != h->next_seq) {
       /* a gap (records older than what we keep were compacted away):
        * restart the in-memory run at this seq */

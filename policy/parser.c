@@ -867,6 +867,7 @@ static bool blank(const char *s) {
 static bool parse_policy(Parser *p, int index) {
   Rule r = {0};
   r.index = index;
+  g_ptr_array_set_size(p->inline_tf, 0);
   GArray *anns = g_array_new(FALSE, TRUE, sizeof(Annotation));
   GArray *clauses = g_array_new(FALSE, TRUE, sizeof(Clause));
   while (peek(p)->kind == TOK_AT) {
@@ -985,6 +986,11 @@ static bool parse_policy(Parser *p, int index) {
   r.nclauses = clauses->len;
   r.clauses = policy_own(p->pol, g_new0(Clause, clauses->len + 1));
   if (clauses->len) memcpy(r.clauses, clauses->data, sizeof(Clause) * clauses->len);
+  r.ninline_tf = p->inline_tf->len;
+  if (r.ninline_tf) {
+    r.has_temporal = true;
+    r.inline_tf = policy_own(p->pol, g_memdup2(p->inline_tf->pdata, sizeof(void *) * r.ninline_tf));
+  }
   g_array_free(anns, TRUE);
   g_array_free(clauses, TRUE);
   p->pol->rules = g_renew(Rule, p->pol->rules, p->pol->nrules + 1);
@@ -1033,11 +1039,12 @@ BoxPolicy *box_policy_load_string(const char *text, const char *operator_home, G
   GArray *toks = policy_lex(text, error);
   if (!toks) return NULL;
   BoxPolicy *pol = policy_alloc();
-  Parser p = {pol, (const Token *)toks->data, toks->len, 0, NULL, 0, 0, 0};
+  Parser p = {pol, (const Token *)toks->data, toks->len, 0, NULL, 0, 0, 0, g_ptr_array_new()};
   int index = 0;
   while (peek(&p)->kind != TOK_EOF) {
     if (!parse_policy(&p, index++)) break;
   }
+  g_ptr_array_free(p.inline_tf, TRUE);
   g_array_free(toks, TRUE);
   if (!p.err && p.provider_line)
     g_set_error(&p.err, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE, POLICY_PROVIDER_ERROR " at line %d, column %d",

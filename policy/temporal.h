@@ -12,6 +12,10 @@
 #define T_MAX_VARS 16
 #define T_MAX_WINDOW_NS (INT64_C(86400) * 1000000000)
 #define T_NS INT64_C(1000000000)
+#define T_PENDING 1024
+/* history_append: the event is its own request (a ::request, or an outcome
+ * whose request is unknown) */
+#define T_OWN_REQUEST UINT64_MAX
 
 typedef enum { EV_REQUEST = 0, EV_RESPONSE = 1, EV_ERROR = 2 } EventKind;
 
@@ -147,6 +151,14 @@ typedef struct BoxTemporal {
   bool faulted;
   char *fault;           /* why */
   bool warned;
+  /* requestId (§2.3): a ::request's id is "req-<its seq>"; a permitted
+   * request waits here until its raiser records the outcome, which then
+   * carries the same id (matched by action and resource label, oldest
+   * first).  A ring: requests whose outcome never comes fall off. */
+  struct { int action; uint64_t label_hash; uint64_t seq; } pending[T_PENDING];
+  unsigned pend_head, pend_len;
+  bool cur_appended;     /* the decision in progress appended its ::request */
+  uint64_t cur_seq;
 } BoxTemporal;
 
 BoxTemporal *temporal_new(void);
@@ -158,7 +170,7 @@ bool history_attach_file(History *h, const char *dir, BoxTemporal *t, GError **e
 /* Appends an event (copying it) at ts; returns its seq, or false on a
  * storage failure with *why set. */
 bool history_append(History *h, BoxTemporal *t, int action, EventKind kind, json_object *input,
-                    json_object *output, int64_t ts, uint64_t *seq, char **why);
+                    json_object *output, int64_t ts, uint64_t request_seq, uint64_t *seq, char **why);
 int64_t history_last_ts(const History *h);
 uint64_t history_next_seq(const History *h);
 uint64_t history_first_seq(const History *h);
@@ -175,7 +187,10 @@ void history_flush(History *h);
 bool history_has_file(const History *h);
 
 /* events.c: builds the event fields from a request's JSON. */
-Event *event_build(int action, EventKind kind, json_object *input, json_object *output, int64_t ts);
+/* request_seq: the seq of the ::request this event belongs to (its
+ * requestId is "req-<request_seq>"). */
+Event *event_build(int action, EventKind kind, json_object *input, json_object *output, int64_t ts,
+                   uint64_t request_seq);
 void event_free(Event *e);
 const TVal *event_field(const Event *e, const char *path);
 size_t event_size(const Event *e);
@@ -193,7 +208,9 @@ size_t tmatch_memory(const TMatch *m);
  * history fault (*why: the reason, borrowed).  Holds the temporal lock
  * until policy_temporal_end. */
 bool policy_temporal_begin(BoxPolicy *pol, int action, json_object *input, const char **why);
-void policy_temporal_end(BoxPolicy *pol);
+/* permitted: the decision's verdict; a permitted request then awaits its
+ * outcome (requestId correlation).  label: the request's resource label. */
+void policy_temporal_end(BoxPolicy *pol, bool permitted, int action, const char *label);
 bool policy_temporal_clause(const Clause *c);
 
 #endif

@@ -939,9 +939,11 @@ bool policy_temporal_validate(BoxPolicy *pol, GError **error) {
         if (a >= 0) k.actions[k.nactions++] = a;
       }
     }
-    for (size_t c = 0; c < r->nclauses; c++) {
-      TFormula *F = r->clauses[c].tf;
-      if (!r->clauses[c].temporal || !F) continue;
+    for (size_t c = 0; c < r->nclauses + r->ninline_tf; c++) {
+      /* `when temporal { … }` clauses, then inline `temporal { … }` blocks */
+      TFormula *F = c < r->nclauses ? (r->clauses[c].temporal ? r->clauses[c].tf : NULL)
+                                    : r->inline_tf[c - r->nclauses];
+      if (!F) continue;
       k.F = F;
       F->rule = r;
       form_uses(F->root);
@@ -1008,12 +1010,15 @@ bool policy_temporal_begin(BoxPolicy *pol, int action, json_object *input, const
   if (t->formulas->len == 0 && !history_has_file(t->hist)) return true; /* nothing reads it */
   uint64_t seq;
   char *err = NULL;
-  if (!history_append(t->hist, t, action, EV_REQUEST, input, NULL, t->clock(t->clock_data), &seq, &err)) {
+  if (!history_append(t->hist, t, action, EV_REQUEST, input, NULL, t->clock(t->clock_data), T_OWN_REQUEST, &seq,
+                      &err)) {
     set_fault(t, err);
     *why = t->fault;
     g_mutex_unlock(&t->lock);
     return false;
   }
+  t->cur_appended = true;
+  t->cur_seq = seq;
   prune(t);
   for (guint i = 0; i < t->formulas->len; i++) {
     TFormula *F = t->formulas->pdata[i];
@@ -1023,7 +1028,49 @@ bool policy_temporal_begin(BoxPolicy *pol, int action, json_object *input, const
   return true;
 }
 
-void policy_temporal_end(BoxPolicy *pol) { g_mutex_unlock(&pol->temporal->lock); }
+/* ---- requestId correlation (§2.3) -------------------------------------------- */
+
+static uint64_t label_hash(const char *s) {
+  uint64_t h = UINT64_C(1469598103934665603); /* FNV-1a */
+  for (; s && *s; s++) h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+  return h;
+}
+
+static void pending_push(BoxTemporal *t, int action, const char *label, uint64_t seq) {
+  if (t->pend_len == T_PENDING) { /* the oldest falls off */
+    t->pend_head = (t->pend_head + 1) % T_PENDING;
+    t->pend_len--;
+  }
+  unsigned k = (t->pend_head + t->pend_len++) % T_PENDING;
+  t->pending[k].action = action;
+  t->pending[k].label_hash = label_hash(label);
+  t->pending[k].seq = seq;
+}
+
+/* The seq of the oldest permitted request of this action and label still
+ * awaiting its outcome (now taken), or T_OWN_REQUEST. */
+static uint64_t pending_take(BoxTemporal *t, int action, const char *label) {
+  uint64_t h = label_hash(label);
+  for (unsigned i = 0; i < t->pend_len; i++) {
+    unsigned k = (t->pend_head + i) % T_PENDING;
+    if (t->pending[k].action != action || t->pending[k].label_hash != h) continue;
+    uint64_t seq = t->pending[k].seq;
+    t->pending[k].action = -1;
+    while (t->pend_len && t->pending[t->pend_head].action < 0) { /* drop taken entries at the front */
+      t->pend_head = (t->pend_head + 1) % T_PENDING;
+      t->pend_len--;
+    }
+    return seq;
+  }
+  return T_OWN_REQUEST;
+}
+
+void policy_temporal_end(BoxPolicy *pol, bool permitted, int action, const char *label) {
+  BoxTemporal *t = pol->temporal;
+  if (t->cur_appended && permitted) pending_push(t, action, label, t->cur_seq);
+  t->cur_appended = false;
+  g_mutex_unlock(&t->lock);
+}
 
 bool policy_temporal_clause(const Clause *c) { return c->tf && c->tf->value; }
 
@@ -1071,7 +1118,10 @@ static bool record(BoxPolicy *pol, const char *action, EventKind kind, json_obje
   bool ok = !t->faulted;
   if (ok) {
     char *err = NULL;
-    ok = history_append(t->hist, t, ai, kind, input, output, t->clock(t->clock_data), NULL, &err);
+    char *label = box_policy_resource_label(action, input);
+    uint64_t rq = pending_take(t, ai, label);
+    g_free(label);
+    ok = history_append(t->hist, t, ai, kind, input, output, t->clock(t->clock_data), rq, NULL, &err);
     if (!ok) set_fault(t, err);
     else prune(t);
   }

@@ -115,6 +115,33 @@ static char *unescape(TP *p, const Token *t, size_t *len) {
 
 /* ---- variables ------------------------------------------------------------ */
 
+/* Names from the policy text are interned (compared by pointer later) only
+ * when the schema knows them: an unknown one is refused at validation, and
+ * interning every name an input invents would grow GLib's quark table for
+ * the life of the process. */
+static bool known_path(const char *path) {
+  if (strcmp(path, "callerPrincipal") == 0 || strcmp(path, "callerResource") == 0 ||
+      strcmp(path, "requestId") == 0)
+    return true;
+  bool in = g_str_has_prefix(path, "input."), out = g_str_has_prefix(path, "output.");
+  if (!in && !out) return false;
+  const char *name = path + (in ? 6 : 7);
+  for (size_t a = 0; a < policy_nactions; a++) {
+    const ActionDecl *ad = &policy_actions[a];
+    if (in && policy_field(ad->input, ad->ninput, name, strlen(name))) return true;
+    if (out && ad->output && policy_field(ad->output, ad->noutput, name, strlen(name))) return true;
+  }
+  return false;
+}
+
+static const char *intern_path(TP *p, const char *path) {
+  return known_path(path) ? g_intern_string(path) : own(p, g_strdup(path));
+}
+
+static const char *intern_type(TP *p, const char *type) {
+  return policy_entity_type_known(type) ? g_intern_string(type) : own(p, g_strdup(type));
+}
+
 static int declare(TP *p, const Token *name, const char *text, TVarType type, const char *etype) {
   TFormula *f = p->f;
   if (f->nvars >= T_MAX_VARS || p->nscope >= (int)G_N_ELEMENTS(p->scope)) {
@@ -124,7 +151,7 @@ static int declare(TP *p, const Token *name, const char *text, TVarType type, co
   int v = f->nvars++;
   f->var_names[v] = own(p, g_strdup(text));
   f->var_types[v] = type;
-  f->var_etype[v] = etype ? (char *)g_intern_string(etype) : NULL;
+  f->var_etype[v] = etype ? (char *)intern_type(p, etype) : NULL;
   p->scope[p->nscope++] = v;
   return v;
 }
@@ -265,7 +292,7 @@ static bool parse_fields(TP *p, TForm *f, GArray *fields) {
       g_string_append_c(path, '.');
       g_string_append_len(path, u->text, (gssize)u->len);
     }
-    TField fd = {g_intern_string(path->str), {0}};
+    TField fd = {intern_path(p, path->str), {0}};
     g_string_free(path, TRUE);
     if (!expect(p, TOK_COLON, "`:` after the field name")) return false;
     TTerm *term = parse_term(p);
@@ -312,10 +339,7 @@ static TForm *parse_predicate(TP *p) {
            : strcmp(kindtext, "error") == 0 ? EV_ERROR : -1;
   if (action < 0 || ev < 0) {
     /* §2.6 rule 7; schema class */
-    const char *why = action < 0 ? "no such action" : "no such event kind";
-    char *m = action < 0 ? g_strdup_printf("(no event kinds derived for action `%s`)", idtext)
-                         : g_strdup_printf("(no event kind `%s` derived for action `%s`)", kindtext, idtext);
-    (void)why;
+    char *m = g_strdup_printf("(no event kind `%s` derived for action `%s`)", kindtext, idtext);
     if (!p->failed) {
       p->failed = true;
       g_set_error(p->error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_SCHEMA,
@@ -419,6 +443,21 @@ static TTerm *parse_macro_term(TP *p) {
 }
 
 
+/* `( count_within(…) )`: a parenthesized macro call (an aggregate) rather
+ * than a parenthesized condition — the token after the call's own `)` is
+ * the closing `)`. */
+static bool at_paren_macro(TP *p) {
+  if (peek(p)->kind != TOK_LPAREN || !is_macro(peek_n(p, 1), peek_n(p, 2)) || kw(peek_n(p, 1), "bind"))
+    return false;
+  int depth = 0;
+  for (size_t k = 2;; k++) {
+    const Token *t = peek_n(p, k);
+    if (t->kind == TOK_EOF) return false;
+    if (t->kind == TOK_LPAREN) depth++;
+    else if (t->kind == TOK_RPAREN && --depth == 0) return peek_n(p, k + 1)->kind == TOK_RPAREN;
+  }
+}
+
 /* term := entity | "(" agg ")" | agg | INTEGER | -INTEGER | STRING | true | false
  *       | context.input.x | principal | resource | * | _ | NAME | macro */
 static TTerm *parse_agg(TP *p) {
@@ -480,6 +519,12 @@ static TTerm *parse_term(TP *p) {
     if (kw(peek_n(p, 1), "count") || kw(peek_n(p, 1), "sum")) {
       next(p);
       TTerm *x = parse_agg(p);
+      if (!x || !expect(p, TOK_RPAREN, "`)` to close the aggregate")) return NULL;
+      return x;
+    }
+    if (at_paren_macro(p)) {
+      next(p);
+      TTerm *x = parse_macro_term(p);
       if (!x || !expect(p, TOK_RPAREN, "`)` to close the aggregate")) return NULL;
       return x;
     }
@@ -559,7 +604,7 @@ static TTerm *parse_term(TP *p) {
     const Token *id = next(p);
     TTerm *x = new_term(p, TT_LIT, t);
     x->lit.k = TV_ENT;
-    x->lit.etype = g_intern_string(ty->str);
+    x->lit.etype = intern_type(p, ty->str);
     x->lit.s = unescape(p, id, &x->lit.n);
     g_string_free(ty, TRUE);
     return x;
@@ -715,7 +760,7 @@ static TForm *parse_temporal_op(TP *p) {
 /* atom := "(" cond ")" | tp | call | refinable | comparison */
 static TForm *parse_atom(TP *p) {
   const Token *t = peek(p);
-  if (t->kind == TOK_LPAREN && !kw(peek_n(p, 1), "count") && !kw(peek_n(p, 1), "sum")) {
+  if (t->kind == TOK_LPAREN && !kw(peek_n(p, 1), "count") && !kw(peek_n(p, 1), "sum") && !at_paren_macro(p)) {
     next(p);
     TForm *f = parse_cond(p);
     if (!f || !expect(p, TOK_RPAREN, "`)`")) return NULL;

@@ -328,6 +328,7 @@ static const Ty *check(Tc *t, const Expr *e, const Caps *in, Caps *out) {
   if (t->failed) return NULL;
   switch (e->kind) {
   case E_BOOL: return bool_of(t, e->bval);
+  case E_TEMPORAL: return mk(t, TY_BOOL);
   case E_LONG: return mk(t, TY_LONG);
   case E_STRING: return mk(t, TY_STRING);
   case E_ENTITY: {

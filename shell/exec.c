@@ -172,7 +172,7 @@ static int text_fd(Shell *sh, const char *text, size_t len) {
   }
   close(p[1]);
   if (pid > 0) {
-    BoxJob j = { pid, 0, false, g_strdup("heredoc") };
+    BoxJob j = { pid, 0, false, g_strdup("heredoc"), NULL };
     g_array_append_val(sh->jobs, j);
   }
   return p[0];
@@ -360,6 +360,15 @@ static char *join_line(char **av, int argc) {
   return s;
 }
 
+/* Per word of av, whether it was written literally: known for the argv
+ * of the simple command being run, else every word counts as expanded. */
+static const bool *literal_for(Shell *sh, char **av, int argc, bool **owned) {
+  *owned = NULL;
+  if (av == sh->lit_av && argc == sh->lit_argc && sh->lit) return sh->lit;
+  *owned = g_new0(bool, argc > 0 ? argc : 1);
+  return *owned;
+}
+
 static bool decide(Shell *sh, char **av, int argc, const char *program) {
   const BoxShellHost *host = sh->host;
   if (!host || !host->decide_exec) return true;
@@ -371,8 +380,11 @@ static bool decide(Shell *sh, char **av, int argc, const char *program) {
   cmd.argv = av;
   cmd.argc = argc;
   cmd.cwd = sh->cwd;
+  bool *owned;
+  cmd.literal = literal_for(sh, av, argc, &owned);
   char *msg = NULL;
   bool ok = host->decide_exec(host->data, &cmd, &msg);
+  g_free(owned);
   g_free(line);
   if (!ok) {
     box_sh_error(sh, "effect denied: %s", msg ? msg : "policy denied this operation");
@@ -411,6 +423,7 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv) {
   for (int i = 1; i < argc; i++) sh->pos[i - 1] = g_strdup(argv[i]);
   sh->npos = argc - 1;
   sh->funcname = g_strdup(argv[0]);
+  g_ptr_array_add(sh->funcstack, sh->funcname);
   sh->func_depth++;
   box_frame_push(sh);
   int st = box_eval(sh, fn->u.func.body);
@@ -424,6 +437,7 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv) {
   g_strfreev(sh->pos);
   sh->pos = old_pos;
   sh->npos = old_npos;
+  g_ptr_array_set_size(sh->funcstack, sh->funcstack->len - 1);
   g_free(sh->funcname);
   sh->funcname = old_name;
   return st;
@@ -499,6 +513,8 @@ static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na) {
   cmd.argc = argc;
   cmd.cwd = sh->cwd;
   cmd.envp = envp;
+  bool *owned;
+  cmd.literal = literal_for(sh, av, argc, &owned);
   int efd = sh->fd[2] >= 0 ? sh->fd[2] : -1;
   int ofd = sh->fd[1];
   BoxSpawnResult r = { BOX_SPAWN_NOT_FOUND, 127, NULL };
@@ -523,9 +539,28 @@ static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na) {
     break;
   }
   free(r.message);
+  g_free(owned);
   g_free(line);
   g_strfreev(envp);
   return status;
+}
+
+/* issue 9 (policy history, added by the policy engineer): tells the host the
+ * status of a command the Shell implements, as decided (cwd at decision). */
+static void report_exec_status(Shell *sh, int argc, char **av, const char *cwd, int status) {
+  char *line = join_line(av, argc);
+  BoxShellCommand cmd;
+  memset(&cmd, 0, sizeof cmd);
+  cmd.command = line;
+  cmd.program = av[0];
+  cmd.argv = av;
+  cmd.argc = argc;
+  cmd.cwd = cwd;
+  bool *owned;
+  cmd.literal = literal_for(sh, av, argc, &owned);
+  sh->host->exec_status(sh->host->data, &cmd, status);
+  g_free(owned);
+  g_free(line);
 }
 
 /* Runs an expanded command line (no redirections of its own). */
@@ -537,10 +572,14 @@ static int run_argv_decided(Shell *sh, int argc, char **av, Word **as, size_t na
   const BoxCommandDef *def = fn ? NULL : box_command_lookup(name);
   if (!fn && !def) return spawn_program(sh, argc, av, as, na);
   if (!decided && !decide(sh, av, argc, name)) return 126;
+  /* issue 9: the permitted shell:exec's ::response (output.status) */
+  char *decided_cwd = sh->host && sh->host->exec_status ? g_strdup(sh->cwd) : NULL;
   GArray *tmp = na ? temp_assign(sh, as, na, &status) : NULL;
   if (fn) status = box_call_function(sh, fn, argc, av);
   else status = run_builtin(sh, def, argc, av);
   if (tmp) temp_restore(sh, tmp);
+  if (decided_cwd) report_exec_status(sh, argc, av, decided_cwd, status); /* issue 9 */
+  g_free(decided_cwd);
   return status;
 }
 
@@ -698,7 +737,25 @@ bool box_assign_word(Shell *sh, const char *text, bool local, int *status) {
   return do_assign(sh, text, local, status);
 }
 
-static int run_simple(Shell *sh, Node *n) {
+/* Per expanded word, whether it was literal (no heap for short lines). */
+typedef struct {
+  bool *v;
+  size_t n, cap;
+  bool buf[32];
+} LitBuf;
+
+static void lit_push(LitBuf *l, bool b) {
+  if (l->n == l->cap) {
+    bool *nv = g_new(bool, l->cap * 2);
+    memcpy(nv, l->v, l->n);
+    if (l->v != l->buf) g_free(l->v);
+    l->v = nv;
+    l->cap *= 2;
+  }
+  l->v[l->n++] = b;
+}
+
+static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit) {
   int status = 0;
   Word **words = n->u.simple.words;
   size_t nw = n->u.simple.nwords;
@@ -706,7 +763,15 @@ static int run_simple(Shell *sh, Node *n) {
   if (!box_check_limits(sh)) return sh->exit_status;
   GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
   int est = 1;
-  if (!box_expand_words(sh, words, nw, argv, &est)) {
+  bool expand_ok = true;
+  for (size_t i = 0; i < nw && expand_ok; i++) {
+    guint before = argv->len;
+    expand_ok = box_expand_words(sh, &words[i], 1, argv, &est);
+    bool literal = (words[i]->flags & W_PLAIN) || !strpbrk(words[i]->text, "$`*?[~{");
+    if (argv->len != before + 1) literal = false;
+    for (guint k = before; k < argv->len; k++) lit_push(lit, literal);
+  }
+  if (!expand_ok) {
     g_ptr_array_free(argv, TRUE);
     if (!sh->in_child || true) {
       /* an expansion error ends a non-interactive shell */
@@ -746,6 +811,9 @@ static int run_simple(Shell *sh, Node *n) {
   int argc = (int)argv->len;
   g_ptr_array_add(argv, NULL);
   char **av = (char **)argv->pdata;
+  sh->lit_av = av;
+  sh->lit = lit->v;
+  sh->lit_argc = argc;
   if (sh->opts & O_XTRACE) {
     GPtrArray *shown = g_ptr_array_new();
     for (int i = 0; i < argc; i++) g_ptr_array_add(shown, av[i]);
@@ -848,7 +916,7 @@ static int run_background(Shell *sh, Node *n) {
     int st = box_eval(sh, n->u.un.child);
     box_child_exit(sh, st);
   }
-  BoxJob j = { pid, 0, false, g_strdup("job") };
+  BoxJob j = { pid, 0, false, g_strdup("job"), box_command_text(n->u.un.child) };
   g_array_append_val(sh->jobs, j);
   sh->last_bg = pid;
   return 0;
@@ -878,18 +946,9 @@ static char *cond_str(Shell *sh, Word *w, int *err) {
 
 static bool regex_match(Shell *sh, const char *s, Word *w, int *err) {
   /* quoted parts of the pattern match literally */
-  char *pat = box_expand_pattern(sh, w->text, err);
+  char *pat = box_expand_regex(sh, w->text, err);
   if (!pat) return false;
-  GString *re = g_string_new(NULL);
-  for (const char *p = pat; *p; p++) {
-    if (*p == '\\' && p[1]) {
-      p++;
-      if (strchr(".[]()*+?{}|^$\\", *p)) g_string_append_c(re, '\\');
-      g_string_append_c(re, *p);
-      continue;
-    }
-    g_string_append_c(re, *p);
-  }
+  GString *re = g_string_new(pat);
   g_free(pat);
   regex_t rx;
   int flags = REG_EXTENDED;
@@ -1042,13 +1101,38 @@ static bool loop_jump(Shell *sh, bool *stop) {
   return false;
 }
 
+/* Runs a simple command; while it runs, the host can learn which of its
+ * words were literal (BoxShellCommand.literal). */
+static int run_simple(Shell *sh, Node *n) {
+  char **save_av = sh->lit_av;
+  bool *save_lit = sh->lit;
+  int save_argc = sh->lit_argc;
+  LitBuf lit;
+  lit.v = lit.buf;
+  lit.n = 0;
+  lit.cap = G_N_ELEMENTS(lit.buf);
+  int status = run_simple_inner(sh, n, &lit);
+  sh->lit_av = save_av;
+  sh->lit = save_lit;
+  sh->lit_argc = save_argc;
+  if (lit.v != lit.buf) g_free(lit.v);
+  return status;
+}
+
 static int eval_inner(Shell *sh, Node *n) {
   int status = 0;
   switch (n->kind) {
-  case N_SIMPLE:
+  case N_SIMPLE: {
+    guint nps = sh->procsub_fds ? sh->procsub_fds->len : 0;
     status = run_simple(sh, n);
+    /* the command is done with the pipes of its <(…) and >(…) */
+    if (sh->procsub_fds && sh->procsub_fds->len > nps) {
+      for (guint i = nps; i < sh->procsub_fds->len; i++) close(g_array_index(sh->procsub_fds, int, i));
+      g_array_set_size(sh->procsub_fds, nps);
+    }
     after_status(sh, status);
     break;
+  }
   case N_PIPE:
     status = run_pipe(sh, n);
     after_status(sh, status);

@@ -336,6 +336,26 @@ static void get_vals(X *x, const char *name, const char *sub, Vals *v) {
     return;
   }
   ShellVar *var = box_var_lookup(sh, name);
+  if (!var && sub && strcmp(name, "FUNCNAME") == 0) {
+    /* the call stack, innermost first */
+    GPtrArray *st = sh->funcstack;
+    if (strcmp(sub, "@") == 0 || strcmp(sub, "*") == 0) {
+      v->is_list = true;
+      v->star = sub[0] == '*';
+      for (guint i = st->len; i-- > 0;) g_ptr_array_add(v->list, g_strdup(st->pdata[i]));
+      v->set = st->len > 0;
+      return;
+    }
+    int64_t idx;
+    char *k = box_expand_str(sh, sub, false, NULL);
+    bool ok = box_arith(sh, k, &idx);
+    g_free(k);
+    if (ok && idx >= 0 && (guint64)idx < st->len) {
+      g_ptr_array_add(v->list, g_strdup(st->pdata[st->len - 1 - idx]));
+      v->set = true;
+    }
+    return;
+  }
   if (sub && (strcmp(sub, "@") == 0 || strcmp(sub, "*") == 0)) {
     v->is_list = true;
     v->star = sub[0] == '*';
@@ -998,9 +1018,11 @@ static void do_procsubst(X *x, const char *text, bool out) {
   int keep = out ? p[1] : p[0];
   close(out ? p[0] : p[1]);
   if (pid > 0) {
-    BoxJob j = { pid, 0, false, g_strdup("procsubst") };
+    BoxJob j = { pid, 0, false, g_strdup("procsubst"), NULL };
     g_array_append_val(sh->jobs, j);
   }
+  if (!sh->procsub_fds) sh->procsub_fds = g_array_new(FALSE, FALSE, sizeof(int));
+  g_array_append_val(sh->procsub_fds, keep);
   char buf[32];
   g_snprintf(buf, sizeof buf, "/dev/fd/%d", keep);
   xadd(x, buf, strlen(buf), F_QUO);
@@ -1594,6 +1616,16 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
       g_ptr_array_add(out, g_strdup(w->text));
       continue;
     }
+    if (w->flags & W_ASSIGN) {
+      /* NAME=(…) after declare/local/…: the builtin expands each element
+       * itself, as an assignment does, so it gets the text as written */
+      const char *eq = strchr(w->text, '=');
+      size_t tl = strlen(w->text);
+      if (eq && eq[1] == '(' && tl > 2 && w->text[tl - 1] == ')' && !memchr(w->text, '[', (size_t)(eq - w->text))) {
+        g_ptr_array_add(out, g_strdup(w->text));
+        continue;
+      }
+    }
     int f = fast_word(sh, w->text, out);
     if (f > 0) continue;
     if (f < 0) {
@@ -1682,6 +1714,29 @@ char *box_expand_pattern(Shell *sh, const char *text, int *status) {
     if (f == F_BRK) c = ' ';
     if (f == F_QUO && strchr("*?[]\\!@+()|", c)) g_string_append_c(g, '\\');
     else if (f != F_QUO && c == '\\') g_string_append_c(g, '\\');
+    g_string_append_c(g, c);
+  }
+  xfree(&x);
+  return g_string_free(g, FALSE);
+}
+
+char *box_expand_regex(Shell *sh, const char *text, int *status) {
+  X x;
+  xinit(&x, sh);
+  expand_text(&x, text, strlen(text), M_NOSPLIT);
+  if (x.failed) {
+    if (status) *status = x.status;
+    xfree(&x);
+    return NULL;
+  }
+  /* quoted characters match themselves: escape what ERE would read */
+  GString *g = g_string_new(NULL);
+  for (size_t i = 0; i < x.s->len; i++) {
+    guint8 f = x.q->data[i];
+    char c = x.s->str[i];
+    if (f == F_NUL) continue;
+    if (f == F_BRK) c = ' ';
+    if (f == F_QUO && strchr(".[]()*+?{}|^$\\", c)) g_string_append_c(g, '\\');
     g_string_append_c(g, c);
   }
   xfree(&x);

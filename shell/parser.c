@@ -14,6 +14,33 @@ typedef enum {
   T_PIPE, T_PIPEAMP, T_LPAREN, T_RPAREN, T_REDIR,
 } TokKind;
 
+typedef enum {
+  KW_NONE,
+  KW_IF,
+  KW_THEN,
+  KW_ELSE,
+  KW_ELIF,
+  KW_FI,
+  KW_DO,
+  KW_DONE,
+  KW_CASE,
+  KW_ESAC,
+  KW_WHILE,
+  KW_UNTIL,
+  KW_FOR,
+  KW_IN,
+  KW_LBRACE,
+  KW_RBRACE,
+  KW_BANG,
+  KW_FUNCTION,
+  KW_DLBRACK,
+  KW_DRBRACK,
+  KW_SELECT,
+  KW_TIME,
+} Keyword;
+
+static const char *const kw_text[KW_TIME + 1] = { "", "if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "while", "until", "for", "in", "{", "}", "!", "function", "[[", "]]", "select", "time" };
+
 typedef struct {
   TokKind kind;
   char *text;        /* T_WORD */
@@ -22,6 +49,7 @@ typedef struct {
   RedirKind rkind;   /* T_REDIR */
   int fd;
   bool strip;        /* <<- */
+  unsigned char kw;  /* T_WORD: KW_* when the text is a reserved word */
   size_t start;      /* offset in src */
   int line;
 } Tok;
@@ -264,6 +292,7 @@ static bool parse_subst(Parser *p) {
   p->pos = end + 1;
   p->have = had;
   p->look = saved;
+  if (p->sh->check_only) return true;
   char *text = g_strndup(p->src + start, end - start);
   if (!g_hash_table_contains(p->sh->subst_cache, text))
     g_hash_table_insert(p->sh->subst_cache, text, n);
@@ -273,6 +302,25 @@ static bool parse_subst(Parser *p) {
 }
 
 /* ---- tokens ------------------------------------------------------------------ */
+
+static const unsigned char kw_len[KW_TIME + 1] = { 0, 2, 4, 4, 4, 2, 2, 4, 4, 4, 5, 5, 3, 2,
+                                                   1, 1, 1, 8, 2, 2, 6, 4 };
+
+/* The reserved word a word's text spells, or KW_NONE. */
+static unsigned char keyword_of(const char *s, size_t n) {
+  if (n > 8) return KW_NONE;
+  switch (s[0]) {
+  case 'i': case 't': case 'e': case 'f': case 'd': case 'c': case 'w': case 'u': case '{':
+  case '}': case '!': case '[': case ']': case 's':
+    break;
+  default:
+    return KW_NONE;
+  }
+  for (int k = KW_IF; k <= KW_TIME; k++)
+    if (kw_len[k] == n && kw_text[k][0] == s[0] && memcmp(kw_text[k], s, n) == 0)
+      return (unsigned char)k;
+  return KW_NONE;
+}
 
 static bool read_heredocs(Parser *p);
 
@@ -454,6 +502,7 @@ word:
       p->pos++;
       t->len = 1;
     }
+    t->kw = keyword_of(t->text, t->len);
     return true;
   }
 }
@@ -475,9 +524,9 @@ static Tok next(Parser *p) {
   return p->look;
 }
 
-static bool is_word(Parser *p, const char *w) {
+static inline bool is_kw(Parser *p, int kw) {
   Tok *t = peek(p);
-  return t->kind == T_WORD && t->len == strlen(w) && memcmp(t->text, w, t->len) == 0;
+  return t->kind == T_WORD && t->kw == kw;
 }
 
 static const char *tok_text(Parser *p, Tok *t, char *buf, size_t n) {
@@ -533,6 +582,52 @@ static Node *mknode(Parser *p, NodeKind k) {
   n->kind = k;
   n->line = p->line;
   return n;
+}
+
+/* A growable array on the stack while a construct is parsed, copied into
+ * the arena when it is complete (no heap traffic for the common sizes). */
+typedef struct {
+  char *data;
+  size_t n, cap, size;
+  char buf[256];
+} Vec;
+
+static inline void vec_init(Vec *v, size_t size) {
+  v->data = v->buf;
+  v->n = 0;
+  v->size = size;
+  v->cap = sizeof v->buf / size;
+}
+
+static void vec_push(Vec *v, const void *elem) {
+  if (G_UNLIKELY(v->n == v->cap)) {
+    size_t cap = v->cap * 2;
+    char *d = g_malloc(cap * v->size);
+    memcpy(d, v->data, v->n * v->size);
+    if (v->data != v->buf) g_free(v->data);
+    v->data = d;
+    v->cap = cap;
+  }
+  memcpy(v->data + v->n * v->size, elem, v->size);
+  v->n++;
+}
+
+static inline void vec_push_ptr(Vec *v, void *ptr) { vec_push(v, &ptr); }
+
+static inline void *vec_last(Vec *v) { return v->data + (v->n - 1) * v->size; }
+
+static inline void vec_free(Vec *v) {
+  if (v->data != v->buf) g_free(v->data);
+  v->data = v->buf;
+}
+
+/* The elements in the arena, followed by one zeroed element; frees v. */
+static void *vec_finish(Parser *p, Vec *v) {
+  char *r = box_arena_alloc(p->sh, (v->n + 1) * v->size);
+  memcpy(r, v->data, v->n * v->size);
+  memset(r + v->n * v->size, 0, v->size);
+  vec_free(v);
+  return r;
 }
 
 static void linebreak(Parser *p) {
@@ -595,7 +690,7 @@ static char *delim_unquote(const char *s, size_t n, bool *quoted) {
 static Node *parse_and_or(Parser *p);
 static Node *parse_command(Parser *p);
 
-static bool parse_redir(Parser *p, GArray *redirs) {
+static bool parse_redir(Parser *p, Vec *redirs) {
   Tok op = next(p);
   Tok w = next(p);
   if (w.kind != T_WORD) {
@@ -604,30 +699,28 @@ static bool parse_redir(Parser *p, GArray *redirs) {
     return false;
   }
   Redir r = { op.rkind, op.fd, mkword(p, w.text, w.len, w.plain), NULL, false };
-  g_array_append_val(redirs, r);
+  vec_push(redirs, &r);
   if (op.rkind == R_HEREDOC) {
+    Redir *last = vec_last(redirs);
     PendingDoc d;
     d.r = box_arena_alloc(p->sh, sizeof(HereDoc));
     d.r->body = box_arena_strndup(p->sh, "", 0);
-    g_array_index(redirs, Redir, redirs->len - 1).doc = d.r;
-    d.delim = delim_unquote(w.text, w.len, &g_array_index(redirs, Redir, redirs->len - 1).quoted);
+    last->doc = d.r;
+    d.delim = delim_unquote(w.text, w.len, &last->quoted);
     d.strip = op.strip;
     g_array_append_val(p->docs, d);
   }
   return true;
 }
 
-/* Fixes pending here-doc pointers once the redirect array is final. */
-static Redir *finish_redirs(Parser *p, GArray *redirs, size_t *n) {
-  *n = redirs->len;
-  if (!redirs->len) {
-    g_array_free(redirs, TRUE);
+/* The redirections of a command, in the arena (NULL when none). */
+static Redir *finish_redirs(Parser *p, Vec *redirs, size_t *n) {
+  *n = redirs->n;
+  if (!redirs->n) {
+    vec_free(redirs);
     return NULL;
   }
-  Redir *r = box_arena_alloc(p->sh, sizeof(Redir) * redirs->len);
-  memcpy(r, redirs->data, sizeof(Redir) * redirs->len);
-  g_array_free(redirs, TRUE);
-  return r;
+  return vec_finish(p, redirs);
 }
 
 static bool is_assign_word(const char *s, size_t n) {
@@ -647,15 +740,8 @@ static bool is_assign_word(const char *s, size_t n) {
   return i < n && s[i] == '=';
 }
 
-static const char *const reserved[] = { "if", "then", "else", "elif", "fi", "do", "done", "case",
-                                        "esac", "while", "until", "for", "in", "{", "}", "!",
-                                        "function", "[[", "]]", "select", "time", NULL };
-
 static bool tok_is_reserved(Tok *t) {
-  if (t->kind != T_WORD) return false;
-  for (int i = 0; reserved[i]; i++)
-    if (t->len == strlen(reserved[i]) && memcmp(t->text, reserved[i], t->len) == 0) return true;
-  return false;
+  return t->kind == T_WORD && t->kw != KW_NONE;
 }
 
 /* Alias substitution at a command position. */
@@ -699,35 +785,36 @@ static void try_alias(Parser *p) {
 }
 
 static Node *parse_simple(Parser *p) {
-  GPtrArray *assigns = g_ptr_array_new(), *words = g_ptr_array_new();
-  GArray *redirs = g_array_new(FALSE, FALSE, sizeof(Redir));
+  Vec assigns, words, redirs;
+  vec_init(&assigns, sizeof(Word *));
+  vec_init(&words, sizeof(Word *));
+  vec_init(&redirs, sizeof(Redir));
+  int line0 = peek(p)->line;
   for (;;) {
     if (p->err) break;
-    if (words->len > 0 && p->alias_next) {
+    if (words.n > 0 && p->alias_next) {
       p->alias_next = false;
       try_alias(p);
     }
     Tok *t = peek(p);
     if (t->kind == T_REDIR) {
-      if (!parse_redir(p, redirs)) break;
+      if (!parse_redir(p, &redirs)) break;
       continue;
     }
     if (t->kind != T_WORD) break;
     Tok w = next(p);
-    if (words->len == 0 && is_assign_word(w.text, w.len)) {
+    bool assign = !w.plain && is_assign_word(w.text, w.len);
+    if (words.n == 0 && assign) {
       Word *wd = mkword(p, w.text, w.len, false);
       wd->flags |= W_ASSIGN;
-      g_ptr_array_add(assigns, wd);
+      vec_push_ptr(&assigns, wd);
       continue;
-    }
-    if (words->len == 0 && !w.plain && w.len > 2 && w.text[0] == '(' ) {
-      /* stray "(" */
     }
     Word *wd = mkword(p, w.text, w.len, w.plain);
     /* keep "name=(…)" after declare-like commands as an assignment word */
-    if (words->len > 0 && is_assign_word(w.text, w.len)) wd->flags |= W_ASSIGN;
-    g_ptr_array_add(words, wd);
-    if (words->len == 1 && peek(p)->kind == T_LPAREN && assigns->len == 0 && redirs->len == 0) {
+    if (words.n > 0 && assign) wd->flags |= W_ASSIGN;
+    vec_push_ptr(&words, wd);
+    if (words.n == 1 && peek(p)->kind == T_LPAREN && assigns.n == 0 && redirs.n == 0) {
       /* name ( ) compound — function definition */
       next(p);
       Tok r = next(p);
@@ -744,40 +831,31 @@ static Node *parse_simple(Parser *p) {
       Node *f = mknode(p, N_FUNCDEF);
       f->u.func.name = box_arena_strndup(p->sh, wd->text, strlen(wd->text));
       f->u.func.body = body;
-      g_ptr_array_free(assigns, TRUE);
-      g_ptr_array_free(words, TRUE);
-      g_array_free(redirs, TRUE);
+      vec_free(&assigns);
+      vec_free(&words);
+      vec_free(&redirs);
       return f;
     }
   }
-  if (p->err) {
-    g_ptr_array_free(assigns, TRUE);
-    g_ptr_array_free(words, TRUE);
-    g_array_free(redirs, TRUE);
-    return NULL;
-  }
-  if (!assigns->len && !words->len && !redirs->len) {
-    g_ptr_array_free(assigns, TRUE);
-    g_ptr_array_free(words, TRUE);
-    g_array_free(redirs, TRUE);
+  if (p->err || (!assigns.n && !words.n && !redirs.n)) {
+    vec_free(&assigns);
+    vec_free(&words);
+    vec_free(&redirs);
     return NULL;
   }
   Node *n = mknode(p, N_SIMPLE);
-  n->u.simple.nassigns = assigns->len;
-  n->u.simple.assigns = box_arena_alloc(p->sh, sizeof(Word *) * (assigns->len + 1));
-  memcpy(n->u.simple.assigns, assigns->pdata, sizeof(Word *) * assigns->len);
-  n->u.simple.nwords = words->len;
-  n->u.simple.words = box_arena_alloc(p->sh, sizeof(Word *) * (words->len + 1));
-  memcpy(n->u.simple.words, words->pdata, sizeof(Word *) * words->len);
-  n->redirs = finish_redirs(p, redirs, &n->nredirs);
-  g_ptr_array_free(assigns, TRUE);
-  g_ptr_array_free(words, TRUE);
+  n->line = line0;
+  n->u.simple.nassigns = assigns.n;
+  n->u.simple.assigns = vec_finish(p, &assigns);
+  n->u.simple.nwords = words.n;
+  n->u.simple.words = vec_finish(p, &words);
+  n->redirs = finish_redirs(p, &redirs, &n->nredirs);
   return n;
 }
 
-static bool expect_word(Parser *p, const char *w) {
+static bool expect_kw(Parser *p, int kw) {
   if (p->err) return false;
-  if (!is_word(p, w)) {
+  if (!is_kw(p, kw)) {
     unexpected(p, peek(p));
     return false;
   }
@@ -995,56 +1073,56 @@ static Node *parse_compound(Parser *p) {
     return n;
   }
   if (t->kind != T_WORD) return NULL;
-  if (is_word(p, "{")) {
+  if (is_kw(p, KW_LBRACE)) {
     next(p);
     Node *body = parse_compound_list(p);
-    if (!expect_word(p, "}")) return NULL;
+    if (!expect_kw(p, KW_RBRACE)) return NULL;
     Node *n = mknode(p, N_GROUP);
     n->u.un.child = body;
     return n;
   }
-  if (is_word(p, "if")) {
+  if (is_kw(p, KW_IF)) {
     next(p);
     Node *n = mknode(p, N_IF);
     n->u.ifn.cond = parse_compound_list(p);
-    if (!expect_word(p, "then")) return NULL;
+    if (!expect_kw(p, KW_THEN)) return NULL;
     n->u.ifn.then = parse_compound_list(p);
     Node *cur = n;
     for (;;) {
       if (p->err) return NULL;
-      if (is_word(p, "elif")) {
+      if (is_kw(p, KW_ELIF)) {
         next(p);
         Node *e = mknode(p, N_IF);
         e->u.ifn.cond = parse_compound_list(p);
-        if (!expect_word(p, "then")) return NULL;
+        if (!expect_kw(p, KW_THEN)) return NULL;
         e->u.ifn.then = parse_compound_list(p);
         cur->u.ifn.els = e;
         cur = e;
         continue;
       }
-      if (is_word(p, "else")) {
+      if (is_kw(p, KW_ELSE)) {
         next(p);
         cur->u.ifn.els = parse_compound_list(p);
       }
       break;
     }
-    if (!expect_word(p, "fi")) return NULL;
+    if (!expect_kw(p, KW_FI)) return NULL;
     if (!n->u.ifn.cond || !n->u.ifn.then) {
       /* empty condition or body: bash refuses */
     }
     return n;
   }
-  if (is_word(p, "while") || is_word(p, "until")) {
-    bool w = is_word(p, "while");
+  if (is_kw(p, KW_WHILE) || is_kw(p, KW_UNTIL)) {
+    bool w = is_kw(p, KW_WHILE);
     next(p);
     Node *n = mknode(p, w ? N_WHILE : N_UNTIL);
     n->u.loop.cond = parse_compound_list(p);
-    if (!expect_word(p, "do")) return NULL;
+    if (!expect_kw(p, KW_DO)) return NULL;
     n->u.loop.body = parse_compound_list(p);
-    if (!expect_word(p, "done")) return NULL;
+    if (!expect_kw(p, KW_DONE)) return NULL;
     return n;
   }
-  if (is_word(p, "for") || is_word(p, "select")) {
+  if (is_kw(p, KW_FOR) || is_kw(p, KW_SELECT)) {
     next(p);
     if (peek(p)->kind == T_LPAREN && pc(p, 0) == '(') {
       p->pos++;
@@ -1068,11 +1146,11 @@ static Node *parse_compound(Parser *p) {
       if (peek(p)->kind == T_SEMI) next(p);
       linebreak(p);
       Node *body;
-      if (is_word(p, "do")) {
+      if (is_kw(p, KW_DO)) {
         next(p);
         body = parse_compound_list(p);
-        if (!expect_word(p, "done")) return NULL;
-      } else if (is_word(p, "{")) {
+        if (!expect_kw(p, KW_DONE)) return NULL;
+      } else if (is_kw(p, KW_LBRACE)) {
         body = parse_compound(p);
       } else {
         unexpected(p, peek(p));
@@ -1090,16 +1168,17 @@ static Node *parse_compound(Parser *p) {
     Node *n = mknode(p, N_FOR);
     n->u.forn.var = box_arena_strndup(p->sh, v.text, v.len);
     linebreak(p);
-    GPtrArray *words = g_ptr_array_new();
-    if (is_word(p, "in")) {
+    Vec words;
+    vec_init(&words, sizeof(Word *));
+    if (is_kw(p, KW_IN)) {
       next(p);
       n->u.forn.in = true;
       while (peek(p)->kind == T_WORD) {
         Tok w = next(p);
-        g_ptr_array_add(words, mkword(p, w.text, w.len, w.plain));
+        vec_push_ptr(&words, mkword(p, w.text, w.len, w.plain));
       }
       if (peek(p)->kind != T_SEMI && peek(p)->kind != T_NEWLINE) {
-        g_ptr_array_free(words, TRUE);
+        vec_free(&words);
         unexpected(p, peek(p));
         return NULL;
       }
@@ -1107,21 +1186,19 @@ static Node *parse_compound(Parser *p) {
     } else if (peek(p)->kind == T_SEMI) {
       next(p);
     }
-    n->u.forn.nwords = words->len;
-    n->u.forn.words = box_arena_alloc(p->sh, sizeof(Word *) * (words->len + 1));
-    memcpy(n->u.forn.words, words->pdata, sizeof(Word *) * words->len);
-    g_ptr_array_free(words, TRUE);
+    n->u.forn.nwords = words.n;
+    n->u.forn.words = vec_finish(p, &words);
     linebreak(p);
-    if (is_word(p, "{")) {
+    if (is_kw(p, KW_LBRACE)) {
       n->u.forn.body = parse_compound(p);
       return p->err ? NULL : n;
     }
-    if (!expect_word(p, "do")) return NULL;
+    if (!expect_kw(p, KW_DO)) return NULL;
     n->u.forn.body = parse_compound_list(p);
-    if (!expect_word(p, "done")) return NULL;
+    if (!expect_kw(p, KW_DONE)) return NULL;
     return n;
   }
-  if (is_word(p, "case")) {
+  if (is_kw(p, KW_CASE)) {
     next(p);
     Tok w = next(p);
     if (w.kind != T_WORD) {
@@ -1131,19 +1208,21 @@ static Node *parse_compound(Parser *p) {
     Node *n = mknode(p, N_CASE);
     n->u.casen.word = mkword(p, w.text, w.len, w.plain);
     linebreak(p);
-    if (!expect_word(p, "in")) return NULL;
+    if (!expect_kw(p, KW_IN)) return NULL;
     linebreak(p);
-    GArray *items = g_array_new(FALSE, TRUE, sizeof(CaseItem));
-    while (!p->err && !is_word(p, "esac")) {
+    Vec items;
+    vec_init(&items, sizeof(CaseItem));
+    while (!p->err && !is_kw(p, KW_ESAC)) {
       if (peek(p)->kind == T_LPAREN) next(p);
-      GPtrArray *pats = g_ptr_array_new();
+      Vec pats;
+      vec_init(&pats, sizeof(Word *));
       for (;;) {
         Tok pt = next(p);
         if (pt.kind != T_WORD) {
           unexpected(p, &pt);
           break;
         }
-        g_ptr_array_add(pats, mkword(p, pt.text, pt.len, pt.plain));
+        vec_push_ptr(&pats, mkword(p, pt.text, pt.len, pt.plain));
         if (peek(p)->kind == T_PIPE) {
           next(p);
           continue;
@@ -1151,20 +1230,18 @@ static Node *parse_compound(Parser *p) {
         break;
       }
       if (p->err) {
-        g_ptr_array_free(pats, TRUE);
+        vec_free(&pats);
         break;
       }
       if (peek(p)->kind != T_RPAREN) {
         unexpected(p, peek(p));
-        g_ptr_array_free(pats, TRUE);
+        vec_free(&pats);
         break;
       }
       next(p);
       CaseItem it = { 0 };
-      it.npats = pats->len;
-      it.pats = box_arena_alloc(p->sh, sizeof(Word *) * pats->len);
-      memcpy(it.pats, pats->pdata, sizeof(Word *) * pats->len);
-      g_ptr_array_free(pats, TRUE);
+      it.npats = pats.n;
+      it.pats = vec_finish(p, &pats);
       it.body = parse_compound_list(p);
       if (p->err) break;
       Tok *e = peek(p);
@@ -1172,24 +1249,22 @@ static Node *parse_compound(Parser *p) {
         it.term = e->kind == T_DSEMI ? 0 : e->kind == T_SEMIAMP ? 1 : 2;
         next(p);
         linebreak(p);
-      } else if (!is_word(p, "esac")) {
+      } else if (!is_kw(p, KW_ESAC)) {
         unexpected(p, e);
         break;
       }
-      g_array_append_val(items, it);
+      vec_push(&items, &it);
     }
     if (p->err) {
-      g_array_free(items, TRUE);
+      vec_free(&items);
       return NULL;
     }
     next(p);  /* esac */
-    n->u.casen.nitems = items->len;
-    n->u.casen.items = box_arena_alloc(p->sh, sizeof(CaseItem) * (items->len + 1));
-    memcpy(n->u.casen.items, items->data, sizeof(CaseItem) * items->len);
-    g_array_free(items, TRUE);
+    n->u.casen.nitems = items.n;
+    n->u.casen.items = vec_finish(p, &items);
     return n;
   }
-  if (is_word(p, "[[")) {
+  if (is_kw(p, KW_DLBRACK)) {
     next(p);
     p->in_cond = true;
     p->have = false;
@@ -1199,7 +1274,7 @@ static Node *parse_compound(Parser *p) {
       if (!p->err) unexpected(p, peek(p));
       return NULL;
     }
-    if (!is_word(p, "]]")) {
+    if (!is_kw(p, KW_DRBRACK)) {
       unexpected(p, peek(p));
       return NULL;
     }
@@ -1208,7 +1283,7 @@ static Node *parse_compound(Parser *p) {
     n->u.cond.c = c;
     return n;
   }
-  if (is_word(p, "function")) {
+  if (is_kw(p, KW_FUNCTION)) {
     next(p);
     Tok name = next(p);
     if (name.kind != T_WORD) {
@@ -1242,19 +1317,21 @@ static Node *parse_command(Parser *p) {
   try_alias(p);
   Tok *t = peek(p);
   bool compound = t->kind == T_LPAREN ||
-                  (t->kind == T_WORD && (is_word(p, "{") || is_word(p, "if") || is_word(p, "while") ||
-                                         is_word(p, "until") || is_word(p, "for") || is_word(p, "case") ||
-                                         is_word(p, "[[") || is_word(p, "function") || is_word(p, "select")));
+                  (t->kind == T_WORD && (is_kw(p, KW_LBRACE) || is_kw(p, KW_IF) || is_kw(p, KW_WHILE) ||
+                                         is_kw(p, KW_UNTIL) || is_kw(p, KW_FOR) || is_kw(p, KW_CASE) ||
+                                         is_kw(p, KW_DLBRACK) || is_kw(p, KW_FUNCTION) || is_kw(p, KW_SELECT)));
   if (compound) {
     Node *n = parse_compound(p);
     if (!n || p->err) return NULL;
-    GArray *redirs = g_array_new(FALSE, FALSE, sizeof(Redir));
+    if (peek(p)->kind != T_REDIR) return p->err ? NULL : n;
+    Vec redirs;
+    vec_init(&redirs, sizeof(Redir));
     while (!p->err && peek(p)->kind == T_REDIR)
-      if (!parse_redir(p, redirs)) break;
+      if (!parse_redir(p, &redirs)) break;
     if (n->kind != N_FUNCDEF) {
-      n->redirs = finish_redirs(p, redirs, &n->nredirs);
+      n->redirs = finish_redirs(p, &redirs, &n->nredirs);
     } else {
-      n->u.func.body->redirs = finish_redirs(p, redirs, &n->u.func.body->nredirs);
+      n->u.func.body->redirs = finish_redirs(p, &redirs, &n->u.func.body->nredirs);
     }
     return p->err ? NULL : n;
   }
@@ -1267,8 +1344,8 @@ static Node *parse_command(Parser *p) {
 
 static Node *parse_pipeline(Parser *p) {
   bool neg = false;
-  if (is_word(p, "time")) next(p);
-  while (is_word(p, "!")) {
+  if (is_kw(p, KW_TIME)) next(p);
+  while (is_kw(p, KW_BANG)) {
     next(p);
     neg = !neg;
   }
@@ -1338,9 +1415,13 @@ static Node *parse_and_or(Parser *p) {
 static bool starts_command(Parser *p) {
   Tok *t = peek(p);
   if (t->kind == T_WORD) {
-    static const char *const stops[] = { "then", "else", "elif", "fi", "do", "done", "esac", "}", NULL };
-    for (int i = 0; stops[i]; i++)
-      if (is_word(p, stops[i])) return false;
+    switch (t->kw) {
+    case KW_THEN: case KW_ELSE: case KW_ELIF: case KW_FI: case KW_DO: case KW_DONE: case KW_ESAC:
+    case KW_RBRACE:
+      return false;
+    default:
+      break;
+    }
     if (p->in_cond) return false;
     return true;
   }

@@ -15,8 +15,14 @@ typedef struct Shell Shell;
 
 /* ---- arena (shell.c): parse trees live until the Shell ends ------------- */
 
+/* Not zeroed. */
 void *box_arena_alloc(Shell *sh, size_t n);
 char *box_arena_strndup(Shell *sh, const char *s, size_t n);
+/* A point to go back to: everything allocated after it is dropped (-n
+ * drops each command's tree once it is parsed). */
+typedef struct { guint nblocks; char *ptr; size_t left; } BoxArenaMark;
+BoxArenaMark box_arena_mark(Shell *sh);
+void box_arena_release(Shell *sh, BoxArenaMark m);
 
 /* ---- parser (parser.c) -------------------------------------------------- */
 
@@ -129,6 +135,7 @@ typedef struct {
   int status;
   bool done;
   char *text;
+  char *cmd;       /* a background job's command as `jobs` shows it, or NULL */
 } BoxJob;
 
 struct Shell {
@@ -166,7 +173,13 @@ struct Shell {
   GString *rematch_dummy;
   const char *script_name; /* for messages of sourced files */
   char *funcname;          /* FUNCNAME of the innermost call */
+  GPtrArray *funcstack;    /* the names of the calls in progress, outermost first (borrowed) */
   int subst_status;        /* status of the last $(…), -1 none */
+  bool check_only;         /* -n: parse only; no tree outlives its command */
+  GArray *procsub_fds;     /* int: our ends of the pipes of <(…)/>(…), closed after their command */
+  char **lit_av;           /* the argv of the simple command being run, and per word */
+  bool *lit;               /* whether it was literal in the script (BoxShellCommand.literal) */
+  int lit_argc;
 };
 
 /* The one Shell of this process (commands reach it through BoxCmd). */
@@ -183,6 +196,8 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
 char *box_expand_str(Shell *sh, const char *text, bool assign, int *status);
 /* One word to a pattern: quoted characters come out backslash-escaped. */
 char *box_expand_pattern(Shell *sh, const char *text, int *status);
+/* The right side of [[ =~ ]] as an ERE: quoted characters escaped. */
+char *box_expand_regex(Shell *sh, const char *text, int *status);
 /* A here-doc body: $, ` and \ only. */
 char *box_expand_heredoc(Shell *sh, const char *body, int *status);
 /* Runs text as a command substitution and returns its output with
@@ -254,6 +269,10 @@ int box_run_text(Shell *sh, const char *text, int in, int out, int err);
 int box_eval(Shell *sh, Node *n);
 /* Runs a function body with args as $1… (argv[0] is the function name). */
 int box_call_function(Shell *sh, Node *fn, int argc, char **argv);
+/* A function's definition laid out as bash prints it (print.c). */
+char *box_function_text(Node *fn);
+/* A command on one line, as `jobs` shows it. */
+char *box_command_text(Node *n);
 /* Runs a whole text in this shell (eval, ., trap); name for messages. */
 int box_eval_text(Shell *sh, const char *text, const char *name);
 void box_wait_background(Shell *sh);

@@ -14,15 +14,17 @@ void box_var_free(gpointer p);
 
 #define ARENA_BLOCK 65536
 
+/* Bump allocation in 64 KiB blocks; memory is not zeroed (the parser fills
+ * every field).  Large requests get a block of their own. */
 void *box_arena_alloc(Shell *sh, size_t n) {
-  n = (n + 15) & ~(size_t)15;
-  if (n > ARENA_BLOCK / 4) {
-    void *p = g_malloc0(n);
+  n = (n + 7) & ~(size_t)7;
+  if (G_UNLIKELY(n > ARENA_BLOCK / 4)) {
+    void *p = g_malloc(n);
     g_ptr_array_add(sh->arena, p);
     return p;
   }
-  if (n > sh->arena_left) {
-    sh->arena_ptr = g_malloc0(ARENA_BLOCK);
+  if (G_UNLIKELY(n > sh->arena_left)) {
+    sh->arena_ptr = g_malloc(ARENA_BLOCK);
     g_ptr_array_add(sh->arena, sh->arena_ptr);
     sh->arena_left = ARENA_BLOCK;
   }
@@ -37,6 +39,19 @@ char *box_arena_strndup(Shell *sh, const char *s, size_t n) {
   memcpy(p, s, n);
   p[n] = '\0';
   return p;
+}
+
+BoxArenaMark box_arena_mark(Shell *sh) {
+  return (BoxArenaMark){ sh->arena->len, sh->arena_ptr, sh->arena_left };
+}
+
+void box_arena_release(Shell *sh, BoxArenaMark m) {
+  if (sh->arena->len > m.nblocks) {
+    /* keep the newest full-size block for reuse when it is one */
+    g_ptr_array_set_size(sh->arena, m.nblocks);
+  }
+  sh->arena_ptr = m.ptr;
+  sh->arena_left = m.left;
 }
 
 bool box_shell_implements(const char *name) {
@@ -58,6 +73,7 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
   sh->hash = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   sh->subst_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   sh->frames = g_ptr_array_new();
+  sh->funcstack = g_ptr_array_new();
   sh->jobs = g_array_new(FALSE, FALSE, sizeof(BoxJob));
   sh->arena = g_ptr_array_new_with_free_func(g_free);
   sh->host = host;
@@ -98,7 +114,12 @@ static void shell_done(Shell *sh) {
   g_hash_table_destroy(sh->hash);
   g_hash_table_destroy(sh->subst_cache);
   g_ptr_array_free(sh->frames, TRUE);
-  for (guint i = 0; i < sh->jobs->len; i++) g_free(g_array_index(sh->jobs, BoxJob, i).text);
+  g_ptr_array_free(sh->funcstack, TRUE);
+  if (sh->procsub_fds) g_array_free(sh->procsub_fds, TRUE);
+  for (guint i = 0; i < sh->jobs->len; i++) {
+    g_free(g_array_index(sh->jobs, BoxJob, i).text);
+    g_free(g_array_index(sh->jobs, BoxJob, i).cmd);
+  }
   g_array_free(sh->jobs, TRUE);
   for (int i = 0; i < BOX_NTRAP; i++) g_free(sh->traps[i]);
   g_strfreev(sh->pos);
@@ -158,10 +179,14 @@ int box_shell_run(const char *source, const BoxShellEnv *env, const BoxShellHost
 int box_shell_check(const char *source) {
   Shell sh;
   shell_init(&sh, NULL, NULL);
+  sh.check_only = true;  /* nothing keeps a tree: each command's is dropped */
   Parser *p = box_parser_new(&sh, source ? source : "", NULL);
   int status = 0;
+  box_arena_alloc(&sh, 8);  /* the mark then lies inside a block kept for reuse */
+  BoxArenaMark mark = box_arena_mark(&sh);
   for (;;) {
     Node *n = NULL;
+    box_arena_release(&sh, mark);
     ParseResult r = box_parse_next(p, &n);
     if (r == PARSE_EOF) break;
     if (r == PARSE_ERROR) {

@@ -26,6 +26,12 @@ typedef struct {
    * NULL-terminated: the Shell's exported variables plus `A=1 prog`
    * prefixes).  NULL for shell:exec. */
   char *const *envp;
+  /* Per argv word (argc entries): true when the word was written literally
+   * in the script (no parameter, command or arithmetic expansion, no glob,
+   * brace or tilde), so the decision log may show it; false when it came
+   * from an expansion (spec/runtime.md §8.2: logged redacted).  Never NULL
+   * from the Shell; a host that gets NULL must treat every word as expanded. */
+  const bool *literal;
 } BoxShellCommand;
 
 typedef enum {
@@ -58,6 +64,12 @@ typedef struct {
    * object's text), logged as a dry run and never acted on.  Returns true
    * when permitted; *message (malloc'd) gets the policy text.  May be NULL. */
   bool (*decide_dry)(void *data, const char *action, const char *input_json, char **message);
+  /* issue 9 (policy history): called after each command the Shell
+   * implements has run (after its shell:exec was permitted), with the
+   * command as it was decided (cmd->envp NULL) and its
+   * exit status — the ::response that history rules read as output.status.
+   * May be NULL. */
+  void (*exec_status)(void *data, const BoxShellCommand *cmd, int status);
 } BoxShellHost;
 
 /* The environment every Shell call starts with (spec/runtime.md §4.4). */

@@ -43,6 +43,7 @@ void box_tools_set_context(const BoxToolContext *c)
   ctx_hidden = strv_copy(c->hidden);
   ctx.authority = (const char *const *)ctx_authority;
   ctx.hidden = (const char *const *)ctx_hidden;
+  tools_plans_forget();
 }
 
 void box_tools_set_gateway(const char *proxy_url, const char *ca_cert,
@@ -54,6 +55,7 @@ void box_tools_set_gateway(const char *proxy_url, const char *ca_cert,
   ctx.ca_cert = g_strdup(ca_cert);
   ctx.net_setup = net_setup;
   ctx.net_setup_data = net_setup_data;
+  tools_plans_forget();
 }
 
 const BoxToolContext *tools_context(void) { return &ctx; }

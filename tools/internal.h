@@ -17,6 +17,9 @@ bool tools_path_within(const char *path, const char *dir);
 /* The seccomp program of §5.8, compiled once: a struct sock_fprog *. */
 const void *tools_seccomp_program(GError **error);
 
+/* Drops every kept plan (the box-wide context changed). */
+void tools_plans_forget(void);
+
 /* /etc entries a tool's view carries (the leaf set's runtime services). */
 extern const char *const tools_etc_entries[];
 

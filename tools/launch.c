@@ -257,6 +257,15 @@ static void __attribute__((noreturn)) run_workload(const Child *c)
   _exit(e == ENOENT ? 127 : 126);
 }
 
+static int workload_entry(void *data)
+{
+  run_workload(data);
+}
+
+/* The workload's stack while it shares PID 1's memory (CLONE_VM, until its
+ * exec): PID 1 is a copy of boxd, so each sandbox has its own. */
+static char workload_stack[64 * 1024] __attribute__((aligned(64)));
+
 static volatile pid_t reaper_child;
 
 static void forward_signal(int sig)
@@ -276,9 +285,10 @@ static void __attribute__((noreturn)) child_main(Child *c)
   if (c->new_net)
     loopback_up(c);
   build_view(c);
-  pid_t w = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
-  if (w == 0)
-    run_workload(c);
+  /* vfork-like: no copy of boxd's address space for a process that only
+   * drops its authority and execs; PID 1 resumes once it has. */
+  pid_t w = clone(workload_entry, workload_stack + sizeof workload_stack,
+                  CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)c);
   if (w < 0) {
     say(c->fd_err, "strands-box: namespace reaper could not fork the workload", NULL, NULL);
     _exit(126);
@@ -335,6 +345,79 @@ static bool map_user(pid_t pid, GError **error)
   return true;
 }
 
+/* ---- plans, kept per (table, program) while what they read holds ---- */
+
+typedef struct {
+  gint ref;
+  View view;
+} Plan;
+
+static GMutex plans_lock;
+static GHashTable *plans; /* key -> Plan* */
+
+static void plan_unref(gpointer data)
+{
+  Plan *p = data;
+  if (p && g_atomic_int_dec_and_test(&p->ref)) {
+    tools_view_clear(&p->view);
+    g_free(p);
+  }
+}
+
+void tools_plans_forget(void)
+{
+  g_mutex_lock(&plans_lock);
+  if (plans)
+    g_hash_table_remove_all(plans);
+  g_mutex_unlock(&plans_lock);
+}
+
+static Plan *plan_for(const BoxToolLaunch *l, GError **error)
+{
+  /* The agent starts once: its plan is not kept. */
+  g_autofree char *key =
+      l->is_agent ? NULL
+                  : g_strdup_printf("%p\n%p\n%s\n%s\n%s", (const void *)l->table,
+                                    (const void *)l->roots, l->program_path ? l->program_path : "",
+                                    l->staging_dir, l->mountpoint ? l->mountpoint : "");
+  Plan *p = NULL;
+  if (key) {
+    g_mutex_lock(&plans_lock);
+    if (!plans)
+      plans = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, plan_unref);
+    p = g_hash_table_lookup(plans, key);
+    if (p)
+      g_atomic_int_inc(&p->ref);
+    g_mutex_unlock(&plans_lock);
+    if (p && tools_view_still_valid(&p->view))
+      return p;
+    plan_unref(p);
+  }
+  p = g_new0(Plan, 1);
+  p->ref = 1;
+  tools_view_init(&p->view, l->staging_dir);
+  if (!tools_view_plan(&p->view, l, error)) {
+    plan_unref(p);
+    return NULL;
+  }
+  if (key) {
+    g_atomic_int_inc(&p->ref);
+    g_mutex_lock(&plans_lock);
+    g_hash_table_replace(plans, g_steal_pointer(&key), p);
+    g_mutex_unlock(&plans_lock);
+  }
+  return p;
+}
+
+/* ---- one network namespace for contained tools ---- */
+
+static int shared_netns = -1;
+
+void box_tools_set_netns(int netns_fd)
+{
+  __atomic_store_n(&shared_netns, netns_fd, __ATOMIC_RELEASE);
+}
+
 pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAttachFn attach,
                        void *attach_data, GError **error)
 {
@@ -342,21 +425,25 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
   const void *seccomp = tools_seccomp_program(error);
   if (!seccomp)
     return -1;
-  View view;
-  tools_view_init(&view, l->staging_dir);
-  if (!tools_view_plan(&view, l, error)) {
+  Plan *plan = plan_for(l, error);
+  if (!plan) {
     g_prefix_error(error, "containment config failed: ");
-    tools_view_clear(&view);
     return -1;
   }
-  const char *cwd = l->cwd && tools_view_contains(&view, l->cwd) ? l->cwd
-                    : l->table->workspace && tools_view_contains(&view, l->table->workspace)
+  const View *view = &plan->view;
+  const char *cwd = l->cwd && tools_view_contains(view, l->cwd) ? l->cwd
+                    : l->table->workspace && tools_view_contains(view, l->table->workspace)
                         ? l->table->workspace
                         : "/";
   char **envp = box_tools_compose_env(l->table, l->is_agent, l->operator_home, l->operator_path,
                                       cwd);
   envp = tools_env_merge(envp, l->extra_env);
-  bool new_net = !l->table->host_network;
+  bool contained = !l->table->host_network;
+  /* A contained tool joins the box's route-less namespace, whose only
+   * listener is the gateway's relay (the one the Shell workers use); the
+   * agent, and a box without that namespace, get a namespace of their own. */
+  int join_fd = contained && !l->is_agent ? __atomic_load_n(&shared_netns, __ATOMIC_ACQUIRE) : -1;
+  bool new_net = contained && join_fd < 0;
   bool new_user = geteuid() != 0;
   unsigned long flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
   if (new_net)
@@ -365,21 +452,37 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
     flags |= CLONE_NEWUSER;
   int go[2];
   pid_t pid = -1;
+  int home_netns = -1;
   if (pipe2(go, O_CLOEXEC) != 0) {
     g_set_error(error, TOOLS_ERROR, 1, "pipe: %s", g_strerror(errno));
     goto out;
   }
-  Child c = { &view, l->program_path, l->argv, envp, cwd, seccomp, last_cap(), new_net,
+  if (join_fd >= 0) {
+    /* setns moves this thread only; it comes back right after the clone. */
+    home_netns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (home_netns < 0 || setns(join_fd, CLONE_NEWNET) != 0) {
+      g_set_error(error, TOOLS_ERROR, 1, "containment setup failed during network: %s",
+                  g_strerror(errno));
+      close(go[0]);
+      close(go[1]);
+      goto out;
+    }
+  }
+  Child c = { view, l->program_path, l->argv, envp, cwd, seccomp, last_cap(), new_net,
               go[0], l->is_agent ? l->fd_in : -1, fd_out, fd_err };
   pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
   if (pid == 0) {
     close(go[1]);
     child_main(&c);
   }
+  int clone_errno = errno;
+  if (home_netns >= 0 && setns(home_netns, CLONE_NEWNET) != 0)
+    g_error("box: cannot return a launcher thread to its network namespace: %s",
+            g_strerror(errno));
   close(go[0]);
   if (pid < 0) {
     g_set_error(error, TOOLS_ERROR, 1, "containment setup failed during namespaces: %s",
-                g_strerror(errno));
+                g_strerror(clone_errno));
     close(go[1]);
     goto out;
   }
@@ -407,7 +510,9 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
     kill(pid, SIGKILL);
   close(go[1]);
 out:
+  if (home_netns >= 0)
+    close(home_netns);
   g_strfreev(envp);
-  tools_view_clear(&view);
+  plan_unref(plan);
   return pid;
 }

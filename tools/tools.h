@@ -89,6 +89,12 @@ void box_tools_set_context(const BoxToolContext *ctx);
 void box_tools_set_gateway(const char *proxy_url, const char *ca_cert,
                            bool (*net_setup)(void *data, pid_t pid), void *net_setup_data);
 
+/* The route-less network namespace contained tools share (its only
+ * listener is the gateway's relay), or -1: each contained tool then gets a
+ * namespace of its own and net_setup hands the relay in.  The descriptor
+ * stays the caller's and must outlive every launch. */
+void box_tools_set_netns(int netns_fd);
+
 /* The ELF loader closure of path: its PT_INTERP and every DT_NEEDED image
  * found by DT_RUNPATH / DT_RPATH / the default directories, spelled the way
  * the loader opens them (links are the caller's to resolve), at most 512.

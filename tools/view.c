@@ -40,6 +40,7 @@ typedef struct {
 typedef struct {
   const BoxToolLaunch *l;
   const BoxToolContext *ctx;
+  View *v;
   GArray *mounts;     /* Mnt */
   GPtrArray *links;   /* pairs: path, target */
   GHashTable *seen;   /* mount paths */
@@ -78,11 +79,24 @@ static char *canonical(const char *path)
   return out;
 }
 
+/* Remembers what path names now, so a cached plan can tell it changed. */
+static void note(Planner *pl, const char *path)
+{
+  struct stat st;
+  Ident id = { g_strdup(path), 0, 0 };
+  if (lstat(path, &st) == 0) {
+    id.dev = st.st_dev;
+    id.ino = st.st_ino;
+  }
+  g_array_append_val(pl->v->idents, id);
+}
+
 /* Adds a mount at canonical path (replacing the kind of an earlier one at
  * the same path when the new kind is stronger: deny > write > exec > read). */
 static void add_mount(Planner *pl, MountKind kind, const char *path, bool from_host)
 {
   struct stat st;
+  note(pl, path);
   if (stat(path, &st) != 0)
     return; /* absent paths are skipped (config checks refuse stated ones) */
   for (guint i = 0; i < pl->mounts->len; i++) {
@@ -131,10 +145,12 @@ static char *follow_spelling(Planner *pl, const char *spelled)
     g_autofree char *next = g_strconcat(cur->str, "/", name, NULL);
     struct stat st;
     if (lstat(next, &st) != 0) {
+      note(pl, next);
       g_string_free(cur, TRUE);
       return NULL;
     }
     if (S_ISLNK(st.st_mode)) {
+      note(pl, next);
       char target[PATH_MAX];
       ssize_t n = readlink(next, target, sizeof target - 1);
       if (n <= 0) {
@@ -186,6 +202,7 @@ static void add_program(Planner *pl, const char *spelled)
   g_autofree char *canon = canonical(spelled);
   if (!canon)
     return;
+  note(pl, canon); /* its closure follows from its bytes */
   if (!covered_exec(pl, canon))
     add_spelled(pl, MOUNT_EXEC, spelled, false);
   else
@@ -201,6 +218,8 @@ static void add_program(Planner *pl, const char *spelled)
   for (guint i = 0; i < closure->len; i++) {
     const char *img = g_ptr_array_index(closure, i);
     g_autofree char *c = canonical(img);
+    if (c)
+      note(pl, c);
     if (c && covered_exec(pl, c))
       g_free(follow_spelling(pl, img));
     else
@@ -250,6 +269,7 @@ static void add_tree_closures(Planner *pl, const char *dir, int depth, int *budg
 static bool grant_unchanged(Planner *pl, const char *path)
 {
   struct stat st;
+  note(pl, path);
   if (lstat(path, &st) != 0)
     return false; /* gone: nothing to bind, nothing widened */
   g_autofree char *canon = canonical(path);
@@ -477,6 +497,7 @@ static void add_common(Planner *pl, View *v)
 {
   for (int i = 0; top_level[i]; i++) {
     struct stat st;
+    note(pl, top_level[i]);
     if (lstat(top_level[i], &st) != 0)
       continue;
     if (S_ISLNK(st.st_mode))
@@ -554,7 +575,7 @@ static void add_refusals(Planner *pl, const BoxToolTable *t)
 
 bool tools_view_plan(View *v, const BoxToolLaunch *l, GError **error)
 {
-  Planner pl = { l, tools_context(), g_array_new(FALSE, FALSE, sizeof(Mnt)),
+  Planner pl = { l, tools_context(), v, g_array_new(FALSE, FALSE, sizeof(Mnt)),
                  g_ptr_array_new_with_free_func(g_free), NULL, error, false };
   g_array_set_clear_func(pl.mounts, mnt_clear);
   const BoxToolTable *t = l->table;
@@ -572,6 +593,7 @@ bool tools_view_plan(View *v, const BoxToolLaunch *l, GError **error)
     for (int i = 0; tools_etc_entries[i]; i++) {
       g_autofree char *p = g_strconcat("/etc/", tools_etc_entries[i], NULL);
       struct stat st;
+      note(&pl, p);
       if (lstat(p, &st) == 0)
         add_spelled(&pl, MOUNT_READ, p, true);
     }
@@ -624,14 +646,34 @@ static void step_clear(gpointer data)
   g_free(s->data);
 }
 
+static void ident_clear(gpointer data)
+{
+  g_free(((Ident *)data)->path);
+}
+
 void tools_view_init(View *v, const char *root)
 {
   v->root = root;
   v->steps = g_array_new(FALSE, FALSE, sizeof(Step));
   g_array_set_clear_func(v->steps, step_clear);
+  v->idents = g_array_new(FALSE, FALSE, sizeof(Ident));
+  g_array_set_clear_func(v->idents, ident_clear);
 }
 
 void tools_view_clear(View *v)
 {
   g_array_free(v->steps, TRUE);
+  g_array_free(v->idents, TRUE);
+}
+
+bool tools_view_still_valid(const View *v)
+{
+  for (guint i = 0; i < v->idents->len; i++) {
+    const Ident *id = &g_array_index(v->idents, Ident, i);
+    struct stat st;
+    bool present = lstat(id->path, &st) == 0;
+    if (present != (id->ino != 0) || (present && (st.st_dev != id->dev || st.st_ino != id->ino)))
+      return false;
+  }
+  return true;
 }

@@ -26,9 +26,19 @@ typedef struct {
   char *data;
 } Step;
 
+/* What a plan read of the host: a path and the object it named (lstat,
+ * no link followed; ino 0 = absent).  A cached plan holds while every
+ * one still names the same object. */
+typedef struct {
+  char *path;
+  dev_t dev;
+  ino_t ino;
+} Ident;
+
 typedef struct {
   const char *root;
   GArray *steps;       /* Step */
+  GArray *idents;      /* Ident */
 } View;
 
 #define VIEW_EMPTY_FILE "/.box-refused"
@@ -38,5 +48,7 @@ bool tools_view_plan(View *v, const BoxToolLaunch *l, GError **error);
 /* True when path is inside a bind or an entered tmpfs of the view. */
 bool tools_view_contains(const View *v, const char *path);
 void tools_view_clear(View *v);
+/* True while every object the plan read is still the one it read. */
+bool tools_view_still_valid(const View *v);
 
 #endif

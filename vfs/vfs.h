@@ -10,7 +10,20 @@
  *                      hidden control directory /.box (file "mydenial").
  * Every request is placed in its command by the caller's PID namespace; a
  * caller that cannot be placed is refused (root GETATTR and STATFS aside).
- */
+ *
+ * Liveness: a deciding caller's request is queued to a pool of decision
+ * threads; the session loop never waits for policy.  While its decision is
+ * pending it is answered EINTR on FUSE_INTERRUPT (a killed caller) or when
+ * its command ends; the decision, once made, is still logged.
+ *
+ * Decision cache (issue 6, item 4): none for logged decisions.  Every
+ * decision is logged and raises its ::request history event inside
+ * box_policy_decide, which a (command, path, operation) cache would skip; a
+ * history rule may read those events, and the policy API does not say which
+ * decisions read history, so a skipped evaluation could change a later
+ * verdict.  What is cached is what the kernel would otherwise re-send:
+ * entries for ENTRY_TIMEOUT (a walk is not a decision), page cache with
+ * keep_cache, and FLUSH answered ENOSYS once. */
 #ifndef BOX_VFS_H
 #define BOX_VFS_H
 
@@ -34,6 +47,15 @@ typedef BoxDecision *(*BoxVfsDecideFn)(void *data, int command, const char *acti
 typedef void (*BoxVfsRecordFn)(void *data, int command, const char *action, json_object *input,
                                const BoxDecision *decision);
 
+/* The history raiser: after the effect of a permitted decision, its outcome.
+ * result: "completed", "descriptor_issued" (an OPEN, CREATE or OPENDIR that
+ * handed out a handle), "indeterminate" (EIO: it may have happened), or NULL
+ * when it definitely did not happen (the operation failed, or its request
+ * was cancelled).  Called once per permitted decision, on the thread that
+ * acted; denials raise no outcome. */
+typedef void (*BoxVfsOutcomeFn)(void *data, int command, const char *action, json_object *input,
+                                const char *result);
+
 typedef struct {
   const char *mountpoint;        /* an empty directory outside every root */
   const char *const *roots;      /* NULL-terminated canonical absolute paths */
@@ -43,6 +65,7 @@ typedef struct {
   BoxVfsDecideFn decide;
   BoxVfsRecordFn record;
   void *decide_data;
+  BoxVfsOutcomeFn outcome;       /* optional; gets decide_data */
 } BoxVfsConfig;
 
 /* Mounts and starts the multithreaded session loop in its own thread. */
@@ -69,6 +92,9 @@ char *box_vfs_pass_path(const BoxVfs *vfs, const char *real_path);
 /* For tests: how many RAM nodes (of every command, ended ones included) the
  * daemon still holds. */
 guint box_vfs_debug_ram_nodes(BoxVfs *vfs);
+/* For tests: requests answered EINTR while their decision was pending
+ * (FUSE_INTERRUPT or the end of their command). */
+guint64 box_vfs_debug_cancelled(BoxVfs *vfs);
 
 G_END_DECLS
 #endif

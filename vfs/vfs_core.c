@@ -7,9 +7,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/nsfs.h>
 
 G_DEFINE_QUARK(box-vfs-error-quark, box_vfs_error)
 
@@ -356,6 +358,34 @@ static int finish_decision(BoxVfs *v, const Caller *c, const char *action, json_
   return rc;
 }
 
+/* ---- the history raiser ---- */
+
+typedef struct {
+  BoxVfs *v;
+  int cmd;
+  char *action;
+  json_object *input;
+} Raised;
+
+static __thread GArray *tls_raised; /* Raised: permits awaiting their outcome */
+
+static void outcome_push(BoxVfs *v, int cmd, const char *action, json_object *input) {
+  if (!tls_raised) tls_raised = g_array_new(FALSE, FALSE, sizeof(Raised));
+  Raised r = {v, cmd, g_strdup(action), json_object_get(input)};
+  g_array_append_val(tls_raised, r);
+}
+
+void vfs_outcome_flush(const char *result) {
+  if (!tls_raised) return;
+  for (guint i = 0; i < tls_raised->len; i++) {
+    Raised *r = &g_array_index(tls_raised, Raised, i);
+    r->v->outcome(r->v->decide_data, r->cmd, r->action, r->input, result);
+    g_free(r->action);
+    json_object_put(r->input);
+  }
+  g_array_set_size(tls_raised, 0);
+}
+
 static json_object *fs_input(const char *spelled, const char *operation) {
   json_object *in = json_object_new_object();
   json_object_object_add(in, "path", json_object_new_string(spelled));
@@ -369,7 +399,15 @@ int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path,
   if (!path) path = "/";
   char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
   json_object *input = fs_input(spelled, operation);
+  Job *job = vfs_job_current();
+  if (job && !vfs_job_decide_begin(job)) {
+    /* interrupted before policy was asked: nothing decided, nothing logged */
+    json_object_put(input);
+    g_free(spelled);
+    return EINTR;
+  }
   BoxDecision *d = v->decide(v->decide_data, c->cmd, action, input);
+  bool live = !job || vfs_job_decide_end(job);
   if (!d) {
     char *text = g_strdup_printf("%s: no decision could be made", spelled);
     d = decision_enforcement(action, spelled, "internal", text);
@@ -383,7 +421,11 @@ int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path,
       g_free(text);
     }
   }
+  /* Cancelled while policy decided: the decision is logged all the same,
+   * the request was answered EINTR and nothing is done. */
   int rc = finish_decision(v, c, action, input, d);
+  if (rc == 0 && v->outcome) outcome_push(v, c->cmd, action, input);
+  if (!live) rc = EINTR;
   json_object_put(input);
   g_free(spelled);
   return rc;
@@ -450,7 +492,30 @@ static bool pidns_inode(pid_t pid, guint64 *out) {
   return true;
 }
 
+/* A PID namespace nested below a registered one (a tool running bwrap,
+ * `unshare -p`, a browser sandbox): walk up with NS_GET_PARENT, a few levels
+ * at most.  Only on a miss, so placed callers pay nothing. */
+#define VFS_PIDNS_WALK 8
+static PidnsEntry *nested_pidns(BoxVfs *v, pid_t pid) {
+  char link[64];
+  snprintf(link, sizeof link, "/proc/%d/ns/pid", (int)pid);
+  int fd = open(link, O_RDONLY | O_CLOEXEC);
+  PidnsEntry *found = NULL;
+  for (int depth = 0; fd >= 0 && depth < VFS_PIDNS_WALK && !found; depth++) {
+    int up = ioctl(fd, NS_GET_PARENT);
+    close(fd);
+    fd = up;
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0) break;
+    guint64 ino = st.st_ino;
+    found = g_hash_table_lookup(v->pidns, &ino); /* lock held */
+  }
+  if (fd >= 0) close(fd);
+  return found;
+}
+
 void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c) {
+  if (vfs_job_caller(req, c)) return;
   const struct fuse_ctx *ctx = fuse_req_ctx(req);
   memset(c, 0, sizeof *c);
   c->cmd = -1;
@@ -474,6 +539,7 @@ void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c) 
   if (!pidns_inode(ctx->pid, &ns)) return;
   g_mutex_lock(&v->lock);
   PidnsEntry *e = g_hash_table_lookup(v->pidns, &ns);
+  if (!e && g_hash_table_size(v->pidns) > 0) e = nested_pidns(v, ctx->pid);
   if (e) {
     Command *cm = vfs_command(v, e->cmd);
     if (cm) {
@@ -484,6 +550,126 @@ void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c) 
     }
   }
   g_mutex_unlock(&v->lock);
+}
+
+/* ---- liveness: jobs ---- */
+
+static __thread Job *tls_job;          /* the job this pool thread carries */
+static __thread fuse_req_t tls_req;    /* a request placed inline ... */
+static __thread Caller tls_caller;     /* ... and where */
+
+static bool cas_state(Job *job, int from, int to) {
+  return __atomic_compare_exchange_n(&job->state, &from, to, false, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_SEQ_CST);
+}
+
+Job *vfs_job_current(void) { return tls_job; }
+
+bool vfs_job_caller(fuse_req_t req, Caller *c) {
+  if (tls_job && tls_job->req == req) {
+    *c = tls_job->caller;
+    return true;
+  }
+  if (tls_req == req && req) {
+    *c = tls_caller;
+    return true;
+  }
+  return false;
+}
+
+void vfs_job_set_inline(fuse_req_t req, const Caller *c) {
+  tls_req = req;
+  if (c) tls_caller = *c;
+}
+
+/* Answers a pending job EINTR (at most once, whoever comes first). */
+static bool job_cancel(Job *job) {
+  if (!cas_state(job, JOB_QUEUED, JOB_CANCELLED) && !cas_state(job, JOB_DECIDING, JOB_CANCELLED))
+    return false;
+  __atomic_add_fetch(&job->v->cancelled, 1, __ATOMIC_SEQ_CST);
+  fuse_reply_err(job->req, EINTR);
+  return true;
+}
+
+/* FUSE_INTERRUPT for a job's request (on a loop thread, under req's lock). */
+static void job_interrupt(fuse_req_t req, void *data) {
+  (void)req;
+  job_cancel(data);
+}
+
+bool vfs_job_cancelled(const Job *job) {
+  return __atomic_load_n(&job->state, __ATOMIC_SEQ_CST) == JOB_CANCELLED;
+}
+
+bool vfs_job_decide_begin(Job *job) {
+  if (fuse_req_interrupted(job->req) && cas_state(job, JOB_ACTIVE, JOB_CANCELLED)) {
+    /* interrupted before it could be cancelled (the callback found it ACTIVE) */
+    fuse_req_interrupt_func(job->req, NULL, NULL);
+    __atomic_add_fetch(&job->v->cancelled, 1, __ATOMIC_SEQ_CST);
+    fuse_reply_err(job->req, EINTR);
+    return false;
+  }
+  return cas_state(job, JOB_ACTIVE, JOB_DECIDING);
+}
+
+bool vfs_job_decide_end(Job *job) { return cas_state(job, JOB_DECIDING, JOB_ACTIVE); }
+
+bool vfs_job_may_reply(Job *job) {
+  if (vfs_job_cancelled(job)) return false;
+  /* ACTIVE: nobody can cancel it now.  Take the interrupt callback off,
+   * waiting out one that is running (it holds the request's lock). */
+  fuse_req_interrupt_func(job->req, NULL, NULL);
+  return true;
+}
+
+static void job_free(Job *job) {
+  g_free(job->name);
+  g_free(job->name2);
+  g_free(job);
+}
+
+static void job_thread(gpointer data, gpointer user) {
+  Job *job = data;
+  BoxVfs *v = user;
+  if (cas_state(job, JOB_QUEUED, JOB_ACTIVE)) {
+    tls_job = job;
+    job->run(job);
+    tls_job = NULL;
+  }
+  g_mutex_lock(&v->pending_lock);
+  g_hash_table_remove(v->pending, job);
+  /* An interrupt callback may still hold a cancelled job's pointer (it
+   * read it before the EINTR reply took it off): keep those until stop. */
+  if (vfs_job_cancelled(job)) g_ptr_array_add(v->graveyard, job);
+  else job_free(job);
+  g_mutex_unlock(&v->pending_lock);
+}
+
+void vfs_job_submit(BoxVfs *v, Job *job) {
+  job->v = v;
+  job->state = JOB_QUEUED;
+  g_mutex_lock(&v->pending_lock);
+  g_hash_table_add(v->pending, job);
+  g_mutex_unlock(&v->pending_lock);
+  fuse_req_interrupt_func(job->req, job_interrupt, job);
+  g_thread_pool_push(v->pool, job, NULL);
+}
+
+/* Answers every pending job of the command EINTR. */
+static void cancel_command_jobs(BoxVfs *v, int command) {
+  g_mutex_lock(&v->pending_lock);
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init(&it, v->pending);
+  while (g_hash_table_iter_next(&it, &key, NULL)) {
+    Job *job = key;
+    if (job->caller.cmd == command) job_cancel(job);
+  }
+  g_mutex_unlock(&v->pending_lock);
+}
+
+guint64 box_vfs_debug_cancelled(BoxVfs *v) {
+  return __atomic_load_n(&v->cancelled, __ATOMIC_SEQ_CST);
 }
 
 /* ---- public API ---- */
@@ -549,7 +735,11 @@ static void *loop_thread(void *arg) {
 }
 
 static void vfs_free(BoxVfs *v) {
+  if (v->pool) g_thread_pool_free(v->pool, FALSE, TRUE); /* finish queued jobs */
   if (v->se) fuse_session_destroy(v->se);
+  if (v->pending) g_hash_table_unref(v->pending);
+  if (v->graveyard) g_ptr_array_unref(v->graveyard);
+  g_mutex_clear(&v->pending_lock);
   if (v->commands) {
     for (guint i = 0; i < v->commands->len; i++) {
       Command *c = g_ptr_array_index(v->commands, i);
@@ -592,6 +782,10 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
   g_return_val_if_fail(config && config->mountpoint, NULL);
   BoxVfs *v = g_new0(BoxVfs, 1);
   g_mutex_init(&v->lock);
+  g_mutex_init(&v->pending_lock);
+  v->pending = g_hash_table_new(g_direct_hash, g_direct_equal);
+  v->graveyard = g_ptr_array_new_with_free_func((GDestroyNotify)job_free);
+  v->pool = g_thread_pool_new(job_thread, v, VFS_DECISION_THREADS, FALSE, NULL);
   v->mountpoint = g_strdup(config->mountpoint);
   v->roots = strv_dup_or_empty(config->roots);
   v->operator_home = g_strdup(config->operator_home);
@@ -599,6 +793,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
   v->floor_files = strv_dup_or_empty(config->floor_files);
   v->decide = config->decide;
   v->record = config->record;
+  v->outcome = config->outcome;
   v->decide_data = config->decide_data;
   v->floor_ids = g_array_new(FALSE, FALSE, sizeof(FileId));
   for (char **f = v->floor_files; *f; f++) {
@@ -801,6 +996,7 @@ void box_vfs_command_end(BoxVfs *v, int command) {
   }
   c->ended = true;
   c->running = false;
+  cancel_command_jobs(v, command);
   for (guint i = 0; i < c->pidns->len; i++)
     g_hash_table_remove(v->pidns, &g_array_index(c->pidns, guint64, i));
   g_array_set_size(c->pidns, 0);

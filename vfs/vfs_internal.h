@@ -14,6 +14,7 @@
 #define VFS_RAM_MAX_INODES 10000u
 #define VFS_DENIAL_RING 256u
 #define VFS_MAX_DEPTH 4096
+#define VFS_DECISION_THREADS 64 /* pending decisions at once */
 #define VFS_RAM_INO_BIT (1ull << 62) /* st_ino of virtual and RAM nodes */
 
 typedef enum {
@@ -88,6 +89,7 @@ struct BoxVfs {
   BoxVfsDecideFn decide;
   BoxVfsRecordFn record;
   void *decide_data;
+  BoxVfsOutcomeFn outcome;
 
   struct fuse_session *se;
   pthread_t thread;
@@ -100,6 +102,13 @@ struct BoxVfs {
   Node *root, *passdir, *ramdir;
   GPtrArray *commands;      /* Command*, index = id */
   GHashTable *pidns;        /* guint64* -> PidnsEntry* */
+
+  /* liveness */
+  GThreadPool *pool;        /* runs Jobs */
+  GMutex pending_lock;
+  GHashTable *pending;      /* Job* set: queued or running jobs */
+  guint64 cancelled;        /* jobs answered EINTR (atomic) */
+  GPtrArray *graveyard;     /* cancelled Jobs, freed at stop */
 };
 
 /* Who sent a request. */
@@ -112,6 +121,36 @@ typedef struct {
   uid_t uid;
   gid_t gid;
 } Caller;
+
+/* ---- liveness: pending decisions (vfs_core.c) ----
+ * A request that will raise a decision is not handled on the session loop's
+ * thread: it becomes a Job, queued to the decision pool, and the loop thread
+ * returns at once.  A job is pending while QUEUED or DECIDING (the decide
+ * callback is running); while pending it can be answered EINTR by
+ * FUSE_INTERRUPT or by the end of its command, and the thread that carries
+ * it then neither acts nor replies.  ACTIVE (acting on a permit, or before
+ * the first decision) cannot be cancelled: the effect runs to its reply. */
+typedef enum { JOB_QUEUED, JOB_ACTIVE, JOB_DECIDING, JOB_CANCELLED } JobState;
+
+typedef struct Job Job;
+typedef void (*JobRunFn)(Job *job);
+struct Job {
+  BoxVfs *v;
+  fuse_req_t req;
+  JobRunFn run;
+  int state;              /* JobState, atomic */
+  Caller caller;          /* placed on the loop thread */
+  /* the request's arguments, copied */
+  fuse_ino_t ino, ino2;
+  char *name, *name2;
+  mode_t mode;
+  dev_t rdev;
+  int mask, to_set;
+  unsigned int flags;
+  struct stat attr;
+  struct fuse_file_info fi;
+  bool has_fi;
+};
 
 typedef enum { FH_PASS_FILE, FH_PASS_DIR, FH_RAM_FILE, FH_RAM_DIR, FH_MYDENIAL, FH_VDIR } FhKind;
 
@@ -161,6 +200,26 @@ int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_bac
 void vfs_enforce(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
                  const char *gate, const char *why);
 const char *vfs_denial_text(BoxVfs *v, int cmd, pid_t tid);   /* lock held */
+
+/* Jobs.  vfs_job_submit queues a job (the loop thread returns);
+ * vfs_job_current is the job the calling thread carries (NULL inline). */
+void vfs_job_submit(BoxVfs *v, Job *job);
+Job *vfs_job_current(void);
+/* Around a decide callback: false when the job was cancelled meanwhile
+ * (already answered EINTR: do not act, do not reply). */
+bool vfs_job_decide_begin(Job *job);
+bool vfs_job_decide_end(Job *job);
+bool vfs_job_cancelled(const Job *job);
+/* Before a reply: false when the job was answered already (cancelled). */
+bool vfs_job_may_reply(Job *job);
+/* Placement done on the loop thread, if this thread carries that request. */
+bool vfs_job_caller(fuse_req_t req, Caller *c);
+/* Remembers where a request handled inline was placed (this thread). */
+void vfs_job_set_inline(fuse_req_t req, const Caller *c);
+
+/* The history raiser: permitted decisions of the request this thread is
+ * handling wait for its reply, which gives their outcome (NULL: error). */
+void vfs_outcome_flush(const char *result);
 
 /* vfs_ops.c */
 extern const struct fuse_lowlevel_ops vfs_ops;

@@ -25,6 +25,64 @@
 
 static const char *IDENTITY_WHY = "no longer resolves to the object that policy judged";
 
+/* ---- replies: a job answered EINTR already (cancelled) is not answered
+ * again; the wrappers then return -1 like a failed reply. ---- */
+static int R_err(fuse_req_t req, int err) {
+  Job *j = vfs_job_current();
+  if (j && !vfs_job_may_reply(j)) {
+    vfs_outcome_flush(NULL);
+    return -1;
+  }
+  vfs_outcome_flush(err == 0 ? "completed" : err == EIO ? "indeterminate" : NULL);
+  return fuse_reply_err(req, err);
+}
+static int R_entry(fuse_req_t req, const struct fuse_entry_param *e) {
+  Job *j = vfs_job_current();
+  if (j && !vfs_job_may_reply(j)) {
+    vfs_outcome_flush(NULL);
+    return -1;
+  }
+  vfs_outcome_flush("completed");
+  return fuse_reply_entry(req, e);
+}
+static int R_attr(fuse_req_t req, const struct stat *st, double timeout) {
+  Job *j = vfs_job_current();
+  if (j && !vfs_job_may_reply(j)) {
+    vfs_outcome_flush(NULL);
+    return -1;
+  }
+  vfs_outcome_flush("completed");
+  return fuse_reply_attr(req, st, timeout);
+}
+static int R_open(fuse_req_t req, const struct fuse_file_info *fi) {
+  Job *j = vfs_job_current();
+  if (j && !vfs_job_may_reply(j)) {
+    vfs_outcome_flush(NULL);
+    return -1;
+  }
+  vfs_outcome_flush("descriptor_issued");
+  return fuse_reply_open(req, fi);
+}
+static int R_create(fuse_req_t req, const struct fuse_entry_param *e,
+                    const struct fuse_file_info *fi) {
+  Job *j = vfs_job_current();
+  if (j && !vfs_job_may_reply(j)) {
+    vfs_outcome_flush(NULL);
+    return -1;
+  }
+  vfs_outcome_flush("descriptor_issued");
+  return fuse_reply_create(req, e, fi);
+}
+static int R_readlink(fuse_req_t req, const char *link) {
+  Job *j = vfs_job_current();
+  if (j && !vfs_job_may_reply(j)) {
+    vfs_outcome_flush(NULL);
+    return -1;
+  }
+  vfs_outcome_flush("completed");
+  return fuse_reply_readlink(req, link);
+}
+
 static BoxVfs *V(fuse_req_t req) { return fuse_req_userdata(req); }
 static Fh *FH(struct fuse_file_info *fi) { return fi ? (Fh *)(uintptr_t)fi->fh : NULL; }
 
@@ -290,9 +348,19 @@ static int pass_child(BoxVfs *v, Node *dir, int dirfd, const char *name,
   return err;
 }
 
+static void forget_one(BoxVfs *v, fuse_ino_t ino, uint64_t nlookup);
+
 static void reply_entry_or_err(fuse_req_t req, int err, struct fuse_entry_param *e) {
-  if (err) fuse_reply_err(req, err);
-  else fuse_reply_entry(req, e);
+  if (err) {
+    R_err(req, err);
+  } else if (R_entry(req, e) != 0) {
+    /* not received (cancelled, or the caller is gone): drop its reference */
+    Job *j = vfs_job_current();
+    BoxVfs *v = j ? j->v : V(req);
+    g_mutex_lock(&v->lock);
+    forget_one(v, e->ino, 1);
+    g_mutex_unlock(&v->lock);
+  }
 }
 
 /* ---- init / lookup / forget ---- */
@@ -312,17 +380,17 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
   Caller c;
   vfs_place(v, req, NULL, &c);
   if (!c.placed) {
-    fuse_reply_err(req, EACCES);
+    R_err(req, EACCES);
     return;
   }
   if (strlen(name) > NAME_MAX) {
-    fuse_reply_err(req, ENAMETOOLONG);
+    R_err(req, ENAMETOOLONG);
     return;
   }
   int err;
   Node *p = pin(v, parent, &c, &err);
   if (!p) {
-    fuse_reply_err(req, err);
+    R_err(req, err);
     return;
   }
   struct fuse_entry_param e;
@@ -413,7 +481,7 @@ static int deny_identity(BoxVfs *v, const Caller *c, Node *n, const char *action
   return EACCES;
 }
 
-static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+static void run_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   BoxVfs *v = V(req);
   Caller c;
   vfs_place(v, req, fi, &c);
@@ -422,13 +490,13 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     g_mutex_lock(&v->lock);
     virt_stat(v->root, &st);
     g_mutex_unlock(&v->lock);
-    fuse_reply_attr(req, &st, 0.0);
+    R_attr(req, &st, 0.0);
     return;
   }
   int err;
   Node *n = pin(v, ino, &c, &err);
   if (!n) {
-    fuse_reply_err(req, err);
+    R_err(req, err);
     return;
   }
   if (!fi && c.decides && decidable(n)) {
@@ -468,8 +536,8 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     }
   }
   unpin(v, n);
-  if (err) fuse_reply_err(req, err);
-  else fuse_reply_attr(req, &st, 0.0);
+  if (err) R_err(req, err);
+  else R_attr(req, &st, 0.0);
 }
 
 static int ram_resize(Node *n, size_t len) {
@@ -636,7 +704,7 @@ static int setattr_ram(BoxVfs *v, Node *n, const Caller *c, struct stat *attr, i
   return err;
 }
 
-static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+static void run_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
                        struct fuse_file_info *fi) {
   BoxVfs *v = V(req);
   Caller c;
@@ -644,7 +712,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
   int err;
   Node *n = pin(v, ino, &c, &err);
   if (!n) {
-    fuse_reply_err(req, err);
+    R_err(req, err);
     return;
   }
   if (n->kind != NODE_PASS && n->kind != NODE_RAM) err = EACCES;
@@ -672,18 +740,18 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
   struct stat st;
   if (!err) err = node_stat(v, n, &st);
   unpin(v, n);
-  if (err) fuse_reply_err(req, err);
-  else fuse_reply_attr(req, &st, 0.0);
+  if (err) R_err(req, err);
+  else R_attr(req, &st, 0.0);
 }
 
-static void op_access(fuse_req_t req, fuse_ino_t ino, int mask) {
+static void run_access(fuse_req_t req, fuse_ino_t ino, int mask) {
   BoxVfs *v = V(req);
   Caller c;
   vfs_place(v, req, NULL, &c);
   int err;
   Node *n = pin(v, ino, &c, &err);
   if (!n) {
-    fuse_reply_err(req, err);
+    R_err(req, err);
     return;
   }
   struct stat st;
@@ -701,17 +769,17 @@ static void op_access(fuse_req_t req, fuse_ino_t ino, int mask) {
   }
   if (!err && mask != F_OK && !perm_ok(&st, &c, mask)) err = EACCES;
   unpin(v, n);
-  fuse_reply_err(req, err);
+  R_err(req, err);
 }
 
-static void op_readlink(fuse_req_t req, fuse_ino_t ino) {
+static void run_readlink(fuse_req_t req, fuse_ino_t ino) {
   BoxVfs *v = V(req);
   Caller c;
   vfs_place(v, req, NULL, &c);
   int err;
   Node *n = pin(v, ino, &c, &err);
   if (!n) {
-    fuse_reply_err(req, err);
+    R_err(req, err);
     return;
   }
   if (decidable(n)) {
@@ -742,8 +810,8 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino) {
     g_mutex_unlock(&v->lock);
   }
   unpin(v, n);
-  if (err) fuse_reply_err(req, err);
-  else fuse_reply_readlink(req, target);
+  if (err) R_err(req, err);
+  else R_readlink(req, target);
   g_free(target);
 }
 
@@ -817,7 +885,7 @@ static Node *ram_create(BoxVfs *v, const Caller *c, Node *dir, const char *name,
   return vfs_ram_new(v, dir->cmd, dir, name, mode, c->uid, c->gid, err);
 }
 
-static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
+static void run_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
   BoxVfs *v = V(req);
   Caller c;
   vfs_place(v, req, NULL, &c);
@@ -841,13 +909,13 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
   reply_entry_or_err(req, err, &e);
 }
 
-static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev) {
+static void run_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev) {
   BoxVfs *v = V(req);
   (void)rdev;
   /* Regular files, FIFOs and sockets; never a device node. */
   mode_t type = (mode & S_IFMT) ? (mode & S_IFMT) : S_IFREG;
   if (type != S_IFREG && type != S_IFIFO && type != S_IFSOCK) {
-    fuse_reply_err(req, EPERM);
+    R_err(req, EPERM);
     return;
   }
   Caller c;
@@ -896,7 +964,7 @@ static char *normalize(const char *abs) {
   return g_string_free(s, FALSE);
 }
 
-static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name) {
+static void run_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name) {
   BoxVfs *v = V(req);
   Caller c;
   vfs_place(v, req, NULL, &c);
@@ -932,7 +1000,7 @@ static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
   reply_entry_or_err(req, err, &e);
 }
 
-static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname) {
+static void run_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname) {
   BoxVfs *v = V(req);
   Caller c;
   vfs_place(v, req, NULL, &c);
@@ -1049,14 +1117,15 @@ static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name, b
     g_mutex_unlock(&v->lock);
   }
   new_name_clear(v, &nn);
-  fuse_reply_err(req, err);
+  R_err(req, err);
 }
 
-static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) {
+static void run_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) {
   remove_common(req, parent, name, false);
 }
 
-static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) {
+
+static void run_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) {
   remove_common(req, parent, name, true);
 }
 
@@ -1067,12 +1136,12 @@ static bool ancestor_of(Node *a, Node *b) {
   return false;
 }
 
-static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+static void run_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
                       const char *newname, unsigned int flags) {
   BoxVfs *v = V(req);
   if ((flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) ||
       (flags & RENAME_NOREPLACE && flags & RENAME_EXCHANGE)) {
-    fuse_reply_err(req, EINVAL);
+    R_err(req, EINVAL);
     return;
   }
   Caller c;
@@ -1174,7 +1243,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
   }
   new_name_clear(v, &src);
   new_name_clear(v, &dst);
-  fuse_reply_err(req, err);
+  R_err(req, err);
 }
 
 /* ---- files ---- */
@@ -1194,14 +1263,14 @@ static bool open_reads_only(int flags) {
 }
 
 
-static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+static void run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   BoxVfs *v = V(req);
   Caller c;
   vfs_place(v, req, NULL, &c);
   int err;
   Node *n = pin(v, ino, &c, &err);
   if (!n) {
-    fuse_reply_err(req, err);
+    R_err(req, err);
     return;
   }
   bool ro = open_reads_only(fi->flags);
@@ -1218,7 +1287,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
       fi->fh = (uint64_t)(uintptr_t)fh;
       fi->direct_io = 1;
       fi->keep_cache = 0;
-      if (fuse_reply_open(req, fi) != 0) {
+      if (R_open(req, fi) != 0) {
         g_free(fh->text);
         g_free(fh);
         unpin(v, n);
@@ -1226,7 +1295,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
       return;
     }
     unpin(v, n);
-    fuse_reply_err(req, err);
+    R_err(req, err);
     return;
   }
   if (n->kind != NODE_PASS && n->kind != NODE_RAM) err = EISDIR;
@@ -1275,19 +1344,19 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   }
   if (err) {
     unpin(v, n);
-    fuse_reply_err(req, err);
+    R_err(req, err);
     return;
   }
   fh->flags = fi->flags;
   fi->fh = (uint64_t)(uintptr_t)fh;
-  if (fuse_reply_open(req, fi) != 0) {
+  if (R_open(req, fi) != 0) {
     if (fh->fd >= 0) close(fh->fd);
     g_free(fh);
     unpin(v, n);
   }
 }
 
-static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+static void run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
                       struct fuse_file_info *fi) {
   BoxVfs *v = V(req);
   Caller c;
@@ -1347,12 +1416,12 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
   }
   new_name_clear(v, &nn);
   if (err) {
-    fuse_reply_err(req, err);
+    R_err(req, err);
     return;
   }
   fh->flags = fi->flags;
   fi->fh = (uint64_t)(uintptr_t)fh;
-  if (fuse_reply_create(req, &e, fi) != 0) {
+  if (R_create(req, &e, fi) != 0) {
     if (fh->fd >= 0) close(fh->fd);
     Node *n = fh->node;
     g_free(fh);
@@ -1382,7 +1451,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   int err;
   Fh *fh = fh_check(v, req, fi, &err);
   if (!fh) {
-    fuse_reply_err(req, err);
+    R_err(req, err);
     return;
   }
   if (fh->kind == FH_PASS_FILE) {
@@ -1402,7 +1471,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     return;
   }
   if (fh->kind != FH_RAM_FILE) {
-    fuse_reply_err(req, EISDIR);
+    R_err(req, EISDIR);
     return;
   }
   g_mutex_lock(&v->lock);
@@ -1427,17 +1496,17 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
   int err;
   Fh *fh = fh_check(v, req, fi, &err);
   if (!fh) {
-    fuse_reply_err(req, err);
+    R_err(req, err);
     return;
   }
   if (fh->kind == FH_PASS_FILE) {
     ssize_t n = pwrite(fh->fd, buf, size, off);
-    if (n < 0) fuse_reply_err(req, errno);
+    if (n < 0) R_err(req, errno);
     else fuse_reply_write(req, (size_t)n);
     return;
   }
   if (fh->kind != FH_RAM_FILE) {
-    fuse_reply_err(req, EACCES);
+    R_err(req, EACCES);
     return;
   }
   g_mutex_lock(&v->lock);
@@ -1454,14 +1523,14 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
     }
   }
   g_mutex_unlock(&v->lock);
-  if (err) fuse_reply_err(req, err);
+  if (err) R_err(req, err);
   else fuse_reply_write(req, size);
 }
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   (void)ino;
   (void)fi;
-  fuse_reply_err(req, ENOSYS);
+  R_err(req, ENOSYS);
 }
 
 static void fh_free(BoxVfs *v, Fh *fh) {
@@ -1481,7 +1550,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
   (void)ino;
   Fh *fh = FH(fi);
   if (fh) fh_free(V(req), fh);
-  fuse_reply_err(req, 0);
+  R_err(req, 0);
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi) {
@@ -1492,7 +1561,7 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
   if (fh && fh->kind == FH_PASS_FILE) {
     if ((datasync ? fdatasync(fh->fd) : fsync(fh->fd)) < 0) err = errno;
   }
-  fuse_reply_err(req, err);
+  R_err(req, err);
 }
 
 static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
@@ -1506,19 +1575,19 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
   } else if (fh) {
     err = EOPNOTSUPP;
   }
-  fuse_reply_err(req, err);
+  R_err(req, err);
 }
 
 /* ---- directories ---- */
 
-static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+static void run_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   BoxVfs *v = V(req);
   Caller c;
   vfs_place(v, req, NULL, &c);
   int err;
   Node *n = pin(v, ino, &c, &err);
   if (!n) {
-    fuse_reply_err(req, err);
+    R_err(req, err);
     return;
   }
   if (n->kind == NODE_PASS || n->kind == NODE_RAM) {
@@ -1550,11 +1619,11 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
   }
   if (err) {
     unpin(v, n);
-    fuse_reply_err(req, err);
+    R_err(req, err);
     return;
   }
   fi->fh = (uint64_t)(uintptr_t)fh;
-  if (fuse_reply_open(req, fi) != 0) fh_free(v, fh);
+  if (R_open(req, fi) != 0) fh_free(v, fh);
 }
 
 static void add_ent(GArray *a, const char *name, fuse_ino_t ino, unsigned char type) {
@@ -1612,7 +1681,7 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   Fh *fh = FH(fi);
   if (!fh || !c.placed ||
       (fh->node->kind == NODE_RAM && fh->node->cmd != c.cmd)) {
-    fuse_reply_err(req, EACCES);
+    R_err(req, EACCES);
     return;
   }
   if (off == 0 || !fh->entries) fill_entries(v, fh, &c);
@@ -1636,7 +1705,7 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
   (void)ino;
   Fh *fh = FH(fi);
   if (fh) fh_free(V(req), fh);
-  fuse_reply_err(req, 0);
+  R_err(req, 0);
 }
 
 static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi) {
@@ -1648,7 +1717,7 @@ static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
     int fd = dirfd(fh->dir);
     if ((datasync ? fdatasync(fd) : fsync(fd)) < 0) err = errno;
   }
-  fuse_reply_err(req, err);
+  R_err(req, err);
 }
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino) {
@@ -1684,11 +1753,11 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino) {
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
                         size_t size, int flags) {
   (void)ino, (void)name, (void)value, (void)size, (void)flags;
-  fuse_reply_err(req, EOPNOTSUPP);
+  R_err(req, EOPNOTSUPP);
 }
 static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size) {
   (void)ino, (void)name, (void)size;
-  fuse_reply_err(req, EOPNOTSUPP);
+  R_err(req, EOPNOTSUPP);
 }
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   (void)ino;
@@ -1697,7 +1766,235 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 }
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name) {
   (void)ino, (void)name;
-  fuse_reply_err(req, EOPNOTSUPP);
+  R_err(req, EOPNOTSUPP);
+}
+
+/* ---- dispatch: requests that will raise a decision become jobs ----
+ * Placed here, on the loop thread; a deciding caller's request is queued to
+ * the decision pool and the loop thread goes back to the kernel.  Others
+ * (tools, setup, the kernel itself) run inline: they decide nothing. */
+static Job *job_for(fuse_req_t req, struct fuse_file_info *fi) {
+  Caller c;
+  vfs_job_set_inline(NULL, NULL);
+  vfs_place(V(req), req, fi, &c);
+  if (!c.decides) {
+    vfs_job_set_inline(req, &c);
+    return NULL;
+  }
+  Job *j = g_new0(Job, 1);
+  j->req = req;
+  j->caller = c;
+  if (fi) {
+    j->fi = *fi;
+    j->has_fi = true;
+  }
+  return j;
+}
+
+static struct fuse_file_info *job_fi(Job *j) { return j->has_fi ? &j->fi : NULL; }
+
+static void job_getattr(Job *j) { run_getattr(j->req, j->ino, job_fi(j)); }
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  Job *j = fi ? NULL : job_for(req, NULL);
+  if (!j) {
+    run_getattr(req, ino, fi);
+    vfs_job_set_inline(NULL, NULL);
+    return;
+  }
+  j->ino = ino;
+  j->run = job_getattr;
+  vfs_job_submit(V(req), j);
+}
+
+static void job_setattr(Job *j) { run_setattr(j->req, j->ino, &j->attr, j->to_set, job_fi(j)); }
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+                       struct fuse_file_info *fi) {
+  Job *j = job_for(req, fi);
+  if (!j) {
+    run_setattr(req, ino, attr, to_set, fi);
+    vfs_job_set_inline(NULL, NULL);
+    return;
+  }
+  j->ino = ino;
+  j->attr = *attr;
+  j->to_set = to_set;
+  j->run = job_setattr;
+  vfs_job_submit(V(req), j);
+}
+
+static void job_access(Job *j) { run_access(j->req, j->ino, j->mask); }
+static void op_access(fuse_req_t req, fuse_ino_t ino, int mask) {
+  Job *j = job_for(req, NULL);
+  if (!j) {
+    run_access(req, ino, mask);
+    vfs_job_set_inline(NULL, NULL);
+    return;
+  }
+  j->ino = ino;
+  j->mask = mask;
+  j->run = job_access;
+  vfs_job_submit(V(req), j);
+}
+
+static void job_readlink(Job *j) { run_readlink(j->req, j->ino); }
+static void op_readlink(fuse_req_t req, fuse_ino_t ino) {
+  Job *j = job_for(req, NULL);
+  if (!j) {
+    run_readlink(req, ino);
+    vfs_job_set_inline(NULL, NULL);
+    return;
+  }
+  j->ino = ino;
+  j->run = job_readlink;
+  vfs_job_submit(V(req), j);
+}
+
+static void job_mkdir(Job *j) { run_mkdir(j->req, j->ino, j->name, j->mode); }
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
+  Job *j = job_for(req, NULL);
+  if (!j) {
+    run_mkdir(req, parent, name, mode);
+    vfs_job_set_inline(NULL, NULL);
+    return;
+  }
+  j->ino = parent;
+  j->name = g_strdup(name);
+  j->mode = mode;
+  j->run = job_mkdir;
+  vfs_job_submit(V(req), j);
+}
+
+static void job_mknod(Job *j) { run_mknod(j->req, j->ino, j->name, j->mode, j->rdev); }
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev) {
+  Job *j = job_for(req, NULL);
+  if (!j) {
+    run_mknod(req, parent, name, mode, rdev);
+    vfs_job_set_inline(NULL, NULL);
+    return;
+  }
+  j->ino = parent;
+  j->name = g_strdup(name);
+  j->mode = mode;
+  j->rdev = rdev;
+  j->run = job_mknod;
+  vfs_job_submit(V(req), j);
+}
+
+static void job_symlink(Job *j) { run_symlink(j->req, j->name2, j->ino, j->name); }
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name) {
+  Job *j = job_for(req, NULL);
+  if (!j) {
+    run_symlink(req, link, parent, name);
+    vfs_job_set_inline(NULL, NULL);
+    return;
+  }
+  j->ino = parent;
+  j->name = g_strdup(name);
+  j->name2 = g_strdup(link);
+  j->run = job_symlink;
+  vfs_job_submit(V(req), j);
+}
+
+static void job_link(Job *j) { run_link(j->req, j->ino, j->ino2, j->name); }
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname) {
+  Job *j = job_for(req, NULL);
+  if (!j) {
+    run_link(req, ino, newparent, newname);
+    vfs_job_set_inline(NULL, NULL);
+    return;
+  }
+  j->ino = ino;
+  j->ino2 = newparent;
+  j->name = g_strdup(newname);
+  j->run = job_link;
+  vfs_job_submit(V(req), j);
+}
+
+static void job_unlink(Job *j) { run_unlink(j->req, j->ino, j->name); }
+static void job_rmdir(Job *j) { run_rmdir(j->req, j->ino, j->name); }
+static void remove_dispatch(fuse_req_t req, fuse_ino_t parent, const char *name, bool dir) {
+  Job *j = job_for(req, NULL);
+  if (!j) {
+    remove_common(req, parent, name, dir);
+    vfs_job_set_inline(NULL, NULL);
+    return;
+  }
+  j->ino = parent;
+  j->name = g_strdup(name);
+  j->run = dir ? job_rmdir : job_unlink;
+  vfs_job_submit(V(req), j);
+}
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) {
+  remove_dispatch(req, parent, name, false);
+}
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) {
+  remove_dispatch(req, parent, name, true);
+}
+
+static void job_rename(Job *j) { run_rename(j->req, j->ino, j->name, j->ino2, j->name2, j->flags); }
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+                      const char *newname, unsigned int flags) {
+  Job *j = job_for(req, NULL);
+  if (!j) {
+    run_rename(req, parent, name, newparent, newname, flags);
+    vfs_job_set_inline(NULL, NULL);
+    return;
+  }
+  j->ino = parent;
+  j->name = g_strdup(name);
+  j->ino2 = newparent;
+  j->name2 = g_strdup(newname);
+  j->flags = flags;
+  j->run = job_rename;
+  vfs_job_submit(V(req), j);
+}
+
+static void job_open(Job *j) { run_open(j->req, j->ino, &j->fi); }
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  Job *j = job_for(req, NULL);
+  if (!j) {
+    run_open(req, ino, fi);
+    vfs_job_set_inline(NULL, NULL);
+    return;
+  }
+  j->ino = ino;
+  j->fi = *fi;
+  j->has_fi = true;
+  j->run = job_open;
+  vfs_job_submit(V(req), j);
+}
+
+static void job_create(Job *j) { run_create(j->req, j->ino, j->name, j->mode, &j->fi); }
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+                      struct fuse_file_info *fi) {
+  Job *j = job_for(req, NULL);
+  if (!j) {
+    run_create(req, parent, name, mode, fi);
+    vfs_job_set_inline(NULL, NULL);
+    return;
+  }
+  j->ino = parent;
+  j->name = g_strdup(name);
+  j->mode = mode;
+  j->fi = *fi;
+  j->has_fi = true;
+  j->run = job_create;
+  vfs_job_submit(V(req), j);
+}
+
+static void job_opendir(Job *j) { run_opendir(j->req, j->ino, &j->fi); }
+static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  Job *j = job_for(req, NULL);
+  if (!j) {
+    run_opendir(req, ino, fi);
+    vfs_job_set_inline(NULL, NULL);
+    return;
+  }
+  j->ino = ino;
+  j->fi = *fi;
+  j->has_fi = true;
+  j->run = job_opendir;
+  vfs_job_submit(V(req), j);
 }
 
 const struct fuse_lowlevel_ops vfs_ops = {

@@ -1,4 +1,4 @@
-/* cat.c — `cat [-n] [FILE|-]...`: open(2)/read(2) only, never stat. */
+/* cat.c — `cat [-nbsAETvet] [FILE|-]...`: open(2)/read(2) only, never stat. */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -7,28 +7,54 @@
 #include "shell/shell-private.h"
 
 typedef struct {
-  bool number;
+  bool number, nonblank, squeeze, ends, tabs, nonprint;
   long line;
   bool at_line_start;
+  int blanks;           /* consecutive empty lines seen (for -s) */
 } CatState;
 
+static bool cat_plain(const CatState *st) {
+  return !st->number && !st->nonblank && !st->squeeze && !st->ends && !st->tabs && !st->nonprint;
+}
+
 static void emit(BoxCmd *c, CatState *st, const char *buf, size_t n) {
-  if (!st->number) {
+  if (cat_plain(st)) {
     box_out_write(c->out, buf, n);
     return;
   }
-  size_t i = 0;
-  while (i < n) {
+  GString *o = g_string_sized_new(n + n / 4 + 16);
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)buf[i];
     if (st->at_line_start) {
-      box_out_printf(c->out, "%6ld\t", ++st->line);
+      if (ch == '\n') {
+        st->blanks++;
+        if (st->squeeze && st->blanks > 1) continue;
+      } else {
+        st->blanks = 0;
+      }
+      if (st->nonblank ? ch != '\n' : st->number) g_string_append_printf(o, "%6ld\t", ++st->line);
       st->at_line_start = false;
     }
-    const char *nl = memchr(buf + i, '\n', n - i);
-    size_t end = nl ? (size_t)(nl - buf) + 1 : n;
-    box_out_write(c->out, buf + i, end - i);
-    if (nl) st->at_line_start = true;
-    i = end;
+    if (ch == '\n') {
+      if (st->ends) g_string_append_c(o, '$');
+      g_string_append_c(o, '\n');
+      st->at_line_start = true;
+      continue;
+    }
+    if (ch == '\t') {
+      if (st->tabs) g_string_append(o, "^I");
+      else g_string_append_c(o, '\t');
+      continue;
+    }
+    if (st->nonprint) {
+      if (ch >= 128) { g_string_append(o, "M-"); ch -= 128; }
+      if (ch < 32) { g_string_append_c(o, '^'); g_string_append_c(o, (char)(ch + 64)); continue; }
+      if (ch == 127) { g_string_append(o, "^?"); continue; }
+    }
+    g_string_append_c(o, (char)ch);
   }
+  box_out_write(c->out, o->str, o->len);
+  g_string_free(o, TRUE);
 }
 
 static void usage_error(BoxCmd *c, const char *what) {
@@ -36,7 +62,7 @@ static void usage_error(BoxCmd *c, const char *what) {
 }
 
 int box_cmd_cat(BoxCmd *c) {
-  CatState st = { false, 0, true };
+  CatState st = { false, false, false, false, false, false, 0, true, 0 };
   GPtrArray *files = g_ptr_array_new();
   bool opts = true;
   for (int i = 1; i < c->argc; i++) {
@@ -44,6 +70,12 @@ int box_cmd_cat(BoxCmd *c) {
     if (opts && strcmp(a, "--") == 0) { opts = false; continue; }
     if (opts && a[0] == '-' && a[1] == '-') {
       if (strcmp(a, "--number") == 0) { st.number = true; continue; }
+      if (strcmp(a, "--number-nonblank") == 0) { st.nonblank = true; continue; }
+      if (strcmp(a, "--squeeze-blank") == 0) { st.squeeze = true; continue; }
+      if (strcmp(a, "--show-ends") == 0) { st.ends = true; continue; }
+      if (strcmp(a, "--show-tabs") == 0) { st.tabs = true; continue; }
+      if (strcmp(a, "--show-nonprinting") == 0) { st.nonprint = true; continue; }
+      if (strcmp(a, "--show-all") == 0) { st.nonprint = st.ends = st.tabs = true; continue; }
       char *m = g_strdup_printf("unrecognized option '%s'", a);
       usage_error(c, m);
       g_free(m);
@@ -53,6 +85,14 @@ int box_cmd_cat(BoxCmd *c) {
     if (opts && a[0] == '-' && a[1]) {
       for (const char *p = a + 1; *p; p++) {
         if (*p == 'n') st.number = true;
+        else if (*p == 'b') st.nonblank = true;
+        else if (*p == 's') st.squeeze = true;
+        else if (*p == 'E') st.ends = true;
+        else if (*p == 'T') st.tabs = true;
+        else if (*p == 'v') st.nonprint = true;
+        else if (*p == 'A') st.nonprint = st.ends = st.tabs = true;
+        else if (*p == 'e') st.nonprint = st.ends = true;
+        else if (*p == 't') st.nonprint = st.tabs = true;
         else if (*p == 'u') continue;
         else {
           char *m = g_strdup_printf("invalid option -- '%c'", *p);

@@ -32,9 +32,13 @@ static void print_var(BoxCmd *c, const char *name, ShellVar *v, const char *who)
     GPtrArray *order = box_var_assoc_keys(v);
     for (guint i = 0; i < order->len; i++) {
       const char *k = order->pdata[i];
-      char *qk = box_quote(k);
-      box_out_printf(c->out, "[%s]=", qk);
-      g_free(qk);
+      box_out_putc(c->out, '[');
+      bool plain = *k != '\0';
+      for (const char *q = k; *q; q++)
+        if (!(g_ascii_isalnum(*q) || strchr("_-./:,+@%", *q))) plain = false;
+      if (plain) box_out_puts(c->out, k);
+      else print_value(c->out, k);
+      box_out_puts(c->out, "]=");
       print_value(c->out, g_hash_table_lookup(v->assoc, k));
       box_out_putc(c->out, ' ');
     }
@@ -61,7 +65,9 @@ static void print_var(BoxCmd *c, const char *name, ShellVar *v, const char *who)
 static gint cmpstr(gconstpointer a, gconstpointer b) { return strcmp(a, b); }
 
 static void print_func(BoxCmd *c, const char *name) {
-  box_out_printf(c->out, "%s () \n{ \n    ...\n}\n", name);
+  char *t = box_function_text(g_hash_table_lookup(c->sh->funcs, name));
+  box_out_printf(c->out, "%s\n", t);
+  g_free(t);
 }
 
 int box_declare(BoxCmd *c, const char *who, unsigned force, bool local) {

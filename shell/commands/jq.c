@@ -74,7 +74,7 @@ static bool next_piece(JqIn *in, const char **p, size_t *n) {
     if (fd < 0) {
       char *t = bx_errtext(in->c, is_stdin ? EBADF : errno);
       box_out_flush(in->c->out);
-      box_fdprintf(in->c->err, "jq: error: Could not open %s: %s\n", name, t);
+      box_fdprintf(in->c->err, "jq: error: Could not open file %s: %s\n", name, t);
       g_free(t);
       in->open_errors++;
       continue;
@@ -150,16 +150,8 @@ static jv input_cb(jq_state *jq, void *data) {
   (void)jq;
   CbState *st = data;
   if (!st->in) return jv_invalid();
-  jv v = next_value(st->in);
-  if (!jv_is_valid(v) && jv_invalid_has_msg(jv_copy(v))) {
-    st->in->parse_error = true;
-    jv m = jv_invalid_get_msg(v);
-    box_out_flush(st->in->c->out);
-    box_fdprintf(st->in->c->err, "jq: error (at %s): %s\n", "<stdin>", jv_string_value(m));
-    jv_free(m);
-    return jv_invalid();
-  }
-  return v;
+  /* a parse error becomes an error of the program (input? catches it) */
+  return next_value(st->in);
 }
 
 static void err_cb(void *data, jv msg) {
@@ -499,7 +491,7 @@ int box_cmd_jq(BoxCmd *c) {
           jv_free(m);
           jv_free(all);
           all = jv_invalid();
-          r = 2;
+          r = 4;
           break;
         }
         jv_free(v);
@@ -522,7 +514,7 @@ int box_cmd_jq(BoxCmd *c) {
         box_out_flush(c->out);
         box_fdprintf(c->err, "parse error: %s\n", jv_string_value(m));
         jv_free(m);
-        r = 2;
+        r = 4;   /* jq 1.6's status after a parse error */
         break;
       }
       jv_free(v);
@@ -531,8 +523,7 @@ int box_cmd_jq(BoxCmd *c) {
   }
   (void)last_set;
   box_out_flush(c->out);
-  if (in.open_errors && r != 2 && !exact) r = 2;
-  if (in.parse_error && !exact) r = 2;
+  if (in.open_errors && !exact) r = 2;
   if (exact) ret = r;
   else if (r >= 10 && (opts & O_EXIT)) ret = r - 10;
   else if (r >= 10) ret = 0;

@@ -39,7 +39,11 @@ int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs) {
   if (!skip_funcs && g_hash_table_lookup(sh->funcs, name)) {
     if (mode == 't') box_out_puts(c->out, "function\n");
     else if (mode == 'v') box_out_printf(c->out, "%s\n", name);
-    else box_out_printf(c->out, "%s is a function\n", name);
+    else {
+      char *t = box_function_text(g_hash_table_lookup(sh->funcs, name));
+      box_out_printf(c->out, "%s is a function\n%s\n", name, t);
+      g_free(t);
+    }
     return 1;
   }
   if (box_command_lookup(name)) {

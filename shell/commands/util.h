@@ -112,8 +112,10 @@ int bx_run_argv(BoxCmd *c, char **argv, int argc, int in, int out, int err);
 
 /* ---- the commands of this issue (one file each, registered in registry.c) -- */
 #define BX_COMMANDS(X) \
-  X(head) X(tail) X(sort) X(uniq) X(cut) X(tr) X(wc) X(tee) X(sed) \
-  X(rm) X(mkdir) X(rmdir) X(mv) X(cp)
+  X(head) X(tail) X(sort) X(uniq) X(cut) X(tr) X(wc) X(tee) X(sed) X(rm) X(mkdir) \
+  X(rmdir) X(mv) X(cp) X(jq) X(sleep) X(basename) X(dirname) X(touch) X(ln) X(chmod) \
+  X(mktemp) X(env) X(printenv) X(date) X(ls) X(find) X(xargs) X(seq) X(readlink) \
+  X(realpath) X(which) X(uname) X(whoami) X(id) X(nproc) X(yes)
 #define BX_DECL_COMMAND(n) int box_cmd_##n(BoxCmd *c);
 BX_COMMANDS(BX_DECL_COMMAND)
 

@@ -167,7 +167,7 @@ class Box:
         out = []
         for line in path.read_text().splitlines():
             rec = json.loads(line)
-            for rl in rec["resourceLogs"]:
+            for rl in rec.get("resourceLogs", []):
                 for sl in rl["scopeLogs"]:
                     if sl["scope"]["name"] != "strands-box.policy":
                         continue

@@ -63,3 +63,58 @@ def test_file_command_decisions(box):
     assert r.returncode == 0, r.stderr
     print("rm", d)
     assert [x[1] for x in d] == ["fs:delete"]
+
+
+def exec_decisions(box, since):
+    return [d for d in box.decisions()[since:]
+            if d["strands.box.policy.action"] in ("shell:exec", "shell:spawn")]
+
+
+def test_ls_find_xargs_decisions(box):
+    box.seed_policy(extra="""
+        permit(principal, action in [Box::Action::"fs:move", Box::Action::"fs:delete"], resource)
+        when { context.input.path like "~/src/project/*" };
+        """)
+    box.write_config()
+    box.start()
+    ws = box.workspace
+    (ws / "d").mkdir()
+    for name in ("x", "y", "z"):
+        (ws / "d" / name).write_text(name + "\n")
+    (ws / "t").mkdir()
+    for i in range(10):
+        (ws / "t" / f"f{i}.txt").write_text(f"{i}\n")
+
+    r, d = run(box, "ls -l d")
+    assert r.returncode == 0, r.stderr
+    assert [ln.split()[-1] for ln in r.stdout.splitlines()[1:]] == ["x", "y", "z"]
+    print("ls -l", d)
+    # the log carries no operation field yet: count by resource.  The
+    # operand: its read_metadata + the enumerate; then one read_metadata each.
+    ws_d = [x for x in d if x[2].startswith("~/src/project/")]
+    assert sorted(x[2].rsplit("/", 1)[1] for x in ws_d) == ["d", "d", "x", "y", "z"], d
+    assert all(x[0] == "permit" and x[1] == "fs:read" for x in ws_d)
+
+    r, d = run(box, "ls d")
+    assert r.stdout == "x\ny\nz\n"
+    ws_d = [x for x in d if x[2].startswith("~/src/project/")]
+    assert [x[2].rsplit("/", 1)[1] for x in ws_d] == ["d", "d"], d   # no stat per entry
+
+    n = len(box.decisions())
+    r = box.bash("find t -name '*.txt' -exec cat {} \\;", cwd=ws)
+    assert r.returncode == 0, r.stderr
+    assert sorted(r.stdout.split()) == [str(i) for i in range(10)]
+    ex = exec_decisions(box, n)
+    print("find -exec", [x["strands.box.policy.action"] for x in ex])
+    assert len(ex) == 11   # find itself + one cat per file
+
+    n = len(box.decisions())
+    r = box.bash("printf 'd/x\\nd/y\\n' | xargs -n1 cat", cwd=ws)
+    assert r.stdout == "x\ny\n", r.stderr
+    assert len(exec_decisions(box, n)) == 4   # printf, xargs, cat, cat
+
+    r, d = run(box, "find t -name 'f[0-4].txt' -delete")
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (ws / "t").iterdir()) == [f"f{i}.txt" for i in range(5, 10)]
+    print("find -delete", d)
+    assert [x[1] for x in d].count("fs:delete") == 5

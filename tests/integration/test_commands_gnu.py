@@ -121,6 +121,73 @@ FILES = [
     'cp lnk l2', 'cp -P lnk l2', 'cp -r d/ e2', 'cp', 'cp f', 'cp -T d e2', 'cp -rT d e2',
 ]
 
+JQ = [
+    "echo '{\"a\":1,\"b\":[1,2]}' | jq .", "echo '{\"a\":1}' | jq .a.b; echo $?", "echo '[1,2,3]' | jq -c 'map(.*2)'",
+    "echo '{\"k\":\"v\"}' | jq -r .k", "echo '\"x\"' | jq -j .", "jq -n '1+2'", "printf '1 2 3' | jq -s add",
+    "printf 'a\\nb' | jq -R .", "printf 'a\\nb\\n' | jq -Rs .", "echo null | jq -e .; echo $?", "echo 1 | jq -e empty; echo $?",
+    "echo '{\"b\":1,\"a\":2}' | jq -S .", "echo '\"\\u00e9\"' | jq -a .", "echo '[1]' | jq -M --tab .", "echo '[1,[2]]' | jq --indent 1 .",
+    "jq -n --arg x 1 --argjson y '{\"a\":2}' '[$x,$y,$ARGS.named]' -c", "jq -n '$ARGS' -c --args a b", "jq -n -c '$ARGS.positional' --jsonargs 1 '{}'",
+    "echo '[3]' > j1; jq -n -c --slurpfile s j1 --rawfile r j1 '[$s,$r]'", "echo '{\"a\":1}' > j2; jq .a j2 j2", "jq . nope; echo $?",
+    "echo '1 x' | jq .; echo $?", "jq 'foo bar'; echo $?", "jq -x; echo $?", "jq -n 'error(\"boom\")'; echo $?",
+    "jq -n '\"a\\n\" | halt_error'; echo $?", "jq -n '{a:1} | halt_error(3)'; echo $?", "echo '{}' | jq", "jq -n '[inputs]' -c <<< '1 2'",
+    "jq -n 'input?' <<< 'x'; echo $?", "echo '[\"a\",\"b\"]' | jq -r '.[]'", "echo '{\"a\":[1,2]}' | jq -c 'to_entries'",
+    "echo '[1,2]' | jq '.[] | select(. > 1)'", "echo '\"a,b\"' | jq -c 'split(\",\")'", "echo '{\"x\":1}' | jq 'keys, length, type'",
+    "printf '{\"a\":1}\\n{\"a\":2}\\n' | jq -c 'select(.a==2)'", "echo 1 | jq -n 'input, input'; echo $?",
+]
+FIND = [
+    'find d | sort', 'find . -name "*.c"', 'find . -type d | sort', 'find d -type f | sort', 'find . -maxdepth 1 -name "*.txt" | sort',
+    'find d -mindepth 2', 'find . -name "x*" -o -name "y*" | sort', 'find . -not -name "*.txt" -type f -path "./d/*" | sort',
+    'find . -iname A.TXT', 'find . -path "*/e/*"', 'find . -regex ".*/[xy]"| sort', 'find . -type l', 'find -L . -name lnk -type f',
+    'find . -empty | sort', 'find . -size +0 -name "a*"', 'find . -size -1k -type f -name s', 'find . -size 1 -name nonl',
+    'find . -newer s -name a.txt', 'find . -mtime -1 -name a.txt', 'find . -mtime +1 -name a.txt', 'find . -mmin -10 -name f',
+    'find . -perm 644 -name f', 'find . -perm -u+w -name f', 'find d -name x -print0 | tr "\\0" @', 'find d -name x -printf "%p|%f|%h|%P|%s|%d|%m|%y|%M\\n"',
+    'find . -path ./d -prune -o -name "*.c" -print', 'find d -name "*.c" -exec cat {} \\;', 'find d -type f -exec wc -l {} + | sort',
+    'find d -name x -execdir echo {} \\;', 'find d -name "*.c" -delete; ls d/e', 'find d -depth | sort', 'find . -name a.txt -print -quit',
+    'find nope; echo $?', 'find . -bogus; echo $?', 'find . -name; echo $?', 'find . -type z; echo $?', 'find . \\( -name a; echo $?',
+    'find . -mtime x; echo $?', 'find . -size 3q; echo $?', 'find . -maxdepth x; echo $?', 'find . -exec echo; echo $?',
+    'find -- -dash', 'find "sp ace" "b c.txt"', 'find d -name x -ls | wc -l', 'find d \\( -name x -o -name y \\) -a -type f | sort',
+    'find d ! -type d | sort', 'find d -name x , -name y | sort', 'find d -type f -exec sh -c "exit 1" \\; ; echo $?',
+]
+LS = [
+    'ls', 'ls -a', 'ls -A', 'ls -1', 'ls -R', 'ls -l a.txt', 'ls -la d | tail -n +2 | cut -c1-10,24-', 'ls -d d', 'ls -F', 'ls -p d',
+    'ls -S', 'ls -Sr', 'ls -r', 'ls -t nonl s | wc -l', 'ls -lh s | cut -c1-10,24-', 'ls -i a.txt | wc -w', 'ls nope; echo $?',
+    'ls d a.txt nope', 'ls -l lnk | cut -c1-10,40-', 'ls --color=never d', 'ls -ld d | cut -c1-10', 'ls -n f | cut -c1-15', 'ls -R d',
+    'ls -- -dash', 'ls "sp ace"', 'ls -lF d | cut -c1-10', 'ls -g f | cut -c1-14', 'ls -o f | cut -c1-14',
+]
+XARGS = [
+    'printf "a b\\nc\\n" | xargs echo', 'printf "a\\nb\\nc\\nd\\n" | xargs -n 2 echo', 'printf "a\\nb\\n" | xargs -I X echo item:X',
+    'printf "a\\0b c\\0" | xargs -0 -n1 echo', 'echo "a,b,c" | xargs -d , echo', 'printf "" | xargs echo x', 'printf "" | xargs -r echo x',
+    'printf "a b  \\nc\\nd e\\n" | xargs -L1 echo', 'printf "  a  b \\n c\\n" | xargs -I X echo "[X]"', 'printf "\\"a b\\" c\\n" | xargs -t echo',
+    'echo "it\'s" | xargs echo; echo $?', 'xargs -n 0 echo </dev/null; echo $?', 'echo a | xargs -P 1 echo', 'echo a b c d e | xargs -s 12 echo',
+    'echo a | xargs -x -s 5 echo; echo $?', 'echo "a EOF b" | xargs -E EOF echo', 'printf "a\\\\ b\\n" | xargs echo', 'echo a.txt | xargs cat',
+    'seq 3 | xargs -I % sh -c "echo %; exit 1"; echo $?', 'seq 12 | xargs', 'echo x | xargs -i echo {}{}', 'echo s | xargs -a pats echo',
+]
+MISC = [
+    'touch new; ls new', 'touch -c nope2; ls nope2; echo $?', 'touch -d "2020-01-02 03:04:05" f; ls -l f | cut -c24-', 'touch -t 202001020304.05 f; date -r f +%s',
+    'touch -r s -m f; test f -nt s; echo $?', 'touch nodir/x; echo $?', 'touch; echo $?', 'touch -d bogus f; echo $?',
+    'ln f hard; ls hard', 'ln -s f soft; readlink soft', 'ln -s f lnk; echo $?', 'ln -sf a.txt lnk; readlink lnk', 'ln nope x; echo $?',
+    'ln d d2; echo $?', 'ln -v f v1; ln -sv f v2', 'ln f s2 d; ls d', 'ln a.txt s f; echo $?', 'ln -sr a.txt d/e/rel; readlink d/e/rel',
+    'ln -sn e2 lnk2; ln -sfn d lnk2; readlink lnk2', 'ln -T f d; echo $?', 'ln; echo $?', 'ln -f f f; echo $?',
+    'chmod 600 f; ls -l f | cut -c1-10', 'chmod u+x,g-r f; ls -l f | cut -c1-10', 'chmod -w f; ls -l f | cut -c1-10', 'chmod a=rx f; ls -l f | cut -c1-10',
+    'chmod -R go-rx d; ls -lR d | cut -c1-10', 'chmod -v 755 f; chmod -c 755 f; chmod -c 700 f', 'chmod xyz f; echo $?', 'chmod; echo $?',
+    'chmod 644; echo $?', 'chmod 644 nope; echo $?', 'chmod 1755 e2; ls -ld e2 | cut -c1-10', 'chmod =r f; ls -l f | cut -c1-10',
+    'sleep 0.01; echo $?', 'sleep x; echo $?', 'sleep; echo $?', 'sleep 0.01s 0; echo $?',
+    'basename /a/b/c.txt .txt', 'basename -a x/y z/', 'basename -s .c a.c b.c', 'basename /', 'basename; echo $?', 'basename a b c; echo $?',
+    'dirname /a/b/c a/ / // x', 'dirname; echo $?', 'd=$(mktemp -d -p .) && test -d "$d" && rmdir "$d" && echo ok', 'mktemp -u | cut -c1-9',
+    'mktemp fooXX; echo $?', 'f=$(mktemp -t x.XXXX) && test -f "$f" && rm "$f" && echo ok', 'mktemp -u abcXXX | cut -c1-3',
+    'env -i A=1 B=2', 'env -i X=1 printenv X', 'env -u HOME -i Y=2', 'printenv NOPE; echo $?', 'printenv HOME | wc -l', 'env -i - Z=1',
+    'date -d @0 -u', 'date -u -d "2024-03-05 10:20:30" +"%F %T %s %N %:z %-d %j"', 'date foo; echo $?', 'date -d "2024-01-31 +1 month" +%F',
+    'date -u -d @100 -I; date -u -d @100 -Iseconds; date -u -R -d @100; date -u --rfc-3339=ns -d @100.5', 'date -d xx; echo $?',
+    'date -r f +%Y | wc -c', 'TZ=Asia/Tokyo date -d @0', 'date -d "2024-01-01T10:00:00Z" +%s', 'date -u -d "2024-02-28 +2 days" +%F',
+    'seq 5', 'seq 2 4', 'seq 1 2 9', 'seq 5 -1 1', 'seq -w 8 10', 'seq -s, 3', 'seq 1 0.5 3', 'seq 0.1 0.1 0.3', 'seq -f "%.2f" 1 2',
+    'seq x; echo $?', 'seq; echo $?', 'seq 1 0 2; echo $?', 'seq 5 1', 'seq -- -2 0',
+    'readlink lnk', 'readlink f; echo $?', 'readlink -f lnk | sed "s|^$PWD/||"', 'readlink -e nope; echo $?', 'readlink -m a/../b | sed "s|^$PWD/||"', 'readlink -n lnk',
+    'realpath lnk | sed "s|^$PWD/||"', 'realpath -m x/../y | sed "s|^$PWD/||"', 'realpath -s lnk | sed "s|^$PWD/||"', 'realpath nope/x; echo $?', 'realpath --relative-to=d d/e/z.c',
+    'cat -n a.txt', 'cat -b u', 'cat -s u', 'cat -A bin', 'cat -E nonl', 'cat -T so', 'printf "\\001\\177\\351x\\n" | cat -v', 'cat -e u', 'cat -t u',
+    'uname; uname -s -m', 'uname -a | wc -w', 'uname x; echo $?', 'whoami', 'id', 'id -u; id -g; id -un; id -G', 'id -n; echo $?',
+    'nproc', 'nproc --ignore=100', 'yes | head -3', 'yes a b | head -2', 'which sh', 'which nope; echo $?', 'which -a sh | head -1',
+]
+
 
 def tree(root: Path) -> list:
     out = []
@@ -152,7 +219,7 @@ def run_both(tmp_path: Path, text: str):
     return results
 
 
-@pytest.mark.parametrize("text", GREP + HEADTAIL + SORT + UNIQCUTTR + WCTEE + SED + FILES)
+@pytest.mark.parametrize("text", GREP + HEADTAIL + SORT + UNIQCUTTR + WCTEE + SED + FILES + JQ + FIND + LS + XARGS + MISC)
 def test_against_gnu(tmp_path, text):
     if not BOX_SHELL.exists():
         pytest.skip("box-shell not built")

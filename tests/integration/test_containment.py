@@ -99,14 +99,23 @@ PROBE = textwrap.dedent(r'''
     attempt("exec_ungranted", lambda: subprocess.run([HOME + "/elsewhere/true"],
                                                      capture_output=True) and None)
 
-    # Leave a process behind: it must end with the sandbox.
+    # Leave a process behind: it must end with the sandbox.  It proves it
+    # runs (a marker in the workspace) before the probe ends.
+    marker = WS + "/left-behind-" + ROLE + ".started"
     if os.fork() == 0:
         os.setsid()
         if os.fork() == 0:
-            os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(60)",
-                                      "left-behind-" + ROLE])
+            # /proc/self/exe: the view holds the canonical interpreter,
+            # whatever sys.executable spells.
+            os.execv("/proc/self/exe", [sys.executable, "-c",
+                                      "import sys, time; open(sys.argv[1], 'w').write('up'); "
+                                      "time.sleep(60)", marker, "left-behind-" + ROLE])
         os._exit(0)
     os.wait()
+    deadline = time.time() + 10
+    while not os.path.exists(marker) and time.time() < deadline:
+        time.sleep(0.02)
+    R["left_started"] = os.path.exists(marker)
     print(json.dumps(R))
     sys.stdout.flush()
     ''')
@@ -294,11 +303,52 @@ def test_agent_escape(agent_results, attempt):
 
 
 def test_tool_leaves_no_process_behind(tool_results):
+    assert tool_results["left_started"] is True
     assert tool_results["left_behind"] == []
 
 
 def test_agent_leaves_no_process_behind(agent_results):
+    assert agent_results["left_started"] is True
     assert agent_results["left_behind"] == []
+
+
+def test_tool_background_process_seen_then_ended(box):
+    """The detector the two tests above rely on sees a process a tool left
+    running while the tool still runs, and sees it gone once it ends."""
+    box.seed_policy(extra="""
+        permit(principal, action == Box::Action::"shell:spawn", resource)
+        when { context.input.program == "/usr/bin/python3" };
+        """)
+    box.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\n'
+                           'filesystem.write = ["~/src/project"]\n')
+    (box.workspace / "bg.py").write_text(textwrap.dedent("""\
+        import os, subprocess, sys, time
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "left-behind-live"],
+                         start_new_session=True)
+        while not os.path.exists("release"):
+            time.sleep(0.02)
+        """))
+    box.start()
+    proc = subprocess.Popen([str(box.box_dir / "bin" / "bash"), "-c", "/usr/bin/python3 bg.py"],
+                            cwd=box.workspace, env=box.env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 15
+        while not left_behind("live") and time.time() < deadline:
+            time.sleep(0.02)
+        assert left_behind("live"), "the background process never showed up"
+        (box.workspace / "release").write_text("go\n")
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0, err
+        deadline = time.time() + 5
+        while left_behind("live") and time.time() < deadline:
+            time.sleep(0.02)
+        assert left_behind("live") == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in left_behind("live"):
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_loopback_listener_never_reached(tool_results, agent_results):

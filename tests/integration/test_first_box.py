@@ -1,4 +1,5 @@
 """Issue 2: the first box, end to end (alias → boxd → Shell in the mount → policy → log)."""
+import json
 import os
 import shutil
 import signal
@@ -133,18 +134,19 @@ def test_unknown_command_is_127(box):
 def test_spawn_denied_and_no_tool(box):
     box.seed_policy(extra="""
         permit(principal, action == Box::Action::"shell:spawn", resource)
-        when { context.input.program == "env" };
+        when { context.input.program == "tsort" };
         """)
     box.write_config()
     box.start()
-    r = box.bash("ls_not_builtin=1; uname -a")
+    r = box.bash("factor 12")
     assert r.returncode == 126
-    assert r.stderr.startswith("strands-shell: effect denied: policy denied this operation on '")
-    assert "[default-deny]: No permit policy matched this request." in r.stderr
-    r = box.bash("env")
+    factor = os.path.realpath(shutil.which("factor"))
+    assert r.stderr == (f"strands-shell: effect denied: policy denied this operation on '{factor}' "
+                        "[default-deny]: No permit policy matched this request.\n")
+    r = box.bash("tsort /dev/null")
     assert r.returncode == 126
-    env_path = os.path.realpath(shutil.which("env"))
-    assert r.stderr == (f"strands-shell: env: no tool runs {env_path}: no `[tool.<name>] command` "
+    tsort = os.path.realpath(shutil.which("tsort"))
+    assert r.stderr == (f"strands-shell: tsort: no tool runs {tsort}: no `[tool.<name>] command` "
                         "matches this program and its leading arguments\n")
 
 
@@ -296,12 +298,17 @@ def test_read_denied_prints_policy_text(box):
     assert box.decision_summary()[-2] == ("deny", "fs:read", "~/src/project/src/main.rs")
 
 
+# Debian's own interpreter: the first python3 on PATH may be a shim.
+SLEEPER = "/usr/bin/python3 -c 'import time; time.sleep(37)'"
+SLEEPER_CMDLINE = b"/usr/bin/python3\x00-c\x00import time; time.sleep(37)\x00"
+
+
 def sleep_processes():
     out = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                if open(f"/proc/{entry}/cmdline", "rb").read() == b"sleep\x0037\x00":
+                if open(f"/proc/{entry}/cmdline", "rb").read() == SLEEPER_CMDLINE:
                     out.append(int(entry))
             except OSError:
                 pass
@@ -311,12 +318,12 @@ def sleep_processes():
 def test_signal_to_alias_ends_the_command_and_its_tool(box):
     box.seed_policy(extra="""
         permit(principal, action == Box::Action::"shell:spawn", resource)
-        when { context.input.program == "sleep" };
+        when { context.input.program == "/usr/bin/python3" };
         """)
-    box.write_config(extra='\n[tool.sleep]\ncommand = ["sleep"]\n')
+    box.write_config(extra='\n[tool.python3]\ncommand = ["/usr/bin/python3"]\n')
     box.start()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        p = subprocess.Popen([str(box.box_dir / "bin" / "bash"), "-c", "sleep 37"],
+        p = subprocess.Popen([str(box.box_dir / "bin" / "bash"), "-c", SLEEPER],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=box.env(),
                              cwd=str(box.workspace))
         deadline = time.time() + 10
@@ -378,13 +385,14 @@ def test_spawned_program_environment(box):
     and prefixes, never a name the box owns or a loader hook."""
     box.seed_policy(extra="""
         permit(principal, action == Box::Action::"shell:spawn", resource)
-        when { context.input.program == "env" };
+        when { context.input.program == "/usr/bin/python3" };
         """)
-    box.write_config(extra='\n[tool.env]\ncommand = ["env"]\n')
+    box.write_config(extra='\n[tool.python3]\ncommand = ["/usr/bin/python3"]\n')
     box.start()
-    r = box.bash("export FOO=bar; NOT_EXPORTED=1; A=1 LD_PRELOAD=/x/evil.so USER=root env")
+    show = "/usr/bin/python3 -c 'import os, json; print(json.dumps(dict(os.environ)))'"
+    r = box.bash(f"export FOO=bar; NOT_EXPORTED=1; A=1 LD_PRELOAD=/x/evil.so USER=root {show}")
     assert r.returncode == 0, r.stderr
-    env = dict(line.split("=", 1) for line in r.stdout.splitlines())
+    env = json.loads(r.stdout)
     assert env["FOO"] == "bar"
     assert env["A"] == "1"
     assert "NOT_EXPORTED" not in env
@@ -394,3 +402,14 @@ def test_spawned_program_environment(box):
     # The table grants no path, so the Shell's cwd is not in its view.
     assert env["PWD"] == "/"
     assert env["HTTPS_PROXY"].startswith("http://127.0.0.1:")
+
+
+def test_log_redacts_words_that_came_from_expansions(box):
+    box.seed_policy()
+    box.write_config()
+    box.start()
+    r = box.bash('T=hunter2; F=-n; L=--color=always; grep $F "$T" $L --count src/main.rs')
+    assert r.returncode in (0, 1), r.stderr
+    d = [x for x in box.decisions() if x["strands.box.policy.action"] == "shell:exec"][-1]
+    words = [v["stringValue"] for v in d["process.command_args"]["values"]]
+    assert words == ["grep", "-n", "<redacted>", "--color=<redacted>", "--count", "src/main.rs"]

@@ -416,6 +416,90 @@ static void test_restart(void) {
   g_free(dir);
 }
 
+/* ---- inline `temporal { … }` (§1.3 primary, §2.1) -------------------------- */
+
+static void test_inline_temporal(void) {
+  /* the block is one operand of `&&`: only pushes with a flag are capped */
+  BoxPolicy *p = load("permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
+                      "@id(\"forced\") forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
+                      "when { context.input.program == \"git\" && context.input.arg_count > 1 &&\n"
+                      "       temporal { count_within(1h, Box::Action::\"shell:spawn\"::request{ input.program: \"git\" }) > 2 } };\n");
+  at(0);
+  json_object *two = spawn_input("git", "push");
+  json_object_object_add(two, "arg_count", json_object_new_int64(2));
+  json_object_object_add(two, "arg2", json_object_new_string("-f"));
+  g_assert_true(permits(p, "shell:spawn", json_object_get(two)));   /* 1st git request */
+  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push"))); /* 2nd, one argument */
+  g_assert_false(permits(p, "shell:spawn", json_object_get(two)));  /* 3rd: > 2, with a flag */
+  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push"))); /* 4th: the `&&` is false */
+  at(3601);
+  /* the first three left the window: 4th (at 0) and this one */
+  g_assert_true(permits(p, "shell:spawn", json_object_get(two)));
+  json_object_put(two);
+  box_policy_free(p);
+  /* `||` beside it is an ordinary Cedar `||`; inside the block it is refused */
+  assert_refused("forbid(principal, action == Box::Action::\"shell:exec\", resource) when { temporal {\n"
+                 "formerly within 1h (Box::Action::\"shell:exec\"::request{} || Box::Action::\"fs:read\"::request{}) } };",
+                 "`||` is not allowed in a temporal body");
+  assert_refused("forbid(principal, action == Box::Action::\"shell:exec\", resource) when {\n"
+                 "temporal { formerly within 1h Box::Action::\"shell:exec\"::request{} } + 1 > 0 };",
+                 "unexpected type: expected Long but saw Bool");
+  /* an inline block is a temporal clause for the cap-as-permit check */
+  assert_refused("permit(principal, action == Box::Action::\"shell:exec\", resource);\n"
+                 "permit(principal, action == Box::Action::\"shell:exec\", resource) when {\n"
+                 "temporal { count_within(1h, Box::Action::\"shell:exec\"::request{}) <= 3 } };",
+                 "policy writes a cap as a permit: the permit rule with no @id (rule 2) carries a temporal clause");
+}
+
+/* ---- requestId (§2.3): an outcome carries its request's id ------------------ */
+
+static const char *no_deploy_while_make_runs =
+    "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
+    "@id(\"make-running\") forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
+    "when { context.input.program == \"deploy\" }\n"
+    "when temporal { exists (r: String). (formerly within 1h Box::Action::\"shell:spawn\"::request{\n"
+    "  input.program: \"make\", requestId: r } && !formerly within 1h Box::Action::\"shell:spawn\"::response{ requestId: r }) };\n";
+
+static void test_request_id(void) {
+  char *dir = tmpdir();
+  BoxPolicy *p = load_with_history(no_deploy_while_make_runs, dir);
+  at(0);
+  g_assert_true(permits(p, "shell:spawn", spawn_input("deploy", NULL)));
+  g_assert_true(permits(p, "shell:spawn", spawn_input("make", NULL)));
+  g_assert_true(permits(p, "shell:spawn", spawn_input("make", "test")));
+  g_assert_false(permits(p, "shell:spawn", spawn_input("deploy", NULL))); /* two in flight */
+  at(1);
+  spawn_status(p, "make", NULL, 0); /* answers the first make */
+  g_assert_false(permits(p, "shell:spawn", spawn_input("deploy", NULL))); /* one still runs */
+  box_policy_free(p);
+  /* the recorded ids survive a restart (the first make stays answered); an
+   * outcome arriving after it finds no awaiting request and gets its own id */
+  p = load_with_history(no_deploy_while_make_runs, dir);
+  at(2);
+  g_assert_false(permits(p, "shell:spawn", spawn_input("deploy", NULL)));
+  spawn_status(p, "make", "test", 1);
+  g_assert_false(permits(p, "shell:spawn", spawn_input("deploy", NULL)));
+  box_policy_free(p);
+  rm_rf(dir);
+  g_free(dir);
+
+  /* in one run, a denied request awaits no outcome and a literal id matches */
+  p = load("permit(principal, action == Box::Action::\"shell:spawn\", resource)\n"
+           "  when { context.input.program != \"never\" };\n"
+           "@id(\"first\") forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
+           "when { context.input.program == \"check\" }\n"
+           "unless temporal { formerly within 1h Box::Action::\"shell:spawn\"::response{ requestId: \"req-1\", output.status: 0 } };\n");
+  at(0);
+  g_assert_false(permits(p, "shell:spawn", spawn_input("never", NULL))); /* req-0, denied */
+  g_assert_true(permits(p, "shell:spawn", spawn_input("make", NULL)));   /* req-1 */
+  g_assert_false(permits(p, "shell:spawn", spawn_input("check", NULL))); /* req-2 */
+  spawn_status(p, "never", NULL, 0); /* not awaited: carries its own id */
+  g_assert_false(permits(p, "shell:spawn", spawn_input("check", NULL)));
+  spawn_status(p, "make", NULL, 0); /* answers req-1 */
+  g_assert_true(permits(p, "shell:spawn", spawn_input("check", NULL)));
+  box_policy_free(p);
+}
+
 static void test_torn_tail(void) {
   char *dir = tmpdir();
   BoxPolicy *p = load_with_history(push_budget, dir);
@@ -527,6 +611,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/history/eval/previous-and-macros", test_previous_and_macros);
   g_test_add_func("/history/load/refusals", test_refusals);
   g_test_add_func("/history/store/restart", test_restart);
+  g_test_add_func("/history/eval/inline-temporal", test_inline_temporal);
+  g_test_add_func("/history/eval/request-id", test_request_id);
   g_test_add_func("/history/store/torn-tail", test_torn_tail);
   g_test_add_func("/history/store/unwritable", test_unwritable);
   g_test_add_func("/history/store/bounded-memory", test_bounded_memory);

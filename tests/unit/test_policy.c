@@ -515,8 +515,9 @@ static void test_decision_log(void) {
   char *text = NULL;
   g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
   char **lines = g_strsplit(text, "\n", -1);
-  g_assert_cmpuint(g_strv_length(lines), ==, 4);
-  g_assert_cmpstr(lines[3], ==, "");
+  /* per decision: the log record's line, then its span's line */
+  g_assert_cmpuint(g_strv_length(lines), ==, 7);
+  g_assert_cmpstr(lines[6], ==, "");
 
   /* line 1: the forbidden shell:exec */
   json_object *root = json_tokener_parse(lines[0]);
@@ -570,10 +571,33 @@ static void test_decision_log(void) {
   g_assert_cmpstr(json_object_get_string(arg1), ==, "todo.txt");
   const char *ids_path[] = {"12", "value", "arrayValue", "values", "0", "stringValue", NULL};
   g_assert_cmpstr(json_object_get_string(get_path(attrs, ids_path)), ==, "no-rm");
+
+  /* its span (runtime.md §8.2): INTERNAL, start = end, `policy <action>`, the same ids,
+   * resource, scope and attributes, and nothing but resourceSpans on its line */
+  json_object *span_root = json_tokener_parse(lines[1]);
+  g_assert_nonnull(span_root);
+  g_assert_cmpint(json_object_object_length(span_root), ==, 1);
+  const char *span_path[] = {"resourceSpans", "0", "scopeSpans", "0", "spans", "0", NULL};
+  const char *sscope_path[] = {"resourceSpans", "0", "scopeSpans", "0", "scope", "name", NULL};
+  const char *sres_path[] = {"resourceSpans", "0", "resource", "attributes", NULL};
+  g_assert_cmpstr(json_object_get_string(get_path(span_root, sscope_path)), ==, "strands-box.policy");
+  g_assert_cmpstr(json_object_to_json_string(get_path(span_root, sres_path)), ==,
+                  json_object_to_json_string(rattrs));
+  json_object *sp = get_path(span_root, span_path);
+  const char *name[] = {"name", NULL}, *kind[] = {"kind", NULL}, *stn[] = {"startTimeUnixNano", NULL},
+             *et[] = {"endTimeUnixNano", NULL};
+  g_assert_cmpstr(json_object_get_string(get_path(sp, name)), ==, "policy shell:exec");
+  g_assert_cmpint(json_object_get_int(get_path(sp, kind)), ==, 1);
+  g_assert_cmpstr(json_object_get_string(get_path(sp, tid)), ==, json_object_get_string(get_path(rec, tid)));
+  g_assert_cmpstr(json_object_get_string(get_path(sp, sid)), ==, json_object_get_string(get_path(rec, sid)));
+  g_assert_cmpstr(json_object_get_string(get_path(sp, stn)), ==, json_object_get_string(get_path(rec, tn)));
+  g_assert_cmpstr(json_object_get_string(get_path(sp, et)), ==, json_object_get_string(get_path(rec, tn)));
+  g_assert_cmpstr(json_object_to_json_string(get_path(sp, attrs_path)), ==, json_object_to_json_string(attrs));
+  json_object_put(span_root);
   json_object_put(root);
 
-  /* line 2: a permit: no reason, severity 9, file.path */
-  root = json_tokener_parse(lines[1]);
+  /* line 3: a permit: no reason, severity 9, file.path */
+  root = json_tokener_parse(lines[2]);
   rec = get_path(root, rec_path);
   g_assert_cmpint(json_object_get_int(get_path(rec, sev)), ==, 9);
   attrs = get_path(rec, attrs_path);
@@ -589,8 +613,8 @@ static void test_decision_log(void) {
   g_assert_cmpstr(attr_string(json_object_array_get_idx(attrs, 7)), ==, "~/src/project/todo.txt");
   json_object_put(root);
 
-  /* line 3: net:connect default deny; server.port is an OTLP intValue string */
-  root = json_tokener_parse(lines[2]);
+  /* line 5: net:connect default deny; server.port is an OTLP intValue string */
+  root = json_tokener_parse(lines[4]);
   rec = get_path(root, rec_path);
   attrs = get_path(rec, attrs_path);
   const char *port_path[] = {"9", "value", "intValue", NULL};
@@ -680,10 +704,12 @@ static void test_threads(void) {
   char *text = NULL;
   g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
   char **lines = g_strsplit(text, "\n", -1);
-  g_assert_cmpuint(g_strv_length(lines), ==, 8 * 500 + 1);
-  for (guint i = 0; i < 8 * 500; i++) {
+  /* a record and its span, never interleaved with another decision's */
+  g_assert_cmpuint(g_strv_length(lines), ==, 2 * 8 * 500 + 1);
+  for (guint i = 0; i < 2 * 8 * 500; i++) {
     json_object *o = json_tokener_parse(lines[i]);
     g_assert_nonnull(o);
+    g_assert_true(json_object_object_get_ex(o, i % 2 ? "resourceSpans" : "resourceLogs", NULL));
     json_object_put(o);
   }
   g_strfreev(lines);

@@ -29,6 +29,7 @@ typedef struct {
   const char *denial;        /* last_denial text, or NULL */
   bool drop_privileges;      /* run as nobody (EACCES from modes) */
   const char *cwd;
+  bool show_literal;         /* log each word's literal flag: L or E */
 } Fake;
 
 typedef struct {
@@ -39,6 +40,16 @@ typedef struct {
 static char *tmpdir;
 
 static void log_line(Fake *f, const char *kind, const BoxShellCommand *cmd) {
+  if (cmd && f->show_literal) {
+    g_assert_nonnull(cmd->literal);
+    GString *g = g_string_new(kind);
+    g_string_append_c(g, ' ');
+    for (int i = 0; i < cmd->argc; i++) g_string_append_c(g, cmd->literal[i] ? 'L' : 'E');
+    g_string_append_c(g, '\n');
+    box_write_all(f->log_fd, g->str, g->len);
+    g_string_free(g, TRUE);
+    return;
+  }
   char *s = cmd ? g_strdup_printf("%s %s\n", kind, cmd->command) : g_strdup_printf("%s\n", kind);
   box_write_all(f->log_fd, s, strlen(s));
   g_free(s);
@@ -290,10 +301,26 @@ static void test_redirections(void) {
   g_assert_cmpstr(r.err, ==, "strands-shell: /nonexistent/x: No such file or directory\n");
   g_assert_cmpstr(r.log, ==, "exec echo hi\nexec echo 1\n");
   result_free(&r);
-  r = run("seq 1 > /nonexistent/x");
+  r = run("git status > /nonexistent/x");  /* git: never one of the Shell's */
   g_assert_cmpint(r.status, ==, 1);
   g_assert_cmpstr(r.out, ==, "");
   g_assert_cmpstr(r.log, ==, "");  /* not spawned */
+  result_free(&r);
+}
+
+/* BoxShellCommand.literal: which words the script wrote as they are. */
+static void test_literal_words(void) {
+  Fake f = { 0 };
+  f.show_literal = true;
+  Result r = run_fake("x=secret; echo plain 'quoted' \"dq\" $x \"$x\" $(echo sub) *.nomatch {a,b} ~; "
+                      "f() { echo \"$1\" lit; }; f $x; notfound a $x", &f);
+  /* echo: plain quoted dq | $x "$x" | $(…)'s echo sub | *.nomatch | a b | ~ */
+  g_assert_cmpstr(r.log, ==,
+                  "exec LL\n"             /* echo sub, inside the substitution */
+                  "exec LLLLEEEEEEE\n"
+                  "exec LE\n"             /* f $x */
+                  "exec LEL\n"            /* echo "$1" lit, in f */
+                  "spawn LLE\n");
   result_free(&r);
 }
 
@@ -595,6 +622,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/shell/grep", test_grep);
   g_test_add_func("/shell/cd-pwd", test_cd_pwd);
   g_test_add_func("/shell/export", test_export);
+  g_test_add_func("/shell/literal-words", test_literal_words);
   g_test_add_func("/shell/conformance", test_conformance);
   int rc = g_test_run();
   char *cmd = g_strdup_printf("rm -rf '%s'", tmpdir);

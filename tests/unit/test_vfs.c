@@ -31,14 +31,27 @@ typedef struct {
   GMutex mu;
   GPtrArray *records; /* "action path operation verdict" */
   GPtrArray *commands_seen;
+  /* decisions on paths containing "pending" wait for release (10 s at most) */
+  GCond cond;
+  bool release;
+  int pending_started;
 } Fx;
 
 /* ---- policy stand-in: deny every path containing "secret" ---- */
 
 static BoxDecision *test_decide(void *data, int command, const char *action, json_object *input) {
-  (void)data;
+  Fx *fx = data;
   (void)command;
   const char *path = json_object_get_string(json_object_object_get(input, "path"));
+  if (strstr(path, "pending")) {
+    gint64 until = g_get_monotonic_time() + 10 * G_TIME_SPAN_SECOND;
+    g_mutex_lock(&fx->mu);
+    fx->pending_started++;
+    g_cond_broadcast(&fx->cond);
+    while (!fx->release)
+      if (!g_cond_wait_until(&fx->cond, &fx->mu, until)) break;
+    g_mutex_unlock(&fx->mu);
+  }
   BoxDecision *d = g_new0(BoxDecision, 1);
   d->action = g_strdup(action);
   d->resource = g_strdup(path);
@@ -68,6 +81,18 @@ static void test_record(void *data, int command, const char *action, json_object
                                decision->verdict == BOX_VERDICT_PERMIT ? "permit"
                                : decision->cause == BOX_CAUSE_ENFORCEMENT ? decision->rule
                                                                           : "deny");
+  g_mutex_lock(&fx->mu);
+  g_ptr_array_add(fx->records, line);
+  g_mutex_unlock(&fx->mu);
+}
+
+static void test_outcome(void *data, int command, const char *action, json_object *input,
+                         const char *result) {
+  Fx *fx = data;
+  (void)command;
+  const char *path = json_object_get_string(json_object_object_get(input, "path"));
+  const char *op = json_object_get_string(json_object_object_get(input, "operation"));
+  char *line = g_strdup_printf("outcome %s %s %s %s", action, path, op, result ? result : "error");
   g_mutex_lock(&fx->mu);
   g_ptr_array_add(fx->records, line);
   g_mutex_unlock(&fx->mu);
@@ -166,6 +191,7 @@ static void fx_setup(Fx *fx, gconstpointer data) {
   g_free(p);
 
   g_mutex_init(&fx->mu);
+  g_cond_init(&fx->cond);
   fx->records = g_ptr_array_new_with_free_func(g_free);
   const char *roots[] = {fx->home, NULL};
   const char *trees[] = {fx->floor_tree, NULL};
@@ -179,6 +205,7 @@ static void fx_setup(Fx *fx, gconstpointer data) {
       .decide = test_decide,
       .record = test_record,
       .decide_data = fx,
+      .outcome = test_outcome,
   };
   fx->vfs = box_vfs_start(&cfg, &err);
   g_assert_no_error(err);
@@ -187,8 +214,16 @@ static void fx_setup(Fx *fx, gconstpointer data) {
   g_strlcpy(active_mnt, fx->mnt, sizeof active_mnt);
 }
 
+static void release_pending(Fx *fx) {
+  g_mutex_lock(&fx->mu);
+  fx->release = true;
+  g_cond_broadcast(&fx->cond);
+  g_mutex_unlock(&fx->mu);
+}
+
 static void fx_teardown(Fx *fx, gconstpointer data) {
   (void)data;
+  release_pending(fx);
   box_vfs_stop(fx->vfs);
   active_mnt[0] = '\0';
   if (is_mounted(fx->mnt)) {
@@ -201,6 +236,7 @@ static void fx_teardown(Fx *fx, gconstpointer data) {
   g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
   g_ptr_array_unref(fx->records);
   g_mutex_clear(&fx->mu);
+  g_cond_clear(&fx->cond);
   g_free(fx->pass_home);
   g_free(fx->floor_file);
   g_free(fx->floor_tree);
@@ -1040,6 +1076,221 @@ static void test_concurrent(Fx *fx, gconstpointer data) {
   g_ptr_array_unref(r);
 }
 
+/* ---- liveness: pending decisions ---- */
+
+#define PENDING_OPENERS 3
+
+/* Openers of ~/pending-N whose decisions never come: each reports its errno. */
+static void worker_pending_end(Ctx *c) {
+  pid_t kids[PENDING_OPENERS];
+  int pipes[PENDING_OPENERS][2];
+  for (int i = 0; i < PENDING_OPENERS; i++) {
+    g_assert_cmpint(pipe(pipes[i]), ==, 0);
+    kids[i] = fork();
+    if (kids[i] == 0) {
+      char *p = g_strdup_printf("%s/pending-%d", c->fx->pass_home, i);
+      int fd = open(p, O_RDONLY);
+      int e = fd < 0 ? errno : 0;
+      if (write(pipes[i][1], &e, sizeof e) != sizeof e) _exit(1);
+      _exit(0);
+    }
+    close(pipes[i][1]);
+  }
+  gint64 t0 = g_get_monotonic_time();
+  GString *errs = g_string_new(NULL);
+  for (int i = 0; i < PENDING_OPENERS; i++) {
+    int e = -1;
+    if (read(pipes[i][0], &e, sizeof e) != sizeof e) e = -1;
+    g_string_append_printf(errs, "%s%d", i ? "," : "", e);
+    waitpid(kids[i], NULL, 0);
+  }
+  put(c, "errnos", "%s", errs->str);
+  put(c, "ms", "%ld", (long)((g_get_monotonic_time() - t0) / 1000));
+  g_string_free(errs, TRUE);
+}
+
+typedef struct {
+  Fx *fx;
+  int cmd;
+  int want;
+  bool ok;
+} Ender;
+
+/* Ends the command once `want` decisions are pending. */
+static void *end_thread(void *arg) {
+  Ender *e = arg;
+  gint64 until = g_get_monotonic_time() + 5 * G_TIME_SPAN_SECOND;
+  g_mutex_lock(&e->fx->mu);
+  while (e->fx->pending_started < e->want)
+    if (!g_cond_wait_until(&e->fx->cond, &e->fx->mu, until)) break;
+  e->ok = e->fx->pending_started >= e->want;
+  g_mutex_unlock(&e->fx->mu);
+  box_vfs_command_end(e->fx->vfs, e->cmd);
+  return NULL;
+}
+
+/* A command that ends while its requests wait for decisions: they are
+ * answered EINTR at once (the callers are not left in D state until the
+ * decision comes), and the loop threads stayed free meanwhile. */
+static void test_pending_end(Fx *fx, gconstpointer data) {
+  (void)data;
+  for (int i = 0; i < PENDING_OPENERS; i++) {
+    char *p = g_strdup_printf("%s/pending-%d", fx->home, i);
+    write_file(p, "p\n");
+    g_free(p);
+  }
+  int cmd = box_vfs_command_new(fx->vfs);
+  Ender e = {fx, cmd, PENDING_OPENERS, false};
+  pthread_t th;
+  g_assert_cmpint(pthread_create(&th, NULL, end_thread, &e), ==, 0);
+  GHashTable *h = run_worker(fx, cmd, true, worker_pending_end);
+  pthread_join(th, NULL);
+  g_assert_true(e.ok);
+  g_assert_cmpstr(val(h, "errnos"), ==, "4,4,4"); /* EINTR */
+  g_assert_cmpint(atol(val(h, "ms")), <, 5000);
+  g_assert_cmpuint(box_vfs_debug_cancelled(fx->vfs), >=, PENDING_OPENERS);
+  g_hash_table_unref(h);
+  /* The decisions, once made, are still logged (and nothing is done). */
+  release_pending(fx);
+  box_vfs_stop(fx->vfs);
+  fx->vfs = NULL;
+  GPtrArray *r = take_records(fx);
+  guint pending = 0, undone = 0;
+  for (guint i = 0; i < r->len; i++) {
+    if (!strstr(r->pdata[i], "pending-")) continue;
+    if (g_str_has_prefix(r->pdata[i], "outcome ")) {
+      /* a cancelled request did nothing: its permit's outcome is an error */
+      g_assert_true(g_str_has_suffix(r->pdata[i], " error"));
+      undone++;
+    } else {
+      pending++;
+    }
+  }
+  g_assert_cmpuint(pending, ==, PENDING_OPENERS);
+  g_assert_cmpuint(undone, ==, PENDING_OPENERS);
+  g_ptr_array_unref(r);
+}
+
+/* SIGKILL of a caller whose OPEN waits for a decision: the kernel sends
+ * FUSE_INTERRUPT, the request is answered EINTR and the process dies at
+ * once instead of waiting in D state for the decision. */
+static void worker_pending_kill(Ctx *c) {
+  pid_t kid = fork();
+  if (kid == 0) {
+    char *p = g_strdup_printf("%s/pending-k", c->fx->pass_home);
+    int fd = open(p, O_RDONLY);
+    _exit(fd < 0 ? 2 : 0);
+  }
+  usleep(300 * 1000);
+  gint64 t0 = g_get_monotonic_time();
+  kill(kid, SIGKILL);
+  int st = 0;
+  waitpid(kid, &st, 0);
+  put(c, "kill_ms", "%ld", (long)((g_get_monotonic_time() - t0) / 1000));
+  put(c, "signaled", "%d", WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+}
+
+static void test_pending_interrupt(Fx *fx, gconstpointer data) {
+  (void)data;
+  char *p = g_build_filename(fx->home, "pending-k", NULL);
+  write_file(p, "k\n");
+  g_free(p);
+  int cmd = box_vfs_command_new(fx->vfs);
+  GHashTable *h = run_worker(fx, cmd, true, worker_pending_kill);
+  g_assert_cmpstr(val(h, "signaled"), ==, "9");
+  g_assert_cmpint(atol(val(h, "kill_ms")), <, 2000); /* the decision waits 10 s */
+  g_assert_cmpuint(box_vfs_debug_cancelled(fx->vfs), >=, 1);
+  g_hash_table_unref(h);
+  release_pending(fx);
+  box_vfs_command_end(fx->vfs, cmd);
+}
+
+/* A process in a PID namespace nested below the worker's (unshare -p,
+ * bwrap) is placed by walking up with NS_GET_PARENT. */
+static void worker_nested(Ctx *c) {
+  if (unshare(CLONE_NEWPID) != 0) {
+    put(c, "nested", "unshare %d", errno);
+    return;
+  }
+  pid_t kid = fork();
+  if (kid == 0) {
+    char *p = g_strconcat(c->fx->pass_home, "/hello.txt", NULL);
+    int e;
+    char *t = slurp(p, &e);
+    _exit(e == 0 && strcmp(t, "hello world\n") == 0 ? 0 : (e ? e : 100));
+  }
+  int st = 0;
+  waitpid(kid, &st, 0);
+  put(c, "nested", "%d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
+static void test_nested_pidns(Fx *fx, gconstpointer data) {
+  (void)data;
+  int cmd = box_vfs_command_new(fx->vfs);
+  GHashTable *h = run_worker(fx, cmd, true, worker_nested);
+  g_assert_cmpstr(val(h, "nested"), ==, "0");
+  g_hash_table_unref(h);
+  GPtrArray *r = take_records(fx);
+  g_assert_cmpuint(count_records(r, "fs:read ~/hello.txt read_content permit"), ==, 1);
+  g_ptr_array_unref(r);
+  box_vfs_command_end(fx->vfs, cmd);
+}
+
+/* ---- the history raiser: the outcome of each permitted effect ---- */
+
+static void worker_outcome(Ctx *c) {
+  char *a = g_strconcat(c->fx->pass_home, "/out.txt", NULL);
+  char *b = g_strconcat(c->fx->pass_home, "/moved.txt", NULL);
+  char *d = g_strconcat(c->fx->pass_home, "/dir", NULL);
+  int fd = open(a, O_CREAT | O_WRONLY | O_EXCL, 0644);
+  put(c, "create", "%d", fd < 0 ? errno : 0);
+  if (fd >= 0) close(fd);
+  put(c, "rename", "%d", err_of(rename(a, b)));
+  put(c, "mkdir", "%d", err_of(mkdir(d, 0755)));
+  char *f = g_strconcat(d, "/f", NULL);
+  int fd2 = open(f, O_CREAT | O_WRONLY, 0644);
+  if (fd2 >= 0) close(fd2);
+  g_free(f);
+  put(c, "rmdir", "%d", err_of(rmdir(d))); /* ENOTEMPTY: permitted, did not happen */
+  g_free(a);
+  g_free(b);
+  g_free(d);
+}
+
+static void test_outcomes(Fx *fx, gconstpointer data) {
+  (void)data;
+  int cmd = box_vfs_command_new(fx->vfs);
+  GHashTable *h = run_worker(fx, cmd, true, worker_outcome);
+  g_assert_cmpstr(val(h, "create"), ==, "0");
+  g_assert_cmpstr(val(h, "rmdir"), ==, "39");
+  g_hash_table_unref(h);
+  GPtrArray *r = take_records(fx);
+  const char *want[] = {
+      "fs:write ~/out.txt write_content permit",
+      "outcome fs:write ~/out.txt write_content descriptor_issued",
+      "fs:move ~/out.txt rename permit",
+      "fs:read ~/out.txt read_content permit",
+      "fs:move ~/moved.txt rename permit",
+      "outcome fs:move ~/out.txt rename completed",
+      "outcome fs:read ~/out.txt read_content completed",
+      "outcome fs:move ~/moved.txt rename completed",
+      "fs:write ~/dir create_dir permit",
+      "outcome fs:write ~/dir create_dir completed",
+      "fs:delete ~/dir remove_dir permit",
+      "outcome fs:delete ~/dir remove_dir error",
+      NULL};
+  assert_in_order(r, want);
+  /* one outcome per permit, none for a denial */
+  guint permits = 0, outcomes = 0;
+  for (guint i = 0; i < r->len; i++) {
+    if (g_str_has_suffix(r->pdata[i], " permit")) permits++;
+    if (g_str_has_prefix(r->pdata[i], "outcome ")) outcomes++;
+  }
+  g_assert_cmpuint(permits, ==, outcomes);
+  g_ptr_array_unref(r);
+  box_vfs_command_end(fx->vfs, cmd);
+}
+
 static void skip_all(void) { g_test_skip("needs root and /dev/fuse"); }
 
 int main(int argc, char **argv) {
@@ -1058,5 +1309,9 @@ int main(int argc, char **argv) {
   g_test_add("/vfs/concurrent", Fx, NULL, fx_setup, test_concurrent, fx_teardown);
   g_test_add("/vfs/git", Fx, NULL, fx_setup, test_git, fx_teardown);
   g_test_add("/vfs/race-symlink-swap", Fx, NULL, fx_setup, test_race, fx_teardown);
+  g_test_add("/vfs/pending-end", Fx, NULL, fx_setup, test_pending_end, fx_teardown);
+  g_test_add("/vfs/pending-interrupt", Fx, NULL, fx_setup, test_pending_interrupt, fx_teardown);
+  g_test_add("/vfs/nested-pidns", Fx, NULL, fx_setup, test_nested_pidns, fx_teardown);
+  g_test_add("/vfs/outcomes", Fx, NULL, fx_setup, test_outcomes, fx_teardown);
   return g_test_run();
 }

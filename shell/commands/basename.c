@@ -1,0 +1,55 @@
+/* basename.c — GNU basename: NAME [SUFFIX], -a, -s SUFFIX, -z. */
+#include <string.h>
+
+#include "shell/commands/util.h"
+
+static char *base_of(const char *s, const char *suffix) {
+  size_t n = strlen(s);
+  while (n > 1 && s[n - 1] == '/') n--;
+  if (n == 1 && s[0] == '/') return g_strdup("/");
+  if (n == 0) return g_strdup("");
+  size_t b = n;
+  while (b > 0 && s[b - 1] != '/') b--;
+  char *r = g_strndup(s + b, n - b);
+  if (suffix && *suffix) {
+    size_t rl = strlen(r), sl = strlen(suffix);
+    if (rl > sl && strcmp(r + rl - sl, suffix) == 0) r[rl - sl] = 0;
+  }
+  return r;
+}
+
+static const struct option longopts[] = {
+  { "multiple", no_argument, NULL, 'a' }, { "suffix", required_argument, NULL, 's' },
+  { "zero", no_argument, NULL, 'z' }, { NULL, 0, NULL, 0 },
+};
+
+int box_cmd_basename(BoxCmd *c) {
+  bool multiple = false, zero = false;
+  const char *suffix = NULL;
+  bx_getopt_start(NULL);
+  int ch;
+  while ((ch = bx_getopt(c, "basename", "+as:z", longopts)) != -1) {
+    switch (ch) {
+    case 'a': multiple = true; break;
+    case 's': suffix = optarg; multiple = true; break;
+    case 'z': zero = true; break;
+    default: return 1;
+    }
+  }
+  int n = c->argc - optind;
+  if (n < 1) { bx_usage(c, "basename", "missing operand"); return 1; }
+  if (!multiple && n > 2) {
+    char *q = bx_quote_always(c->argv[optind + 2]);
+    bx_usage(c, "basename", "extra operand %s", q);
+    g_free(q);
+    return 1;
+  }
+  if (!multiple && n == 2) suffix = c->argv[optind + 1], n = 1;
+  for (int i = 0; i < n; i++) {
+    char *b = base_of(c->argv[optind + i], suffix);
+    box_out_puts(c->out, b);
+    box_out_putc(c->out, zero ? '\0' : '\n');
+    g_free(b);
+  }
+  return 0;
+}

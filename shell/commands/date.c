@@ -1,0 +1,163 @@
+/* date.c — GNU date: [+FORMAT], -d STRING, -u, -r FILE, -I[FMT], -R,
+ * --rfc-3339=FMT; GNU's %N and %:z on top of strftime. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "shell/commands/util.h"
+
+/* strftime with GNU date's extras (%N, %:z, %::z, %-N handled as %N). */
+static void format_time(GString *out, const char *fmt, const struct timespec *ts, const struct tm *tm) {
+  GString *f = g_string_new(NULL);
+  for (const char *p = fmt; *p; p++) {
+    if (*p != '%') { g_string_append_c(f, *p); continue; }
+    const char *q = p + 1;
+    char flag = 0;
+    if (*q == '-' || *q == '_' || *q == '0' || *q == '^' || *q == '#') flag = *q++;
+    int width = -1;
+    if (g_ascii_isdigit(*q)) { width = 0; while (g_ascii_isdigit(*q)) width = width * 10 + (*q++ - '0'); }
+    if (*q == 'N') {
+      char ns[16];
+      snprintf(ns, sizeof ns, "%09ld", ts->tv_nsec);
+      int w = width < 0 ? 9 : MIN(width, 9);
+      g_string_append_len(f, ns, w);
+      p = q;
+      continue;
+    }
+    int colons = 0;
+    while (q[colons] == ':') colons++;
+    if (colons && q[colons] == 'z') {
+      long off = tm->tm_gmtoff;
+      char sign = off < 0 ? '-' : '+';
+      if (off < 0) off = -off;
+      if (colons == 1) g_string_append_printf(f, "%c%02ld:%02ld", sign, off / 3600, off / 60 % 60);
+      else g_string_append_printf(f, "%c%02ld:%02ld:%02ld", sign, off / 3600, off / 60 % 60, off % 60);
+      p = q + colons;
+      continue;
+    }
+    if (*p && p[1] == '%') { g_string_append(f, "%%"); p++; continue; }
+    (void)flag;
+    g_string_append_c(f, '%');
+  }
+  /* strftime cannot tell an empty result from an error: add a marker */
+  g_string_append_c(f, '\x01');
+  size_t cap = 256 + f->len * 8;
+  char *buf = g_malloc(cap);
+  size_t n;
+  while ((n = strftime(buf, cap, f->str, tm)) == 0) { cap *= 2; buf = g_realloc(buf, cap); if (cap > (1 << 24)) break; }
+  if (n > 0) g_string_append_len(out, buf, (gssize)n - 1);
+  g_free(buf);
+  g_string_free(f, TRUE);
+}
+
+static const struct option longopts[] = {
+  { "date", required_argument, NULL, 'd' }, { "utc", no_argument, NULL, 'u' },
+  { "universal", no_argument, NULL, 'u' }, { "reference", required_argument, NULL, 'r' },
+  { "iso-8601", optional_argument, NULL, 'I' }, { "rfc-email", no_argument, NULL, 'R' },
+  { "rfc-2822", no_argument, NULL, 'R' }, { "rfc-3339", required_argument, NULL, 'T' },
+  { NULL, 0, NULL, 0 },
+};
+
+int box_cmd_date(BoxCmd *c) {
+  bool utc = false;
+  const char *dstr = NULL, *ref = NULL, *iso = NULL, *rfc3339 = NULL;
+  bool rfc = false, have_iso = false;
+  bx_getopt_start(NULL);
+  int ch;
+  while ((ch = bx_getopt(c, "date", "d:ur:I::R", longopts)) != -1) {
+    switch (ch) {
+    case 'd': dstr = optarg; break;
+    case 'u': utc = true; break;
+    case 'r': ref = optarg; break;
+    case 'I': have_iso = true; iso = optarg ? optarg : "date"; break;
+    case 'R': rfc = true; break;
+    case 'T': rfc3339 = optarg; break;
+    default: return 1;
+    }
+  }
+  const char *fmt = NULL;
+  for (int i = optind; i < c->argc; i++) {
+    const char *a = c->argv[i];
+    if (a[0] == '+' && !fmt) { fmt = a + 1; continue; }
+    char *q = bx_quote_always(a);
+    if (fmt || dstr || i > optind) bx_usage(c, "date", "extra operand %s", q);
+    else bx_err(c, "date", "invalid date %s", q);
+    g_free(q);
+    return 1;
+  }
+  if ((have_iso || rfc || rfc3339) && fmt) {
+    bx_usage(c, "date", "multiple output formats specified");
+    return 1;
+  }
+  /* the Shell's TZ (exported or not, as the process environment would have it) */
+  const char *tz = box_var_get(c->sh, "TZ");
+  char *old_tz = g_strdup(g_getenv("TZ"));
+  if (utc) g_setenv("TZ", "UTC0", TRUE);
+  else if (tz) g_setenv("TZ", tz, TRUE);
+  tzset();
+  int status = 0;
+  struct timespec ts;
+  if (ref) {
+    struct stat st;
+    if (stat(ref, &st) != 0) {
+      bx_ferr(c, "date", ref, errno);
+      status = 1;
+      goto out;
+    }
+    ts = st.st_mtim;
+  } else if (dstr) {
+    if (!bx_parse_date(dstr, utc, &ts)) {
+      char *q = bx_quote_always(dstr);
+      bx_err(c, "date", "invalid date %s", q);
+      g_free(q);
+      status = 1;
+      goto out;
+    }
+  } else {
+    clock_gettime(CLOCK_REALTIME, &ts);
+  }
+  struct tm tm;
+  localtime_r(&ts.tv_sec, &tm);
+  if (have_iso) {
+    if (!strcmp(iso, "date") || !strcmp(iso, "")) fmt = "%Y-%m-%d";
+    else if (!strcmp(iso, "hours")) fmt = "%Y-%m-%dT%H%:z";
+    else if (!strcmp(iso, "minutes")) fmt = "%Y-%m-%dT%H:%M%:z";
+    else if (!strcmp(iso, "seconds")) fmt = "%Y-%m-%dT%H:%M:%S%:z";
+    else if (!strcmp(iso, "ns")) fmt = "%Y-%m-%dT%H:%M:%S,%N%:z";
+    else {
+      char *q = bx_quote_always(iso);
+      bx_usage(c, "date", "invalid argument %s for '--iso-8601'\nValid arguments are:\n  - 'hours'\n  - 'minutes'\n  - 'date'\n  - 'seconds'\n  - 'ns'", q);
+      g_free(q);
+      status = 1;
+      goto out;
+    }
+  } else if (rfc) {
+    fmt = "%a, %d %b %Y %H:%M:%S %z";
+  } else if (rfc3339) {
+    if (!strcmp(rfc3339, "date")) fmt = "%Y-%m-%d";
+    else if (!strcmp(rfc3339, "seconds")) fmt = "%Y-%m-%d %H:%M:%S%:z";
+    else if (!strcmp(rfc3339, "ns")) fmt = "%Y-%m-%d %H:%M:%S.%N%:z";
+    else {
+      char *q = bx_quote_always(rfc3339);
+      bx_usage(c, "date", "invalid argument %s for '--rfc-3339'\nValid arguments are:\n  - 'date'\n  - 'seconds'\n  - 'ns'", q);
+      g_free(q);
+      status = 1;
+      goto out;
+    }
+  } else if (!fmt) {
+    fmt = "%a %b %e %H:%M:%S %Z %Y";
+  }
+  GString *s = g_string_new(NULL);
+  format_time(s, fmt, &ts, &tm);
+  g_string_append_c(s, '\n');
+  box_out_write(c->out, s->str, s->len);
+  g_string_free(s, TRUE);
+out:
+  if (old_tz) g_setenv("TZ", old_tz, TRUE); else g_unsetenv("TZ");
+  g_free(old_tz);
+  tzset();
+  return status;
+}

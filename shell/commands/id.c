@@ -1,0 +1,88 @@
+/* id.c — GNU id: uid=…(…) gid=…(…) groups=…; -u -g -G -n -r, a user name. */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shell/commands/util.h"
+
+static const struct option longopts[] = {
+  { "user", no_argument, NULL, 'u' }, { "group", no_argument, NULL, 'g' },
+  { "groups", no_argument, NULL, 'G' }, { "name", no_argument, NULL, 'n' },
+  { "real", no_argument, NULL, 'r' }, { "zero", no_argument, NULL, 'z' }, { NULL, 0, NULL, 0 },
+};
+
+static void put_id(BoxCmd *c, unsigned id, bool name, bool user) {
+  if (name) {
+    if (user) { struct passwd *pw = getpwuid(id); if (pw) { box_out_puts(c->out, pw->pw_name); return; } }
+    else { struct group *gr = getgrgid(id); if (gr) { box_out_puts(c->out, gr->gr_name); return; } }
+  }
+  box_out_printf(c->out, "%u", id);
+}
+
+int box_cmd_id(BoxCmd *c) {
+  bool ou = false, og = false, oG = false, name = false, real = false, zero = false;
+  bx_getopt_start(NULL);
+  int ch;
+  while ((ch = bx_getopt(c, "id", "ugGnrza", longopts)) != -1) {
+    switch (ch) {
+    case 'u': ou = true; break;
+    case 'g': og = true; break;
+    case 'G': oG = true; break;
+    case 'n': name = true; break;
+    case 'r': real = true; break;
+    case 'z': zero = true; break;
+    case 'a': break;
+    default: return 1;
+    }
+  }
+  if (ou + og + oG > 1) { bx_usage(c, "id", "cannot print \"only\" of more than one choice"); return 1; }
+  if ((name || real) && !(ou || og || oG)) { bx_err(c, "id", "cannot print only names or real IDs in default format"); return 1; }
+  uid_t uid = real ? getuid() : geteuid();
+  gid_t gid = real ? getgid() : getegid();
+  gid_t groups[256];
+  int ng = 0;
+  if (optind < c->argc) {
+    struct passwd *pw = getpwnam(c->argv[optind]);
+    if (!pw) {
+      char *q = bx_quote_always(c->argv[optind]);
+      bx_err(c, "id", "%s: no such user", q);
+      g_free(q);
+      return 1;
+    }
+    uid = pw->pw_uid;
+    gid = pw->pw_gid;
+    ng = 256;
+    if (getgrouplist(pw->pw_name, gid, groups, &ng) < 0) ng = 0;
+  } else {
+    groups[0] = gid;
+    int k = getgroups(255, groups + 1);
+    ng = 1 + (k > 0 ? k : 0);
+    /* drop a duplicate of the primary group */
+    for (int i = 1; i < ng; i++) if (groups[i] == gid) { memmove(groups + i, groups + i + 1, (size_t)(ng - i - 1) * sizeof *groups); ng--; i--; }
+  }
+  char end = zero ? '\0' : '\n';
+  if (ou) { put_id(c, uid, name, true); box_out_putc(c->out, end); return 0; }
+  if (og) { put_id(c, gid, name, false); box_out_putc(c->out, end); return 0; }
+  if (oG) {
+    for (int i = 0; i < ng; i++) { if (i) box_out_putc(c->out, zero ? '\0' : ' '); put_id(c, groups[i], name, false); }
+    box_out_putc(c->out, end);
+    return 0;
+  }
+  struct passwd *pw = getpwuid(uid);
+  struct group *gr = getgrgid(gid);
+  box_out_printf(c->out, "uid=%u", (unsigned)uid);
+  if (pw) box_out_printf(c->out, "(%s)", pw->pw_name);
+  box_out_printf(c->out, " gid=%u", (unsigned)gid);
+  if (gr) box_out_printf(c->out, "(%s)", gr->gr_name);
+  box_out_puts(c->out, " groups=");
+  for (int i = 0; i < ng; i++) {
+    if (i) box_out_putc(c->out, ',');
+    box_out_printf(c->out, "%u", (unsigned)groups[i]);
+    struct group *g = getgrgid(groups[i]);
+    if (g) box_out_printf(c->out, "(%s)", g->gr_name);
+  }
+  box_out_putc(c->out, '\n');
+  return 0;
+}

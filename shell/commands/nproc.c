@@ -1,0 +1,48 @@
+/* nproc.c — GNU nproc: usable processors; --all, --ignore=N. */
+#include <sched.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "shell/commands/util.h"
+
+static const struct option longopts[] = {
+  { "all", no_argument, NULL, 'a' }, { "ignore", required_argument, NULL, 'i' }, { NULL, 0, NULL, 0 },
+};
+
+int box_cmd_nproc(BoxCmd *c) {
+  bool all = false;
+  long ignore = 0;
+  bx_getopt_start(NULL);
+  int ch;
+  while ((ch = bx_getopt(c, "nproc", "", longopts)) != -1) {
+    if (ch == 'a') all = true;
+    else if (ch == 'i') {
+      char *end;
+      ignore = strtol(optarg, &end, 10);
+      if (*end || ignore < 0) {
+        char *q = bx_quote_always(optarg);
+        bx_err(c, "nproc", "invalid number: %s", q);
+        g_free(q);
+        return 1;
+      }
+    } else return 1;
+  }
+  if (optind < c->argc) {
+    char *q = bx_quote_always(c->argv[optind]);
+    bx_usage(c, "nproc", "extra operand %s", q);
+    g_free(q);
+    return 1;
+  }
+  long n;
+  if (all) n = sysconf(_SC_NPROCESSORS_CONF);
+  else {
+    cpu_set_t set;
+    n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
+    const char *omp = box_var_get(c->sh, "OMP_NUM_THREADS");
+    if (omp && atol(omp) > 0) n = atol(omp);
+  }
+  n -= ignore;
+  if (n < 1) n = 1;
+  box_out_printf(c->out, "%ld\n", n);
+  return 0;
+}

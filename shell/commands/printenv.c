@@ -1,0 +1,43 @@
+/* printenv.c — GNU printenv: [-0] [VARIABLE]... of the exported environment. */
+#include <string.h>
+
+#include "shell/commands/util.h"
+
+static const struct option longopts[] = {
+  { "null", no_argument, NULL, '0' }, { NULL, 0, NULL, 0 },
+};
+
+int box_cmd_printenv(BoxCmd *c) {
+  bool zero = false;
+  bx_getopt_start(NULL);
+  int ch;
+  while ((ch = bx_getopt(c, "printenv", "0", longopts)) != -1) {
+    if (ch == '0') zero = true;
+    else return 2;
+  }
+  char **env = box_var_environ(c->sh);
+  int status = 0;
+  if (optind >= c->argc) {
+    for (char **e = env; *e; e++) {
+      box_out_puts(c->out, *e);
+      box_out_putc(c->out, zero ? '\0' : '\n');
+    }
+  } else {
+    for (int i = optind; i < c->argc; i++) {
+      const char *name = c->argv[i];
+      size_t n = strlen(name);
+      bool found = false;
+      if (!strchr(name, '='))
+        for (char **e = env; *e; e++)
+          if (!strncmp(*e, name, n) && (*e)[n] == '=') {
+            box_out_puts(c->out, *e + n + 1);
+            box_out_putc(c->out, zero ? '\0' : '\n');
+            found = true;
+            break;
+          }
+      if (!found) status = 1;
+    }
+  }
+  g_strfreev(env);
+  return status;
+}

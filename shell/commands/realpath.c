@@ -1,0 +1,86 @@
+/* realpath.c — GNU realpath: -e -m -s -q -z, --relative-to. */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shell/commands/util.h"
+
+static char *lexical(const char *p) {
+  GString *r = g_string_new(NULL);
+  if (p[0] != '/') { char *cwd = g_get_current_dir(); g_string_assign(r, cwd); g_free(cwd); }
+  gchar **parts = g_strsplit(p, "/", -1);
+  for (gchar **x = parts; *x; x++) {
+    if (!**x || !strcmp(*x, ".")) continue;
+    if (!strcmp(*x, "..")) { char *sl = strrchr(r->str, '/'); if (sl) g_string_truncate(r, (gsize)(sl - r->str)); continue; }
+    g_string_append_c(r, '/');
+    g_string_append(r, *x);
+  }
+  g_strfreev(parts);
+  if (!r->len) g_string_assign(r, "/");
+  return g_string_free(r, FALSE);
+}
+
+static char *relative(const char *path, const char *base) {
+  gchar **tp = g_strsplit(path, "/", -1), **bp = g_strsplit(base, "/", -1);
+  int i = 0;
+  while (tp[i] && bp[i] && !strcmp(tp[i], bp[i])) i++;
+  GString *r = g_string_new(NULL);
+  for (int j = i; bp[j]; j++) if (*bp[j]) g_string_append(r, r->len ? "/.." : "..");
+  for (int j = i; tp[j]; j++) if (*tp[j]) { if (r->len) g_string_append_c(r, '/'); g_string_append(r, tp[j]); }
+  if (!r->len) g_string_assign(r, ".");
+  g_strfreev(tp);
+  g_strfreev(bp);
+  return g_string_free(r, FALSE);
+}
+
+static const struct option longopts[] = {
+  { "canonicalize-existing", no_argument, NULL, 'e' }, { "canonicalize-missing", no_argument, NULL, 'm' },
+  { "no-symlinks", no_argument, NULL, 's' }, { "strip", no_argument, NULL, 's' },
+  { "quiet", no_argument, NULL, 'q' }, { "zero", no_argument, NULL, 'z' },
+  { "relative-to", required_argument, NULL, 'R' }, { "logical", no_argument, NULL, 'L' },
+  { "physical", no_argument, NULL, 'P' }, { NULL, 0, NULL, 0 },
+};
+
+int box_cmd_realpath(BoxCmd *c) {
+  int mode = 0;
+  bool nosym = false, quiet = false, zero = false;
+  const char *rel = NULL;
+  bx_getopt_start(NULL);
+  int ch;
+  while ((ch = bx_getopt(c, "realpath", "emsqzLP", longopts)) != -1) {
+    switch (ch) {
+    case 'e': mode = 1; break;
+    case 'm': mode = 2; break;
+    case 's': nosym = true; break;
+    case 'q': quiet = true; break;
+    case 'z': zero = true; break;
+    case 'R': rel = optarg; break;
+    case 'L': case 'P': break;
+    default: return 1;
+    }
+  }
+  if (optind >= c->argc) { bx_usage(c, "realpath", "missing operand"); return 1; }
+  char *base = NULL;
+  if (rel) {
+    int err;
+    base = nosym ? lexical(rel) : bx_canonicalize(rel, mode, &err);
+    if (!base) { if (!quiet) bx_ferr(c, "realpath", rel, err); return 1; }
+  }
+  int status = 0;
+  for (int i = optind; i < c->argc; i++) {
+    const char *p = c->argv[i];
+    int err = 0;
+    char *r = nosym ? lexical(p) : bx_canonicalize(p, mode, &err);
+    if (!r) {
+      if (!quiet) bx_ferr(c, "realpath", p, err);
+      status = 1;
+      continue;
+    }
+    if (base) { char *x = relative(r, base); g_free(r); r = x; }
+    box_out_puts(c->out, r);
+    box_out_putc(c->out, zero ? '\0' : '\n');
+    g_free(r);
+  }
+  g_free(base);
+  return status;
+}

@@ -1,0 +1,19 @@
+/* whoami.c — the effective user's name. */
+#include <pwd.h>
+#include <unistd.h>
+
+#include "shell/commands/util.h"
+
+int box_cmd_whoami(BoxCmd *c) {
+  if (c->argc > 1) {
+    char *q = bx_quote_always(c->argv[1]);
+    bx_usage(c, "whoami", "extra operand %s", q);
+    g_free(q);
+    return 1;
+  }
+  uid_t u = geteuid();
+  struct passwd *pw = getpwuid(u);
+  if (!pw) { bx_err(c, "whoami", "cannot find name for user ID %u", (unsigned)u); return 1; }
+  box_out_printf(c->out, "%s\n", pw->pw_name);
+  return 0;
+}

@@ -1,0 +1,82 @@
+"""The mount under load: the fsx-style checker (tests/posix/fsx.py) for 30 s
+through a stand-alone boxfs mount (bench/boxfs-run, real policy engine and
+decisions), and stress-ng's directory, rename and I/O stressors run as a real
+box's tool (`box run`, [tool.stress-ng]) over the workspace.  The 10-minute
+fsx run is by hand:
+    bench/boxfs-run --root DIR -- python3 tests/posix/fsx.py --seconds 600
+Needs root and /dev/fuse."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BUILD
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FSX = os.path.join(ROOT, "tests", "posix", "fsx.py")
+RUN = str(BUILD / "bench" / "boxfs-run")
+
+needs_mount = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/fuse")
+                                 or not os.path.exists(RUN), reason="needs root, /dev/fuse, a build")
+
+
+@needs_mount
+def test_fsx_30s_through_the_mount(tmp_path):
+    d = tmp_path / "w"
+    d.mkdir()
+    r = subprocess.run([RUN, "--root", str(d), "--", sys.executable, FSX, "--seconds", "30"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = json.loads(r.stdout)
+    assert out["mismatches"] == 0
+    assert out["ops"] > 1000
+    # every kind of operation ran
+    assert set(out["by_op"]) == {"write", "append", "truncate", "read", "mmap", "rename",
+                                 "fsync", "reopen"}
+    assert "decisions (0 denied)" in r.stderr
+    assert list(d.iterdir()) == []  # it cleaned up after itself
+
+
+@needs_mount
+def test_fsx_detects_a_wrong_model(tmp_path):
+    """The checker can fail: a file changed behind its back is reported."""
+    d = tmp_path / "w"
+    d.mkdir()
+    r = subprocess.run([sys.executable, "-c", f"""
+import os, runpy, sys, threading, time
+sys.argv = ["fsx", "--seconds", "3", "--files", "1", {str(d)!r}]
+def meddle():
+    time.sleep(0.5)
+    for root, _, files in os.walk({str(d)!r}):
+        for f in files:
+            with open(os.path.join(root, f), "r+b") as fh:
+                fh.write(b"#" * 64)
+threading.Thread(target=meddle, daemon=True).start()
+runpy.run_path({FSX!r}, run_name="__main__")
+"""], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert json.loads(r.stdout)["mismatches"] == 1
+
+
+@pytest.mark.skipif(shutil.which("stress-ng") is None, reason="stress-ng not installed")
+@needs_mount
+def test_stress_ng_as_a_box_tool(box):
+    box.seed_policy(extra="""
+        permit(principal, action == Box::Action::"shell:spawn", resource)
+        when { context.input.program == "stress-ng" };
+        """)
+    box.write_config(extra='\n[tool.stress-ng]\ncommand = ["stress-ng"]\n'
+                           'filesystem.write = ["~/src/project"]\n')
+    box.start()
+    r = box.bash("mkdir -p st && stress-ng --temp-path st --dir 2 --dir-ops 2000 "
+                 "--rename 2 --rename-ops 20000 --hdd 1 --hdd-bytes 16m --hdd-ops 2000 "
+                 "--timeout 20s --verify --metrics-brief", timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    text = r.stdout + r.stderr
+    assert "successful run completed" in text or "passed: " in text, text
+    assert "failed: 0" in text or " failed" not in text.replace("failed: 0", ""), text
+    # the stressors removed what they made
+    assert [p.name for p in (box.workspace / "st").iterdir()] == []

@@ -1,0 +1,73 @@
+"""Issue 4, item 6: every route that runs text raises its own decisions.
+Command substitution, eval, `.`/source, `sh FILE`/`bash FILE` inside the
+Shell and the EXIT trap each run their commands through the one decision
+point, so each command they run appears in the decision log of a real box
+(find -exec and xargs come with those commands, issue 5)."""
+
+
+def exec_decisions(box, since):
+    """(verdict, action, argv) of the shell decisions after index since."""
+    out = []
+    for d in box.decisions()[since:]:
+        action = d["strands.box.policy.action"]
+        if not action.startswith("shell:"):
+            continue
+        argv = tuple(v["stringValue"] for v in d["process.command_args"]["values"])
+        out.append((d["strands.box.policy.verdict"], action, argv))
+    return out
+
+
+PF = ("printf", "from-file\\n")
+
+
+def run(box, text):
+    n = len(box.decisions())
+    r = box.bash(text, cwd=box.workspace)
+    return r, exec_decisions(box, n)
+
+
+def test_each_route_decides_its_commands(box):
+    box.seed_policy()
+    box.write_config()
+    box.start()
+    ws = box.workspace
+    (ws / "lib.sh").write_text("printf 'from-file\\n'\n")
+
+    r, d = run(box, 'echo "$(printf sub)"')
+    assert (r.returncode, r.stdout) == (0, "sub\n"), r.stderr
+    # echo's word came from an expansion: the log redacts it (runtime.md §8.2).
+    assert [x[2] for x in d] == [("printf", "sub"), ("echo", "<redacted>")]
+
+    r, d = run(box, "eval 'printf ev'")
+    assert (r.returncode, r.stdout) == (0, "ev"), r.stderr
+    assert [x[2] for x in d] == [("eval", "printf ev"), ("printf", "ev")]
+
+    r, d = run(box, "source lib.sh; . ./lib.sh")
+    assert (r.returncode, r.stdout) == (0, "from-file\n" * 2), r.stderr
+    assert [x[2] for x in d] == [("source", "lib.sh"), PF, (".", "./lib.sh"), PF]
+
+    r, d = run(box, "sh lib.sh; bash lib.sh")
+    assert (r.returncode, r.stdout) == (0, "from-file\n" * 2), r.stderr
+    assert [x[2] for x in d] == [("sh", "lib.sh"), PF, ("bash", "lib.sh"), PF]
+
+    r, d = run(box, "trap 'printf bye' EXIT; true")
+    assert (r.returncode, r.stdout) == (0, "bye"), r.stderr
+    assert [x[2] for x in d] == [("trap", "printf bye", "EXIT"), ("true",), ("printf", "bye")]
+    assert all(v == "permit" and a == "shell:exec" for v, a, _ in d)
+
+
+def test_a_denied_route_is_refused_on_its_own(box):
+    # printf may not run; the routes that would run it are refused at printf
+    box.seed_policy(extra="""
+        forbid(principal, action == Box::Action::"shell:exec", resource)
+        when { context.input.program == "printf" };
+        """)
+    box.write_config()
+    box.start()
+    r, d = run(box, "x=$(printf a); echo \"[$x]\"; eval 'printf b'; echo $?")
+    assert r.stdout == "[]\n126\n", r.stderr
+    assert "effect denied" in r.stderr
+    verdicts = [(v, c) for v, _, c in d]
+    assert verdicts == [("deny", ("printf", "a")), ("permit", ("echo", "<redacted>")),
+                        ("permit", ("eval", "printf b")), ("deny", ("printf", "b")),
+                        ("permit", ("echo", "<redacted>"))]
