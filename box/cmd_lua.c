@@ -97,7 +97,8 @@ int box_cmd_lua(int argc, char **argv)
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &rest, NULL, "SCRIPT [ARGS…]" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
-  g_autoptr(GOptionContext) ctx = g_option_context_new("SCRIPT [ARGS…] - run a Lua agent");
+  g_set_prgname("box lua"); /* so --help reads "Usage: box lua …" */
+  g_autoptr(GOptionContext) ctx = g_option_context_new("- run a Lua agent");
   g_option_context_set_summary(
       ctx, "Starts the box described by FILE and runs SCRIPT with ARGS as its agent, inside the "
            "box's Shell (its `lua` command, with the `box` module); exits with the script's "

@@ -503,6 +503,55 @@ static void spec_clear(BoxProcessSpec *s) {
   memset(s, 0, sizeof *s);
 }
 
+/* [agent] shell_timeout: "30s", "1500ms", "2m", or whole seconds as an
+ * integer; more than 0 and at most 24 hours. */
+#define SHELL_TIMEOUT_MAX_MS (24u * 3600u * 1000u)
+
+static bool check_shell_timeout(Proc *p, json_object *v, BoxProcessSpec *out) {
+  char *key = key_join(p->key, "shell_timeout");
+  const char *expect = "expected a duration such as \"30s\", \"500ms\" or \"2m\"";
+  double ms = -1;
+  if (json_object_is_type(v, json_type_int)) {
+    ms = (double)json_object_get_int64(v) * 1000.0;
+  } else if (json_object_is_type(v, json_type_string)) {
+    const char *text = json_object_get_string(v);
+    char *end = NULL;
+    errno = 0;
+    double n = g_ascii_isdigit(text[0]) ? g_ascii_strtod(text, &end) : -1;
+    double unit = 0;
+    if (end && errno == 0) {
+      if (strcmp(end, "ms") == 0)
+        unit = 1;
+      else if (strcmp(end, "s") == 0)
+        unit = 1000;
+      else if (strcmp(end, "m") == 0)
+        unit = 60000;
+      else if (strcmp(end, "h") == 0)
+        unit = 3600000;
+    }
+    if (!unit) {
+      char *q = quote(text);
+      fail_parse(p->c, "`%s` = %s is invalid: %s", key, q, expect);
+      g_free(q);
+      g_free(key);
+      return false;
+    }
+    ms = n * unit;
+  } else {
+    fail_parse(p->c, "`%s` is invalid: %s", key, expect);
+    g_free(key);
+    return false;
+  }
+  if (!(ms >= 1) || ms > SHELL_TIMEOUT_MAX_MS) {
+    fail_parse(p->c, "`%s` is invalid: must be at least 1ms and at most 24h", key);
+    g_free(key);
+    return false;
+  }
+  out->shell_timeout_ms = (unsigned)ms;
+  g_free(key);
+  return true;
+}
+
 static bool check_process(Proc *p, json_object *tbl, BoxProcessSpec *out) {
   Ctx *c = p->c;
   if (!json_object_is_type(tbl, json_type_object))
@@ -515,6 +564,8 @@ static bool check_process(Proc *p, json_object *tbl, BoxProcessSpec *out) {
       command = val;
     } else if (strcmp(k, "workspace") == 0) {
       ok = check_workspace(p, val, out);
+    } else if (p->is_agent && strcmp(k, "shell_timeout") == 0) {
+      ok = check_shell_timeout(p, val, out);
     } else if (strcmp(k, "env") == 0) {
       ok = check_env(p, val, out);
     } else if (strcmp(k, "filesystem") == 0) {

@@ -23,6 +23,9 @@ typedef struct {
   char *workspace;    /* absolute, or NULL (agent: cwd of run; tool: see §2.1) */
   GHashTable *env;    /* char* -> char*, may be empty, never NULL */
   BoxFsLists fs;
+  /* [agent] shell_timeout: wall clock for one Shell command, in ms; 0 =
+   * the Shell's default (30 s).  Always 0 on tools. */
+  unsigned shell_timeout_ms;
 } BoxProcessSpec;
 
 typedef struct {

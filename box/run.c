@@ -213,8 +213,7 @@ static bool install_aliases(Boxd *d, GError **error)
 {
   g_autofree char *alias = sibling_binary("box-alias");
   if (!alias) {
-    g_set_error(error, BOX_ERROR, 1, "box-alias is not installed beside %s",
-                g_get_prgname() ? g_get_prgname() : "box");
+    g_set_error(error, BOX_ERROR, 1, "box-alias is not installed beside the box binary");
     return false;
   }
   const char *names[] = { "zsh", "bash", "sh", NULL };
@@ -326,7 +325,8 @@ int box_cmd_run(int argc, char **argv)
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &rest, NULL, "[-- ARGS…]" },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
-  g_autoptr(GOptionContext) ctx = g_option_context_new("[-- ARGS…] - run a box and its agent");
+  g_set_prgname("box run"); /* so --help reads "Usage: box run …" */
+  g_autoptr(GOptionContext) ctx = g_option_context_new("- run a box and its agent");
   g_option_context_set_summary(
       ctx, "Starts the box described by FILE, runs its [agent] command with ARGS appended, and "
            "exits with the agent's status.");

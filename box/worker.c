@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
+#include <limits.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <poll.h>
@@ -317,7 +318,15 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   BoxShellHost host = { .decide_exec = host_decide_exec, .spawn = host_spawn,
                         .last_denial = host_last_denial, .decide_dry = host_decide_dry,
                         .exec_status = host_exec_status /* issue 9 */ };
-  int status = box_shell_run(json_object_get_string(source), &env, &host);
+  /* The wall-clock limit boxd carries from box.toml (0 = the default). */
+  BoxShellLimits limits = { 0 };
+  json_object *timeout_obj;
+  if (json_object_object_get_ex(run, "timeout_ms", &timeout_obj)) {
+    int64_t ms = json_object_get_int64(timeout_obj);
+    if (ms > 0 && ms <= UINT_MAX)
+      limits.timeout_ms = (unsigned)ms;
+  }
+  int status = box_shell_run_limits(json_object_get_string(source), &env, &host, &limits);
   /* Let go of the caller's descriptors before reporting, so its output
    * ends exactly when its status arrives. */
   int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -389,6 +398,9 @@ static int zygote_main(int ctl)
   int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sfd < 0)
     die("signalfd");
+  /* Map what commands load lazily (libcurl) while the host's library files
+   * are still reachable: workers inherit it, rooted in the mount. */
+  box_shell_preload();
   for (;;) {
     struct pollfd p[2] = { { .fd = ctl, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
     if (poll(p, 2, -1) < 0) {
@@ -492,5 +504,6 @@ int main(int argc, char **argv)
     fprintf(stderr, "box-shell: started outside a box; use -c TEXT to run the interpreter alone\n");
     return 2;
   }
+  box_shell_preload(); /* before enter_root hides the host's libraries */
   return worker_main(ctl, root, binds, workspace, home);
 }

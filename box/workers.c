@@ -715,6 +715,10 @@ int boxd_run_command(Boxd *d, const char *source, const int fds[3], int cancel_f
   json_object *gateway_env = boxd_gateway_worker_env(d);
   if (gateway_env)
     json_object_object_add(run, "env", gateway_env);
+  /* box.toml's [agent] shell_timeout; absent = the Shell's default. */
+  if (d->config && d->config->agent.shell_timeout_ms)
+    json_object_object_add(run, "timeout_ms",
+                           json_object_new_int64(d->config->agent.shell_timeout_ms));
   bool sent = box_ctl_send(w->ctl, run, fds, 3);
   json_object_put(run);
   int status = sent ? serve_command(c, cancel_fd) : -1;

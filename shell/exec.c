@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -498,9 +499,86 @@ static void temp_restore(Shell *sh, GArray *saved) {
   g_array_free(saved, TRUE);
 }
 
+/* A script run by path (`./build.sh`, `/tmp/x.sh`) whose `#!` line names
+ * sh, bash or dash (directly or through `env`) runs in the Shell as `sh
+ * FILE` would, so its commands are decided one by one (reading its first
+ * line is an fs:read decision, as for `sh FILE`).  Programs under the
+ * system's directories are not read: they go to the host as before.
+ * Returns the interpreter's argv[0] and sets *opt to an option word of
+ * the #! line (or NULL), or NULL. */
+static char *shebang_shell(Shell *sh, const char *path, char **opt) {
+  static const char *const system_dirs[] = { "/usr/", "/bin/", "/sbin/", "/lib", "/opt/",
+                                             "/etc/", "/nix/", "/snap/", NULL };
+  *opt = NULL;
+  if (!strchr(path, '/')) return NULL;
+  char *abs = path[0] == '/' ? g_strdup(path) : g_build_filename(sh->cwd, path, NULL);
+  bool system = false;
+  for (int i = 0; system_dirs[i]; i++)
+    if (g_str_has_prefix(abs, system_dirs[i])) system = true;
+  g_free(abs);
+  if (system) return NULL;
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0111)) return NULL;
+  int fd = box_open_file(path, O_RDONLY);
+  if (fd < 0) return NULL;
+  char head[256];
+  ssize_t n = read(fd, head, sizeof head - 1);
+  close(fd);
+  if (n < 3 || head[0] != '#' || head[1] != '!') return NULL;
+  head[n] = 0;
+  char *nl = strchr(head, '\n');
+  if (nl) *nl = 0;
+  char **words = g_strsplit_set(head + 2, " \t\r", -1);
+  char *found = NULL;
+  int k = 0;
+  while (words[k] && !*words[k]) k++;
+  if (words[k]) {
+    const char *prog = strrchr(words[k], '/') ? strrchr(words[k], '/') + 1 : words[k];
+    k++;
+    while (words[k] && !*words[k]) k++;
+    if (!strcmp(prog, "env") && words[k]) {
+      prog = words[k++];
+      while (words[k] && !*words[k]) k++;
+    }
+    if (!strcmp(prog, "sh") || !strcmp(prog, "bash") || !strcmp(prog, "dash")) {
+      found = g_strdup(prog);
+      if (words[k] && words[k][0] == '-') *opt = g_strdup(words[k]);
+    }
+  }
+  g_strfreev(words);
+  return found;
+}
+
+/* Runs av as a shebang script if it is one: decided as the program the
+ * text names, then `sh [OPT] FILE ARG…` with the command's assignments in
+ * its environment.  False if it is not one. */
+static bool run_shebang(Shell *sh, int argc, char **av, Word **as, size_t na, int *status) {
+  char *opt = NULL;
+  char *interp = shebang_shell(sh, av[0], &opt);
+  if (!interp) return false;
+  if (decide(sh, av, argc, av[0])) {
+    char **sav = g_new0(char *, argc + 3);
+    int sc = 0;
+    sav[sc++] = interp;
+    if (opt) sav[sc++] = opt;
+    for (int i = 0; i < argc; i++) sav[sc++] = av[i];
+    int st = 0;
+    GArray *tmp = na ? temp_assign(sh, as, na, &st) : NULL;
+    *status = run_builtin(sh, box_command_lookup("sh"), sc, sav);
+    if (tmp) temp_restore(sh, tmp);
+    g_free(sav);
+  } else {
+    *status = 126;
+  }
+  g_free(interp);
+  g_free(opt);
+  return true;
+}
+
 static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na) {
   const BoxShellHost *host = sh->host;
   int status = 0;
+  if (run_shebang(sh, argc, av, as, na, &status)) return status;
   GArray *tmp = na ? temp_assign(sh, as, na, &status) : NULL;
   char **envp = box_var_environ(sh);
   if (tmp) temp_restore(sh, tmp);

@@ -176,6 +176,11 @@ int box_shell_run(const char *source, const BoxShellEnv *env, const BoxShellHost
   return box_shell_run_limits(source, env, host, NULL);
 }
 
+bool box_shell_preload(void)
+{
+  return box_curl_preload();
+}
+
 int box_shell_check(const char *source) {
   Shell sh;
   shell_init(&sh, NULL, NULL);

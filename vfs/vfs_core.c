@@ -906,6 +906,9 @@ int box_vfs_command_new(BoxVfs *v) {
   int err;
   Node *tmp = ram_mkdir_p(v, c->id, root, "tmp", 01777);
   (void)tmp;
+  /* The directories every Linux system has, so that writing over one fails
+   * as it would on the host instead of creating a RAM file there. */
+  ram_mkdir_p(v, c->id, root, "home", 0755);
   Node *dev = ram_mkdir_p(v, c->id, root, "dev", 0755);
   const char *devs[] = {"null", "zero", "urandom", "random"};
   for (guint i = 0; dev && i < G_N_ELEMENTS(devs); i++)

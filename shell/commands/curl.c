@@ -11,7 +11,6 @@
  * root.  The worker learns the gateway from its environment
  * (BOX_GATEWAY_PROXY, BOX_GATEWAY_CA, BOX_GATEWAY_ALLOW).
  */
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/crypto.h>
@@ -20,9 +19,13 @@
 #include <unistd.h>
 
 #include "gateway/gateway.h"
+#include "shell/commands/curl_dl.h"
 #include "shell/shell-private.h"
 
 #define CURL_EXIT_USAGE 2
+
+/* libcurl's entry points (curl_dl.c); the curl_* calls below go through it. */
+const BoxCurlApi *box_curl;
 
 typedef struct {
   /* options */
@@ -802,7 +805,8 @@ static void init_openssl_once(void)
   static gsize done = 0;
   if (g_once_init_enter(&done)) {
     /* The worker's filesystem is the box's: no openssl.cnf is read. */
-    OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
+    if (box_curl->openssl_init_crypto)
+      box_curl->openssl_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     g_once_init_leave(&done, 1);
   }
@@ -810,6 +814,13 @@ static void init_openssl_once(void)
 
 int box_cmd_curl(BoxCmd *c)
 {
+  const char *load_error = NULL;
+  box_curl = box_curl_api(&load_error);
+  if (!box_curl) {
+    box_fdprintf(c->err, "curl: (2) failed to initialize: %s\n",
+                 load_error ? load_error : "libcurl could not be loaded");
+    return 2;
+  }
   Opts o = { .headers = g_ptr_array_new(), .forms = g_ptr_array_new(), .max_redirs = 50 };
   int status = 0;
   bool opts_done = false;

@@ -118,6 +118,21 @@ def test_download_to_file_intercepted(netbox, servers):
     assert (netbox.workspace / "1000").read_bytes() == pattern(1000)
 
 
+def test_200_mb_download_through_the_shells_curl(netbox, servers):
+    _, secure = servers
+    n = 200 * 1024 * 1024
+    r = netbox.bash(f"curl -sS -o huge.bin https://{SERVER_ADDR}:{secure.port}/bytes/{n}")
+    assert r.returncode == 0, r.stderr
+    path = netbox.workspace / "huge.bin"
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    assert path.stat().st_size == n
+    assert h.digest() == hashlib.sha256(pattern(n)).digest()
+    path.unlink()
+
+
 def test_decision_log_connect_before_and_after_dns(netbox, servers):
     plain, secure = servers
     r = netbox.bash(f"curl -sS -d hello http://{SERVER_ADDR}:{plain.port}/a/./b/../c?x=1")

@@ -250,6 +250,11 @@ CASES = [
     ("umask", 'umask 027; umask; umask -S'),
     ("random-seeded", 'RANDOM=1; a=$RANDOM; RANDOM=1; b=$RANDOM; [[ $a == $b ]] && echo same'),
     ("seconds-lineno", 'echo $LINENO\necho $LINENO'),
+    # ---- scripts run by path with a #! line naming a shell ----------------
+    ("shebang-sh", "printf '#!/bin/sh\\necho \"[$0] $# $1\"\\nexit 3\\n' > s.sh; chmod +x s.sh; ./s.sh a b; echo $?"),
+    ("shebang-env-bash", "printf '#!/usr/bin/env bash\\na=(x y); echo ${#a[@]} $V\\n' > b.sh; chmod +x b.sh; V=env ./b.sh; echo \"[$V]\""),
+    ("shebang-option", "printf '#!/bin/bash -e\\nfalse\\necho unreached\\n' > e.sh; chmod +x e.sh; ./e.sh; echo $?"),
+    ("shebang-not-shell", "printf '#!/usr/bin/env python3\\nprint(6 * 7)\\n' > p.py; chmod +x p.py; ./p.py; echo $?"),
 ]
 
 

@@ -71,3 +71,34 @@ def test_a_denied_route_is_refused_on_its_own(box):
     assert verdicts == [("deny", ("printf", "a")), ("permit", ("echo", "<redacted>")),
                         ("permit", ("eval", "printf b")), ("deny", ("printf", "b")),
                         ("permit", ("echo", "<redacted>"))]
+
+
+def test_a_script_run_by_path_is_decided_then_each_of_its_commands(box):
+    # `./run.sh` with a #! line naming a shell runs in the Shell: one
+    # decision for the script as written, then one per command inside it.
+    box.seed_policy()
+    box.write_config()
+    box.start()
+    ws = box.workspace
+    (ws / "run.sh").write_text("#!/bin/sh\nprintf 'from-file\\n'\nexit 4\n")
+    (ws / "run.sh").chmod(0o755)
+    r, d = run(box, "./run.sh")
+    assert (r.returncode, r.stdout) == (4, "from-file\n"), r.stderr
+    assert [x[2] for x in d] == [("./run.sh",), PF, ("exit", "4")]
+    assert all(v == "permit" and a == "shell:exec" for v, a, _ in d)
+
+
+def test_a_denied_script_runs_none_of_its_commands(box):
+    box.seed_policy(extra="""
+        forbid(principal, action == Box::Action::"shell:exec", resource)
+        when { context.input.program == "./run.sh" };
+        """)
+    box.write_config()
+    box.start()
+    ws = box.workspace
+    (ws / "run.sh").write_text("#!/bin/bash\nprintf 'from-file\\n'\n")
+    (ws / "run.sh").chmod(0o755)
+    r, d = run(box, "./run.sh; echo $?")
+    assert r.stdout == "126\n", r.stderr
+    assert "effect denied" in r.stderr
+    assert [(v, c) for v, _, c in d] == [("deny", ("./run.sh",)), ("permit", ("echo", "<redacted>"))]

@@ -518,6 +518,45 @@ static void test_gateway_keys(void) {
                "cannot parse config file @: `gateway` must be a table");
 }
 
+/* [agent] shell_timeout: the Shell's per-command wall clock. */
+static void test_shell_timeout(void) {
+  BoxConfig *cfg = load_ok(HEAD AGENT);
+  g_assert_cmpuint(cfg->agent.shell_timeout_ms, ==, 0);
+  box_config_free(cfg);
+  static const struct { const char *v; unsigned ms; } good[] = {
+    { "\"30s\"", 30000 }, { "\"1500ms\"", 1500 }, { "\"2m\"", 120000 },
+    { "\"1h\"", 3600000 }, { "\"0.5s\"", 500 }, { "5", 5000 },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(good); i++) {
+    char *text = g_strdup_printf(HEAD AGENT "shell_timeout = %s\n", good[i].v);
+    cfg = load_ok(text);
+    g_assert_cmpuint(cfg->agent.shell_timeout_ms, ==, good[i].ms);
+    box_config_free(cfg);
+    g_free(text);
+  }
+  expect_error(HEAD AGENT "shell_timeout = \"soon\"\n",
+               "cannot parse config file @: `agent.shell_timeout` = \"soon\" is invalid: "
+               "expected a duration such as \"30s\", \"500ms\" or \"2m\"");
+  expect_error(HEAD AGENT "shell_timeout = \"30\"\n",
+               "cannot parse config file @: `agent.shell_timeout` = \"30\" is invalid: "
+               "expected a duration such as \"30s\", \"500ms\" or \"2m\"");
+  expect_error(HEAD AGENT "shell_timeout = true\n",
+               "cannot parse config file @: `agent.shell_timeout` is invalid: "
+               "expected a duration such as \"30s\", \"500ms\" or \"2m\"");
+  expect_error(HEAD AGENT "shell_timeout = \"0s\"\n",
+               "cannot parse config file @: `agent.shell_timeout` is invalid: must be at least "
+               "1ms and at most 24h");
+  expect_error(HEAD AGENT "shell_timeout = \"25h\"\n",
+               "cannot parse config file @: `agent.shell_timeout` is invalid: must be at least "
+               "1ms and at most 24h");
+  expect_error(HEAD AGENT "shell_timeout = -3\n",
+               "cannot parse config file @: `agent.shell_timeout` is invalid: must be at least "
+               "1ms and at most 24h");
+  /* the Shell's limit is the agent's; a tool has none */
+  expect_error(HEAD AGENT "[tool.git]\ncommand = [\"git\"]\nshell_timeout = \"1s\"\n",
+               "cannot parse config file @: unknown field `tool.git.shell_timeout`");
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   char *t = g_dir_make_tmp("test_config-XXXXXX", NULL);
@@ -527,6 +566,7 @@ int main(int argc, char **argv) {
 
   g_test_add_func("/config/good", test_good);
   g_test_add_func("/config/gateway", test_gateway_keys);
+  g_test_add_func("/config/shell-timeout", test_shell_timeout);
   g_test_add_func("/config/minimal", test_minimal_real);
   g_test_add_func("/config/canonical-path", test_canonical_path);
   g_test_add_func("/config/nothing-created", test_nothing_created);
