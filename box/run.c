@@ -469,6 +469,19 @@ static void record_dirs(Boxd *d)
   g_file_set_contents_full(path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600, NULL);
 }
 
+#define TEARDOWN_LIMIT_S 10
+
+static int teardown_status;
+
+static gpointer teardown_watchdog(gpointer data)
+{
+  (void)data;
+  g_usleep((gulong)TEARDOWN_LIMIT_S * G_USEC_PER_SEC);
+  fprintf(stderr, "box: warning: teardown took longer than %d s; ending the run now\n",
+          TEARDOWN_LIMIT_S);
+  _exit(teardown_status);
+}
+
 /* Everything from the mount to teardown; signals are handled here only. */
 static int serve(Boxd *d, char **agent_argv)
 {
@@ -553,6 +566,11 @@ static int serve(Boxd *d, char **agent_argv)
   stop_group(agent);
 teardown:
   d->stopping = true;
+  /* Teardown waits on children and threads; if one of them never answers,
+   * the run still ends with the agent's status (PDEATHSIG ends what is
+   * left, and the mount dies with boxd's mount namespace). */
+  teardown_status = status;
+  g_thread_unref(g_thread_new("box-watchdog", teardown_watchdog, NULL));
   boxd_broker_stop(d);
   boxd_kill_tracked(d);
   boxd_broker_drain(d);

@@ -47,13 +47,21 @@ def test_fsx_detects_a_wrong_model(tmp_path):
     d.mkdir()
     r = subprocess.run([sys.executable, "-c", f"""
 import os, runpy, sys, threading, time
-sys.argv = ["fsx", "--seconds", "3", "--files", "1", {str(d)!r}]
+sys.argv = ["fsx", "--seconds", "20", "--files", "1", {str(d)!r}]
 def meddle():
-    time.sleep(0.5)
-    for root, _, files in os.walk({str(d)!r}):
-        for f in files:
-            with open(os.path.join(root, f), "r+b") as fh:
-                fh.write(b"#" * 64)
+    # Keep changing every file behind the checker's back until it notices:
+    # one write can land on a range the model is about to overwrite.
+    while True:
+        time.sleep(0.05)
+        for root, _, files in os.walk({str(d)!r}):
+            for f in files:
+                try:
+                    with open(os.path.join(root, f), "r+b") as fh:
+                        data = fh.read() or b"\\0"
+                        fh.seek(0)
+                        fh.write(bytes(b ^ 0x5a for b in data))
+                except OSError:
+                    pass
 threading.Thread(target=meddle, daemon=True).start()
 runpy.run_path({FSX!r}, run_name="__main__")
 """], capture_output=True, text=True, timeout=60)
