@@ -116,7 +116,7 @@ FILES = [
     'mkdir -m 700 m', 'mkdir -m u=rwx,go=rx m2', 'mkdir',
     'mkdir -p a/b/c && rmdir -pv a/b/c', 'mv f g', 'mv f d', 'mv f d/', 'mv d e2', 'mv nope x',
     'mv -v f d/x', 'mv -n f d/x', 'mv f', 'mv f lnk "sp ace" d', 'mv -t d f', 'mv -T d e2',
-    'cp f g', 'cp f d', 'cp d e2', 'cp -r d e2', 'cp -r d newd', 'cp -rv d newd', 'cp nope x',
+    'cp f g', 'cp f d', 'cp d e2', 'cp -r d e2', 'cp -r d newd', 'cp -rv d newd | sort', 'cp nope x',
     'cp -n f d/x', 'cp -v f d/x', 'cp f lnk d', 'cp -a d arch', 'cp -p f pf', 'cp -t e2 f d/x',
     'cp lnk l2', 'cp -P lnk l2', 'cp -r d/ e2', 'cp', 'cp f', 'cp -T d e2', 'cp -rT d e2',
 ]
