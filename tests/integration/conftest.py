@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from gwutil import servers, test_ca  # noqa: F401  (fixtures shared by the gateway tests)
+
 REPO = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("BOXFS_BUILD", REPO / "build"))
 BOX = BUILD / "box" / "box"

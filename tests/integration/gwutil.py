@@ -11,6 +11,8 @@ import subprocess
 import threading
 from pathlib import Path
 
+import pytest
+
 SERVER_ADDR = "127.0.0.2"   # named in the boxes' [gateway] allow_local
 
 
@@ -195,3 +197,19 @@ permit(principal, action == Box::Action::"net:connect", resource);
 permit(principal, action == Box::Action::"http:request", resource)
 when { !(context.input.path like "/secret*") };
 """
+
+
+# Fixtures of the gateway tests (registered through conftest.py).
+@pytest.fixture(scope="module")
+def test_ca(tmp_path_factory):
+    return make_test_ca(tmp_path_factory.mktemp("ca"))
+
+
+@pytest.fixture
+def servers(test_ca):
+    _, tls = test_ca
+    plain = CountingServer((SERVER_ADDR, 0))
+    secure = CountingServer((SERVER_ADDR, 0), tls=tls)
+    yield plain, secure
+    plain.close()
+    secure.close()

@@ -11,7 +11,6 @@ reason in tests/conformance/known-failures.txt (an expected failure); the
 suite as a whole must pass at least 97%.  One box serves all rows: each
 alias call is a fresh Shell with a fresh RAM /tmp.
 """
-import os
 import signal
 import subprocess
 from pathlib import Path
@@ -19,30 +18,10 @@ from pathlib import Path
 import pytest
 
 from conftest import Box
+from conformance_tsv import CASES, unescape
 
 REPO = Path(__file__).resolve().parents[2]
-CASES = Path(os.environ.get(
-    "BOXFS_CONFORMANCE",
-    Path(__file__).resolve().parents[3] / "shared" / "conformance" / "shell-cases.tsv"))
 KNOWN = REPO / "tests" / "conformance" / "known-failures.txt"
-
-
-def unescape(s):
-    out, i = [], 0
-    while i < len(s):
-        c = s[i]
-        if c == "\\" and i + 1 < len(s):
-            n = s[i + 1]
-            if n == "x" and i + 3 < len(s):
-                out.append(chr(int(s[i + 2:i + 4], 16)))
-                i += 4
-                continue
-            out.append({"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}.get(n, "\\" + n))
-            i += 2
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
 
 
 def load_rows():

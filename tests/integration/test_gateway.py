@@ -6,23 +6,8 @@ import socket
 
 import pytest
 
-from gwutil import (NET_POLICY, SERVER_ADDR, CountingServer, gateway_config, gateway_port,
-                    make_test_ca, pattern, raw_exchange)
-
-
-@pytest.fixture(scope="module")
-def test_ca(tmp_path_factory):
-    return make_test_ca(tmp_path_factory.mktemp("ca"))
-
-
-@pytest.fixture
-def servers(test_ca):
-    _, tls = test_ca
-    plain = CountingServer((SERVER_ADDR, 0))
-    secure = CountingServer((SERVER_ADDR, 0), tls=tls)
-    yield plain, secure
-    plain.close()
-    secure.close()
+from gwutil import (NET_POLICY, SERVER_ADDR, gateway_config, gateway_port,
+                    pattern, raw_exchange)
 
 
 @pytest.fixture

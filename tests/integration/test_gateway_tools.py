@@ -10,8 +10,7 @@ import textwrap
 
 import pytest
 
-from gwutil import (NET_POLICY, SERVER_ADDR, CountingServer, gateway_config, gateway_port,
-                    make_test_ca)
+from gwutil import NET_POLICY, SERVER_ADDR, gateway_config, gateway_port
 
 TOOLS = textwrap.dedent("""
     [tool.curl]
@@ -60,21 +59,6 @@ URLLIB = textwrap.dedent(r'''
                     "body": e.read().decode()})
     print(json.dumps(out))
     ''')
-
-
-@pytest.fixture(scope="module")
-def test_ca(tmp_path_factory):
-    return make_test_ca(tmp_path_factory.mktemp("ca"))
-
-
-@pytest.fixture
-def servers(test_ca):
-    _, tls = test_ca
-    plain = CountingServer((SERVER_ADDR, 0))
-    secure = CountingServer((SERVER_ADDR, 0), tls=tls)
-    yield plain, secure
-    plain.close()
-    secure.close()
 
 
 @pytest.fixture

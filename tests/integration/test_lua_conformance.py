@@ -8,40 +8,18 @@ home.  A row whose non-Lua part the Shell cannot run yet (a command it
 does not implement, syntax it does not parse) is reported as an expected
 failure naming what is missing; everything Lua itself does must pass.
 """
-import os
 import re
 import signal
-from pathlib import Path
 
 import pytest
 
 from conftest import Box
+from conformance_tsv import CASES, unescape
 
-CASES = Path(os.environ.get(
-    "BOXFS_CONFORMANCE",
-    Path(__file__).resolve().parents[3] / "shared" / "conformance" / "shell-cases.tsv"))
 
 ALLOW_ALL = """\
     permit(principal, action, resource);
     """
-
-
-def unescape(s):
-    out, i = [], 0
-    while i < len(s):
-        c = s[i]
-        if c == "\\" and i + 1 < len(s):
-            n = s[i + 1]
-            if n == "x" and i + 3 < len(s):
-                out.append(chr(int(s[i + 2:i + 4], 16)))
-                i += 4
-                continue
-            out.append({"n": "\n", "t": "\t", "r": "\r", "\\": "\\"}.get(n, "\\" + n))
-            i += 2
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
 
 
 def load_rows():
