@@ -1,0 +1,57 @@
+"""git, make and cc on the mount (issue 6): a tool clones a small C project
+from a local bare repository into the workspace, another builds it with cc,
+and the built program runs; every file they touch is on the host's workspace
+afterwards, as the tools left it."""
+import subprocess
+
+from conftest import git
+
+HELLO_C = r"""#include <stdio.h>
+#include "greet.h"
+int main(int argc, char **argv) { printf("%s, %d args\n", greeting(), argc - 1); return 3; }
+"""
+GREET_H = "const char *greeting(void);\n"
+GREET_C = '#include "greet.h"\nconst char *greeting(void) { return "hello from the mount"; }\n'
+MAKEFILE = """\
+hello: hello.o greet.o
+\tcc -o $@ hello.o greet.o
+%.o: %.c greet.h
+\tcc -O1 -c -o $@ $<
+check: hello
+\t./hello a b > out.txt; test $$? -eq 3
+"""
+
+
+def test_clone_build_and_run_a_c_project(box):
+    src = box.root / "upstream"
+    src.mkdir()
+    for name, text in (("hello.c", HELLO_C), ("greet.h", GREET_H), ("greet.c", GREET_C),
+                       ("Makefile", MAKEFILE)):
+        (src / name).write_text(text)
+    git("init", "-q", cwd=src)
+    git("add", ".", cwd=src)
+    git("commit", "-q", "-m", "c project", cwd=src)
+    bare = box.home / "upstream.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(src), str(bare)], check=True)
+    box.seed_policy(extra="""
+        permit(principal, action == Box::Action::"shell:spawn", resource)
+        when { context.input.program == "git" || context.input.program == "make" };
+        """)
+    box.write_config(extra='\n[tool.make]\ncommand = ["make"]\nfilesystem.write = ["~/src/project"]\n')
+    box.config.write_text(box.config.read_text().replace(
+        'filesystem.write = ["~/src/project"]\n',
+        'filesystem.write = ["~/src/project"]\nfilesystem.read = ["~/upstream.git"]\n', 1))
+    box.start()
+    r = box.bash(f"git clone -q {bare} proj && cd proj && make -s check && cat out.txt")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout == "hello from the mount, 2 args\n"
+    proj = box.workspace / "proj"
+    assert (proj / "out.txt").read_text() == "hello from the mount, 2 args\n"
+    for obj in ("hello.o", "greet.o", "hello"):
+        assert (proj / obj).stat().st_size > 0, obj
+    # The binary built through the mount is a real one on the host too.
+    host = subprocess.run([str(proj / "hello"), "x"], capture_output=True, text=True)
+    assert (host.returncode, host.stdout) == (3, "hello from the mount, 1 args\n")
+    # A second build finds everything up to date: mtimes went through the mount intact.
+    r = box.bash("cd proj && make -q hello; echo $?")
+    assert r.stdout == "0\n", r.stdout + r.stderr
