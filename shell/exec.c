@@ -346,10 +346,13 @@ static void xtrace(Shell *sh, GPtrArray *words, Word **assigns, size_t na) {
   g_string_free(g, TRUE);
 }
 
-static char *join_line(char **av, int argc) {
+/* The command line as one string: in buf when it fits (most do; a
+ * decision per command should not cost a malloc), else g_malloc'd —
+ * release it with join_free. */
+static char *join_line_in(char **av, int argc, char *buf, size_t bufsize) {
   size_t len = 0;
   for (int i = 0; i < argc; i++) len += strlen(av[i]) + 1;
-  char *s = g_malloc(len + 1);
+  char *s = len + 1 <= bufsize ? buf : g_malloc(len + 1);
   char *p = s;
   for (int i = 0; i < argc; i++) {
     if (i) *p++ = ' ';
@@ -358,6 +361,15 @@ static char *join_line(char **av, int argc) {
     p += l;
   }
   *p = 0;
+  return s;
+}
+
+static void join_free(char *s, char *buf) {
+  if (s != buf) g_free(s);
+}
+
+static char *join_line(char **av, int argc) {
+  char *s = join_line_in(av, argc, NULL, 0);
   return s;
 }
 
@@ -373,7 +385,8 @@ static const bool *literal_for(Shell *sh, char **av, int argc, bool **owned) {
 static bool decide(Shell *sh, char **av, int argc, const char *program) {
   const BoxShellHost *host = sh->host;
   if (!host || !host->decide_exec) return true;
-  char *line = join_line(av, argc);
+  char buf[512];
+  char *line = join_line_in(av, argc, buf, sizeof buf);
   BoxShellCommand cmd;
   memset(&cmd, 0, sizeof cmd);
   cmd.command = line;
@@ -386,7 +399,7 @@ static bool decide(Shell *sh, char **av, int argc, const char *program) {
   char *msg = NULL;
   bool ok = host->decide_exec(host->data, &cmd, &msg);
   g_free(owned);
-  g_free(line);
+  join_free(line, buf);
   if (!ok) {
     box_sh_error(sh, "effect denied: %s", msg ? msg : "policy denied this operation");
   }
@@ -642,12 +655,17 @@ static void report_exec_status(Shell *sh, int argc, char **av, const char *cwd, 
 }
 
 /* Runs an expanded command line (no redirections of its own). */
-static int run_argv_decided(Shell *sh, int argc, char **av, Word **as, size_t na, bool skip_funcs,
-                            bool decided) {
+static Node *find_function(Shell *sh, const char *name) {
+  /* most scripts define none: skip hashing the name */
+  return g_hash_table_size(sh->funcs) ? g_hash_table_lookup(sh->funcs, name) : NULL;
+}
+
+/* Runs an expanded command line; fn/def are what av[0] names (found by
+ * the caller), decided whether its shell:exec decision is already made. */
+static int run_found(Shell *sh, int argc, char **av, Word **as, size_t na, Node *fn,
+                     const BoxCommandDef *def, bool decided) {
   int status = 0;
   const char *name = av[0];
-  Node *fn = skip_funcs ? NULL : g_hash_table_lookup(sh->funcs, name);
-  const BoxCommandDef *def = fn ? NULL : box_command_lookup(name);
   if (!fn && !def) return spawn_program(sh, argc, av, as, na);
   if (!decided && !decide(sh, av, argc, name)) return 126;
   /* issue 9: the permitted shell:exec's ::response (output.status) */
@@ -662,7 +680,9 @@ static int run_argv_decided(Shell *sh, int argc, char **av, Word **as, size_t na
 }
 
 static int run_argv(Shell *sh, int argc, char **av, Word **as, size_t na, bool skip_funcs) {
-  return run_argv_decided(sh, argc, av, as, na, skip_funcs, false);
+  Node *fn = skip_funcs ? NULL : find_function(sh, av[0]);
+  const BoxCommandDef *def = fn ? NULL : box_command_lookup(av[0]);
+  return run_found(sh, argc, av, as, na, fn, def, false);
 }
 
 int box_run_argv(Shell *sh, char **argv, int in, int out, int err) {
@@ -898,7 +918,9 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit) {
     xtrace(sh, shown, n->u.simple.assigns, na);
     g_ptr_array_free(shown, TRUE);
   }
-  bool implemented = g_hash_table_lookup(sh->funcs, av[0]) || box_command_lookup(av[0]);
+  Node *fn = find_function(sh, av[0]);
+  const BoxCommandDef *def = fn ? NULL : box_command_lookup(av[0]);
+  bool implemented = fn || def;
   if (implemented && !decide(sh, av, argc, av[0])) {
     g_ptr_array_free(argv, TRUE);
     return 126;
@@ -916,7 +938,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit) {
     g_ptr_array_free(argv, TRUE);
     return 0;
   }
-  status = run_argv_decided(sh, argc, av, n->u.simple.assigns, na, false, implemented);
+  status = run_found(sh, argc, av, n->u.simple.assigns, na, fn, def, implemented);
   saved_restore(sh, &sv);
   g_ptr_array_free(argv, TRUE);
   return status;

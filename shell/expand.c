@@ -1574,27 +1574,39 @@ static void split_fields(X *x, GPtrArray *out, bool split) {
   g_string_free(pat, TRUE);
 }
 
+/* $((expr)) with nothing to expand inside: 1 and the value in *out, 0
+ * when t is not one, -1 after an arithmetic error. */
+static int fast_arith(Shell *sh, const char *t, char **out) {
+  size_t l = strlen(t);
+  if (l < 5 || t[l - 1] != ')' || t[l - 2] != ')') return 0;
+  char buf[256];
+  if (l - 5 >= sizeof buf) return 0;
+  int depth = 0;
+  for (size_t i = 3; i < l - 2; i++) {
+    char c = t[i];
+    if (c == '(') depth++;
+    else if (c == ')' && --depth < 0) return 0;
+    else if (c == '$' || c == '`' || c == '\'' || c == '"' || c == '\\') return 0;
+    buf[i - 3] = c;
+  }
+  if (depth) return 0;
+  buf[l - 5] = 0;
+  int64_t v;
+  if (!box_arith(sh, buf, &v)) return -1;
+  char num[24];
+  *out = g_strdup(box_i64_str(v, num));
+  return 1;
+}
+
 /* $name alone, or $((expr)) with nothing to expand inside: the common
  * words of loops, done without the flagged buffer. */
 static int fast_word(Shell *sh, const char *t, GPtrArray *out) {
   if (t[0] != '$') return 0;
   if (t[1] == '(' && t[2] == '(') {
-    size_t l = strlen(t);
-    if (l < 5 || t[l - 1] != ')' || t[l - 2] != ')' || strpbrk(t + 3, "$`'\"\\")) return 0;
-    int depth = 0;
-    for (size_t i = 3; i < l - 2; i++) {
-      if (t[i] == '(') depth++;
-      else if (t[i] == ')' && --depth < 0) return 0;
-    }
-    if (depth) return 0;
-    char buf[256];
-    if (l - 5 >= sizeof buf) return 0;
-    memcpy(buf, t + 3, l - 5);
-    buf[l - 5] = 0;
-    int64_t v;
-    if (!box_arith(sh, buf, &v)) return -1;
-    g_ptr_array_add(out, g_strdup_printf("%" G_GINT64_FORMAT, v));
-    return 1;
+    char *r;
+    int f = fast_arith(sh, t, &r);
+    if (f > 0) g_ptr_array_add(out, r);
+    return f;
   }
   size_t i = 1;
   if (!(t[1] == '_' || g_ascii_isalpha(t[1]))) return 0;
@@ -1669,14 +1681,9 @@ static char *flatten(X *x) {
 
 char *box_expand_str(Shell *sh, const char *text, bool assign, int *status) {
   if (text[0] == '$' && text[1] == '(' && text[2] == '(') {
-    GPtrArray *one = g_ptr_array_new();
-    int f = fast_word(sh, text, one);
-    if (f == 1) {
-      char *r = one->pdata[0];
-      g_ptr_array_free(one, TRUE);
-      return r;
-    }
-    g_ptr_array_free(one, TRUE);
+    char *r;
+    int f = fast_arith(sh, text, &r);
+    if (f == 1) return r;
     if (f < 0) {
       if (status) *status = 1;
       return NULL;

@@ -569,10 +569,30 @@ static void unexpected(Parser *p, Tok *t) {
   else perror_at(p, "syntax error near unexpected token `%s'", s);
 }
 
+static bool is_assign_word(const char *s, size_t n);
+
+/* The lexer flags a word for any character that may start a pattern,
+ * brace or assignment; a word whose such characters do nothing on their
+ * own (`[`, `]`, `=`, `a,b`, `x}`) still expands to itself, and using its
+ * text as is spares the expander for the commonest words of tests. */
+static bool expands_to_itself(const char *s, size_t n) {
+  if (n == 1 && s[0] == '[') return true;  /* no closing `]`: not a pattern */
+  for (size_t i = 0; i < n; i++) {
+    switch (s[i]) {
+    case '\\': case '\'': case '"': case '`': case '$': case '*': case '?': case '[':
+    case '~': case '{': case '(': case '<': case '>': case '\n':
+      return false;
+    default:
+      break;
+    }
+  }
+  return !is_assign_word(s, n);
+}
+
 static Word *mkword(Parser *p, const char *text, size_t len, bool plain) {
   Word *w = box_arena_alloc(p->sh, sizeof *w);
   w->text = box_arena_strndup(p->sh, text, len);
-  w->flags = plain ? W_PLAIN : 0;
+  w->flags = plain || expands_to_itself(text, len) ? W_PLAIN : 0;
   return w;
 }
 

@@ -62,6 +62,9 @@ const char *box_var_get(Shell *sh, const char *name);
 /* Sets a scalar (element 0 of an array).  False after printing
  * "NAME: readonly variable". */
 bool box_var_set(Shell *sh, const char *name, const char *value);
+/* The same, taking value (g_malloc'd) over: a plain scalar keeps it
+ * without a copy. */
+bool box_var_set_take(Shell *sh, const char *name, char *value);
 void box_var_export(Shell *sh, const char *name);
 void box_var_unset(Shell *sh, const char *name);
 ShellVar *box_var_lookup(Shell *sh, const char *name);
@@ -209,6 +212,10 @@ bool box_pattern_match(Shell *sh, const char *pattern, const char *s);
 char *box_ansi_c(const char *s, size_t n, size_t *consumed);
 /* Arithmetic (arith.c).  False after printing an error. */
 bool box_arith(Shell *sh, const char *expr, int64_t *out);
+/* v in decimal, written into buf (at least 24 bytes); returns the start
+ * of the digits inside buf.  Arithmetic results are formatted per
+ * command, and printf's machinery costs more than the expression. */
+char *box_i64_str(int64_t v, char *buf);
 /* Quotes s so the Shell reads it back as one word (for xtrace, find -exec,
  * xargs, declare -p …).  g_malloc'd. */
 char *box_quote(const char *s);
