@@ -716,6 +716,16 @@ static bool do_assign(Shell *sh, const char *t, bool local, int *status) {
   size_t nl = (size_t)(eq - t);
   bool append = nl && t[nl - 1] == '+';
   if (append) nl--;
+  if (!append && nl < 64 && !memchr(t, '[', nl) && eq[1] != '(') {
+    /* NAME=value, the assignment of every loop: the name on the stack and
+     * the expanded value handed to the variable without a copy */
+    char name[64];
+    memcpy(name, t, nl);
+    name[nl] = 0;
+    if (local) box_var_local(sh, name);
+    char *val = box_expand_str(sh, eq + 1, true, status);
+    return val && box_var_set_take(sh, name, val);
+  }
   char *lhs = g_strndup(t, nl);
   char *sub = NULL;
   char *br = strchr(lhs, '[');
@@ -853,13 +863,12 @@ static void lit_push(LitBuf *l, bool b) {
   l->v[l->n++] = b;
 }
 
-static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit) {
+static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
   int status = 0;
   Word **words = n->u.simple.words;
   size_t nw = n->u.simple.nwords;
   sh->lineno = n->line;
   if (!box_check_limits(sh)) return sh->exit_status;
-  GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
   int est = 1;
   bool expand_ok = true;
   for (size_t i = 0; i < nw && expand_ok; i++) {
@@ -870,7 +879,6 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit) {
     for (guint k = before; k < argv->len; k++) lit_push(lit, literal);
   }
   if (!expand_ok) {
-    g_ptr_array_free(argv, TRUE);
     if (!sh->in_child || true) {
       /* an expansion error ends a non-interactive shell */
       sh->jump = J_EXIT;
@@ -884,7 +892,6 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit) {
     for (size_t i = 0; i < na; i++) {
       int st = 1;
       if (!do_assign(sh, n->u.simple.assigns[i]->text, false, &st)) {
-        g_ptr_array_free(argv, TRUE);
         if (st == 1 || st == 2) {
           sh->jump = J_EXIT;
           sh->exit_status = 1;
@@ -903,7 +910,6 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit) {
       if (!apply_redirs(sh, n->redirs, n->nredirs, &sv)) status = 1;
       saved_restore(sh, &sv);
     }
-    g_ptr_array_free(argv, TRUE);
     return status;
   }
   int argc = (int)argv->len;
@@ -922,7 +928,6 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit) {
   const BoxCommandDef *def = fn ? NULL : box_command_lookup(av[0]);
   bool implemented = fn || def;
   if (implemented && !decide(sh, av, argc, av[0])) {
-    g_ptr_array_free(argv, TRUE);
     return 126;
   }
   Saved sv;
@@ -930,17 +935,14 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit) {
   bool is_exec = strcmp(av[0], "exec") == 0 && argc == 1;
   if (n->nredirs && !apply_redirs(sh, n->redirs, n->nredirs, is_exec ? NULL : &sv)) {
     saved_restore(sh, &sv);
-    g_ptr_array_free(argv, TRUE);
     return 1;
   }
   if (is_exec) {
     /* exec with only redirections: they stay */
-    g_ptr_array_free(argv, TRUE);
     return 0;
   }
   status = run_found(sh, argc, av, n->u.simple.assigns, na, fn, def, implemented);
   saved_restore(sh, &sv);
-  g_ptr_array_free(argv, TRUE);
   return status;
 }
 
@@ -1211,7 +1213,17 @@ static int run_simple(Shell *sh, Node *n) {
   lit.v = lit.buf;
   lit.n = 0;
   lit.cap = G_N_ELEMENTS(lit.buf);
-  int status = run_simple_inner(sh, n, &lit);
+  /* argv arrays are reused: a loop runs its commands without allocating one */
+  if (!sh->argv_pool) sh->argv_pool = g_ptr_array_new();
+  GPtrArray *argv = sh->argv_pool->len ? g_ptr_array_steal_index_fast(sh->argv_pool, sh->argv_pool->len - 1)
+                                       : g_ptr_array_new_with_free_func(g_free);
+  int status = run_simple_inner(sh, n, &lit, argv);
+  if (argv->len <= 256 && sh->argv_pool->len < 64) {
+    g_ptr_array_set_size(argv, 0);
+    g_ptr_array_add(sh->argv_pool, argv);
+  } else {
+    g_ptr_array_free(argv, TRUE);
+  }
   sh->lit_av = save_av;
   sh->lit = save_lit;
   sh->lit_argc = save_argc;

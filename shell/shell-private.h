@@ -183,6 +183,7 @@ struct Shell {
   char **lit_av;           /* the argv of the simple command being run, and per word */
   bool *lit;               /* whether it was literal in the script (BoxShellCommand.literal) */
   int lit_argc;
+  GPtrArray *argv_pool;     /* emptied argv arrays of finished simple commands, for reuse */
 };
 
 /* The one Shell of this process (commands reach it through BoxCmd). */

@@ -127,6 +127,10 @@ static void shell_done(Shell *sh) {
   g_free(sh->cwd);
   g_free(sh->funcname);
   g_ptr_array_free(sh->arena, TRUE);
+  if (sh->argv_pool) {
+    for (guint i = 0; i < sh->argv_pool->len; i++) g_ptr_array_free(sh->argv_pool->pdata[i], TRUE);
+    g_ptr_array_free(sh->argv_pool, TRUE);
+  }
   box_current_shell = NULL;
 }
 
