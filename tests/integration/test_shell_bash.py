@@ -255,6 +255,21 @@ CASES = [
     ("shebang-env-bash", "printf '#!/usr/bin/env bash\\na=(x y); echo ${#a[@]} $V\\n' > b.sh; chmod +x b.sh; V=env ./b.sh; echo \"[$V]\""),
     ("shebang-option", "printf '#!/bin/bash -e\\nfalse\\necho unreached\\n' > e.sh; chmod +x e.sh; ./e.sh; echo $?"),
     ("shebang-not-shell", "printf '#!/usr/bin/env python3\\nprint(6 * 7)\\n' > p.py; chmod +x p.py; ./p.py; echo $?"),
+    # ---- the loop's short ways give what the full ones give ------------------
+    ("fast-count-loop", 'i=0; while [ $i -lt 5 ]; do i=$((i+1)); printf "%s " $i; done; echo'),
+    ("fast-arith-ops", 'a=7 b=3; echo $((a+b)) $((a-b)) $((a*b)) $((a<b)) $((a<=7)) $((a>b)) $((b>=4)) $((a==7)) $((a!=7))'),
+    ("fast-arith-spaces", 'i=4; echo $(( i + 1 )) $((  i  )) $((12)) $(( 3 * 4 ))'),
+    ("fast-arith-fallbacks", 'i=4; echo $((010+1)) $((0x10)) $((2#101)) $((i<<1)) $((i/3)) $((i%3)) $((-i+1)) $((i++)) $i'),
+    ("fast-arith-var-expr", 'x=5+3; y=x; echo $((x*2)) $((y+1)) $((unset_v+1))'),
+    ("fast-arith-wrap", 'echo $((9223372036854775807+1)) $((-9223372036854775807-1)) $((3000000000*4000000000))'),
+    ("fast-arith-errors", 'echo $((1+4a)); echo $((1+)); echo $((i+1 2))'),
+    ("fast-arith-nounset-ok", 'set -u; i=1; echo $((i+1)) $((i<2))'),
+    ("fast-arith-assign", 'n=3; n=$((n*n)); m=$((n-10)); echo $n $m; readonly n; n=$((n+1)); echo $n'),
+    ("fast-int-case", 'declare -i k=2; k=$((k+1)); k+=4; echo $k; declare -l w; w=ABC; echo $w'),
+    ("fast-test-ints", '[ 5 -lt 10 ] && echo a; [ " 5" -eq 5 ] && echo b; [ -5 -ge -6 ] && echo c; [ +5 -eq 5 ] && echo d; [ 5 -ne 5 ] || echo e'),
+    ("fast-test-int-errors", 'test 5a -eq 5; echo $?; test 99999999999999999999 -gt 1; echo $?; test 1 -le ""; echo $?'),
+    ("fast-test-int-extremes", 'test -9223372036854775808 -lt 9223372036854775807 && echo ok; test "3 " -gt 2 && echo trail'),
+    ("fast-plain-words", 'echo [ ] = a,b x} {; touch "[" ; echo [ ; [ a = a ] && echo same; echo a=b'),
 ]
 
 
