@@ -46,6 +46,7 @@ typedef struct {
   char *text;        /* T_WORD */
   size_t len;
   bool plain;        /* T_WORD: no quotes/expansions */
+  bool soft;         /* T_WORD, not plain: only for characters of patterns, braces or assignments */
   RedirKind rkind;   /* T_REDIR */
   int fd;
   bool strip;        /* <<- */
@@ -309,16 +310,36 @@ static const unsigned char kw_len[KW_TIME + 1] = { 0, 2, 4, 4, 4, 2, 2, 4, 4, 4,
 /* The reserved word a word's text spells, or KW_NONE. */
 static unsigned char keyword_of(const char *s, size_t n) {
   if (n > 8) return KW_NONE;
+  /* the candidates by first letter (every word of a script comes here) */
+  static const unsigned char none[] = { KW_NONE };
+  static const unsigned char ki[] = { KW_IF, KW_IN, KW_NONE }, kt[] = { KW_THEN, KW_TIME, KW_NONE },
+                             ke[] = { KW_ELSE, KW_ELIF, KW_ESAC, KW_NONE },
+                             kf[] = { KW_FI, KW_FOR, KW_FUNCTION, KW_NONE },
+                             kd[] = { KW_DO, KW_DONE, KW_NONE }, kc[] = { KW_CASE, KW_NONE },
+                             kw[] = { KW_WHILE, KW_NONE }, ku[] = { KW_UNTIL, KW_NONE },
+                             klb[] = { KW_LBRACE, KW_NONE }, krb[] = { KW_RBRACE, KW_NONE },
+                             kb[] = { KW_BANG, KW_NONE }, kdl[] = { KW_DLBRACK, KW_NONE },
+                             kdr[] = { KW_DRBRACK, KW_NONE }, ks[] = { KW_SELECT, KW_NONE };
+  const unsigned char *c;
   switch (s[0]) {
-  case 'i': case 't': case 'e': case 'f': case 'd': case 'c': case 'w': case 'u': case '{':
-  case '}': case '!': case '[': case ']': case 's':
-    break;
-  default:
-    return KW_NONE;
+  case 'i': c = ki; break;
+  case 't': c = kt; break;
+  case 'e': c = ke; break;
+  case 'f': c = kf; break;
+  case 'd': c = kd; break;
+  case 'c': c = kc; break;
+  case 'w': c = kw; break;
+  case 'u': c = ku; break;
+  case '{': c = klb; break;
+  case '}': c = krb; break;
+  case '!': c = kb; break;
+  case '[': c = kdl; break;
+  case ']': c = kdr; break;
+  case 's': c = ks; break;
+  default: c = none; break;
   }
-  for (int k = KW_IF; k <= KW_TIME; k++)
-    if (kw_len[k] == n && kw_text[k][0] == s[0] && memcmp(kw_text[k], s, n) == 0)
-      return (unsigned char)k;
+  for (; *c != KW_NONE; c++)
+    if (kw_len[*c] == n && memcmp(kw_text[*c], s, n) == 0) return *c;
   return KW_NONE;
 }
 
@@ -411,7 +432,7 @@ again:
   }
 word:
   {
-    bool plain = true;
+    bool plain = true, hard = false;
     size_t start = p->pos;
     while (p->pos < p->len) {
       char ch = p->src[p->pos];
@@ -423,6 +444,7 @@ word:
         p->pos += 2;
         if (!parse_subst(p)) return false;
         plain = false;
+        hard = true;
         continue;
       }
       if (ch == '(' && p->pos > start) {
@@ -435,6 +457,7 @@ word:
           /* array literal or extglob group: up to the matching ")" */
           int depth = 0;
           plain = false;
+          hard = true;
           while (p->pos < p->len) {
             char e = p->src[p->pos];
             if (e == '\\') { p->pos += 2; continue; }
@@ -455,6 +478,7 @@ word:
       switch (ch) {
       case '\\':
         plain = false;
+        hard = true;
         if (pc(p, 1) == '\n') {
           /* line continuation inside a word: drop it from the text */
           memmove(p->src + p->pos, p->src + p->pos + 2, p->len - p->pos - 2);
@@ -468,21 +492,25 @@ word:
         continue;
       case '\'':
         plain = false;
+        hard = true;
         p->pos++;
         if (!scan_squote(p)) return false;
         continue;
       case '"':
         plain = false;
+        hard = true;
         p->pos++;
         if (!scan_word_until(p, '"')) return false;
         continue;
       case '`':
         plain = false;
+        hard = true;
         p->pos++;
         if (!scan_backquote(p)) return false;
         continue;
       case '$':
         plain = false;
+        hard = true;
         if (!scan_dollar(p)) return false;
         continue;
       case '*': case '?': case '[': case '~': case '{': case '}': case ']': case '=': case ',':
@@ -497,6 +525,7 @@ word:
     t->text = p->src + start;
     t->len = p->pos - start;
     t->plain = plain;
+    t->soft = !plain && !hard;
     if (t->len == 0) {
       /* a lone character the word loop refused (e.g. "(" in [[ ]]) */
       p->pos++;
@@ -575,7 +604,7 @@ static bool is_assign_word(const char *s, size_t n);
  * brace or assignment; a word whose such characters do nothing on their
  * own (`[`, `]`, `=`, `a,b`, `x}`) still expands to itself, and using its
  * text as is spares the expander for the commonest words of tests. */
-static bool expands_to_itself(const char *s, size_t n) {
+G_GNUC_NO_INLINE static bool expands_to_itself(const char *s, size_t n) {
   if (n == 1 && s[0] == '[') return true;  /* no closing `]`: not a pattern */
   for (size_t i = 0; i < n; i++) {
     switch (s[i]) {
@@ -589,10 +618,10 @@ static bool expands_to_itself(const char *s, size_t n) {
   return !is_assign_word(s, n);
 }
 
-static Word *mkword(Parser *p, const char *text, size_t len, bool plain) {
+static Word *mkword(Parser *p, const char *text, size_t len, bool plain, bool soft) {
   Word *w = box_arena_alloc(p->sh, sizeof *w);
   w->text = box_arena_strndup(p->sh, text, len);
-  w->flags = plain || expands_to_itself(text, len) ? W_PLAIN : 0;
+  w->flags = plain || (soft && expands_to_itself(text, len)) ? W_PLAIN : 0;
   return w;
 }
 
@@ -718,7 +747,7 @@ static bool parse_redir(Parser *p, Vec *redirs) {
     else unexpected(p, &w);
     return false;
   }
-  Redir r = { op.rkind, op.fd, mkword(p, w.text, w.len, w.plain), NULL, false };
+  Redir r = { op.rkind, op.fd, mkword(p, w.text, w.len, w.plain, w.soft), NULL, false };
   vec_push(redirs, &r);
   if (op.rkind == R_HEREDOC) {
     Redir *last = vec_last(redirs);
@@ -825,12 +854,12 @@ static Node *parse_simple(Parser *p) {
     Tok w = next(p);
     bool assign = !w.plain && is_assign_word(w.text, w.len);
     if (words.n == 0 && assign) {
-      Word *wd = mkword(p, w.text, w.len, false);
+      Word *wd = mkword(p, w.text, w.len, false, false);
       wd->flags |= W_ASSIGN;
       vec_push_ptr(&assigns, wd);
       continue;
     }
-    Word *wd = mkword(p, w.text, w.len, w.plain);
+    Word *wd = mkword(p, w.text, w.len, w.plain, w.soft);
     /* keep "name=(…)" after declare-like commands as an assignment word */
     if (words.n > 0 && assign) wd->flags |= W_ASSIGN;
     vec_push_ptr(&words, wd);
@@ -898,7 +927,7 @@ static Word *cond_word(Parser *p) {
     unexpected(p, &t);
     return NULL;
   }
-  return mkword(p, t.text, t.len, t.plain);
+  return mkword(p, t.text, t.len, t.plain, t.soft);
 }
 
 static bool cond_is(Parser *p, const char *s) {
@@ -954,7 +983,7 @@ static Word *cond_regex_word(Parser *p) {
     return NULL;
   }
   (void)plain;
-  return mkword(p, p->src + start, p->pos - start, false);
+  return mkword(p, p->src + start, p->pos - start, false, false);
 }
 
 static Cond *cond_primary(Parser *p) {
@@ -988,7 +1017,7 @@ static Cond *cond_primary(Parser *p) {
       return c;
     }
     Cond *c = mkcond(p, C_WORD);
-    c->a = mkword(p, op.text, op.len, true);
+    c->a = mkword(p, op.text, op.len, true, false);
     return c;
   }
   if (t->kind != T_WORD || (t->len == 2 && memcmp(t->text, "]]", 2) == 0)) {
@@ -1195,7 +1224,7 @@ static Node *parse_compound(Parser *p) {
       n->u.forn.in = true;
       while (peek(p)->kind == T_WORD) {
         Tok w = next(p);
-        vec_push_ptr(&words, mkword(p, w.text, w.len, w.plain));
+        vec_push_ptr(&words, mkword(p, w.text, w.len, w.plain, w.soft));
       }
       if (peek(p)->kind != T_SEMI && peek(p)->kind != T_NEWLINE) {
         vec_free(&words);
@@ -1226,7 +1255,7 @@ static Node *parse_compound(Parser *p) {
       return NULL;
     }
     Node *n = mknode(p, N_CASE);
-    n->u.casen.word = mkword(p, w.text, w.len, w.plain);
+    n->u.casen.word = mkword(p, w.text, w.len, w.plain, w.soft);
     linebreak(p);
     if (!expect_kw(p, KW_IN)) return NULL;
     linebreak(p);
@@ -1242,7 +1271,7 @@ static Node *parse_compound(Parser *p) {
           unexpected(p, &pt);
           break;
         }
-        vec_push_ptr(&pats, mkword(p, pt.text, pt.len, pt.plain));
+        vec_push_ptr(&pats, mkword(p, pt.text, pt.len, pt.plain, pt.soft));
         if (peek(p)->kind == T_PIPE) {
           next(p);
           continue;
@@ -1551,7 +1580,7 @@ GPtrArray *box_parse_words(Shell *sh, const char *text) {
     if (t->kind == T_NEWLINE) { next(p); continue; }
     if (t->kind != T_WORD) break;
     Tok x = next(p);
-    Word *wd = mkword(p, x.text, x.len, x.plain);
+    Word *wd = mkword(p, x.text, x.len, x.plain, x.soft);
     g_ptr_array_add(w, wd);
   }
   box_parser_free(p);
