@@ -925,7 +925,16 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
     g_ptr_array_free(shown, TRUE);
   }
   Node *fn = find_function(sh, av[0]);
-  const BoxCommandDef *def = fn ? NULL : box_command_lookup(av[0]);
+  const BoxCommandDef *def = NULL;
+  if (!fn) {
+    static const char a_program;  /* the mark of a literal name no command has */
+    if (n->u.simple.def) {
+      def = n->u.simple.def == &a_program ? NULL : n->u.simple.def;
+    } else {
+      def = box_command_lookup(av[0]);
+      if (words[0]->flags & W_PLAIN) n->u.simple.def = def ? (const void *)def : &a_program;
+    }
+  }
   bool implemented = fn || def;
   if (implemented && !decide(sh, av, argc, av[0])) {
     return 126;

@@ -19,12 +19,13 @@ static bool parse_num(const char *s, int64_t *v) {
   bool neg = *s == '-';
   if (*s == '-' || *s == '+') s++;
   if (!g_ascii_isdigit(*s)) return false;
+  while (*s == '0' && g_ascii_isdigit(s[1])) s++;
+  const char *d = s;
+  while (g_ascii_isdigit(*s)) s++;
+  if (s - d > 19) return false;  /* 19 digits still fit in 64 unsigned bits */
   uint64_t u = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-  for (; g_ascii_isdigit(*s); s++) {
-    unsigned d = (unsigned)(*s - '0');
-    if (u > (limit - d) / 10) return false;
-    u = u * 10 + d;
-  }
+  for (; d < s; d++) u = u * 10 + (uint64_t)(*d - '0');
+  if (u > limit) return false;
   while (*s == ' ' || *s == '\t') s++;
   if (*s) return false;
   *v = neg ? (int64_t)(0 - u) : (int64_t)u;
