@@ -244,6 +244,17 @@ static int64_t unary(Ar *a) {
   }
 }
 
+/* b**e on 64 bits (wrapping), by squaring: `2**9223372036854775807`
+ * must end. */
+static int64_t ipow(int64_t b, int64_t e) {
+  uint64_t r = 1, x = (uint64_t)b;
+  for (uint64_t n = (uint64_t)e; n; n >>= 1) {
+    if (n & 1) r *= x;
+    x *= x;
+  }
+  return (int64_t)r;
+}
+
 static int64_t power(Ar *a) {
   int64_t b = unary(a);
   ws(a);
@@ -254,9 +265,7 @@ static int64_t power(Ar *a) {
       if (!a->noeval) ar_error(a, "exponent less than 0", a->p);
       return 0;
     }
-    int64_t r = 1;
-    while (e-- > 0) r = (int64_t)((uint64_t)r * (uint64_t)b);
-    return r;
+    return ipow(b, e);
   }
   return b;
 }
@@ -478,7 +487,7 @@ static int64_t assign(Ar *a) {
       case '|': v = l | r; break;
       case '<': v = (int64_t)((uint64_t)l << (r & 63)); break;
       case '>': v = l >> (r & 63); break;
-      case 'P': { v = 1; for (int64_t i = 0; i < r; i++) v *= l; break; }
+      case 'P': v = r < 0 ? 1 : ipow(l, r); break;
       default: break;
       }
       lval_set(a, &lv, v);
