@@ -1600,7 +1600,27 @@ static int fast_arith(Shell *sh, const char *t, char **out) {
 
 /* $name alone, or $((expr)) with nothing to expand inside: the common
  * words of loops, done without the flagged buffer. */
+/* The NAME of a word that is exactly "$NAME" (quoted: one field, as is),
+ * copied into buf; NULL for any other word. */
+static const char *quoted_name(const char *t, char *buf, size_t size) {
+  if (t[0] != '"' || t[1] != '$' || !(t[2] == '_' || g_ascii_isalpha(t[2]))) return NULL;
+  size_t i = 3;
+  while (t[i] == '_' || g_ascii_isalnum(t[i])) i++;
+  if (t[i] != '"' || t[i + 1] || i - 2 >= size) return NULL;
+  memcpy(buf, t + 2, i - 2);
+  buf[i - 2] = 0;
+  return buf;
+}
+
 static int fast_word(Shell *sh, const char *t, GPtrArray *out) {
+  if (t[0] == '"') {
+    char name[128];
+    if (!quoted_name(t, name, sizeof name)) return 0;
+    const char *v = box_var_get(sh, name);
+    if (!v && (sh->opts & O_NOUNSET)) return 0;
+    g_ptr_array_add(out, g_strdup(v ? v : ""));
+    return 1;
+  }
   if (t[0] != '$') return 0;
   if (t[1] == '(' && t[2] == '(') {
     char *r;
@@ -1616,7 +1636,8 @@ static int fast_word(Shell *sh, const char *t, GPtrArray *out) {
   if (!v) return (sh->opts & O_NOUNSET) ? 0 : 2;
   const char *ifsv = box_var_get(sh, "IFS");
   if (!ifsv) ifsv = " \t\n";
-  if (!*v || strpbrk(v, ifsv) || strpbrk(v, "*?[")) return 0;
+  if (!*v) return 2;  /* an unquoted empty value is no field */
+  if (strpbrk(v, ifsv) || strpbrk(v, "*?[")) return 0;
   g_ptr_array_add(out, g_strdup(v));
   return 1;
 }
@@ -1670,13 +1691,17 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
 }
 
 static char *flatten(X *x) {
-  GString *g = g_string_sized_new(x->s->len);
-  for (size_t i = 0; i < x->s->len; i++) {
-    guint8 f = x->q->data[i];
+  size_t n = x->s->len;
+  char *r = g_malloc(n + 1), *o = r;
+  const char *s = x->s->str;
+  const guint8 *q = x->q->data;
+  for (size_t i = 0; i < n; i++) {
+    guint8 f = q[i];
     if (f == F_NUL) continue;
-    g_string_append_c(g, f == F_BRK ? ' ' : x->s->str[i]);
+    *o++ = f == F_BRK ? ' ' : s[i];
   }
-  return g_string_free(g, FALSE);
+  *o = 0;
+  return r;
 }
 
 char *box_expand_str(Shell *sh, const char *text, bool assign, int *status) {
@@ -1690,6 +1715,19 @@ char *box_expand_str(Shell *sh, const char *text, bool assign, int *status) {
     }
   } else if (!strpbrk(text, "$`'\"\\~")) {
     return g_strdup(text);
+  } else if (text[0] == '$' || text[0] == '"') {
+    /* $NAME and "$NAME": the value as it is (no splitting here) */
+    char buf[128];
+    const char *name = quoted_name(text, buf, sizeof buf);
+    if (!name && text[0] == '$' && (text[1] == '_' || g_ascii_isalpha(text[1]))) {
+      size_t i = 2;
+      while (text[i] == '_' || g_ascii_isalnum(text[i])) i++;
+      if (!text[i]) name = text + 1;
+    }
+    if (name) {
+      const char *v = box_var_get(sh, name);
+      if (v || !(sh->opts & O_NOUNSET)) return g_strdup(v ? v : "");
+    }
   }
   X x;
   xinit(&x, sh);
@@ -1705,6 +1743,8 @@ char *box_expand_str(Shell *sh, const char *text, bool assign, int *status) {
 }
 
 char *box_expand_pattern(Shell *sh, const char *text, int *status) {
+  /* nothing quoted or expanded: every character is the pattern's own */
+  if (!strpbrk(text, "$`'\"\\~<>")) return g_strdup(text);
   X x;
   xinit(&x, sh);
   expand_text(&x, text, strlen(text), M_NOSPLIT);

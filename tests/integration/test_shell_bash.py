@@ -269,6 +269,9 @@ CASES = [
     ("fast-test-ints", '[ 5 -lt 10 ] && echo a; [ " 5" -eq 5 ] && echo b; [ -5 -ge -6 ] && echo c; [ +5 -eq 5 ] && echo d; [ 5 -ne 5 ] || echo e'),
     ("fast-test-int-errors", 'test 5a -eq 5; echo $?; test 99999999999999999999 -gt 1; echo $?; test 1 -le ""; echo $?'),
     ("fast-test-int-extremes", 'test -9223372036854775808 -lt 9223372036854775807 && echo ok; test "3 " -gt 2 && echo trail'),
+    ("fast-quoted-var", 'a="x  *" e=; printf "<%s>" "$a" "$e" $e "$nope" $a; echo; k="$a"; m=$a; echo "[$k][$m]"'),
+    ("fast-case-var", 'i=15; case $i in *5) echo five;; *) echo other;; esac; p="*"; case x in "$p") echo q;; $p) echo u;; esac'),
+    ("fast-nounset-quoted", 'set -u; a=1; echo "$a"; echo "$nope"; echo after'),
     ("arith-pow-huge", 'echo $((7**9223372036854775807)) $((2**64)) $((2**63)) $(((-3)**3)) $((3**0))'),
     ("fast-plain-words", 'echo [ ] = a,b x} {; touch "[" ; echo [ ; [ a = a ] && echo same; echo a=b'),
 ]
