@@ -127,6 +127,16 @@ static bool is_meta(int c) {
 
 /* ---- word scanning --------------------------------------------------------- */
 
+/* Characters a word's scanner must look at one by one: metacharacters,
+ * quotes, expansions and those that may make a word a pattern, brace or
+ * assignment.  Runs of any other byte are skipped in one go. */
+static const unsigned char word_special[256] = {
+  [0] = 1, [' '] = 1, ['\t'] = 1, ['\n'] = 1, [';'] = 1, ['&'] = 1, ['|'] = 1, ['<'] = 1,
+  ['>'] = 1, ['('] = 1, [')'] = 1, ['\\'] = 1, ['\''] = 1, ['"'] = 1, ['`'] = 1, ['$'] = 1,
+  ['*'] = 1, ['?'] = 1, ['['] = 1, ['~'] = 1, ['{'] = 1, ['}'] = 1, [']'] = 1, ['='] = 1,
+  [','] = 1,
+};
+
 static bool scan_word_until(Parser *p, int close);
 static bool parse_subst(Parser *p);
 
@@ -435,6 +445,8 @@ word:
     bool plain = true, hard = false;
     size_t start = p->pos;
     while (p->pos < p->len) {
+      while (p->pos < p->len && !word_special[(unsigned char)p->src[p->pos]]) p->pos++;
+      if (p->pos >= p->len) break;
       char ch = p->src[p->pos];
       if (p->in_cond && (ch == '<' || ch == '>') && p->pos == start) {
         p->pos++;
