@@ -136,6 +136,7 @@ static const char *lval_get(Ar *a, LVal *lv) {
     if (!v && (a->sh->opts & O_NOUNSET) && !a->noeval) {
       box_sh_error(a->sh, "%s: unbound variable", lv->name);
       a->err = true;
+      a->sh->arith_unbound = true;
     }
     return v;
   }

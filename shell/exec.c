@@ -892,9 +892,10 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
     for (size_t i = 0; i < na; i++) {
       int st = 1;
       if (!do_assign(sh, n->u.simple.assigns[i]->text, false, &st)) {
-        if (st == 1 || st == 2) {
+        if (st == 1 || st == 2 || st == 127) {
+          /* as bash: an expansion error ends the shell, set -u's with 127 */
           sh->jump = J_EXIT;
-          sh->exit_status = 1;
+          sh->exit_status = st == 127 ? 127 : 1;
         }
         return 1;
       }
@@ -1405,7 +1406,16 @@ static int eval_inner(Shell *sh, Node *n) {
       e = x;
     }
     if (sh->opts & O_XTRACE) box_fdprintf(sh->fd[2], "+ (( %s ))\n", e);
+    sh->arith_unbound = false;
     status = box_arith(sh, e, &v) ? (v == 0) : 1;
+    if (sh->arith_unbound) {
+      /* set -u: an unset name ends the shell, as bash */
+      sh->arith_unbound = false;
+      g_free(x);
+      sh->jump = J_EXIT;
+      sh->exit_status = 127;
+      return 127;
+    }
     g_free(x);
     after_status(sh, status);
     break;

@@ -955,6 +955,14 @@ static void do_subst(X *x, const char *text, int mode) {
   g_free(out);
 }
 
+/* The status of a failed expression: bash's 127 when set -u stopped it at
+ * an unset name, else 1. */
+static int arith_fail_status(Shell *sh) {
+  bool unbound = sh->arith_unbound;
+  sh->arith_unbound = false;
+  return unbound ? 127 : 1;
+}
+
 static void do_arith(X *x, const char *t, size_t n, int mode) {
   char *e;
   if (memchr(t, '$', n) || memchr(t, '`', n) || memchr(t, '"', n) || memchr(t, '\'', n)) {
@@ -978,9 +986,10 @@ static void do_arith(X *x, const char *t, size_t n, int mode) {
     e = g_strndup(t, n);
   }
   int64_t v;
+  x->sh->arith_unbound = false;
   if (!box_arith(x->sh, e, &v)) {
     g_free(e);
-    xfail(x, 1);
+    xfail(x, arith_fail_status(x->sh));
     return;
   }
   g_free(e);
@@ -1592,6 +1601,7 @@ static int fast_arith(Shell *sh, const char *t, char **out) {
   if (depth) return 0;
   buf[l - 5] = 0;
   int64_t v;
+  sh->arith_unbound = false;
   if (!box_arith(sh, buf, &v)) return -1;
   char num[24];
   *out = g_strdup(box_i64_str(v, num));
@@ -1662,7 +1672,8 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
     int f = fast_word(sh, w->text, out);
     if (f > 0) continue;
     if (f < 0) {
-      if (status) *status = 1;
+      int st = arith_fail_status(sh);
+      if (status) *status = st;
       return false;
     }
     GPtrArray *texts = NULL;
@@ -1710,7 +1721,8 @@ char *box_expand_str(Shell *sh, const char *text, bool assign, int *status) {
     int f = fast_arith(sh, text, &r);
     if (f == 1) return r;
     if (f < 0) {
-      if (status) *status = 1;
+      int st = arith_fail_status(sh);
+      if (status) *status = st;
       return NULL;
     }
   } else if (!strpbrk(text, "$`'\"\\~")) {

@@ -184,6 +184,7 @@ struct Shell {
   bool *lit;               /* whether it was literal in the script (BoxShellCommand.literal) */
   int lit_argc;
   GPtrArray *argv_pool;     /* emptied argv arrays of finished simple commands, for reuse */
+  bool arith_unbound;       /* set -u stopped an expression at an unset name (cleared by the caller) */
 };
 
 /* The one Shell of this process (commands reach it through BoxCmd). */

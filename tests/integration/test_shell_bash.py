@@ -272,6 +272,10 @@ CASES = [
     ("fast-quoted-var", 'a="x  *" e=; printf "<%s>" "$a" "$e" $e "$nope" $a; echo; k="$a"; m=$a; echo "[$k][$m]"'),
     ("fast-case-var", 'i=15; case $i in *5) echo five;; *) echo other;; esac; p="*"; case x in "$p") echo q;; $p) echo u;; esac'),
     ("fast-nounset-quoted", 'set -u; a=1; echo "$a"; echo "$nope"; echo after'),
+    ("nounset-assign-exits", 'set -u; x=$nope; echo after'),
+    ("nounset-assign-in-group", 'set -u; { y=1 x=${nope}; echo in; }; echo after'),
+    ("nounset-arith-exits", 'set -u; i=1; echo $((i+1)); echo $((nope+1)); echo after'),
+    ("nounset-arith-command", 'set -u; (( 1 || nope )); echo ok $?; (( nope + 1 )); echo after'),
     ("arith-pow-huge", 'echo $((7**9223372036854775807)) $((2**64)) $((2**63)) $(((-3)**3)) $((3**0))'),
     ("fast-plain-words", 'echo [ ] = a,b x} {; touch "[" ; echo [ ; [ a = a ] && echo same; echo a=b'),
 ]
