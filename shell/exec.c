@@ -350,9 +350,28 @@ static void xtrace(Shell *sh, GPtrArray *words, Word **assigns, size_t na) {
  * decision per command should not cost a malloc), else g_malloc'd —
  * release it with join_free. */
 static char *join_line_in(char **av, int argc, char *buf, size_t bufsize) {
+  if (bufsize) {
+    /* one pass into buf: command lines are short, and the lengths of
+     * words of a few bytes cost more to measure than to copy */
+    char *p = buf, *end = buf + bufsize - 1;
+    int i = 0;
+    for (; i < argc; i++) {
+      if (i) {
+        if (p == end) break;
+        *p++ = ' ';
+      }
+      const char *w = av[i];
+      while (*w && p < end) *p++ = *w++;
+      if (*w) break;
+    }
+    if (i == argc) {
+      *p = 0;
+      return buf;
+    }
+  }
   size_t len = 0;
   for (int i = 0; i < argc; i++) len += strlen(av[i]) + 1;
-  char *s = len + 1 <= bufsize ? buf : g_malloc(len + 1);
+  char *s = g_malloc(len + 1);
   char *p = s;
   for (int i = 0; i < argc; i++) {
     if (i) *p++ = ' ';
