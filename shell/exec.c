@@ -315,6 +315,13 @@ static bool apply_redirs(Shell *sh, const Redir *rs, size_t n, Saved *sv) {
   return true;
 }
 
+/* The status a fatal expansion error (set -u's unset name, ${x:?}) ends
+ * the shell with: 127 at the top, 1 in a subshell, pipeline stage or
+ * substitution — as bash. */
+static int fatal_status(Shell *sh, int st) {
+  return st == 127 && sh->in_child ? 1 : st;
+}
+
 /* ---- errexit / ERR -------------------------------------------------------------- */
 
 static void after_status(Shell *sh, int status) {
@@ -901,7 +908,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
     if (!sh->in_child || true) {
       /* an expansion error ends a non-interactive shell */
       sh->jump = J_EXIT;
-      sh->exit_status = est;
+      sh->exit_status = fatal_status(sh, est);
     }
     return est;
   }
@@ -914,7 +921,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
         if (st == 1 || st == 2 || st == 127) {
           /* as bash: an expansion error ends the shell, set -u's with 127 */
           sh->jump = J_EXIT;
-          sh->exit_status = st == 127 ? 127 : 1;
+          sh->exit_status = fatal_status(sh, st == 127 ? 127 : 1);
         }
         return 1;
       }
@@ -1339,7 +1346,7 @@ static int eval_inner(Shell *sh, Node *n) {
       if (!box_expand_words(sh, n->u.forn.words, n->u.forn.nwords, items, &st)) {
         g_ptr_array_free(items, TRUE);
         sh->jump = J_EXIT;
-        sh->exit_status = st;
+        sh->exit_status = fatal_status(sh, st);
         return st;
       }
     } else {
@@ -1385,7 +1392,7 @@ static int eval_inner(Shell *sh, Node *n) {
     char *w = box_expand_str(sh, n->u.casen.word->text, false, &st);
     if (!w) {
       sh->jump = J_EXIT;
-      sh->exit_status = st;
+      sh->exit_status = fatal_status(sh, st);
       return st;
     }
     status = 0;
@@ -1432,8 +1439,8 @@ static int eval_inner(Shell *sh, Node *n) {
       sh->arith_unbound = false;
       g_free(x);
       sh->jump = J_EXIT;
-      sh->exit_status = 127;
-      return 127;
+      sh->exit_status = fatal_status(sh, 127);
+      return sh->exit_status;
     }
     g_free(x);
     after_status(sh, status);

@@ -358,7 +358,13 @@ static bool read_heredocs(Parser *p);
 static bool lex(Parser *p, Tok *t) {
   memset(t, 0, sizeof *t);
 again:
-  while (p->pos < p->len && (p->src[p->pos] == ' ' || p->src[p->pos] == '\t')) p->pos++;
+  {
+    /* locals: src is a char *, so stores through p would reload p->pos */
+    const char *src = p->src;
+    size_t i = p->pos, len = p->len;
+    while (i < len && (src[i] == ' ' || src[i] == '\t')) i++;
+    p->pos = i;
+  }
   /* alias regions that ended */
   while (p->alias_end->len && g_array_index(p->alias_end, size_t, p->alias_end->len - 1) <= p->pos) {
     g_array_set_size(p->alias_end, p->alias_end->len - 1);
@@ -445,7 +451,12 @@ word:
     bool plain = true, hard = false;
     size_t start = p->pos;
     while (p->pos < p->len) {
-      while (p->pos < p->len && !word_special[(unsigned char)p->src[p->pos]]) p->pos++;
+      {
+        const char *src = p->src;
+        size_t i = p->pos, len = p->len;
+        while (i < len && !word_special[(unsigned char)src[i]]) i++;
+        p->pos = i;
+      }
       if (p->pos >= p->len) break;
       char ch = p->src[p->pos];
       if (p->in_cond && (ch == '<' || ch == '>') && p->pos == start) {
@@ -673,7 +684,14 @@ static void vec_push(Vec *v, const void *elem) {
   v->n++;
 }
 
-static inline void vec_push_ptr(Vec *v, void *ptr) { vec_push(v, &ptr); }
+static inline void vec_push_ptr(Vec *v, void *ptr) {
+  if (G_LIKELY(v->n < v->cap)) {
+    memcpy(v->data + v->n * sizeof ptr, &ptr, sizeof ptr);  /* a word or node, in place */
+    v->n++;
+    return;
+  }
+  vec_push(v, &ptr);
+}
 
 static inline void *vec_last(Vec *v) { return v->data + (v->n - 1) * v->size; }
 

@@ -15,8 +15,11 @@ typedef struct Shell Shell;
 
 /* ---- arena (shell.c): parse trees live until the Shell ends ------------- */
 
-/* Not zeroed. */
-void *box_arena_alloc(Shell *sh, size_t n);
+/* Not zeroed.  Inline (below struct Shell): the parser allocates per
+ * word and per node, and the call cost as much as the bump. */
+static inline void *box_arena_alloc(Shell *sh, size_t n);
+/* A new block (or a block of its own for a large request). */
+void *box_arena_alloc_slow(Shell *sh, size_t n);
 char *box_arena_strndup(Shell *sh, const char *s, size_t n);
 /* A point to go back to: everything allocated after it is dropped (-n
  * drops each command's tree once it is parsed). */
@@ -186,6 +189,15 @@ struct Shell {
   GPtrArray *argv_pool;     /* emptied argv arrays of finished simple commands, for reuse */
   bool arith_unbound;       /* set -u stopped an expression at an unset name (cleared by the caller) */
 };
+
+static inline void *box_arena_alloc(Shell *sh, size_t n) {
+  n = (n + 7) & ~(size_t)7;
+  if (G_UNLIKELY(n > sh->arena_left)) return box_arena_alloc_slow(sh, n);
+  void *p = sh->arena_ptr;
+  sh->arena_ptr += n;
+  sh->arena_left -= n;
+  return p;
+}
 
 /* The one Shell of this process (commands reach it through BoxCmd). */
 extern Shell *box_current_shell;

@@ -276,6 +276,7 @@ CASES = [
     ("nounset-assign-in-group", 'set -u; { y=1 x=${nope}; echo in; }; echo after'),
     ("nounset-arith-exits", 'set -u; i=1; echo $((i+1)); echo $((nope+1)); echo after'),
     ("nounset-arith-command", 'set -u; (( 1 || nope )); echo ok $?; (( nope + 1 )); echo after'),
+    ("nounset-in-subshells", '(set -u; x=$nope); echo "sub $?"; x=$(set -u; echo $nope); echo "cs $?"; echo a | (set -u; echo $((nope))); echo "pipe $?"; (echo ${x:?oops}); echo "q $?"'),
     ("arith-pow-huge", 'echo $((7**9223372036854775807)) $((2**64)) $((2**63)) $(((-3)**3)) $((3**0))'),
     ("fast-plain-words", 'echo [ ] = a,b x} {; touch "[" ; echo [ ; [ a = a ] && echo same; echo a=b'),
 ]
