@@ -136,6 +136,7 @@ static const char *lval_get(Ar *a, LVal *lv) {
     if (!v && (a->sh->opts & O_NOUNSET) && !a->noeval) {
       box_sh_error(a->sh, "%s: unbound variable", lv->name);
       a->err = true;
+      a->sh->arith_unbound = true;
     }
     return v;
   }
@@ -145,12 +146,24 @@ static const char *lval_get(Ar *a, LVal *lv) {
   return box_var_elem(v, lv->sub);
 }
 
+char *box_i64_str(int64_t v, char *buf) {
+  char *p = buf + 23;
+  *p = 0;
+  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  do {
+    *--p = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0) *--p = '-';
+  return p;
+}
+
 static void lval_set(Ar *a, LVal *lv, int64_t val) {
   if (a->noeval || a->err) return;
-  char buf[32];
-  g_snprintf(buf, sizeof buf, "%" G_GINT64_FORMAT, val);
-  bool ok = lv->sub ? box_var_set_elem(a->sh, lv->name, lv->sub, buf, false)
-                    : box_var_set(a->sh, lv->name, buf);
+  char buf[24];
+  const char *num = box_i64_str(val, buf);
+  bool ok = lv->sub ? box_var_set_elem(a->sh, lv->name, lv->sub, num, false)
+                    : box_var_set(a->sh, lv->name, num);
   if (!ok) a->err = true;
 }
 
@@ -232,6 +245,17 @@ static int64_t unary(Ar *a) {
   }
 }
 
+/* b**e on 64 bits (wrapping), by squaring: `2**9223372036854775807`
+ * must end. */
+static int64_t ipow(int64_t b, int64_t e) {
+  uint64_t r = 1, x = (uint64_t)b;
+  for (uint64_t n = (uint64_t)e; n; n >>= 1) {
+    if (n & 1) r *= x;
+    x *= x;
+  }
+  return (int64_t)r;
+}
+
 static int64_t power(Ar *a) {
   int64_t b = unary(a);
   ws(a);
@@ -242,9 +266,7 @@ static int64_t power(Ar *a) {
       if (!a->noeval) ar_error(a, "exponent less than 0", a->p);
       return 0;
     }
-    int64_t r = 1;
-    while (e-- > 0) r = (int64_t)((uint64_t)r * (uint64_t)b);
-    return r;
+    return ipow(b, e);
   }
   return b;
 }
@@ -466,7 +488,7 @@ static int64_t assign(Ar *a) {
       case '|': v = l | r; break;
       case '<': v = (int64_t)((uint64_t)l << (r & 63)); break;
       case '>': v = l >> (r & 63); break;
-      case 'P': { v = 1; for (int64_t i = 0; i < r; i++) v *= l; break; }
+      case 'P': v = r < 0 ? 1 : ipow(l, r); break;
       default: break;
       }
       lval_set(a, &lv, v);
@@ -489,14 +511,112 @@ static int64_t comma(Ar *a) {
   }
 }
 
+/* ---- the short way: `i`, `5`, `i+1`, `n < 10`, `x*y` ---------------------------- */
+
+/* One operand the short way can take: a NAME not followed by `[`, or a
+ * decimal number the full parser would read the same (no base, octal or
+ * hex prefix; not followed by a letter, `_` or `#`).  Returns the end. */
+static const char *simple_operand(const char *p) {
+  if (*p == '_' || g_ascii_isalpha(*p)) {
+    while (*p == '_' || g_ascii_isalnum(*p)) p++;
+    return *p == '[' ? NULL : p;
+  }
+  if (!g_ascii_isdigit(*p)) return NULL;
+  if (p[0] == '0' && (g_ascii_isalnum(p[1]) || p[1] == '_' || p[1] == '#')) return NULL;
+  while (g_ascii_isdigit(*p)) p++;
+  if (g_ascii_isalpha(*p) || *p == '_' || *p == '#') return NULL;
+  return p;
+}
+
+static const char *skip_ws(const char *p) {
+  while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+  return p;
+}
+
+/* The value of an operand simple_operand accepted, as primary() gives it. */
+static int64_t simple_value(Ar *a, const char *s, const char *e) {
+  if (g_ascii_isdigit(*s)) {
+    uint64_t v = 0;
+    for (; s < e; s++) v = v * 10 + (uint64_t)(*s - '0');
+    return (int64_t)v;
+  }
+  LVal lv;
+  size_t n = (size_t)(e - s);
+  if (n >= sizeof lv.name) return 0;
+  memcpy(lv.name, s, n);
+  lv.name[n] = 0;
+  lv.sub = NULL;
+  return var_num(a, lval_get(a, &lv));
+}
+
+/* Evaluates expr if it is one operand or two joined by one of + - * < >
+ * <= >= == != (what loop counters and conditions are made of), as the
+ * full parser would, without descending its precedence levels.  False,
+ * having evaluated nothing, when expr is anything else. */
+static bool arith_short(Ar *a, int64_t *out) {
+  const char *s1 = skip_ws(a->expr);
+  const char *e1 = simple_operand(s1);
+  if (!e1) return false;
+  const char *p = skip_ws(e1);
+  if (!*p) {
+    *out = simple_value(a, s1, e1);
+    a->p = p;
+    return true;
+  }
+  char op = p[0], op2 = 0;
+  switch (op) {
+  case '+': case '-': case '*':
+    if (p[1] == op || p[1] == '=') return false;
+    p++;
+    break;
+  case '<': case '>':
+    if (p[1] == op) return false;
+    if (p[1] == '=') op2 = *++p;
+    p++;
+    break;
+  case '=': case '!':
+    if (p[1] != '=') return false;
+    op2 = '=';
+    p += 2;
+    break;
+  default:
+    return false;
+  }
+  const char *s2 = skip_ws(p);
+  const char *e2 = simple_operand(s2);
+  if (!e2) return false;
+  const char *end = skip_ws(e2);
+  if (*end) return false;
+  int64_t l = simple_value(a, s1, e1);
+  if (a->err) return true;
+  int64_t r = simple_value(a, s2, e2);
+  a->p = end;
+  switch (op) {
+  case '+': *out = (int64_t)((uint64_t)l + (uint64_t)r); break;
+  case '-': *out = (int64_t)((uint64_t)l - (uint64_t)r); break;
+  case '*': *out = (int64_t)((uint64_t)l * (uint64_t)r); break;
+  case '<': *out = op2 ? l <= r : l < r; break;
+  case '>': *out = op2 ? l >= r : l > r; break;
+  case '=': *out = l == r; break;
+  default: *out = l != r; break;
+  }
+  return true;
+}
+
 bool box_arith(Shell *sh, const char *expr, int64_t *out) {
   Ar a = { sh, expr, expr, 0, false, 0 };
+  int64_t v;
+  if (arith_short(&a, &v)) {
+    if (a.err) return false;
+    *out = v;
+    return true;
+  }
   ws(&a);
   if (!*a.p) {
     *out = 0;
     return true;
   }
-  int64_t v = comma(&a);
+  v = comma(&a);
   ws(&a);
   if (!a.err && *a.p) ar_error(&a, "syntax error in expression", a.p);
   if (a.err) return false;

@@ -96,6 +96,10 @@ struct Node {
     struct {
       Word **assigns; size_t nassigns;
       Word **words; size_t nwords;
+      /* the command a literal first word names, once looked up (the
+       * table does not change): a BoxCommandDef, exec.c's "a program"
+       * mark, or NULL before the first run */
+      const void *def;
     } simple;
     struct { Node **cmds; size_t n; bool *errpipe; } pipe;  /* errpipe[i]: |& after stage i */
     struct { Node *left, *right; } bin;   /* AND, OR, SEQ */

@@ -315,6 +315,13 @@ static bool apply_redirs(Shell *sh, const Redir *rs, size_t n, Saved *sv) {
   return true;
 }
 
+/* The status a fatal expansion error (set -u's unset name, ${x:?}) ends
+ * the shell with: 127 at the top, 1 in a subshell, pipeline stage or
+ * substitution — as bash. */
+static int fatal_status(Shell *sh, int st) {
+  return st == 127 && sh->in_child ? 1 : st;
+}
+
 /* ---- errexit / ERR -------------------------------------------------------------- */
 
 static void after_status(Shell *sh, int status) {
@@ -346,7 +353,29 @@ static void xtrace(Shell *sh, GPtrArray *words, Word **assigns, size_t na) {
   g_string_free(g, TRUE);
 }
 
-static char *join_line(char **av, int argc) {
+/* The command line as one string: in buf when it fits (most do; a
+ * decision per command should not cost a malloc), else g_malloc'd —
+ * release it with join_free. */
+static char *join_line_in(char **av, int argc, char *buf, size_t bufsize) {
+  if (bufsize) {
+    /* one pass into buf: command lines are short, and the lengths of
+     * words of a few bytes cost more to measure than to copy */
+    char *p = buf, *end = buf + bufsize - 1;
+    int i = 0;
+    for (; i < argc; i++) {
+      if (i) {
+        if (p == end) break;
+        *p++ = ' ';
+      }
+      const char *w = av[i];
+      while (*w && p < end) *p++ = *w++;
+      if (*w) break;
+    }
+    if (i == argc) {
+      *p = 0;
+      return buf;
+    }
+  }
   size_t len = 0;
   for (int i = 0; i < argc; i++) len += strlen(av[i]) + 1;
   char *s = g_malloc(len + 1);
@@ -358,6 +387,15 @@ static char *join_line(char **av, int argc) {
     p += l;
   }
   *p = 0;
+  return s;
+}
+
+static void join_free(char *s, char *buf) {
+  if (s != buf) g_free(s);
+}
+
+static char *join_line(char **av, int argc) {
+  char *s = join_line_in(av, argc, NULL, 0);
   return s;
 }
 
@@ -373,7 +411,8 @@ static const bool *literal_for(Shell *sh, char **av, int argc, bool **owned) {
 static bool decide(Shell *sh, char **av, int argc, const char *program) {
   const BoxShellHost *host = sh->host;
   if (!host || !host->decide_exec) return true;
-  char *line = join_line(av, argc);
+  char buf[512];
+  char *line = join_line_in(av, argc, buf, sizeof buf);
   BoxShellCommand cmd;
   memset(&cmd, 0, sizeof cmd);
   cmd.command = line;
@@ -386,7 +425,7 @@ static bool decide(Shell *sh, char **av, int argc, const char *program) {
   char *msg = NULL;
   bool ok = host->decide_exec(host->data, &cmd, &msg);
   g_free(owned);
-  g_free(line);
+  join_free(line, buf);
   if (!ok) {
     box_sh_error(sh, "effect denied: %s", msg ? msg : "policy denied this operation");
   }
@@ -642,12 +681,17 @@ static void report_exec_status(Shell *sh, int argc, char **av, const char *cwd, 
 }
 
 /* Runs an expanded command line (no redirections of its own). */
-static int run_argv_decided(Shell *sh, int argc, char **av, Word **as, size_t na, bool skip_funcs,
-                            bool decided) {
+static Node *find_function(Shell *sh, const char *name) {
+  /* most scripts define none: skip hashing the name */
+  return g_hash_table_size(sh->funcs) ? g_hash_table_lookup(sh->funcs, name) : NULL;
+}
+
+/* Runs an expanded command line; fn/def are what av[0] names (found by
+ * the caller), decided whether its shell:exec decision is already made. */
+static int run_found(Shell *sh, int argc, char **av, Word **as, size_t na, Node *fn,
+                     const BoxCommandDef *def, bool decided) {
   int status = 0;
   const char *name = av[0];
-  Node *fn = skip_funcs ? NULL : g_hash_table_lookup(sh->funcs, name);
-  const BoxCommandDef *def = fn ? NULL : box_command_lookup(name);
   if (!fn && !def) return spawn_program(sh, argc, av, as, na);
   if (!decided && !decide(sh, av, argc, name)) return 126;
   /* issue 9: the permitted shell:exec's ::response (output.status) */
@@ -662,7 +706,9 @@ static int run_argv_decided(Shell *sh, int argc, char **av, Word **as, size_t na
 }
 
 static int run_argv(Shell *sh, int argc, char **av, Word **as, size_t na, bool skip_funcs) {
-  return run_argv_decided(sh, argc, av, as, na, skip_funcs, false);
+  Node *fn = skip_funcs ? NULL : find_function(sh, av[0]);
+  const BoxCommandDef *def = fn ? NULL : box_command_lookup(av[0]);
+  return run_found(sh, argc, av, as, na, fn, def, false);
 }
 
 int box_run_argv(Shell *sh, char **argv, int in, int out, int err) {
@@ -696,6 +742,16 @@ static bool do_assign(Shell *sh, const char *t, bool local, int *status) {
   size_t nl = (size_t)(eq - t);
   bool append = nl && t[nl - 1] == '+';
   if (append) nl--;
+  if (!append && nl < 64 && !memchr(t, '[', nl) && eq[1] != '(') {
+    /* NAME=value, the assignment of every loop: the name on the stack and
+     * the expanded value handed to the variable without a copy */
+    char name[64];
+    memcpy(name, t, nl);
+    name[nl] = 0;
+    if (local) box_var_local(sh, name);
+    char *val = box_expand_str(sh, eq + 1, true, status);
+    return val && box_var_set_take(sh, name, val);
+  }
   char *lhs = g_strndup(t, nl);
   char *sub = NULL;
   char *br = strchr(lhs, '[');
@@ -833,13 +889,12 @@ static void lit_push(LitBuf *l, bool b) {
   l->v[l->n++] = b;
 }
 
-static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit) {
+static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
   int status = 0;
   Word **words = n->u.simple.words;
   size_t nw = n->u.simple.nwords;
   sh->lineno = n->line;
   if (!box_check_limits(sh)) return sh->exit_status;
-  GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
   int est = 1;
   bool expand_ok = true;
   for (size_t i = 0; i < nw && expand_ok; i++) {
@@ -850,11 +905,10 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit) {
     for (guint k = before; k < argv->len; k++) lit_push(lit, literal);
   }
   if (!expand_ok) {
-    g_ptr_array_free(argv, TRUE);
     if (!sh->in_child || true) {
       /* an expansion error ends a non-interactive shell */
       sh->jump = J_EXIT;
-      sh->exit_status = est;
+      sh->exit_status = fatal_status(sh, est);
     }
     return est;
   }
@@ -864,10 +918,10 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit) {
     for (size_t i = 0; i < na; i++) {
       int st = 1;
       if (!do_assign(sh, n->u.simple.assigns[i]->text, false, &st)) {
-        g_ptr_array_free(argv, TRUE);
-        if (st == 1 || st == 2) {
+        if (st == 1 || st == 2 || st == 127) {
+          /* as bash: an expansion error ends the shell, set -u's with 127 */
           sh->jump = J_EXIT;
-          sh->exit_status = 1;
+          sh->exit_status = fatal_status(sh, st == 127 ? 127 : 1);
         }
         return 1;
       }
@@ -883,7 +937,6 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit) {
       if (!apply_redirs(sh, n->redirs, n->nredirs, &sv)) status = 1;
       saved_restore(sh, &sv);
     }
-    g_ptr_array_free(argv, TRUE);
     return status;
   }
   int argc = (int)argv->len;
@@ -898,9 +951,19 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit) {
     xtrace(sh, shown, n->u.simple.assigns, na);
     g_ptr_array_free(shown, TRUE);
   }
-  bool implemented = g_hash_table_lookup(sh->funcs, av[0]) || box_command_lookup(av[0]);
+  Node *fn = find_function(sh, av[0]);
+  const BoxCommandDef *def = NULL;
+  if (!fn) {
+    static const char a_program;  /* the mark of a literal name no command has */
+    if (n->u.simple.def) {
+      def = n->u.simple.def == &a_program ? NULL : n->u.simple.def;
+    } else {
+      def = box_command_lookup(av[0]);
+      if (words[0]->flags & W_PLAIN) n->u.simple.def = def ? (const void *)def : &a_program;
+    }
+  }
+  bool implemented = fn || def;
   if (implemented && !decide(sh, av, argc, av[0])) {
-    g_ptr_array_free(argv, TRUE);
     return 126;
   }
   Saved sv;
@@ -908,17 +971,14 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit) {
   bool is_exec = strcmp(av[0], "exec") == 0 && argc == 1;
   if (n->nredirs && !apply_redirs(sh, n->redirs, n->nredirs, is_exec ? NULL : &sv)) {
     saved_restore(sh, &sv);
-    g_ptr_array_free(argv, TRUE);
     return 1;
   }
   if (is_exec) {
     /* exec with only redirections: they stay */
-    g_ptr_array_free(argv, TRUE);
     return 0;
   }
-  status = run_argv_decided(sh, argc, av, n->u.simple.assigns, na, false, implemented);
+  status = run_found(sh, argc, av, n->u.simple.assigns, na, fn, def, implemented);
   saved_restore(sh, &sv);
-  g_ptr_array_free(argv, TRUE);
   return status;
 }
 
@@ -1189,7 +1249,17 @@ static int run_simple(Shell *sh, Node *n) {
   lit.v = lit.buf;
   lit.n = 0;
   lit.cap = G_N_ELEMENTS(lit.buf);
-  int status = run_simple_inner(sh, n, &lit);
+  /* argv arrays are reused: a loop runs its commands without allocating one */
+  if (!sh->argv_pool) sh->argv_pool = g_ptr_array_new();
+  GPtrArray *argv = sh->argv_pool->len ? g_ptr_array_steal_index_fast(sh->argv_pool, sh->argv_pool->len - 1)
+                                       : g_ptr_array_new_with_free_func(g_free);
+  int status = run_simple_inner(sh, n, &lit, argv);
+  if (argv->len <= 256 && sh->argv_pool->len < 64) {
+    g_ptr_array_set_size(argv, 0);
+    g_ptr_array_add(sh->argv_pool, argv);
+  } else {
+    g_ptr_array_free(argv, TRUE);
+  }
   sh->lit_av = save_av;
   sh->lit = save_lit;
   sh->lit_argc = save_argc;
@@ -1276,7 +1346,7 @@ static int eval_inner(Shell *sh, Node *n) {
       if (!box_expand_words(sh, n->u.forn.words, n->u.forn.nwords, items, &st)) {
         g_ptr_array_free(items, TRUE);
         sh->jump = J_EXIT;
-        sh->exit_status = st;
+        sh->exit_status = fatal_status(sh, st);
         return st;
       }
     } else {
@@ -1322,7 +1392,7 @@ static int eval_inner(Shell *sh, Node *n) {
     char *w = box_expand_str(sh, n->u.casen.word->text, false, &st);
     if (!w) {
       sh->jump = J_EXIT;
-      sh->exit_status = st;
+      sh->exit_status = fatal_status(sh, st);
       return st;
     }
     status = 0;
@@ -1362,7 +1432,16 @@ static int eval_inner(Shell *sh, Node *n) {
       e = x;
     }
     if (sh->opts & O_XTRACE) box_fdprintf(sh->fd[2], "+ (( %s ))\n", e);
+    sh->arith_unbound = false;
     status = box_arith(sh, e, &v) ? (v == 0) : 1;
+    if (sh->arith_unbound) {
+      /* set -u: an unset name ends the shell, as bash */
+      sh->arith_unbound = false;
+      g_free(x);
+      sh->jump = J_EXIT;
+      sh->exit_status = fatal_status(sh, 127);
+      return sh->exit_status;
+    }
     g_free(x);
     after_status(sh, status);
     break;

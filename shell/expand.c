@@ -955,6 +955,14 @@ static void do_subst(X *x, const char *text, int mode) {
   g_free(out);
 }
 
+/* The status of a failed expression: bash's 127 when set -u stopped it at
+ * an unset name, else 1. */
+static int arith_fail_status(Shell *sh) {
+  bool unbound = sh->arith_unbound;
+  sh->arith_unbound = false;
+  return unbound ? 127 : 1;
+}
+
 static void do_arith(X *x, const char *t, size_t n, int mode) {
   char *e;
   if (memchr(t, '$', n) || memchr(t, '`', n) || memchr(t, '"', n) || memchr(t, '\'', n)) {
@@ -978,9 +986,10 @@ static void do_arith(X *x, const char *t, size_t n, int mode) {
     e = g_strndup(t, n);
   }
   int64_t v;
+  x->sh->arith_unbound = false;
   if (!box_arith(x->sh, e, &v)) {
     g_free(e);
-    xfail(x, 1);
+    xfail(x, arith_fail_status(x->sh));
     return;
   }
   g_free(e);
@@ -1574,27 +1583,60 @@ static void split_fields(X *x, GPtrArray *out, bool split) {
   g_string_free(pat, TRUE);
 }
 
+/* $((expr)) with nothing to expand inside: 1 and the value in *out, 0
+ * when t is not one, -1 after an arithmetic error. */
+static int fast_arith(Shell *sh, const char *t, char **out) {
+  size_t l = strlen(t);
+  if (l < 5 || t[l - 1] != ')' || t[l - 2] != ')') return 0;
+  char buf[256];
+  if (l - 5 >= sizeof buf) return 0;
+  int depth = 0;
+  for (size_t i = 3; i < l - 2; i++) {
+    char c = t[i];
+    if (c == '(') depth++;
+    else if (c == ')' && --depth < 0) return 0;
+    else if (c == '$' || c == '`' || c == '\'' || c == '"' || c == '\\') return 0;
+    buf[i - 3] = c;
+  }
+  if (depth) return 0;
+  buf[l - 5] = 0;
+  int64_t v;
+  sh->arith_unbound = false;
+  if (!box_arith(sh, buf, &v)) return -1;
+  char num[24];
+  *out = g_strdup(box_i64_str(v, num));
+  return 1;
+}
+
 /* $name alone, or $((expr)) with nothing to expand inside: the common
  * words of loops, done without the flagged buffer. */
+/* The NAME of a word that is exactly "$NAME" (quoted: one field, as is),
+ * copied into buf; NULL for any other word. */
+static const char *quoted_name(const char *t, char *buf, size_t size) {
+  if (t[0] != '"' || t[1] != '$' || !(t[2] == '_' || g_ascii_isalpha(t[2]))) return NULL;
+  size_t i = 3;
+  while (t[i] == '_' || g_ascii_isalnum(t[i])) i++;
+  if (t[i] != '"' || t[i + 1] || i - 2 >= size) return NULL;
+  memcpy(buf, t + 2, i - 2);
+  buf[i - 2] = 0;
+  return buf;
+}
+
 static int fast_word(Shell *sh, const char *t, GPtrArray *out) {
+  if (t[0] == '"') {
+    char name[128];
+    if (!quoted_name(t, name, sizeof name)) return 0;
+    const char *v = box_var_get(sh, name);
+    if (!v && (sh->opts & O_NOUNSET)) return 0;
+    g_ptr_array_add(out, g_strdup(v ? v : ""));
+    return 1;
+  }
   if (t[0] != '$') return 0;
   if (t[1] == '(' && t[2] == '(') {
-    size_t l = strlen(t);
-    if (l < 5 || t[l - 1] != ')' || t[l - 2] != ')' || strpbrk(t + 3, "$`'\"\\")) return 0;
-    int depth = 0;
-    for (size_t i = 3; i < l - 2; i++) {
-      if (t[i] == '(') depth++;
-      else if (t[i] == ')' && --depth < 0) return 0;
-    }
-    if (depth) return 0;
-    char buf[256];
-    if (l - 5 >= sizeof buf) return 0;
-    memcpy(buf, t + 3, l - 5);
-    buf[l - 5] = 0;
-    int64_t v;
-    if (!box_arith(sh, buf, &v)) return -1;
-    g_ptr_array_add(out, g_strdup_printf("%" G_GINT64_FORMAT, v));
-    return 1;
+    char *r;
+    int f = fast_arith(sh, t, &r);
+    if (f > 0) g_ptr_array_add(out, r);
+    return f;
   }
   size_t i = 1;
   if (!(t[1] == '_' || g_ascii_isalpha(t[1]))) return 0;
@@ -1604,7 +1646,8 @@ static int fast_word(Shell *sh, const char *t, GPtrArray *out) {
   if (!v) return (sh->opts & O_NOUNSET) ? 0 : 2;
   const char *ifsv = box_var_get(sh, "IFS");
   if (!ifsv) ifsv = " \t\n";
-  if (!*v || strpbrk(v, ifsv) || strpbrk(v, "*?[")) return 0;
+  if (!*v) return 2;  /* an unquoted empty value is no field */
+  if (strpbrk(v, ifsv) || strpbrk(v, "*?[")) return 0;
   g_ptr_array_add(out, g_strdup(v));
   return 1;
 }
@@ -1629,7 +1672,8 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
     int f = fast_word(sh, w->text, out);
     if (f > 0) continue;
     if (f < 0) {
-      if (status) *status = 1;
+      int st = arith_fail_status(sh);
+      if (status) *status = st;
       return false;
     }
     GPtrArray *texts = NULL;
@@ -1658,31 +1702,44 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
 }
 
 static char *flatten(X *x) {
-  GString *g = g_string_sized_new(x->s->len);
-  for (size_t i = 0; i < x->s->len; i++) {
-    guint8 f = x->q->data[i];
+  size_t n = x->s->len;
+  char *r = g_malloc(n + 1), *o = r;
+  const char *s = x->s->str;
+  const guint8 *q = x->q->data;
+  for (size_t i = 0; i < n; i++) {
+    guint8 f = q[i];
     if (f == F_NUL) continue;
-    g_string_append_c(g, f == F_BRK ? ' ' : x->s->str[i]);
+    *o++ = f == F_BRK ? ' ' : s[i];
   }
-  return g_string_free(g, FALSE);
+  *o = 0;
+  return r;
 }
 
 char *box_expand_str(Shell *sh, const char *text, bool assign, int *status) {
   if (text[0] == '$' && text[1] == '(' && text[2] == '(') {
-    GPtrArray *one = g_ptr_array_new();
-    int f = fast_word(sh, text, one);
-    if (f == 1) {
-      char *r = one->pdata[0];
-      g_ptr_array_free(one, TRUE);
-      return r;
-    }
-    g_ptr_array_free(one, TRUE);
+    char *r;
+    int f = fast_arith(sh, text, &r);
+    if (f == 1) return r;
     if (f < 0) {
-      if (status) *status = 1;
+      int st = arith_fail_status(sh);
+      if (status) *status = st;
       return NULL;
     }
   } else if (!strpbrk(text, "$`'\"\\~")) {
     return g_strdup(text);
+  } else if (text[0] == '$' || text[0] == '"') {
+    /* $NAME and "$NAME": the value as it is (no splitting here) */
+    char buf[128];
+    const char *name = quoted_name(text, buf, sizeof buf);
+    if (!name && text[0] == '$' && (text[1] == '_' || g_ascii_isalpha(text[1]))) {
+      size_t i = 2;
+      while (text[i] == '_' || g_ascii_isalnum(text[i])) i++;
+      if (!text[i]) name = text + 1;
+    }
+    if (name) {
+      const char *v = box_var_get(sh, name);
+      if (v || !(sh->opts & O_NOUNSET)) return g_strdup(v ? v : "");
+    }
   }
   X x;
   xinit(&x, sh);
@@ -1698,6 +1755,8 @@ char *box_expand_str(Shell *sh, const char *text, bool assign, int *status) {
 }
 
 char *box_expand_pattern(Shell *sh, const char *text, int *status) {
+  /* nothing quoted or expanded: every character is the pattern's own */
+  if (!strpbrk(text, "$`'\"\\~<>")) return g_strdup(text);
   X x;
   xinit(&x, sh);
   expand_text(&x, text, strlen(text), M_NOSPLIT);

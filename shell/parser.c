@@ -46,6 +46,7 @@ typedef struct {
   char *text;        /* T_WORD */
   size_t len;
   bool plain;        /* T_WORD: no quotes/expansions */
+  bool soft;         /* T_WORD, not plain: only for characters of patterns, braces or assignments */
   RedirKind rkind;   /* T_REDIR */
   int fd;
   bool strip;        /* <<- */
@@ -125,6 +126,16 @@ static bool is_meta(int c) {
 }
 
 /* ---- word scanning --------------------------------------------------------- */
+
+/* Characters a word's scanner must look at one by one: metacharacters,
+ * quotes, expansions and those that may make a word a pattern, brace or
+ * assignment.  Runs of any other byte are skipped in one go. */
+static const unsigned char word_special[256] = {
+  [0] = 1, [' '] = 1, ['\t'] = 1, ['\n'] = 1, [';'] = 1, ['&'] = 1, ['|'] = 1, ['<'] = 1,
+  ['>'] = 1, ['('] = 1, [')'] = 1, ['\\'] = 1, ['\''] = 1, ['"'] = 1, ['`'] = 1, ['$'] = 1,
+  ['*'] = 1, ['?'] = 1, ['['] = 1, ['~'] = 1, ['{'] = 1, ['}'] = 1, [']'] = 1, ['='] = 1,
+  [','] = 1,
+};
 
 static bool scan_word_until(Parser *p, int close);
 static bool parse_subst(Parser *p);
@@ -309,16 +320,36 @@ static const unsigned char kw_len[KW_TIME + 1] = { 0, 2, 4, 4, 4, 2, 2, 4, 4, 4,
 /* The reserved word a word's text spells, or KW_NONE. */
 static unsigned char keyword_of(const char *s, size_t n) {
   if (n > 8) return KW_NONE;
+  /* the candidates by first letter (every word of a script comes here) */
+  static const unsigned char none[] = { KW_NONE };
+  static const unsigned char ki[] = { KW_IF, KW_IN, KW_NONE }, kt[] = { KW_THEN, KW_TIME, KW_NONE },
+                             ke[] = { KW_ELSE, KW_ELIF, KW_ESAC, KW_NONE },
+                             kf[] = { KW_FI, KW_FOR, KW_FUNCTION, KW_NONE },
+                             kd[] = { KW_DO, KW_DONE, KW_NONE }, kc[] = { KW_CASE, KW_NONE },
+                             kw[] = { KW_WHILE, KW_NONE }, ku[] = { KW_UNTIL, KW_NONE },
+                             klb[] = { KW_LBRACE, KW_NONE }, krb[] = { KW_RBRACE, KW_NONE },
+                             kb[] = { KW_BANG, KW_NONE }, kdl[] = { KW_DLBRACK, KW_NONE },
+                             kdr[] = { KW_DRBRACK, KW_NONE }, ks[] = { KW_SELECT, KW_NONE };
+  const unsigned char *c;
   switch (s[0]) {
-  case 'i': case 't': case 'e': case 'f': case 'd': case 'c': case 'w': case 'u': case '{':
-  case '}': case '!': case '[': case ']': case 's':
-    break;
-  default:
-    return KW_NONE;
+  case 'i': c = ki; break;
+  case 't': c = kt; break;
+  case 'e': c = ke; break;
+  case 'f': c = kf; break;
+  case 'd': c = kd; break;
+  case 'c': c = kc; break;
+  case 'w': c = kw; break;
+  case 'u': c = ku; break;
+  case '{': c = klb; break;
+  case '}': c = krb; break;
+  case '!': c = kb; break;
+  case '[': c = kdl; break;
+  case ']': c = kdr; break;
+  case 's': c = ks; break;
+  default: c = none; break;
   }
-  for (int k = KW_IF; k <= KW_TIME; k++)
-    if (kw_len[k] == n && kw_text[k][0] == s[0] && memcmp(kw_text[k], s, n) == 0)
-      return (unsigned char)k;
+  for (; *c != KW_NONE; c++)
+    if (kw_len[*c] == n && memcmp(kw_text[*c], s, n) == 0) return *c;
   return KW_NONE;
 }
 
@@ -327,7 +358,13 @@ static bool read_heredocs(Parser *p);
 static bool lex(Parser *p, Tok *t) {
   memset(t, 0, sizeof *t);
 again:
-  while (p->pos < p->len && (p->src[p->pos] == ' ' || p->src[p->pos] == '\t')) p->pos++;
+  {
+    /* locals: src is a char *, so stores through p would reload p->pos */
+    const char *src = p->src;
+    size_t i = p->pos, len = p->len;
+    while (i < len && (src[i] == ' ' || src[i] == '\t')) i++;
+    p->pos = i;
+  }
   /* alias regions that ended */
   while (p->alias_end->len && g_array_index(p->alias_end, size_t, p->alias_end->len - 1) <= p->pos) {
     g_array_set_size(p->alias_end, p->alias_end->len - 1);
@@ -411,9 +448,16 @@ again:
   }
 word:
   {
-    bool plain = true;
+    bool plain = true, hard = false;
     size_t start = p->pos;
     while (p->pos < p->len) {
+      {
+        const char *src = p->src;
+        size_t i = p->pos, len = p->len;
+        while (i < len && !word_special[(unsigned char)src[i]]) i++;
+        p->pos = i;
+      }
+      if (p->pos >= p->len) break;
       char ch = p->src[p->pos];
       if (p->in_cond && (ch == '<' || ch == '>') && p->pos == start) {
         p->pos++;
@@ -423,6 +467,7 @@ word:
         p->pos += 2;
         if (!parse_subst(p)) return false;
         plain = false;
+        hard = true;
         continue;
       }
       if (ch == '(' && p->pos > start) {
@@ -435,6 +480,7 @@ word:
           /* array literal or extglob group: up to the matching ")" */
           int depth = 0;
           plain = false;
+          hard = true;
           while (p->pos < p->len) {
             char e = p->src[p->pos];
             if (e == '\\') { p->pos += 2; continue; }
@@ -455,6 +501,7 @@ word:
       switch (ch) {
       case '\\':
         plain = false;
+        hard = true;
         if (pc(p, 1) == '\n') {
           /* line continuation inside a word: drop it from the text */
           memmove(p->src + p->pos, p->src + p->pos + 2, p->len - p->pos - 2);
@@ -468,21 +515,25 @@ word:
         continue;
       case '\'':
         plain = false;
+        hard = true;
         p->pos++;
         if (!scan_squote(p)) return false;
         continue;
       case '"':
         plain = false;
+        hard = true;
         p->pos++;
         if (!scan_word_until(p, '"')) return false;
         continue;
       case '`':
         plain = false;
+        hard = true;
         p->pos++;
         if (!scan_backquote(p)) return false;
         continue;
       case '$':
         plain = false;
+        hard = true;
         if (!scan_dollar(p)) return false;
         continue;
       case '*': case '?': case '[': case '~': case '{': case '}': case ']': case '=': case ',':
@@ -497,6 +548,7 @@ word:
     t->text = p->src + start;
     t->len = p->pos - start;
     t->plain = plain;
+    t->soft = !plain && !hard;
     if (t->len == 0) {
       /* a lone character the word loop refused (e.g. "(" in [[ ]]) */
       p->pos++;
@@ -569,10 +621,30 @@ static void unexpected(Parser *p, Tok *t) {
   else perror_at(p, "syntax error near unexpected token `%s'", s);
 }
 
-static Word *mkword(Parser *p, const char *text, size_t len, bool plain) {
+static bool is_assign_word(const char *s, size_t n);
+
+/* The lexer flags a word for any character that may start a pattern,
+ * brace or assignment; a word whose such characters do nothing on their
+ * own (`[`, `]`, `=`, `a,b`, `x}`) still expands to itself, and using its
+ * text as is spares the expander for the commonest words of tests. */
+G_GNUC_NO_INLINE static bool expands_to_itself(const char *s, size_t n) {
+  if (n == 1 && s[0] == '[') return true;  /* no closing `]`: not a pattern */
+  for (size_t i = 0; i < n; i++) {
+    switch (s[i]) {
+    case '\\': case '\'': case '"': case '`': case '$': case '*': case '?': case '[':
+    case '~': case '{': case '(': case '<': case '>': case '\n':
+      return false;
+    default:
+      break;
+    }
+  }
+  return !is_assign_word(s, n);
+}
+
+static Word *mkword(Parser *p, const char *text, size_t len, bool plain, bool soft) {
   Word *w = box_arena_alloc(p->sh, sizeof *w);
   w->text = box_arena_strndup(p->sh, text, len);
-  w->flags = plain ? W_PLAIN : 0;
+  w->flags = plain || (soft && expands_to_itself(text, len)) ? W_PLAIN : 0;
   return w;
 }
 
@@ -612,7 +684,14 @@ static void vec_push(Vec *v, const void *elem) {
   v->n++;
 }
 
-static inline void vec_push_ptr(Vec *v, void *ptr) { vec_push(v, &ptr); }
+static inline void vec_push_ptr(Vec *v, void *ptr) {
+  if (G_LIKELY(v->n < v->cap)) {
+    memcpy(v->data + v->n * sizeof ptr, &ptr, sizeof ptr);  /* a word or node, in place */
+    v->n++;
+    return;
+  }
+  vec_push(v, &ptr);
+}
 
 static inline void *vec_last(Vec *v) { return v->data + (v->n - 1) * v->size; }
 
@@ -698,7 +777,7 @@ static bool parse_redir(Parser *p, Vec *redirs) {
     else unexpected(p, &w);
     return false;
   }
-  Redir r = { op.rkind, op.fd, mkword(p, w.text, w.len, w.plain), NULL, false };
+  Redir r = { op.rkind, op.fd, mkword(p, w.text, w.len, w.plain, w.soft), NULL, false };
   vec_push(redirs, &r);
   if (op.rkind == R_HEREDOC) {
     Redir *last = vec_last(redirs);
@@ -805,12 +884,12 @@ static Node *parse_simple(Parser *p) {
     Tok w = next(p);
     bool assign = !w.plain && is_assign_word(w.text, w.len);
     if (words.n == 0 && assign) {
-      Word *wd = mkword(p, w.text, w.len, false);
+      Word *wd = mkword(p, w.text, w.len, false, false);
       wd->flags |= W_ASSIGN;
       vec_push_ptr(&assigns, wd);
       continue;
     }
-    Word *wd = mkword(p, w.text, w.len, w.plain);
+    Word *wd = mkword(p, w.text, w.len, w.plain, w.soft);
     /* keep "name=(…)" after declare-like commands as an assignment word */
     if (words.n > 0 && assign) wd->flags |= W_ASSIGN;
     vec_push_ptr(&words, wd);
@@ -878,7 +957,7 @@ static Word *cond_word(Parser *p) {
     unexpected(p, &t);
     return NULL;
   }
-  return mkword(p, t.text, t.len, t.plain);
+  return mkword(p, t.text, t.len, t.plain, t.soft);
 }
 
 static bool cond_is(Parser *p, const char *s) {
@@ -934,7 +1013,7 @@ static Word *cond_regex_word(Parser *p) {
     return NULL;
   }
   (void)plain;
-  return mkword(p, p->src + start, p->pos - start, false);
+  return mkword(p, p->src + start, p->pos - start, false, false);
 }
 
 static Cond *cond_primary(Parser *p) {
@@ -968,7 +1047,7 @@ static Cond *cond_primary(Parser *p) {
       return c;
     }
     Cond *c = mkcond(p, C_WORD);
-    c->a = mkword(p, op.text, op.len, true);
+    c->a = mkword(p, op.text, op.len, true, false);
     return c;
   }
   if (t->kind != T_WORD || (t->len == 2 && memcmp(t->text, "]]", 2) == 0)) {
@@ -1175,7 +1254,7 @@ static Node *parse_compound(Parser *p) {
       n->u.forn.in = true;
       while (peek(p)->kind == T_WORD) {
         Tok w = next(p);
-        vec_push_ptr(&words, mkword(p, w.text, w.len, w.plain));
+        vec_push_ptr(&words, mkword(p, w.text, w.len, w.plain, w.soft));
       }
       if (peek(p)->kind != T_SEMI && peek(p)->kind != T_NEWLINE) {
         vec_free(&words);
@@ -1206,7 +1285,7 @@ static Node *parse_compound(Parser *p) {
       return NULL;
     }
     Node *n = mknode(p, N_CASE);
-    n->u.casen.word = mkword(p, w.text, w.len, w.plain);
+    n->u.casen.word = mkword(p, w.text, w.len, w.plain, w.soft);
     linebreak(p);
     if (!expect_kw(p, KW_IN)) return NULL;
     linebreak(p);
@@ -1222,7 +1301,7 @@ static Node *parse_compound(Parser *p) {
           unexpected(p, &pt);
           break;
         }
-        vec_push_ptr(&pats, mkword(p, pt.text, pt.len, pt.plain));
+        vec_push_ptr(&pats, mkword(p, pt.text, pt.len, pt.plain, pt.soft));
         if (peek(p)->kind == T_PIPE) {
           next(p);
           continue;
@@ -1531,7 +1610,7 @@ GPtrArray *box_parse_words(Shell *sh, const char *text) {
     if (t->kind == T_NEWLINE) { next(p); continue; }
     if (t->kind != T_WORD) break;
     Tok x = next(p);
-    Word *wd = mkword(p, x.text, x.len, x.plain);
+    Word *wd = mkword(p, x.text, x.len, x.plain, x.soft);
     g_ptr_array_add(w, wd);
   }
   box_parser_free(p);

@@ -15,8 +15,11 @@ typedef struct Shell Shell;
 
 /* ---- arena (shell.c): parse trees live until the Shell ends ------------- */
 
-/* Not zeroed. */
-void *box_arena_alloc(Shell *sh, size_t n);
+/* Not zeroed.  Inline (below struct Shell): the parser allocates per
+ * word and per node, and the call cost as much as the bump. */
+static inline void *box_arena_alloc(Shell *sh, size_t n);
+/* A new block (or a block of its own for a large request). */
+void *box_arena_alloc_slow(Shell *sh, size_t n);
 char *box_arena_strndup(Shell *sh, const char *s, size_t n);
 /* A point to go back to: everything allocated after it is dropped (-n
  * drops each command's tree once it is parsed). */
@@ -62,6 +65,9 @@ const char *box_var_get(Shell *sh, const char *name);
 /* Sets a scalar (element 0 of an array).  False after printing
  * "NAME: readonly variable". */
 bool box_var_set(Shell *sh, const char *name, const char *value);
+/* The same, taking value (g_malloc'd) over: a plain scalar keeps it
+ * without a copy. */
+bool box_var_set_take(Shell *sh, const char *name, char *value);
 void box_var_export(Shell *sh, const char *name);
 void box_var_unset(Shell *sh, const char *name);
 ShellVar *box_var_lookup(Shell *sh, const char *name);
@@ -180,7 +186,18 @@ struct Shell {
   char **lit_av;           /* the argv of the simple command being run, and per word */
   bool *lit;               /* whether it was literal in the script (BoxShellCommand.literal) */
   int lit_argc;
+  GPtrArray *argv_pool;     /* emptied argv arrays of finished simple commands, for reuse */
+  bool arith_unbound;       /* set -u stopped an expression at an unset name (cleared by the caller) */
 };
+
+static inline void *box_arena_alloc(Shell *sh, size_t n) {
+  n = (n + 7) & ~(size_t)7;
+  if (G_UNLIKELY(n > sh->arena_left)) return box_arena_alloc_slow(sh, n);
+  void *p = sh->arena_ptr;
+  sh->arena_ptr += n;
+  sh->arena_left -= n;
+  return p;
+}
 
 /* The one Shell of this process (commands reach it through BoxCmd). */
 extern Shell *box_current_shell;
@@ -209,6 +226,10 @@ bool box_pattern_match(Shell *sh, const char *pattern, const char *s);
 char *box_ansi_c(const char *s, size_t n, size_t *consumed);
 /* Arithmetic (arith.c).  False after printing an error. */
 bool box_arith(Shell *sh, const char *expr, int64_t *out);
+/* v in decimal, written into buf (at least 24 bytes); returns the start
+ * of the digits inside buf.  Arithmetic results are formatted per
+ * command, and printf's machinery costs more than the expression. */
+char *box_i64_str(int64_t v, char *buf);
 /* Quotes s so the Shell reads it back as one word (for xtrace, find -exec,
  * xargs, declare -p …).  g_malloc'd. */
 char *box_quote(const char *s);

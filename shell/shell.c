@@ -16,8 +16,7 @@ void box_var_free(gpointer p);
 
 /* Bump allocation in 64 KiB blocks; memory is not zeroed (the parser fills
  * every field).  Large requests get a block of their own. */
-void *box_arena_alloc(Shell *sh, size_t n) {
-  n = (n + 7) & ~(size_t)7;
+void *box_arena_alloc_slow(Shell *sh, size_t n) {
   if (G_UNLIKELY(n > ARENA_BLOCK / 4)) {
     void *p = g_malloc(n);
     g_ptr_array_add(sh->arena, p);
@@ -127,6 +126,10 @@ static void shell_done(Shell *sh) {
   g_free(sh->cwd);
   g_free(sh->funcname);
   g_ptr_array_free(sh->arena, TRUE);
+  if (sh->argv_pool) {
+    for (guint i = 0; i < sh->argv_pool->len; i++) g_ptr_array_free(sh->argv_pool->pdata[i], TRUE);
+    g_ptr_array_free(sh->argv_pool, TRUE);
+  }
   box_current_shell = NULL;
 }
 

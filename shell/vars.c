@@ -119,6 +119,19 @@ bool box_var_set(Shell *sh, const char *name, const char *value) {
   return true;
 }
 
+bool box_var_set_take(Shell *sh, const char *name, char *value) {
+  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  if (v && !(v->flags & (V_READONLY | V_INTEGER | V_LOWER | V_UPPER | V_ARRAY | V_ASSOC))) {
+    g_free(v->value);
+    v->value = value;
+    if (sh->opts & O_ALLEXPORT) v->flags |= V_EXPORT;
+    return true;
+  }
+  bool ok = box_var_set(sh, name, value);
+  g_free(value);
+  return ok;
+}
+
 void box_var_export(Shell *sh, const char *name) { box_var_make(sh, name)->flags |= V_EXPORT; }
 
 void box_var_unset(Shell *sh, const char *name) {

@@ -10,15 +10,25 @@
 
 #include "shell/shell-private.h"
 
+/* An integer operand as strtoll reads it (leading white space, a sign,
+ * decimal digits; out of range is an error), then only blanks.  By hand:
+ * loops test a counter every iteration and strtoll's locale machinery
+ * costs more than the whole comparison. */
 static bool parse_num(const char *s, int64_t *v) {
+  while (g_ascii_isspace(*s)) s++;
+  bool neg = *s == '-';
+  if (*s == '-' || *s == '+') s++;
+  if (!g_ascii_isdigit(*s)) return false;
+  while (*s == '0' && g_ascii_isdigit(s[1])) s++;
+  const char *d = s;
+  while (g_ascii_isdigit(*s)) s++;
+  if (s - d > 19) return false;  /* 19 digits still fit in 64 unsigned bits */
+  uint64_t u = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+  for (; d < s; d++) u = u * 10 + (uint64_t)(*d - '0');
+  if (u > limit) return false;
   while (*s == ' ' || *s == '\t') s++;
-  char *end;
-  errno = 0;
-  long long r = strtoll(s, &end, 10);
-  if (end == s) return false;
-  while (*end == ' ' || *end == '\t') end++;
-  if (*end || errno) return false;
-  *v = r;
+  if (*s) return false;
+  *v = neg ? (int64_t)(0 - u) : (int64_t)u;
   return true;
 }
 
@@ -58,9 +68,45 @@ int box_test_unary(Shell *sh, const char *op, const char *a) {
   }
 }
 
+/* The integer comparisons -eq -ne -lt -le -gt -ge by their two letters,
+ * or 0. */
+static int int_op(const char *op) {
+  if (op[0] != '-' || !op[1] || !op[2] || op[3]) return 0;
+  int k = op[1] << 8 | op[2];
+  switch (k) {
+  case 'e' << 8 | 'q': case 'n' << 8 | 'e': case 'l' << 8 | 't':
+  case 'l' << 8 | 'e': case 'g' << 8 | 't': case 'g' << 8 | 'e':
+    return k;
+  default:
+    return 0;
+  }
+}
+
+static int int_compare(const char *a, int k, const char *b, int err_fd) {
+  int64_t x, y;
+  if (!parse_num(a, &x)) {
+    box_fdprintf(err_fd, "strands-shell: test: %s: integer expression expected\n", a);
+    return 2;
+  }
+  if (!parse_num(b, &y)) {
+    box_fdprintf(err_fd, "strands-shell: test: %s: integer expression expected\n", b);
+    return 2;
+  }
+  switch (k) {
+  case 'e' << 8 | 'q': return !(x == y);
+  case 'n' << 8 | 'e': return !(x != y);
+  case 'l' << 8 | 't': return !(x < y);
+  case 'l' << 8 | 'e': return !(x <= y);
+  case 'g' << 8 | 't': return !(x > y);
+  default: return !(x >= y);
+  }
+}
+
 /* 0 true, 1 false, 2 error. */
 int box_test_binary(Shell *sh, const char *a, const char *op, const char *b, int err_fd) {
   (void)sh;
+  int k = int_op(op);
+  if (k) return int_compare(a, k, b, err_fd);
   if (!strcmp(op, "=") || !strcmp(op, "==")) return strcmp(a, b) != 0;
   if (!strcmp(op, "!=")) return strcmp(a, b) == 0;
   if (!strcmp(op, "<")) return strcmp(a, b) >= 0;
@@ -184,6 +230,11 @@ static int t_or(T *t) {
 
 int box_test_eval(Shell *sh, int argc, char **argv, int err_fd) {
   T t = { sh, argv, argc, 0, err_fd, false };
+  if (argc == 3) {
+    /* `[ $i -lt N ]`, the test of every counting loop, first */
+    int k = int_op(argv[1]);
+    if (k) return int_compare(argv[0], k, argv[2], err_fd);
+  }
   if (argc == 0) return 1;
   if (argc == 1) return argv[0][0] ? 0 : 1;
   if (argc == 2) {

@@ -102,3 +102,21 @@ def test_a_denied_script_runs_none_of_its_commands(box):
     assert r.stdout == "126\n", r.stderr
     assert "effect denied" in r.stderr
     assert [(v, c) for v, _, c in d] == [("deny", ("./run.sh",)), ("permit", ("echo", "<redacted>"))]
+
+
+def test_decision_sees_the_whole_command_line(box):
+    """The command line a decision carries is built on the stack when it is
+    short and on the heap when not: both reach the policy whole."""
+    box.seed_policy(extra="""
+        forbid(principal, action == Box::Action::"shell:exec", resource)
+        when { context.input.command like "echo * tail-marker" };
+        """)
+    box.write_config()
+    box.start()
+    for size in (10, 493, 494, 495, 496, 502, 503, 504, 505, 600, 5000):
+        word = "x" * size
+        r = box.bash(f"echo {word} ok", cwd=box.workspace)
+        assert (r.returncode, r.stdout) == (0, f"{word} ok\n"), (size, r.stderr)
+        r = box.bash(f"echo {word} tail-marker", cwd=box.workspace)
+        assert r.returncode == 126 and r.stdout == "", (size, r.returncode, r.stdout)
+        assert "effect denied" in r.stderr, (size, r.stderr)
