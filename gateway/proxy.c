@@ -29,7 +29,11 @@
 #include <openssl/err.h>
 
 #define GW_ERROR (g_quark_from_static_string("box-gateway"))
-#define IO_CHUNK 65536
+/* A relay moves up to this much per read and write: with TLS on both
+ * sides that is 16 records decrypted, re-encrypted and sent in one go. */
+#define IO_CHUNK (256 * 1024)
+/* Room in a stream's own buffer for message heads and chunk lines. */
+#define HEAD_SLACK 65536
 #define CONNECT_TIMEOUT_MS 10000
 
 struct BoxGateway {
@@ -74,15 +78,23 @@ static void stream_init(Stream *s, int fd, size_t cap)
 
 static ssize_t raw_read(Stream *s, void *p, size_t n)
 {
-  if (n > INT_MAX)
-    n = INT_MAX;
   if (s->ssl) {
-    int r = SSL_read(s->ssl, p, (int)n);
-    if (r > 0)
-      return r;
-    int e = SSL_get_error(s->ssl, r);
-    ERR_clear_error();
-    return e == SSL_ERROR_ZERO_RETURN ? 0 : -1;
+    /* One SSL_read gives at most one record (16 KiB); the records that
+     * are already in (gw_tls_*'s read buffer) are taken in the same call,
+     * so that one relay write re-encrypts and sends many of them at once. */
+    size_t got = 0;
+    do {
+      size_t r = 0;
+      if (SSL_read_ex(s->ssl, (char *)p + got, n - got, &r) != 1) {
+        int e = SSL_get_error(s->ssl, 0);
+        ERR_clear_error();
+        if (got > 0)
+          break; /* the error comes again on the next call */
+        return e == SSL_ERROR_ZERO_RETURN ? 0 : -1;
+      }
+      got += r;
+    } while (got < n && (SSL_has_pending(s->ssl) || BIO_pending(SSL_get_rbio(s->ssl)) > 0));
+    return (ssize_t)got;
   }
   for (;;) {
     ssize_t r = recv(s->fd, p, n, 0);
@@ -95,25 +107,32 @@ static ssize_t raw_read(Stream *s, void *p, size_t n)
 static bool raw_write(Stream *s, const void *data, size_t n)
 {
   const char *p = data;
-  while (n > 0) {
-    size_t want = n > INT_MAX ? INT_MAX : n;
-    if (s->ssl) {
-      int r = SSL_write(s->ssl, p, (int)want);
-      if (r <= 0) {
+  if (s->ssl) {
+    while (n > 0) {
+      size_t r = 0;
+      if (SSL_write_ex(s->ssl, p, n, &r) != 1) {
         ERR_clear_error();
         return false;
       }
       p += r;
-      n -= (size_t)r;
-    } else {
-      ssize_t r = send(s->fd, p, want, MSG_NOSIGNAL);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r <= 0)
-        return false;
-      p += r;
-      n -= (size_t)r;
+      n -= r;
     }
+    /* The records wait in a write buffer (gw_tls_*) so that they leave in
+     * a few large sends instead of one send each. */
+    if (BIO_flush(SSL_get_wbio(s->ssl)) != 1) {
+      ERR_clear_error();
+      return false;
+    }
+    return true;
+  }
+  while (n > 0) {
+    ssize_t r = send(s->fd, p, n, MSG_NOSIGNAL);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      return false;
+    p += r;
+    n -= (size_t)r;
   }
   return true;
 }
@@ -350,6 +369,7 @@ typedef struct {
   char *up_host;
   int up_port;
   bool tunnel;
+  char *relay;              /* IO_CHUNK bytes, made at the first body relayed */
   char *tunnel_host;
   int tunnel_port;
 } Conn;
@@ -554,7 +574,7 @@ static bool dial(Conn *c, const char *host, int port)
     return false;
   }
   set_timeouts(fd, gw->cfg.idle_timeout_ms);
-  stream_init(&c->up, fd, IO_CHUNK + gw->cfg.max_header_bytes);
+  stream_init(&c->up, fd, HEAD_SLACK + gw->cfg.max_header_bytes);
   track_fd(gw, fd, true);
   c->up_open = true;
   c->up_tls = false;
@@ -961,7 +981,9 @@ static bool exchange(Conn *c, Head *req)
   bool ok = raw_write(&c->client, rh->str, rh->len);
   g_string_free(rh, TRUE);
   uint64_t moved = 0;
-  char *buf = g_malloc(IO_CHUNK);
+  if (!c->relay && framing != B_NONE)
+    c->relay = g_malloc(IO_CHUNK);
+  char *buf = c->relay;
   if (ok) {
     switch (framing) {
     case B_NONE:
@@ -978,7 +1000,6 @@ static bool exchange(Conn *c, Head *req)
       break;
     }
   }
-  g_free(buf);
   head_clear(&resp);
   if (gw->cfg.outcome)
     gw->cfg.outcome(gw->cfg.data, "http:request", in, status, true);
@@ -1023,7 +1044,7 @@ static gpointer conn_main(gpointer data)
   ConnStart *start = data;
   BoxGateway *gw = start->gw;
   Conn c = { .gw = gw };
-  stream_init(&c.client, start->fd, IO_CHUNK + gw->cfg.max_header_bytes);
+  stream_init(&c.client, start->fd, HEAD_SLACK + gw->cfg.max_header_bytes);
   g_free(start);
   set_timeouts(c.client.fd, gw->cfg.idle_timeout_ms);
   for (;;) {
@@ -1064,6 +1085,7 @@ static gpointer conn_main(gpointer data)
   close(c.client.fd);
   g_free(c.client.buf);
   g_free(c.tunnel_host);
+  g_free(c.relay);
   g_mutex_lock(&gw->lock);
   gw->active--;
   g_cond_broadcast(&gw->idle);
