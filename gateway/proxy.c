@@ -766,6 +766,108 @@ static bool copy_to_eof(Stream *from, Stream *to, uint64_t *moved, char *buf)
   }
 }
 
+/* A large body is relayed by two threads: one reads (and decrypts) the
+ * next buffer while the connection's own thread writes (and encrypts) the
+ * last, so the two halves of the work run on two cores at once. */
+#define PUMP_MIN_BYTES (1024 * 1024)
+
+typedef struct {
+  Stream *from;
+  uint64_t left;            /* bytes still to read when !to_eof */
+  bool to_eof;
+  char *buf[2];
+  size_t len[2];
+  bool full[2];
+  bool done;                /* the reader has stopped */
+  bool failed;              /* ... on a read error, or EOF before `left` ran out */
+  bool stop;                /* the writer has stopped */
+  GMutex m;
+  GCond cv;
+} Pump;
+
+static gpointer pump_reader(gpointer data)
+{
+  Pump *p = data;
+  for (int i = 0;; i ^= 1) {
+    g_mutex_lock(&p->m);
+    while (p->full[i] && !p->stop)
+      g_cond_wait(&p->cv, &p->m);
+    bool stop = p->stop;
+    g_mutex_unlock(&p->m);
+    if (stop)
+      break;
+    size_t want = p->to_eof || p->left > IO_CHUNK ? IO_CHUNK : (size_t)p->left;
+    ssize_t r = stream_read(p->from, p->buf[i], want);
+    g_mutex_lock(&p->m);
+    if (r > 0) {
+      p->len[i] = (size_t)r;
+      p->full[i] = true;
+      if (!p->to_eof) {
+        p->left -= (uint64_t)r;
+        p->done = p->left == 0;
+      }
+    } else {
+      p->done = true;
+      p->failed = r < 0 || !p->to_eof;
+    }
+    bool done = p->done;
+    g_cond_broadcast(&p->cv);
+    g_mutex_unlock(&p->m);
+    if (done)
+      break;
+  }
+  return NULL;
+}
+
+/* Relays n bytes (or, when to_eof, up to EOF) like copy_fixed/copy_to_eof.
+ * Returns -1 when no reader thread could start (nothing was moved). */
+static int pump(Stream *from, Stream *to, uint64_t n, bool to_eof, uint64_t *moved, char *buf)
+{
+  Pump p = { .from = from, .left = n, .to_eof = to_eof, .buf = { buf, g_malloc(IO_CHUNK) } };
+  g_mutex_init(&p.m);
+  g_cond_init(&p.cv);
+  GThread *reader = g_thread_try_new("box-gw-pump", pump_reader, &p, NULL);
+  if (!reader) {
+    g_free(p.buf[1]);
+    g_mutex_clear(&p.m);
+    g_cond_clear(&p.cv);
+    return -1;
+  }
+  bool ok = true;
+  for (int i = 0;; i ^= 1) {
+    g_mutex_lock(&p.m);
+    while (!p.full[i] && !p.done)
+      g_cond_wait(&p.cv, &p.m);
+    bool have = p.full[i];
+    g_mutex_unlock(&p.m);
+    if (!have)
+      break;
+    if (!raw_write(to, p.buf[i], p.len[i])) {
+      ok = false;
+      break;
+    }
+    *moved += p.len[i];
+    g_mutex_lock(&p.m);
+    p.full[i] = false;
+    g_cond_broadcast(&p.cv);
+    g_mutex_unlock(&p.m);
+  }
+  if (!ok) {
+    /* The reader may wait on the server for a long time: end that
+     * connection under it (it is not reused after a failed relay). */
+    g_mutex_lock(&p.m);
+    p.stop = true;
+    g_cond_broadcast(&p.cv);
+    g_mutex_unlock(&p.m);
+    shutdown(from->fd, SHUT_RDWR);
+  }
+  g_thread_join(reader);
+  g_free(p.buf[1]);
+  g_mutex_clear(&p.m);
+  g_cond_clear(&p.cv);
+  return ok && !p.failed;
+}
+
 static json_object *request_input(const char *host, int port, const char *method,
                                   const char *path, size_t body_bytes, bool intercepted)
 {
@@ -988,16 +1090,21 @@ static bool exchange(Conn *c, Head *req)
     switch (framing) {
     case B_NONE:
       break;
-    case B_FIXED:
-      ok = copy_fixed(&c->up, &c->client, (uint64_t)rlen, &moved, buf);
+    case B_FIXED: {
+      int r = rlen >= PUMP_MIN_BYTES ? pump(&c->up, &c->client, (uint64_t)rlen, false, &moved, buf)
+                                     : -1;
+      ok = r >= 0 ? r == 1 : copy_fixed(&c->up, &c->client, (uint64_t)rlen, &moved, buf);
       break;
+    }
     case B_CHUNKED:
       ok = copy_chunked(&c->up, &c->client, &moved, buf, gw->cfg.max_header_bytes);
       break;
-    case B_EOF:
-      ok = copy_to_eof(&c->up, &c->client, &moved, buf);
+    case B_EOF: {
+      int r = pump(&c->up, &c->client, 0, true, &moved, buf);
+      ok = r >= 0 ? r == 1 : copy_to_eof(&c->up, &c->client, &moved, buf);
       up_keep = false;
       break;
+    }
     }
   }
   head_clear(&resp);

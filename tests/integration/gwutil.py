@@ -51,6 +51,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def _handle(self):
         self._count()
+        if hasattr(self.connection, "cipher"):
+            name, version, _ = self.connection.cipher()
+            self.server.last_cipher = f"{version} / {name}"
         body = self._body()
         path = self.path.split("?")[0]
         if path.startswith("/redirect/"):
@@ -99,6 +102,7 @@ class CountingServer(http.server.ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.connections = 0
         self.requests = []
+        self.last_cipher = None
         self._patterns = {}
         if tls:
             self.socket = tls.wrap_socket(self.socket, server_side=True)
