@@ -81,19 +81,30 @@ static ssize_t raw_read(Stream *s, void *p, size_t n)
   if (s->ssl) {
     /* One SSL_read gives at most one record (16 KiB); the records that
      * are already in (gw_tls_*'s read buffer) are taken in the same call,
-     * so that one relay write re-encrypts and sends many of them at once. */
+     * so that one relay write re-encrypts and sends many of them at once.
+     * Without SSL_MODE_AUTO_RETRY a record that carries no data (a session
+     * ticket, a key update) ends SSL_read with WANT_READ, so that taking
+     * what is already in never waits for data the peer has not sent; a
+     * socket timeout ends it the same way, but with EAGAIN. */
     size_t got = 0;
-    do {
+    for (;;) {
       size_t r = 0;
-      if (SSL_read_ex(s->ssl, (char *)p + got, n - got, &r) != 1) {
-        int e = SSL_get_error(s->ssl, 0);
-        ERR_clear_error();
-        if (got > 0)
-          break; /* the error comes again on the next call */
-        return e == SSL_ERROR_ZERO_RETURN ? 0 : -1;
+      errno = 0;
+      if (SSL_read_ex(s->ssl, (char *)p + got, n - got, &r) == 1) {
+        got += r;
+        if (got == n || !(SSL_has_pending(s->ssl) || BIO_pending(SSL_get_rbio(s->ssl)) > 0))
+          break;
+        continue;
       }
-      got += r;
-    } while (got < n && (SSL_has_pending(s->ssl) || BIO_pending(SSL_get_rbio(s->ssl)) > 0));
+      int e = SSL_get_error(s->ssl, 0);
+      bool no_data = e == SSL_ERROR_WANT_READ && errno != EAGAIN && errno != EWOULDBLOCK;
+      ERR_clear_error();
+      if (got > 0)
+        break; /* an error comes again on the next call */
+      if (no_data)
+        continue;
+      return e == SSL_ERROR_ZERO_RETURN ? 0 : -1;
+    }
     return (ssize_t)got;
   }
   for (;;) {

@@ -197,14 +197,16 @@ GwTls *gw_tls_new(const char *ca_cert_path, const char *const *extra_ca_files, G
     return NULL;
   }
   SSL_CTX_set_min_proto_version(t->server, TLS1_2_VERSION);
-  SSL_CTX_set_mode(t->server, SSL_MODE_AUTO_RETRY);
+  /* No SSL_MODE_AUTO_RETRY (on by default): the relay reads what has
+   * arrived without waiting on records that carry no data (proxy.c). */
+  SSL_CTX_clear_mode(t->server, SSL_MODE_AUTO_RETRY);
   SSL_CTX_set_alpn_select_cb(t->server, alpn_select, NULL);
   SSL_CTX_set_session_cache_mode(t->server, SSL_SESS_CACHE_SERVER);
   SSL_CTX_set_options(t->server, SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF);
   SSL_CTX_set_options(t->client, SSL_OP_IGNORE_UNEXPECTED_EOF);
 
   SSL_CTX_set_min_proto_version(t->client, TLS1_2_VERSION);
-  SSL_CTX_set_mode(t->client, SSL_MODE_AUTO_RETRY);
+  SSL_CTX_clear_mode(t->client, SSL_MODE_AUTO_RETRY);
   SSL_CTX_set_verify(t->client, SSL_VERIFY_PEER, NULL);
   if (SSL_CTX_set_default_verify_paths(t->client) != 1) {
     g_autofree char *why = ssl_error_text();

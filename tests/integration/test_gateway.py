@@ -3,6 +3,7 @@ HTTP and HTTPS servers that count what reaches them."""
 import hashlib
 import json
 import socket
+import time
 
 import pytest
 
@@ -250,3 +251,93 @@ def test_curl_usage_and_local_refusals(netbox):
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr == "curl: access denied: 127.0.0.1\n"
     assert net_decisions(netbox) == []
+
+
+class KeyUpdateServer:
+    """A TLS server (pyOpenSSL over memory BIOs) whose every answer is
+    followed, in the same TCP segment, by a TLS 1.3 KeyUpdate: a record that
+    carries no data.  It then waits for the next request, so a relay that
+    waits for more data after the KeyUpdate never delivers the answer."""
+
+    def __init__(self, ca_dir):
+        import ctypes
+        import threading
+        from OpenSSL import SSL
+        from OpenSSL._util import ffi
+        self._ssl, self._ffi = SSL, ffi
+        self._libssl = ctypes.CDLL("libssl.so.3")
+        self._ctypes = ctypes
+        self.ctx = SSL.Context(SSL.TLS_SERVER_METHOD)
+        self.ctx.set_min_proto_version(SSL.TLS1_3_VERSION)
+        self.ctx.use_certificate_file(str(ca_dir / "srv.pem"))
+        self.ctx.use_privatekey_file(str(ca_dir / "srv.key"))
+        self.sock = socket.socket()
+        self.sock.bind((SERVER_ADDR, 0))
+        self.sock.listen()
+        self.port = self.sock.getsockname()[1]
+        self.key_updates = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _drain(self, conn, s):
+        out = b""
+        while True:
+            try:
+                out += conn.bio_read(65536)
+            except self._ssl.WantReadError:
+                break
+        if out:
+            s.sendall(out)
+
+    def _recv_into(self, conn, s, step):
+        while True:
+            try:
+                return step()
+            except (self._ssl.ZeroReturnError, self._ssl.SysCallError):
+                return None
+            except self._ssl.WantReadError:
+                self._drain(conn, s)
+                data = s.recv(65536)
+                if not data:
+                    return None
+                conn.bio_write(data)
+
+    def _serve(self):
+        s, _ = self.sock.accept()
+        s.settimeout(15)
+        with s:
+            conn = self._ssl.Connection(self.ctx, None)
+            conn.set_accept_state()
+            self._recv_into(conn, s, conn.do_handshake)
+            self._drain(conn, s)
+            while True:
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    chunk = self._recv_into(conn, s, lambda: conn.recv(65536))
+                    if not chunk:
+                        return
+                    head += chunk
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhello\n")
+                ptr = self._ctypes.c_void_p(int(self._ffi.cast("uintptr_t", conn._ssl)))
+                if self._libssl.SSL_key_update(ptr, 0) == 1 and \
+                        self._libssl.SSL_do_handshake(ptr) == 1:
+                    self.key_updates += 1
+                self._drain(conn, s)  # the answer and the KeyUpdate, one send
+
+    def close(self):
+        self.sock.close()
+
+
+def test_records_without_data_do_not_hold_back_an_answer(netbox, test_ca):
+    ca_pem, _ = test_ca
+    srv = KeyUpdateServer(ca_pem.parent)
+    try:
+        t0 = time.monotonic()
+        r = netbox.bash(f"curl -sS --max-time 5 https://{SERVER_ADDR}:{srv.port}/k")
+        took = time.monotonic() - t0
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == "hello\n"
+        assert srv.key_updates == 1
+        assert took < 4, took
+    finally:
+        srv.close()
