@@ -341,3 +341,40 @@ def test_records_without_data_do_not_hold_back_an_answer(netbox, test_ca):
         assert took < 4, took
     finally:
         srv.close()
+
+
+def _threads(pid, prefix):
+    import os
+    n = 0
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{t}/comm") as f:
+                n += f.read().startswith(prefix)
+        except OSError:
+            pass
+    return n
+
+
+def test_large_body_relay_and_a_client_that_goes_away(netbox, servers):
+    plain, secure = servers
+    port = gateway_port(netbox.proc.pid)
+    n = 64 * 1024 * 1024
+    plain.pattern(n)
+    # A large body is relayed by a reader thread beside the connection's.
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(f"GET http://{SERVER_ADDR}:{plain.port}/bytes/{n} HTTP/1.1\r\n"
+                  f"Host: x\r\n\r\n".encode())
+        got = b""
+        while len(got) < 1 << 20:
+            got += s.recv(65536)
+        assert got.startswith(b"HTTP/1.1 200 ")
+        assert _threads(netbox.proc.pid, "box-gw-pump") == 1
+    # The client left mid-body: both threads end, and the gateway serves on.
+    deadline = time.monotonic() + 10
+    while (_threads(netbox.proc.pid, "box-gw-pump") or _threads(netbox.proc.pid, "box-gw-conn")) \
+            and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _threads(netbox.proc.pid, "box-gw-pump") == 0
+    assert _threads(netbox.proc.pid, "box-gw-conn") == 0
+    r = netbox.bash(f"curl -sS https://{SERVER_ADDR}:{secure.port}/bytes/3000000 | wc -c")
+    assert r.returncode == 0 and r.stdout.strip() == "3000000", r.stderr
