@@ -14,7 +14,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -100,7 +99,7 @@ static ssize_t raw_read(Stream *s, void *p, size_t n)
       bool no_data = e == SSL_ERROR_WANT_READ && errno != EAGAIN && errno != EWOULDBLOCK;
       ERR_clear_error();
       if (got > 0)
-        break; /* an error comes again on the next call */
+        break; /* what came is returned; an error comes again next call */
       if (no_data)
         continue;
       return e == SSL_ERROR_ZERO_RETURN ? 0 : -1;
