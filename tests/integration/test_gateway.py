@@ -378,3 +378,27 @@ def test_large_body_relay_and_a_client_that_goes_away(netbox, servers):
     assert _threads(netbox.proc.pid, "box-gw-conn") == 0
     r = netbox.bash(f"curl -sS https://{SERVER_ADDR}:{secure.port}/bytes/3000000 | wc -c")
     assert r.returncode == 0 and r.stdout.strip() == "3000000", r.stderr
+
+
+def test_one_tunnel_carries_large_and_small_answers_in_turn(netbox, servers):
+    """Kept-alive intercepted connection: a large body (relayed by the
+    reader thread) must end exactly at its length, leaving the next answer
+    whole for the next request."""
+    import subprocess
+    _, secure = servers
+    port = gateway_port(netbox.proc.pid)
+    base = f"https://{SERVER_ADDR}:{secure.port}"
+    out = netbox.root / "out"
+    out.mkdir()
+    sizes = [3000000, 10, 5000000, 1]
+    args = []
+    for i, n in enumerate(sizes):
+        args += [f"{base}/bytes/{n}", "-o", str(out / str(i))]
+    r = subprocess.run(["/usr/bin/curl", "-sS", "--cacert", str(netbox.box_dir / "trust" / "cert.pem"),
+                        "--proxy", f"http://127.0.0.1:{port}", "-w", "%{num_connects} ", *args],
+                       capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["1", "0", "0", "0"]  # one connection for all four
+    for i, n in enumerate(sizes):
+        assert (out / str(i)).read_bytes() == pattern(n), i
+    assert secure.connections == 1
