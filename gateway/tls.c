@@ -19,9 +19,11 @@
 #include <openssl/x509v3.h>
 
 #define GW_TLS_ERROR (g_quark_from_static_string("box-gateway-tls"))
-/* 16 full records and their framing: a relay write of 256 KiB fits. */
-#define GW_TLS_WRITE_BUFFER (16 * (16384 + 256))
-#define GW_TLS_READ_BUFFER (16 * (16384 + 256))
+/* Buffers under a TLS connection: 16 full records and their framing (a
+ * relay write of 256 KiB fits) the way responses go, one record the way
+ * requests go, which are small or read whole before they are sent. */
+#define GW_TLS_BULK_BUFFER (16 * (16384 + 256))
+#define GW_TLS_SMALL_BUFFER (16384 + 256)
 
 struct GwTls {
   EVP_PKEY *ca_key;
@@ -254,13 +256,13 @@ const char *gw_tls_ca_pem(const GwTls *t)
  * write collect in the buffer and leave in one send when the relay
  * flushes, which costs the kernel, and the peer's wakeups, far less than
  * a send per record. */
-static bool attach_socket(SSL *ssl, int fd)
+static bool attach_socket(SSL *ssl, int fd, int read_buffer, int write_buffer)
 {
   BIO *sock = BIO_new_socket(fd, BIO_NOCLOSE);
   BIO *in = BIO_new(BIO_f_buffer());
   BIO *out = BIO_new(BIO_f_buffer());
-  if (!sock || !in || !out || BIO_set_read_buffer_size(in, GW_TLS_READ_BUFFER) != 1 ||
-      BIO_set_write_buffer_size(out, GW_TLS_WRITE_BUFFER) != 1 || !BIO_up_ref(sock)) {
+  if (!sock || !in || !out || BIO_set_read_buffer_size(in, read_buffer) != 1 ||
+      BIO_set_write_buffer_size(out, write_buffer) != 1 || !BIO_up_ref(sock)) {
     BIO_free(sock);
     BIO_free(in);
     BIO_free(out);
@@ -288,8 +290,8 @@ SSL *gw_tls_accept(GwTls *t, int fd, const char *host)
     return NULL;
   SSL *ssl = SSL_new(t->server);
   bool ok = ssl && SSL_use_certificate(ssl, leaf) == 1 &&
-            SSL_use_PrivateKey(ssl, t->leaf_key) == 1 && attach_socket(ssl, fd) &&
-            SSL_accept(ssl) == 1;
+            SSL_use_PrivateKey(ssl, t->leaf_key) == 1 &&
+            attach_socket(ssl, fd, GW_TLS_SMALL_BUFFER, GW_TLS_BULK_BUFFER) && SSL_accept(ssl) == 1;
   X509_free(leaf);
   if (!ok) {
     ERR_clear_error();
@@ -314,7 +316,7 @@ SSL *gw_tls_connect(GwTls *t, int fd, const char *host, char **why)
     SSL_set_tlsext_host_name(ssl, host);
     SSL_set1_host(ssl, host);
   }
-  if (!attach_socket(ssl, fd)) {
+  if (!attach_socket(ssl, fd, GW_TLS_BULK_BUFFER, GW_TLS_SMALL_BUFFER)) {
     *why = g_strdup("cannot set up TLS on the socket");
     SSL_free(ssl);
     return NULL;
