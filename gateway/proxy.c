@@ -728,37 +728,58 @@ static bool copy_fixed(Stream *from, Stream *to, uint64_t n, uint64_t *moved, ch
   return true;
 }
 
+/* A chunked body passes through re-framed as it came.  Each chunk leaves
+ * in one write with its size line, and the CRLF that ends it rides with
+ * what follows (the next size line, or the last chunk and the trailers):
+ * with TLS that is one set of records and one send per chunk, not three,
+ * and data is never held back waiting for the CRLF behind it. */
 static bool copy_chunked(Stream *from, Stream *to, uint64_t *moved, char *buf, size_t max_line)
 {
+  bool crlf_due = false;
   for (;;) {
     g_autofree char *line = read_line(from, 1024);
-    if (!line)
+    if (!line || strlen(line) > 1024)
       return false;
     char *e = NULL;
     errno = 0;
     unsigned long long size = strtoull(line, &e, 16);
     if (e == line || errno)
       return false;
-    g_autofree char *out = g_strdup_printf("%s\r\n", line);
-    if (!raw_write(to, out, strlen(out)))
-      return false;
     if (size == 0) {
+      GString *tail = g_string_new(crlf_due ? "\r\n" : "");
+      g_string_append_printf(tail, "%s\r\n", line);
       for (;;) {
         g_autofree char *t = read_line(from, max_line);
-        if (!t)
+        if (!t) {
+          g_string_free(tail, TRUE);
           return false;
-        g_autofree char *tl = g_strdup_printf("%s\r\n", t);
-        if (!raw_write(to, tl, strlen(tl)))
-          return false;
+        }
+        g_string_append_printf(tail, "%s\r\n", t);
         if (!*t)
-          return true;
+          break;
       }
+      bool ok = raw_write(to, tail->str, tail->len);
+      g_string_free(tail, TRUE);
+      return ok;
     }
-    if (!copy_fixed(from, to, size, moved, buf))
-      return false;
+    size_t at = (size_t)g_snprintf(buf, IO_CHUNK, "%s%s\r\n", crlf_due ? "\r\n" : "", line);
+    uint64_t left = size;
+    while (left > 0) {
+      size_t room = IO_CHUNK - at;
+      ssize_t r = stream_read(from, buf + at, left < room ? (size_t)left : room);
+      if (r <= 0)
+        return false;
+      at += (size_t)r;
+      left -= (uint64_t)r;
+      *moved += (uint64_t)r;
+      if (!raw_write(to, buf, at))
+        return false;
+      at = 0;
+    }
     g_autofree char *crlf = read_line(from, 2);
-    if (!crlf || *crlf || !raw_write(to, "\r\n", 2))
+    if (!crlf || *crlf)
       return false;
+    crlf_due = true;
   }
 }
 

@@ -71,6 +71,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
             self.wfile.write(b"0\r\n\r\n")
             return
+        if path.startswith("/chunks/"):  # /chunks/<count>/<size>: the pattern in chunks
+            count, size = (int(x) for x in path.split("/")[2:4])
+            data = self.server.pattern(count * size)
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for i in range(count):
+                self.wfile.write(b"%x\r\n%s\r\n" % (size, data[i * size:(i + 1) * size]))
+            self.wfile.write(b"0\r\nX-Trailer: yes\r\n\r\n")
+            return
         if path.startswith("/bytes/"):
             n = int(path.rsplit("/", 1)[1])
             self.send_response(200)

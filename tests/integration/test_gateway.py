@@ -402,3 +402,24 @@ def test_one_tunnel_carries_large_and_small_answers_in_turn(netbox, servers):
     for i, n in enumerate(sizes):
         assert (out / str(i)).read_bytes() == pattern(n), i
     assert secure.connections == 1
+
+
+def test_chunked_bodies_pass_through_as_they_came(netbox, servers):
+    plain, secure = servers
+    port = gateway_port(netbox.proc.pid)
+    for count, size in ((2000, 100), (3, 3 * 1024 * 1024)):
+        # Plain: the body on the wire is the server's own framing, byte for
+        # byte, trailers included.
+        reply = raw_exchange(port, (f"GET http://{SERVER_ADDR}:{plain.port}/chunks/{count}/{size} "
+                                    "HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").encode(),
+                             timeout=30)
+        head, _, body = reply.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200 ") and b"Transfer-Encoding: chunked" in head
+        data = pattern(count * size)
+        want = b"".join(b"%x\r\n%s\r\n" % (size, data[i * size:(i + 1) * size])
+                        for i in range(count)) + b"0\r\nX-Trailer: yes\r\n\r\n"
+        assert body == want
+        # Intercepted, through the Shell's curl: the data whole.
+        r = netbox.bash(f"curl -sS -o c.bin https://{SERVER_ADDR}:{secure.port}/chunks/{count}/{size}")
+        assert r.returncode == 0, r.stderr
+        assert (netbox.workspace / "c.bin").read_bytes() == data
