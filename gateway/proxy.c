@@ -1,13 +1,15 @@
 /* gateway/proxy.c — the egress proxy: absolute-form HTTP and CONNECT.
  *
- * One thread per client connection.  Every connection the gateway opens is
+ * One thread per client connection (and a second one while it relays a
+ * large body, see pump()).  Every connection the gateway opens is
  * decided as `net:connect` before DNS (no `ip`) and for each resolved
  * address (with its canonical `ip`), and only the decided address is
  * dialled; the address floor refuses local destinations beneath policy.
  * Every request is read whole, then decided as `http:request` (for CONNECT,
  * after terminating the client's TLS with a leaf of the per-run CA) before
  * anything is written upstream.  Refusals are marked
- * (`x-strands-box-egress: refused`).  Responses stream back as they come.
+ * (`x-strands-box-egress: refused`).  Responses stream back as they come,
+ * in batches of up to IO_CHUNK bytes.
  */
 #include "gateway/gateway-private.h"
 
