@@ -1,20 +1,21 @@
 /* gateway/proxy.c — the egress proxy: absolute-form HTTP and CONNECT.
  *
- * One thread per client connection.  Every connection the gateway opens is
+ * One thread per client connection (and a second one while it relays a
+ * large body, see pump()).  Every connection the gateway opens is
  * decided as `net:connect` before DNS (no `ip`) and for each resolved
  * address (with its canonical `ip`), and only the decided address is
  * dialled; the address floor refuses local destinations beneath policy.
  * Every request is read whole, then decided as `http:request` (for CONNECT,
  * after terminating the client's TLS with a leaf of the per-run CA) before
  * anything is written upstream.  Refusals are marked
- * (`x-strands-box-egress: refused`).  Responses stream back as they come.
+ * (`x-strands-box-egress: refused`).  Responses stream back as they come,
+ * in batches of up to IO_CHUNK bytes.
  */
 #include "gateway/gateway-private.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -29,7 +30,11 @@
 #include <openssl/err.h>
 
 #define GW_ERROR (g_quark_from_static_string("box-gateway"))
-#define IO_CHUNK 65536
+/* A relay moves up to this much per read and write: with TLS on both
+ * sides that is 16 records decrypted, re-encrypted and sent in one go. */
+#define IO_CHUNK (256 * 1024)
+/* Room in a stream's own buffer for message heads and chunk lines. */
+#define HEAD_SLACK 65536
 #define CONNECT_TIMEOUT_MS 10000
 
 struct BoxGateway {
@@ -74,15 +79,34 @@ static void stream_init(Stream *s, int fd, size_t cap)
 
 static ssize_t raw_read(Stream *s, void *p, size_t n)
 {
-  if (n > INT_MAX)
-    n = INT_MAX;
   if (s->ssl) {
-    int r = SSL_read(s->ssl, p, (int)n);
-    if (r > 0)
-      return r;
-    int e = SSL_get_error(s->ssl, r);
-    ERR_clear_error();
-    return e == SSL_ERROR_ZERO_RETURN ? 0 : -1;
+    /* One SSL_read gives at most one record (16 KiB); the records that
+     * are already in (gw_tls_*'s read buffer) are taken in the same call,
+     * so that one relay write re-encrypts and sends many of them at once.
+     * Without SSL_MODE_AUTO_RETRY a record that carries no data (a session
+     * ticket, a key update) ends SSL_read with WANT_READ, so that taking
+     * what is already in never waits for data the peer has not sent; a
+     * socket timeout ends it the same way, but with EAGAIN. */
+    size_t got = 0;
+    for (;;) {
+      size_t r = 0;
+      errno = 0;
+      if (SSL_read_ex(s->ssl, (char *)p + got, n - got, &r) == 1) {
+        got += r;
+        if (got == n || !(SSL_has_pending(s->ssl) || BIO_pending(SSL_get_rbio(s->ssl)) > 0))
+          break;
+        continue;
+      }
+      int e = SSL_get_error(s->ssl, 0);
+      bool no_data = e == SSL_ERROR_WANT_READ && errno != EAGAIN && errno != EWOULDBLOCK;
+      ERR_clear_error();
+      if (got > 0)
+        break; /* what came is returned; an error comes again next call */
+      if (no_data)
+        continue;
+      return e == SSL_ERROR_ZERO_RETURN ? 0 : -1;
+    }
+    return (ssize_t)got;
   }
   for (;;) {
     ssize_t r = recv(s->fd, p, n, 0);
@@ -95,25 +119,32 @@ static ssize_t raw_read(Stream *s, void *p, size_t n)
 static bool raw_write(Stream *s, const void *data, size_t n)
 {
   const char *p = data;
-  while (n > 0) {
-    size_t want = n > INT_MAX ? INT_MAX : n;
-    if (s->ssl) {
-      int r = SSL_write(s->ssl, p, (int)want);
-      if (r <= 0) {
+  if (s->ssl) {
+    while (n > 0) {
+      size_t r = 0;
+      if (SSL_write_ex(s->ssl, p, n, &r) != 1) {
         ERR_clear_error();
         return false;
       }
       p += r;
-      n -= (size_t)r;
-    } else {
-      ssize_t r = send(s->fd, p, want, MSG_NOSIGNAL);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r <= 0)
-        return false;
-      p += r;
-      n -= (size_t)r;
+      n -= r;
     }
+    /* The records wait in a write buffer (gw_tls_*) so that they leave in
+     * a few large sends instead of one send each. */
+    if (BIO_flush(SSL_get_wbio(s->ssl)) != 1) {
+      ERR_clear_error();
+      return false;
+    }
+    return true;
+  }
+  while (n > 0) {
+    ssize_t r = send(s->fd, p, n, MSG_NOSIGNAL);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      return false;
+    p += r;
+    n -= (size_t)r;
   }
   return true;
 }
@@ -350,6 +381,7 @@ typedef struct {
   char *up_host;
   int up_port;
   bool tunnel;
+  char *relay;              /* IO_CHUNK bytes, made at the first body relayed */
   char *tunnel_host;
   int tunnel_port;
 } Conn;
@@ -554,7 +586,7 @@ static bool dial(Conn *c, const char *host, int port)
     return false;
   }
   set_timeouts(fd, gw->cfg.idle_timeout_ms);
-  stream_init(&c->up, fd, IO_CHUNK + gw->cfg.max_header_bytes);
+  stream_init(&c->up, fd, HEAD_SLACK + gw->cfg.max_header_bytes);
   track_fd(gw, fd, true);
   c->up_open = true;
   c->up_tls = false;
@@ -698,37 +730,58 @@ static bool copy_fixed(Stream *from, Stream *to, uint64_t n, uint64_t *moved, ch
   return true;
 }
 
+/* A chunked body passes through re-framed as it came.  Each chunk leaves
+ * in one write with its size line, and the CRLF that ends it rides with
+ * what follows (the next size line, or the last chunk and the trailers):
+ * with TLS that is one set of records and one send per chunk, not three,
+ * and data is never held back waiting for the CRLF behind it. */
 static bool copy_chunked(Stream *from, Stream *to, uint64_t *moved, char *buf, size_t max_line)
 {
+  bool crlf_due = false;
   for (;;) {
     g_autofree char *line = read_line(from, 1024);
-    if (!line)
+    if (!line || strlen(line) > 1024)
       return false;
     char *e = NULL;
     errno = 0;
     unsigned long long size = strtoull(line, &e, 16);
     if (e == line || errno)
       return false;
-    g_autofree char *out = g_strdup_printf("%s\r\n", line);
-    if (!raw_write(to, out, strlen(out)))
-      return false;
     if (size == 0) {
+      GString *tail = g_string_new(crlf_due ? "\r\n" : "");
+      g_string_append_printf(tail, "%s\r\n", line);
       for (;;) {
         g_autofree char *t = read_line(from, max_line);
-        if (!t)
+        if (!t) {
+          g_string_free(tail, TRUE);
           return false;
-        g_autofree char *tl = g_strdup_printf("%s\r\n", t);
-        if (!raw_write(to, tl, strlen(tl)))
-          return false;
+        }
+        g_string_append_printf(tail, "%s\r\n", t);
         if (!*t)
-          return true;
+          break;
       }
+      bool ok = raw_write(to, tail->str, tail->len);
+      g_string_free(tail, TRUE);
+      return ok;
     }
-    if (!copy_fixed(from, to, size, moved, buf))
-      return false;
+    size_t at = (size_t)g_snprintf(buf, IO_CHUNK, "%s%s\r\n", crlf_due ? "\r\n" : "", line);
+    uint64_t left = size;
+    while (left > 0) {
+      size_t room = IO_CHUNK - at;
+      ssize_t r = stream_read(from, buf + at, left < room ? (size_t)left : room);
+      if (r <= 0)
+        return false;
+      at += (size_t)r;
+      left -= (uint64_t)r;
+      *moved += (uint64_t)r;
+      if (!raw_write(to, buf, at))
+        return false;
+      at = 0;
+    }
     g_autofree char *crlf = read_line(from, 2);
-    if (!crlf || *crlf || !raw_write(to, "\r\n", 2))
+    if (!crlf || *crlf)
       return false;
+    crlf_due = true;
   }
 }
 
@@ -744,6 +797,108 @@ static bool copy_to_eof(Stream *from, Stream *to, uint64_t *moved, char *buf)
       return false;
     *moved += (uint64_t)r;
   }
+}
+
+/* A large body is relayed by two threads: one reads (and decrypts) the
+ * next buffer while the connection's own thread writes (and encrypts) the
+ * last, so the two halves of the work run on two cores at once. */
+#define PUMP_MIN_BYTES (1024 * 1024)
+
+typedef struct {
+  Stream *from;
+  uint64_t left;            /* bytes still to read when !to_eof */
+  bool to_eof;
+  char *buf[2];
+  size_t len[2];
+  bool full[2];
+  bool done;                /* the reader has stopped */
+  bool failed;              /* ... on a read error, or EOF before `left` ran out */
+  bool stop;                /* the writer has stopped */
+  GMutex m;
+  GCond cv;
+} Pump;
+
+static gpointer pump_reader(gpointer data)
+{
+  Pump *p = data;
+  for (int i = 0;; i ^= 1) {
+    g_mutex_lock(&p->m);
+    while (p->full[i] && !p->stop)
+      g_cond_wait(&p->cv, &p->m);
+    bool stop = p->stop;
+    g_mutex_unlock(&p->m);
+    if (stop)
+      break;
+    size_t want = p->to_eof || p->left > IO_CHUNK ? IO_CHUNK : (size_t)p->left;
+    ssize_t r = stream_read(p->from, p->buf[i], want);
+    g_mutex_lock(&p->m);
+    if (r > 0) {
+      p->len[i] = (size_t)r;
+      p->full[i] = true;
+      if (!p->to_eof) {
+        p->left -= (uint64_t)r;
+        p->done = p->left == 0;
+      }
+    } else {
+      p->done = true;
+      p->failed = r < 0 || !p->to_eof;
+    }
+    bool done = p->done;
+    g_cond_broadcast(&p->cv);
+    g_mutex_unlock(&p->m);
+    if (done)
+      break;
+  }
+  return NULL;
+}
+
+/* Relays n bytes (or, when to_eof, up to EOF) like copy_fixed/copy_to_eof.
+ * Returns -1 when no reader thread could start (nothing was moved). */
+static int pump(Stream *from, Stream *to, uint64_t n, bool to_eof, uint64_t *moved, char *buf)
+{
+  Pump p = { .from = from, .left = n, .to_eof = to_eof, .buf = { buf, g_malloc(IO_CHUNK) } };
+  g_mutex_init(&p.m);
+  g_cond_init(&p.cv);
+  GThread *reader = g_thread_try_new("box-gw-pump", pump_reader, &p, NULL);
+  if (!reader) {
+    g_free(p.buf[1]);
+    g_mutex_clear(&p.m);
+    g_cond_clear(&p.cv);
+    return -1;
+  }
+  bool ok = true;
+  for (int i = 0;; i ^= 1) {
+    g_mutex_lock(&p.m);
+    while (!p.full[i] && !p.done)
+      g_cond_wait(&p.cv, &p.m);
+    bool have = p.full[i];
+    g_mutex_unlock(&p.m);
+    if (!have)
+      break;
+    if (!raw_write(to, p.buf[i], p.len[i])) {
+      ok = false;
+      break;
+    }
+    *moved += p.len[i];
+    g_mutex_lock(&p.m);
+    p.full[i] = false;
+    g_cond_broadcast(&p.cv);
+    g_mutex_unlock(&p.m);
+  }
+  if (!ok) {
+    /* The reader may wait on the server for a long time: end that
+     * connection under it (it is not reused after a failed relay). */
+    g_mutex_lock(&p.m);
+    p.stop = true;
+    g_cond_broadcast(&p.cv);
+    g_mutex_unlock(&p.m);
+    shutdown(from->fd, SHUT_RDWR);
+  }
+  g_thread_join(reader);
+  g_free(p.buf[1]);
+  g_mutex_clear(&p.m);
+  g_cond_clear(&p.cv);
+  return ok && !p.failed;
 }
 
 static json_object *request_input(const char *host, int port, const char *method,
@@ -961,24 +1116,30 @@ static bool exchange(Conn *c, Head *req)
   bool ok = raw_write(&c->client, rh->str, rh->len);
   g_string_free(rh, TRUE);
   uint64_t moved = 0;
-  char *buf = g_malloc(IO_CHUNK);
+  if (!c->relay && framing != B_NONE)
+    c->relay = g_malloc(IO_CHUNK);
+  char *buf = c->relay;
   if (ok) {
     switch (framing) {
     case B_NONE:
       break;
-    case B_FIXED:
-      ok = copy_fixed(&c->up, &c->client, (uint64_t)rlen, &moved, buf);
+    case B_FIXED: {
+      int r = rlen >= PUMP_MIN_BYTES ? pump(&c->up, &c->client, (uint64_t)rlen, false, &moved, buf)
+                                     : -1;
+      ok = r >= 0 ? r == 1 : copy_fixed(&c->up, &c->client, (uint64_t)rlen, &moved, buf);
       break;
+    }
     case B_CHUNKED:
       ok = copy_chunked(&c->up, &c->client, &moved, buf, gw->cfg.max_header_bytes);
       break;
-    case B_EOF:
-      ok = copy_to_eof(&c->up, &c->client, &moved, buf);
+    case B_EOF: {
+      int r = pump(&c->up, &c->client, 0, true, &moved, buf);
+      ok = r >= 0 ? r == 1 : copy_to_eof(&c->up, &c->client, &moved, buf);
       up_keep = false;
       break;
     }
+    }
   }
-  g_free(buf);
   head_clear(&resp);
   if (gw->cfg.outcome)
     gw->cfg.outcome(gw->cfg.data, "http:request", in, status, true);
@@ -1023,7 +1184,7 @@ static gpointer conn_main(gpointer data)
   ConnStart *start = data;
   BoxGateway *gw = start->gw;
   Conn c = { .gw = gw };
-  stream_init(&c.client, start->fd, IO_CHUNK + gw->cfg.max_header_bytes);
+  stream_init(&c.client, start->fd, HEAD_SLACK + gw->cfg.max_header_bytes);
   g_free(start);
   set_timeouts(c.client.fd, gw->cfg.idle_timeout_ms);
   for (;;) {
@@ -1064,6 +1225,7 @@ static gpointer conn_main(gpointer data)
   close(c.client.fd);
   g_free(c.client.buf);
   g_free(c.tunnel_host);
+  g_free(c.relay);
   g_mutex_lock(&gw->lock);
   gw->active--;
   g_cond_broadcast(&gw->idle);

@@ -19,6 +19,11 @@
 #include <openssl/x509v3.h>
 
 #define GW_TLS_ERROR (g_quark_from_static_string("box-gateway-tls"))
+/* Buffers under a TLS connection: 16 full records and their framing (a
+ * relay write of 256 KiB fits) the way responses go, one record the way
+ * requests go, which are small or read whole before they are sent. */
+#define GW_TLS_BULK_BUFFER (16 * (16384 + 256))
+#define GW_TLS_SMALL_BUFFER (16384 + 256)
 
 struct GwTls {
   EVP_PKEY *ca_key;
@@ -194,14 +199,16 @@ GwTls *gw_tls_new(const char *ca_cert_path, const char *const *extra_ca_files, G
     return NULL;
   }
   SSL_CTX_set_min_proto_version(t->server, TLS1_2_VERSION);
-  SSL_CTX_set_mode(t->server, SSL_MODE_AUTO_RETRY);
+  /* No SSL_MODE_AUTO_RETRY (on by default): the relay reads what has
+   * arrived without waiting on records that carry no data (proxy.c). */
+  SSL_CTX_clear_mode(t->server, SSL_MODE_AUTO_RETRY);
   SSL_CTX_set_alpn_select_cb(t->server, alpn_select, NULL);
   SSL_CTX_set_session_cache_mode(t->server, SSL_SESS_CACHE_SERVER);
   SSL_CTX_set_options(t->server, SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF);
   SSL_CTX_set_options(t->client, SSL_OP_IGNORE_UNEXPECTED_EOF);
 
   SSL_CTX_set_min_proto_version(t->client, TLS1_2_VERSION);
-  SSL_CTX_set_mode(t->client, SSL_MODE_AUTO_RETRY);
+  SSL_CTX_clear_mode(t->client, SSL_MODE_AUTO_RETRY);
   SSL_CTX_set_verify(t->client, SSL_VERIFY_PEER, NULL);
   if (SSL_CTX_set_default_verify_paths(t->client) != 1) {
     g_autofree char *why = ssl_error_text();
@@ -242,6 +249,31 @@ const char *gw_tls_ca_pem(const GwTls *t)
   return t->ca_pem;
 }
 
+/* The socket under ssl, with a buffer each way.  Reading: one recv brings
+ * in every record that has arrived, and OpenSSL takes them from the buffer
+ * (its own read-ahead would do the recv too, but moves the rest of its
+ * buffer down after every record).  Writing: the records of one relay
+ * write collect in the buffer and leave in one send when the relay
+ * flushes, which costs the kernel, and the peer's wakeups, far less than
+ * a send per record. */
+static bool attach_socket(SSL *ssl, int fd, int read_buffer, int write_buffer)
+{
+  BIO *sock = BIO_new_socket(fd, BIO_NOCLOSE);
+  BIO *in = BIO_new(BIO_f_buffer());
+  BIO *out = BIO_new(BIO_f_buffer());
+  if (!sock || !in || !out || BIO_set_read_buffer_size(in, read_buffer) != 1 ||
+      BIO_set_write_buffer_size(out, write_buffer) != 1 || !BIO_up_ref(sock)) {
+    BIO_free(sock);
+    BIO_free(in);
+    BIO_free(out);
+    return false;
+  }
+  BIO_push(in, sock);
+  BIO_push(out, sock); /* each chain holds one reference to sock */
+  SSL_set_bio(ssl, in, out);
+  return true;
+}
+
 SSL *gw_tls_accept(GwTls *t, int fd, const char *host)
 {
   g_mutex_lock(&t->lock);
@@ -258,8 +290,8 @@ SSL *gw_tls_accept(GwTls *t, int fd, const char *host)
     return NULL;
   SSL *ssl = SSL_new(t->server);
   bool ok = ssl && SSL_use_certificate(ssl, leaf) == 1 &&
-            SSL_use_PrivateKey(ssl, t->leaf_key) == 1 && SSL_set_fd(ssl, fd) == 1 &&
-            SSL_accept(ssl) == 1;
+            SSL_use_PrivateKey(ssl, t->leaf_key) == 1 &&
+            attach_socket(ssl, fd, GW_TLS_SMALL_BUFFER, GW_TLS_BULK_BUFFER) && SSL_accept(ssl) == 1;
   X509_free(leaf);
   if (!ok) {
     ERR_clear_error();
@@ -284,7 +316,11 @@ SSL *gw_tls_connect(GwTls *t, int fd, const char *host, char **why)
     SSL_set_tlsext_host_name(ssl, host);
     SSL_set1_host(ssl, host);
   }
-  SSL_set_fd(ssl, fd);
+  if (!attach_socket(ssl, fd, GW_TLS_BULK_BUFFER, GW_TLS_SMALL_BUFFER)) {
+    *why = g_strdup("cannot set up TLS on the socket");
+    SSL_free(ssl);
+    return NULL;
+  }
   if (SSL_connect(ssl) != 1) {
     long vr = SSL_get_verify_result(ssl);
     if (vr != X509_V_OK)

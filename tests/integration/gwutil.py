@@ -51,6 +51,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def _handle(self):
         self._count()
+        if hasattr(self.connection, "cipher"):
+            name, version, _ = self.connection.cipher()
+            self.server.last_cipher = f"{version} / {name}"
         body = self._body()
         path = self.path.split("?")[0]
         if path.startswith("/redirect/"):
@@ -67,6 +70,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             for part in (b"one,", b"two,", b"three\n"):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
             self.wfile.write(b"0\r\n\r\n")
+            return
+        if path.startswith("/chunks/"):  # /chunks/<count>/<size>: the pattern in chunks
+            count, size = (int(x) for x in path.split("/")[2:4])
+            data = self.server.pattern(count * size)
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for i in range(count):
+                self.wfile.write(b"%x\r\n%s\r\n" % (size, data[i * size:(i + 1) * size]))
+            self.wfile.write(b"0\r\nX-Trailer: yes\r\n\r\n")
             return
         if path.startswith("/bytes/"):
             n = int(path.rsplit("/", 1)[1])
@@ -99,6 +112,7 @@ class CountingServer(http.server.ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.connections = 0
         self.requests = []
+        self.last_cipher = None
         self._patterns = {}
         if tls:
             self.socket = tls.wrap_socket(self.socket, server_side=True)

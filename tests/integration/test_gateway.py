@@ -3,6 +3,7 @@ HTTP and HTTPS servers that count what reaches them."""
 import hashlib
 import json
 import socket
+import time
 
 import pytest
 
@@ -250,3 +251,175 @@ def test_curl_usage_and_local_refusals(netbox):
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr == "curl: access denied: 127.0.0.1\n"
     assert net_decisions(netbox) == []
+
+
+class KeyUpdateServer:
+    """A TLS server (pyOpenSSL over memory BIOs) whose every answer is
+    followed, in the same TCP segment, by a TLS 1.3 KeyUpdate: a record that
+    carries no data.  It then waits for the next request, so a relay that
+    waits for more data after the KeyUpdate never delivers the answer."""
+
+    def __init__(self, ca_dir):
+        import ctypes
+        import threading
+        from OpenSSL import SSL
+        from OpenSSL._util import ffi
+        self._ssl, self._ffi = SSL, ffi
+        self._libssl = ctypes.CDLL("libssl.so.3")
+        self._ctypes = ctypes
+        self.ctx = SSL.Context(SSL.TLS_SERVER_METHOD)
+        self.ctx.set_min_proto_version(SSL.TLS1_3_VERSION)
+        self.ctx.use_certificate_file(str(ca_dir / "srv.pem"))
+        self.ctx.use_privatekey_file(str(ca_dir / "srv.key"))
+        self.sock = socket.socket()
+        self.sock.bind((SERVER_ADDR, 0))
+        self.sock.listen()
+        self.port = self.sock.getsockname()[1]
+        self.key_updates = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _drain(self, conn, s):
+        out = b""
+        while True:
+            try:
+                out += conn.bio_read(65536)
+            except self._ssl.WantReadError:
+                break
+        if out:
+            s.sendall(out)
+
+    def _recv_into(self, conn, s, step):
+        while True:
+            try:
+                return step()
+            except (self._ssl.ZeroReturnError, self._ssl.SysCallError):
+                return None
+            except self._ssl.WantReadError:
+                self._drain(conn, s)
+                data = s.recv(65536)
+                if not data:
+                    return None
+                conn.bio_write(data)
+
+    def _serve(self):
+        s, _ = self.sock.accept()
+        s.settimeout(15)
+        with s:
+            conn = self._ssl.Connection(self.ctx, None)
+            conn.set_accept_state()
+            self._recv_into(conn, s, conn.do_handshake)
+            self._drain(conn, s)
+            while True:
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    chunk = self._recv_into(conn, s, lambda: conn.recv(65536))
+                    if not chunk:
+                        return
+                    head += chunk
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhello\n")
+                ptr = self._ctypes.c_void_p(int(self._ffi.cast("uintptr_t", conn._ssl)))
+                if self._libssl.SSL_key_update(ptr, 0) == 1 and \
+                        self._libssl.SSL_do_handshake(ptr) == 1:
+                    self.key_updates += 1
+                self._drain(conn, s)  # the answer and the KeyUpdate, one send
+
+    def close(self):
+        self.sock.close()
+
+
+def test_records_without_data_do_not_hold_back_an_answer(netbox, test_ca):
+    ca_pem, _ = test_ca
+    srv = KeyUpdateServer(ca_pem.parent)
+    try:
+        t0 = time.monotonic()
+        r = netbox.bash(f"curl -sS --max-time 5 https://{SERVER_ADDR}:{srv.port}/k")
+        took = time.monotonic() - t0
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == "hello\n"
+        assert srv.key_updates == 1
+        assert took < 4, took
+    finally:
+        srv.close()
+
+
+def _threads(pid, prefix):
+    import os
+    n = 0
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{t}/comm") as f:
+                n += f.read().startswith(prefix)
+        except OSError:
+            pass
+    return n
+
+
+def test_large_body_relay_and_a_client_that_goes_away(netbox, servers):
+    plain, secure = servers
+    port = gateway_port(netbox.proc.pid)
+    n = 64 * 1024 * 1024
+    plain.pattern(n)
+    # A large body is relayed by a reader thread beside the connection's.
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(f"GET http://{SERVER_ADDR}:{plain.port}/bytes/{n} HTTP/1.1\r\n"
+                  f"Host: x\r\n\r\n".encode())
+        got = b""
+        while len(got) < 1 << 20:
+            got += s.recv(65536)
+        assert got.startswith(b"HTTP/1.1 200 ")
+        assert _threads(netbox.proc.pid, "box-gw-pump") == 1
+    # The client left mid-body: both threads end, and the gateway serves on.
+    deadline = time.monotonic() + 10
+    while (_threads(netbox.proc.pid, "box-gw-pump") or _threads(netbox.proc.pid, "box-gw-conn")) \
+            and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _threads(netbox.proc.pid, "box-gw-pump") == 0
+    assert _threads(netbox.proc.pid, "box-gw-conn") == 0
+    r = netbox.bash(f"curl -sS https://{SERVER_ADDR}:{secure.port}/bytes/3000000 | wc -c")
+    assert r.returncode == 0 and r.stdout.strip() == "3000000", r.stderr
+
+
+def test_one_tunnel_carries_large_and_small_answers_in_turn(netbox, servers):
+    """Kept-alive intercepted connection: a large body (relayed by the
+    reader thread) must end exactly at its length, leaving the next answer
+    whole for the next request."""
+    import subprocess
+    _, secure = servers
+    port = gateway_port(netbox.proc.pid)
+    base = f"https://{SERVER_ADDR}:{secure.port}"
+    out = netbox.root / "out"
+    out.mkdir()
+    sizes = [3000000, 10, 5000000, 1]
+    args = []
+    for i, n in enumerate(sizes):
+        args += [f"{base}/bytes/{n}", "-o", str(out / str(i))]
+    r = subprocess.run(["/usr/bin/curl", "-sS", "--cacert", str(netbox.box_dir / "trust" / "cert.pem"),
+                        "--proxy", f"http://127.0.0.1:{port}", "-w", "%{num_connects} ", *args],
+                       capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["1", "0", "0", "0"]  # one connection for all four
+    for i, n in enumerate(sizes):
+        assert (out / str(i)).read_bytes() == pattern(n), i
+    assert secure.connections == 1
+
+
+def test_chunked_bodies_pass_through_as_they_came(netbox, servers):
+    plain, secure = servers
+    port = gateway_port(netbox.proc.pid)
+    for count, size in ((2000, 100), (3, 3 * 1024 * 1024)):
+        # Plain: the body on the wire is the server's own framing, byte for
+        # byte, trailers included.
+        reply = raw_exchange(port, (f"GET http://{SERVER_ADDR}:{plain.port}/chunks/{count}/{size} "
+                                    "HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").encode(),
+                             timeout=30)
+        head, _, body = reply.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200 ") and b"Transfer-Encoding: chunked" in head
+        data = pattern(count * size)
+        want = b"".join(b"%x\r\n%s\r\n" % (size, data[i * size:(i + 1) * size])
+                        for i in range(count)) + b"0\r\nX-Trailer: yes\r\n\r\n"
+        assert body == want
+        # Intercepted, through the Shell's curl: the data whole.
+        r = netbox.bash(f"curl -sS -o c.bin https://{SERVER_ADDR}:{secure.port}/chunks/{count}/{size}")
+        assert r.returncode == 0, r.stderr
+        assert (netbox.workspace / "c.bin").read_bytes() == data

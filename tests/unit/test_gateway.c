@@ -1,9 +1,18 @@
 /* tests/unit/test_gateway.c — SSRF floor: host spellings, verdicts and the
- * canonical `ip` text (spec/runtime.md §6.3, spec/policy.md §4.1). */
+ * canonical `ip` text (spec/runtime.md §6.3, spec/policy.md §4.1); and the
+ * proxy's idle limit on an intercepted connection. */
 #include "gateway/gateway.h"
 
+#include <arpa/inet.h>
 #include <glib.h>
+#include <glib/gstdio.h>
+#include <netinet/in.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 typedef struct {
     const char *host;
@@ -250,6 +259,116 @@ static void test_canonical_path(void)
     }
 }
 
+/* ---- the proxy: an intercepted connection that stays silent ---- */
+
+static bool permit_all(void *data, const char *action, json_object *input, const char *floor,
+                       char **message)
+{
+    (void)data, (void)action, (void)input;
+    if (floor) {
+        *message = g_strdup(floor);
+        return false;
+    }
+    return true;
+}
+
+/* The upstream: accepts one connection, says nothing, ends when the
+ * gateway closes it. */
+static gpointer silent_upstream(gpointer data)
+{
+    int fd = accept(GPOINTER_TO_INT(data), NULL, NULL);
+    char b;
+    if (fd >= 0) {
+        while (recv(fd, &b, 1, 0) > 0) {
+        }
+        close(fd);
+    }
+    return NULL;
+}
+
+static int listen_loopback(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = { .sin_family = AF_INET };
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof sa;
+    g_assert_cmpint(bind(fd, (struct sockaddr *)&sa, sizeof sa), ==, 0);
+    g_assert_cmpint(listen(fd, 4), ==, 0);
+    g_assert_cmpint(getsockname(fd, (struct sockaddr *)&sa, &len), ==, 0);
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+/* The relay reads TLS without SSL_MODE_AUTO_RETRY and goes on after a
+ * record without data; a socket timeout must still end the connection at
+ * the idle limit rather than be taken for such a record. */
+static void test_idle_tunnel_is_closed(void)
+{
+    int up_port = 0;
+    int up = listen_loopback(&up_port);
+    GThread *upstream = g_thread_new("upstream", silent_upstream, GINT_TO_POINTER(up));
+    g_autofree char *dir = g_dir_make_tmp("boxfs-gwtest-XXXXXX", NULL);
+    g_autofree char *ca_path = g_build_filename(dir, "cert.pem", NULL);
+    const char *const allow[] = { "127.0.0.1", NULL };
+    BoxGatewayConfig cfg = { .decide = permit_all, .ca_cert_path = ca_path, .allow = allow,
+                             .idle_timeout_ms = 300 };
+    GError *err = NULL;
+    BoxGateway *gw = box_gateway_new(&cfg, &err);
+    g_assert_no_error(err);
+    int port = box_gateway_listen(gw, 0, -1, &err);
+    g_assert_no_error(err);
+
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    g_assert_cmpint(connect(fd, (struct sockaddr *)&sa, sizeof sa), ==, 0);
+    struct timeval tv = { 5, 0 };
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char req[128];
+    int n = snprintf(req, sizeof req, "CONNECT 127.0.0.1:%d HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n",
+                     up_port, up_port);
+    g_assert_cmpint(send(fd, req, (size_t)n, 0), ==, n);
+    char head[256] = "";
+    size_t got = 0;
+    while (!strstr(head, "\r\n\r\n") && got + 1 < sizeof head) {
+        ssize_t r = recv(fd, head + got, 1, 0);
+        g_assert_cmpint(r, ==, 1);
+        got++;
+    }
+    g_assert_true(g_str_has_prefix(head, "HTTP/1.1 200 "));
+
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    BIO *pem = BIO_new_mem_buf(box_gateway_ca_pem(gw), -1);
+    X509 *ca = PEM_read_bio_X509(pem, NULL, NULL, NULL);
+    g_assert_nonnull(ca);
+    X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), ca);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    SSL *ssl = SSL_new(ctx);
+    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), "127.0.0.1");
+    SSL_set_fd(ssl, fd);
+    g_assert_cmpint(SSL_connect(ssl), ==, 1);
+    /* Silence: the gateway ends the connection after its idle limit, long
+     * before this side's own 5 s. */
+    gint64 t0 = g_get_monotonic_time();
+    char b[16];
+    int r = SSL_read(ssl, b, sizeof b);
+    gint64 took = g_get_monotonic_time() - t0;
+    g_assert_cmpint(r, <=, 0);
+    g_assert_cmpint(took, >=, 200 * G_TIME_SPAN_MILLISECOND);
+    g_assert_cmpint(took, <, 3 * G_TIME_SPAN_SECOND);
+
+    SSL_free(ssl);
+    SSL_CTX_free(ctx);
+    X509_free(ca);
+    BIO_free(pem);
+    close(fd);
+    box_gateway_free(gw);
+    g_thread_join(upstream);
+    close(up);
+    g_unlink(ca_path);
+    g_rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -259,5 +378,6 @@ int main(int argc, char **argv)
     g_test_add_func("/gateway/ssrf/table", test_table);
     g_test_add_func("/gateway/ssrf/null-out-param", test_null_out_param);
     g_test_add_func("/gateway/ssrf/ipv4-first-octet", test_whole_ranges);
+    g_test_add_func("/gateway/proxy/idle-tunnel-closed", test_idle_tunnel_is_closed);
     return g_test_run();
 }
