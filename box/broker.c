@@ -23,6 +23,10 @@
 #define IDLE_TIMEOUT_MS (300 * 1000)
 
 static GThread *accept_thread;
+/* Connections are served by pooled threads, kept idle between calls:
+ * creating a thread per connection (and one more per call) cost a
+ * noticeable part of a short command's round trip. */
+static GThreadPool *conn_pool;
 static GMutex conns_lock;
 static GCond conns_cond;
 static int conns_active;
@@ -205,78 +209,39 @@ static const char *body_string(json_object *body, const char *key)
 /* ---- one call ---- */
 
 typedef struct {
-  Boxd *d;
-  char *source;
-  int fds[3];
-  int cancel_read;
-  int done_write;
-  int status;
-} CallJob;
+  Conn *c;
+  int program;
+} Watch;
 
-static gpointer call_thread(gpointer data)
+/* The connection became readable while its command runs: a `signal` frame
+ * or the alias going away ends the command; `input`/`input_eof` mean
+ * nothing (the Shell reads the alias's own stdin). */
+static bool on_conn_readable(void *data)
 {
-  CallJob *job = data;
-  job->status = boxd_run_command(job->d, job->source, job->fds, job->cancel_read);
-  if (write(job->done_write, "d", 1) < 0) {
-    /* the connection thread also polls the join */
-  }
-  return NULL;
+  Watch *w = data;
+  char *text = NULL;
+  if (read_frame(w->c, &text, 1000) != FRAME_OK)
+    return true; /* the alias is gone: nobody waits for this command any more */
+  bool cancel = false;
+  const char *type = NULL;
+  int prog = 0;
+  json_object *body = NULL;
+  char *reason = NULL;
+  json_object *f = parse_frame(text, &type, &prog, &body, &reason);
+  g_free(text);
+  if (f && strcmp(type, "signal") == 0 && prog == w->program)
+    cancel = true;
+  g_free(reason);
+  json_object_put(f);
+  return cancel;
 }
 
-/* Runs the call while still reading frames, so a `signal` can end it. */
+/* Runs the call in this thread while still reading frames, so a `signal`
+ * can end it. */
 static int run_call(Conn *c, int program, const char *source, const int fds[3])
 {
-  int cancel[2], done[2];
-  if (pipe2(cancel, O_CLOEXEC) != 0)
-    return -1;
-  if (pipe2(done, O_CLOEXEC) != 0) {
-    close(cancel[0]);
-    close(cancel[1]);
-    return -1;
-  }
-  CallJob job = { c->d, g_strdup(source), { fds[0], fds[1], fds[2] }, cancel[0], done[1], -1 };
-  GThread *t = g_thread_new("box-call", call_thread, &job);
-  bool cancelled = false;
-  for (;;) {
-    struct pollfd p[2] = { { .fd = done[0], .events = POLLIN }, { .fd = c->sock, .events = POLLIN } };
-    int n = poll(p, cancelled ? 1 : 2, -1);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (p[0].revents)
-      break;
-    if (cancelled || !p[1].revents)
-      continue;
-    char *text = NULL;
-    FrameResult fr = read_frame(c, &text, 1000);
-    if (fr != FRAME_OK) {
-      /* The alias is gone: nobody waits for this command any more. */
-      cancelled = true;
-      if (write(cancel[1], "c", 1) < 0) {
-      }
-      continue;
-    }
-    const char *type = NULL;
-    int prog = 0;
-    json_object *body = NULL;
-    char *reason = NULL;
-    json_object *f = parse_frame(text, &type, &prog, &body, &reason);
-    g_free(text);
-    if (f && strcmp(type, "signal") == 0 && prog == program) {
-      cancelled = true;
-      if (write(cancel[1], "c", 1) < 0) {
-      }
-    }
-    /* input / input_eof: the Shell reads the alias's own stdin. */
-    g_free(reason);
-    json_object_put(f);
-  }
-  g_thread_join(t);
-  close(cancel[0]);
-  close(cancel[1]);
-  close(done[0]);
-  close(done[1]);
-  g_free(job.source);
-  return job.status;
+  Watch w = { c, program };
+  return boxd_run_command(c->d, source, fds, c->sock, on_conn_readable, &w);
 }
 
 static void take_fds(Conn *c, int out[3])
@@ -287,9 +252,10 @@ static void take_fds(Conn *c, int out[3])
   g_array_remove_range(c->fds, 0, 3);
 }
 
-static gpointer conn_thread(gpointer data)
+static void conn_serve(gpointer data, gpointer user_data)
 {
   Conn *c = data;
+  (void)user_data;
   int open_program = -1;
   bool called = false;
   for (;;) {
@@ -384,7 +350,6 @@ static gpointer conn_thread(gpointer data)
   conns_active--;
   g_cond_broadcast(&conns_cond);
   g_mutex_unlock(&conns_lock);
-  return NULL;
 }
 
 static gpointer accept_main(gpointer data)
@@ -405,7 +370,7 @@ static gpointer accept_main(gpointer data)
     g_mutex_lock(&conns_lock);
     conns_active++;
     g_mutex_unlock(&conns_lock);
-    g_thread_unref(g_thread_new("box-conn", conn_thread, c));
+    g_thread_pool_push(conn_pool, c, NULL);
   }
   return NULL;
 }
@@ -443,6 +408,9 @@ bool boxd_broker_start(Boxd *d, GError **error)
     unlink(tmp);
     return false;
   }
+  conn_pool = g_thread_pool_new(conn_serve, NULL, -1, FALSE, NULL);
+  g_thread_pool_set_max_unused_threads(8);
+  g_thread_pool_set_max_idle_time(0); /* idle threads wait for the next call */
   accept_thread = g_thread_new("box-accept", accept_main, d);
   return true;
 }
