@@ -22,14 +22,15 @@
 #define PROTOCOL_VERSION 6
 #define IDLE_TIMEOUT_MS (300 * 1000)
 
-static GThread *accept_thread;
-/* Connections are served by pooled threads, kept idle between calls:
- * creating a thread per connection (and one more per call) cost a
- * noticeable part of a short command's round trip. */
-static GThreadPool *conn_pool;
+#define START_ACCEPTORS 2
+#define MAX_IDLE_ACCEPTORS 4
+
 static GMutex conns_lock;
 static GCond conns_cond;
-static int conns_active;
+static int conns_active;   /* connections being served */
+static int acceptors;      /* threads serving or waiting in accept() */
+static int acceptors_idle; /* of which waiting in accept() */
+static bool broker_stopping;
 
 typedef struct {
   Boxd *d;
@@ -252,10 +253,8 @@ static void take_fds(Conn *c, int out[3])
   g_array_remove_range(c->fds, 0, 3);
 }
 
-static void conn_serve(gpointer data, gpointer user_data)
+static void conn_serve(Conn *c)
 {
-  Conn *c = data;
-  (void)user_data;
   int open_program = -1;
   bool called = false;
   for (;;) {
@@ -352,7 +351,11 @@ static void conn_serve(gpointer data, gpointer user_data)
   g_mutex_unlock(&conns_lock);
 }
 
-static gpointer accept_main(gpointer data)
+/* Connections are served by the thread that accepts them (no hand-off on a
+ * command's path).  Threads wait in accept() together, the kernel wakes one;
+ * the one that takes the last idle place starts another before serving, so
+ * a long command never holds up the next connection. */
+static gpointer acceptor_main(gpointer data)
 {
   Boxd *d = data;
   for (;;) {
@@ -362,16 +365,39 @@ static gpointer accept_main(gpointer data)
         continue;
       break; /* the listener was shut down */
     }
+    g_mutex_lock(&conns_lock);
+    conns_active++;
+    bool another = --acceptors_idle == 0;
+    if (another) {
+      acceptors_idle++;
+      acceptors++;
+    }
+    g_mutex_unlock(&conns_lock);
+    if (another)
+      g_thread_unref(g_thread_new("box-conn", acceptor_main, d));
     Conn *c = g_new0(Conn, 1);
     c->d = d;
     c->sock = s;
     c->buf = g_string_new(NULL);
     c->fds = g_array_new(FALSE, FALSE, sizeof(int));
+    conn_serve(c); /* ends conns_active's count for it */
     g_mutex_lock(&conns_lock);
-    conns_active++;
+    /* Past a few idle ones, or once the broker stops, a thread ends. */
+    bool leave = broker_stopping || acceptors_idle >= MAX_IDLE_ACCEPTORS;
+    if (leave)
+      acceptors--;
+    else
+      acceptors_idle++;
+    g_cond_broadcast(&conns_cond);
     g_mutex_unlock(&conns_lock);
-    g_thread_pool_push(conn_pool, c, NULL);
+    if (leave)
+      return NULL;
   }
+  g_mutex_lock(&conns_lock);
+  acceptors_idle--;
+  acceptors--;
+  g_cond_broadcast(&conns_cond);
+  g_mutex_unlock(&conns_lock);
   return NULL;
 }
 
@@ -408,10 +434,10 @@ bool boxd_broker_start(Boxd *d, GError **error)
     unlink(tmp);
     return false;
   }
-  conn_pool = g_thread_pool_new(conn_serve, NULL, -1, FALSE, NULL);
-  g_thread_pool_set_max_unused_threads(8);
-  g_thread_pool_set_max_idle_time(0); /* idle threads wait for the next call */
-  accept_thread = g_thread_new("box-accept", accept_main, d);
+  broker_stopping = false;
+  acceptors = acceptors_idle = START_ACCEPTORS;
+  for (int i = 0; i < START_ACCEPTORS; i++)
+    g_thread_unref(g_thread_new("box-conn", acceptor_main, d));
   return true;
 }
 
@@ -419,8 +445,16 @@ void boxd_broker_stop(Boxd *d)
 {
   if (d->listen_fd < 0)
     return;
+  /* Idle acceptors return from accept(); busy ones end once served and never
+   * call accept() again, so the descriptor can go once no thread is idle. */
+  g_mutex_lock(&conns_lock);
+  broker_stopping = true;
+  g_mutex_unlock(&conns_lock);
   shutdown(d->listen_fd, SHUT_RDWR);
-  g_thread_join(accept_thread);
+  g_mutex_lock(&conns_lock);
+  while (acceptors_idle > 0)
+    g_cond_wait(&conns_cond, &conns_lock);
+  g_mutex_unlock(&conns_lock);
   close(d->listen_fd);
   d->listen_fd = -1;
   unlink(d->socket_path);

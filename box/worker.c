@@ -239,11 +239,11 @@ static void die(const char *what)
   exit(125);
 }
 
-static void bind_at(const char *root, const char *src, const char *dst_rel)
+/* Binds src on dst_rel, a path relative to the RAM root (the cwd). */
+static void bind_at(const char *src, const char *dst_rel)
 {
-  g_autofree char *dst = g_strconcat(root, dst_rel, NULL);
-  if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0) {
-    fprintf(stderr, "box-shell: bind %s on %s: %s\n", src, dst, strerror(errno));
+  if (mount(src, dst_rel, NULL, MS_BIND | MS_REC, NULL) != 0) {
+    fprintf(stderr, "box-shell: bind %s on %s: %s\n", src, dst_rel, strerror(errno));
     exit(125);
   }
 }
@@ -260,24 +260,33 @@ static void drop_privileges(void)
     die("no_new_privs");
 }
 
+/* The targets are reached from inside the RAM root (cwd), never by its
+ * absolute path: each walk through the RAM root's own entry would be one
+ * more LOOKUP round trip to the mount daemon, and setting up a worker is
+ * most of a command's cost. */
 static void enter_root(const char *root, char **binds, const char *workspace)
 {
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
     die("make / private");
   if (mount(root, root, NULL, MS_BIND | MS_REC, NULL) != 0)
     die("bind the RAM root");
+  if (chdir(root) != 0) /* onto the bind just made */
+    die("enter the RAM root");
   for (char **b = binds; b && *b; b++) {
     char *eq = strrchr(*b, '=');
     if (!eq)
       continue;
     *eq = '\0';
-    bind_at(root, *b, eq + 1);
+    const char *dst = eq + 1;
+    while (*dst == '/')
+      dst++;
+    bind_at(*b, *dst ? dst : ".");
   }
   static const char *const devices[] = { "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random",
                                          NULL };
   for (int i = 0; devices[i]; i++)
-    bind_at(root, devices[i], devices[i]);
-  if (chdir(root) != 0 || syscall(SYS_pivot_root, ".", ".") != 0 || umount2(".", MNT_DETACH) != 0)
+    bind_at(devices[i], devices[i] + 1);
+  if (syscall(SYS_pivot_root, ".", ".") != 0 || umount2(".", MNT_DETACH) != 0)
     die("pivot_root");
   if (chdir(workspace) != 0)
     die(workspace);
@@ -328,10 +337,12 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   }
   int status = box_shell_run_limits(json_object_get_string(source), &env, &host, &limits);
   /* Let go of the caller's descriptors before reporting, so its output
-   * ends exactly when its status arrives. */
-  int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-  for (int i = 0; i < 3 && null_fd >= 0; i++)
-    dup2(null_fd, i);
+   * ends exactly when its status arrives.  Closed rather than pointed at
+   * /dev/null: nothing is written after this, and the open would be one
+   * more walk through the mount on every command's path. */
+  fflush(NULL);
+  for (int i = 0; i < 3; i++)
+    close(i);
   json_object *done = json_object_new_object();
   json_object_object_add(done, "op", json_object_new_string("exit"));
   json_object_object_add(done, "status", json_object_new_int(status));
