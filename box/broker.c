@@ -212,16 +212,17 @@ static const char *body_string(json_object *body, const char *key)
 typedef struct {
   Conn *c;
   int program;
-} Watch;
+  const int *fds;
+} Call;
 
 /* The connection became readable while its command runs: a `signal` frame
  * or the alias going away ends the command; `input`/`input_eof` mean
  * nothing (the Shell reads the alias's own stdin). */
 static bool on_conn_readable(void *data)
 {
-  Watch *w = data;
+  Call *call = data;
   char *text = NULL;
-  if (read_frame(w->c, &text, 1000) != FRAME_OK)
+  if (read_frame(call->c, &text, 1000) != FRAME_OK)
     return true; /* the alias is gone: nobody waits for this command any more */
   bool cancel = false;
   const char *type = NULL;
@@ -230,19 +231,32 @@ static bool on_conn_readable(void *data)
   char *reason = NULL;
   json_object *f = parse_frame(text, &type, &prog, &body, &reason);
   g_free(text);
-  if (f && strcmp(type, "signal") == 0 && prog == w->program)
+  if (f && strcmp(type, "signal") == 0 && prog == call->program)
     cancel = true;
   g_free(reason);
   json_object_put(f);
   return cancel;
 }
 
-/* Runs the call in this thread while still reading frames, so a `signal`
- * can end it. */
-static int run_call(Conn *c, int program, const char *source, const int fds[3])
+/* Our copies of the caller's descriptors go before its status does, so its
+ * output has ended when the alias exits. */
+static void answer_call(void *data, int status)
 {
-  Watch w = { c, program };
-  return boxd_run_command(c->d, source, fds, c->sock, on_conn_readable, &w);
+  Call *call = data;
+  for (int i = 0; i < 3; i++)
+    close(call->fds[i]);
+  if (status < 0)
+    send_denied(call->c, call->program, "internal", "no Shell worker could be started");
+  else
+    send_exit(call->c, call->program, status);
+}
+
+/* Runs the call in this thread while still reading frames, so a `signal`
+ * can end it; answers it. */
+static void run_call(Conn *c, int program, const char *source, const int fds[3])
+{
+  Call call = { c, program, fds };
+  boxd_run_command(c->d, source, fds, c->sock, on_conn_readable, answer_call, &call);
 }
 
 static void take_fds(Conn *c, int out[3])
@@ -316,13 +330,7 @@ static void conn_serve(Conn *c)
         called = true;
         int fds[3];
         take_fds(c, fds);
-        int status = run_call(c, program, source, fds);
-        for (int i = 0; i < 3; i++)
-          close(fds[i]);
-        if (status < 0)
-          send_denied(c, program, "internal", "no Shell worker could be started");
-        else
-          send_exit(c, program, status);
+        run_call(c, program, source, fds);
         stop = true;
       }
     } else if (strcmp(type, "input") == 0 || strcmp(type, "input_eof") == 0 ||

@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define POOL_SIZE 2
+#define POOL_SIZE 3
 #define READY_TIMEOUT_MS 10000
 
 typedef struct {
@@ -38,7 +38,6 @@ typedef struct {
   GArray *tool_pids;    /* pid_t of its tool sandboxes still alive */
   bool ended;
   bool reaped;          /* the worker's status has been collected */
-  bool cancelled;       /* the caller ended the command */
   /* issue 9: permitted shell:exec inputs (JSON text) awaiting the worker's
    * status → count; only these may be recorded as ::responses */
   GHashTable *exec_permitted;
@@ -361,13 +360,16 @@ void boxd_workers_stop(Boxd *d)
   g_async_queue_unref(ready_queue);
 }
 
-/* A ready worker, waiting at most READY_TIMEOUT_MS; the pool starts its
- * replacement at once. */
+/* A ready worker, waiting at most READY_TIMEOUT_MS.  Its replacement is
+ * asked for once the command is answered (a woken pool thread would run
+ * ahead of it), or at once when this leaves the pool empty. */
 static Worker *worker_take(void)
 {
-  Worker *w = g_async_queue_timeout_pop(ready_queue, (guint64)READY_TIMEOUT_MS * 1000);
+  Worker *w = g_async_queue_try_pop(ready_queue);
+  if (w && g_async_queue_length(ready_queue) > 0)
+    return w;
   pool_changed();
-  return w;
+  return w ? w : g_async_queue_timeout_pop(ready_queue, (guint64)READY_TIMEOUT_MS * 1000);
 }
 
 /* ---- one command ---- */
@@ -660,7 +662,6 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
     }
     if (n > 0 && watch_fd >= 0 && !cancelled && p[1].revents && on_watch(watch_data)) {
       cancelled = true;
-      c->cancelled = true;
       kill(w->pid, SIGKILL);
     }
     if (!p[0].revents)
@@ -771,16 +772,14 @@ static bool worker_wait_ready(Worker *w)
   return ready;
 }
 
-/* One attempt on one worker; *retry is set when the worker never became
- * ready (the command did not start: another worker may take it). */
-static int run_on_worker(Boxd *d, Worker *w, const char *source, const int fds[3], int watch_fd,
-                         BoxdWatchFn on_watch, void *watch_data, bool *retry)
+/* One attempt on one worker: the command, or NULL when the worker never
+ * became ready (the command did not start: another worker may take it). */
+static Command *run_on_worker(Boxd *d, Worker *w, const char *source, const int fds[3],
+                              int watch_fd, BoxdWatchFn on_watch, void *data, int *status)
 {
-  *retry = false;
   if (!worker_wait_ready(w)) {
-    *retry = true;
     worker_discard(d, w);
-    return -1;
+    return NULL;
   }
   Command *c = g_new0(Command, 1);
   c->d = d;
@@ -803,29 +802,37 @@ static int run_on_worker(Boxd *d, Worker *w, const char *source, const int fds[3
                            json_object_new_int64(d->config->agent.shell_timeout_ms));
   bool sent = box_ctl_send(w->ctl, run, fds, 3);
   json_object_put(run);
-  int status = sent ? serve_command(c, watch_fd, on_watch, watch_data) : -1;
-  g_thread_pool_push(cleanup_pool, c, NULL);
-  return status;
+  *status = sent ? serve_command(c, watch_fd, on_watch, data) : -1;
+  return c;
 }
 
-int boxd_run_command(Boxd *d, const char *source, const int fds[3], int watch_fd,
-                     BoxdWatchFn on_watch, void *watch_data)
+void boxd_run_command(Boxd *d, const char *source, const int fds[3], int watch_fd,
+                      BoxdWatchFn on_watch, BoxdAnswerFn answer, void *data)
 {
+  int status = -1;
   for (int attempt = 0; attempt < 3; attempt++) {
     gint64 t0 = g_get_monotonic_time();
     Worker *w = worker_take();
     if (!w)
-      return -1;
+      break;
     gint64 t1 = g_get_monotonic_time();
-    int command = w->command; /* w belongs to the cleanup once run */
-    bool retry = false;
-    int status = run_on_worker(d, w, source, fds, watch_fd, on_watch, watch_data, &retry);
+    int command = w->command;
+    Command *c = run_on_worker(d, w, source, fds, watch_fd, on_watch, data, &status);
+    if (!c) {
+      g_printerr("box: warning: a Shell worker ended before it was ready; trying another\n");
+      status = -1;
+      continue;
+    }
+    /* The caller is answered first; the cleanup and the pool's refill
+     * come after, so neither is woken ahead of the answer. */
+    answer(data, status);
     if (getenv("BOX_DEBUG_TIMING"))
       g_printerr("command %d: waited %.3f ms for a worker, served in %.3f ms\n", command,
                  (t1 - t0) / 1000.0, (g_get_monotonic_time() - t1) / 1000.0);
-    if (!retry)
-      return status;
-    g_printerr("box: warning: a Shell worker ended before it was ready; trying another\n");
+    g_thread_pool_push(cleanup_pool, c, NULL);
+    pool_changed();
+    return;
   }
-  return -1;
+  answer(data, -1);
+  pool_changed();
 }
