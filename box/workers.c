@@ -120,6 +120,19 @@ static void pool_changed(void)
   g_mutex_unlock(&pool_lock);
 }
 
+typedef struct {
+  Boxd *d;
+  Worker *w;
+} DiscardJob;
+
+static gpointer discard_main(gpointer data)
+{
+  DiscardJob *job = data;
+  worker_discard(job->d, job->w);
+  g_free(job);
+  return NULL;
+}
+
 /* The zygote forked w (pid, or <= 0 when it could not): place it, let it
  * go, and queue it as ready. */
 static void worker_forked(Boxd *d, Worker *w, pid_t pid)
@@ -146,7 +159,12 @@ static void worker_forked(Boxd *d, Worker *w, pid_t pid)
   if (ok) {
     g_async_queue_push(ready_queue, w);
   } else if (pid > 0) {
-    worker_discard(d, w);
+    /* Reaped elsewhere: this thread delivers the zygote's "died". */
+    kill(pid, SIGKILL);
+    DiscardJob *job = g_new0(DiscardJob, 1);
+    job->d = d;
+    job->w = w;
+    g_thread_unref(g_thread_new("box-discard", discard_main, job));
   } else {
     box_vfs_command_end(d->vfs, w->command);
     worker_free(w);
