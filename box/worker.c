@@ -239,11 +239,13 @@ static void die(const char *what)
   exit(125);
 }
 
-/* Binds src on dst_rel, a path relative to the RAM root (the cwd). */
-static void bind_at(const char *src, const char *dst_rel)
+/* Binds src on rel, a path inside the tree of descriptor tree. */
+static void bind_at(int tree, const char *src, const char *rel)
 {
-  if (mount(src, dst_rel, NULL, MS_BIND | MS_REC, NULL) != 0) {
-    fprintf(stderr, "box-shell: bind %s on %s: %s\n", src, dst_rel, strerror(errno));
+  char dst[PATH_MAX];
+  g_snprintf(dst, sizeof dst, "/proc/self/fd/%d/%s", tree, rel);
+  if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0) {
+    fprintf(stderr, "box-shell: bind %s on %s: %s\n", src, rel, strerror(errno));
     exit(125);
   }
 }
@@ -260,18 +262,24 @@ static void drop_privileges(void)
     die("no_new_privs");
 }
 
-/* The targets are reached from inside the RAM root (cwd), never by its
- * absolute path: each walk through the RAM root's own entry would be one
- * more LOOKUP round trip to the mount daemon, and setting up a worker is
- * most of a command's cost. */
+/* Setting up a worker is most of a command's cost, and most of that is
+ * LOOKUP (and ACCESS) round trips to the mount daemon for the RAM root's
+ * new entries.  So the RAM root's own entry is walked once: its tree is
+ * cloned and attached at one descriptor, everything inside is reached
+ * through that descriptor, and the pivot moves the working directory
+ * (the host's /) into it without a chdir's permission check. */
 static void enter_root(const char *root, char **binds, const char *workspace)
 {
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
     die("make / private");
-  if (mount(root, root, NULL, MS_BIND | MS_REC, NULL) != 0)
+  int at = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (at < 0)
+    die("open the RAM root");
+  /* Bound onto itself: pivot_root needs a mount. */
+  int tree = open_tree(at, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+  if (tree < 0 || move_mount(tree, "", at, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
     die("bind the RAM root");
-  if (chdir(root) != 0) /* onto the bind just made */
-    die("enter the RAM root");
+  close(at);
   for (char **b = binds; b && *b; b++) {
     char *eq = strrchr(*b, '=');
     if (!eq)
@@ -280,14 +288,18 @@ static void enter_root(const char *root, char **binds, const char *workspace)
     const char *dst = eq + 1;
     while (*dst == '/')
       dst++;
-    bind_at(*b, *dst ? dst : ".");
+    bind_at(tree, *b, dst);
   }
   static const char *const devices[] = { "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random",
                                          NULL };
   for (int i = 0; devices[i]; i++)
-    bind_at(devices[i], devices[i] + 1);
-  if (syscall(SYS_pivot_root, ".", ".") != 0 || umount2(".", MNT_DETACH) != 0)
+    bind_at(tree, devices[i], devices[i] + 1);
+  char new_root[64];
+  g_snprintf(new_root, sizeof new_root, "/proc/self/fd/%d", tree);
+  if (chdir("/") != 0 || syscall(SYS_pivot_root, new_root, new_root) != 0 ||
+      umount2(".", MNT_DETACH) != 0)
     die("pivot_root");
+  close(tree);
   if (chdir(workspace) != 0)
     die(workspace);
 }
