@@ -113,13 +113,6 @@ static GQueue forking = G_QUEUE_INIT; /* Worker*, fork requested, in order; pool
 static int preparing;                 /* forks not yet placed (pool_lock) */
 static int failures;                  /* consecutive workers that failed to start (pool_lock) */
 
-static void pool_changed(void)
-{
-  g_mutex_lock(&pool_lock);
-  g_cond_broadcast(&pool_cond);
-  g_mutex_unlock(&pool_lock);
-}
-
 typedef struct {
   Boxd *d;
   Worker *w;
@@ -172,7 +165,10 @@ static void worker_forked(Boxd *d, Worker *w, pid_t pid)
   g_mutex_lock(&pool_lock);
   preparing--;
   failures = ok ? 0 : failures + 1;
-  g_cond_broadcast(&pool_cond);
+  /* A worker that joined the queue leaves the count as it was: only a
+   * failure leaves a place for the pool thread to fill (or back off). */
+  if (!ok)
+    g_cond_broadcast(&pool_cond);
   g_mutex_unlock(&pool_lock);
 }
 
@@ -240,7 +236,7 @@ static bool zygote_start(Boxd *d)
   }
   boxd_track_pid(d, pid);
   zygote_pid = pid;
-  zygote_ctl = pair[0];
+  __atomic_store_n(&zygote_ctl, pair[0], __ATOMIC_RELEASE);
   zygote_reader = g_thread_new("box-zygote", zygote_read_main, d);
   return true;
 }
@@ -307,6 +303,24 @@ static bool worker_request(Boxd *d)
     worker_free(w);
   }
   return sent;
+}
+
+/* Asks for the workers the pool lacks, from the calling thread: a command's
+ * thread once it has answered, rather than waking the pool thread for it.
+ * After failures the pool thread takes over (it backs off). */
+static void pool_refill(Boxd *d)
+{
+  g_mutex_lock(&pool_lock);
+  bool started = __atomic_load_n(&zygote_ctl, __ATOMIC_ACQUIRE) >= 0;
+  bool handed_over = !started || pool_stop || failures > 0;
+  while (!handed_over && g_async_queue_length(ready_queue) + preparing < POOL_SIZE)
+    if (!worker_request(d)) {
+      failures++;
+      handed_over = true;
+    }
+  if (handed_over)
+    g_cond_broadcast(&pool_cond);
+  g_mutex_unlock(&pool_lock);
 }
 
 static gpointer pool_main(gpointer data)
@@ -381,12 +395,12 @@ void boxd_workers_stop(Boxd *d)
 /* A ready worker, waiting at most READY_TIMEOUT_MS.  Its replacement is
  * asked for once the command is answered (a woken pool thread would run
  * ahead of it), or at once when this leaves the pool empty. */
-static Worker *worker_take(void)
+static Worker *worker_take(Boxd *d)
 {
   Worker *w = g_async_queue_try_pop(ready_queue);
   if (w && g_async_queue_length(ready_queue) > 0)
     return w;
-  pool_changed();
+  pool_refill(d);
   return w ? w : g_async_queue_timeout_pop(ready_queue, (guint64)READY_TIMEOUT_MS * 1000);
 }
 
@@ -830,7 +844,7 @@ void boxd_run_command(Boxd *d, const char *source, const int fds[3], int watch_f
   int status = -1;
   for (int attempt = 0; attempt < 3; attempt++) {
     gint64 t0 = g_get_monotonic_time();
-    Worker *w = worker_take();
+    Worker *w = worker_take(d);
     if (!w)
       break;
     gint64 t1 = g_get_monotonic_time();
@@ -848,9 +862,9 @@ void boxd_run_command(Boxd *d, const char *source, const int fds[3], int watch_f
       g_printerr("command %d: waited %.3f ms for a worker, served in %.3f ms\n", command,
                  (t1 - t0) / 1000.0, (g_get_monotonic_time() - t1) / 1000.0);
     g_thread_pool_push(cleanup_pool, c, NULL);
-    pool_changed();
+    pool_refill(d);
     return;
   }
   answer(data, -1);
-  pool_changed();
+  pool_refill(d);
 }
