@@ -248,8 +248,12 @@ static void sanitize_fds(void) {
   }
   /* A closed 0, 1 or 2 would be taken by the socket and then passed to the
    * box as the command's stdio; give it /dev/null instead. */
+  struct pollfd std[3] = {{.fd = 0}, {.fd = 1}, {.fd = 2}};
+  if (poll(std, 3, 0) < 0) /* one call tells which of them is closed (POLLNVAL) */
+    for (int fd = 0; fd <= 2; fd++)
+      std[fd].revents = fcntl(fd, F_GETFD) == -1 && errno == EBADF ? POLLNVAL : 0;
   for (int fd = 0; fd <= 2; fd++) {
-    if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+    if (std[fd].revents & POLLNVAL) {
       int n = open("/dev/null", O_RDWR);
       if (n < 0)
         die("open /dev/null: %s", strerror(errno));
@@ -964,10 +968,14 @@ __attribute__((noreturn)) static void closed_early(void) {
  * Shell's 30 s limit, the broker's 300 s backstop), and a dead box closes
  * the socket, which ends this wait with EOF. */
 __attribute__((noreturn)) static void wait_for_result(const char *write_error) {
-  Reader *r = xmalloc(sizeof *r);
+  static Reader reader;
+  Reader *r = &reader;
   r->fd = conn_fd;
   r->start = r->end = 0;
   void (*wake)(void) = write_error ? ignore_wake : forward_signals;
+  /* The answer is never there yet: wait before the first read. */
+  if (!write_error && wait_fd(r->fd, POLLIN, -1) < 0 && errno == EINTR)
+    wake();
   char *payload = NULL;
   for (;;) {
     unsigned char hdr[4];

@@ -66,9 +66,15 @@ static bool send_frame(Conn *c, int program, const char *type, json_object *body
     json_object_object_add(f, "body", body);
   const char *text = json_object_to_json_string_ext(f, JSON_C_TO_STRING_PLAIN);
   size_t len = strlen(text);
-  unsigned char head[4] = { (unsigned char)(len >> 24), (unsigned char)(len >> 16),
-                            (unsigned char)(len >> 8), (unsigned char)len };
-  bool ok = write_all(c->sock, head, 4) && write_all(c->sock, text, len);
+  /* Header and body in one write: the alias then wakes once per frame. */
+  char *buf = g_malloc(4 + len);
+  buf[0] = (char)(len >> 24);
+  buf[1] = (char)(len >> 16);
+  buf[2] = (char)(len >> 8);
+  buf[3] = (char)len;
+  memcpy(buf + 4, text, len);
+  bool ok = write_all(c->sock, buf, 4 + len);
+  g_free(buf);
   json_object_put(f);
   return ok;
 }

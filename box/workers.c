@@ -807,12 +807,14 @@ static bool worker_wait_ready(Worker *w)
 /* One attempt on one worker: the command, or NULL when the worker never
  * became ready (the command did not start: another worker may take it). */
 static Command *run_on_worker(Boxd *d, Worker *w, const char *source, const int fds[3],
-                              int watch_fd, BoxdWatchFn on_watch, void *data, int *status)
+                              int watch_fd, BoxdWatchFn on_watch, void *data, int *status,
+                              gint64 *ready_at)
 {
   if (!worker_wait_ready(w)) {
     worker_discard(d, w);
     return NULL;
   }
+  *ready_at = g_get_monotonic_time();
   Command *c = g_new0(Command, 1);
   c->d = d;
   c->w = w;
@@ -849,7 +851,8 @@ void boxd_run_command(Boxd *d, const char *source, const int fds[3], int watch_f
       break;
     gint64 t1 = g_get_monotonic_time();
     int command = w->command;
-    Command *c = run_on_worker(d, w, source, fds, watch_fd, on_watch, data, &status);
+    gint64 t2 = 0;
+    Command *c = run_on_worker(d, w, source, fds, watch_fd, on_watch, data, &status, &t2);
     if (!c) {
       g_printerr("box: warning: a Shell worker ended before it was ready; trying another\n");
       status = -1;
@@ -859,8 +862,9 @@ void boxd_run_command(Boxd *d, const char *source, const int fds[3], int watch_f
      * come after, so neither is woken ahead of the answer. */
     answer(data, status);
     if (getenv("BOX_DEBUG_TIMING"))
-      g_printerr("command %d: waited %.3f ms for a worker, served in %.3f ms\n", command,
-                 (t1 - t0) / 1000.0, (g_get_monotonic_time() - t1) / 1000.0);
+      g_printerr("command %d: waited %.3f ms for a worker, %.3f ms for it to be ready, "
+                 "served in %.3f ms\n", command, (t1 - t0) / 1000.0, (t2 - t1) / 1000.0,
+                 (g_get_monotonic_time() - t2) / 1000.0);
     g_thread_pool_push(cleanup_pool, c, NULL);
     pool_refill(d);
     return;
