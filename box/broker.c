@@ -4,6 +4,10 @@
  * `call` frame carries the alias's stdin, stdout and stderr (SCM_RIGHTS), so
  * the worker writes straight to them and output streams with no copy.
  * The broker never authorizes anything: it only hands text to a worker.
+ *
+ * A connection is served, call included, by the thread that accepted it;
+ * idle threads wait in accept() for the next one, so no thread is created
+ * (nor woken, beyond the one the kernel wakes) on a command's path.
  */
 #include "box/boxd.h"
 
@@ -381,7 +385,7 @@ static gpointer acceptor_main(gpointer data)
     }
     g_mutex_lock(&conns_lock);
     conns_active++;
-    bool another = --acceptors_idle == 0;
+    bool another = --acceptors_idle == 0 && !broker_stopping;
     if (another) {
       acceptors_idle++;
       acceptors++;

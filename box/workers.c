@@ -1,9 +1,13 @@
 /* workers.c — Shell workers: a warm pool, one worker per command.
  *
- * A worker is box-shell started as the init of new mount, PID and network
- * namespaces, placed in the mount before it runs a single instruction (so
- * every request it makes is attributable), rooted in its own RAM root.  The
- * pool keeps a few ready so a command never waits for namespace setup.
+ * A worker is box-shell forked by the zygote as the init of new mount and
+ * PID namespaces (in the workers' shared route-less network namespace),
+ * placed in the mount before it runs a single instruction (so every request
+ * it makes is attributable), rooted in its own RAM root, its privileges
+ * dropped.  The pool keeps POOL_SIZE of them prepared, so a command finds
+ * one ready: it only hands it the text and the caller's descriptors.  The
+ * command's thread asks for the replacement once it has answered its
+ * caller; preparing it is then off that command's path.
  */
 #include "box/boxd.h"
 #include "box/ctl.h"
