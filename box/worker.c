@@ -304,6 +304,38 @@ static void enter_root(const char *root, char **binds, const char *workspace)
     die(workspace);
 }
 
+/* ---- warming up ----
+ *
+ * A forked worker shares the zygote's pages until it writes them and maps
+ * code only as it first runs it: its first command took ~60 µs of such
+ * faults in the interpreter and ~80 µs more around its first decision.  So
+ * before it says "ready" the worker runs `:` once on a host of its own,
+ * which permits without asking boxd (it only builds the request a decision
+ * would send) and records nothing: `:` touches no file and no descriptor,
+ * and the interpreter keeps no state from one run to the next.  The
+ * faults are then taken while the worker waits in the pool. */
+static bool warm_decide(void *data, const BoxShellCommand *cmd, char **message)
+{
+  (void)data, (void)message;
+  json_object *input = command_input(cmd);
+  (void)json_object_to_json_string_ext(input, JSON_C_TO_STRING_PLAIN);
+  json_object_put(input);
+  return true;
+}
+
+static void warm_status(void *data, const BoxShellCommand *cmd, int status)
+{
+  (void)data, (void)cmd, (void)status;
+}
+
+static void warm_up(const char *home, const char *workspace)
+{
+  BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
+  BoxShellHost host = { .decide_exec = warm_decide, .exec_status = warm_status };
+  box_shell_run(":", &env, &host);
+  json_object_put(json_tokener_parse("{\"op\":\"run\",\"source\":\":\",\"env\":{}}"));
+}
+
 /* One command: root in the mount, report ready, run, report the status. */
 static int worker_main(int ctl, const char *root, char **binds, const char *workspace,
                        const char *home)
@@ -311,6 +343,7 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   ctl_fd = ctl;
   enter_root(root, binds, workspace);
   drop_privileges();
+  warm_up(home, workspace);
   json_object *ready = json_object_new_object();
   json_object_object_add(ready, "op", json_object_new_string("ready"));
   if (!box_ctl_send(ctl_fd, ready, NULL, 0))
