@@ -48,8 +48,6 @@ typedef struct {
 } Command;
 
 static GAsyncQueue *ready_queue;
-static GThreadPool *cleanup_pool; /* ends commands after their status is out */
-static void command_cleanup(gpointer data, gpointer user_data);
 static GThread *pool_thread;
 static GMutex pool_lock;
 static GCond pool_cond;
@@ -373,7 +371,6 @@ bool boxd_workers_start(Boxd *d, GError **error)
 {
   (void)error;
   ready_queue = g_async_queue_new();
-  cleanup_pool = g_thread_pool_new(command_cleanup, NULL, 2, FALSE, NULL);
   pool_stop = false;
   /* The pool thread lives as long as boxd serves: workers it starts die
    * with it (PR_SET_PDEATHSIG follows the creating thread). */
@@ -388,7 +385,6 @@ void boxd_workers_stop(Boxd *d)
   g_cond_broadcast(&pool_cond);
   g_mutex_unlock(&pool_lock);
   g_thread_join(pool_thread);
-  g_thread_pool_free(cleanup_pool, FALSE, TRUE);
   zygote_stop(d);
   Worker *w;
   while ((w = g_async_queue_try_pop(ready_queue)))
@@ -763,11 +759,10 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
 }
 
 /* Ends what a command left: its tools, its spawn threads, the worker
- * itself, and its RAM root.  Runs after the caller has its status. */
-static void command_cleanup(gpointer data, gpointer user_data)
+ * itself, and its RAM root.  Runs after the caller has its status, in the
+ * command's own thread (the broker has other threads accepting). */
+static void command_cleanup(Command *c)
 {
-  Command *c = data;
-  (void)user_data;
   Worker *w = c->w;
   if (!c->reaped) {
     kill(w->pid, SIGKILL);
@@ -862,15 +857,15 @@ void boxd_run_command(Boxd *d, const char *source, const int fds[3], int watch_f
       status = -1;
       continue;
     }
-    /* The caller is answered first; the cleanup and the pool's refill
-     * come after, so neither is woken ahead of the answer. */
+    /* The caller is answered first; the pool's refill and the cleanup
+     * come after, so neither runs ahead of the answer. */
     answer(data, status);
     if (getenv("BOX_DEBUG_TIMING"))
       g_printerr("command %d: waited %.3f ms for a worker, %.3f ms for it to be ready, "
                  "served in %.3f ms\n", command, (t1 - t0) / 1000.0, (t2 - t1) / 1000.0,
                  (g_get_monotonic_time() - t2) / 1000.0);
-    g_thread_pool_push(cleanup_pool, c, NULL);
     pool_refill(d);
+    command_cleanup(c);
     return;
   }
   answer(data, -1);
