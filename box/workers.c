@@ -98,14 +98,15 @@ static void worker_discard(Boxd *d, Worker *w)
 /* ---- the zygote: box-shell started once, forking every worker ----
  *
  * A worker is prepared in three steps, none of which waits for the one
- * before it in a thread of its own: the pool thread asks the zygote to fork
- * (sending the worker's end of its control channel); the zygote's reader
- * thread, told the new pid, places the worker in the mount and says "go";
- * the worker then roots itself and says "ready" on its own channel.  The
- * worker joins the ready queue as soon as it is placed: the command that
- * takes it reads that "ready" first (serve_command), so a worker still
- * mounting costs only the rest of its set-up, and one that fails is
- * replaced there.
+ * before it in a thread of its own: a command's thread, once it has
+ * answered (or the pool thread, at start and after failures), asks the
+ * zygote to fork, sending the worker's end of its control channel; the
+ * zygote's reader thread, told the new pid, places the worker in the mount
+ * and says "go"; the worker then roots itself, warms up and says "ready"
+ * on its own channel.  The worker joins the ready queue as soon as it is
+ * placed: the command that takes it reads that "ready" first
+ * (worker_wait_ready), so a worker still rooting itself costs only the rest
+ * of its set-up, and one that fails is replaced there.
  */
 
 static int zygote_ctl = -1;
@@ -393,8 +394,9 @@ void boxd_workers_stop(Boxd *d)
 }
 
 /* A ready worker, waiting at most READY_TIMEOUT_MS.  Its replacement is
- * asked for once the command is answered (a woken pool thread would run
- * ahead of it), or at once when this leaves the pool empty. */
+ * asked for once the command is answered (asking takes time, and the
+ * zygote's fork would compete with the command), or at once when this
+ * leaves the pool empty. */
 static Worker *worker_take(Boxd *d)
 {
   Worker *w = g_async_queue_try_pop(ready_queue);
