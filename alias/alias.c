@@ -1,14 +1,16 @@
 /* alias.c — box-alias: the zsh/bash/sh client of a box (spec/runtime.md §4.1,
- * §4.2).  libc only.
+ * §4.2).  libc only: built static against musl where it is installed, since
+ * glibc's start-up (its CPU feature probing traps under virtualisation) costs
+ * more than the whole round trip through the box.
  *
  * It is installed as hard links named zsh, bash and sh in <box_dir>/bin.  It
  * checks the argument form, connects to <box_dir>/run/box.sock, and sends
- * three frames (4-byte big-endian length + UTF-8 JSON, at most 1 MiB):
+ * three frames (4-byte big-endian length + UTF-8 JSON, at most 1 MiB), all
+ * in one sendmsg() whose SCM_RIGHTS carries fds 0, 1, 2 (in that order),
+ * attached to the first byte, so they reach the broker before the call:
  *
  *   {"version":6,"program":1,"frame_type":"open","body":{"mode":"shell"}}
  *   {"version":6,"program":1,"frame_type":"call","body":{"source":"<text>"}}
- *       — sent by one sendmsg() whose SCM_RIGHTS carries fds 0, 1, 2 (in
- *         that order), attached to the frame's first byte
  *   {"version":6,"program":1,"frame_type":"input_eof"}
  *
  * then reads frames until "exit" (status 0..255 → that status, else 125) or
@@ -32,6 +34,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
@@ -234,8 +237,9 @@ static int wait_fd(int fd, short events, int timeout_ms) {
 /* ---- start-up ------------------------------------------------------------ */
 
 static void sanitize_fds(void) {
-  /* Close every inherited descriptor above 2. */
-  if (close_range(3, ~0U, 0) != 0) {
+  /* Close every inherited descriptor above 2 (by number: not every libc
+   * the alias is built with wraps close_range). */
+  if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0) {
     long max = sysconf(_SC_OPEN_MAX);
     if (max < 0 || max > 65536)
       max = 65536;
@@ -244,8 +248,12 @@ static void sanitize_fds(void) {
   }
   /* A closed 0, 1 or 2 would be taken by the socket and then passed to the
    * box as the command's stdio; give it /dev/null instead. */
+  struct pollfd std[3] = {{.fd = 0}, {.fd = 1}, {.fd = 2}};
+  if (poll(std, 3, 0) < 0) /* one call tells which of them is closed (POLLNVAL) */
+    for (int fd = 0; fd <= 2; fd++)
+      std[fd].revents = fcntl(fd, F_GETFD) == -1 && errno == EBADF ? POLLNVAL : 0;
   for (int fd = 0; fd <= 2; fd++) {
-    if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+    if (std[fd].revents & POLLNVAL) {
       int n = open("/dev/null", O_RDWR);
       if (n < 0)
         die("open /dev/null: %s", strerror(errno));
@@ -960,10 +968,14 @@ __attribute__((noreturn)) static void closed_early(void) {
  * Shell's 30 s limit, the broker's 300 s backstop), and a dead box closes
  * the socket, which ends this wait with EOF. */
 __attribute__((noreturn)) static void wait_for_result(const char *write_error) {
-  Reader *r = xmalloc(sizeof *r);
+  static Reader reader;
+  Reader *r = &reader;
   r->fd = conn_fd;
   r->start = r->end = 0;
   void (*wake)(void) = write_error ? ignore_wake : forward_signals;
+  /* The answer is never there yet: wait before the first read. */
+  if (!write_error && wait_fd(r->fd, POLLIN, -1) < 0 && errno == EINTR)
+    wake();
   char *payload = NULL;
   for (;;) {
     unsigned char hdr[4];
@@ -1054,10 +1066,11 @@ int main(int argc, char **argv) {
   sock_path_for_msgs = path;
   conn_fd = connect_box(path);
 
-  Buf frame = {0};
+  /* The three frames leave in one sendmsg, the descriptors on its first
+   * byte: the broker wakes once and finds the whole request. */
+  Buf request = {0}, frame = {0};
   make_frame(&frame, "open", "{\"mode\":\"shell\"}", strlen("{\"mode\":\"shell\"}"));
-  send_or_finish(&frame, false, "open");
-
+  buf_add(&request, frame.data, frame.len);
   Buf body = {0};
   buf_str(&body, "{\"source\":");
   buf_json_string(&body, source, src_len);
@@ -1065,11 +1078,12 @@ int main(int argc, char **argv) {
   free(source);
   make_frame(&frame, "call", body.data, body.len);
   free(body.data);
-  send_or_finish(&frame, true, "call");
-
+  buf_add(&request, frame.data, frame.len);
   make_frame(&frame, "input_eof", NULL, 0);
-  send_or_finish(&frame, false, "input_eof");
+  buf_add(&request, frame.data, frame.len);
   free(frame.data);
+  send_or_finish(&request, true, "call");
+  free(request.data);
 
   forward_signals(); /* anything that arrived while sending */
   wait_for_result(NULL);

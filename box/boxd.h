@@ -73,9 +73,17 @@ void boxd_vfs_outcome(void *data, int command, const char *action, json_object *
 /* workers.c: the warm pool and one command's life. */
 bool boxd_workers_start(Boxd *d, GError **error);
 void boxd_workers_stop(Boxd *d);
+/* Called when the watched descriptor is readable; true ends the command. */
+typedef bool (*BoxdWatchFn)(void *data);
+/* Called once with the command's status, or -1 when no worker could run it. */
+typedef void (*BoxdAnswerFn)(void *data, int status);
 /* Runs source on the given descriptors (stdin, stdout, stderr) in a fresh
- * worker; returns the status.  cancel_fd becomes readable to interrupt. */
-int boxd_run_command(Boxd *d, const char *source, const int fds[3], int cancel_fd);
+ * worker, in the calling thread.  While it runs, watch_fd (or -1) is
+ * polled, and on_watch(data) decides whether its readiness ends the
+ * command (status 125).  answer(data, status) comes before the command's
+ * cleanup; fds are not used after it. */
+void boxd_run_command(Boxd *d, const char *source, const int fds[3], int watch_fd,
+                      BoxdWatchFn on_watch, BoxdAnswerFn answer, void *data);
 
 /* gateway_wire.c: the egress gateway.  Start after the workers (it relays
  * itself into their network namespace); stop in teardown. */

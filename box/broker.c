@@ -4,6 +4,10 @@
  * `call` frame carries the alias's stdin, stdout and stderr (SCM_RIGHTS), so
  * the worker writes straight to them and output streams with no copy.
  * The broker never authorizes anything: it only hands text to a worker.
+ *
+ * A connection is served, call included, by the thread that accepted it;
+ * idle threads wait in accept() for the next one, so no thread is created
+ * (nor woken, beyond the one the kernel wakes) on a command's path.
  */
 #include "box/boxd.h"
 
@@ -22,10 +26,15 @@
 #define PROTOCOL_VERSION 6
 #define IDLE_TIMEOUT_MS (300 * 1000)
 
-static GThread *accept_thread;
+#define START_ACCEPTORS 2
+#define MAX_IDLE_ACCEPTORS 4
+
 static GMutex conns_lock;
 static GCond conns_cond;
-static int conns_active;
+static int conns_active;   /* connections being served */
+static int acceptors;      /* threads serving or waiting in accept() */
+static int acceptors_idle; /* of which waiting in accept() */
+static bool broker_stopping;
 
 typedef struct {
   Boxd *d;
@@ -61,9 +70,15 @@ static bool send_frame(Conn *c, int program, const char *type, json_object *body
     json_object_object_add(f, "body", body);
   const char *text = json_object_to_json_string_ext(f, JSON_C_TO_STRING_PLAIN);
   size_t len = strlen(text);
-  unsigned char head[4] = { (unsigned char)(len >> 24), (unsigned char)(len >> 16),
-                            (unsigned char)(len >> 8), (unsigned char)len };
-  bool ok = write_all(c->sock, head, 4) && write_all(c->sock, text, len);
+  /* Header and body in one write: the alias then wakes once per frame. */
+  char *buf = g_malloc(4 + len);
+  buf[0] = (char)(len >> 24);
+  buf[1] = (char)(len >> 16);
+  buf[2] = (char)(len >> 8);
+  buf[3] = (char)len;
+  memcpy(buf + 4, text, len);
+  bool ok = write_all(c->sock, buf, 4 + len);
+  g_free(buf);
   json_object_put(f);
   return ok;
 }
@@ -205,78 +220,53 @@ static const char *body_string(json_object *body, const char *key)
 /* ---- one call ---- */
 
 typedef struct {
-  Boxd *d;
-  char *source;
-  int fds[3];
-  int cancel_read;
-  int done_write;
-  int status;
-} CallJob;
+  Conn *c;
+  int program;
+  const int *fds;
+} Call;
 
-static gpointer call_thread(gpointer data)
+/* The connection became readable while its command runs: a `signal` frame
+ * or the alias going away ends the command; `input`/`input_eof` mean
+ * nothing (the Shell reads the alias's own stdin). */
+static bool on_conn_readable(void *data)
 {
-  CallJob *job = data;
-  job->status = boxd_run_command(job->d, job->source, job->fds, job->cancel_read);
-  if (write(job->done_write, "d", 1) < 0) {
-    /* the connection thread also polls the join */
-  }
-  return NULL;
+  Call *call = data;
+  char *text = NULL;
+  if (read_frame(call->c, &text, 1000) != FRAME_OK)
+    return true; /* the alias is gone: nobody waits for this command any more */
+  bool cancel = false;
+  const char *type = NULL;
+  int prog = 0;
+  json_object *body = NULL;
+  char *reason = NULL;
+  json_object *f = parse_frame(text, &type, &prog, &body, &reason);
+  g_free(text);
+  if (f && strcmp(type, "signal") == 0 && prog == call->program)
+    cancel = true;
+  g_free(reason);
+  json_object_put(f);
+  return cancel;
 }
 
-/* Runs the call while still reading frames, so a `signal` can end it. */
-static int run_call(Conn *c, int program, const char *source, const int fds[3])
+/* Our copies of the caller's descriptors go before its status does, so its
+ * output has ended when the alias exits. */
+static void answer_call(void *data, int status)
 {
-  int cancel[2], done[2];
-  if (pipe2(cancel, O_CLOEXEC) != 0)
-    return -1;
-  if (pipe2(done, O_CLOEXEC) != 0) {
-    close(cancel[0]);
-    close(cancel[1]);
-    return -1;
-  }
-  CallJob job = { c->d, g_strdup(source), { fds[0], fds[1], fds[2] }, cancel[0], done[1], -1 };
-  GThread *t = g_thread_new("box-call", call_thread, &job);
-  bool cancelled = false;
-  for (;;) {
-    struct pollfd p[2] = { { .fd = done[0], .events = POLLIN }, { .fd = c->sock, .events = POLLIN } };
-    int n = poll(p, cancelled ? 1 : 2, -1);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (p[0].revents)
-      break;
-    if (cancelled || !p[1].revents)
-      continue;
-    char *text = NULL;
-    FrameResult fr = read_frame(c, &text, 1000);
-    if (fr != FRAME_OK) {
-      /* The alias is gone: nobody waits for this command any more. */
-      cancelled = true;
-      if (write(cancel[1], "c", 1) < 0) {
-      }
-      continue;
-    }
-    const char *type = NULL;
-    int prog = 0;
-    json_object *body = NULL;
-    char *reason = NULL;
-    json_object *f = parse_frame(text, &type, &prog, &body, &reason);
-    g_free(text);
-    if (f && strcmp(type, "signal") == 0 && prog == program) {
-      cancelled = true;
-      if (write(cancel[1], "c", 1) < 0) {
-      }
-    }
-    /* input / input_eof: the Shell reads the alias's own stdin. */
-    g_free(reason);
-    json_object_put(f);
-  }
-  g_thread_join(t);
-  close(cancel[0]);
-  close(cancel[1]);
-  close(done[0]);
-  close(done[1]);
-  g_free(job.source);
-  return job.status;
+  Call *call = data;
+  for (int i = 0; i < 3; i++)
+    close(call->fds[i]);
+  if (status < 0)
+    send_denied(call->c, call->program, "internal", "no Shell worker could be started");
+  else
+    send_exit(call->c, call->program, status);
+}
+
+/* Runs the call in this thread while still reading frames, so a `signal`
+ * can end it; answers it. */
+static void run_call(Conn *c, int program, const char *source, const int fds[3])
+{
+  Call call = { c, program, fds };
+  boxd_run_command(c->d, source, fds, c->sock, on_conn_readable, answer_call, &call);
 }
 
 static void take_fds(Conn *c, int out[3])
@@ -287,9 +277,8 @@ static void take_fds(Conn *c, int out[3])
   g_array_remove_range(c->fds, 0, 3);
 }
 
-static gpointer conn_thread(gpointer data)
+static void conn_serve(Conn *c)
 {
-  Conn *c = data;
   int open_program = -1;
   bool called = false;
   for (;;) {
@@ -351,13 +340,7 @@ static gpointer conn_thread(gpointer data)
         called = true;
         int fds[3];
         take_fds(c, fds);
-        int status = run_call(c, program, source, fds);
-        for (int i = 0; i < 3; i++)
-          close(fds[i]);
-        if (status < 0)
-          send_denied(c, program, "internal", "no Shell worker could be started");
-        else
-          send_exit(c, program, status);
+        run_call(c, program, source, fds);
         stop = true;
       }
     } else if (strcmp(type, "input") == 0 || strcmp(type, "input_eof") == 0 ||
@@ -384,10 +367,13 @@ static gpointer conn_thread(gpointer data)
   conns_active--;
   g_cond_broadcast(&conns_cond);
   g_mutex_unlock(&conns_lock);
-  return NULL;
 }
 
-static gpointer accept_main(gpointer data)
+/* Connections are served by the thread that accepts them (no hand-off on a
+ * command's path).  Threads wait in accept() together, the kernel wakes one;
+ * the one that takes the last idle place starts another before serving, so
+ * a long command never holds up the next connection. */
+static gpointer acceptor_main(gpointer data)
 {
   Boxd *d = data;
   for (;;) {
@@ -397,16 +383,39 @@ static gpointer accept_main(gpointer data)
         continue;
       break; /* the listener was shut down */
     }
+    g_mutex_lock(&conns_lock);
+    conns_active++;
+    bool another = --acceptors_idle == 0 && !broker_stopping;
+    if (another) {
+      acceptors_idle++;
+      acceptors++;
+    }
+    g_mutex_unlock(&conns_lock);
+    if (another)
+      g_thread_unref(g_thread_new("box-conn", acceptor_main, d));
     Conn *c = g_new0(Conn, 1);
     c->d = d;
     c->sock = s;
     c->buf = g_string_new(NULL);
     c->fds = g_array_new(FALSE, FALSE, sizeof(int));
+    conn_serve(c); /* ends conns_active's count for it */
     g_mutex_lock(&conns_lock);
-    conns_active++;
+    /* Past a few idle ones, or once the broker stops, a thread ends. */
+    bool leave = broker_stopping || acceptors_idle >= MAX_IDLE_ACCEPTORS;
+    if (leave)
+      acceptors--;
+    else
+      acceptors_idle++;
+    g_cond_broadcast(&conns_cond);
     g_mutex_unlock(&conns_lock);
-    g_thread_unref(g_thread_new("box-conn", conn_thread, c));
+    if (leave)
+      return NULL;
   }
+  g_mutex_lock(&conns_lock);
+  acceptors_idle--;
+  acceptors--;
+  g_cond_broadcast(&conns_cond);
+  g_mutex_unlock(&conns_lock);
   return NULL;
 }
 
@@ -443,7 +452,10 @@ bool boxd_broker_start(Boxd *d, GError **error)
     unlink(tmp);
     return false;
   }
-  accept_thread = g_thread_new("box-accept", accept_main, d);
+  broker_stopping = false;
+  acceptors = acceptors_idle = START_ACCEPTORS;
+  for (int i = 0; i < START_ACCEPTORS; i++)
+    g_thread_unref(g_thread_new("box-conn", acceptor_main, d));
   return true;
 }
 
@@ -451,8 +463,16 @@ void boxd_broker_stop(Boxd *d)
 {
   if (d->listen_fd < 0)
     return;
+  /* Idle acceptors return from accept(); busy ones end once served and never
+   * call accept() again, so the descriptor can go once no thread is idle. */
+  g_mutex_lock(&conns_lock);
+  broker_stopping = true;
+  g_mutex_unlock(&conns_lock);
   shutdown(d->listen_fd, SHUT_RDWR);
-  g_thread_join(accept_thread);
+  g_mutex_lock(&conns_lock);
+  while (acceptors_idle > 0)
+    g_cond_wait(&conns_cond, &conns_lock);
+  g_mutex_unlock(&conns_lock);
   close(d->listen_fd);
   d->listen_fd = -1;
   unlink(d->socket_path);

@@ -1,9 +1,13 @@
 /* workers.c — Shell workers: a warm pool, one worker per command.
  *
- * A worker is box-shell started as the init of new mount, PID and network
- * namespaces, placed in the mount before it runs a single instruction (so
- * every request it makes is attributable), rooted in its own RAM root.  The
- * pool keeps a few ready so a command never waits for namespace setup.
+ * A worker is box-shell forked by the zygote as the init of new mount and
+ * PID namespaces (in the workers' shared route-less network namespace),
+ * placed in the mount before it runs a single instruction (so every request
+ * it makes is attributable), rooted in its own RAM root, its privileges
+ * dropped.  The pool keeps POOL_SIZE of them prepared, so a command finds
+ * one ready: it only hands it the text and the caller's descriptors.  The
+ * command's thread asks for the replacement once it has answered its
+ * caller; preparing it is then off that command's path.
  */
 #include "box/boxd.h"
 #include "box/ctl.h"
@@ -20,13 +24,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define POOL_SIZE 2
+#define POOL_SIZE 3
 #define READY_TIMEOUT_MS 10000
 
 typedef struct {
   int command;
   pid_t pid;
   int ctl;
+  gint64 asked; /* when its fork was requested */
 } Worker;
 
 typedef struct {
@@ -43,8 +48,6 @@ typedef struct {
 } Command;
 
 static GAsyncQueue *ready_queue;
-static GThreadPool *cleanup_pool; /* ends commands after their status is out */
-static void command_cleanup(gpointer data, gpointer user_data);
 static GThread *pool_thread;
 static GMutex pool_lock;
 static GCond pool_cond;
@@ -92,16 +95,97 @@ static void worker_discard(Boxd *d, Worker *w)
   worker_free(w);
 }
 
-/* ---- the zygote: box-shell started once, forking every worker ---- */
+/* ---- the zygote: box-shell started once, forking every worker ----
+ *
+ * A worker is prepared in three steps, none of which waits for the one
+ * before it in a thread of its own: a command's thread, once it has
+ * answered (or the pool thread, at start and after failures), asks the
+ * zygote to fork, sending the worker's end of its control channel; the
+ * zygote's reader thread, told the new pid, places the worker in the mount
+ * and says "go"; the worker then roots itself, warms up and says "ready"
+ * on its own channel.  The worker joins the ready queue as soon as it is
+ * placed: the command that takes it reads that "ready" first
+ * (worker_wait_ready), so a worker still rooting itself costs only the rest
+ * of its set-up, and one that fails is replaced there.
+ */
 
 static int zygote_ctl = -1;
 static pid_t zygote_pid = -1;
 static GThread *zygote_reader;
-static GAsyncQueue *forked_queue; /* pids (as pointers, +1) of workers just forked */
+static GQueue forking = G_QUEUE_INIT; /* Worker*, fork requested, in order; pool_lock */
+static int preparing;                 /* forks not yet placed (pool_lock) */
+static int failures;                  /* consecutive workers that failed to start (pool_lock) */
+
+typedef struct {
+  Boxd *d;
+  Worker *w;
+} DiscardJob;
+
+static gpointer discard_main(gpointer data)
+{
+  DiscardJob *job = data;
+  worker_discard(job->d, job->w);
+  g_free(job);
+  return NULL;
+}
+
+/* The zygote forked w (pid, or <= 0 when it could not): place it, let it
+ * go, and queue it as ready. */
+static void worker_forked(Boxd *d, Worker *w, pid_t pid)
+{
+  bool ok = pid > 0;
+  if (ok) {
+    w->pid = pid;
+    boxd_track_pid(d, pid);
+    g_autoptr(GError) error = NULL;
+    /* Placed in the mount before it may take a step there. */
+    ok = box_vfs_command_attach(d->vfs, w->command, pid, false, &error);
+    if (!ok)
+      g_printerr("box: warning: worker could not be placed in the mount: %s\n", error->message);
+    if (ok) {
+      json_object *go = json_object_new_object();
+      json_object_object_add(go, "op", json_object_new_string("go"));
+      ok = box_ctl_send(w->ctl, go, NULL, 0);
+      json_object_put(go);
+    }
+  }
+  if (getenv("BOX_DEBUG_TIMING"))
+    g_printerr("worker %d placed in %.3f ms\n", w->command,
+               (g_get_monotonic_time() - w->asked) / 1000.0);
+  if (ok) {
+    g_async_queue_push(ready_queue, w);
+  } else if (pid > 0) {
+    /* Reaped elsewhere: this thread delivers the zygote's "died". */
+    kill(pid, SIGKILL);
+    DiscardJob *job = g_new0(DiscardJob, 1);
+    job->d = d;
+    job->w = w;
+    g_thread_unref(g_thread_new("box-discard", discard_main, job));
+  } else {
+    box_vfs_command_end(d->vfs, w->command);
+    worker_free(w);
+  }
+  g_mutex_lock(&pool_lock);
+  preparing--;
+  failures = ok ? 0 : failures + 1;
+  /* A worker that joined the queue leaves the count as it was: only a
+   * failure leaves a place for the pool thread to fill (or back off). */
+  if (!ok)
+    g_cond_broadcast(&pool_cond);
+  g_mutex_unlock(&pool_lock);
+}
+
+static Worker *pop_forking(void)
+{
+  g_mutex_lock(&pool_lock);
+  Worker *w = g_queue_pop_head(&forking);
+  g_mutex_unlock(&pool_lock);
+  return w;
+}
 
 static gpointer zygote_read_main(gpointer data)
 {
-  (void)data;
+  Boxd *d = data;
   for (;;) {
     json_object *msg = box_ctl_recv(zygote_ctl, NULL, NULL);
     if (!msg)
@@ -109,15 +193,20 @@ static gpointer zygote_read_main(gpointer data)
     json_object *op, *pid, *status;
     if (json_object_object_get_ex(msg, "op", &op) && json_object_object_get_ex(msg, "pid", &pid)) {
       const char *o = json_object_get_string(op);
-      if (strcmp(o, "forked") == 0)
-        g_async_queue_push(forked_queue, GINT_TO_POINTER(json_object_get_int(pid) + 1));
-      else if (strcmp(o, "died") == 0 && json_object_object_get_ex(msg, "status", &status))
+      if (strcmp(o, "forked") == 0) {
+        Worker *w = pop_forking();
+        if (w)
+          worker_forked(d, w, json_object_get_int(pid));
+      } else if (strcmp(o, "died") == 0 && json_object_object_get_ex(msg, "status", &status)) {
         box_reaper_store(json_object_get_int(pid), json_object_get_int(status));
+      }
     }
     json_object_put(msg);
   }
-  /* The zygote is gone: nobody waiting for a fork may hang. */
-  g_async_queue_push(forked_queue, GINT_TO_POINTER(-1));
+  /* The zygote is gone: the forks it never answered will not come. */
+  Worker *w;
+  while ((w = pop_forking()))
+    worker_forked(d, w, -1);
   return NULL;
 }
 
@@ -150,9 +239,8 @@ static bool zygote_start(Boxd *d)
   }
   boxd_track_pid(d, pid);
   zygote_pid = pid;
-  zygote_ctl = pair[0];
-  forked_queue = g_async_queue_new();
-  zygote_reader = g_thread_new("box-zygote", zygote_read_main, NULL);
+  __atomic_store_n(&zygote_ctl, pair[0], __ATOMIC_RELEASE);
+  zygote_reader = g_thread_new("box-zygote", zygote_read_main, d);
   return true;
 }
 
@@ -187,67 +275,60 @@ static json_object *fork_request(Boxd *d, int command)
   return req;
 }
 
-static Worker *worker_spawn(Boxd *d)
+/* Asks the zygote for one more worker; the reader thread takes it from
+ * there.  Called with pool_lock held. */
+static bool worker_request(Boxd *d)
 {
-  gint64 t0 = g_get_monotonic_time();
   int command = box_vfs_command_new(d->vfs);
   if (command < 0)
-    return NULL;
+    return false;
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
     box_vfs_command_end(d->vfs, command);
-    return NULL;
+    return false;
   }
+  Worker *w = g_new0(Worker, 1);
+  w->command = command;
+  w->pid = -1;
+  w->ctl = pair[0];
+  w->asked = g_get_monotonic_time();
+  /* Queued before it is asked for: the answer may come at once. */
+  g_queue_push_tail(&forking, w);
+  preparing++;
   json_object *req = fork_request(d, command);
   bool sent = box_ctl_send(zygote_ctl, req, &pair[1], 1);
   json_object_put(req);
   close(pair[1]);
-  gpointer got = sent ? g_async_queue_timeout_pop(forked_queue, READY_TIMEOUT_MS * 1000) : NULL;
-  pid_t pid = got ? GPOINTER_TO_INT(got) - 1 : -1;
-  if (pid <= 0) {
-    close(pair[0]);
+  if (!sent) {
+    g_queue_remove(&forking, w);
+    preparing--;
     box_vfs_command_end(d->vfs, command);
-    return NULL;
+    worker_free(w);
   }
-  boxd_track_pid(d, pid);
-  Worker *w = g_new0(Worker, 1);
-  w->command = command;
-  w->pid = pid;
-  w->ctl = pair[0];
-  g_autoptr(GError) error = NULL;
-  json_object *go = json_object_new_object();
-  json_object_object_add(go, "op", json_object_new_string("go"));
-  /* Placed in the mount before it may take a step there. */
-  bool placed = box_vfs_command_attach(d->vfs, command, pid, false, &error);
-  if (!placed)
-    g_printerr("box: warning: worker could not be placed in the mount: %s\n", error->message);
-  if (!placed || !box_ctl_send(w->ctl, go, NULL, 0)) {
-    json_object_put(go);
-    worker_discard(d, w);
-    return NULL;
-  }
-  json_object_put(go);
-  struct pollfd p = { .fd = w->ctl, .events = POLLIN };
-  json_object *msg = NULL;
-  if (poll(&p, 1, READY_TIMEOUT_MS) == 1)
-    msg = box_ctl_recv(w->ctl, NULL, NULL);
-  json_object *op;
-  bool ready = msg && json_object_object_get_ex(msg, "op", &op) &&
-               g_strcmp0(json_object_get_string(op), "ready") == 0;
-  json_object_put(msg);
-  if (!ready) {
-    worker_discard(d, w);
-    return NULL;
-  }
-  if (getenv("BOX_DEBUG_TIMING"))
-    g_printerr("worker %d ready in %.3f ms\n", command, (g_get_monotonic_time() - t0) / 1000.0);
-  return w;
+  return sent;
+}
+
+/* Asks for the workers the pool lacks, from the calling thread: a command's
+ * thread once it has answered, rather than waking the pool thread for it.
+ * After failures the pool thread takes over (it backs off). */
+static void pool_refill(Boxd *d)
+{
+  g_mutex_lock(&pool_lock);
+  bool started = __atomic_load_n(&zygote_ctl, __ATOMIC_ACQUIRE) >= 0;
+  bool handed_over = !started || pool_stop || failures > 0;
+  while (!handed_over && g_async_queue_length(ready_queue) + preparing < POOL_SIZE)
+    if (!worker_request(d)) {
+      failures++;
+      handed_over = true;
+    }
+  if (handed_over)
+    g_cond_broadcast(&pool_cond);
+  g_mutex_unlock(&pool_lock);
 }
 
 static gpointer pool_main(gpointer data)
 {
   Boxd *d = data;
-  int failures = 0;
   /* Workers inherit this thread's network namespace: one with no route at
    * all, made once, because a namespace per worker costs a millisecond
    * of every command's start. */
@@ -265,19 +346,21 @@ static gpointer pool_main(gpointer data)
   }
   g_mutex_lock(&pool_lock);
   while (!pool_stop) {
-    if (g_async_queue_length(ready_queue) >= POOL_SIZE) {
+    if (failures > 3) {
+      /* Back off instead of spinning when workers cannot start. */
+      failures = 0;
+      gint64 until = g_get_monotonic_time() + G_TIME_SPAN_SECOND;
+      while (!pool_stop && g_cond_wait_until(&pool_cond, &pool_lock, until)) {
+      }
+      continue;
+    }
+    if (g_async_queue_length(ready_queue) + preparing >= POOL_SIZE) {
       g_cond_wait(&pool_cond, &pool_lock);
       continue;
     }
-    g_mutex_unlock(&pool_lock);
-    Worker *w = worker_spawn(d);
-    g_mutex_lock(&pool_lock);
-    if (w) {
-      failures = 0;
-      g_async_queue_push(ready_queue, w);
-    } else if (++failures > 3) {
-      /* Back off instead of spinning when workers cannot start. */
-      gint64 until = g_get_monotonic_time() + G_TIME_SPAN_SECOND;
+    if (!worker_request(d)) {
+      failures++;
+      gint64 until = g_get_monotonic_time() + 100 * G_TIME_SPAN_MILLISECOND;
       g_cond_wait_until(&pool_cond, &pool_lock, until);
     }
   }
@@ -289,7 +372,6 @@ bool boxd_workers_start(Boxd *d, GError **error)
 {
   (void)error;
   ready_queue = g_async_queue_new();
-  cleanup_pool = g_thread_pool_new(command_cleanup, NULL, 2, FALSE, NULL);
   pool_stop = false;
   /* The pool thread lives as long as boxd serves: workers it starts die
    * with it (PR_SET_PDEATHSIG follows the creating thread). */
@@ -304,12 +386,24 @@ void boxd_workers_stop(Boxd *d)
   g_cond_broadcast(&pool_cond);
   g_mutex_unlock(&pool_lock);
   g_thread_join(pool_thread);
-  g_thread_pool_free(cleanup_pool, FALSE, TRUE);
   zygote_stop(d);
   Worker *w;
   while ((w = g_async_queue_try_pop(ready_queue)))
     worker_discard(d, w);
   g_async_queue_unref(ready_queue);
+}
+
+/* A ready worker, waiting at most READY_TIMEOUT_MS.  Its replacement is
+ * asked for once the command is answered (asking takes time, and the
+ * zygote's fork would compete with the command), or at once when this
+ * leaves the pool empty. */
+static Worker *worker_take(Boxd *d)
+{
+  Worker *w = g_async_queue_try_pop(ready_queue);
+  if (w && g_async_queue_length(ready_queue) > 0)
+    return w;
+  pool_refill(d);
+  return w ? w : g_async_queue_timeout_pop(ready_queue, (guint64)READY_TIMEOUT_MS * 1000);
 }
 
 /* ---- one command ---- */
@@ -586,21 +680,21 @@ static gpointer spawn_thread(gpointer data)
 }
 
 /* Serves the worker's requests until it reports its status or dies. */
-static int serve_command(Command *c, int cancel_fd)
+static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *watch_data)
 {
   Worker *w = c->w;
   int status = -1;
   bool cancelled = false;
   for (;;) {
     struct pollfd p[2] = { { .fd = w->ctl, .events = POLLIN },
-                           { .fd = cancel_fd, .events = POLLIN } };
-    int n = poll(p, cancel_fd >= 0 && !cancelled ? 2 : 1, -1);
+                           { .fd = watch_fd, .events = POLLIN } };
+    int n = poll(p, watch_fd >= 0 && !cancelled ? 2 : 1, -1);
     if (n < 0) {
       if (errno == EINTR)
         continue;
       break;
     }
-    if (n > 0 && cancel_fd >= 0 && !cancelled && p[1].revents) {
+    if (n > 0 && watch_fd >= 0 && !cancelled && p[1].revents && on_watch(watch_data)) {
       cancelled = true;
       kill(w->pid, SIGKILL);
     }
@@ -667,11 +761,10 @@ static int serve_command(Command *c, int cancel_fd)
 }
 
 /* Ends what a command left: its tools, its spawn threads, the worker
- * itself, and its RAM root.  Runs after the caller has its status. */
-static void command_cleanup(gpointer data, gpointer user_data)
+ * itself, and its RAM root.  Runs after the caller has its status, in the
+ * command's own thread (the broker has other threads accepting). */
+static void command_cleanup(Command *c)
 {
-  Command *c = data;
-  (void)user_data;
   Worker *w = c->w;
   if (!c->reaped) {
     kill(w->pid, SIGKILL);
@@ -694,20 +787,43 @@ static void command_cleanup(gpointer data, gpointer user_data)
   g_free(c);
 }
 
-int boxd_run_command(Boxd *d, const char *source, const int fds[3], int cancel_fd)
+/* The worker's "ready": it has rooted itself in its RAM root and dropped
+ * its privileges.  A worker taken from the pool has usually said so long
+ * ago; one still setting up is waited for. */
+static bool worker_wait_ready(Worker *w)
 {
-  Worker *w = g_async_queue_timeout_pop(ready_queue, (guint64)READY_TIMEOUT_MS * 1000);
-  g_mutex_lock(&pool_lock);
-  g_cond_broadcast(&pool_cond);
-  g_mutex_unlock(&pool_lock);
-  if (!w)
-    return -1;
+  struct pollfd p = { .fd = w->ctl, .events = POLLIN };
+  int n;
+  do
+    n = poll(&p, 1, READY_TIMEOUT_MS);
+  while (n < 0 && errno == EINTR);
+  json_object *msg = n == 1 ? box_ctl_recv(w->ctl, NULL, NULL) : NULL;
+  json_object *op;
+  bool ready = msg && json_object_object_get_ex(msg, "op", &op) &&
+               g_strcmp0(json_object_get_string(op), "ready") == 0;
+  json_object_put(msg);
+  return ready;
+}
+
+/* One attempt on one worker: the command, or NULL when the worker never
+ * became ready (the command did not start: another worker may take it). */
+static Command *run_on_worker(Boxd *d, Worker *w, const char *source, const int fds[3],
+                              int watch_fd, BoxdWatchFn on_watch, void *data, int *status,
+                              gint64 *ready_at)
+{
+  if (!worker_wait_ready(w)) {
+    worker_discard(d, w);
+    return NULL;
+  }
+  *ready_at = g_get_monotonic_time();
   Command *c = g_new0(Command, 1);
   c->d = d;
   c->w = w;
   c->threads = g_ptr_array_new();
   c->tool_pids = g_array_new(FALSE, FALSE, sizeof(pid_t));
   g_mutex_init(&c->lock);
+  /* Only now: until it said "ready" the worker was rooting itself, which
+   * the mount serves undecided. */
   box_vfs_command_set_running(d->vfs, w->command, true);
   json_object *run = json_object_new_object();
   json_object_object_add(run, "op", json_object_new_string("run"));
@@ -721,7 +837,39 @@ int boxd_run_command(Boxd *d, const char *source, const int fds[3], int cancel_f
                            json_object_new_int64(d->config->agent.shell_timeout_ms));
   bool sent = box_ctl_send(w->ctl, run, fds, 3);
   json_object_put(run);
-  int status = sent ? serve_command(c, cancel_fd) : -1;
-  g_thread_pool_push(cleanup_pool, c, NULL);
-  return status;
+  *status = sent ? serve_command(c, watch_fd, on_watch, data) : -1;
+  return c;
+}
+
+void boxd_run_command(Boxd *d, const char *source, const int fds[3], int watch_fd,
+                      BoxdWatchFn on_watch, BoxdAnswerFn answer, void *data)
+{
+  int status = -1;
+  for (int attempt = 0; attempt < 3; attempt++) {
+    gint64 t0 = g_get_monotonic_time();
+    Worker *w = worker_take(d);
+    if (!w)
+      break;
+    gint64 t1 = g_get_monotonic_time();
+    int command = w->command;
+    gint64 t2 = 0;
+    Command *c = run_on_worker(d, w, source, fds, watch_fd, on_watch, data, &status, &t2);
+    if (!c) {
+      g_printerr("box: warning: a Shell worker ended before it was ready; trying another\n");
+      status = -1;
+      continue;
+    }
+    /* The caller is answered first; the pool's refill and the cleanup
+     * come after, so neither runs ahead of the answer. */
+    answer(data, status);
+    if (getenv("BOX_DEBUG_TIMING"))
+      g_printerr("command %d: waited %.3f ms for a worker, %.3f ms for it to be ready, "
+                 "served in %.3f ms\n", command, (t1 - t0) / 1000.0, (t2 - t1) / 1000.0,
+                 (g_get_monotonic_time() - t2) / 1000.0);
+    pool_refill(d);
+    command_cleanup(c);
+    return;
+  }
+  answer(data, -1);
+  pool_refill(d);
 }
