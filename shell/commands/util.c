@@ -97,6 +97,7 @@ void bx_ferr(BoxCmd *c, const char *cmd, const char *name, int err) {
 }
 
 static const char *usage_line;
+static bool try_prefixed;
 
 void bx_usage(BoxCmd *c, const char *cmd, const char *fmt, ...) {
   va_list ap;
@@ -104,7 +105,8 @@ void bx_usage(BoxCmd *c, const char *cmd, const char *fmt, ...) {
   char *s = g_strdup_vprintf(fmt, ap);
   va_end(ap);
   box_out_flush(c->out);
-  if (usage_line) box_fdprintf(c->err, "%s: %s\n%s\nTry '%s --help' for more information.\n", cmd, s, usage_line, cmd);
+  if (try_prefixed) box_fdprintf(c->err, "%s: %s\n%s: Try '%s --help' for more information.\n", cmd, s, cmd, cmd);
+  else if (usage_line) box_fdprintf(c->err, "%s: %s\n%s\nTry '%s --help' for more information.\n", cmd, s, usage_line, cmd);
   else box_fdprintf(c->err, "%s: %s\nTry '%s --help' for more information.\n", cmd, s, cmd);
   g_free(s);
 }
@@ -113,6 +115,7 @@ void bx_usage(BoxCmd *c, const char *cmd, const char *fmt, ...) {
 
 void bx_getopt_start(const char *usage) {
   usage_line = usage;
+  try_prefixed = false;
   optind = 0;   /* GNU: full re-initialisation */
   opterr = 0;
 }
@@ -165,6 +168,11 @@ int bx_getopt(BoxCmd *c, const char *cmd, const char *shortopts, const struct op
     else bx_usage(c, cmd, "unrecognized option '%s'", arg);
   }
   return '?';
+}
+
+void bx_getopt_start_try_prefixed(void) {
+  bx_getopt_start(NULL);
+  try_prefixed = true;
 }
 
 /* ---- input ---------------------------------------------------------------------- */
