@@ -121,6 +121,11 @@ static char *line_key(const Opt *o, const File *f, size_t i) {
   return g_string_free(k, FALSE);
 }
 
+static bool same_bytes(const File *a, size_t i, const File *b, size_t j) {
+  bool inc_a = i == a->n - 1 && a->last_incomplete, inc_b = j == b->n - 1 && b->last_incomplete;
+  return inc_a == inc_b && a->len[i] == b->len[j] && memcmp(a->line[i], b->line[j], a->len[i]) == 0;
+}
+
 /* ---- the edit script ---------------------------------------------------------- */
 
 typedef struct {
@@ -177,10 +182,10 @@ static void compare(Ctx *c, int xoff, int xlim, int yoff, int ylim) {
 
 /* Slides each run of changes of f up and down over equal lines so that
  * runs merge, and prefers a place where the other file changes too. */
-static void shift_boundaries(File *f, File *other) {
+static void shift_boundaries(File *f, File *other, int lo, int i_end) {
   char *changed = f->changed + 1, *other_changed = other->changed + 1;
   const int *equivs = f->id;
-  int i = 0, j = 0, i_end = (int)f->n;
+  int i = lo, j = lo;
   for (;;) {
     while (i < i_end && !changed[i]) {
       while (other_changed[j++]) continue;
@@ -193,7 +198,7 @@ static void shift_boundaries(File *f, File *other) {
     int runlength, corresponding;
     do {
       runlength = i - start;
-      while (start && equivs[start - 1] == equivs[i - 1]) {
+      while (start > lo && equivs[start - 1] == equivs[i - 1]) {
         changed[--start] = 1;
         changed[--i] = 0;
         while (changed[start - 1]) start--;
@@ -215,6 +220,62 @@ static void shift_boundaries(File *f, File *other) {
   }
 }
 
+/* Which lines of f[lo,hi) to leave out of the search: those with no match
+ * in the other file (other_count), and, inside long runs of those, lines
+ * that match very many — GNU's rules, so the same alignment wins. */
+static char *discards(const File *f, size_t lo, size_t hi, const int *other_count) {
+  long end = (long)(hi - lo);
+  char *d = g_new0(char, end + 1);
+  long many = 5;
+  for (long tem = end / 64; (tem >>= 2) > 0;) many *= 2;
+  for (long i = 0; i < end; i++) {
+    int m = other_count[f->id[lo + i]];
+    if (m == 0) d[i] = 1;
+    else if (m > many) d[i] = 2;
+  }
+  for (long i = 0; i < end; i++) {
+    if (d[i] == 2) { d[i] = 0; continue; }
+    if (d[i] == 0) continue;
+    long j, provisional = 0;
+    for (j = i; j < end && d[j] != 0; j++)
+      if (d[j] == 2) provisional++;
+    while (j > i && d[j - 1] == 2) { d[--j] = 0; provisional--; }
+    long length = j - i;
+    if (provisional * 4 > length) {
+      while (j > i)
+        if (d[--j] == 2) d[j] = 0;
+      continue;
+    }
+    long minimum = 1;
+    for (long tem = length >> 2; (tem >>= 2) > 0;) minimum <<= 1;
+    minimum++;
+    long consec = 0;
+    for (j = 0; j < length; j++) {
+      if (d[i + j] != 2) consec = 0;
+      else if (minimum == ++consec) j -= consec;   /* back to the subrun's start: cancel it all */
+      else if (minimum < consec) d[i + j] = 0;
+    }
+    consec = 0;
+    for (j = 0; j < length; j++) {
+      if (j >= 8 && d[i + j] == 1) break;
+      if (d[i + j] == 2) { consec = 0; d[i + j] = 0; }
+      else if (d[i + j] == 0) consec = 0;
+      else consec++;
+      if (consec == 3) break;
+    }
+    i += length - 1;
+    consec = 0;
+    for (j = 0; j < length; j++) {
+      if (j >= 8 && d[i - j] == 1) break;
+      if (d[i - j] == 2) { consec = 0; d[i - j] = 0; }
+      else if (d[i - j] == 0) consec = 0;
+      else consec++;
+      if (consec == 3) break;
+    }
+  }
+  return d;
+}
+
 static void build_script(const Opt *o, File *a, File *b) {
   GHashTable *ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   File *fs[2] = { a, b };
@@ -232,11 +293,20 @@ static void build_script(const Opt *o, File *a, File *b) {
     }
   int nid = (int)g_hash_table_size(ids) + 2;
   g_hash_table_destroy(ids);
+  /* Identical leading and trailing lines (byte for byte) are left out of
+   * the search but for `horizon` of them, the context width, as GNU does:
+   * that bounds how far a run of changes can slide. */
+  size_t pre = 0, suf = 0, minn = MIN(a->n, b->n);
+  while (pre < minn && same_bytes(a, pre, b, pre)) pre++;
+  while (suf < minn - pre && same_bytes(a, a->n - 1 - suf, b, b->n - 1 - suf)) suf++;
+  size_t horizon = o->unified ? (size_t)o->context : 0;
+  size_t drop_pre = pre > horizon ? pre - horizon : 0, drop_suf = suf > horizon ? suf - horizon : 0;
+  size_t lo = drop_pre, hi[2] = { a->n - drop_suf, b->n - drop_suf };
   /* lines without a counterpart are changes whatever the alignment: set
    * them aside, so the search runs on the rest (as GNU does) */
   int *count[2] = { g_new0(int, nid), g_new0(int, nid) };
   for (int k = 0; k < 2; k++)
-    for (size_t i = 0; i < fs[k]->n; i++) count[k][fs[k]->id[i]]++;
+    for (size_t i = lo; i < hi[k]; i++) count[k][fs[k]->id[i]]++;
   int *kept_v[2], *kept_idx[2], nkept[2];
   char *kept_ch[2];
   for (int k = 0; k < 2; k++) {
@@ -244,14 +314,16 @@ static void build_script(const Opt *o, File *a, File *b) {
     kept_idx[k] = g_new(int, fs[k]->n + 1);
     kept_ch[k] = g_new0(char, fs[k]->n + 1);
     nkept[k] = 0;
-    for (size_t i = 0; i < fs[k]->n; i++) {
-      if (count[1 - k][fs[k]->id[i]] == 0) {
+    char *disc = discards(fs[k], lo, hi[k], count[1 - k]);
+    for (size_t i = lo; i < hi[k]; i++) {
+      if (disc[i - lo]) {
         fs[k]->changed[i + 1] = 1;
       } else {
         kept_v[k][nkept[k]] = fs[k]->id[i];
         kept_idx[k][nkept[k]++] = (int)i;
       }
     }
+    g_free(disc);
   }
   size_t diags = (size_t)nkept[0] + (size_t)nkept[1] + 3;
   int *fdv = g_new(int, diags), *bdv = g_new(int, diags);
@@ -267,8 +339,8 @@ static void build_script(const Opt *o, File *a, File *b) {
   }
   g_free(fdv);
   g_free(bdv);
-  shift_boundaries(a, b);
-  shift_boundaries(b, a);
+  shift_boundaries(a, b, (int)lo, (int)hi[0]);
+  shift_boundaries(b, a, (int)lo, (int)hi[1]);
 }
 
 typedef struct { size_t x, del, y, ins; } Change;
