@@ -101,7 +101,7 @@ static bool is_binary(const File *f) {
 /* The key lines are compared by: the line as -b/-w/-i see it, plus a mark
  * for an incomplete last line (GNU never matches it with a complete one
  * unless white space is ignored). */
-static char *line_key(const Opt *o, const File *f, size_t i) {
+static GBytes *line_key(const Opt *o, const File *f, size_t i) {
   const char *s = f->line[i];
   size_t n = f->len[i];
   GString *k = g_string_sized_new(n + 2);
@@ -118,7 +118,7 @@ static char *line_key(const Opt *o, const File *f, size_t i) {
     g_string_append_c(k, o->ign_case ? g_ascii_tolower(ch) : ch);
   }
   if (!ws && i == f->n - 1 && f->last_incomplete) g_string_append_c(k, '\n');
-  return g_string_free(k, FALSE);
+  return g_string_free_to_bytes(k);   /* lines may hold NULs: keys carry their length */
 }
 
 static bool same_bytes(const File *a, size_t i, const File *b, size_t j) {
@@ -277,17 +277,17 @@ static char *discards(const File *f, size_t lo, size_t hi, const int *other_coun
 }
 
 static void build_script(const Opt *o, File *a, File *b) {
-  GHashTable *ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  GHashTable *ids = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
   File *fs[2] = { a, b };
   for (int k = 0; k < 2; k++)
     for (size_t i = 0; i < fs[k]->n; i++) {
-      char *key = line_key(o, fs[k], i);
+      GBytes *key = line_key(o, fs[k], i);
       gpointer v = g_hash_table_lookup(ids, key);
       if (!v) {
         v = GINT_TO_POINTER(g_hash_table_size(ids) + 1);
         g_hash_table_insert(ids, key, v);
       } else {
-        g_free(key);
+        g_bytes_unref(key);
       }
       fs[k]->id[i] = GPOINTER_TO_INT(v);
     }
@@ -470,6 +470,11 @@ static int diff_files(Opt *o, const char *n0, const char *n1, const struct stat 
   if (s0) a.st = *s0;
   if (s1) b.st = *s1;
   int st = 2;
+  if (s0 && s1 && s0->st_dev == s1->st_dev && s0->st_ino == s1->st_ino && S_ISREG(s0->st_mode)) {
+    /* one file named twice: equal without reading it (GNU does the same) */
+    if (o->same_report) box_out_printf(o->c->out, "Files %s and %s are identical\n", n0, n1);
+    return 0;
+  }
   bool ok0 = load(o, &a);
   bool ok1 = load(o, &b);
   if (!ok0 || !ok1) goto out;

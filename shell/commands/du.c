@@ -43,7 +43,8 @@ static void print_size(Du *d, unsigned long long bytes, const char *name) {
   char buf[64];
   if (d->human) bx_human_size(bytes, d->si, buf, sizeof buf);
   else snprintf(buf, sizeof buf, "%llu", (bytes + d->block - 1) / d->block);
-  box_out_printf(d->c->out, "%s\t%s%c", buf, name, d->eol);
+  box_out_printf(d->c->out, "%s\t%s", buf, name);
+  bx_put(d->c, &d->eol, 1);
 }
 
 /* false when this object was counted already (a hard link, or an operand
@@ -55,6 +56,12 @@ static bool first_time(Du *d, const struct stat *st) {
   if (g_hash_table_contains(d->seen, k)) { g_free(k); return false; }
   g_hash_table_add(d->seen, k);
   return true;
+}
+
+/* The box lists a directory in name order (C locale), as its ls and find
+ * do, not in the order the directory gives. */
+static int ent_cmp(const void *a, const void *b) {
+  return strcmp(((const BxDirEnt *)a)->name, ((const BxDirEnt *)b)->name);
 }
 
 /* Returns the bytes path contributes to its parent. */
@@ -92,6 +99,7 @@ static unsigned long long walk(Du *d, const char *path, long depth, bool top, bo
     g_free(t);
     d->status = 1;
   } else {
+    g_array_sort(v, ent_cmp);
     for (guint i = 0; i < v->len; i++) {
       BxDirEnt *e = &g_array_index(v, BxDirEnt, i);
       char *p = bx_path_join(path, e->name);

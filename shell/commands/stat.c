@@ -253,7 +253,9 @@ static bool format_one(BoxCmd *c, GString *o, StatFile *f, const char *fmt, bool
     if (*p == '.') {
       g_string_append_c(spec, *p++);
       prec = 0;
+      bool digits = g_ascii_isdigit(*p);
       while (g_ascii_isdigit(*p)) { prec = prec * 10 + (*p - '0'); g_string_append_c(spec, *p++); }
+      if (!digits) prec = 9;   /* GNU: a bare "." on a time means all nine digits */
     }
     char mod = 0;
     if ((*p == 'H' || *p == 'L') && (p[1] == 'd' || p[1] == 'r')) mod = *p++;

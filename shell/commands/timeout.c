@@ -108,6 +108,18 @@ static bool wait_for(pid_t pid, int pidfd, double secs, int *ws) {
   }
 }
 
+/* After the signal the Shell child may be gone while a program it started
+ * (which ignores the signal) lives on in the group: wait for the whole
+ * group, up to secs (<= 0: forever).  true when it is empty. */
+static bool wait_group(pid_t pgid, double secs) {
+  gint64 deadline = secs > 0 ? g_get_monotonic_time() + (gint64)fmin(secs * 1e6, 9e15) : 0;
+  while (kill(-pgid, 0) == 0) {
+    if (deadline && g_get_monotonic_time() >= deadline) return false;
+    usleep(5000);
+  }
+  return true;
+}
+
 static void send_sig(BoxCmd *c, pid_t pid, int sig, bool verbose, const char *cmd) {
   if (verbose) {
     char b[16];
@@ -169,7 +181,13 @@ int box_cmd_timeout(BoxCmd *c) {
     timed_out = true;
     send_sig(c, pid, sig, verbose, argv[0]);
     if (sig == SIGKILL) killed = true;
-    if (!wait_for(pid, pidfd, kill_after, &ws)) {
+    gint64 t0 = g_get_monotonic_time();
+    bool ended = wait_for(pid, pidfd, kill_after, &ws);
+    if (ended && kill_after > 0) {
+      double left = kill_after - (double)(g_get_monotonic_time() - t0) / 1e6;
+      ended = left > 0 && wait_group(pid, left);
+    }
+    if (!ended) {
       send_sig(c, pid, SIGKILL, verbose, argv[0]);
       killed = true;
       wait_for(pid, pidfd, 0, &ws);

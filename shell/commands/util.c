@@ -444,12 +444,13 @@ void bx_human_size(unsigned long long n, bool si, char *buf, size_t cap) {
   unsigned long long tenths = (n * 10 + div - 1) / div;
   if (n > (unsigned long long)-1 / 10) tenths = (n / div) * 10 + 10;
   if (tenths < 100) {
-    snprintf(buf, cap, "%llu.%llu%c", tenths / 10, tenths % 10, units[u]);
+    snprintf(buf, cap, "%llu.%llu%c", tenths / 10, tenths % 10, si && u == 0 ? 'k' : units[u]);
     return;
   }
   unsigned long long whole = n / div + (n % div ? 1 : 0);
   if (whole >= base && u < 7) { snprintf(buf, cap, "1.0%c", units[u + 1]); return; }
-  snprintf(buf, cap, "%llu%c", whole, units[u]);
+  /* GNU spells the SI kilo "k" */
+  snprintf(buf, cap, "%llu%c", whole, si && u == 0 ? 'k' : units[u]);
 }
 
 static int unit_seconds(const char *w, int *months) {
