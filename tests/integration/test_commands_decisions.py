@@ -118,3 +118,152 @@ def test_ls_find_xargs_decisions(box):
     assert sorted(p.name for p in (ws / "t").iterdir()) == [f"f{i}.txt" for i in range(5, 10)]
     print("find -delete", d)
     assert [x[1] for x in d].count("fs:delete") == 5
+
+
+OPS = {
+    "fs:read": ["read_content", "read_metadata", "enumerate", "read_link", "change_dir", "exec"],
+    "fs:write": ["write_content", "create_dir", "set_permissions", "symlink"],
+    "fs:delete": ["remove_file", "remove_dir"],
+    "fs:move": ["rename"],
+}
+ENUM = {"fs:read": "FsReadOperation", "fs:write": "FsWriteOperation",
+        "fs:delete": "FsDeleteOperation", "fs:move": "FsMoveOperation"}
+
+
+def per_operation_policy(box):
+    """One permit per fs operation, each with the operation as its @id, so
+    the log's rule attribute says which operation each decision was."""
+    rules = [f"""
+        permit(principal, action == Box::Action::"shell:exec", resource)
+        when {{ context.input.cwd == "{box.workspace}" || context.input.cwd like "{box.workspace}/*" }};
+        """]
+    for action, ops in OPS.items():
+        for op in ops:
+            rules.append(f"""
+        @id("{op}")
+        permit(principal, action == Box::Action::"{action}", resource)
+        when {{ context.input.operation == Box::{ENUM[action]}::"{op}" &&
+               (context.input.path == "~/src/project" || context.input.path like "~/src/project/*") }};
+        """)
+    box.write_policy("".join(rules))
+
+
+def op_decisions(box, since):
+    """(verdict, operation, path relative to the project) of the project's fs decisions."""
+    out = []
+    for d in box.decisions()[since:]:
+        if not d["strands.box.policy.action"].startswith("fs:"):
+            continue
+        res = d["strands.box.policy.resource"]
+        if res != "~/src/project" and not res.startswith("~/src/project/"):
+            continue
+        out.append((d["strands.box.policy.verdict"], d.get("strands.box.policy.rule"),
+                    res[len("~/src/project/"):] if res != "~/src/project" else "."))
+    return out
+
+
+def run_ops(box, text):
+    n = len(box.decisions())
+    r = box.bash(text, cwd=box.workspace)
+    return r, op_decisions(box, n)
+
+
+def test_decisions_by_operation(box):
+    """The operation of each decision (spec/policy.md §4.1), read from the log."""
+    per_operation_policy(box)
+    box.write_config()
+    box.start()
+    ws = box.workspace
+    (ws / "a.txt").write_text("hello a\n")
+    (ws / "d").mkdir()
+    for name in ("x", "y", "z"):
+        (ws / "d" / name).write_text(name + " hello\n")
+    (ws / "t").mkdir()
+    for i in range(10):
+        (ws / "t" / f"f{i}.txt").write_text(f"{i}\n")
+
+    def ops(d):
+        assert all(v == "permit" for v, _, _ in d), d
+        return [(op, p) for _, op, p in d]
+
+    # ls -l of a directory of 3 files: the operand's metadata, 1 enumerate,
+    # then 3 read_metadata, one per file
+    r, d = run_ops(box, "ls -l d")
+    assert r.returncode == 0, r.stderr
+    print("ls -l", d)
+    o = ops(d)
+    assert o.count(("enumerate", "d")) == 1
+    assert sorted(p for op, p in o if op == "read_metadata" and p != "d") == ["d/x", "d/y", "d/z"]
+    assert {op for op, _ in o} <= {"enumerate", "read_metadata"}
+
+    r, d = run_ops(box, "cp a.txt b.txt")
+    assert r.returncode == 0, r.stderr
+    print("cp", d)
+    assert ops(d) == [("read_content", "a.txt"), ("write_content", "b.txt")]
+
+    # mv: the rename legs of §4.1: fs:move src, fs:read src, fs:move dst
+    r, d = run_ops(box, "mv b.txt c.txt")
+    assert r.returncode == 0, r.stderr
+    print("mv", d)
+    assert ops(d) == [("rename", "b.txt"), ("read_content", "b.txt"), ("rename", "c.txt")]
+    # onto an existing file: the fs:delete leg of the destination as well
+    (ws / "e.txt").write_text("e\n")
+    r, d = run_ops(box, "mv c.txt e.txt")
+    assert r.returncode == 0, r.stderr
+    print("mv onto", d)
+    assert ops(d) == [("rename", "c.txt"), ("read_content", "c.txt"), ("remove_file", "e.txt"), ("rename", "e.txt")]
+
+    r, d = run_ops(box, "grep -r hello d")
+    assert r.returncode == 0, r.stderr
+    print("grep -r", d)
+    o = ops(d)
+    assert o.count(("enumerate", "d")) == 1
+    assert sorted(p for op, p in o if op == "read_content") == ["d/x", "d/y", "d/z"]
+    assert {op for op, _ in o} <= {"enumerate", "read_content", "read_metadata"}
+
+    r, d = run_ops(box, "sed -i s/hello/bye/ a.txt")
+    assert r.returncode == 0, r.stderr
+    assert (ws / "a.txt").read_text() == "bye a\n"
+    print("sed -i", d)
+    assert ops(d) == [("read_content", "a.txt"), ("write_content", "a.txt")]
+
+    r, d = run_ops(box, "find t -name 'f[0-4].txt' -delete")
+    assert r.returncode == 0, r.stderr
+    print("find -delete", d)
+    o = ops(d)
+    assert sorted(p for op, p in o if op == "remove_file") == [f"t/f{i}.txt" for i in range(5)]
+    assert o.count(("enumerate", "t")) == 1
+    assert {op for op, _ in o} <= {"enumerate", "read_metadata", "remove_file"}
+
+    # the commands added last: stat, du, diff
+    r, d = run_ops(box, "stat -c %s a.txt")
+    assert r.stdout == "6\n", r.stderr
+    assert ops(d) == [("read_metadata", "a.txt")]
+
+    r, d = run_ops(box, "du -a d")
+    assert r.returncode == 0, r.stderr
+    print("du -a", d)
+    o = ops(d)
+    assert o.count(("enumerate", "d")) == 1
+    assert sorted(p for op, p in o if op == "read_metadata") == ["d", "d/x", "d/y", "d/z"]
+
+    r, d = run_ops(box, "diff d/x d/y")
+    assert r.returncode == 1 and r.stdout == "1c1\n< x hello\n---\n> y hello\n", r.stderr
+    print("diff", d)
+    assert sorted(ops(d)) == [("read_content", "d/x"), ("read_content", "d/y"),
+                              ("read_metadata", "d/x"), ("read_metadata", "d/y")]
+
+    r, d = run_ops(box, "timeout 5 cat d/x")
+    assert r.stdout == "x hello\n", r.stderr
+    assert ops(d) == [("read_content", "d/x")]
+
+    # a denial: the policy's text in place of "Permission denied"
+    other = box.home / "other"
+    other.mkdir(exist_ok=True)
+    (other / "f").write_text("secret\n")
+    for text, prefix in ((f"stat {other}/f", "stat: cannot statx"), (f"du {other}/f", "du: cannot access"),
+                         (f"diff {other}/f a.txt", "diff: "), (f"timeout 5 cat {other}/f", "cat: ")):
+        r = box.bash(text, cwd=ws)
+        print(text, r.returncode, r.stderr)
+        assert r.stderr.startswith(prefix) and "policy denied" in r.stderr and "Permission denied" not in r.stderr
+        assert r.returncode != 0 and "secret" not in r.stdout
