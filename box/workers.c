@@ -7,6 +7,7 @@
  */
 #include "box/boxd.h"
 #include "box/ctl.h"
+#include "box/fastopen.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -629,6 +630,13 @@ static int serve_command(Command *c, int cancel_fd)
     }
     if (strcmp(op, "decide") == 0 && nfds >= 1) {
       handle_decide(c, msg, fds[0]);
+      for (int i = 1; i < nfds; i++)
+        close(fds[i]);
+      json_object_put(msg);
+      continue;
+    }
+    if (strcmp(op, "open") == 0 && nfds >= 1) { /* issue 5: the fast path (fastopen.c) */
+      box_fastopen_handle(c->d, w->command, w->pid, msg, fds[0]);
       for (int i = 1; i < nfds; i++)
         close(fds[i]);
       json_object_put(msg);
