@@ -67,20 +67,33 @@ static const char *root_of(Boxd *d, const char *path)
   return NULL;
 }
 
+/* The authority files (box.toml, the policy) and their identities, taken
+ * once per request. */
+typedef struct {
+  const char *path[2];
+  struct stat st[2];
+  bool have[2];
+} Floors;
+
+static void floors_load(Boxd *d, Floors *f)
+{
+  f->path[0] = d->config->path;
+  f->path[1] = d->config->policy;
+  for (int i = 0; i < 2; i++)
+    f->have[i] = f->path[i] && stat(f->path[i], &f->st[i]) == 0;
+}
+
 /* The floors of vfs_core.c's floor_reason, as a question: may the fast path
- * take this object?  Guarded objects go through the mount. */
-static bool guarded(Boxd *d, const char *path, const struct stat *st)
+ * take this object?  Guarded objects go through the mount, which records
+ * the floor's deny. */
+static bool guarded(Boxd *d, const Floors *f, const char *path, const struct stat *st)
 {
   if (d->config->box_dir && within(path, d->config->box_dir))
     return true;
-  const char *files[] = { d->config->path, d->config->policy };
-  for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
-    if (!files[i])
-      continue;
-    if (strcmp(path, files[i]) == 0)
+  for (int i = 0; i < 2; i++) {
+    if (f->path[i] && strcmp(path, f->path[i]) == 0)
       return true;
-    struct stat fs;
-    if (stat(files[i], &fs) == 0 && fs.st_dev == st->st_dev && fs.st_ino == st->st_ino)
+    if (f->have[i] && f->st[i].st_dev == st->st_dev && f->st[i].st_ino == st->st_ino)
       return true;   /* a hard link to an authority file */
   }
   return false;
@@ -130,8 +143,8 @@ static void answer_err(Reply *r, int err, const char *message)
   json_object_array_add(r->answers, a);
 }
 
-static void open_one(Boxd *d, int command, uid_t uid, gid_t gid, const char *cwd, const char *name,
-                     Reply *r)
+static void open_one(Boxd *d, const Floors *floors, int command, uid_t uid, gid_t gid, const char *cwd,
+                     const char *name, Reply *r)
 {
   g_autofree char *path = absolute(cwd, name);
   if (!path || !root_of(d, path)) {
@@ -144,7 +157,7 @@ static void open_one(Boxd *d, int command, uid_t uid, gid_t gid, const char *cwd
                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
   int pfd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
   struct stat st;
-  if (pfd < 0 || fstat(pfd, &st) != 0 || !S_ISREG(st.st_mode) || guarded(d, path, &st)) {
+  if (pfd < 0 || fstat(pfd, &st) != 0 || !S_ISREG(st.st_mode) || guarded(d, floors, path, &st)) {
     /* absent, a symlink on the way, not a regular file, or guarded: the
      * mount decides it (a denied absent path is refused there as if it
      * existed) */
@@ -220,12 +233,14 @@ void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, i
   size_t n = paths && json_object_is_type(paths, json_type_array) ? json_object_array_length(paths) : 0;
   if (n > BOX_FASTOPEN_MAX)
     n = BOX_FASTOPEN_MAX;
+  Floors floors;
+  floors_load(d, &floors);
   for (size_t i = 0; i < n; i++) {
     const char *p = json_object_get_string(json_object_array_get_idx(paths, i));
     if (!p || !have_cred || !*p)
       answer_fallback(&r);
     else
-      open_one(d, command, cred.uid, cred.gid, cwd_o ? json_object_get_string(cwd_o) : NULL, p, &r);
+      open_one(d, &floors, command, cred.uid, cred.gid, cwd_o ? json_object_get_string(cwd_o) : NULL, p, &r);
   }
   json_object *reply = json_object_new_object();
   json_object_object_add(reply, "answers", r.answers);

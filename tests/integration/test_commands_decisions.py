@@ -130,10 +130,10 @@ ENUM = {"fs:read": "FsReadOperation", "fs:write": "FsWriteOperation",
         "fs:delete": "FsDeleteOperation", "fs:move": "FsMoveOperation"}
 
 
-def per_operation_policy(box):
+def per_operation_policy(box, extra=""):
     """One permit per fs operation, each with the operation as its @id, so
     the log's rule attribute says which operation each decision was."""
-    rules = [f"""
+    rules = [extra, f"""
         permit(principal, action == Box::Action::"shell:exec", resource)
         when {{ context.input.cwd == "{box.workspace}" || context.input.cwd like "{box.workspace}/*" }};
         """]
@@ -267,3 +267,78 @@ def test_decisions_by_operation(box):
         print(text, r.returncode, r.stderr)
         assert r.stderr.startswith(prefix) and "policy denied" in r.stderr and "Permission denied" not in r.stderr
         assert r.returncode != 0 and "secret" not in r.stdout
+
+
+def history(box):
+    import json
+    import zlib
+    out = []
+    for line in (box.box_dir / "private" / "history.jsonl").read_bytes().split(b"\n"):
+        if len(line) > 9 and line[8:9] == b" " and int(line[:8], 16) == zlib.crc32(line[9:]):
+            out.append(json.loads(line[9:]))
+    return out
+
+
+def test_fast_path_decisions(box):
+    """The fast path (boxd opens regular files and passes the descriptors):
+    the same decisions, the outcome descriptor_issued, and everything it
+    must not judge itself left to the mount (symlinks, "..", floors, absent
+    paths)."""
+    # policy would let these be read: only the floor refuses them
+    per_operation_policy(box, extra="""
+        permit(principal, action == Box::Action::"fs:read", resource)
+        when { context.input.path like "~/src/project/pol" || context.input.path like "*.toml" };
+        """)
+    box.write_config()
+    box.start()
+    ws = box.workspace
+    (ws / "d").mkdir()
+    for i in range(40):   # more than one batch
+        (ws / "d" / f"f{i:02}").write_text(f"hello {i}\n")
+    (ws / "target").write_text("the target\n")
+    (ws / "lnk").symlink_to("target")
+
+    r, d = run_ops(box, "grep -r hello d")
+    assert r.returncode == 0, r.stderr
+    assert sorted(r.stdout.splitlines()) == sorted(f"d/f{i:02}:hello {i}" for i in range(40))
+    reads = sorted(p for v, op, p in d if op == "read_content")
+    assert reads == [f"d/f{i:02}" for i in range(40)], d
+    # each permitted read raised its ::response with the descriptor handed out
+    resp = [h for h in history(box) if h.get("a") == "fs:read" and h.get("k") == 1
+            and h["i"].get("path", "").startswith("~/src/project/d/f")]
+    assert len(resp) == 40 and {h["o"]["result"] for h in resp} == {"descriptor_issued"}, resp[:3]
+
+    # through a symlink the mount decides, and policy sees the target
+    r, d = run_ops(box, "cat lnk")
+    assert r.stdout == "the target\n", r.stderr
+    print("cat lnk", d)
+    assert ("permit", "read_content", "target") in d and ("permit", "read_content", "lnk") not in d
+
+    # ".." in the path: the mount's (the kernel resolves it)
+    r, d = run_ops(box, "cat d/../target")
+    assert r.stdout == "the target\n", r.stderr
+    assert [op for _, op, p in d if p == "target"] == ["read_content"], d
+
+    # a refused file and a refused absent file read the same, with the policy's text
+    other = box.home / "other"
+    other.mkdir(exist_ok=True)
+    (other / "f").write_text("secret\n")
+    r1 = box.bash(f"cat {other}/f", cwd=ws)
+    r2 = box.bash(f"cat {other}/nope", cwd=ws)
+    assert r1.returncode == r2.returncode == 1
+    assert r1.stderr.replace("/f:", "/X:").replace("/f'", "/X'") == \
+        r2.stderr.replace("/nope:", "/X:").replace("/nope'", "/X'"), (r1.stderr, r2.stderr)
+    assert "policy denied" in r1.stderr and "secret" not in r1.stdout
+
+    # the floors hold: a hard link to the policy file inside the workspace
+    # is policy-readable, but never handed out (the mount records the floor)
+    import os
+    os.link(box.policy, ws / "pol")
+    os.link(box.config, ws / "cfg.toml")
+    for name in ("pol", "cfg.toml"):
+        n = len(box.decisions())
+        r = box.bash(f"cat {name}", cwd=ws)
+        recs = box.decisions()[n:]
+        print(name, r.returncode, r.stderr, [(x["strands.box.policy.resource"], x["strands.box.policy.rule"]) for x in recs])
+        assert r.returncode == 1 and r.stdout == "", r.stdout
+        assert any(x.get("strands.box.policy.rule") == "enforcement:reach-floor" for x in recs), recs
