@@ -132,11 +132,13 @@ typedef struct {
   const int *xv, *yv;      /* equivalence ids of the lines kept for the search */
   char *xch, *ych;         /* changed flags, indexed like xv/yv */
   int *fd, *bd;            /* diagonals, offset so index -ylim.. is valid */
+  int too_expensive;       /* search cost past which a split is guessed (GNU's bound) */
 } Ctx;
 
 /* The middle snake of x[xoff,xlim) y[yoff,ylim): the point where the
  * forward and backward searches of the same cost meet. */
-static void middle(Ctx *c, int xoff, int xlim, int yoff, int ylim, int *xmid, int *ymid) {
+static void middle(Ctx *c, int xoff, int xlim, int yoff, int ylim, bool minimal, int *xmid, int *ymid,
+                   bool *lo_min, bool *hi_min) {
   int *fd = c->fd, *bd = c->bd;
   const int *xv = c->xv, *yv = c->yv;
   int dmin = xoff - ylim, dmax = xlim - yoff;
@@ -145,7 +147,8 @@ static void middle(Ctx *c, int xoff, int xlim, int yoff, int ylim, int *xmid, in
   bool odd = ((fmid - bmid) & 1) != 0;
   fd[fmid] = xoff;
   bd[bmid] = xlim;
-  for (;;) {
+  *lo_min = *hi_min = true;
+  for (int cost = 1;; cost++) {
     if (fmin > dmin) fd[--fmin - 1] = -1; else ++fmin;
     if (fmax < dmax) fd[++fmax + 1] = -1; else --fmax;
     for (int d = fmax; d >= fmin; d -= 2) {
@@ -166,18 +169,40 @@ static void middle(Ctx *c, int xoff, int xlim, int yoff, int ylim, int *xmid, in
       bd[d] = x;
       if (!odd && fmin <= d && d <= fmax && x <= fd[d]) { *xmid = x; *ymid = y; return; }
     }
+    if (minimal || cost < c->too_expensive) continue;
+    /* Too costly (inputs that are much alike yet reordered): split at the
+     * furthest-reaching diagonal found so far, as GNU does, so a diff
+     * always ends; the side guessed is searched without the bound. */
+    int fxy = -1, fx = 0, bxy = INT_MAX, bx = 0;
+    for (int d = fmax; d >= fmin; d -= 2) {
+      int x = MIN(fd[d], xlim), y = x - d;
+      if (ylim < y) { x = ylim + d; y = ylim; }
+      if (fxy < x + y) { fxy = x + y; fx = x; }
+    }
+    for (int d = bmax; d >= bmin; d -= 2) {
+      int x = MAX(xoff, bd[d]), y = x - d;
+      if (y < yoff) { x = yoff + d; y = yoff; }
+      if (x + y < bxy) { bxy = x + y; bx = x; }
+    }
+    if ((xlim + ylim) - bxy < fxy - (xoff + yoff)) {
+      *xmid = fx; *ymid = fxy - fx; *lo_min = true; *hi_min = false;
+    } else {
+      *xmid = bx; *ymid = bxy - bx; *lo_min = false; *hi_min = true;
+    }
+    return;
   }
 }
 
-static void compare(Ctx *c, int xoff, int xlim, int yoff, int ylim) {
+static void compare(Ctx *c, int xoff, int xlim, int yoff, int ylim, bool minimal) {
   while (xoff < xlim && yoff < ylim && c->xv[xoff] == c->yv[yoff]) { xoff++; yoff++; }
   while (xlim > xoff && ylim > yoff && c->xv[xlim - 1] == c->yv[ylim - 1]) { xlim--; ylim--; }
   if (xoff == xlim) { while (yoff < ylim) c->ych[yoff++] = 1; return; }
   if (yoff == ylim) { while (xoff < xlim) c->xch[xoff++] = 1; return; }
   int xm, ym;
-  middle(c, xoff, xlim, yoff, ylim, &xm, &ym);
-  compare(c, xoff, xm, yoff, ym);
-  compare(c, xm, xlim, ym, ylim);
+  bool lo_min, hi_min;
+  middle(c, xoff, xlim, yoff, ylim, minimal, &xm, &ym, &lo_min, &hi_min);
+  compare(c, xoff, xm, yoff, ym, lo_min);
+  compare(c, xm, xlim, ym, ylim, hi_min);
 }
 
 /* Slides each run of changes of f up and down over equal lines so that
@@ -327,8 +352,11 @@ static void build_script(const Opt *o, File *a, File *b) {
   }
   size_t diags = (size_t)nkept[0] + (size_t)nkept[1] + 3;
   int *fdv = g_new(int, diags), *bdv = g_new(int, diags);
-  Ctx c = { kept_v[0], kept_v[1], kept_ch[0], kept_ch[1], fdv + nkept[1] + 1, bdv + nkept[1] + 1 };
-  compare(&c, 0, nkept[0], 0, nkept[1]);
+  int too_expensive = 1;
+  for (size_t n = diags; n != 0; n >>= 2) too_expensive <<= 1;
+  Ctx c = { kept_v[0], kept_v[1], kept_ch[0], kept_ch[1], fdv + nkept[1] + 1, bdv + nkept[1] + 1,
+            MAX(4096, too_expensive) };
+  compare(&c, 0, nkept[0], 0, nkept[1], false);
   for (int k = 0; k < 2; k++) {
     for (int i = 0; i < nkept[k]; i++)
       if (kept_ch[k][i]) fs[k]->changed[kept_idx[k][i] + 1] = 1;
