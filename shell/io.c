@@ -99,8 +99,20 @@ static void prefetched_free(gpointer p) {
 }
 
 static bool fast_path_ok(Shell *sh, int flags) {
-  return sh && sh->host && sh->host->open_read && sh->cwd &&
+  return sh && sh->host && sh->host->open_read &&
          (flags & ~(O_NOCTTY | O_CLOEXEC | O_LARGEFILE)) == O_RDONLY;
+}
+
+/* The directory a relative path starts from, as the kernel has it (getcwd:
+ * no request to the mount), not the Shell's logical $PWD: after a rename
+ * of the cwd the two differ, and the fast path must open what open(2)
+ * would. */
+static char *kernel_cwd(void) {
+  char buf[4096];
+  /* NULL (the path then goes to the mount) when it has none: removed, or
+   * out of reach ("(unreachable)…") */
+  if (!getcwd(buf, sizeof buf) || buf[0] != '/') return NULL;
+  return g_strdup(buf);
 }
 
 void box_prefetch_open(const char *const *paths, int n) {
@@ -111,7 +123,9 @@ void box_prefetch_open(const char *const *paths, int n) {
     int k = MIN(n - at, BOX_PREFETCH_MAX);
     int fds[BOX_PREFETCH_MAX], errs[BOX_PREFETCH_MAX];
     char *msgs[BOX_PREFETCH_MAX];
-    sh->host->open_read(sh->host->data, sh->cwd, paths + at, k, fds, errs, msgs);
+    char *cwd = kernel_cwd();
+    sh->host->open_read(sh->host->data, cwd, paths + at, k, fds, errs, msgs);
+    g_free(cwd);
     for (int i = 0; i < k; i++) {
       if (fds[i] < 0 && errs[i] == 0) continue;   /* the mount's: opened later as usual */
       Prefetched *x = g_new0(Prefetched, 1);
@@ -140,7 +154,9 @@ static bool fast_open(Shell *sh, const char *path, int flags, int *fd) {
   } else {
     const char *p[1] = { path };
     char *m[1];
-    sh->host->open_read(sh->host->data, sh->cwd, p, 1, &one.fd, &one.err, m);
+    char *cwd = path[0] == '/' ? NULL : kernel_cwd();
+    sh->host->open_read(sh->host->data, cwd, p, 1, &one.fd, &one.err, m);
+    g_free(cwd);
     one.message = m[0];
     if (one.fd < 0 && one.err == 0) return false;
     x = g_memdup2(&one, sizeof one);

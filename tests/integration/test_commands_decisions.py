@@ -342,3 +342,10 @@ def test_fast_path_decisions(box):
         print(name, r.returncode, r.stderr, [(x["strands.box.policy.resource"], x["strands.box.policy.rule"]) for x in recs])
         assert r.returncode == 1 and r.stdout == "", r.stdout
         assert any(x.get("strands.box.policy.rule") == "enforcement:reach-floor" for x in recs), recs
+
+    # the fast path starts a relative path where open(2) would: from the
+    # kernel's cwd, even after the directory was renamed under the Shell
+    (ws / "cw").mkdir()
+    (ws / "cw" / "f").write_text("old dir\n")
+    r = box.bash("cd cw && mv ../cw ../cw2 && mkdir ../cw && echo decoy > ../cw/f && cat f && pwd", cwd=ws)
+    assert r.stdout.splitlines()[0] == "old dir", (r.stdout, r.stderr)
