@@ -376,6 +376,14 @@ static bool compile(Grep *g) {
   if (all->len == 0) g->match_nothing = true;
   bool ok = true;
   g->use_fixed = g->syntax == 'F' && !g->icase;
+  if (!g->icase && (g->syntax == 'G' || g->syntax == 'E')) {
+    /* a BRE/ERE with no special character is a fixed string: memmem
+     * instead of regexec on every line, the same matches */
+    bool literal = true;
+    for (guint i = 0; i < all->len && literal; i++)
+      literal = strpbrk(all->pdata[i], "\\.[]*^$+?{}()|") == NULL;
+    if (literal) g->use_fixed = true;
+  }
   if (g->use_fixed) {
     g->fixed = g_new0(char *, all->len);
     g->fixed_len = g_new0(size_t, all->len);
