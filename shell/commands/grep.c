@@ -275,13 +275,16 @@ static bool skip_file(Grep *g, const char *path, bool top) {
 }
 
 /* The fast path: the next regular files of the directory that grep will
- * read, decided and opened by boxd in one request (box_prefetch_open). */
+ * read, decided and opened by boxd in one request (box_prefetch_open).
+ * A batch ends before the next entry that is not a regular file, so none
+ * is outstanding while grep descends (a nested walk drops what it
+ * fetched, and each file must be decided once). */
 static guint prefetch_from(Grep *g, GArray *ents, const char *path, guint from) {
   GPtrArray *batch = g_ptr_array_new_with_free_func(g_free);
   guint i = from;
   for (; i < ents->len && batch->len < BOX_PREFETCH_MAX; i++) {
     BxDirEnt *e = &g_array_index(ents, BxDirEnt, i);
-    if (e->type != DT_REG) continue;
+    if (e->type != DT_REG) break;
     char *child = path[0] == '\0' ? g_strdup(e->name) : bx_path_join(path, e->name);
     if (skip_file(g, child, false)) { g_free(child); continue; }
     g_ptr_array_add(batch, child);
@@ -299,6 +302,7 @@ static bool grep_dir(Grep *g, GArray *ents, const char *path, bool show_name) {
     const char *n = e->name;
     unsigned char t = e->type;
     if (t == DT_REG && i >= fetched) fetched = prefetch_from(g, ents, path, i);
+    if (t != DT_REG) box_prefetch_drop();   /* nothing outstanding while descending */
     char *child = path[0] == '\0' ? g_strdup(n) : bx_path_join(path, n);
     if (t == DT_DIR && glob_any(g->exclude_dir, n)) { g_free(child); continue; }
     if (t == DT_REG) {

@@ -349,3 +349,17 @@ def test_fast_path_decisions(box):
     (ws / "cw" / "f").write_text("old dir\n")
     r = box.bash("cd cw && mv ../cw ../cw2 && mkdir ../cw && echo decoy > ../cw/f && cat f && pwd", cwd=ws)
     assert r.stdout.splitlines()[0] == "old dir", (r.stdout, r.stderr)
+
+    # files and directories interleaved: each file decided once, in order
+    mixed = ws / "mixed"
+    mixed.mkdir()
+    for i in range(6):
+        (mixed / f"f{i}").write_text("hello\n")
+        (mixed / f"s{i}").mkdir()
+        for j in range(3):
+            (mixed / f"s{i}" / f"g{j}").write_text("hello\n")
+    r, d = run_ops(box, "grep -rc hello mixed")
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 24, r.stderr
+    reads = [p for v, op, p in d if op == "read_content"]
+    assert sorted(reads) == sorted(set(reads)) and len(reads) == 24, d
+    assert [ln.split(":")[0] for ln in r.stdout.splitlines()] == reads   # decided in the order read
