@@ -363,3 +363,26 @@ def test_fast_path_decisions(box):
     reads = [p for v, op, p in d if op == "read_content"]
     assert sorted(reads) == sorted(set(reads)) and len(reads) == 24, d
     assert [ln.split(":")[0] for ln in r.stdout.splitlines()] == reads   # decided in the order read
+
+
+def test_timeout_stops_a_tool(box):
+    """`timeout` over a program outside the Shell: the tool runs in its own
+    sandbox, and still stops at the deadline (it dies with the Shell process
+    that asked for it), while the command goes on."""
+    box.seed_policy(extra="""
+        permit(principal, action == Box::Action::"shell:spawn", resource)
+        when { context.input.program == "/usr/bin/python3" };
+        """)
+    box.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\nfilesystem.write = ["~/src/project"]\n')
+    box.start()
+    ws = box.workspace
+    import time
+    t0 = time.monotonic()
+    r = box.bash("timeout 0.5 /usr/bin/python3 -c 'import time; time.sleep(2.5); open(\"marker\", \"w\").write(\"late\")'; "
+                 "echo $?; sleep 3.5; test -e marker && echo ran-on || echo stopped", cwd=ws)
+    took = time.monotonic() - t0
+    assert r.stdout.split() == ["124", "stopped"], (r.stdout, r.stderr)
+    assert not (ws / "marker").exists() and took < 10
+    # a tool that finishes in time: its status and output, as without timeout
+    r = box.bash("timeout 5 /usr/bin/python3 -c 'print(\"hi\"); raise SystemExit(3)'; echo $?", cwd=ws)
+    assert r.stdout.split() == ["hi", "3"], (r.stdout, r.stderr)
