@@ -162,12 +162,11 @@ static bool fast_open(Shell *sh, const char *path, int flags, int *fd) {
     x = g_memdup2(&one, sizeof one);
   }
   *fd = x->fd;
-  if (x->fd < 0) {
-    errno = x->err;
-    if (x->message) { fast_denial = x->message; x->message = NULL; }
-  }
+  int err = x->err;
+  if (x->fd < 0 && x->message) { fast_denial = x->message; x->message = NULL; }
   free(x->message);
   g_free(x);
+  if (*fd < 0) errno = err;   /* last: nothing after may clobber it */
   return true;
 }
 
