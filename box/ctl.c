@@ -107,6 +107,12 @@ json_object *box_ctl_recv(int sock, int *fds, int *nfds)
 
 json_object *box_ctl_call(int sock, json_object *request, const int *fds, int nfds)
 {
+  return box_ctl_call_fds(sock, request, fds, nfds, NULL, NULL);
+}
+
+json_object *box_ctl_call_fds(int sock, json_object *request, const int *fds, int nfds,
+                              int *out_fds, int *out_n)
+{
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
     return NULL;
@@ -117,7 +123,9 @@ json_object *box_ctl_call(int sock, json_object *request, const int *fds, int nf
     all[total++] = fds[i];
   bool sent = box_ctl_send(sock, request, all, total);
   close(pair[1]);
-  json_object *reply = sent ? box_ctl_recv(pair[0], NULL, NULL) : NULL;
+  if (out_n)
+    *out_n = 0;
+  json_object *reply = sent ? box_ctl_recv(pair[0], out_fds, out_n) : NULL;
   close(pair[0]);
   return reply;
 }

@@ -13,7 +13,8 @@
 #include <json-c/json.h>
 
 #define BOX_CTL_MAX_MSG (2 * 1024 * 1024)
-#define BOX_CTL_MAX_FDS 4
+/* 64: the fast path hands back a batch of descriptors in one reply */
+#define BOX_CTL_MAX_FDS 64
 
 /* Sends obj with nfds descriptors. Returns false (errno set) on failure. */
 bool box_ctl_send(int sock, json_object *obj, const int *fds, int nfds);
@@ -23,5 +24,9 @@ bool box_ctl_send(int sock, json_object *obj, const int *fds, int nfds);
 json_object *box_ctl_recv(int sock, int *fds, int *nfds);
 /* Sends a request with a fresh reply socket and waits for the answer. */
 json_object *box_ctl_call(int sock, json_object *request, const int *fds, int nfds);
+/* As box_ctl_call, keeping the descriptors of the reply (up to
+ * BOX_CTL_MAX_FDS in out_fds, their count in *out_n). */
+json_object *box_ctl_call_fds(int sock, json_object *request, const int *fds, int nfds,
+                              int *out_fds, int *out_n);
 
 #endif

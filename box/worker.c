@@ -178,6 +178,47 @@ static char *host_last_denial(void *data)
   return strdup(buf);
 }
 
+/* issue 5: the fast path — boxd decides and opens regular files for us
+ * (box/fastopen.c); anything it does not take is opened through the mount. */
+static void host_open_read(void *data, const char *cwd, const char *const *paths, int n, int *fds,
+                           int *errs, char **messages)
+{
+  (void)data;
+  for (int i = 0; i < n; i++) {
+    fds[i] = -1;
+    errs[i] = 0;
+    messages[i] = NULL;
+  }
+  json_object *req = json_object_new_object();
+  json_object_object_add(req, "op", json_object_new_string("open"));
+  json_object_object_add(req, "cwd", json_object_new_string(cwd ? cwd : ""));
+  json_object_object_add(req, "paths", string_array((char *const *)paths, n));
+  int got[BOX_CTL_MAX_FDS];
+  int ngot = 0;
+  json_object *reply = box_ctl_call_fds(ctl_fd, req, NULL, 0, got, &ngot);
+  json_object_put(req);
+  json_object *answers = NULL;
+  int used = 0;
+  if (reply && json_object_object_get_ex(reply, "answers", &answers) &&
+      json_object_is_type(answers, json_type_array)) {
+    size_t na = json_object_array_length(answers);
+    for (int i = 0; i < n && (size_t)i < na; i++) {
+      json_object *a = json_object_array_get_idx(answers, (size_t)i), *v;
+      if (json_object_object_get_ex(a, "fd", &v)) {
+        if (used < ngot)
+          fds[i] = got[used++];
+      } else if (json_object_object_get_ex(a, "err", &v)) {
+        errs[i] = json_object_get_int(v);
+        if (json_object_object_get_ex(a, "message", &v))
+          messages[i] = strdup(json_object_get_string(v));
+      }
+    }
+  }
+  for (int i = used; i < ngot; i++)
+    close(got[i]);
+  json_object_put(reply);
+}
+
 /* issue 9: a permitted shell:exec's exit status, for history rules (one
  * way: boxd records it as the command's ::response, no reply). */
 static void host_exec_status(void *data, const BoxShellCommand *cmd, int status)
@@ -384,7 +425,8 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
   BoxShellHost host = { .decide_exec = host_decide_exec, .spawn = host_spawn,
                         .last_denial = host_last_denial, .decide_dry = host_decide_dry,
-                        .exec_status = host_exec_status /* issue 9 */ };
+                        .exec_status = host_exec_status /* issue 9 */,
+                        .open_read = host_open_read /* issue 5 */ };
   /* The wall-clock limit boxd carries from box.toml (0 = the default). */
   BoxShellLimits limits = { 0 };
   json_object *timeout_obj;

@@ -11,6 +11,8 @@
  */
 #include "box/boxd.h"
 #include "box/ctl.h"
+#include "box/fastopen.h"
+#include "box/toolwait.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -579,7 +581,7 @@ static json_object *spawn_reply(const char *kind, int status, const char *messag
 
 static void put_json_input(json_object **j) { json_object_put(*j); } /* issue 9 */
 
-static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_err)
+static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_err, int requester_fd)
 {
   Boxd *d = c->d;
   json_object *argv_obj, *cwd_obj, *command_obj;
@@ -649,7 +651,7 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
     box_policy_record_status(d->policy, "shell:spawn", permitted_input, 126); /* issue 9 */
     return spawn_reply("failed", 126, error->message);
   }
-  int status = box_reaper_wait(pid);
+  int status = boxd_wait_tool(pid, requester_fd); /* issue 5: dies with its requester (toolwait.c) */
   boxd_untrack_pid(d, pid);
   g_mutex_lock(&c->lock);
   for (guint i = 0; i < c->tool_pids->len; i++)
@@ -669,7 +671,7 @@ static gpointer spawn_thread(gpointer data)
   if (job->nfds != 3)
     reply = spawn_reply("failed", 126, "the worker sent a malformed request");
   else
-    reply = run_spawn(job->c, job->msg, job->fds[1], job->fds[2]);
+    reply = run_spawn(job->c, job->msg, job->fds[1], job->fds[2], job->fds[0]);
   box_ctl_send(job->fds[0], reply, NULL, 0);
   json_object_put(reply);
   for (int i = 0; i < job->nfds; i++)
@@ -723,6 +725,13 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
     }
     if (strcmp(op, "decide") == 0 && nfds >= 1) {
       handle_decide(c, msg, fds[0]);
+      for (int i = 1; i < nfds; i++)
+        close(fds[i]);
+      json_object_put(msg);
+      continue;
+    }
+    if (strcmp(op, "open") == 0 && nfds >= 1) { /* issue 5: the fast path (fastopen.c) */
+      box_fastopen_handle(c->d, w->command, w->pid, msg, fds[0]);
       for (int i = 1; i < nfds; i++)
         close(fds[i]);
       json_object_put(msg);

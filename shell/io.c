@@ -75,7 +75,108 @@ void box_fdprintf(int fd, const char *fmt, ...) {
   g_free(s);
 }
 
+/* ---- the fast path (DESIGN.md "The mount", Speed) -------------------------
+ * A read-only open of a file may be decided and opened by boxd, which
+ * passes the descriptor back; commands that walk a tree ask for a batch of
+ * a directory's files at once (box_prefetch_open) and then open them one by
+ * one as usual, taking the descriptors already there.  The policy text of a
+ * refusal made there is kept here for the error message that follows. */
+
+typedef struct {
+  int fd;          /* >= 0, or -1 with err */
+  int err;
+  char *message;
+} Prefetched;
+
+static GHashTable *prefetched;   /* path as the command spells it -> Prefetched */
+static char *fast_denial;        /* text of the last fast-path refusal, until read */
+
+static void prefetched_free(gpointer p) {
+  Prefetched *x = p;
+  if (x->fd >= 0) close(x->fd);
+  free(x->message);
+  g_free(x);
+}
+
+static bool fast_path_ok(Shell *sh, int flags) {
+  return sh && sh->host && sh->host->open_read &&
+         (flags & ~(O_NOCTTY | O_CLOEXEC | O_LARGEFILE)) == O_RDONLY;
+}
+
+/* The directory a relative path starts from, as the kernel has it (getcwd:
+ * no request to the mount), not the Shell's logical $PWD: after a rename
+ * of the cwd the two differ, and the fast path must open what open(2)
+ * would. */
+static char *kernel_cwd(void) {
+  char buf[4096];
+  /* NULL (the path then goes to the mount) when it has none: removed, or
+   * out of reach ("(unreachable)…") */
+  if (!getcwd(buf, sizeof buf) || buf[0] != '/') return NULL;
+  return g_strdup(buf);
+}
+
+void box_prefetch_open(const char *const *paths, int n) {
+  Shell *sh = box_current_shell;
+  if (!fast_path_ok(sh, O_RDONLY)) return;
+  if (!prefetched) prefetched = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, prefetched_free);
+  for (int at = 0; at < n; at += BOX_PREFETCH_MAX) {
+    int k = MIN(n - at, BOX_PREFETCH_MAX);
+    int fds[BOX_PREFETCH_MAX], errs[BOX_PREFETCH_MAX];
+    char *msgs[BOX_PREFETCH_MAX];
+    char *cwd = kernel_cwd();
+    sh->host->open_read(sh->host->data, cwd, paths + at, k, fds, errs, msgs);
+    g_free(cwd);
+    for (int i = 0; i < k; i++) {
+      if (fds[i] < 0 && errs[i] == 0) continue;   /* the mount's: opened later as usual */
+      Prefetched *x = g_new0(Prefetched, 1);
+      x->fd = fds[i];
+      x->err = errs[i];
+      x->message = msgs[i];
+      g_hash_table_replace(prefetched, g_strdup(paths[at + i]), x);
+    }
+  }
+}
+
+void box_prefetch_drop(void) {
+  if (prefetched) g_hash_table_remove_all(prefetched);
+}
+
+/* The fast path's answer for path: true with *fd (or -1 and errno) when
+ * it took the path, false when the mount must. */
+static bool fast_open(Shell *sh, const char *path, int flags, int *fd) {
+  if (!fast_path_ok(sh, flags)) return false;
+  gpointer key = NULL, val = NULL;
+  Prefetched *x = NULL;
+  Prefetched one = { -1, 0, NULL };
+  if (prefetched && g_hash_table_steal_extended(prefetched, path, &key, &val)) {
+    g_free(key);
+    x = val;
+  } else {
+    const char *p[1] = { path };
+    char *m[1];
+    char *cwd = path[0] == '/' ? NULL : kernel_cwd();
+    sh->host->open_read(sh->host->data, cwd, p, 1, &one.fd, &one.err, m);
+    g_free(cwd);
+    one.message = m[0];
+    if (one.fd < 0 && one.err == 0) return false;
+    x = g_memdup2(&one, sizeof one);
+  }
+  *fd = x->fd;
+  int err = x->err;
+  if (x->fd < 0 && x->message) { fast_denial = x->message; x->message = NULL; }
+  free(x->message);
+  g_free(x);
+  if (*fd < 0) errno = err;   /* last: nothing after may clobber it */
+  return true;
+}
+
 char *box_error_text(Shell *sh, int err) {
+  if (err == EACCES && fast_denial) {
+    char *r = g_strdup(fast_denial);
+    free(fast_denial);
+    fast_denial = NULL;
+    return r;
+  }
   if (err == EACCES && sh->host && sh->host->last_denial) {
     char *t = sh->host->last_denial(sh->host->data);
     if (t) {
@@ -112,6 +213,9 @@ int box_open_file(const char *path, int flags) {
     if (real < 0) { errno = EBADF; return -1; }
     return fcntl(real, F_DUPFD_CLOEXEC, 10);
   }
+  free(fast_denial);
+  fast_denial = NULL;
+  if (fast_open(sh, path, flags, &fd)) return fd;
   do fd = open(path, flags | O_CLOEXEC, 0666);
   while (fd < 0 && errno == EINTR);
   return fd;

@@ -265,6 +265,13 @@ char *box_error_text(Shell *sh, int err);
  * /dev/stdout, /dev/stderr and /dev/fd/N name the Shell's descriptors
  * (process substitution hands out /dev/fd/N). */
 int box_open_file(const char *path, int flags);
+/* The fast path, in batches: asks the host to decide and open these files
+ * for reading now (a directory's files at once); box_open_file(path,
+ * O_RDONLY) then takes each descriptor.  box_prefetch_drop closes what was
+ * not taken.  Without a host that offers it, nothing happens. */
+#define BOX_PREFETCH_MAX 32
+void box_prefetch_open(const char *const *paths, int n);
+void box_prefetch_drop(void);
 /* Parses an exit-status-like integer; false when not a number. */
 bool box_parse_int(const char *s, long *out);
 

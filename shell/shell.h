@@ -70,6 +70,15 @@ typedef struct {
    * exit status — the ::response that history rules read as output.status.
    * May be NULL. */
   void (*exec_status)(void *data, const BoxShellCommand *cmd, int status);
+  /* issue 5, the fast path (DESIGN.md "The mount", Speed): asks the host to
+   * decide and open n (<= 32) files for reading in one request.  For each
+   * i: fds[i] >= 0, an open descriptor of the regular file decided; or
+   * fds[i] = -1 and errs[i] an errno (EACCES with messages[i], malloc'd,
+   * the policy's text when policy refused); or errs[i] = 0: not handled
+   * here, open it the ordinary way (through the mount).  cwd: the Shell's.
+   * May be NULL. */
+  void (*open_read)(void *data, const char *cwd, const char *const *paths, int n, int *fds,
+                    int *errs, char **messages);
 } BoxShellHost;
 
 /* The environment every Shell call starts with (spec/runtime.md §4.4). */

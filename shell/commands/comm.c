@@ -92,7 +92,8 @@ int box_cmd_comm(BoxCmd *c) {
       if (len && rec[len - 1] == eol) len--;                                           \
       g_string_assign(s[i].cur, "");                                                   \
       g_string_append_len(s[i].cur, rec, (gssize)len);                                 \
-      if (check >= 0 && s[i].has_prev && !s[i].warned && cmp(s[i].prev, s[i].cur) > 0) { \
+      if ((check == 1 || (check == 0 && unpaired)) && s[i].has_prev && !s[i].warned &&    \
+          cmp(s[i].prev, s[i].cur) > 0) {                                                \
         s[i].warned = true;                                                            \
         unsorted = true;                                                               \
         bx_err(c, "comm", "file %d is not in sorted order", i + 1);                    \
@@ -100,6 +101,8 @@ int box_cmd_comm(BoxCmd *c) {
       }                                                                                \
     }                                                                                  \
   } while (0)
+  /* GNU checks the order by default only once a line went unpaired */
+  bool unpaired = false;
   ADVANCE(0);
   ADVANCE(1);
   while (!fatal && (s[0].have || s[1].have)) {
@@ -110,6 +113,7 @@ int box_cmd_comm(BoxCmd *c) {
     col = d < 0 ? 1 : d > 0 ? 2 : 3;
     const GString *line = col == 2 ? s[1].cur : s[0].cur;
     counts[col]++;
+    if (col != 3) unpaired = true;
     if (show[col]) {
       for (int k = 1; k < col; k++)
         if (show[k]) bx_put(c, delim, dl);

@@ -256,6 +256,7 @@ done:
 }
 
 static bool grep_path(Grep *g, const char *path, bool show_name, bool top);
+static bool grep_file(Grep *g, const char *path, bool show_name);
 
 static bool glob_any(GPtrArray *globs, const char *path) {
   const char *base = strrchr(path, '/');
@@ -273,18 +274,46 @@ static bool skip_file(Grep *g, const char *path, bool top) {
   return g->exclude->len && glob_any(g->exclude, path);
 }
 
+/* The fast path: the next regular files of the directory that grep will
+ * read, decided and opened by boxd in one request (box_prefetch_open).
+ * A batch ends before the next entry that is not a regular file, so none
+ * is outstanding while grep descends (a nested walk drops what it
+ * fetched, and each file must be decided once). */
+static guint prefetch_from(Grep *g, GArray *ents, const char *path, guint from) {
+  GPtrArray *batch = g_ptr_array_new_with_free_func(g_free);
+  guint i = from;
+  for (; i < ents->len && batch->len < BOX_PREFETCH_MAX; i++) {
+    BxDirEnt *e = &g_array_index(ents, BxDirEnt, i);
+    if (e->type != DT_REG) break;
+    char *child = path[0] == '\0' ? g_strdup(e->name) : bx_path_join(path, e->name);
+    if (skip_file(g, child, false)) { g_free(child); continue; }
+    g_ptr_array_add(batch, child);
+  }
+  if (batch->len > 1) box_prefetch_open((const char *const *)batch->pdata, (int)batch->len);
+  g_ptr_array_free(batch, TRUE);
+  return i;
+}
+
 static bool grep_dir(Grep *g, GArray *ents, const char *path, bool show_name) {
   bool stop = false;
+  guint fetched = 0;
   for (guint i = 0; i < ents->len && !stop; i++) {
     BxDirEnt *e = &g_array_index(ents, BxDirEnt, i);
     const char *n = e->name;
     unsigned char t = e->type;
+    if (t == DT_REG && i >= fetched) fetched = prefetch_from(g, ents, path, i);
+    if (t != DT_REG) box_prefetch_drop();   /* nothing outstanding while descending */
     char *child = path[0] == '\0' ? g_strdup(n) : bx_path_join(path, n);
     if (t == DT_DIR && glob_any(g->exclude_dir, n)) { g_free(child); continue; }
-    if (t == DT_DIR || t == DT_REG || t == DT_UNKNOWN || (t == DT_LNK && g->deref))
+    if (t == DT_REG) {
+      /* a regular file: no need to try it as a directory first */
+      if (!skip_file(g, child, false)) stop = grep_file(g, child, show_name);
+    } else if (t == DT_DIR || t == DT_UNKNOWN || (t == DT_LNK && g->deref)) {
       stop = grep_path(g, child, show_name, false);
+    }
     g_free(child);
   }
+  box_prefetch_drop();
   bx_dir_free(ents);
   return stop;
 }
@@ -307,6 +336,11 @@ static bool grep_path(Grep *g, const char *path, bool show_name, bool top) {
     }
   }
   if (skip_file(g, path, top)) return false;
+  return grep_file(g, path, show_name);
+}
+
+static bool grep_file(Grep *g, const char *path, bool show_name) {
+  const char *open_path = path[0] ? path : ".";
   int fd = box_open_file(open_path, O_RDONLY | O_NOCTTY);
   if (fd < 0) {
     file_error(g, open_path, errno);
@@ -346,6 +380,14 @@ static bool compile(Grep *g) {
   if (all->len == 0) g->match_nothing = true;
   bool ok = true;
   g->use_fixed = g->syntax == 'F' && !g->icase;
+  if (!g->icase && (g->syntax == 'G' || g->syntax == 'E')) {
+    /* a BRE/ERE with no special character is a fixed string: memmem
+     * instead of regexec on every line, the same matches */
+    bool literal = true;
+    for (guint i = 0; i < all->len && literal; i++)
+      literal = strpbrk(all->pdata[i], "\\.[]*^$+?{}()|") == NULL;
+    if (literal) g->use_fixed = true;
+  }
   if (g->use_fixed) {
     g->fixed = g_new0(char *, all->len);
     g->fixed_len = g_new0(size_t, all->len);

@@ -97,6 +97,7 @@ void bx_ferr(BoxCmd *c, const char *cmd, const char *name, int err) {
 }
 
 static const char *usage_line;
+static bool try_prefixed;
 
 void bx_usage(BoxCmd *c, const char *cmd, const char *fmt, ...) {
   va_list ap;
@@ -104,7 +105,8 @@ void bx_usage(BoxCmd *c, const char *cmd, const char *fmt, ...) {
   char *s = g_strdup_vprintf(fmt, ap);
   va_end(ap);
   box_out_flush(c->out);
-  if (usage_line) box_fdprintf(c->err, "%s: %s\n%s\nTry '%s --help' for more information.\n", cmd, s, usage_line, cmd);
+  if (try_prefixed) box_fdprintf(c->err, "%s: %s\n%s: Try '%s --help' for more information.\n", cmd, s, cmd, cmd);
+  else if (usage_line) box_fdprintf(c->err, "%s: %s\n%s\nTry '%s --help' for more information.\n", cmd, s, usage_line, cmd);
   else box_fdprintf(c->err, "%s: %s\nTry '%s --help' for more information.\n", cmd, s, cmd);
   g_free(s);
 }
@@ -113,6 +115,7 @@ void bx_usage(BoxCmd *c, const char *cmd, const char *fmt, ...) {
 
 void bx_getopt_start(const char *usage) {
   usage_line = usage;
+  try_prefixed = false;
   optind = 0;   /* GNU: full re-initialisation */
   opterr = 0;
 }
@@ -165,6 +168,11 @@ int bx_getopt(BoxCmd *c, const char *cmd, const char *shortopts, const struct op
     else bx_usage(c, cmd, "unrecognized option '%s'", arg);
   }
   return '?';
+}
+
+void bx_getopt_start_try_prefixed(void) {
+  bx_getopt_start(NULL);
+  try_prefixed = true;
 }
 
 /* ---- input ---------------------------------------------------------------------- */
@@ -436,12 +444,13 @@ void bx_human_size(unsigned long long n, bool si, char *buf, size_t cap) {
   unsigned long long tenths = (n * 10 + div - 1) / div;
   if (n > (unsigned long long)-1 / 10) tenths = (n / div) * 10 + 10;
   if (tenths < 100) {
-    snprintf(buf, cap, "%llu.%llu%c", tenths / 10, tenths % 10, units[u]);
+    snprintf(buf, cap, "%llu.%llu%c", tenths / 10, tenths % 10, si && u == 0 ? 'k' : units[u]);
     return;
   }
   unsigned long long whole = n / div + (n % div ? 1 : 0);
   if (whole >= base && u < 7) { snprintf(buf, cap, "1.0%c", units[u + 1]); return; }
-  snprintf(buf, cap, "%llu%c", whole, units[u]);
+  /* GNU spells the SI kilo "k" */
+  snprintf(buf, cap, "%llu%c", whole, si && u == 0 ? 'k' : units[u]);
 }
 
 static int unit_seconds(const char *w, int *months) {

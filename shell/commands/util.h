@@ -35,6 +35,9 @@ void bx_usage(BoxCmd *c, const char *cmd, const char *fmt, ...) G_GNUC_PRINTF(3,
 /* usage: a line printed before "Try …" after an option error (grep's
  * "Usage: grep [OPTION]... PATTERNS [FILE]..."), or NULL. */
 void bx_getopt_start(const char *usage);
+/* The same, for diffutils' "cmd: Try 'cmd --help' …" (its line carries the
+ * command's name); bx_usage then prints that form too. */
+void bx_getopt_start_try_prefixed(void);
 int bx_getopt(BoxCmd *c, const char *cmd, const char *shortopts, const struct option *longopts);
 
 /* ---- input --------------------------------------------------------------- */

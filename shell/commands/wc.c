@@ -75,7 +75,14 @@ static void put(BoxCmd *c, const WcCount *w, bool l, bool wd, bool ch, bool by, 
     box_out_printf(c->out, first ? "%*llu" : " %*llu", width, v[i]);
     first = false;
   }
-  if (w->name) box_out_printf(c->out, " %s", w->name);
+  if (w->name && strchr(w->name, '\n')) {
+    /* GNU quotes a name only when it holds a newline (one record a line) */
+    char *q = bx_quote(w->name);
+    box_out_printf(c->out, " %s", q);
+    g_free(q);
+  } else if (w->name) {
+    box_out_printf(c->out, " %s", w->name);
+  }
   box_out_putc(c->out, '\n');
 }
 

@@ -118,3 +118,271 @@ def test_ls_find_xargs_decisions(box):
     assert sorted(p.name for p in (ws / "t").iterdir()) == [f"f{i}.txt" for i in range(5, 10)]
     print("find -delete", d)
     assert [x[1] for x in d].count("fs:delete") == 5
+
+
+OPS = {
+    "fs:read": ["read_content", "read_metadata", "enumerate", "read_link", "change_dir", "exec"],
+    "fs:write": ["write_content", "create_dir", "set_permissions", "symlink"],
+    "fs:delete": ["remove_file", "remove_dir"],
+    "fs:move": ["rename"],
+}
+ENUM = {"fs:read": "FsReadOperation", "fs:write": "FsWriteOperation",
+        "fs:delete": "FsDeleteOperation", "fs:move": "FsMoveOperation"}
+
+
+def per_operation_policy(box, extra=""):
+    """One permit per fs operation, each with the operation as its @id, so
+    the log's rule attribute says which operation each decision was."""
+    rules = [extra, f"""
+        permit(principal, action == Box::Action::"shell:exec", resource)
+        when {{ context.input.cwd == "{box.workspace}" || context.input.cwd like "{box.workspace}/*" }};
+        """]
+    for action, ops in OPS.items():
+        for op in ops:
+            rules.append(f"""
+        @id("{op}")
+        permit(principal, action == Box::Action::"{action}", resource)
+        when {{ context.input.operation == Box::{ENUM[action]}::"{op}" &&
+               (context.input.path == "~/src/project" || context.input.path like "~/src/project/*") }};
+        """)
+    box.write_policy("".join(rules))
+
+
+def op_decisions(box, since):
+    """(verdict, operation, path relative to the project) of the project's fs decisions."""
+    out = []
+    for d in box.decisions()[since:]:
+        if not d["strands.box.policy.action"].startswith("fs:"):
+            continue
+        res = d["strands.box.policy.resource"]
+        if res != "~/src/project" and not res.startswith("~/src/project/"):
+            continue
+        out.append((d["strands.box.policy.verdict"], d.get("strands.box.policy.rule"),
+                    res[len("~/src/project/"):] if res != "~/src/project" else "."))
+    return out
+
+
+def run_ops(box, text):
+    n = len(box.decisions())
+    r = box.bash(text, cwd=box.workspace)
+    return r, op_decisions(box, n)
+
+
+def test_decisions_by_operation(box):
+    """The operation of each decision (spec/policy.md §4.1), read from the log."""
+    per_operation_policy(box)
+    box.write_config()
+    box.start()
+    ws = box.workspace
+    (ws / "a.txt").write_text("hello a\n")
+    (ws / "d").mkdir()
+    for name in ("x", "y", "z"):
+        (ws / "d" / name).write_text(name + " hello\n")
+    (ws / "t").mkdir()
+    for i in range(10):
+        (ws / "t" / f"f{i}.txt").write_text(f"{i}\n")
+
+    def ops(d):
+        assert all(v == "permit" for v, _, _ in d), d
+        return [(op, p) for _, op, p in d]
+
+    # ls -l of a directory of 3 files: the operand's metadata, 1 enumerate,
+    # then 3 read_metadata, one per file
+    r, d = run_ops(box, "ls -l d")
+    assert r.returncode == 0, r.stderr
+    print("ls -l", d)
+    o = ops(d)
+    assert o.count(("enumerate", "d")) == 1
+    assert sorted(p for op, p in o if op == "read_metadata" and p != "d") == ["d/x", "d/y", "d/z"]
+    assert {op for op, _ in o} <= {"enumerate", "read_metadata"}
+
+    r, d = run_ops(box, "cp a.txt b.txt")
+    assert r.returncode == 0, r.stderr
+    print("cp", d)
+    assert ops(d) == [("read_content", "a.txt"), ("write_content", "b.txt")]
+
+    # mv: the rename legs of §4.1: fs:move src, fs:read src, fs:move dst
+    r, d = run_ops(box, "mv b.txt c.txt")
+    assert r.returncode == 0, r.stderr
+    print("mv", d)
+    assert ops(d) == [("rename", "b.txt"), ("read_content", "b.txt"), ("rename", "c.txt")]
+    # onto an existing file: the fs:delete leg of the destination as well
+    (ws / "e.txt").write_text("e\n")
+    r, d = run_ops(box, "mv c.txt e.txt")
+    assert r.returncode == 0, r.stderr
+    print("mv onto", d)
+    assert ops(d) == [("rename", "c.txt"), ("read_content", "c.txt"), ("remove_file", "e.txt"), ("rename", "e.txt")]
+
+    r, d = run_ops(box, "grep -r hello d")
+    assert r.returncode == 0, r.stderr
+    print("grep -r", d)
+    o = ops(d)
+    assert o.count(("enumerate", "d")) == 1
+    assert sorted(p for op, p in o if op == "read_content") == ["d/x", "d/y", "d/z"]
+    assert {op for op, _ in o} <= {"enumerate", "read_content", "read_metadata"}
+
+    r, d = run_ops(box, "sed -i s/hello/bye/ a.txt")
+    assert r.returncode == 0, r.stderr
+    assert (ws / "a.txt").read_text() == "bye a\n"
+    print("sed -i", d)
+    assert ops(d) == [("read_content", "a.txt"), ("write_content", "a.txt")]
+
+    r, d = run_ops(box, "find t -name 'f[0-4].txt' -delete")
+    assert r.returncode == 0, r.stderr
+    print("find -delete", d)
+    o = ops(d)
+    assert sorted(p for op, p in o if op == "remove_file") == [f"t/f{i}.txt" for i in range(5)]
+    assert o.count(("enumerate", "t")) == 1
+    assert {op for op, _ in o} <= {"enumerate", "read_metadata", "remove_file"}
+
+    # the commands added last: stat, du, diff
+    r, d = run_ops(box, "stat -c %s a.txt")
+    assert r.stdout == "6\n", r.stderr
+    assert ops(d) == [("read_metadata", "a.txt")]
+
+    r, d = run_ops(box, "du -a d")
+    assert r.returncode == 0, r.stderr
+    print("du -a", d)
+    o = ops(d)
+    assert o.count(("enumerate", "d")) == 1
+    assert sorted(p for op, p in o if op == "read_metadata") == ["d", "d/x", "d/y", "d/z"]
+
+    r, d = run_ops(box, "diff d/x d/y")
+    assert r.returncode == 1 and r.stdout == "1c1\n< x hello\n---\n> y hello\n", r.stderr
+    print("diff", d)
+    assert sorted(ops(d)) == [("read_content", "d/x"), ("read_content", "d/y"),
+                              ("read_metadata", "d/x"), ("read_metadata", "d/y")]
+
+    r, d = run_ops(box, "timeout 5 cat d/x")
+    assert r.stdout == "x hello\n", r.stderr
+    assert ops(d) == [("read_content", "d/x")]
+
+    # a denial: the policy's text in place of "Permission denied"
+    other = box.home / "other"
+    other.mkdir(exist_ok=True)
+    (other / "f").write_text("secret\n")
+    for text, prefix in ((f"stat {other}/f", "stat: cannot statx"), (f"du {other}/f", "du: cannot access"),
+                         (f"diff {other}/f a.txt", "diff: "), (f"timeout 5 cat {other}/f", "cat: ")):
+        r = box.bash(text, cwd=ws)
+        print(text, r.returncode, r.stderr)
+        assert r.stderr.startswith(prefix) and "policy denied" in r.stderr and "Permission denied" not in r.stderr
+        assert r.returncode != 0 and "secret" not in r.stdout
+
+
+def history(box):
+    import json
+    import zlib
+    out = []
+    for line in (box.box_dir / "private" / "history.jsonl").read_bytes().split(b"\n"):
+        if len(line) > 9 and line[8:9] == b" " and int(line[:8], 16) == zlib.crc32(line[9:]):
+            out.append(json.loads(line[9:]))
+    return out
+
+
+def test_fast_path_decisions(box):
+    """The fast path (boxd opens regular files and passes the descriptors):
+    the same decisions, the outcome descriptor_issued, and everything it
+    must not judge itself left to the mount (symlinks, "..", floors, absent
+    paths)."""
+    # policy would let these be read: only the floor refuses them
+    per_operation_policy(box, extra="""
+        permit(principal, action == Box::Action::"fs:read", resource)
+        when { context.input.path like "~/src/project/pol" || context.input.path like "*.toml" };
+        """)
+    box.write_config()
+    box.start()
+    ws = box.workspace
+    (ws / "d").mkdir()
+    for i in range(40):   # more than one batch
+        (ws / "d" / f"f{i:02}").write_text(f"hello {i}\n")
+    (ws / "target").write_text("the target\n")
+    (ws / "lnk").symlink_to("target")
+
+    r, d = run_ops(box, "grep -r hello d")
+    assert r.returncode == 0, r.stderr
+    assert sorted(r.stdout.splitlines()) == sorted(f"d/f{i:02}:hello {i}" for i in range(40))
+    reads = sorted(p for v, op, p in d if op == "read_content")
+    assert reads == [f"d/f{i:02}" for i in range(40)], d
+    # each permitted read raised its ::response with the descriptor handed out
+    resp = [h for h in history(box) if h.get("a") == "fs:read" and h.get("k") == 1
+            and h["i"].get("path", "").startswith("~/src/project/d/f")]
+    assert len(resp) == 40 and {h["o"]["result"] for h in resp} == {"descriptor_issued"}, resp[:3]
+
+    # through a symlink the mount decides, and policy sees the target
+    r, d = run_ops(box, "cat lnk")
+    assert r.stdout == "the target\n", r.stderr
+    print("cat lnk", d)
+    assert ("permit", "read_content", "target") in d and ("permit", "read_content", "lnk") not in d
+
+    # ".." in the path: the mount's (the kernel resolves it)
+    r, d = run_ops(box, "cat d/../target")
+    assert r.stdout == "the target\n", r.stderr
+    assert [op for _, op, p in d if p == "target"] == ["read_content"], d
+
+    # a refused file and a refused absent file read the same, with the policy's text
+    other = box.home / "other"
+    other.mkdir(exist_ok=True)
+    (other / "f").write_text("secret\n")
+    r1 = box.bash(f"cat {other}/f", cwd=ws)
+    r2 = box.bash(f"cat {other}/nope", cwd=ws)
+    assert r1.returncode == r2.returncode == 1
+    assert r1.stderr.replace("/f:", "/X:").replace("/f'", "/X'") == \
+        r2.stderr.replace("/nope:", "/X:").replace("/nope'", "/X'"), (r1.stderr, r2.stderr)
+    assert "policy denied" in r1.stderr and "secret" not in r1.stdout
+
+    # the floors hold: a hard link to the policy file inside the workspace
+    # is policy-readable, but never handed out (the mount records the floor)
+    import os
+    os.link(box.policy, ws / "pol")
+    os.link(box.config, ws / "cfg.toml")
+    for name in ("pol", "cfg.toml"):
+        n = len(box.decisions())
+        r = box.bash(f"cat {name}", cwd=ws)
+        recs = box.decisions()[n:]
+        print(name, r.returncode, r.stderr, [(x["strands.box.policy.resource"], x["strands.box.policy.rule"]) for x in recs])
+        assert r.returncode == 1 and r.stdout == "", r.stdout
+        assert any(x.get("strands.box.policy.rule") == "enforcement:reach-floor" for x in recs), recs
+
+    # the fast path starts a relative path where open(2) would: from the
+    # kernel's cwd, even after the directory was renamed under the Shell
+    (ws / "cw").mkdir()
+    (ws / "cw" / "f").write_text("old dir\n")
+    r = box.bash("cd cw && mv ../cw ../cw2 && mkdir ../cw && echo decoy > ../cw/f && cat f && pwd", cwd=ws)
+    assert r.stdout.splitlines()[0] == "old dir", (r.stdout, r.stderr)
+
+    # files and directories interleaved: each file decided once, in order
+    mixed = ws / "mixed"
+    mixed.mkdir()
+    for i in range(6):
+        (mixed / f"f{i}").write_text("hello\n")
+        (mixed / f"s{i}").mkdir()
+        for j in range(3):
+            (mixed / f"s{i}" / f"g{j}").write_text("hello\n")
+    r, d = run_ops(box, "grep -rc hello mixed")
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 24, r.stderr
+    reads = [p for v, op, p in d if op == "read_content"]
+    assert sorted(reads) == sorted(set(reads)) and len(reads) == 24, d
+    assert [ln.split(":")[0] for ln in r.stdout.splitlines()] == reads   # decided in the order read
+
+
+def test_timeout_stops_a_tool(box):
+    """`timeout` over a program outside the Shell: the tool runs in its own
+    sandbox, and still stops at the deadline (it dies with the Shell process
+    that asked for it), while the command goes on."""
+    box.seed_policy(extra="""
+        permit(principal, action == Box::Action::"shell:spawn", resource)
+        when { context.input.program == "/usr/bin/python3" };
+        """)
+    box.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\nfilesystem.write = ["~/src/project"]\n')
+    box.start()
+    ws = box.workspace
+    import time
+    t0 = time.monotonic()
+    r = box.bash("timeout 0.5 /usr/bin/python3 -c 'import time; time.sleep(2.5); open(\"marker\", \"w\").write(\"late\")'; "
+                 "echo $?; sleep 3.5; test -e marker && echo ran-on || echo stopped", cwd=ws)
+    took = time.monotonic() - t0
+    assert r.stdout.split() == ["124", "stopped"], (r.stdout, r.stderr)
+    assert not (ws / "marker").exists() and took < 10
+    # a tool that finishes in time: its status and output, as without timeout
+    r = box.bash("timeout 5 /usr/bin/python3 -c 'print(\"hi\"); raise SystemExit(3)'; echo $?", cwd=ws)
+    assert r.stdout.split() == ["hi", "3"], (r.stdout, r.stderr)
