@@ -125,6 +125,8 @@ int main(int argc, char **argv) {
       .decide = run_decide,
       .record = run_record,
       .decide_data = &run,
+      .decide_prompt = true,
+      .cache_decisions = !box_policy_reads_history(run.policy),
   };
   BoxVfs *vfs = box_vfs_start(&cfg, &err);
   if (!vfs) {

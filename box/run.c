@@ -517,6 +517,10 @@ static int serve(Boxd *d, char **agent_argv)
     .record = boxd_vfs_record,
     .outcome = boxd_vfs_outcome,
     .decide_data = d,
+    /* box_policy_decide never waits; without history rules a verdict is a
+     * function of the request alone */
+    .decide_prompt = true,
+    .cache_decisions = !box_policy_reads_history(d->policy),
   };
   d->vfs = box_vfs_start(&vc, &error);
   if (!d->vfs) {

@@ -1156,6 +1156,10 @@ void box_policy_history_stats(BoxPolicy *pol, size_t *events, size_t *bytes) {
   g_mutex_unlock(&t->lock);
 }
 
+bool box_policy_reads_history(const BoxPolicy *pol) {
+  return pol && pol->temporal && pol->temporal->formulas && pol->temporal->formulas->len > 0;
+}
+
 const char *box_policy_history_fault(BoxPolicy *pol) {
   return pol && pol->temporal && pol->temporal->faulted ? pol->temporal->fault : NULL;
 }

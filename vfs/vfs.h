@@ -16,14 +16,19 @@
  * pending it is answered EINTR on FUSE_INTERRUPT (a killed caller) or when
  * its command ends; the decision, once made, is still logged.
  *
- * Decision cache (issue 6, item 4): none for logged decisions.  Every
- * decision is logged and raises its ::request history event inside
- * box_policy_decide, which a (command, path, operation) cache would skip; a
- * history rule may read those events, and the policy API does not say which
- * decisions read history, so a skipped evaluation could change a later
- * verdict.  What is cached is what the kernel would otherwise re-send:
+ * Speed (issue 6, item 4).  With decide_prompt (the decide callback returns
+ * in bounded time, as box_policy_decide does) a request is decided on the
+ * session-loop thread that received it: no hand-off, and the multithreaded
+ * loop starts another thread when all of them are busy.  With
+ * cache_decisions (only for a policy that reads no history,
+ * box_policy_reads_history) a verdict is kept per (command, action,
+ * operation, path) and reused for the same request: policy is not asked
+ * again, but every decision is still recorded (logged) and raises its
+ * outcome; the floor is applied afresh each time.  The cache of a command
+ * goes with it; box_vfs_invalidate_decisions drops every cached verdict
+ * (a policy change).  The kernel caches what it would otherwise re-send:
  * entries for ENTRY_TIMEOUT (a walk is not a decision), page cache with
- * keep_cache, and FLUSH answered ENOSYS once. */
+ * keep_cache, and FLUSH and the xattr ops answered ENOSYS once. */
 #ifndef BOX_VFS_H
 #define BOX_VFS_H
 
@@ -66,6 +71,8 @@ typedef struct {
   BoxVfsRecordFn record;
   void *decide_data;
   BoxVfsOutcomeFn outcome;       /* optional; gets decide_data */
+  bool decide_prompt;            /* decide never waits: decide on the loop thread */
+  bool cache_decisions;          /* the verdict depends on (action, input) alone */
 } BoxVfsConfig;
 
 /* Mounts and starts the multithreaded session loop in its own thread. */
@@ -84,6 +91,9 @@ void box_vfs_command_set_running(BoxVfs *vfs, int command, bool running);
  * EINTR, invalidates /ram/c<N> in the kernel and frees its nodes. */
 void box_vfs_command_end(BoxVfs *vfs, int command);
 
+/* Forgets every cached verdict (the policy changed). */
+void box_vfs_invalidate_decisions(BoxVfs *vfs);
+
 const char *box_vfs_mountpoint(const BoxVfs *vfs);
 /* "<mountpoint>/ram/c<N>" and "<mountpoint>/pass<real>"; newly allocated. */
 char *box_vfs_ram_root(const BoxVfs *vfs, int command);
@@ -92,6 +102,8 @@ char *box_vfs_pass_path(const BoxVfs *vfs, const char *real_path);
 /* For tests: how many RAM nodes (of every command, ended ones included) the
  * daemon still holds. */
 guint box_vfs_debug_ram_nodes(BoxVfs *vfs);
+/* For tests: decisions answered from the cache so far. */
+guint64 box_vfs_debug_cache_hits(BoxVfs *vfs);
 /* For tests: requests answered EINTR while their decision was pending
  * (FUSE_INTERRUPT or the end of their command). */
 guint64 box_vfs_debug_cancelled(BoxVfs *vfs);

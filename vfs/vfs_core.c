@@ -393,6 +393,83 @@ static json_object *fs_input(const char *spelled, const char *operation) {
   return in;
 }
 
+/* ---- the decision cache (cache_decisions) ---- */
+
+static char *dup0(const char *s) { return s ? g_strdup(s) : NULL; }
+
+static BoxDecision *decision_copy(const BoxDecision *d) {
+  BoxDecision *x = g_new0(BoxDecision, 1);
+  x->verdict = d->verdict;
+  x->cause = d->cause;
+  x->action = dup0(d->action);
+  x->resource = dup0(d->resource);
+  x->rule = dup0(d->rule);
+  x->description = dup0(d->description);
+  x->message = dup0(d->message);
+  x->reason = dup0(d->reason);
+  x->dry_run = d->dry_run;
+  x->determining_ids = g_ptr_array_new_with_free_func(g_free);
+  for (guint i = 0; d->determining_ids && i < d->determining_ids->len; i++)
+    g_ptr_array_add(x->determining_ids, g_strdup(g_ptr_array_index(d->determining_ids, i)));
+  return x;
+}
+
+static GHashTable *verdicts_new(void) {
+  return g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)decision_free);
+}
+
+/* Policy's verdict on (action, input), from the command's cache when the
+ * same request was decided before.  A verdict is a function of the request
+ * alone only for a policy that reads no history (the caller vouches for
+ * that with cache_decisions), so reusing it changes no later verdict. */
+static BoxDecision *ask(BoxVfs *v, int cmd, const char *action, json_object *input,
+                        const char *spelled, const char *operation) {
+  if (!v->cache_decisions) return v->decide(v->decide_data, cmd, action, input);
+  char *key = g_strconcat(action, "\x1f", operation, "\x1f", spelled, NULL);
+  BoxDecision *hit = NULL;
+  g_mutex_lock(&v->lock);
+  Command *cm = vfs_command(v, cmd);
+  BoxDecision *d = cm ? g_hash_table_lookup(cm->verdicts, key) : NULL;
+  if (d) hit = decision_copy(d);
+  g_mutex_unlock(&v->lock);
+  if (hit) {
+    __atomic_add_fetch(&v->cache_hits, 1, __ATOMIC_RELAXED);
+    g_free(key);
+    return hit;
+  }
+  d = v->decide(v->decide_data, cmd, action, input);
+  if (!d) {
+    g_free(key);
+    return NULL;
+  }
+  BoxDecision *keep = decision_copy(d);
+  g_mutex_lock(&v->lock);
+  cm = vfs_command(v, cmd);
+  if (cm) {
+    if (g_hash_table_size(cm->verdicts) >= VFS_VERDICTS_MAX) g_hash_table_remove_all(cm->verdicts);
+    g_hash_table_replace(cm->verdicts, key, keep);
+    key = NULL;
+    keep = NULL;
+  }
+  g_mutex_unlock(&v->lock);
+  if (keep) decision_free(keep);
+  g_free(key);
+  return d;
+}
+
+void box_vfs_invalidate_decisions(BoxVfs *v) {
+  g_mutex_lock(&v->lock);
+  for (guint i = 0; i < v->commands->len; i++) {
+    Command *cm = g_ptr_array_index(v->commands, i);
+    if (cm->verdicts) g_hash_table_remove_all(cm->verdicts);
+  }
+  g_mutex_unlock(&v->lock);
+}
+
+guint64 box_vfs_debug_cache_hits(BoxVfs *v) {
+  return __atomic_load_n(&v->cache_hits, __ATOMIC_RELAXED);
+}
+
 int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
                const char *operation, bool mutating) {
   if (!c->decides || !v->decide) return 0;
@@ -406,7 +483,7 @@ int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path,
     g_free(spelled);
     return EINTR;
   }
-  BoxDecision *d = v->decide(v->decide_data, c->cmd, action, input);
+  BoxDecision *d = ask(v, c->cmd, action, input, spelled, operation);
   bool live = !job || vfs_job_decide_end(job);
   if (!d) {
     char *text = g_strdup_printf("%s: no decision could be made", spelled);
@@ -440,11 +517,11 @@ int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_bac
   if (!c->decides || !v->decide || !path) return ENOENT;
   char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
   json_object *input = fs_input(spelled, "read_metadata");
-  BoxDecision *d = v->decide(v->decide_data, c->cmd, "fs:read", input);
+  BoxDecision *d = ask(v, c->cmd, "fs:read", input, spelled, "read_metadata");
   int rc = ENOENT;
   if (!d || d->verdict != BOX_VERDICT_PERMIT) {
     json_object *win = fs_input(spelled, "write_content");
-    BoxDecision *w = v->decide(v->decide_data, c->cmd, "fs:write", win);
+    BoxDecision *w = ask(v, c->cmd, "fs:write", win, spelled, "write_content");
     bool may_write = w && w->verdict == BOX_VERDICT_PERMIT;
     if (w) decision_free(w);
     json_object_put(win);
@@ -746,6 +823,7 @@ static void vfs_free(BoxVfs *v) {
       g_array_unref(c->pidns);
       g_hash_table_unref(c->denials);
       g_queue_free(c->denial_order);
+      if (c->verdicts) g_hash_table_unref(c->verdicts);
       g_free(c);
     }
     g_ptr_array_unref(v->commands);
@@ -795,6 +873,8 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
   v->record = config->record;
   v->outcome = config->outcome;
   v->decide_data = config->decide_data;
+  v->decide_prompt = config->decide_prompt;
+  v->cache_decisions = config->cache_decisions && config->decide;
   v->floor_ids = g_array_new(FALSE, FALSE, sizeof(FileId));
   for (char **f = v->floor_files; *f; f++) {
     struct stat st;
@@ -888,6 +968,7 @@ int box_vfs_command_new(BoxVfs *v) {
   c->pidns = g_array_new(FALSE, FALSE, sizeof(guint64));
   c->denials = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
   c->denial_order = g_queue_new();
+  c->verdicts = verdicts_new();
   g_ptr_array_add(v->commands, c);
 
   char name[32];
@@ -1005,6 +1086,7 @@ void box_vfs_command_end(BoxVfs *v, int command) {
   g_array_set_size(c->pidns, 0);
   g_hash_table_remove_all(c->denials);
   g_queue_clear(c->denial_order);
+  g_hash_table_remove_all(c->verdicts);
   fuse_ino_t ramino = v->ramdir->ino;
   g_mutex_unlock(&v->lock);
 

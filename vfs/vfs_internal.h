@@ -15,6 +15,7 @@
 #define VFS_DENIAL_RING 256u
 #define VFS_MAX_DEPTH 4096
 #define VFS_DECISION_THREADS 64 /* pending decisions at once */
+#define VFS_VERDICTS_MAX 65536u /* cached verdicts per command; dropped when full */
 #define VFS_RAM_INO_BIT (1ull << 62) /* st_ino of virtual and RAM nodes */
 
 typedef enum {
@@ -70,6 +71,7 @@ typedef struct {
   guint inodes;
   GArray *pidns;           /* guint64 */
   GHashTable *denials;     /* tid -> char* */
+  GHashTable *verdicts;    /* "action\x1foperation\x1fspelled path" -> BoxDecision* (cache_decisions) */
   GQueue *denial_order;    /* tids, oldest first */
 } Command;
 
@@ -90,6 +92,9 @@ struct BoxVfs {
   BoxVfsRecordFn record;
   void *decide_data;
   BoxVfsOutcomeFn outcome;
+  bool decide_prompt;
+  bool cache_decisions;
+  guint64 cache_hits;       /* atomic */
 
   struct fuse_session *se;
   pthread_t thread;

@@ -1749,24 +1749,25 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino) {
 
 /* ---- extended attributes: one rule, refused for every name ----
  * They would carry metadata (and security.* labels) past the fs:read /
- * fs:write vocabulary, which has no operation for them. */
+ * fs:write vocabulary, which has no operation for them.  ENOSYS makes the
+ * kernel refuse them itself from then on (callers get EOPNOTSUPP): without
+ * it every write(2) costs a GETXATTR of security.capability first. */
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
                         size_t size, int flags) {
   (void)ino, (void)name, (void)value, (void)size, (void)flags;
-  R_err(req, EOPNOTSUPP);
+  R_err(req, ENOSYS);
 }
 static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size) {
   (void)ino, (void)name, (void)size;
-  R_err(req, EOPNOTSUPP);
+  R_err(req, ENOSYS);
 }
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
-  (void)ino;
-  if (size == 0) fuse_reply_xattr(req, 0);
-  else fuse_reply_buf(req, NULL, 0);
+  (void)ino, (void)size;
+  R_err(req, ENOSYS);
 }
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name) {
   (void)ino, (void)name;
-  R_err(req, EOPNOTSUPP);
+  R_err(req, ENOSYS);
 }
 
 /* ---- dispatch: requests that will raise a decision become jobs ----
@@ -1777,7 +1778,10 @@ static Job *job_for(fuse_req_t req, struct fuse_file_info *fi) {
   Caller c;
   vfs_job_set_inline(NULL, NULL);
   vfs_place(V(req), req, fi, &c);
-  if (!c.decides) {
+  /* A prompt policy is asked right here, on the thread that read the
+   * request: handing it to the decision pool would cost a wake-up and a
+   * context switch per decided operation. */
+  if (!c.decides || V(req)->decide_prompt) {
     vfs_job_set_inline(req, &c);
     return NULL;
   }
