@@ -914,8 +914,11 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
     }
   }
 
-  const char *argv[] = {"boxfs", "-o", "fsname=boxfs,subtype=boxfs", NULL};
-  struct fuse_args args = FUSE_ARGS_INIT(3, (char **)argv);
+  /* BOXFS_FUSE_DEBUG=1: libfuse traces every request on stderr (to count
+   * round trips per operation when measuring). */
+  const char *argv[] = {"boxfs", "-o", "fsname=boxfs,subtype=boxfs", "-d", NULL};
+  bool trace = g_getenv("BOXFS_FUSE_DEBUG") && strcmp(g_getenv("BOXFS_FUSE_DEBUG"), "1") == 0;
+  struct fuse_args args = FUSE_ARGS_INIT(trace ? 4 : 3, (char **)argv);
   v->se = fuse_session_new(&args, &vfs_ops, sizeof vfs_ops, v);
   fuse_opt_free_args(&args);
   if (!v->se) {
