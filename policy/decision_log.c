@@ -21,7 +21,10 @@ struct BoxDecisionLog {
   char *box_id;
   char *run_id;
   GMutex lock;
+  char *resource_json; /* the constant "resource" object, rendered at open */
 };
+
+static void h_resource(GString *o, const BoxDecisionLog *log);
 
 BoxDecisionLog *box_decision_log_open(const char *path, const char *box_id, const char *run_id,
                                       GError **error) {
@@ -44,6 +47,9 @@ BoxDecisionLog *box_decision_log_open(const char *path, const char *box_id, cons
   log->box_id = g_strdup(box_id ? box_id : "");
   log->run_id = g_strdup(run_id ? run_id : "");
   g_mutex_init(&log->lock);
+  GString *res = g_string_new(NULL);
+  h_resource(res, log);
+  log->resource_json = g_string_free(res, FALSE);
   return log;
 }
 
@@ -51,6 +57,7 @@ void box_decision_log_close(BoxDecisionLog *log) {
   if (!log) return;
   close(log->fd);
   g_mutex_clear(&log->lock);
+  g_free(log->resource_json);
   g_free(log->box_id);
   g_free(log->run_id);
   g_free(log);
@@ -335,11 +342,16 @@ static void esc(GString *o, const char *s) {
 }
 
 static void h_strval(GString *o, const char *s) {
-  char *capped = policy_cap_utf8(s ? s : "", ATTR_MAX, TRUNCATED);
+  if (!s) s = "";
   g_string_append(o, "{\"stringValue\":");
-  esc(o, capped);
+  if (strlen(s) <= ATTR_MAX) {
+    esc(o, s); /* nothing to cut: no copy */
+  } else {
+    char *capped = policy_cap_utf8(s, ATTR_MAX, TRUNCATED);
+    esc(o, capped);
+    g_free(capped);
+  }
   g_string_append_c(o, '}');
-  g_free(capped);
 }
 
 /* appends `,` between the attributes of one array */
@@ -442,19 +454,23 @@ char *policy_decision_log_render(const BoxDecisionLog *log, const char *action, 
   bool deny = decision->verdict == BOX_VERDICT_DENY;
   GString *attrs = g_string_sized_new(1024);
   h_attributes(attrs, action, input, command_args, decision);
-  GString *res = g_string_sized_new(256);
-  h_resource(res, log);
-  GString *o = g_string_sized_new(2 * attrs->len + 2 * res->len + 1024);
+  GString *res = NULL;
+  if (!log->resource_json) {
+    res = g_string_sized_new(256);
+    h_resource(res, log);
+  }
+  const char *res_str = log->resource_json ? log->resource_json : res->str;
+  GString *o = g_string_sized_new(2 * attrs->len + 2 * strlen(res_str) + 1024);
   g_string_append_printf(o, "{\"resourceLogs\":[{\"resource\":%s,\"scopeLogs\":[{\"scope\":"
                             "{\"name\":\"strands-box.policy\"},\"logRecords\":[{\"timeUnixNano\":\"%s\","
                             "\"observedTimeUnixNano\":\"%s\",\"severityNumber\":%d,\"severityText\":\"%s\","
                             "\"eventName\":\"strands.box.policy.decision\",\"body\":",
-                         res->str, nanos, nanos, deny ? 13 : 9, deny ? "deny" : "permit");
+                         res_str, nanos, nanos, deny ? 13 : 9, deny ? "deny" : "permit");
   h_strval(o, decision->message ? decision->message : "");
   g_string_append_printf(o, ",\"traceId\":\"%s\",\"spanId\":\"%s\",\"attributes\":%s}]}]}]}\n",
                          trace, span, attrs->str);
   g_string_append(o, "{\"resourceSpans\":[{\"resource\":");
-  g_string_append(o, res->str);
+  g_string_append(o, res_str);
   g_string_append_printf(o, ",\"scopeSpans\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"spans\":["
                             "{\"traceId\":\"%s\",\"spanId\":\"%s\",\"name\":",
                          trace, span);
@@ -465,7 +481,7 @@ char *policy_decision_log_render(const BoxDecisionLog *log, const char *action, 
                             "\"attributes\":%s}]}]}]}\n",
                          nanos, nanos, attrs->str);
   g_string_free(attrs, TRUE);
-  g_string_free(res, TRUE);
+  if (res) g_string_free(res, TRUE);
   return g_string_free(o, FALSE);
 }
 

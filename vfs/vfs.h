@@ -73,6 +73,20 @@ typedef struct {
   BoxVfsOutcomeFn outcome;       /* optional; gets decide_data */
   bool decide_prompt;            /* decide never waits: decide on the loop thread */
   bool cache_decisions;          /* the verdict depends on (action, input) alone */
+  /* RAM areas: per command (default; /ram/c<N>, gone at its end) or one
+   * for the box's life (/ram/box, shared by every command).  Limits per
+   * area; exceeding one gives ENOSPC.  0: the defaults (no total size
+   * limit, 10 MiB per file; 10,000 inodes). */
+  bool ram_per_box;
+  guint64 ram_max_bytes;
+  guint ram_max_inodes;
+  /* boxd: a directory where each running command is published as
+   * <N>.json (text, pid, RAM area) for `box mount`; NULL: not published. */
+  const char *live_dir;
+  /* `box mount`: the view's .box/ also holds decisions.jsonl (this file,
+   * read live) and commands/ (the commands published in view_live_dir). */
+  const char *view_log;
+  const char *view_live_dir;
 } BoxVfsConfig;
 
 /* Mounts and starts the multithreaded session loop in its own thread. */
@@ -85,6 +99,8 @@ int box_vfs_command_new(BoxVfs *vfs);
 /* Places every caller in pid's PID namespace in command N, as the Shell
  * worker (decisions apply) or as a tool of N (no decisions; its binds bound it). */
 bool box_vfs_command_attach(BoxVfs *vfs, int command, pid_t pid, bool is_tool, GError **error);
+/* The command's text, for the operator (published to live_dir). */
+void box_vfs_command_describe(BoxVfs *vfs, int command, const char *text);
 /* While false (setup), the worker's requests raise no decision. */
 void box_vfs_command_set_running(BoxVfs *vfs, int command, bool running);
 /* Ends N: detaches its namespaces, answers its pending requests with
@@ -95,7 +111,8 @@ void box_vfs_command_end(BoxVfs *vfs, int command);
 void box_vfs_invalidate_decisions(BoxVfs *vfs);
 
 const char *box_vfs_mountpoint(const BoxVfs *vfs);
-/* "<mountpoint>/ram/c<N>" and "<mountpoint>/pass<real>"; newly allocated. */
+/* "<mountpoint>/ram/c<N>" ("<mountpoint>/ram/box" with a per-box RAM area)
+ * and "<mountpoint>/pass<real>"; newly allocated. */
 char *box_vfs_ram_root(const BoxVfs *vfs, int command);
 char *box_vfs_pass_path(const BoxVfs *vfs, const char *real_path);
 

@@ -32,6 +32,9 @@ typedef enum {
   SPECIAL_CMDROOT, /* /ram/c<N> */
   SPECIAL_BOXDIR,  /* /ram/c<N>/.box */
   SPECIAL_MYDENIAL,/* /ram/c<N>/.box/mydenial */
+  SPECIAL_DECISIONS,/* .box/decisions.jsonl of an operator's view (view_log) */
+  SPECIAL_COMMANDS,/* .box/commands/ of an operator's view (view_live_dir) */
+  SPECIAL_CMDINFO, /* .box/commands/<N>: one running command, rendered */
 } NodeSpecial;
 
 typedef struct Node Node;
@@ -67,8 +70,12 @@ typedef struct {
   int id;
   bool running;
   bool ended;
-  Node *root;
-  guint inodes;
+  Node *root;              /* NULL for a command of a per-box RAM area */
+  int area;                /* the command whose RAM tree it uses: itself, or the box's area */
+  guint inodes;            /* RAM nodes owned (an area's count) */
+  guint64 bytes;           /* RAM file bytes owned (an area's count) */
+  pid_t pid;               /* the first process attached (its worker) */
+  char *text;              /* box_vfs_command_describe */
   GArray *pidns;           /* guint64 */
   GHashTable *denials;     /* tid -> char* */
   GHashTable *verdicts;    /* "action\x1foperation\x1fspelled path" -> BoxDecision* (cache_decisions) */
@@ -95,6 +102,15 @@ struct BoxVfs {
   bool decide_prompt;
   bool cache_decisions;
   guint64 cache_hits;       /* atomic */
+  /* RAM areas (issue 6, item 3) */
+  bool ram_per_box;
+  int box_area;             /* the per-box area's command id, or -1 */
+  guint64 ram_max_bytes;    /* 0: no total limit */
+  guint ram_max_inodes;
+  /* the operator's view and what boxd publishes for it */
+  char *view_log;
+  char *view_live_dir;
+  char *live_dir;
 
   struct fuse_session *se;
   pthread_t thread;
@@ -120,6 +136,7 @@ struct BoxVfs {
 typedef struct {
   bool placed;
   int cmd;
+  int area;       /* whose RAM tree the caller's command uses */
   bool is_tool;
   bool decides;   /* worker of a running command */
   pid_t tid;
@@ -157,7 +174,7 @@ struct Job {
   bool has_fi;
 };
 
-typedef enum { FH_PASS_FILE, FH_PASS_DIR, FH_RAM_FILE, FH_RAM_DIR, FH_MYDENIAL, FH_VDIR } FhKind;
+typedef enum { FH_PASS_FILE, FH_PASS_DIR, FH_RAM_FILE, FH_RAM_DIR, FH_MYDENIAL, FH_VDIR, FH_VIEW_LOG, FH_VIEW_DIR } FhKind;
 
 typedef struct {
   char *name;
@@ -205,6 +222,14 @@ int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_bac
 void vfs_enforce(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
                  const char *gate, const char *why);
 const char *vfs_denial_text(BoxVfs *v, int cmd, pid_t tid);   /* lock held */
+/* lock held: the caller may use this RAM node (its command's tree or area) */
+bool vfs_ram_reachable(const Caller *c, const Node *n);
+/* lock held: n's RAM file resized, counted against its area's size limit */
+int vfs_ram_resize(BoxVfs *v, Node *n, size_t len);
+/* The operator's view: .box/commands/<name> rendered ("" if gone: NULL). */
+char *vfs_view_command_text(BoxVfs *v, const char *name);
+/* Names (command ids) of the running commands boxd published. */
+GPtrArray *vfs_view_command_names(BoxVfs *v);
 
 /* Jobs.  vfs_job_submit queues a job (the loop thread returns);
  * vfs_job_current is the job the calling thread carries (NULL inline). */

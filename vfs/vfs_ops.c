@@ -95,7 +95,7 @@ static void proc_path(char *buf, size_t n, int fd) { snprintf(buf, n, "/proc/sel
 /* lock held */
 static int reach(const Caller *c, Node *n) {
   if (!c->placed) return EACCES;
-  if (n->kind == NODE_RAM && n->cmd != c->cmd) return EACCES;
+  if (n->kind == NODE_RAM && !vfs_ram_reachable(c, n)) return EACCES;
   return 0;
 }
 
@@ -255,7 +255,16 @@ static int deny_identity(BoxVfs *v, const Caller *c, Node *n, const char *action
 
 /* Opens n (flags: O_PATH for a handle to act through, or the open flags of
  * an OPEN) reached again from its root.  Returns the descriptor or -errno. */
+static int pass_reach_st(BoxVfs *v, const Caller *c, Node *n, int flags, const char *action,
+                         struct stat *out);
 static int pass_reach(BoxVfs *v, const Caller *c, Node *n, int flags, const char *action) {
+  struct stat st;
+  return pass_reach_st(v, c, n, flags, action, &st);
+}
+
+/* As pass_reach, also giving the object's attributes (read for the check). */
+static int pass_reach_st(BoxVfs *v, const Caller *c, Node *n, int flags, const char *action,
+                         struct stat *out) {
   int rootfd = -1;
   g_mutex_lock(&v->lock);
   char *rel = pass_rel(n, &rootfd);
@@ -274,13 +283,13 @@ static int pass_reach(BoxVfs *v, const Caller *c, Node *n, int flags, const char
     if (e == ENOENT || e == ENOTDIR) return -ESTALE;
     return -e;
   }
-  struct stat st;
-  if (fstat(fd, &st) < 0) {
+  struct stat *st = out;
+  if (fstat(fd, st) < 0) {
     e = errno;
     close(fd);
     return -e;
   }
-  if (st.st_dev != n->rdev_key || st.st_ino != n->rino) {
+  if (st->st_dev != n->rdev_key || st->st_ino != n->rino) {
     close(fd);
     return -ESTALE;
   }
@@ -426,7 +435,23 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
     char want[32];
     snprintf(want, sizeof want, "c%d", c.cmd);
     Command *cm = vfs_command(v, c.cmd);
+    Command *area = cm && cm->area != cm->id ? vfs_command(v, cm->area) : NULL;
     if (cm && cm->root && strcmp(name, want) == 0) n = cm->root;
+    else if (area && area->root && strcmp(name, "box") == 0) n = area->root;
+  } else if (p->special == SPECIAL_COMMANDS) {
+    /* the operator's view: a running command boxd published, rendered */
+    g_mutex_unlock(&v->lock);
+    char *text = vfs_view_command_text(v, name);
+    g_mutex_lock(&v->lock);
+    Node *old = g_hash_table_lookup(p->children, name);
+    if (!text) {
+      if (old) vfs_ram_unlink(v, p, name);
+      err = ENOENT;
+    } else {
+      n = old ? old : vfs_ram_new(v, p->cmd, p, name, S_IFREG | 0444, 0, 0, &err);
+      if (n) n->special = SPECIAL_CMDINFO;
+    }
+    g_free(text);
   } else if (!p->children) {
     err = ENOTDIR;
   } else {
@@ -510,7 +535,7 @@ static void run_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
   }
   bool done = false;
   if (!err && !fi && is_pass(n)) {
-    int fd = pass_reach(v, &c, n, O_PATH, "fs:read");
+    int fd = pass_reach_st(v, &c, n, O_PATH, "fs:read", &st);
     g_mutex_lock(&v->lock);
     bool open_now = n->opens > 0;
     g_mutex_unlock(&v->lock);
@@ -522,13 +547,31 @@ static void run_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
     } else if (fd < 0) {
       err = -fd;
     } else {
-      if (fstat(fd, &st) < 0) err = errno;
-      close(fd);
+      close(fd); /* st: read by pass_reach_st on this very descriptor */
       done = true;
     }
   }
   if (!err && !done) err = node_stat(v, n, &st);
-  if (!err && n->special == SPECIAL_MYDENIAL) {
+  if (!err && n->special == SPECIAL_DECISIONS) {
+    struct stat ls;
+    if (stat(v->view_log, &ls) == 0) {
+      st.st_size = ls.st_size;
+      st.st_blocks = ls.st_blocks;
+      st.st_mtim = ls.st_mtim;
+      st.st_ctim = ls.st_ctim;
+    } else {
+      st.st_size = 0;
+    }
+  } else if (!err && n->special == SPECIAL_CMDINFO) {
+    Fh *fh = FH(fi);
+    if (fh && fh->kind == FH_MYDENIAL) {
+      st.st_size = (off_t)fh->text_len;
+    } else {
+      char *t = vfs_view_command_text(v, n->name);
+      st.st_size = t ? (off_t)strlen(t) : 0;
+      g_free(t);
+    }
+  } else if (!err && n->special == SPECIAL_MYDENIAL) {
     Fh *fh = FH(fi);
     if (fh && fh->kind == FH_MYDENIAL) {
       st.st_size = (off_t)fh->text_len;
@@ -544,13 +587,6 @@ static void run_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
   else R_attr(req, &st, 0.0);
 }
 
-static int ram_resize(Node *n, size_t len) {
-  if (len > VFS_RAM_MAX_FILE) return ENOSPC;
-  size_t old = n->data->len;
-  g_byte_array_set_size(n->data, (guint)len);
-  if (len > old) memset(n->data->data + old, 0, len - old);
-  return 0;
-}
 
 /* Is the caller in group g (primary or supplementary)?  The supplementary
  * groups are read from /proc/<tid>/status only when the primary differs. */
@@ -691,7 +727,7 @@ static int setattr_ram(BoxVfs *v, Node *n, const Caller *c, struct stat *attr, i
   if (!err && (to_set & FUSE_SET_ATTR_SIZE)) {
     if (!n->data) err = S_ISDIR(n->mode) ? EISDIR : EINVAL;
     else if (attr->st_size < 0) err = EINVAL;
-    else err = ram_resize(n, (size_t)attr->st_size);
+    else err = vfs_ram_resize(v, n, (size_t)attr->st_size);
     if (!err) n->mtime = now;
   }
   if (!err && (to_set & FUSE_SET_ATTR_MODE)) n->mode = (n->mode & S_IFMT) | (attr->st_mode & 07777);
@@ -1262,6 +1298,8 @@ static Fh *fh_new(FhKind kind, int cmd, Node *n) {
   return fh;
 }
 
+static void fh_free(BoxVfs *v, Fh *fh);
+
 static bool open_reads_only(int flags) {
   return (flags & O_ACCMODE) == O_RDONLY && !(flags & O_TRUNC);
 }
@@ -1278,6 +1316,39 @@ static void run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) 
     return;
   }
   bool ro = open_reads_only(fi->flags);
+  if (n->special == SPECIAL_DECISIONS) {
+    /* the decision log, read live: direct_io so that every read (tail -f)
+     * sees what boxd appended since */
+    int fd = ro ? open(v->view_log, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd < 0) {
+      unpin(v, n);
+      R_err(req, ro ? errno : EACCES);
+      return;
+    }
+    Fh *fh = fh_new(FH_VIEW_LOG, c.cmd, n);
+    fh->fd = fd;
+    fi->fh = (uint64_t)(uintptr_t)fh;
+    fi->direct_io = 1;
+    fi->keep_cache = 0;
+    if (R_open(req, fi) != 0) fh_free(v, fh);
+    return;
+  }
+  if (n->special == SPECIAL_CMDINFO) {
+    char *t = ro ? vfs_view_command_text(v, n->name) : NULL;
+    if (!t) {
+      unpin(v, n);
+      R_err(req, ro ? ENOENT : EACCES);
+      return;
+    }
+    Fh *fh = fh_new(FH_MYDENIAL, c.cmd, n);
+    fh->text = t;
+    fh->text_len = strlen(t);
+    fi->fh = (uint64_t)(uintptr_t)fh;
+    fi->direct_io = 1;
+    fi->keep_cache = 0;
+    if (R_open(req, fi) != 0) fh_free(v, fh);
+    return;
+  }
   if (n->special == SPECIAL_MYDENIAL) {
     if (!ro) err = EACCES;
     Fh *fh = NULL;
@@ -1338,7 +1409,7 @@ static void run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) 
     else if (n->special != SPECIAL_NONE && !ro) err = EACCES;
     else {
       if (fi->flags & O_TRUNC) {
-        ram_resize(n, 0);
+        vfs_ram_resize(v, n, 0);
         now_ts(&n->mtime);
         n->ctime = n->mtime;
       }
@@ -1407,7 +1478,7 @@ static void run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
       if (fi->flags & O_EXCL) err = EEXIST;
       else if (S_ISDIR(n->mode)) err = EISDIR;
       else if (!n->data) err = EACCES;
-      else if (fi->flags & O_TRUNC) ram_resize(n, 0);
+      else if (fi->flags & O_TRUNC) vfs_ram_resize(v, n, 0);
     } else {
       n = vfs_ram_new(v, nn.dir->cmd, nn.dir, name, S_IFREG | (mode & 07777), c.uid, c.gid, &err);
     }
@@ -1444,7 +1515,7 @@ static Fh *fh_check(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, int *e
   Fh *fh = FH(fi);
   *err = 0;
   if (!fh || !c.placed) *err = EACCES;
-  else if (fh->node && fh->node->kind == NODE_RAM && fh->node->cmd != c.cmd) *err = EACCES;
+  else if (fh->node && fh->node->kind == NODE_RAM && !vfs_ram_reachable(&c, fh->node)) *err = EACCES;
   return *err ? NULL : fh;
 }
 
@@ -1464,6 +1535,14 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     buf.buf[0].fd = fh->fd;
     buf.buf[0].pos = off;
     fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+    return;
+  }
+  if (fh->kind == FH_VIEW_LOG) {
+    char *b = g_malloc(size ? size : 1);
+    ssize_t got = pread(fh->fd, b, size, off);
+    if (got < 0) R_err(req, errno);
+    else fuse_reply_buf(req, b, (size_t)got);
+    g_free(b);
     return;
   }
   if (fh->kind == FH_MYDENIAL) {
@@ -1517,9 +1596,8 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
   Node *n = fh->node;
   if (fh->flags & O_APPEND) off = (off_t)n->data->len;
   if (off < 0) err = EINVAL;
-  else if ((size_t)off + size > VFS_RAM_MAX_FILE) err = ENOSPC;
   else {
-    if ((size_t)off + size > n->data->len) err = ram_resize(n, (size_t)off + size);
+    if ((size_t)off + size > n->data->len) err = vfs_ram_resize(v, n, (size_t)off + size);
     if (!err) {
       memcpy(n->data->data + off, buf, size);
       now_ts(&n->mtime);
@@ -1657,11 +1735,22 @@ static void fill_entries(BoxVfs *v, Fh *fh, const Caller *c) {
   add_ent(fh->entries, "..", n->parent ? shown_ino(n->parent) : shown_ino(n), DT_DIR);
   if (n->kind == NODE_RAMDIR) {
     Command *cm = vfs_command(v, c->cmd);
+    Command *area = cm && cm->area != cm->id ? vfs_command(v, cm->area) : NULL;
     if (cm && cm->root) {
       char name[32];
       snprintf(name, sizeof name, "c%d", c->cmd);
       add_ent(fh->entries, name, shown_ino(cm->root), DT_DIR);
+    } else if (area && area->root) {
+      add_ent(fh->entries, "box", shown_ino(area->root), DT_DIR);
     }
+  } else if (n->special == SPECIAL_COMMANDS) {
+    g_mutex_unlock(&v->lock);
+    GPtrArray *names = vfs_view_command_names(v);
+    g_mutex_lock(&v->lock);
+    /* d_ino: informational; the lookup gives the real node */
+    for (guint i = 0; i < names->len; i++)
+      add_ent(fh->entries, g_ptr_array_index(names, i), (fuse_ino_t)(i + 3) | VFS_RAM_INO_BIT, DT_REG);
+    g_ptr_array_unref(names);
   } else if (n->children) {
     GHashTableIter it;
     gpointer key, val;
@@ -1684,7 +1773,7 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   vfs_place(v, req, fi, &c);
   Fh *fh = FH(fi);
   if (!fh || !c.placed ||
-      (fh->node->kind == NODE_RAM && fh->node->cmd != c.cmd)) {
+      (fh->node->kind == NODE_RAM && !vfs_ram_reachable(&c, fh->node))) {
     R_err(req, EACCES);
     return;
   }
@@ -1745,8 +1834,20 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino) {
     unpin(v, n);
   }
   if (sv.f_blocks == 0) {
-    sv.f_blocks = sv.f_bfree = sv.f_bavail = VFS_RAM_MAX_INODES * 256u;
-    sv.f_files = sv.f_ffree = sv.f_favail = VFS_RAM_MAX_INODES;
+    /* a RAM area: its limits and what it uses */
+    guint64 bytes = 0, inodes = 0;
+    g_mutex_lock(&v->lock);
+    Command *cm = c.placed ? vfs_command(v, c.area) : NULL;
+    if (cm) {
+      bytes = cm->bytes;
+      inodes = cm->inodes;
+    }
+    g_mutex_unlock(&v->lock);
+    guint64 max_b = v->ram_max_bytes ? v->ram_max_bytes : (guint64)v->ram_max_inodes * VFS_RAM_MAX_FILE;
+    sv.f_blocks = max_b / 4096;
+    sv.f_bfree = sv.f_bavail = (max_b - MIN(bytes, max_b)) / 4096;
+    sv.f_files = v->ram_max_inodes;
+    sv.f_ffree = sv.f_favail = v->ram_max_inodes - MIN(inodes, (guint64)v->ram_max_inodes);
   }
   fuse_reply_statfs(req, &sv);
 }
