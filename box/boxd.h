@@ -104,5 +104,7 @@ extern char **box_run_agent_override;
 /* cmd_lua.c: `box lua --config FILE SCRIPT [ARGS...]`. */
 int box_cmd_lua(int argc, char **argv);
 int box_cmd_demo(void);
+/* cmd_mount.c: `box mount --config FILE [--rw] MOUNTPOINT`. */
+int box_cmd_mount(int argc, char **argv);
 
 #endif

@@ -709,6 +709,7 @@ int boxd_run_command(Boxd *d, const char *source, const int fds[3], int cancel_f
   c->tool_pids = g_array_new(FALSE, FALSE, sizeof(pid_t));
   g_mutex_init(&c->lock);
   box_vfs_command_set_running(d->vfs, w->command, true);
+  box_vfs_command_describe(d->vfs, w->command, source); /* for `box mount` */
   json_object *run = json_object_new_object();
   json_object_object_add(run, "op", json_object_new_string("run"));
   json_object_object_add(run, "source", json_object_new_string(source));
