@@ -69,6 +69,13 @@ static void run_outcome(void *data, int command, const char *action, json_object
   json_object_put(output);
 }
 
+static void run_note(void *data, int command, const char *action, json_object *input,
+                     const BoxDecision *d) {
+  Run *r = data;
+  (void)command;
+  box_policy_record_request(r->policy, action, input, d->verdict == BOX_VERDICT_PERMIT);
+}
+
 static char mnt_path[4096];
 static void on_fatal(int sig) {
   if (mnt_path[0]) umount2(mnt_path, MNT_DETACH);
@@ -150,6 +157,7 @@ int main(int argc, char **argv) {
       .record = run_record,
       .decide_data = &run,
       .outcome = history_dir ? run_outcome : NULL,
+      .note = run_note,
       .decide_prompt = true,
       .cache_decisions = !box_policy_reads_history(run.policy),
   };

@@ -67,6 +67,8 @@ BoxDecision *boxd_decide_args(Boxd *d, const char *action, json_object *input,
 BoxDecision *boxd_vfs_decide(void *data, int command, const char *action, json_object *input);
 void boxd_vfs_record(void *data, int command, const char *action, json_object *input,
                      const BoxDecision *decision);
+void boxd_vfs_note(void *data, int command, const char *action, json_object *input,
+                   const BoxDecision *decision);
 void boxd_vfs_outcome(void *data, int command, const char *action, json_object *input,
                       const char *result);
 

@@ -123,6 +123,12 @@ const char *box_policy_history_fault(BoxPolicy *policy);
  * the action and its input alone (no history is read), so a caller may
  * reuse it for the same request (the vfs's decision cache, issue 6). */
 bool box_policy_reads_history(const BoxPolicy *policy);
+/* The ::request event a decide() would append, for a request answered with
+ * a verdict reused from an earlier identical one (permitted: whether it was
+ * a permit, so that its outcome carries the request's id): the durable
+ * history stays complete though policy was not asked.  False when the
+ * history cannot be written. */
+bool box_policy_record_request(BoxPolicy *policy, const char *action, json_object *input, bool permitted);
 
 G_END_DECLS
 #endif

@@ -23,8 +23,9 @@
  * cache_decisions (only for a policy that reads no history,
  * box_policy_reads_history) a verdict is kept per (command, action,
  * operation, path) and reused for the same request: policy is not asked
- * again, but every decision is still recorded (logged) and raises its
- * outcome; the floor is applied afresh each time.  The cache of a command
+ * again, but every decision is still recorded (logged), noted to the
+ * policy's history (note: its ::request event) and raises its outcome; the
+ * floor is applied afresh each time.  The cache of a command
  * goes with it; box_vfs_invalidate_decisions drops every cached verdict
  * (a policy change).  The kernel caches what it would otherwise re-send:
  * entries for ENTRY_TIMEOUT (a walk is not a decision), page cache with
@@ -58,6 +59,11 @@ typedef void (*BoxVfsRecordFn)(void *data, int command, const char *action, json
  * when it definitely did not happen (the operation failed, or its request
  * was cancelled).  Called once per permitted decision, on the thread that
  * acted; denials raise no outcome. */
+/* A request answered from the decision cache (cache_decisions): policy was
+ * not asked, so its history has not seen the request yet. */
+typedef void (*BoxVfsNoteFn)(void *data, int command, const char *action, json_object *input,
+                             const BoxDecision *decision);
+
 typedef void (*BoxVfsOutcomeFn)(void *data, int command, const char *action, json_object *input,
                                 const char *result);
 
@@ -73,6 +79,7 @@ typedef struct {
   BoxVfsOutcomeFn outcome;       /* optional; gets decide_data */
   bool decide_prompt;            /* decide never waits: decide on the loop thread */
   bool cache_decisions;          /* the verdict depends on (action, input) alone */
+  BoxVfsNoteFn note;             /* optional, with cache_decisions; gets decide_data */
   /* RAM areas: per command (default; /ram/c<N>, gone at its end) or one
    * for the box's life (/ram/box, shared by every command).  Limits per
    * area; exceeding one gives ENOSPC.  0: the defaults (no total size

@@ -456,6 +456,7 @@ static BoxDecision *ask(BoxVfs *v, int cmd, const char *action, json_object *inp
   g_mutex_unlock(&v->lock);
   if (hit) {
     __atomic_add_fetch(&v->cache_hits, 1, __ATOMIC_RELAXED);
+    if (v->note) v->note(v->decide_data, cmd, action, input, hit);
     g_free(key);
     return hit;
   }
@@ -905,6 +906,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
   v->decide_data = config->decide_data;
   v->decide_prompt = config->decide_prompt;
   v->cache_decisions = config->cache_decisions && config->decide;
+  v->note = config->note;
   v->ram_per_box = config->ram_per_box;
   v->box_area = -1;
   v->ram_max_bytes = config->ram_max_bytes;

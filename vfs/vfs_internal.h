@@ -101,6 +101,7 @@ struct BoxVfs {
   BoxVfsOutcomeFn outcome;
   bool decide_prompt;
   bool cache_decisions;
+  BoxVfsNoteFn note;
   guint64 cache_hits;       /* atomic */
   /* RAM areas (issue 6, item 3) */
   bool ram_per_box;
