@@ -1399,6 +1399,10 @@ int main(int argc, char **argv) {
   /* the decision tests again, decided on the loop thread with the cache */
   g_test_add("/vfs/cached/pass-decisions", Fx, FX_CACHED, fx_setup, test_pass_decisions, fx_teardown);
   g_test_add("/vfs/cached/ram", Fx, FX_CACHED, fx_setup, test_ram, fx_teardown);
+  g_test_add("/vfs/cached/concurrent", Fx, FX_CACHED, fx_setup, test_concurrent, fx_teardown);
+  g_test_add("/vfs/cached/git", Fx, FX_CACHED, fx_setup, test_git, fx_teardown);
+  g_test_add("/vfs/cached/race-symlink-swap", Fx, FX_CACHED, fx_setup, test_race, fx_teardown);
+  g_test_add("/vfs/cached/outcomes", Fx, FX_CACHED, fx_setup, test_outcomes, fx_teardown);
   g_test_add("/vfs/pass-decisions", Fx, NULL, fx_setup, test_pass_decisions, fx_teardown);
   g_test_add("/vfs/setup-state", Fx, NULL, fx_setup, test_setup_state, fx_teardown);
   g_test_add("/vfs/ram", Fx, NULL, fx_setup, test_ram, fx_teardown);
