@@ -1508,8 +1508,16 @@ static void run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
 }
 
 /* A file handle's op: placed by the caller (or by the handle for pid 0), and a
- * RAM handle only for its own command. */
+ * RAM handle only for its own command.  An op on a passthrough file handle
+ * (read, write, fstat, fsync) is covered by the decision that opened it
+ * and acts on that descriptor only: it needs no placement (which would cost
+ * a readlink of the caller's namespace per READ). */
 static Fh *fh_check(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, int *err) {
+  Fh *pfh = FH(fi);
+  if (pfh && pfh->kind == FH_PASS_FILE && pfh->fd >= 0) {
+    *err = 0;
+    return pfh;
+  }
   Caller c;
   vfs_place(v, req, fi, &c);
   Fh *fh = FH(fi);
@@ -1904,6 +1912,15 @@ static struct fuse_file_info *job_fi(Job *j) { return j->has_fi ? &j->fi : NULL;
 
 static void job_getattr(Job *j) { run_getattr(j->req, j->ino, job_fi(j)); }
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  Fh *fh = FH(fi);
+  if (fh && fh->kind == FH_PASS_FILE && fh->fd >= 0) {
+    /* fstat(2), or the kernel checking a file it reads: covered by the
+     * decision that opened the handle, answered from its descriptor */
+    struct stat st;
+    if (fstat(fh->fd, &st) < 0) fuse_reply_err(req, errno);
+    else fuse_reply_attr(req, &st, 0.0);
+    return;
+  }
   Job *j = fi ? NULL : job_for(req, NULL);
   if (!j) {
     run_getattr(req, ino, fi);
