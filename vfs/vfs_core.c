@@ -79,6 +79,7 @@ Node *vfs_node_new(BoxVfs *v, NodeKind kind, int cmd) {
   n->kind = kind;
   n->cmd = cmd;
   n->fd = -1;
+  n->backing = -1;
   n->uid = 0;
   n->gid = 0;
   now_ts(&n->atime);
@@ -890,6 +891,7 @@ static void vfs_free(BoxVfs *v) {
 BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
   g_return_val_if_fail(config && config->mountpoint, NULL);
   BoxVfs *v = g_new0(BoxVfs, 1);
+  v->fuse_fd = -1;
   g_mutex_init(&v->lock);
   g_mutex_init(&v->pending_lock);
   v->pending = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -972,8 +974,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
     vfs_free(v);
     return NULL;
   }
-  if (fuse_session_mount(v->se, v->mountpoint) != 0) {
-    g_set_error(error, BOX_VFS_ERROR, 0, "cannot mount FUSE at %s", v->mountpoint);
+  if (!vfs_mount(v, error)) {
     vfs_free(v);
     return NULL;
   }
@@ -984,7 +985,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
   int rc = pthread_create(&v->thread, NULL, loop_thread, v);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc != 0) {
-    fuse_session_unmount(v->se);
+    vfs_unmount(v);
     g_set_error(error, BOX_VFS_ERROR, 0, "cannot start the FUSE loop: %s", g_strerror(rc));
     vfs_free(v);
     return NULL;
@@ -997,7 +998,7 @@ void box_vfs_stop(BoxVfs *v) {
   if (!v) return;
   if (v->se) {
     fuse_session_exit(v->se);
-    fuse_session_unmount(v->se);
+    vfs_unmount(v);
   }
   if (v->thread_started) pthread_join(v->thread, NULL);
   vfs_free(v);

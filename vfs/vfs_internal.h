@@ -55,6 +55,8 @@ struct Node {
   ino_t rino;          /* real st_ino */
   mode_t ftype;        /* S_IFMT bits */
   char *root_path;     /* set on the pass node of a bound root */
+  int backing;         /* its backing id while passed-through handles are open, else -1 */
+  guint backing_refs;  /* those handles */
   /* virtual / RAM */
   mode_t mode;         /* full mode incl. type */
   uid_t uid;
@@ -114,6 +116,14 @@ struct BoxVfs {
   char *live_dir;
 
   struct fuse_session *se;
+  int fuse_fd;              /* /dev/fuse, mounted by vfs_mount */
+  bool mounted;
+  /* the kernel's FUSE passthrough (vfs_passthrough.c) */
+  bool pt_offered;          /* the kernel's INIT offered it */
+  bool pt_enabled;          /* our INIT reply took it */
+  bool pt_wanted;           /* not turned off (BOXFS_NO_PASSTHROUGH) */
+  bool pt_failed;           /* a registration failed: off from then on */
+  guint64 pt_init_unique;
   pthread_t thread;
   bool thread_started;
 
@@ -193,6 +203,7 @@ typedef struct {
   GArray *entries;    /* DirEnt, snapshot at offset 0 */
   char *text;         /* mydenial snapshot */
   size_t text_len;
+  int backing;        /* pass file served by kernel passthrough: its backing id, else -1 */
 } Fh;
 
 /* vfs_core.c */
@@ -251,6 +262,19 @@ void vfs_job_set_inline(fuse_req_t req, const Caller *c);
 /* The history raiser: permitted decisions of the request this thread is
  * handling wait for its reply, which gives their outcome (NULL: error). */
 void vfs_outcome_flush(const char *result);
+
+/* vfs_passthrough.c: the mount (our own, so that INIT can take the
+ * kernel's passthrough) and the backing files of passed-through opens. */
+bool vfs_mount(BoxVfs *v, GError **error);
+void vfs_unmount(BoxVfs *v);
+/* The backing id for an open of pass node n whose real file is fd, or -1
+ * (no passthrough).  The kernel ties an inode to one backing file while it
+ * has passed-through opens, so the id is the node's, shared by its open
+ * handles (each holds a reference, dropped by vfs_backing_close). */
+int vfs_backing_open(BoxVfs *v, Node *n, int fd);
+void vfs_backing_close(BoxVfs *v, Node *n, int id);
+/* The next OPEN/CREATE reply of this thread passes through to backing id. */
+void vfs_backing_for_reply(int id);
 
 /* vfs_ops.c */
 extern const struct fuse_lowlevel_ops vfs_ops;

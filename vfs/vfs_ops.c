@@ -1295,6 +1295,7 @@ static Fh *fh_new(FhKind kind, int cmd, Node *n) {
   fh->cmd = cmd;
   fh->node = n; /* takes over the caller's pin */
   fh->fd = -1;
+  fh->backing = -1;
   return fh;
 }
 
@@ -1400,7 +1401,9 @@ static void run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) 
     } else {
       fh = fh_new(FH_PASS_FILE, c.cmd, n);
       fh->fd = fd;
-      fi->keep_cache = 1;
+      fh->backing = S_ISREG(n->ftype) ? vfs_backing_open(v, n, fd) : -1;
+      /* the kernel refuses a passthrough open with any cache flag */
+      fi->keep_cache = fh->backing < 0;
     }
   } else if (!err) {
     g_mutex_lock(&v->lock);
@@ -1424,7 +1427,11 @@ static void run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) 
   }
   fh->flags = fi->flags;
   fi->fh = (uint64_t)(uintptr_t)fh;
-  if (R_open(req, fi) != 0) {
+  vfs_backing_for_reply(fh->backing);
+  int sent = R_open(req, fi);
+  vfs_backing_for_reply(-1);
+  if (sent != 0) {
+    vfs_backing_close(v, n, fh->backing);
     if (fh->fd >= 0) close(fh->fd);
     g_free(fh);
     unpin(v, n);
@@ -1468,7 +1475,8 @@ static void run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
         g_mutex_unlock(&v->lock);
         fh = fh_new(FH_PASS_FILE, c.cmd, n);
         fh->fd = fd;
-        fi->keep_cache = 1;
+        fh->backing = vfs_backing_open(v, n, fd);
+        fi->keep_cache = fh->backing < 0;
       }
     }
   } else if (!err) {
@@ -1496,9 +1504,13 @@ static void run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
   }
   fh->flags = fi->flags;
   fi->fh = (uint64_t)(uintptr_t)fh;
-  if (R_create(req, &e, fi) != 0) {
-    if (fh->fd >= 0) close(fh->fd);
+  vfs_backing_for_reply(fh->backing);
+  int sent = R_create(req, &e, fi);
+  vfs_backing_for_reply(-1);
+  if (sent != 0) {
     Node *n = fh->node;
+    vfs_backing_close(v, n, fh->backing);
+    if (fh->fd >= 0) close(fh->fd);
     g_free(fh);
     g_mutex_lock(&v->lock);
     forget_one(v, e.ino, 1);
@@ -1624,6 +1636,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) 
 }
 
 static void fh_free(BoxVfs *v, Fh *fh) {
+  vfs_backing_close(v, fh->node, fh->backing);
   if (fh->fd >= 0) close(fh->fd);
   if (fh->dir) closedir(fh->dir);
   if (fh->entries) {
