@@ -29,7 +29,10 @@
  * goes with it; box_vfs_invalidate_decisions drops every cached verdict
  * (a policy change).  The kernel caches what it would otherwise re-send:
  * entries for ENTRY_TIMEOUT (a walk is not a decision), page cache with
- * keep_cache, and FLUSH and the xattr ops answered ENOSYS once. */
+ * keep_cache, and FLUSH and the xattr ops answered ENOSYS once.  Where the
+ * kernel offers FUSE passthrough (vfs_passthrough.c), an opened real file
+ * is served by the kernel from the real file: its reads, writes and mmap,
+ * covered by the decision at OPEN, never reach the daemon. */
 #ifndef BOX_VFS_H
 #define BOX_VFS_H
 
