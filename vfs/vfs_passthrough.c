@@ -165,12 +165,14 @@ void vfs_unmount(BoxVfs *v) {
 }
 
 int vfs_backing_open(BoxVfs *v, Node *n, int fd) {
-  if (!v->pt_enabled || !v->pt_wanted || __atomic_load_n(&v->pt_failed, __ATOMIC_SEQ_CST) || fd < 0)
-    return -1;
+  if (!v->pt_enabled || !v->pt_wanted || fd < 0) return -1;
   g_mutex_lock(&v->lock);
   int id = n->backing;
   if (id >= 0) {
+    /* an inode with passed-through handles takes no cached one */
     n->backing_refs++;
+  } else if (__atomic_load_n(&v->pt_failed, __ATOMIC_SEQ_CST)) {
+    id = -1;
   } else {
     struct pt_backing_map map = {.fd = fd, .flags = 0, .padding = 0};
     id = ioctl(v->fuse_fd, PT_IOC_BACKING_OPEN, &map);
