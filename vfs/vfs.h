@@ -129,6 +129,9 @@ char *box_vfs_pass_path(const BoxVfs *vfs, const char *real_path);
 /* For tests: how many RAM nodes (of every command, ended ones included) the
  * daemon still holds. */
 guint box_vfs_debug_ram_nodes(BoxVfs *vfs);
+/* For tests: whether the kernel took FUSE passthrough, and how many backing
+ * files were registered so far. */
+bool box_vfs_debug_passthrough(BoxVfs *vfs, guint64 *registered);
 /* For tests: decisions answered from the cache so far. */
 guint64 box_vfs_debug_cache_hits(BoxVfs *vfs);
 /* For tests: requests answered EINTR while their decision was pending

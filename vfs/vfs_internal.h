@@ -124,6 +124,7 @@ struct BoxVfs {
   bool pt_wanted;           /* not turned off (BOXFS_NO_PASSTHROUGH) */
   bool pt_failed;           /* a registration failed: off from then on */
   guint64 pt_init_unique;
+  guint64 pt_registered;    /* backing files registered (atomic) */
   pthread_t thread;
   bool thread_started;
 

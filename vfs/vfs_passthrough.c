@@ -179,6 +179,7 @@ int vfs_backing_open(BoxVfs *v, Node *n, int fd) {
     if (id >= 0) {
       n->backing = id;
       n->backing_refs = 1;
+      __atomic_add_fetch(&v->pt_registered, 1, __ATOMIC_RELAXED);
     } else if (!__atomic_exchange_n(&v->pt_failed, true, __ATOMIC_SEQ_CST)) {
       /* One failure turns it off for good: a file the kernel serves cached
        * and another it serves passed through must not meet on one inode. */
@@ -201,3 +202,8 @@ void vfs_backing_close(BoxVfs *v, Node *n, int id) {
 }
 
 void vfs_backing_for_reply(int id) { tls_backing = id; }
+
+bool box_vfs_debug_passthrough(BoxVfs *v, guint64 *registered) {
+  if (registered) *registered = __atomic_load_n(&v->pt_registered, __ATOMIC_RELAXED);
+  return v->pt_enabled && v->pt_wanted && !v->pt_failed;
+}

@@ -1316,6 +1316,52 @@ static void test_decision_cache(Fx *fx, gconstpointer data) {
   box_vfs_command_end(fx->vfs, cmd2);
 }
 
+/* ---- the kernel's FUSE passthrough for opened real files ---- */
+
+static void worker_passthrough(Ctx *c) {
+  char *p = g_strconcat(c->fx->pass_home, "/pt.txt", NULL);
+  int fd = open(p, O_CREAT | O_RDWR | O_TRUNC, 0644);
+  int ok = fd >= 0 && write(fd, "abc", 3) == 3;
+  /* a second handle on the same inode while the first is open */
+  int fd2 = open(p, O_RDONLY);
+  char b[8] = {0};
+  ok = ok && fd2 >= 0 && pread(fd2, b, sizeof b, 0) == 3 && memcmp(b, "abc", 3) == 0;
+  /* O_APPEND through its own handle */
+  int fd3 = open(p, O_WRONLY | O_APPEND);
+  ok = ok && fd3 >= 0 && write(fd3, "de", 2) == 2;
+  struct stat st;
+  ok = ok && fstat(fd2, &st) == 0 && st.st_size == 5;
+  ok = ok && pread(fd2, b, sizeof b, 0) == 5 && memcmp(b, "abcde", 5) == 0;
+  if (fd >= 0) close(fd);
+  if (fd2 >= 0) close(fd2);
+  if (fd3 >= 0) close(fd3);
+  put(c, "pt", "%d", ok);
+  g_free(p);
+}
+
+static void test_passthrough(Fx *fx, gconstpointer data) {
+  (void)data;
+  int cmd = box_vfs_command_new(fx->vfs);
+  guint64 before = 0;
+  bool on = box_vfs_debug_passthrough(fx->vfs, &before);
+  GHashTable *h = run_worker(fx, cmd, true, worker_passthrough);
+  g_assert_cmpstr(val(h, "pt"), ==, "1");
+  g_hash_table_unref(h);
+  char *real = g_build_filename(fx->home, "pt.txt", NULL);
+  int e;
+  char *t = slurp(real, &e);
+  g_assert_cmpstr(t, ==, "abcde");
+  g_free(t);
+  g_free(real);
+  guint64 after = 0;
+  on = box_vfs_debug_passthrough(fx->vfs, &after);
+  g_test_message("passthrough %s, %" G_GUINT64_FORMAT " backing files", on ? "on" : "off", after);
+  /* the kernel here has CONFIG_FUSE_PASSTHROUGH: then every open was passed through */
+  if (on) g_assert_cmpuint(after, >, before);
+  g_ptr_array_unref(take_records(fx));
+  box_vfs_command_end(fx->vfs, cmd);
+}
+
 static void test_nested_pidns(Fx *fx, gconstpointer data) {
   (void)data;
   int cmd = box_vfs_command_new(fx->vfs);
@@ -1396,6 +1442,7 @@ int main(int argc, char **argv) {
   signal(SIGABRT, on_abort);
   g_test_add("/vfs/unplaced", Fx, NULL, fx_setup, test_unplaced, fx_teardown);
   g_test_add("/vfs/decision-cache", Fx, FX_CACHED, fx_setup, test_decision_cache, fx_teardown);
+  g_test_add("/vfs/passthrough", Fx, NULL, fx_setup, test_passthrough, fx_teardown);
   /* the decision tests again, decided on the loop thread with the cache */
   g_test_add("/vfs/cached/pass-decisions", Fx, FX_CACHED, fx_setup, test_pass_decisions, fx_teardown);
   g_test_add("/vfs/cached/ram", Fx, FX_CACHED, fx_setup, test_ram, fx_teardown);
