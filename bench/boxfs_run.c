@@ -4,7 +4,10 @@
  * runs (tests/posix/), never by boxd.
  *
  *   boxfs-run --root DIR [--root DIR]... [--policy FILE] [--log FILE]
- *             [--tool] -- PROGRAM [ARGS...]
+ *             [--history DIR] [--tool] -- PROGRAM [ARGS...]
+ *
+ * --history DIR: the policy's durable history in DIR and the vfs's outcome
+ * raiser, as boxd runs them (every permitted operation records its outcome).
  *
  * Mounts under a fresh /tmp/boxfs-run-XXXXXX, starts the program in a new
  * PID namespace placed as command 0's worker (decisions on; --tool: placed
@@ -51,6 +54,28 @@ static void run_record(void *data, int command, const char *action, json_object 
   if (r->log) box_decision_log_append(r->log, action, input, NULL, d);
 }
 
+/* As boxd's raiser (box/decide.c): the outcome of a permitted operation. */
+static void run_outcome(void *data, int command, const char *action, json_object *input,
+                        const char *result) {
+  Run *r = data;
+  (void)command;
+  if (!result) {
+    box_policy_record_error(r->policy, action, input);
+    return;
+  }
+  json_object *output = json_object_new_object();
+  json_object_object_add(output, "result", json_object_new_string(result));
+  box_policy_record_response(r->policy, action, input, output);
+  json_object_put(output);
+}
+
+static void run_note(void *data, int command, const char *action, json_object *input,
+                     const BoxDecision *d) {
+  Run *r = data;
+  (void)command;
+  box_policy_record_request(r->policy, action, input, d->verdict == BOX_VERDICT_PERMIT);
+}
+
 static char mnt_path[4096];
 static void on_fatal(int sig) {
   if (mnt_path[0]) umount2(mnt_path, MNT_DETACH);
@@ -60,7 +85,7 @@ static void on_fatal(int sig) {
 
 int main(int argc, char **argv) {
   GPtrArray *roots = g_ptr_array_new();
-  const char *policy_file = NULL, *log_file = NULL;
+  const char *policy_file = NULL, *log_file = NULL, *history_dir = NULL;
   bool tool = false;
   int i = 1;
   for (; i < argc; i++) {
@@ -78,10 +103,12 @@ int main(int argc, char **argv) {
       policy_file = argv[++i];
     } else if (strcmp(argv[i], "--log") == 0 && i + 1 < argc) {
       log_file = argv[++i];
+    } else if (strcmp(argv[i], "--history") == 0 && i + 1 < argc) {
+      history_dir = argv[++i];
     } else if (strcmp(argv[i], "--tool") == 0) {
       tool = true;
     } else {
-      fprintf(stderr, "usage: boxfs-run --root DIR [--policy FILE] [--log FILE] [--tool] -- PROG [ARGS]\n");
+      fprintf(stderr, "usage: boxfs-run --root DIR [--policy FILE] [--log FILE] [--history DIR] [--tool] -- PROG [ARGS]\n");
       return 2;
     }
   }
@@ -97,6 +124,10 @@ int main(int argc, char **argv) {
                            : box_policy_load_string("permit(principal, action, resource);", NULL, &err);
   if (!run.policy) {
     fprintf(stderr, "boxfs-run: policy: %s\n", err->message);
+    return 2;
+  }
+  if (history_dir && !box_policy_open_history(run.policy, history_dir, &err)) {
+    fprintf(stderr, "boxfs-run: history: %s\n", err->message);
     return 2;
   }
   char tmpl[] = "/tmp/boxfs-run-XXXXXX";
@@ -125,6 +156,10 @@ int main(int argc, char **argv) {
       .decide = run_decide,
       .record = run_record,
       .decide_data = &run,
+      .outcome = history_dir ? run_outcome : NULL,
+      .note = run_note,
+      .decide_prompt = true,
+      .cache_decisions = !box_policy_reads_history(run.policy),
   };
   BoxVfs *vfs = box_vfs_start(&cfg, &err);
   if (!vfs) {

@@ -67,6 +67,8 @@ BoxDecision *boxd_decide_args(Boxd *d, const char *action, json_object *input,
 BoxDecision *boxd_vfs_decide(void *data, int command, const char *action, json_object *input);
 void boxd_vfs_record(void *data, int command, const char *action, json_object *input,
                      const BoxDecision *decision);
+void boxd_vfs_note(void *data, int command, const char *action, json_object *input,
+                   const BoxDecision *decision);
 void boxd_vfs_outcome(void *data, int command, const char *action, json_object *input,
                       const char *result);
 
@@ -112,5 +114,7 @@ extern char **box_run_agent_override;
 /* cmd_lua.c: `box lua --config FILE SCRIPT [ARGS...]`. */
 int box_cmd_lua(int argc, char **argv);
 int box_cmd_demo(void);
+/* cmd_mount.c: `box mount --config FILE [--rw] MOUNTPOINT`. */
+int box_cmd_mount(int argc, char **argv);
 
 #endif

@@ -552,6 +552,49 @@ static bool check_shell_timeout(Proc *p, json_object *v, BoxProcessSpec *out) {
   return true;
 }
 
+/* [agent] ram, ram_size, ram_inodes (the Shell's RAM areas, issue 6). */
+static bool check_ram(Proc *p, const char *k, json_object *v, BoxProcessSpec *out) {
+  char *key = key_join(p->key, k);
+  bool ok = true;
+  if (strcmp(k, "ram") == 0) {
+    const char *t = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+    if (t && strcmp(t, "box") == 0)
+      out->ram_per_box = true;
+    else if (t && strcmp(t, "command") == 0)
+      out->ram_per_box = false;
+    else
+      ok = fail_parse(p->c, "`%s` is invalid: expected \"command\" or \"box\"", key);
+  } else if (strcmp(k, "ram_size") == 0) {
+    gint64 n = -1;
+    if (json_object_is_type(v, json_type_int)) {
+      n = json_object_get_int64(v);
+    } else if (json_object_is_type(v, json_type_string)) {
+      const char *t = json_object_get_string(v);
+      char *end = NULL;
+      guint64 x = g_ascii_isdigit(t[0]) ? g_ascii_strtoull(t, &end, 10) : 0;
+      guint64 mul = 0;
+      if (end && (*end == '\0' || strcmp(end, "B") == 0)) mul = 1;
+      else if (end && (strcmp(end, "K") == 0 || strcmp(end, "KiB") == 0)) mul = 1024;
+      else if (end && (strcmp(end, "M") == 0 || strcmp(end, "MiB") == 0)) mul = 1024 * 1024;
+      else if (end && (strcmp(end, "G") == 0 || strcmp(end, "GiB") == 0)) mul = 1024 * 1024 * 1024;
+      if (mul && x <= G_MAXINT64 / mul) n = (gint64)(x * mul);
+    }
+    if (n < 4096 || n > ((gint64)1 << 40))
+      ok = fail_parse(p->c, "`%s` is invalid: expected a size such as \"64M\" or \"1G\", "
+                            "from 4K to 1T", key);
+    else
+      out->ram_max_bytes = (guint64)n;
+  } else {
+    gint64 n = json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
+    if (n < 16 || n > 10000000)
+      ok = fail_parse(p->c, "`%s` is invalid: expected a whole number from 16 to 10000000", key);
+    else
+      out->ram_max_inodes = (unsigned)n;
+  }
+  g_free(key);
+  return ok;
+}
+
 static bool check_process(Proc *p, json_object *tbl, BoxProcessSpec *out) {
   Ctx *c = p->c;
   if (!json_object_is_type(tbl, json_type_object))
@@ -566,6 +609,9 @@ static bool check_process(Proc *p, json_object *tbl, BoxProcessSpec *out) {
       ok = check_workspace(p, val, out);
     } else if (p->is_agent && strcmp(k, "shell_timeout") == 0) {
       ok = check_shell_timeout(p, val, out);
+    } else if (p->is_agent && (strcmp(k, "ram") == 0 || strcmp(k, "ram_size") == 0 ||
+                               strcmp(k, "ram_inodes") == 0)) {
+      ok = check_ram(p, k, val, out);
     } else if (strcmp(k, "env") == 0) {
       ok = check_env(p, val, out);
     } else if (strcmp(k, "filesystem") == 0) {

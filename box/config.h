@@ -26,6 +26,13 @@ typedef struct {
   /* [agent] shell_timeout: wall clock for one Shell command, in ms; 0 =
    * the Shell's default (30 s).  Always 0 on tools. */
   unsigned shell_timeout_ms;
+  /* [agent] ram ("command", the default, or "box"): how long the Shell's
+   * RAM paths (/tmp, /etc, ... everything outside the roots) live; ram_size
+   * (bytes; "64M", "1G", "512K" or an integer) and ram_inodes limit each
+   * RAM area (0 = the defaults).  Always 0/false on tools. */
+  bool ram_per_box;
+  guint64 ram_max_bytes;
+  unsigned ram_max_inodes;
 } BoxProcessSpec;
 
 typedef struct {

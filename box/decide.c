@@ -25,6 +25,15 @@ BoxDecision *boxd_vfs_decide(void *data, int command, const char *action, json_o
   return box_policy_decide(d->policy, action, input);
 }
 
+/* A verdict the vfs reused: the history still records the request. */
+void boxd_vfs_note(void *data, int command, const char *action, json_object *input,
+                   const BoxDecision *decision)
+{
+  Boxd *d = data;
+  (void)command;
+  box_policy_record_request(d->policy, action, input, decision->verdict == BOX_VERDICT_PERMIT);
+}
+
 void boxd_vfs_record(void *data, int command, const char *action, json_object *input,
                      const BoxDecision *decision)
 {

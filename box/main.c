@@ -10,6 +10,7 @@ static const char usage[] =
     "Commands:\n"
     "  run --config FILE [-- ARGS...]  Run a box and its agent; exit with the agent's status\n"
     "  lua --config FILE SCRIPT [ARGS...]  Run a Lua script as the box's agent\n"
+    "  mount --config FILE [--rw] MOUNTPOINT  Show a box's view live at MOUNTPOINT until Ctrl-C\n"
     "  demo                            Run a demo box on the built-in example config and policy\n"
     "  policy check|decide|generate-schema  Test a policy file as a box would load it\n"
     "\n"
@@ -37,6 +38,8 @@ int main(int argc, char **argv)
   }
   if (strcmp(verb, "run") == 0)
     return box_cmd_run(argc - 1, argv + 1);
+  if (strcmp(verb, "mount") == 0)
+    return box_cmd_mount(argc - 1, argv + 1);
   if (strcmp(verb, "lua") == 0)
     return box_cmd_lua(argc - 1, argv + 1);
   if (strcmp(verb, "policy") == 0)

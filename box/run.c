@@ -469,6 +469,52 @@ static void record_dirs(Boxd *d)
   g_file_set_contents_full(path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600, NULL);
 }
 
+/* private/live: what `box mount` shows of a running box: box.json (its
+ * roots, workspace and log) and one <N>.json per running command (written
+ * by the vfs).  Cleared at start (a killed run's) and at teardown. */
+static void live_clear(const char *dir, bool remove_dir)
+{
+  if (!dir)
+    return;
+  GDir *g = g_dir_open(dir, 0, NULL);
+  const char *e;
+  while (g && (e = g_dir_read_name(g)) != NULL) {
+    g_autofree char *f = g_build_filename(dir, e, NULL);
+    unlink(f);
+  }
+  if (g)
+    g_dir_close(g);
+  if (remove_dir)
+    rmdir(dir);
+}
+
+static char *live_prepare(Boxd *d)
+{
+  char *dir = g_build_filename(d->config->box_dir, "private", "live", NULL);
+  live_clear(dir, false);
+  if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+    g_free(dir);
+    return NULL;
+  }
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "pid", json_object_new_int(getpid()));
+  json_object_object_add(o, "workspace", json_object_new_string(d->workspace));
+  json_object_object_add(o, "operator_home", json_object_new_string(d->operator_home));
+  json_object_object_add(o, "agent_home", json_object_new_string(d->agent_home));
+  json_object *roots = json_object_new_array();
+  for (int i = 0; d->roots[i]; i++)
+    json_object_array_add(roots, json_object_new_string(d->roots[i]));
+  json_object_object_add(o, "roots", roots);
+  g_autofree char *log = g_build_filename(d->config->box_dir, "private", "telemetry",
+                                          "records.jsonl", NULL);
+  json_object_object_add(o, "decision_log", json_object_new_string(log));
+  g_autofree char *path = g_build_filename(dir, "box.json", NULL);
+  g_file_set_contents_full(path, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), -1,
+                           G_FILE_SET_CONTENTS_CONSISTENT, 0600, NULL);
+  json_object_put(o);
+  return dir;
+}
+
 #define TEARDOWN_LIMIT_S 10
 
 static int teardown_status;
@@ -507,6 +553,7 @@ static int serve(Boxd *d, char **agent_argv)
                   d->mountpoint, d->roots[i]);
   const char *floor_trees[] = { d->config->box_dir, NULL };
   const char *floor_files[] = { d->config->path, d->config->policy, NULL };
+  g_autofree char *live_dir = live_prepare(d);
   BoxVfsConfig vc = {
     .mountpoint = d->mountpoint,
     .roots = (const char *const *)d->roots,
@@ -517,6 +564,15 @@ static int serve(Boxd *d, char **agent_argv)
     .record = boxd_vfs_record,
     .outcome = boxd_vfs_outcome,
     .decide_data = d,
+    /* box_policy_decide never waits; without history rules a verdict is a
+     * function of the request alone */
+    .decide_prompt = true,
+    .cache_decisions = !box_policy_reads_history(d->policy),
+    .note = boxd_vfs_note,
+    .ram_per_box = d->config->agent.ram_per_box,
+    .ram_max_bytes = d->config->agent.ram_max_bytes,
+    .ram_max_inodes = d->config->agent.ram_max_inodes,
+    .live_dir = live_dir,
   };
   d->vfs = box_vfs_start(&vc, &error);
   if (!d->vfs) {
@@ -582,5 +638,6 @@ teardown:
   rmdir(d->staging_dir);
   g_autofree char *record = dirs_record_path(d);
   unlink(record);
+  live_clear(live_dir, true);
   return status;
 }

@@ -834,6 +834,7 @@ static Command *run_on_worker(Boxd *d, Worker *w, const char *source, const int 
   /* Only now: until it said "ready" the worker was rooting itself, which
    * the mount serves undecided. */
   box_vfs_command_set_running(d->vfs, w->command, true);
+  box_vfs_command_describe(d->vfs, w->command, source); /* for `box mount` */
   json_object *run = json_object_new_object();
   json_object_object_add(run, "op", json_object_new_string("run"));
   json_object_object_add(run, "source", json_object_new_string(source));

@@ -226,6 +226,14 @@ void policy_escape_debug(GString *out, const char *s, size_t maxbytes);
 void policy_escape_annotation(GString *out, const char *s);
 char *policy_build_message(const BoxDecision *d, const Rule *const *forbids, size_t nforbids);
 char *policy_cap_utf8(const char *s, size_t max, const char *suffix);
+/* decision_log.c: a decision's two log lines (with their newlines), hand
+ * rendered; and the same through json-c objects, for the unit test. */
+char *policy_decision_log_render(const BoxDecisionLog *log, const char *action, json_object *input,
+                                 const BoxCommandArgs *command_args, const BoxDecision *decision,
+                                 const char *nanos, const char *trace, const char *span);
+char *policy_decision_log_render_ref(const BoxDecisionLog *log, const char *action, json_object *input,
+                                     const BoxCommandArgs *command_args, const BoxDecision *decision,
+                                     const char *nanos, const char *trace, const char *span);
 
 #define POLICY_PARSE_CLASS "failed to parse policy source: "
 #define POLICY_PARSE_PREFIX POLICY_PARSE_CLASS "dogwood parse: "

@@ -119,6 +119,16 @@ void box_policy_set_clock(BoxPolicy *policy, int64_t (*clock)(void *data), void 
 void box_policy_history_stats(BoxPolicy *policy, size_t *events, size_t *bytes);
 /* Why the policy denies everything, or NULL. */
 const char *box_policy_history_fault(BoxPolicy *policy);
+/* Whether some rule has a temporal clause.  When false a verdict depends on
+ * the action and its input alone (no history is read), so a caller may
+ * reuse it for the same request (the vfs's decision cache, issue 6). */
+bool box_policy_reads_history(const BoxPolicy *policy);
+/* The ::request event a decide() would append, for a request answered with
+ * a verdict reused from an earlier identical one (permitted: whether it was
+ * a permit, so that its outcome carries the request's id): the durable
+ * history stays complete though policy was not asked.  False when the
+ * history cannot be written. */
+bool box_policy_record_request(BoxPolicy *policy, const char *action, json_object *input, bool permitted);
 
 G_END_DECLS
 #endif

@@ -1156,6 +1156,21 @@ void box_policy_history_stats(BoxPolicy *pol, size_t *events, size_t *bytes) {
   g_mutex_unlock(&t->lock);
 }
 
+bool box_policy_record_request(BoxPolicy *pol, const char *action, json_object *input, bool permitted) {
+  int ai = policy_action_index(action);
+  if (!pol || !pol->temporal || ai < 0) return pol != NULL;
+  const char *why = NULL;
+  if (!policy_temporal_begin(pol, ai, input, &why)) return false;
+  char *label = box_policy_resource_label(action, input);
+  policy_temporal_end(pol, permitted, ai, label);
+  g_free(label);
+  return true;
+}
+
+bool box_policy_reads_history(const BoxPolicy *pol) {
+  return pol && pol->temporal && pol->temporal->formulas && pol->temporal->formulas->len > 0;
+}
+
 const char *box_policy_history_fault(BoxPolicy *pol) {
   return pol && pol->temporal && pol->temporal->faulted ? pol->temporal->fault : NULL;
 }

@@ -16,14 +16,23 @@
  * pending it is answered EINTR on FUSE_INTERRUPT (a killed caller) or when
  * its command ends; the decision, once made, is still logged.
  *
- * Decision cache (issue 6, item 4): none for logged decisions.  Every
- * decision is logged and raises its ::request history event inside
- * box_policy_decide, which a (command, path, operation) cache would skip; a
- * history rule may read those events, and the policy API does not say which
- * decisions read history, so a skipped evaluation could change a later
- * verdict.  What is cached is what the kernel would otherwise re-send:
+ * Speed (issue 6, item 4).  With decide_prompt (the decide callback returns
+ * in bounded time, as box_policy_decide does) a request is decided on the
+ * session-loop thread that received it: no hand-off, and the multithreaded
+ * loop starts another thread when all of them are busy.  With
+ * cache_decisions (only for a policy that reads no history,
+ * box_policy_reads_history) a verdict is kept per (command, action,
+ * operation, path) and reused for the same request: policy is not asked
+ * again, but every decision is still recorded (logged), noted to the
+ * policy's history (note: its ::request event) and raises its outcome; the
+ * floor is applied afresh each time.  The cache of a command
+ * goes with it; box_vfs_invalidate_decisions drops every cached verdict
+ * (a policy change).  The kernel caches what it would otherwise re-send:
  * entries for ENTRY_TIMEOUT (a walk is not a decision), page cache with
- * keep_cache, and FLUSH answered ENOSYS once. */
+ * keep_cache, and FLUSH and the xattr ops answered ENOSYS once.  Where the
+ * kernel offers FUSE passthrough (vfs_passthrough.c), an opened real file
+ * is served by the kernel from the real file: its reads, writes and mmap,
+ * covered by the decision at OPEN, never reach the daemon. */
 #ifndef BOX_VFS_H
 #define BOX_VFS_H
 
@@ -53,6 +62,11 @@ typedef void (*BoxVfsRecordFn)(void *data, int command, const char *action, json
  * when it definitely did not happen (the operation failed, or its request
  * was cancelled).  Called once per permitted decision, on the thread that
  * acted; denials raise no outcome. */
+/* A request answered from the decision cache (cache_decisions): policy was
+ * not asked, so its history has not seen the request yet. */
+typedef void (*BoxVfsNoteFn)(void *data, int command, const char *action, json_object *input,
+                             const BoxDecision *decision);
+
 typedef void (*BoxVfsOutcomeFn)(void *data, int command, const char *action, json_object *input,
                                 const char *result);
 
@@ -66,6 +80,23 @@ typedef struct {
   BoxVfsRecordFn record;
   void *decide_data;
   BoxVfsOutcomeFn outcome;       /* optional; gets decide_data */
+  bool decide_prompt;            /* decide never waits: decide on the loop thread */
+  bool cache_decisions;          /* the verdict depends on (action, input) alone */
+  BoxVfsNoteFn note;             /* optional, with cache_decisions; gets decide_data */
+  /* RAM areas: per command (default; /ram/c<N>, gone at its end) or one
+   * for the box's life (/ram/box, shared by every command).  Limits per
+   * area; exceeding one gives ENOSPC.  0: the defaults (no total size
+   * limit, 10 MiB per file; 10,000 inodes). */
+  bool ram_per_box;
+  guint64 ram_max_bytes;
+  guint ram_max_inodes;
+  /* boxd: a directory where each running command is published as
+   * <N>.json (text, pid, RAM area) for `box mount`; NULL: not published. */
+  const char *live_dir;
+  /* `box mount`: the view's .box/ also holds decisions.jsonl (this file,
+   * read live) and commands/ (the commands published in view_live_dir). */
+  const char *view_log;
+  const char *view_live_dir;
 } BoxVfsConfig;
 
 /* Mounts and starts the multithreaded session loop in its own thread. */
@@ -78,20 +109,31 @@ int box_vfs_command_new(BoxVfs *vfs);
 /* Places every caller in pid's PID namespace in command N, as the Shell
  * worker (decisions apply) or as a tool of N (no decisions; its binds bound it). */
 bool box_vfs_command_attach(BoxVfs *vfs, int command, pid_t pid, bool is_tool, GError **error);
+/* The command's text, for the operator (published to live_dir). */
+void box_vfs_command_describe(BoxVfs *vfs, int command, const char *text);
 /* While false (setup), the worker's requests raise no decision. */
 void box_vfs_command_set_running(BoxVfs *vfs, int command, bool running);
 /* Ends N: detaches its namespaces, answers its pending requests with
  * EINTR, invalidates /ram/c<N> in the kernel and frees its nodes. */
 void box_vfs_command_end(BoxVfs *vfs, int command);
 
+/* Forgets every cached verdict (the policy changed). */
+void box_vfs_invalidate_decisions(BoxVfs *vfs);
+
 const char *box_vfs_mountpoint(const BoxVfs *vfs);
-/* "<mountpoint>/ram/c<N>" and "<mountpoint>/pass<real>"; newly allocated. */
+/* "<mountpoint>/ram/c<N>" ("<mountpoint>/ram/box" with a per-box RAM area)
+ * and "<mountpoint>/pass<real>"; newly allocated. */
 char *box_vfs_ram_root(const BoxVfs *vfs, int command);
 char *box_vfs_pass_path(const BoxVfs *vfs, const char *real_path);
 
 /* For tests: how many RAM nodes (of every command, ended ones included) the
  * daemon still holds. */
 guint box_vfs_debug_ram_nodes(BoxVfs *vfs);
+/* For tests: whether the kernel took FUSE passthrough, and how many backing
+ * files were registered so far. */
+bool box_vfs_debug_passthrough(BoxVfs *vfs, guint64 *registered);
+/* For tests: decisions answered from the cache so far. */
+guint64 box_vfs_debug_cache_hits(BoxVfs *vfs);
 /* For tests: requests answered EINTR while their decision was pending
  * (FUSE_INTERRUPT or the end of their command). */
 guint64 box_vfs_debug_cancelled(BoxVfs *vfs);

@@ -15,6 +15,8 @@
 
 G_DEFINE_QUARK(box-vfs-error-quark, box_vfs_error)
 
+static Command *command_create(BoxVfs *v, const char *root_name);
+
 /* ---- decisions without the policy library (first cut builds) ---- */
 #ifndef BOX_VFS_HAVE_POLICY
 static BoxDecision *local_enforcement(const char *action, const char *resource, const char *gate,
@@ -77,6 +79,7 @@ Node *vfs_node_new(BoxVfs *v, NodeKind kind, int cmd) {
   n->kind = kind;
   n->cmd = cmd;
   n->fd = -1;
+  n->backing = -1;
   n->uid = 0;
   n->gid = 0;
   now_ts(&n->atime);
@@ -100,6 +103,7 @@ static void node_free(BoxVfs *v, Node *n) {
     Command *cm = (n->cmd >= 0 && (guint)n->cmd < v->commands->len)
                       ? g_ptr_array_index(v->commands, n->cmd) : NULL;
     if (cm && cm->inodes > 0) cm->inodes--;
+    if (cm && n->data) cm->bytes -= MIN(cm->bytes, (guint64)n->data->len);
   }
   Node *parent = n->parent;
   if (n->children) g_hash_table_unref(n->children);
@@ -151,7 +155,7 @@ Node *vfs_ram_new(BoxVfs *v, int cmd, Node *dir, const char *name, mode_t mode, 
     *err = ENOENT;
     return NULL;
   }
-  if (cm->inodes >= VFS_RAM_MAX_INODES) {
+  if (cm->inodes >= v->ram_max_inodes) {
     *err = ENOSPC;
     return NULL;
   }
@@ -191,6 +195,25 @@ void vfs_ram_unlink(BoxVfs *v, Node *dir, const char *name) {
   dir->ctime = dir->mtime;
   n->ctime = dir->mtime;
   vfs_node_unref(v, n);
+}
+
+bool vfs_ram_reachable(const Caller *c, const Node *n) {
+  return n->cmd == c->cmd || (c->area >= 0 && n->cmd == c->area);
+}
+
+int vfs_ram_resize(BoxVfs *v, Node *n, size_t len) {
+  guint64 file_max = v->ram_max_bytes ? v->ram_max_bytes : VFS_RAM_MAX_FILE;
+  if (len > file_max || len > G_MAXUINT) return ENOSPC;
+  size_t old = n->data->len;
+  Command *cm = (n->cmd >= 0 && (guint)n->cmd < v->commands->len)
+                    ? g_ptr_array_index(v->commands, n->cmd) : NULL;
+  if (cm && len > old && v->ram_max_bytes && cm->bytes + (len - old) > v->ram_max_bytes)
+    return ENOSPC;
+  g_byte_array_set_size(n->data, (guint)len);
+  if (len > old) memset(n->data->data + old, 0, len - old);
+  if (cm && len >= old) cm->bytes += len - old;
+  else if (cm) cm->bytes -= MIN(cm->bytes, (guint64)(old - len));
+  return 0;
 }
 
 Node *vfs_pass_find(BoxVfs *v, dev_t dev, ino_t ino) {
@@ -393,6 +416,84 @@ static json_object *fs_input(const char *spelled, const char *operation) {
   return in;
 }
 
+/* ---- the decision cache (cache_decisions) ---- */
+
+static char *dup0(const char *s) { return s ? g_strdup(s) : NULL; }
+
+static BoxDecision *decision_copy(const BoxDecision *d) {
+  BoxDecision *x = g_new0(BoxDecision, 1);
+  x->verdict = d->verdict;
+  x->cause = d->cause;
+  x->action = dup0(d->action);
+  x->resource = dup0(d->resource);
+  x->rule = dup0(d->rule);
+  x->description = dup0(d->description);
+  x->message = dup0(d->message);
+  x->reason = dup0(d->reason);
+  x->dry_run = d->dry_run;
+  x->determining_ids = g_ptr_array_new_with_free_func(g_free);
+  for (guint i = 0; d->determining_ids && i < d->determining_ids->len; i++)
+    g_ptr_array_add(x->determining_ids, g_strdup(g_ptr_array_index(d->determining_ids, i)));
+  return x;
+}
+
+static GHashTable *verdicts_new(void) {
+  return g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)decision_free);
+}
+
+/* Policy's verdict on (action, input), from the command's cache when the
+ * same request was decided before.  A verdict is a function of the request
+ * alone only for a policy that reads no history (the caller vouches for
+ * that with cache_decisions), so reusing it changes no later verdict. */
+static BoxDecision *ask(BoxVfs *v, int cmd, const char *action, json_object *input,
+                        const char *spelled, const char *operation) {
+  if (!v->cache_decisions) return v->decide(v->decide_data, cmd, action, input);
+  char *key = g_strconcat(action, "\x1f", operation, "\x1f", spelled, NULL);
+  BoxDecision *hit = NULL;
+  g_mutex_lock(&v->lock);
+  Command *cm = vfs_command(v, cmd);
+  BoxDecision *d = cm ? g_hash_table_lookup(cm->verdicts, key) : NULL;
+  if (d) hit = decision_copy(d);
+  g_mutex_unlock(&v->lock);
+  if (hit) {
+    __atomic_add_fetch(&v->cache_hits, 1, __ATOMIC_RELAXED);
+    if (v->note) v->note(v->decide_data, cmd, action, input, hit);
+    g_free(key);
+    return hit;
+  }
+  d = v->decide(v->decide_data, cmd, action, input);
+  if (!d) {
+    g_free(key);
+    return NULL;
+  }
+  BoxDecision *keep = decision_copy(d);
+  g_mutex_lock(&v->lock);
+  cm = vfs_command(v, cmd);
+  if (cm) {
+    if (g_hash_table_size(cm->verdicts) >= VFS_VERDICTS_MAX) g_hash_table_remove_all(cm->verdicts);
+    g_hash_table_replace(cm->verdicts, key, keep);
+    key = NULL;
+    keep = NULL;
+  }
+  g_mutex_unlock(&v->lock);
+  if (keep) decision_free(keep);
+  g_free(key);
+  return d;
+}
+
+void box_vfs_invalidate_decisions(BoxVfs *v) {
+  g_mutex_lock(&v->lock);
+  for (guint i = 0; i < v->commands->len; i++) {
+    Command *cm = g_ptr_array_index(v->commands, i);
+    if (cm->verdicts) g_hash_table_remove_all(cm->verdicts);
+  }
+  g_mutex_unlock(&v->lock);
+}
+
+guint64 box_vfs_debug_cache_hits(BoxVfs *v) {
+  return __atomic_load_n(&v->cache_hits, __ATOMIC_RELAXED);
+}
+
 int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
                const char *operation, bool mutating) {
   if (!c->decides || !v->decide) return 0;
@@ -406,7 +507,7 @@ int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path,
     g_free(spelled);
     return EINTR;
   }
-  BoxDecision *d = v->decide(v->decide_data, c->cmd, action, input);
+  BoxDecision *d = ask(v, c->cmd, action, input, spelled, operation);
   bool live = !job || vfs_job_decide_end(job);
   if (!d) {
     char *text = g_strdup_printf("%s: no decision could be made", spelled);
@@ -440,11 +541,11 @@ int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_bac
   if (!c->decides || !v->decide || !path) return ENOENT;
   char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
   json_object *input = fs_input(spelled, "read_metadata");
-  BoxDecision *d = v->decide(v->decide_data, c->cmd, "fs:read", input);
+  BoxDecision *d = ask(v, c->cmd, "fs:read", input, spelled, "read_metadata");
   int rc = ENOENT;
   if (!d || d->verdict != BOX_VERDICT_PERMIT) {
     json_object *win = fs_input(spelled, "write_content");
-    BoxDecision *w = v->decide(v->decide_data, c->cmd, "fs:write", win);
+    BoxDecision *w = ask(v, c->cmd, "fs:write", win, spelled, "write_content");
     bool may_write = w && w->verdict == BOX_VERDICT_PERMIT;
     if (w) decision_free(w);
     json_object_put(win);
@@ -519,6 +620,7 @@ void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c) 
   const struct fuse_ctx *ctx = fuse_req_ctx(req);
   memset(c, 0, sizeof *c);
   c->cmd = -1;
+  c->area = -1;
   c->tid = ctx->pid;
   c->uid = ctx->uid;
   c->gid = ctx->gid;
@@ -526,9 +628,11 @@ void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c) 
     Fh *fh = fi ? (Fh *)(uintptr_t)fi->fh : NULL;
     if (fh && fh->cmd >= 0) {
       g_mutex_lock(&v->lock);
-      if (vfs_command(v, fh->cmd)) {
+      Command *fcm = vfs_command(v, fh->cmd);
+      if (fcm) {
         c->placed = true;
         c->cmd = fh->cmd;
+        c->area = fcm->area;
         c->is_tool = true; /* the kernel acting: never a decision */
       }
       g_mutex_unlock(&v->lock);
@@ -545,6 +649,7 @@ void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c) 
     if (cm) {
       c->placed = true;
       c->cmd = e->cmd;
+      c->area = cm->area;
       c->is_tool = e->is_tool;
       c->decides = !e->is_tool && cm->running;
     }
@@ -746,6 +851,8 @@ static void vfs_free(BoxVfs *v) {
       g_array_unref(c->pidns);
       g_hash_table_unref(c->denials);
       g_queue_free(c->denial_order);
+      if (c->verdicts) g_hash_table_unref(c->verdicts);
+      g_free(c->text);
       g_free(c);
     }
     g_ptr_array_unref(v->commands);
@@ -771,6 +878,9 @@ static void vfs_free(BoxVfs *v) {
   if (v->floor_ids) g_array_unref(v->floor_ids);
   g_mutex_clear(&v->lock);
   g_free(v->mountpoint);
+  g_free(v->view_log);
+  g_free(v->view_live_dir);
+  g_free(v->live_dir);
   g_strfreev(v->roots);
   g_free(v->operator_home);
   g_strfreev(v->floor_trees);
@@ -781,6 +891,7 @@ static void vfs_free(BoxVfs *v) {
 BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
   g_return_val_if_fail(config && config->mountpoint, NULL);
   BoxVfs *v = g_new0(BoxVfs, 1);
+  v->fuse_fd = -1;
   g_mutex_init(&v->lock);
   g_mutex_init(&v->pending_lock);
   v->pending = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -795,6 +906,16 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
   v->record = config->record;
   v->outcome = config->outcome;
   v->decide_data = config->decide_data;
+  v->decide_prompt = config->decide_prompt;
+  v->cache_decisions = config->cache_decisions && config->decide;
+  v->note = config->note;
+  v->ram_per_box = config->ram_per_box;
+  v->box_area = -1;
+  v->ram_max_bytes = config->ram_max_bytes;
+  v->ram_max_inodes = config->ram_max_inodes ? config->ram_max_inodes : VFS_RAM_MAX_INODES;
+  v->view_log = g_strdup(config->view_log);
+  v->view_live_dir = g_strdup(config->view_live_dir);
+  v->live_dir = g_strdup(config->live_dir);
   v->floor_ids = g_array_new(FALSE, FALSE, sizeof(FileId));
   for (char **f = v->floor_files; *f; f++) {
     struct stat st;
@@ -833,9 +954,19 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
       return NULL;
     }
   }
+  if (v->ram_per_box) {
+    /* one RAM tree for the box's life: a command that never runs, owning
+     * the nodes every command's /tmp, /etc, ... are made of */
+    g_mutex_lock(&v->lock);
+    v->box_area = command_create(v, "box")->id;
+    g_mutex_unlock(&v->lock);
+  }
 
-  const char *argv[] = {"boxfs", "-o", "fsname=boxfs,subtype=boxfs", NULL};
-  struct fuse_args args = FUSE_ARGS_INIT(3, (char **)argv);
+  /* BOXFS_FUSE_DEBUG=1: libfuse traces every request on stderr (to count
+   * round trips per operation when measuring). */
+  const char *argv[] = {"boxfs", "-o", "fsname=boxfs,subtype=boxfs", "-d", NULL};
+  bool trace = g_getenv("BOXFS_FUSE_DEBUG") && strcmp(g_getenv("BOXFS_FUSE_DEBUG"), "1") == 0;
+  struct fuse_args args = FUSE_ARGS_INIT(trace ? 4 : 3, (char **)argv);
   v->se = fuse_session_new(&args, &vfs_ops, sizeof vfs_ops, v);
   fuse_opt_free_args(&args);
   if (!v->se) {
@@ -843,8 +974,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
     vfs_free(v);
     return NULL;
   }
-  if (fuse_session_mount(v->se, v->mountpoint) != 0) {
-    g_set_error(error, BOX_VFS_ERROR, 0, "cannot mount FUSE at %s", v->mountpoint);
+  if (!vfs_mount(v, error)) {
     vfs_free(v);
     return NULL;
   }
@@ -855,7 +985,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
   int rc = pthread_create(&v->thread, NULL, loop_thread, v);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc != 0) {
-    fuse_session_unmount(v->se);
+    vfs_unmount(v);
     g_set_error(error, BOX_VFS_ERROR, 0, "cannot start the FUSE loop: %s", g_strerror(rc));
     vfs_free(v);
     return NULL;
@@ -868,7 +998,7 @@ void box_vfs_stop(BoxVfs *v) {
   if (!v) return;
   if (v->se) {
     fuse_session_exit(v->se);
-    fuse_session_unmount(v->se);
+    vfs_unmount(v);
   }
   if (v->thread_started) pthread_join(v->thread, NULL);
   vfs_free(v);
@@ -881,17 +1011,19 @@ static Node *ram_mkdir_p(BoxVfs *v, int cmd, Node *dir, const char *name, mode_t
   return vfs_ram_new(v, cmd, dir, name, S_IFDIR | perm, 0, 0, &err);
 }
 
-int box_vfs_command_new(BoxVfs *v) {
-  g_mutex_lock(&v->lock);
+/* lock held: a new command; with a RAM tree of its own (root named
+ * root_name under /ram) unless it uses the per-box area. */
+static Command *command_create(BoxVfs *v, const char *root_name) {
   Command *c = g_new0(Command, 1);
   c->id = (int)v->commands->len;
+  c->area = c->id;
   c->pidns = g_array_new(FALSE, FALSE, sizeof(guint64));
   c->denials = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
   c->denial_order = g_queue_new();
+  c->verdicts = verdicts_new();
   g_ptr_array_add(v->commands, c);
+  if (!root_name) return c;
 
-  char name[32];
-  snprintf(name, sizeof name, "c%d", c->id);
   Node *root = vfs_node_new(v, NODE_RAM, c->id);
   c->inodes++;
   root->special = SPECIAL_CMDROOT;
@@ -899,13 +1031,12 @@ int box_vfs_command_new(BoxVfs *v) {
   root->nlink = 2;
   root->children = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   root->chain = true;
-  vfs_node_set_parent(v, root, v->ramdir, name);
+  vfs_node_set_parent(v, root, v->ramdir, root_name);
   vfs_node_ref(root); /* the command's hold, dropped at its end */
   c->root = root;
 
   int err;
-  Node *tmp = ram_mkdir_p(v, c->id, root, "tmp", 01777);
-  (void)tmp;
+  ram_mkdir_p(v, c->id, root, "tmp", 01777);
   /* The directories every Linux system has, so that writing over one fails
    * as it would on the host instead of creating a RAM file there. */
   ram_mkdir_p(v, c->id, root, "home", 0755);
@@ -929,10 +1060,151 @@ int box_vfs_command_new(BoxVfs *v) {
     box->special = SPECIAL_BOXDIR;
     Node *md = vfs_ram_new(v, c->id, box, "mydenial", S_IFREG | 0444, 0, 0, &err);
     if (md) md->special = SPECIAL_MYDENIAL;
+    if (v->view_log) {
+      Node *dl = vfs_ram_new(v, c->id, box, "decisions.jsonl", S_IFREG | 0444, 0, 0, &err);
+      if (dl) dl->special = SPECIAL_DECISIONS;
+    }
+    if (v->view_live_dir) {
+      Node *cd = vfs_ram_new(v, c->id, box, "commands", S_IFDIR | 0555, 0, 0, &err);
+      if (cd) cd->special = SPECIAL_COMMANDS;
+    }
+  }
+  return c;
+}
+
+int box_vfs_command_new(BoxVfs *v) {
+  g_mutex_lock(&v->lock);
+  Command *c;
+  if (v->box_area >= 0) {
+    c = command_create(v, NULL);
+    c->area = v->box_area;
+  } else {
+    char name[32];
+    snprintf(name, sizeof name, "c%u", v->commands->len);
+    c = command_create(v, name);
   }
   int id = c->id;
   g_mutex_unlock(&v->lock);
   return id;
+}
+
+/* ---- what boxd publishes for `box mount` (live_dir) ---- */
+
+static char *live_file(BoxVfs *v, int command) {
+  char name[32];
+  snprintf(name, sizeof name, "%d.json", command);
+  return g_build_filename(v->live_dir, name, NULL);
+}
+
+void box_vfs_command_describe(BoxVfs *v, int command, const char *text) {
+  g_mutex_lock(&v->lock);
+  Command *c = vfs_command(v, command);
+  json_object *o = NULL;
+  if (c) {
+    g_free(c->text);
+    c->text = g_strdup(text ? text : "");
+    o = json_object_new_object();
+    json_object_object_add(o, "command", json_object_new_int(command));
+    json_object_object_add(o, "text", json_object_new_string(c->text));
+    json_object_object_add(o, "pid", json_object_new_int(c->pid));
+    char *ram = c->area == v->box_area && v->box_area >= 0 ? g_strdup("/ram/box")
+                                                            : g_strdup_printf("/ram/c%d", c->area);
+    json_object_object_add(o, "ram", json_object_new_string(ram));
+    json_object_object_add(o, "ram_lifetime", json_object_new_string(v->box_area >= 0 ? "box" : "command"));
+    json_object_object_add(o, "ram_max_bytes", json_object_new_int64((int64_t)v->ram_max_bytes));
+    json_object_object_add(o, "ram_max_inodes", json_object_new_int64(v->ram_max_inodes));
+    json_object_object_add(o, "started_unix_ms", json_object_new_int64(g_get_real_time() / 1000));
+    g_free(ram);
+  }
+  g_mutex_unlock(&v->lock);
+  if (!o || !v->live_dir) {
+    if (o) json_object_put(o);
+    return;
+  }
+  /* written whole under a temporary name, then renamed: a reader never
+   * sees half a record */
+  char *path = live_file(v, command);
+  char *tmp = g_strconcat(path, ".tmp", NULL);
+  const char *txt = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+  if (g_file_set_contents_full(tmp, txt, -1, G_FILE_SET_CONTENTS_NONE, 0600, NULL)) {
+    if (rename(tmp, path) != 0) unlink(tmp);
+  }
+  json_object_put(o);
+  g_free(tmp);
+  g_free(path);
+}
+
+static void live_withdraw(BoxVfs *v, int command) {
+  if (!v->live_dir) return;
+  char *path = live_file(v, command);
+  unlink(path);
+  g_free(path);
+}
+
+/* ---- the operator's view (view_live_dir): .box/commands/<N> ---- */
+
+GPtrArray *vfs_view_command_names(BoxVfs *v) {
+  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  GDir *d = v->view_live_dir ? g_dir_open(v->view_live_dir, 0, NULL) : NULL;
+  const char *e;
+  while (d && (e = g_dir_read_name(d)) != NULL) {
+    if (!g_str_has_suffix(e, ".json")) continue;
+    size_t n = strlen(e) - 5;
+    bool digits = n > 0;
+    for (size_t i = 0; i < n; i++)
+      if (!g_ascii_isdigit(e[i])) digits = false;
+    if (digits) g_ptr_array_add(names, g_strndup(e, n));
+  }
+  if (d) g_dir_close(d);
+  return names;
+}
+
+/* The worker's working directory now, as the Shell spells it: its cwd is a
+ * bind of /pass<root> in a namespace we are not in, so the kernel shows the
+ * path from the mount's root ("/pass<real path>"). */
+static char *live_cwd(pid_t pid) {
+  if (pid <= 0) return NULL;
+  char link[64];
+  snprintf(link, sizeof link, "/proc/%d/cwd", (int)pid);
+  char *t = g_file_read_link(link, NULL);
+  if (!t) return NULL;
+  const char *p = strstr(t, "/pass/");
+  char *out = g_strdup(p ? p + 5 : t);
+  g_free(t);
+  return out;
+}
+
+char *vfs_view_command_text(BoxVfs *v, const char *name) {
+  if (!v->view_live_dir) return NULL;
+  for (const char *q = name; *q; q++)
+    if (!g_ascii_isdigit(*q)) return NULL;
+  char *file = g_strconcat(name, ".json", NULL);
+  char *path = g_build_filename(v->view_live_dir, file, NULL);
+  g_free(file);
+  json_object *o = json_object_from_file(path);
+  g_free(path);
+  if (!o) return NULL;
+  json_object *x;
+  const char *text = json_object_object_get_ex(o, "text", &x) ? json_object_get_string(x) : "";
+  pid_t pid = json_object_object_get_ex(o, "pid", &x) ? (pid_t)json_object_get_int(x) : 0;
+  const char *ram = json_object_object_get_ex(o, "ram", &x) ? json_object_get_string(x) : "";
+  const char *life = json_object_object_get_ex(o, "ram_lifetime", &x) ? json_object_get_string(x) : "command";
+  gint64 max_b = json_object_object_get_ex(o, "ram_max_bytes", &x) ? json_object_get_int64(x) : 0;
+  gint64 max_i = json_object_object_get_ex(o, "ram_max_inodes", &x) ? json_object_get_int64(x) : 0;
+  gint64 started = json_object_object_get_ex(o, "started_unix_ms", &x) ? json_object_get_int64(x) : 0;
+  char *cwd = live_cwd(pid);
+  GString *s = g_string_new(NULL);
+  g_string_append_printf(s, "command: %s\n", name);
+  g_string_append_printf(s, "text: %s\n", text);
+  g_string_append_printf(s, "cwd: %s\n", cwd ? cwd : "?");
+  g_string_append_printf(s, "ram: %s (lifetime: %s", ram, life);
+  if (max_b) g_string_append_printf(s, ", size limit %" G_GINT64_FORMAT " bytes", max_b);
+  if (max_i) g_string_append_printf(s, ", inode limit %" G_GINT64_FORMAT, max_i);
+  g_string_append(s, ")\n");
+  g_string_append_printf(s, "started_unix_ms: %" G_GINT64_FORMAT "\n", started);
+  g_free(cwd);
+  json_object_put(o);
+  return g_string_free(s, FALSE);
 }
 
 bool box_vfs_command_attach(BoxVfs *v, int command, pid_t pid, bool is_tool, GError **error) {
@@ -959,6 +1231,7 @@ bool box_vfs_command_attach(BoxVfs *v, int command, pid_t pid, bool is_tool, GEr
       e->is_tool = is_tool;
       g_hash_table_insert(v->pidns, &e->nsino, e);
       g_array_append_val(c->pidns, ns);
+      if (!c->pid) c->pid = pid;
     } else {
       old->is_tool = is_tool;
     }
@@ -1005,13 +1278,18 @@ void box_vfs_command_end(BoxVfs *v, int command) {
   g_array_set_size(c->pidns, 0);
   g_hash_table_remove_all(c->denials);
   g_queue_clear(c->denial_order);
+  g_hash_table_remove_all(c->verdicts);
+  g_free(c->text);
+  c->text = NULL;
   fuse_ino_t ramino = v->ramdir->ino;
+  bool own_tree = c->root != NULL;
   g_mutex_unlock(&v->lock);
+  live_withdraw(v, command);
 
   /* Outside the lock: the kernel may answer with FORGETs at once. */
   char name[32];
   int len = snprintf(name, sizeof name, "c%d", command);
-  if (v->se) fuse_lowlevel_notify_inval_entry(v->se, ramino, name, (size_t)len);
+  if (v->se && own_tree) fuse_lowlevel_notify_inval_entry(v->se, ramino, name, (size_t)len);
 
   g_mutex_lock(&v->lock);
   Node *root = c->root;
@@ -1026,6 +1304,7 @@ void box_vfs_command_end(BoxVfs *v, int command) {
 const char *box_vfs_mountpoint(const BoxVfs *v) { return v->mountpoint; }
 
 char *box_vfs_ram_root(const BoxVfs *v, int command) {
+  if (v->box_area >= 0) return g_strdup_printf("%s/ram/box", v->mountpoint);
   return g_strdup_printf("%s/ram/c%d", v->mountpoint, command);
 }
 

@@ -15,6 +15,7 @@
 #define VFS_DENIAL_RING 256u
 #define VFS_MAX_DEPTH 4096
 #define VFS_DECISION_THREADS 64 /* pending decisions at once */
+#define VFS_VERDICTS_MAX 65536u /* cached verdicts per command; dropped when full */
 #define VFS_RAM_INO_BIT (1ull << 62) /* st_ino of virtual and RAM nodes */
 
 typedef enum {
@@ -31,6 +32,9 @@ typedef enum {
   SPECIAL_CMDROOT, /* /ram/c<N> */
   SPECIAL_BOXDIR,  /* /ram/c<N>/.box */
   SPECIAL_MYDENIAL,/* /ram/c<N>/.box/mydenial */
+  SPECIAL_DECISIONS,/* .box/decisions.jsonl of an operator's view (view_log) */
+  SPECIAL_COMMANDS,/* .box/commands/ of an operator's view (view_live_dir) */
+  SPECIAL_CMDINFO, /* .box/commands/<N>: one running command, rendered */
 } NodeSpecial;
 
 typedef struct Node Node;
@@ -51,6 +55,8 @@ struct Node {
   ino_t rino;          /* real st_ino */
   mode_t ftype;        /* S_IFMT bits */
   char *root_path;     /* set on the pass node of a bound root */
+  int backing;         /* its backing id while passed-through handles are open, else -1 */
+  guint backing_refs;  /* those handles */
   /* virtual / RAM */
   mode_t mode;         /* full mode incl. type */
   uid_t uid;
@@ -66,10 +72,15 @@ typedef struct {
   int id;
   bool running;
   bool ended;
-  Node *root;
-  guint inodes;
+  Node *root;              /* NULL for a command of a per-box RAM area */
+  int area;                /* the command whose RAM tree it uses: itself, or the box's area */
+  guint inodes;            /* RAM nodes owned (an area's count) */
+  guint64 bytes;           /* RAM file bytes owned (an area's count) */
+  pid_t pid;               /* the first process attached (its worker) */
+  char *text;              /* box_vfs_command_describe */
   GArray *pidns;           /* guint64 */
   GHashTable *denials;     /* tid -> char* */
+  GHashTable *verdicts;    /* "action\x1foperation\x1fspelled path" -> BoxDecision* (cache_decisions) */
   GQueue *denial_order;    /* tids, oldest first */
 } Command;
 
@@ -90,8 +101,30 @@ struct BoxVfs {
   BoxVfsRecordFn record;
   void *decide_data;
   BoxVfsOutcomeFn outcome;
+  bool decide_prompt;
+  bool cache_decisions;
+  BoxVfsNoteFn note;
+  guint64 cache_hits;       /* atomic */
+  /* RAM areas (issue 6, item 3) */
+  bool ram_per_box;
+  int box_area;             /* the per-box area's command id, or -1 */
+  guint64 ram_max_bytes;    /* 0: no total limit */
+  guint ram_max_inodes;
+  /* the operator's view and what boxd publishes for it */
+  char *view_log;
+  char *view_live_dir;
+  char *live_dir;
 
   struct fuse_session *se;
+  int fuse_fd;              /* /dev/fuse, mounted by vfs_mount */
+  bool mounted;
+  /* the kernel's FUSE passthrough (vfs_passthrough.c) */
+  bool pt_offered;          /* the kernel's INIT offered it */
+  bool pt_enabled;          /* our INIT reply took it */
+  bool pt_wanted;           /* not turned off (BOXFS_NO_PASSTHROUGH) */
+  bool pt_failed;           /* a registration failed: off from then on */
+  guint64 pt_init_unique;
+  guint64 pt_registered;    /* backing files registered (atomic) */
   pthread_t thread;
   bool thread_started;
 
@@ -115,6 +148,7 @@ struct BoxVfs {
 typedef struct {
   bool placed;
   int cmd;
+  int area;       /* whose RAM tree the caller's command uses */
   bool is_tool;
   bool decides;   /* worker of a running command */
   pid_t tid;
@@ -152,7 +186,7 @@ struct Job {
   bool has_fi;
 };
 
-typedef enum { FH_PASS_FILE, FH_PASS_DIR, FH_RAM_FILE, FH_RAM_DIR, FH_MYDENIAL, FH_VDIR } FhKind;
+typedef enum { FH_PASS_FILE, FH_PASS_DIR, FH_RAM_FILE, FH_RAM_DIR, FH_MYDENIAL, FH_VDIR, FH_VIEW_LOG, FH_VIEW_DIR } FhKind;
 
 typedef struct {
   char *name;
@@ -170,6 +204,7 @@ typedef struct {
   GArray *entries;    /* DirEnt, snapshot at offset 0 */
   char *text;         /* mydenial snapshot */
   size_t text_len;
+  int backing;        /* pass file served by kernel passthrough: its backing id, else -1 */
 } Fh;
 
 /* vfs_core.c */
@@ -200,6 +235,14 @@ int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_bac
 void vfs_enforce(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
                  const char *gate, const char *why);
 const char *vfs_denial_text(BoxVfs *v, int cmd, pid_t tid);   /* lock held */
+/* lock held: the caller may use this RAM node (its command's tree or area) */
+bool vfs_ram_reachable(const Caller *c, const Node *n);
+/* lock held: n's RAM file resized, counted against its area's size limit */
+int vfs_ram_resize(BoxVfs *v, Node *n, size_t len);
+/* The operator's view: .box/commands/<name> rendered ("" if gone: NULL). */
+char *vfs_view_command_text(BoxVfs *v, const char *name);
+/* Names (command ids) of the running commands boxd published. */
+GPtrArray *vfs_view_command_names(BoxVfs *v);
 
 /* Jobs.  vfs_job_submit queues a job (the loop thread returns);
  * vfs_job_current is the job the calling thread carries (NULL inline). */
@@ -220,6 +263,19 @@ void vfs_job_set_inline(fuse_req_t req, const Caller *c);
 /* The history raiser: permitted decisions of the request this thread is
  * handling wait for its reply, which gives their outcome (NULL: error). */
 void vfs_outcome_flush(const char *result);
+
+/* vfs_passthrough.c: the mount (our own, so that INIT can take the
+ * kernel's passthrough) and the backing files of passed-through opens. */
+bool vfs_mount(BoxVfs *v, GError **error);
+void vfs_unmount(BoxVfs *v);
+/* The backing id for an open of pass node n whose real file is fd, or -1
+ * (no passthrough).  The kernel ties an inode to one backing file while it
+ * has passed-through opens, so the id is the node's, shared by its open
+ * handles (each holds a reference, dropped by vfs_backing_close). */
+int vfs_backing_open(BoxVfs *v, Node *n, int fd);
+void vfs_backing_close(BoxVfs *v, Node *n, int id);
+/* The next OPEN/CREATE reply of this thread passes through to backing id. */
+void vfs_backing_for_reply(int id);
 
 /* vfs_ops.c */
 extern const struct fuse_lowlevel_ops vfs_ops;

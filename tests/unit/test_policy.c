@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "policy/policy.h"
+#include "policy/policy-private.h" /* the log renderers, compared */
 
 static const char *seed_policy =
     "// seed example\n"
@@ -477,6 +478,79 @@ static const char *attr_string(json_object *attr) {
   return json_object_get_string(s);
 }
 
+
+/* The hand-written log rendering is byte for byte json-c's, over decisions
+ * of every action family, with strings that need escaping and truncation. */
+static void test_log_render_matches_json_c(void) {
+  char *dir = g_dir_make_tmp("policy-log-XXXXXX", NULL);
+  char *path = g_build_filename(dir, "records.jsonl", NULL);
+  BoxDecisionLog *log = box_decision_log_open(path, "box \"1\"/\x01", "run\\7", NULL);
+  g_assert_nonnull(log);
+  BoxPolicy *p = load_ok(seed_policy);
+  GString *longs = g_string_new(NULL);
+  for (int i = 0; i < 5000; i++) g_string_append(longs, "\xc3\xa9x");
+  const char *paths[] = {"~/src/project/todo.txt", "/tmp/a\"b\\c\n\t\x7f\x1f/\xe2\x82\xac", longs->str, "~/.ssh/id"};
+  guint checked = 0;
+  for (guint i = 0; i < G_N_ELEMENTS(paths); i++) {
+    const char *ops[] = {"read_content", "write_content"};
+    for (guint k = 0; k < 2; k++) {
+      const char *action = k ? "fs:write" : "fs:read";
+      json_object *in = fs_input(paths[i], ops[k]);
+      BoxDecision *d = box_policy_decide(p, action, in);
+      if (i == 1) d->dry_run = true;
+      if (i == 2) {
+        g_free(d->description);
+        d->description = g_strdup("a \"described\" rule\r\f\b");
+      }
+      char *a = policy_decision_log_render(log, action, in, NULL, d, "123", "ab", "cd");
+      char *b = policy_decision_log_render_ref(log, action, in, NULL, d, "123", "ab", "cd");
+      g_assert_cmpstr(a, ==, b);
+      checked++;
+      g_free(a);
+      g_free(b);
+      box_decision_free(d);
+      json_object_put(in);
+    }
+  }
+  json_object *in = exec_input("rm", "/home/op/src/project", "-rf");
+  BoxDecision *d = box_policy_decide(p, "shell:exec", in);
+  const char *argv[] = {"-rf", "to\"do.txt", "--name=secret", "--long-flag", "$X", NULL};
+  const bool literal[] = {true, true, false, false, false};
+  BoxCommandArgs args = {argv, literal, 5};
+  char *a = policy_decision_log_render(log, "shell:exec", in, &args, d, "1", "t", "s");
+  char *b = policy_decision_log_render_ref(log, "shell:exec", in, &args, d, "1", "t", "s");
+  g_assert_cmpstr(a, ==, b);
+  g_free(a);
+  g_free(b);
+  box_decision_free(d);
+  json_object_put(in);
+  const char *nets[] = {"net:connect", "http:request"};
+  for (guint i = 0; i < 2; i++) {
+    in = json_object_new_object();
+    json_object_object_add(in, "host", json_object_new_string("example.com"));
+    if (i) json_object_object_add(in, "port", json_object_new_string("443x"));
+    else json_object_object_add(in, "port", json_object_new_int64(443));
+    json_object_object_add(in, "method", json_object_new_string("GET"));
+    json_object_object_add(in, "url", json_object_new_string("https://example.com/"));
+    d = box_policy_decide(p, nets[i], in);
+    a = policy_decision_log_render(log, nets[i], in, NULL, d, "1", "t", "s");
+    b = policy_decision_log_render_ref(log, nets[i], in, NULL, d, "1", "t", "s");
+    g_assert_cmpstr(a, ==, b);
+    g_free(a);
+    g_free(b);
+    box_decision_free(d);
+    json_object_put(in);
+  }
+  g_assert_cmpuint(checked, ==, 8);
+  g_string_free(longs, TRUE);
+  box_decision_log_close(log);
+  box_policy_free(p);
+  g_unlink(path);
+  g_rmdir(dir);
+  g_free(path);
+  g_free(dir);
+}
+
 static void test_decision_log(void) {
   char *dir = g_dir_make_tmp("policy-log-XXXXXX", NULL);
   char *path = g_build_filename(dir, "records.jsonl", NULL);
@@ -854,6 +928,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/policy/message/text", test_messages);
   g_test_add_func("/policy/message/resource-label", test_resource_labels);
   g_test_add_func("/policy/log/record", test_decision_log);
+  g_test_add_func("/policy/log/render", test_log_render_matches_json_c);
   g_test_add_func("/policy/log/truncation", test_log_truncation);
   g_test_add_func("/policy/threads", test_threads);
   return g_test_run();

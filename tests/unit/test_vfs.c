@@ -35,6 +35,8 @@ typedef struct {
   GCond cond;
   bool release;
   int pending_started;
+  int decides; /* calls of test_decide */
+  int notes;   /* calls of test_note (verdicts reused from the cache) */
 } Fx;
 
 /* ---- policy stand-in: deny every path containing "secret" ---- */
@@ -43,6 +45,9 @@ static BoxDecision *test_decide(void *data, int command, const char *action, jso
   Fx *fx = data;
   (void)command;
   const char *path = json_object_get_string(json_object_object_get(input, "path"));
+  g_mutex_lock(&fx->mu);
+  fx->decides++;
+  g_mutex_unlock(&fx->mu);
   if (strstr(path, "pending")) {
     gint64 until = g_get_monotonic_time() + 10 * G_TIME_SPAN_SECOND;
     g_mutex_lock(&fx->mu);
@@ -83,6 +88,15 @@ static void test_record(void *data, int command, const char *action, json_object
                                                                           : "deny");
   g_mutex_lock(&fx->mu);
   g_ptr_array_add(fx->records, line);
+  g_mutex_unlock(&fx->mu);
+}
+
+static void test_note(void *data, int command, const char *action, json_object *input,
+                      const BoxDecision *decision) {
+  Fx *fx = data;
+  (void)command, (void)action, (void)input, (void)decision;
+  g_mutex_lock(&fx->mu);
+  fx->notes++;
   g_mutex_unlock(&fx->mu);
 }
 
@@ -162,6 +176,8 @@ static void on_abort(int sig) {
   raise(sig);
 }
 
+#define FX_CACHED GINT_TO_POINTER(1)
+
 static void fx_setup(Fx *fx, gconstpointer data) {
   (void)data;
   GError *err = NULL;
@@ -207,6 +223,12 @@ static void fx_setup(Fx *fx, gconstpointer data) {
       .decide_data = fx,
       .outcome = test_outcome,
   };
+  if (data == FX_CACHED) {
+    /* as boxd runs it: decided on the loop thread, verdicts reused */
+    cfg.decide_prompt = true;
+    cfg.cache_decisions = true;
+    cfg.note = test_note;
+  }
   fx->vfs = box_vfs_start(&cfg, &err);
   g_assert_no_error(err);
   g_assert_nonnull(fx->vfs);
@@ -1226,6 +1248,120 @@ static void worker_nested(Ctx *c) {
   put(c, "nested", "%d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
+/* ---- the decision cache (cache_decisions) ---- */
+
+static void worker_cache(Ctx *c) {
+  char *p = g_strconcat(c->fx->pass_home, "/hello.txt", NULL);
+  char *s = g_strconcat(c->fx->pass_home, "/secret.txt", NULL);
+  struct stat st;
+  int ok = 0;
+  for (int i = 0; i < 3; i++) ok += stat(p, &st) == 0;
+  put(c, "stats", "%d", ok);
+  int denied = 0;
+  for (int i = 0; i < 2; i++) denied += open(s, O_RDONLY) < 0 && errno == EACCES;
+  put(c, "denied", "%d", denied);
+  int e;
+  char *t = slurp(p, &e);
+  put(c, "read", "%s", e == 0 ? t : "error");
+  g_free(t);
+  g_free(p);
+  g_free(s);
+}
+
+static void test_decision_cache(Fx *fx, gconstpointer data) {
+  (void)data;
+  int cmd = box_vfs_command_new(fx->vfs);
+  GHashTable *h = run_worker(fx, cmd, true, worker_cache);
+  g_assert_cmpstr(val(h, "stats"), ==, "3");
+  g_assert_cmpstr(val(h, "denied"), ==, "2");
+  g_assert_true(g_str_has_prefix(val(h, "read"), "hello world"));
+  g_hash_table_unref(h);
+  GPtrArray *r = take_records(fx);
+  dump_records(r);
+  /* every decision is recorded, the reused ones too, with their outcome */
+  g_assert_cmpuint(count_records(r, "fs:read ~/hello.txt read_metadata permit"), ==, 3);
+  g_assert_cmpuint(count_records(r, "outcome fs:read ~/hello.txt read_metadata completed"), ==, 3);
+  g_assert_cmpuint(count_records(r, "fs:read ~/secret.txt read_content deny"), ==, 2);
+  g_ptr_array_unref(r);
+  /* policy was asked once per distinct request; the rest were reused and
+   * noted (the history still sees each request) */
+  guint64 hits = box_vfs_debug_cache_hits(fx->vfs);
+  g_mutex_lock(&fx->mu);
+  int decides = fx->decides, notes = fx->notes;
+  g_mutex_unlock(&fx->mu);
+  g_assert_cmpuint(hits, >=, 3);
+  g_assert_cmpint(notes, ==, (int)hits);
+  g_test_message("decides %d, reused %d", decides, notes);
+  /* invalidated (a policy change): asked again */
+  box_vfs_invalidate_decisions(fx->vfs);
+  h = run_worker(fx, cmd, true, worker_cache);
+  g_assert_cmpstr(val(h, "stats"), ==, "3");
+  g_hash_table_unref(h);
+  g_mutex_lock(&fx->mu);
+  g_assert_cmpint(fx->decides, >, decides);
+  g_mutex_unlock(&fx->mu);
+  g_ptr_array_unref(take_records(fx));
+  box_vfs_command_end(fx->vfs, cmd);
+  /* a new command starts with no cached verdict */
+  g_mutex_lock(&fx->mu);
+  decides = fx->decides;
+  g_mutex_unlock(&fx->mu);
+  int cmd2 = box_vfs_command_new(fx->vfs);
+  h = run_worker(fx, cmd2, true, worker_cache);
+  g_hash_table_unref(h);
+  g_mutex_lock(&fx->mu);
+  g_assert_cmpint(fx->decides, >, decides);
+  g_mutex_unlock(&fx->mu);
+  g_ptr_array_unref(take_records(fx));
+  box_vfs_command_end(fx->vfs, cmd2);
+}
+
+/* ---- the kernel's FUSE passthrough for opened real files ---- */
+
+static void worker_passthrough(Ctx *c) {
+  char *p = g_strconcat(c->fx->pass_home, "/pt.txt", NULL);
+  int fd = open(p, O_CREAT | O_RDWR | O_TRUNC, 0644);
+  int ok = fd >= 0 && write(fd, "abc", 3) == 3;
+  /* a second handle on the same inode while the first is open */
+  int fd2 = open(p, O_RDONLY);
+  char b[8] = {0};
+  ok = ok && fd2 >= 0 && pread(fd2, b, sizeof b, 0) == 3 && memcmp(b, "abc", 3) == 0;
+  /* O_APPEND through its own handle */
+  int fd3 = open(p, O_WRONLY | O_APPEND);
+  ok = ok && fd3 >= 0 && write(fd3, "de", 2) == 2;
+  struct stat st;
+  ok = ok && fstat(fd2, &st) == 0 && st.st_size == 5;
+  ok = ok && pread(fd2, b, sizeof b, 0) == 5 && memcmp(b, "abcde", 5) == 0;
+  if (fd >= 0) close(fd);
+  if (fd2 >= 0) close(fd2);
+  if (fd3 >= 0) close(fd3);
+  put(c, "pt", "%d", ok);
+  g_free(p);
+}
+
+static void test_passthrough(Fx *fx, gconstpointer data) {
+  (void)data;
+  int cmd = box_vfs_command_new(fx->vfs);
+  guint64 before = 0;
+  bool on = box_vfs_debug_passthrough(fx->vfs, &before);
+  GHashTable *h = run_worker(fx, cmd, true, worker_passthrough);
+  g_assert_cmpstr(val(h, "pt"), ==, "1");
+  g_hash_table_unref(h);
+  char *real = g_build_filename(fx->home, "pt.txt", NULL);
+  int e;
+  char *t = slurp(real, &e);
+  g_assert_cmpstr(t, ==, "abcde");
+  g_free(t);
+  g_free(real);
+  guint64 after = 0;
+  on = box_vfs_debug_passthrough(fx->vfs, &after);
+  g_test_message("passthrough %s, %" G_GUINT64_FORMAT " backing files", on ? "on" : "off", after);
+  /* the kernel here has CONFIG_FUSE_PASSTHROUGH: then every open was passed through */
+  if (on) g_assert_cmpuint(after, >, before);
+  g_ptr_array_unref(take_records(fx));
+  box_vfs_command_end(fx->vfs, cmd);
+}
+
 static void test_nested_pidns(Fx *fx, gconstpointer data) {
   (void)data;
   int cmd = box_vfs_command_new(fx->vfs);
@@ -1305,6 +1441,15 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   signal(SIGABRT, on_abort);
   g_test_add("/vfs/unplaced", Fx, NULL, fx_setup, test_unplaced, fx_teardown);
+  g_test_add("/vfs/decision-cache", Fx, FX_CACHED, fx_setup, test_decision_cache, fx_teardown);
+  g_test_add("/vfs/passthrough", Fx, NULL, fx_setup, test_passthrough, fx_teardown);
+  /* the decision tests again, decided on the loop thread with the cache */
+  g_test_add("/vfs/cached/pass-decisions", Fx, FX_CACHED, fx_setup, test_pass_decisions, fx_teardown);
+  g_test_add("/vfs/cached/ram", Fx, FX_CACHED, fx_setup, test_ram, fx_teardown);
+  g_test_add("/vfs/cached/concurrent", Fx, FX_CACHED, fx_setup, test_concurrent, fx_teardown);
+  g_test_add("/vfs/cached/git", Fx, FX_CACHED, fx_setup, test_git, fx_teardown);
+  g_test_add("/vfs/cached/race-symlink-swap", Fx, FX_CACHED, fx_setup, test_race, fx_teardown);
+  g_test_add("/vfs/cached/outcomes", Fx, FX_CACHED, fx_setup, test_outcomes, fx_teardown);
   g_test_add("/vfs/pass-decisions", Fx, NULL, fx_setup, test_pass_decisions, fx_teardown);
   g_test_add("/vfs/setup-state", Fx, NULL, fx_setup, test_setup_state, fx_teardown);
   g_test_add("/vfs/ram", Fx, NULL, fx_setup, test_ram, fx_teardown);

@@ -1,0 +1,269 @@
+/* cmd_mount.c — `box mount --config FILE [--rw] MOUNTPOINT` (issue 6, item 5):
+ * an operator's live view of a box, at MOUNTPOINT, until SIGINT or SIGTERM.
+ *
+ * What the box's Shell sees: its bound roots (operator home, agent home,
+ * workspace) at their real paths, passed through to the real files, and
+ * around them a RAM tree of the view's own (/tmp, /dev, ...: the Shell's
+ * RAM paths live in boxd's memory, per command or per box, and are listed
+ * per running command under .box/commands/ instead).  Read-only unless
+ * --rw.  Beside it, in the hidden /.box directory:
+ *   decisions.jsonl  the box's decision log, read live (`tail -f` works:
+ *                    every read reaches the file, its size is current)
+ *   commands/<N>     each command running now in the box: its text, its
+ *                    working directory now and its RAM area
+ * The view is its own FUSE daemon (libboxvfs, no policy: the operator is not
+ * the agent), so it works with or without a running box; the running box
+ * publishes its roots and commands under <box_dir>/private/live.
+ *
+ * Mechanics: the vfs is mounted on a hidden directory; MOUNTPOINT gets a bind
+ * of the view's RAM root and, inside it, a bind of each root's passthrough,
+ * remounted read-only unless --rw.  At a signal the binds come off (lazily
+ * if something still sits in them), then the vfs.  A view left by a killed
+ * `box mount` (its daemon gone: ENOTCONN) is cleared by the next one. */
+#include "box/boxd.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char usage[] = "Usage: box mount --config FILE [--rw] MOUNTPOINT\n";
+
+static int fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+static int fail(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "box: error: %s\n", msg);
+  return 1;
+}
+
+static char *canonical(const char *path)
+{
+  char *r = realpath(path, NULL);
+  char *out = r ? g_strdup(r) : NULL;
+  free(r);
+  return out;
+}
+
+static bool path_within(const char *path, const char *dir)
+{
+  size_t n = strlen(dir);
+  if (n == 1 && dir[0] == '/')
+    return true;
+  return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* A FUSE mount whose daemon died answers ENOTCONN: take it off. */
+static void clear_dead_mount(const char *path)
+{
+  struct stat st;
+  for (int i = 0; i < 8 && stat(path, &st) != 0 && errno == ENOTCONN; i++)
+    umount2(path, MNT_DETACH);
+}
+
+/* The hidden directories of views whose `box mount` was killed. */
+static void clear_stale_hidden(void)
+{
+  const char *tmp = g_get_tmp_dir();
+  GDir *d = g_dir_open(tmp, 0, NULL);
+  const char *e;
+  while (d && (e = g_dir_read_name(d)) != NULL) {
+    if (!g_str_has_prefix(e, "boxfs-opview-"))
+      continue;
+    g_autofree char *p = g_build_filename(tmp, e, NULL);
+    struct stat st;
+    if (stat(p, &st) != 0 && errno == ENOTCONN)
+      clear_dead_mount(p);
+    rmdir(p); /* only when empty: a live view's is a mount point */
+  }
+  if (d)
+    g_dir_close(d);
+}
+
+/* The running box's roots (private/live/box.json), when its boxd lives. */
+static char **live_roots(const char *box_dir, char **workspace)
+{
+  g_autofree char *path = g_build_filename(box_dir, "private", "live", "box.json", NULL);
+  json_object *o = json_object_from_file(path);
+  if (!o)
+    return NULL;
+  json_object *x;
+  pid_t pid = json_object_object_get_ex(o, "pid", &x) ? json_object_get_int(x) : 0;
+  char **out = NULL;
+  if (pid > 0 && kill(pid, 0) == 0 && json_object_object_get_ex(o, "roots", &x) &&
+      json_object_is_type(x, json_type_array)) {
+    GPtrArray *a = g_ptr_array_new();
+    for (size_t i = 0; i < json_object_array_length(x); i++)
+      g_ptr_array_add(a, g_strdup(json_object_get_string(json_object_array_get_idx(x, i))));
+    g_ptr_array_add(a, NULL);
+    out = (char **)g_ptr_array_free(a, FALSE);
+    if (json_object_object_get_ex(o, "workspace", &x))
+      *workspace = g_strdup(json_object_get_string(x));
+  }
+  json_object_put(o);
+  return out;
+}
+
+/* Roots as `box run` binds them: workspace, agent home, operator home,
+ * without one nested in another. */
+static char **config_roots(BoxConfig *cfg, const char *operator_home, char **workspace)
+{
+  g_autofree char *cwd = g_get_current_dir();
+  *workspace = canonical(cfg->agent.workspace ? cfg->agent.workspace : cwd);
+  const char *h = g_hash_table_lookup(cfg->agent.env, "HOME");
+  g_autofree char *agent_home = h ? canonical(h) : g_strdup(operator_home);
+  const char *cand[] = { operator_home, agent_home, *workspace };
+  GPtrArray *a = g_ptr_array_new();
+  for (guint i = 0; i < G_N_ELEMENTS(cand); i++) {
+    if (!cand[i])
+      continue;
+    bool nested = false;
+    for (guint j = 0; j < G_N_ELEMENTS(cand); j++)
+      if (j != i && cand[j] && path_within(cand[i], cand[j]) &&
+          (strcmp(cand[i], cand[j]) != 0 || j < i))
+        nested = true;
+    if (!nested)
+      g_ptr_array_add(a, g_strdup(cand[i]));
+  }
+  g_ptr_array_add(a, NULL);
+  return (char **)g_ptr_array_free(a, FALSE);
+}
+
+/* Takes the binds off, innermost first; lazily when still in use. */
+static void unbind_all(GPtrArray *binds)
+{
+  for (guint i = binds->len; i > 0; i--) {
+    const char *t = g_ptr_array_index(binds, i - 1);
+    if (umount2(t, 0) != 0)
+      umount2(t, MNT_DETACH);
+  }
+}
+
+int box_cmd_mount(int argc, char **argv)
+{
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  /* before any thread: only sigwait below takes them */
+  sigprocmask(SIG_BLOCK, &set, NULL);
+
+  g_autofree char *config_path = NULL;
+  gboolean rw = FALSE;
+  g_auto(GStrv) rest = NULL;
+  GOptionEntry entries[] = {
+    { "config", 0, 0, G_OPTION_ARG_FILENAME, &config_path, "The box's configuration", "FILE" },
+    { "rw", 0, 0, G_OPTION_ARG_NONE, &rw, "Let the view write the box's files", NULL },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, "MOUNTPOINT" },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
+  g_set_prgname("box mount");
+  g_autoptr(GOptionContext) ctx = g_option_context_new("MOUNTPOINT - an operator's live view of a box");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_autoptr(GError) error = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
+    fprintf(stderr, "box: error: %s\n%s", error->message, usage);
+    return 2;
+  }
+  if (!config_path || !rest || !rest[0] || rest[1]) {
+    fprintf(stderr, "box: error: need --config FILE and one MOUNTPOINT\n%s", usage);
+    return 2;
+  }
+  if (geteuid() != 0)
+    return fail("box mount needs root for now: it mounts the view with FUSE and binds it");
+
+  const char *h = getenv("HOME");
+  g_autofree char *operator_home = canonical(h && *h ? h : "/");
+  if (!operator_home)
+    return fail("cannot resolve the operator's home directory");
+  g_autoptr(BoxConfig) cfg = box_config_load(config_path, operator_home, &error);
+  if (!cfg)
+    return fail("%s", error->message);
+
+  clear_dead_mount(rest[0]);
+  clear_stale_hidden();
+  g_autofree char *target = canonical(rest[0]);
+  struct stat st;
+  if (!target || stat(target, &st) != 0 || !S_ISDIR(st.st_mode))
+    return fail("mount point %s is not an existing directory", rest[0]);
+
+  g_autofree char *workspace = NULL;
+  g_auto(GStrv) roots = live_roots(cfg->box_dir, &workspace);
+  if (!roots)
+    roots = config_roots(cfg, operator_home, &workspace);
+  for (char **r = roots; *r; r++)
+    if (path_within(target, *r))
+      return fail("mount point %s lies inside the box's root %s", target, *r);
+
+  g_autofree char *log = g_build_filename(cfg->box_dir, "private", "telemetry", "records.jsonl", NULL);
+  g_autofree char *live = g_build_filename(cfg->box_dir, "private", "live", NULL);
+  g_autofree char *hidden = g_dir_make_tmp("boxfs-opview-XXXXXX", &error);
+  if (!hidden)
+    return fail("cannot create the view's mount point: %s", error->message);
+  chmod(hidden, 0755);
+  BoxVfsConfig vc = {
+    .mountpoint = hidden,
+    .roots = (const char *const *)roots,
+    .operator_home = operator_home,
+    .view_log = log,
+    .view_live_dir = live,
+  };
+  BoxVfs *vfs = box_vfs_start(&vc, &error);
+  if (!vfs) {
+    rmdir(hidden);
+    return fail("cannot mount the view: %s", error->message);
+  }
+  /* Every host process reading the view is placed as a tool of one
+   * command: no policy decisions, the binds' flags bound it. */
+  int command = box_vfs_command_new(vfs);
+  int status = 0;
+  g_autofree char *ram = box_vfs_ram_root(vfs, command);
+  GPtrArray *binds = g_ptr_array_new_with_free_func(g_free);
+  if (!box_vfs_command_attach(vfs, command, getpid(), true, &error)) {
+    status = fail("cannot place the view's readers: %s", error->message);
+    goto out;
+  }
+  if (mount(ram, target, NULL, MS_BIND, NULL) != 0) {
+    status = fail("cannot bind the view on %s: %s", target, g_strerror(errno));
+    goto out;
+  }
+  g_ptr_array_add(binds, g_strdup(target));
+  for (char **r = roots; *r; r++) {
+    g_autofree char *pass = box_vfs_pass_path(vfs, *r);
+    char *at = g_strconcat(target, *r, NULL);
+    if (mount(pass, at, NULL, MS_BIND, NULL) != 0) {
+      status = fail("cannot bind %s on %s: %s", *r, at, g_strerror(errno));
+      g_free(at);
+      goto out;
+    }
+    g_ptr_array_add(binds, at);
+  }
+  if (!rw)
+    for (guint i = 0; i < binds->len; i++)
+      if (mount(NULL, g_ptr_array_index(binds, i), NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) != 0) {
+        status = fail("cannot make the view read-only: %s", g_strerror(errno));
+        goto out;
+      }
+  fprintf(stderr, "box: mounted the view of box %s at %s (%s); workspace %s; stop with Ctrl-C\n",
+          cfg->name ? cfg->name : "?", target, rw ? "read-write" : "read-only",
+          workspace ? workspace : "?");
+  int sig = 0;
+  sigwait(&set, &sig);
+out:
+  unbind_all(binds);
+  g_ptr_array_unref(binds);
+  box_vfs_command_end(vfs, command);
+  box_vfs_stop(vfs);
+  rmdir(hidden);
+  if (status == 0)
+    fprintf(stderr, "box: unmounted %s\n", target);
+  return status;
+}
