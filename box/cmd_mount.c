@@ -162,7 +162,7 @@ int box_cmd_mount(int argc, char **argv)
   GOptionEntry entries[] = {
     { "config", 0, 0, G_OPTION_ARG_FILENAME, &config_path, "The box's configuration", "FILE" },
     { "rw", 0, 0, G_OPTION_ARG_NONE, &rw, "Let the view write the box's files", NULL },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, "MOUNTPOINT" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &rest, NULL, NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   g_set_prgname("box mount");
