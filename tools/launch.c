@@ -8,6 +8,13 @@
  * PID, IPC, UTS and network namespaces.  It builds the view, pivots into
  * it, forks the program and reaps: when the program exits, PID 1 exits with
  * its status and the kernel ends everything else in the namespace.
+ *
+ * Replaying the view (about sixty mounts) was most of a launch's own cost,
+ * so a view is prepared once: the first launch of a plan builds it without
+ * the per-launch /tmp and /proc, pivots, and hands boxd its mount namespace
+ * before taking a private copy for itself.  Later launches of the plan
+ * enter that namespace, copy it (unshare), and add only /tmp and /proc.
+ * The copy shares no mount with the prepared view or with another launch.
  */
 #include "tools/view.h"
 
@@ -34,6 +41,13 @@
 
 #define REAPER_FAIL "strands-box: namespace reaper could not build the view: "
 
+/* How the child gets its view. */
+typedef enum {
+  VIEW_REPLAY,  /* every step, /tmp and /proc included */
+  VIEW_PREPARE, /* every step but /tmp and /proc, then hand boxd the namespace */
+  VIEW_ENTER,   /* enter the prepared namespace, add /tmp and /proc */
+} ViewMode;
+
 typedef struct {
   const View *view;
   const char *program;
@@ -43,6 +57,9 @@ typedef struct {
   const void *seccomp; /* struct sock_fprog * */
   int last_cap;
   bool new_net;
+  ViewMode mode;
+  int prepared_fd;     /* VIEW_ENTER: the prepared mount namespace */
+  int handoff_fd;      /* VIEW_PREPARE: tells boxd the view is ready, waits for its answer */
   int go_fd, fd_in, fd_out, fd_err;
 } Child;
 
@@ -157,33 +174,102 @@ static void bind_exact(const Child *c, const Step *s)
   close(dfd);
 }
 
+static void replay_scaffold(const Child *c, const Step *s, const char *path)
+{
+  switch (s->kind) {
+  case STEP_MKDIR:
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+      child_fail(c, path);
+    break;
+  case STEP_FILE: {
+    int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0444);
+    if (fd < 0)
+      child_fail(c, path);
+    close(fd);
+    break;
+  }
+  case STEP_SYMLINK:
+    if (symlink(s->src, path) != 0 && errno != EEXIST)
+      child_fail(c, path);
+    break;
+  default:
+    break;
+  }
+}
+
+/* This launch's own /tmp and /proc on a pivoted copy of a prepared view.
+ * What the view mounts in /tmp is cloned from the copy (the objects the
+ * preparing launch resolved, flags and refusals inside them included) and
+ * moved onto a fresh tmpfs, over the same scaffold. */
+static void private_tmp_and_proc(const Child *c)
+{
+  const View *v = c->view;
+  size_t root_len = cstrlen(v->root);
+  int trees[VIEW_TMP_MOUNTS_MAX];
+  int n = 0;
+  for (guint i = 0; i < v->steps->len; i++) {
+    const Step *s = &g_array_index(v->steps, Step, i);
+    if (!s->tmp_top)
+      continue;
+    trees[n] = open_tree(AT_FDCWD, s->dst + root_len,
+                         OPEN_TREE_CLONE | AT_RECURSIVE | OPEN_TREE_CLOEXEC);
+    if (trees[n] < 0)
+      child_fail(c, s->dst + root_len);
+    n++;
+  }
+  if (mount(VIEW_TMP_SOURCE, "/tmp", "tmpfs", VIEW_TMP_FLAGS, VIEW_TMP_DATA) != 0)
+    child_fail(c, "/tmp");
+  for (guint i = 0; i < v->steps->len; i++) {
+    const Step *s = &g_array_index(v->steps, Step, i);
+    const char *path = s->dst + root_len;
+    if (!s->per_launch && strncmp(path, "/tmp/", 5) == 0)
+      replay_scaffold(c, s, path);
+  }
+  n = 0;
+  for (guint i = 0; i < v->steps->len; i++) {
+    const Step *s = &g_array_index(v->steps, Step, i);
+    if (!s->tmp_top)
+      continue;
+    if (move_mount(trees[n], "", AT_FDCWD, s->dst + root_len, MOVE_MOUNT_F_EMPTY_PATH) != 0)
+      child_fail(c, s->dst + root_len);
+    close(trees[n++]);
+  }
+  if (mount("proc", "/proc", "proc", VIEW_PROC_FLAGS, NULL) != 0)
+    child_fail(c, "/proc");
+}
+
+static void enter_prepared_view(const Child *c)
+{
+  /* setns puts root and cwd at the prepared view's root; unshare gives this
+   * launch its own copy, so its /tmp and /proc stay its own. */
+  if (setns(c->prepared_fd, CLONE_NEWNS) != 0 || unshare(CLONE_NEWNS) != 0)
+    child_fail(c, "enter the prepared view");
+  close(c->prepared_fd);
+  private_tmp_and_proc(c);
+  if (chdir(c->cwd) != 0 && chdir("/") != 0)
+    child_fail(c, "chdir");
+}
+
 static void build_view(const Child *c)
 {
   const View *v = c->view;
+  bool prepare = c->mode == VIEW_PREPARE;
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
     child_fail(c, "make / private");
   if (mount("box-root", v->root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0)
     child_fail(c, "tmpfs root");
   for (guint i = 0; i < v->steps->len; i++) {
     const Step *s = &g_array_index(v->steps, Step, i);
+    if (prepare && s->per_launch)
+      continue;
     switch (s->kind) {
     case STEP_MKDIR:
-      if (mkdir(s->dst, 0755) != 0 && errno != EEXIST)
-        child_fail(c, s->dst);
+    case STEP_FILE:
+    case STEP_SYMLINK:
+      replay_scaffold(c, s, s->dst);
       break;
-    case STEP_FILE: {
-      int fd = open(s->dst, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0444);
-      if (fd < 0)
-        child_fail(c, s->dst);
-      close(fd);
-      break;
-    }
     case STEP_UNLINK:
       if (unlink(s->dst) != 0)
-        child_fail(c, s->dst);
-      break;
-    case STEP_SYMLINK:
-      if (symlink(s->src, s->dst) != 0 && errno != EEXIST)
         child_fail(c, s->dst);
       break;
     case STEP_BIND:
@@ -212,6 +298,17 @@ static void build_view(const Child *c)
   if (chdir(v->root) != 0 || syscall(SYS_pivot_root, ".", ".") != 0 ||
       umount2(".", MNT_DETACH) != 0)
     child_fail(c, "pivot_root");
+  if (prepare) {
+    /* boxd opens this namespace while it is still pristine; its answer
+     * (or its end) lets the launch take its own copy. */
+    char ack;
+    if (write(c->handoff_fd, "v", 1) != 1 || read(c->handoff_fd, &ack, 1) < 0)
+      child_fail(c, "hand over the prepared view");
+    close(c->handoff_fd);
+    if (unshare(CLONE_NEWNS) != 0)
+      child_fail(c, "copy the prepared view");
+    private_tmp_and_proc(c);
+  }
   if (chdir(c->cwd) != 0 && chdir("/") != 0)
     child_fail(c, "chdir");
 }
@@ -284,7 +381,10 @@ static void __attribute__((noreturn)) child_main(Child *c)
   setpgid(0, 0);
   if (c->new_net)
     loopback_up(c);
-  build_view(c);
+  if (c->mode == VIEW_ENTER)
+    enter_prepared_view(c);
+  else
+    build_view(c);
   /* vfork-like: no copy of boxd's address space for a process that only
    * drops its authority and execs; PID 1 resumes once it has. */
   pid_t w = clone(workload_entry, workload_stack + sizeof workload_stack,
@@ -347,9 +447,18 @@ static bool map_user(pid_t pid, GError **error)
 
 /* ---- plans, kept per (table, program) while what they read holds ---- */
 
+/* A prepared view lives no longer than the mount's entry timeout (1 s):
+ * its binds hold the names of the mount's /pass tree it looked up, and a
+ * name the kernel has since found stale (a rename outside the mount) must
+ * not outlive the time in which the kernel itself would look it up again. */
+#define PREPARED_MAX_AGE G_USEC_PER_SEC
+
 typedef struct {
   gint ref;
   View view;
+  bool preparable;
+  int prepared;        /* its prepared mount namespace, or -1; plans_lock */
+  gint64 prepared_at;
 } Plan;
 
 static GMutex plans_lock;
@@ -359,9 +468,55 @@ static void plan_unref(gpointer data)
 {
   Plan *p = data;
   if (p && g_atomic_int_dec_and_test(&p->ref)) {
+    if (p->prepared >= 0)
+      close(p->prepared);
     tools_view_clear(&p->view);
     g_free(p);
   }
+}
+
+/* A descriptor of the plan's prepared view for one launch (its own, so a
+ * concurrent replacement cannot close it under the clone), or -1. */
+static int prepared_view(Plan *p)
+{
+  int fd = -1;
+  g_mutex_lock(&plans_lock);
+  if (p->prepared >= 0 && g_get_monotonic_time() - p->prepared_at < PREPARED_MAX_AGE)
+    fd = fcntl(p->prepared, F_DUPFD_CLOEXEC, 3);
+  g_mutex_unlock(&plans_lock);
+  return fd;
+}
+
+static void keep_prepared_view(Plan *p, int fd)
+{
+  g_mutex_lock(&plans_lock);
+  int old = p->prepared;
+  p->prepared = fd;
+  p->prepared_at = g_get_monotonic_time();
+  g_mutex_unlock(&plans_lock);
+  if (old >= 0)
+    close(old);
+}
+
+/* The first launch of a plan has pivoted into the view it built, before
+ * its own /tmp and /proc: keep that namespace, then let it go on. */
+static void take_prepared_view(Plan *p, pid_t pid, int handoff)
+{
+  char ready;
+  if (read(handoff, &ready, 1) == 1) {
+    g_autofree char *ns = g_strdup_printf("/proc/%d/ns/mnt", (int)pid);
+    int fd = open(ns, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0)
+      keep_prepared_view(p, fd);
+    if (write(handoff, "k", 1) != 1) {
+      /* the launch has ended: it reports its own failure */
+    }
+  }
+}
+
+void box_tools_release_views(void)
+{
+  tools_plans_forget();
 }
 
 void tools_plans_forget(void)
@@ -395,11 +550,13 @@ static Plan *plan_for(const BoxToolLaunch *l, GError **error)
   }
   p = g_new0(Plan, 1);
   p->ref = 1;
+  p->prepared = -1;
   tools_view_init(&p->view, l->staging_dir);
   if (!tools_view_plan(&p->view, l, error)) {
     plan_unref(p);
     return NULL;
   }
+  p->preparable = key && tools_view_preparable(&p->view);
   if (key) {
     g_atomic_int_inc(&p->ref);
     g_mutex_lock(&plans_lock);
@@ -445,18 +602,31 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
   int join_fd = contained && !l->is_agent ? __atomic_load_n(&shared_netns, __ATOMIC_ACQUIRE) : -1;
   bool new_net = contained && join_fd < 0;
   bool new_user = geteuid() != 0;
-  unsigned long flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
+  /* A user namespace owns the mounts made in it, so a view prepared in one
+   * launch's could not be entered by the next: those launches replay. */
+  ViewMode mode = VIEW_REPLAY;
+  int prepared = -1;
+  if (plan->preparable && !new_user) {
+    prepared = prepared_view(plan);
+    mode = prepared >= 0 ? VIEW_ENTER : VIEW_PREPARE;
+  }
+  unsigned long flags = CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
+  if (mode != VIEW_ENTER)
+    flags |= CLONE_NEWNS;
   if (new_net)
     flags |= CLONE_NEWNET;
   if (new_user)
     flags |= CLONE_NEWUSER;
   int go[2];
+  int handoff[2] = { -1, -1 };
   pid_t pid = -1;
   int home_netns = -1;
   if (pipe2(go, O_CLOEXEC) != 0) {
     g_set_error(error, TOOLS_ERROR, 1, "pipe: %s", g_strerror(errno));
     goto out;
   }
+  if (mode == VIEW_PREPARE && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, handoff) != 0)
+    mode = VIEW_REPLAY; /* nothing kept; this launch still runs */
   if (join_fd >= 0) {
     /* setns moves this thread only; it comes back right after the clone. */
     home_netns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
@@ -468,12 +638,18 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
       goto out;
     }
   }
-  Child c = { view, l->program_path, l->argv, envp, cwd, seccomp, last_cap(), new_net,
-              go[0], l->is_agent ? l->fd_in : -1, fd_out, fd_err };
+  Child c = { view, l->program_path, l->argv, envp, cwd, seccomp, last_cap(), new_net, mode,
+              prepared, handoff[1], go[0], l->is_agent ? l->fd_in : -1, fd_out, fd_err };
   pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
   if (pid == 0) {
     close(go[1]);
+    if (handoff[0] >= 0)
+      close(handoff[0]);
     child_main(&c);
+  }
+  if (handoff[1] >= 0) {
+    close(handoff[1]);
+    handoff[1] = -1;
   }
   int clone_errno = errno;
   if (home_netns >= 0 && setns(home_netns, CLONE_NEWNET) != 0)
@@ -509,7 +685,14 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
   if (write(go[1], "g", 1) != 1)
     kill(pid, SIGKILL);
   close(go[1]);
+  if (mode == VIEW_PREPARE)
+    take_prepared_view(plan, pid, handoff[0]);
 out:
+  for (int i = 0; i < 2; i++)
+    if (handoff[i] >= 0)
+      close(handoff[i]);
+  if (prepared >= 0)
+    close(prepared);
   if (home_netns >= 0)
     close(home_netns);
   g_strfreev(envp);
