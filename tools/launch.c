@@ -30,7 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -59,8 +61,9 @@ typedef struct {
   bool new_net;
   ViewMode mode;
   int prepared_fd;     /* VIEW_ENTER: the prepared mount namespace */
-  int handoff_fd;      /* VIEW_PREPARE: tells boxd the view is ready, waits for its answer */
-  int go_fd, fd_in, fd_out, fd_err;
+  int link_fd;         /* to boxd: "g"o and "k" in, "v"iew prepared and "r"eleased out */
+  char *workload_stack;/* top of the workload's stack */
+  int fd_in, fd_out, fd_err;
 } Child;
 
 static int last_cap(void)
@@ -102,7 +105,7 @@ static void __attribute__((noreturn)) child_fail(const Child *c, const char *wha
   _exit(127);
 }
 
-static bool drop_authority(const Child *c)
+static bool drop_authority(int last)
 {
   if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
                                    SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
@@ -110,7 +113,7 @@ static bool drop_authority(const Child *c)
                                    SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
             0, 0, 0) != 0)
     return false;
-  for (int cap = 0; cap <= c->last_cap; cap++)
+  for (int cap = 0; cap <= last; cap++)
     if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
       return false;
   prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
@@ -302,9 +305,8 @@ static void build_view(const Child *c)
     /* boxd opens this namespace while it is still pristine; its answer
      * (or its end) lets the launch take its own copy. */
     char ack;
-    if (write(c->handoff_fd, "v", 1) != 1 || read(c->handoff_fd, &ack, 1) < 0)
+    if (send(c->link_fd, "v", 1, MSG_NOSIGNAL) != 1 || read(c->link_fd, &ack, 1) != 1)
       child_fail(c, "hand over the prepared view");
-    close(c->handoff_fd);
     if (unshare(CLONE_NEWNS) != 0)
       child_fail(c, "copy the prepared view");
     private_tmp_and_proc(c);
@@ -335,12 +337,16 @@ static void __attribute__((noreturn)) run_workload(const Child *c)
   if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
     _exit(127);
   close_range(3, ~0U, 0);
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; sig++)
-    signal(sig, SIG_DFL);
+    if (sig != SIGKILL && sig != SIGSTOP && (sig < 32 || sig >= SIGRTMIN))
+      sigaction(sig, &dfl, NULL);
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
-  if (!drop_authority(c)) {
+  if (!drop_authority(c->last_cap)) {
     say(2, REAPER_FAIL, "cannot drop capabilities", NULL);
     _exit(127);
   }
@@ -359,24 +365,94 @@ static int workload_entry(void *data)
   run_workload(data);
 }
 
-/* The workload's stack while it shares PID 1's memory (CLONE_VM, until its
- * exec): PID 1 is a copy of boxd, so each sandbox has its own. */
+/* The workload's stack in a sandbox forked from boxd (a user namespace, the
+ * agent): that PID 1 has a copy of boxd's memory to itself. */
 static char workload_stack[64 * 1024] __attribute__((aligned(64)));
 
-static volatile pid_t reaper_child;
+/* ---- PID 1 once boxd has let it go ----
+ *
+ * A PID 1 cloned with CLONE_VM runs in boxd's memory with the thread
+ * pointer of the boxd thread that cloned it.  Once it has told boxd
+ * "released", boxd may free everything the Child named and that thread
+ * runs on, so from then on PID 1 uses only its own stack and makes raw
+ * system calls, which never write errno into that thread's TLS. */
 
-static void forward_signal(int sig)
+#if defined(__x86_64__)
+#define RAW_SYSCALLS 1
+static long raw4(long n, long a, long b, long c, long d)
 {
-  if (reaper_child > 0)
-    kill(reaper_child, sig);
+  long ret;
+  register long r10 __asm__("r10") = d;
+  __asm__ volatile("syscall"
+                   : "=a"(ret)
+                   : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
+                   : "rcx", "r11", "memory");
+  return ret;
+}
+#elif defined(__aarch64__)
+#define RAW_SYSCALLS 1
+static long raw4(long n, long a, long b, long c, long d)
+{
+  register long x8 __asm__("x8") = n;
+  register long x0 __asm__("x0") = a;
+  register long x1 __asm__("x1") = b;
+  register long x2 __asm__("x2") = c;
+  register long x3 __asm__("x3") = d;
+  __asm__ volatile("svc #0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+  return x0;
+}
+#else
+#define RAW_SYSCALLS 0
+#endif
+
+static void __attribute__((noreturn)) reap(pid_t w, const sigset_t *waited)
+{
+  for (;;) {
+#if RAW_SYSCALLS
+    long sig = raw4(SYS_rt_sigtimedwait, (long)waited, 0, 0, _NSIG / 8);
+#else
+    long sig = sigwaitinfo(waited, NULL);
+#endif
+    if (sig != SIGCHLD) {
+      if (sig > 0)
+#if RAW_SYSCALLS
+        raw4(SYS_kill, w, sig, 0, 0);
+#else
+        kill(w, (int)sig);
+#endif
+      continue;
+    }
+    for (;;) {
+      int st = 0;
+#if RAW_SYSCALLS
+      long r = raw4(SYS_wait4, -1, (long)&st, WNOHANG | __WALL, 0);
+#else
+      long r = waitpid(-1, &st, WNOHANG | __WALL);
+#endif
+      if (r == w) {
+        int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+#if RAW_SYSCALLS
+        raw4(SYS_exit_group, code, 0, 0, 0);
+#endif
+        _exit(code);
+      }
+      if (r == 0)
+        break;
+      if (r < 0) {
+#if RAW_SYSCALLS
+        raw4(SYS_exit_group, 125, 0, 0, 0);
+#endif
+        _exit(125);
+      }
+    }
+  }
 }
 
 static void __attribute__((noreturn)) child_main(Child *c)
 {
   char go;
-  if (read(c->go_fd, &go, 1) != 1)
+  if (read(c->link_fd, &go, 1) != 1)
     _exit(127);
-  close(c->go_fd);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   setpgid(0, 0);
   if (c->new_net)
@@ -385,37 +461,39 @@ static void __attribute__((noreturn)) child_main(Child *c)
     enter_prepared_view(c);
   else
     build_view(c);
-  /* vfork-like: no copy of boxd's address space for a process that only
-   * drops its authority and execs; PID 1 resumes once it has. */
-  pid_t w = clone(workload_entry, workload_stack + sizeof workload_stack,
-                  CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)c);
+  /* What PID 1 forwards and waits for is blocked before the workload
+   * exists, so no SIGCHLD can come too early. */
+  sigset_t waited;
+  sigemptyset(&waited);
+  const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
+  for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+    sigaddset(&waited, forwarded[i]);
+  sigaddset(&waited, SIGCHLD);
+  sigprocmask(SIG_SETMASK, &waited, NULL);
+  /* vfork-like: no copy of anything for a process that only drops its
+   * authority and execs; PID 1 resumes once it has. */
+  pid_t w = clone(workload_entry, c->workload_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)c);
   if (w < 0) {
     say(c->fd_err, "strands-box: namespace reaper could not fork the workload", NULL, NULL);
     _exit(126);
   }
-  /* PID 1: forward what boxd sends, reap, end with the workload. */
-  reaper_child = w;
-  close_range(0, ~0U, 0);
-  const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = forward_signal;
-  sa.sa_flags = SA_RESTART;
-  for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
-    sigaction(forwarded[i], &sa, NULL);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
-  if (!drop_authority(c))
+  /* PID 1: drop its own authority, release boxd, forward, reap, end with
+   * the workload (the kernel then ends everything else in the namespace). */
+  if (!drop_authority(c->last_cap))
     _exit(127);
-  for (;;) {
-    int st;
-    pid_t r = waitpid(-1, &st, 0);
-    if (r == w)
-      _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
-    if (r < 0 && errno == ECHILD)
-      _exit(125);
-  }
+  if (send(c->link_fd, "r", 1, MSG_NOSIGNAL) != 1)
+    _exit(127);
+#if RAW_SYSCALLS
+  raw4(SYS_close_range, 0, ~0U, 0, 0);
+#else
+  close_range(0, ~0U, 0);
+#endif
+  reap(w, &waited);
+}
+
+static int child_entry(void *data)
+{
+  child_main(data);
 }
 
 /* ---- the parent's half ---- */
@@ -500,15 +578,16 @@ static void keep_prepared_view(Plan *p, int fd)
 
 /* The first launch of a plan has pivoted into the view it built, before
  * its own /tmp and /proc: keep that namespace, then let it go on. */
+static bool link_wait(int fd, char want);
+
 static void take_prepared_view(Plan *p, pid_t pid, int handoff)
 {
-  char ready;
-  if (read(handoff, &ready, 1) == 1) {
+  if (link_wait(handoff, 'v')) {
     g_autofree char *ns = g_strdup_printf("/proc/%d/ns/mnt", (int)pid);
     int fd = open(ns, O_RDONLY | O_CLOEXEC);
     if (fd >= 0)
       keep_prepared_view(p, fd);
-    if (write(handoff, "k", 1) != 1) {
+    if (send(handoff, "k", 1, MSG_NOSIGNAL) != 1) {
       /* the launch has ended: it reports its own failure */
     }
   }
@@ -566,6 +645,88 @@ static Plan *plan_for(const BoxToolLaunch *l, GError **error)
   return p;
 }
 
+/* ---- stacks for a PID 1 that shares boxd's memory ----
+ *
+ * Forking boxd copies its page tables and leaves every page it writes
+ * afterwards to a copy-on-write fault, with a TLB shootdown across its
+ * threads: that was most of what a launch cost boxd.  So, where PID 1 may
+ * share boxd's memory (boxd is root; raw system calls exist), it is cloned
+ * with CLONE_VM onto a stack of its own, PID 1's above the workload's.
+ * A slot is reused once its launch is done with it (busy: the workload has
+ * exec'd, or the whole namespace is gone) and the kernel has cleared its
+ * tid (CLONE_CHILD_CLEARTID: PID 1 has left boxd's memory). */
+
+#define SLOTS 256
+#define SLOT_HALF (128 * 1024)
+
+typedef struct {
+  pid_t tid;     /* written 0 by the kernel when PID 1 exits */
+  bool busy;     /* slots_lock */
+  char *base;    /* 2 * SLOT_HALF, lowest page of each half a guard */
+} Slot;
+
+static Slot slots[SLOTS];
+static GMutex slots_lock;
+
+static Slot *slot_take(void)
+{
+  Slot *got = NULL;
+  g_mutex_lock(&slots_lock);
+  for (int i = 0; i < SLOTS && !got; i++) {
+    Slot *s = &slots[i];
+    if (s->busy || __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE) != 0)
+      continue;
+    if (!s->base) {
+      void *m = mmap(NULL, 2 * SLOT_HALF, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+      if (m == MAP_FAILED)
+        break;
+      s->base = m;
+      if (mprotect(s->base, 4096, PROT_NONE) != 0 ||
+          mprotect(s->base + SLOT_HALF, 4096, PROT_NONE) != 0)
+        break; /* kept, without guards it is not used */
+    }
+    s->tid = -1;
+    s->busy = true;
+    got = s;
+  }
+  g_mutex_unlock(&slots_lock);
+  return got;
+}
+
+/* never_ran: the clone failed, nothing will clear tid. */
+static void slot_give_back(Slot *s, bool never_ran)
+{
+  g_mutex_lock(&slots_lock);
+  if (never_ran)
+    __atomic_store_n(&s->tid, 0, __ATOMIC_RELEASE);
+  s->busy = false;
+  g_mutex_unlock(&slots_lock);
+}
+
+/* PID 1 in boxd's memory: nothing in the sandbox may read or write it
+ * through /proc/1/mem, which a non-dumpable process refuses to callers
+ * without CAP_SYS_PTRACE.  Set once for boxd's whole life. */
+static gpointer undumpable(gpointer data)
+{
+  (void)data;
+  return GINT_TO_POINTER(prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0);
+}
+
+/* Reads from the sandbox's link until want or its end (every copy of the
+ * child's end closed: that PID 1 no longer runs in boxd's memory). */
+static bool link_wait(int fd, char want)
+{
+  for (;;) {
+    char b;
+    ssize_t n = read(fd, &b, 1);
+    if (n == 1 && b == want)
+      return true;
+    if (n == 0 || (n < 0 && errno != EINTR))
+      return false;
+  }
+}
+
 /* ---- one network namespace for contained tools ---- */
 
 static int shared_netns = -1;
@@ -617,49 +778,54 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
     flags |= CLONE_NEWNET;
   if (new_user)
     flags |= CLONE_NEWUSER;
-  int go[2];
-  int handoff[2] = { -1, -1 };
+  int link[2] = { -1, -1 };
   pid_t pid = -1;
   int home_netns = -1;
-  if (pipe2(go, O_CLOEXEC) != 0) {
-    g_set_error(error, TOOLS_ERROR, 1, "pipe: %s", g_strerror(errno));
+  Slot *slot = NULL;
+  int pidfd = -1;
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, link) != 0) {
+    g_set_error(error, TOOLS_ERROR, 1, "socketpair: %s", g_strerror(errno));
     goto out;
   }
-  if (mode == VIEW_PREPARE && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, handoff) != 0)
-    mode = VIEW_REPLAY; /* nothing kept; this launch still runs */
   if (join_fd >= 0) {
     /* setns moves this thread only; it comes back right after the clone. */
     home_netns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
     if (home_netns < 0 || setns(join_fd, CLONE_NEWNET) != 0) {
       g_set_error(error, TOOLS_ERROR, 1, "containment setup failed during network: %s",
                   g_strerror(errno));
-      close(go[0]);
-      close(go[1]);
       goto out;
     }
   }
+  static GOnce undumpable_once = G_ONCE_INIT;
+  if (RAW_SYSCALLS && !new_user && GPOINTER_TO_INT(g_once(&undumpable_once, undumpable, NULL)))
+    slot = slot_take();
   Child c = { view, l->program_path, l->argv, envp, cwd, seccomp, last_cap(), new_net, mode,
-              prepared, handoff[1], go[0], l->is_agent ? l->fd_in : -1, fd_out, fd_err };
-  pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
-  if (pid == 0) {
-    close(go[1]);
-    if (handoff[0] >= 0)
-      close(handoff[0]);
-    child_main(&c);
-  }
-  if (handoff[1] >= 0) {
-    close(handoff[1]);
-    handoff[1] = -1;
+              prepared, link[1], slot ? slot->base + SLOT_HALF : workload_stack + sizeof workload_stack,
+              l->is_agent ? l->fd_in : -1, fd_out, fd_err };
+  if (slot) {
+    pid = clone(child_entry, slot->base + 2 * SLOT_HALF,
+                (int)(flags | CLONE_VM | CLONE_CHILD_CLEARTID | CLONE_PIDFD), &c, &pidfd, NULL,
+                &slot->tid);
+    if (pid < 0) {
+      slot_give_back(slot, true);
+      slot = NULL;
+    }
+  } else {
+    pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
+    if (pid == 0) {
+      close(link[0]);
+      child_main(&c);
+    }
   }
   int clone_errno = errno;
+  close(link[1]);
+  link[1] = -1;
   if (home_netns >= 0 && setns(home_netns, CLONE_NEWNET) != 0)
     g_error("box: cannot return a launcher thread to its network namespace: %s",
             g_strerror(errno));
-  close(go[0]);
   if (pid < 0) {
     g_set_error(error, TOOLS_ERROR, 1, "containment setup failed during namespaces: %s",
                 g_strerror(clone_errno));
-    close(go[1]);
     goto out;
   }
   bool ok = true;
@@ -675,22 +841,32 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
                 "no route to the egress gateway");
     ok = false;
   }
-  if (!ok) {
-    kill(pid, SIGKILL);
-    close(go[1]);
-    /* boxd's reaper collects the killed child. */
-    pid = -1;
-    goto out;
+  if (ok && send(link[0], "g", 1, MSG_NOSIGNAL) != 1)
+    ok = false;
+  if (!ok)
+    kill(pid, SIGKILL); /* boxd's reaper collects it */
+  else if (mode == VIEW_PREPARE)
+    take_prepared_view(plan, pid, link[0]);
+  /* The child reads c, envp and the plan until its workload has exec'd.
+   * One sharing boxd's memory that ends before saying so may leave a
+   * workload that still does for a moment: wait until its whole namespace
+   * is gone (PID 1 becomes a zombie only once every other process in it
+   * has ended). */
+  if (!link_wait(link[0], 'r') && pidfd >= 0) {
+    struct pollfd p = { .fd = pidfd, .events = POLLIN };
+    while (poll(&p, 1, -1) < 0 && errno == EINTR)
+      ;
   }
-  if (write(go[1], "g", 1) != 1)
-    kill(pid, SIGKILL);
-  close(go[1]);
-  if (mode == VIEW_PREPARE)
-    take_prepared_view(plan, pid, handoff[0]);
+  if (!ok)
+    pid = -1;
 out:
+  if (slot)
+    slot_give_back(slot, false);
+  if (pidfd >= 0)
+    close(pidfd);
   for (int i = 0; i < 2; i++)
-    if (handoff[i] >= 0)
-      close(handoff[i]);
+    if (link[i] >= 0)
+      close(link[i]);
   if (prepared >= 0)
     close(prepared);
   if (home_netns >= 0)

@@ -95,6 +95,16 @@ PROBE = textwrap.dedent(r'''
                                                     capture_output=True, text=True).stdout and
             [l for l in subprocess.run([WS + "/suid-cat", "/proc/self/status"], capture_output=True,
                                        text=True).stdout.splitlines() if l.startswith("CapEff")][0])
+    # PID 1 of the sandbox is boxd's launcher: its memory (a copy of boxd's,
+    # or boxd's own) is nobody's to read or write.
+    def reaper_memory():
+        with open("/proc/1/mem", "r+b", buffering=0) as f:
+            f.seek(0x400000)
+            f.read(16)
+    attempt("reaper_memory", reaper_memory)
+    attempt("reaper_maps", lambda: read("/proc/1/maps"))
+    attempt("reaper_environ", lambda: read("/proc/1/environ"))
+    attempt("reaper_fds", lambda: ",".join(os.listdir("/proc/1/fd")))
     attempt("agent_bin_contents", lambda: ",".join(sorted(os.listdir(BOX_DIR + "/bin"))))
     attempt("exec_ungranted", lambda: subprocess.run([HOME + "/elsewhere/true"],
                                                      capture_output=True) and None)
@@ -152,6 +162,11 @@ EXPECTED = {
     "capabilities": {"CapEff=0000000000000000 CapBnd=0000000000000000 NoNewPrivs=1"},
     "setuid_binary": {"CapEff:\t0000000000000000"},
     "exec_ungranted": {"ENOENT"},
+    "reaper_memory": {"EACCES", "EPERM"},
+    "reaper_maps": {"EACCES", "EPERM"},
+    "reaper_environ": {"EACCES", "EPERM"},
+    # PID 1 keeps no descriptor of boxd's (the mount's device, the broker).
+    "reaper_fds": {"", "EACCES", "EPERM"},
 }
 TOOL_EXPECTED = dict(EXPECTED, connect_broker={"ENOENT"}, agent_bin_contents={"ENOENT"})
 # The agent sees of box_dir only its aliases and the broker socket; its
