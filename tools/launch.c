@@ -346,10 +346,7 @@ static void __attribute__((noreturn)) run_workload(const Child *c)
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
-  if (!drop_authority(c->last_cap)) {
-    say(2, REAPER_FAIL, "cannot drop capabilities", NULL);
-    _exit(127);
-  }
+  /* Capabilities, securebits and no_new_privs came from PID 1. */
   if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, c->seccomp, 0, 0) != 0) {
     say(2, REAPER_FAIL, "cannot install the seccomp filter", NULL);
     _exit(127);
@@ -470,6 +467,12 @@ static void __attribute__((noreturn)) child_main(Child *c)
     sigaddset(&waited, forwarded[i]);
   sigaddset(&waited, SIGCHLD);
   sigprocmask(SIG_SETMASK, &waited, NULL);
+  /* The view is built: PID 1 needs no authority any more, and the workload
+   * inherits what is left (nothing), so it is dropped once, here. */
+  if (!drop_authority(c->last_cap)) {
+    say(c->fd_err, REAPER_FAIL, "cannot drop capabilities", NULL);
+    _exit(127);
+  }
   /* vfork-like: no copy of anything for a process that only drops its
    * authority and execs; PID 1 resumes once it has. */
   pid_t w = clone(workload_entry, c->workload_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)c);
@@ -477,10 +480,8 @@ static void __attribute__((noreturn)) child_main(Child *c)
     say(c->fd_err, "strands-box: namespace reaper could not fork the workload", NULL, NULL);
     _exit(126);
   }
-  /* PID 1: drop its own authority, release boxd, forward, reap, end with
-   * the workload (the kernel then ends everything else in the namespace). */
-  if (!drop_authority(c->last_cap))
-    _exit(127);
+  /* PID 1: release boxd, forward, reap, end with the workload (the kernel
+   * then ends everything else in the namespace). */
   if (send(c->link_fd, "r", 1, MSG_NOSIGNAL) != 1)
     _exit(127);
 #if RAW_SYSCALLS
