@@ -201,9 +201,11 @@ static void replay_scaffold(const Child *c, const Step *s, const char *path)
 }
 
 /* This launch's own /tmp and /proc on a pivoted copy of a prepared view.
- * What the view mounts in /tmp is cloned from the copy (the objects the
- * preparing launch resolved, flags and refusals inside them included) and
- * moved onto a fresh tmpfs, over the same scaffold. */
+ * What the view mounts in /tmp (the objects the preparing launch resolved,
+ * with their flags and the refusals inside them) is held by descriptor,
+ * covered by a fresh tmpfs, and moved onto it over the same scaffold: the
+ * copy keeps no hidden second mount of anything, and nothing is unmounted
+ * (which would wait for an RCU grace period). */
 static void private_tmp_and_proc(const Child *c)
 {
   const View *v = c->view;
@@ -214,8 +216,7 @@ static void private_tmp_and_proc(const Child *c)
     const Step *s = &g_array_index(v->steps, Step, i);
     if (!s->tmp_top)
       continue;
-    trees[n] = open_tree(AT_FDCWD, s->dst + root_len,
-                         OPEN_TREE_CLONE | AT_RECURSIVE | OPEN_TREE_CLOEXEC);
+    trees[n] = open_tree(AT_FDCWD, s->dst + root_len, OPEN_TREE_CLOEXEC);
     if (trees[n] < 0)
       child_fail(c, s->dst + root_len);
     n++;
@@ -480,6 +481,10 @@ static void __attribute__((noreturn)) child_main(Child *c)
     say(c->fd_err, "strands-box: namespace reaper could not fork the workload", NULL, NULL);
     _exit(126);
   }
+  /* A PID 1 forked from boxd holds a copy of its memory: from here on it
+   * touches nothing the mount must place, so it can refuse /proc/1/mem to
+   * the sandbox (one sharing boxd's memory already does, with boxd). */
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   /* PID 1: release boxd, forward, reap, end with the workload (the kernel
    * then ends everything else in the namespace). */
   if (send(c->link_fd, "r", 1, MSG_NOSIGNAL) != 1)

@@ -63,6 +63,7 @@ PROBE = textwrap.dedent(r'''
     attempt("symlink_to_box_dir", lambda: ",".join(sorted(os.listdir(WS + "/escape-box"))))
     attempt("box_dir_trust", lambda: ",".join(sorted(os.listdir(BOX_DIR + "/trust"))))
     attempt("symlink_to_root", lambda: os.listdir(WS + "/escape-root"))
+    attempt("symlink_to_host_file", lambda: read(WS + "/escape-shadow"))
     attempt("read_denied", lambda: read(WS + "/denied/secret.txt"))
     attempt("host_loopback", lambda: connect(("127.0.0.1", PORT)))
     attempt("any_address", lambda: connect(("192.0.2.1", 80)))
@@ -143,6 +144,7 @@ EXPECTED = {
     # Only the gateway's public CA certificate, which the CA variables name.
     "box_dir_trust": {"cert.pem"},
     "symlink_to_root": {"ENOENT"},
+    "symlink_to_host_file": {"ENOENT"},
     "read_denied": {"ENOENT"},
     "host_loopback": {"ECONNREFUSED", "ENETUNREACH"},
     "any_address": {"ENETUNREACH"},
@@ -229,6 +231,7 @@ def prepare(b: Box):
     os.symlink(home / "secret.txt", ws / "escape-secret")
     os.symlink(b.box_dir, ws / "escape-box")
     os.symlink("/root", ws / "escape-root")
+    os.symlink("/etc/shadow", ws / "escape-shadow")
     shutil.copy("/usr/bin/cat", ws / "suid-cat")
     os.chown(ws / "suid-cat", 0, 0)
     os.chmod(ws / "suid-cat", 0o4755)
