@@ -616,6 +616,28 @@ void tools_plans_forget(void)
   g_mutex_unlock(&plans_lock);
 }
 
+/* Prepared views nobody entered in time: each pins binds of the mount
+ * (and the names they looked up), so they go at most a second late.
+ * plans_lock held. */
+static void plans_sweep(void)
+{
+  static gint64 last;
+  gint64 now = g_get_monotonic_time();
+  if (!plans || now - last < PREPARED_MAX_AGE)
+    return;
+  last = now;
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, plans);
+  while (g_hash_table_iter_next(&it, NULL, &value)) {
+    Plan *p = value;
+    if (p->prepared >= 0 && now - p->prepared_at >= PREPARED_MAX_AGE) {
+      close(p->prepared);
+      p->prepared = -1;
+    }
+  }
+}
+
 static Plan *plan_for(const BoxToolLaunch *l, GError **error)
 {
   /* The agent starts once: its plan is not kept. */
@@ -629,6 +651,7 @@ static Plan *plan_for(const BoxToolLaunch *l, GError **error)
     g_mutex_lock(&plans_lock);
     if (!plans)
       plans = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, plan_unref);
+    plans_sweep();
     p = g_hash_table_lookup(plans, key);
     if (p)
       g_atomic_int_inc(&p->ref);
