@@ -581,6 +581,33 @@ static void add_refusals(Planner *pl, const BoxToolTable *t)
   }
 }
 
+static void ident_clear(gpointer data);
+
+/* A path noted twice with the same answer is checked once per launch. */
+static void dedup_idents(View *v)
+{
+  GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+  guint kept = 0;
+  for (guint i = 0; i < v->idents->len; i++) {
+    Ident *id = &g_array_index(v->idents, Ident, i);
+    Ident *first = g_hash_table_lookup(seen, id->path);
+    if (first && first->dev == id->dev && first->ino == id->ino) {
+      g_free(id->path);
+      continue;
+    }
+    Ident *dst = &g_array_index(v->idents, Ident, kept++);
+    if (dst != id)
+      *dst = *id;
+    if (!first)
+      g_hash_table_insert(seen, dst->path, dst);
+  }
+  g_hash_table_destroy(seen);
+  /* The moved-from slots were freed or moved: drop them without clearing. */
+  g_array_set_clear_func(v->idents, NULL);
+  g_array_set_size(v->idents, kept);
+  g_array_set_clear_func(v->idents, ident_clear);
+}
+
 bool tools_view_plan(View *v, const BoxToolLaunch *l, GError **error)
 {
   Planner pl = { l, tools_context(), v, g_array_new(FALSE, FALSE, sizeof(Mnt)),
@@ -625,8 +652,10 @@ bool tools_view_plan(View *v, const BoxToolLaunch *l, GError **error)
   if (pl.ctx->ca_cert)
     add_mount(&pl, MOUNT_READ, pl.ctx->ca_cert, true);
   add_refusals(&pl, t);
-  if (!pl.failed)
+  if (!pl.failed) {
     emit(&pl, v);
+    dedup_idents(v);
+  }
   bool ok = !pl.failed;
   g_array_free(pl.mounts, TRUE);
   g_ptr_array_free(pl.links, TRUE);
