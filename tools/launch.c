@@ -339,12 +339,7 @@ static void __attribute__((noreturn)) run_workload(const Child *c)
   if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
     _exit(127);
   close_range(3, ~0U, 0);
-  struct sigaction dfl;
-  memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; sig++)
-    if (sig != SIGKILL && sig != SIGSTOP && (sig < 32 || sig >= SIGRTMIN))
-      sigaction(sig, &dfl, NULL);
+  /* Dispositions came from PID 1 (all default); only the mask is left. */
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
@@ -449,6 +444,16 @@ static void __attribute__((noreturn)) reap(pid_t w, const sigset_t *waited)
 
 static void __attribute__((noreturn)) child_main(Child *c)
 {
+  /* boxd's handlers are boxd's code: a signal a sandboxed process sends to
+   * PID 1 must not run one (with CLONE_VM, in boxd's memory).  With every
+   * disposition default, PID 1 of a namespace ignores what comes from
+   * inside it. */
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; sig++)
+    if (sig != SIGKILL && sig != SIGSTOP && (sig < 32 || sig >= SIGRTMIN))
+      sigaction(sig, &dfl, NULL);
   char go;
   if (read(c->link_fd, &go, 1) != 1)
     _exit(127);

@@ -106,6 +106,20 @@ PROBE = textwrap.dedent(r'''
     attempt("reaper_maps", lambda: read("/proc/1/maps"))
     attempt("reaper_environ", lambda: read("/proc/1/environ"))
     attempt("reaper_fds", lambda: ",".join(os.listdir("/proc/1/fd")))
+    # Signals a sandboxed process may send PID 1 (those it does not forward
+    # back to the workload): PID 1 neither ends nor runs a handler of boxd's.
+    def signal_reaper():
+        import signal as sg
+        for sig in (sg.SIGPROF, sg.SIGALRM, sg.SIGPIPE, sg.SIGSEGV, sg.SIGBUS, sg.SIGABRT,
+                    sg.SIGIO, sg.SIGVTALRM, sg.SIGXCPU, sg.SIGSYS, sg.SIGTRAP, sg.SIGKILL,
+                    sg.SIGSTOP, 32, 33, 34):
+            os.kill(1, sig)
+        time.sleep(0.2)
+        os.kill(1, 0)
+        state = [l for l in open("/proc/1/status").read().splitlines()
+                 if l.startswith("State:")][0].split()[1]
+        return "alive:" + state
+    attempt("signal_reaper", signal_reaper)
     attempt("agent_bin_contents", lambda: ",".join(sorted(os.listdir(BOX_DIR + "/bin"))))
     attempt("exec_ungranted", lambda: subprocess.run([HOME + "/elsewhere/true"],
                                                      capture_output=True) and None)
@@ -169,6 +183,7 @@ EXPECTED = {
     "reaper_environ": {"EACCES", "EPERM"},
     # PID 1 keeps no descriptor of boxd's (the mount's device, the broker).
     "reaper_fds": {"", "EACCES", "EPERM"},
+    "signal_reaper": {"alive:S"},
 }
 TOOL_EXPECTED = dict(EXPECTED, connect_broker={"ENOENT"}, agent_bin_contents={"ENOENT"})
 # The agent sees of box_dir only its aliases and the broker socket; its
