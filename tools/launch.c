@@ -99,7 +99,10 @@ static void say(int fd, const char *a, const char *b, const char *c)
 
 static void __attribute__((noreturn)) child_fail(const Child *c, const char *what)
 {
-  const char *reason = strerror(errno);
+  /* strerrordesc_np: no locale, no lock (a CLONE_VM PID 1 shares boxd's). */
+  const char *reason = strerrordesc_np(errno);
+  if (!reason)
+    reason = "unknown error";
   char line[1024];
   snprintf(line, sizeof line, "%s: %s", what, reason);
   say(c->fd_err, REAPER_FAIL, line, NULL);
