@@ -300,3 +300,26 @@ def test_tmp_private_to_each_launch(box):
     finally:
         if a.poll() is None:
             a.kill()
+
+
+def test_concurrent_spawns_all_run(box):
+    """Commands spawning tools side by side, over and over: every launch is
+    placed and runs, though the kernel reuses the inode numbers of ended PID
+    namespaces while the command that owned one still runs."""
+    spawn_policy(box, "/bin/true")
+    box.write_config(extra='\n[tool.true]\ncommand = ["/bin/true"]\n')
+    box.start()
+    failures = []
+
+    def worker():
+        for _ in range(25):
+            r = box.bash("/bin/true && /bin/true && /bin/true")
+            if r.returncode != 0:
+                failures.append((r.returncode, r.stderr))
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == [], failures[:3]
