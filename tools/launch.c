@@ -246,6 +246,9 @@ static void private_tmp_and_proc(const Child *c)
     child_fail(c, "/proc");
 }
 
+/* Touches nothing of the box's mount (the tmpfs scaffold, mounts held by
+ * descriptor, a new proc), so it runs while boxd registers the launch with
+ * the mount; only the chdir into cwd waits for that. */
 static void enter_prepared_view(const Child *c)
 {
   /* setns puts root and cwd at the prepared view's root; unshare gives this
@@ -254,8 +257,6 @@ static void enter_prepared_view(const Child *c)
     child_fail(c, "enter the prepared view");
   close(c->prepared_fd);
   private_tmp_and_proc(c);
-  if (chdir(c->cwd) != 0 && chdir("/") != 0)
-    child_fail(c, "chdir");
 }
 
 static void build_view(const Child *c)
@@ -457,17 +458,20 @@ static void __attribute__((noreturn)) child_main(Child *c)
   for (int sig = 1; sig < NSIG; sig++)
     if (sig != SIGKILL && sig != SIGSTOP && (sig < 32 || sig >= SIGRTMIN))
       sigaction(sig, &dfl, NULL);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  setpgid(0, 0);
+  if (c->mode == VIEW_ENTER)
+    enter_prepared_view(c);
+  /* From here on the mount must be able to place this launch. */
   char go;
   if (read(c->link_fd, &go, 1) != 1)
     _exit(127);
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  setpgid(0, 0);
   if (c->new_net)
     loopback_up(c);
-  if (c->mode == VIEW_ENTER)
-    enter_prepared_view(c);
-  else
+  if (c->mode != VIEW_ENTER)
     build_view(c);
+  else if (chdir(c->cwd) != 0 && chdir("/") != 0)
+    child_fail(c, "chdir");
   /* What PID 1 forwards and waits for is blocked before the workload
    * exists, so no SIGCHLD can come too early. */
   sigset_t waited;
