@@ -67,6 +67,7 @@ typedef struct {
   ViewMode mode;
   int prepared_fd;     /* VIEW_ENTER: the prepared mount namespace */
   int link_fd;         /* to boxd: "g"o and "k" in, "v"iew prepared and "r"eleased out */
+  int join_netns_fd;   /* the box's route-less namespace to join, or -1 */
   char *workload_stack;/* top of the workload's stack */
   int fd_in, fd_out, fd_err;
 } Child;
@@ -351,15 +352,18 @@ static void __attribute__((noreturn)) run_workload(const Child *c)
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
-  /* Capabilities, securebits and no_new_privs came from PID 1. */
-  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, c->seccomp, 0, 0) != 0) {
-    say(2, REAPER_FAIL, "cannot install the seccomp filter", NULL);
-    _exit(127);
-  }
+  /* Capabilities, securebits, no_new_privs and the seccomp filter came
+   * from PID 1. */
   execve(c->program, c->argv, c->envp);
   int e = errno;
   say(2, "strands-box: cannot run ", c->program, e == ENOENT ? ": not in the view" : NULL);
   _exit(e == ENOENT ? 127 : 126);
+}
+
+static void install_filter(const Child *c)
+{
+  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, c->seccomp, 0, 0) != 0)
+    child_fail(c, "install the seccomp filter");
 }
 
 static int workload_entry(void *data)
@@ -464,18 +468,31 @@ static void __attribute__((noreturn)) child_main(Child *c)
       sigaction(sig, &dfl, NULL);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   setpgid(0, 0);
-  if (c->mode == VIEW_ENTER)
+  if (c->join_netns_fd >= 0) {
+    if (setns(c->join_netns_fd, CLONE_NEWNET) != 0)
+      child_fail(c, "join the box's network namespace");
+  }
+  /* PID 1 installs the filter its workload inherits, once it needs no
+   * call the filter refuses (mount, setns, unshare): entering a prepared
+   * view, while boxd registers the launch; else once the view is built.
+   * What PID 1 calls after that (chdir, prctl, capset, a plain clone,
+   * send, the reaper's calls) the filter allows. */
+  if (c->mode == VIEW_ENTER) {
     enter_prepared_view(c);
+    install_filter(c);
+  }
   /* From here on the mount must be able to place this launch. */
   char go;
   if (read(c->link_fd, &go, 1) != 1)
     _exit(127);
   if (c->new_net)
     loopback_up(c);
-  if (c->mode != VIEW_ENTER)
+  if (c->mode != VIEW_ENTER) {
     build_view(c);
-  else if (chdir(c->cwd) != 0 && chdir("/") != 0)
+    install_filter(c);
+  } else if (chdir(c->cwd) != 0 && chdir("/") != 0) {
     child_fail(c, "chdir");
+  }
   /* What PID 1 forwards and waits for is blocked before the workload
    * exists, so no SIGCHLD can come too early. */
   sigset_t waited;
@@ -951,8 +968,10 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
     g_set_error(error, TOOLS_ERROR, 1, "socketpair: %s", g_strerror(errno));
     goto out;
   }
-  if (join_fd >= 0) {
-    /* setns moves this thread only; it comes back right after the clone. */
+  if (join_fd >= 0 && new_user) {
+    /* Joined from inside a new user namespace the namespace could not be
+     * (it is owned outside it): the child is born in it instead.  setns
+     * moves this thread only; it comes back right after the clone. */
     home_netns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
     if (home_netns < 0 || setns(join_fd, CLONE_NEWNET) != 0) {
       g_set_error(error, TOOLS_ERROR, 1, "containment setup failed during network: %s",
@@ -964,7 +983,7 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
   if (RAW_SYSCALLS && !new_user && GPOINTER_TO_INT(g_once(&undumpable_once, undumpable, NULL)))
     slot = slot_take();
   Child c = { view, l->program_path, l->argv, envp, cwd, seccomp, last_cap(), new_net, mode,
-              prepared, link[1], slot ? slot->base + SLOT_HALF : workload_stack + sizeof workload_stack,
+              prepared, link[1], join_fd >= 0 && !new_user ? join_fd : -1, slot ? slot->base + SLOT_HALF : workload_stack + sizeof workload_stack,
               l->is_agent ? l->fd_in : -1, fd_out, fd_err };
   if (slot) {
     pid = clone(child_entry, slot->base + 2 * SLOT_HALF,
