@@ -633,6 +633,8 @@ teardown:
   boxd_workers_stop(d);
   boxd_gateway_stop(d);
   box_reaper_collect();
+  /* Prepared tool views hold binds of the mount: drop them before it goes. */
+  box_tools_release_views();
   box_vfs_stop(d->vfs);
   rmdir(d->mountpoint);
   rmdir(d->staging_dir);

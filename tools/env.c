@@ -3,6 +3,7 @@
 #include "tools/internal.h"
 
 #include <string.h>
+#include <sys/stat.h>
 
 static BoxToolContext ctx;
 static char **ctx_authority, **ctx_hidden;
@@ -125,18 +126,18 @@ bool tools_path_within(const char *path, const char *dir)
   return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-/* Every spelling of the alias directory: as written and canonical. */
-static bool is_alias_dir(const char *entry)
+/* Every spelling of the alias directory: as written, or any path that
+ * names the same directory (a link, a bind mount).  By identity, one stat
+ * each: resolving every entry of a long PATH twice cost a launch ~80 us. */
+static bool is_alias_dir(const char *entry, const struct stat *alias)
 {
   if (!ctx.alias_dir || !*entry)
     return false;
   if (strcmp(entry, ctx.alias_dir) == 0)
     return true;
-  char *a = realpath(entry, NULL), *b = realpath(ctx.alias_dir, NULL);
-  bool same = a && b && strcmp(a, b) == 0;
-  free(a);
-  free(b);
-  return same;
+  struct stat st;
+  return alias && stat(entry, &st) == 0 && st.st_dev == alias->st_dev &&
+         st.st_ino == alias->st_ino;
 }
 
 char **box_tools_compose_env(const BoxToolTable *t, bool is_agent, const char *operator_home,
@@ -159,8 +160,10 @@ char **box_tools_compose_env(const BoxToolTable *t, bool is_agent, const char *o
   if (is_agent && ctx.alias_dir)
     g_string_append(path, ctx.alias_dir);
   g_auto(GStrv) parts = g_strsplit(declared, ":", -1);
+  struct stat alias_st;
+  bool alias_known = ctx.alias_dir && stat(ctx.alias_dir, &alias_st) == 0;
   for (char **p = parts; *p; p++) {
-    if (is_alias_dir(*p))
+    if (is_alias_dir(*p, alias_known ? &alias_st : NULL))
       continue;
     if (path->len)
       g_string_append_c(path, ':');

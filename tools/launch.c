@@ -8,6 +8,17 @@
  * PID, IPC, UTS and network namespaces.  It builds the view, pivots into
  * it, forks the program and reaps: when the program exits, PID 1 exits with
  * its status and the kernel ends everything else in the namespace.
+ *
+ * What a launch costs boxd, and how it is kept small:
+ * - the view (about sixty mounts) is prepared once per plan: the first
+ *   launch builds it without the per-launch /tmp and /proc, pivots, and
+ *   hands boxd its mount namespace before taking a private copy for itself;
+ *   later launches enter it, copy it (unshare) and add only /tmp and /proc,
+ *   so no launch shares a mount with the prepared view or another launch;
+ * - PID 1 shares boxd's memory (CLONE_VM) instead of copying it, until its
+ *   workload has exec'd; after that it touches only its own stack;
+ * - the launch's mount namespace is torn down by boxd after PID 1 has
+ *   ended, not in PID 1's exit before its status is out.
  */
 #include "tools/view.h"
 
@@ -18,12 +29,15 @@
 #include <linux/seccomp.h>
 #include <linux/securebits.h>
 #include <net/if.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -34,6 +48,13 @@
 
 #define REAPER_FAIL "strands-box: namespace reaper could not build the view: "
 
+/* How the child gets its view. */
+typedef enum {
+  VIEW_REPLAY,  /* every step, /tmp and /proc included */
+  VIEW_PREPARE, /* every step but /tmp and /proc, then hand boxd the namespace */
+  VIEW_ENTER,   /* enter the prepared namespace, add /tmp and /proc */
+} ViewMode;
+
 typedef struct {
   const View *view;
   const char *program;
@@ -43,7 +64,12 @@ typedef struct {
   const void *seccomp; /* struct sock_fprog * */
   int last_cap;
   bool new_net;
-  int go_fd, fd_in, fd_out, fd_err;
+  ViewMode mode;
+  int prepared_fd;     /* VIEW_ENTER: the prepared mount namespace */
+  int link_fd;         /* to boxd: "g"o and "k" in, "v"iew prepared and "r"eleased out */
+  int join_netns_fd;   /* the box's route-less namespace to join, or -1 */
+  char *workload_stack;/* top of the workload's stack */
+  int fd_in, fd_out, fd_err;
 } Child;
 
 static int last_cap(void)
@@ -78,14 +104,17 @@ static void say(int fd, const char *a, const char *b, const char *c)
 
 static void __attribute__((noreturn)) child_fail(const Child *c, const char *what)
 {
-  const char *reason = strerror(errno);
+  /* strerrordesc_np: no locale, no lock (a CLONE_VM PID 1 shares boxd's). */
+  const char *reason = strerrordesc_np(errno);
+  if (!reason)
+    reason = "unknown error";
   char line[1024];
   snprintf(line, sizeof line, "%s: %s", what, reason);
   say(c->fd_err, REAPER_FAIL, line, NULL);
   _exit(127);
 }
 
-static bool drop_authority(const Child *c)
+static bool drop_authority(int last)
 {
   if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
                                    SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
@@ -93,7 +122,7 @@ static bool drop_authority(const Child *c)
                                    SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
             0, 0, 0) != 0)
     return false;
-  for (int cap = 0; cap <= c->last_cap; cap++)
+  for (int cap = 0; cap <= last; cap++)
     if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
       return false;
   prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
@@ -157,33 +186,104 @@ static void bind_exact(const Child *c, const Step *s)
   close(dfd);
 }
 
+static void replay_scaffold(const Child *c, const Step *s, const char *path)
+{
+  switch (s->kind) {
+  case STEP_MKDIR:
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+      child_fail(c, path);
+    break;
+  case STEP_FILE: {
+    int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0444);
+    if (fd < 0)
+      child_fail(c, path);
+    close(fd);
+    break;
+  }
+  case STEP_SYMLINK:
+    if (symlink(s->src, path) != 0 && errno != EEXIST)
+      child_fail(c, path);
+    break;
+  default:
+    break;
+  }
+}
+
+/* This launch's own /tmp and /proc on a pivoted copy of a prepared view.
+ * What the view mounts in /tmp (the objects the preparing launch resolved,
+ * with their flags and the refusals inside them) is held by descriptor,
+ * covered by a fresh tmpfs, and moved onto it over the same scaffold: the
+ * copy keeps no hidden second mount of anything, and nothing is unmounted
+ * (which would wait for an RCU grace period). */
+static void private_tmp_and_proc(const Child *c)
+{
+  const View *v = c->view;
+  size_t root_len = cstrlen(v->root);
+  int trees[VIEW_TMP_MOUNTS_MAX];
+  int n = 0;
+  for (guint i = 0; i < v->steps->len; i++) {
+    const Step *s = &g_array_index(v->steps, Step, i);
+    if (!s->tmp_top)
+      continue;
+    trees[n] = open_tree(AT_FDCWD, s->dst + root_len, OPEN_TREE_CLOEXEC);
+    if (trees[n] < 0)
+      child_fail(c, s->dst + root_len);
+    n++;
+  }
+  if (mount(VIEW_TMP_SOURCE, "/tmp", "tmpfs", VIEW_TMP_FLAGS, VIEW_TMP_DATA) != 0)
+    child_fail(c, "/tmp");
+  for (guint i = 0; i < v->steps->len; i++) {
+    const Step *s = &g_array_index(v->steps, Step, i);
+    const char *path = s->dst + root_len;
+    if (!s->per_launch && strncmp(path, "/tmp/", 5) == 0)
+      replay_scaffold(c, s, path);
+  }
+  n = 0;
+  for (guint i = 0; i < v->steps->len; i++) {
+    const Step *s = &g_array_index(v->steps, Step, i);
+    if (!s->tmp_top)
+      continue;
+    if (move_mount(trees[n], "", AT_FDCWD, s->dst + root_len, MOVE_MOUNT_F_EMPTY_PATH) != 0)
+      child_fail(c, s->dst + root_len);
+    close(trees[n++]);
+  }
+  if (mount("proc", "/proc", "proc", VIEW_PROC_FLAGS, NULL) != 0)
+    child_fail(c, "/proc");
+}
+
+/* Touches nothing of the box's mount (the tmpfs scaffold, mounts held by
+ * descriptor, a new proc), so it runs while boxd registers the launch with
+ * the mount; only the chdir into cwd waits for that. */
+static void enter_prepared_view(const Child *c)
+{
+  /* setns puts root and cwd at the prepared view's root; unshare gives this
+   * launch its own copy, so its /tmp and /proc stay its own. */
+  if (setns(c->prepared_fd, CLONE_NEWNS) != 0 || unshare(CLONE_NEWNS) != 0)
+    child_fail(c, "enter the prepared view");
+  close(c->prepared_fd);
+  private_tmp_and_proc(c);
+}
+
 static void build_view(const Child *c)
 {
   const View *v = c->view;
+  bool prepare = c->mode == VIEW_PREPARE;
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
     child_fail(c, "make / private");
   if (mount("box-root", v->root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0)
     child_fail(c, "tmpfs root");
   for (guint i = 0; i < v->steps->len; i++) {
     const Step *s = &g_array_index(v->steps, Step, i);
+    if (prepare && s->per_launch)
+      continue;
     switch (s->kind) {
     case STEP_MKDIR:
-      if (mkdir(s->dst, 0755) != 0 && errno != EEXIST)
-        child_fail(c, s->dst);
+    case STEP_FILE:
+    case STEP_SYMLINK:
+      replay_scaffold(c, s, s->dst);
       break;
-    case STEP_FILE: {
-      int fd = open(s->dst, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0444);
-      if (fd < 0)
-        child_fail(c, s->dst);
-      close(fd);
-      break;
-    }
     case STEP_UNLINK:
       if (unlink(s->dst) != 0)
-        child_fail(c, s->dst);
-      break;
-    case STEP_SYMLINK:
-      if (symlink(s->src, s->dst) != 0 && errno != EEXIST)
         child_fail(c, s->dst);
       break;
     case STEP_BIND:
@@ -212,6 +312,16 @@ static void build_view(const Child *c)
   if (chdir(v->root) != 0 || syscall(SYS_pivot_root, ".", ".") != 0 ||
       umount2(".", MNT_DETACH) != 0)
     child_fail(c, "pivot_root");
+  if (prepare) {
+    /* boxd opens this namespace while it is still pristine; its answer
+     * (or its end) lets the launch take its own copy. */
+    char ack;
+    if (send(c->link_fd, "v", 1, MSG_NOSIGNAL) != 1 || read(c->link_fd, &ack, 1) != 1)
+      child_fail(c, "hand over the prepared view");
+    if (unshare(CLONE_NEWNS) != 0)
+      child_fail(c, "copy the prepared view");
+    private_tmp_and_proc(c);
+  }
   if (chdir(c->cwd) != 0 && chdir("/") != 0)
     child_fail(c, "chdir");
 }
@@ -238,23 +348,22 @@ static void __attribute__((noreturn)) run_workload(const Child *c)
   if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
     _exit(127);
   close_range(3, ~0U, 0);
-  for (int sig = 1; sig < NSIG; sig++)
-    signal(sig, SIG_DFL);
+  /* Dispositions came from PID 1 (all default); only the mask is left. */
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
-  if (!drop_authority(c)) {
-    say(2, REAPER_FAIL, "cannot drop capabilities", NULL);
-    _exit(127);
-  }
-  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, c->seccomp, 0, 0) != 0) {
-    say(2, REAPER_FAIL, "cannot install the seccomp filter", NULL);
-    _exit(127);
-  }
+  /* Capabilities, securebits, no_new_privs and the seccomp filter came
+   * from PID 1. */
   execve(c->program, c->argv, c->envp);
   int e = errno;
   say(2, "strands-box: cannot run ", c->program, e == ENOENT ? ": not in the view" : NULL);
   _exit(e == ENOENT ? 127 : 126);
+}
+
+static void install_filter(const Child *c)
+{
+  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, c->seccomp, 0, 0) != 0)
+    child_fail(c, "install the seccomp filter");
 }
 
 static int workload_entry(void *data)
@@ -262,60 +371,169 @@ static int workload_entry(void *data)
   run_workload(data);
 }
 
-/* The workload's stack while it shares PID 1's memory (CLONE_VM, until its
- * exec): PID 1 is a copy of boxd, so each sandbox has its own. */
+/* The workload's stack in a sandbox forked from boxd (a user namespace, the
+ * agent): that PID 1 has a copy of boxd's memory to itself. */
 static char workload_stack[64 * 1024] __attribute__((aligned(64)));
 
-static volatile pid_t reaper_child;
+/* ---- PID 1 once boxd has let it go ----
+ *
+ * A PID 1 cloned with CLONE_VM runs in boxd's memory with the thread
+ * pointer of the boxd thread that cloned it.  Once it has told boxd
+ * "released", boxd may free everything the Child named and that thread
+ * runs on, so from then on PID 1 uses only its own stack and makes raw
+ * system calls, which never write errno into that thread's TLS. */
 
-static void forward_signal(int sig)
+#if defined(__x86_64__)
+#define RAW_SYSCALLS 1
+static long raw4(long n, long a, long b, long c, long d)
 {
-  if (reaper_child > 0)
-    kill(reaper_child, sig);
+  long ret;
+  register long r10 __asm__("r10") = d;
+  __asm__ volatile("syscall"
+                   : "=a"(ret)
+                   : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
+                   : "rcx", "r11", "memory");
+  return ret;
+}
+#elif defined(__aarch64__)
+#define RAW_SYSCALLS 1
+static long raw4(long n, long a, long b, long c, long d)
+{
+  register long x8 __asm__("x8") = n;
+  register long x0 __asm__("x0") = a;
+  register long x1 __asm__("x1") = b;
+  register long x2 __asm__("x2") = c;
+  register long x3 __asm__("x3") = d;
+  __asm__ volatile("svc #0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+  return x0;
+}
+#else
+#define RAW_SYSCALLS 0
+#endif
+
+static void __attribute__((noreturn)) reap(pid_t w, const sigset_t *waited)
+{
+  for (;;) {
+#if RAW_SYSCALLS
+    long sig = raw4(SYS_rt_sigtimedwait, (long)waited, 0, 0, _NSIG / 8);
+#else
+    long sig = sigwaitinfo(waited, NULL);
+#endif
+    if (sig != SIGCHLD) {
+      if (sig > 0)
+#if RAW_SYSCALLS
+        raw4(SYS_kill, w, sig, 0, 0);
+#else
+        kill(w, (int)sig);
+#endif
+      continue;
+    }
+    for (;;) {
+      int st = 0;
+#if RAW_SYSCALLS
+      long r = raw4(SYS_wait4, -1, (long)&st, WNOHANG | __WALL, 0);
+#else
+      long r = waitpid(-1, &st, WNOHANG | __WALL);
+#endif
+      if (r == w) {
+        int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+#if RAW_SYSCALLS
+        raw4(SYS_exit_group, code, 0, 0, 0);
+#endif
+        _exit(code);
+      }
+      if (r == 0)
+        break;
+      if (r < 0) {
+#if RAW_SYSCALLS
+        raw4(SYS_exit_group, 125, 0, 0, 0);
+#endif
+        _exit(125);
+      }
+    }
+  }
 }
 
 static void __attribute__((noreturn)) child_main(Child *c)
 {
-  char go;
-  if (read(c->go_fd, &go, 1) != 1)
-    _exit(127);
-  close(c->go_fd);
+  /* boxd's handlers are boxd's code: a signal a sandboxed process sends to
+   * PID 1 must not run one (with CLONE_VM, in boxd's memory).  With every
+   * disposition default, PID 1 of a namespace ignores what comes from
+   * inside it. */
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; sig++)
+    if (sig != SIGKILL && sig != SIGSTOP && (sig < 32 || sig >= SIGRTMIN))
+      sigaction(sig, &dfl, NULL);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   setpgid(0, 0);
+  if (c->join_netns_fd >= 0) {
+    if (setns(c->join_netns_fd, CLONE_NEWNET) != 0)
+      child_fail(c, "join the box's network namespace");
+  }
+  /* PID 1 installs the filter its workload inherits, once it needs no
+   * call the filter refuses (mount, setns, unshare): entering a prepared
+   * view, while boxd registers the launch; else once the view is built.
+   * What PID 1 calls after that (chdir, prctl, capset, a plain clone,
+   * send, the reaper's calls) the filter allows. */
+  if (c->mode == VIEW_ENTER) {
+    enter_prepared_view(c);
+    install_filter(c);
+  }
+  /* From here on the mount must be able to place this launch. */
+  char go;
+  if (read(c->link_fd, &go, 1) != 1)
+    _exit(127);
   if (c->new_net)
     loopback_up(c);
-  build_view(c);
-  /* vfork-like: no copy of boxd's address space for a process that only
-   * drops its authority and execs; PID 1 resumes once it has. */
-  pid_t w = clone(workload_entry, workload_stack + sizeof workload_stack,
-                  CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)c);
+  if (c->mode != VIEW_ENTER) {
+    build_view(c);
+    install_filter(c);
+  } else if (chdir(c->cwd) != 0 && chdir("/") != 0) {
+    child_fail(c, "chdir");
+  }
+  /* What PID 1 forwards and waits for is blocked before the workload
+   * exists, so no SIGCHLD can come too early. */
+  sigset_t waited;
+  sigemptyset(&waited);
+  const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
+  for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+    sigaddset(&waited, forwarded[i]);
+  sigaddset(&waited, SIGCHLD);
+  sigprocmask(SIG_SETMASK, &waited, NULL);
+  /* The view is built: PID 1 needs no authority any more, and the workload
+   * inherits what is left (nothing), so it is dropped once, here. */
+  if (!drop_authority(c->last_cap)) {
+    say(c->fd_err, REAPER_FAIL, "cannot drop capabilities", NULL);
+    _exit(127);
+  }
+  /* vfork-like: no copy of anything for a process that only drops its
+   * authority and execs; PID 1 resumes once it has. */
+  pid_t w = clone(workload_entry, c->workload_stack, CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)c);
   if (w < 0) {
     say(c->fd_err, "strands-box: namespace reaper could not fork the workload", NULL, NULL);
     _exit(126);
   }
-  /* PID 1: forward what boxd sends, reap, end with the workload. */
-  reaper_child = w;
-  close_range(0, ~0U, 0);
-  const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = forward_signal;
-  sa.sa_flags = SA_RESTART;
-  for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
-    sigaction(forwarded[i], &sa, NULL);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
-  if (!drop_authority(c))
+  /* A PID 1 forked from boxd holds a copy of its memory: from here on it
+   * touches nothing the mount must place, so it can refuse /proc/1/mem to
+   * the sandbox (one sharing boxd's memory already does, with boxd). */
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  /* PID 1: release boxd, forward, reap, end with the workload (the kernel
+   * then ends everything else in the namespace). */
+  if (send(c->link_fd, "r", 1, MSG_NOSIGNAL) != 1)
     _exit(127);
-  for (;;) {
-    int st;
-    pid_t r = waitpid(-1, &st, 0);
-    if (r == w)
-      _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
-    if (r < 0 && errno == ECHILD)
-      _exit(125);
-  }
+#if RAW_SYSCALLS
+  raw4(SYS_close_range, 0, ~0U, 0, 0);
+#else
+  close_range(0, ~0U, 0);
+#endif
+  reap(w, &waited);
+}
+
+static int child_entry(void *data)
+{
+  child_main(data);
 }
 
 /* ---- the parent's half ---- */
@@ -347,9 +565,18 @@ static bool map_user(pid_t pid, GError **error)
 
 /* ---- plans, kept per (table, program) while what they read holds ---- */
 
+/* A prepared view lives no longer than the mount's entry timeout (1 s):
+ * its binds hold the names of the mount's /pass tree it looked up, and a
+ * name the kernel has since found stale (a rename outside the mount) must
+ * not outlive the time in which the kernel itself would look it up again. */
+#define PREPARED_MAX_AGE G_USEC_PER_SEC
+
 typedef struct {
   gint ref;
   View view;
+  bool preparable;
+  int prepared;        /* its prepared mount namespace, or -1; plans_lock */
+  gint64 prepared_at;
 } Plan;
 
 static GMutex plans_lock;
@@ -359,9 +586,59 @@ static void plan_unref(gpointer data)
 {
   Plan *p = data;
   if (p && g_atomic_int_dec_and_test(&p->ref)) {
+    if (p->prepared >= 0)
+      close(p->prepared);
     tools_view_clear(&p->view);
     g_free(p);
   }
+}
+
+/* A descriptor of the plan's prepared view for one launch (its own, so a
+ * concurrent replacement cannot close it under the clone), or -1. */
+static int prepared_view(Plan *p)
+{
+  int fd = -1;
+  g_mutex_lock(&plans_lock);
+  if (p->prepared >= 0 && g_get_monotonic_time() - p->prepared_at < PREPARED_MAX_AGE)
+    fd = fcntl(p->prepared, F_DUPFD_CLOEXEC, 3);
+  g_mutex_unlock(&plans_lock);
+  return fd;
+}
+
+static void keep_prepared_view(Plan *p, int fd)
+{
+  g_mutex_lock(&plans_lock);
+  int old = p->prepared;
+  p->prepared = fd;
+  p->prepared_at = g_get_monotonic_time();
+  g_mutex_unlock(&plans_lock);
+  if (old >= 0)
+    close(old);
+}
+
+/* The first launch of a plan has pivoted into the view it built, before
+ * its own /tmp and /proc: keep that namespace, then let it go on. */
+static bool link_wait(int fd, char want);
+
+static void take_prepared_view(Plan *p, pid_t pid, int handoff)
+{
+  if (link_wait(handoff, 'v')) {
+    g_autofree char *ns = g_strdup_printf("/proc/%d/ns/mnt", (int)pid);
+    int fd = open(ns, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0)
+      keep_prepared_view(p, fd);
+    if (send(handoff, "k", 1, MSG_NOSIGNAL) != 1) {
+      /* the launch has ended: it reports its own failure */
+    }
+  }
+}
+
+static void release_held(void);
+
+void box_tools_release_views(void)
+{
+  tools_plans_forget();
+  release_held();
 }
 
 void tools_plans_forget(void)
@@ -370,6 +647,28 @@ void tools_plans_forget(void)
   if (plans)
     g_hash_table_remove_all(plans);
   g_mutex_unlock(&plans_lock);
+}
+
+/* Prepared views nobody entered in time: each pins binds of the mount
+ * (and the names they looked up), so they go at most a second late.
+ * plans_lock held. */
+static void plans_sweep(void)
+{
+  static gint64 last;
+  gint64 now = g_get_monotonic_time();
+  if (!plans || now - last < PREPARED_MAX_AGE)
+    return;
+  last = now;
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, plans);
+  while (g_hash_table_iter_next(&it, NULL, &value)) {
+    Plan *p = value;
+    if (p->prepared >= 0 && now - p->prepared_at >= PREPARED_MAX_AGE) {
+      close(p->prepared);
+      p->prepared = -1;
+    }
+  }
 }
 
 static Plan *plan_for(const BoxToolLaunch *l, GError **error)
@@ -385,6 +684,7 @@ static Plan *plan_for(const BoxToolLaunch *l, GError **error)
     g_mutex_lock(&plans_lock);
     if (!plans)
       plans = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, plan_unref);
+    plans_sweep();
     p = g_hash_table_lookup(plans, key);
     if (p)
       g_atomic_int_inc(&p->ref);
@@ -395,11 +695,13 @@ static Plan *plan_for(const BoxToolLaunch *l, GError **error)
   }
   p = g_new0(Plan, 1);
   p->ref = 1;
+  p->prepared = -1;
   tools_view_init(&p->view, l->staging_dir);
   if (!tools_view_plan(&p->view, l, error)) {
     plan_unref(p);
     return NULL;
   }
+  p->preparable = key && tools_view_preparable(&p->view);
   if (key) {
     g_atomic_int_inc(&p->ref);
     g_mutex_lock(&plans_lock);
@@ -407,6 +709,203 @@ static Plan *plan_for(const BoxToolLaunch *l, GError **error)
     g_mutex_unlock(&plans_lock);
   }
   return p;
+}
+
+/* ---- stacks for a PID 1 that shares boxd's memory ----
+ *
+ * Forking boxd copies its page tables and leaves every page it writes
+ * afterwards to a copy-on-write fault, with a TLB shootdown across its
+ * threads: that was most of what a launch cost boxd.  So, where PID 1 may
+ * share boxd's memory (boxd is root; raw system calls exist), it is cloned
+ * with CLONE_VM onto a stack of its own, PID 1's above the workload's.
+ * A slot is reused once its launch is done with it (busy: the workload has
+ * exec'd, or the whole namespace is gone) and the kernel has cleared its
+ * tid (CLONE_CHILD_CLEARTID: PID 1 has left boxd's memory). */
+
+#define SLOTS 256
+#define SLOT_HALF (128 * 1024)
+
+typedef struct {
+  pid_t tid;     /* written 0 by the kernel when PID 1 exits */
+  bool busy;     /* slots_lock */
+  char *base;    /* 2 * SLOT_HALF, lowest page of each half a guard */
+} Slot;
+
+static Slot slots[SLOTS];
+static GMutex slots_lock;
+
+static Slot *slot_take(void)
+{
+  Slot *got = NULL;
+  g_mutex_lock(&slots_lock);
+  for (int i = 0; i < SLOTS && !got; i++) {
+    Slot *s = &slots[i];
+    if (s->busy || __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE) != 0)
+      continue;
+    if (!s->base) {
+      void *m = mmap(NULL, 2 * SLOT_HALF, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+      if (m == MAP_FAILED)
+        break;
+      s->base = m;
+      if (mprotect(s->base, 4096, PROT_NONE) != 0 ||
+          mprotect(s->base + SLOT_HALF, 4096, PROT_NONE) != 0)
+        break; /* kept, without guards it is not used */
+    }
+    s->tid = -1;
+    s->busy = true;
+    got = s;
+  }
+  g_mutex_unlock(&slots_lock);
+  return got;
+}
+
+/* never_ran: the clone failed, nothing will clear tid. */
+static void slot_give_back(Slot *s, bool never_ran)
+{
+  g_mutex_lock(&slots_lock);
+  if (never_ran)
+    __atomic_store_n(&s->tid, 0, __ATOMIC_RELEASE);
+  s->busy = false;
+  g_mutex_unlock(&slots_lock);
+}
+
+/* PID 1 in boxd's memory: nothing in the sandbox may read or write it
+ * through /proc/1/mem, which a non-dumpable process refuses to callers
+ * without CAP_SYS_PTRACE.  Set once for boxd's whole life. */
+static gpointer undumpable(gpointer data)
+{
+  (void)data;
+  return GINT_TO_POINTER(prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0);
+}
+
+/* Reads from the sandbox's link until want or its end (every copy of the
+ * child's end closed: that PID 1 no longer runs in boxd's memory). */
+static bool link_wait(int fd, char want)
+{
+  for (;;) {
+    char b;
+    ssize_t n = read(fd, &b, 1);
+    if (n == 1 && b == want)
+      return true;
+    if (n == 0 || (n < 0 && errno != EINTR))
+      return false;
+  }
+}
+
+/* ---- a launch's mount namespace ends after its status is out ----
+ *
+ * Tearing down a mount namespace waits for an RCU grace period, and the
+ * last process to leave one does it in its exit, before its parent hears
+ * of it: for PID 1 that delayed every tool's status by 0.3 ms or more.  So
+ * boxd holds each launch's namespace and a thread of its own lets go of it
+ * once that PID 1 has ended (its pidfd is readable). */
+
+typedef struct {
+  int pidfd;
+  int nsfd;
+} Held;
+
+static GMutex held_lock;
+static GArray *held;     /* Held; held_lock */
+static int held_wake = -1;
+
+static gpointer held_thread(gpointer data)
+{
+  (void)data;
+  GArray *polled = g_array_new(FALSE, FALSE, sizeof(struct pollfd));
+  for (;;) {
+    g_array_set_size(polled, 0);
+    struct pollfd w = { .fd = held_wake, .events = POLLIN };
+    g_array_append_val(polled, w);
+    g_mutex_lock(&held_lock);
+    for (guint i = 0; i < held->len; i++) {
+      struct pollfd p = { .fd = g_array_index(held, Held, i).pidfd, .events = POLLIN };
+      g_array_append_val(polled, p);
+    }
+    g_mutex_unlock(&held_lock);
+    struct pollfd *p = (struct pollfd *)(void *)polled->data;
+    if (poll(p, polled->len, -1) < 0 && errno != EINTR)
+      g_usleep(1000);
+    if (p[0].revents) {
+      guint64 n;
+      if (read(held_wake, &n, sizeof n) < 0) {
+        /* nonblocking: nothing more to read */
+      }
+    }
+    g_mutex_lock(&held_lock);
+    for (guint k = 1; k < polled->len; k++) {
+      if (!p[k].revents)
+        continue;
+      for (guint i = 0; i < held->len; i++) {
+        Held *h = &g_array_index(held, Held, i);
+        if (h->pidfd == p[k].fd) {
+          close(h->nsfd);
+          close(h->pidfd);
+          g_array_remove_index_fast(held, i);
+          break;
+        }
+      }
+    }
+    g_mutex_unlock(&held_lock);
+  }
+  return NULL;
+}
+
+static gpointer held_start(gpointer data)
+{
+  (void)data;
+  held = g_array_new(FALSE, FALSE, sizeof(Held));
+  held_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (held_wake < 0)
+    return GINT_TO_POINTER(0);
+  g_thread_unref(g_thread_new("box-ns-release", held_thread, NULL));
+  return GINT_TO_POINTER(1);
+}
+
+/* Takes *pidfd (or opens one) when the namespace could be held. */
+static void hold_mount_namespace(pid_t pid, int *pidfd)
+{
+  static GOnce once = G_ONCE_INIT;
+  if (!GPOINTER_TO_INT(g_once(&once, held_start, NULL)))
+    return;
+  int pfd = *pidfd >= 0 ? *pidfd : (int)syscall(SYS_pidfd_open, pid, 0);
+  if (pfd < 0)
+    return;
+  g_autofree char *ns = g_strdup_printf("/proc/%d/ns/mnt", (int)pid);
+  int nsfd = open(ns, O_RDONLY | O_CLOEXEC);
+  if (nsfd < 0) {
+    if (pfd != *pidfd)
+      close(pfd);
+    return; /* already gone */
+  }
+  Held h = { pfd, nsfd };
+  g_mutex_lock(&held_lock);
+  g_array_append_val(held, h);
+  g_mutex_unlock(&held_lock);
+  *pidfd = -1;
+  guint64 one = 1;
+  if (write(held_wake, &one, sizeof one) < 0) {
+    /* the counter is saturated: the thread is awake anyway */
+  }
+}
+
+/* Every held namespace, now (teardown: they hold binds of the mount). */
+static void release_held(void)
+{
+  g_mutex_lock(&held_lock);
+  for (guint i = 0; held && i < held->len; i++) {
+    Held *h = &g_array_index(held, Held, i);
+    close(h->nsfd);
+    close(h->pidfd);
+  }
+  if (held)
+    g_array_set_size(held, 0);
+  g_mutex_unlock(&held_lock);
+  guint64 one = 1;
+  if (held_wake >= 0 && write(held_wake, &one, sizeof one) < 0) {
+    /* awake anyway */
+  }
 }
 
 /* ---- one network namespace for contained tools ---- */
@@ -445,45 +944,71 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
   int join_fd = contained && !l->is_agent ? __atomic_load_n(&shared_netns, __ATOMIC_ACQUIRE) : -1;
   bool new_net = contained && join_fd < 0;
   bool new_user = geteuid() != 0;
-  unsigned long flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
+  /* A user namespace owns the mounts made in it, so a view prepared in one
+   * launch's could not be entered by the next: those launches replay. */
+  ViewMode mode = VIEW_REPLAY;
+  int prepared = -1;
+  if (plan->preparable && !new_user) {
+    prepared = prepared_view(plan);
+    mode = prepared >= 0 ? VIEW_ENTER : VIEW_PREPARE;
+  }
+  unsigned long flags = CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
+  if (mode != VIEW_ENTER)
+    flags |= CLONE_NEWNS;
   if (new_net)
     flags |= CLONE_NEWNET;
   if (new_user)
     flags |= CLONE_NEWUSER;
-  int go[2];
+  int link[2] = { -1, -1 };
   pid_t pid = -1;
   int home_netns = -1;
-  if (pipe2(go, O_CLOEXEC) != 0) {
-    g_set_error(error, TOOLS_ERROR, 1, "pipe: %s", g_strerror(errno));
+  Slot *slot = NULL;
+  int pidfd = -1;
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, link) != 0) {
+    g_set_error(error, TOOLS_ERROR, 1, "socketpair: %s", g_strerror(errno));
     goto out;
   }
-  if (join_fd >= 0) {
-    /* setns moves this thread only; it comes back right after the clone. */
+  if (join_fd >= 0 && new_user) {
+    /* Joined from inside a new user namespace the namespace could not be
+     * (it is owned outside it): the child is born in it instead.  setns
+     * moves this thread only; it comes back right after the clone. */
     home_netns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
     if (home_netns < 0 || setns(join_fd, CLONE_NEWNET) != 0) {
       g_set_error(error, TOOLS_ERROR, 1, "containment setup failed during network: %s",
                   g_strerror(errno));
-      close(go[0]);
-      close(go[1]);
       goto out;
     }
   }
-  Child c = { view, l->program_path, l->argv, envp, cwd, seccomp, last_cap(), new_net,
-              go[0], l->is_agent ? l->fd_in : -1, fd_out, fd_err };
-  pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
-  if (pid == 0) {
-    close(go[1]);
-    child_main(&c);
+  static GOnce undumpable_once = G_ONCE_INIT;
+  if (RAW_SYSCALLS && !new_user && GPOINTER_TO_INT(g_once(&undumpable_once, undumpable, NULL)))
+    slot = slot_take();
+  Child c = { view, l->program_path, l->argv, envp, cwd, seccomp, last_cap(), new_net, mode,
+              prepared, link[1], join_fd >= 0 && !new_user ? join_fd : -1, slot ? slot->base + SLOT_HALF : workload_stack + sizeof workload_stack,
+              l->is_agent ? l->fd_in : -1, fd_out, fd_err };
+  if (slot) {
+    pid = clone(child_entry, slot->base + 2 * SLOT_HALF,
+                (int)(flags | CLONE_VM | CLONE_CHILD_CLEARTID | CLONE_PIDFD), &c, &pidfd, NULL,
+                &slot->tid);
+    if (pid < 0) {
+      slot_give_back(slot, true);
+      slot = NULL;
+    }
+  } else {
+    pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
+    if (pid == 0) {
+      close(link[0]);
+      child_main(&c);
+    }
   }
   int clone_errno = errno;
+  close(link[1]);
+  link[1] = -1;
   if (home_netns >= 0 && setns(home_netns, CLONE_NEWNET) != 0)
     g_error("box: cannot return a launcher thread to its network namespace: %s",
             g_strerror(errno));
-  close(go[0]);
   if (pid < 0) {
     g_set_error(error, TOOLS_ERROR, 1, "containment setup failed during namespaces: %s",
                 g_strerror(clone_errno));
-    close(go[1]);
     goto out;
   }
   bool ok = true;
@@ -499,17 +1024,37 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
                 "no route to the egress gateway");
     ok = false;
   }
-  if (!ok) {
-    kill(pid, SIGKILL);
-    close(go[1]);
-    /* boxd's reaper collects the killed child. */
-    pid = -1;
-    goto out;
+  if (ok && send(link[0], "g", 1, MSG_NOSIGNAL) != 1)
+    ok = false;
+  if (!ok)
+    kill(pid, SIGKILL); /* boxd's reaper collects it */
+  else if (mode == VIEW_PREPARE)
+    take_prepared_view(plan, pid, link[0]);
+  /* The child reads c, envp and the plan until its workload has exec'd.
+   * One sharing boxd's memory that ends before saying so may leave a
+   * workload that still does for a moment: wait until its whole namespace
+   * is gone (PID 1 becomes a zombie only once every other process in it
+   * has ended). */
+  bool released = link_wait(link[0], 'r');
+  if (!released && pidfd >= 0) {
+    struct pollfd p = { .fd = pidfd, .events = POLLIN };
+    while (poll(&p, 1, -1) < 0 && errno == EINTR)
+      ;
   }
-  if (write(go[1], "g", 1) != 1)
-    kill(pid, SIGKILL);
-  close(go[1]);
+  if (ok && released)
+    hold_mount_namespace(pid, &pidfd);
+  if (!ok)
+    pid = -1;
 out:
+  if (slot)
+    slot_give_back(slot, false);
+  if (pidfd >= 0)
+    close(pidfd);
+  for (int i = 0; i < 2; i++)
+    if (link[i] >= 0)
+      close(link[i]);
+  if (prepared >= 0)
+    close(prepared);
   if (home_netns >= 0)
     close(home_netns);
   g_strfreev(envp);

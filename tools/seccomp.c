@@ -41,7 +41,10 @@ static gpointer compile(gpointer data)
   scmp_filter_ctx c = seccomp_init(SCMP_ACT_ALLOW);
   if (!c)
     return NULL;
-  int rc = 0;
+  /* A binary tree over the syscall numbers instead of a list: the kernel
+   * evaluates the filter for every syscall number when it installs it (its
+   * allow cache), so a list cost each launch about 140 us. */
+  int rc = seccomp_attr_set(c, SCMP_FLTATR_CTL_OPTIMIZE, 2);
   for (int i = 0; denied[i] && rc == 0; i++) {
     int nr = seccomp_syscall_resolve_name(denied[i]);
     if (nr == __NR_SCMP_ERROR)

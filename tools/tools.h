@@ -122,5 +122,10 @@ typedef bool (*BoxToolAttachFn)(void *data, pid_t pid);
 pid_t box_tools_launch(const BoxToolLaunch *launch, int fd_out, int fd_err, BoxToolAttachFn attach,
                        void *attach_data, GError **error);
 
+/* Drops every prepared view (each holds bind mounts of the box's mount, so
+ * the mount can only be torn down once they are gone).  Launches already
+ * started keep theirs; the next launch prepares again. */
+void box_tools_release_views(void);
+
 G_END_DECLS
 #endif

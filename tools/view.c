@@ -332,8 +332,14 @@ typedef struct {
 static void step(View *v, StepKind kind, const char *src, const char *dst, unsigned long flags,
                  const char *data)
 {
-  Step s = { kind, g_strdup(src), g_strconcat(v->root, dst, NULL), flags, g_strdup(data) };
+  Step s = { kind, g_strdup(src), g_strconcat(v->root, dst, NULL), flags, g_strdup(data), false,
+             false };
   g_array_append_val(v->steps, s);
+}
+
+static void step_per_launch(View *v)
+{
+  g_array_index(v->steps, Step, v->steps->len - 1).per_launch = true;
 }
 
 static bool within_mount(Emit *e, const char *path, bool strictly)
@@ -447,9 +453,11 @@ static void emit(Planner *pl, View *v)
   for (int i = 0; dev_links[i]; i += 2)
     step(v, STEP_SYMLINK, dev_links[i + 1], dev_links[i], 0, NULL);
   scaffold_dirs(&e, "/tmp");
-  step(v, STEP_TMPFS, "box-tmp", "/tmp", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777");
+  step(v, STEP_TMPFS, VIEW_TMP_SOURCE, "/tmp", VIEW_TMP_FLAGS, VIEW_TMP_DATA);
+  step_per_launch(v);
   scaffold_dirs(&e, "/proc");
-  step(v, STEP_PROC, "proc", "/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+  step(v, STEP_PROC, "proc", "/proc", VIEW_PROC_FLAGS, NULL);
+  step_per_launch(v);
   /* Links first, where no mount already provides the path. */
   for (guint i = 0; i + 1 < pl->links->len; i += 2) {
     const char *path = g_ptr_array_index(pl->links, i);
@@ -573,6 +581,33 @@ static void add_refusals(Planner *pl, const BoxToolTable *t)
   }
 }
 
+static void ident_clear(gpointer data);
+
+/* A path noted twice with the same answer is checked once per launch. */
+static void dedup_idents(View *v)
+{
+  GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+  guint kept = 0;
+  for (guint i = 0; i < v->idents->len; i++) {
+    Ident *id = &g_array_index(v->idents, Ident, i);
+    Ident *first = g_hash_table_lookup(seen, id->path);
+    if (first && first->dev == id->dev && first->ino == id->ino) {
+      g_free(id->path);
+      continue;
+    }
+    Ident *dst = &g_array_index(v->idents, Ident, kept++);
+    if (dst != id)
+      *dst = *id;
+    if (!first)
+      g_hash_table_insert(seen, dst->path, dst);
+  }
+  g_hash_table_destroy(seen);
+  /* The moved-from slots were freed or moved: drop them without clearing. */
+  g_array_set_clear_func(v->idents, NULL);
+  g_array_set_size(v->idents, kept);
+  g_array_set_clear_func(v->idents, ident_clear);
+}
+
 bool tools_view_plan(View *v, const BoxToolLaunch *l, GError **error)
 {
   Planner pl = { l, tools_context(), v, g_array_new(FALSE, FALSE, sizeof(Mnt)),
@@ -617,8 +652,10 @@ bool tools_view_plan(View *v, const BoxToolLaunch *l, GError **error)
   if (pl.ctx->ca_cert)
     add_mount(&pl, MOUNT_READ, pl.ctx->ca_cert, true);
   add_refusals(&pl, t);
-  if (!pl.failed)
+  if (!pl.failed) {
     emit(&pl, v);
+    dedup_idents(v);
+  }
   bool ok = !pl.failed;
   g_array_free(pl.mounts, TRUE);
   g_ptr_array_free(pl.links, TRUE);
@@ -664,6 +701,38 @@ void tools_view_clear(View *v)
 {
   g_array_free(v->steps, TRUE);
   g_array_free(v->idents, TRUE);
+}
+
+bool tools_view_preparable(View *v)
+{
+  g_autofree char *tmp = g_strconcat(v->root, "/tmp", NULL);
+  g_autofree char *proc = g_strconcat(v->root, "/proc", NULL);
+  const char *tops[VIEW_TMP_MOUNTS_MAX];
+  int n_tops = 0;
+  for (guint i = 0; i < v->steps->len; i++) {
+    Step *s = &g_array_index(v->steps, Step, i);
+    s->tmp_top = false;
+    if (s->per_launch)
+      continue;
+    bool mounts = s->kind == STEP_BIND || s->kind == STEP_TMPFS || s->kind == STEP_PROC;
+    if (s->kind != STEP_MKDIR && tools_path_within(s->dst, proc))
+      return false;
+    if (mounts && (tools_path_within(tmp, s->dst) || tools_path_within(proc, s->dst)))
+      return false;
+    if (!mounts || !tools_path_within(s->dst, tmp))
+      continue;
+    /* Mounts come sorted by depth: one inside an earlier one travels with it. */
+    bool nested = false;
+    for (int k = 0; k < n_tops && !nested; k++)
+      nested = tools_path_within(s->dst, tops[k]);
+    if (nested)
+      continue;
+    if (n_tops == VIEW_TMP_MOUNTS_MAX)
+      return false;
+    tops[n_tops++] = s->dst;
+    s->tmp_top = true;
+  }
+  return true;
 }
 
 bool tools_view_still_valid(const View *v)

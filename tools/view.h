@@ -24,6 +24,8 @@ typedef struct {
   char *dst;           /* under the staging root */
   unsigned long flags; /* remount flags of a bind, mount flags otherwise */
   char *data;
+  bool per_launch;     /* the private /tmp and /proc: never in a prepared view */
+  bool tmp_top;        /* a mount in /tmp not inside another: moved onto each launch's /tmp */
 } Step;
 
 /* What a plan read of the host: a path and the object it named (lstat,
@@ -43,6 +45,12 @@ typedef struct {
 
 #define VIEW_EMPTY_FILE "/.box-refused"
 
+/* The per-launch mounts, the same whether replayed or added to a prepared view. */
+#define VIEW_TMP_SOURCE "box-tmp"
+#define VIEW_TMP_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+#define VIEW_TMP_DATA "mode=1777"
+#define VIEW_PROC_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
 void tools_view_init(View *v, const char *root);
 bool tools_view_plan(View *v, const BoxToolLaunch *l, GError **error);
 /* True when path is inside a bind or an entered tmpfs of the view. */
@@ -50,5 +58,14 @@ bool tools_view_contains(const View *v, const char *path);
 void tools_view_clear(View *v);
 /* True while every object the plan read is still the one it read. */
 bool tools_view_still_valid(const View *v);
+/* At most this many mounts (with what is mounted inside them) sit in /tmp
+ * of a prepared view. */
+#define VIEW_TMP_MOUNTS_MAX 64
+
+/* True when the view can be prepared once and entered by each launch:
+ * nothing in /proc, no mount on or above /tmp or /proc, at most
+ * VIEW_TMP_MOUNTS_MAX mounts in /tmp.  Marks the mounts in /tmp that each
+ * launch carries over onto its own /tmp (tmp_top). */
+bool tools_view_preparable(View *v);
 
 #endif

@@ -107,7 +107,9 @@ void box_vfs_stop(BoxVfs *vfs);
 /* Allocates command N and builds its RAM root.  Returns N (>= 0). */
 int box_vfs_command_new(BoxVfs *vfs);
 /* Places every caller in pid's PID namespace in command N, as the Shell
- * worker (decisions apply) or as a tool of N (no decisions; its binds bound it). */
+ * worker (decisions apply) or as a tool of N (no decisions; its binds bound it).
+ * The namespace must be new (a worker's, a tool's): an entry another command
+ * holds for its inode number is one the kernel has reused, and moves to N. */
 bool box_vfs_command_attach(BoxVfs *vfs, int command, pid_t pid, bool is_tool, GError **error);
 /* The command's text, for the operator (published to live_dir). */
 void box_vfs_command_describe(BoxVfs *vfs, int command, const char *text);

@@ -1220,10 +1220,21 @@ bool box_vfs_command_attach(BoxVfs *v, int command, pid_t pid, bool is_tool, GEr
   PidnsEntry *old = g_hash_table_lookup(v->pidns, &ns);
   if (!c) {
     g_set_error(error, BOX_VFS_ERROR, 0, "no such command: %d", command);
-  } else if (old && old->cmd != command) {
-    g_set_error(error, BOX_VFS_ERROR, 0, "PID namespace of process %d already belongs to command %d",
-                (int)pid, old->cmd);
   } else {
+    if (old && old->cmd != command) {
+      /* pid's namespace was just made (a worker's or a tool's), so an entry
+       * for its inode number belongs to a namespace that has ended: the
+       * kernel reuses those numbers, here while the command that owned the
+       * old one still runs.  The entry moves to its new owner. */
+      Command *was = vfs_command(v, old->cmd);
+      for (guint i = 0; was && i < was->pidns->len; i++)
+        if (g_array_index(was->pidns, guint64, i) == ns) {
+          g_array_remove_index_fast(was->pidns, i);
+          break;
+        }
+      old->cmd = command;
+      g_array_append_val(c->pidns, ns);
+    }
     if (!old) {
       PidnsEntry *e = g_new0(PidnsEntry, 1);
       e->nsino = ns;

@@ -63,6 +63,7 @@ PROBE = textwrap.dedent(r'''
     attempt("symlink_to_box_dir", lambda: ",".join(sorted(os.listdir(WS + "/escape-box"))))
     attempt("box_dir_trust", lambda: ",".join(sorted(os.listdir(BOX_DIR + "/trust"))))
     attempt("symlink_to_root", lambda: os.listdir(WS + "/escape-root"))
+    attempt("symlink_to_host_file", lambda: read(WS + "/escape-shadow"))
     attempt("read_denied", lambda: read(WS + "/denied/secret.txt"))
     attempt("host_loopback", lambda: connect(("127.0.0.1", PORT)))
     attempt("any_address", lambda: connect(("192.0.2.1", 80)))
@@ -95,6 +96,30 @@ PROBE = textwrap.dedent(r'''
                                                     capture_output=True, text=True).stdout and
             [l for l in subprocess.run([WS + "/suid-cat", "/proc/self/status"], capture_output=True,
                                        text=True).stdout.splitlines() if l.startswith("CapEff")][0])
+    # PID 1 of the sandbox is boxd's launcher: its memory (a copy of boxd's,
+    # or boxd's own) is nobody's to read or write.
+    def reaper_memory():
+        with open("/proc/1/mem", "r+b", buffering=0) as f:
+            f.seek(0x400000)
+            f.read(16)
+    attempt("reaper_memory", reaper_memory)
+    attempt("reaper_maps", lambda: read("/proc/1/maps"))
+    attempt("reaper_environ", lambda: read("/proc/1/environ"))
+    attempt("reaper_fds", lambda: ",".join(os.listdir("/proc/1/fd")))
+    # Signals a sandboxed process may send PID 1 (those it does not forward
+    # back to the workload): PID 1 neither ends nor runs a handler of boxd's.
+    def signal_reaper():
+        import signal as sg
+        for sig in (sg.SIGPROF, sg.SIGALRM, sg.SIGPIPE, sg.SIGSEGV, sg.SIGBUS, sg.SIGABRT,
+                    sg.SIGIO, sg.SIGVTALRM, sg.SIGXCPU, sg.SIGSYS, sg.SIGTRAP, sg.SIGKILL,
+                    sg.SIGSTOP, 32, 33, 34):
+            os.kill(1, sig)
+        time.sleep(0.2)
+        os.kill(1, 0)
+        state = [l for l in open("/proc/1/status").read().splitlines()
+                 if l.startswith("State:")][0].split()[1]
+        return "alive:" + state
+    attempt("signal_reaper", signal_reaper)
     attempt("agent_bin_contents", lambda: ",".join(sorted(os.listdir(BOX_DIR + "/bin"))))
     attempt("exec_ungranted", lambda: subprocess.run([HOME + "/elsewhere/true"],
                                                      capture_output=True) and None)
@@ -133,6 +158,7 @@ EXPECTED = {
     # Only the gateway's public CA certificate, which the CA variables name.
     "box_dir_trust": {"cert.pem"},
     "symlink_to_root": {"ENOENT"},
+    "symlink_to_host_file": {"ENOENT"},
     "read_denied": {"ENOENT"},
     "host_loopback": {"ECONNREFUSED", "ENETUNREACH"},
     "any_address": {"ENETUNREACH"},
@@ -152,6 +178,12 @@ EXPECTED = {
     "capabilities": {"CapEff=0000000000000000 CapBnd=0000000000000000 NoNewPrivs=1"},
     "setuid_binary": {"CapEff:\t0000000000000000"},
     "exec_ungranted": {"ENOENT"},
+    "reaper_memory": {"EACCES", "EPERM"},
+    "reaper_maps": {"EACCES", "EPERM"},
+    "reaper_environ": {"EACCES", "EPERM"},
+    # PID 1 keeps no descriptor of boxd's (the mount's device, the broker).
+    "reaper_fds": {"", "EACCES", "EPERM"},
+    "signal_reaper": {"alive:S"},
 }
 TOOL_EXPECTED = dict(EXPECTED, connect_broker={"ENOENT"}, agent_bin_contents={"ENOENT"})
 # The agent sees of box_dir only its aliases and the broker socket; its
@@ -214,6 +246,7 @@ def prepare(b: Box):
     os.symlink(home / "secret.txt", ws / "escape-secret")
     os.symlink(b.box_dir, ws / "escape-box")
     os.symlink("/root", ws / "escape-root")
+    os.symlink("/etc/shadow", ws / "escape-shadow")
     shutil.copy("/usr/bin/cat", ws / "suid-cat")
     os.chown(ws / "suid-cat", 0, 0)
     os.chmod(ws / "suid-cat", 0o4755)

@@ -195,3 +195,131 @@ def test_rename_race_cannot_widen_a_view(box):
         assert_never_wider(r.returncode, r.stdout.strip(), r.stderr.strip())
         assert time.monotonic() < deadline, (r.returncode, r.stdout, r.stderr)
         time.sleep(0.1)
+
+
+MOUNTS = r"""
+import json, os
+rows = []
+for line in open("/proc/self/mountinfo"):
+    pre, post = line.split(" - ", 1)
+    f = pre.split()
+    fstype, source = post.split()[:2]
+    opts = sorted(o for o in f[5].split(",") if o in ("ro", "rw", "nosuid", "nodev", "noexec"))
+    rows.append([f[4], f[3], fstype, source, opts])
+print(json.dumps(rows))
+"""
+
+
+def view_config(box):
+    (box.home / "ro").mkdir()
+    (box.home / "ro" / "file.txt").write_text("ro\n")
+    (box.workspace / "denied").mkdir()
+    (box.workspace / "denied" / "secret.txt").write_text("no\n")
+    (box.workspace / "mounts.py").write_text(MOUNTS)
+    spawn_policy(box, "/usr/bin/python3")
+    box.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\n'
+                           'filesystem.write = ["~/src/project"]\n'
+                           'filesystem.read = ["~/ro"]\n'
+                           'filesystem.deny = ["~/src/project/denied"]\n')
+
+
+def test_prepared_view_is_the_same_view_of_the_mount_each_launch(box):
+    """Launches of one table share a view prepared once (entered, then
+    copied) or, after it expires, prepared again: every launch sees the same
+    mounts with the same flags, the grants are binds of the box's FUSE mount,
+    /tmp is a tmpfs of its own and the root is read-only."""
+    import json
+    view_config(box)
+    box.start()
+    tables = []
+    for pause in (0, 0, 0, 1.2, 0):
+        time.sleep(pause)
+        r = box.bash("/usr/bin/python3 mounts.py")
+        assert r.returncode == 0, r.stderr
+        tables.append(json.loads(r.stdout))
+    shape = [[[row[0], row[2], row[3], row[4]] for row in t] for t in tables]
+    assert all(s == shape[0] for s in shape), shape
+    # Nothing is mounted twice: no covered copy of a grant or a refusal
+    # lingers under the launch's own /tmp.
+    points = [row[0] for row in tables[0]]
+    assert len(points) == len(set(points)), sorted(points)
+    by_point = {row[0]: row for row in tables[0]}
+    ws = by_point[str(box.workspace)]
+    assert ws[2] == "fuse.boxfs" and ws[4] == ["nodev", "nosuid", "rw"], ws
+    assert ws[1].startswith("/pass" + str(box.workspace)), ws
+    ro = by_point[str(box.home / "ro")]
+    assert ro[2] == "fuse.boxfs" and "ro" in ro[4], ro
+    denied = by_point[str(box.workspace / "denied")]
+    assert denied[2] == "tmpfs" and "ro" in denied[4], denied
+    assert by_point["/tmp"][2] == "tmpfs" and "rw" in by_point["/tmp"][4]
+    assert by_point["/proc"][2] == "proc"
+    assert "ro" in by_point["/"][4]
+    # Each launch has its own /tmp and /proc: no two launches share one.
+    tmp_ids = {next(row[1] + ":" + str(i) for row in t if row[0] == "/tmp") for i, t in
+               enumerate(tables)}
+    assert len(tmp_ids) == len(tables)
+
+
+def test_tmp_private_to_each_launch(box):
+    """/tmp belongs to one launch: a later launch, and one running at the same
+    time, never see what another wrote there."""
+    view_config(box)
+    (box.workspace / "hold.py").write_text(textwrap.dedent("""\
+        import os, time
+        open("/tmp/held-by-a", "w").write("a")
+        open("a-started", "w").write("up")
+        deadline = time.time() + 20
+        while not os.path.exists("release") and time.time() < deadline:
+            time.sleep(0.02)
+        print(sorted(os.listdir("/tmp")))
+        """))
+    box.start()
+    r = box.bash("/usr/bin/python3 -c \"open('/tmp/left', 'w').write('x')\"")
+    assert r.returncode == 0, r.stderr
+    listing = "/usr/bin/python3 -c \"import os; print(sorted(os.listdir('/tmp')))\""
+    r = box.bash(listing)
+    # What /tmp holds of the view itself: the scaffold to the box's trees,
+    # which live under the host's /tmp here.
+    assert r.returncode == 0, r.stderr
+    scaffold = r.stdout
+    assert "left" not in scaffold and "held-by-a" not in scaffold, scaffold
+    a = subprocess.Popen([str(box.box_dir / "bin" / "bash"), "-c", "/usr/bin/python3 hold.py"],
+                         cwd=box.workspace, env=box.env(), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 20
+        while not (box.workspace / "a-started").exists() and time.time() < deadline:
+            time.sleep(0.02)
+        assert (box.workspace / "a-started").exists()
+        r = box.bash(listing)
+        assert (r.returncode, r.stdout) == (0, scaffold), r.stderr
+        (box.workspace / "release").write_text("go\n")
+        out, err = a.communicate(timeout=30)
+        assert a.returncode == 0, err
+        assert sorted(eval(out)) == sorted(eval(scaffold) + ["held-by-a"]), out
+    finally:
+        if a.poll() is None:
+            a.kill()
+
+
+def test_concurrent_spawns_all_run(box):
+    """Commands spawning tools side by side, over and over: every launch is
+    placed and runs, though the kernel reuses the inode numbers of ended PID
+    namespaces while the command that owned one still runs."""
+    spawn_policy(box, "/bin/true")
+    box.write_config(extra='\n[tool.true]\ncommand = ["/bin/true"]\n')
+    box.start()
+    failures = []
+
+    def worker():
+        for _ in range(25):
+            r = box.bash("/bin/true && /bin/true && /bin/true")
+            if r.returncode != 0:
+                failures.append((r.returncode, r.stderr))
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == [], failures[:3]

@@ -203,6 +203,33 @@ static void test_compose_env(void)
   g_hash_table_destroy(env);
 }
 
+/* A tool's PATH loses the alias directory however it is spelled. */
+static void test_compose_env_alias_spellings(void)
+{
+  g_autofree char *dir = g_dir_make_tmp("tools-alias-XXXXXX", NULL);
+  g_assert_nonnull(dir);
+  g_autofree char *bin = g_build_filename(dir, "bin", NULL);
+  g_autofree char *link = g_build_filename(dir, "link", NULL);
+  g_assert_cmpint(g_mkdir(bin, 0755), ==, 0);
+  g_assert_cmpint(symlink(bin, link), ==, 0);
+  BoxToolContext ctx = { .box_dir = dir, .alias_dir = bin };
+  box_tools_set_context(&ctx);
+  g_autofree char *declared =
+      g_strdup_printf("%s:/usr/bin:%s/:%s/./bin:%s:/bin", bin, bin, dir, link);
+  GHashTable *env = g_hash_table_new(g_str_hash, g_str_equal);
+  g_hash_table_insert(env, "PATH", declared);
+  BoxToolTable t = { .label = "x", .env = env };
+  char **tool = box_tools_compose_env(&t, false, "/home/op", NULL, "/work");
+  g_assert_cmpstr(env_get(tool, "PATH"), ==, "/usr/bin:/bin");
+  g_strfreev(tool);
+  g_hash_table_destroy(env);
+  unlink(link);
+  rmdir(bin);
+  rmdir(dir);
+  BoxToolContext none = { 0 };
+  box_tools_set_context(&none);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -211,5 +238,6 @@ int main(int argc, char **argv)
   g_test_add("/tools/select", Fixture, NULL, fixture_setup, test_select, fixture_teardown);
   g_test_add_func("/tools/loader-closure", test_loader_closure);
   g_test_add_func("/tools/compose-env", test_compose_env);
+  g_test_add_func("/tools/compose-env-alias-spellings", test_compose_env_alias_spellings);
   return g_test_run();
 }
