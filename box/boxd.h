@@ -117,4 +117,11 @@ int box_cmd_demo(void);
 /* cmd_mount.c: `box mount --config FILE [--rw] MOUNTPOINT`. */
 int box_cmd_mount(int argc, char **argv);
 
+/* paths.c: "box: error: <message>" on stderr; returns 1, the CLI's status. */
+int box_fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* realpath(3) as a g_free()able string, or NULL. */
+char *box_canonical_path(const char *path);
+/* Whether path is dir or lies below it (both canonical; "/" holds everything). */
+bool box_path_within(const char *path, const char *dir);
+
 #endif

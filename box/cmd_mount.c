@@ -33,33 +33,6 @@
 
 static const char usage[] = "Usage: box mount --config FILE [--rw] MOUNTPOINT\n";
 
-static int fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
-static int fail(const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "box: error: %s\n", msg);
-  return 1;
-}
-
-static char *canonical(const char *path)
-{
-  char *r = realpath(path, NULL);
-  char *out = r ? g_strdup(r) : NULL;
-  free(r);
-  return out;
-}
-
-static bool path_within(const char *path, const char *dir)
-{
-  size_t n = strlen(dir);
-  if (n == 1 && dir[0] == '/')
-    return true;
-  return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 /* A FUSE mount whose daemon died answers ENOTCONN: take it off. */
 static void clear_dead_mount(const char *path)
 {
@@ -116,9 +89,9 @@ static char **live_roots(const char *box_dir, char **workspace)
 static char **config_roots(BoxConfig *cfg, const char *operator_home, char **workspace)
 {
   g_autofree char *cwd = g_get_current_dir();
-  *workspace = canonical(cfg->agent.workspace ? cfg->agent.workspace : cwd);
+  *workspace = box_canonical_path(cfg->agent.workspace ? cfg->agent.workspace : cwd);
   const char *h = g_hash_table_lookup(cfg->agent.env, "HOME");
-  g_autofree char *agent_home = h ? canonical(h) : g_strdup(operator_home);
+  g_autofree char *agent_home = h ? box_canonical_path(h) : g_strdup(operator_home);
   const char *cand[] = { operator_home, agent_home, *workspace };
   GPtrArray *a = g_ptr_array_new();
   for (guint i = 0; i < G_N_ELEMENTS(cand); i++) {
@@ -126,7 +99,7 @@ static char **config_roots(BoxConfig *cfg, const char *operator_home, char **wor
       continue;
     bool nested = false;
     for (guint j = 0; j < G_N_ELEMENTS(cand); j++)
-      if (j != i && cand[j] && path_within(cand[i], cand[j]) &&
+      if (j != i && cand[j] && box_path_within(cand[i], cand[j]) &&
           (strcmp(cand[i], cand[j]) != 0 || j < i))
         nested = true;
     if (!nested)
@@ -178,36 +151,36 @@ int box_cmd_mount(int argc, char **argv)
     return 2;
   }
   if (geteuid() != 0)
-    return fail("box mount needs root for now: it mounts the view with FUSE and binds it");
+    return box_fail("box mount needs root for now: it mounts the view with FUSE and binds it");
 
   const char *h = getenv("HOME");
-  g_autofree char *operator_home = canonical(h && *h ? h : "/");
+  g_autofree char *operator_home = box_canonical_path(h && *h ? h : "/");
   if (!operator_home)
-    return fail("cannot resolve the operator's home directory");
+    return box_fail("cannot resolve the operator's home directory");
   g_autoptr(BoxConfig) cfg = box_config_load(config_path, operator_home, &error);
   if (!cfg)
-    return fail("%s", error->message);
+    return box_fail("%s", error->message);
 
   clear_dead_mount(rest[0]);
   clear_stale_hidden();
-  g_autofree char *target = canonical(rest[0]);
+  g_autofree char *target = box_canonical_path(rest[0]);
   struct stat st;
   if (!target || stat(target, &st) != 0 || !S_ISDIR(st.st_mode))
-    return fail("mount point %s is not an existing directory", rest[0]);
+    return box_fail("mount point %s is not an existing directory", rest[0]);
 
   g_autofree char *workspace = NULL;
   g_auto(GStrv) roots = live_roots(cfg->box_dir, &workspace);
   if (!roots)
     roots = config_roots(cfg, operator_home, &workspace);
   for (char **r = roots; *r; r++)
-    if (path_within(target, *r))
-      return fail("mount point %s lies inside the box's root %s", target, *r);
+    if (box_path_within(target, *r))
+      return box_fail("mount point %s lies inside the box's root %s", target, *r);
 
   g_autofree char *log = g_build_filename(cfg->box_dir, "private", "telemetry", "records.jsonl", NULL);
   g_autofree char *live = g_build_filename(cfg->box_dir, "private", "live", NULL);
   g_autofree char *hidden = g_dir_make_tmp("boxfs-opview-XXXXXX", &error);
   if (!hidden)
-    return fail("cannot create the view's mount point: %s", error->message);
+    return box_fail("cannot create the view's mount point: %s", error->message);
   chmod(hidden, 0755);
   BoxVfsConfig vc = {
     .mountpoint = hidden,
@@ -219,7 +192,7 @@ int box_cmd_mount(int argc, char **argv)
   BoxVfs *vfs = box_vfs_start(&vc, &error);
   if (!vfs) {
     rmdir(hidden);
-    return fail("cannot mount the view: %s", error->message);
+    return box_fail("cannot mount the view: %s", error->message);
   }
   /* Every host process reading the view is placed as a tool of one
    * command: no policy decisions, the binds' flags bound it. */
@@ -228,11 +201,11 @@ int box_cmd_mount(int argc, char **argv)
   g_autofree char *ram = box_vfs_ram_root(vfs, command);
   GPtrArray *binds = g_ptr_array_new_with_free_func(g_free);
   if (!box_vfs_command_attach(vfs, command, getpid(), true, &error)) {
-    status = fail("cannot place the view's readers: %s", error->message);
+    status = box_fail("cannot place the view's readers: %s", error->message);
     goto out;
   }
   if (mount(ram, target, NULL, MS_BIND, NULL) != 0) {
-    status = fail("cannot bind the view on %s: %s", target, g_strerror(errno));
+    status = box_fail("cannot bind the view on %s: %s", target, g_strerror(errno));
     goto out;
   }
   g_ptr_array_add(binds, g_strdup(target));
@@ -240,7 +213,7 @@ int box_cmd_mount(int argc, char **argv)
     g_autofree char *pass = box_vfs_pass_path(vfs, *r);
     char *at = g_strconcat(target, *r, NULL);
     if (mount(pass, at, NULL, MS_BIND, NULL) != 0) {
-      status = fail("cannot bind %s on %s: %s", *r, at, g_strerror(errno));
+      status = box_fail("cannot bind %s on %s: %s", *r, at, g_strerror(errno));
       g_free(at);
       goto out;
     }
@@ -249,7 +222,7 @@ int box_cmd_mount(int argc, char **argv)
   if (!rw)
     for (guint i = 0; i < binds->len; i++)
       if (mount(NULL, g_ptr_array_index(binds, i), NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) != 0) {
-        status = fail("cannot make the view read-only: %s", g_strerror(errno));
+        status = box_fail("cannot make the view read-only: %s", g_strerror(errno));
         goto out;
       }
   fprintf(stderr, "box: mounted the view of box %s at %s (%s); workspace %s; stop with Ctrl-C\n",

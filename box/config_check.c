@@ -28,24 +28,6 @@ static const char *const credential_stores[] = { ".aws", ".ssh", ".gnupg", ".net
                                                  ".kube", ".config/gcloud",
                                                  ".config/google-chrome", ".mozilla", NULL };
 
-static bool within(const char *path, const char *dir)
-{
-  size_t n = strlen(dir);
-  while (n > 1 && dir[n - 1] == '/')
-    n--;
-  if (n == 1 && dir[0] == '/')
-    return true;
-  return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
-static char *canonical(const char *path)
-{
-  char *r = realpath(path, NULL);
-  char *out = r ? g_strdup(r) : NULL;
-  free(r);
-  return out;
-}
-
 typedef struct {
   Boxd *d;
   const char *label; /* "[agent]" or "[tool.x]" */
@@ -79,18 +61,18 @@ static bool floors(Check *c, const char *list, const char *e, const char *p)
                   "names what a process needs inside it", p);
   }
   for (int i = 0; overlap_floors[i]; i++)
-    if (within(p, overlap_floors[i]) || within(overlap_floors[i], p))
+    if (box_path_within(p, overlap_floors[i]) || box_path_within(overlap_floors[i], p))
       return refuse(c, e, "%s is refused beneath every grant: it holds the machine's privilege "
                     "configuration", p);
   const char *home = c->d->operator_home;
   for (int i = 0; home && credential_stores[i]; i++) {
     g_autofree char *store = g_build_filename(home, credential_stores[i], NULL);
-    if (strcmp(p, store) != 0 && within(store, p) && access(store, F_OK) == 0)
+    if (strcmp(p, store) != 0 && box_path_within(store, p) && access(store, F_OK) == 0)
       return refuse(c, e, "%s is refused beneath every grant: it encloses the credential store "
                     "%s; name the store exactly to expose it", p, store);
   }
   const char *box_dir = c->d->config->box_dir;
-  if (within(p, box_dir) || within(box_dir, p))
+  if (box_path_within(p, box_dir) || box_path_within(box_dir, p))
     return refuse(c, e, "the grant would expose the Box's own directory %s", box_dir);
   return true;
 }
@@ -104,7 +86,7 @@ static bool check_entry(Check *c, const char *list, const char *e)
   if (S_ISLNK(st.st_mode))
     return refuse(c, e, "%s is a symbolic link. A grant carries the identity the kernel checks, "
                   "so a link renders a rule that matches nothing; name what it points at", e);
-  g_autofree char *canon = canonical(e);
+  g_autofree char *canon = box_canonical_path(e);
   if (!canon)
     return refuse(c, e, "%s cannot be resolved: %s", e, g_strerror(errno));
   if (strcmp(canon, e) != 0)
@@ -128,12 +110,12 @@ static bool check_nesting(Check *c, const char *list, char *const *entries, char
 {
   for (int i = 0; entries && entries[i]; i++) {
     for (int k = 0; entries[k]; k++)
-      if (k != i && strcmp(entries[i], entries[k]) != 0 && within(entries[i], entries[k]))
+      if (k != i && strcmp(entries[i], entries[k]) != 0 && box_path_within(entries[i], entries[k]))
         return refuse(c, entries[i], "%s lies inside %s, granted by `%s`. The union is the "
                       "wider grant, so the narrower one enforces nothing it appears to",
                       entries[i], entries[k], list);
     for (int k = 0; deny && deny[k]; k++)
-      if (within(entries[i], deny[k]))
+      if (box_path_within(entries[i], deny[k]))
         return refuse(c, entries[i], "%s is at or inside %s, which no grant reaches. The grant "
                       "would render and reach nothing, so it is refused rather than left "
                       "enforcing nothing", entries[i], deny[k]);
@@ -164,8 +146,8 @@ static bool check_spec(Boxd *d, const BoxProcessSpec *spec, bool agent, GError *
   for (int w = 0; w < 2; w++)
     for (int i = 0; writable[w] && writable[w][i]; i++)
       for (int a = 0; authority[a]; a++) {
-        g_autofree char *canon = canonical(authority[a]);
-        if (canon && within(canon, writable[w][i]))
+        g_autofree char *canon = box_canonical_path(authority[a]);
+        if (canon && box_path_within(canon, writable[w][i]))
           return refuse(&c, writable[w][i], "`write` reaches this box's policy file, %s. A grant "
                         "may enclose it only when it is subtracted, and nothing subtracts it here",
                         canon);
@@ -205,7 +187,7 @@ bool box_config_check(Boxd *d, GError **error)
   if (!d->agent_table->workspace)
     d->agent_table->workspace = d->workspace;
 
-  g_autofree char *box_dir = canonical(d->config->box_dir);
+  g_autofree char *box_dir = box_canonical_path(d->config->box_dir);
   if (!box_dir)
     box_dir = g_strdup(d->config->box_dir);
   g_autofree char *alias_dir = g_build_filename(box_dir, "bin", NULL);
@@ -217,9 +199,9 @@ bool box_config_check(Boxd *d, GError **error)
    * grant that strictly encloses them (never the workspace itself). */
   const char *hidden[3] = { NULL, NULL, NULL };
   int nh = 0;
-  if (!within(d->workspace, config_dir))
+  if (!box_path_within(d->workspace, config_dir))
     hidden[nh++] = config_dir;
-  if (policy_dir && !within(d->workspace, policy_dir) && strcmp(policy_dir, config_dir) != 0)
+  if (policy_dir && !box_path_within(d->workspace, policy_dir) && strcmp(policy_dir, config_dir) != 0)
     hidden[nh++] = policy_dir;
   BoxToolContext ctx = {
     .box_dir = box_dir,

@@ -25,33 +25,6 @@
 
 #define BOX_ERROR (g_quark_from_static_string("box-run"))
 
-static int fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
-static int fail(const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "box: error: %s\n", msg);
-  return 1;
-}
-
-static char *canonical(const char *path)
-{
-  char *r = realpath(path, NULL);
-  char *out = r ? g_strdup(r) : NULL;
-  free(r);
-  return out;
-}
-
-static bool path_within(const char *path, const char *dir)
-{
-  size_t n = strlen(dir);
-  if (n == 1 && dir[0] == '/')
-    return true;
-  return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 static char *operator_home(void)
 {
   const char *h = getenv("HOME");
@@ -59,7 +32,7 @@ static char *operator_home(void)
     struct passwd *pw = getpwuid(getuid());
     h = pw ? pw->pw_dir : "/";
   }
-  return canonical(h);
+  return box_canonical_path(h);
 }
 
 static char *sibling_binary(const char *name)
@@ -72,7 +45,7 @@ static char *sibling_binary(const char *name)
   for (int i = 0; candidates[i]; i++) {
     g_autofree char *p = g_build_filename(dir, candidates[i], name, NULL);
     if (access(p, X_OK) == 0)
-      return canonical(p);
+      return box_canonical_path(p);
   }
   return NULL;
 }
@@ -247,7 +220,7 @@ static char **bound_roots(Boxd *d)
   for (int i = 0; i < 3; i++) {
     bool covered = false;
     for (guint k = 0; k < roots->len; k++)
-      covered |= path_within(candidates[i], g_ptr_array_index(roots, k));
+      covered |= box_path_within(candidates[i], g_ptr_array_index(roots, k));
     if (!covered)
       g_ptr_array_add(roots, g_strdup(candidates[i]));
   }
@@ -346,40 +319,40 @@ int box_cmd_run(int argc, char **argv)
   d.operator_home = operator_home();
   d.operator_path = g_strdup(getenv("PATH"));
   if (!d.operator_home)
-    return fail("cannot resolve the operator's home directory");
+    return box_fail("cannot resolve the operator's home directory");
   d.config = box_config_load(config_path, d.operator_home, &error);
   if (!d.config)
-    return fail("%s", error->message);
+    return box_fail("%s", error->message);
   /* Workspace and homes. */
   g_autofree char *cwd = g_get_current_dir();
   const char *ws = d.config->agent.workspace ? d.config->agent.workspace : cwd;
-  d.workspace = canonical(ws);
+  d.workspace = box_canonical_path(ws);
   struct stat st;
   if (!d.workspace || stat(d.workspace, &st) != 0 || !S_ISDIR(st.st_mode))
-    return fail("invalid `[agent]` table: `workspace` %s is not an existing directory", ws);
+    return box_fail("invalid `[agent]` table: `workspace` %s is not an existing directory", ws);
   if (strcmp(d.workspace, d.operator_home) == 0)
-    return fail("invalid `[agent]` table: `workspace` %s is the operator's home; make a project "
+    return box_fail("invalid `[agent]` table: `workspace` %s is the operator's home; make a project "
                 "directory and name it instead",
                 d.workspace);
   const char *agent_home = g_hash_table_lookup(d.config->agent.env, "HOME");
-  d.agent_home = agent_home ? canonical(agent_home) : g_strdup(d.operator_home);
+  d.agent_home = agent_home ? box_canonical_path(agent_home) : g_strdup(d.operator_home);
   if (!d.agent_home)
-    return fail("invalid `[agent]` table: `env.HOME` %s does not exist", agent_home);
-  if (path_within(d.config->box_dir, d.workspace))
-    return fail("invalid Box configuration: `box_dir` %s is equal to or below the agent's "
+    return box_fail("invalid `[agent]` table: `env.HOME` %s does not exist", agent_home);
+  if (box_path_within(d.config->box_dir, d.workspace))
+    return box_fail("invalid Box configuration: `box_dir` %s is equal to or below the agent's "
                 "workspace %s",
                 d.config->box_dir, d.workspace);
-  if (path_within(d.config->path, d.config->box_dir))
-    return fail("configuration source %s is inside `box_dir` %s", d.config->path,
+  if (box_path_within(d.config->path, d.config->box_dir))
+    return box_fail("configuration source %s is inside `box_dir` %s", d.config->path,
                 d.config->box_dir);
   /* Policy before any box state. */
   if (d.config->policy) {
-    g_autofree char *policy_path = canonical(d.config->policy);
-    if (policy_path && path_within(policy_path, d.config->box_dir))
-      return fail("policy source %s is inside `box_dir` %s", policy_path, d.config->box_dir);
+    g_autofree char *policy_path = box_canonical_path(d.config->policy);
+    if (policy_path && box_path_within(policy_path, d.config->box_dir))
+      return box_fail("policy source %s is inside `box_dir` %s", policy_path, d.config->box_dir);
     d.policy = box_policy_load_file(d.config->policy, d.operator_home, &error);
     if (!d.policy)
-      return fail("policy file %s will not load: %s", d.config->policy, error->message);
+      return box_fail("policy file %s will not load: %s", d.config->policy, error->message);
     const GPtrArray *warnings = box_policy_warnings(d.policy);
     for (guint i = 0; warnings && i < warnings->len; i++)
       fprintf(stderr, "box: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
@@ -388,15 +361,15 @@ int box_cmd_run(int argc, char **argv)
   }
   d.box_shell = sibling_binary("box-shell");
   if (!d.box_shell)
-    return fail("box-shell is not installed beside box");
+    return box_fail("box-shell is not installed beside box");
   if (geteuid() != 0)
-    return fail("box run needs root for now: it mounts the box's view with FUSE and builds "
+    return box_fail("box run needs root for now: it mounts the box's view with FUSE and builds "
                 "namespaces (an unprivileged mode is planned)");
   int lock = prepare_box_dir(&d, &error);
   if (lock < 0)
-    return fail("%s", error->message);
+    return box_fail("%s", error->message);
   if (!install_aliases(&d, &error))
-    return fail("%s", error->message);
+    return box_fail("%s", error->message);
   /* issue 9: the policy's history, before the box starts; a box that
    * cannot keep it denies every request (the policy says why). */
   g_autofree char *history_dir = g_build_filename(d.config->box_dir, "private", NULL);
@@ -409,7 +382,7 @@ int box_cmd_run(int argc, char **argv)
   d.run_id = g_uuid_string_random();
   d.log = box_decision_log_open(log_path, d.box_id, d.run_id, &error);
   if (!d.log)
-    return fail("telemetry setup failed: %s", error->message);
+    return box_fail("telemetry setup failed: %s", error->message);
   d.socket_path = g_build_filename(d.config->box_dir, "run", "box.sock", NULL);
   d.roots = bound_roots(&d);
   GPtrArray *tables = g_ptr_array_new();
@@ -419,7 +392,7 @@ int box_cmd_run(int argc, char **argv)
   d.tool_tables = (BoxToolTable **)g_ptr_array_free(tables, FALSE);
   d.agent_table = table_of(&d.config->agent);
   if (!box_config_check(&d, &error))
-    return fail("%s", error->message);
+    return box_fail("%s", error->message);
   d.live_pids = g_hash_table_new(g_direct_hash, g_direct_equal);
 
   GPtrArray *agent_argv = g_ptr_array_new();
@@ -540,16 +513,16 @@ static int serve(Boxd *d, char **agent_argv)
   /* A mount namespace of our own: the mount vanishes with boxd whatever
    * happens, and nothing of ours propagates to the host. */
   if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
-    return fail("containment setup failed during mount namespace: %s", g_strerror(errno));
+    return box_fail("containment setup failed during mount namespace: %s", g_strerror(errno));
   remove_stale_dirs(d);
   d->mountpoint = g_dir_make_tmp("boxfs-mnt-XXXXXX", &error);
   d->staging_dir = d->mountpoint ? g_dir_make_tmp("boxfs-view-XXXXXX", &error) : NULL;
   record_dirs(d);
   if (!d->staging_dir)
-    return fail("cannot create the mount point: %s", error->message);
+    return box_fail("cannot create the mount point: %s", error->message);
   for (int i = 0; d->roots[i]; i++)
-    if (path_within(d->mountpoint, d->roots[i]) || path_within(d->staging_dir, d->roots[i]))
-      return fail("the mount point %s lies inside the bound root %s; set TMPDIR elsewhere",
+    if (box_path_within(d->mountpoint, d->roots[i]) || box_path_within(d->staging_dir, d->roots[i]))
+      return box_fail("the mount point %s lies inside the bound root %s; set TMPDIR elsewhere",
                   d->mountpoint, d->roots[i]);
   const char *floor_trees[] = { d->config->box_dir, NULL };
   const char *floor_files[] = { d->config->path, d->config->policy, NULL };
@@ -578,13 +551,13 @@ static int serve(Boxd *d, char **agent_argv)
   if (!d->vfs) {
     rmdir(d->mountpoint);
     rmdir(d->staging_dir);
-    return fail("cannot mount the box's view: %s", error->message);
+    return box_fail("cannot mount the box's view: %s", error->message);
   }
   int status = 1;
   pid_t agent = -1;
   if (!boxd_workers_start(d, &error) || !boxd_gateway_start(d, &error) ||
       !boxd_broker_start(d, &error)) {
-    fail("%s", error->message);
+    box_fail("%s", error->message);
     goto teardown;
   }
   /* Tools and the agent reach the network through the gateway only. */
@@ -593,7 +566,7 @@ static int serve(Boxd *d, char **agent_argv)
   box_tools_set_netns(d->worker_netns_fd);
   agent = box_agent_start(d, agent_argv, &error);
   if (agent < 0) {
-    fail("%s", error->message);
+    box_fail("%s", error->message);
     goto teardown;
   }
   bool stopping = false;
