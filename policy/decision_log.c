@@ -447,12 +447,15 @@ static void h_resource(GString *o, const BoxDecisionLog *log) {
   g_string_append(o, "]}");
 }
 
-char *policy_decision_log_render(const BoxDecisionLog *log, const char *action, json_object *input,
-                                 const BoxCommandArgs *command_args, const BoxDecision *decision,
-                                 const char *nanos, const char *trace, const char *span) {
+#define LIT(o, s) g_string_append_len((o), (s), (gssize)(sizeof(s) - 1))
+
+/* The two lines appended to o; attrs is scratch space. */
+static void render_into(const BoxDecisionLog *log, GString *o, GString *attrs, const char *action, json_object *input,
+                        const BoxCommandArgs *command_args, const BoxDecision *decision, const char *nanos,
+                        const char *trace, const char *span) {
   if (!action) action = decision->action ? decision->action : "";
   bool deny = decision->verdict == BOX_VERDICT_DENY;
-  GString *attrs = g_string_sized_new(1024);
+  g_string_truncate(attrs, 0);
   h_attributes(attrs, action, input, command_args, decision);
   GString *res = NULL;
   if (!log->resource_json) {
@@ -460,28 +463,50 @@ char *policy_decision_log_render(const BoxDecisionLog *log, const char *action, 
     h_resource(res, log);
   }
   const char *res_str = log->resource_json ? log->resource_json : res->str;
-  GString *o = g_string_sized_new(2 * attrs->len + 2 * strlen(res_str) + 1024);
-  g_string_append_printf(o, "{\"resourceLogs\":[{\"resource\":%s,\"scopeLogs\":[{\"scope\":"
-                            "{\"name\":\"strands-box.policy\"},\"logRecords\":[{\"timeUnixNano\":\"%s\","
-                            "\"observedTimeUnixNano\":\"%s\",\"severityNumber\":%d,\"severityText\":\"%s\","
-                            "\"eventName\":\"strands.box.policy.decision\",\"body\":",
-                         res_str, nanos, nanos, deny ? 13 : 9, deny ? "deny" : "permit");
-  h_strval(o, decision->message ? decision->message : "");
-  g_string_append_printf(o, ",\"traceId\":\"%s\",\"spanId\":\"%s\",\"attributes\":%s}]}]}]}\n",
-                         trace, span, attrs->str);
-  g_string_append(o, "{\"resourceSpans\":[{\"resource\":");
+  LIT(o, "{\"resourceLogs\":[{\"resource\":");
   g_string_append(o, res_str);
-  g_string_append_printf(o, ",\"scopeSpans\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"spans\":["
-                            "{\"traceId\":\"%s\",\"spanId\":\"%s\",\"name\":",
-                         trace, span);
-  char *span_name = g_strdup_printf("policy %s", action);
-  esc(o, span_name);
-  g_free(span_name);
-  g_string_append_printf(o, ",\"kind\":1,\"startTimeUnixNano\":\"%s\",\"endTimeUnixNano\":\"%s\","
-                            "\"attributes\":%s}]}]}]}\n",
-                         nanos, nanos, attrs->str);
-  g_string_free(attrs, TRUE);
+  LIT(o, ",\"scopeLogs\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"logRecords\":[{\"timeUnixNano\":\"");
+  g_string_append(o, nanos);
+  LIT(o, "\",\"observedTimeUnixNano\":\"");
+  g_string_append(o, nanos);
+  if (deny) LIT(o, "\",\"severityNumber\":13,\"severityText\":\"deny\"");
+  else LIT(o, "\",\"severityNumber\":9,\"severityText\":\"permit\"");
+  LIT(o, ",\"eventName\":\"strands.box.policy.decision\",\"body\":");
+  h_strval(o, decision->message ? decision->message : "");
+  LIT(o, ",\"traceId\":\"");
+  g_string_append(o, trace);
+  LIT(o, "\",\"spanId\":\"");
+  g_string_append(o, span);
+  LIT(o, "\",\"attributes\":");
+  g_string_append_len(o, attrs->str, (gssize)attrs->len);
+  LIT(o, "}]}]}]}\n{\"resourceSpans\":[{\"resource\":");
+  g_string_append(o, res_str);
+  LIT(o, ",\"scopeSpans\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"spans\":[{\"traceId\":\"");
+  g_string_append(o, trace);
+  LIT(o, "\",\"spanId\":\"");
+  g_string_append(o, span);
+  LIT(o, "\",\"name\":\"policy ");
+  /* esc() of "policy <action>" less its opening quote */
+  size_t q = o->len;
+  esc(o, action);
+  g_string_erase(o, (gssize)q, 1);
+  LIT(o, ",\"kind\":1,\"startTimeUnixNano\":\"");
+  g_string_append(o, nanos);
+  LIT(o, "\",\"endTimeUnixNano\":\"");
+  g_string_append(o, nanos);
+  LIT(o, "\",\"attributes\":");
+  g_string_append_len(o, attrs->str, (gssize)attrs->len);
+  LIT(o, "}]}]}]}\n");
   if (res) g_string_free(res, TRUE);
+}
+
+char *policy_decision_log_render(const BoxDecisionLog *log, const char *action, json_object *input,
+                                 const BoxCommandArgs *command_args, const BoxDecision *decision,
+                                 const char *nanos, const char *trace, const char *span) {
+  GString *attrs = g_string_sized_new(1024);
+  GString *o = g_string_sized_new(4096);
+  render_into(log, o, attrs, action, input, command_args, decision, nanos, trace, span);
+  g_string_free(attrs, TRUE);
   return g_string_free(o, FALSE);
 }
 
@@ -508,21 +533,34 @@ static void random_hex_fast(char *out, size_t nbytes) {
   out[2 * nbytes] = '\0';
 }
 
-void box_decision_log_append_args(BoxDecisionLog *log, const char *action, json_object *input,
-                                  const BoxCommandArgs *command_args, const BoxDecision *decision) {
-  if (!log || !decision) return;
+void box_decision_log_now(char nanos[32]) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  char nanos[32];
-  g_snprintf(nanos, sizeof nanos, "%" G_GUINT64_FORMAT,
+  g_snprintf(nanos, 32, "%" G_GUINT64_FORMAT,
              (guint64)ts.tv_sec * G_GUINT64_CONSTANT(1000000000) + (guint64)ts.tv_nsec);
+}
+
+static void attrs_free(gpointer p) { g_string_free(p, TRUE); }
+static GPrivate attrs_key = G_PRIVATE_INIT(attrs_free);
+
+void box_decision_log_render_into(const BoxDecisionLog *log, GString *buf, const char *action, json_object *input,
+                                  const BoxCommandArgs *command_args, const BoxDecision *decision,
+                                  const char *nanos) {
+  if (!log || !decision) return;
+  GString *attrs = g_private_get(&attrs_key); /* scratch, kept: no allocation per decision */
+  if (!attrs) {
+    attrs = g_string_sized_new(2048);
+    g_private_set(&attrs_key, attrs);
+  }
   char trace[33], span[17];
   random_hex_fast(trace, 16);
   random_hex_fast(span, 8);
-  char *line = policy_decision_log_render(log, action, input, command_args, decision, nanos, trace, span);
-  size_t len = strlen(line);
-  /* One write(2) for both lines, before the decision is answered: a line
-   * answered is a line on disk even if boxd is killed right after. */
+  render_into(log, buf, attrs, action, input, command_args, decision, nanos, trace, span);
+}
+
+/* One write(2) for everything in buf, before any of it is answered: a line
+ * answered is a line on disk even if boxd is killed right after. */
+static void log_write(BoxDecisionLog *log, const char *line, size_t len) {
   g_mutex_lock(&log->lock);
   size_t off = 0;
   while (off < len) {
@@ -532,5 +570,21 @@ void box_decision_log_append_args(BoxDecisionLog *log, const char *action, json_
     off += (size_t)w;
   }
   g_mutex_unlock(&log->lock);
-  g_free(line);
+}
+
+void box_decision_log_write(BoxDecisionLog *log, GString *buf) {
+  if (!log || !buf || !buf->len) return;
+  log_write(log, buf->str, buf->len);
+  g_string_truncate(buf, 0);
+}
+
+void box_decision_log_append_args(BoxDecisionLog *log, const char *action, json_object *input,
+                                  const BoxCommandArgs *command_args, const BoxDecision *decision) {
+  if (!log || !decision) return;
+  char nanos[32];
+  box_decision_log_now(nanos);
+  GString *line = g_string_sized_new(4096);
+  box_decision_log_render_into(log, line, action, input, command_args, decision, nanos);
+  log_write(log, line->str, line->len);
+  g_string_free(line, TRUE);
 }

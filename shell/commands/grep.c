@@ -31,6 +31,7 @@ typedef struct {
   size_t *fixed_len;
   bool use_fixed, match_nothing;
   bool matched_any, error, printed_any;
+  guint batch;                /* the next prefetch's size (0: not yet begun) */
   BoxCmd *c;
 } Grep;
 
@@ -278,11 +279,18 @@ static bool skip_file(Grep *g, const char *path, bool top) {
  * read, decided and opened by boxd in one request (box_prefetch_open).
  * A batch ends before the next entry that is not a regular file, so none
  * is outstanding while grep descends (a nested walk drops what it
- * fetched, and each file must be decided once). */
+ * fetched, and each file must be decided once).  Batches grow from one
+ * file, doubling up to BOX_PREFETCH_MAX over the walk: a grep that stops
+ * early (-q's first match, a closed pipe) leaves at most as many files
+ * decided and unread as it has read, never a full batch after the first
+ * file. */
 static guint prefetch_from(Grep *g, GArray *ents, const char *path, guint from) {
   GPtrArray *batch = g_ptr_array_new_with_free_func(g_free);
   guint i = from;
-  for (; i < ents->len && batch->len < BOX_PREFETCH_MAX; i++) {
+  if (g->batch == 0) g->batch = 1;
+  guint want = g->batch;
+  g->batch = MIN(2 * g->batch, BOX_PREFETCH_MAX);
+  for (; i < ents->len && batch->len < want; i++) {
     BxDirEnt *e = &g_array_index(ents, BxDirEnt, i);
     if (e->type != DT_REG) break;
     char *child = path[0] == '\0' ? g_strdup(e->name) : bx_path_join(path, e->name);
