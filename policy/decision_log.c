@@ -354,13 +354,14 @@ static void h_strval(GString *o, const char *s) {
   g_string_append_c(o, '}');
 }
 
-/* appends `,` between the attributes of one array */
+/* appends `,` between the attributes of one array; the keys are fixed
+ * dotted identifiers, with nothing to escape */
 static void h_key(GString *o, bool *first, const char *key) {
   if (!*first) g_string_append_c(o, ',');
   *first = false;
-  g_string_append(o, "{\"key\":");
-  esc(o, key);
-  g_string_append(o, ",\"value\":");
+  g_string_append_len(o, "{\"key\":\"", 8);
+  g_string_append(o, key);
+  g_string_append_len(o, "\",\"value\":", 10);
 }
 
 static void h_str(GString *o, bool *first, const char *key, const char *s) {
@@ -393,9 +394,16 @@ static void h_attributes(GString *o, const char *action, json_object *input, con
   if (deny) h_str(o, &first, "strands.box.policy.reason", d->reason ? d->reason : "");
   h_str(o, &first, "strands.box.policy.rule", d->rule ? d->rule : "");
   const char *colon = strchr(action, ':');
-  char *category = colon ? g_strndup(action, (gsize)(colon - action)) : g_strdup(action);
-  h_str(o, &first, "strands.box.policy.category", category);
-  g_free(category);
+  if (colon && (size_t)(colon - action) < 32) {
+    char category[32]; /* no allocation for the common case */
+    memcpy(category, action, (size_t)(colon - action));
+    category[colon - action] = '\0';
+    h_str(o, &first, "strands.box.policy.category", category);
+  } else {
+    char *category = colon ? g_strndup(action, (gsize)(colon - action)) : g_strdup(action);
+    h_str(o, &first, "strands.box.policy.category", category);
+    g_free(category);
+  }
   if (d->description && *d->description) h_str(o, &first, "strands.box.policy.description", d->description);
   if (g_str_has_prefix(action, "fs:")) {
     h_str(o, &first, "file.path", d->resource);

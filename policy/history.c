@@ -15,7 +15,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -208,9 +207,9 @@ static bool batch_write(History *h, char **why) {
 /* Frames the JSON text at o->str + at (with 9 bytes kept free before it)
  * as a record line: its CRC, a space, the text, a newline. */
 static void frame(GString *o, size_t at) {
-  char crc[10];
-  snprintf(crc, sizeof crc, "%08x", crc32_of(o->str + at + 9, o->len - at - 9));
-  memcpy(o->str + at, crc, 8);
+  static const char hex[] = "0123456789abcdef";
+  uint32_t crc = crc32_of(o->str + at + 9, o->len - at - 9);
+  for (int i = 7; i >= 0; i--, crc >>= 4) o->str[at + (size_t)i] = hex[crc & 15];
   o->str[at + 8] = ' ';
   g_string_append_c(o, '\n');
 }
@@ -245,6 +244,14 @@ static bool write_record(History *h, json_object *rec, char **why) {
   return ok;
 }
 
+static void put_u64(GString *o, uint64_t v) {
+  char buf[24];
+  int i = (int)sizeof buf;
+  do buf[--i] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  g_string_append_len(o, buf + i, (gssize)sizeof buf - i);
+}
+
 static const int json_flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
 
 /* An event's record, the text json-c gives for
@@ -256,12 +263,20 @@ static bool write_event(History *h, uint64_t seq, int64_t ts, int action, EventK
   GString *tmp = h->batch && h->batch_owner == g_thread_self() ? NULL : g_string_sized_new(256);
   size_t at;
   GString *o = line_buffer(h, tmp, &at);
-  char num[64];
-  int k = snprintf(num, sizeof num, "{\"s\":%" PRIu64 ",\"t\":%" PRId64 ",\"a\":\"", seq, ts);
-  g_string_append_len(o, num, k);
+  g_string_append_len(o, "{\"s\":", 5);
+  put_u64(o, seq);
+  g_string_append_len(o, ",\"t\":", 5);
+  if (ts < 0) {
+    g_string_append_c(o, '-');
+    put_u64(o, (uint64_t)0 - (uint64_t)ts);
+  } else {
+    put_u64(o, (uint64_t)ts);
+  }
+  g_string_append_len(o, ",\"a\":\"", 6);
   g_string_append(o, policy_actions[action].term); /* fixed identifiers: nothing to escape */
-  k = snprintf(num, sizeof num, "\",\"k\":%d,\"i\":", (int)kind);
-  g_string_append_len(o, num, k);
+  g_string_append_len(o, "\",\"k\":", 6);
+  g_string_append_c(o, (char)('0' + (int)kind)); /* 0, 1 or 2 */
+  g_string_append_len(o, ",\"i\":", 5);
   size_t n = 0;
   if (input) {
     const char *js = json_object_to_json_string_length(input, json_flags, &n);
@@ -275,8 +290,8 @@ static bool write_event(History *h, uint64_t seq, int64_t ts, int action, EventK
     g_string_append_len(o, js, (gssize)n);
   }
   if (request_seq != seq) {
-    k = snprintf(num, sizeof num, ",\"q\":%" PRIu64, request_seq);
-    g_string_append_len(o, num, k);
+    g_string_append_len(o, ",\"q\":", 5);
+    put_u64(o, request_seq);
   }
   g_string_append_c(o, '}');
   bool ok = put_line(h, o, at, why);
