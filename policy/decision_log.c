@@ -312,7 +312,7 @@ char *policy_decision_log_render_ref(const BoxDecisionLog *log, const char *acti
 
 static void esc(GString *o, const char *s) {
   static const char hex[] = "0123456789abcdef";
-  g_string_append_c(o, '"');
+  policy_app_c(o, '"');
   const char *run = s;
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     unsigned char c = *p;
@@ -328,22 +328,22 @@ static void esc(GString *o, const char *s) {
     default:
       if (c >= ' ') continue;
     }
-    g_string_append_len(o, run, (gssize)((const char *)p - run));
+    policy_app_len(o, run, (size_t)((const char *)p - run));
     if (e) {
-      g_string_append(o, e);
+      policy_app(o, e);
     } else {
       char u[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
-      g_string_append(o, u);
+      policy_app(o, u);
     }
     run = (const char *)p + 1;
   }
-  g_string_append(o, run);
-  g_string_append_c(o, '"');
+  policy_app(o, run);
+  policy_app_c(o, '"');
 }
 
 static void h_strval(GString *o, const char *s) {
   if (!s) s = "";
-  g_string_append(o, "{\"stringValue\":");
+  policy_app(o, "{\"stringValue\":");
   if (strlen(s) <= ATTR_MAX) {
     esc(o, s); /* nothing to cut: no copy */
   } else {
@@ -351,40 +351,40 @@ static void h_strval(GString *o, const char *s) {
     esc(o, capped);
     g_free(capped);
   }
-  g_string_append_c(o, '}');
+  policy_app_c(o, '}');
 }
 
 /* appends `,` between the attributes of one array; the keys are fixed
  * dotted identifiers, with nothing to escape */
 static void h_key(GString *o, bool *first, const char *key) {
-  if (!*first) g_string_append_c(o, ',');
+  if (!*first) policy_app_c(o, ',');
   *first = false;
-  g_string_append_len(o, "{\"key\":\"", 8);
-  g_string_append(o, key);
-  g_string_append_len(o, "\",\"value\":", 10);
+  policy_app_len(o, "{\"key\":\"", 8);
+  policy_app(o, key);
+  policy_app_len(o, "\",\"value\":", 10);
 }
 
 static void h_str(GString *o, bool *first, const char *key, const char *s) {
   h_key(o, first, key);
   h_strval(o, s);
-  g_string_append_c(o, '}');
+  policy_app_c(o, '}');
 }
 
 static void h_array(GString *o, bool *first, const char *key, const char *const *items, size_t n) {
   h_key(o, first, key);
-  g_string_append(o, "{\"arrayValue\":{\"values\":[");
+  policy_app(o, "{\"arrayValue\":{\"values\":[");
   for (size_t i = 0; i < n; i++) {
-    if (i) g_string_append_c(o, ',');
+    if (i) policy_app_c(o, ',');
     h_strval(o, items[i]);
   }
-  g_string_append(o, "]}}}");
+  policy_app(o, "]}}}");
 }
 
 static void h_attributes(GString *o, const char *action, json_object *input, const BoxCommandArgs *cargs,
                          const BoxDecision *d) {
   bool first = true;
   bool deny = d->verdict == BOX_VERDICT_DENY;
-  g_string_append_c(o, '[');
+  policy_app_c(o, '[');
   h_str(o, &first, "strands.box.policy.principal", "agent:self");
   h_str(o, &first, "strands.box.policy.action", action);
   h_str(o, &first, "strands.box.policy.resource", d->resource);
@@ -430,32 +430,32 @@ static void h_attributes(GString *o, const char *action, json_object *input, con
         h_strval(o, json_object_is_type(v, json_type_string) ? json_object_get_string(v)
                                                             : json_object_to_json_string(v));
       }
-      g_string_append_c(o, '}');
+      policy_app_c(o, '}');
     }
     const char *method = input_str(input, "method");
     if (method && strcmp(action, "http:request") == 0) h_str(o, &first, "http.request.method", method);
   }
   if (d->dry_run) {
     h_key(o, &first, "strands.box.policy.dry_run");
-    g_string_append(o, "{\"boolValue\":true}}");
+    policy_app(o, "{\"boolValue\":true}}");
   }
   const GPtrArray *ids = d->determining_ids;
   h_array(o, &first, "strands.box.policy.determining.ids", ids ? (const char *const *)ids->pdata : NULL,
           ids ? ids->len : 0);
-  g_string_append_c(o, ']');
+  policy_app_c(o, ']');
 }
 
 static void h_resource(GString *o, const BoxDecisionLog *log) {
   bool first = true;
-  g_string_append(o, "{\"attributes\":[");
+  policy_app(o, "{\"attributes\":[");
   h_str(o, &first, "service.name", "strands-box");
   h_str(o, &first, "strands.box.name", log->box_id);
   h_str(o, &first, "strands.box.source", "box");
   h_str(o, &first, "strands.box.run.id", log->run_id);
-  g_string_append(o, "]}");
+  policy_app(o, "]}");
 }
 
-#define LIT(o, s) g_string_append_len((o), (s), (gssize)(sizeof(s) - 1))
+#define LIT(o, s) policy_app_len((o), (s), sizeof(s) - 1)
 
 /* The two lines appended to o; attrs is scratch space. */
 static void render_into(const BoxDecisionLog *log, GString *o, GString *attrs, const char *action, json_object *input,
@@ -472,38 +472,38 @@ static void render_into(const BoxDecisionLog *log, GString *o, GString *attrs, c
   }
   const char *res_str = log->resource_json ? log->resource_json : res->str;
   LIT(o, "{\"resourceLogs\":[{\"resource\":");
-  g_string_append(o, res_str);
+  policy_app(o, res_str);
   LIT(o, ",\"scopeLogs\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"logRecords\":[{\"timeUnixNano\":\"");
-  g_string_append(o, nanos);
+  policy_app(o, nanos);
   LIT(o, "\",\"observedTimeUnixNano\":\"");
-  g_string_append(o, nanos);
+  policy_app(o, nanos);
   if (deny) LIT(o, "\",\"severityNumber\":13,\"severityText\":\"deny\"");
   else LIT(o, "\",\"severityNumber\":9,\"severityText\":\"permit\"");
   LIT(o, ",\"eventName\":\"strands.box.policy.decision\",\"body\":");
   h_strval(o, decision->message ? decision->message : "");
   LIT(o, ",\"traceId\":\"");
-  g_string_append(o, trace);
+  policy_app(o, trace);
   LIT(o, "\",\"spanId\":\"");
-  g_string_append(o, span);
+  policy_app(o, span);
   LIT(o, "\",\"attributes\":");
-  g_string_append_len(o, attrs->str, (gssize)attrs->len);
+  policy_app_len(o, attrs->str, attrs->len);
   LIT(o, "}]}]}]}\n{\"resourceSpans\":[{\"resource\":");
-  g_string_append(o, res_str);
+  policy_app(o, res_str);
   LIT(o, ",\"scopeSpans\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"spans\":[{\"traceId\":\"");
-  g_string_append(o, trace);
+  policy_app(o, trace);
   LIT(o, "\",\"spanId\":\"");
-  g_string_append(o, span);
+  policy_app(o, span);
   LIT(o, "\",\"name\":\"policy ");
   /* esc() of "policy <action>" less its opening quote */
   size_t q = o->len;
   esc(o, action);
   g_string_erase(o, (gssize)q, 1);
   LIT(o, ",\"kind\":1,\"startTimeUnixNano\":\"");
-  g_string_append(o, nanos);
+  policy_app(o, nanos);
   LIT(o, "\",\"endTimeUnixNano\":\"");
-  g_string_append(o, nanos);
+  policy_app(o, nanos);
   LIT(o, "\",\"attributes\":");
-  g_string_append_len(o, attrs->str, (gssize)attrs->len);
+  policy_app_len(o, attrs->str, attrs->len);
   LIT(o, "}]}]}]}\n");
   if (res) g_string_free(res, TRUE);
 }

@@ -249,7 +249,7 @@ static void put_u64(GString *o, uint64_t v) {
   int i = (int)sizeof buf;
   do buf[--i] = (char)('0' + v % 10);
   while ((v /= 10) != 0);
-  g_string_append_len(o, buf + i, (gssize)sizeof buf - i);
+  policy_app_len(o, buf + i, sizeof buf - (size_t)i);
 }
 
 static const int json_flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
@@ -263,37 +263,37 @@ static bool write_event(History *h, uint64_t seq, int64_t ts, int action, EventK
   GString *tmp = h->batch && h->batch_owner == g_thread_self() ? NULL : g_string_sized_new(256);
   size_t at;
   GString *o = line_buffer(h, tmp, &at);
-  g_string_append_len(o, "{\"s\":", 5);
+  policy_app_len(o, "{\"s\":", 5);
   put_u64(o, seq);
-  g_string_append_len(o, ",\"t\":", 5);
+  policy_app_len(o, ",\"t\":", 5);
   if (ts < 0) {
-    g_string_append_c(o, '-');
+    policy_app_c(o, '-');
     put_u64(o, (uint64_t)0 - (uint64_t)ts);
   } else {
     put_u64(o, (uint64_t)ts);
   }
-  g_string_append_len(o, ",\"a\":\"", 6);
-  g_string_append(o, policy_actions[action].term); /* fixed identifiers: nothing to escape */
-  g_string_append_len(o, "\",\"k\":", 6);
-  g_string_append_c(o, (char)('0' + (int)kind)); /* 0, 1 or 2 */
-  g_string_append_len(o, ",\"i\":", 5);
+  policy_app_len(o, ",\"a\":\"", 6);
+  policy_app(o, policy_actions[action].term); /* fixed identifiers: nothing to escape */
+  policy_app_len(o, "\",\"k\":", 6);
+  policy_app_c(o, (char)('0' + (int)kind)); /* 0, 1 or 2 */
+  policy_app_len(o, ",\"i\":", 5);
   size_t n = 0;
   if (input) {
     const char *js = json_object_to_json_string_length(input, json_flags, &n);
-    g_string_append_len(o, js, (gssize)n);
+    policy_app_len(o, js, n);
   } else {
-    g_string_append(o, "{}");
+    policy_app(o, "{}");
   }
   if (kind == EV_RESPONSE && output) {
-    g_string_append(o, ",\"o\":");
+    policy_app(o, ",\"o\":");
     const char *js = json_object_to_json_string_length(output, json_flags, &n);
-    g_string_append_len(o, js, (gssize)n);
+    policy_app_len(o, js, n);
   }
   if (request_seq != seq) {
-    g_string_append_len(o, ",\"q\":", 5);
+    policy_app_len(o, ",\"q\":", 5);
     put_u64(o, request_seq);
   }
-  g_string_append_c(o, '}');
+  policy_app_c(o, '}');
   bool ok = put_line(h, o, at, why);
   if (tmp) g_string_free(tmp, TRUE);
   return ok;
