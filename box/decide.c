@@ -1,6 +1,8 @@
 /* decide.c — every decision passes here: policy, then the log. */
 #include "box/boxd.h"
 
+#include <string.h>
+
 BoxDecision *boxd_decide(Boxd *d, const char *action, json_object *input,
                          const char *const *command_args)
 {
@@ -42,6 +44,12 @@ void boxd_vfs_record(void *data, int command, const char *action, json_object *i
   box_decision_log_append(d->log, action, input, NULL, decision);
 }
 
+static void put_object(gpointer p)
+{
+  json_object_put(p);
+}
+static GPrivate issued_key = G_PRIVATE_INIT(put_object);
+
 /* The vfs's history raiser: the outcome of a permitted file operation's
  * effect, as ::response (completed, descriptor_issued, indeterminate) or
  * ::error (it did not happen). */
@@ -54,8 +62,19 @@ void boxd_vfs_outcome(void *data, int command, const char *action, json_object *
     box_policy_record_error(d->policy, action, input);
     return;
   }
-  json_object *output = json_object_new_object();
-  json_object_object_add(output, "result", json_object_new_string(result));
+  /* the common outcome's record, built once per thread (json-c objects are
+   * not shared between threads: rendering one writes into it) */
+  bool common = strcmp(result, "descriptor_issued") == 0;
+  json_object *issued = common ? g_private_get(&issued_key) : NULL;
+  if (common && !issued) {
+    issued = json_object_new_object();
+    json_object_object_add(issued, "result", json_object_new_string(result));
+    g_private_set(&issued_key, issued);
+  }
+  json_object *output = common ? issued : json_object_new_object();
+  if (!common)
+    json_object_object_add(output, "result", json_object_new_string(result));
   box_policy_record_response(d->policy, action, input, output);
-  json_object_put(output);
+  if (!common)
+    json_object_put(output);
 }

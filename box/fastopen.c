@@ -37,26 +37,38 @@ static char *absolute(const char *cwd, const char *path)
 {
   if (path[0] != '/' && (!cwd || cwd[0] != '/'))
     return NULL;
-  g_autofree char *joined = path[0] == '/' ? g_strdup(path) : g_strconcat(cwd, "/", path, NULL);
-  GString *out = g_string_new(NULL);
-  gchar **parts = g_strsplit(joined, "/", -1);
-  bool ok = true;
-  for (gchar **p = parts; *p; p++) {
-    if (!**p || strcmp(*p, ".") == 0)
-      continue;
-    if (strcmp(*p, "..") == 0) {
-      ok = false;
-      break;
+  size_t cl = path[0] == '/' ? 0 : strlen(cwd);
+  char *out = g_malloc(cl + strlen(path) + 2);
+  size_t n = 0;
+  /* one pass over cwd then path, component by component */
+  const char *srcs[2] = { path[0] == '/' ? "" : cwd, path };
+  for (int k = 0; k < 2; k++) {
+    const char *q = srcs[k];
+    while (*q) {
+      while (*q == '/')
+        q++;
+      const char *e = q;
+      while (*e && *e != '/')
+        e++;
+      size_t len = (size_t)(e - q);
+      if (len == 2 && q[0] == '.' && q[1] == '.') {
+        g_free(out);
+        return NULL;
+      }
+      if (len && !(len == 1 && q[0] == '.')) {
+        out[n++] = '/';
+        memcpy(out + n, q, len);
+        n += len;
+      }
+      q = e;
     }
-    g_string_append_c(out, '/');
-    g_string_append(out, *p);
   }
-  g_strfreev(parts);
-  if (!ok || out->len == 0) {
-    g_string_free(out, TRUE);
+  if (n == 0) {
+    g_free(out);
     return NULL;
   }
-  return g_string_free(out, FALSE);
+  out[n] = '\0';
+  return out;
 }
 
 static const char *root_of(Boxd *d, const char *path)
@@ -125,6 +137,8 @@ typedef struct {
   json_object *answers;
   int fds[BOX_FASTOPEN_MAX];
   int nfds;
+  GString *log;        /* the batch's decision log lines, written before the reply */
+  char nanos[32];      /* the batch's time in the log */
 } Reply;
 
 static void answer_fallback(Reply *r)
@@ -143,8 +157,30 @@ static void answer_err(Reply *r, int err, const char *message)
   json_object_array_add(r->answers, a);
 }
 
-static void open_one(Boxd *d, const Floors *floors, int command, uid_t uid, gid_t gid, const char *cwd,
-                     const char *name, Reply *r)
+/* The directory of the batch's last path, held open (O_PATH, reached
+ * without a symlink) so that each file of it is found with a one-component
+ * lookup instead of a walk from the root. */
+typedef struct {
+  char *path;
+  int fd;
+} DirCache;
+
+static int dir_fd(DirCache *dc, const char *dir)
+{
+  if (dc->path && strcmp(dc->path, dir) == 0)
+    return dc->fd;
+  if (dc->fd >= 0)
+    close(dc->fd);
+  g_free(dc->path);
+  struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+                          .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+  dc->fd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof how);
+  dc->path = g_strdup(dir);
+  return dc->fd;
+}
+
+static void open_one(Boxd *d, const Floors *floors, DirCache *dc, int command, uid_t uid, gid_t gid,
+                     const char *cwd, const char *name, Reply *r)
 {
   g_autofree char *path = absolute(cwd, name);
   if (!path || !root_of(d, path)) {
@@ -152,17 +188,19 @@ static void open_one(Boxd *d, const Floors *floors, int command, uid_t uid, gid_
     return;
   }
   /* Reached with no symlink anywhere on the way: the path decided is the
-   * object opened.  O_PATH first, so a FIFO or device is never opened. */
-  struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-                          .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-  int pfd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+   * object opened.  Its type is looked at first, so a FIFO or device is
+   * never opened. */
+  char *slash = strrchr(path, '/');
+  *slash = '\0';
+  int dfd = dir_fd(dc, path[0] ? path : "/");
+  *slash = '/';
+  const char *base = slash + 1;
   struct stat st;
-  if (pfd < 0 || fstat(pfd, &st) != 0 || !S_ISREG(st.st_mode) || guarded(d, floors, path, &st)) {
+  if (dfd < 0 || fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+      guarded(d, floors, path, &st)) {
     /* absent, a symlink on the way, not a regular file, or guarded: the
      * mount decides it (a denied absent path is refused there as if it
      * existed) */
-    if (pfd >= 0)
-      close(pfd);
     answer_fallback(r);
     return;
   }
@@ -173,14 +211,12 @@ static void open_one(Boxd *d, const Floors *floors, int command, uid_t uid, gid_
   BoxDecision *dec = boxd_vfs_decide(d, command, "fs:read", input);
   if (!dec) {
     /* no decision could be made: let the mount refuse and record it */
-    close(pfd);
     json_object_put(input);
     answer_fallback(r);
     return;
   }
-  boxd_vfs_record(d, command, "fs:read", input, dec);
+  box_decision_log_render_into(d->log, r->log, "fs:read", input, NULL, dec, r->nanos);
   if (dec->verdict != BOX_VERDICT_PERMIT) {
-    close(pfd);
     answer_err(r, EACCES, dec->message);
     box_decision_free(dec);
     json_object_put(input);
@@ -192,19 +228,21 @@ static void open_one(Boxd *d, const Floors *floors, int command, uid_t uid, gid_
   if (!may_read(&st, uid, gid)) {
     err = EACCES;
   } else {
-    char proc[64];
-    snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
-    fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    /* O_NONBLOCK: should the name now be a FIFO, the open returns at once
+     * and the identity check below refuses it */
+    struct open_how how = { .flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+                            .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+    fd = (int)syscall(SYS_openat2, dfd, base, &how, sizeof how);
     struct stat now;
     if (fd < 0)
       err = errno;
-    else if (fstat(fd, &now) != 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino) {
+    else if (fstat(fd, &now) != 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino ||
+             !S_ISREG(now.st_mode) || fcntl(fd, F_SETFL, 0) != 0) {
       close(fd);   /* identity changed under us: never hand out another object */
       fd = -1;
       err = ESTALE;
     }
   }
-  close(pfd);
   if (fd < 0) {
     /* permitted but not acted on: no outcome, as the mount does */
     boxd_vfs_outcome(d, command, "fs:read", input, NULL);
@@ -219,6 +257,14 @@ static void open_one(Boxd *d, const Floors *floors, int command, uid_t uid, gid_
   json_object_put(input);
 }
 
+static void log_buf_free(gpointer p)
+{
+  g_string_free(p, TRUE);
+}
+
+/* the batch's log lines, a buffer kept per thread: no allocation per batch */
+static GPrivate log_buf_key = G_PRIVATE_INIT(log_buf_free);
+
 void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, int reply_fd)
 {
   (void)worker;
@@ -229,18 +275,45 @@ void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, i
   json_object *cwd_o = NULL, *paths = NULL;
   json_object_object_get_ex(msg, "cwd", &cwd_o);
   json_object_object_get_ex(msg, "paths", &paths);
-  Reply r = { .answers = json_object_new_array(), .nfds = 0 };
+  GString *log_buf = g_private_get(&log_buf_key);
+  if (!log_buf) {
+    log_buf = g_string_sized_new(64 * 1024);
+    g_private_set(&log_buf_key, log_buf);
+  }
+  Reply r = { .answers = json_object_new_array(), .nfds = 0, .log = log_buf };
+  box_decision_log_now(r.nanos);
   size_t n = paths && json_object_is_type(paths, json_type_array) ? json_object_array_length(paths) : 0;
   if (n > BOX_FASTOPEN_MAX)
     n = BOX_FASTOPEN_MAX;
   Floors floors;
   floors_load(d, &floors);
+  /* The batch's history records and log lines are each written in one
+   * write(2), after all its decisions and before the reply: nothing is
+   * answered that is not on disk. */
+  box_policy_history_batch_begin(d->policy);
+  DirCache dc = { NULL, -1 };
   for (size_t i = 0; i < n; i++) {
     const char *p = json_object_get_string(json_object_array_get_idx(paths, i));
     if (!p || !have_cred || !*p)
       answer_fallback(&r);
     else
-      open_one(d, &floors, command, cred.uid, cred.gid, cwd_o ? json_object_get_string(cwd_o) : NULL, p, &r);
+      open_one(d, &floors, &dc, command, cred.uid, cred.gid, cwd_o ? json_object_get_string(cwd_o) : NULL, p,
+               &r);
+  }
+  if (dc.fd >= 0)
+    close(dc.fd);
+  g_free(dc.path);
+  bool recorded = box_policy_history_batch_end(d->policy);
+  box_decision_log_write(d->log, r.log);
+  if (!recorded) {
+    /* the history could not keep these decisions: none is acted on */
+    for (int i = 0; i < r.nfds; i++)
+      close(r.fds[i]);
+    r.nfds = 0;
+    json_object_put(r.answers);
+    r.answers = json_object_new_array();
+    for (size_t i = 0; i < n; i++)
+      answer_err(&r, EIO, NULL);
   }
   json_object *reply = json_object_new_object();
   json_object_object_add(reply, "answers", r.answers);

@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,9 +180,30 @@ static char *host_last_denial(void *data)
 }
 
 /* issue 5: the fast path — boxd decides and opens regular files for us
- * (box/fastopen.c); anything it does not take is opened through the mount. */
-static void host_open_read(void *data, const char *cwd, const char *const *paths, int n, int *fds,
-                           int *errs, char **messages)
+ * (box/fastopen.c); anything it does not take is opened through the mount.
+ * A request and its answer are apart (the answer comes on a socket of its
+ * own), so the Shell may ask for the next files while it reads these. */
+static int host_open_read_send(void *data, const char *cwd, const char *const *paths, int n)
+{
+  (void)data;
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+    return -1;
+  json_object *req = json_object_new_object();
+  json_object_object_add(req, "op", json_object_new_string("open"));
+  json_object_object_add(req, "cwd", json_object_new_string(cwd ? cwd : ""));
+  json_object_object_add(req, "paths", string_array((char *const *)paths, n));
+  bool sent = box_ctl_send(ctl_fd, req, &pair[1], 1);
+  json_object_put(req);
+  close(pair[1]);
+  if (!sent) {
+    close(pair[0]);
+    return -1;
+  }
+  return pair[0];
+}
+
+static void host_open_read_recv(void *data, int ticket, int n, int *fds, int *errs, char **messages)
 {
   (void)data;
   for (int i = 0; i < n; i++) {
@@ -189,14 +211,12 @@ static void host_open_read(void *data, const char *cwd, const char *const *paths
     errs[i] = 0;
     messages[i] = NULL;
   }
-  json_object *req = json_object_new_object();
-  json_object_object_add(req, "op", json_object_new_string("open"));
-  json_object_object_add(req, "cwd", json_object_new_string(cwd ? cwd : ""));
-  json_object_object_add(req, "paths", string_array((char *const *)paths, n));
+  if (ticket < 0)
+    return;
   int got[BOX_CTL_MAX_FDS];
   int ngot = 0;
-  json_object *reply = box_ctl_call_fds(ctl_fd, req, NULL, 0, got, &ngot);
-  json_object_put(req);
+  json_object *reply = box_ctl_recv(ticket, got, &ngot);
+  close(ticket);
   json_object *answers = NULL;
   int used = 0;
   if (reply && json_object_object_get_ex(reply, "answers", &answers) &&
@@ -217,6 +237,12 @@ static void host_open_read(void *data, const char *cwd, const char *const *paths
   for (int i = used; i < ngot; i++)
     close(got[i]);
   json_object_put(reply);
+}
+
+static void host_open_read(void *data, const char *cwd, const char *const *paths, int n, int *fds,
+                           int *errs, char **messages)
+{
+  host_open_read_recv(data, host_open_read_send(data, cwd, paths, n), n, fds, errs, messages);
 }
 
 /* issue 9: a permitted shell:exec's exit status, for history rules (one
@@ -426,7 +452,9 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   BoxShellHost host = { .decide_exec = host_decide_exec, .spawn = host_spawn,
                         .last_denial = host_last_denial, .decide_dry = host_decide_dry,
                         .exec_status = host_exec_status /* issue 9 */,
-                        .open_read = host_open_read /* issue 5 */ };
+                        .open_read = host_open_read /* issue 5 */,
+                        .open_read_send = host_open_read_send,
+                        .open_read_recv = host_open_read_recv };
   /* The wall-clock limit boxd carries from box.toml (0 = the default). */
   BoxShellLimits limits = { 0 };
   json_object *timeout_obj;

@@ -312,7 +312,7 @@ char *policy_decision_log_render_ref(const BoxDecisionLog *log, const char *acti
 
 static void esc(GString *o, const char *s) {
   static const char hex[] = "0123456789abcdef";
-  g_string_append_c(o, '"');
+  policy_app_c(o, '"');
   const char *run = s;
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     unsigned char c = *p;
@@ -328,22 +328,22 @@ static void esc(GString *o, const char *s) {
     default:
       if (c >= ' ') continue;
     }
-    g_string_append_len(o, run, (gssize)((const char *)p - run));
+    policy_app_len(o, run, (size_t)((const char *)p - run));
     if (e) {
-      g_string_append(o, e);
+      policy_app(o, e);
     } else {
       char u[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
-      g_string_append(o, u);
+      policy_app(o, u);
     }
     run = (const char *)p + 1;
   }
-  g_string_append(o, run);
-  g_string_append_c(o, '"');
+  policy_app(o, run);
+  policy_app_c(o, '"');
 }
 
 static void h_strval(GString *o, const char *s) {
   if (!s) s = "";
-  g_string_append(o, "{\"stringValue\":");
+  policy_app(o, "{\"stringValue\":");
   if (strlen(s) <= ATTR_MAX) {
     esc(o, s); /* nothing to cut: no copy */
   } else {
@@ -351,39 +351,40 @@ static void h_strval(GString *o, const char *s) {
     esc(o, capped);
     g_free(capped);
   }
-  g_string_append_c(o, '}');
+  policy_app_c(o, '}');
 }
 
-/* appends `,` between the attributes of one array */
+/* appends `,` between the attributes of one array; the keys are fixed
+ * dotted identifiers, with nothing to escape */
 static void h_key(GString *o, bool *first, const char *key) {
-  if (!*first) g_string_append_c(o, ',');
+  if (!*first) policy_app_c(o, ',');
   *first = false;
-  g_string_append(o, "{\"key\":");
-  esc(o, key);
-  g_string_append(o, ",\"value\":");
+  policy_app_len(o, "{\"key\":\"", 8);
+  policy_app(o, key);
+  policy_app_len(o, "\",\"value\":", 10);
 }
 
 static void h_str(GString *o, bool *first, const char *key, const char *s) {
   h_key(o, first, key);
   h_strval(o, s);
-  g_string_append_c(o, '}');
+  policy_app_c(o, '}');
 }
 
 static void h_array(GString *o, bool *first, const char *key, const char *const *items, size_t n) {
   h_key(o, first, key);
-  g_string_append(o, "{\"arrayValue\":{\"values\":[");
+  policy_app(o, "{\"arrayValue\":{\"values\":[");
   for (size_t i = 0; i < n; i++) {
-    if (i) g_string_append_c(o, ',');
+    if (i) policy_app_c(o, ',');
     h_strval(o, items[i]);
   }
-  g_string_append(o, "]}}}");
+  policy_app(o, "]}}}");
 }
 
 static void h_attributes(GString *o, const char *action, json_object *input, const BoxCommandArgs *cargs,
                          const BoxDecision *d) {
   bool first = true;
   bool deny = d->verdict == BOX_VERDICT_DENY;
-  g_string_append_c(o, '[');
+  policy_app_c(o, '[');
   h_str(o, &first, "strands.box.policy.principal", "agent:self");
   h_str(o, &first, "strands.box.policy.action", action);
   h_str(o, &first, "strands.box.policy.resource", d->resource);
@@ -393,9 +394,16 @@ static void h_attributes(GString *o, const char *action, json_object *input, con
   if (deny) h_str(o, &first, "strands.box.policy.reason", d->reason ? d->reason : "");
   h_str(o, &first, "strands.box.policy.rule", d->rule ? d->rule : "");
   const char *colon = strchr(action, ':');
-  char *category = colon ? g_strndup(action, (gsize)(colon - action)) : g_strdup(action);
-  h_str(o, &first, "strands.box.policy.category", category);
-  g_free(category);
+  if (colon && (size_t)(colon - action) < 32) {
+    char category[32]; /* no allocation for the common case */
+    memcpy(category, action, (size_t)(colon - action));
+    category[colon - action] = '\0';
+    h_str(o, &first, "strands.box.policy.category", category);
+  } else {
+    char *category = colon ? g_strndup(action, (gsize)(colon - action)) : g_strdup(action);
+    h_str(o, &first, "strands.box.policy.category", category);
+    g_free(category);
+  }
   if (d->description && *d->description) h_str(o, &first, "strands.box.policy.description", d->description);
   if (g_str_has_prefix(action, "fs:")) {
     h_str(o, &first, "file.path", d->resource);
@@ -422,37 +430,40 @@ static void h_attributes(GString *o, const char *action, json_object *input, con
         h_strval(o, json_object_is_type(v, json_type_string) ? json_object_get_string(v)
                                                             : json_object_to_json_string(v));
       }
-      g_string_append_c(o, '}');
+      policy_app_c(o, '}');
     }
     const char *method = input_str(input, "method");
     if (method && strcmp(action, "http:request") == 0) h_str(o, &first, "http.request.method", method);
   }
   if (d->dry_run) {
     h_key(o, &first, "strands.box.policy.dry_run");
-    g_string_append(o, "{\"boolValue\":true}}");
+    policy_app(o, "{\"boolValue\":true}}");
   }
   const GPtrArray *ids = d->determining_ids;
   h_array(o, &first, "strands.box.policy.determining.ids", ids ? (const char *const *)ids->pdata : NULL,
           ids ? ids->len : 0);
-  g_string_append_c(o, ']');
+  policy_app_c(o, ']');
 }
 
 static void h_resource(GString *o, const BoxDecisionLog *log) {
   bool first = true;
-  g_string_append(o, "{\"attributes\":[");
+  policy_app(o, "{\"attributes\":[");
   h_str(o, &first, "service.name", "strands-box");
   h_str(o, &first, "strands.box.name", log->box_id);
   h_str(o, &first, "strands.box.source", "box");
   h_str(o, &first, "strands.box.run.id", log->run_id);
-  g_string_append(o, "]}");
+  policy_app(o, "]}");
 }
 
-char *policy_decision_log_render(const BoxDecisionLog *log, const char *action, json_object *input,
-                                 const BoxCommandArgs *command_args, const BoxDecision *decision,
-                                 const char *nanos, const char *trace, const char *span) {
+#define LIT(o, s) policy_app_len((o), (s), sizeof(s) - 1)
+
+/* The two lines appended to o; attrs is scratch space. */
+static void render_into(const BoxDecisionLog *log, GString *o, GString *attrs, const char *action, json_object *input,
+                        const BoxCommandArgs *command_args, const BoxDecision *decision, const char *nanos,
+                        const char *trace, const char *span) {
   if (!action) action = decision->action ? decision->action : "";
   bool deny = decision->verdict == BOX_VERDICT_DENY;
-  GString *attrs = g_string_sized_new(1024);
+  g_string_truncate(attrs, 0);
   h_attributes(attrs, action, input, command_args, decision);
   GString *res = NULL;
   if (!log->resource_json) {
@@ -460,28 +471,50 @@ char *policy_decision_log_render(const BoxDecisionLog *log, const char *action, 
     h_resource(res, log);
   }
   const char *res_str = log->resource_json ? log->resource_json : res->str;
-  GString *o = g_string_sized_new(2 * attrs->len + 2 * strlen(res_str) + 1024);
-  g_string_append_printf(o, "{\"resourceLogs\":[{\"resource\":%s,\"scopeLogs\":[{\"scope\":"
-                            "{\"name\":\"strands-box.policy\"},\"logRecords\":[{\"timeUnixNano\":\"%s\","
-                            "\"observedTimeUnixNano\":\"%s\",\"severityNumber\":%d,\"severityText\":\"%s\","
-                            "\"eventName\":\"strands.box.policy.decision\",\"body\":",
-                         res_str, nanos, nanos, deny ? 13 : 9, deny ? "deny" : "permit");
+  LIT(o, "{\"resourceLogs\":[{\"resource\":");
+  policy_app(o, res_str);
+  LIT(o, ",\"scopeLogs\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"logRecords\":[{\"timeUnixNano\":\"");
+  policy_app(o, nanos);
+  LIT(o, "\",\"observedTimeUnixNano\":\"");
+  policy_app(o, nanos);
+  if (deny) LIT(o, "\",\"severityNumber\":13,\"severityText\":\"deny\"");
+  else LIT(o, "\",\"severityNumber\":9,\"severityText\":\"permit\"");
+  LIT(o, ",\"eventName\":\"strands.box.policy.decision\",\"body\":");
   h_strval(o, decision->message ? decision->message : "");
-  g_string_append_printf(o, ",\"traceId\":\"%s\",\"spanId\":\"%s\",\"attributes\":%s}]}]}]}\n",
-                         trace, span, attrs->str);
-  g_string_append(o, "{\"resourceSpans\":[{\"resource\":");
-  g_string_append(o, res_str);
-  g_string_append_printf(o, ",\"scopeSpans\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"spans\":["
-                            "{\"traceId\":\"%s\",\"spanId\":\"%s\",\"name\":",
-                         trace, span);
-  char *span_name = g_strdup_printf("policy %s", action);
-  esc(o, span_name);
-  g_free(span_name);
-  g_string_append_printf(o, ",\"kind\":1,\"startTimeUnixNano\":\"%s\",\"endTimeUnixNano\":\"%s\","
-                            "\"attributes\":%s}]}]}]}\n",
-                         nanos, nanos, attrs->str);
-  g_string_free(attrs, TRUE);
+  LIT(o, ",\"traceId\":\"");
+  policy_app(o, trace);
+  LIT(o, "\",\"spanId\":\"");
+  policy_app(o, span);
+  LIT(o, "\",\"attributes\":");
+  policy_app_len(o, attrs->str, attrs->len);
+  LIT(o, "}]}]}]}\n{\"resourceSpans\":[{\"resource\":");
+  policy_app(o, res_str);
+  LIT(o, ",\"scopeSpans\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"spans\":[{\"traceId\":\"");
+  policy_app(o, trace);
+  LIT(o, "\",\"spanId\":\"");
+  policy_app(o, span);
+  LIT(o, "\",\"name\":\"policy ");
+  /* esc() of "policy <action>" less its opening quote */
+  size_t q = o->len;
+  esc(o, action);
+  g_string_erase(o, (gssize)q, 1);
+  LIT(o, ",\"kind\":1,\"startTimeUnixNano\":\"");
+  policy_app(o, nanos);
+  LIT(o, "\",\"endTimeUnixNano\":\"");
+  policy_app(o, nanos);
+  LIT(o, "\",\"attributes\":");
+  policy_app_len(o, attrs->str, attrs->len);
+  LIT(o, "}]}]}]}\n");
   if (res) g_string_free(res, TRUE);
+}
+
+char *policy_decision_log_render(const BoxDecisionLog *log, const char *action, json_object *input,
+                                 const BoxCommandArgs *command_args, const BoxDecision *decision,
+                                 const char *nanos, const char *trace, const char *span) {
+  GString *attrs = g_string_sized_new(1024);
+  GString *o = g_string_sized_new(4096);
+  render_into(log, o, attrs, action, input, command_args, decision, nanos, trace, span);
+  g_string_free(attrs, TRUE);
   return g_string_free(o, FALSE);
 }
 
@@ -508,21 +541,34 @@ static void random_hex_fast(char *out, size_t nbytes) {
   out[2 * nbytes] = '\0';
 }
 
-void box_decision_log_append_args(BoxDecisionLog *log, const char *action, json_object *input,
-                                  const BoxCommandArgs *command_args, const BoxDecision *decision) {
-  if (!log || !decision) return;
+void box_decision_log_now(char nanos[32]) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  char nanos[32];
-  g_snprintf(nanos, sizeof nanos, "%" G_GUINT64_FORMAT,
+  g_snprintf(nanos, 32, "%" G_GUINT64_FORMAT,
              (guint64)ts.tv_sec * G_GUINT64_CONSTANT(1000000000) + (guint64)ts.tv_nsec);
+}
+
+static void attrs_free(gpointer p) { g_string_free(p, TRUE); }
+static GPrivate attrs_key = G_PRIVATE_INIT(attrs_free);
+
+void box_decision_log_render_into(const BoxDecisionLog *log, GString *buf, const char *action, json_object *input,
+                                  const BoxCommandArgs *command_args, const BoxDecision *decision,
+                                  const char *nanos) {
+  if (!log || !decision) return;
+  GString *attrs = g_private_get(&attrs_key); /* scratch, kept: no allocation per decision */
+  if (!attrs) {
+    attrs = g_string_sized_new(2048);
+    g_private_set(&attrs_key, attrs);
+  }
   char trace[33], span[17];
   random_hex_fast(trace, 16);
   random_hex_fast(span, 8);
-  char *line = policy_decision_log_render(log, action, input, command_args, decision, nanos, trace, span);
-  size_t len = strlen(line);
-  /* One write(2) for both lines, before the decision is answered: a line
-   * answered is a line on disk even if boxd is killed right after. */
+  render_into(log, buf, attrs, action, input, command_args, decision, nanos, trace, span);
+}
+
+/* One write(2) for everything in buf, before any of it is answered: a line
+ * answered is a line on disk even if boxd is killed right after. */
+static void log_write(BoxDecisionLog *log, const char *line, size_t len) {
   g_mutex_lock(&log->lock);
   size_t off = 0;
   while (off < len) {
@@ -532,5 +578,21 @@ void box_decision_log_append_args(BoxDecisionLog *log, const char *action, json_
     off += (size_t)w;
   }
   g_mutex_unlock(&log->lock);
-  g_free(line);
+}
+
+void box_decision_log_write(BoxDecisionLog *log, GString *buf) {
+  if (!log || !buf || !buf->len) return;
+  log_write(log, buf->str, buf->len);
+  g_string_truncate(buf, 0);
+}
+
+void box_decision_log_append_args(BoxDecisionLog *log, const char *action, json_object *input,
+                                  const BoxCommandArgs *command_args, const BoxDecision *decision) {
+  if (!log || !decision) return;
+  char nanos[32];
+  box_decision_log_now(nanos);
+  GString *line = g_string_sized_new(4096);
+  box_decision_log_render_into(log, line, action, input, command_args, decision, nanos);
+  log_write(log, line->str, line->len);
+  g_string_free(line, TRUE);
 }

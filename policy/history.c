@@ -38,15 +38,26 @@ struct History {
   GMutex flock;
   GCond fcond;
   bool dirty, stop;
+  /* a batch (box_policy_history_batch_begin): the owner thread's records
+   * are gathered here and written in one write(2) at its end; a record of
+   * any other thread first writes what is gathered, so the file keeps seq
+   * order. */
+  GString *batch;
+  GThread *batch_owner;
+  bool batch_lost;     /* another thread's write of the batch failed */
 };
 
-static uint32_t crc_table[256];
+/* CRC-32 (IEEE, reflected), four bytes a step: it runs over every record
+ * written, the hot path of a box reading many files. */
+static uint32_t crc_table[4][256];
 static void crc_init(void) {
   for (uint32_t i = 0; i < 256; i++) {
     uint32_t c = i;
     for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-    crc_table[i] = c;
+    crc_table[0][i] = c;
   }
+  for (uint32_t i = 0; i < 256; i++)
+    for (int k = 1; k < 4; k++) crc_table[k][i] = (crc_table[k - 1][i] >> 8) ^ crc_table[0][crc_table[k - 1][i] & 0xFF];
 }
 static uint32_t crc32_of(const char *s, size_t n) {
   static gsize once = 0;
@@ -54,8 +65,13 @@ static uint32_t crc32_of(const char *s, size_t n) {
     crc_init();
     g_once_init_leave(&once, 1);
   }
+  const unsigned char *p = (const unsigned char *)s;
   uint32_t c = 0xFFFFFFFFu;
-  for (size_t i = 0; i < n; i++) c = crc_table[(c ^ (unsigned char)s[i]) & 0xFF] ^ (c >> 8);
+  for (; n >= 4; n -= 4, p += 4) {
+    c ^= (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    c = crc_table[3][c & 0xFF] ^ crc_table[2][(c >> 8) & 0xFF] ^ crc_table[1][(c >> 16) & 0xFF] ^ crc_table[0][c >> 24];
+  }
+  for (; n; n--, p++) c = crc_table[0][(c ^ *p) & 0xFF] ^ (c >> 8);
   return c ^ 0xFFFFFFFFu;
 }
 
@@ -102,6 +118,7 @@ void history_free(History *h) {
     g_mutex_unlock(&h->flock);
     g_thread_join(h->flusher);
   }
+  if (h->batch) g_string_free(h->batch, TRUE);
   if (h->fd >= 0) {
     fdatasync(h->fd);
     close(h->fd);
@@ -160,34 +177,164 @@ void history_prune(History *h, int64_t keep_from_ts) {
 
 /* ---- file records --------------------------------------------------------- */
 
-static bool write_record(History *h, json_object *rec, char **why) {
-  if (h->fd < 0) return true;
-  const char *js = json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-  size_t n = strlen(js);
-  char stackbuf[1024];
-  char *buf = n + 11 <= sizeof stackbuf ? stackbuf : g_malloc(n + 11);
-  snprintf(buf, 10, "%08x", crc32_of(js, n));
-  buf[8] = ' ';
-  memcpy(buf + 9, js, n);
-  buf[9 + n] = '\n';
-  size_t total = n + 10, done = 0;
-  bool ok = true;
+static bool write_all(History *h, const char *buf, size_t total, char **why) {
+  size_t done = 0;
   while (done < total) {
     ssize_t w = write(h->fd, buf + done, total - done);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
       *why = g_strdup_printf("cannot write the history file %s: %s", h->path, w < 0 ? g_strerror(errno) : "short write");
-      ok = false;
-      break;
+      return false;
     }
     done += (size_t)w;
   }
-  if (buf != stackbuf) g_free(buf);
-  if (ok) {
-    g_mutex_lock(&h->flock);
-    h->dirty = true;
-    g_mutex_unlock(&h->flock);
+  g_mutex_lock(&h->flock);
+  h->dirty = true;
+  g_mutex_unlock(&h->flock);
+  return true;
+}
+
+/* What a batch has gathered, written now (the caller holds the lock that
+ * guards h). */
+static bool batch_write(History *h, char **why) {
+  if (!h->batch || h->batch->len == 0) return true;
+  bool ok = write_all(h, h->batch->str, h->batch->len, why);
+  g_string_truncate(h->batch, 0);
+  if (!ok && h->batch_owner && h->batch_owner != g_thread_self()) h->batch_lost = true;
+  return ok;
+}
+
+/* Frames the JSON text at o->str + at (with 9 bytes kept free before it)
+ * as a record line: its CRC, a space, the text, a newline. */
+static void frame(GString *o, size_t at) {
+  static const char hex[] = "0123456789abcdef";
+  uint32_t crc = crc32_of(o->str + at + 9, o->len - at - 9);
+  for (int i = 7; i >= 0; i--, crc >>= 4) o->str[at + (size_t)i] = hex[crc & 15];
+  o->str[at + 8] = ' ';
+  g_string_append_c(o, '\n');
+}
+
+/* A record line appended to o; the batch's buffer or, alone, written at
+ * once. */
+static bool put_line(History *h, GString *line, size_t at, char **why) {
+  frame(line, at);
+  if (h->batch && line == h->batch) return true;
+  bool ok = batch_write(h, why) && write_all(h, line->str, line->len, why);
+  return ok;
+}
+
+static GString *line_buffer(History *h, GString *own, size_t *at) {
+  GString *o = h->batch && h->batch_owner == g_thread_self() ? h->batch : own;
+  *at = o->len;
+  g_string_append(o, "         "); /* the CRC and its space, filled in by frame() */
+  return o;
+}
+
+static bool write_record(History *h, json_object *rec, char **why) {
+  if (h->fd < 0) return true;
+  size_t n = 0;
+  const char *js =
+      json_object_to_json_string_length(rec, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+  GString *tmp = g_string_sized_new(n + 11);
+  size_t at;
+  GString *o = line_buffer(h, tmp, &at);
+  g_string_append_len(o, js, (gssize)n);
+  bool ok = put_line(h, o, at, why);
+  g_string_free(tmp, TRUE);
+  return ok;
+}
+
+static void put_u64(GString *o, uint64_t v) {
+  char buf[24];
+  int i = (int)sizeof buf;
+  do buf[--i] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  policy_app_len(o, buf + i, sizeof buf - (size_t)i);
+}
+
+static const int json_flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
+
+/* An event's record, the text json-c gives for
+ * {"s":…,"t":…,"a":…,"k":…,"i":…[,"o":…][,"q":…]} without building it:
+ * one is written per decision and per outcome. */
+static bool write_event(History *h, uint64_t seq, int64_t ts, int action, EventKind kind, json_object *input,
+                        json_object *output, uint64_t request_seq, char **why) {
+  if (h->fd < 0) return true;
+  GString *tmp = h->batch && h->batch_owner == g_thread_self() ? NULL : g_string_sized_new(256);
+  size_t at;
+  GString *o = line_buffer(h, tmp, &at);
+  policy_app_len(o, "{\"s\":", 5);
+  put_u64(o, seq);
+  policy_app_len(o, ",\"t\":", 5);
+  if (ts < 0) {
+    policy_app_c(o, '-');
+    put_u64(o, (uint64_t)0 - (uint64_t)ts);
+  } else {
+    put_u64(o, (uint64_t)ts);
   }
+  policy_app_len(o, ",\"a\":\"", 6);
+  policy_app(o, policy_actions[action].term); /* fixed identifiers: nothing to escape */
+  policy_app_len(o, "\",\"k\":", 6);
+  policy_app_c(o, (char)('0' + (int)kind)); /* 0, 1 or 2 */
+  policy_app_len(o, ",\"i\":", 5);
+  size_t n = 0;
+  if (input) {
+    const char *js = json_object_to_json_string_length(input, json_flags, &n);
+    policy_app_len(o, js, n);
+  } else {
+    policy_app(o, "{}");
+  }
+  if (kind == EV_RESPONSE && output) {
+    policy_app(o, ",\"o\":");
+    const char *js = json_object_to_json_string_length(output, json_flags, &n);
+    policy_app_len(o, js, n);
+  }
+  if (request_seq != seq) {
+    policy_app_len(o, ",\"q\":", 5);
+    put_u64(o, request_seq);
+  }
+  policy_app_c(o, '}');
+  bool ok = put_line(h, o, at, why);
+  if (tmp) g_string_free(tmp, TRUE);
+  return ok;
+}
+
+void history_batch_begin(History *h) {
+  if (h->fd < 0 || h->batch_owner) return;
+  if (!h->batch) h->batch = g_string_sized_new(32 * 1024);
+  h->batch_owner = g_thread_self();
+}
+
+bool history_batch_end(History *h, char **why) {
+  if (h->batch_owner != g_thread_self()) return true;
+  h->batch_owner = NULL;
+  bool ok = batch_write(h, why);
+  if (ok && h->batch_lost) {
+    *why = g_strdup_printf("cannot write the history file %s", h->path);
+    ok = false;
+  }
+  h->batch_lost = false;
+  return ok;
+}
+
+/* ---- batches (policy.h) ---------------------------------------------------- */
+
+void box_policy_history_batch_begin(BoxPolicy *pol) {
+  if (!pol || !pol->temporal) return;
+  BoxTemporal *t = pol->temporal;
+  g_mutex_lock(&t->lock);
+  history_batch_begin(t->hist);
+  g_mutex_unlock(&t->lock);
+}
+
+bool box_policy_history_batch_end(BoxPolicy *pol) {
+  if (!pol || !pol->temporal) return true;
+  BoxTemporal *t = pol->temporal;
+  g_mutex_lock(&t->lock);
+  char *why = NULL;
+  bool ok = history_batch_end(t->hist, &why);
+  if (!ok) policy_temporal_fault(t, why);
+  g_mutex_unlock(&t->lock);
   return ok;
 }
 
@@ -206,19 +353,7 @@ bool history_append(History *h, BoxTemporal *t, int action, EventKind kind, json
   if (h->any && ts < h->last_ts) ts = h->last_ts + 1; /* clock stepped back */
   uint64_t seq = h->next_seq;
   if (request_seq == T_OWN_REQUEST) request_seq = seq;
-  if (h->fd >= 0) {
-    json_object *rec = json_object_new_object();
-    json_object_object_add(rec, "s", json_object_new_uint64(seq));
-    json_object_object_add(rec, "t", json_object_new_int64(ts));
-    json_object_object_add(rec, "a", json_object_new_string(policy_actions[action].term));
-    json_object_object_add(rec, "k", json_object_new_int((int)kind));
-    json_object_object_add(rec, "i", input ? json_object_get(input) : json_object_new_object());
-    if (kind == EV_RESPONSE && output) json_object_object_add(rec, "o", json_object_get(output));
-    if (request_seq != seq) json_object_object_add(rec, "q", json_object_new_uint64(request_seq));
-    bool ok = write_record(h, rec, why);
-    json_object_put(rec);
-    if (!ok) return false;
-  }
+  if (!write_event(h, seq, ts, action, kind, input, output, request_seq, why)) return false;
   Event *e = event_build(action, kind, input, kind == EV_RESPONSE ? output : NULL, ts, request_seq);
   add_event(h, t, e, seq);
   if (seq_out) *seq_out = seq;

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "policy/policy.h"
 
 /* ---- lexer ------------------------------------------------------------ */
@@ -244,5 +245,27 @@ char *policy_decision_log_render_ref(const BoxDecisionLog *log, const char *acti
 #define POLICY_RESERVED_PREFIX "policy names only a reserved action: "
 #define POLICY_INERT_PREFIX "policy compares an inert literal: "
 #define POLICY_CAP_PREFIX "policy writes a cap as a permit: "
+
+/* Appending to a GString without a call when it has room: the log and
+ * the history are rendered from many short pieces on every decision (GString's fields are
+ * public). */
+static inline void policy_app_len(GString *o, const char *s, size_t n) {
+  if (o->len + n < o->allocated_len) {
+    memcpy(o->str + o->len, s, n);
+    o->len += n;
+    o->str[o->len] = '\0';
+  } else {
+    g_string_append_len(o, s, (gssize)n);
+  }
+}
+static inline void policy_app(GString *o, const char *s) { policy_app_len(o, s, strlen(s)); }
+static inline void policy_app_c(GString *o, char c) {
+  if (o->len + 1 < o->allocated_len) {
+    o->str[o->len++] = c;
+    o->str[o->len] = '\0';
+  } else {
+    g_string_append_c(o, c);
+  }
+}
 
 #endif

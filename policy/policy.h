@@ -90,6 +90,14 @@ typedef struct {
 } BoxCommandArgs;
 void box_decision_log_append_args(BoxDecisionLog *log, const char *action, json_object *input,
                                   const BoxCommandArgs *args, const BoxDecision *decision);
+/* A batch of decisions: each one's lines rendered onto buf (nanos: the
+ * time, from box_decision_log_now, one for the batch), then all written in
+ * one write(2) by box_decision_log_write (which empties buf) before any of
+ * them is answered. */
+void box_decision_log_now(char nanos[32]);
+void box_decision_log_render_into(const BoxDecisionLog *log, GString *buf, const char *action, json_object *input,
+                                  const BoxCommandArgs *args, const BoxDecision *decision, const char *nanos);
+void box_decision_log_write(BoxDecisionLog *log, GString *buf);
 /* The reportable spelling of one argv word (newly allocated). */
 char *box_command_arg_redact(const char *word, bool literal);
 void box_decision_log_close(BoxDecisionLog *log);
@@ -129,6 +137,12 @@ bool box_policy_reads_history(const BoxPolicy *policy);
  * history stays complete though policy was not asked.  False when the
  * history cannot be written. */
 bool box_policy_record_request(BoxPolicy *policy, const char *action, json_object *input, bool permitted);
+/* A batch of decisions made by one thread: its history records are
+ * gathered and written in one write(2) at the end, which must come before
+ * any of them is answered.  False when that write failed (the policy then
+ * denies; the batch's permits must not be acted on). */
+void box_policy_history_batch_begin(BoxPolicy *policy);
+bool box_policy_history_batch_end(BoxPolicy *policy);
 
 G_END_DECLS
 #endif

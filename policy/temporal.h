@@ -167,6 +167,13 @@ BoxTemporal *temporal_new(void);
 History *history_new(void);
 void history_free(History *h);
 bool history_attach_file(History *h, const char *dir, BoxTemporal *t, GError **error);
+/* Between these two (called with the lock held, by one thread), that
+ * thread's records are gathered and written in one write(2) at the end. */
+void history_batch_begin(History *h);
+bool history_batch_end(History *h, char **why);
+/* temporal_eval.c: the history failed (why is taken); every request is
+ * denied from now on.  With the lock held. */
+void policy_temporal_fault(BoxTemporal *t, char *why);
 /* Appends an event (copying it) at ts; returns its seq, or false on a
  * storage failure with *why set. */
 bool history_append(History *h, BoxTemporal *t, int action, EventKind kind, json_object *input,

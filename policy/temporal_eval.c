@@ -999,6 +999,8 @@ static void set_fault(BoxTemporal *t, char *why) {
   fprintf(stderr, "box: error: %s\n", t->fault);
 }
 
+void policy_temporal_fault(BoxTemporal *t, char *why) { set_fault(t, why); }
+
 bool policy_temporal_begin(BoxPolicy *pol, int action, json_object *input, const char **why) {
   BoxTemporal *t = pol->temporal;
   g_mutex_lock(&t->lock);

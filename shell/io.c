@@ -115,10 +115,47 @@ static char *kernel_cwd(void) {
   return g_strdup(buf);
 }
 
+/* A request sent ahead (box_prefetch_ahead), not yet answered. */
+static struct {
+  int ticket;          /* -1: none */
+  int n;
+  char *paths[BOX_PREFETCH_MAX];
+} ahead = { -1, 0, { NULL } };
+
+static void keep_answers(const char *const *paths, int k, const int *fds, const int *errs, char **msgs) {
+  if (!prefetched) prefetched = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, prefetched_free);
+  for (int i = 0; i < k; i++) {
+    if (fds[i] < 0 && errs[i] == 0) continue;   /* the mount's: opened later as usual */
+    Prefetched *x = g_new0(Prefetched, 1);
+    x->fd = fds[i];
+    x->err = errs[i];
+    x->message = msgs[i];
+    g_hash_table_replace(prefetched, g_strdup(paths[i]), x);
+  }
+}
+
+/* The answer to the request sent ahead, taken in (before any lookup: its
+ * files are decided, in order, before the ones asked for after it). */
+static void ahead_take(Shell *sh) {
+  if (ahead.ticket < 0 && ahead.n == 0) return;
+  int fds[BOX_PREFETCH_MAX], errs[BOX_PREFETCH_MAX];
+  char *msgs[BOX_PREFETCH_MAX];
+  int ticket = ahead.ticket;
+  ahead.ticket = -1;
+  if (sh && sh->host && sh->host->open_read_recv) {
+    sh->host->open_read_recv(sh->host->data, ticket, ahead.n, fds, errs, msgs);
+    keep_answers((const char *const *)ahead.paths, ahead.n, fds, errs, msgs);
+  } else if (ticket >= 0) {
+    close(ticket);
+  }
+  for (int i = 0; i < ahead.n; i++) g_free(ahead.paths[i]);
+  ahead.n = 0;
+}
+
 void box_prefetch_open(const char *const *paths, int n) {
   Shell *sh = box_current_shell;
   if (!fast_path_ok(sh, O_RDONLY)) return;
-  if (!prefetched) prefetched = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, prefetched_free);
+  ahead_take(sh);
   for (int at = 0; at < n; at += BOX_PREFETCH_MAX) {
     int k = MIN(n - at, BOX_PREFETCH_MAX);
     int fds[BOX_PREFETCH_MAX], errs[BOX_PREFETCH_MAX];
@@ -126,18 +163,27 @@ void box_prefetch_open(const char *const *paths, int n) {
     char *cwd = kernel_cwd();
     sh->host->open_read(sh->host->data, cwd, paths + at, k, fds, errs, msgs);
     g_free(cwd);
-    for (int i = 0; i < k; i++) {
-      if (fds[i] < 0 && errs[i] == 0) continue;   /* the mount's: opened later as usual */
-      Prefetched *x = g_new0(Prefetched, 1);
-      x->fd = fds[i];
-      x->err = errs[i];
-      x->message = msgs[i];
-      g_hash_table_replace(prefetched, g_strdup(paths[at + i]), x);
-    }
+    keep_answers(paths + at, k, fds, errs, msgs);
   }
 }
 
+bool box_prefetch_ahead(const char *const *paths, int n) {
+  Shell *sh = box_current_shell;
+  if (!fast_path_ok(sh, O_RDONLY) || !sh->host->open_read_send || !sh->host->open_read_recv) return false;
+  ahead_take(sh);
+  n = MIN(n, BOX_PREFETCH_MAX);
+  char *cwd = kernel_cwd();
+  int ticket = sh->host->open_read_send(sh->host->data, cwd, paths, n);
+  g_free(cwd);
+  if (ticket < 0) return false;
+  ahead.ticket = ticket;
+  ahead.n = n;
+  for (int i = 0; i < n; i++) ahead.paths[i] = g_strdup(paths[i]);
+  return true;
+}
+
 void box_prefetch_drop(void) {
+  ahead_take(box_current_shell);
   if (prefetched) g_hash_table_remove_all(prefetched);
 }
 
@@ -148,7 +194,13 @@ static bool fast_open(Shell *sh, const char *path, int flags, int *fd) {
   gpointer key = NULL, val = NULL;
   Prefetched *x = NULL;
   Prefetched one = { -1, 0, NULL };
-  if (prefetched && g_hash_table_steal_extended(prefetched, path, &key, &val)) {
+  bool found = prefetched && g_hash_table_steal_extended(prefetched, path, &key, &val);
+  if (!found && (ahead.ticket >= 0 || ahead.n)) {
+    /* not among the answers in hand: those asked for ahead come first */
+    ahead_take(sh);
+    found = prefetched && g_hash_table_steal_extended(prefetched, path, &key, &val);
+  }
+  if (found) {
     g_free(key);
     x = val;
   } else {

@@ -271,6 +271,11 @@ int box_open_file(const char *path, int flags);
  * not taken.  Without a host that offers it, nothing happens. */
 #define BOX_PREFETCH_MAX 32
 void box_prefetch_open(const char *const *paths, int n);
+/* The same for the files to read after those, asked for now and answered
+ * when one is next looked up, so that the host decides them while the
+ * command reads: at most one such request is outstanding.  False when the
+ * host cannot (nothing was asked). */
+bool box_prefetch_ahead(const char *const *paths, int n);
 void box_prefetch_drop(void);
 /* Parses an exit-status-like integer; false when not a number. */
 bool box_parse_int(const char *s, long *out);

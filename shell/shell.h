@@ -79,6 +79,12 @@ typedef struct {
    * May be NULL. */
   void (*open_read)(void *data, const char *cwd, const char *const *paths, int n, int *fds,
                     int *errs, char **messages);
+  /* open_read in two halves, so that the Shell may ask for the next files
+   * while it reads the ones it has: _send returns a ticket (or -1), which
+   * _recv (for the same n) answers and ends.  Both, or neither; may be
+   * NULL. */
+  int (*open_read_send)(void *data, const char *cwd, const char *const *paths, int n);
+  void (*open_read_recv)(void *data, int ticket, int n, int *fds, int *errs, char **messages);
 } BoxShellHost;
 
 /* The environment every Shell call starts with (spec/runtime.md §4.4). */

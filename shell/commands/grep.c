@@ -31,6 +31,7 @@ typedef struct {
   size_t *fixed_len;
   bool use_fixed, match_nothing;
   bool matched_any, error, printed_any;
+  guint batch;                /* the next prefetch's size (0: not yet begun) */
   BoxCmd *c;
 } Grep;
 
@@ -278,30 +279,56 @@ static bool skip_file(Grep *g, const char *path, bool top) {
  * read, decided and opened by boxd in one request (box_prefetch_open).
  * A batch ends before the next entry that is not a regular file, so none
  * is outstanding while grep descends (a nested walk drops what it
- * fetched, and each file must be decided once). */
-static guint prefetch_from(Grep *g, GArray *ents, const char *path, guint from) {
+ * fetched, and each file must be decided once).  Batches grow from one
+ * file, doubling up to BOX_PREFETCH_MAX over the walk: a grep that stops
+ * early (-q's first match, a closed pipe) leaves at most as many files
+ * decided and unread as it has read, never a full batch after the first
+ * file.  ahead: asked for now and answered when first needed
+ * (box_prefetch_ahead), so boxd decides them while grep reads. */
+static guint prefetch_from(Grep *g, GArray *ents, const char *path, guint from, bool ahead) {
   GPtrArray *batch = g_ptr_array_new_with_free_func(g_free);
   guint i = from;
-  for (; i < ents->len && batch->len < BOX_PREFETCH_MAX; i++) {
+  if (g->batch == 0) g->batch = 1;
+  guint want = g->batch;
+  for (; i < ents->len && batch->len < want; i++) {
     BxDirEnt *e = &g_array_index(ents, BxDirEnt, i);
     if (e->type != DT_REG) break;
     char *child = path[0] == '\0' ? g_strdup(e->name) : bx_path_join(path, e->name);
     if (skip_file(g, child, false)) { g_free(child); continue; }
     g_ptr_array_add(batch, child);
   }
-  if (batch->len > 1) box_prefetch_open((const char *const *)batch->pdata, (int)batch->len);
+  if (ahead) {
+    if (batch->len && !box_prefetch_ahead((const char *const *)batch->pdata, (int)batch->len)) i = from;
+  } else if (batch->len > 0) {   /* even one: it must be decided before those asked for ahead */
+    box_prefetch_open((const char *const *)batch->pdata, (int)batch->len);
+  }
+  if (i > from) g->batch = MIN(2 * g->batch, BOX_PREFETCH_MAX);
   g_ptr_array_free(batch, TRUE);
   return i;
 }
 
 static bool grep_dir(Grep *g, GArray *ents, const char *path, bool show_name) {
   bool stop = false;
-  guint fetched = 0;
+  guint fetched = 0;          /* entries before this are asked for */
+  guint ahead_at = G_MAXUINT; /* where the last batch asked for begins */
   for (guint i = 0; i < ents->len && !stop; i++) {
     BxDirEnt *e = &g_array_index(ents, BxDirEnt, i);
     const char *n = e->name;
     unsigned char t = e->type;
-    if (t == DT_REG && i >= fetched) fetched = prefetch_from(g, ents, path, i);
+    if (t == DT_REG && i >= fetched) {
+      fetched = prefetch_from(g, ents, path, i, false);
+      ahead_at = i;
+    }
+    /* on reaching a batch, the next is asked for, to be decided while this
+     * one is read; not for -q, which may stop at its first match */
+    if (t == DT_REG && i == ahead_at) {
+      ahead_at = G_MAXUINT;
+      if (!g->quiet && fetched < ents->len && g_array_index(ents, BxDirEnt, fetched).type == DT_REG) {
+        guint from = fetched;
+        fetched = prefetch_from(g, ents, path, from, true);
+        if (fetched > from) ahead_at = from;
+      }
+    }
     if (t != DT_REG) box_prefetch_drop();   /* nothing outstanding while descending */
     char *child = path[0] == '\0' ? g_strdup(n) : bx_path_join(path, n);
     if (t == DT_DIR && glob_any(g->exclude_dir, n)) { g_free(child); continue; }

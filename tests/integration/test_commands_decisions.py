@@ -386,3 +386,29 @@ def test_timeout_stops_a_tool(box):
     # a tool that finishes in time: its status and output, as without timeout
     r = box.bash("timeout 5 /usr/bin/python3 -c 'print(\"hi\"); raise SystemExit(3)'; echo $?", cwd=ws)
     assert r.stdout.split() == ["hi", "3"], (r.stdout, r.stderr)
+
+
+def test_grep_q_early_stop_decides_few_unread(box):
+    """grep -q -r stops at its first match: the fast path's batches grow
+    from one file, so it leaves at most as many files decided and unread as
+    it read (before, a whole batch of 32 was decided after the first file).
+    The history holds the same reads as the log, each before its answer."""
+    per_operation_policy(box)
+    box.write_config()
+    box.start()
+    ws = box.workspace
+    (ws / "q").mkdir()
+    for i in range(60):   # every file matches: grep -q reads one
+        (ws / "q" / f"f{i:02}").write_text(f"hello {i}\n")
+    r, d = run_ops(box, "grep -q -r hello q")
+    assert r.returncode == 0, r.stderr
+    first = [p for v, op, p in d if op == "read_content"]
+    print("grep -q -r", first)
+    assert 1 <= len(first) <= 2, first
+    # and a full walk still decides each file once, in batches
+    r, d = run_ops(box, "grep -rc hello q")
+    reads = [p for v, op, p in d if op == "read_content"]
+    assert r.returncode == 0 and sorted(reads) == sorted(set(reads)) and len(reads) == 60, d
+    issued = [h for h in history(box) if h.get("a") == "fs:read" and h.get("k") == 1
+              and h["i"].get("path", "").startswith("~/src/project/q/")]
+    assert len(issued) == len(first) + 60 and {h["o"]["result"] for h in issued} == {"descriptor_issued"}, len(issued)

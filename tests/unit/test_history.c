@@ -599,6 +599,51 @@ static void test_bounded_memory(void) {
   box_policy_free(p);
 }
 
+/* ---- batches (box_policy_history_batch_begin/_end) ------------------------ */
+
+static gsize lines_in(const char *dir) {
+  char *path = g_build_filename(dir, "history.jsonl", NULL);
+  char *text = NULL;
+  gsize len = 0, n = 0;
+  if (g_file_get_contents(path, &text, &len, NULL))
+    for (gsize i = 0; i < len; i++) n += text[i] == '\n';
+  g_free(text);
+  g_free(path);
+  return n;
+}
+
+static gpointer other_thread_decides(gpointer p) {
+  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "status")));
+  return NULL;
+}
+
+static void test_batch(void) {
+  char *dir = tmpdir();
+  BoxPolicy *p = load_with_history(push_budget, dir);
+  at(0);
+  gsize before = lines_in(dir);
+  box_policy_history_batch_begin(p);
+  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  /* gathered, not yet written */
+  g_assert_cmpuint(lines_in(dir), ==, before);
+  /* another thread's record first writes what the batch gathered, so the
+   * file stays in seq order */
+  g_thread_join(g_thread_new("other", other_thread_decides, p));
+  g_assert_cmpuint(lines_in(dir), ==, before + 4);
+  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")) == false);
+  g_assert_cmpuint(lines_in(dir), ==, before + 4);
+  g_assert_true(box_policy_history_batch_end(p));
+  g_assert_cmpuint(lines_in(dir), ==, before + 5);
+  box_policy_free(p);
+  /* every record reads back (CRC and seq order): the budget is still spent */
+  p = load_with_history(push_budget, dir);
+  at(10);
+  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));
+  box_policy_free(p);
+  rm_rf(dir);
+  g_free(dir);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/history/example/nth-request", test_nth_request);
@@ -616,5 +661,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/history/store/torn-tail", test_torn_tail);
   g_test_add_func("/history/store/unwritable", test_unwritable);
   g_test_add_func("/history/store/bounded-memory", test_bounded_memory);
+  g_test_add_func("/history/store/batch", test_batch);
   return g_test_run();
 }
