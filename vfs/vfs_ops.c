@@ -263,19 +263,45 @@ static int pass_reach(BoxVfs *v, const Caller *c, Node *n, int flags, const char
 }
 
 /* As pass_reach, also giving the object's attributes (read for the check). */
+/* lock held: as pass_rel, written right to left into buf (no allocation:
+ * this runs on every op that acts); NULL if n hangs off no root or the path
+ * does not fit (the caller then uses pass_rel). */
+static const char *pass_rel_buf(Node *n, int *rootfd, char *buf, size_t size) {
+  size_t pos = size - 1;
+  buf[pos] = '\0';
+  Node *p = n;
+  int depth = 0;
+  while (p && p->kind == NODE_PASS && !p->root_path && depth < VFS_MAX_DEPTH) {
+    size_t len = strlen(p->name);
+    if (len + 1 > pos) return NULL;
+    if (pos != size - 1) buf[--pos] = '/';
+    pos -= len;
+    memcpy(buf + pos, p->name, len);
+    p = p->parent;
+    depth++;
+  }
+  if (!p || p->kind != NODE_PASS || !p->root_path) return NULL;
+  *rootfd = p->fd;
+  if (pos == size - 1) buf[--pos] = '.';
+  return buf + pos;
+}
+
 static int pass_reach_st(BoxVfs *v, const Caller *c, Node *n, int flags, const char *action,
                          struct stat *out) {
   int rootfd = -1;
+  char buf[1024];
   g_mutex_lock(&v->lock);
-  char *rel = pass_rel(n, &rootfd);
+  const char *fast = pass_rel_buf(n, &rootfd, buf, sizeof buf);
+  char *rel = fast ? NULL : pass_rel(n, &rootfd);
   g_mutex_unlock(&v->lock);
-  if (!rel) return -ESTALE;
+  if (!fast && !rel) return -ESTALE;
+  const char *relp = fast ? fast : rel;
   if (S_ISLNK(n->ftype)) flags |= O_PATH | O_NOFOLLOW;
   /* openat2 refuses bits open(2) ignores (the kernel's __FMODE_EXEC on an
    * exec's OPEN, for one): keep only the flags that mean something here. */
   flags &= O_ACCMODE | O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC | O_DIRECT | O_LARGEFILE |
            O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_PATH | O_TRUNC;
-  int fd = openat2_beneath(rootfd, rel, flags);
+  int fd = openat2_beneath(rootfd, relp, flags);
   int e = fd < 0 ? errno : 0;
   g_free(rel);
   if (fd < 0) {
@@ -324,11 +350,14 @@ static bool name_same(const NameId *a, const NameId *b) {
 
 /* ---- entries ---- */
 
-/* lock held; takes a kernel reference on n and fills e */
-static int fill_entry(BoxVfs *v, Node *n, struct fuse_entry_param *e) {
+/* lock held; takes a kernel reference on n and fills e (with *known, the
+ * attributes just read from n's object, else read here) */
+static int fill_entry_st(BoxVfs *v, Node *n, struct fuse_entry_param *e, const struct stat *known) {
   memset(e, 0, sizeof *e);
   struct stat st;
-  if (is_pass(n)) {
+  if (known) {
+    st = *known;
+  } else if (is_pass(n)) {
     if (fstatat(n->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) return errno;
   } else {
     virt_stat(n, &st);
@@ -343,20 +372,38 @@ static int fill_entry(BoxVfs *v, Node *n, struct fuse_entry_param *e) {
   return 0;
 }
 
-/* Resolves name in a passthrough directory to its node (created or found). */
+static int fill_entry(BoxVfs *v, Node *n, struct fuse_entry_param *e) {
+  return fill_entry_st(v, n, e, NULL);
+}
+
+/* Resolves name in a passthrough directory to its node (created or found).
+ * A name whose object already has a node (the kernel's revalidation of a
+ * cached entry, mostly) costs one fstatat: the node's own descriptor keeps
+ * that (dev, ino) from naming anything else, and the attributes read are
+ * the entry's.  Only a new object is opened (O_PATH, never following). */
 static int pass_child(BoxVfs *v, Node *dir, int dirfd, const char *name,
                       struct fuse_entry_param *e) {
+  struct stat st;
+  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) return errno;
+  g_mutex_lock(&v->lock);
+  Node *n = vfs_pass_find(v, st.st_dev, st.st_ino);
+  if (n) {
+    n = vfs_pass_insert(v, dir, name, -1, &st); /* follows a rename or another link */
+    int err = fill_entry_st(v, n, e, &st);
+    g_mutex_unlock(&v->lock);
+    return err;
+  }
+  g_mutex_unlock(&v->lock);
   int fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return errno;
-  struct stat st;
   if (fstat(fd, &st) < 0) {
     int err = errno;
     close(fd);
     return err;
   }
   g_mutex_lock(&v->lock);
-  Node *n = vfs_pass_insert(v, dir, name, fd, &st);
-  int err = fill_entry(v, n, e);
+  n = vfs_pass_insert(v, dir, name, fd, &st);
+  int err = fill_entry_st(v, n, e, &st);
   g_mutex_unlock(&v->lock);
   return err;
 }
