@@ -136,6 +136,9 @@ guint box_vfs_debug_ram_nodes(BoxVfs *vfs);
 bool box_vfs_debug_passthrough(BoxVfs *vfs, guint64 *registered);
 /* For tests: decisions answered from the cache so far. */
 guint64 box_vfs_debug_cache_hits(BoxVfs *vfs);
+/* For tests: READDIRPLUS entries sent so far with their node and
+ * attributes (shown) and with the name alone (hidden). */
+void box_vfs_debug_readdirplus(BoxVfs *vfs, guint64 *shown, guint64 *hidden);
 /* For tests: requests answered EINTR while their decision was pending
  * (FUSE_INTERRUPT or the end of their command). */
 guint64 box_vfs_debug_cancelled(BoxVfs *vfs);

@@ -493,6 +493,22 @@ static BoxDecision *ask(BoxVfs *v, int cmd, const char *action, json_object *inp
   return d;
 }
 
+bool vfs_verdict_cached_permit(BoxVfs *v, int cmd, const char *action, const char *operation,
+                               const char *path, bool host_backed) {
+  if (!v->cache_decisions || !path) return false;
+  char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
+  char *key = g_strconcat(action, "\x1f", operation, "\x1f", spelled, NULL);
+  g_mutex_lock(&v->lock);
+  Command *cm = vfs_command(v, cmd);
+  BoxDecision *d = cm ? g_hash_table_lookup(cm->verdicts, key) : NULL;
+  bool permit = d && d->verdict == BOX_VERDICT_PERMIT;
+  g_mutex_unlock(&v->lock);
+  g_free(key);
+  g_free(spelled);
+  /* the cache holds policy's verdict; the floor comes after it */
+  return permit && (!host_backed || !floor_reason(v, path, false));
+}
+
 void box_vfs_invalidate_decisions(BoxVfs *v) {
   g_mutex_lock(&v->lock);
   for (guint i = 0; i < v->commands->len; i++) {
@@ -500,6 +516,11 @@ void box_vfs_invalidate_decisions(BoxVfs *v) {
     if (cm->verdicts) g_hash_table_remove_all(cm->verdicts);
   }
   g_mutex_unlock(&v->lock);
+}
+
+void box_vfs_debug_readdirplus(BoxVfs *v, guint64 *shown, guint64 *hidden) {
+  *shown = __atomic_load_n(&v->plus_shown, __ATOMIC_RELAXED);
+  *hidden = __atomic_load_n(&v->plus_hidden, __ATOMIC_RELAXED);
 }
 
 guint64 box_vfs_debug_cache_hits(BoxVfs *v) {

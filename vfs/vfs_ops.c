@@ -466,6 +466,11 @@ static void op_init(void *userdata, struct fuse_conn_info *conn) {
   conn->want &= ~(unsigned)FUSE_CAP_CACHE_SYMLINKS;
   conn->want &= ~(unsigned)FUSE_CAP_EXPORT_SUPPORT;
   if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA) conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+  /* auto: READDIRPLUS only where the kernel expects lookups to follow */
+  if (conn->capable & FUSE_CAP_READDIRPLUS) {
+    conn->want |= FUSE_CAP_READDIRPLUS;
+    if (conn->capable & FUSE_CAP_READDIRPLUS_AUTO) conn->want |= FUSE_CAP_READDIRPLUS_AUTO;
+  }
   conn->time_gran = 1;
 }
 
@@ -1896,6 +1901,95 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   g_free(buf);
 }
 
+/* ---- readdirplus ----
+ *
+ * The kernel asks for READDIRPLUS (auto mode: on a listing's first batch and
+ * after lookups in the directory, the `ls -l` pattern) to get each entry's
+ * node and attributes with its name, saving a LOOKUP per entry.  Disclosure:
+ * the opendir's `enumerate` permit covers the names (and d_ino, type), not
+ * the attributes.  An entry comes with its node and attributes only where a
+ * read_metadata of that very path would be permitted, as far as known
+ * without deciding anything: the command holds that permit already in its
+ * decision cache (decided and logged before) and the reach floor does not
+ * refuse the path.  Every other entry is sent without a node (nodeid 0: the
+ * kernel then keeps only the name, as from READDIR), so its attributes stay
+ * behind a GETATTR, which is decided.  A caller that decides nothing (a
+ * tool, boxd's setup) is answered as its GETATTRs would be: with nodes and
+ * attributes.  Attributes are sent with attr_timeout 0, as by LOOKUP. */
+static bool plus_may_show(BoxVfs *v, const Caller *c, Fh *fh, const char *dirpath, const char *name) {
+  if (!c->decides || !v->decide) return true;
+  if (!dirpath) return false;
+  char *path = vfs_child_path(dirpath, name);
+  bool ok = vfs_verdict_cached_permit(v, c->cmd, "fs:read", "read_metadata", path,
+                                      fh->kind == FH_PASS_DIR);
+  g_free(path);
+  return ok;
+}
+
+/* The node and attributes for a shown entry (a kernel reference taken), or
+ * false: the entry goes without them. */
+static bool plus_entry(BoxVfs *v, Fh *fh, const Caller *c, const char *name,
+                       struct fuse_entry_param *e) {
+  if (fh->kind == FH_PASS_DIR) {
+    int dfd = dirfd(fh->dir);
+    return dfd >= 0 && pass_child(v, fh->node, dfd, name, e) == 0;
+  }
+  bool ok = false;
+  g_mutex_lock(&v->lock);
+  Node *n = fh->node->children ? g_hash_table_lookup(fh->node->children, name) : NULL;
+  if (n && n->special == SPECIAL_NONE && reach(c, n) == 0) ok = fill_entry(v, n, e) == 0;
+  g_mutex_unlock(&v->lock);
+  return ok;
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                           struct fuse_file_info *fi) {
+  BoxVfs *v = V(req);
+  (void)ino;
+  Caller c;
+  vfs_place(v, req, fi, &c);
+  Fh *fh = FH(fi);
+  if (!fh || !c.placed ||
+      (fh->node->kind == NODE_RAM && !vfs_ram_reachable(&c, fh->node))) {
+    R_err(req, EACCES);
+    return;
+  }
+  if (off == 0 || !fh->entries) fill_entries(v, fh, &c);
+  bool real = fh->kind == FH_PASS_DIR || fh->kind == FH_RAM_DIR;
+  char *dirpath = real ? path_of(v, fh->node) : NULL;
+  char *buf = g_malloc(size);
+  size_t pos = 0;
+  GArray *given = g_array_new(FALSE, FALSE, sizeof(fuse_ino_t)); /* references to drop on failure */
+  for (guint i = (guint)off; i < fh->entries->len; i++) {
+    DirEnt *d = &g_array_index(fh->entries, DirEnt, i);
+    struct fuse_entry_param e;
+    memset(&e, 0, sizeof e);
+    /* room first: a reference taken for an entry that does not fit would leak */
+    if (fuse_add_direntry_plus(req, NULL, 0, d->name, &e, 0) > size - pos) break;
+    bool dot = strcmp(d->name, ".") == 0 || strcmp(d->name, "..") == 0;
+    bool shown = real && !dot && plus_may_show(v, &c, fh, dirpath, d->name) &&
+                 plus_entry(v, fh, &c, d->name, &e);
+    if (shown) {
+      g_array_append_val(given, e.ino);
+      __atomic_add_fetch(&v->plus_shown, 1, __ATOMIC_RELAXED);
+    } else {
+      if (!dot) __atomic_add_fetch(&v->plus_hidden, 1, __ATOMIC_RELAXED);
+      memset(&e, 0, sizeof e);
+      e.attr.st_ino = (ino_t)d->d_ino;
+      e.attr.st_mode = (mode_t)d->type << 12;
+    }
+    pos += fuse_add_direntry_plus(req, buf + pos, size - pos, d->name, &e, (off_t)i + 1);
+  }
+  if (fuse_reply_buf(req, buf, pos) != 0) {
+    g_mutex_lock(&v->lock);
+    for (guint i = 0; i < given->len; i++) forget_one(v, g_array_index(given, fuse_ino_t, i), 1);
+    g_mutex_unlock(&v->lock);
+  }
+  g_array_unref(given);
+  g_free(buf);
+  g_free(dirpath);
+}
+
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   (void)ino;
   Fh *fh = FH(fi);
@@ -2240,6 +2334,7 @@ const struct fuse_lowlevel_ops vfs_ops = {
     .fsync = op_fsync,
     .opendir = op_opendir,
     .readdir = op_readdir,
+    .readdirplus = op_readdirplus,
     .releasedir = op_releasedir,
     .fsyncdir = op_fsyncdir,
     .statfs = op_statfs,
