@@ -206,6 +206,9 @@ typedef struct {
   char *text;         /* mydenial snapshot */
   size_t text_len;
   int backing;        /* pass file served by kernel passthrough: its backing id, else -1 */
+  /* a pass directory is listed straight from dir (no snapshot): */
+  struct dirent *ent; /* read and not yet sent */
+  off_t pos;          /* the offset of ent (or of the next entry to read) */
 } Fh;
 
 /* vfs_core.c */

@@ -1872,6 +1872,44 @@ static void fill_entries(BoxVfs *v, Fh *fh, const Caller *c) {
   g_mutex_unlock(&v->lock);
 }
 
+/* One entry of a listing and the offset after it.  A real directory is read
+ * from its stream (offsets are the directory's own, d_off: no copy of the
+ * names, one read per entry as the kernel asks); others from the snapshot
+ * made at offset 0 (offsets are indices). */
+typedef struct {
+  const char *name;
+  fuse_ino_t ino;
+  unsigned char type;
+  off_t next;
+} ListEnt;
+
+static bool list_at(BoxVfs *v, Fh *fh, const Caller *c, off_t off, ListEnt *out) {
+  if (fh->kind == FH_PASS_DIR) {
+    if (off != fh->pos || off == 0) {
+      if (off == 0) rewinddir(fh->dir);
+      else seekdir(fh->dir, off);
+      fh->ent = NULL;
+      fh->pos = off;
+    }
+    if (!fh->ent) fh->ent = readdir(fh->dir);
+    if (!fh->ent) return false;
+    *out = (ListEnt){fh->ent->d_name, fh->ent->d_ino, fh->ent->d_type, fh->ent->d_off};
+    return true;
+  }
+  if (off == 0 || !fh->entries) fill_entries(v, fh, c);
+  if (off < 0 || (guint64)off >= fh->entries->len) return false;
+  DirEnt *d = &g_array_index(fh->entries, DirEnt, (guint)off);
+  *out = (ListEnt){d->name, d->d_ino, d->type, off + 1};
+  return true;
+}
+
+/* The entry list_at gave was sent. */
+static void list_sent(Fh *fh, const ListEnt *e) {
+  if (fh->kind != FH_PASS_DIR) return;
+  fh->ent = NULL;
+  fh->pos = e->next;
+}
+
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                        struct fuse_file_info *fi) {
   BoxVfs *v = V(req);
@@ -1884,18 +1922,18 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     R_err(req, EACCES);
     return;
   }
-  if (off == 0 || !fh->entries) fill_entries(v, fh, &c);
   char *buf = g_malloc(size);
   size_t pos = 0;
-  for (guint i = (guint)off; i < fh->entries->len; i++) {
-    DirEnt *e = &g_array_index(fh->entries, DirEnt, i);
+  ListEnt e;
+  for (off_t at = off; list_at(v, fh, &c, at, &e); at = e.next) {
     struct stat st;
     memset(&st, 0, sizeof st);
-    st.st_ino = (ino_t)e->d_ino;
-    st.st_mode = (mode_t)e->type << 12;
-    size_t need = fuse_add_direntry(req, buf + pos, size - pos, e->name, &st, (off_t)i + 1);
+    st.st_ino = (ino_t)e.ino;
+    st.st_mode = (mode_t)e.type << 12;
+    size_t need = fuse_add_direntry(req, buf + pos, size - pos, e.name, &st, e.next);
     if (need > size - pos) break;
     pos += need;
+    list_sent(fh, &e);
   }
   fuse_reply_buf(req, buf, pos);
   g_free(buf);
@@ -1954,14 +1992,14 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
     R_err(req, EACCES);
     return;
   }
-  if (off == 0 || !fh->entries) fill_entries(v, fh, &c);
   bool real = fh->kind == FH_PASS_DIR || fh->kind == FH_RAM_DIR;
   char *dirpath = real ? path_of(v, fh->node) : NULL;
   char *buf = g_malloc(size);
   size_t pos = 0;
   GArray *given = g_array_new(FALSE, FALSE, sizeof(fuse_ino_t)); /* references to drop on failure */
-  for (guint i = (guint)off; i < fh->entries->len; i++) {
-    DirEnt *d = &g_array_index(fh->entries, DirEnt, i);
+  ListEnt le;
+  for (off_t at = off; list_at(v, fh, &c, at, &le); at = le.next) {
+    const ListEnt *d = &le;
     struct fuse_entry_param e;
     memset(&e, 0, sizeof e);
     /* room first: a reference taken for an entry that does not fit would leak */
@@ -1975,10 +2013,11 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
     } else {
       if (!dot) __atomic_add_fetch(&v->plus_hidden, 1, __ATOMIC_RELAXED);
       memset(&e, 0, sizeof e);
-      e.attr.st_ino = (ino_t)d->d_ino;
+      e.attr.st_ino = (ino_t)d->ino;
       e.attr.st_mode = (mode_t)d->type << 12;
     }
-    pos += fuse_add_direntry_plus(req, buf + pos, size - pos, d->name, &e, (off_t)i + 1);
+    pos += fuse_add_direntry_plus(req, buf + pos, size - pos, d->name, &e, d->next);
+    list_sent(fh, d);
   }
   if (fuse_reply_buf(req, buf, pos) != 0) {
     g_mutex_lock(&v->lock);
