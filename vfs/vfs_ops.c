@@ -415,10 +415,20 @@ static int fill_entry(BoxVfs *v, Node *n, struct fuse_entry_param *e) {
  * cached entry, mostly) costs one fstatat: the node's own descriptor keeps
  * that (dev, ino) from naming anything else, and the attributes read are
  * the entry's.  Only a new object is opened (O_PATH, never following). */
+static int pass_child_known(BoxVfs *v, Node *dir, int dirfd, const char *name,
+                            struct fuse_entry_param *e, const struct stat *known);
 static int pass_child(BoxVfs *v, Node *dir, int dirfd, const char *name,
                       struct fuse_entry_param *e) {
+  return pass_child_known(v, dir, dirfd, name, e, NULL);
+}
+
+/* As pass_child; known: the attributes of the object the caller just
+ * created there (no fstatat: it is new, or its node is found by them). */
+static int pass_child_known(BoxVfs *v, Node *dir, int dirfd, const char *name,
+                            struct fuse_entry_param *e, const struct stat *known) {
   struct stat st;
-  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) return errno;
+  if (known) st = *known;
+  else if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) return errno;
   g_mutex_lock(&v->lock);
   Node *n = vfs_pass_find(v, st.st_dev, st.st_ino);
   if (n) {
@@ -1541,9 +1551,13 @@ static void run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
       err = errno;
     } else {
       struct stat fst;
-      fstat(fd, &fst);
+      bool have = fstat(fd, &fst) == 0;
+      bool chowned = geteuid() == 0 && (c.uid != 0 || c.gid != 0);
       chown_new(&c, nn.dfd, name);
-      err = pass_child(v, nn.dir, nn.dfd, name, &e);
+      /* the node is found by what the open made (no fstatat of the name; a
+       * new node's own O_PATH open is still compared below); after a chown
+       * the attributes are read again */
+      err = pass_child_known(v, nn.dir, nn.dfd, name, &e, have && !chowned ? &fst : NULL);
       if (!err && (e.attr.st_dev != fst.st_dev || e.attr.st_ino != fst.st_ino)) {
         /* the name moved between the open and the resolution */
         g_mutex_lock(&v->lock);
