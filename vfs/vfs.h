@@ -34,9 +34,7 @@
  * is served by the kernel from the real file: its reads, writes and mmap,
  * covered by the decision at OPEN, never reach the daemon.  Placement
  * remembers each caller's PID namespace per loop thread, checked by a live
- * pidfd of the same tid.  With cache_decisions the outcomes of a request go
- * to the history after its reply (a policy reading history gets them
- * before).  READDIRPLUS (the kernel's auto mode) gives an entry its node and
+ * pidfd of the same tid.  READDIRPLUS (the kernel's auto mode) gives an entry its node and
  * attributes only where the command holds a cached read_metadata permit of
  * that path; otherwise the name alone. */
 #ifndef BOX_VFS_H

@@ -399,17 +399,6 @@ static void outcome_push(BoxVfs *v, int cmd, const char *action, json_object *in
   g_array_append_val(tls_raised, r);
 }
 
-/* A policy that reads history could decide the caller's next request (sent
- * as soon as it has our reply) before this request's outcome is in the
- * history, and so differently: its outcomes are recorded before the reply.
- * A policy that reads none (cache_decisions) cannot be affected. */
-bool vfs_outcome_before_reply(void) {
-  if (!tls_raised) return false;
-  for (guint i = 0; i < tls_raised->len; i++)
-    if (!g_array_index(tls_raised, Raised, i).v->cache_decisions) return true;
-  return false;
-}
-
 void vfs_outcome_flush(const char *result) {
   if (!tls_raised) return;
   for (guint i = 0; i < tls_raised->len; i++) {

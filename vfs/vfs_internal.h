@@ -272,8 +272,6 @@ void vfs_job_set_inline(fuse_req_t req, const Caller *c);
 /* The history raiser: permitted decisions of the request this thread is
  * handling wait for its reply, which gives their outcome (NULL: error). */
 void vfs_outcome_flush(const char *result);
-/* Whether those outcomes must be recorded before the reply (vfs_core.c). */
-bool vfs_outcome_before_reply(void);
 
 /* vfs_passthrough.c: the mount (our own, so that INIT can take the
  * kernel's passthrough) and the backing files of passed-through opens. */

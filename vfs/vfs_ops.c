@@ -27,23 +27,16 @@ static const char *IDENTITY_WHY = "no longer resolves to the object that policy 
 
 /* ---- replies: a job answered EINTR already (cancelled) is not answered
  * again; the wrappers then return -1 like a failed reply.  The outcomes of
- * the request's permits go to the history after the reply where the order
- * cannot matter (vfs_outcome_before_reply): the caller does not wait for
- * the append. ---- */
+ * the request's permits are recorded before the reply: the history has them
+ * by the time the caller sees the result (and decides its next request). ---- */
 static int R_err(fuse_req_t req, int err) {
   Job *j = vfs_job_current();
   if (j && !vfs_job_may_reply(j)) {
     vfs_outcome_flush(NULL);
     return -1;
   }
-  const char *result = err == 0 ? "completed" : err == EIO ? "indeterminate" : NULL;
-  if (vfs_outcome_before_reply()) {
-    vfs_outcome_flush(result);
-    return fuse_reply_err(req, err);
-  }
-  int rc = fuse_reply_err(req, err);
-  vfs_outcome_flush(result);
-  return rc;
+  vfs_outcome_flush(err == 0 ? "completed" : err == EIO ? "indeterminate" : NULL);
+  return fuse_reply_err(req, err);
 }
 static int R_entry(fuse_req_t req, const struct fuse_entry_param *e) {
   Job *j = vfs_job_current();
@@ -51,13 +44,8 @@ static int R_entry(fuse_req_t req, const struct fuse_entry_param *e) {
     vfs_outcome_flush(NULL);
     return -1;
   }
-  if (vfs_outcome_before_reply()) {
-    vfs_outcome_flush("completed");
-    return fuse_reply_entry(req, e);
-  }
-  int rc = fuse_reply_entry(req, e);
   vfs_outcome_flush("completed");
-  return rc;
+  return fuse_reply_entry(req, e);
 }
 static int R_attr(fuse_req_t req, const struct stat *st, double timeout) {
   Job *j = vfs_job_current();
@@ -65,13 +53,8 @@ static int R_attr(fuse_req_t req, const struct stat *st, double timeout) {
     vfs_outcome_flush(NULL);
     return -1;
   }
-  if (vfs_outcome_before_reply()) {
-    vfs_outcome_flush("completed");
-    return fuse_reply_attr(req, st, timeout);
-  }
-  int rc = fuse_reply_attr(req, st, timeout);
   vfs_outcome_flush("completed");
-  return rc;
+  return fuse_reply_attr(req, st, timeout);
 }
 static int R_open(fuse_req_t req, const struct fuse_file_info *fi) {
   Job *j = vfs_job_current();
@@ -79,13 +62,8 @@ static int R_open(fuse_req_t req, const struct fuse_file_info *fi) {
     vfs_outcome_flush(NULL);
     return -1;
   }
-  if (vfs_outcome_before_reply()) {
-    vfs_outcome_flush("descriptor_issued");
-    return fuse_reply_open(req, fi);
-  }
-  int rc = fuse_reply_open(req, fi);
   vfs_outcome_flush("descriptor_issued");
-  return rc;
+  return fuse_reply_open(req, fi);
 }
 static int R_create(fuse_req_t req, const struct fuse_entry_param *e,
                     const struct fuse_file_info *fi) {
@@ -94,13 +72,8 @@ static int R_create(fuse_req_t req, const struct fuse_entry_param *e,
     vfs_outcome_flush(NULL);
     return -1;
   }
-  if (vfs_outcome_before_reply()) {
-    vfs_outcome_flush("descriptor_issued");
-    return fuse_reply_create(req, e, fi);
-  }
-  int rc = fuse_reply_create(req, e, fi);
   vfs_outcome_flush("descriptor_issued");
-  return rc;
+  return fuse_reply_create(req, e, fi);
 }
 static int R_readlink(fuse_req_t req, const char *link) {
   Job *j = vfs_job_current();
@@ -108,13 +81,8 @@ static int R_readlink(fuse_req_t req, const char *link) {
     vfs_outcome_flush(NULL);
     return -1;
   }
-  if (vfs_outcome_before_reply()) {
-    vfs_outcome_flush("completed");
-    return fuse_reply_readlink(req, link);
-  }
-  int rc = fuse_reply_readlink(req, link);
   vfs_outcome_flush("completed");
-  return rc;
+  return fuse_reply_readlink(req, link);
 }
 
 static BoxVfs *V(fuse_req_t req) { return fuse_req_userdata(req); }
