@@ -32,7 +32,11 @@
  * keep_cache, and FLUSH and the xattr ops answered ENOSYS once.  Where the
  * kernel offers FUSE passthrough (vfs_passthrough.c), an opened real file
  * is served by the kernel from the real file: its reads, writes and mmap,
- * covered by the decision at OPEN, never reach the daemon. */
+ * covered by the decision at OPEN, never reach the daemon.  Placement
+ * remembers each caller's PID namespace per loop thread, checked by a live
+ * pidfd of the same tid.  READDIRPLUS (the kernel's auto mode) gives an entry its node and
+ * attributes only where the command holds a cached read_metadata permit of
+ * that path; otherwise the name alone. */
 #ifndef BOX_VFS_H
 #define BOX_VFS_H
 
@@ -136,6 +140,9 @@ guint box_vfs_debug_ram_nodes(BoxVfs *vfs);
 bool box_vfs_debug_passthrough(BoxVfs *vfs, guint64 *registered);
 /* For tests: decisions answered from the cache so far. */
 guint64 box_vfs_debug_cache_hits(BoxVfs *vfs);
+/* For tests: READDIRPLUS entries sent so far with their node and
+ * attributes (shown) and with the name alone (hidden). */
+void box_vfs_debug_readdirplus(BoxVfs *vfs, guint64 *shown, guint64 *hidden);
 /* For tests: requests answered EINTR while their decision was pending
  * (FUSE_INTERRUPT or the end of their command). */
 guint64 box_vfs_debug_cancelled(BoxVfs *vfs);

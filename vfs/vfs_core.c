@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <linux/nsfs.h>
 
 G_DEFINE_QUARK(box-vfs-error-quark, box_vfs_error)
@@ -224,7 +225,7 @@ Node *vfs_pass_find(BoxVfs *v, dev_t dev, ino_t ino) {
 Node *vfs_pass_insert(BoxVfs *v, Node *parent, const char *name, int fd, const struct stat *st) {
   Node *n = vfs_pass_find(v, st->st_dev, st->st_ino);
   if (n) {
-    close(fd);
+    if (fd >= 0) close(fd);
     /* Renamed (or another hard link): follow the name we were asked for.
      * Roots keep their chain. */
     if (!n->root_path && (n->parent != parent || strcmp(n->name, name) != 0)) {
@@ -481,6 +482,22 @@ static BoxDecision *ask(BoxVfs *v, int cmd, const char *action, json_object *inp
   return d;
 }
 
+bool vfs_verdict_cached_permit(BoxVfs *v, int cmd, const char *action, const char *operation,
+                               const char *path, bool host_backed) {
+  if (!v->cache_decisions || !path) return false;
+  char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
+  char *key = g_strconcat(action, "\x1f", operation, "\x1f", spelled, NULL);
+  g_mutex_lock(&v->lock);
+  Command *cm = vfs_command(v, cmd);
+  BoxDecision *d = cm ? g_hash_table_lookup(cm->verdicts, key) : NULL;
+  bool permit = d && d->verdict == BOX_VERDICT_PERMIT;
+  g_mutex_unlock(&v->lock);
+  g_free(key);
+  g_free(spelled);
+  /* the cache holds policy's verdict; the floor comes after it */
+  return permit && (!host_backed || !floor_reason(v, path, false));
+}
+
 void box_vfs_invalidate_decisions(BoxVfs *v) {
   g_mutex_lock(&v->lock);
   for (guint i = 0; i < v->commands->len; i++) {
@@ -488,6 +505,11 @@ void box_vfs_invalidate_decisions(BoxVfs *v) {
     if (cm->verdicts) g_hash_table_remove_all(cm->verdicts);
   }
   g_mutex_unlock(&v->lock);
+}
+
+void box_vfs_debug_readdirplus(BoxVfs *v, guint64 *shown, guint64 *hidden) {
+  *shown = __atomic_load_n(&v->plus_shown, __ATOMIC_RELAXED);
+  *hidden = __atomic_load_n(&v->plus_hidden, __ATOMIC_RELAXED);
 }
 
 guint64 box_vfs_debug_cache_hits(BoxVfs *v) {
@@ -581,7 +603,7 @@ void vfs_enforce(BoxVfs *v, const Caller *c, const char *action, const char *pat
 
 /* ---- placement ---- */
 
-static bool pidns_inode(pid_t pid, guint64 *out) {
+static bool pidns_inode_read(pid_t pid, guint64 *out) {
   char link[64], buf[64];
   snprintf(link, sizeof link, "/proc/%d/ns/pid", (int)pid);
   ssize_t n = readlink(link, buf, sizeof buf - 1);
@@ -590,6 +612,81 @@ static bool pidns_inode(pid_t pid, guint64 *out) {
   unsigned long long ino;
   if (sscanf(buf, "pid:[%llu]", &ino) != 1) return false;
   *out = ino;
+  return true;
+}
+
+/* The caller's PID namespace, remembered per FUSE loop thread.
+ *
+ * Why: the readlink of /proc/<tid>/ns/pid is the largest part of placing a
+ * request (a procfs walk, about 2.5 µs), paid on every request.  A task's
+ * PID namespace is fixed for its life, so what must be checked is only that
+ * a remembered tid still names the same task: pids are reused.  Each slot
+ * holds a pidfd of the task (PIDFD_THREAD: that very thread) opened when the
+ * namespace was read; a pidfd never follows a reused number, and signal 0
+ * through it fails (ESRCH) once its task is gone.  A live task owns its tid,
+ * so a live pidfd whose tid is the caller's is the caller (which sleeps in
+ * the kernel until we reply).  The check is one cheap syscall, and a miss
+ * or any failure falls back to the readlink.  The slots are per thread, so
+ * no other thread can close or replace a pidfd while it is being checked;
+ * they are closed when the thread ends. */
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+#define PLACE_SLOTS 16u
+typedef struct {
+  pid_t tid;
+  int pidfd;
+  guint64 nsino;
+} PlaceSlot;
+
+static void place_slots_free(gpointer p) {
+  PlaceSlot *slots = p;
+  for (guint i = 0; i < PLACE_SLOTS; i++)
+    if (slots[i].pidfd >= 0) close(slots[i].pidfd);
+  g_free(slots);
+}
+static GPrivate place_slots = G_PRIVATE_INIT(place_slots_free);
+static gint place_cache_off = -1; /* BOXFS_NO_PLACE_CACHE=1: off (measurements) */
+
+static bool pidns_inode(pid_t pid, guint64 *out) {
+  if (g_atomic_int_get(&place_cache_off) < 0) {
+    const char *e = getenv("BOXFS_NO_PLACE_CACHE");
+    g_atomic_int_set(&place_cache_off, e && strcmp(e, "1") == 0);
+  }
+  if (g_atomic_int_get(&place_cache_off) == 1) return pidns_inode_read(pid, out);
+  PlaceSlot *slots = g_private_get(&place_slots);
+  if (!slots) {
+    slots = g_new(PlaceSlot, PLACE_SLOTS);
+    for (guint i = 0; i < PLACE_SLOTS; i++) slots[i] = (PlaceSlot){0, -1, 0};
+    g_private_set(&place_slots, slots);
+  }
+  PlaceSlot *s = &slots[(guint)pid % PLACE_SLOTS];
+  if (s->pidfd >= 0 && s->tid == pid) {
+    if (syscall(SYS_pidfd_send_signal, s->pidfd, 0, NULL, 0) == 0) {
+      *out = s->nsino;
+      return true;
+    }
+    close(s->pidfd);
+    s->pidfd = -1;
+  }
+  /* pidfd first, namespace second: if the namespace read names the task
+   * the pidfd holds, a later live check proves the same task */
+  int fd = (int)syscall(SYS_pidfd_open, pid, PIDFD_THREAD);
+  if (!pidns_inode_read(pid, out)) {
+    if (fd >= 0) close(fd);
+    return false;
+  }
+  if (fd < 0) return true;
+  /* the tid may have been reused between the two: the pidfd must still be
+   * live now, so that it and the readlink saw the same task */
+  if (syscall(SYS_pidfd_send_signal, fd, 0, NULL, 0) != 0) {
+    close(fd);
+    return true;
+  }
+  if (s->pidfd >= 0) close(s->pidfd);
+  s->tid = pid;
+  s->pidfd = fd;
+  s->nsino = *out;
   return true;
 }
 

@@ -105,6 +105,7 @@ struct BoxVfs {
   bool cache_decisions;
   BoxVfsNoteFn note;
   guint64 cache_hits;       /* atomic */
+  guint64 plus_shown, plus_hidden; /* READDIRPLUS entries (atomic) */
   /* RAM areas (issue 6, item 3) */
   bool ram_per_box;
   int box_area;             /* the per-box area's command id, or -1 */
@@ -205,6 +206,9 @@ typedef struct {
   char *text;         /* mydenial snapshot */
   size_t text_len;
   int backing;        /* pass file served by kernel passthrough: its backing id, else -1 */
+  /* a pass directory is listed straight from dir (no snapshot): */
+  struct dirent *ent; /* read and not yet sent */
+  off_t pos;          /* the offset of ent (or of the next entry to read) */
 } Fh;
 
 /* vfs_core.c */
@@ -228,6 +232,11 @@ bool vfs_host_backed(BoxVfs *v, const char *path);
 /* Asks policy and applies the floor.  Returns 0 or EACCES.  No lock held. */
 int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path,
                bool host_backed, const char *operation, bool mutating);
+/* Whether the command's decision cache holds a permit of (action,
+ * operation, path) that the reach floor leaves standing.  Decides nothing,
+ * logs nothing (readdirplus: what may be shown without a decision). */
+bool vfs_verdict_cached_permit(BoxVfs *v, int cmd, const char *action, const char *operation,
+                               const char *path, bool host_backed);
 /* A lookup that found nothing: ENOENT, or EACCES (recorded) when policy would
  * neither let the caller read nor write the path. */
 int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_backed);

@@ -26,7 +26,9 @@
 static const char *IDENTITY_WHY = "no longer resolves to the object that policy judged";
 
 /* ---- replies: a job answered EINTR already (cancelled) is not answered
- * again; the wrappers then return -1 like a failed reply. ---- */
+ * again; the wrappers then return -1 like a failed reply.  The outcomes of
+ * the request's permits are recorded before the reply: the history has them
+ * by the time the caller sees the result (and decides its next request). ---- */
 static int R_err(fuse_req_t req, int err) {
   Job *j = vfs_job_current();
   if (j && !vfs_job_may_reply(j)) {
@@ -263,19 +265,45 @@ static int pass_reach(BoxVfs *v, const Caller *c, Node *n, int flags, const char
 }
 
 /* As pass_reach, also giving the object's attributes (read for the check). */
+/* lock held: as pass_rel, written right to left into buf (no allocation:
+ * this runs on every op that acts); NULL if n hangs off no root or the path
+ * does not fit (the caller then uses pass_rel). */
+static const char *pass_rel_buf(Node *n, int *rootfd, char *buf, size_t size) {
+  size_t pos = size - 1;
+  buf[pos] = '\0';
+  Node *p = n;
+  int depth = 0;
+  while (p && p->kind == NODE_PASS && !p->root_path && depth < VFS_MAX_DEPTH) {
+    size_t len = strlen(p->name);
+    if (len + 1 > pos) return NULL;
+    if (pos != size - 1) buf[--pos] = '/';
+    pos -= len;
+    memcpy(buf + pos, p->name, len);
+    p = p->parent;
+    depth++;
+  }
+  if (!p || p->kind != NODE_PASS || !p->root_path) return NULL;
+  *rootfd = p->fd;
+  if (pos == size - 1) buf[--pos] = '.';
+  return buf + pos;
+}
+
 static int pass_reach_st(BoxVfs *v, const Caller *c, Node *n, int flags, const char *action,
                          struct stat *out) {
   int rootfd = -1;
+  char buf[1024];
   g_mutex_lock(&v->lock);
-  char *rel = pass_rel(n, &rootfd);
+  const char *fast = pass_rel_buf(n, &rootfd, buf, sizeof buf);
+  char *rel = fast ? NULL : pass_rel(n, &rootfd);
   g_mutex_unlock(&v->lock);
-  if (!rel) return -ESTALE;
+  if (!fast && !rel) return -ESTALE;
+  const char *relp = fast ? fast : rel;
   if (S_ISLNK(n->ftype)) flags |= O_PATH | O_NOFOLLOW;
   /* openat2 refuses bits open(2) ignores (the kernel's __FMODE_EXEC on an
    * exec's OPEN, for one): keep only the flags that mean something here. */
   flags &= O_ACCMODE | O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC | O_DIRECT | O_LARGEFILE |
            O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_PATH | O_TRUNC;
-  int fd = openat2_beneath(rootfd, rel, flags);
+  int fd = openat2_beneath(rootfd, relp, flags);
   int e = fd < 0 ? errno : 0;
   g_free(rel);
   if (fd < 0) {
@@ -324,11 +352,14 @@ static bool name_same(const NameId *a, const NameId *b) {
 
 /* ---- entries ---- */
 
-/* lock held; takes a kernel reference on n and fills e */
-static int fill_entry(BoxVfs *v, Node *n, struct fuse_entry_param *e) {
+/* lock held; takes a kernel reference on n and fills e (with *known, the
+ * attributes just read from n's object, else read here) */
+static int fill_entry_st(BoxVfs *v, Node *n, struct fuse_entry_param *e, const struct stat *known) {
   memset(e, 0, sizeof *e);
   struct stat st;
-  if (is_pass(n)) {
+  if (known) {
+    st = *known;
+  } else if (is_pass(n)) {
     if (fstatat(n->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) return errno;
   } else {
     virt_stat(n, &st);
@@ -343,20 +374,48 @@ static int fill_entry(BoxVfs *v, Node *n, struct fuse_entry_param *e) {
   return 0;
 }
 
-/* Resolves name in a passthrough directory to its node (created or found). */
+static int fill_entry(BoxVfs *v, Node *n, struct fuse_entry_param *e) {
+  return fill_entry_st(v, n, e, NULL);
+}
+
+/* Resolves name in a passthrough directory to its node (created or found).
+ * A name whose object already has a node (the kernel's revalidation of a
+ * cached entry, mostly) costs one fstatat: the node's own descriptor keeps
+ * that (dev, ino) from naming anything else, and the attributes read are
+ * the entry's.  Only a new object is opened (O_PATH, never following). */
+static int pass_child_known(BoxVfs *v, Node *dir, int dirfd, const char *name,
+                            struct fuse_entry_param *e, const struct stat *known);
 static int pass_child(BoxVfs *v, Node *dir, int dirfd, const char *name,
                       struct fuse_entry_param *e) {
+  return pass_child_known(v, dir, dirfd, name, e, NULL);
+}
+
+/* As pass_child; known: the attributes of the object the caller just
+ * created there (no fstatat: it is new, or its node is found by them). */
+static int pass_child_known(BoxVfs *v, Node *dir, int dirfd, const char *name,
+                            struct fuse_entry_param *e, const struct stat *known) {
+  struct stat st;
+  if (known) st = *known;
+  else if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) return errno;
+  g_mutex_lock(&v->lock);
+  Node *n = vfs_pass_find(v, st.st_dev, st.st_ino);
+  if (n) {
+    n = vfs_pass_insert(v, dir, name, -1, &st); /* follows a rename or another link */
+    int err = fill_entry_st(v, n, e, &st);
+    g_mutex_unlock(&v->lock);
+    return err;
+  }
+  g_mutex_unlock(&v->lock);
   int fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return errno;
-  struct stat st;
   if (fstat(fd, &st) < 0) {
     int err = errno;
     close(fd);
     return err;
   }
   g_mutex_lock(&v->lock);
-  Node *n = vfs_pass_insert(v, dir, name, fd, &st);
-  int err = fill_entry(v, n, e);
+  n = vfs_pass_insert(v, dir, name, fd, &st);
+  int err = fill_entry_st(v, n, e, &st);
   g_mutex_unlock(&v->lock);
   return err;
 }
@@ -385,6 +444,11 @@ static void op_init(void *userdata, struct fuse_conn_info *conn) {
   conn->want &= ~(unsigned)FUSE_CAP_CACHE_SYMLINKS;
   conn->want &= ~(unsigned)FUSE_CAP_EXPORT_SUPPORT;
   if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA) conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+  /* auto: READDIRPLUS only where the kernel expects lookups to follow */
+  if (conn->capable & FUSE_CAP_READDIRPLUS) {
+    conn->want |= FUSE_CAP_READDIRPLUS;
+    if (conn->capable & FUSE_CAP_READDIRPLUS_AUTO) conn->want |= FUSE_CAP_READDIRPLUS_AUTO;
+  }
   conn->time_gran = 1;
 }
 
@@ -1455,9 +1519,13 @@ static void run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
       err = errno;
     } else {
       struct stat fst;
-      fstat(fd, &fst);
+      bool have = fstat(fd, &fst) == 0;
+      bool chowned = geteuid() == 0 && (c.uid != 0 || c.gid != 0);
       chown_new(&c, nn.dfd, name);
-      err = pass_child(v, nn.dir, nn.dfd, name, &e);
+      /* the node is found by what the open made (no fstatat of the name; a
+       * new node's own O_PATH open is still compared below); after a chown
+       * the attributes are read again */
+      err = pass_child_known(v, nn.dir, nn.dfd, name, &e, have && !chowned ? &fst : NULL);
       if (!err && (e.attr.st_dev != fst.st_dev || e.attr.st_ino != fst.st_ino)) {
         /* the name moved between the open and the resolution */
         g_mutex_lock(&v->lock);
@@ -1786,6 +1854,44 @@ static void fill_entries(BoxVfs *v, Fh *fh, const Caller *c) {
   g_mutex_unlock(&v->lock);
 }
 
+/* One entry of a listing and the offset after it.  A real directory is read
+ * from its stream (offsets are the directory's own, d_off: no copy of the
+ * names, one read per entry as the kernel asks); others from the snapshot
+ * made at offset 0 (offsets are indices). */
+typedef struct {
+  const char *name;
+  fuse_ino_t ino;
+  unsigned char type;
+  off_t next;
+} ListEnt;
+
+static bool list_at(BoxVfs *v, Fh *fh, const Caller *c, off_t off, ListEnt *out) {
+  if (fh->kind == FH_PASS_DIR) {
+    if (off != fh->pos || off == 0) {
+      if (off == 0) rewinddir(fh->dir);
+      else seekdir(fh->dir, off);
+      fh->ent = NULL;
+      fh->pos = off;
+    }
+    if (!fh->ent) fh->ent = readdir(fh->dir);
+    if (!fh->ent) return false;
+    *out = (ListEnt){fh->ent->d_name, fh->ent->d_ino, fh->ent->d_type, fh->ent->d_off};
+    return true;
+  }
+  if (off == 0 || !fh->entries) fill_entries(v, fh, c);
+  if (off < 0 || (guint64)off >= fh->entries->len) return false;
+  DirEnt *d = &g_array_index(fh->entries, DirEnt, (guint)off);
+  *out = (ListEnt){d->name, d->d_ino, d->type, off + 1};
+  return true;
+}
+
+/* The entry list_at gave was sent. */
+static void list_sent(Fh *fh, const ListEnt *e) {
+  if (fh->kind != FH_PASS_DIR) return;
+  fh->ent = NULL;
+  fh->pos = e->next;
+}
+
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                        struct fuse_file_info *fi) {
   BoxVfs *v = V(req);
@@ -1798,21 +1904,111 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     R_err(req, EACCES);
     return;
   }
-  if (off == 0 || !fh->entries) fill_entries(v, fh, &c);
   char *buf = g_malloc(size);
   size_t pos = 0;
-  for (guint i = (guint)off; i < fh->entries->len; i++) {
-    DirEnt *e = &g_array_index(fh->entries, DirEnt, i);
+  ListEnt e;
+  for (off_t at = off; list_at(v, fh, &c, at, &e); at = e.next) {
     struct stat st;
     memset(&st, 0, sizeof st);
-    st.st_ino = (ino_t)e->d_ino;
-    st.st_mode = (mode_t)e->type << 12;
-    size_t need = fuse_add_direntry(req, buf + pos, size - pos, e->name, &st, (off_t)i + 1);
+    st.st_ino = (ino_t)e.ino;
+    st.st_mode = (mode_t)e.type << 12;
+    size_t need = fuse_add_direntry(req, buf + pos, size - pos, e.name, &st, e.next);
     if (need > size - pos) break;
     pos += need;
+    list_sent(fh, &e);
   }
   fuse_reply_buf(req, buf, pos);
   g_free(buf);
+}
+
+/* ---- readdirplus ----
+ *
+ * The kernel asks for READDIRPLUS (auto mode: on a listing's first batch and
+ * after lookups in the directory, the `ls -l` pattern) to get each entry's
+ * node and attributes with its name, saving a LOOKUP per entry.  Disclosure:
+ * the opendir's `enumerate` permit covers the names (and d_ino, type), not
+ * the attributes.  An entry comes with its node and attributes only where a
+ * read_metadata of that very path would be permitted, as far as known
+ * without deciding anything: the command holds that permit already in its
+ * decision cache (decided and logged before) and the reach floor does not
+ * refuse the path.  Every other entry is sent without a node (nodeid 0: the
+ * kernel then keeps only the name, as from READDIR), so its attributes stay
+ * behind a GETATTR, which is decided.  A caller that decides nothing (a
+ * tool, boxd's setup) is answered as its GETATTRs would be: with nodes and
+ * attributes.  Attributes are sent with attr_timeout 0, as by LOOKUP. */
+static bool plus_may_show(BoxVfs *v, const Caller *c, Fh *fh, const char *dirpath, const char *name) {
+  if (!c->decides || !v->decide) return true;
+  if (!dirpath) return false;
+  char *path = vfs_child_path(dirpath, name);
+  bool ok = vfs_verdict_cached_permit(v, c->cmd, "fs:read", "read_metadata", path,
+                                      fh->kind == FH_PASS_DIR);
+  g_free(path);
+  return ok;
+}
+
+/* The node and attributes for a shown entry (a kernel reference taken), or
+ * false: the entry goes without them. */
+static bool plus_entry(BoxVfs *v, Fh *fh, const Caller *c, const char *name,
+                       struct fuse_entry_param *e) {
+  if (fh->kind == FH_PASS_DIR) {
+    int dfd = dirfd(fh->dir);
+    return dfd >= 0 && pass_child(v, fh->node, dfd, name, e) == 0;
+  }
+  bool ok = false;
+  g_mutex_lock(&v->lock);
+  Node *n = fh->node->children ? g_hash_table_lookup(fh->node->children, name) : NULL;
+  if (n && n->special == SPECIAL_NONE && reach(c, n) == 0) ok = fill_entry(v, n, e) == 0;
+  g_mutex_unlock(&v->lock);
+  return ok;
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                           struct fuse_file_info *fi) {
+  BoxVfs *v = V(req);
+  (void)ino;
+  Caller c;
+  vfs_place(v, req, fi, &c);
+  Fh *fh = FH(fi);
+  if (!fh || !c.placed ||
+      (fh->node->kind == NODE_RAM && !vfs_ram_reachable(&c, fh->node))) {
+    R_err(req, EACCES);
+    return;
+  }
+  bool real = fh->kind == FH_PASS_DIR || fh->kind == FH_RAM_DIR;
+  char *dirpath = real ? path_of(v, fh->node) : NULL;
+  char *buf = g_malloc(size);
+  size_t pos = 0;
+  GArray *given = g_array_new(FALSE, FALSE, sizeof(fuse_ino_t)); /* references to drop on failure */
+  ListEnt le;
+  for (off_t at = off; list_at(v, fh, &c, at, &le); at = le.next) {
+    const ListEnt *d = &le;
+    struct fuse_entry_param e;
+    memset(&e, 0, sizeof e);
+    /* room first: a reference taken for an entry that does not fit would leak */
+    if (fuse_add_direntry_plus(req, NULL, 0, d->name, &e, 0) > size - pos) break;
+    bool dot = strcmp(d->name, ".") == 0 || strcmp(d->name, "..") == 0;
+    bool shown = real && !dot && plus_may_show(v, &c, fh, dirpath, d->name) &&
+                 plus_entry(v, fh, &c, d->name, &e);
+    if (shown) {
+      g_array_append_val(given, e.ino);
+      __atomic_add_fetch(&v->plus_shown, 1, __ATOMIC_RELAXED);
+    } else {
+      if (!dot) __atomic_add_fetch(&v->plus_hidden, 1, __ATOMIC_RELAXED);
+      memset(&e, 0, sizeof e);
+      e.attr.st_ino = (ino_t)d->ino;
+      e.attr.st_mode = (mode_t)d->type << 12;
+    }
+    pos += fuse_add_direntry_plus(req, buf + pos, size - pos, d->name, &e, d->next);
+    list_sent(fh, d);
+  }
+  if (fuse_reply_buf(req, buf, pos) != 0) {
+    g_mutex_lock(&v->lock);
+    for (guint i = 0; i < given->len; i++) forget_one(v, g_array_index(given, fuse_ino_t, i), 1);
+    g_mutex_unlock(&v->lock);
+  }
+  g_array_unref(given);
+  g_free(buf);
+  g_free(dirpath);
 }
 
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
@@ -2159,6 +2355,7 @@ const struct fuse_lowlevel_ops vfs_ops = {
     .fsync = op_fsync,
     .opendir = op_opendir,
     .readdir = op_readdir,
+    .readdirplus = op_readdirplus,
     .releasedir = op_releasedir,
     .fsyncdir = op_fsyncdir,
     .statfs = op_statfs,

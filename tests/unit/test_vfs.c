@@ -1316,6 +1316,73 @@ static void test_decision_cache(Fx *fx, gconstpointer data) {
   box_vfs_command_end(fx->vfs, cmd2);
 }
 
+/* ---- readdirplus: attributes only where a read_metadata was permitted ---- */
+
+static void worker_plus(Ctx *c) {
+  char *dir = g_strconcat(c->fx->pass_home, "/plus", NULL);
+  char *a = g_strconcat(dir, "/a.txt", NULL);
+  char *s = g_strconcat(dir, "/secret.txt", NULL);
+  struct stat st;
+  /* a.txt: read_metadata permitted (and cached); secret.txt: denied */
+  put(c, "stat_a", "%d", stat(a, &st) == 0);
+  put(c, "stat_secret", "%d", stat(s, &st) < 0 && errno == EACCES ? 1 : 0);
+  /* a fresh listing: its first batch is a READDIRPLUS (the kernel's auto mode) */
+  DIR *d = opendir(dir);
+  int names = 0;
+  struct dirent *de;
+  while (d && (de = readdir(d)) != NULL)
+    if (de->d_name[0] != '.') names++;
+  if (d) closedir(d);
+  put(c, "names", "%d", names);
+  /* what the listing brought cannot be read without a decision */
+  put(c, "stat_secret2", "%d", stat(s, &st) < 0 && errno == EACCES ? 1 : 0);
+  put(c, "stat_a2", "%d", stat(a, &st) == 0 && st.st_size == 1);
+  g_free(dir);
+  g_free(a);
+  g_free(s);
+}
+
+static void test_readdirplus(Fx *fx, gconstpointer data) {
+  char *dir = g_build_filename(fx->home, "plus", NULL);
+  g_assert_cmpint(g_mkdir(dir, 0755), ==, 0);
+  const char *files[] = {"a.txt", "b.txt", "c.txt", "secret.txt"};
+  for (guint i = 0; i < G_N_ELEMENTS(files); i++) {
+    char *f = g_build_filename(dir, files[i], NULL);
+    g_assert_true(g_file_set_contents(f, "x", 1, NULL));
+    g_free(f);
+  }
+  guint64 shown0, hidden0;
+  box_vfs_debug_readdirplus(fx->vfs, &shown0, &hidden0);
+  int cmd = box_vfs_command_new(fx->vfs);
+  GHashTable *h = run_worker(fx, cmd, true, worker_plus);
+  g_assert_cmpstr(val(h, "stat_a"), ==, "1");
+  g_assert_cmpstr(val(h, "stat_secret"), ==, "1");
+  g_assert_cmpstr(val(h, "names"), ==, "4");
+  g_assert_cmpstr(val(h, "stat_secret2"), ==, "1");
+  g_assert_cmpstr(val(h, "stat_a2"), ==, "1");
+  g_hash_table_unref(h);
+  guint64 shown, hidden;
+  box_vfs_debug_readdirplus(fx->vfs, &shown, &hidden);
+  shown -= shown0;
+  hidden -= hidden0;
+  g_test_message("readdirplus: %" G_GUINT64_FORMAT " shown, %" G_GUINT64_FORMAT " hidden", shown, hidden);
+  /* the four names went out in a READDIRPLUS; with the decision cache only
+   * a.txt (permitted before) with its attributes, without it none */
+  g_assert_cmpuint(shown + hidden, ==, 4);
+  g_assert_cmpuint(shown, ==, data == FX_CACHED ? 1 : 0);
+  GPtrArray *r = take_records(fx);
+  dump_records(r);
+  /* the listing decided nothing about its entries */
+  g_assert_cmpuint(count_records(r, "fs:read ~/plus/b.txt read_metadata permit"), ==, 0);
+  g_assert_cmpuint(count_records(r, "fs:read ~/plus/c.txt read_metadata permit"), ==, 0);
+  g_assert_cmpuint(count_records(r, "fs:read ~/plus/secret.txt read_metadata deny"), ==, 2);
+  g_assert_cmpuint(count_records(r, "fs:read ~/plus read_metadata permit") +
+                       count_records(r, "fs:read ~/plus enumerate permit"), >=, 1);
+  g_ptr_array_unref(r);
+  box_vfs_command_end(fx->vfs, cmd);
+  g_free(dir);
+}
+
 /* ---- the kernel's FUSE passthrough for opened real files ---- */
 
 static void worker_passthrough(Ctx *c) {
@@ -1443,6 +1510,8 @@ int main(int argc, char **argv) {
   g_test_add("/vfs/unplaced", Fx, NULL, fx_setup, test_unplaced, fx_teardown);
   g_test_add("/vfs/decision-cache", Fx, FX_CACHED, fx_setup, test_decision_cache, fx_teardown);
   g_test_add("/vfs/passthrough", Fx, NULL, fx_setup, test_passthrough, fx_teardown);
+  g_test_add("/vfs/readdirplus", Fx, NULL, fx_setup, test_readdirplus, fx_teardown);
+  g_test_add("/vfs/cached/readdirplus", Fx, FX_CACHED, fx_setup, test_readdirplus, fx_teardown);
   /* the decision tests again, decided on the loop thread with the cache */
   g_test_add("/vfs/cached/pass-decisions", Fx, FX_CACHED, fx_setup, test_pass_decisions, fx_teardown);
   g_test_add("/vfs/cached/ram", Fx, FX_CACHED, fx_setup, test_ram, fx_teardown);
