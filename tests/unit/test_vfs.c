@@ -1002,6 +1002,11 @@ static void *swap_thread(void *arg) {
   Swapper *s = arg;
   char *a = g_build_filename(s->fx->home, "a", NULL);
   char *l = g_build_filename(s->fx->home, "a.lnk", NULL);
+  /* Swap only once the worker reads: a late worker would see no race at all. */
+  char *reading = g_build_filename(s->fx->base, "worker-reading", NULL);
+  for (int t = 0; t < 10000 && access(reading, F_OK) != 0; t++)
+    g_usleep(1000);
+  g_free(reading);
   for (int i = 0; i < RACE_SWAPS; i++) {
     if (renameat2(AT_FDCWD, a, AT_FDCWD, l, RENAME_EXCHANGE) == 0) s->swaps++;
     else s->failed++;
@@ -1020,18 +1025,28 @@ static void *swap_thread(void *arg) {
 static void worker_race(Ctx *c) {
   char *p = g_strconcat(c->fx->pass_home, "/a/b/file", NULL);
   char *done = g_build_filename(c->fx->base, "swaps-done", NULL);
+  char *reading = g_build_filename(c->fx->base, "worker-reading", NULL);
   long reads = 0, real = 0, outside = 0, refused = 0, absent = 0, other = 0;
-  while (access(done, F_OK) != 0) {
+  bool last = false;
+  /* Reads until the swaps are done, then once more: the real directory is
+   * back in place, so that read must find the real file. */
+  for (;;) {
+    if (!last && access(done, F_OK) == 0)
+      last = true;
     int e;
     char *t = slurp(p, &e);
-    reads++;
+    if (reads++ == 0)
+      write_file(reading, "");
     if (!e && strcmp(t, "inside\n") == 0) real++;
     else if (strstr(t, "OUTSIDE")) outside++;
     else if (e == EACCES) refused++;
     else if (e == ENOENT || e == ESTALE || e == ELOOP) absent++;
     else other++;
     g_free(t);
+    if (last)
+      break;
   }
+  g_free(reading);
   put(c, "reads", "%ld", reads);
   put(c, "real", "%ld", real);
   put(c, "outside", "%ld", outside);
