@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Box
-from conformance_tsv import CASES, unescape
+from conformance_tsv import CASES, REPO_CASES, SHARED_CASES, unescape
 
 REPO = Path(__file__).resolve().parents[2]
 KNOWN = REPO / "tests" / "conformance" / "known-failures.txt"
@@ -96,7 +96,13 @@ def check_row(b, cols):
     return ok, "; ".join(why)
 
 
-@pytest.mark.skipif(not ROWS, reason="shell-cases.tsv not found")
+def test_the_table_is_there_and_the_copy_agrees():
+    assert len(ROWS) == 1180, f"{CASES}: {len(ROWS)} SI-/CU- rows"
+    if SHARED_CASES.exists():
+        assert REPO_CASES.read_bytes() == SHARED_CASES.read_bytes(), \
+            f"{REPO_CASES} differs from {SHARED_CASES}: copy the shared table again"
+
+
 def test_conformance_rows(conf_box):
     """Every SI-/CU- row: each failure must be a known one; ≥97% pass."""
     passed, unexpected, fixed = 0, [], []
