@@ -509,9 +509,11 @@ static int zygote_main(int ctl)
   int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sfd < 0)
     die("signalfd");
-  /* Map what commands load lazily (libcurl) while the host's library files
-   * are still reachable: workers inherit it, rooted in the mount. */
-  box_shell_preload();
+  /* Arrange for what commands load lazily (libcurl) to stay reachable by
+   * workers rooted in the mount; mapping it here instead would cost every
+   * fork ~155 more mappings to copy. */
+  if (!box_shell_prepare())
+    box_shell_preload();
   drop_bounding_set();
   for (;;) {
     struct pollfd p[2] = { { .fd = ctl, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };

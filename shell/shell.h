@@ -118,6 +118,14 @@ bool box_shell_implements(const char *name);
  * with the reason when run). */
 bool box_shell_preload(void);
 
+/* What the zygote calls instead: it maps nothing (every mapping is one
+ * more for each fork to copy) but keeps, for its workers to inherit,
+ * read-only descriptors of the host's directories holding what commands
+ * load lazily, so that a worker rooted in the mount can still load it on
+ * first use.  Returns false if that could not be arranged (the caller then
+ * preloads). */
+bool box_shell_prepare(void);
+
 #ifdef __cplusplus
 }
 #endif
