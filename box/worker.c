@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,36 @@
 static int ctl_fd = -1;
 
 /* ---- host side of the Shell, over the control channel ---- */
+
+/* issue 9's status report is one way, and boxd needs it only before the
+ * next thing this process asks (history rules read it then) or at the
+ * command's end.  So it waits for that request, or rides on "exit": one
+ * message and one wakeup of boxd fewer per command.  A fork flushes it
+ * first, so that nothing a child sends can overtake it. */
+static json_object *pending_status;
+static pid_t worker_pid;
+
+static void flush_status(void)
+{
+  if (!pending_status)
+    return;
+  box_ctl_send(ctl_fd, pending_status, NULL, 0);
+  json_object_put(pending_status);
+  pending_status = NULL;
+}
+
+static json_object *ctl_call(json_object *request, const int *fds, int nfds)
+{
+  flush_status();
+  return box_ctl_call(ctl_fd, request, fds, nfds);
+}
+
+static json_object *ctl_call_fds(json_object *request, const int *fds, int nfds, int *got,
+                                 int *ngot)
+{
+  flush_status();
+  return box_ctl_call_fds(ctl_fd, request, fds, nfds, got, ngot);
+}
 
 static json_object *command_input(const BoxShellCommand *cmd)
 {
@@ -75,7 +106,7 @@ static bool host_decide_exec(void *data, const BoxShellCommand *cmd, char **mess
   json_object_object_add(req, "input", command_input(cmd));
   json_object_object_add(req, "args", string_array(cmd->argv, cmd->argc));
   add_literal(req, cmd);
-  json_object *reply = box_ctl_call(ctl_fd, req, NULL, 0);
+  json_object *reply = ctl_call(req, NULL, 0);
   json_object_put(req);
   json_object *permit, *msg;
   bool ok = reply && json_object_object_get_ex(reply, "permit", &permit) &&
@@ -103,7 +134,7 @@ static bool host_decide_dry(void *data, const char *action, const char *input_js
   json_object_object_add(req, "action", json_object_new_string(action));
   json_object_object_add(req, "input", input);
   json_object_object_add(req, "dry_run", json_object_new_boolean(true));
-  json_object *reply = box_ctl_call(ctl_fd, req, NULL, 0);
+  json_object *reply = ctl_call(req, NULL, 0);
   json_object_put(req);
   json_object *permit, *msg;
   bool ok = reply && json_object_object_get_ex(reply, "permit", &permit) &&
@@ -133,7 +164,7 @@ static BoxSpawnResult host_spawn(void *data, const BoxShellCommand *cmd, int fd_
     json_object_object_add(req, "env", string_array(cmd->envp, n));
   }
   int fds[2] = { fd_out, fd_err };
-  json_object *reply = box_ctl_call(ctl_fd, req, fds, 2);
+  json_object *reply = ctl_call(req, fds, 2);
   json_object_put(req);
   json_object *kind, *status, *msg;
   if (!reply || !json_object_object_get_ex(reply, "kind", &kind)) {
@@ -195,7 +226,7 @@ static void host_open_read(void *data, const char *cwd, const char *const *paths
   json_object_object_add(req, "paths", string_array((char *const *)paths, n));
   int got[BOX_CTL_MAX_FDS];
   int ngot = 0;
-  json_object *reply = box_ctl_call_fds(ctl_fd, req, NULL, 0, got, &ngot);
+  json_object *reply = ctl_call_fds(req, NULL, 0, got, &ngot);
   json_object_put(req);
   json_object *answers = NULL;
   int used = 0;
@@ -229,8 +260,12 @@ static void host_exec_status(void *data, const BoxShellCommand *cmd, int status)
   json_object_object_add(msg, "action", json_object_new_string("shell:exec"));
   json_object_object_add(msg, "input", command_input(cmd));
   json_object_object_add(msg, "status", json_object_new_int(status));
-  box_ctl_send(ctl_fd, msg, NULL, 0);
-  json_object_put(msg);
+  flush_status();
+  pending_status = msg;
+  /* A forked part of the command (subshell, pipeline stage) ends with
+   * _exit and sends no "exit": it reports at once. */
+  if (getpid() != worker_pid)
+    flush_status();
 }
 
 /* ---- standalone host: no box, programs run directly ---- */
@@ -435,6 +470,8 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
     if (ms > 0 && ms <= UINT_MAX)
       limits.timeout_ms = (unsigned)ms;
   }
+  worker_pid = getpid();
+  pthread_atfork(flush_status, NULL, NULL);
   int status = box_shell_run_limits(json_object_get_string(source), &env, &host, &limits);
   /* Let go of the caller's descriptors before reporting, so its output
    * ends exactly when its status arrives.  Closed rather than pointed at
@@ -446,6 +483,10 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   json_object *done = json_object_new_object();
   json_object_object_add(done, "op", json_object_new_string("exit"));
   json_object_object_add(done, "status", json_object_new_int(status));
+  if (pending_status) {
+    json_object_object_add(done, "exec_status", pending_status);
+    pending_status = NULL;
+  }
   box_ctl_send(ctl_fd, done, NULL, 0);
   json_object_put(done);
   json_object_put(run);
