@@ -112,8 +112,9 @@ int box_shell_check(const char *source);
 bool box_shell_implements(const char *name);
 
 /* Loads now what commands otherwise load on first use (libcurl for
- * `curl`).  The zygote calls it before forking workers: once a worker is
- * rooted in the box's mount the host's library files are out of reach.
+ * `curl`): for a worker started alone, or a zygote whose
+ * box_shell_prepare failed; once a worker is rooted in the box's mount the
+ * host's library files are out of reach by name.
  * Returns false if something could not be loaded (the command then fails
  * with the reason when run). */
 bool box_shell_preload(void);
