@@ -20,6 +20,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,29 @@
 static int ctl_fd = -1;
 
 /* ---- host side of the Shell, over the control channel ---- */
+
+/* issue 9's status report is one way, and boxd needs it only before the
+ * next thing this process asks (history rules read it then) or at the
+ * command's end.  So it waits for that request, or rides on "exit": one
+ * message and one wakeup of boxd fewer per command.  A fork flushes it
+ * first, so that nothing a child sends can overtake it. */
+static json_object *pending_status;
+static pid_t worker_pid;
+
+static void flush_status(void)
+{
+  if (!pending_status)
+    return;
+  box_ctl_send(ctl_fd, pending_status, NULL, 0);
+  json_object_put(pending_status);
+  pending_status = NULL;
+}
+
+static json_object *ctl_call(json_object *request, const int *fds, int nfds)
+{
+  flush_status();
+  return box_ctl_call(ctl_fd, request, fds, nfds);
+}
 
 static json_object *command_input(const BoxShellCommand *cmd)
 {
@@ -76,7 +100,7 @@ static bool host_decide_exec(void *data, const BoxShellCommand *cmd, char **mess
   json_object_object_add(req, "input", command_input(cmd));
   json_object_object_add(req, "args", string_array(cmd->argv, cmd->argc));
   add_literal(req, cmd);
-  json_object *reply = box_ctl_call(ctl_fd, req, NULL, 0);
+  json_object *reply = ctl_call(req, NULL, 0);
   json_object_put(req);
   json_object *permit, *msg;
   bool ok = reply && json_object_object_get_ex(reply, "permit", &permit) &&
@@ -104,7 +128,7 @@ static bool host_decide_dry(void *data, const char *action, const char *input_js
   json_object_object_add(req, "action", json_object_new_string(action));
   json_object_object_add(req, "input", input);
   json_object_object_add(req, "dry_run", json_object_new_boolean(true));
-  json_object *reply = box_ctl_call(ctl_fd, req, NULL, 0);
+  json_object *reply = ctl_call(req, NULL, 0);
   json_object_put(req);
   json_object *permit, *msg;
   bool ok = reply && json_object_object_get_ex(reply, "permit", &permit) &&
@@ -134,7 +158,7 @@ static BoxSpawnResult host_spawn(void *data, const BoxShellCommand *cmd, int fd_
     json_object_object_add(req, "env", string_array(cmd->envp, n));
   }
   int fds[2] = { fd_out, fd_err };
-  json_object *reply = box_ctl_call(ctl_fd, req, fds, 2);
+  json_object *reply = ctl_call(req, fds, 2);
   json_object_put(req);
   json_object *kind, *status, *msg;
   if (!reply || !json_object_object_get_ex(reply, "kind", &kind)) {
@@ -193,6 +217,7 @@ static int host_open_read_send(void *data, const char *cwd, const char *const *p
   json_object_object_add(req, "op", json_object_new_string("open"));
   json_object_object_add(req, "cwd", json_object_new_string(cwd ? cwd : ""));
   json_object_object_add(req, "paths", string_array((char *const *)paths, n));
+  flush_status();
   bool sent = box_ctl_send(ctl_fd, req, &pair[1], 1);
   json_object_put(req);
   close(pair[1]);
@@ -255,8 +280,12 @@ static void host_exec_status(void *data, const BoxShellCommand *cmd, int status)
   json_object_object_add(msg, "action", json_object_new_string("shell:exec"));
   json_object_object_add(msg, "input", command_input(cmd));
   json_object_object_add(msg, "status", json_object_new_int(status));
-  box_ctl_send(ctl_fd, msg, NULL, 0);
-  json_object_put(msg);
+  flush_status();
+  pending_status = msg;
+  /* A forked part of the command (subshell, pipeline stage) ends with
+   * _exit and sends no "exit": it reports at once. */
+  if (getpid() != worker_pid)
+    flush_status();
 }
 
 /* ---- standalone host: no box, programs run directly ---- */
@@ -342,6 +371,51 @@ static void drop_privileges(void)
     die("no_new_privs");
 }
 
+static const char *const devices[] = { "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random",
+                                       NULL };
+
+/* The host's null devices, bound over the RAM root's dev/ entries, cost a
+ * mount daemon LOOKUP each.  A small tmpfs of the worker's own laid over
+ * dev/ holds their mount points instead: dev/ is looked up once and the
+ * four names never reach the daemon.  It is read-only once they are bound
+ * (only the devices themselves take writes) and ends with the worker.
+ * Returns false, with nothing changed, if the kernel refuses the tmpfs. */
+static bool devices_on_tmpfs(int tree)
+{
+  int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+  if (fs < 0)
+    return false;
+  int mnt = -1;
+  if (fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0755", 0) == 0 &&
+      fsconfig(fs, FSCONFIG_SET_STRING, "size", "4k", 0) == 0 &&
+      fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", "16", 0) == 0 &&
+      fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+    mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+  close(fs);
+  if (mnt < 0)
+    return false;
+  for (int i = 0; devices[i]; i++) {
+    int f = openat(mnt, devices[i] + 5, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (f < 0) {
+      close(mnt);
+      return false;
+    }
+    close(f);
+  }
+  if (move_mount(mnt, "", tree, "dev", MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+    close(mnt);
+    return false;
+  }
+  /* From here on the tmpfs covers dev/: the devices must land on it. */
+  for (int i = 0; devices[i]; i++)
+    bind_at(tree, devices[i], devices[i] + 1);
+  struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+  if (mount_setattr(mnt, "", AT_EMPTY_PATH, &ro, sizeof ro) != 0)
+    die("make dev/ read-only");
+  close(mnt);
+  return true;
+}
+
 /* Setting up a worker is most of a command's cost, and most of that is
  * LOOKUP (and ACCESS) round trips to the mount daemon for the RAM root's
  * new entries.  So the RAM root's own entry is walked once: its tree is
@@ -370,10 +444,9 @@ static void enter_root(const char *root, char **binds, const char *workspace)
       dst++;
     bind_at(tree, *b, dst);
   }
-  static const char *const devices[] = { "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random",
-                                         NULL };
-  for (int i = 0; devices[i]; i++)
-    bind_at(tree, devices[i], devices[i] + 1);
+  if (!devices_on_tmpfs(tree))
+    for (int i = 0; devices[i]; i++)
+      bind_at(tree, devices[i], devices[i] + 1);
   char new_root[64];
   g_snprintf(new_root, sizeof new_root, "/proc/self/fd/%d", tree);
   if (chdir("/") != 0 || syscall(SYS_pivot_root, new_root, new_root) != 0 ||
@@ -463,6 +536,8 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
     if (ms > 0 && ms <= UINT_MAX)
       limits.timeout_ms = (unsigned)ms;
   }
+  worker_pid = getpid();
+  pthread_atfork(flush_status, NULL, NULL);
   int status = box_shell_run_limits(json_object_get_string(source), &env, &host, &limits);
   /* Let go of the caller's descriptors before reporting, so its output
    * ends exactly when its status arrives.  Closed rather than pointed at
@@ -474,6 +549,10 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   json_object *done = json_object_new_object();
   json_object_object_add(done, "op", json_object_new_string("exit"));
   json_object_object_add(done, "status", json_object_new_int(status));
+  if (pending_status) {
+    json_object_object_add(done, "exec_status", pending_status);
+    pending_status = NULL;
+  }
   box_ctl_send(ctl_fd, done, NULL, 0);
   json_object_put(done);
   json_object_put(run);
@@ -537,9 +616,11 @@ static int zygote_main(int ctl)
   int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sfd < 0)
     die("signalfd");
-  /* Map what commands load lazily (libcurl) while the host's library files
-   * are still reachable: workers inherit it, rooted in the mount. */
-  box_shell_preload();
+  /* Arrange for what commands load lazily (libcurl) to stay reachable by
+   * workers rooted in the mount; mapping it here instead would cost every
+   * fork ~155 more mappings to copy. */
+  if (!box_shell_prepare())
+    box_shell_preload();
   drop_bounding_set();
   for (;;) {
     struct pollfd p[2] = { { .fd = ctl, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };

@@ -712,6 +712,9 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
         json_object_object_get_ex(msg, "op", &op_obj) ? json_object_get_string(op_obj) : "";
     if (strcmp(op, "exit") == 0) {
       json_object *s;
+      /* the last command's status, held back to travel with the exit */
+      if (json_object_object_get_ex(msg, "exec_status", &s) && json_object_is_type(s, json_type_object))
+        handle_status(c, s);
       if (json_object_object_get_ex(msg, "status", &s))
         status = json_object_get_int(s) & 0xff;
       json_object_put(msg);

@@ -336,6 +336,7 @@ int box_cmd_grep(BoxCmd *c);
 int box_cmd_lua(BoxCmd *c);    /* issue 10: commands/lua.c */
 int box_cmd_curl(BoxCmd *c);   /* issue 8: commands/curl.c */
 bool box_curl_preload(void);   /* commands/curl_dl.c: dlopen libcurl now */
+bool box_curl_prepare(void);   /* commands/curl_dl.c: only learn how to, later */
 
 /* Helpers builtins share (builtins.c). */
 bool box_is_builtin(const char *name);

@@ -184,6 +184,11 @@ bool box_shell_preload(void)
   return box_curl_preload();
 }
 
+bool box_shell_prepare(void)
+{
+  return box_curl_prepare();
+}
+
 int box_shell_check(const char *source) {
   Shell sh;
   shell_init(&sh, NULL, NULL);

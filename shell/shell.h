@@ -118,11 +118,20 @@ int box_shell_check(const char *source);
 bool box_shell_implements(const char *name);
 
 /* Loads now what commands otherwise load on first use (libcurl for
- * `curl`).  The zygote calls it before forking workers: once a worker is
- * rooted in the box's mount the host's library files are out of reach.
+ * `curl`): for a worker started alone, or a zygote whose
+ * box_shell_prepare failed; once a worker is rooted in the box's mount the
+ * host's library files are out of reach by name.
  * Returns false if something could not be loaded (the command then fails
  * with the reason when run). */
 bool box_shell_preload(void);
+
+/* What the zygote calls instead: it maps nothing (every mapping is one
+ * more for each fork to copy) but keeps, for its workers to inherit,
+ * read-only descriptors of the host's directories holding what commands
+ * load lazily, so that a worker rooted in the mount can still load it on
+ * first use.  Returns false if that could not be arranged (the caller then
+ * preloads). */
+bool box_shell_prepare(void);
 
 #ifdef __cplusplus
 }

@@ -2,9 +2,12 @@
  *
  * box-shell does not link libcurl: loading its ~30 libraries would cost
  * every Shell start milliseconds that only `curl` needs.  The library is
- * opened on the first `curl` when the Shell runs alone, and eagerly by the
- * zygote (box_shell_preload) before it forks workers, because a worker
- * rooted in the box's mount can no longer reach the host's library files.
+ * opened on the first `curl`.  A worker rooted in the box's mount can no
+ * longer reach the host's library files by name, so the zygote learns
+ * beforehand which files libcurl needs and keeps their directories open
+ * for its workers (box_curl_prepare); only if that fails does it map the
+ * library itself (box_shell_preload), at the price of ~155 mappings more
+ * in every fork.
  *
  * curl.c includes this header instead of <curl/curl.h>; the macros at the
  * end route its curl_* calls through the table, so the command's code reads
