@@ -28,20 +28,73 @@ typedef struct {
   const char *etype;
 } Pending;
 
+/* The interned names an event needs, looked up once rather than per event
+ * (g_intern_string takes a global lock and hashes): the "input.<field>" and
+ * "output.<field>" paths of each action's declared fields, and each
+ * action's enum-typed field. */
+typedef struct {
+  const char **in, **out;   /* parallel to policy_actions[a].input / .output */
+  const char *op_enum;      /* fs:*: the operation field's type, else NULL */
+} ActionNames;
+
+static ActionNames names[POLICY_MAX_ACTIONS];
+static const char *n_cp, *n_cr, *n_rid, *n_agent, *n_resource, *n_fsresult;
+
+static const char **intern_fields(const char *prefix, const FieldDecl *f, size_t n) {
+  const char **out = g_new0(const char *, n + 1);
+  for (size_t i = 0; i < n; i++) {
+    char *path = g_strconcat(prefix, f[i].name, NULL);
+    out[i] = g_intern_string(path);
+    g_free(path);
+  }
+  return out;
+}
+
+static void names_init(void) {
+  static gsize once = 0;
+  if (!g_once_init_enter(&once)) return;
+  n_cp = g_intern_static_string("callerPrincipal");
+  n_cr = g_intern_static_string("callerResource");
+  n_rid = g_intern_static_string("requestId");
+  n_agent = g_intern_static_string("Box::Agent");
+  n_resource = g_intern_static_string("Box::Resource");
+  n_fsresult = g_intern_static_string("Box::FsResponseResult");
+  for (size_t a = 0; a < policy_nactions && a < POLICY_MAX_ACTIONS; a++) {
+    const ActionDecl *d = &policy_actions[a];
+    names[a].in = intern_fields("input.", d->input, d->ninput);
+    names[a].out = intern_fields("output.", d->output, d->output ? d->noutput : 0);
+    names[a].op_enum = strncmp(d->term, "fs:", 3) == 0 && d->enum_type ? g_intern_string(d->enum_type) : NULL;
+  }
+  g_once_init_leave(&once, 1);
+}
+
+/* The interned path of key: the declared field's, else interned now. */
+static const char *field_path(int action, bool output, const char *key) {
+  const ActionDecl *d = &policy_actions[action];
+  const FieldDecl *f = output ? d->output : d->input;
+  size_t n = output ? (d->output ? d->noutput : 0) : d->ninput;
+  const char **paths = output ? names[action].out : names[action].in;
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(f[i].name, key) == 0) return paths[i];
+  char *path = g_strconcat(output ? "output." : "input.", key, NULL);
+  const char *r = g_intern_string(path);
+  g_free(path);
+  return r;
+}
+
 static const char *field_enum(int action, bool output, const char *key) {
-  if (strcmp(policy_actions[action].term, "fs:read") != 0 && strncmp(policy_actions[action].term, "fs:", 3) != 0)
-    return NULL;
-  if (!output && strcmp(key, "operation") == 0) return policy_actions[action].enum_type;
-  if (output && strcmp(key, "result") == 0) return "Box::FsResponseResult";
+  if (strncmp(policy_actions[action].term, "fs:", 3) != 0) return NULL;
+  if (!output && strcmp(key, "operation") == 0)
+    return names[action].op_enum ? names[action].op_enum : policy_actions[action].enum_type;
+  if (output && strcmp(key, "result") == 0) return n_fsresult;
   return NULL;
 }
 
-static void collect(GArray *out, int action, bool output, json_object *rec, size_t *strbytes) {
-  if (!rec || !json_object_is_type(rec, json_type_object)) return;
+static size_t collect(Pending *out, int action, bool output, json_object *rec, size_t *strbytes) {
+  size_t np = 0;
+  if (!rec || !json_object_is_type(rec, json_type_object)) return 0;
   json_object_object_foreach(rec, key, val) {
-    char *path = g_strconcat(output ? "output." : "input.", key, NULL);
-    Pending p = {g_intern_string(path), TV_NONE, 0, NULL, 0, NULL};
-    g_free(path);
+    Pending p = {NULL, TV_NONE, 0, NULL, 0, NULL};
     switch (json_object_get_type(val)) {
     case json_type_int:
       p.k = TV_LONG;
@@ -56,34 +109,52 @@ static void collect(GArray *out, int action, bool output, json_object *rec, size
       p.n = (size_t)json_object_get_string_len(val);
       const char *et = field_enum(action, output, key);
       p.k = et ? TV_ENT : TV_STR;
-      p.etype = et ? g_intern_string(et) : NULL;
+      p.etype = et; /* interned by names_init */
       *strbytes += p.n + 1;
       break;
     }
     default:
       continue; /* sets and records: present in no predicate's equality */
     }
-    g_array_append_val(out, p);
+    p.path = field_path(action, output, key);
+    out[np++] = p;
   }
+  return np;
+}
+
+static size_t rec_len(json_object *rec) {
+  return rec && json_object_is_type(rec, json_type_object) ? (size_t)json_object_object_length(rec) : 0;
+}
+
+/* "req-<seq>" without the printf machinery; returns its length. */
+static int request_id(char rid[32], uint64_t seq) {
+  char digits[24];
+  int nd = 0;
+  do {
+    digits[nd++] = (char)('0' + seq % 10);
+    seq /= 10;
+  } while (seq);
+  memcpy(rid, "req-", 4);
+  for (int i = 0; i < nd; i++) rid[4 + i] = digits[nd - 1 - i];
+  rid[4 + nd] = '\0';
+  return 4 + nd;
 }
 
 Event *event_build(int action, EventKind kind, json_object *input, json_object *output, int64_t ts,
                    uint64_t request_seq) {
-  GArray *pend = g_array_new(FALSE, FALSE, sizeof(Pending));
-  size_t strbytes = 0;
-  Pending cp = {g_intern_static_string("callerPrincipal"), TV_ENT, 0, "self", 4, g_intern_static_string("Box::Agent")};
-  Pending cr = {g_intern_static_string("callerResource"), TV_ENT, 0, "unused", 6,
-                g_intern_static_string("Box::Resource")};
-  g_array_append_val(pend, cp);
-  g_array_append_val(pend, cr);
-  collect(pend, action, false, input, &strbytes);
-  if (kind == EV_RESPONSE) collect(pend, action, true, output, &strbytes);
+  names_init();
+  size_t cap = 3 + rec_len(input) + (kind == EV_RESPONSE ? rec_len(output) : 0);
+  Pending stack[24];
+  Pending *pend = cap <= G_N_ELEMENTS(stack) ? stack : g_new(Pending, cap);
+  size_t strbytes = 0, nf = 0;
+  pend[nf++] = (Pending){n_cp, TV_ENT, 0, "self", 4, n_agent};
+  pend[nf++] = (Pending){n_cr, TV_ENT, 0, "unused", 6, n_resource};
+  nf += collect(pend + nf, action, false, input, &strbytes);
+  if (kind == EV_RESPONSE) nf += collect(pend + nf, action, true, output, &strbytes);
   char rid[32];
-  int rn = g_snprintf(rid, sizeof rid, "req-%" G_GUINT64_FORMAT, request_seq);
-  Pending rq = {g_intern_static_string("requestId"), TV_STR, 0, rid, (size_t)rn, NULL};
-  g_array_append_val(pend, rq);
+  int rn = request_id(rid, request_seq);
+  pend[nf++] = (Pending){n_rid, TV_STR, 0, rid, (size_t)rn, NULL};
   strbytes += (size_t)rn + 1;
-  size_t nf = pend->len;
   size_t size = sizeof(Event) + nf * sizeof(EvField) + strbytes;
   Event *e = g_malloc(size);
   e->ts = ts;
@@ -93,7 +164,7 @@ Event *event_build(int action, EventKind kind, json_object *input, json_object *
   e->f = (EvField *)(e + 1);
   char *str = (char *)(e->f + nf);
   for (size_t i = 0; i < nf; i++) {
-    Pending *p = &g_array_index(pend, Pending, i);
+    Pending *p = &pend[i];
     EvField *f = &e->f[i];
     f->path = p->path;
     f->v.k = p->k;
@@ -108,7 +179,7 @@ Event *event_build(int action, EventKind kind, json_object *input, json_object *
       str += p->n + 1;
     }
   }
-  g_array_free(pend, TRUE);
+  if (pend != stack) g_free(pend);
   return e;
 }
 
