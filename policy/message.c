@@ -77,10 +77,27 @@ static void debug_unit(char buf[16], gunichar c) {
   buf[n] = '\0';
 }
 
+/* Printable ASCII that escape_debug leaves as it is. */
+static bool debug_plain(unsigned char c) { return c >= 0x20 && c < 0x7F && c != '\'' && c != '"' && c != '\\'; }
+
 void policy_escape_debug(GString *out, const char *s, size_t maxbytes) {
   size_t used = 0;
   const char *p = s;
   while (*p) {
+    /* a run of plain ASCII (a path, mostly) goes in at once */
+    size_t run = 0;
+    while (debug_plain((unsigned char)p[run])) run++;
+    if (run) {
+      if (used + run > maxbytes) {
+        g_string_append_len(out, p, (gssize)(maxbytes - used));
+        g_string_append(out, "...");
+        return;
+      }
+      g_string_append_len(out, p, (gssize)run);
+      used += run;
+      p += run;
+      continue;
+    }
     char buf[16];
     debug_unit(buf, next_char(&p));
     size_t n = strlen(buf);

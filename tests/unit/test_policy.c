@@ -411,6 +411,26 @@ static void test_messages(void) {
   g_free(expect);
   g_string_free(longp, TRUE);
   box_decision_free(d);
+
+  /* the cut counts escapes: a plain run after an escape stops at 1024
+   * bytes; an escape that would cross 1024 is left out whole */
+  longp = g_string_new(NULL);
+  for (int i = 0; i < 1020; i++) g_string_append_c(longp, 'a');
+  g_string_append(longp, "\"bbbbbbbbbb");
+  d = decide(p, "fs:delete", fs_input(longp->str, "remove_file"));
+  expect = g_strdup_printf("policy permitted this operation on '%.*s\\\"bb...'.", 1020, longp->str);
+  g_assert_cmpstr(d->message, ==, expect);
+  g_free(expect);
+  box_decision_free(d);
+  g_string_truncate(longp, 0);
+  for (int i = 0; i < 1023; i++) g_string_append_c(longp, 'a');
+  g_string_append(longp, "\"b");
+  d = decide(p, "fs:delete", fs_input(longp->str, "remove_file"));
+  expect = g_strdup_printf("policy permitted this operation on '%.*s...'.", 1023, longp->str);
+  g_assert_cmpstr(d->message, ==, expect);
+  g_free(expect);
+  g_string_free(longp, TRUE);
+  box_decision_free(d);
   box_policy_free(p);
 
   /* an @id literally "default-deny" on a forbid */
