@@ -154,7 +154,9 @@ char *policy_cap_utf8(const char *s, size_t max, const char *suffix) {
 }
 
 char *policy_build_message(const BoxDecision *d, const Rule *const *forbids, size_t nforbids) {
-  GString *m = g_string_new("policy ");
+  /* sized for the usual message, so that it is not grown piece by piece */
+  GString *m = g_string_sized_new(112 + (d->resource ? strlen(d->resource) : 0));
+  g_string_append_len(m, "policy ", 7);
   g_string_append(m, d->verdict == BOX_VERDICT_PERMIT ? "permitted" : "denied");
   g_string_append(m, " this operation");
   bool blank = true;
@@ -213,9 +215,15 @@ static void append_field(GString *s, json_object *input, const char *key) {
 }
 
 char *box_policy_resource_label(const char *action, json_object *input) {
+  if (!action || !input || !json_object_is_type(input, json_type_object)) return g_strdup("");
+  if (strncmp(action, "fs:", 3) == 0) {
+    /* every file decision asks this: its label is its path, copied at once */
+    json_object *v = NULL;
+    if (!json_object_object_get_ex(input, "path", &v) || !v) return g_strdup("");
+    if (json_object_is_type(v, json_type_string)) return g_strdup(json_object_get_string(v));
+  }
   GString *s = g_string_new(NULL);
-  if (!action || !input || !json_object_is_type(input, json_type_object)) return g_string_free(s, FALSE);
-  if (g_str_has_prefix(action, "fs:")) append_field(s, input, "path");
+  if (strncmp(action, "fs:", 3) == 0) append_field(s, input, "path");
   else if (strcmp(action, "net:connect") == 0) {
     append_field(s, input, "host");
     g_string_append_c(s, ':');
