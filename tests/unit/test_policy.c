@@ -978,6 +978,18 @@ static void test_json_append_matches_json_c(void) {
     check_json_append(one);
     json_object_put(one);
   }
+  for (int off = 0; off < 24; off++) { /* an escape at each place in a word, with runs either side */
+    const char marks[] = {'"', '\\', '\n', '\x1f', '\x00', ' '};
+    for (size_t m = 0; m < sizeof marks; m++) {
+      char buf[64];
+      memset(buf, 'a', sizeof buf);
+      buf[off] = marks[m];
+      json_object *one = json_object_new_object();
+      json_object_object_add(one, "path", json_object_new_string_len(buf, off + 1 + (off % 11)));
+      check_json_append(one);
+      json_object_put(one);
+    }
+  }
   const char *shapes[] = {"{\"a\":null}", "{\"a\":1.5}", "{\"a\":[\"x\"]}", "{\"a\":{\"b\":1}}",
                           "{\"a\":9223372036854775807}", "{\"a\":18446744073709551615}", "{\"a\":\"x\",\"b\":-0}"};
   for (size_t i = 0; i < G_N_ELEMENTS(shapes); i++) {
