@@ -89,11 +89,11 @@ void policy_escape_debug(GString *out, const char *s, size_t maxbytes) {
     while (debug_plain((unsigned char)p[run])) run++;
     if (run) {
       if (used + run > maxbytes) {
-        g_string_append_len(out, p, (gssize)(maxbytes - used));
-        g_string_append(out, "...");
+        policy_app_len(out, p, maxbytes - used);
+        policy_app(out, "...");
         return;
       }
-      g_string_append_len(out, p, (gssize)run);
+      policy_app_len(out, p, run);
       used += run;
       p += run;
       continue;
@@ -102,10 +102,10 @@ void policy_escape_debug(GString *out, const char *s, size_t maxbytes) {
     debug_unit(buf, next_char(&p));
     size_t n = strlen(buf);
     if (used + n > maxbytes) {
-      g_string_append(out, "...");
+      policy_app(out, "...");
       return;
     }
-    g_string_append(out, buf);
+    policy_app(out, buf);
     used += n;
   }
 }
@@ -156,37 +156,37 @@ char *policy_cap_utf8(const char *s, size_t max, const char *suffix) {
 char *policy_build_message(const BoxDecision *d, const Rule *const *forbids, size_t nforbids) {
   /* sized for the usual message, so that it is not grown piece by piece */
   GString *m = g_string_sized_new(112 + (d->resource ? strlen(d->resource) : 0));
-  g_string_append_len(m, "policy ", 7);
-  g_string_append(m, d->verdict == BOX_VERDICT_PERMIT ? "permitted" : "denied");
-  g_string_append(m, " this operation");
+  policy_app_len(m, "policy ", 7);
+  policy_app(m, d->verdict == BOX_VERDICT_PERMIT ? "permitted" : "denied");
+  policy_app(m, " this operation");
   bool blank = true;
   for (const char *q = d->resource ? d->resource : ""; *q; q++)
     if (!g_ascii_isspace(*q)) blank = false;
   if (!blank) {
-    g_string_append(m, " on '");
+    policy_app(m, " on '");
     policy_escape_debug(m, d->resource, RESOURCE_MAX);
-    g_string_append_c(m, '\'');
+    policy_app_c(m, '\'');
   }
   switch (d->cause) {
-  case BOX_CAUSE_PERMITTED: g_string_append_c(m, '.'); break;
-  case BOX_CAUSE_NO_MATCH: g_string_append(m, " [default-deny]: No permit policy matched this request."); break;
-  case BOX_CAUSE_INTERNAL_FAULT: g_string_append(m, " because the request could not be evaluated."); break;
+  case BOX_CAUSE_PERMITTED: policy_app_c(m, '.'); break;
+  case BOX_CAUSE_NO_MATCH: policy_app(m, " [default-deny]: No permit policy matched this request."); break;
+  case BOX_CAUSE_INTERNAL_FAULT: policy_app(m, " because the request could not be evaluated."); break;
   case BOX_CAUSE_POLICY_PENDING:
-    g_string_append(m, " [policy-pending]: The complete policy bundle is not installed.");
+    policy_app(m, " [policy-pending]: The complete policy bundle is not installed.");
     break;
   case BOX_CAUSE_FORBIDDEN:
     for (size_t i = 0; i < nforbids; i++) {
-      g_string_append(m, i ? "; [policy: " : " [policy: ");
+      policy_app(m, i ? "; [policy: " : " [policy: ");
       policy_escape_annotation(m, forbids[i]->label);
-      g_string_append_c(m, ']');
+      policy_app_c(m, ']');
       if (forbids[i]->description) {
-        g_string_append(m, ": ");
+        policy_app(m, ": ");
         policy_escape_annotation(m, forbids[i]->description);
       }
     }
-    if (m->len == 0 || !strchr(".!?", m->str[m->len - 1])) g_string_append_c(m, '.');
+    if (m->len == 0 || !strchr(".!?", m->str[m->len - 1])) policy_app_c(m, '.');
     break;
-  case BOX_CAUSE_ENFORCEMENT: g_string_append_c(m, '.'); break;
+  case BOX_CAUSE_ENFORCEMENT: policy_app_c(m, '.'); break;
   }
   if (m->len > MESSAGE_MAX) {
     char *cut = policy_cap_utf8(m->str, MESSAGE_MAX, "...");
