@@ -665,12 +665,17 @@ GPtrArray *box_policy_explain(BoxPolicy *policy, const char *action, json_object
 
 /* ---- decide --------------------------------------------------------------- */
 
-static BoxDecision *decision_new(const char *action, const char *resource) {
+/* resource: owned by the decision from now on (NULL: "") */
+static BoxDecision *decision_take(const char *action, char *resource) {
   BoxDecision *d = g_new0(BoxDecision, 1);
   d->action = g_strdup(action ? action : "");
-  d->resource = g_strdup(resource ? resource : "");
+  d->resource = resource ? resource : g_strdup("");
   d->determining_ids = g_ptr_array_new_with_free_func(g_free);
   return d;
+}
+
+static BoxDecision *decision_new(const char *action, const char *resource) {
+  return decision_take(action, g_strdup(resource));
 }
 
 void box_decision_free(BoxDecision *d) {
@@ -697,9 +702,7 @@ BoxDecision *box_decision_new_enforcement(const char *action, const char *resour
 }
 
 BoxDecision *box_policy_decide(BoxPolicy *policy, const char *action, json_object *input) {
-  char *label = box_policy_resource_label(action, input);
-  BoxDecision *d = decision_new(action, label);
-  g_free(label);
+  BoxDecision *d = decision_take(action, box_policy_resource_label(action, input));
   d->verdict = BOX_VERDICT_DENY;
 
   int ai = policy_action_index(action);

@@ -28,20 +28,73 @@ typedef struct {
   const char *etype;
 } Pending;
 
+/* The interned names an event needs, looked up once rather than per event
+ * (g_intern_string takes a global lock and hashes): the "input.<field>" and
+ * "output.<field>" paths of each action's declared fields, and each
+ * action's enum-typed field. */
+typedef struct {
+  const char **in, **out;   /* parallel to policy_actions[a].input / .output */
+  const char *op_enum;      /* fs:*: the operation field's type, else NULL */
+} ActionNames;
+
+static ActionNames names[POLICY_MAX_ACTIONS];
+static const char *n_cp, *n_cr, *n_rid, *n_agent, *n_resource, *n_fsresult;
+
+static const char **intern_fields(const char *prefix, const FieldDecl *f, size_t n) {
+  const char **out = g_new0(const char *, n + 1);
+  for (size_t i = 0; i < n; i++) {
+    char *path = g_strconcat(prefix, f[i].name, NULL);
+    out[i] = g_intern_string(path);
+    g_free(path);
+  }
+  return out;
+}
+
+static void names_init(void) {
+  static gsize once = 0;
+  if (!g_once_init_enter(&once)) return;
+  n_cp = g_intern_static_string("callerPrincipal");
+  n_cr = g_intern_static_string("callerResource");
+  n_rid = g_intern_static_string("requestId");
+  n_agent = g_intern_static_string("Box::Agent");
+  n_resource = g_intern_static_string("Box::Resource");
+  n_fsresult = g_intern_static_string("Box::FsResponseResult");
+  for (size_t a = 0; a < policy_nactions && a < POLICY_MAX_ACTIONS; a++) {
+    const ActionDecl *d = &policy_actions[a];
+    names[a].in = intern_fields("input.", d->input, d->ninput);
+    names[a].out = intern_fields("output.", d->output, d->output ? d->noutput : 0);
+    names[a].op_enum = strncmp(d->term, "fs:", 3) == 0 && d->enum_type ? g_intern_string(d->enum_type) : NULL;
+  }
+  g_once_init_leave(&once, 1);
+}
+
+/* The interned path of key: the declared field's, else interned now. */
+static const char *field_path(int action, bool output, const char *key) {
+  const ActionDecl *d = &policy_actions[action];
+  const FieldDecl *f = output ? d->output : d->input;
+  size_t n = output ? (d->output ? d->noutput : 0) : d->ninput;
+  const char **paths = output ? names[action].out : names[action].in;
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(f[i].name, key) == 0) return paths[i];
+  char *path = g_strconcat(output ? "output." : "input.", key, NULL);
+  const char *r = g_intern_string(path);
+  g_free(path);
+  return r;
+}
+
 static const char *field_enum(int action, bool output, const char *key) {
-  if (strcmp(policy_actions[action].term, "fs:read") != 0 && strncmp(policy_actions[action].term, "fs:", 3) != 0)
-    return NULL;
-  if (!output && strcmp(key, "operation") == 0) return policy_actions[action].enum_type;
-  if (output && strcmp(key, "result") == 0) return "Box::FsResponseResult";
+  if (strncmp(policy_actions[action].term, "fs:", 3) != 0) return NULL;
+  if (!output && strcmp(key, "operation") == 0)
+    return names[action].op_enum ? names[action].op_enum : policy_actions[action].enum_type;
+  if (output && strcmp(key, "result") == 0) return n_fsresult;
   return NULL;
 }
 
-static void collect(GArray *out, int action, bool output, json_object *rec, size_t *strbytes) {
-  if (!rec || !json_object_is_type(rec, json_type_object)) return;
+static size_t collect(Pending *out, int action, bool output, json_object *rec, size_t *strbytes) {
+  size_t np = 0;
+  if (!rec || !json_object_is_type(rec, json_type_object)) return 0;
   json_object_object_foreach(rec, key, val) {
-    char *path = g_strconcat(output ? "output." : "input.", key, NULL);
-    Pending p = {g_intern_string(path), TV_NONE, 0, NULL, 0, NULL};
-    g_free(path);
+    Pending p = {NULL, TV_NONE, 0, NULL, 0, NULL};
     switch (json_object_get_type(val)) {
     case json_type_int:
       p.k = TV_LONG;
@@ -56,34 +109,52 @@ static void collect(GArray *out, int action, bool output, json_object *rec, size
       p.n = (size_t)json_object_get_string_len(val);
       const char *et = field_enum(action, output, key);
       p.k = et ? TV_ENT : TV_STR;
-      p.etype = et ? g_intern_string(et) : NULL;
+      p.etype = et; /* interned by names_init */
       *strbytes += p.n + 1;
       break;
     }
     default:
       continue; /* sets and records: present in no predicate's equality */
     }
-    g_array_append_val(out, p);
+    p.path = field_path(action, output, key);
+    out[np++] = p;
   }
+  return np;
+}
+
+static size_t rec_len(json_object *rec) {
+  return rec && json_object_is_type(rec, json_type_object) ? (size_t)json_object_object_length(rec) : 0;
+}
+
+/* "req-<seq>" without the printf machinery; returns its length. */
+static int request_id(char rid[32], uint64_t seq) {
+  char digits[24];
+  int nd = 0;
+  do {
+    digits[nd++] = (char)('0' + seq % 10);
+    seq /= 10;
+  } while (seq);
+  memcpy(rid, "req-", 4);
+  for (int i = 0; i < nd; i++) rid[4 + i] = digits[nd - 1 - i];
+  rid[4 + nd] = '\0';
+  return 4 + nd;
 }
 
 Event *event_build(int action, EventKind kind, json_object *input, json_object *output, int64_t ts,
                    uint64_t request_seq) {
-  GArray *pend = g_array_new(FALSE, FALSE, sizeof(Pending));
-  size_t strbytes = 0;
-  Pending cp = {g_intern_static_string("callerPrincipal"), TV_ENT, 0, "self", 4, g_intern_static_string("Box::Agent")};
-  Pending cr = {g_intern_static_string("callerResource"), TV_ENT, 0, "unused", 6,
-                g_intern_static_string("Box::Resource")};
-  g_array_append_val(pend, cp);
-  g_array_append_val(pend, cr);
-  collect(pend, action, false, input, &strbytes);
-  if (kind == EV_RESPONSE) collect(pend, action, true, output, &strbytes);
+  names_init();
+  size_t cap = 3 + rec_len(input) + (kind == EV_RESPONSE ? rec_len(output) : 0);
+  Pending stack[24];
+  Pending *pend = cap <= G_N_ELEMENTS(stack) ? stack : g_new(Pending, cap);
+  size_t strbytes = 0, nf = 0;
+  pend[nf++] = (Pending){n_cp, TV_ENT, 0, "self", 4, n_agent};
+  pend[nf++] = (Pending){n_cr, TV_ENT, 0, "unused", 6, n_resource};
+  nf += collect(pend + nf, action, false, input, &strbytes);
+  if (kind == EV_RESPONSE) nf += collect(pend + nf, action, true, output, &strbytes);
   char rid[32];
-  int rn = g_snprintf(rid, sizeof rid, "req-%" G_GUINT64_FORMAT, request_seq);
-  Pending rq = {g_intern_static_string("requestId"), TV_STR, 0, rid, (size_t)rn, NULL};
-  g_array_append_val(pend, rq);
+  int rn = request_id(rid, request_seq);
+  pend[nf++] = (Pending){n_rid, TV_STR, 0, rid, (size_t)rn, NULL};
   strbytes += (size_t)rn + 1;
-  size_t nf = pend->len;
   size_t size = sizeof(Event) + nf * sizeof(EvField) + strbytes;
   Event *e = g_malloc(size);
   e->ts = ts;
@@ -93,7 +164,7 @@ Event *event_build(int action, EventKind kind, json_object *input, json_object *
   e->f = (EvField *)(e + 1);
   char *str = (char *)(e->f + nf);
   for (size_t i = 0; i < nf; i++) {
-    Pending *p = &g_array_index(pend, Pending, i);
+    Pending *p = &pend[i];
     EvField *f = &e->f[i];
     f->path = p->path;
     f->v.k = p->k;
@@ -108,7 +179,7 @@ Event *event_build(int action, EventKind kind, json_object *input, json_object *
       str += p->n + 1;
     }
   }
-  g_array_free(pend, TRUE);
+  if (pend != stack) g_free(pend);
   return e;
 }
 
@@ -125,4 +196,119 @@ size_t event_size(const Event *e) {
   for (int i = 0; i < e->nf; i++)
     if (e->f[i].v.s && i >= 2) n += e->f[i].v.n + 1;
   return n;
+}
+
+/* ---- the history's JSON of a record ---------------------------------------- */
+
+static const char hex_digits[] = "0123456789abcdef";
+
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+/* Whether some byte of the word is below 0x20, '"' or '\\' (exact). */
+static inline bool word_needs_escape(uint64_t w) {
+  uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+  return (((w - ONES * 0x20) & ~w) | ((q - ONES) & ~q) | ((b - ONES) & ~b)) & HIGHS;
+}
+
+/* json-c's escaping (json_escape_str) with '/' left as it is */
+static void json_escaped(GString *o, const char *s, size_t n) {
+  size_t start = 0;
+  for (size_t i = 0; i < n; i++) {
+    /* eight bytes at a time while none needs escaping (a path, mostly) */
+    while (i + 8 <= n) {
+      uint64_t w;
+      memcpy(&w, s + i, 8);
+      if (word_needs_escape(w)) break;
+      i += 8;
+    }
+    if (i >= n) break;
+    unsigned char c = (unsigned char)s[i];
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    policy_app_len(o, s + start, i - start);
+    start = i + 1;
+    char esc[7] = {'\\', 0, 0, 0, 0, 0, 0};
+    size_t en = 2;
+    switch (c) {
+    case '\b': esc[1] = 'b'; break;
+    case '\n': esc[1] = 'n'; break;
+    case '\r': esc[1] = 'r'; break;
+    case '\t': esc[1] = 't'; break;
+    case '\f': esc[1] = 'f'; break;
+    case '"': esc[1] = '"'; break;
+    case '\\': esc[1] = '\\'; break;
+    default:
+      memcpy(esc + 1, "u00", 3);
+      esc[4] = hex_digits[c >> 4];
+      esc[5] = hex_digits[c & 0xf];
+      en = 6;
+      break;
+    }
+    policy_app_len(o, esc, en);
+  }
+  policy_app_len(o, s + start, n - start);
+}
+
+static void json_int(GString *o, int64_t v) {
+  char buf[24];
+  int n = 0;
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  do {
+    buf[sizeof buf - 1 - n++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0) buf[sizeof buf - 1 - n++] = '-';
+  policy_app_len(o, buf + sizeof buf - n, (size_t)n);
+}
+
+/* Whether the fast writer renders rec as json-c would: every value a
+ * string, boolean or integer json-c prints as a signed 64-bit one (an
+ * unsigned value above INT64_MAX reads back as INT64_MAX: left to json-c). */
+static bool json_flat(json_object *rec) {
+  json_object_object_foreach(rec, key, val) {
+    (void)key;
+    switch (json_object_get_type(val)) {
+    case json_type_string:
+    case json_type_boolean: break;
+    case json_type_int:
+      if (json_object_get_int64(val) == INT64_MAX) return false;
+      break;
+    default: return false; /* null, double, array, object */
+    }
+  }
+  return true;
+}
+
+void policy_json_append(GString *o, json_object *rec, int flags) {
+  if (flags != (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE) || !rec ||
+      !json_object_is_type(rec, json_type_object) || !json_flat(rec)) {
+    size_t n = 0;
+    const char *js = json_object_to_json_string_length(rec, flags, &n);
+    policy_app_len(o, js, n);
+    return;
+  }
+  policy_app_c(o, '{');
+  bool first = true;
+  json_object_object_foreach(rec, key, val) {
+    if (!first) policy_app_c(o, ',');
+    first = false;
+    policy_app_c(o, '"');
+    json_escaped(o, key, strlen(key));
+    policy_app_len(o, "\":", 2);
+    switch (json_object_get_type(val)) {
+    case json_type_string:
+      policy_app_c(o, '"');
+      json_escaped(o, json_object_get_string(val), (size_t)json_object_get_string_len(val));
+      policy_app_c(o, '"');
+      break;
+    case json_type_boolean:
+      if (json_object_get_boolean(val)) policy_app_len(o, "true", 4);
+      else policy_app_len(o, "false", 5);
+      break;
+    default:
+      json_int(o, json_object_get_int64(val));
+      break;
+    }
+  }
+  policy_app_c(o, '}');
 }

@@ -277,17 +277,14 @@ static bool write_event(History *h, uint64_t seq, int64_t ts, int action, EventK
   policy_app_len(o, "\",\"k\":", 6);
   policy_app_c(o, (char)('0' + (int)kind)); /* 0, 1 or 2 */
   policy_app_len(o, ",\"i\":", 5);
-  size_t n = 0;
   if (input) {
-    const char *js = json_object_to_json_string_length(input, json_flags, &n);
-    policy_app_len(o, js, n);
+    policy_json_append(o, input, json_flags);
   } else {
     policy_app(o, "{}");
   }
   if (kind == EV_RESPONSE && output) {
     policy_app(o, ",\"o\":");
-    const char *js = json_object_to_json_string_length(output, json_flags, &n);
-    policy_app_len(o, js, n);
+    policy_json_append(o, output, json_flags);
   }
   if (request_seq != seq) {
     policy_app_len(o, ",\"q\":", 5);

@@ -77,18 +77,35 @@ static void debug_unit(char buf[16], gunichar c) {
   buf[n] = '\0';
 }
 
+/* Printable ASCII that escape_debug leaves as it is. */
+static bool debug_plain(unsigned char c) { return c >= 0x20 && c < 0x7F && c != '\'' && c != '"' && c != '\\'; }
+
 void policy_escape_debug(GString *out, const char *s, size_t maxbytes) {
   size_t used = 0;
   const char *p = s;
   while (*p) {
+    /* a run of plain ASCII (a path, mostly) goes in at once */
+    size_t run = 0;
+    while (debug_plain((unsigned char)p[run])) run++;
+    if (run) {
+      if (used + run > maxbytes) {
+        policy_app_len(out, p, maxbytes - used);
+        policy_app(out, "...");
+        return;
+      }
+      policy_app_len(out, p, run);
+      used += run;
+      p += run;
+      continue;
+    }
     char buf[16];
     debug_unit(buf, next_char(&p));
     size_t n = strlen(buf);
     if (used + n > maxbytes) {
-      g_string_append(out, "...");
+      policy_app(out, "...");
       return;
     }
-    g_string_append(out, buf);
+    policy_app(out, buf);
     used += n;
   }
 }
@@ -137,37 +154,39 @@ char *policy_cap_utf8(const char *s, size_t max, const char *suffix) {
 }
 
 char *policy_build_message(const BoxDecision *d, const Rule *const *forbids, size_t nforbids) {
-  GString *m = g_string_new("policy ");
-  g_string_append(m, d->verdict == BOX_VERDICT_PERMIT ? "permitted" : "denied");
-  g_string_append(m, " this operation");
+  /* sized for the usual message, so that it is not grown piece by piece */
+  GString *m = g_string_sized_new(112 + (d->resource ? strlen(d->resource) : 0));
+  policy_app_len(m, "policy ", 7);
+  policy_app(m, d->verdict == BOX_VERDICT_PERMIT ? "permitted" : "denied");
+  policy_app(m, " this operation");
   bool blank = true;
   for (const char *q = d->resource ? d->resource : ""; *q; q++)
     if (!g_ascii_isspace(*q)) blank = false;
   if (!blank) {
-    g_string_append(m, " on '");
+    policy_app(m, " on '");
     policy_escape_debug(m, d->resource, RESOURCE_MAX);
-    g_string_append_c(m, '\'');
+    policy_app_c(m, '\'');
   }
   switch (d->cause) {
-  case BOX_CAUSE_PERMITTED: g_string_append_c(m, '.'); break;
-  case BOX_CAUSE_NO_MATCH: g_string_append(m, " [default-deny]: No permit policy matched this request."); break;
-  case BOX_CAUSE_INTERNAL_FAULT: g_string_append(m, " because the request could not be evaluated."); break;
+  case BOX_CAUSE_PERMITTED: policy_app_c(m, '.'); break;
+  case BOX_CAUSE_NO_MATCH: policy_app(m, " [default-deny]: No permit policy matched this request."); break;
+  case BOX_CAUSE_INTERNAL_FAULT: policy_app(m, " because the request could not be evaluated."); break;
   case BOX_CAUSE_POLICY_PENDING:
-    g_string_append(m, " [policy-pending]: The complete policy bundle is not installed.");
+    policy_app(m, " [policy-pending]: The complete policy bundle is not installed.");
     break;
   case BOX_CAUSE_FORBIDDEN:
     for (size_t i = 0; i < nforbids; i++) {
-      g_string_append(m, i ? "; [policy: " : " [policy: ");
+      policy_app(m, i ? "; [policy: " : " [policy: ");
       policy_escape_annotation(m, forbids[i]->label);
-      g_string_append_c(m, ']');
+      policy_app_c(m, ']');
       if (forbids[i]->description) {
-        g_string_append(m, ": ");
+        policy_app(m, ": ");
         policy_escape_annotation(m, forbids[i]->description);
       }
     }
-    if (m->len == 0 || !strchr(".!?", m->str[m->len - 1])) g_string_append_c(m, '.');
+    if (m->len == 0 || !strchr(".!?", m->str[m->len - 1])) policy_app_c(m, '.');
     break;
-  case BOX_CAUSE_ENFORCEMENT: g_string_append_c(m, '.'); break;
+  case BOX_CAUSE_ENFORCEMENT: policy_app_c(m, '.'); break;
   }
   if (m->len > MESSAGE_MAX) {
     char *cut = policy_cap_utf8(m->str, MESSAGE_MAX, "...");
@@ -196,9 +215,15 @@ static void append_field(GString *s, json_object *input, const char *key) {
 }
 
 char *box_policy_resource_label(const char *action, json_object *input) {
+  if (!action || !input || !json_object_is_type(input, json_type_object)) return g_strdup("");
+  if (strncmp(action, "fs:", 3) == 0) {
+    /* every file decision asks this: its label is its path, copied at once */
+    json_object *v = NULL;
+    if (!json_object_object_get_ex(input, "path", &v) || !v) return g_strdup("");
+    if (json_object_is_type(v, json_type_string)) return g_strdup(json_object_get_string(v));
+  }
   GString *s = g_string_new(NULL);
-  if (!action || !input || !json_object_is_type(input, json_type_object)) return g_string_free(s, FALSE);
-  if (g_str_has_prefix(action, "fs:")) append_field(s, input, "path");
+  if (strncmp(action, "fs:", 3) == 0) append_field(s, input, "path");
   else if (strcmp(action, "net:connect") == 0) {
     append_field(s, input, "host");
     g_string_append_c(s, ':');

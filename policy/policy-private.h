@@ -268,4 +268,10 @@ static inline void policy_app_c(GString *o, char c) {
   }
 }
 
+/* Appends rec as json_object_to_json_string_ext(rec, flags) renders it,
+ * byte for byte: a flat record of strings, integers and booleans (every
+ * request's input) is written here without json-c's printbuf and its
+ * per-piece calls; anything else, or other flags, through json-c. */
+void policy_json_append(GString *o, json_object *rec, int flags);
+
 #endif

@@ -411,6 +411,26 @@ static void test_messages(void) {
   g_free(expect);
   g_string_free(longp, TRUE);
   box_decision_free(d);
+
+  /* the cut counts escapes: a plain run after an escape stops at 1024
+   * bytes; an escape that would cross 1024 is left out whole */
+  longp = g_string_new(NULL);
+  for (int i = 0; i < 1020; i++) g_string_append_c(longp, 'a');
+  g_string_append(longp, "\"bbbbbbbbbb");
+  d = decide(p, "fs:delete", fs_input(longp->str, "remove_file"));
+  expect = g_strdup_printf("policy permitted this operation on '%.*s\\\"bb...'.", 1020, longp->str);
+  g_assert_cmpstr(d->message, ==, expect);
+  g_free(expect);
+  box_decision_free(d);
+  g_string_truncate(longp, 0);
+  for (int i = 0; i < 1023; i++) g_string_append_c(longp, 'a');
+  g_string_append(longp, "\"b");
+  d = decide(p, "fs:delete", fs_input(longp->str, "remove_file"));
+  expect = g_strdup_printf("policy permitted this operation on '%.*s...'.", 1023, longp->str);
+  g_assert_cmpstr(d->message, ==, expect);
+  g_free(expect);
+  g_string_free(longp, TRUE);
+  box_decision_free(d);
   box_policy_free(p);
 
   /* an @id literally "default-deny" on a forbid */
@@ -911,6 +931,79 @@ static void test_redaction(void) {
   }
 }
 
+/* The history's record writer against json-c itself, on every byte in
+ * strings and keys, integer extremes, booleans, and the shapes it leaves
+ * to json-c (null, double, nested, unsigned above INT64_MAX). */
+static void check_json_append(json_object *rec) {
+  const int flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
+  size_t n = 0;
+  const char *want = json_object_to_json_string_length(rec, flags, &n);
+  char *copy = g_strndup(want, n);
+  GString *o = g_string_new("x");
+  policy_json_append(o, rec, flags);
+  g_assert_cmpuint(o->len, ==, n + 1);
+  g_assert_true(memcmp(o->str + 1, copy, n) == 0);
+  g_string_free(o, TRUE);
+  /* other flags go through json-c unchanged */
+  want = json_object_to_json_string_length(rec, JSON_C_TO_STRING_SPACED, &n);
+  g_free(copy);
+  copy = g_strndup(want, n);
+  o = g_string_new(NULL);
+  policy_json_append(o, rec, JSON_C_TO_STRING_SPACED);
+  g_assert_cmpstr(o->str, ==, copy);
+  g_string_free(o, TRUE);
+  g_free(copy);
+}
+
+static void test_json_append_matches_json_c(void) {
+  json_object *rec = json_object_new_object();
+  check_json_append(rec); /* {} */
+  char all[256];
+  for (int i = 0; i < 256; i++) all[i] = (char)i;
+  json_object_object_add(rec, "path", json_object_new_string_len(all, 256)); /* NUL and every byte */
+  json_object_object_add(rec, "a/b\"c\\d\x01\x1f\x7f\xc3\xa9", json_object_new_string("~/src/a b/'x'.c"));
+  json_object_object_add(rec, "min", json_object_new_int64(INT64_MIN));
+  json_object_object_add(rec, "max_minus", json_object_new_int64(INT64_MAX - 1));
+  json_object_object_add(rec, "zero", json_object_new_int(0));
+  json_object_object_add(rec, "neg", json_object_new_int(-126));
+  json_object_object_add(rec, "u", json_object_new_uint64(UINT64_C(9000000000000000000)));
+  json_object_object_add(rec, "t", json_object_new_boolean(1));
+  json_object_object_add(rec, "f", json_object_new_boolean(0));
+  json_object_object_add(rec, "empty", json_object_new_string(""));
+  check_json_append(rec);
+  for (int i = 0; i < 256; i++) { /* each byte alone, as a key and as a value */
+    json_object *one = json_object_new_object();
+    char s[3] = {'k', (char)i, 0};
+    json_object_object_add(one, i ? s : "k", json_object_new_string_len(all + i, 1));
+    check_json_append(one);
+    json_object_put(one);
+  }
+  for (int off = 0; off < 24; off++) { /* an escape at each place in a word, with runs either side */
+    const char marks[] = {'"', '\\', '\n', '\x1f', '\x00', ' '};
+    for (size_t m = 0; m < sizeof marks; m++) {
+      char buf[64];
+      memset(buf, 'a', sizeof buf);
+      buf[off] = marks[m];
+      json_object *one = json_object_new_object();
+      json_object_object_add(one, "path", json_object_new_string_len(buf, off + 1 + (off % 11)));
+      check_json_append(one);
+      json_object_put(one);
+    }
+  }
+  const char *shapes[] = {"{\"a\":null}", "{\"a\":1.5}", "{\"a\":[\"x\"]}", "{\"a\":{\"b\":1}}",
+                          "{\"a\":9223372036854775807}", "{\"a\":18446744073709551615}", "{\"a\":\"x\",\"b\":-0}"};
+  for (size_t i = 0; i < G_N_ELEMENTS(shapes); i++) {
+    json_object *j = json_tokener_parse(shapes[i]);
+    g_assert_nonnull(j);
+    check_json_append(j);
+    json_object_put(j);
+  }
+  json_object *arr = json_object_new_array(); /* not a record at all */
+  check_json_append(arr);
+  json_object_put(arr);
+  json_object_put(rec);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/policy/parse/errors", test_parse_errors);
@@ -931,5 +1024,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/policy/log/render", test_log_render_matches_json_c);
   g_test_add_func("/policy/log/truncation", test_log_truncation);
   g_test_add_func("/policy/threads", test_threads);
+  g_test_add_func("/policy/history/json-append", test_json_append_matches_json_c);
   return g_test_run();
 }
