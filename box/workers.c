@@ -47,7 +47,55 @@ typedef struct {
   /* issue 9: permitted shell:exec inputs (JSON text) awaiting the worker's
    * status → count; only these may be recorded as ::responses */
   GHashTable *exec_permitted;
+  /* its box_vfs_command_describe has been written (lock, described_cond) */
+  bool described;
+  GCond described_cond;
 } Command;
+
+/* `box mount`'s record of a command is a file on the box_dir's disk
+ * (create, write, rename: journaled metadata); one thread writes them so
+ * the command does not wait for its own description. */
+typedef struct {
+  Command *c;
+  char *source;
+} Describe;
+
+static void describe_main(gpointer data, gpointer user_data)
+{
+  (void)user_data;
+  Describe *t = data;
+  Command *c = t->c;
+  box_vfs_command_describe(c->d->vfs, c->w->command, t->source);
+  g_free(t->source);
+  g_free(t);
+  g_mutex_lock(&c->lock);
+  c->described = true;
+  g_cond_broadcast(&c->described_cond);
+  g_mutex_unlock(&c->lock);
+}
+
+static void describe_later(Command *c, const char *source)
+{
+  static GThreadPool *describers;
+  if (g_once_init_enter(&describers)) {
+    /* exclusive: its thread is started now, not on the first push */
+    GThreadPool *p = g_thread_pool_new(describe_main, NULL, 1, TRUE, NULL);
+    g_once_init_leave(&describers, p);
+  }
+  Describe *t = g_new(Describe, 1);
+  t->c = c;
+  t->source = g_strdup(source);
+  g_thread_pool_push(describers, t, NULL);
+}
+
+/* The record must be written before the command's end withdraws it. */
+static void describe_wait(Command *c)
+{
+  g_mutex_lock(&c->lock);
+  while (!c->described)
+    g_cond_wait(&c->described_cond, &c->lock);
+  g_mutex_unlock(&c->lock);
+}
 
 static GAsyncQueue *ready_queue;
 static GThread *pool_thread;
@@ -791,8 +839,10 @@ static void command_cleanup(Command *c)
   for (guint i = 0; i < c->threads->len; i++)
     g_thread_join(g_ptr_array_index(c->threads, i));
   record_unreported_statuses(c); /* issue 9 */
+  describe_wait(c);
   g_ptr_array_free(c->threads, TRUE);
   g_array_free(c->tool_pids, TRUE);
+  g_cond_clear(&c->described_cond);
   g_mutex_clear(&c->lock);
   box_vfs_command_end(c->d->vfs, w->command);
   worker_free(w);
@@ -834,10 +884,11 @@ static Command *run_on_worker(Boxd *d, Worker *w, const char *source, const int 
   c->threads = g_ptr_array_new();
   c->tool_pids = g_array_new(FALSE, FALSE, sizeof(pid_t));
   g_mutex_init(&c->lock);
+  g_cond_init(&c->described_cond);
   /* Only now: until it said "ready" the worker was rooting itself, which
    * the mount serves undecided. */
   box_vfs_command_set_running(d->vfs, w->command, true);
-  box_vfs_command_describe(d->vfs, w->command, source); /* for `box mount` */
+  describe_later(c, source); /* for `box mount` */
   json_object *run = json_object_new_object();
   json_object_object_add(run, "op", json_object_new_string("run"));
   json_object_object_add(run, "source", json_object_new_string(source));
