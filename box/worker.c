@@ -52,9 +52,20 @@ static void flush_status(void)
   pending_status = NULL;
 }
 
+/* Once "run" has come, only the worker's main thread reads ctl, and boxd
+ * sends nothing on it unasked: that thread's requests without descriptors
+ * are answered on ctl itself, saving a socketpair and the passing of its
+ * end per decision.  A forked child or another thread shares ctl, so it
+ * still asks for a reply channel of its own. */
 static json_object *ctl_call(json_object *request, const int *fds, int nfds)
 {
   flush_status();
+  if (nfds == 0 && getpid() == worker_pid && (pid_t)syscall(SYS_gettid) == worker_pid) {
+    json_object_object_add(request, "reply", json_object_new_string("ctl"));
+    if (!box_ctl_send(ctl_fd, request, NULL, 0))
+      return NULL;
+    return box_ctl_recv(ctl_fd, NULL, NULL);
+  }
   return box_ctl_call(ctl_fd, request, fds, nfds);
 }
 

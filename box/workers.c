@@ -500,11 +500,13 @@ static bool *literal_flags(json_object *msg, const char **args)
   return out;
 }
 
-static void reply_and_close(int fd, json_object *reply)
+/* fd < 0: the request asked for its reply on the worker's ctl. */
+static void reply_and_close(Command *c, int fd, json_object *reply)
 {
-  box_ctl_send(fd, reply, NULL, 0);
+  box_ctl_send(fd >= 0 ? fd : c->w->ctl, reply, NULL, 0);
   json_object_put(reply);
-  close(fd);
+  if (fd >= 0)
+    close(fd);
 }
 
 static void handle_decide(Command *c, json_object *msg, int reply_fd)
@@ -524,7 +526,7 @@ static void handle_decide(Command *c, json_object *msg, int reply_fd)
     json_object_object_add(reply, "permit", json_object_new_boolean(false));
     json_object_object_add(reply, "message",
                            json_object_new_string("the worker sent a malformed request"));
-    reply_and_close(reply_fd, reply);
+    reply_and_close(c, reply_fd, reply);
     return;
   }
   json_object *args_obj = NULL;
@@ -551,7 +553,7 @@ static void handle_decide(Command *c, json_object *msg, int reply_fd)
                          json_object_new_boolean(decision->verdict == BOX_VERDICT_PERMIT));
   json_object_object_add(reply, "message", json_object_new_string(decision->message));
   box_decision_free(decision);
-  reply_and_close(reply_fd, reply);
+  reply_and_close(c, reply_fd, reply);
 }
 
 /* issue 9: the worker reports a permitted shell:exec's exit status; boxd
@@ -772,6 +774,14 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
        * now: answer at once, and let the cleanup reap it. */
       if (!cancelled)
         return status;
+      continue;
+    }
+    json_object *reply_obj;
+    if (strcmp(op, "decide") == 0 && nfds == 0 &&
+        json_object_object_get_ex(msg, "reply", &reply_obj) &&
+        g_strcmp0(json_object_get_string(reply_obj), "ctl") == 0) {
+      handle_decide(c, msg, -1);
+      json_object_put(msg);
       continue;
     }
     if (strcmp(op, "decide") == 0 && nfds >= 1) {
