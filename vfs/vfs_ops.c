@@ -974,8 +974,19 @@ static int new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *n
   return err;
 }
 
+/* The daemon never changes its euid: read once, not on every create. */
+static bool daemon_root(void) {
+  static int root = -1;
+  int r = __atomic_load_n(&root, __ATOMIC_RELAXED);
+  if (r < 0) {
+    r = geteuid() == 0;
+    __atomic_store_n(&root, r, __ATOMIC_RELAXED);
+  }
+  return r;
+}
+
 static void chown_new(const Caller *c, int dirfd, const char *name) {
-  if (geteuid() == 0 && (c->uid != 0 || c->gid != 0))
+  if (daemon_root() && (c->uid != 0 || c->gid != 0))
     (void)!fchownat(dirfd, name, c->uid, c->gid, AT_SYMLINK_NOFOLLOW); /* best effort */
 }
 
@@ -1520,7 +1531,7 @@ static void run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
     } else {
       struct stat fst;
       bool have = fstat(fd, &fst) == 0;
-      bool chowned = geteuid() == 0 && (c.uid != 0 || c.gid != 0);
+      bool chowned = daemon_root() && (c.uid != 0 || c.gid != 0);
       chown_new(&c, nn.dfd, name);
       /* the node is found by what the open made (no fstatat of the name; a
        * new node's own O_PATH open is still compared below); after a chown
