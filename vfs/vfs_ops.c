@@ -1903,18 +1903,27 @@ static void list_sent(Fh *fh, const ListEnt *e) {
   fh->pos = e->next;
 }
 
+/* The open directory a READDIR or READDIRPLUS lists, or NULL (answered
+ * EACCES): its caller must be placed and able to reach a RAM directory. */
+static Fh *listing_handle(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c) {
+  vfs_place(v, req, fi, c);
+  Fh *fh = FH(fi);
+  if (!fh || !c->placed ||
+      (fh->node->kind == NODE_RAM && !vfs_ram_reachable(c, fh->node))) {
+    R_err(req, EACCES);
+    return NULL;
+  }
+  return fh;
+}
+
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                        struct fuse_file_info *fi) {
   BoxVfs *v = V(req);
   (void)ino;
   Caller c;
-  vfs_place(v, req, fi, &c);
-  Fh *fh = FH(fi);
-  if (!fh || !c.placed ||
-      (fh->node->kind == NODE_RAM && !vfs_ram_reachable(&c, fh->node))) {
-    R_err(req, EACCES);
+  Fh *fh = listing_handle(v, req, fi, &c);
+  if (!fh)
     return;
-  }
   char *buf = g_malloc(size);
   size_t pos = 0;
   ListEnt e;
@@ -1978,13 +1987,9 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
   BoxVfs *v = V(req);
   (void)ino;
   Caller c;
-  vfs_place(v, req, fi, &c);
-  Fh *fh = FH(fi);
-  if (!fh || !c.placed ||
-      (fh->node->kind == NODE_RAM && !vfs_ram_reachable(&c, fh->node))) {
-    R_err(req, EACCES);
+  Fh *fh = listing_handle(v, req, fi, &c);
+  if (!fh)
     return;
-  }
   bool real = fh->kind == FH_PASS_DIR || fh->kind == FH_RAM_DIR;
   char *dirpath = real ? path_of(v, fh->node) : NULL;
   char *buf = g_malloc(size);
