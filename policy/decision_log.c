@@ -311,33 +311,8 @@ char *policy_decision_log_render_ref(const BoxDecisionLog *log, const char *acti
  * written on every file operation of the mount, so this is its hot path. */
 
 static void esc(GString *o, const char *s) {
-  static const char hex[] = "0123456789abcdef";
   policy_app_c(o, '"');
-  const char *run = s;
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    unsigned char c = *p;
-    const char *e = NULL;
-    switch (c) {
-    case '\b': e = "\\b"; break;
-    case '\n': e = "\\n"; break;
-    case '\r': e = "\\r"; break;
-    case '\t': e = "\\t"; break;
-    case '\f': e = "\\f"; break;
-    case '"': e = "\\\""; break;
-    case '\\': e = "\\\\"; break;
-    default:
-      if (c >= ' ') continue;
-    }
-    policy_app_len(o, run, (size_t)((const char *)p - run));
-    if (e) {
-      policy_app(o, e);
-    } else {
-      char u[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
-      policy_app(o, u);
-    }
-    run = (const char *)p + 1;
-  }
-  policy_app(o, run);
+  policy_json_escaped(o, s, strlen(s));
   policy_app_c(o, '"');
 }
 
@@ -521,31 +496,47 @@ char *policy_decision_log_render(const BoxDecisionLog *log, const char *action, 
 /* Trace and span ids need to be unique, not secret: a per-thread generator
  * seeded once, instead of two getrandom(2) calls per decision. */
 static void random_hex_fast(char *out, size_t nbytes) {
-  static __thread GRand *rng;
-  if (!rng) {
-    guint32 seed[4];
-    if (getrandom(seed, sizeof seed, GRND_NONBLOCK) != (ssize_t)sizeof seed) {
-      seed[0] = (guint32)g_get_real_time();
-      seed[1] = (guint32)(uintptr_t)&rng;
-      seed[2] = (guint32)getpid();
-      seed[3] = (guint32)g_get_monotonic_time();
-    }
-    rng = g_rand_new_with_seed_array(seed, 4);
+  /* splitmix64 over a per-thread state seeded from getrandom(2): eight
+   * bytes a step */
+  static __thread uint64_t state;
+  static __thread bool seeded;
+  if (!seeded) {
+    if (getrandom(&state, sizeof state, GRND_NONBLOCK) != (ssize_t)sizeof state)
+      state = (uint64_t)g_get_real_time() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&state ^
+              (uint64_t)g_get_monotonic_time() << 17;
+    seeded = true;
   }
   static const char hex[] = "0123456789abcdef";
-  for (size_t i = 0; i < nbytes; i++) {
-    unsigned b = (unsigned)g_rand_int(rng) & 255u;
-    out[2 * i] = hex[b >> 4];
-    out[2 * i + 1] = hex[b & 15];
+  for (size_t i = 0; i < nbytes; i += 8) {
+    uint64_t z = (state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    z ^= z >> 31;
+    for (size_t k = 0; k < 8 && i + k < nbytes; k++, z >>= 8) {
+      out[2 * (i + k)] = hex[(z >> 4) & 15];
+      out[2 * (i + k) + 1] = hex[z & 15];
+    }
   }
   out[2 * nbytes] = '\0';
+}
+
+/* digits of v, as %llu would print them */
+static size_t put_decimal(char *out, uint64_t v) {
+  char tmp[24];
+  size_t n = 0;
+  do {
+    tmp[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+  out[n] = '\0';
+  return n;
 }
 
 void box_decision_log_now(char nanos[32]) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  g_snprintf(nanos, 32, "%" G_GUINT64_FORMAT,
-             (guint64)ts.tv_sec * G_GUINT64_CONSTANT(1000000000) + (guint64)ts.tv_nsec);
+  put_decimal(nanos, (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec);
 }
 
 static void attrs_free(gpointer p) { g_string_free(p, TRUE); }

@@ -212,7 +212,7 @@ static inline bool word_needs_escape(uint64_t w) {
 }
 
 /* json-c's escaping (json_escape_str) with '/' left as it is */
-static void json_escaped(GString *o, const char *s, size_t n) {
+void policy_json_escaped(GString *o, const char *s, size_t n) {
   size_t start = 0;
   for (size_t i = 0; i < n; i++) {
     /* eight bytes at a time while none needs escaping (a path, mostly) */
@@ -293,12 +293,12 @@ void policy_json_append(GString *o, json_object *rec, int flags) {
     if (!first) policy_app_c(o, ',');
     first = false;
     policy_app_c(o, '"');
-    json_escaped(o, key, strlen(key));
+    policy_json_escaped(o, key, strlen(key));
     policy_app_len(o, "\":", 2);
     switch (json_object_get_type(val)) {
     case json_type_string:
       policy_app_c(o, '"');
-      json_escaped(o, json_object_get_string(val), (size_t)json_object_get_string_len(val));
+      policy_json_escaped(o, json_object_get_string(val), (size_t)json_object_get_string_len(val));
       policy_app_c(o, '"');
       break;
     case json_type_boolean:
