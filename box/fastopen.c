@@ -8,7 +8,12 @@
  * with a symlink or ".." on the way (the kernel must resolve those through
  * the mount, so policy sees the target), anything that is not a regular
  * file, and anything a floor guards (the mount records the floor's deny).
- * Never a directory descriptor: openat() on it would walk around the mount. */
+ * Never a directory descriptor: openat() on it would walk around the mount.
+ *
+ * Under a policy that reads no history a batch is decided by two threads,
+ * a half each, and its history is then written by the asking thread in the
+ * order of the paths: the verdicts do not depend on that order, and the
+ * log, the history and the answers read as if one thread had decided. */
 #include "box/fastopen.h"
 
 #include <errno.h>
@@ -133,29 +138,15 @@ static bool may_read(const struct stat *st, uid_t uid, gid_t gid)
   return (bits & 4) != 0;
 }
 
+/* One path's result, held until the batch is answered. */
 typedef struct {
-  json_object *answers;
-  int fds[BOX_FASTOPEN_MAX];
-  int nfds;
-  GString *log;        /* the batch's decision log lines, written before the reply */
-  char nanos[32];      /* the batch's time in the log */
-} Reply;
-
-static void answer_fallback(Reply *r)
-{
-  json_object *a = json_object_new_object();
-  json_object_object_add(a, "fallback", json_object_new_boolean(true));
-  json_object_array_add(r->answers, a);
-}
-
-static void answer_err(Reply *r, int err, const char *message)
-{
-  json_object *a = json_object_new_object();
-  json_object_object_add(a, "err", json_object_new_int(err));
-  if (message)
-    json_object_object_add(a, "message", json_object_new_string(message));
-  json_object_array_add(r->answers, a);
-}
+  enum { SLOT_FALLBACK, SLOT_ERR, SLOT_FD } kind;
+  int err;
+  char *message;        /* a refusal's policy text */
+  int fd;
+  json_object *input;   /* the request decided but not yet recorded (deferred), else NULL */
+  bool permitted;
+} Slot;
 
 /* The directory of the batch's last path, held open (O_PATH, reached
  * without a symlink) so that each file of it is found with a one-component
@@ -179,14 +170,42 @@ static int dir_fd(DirCache *dc, const char *dir)
   return dc->fd;
 }
 
-static void open_one(Boxd *d, const Floors *floors, DirCache *dc, int command, uid_t uid, gid_t gid,
-                     const char *cwd, const char *name, Reply *r)
+/* A run of the batch's paths, decided and opened by one thread. */
+typedef struct {
+  Boxd *d;
+  const Floors *floors;
+  int command;
+  uid_t uid;
+  gid_t gid;
+  bool have_cred;
+  const char *cwd;
+  json_object *paths;
+  size_t from, to;
+  Slot *slots;
+  GString *log;          /* the run's decision log lines, in path order */
+  const char *nanos;
+  bool deferred;         /* decide unrecorded; the history is written afterwards, in order */
+  /* a run given to the helper thread */
+  GMutex lock;
+  GCond cond;
+  bool done;
+} Run;
+
+/* The outcome of a permitted request, recorded as the mount records it:
+ * descriptor_issued, or an ::error when it was not acted on. */
+static void record_outcome(Boxd *d, int command, json_object *input, int fd)
 {
-  g_autofree char *path = absolute(cwd, name);
-  if (!path || !root_of(d, path)) {
-    answer_fallback(r);
+  boxd_vfs_outcome(d, command, "fs:read", input, fd >= 0 ? "descriptor_issued" : NULL);
+}
+
+static void open_one(Run *run, DirCache *dc, const char *name, Slot *slot)
+{
+  Boxd *d = run->d;
+  slot->kind = SLOT_FALLBACK;
+  slot->fd = -1;
+  g_autofree char *path = absolute(run->cwd, name);
+  if (!path || !root_of(d, path))
     return;
-  }
   /* Reached with no symlink anywhere on the way: the path decided is the
    * object opened.  Its type is looked at first, so a FIFO or device is
    * never opened. */
@@ -197,35 +216,40 @@ static void open_one(Boxd *d, const Floors *floors, DirCache *dc, int command, u
   const char *base = slash + 1;
   struct stat st;
   if (dfd < 0 || fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
-      guarded(d, floors, path, &st)) {
+      guarded(d, run->floors, path, &st)) {
     /* absent, a symlink on the way, not a regular file, or guarded: the
      * mount decides it (a denied absent path is refused there as if it
      * existed) */
-    answer_fallback(r);
     return;
   }
   g_autofree char *spelled = spell(d, path);
   json_object *input = json_object_new_object();
   json_object_object_add(input, "path", json_object_new_string(spelled));
   json_object_object_add(input, "operation", json_object_new_string("read_content"));
-  BoxDecision *dec = boxd_vfs_decide(d, command, "fs:read", input);
+  BoxDecision *dec = run->deferred ? box_policy_decide_unrecorded(d->policy, "fs:read", input)
+                                   : boxd_vfs_decide(d, run->command, "fs:read", input);
   if (!dec) {
     /* no decision could be made: let the mount refuse and record it */
     json_object_put(input);
-    answer_fallback(r);
     return;
   }
-  box_decision_log_render_into(d->log, r->log, "fs:read", input, NULL, dec, r->nanos);
-  if (dec->verdict != BOX_VERDICT_PERMIT) {
-    answer_err(r, EACCES, dec->message);
+  box_decision_log_render_into(d->log, run->log, "fs:read", input, NULL, dec, run->nanos);
+  slot->permitted = dec->verdict == BOX_VERDICT_PERMIT;
+  if (!slot->permitted) {
+    slot->kind = SLOT_ERR;
+    slot->err = EACCES;
+    slot->message = g_strdup(dec->message);
     box_decision_free(dec);
-    json_object_put(input);
+    if (run->deferred)
+      slot->input = input;
+    else
+      json_object_put(input);
     return;
   }
   box_decision_free(dec);
   int fd = -1;
   int err = 0;
-  if (!may_read(&st, uid, gid)) {
+  if (!may_read(&st, run->uid, run->gid)) {
     err = EACCES;
   } else {
     /* O_NONBLOCK: should the name now be a FIFO, the open returns at once
@@ -245,18 +269,31 @@ static void open_one(Boxd *d, const Floors *floors, DirCache *dc, int command, u
       err = ESTALE;
     }
   }
-  if (fd < 0) {
-    /* permitted but not acted on: no outcome, as the mount does */
-    boxd_vfs_outcome(d, command, "fs:read", input, NULL);
-    answer_err(r, err, NULL);
-  } else {
-    boxd_vfs_outcome(d, command, "fs:read", input, "descriptor_issued");
-    json_object *a = json_object_new_object();
-    json_object_object_add(a, "fd", json_object_new_boolean(true));
-    json_object_array_add(r->answers, a);
-    r->fds[r->nfds++] = fd;
+  /* permitted but not acted on: no outcome, as the mount does */
+  slot->kind = fd >= 0 ? SLOT_FD : SLOT_ERR;
+  slot->fd = fd;
+  slot->err = err;
+  if (run->deferred) {
+    slot->input = input;
+    return;
   }
+  record_outcome(d, run->command, input, fd);
   json_object_put(input);
+}
+
+static void run_paths(Run *run)
+{
+  DirCache dc = { NULL, -1 };
+  for (size_t i = run->from; i < run->to; i++) {
+    const char *p = json_object_get_string(json_object_array_get_idx(run->paths, i));
+    if (p && run->have_cred && *p)
+      open_one(run, &dc, p, &run->slots[i]);
+    else
+      run->slots[i] = (Slot){ .kind = SLOT_FALLBACK, .fd = -1 };
+  }
+  if (dc.fd >= 0)
+    close(dc.fd);
+  g_free(dc.path);
 }
 
 static void log_buf_free(gpointer p)
@@ -266,6 +303,49 @@ static void log_buf_free(gpointer p)
 
 /* the batch's log lines, a buffer kept per thread: no allocation per batch */
 static GPrivate log_buf_key = G_PRIVATE_INIT(log_buf_free);
+
+/* and the one the helper fills for this thread's batch (owned here, so
+ * that the helper may go on to another batch while this one is copied) */
+static GPrivate helper_buf_key = G_PRIVATE_INIT(log_buf_free);
+
+static GString *thread_buf(GPrivate *key)
+{
+  GString *b = g_private_get(key);
+  if (!b) {
+    b = g_string_sized_new(64 * 1024);
+    g_private_set(key, b);
+  }
+  return b;
+}
+
+static void helper_main(gpointer data, gpointer user)
+{
+  (void)user;
+  Run *run = data;
+  run_paths(run);
+  g_mutex_lock(&run->lock);
+  run->done = true;
+  g_cond_signal(&run->cond);
+  g_mutex_unlock(&run->lock);
+}
+
+/* Threads that decide the second half of a batch while the asking thread
+ * decides the first: only for a policy that reads no history, where a
+ * verdict does not depend on the order of the decisions. */
+static GThreadPool *helpers(void)
+{
+  static gsize once;
+  static GThreadPool *pool;
+  if (g_once_init_enter(&once)) {
+    pool = g_thread_pool_new(helper_main, NULL, 2, FALSE, NULL);
+    g_once_init_leave(&once, 1);
+  }
+  return pool;
+}
+
+/* Below this many paths a batch is decided by one thread: the hand-off
+ * costs more than half of it. */
+#define SPLIT_MIN 8
 
 void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, int reply_fd)
 {
@@ -277,51 +357,90 @@ void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, i
   json_object *cwd_o = NULL, *paths = NULL;
   json_object_object_get_ex(msg, "cwd", &cwd_o);
   json_object_object_get_ex(msg, "paths", &paths);
-  GString *log_buf = g_private_get(&log_buf_key);
-  if (!log_buf) {
-    log_buf = g_string_sized_new(64 * 1024);
-    g_private_set(&log_buf_key, log_buf);
-  }
-  Reply r = { .answers = json_object_new_array(), .nfds = 0, .log = log_buf };
-  box_decision_log_now(r.nanos);
+  GString *log_buf = thread_buf(&log_buf_key);
+  char nanos[32];
+  box_decision_log_now(nanos);
   size_t n = paths && json_object_is_type(paths, json_type_array) ? json_object_array_length(paths) : 0;
   if (n > BOX_FASTOPEN_MAX)
     n = BOX_FASTOPEN_MAX;
   Floors floors;
   floors_load(d, &floors);
+  Slot slots[BOX_FASTOPEN_MAX];
+  memset(slots, 0, sizeof slots);
+  bool split = n >= SPLIT_MIN && !box_policy_reads_history(d->policy) &&
+               !box_policy_history_fault(d->policy);
+  Run mine = { .d = d, .floors = &floors, .command = command, .uid = cred.uid, .gid = cred.gid,
+               .have_cred = have_cred, .cwd = cwd_o ? json_object_get_string(cwd_o) : NULL,
+               .paths = paths, .from = 0, .to = n, .slots = slots, .log = log_buf, .nanos = nanos,
+               .deferred = split };
+  Run other = mine;
   /* The batch's history records and log lines are each written in one
    * write(2), after all its decisions and before the reply: nothing is
    * answered that is not on disk. */
   box_policy_history_batch_begin(d->policy);
-  DirCache dc = { NULL, -1 };
-  for (size_t i = 0; i < n; i++) {
-    const char *p = json_object_get_string(json_object_array_get_idx(paths, i));
-    if (!p || !have_cred || !*p)
-      answer_fallback(&r);
-    else
-      open_one(d, &floors, &dc, command, cred.uid, cred.gid, cwd_o ? json_object_get_string(cwd_o) : NULL, p,
-               &r);
+  bool kept = true;
+  if (split) {
+    mine.to = other.from = n / 2;
+    g_mutex_init(&other.lock);
+    g_cond_init(&other.cond);
+    other.done = false;
+    other.log = thread_buf(&helper_buf_key);
+    g_thread_pool_push(helpers(), &other, NULL);
+    run_paths(&mine);
+    g_mutex_lock(&other.lock);
+    while (!other.done)
+      g_cond_wait(&other.cond, &other.lock);
+    g_mutex_unlock(&other.lock);
+    g_mutex_clear(&other.lock);
+    g_cond_clear(&other.cond);
+    g_string_append_len(log_buf, other.log->str, (gssize)other.log->len);
+    g_string_truncate(other.log, 0);
+    /* the history in the order of the requests, as one thread would have
+     * written it */
+    for (size_t i = 0; i < n; i++) {
+      Slot *s = &slots[i];
+      if (!s->input)
+        continue;
+      kept = box_policy_record_request(d->policy, "fs:read", s->input, s->permitted) && kept;
+      if (s->permitted)
+        record_outcome(d, command, s->input, s->fd);
+      json_object_put(s->input);
+      s->input = NULL;
+    }
+  } else {
+    run_paths(&mine);
   }
-  if (dc.fd >= 0)
-    close(dc.fd);
-  g_free(dc.path);
-  bool recorded = box_policy_history_batch_end(d->policy);
-  box_decision_log_write(d->log, r.log);
-  if (!recorded) {
-    /* the history could not keep these decisions: none is acted on */
-    for (int i = 0; i < r.nfds; i++)
-      close(r.fds[i]);
-    r.nfds = 0;
-    json_object_put(r.answers);
-    r.answers = json_object_new_array();
-    for (size_t i = 0; i < n; i++)
-      answer_err(&r, EIO, NULL);
+  bool recorded = box_policy_history_batch_end(d->policy) && kept;
+  box_decision_log_write(d->log, log_buf);
+  json_object *answers = json_object_new_array();
+  int fds[BOX_FASTOPEN_MAX];
+  int nfds = 0;
+  for (size_t i = 0; i < n; i++) {
+    Slot *s = &slots[i];
+    json_object *a = json_object_new_object();
+    if (!recorded) {
+      /* the history could not keep these decisions: none is acted on */
+      if (s->kind == SLOT_FD)
+        close(s->fd);
+      json_object_object_add(a, "err", json_object_new_int(EIO));
+    } else if (s->kind == SLOT_FD) {
+      json_object_object_add(a, "fd", json_object_new_boolean(true));
+      fds[nfds++] = s->fd;
+    } else if (s->kind == SLOT_ERR) {
+      json_object_object_add(a, "err", json_object_new_int(s->err));
+      if (s->message)
+        json_object_object_add(a, "message", json_object_new_string(s->message));
+    } else {
+      json_object_object_add(a, "fallback", json_object_new_boolean(true));
+    }
+    g_free(s->message);
+    json_object_array_add(answers, a);
   }
   json_object *reply = json_object_new_object();
-  json_object_object_add(reply, "answers", r.answers);
-  box_ctl_send(reply_fd, reply, r.fds, r.nfds);
+  json_object_object_add(reply, "answers", answers);
+  box_ctl_send(reply_fd, reply, fds, nfds);
   json_object_put(reply);
-  for (int i = 0; i < r.nfds; i++)
-    close(r.fds[i]);
+  for (int i = 0; i < nfds; i++)
+    close(fds[i]);
   close(reply_fd);
 }

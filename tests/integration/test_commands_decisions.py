@@ -412,3 +412,43 @@ def test_grep_q_early_stop_decides_few_unread(box):
     issued = [h for h in history(box) if h.get("a") == "fs:read" and h.get("k") == 1
               and h["i"].get("path", "").startswith("~/src/project/q/")]
     assert len(issued) == len(first) + 60 and {h["o"]["result"] for h in issued} == {"descriptor_issued"}, len(issued)
+
+
+def test_fast_path_split_batches_keep_order(box):
+    """Under a policy that reads no history boxd decides a batch's halves
+    on two threads: the log, the history (each ::request followed by its
+    ::response, which points back to it) and the answers still come in the
+    order the files were read, and a refusal in the second half is the
+    policy's."""
+    per_operation_policy(box, extra="""
+        @id("not-f27")
+        forbid(principal, action == Box::Action::"fs:read", resource)
+        when { context.input.path like "*/d/f27" };
+        """)
+    box.write_config()
+    box.start()
+    ws = box.workspace
+    (ws / "d").mkdir()
+    for i in range(64):
+        (ws / "d" / f"f{i:02}").write_text(f"hello {i}\n")
+    n_hist = len(history(box))
+    r, d = run_ops(box, "grep -r hello d")
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert r.stderr.startswith("grep: d/f27: policy denied") and "[policy: not-f27]" in r.stderr, r.stderr
+    printed = [ln.split(":")[0] for ln in r.stdout.splitlines()]
+    assert sorted(printed) == [f"d/f{i:02}" for i in range(64) if i != 27]
+    reads = [(v, p) for v, op, p in d if op in ("read_content", "not-f27")]
+    assert [p for _, p in reads] == sorted({p for _, p in reads}, key=[p for _, p in reads].index)
+    assert [p for v, p in reads if v == "permit"] == printed           # decided in the order read
+    assert [p for v, p in reads if v == "deny"] == ["d/f27"]
+    recs = [h for h in history(box)[n_hist:] if h.get("a") == "fs:read" and h["i"].get("operation") == "read_content"]
+    order = []
+    for k, h in enumerate(recs):
+        p = h["i"]["path"].split("/project/")[1]
+        if h["k"] == 0:
+            order.append(p)
+            if p != "d/f27":   # a permit's outcome comes right after its request
+                nxt = recs[k + 1]
+                assert nxt["k"] == 1 and nxt["i"] == h["i"] and nxt["q"] == h["s"], (h, nxt)
+                assert nxt["o"] == {"result": "descriptor_issued"}
+    assert order == [p for _, p in reads]
