@@ -385,12 +385,16 @@ void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, i
     g_cond_init(&other.cond);
     other.done = false;
     other.log = thread_buf(&helper_buf_key);
-    g_thread_pool_push(helpers(), &other, NULL);
+    bool handed = g_thread_pool_push(helpers(), &other, NULL);
     run_paths(&mine);
-    g_mutex_lock(&other.lock);
-    while (!other.done)
-      g_cond_wait(&other.cond, &other.lock);
-    g_mutex_unlock(&other.lock);
+    if (handed) {
+      g_mutex_lock(&other.lock);
+      while (!other.done)
+        g_cond_wait(&other.cond, &other.lock);
+      g_mutex_unlock(&other.lock);
+    } else {
+      run_paths(&other);   /* no helper could start: the second half here */
+    }
     g_mutex_clear(&other.lock);
     g_cond_clear(&other.cond);
     g_string_append_len(log_buf, other.log->str, (gssize)other.log->len);
