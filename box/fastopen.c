@@ -448,3 +448,127 @@ void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, i
     close(fds[i]);
   close(reply_fd);
 }
+
+/* ---- listing a directory ------------------------------------------------
+ * The same decision the mount makes at OPENDIR (fs:read/enumerate, its
+ * outcome descriptor_issued), made here for a directory reached without a
+ * symlink inside a bound root; its entries are then sent as the raw
+ * getdents64 records the worker would have read through the mount (a
+ * mount's passthrough directory lists its backing directory as it is).
+ * The descriptor stays here. */
+
+/* a chunk of records: the tag byte, then getdents64's records */
+#define LIST_CHUNK 32768
+
+static bool send_tagged(int fd, char tag, const void *data, size_t len)
+{
+  struct iovec iov[2] = { { &tag, 1 }, { (void *)data, len } };
+  struct msghdr m = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
+  ssize_t n;
+  do
+    n = sendmsg(fd, &m, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  return n == (ssize_t)(len + 1);
+}
+
+static void list_reply(int reply_fd, const char *key, int value, const char *message)
+{
+  json_object *r = json_object_new_object();
+  json_object_object_add(r, key, key[0] == 'f' ? json_object_new_boolean(true) : json_object_new_int(value));
+  if (message)
+    json_object_object_add(r, "message", json_object_new_string(message));
+  box_ctl_send(reply_fd, r, NULL, 0);
+  json_object_put(r);
+}
+
+void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd)
+{
+  struct ucred cred = { 0 };
+  socklen_t cl = sizeof cred;
+  json_object *cwd_o = NULL, *path_o = NULL;
+  json_object_object_get_ex(msg, "cwd", &cwd_o);
+  json_object_object_get_ex(msg, "path", &path_o);
+  const char *name = path_o ? json_object_get_string(path_o) : NULL;
+  g_autofree char *path = name && *name ? absolute(cwd_o ? json_object_get_string(cwd_o) : NULL, name) : NULL;
+  int pfd = -1;
+  struct stat st;
+  Floors floors;
+  floors_load(d, &floors);
+  if (getsockopt(reply_fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0 || !path || !root_of(d, path)) {
+    list_reply(reply_fd, "fallback", 0, NULL);
+    close(reply_fd);
+    return;
+  }
+  struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+                          .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+  pfd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+  if (pfd < 0 || fstat(pfd, &st) != 0 || !S_ISDIR(st.st_mode) || guarded(d, &floors, path, &st)) {
+    /* absent, not a directory, a symlink on the way, or guarded: the
+     * mount's, which decides it there */
+    if (pfd >= 0)
+      close(pfd);
+    list_reply(reply_fd, "fallback", 0, NULL);
+    close(reply_fd);
+    return;
+  }
+  g_autofree char *spelled = spell(d, path);
+  json_object *input = json_object_new_object();
+  json_object_object_add(input, "path", json_object_new_string(spelled));
+  json_object_object_add(input, "operation", json_object_new_string("enumerate"));
+  GString *log_buf = thread_buf(&log_buf_key);
+  char nanos[32];
+  box_decision_log_now(nanos);
+  box_policy_history_batch_begin(d->policy);
+  BoxDecision *dec = boxd_vfs_decide(d, command, "fs:read", input);
+  box_decision_log_render_into(d->log, log_buf, "fs:read", input, NULL, dec, nanos);
+  bool permitted = dec->verdict == BOX_VERDICT_PERMIT;
+  int dfd = -1, err = 0;
+  if (permitted) {
+    if (!may_read(&st, cred.uid, cred.gid)) {
+      err = EACCES;
+    } else {
+      /* "." of the directory decided: the same inode, no lookup that a
+       * rename could redirect */
+      dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (dfd < 0)
+        err = errno;
+    }
+    boxd_vfs_outcome(d, command, "fs:read", input, dfd >= 0 ? "descriptor_issued" : NULL);
+  }
+  close(pfd);
+  bool recorded = box_policy_history_batch_end(d->policy);
+  box_decision_log_write(d->log, log_buf);
+  if (!recorded) {
+    list_reply(reply_fd, "err", EIO, NULL);
+  } else if (!permitted) {
+    list_reply(reply_fd, "err", EACCES, dec->message);
+  } else if (dfd < 0) {
+    list_reply(reply_fd, "err", err, NULL);
+  } else {
+    list_reply(reply_fd, "ok", 1, NULL);
+    char *buf = g_malloc(LIST_CHUNK);
+    bool ok = true;
+    for (;;) {
+      long n = syscall(SYS_getdents64, dfd, buf, LIST_CHUNK);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0) {
+        char e[16];
+        int l = snprintf(e, sizeof e, "%d", errno);
+        ok = send_tagged(reply_fd, 'X', e, (size_t)l);   /* the listing failed part way */
+        ok = false;
+        break;
+      }
+      if (n == 0 || !(ok = send_tagged(reply_fd, 'D', buf, (size_t)n)))
+        break;
+    }
+    if (ok)
+      send_tagged(reply_fd, 'E', NULL, 0);
+    g_free(buf);
+  }
+  if (dfd >= 0)
+    close(dfd);
+  box_decision_free(dec);
+  json_object_put(input);
+  close(reply_fd);
+}

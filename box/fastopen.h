@@ -22,4 +22,13 @@
  * logged, with the outcome descriptor_issued. */
 void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, int reply_fd);
 
+/* Answers a worker's {"op":"list","cwd":…,"path":…} on reply_fd: the
+ * mount's OPENDIR decision (fs:read/enumerate) for a directory inside a
+ * bound root reached without a symlink or "..", outside every floor; then
+ * {"ok":1} and the directory's getdents64 records in messages tagged 'D',
+ * ended by 'E' ('X' and an errno when reading failed), or {"err":E,
+ * "message":…}, or {"fallback":true} (the worker lists it through the
+ * mount). */
+void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd);
+
 #endif

@@ -281,6 +281,87 @@ static void host_open_read(void *data, const char *cwd, const char *const *paths
   host_open_read_recv(data, host_open_read_send(data, cwd, paths, n), n, fds, errs, messages);
 }
 
+/* issue 5: a directory's listing through boxd (box/fastopen.c): one
+ * request instead of the mount's OPENDIR, READDIRs and RELEASEDIR. */
+static int host_list_dir(void *data, const char *cwd, const char *path, char **records, size_t *len, int *err,
+                         char **message)
+{
+  (void)data;
+  *records = NULL;
+  *len = 0;
+  *err = 0;
+  *message = NULL;
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+    return 0;
+  json_object *req = json_object_new_object();
+  json_object_object_add(req, "op", json_object_new_string("list"));
+  json_object_object_add(req, "cwd", json_object_new_string(cwd ? cwd : ""));
+  json_object_object_add(req, "path", json_object_new_string(path));
+  flush_status();
+  bool sent = box_ctl_send(ctl_fd, req, &pair[1], 1);
+  json_object_put(req);
+  close(pair[1]);
+  json_object *head = sent ? box_ctl_recv(pair[0], NULL, NULL) : NULL;
+  json_object *v;
+  int taken = 0;
+  if (!head || json_object_object_get_ex(head, "fallback", &v)) {
+    taken = 0;
+  } else if (json_object_object_get_ex(head, "err", &v)) {
+    taken = 1;
+    *err = json_object_get_int(v);
+    if (json_object_object_get_ex(head, "message", &v))
+      *message = strdup(json_object_get_string(v));
+  } else {
+    /* the records, in tagged chunks: 'D' data, 'E' the end, 'X' a failure */
+    taken = 1;
+    size_t cap = 0;
+    char *buf = NULL;
+    for (;;) {
+      if (cap - *len < 32769) {
+        cap = cap ? 2 * cap : 65536;
+        char *nb = realloc(buf, cap);
+        if (!nb) {
+          *err = ENOMEM;
+          break;
+        }
+        buf = nb;
+      }
+      ssize_t n = recv(pair[0], buf + *len, cap - *len, 0);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0) {
+        *err = EIO;   /* ended without its end: boxd went away */
+        break;
+      }
+      char tag = buf[*len];
+      if (tag == 'D') {
+        memmove(buf + *len, buf + *len + 1, (size_t)n - 1);
+        *len += (size_t)n - 1;
+      } else {
+        if (tag == 'X') {
+          buf[*len + (size_t)n < cap ? *len + (size_t)n : cap - 1] = '\0';
+          *err = atoi(buf + *len + 1);
+          if (*err <= 0)
+            *err = EIO;
+        } else if (tag != 'E') {
+          *err = EIO;
+        }
+        break;
+      }
+    }
+    if (*err) {
+      free(buf);
+      *len = 0;
+    } else {
+      *records = buf ? buf : malloc(1);
+    }
+  }
+  json_object_put(head);
+  close(pair[0]);
+  return taken;
+}
+
 /* issue 9: a permitted shell:exec's exit status, for history rules (one
  * way: boxd records it as the command's ::response, no reply). */
 static void host_exec_status(void *data, const BoxShellCommand *cmd, int status)
@@ -537,6 +618,7 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
                         .last_denial = host_last_denial, .decide_dry = host_decide_dry,
                         .exec_status = host_exec_status /* issue 9 */,
                         .open_read = host_open_read /* issue 5 */,
+                        .list_dir = host_list_dir,
                         .open_read_send = host_open_read_send,
                         .open_read_recv = host_open_read_recv };
   /* The wall-clock limit boxd carries from box.toml (0 = the default). */

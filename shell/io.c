@@ -187,6 +187,29 @@ void box_prefetch_drop(void) {
   if (prefetched) g_hash_table_remove_all(prefetched);
 }
 
+bool box_list_fast(const char *path, char **records, size_t *len, int *err) {
+  Shell *sh = box_current_shell;
+  if (!sh || !sh->host || !sh->host->list_dir) return false;
+  char *cwd = path[0] == '/' ? NULL : kernel_cwd();
+  char *raw = NULL, *message = NULL;
+  size_t n = 0;
+  int e = 0;
+  int taken = sh->host->list_dir(sh->host->data, cwd, path, &raw, &n, &e, &message);
+  g_free(cwd);
+  if (!taken) return false;
+  *records = raw ? g_memdup2(raw, n ? n : 1) : NULL;
+  *len = n;
+  *err = e;
+  free(raw);
+  if (!raw && message) {
+    free(fast_denial);
+    fast_denial = message;
+  } else {
+    free(message);
+  }
+  return true;
+}
+
 /* The fast path's answer for path: true with *fd (or -1 and errno) when
  * it took the path, false when the mount must. */
 static bool fast_open(Shell *sh, const char *path, int flags, int *fd) {

@@ -277,6 +277,10 @@ void box_prefetch_open(const char *const *paths, int n);
  * host cannot (nothing was asked). */
 bool box_prefetch_ahead(const char *const *paths, int n);
 void box_prefetch_drop(void);
+/* A directory's getdents64 records through the host's fast path: true
+ * when it took the path, with *records (g_malloc'd, *len bytes) or, NULL,
+ * *err set (a refusal's policy text kept for the message that follows). */
+bool box_list_fast(const char *path, char **records, size_t *len, int *err);
 /* Parses an exit-status-like integer; false when not a number. */
 bool box_parse_int(const char *s, long *out);
 

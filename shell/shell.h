@@ -85,6 +85,13 @@ typedef struct {
    * NULL. */
   int (*open_read_send)(void *data, const char *cwd, const char *const *paths, int n);
   void (*open_read_recv)(void *data, int ticket, int n, int *fds, int *errs, char **messages);
+  /* The fast path for listing a directory: the host decides the listing
+   * as the mount would and returns 1 with *records (malloc'd) holding
+   * *len bytes of getdents64 records, or 1 with *records NULL and *err
+   * (EACCES with *message, malloc'd, the policy's text); 0 when it does
+   * not take the path (list it through the mount).  May be NULL. */
+  int (*list_dir)(void *data, const char *cwd, const char *path, char **records, size_t *len, int *err,
+                  char **message);
 } BoxShellHost;
 
 /* The environment every Shell call starts with (spec/runtime.md §4.4). */

@@ -398,7 +398,28 @@ struct bx_dirent64 {
   char d_name[];
 };
 
+static void add_records(GArray *v, const char *buf, size_t n) {
+  for (size_t off = 0; off + sizeof(struct bx_dirent64) <= n;) {
+    const struct bx_dirent64 *d = (const struct bx_dirent64 *)(buf + off);
+    if (d->d_reclen == 0) break;
+    off += d->d_reclen;
+    if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, "..")) continue;
+    BxDirEnt e = { g_strdup(d->d_name), (unsigned long long)d->d_ino, d->d_type };
+    g_array_append_val(v, e);
+  }
+}
+
 GArray *bx_list_dir(const char *path, int *err) {
+  char *records;
+  size_t len;
+  if (box_list_fast(path, &records, &len, err)) {
+    if (!records) return NULL;
+    GArray *v = g_array_new(FALSE, FALSE, sizeof(BxDirEnt));
+    add_records(v, records, len);
+    g_free(records);
+    *err = 0;
+    return v;
+  }
   int fd = box_open_file(path, O_RDONLY | O_DIRECTORY);
   if (fd < 0) { *err = errno; return NULL; }
   GArray *v = g_array_new(FALSE, FALSE, sizeof(BxDirEnt));
@@ -413,13 +434,7 @@ GArray *bx_list_dir(const char *path, int *err) {
       return NULL;
     }
     if (n == 0) break;
-    for (long off = 0; off < n;) {
-      struct bx_dirent64 *d = (struct bx_dirent64 *)(buf + off);
-      off += d->d_reclen;
-      if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, "..")) continue;
-      BxDirEnt e = { g_strdup(d->d_name), (unsigned long long)d->d_ino, d->d_type };
-      g_array_append_val(v, e);
-    }
+    add_records(v, buf, (size_t)n);
   }
   close(fd);
   *err = 0;

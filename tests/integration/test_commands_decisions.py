@@ -1,5 +1,6 @@
 """Issue 5: the decisions the Shell's file commands raise, read from the
 decision log of a real box (spec/policy.md §4.1)."""
+import os
 from pathlib import Path
 
 
@@ -452,3 +453,56 @@ def test_fast_path_split_batches_keep_order(box):
                 assert nxt["k"] == 1 and nxt["i"] == h["i"] and nxt["q"] == h["s"], (h, nxt)
                 assert nxt["o"] == {"result": "descriptor_issued"}
     assert order == [p for _, p in reads]
+
+
+def test_fast_path_listing(box):
+    """boxd lists a directory for the Shell (one request instead of the
+    mount's OPENDIR, READDIRs and RELEASEDIR): the same enumerate decision
+    and outcome, every name as the directory holds it over several chunks,
+    the policy's refusal, and a symlinked directory left to the mount."""
+    per_operation_policy(box, extra="""
+        @id("no-hidden")
+        forbid(principal, action == Box::Action::"fs:read", resource)
+        when { context.input.path like "*/hidden" &&
+               context.input.operation == Box::FsReadOperation::"enumerate" };
+        """)
+    box.write_config()
+    box.start()
+    ws = box.workspace
+    big = ws / "big"
+    big.mkdir()
+    names = [f"entry-{i:05}-{'x' * 40}" for i in range(3000)]   # ~200 KB of records
+    names += ["with space", "new\nline", "-dash", "caf\u00e9"]
+    for n in names:
+        (big / n).write_text("")
+    os_names = set(os.listdir(big)) | {os.fsdecode(b"bad\xffname")}
+    with open(os.path.join(os.fsencode(big), b"bad\xffname"), "w"):
+        pass
+    n0 = len(history(box))
+    import subprocess
+    r = subprocess.run([str(box.box_dir / "bin" / "bash"), "-c", "find big -mindepth 1 -print0"],
+                       capture_output=True, cwd=str(ws), env=box.env(), timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert {os.fsdecode(p)[len("big/"):] for p in r.stdout.split(b"\0") if p} == os_names
+    r, d = run_ops(box, "ls big | wc -l")
+    assert r.stdout.split() == [str(len(os_names) + 1)], r.stdout   # the newline name is two lines
+    assert d == [("permit", "read_metadata", "big"), ("permit", "enumerate", "big")], d
+    recs = [h for h in history(box)[n0:] if h.get("a") == "fs:read" and h["i"].get("operation") == "enumerate"]
+    last = recs[-2:]
+    assert [h["k"] for h in last] == [0, 1] and last[1]["o"] == {"result": "descriptor_issued"}
+    assert last[1]["q"] == last[0]["s"]
+
+    (ws / "hidden").mkdir()
+    (ws / "hidden" / "f").write_text("x")
+    r, d = run_ops(box, "ls hidden")
+    assert r.returncode == 2 and r.stdout == "", r.stdout
+    assert r.stderr.startswith("ls: cannot open directory 'hidden': policy denied"), r.stderr
+    assert d == [("permit", "read_metadata", "hidden"), ("deny", "no-hidden", "hidden")], d
+
+    # through a symlink: the mount's, which decides the target
+    (ws / "real").mkdir()
+    (ws / "real" / "inside").write_text("x")
+    (ws / "via").symlink_to("real")
+    r, d = run_ops(box, "ls via/")
+    assert r.stdout == "inside\n", r.stderr
+    assert ("permit", "enumerate", "real") in d and ("permit", "enumerate", "via") not in d, d
