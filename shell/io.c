@@ -115,12 +115,17 @@ static char *kernel_cwd(void) {
   return g_strdup(buf);
 }
 
-/* A request sent ahead (box_prefetch_ahead), not yet answered. */
-static struct {
-  int ticket;          /* -1: none */
+/* Requests sent ahead (box_prefetch_ahead), not yet answered, oldest
+ * first: with two outstanding, boxd goes from one batch to the next
+ * without waiting for the Shell to take an answer and ask again. */
+#define AHEAD_MAX 2
+typedef struct {
+  int ticket;
   int n;
   char *paths[BOX_PREFETCH_MAX];
-} ahead = { -1, 0, { NULL } };
+} Ahead;
+static Ahead ahead[AHEAD_MAX];
+static int nahead;
 
 static void keep_answers(const char *const *paths, int k, const int *fds, const int *errs, char **msgs) {
   if (!prefetched) prefetched = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, prefetched_free);
@@ -134,22 +139,28 @@ static void keep_answers(const char *const *paths, int k, const int *fds, const 
   }
 }
 
-/* The answer to the request sent ahead, taken in (before any lookup: its
- * files are decided, in order, before the ones asked for after it). */
-static void ahead_take(Shell *sh) {
-  if (ahead.ticket < 0 && ahead.n == 0) return;
+/* The answer to the oldest request sent ahead, taken in (before any
+ * lookup: its files are decided, in order, before the ones asked for after
+ * it).  false when none is outstanding. */
+static bool ahead_take_one(Shell *sh) {
+  if (nahead == 0) return false;
+  Ahead a = ahead[0];
+  memmove(ahead, ahead + 1, sizeof ahead[0] * (size_t)(nahead - 1));
+  nahead--;
   int fds[BOX_PREFETCH_MAX], errs[BOX_PREFETCH_MAX];
   char *msgs[BOX_PREFETCH_MAX];
-  int ticket = ahead.ticket;
-  ahead.ticket = -1;
   if (sh && sh->host && sh->host->open_read_recv) {
-    sh->host->open_read_recv(sh->host->data, ticket, ahead.n, fds, errs, msgs);
-    keep_answers((const char *const *)ahead.paths, ahead.n, fds, errs, msgs);
-  } else if (ticket >= 0) {
-    close(ticket);
+    sh->host->open_read_recv(sh->host->data, a.ticket, a.n, fds, errs, msgs);
+    keep_answers((const char *const *)a.paths, a.n, fds, errs, msgs);
+  } else if (a.ticket >= 0) {
+    close(a.ticket);
   }
-  for (int i = 0; i < ahead.n; i++) g_free(ahead.paths[i]);
-  ahead.n = 0;
+  for (int i = 0; i < a.n; i++) g_free(a.paths[i]);
+  return true;
+}
+
+static void ahead_take(Shell *sh) {
+  while (ahead_take_one(sh)) {}
 }
 
 void box_prefetch_open(const char *const *paths, int n) {
@@ -170,15 +181,16 @@ void box_prefetch_open(const char *const *paths, int n) {
 bool box_prefetch_ahead(const char *const *paths, int n) {
   Shell *sh = box_current_shell;
   if (!fast_path_ok(sh, O_RDONLY) || !sh->host->open_read_send || !sh->host->open_read_recv) return false;
-  ahead_take(sh);
+  if (nahead == AHEAD_MAX) ahead_take_one(sh);
   n = MIN(n, BOX_PREFETCH_MAX);
   char *cwd = kernel_cwd();
   int ticket = sh->host->open_read_send(sh->host->data, cwd, paths, n);
   g_free(cwd);
   if (ticket < 0) return false;
-  ahead.ticket = ticket;
-  ahead.n = n;
-  for (int i = 0; i < n; i++) ahead.paths[i] = g_strdup(paths[i]);
+  Ahead *a = &ahead[nahead++];
+  a->ticket = ticket;
+  a->n = n;
+  for (int i = 0; i < n; i++) a->paths[i] = g_strdup(paths[i]);
   return true;
 }
 
@@ -218,11 +230,10 @@ static bool fast_open(Shell *sh, const char *path, int flags, int *fd) {
   Prefetched *x = NULL;
   Prefetched one = { -1, 0, NULL };
   bool found = prefetched && g_hash_table_steal_extended(prefetched, path, &key, &val);
-  if (!found && (ahead.ticket >= 0 || ahead.n)) {
-    /* not among the answers in hand: those asked for ahead come first */
-    ahead_take(sh);
+  /* not among the answers in hand: those asked for ahead come first, the
+   * oldest first */
+  while (!found && ahead_take_one(sh))
     found = prefetched && g_hash_table_steal_extended(prefetched, path, &key, &val);
-  }
   if (found) {
     g_free(key);
     x = val;

@@ -344,25 +344,34 @@ static guint prefetch_from(Grep *g, GArray *ents, const char *path, guint from, 
 
 static bool grep_dir(Grep *g, GArray *ents, const char *path, bool show_name) {
   bool stop = false;
-  guint fetched = 0;          /* entries before this are asked for */
-  guint ahead_at = G_MAXUINT; /* where the last batch asked for begins */
+  guint fetched = 0;     /* entries before this are asked for */
+  guint marks[2];        /* where the batches asked for ahead begin, oldest first */
+  guint nmarks = 0;
   for (guint i = 0; i < ents->len && !stop; i++) {
     BxDirEnt *e = &g_array_index(ents, BxDirEnt, i);
     const char *n = e->name;
     unsigned char t = e->type;
+    bool reached = false;   /* the first file of a batch */
     if (t == DT_REG && i >= fetched) {
       fetched = prefetch_from(g, ents, path, i, false);
-      ahead_at = i;
+      nmarks = 0;
+      reached = true;
+    } else if (nmarks && i == marks[0]) {
+      marks[0] = marks[1];
+      nmarks--;
+      reached = true;
     }
     /* on reaching a batch, the next is asked for, to be decided while this
-     * one is read; not for -q, which may stop at its first match */
-    if (t == DT_REG && i == ahead_at) {
-      ahead_at = G_MAXUINT;
-      if (!g->quiet && fetched < ents->len && g_array_index(ents, BxDirEnt, fetched).type == DT_REG) {
-        guint from = fetched;
-        fetched = prefetch_from(g, ents, path, from, true);
-        if (fetched > from) ahead_at = from;
-      }
+     * one is read; once the batches are full-sized, the one after it too,
+     * so that boxd need not wait for this side between two batches.  Not
+     * for -q, which may stop at its first match. */
+    guint depth = g->batch >= BOX_PREFETCH_MAX ? 2 : 1;
+    while (reached && t == DT_REG && !g->quiet && nmarks < depth && fetched < ents->len &&
+           g_array_index(ents, BxDirEnt, fetched).type == DT_REG) {
+      guint from = fetched;
+      fetched = prefetch_from(g, ents, path, from, true);
+      if (fetched == from) break;
+      marks[nmarks++] = from;
     }
     if (t != DT_REG) box_prefetch_drop();   /* nothing outstanding while descending */
     char *child = path[0] == '\0' ? g_strdup(n) : bx_path_join(path, n);

@@ -424,31 +424,31 @@ def test_fast_path_split_batches_keep_order(box):
     per_operation_policy(box, extra="""
         @id("not-f27")
         forbid(principal, action == Box::Action::"fs:read", resource)
-        when { context.input.path like "*/d/f27" };
+        when { context.input.path like "*/d/f027" };
         """)
     box.write_config()
     box.start()
     ws = box.workspace
     (ws / "d").mkdir()
-    for i in range(64):
-        (ws / "d" / f"f{i:02}").write_text(f"hello {i}\n")
+    for i in range(200):   # past the batches' growth: two full batches asked for ahead
+        (ws / "d" / f"f{i:03}").write_text(f"hello {i}\n")
     n_hist = len(history(box))
     r, d = run_ops(box, "grep -r hello d")
     assert r.returncode == 2, (r.stdout, r.stderr)
-    assert r.stderr.startswith("grep: d/f27: policy denied") and "[policy: not-f27]" in r.stderr, r.stderr
+    assert r.stderr.startswith("grep: d/f027: policy denied") and "[policy: not-f27]" in r.stderr, r.stderr
     printed = [ln.split(":")[0] for ln in r.stdout.splitlines()]
-    assert sorted(printed) == [f"d/f{i:02}" for i in range(64) if i != 27]
+    assert sorted(printed) == [f"d/f{i:03}" for i in range(200) if i != 27]
     reads = [(v, p) for v, op, p in d if op in ("read_content", "not-f27")]
     assert [p for _, p in reads] == sorted({p for _, p in reads}, key=[p for _, p in reads].index)
     assert [p for v, p in reads if v == "permit"] == printed           # decided in the order read
-    assert [p for v, p in reads if v == "deny"] == ["d/f27"]
+    assert [p for v, p in reads if v == "deny"] == ["d/f027"]
     recs = [h for h in history(box)[n_hist:] if h.get("a") == "fs:read" and h["i"].get("operation") == "read_content"]
     order = []
     for k, h in enumerate(recs):
         p = h["i"]["path"].split("/project/")[1]
         if h["k"] == 0:
             order.append(p)
-            if p != "d/f27":   # a permit's outcome comes right after its request
+            if p != "d/f027":   # a permit's outcome comes right after its request
                 nxt = recs[k + 1]
                 assert nxt["k"] == 1 and nxt["i"] == h["i"] and nxt["q"] == h["s"], (h, nxt)
                 assert nxt["o"] == {"result": "descriptor_issued"}
