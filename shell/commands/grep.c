@@ -174,7 +174,6 @@ static void emit_line(Grep *g, const char *name, bool show_name, const char *lin
   box_out_putc(o, eol);
 }
 
-/* Returns true when the caller should stop everything (-q matched). */
 /* Lines holding none of the fixed strings cannot match, so the buffered
  * ones before the first occurrence are passed over with one memmem per
  * pattern instead of one per line (GNU grep searches its buffer the same
@@ -199,6 +198,7 @@ static void skip_unmatchable(Grep *g, BxReader *r, long *lineno, unsigned long l
   r->start += skip;
 }
 
+/* Returns true when the caller should stop everything (-q matched). */
 static bool grep_fd(Grep *g, int fd, const char *name, bool show_name) {
   BxReader r;
   bx_reader_init(&r, fd);
