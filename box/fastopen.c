@@ -296,6 +296,25 @@ static void run_paths(Run *run)
   g_free(dc.path);
 }
 
+/* The history of slots [from, to) in the order of the requests, as one
+ * thread deciding them would have written it.  false when it could not be
+ * written. */
+static bool record_in_order(Boxd *d, int command, Slot *slots, size_t from, size_t to)
+{
+  bool kept = true;
+  for (size_t i = from; i < to; i++) {
+    Slot *s = &slots[i];
+    if (!s->input)
+      continue;
+    kept = box_policy_record_request(d->policy, "fs:read", s->input, s->permitted) && kept;
+    if (s->permitted)
+      record_outcome(d, command, s->input, s->fd);
+    json_object_put(s->input);
+    s->input = NULL;
+  }
+  return kept;
+}
+
 static void log_buf_free(gpointer p)
 {
   g_string_free(p, TRUE);
@@ -380,13 +399,16 @@ void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, i
   box_policy_history_batch_begin(d->policy);
   bool kept = true;
   if (split) {
-    mine.to = other.from = n / 2;
+    /* this thread also writes the history, its own half's while the
+     * helper decides the rest: a little less for it to decide */
+    mine.to = other.from = n * 9 / 20;
     g_mutex_init(&other.lock);
     g_cond_init(&other.cond);
     other.done = false;
     other.log = thread_buf(&helper_buf_key);
     bool handed = g_thread_pool_push(helpers(), &other, NULL);
     run_paths(&mine);
+    kept = record_in_order(d, command, slots, 0, mine.to);
     if (handed) {
       g_mutex_lock(&other.lock);
       while (!other.done)
@@ -399,18 +421,7 @@ void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, i
     g_cond_clear(&other.cond);
     g_string_append_len(log_buf, other.log->str, (gssize)other.log->len);
     g_string_truncate(other.log, 0);
-    /* the history in the order of the requests, as one thread would have
-     * written it */
-    for (size_t i = 0; i < n; i++) {
-      Slot *s = &slots[i];
-      if (!s->input)
-        continue;
-      kept = box_policy_record_request(d->policy, "fs:read", s->input, s->permitted) && kept;
-      if (s->permitted)
-        record_outcome(d, command, s->input, s->fd);
-      json_object_put(s->input);
-      s->input = NULL;
-    }
+    kept = record_in_order(d, command, slots, other.from, n) && kept;
   } else {
     run_paths(&mine);
   }
