@@ -1006,7 +1006,21 @@ static bool exchange(Conn *c, Head *req)
   }
   if (c->tunnel && !c->up_tls) {
     g_autofree char *why = NULL;
-    SSL *ssl = gw_tls_connect(gw->tls, c->up.fd, host, &why);
+    bool refused_suite = false;
+    SSL *ssl = gw_tls_connect(gw->tls, c->up.fd, host, true, &why, &refused_suite);
+    if (!ssl && refused_suite) {
+      /* The server will not take TLS 1.3's mandatory suite alone: a new
+       * connection, decided like the first, that offers every suite. */
+      close_upstream(c);
+      g_clear_pointer(&why, g_free);
+      if (!dial(c, host, port)) {
+        if (gw->cfg.outcome)
+          gw->cfg.outcome(gw->cfg.data, "http:request", in, -1, false);
+        json_object_put(in);
+        return false;
+      }
+      ssl = gw_tls_connect(gw->tls, c->up.fd, host, false, &why, &refused_suite);
+    }
     if (!ssl) {
       if (gw->cfg.outcome)
         gw->cfg.outcome(gw->cfg.data, "http:request", in, -1, false);
