@@ -26,8 +26,9 @@
 #define GW_TLS_SMALL_BUFFER (16384 + 256)
 #define GW_TLS13_SUITES "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
 /* What a first client hello upstream offers for TLS 1.3: the suite every
- * TLS 1.3 server must implement (RFC 8446 §9.1), alone, because many
- * servers pick by their own order and would otherwise take AES-256. */
+ * TLS 1.3 server must implement (RFC 8446 §9.1), alone, because servers
+ * that pick by their own order (Python's ssl module, for one) would
+ * otherwise take AES-256. */
 #define GW_TLS13_FIRST "TLS_AES_128_GCM_SHA256"
 
 struct GwTls {
