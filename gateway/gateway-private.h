@@ -15,7 +15,11 @@ const char *gw_tls_ca_pem(const GwTls *t);
 /* Terminates the client's TLS on fd with a leaf for host.  NULL on failure. */
 SSL *gw_tls_accept(GwTls *t, int fd, const char *host);
 /* Opens TLS to the server on fd, verifying it for host (a name or an IP
- * literal).  NULL with *why (g_malloc'd) on failure. */
-SSL *gw_tls_connect(GwTls *t, int fd, const char *host, char **why);
+ * literal).  NULL with *why (g_malloc'd) on failure.  A first attempt
+ * offers TLS 1.3's mandatory suite alone; *suite_refused then tells
+ * that the server refused it, so that a fresh connection may offer every
+ * suite (first = false). */
+SSL *gw_tls_connect(GwTls *t, int fd, const char *host, bool first, char **why,
+                    bool *suite_refused);
 
 #endif

@@ -423,3 +423,76 @@ def test_chunked_bodies_pass_through_as_they_came(netbox, servers):
         r = netbox.bash(f"curl -sS -o c.bin https://{SERVER_ADDR}:{secure.port}/chunks/{count}/{size}")
         assert r.returncode == 0, r.stderr
         assert (netbox.workspace / "c.bin").read_bytes() == data
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind((SERVER_ADDR, 0))
+        return s.getsockname()[1]
+
+
+def _curl_through(netbox, *args):
+    import subprocess
+    port = gateway_port(netbox.proc.pid)
+    return subprocess.run(["/usr/bin/curl", "-v", "-sS", "--cacert",
+                           str(netbox.box_dir / "trust" / "cert.pem"),
+                           "--proxy", f"http://127.0.0.1:{port}", *args],
+                          capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, timeout=60)
+
+
+def _suite(curl_stderr):
+    return next(line.split("using ", 1)[1].strip() for line in curl_stderr.splitlines()
+                if "SSL connection using" in line)
+
+
+def test_intercepted_legs_prefer_aes_128_gcm(netbox, servers):
+    """The gateway picks TLS_AES_128_GCM_SHA256 facing the client and
+    offers it upstream, even to a client and a server (Python's, which
+    picks by its own order) that would otherwise settle on AES-256."""
+    _, secure = servers
+    n = 3 * 1024 * 1024
+    r = _curl_through(netbox, "-o", "/dev/null", "-w", "%{size_download}",
+                      f"https://{SERVER_ADDR}:{secure.port}/bytes/{n}")
+    assert r.returncode == 0 and r.stdout == str(n), r.stderr
+    assert _suite(r.stderr) == "TLSv1.3 / TLS_AES_128_GCM_SHA256"
+    assert secure.last_cipher == "TLSv1.3 / TLS_AES_128_GCM_SHA256"
+    # A client that puts ChaCha20 first (no AES instructions) keeps it.
+    r = _curl_through(netbox, "--tls13-ciphers", "TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256",
+                      "-o", "/dev/null", f"https://{SERVER_ADDR}:{secure.port}/bytes/10")
+    assert r.returncode == 0, r.stderr
+    assert _suite(r.stderr) == "TLSv1.3 / TLS_CHACHA20_POLY1305_SHA256"
+
+
+def test_server_without_aes_128_is_reached_on_a_second_decided_connection(netbox, test_ca):
+    """A server whose only TLS 1.3 suite is AES-256 refuses the first hello
+    (AES-128 alone); the gateway dials again, deciding that connection too,
+    offers every suite, and still verifies the server."""
+    import subprocess
+    ca_pem, _ = test_ca
+    port = _free_port()
+    srv = subprocess.Popen(["openssl", "s_server", "-quiet", "-accept", f"{SERVER_ADDR}:{port}",
+                            "-cert", str(ca_pem.parent / "srv.pem"),
+                            "-key", str(ca_pem.parent / "srv.key"),
+                            "-tls1_3", "-ciphersuites", "TLS_AES_256_GCM_SHA384", "-www"],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection((SERVER_ADDR, port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "s_server did not start"
+                time.sleep(0.05)
+        before = len(net_decisions(netbox))
+        r = netbox.bash(f"curl -sS https://{SERVER_ADDR}:{port}/")
+        assert r.returncode == 0, r.stderr
+        assert "Cipher is TLS_AES_256_GCM_SHA384" in r.stdout, r.stdout[:500]
+        log = net_decisions(netbox)[before:]
+        assert [(d["strands.box.policy.action"], d["strands.box.policy.verdict"]) for d in log] == [
+            ("net:connect", "permit"), ("net:connect", "permit"), ("http:request", "permit"),
+            ("net:connect", "permit"), ("net:connect", "permit")]
+    finally:
+        srv.terminate()
+        srv.wait(timeout=10)
