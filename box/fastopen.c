@@ -10,10 +10,11 @@
  * file, and anything a floor guards (the mount records the floor's deny).
  * Never a directory descriptor: openat() on it would walk around the mount.
  *
- * Under a policy that reads no history a batch is decided by two threads,
- * a half each, and its history is then written by the asking thread in the
- * order of the paths: the verdicts do not depend on that order, and the
- * log, the history and the answers read as if one thread had decided. */
+ * Under a policy that reads no history a batch the Shell waits for is
+ * decided by two threads, a part each, and its history is written by the
+ * asking thread in the order of the paths: the verdicts do not depend on
+ * that order, and the log, the history and the answers read as if one
+ * thread had decided. */
 #include "box/fastopen.h"
 
 #include <errno.h>
@@ -386,7 +387,12 @@ void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, i
   floors_load(d, &floors);
   Slot slots[BOX_FASTOPEN_MAX];
   memset(slots, 0, sizeof slots);
-  bool split = n >= SPLIT_MIN && !box_policy_reads_history(d->policy) &&
+  json_object *waiting_o = NULL;
+  bool waiting = json_object_object_get_ex(msg, "waiting", &waiting_o) && json_object_get_boolean(waiting_o);
+  /* Only a batch the Shell waits for: one asked for ahead is decided
+   * while the Shell reads, and a second thread then only competes with
+   * it for the cores (measured: slower on two). */
+  bool split = waiting && n >= SPLIT_MIN && !box_policy_reads_history(d->policy) &&
                !box_policy_history_fault(d->policy);
   Run mine = { .d = d, .floors = &floors, .command = command, .uid = cred.uid, .gid = cred.gid,
                .have_cred = have_cred, .cwd = cwd_o ? json_object_get_string(cwd_o) : NULL,

@@ -416,39 +416,43 @@ def test_grep_q_early_stop_decides_few_unread(box):
 
 
 def test_fast_path_split_batches_keep_order(box):
-    """Under a policy that reads no history boxd decides a batch's halves
-    on two threads: the log, the history (each ::request followed by its
+    """Under a policy that reads no history boxd decides a batch the Shell
+    waits for on two threads (the first of each directory, once batches
+    are full-sized): the log, the history (each ::request followed by its
     ::response, which points back to it) and the answers still come in the
-    order the files were read, and a refusal in the second half is the
+    order the files were read, and a refusal in the helper's part is the
     policy's."""
     per_operation_policy(box, extra="""
-        @id("not-f27")
+        @id("not-f027")
         forbid(principal, action == Box::Action::"fs:read", resource)
-        when { context.input.path like "*/d/f027" };
+        when { context.input.path like "*/d/b/f027" };
         """)
     box.write_config()
     box.start()
     ws = box.workspace
-    (ws / "d").mkdir()
-    for i in range(200):   # past the batches' growth: two full batches asked for ahead
-        (ws / "d" / f"f{i:03}").write_text(f"hello {i}\n")
+    files = []
+    for sub, count in (("a", 64), ("b", 200)):   # b's first batch: 32 files, waited for
+        (ws / "d" / sub).mkdir(parents=True)
+        for i in range(count):
+            (ws / "d" / sub / f"f{i:03}").write_text(f"hello {i}\n")
+            files.append(f"d/{sub}/f{i:03}")
     n_hist = len(history(box))
     r, d = run_ops(box, "grep -r hello d")
     assert r.returncode == 2, (r.stdout, r.stderr)
-    assert r.stderr.startswith("grep: d/f027: policy denied") and "[policy: not-f27]" in r.stderr, r.stderr
+    assert r.stderr.startswith("grep: d/b/f027: policy denied") and "[policy: not-f027]" in r.stderr, r.stderr
     printed = [ln.split(":")[0] for ln in r.stdout.splitlines()]
-    assert sorted(printed) == [f"d/f{i:03}" for i in range(200) if i != 27]
-    reads = [(v, p) for v, op, p in d if op in ("read_content", "not-f27")]
-    assert [p for _, p in reads] == sorted({p for _, p in reads}, key=[p for _, p in reads].index)
+    assert sorted(printed) == sorted(f for f in files if f != "d/b/f027")
+    reads = [(v, p) for v, op, p in d if op in ("read_content", "not-f027")]
+    assert len(reads) == len(files) and len({p for _, p in reads}) == len(files)
     assert [p for v, p in reads if v == "permit"] == printed           # decided in the order read
-    assert [p for v, p in reads if v == "deny"] == ["d/f027"]
+    assert [p for v, p in reads if v == "deny"] == ["d/b/f027"]
     recs = [h for h in history(box)[n_hist:] if h.get("a") == "fs:read" and h["i"].get("operation") == "read_content"]
     order = []
     for k, h in enumerate(recs):
         p = h["i"]["path"].split("/project/")[1]
         if h["k"] == 0:
             order.append(p)
-            if p != "d/f027":   # a permit's outcome comes right after its request
+            if p != "d/b/f027":   # a permit's outcome comes right after its request
                 nxt = recs[k + 1]
                 assert nxt["k"] == 1 and nxt["i"] == h["i"] and nxt["q"] == h["s"], (h, nxt)
                 assert nxt["o"] == {"result": "descriptor_issued"}
