@@ -12,7 +12,8 @@
  * Mounts under a fresh /tmp/boxfs-run-XXXXXX, starts the program in a new
  * PID namespace placed as command 0's worker (decisions on; --tool: placed
  * as a tool, no decisions), with BOXFS_DIR=<mount>/pass<first root> in its
- * environment and that as its working directory.  Without --policy every
+ * environment (and BOXFS_DAEMON_PID, the daemon's own pid) and that as its
+ * working directory.  Without --policy every
  * fs request is permitted (by a real policy: `permit(principal, action,
  * resource);`).  Prints "boxfs-run: N decisions (D denied)" on stderr, then
  * unmounts, and exits with the program's status. */
@@ -170,6 +171,8 @@ int main(int argc, char **argv) {
   int cmd = box_vfs_command_new(vfs);
   char *dir = box_vfs_pass_path(vfs, g_ptr_array_index(roots, 0));
 
+  char self[16];
+  snprintf(self, sizeof self, "%d", (int)getpid());
   int go[2], pidp[2];
   if (pipe2(go, O_CLOEXEC) < 0 || pipe2(pidp, O_CLOEXEC) < 0) return 2;
   pid_t mid = fork();
@@ -185,6 +188,7 @@ int main(int argc, char **argv) {
       signal(SIGINT, SIG_DFL);
       signal(SIGTERM, SIG_DFL);
       g_setenv("BOXFS_DIR", dir, TRUE);
+      g_setenv("BOXFS_DAEMON_PID", self, TRUE); /* mount-work's per-phase daemon CPU */
       if (chdir(dir) < 0) _exit(122);
       execvp(argv[i], argv + i);
       fprintf(stderr, "boxfs-run: %s: %s\n", argv[i], g_strerror(errno));
