@@ -9,7 +9,7 @@
  *   bare-pt [--attr-timeout S] --root DIR -- PROGRAM [ARGS...]
  *
  * Mounts DIR at a fresh /tmp/bare-pt-XXXXXX, runs PROGRAM there with
- * BOXFS_DIR set to the mount, unmounts, exits with PROGRAM's status. */
+ * BOXFS_DIR set to the mount (and BOXFS_DAEMON_PID to its own pid), unmounts, exits with PROGRAM's status. */
 #define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
 #include <dirent.h>
@@ -484,12 +484,15 @@ int main(int argc, char **argv) {
   signal(SIGINT, SIG_IGN);
   signal(SIGTERM, SIG_IGN);
   int status = 125;
+  char self[16];
+  snprintf(self, sizeof self, "%d", (int)getpid());
   pid_t pid = fork();
   if (pid == 0) {
     for (int fd = 3; fd < 65536; fd++) close(fd);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     setenv("BOXFS_DIR", tmpl, 1);
+    setenv("BOXFS_DAEMON_PID", self, 1); /* mount-work's per-phase daemon CPU */
     if (chdir(tmpl) < 0) _exit(122);
     execvp(argv[i], argv + i);
     _exit(127);

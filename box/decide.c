@@ -44,11 +44,15 @@ void boxd_vfs_record(void *data, int command, const char *action, json_object *i
   box_decision_log_append(d->log, action, input, NULL, decision);
 }
 
-static void put_object(gpointer p)
+static void put_objects(gpointer p)
 {
-  json_object_put(p);
+  json_object **o = p;
+  for (int i = 0; i < 3; i++)
+    if (o[i])
+      json_object_put(o[i]);
+  g_free(o);
 }
-static GPrivate issued_key = G_PRIVATE_INIT(put_object);
+static GPrivate outputs_key = G_PRIVATE_INIT(put_objects);
 
 /* The vfs's history raiser: the outcome of a permitted file operation's
  * effect, as ::response (completed, descriptor_issued, indeterminate) or
@@ -62,19 +66,26 @@ void boxd_vfs_outcome(void *data, int command, const char *action, json_object *
     box_policy_record_error(d->policy, action, input);
     return;
   }
-  /* the common outcome's record, built once per thread (json-c objects are
-   * not shared between threads: rendering one writes into it) */
-  bool common = strcmp(result, "descriptor_issued") == 0;
-  json_object *issued = common ? g_private_get(&issued_key) : NULL;
-  if (common && !issued) {
-    issued = json_object_new_object();
-    json_object_object_add(issued, "result", json_object_new_string(result));
-    g_private_set(&issued_key, issued);
+  /* the output records of the mount's three results, built once per thread
+   * (one is recorded per decided operation; json-c objects are not shared
+   * between threads: rendering one writes into it) */
+  static const char *const common[3] = { "completed", "descriptor_issued", "indeterminate" };
+  int k = 0;
+  while (k < 3 && strcmp(result, common[k]) != 0)
+    k++;
+  json_object **cached = g_private_get(&outputs_key);
+  if (k < 3 && !cached) {
+    cached = g_new0(json_object *, 3);
+    g_private_set(&outputs_key, cached);
   }
-  json_object *output = common ? issued : json_object_new_object();
-  if (!common)
+  json_object *output = k < 3 ? cached[k] : NULL;
+  if (!output) {
+    output = json_object_new_object();
     json_object_object_add(output, "result", json_object_new_string(result));
+    if (k < 3)
+      cached[k] = output;
+  }
   box_policy_record_response(d->policy, action, input, output);
-  if (!common)
+  if (k == 3)
     json_object_put(output);
 }

@@ -577,13 +577,25 @@ void box_decision_log_write(BoxDecisionLog *log, GString *buf) {
   g_string_truncate(buf, 0);
 }
 
+static GPrivate line_key = G_PRIVATE_INIT(attrs_free);
+
 void box_decision_log_append_args(BoxDecisionLog *log, const char *action, json_object *input,
                                   const BoxCommandArgs *command_args, const BoxDecision *decision) {
   if (!log || !decision) return;
   char nanos[32];
   box_decision_log_now(nanos);
-  GString *line = g_string_sized_new(4096);
+  /* The line is rendered into a buffer the thread keeps: a fresh 4 KiB
+   * buffer per decision made malloc grow and trim the thread's arena each
+   * time (a page fault and a cold copy on every file operation). */
+  GString *line = g_private_get(&line_key);
+  if (!line) {
+    line = g_string_sized_new(8192);
+    g_private_set(&line_key, line);
+  }
+  g_string_truncate(line, 0);
   box_decision_log_render_into(log, line, action, input, command_args, decision, nanos);
   log_write(log, line->str, line->len);
-  g_string_free(line, TRUE);
+  if (line->allocated_len > 256 * 1024) { /* one huge line is not kept */
+    g_private_replace(&line_key, g_string_sized_new(8192));
+  }
 }

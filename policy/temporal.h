@@ -13,6 +13,7 @@
 #define T_MAX_WINDOW_NS (INT64_C(86400) * 1000000000)
 #define T_NS INT64_C(1000000000)
 #define T_PENDING 1024
+#define T_PENDING_INDEX 2048 /* a power of two, twice T_PENDING */
 /* history_append: the event is its own request (a ::request, or an outcome
  * whose request is unknown) */
 #define T_OWN_REQUEST UINT64_MAX
@@ -155,8 +156,13 @@ typedef struct BoxTemporal {
    * request waits here until its raiser records the outcome, which then
    * carries the same id (matched by action and resource label, oldest
    * first).  A ring: requests whose outcome never comes fall off. */
-  struct { int action; uint64_t label_hash; uint64_t seq; } pending[T_PENDING];
+  struct { int action; uint64_t label_hash; uint64_t seq; int next; } pending[T_PENDING];
   unsigned pend_head, pend_len;
+  /* The waiting requests of each (action, label hash), oldest first, as a
+   * chain through pending[].next: an outcome finds its request without
+   * scanning the ring (requests that never get an outcome, a lookup's
+   * probe for one, keep it full).  Open addressing, linear probing. */
+  struct { bool used; int action; uint64_t label_hash; int head, tail; } pend_index[T_PENDING_INDEX];
   bool cur_appended;     /* the decision in progress appended its ::request */
   uint64_t cur_seq;
 } BoxTemporal;

@@ -1038,33 +1038,84 @@ static uint64_t label_hash(const char *s) {
   return h;
 }
 
+static unsigned pend_home(int action, uint64_t h) {
+  uint64_t x = (h ^ ((uint64_t)(unsigned)action * UINT64_C(0x9E3779B97F4A7C15))) * UINT64_C(0xff51afd7ed558ccd);
+  return (unsigned)(x >> 40) & (T_PENDING_INDEX - 1);
+}
+
+/* The index slot of (action, h), or -1. */
+static int pend_find(const BoxTemporal *t, int action, uint64_t h) {
+  for (unsigned i = pend_home(action, h);; i = (i + 1) & (T_PENDING_INDEX - 1)) {
+    if (!t->pend_index[i].used) return -1;
+    if (t->pend_index[i].action == action && t->pend_index[i].label_hash == h) return (int)i;
+  }
+}
+
+/* Frees slot i, moving later slots of its probe run back so that every
+ * lookup still reaches its key before an empty slot. */
+static void pend_unindex(BoxTemporal *t, unsigned i) {
+  const unsigned mask = T_PENDING_INDEX - 1;
+  for (unsigned j = (i + 1) & mask; t->pend_index[j].used; j = (j + 1) & mask) {
+    unsigned home = pend_home(t->pend_index[j].action, t->pend_index[j].label_hash);
+    /* j may fill the hole at i when its home is not cyclically in (i, j] */
+    bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+    if (stays) continue;
+    t->pend_index[i] = t->pend_index[j];
+    i = j;
+  }
+  t->pend_index[i].used = false;
+}
+
+/* Ring entry k (live, the oldest of its chain) leaves its chain. */
+static void pend_unchain_head(BoxTemporal *t, unsigned k) {
+  int s = pend_find(t, t->pending[k].action, t->pending[k].label_hash);
+  if (s < 0) return;
+  if (t->pending[k].next < 0) pend_unindex(t, (unsigned)s);
+  else t->pend_index[s].head = t->pending[k].next;
+}
+
 static void pending_push(BoxTemporal *t, int action, const char *label, uint64_t seq) {
   if (t->pend_len == T_PENDING) { /* the oldest falls off */
+    unsigned old = t->pend_head;
+    if (t->pending[old].action >= 0) pend_unchain_head(t, old);
     t->pend_head = (t->pend_head + 1) % T_PENDING;
     t->pend_len--;
   }
   unsigned k = (t->pend_head + t->pend_len++) % T_PENDING;
+  uint64_t h = label_hash(label);
   t->pending[k].action = action;
-  t->pending[k].label_hash = label_hash(label);
+  t->pending[k].label_hash = h;
   t->pending[k].seq = seq;
+  t->pending[k].next = -1;
+  int s = pend_find(t, action, h);
+  if (s >= 0) {
+    t->pending[t->pend_index[s].tail].next = (int)k;
+    t->pend_index[s].tail = (int)k;
+    return;
+  }
+  unsigned i = pend_home(action, h);
+  while (t->pend_index[i].used) i = (i + 1) & (T_PENDING_INDEX - 1);
+  t->pend_index[i].used = true;
+  t->pend_index[i].action = action;
+  t->pend_index[i].label_hash = h;
+  t->pend_index[i].head = t->pend_index[i].tail = (int)k;
 }
 
 /* The seq of the oldest permitted request of this action and label still
  * awaiting its outcome (now taken), or T_OWN_REQUEST. */
 static uint64_t pending_take(BoxTemporal *t, int action, const char *label) {
   uint64_t h = label_hash(label);
-  for (unsigned i = 0; i < t->pend_len; i++) {
-    unsigned k = (t->pend_head + i) % T_PENDING;
-    if (t->pending[k].action != action || t->pending[k].label_hash != h) continue;
-    uint64_t seq = t->pending[k].seq;
-    t->pending[k].action = -1;
-    while (t->pend_len && t->pending[t->pend_head].action < 0) { /* drop taken entries at the front */
-      t->pend_head = (t->pend_head + 1) % T_PENDING;
-      t->pend_len--;
-    }
-    return seq;
+  int s = pend_find(t, action, h);
+  if (s < 0) return T_OWN_REQUEST;
+  unsigned k = (unsigned)t->pend_index[s].head;
+  uint64_t seq = t->pending[k].seq;
+  pend_unchain_head(t, k);
+  t->pending[k].action = -1;
+  while (t->pend_len && t->pending[t->pend_head].action < 0) { /* drop taken entries at the front */
+    t->pend_head = (t->pend_head + 1) % T_PENDING;
+    t->pend_len--;
   }
-  return T_OWN_REQUEST;
+  return seq;
 }
 
 void policy_temporal_end(BoxPolicy *pol, bool permitted, int action, const char *label) {

@@ -260,8 +260,42 @@ char *vfs_child_path(const char *dir, const char *name) {
   return g_strconcat(dir, "/", name, NULL);
 }
 
+/* lock held: as vfs_node_path, written right to left into buf; false when
+ * it does not fit (the general walk below then builds it). */
+static bool node_path_buf(Node *n, char *buf, size_t size, const char **out, bool *known) {
+  size_t pos = size - 1;
+  buf[pos] = '\0';
+  Node *p = n;
+  int depth = 0;
+  bool ok = false;
+  while (p && depth < VFS_MAX_DEPTH) {
+    if (p->kind == NODE_PASSDIR || p->special == SPECIAL_CMDROOT) {
+      ok = true;
+      break;
+    }
+    if (p->kind == NODE_ROOT || p->kind == NODE_RAMDIR) break;
+    size_t len = strlen(p->name);
+    if (len + 1 > pos) return false;
+    pos -= len;
+    memcpy(buf + pos, p->name, len);
+    buf[--pos] = '/';
+    p = p->parent;
+    depth++;
+  }
+  if (!ok && n->kind == NODE_RAM && !p) ok = true; /* orphan: best effort */
+  *known = ok;
+  if (ok && pos == size - 1) buf[--pos] = '/';
+  *out = buf + pos;
+  return true;
+}
+
 char *vfs_node_path(BoxVfs *v, Node *n) {
   (void)v;
+  /* one allocation: this runs for every decided operation */
+  char buf[1024];
+  const char *fast = NULL;
+  bool known = false;
+  if (node_path_buf(n, buf, sizeof buf, &fast, &known)) return known ? g_strdup(fast) : NULL;
   GPtrArray *parts = g_ptr_array_new();
   Node *p = n;
   int depth = 0;
@@ -421,25 +455,65 @@ static json_object *fs_input(const char *spelled, const char *operation) {
 
 static char *dup0(const char *s) { return s ? g_strdup(s) : NULL; }
 
-static BoxDecision *decision_copy(const BoxDecision *d) {
+/* A cached verdict: the decision in one allocation (its strings packed
+ * after it), since one is stored for almost every decided operation. */
+typedef struct {
+  BoxVerdict verdict;
+  BoxCause cause;
+  bool dry_run;
+  guint nids;
+  const char *action, *resource, *rule, *description, *message, *reason;
+  const char *ids[];
+} Cached;
+
+static char *pack(char **at, const char *s) {
+  if (!s) return NULL;
+  size_t n = strlen(s) + 1;
+  char *p = memcpy(*at, s, n);
+  *at += n;
+  return p;
+}
+
+static Cached *cached_new(const BoxDecision *d) {
+  const char *str[6] = {d->action, d->resource, d->rule, d->description, d->message, d->reason};
+  guint nids = d->determining_ids ? d->determining_ids->len : 0;
+  size_t bytes = 0;
+  for (int i = 0; i < 6; i++) bytes += str[i] ? strlen(str[i]) + 1 : 0;
+  for (guint i = 0; i < nids; i++) bytes += strlen(g_ptr_array_index(d->determining_ids, i)) + 1;
+  Cached *c = g_malloc(sizeof *c + nids * sizeof(char *) + bytes);
+  char *at = (char *)(c->ids + nids);
+  c->verdict = d->verdict;
+  c->cause = d->cause;
+  c->dry_run = d->dry_run;
+  c->nids = nids;
+  c->action = pack(&at, d->action);
+  c->resource = pack(&at, d->resource);
+  c->rule = pack(&at, d->rule);
+  c->description = pack(&at, d->description);
+  c->message = pack(&at, d->message);
+  c->reason = pack(&at, d->reason);
+  for (guint i = 0; i < nids; i++) c->ids[i] = pack(&at, g_ptr_array_index(d->determining_ids, i));
+  return c;
+}
+
+static BoxDecision *cached_decision(const Cached *c) {
   BoxDecision *x = g_new0(BoxDecision, 1);
-  x->verdict = d->verdict;
-  x->cause = d->cause;
-  x->action = dup0(d->action);
-  x->resource = dup0(d->resource);
-  x->rule = dup0(d->rule);
-  x->description = dup0(d->description);
-  x->message = dup0(d->message);
-  x->reason = dup0(d->reason);
-  x->dry_run = d->dry_run;
-  x->determining_ids = g_ptr_array_new_with_free_func(g_free);
-  for (guint i = 0; d->determining_ids && i < d->determining_ids->len; i++)
-    g_ptr_array_add(x->determining_ids, g_strdup(g_ptr_array_index(d->determining_ids, i)));
+  x->verdict = c->verdict;
+  x->cause = c->cause;
+  x->action = dup0(c->action);
+  x->resource = dup0(c->resource);
+  x->rule = dup0(c->rule);
+  x->description = dup0(c->description);
+  x->message = dup0(c->message);
+  x->reason = dup0(c->reason);
+  x->dry_run = c->dry_run;
+  x->determining_ids = g_ptr_array_new_full(c->nids, g_free);
+  for (guint i = 0; i < c->nids; i++) g_ptr_array_add(x->determining_ids, g_strdup(c->ids[i]));
   return x;
 }
 
 static GHashTable *verdicts_new(void) {
-  return g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)decision_free);
+  return g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 }
 
 /* Policy's verdict on (action, input), from the command's cache when the
@@ -453,8 +527,8 @@ static BoxDecision *ask(BoxVfs *v, int cmd, const char *action, json_object *inp
   BoxDecision *hit = NULL;
   g_mutex_lock(&v->lock);
   Command *cm = vfs_command(v, cmd);
-  BoxDecision *d = cm ? g_hash_table_lookup(cm->verdicts, key) : NULL;
-  if (d) hit = decision_copy(d);
+  Cached *c = cm ? g_hash_table_lookup(cm->verdicts, key) : NULL;
+  if (c) hit = cached_decision(c);
   g_mutex_unlock(&v->lock);
   if (hit) {
     __atomic_add_fetch(&v->cache_hits, 1, __ATOMIC_RELAXED);
@@ -462,12 +536,12 @@ static BoxDecision *ask(BoxVfs *v, int cmd, const char *action, json_object *inp
     g_free(key);
     return hit;
   }
-  d = v->decide(v->decide_data, cmd, action, input);
+  BoxDecision *d = v->decide(v->decide_data, cmd, action, input);
   if (!d) {
     g_free(key);
     return NULL;
   }
-  BoxDecision *keep = decision_copy(d);
+  Cached *keep = cached_new(d);
   g_mutex_lock(&v->lock);
   cm = vfs_command(v, cmd);
   if (cm) {
@@ -477,7 +551,7 @@ static BoxDecision *ask(BoxVfs *v, int cmd, const char *action, json_object *inp
     keep = NULL;
   }
   g_mutex_unlock(&v->lock);
-  if (keep) decision_free(keep);
+  g_free(keep);
   g_free(key);
   return d;
 }
@@ -489,7 +563,7 @@ bool vfs_verdict_cached_permit(BoxVfs *v, int cmd, const char *action, const cha
   char *key = g_strconcat(action, "\x1f", operation, "\x1f", spelled, NULL);
   g_mutex_lock(&v->lock);
   Command *cm = vfs_command(v, cmd);
-  BoxDecision *d = cm ? g_hash_table_lookup(cm->verdicts, key) : NULL;
+  Cached *d = cm ? g_hash_table_lookup(cm->verdicts, key) : NULL;
   bool permit = d && d->verdict == BOX_VERDICT_PERMIT;
   g_mutex_unlock(&v->lock);
   g_free(key);

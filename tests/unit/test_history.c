@@ -599,6 +599,113 @@ static void test_bounded_memory(void) {
   box_policy_free(p);
 }
 
+/* An outcome's requestId under load: more requests await an outcome than the
+ * ring keeps (most never get one, as a lookup's probe never does), so the
+ * oldest fall off.  The history file's "q" of every response must be what the
+ * straightforward ring gives (oldest awaiting request of the same action and
+ * resource first; the oldest falls off when 1024 wait). */
+typedef struct {
+  char *action, *path;
+  gint64 seq;
+  bool taken;
+} Awaiting;
+
+static void test_request_id_ring(void) {
+  char *dir = tmpdir();
+  BoxPolicy *p = load_with_history("permit(principal, action, resource);", dir);
+  GRand *rng = g_rand_new_with_seed(6);
+  at(0);
+  const char *actions[] = {"fs:read", "fs:write"};
+  for (int i = 0; i < 6000; i++) {
+    const char *action = actions[g_rand_int_range(rng, 0, 2)];
+    char path[64];
+    if (g_rand_int_range(rng, 0, 10) < 4) g_snprintf(path, sizeof path, "/w/unique%d", i);
+    else g_snprintf(path, sizeof path, "/w/f%d", g_rand_int_range(rng, 0, 8));
+    json_object *in = fs_input(path, action[3] == 'r' ? "read_content" : "write_content");
+    if (g_rand_int_range(rng, 0, 10) < 6) {
+      BoxDecision *d = box_policy_decide(p, action, in);
+      g_assert_true(d->verdict == BOX_VERDICT_PERMIT);
+      box_decision_free(d);
+    } else {
+      json_object *out = json_object_new_object();
+      json_object_object_add(out, "result", json_object_new_string("completed"));
+      g_assert_true(box_policy_record_response(p, action, in, out));
+      json_object_put(out);
+    }
+    json_object_put(in);
+  }
+  box_policy_free(p);
+  g_rand_free(rng);
+  /* replay the file through the model */
+  char *path = g_build_filename(dir, "history.jsonl", NULL);
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+  char **lines = g_strsplit(text, "\n", -1);
+  GPtrArray *ring = g_ptr_array_new(); /* Awaiting*, oldest first */
+  GPtrArray *all = g_ptr_array_new();
+  int responses = 0, paired = 0;
+  for (char **l = lines; *l && **l; l++) {
+    json_object *rec = json_tokener_parse(*l + 9);
+    g_assert_nonnull(rec);
+    json_object *k = NULL, *a = NULL, *s = NULL, *i = NULL, *q = NULL, *pa = NULL;
+    if (!json_object_object_get_ex(rec, "k", &k)) { /* a formula record */
+      json_object_put(rec);
+      continue;
+    }
+    g_assert_true(json_object_object_get_ex(rec, "a", &a));
+    g_assert_true(json_object_object_get_ex(rec, "s", &s));
+    g_assert_true(json_object_object_get_ex(rec, "i", &i));
+    g_assert_true(json_object_object_get_ex(i, "path", &pa));
+    bool has_q = json_object_object_get_ex(rec, "q", &q);
+    if (json_object_get_int(k) == 0) {
+      if (ring->len == 1024) g_ptr_array_remove_index(ring, 0);
+      Awaiting *w = g_new0(Awaiting, 1);
+      w->action = g_strdup(json_object_get_string(a));
+      w->path = g_strdup(json_object_get_string(pa));
+      w->seq = json_object_get_int64(s);
+      g_ptr_array_add(ring, w);
+      g_ptr_array_add(all, w);
+    } else {
+      responses++;
+      gint64 want = -1;
+      for (guint j = 0; j < ring->len; j++) {
+        Awaiting *w = ring->pdata[j];
+        if (w->taken || strcmp(w->action, json_object_get_string(a)) != 0 ||
+            strcmp(w->path, json_object_get_string(pa)) != 0)
+          continue;
+        w->taken = true;
+        want = w->seq;
+        break;
+      }
+      while (ring->len && ((Awaiting *)ring->pdata[0])->taken) g_ptr_array_remove_index(ring, 0);
+      if (want < 0) {
+        g_assert_false(has_q);
+      } else {
+        paired++;
+        g_assert_true(has_q);
+        g_assert_cmpint(json_object_get_int64(q), ==, want);
+      }
+    }
+    json_object_put(rec);
+  }
+  /* both kinds happened: some outcomes found their request, some did not */
+  g_assert_cmpint(paired, >, 100);
+  g_assert_cmpint(responses - paired, >, 100);
+  for (guint j = 0; j < all->len; j++) {
+    Awaiting *w = all->pdata[j];
+    g_free(w->action);
+    g_free(w->path);
+    g_free(w);
+  }
+  g_ptr_array_free(all, TRUE);
+  g_ptr_array_free(ring, TRUE);
+  g_strfreev(lines);
+  g_free(text);
+  g_free(path);
+  rm_rf(dir);
+  g_free(dir);
+}
+
 /* ---- batches (box_policy_history_batch_begin/_end) ------------------------ */
 
 static gsize lines_in(const char *dir) {
@@ -658,6 +765,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/history/store/restart", test_restart);
   g_test_add_func("/history/eval/inline-temporal", test_inline_temporal);
   g_test_add_func("/history/eval/request-id", test_request_id);
+  g_test_add_func("/history/eval/request-id-ring", test_request_id_ring);
   g_test_add_func("/history/store/torn-tail", test_torn_tail);
   g_test_add_func("/history/store/unwritable", test_unwritable);
   g_test_add_func("/history/store/bounded-memory", test_bounded_memory);
