@@ -35,8 +35,11 @@ def run_race(box, link_target):
     reader = subprocess.Popen(
         [str(box.box_dir / "bin" / "bash"), "-c",
          "n=0; while [ ! -e stop ]; do cat a/b/file 2>&1; n=$((n+1)); done; echo reads=$n"],
-        cwd=str(ws), env=box.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    first = reader.stdout.readline()  # the loop is reading before the first swap
+        cwd=str(ws), env=box.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0)
+    # the loop is reading before the first swap; read unbuffered, a byte at
+    # a time: communicate() below reads the descriptor itself, and lines a
+    # buffered readline() had taken past the first would be lost to it
+    first = reader.stdout.readline().decode()
     for i in range(SWAPS):
         exchange(str(ws / "a"), str(ws / "alink"))
         if i % 8 == 0:
@@ -45,7 +48,7 @@ def run_race(box, link_target):
         exchange(str(ws / "a"), str(ws / "alink"))
     (ws / "stop").write_text("")
     out, _ = reader.communicate(timeout=60)
-    out = first + out
+    out = first + out.decode()
     lines = out.splitlines()
     assert reader.returncode == 0, out[-2000:]
     assert lines[-1].startswith("reads="), out[-2000:]
