@@ -212,21 +212,24 @@ static inline bool word_needs_escape(uint64_t w) {
 }
 
 /* json-c's escaping (json_escape_str) with '/' left as it is */
+static inline bool byte_needs_escape(unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; }
+
 void policy_json_escaped(GString *o, const char *s, size_t n) {
-  size_t start = 0;
-  for (size_t i = 0; i < n; i++) {
-    /* eight bytes at a time while none needs escaping (a path, mostly) */
-    while (i + 8 <= n) {
+  const unsigned char *p = (const unsigned char *)s, *end = p + n, *run = p;
+  for (;;) {
+    /* eight bytes at a time while none needs escaping (a path), then byte
+     * by byte: most strings here are a few bytes long */
+    while (end - p >= 8) {
       uint64_t w;
-      memcpy(&w, s + i, 8);
+      memcpy(&w, p, 8);
       if (word_needs_escape(w)) break;
-      i += 8;
+      p += 8;
     }
-    if (i >= n) break;
-    unsigned char c = (unsigned char)s[i];
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    policy_app_len(o, s + start, i - start);
-    start = i + 1;
+    while (p < end && !byte_needs_escape(*p)) p++;
+    if (p == end) break;
+    unsigned char c = *p;
+    policy_app_len(o, (const char *)run, (size_t)(p - run));
+    run = ++p;
     char esc[7] = {'\\', 0, 0, 0, 0, 0, 0};
     size_t en = 2;
     switch (c) {
@@ -246,7 +249,7 @@ void policy_json_escaped(GString *o, const char *s, size_t n) {
     }
     policy_app_len(o, esc, en);
   }
-  policy_app_len(o, s + start, n - start);
+  policy_app_len(o, (const char *)run, (size_t)(end - run));
 }
 
 static void json_int(GString *o, int64_t v) {
