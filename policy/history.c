@@ -351,8 +351,18 @@ bool history_append(History *h, BoxTemporal *t, int action, EventKind kind, json
   uint64_t seq = h->next_seq;
   if (request_seq == T_OWN_REQUEST) request_seq = seq;
   if (!write_event(h, seq, ts, action, kind, input, output, request_seq, why)) return false;
-  Event *e = event_build(action, kind, input, kind == EV_RESPONSE ? output : NULL, ts, request_seq);
-  add_event(h, t, e, seq);
+  if (t && t->formulas->len == 0 && h->events->len == h->off) {
+    /* No rule reads the history: the record on disk is all it keeps (a
+     * policy that reads it is given the file at open), so the event is not
+     * built in memory only to be pruned at once. */
+    h->any = true;
+    h->next_seq = seq + 1;
+    h->last_ts = ts;
+    h->base = seq + 1;   /* nothing held: the first seq held would be the next */
+  } else {
+    Event *e = event_build(action, kind, input, kind == EV_RESPONSE ? output : NULL, ts, request_seq);
+    add_event(h, t, e, seq);
+  }
   if (seq_out) *seq_out = seq;
   return true;
 }
