@@ -9,12 +9,7 @@
  * the mount, so policy sees the target), anything that is not a regular
  * file, and anything a floor guards (the mount records the floor's deny).
  * Never a directory descriptor: openat() on it would walk around the mount.
- *
- * Under a policy that reads no history a batch the Shell waits for is
- * decided by two threads, a part each, and its history is written by the
- * asking thread in the order of the paths: the verdicts do not depend on
- * that order, and the log, the history and the answers read as if one
- * thread had decided. */
+ */
 #include "box/fastopen.h"
 
 #include <errno.h>
@@ -145,7 +140,6 @@ typedef struct {
   int err;
   char *message;        /* a refusal's policy text */
   int fd;
-  json_object *input;   /* the request decided but not yet recorded (deferred), else NULL */
   bool permitted;
 } Slot;
 
@@ -171,7 +165,7 @@ static int dir_fd(DirCache *dc, const char *dir)
   return dc->fd;
 }
 
-/* A run of the batch's paths, decided and opened by one thread. */
+/* A batch's paths and what they are decided against. */
 typedef struct {
   Boxd *d;
   const Floors *floors;
@@ -181,15 +175,10 @@ typedef struct {
   bool have_cred;
   const char *cwd;
   json_object *paths;
-  size_t from, to;
+  size_t n;
   Slot *slots;
-  GString *log;          /* the run's decision log lines, in path order */
+  GString *log;          /* the batch's decision log lines, in path order */
   const char *nanos;
-  bool deferred;         /* decide unrecorded; the history is written afterwards, in order */
-  /* a run given to the helper thread */
-  GMutex lock;
-  GCond cond;
-  bool done;
 } Run;
 
 /* The outcome of a permitted request, recorded as the mount records it:
@@ -227,8 +216,7 @@ static void open_one(Run *run, DirCache *dc, const char *name, Slot *slot)
   json_object *input = json_object_new_object();
   json_object_object_add(input, "path", json_object_new_string(spelled));
   json_object_object_add(input, "operation", json_object_new_string("read_content"));
-  BoxDecision *dec = run->deferred ? box_policy_decide_unrecorded(d->policy, "fs:read", input)
-                                   : boxd_vfs_decide(d, run->command, "fs:read", input);
+  BoxDecision *dec = boxd_vfs_decide(d, run->command, "fs:read", input);
   if (!dec) {
     /* no decision could be made: let the mount refuse and record it */
     json_object_put(input);
@@ -241,10 +229,7 @@ static void open_one(Run *run, DirCache *dc, const char *name, Slot *slot)
     slot->err = EACCES;
     slot->message = g_strdup(dec->message);
     box_decision_free(dec);
-    if (run->deferred)
-      slot->input = input;
-    else
-      json_object_put(input);
+    json_object_put(input);
     return;
   }
   box_decision_free(dec);
@@ -274,10 +259,6 @@ static void open_one(Run *run, DirCache *dc, const char *name, Slot *slot)
   slot->kind = fd >= 0 ? SLOT_FD : SLOT_ERR;
   slot->fd = fd;
   slot->err = err;
-  if (run->deferred) {
-    slot->input = input;
-    return;
-  }
   record_outcome(d, run->command, input, fd);
   json_object_put(input);
 }
@@ -285,7 +266,7 @@ static void open_one(Run *run, DirCache *dc, const char *name, Slot *slot)
 static void run_paths(Run *run)
 {
   DirCache dc = { NULL, -1 };
-  for (size_t i = run->from; i < run->to; i++) {
+  for (size_t i = 0; i < run->n; i++) {
     const char *p = json_object_get_string(json_object_array_get_idx(run->paths, i));
     if (p && run->have_cred && *p)
       open_one(run, &dc, p, &run->slots[i]);
@@ -297,25 +278,6 @@ static void run_paths(Run *run)
   g_free(dc.path);
 }
 
-/* The history of slots [from, to) in the order of the requests, as one
- * thread deciding them would have written it.  false when it could not be
- * written. */
-static bool record_in_order(Boxd *d, int command, Slot *slots, size_t from, size_t to)
-{
-  bool kept = true;
-  for (size_t i = from; i < to; i++) {
-    Slot *s = &slots[i];
-    if (!s->input)
-      continue;
-    kept = box_policy_record_request(d->policy, "fs:read", s->input, s->permitted) && kept;
-    if (s->permitted)
-      record_outcome(d, command, s->input, s->fd);
-    json_object_put(s->input);
-    s->input = NULL;
-  }
-  return kept;
-}
-
 static void log_buf_free(gpointer p)
 {
   g_string_free(p, TRUE);
@@ -323,10 +285,6 @@ static void log_buf_free(gpointer p)
 
 /* the batch's log lines, a buffer kept per thread: no allocation per batch */
 static GPrivate log_buf_key = G_PRIVATE_INIT(log_buf_free);
-
-/* and the one the helper fills for this thread's batch (owned here, so
- * that the helper may go on to another batch while this one is copied) */
-static GPrivate helper_buf_key = G_PRIVATE_INIT(log_buf_free);
 
 static GString *thread_buf(GPrivate *key)
 {
@@ -337,35 +295,6 @@ static GString *thread_buf(GPrivate *key)
   }
   return b;
 }
-
-static void helper_main(gpointer data, gpointer user)
-{
-  (void)user;
-  Run *run = data;
-  run_paths(run);
-  g_mutex_lock(&run->lock);
-  run->done = true;
-  g_cond_signal(&run->cond);
-  g_mutex_unlock(&run->lock);
-}
-
-/* Threads that decide the second half of a batch while the asking thread
- * decides the first: only for a policy that reads no history, where a
- * verdict does not depend on the order of the decisions. */
-static GThreadPool *helpers(void)
-{
-  static gsize once;
-  static GThreadPool *pool;
-  if (g_once_init_enter(&once)) {
-    pool = g_thread_pool_new(helper_main, NULL, 2, FALSE, NULL);
-    g_once_init_leave(&once, 1);
-  }
-  return pool;
-}
-
-/* Below this many paths a batch is decided by one thread: the hand-off
- * costs more than half of it. */
-#define SPLIT_MIN 8
 
 void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, int reply_fd)
 {
@@ -387,51 +316,15 @@ void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, i
   floors_load(d, &floors);
   Slot slots[BOX_FASTOPEN_MAX];
   memset(slots, 0, sizeof slots);
-  json_object *waiting_o = NULL;
-  bool waiting = json_object_object_get_ex(msg, "waiting", &waiting_o) && json_object_get_boolean(waiting_o);
-  /* Only a batch the Shell waits for: one asked for ahead is decided
-   * while the Shell reads, and a second thread then only competes with
-   * it for the cores (measured: slower on two). */
-  bool split = waiting && n >= SPLIT_MIN && !box_policy_reads_history(d->policy) &&
-               !box_policy_history_fault(d->policy);
-  Run mine = { .d = d, .floors = &floors, .command = command, .uid = cred.uid, .gid = cred.gid,
-               .have_cred = have_cred, .cwd = cwd_o ? json_object_get_string(cwd_o) : NULL,
-               .paths = paths, .from = 0, .to = n, .slots = slots, .log = log_buf, .nanos = nanos,
-               .deferred = split };
-  Run other = mine;
+  Run run = { .d = d, .floors = &floors, .command = command, .uid = cred.uid, .gid = cred.gid,
+              .have_cred = have_cred, .cwd = cwd_o ? json_object_get_string(cwd_o) : NULL,
+              .paths = paths, .n = n, .slots = slots, .log = log_buf, .nanos = nanos };
   /* The batch's history records and log lines are each written in one
    * write(2), after all its decisions and before the reply: nothing is
    * answered that is not on disk. */
   box_policy_history_batch_begin(d->policy);
-  bool kept = true;
-  if (split) {
-    /* this thread also writes the history, its own half's while the
-     * helper decides the rest: a little less for it to decide */
-    mine.to = other.from = n * 9 / 20;
-    g_mutex_init(&other.lock);
-    g_cond_init(&other.cond);
-    other.done = false;
-    other.log = thread_buf(&helper_buf_key);
-    bool handed = g_thread_pool_push(helpers(), &other, NULL);
-    run_paths(&mine);
-    kept = record_in_order(d, command, slots, 0, mine.to);
-    if (handed) {
-      g_mutex_lock(&other.lock);
-      while (!other.done)
-        g_cond_wait(&other.cond, &other.lock);
-      g_mutex_unlock(&other.lock);
-    } else {
-      run_paths(&other);   /* no helper could start: the second half here */
-    }
-    g_mutex_clear(&other.lock);
-    g_cond_clear(&other.cond);
-    g_string_append_len(log_buf, other.log->str, (gssize)other.log->len);
-    g_string_truncate(other.log, 0);
-    kept = record_in_order(d, command, slots, other.from, n) && kept;
-  } else {
-    run_paths(&mine);
-  }
-  bool recorded = box_policy_history_batch_end(d->policy) && kept;
+  run_paths(&run);
+  bool recorded = box_policy_history_batch_end(d->policy);
   box_decision_log_write(d->log, log_buf);
   json_object *answers = json_object_new_array();
   int fds[BOX_FASTOPEN_MAX];

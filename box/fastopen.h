@@ -19,8 +19,7 @@
  * opens it through the mount, which decides it there).  Only regular files
  * inside a bound root, reached without a symlink or "..", outside every
  * floor, are decided here — fs:read/read_content on the same spelled path,
- * logged, with the outcome descriptor_issued.  "waiting":true marks a
- * request the worker waits for (not one sent ahead). */
+ * logged, with the outcome descriptor_issued. */
 void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, int reply_fd);
 
 /* Answers a worker's {"op":"list","cwd":…,"path":…} on reply_fd: the

@@ -218,8 +218,9 @@ static char *host_last_denial(void *data)
  * (box/fastopen.c); anything it does not take is opened through the mount.
  * A request and its answer are apart (the answer comes on a socket of its
  * own), so the Shell may ask for the next files while it reads these. */
-static int open_read_request(const char *cwd, const char *const *paths, int n, bool waiting)
+static int host_open_read_send(void *data, const char *cwd, const char *const *paths, int n)
 {
+  (void)data;
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
     return -1;
@@ -227,8 +228,6 @@ static int open_read_request(const char *cwd, const char *const *paths, int n, b
   json_object_object_add(req, "op", json_object_new_string("open"));
   json_object_object_add(req, "cwd", json_object_new_string(cwd ? cwd : ""));
   json_object_object_add(req, "paths", string_array((char *const *)paths, n));
-  if (waiting)   /* nothing else to do meanwhile: boxd may spend two threads on it */
-    json_object_object_add(req, "waiting", json_object_new_boolean(true));
   flush_status();
   bool sent = box_ctl_send(ctl_fd, req, &pair[1], 1);
   json_object_put(req);
@@ -238,12 +237,6 @@ static int open_read_request(const char *cwd, const char *const *paths, int n, b
     return -1;
   }
   return pair[0];
-}
-
-static int host_open_read_send(void *data, const char *cwd, const char *const *paths, int n)
-{
-  (void)data;
-  return open_read_request(cwd, paths, n, false);
 }
 
 static void host_open_read_recv(void *data, int ticket, int n, int *fds, int *errs, char **messages)
@@ -285,7 +278,7 @@ static void host_open_read_recv(void *data, int ticket, int n, int *fds, int *er
 static void host_open_read(void *data, const char *cwd, const char *const *paths, int n, int *fds,
                            int *errs, char **messages)
 {
-  host_open_read_recv(data, open_read_request(cwd, paths, n, true), n, fds, errs, messages);
+  host_open_read_recv(data, host_open_read_send(data, cwd, paths, n), n, fds, errs, messages);
 }
 
 /* issue 5: a directory's listing through boxd (box/fastopen.c): one

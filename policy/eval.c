@@ -701,7 +701,7 @@ BoxDecision *box_decision_new_enforcement(const char *action, const char *resour
   return d;
 }
 
-static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *input, bool record) {
+BoxDecision *box_policy_decide(BoxPolicy *policy, const char *action, json_object *input) {
   BoxDecision *d = decision_take(action, box_policy_resource_label(action, input));
   d->verdict = BOX_VERDICT_DENY;
 
@@ -720,7 +720,7 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
 
   /* issue 9: append the ::request event, evaluate the temporal clauses */
   const char *history_fault = NULL;
-  bool temporal = record && policy && policy->temporal;
+  bool temporal = policy && policy->temporal;
   if (temporal && !policy_temporal_begin(policy, ai, input, &history_fault)) {
     d->cause = BOX_CAUSE_INTERNAL_FAULT;
     d->rule = g_strdup("<default-deny>");
@@ -778,12 +778,4 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
   d->message = policy_build_message(d, forbids, d->cause == BOX_CAUSE_FORBIDDEN ? nf : 0);
   g_free(heap);
   return d;
-}
-
-BoxDecision *box_policy_decide(BoxPolicy *policy, const char *action, json_object *input) {
-  return decide(policy, action, input, true);
-}
-
-BoxDecision *box_policy_decide_unrecorded(BoxPolicy *policy, const char *action, json_object *input) {
-  return decide(policy, action, input, false);
 }

@@ -137,12 +137,6 @@ bool box_policy_reads_history(const BoxPolicy *policy);
  * history stays complete though policy was not asked.  False when the
  * history cannot be written. */
 bool box_policy_record_request(BoxPolicy *policy, const char *action, json_object *input, bool permitted);
-/* For a policy that reads no history (box_policy_reads_history false): the
- * verdict box_policy_decide gives, with no ::request appended and no lock
- * taken, so that several threads may decide at once; the caller appends
- * each request with box_policy_record_request, in the order they were
- * made.  Thread-safe. */
-BoxDecision *box_policy_decide_unrecorded(BoxPolicy *policy, const char *action, json_object *input);
 /* A batch of decisions made by one thread: its history records are
  * gathered and written in one write(2) at the end, which must come before
  * any of them is answered.  False when that write failed (the policy then

@@ -415,13 +415,12 @@ def test_grep_q_early_stop_decides_few_unread(box):
     assert len(issued) == len(first) + 60 and {h["o"]["result"] for h in issued} == {"descriptor_issued"}, len(issued)
 
 
-def test_fast_path_split_batches_keep_order(box):
-    """Under a policy that reads no history boxd decides a batch the Shell
-    waits for on two threads (the first of each directory, once batches
-    are full-sized): the log, the history (each ::request followed by its
-    ::response, which points back to it) and the answers still come in the
-    order the files were read, and a refusal in the helper's part is the
-    policy's."""
+def test_fast_path_batches_keep_order(box):
+    """Two directories of files, the second past the batches' growth (two
+    full batches asked for ahead while one is read): the log, the history
+    (each ::request followed by its ::response, which points back to it)
+    and the answers come in the order the files were read, and a refusal
+    inside a batch is the policy's."""
     per_operation_policy(box, extra="""
         @id("not-f027")
         forbid(principal, action == Box::Action::"fs:read", resource)
