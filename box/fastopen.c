@@ -296,16 +296,13 @@ static GString *thread_buf(GPrivate *key)
   return b;
 }
 
-void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, int reply_fd)
+/* Decides and opens paths (relative ones from cwd) and answers on reply_fd. */
+static void answer_batch(Boxd *d, int command, const char *cwd, json_object *paths, int reply_fd)
 {
-  (void)worker;
   struct ucred cred = { 0 };
   socklen_t cl = sizeof cred;
   /* the reply socket was made by the worker: its credentials are the caller's */
   bool have_cred = getsockopt(reply_fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0;
-  json_object *cwd_o = NULL, *paths = NULL;
-  json_object_object_get_ex(msg, "cwd", &cwd_o);
-  json_object_object_get_ex(msg, "paths", &paths);
   GString *log_buf = thread_buf(&log_buf_key);
   char nanos[32];
   box_decision_log_now(nanos);
@@ -317,8 +314,8 @@ void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, i
   Slot slots[BOX_FASTOPEN_MAX];
   memset(slots, 0, sizeof slots);
   Run run = { .d = d, .floors = &floors, .command = command, .uid = cred.uid, .gid = cred.gid,
-              .have_cred = have_cred, .cwd = cwd_o ? json_object_get_string(cwd_o) : NULL,
-              .paths = paths, .n = n, .slots = slots, .log = log_buf, .nanos = nanos };
+              .have_cred = have_cred, .cwd = cwd, .paths = paths, .n = n, .slots = slots, .log = log_buf,
+              .nanos = nanos };
   /* The batch's history records and log lines are each written in one
    * write(2), after all its decisions and before the reply: nothing is
    * answered that is not on disk. */
@@ -356,6 +353,15 @@ void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, i
   json_object_put(reply);
   for (int i = 0; i < nfds; i++)
     close(fds[i]);
+}
+
+void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, int reply_fd)
+{
+  (void)worker;
+  json_object *cwd_o = NULL, *paths = NULL;
+  json_object_object_get_ex(msg, "cwd", &cwd_o);
+  json_object_object_get_ex(msg, "paths", &paths);
+  answer_batch(d, command, cwd_o ? json_object_get_string(cwd_o) : NULL, paths, reply_fd);
   close(reply_fd);
 }
 
@@ -391,6 +397,42 @@ static void list_reply(int reply_fd, const char *key, int value, const char *mes
   json_object_put(r);
 }
 
+/* The directory's leading regular files (not "." or ".."), up to want and
+ * up to the first entry that is not one: the batch a walk would ask for
+ * first.  The worker picks the same names from the same records. */
+typedef struct {
+  int want;
+  bool ended;
+  json_object *paths;
+} LeadingFiles;
+
+struct list_dirent64 {
+  ino64_t d_ino;
+  off64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[];
+};
+
+static void leading_files(LeadingFiles *lead, const char *dir, const char *buf, size_t n)
+{
+  for (size_t off = 0; !lead->ended && off + sizeof(struct list_dirent64) <= n;) {
+    const struct list_dirent64 *e = (const struct list_dirent64 *)(buf + off);
+    if (e->d_reclen == 0)
+      break;
+    off += e->d_reclen;
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+      continue;
+    if (e->d_type != DT_REG || (int)json_object_array_length(lead->paths) >= lead->want) {
+      lead->ended = true;
+      break;
+    }
+    char *p = g_strconcat(dir, strcmp(dir, "/") ? "/" : "", e->d_name, NULL);
+    json_object_array_add(lead->paths, json_object_new_string(p));
+    g_free(p);
+  }
+}
+
 void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd)
 {
   struct ucred cred = { 0 };
@@ -398,6 +440,10 @@ void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd)
   json_object *cwd_o = NULL, *path_o = NULL;
   json_object_object_get_ex(msg, "cwd", &cwd_o);
   json_object_object_get_ex(msg, "path", &path_o);
+  json_object *open_o = NULL;
+  int open_first = json_object_object_get_ex(msg, "open", &open_o) ? json_object_get_int(open_o) : 0;
+  if (open_first < 0 || open_first > BOX_FASTOPEN_MAX)
+    open_first = 0;
   const char *name = path_o ? json_object_get_string(path_o) : NULL;
   g_autofree char *path = name && *name ? absolute(cwd_o ? json_object_get_string(cwd_o) : NULL, name) : NULL;
   int pfd = -1;
@@ -458,6 +504,7 @@ void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd)
     list_reply(reply_fd, "ok", 1, NULL);
     char *buf = g_malloc(LIST_CHUNK);
     bool ok = true;
+    LeadingFiles lead = { .want = open_first, .paths = open_first ? json_object_new_array() : NULL };
     for (;;) {
       long n = syscall(SYS_getdents64, dfd, buf, LIST_CHUNK);
       if (n < 0 && errno == EINTR)
@@ -471,10 +518,19 @@ void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd)
       }
       if (n == 0 || !(ok = send_tagged(reply_fd, 'D', buf, (size_t)n)))
         break;
+      if (lead.paths)
+        leading_files(&lead, path, buf, (size_t)n);
     }
     if (ok)
-      send_tagged(reply_fd, 'E', NULL, 0);
+      ok = send_tagged(reply_fd, 'E', NULL, 0);
     g_free(buf);
+    if (lead.paths) {
+      /* the first files as the worker would ask for them next, decided
+       * after the listing: one request less per directory */
+      if (ok)
+        answer_batch(d, command, NULL, lead.paths, reply_fd);
+      json_object_put(lead.paths);
+    }
   }
   if (dfd >= 0)
     close(dfd);

@@ -28,7 +28,9 @@ void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, i
  * {"ok":1} and the directory's getdents64 records in messages tagged 'D',
  * ended by 'E' ('X' and an errno when reading failed), or {"err":E,
  * "message":…}, or {"fallback":true} (the worker lists it through the
- * mount). */
+ * mount).  With "open":N, after 'E' the answers of an "open" request for
+ * the directory's leading regular files (up to N, up to the first entry
+ * that is not one, "." and ".." aside), as a walk would ask next. */
 void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd);
 
 #endif

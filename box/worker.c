@@ -239,20 +239,17 @@ static int host_open_read_send(void *data, const char *cwd, const char *const *p
   return pair[0];
 }
 
-static void host_open_read_recv(void *data, int ticket, int n, int *fds, int *errs, char **messages)
+/* The answers of an "open" request read from ticket, for n paths. */
+static void take_answers(int ticket, int n, int *fds, int *errs, char **messages)
 {
-  (void)data;
   for (int i = 0; i < n; i++) {
     fds[i] = -1;
     errs[i] = 0;
     messages[i] = NULL;
   }
-  if (ticket < 0)
-    return;
   int got[BOX_CTL_MAX_FDS];
   int ngot = 0;
   json_object *reply = box_ctl_recv(ticket, got, &ngot);
-  close(ticket);
   json_object *answers = NULL;
   int used = 0;
   if (reply && json_object_object_get_ex(reply, "answers", &answers) &&
@@ -275,6 +272,21 @@ static void host_open_read_recv(void *data, int ticket, int n, int *fds, int *er
   json_object_put(reply);
 }
 
+static void host_open_read_recv(void *data, int ticket, int n, int *fds, int *errs, char **messages)
+{
+  (void)data;
+  if (ticket < 0) {
+    for (int i = 0; i < n; i++) {
+      fds[i] = -1;
+      errs[i] = 0;
+      messages[i] = NULL;
+    }
+    return;
+  }
+  take_answers(ticket, n, fds, errs, messages);
+  close(ticket);
+}
+
 static void host_open_read(void *data, const char *cwd, const char *const *paths, int n, int *fds,
                            int *errs, char **messages)
 {
@@ -284,7 +296,7 @@ static void host_open_read(void *data, const char *cwd, const char *const *paths
 /* issue 5: a directory's listing through boxd (box/fastopen.c): one
  * request instead of the mount's OPENDIR, READDIRs and RELEASEDIR. */
 static int host_list_dir(void *data, const char *cwd, const char *path, char **records, size_t *len, int *err,
-                         char **message)
+                         char **message, int open_first, int *fds, int *errs, char **messages)
 {
   (void)data;
   *records = NULL;
@@ -298,6 +310,13 @@ static int host_list_dir(void *data, const char *cwd, const char *path, char **r
   json_object_object_add(req, "op", json_object_new_string("list"));
   json_object_object_add(req, "cwd", json_object_new_string(cwd ? cwd : ""));
   json_object_object_add(req, "path", json_object_new_string(path));
+  if (open_first > 0)
+    json_object_object_add(req, "open", json_object_new_int(open_first));
+  for (int i = 0; i < open_first; i++) {
+    fds[i] = -1;
+    errs[i] = 0;
+    messages[i] = NULL;
+  }
   flush_status();
   bool sent = box_ctl_send(ctl_fd, req, &pair[1], 1);
   json_object_put(req);
@@ -355,6 +374,8 @@ static int host_list_dir(void *data, const char *cwd, const char *path, char **r
       *len = 0;
     } else {
       *records = buf ? buf : malloc(1);
+      if (open_first > 0)   /* the leading files' answers follow the records */
+        take_answers(pair[0], open_first, fds, errs, messages);
     }
   }
   json_object_put(head);

@@ -199,21 +199,61 @@ void box_prefetch_drop(void) {
   if (prefetched) g_hash_table_remove_all(prefetched);
 }
 
-bool box_list_fast(const char *path, char **records, size_t *len, int *err) {
+struct lead_dirent64 {
+  ino64_t d_ino;
+  off64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[];
+};
+
+bool box_list_fast(const char *path, const char *prefix, int open_first, char **records, size_t *len, int *err,
+                   int *opened) {
   Shell *sh = box_current_shell;
+  *opened = 0;
   if (!sh || !sh->host || !sh->host->list_dir) return false;
+  if (!prefix || open_first < 0) open_first = 0;
+  if (open_first > BOX_PREFETCH_MAX) open_first = BOX_PREFETCH_MAX;
   char *cwd = path[0] == '/' ? NULL : kernel_cwd();
   char *raw = NULL, *message = NULL;
   size_t n = 0;
   int e = 0;
-  int taken = sh->host->list_dir(sh->host->data, cwd, path, &raw, &n, &e, &message);
+  int fds[BOX_PREFETCH_MAX], errs[BOX_PREFETCH_MAX];
+  char *msgs[BOX_PREFETCH_MAX];
+  int taken = sh->host->list_dir(sh->host->data, cwd, path, &raw, &n, &e, &message, open_first, fds, errs, msgs);
   g_free(cwd);
   if (!taken) return false;
   *records = raw ? g_memdup2(raw, n ? n : 1) : NULL;
   *len = n;
   *err = e;
+  if (raw && open_first > 0) {
+    /* the leading regular files boxd answered for, picked as it picked them */
+    char *names[BOX_PREFETCH_MAX];
+    int k = 0;
+    for (size_t off = 0; k < open_first && off + sizeof(struct lead_dirent64) <= n;) {
+      const struct lead_dirent64 *d = (const struct lead_dirent64 *)(raw + off);
+      if (d->d_reclen == 0) break;
+      off += d->d_reclen;
+      if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, "..")) continue;
+      if (d->d_type != DT_REG) break;
+      names[k++] = prefix[0] ? g_strconcat(prefix, g_str_has_suffix(prefix, "/") ? "" : "/", d->d_name, NULL)
+                             : g_strdup(d->d_name);
+    }
+    keep_answers((const char *const *)names, k, fds, errs, msgs);
+    for (int i = k; i < open_first; i++) {   /* answers for names not picked: none expected */
+      if (fds[i] >= 0) close(fds[i]);
+      free(msgs[i]);
+    }
+    for (int i = 0; i < k; i++) g_free(names[i]);
+    *opened = k;
+  } else if (open_first > 0) {
+    for (int i = 0; i < open_first; i++) {
+      if (fds[i] >= 0) close(fds[i]);
+      free(msgs[i]);
+    }
+  }
   free(raw);
-  if (!raw && message) {
+  if (!*records && message) {
     free(fast_denial);
     fast_denial = message;
   } else {

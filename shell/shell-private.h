@@ -279,8 +279,13 @@ bool box_prefetch_ahead(const char *const *paths, int n);
 void box_prefetch_drop(void);
 /* A directory's getdents64 records through the host's fast path: true
  * when it took the path, with *records (g_malloc'd, *len bytes) or, NULL,
- * *err set (a refusal's policy text kept for the message that follows). */
-bool box_list_fast(const char *path, char **records, size_t *len, int *err);
+ * *err set (a refusal's policy text kept for the message that follows).
+ * prefix non-NULL and open_first > 0: its leading regular files (up to
+ * open_first, up to the first entry of another type) are decided and
+ * opened with it, kept for box_open_file under prefix/name ("" for the
+ * bare name); *opened says how many were asked for. */
+bool box_list_fast(const char *path, const char *prefix, int open_first, char **records, size_t *len, int *err,
+                   int *opened);
 /* Parses an exit-status-like integer; false when not a number. */
 bool box_parse_int(const char *s, long *out);
 

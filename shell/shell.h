@@ -89,9 +89,13 @@ typedef struct {
    * as the mount would and returns 1 with *records (malloc'd) holding
    * *len bytes of getdents64 records, or 1 with *records NULL and *err
    * (EACCES with *message, malloc'd, the policy's text); 0 when it does
-   * not take the path (list it through the mount).  May be NULL. */
+   * not take the path (list it through the mount).  open_first > 0 (at
+   * most 32): with the records, the directory's leading regular files (up
+   * to open_first, up to its first entry of another type, "." and ".."
+   * aside) decided and opened as open_read does, answered in fds, errs,
+   * messages.  May be NULL. */
   int (*list_dir)(void *data, const char *cwd, const char *path, char **records, size_t *len, int *err,
-                  char **message);
+                  char **message, int open_first, int *fds, int *errs, char **messages);
 } BoxShellHost;
 
 /* The environment every Shell call starts with (spec/runtime.md §4.4). */

@@ -342,16 +342,18 @@ static guint prefetch_from(Grep *g, GArray *ents, const char *path, guint from, 
   return i;
 }
 
-static bool grep_dir(Grep *g, GArray *ents, const char *path, bool show_name) {
+/* opened: how many leading files came decided with the listing (the first
+ * batch, asked for with it). */
+static bool grep_dir(Grep *g, GArray *ents, const char *path, bool show_name, guint opened) {
   bool stop = false;
-  guint fetched = 0;     /* entries before this are asked for */
+  guint fetched = opened; /* entries before this are asked for */
   guint marks[2];        /* where the batches asked for ahead begin, oldest first */
   guint nmarks = 0;
   for (guint i = 0; i < ents->len && !stop; i++) {
     BxDirEnt *e = &g_array_index(ents, BxDirEnt, i);
     const char *n = e->name;
     unsigned char t = e->type;
-    bool reached = false;   /* the first file of a batch */
+    bool reached = opened > 0 && i == 0;   /* the first file of a batch */
     if (t == DT_REG && i >= fetched) {
       fetched = prefetch_from(g, ents, path, i, false);
       nmarks = 0;
@@ -393,13 +395,19 @@ static bool grep_path(Grep *g, const char *path, bool show_name, bool top) {
   const char *open_path = path[0] ? path : ".";
   if (g->recursive) {
     int err;
-    GArray *ents = bx_list_dir(open_path, &err);
+    /* the first batch of files asked for with the listing, unless some
+     * file might be skipped or the directory dropped after it */
+    bool with_files = !g->include->len && !g->exclude->len && !(top && g->exclude_dir->len);
+    guint want = g->batch ? g->batch : 1, opened = 0;
+    GArray *ents = with_files ? bx_list_dir_opening(open_path, path, want, &opened, &err)
+                              : bx_list_dir(open_path, &err);
+    if (opened) g->batch = MIN(2 * want, BOX_PREFETCH_MAX);
     if (ents) {
       if (top && path[0] && g->exclude_dir->len && glob_any(g->exclude_dir, path)) {
         bx_dir_free(ents);
         return false;
       }
-      return grep_dir(g, ents, path, show_name);
+      return grep_dir(g, ents, path, show_name, opened);
     }
     if (err != ENOTDIR) {
       file_error(g, open_path, err);

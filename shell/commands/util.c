@@ -409,10 +409,15 @@ static void add_records(GArray *v, const char *buf, size_t n) {
   }
 }
 
-GArray *bx_list_dir(const char *path, int *err) {
+GArray *bx_list_dir(const char *path, int *err) { return bx_list_dir_opening(path, NULL, 0, NULL, err); }
+
+GArray *bx_list_dir_opening(const char *path, const char *prefix, guint open_first, guint *opened, int *err) {
   char *records;
   size_t len;
-  if (box_list_fast(path, &records, &len, err)) {
+  int k = 0;
+  if (opened) *opened = 0;
+  if (box_list_fast(path, prefix, (int)open_first, &records, &len, err, &k)) {
+    if (opened) *opened = (guint)k;
     if (!records) return NULL;
     GArray *v = g_array_new(FALSE, FALSE, sizeof(BxDirEnt));
     add_records(v, records, len);

@@ -76,6 +76,12 @@ typedef struct {
   unsigned char type;   /* DT_* */
 } BxDirEnt;
 GArray *bx_list_dir(const char *path, int *err);
+/* bx_list_dir that also has the directory's leading regular files (up to
+ * open_first, up to its first entry of another type) decided and opened
+ * for reading on the fast path, for a walk that reads them next, spelled
+ * prefix/name ("" for the bare name); *opened: how many were asked for
+ * (0 when the listing went through the mount). */
+GArray *bx_list_dir_opening(const char *path, const char *prefix, guint open_first, guint *opened, int *err);
 void bx_dir_free(GArray *v);
 
 /* ---- numbers and misc ------------------------------------------------------ */
