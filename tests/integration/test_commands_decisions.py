@@ -445,6 +445,12 @@ def test_fast_path_batches_keep_order(box):
     assert len(reads) == len(files) and len({p for _, p in reads}) == len(files)
     assert [p for v, p in reads if v == "permit"] == printed           # decided in the order read
     assert [p for v, p in reads if v == "deny"] == ["d/b/f027"]
+    # each directory's listing before its files (b's first files come with it)
+    seq = [p for v, op, p in d if op in ("enumerate", "read_content", "not-f027")]
+    for sub in ("a", "b"):
+        at = seq.index(f"d/{sub}")
+        mine = [k for k, p in enumerate(seq) if p.startswith(f"d/{sub}/")]
+        assert mine == list(range(at + 1, at + 1 + len(mine))), (sub, at, mine[:3])
     recs = [h for h in history(box)[n_hist:] if h.get("a") == "fs:read" and h["i"].get("operation") == "read_content"]
     order = []
     for k, h in enumerate(recs):
