@@ -295,33 +295,46 @@ static void host_open_read(void *data, const char *cwd, const char *const *paths
 
 /* issue 5: a directory's listing through boxd (box/fastopen.c): one
  * request instead of the mount's OPENDIR, READDIRs and RELEASEDIR. */
-static int host_list_dir(void *data, const char *cwd, const char *path, char **records, size_t *len, int *err,
-                         char **message, int open_first, int *fds, int *errs, char **messages)
+static int host_list_dir_send(void *data, const char *cwd, const char *path, int open_first)
 {
   (void)data;
-  *records = NULL;
-  *len = 0;
-  *err = 0;
-  *message = NULL;
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
-    return 0;
+    return -1;
   json_object *req = json_object_new_object();
   json_object_object_add(req, "op", json_object_new_string("list"));
   json_object_object_add(req, "cwd", json_object_new_string(cwd ? cwd : ""));
   json_object_object_add(req, "path", json_object_new_string(path));
   if (open_first > 0)
     json_object_object_add(req, "open", json_object_new_int(open_first));
+  flush_status();
+  bool sent = box_ctl_send(ctl_fd, req, &pair[1], 1);
+  json_object_put(req);
+  close(pair[1]);
+  if (!sent) {
+    close(pair[0]);
+    return -1;
+  }
+  return pair[0];
+}
+
+static int host_list_dir_recv(void *data, int ticket, char **records, size_t *len, int *err, char **message,
+                              int open_first, int *fds, int *errs, char **messages)
+{
+  (void)data;
+  *records = NULL;
+  *len = 0;
+  *err = 0;
+  *message = NULL;
   for (int i = 0; i < open_first; i++) {
     fds[i] = -1;
     errs[i] = 0;
     messages[i] = NULL;
   }
-  flush_status();
-  bool sent = box_ctl_send(ctl_fd, req, &pair[1], 1);
-  json_object_put(req);
-  close(pair[1]);
-  json_object *head = sent ? box_ctl_recv(pair[0], NULL, NULL) : NULL;
+  if (ticket < 0)
+    return 0;
+  int pair[1] = { ticket };
+  json_object *head = box_ctl_recv(pair[0], NULL, NULL);
   json_object *v;
   int taken = 0;
   if (!head || json_object_object_get_ex(head, "fallback", &v)) {
@@ -381,6 +394,13 @@ static int host_list_dir(void *data, const char *cwd, const char *path, char **r
   json_object_put(head);
   close(pair[0]);
   return taken;
+}
+
+static int host_list_dir(void *data, const char *cwd, const char *path, char **records, size_t *len, int *err,
+                         char **message, int open_first, int *fds, int *errs, char **messages)
+{
+  return host_list_dir_recv(data, host_list_dir_send(data, cwd, path, open_first), records, len, err, message,
+                            open_first, fds, errs, messages);
 }
 
 /* issue 9: a permitted shell:exec's exit status, for history rules (one
@@ -640,6 +660,8 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
                         .exec_status = host_exec_status /* issue 9 */,
                         .open_read = host_open_read /* issue 5 */,
                         .list_dir = host_list_dir,
+                        .list_dir_send = host_list_dir_send,
+                        .list_dir_recv = host_list_dir_recv,
                         .open_read_send = host_open_read_send,
                         .open_read_recv = host_open_read_recv };
   /* The wall-clock limit boxd carries from box.toml (0 = the default). */

@@ -207,21 +207,86 @@ struct lead_dirent64 {
   char d_name[];
 };
 
+/* A listing asked for ahead (box_list_ahead), not yet answered. */
+static struct {
+  int ticket;          /* -1: none */
+  char *path, *prefix;
+  int open_first;
+} list_ahead = { -1, NULL, NULL, 0 };
+
+static int clamp_open(const char *prefix, int open_first) {
+  if (!prefix || open_first < 0) return 0;
+  return open_first > BOX_PREFETCH_MAX ? BOX_PREFETCH_MAX : open_first;
+}
+
+bool box_list_ahead(const char *path, const char *prefix, int open_first) {
+  Shell *sh = box_current_shell;
+  if (list_ahead.ticket >= 0 || !sh || !sh->host || !sh->host->list_dir_send || !sh->host->list_dir_recv)
+    return false;
+  open_first = clamp_open(prefix, open_first);
+  char *cwd = path[0] == '/' ? NULL : kernel_cwd();
+  int ticket = sh->host->list_dir_send(sh->host->data, cwd, path, open_first);
+  g_free(cwd);
+  if (ticket < 0) return false;
+  list_ahead.ticket = ticket;
+  list_ahead.path = g_strdup(path);
+  list_ahead.prefix = g_strdup(prefix ? prefix : "");
+  list_ahead.open_first = open_first;
+  return true;
+}
+
+/* The listing asked for ahead, answered: its ticket when it is the one
+ * for (path, prefix, open_first), else -1 (any other is taken in and
+ * dropped: what it opened is closed). */
+static int list_ahead_take(Shell *sh, const char *path, const char *prefix, int open_first) {
+  if (list_ahead.ticket < 0) return -1;
+  int ticket = list_ahead.ticket;
+  bool same = strcmp(list_ahead.path, path) == 0 && strcmp(list_ahead.prefix, prefix ? prefix : "") == 0 &&
+              list_ahead.open_first == open_first;
+  int k = list_ahead.open_first;
+  list_ahead.ticket = -1;
+  g_clear_pointer(&list_ahead.path, g_free);
+  g_clear_pointer(&list_ahead.prefix, g_free);
+  if (same) return ticket;
+  char *raw = NULL, *message = NULL;
+  size_t n = 0;
+  int e = 0, fds[BOX_PREFETCH_MAX], errs[BOX_PREFETCH_MAX];
+  char *msgs[BOX_PREFETCH_MAX];
+  sh->host->list_dir_recv(sh->host->data, ticket, &raw, &n, &e, &message, k, fds, errs, msgs);
+  for (int i = 0; i < k; i++) {
+    if (fds[i] >= 0) close(fds[i]);
+    free(msgs[i]);
+  }
+  free(raw);
+  free(message);
+  return -1;
+}
+
+void box_list_ahead_drop(void) {
+  Shell *sh = box_current_shell;
+  if (sh && sh->host && list_ahead.ticket >= 0) list_ahead_take(sh, "", NULL, -1);
+}
+
 bool box_list_fast(const char *path, const char *prefix, int open_first, char **records, size_t *len, int *err,
                    int *opened) {
   Shell *sh = box_current_shell;
   *opened = 0;
   if (!sh || !sh->host || !sh->host->list_dir) return false;
-  if (!prefix || open_first < 0) open_first = 0;
-  if (open_first > BOX_PREFETCH_MAX) open_first = BOX_PREFETCH_MAX;
-  char *cwd = path[0] == '/' ? NULL : kernel_cwd();
+  open_first = clamp_open(prefix, open_first);
   char *raw = NULL, *message = NULL;
   size_t n = 0;
   int e = 0;
   int fds[BOX_PREFETCH_MAX], errs[BOX_PREFETCH_MAX];
   char *msgs[BOX_PREFETCH_MAX];
-  int taken = sh->host->list_dir(sh->host->data, cwd, path, &raw, &n, &e, &message, open_first, fds, errs, msgs);
-  g_free(cwd);
+  int ticket = list_ahead_take(sh, path, prefix, open_first);
+  int taken;
+  if (ticket >= 0) {
+    taken = sh->host->list_dir_recv(sh->host->data, ticket, &raw, &n, &e, &message, open_first, fds, errs, msgs);
+  } else {
+    char *cwd = path[0] == '/' ? NULL : kernel_cwd();
+    taken = sh->host->list_dir(sh->host->data, cwd, path, &raw, &n, &e, &message, open_first, fds, errs, msgs);
+    g_free(cwd);
+  }
   if (!taken) return false;
   *records = raw ? g_memdup2(raw, n ? n : 1) : NULL;
   *len = n;

@@ -286,6 +286,12 @@ void box_prefetch_drop(void);
  * bare name); *opened says how many were asked for. */
 bool box_list_fast(const char *path, const char *prefix, int open_first, char **records, size_t *len, int *err,
                    int *opened);
+/* box_list_fast's request for the directory a walk lists next, sent now
+ * (after everything asked for so far, so decided after it) and answered
+ * when box_list_fast asks for the same; one at a time.  false when not
+ * sent.  box_list_ahead_drop takes in and drops one left unasked. */
+bool box_list_ahead(const char *path, const char *prefix, int open_first);
+void box_list_ahead_drop(void);
 /* Parses an exit-status-like integer; false when not a number. */
 bool box_parse_int(const char *s, long *out);
 

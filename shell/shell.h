@@ -96,6 +96,11 @@ typedef struct {
    * messages.  May be NULL. */
   int (*list_dir)(void *data, const char *cwd, const char *path, char **records, size_t *len, int *err,
                   char **message, int open_first, int *fds, int *errs, char **messages);
+  /* list_dir in two halves, as open_read_send/_recv: a ticket (or -1),
+   * then its answer.  Both, or neither; may be NULL. */
+  int (*list_dir_send)(void *data, const char *cwd, const char *path, int open_first);
+  int (*list_dir_recv)(void *data, int ticket, char **records, size_t *len, int *err, char **message,
+                       int open_first, int *fds, int *errs, char **messages);
 } BoxShellHost;
 
 /* The environment every Shell call starts with (spec/runtime.md §4.4). */

@@ -32,6 +32,9 @@ typedef struct {
   bool use_fixed, match_nothing;
   bool matched_any, error, printed_any;
   guint batch;                /* the next prefetch's size (0: not yet begun) */
+  char *next_dir;             /* the directory the walk lists next, when known (borrowed) */
+  char *ahead_dir;            /* the listing asked for ahead, and its first batch's size */
+  guint ahead_want;
   BoxCmd *c;
 } Grep;
 
@@ -375,6 +378,18 @@ static bool grep_dir(Grep *g, GArray *ents, const char *path, bool show_name, gu
       if (fetched == from) break;
       marks[nmarks++] = from;
     }
+    /* every file here asked for: the directory the walk lists next is
+     * asked for now, queued behind them, so that it is decided in its
+     * turn while these are read */
+    if (reached && fetched >= ents->len && g->next_dir && !g->ahead_dir && !g->quiet && !g->include->len &&
+        !g->exclude->len) {
+      guint want = g->batch ? g->batch : 1;
+      if (box_list_ahead(g->next_dir, g->next_dir, (int)want)) {
+        g->ahead_dir = g_strdup(g->next_dir);
+        g->ahead_want = want;
+      }
+      g->next_dir = NULL;
+    }
     if (t != DT_REG) box_prefetch_drop();   /* nothing outstanding while descending */
     char *child = path[0] == '\0' ? g_strdup(n) : bx_path_join(path, n);
     if (t == DT_DIR && glob_any(g->exclude_dir, n)) { g_free(child); continue; }
@@ -382,7 +397,20 @@ static bool grep_dir(Grep *g, GArray *ents, const char *path, bool show_name, gu
       /* a regular file: no need to try it as a directory first */
       if (!skip_file(g, child, false)) stop = grep_file(g, child, show_name);
     } else if (t == DT_DIR || t == DT_UNKNOWN || (t == DT_LNK && g->deref)) {
+      /* what is listed after this directory: the next entry when it is a
+       * directory too, or, after the last entry, what follows this one */
+      char *outer = g->next_dir, *next = NULL;
+      if (i + 1 == ents->len) {
+        next = outer ? g_strdup(outer) : NULL;
+      } else {
+        BxDirEnt *f = &g_array_index(ents, BxDirEnt, i + 1);
+        if (f->type == DT_DIR && !glob_any(g->exclude_dir, f->name))
+          next = path[0] == '\0' ? g_strdup(f->name) : bx_path_join(path, f->name);
+      }
+      g->next_dir = next;
       stop = grep_path(g, child, show_name, false);
+      g->next_dir = outer;
+      g_free(next);
     }
     g_free(child);
   }
@@ -399,6 +427,8 @@ static bool grep_path(Grep *g, const char *path, bool show_name, bool top) {
      * file might be skipped or the directory dropped after it */
     bool with_files = !g->include->len && !g->exclude->len && !(top && g->exclude_dir->len);
     guint want = g->batch ? g->batch : 1, opened = 0;
+    if (g->ahead_dir && strcmp(g->ahead_dir, open_path) == 0) want = g->ahead_want;   /* as asked for */
+    g_clear_pointer(&g->ahead_dir, g_free);
     GArray *ents = with_files ? bx_list_dir_opening(open_path, path, want, &opened, &err)
                               : bx_list_dir(open_path, &err);
     if (opened) g->batch = MIN(2 * want, BOX_PREFETCH_MAX);
@@ -664,6 +694,8 @@ int box_cmd_grep(BoxCmd *c) {
   if (g.error && !(g.quiet && g.matched_any)) status = 2;
   else status = g.matched_any ? 0 : 1;
 out:
+  box_list_ahead_drop();   /* stopped before the directory it was for */
+  g_free(g.ahead_dir);
   for (size_t k = 0; k < g.nre; k++) {
     if (g.use_fixed) g_free(g.fixed[k]);
     else if (g.syntax == 'P') g_regex_unref(g.pre[k]);
