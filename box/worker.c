@@ -500,6 +500,19 @@ static void warm_up(const char *home, const char *workspace)
   json_object_put(json_tokener_parse("{\"op\":\"run\",\"source\":\":\",\"env\":{}}"));
 }
 
+/* What the Shell's curl needs to reach the egress gateway, from the fork
+ * request (or, for a worker asked for before the gateway started, from
+ * "run"). */
+static void set_env(json_object *msg)
+{
+  json_object *env_obj;
+  if (json_object_object_get_ex(msg, "env", &env_obj) &&
+      json_object_is_type(env_obj, json_type_object)) {
+    json_object_object_foreach(env_obj, key, val)
+      setenv(key, json_object_get_string(val), 1);
+  }
+}
+
 /* One command: root in the mount, report ready, run, report the status. */
 static int worker_main(int ctl, const char *root, char **binds, const char *workspace,
                        const char *home)
@@ -525,13 +538,7 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   for (int i = 0; i < nfds; i++)
     if (fds[i] > 2)
       close(fds[i]);
-  /* What the Shell's curl needs to reach the egress gateway. */
-  json_object *env_obj;
-  if (json_object_object_get_ex(run, "env", &env_obj) &&
-      json_object_is_type(env_obj, json_type_object)) {
-    json_object_object_foreach(env_obj, key, val)
-      setenv(key, json_object_get_string(val), 1);
-  }
+  set_env(run); /* only when the fork request could not carry it */
   BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
   BoxShellHost host = { .decide_exec = host_decide_exec, .spawn = host_spawn,
                         .last_denial = host_last_denial, .decide_dry = host_decide_dry,
@@ -671,6 +678,7 @@ static int zygote_main(int ctl)
       json_object *binds_obj = NULL;
       json_object_object_get_ex(req, "binds", &binds_obj);
       char **binds = json_strv(binds_obj);
+      set_env(req);
       if (!wait_for_go(fds[0]))
         _exit(125);
       _exit(worker_main(fds[0], json_str(req, "root"), binds, json_str(req, "workspace"),
