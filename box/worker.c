@@ -521,6 +521,18 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   enter_root(root, binds, workspace);
   drop_privileges();
   warm_up(home, workspace);
+  /* The interpreter's starting state (variables, tables, cwd) is built
+   * now, while the worker waits in the pool, rather than after "run". */
+  BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
+  BoxShellHost host = { .decide_exec = host_decide_exec, .spawn = host_spawn,
+                        .last_denial = host_last_denial, .decide_dry = host_decide_dry,
+                        .exec_status = host_exec_status /* issue 9 */,
+                        .open_read = host_open_read /* issue 5 */,
+                        .open_read_send = host_open_read_send,
+                        .open_read_recv = host_open_read_recv };
+  BoxShellNew *shell = box_shell_new(&env, &host);
+  worker_pid = getpid();
+  pthread_atfork(flush_status, NULL, NULL);
   json_object *ready = json_object_new_object();
   json_object_object_add(ready, "op", json_object_new_string("ready"));
   if (!box_ctl_send(ctl_fd, ready, NULL, 0))
@@ -539,13 +551,6 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
     if (fds[i] > 2)
       close(fds[i]);
   set_env(run); /* only when the fork request could not carry it */
-  BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
-  BoxShellHost host = { .decide_exec = host_decide_exec, .spawn = host_spawn,
-                        .last_denial = host_last_denial, .decide_dry = host_decide_dry,
-                        .exec_status = host_exec_status /* issue 9 */,
-                        .open_read = host_open_read /* issue 5 */,
-                        .open_read_send = host_open_read_send,
-                        .open_read_recv = host_open_read_recv };
   /* The wall-clock limit boxd carries from box.toml (0 = the default). */
   BoxShellLimits limits = { 0 };
   json_object *timeout_obj;
@@ -554,9 +559,7 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
     if (ms > 0 && ms <= UINT_MAX)
       limits.timeout_ms = (unsigned)ms;
   }
-  worker_pid = getpid();
-  pthread_atfork(flush_status, NULL, NULL);
-  int status = box_shell_run_limits(json_object_get_string(source), &env, &host, &limits);
+  int status = box_shell_run_new(shell, json_object_get_string(source), &limits);
   /* Let go of the caller's descriptors before reporting, so its output
    * ends exactly when its status arrives.  Closed rather than pointed at
    * /dev/null: nothing is written after this, and the open would be one
