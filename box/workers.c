@@ -319,14 +319,20 @@ static void zygote_stop(Boxd *d)
   zygote_pid = -1;
 }
 
+/* The gateway's environment for the fork requests, parsed once: a request
+ * is built and sent under pool_lock, so one object serves them all. */
+static json_object *fork_env;
+
 static json_object *fork_request(Boxd *d, int command, bool *has_env)
 {
   json_object *req = json_object_new_object();
-  const char *env = __atomic_load_n(&d->worker_env_json, __ATOMIC_ACQUIRE);
-  json_object *env_obj = env ? json_tokener_parse(env) : NULL;
-  *has_env = env_obj != NULL;
-  if (env_obj)
-    json_object_object_add(req, "env", env_obj);
+  if (!fork_env) {
+    const char *env = __atomic_load_n(&d->worker_env_json, __ATOMIC_ACQUIRE);
+    fork_env = env ? json_tokener_parse(env) : NULL;
+  }
+  *has_env = fork_env != NULL;
+  if (fork_env)
+    json_object_object_add(req, "env", json_object_get(fork_env));
   json_object_object_add(req, "op", json_object_new_string("fork"));
   g_autofree char *root = box_vfs_ram_root(d->vfs, command);
   json_object_object_add(req, "root", json_object_new_string(root));
@@ -454,6 +460,10 @@ void boxd_workers_stop(Boxd *d)
   g_mutex_unlock(&pool_lock);
   g_thread_join(pool_thread);
   zygote_stop(d);
+  g_mutex_lock(&pool_lock);
+  json_object_put(fork_env);
+  fork_env = NULL;
+  g_mutex_unlock(&pool_lock);
   Worker *w;
   while ((w = g_async_queue_try_pop(ready_queue)))
     worker_discard(d, w);
