@@ -99,9 +99,9 @@ void boxd_gateway_stop(Boxd *d);
  * listening until pid ends): BoxToolContext.net_setup with data = Boxd. */
 bool boxd_gateway_net_setup(void *data, pid_t pid);
 /* What a worker's Shell needs to reach the gateway (its `curl`); NULL
- * without a gateway.  A worker gets it with its fork request
- * (d->worker_env_json), or with its run message if it was asked for before
- * the gateway started. */
+ * without a gateway.  The zygote gets it once (d->worker_env_json, with
+ * the first fork request after the gateway started) and every worker forked
+ * after inherits it; one asked for before gets it with its run message. */
 json_object *boxd_gateway_worker_env(Boxd *d);
 
 /* broker.c: the alias protocol on run/box.sock. */

@@ -500,9 +500,10 @@ static void warm_up(const char *home, const char *workspace)
   json_object_put(json_tokener_parse("{\"op\":\"run\",\"source\":\":\",\"env\":{}}"));
 }
 
-/* What the Shell's curl needs to reach the egress gateway, from the fork
- * request (or, for a worker asked for before the gateway started, from
- * "run"). */
+/* What the Shell's curl needs to reach the egress gateway: set in the
+ * zygote from the one fork request that carries it (inherited by every
+ * worker forked after), or from "run" for a worker asked for before the
+ * gateway started. */
 static void set_env(json_object *msg)
 {
   json_object *env_obj;
@@ -663,6 +664,9 @@ static int zygote_main(int ctl)
     json_object *req = box_ctl_recv(ctl, fds, &nfds);
     if (!req)
       return 0; /* boxd is gone */
+    /* Set here once (boxd sends it with one request): every worker forked
+     * after inherits it. */
+    set_env(req);
     const char *op = json_str(req, "op");
     if (!op || strcmp(op, "fork") != 0 || nfds != 1 || !json_str(req, "root") ||
         !json_str(req, "workspace") || !json_str(req, "home")) {
@@ -681,7 +685,6 @@ static int zygote_main(int ctl)
       json_object *binds_obj = NULL;
       json_object_object_get_ex(req, "binds", &binds_obj);
       char **binds = json_strv(binds_obj);
-      set_env(req);
       if (!wait_for_go(fds[0]))
         _exit(125);
       _exit(worker_main(fds[0], json_str(req, "root"), binds, json_str(req, "workspace"),

@@ -34,7 +34,7 @@ typedef struct {
   pid_t pid;
   int ctl;
   gint64 asked; /* when its fork was requested */
-  bool has_env; /* its fork request carried the gateway's environment */
+  bool has_env; /* it inherits the gateway's environment from the zygote */
 } Worker;
 
 typedef struct {
@@ -177,6 +177,11 @@ static GThread *zygote_reader;
 static GQueue forking = G_QUEUE_INIT; /* Worker*, fork requested, in order; pool_lock */
 static int preparing;                 /* forks not yet placed (pool_lock) */
 static int failures;                  /* consecutive workers that failed to start (pool_lock) */
+/* The gateway's environment goes to the zygote once, with the first fork
+ * request after the gateway started: the zygote sets it in its own
+ * environment, and every worker it forks from then on inherits it, so no
+ * later request carries (and no process parses) its few KiB (pool_lock). */
+static bool zygote_has_env;
 
 typedef struct {
   Boxd *d;
@@ -317,22 +322,21 @@ static void zygote_stop(Boxd *d)
   boxd_untrack_pid(d, zygote_pid);
   close(zygote_ctl);
   zygote_pid = -1;
+  zygote_has_env = false;
 }
 
-/* The gateway's environment for the fork requests, parsed once: a request
- * is built and sent under pool_lock, so one object serves them all. */
-static json_object *fork_env;
-
-static json_object *fork_request(Boxd *d, int command, bool *has_env)
+static json_object *fork_request(Boxd *d, int command, bool *carries_env)
 {
   json_object *req = json_object_new_object();
-  if (!fork_env) {
+  *carries_env = false;
+  if (!zygote_has_env) {
     const char *env = __atomic_load_n(&d->worker_env_json, __ATOMIC_ACQUIRE);
-    fork_env = env ? json_tokener_parse(env) : NULL;
+    json_object *env_obj = env ? json_tokener_parse(env) : NULL;
+    if (env_obj) {
+      json_object_object_add(req, "env", env_obj);
+      *carries_env = true;
+    }
   }
-  *has_env = fork_env != NULL;
-  if (fork_env)
-    json_object_object_add(req, "env", json_object_get(fork_env));
   json_object_object_add(req, "op", json_object_new_string("fork"));
   g_autofree char *root = box_vfs_ram_root(d->vfs, command);
   json_object_object_add(req, "root", json_object_new_string(root));
@@ -368,8 +372,12 @@ static bool worker_request(Boxd *d)
   /* Queued before it is asked for: the answer may come at once. */
   g_queue_push_tail(&forking, w);
   preparing++;
-  json_object *req = fork_request(d, command, &w->has_env);
+  bool carries_env;
+  json_object *req = fork_request(d, command, &carries_env);
   bool sent = box_ctl_send(zygote_ctl, req, &pair[1], 1);
+  if (sent && carries_env)
+    zygote_has_env = true;
+  w->has_env = zygote_has_env;
   json_object_put(req);
   close(pair[1]);
   if (!sent) {
@@ -460,10 +468,6 @@ void boxd_workers_stop(Boxd *d)
   g_mutex_unlock(&pool_lock);
   g_thread_join(pool_thread);
   zygote_stop(d);
-  g_mutex_lock(&pool_lock);
-  json_object_put(fork_env);
-  fork_env = NULL;
-  g_mutex_unlock(&pool_lock);
   Worker *w;
   while ((w = g_async_queue_try_pop(ready_queue)))
     worker_discard(d, w);
