@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -266,7 +267,16 @@ static void sanitize_fds(void) {
   }
 }
 
+/* The alias's own path, symlinks resolved: the box it serves is found
+ * beside it.  The kernel's record of the path it was started by, resolved
+ * one component at a time (a few cached lookups), costs a fraction of a
+ * new process's first look into /proc (its /proc/<pid> entries are made
+ * for that look); /proc/self/exe remains for what cannot be resolved. */
 static char *self_exe(void) {
+  static char resolved[PATH_MAX];
+  const char *started = (const char *)getauxval(AT_EXECFN);
+  if (started && *started && realpath(started, resolved))
+    return resolved;
   size_t cap = 256;
   for (;;) {
     char *p = xmalloc(cap);

@@ -41,6 +41,9 @@ struct Boxd {
   int gateway_port;      /* 127.0.0.1:<port> on the host and in every relayed namespace */
   char *gateway_url;     /* "http://127.0.0.1:<port>" (the proxy variables' value) */
   char *gateway_ca_path; /* <box_dir>/trust/cert.pem */
+  /* boxd_gateway_worker_env rendered once the gateway listens (atomic:
+   * the workers' fork requests read it from other threads), else NULL. */
+  char *worker_env_json;
   bool stopping;
 };
 
@@ -83,8 +86,9 @@ typedef void (*BoxdAnswerFn)(void *data, int status);
  * worker, in the calling thread.  While it runs, watch_fd (or -1) is
  * polled, and on_watch(data) decides whether its readiness ends the
  * command (status 125).  answer(data, status) comes before the command's
- * cleanup; fds are not used after it. */
-void boxd_run_command(Boxd *d, const char *source, const int fds[3], int watch_fd,
+ * cleanup.  Once the worker has the descriptors, they are closed and set
+ * to -1 (the caller closes any left); they are not used after answer. */
+void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd,
                       BoxdWatchFn on_watch, BoxdAnswerFn answer, void *data);
 
 /* gateway_wire.c: the egress gateway.  Start after the workers (it relays
@@ -94,8 +98,10 @@ void boxd_gateway_stop(Boxd *d);
 /* Relays the gateway into pid's network namespace (lo up, 127.0.0.1:<port>
  * listening until pid ends): BoxToolContext.net_setup with data = Boxd. */
 bool boxd_gateway_net_setup(void *data, pid_t pid);
-/* What a worker's Shell needs to reach the gateway (its `curl`), for the
- * run message; NULL without a gateway. */
+/* What a worker's Shell needs to reach the gateway (its `curl`); NULL
+ * without a gateway.  The zygote gets it once (d->worker_env_json, with
+ * the first fork request after the gateway started) and every worker forked
+ * after inherits it; one asked for before gets it with its run message. */
 json_object *boxd_gateway_worker_env(Boxd *d);
 
 /* broker.c: the alias protocol on run/box.sock. */

@@ -91,21 +91,25 @@ static void send_denied(Conn *c, int program, const char *kind, const char *reas
   send_frame(c, program, "denied", body);
 }
 
+/* Every command ends with this frame, so it is printed directly: the same
+ * text send_frame would make, without building and rendering objects. */
 static void send_exit(Conn *c, int program, int status)
 {
-  json_object *body = json_object_new_object();
-  json_object_object_add(body, "status", json_object_new_int(status));
-  send_frame(c, program, "exit", body);
+  char buf[128];
+  int len = g_snprintf(buf + 4, sizeof buf - 4,
+                       "{\"version\":%d,\"program\":%d,\"frame_type\":\"exit\",\"body\":{\"status\":%d}}",
+                       PROTOCOL_VERSION, program, status);
+  buf[0] = (char)(len >> 24);
+  buf[1] = (char)(len >> 16);
+  buf[2] = (char)(len >> 8);
+  buf[3] = (char)len;
+  write_all(c->sock, buf, 4 + (size_t)len);
 }
 
 /* Reads more bytes (and any descriptors) into the connection's buffer.
  * Returns >0 on data, 0 on EOF, -1 on error or timeout. */
 static int fill(Conn *c, int timeout_ms)
 {
-  struct pollfd p = { .fd = c->sock, .events = POLLIN };
-  int r = poll(&p, 1, timeout_ms);
-  if (r <= 0)
-    return -1;
   char data[65536];
   struct iovec iov = { .iov_base = data, .iov_len = sizeof data };
   union {
@@ -114,10 +118,20 @@ static int fill(Conn *c, int timeout_ms)
   } u;
   struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
                         .msg_controllen = sizeof u.buf };
+  /* The alias sends its whole request at once, usually before the accept:
+   * read first, and wait only when nothing has come yet. */
   ssize_t n;
-  do
-    n = recvmsg(c->sock, &msg, MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
+  for (;;) {
+    n = recvmsg(c->sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    if (n >= 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK))
+      break;
+    if (errno == EINTR)
+      continue;
+    struct pollfd p = { .fd = c->sock, .events = POLLIN };
+    if (poll(&p, 1, timeout_ms) <= 0)
+      return -1;
+    msg.msg_controllen = sizeof u.buf;
+  }
   if (n < 0)
     return -1;
   for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
@@ -222,7 +236,7 @@ static const char *body_string(json_object *body, const char *key)
 typedef struct {
   Conn *c;
   int program;
-  const int *fds;
+  int *fds;
 } Call;
 
 /* The connection became readable while its command runs: a `signal` frame
@@ -249,12 +263,14 @@ static bool on_conn_readable(void *data)
 }
 
 /* Our copies of the caller's descriptors go before its status does, so its
- * output has ended when the alias exits. */
+ * output has ended when the alias exits (usually the worker took them and
+ * they are gone already). */
 static void answer_call(void *data, int status)
 {
   Call *call = data;
   for (int i = 0; i < 3; i++)
-    close(call->fds[i]);
+    if (call->fds[i] >= 0)
+      close(call->fds[i]);
   if (status < 0)
     send_denied(call->c, call->program, "internal", "no Shell worker could be started");
   else
@@ -263,7 +279,7 @@ static void answer_call(void *data, int status)
 
 /* Runs the call in this thread while still reading frames, so a `signal`
  * can end it; answers it. */
-static void run_call(Conn *c, int program, const char *source, const int fds[3])
+static void run_call(Conn *c, int program, const char *source, int fds[3])
 {
   Call call = { c, program, fds };
   boxd_run_command(c->d, source, fds, c->sock, on_conn_readable, answer_call, &call);

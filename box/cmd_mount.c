@@ -9,8 +9,9 @@
  * --rw.  Beside it, in the hidden /.box directory:
  *   decisions.jsonl  the box's decision log, read live (`tail -f` works:
  *                    every read reaches the file, its size is current)
- *   commands/<N>     each command running now in the box: its text, its
- *                    working directory now and its RAM area
+ *   commands/<N>     each command running now in the box (once it has run
+ *                    10 ms): its text, its working directory now and its
+ *                    RAM area
  * The view is its own FUSE daemon (libboxvfs, no policy: the operator is not
  * the agent), so it works with or without a running box; the running box
  * publishes its roots and commands under <box_dir>/private/live.

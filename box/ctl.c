@@ -2,6 +2,7 @@
 #include "box/ctl.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -38,28 +39,41 @@ bool box_ctl_send(int sock, json_object *obj, const int *fds, int nfds)
   return n == (ssize_t)len;
 }
 
+/* Each thread receives into one buffer of the largest size a message may
+ * have: a message is then read in one call, with no peek at its size first
+ * (two of them cross every command's path).  Only the pages a message
+ * touches are ever backed. */
+static pthread_key_t buffer_key;
+
+static void make_key(void)
+{
+  pthread_key_create(&buffer_key, free);
+}
+
+static char *recv_buffer(void)
+{
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, make_key);
+  char *buf = pthread_getspecific(buffer_key);
+  if (!buf) {
+    buf = malloc(BOX_CTL_MAX_MSG + 2);
+    if (buf && pthread_setspecific(buffer_key, buf) != 0) {
+      free(buf);
+      buf = NULL;
+    }
+  }
+  return buf;
+}
+
 json_object *box_ctl_recv(int sock, int *fds, int *nfds)
 {
   if (nfds)
     *nfds = 0;
-  /* Peek the size first so a large message is read whole. */
-  ssize_t size;
-  do
-    size = recv(sock, NULL, 0, MSG_PEEK | MSG_TRUNC);
-  while (size < 0 && errno == EINTR);
-  if (size <= 0) {
-    if (size == 0)
-      errno = 0;
-    return NULL;
-  }
-  if (size > BOX_CTL_MAX_MSG) {
-    errno = EMSGSIZE;
-    return NULL;
-  }
-  char *buf = malloc((size_t)size + 1);
+  char *buf = recv_buffer();
   if (!buf)
     return NULL;
-  struct iovec iov = { .iov_base = buf, .iov_len = (size_t)size };
+  /* One byte more than a message may hold: a longer one shows as MSG_TRUNC. */
+  struct iovec iov = { .iov_base = buf, .iov_len = BOX_CTL_MAX_MSG + 1 };
   union {
     char buf[CMSG_SPACE(sizeof(int) * BOX_CTL_MAX_FDS * 2)];
     struct cmsghdr align;
@@ -71,7 +85,6 @@ json_object *box_ctl_recv(int sock, int *fds, int *nfds)
     n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
   while (n < 0 && errno == EINTR);
   if (n <= 0) {
-    free(buf);
     if (n == 0)
       errno = 0;
     return NULL;
@@ -89,9 +102,17 @@ json_object *box_ctl_recv(int sock, int *fds, int *nfds)
         close(got[i]);
     }
   }
+  if (n > BOX_CTL_MAX_MSG || (msg.msg_flags & MSG_TRUNC)) {
+    if (fds && nfds)
+      for (int i = 0; i < *nfds; i++)
+        close(fds[i]);
+    if (nfds)
+      *nfds = 0;
+    errno = EMSGSIZE;
+    return NULL;
+  }
   buf[n] = '\0';
   json_object *obj = json_tokener_parse(buf);
-  free(buf);
   if (!obj || !json_object_is_type(obj, json_type_object)) {
     json_object_put(obj);
     if (fds && nfds)

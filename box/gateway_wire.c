@@ -194,6 +194,13 @@ bool boxd_gateway_start(Boxd *d, GError **error)
     boxd_gateway_stop(d);
     return false;
   }
+  /* The same for every worker (the CA alone is a few KiB of JSON): given
+   * with each fork request, it is set while the worker waits in the pool
+   * rather than carried, parsed and set on every command's path. */
+  json_object *env = boxd_gateway_worker_env(d);
+  char *text = g_strdup(json_object_to_json_string_ext(env, JSON_C_TO_STRING_PLAIN));
+  json_object_put(env);
+  __atomic_store_n(&d->worker_env_json, text, __ATOMIC_RELEASE);
   return true;
 }
 
@@ -212,6 +219,8 @@ json_object *boxd_gateway_worker_env(Boxd *d)
 
 void boxd_gateway_stop(Boxd *d)
 {
+  /* The workers are stopped by now: no fork request reads it any more. */
+  g_free(__atomic_exchange_n(&d->worker_env_json, NULL, __ATOMIC_ACQ_REL));
   box_gateway_free(d->gateway);
   d->gateway = NULL;
   g_clear_pointer(&d->gateway_url, g_free);

@@ -622,6 +622,20 @@ static void warm_up(const char *home, const char *workspace)
   json_object_put(json_tokener_parse("{\"op\":\"run\",\"source\":\":\",\"env\":{}}"));
 }
 
+/* What the Shell's curl needs to reach the egress gateway: set in the
+ * zygote from the one fork request that carries it (inherited by every
+ * worker forked after), or from "run" for a worker asked for before the
+ * gateway started. */
+static void set_env(json_object *msg)
+{
+  json_object *env_obj;
+  if (json_object_object_get_ex(msg, "env", &env_obj) &&
+      json_object_is_type(env_obj, json_type_object)) {
+    json_object_object_foreach(env_obj, key, val)
+      setenv(key, json_object_get_string(val), 1);
+  }
+}
+
 /* One command: root in the mount, report ready, run, report the status. */
 static int worker_main(int ctl, const char *root, char **binds, const char *workspace,
                        const char *home)
@@ -630,6 +644,21 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   enter_root(root, binds, workspace);
   drop_privileges();
   warm_up(home, workspace);
+  /* The interpreter's starting state (variables, tables, cwd) is built
+   * now, while the worker waits in the pool, rather than after "run". */
+  BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
+  BoxShellHost host = { .decide_exec = host_decide_exec, .spawn = host_spawn,
+                        .last_denial = host_last_denial, .decide_dry = host_decide_dry,
+                        .exec_status = host_exec_status /* issue 9 */,
+                        .open_read = host_open_read /* issue 5 */,
+                        .list_dir = host_list_dir,
+                        .list_dir_send = host_list_dir_send,
+                        .list_dir_recv = host_list_dir_recv,
+                        .open_read_send = host_open_read_send,
+                        .open_read_recv = host_open_read_recv };
+  BoxShellNew *shell = box_shell_new(&env, &host);
+  worker_pid = getpid();
+  pthread_atfork(flush_status, NULL, NULL);
   json_object *ready = json_object_new_object();
   json_object_object_add(ready, "op", json_object_new_string("ready"));
   if (!box_ctl_send(ctl_fd, ready, NULL, 0))
@@ -647,23 +676,7 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   for (int i = 0; i < nfds; i++)
     if (fds[i] > 2)
       close(fds[i]);
-  /* What the Shell's curl needs to reach the egress gateway. */
-  json_object *env_obj;
-  if (json_object_object_get_ex(run, "env", &env_obj) &&
-      json_object_is_type(env_obj, json_type_object)) {
-    json_object_object_foreach(env_obj, key, val)
-      setenv(key, json_object_get_string(val), 1);
-  }
-  BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
-  BoxShellHost host = { .decide_exec = host_decide_exec, .spawn = host_spawn,
-                        .last_denial = host_last_denial, .decide_dry = host_decide_dry,
-                        .exec_status = host_exec_status /* issue 9 */,
-                        .open_read = host_open_read /* issue 5 */,
-                        .list_dir = host_list_dir,
-                        .list_dir_send = host_list_dir_send,
-                        .list_dir_recv = host_list_dir_recv,
-                        .open_read_send = host_open_read_send,
-                        .open_read_recv = host_open_read_recv };
+  set_env(run); /* only when the fork request could not carry it */
   /* The wall-clock limit boxd carries from box.toml (0 = the default). */
   BoxShellLimits limits = { 0 };
   json_object *timeout_obj;
@@ -672,9 +685,7 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
     if (ms > 0 && ms <= UINT_MAX)
       limits.timeout_ms = (unsigned)ms;
   }
-  worker_pid = getpid();
-  pthread_atfork(flush_status, NULL, NULL);
-  int status = box_shell_run_limits(json_object_get_string(source), &env, &host, &limits);
+  int status = box_shell_run_new(shell, json_object_get_string(source), &limits);
   /* Let go of the caller's descriptors before reporting, so its output
    * ends exactly when its status arrives.  Closed rather than pointed at
    * /dev/null: nothing is written after this, and the open would be one
@@ -778,6 +789,9 @@ static int zygote_main(int ctl)
     json_object *req = box_ctl_recv(ctl, fds, &nfds);
     if (!req)
       return 0; /* boxd is gone */
+    /* Set here once (boxd sends it with one request): every worker forked
+     * after inherits it. */
+    set_env(req);
     const char *op = json_str(req, "op");
     if (!op || strcmp(op, "fork") != 0 || nfds != 1 || !json_str(req, "root") ||
         !json_str(req, "workspace") || !json_str(req, "home")) {

@@ -34,6 +34,7 @@ typedef struct {
   pid_t pid;
   int ctl;
   gint64 asked; /* when its fork was requested */
+  bool has_env; /* it inherits the gateway's environment from the zygote */
 } Worker;
 
 typedef struct {
@@ -47,14 +48,22 @@ typedef struct {
   /* issue 9: permitted shell:exec inputs (JSON text) awaiting the worker's
    * status → count; only these may be recorded as ::responses */
   GHashTable *exec_permitted;
-  /* its box_vfs_command_describe has been written (lock, described_cond) */
+  /* its box_vfs_command_describe has been written, or was never asked
+   * for (lock, described_cond) */
   bool described;
   GCond described_cond;
+  const char *source;  /* the command's text (the caller's, while it runs) */
+  gint64 describe_at;  /* when to publish it for `box mount`; 0 once done */
 } Command;
 
 /* `box mount`'s record of a command is a file on the box_dir's disk
  * (create, write, rename: journaled metadata); one thread writes them so
- * the command does not wait for its own description. */
+ * the command does not wait for its own description.  It lists what runs
+ * now, so a command is published once it has run for DESCRIBE_AFTER_MS:
+ * one that ends sooner, which no operator could have seen, costs no
+ * thread wakeup and no file on its path (most commands are that short). */
+#define DESCRIBE_AFTER_MS 10
+
 typedef struct {
   Command *c;
   char *source;
@@ -76,6 +85,9 @@ static void describe_main(gpointer data, gpointer user_data)
 
 static void describe_later(Command *c, const char *source)
 {
+  g_mutex_lock(&c->lock);
+  c->described = false;
+  g_mutex_unlock(&c->lock);
   static GThreadPool *describers;
   if (g_once_init_enter(&describers)) {
     /* exclusive: its thread is started now, not on the first push */
@@ -165,6 +177,11 @@ static GThread *zygote_reader;
 static GQueue forking = G_QUEUE_INIT; /* Worker*, fork requested, in order; pool_lock */
 static int preparing;                 /* forks not yet placed (pool_lock) */
 static int failures;                  /* consecutive workers that failed to start (pool_lock) */
+/* The gateway's environment goes to the zygote once, with the first fork
+ * request after the gateway started: the zygote sets it in its own
+ * environment, and every worker it forks from then on inherits it, so no
+ * later request carries (and no process parses) its few KiB (pool_lock). */
+static bool zygote_has_env;
 
 typedef struct {
   Boxd *d;
@@ -305,11 +322,21 @@ static void zygote_stop(Boxd *d)
   boxd_untrack_pid(d, zygote_pid);
   close(zygote_ctl);
   zygote_pid = -1;
+  zygote_has_env = false;
 }
 
-static json_object *fork_request(Boxd *d, int command)
+static json_object *fork_request(Boxd *d, int command, bool *carries_env)
 {
   json_object *req = json_object_new_object();
+  *carries_env = false;
+  if (!zygote_has_env) {
+    const char *env = __atomic_load_n(&d->worker_env_json, __ATOMIC_ACQUIRE);
+    json_object *env_obj = env ? json_tokener_parse(env) : NULL;
+    if (env_obj) {
+      json_object_object_add(req, "env", env_obj);
+      *carries_env = true;
+    }
+  }
   json_object_object_add(req, "op", json_object_new_string("fork"));
   g_autofree char *root = box_vfs_ram_root(d->vfs, command);
   json_object_object_add(req, "root", json_object_new_string(root));
@@ -345,8 +372,12 @@ static bool worker_request(Boxd *d)
   /* Queued before it is asked for: the answer may come at once. */
   g_queue_push_tail(&forking, w);
   preparing++;
-  json_object *req = fork_request(d, command);
+  bool carries_env;
+  json_object *req = fork_request(d, command, &carries_env);
   bool sent = box_ctl_send(zygote_ctl, req, &pair[1], 1);
+  if (sent && carries_env)
+    zygote_has_env = true;
+  w->has_env = zygote_has_env;
   json_object_put(req);
   close(pair[1]);
   if (!sent) {
@@ -542,18 +573,20 @@ static void handle_decide(Command *c, json_object *msg, int reply_fd)
     g_autofree bool *literal = literal_flags(msg, args);
     decision = boxd_decide_args(c->d, action, input, args, literal);
   }
-  if (!dry_run && decision->verdict == BOX_VERDICT_PERMIT) { /* issue 9: its status will follow */
+  bool permit = decision->verdict == BOX_VERDICT_PERMIT;
+  json_object_object_add(reply, "permit", json_object_new_boolean(permit));
+  json_object_object_add(reply, "message", json_object_new_string(decision->message));
+  box_decision_free(decision);
+  reply_and_close(c, reply_fd, reply);
+  /* issue 9: its status will follow.  Noted after the reply, off the
+   * worker's wait: that status comes through this thread, after this. */
+  if (!dry_run && permit) {
     if (!c->exec_permitted)
       c->exec_permitted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     char *key = g_strdup(json_object_to_json_string_ext(input, JSON_C_TO_STRING_PLAIN));
     gpointer n = g_hash_table_lookup(c->exec_permitted, key);
     g_hash_table_replace(c->exec_permitted, key, GINT_TO_POINTER(GPOINTER_TO_INT(n) + 1));
   }
-  json_object_object_add(reply, "permit",
-                         json_object_new_boolean(decision->verdict == BOX_VERDICT_PERMIT));
-  json_object_object_add(reply, "message", json_object_new_string(decision->message));
-  box_decision_free(decision);
-  reply_and_close(c, reply_fd, reply);
 }
 
 /* issue 9: the worker reports a permitted shell:exec's exit status; boxd
@@ -738,9 +771,19 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
   int status = -1;
   bool cancelled = false;
   for (;;) {
+    int timeout = -1;
+    if (c->describe_at) {
+      gint64 left = c->describe_at - g_get_monotonic_time();
+      if (left <= 0) {
+        c->describe_at = 0;
+        describe_later(c, c->source);
+      } else {
+        timeout = (int)((left + 999) / 1000);
+      }
+    }
     struct pollfd p[2] = { { .fd = w->ctl, .events = POLLIN },
                            { .fd = watch_fd, .events = POLLIN } };
-    int n = poll(p, watch_fd >= 0 && !cancelled ? 2 : 1, -1);
+    int n = poll(p, watch_fd >= 0 && !cancelled ? 2 : 1, timeout);
     if (n < 0) {
       if (errno == EINTR)
         continue;
@@ -886,7 +929,7 @@ static bool worker_wait_ready(Worker *w)
 
 /* One attempt on one worker: the command, or NULL when the worker never
  * became ready (the command did not start: another worker may take it). */
-static Command *run_on_worker(Boxd *d, Worker *w, const char *source, const int fds[3],
+static Command *run_on_worker(Boxd *d, Worker *w, const char *source, int fds[3],
                               int watch_fd, BoxdWatchFn on_watch, void *data, int *status,
                               gint64 *ready_at)
 {
@@ -902,14 +945,17 @@ static Command *run_on_worker(Boxd *d, Worker *w, const char *source, const int 
   c->tool_pids = g_array_new(FALSE, FALSE, sizeof(pid_t));
   g_mutex_init(&c->lock);
   g_cond_init(&c->described_cond);
+  c->described = true; /* until it is asked for */
+  c->source = source;
   /* Only now: until it said "ready" the worker was rooting itself, which
    * the mount serves undecided. */
   box_vfs_command_set_running(d->vfs, w->command, true);
-  describe_later(c, source); /* for `box mount` */
+  c->describe_at = g_get_monotonic_time() + DESCRIBE_AFTER_MS * 1000; /* for `box mount` */
   json_object *run = json_object_new_object();
   json_object_object_add(run, "op", json_object_new_string("run"));
   json_object_object_add(run, "source", json_object_new_string(source));
-  json_object *gateway_env = boxd_gateway_worker_env(d);
+  /* Only a worker asked for before the gateway started lacks it. */
+  json_object *gateway_env = w->has_env ? NULL : boxd_gateway_worker_env(d);
   if (gateway_env)
     json_object_object_add(run, "env", gateway_env);
   /* box.toml's [agent] shell_timeout; absent = the Shell's default. */
@@ -918,11 +964,19 @@ static Command *run_on_worker(Boxd *d, Worker *w, const char *source, const int 
                            json_object_new_int64(d->config->agent.shell_timeout_ms));
   bool sent = box_ctl_send(w->ctl, run, fds, 3);
   json_object_put(run);
+  /* The worker holds the caller's descriptors now (and passes them to any
+   * tool): ours go while it starts, not on the way to the answer, and the
+   * caller's output can end as soon as the worker's does. */
+  if (sent)
+    for (int i = 0; i < 3; i++) {
+      close(fds[i]);
+      fds[i] = -1;
+    }
   *status = sent ? serve_command(c, watch_fd, on_watch, data) : -1;
   return c;
 }
 
-void boxd_run_command(Boxd *d, const char *source, const int fds[3], int watch_fd,
+void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd,
                       BoxdWatchFn on_watch, BoxdAnswerFn answer, void *data)
 {
   int status = -1;

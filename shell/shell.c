@@ -135,45 +135,65 @@ static void shell_done(Shell *sh) {
 
 #define BOX_MAX_INPUT (256 * 1024)
 
-int box_shell_run_limits(const char *source, const BoxShellEnv *env, const BoxShellHost *host,
-                         const BoxShellLimits *limits) {
-  Shell sh;
-  shell_init(&sh, env, host);
+/* Runs source on sh (from shell_init) and ends it. */
+static int run_on(Shell *sh, const char *source, const BoxShellLimits *limits) {
   unsigned tmo = limits && limits->timeout_ms ? limits->timeout_ms : 30000;
-  sh.deadline = g_get_monotonic_time() + (gint64)tmo * 1000;
-  if (limits && limits->max_depth) sh.max_depth = (int)limits->max_depth;
+  sh->deadline = g_get_monotonic_time() + (gint64)tmo * 1000;
+  if (limits && limits->max_depth) sh->max_depth = (int)limits->max_depth;
   if (!source) source = "";
   int status = 0;
   if (strlen(source) > BOX_MAX_INPUT) {
-    box_sh_error(&sh, "input too large (%zu bytes; the limit is %d)", strlen(source), BOX_MAX_INPUT);
-    shell_done(&sh);
+    box_sh_error(sh, "input too large (%zu bytes; the limit is %d)", strlen(source), BOX_MAX_INPUT);
+    shell_done(sh);
     return 1;
   }
-  Parser *p = box_parser_new(&sh, source, NULL);
+  Parser *p = box_parser_new(sh, source, NULL);
   for (;;) {
     Node *n = NULL;
     ParseResult r = box_parse_next(p, &n);
     if (r == PARSE_EOF) break;
     if (r == PARSE_ERROR) {
       status = 2;
-      sh.status = 2;
+      sh->status = 2;
       break;
     }
-    if (n && !(sh.opts & O_NOEXEC)) status = box_eval(&sh, n);
-    if (sh.jump == J_EXIT) {
-      status = sh.exit_status;
+    if (n && !(sh->opts & O_NOEXEC)) status = box_eval(sh, n);
+    if (sh->jump == J_EXIT) {
+      status = sh->exit_status;
       break;
     }
-    sh.jump = J_NONE;
+    sh->jump = J_NONE;
   }
   box_parser_free(p);
-  sh.status = status;
-  box_run_exit_trap(&sh);
-  if (sh.jump == J_EXIT) status = sh.exit_status;
-  box_wait_background(&sh);
-  shell_done(&sh);
+  sh->status = status;
+  box_run_exit_trap(sh);
+  if (sh->jump == J_EXIT) status = sh->exit_status;
+  box_wait_background(sh);
+  shell_done(sh);
   return status & 255;
 }
+
+int box_shell_run_limits(const char *source, const BoxShellEnv *env, const BoxShellHost *host,
+                         const BoxShellLimits *limits) {
+  return box_shell_run_new(box_shell_new(env, host), source, limits);
+}
+
+struct BoxShellNew {
+  Shell sh;
+};
+
+BoxShellNew *box_shell_new(const BoxShellEnv *env, const BoxShellHost *host) {
+  BoxShellNew *n = g_new(BoxShellNew, 1);
+  shell_init(&n->sh, env, host);
+  return n;
+}
+
+int box_shell_run_new(BoxShellNew *n, const char *source, const BoxShellLimits *limits) {
+  int status = run_on(&n->sh, source, limits);
+  g_free(n);
+  return status;
+}
+
 
 int box_shell_run(const char *source, const BoxShellEnv *env, const BoxShellHost *host) {
   return box_shell_run_limits(source, env, host, NULL);

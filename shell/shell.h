@@ -126,6 +126,16 @@ typedef struct {
 int box_shell_run_limits(const char *source, const BoxShellEnv *env, const BoxShellHost *host,
                          const BoxShellLimits *limits);
 
+/* box_shell_run_limits in two steps, for a worker that knows its
+ * environment and host before its command arrives: box_shell_new builds the
+ * interpreter's starting state (its variables, tables, cwd) while the
+ * worker waits, box_shell_run_new runs one source on it and frees it.  The
+ * state is the one box_shell_run_limits starts from; nothing else may run
+ * between the two calls.  host must outlive the run. */
+typedef struct BoxShellNew BoxShellNew;
+BoxShellNew *box_shell_new(const BoxShellEnv *env, const BoxShellHost *host);
+int box_shell_run_new(BoxShellNew *sh, const char *source, const BoxShellLimits *limits);
+
 /* Parses source without running it (`-n`): 0, or 2 after printing the
  * syntax error. */
 int box_shell_check(const char *source);

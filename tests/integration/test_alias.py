@@ -73,6 +73,39 @@ def test_alias_by_its_own_name(running):
     assert r.stderr.startswith("box-alias: box-alias is not an alias name")
 
 
+def _reaches_the_box(argv, running, **kw):
+    r = subprocess.run(argv, capture_output=True, text=True, env=running.env(), **kw)
+    assert (r.returncode, r.stdout, r.stderr) == (4, f"{running.workspace}\n", ""), argv
+    assert ("permit", "shell:exec", "pwd") in running.decision_summary()
+
+
+# The alias finds its box beside the file it runs from, whatever path
+# started it: a symlink elsewhere, a symlinked directory, a relative path
+# or a PATH search all lead back to <box_dir>/bin.
+def test_alias_through_a_symlink_elsewhere(running):
+    other = running.root / "elsewhere"
+    other.mkdir()
+    (other / "bash").symlink_to(running.box_dir / "bin" / "bash")
+    _reaches_the_box([str(other / "bash"), "-c", "pwd; exit 4"], running)
+
+
+def test_alias_through_a_symlinked_directory(running):
+    (running.root / "binlink").symlink_to(running.box_dir / "bin")
+    _reaches_the_box([str(running.root / "binlink" / "bash"), "-c", "pwd; exit 4"], running)
+
+
+def test_alias_by_a_relative_path(running):
+    _reaches_the_box(["bin/bash", "-c", "pwd; exit 4"], running, cwd=str(running.box_dir))
+
+
+def test_alias_found_on_path(running):
+    env = running.env()
+    env["PATH"] = f"{running.box_dir / 'bin'}:/usr/bin:/bin"
+    r = subprocess.run(["sh", "-c", 'exec bash -c "pwd; exit 4"'], capture_output=True, text=True,
+                       env=env)
+    assert (r.returncode, r.stdout, r.stderr) == (4, f"{running.workspace}\n", "")
+
+
 def test_one_invocation_is_one_command(running):
     assert running.bash("cd src; X=1; export Y=2").returncode == 0
     r = running.bash('pwd; echo "[$X][$Y]"')

@@ -94,3 +94,17 @@ def test_worker_devices(box):
     # dev/ holds the devices and nothing else: a new name there is refused
     assert "status=1" in r.stdout and "/dev/new" in r.stderr, (r.stdout, r.stderr)
     assert box.bash("echo /dev/*").stdout.strip() == "/dev/null /dev/random /dev/urandom /dev/zero"
+
+
+def test_every_worker_has_the_gateway_environment(box):
+    # The first workers are asked for before the gateway starts (their run
+    # message carries its environment); the zygote gets it once after that
+    # and every later worker inherits it.  Either way the Shell's curl
+    # reaches the gateway, whose policy check answers (default deny).
+    box.write_config()
+    box.seed_policy()
+    box.start()
+    for i in range(8):
+        r = box.bash("curl -sS http://example.invalid/; echo status=$?")
+        assert "net:connect gate: policy denied this operation on 'example.invalid:80'" in r.stderr, \
+            (i, r.stdout, r.stderr)
