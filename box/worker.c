@@ -214,20 +214,15 @@ static char *host_last_denial(void *data)
   return strdup(buf);
 }
 
-/* issue 5: the fast path — boxd decides and opens regular files for us
- * (box/fastopen.c); anything it does not take is opened through the mount.
- * A request and its answer are apart (the answer comes on a socket of its
- * own), so the Shell may ask for the next files while it reads these. */
-static int host_open_read_send(void *data, const char *cwd, const char *const *paths, int n)
+/* Sends req (consumed) with a socket of its own for the answer, whose
+ * other end is returned as the request's ticket (-1 when not sent). */
+static int send_with_ticket(json_object *req)
 {
-  (void)data;
   int pair[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
+    json_object_put(req);
     return -1;
-  json_object *req = json_object_new_object();
-  json_object_object_add(req, "op", json_object_new_string("open"));
-  json_object_object_add(req, "cwd", json_object_new_string(cwd ? cwd : ""));
-  json_object_object_add(req, "paths", string_array((char *const *)paths, n));
+  }
   flush_status();
   bool sent = box_ctl_send(ctl_fd, req, &pair[1], 1);
   json_object_put(req);
@@ -237,6 +232,20 @@ static int host_open_read_send(void *data, const char *cwd, const char *const *p
     return -1;
   }
   return pair[0];
+}
+
+/* issue 5: the fast path — boxd decides and opens regular files for us
+ * (box/fastopen.c); anything it does not take is opened through the mount.
+ * A request and its answer are apart (the answer comes on a socket of its
+ * own), so the Shell may ask for the next files while it reads these. */
+static int host_open_read_send(void *data, const char *cwd, const char *const *paths, int n)
+{
+  (void)data;
+  json_object *req = json_object_new_object();
+  json_object_object_add(req, "op", json_object_new_string("open"));
+  json_object_object_add(req, "cwd", json_object_new_string(cwd ? cwd : ""));
+  json_object_object_add(req, "paths", string_array((char *const *)paths, n));
+  return send_with_ticket(req);
 }
 
 /* The answers of an "open" request read from ticket, for n paths. */
@@ -298,24 +307,13 @@ static void host_open_read(void *data, const char *cwd, const char *const *paths
 static int host_list_dir_send(void *data, const char *cwd, const char *path, int open_first)
 {
   (void)data;
-  int pair[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
-    return -1;
   json_object *req = json_object_new_object();
   json_object_object_add(req, "op", json_object_new_string("list"));
   json_object_object_add(req, "cwd", json_object_new_string(cwd ? cwd : ""));
   json_object_object_add(req, "path", json_object_new_string(path));
   if (open_first > 0)
     json_object_object_add(req, "open", json_object_new_int(open_first));
-  flush_status();
-  bool sent = box_ctl_send(ctl_fd, req, &pair[1], 1);
-  json_object_put(req);
-  close(pair[1]);
-  if (!sent) {
-    close(pair[0]);
-    return -1;
-  }
-  return pair[0];
+  return send_with_ticket(req);
 }
 
 static int host_list_dir_recv(void *data, int ticket, char **records, size_t *len, int *err, char **message,
@@ -333,8 +331,7 @@ static int host_list_dir_recv(void *data, int ticket, char **records, size_t *le
   }
   if (ticket < 0)
     return 0;
-  int pair[1] = { ticket };
-  json_object *head = box_ctl_recv(pair[0], NULL, NULL);
+  json_object *head = box_ctl_recv(ticket, NULL, NULL);
   json_object *v;
   int taken = 0;
   if (!head || json_object_object_get_ex(head, "fallback", &v)) {
@@ -359,7 +356,7 @@ static int host_list_dir_recv(void *data, int ticket, char **records, size_t *le
         }
         buf = nb;
       }
-      ssize_t n = recv(pair[0], buf + *len, cap - *len, 0);
+      ssize_t n = recv(ticket, buf + *len, cap - *len, 0);
       if (n < 0 && errno == EINTR)
         continue;
       if (n <= 0) {
@@ -388,11 +385,11 @@ static int host_list_dir_recv(void *data, int ticket, char **records, size_t *le
     } else {
       *records = buf ? buf : malloc(1);
       if (open_first > 0)   /* the leading files' answers follow the records */
-        take_answers(pair[0], open_first, fds, errs, messages);
+        take_answers(ticket, open_first, fds, errs, messages);
     }
   }
   json_object_put(head);
-  close(pair[0]);
+  close(ticket);
   return taken;
 }
 
