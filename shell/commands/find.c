@@ -236,14 +236,14 @@ static void fmt_time(GString *s, char k, const struct timespec *ts) {
 }
 
 static const char *uname_of(uid_t u, char *b) {
-  struct passwd *pw = getpwuid(u);
-  if (pw) return pw->pw_name;
+  const char *n = bx_user_name(u);
+  if (n) return n;
   sprintf(b, "%u", (unsigned)u);
   return b;
 }
 static const char *gname_of(gid_t g, char *b) {
-  struct group *gr = getgrgid(g);
-  if (gr) return gr->gr_name;
+  const char *n = bx_group_name(g);
+  if (n) return n;
   sprintf(b, "%u", (unsigned)g);
   return b;
 }
@@ -512,8 +512,8 @@ static bool eval(Find *f, FNode *n, FEnt *e, bool *prune) {
     struct stat *st = ent_stat(f, e);
     return st && cmp_num(n->cmp, st->st_gid, n->num);
   }
-  case T_NOUSER: { struct stat *st = ent_stat(f, e); return st && !getpwuid(st->st_uid); }
-  case T_NOGROUP: { struct stat *st = ent_stat(f, e); return st && !getgrgid(st->st_gid); }
+  case T_NOUSER: { struct stat *st = ent_stat(f, e); return st && !bx_user_name(st->st_uid); }
+  case T_NOGROUP: { struct stat *st = ent_stat(f, e); return st && !bx_group_name(st->st_gid); }
   case T_LINKS: { struct stat *st = ent_stat(f, e); return st && cmp_num(n->cmp, (long long)st->st_nlink, n->num); }
   case T_INUM: { struct stat *st = ent_stat(f, e); return st && cmp_num(n->cmp, (long long)st->st_ino, n->num); }
   case T_SAMEFILE: { struct stat *st = ent_stat(f, e); return st && st->st_ino == n->ino && st->st_dev == n->dev; }

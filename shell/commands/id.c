@@ -15,8 +15,8 @@ static const struct option longopts[] = {
 
 static void put_id(BoxCmd *c, unsigned id, bool name, bool user) {
   if (name) {
-    if (user) { struct passwd *pw = getpwuid(id); if (pw) { box_out_puts(c->out, pw->pw_name); return; } }
-    else { struct group *gr = getgrgid(id); if (gr) { box_out_puts(c->out, gr->gr_name); return; } }
+    const char *n = user ? bx_user_name(id) : bx_group_name(id);
+    if (n) { box_out_puts(c->out, n); return; }
   }
   box_out_printf(c->out, "%u", id);
 }
@@ -70,18 +70,17 @@ int box_cmd_id(BoxCmd *c) {
     box_out_putc(c->out, end);
     return 0;
   }
-  struct passwd *pw = getpwuid(uid);
-  struct group *gr = getgrgid(gid);
+  const char *un = bx_user_name(uid), *gn = bx_group_name(gid);
   box_out_printf(c->out, "uid=%u", (unsigned)uid);
-  if (pw) box_out_printf(c->out, "(%s)", pw->pw_name);
+  if (un) box_out_printf(c->out, "(%s)", un);
   box_out_printf(c->out, " gid=%u", (unsigned)gid);
-  if (gr) box_out_printf(c->out, "(%s)", gr->gr_name);
+  if (gn) box_out_printf(c->out, "(%s)", gn);
   box_out_puts(c->out, " groups=");
   for (int i = 0; i < ng; i++) {
     if (i) box_out_putc(c->out, ',');
     box_out_printf(c->out, "%u", (unsigned)groups[i]);
-    struct group *g = getgrgid(groups[i]);
-    if (g) box_out_printf(c->out, "(%s)", g->gr_name);
+    const char *g = bx_group_name(groups[i]);
+    if (g) box_out_printf(c->out, "(%s)", g);
   }
   box_out_putc(c->out, '\n');
   return 0;

@@ -65,8 +65,8 @@ static const char *user_name(LsOpt *o, uid_t uid, char *buf) {
   if (o->numeric) { sprintf(buf, "%u", (unsigned)uid); return buf; }
   char *n = g_hash_table_lookup(o->users, GUINT_TO_POINTER(uid + 1));
   if (!n) {
-    struct passwd *pw = getpwuid(uid);
-    n = pw ? g_strdup(pw->pw_name) : g_strdup_printf("%u", (unsigned)uid);
+    const char *name = bx_user_name(uid);
+    n = name ? g_strdup(name) : g_strdup_printf("%u", (unsigned)uid);
     g_hash_table_insert(o->users, GUINT_TO_POINTER(uid + 1), n);
   }
   return n;
@@ -76,8 +76,8 @@ static const char *group_name(LsOpt *o, gid_t gid, char *buf) {
   if (o->numeric) { sprintf(buf, "%u", (unsigned)gid); return buf; }
   char *n = g_hash_table_lookup(o->groups, GUINT_TO_POINTER(gid + 1));
   if (!n) {
-    struct group *gr = getgrgid(gid);
-    n = gr ? g_strdup(gr->gr_name) : g_strdup_printf("%u", (unsigned)gid);
+    const char *name = bx_group_name(gid);
+    n = name ? g_strdup(name) : g_strdup_printf("%u", (unsigned)gid);
     g_hash_table_insert(o->groups, GUINT_TO_POINTER(gid + 1), n);
   }
   return n;

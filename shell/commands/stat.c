@@ -85,13 +85,13 @@ static char *mount_point(const char *name) {
 }
 
 static const char *user_of(uid_t u) {
-  struct passwd *pw = getpwuid(u);
-  return pw ? pw->pw_name : "UNKNOWN";
+  const char *n = bx_user_name(u);
+  return n ? n : "UNKNOWN";
 }
 
 static const char *group_of(gid_t g) {
-  struct group *gr = getgrgid(g);
-  return gr ? gr->gr_name : "UNKNOWN";
+  const char *n = bx_group_name(g);
+  return n ? n : "UNKNOWN";
 }
 
 /* One directive: flags/width/precision already collected in spec (without

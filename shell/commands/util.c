@@ -2,6 +2,8 @@
 #include "shell/commands/util.h"
 
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,6 +277,20 @@ bool bx_reader_next(BxReader *r, char delim, const char **rec, size_t *len) {
     if (n == 0) { r->eof = true; continue; }
     r->end += (size_t)n;
   }
+}
+
+/* ---- users and groups ------------------------------------------------------- */
+
+const char *bx_user_name(uid_t uid) {
+  struct passwd *pw = getpwuid(uid);
+  if (pw) return pw->pw_name;
+  return uid == 0 ? "root" : NULL;
+}
+
+const char *bx_group_name(gid_t gid) {
+  struct group *gr = getgrgid(gid);
+  if (gr) return gr->gr_name;
+  return gid == 0 ? "root" : NULL;
 }
 
 /* ---- numbers ------------------------------------------------------------------- */

@@ -84,6 +84,14 @@ GArray *bx_list_dir(const char *path, int *err);
 GArray *bx_list_dir_opening(const char *path, const char *prefix, guint open_first, guint *opened, int *err);
 void bx_dir_free(GArray *v);
 
+/* ---- users and groups ---------------------------------------------------- */
+
+/* The name of a user or group as the user database gives it.  A worker's
+ * root holds no /etc/passwd or /etc/group, so there id 0 is still named
+ * root, as in any container.  NULL when it has no name. */
+const char *bx_user_name(uid_t uid);
+const char *bx_group_name(gid_t gid);
+
 /* ---- numbers and misc ------------------------------------------------------ */
 
 /* Parses a non-negative decimal with an optional GNU size suffix

@@ -12,8 +12,8 @@ int box_cmd_whoami(BoxCmd *c) {
     return 1;
   }
   uid_t u = geteuid();
-  struct passwd *pw = getpwuid(u);
-  if (!pw) { bx_err(c, "whoami", "cannot find name for user ID %u", (unsigned)u); return 1; }
-  box_out_printf(c->out, "%s\n", pw->pw_name);
+  const char *name = bx_user_name(u);
+  if (!name) { bx_err(c, "whoami", "cannot find name for user ID %u", (unsigned)u); return 1; }
+  box_out_printf(c->out, "%s\n", name);
   return 0;
 }
