@@ -87,6 +87,25 @@ static void test_sizes_read_whole(void) {
   close(sv[1]);
 }
 
+/* A message of len bytes sent as it is, bypassing box_ctl_send's limit,
+ * with fd riding along. */
+static void send_raw_with_fd(int sock, char *text, size_t len, int fd) {
+  struct iovec iov = { .iov_base = text, .iov_len = len };
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  memset(&u, 0, sizeof u);
+  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                       .msg_controllen = sizeof u.buf };
+  struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  g_assert_cmpint(sendmsg(sock, &mh, 0), ==, (ssize_t)len);
+}
+
 /* A peer that sends more than the channel allows (the worker is not
  * trusted) is refused with EMSGSIZE; the descriptors it sent are closed and
  * the message after it still arrives intact. */
@@ -100,20 +119,7 @@ static void test_oversized_refused(void) {
   text[0] = '{';
   text[big - 1] = '}';
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  struct iovec iov = { .iov_base = text, .iov_len = big };
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } u;
-  memset(&u, 0, sizeof u);
-  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf };
-  struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &devnull, sizeof(int));
-  g_assert_cmpint(sendmsg(sv[0], &mh, 0), ==, (ssize_t)big);
+  send_raw_with_fd(sv[0], text, big, devnull);
   close(devnull);
   json_object *after = json_tokener_parse("{\"op\":\"exit\",\"status\":3}");
   g_assert_true(box_ctl_send(sv[0], after, NULL, 0));
@@ -148,20 +154,7 @@ static void test_refused_fds_closed(void) {
   size_t big = BOX_CTL_MAX_MSG + 1;
   char *text = g_malloc0(big);
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  struct iovec iov = { .iov_base = text, .iov_len = big };
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } u;
-  memset(&u, 0, sizeof u);
-  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf };
-  struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &devnull, sizeof(int));
-  g_assert_cmpint(sendmsg(sv[0], &mh, 0), ==, (ssize_t)big);
+  send_raw_with_fd(sv[0], text, big, devnull);
   close(devnull); /* the number is free now; only the received copy could hold another */
   int probe = open("/dev/null", O_RDONLY | O_CLOEXEC);
   close(probe);
