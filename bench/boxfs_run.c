@@ -55,40 +55,12 @@ static void run_record(void *data, int command, const char *action, json_object 
   if (r->log) box_decision_log_append(r->log, action, input, NULL, d);
 }
 
-static void put_objects(gpointer p) {
-  json_object **o = p;
-  for (int i = 0; i < 3; i++)
-    if (o[i]) json_object_put(o[i]);
-  g_free(o);
-}
-static GPrivate outputs_key = G_PRIVATE_INIT(put_objects);
-
-/* As boxd's raiser (box/decide.c): the outcome of a permitted operation,
- * its output record for the mount's three results built once per thread. */
+/* As boxd's raiser (box/decide.c): the outcome of a permitted operation. */
 static void run_outcome(void *data, int command, const char *action, json_object *input,
                         const char *result) {
   Run *r = data;
   (void)command;
-  if (!result) {
-    box_policy_record_error(r->policy, action, input);
-    return;
-  }
-  static const char *const common[3] = {"completed", "descriptor_issued", "indeterminate"};
-  int k = 0;
-  while (k < 3 && strcmp(result, common[k]) != 0) k++;
-  json_object **cached = g_private_get(&outputs_key);
-  if (k < 3 && !cached) {
-    cached = g_new0(json_object *, 3);
-    g_private_set(&outputs_key, cached);
-  }
-  json_object *output = k < 3 ? cached[k] : NULL;
-  if (!output) {
-    output = json_object_new_object();
-    json_object_object_add(output, "result", json_object_new_string(result));
-    if (k < 3) cached[k] = output;
-  }
-  box_policy_record_response(r->policy, action, input, output);
-  if (k == 3) json_object_put(output);
+  box_policy_record_outcome(r->policy, action, input, result);
 }
 
 static void run_note(void *data, int command, const char *action, json_object *input,

@@ -44,16 +44,6 @@ void boxd_vfs_record(void *data, int command, const char *action, json_object *i
   box_decision_log_append(d->log, action, input, NULL, decision);
 }
 
-static void put_objects(gpointer p)
-{
-  json_object **o = p;
-  for (int i = 0; i < 3; i++)
-    if (o[i])
-      json_object_put(o[i]);
-  g_free(o);
-}
-static GPrivate outputs_key = G_PRIVATE_INIT(put_objects);
-
 /* The vfs's history raiser: the outcome of a permitted file operation's
  * effect, as ::response (completed, descriptor_issued, indeterminate) or
  * ::error (it did not happen). */
@@ -62,30 +52,5 @@ void boxd_vfs_outcome(void *data, int command, const char *action, json_object *
 {
   Boxd *d = data;
   (void)command;
-  if (!result) {
-    box_policy_record_error(d->policy, action, input);
-    return;
-  }
-  /* the output records of the mount's three results, built once per thread
-   * (one is recorded per decided operation; json-c objects are not shared
-   * between threads: rendering one writes into it) */
-  static const char *const common[3] = { "completed", "descriptor_issued", "indeterminate" };
-  int k = 0;
-  while (k < 3 && strcmp(result, common[k]) != 0)
-    k++;
-  json_object **cached = g_private_get(&outputs_key);
-  if (k < 3 && !cached) {
-    cached = g_new0(json_object *, 3);
-    g_private_set(&outputs_key, cached);
-  }
-  json_object *output = k < 3 ? cached[k] : NULL;
-  if (!output) {
-    output = json_object_new_object();
-    json_object_object_add(output, "result", json_object_new_string(result));
-    if (k < 3)
-      cached[k] = output;
-  }
-  box_policy_record_response(d->policy, action, input, output);
-  if (k == 3)
-    json_object_put(output);
+  box_policy_record_outcome(d->policy, action, input, result);
 }

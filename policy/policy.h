@@ -117,6 +117,10 @@ bool box_policy_open_history(BoxPolicy *policy, const char *dir, GError **error)
  * False when the history cannot be written (the policy then denies). */
 bool box_policy_record_response(BoxPolicy *policy, const char *action, json_object *input, json_object *output);
 bool box_policy_record_error(BoxPolicy *policy, const char *action, json_object *input);
+/* A file operation's outcome: ::response with {"result": result}, or
+ * ::error when result is NULL (it did not happen).  The output records of
+ * the mount's common results are built once per thread. */
+bool box_policy_record_outcome(BoxPolicy *policy, const char *action, json_object *input, const char *result);
 /* shell:exec / shell:spawn: output.status (128+signal for a signal, 126
  * when a permitted program could not start, -1 when none was reported). */
 bool box_policy_record_status(BoxPolicy *policy, const char *action, json_object *input, int status);

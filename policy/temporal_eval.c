@@ -1190,6 +1190,36 @@ bool box_policy_record_error(BoxPolicy *pol, const char *action, json_object *in
   return record(pol, action, EV_ERROR, input, NULL);
 }
 
+static void put_outputs(gpointer p) {
+  json_object **o = p;
+  for (int i = 0; i < 3; i++)
+    if (o[i]) json_object_put(o[i]);
+  g_free(o);
+}
+/* json-c objects are not shared between threads: rendering one writes into it */
+static GPrivate outputs_key = G_PRIVATE_INIT(put_outputs);
+
+bool box_policy_record_outcome(BoxPolicy *pol, const char *action, json_object *input, const char *result) {
+  if (!result) return record(pol, action, EV_ERROR, input, NULL);
+  static const char *const common[3] = {"completed", "descriptor_issued", "indeterminate"};
+  int k = 0;
+  while (k < 3 && strcmp(result, common[k]) != 0) k++;
+  json_object **cached = g_private_get(&outputs_key);
+  if (k < 3 && !cached) {
+    cached = g_new0(json_object *, 3);
+    g_private_set(&outputs_key, cached);
+  }
+  json_object *output = k < 3 ? cached[k] : NULL;
+  if (!output) {
+    output = json_object_new_object();
+    json_object_object_add(output, "result", json_object_new_string(result));
+    if (k < 3) cached[k] = output;
+  }
+  bool ok = record(pol, action, EV_RESPONSE, input, output);
+  if (k == 3) json_object_put(output);
+  return ok;
+}
+
 bool box_policy_record_status(BoxPolicy *pol, const char *action, json_object *input, int status) {
   json_object *out = json_object_new_object();
   json_object_object_add(out, "status", json_object_new_int(status));
