@@ -70,6 +70,12 @@ static void run_note(void *data, int command, const char *action, json_object *i
   box_policy_record_request(r->policy, action, input, d->verdict == BOX_VERDICT_PERMIT);
 }
 
+static void run_history_batch(void *data, bool begin) {
+  Run *r = data;
+  if (begin) box_policy_history_batch_begin(r->policy);
+  else box_policy_history_batch_end(r->policy);
+}
+
 static char mnt_path[4096];
 static void on_fatal(int sig) {
   if (mnt_path[0]) umount2(mnt_path, MNT_DETACH);
@@ -152,6 +158,7 @@ int main(int argc, char **argv) {
       .decide_data = &run,
       .outcome = history_dir ? run_outcome : NULL,
       .note = run_note,
+      .history_batch = history_dir ? run_history_batch : NULL,
       .decide_prompt = true,
       .cache_decisions = !box_policy_reads_history(run.policy),
   };

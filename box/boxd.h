@@ -72,6 +72,7 @@ void boxd_vfs_record(void *data, int command, const char *action, json_object *i
                      const BoxDecision *decision);
 void boxd_vfs_note(void *data, int command, const char *action, json_object *input,
                    const BoxDecision *decision);
+void boxd_vfs_history_batch(void *data, bool begin);
 void boxd_vfs_outcome(void *data, int command, const char *action, json_object *input,
                       const char *result);
 

@@ -44,6 +44,16 @@ void boxd_vfs_record(void *data, int command, const char *action, json_object *i
   box_decision_log_append(d->log, action, input, NULL, decision);
 }
 
+/* One file operation's history records, written together before its answer. */
+void boxd_vfs_history_batch(void *data, bool begin)
+{
+  Boxd *d = data;
+  if (begin)
+    box_policy_history_batch_begin(d->policy);
+  else
+    box_policy_history_batch_end(d->policy);
+}
+
 /* The vfs's history raiser: the outcome of a permitted file operation's
  * effect, as ::response (completed, descriptor_issued, indeterminate) or
  * ::error (it did not happen). */

@@ -74,6 +74,12 @@ typedef void (*BoxVfsNoteFn)(void *data, int command, const char *action, json_o
 typedef void (*BoxVfsOutcomeFn)(void *data, int command, const char *action, json_object *input,
                                 const char *result);
 
+/* Brackets one request's history records: begin before its first decision,
+ * end after its outcomes, just before it is answered.  A file operation's
+ * ::request and ::response events then reach the history file in one
+ * write(2) instead of one each (still before the answer). */
+typedef void (*BoxVfsHistoryFn)(void *data, bool begin);
+
 typedef struct {
   const char *mountpoint;        /* an empty directory outside every root */
   const char *const *roots;      /* NULL-terminated canonical absolute paths */
@@ -87,6 +93,7 @@ typedef struct {
   bool decide_prompt;            /* decide never waits: decide on the loop thread */
   bool cache_decisions;          /* the verdict depends on (action, input) alone */
   BoxVfsNoteFn note;             /* optional, with cache_decisions; gets decide_data */
+  BoxVfsHistoryFn history_batch; /* optional; gets decide_data */
   /* RAM areas: per command (default; /ram/c<N>, gone at its end) or one
    * for the box's life (/ram/box, shared by every command).  Limits per
    * area; exceeding one gives ENOSPC.  0: the defaults (no total size

@@ -426,6 +426,22 @@ typedef struct {
 } Raised;
 
 static __thread GArray *tls_raised; /* Raised: permits awaiting their outcome */
+static __thread BoxVfs *tls_batching; /* this thread's request has a history batch open */
+
+/* Every decision is answered through vfs_outcome_flush (the R_* replies),
+ * which closes the batch on the same thread. */
+static void history_batch_open(BoxVfs *v) {
+  if (!v->history_batch || tls_batching) return;
+  v->history_batch(v->decide_data, true);
+  tls_batching = v;
+}
+
+static void history_batch_close(void) {
+  BoxVfs *v = tls_batching;
+  if (!v) return;
+  tls_batching = NULL;
+  v->history_batch(v->decide_data, false);
+}
 
 static void outcome_push(BoxVfs *v, int cmd, const char *action, json_object *input) {
   if (!tls_raised) tls_raised = g_array_new(FALSE, FALSE, sizeof(Raised));
@@ -434,14 +450,14 @@ static void outcome_push(BoxVfs *v, int cmd, const char *action, json_object *in
 }
 
 void vfs_outcome_flush(const char *result) {
-  if (!tls_raised) return;
-  for (guint i = 0; i < tls_raised->len; i++) {
+  for (guint i = 0; tls_raised && i < tls_raised->len; i++) {
     Raised *r = &g_array_index(tls_raised, Raised, i);
     r->v->outcome(r->v->decide_data, r->cmd, r->action, r->input, result);
     g_free(r->action);
     json_object_put(r->input);
   }
-  g_array_set_size(tls_raised, 0);
+  if (tls_raised) g_array_set_size(tls_raised, 0);
+  history_batch_close();
 }
 
 static json_object *fs_input(const char *spelled, const char *operation) {
@@ -603,6 +619,7 @@ int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path,
     g_free(spelled);
     return EINTR;
   }
+  history_batch_open(v);
   BoxDecision *d = ask(v, c->cmd, action, input, spelled, operation);
   bool live = !job || vfs_job_decide_end(job);
   if (!d) {
@@ -637,6 +654,7 @@ int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_bac
   if (!c->decides || !v->decide || !path) return ENOENT;
   char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
   json_object *input = fs_input(spelled, "read_metadata");
+  history_batch_open(v);
   BoxDecision *d = ask(v, c->cmd, "fs:read", input, spelled, "read_metadata");
   int rc = ENOENT;
   if (!d || d->verdict != BOX_VERDICT_PERMIT) {
@@ -1080,6 +1098,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
   v->decide_prompt = config->decide_prompt;
   v->cache_decisions = config->cache_decisions && config->decide;
   v->note = config->note;
+  v->history_batch = config->history_batch;
   v->ram_per_box = config->ram_per_box;
   v->box_area = -1;
   v->ram_max_bytes = config->ram_max_bytes;

@@ -104,6 +104,7 @@ struct BoxVfs {
   bool decide_prompt;
   bool cache_decisions;
   BoxVfsNoteFn note;
+  BoxVfsHistoryFn history_batch;
   guint64 cache_hits;       /* atomic */
   guint64 plus_shown, plus_hidden; /* READDIRPLUS entries (atomic) */
   /* RAM areas (issue 6, item 3) */

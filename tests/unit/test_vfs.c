@@ -37,6 +37,7 @@ typedef struct {
   int pending_started;
   int decides; /* calls of test_decide */
   int notes;   /* calls of test_note (verdicts reused from the cache) */
+  bool track_batches; /* history batches recorded as "batch begin" / "batch end" */
 } Fx;
 
 /* ---- policy stand-in: deny every path containing "secret" ---- */
@@ -109,6 +110,13 @@ static void test_outcome(void *data, int command, const char *action, json_objec
   char *line = g_strdup_printf("outcome %s %s %s %s", action, path, op, result ? result : "error");
   g_mutex_lock(&fx->mu);
   g_ptr_array_add(fx->records, line);
+  g_mutex_unlock(&fx->mu);
+}
+
+static void test_history_batch(void *data, bool begin) {
+  Fx *fx = data;
+  g_mutex_lock(&fx->mu);
+  if (fx->track_batches) g_ptr_array_add(fx->records, g_strdup(begin ? "batch begin" : "batch end"));
   g_mutex_unlock(&fx->mu);
 }
 
@@ -222,6 +230,7 @@ static void fx_setup(Fx *fx, gconstpointer data) {
       .record = test_record,
       .decide_data = fx,
       .outcome = test_outcome,
+      .history_batch = test_history_batch,
   };
   if (data == FX_CACHED) {
     /* as boxd runs it: decided on the loop thread, verdicts reused */
@@ -1511,6 +1520,88 @@ static void test_outcomes(Fx *fx, gconstpointer data) {
   box_vfs_command_end(fx->vfs, cmd);
 }
 
+/* ---- one history batch per request ---- */
+
+static void worker_batches(Ctx *c) {
+  char *a = g_strconcat(c->fx->pass_home, "/b.txt", NULL);
+  char *b = g_strconcat(c->fx->pass_home, "/b2.txt", NULL);
+  char *s = g_strconcat(c->fx->pass_home, "/secret.txt", NULL);
+  char *x = g_strconcat(c->fx->pass_home, "/absent.txt", NULL);
+  int fd = open(a, O_CREAT | O_WRONLY | O_EXCL, 0644);
+  put(c, "create", "%d", fd < 0 ? errno : 0);
+  if (fd >= 0) close(fd);
+  struct stat st;
+  put(c, "stat-secret", "%d", err_of(stat(s, &st)));
+  put(c, "stat-absent", "%d", err_of(stat(x, &st)));
+  put(c, "rename", "%d", err_of(rename(a, b)));
+  put(c, "unlink", "%d", err_of(unlink(b)));
+  g_free(a);
+  g_free(b);
+  g_free(s);
+  g_free(x);
+}
+
+/* Every decision and outcome of a request lies inside one batch, which is
+ * closed before the request is answered: batches never nest, none is left
+ * open, and a request's records are not split over two. */
+static void test_history_batches(Fx *fx, gconstpointer data) {
+  (void)data;
+  char *secret = g_build_filename(fx->home, "secret.txt", NULL);
+  write_file(secret, "no\n");
+  g_free(secret);
+  g_mutex_lock(&fx->mu);
+  fx->track_batches = true;
+  g_mutex_unlock(&fx->mu);
+  int cmd = box_vfs_command_new(fx->vfs);
+  GHashTable *h = run_worker(fx, cmd, true, worker_batches);
+  g_assert_cmpstr(val(h, "create"), ==, "0");
+  g_assert_cmpstr(val(h, "stat-secret"), ==, "13");
+  g_assert_cmpstr(val(h, "stat-absent"), ==, "2");
+  g_assert_cmpstr(val(h, "rename"), ==, "0");
+  g_assert_cmpstr(val(h, "unlink"), ==, "0");
+  g_hash_table_unref(h);
+  g_mutex_lock(&fx->mu);
+  fx->track_batches = false;
+  g_mutex_unlock(&fx->mu);
+  GPtrArray *r = take_records(fx);
+  dump_records(r);
+  bool open = false;
+  guint batches = 0, inside = 0;
+  for (guint i = 0; i < r->len; i++) {
+    const char *l = r->pdata[i];
+    if (strcmp(l, "batch begin") == 0) {
+      g_assert_false(open);
+      open = true;
+      batches++;
+    } else if (strcmp(l, "batch end") == 0) {
+      g_assert_true(open);
+      open = false;
+    } else {
+      g_assert_true(open);
+      inside++;
+    }
+  }
+  g_assert_false(open);
+  /* the rename's four decisions and three outcomes share one batch */
+  const char *rename_batch[] = {"batch begin", "fs:move ~/b.txt rename permit", "fs:read ~/b.txt read_content permit",
+                                "fs:move ~/b2.txt rename permit", "outcome fs:move ~/b.txt rename completed",
+                                "outcome fs:read ~/b.txt read_content completed",
+                                "outcome fs:move ~/b2.txt rename completed", "batch end", NULL};
+  guint at = 0;
+  while (at < r->len && strcmp(r->pdata[at], "fs:move ~/b.txt rename permit") != 0) at++;
+  g_assert_cmpuint(at, >, 0);
+  at--;
+  for (guint k = 0; rename_batch[k]; k++, at++) {
+    g_assert_cmpuint(at, <, r->len);
+    g_assert_cmpstr(r->pdata[at], ==, rename_batch[k]);
+  }
+  /* create, the refused stat, the rename and the unlink at least */
+  g_assert_cmpuint(batches, >=, 4);
+  g_assert_cmpuint(inside, >=, 10);
+  g_ptr_array_unref(r);
+  box_vfs_command_end(fx->vfs, cmd);
+}
+
 static void skip_all(void) { g_test_skip("needs root and /dev/fuse"); }
 
 int main(int argc, char **argv) {
@@ -1544,5 +1635,7 @@ int main(int argc, char **argv) {
   g_test_add("/vfs/pending-interrupt", Fx, NULL, fx_setup, test_pending_interrupt, fx_teardown);
   g_test_add("/vfs/nested-pidns", Fx, NULL, fx_setup, test_nested_pidns, fx_teardown);
   g_test_add("/vfs/outcomes", Fx, NULL, fx_setup, test_outcomes, fx_teardown);
+  g_test_add("/vfs/history-batches", Fx, NULL, fx_setup, test_history_batches, fx_teardown);
+  g_test_add("/vfs/cached/history-batches", Fx, FX_CACHED, fx_setup, test_history_batches, fx_teardown);
   return g_test_run();
 }
