@@ -69,6 +69,11 @@ int box_cmd_sh(BoxCmd *c) {
     return 126;
   }
   if (pid == 0) {
+    /* a new shell, not a subshell: $$ is its own process, $PPID the one that ran it */
+    char ppid[16];
+    g_snprintf(ppid, sizeof ppid, "%d", (int)getppid());
+    sh->pid = getpid();
+    box_var_set(sh, "PPID", ppid);
     sh->fd[0] = c->in;
     sh->fd[1] = c->out_fd;
     sh->fd[2] = c->err;

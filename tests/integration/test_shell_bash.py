@@ -210,6 +210,9 @@ CASES = [
     ("trap-subshell", '( trap "echo sub-exit" EXIT; echo in-sub ); echo out'),
     ("trap-int-kill", 'trap "echo got INT" INT; kill -INT $$; echo after'),
     ("trap-term-kill", 'trap "echo got TERM; exit 7" TERM; kill -TERM $$; echo not-reached'),
+    # `sh -c` is a new shell: its $$ is its own, so it signals only itself
+    ("trap-ignore-in-sh-c", 'sh -c \'trap "" TERM; kill -TERM $$; echo survived\'; echo "st=$?"'),
+    ("sh-c-own-pid", 'sh -c \'[ "$PPID" = "$0" ] && [ "$$" != "$PPID" ] && echo own\' $$; true'),
     # ---- jobs ---------------------------------------------------------------------
     ("job-wait", 'sleep 0.1 & p=$!; wait $p; echo waited $?'),
     ("job-wait-status", '(exit 5) & wait $!; echo $?'),
