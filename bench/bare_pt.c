@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -464,6 +465,12 @@ int main(int argc, char **argv) {
   if (root->fd < 0) {
     perror(dir);
     return 2;
+  }
+  /* a descriptor per inode, as boxfs: the same limit as box_vfs_raise_fd_limit gives */
+  struct rlimit rl = {1u << 20, 1u << 20};
+  if (setrlimit(RLIMIT_NOFILE, &rl) != 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
   }
   char tmpl[] = "/tmp/bare-pt-XXXXXX";
   if (!mkdtemp(tmpl)) return 2;

@@ -162,6 +162,8 @@ int main(int argc, char **argv) {
       .decide_prompt = true,
       .cache_decisions = !box_policy_reads_history(run.policy),
   };
+  struct rlimit workload_nofile;
+  box_vfs_raise_fd_limit(&workload_nofile);
   BoxVfs *vfs = box_vfs_start(&cfg, &err);
   if (!vfs) {
     fprintf(stderr, "boxfs-run: %s\n", err->message);
@@ -187,6 +189,7 @@ int main(int argc, char **argv) {
       if (read(go[0], &b, 1) != 1) _exit(121);
       signal(SIGINT, SIG_DFL);
       signal(SIGTERM, SIG_DFL);
+      (void)setrlimit(RLIMIT_NOFILE, &workload_nofile);
       g_setenv("BOXFS_DIR", dir, TRUE);
       g_setenv("BOXFS_DAEMON_PID", self, TRUE); /* mount-work's per-phase daemon CPU */
       if (chdir(dir) < 0) _exit(122);

@@ -15,6 +15,7 @@
 typedef struct Boxd Boxd;
 
 struct Boxd {
+  struct rlimit workload_nofile; /* RLIMIT_NOFILE as `box run` started: what it runs gets it */
   BoxConfig *config;
   BoxPolicy *policy;
   BoxDecisionLog *log;

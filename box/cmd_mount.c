@@ -190,6 +190,7 @@ int box_cmd_mount(int argc, char **argv)
     .view_log = log,
     .view_live_dir = live,
   };
+  box_vfs_raise_fd_limit(NULL);
   BoxVfs *vfs = box_vfs_start(&vc, &error);
   if (!vfs) {
     rmdir(hidden);

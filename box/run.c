@@ -316,6 +316,8 @@ int box_cmd_run(int argc, char **argv)
   }
   Boxd d = { .listen_fd = -1, .worker_netns_fd = -1 };
   g_mutex_init(&d.lock);
+  box_vfs_raise_fd_limit(&d.workload_nofile);
+  box_tools_set_workload_fd_limit(&d.workload_nofile);
   d.operator_home = operator_home();
   d.operator_path = g_strdup(getenv("PATH"));
   if (!d.operator_home)

@@ -296,6 +296,7 @@ static bool zygote_start(Boxd *d)
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
+    (void)setrlimit(RLIMIT_NOFILE, &d->workload_nofile);
     execve(d->box_shell, argv, envp);
     _exit(127);
   }

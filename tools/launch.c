@@ -340,6 +340,15 @@ static void loopback_up(const Child *c)
   close(s);
 }
 
+static struct rlimit workload_nofile;
+static bool workload_nofile_set;
+
+void box_tools_set_workload_fd_limit(const struct rlimit *limit)
+{
+  workload_nofile = *limit;
+  workload_nofile_set = true;
+}
+
 static void __attribute__((noreturn)) run_workload(const Child *c)
 {
   /* Move the descriptors above 2 first so dup2 cannot clobber them. */
@@ -352,6 +361,8 @@ static void __attribute__((noreturn)) run_workload(const Child *c)
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
+  if (workload_nofile_set)
+    (void)setrlimit(RLIMIT_NOFILE, &workload_nofile); /* lowering needs no privilege */
   /* Capabilities, securebits, no_new_privs and the seccomp filter came
    * from PID 1. */
   execve(c->program, c->argv, c->envp);

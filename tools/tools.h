@@ -7,6 +7,7 @@
 #ifndef BOX_TOOLS_H
 #define BOX_TOOLS_H
 
+#include <sys/resource.h>
 #include <stdbool.h>
 #include <sys/types.h>
 #include <glib.h>
@@ -41,6 +42,10 @@ char *box_tools_spell_home(const char *path, const char *home);
 const BoxToolTable *box_tools_select(const BoxToolTable *const *tables, const BoxToolTable *agent,
                                      const char *program_path, char *const *args,
                                      const char *operator_path, int *n_fixed, char **refusal);
+
+/* The descriptor limit the launched programs get (boxd raised its own for
+ * the mount: box_vfs_raise_fd_limit); unset, they inherit boxd's. */
+void box_tools_set_workload_fd_limit(const struct rlimit *limit);
 
 typedef struct {
   const char *program_path;        /* the canonical file to execute */

@@ -42,6 +42,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
+#include <sys/resource.h>
 #include <glib.h>
 #include <json-c/json.h>
 #include "policy/policy.h"
@@ -109,6 +110,13 @@ typedef struct {
   const char *view_log;
   const char *view_live_dir;
 } BoxVfsConfig;
+
+/* The mount holds a descriptor for each node the kernel keeps, so a 1024
+ * limit fails a box at about a thousand files (EMFILE).  Raises this
+ * process's RLIMIT_NOFILE as far as it may go: the soft limit to the hard
+ * one and, with CAP_SYS_RESOURCE, both to fs.nr_open (at most 2^20).
+ * *before gets the limit as it was, for the programs the process starts. */
+void box_vfs_raise_fd_limit(struct rlimit *before);
 
 /* Mounts and starts the multithreaded session loop in its own thread. */
 BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error);

@@ -968,6 +968,30 @@ guint64 box_vfs_debug_cancelled(BoxVfs *v) {
 
 /* ---- public API ---- */
 
+void box_vfs_raise_fd_limit(struct rlimit *before) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+    if (before) *before = (struct rlimit){1024, 1024};
+    return;
+  }
+  if (before) *before = rl;
+  rlim_t want = 1u << 20;
+  FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+  unsigned long nr_open = 0;
+  if (f) {
+    if (fscanf(f, "%lu", &nr_open) == 1 && nr_open > 0 && nr_open < want) want = nr_open;
+    fclose(f);
+  }
+  if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want) {
+    struct rlimit up = {want, want};
+    if (setrlimit(RLIMIT_NOFILE, &up) == 0) return;
+  }
+  if (rl.rlim_cur != rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? want : rl.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &rl);
+  }
+}
+
 static char **strv_dup_or_empty(const char *const *v) {
   if (!v) return g_new0(char *, 1);
   return g_strdupv((char **)v);

@@ -2,7 +2,10 @@
 from a local bare repository into the workspace, another builds it with cc,
 and the built program runs; every file they touch is on the host's workspace
 afterwards, as the tools left it."""
+import resource
 import subprocess
+
+import pytest
 
 from conftest import git
 
@@ -55,3 +58,42 @@ def test_clone_build_and_run_a_c_project(box):
     # A second build finds everything up to date: mtimes went through the mount intact.
     r = box.bash("cd proj && make -q hello; echo $?")
     assert r.stdout == "0\n", r.stdout + r.stderr
+
+
+def _open_files_limit(pid):
+    for line in open(f"/proc/{pid}/limits"):
+        if line.startswith("Max open files"):
+            soft, hard = line.split()[3:5]
+            return int(soft), int(hard)
+    raise AssertionError("no open-files line")
+
+
+def test_thousands_of_files_under_a_low_descriptor_limit(box):
+    """The mount holds a descriptor per node the kernel keeps: started with
+    the common soft limit of 1024, boxd raises its own to the hard limit,
+    and what it runs (the Shell, tools) gets the 1024 back."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard < 8192:
+        pytest.skip(f"the hard limit ({hard}) leaves no room above 1024")
+    box.seed_policy(extra="""
+        permit(principal, action == Box::Action::"shell:spawn", resource)
+        when { context.input.program == "/usr/bin/python3" };
+        """)
+    box.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\n')
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))
+    try:
+        box.start()
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    boxd_soft, boxd_hard = _open_files_limit(box.proc.pid)
+    assert boxd_soft == boxd_hard >= 8192
+    r = box.bash("mkdir many && i=0; while [ $i -lt 3000 ]; do echo $i > many/f$i; i=$((i+1)); done; "
+                 "ls -l many | wc -l; cat many/* | wc -l; ulimit -n; "
+                 "/usr/bin/python3 -c 'import resource; print(resource.getrlimit(resource.RLIMIT_NOFILE)[0])'",
+                 timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    assert r.stdout.split() == ["3001", "3000", "1024", "1024"]
+    many = box.workspace / "many"
+    assert len(list(many.iterdir())) == 3000
+    assert (many / "f2999").read_text() == "2999\n"
