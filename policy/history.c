@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -383,17 +384,21 @@ uint64_t history_formula_seq(History *h, const char *canonical, char **why) {
 
 /* ---- open and recovery ---------------------------------------------------- */
 
-static void put_json(gpointer p) { json_object_put(p); }
+/* A line of the file: [off, off + len) of the text, newline included. */
+typedef struct {
+  size_t off, len;
+} Span;
 
-static bool rewrite(const char *path, GPtrArray *lines, GError **error) {
+static bool rewrite(const char *path, const char *text, GArray *lines, GError **error) {
   char *tmp = g_strconcat(path, ".tmp", NULL);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   bool ok = fd >= 0;
   for (guint i = 0; ok && i < lines->len; i++) {
-    const char *l = lines->pdata[i];
-    size_t n = strlen(l), done = 0;
-    while (ok && done < n) {
-      ssize_t w = write(fd, l + done, n - done);
+    const Span *sp = &g_array_index(lines, Span, i);
+    const char *l = text + sp->off;
+    size_t done = 0;
+    while (ok && done < sp->len) {
+      ssize_t w = write(fd, l + done, sp->len - done);
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) ok = false;
       else done += (size_t)w;
@@ -411,6 +416,73 @@ static bool rewrite(const char *path, GPtrArray *lines, GError **error) {
   return ok;
 }
 
+/* Does the line at l (n bytes before its newline, nl: the newline or NULL)
+ * carry the CRC of its text? */
+static bool line_sound(const char *l, size_t n, bool nl) {
+  if (!nl || n <= 9 || l[8] != ' ') return false;
+  uint32_t want = 0;
+  for (int i = 0; i < 8; i++) {
+    int d = g_ascii_xdigit_value(l[i]);
+    if (d < 0) return false;
+    want = want << 4 | (uint32_t)d;
+  }
+  return want == crc32_of(l + 9, n - 9);
+}
+
+static bool quick_u64(const char **p, const char *end, uint64_t *out) {
+  const char *q = *p;
+  uint64_t v = 0;
+  if (q >= end || !g_ascii_isdigit(*q)) return false;
+  while (q < end && g_ascii_isdigit(*q)) v = v * 10 + (uint64_t)(*q++ - '0');
+  *p = q;
+  *out = v;
+  return true;
+}
+
+/* seq and timestamp of an event record as write_event spells it
+ * ({"s":N,"t":N,…}), without parsing the rest: most of a long history is
+ * older than anything kept and is only counted.  False for other shapes. */
+static bool quick_event(const char *js, size_t n, uint64_t *seq, int64_t *ts) {
+  const char *end = js + n, *p = js;
+  if (n < 12 || memcmp(p, "{\"s\":", 5) != 0) return false;
+  p += 5;
+  if (!quick_u64(&p, end, seq)) return false;
+  if (end - p < 5 || memcmp(p, ",\"t\":", 5) != 0) return false;
+  p += 5;
+  bool neg = p < end && *p == '-';
+  if (neg) p++;
+  uint64_t t;
+  if (!quick_u64(&p, end, &t) || p >= end || *p != ',') return false;
+  *ts = neg ? -(int64_t)t : (int64_t)t;
+  return true;
+}
+
+static json_object *parse_line(const char *l, size_t n) {
+  json_tokener *tok = json_tokener_new();
+  json_object *rec = json_tokener_parse_ex(tok, l + 9, (int)(n - 9));
+  if (json_tokener_get_error(tok) != json_tokener_success) {
+    json_object_put(rec);
+    rec = NULL;
+  }
+  json_tokener_free(tok);
+  return rec;
+}
+
+/* The record's "t", if it has one. */
+static bool line_ts(const char *l, size_t n, int64_t *ts) {
+  uint64_t seq;
+  if (quick_event(l + 9, n - 9, &seq, ts)) return true;
+  json_object *rec = parse_line(l, n), *tv;
+  bool got = rec && json_object_object_get_ex(rec, "t", &tv);
+  if (got) *ts = json_object_get_int64(tv);
+  json_object_put(rec);
+  return got;
+}
+
+/* The file is read through a mapping, line by line: a day of history at
+ * thousands of file operations a second is gigabytes, which a copy in memory
+ * and a JSON tree per record would not survive (a box could not restart).
+ * Only the records within the deepest window become events. */
 bool history_attach_file(History *h, const char *dir, BoxTemporal *t, GError **error) {
   if (g_mkdir_with_parents(dir, 0700) != 0) {
     g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot create %s: %s", dir,
@@ -418,49 +490,44 @@ bool history_attach_file(History *h, const char *dir, BoxTemporal *t, GError **e
     return false;
   }
   char *path = g_build_filename(dir, HISTORY_FILE, NULL);
-  char *text = NULL;
-  gsize len = 0;
-  GError *e = NULL;
-  if (!g_file_get_contents(path, &text, &len, &e)) {
-    if (!g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
+  const char *text = NULL;
+  size_t len = 0;
+  int rfd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (rfd < 0 && errno != ENOENT) {
+    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot read %s: %s", path,
+                g_strerror(errno));
+    g_free(path);
+    return false;
+  }
+  if (rfd >= 0 && fstat(rfd, &st) == 0 && st.st_size > 0) {
+    len = (size_t)st.st_size;
+    void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, rfd, 0);
+    if (m == MAP_FAILED) {
       g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot read %s: %s", path,
-                  e->message);
-      g_error_free(e);
+                  g_strerror(errno));
+      close(rfd);
       g_free(path);
       return false;
     }
-    g_clear_error(&e);
+    text = m;
+    madvise(m, len, MADV_SEQUENTIAL);
   }
-  /* parse the records; cut a torn tail */
-  GPtrArray *recs = g_ptr_array_new_with_free_func(put_json);
-  GPtrArray *keep = g_ptr_array_new_with_free_func(g_free); /* lines kept when compacting */
-  size_t good_end = 0, line_no = 0, old = 0;
+  if (rfd >= 0) close(rfd);
+  /* every line sound up to a torn tail */
+  size_t good_end = 0, line_no = 0;
+  guint nrecs = 0;
   const char *bad = NULL;
-  for (size_t at = 0; text && at < len;) {
+  for (size_t at = 0; at < len;) {
     const char *l = text + at;
     const char *nl = memchr(l, '\n', len - at);
     line_no++;
     size_t n = nl ? (size_t)(nl - l) : len - at;
-    json_object *rec = NULL;
-    if (nl && n > 9 && l[8] == ' ') {
-      char crc[9];
-      memcpy(crc, l, 8);
-      crc[8] = '\0';
-      char *end = NULL;
-      unsigned long want = strtoul(crc, &end, 16);
-      if (end == crc + 8 && want == crc32_of(l + 9, n - 9)) {
-        json_tokener *tok = json_tokener_new();
-        rec = json_tokener_parse_ex(tok, l + 9, (int)(n - 9));
-        if (json_tokener_get_error(tok) != json_tokener_success) rec = NULL;
-        json_tokener_free(tok);
-      }
-    }
-    if (!rec) {
+    if (!line_sound(l, n, nl != NULL)) {
       bad = l;
       break;
     }
-    g_ptr_array_add(recs, rec);
-    g_ptr_array_add(keep, g_strndup(l, n + 1));
+    nrecs++;
     at += n + 1;
     good_end = at;
   }
@@ -473,68 +540,84 @@ bool history_attach_file(History *h, const char *dir, BoxTemporal *t, GError **e
                   "policy history failure: %s is damaged at line %zu, before its last record; refusing to "
                   "guess at the history (move the file away to start an empty history)",
                   path, line_no);
-      g_ptr_array_free(recs, TRUE);
-      g_ptr_array_free(keep, TRUE);
-      g_free(text);
+      munmap((void *)text, len);
       g_free(path);
       return false;
     }
     fprintf(stderr, "box: warning: policy history %s ended in a torn record (%zu bytes at offset %zu); cut it, "
                     "keeping the %u records before it\n",
-            path, len - good_end, good_end, recs->len);
-    if (truncate(path, (off_t)good_end) != 0) {
-      g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot cut %s: %s", path,
-                  g_strerror(errno));
-      g_ptr_array_free(recs, TRUE);
-      g_ptr_array_free(keep, TRUE);
-      g_free(text);
-      g_free(path);
-      return false;
-    }
+            path, len - good_end, good_end, nrecs);
   }
-  g_free(text);
-  /* last timestamp, to bound what is kept */
+  /* the last record's timestamp bounds what is kept */
   int64_t last_ts = INT64_MIN;
-  for (guint i = 0; i < recs->len; i++) {
-    json_object *tv;
-    if (json_object_object_get_ex(recs->pdata[i], "t", &tv)) last_ts = json_object_get_int64(tv);
+  for (size_t end = good_end; end > 0 && last_ts == INT64_MIN;) {
+    size_t b = end - 1; /* end's newline */
+    while (b > 0 && text[b - 1] != '\n') b--;
+    int64_t ts;
+    if (line_ts(text + b, end - 1 - b, &ts)) last_ts = ts;
+    end = b;
   }
   int64_t keep_from = last_ts == INT64_MIN ? INT64_MIN : last_ts - (t ? t->depth : 0);
   int64_t file_keep_from = last_ts == INT64_MIN ? INT64_MIN : last_ts - T_MAX_WINDOW_NS;
   uint64_t next = 0;
-  bool compact_needed = false;
-  GPtrArray *compacted = g_ptr_array_new();
-  for (guint i = 0; i < recs->len; i++) {
-    json_object *rec = recs->pdata[i], *v;
+  size_t old = 0;
+  GArray *compacted = g_array_new(FALSE, FALSE, sizeof(Span));
+  for (size_t at = 0; at < good_end;) {
+    const char *l = text + at;
+    size_t n = (size_t)((const char *)memchr(l, '\n', good_end - at) - l);
+    Span line = {at, n + 1};
+    at += n + 1;
+    uint64_t seq = 0;
+    int64_t ts = 0;
+    bool quick = quick_event(l + 9, n - 9, &seq, &ts);
+    if (quick && ts < file_keep_from) {
+      if (seq + 1 > next) next = seq + 1;
+      old++;
+      continue;
+    }
+    if (quick && ts < keep_from) {
+      if (seq + 1 > next) next = seq + 1;
+      g_array_append_val(compacted, line);
+      continue;
+    }
+    json_object *rec = parse_line(l, n), *v;
+    if (!rec) continue; /* sound but not JSON: nothing our writer makes */
     if (json_object_object_get_ex(rec, "f", &v)) {
       json_object *s;
-      uint64_t seq = json_object_object_get_ex(rec, "s", &s) ? json_object_get_uint64(s) : 0;
+      uint64_t fseq = json_object_object_get_ex(rec, "s", &s) ? json_object_get_uint64(s) : 0;
       if (!g_hash_table_contains(h->formulas, json_object_get_string(v)))
-        g_hash_table_insert(h->formulas, g_strdup(json_object_get_string(v)), GSIZE_TO_POINTER((gsize)seq));
-      g_ptr_array_add(compacted, keep->pdata[i]);
+        g_hash_table_insert(h->formulas, g_strdup(json_object_get_string(v)), GSIZE_TO_POINTER((gsize)fseq));
+      g_array_append_val(compacted, line);
+      json_object_put(rec);
       continue;
     }
     json_object *s, *tv, *a, *k, *in = NULL, *out = NULL;
     if (!json_object_object_get_ex(rec, "s", &s) || !json_object_object_get_ex(rec, "t", &tv) ||
-        !json_object_object_get_ex(rec, "a", &a) || !json_object_object_get_ex(rec, "k", &k))
+        !json_object_object_get_ex(rec, "a", &a) || !json_object_object_get_ex(rec, "k", &k)) {
+      json_object_put(rec);
       continue;
-    uint64_t seq = json_object_get_uint64(s);
-    int64_t ts = json_object_get_int64(tv);
+    }
+    seq = json_object_get_uint64(s);
+    ts = json_object_get_int64(tv);
     int action = policy_action_index(json_object_get_string(a));
     int kind = json_object_get_int(k);
     if (seq + 1 > next) next = seq + 1;
     if (ts < file_keep_from) {
       old++;
+      json_object_put(rec);
       continue;
     }
-    g_ptr_array_add(compacted, keep->pdata[i]);
-    if (action < 0 || kind < 0 || kind > 2 || ts < keep_from) continue;
+    g_array_append_val(compacted, line);
+    if (action < 0 || kind < 0 || kind > 2 || ts < keep_from || (h->any && seq < h->next_seq)) {
+      json_object_put(rec); /* the last: a duplicate */
+      continue;
+    }
     json_object_object_get_ex(rec, "i", &in);
     json_object_object_get_ex(rec, "o", &out);
-    if (h->any && seq < h->next_seq) continue; /* duplicate */
     json_object *q;
     uint64_t rq = json_object_object_get_ex(rec, "q", &q) ? json_object_get_uint64(q) : seq;
     Event *ev = event_build(action, (EventKind)kind, in, out, ts, rq);
+    json_object_put(rec);
     if (h->any && seq != h->next_seq) {
       /* a gap (records older than what we keep were compacted away):
        * restart the in-memory run at this seq */
@@ -548,14 +631,15 @@ bool history_attach_file(History *h, const char *dir, BoxTemporal *t, GError **e
   }
   if (next > h->next_seq) h->next_seq = next;
   if (!h->any) h->base = h->next_seq;
-  compact_needed = old > 10000 && old > recs->len / 2;
-  bool ok = true;
-  if (compact_needed) {
-    ok = rewrite(path, compacted, error);
+  bool ok = true, rewritten = old > 10000 && old > nrecs / 2;
+  if (rewritten) ok = rewrite(path, text, compacted, error); /* the torn tail left behind too */
+  g_array_free(compacted, TRUE);
+  if (text) munmap((void *)text, len);
+  if (ok && bad && !rewritten && truncate(path, (off_t)good_end) != 0) {
+    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot cut %s: %s", path,
+                g_strerror(errno));
+    ok = false;
   }
-  g_ptr_array_free(compacted, TRUE);
-  g_ptr_array_free(recs, TRUE);
-  g_ptr_array_free(keep, TRUE);
   if (!ok) {
     g_free(path);
     return false;

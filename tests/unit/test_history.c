@@ -559,6 +559,70 @@ static void test_torn_tail(void) {
   g_free(dir);
 }
 
+static guint count_lines(const char *path) {
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+  guint n = 0;
+  for (const char *c = text; *c; c++) n += *c == '\n';
+  g_free(text);
+  return n;
+}
+
+/* A long history is read line by line: the records older than a day go
+ * (the file is compacted once most of it is that old), the recent ones
+ * still count, a torn tail is cut as well. */
+static void test_compaction(void) {
+  char *dir = tmpdir();
+  BoxPolicy *p = load_with_history(push_budget, dir);
+  at(0);
+  for (int i = 0; i < 20000; i++) g_assert_true(permits(p, "shell:spawn", spawn_input("ls", NULL)));
+  at(2 * 86400);
+  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  box_policy_free(p);
+  char *path = g_build_filename(dir, "history.jsonl", NULL);
+  guint before = count_lines(path);
+  g_assert_cmpuint(before, >=, 20003);
+  FILE *f = fopen(path, "a");
+  fputs("1234abcd {\"s\":99999,\"t\":5,\"a\":\"shell:sp", f); /* a record cut by a crash */
+  fclose(f);
+  fflush(stderr);
+  int saved = dup(2);
+  char *errpath = g_build_filename(dir, "stderr", NULL);
+  FILE *ef = fopen(errpath, "w");
+  dup2(fileno(ef), 2);
+  p = load_with_history(push_budget, dir);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  fclose(ef);
+  char *errtext = NULL;
+  g_assert_true(g_file_get_contents(errpath, &errtext, NULL, NULL));
+  g_assert_true(g_pattern_match_simple("*torn record*cut it*", errtext));
+  g_free(errtext);
+  g_unlink(errpath);
+  g_free(errpath);
+  /* the three pushes of the last hour survived the compaction */
+  at(2 * 86400 + 10);
+  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));
+  box_policy_free(p);
+  guint after = count_lines(path);
+  g_assert_cmpuint(after, <, 20);
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+  g_assert_true(g_str_has_suffix(text, "\n"));
+  g_assert_null(strstr(text, "\"program\":\"ls\""));
+  g_assert_null(strstr(text, "99999"));
+  g_free(text);
+  /* and once more from the compacted file: the same verdict, nothing lost */
+  p = load_with_history(push_budget, dir);
+  at(2 * 86400 + 20);
+  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));
+  box_policy_free(p);
+  g_free(path);
+  rm_rf(dir);
+  g_free(dir);
+}
+
 static void test_unwritable(void) {
   if (geteuid() == 0) {
     /* root ignores modes; a path under a regular file cannot be created */
@@ -767,6 +831,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/history/eval/request-id", test_request_id);
   g_test_add_func("/history/eval/request-id-ring", test_request_id_ring);
   g_test_add_func("/history/store/torn-tail", test_torn_tail);
+  g_test_add_func("/history/store/compaction", test_compaction);
   g_test_add_func("/history/store/unwritable", test_unwritable);
   g_test_add_func("/history/store/bounded-memory", test_bounded_memory);
   g_test_add_func("/history/store/batch", test_batch);
