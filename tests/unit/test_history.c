@@ -1,6 +1,8 @@
 /* test_history.c — history rules (issue 9, spec/policy.md §2, §3.4, §3.5):
  * the worked examples of §2.7 flipped at their exact boundaries with an
  * injected clock, the load refusals, and the durable history. */
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <json-c/json.h>
@@ -623,6 +625,40 @@ static void test_compaction(void) {
   g_free(dir);
 }
 
+/* Opening a long history costs about its size in memory, not a tree per
+ * record (at ~1 KB of JSON objects per record, the old whole-file load of a
+ * 124 MB history took 2.5 GB): 400,000 records open in a child whose
+ * address space is capped at 768 MiB. */
+static void test_long_history_bounded(void) {
+  char *dir = tmpdir();
+  BoxPolicy *p = load_with_history(push_budget, dir);
+  at(0);
+  json_object *in = fs_input("/home/agent/src/project/some/rather/long/path/to/a/file.txt", "read_content");
+  for (int i = 0; i < 400000; i++) box_policy_record_outcome(p, "fs:read", in, "completed");
+  json_object_put(in);
+  at(3600 * 3);
+  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  box_policy_free(p);
+  fflush(NULL);
+  pid_t pid = fork();
+  g_assert_cmpint(pid, >=, 0);
+  if (pid == 0) {
+    struct rlimit rl = {768u << 20, 768u << 20};
+    if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(3);
+    BoxPolicy *q = load(push_budget);
+    GError *error = NULL;
+    if (!box_policy_open_history(q, dir, &error)) _exit(2);
+    at(3600 * 3 + 10);
+    _exit(permits(q, "shell:spawn", spawn_input("git", "push")) ? 1 : 0);
+  }
+  int st = 0;
+  g_assert_cmpint(waitpid(pid, &st, 0), ==, pid);
+  g_assert_true(WIFEXITED(st));
+  g_assert_cmpint(WEXITSTATUS(st), ==, 0);
+  rm_rf(dir);
+  g_free(dir);
+}
+
 static void test_unwritable(void) {
   if (geteuid() == 0) {
     /* root ignores modes; a path under a regular file cannot be created */
@@ -832,6 +868,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/history/eval/request-id-ring", test_request_id_ring);
   g_test_add_func("/history/store/torn-tail", test_torn_tail);
   g_test_add_func("/history/store/compaction", test_compaction);
+  g_test_add_func("/history/store/long-history-bounded", test_long_history_bounded);
   g_test_add_func("/history/store/unwritable", test_unwritable);
   g_test_add_func("/history/store/bounded-memory", test_bounded_memory);
   g_test_add_func("/history/store/batch", test_batch);
