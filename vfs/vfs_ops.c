@@ -2108,29 +2108,37 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name) {
   R_err(req, ENOSYS);
 }
 
-/* ---- dispatch: requests that will raise a decision become jobs ----
- * Placed here, on the loop thread; a deciding caller's request is queued to
- * the decision pool and the loop thread goes back to the kernel.  Others
- * (tools, setup, the kernel itself) run inline: they decide nothing. */
-static Job *job_for(fuse_req_t req, struct fuse_file_info *fi) {
+/* ---- dispatch: requests that will raise a decision ----
+ * Placed here, on the loop thread.  The request runs right here when its
+ * caller decides nothing (tools, setup, the kernel itself) or policy answers
+ * at once (a prompt policy: handing it to the decision pool would cost a
+ * wake-up and a context switch per decided operation).  Otherwise it becomes
+ * a job of the decision pool, which FUSE_INTERRUPT can cancel, and the loop
+ * thread goes back to the kernel.  args: the request's arguments, its names
+ * borrowed; place_fi: the open file that places a request the kernel makes
+ * itself; fi: the open file the handler gets (copied). */
+static void dispatch(fuse_req_t req, struct fuse_file_info *place_fi, const struct fuse_file_info *fi,
+                     Job args) {
   Caller c;
   vfs_job_set_inline(NULL, NULL);
-  vfs_place(V(req), req, fi, &c);
-  /* A prompt policy is asked right here, on the thread that read the
-   * request: handing it to the decision pool would cost a wake-up and a
-   * context switch per decided operation. */
+  vfs_place(V(req), req, place_fi, &c);
+  args.req = req;
+  args.caller = c;
+  if (fi) {
+    args.fi = *fi;
+    args.has_fi = true;
+  }
   if (!c.decides || V(req)->decide_prompt) {
     vfs_job_set_inline(req, &c);
-    return NULL;
+    args.run(&args);
+    vfs_job_set_inline(NULL, NULL);
+    return;
   }
-  Job *j = g_new0(Job, 1);
-  j->req = req;
-  j->caller = c;
-  if (fi) {
-    j->fi = *fi;
-    j->has_fi = true;
-  }
-  return j;
+  Job *j = g_new(Job, 1);
+  *j = args;
+  j->name = g_strdup(args.name);
+  j->name2 = g_strdup(args.name2);
+  vfs_job_submit(V(req), j);
 }
 
 static struct fuse_file_info *job_fi(Job *j) { return j->has_fi ? &j->fi : NULL; }
@@ -2146,206 +2154,83 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     else fuse_reply_attr(req, &st, 0.0);
     return;
   }
-  Job *j = fi ? NULL : job_for(req, NULL);
-  if (!j) {
+  if (fi) { /* an open handle: covered by its opening decision */
     run_getattr(req, ino, fi);
-    vfs_job_set_inline(NULL, NULL);
     return;
   }
-  j->ino = ino;
-  j->run = job_getattr;
-  vfs_job_submit(V(req), j);
+  dispatch(req, NULL, NULL, (Job){.ino = ino, .run = job_getattr});
 }
 
 static void job_setattr(Job *j) { run_setattr(j->req, j->ino, &j->attr, j->to_set, job_fi(j)); }
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
                        struct fuse_file_info *fi) {
-  Job *j = job_for(req, fi);
-  if (!j) {
-    run_setattr(req, ino, attr, to_set, fi);
-    vfs_job_set_inline(NULL, NULL);
-    return;
-  }
-  j->ino = ino;
-  j->attr = *attr;
-  j->to_set = to_set;
-  j->run = job_setattr;
-  vfs_job_submit(V(req), j);
+  dispatch(req, fi, fi, (Job){.ino = ino, .attr = *attr, .to_set = to_set, .run = job_setattr});
 }
 
 static void job_access(Job *j) { run_access(j->req, j->ino, j->mask); }
 static void op_access(fuse_req_t req, fuse_ino_t ino, int mask) {
-  Job *j = job_for(req, NULL);
-  if (!j) {
-    run_access(req, ino, mask);
-    vfs_job_set_inline(NULL, NULL);
-    return;
-  }
-  j->ino = ino;
-  j->mask = mask;
-  j->run = job_access;
-  vfs_job_submit(V(req), j);
+  dispatch(req, NULL, NULL, (Job){.ino = ino, .mask = mask, .run = job_access});
 }
 
 static void job_readlink(Job *j) { run_readlink(j->req, j->ino); }
 static void op_readlink(fuse_req_t req, fuse_ino_t ino) {
-  Job *j = job_for(req, NULL);
-  if (!j) {
-    run_readlink(req, ino);
-    vfs_job_set_inline(NULL, NULL);
-    return;
-  }
-  j->ino = ino;
-  j->run = job_readlink;
-  vfs_job_submit(V(req), j);
+  dispatch(req, NULL, NULL, (Job){.ino = ino, .run = job_readlink});
 }
 
 static void job_mkdir(Job *j) { run_mkdir(j->req, j->ino, j->name, j->mode); }
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
-  Job *j = job_for(req, NULL);
-  if (!j) {
-    run_mkdir(req, parent, name, mode);
-    vfs_job_set_inline(NULL, NULL);
-    return;
-  }
-  j->ino = parent;
-  j->name = g_strdup(name);
-  j->mode = mode;
-  j->run = job_mkdir;
-  vfs_job_submit(V(req), j);
+  dispatch(req, NULL, NULL, (Job){.ino = parent, .name = (char *)name, .mode = mode, .run = job_mkdir});
 }
 
 static void job_mknod(Job *j) { run_mknod(j->req, j->ino, j->name, j->mode, j->rdev); }
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev) {
-  Job *j = job_for(req, NULL);
-  if (!j) {
-    run_mknod(req, parent, name, mode, rdev);
-    vfs_job_set_inline(NULL, NULL);
-    return;
-  }
-  j->ino = parent;
-  j->name = g_strdup(name);
-  j->mode = mode;
-  j->rdev = rdev;
-  j->run = job_mknod;
-  vfs_job_submit(V(req), j);
+  dispatch(req, NULL, NULL,
+           (Job){.ino = parent, .name = (char *)name, .mode = mode, .rdev = rdev, .run = job_mknod});
 }
 
 static void job_symlink(Job *j) { run_symlink(j->req, j->name2, j->ino, j->name); }
 static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name) {
-  Job *j = job_for(req, NULL);
-  if (!j) {
-    run_symlink(req, link, parent, name);
-    vfs_job_set_inline(NULL, NULL);
-    return;
-  }
-  j->ino = parent;
-  j->name = g_strdup(name);
-  j->name2 = g_strdup(link);
-  j->run = job_symlink;
-  vfs_job_submit(V(req), j);
+  dispatch(req, NULL, NULL,
+           (Job){.ino = parent, .name = (char *)name, .name2 = (char *)link, .run = job_symlink});
 }
 
 static void job_link(Job *j) { run_link(j->req, j->ino, j->ino2, j->name); }
 static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname) {
-  Job *j = job_for(req, NULL);
-  if (!j) {
-    run_link(req, ino, newparent, newname);
-    vfs_job_set_inline(NULL, NULL);
-    return;
-  }
-  j->ino = ino;
-  j->ino2 = newparent;
-  j->name = g_strdup(newname);
-  j->run = job_link;
-  vfs_job_submit(V(req), j);
+  dispatch(req, NULL, NULL, (Job){.ino = ino, .ino2 = newparent, .name = (char *)newname, .run = job_link});
 }
 
 static void job_unlink(Job *j) { run_unlink(j->req, j->ino, j->name); }
-static void job_rmdir(Job *j) { run_rmdir(j->req, j->ino, j->name); }
-static void remove_dispatch(fuse_req_t req, fuse_ino_t parent, const char *name, bool dir) {
-  Job *j = job_for(req, NULL);
-  if (!j) {
-    remove_common(req, parent, name, dir);
-    vfs_job_set_inline(NULL, NULL);
-    return;
-  }
-  j->ino = parent;
-  j->name = g_strdup(name);
-  j->run = dir ? job_rmdir : job_unlink;
-  vfs_job_submit(V(req), j);
-}
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) {
-  remove_dispatch(req, parent, name, false);
+  dispatch(req, NULL, NULL, (Job){.ino = parent, .name = (char *)name, .run = job_unlink});
 }
+
+static void job_rmdir(Job *j) { run_rmdir(j->req, j->ino, j->name); }
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) {
-  remove_dispatch(req, parent, name, true);
+  dispatch(req, NULL, NULL, (Job){.ino = parent, .name = (char *)name, .run = job_rmdir});
 }
 
 static void job_rename(Job *j) { run_rename(j->req, j->ino, j->name, j->ino2, j->name2, j->flags); }
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
                       const char *newname, unsigned int flags) {
-  Job *j = job_for(req, NULL);
-  if (!j) {
-    run_rename(req, parent, name, newparent, newname, flags);
-    vfs_job_set_inline(NULL, NULL);
-    return;
-  }
-  j->ino = parent;
-  j->name = g_strdup(name);
-  j->ino2 = newparent;
-  j->name2 = g_strdup(newname);
-  j->flags = flags;
-  j->run = job_rename;
-  vfs_job_submit(V(req), j);
+  dispatch(req, NULL, NULL,
+           (Job){.ino = parent, .name = (char *)name, .ino2 = newparent, .name2 = (char *)newname,
+                 .flags = flags, .run = job_rename});
 }
 
 static void job_open(Job *j) { run_open(j->req, j->ino, &j->fi); }
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
-  Job *j = job_for(req, NULL);
-  if (!j) {
-    run_open(req, ino, fi);
-    vfs_job_set_inline(NULL, NULL);
-    return;
-  }
-  j->ino = ino;
-  j->fi = *fi;
-  j->has_fi = true;
-  j->run = job_open;
-  vfs_job_submit(V(req), j);
+  dispatch(req, NULL, fi, (Job){.ino = ino, .run = job_open});
 }
 
 static void job_create(Job *j) { run_create(j->req, j->ino, j->name, j->mode, &j->fi); }
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
                       struct fuse_file_info *fi) {
-  Job *j = job_for(req, NULL);
-  if (!j) {
-    run_create(req, parent, name, mode, fi);
-    vfs_job_set_inline(NULL, NULL);
-    return;
-  }
-  j->ino = parent;
-  j->name = g_strdup(name);
-  j->mode = mode;
-  j->fi = *fi;
-  j->has_fi = true;
-  j->run = job_create;
-  vfs_job_submit(V(req), j);
+  dispatch(req, NULL, fi, (Job){.ino = parent, .name = (char *)name, .mode = mode, .run = job_create});
 }
 
 static void job_opendir(Job *j) { run_opendir(j->req, j->ino, &j->fi); }
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
-  Job *j = job_for(req, NULL);
-  if (!j) {
-    run_opendir(req, ino, fi);
-    vfs_job_set_inline(NULL, NULL);
-    return;
-  }
-  j->ino = ino;
-  j->fi = *fi;
-  j->has_fi = true;
-  j->run = job_opendir;
-  vfs_job_submit(V(req), j);
+  dispatch(req, NULL, fi, (Job){.ino = ino, .run = job_opendir});
 }
 
 const struct fuse_lowlevel_ops vfs_ops = {
