@@ -1728,6 +1728,7 @@ static void fh_free(BoxVfs *v, Fh *fh) {
   g_free(fh);
 }
 
+/* RELEASE and RELEASEDIR */
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   (void)ino;
   Fh *fh = FH(fi);
@@ -2027,13 +2028,6 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
   g_free(dirpath);
 }
 
-static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
-  (void)ino;
-  Fh *fh = FH(fi);
-  if (fh) fh_free(V(req), fh);
-  R_err(req, 0);
-}
-
 static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi) {
   BoxVfs *v = V(req);
   (void)ino;
@@ -2257,7 +2251,7 @@ const struct fuse_lowlevel_ops vfs_ops = {
     .opendir = op_opendir,
     .readdir = op_readdir,
     .readdirplus = op_readdirplus,
-    .releasedir = op_releasedir,
+    .releasedir = op_release,
     .fsyncdir = op_fsyncdir,
     .statfs = op_statfs,
     .access = op_access,
