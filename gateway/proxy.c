@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 
 #define GW_ERROR (g_quark_from_static_string("box-gateway"))
@@ -52,6 +53,8 @@ struct BoxGateway {
   GPtrArray *listeners;
   int home_netns;           /* where connections are served and dialled from */
   bool stopping;
+  struct GwRoute *routes;   /* credential routes (route.c parses their destinations) */
+  size_t n_routes;
 };
 
 typedef struct {
@@ -917,6 +920,247 @@ static int pump(Stream *from, Stream *to, uint64_t n, bool to_eof, uint64_t *mov
   return ok && !p.failed;
 }
 
+
+/* ---- credential routes (spec/runtime.md §7) ---- */
+
+/* Response bodies of credentialed requests are held whole to be scrubbed
+ * of the secret (spec/runtime.md §6.1 step 7's response limit). */
+#define CRED_RESPONSE_LIMIT (16 * 1024 * 1024)
+#define REDACTED "[REDACTED]"
+
+typedef struct GwRoute {
+  char *name;
+  GwDest *dests;
+  size_t n_dests;
+  BoxGatewayPlacement placement;
+  char *header, *prefix, *param;
+  bool always;
+  char *phantom;
+  /* The secret and the spellings it leaves in a request (basic auth's
+   * base64, a query's percent-escapes): what a reply is scrubbed of. */
+  char *secret;
+  char *spelled[2];
+} GwRoute;
+
+/* Frees a string that may hold a secret, wiping it first. */
+static void secret_free(gpointer p)
+{
+  if (!p)
+    return;
+  OPENSSL_cleanse(p, strlen(p));
+  g_free(p);
+}
+
+static void route_clear(GwRoute *r)
+{
+  g_free(r->name);
+  for (size_t i = 0; i < r->n_dests; i++)
+    gw_dest_clear(&r->dests[i]);
+  g_free(r->dests);
+  g_free(r->header);
+  g_free(r->prefix);
+  g_free(r->param);
+  g_free(r->phantom);
+  secret_free(r->secret);
+  secret_free(r->spelled[0]);
+  secret_free(r->spelled[1]);
+  memset(r, 0, sizeof *r);
+}
+
+static bool route_init(GwRoute *r, const BoxGatewayRoute *from, GError **error)
+{
+  memset(r, 0, sizeof *r);
+  r->name = g_strdup(from->name ? from->name : "?");
+  size_t n = from->destinations ? g_strv_length((char **)from->destinations) : 0;
+  r->dests = g_new0(GwDest, n ? n : 1);
+  for (size_t i = 0; i < n; i++) {
+    const char *why = gw_dest_parse(from->destinations[i], &r->dests[i]);
+    if (why) {
+      g_set_error(error, GW_ERROR, 1, "[egress.%s] destination \"%s\": %s", r->name,
+                  from->destinations[i], why);
+      r->n_dests = i;
+      return false;
+    }
+    r->n_dests = i + 1;
+  }
+  r->placement = from->placement;
+  r->header = g_strdup(from->header ? from->header : "Authorization");
+  r->prefix = g_strdup(from->prefix ? from->prefix : "");
+  r->param = g_strdup(from->param ? from->param : "");
+  r->always = from->inject_always;
+  r->phantom = g_strdup(from->phantom ? from->phantom : "");
+  r->secret = g_strdup(from->secret ? from->secret : "");
+  if (!*r->phantom || !*r->secret) {
+    g_set_error(error, GW_ERROR, 1, "[egress.%s] has no phantom or no secret", r->name);
+    return false;
+  }
+  if (r->placement == BOX_GATEWAY_PLACE_BASIC_AUTH)
+    r->spelled[0] = g_base64_encode((const guchar *)r->secret, strlen(r->secret));
+  else if (r->placement == BOX_GATEWAY_PLACE_QUERY)
+    r->spelled[0] = g_uri_escape_string(r->secret, NULL, FALSE);
+  return true;
+}
+
+static const GwRoute *route_for(BoxGateway *gw, const char *host, int port, const char *path)
+{
+  for (size_t i = 0; i < gw->n_routes; i++)
+    for (size_t k = 0; k < gw->routes[i].n_dests; k++)
+      if (gw_dest_matches(&gw->routes[i].dests[k], host, port, path))
+        return &gw->routes[i];
+  return NULL;
+}
+
+typedef enum { CRED_SWAPPED, CRED_ADDED, CRED_REFUSED } CredResult;
+
+/* The one header named name, NULL when there is none; *several when there
+ * is more than one (which the gateway will not guess between). */
+static Header *only_header(Head *req, const char *name, bool *several)
+{
+  Header *found = NULL;
+  *several = false;
+  for (guint i = 0; i < req->headers->len; i++) {
+    Header *hd = &g_array_index(req->headers, Header, i);
+    if (g_ascii_strcasecmp(hd->name, name) == 0) {
+      *several = found != NULL;
+      found = hd;
+    }
+  }
+  return found;
+}
+
+static bool basic_password_is(const char *value, const char *phantom)
+{
+  if (g_ascii_strncasecmp(value, "Basic ", 6) != 0)
+    return false;
+  const char *b64 = value + 6;
+  while (*b64 == ' ')
+    b64++;
+  gsize len = 0;
+  guchar *dec = g_base64_decode(b64, &len);
+  bool is = false;
+  const guchar *colon = dec ? memchr(dec, ':', len) : NULL;
+  if (colon) {
+    size_t plen = len - (size_t)(colon + 1 - dec);
+    is = plen == strlen(phantom) && memcmp(colon + 1, phantom, plen) == 0;
+  }
+  if (dec) {
+    OPENSSL_cleanse(dec, len);
+    g_free(dec);
+  }
+  return is;
+}
+
+/* Header and basic-auth placements: the phantom's header is given the
+ * secret (or, inject = "always", the header is set where the phantom is
+ * absent). */
+static CredResult cred_header(const GwRoute *r, Head *req, GPtrArray *owned)
+{
+  bool basic = r->placement == BOX_GATEWAY_PLACE_BASIC_AUTH;
+  const char *name = basic ? "Authorization" : r->header;
+  bool several = false;
+  Header *found = only_header(req, name, &several);
+  if (several)
+    return CRED_REFUSED;
+  bool phantom = false;
+  if (found && basic) {
+    phantom = basic_password_is(found->value, r->phantom);
+  } else if (found) {
+    size_t pl = strlen(r->prefix);
+    phantom = g_ascii_strncasecmp(found->value, r->prefix, pl) == 0 &&
+              strcmp(found->value + pl, r->phantom) == 0;
+  }
+  if (!phantom && !r->always)
+    return CRED_REFUSED;
+  char *value = basic ? g_strconcat("Basic ", r->spelled[0], NULL)
+                      : g_strconcat(r->prefix, r->secret, NULL);
+  g_ptr_array_add(owned, value);
+  if (found) {
+    found->value = value;
+  } else {
+    Header hd = { (char *)name, value };
+    g_array_append_val(req->headers, hd);
+  }
+  return phantom ? CRED_SWAPPED : CRED_ADDED;
+}
+
+/* Query placement: `<param>=<phantom>` in the target's query becomes
+ * `<param>=<secret, percent-escaped>`.  *origin then points into owned. */
+static CredResult cred_query(const GwRoute *r, const char **origin, GPtrArray *owned)
+{
+  const char *q = strchr(*origin, '?');
+  GString *out = g_string_new(NULL);
+  g_string_append_len(out, *origin, q ? q - *origin : (gssize)strlen(*origin));
+  int seen = 0;
+  bool phantom = false;
+  g_auto(GStrv) items = q && q[1] ? g_strsplit(q + 1, "&", -1) : g_new0(char *, 1);
+  size_t plen = strlen(r->param);
+  for (char **it = items; *it; it++) {
+    bool mine = strncmp(*it, r->param, plen) == 0 && ((*it)[plen] == '=' || !(*it)[plen]);
+    g_string_append_c(out, it == items ? '?' : '&');
+    if (!mine) {
+      g_string_append(out, *it);
+      continue;
+    }
+    seen++;
+    phantom = (*it)[plen] == '=' && strcmp(*it + plen + 1, r->phantom) == 0;
+    g_string_append_printf(out, "%s=%s", r->param, r->spelled[0]);
+  }
+  if (seen > 1 || (!phantom && !r->always)) {
+    OPENSSL_cleanse(out->str, out->len);
+    g_string_free(out, TRUE);
+    return CRED_REFUSED;
+  }
+  if (seen == 0)
+    g_string_append_printf(out, "%c%s=%s", items[0] ? '&' : '?', r->param, r->spelled[0]);
+  char *text = g_string_free(out, FALSE);
+  g_ptr_array_add(owned, text);
+  *origin = text;
+  return phantom ? CRED_SWAPPED : CRED_ADDED;
+}
+
+static CredResult cred_apply(const GwRoute *r, Head *req, const char **origin, GPtrArray *owned)
+{
+  return r->placement == BOX_GATEWAY_PLACE_QUERY ? cred_query(r, origin, owned)
+                                                 : cred_header(r, req, owned);
+}
+
+/* data with every spelling of the route's secret replaced by [REDACTED]
+ * (g_malloc'd, NUL-terminated past *out_len); NULL when there is none. */
+static char *redact(const GwRoute *r, const char *data, size_t len, size_t *out_len)
+{
+  const char *needles[3] = { r->secret, r->spelled[0], r->spelled[1] };
+  GString *out = NULL;
+  const char *cur = data;
+  size_t left = len;
+  for (;;) {
+    const char *best = NULL;
+    size_t best_len = 0;
+    for (int i = 0; i < 3; i++) {
+      if (!needles[i] || !*needles[i])
+        continue;
+      size_t nl = strlen(needles[i]);
+      const char *at = memmem(cur, left, needles[i], nl);
+      if (at && (!best || at < best || (at == best && nl > best_len))) {
+        best = at;
+        best_len = nl;
+      }
+    }
+    if (!best)
+      break;
+    if (!out)
+      out = g_string_sized_new(len);
+    g_string_append_len(out, cur, best - cur);
+    g_string_append(out, REDACTED);
+    left -= (size_t)(best - cur) + best_len;
+    cur = best + best_len;
+  }
+  if (!out)
+    return NULL;
+  g_string_append_len(out, cur, (gssize)left);
+  *out_len = out->len;
+  return g_string_free(out, FALSE);
+}
+
 static json_object *request_input(const char *host, int port, const char *method,
                                   const char *path, size_t body_bytes, bool intercepted)
 {
@@ -928,6 +1172,138 @@ static json_object *request_input(const char *host, int port, const char *method
   json_object_object_add(in, "body_bytes", json_object_new_int64((int64_t)body_bytes));
   json_object_object_add(in, "intercepted", json_object_new_boolean(intercepted));
   return in;
+}
+
+
+typedef enum { B_NONE, B_CHUNKED, B_FIXED, B_EOF } Framing;
+
+/* The whole body of a reply per its framing, at most limit bytes.
+ * 0 when read, 1 when longer than limit, -1 on a read failure. */
+static int collect_body(Stream *from, Framing framing, long long rlen, GByteArray *out, size_t limit,
+                        size_t max_line)
+{
+  char buf[65536];
+  if (framing == B_FIXED) {
+    if ((unsigned long long)rlen > limit)
+      return 1;
+    while ((long long)out->len < rlen) {
+      size_t want = MIN(sizeof buf, (size_t)(rlen - (long long)out->len));
+      ssize_t r = stream_read(from, buf, want);
+      if (r <= 0)
+        return -1;
+      g_byte_array_append(out, (guint8 *)buf, (guint)r);
+    }
+    return 0;
+  }
+  if (framing == B_CHUNKED) {
+    for (;;) {
+      g_autofree char *line = read_line(from, 1024);
+      if (!line)
+        return -1;
+      char *e = NULL;
+      errno = 0;
+      unsigned long long size = strtoull(line, &e, 16);
+      if (e == line || errno)
+        return -1;
+      if (size == 0) {
+        for (;;) { /* trailers: dropped */
+          g_autofree char *t = read_line(from, max_line);
+          if (!t)
+            return -1;
+          if (!*t)
+            return 0;
+        }
+      }
+      if (size > limit || out->len + size > limit)
+        return 1;
+      while (size > 0) {
+        ssize_t r = stream_read(from, buf, MIN(sizeof buf, (size_t)size));
+        if (r <= 0)
+          return -1;
+        g_byte_array_append(out, (guint8 *)buf, (guint)r);
+        size -= (unsigned long long)r;
+      }
+      g_autofree char *crlf = read_line(from, 2);
+      if (!crlf || *crlf)
+        return -1;
+    }
+  }
+  if (framing == B_EOF) {
+    for (;;) {
+      ssize_t r = stream_read(from, buf, sizeof buf);
+      if (r == 0)
+        return 0;
+      if (r < 0)
+        return -1;
+      if (out->len + (size_t)r > limit)
+        return 1;
+      g_byte_array_append(out, (guint8 *)buf, (guint)r);
+    }
+  }
+  return 0;
+}
+
+/* The reply to a credentialed request (spec/runtime.md §6.1 step 8): held
+ * whole (up to CRED_RESPONSE_LIMIT), every copy of the secret in its
+ * headers and body replaced by [REDACTED], and sent under its own
+ * Content-Length.  A compressed reply could hide the secret, so it is
+ * refused.  Returns what exchange returns. */
+static bool credentialed_reply(Conn *c, const GwRoute *route, json_object *in, Head *resp,
+                               int status, Framing framing, long long rlen, bool up_keep, bool keep)
+{
+  BoxGateway *gw = c->gw;
+  const char *ce = head_get(resp, "content-encoding");
+  bool ok = true;
+  if (ce && g_ascii_strcasecmp(ce, "identity") != 0) {
+    refuse(c, NULL, "response blocked by egress control");
+    ok = false;
+  }
+  GByteArray *body = g_byte_array_new();
+  if (ok) {
+    int r = collect_body(&c->up, framing, rlen, body, CRED_RESPONSE_LIMIT,
+                         gw->cfg.max_header_bytes);
+    if (r != 0) {
+      ok = false;
+      bad_gateway(c, "upstream", r > 0 ? "the reply to a credentialed request is larger than 16 MiB"
+                                       : "the server's reply broke off");
+    }
+  }
+  if (ok) {
+    size_t blen = body->len;
+    char *scrubbed = redact(route, (const char *)body->data, body->len, &blen);
+    GString *rh = g_string_sized_new(1024);
+    g_string_append_printf(rh, "HTTP/1.1 %s %s\r\n", resp->b, resp->c);
+    for (guint i = 0; i < resp->headers->len; i++) {
+      Header *hd = &g_array_index(resp->headers, Header, i);
+      if (hop_by_hop(resp, hd->name) || g_ascii_strcasecmp(hd->name, "transfer-encoding") == 0 ||
+          g_ascii_strcasecmp(hd->name, "content-length") == 0)
+        continue;
+      size_t vl = 0;
+      g_autofree char *v = redact(route, hd->value, strlen(hd->value), &vl);
+      g_string_append_printf(rh, "%s: %s\r\n", hd->name, v ? v : hd->value);
+    }
+    if (framing != B_NONE)
+      g_string_append_printf(rh, "Content-Length: %zu\r\n", blen);
+    if (!keep)
+      g_string_append(rh, "Connection: close\r\n");
+    g_string_append(rh, "\r\n");
+    ok = raw_write(&c->client, rh->str, rh->len) &&
+         (blen == 0 || raw_write(&c->client, scrubbed ? scrubbed : (const char *)body->data, blen));
+    g_string_free(rh, TRUE);
+    if (scrubbed) {
+      OPENSSL_cleanse(scrubbed, blen);
+      g_free(scrubbed);
+    }
+  }
+  OPENSSL_cleanse(body->data, body->len);
+  g_byte_array_free(body, TRUE);
+  head_clear(resp);
+  if (gw->cfg.outcome)
+    gw->cfg.outcome(gw->cfg.data, "http:request", in, status, true);
+  json_object_put(in);
+  if (!ok || !up_keep)
+    close_upstream(c);
+  return ok && keep;
 }
 
 /* Handles one request on the client stream.  Returns true when the client
@@ -1012,6 +1388,25 @@ static bool exchange(Conn *c, Head *req)
   if (!c->up_open && !dial(c, host, port))
     return false;
   g_autofree char *path = box_gateway_canonical_path(origin[0] == '/' ? origin : "/");
+  /* Credentials (spec/runtime.md §6.1 step 5), before policy: the route
+   * only swaps secrets; reaching the destination is still decided. */
+  const GwRoute *route = route_for(gw, host, port, path);
+  g_autoptr(GPtrArray) owned = g_ptr_array_new_with_free_func(secret_free);
+  if (route && !c->tunnel) {
+    refuse(c, NULL, "credential not permitted on a plaintext request");
+    return false;
+  }
+  if (route) {
+    CredResult cr = cred_apply(route, req, &origin, owned);
+    if (cr == CRED_REFUSED) {
+      refuse(c, NULL, "blocked by egress control");
+      return false;
+    }
+    if (cr == CRED_ADDED)
+      g_printerr("box: warning: [egress.%s] inject = \"always\": the credential was added to "
+                 "%s https://%s:%d%s, which did not carry the phantom\n",
+                 route->name, method, host, port, path);
+  }
   json_object *in = request_input(host, port, method, path, body->len, c->tunnel);
   g_autofree char *message = NULL;
   bool permit = gw->cfg.decide(gw->cfg.data, "http:request", in, NULL, &message);
@@ -1056,7 +1451,8 @@ static bool exchange(Conn *c, Head *req)
     Header *hd = &g_array_index(req->headers, Header, i);
     if (hop_by_hop(req, hd->name) || g_ascii_strcasecmp(hd->name, "content-length") == 0 ||
         g_ascii_strcasecmp(hd->name, "transfer-encoding") == 0 ||
-        g_ascii_strcasecmp(hd->name, "expect") == 0)
+        g_ascii_strcasecmp(hd->name, "expect") == 0 ||
+        (route && g_ascii_strcasecmp(hd->name, "accept-encoding") == 0))
       continue;
     if (g_ascii_strcasecmp(hd->name, "host") == 0) {
       if (!c->tunnel)
@@ -1076,9 +1472,12 @@ static bool exchange(Conn *c, Head *req)
   if (body->len > 0 || strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
       strcmp(method, "PATCH") == 0)
     g_string_append_printf(out, "Content-Length: %u\r\n", body->len);
+  if (route) /* a reply to be scrubbed must come as it is */
+    g_string_append(out, "Accept-Encoding: identity\r\n");
   g_string_append(out, "\r\n");
   bool sent = raw_write(&c->up, out->str, out->len) &&
               (body->len == 0 || raw_write(&c->up, body->data, body->len));
+  OPENSSL_cleanse(out->str, out->len); /* it may hold the secret */
   g_string_free(out, TRUE);
   if (!sent) {
     if (gw->cfg.outcome)
@@ -1116,7 +1515,7 @@ static bool exchange(Conn *c, Head *req)
                  (status >= 100 && status < 200);
   const char *rte = head_get(&resp, "transfer-encoding");
   const char *rcl = head_get(&resp, "content-length");
-  enum { B_NONE, B_CHUNKED, B_FIXED, B_EOF } framing = B_NONE;
+  Framing framing = B_NONE;
   long long rlen = 0;
   if (!no_body) {
     if (rte)
@@ -1132,6 +1531,8 @@ static bool exchange(Conn *c, Head *req)
                  !list_has(head_get(&resp, "connection"), "close") && framing != B_EOF &&
                  status != 101;
   bool keep = !client_close && framing != B_EOF && status != 101;
+  if (route)
+    return credentialed_reply(c, route, in, &resp, status, framing, rlen, up_keep, keep);
   GString *rh = g_string_sized_new(1024);
   g_string_append_printf(rh, "HTTP/1.1 %s %s\r\n", resp.b, resp.c);
   for (guint i = 0; i < resp.headers->len; i++) {
@@ -1350,6 +1751,15 @@ BoxGateway *box_gateway_new(const BoxGatewayConfig *config, GError **error)
   gw->fds = g_hash_table_new(g_direct_hash, g_direct_equal);
   gw->listeners = g_ptr_array_new();
   gw->home_netns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  gw->routes = g_new0(GwRoute, config->n_routes ? config->n_routes : 1);
+  for (size_t i = 0; i < config->n_routes; i++) {
+    gw->n_routes = i + 1;
+    if (!route_init(&gw->routes[i], &config->routes[i], error)) {
+      box_gateway_free(gw);
+      return NULL;
+    }
+  }
+  gw->cfg.routes = NULL; /* the copies above are what is used */
   gw->tls = gw_tls_new(config->ca_cert_path, gw->cfg.extra_ca_files, error);
   if (!gw->tls) {
     box_gateway_free(gw);
@@ -1440,6 +1850,9 @@ void box_gateway_free(BoxGateway *gw)
   g_mutex_unlock(&gw->lock);
   if (!drained)
     return; /* a connection thread still runs: leave it its state */
+  for (size_t i = 0; i < gw->n_routes; i++)
+    route_clear(&gw->routes[i]);
+  g_free(gw->routes);
   gw_tls_free(gw->tls);
   if (gw->home_netns >= 0)
     close(gw->home_netns);
