@@ -1275,8 +1275,10 @@ static bool credentialed_reply(Conn *c, const GwRoute *route, json_object *in, H
     g_string_append_printf(rh, "HTTP/1.1 %s %s\r\n", resp->b, resp->c);
     for (guint i = 0; i < resp->headers->len; i++) {
       Header *hd = &g_array_index(resp->headers, Header, i);
+      /* Re-framed below; a reply without a body (HEAD, 304) keeps the
+       * length it announces. */
       if (hop_by_hop(resp, hd->name) || g_ascii_strcasecmp(hd->name, "transfer-encoding") == 0 ||
-          g_ascii_strcasecmp(hd->name, "content-length") == 0)
+          (framing != B_NONE && g_ascii_strcasecmp(hd->name, "content-length") == 0))
         continue;
       size_t vl = 0;
       g_autofree char *v = redact(route, hd->value, strlen(hd->value), &vl);

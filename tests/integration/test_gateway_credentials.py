@@ -160,6 +160,10 @@ def test_shell_curl_header_swapped_inside_tls(credbox, servers):
     doc = json.loads(r.stdout)
     assert doc["headers"]["authorization"] == "Bearer [REDACTED]"
     assert SECRETS["API_TOKEN"] not in r.stdout + r.stderr
+    # HEAD: the announced length survives re-framing.
+    r = box.bash(f'curl -sS -I -H "Authorization: Bearer $API_TOKEN" {base}/api/head')
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("HTTP/1.1 200") and "Content-Length: " in r.stdout, r.stdout
     # The prefix compares case-insensitively.
     n = len(secure.heads)
     r = box.bash(f'curl -sS -H "authorization: bearer $API_TOKEN" {base}/api')
