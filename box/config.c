@@ -764,6 +764,7 @@ static void egress_free(gpointer p) {
   g_free(r->name);
   g_strfreev(r->destinations);
   g_free(r->env_name);
+  g_free(r->aws_profile);
   g_free(r->header);
   g_free(r->prefix);
   g_free(r->param);
@@ -829,13 +830,36 @@ static bool check_egress_secret(Ctx *c, const char *key, const char *pre, json_o
     return fail_spec(c, "%s%s", pre, NO_SECRET_TEXT);
   const char *rs = json_object_get_string(ref);
   g_autofree char *rq = quote(rs);
-  if (g_str_has_prefix(rs, "aws://") || g_str_has_prefix(rs, "credsd://"))
-    return fail_spec(c, "%s`secret.ref` %s: %s credentials are not supported by this build yet; "
-                        "use `env://NAME`", pre, rq, g_str_has_prefix(rs, "aws://") ? "aws://" : "credsd://");
+  if (g_str_has_prefix(rs, "credsd://"))
+    return fail_spec(c, "%s`secret.ref` %s: credsd:// credentials are not supported by this build "
+                        "yet; use `env://NAME` or `aws://PROFILE`", pre, rq);
+  if (g_str_has_prefix(rs, "aws://")) {
+    const char *profile = rs + 6;
+    bool bad = !*profile || strlen(profile) > 64;
+    for (const char *p = profile; *p && !bad; p++)
+      bad = !g_ascii_isalnum(*p) && !strchr("._-", *p);
+    if (bad)
+      return fail_spec(c, "%s`secret.ref` %s does not name a profile of letters, digits, '.', '_' "
+                          "or '-'", pre, rq);
+    const char *given = placement ? "placement" : header ? "header" : prefix ? "prefix"
+                      : param ? "param" : inject ? "inject" : pprefix ? "phantom_prefix" : NULL;
+    if (given)
+      return fail_spec(c, "%s`secret.%s` does not apply to an aws:// route, whose requests are "
+                          "re-signed with SigV4", pre, given);
+    r->aws = true;
+    r->aws_profile = g_strdup(profile);
+    r->env_name = g_strdup("AWS_ACCESS_KEY_ID");
+    r->placement = BOX_EGRESS_HEADER;
+    r->header = g_strdup("Authorization");
+    r->prefix = g_strdup("");
+    r->phantom_prefix = g_strdup("strands_box_");
+    return true;
+  }
   if (!g_str_has_prefix(rs, "env://"))
-    return fail_spec(c, "%s`secret.ref` %s is not a reference: write `env://NAME` (`aws://PROFILE` "
-                        "and `credsd://NAME` are not supported by this build yet); a literal "
-                        "secret is refused, so that the configuration never holds one", pre, rq);
+    return fail_spec(c, "%s`secret.ref` %s is not a reference: write `env://NAME` or "
+                        "`aws://PROFILE` (`credsd://NAME` is not supported by this build yet); a "
+                        "literal secret is refused, so that the configuration never holds one",
+                     pre, rq);
   const char *name = rs + 6;
   if (!*name || !env_name_valid(name))
     return fail_spec(c, "%s`secret.ref` %s does not name an environment variable; use letters, "
@@ -986,8 +1010,36 @@ static bool check_egress(Ctx *c, json_object *v, BoxConfig *cfg) {
     g_autofree char *skey = key_join(key, "secret");
     if (!check_egress_secret(c, skey, pre, secret, r))
       return false;
+    if (r->aws) {
+      /* Service and region come from the host (spec/runtime.md §7). */
+      for (char **d = r->destinations; *d; d++) {
+        g_autofree char *host = g_ascii_strdown(*d, (gssize)strcspn(*d, "/"));
+        char *colon = strrchr(host, ':');
+        if (colon && !strchr(host, ']'))
+          *colon = '\0';
+        size_t hl = strlen(host);
+        if (hl && host[hl - 1] == '.')
+          host[hl - 1] = '\0';
+        if (!g_str_has_suffix(host, ".amazonaws.com") && !g_str_has_suffix(host, ".api.aws")) {
+          g_autofree char *q = quote(*d);
+          return fail_spec(c, "%s`destinations` entry %s is not below amazonaws.com or api.aws, "
+                              "so no SigV4 service and region can be read from it", pre, q);
+        }
+      }
+    }
+    static const char *const aws_names[] = { "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+                                             "AWS_SESSION_TOKEN", NULL };
     for (guint i = 0; i + 1 < cfg->egress->len; i++) {
       BoxEgressRoute *o = g_ptr_array_index(cfg->egress, i);
+      BoxEgressRoute *aws = o->aws ? o : r->aws ? r : NULL;
+      BoxEgressRoute *env = o->aws ? r : o;
+      if (aws && env != aws && !env->aws && g_strv_contains(aws_names, env->env_name))
+        return fail_spec(c, "invalid `[egress.%s]` table: `secret.ref` env://%s names a variable "
+                            "the aws:// route `[egress.%s]` gives its phantom under",
+                         env->name, env->env_name, aws->name);
+      if (o->aws && r->aws)
+        return fail_spec(c, "%sone aws:// route per box: the phantoms AWS_ACCESS_KEY_ID and "
+                            "AWS_SECRET_ACCESS_KEY are `[egress.%s]`'s already", pre, o->name);
       if (strcmp(o->env_name, r->env_name) == 0)
         return fail_spec(c, "%s`secret.ref` env://%s is already the secret of `[egress.%s]`, and "
                             "one variable holds one phantom", pre, r->env_name, o->name);

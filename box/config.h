@@ -36,8 +36,9 @@ typedef struct {
 } BoxProcessSpec;
 
 /* An `[egress.<name>]` credential route (spec/runtime.md §2.4).  This
- * build takes `env://NAME` secrets only; the secret itself is read by
- * `box run` (boxd_egress_prepare), never by the loader. */
+ * build takes `env://NAME` and `aws://PROFILE` (static keys) secrets; the
+ * secret itself is read by `box run` (boxd_egress_prepare), never by the
+ * loader. */
 typedef enum {
   BOX_EGRESS_HEADER,
   BOX_EGRESS_BASIC_AUTH,
@@ -47,7 +48,9 @@ typedef enum {
 typedef struct {
   char *name;
   char **destinations;    /* NULL-terminated, non-empty, checked, not overlapping */
-  char *env_name;         /* env://NAME */
+  char *env_name;         /* env://NAME; for aws:// the phantom's name, AWS_ACCESS_KEY_ID */
+  bool aws;               /* aws://PROFILE: requests are re-signed with SigV4 */
+  char *aws_profile;
   BoxEgressPlacement placement;
   char *header;           /* header placement: default "Authorization" */
   char *prefix;           /* header placement: default "Bearer " on Authorization, else "" */

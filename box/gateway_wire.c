@@ -194,6 +194,60 @@ static bool secret_problem(const BoxEgressRoute *r, const char *value, const cha
   return true;
 }
 
+/* A static-key profile of the operator's ~/.aws/credentials (no ambient
+ * AWS_* variable is read); a ~/.aws/config profile that runs a
+ * credential_process is refused. */
+static bool aws_profile_keys(Boxd *d, const BoxEgressRoute *r, char **id, char **secret,
+                             char **token, GError **error)
+{
+  const char *home = d->operator_home;
+  g_autofree char *cfg_path = g_build_filename(home, ".aws", "config", NULL);
+  g_autoptr(GKeyFile) cfg = g_key_file_new();
+  if (g_key_file_load_from_file(cfg, cfg_path, G_KEY_FILE_NONE, NULL)) {
+    g_autofree char *group = strcmp(r->aws_profile, "default") == 0
+                                 ? g_strdup("default")
+                                 : g_strdup_printf("profile %s", r->aws_profile);
+    if (g_key_file_has_key(cfg, group, "credential_process", NULL)) {
+      g_set_error(error, GW_WIRE_ERROR, 1,
+                  "invalid `[egress.%s]` table: `secret.ref` aws://%s runs a credential_process "
+                  "(%s), which this build refuses; give the profile static keys (in %s)",
+                  r->name, r->aws_profile, cfg_path, d->config->path);
+      return false;
+    }
+  }
+  g_autofree char *path = g_build_filename(home, ".aws", "credentials", NULL);
+  g_autoptr(GKeyFile) kf = g_key_file_new();
+  g_autoptr(GError) local = NULL;
+  const char *why = NULL;
+  if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &local))
+    why = local->message;
+  else if (!g_key_file_has_group(kf, r->aws_profile))
+    why = "the file has no such profile";
+  if (!why) {
+    *id = g_key_file_get_string(kf, r->aws_profile, "aws_access_key_id", NULL);
+    *secret = g_key_file_get_string(kf, r->aws_profile, "aws_secret_access_key", NULL);
+    *token = g_key_file_get_string(kf, r->aws_profile, "aws_session_token", NULL);
+    if (!*id || !**id || !*secret || !**secret)
+      why = "the profile lacks aws_access_key_id or aws_secret_access_key";
+  }
+  if (why) {
+    g_set_error(error, GW_WIRE_ERROR, 1,
+                "invalid `[egress.%s]` table: `secret.ref` aws://%s cannot be read from %s: %s "
+                "(in %s)", r->name, r->aws_profile, path, why, d->config->path);
+    wipe_free(*secret);
+    wipe_free(*token);
+    g_clear_pointer(id, g_free);
+    *secret = *token = NULL;
+    return false;
+  }
+  /* The key file's own copies of the keys are wiped with it. */
+  gsize n = 0;
+  g_auto(GStrv) keys = g_key_file_get_keys(kf, r->aws_profile, &n, NULL);
+  for (gsize i = 0; keys && i < n; i++)
+    g_key_file_set_string(kf, r->aws_profile, keys[i], "");
+  return true;
+}
+
 bool boxd_egress_prepare(Boxd *d, GError **error)
 {
   GPtrArray *routes = d->config->egress;
@@ -203,6 +257,32 @@ bool boxd_egress_prepare(Boxd *d, GError **error)
   bool ok = true;
   for (guint i = 0; i < routes->len && ok; i++) {
     const BoxEgressRoute *r = g_ptr_array_index(routes, i);
+    if (r->aws) {
+      char *id = NULL, *secret = NULL, *token = NULL;
+      if (!aws_profile_keys(d, r, &id, &secret, &token, error)) {
+        ok = false;
+        break;
+      }
+      BoxGatewayRoute *g = &d->egress->routes[d->egress->n++];
+      g->name = r->name;
+      g->destinations = (const char *const *)r->destinations;
+      g->aws = true;
+      g->aws_key_id = id;
+      g->secret = secret;
+      g->aws_session_token = token;
+      char *phantom_id = mint_phantom(r->phantom_prefix, error);
+      char *phantom_secret = phantom_id ? mint_phantom(r->phantom_prefix, error) : NULL;
+      if (!phantom_secret) {
+        g_free(phantom_id);
+        ok = false;
+        break;
+      }
+      g->phantom = phantom_id;
+      g_ptr_array_add(env, g_strdup_printf("AWS_ACCESS_KEY_ID=%s", phantom_id));
+      g_ptr_array_add(env, g_strdup_printf("AWS_SECRET_ACCESS_KEY=%s", phantom_secret));
+      g_free(phantom_secret);
+      continue;
+    }
     char *value = getenv(r->env_name);
     const char *why = NULL;
     if (!value)
@@ -253,6 +333,8 @@ void boxd_egress_clear(Boxd *d)
     return;
   for (size_t i = 0; i < d->egress->n; i++) {
     wipe_free((char *)d->egress->routes[i].secret);
+    wipe_free((char *)d->egress->routes[i].aws_session_token);
+    g_free((char *)d->egress->routes[i].aws_key_id);
     g_free((char *)d->egress->routes[i].phantom);
   }
   g_free(d->egress->routes);

@@ -25,10 +25,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/sha.h>
 
 #define GW_ERROR (g_quark_from_static_string("box-gateway"))
 /* A relay moves up to this much per read and write: with TLS on both
@@ -940,6 +944,8 @@ typedef struct GwRoute {
    * base64, a query's percent-escapes): what a reply is scrubbed of. */
   char *secret;
   char *spelled[2];
+  bool aws;
+  char *aws_key_id;         /* the real key id; secret is the secret access key */
 } GwRoute;
 
 /* Frees a string that may hold a secret, wiping it first. */
@@ -964,6 +970,7 @@ static void route_clear(GwRoute *r)
   secret_free(r->secret);
   secret_free(r->spelled[0]);
   secret_free(r->spelled[1]);
+  g_free(r->aws_key_id);
   memset(r, 0, sizeof *r);
 }
 
@@ -993,6 +1000,15 @@ static bool route_init(GwRoute *r, const BoxGatewayRoute *from, GError **error)
   if (!*r->phantom || !*r->secret) {
     g_set_error(error, GW_ERROR, 1, "[egress.%s] has no phantom or no secret", r->name);
     return false;
+  }
+  r->aws = from->aws;
+  if (r->aws) {
+    r->aws_key_id = g_strdup(from->aws_key_id ? from->aws_key_id : "");
+    /* The session token is secret too: scrubbed from replies like the key. */
+    r->spelled[0] = from->aws_session_token && *from->aws_session_token
+                        ? g_strdup(from->aws_session_token)
+                        : NULL;
+    return *r->aws_key_id != '\0';
   }
   if (r->placement == BOX_GATEWAY_PLACE_BASIC_AUTH)
     r->spelled[0] = g_base64_encode((const guchar *)r->secret, strlen(r->secret));
@@ -1122,6 +1138,217 @@ static CredResult cred_apply(const GwRoute *r, Head *req, const char **origin, G
 {
   return r->placement == BOX_GATEWAY_PLACE_QUERY ? cred_query(r, origin, owned)
                                                  : cred_header(r, req, owned);
+}
+
+
+/* ---- aws:// routes: SigV4 signing (AWS Signature Version 4) ---- */
+
+static void hex_of(const unsigned char *d, size_t n, char *out)
+{
+  static const char digits[] = "0123456789abcdef";
+  for (size_t i = 0; i < n; i++) {
+    out[2 * i] = digits[d[i] >> 4];
+    out[2 * i + 1] = digits[d[i] & 15];
+  }
+  out[2 * n] = '\0';
+}
+
+static void sha256_hex(const void *data, size_t n, char out[65])
+{
+  unsigned char md[SHA256_DIGEST_LENGTH];
+  SHA256(data, n, md);
+  hex_of(md, sizeof md, out);
+}
+
+static void hmac256(const void *key, size_t klen, const char *msg, unsigned char out[32])
+{
+  unsigned int len = 32;
+  HMAC(EVP_sha256(), key, (int)klen, (const unsigned char *)msg, strlen(msg), out, &len);
+}
+
+/* Service and region from an AWS host: <service>.<region>.amazonaws.com,
+ * <bucket>.s3.<region>.amazonaws.com, <service>.amazonaws.com (global:
+ * us-east-1), <service>.dualstack.<region>.amazonaws.com and
+ * <service>.<region>.api.aws.  False for any other host. */
+static bool aws_scope_of(const char *host, char **service, char **region)
+{
+  const char *suffix = g_str_has_suffix(host, ".amazonaws.com") ? ".amazonaws.com"
+                       : g_str_has_suffix(host, ".api.aws")     ? ".api.aws"
+                                                                : NULL;
+  if (!suffix)
+    return false;
+  g_autofree char *rest = g_strndup(host, strlen(host) - strlen(suffix));
+  g_auto(GStrv) labels = g_strsplit(rest, ".", -1);
+  guint n = g_strv_length(labels);
+  if (n == 0 || !*labels[n - 1])
+    return false;
+  const char *last = labels[n - 1];
+  bool is_region = strchr(last, '-') && g_ascii_isdigit(last[strlen(last) - 1]);
+  if (is_region && n >= 2) {
+    guint at = n - 2;
+    if (strcmp(labels[at], "dualstack") == 0 && at > 0)
+      at--;
+    *service = g_strdup(labels[at]);
+    *region = g_strdup(last);
+  } else if (!is_region) {
+    *service = g_strdup(last);
+    *region = g_strdup("us-east-1");
+  } else {
+    return false;
+  }
+  /* Virtual-hosted buckets: <bucket>.s3[-...].<region>... */
+  if (g_str_has_prefix(*service, "s3-")) {
+    g_free(*service);
+    *service = g_strdup("s3");
+  }
+  return **service != '\0';
+}
+
+static bool aws_unreserved(unsigned char c)
+{
+  return g_ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~';
+}
+
+/* Each byte outside the unreserved set as %XX; keep_slash keeps '/'. */
+static void aws_encode(GString *out, const char *s, size_t n, bool keep_slash)
+{
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (aws_unreserved(c) || (keep_slash && c == '/'))
+      g_string_append_c(out, (char)c);
+    else
+      g_string_append_printf(out, "%%%02X", c);
+  }
+}
+
+static int pair_cmp(gconstpointer a, gconstpointer b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The request re-signed for route r: the client's signature must name the
+ * phantom key id; it and the signing headers are replaced. */
+static CredResult cred_aws(const GwRoute *r, Head *req, const char *method, const char *host,
+                           const char *origin, const GByteArray *body, GPtrArray *owned)
+{
+  const char *auth = head_get(req, "authorization");
+  g_autofree char *want = g_strdup_printf("Credential=%s/", r->phantom);
+  if (!auth || !g_str_has_prefix(auth, "AWS4-HMAC-SHA256 ") || !strstr(auth, want))
+    return CRED_REFUSED;
+  g_autofree char *service = NULL, *region = NULL;
+  if (!aws_scope_of(host, &service, &region))
+    return CRED_REFUSED;
+  const char *hosthdr = head_get(req, "host");
+  if (!hosthdr)
+    return CRED_REFUSED;
+  static const char *const stripped[] = { "authorization", "x-amz-date", "x-amz-security-token",
+                                          "x-amz-content-sha256", "x-amz-signature", NULL };
+  for (guint i = req->headers->len; i-- > 0;) {
+    Header *hd = &g_array_index(req->headers, Header, i);
+    for (int k = 0; stripped[k]; k++)
+      if (g_ascii_strcasecmp(hd->name, stripped[k]) == 0) {
+        g_array_remove_index(req->headers, i);
+        break;
+      }
+  }
+  char date[17], day[9];
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  strftime(date, sizeof date, "%Y%m%dT%H%M%SZ", &tm);
+  memcpy(day, date, 8);
+  day[8] = '\0';
+  char payload[65];
+  sha256_hex(body->len ? (const void *)body->data : "", body->len, payload);
+  const char *token = r->spelled[0];
+  /* The headers signed: host, content-type and every x-amz-* one. */
+  GPtrArray *signed_h = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(signed_h, g_strdup_printf("host:%s", hosthdr));
+  g_ptr_array_add(signed_h, g_strdup_printf("x-amz-content-sha256:%s", payload));
+  g_ptr_array_add(signed_h, g_strdup_printf("x-amz-date:%s", date));
+  if (token)
+    g_ptr_array_add(signed_h, g_strdup_printf("x-amz-security-token:%s", token));
+  for (guint i = 0; i < req->headers->len; i++) {
+    Header *hd = &g_array_index(req->headers, Header, i);
+    g_autofree char *lower = g_ascii_strdown(hd->name, -1);
+    if (strcmp(lower, "content-type") != 0 && !g_str_has_prefix(lower, "x-amz-"))
+      continue;
+    g_ptr_array_add(signed_h, g_strdup_printf("%s:%s", lower, hd->value));
+  }
+  g_ptr_array_sort(signed_h, pair_cmp);
+  GString *names = g_string_new(NULL);
+  GString *canon = g_string_new(NULL);
+  g_string_append_printf(canon, "%s\n", method);
+  /* The path: S3 signs it as sent; other services sign it encoded again. */
+  const char *q = strchr(origin, '?');
+  size_t plen = q ? (size_t)(q - origin) : strlen(origin);
+  if (strcmp(service, "s3") == 0) {
+    g_string_append_len(canon, origin, (gssize)plen);
+  } else {
+    g_autofree char *raw = g_strndup(origin, plen);
+    g_autofree char *norm = box_gateway_canonical_path(raw);
+    /* canonical_path decodes only unreserved escapes, which AWS's
+     * normalisation does too, and keeps the others as sent. */
+    aws_encode(canon, norm, strlen(norm), true);
+  }
+  g_string_append_c(canon, '\n');
+  if (q && q[1]) {
+    g_auto(GStrv) pairs = g_strsplit(q + 1, "&", -1);
+    GPtrArray *sorted = g_ptr_array_new_with_free_func(g_free);
+    for (char **p = pairs; *p; p++)
+      if (**p)
+        g_ptr_array_add(sorted, strchr(*p, '=') ? g_strdup(*p) : g_strconcat(*p, "=", NULL));
+    g_ptr_array_sort(sorted, pair_cmp);
+    for (guint i = 0; i < sorted->len; i++)
+      g_string_append_printf(canon, "%s%s", i ? "&" : "", (char *)g_ptr_array_index(sorted, i));
+    g_ptr_array_unref(sorted);
+  }
+  g_string_append_c(canon, '\n');
+  for (guint i = 0; i < signed_h->len; i++) {
+    const char *line = g_ptr_array_index(signed_h, i);
+    const char *colon = strchr(line, ':');
+    g_string_append_printf(canon, "%s\n", line);
+    g_string_append_printf(names, "%s%.*s", i ? ";" : "", (int)(colon - line), line);
+  }
+  g_string_append_printf(canon, "\n%s\n%s", names->str, payload);
+  char canon_hash[65];
+  sha256_hex(canon->str, canon->len, canon_hash);
+  g_autofree char *scope = g_strdup_printf("%s/%s/%s/aws4_request", day, region, service);
+  g_autofree char *to_sign =
+      g_strdup_printf("AWS4-HMAC-SHA256\n%s\n%s\n%s", date, scope, canon_hash);
+  g_autofree char *k0 = g_strconcat("AWS4", r->secret, NULL);
+  unsigned char k1[32], k2[32], k3[32], k4[32], sig[32];
+  hmac256(k0, strlen(k0), day, k1);
+  hmac256(k1, 32, region, k2);
+  hmac256(k2, 32, service, k3);
+  hmac256(k3, 32, "aws4_request", k4);
+  hmac256(k4, 32, to_sign, sig);
+  OPENSSL_cleanse(k0, strlen(k0));
+  OPENSSL_cleanse(k1, 32);
+  OPENSSL_cleanse(k2, 32);
+  OPENSSL_cleanse(k3, 32);
+  OPENSSL_cleanse(k4, 32);
+  char sig_hex[65];
+  hex_of(sig, 32, sig_hex);
+  char *authz = g_strdup_printf("AWS4-HMAC-SHA256 Credential=%s/%s, SignedHeaders=%s, "
+                                "Signature=%s", r->aws_key_id, scope, names->str, sig_hex);
+  g_ptr_array_add(owned, authz);
+  char *date_v = g_strdup(date), *payload_v = g_strdup(payload);
+  g_ptr_array_add(owned, date_v);
+  g_ptr_array_add(owned, payload_v);
+  Header add[] = { { "Authorization", authz }, { "X-Amz-Date", date_v },
+                   { "X-Amz-Content-Sha256", payload_v } };
+  g_array_append_vals(req->headers, add, G_N_ELEMENTS(add));
+  if (token) {
+    char *tv = g_strdup(token);
+    g_ptr_array_add(owned, tv);
+    Header th = { "X-Amz-Security-Token", tv };
+    g_array_append_val(req->headers, th);
+  }
+  g_string_free(names, TRUE);
+  g_string_free(canon, TRUE);
+  g_ptr_array_unref(signed_h);
+  return CRED_SWAPPED;
 }
 
 /* data with every spelling of the route's secret replaced by [REDACTED]
@@ -1399,7 +1626,8 @@ static bool exchange(Conn *c, Head *req)
     return false;
   }
   if (route) {
-    CredResult cr = cred_apply(route, req, &origin, owned);
+    CredResult cr = route->aws ? cred_aws(route, req, method, host, origin, body, owned)
+                               : cred_apply(route, req, &origin, owned);
     if (cr == CRED_REFUSED) {
       refuse(c, NULL, "blocked by egress control");
       return false;

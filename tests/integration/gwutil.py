@@ -56,6 +56,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             name, version, _ = self.connection.cipher()
             self.server.last_cipher = f"{version} / {name}"
         body = self._body()
+        with self.server.lock:
+            self.server.bodies.append(body)
         path = self.path.split("?")[0]
         if path.startswith("/redirect/"):
             n = int(path.rsplit("/", 1)[1])
@@ -116,6 +118,7 @@ class CountingServer(http.server.ThreadingHTTPServer):
         self.connections = 0
         self.requests = []
         self.heads = []  # (path, lowercase headers) of each request
+        self.bodies = []  # and its body
         self.last_cipher = None
         self._patterns = {}
         if tls:

@@ -371,8 +371,6 @@ REFUSALS = [
      "a literal secret is refused"),
     (table('destinations = ["api.example.com"]\nsecret.ref = "sk-literal"\n'),
      "`secret.ref` \"sk-literal\" is not a reference"),
-    (table('destinations = ["api.example.com"]\nsecret.ref = "aws://prod"\n'),
-     "aws:// credentials are not supported by this build yet"),
     (table('destinations = ["api.example.com"]\nsecret.ref = "credsd://x"\n'),
      "credsd:// credentials are not supported by this build yet"),
     (table('destinations = ["api.example.com"]\nsecret.ref = "env://HOME"\n'),

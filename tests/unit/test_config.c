@@ -601,9 +601,22 @@ static void test_egress_routes(void) {
                           "[egress.b]\ndestinations = [\"x.com:443/v1/y\"]\nsecret.ref = \"env://B\"\n",
                "invalid `[egress.b]` table: `destinations` entry \"x.com:443/v1/y\" overlaps "
                "\"x.com/v1\" of `[egress.a]`: a request must meet one secret at most (in @)");
+  expect_error(HEAD AGENT "[egress.a]\ndestinations = [\"x.com\"]\nsecret.ref = \"credsd://p\"\n",
+               "invalid `[egress.a]` table: `secret.ref` \"credsd://p\": credsd:// credentials are "
+               "not supported by this build yet; use `env://NAME` or `aws://PROFILE` (in @)");
   expect_error(HEAD AGENT "[egress.a]\ndestinations = [\"x.com\"]\nsecret.ref = \"aws://p\"\n",
-               "invalid `[egress.a]` table: `secret.ref` \"aws://p\": aws:// credentials are not "
-               "supported by this build yet; use `env://NAME` (in @)");
+               "invalid `[egress.a]` table: `destinations` entry \"x.com\" is not below "
+               "amazonaws.com or api.aws, so no SigV4 service and region can be read from it (in @)");
+  {
+    BoxConfig *aws = load_ok(HEAD AGENT "[egress.a]\ndestinations = [\"*.s3.amazonaws.com\", "
+                                        "\"sts.us-east-1.amazonaws.com:8443\"]\n"
+                                        "secret.ref = \"aws://dev\"\n");
+    BoxEgressRoute *a = g_ptr_array_index(aws->egress, 0);
+    g_assert_true(a->aws);
+    g_assert_cmpstr(a->aws_profile, ==, "dev");
+    g_assert_cmpstr(a->env_name, ==, "AWS_ACCESS_KEY_ID");
+    box_config_free(aws);
+  }
   expect_error(HEAD AGENT "[egress.a]\ndestinations = [\"x.com\"]\nsecret.ref = \"env://A\"\n"
                           "secret.header = \"Content-Length\"\n",
                "invalid `[egress.a]` table: `secret.header` \"Content-Length\" frames or routes the "
