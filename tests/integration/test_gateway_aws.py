@@ -15,10 +15,10 @@ import pytest
 import conftest
 from gwutil import NET_POLICY, SERVER_ADDR, CountingServer, gateway_config
 
-botocore = pytest.importorskip("botocore")
-from botocore.auth import SigV4Auth  # noqa: E402
-from botocore.awsrequest import AWSRequest  # noqa: E402
-from botocore.credentials import Credentials  # noqa: E402
+# python3-botocore (packaging/debian-packages.txt): an independent SigV4.
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
 
 AWS_HOST = "sts.us-east-1.amazonaws.com"
 KEY_ID = "AKIAREALKEYID0000001"
