@@ -135,7 +135,6 @@ static bool relay_into(BoxGateway *gw, int netns, int port, int until, GError **
   return true;
 }
 
-
 /* ---- credentials (spec/runtime.md §7) ---- */
 
 struct BoxdEgress {
@@ -240,11 +239,8 @@ static bool aws_profile_keys(Boxd *d, const BoxEgressRoute *r, char **id, char *
     *secret = *token = NULL;
     return false;
   }
-  /* The key file's own copies of the keys are wiped with it. */
-  gsize n = 0;
-  g_auto(GStrv) keys = g_key_file_get_keys(kf, r->aws_profile, &n, NULL);
-  for (gsize i = 0; keys && i < n; i++)
-    g_key_file_set_string(kf, r->aws_profile, keys[i], "");
+  /* GKeyFile frees its own copies unwiped: the keys stay on the
+   * operator's disk anyway; the copies kept here are wiped on drop. */
   return true;
 }
 

@@ -924,7 +924,6 @@ static int pump(Stream *from, Stream *to, uint64_t n, bool to_eof, uint64_t *mov
   return ok && !p.failed;
 }
 
-
 /* ---- credential routes (spec/runtime.md §7) ---- */
 
 /* Response bodies of credentialed requests are held whole to be scrubbed
@@ -941,7 +940,8 @@ typedef struct GwRoute {
   bool always;
   char *phantom;
   /* The secret and the spellings it leaves in a request (basic auth's
-   * base64, a query's percent-escapes): what a reply is scrubbed of. */
+   * base64, a query's percent-escapes; aws: the session token): what a
+   * reply is scrubbed of. */
   char *secret;
   char *spelled[2];
   bool aws;
