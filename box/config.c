@@ -1020,7 +1020,11 @@ static bool check_egress(Ctx *c, json_object *v, BoxConfig *cfg) {
         size_t hl = strlen(host);
         if (hl && host[hl - 1] == '.')
           host[hl - 1] = '\0';
-        if (!g_str_has_suffix(host, ".amazonaws.com") && !g_str_has_suffix(host, ".api.aws")) {
+        g_autofree char *service = NULL, *region = NULL;
+        bool scoped = g_str_has_prefix(host, "*.")
+                          ? g_str_has_suffix(host, ".amazonaws.com") || g_str_has_suffix(host, ".api.aws")
+                          : box_gateway_aws_scope(host, &service, &region);
+        if (!scoped) {
           g_autofree char *q = quote(*d);
           return fail_spec(c, "%s`destinations` entry %s is not below amazonaws.com or api.aws, "
                               "so no SigV4 service and region can be read from it", pre, q);

@@ -70,6 +70,13 @@ bool box_gateway_destinations_overlap(const char *a, const char *b);
 bool box_gateway_destination_matches(const char *entry, const char *host, int port,
                                      const char *path);
 
+/* SigV4's service and region for an AWS host (lowercase):
+ * <service>.<region>.amazonaws.com, <bucket>.s3.<region>.amazonaws.com,
+ * <service>.dualstack.<region>.amazonaws.com, <service>.amazonaws.com
+ * (global: us-east-1) and <service>.<region>.api.aws.  False for any
+ * other host; *service and *region are g_malloc'd on success. */
+bool box_gateway_aws_scope(const char *host, char **service, char **region);
+
 typedef enum {
   BOX_GATEWAY_PLACE_HEADER,     /* <header>: <prefix><secret> */
   BOX_GATEWAY_PLACE_BASIC_AUTH, /* Authorization: Basic base64(<secret>), secret "user:password" */

@@ -1166,44 +1166,6 @@ static void hmac256(const void *key, size_t klen, const char *msg, unsigned char
   HMAC(EVP_sha256(), key, (int)klen, (const unsigned char *)msg, strlen(msg), out, &len);
 }
 
-/* Service and region from an AWS host: <service>.<region>.amazonaws.com,
- * <bucket>.s3.<region>.amazonaws.com, <service>.amazonaws.com (global:
- * us-east-1), <service>.dualstack.<region>.amazonaws.com and
- * <service>.<region>.api.aws.  False for any other host. */
-static bool aws_scope_of(const char *host, char **service, char **region)
-{
-  const char *suffix = g_str_has_suffix(host, ".amazonaws.com") ? ".amazonaws.com"
-                       : g_str_has_suffix(host, ".api.aws")     ? ".api.aws"
-                                                                : NULL;
-  if (!suffix)
-    return false;
-  g_autofree char *rest = g_strndup(host, strlen(host) - strlen(suffix));
-  g_auto(GStrv) labels = g_strsplit(rest, ".", -1);
-  guint n = g_strv_length(labels);
-  if (n == 0 || !*labels[n - 1])
-    return false;
-  const char *last = labels[n - 1];
-  bool is_region = strchr(last, '-') && g_ascii_isdigit(last[strlen(last) - 1]);
-  if (is_region && n >= 2) {
-    guint at = n - 2;
-    if (strcmp(labels[at], "dualstack") == 0 && at > 0)
-      at--;
-    *service = g_strdup(labels[at]);
-    *region = g_strdup(last);
-  } else if (!is_region) {
-    *service = g_strdup(last);
-    *region = g_strdup("us-east-1");
-  } else {
-    return false;
-  }
-  /* Virtual-hosted buckets: <bucket>.s3[-...].<region>... */
-  if (g_str_has_prefix(*service, "s3-")) {
-    g_free(*service);
-    *service = g_strdup("s3");
-  }
-  return **service != '\0';
-}
-
 static bool aws_unreserved(unsigned char c)
 {
   return g_ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~';
@@ -1236,7 +1198,7 @@ static CredResult cred_aws(const GwRoute *r, Head *req, const char *method, cons
   if (!auth || !g_str_has_prefix(auth, "AWS4-HMAC-SHA256 ") || !strstr(auth, want))
     return CRED_REFUSED;
   g_autofree char *service = NULL, *region = NULL;
-  if (!aws_scope_of(host, &service, &region))
+  if (!box_gateway_aws_scope(host, &service, &region))
     return CRED_REFUSED;
   const char *hosthdr = head_get(req, "host");
   if (!hosthdr)

@@ -224,3 +224,47 @@ bool box_gateway_destination_matches(const char *entry, const char *host, int po
   gw_dest_clear(&d);
   return ok;
 }
+
+/* ---- aws:// scope ---- */
+
+/* The forms are listed in gateway.h. */
+bool box_gateway_aws_scope(const char *host, char **service, char **region)
+{
+  const char *suffix = g_str_has_suffix(host, ".amazonaws.com") ? ".amazonaws.com"
+                       : g_str_has_suffix(host, ".api.aws")     ? ".api.aws"
+                                                                : NULL;
+  if (!suffix)
+    return false;
+  g_autofree char *rest = g_strndup(host, strlen(host) - strlen(suffix));
+  g_auto(GStrv) labels = g_strsplit(rest, ".", -1);
+  guint n = g_strv_length(labels);
+  if (n == 0 || !*labels[n - 1])
+    return false;
+  const char *last = labels[n - 1];
+  bool is_region = strchr(last, '-') && g_ascii_isdigit(last[strlen(last) - 1]) &&
+                   !g_str_has_prefix(last, "s3-");
+  if (is_region && n >= 2) {
+    guint at = n - 2;
+    if (strcmp(labels[at], "dualstack") == 0 && at > 0)
+      at--;
+    *service = g_strdup(labels[at]);
+    *region = g_strdup(last);
+  } else if (!is_region) {
+    *service = g_strdup(last);
+    *region = g_strdup("us-east-1");
+  } else {
+    return false;
+  }
+  /* Legacy s3-<region> and s3-external-1 endpoints sign as s3. */
+  if (g_str_has_prefix(*service, "s3-")) {
+    g_free(*service);
+    *service = g_strdup("s3");
+  }
+  if (!**service) {
+    g_clear_pointer(service, g_free);
+    g_clear_pointer(region, g_free);
+    return false;
+  }
+  return true;
+}
+

@@ -434,6 +434,38 @@ static void test_destination_overlap(void)
   g_assert_false(box_gateway_destinations_overlap("h/*.json", "h/*.xml"));
 }
 
+
+static void expect_scope(const char *host, const char *service, const char *region)
+{
+  char *s = NULL, *r = NULL;
+  bool ok = box_gateway_aws_scope(host, &s, &r);
+  if (!service) {
+    g_assert_false(ok);
+    return;
+  }
+  g_assert_true(ok);
+  g_assert_cmpstr(s, ==, service);
+  g_assert_cmpstr(r, ==, region);
+  g_free(s);
+  g_free(r);
+}
+
+static void test_aws_scope(void)
+{
+  expect_scope("sts.us-east-1.amazonaws.com", "sts", "us-east-1");
+  expect_scope("sts.amazonaws.com", "sts", "us-east-1");
+  expect_scope("iam.amazonaws.com", "iam", "us-east-1");
+  expect_scope("my-bucket.s3.eu-west-1.amazonaws.com", "s3", "eu-west-1");
+  expect_scope("my-bucket.s3.amazonaws.com", "s3", "us-east-1");
+  expect_scope("s3.dualstack.us-west-2.amazonaws.com", "s3", "us-west-2");
+  expect_scope("s3-external-1.amazonaws.com", "s3", "us-east-1");
+  expect_scope("bedrock-runtime.us-west-2.api.aws", "bedrock-runtime", "us-west-2");
+  expect_scope("us-east-1.amazonaws.com", NULL, NULL);
+  expect_scope("amazonaws.com", NULL, NULL);
+  expect_scope("sts.us-east-1.amazonaws.com.evil.example", NULL, NULL);
+  expect_scope("api.example.com", NULL, NULL);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -447,5 +479,6 @@ int main(int argc, char **argv)
     g_test_add_func("/gateway/route/spelling", test_destination_spelling);
     g_test_add_func("/gateway/route/matching", test_destination_matching);
     g_test_add_func("/gateway/route/overlap", test_destination_overlap);
+    g_test_add_func("/gateway/route/aws-scope", test_aws_scope);
     return g_test_run();
 }
