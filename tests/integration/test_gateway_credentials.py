@@ -424,3 +424,26 @@ def test_config_refusals(box, extra, message):
     assert err.startswith("box: error: "), err
     assert message in err, err
     assert str(box.config) in err, err  # the file is named
+
+
+def test_credentialed_reply_keeps_the_tunnel_framed(credbox, servers):
+    """A credentialed reply is held, scrubbed and re-framed: the kept-alive
+    tunnel still carries the next answers whole."""
+    plain, secure = servers
+    box = credbox
+    base = f"https://{SERVER_ADDR}:{secure.port}"
+    n = len(secure.heads)
+    r = box.bash(f'/usr/bin/curl -sS -w " %{{num_connects}}\\n" '
+                 f'-H "Authorization: Bearer $API_TOKEN" {base}/api/one {base}/echo '
+                 f'{base}/api/two')
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.split("\n")
+    docs = [json.loads(lines[i]) for i in (0, 2, 4)]
+    assert [lines[i] for i in (1, 3, 5)] == [" 1", " 0", " 0"]  # one connection for all three
+    assert [d["path"] for d in docs] == ["/api/one", "/echo", "/api/two"]
+    assert docs[0]["headers"]["authorization"] == "Bearer [REDACTED]"
+    got = heads_since(secure, n)
+    assert [p for p, _ in got] == ["/api/one", "/echo", "/api/two"]
+    assert got[0][1]["authorization"] == got[2][1]["authorization"] == "Bearer " + SECRETS["API_TOKEN"]
+    phantom = shell_var(box, "API_TOKEN")
+    assert got[1][1]["authorization"] == "Bearer " + phantom  # no route for /echo
