@@ -45,6 +45,11 @@ struct Boxd {
   /* boxd_gateway_worker_env rendered once the gateway listens (atomic:
    * the workers' fork requests read it from other threads), else NULL. */
   char *worker_env_json;
+  /* The `[egress.<name>]` routes with their secrets (gateway_wire.c), and
+   * the phantom of each as "NAME=phantom" (NULL-terminated, never NULL
+   * after boxd_egress_prepare): in every process's environment. */
+  struct BoxdEgress *egress;
+  char **phantom_env;
   bool stopping;
 };
 
@@ -92,6 +97,13 @@ typedef void (*BoxdAnswerFn)(void *data, int status);
  * to -1 (the caller closes any left); they are not used after answer. */
 void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd,
                       BoxdWatchFn on_watch, BoxdAnswerFn answer, void *data);
+
+/* gateway_wire.c: credentials (spec/runtime.md §7).  Reads each env://
+ * route's secret from `box run`'s environment (wiping it there), mints its
+ * phantom; before any box state.  The error names the file and the route. */
+bool boxd_egress_prepare(Boxd *d, GError **error);
+/* Wipes and frees the secrets (after the gateway stopped). */
+void boxd_egress_clear(Boxd *d);
 
 /* gateway_wire.c: the egress gateway.  Start after the workers (it relays
  * itself into their network namespace); stop in teardown. */

@@ -35,6 +35,30 @@ typedef struct {
   unsigned ram_max_inodes;
 } BoxProcessSpec;
 
+/* An `[egress.<name>]` credential route (spec/runtime.md §2.4).  This
+ * build takes `env://NAME` and `aws://PROFILE` (static keys) secrets; the
+ * secret itself is read by `box run` (boxd_egress_prepare), never by the
+ * loader. */
+typedef enum {
+  BOX_EGRESS_HEADER,
+  BOX_EGRESS_BASIC_AUTH,
+  BOX_EGRESS_QUERY_PARAM,
+} BoxEgressPlacement;
+
+typedef struct {
+  char *name;
+  char **destinations;    /* NULL-terminated, non-empty, checked, not overlapping */
+  char *env_name;         /* env://NAME; for aws:// the phantom's name, AWS_ACCESS_KEY_ID */
+  bool aws;               /* aws://PROFILE: requests are re-signed with SigV4 */
+  char *aws_profile;
+  BoxEgressPlacement placement;
+  char *header;           /* header placement: default "Authorization" */
+  char *prefix;           /* header placement: default "Bearer " on Authorization, else "" */
+  char *param;            /* query_param placement */
+  bool inject_always;     /* inject = "always" */
+  char *phantom_prefix;   /* default "strands_box_" */
+} BoxEgressRoute;
+
 typedef struct {
   char *path;         /* canonical path of box.toml */
   char *name;
@@ -49,6 +73,7 @@ typedef struct {
    * Both NULL-terminated, never NULL. */
   char **gateway_allow_local;
   char **gateway_extra_ca;
+  GPtrArray *egress;  /* BoxEgressRoute*, sorted by name; never NULL */
 } BoxConfig;
 
 /* Reads and validates FILE.  operator_home expands "~".  On failure the

@@ -17,8 +17,11 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <openssl/crypto.h>
 
 #define GW_WIRE_ERROR (g_quark_from_static_string("box-gateway-wire"))
 #define NETNS_WAIT_MS 10000
@@ -132,6 +135,208 @@ static bool relay_into(BoxGateway *gw, int netns, int port, int until, GError **
   return true;
 }
 
+/* ---- credentials (spec/runtime.md §7) ---- */
+
+struct BoxdEgress {
+  BoxGatewayRoute *routes;
+  size_t n;
+};
+
+static void wipe_free(char *p)
+{
+  if (p) {
+    OPENSSL_cleanse(p, strlen(p));
+    g_free(p);
+  }
+}
+
+/* <prefix> + 64 random hex characters. */
+static char *mint_phantom(const char *prefix, GError **error)
+{
+  unsigned char raw[32];
+  size_t got = 0;
+  while (got < sizeof raw) {
+    ssize_t r = getrandom(raw + got, sizeof raw - got, 0);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0) {
+      g_set_error(error, GW_WIRE_ERROR, 1, "cannot mint a phantom credential: %s",
+                  g_strerror(errno));
+      return NULL;
+    }
+    got += (size_t)r;
+  }
+  GString *out = g_string_new(prefix);
+  for (size_t i = 0; i < sizeof raw; i++)
+    g_string_append_printf(out, "%02x", raw[i]);
+  OPENSSL_cleanse(raw, sizeof raw);
+  return g_string_free(out, FALSE);
+}
+
+static bool secret_problem(const BoxEgressRoute *r, const char *value, const char **why)
+{
+  bool blank = true, control = false;
+  for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
+    if (*p != ' ' && *p != '\t')
+      blank = false;
+    if (*p < 0x20 || *p == 0x7f)
+      control = true;
+  }
+  if (blank)
+    *why = "is blank";
+  else if (control)
+    *why = "holds a control character, which no request can carry";
+  else if (r->placement == BOX_EGRESS_BASIC_AUTH && !strchr(value, ':'))
+    *why = "is not `user:password`, which placement = \"basic_auth\" sends";
+  else
+    return false;
+  return true;
+}
+
+/* A static-key profile of the operator's ~/.aws/credentials (no ambient
+ * AWS_* variable is read); a ~/.aws/config profile that runs a
+ * credential_process is refused. */
+static bool aws_profile_keys(Boxd *d, const BoxEgressRoute *r, char **id, char **secret,
+                             char **token, GError **error)
+{
+  const char *home = d->operator_home;
+  g_autofree char *cfg_path = g_build_filename(home, ".aws", "config", NULL);
+  g_autoptr(GKeyFile) cfg = g_key_file_new();
+  if (g_key_file_load_from_file(cfg, cfg_path, G_KEY_FILE_NONE, NULL)) {
+    g_autofree char *group = strcmp(r->aws_profile, "default") == 0
+                                 ? g_strdup("default")
+                                 : g_strdup_printf("profile %s", r->aws_profile);
+    if (g_key_file_has_key(cfg, group, "credential_process", NULL)) {
+      g_set_error(error, GW_WIRE_ERROR, 1,
+                  "invalid `[egress.%s]` table: `secret.ref` aws://%s runs a credential_process "
+                  "(%s), which this build refuses; give the profile static keys (in %s)",
+                  r->name, r->aws_profile, cfg_path, d->config->path);
+      return false;
+    }
+  }
+  g_autofree char *path = g_build_filename(home, ".aws", "credentials", NULL);
+  g_autoptr(GKeyFile) kf = g_key_file_new();
+  g_autoptr(GError) local = NULL;
+  const char *why = NULL;
+  if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &local))
+    why = local->message;
+  else if (!g_key_file_has_group(kf, r->aws_profile))
+    why = "the file has no such profile";
+  if (!why) {
+    *id = g_key_file_get_string(kf, r->aws_profile, "aws_access_key_id", NULL);
+    *secret = g_key_file_get_string(kf, r->aws_profile, "aws_secret_access_key", NULL);
+    *token = g_key_file_get_string(kf, r->aws_profile, "aws_session_token", NULL);
+    if (!*id || !**id || !*secret || !**secret)
+      why = "the profile lacks aws_access_key_id or aws_secret_access_key";
+  }
+  if (why) {
+    g_set_error(error, GW_WIRE_ERROR, 1,
+                "invalid `[egress.%s]` table: `secret.ref` aws://%s cannot be read from %s: %s "
+                "(in %s)", r->name, r->aws_profile, path, why, d->config->path);
+    wipe_free(*secret);
+    wipe_free(*token);
+    g_clear_pointer(id, g_free);
+    *secret = *token = NULL;
+    return false;
+  }
+  /* GKeyFile frees its own copies unwiped: the keys stay on the
+   * operator's disk anyway; the copies kept here are wiped on drop. */
+  return true;
+}
+
+bool boxd_egress_prepare(Boxd *d, GError **error)
+{
+  GPtrArray *routes = d->config->egress;
+  d->egress = g_new0(struct BoxdEgress, 1);
+  d->egress->routes = g_new0(BoxGatewayRoute, routes->len ? routes->len : 1);
+  GPtrArray *env = g_ptr_array_new();
+  bool ok = true;
+  for (guint i = 0; i < routes->len && ok; i++) {
+    const BoxEgressRoute *r = g_ptr_array_index(routes, i);
+    if (r->aws) {
+      char *id = NULL, *secret = NULL, *token = NULL;
+      if (!aws_profile_keys(d, r, &id, &secret, &token, error)) {
+        ok = false;
+        break;
+      }
+      BoxGatewayRoute *g = &d->egress->routes[d->egress->n++];
+      g->name = r->name;
+      g->destinations = (const char *const *)r->destinations;
+      g->aws = true;
+      g->aws_key_id = id;
+      g->secret = secret;
+      g->aws_session_token = token;
+      char *phantom_id = mint_phantom(r->phantom_prefix, error);
+      char *phantom_secret = phantom_id ? mint_phantom(r->phantom_prefix, error) : NULL;
+      if (!phantom_secret) {
+        g_free(phantom_id);
+        ok = false;
+        break;
+      }
+      g->phantom = phantom_id;
+      g_ptr_array_add(env, g_strdup_printf("AWS_ACCESS_KEY_ID=%s", phantom_id));
+      g_ptr_array_add(env, g_strdup_printf("AWS_SECRET_ACCESS_KEY=%s", phantom_secret));
+      g_free(phantom_secret);
+      continue;
+    }
+    char *value = getenv(r->env_name);
+    const char *why = NULL;
+    if (!value)
+      why = "is not set in the environment of `box run`";
+    else
+      secret_problem(r, value, &why);
+    if (why) {
+      g_set_error(error, GW_WIRE_ERROR, 1,
+                  "invalid `[egress.%s]` table: `secret.ref` env://%s %s (in %s)", r->name,
+                  r->env_name, why, d->config->path);
+      ok = false;
+      break;
+    }
+    BoxGatewayRoute *g = &d->egress->routes[d->egress->n++];
+    g->name = r->name;
+    g->destinations = (const char *const *)r->destinations;
+    g->placement = r->placement == BOX_EGRESS_BASIC_AUTH ? BOX_GATEWAY_PLACE_BASIC_AUTH
+                   : r->placement == BOX_EGRESS_QUERY_PARAM ? BOX_GATEWAY_PLACE_QUERY
+                                                            : BOX_GATEWAY_PLACE_HEADER;
+    g->header = r->header;
+    g->prefix = r->prefix;
+    g->param = r->param;
+    g->inject_always = r->inject_always;
+    g->secret = g_strdup(value);
+    /* Read once: the copy in this process's environment block (which
+     * /proc/<pid>/environ shows) is wiped, and nothing started later
+     * inherits it. */
+    OPENSSL_cleanse(value, strlen(value));
+    unsetenv(r->env_name);
+    char *phantom = mint_phantom(r->phantom_prefix, error);
+    if (!phantom) {
+      ok = false;
+      break;
+    }
+    g->phantom = phantom;
+    g_ptr_array_add(env, g_strdup_printf("%s=%s", r->env_name, phantom));
+  }
+  g_ptr_array_add(env, NULL);
+  d->phantom_env = (char **)g_ptr_array_free(env, FALSE);
+  if (!ok)
+    boxd_egress_clear(d);
+  return ok;
+}
+
+void boxd_egress_clear(Boxd *d)
+{
+  if (!d->egress)
+    return;
+  for (size_t i = 0; i < d->egress->n; i++) {
+    wipe_free((char *)d->egress->routes[i].secret);
+    wipe_free((char *)d->egress->routes[i].aws_session_token);
+    g_free((char *)d->egress->routes[i].aws_key_id);
+    g_free((char *)d->egress->routes[i].phantom);
+  }
+  g_free(d->egress->routes);
+  g_clear_pointer(&d->egress, g_free);
+}
+
 bool boxd_gateway_net_setup(void *data, pid_t pid)
 {
   Boxd *d = data;
@@ -162,6 +367,8 @@ bool boxd_gateway_start(Boxd *d, GError **error)
     .ca_cert_path = d->gateway_ca_path,
     .extra_ca_files = (const char *const *)d->config->gateway_extra_ca,
     .allow = (const char *const *)d->config->gateway_allow_local,
+    .routes = d->egress ? d->egress->routes : NULL,
+    .n_routes = d->egress ? d->egress->n : 0,
   };
   d->gateway = box_gateway_new(&cfg, &local);
   if (!d->gateway) {

@@ -325,6 +325,10 @@ int box_cmd_run(int argc, char **argv)
   d.config = box_config_load(config_path, d.operator_home, &error);
   if (!d.config)
     return box_fail("%s", error->message);
+  /* Secrets are read once, now, and phantoms minted (spec/runtime.md §7). */
+  if (!boxd_egress_prepare(&d, &error))
+    return box_fail("%s", error->message);
+  box_tools_set_phantoms((const char *const *)d.phantom_env);
   /* Workspace and homes. */
   g_autofree char *cwd = g_get_current_dir();
   const char *ws = d.config->agent.workspace ? d.config->agent.workspace : cwd;
@@ -608,6 +612,7 @@ teardown:
   boxd_broker_drain(d);
   boxd_workers_stop(d);
   boxd_gateway_stop(d);
+  boxd_egress_clear(d);
   box_reaper_collect();
   /* Prepared tool views hold binds of the mount: drop them before it goes. */
   box_tools_release_views();

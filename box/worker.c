@@ -641,6 +641,13 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   enter_root(root, binds, workspace);
   drop_privileges();
   warm_up(home, workspace);
+  /* The egress routes' phantoms ("NAME=value" lines, from boxd through
+   * the zygote's environment) are the Shell's variables too (§7). */
+  const char *phantoms = getenv("BOX_PHANTOMS");
+  if (phantoms && *phantoms) {
+    g_auto(GStrv) extra = g_strsplit(phantoms, "\n", -1);
+    box_shell_set_extra_env(extra);
+  }
   /* The interpreter's starting state (variables, tables, cwd) is built
    * now, while the worker waits in the pool, rather than after "run". */
   BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };

@@ -284,7 +284,13 @@ static bool zygote_start(Boxd *d)
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
     return false;
   char *argv[] = { "box-shell", "--zygote", "--ctl-fd=3", NULL };
-  char *envp[] = { NULL };
+  /* The egress routes' phantoms, for the Shell's variables (worker.c). */
+  g_autofree char *phantoms = NULL;
+  if (d->phantom_env && d->phantom_env[0]) {
+    g_autofree char *joined = g_strjoinv("\n", d->phantom_env);
+    phantoms = g_strconcat("BOX_PHANTOMS=", joined, NULL);
+  }
+  char *envp[] = { phantoms, NULL };
   pid_t pid = fork();
   if (pid == 0) {
     /* System calls only from here on: boxd has threads. */

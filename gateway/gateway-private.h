@@ -22,4 +22,23 @@ SSL *gw_tls_accept(GwTls *t, int fd, const char *host);
 SSL *gw_tls_connect(GwTls *t, int fd, const char *host, bool first, char **why,
                     bool *suite_refused);
 
+/* route.c: one parsed destination of a credential route. */
+typedef enum { GW_PATH_ANY, GW_PATH_PREFIX, GW_PATH_SUFFIX } GwPathKind;
+
+typedef struct {
+  bool wildcard;            /* "*.host": names strictly below host */
+  char *host;               /* lowercase, no trailing dot, no brackets */
+  int port;                 /* 0: 443 and 80 */
+  GwPathKind path_kind;
+  char *path;               /* the canonical prefix, or the suffix */
+} GwDest;
+
+/* NULL when entry is well formed (out filled), else a static reason. */
+const char *gw_dest_parse(const char *entry, GwDest *out);
+void gw_dest_clear(GwDest *d);
+/* host lowercase, path canonical (box_gateway_canonical_path). */
+bool gw_dest_matches(const GwDest *d, const char *host, int port, const char *path);
+/* Whether some request could match both. */
+bool gw_dests_meet(const GwDest *a, const GwDest *b);
+
 #endif

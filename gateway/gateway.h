@@ -56,6 +56,53 @@ bool box_gateway_allowed(const char *const *allow, const char *host, int port);
  * named; ip the resolved address's canonical text, or NULL before DNS. */
 char *box_gateway_floor(const char *const *allow, const char *host, const char *ip, int port);
 
+/* ---- credential routes (spec/runtime.md §2.4, §7) ---- */
+
+/* A destination of an `[egress.<name>]` route: `host`, `host:port`,
+ * `*.suffix`, each optionally followed by `/path-prefix`, or by `/` then `*suffix`.
+ * Returns NULL when entry is well formed, else a static reason. */
+const char *box_gateway_destination_problem(const char *entry);
+/* Whether some request could match both (well-formed) entries. */
+bool box_gateway_destinations_overlap(const char *a, const char *b);
+/* Whether a request to host (lowercase) : port with canonical path
+ * matches entry: bare hosts on 443 and 80 only, `*.x` below x only,
+ * paths by whole segments. */
+bool box_gateway_destination_matches(const char *entry, const char *host, int port,
+                                     const char *path);
+
+/* SigV4's service and region for an AWS host (lowercase):
+ * <service>.<region>.amazonaws.com, <bucket>.s3.<region>.amazonaws.com,
+ * <service>.dualstack.<region>.amazonaws.com, <service>.amazonaws.com
+ * (global: us-east-1) and <service>.<region>.api.aws.  False for any
+ * other host; *service and *region are g_malloc'd on success. */
+bool box_gateway_aws_scope(const char *host, char **service, char **region);
+
+typedef enum {
+  BOX_GATEWAY_PLACE_HEADER,     /* <header>: <prefix><secret> */
+  BOX_GATEWAY_PLACE_BASIC_AUTH, /* Authorization: Basic base64(<secret>), secret "user:password" */
+  BOX_GATEWAY_PLACE_QUERY,      /* ?<param>=<secret> */
+} BoxGatewayPlacement;
+
+/* One env:// route.  The gateway copies everything; its copy of the
+ * secret is wiped when the gateway is freed. */
+typedef struct {
+  const char *name;                 /* the table's name, for warnings */
+  const char *const *destinations;  /* NULL-terminated, well formed, not overlapping */
+  BoxGatewayPlacement placement;
+  const char *header;               /* header placement: the header's name */
+  const char *prefix;               /* header placement: text before the secret, may be "" */
+  const char *param;                /* query placement: the parameter's name */
+  bool inject_always;               /* add the secret even where the phantom is absent */
+  const char *phantom;              /* what the workload holds (aws: its AWS_ACCESS_KEY_ID) */
+  const char *secret;               /* aws: the secret access key */
+  /* aws:// (static keys): the request's SigV4 Authorization must name the
+   * phantom key id; it is stripped with the X-Amz-* signing headers and
+   * the request signed again for the service and region its host names. */
+  bool aws;
+  const char *aws_key_id;
+  const char *aws_session_token;    /* may be NULL */
+} BoxGatewayRoute;
+
 /* ---- the proxy ---- */
 
 typedef struct BoxGateway BoxGateway;
@@ -86,6 +133,13 @@ typedef struct {
   size_t max_header_bytes;          /* 0: 64 KiB */
   size_t max_request_body;          /* 0: 64 MiB */
   int idle_timeout_ms;              /* 0: 60 s; a client or server silent this long is dropped */
+  /* Credential routes: inside TLS (CONNECT), a request to a route's
+   * destination has the phantom in the route's placement swapped for the
+   * secret (refused when it is missing or wrong, unless inject_always); a
+   * plain-HTTP request there is refused; the reply is scrubbed of the
+   * secret.  A route grants no reachability: decisions are unchanged. */
+  const BoxGatewayRoute *routes;
+  size_t n_routes;
 } BoxGatewayConfig;
 
 /* Makes the per-run CA (writing ca_cert_path) and the upstream trust.

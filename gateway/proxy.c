@@ -25,9 +25,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/sha.h>
 
 #define GW_ERROR (g_quark_from_static_string("box-gateway"))
 /* A relay moves up to this much per read and write: with TLS on both
@@ -52,6 +57,8 @@ struct BoxGateway {
   GPtrArray *listeners;
   int home_netns;           /* where connections are served and dialled from */
   bool stopping;
+  struct GwRoute *routes;   /* credential routes (route.c parses their destinations) */
+  size_t n_routes;
 };
 
 typedef struct {
@@ -917,6 +924,432 @@ static int pump(Stream *from, Stream *to, uint64_t n, bool to_eof, uint64_t *mov
   return ok && !p.failed;
 }
 
+/* ---- credential routes (spec/runtime.md §7) ---- */
+
+/* Response bodies of credentialed requests are held whole to be scrubbed
+ * of the secret (spec/runtime.md §6.1 step 7's response limit). */
+#define CRED_RESPONSE_LIMIT (16 * 1024 * 1024)
+#define REDACTED "[REDACTED]"
+
+typedef struct GwRoute {
+  char *name;
+  GwDest *dests;
+  size_t n_dests;
+  BoxGatewayPlacement placement;
+  char *header, *prefix, *param;
+  bool always;
+  char *phantom;
+  /* The secret and the spellings it leaves in a request (basic auth's
+   * base64, a query's percent-escapes; aws: the session token): what a
+   * reply is scrubbed of. */
+  char *secret;
+  char *spelled[2];
+  bool aws;
+  char *aws_key_id;         /* the real key id; secret is the secret access key */
+} GwRoute;
+
+/* Frees a string that may hold a secret, wiping it first. */
+static void secret_free(gpointer p)
+{
+  if (!p)
+    return;
+  OPENSSL_cleanse(p, strlen(p));
+  g_free(p);
+}
+
+static void route_clear(GwRoute *r)
+{
+  g_free(r->name);
+  for (size_t i = 0; i < r->n_dests; i++)
+    gw_dest_clear(&r->dests[i]);
+  g_free(r->dests);
+  g_free(r->header);
+  g_free(r->prefix);
+  g_free(r->param);
+  g_free(r->phantom);
+  secret_free(r->secret);
+  secret_free(r->spelled[0]);
+  secret_free(r->spelled[1]);
+  g_free(r->aws_key_id);
+  memset(r, 0, sizeof *r);
+}
+
+static bool route_init(GwRoute *r, const BoxGatewayRoute *from, GError **error)
+{
+  memset(r, 0, sizeof *r);
+  r->name = g_strdup(from->name ? from->name : "?");
+  size_t n = from->destinations ? g_strv_length((char **)from->destinations) : 0;
+  r->dests = g_new0(GwDest, n ? n : 1);
+  for (size_t i = 0; i < n; i++) {
+    const char *why = gw_dest_parse(from->destinations[i], &r->dests[i]);
+    if (why) {
+      g_set_error(error, GW_ERROR, 1, "[egress.%s] destination \"%s\": %s", r->name,
+                  from->destinations[i], why);
+      r->n_dests = i;
+      return false;
+    }
+    r->n_dests = i + 1;
+  }
+  r->placement = from->placement;
+  r->header = g_strdup(from->header ? from->header : "Authorization");
+  r->prefix = g_strdup(from->prefix ? from->prefix : "");
+  r->param = g_strdup(from->param ? from->param : "");
+  r->always = from->inject_always;
+  r->phantom = g_strdup(from->phantom ? from->phantom : "");
+  r->secret = g_strdup(from->secret ? from->secret : "");
+  if (!*r->phantom || !*r->secret) {
+    g_set_error(error, GW_ERROR, 1, "[egress.%s] has no phantom or no secret", r->name);
+    return false;
+  }
+  r->aws = from->aws;
+  if (r->aws) {
+    r->aws_key_id = g_strdup(from->aws_key_id ? from->aws_key_id : "");
+    /* The session token is secret too: scrubbed from replies like the key. */
+    r->spelled[0] = from->aws_session_token && *from->aws_session_token
+                        ? g_strdup(from->aws_session_token)
+                        : NULL;
+    return *r->aws_key_id != '\0';
+  }
+  if (r->placement == BOX_GATEWAY_PLACE_BASIC_AUTH)
+    r->spelled[0] = g_base64_encode((const guchar *)r->secret, strlen(r->secret));
+  else if (r->placement == BOX_GATEWAY_PLACE_QUERY)
+    r->spelled[0] = g_uri_escape_string(r->secret, NULL, FALSE);
+  return true;
+}
+
+static const GwRoute *route_for(BoxGateway *gw, const char *host, int port, const char *path)
+{
+  for (size_t i = 0; i < gw->n_routes; i++)
+    for (size_t k = 0; k < gw->routes[i].n_dests; k++)
+      if (gw_dest_matches(&gw->routes[i].dests[k], host, port, path))
+        return &gw->routes[i];
+  return NULL;
+}
+
+typedef enum { CRED_SWAPPED, CRED_ADDED, CRED_REFUSED } CredResult;
+
+/* The one header named name, NULL when there is none; *several when there
+ * is more than one (which the gateway will not guess between). */
+static Header *only_header(Head *req, const char *name, bool *several)
+{
+  Header *found = NULL;
+  *several = false;
+  for (guint i = 0; i < req->headers->len; i++) {
+    Header *hd = &g_array_index(req->headers, Header, i);
+    if (g_ascii_strcasecmp(hd->name, name) == 0) {
+      *several = found != NULL;
+      found = hd;
+    }
+  }
+  return found;
+}
+
+static bool basic_password_is(const char *value, const char *phantom)
+{
+  if (g_ascii_strncasecmp(value, "Basic ", 6) != 0)
+    return false;
+  const char *b64 = value + 6;
+  while (*b64 == ' ')
+    b64++;
+  gsize len = 0;
+  guchar *dec = g_base64_decode(b64, &len);
+  bool is = false;
+  const guchar *colon = dec ? memchr(dec, ':', len) : NULL;
+  if (colon) {
+    size_t plen = len - (size_t)(colon + 1 - dec);
+    is = plen == strlen(phantom) && memcmp(colon + 1, phantom, plen) == 0;
+  }
+  if (dec) {
+    OPENSSL_cleanse(dec, len);
+    g_free(dec);
+  }
+  return is;
+}
+
+/* Header and basic-auth placements: the phantom's header is given the
+ * secret (or, inject = "always", the header is set where the phantom is
+ * absent). */
+static CredResult cred_header(const GwRoute *r, Head *req, GPtrArray *owned)
+{
+  bool basic = r->placement == BOX_GATEWAY_PLACE_BASIC_AUTH;
+  const char *name = basic ? "Authorization" : r->header;
+  bool several = false;
+  Header *found = only_header(req, name, &several);
+  if (several)
+    return CRED_REFUSED;
+  bool phantom = false;
+  if (found && basic) {
+    phantom = basic_password_is(found->value, r->phantom);
+  } else if (found) {
+    size_t pl = strlen(r->prefix);
+    phantom = g_ascii_strncasecmp(found->value, r->prefix, pl) == 0 &&
+              strcmp(found->value + pl, r->phantom) == 0;
+  }
+  if (!phantom && !r->always)
+    return CRED_REFUSED;
+  char *value = basic ? g_strconcat("Basic ", r->spelled[0], NULL)
+                      : g_strconcat(r->prefix, r->secret, NULL);
+  g_ptr_array_add(owned, value);
+  if (found) {
+    found->value = value;
+  } else {
+    Header hd = { (char *)name, value };
+    g_array_append_val(req->headers, hd);
+  }
+  return phantom ? CRED_SWAPPED : CRED_ADDED;
+}
+
+/* Query placement: `<param>=<phantom>` in the target's query becomes
+ * `<param>=<secret, percent-escaped>`.  *origin then points into owned. */
+static CredResult cred_query(const GwRoute *r, const char **origin, GPtrArray *owned)
+{
+  const char *q = strchr(*origin, '?');
+  GString *out = g_string_new(NULL);
+  g_string_append_len(out, *origin, q ? q - *origin : (gssize)strlen(*origin));
+  int seen = 0;
+  bool phantom = false;
+  g_auto(GStrv) items = q && q[1] ? g_strsplit(q + 1, "&", -1) : g_new0(char *, 1);
+  size_t plen = strlen(r->param);
+  for (char **it = items; *it; it++) {
+    bool mine = strncmp(*it, r->param, plen) == 0 && ((*it)[plen] == '=' || !(*it)[plen]);
+    g_string_append_c(out, it == items ? '?' : '&');
+    if (!mine) {
+      g_string_append(out, *it);
+      continue;
+    }
+    seen++;
+    phantom = (*it)[plen] == '=' && strcmp(*it + plen + 1, r->phantom) == 0;
+    g_string_append_printf(out, "%s=%s", r->param, r->spelled[0]);
+  }
+  if (seen > 1 || (!phantom && !r->always)) {
+    OPENSSL_cleanse(out->str, out->len);
+    g_string_free(out, TRUE);
+    return CRED_REFUSED;
+  }
+  if (seen == 0)
+    g_string_append_printf(out, "%c%s=%s", items[0] ? '&' : '?', r->param, r->spelled[0]);
+  char *text = g_string_free(out, FALSE);
+  g_ptr_array_add(owned, text);
+  *origin = text;
+  return phantom ? CRED_SWAPPED : CRED_ADDED;
+}
+
+static CredResult cred_apply(const GwRoute *r, Head *req, const char **origin, GPtrArray *owned)
+{
+  return r->placement == BOX_GATEWAY_PLACE_QUERY ? cred_query(r, origin, owned)
+                                                 : cred_header(r, req, owned);
+}
+
+
+/* ---- aws:// routes: SigV4 signing (AWS Signature Version 4) ---- */
+
+static void hex_of(const unsigned char *d, size_t n, char *out)
+{
+  static const char digits[] = "0123456789abcdef";
+  for (size_t i = 0; i < n; i++) {
+    out[2 * i] = digits[d[i] >> 4];
+    out[2 * i + 1] = digits[d[i] & 15];
+  }
+  out[2 * n] = '\0';
+}
+
+static void sha256_hex(const void *data, size_t n, char out[65])
+{
+  unsigned char md[SHA256_DIGEST_LENGTH];
+  SHA256(data, n, md);
+  hex_of(md, sizeof md, out);
+}
+
+static void hmac256(const void *key, size_t klen, const char *msg, unsigned char out[32])
+{
+  unsigned int len = 32;
+  HMAC(EVP_sha256(), key, (int)klen, (const unsigned char *)msg, strlen(msg), out, &len);
+}
+
+static bool aws_unreserved(unsigned char c)
+{
+  return g_ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~';
+}
+
+/* Each byte outside the unreserved set as %XX; keep_slash keeps '/'. */
+static void aws_encode(GString *out, const char *s, size_t n, bool keep_slash)
+{
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (aws_unreserved(c) || (keep_slash && c == '/'))
+      g_string_append_c(out, (char)c);
+    else
+      g_string_append_printf(out, "%%%02X", c);
+  }
+}
+
+static int pair_cmp(gconstpointer a, gconstpointer b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The request re-signed for route r: the client's signature must name the
+ * phantom key id; it and the signing headers are replaced. */
+static CredResult cred_aws(const GwRoute *r, Head *req, const char *method, const char *host,
+                           const char *origin, const GByteArray *body, GPtrArray *owned)
+{
+  const char *auth = head_get(req, "authorization");
+  g_autofree char *want = g_strdup_printf("Credential=%s/", r->phantom);
+  if (!auth || !g_str_has_prefix(auth, "AWS4-HMAC-SHA256 ") || !strstr(auth, want))
+    return CRED_REFUSED;
+  g_autofree char *service = NULL, *region = NULL;
+  if (!box_gateway_aws_scope(host, &service, &region))
+    return CRED_REFUSED;
+  const char *hosthdr = head_get(req, "host");
+  if (!hosthdr)
+    return CRED_REFUSED;
+  static const char *const stripped[] = { "authorization", "x-amz-date", "x-amz-security-token",
+                                          "x-amz-content-sha256", "x-amz-signature", NULL };
+  for (guint i = req->headers->len; i-- > 0;) {
+    Header *hd = &g_array_index(req->headers, Header, i);
+    for (int k = 0; stripped[k]; k++)
+      if (g_ascii_strcasecmp(hd->name, stripped[k]) == 0) {
+        g_array_remove_index(req->headers, i);
+        break;
+      }
+  }
+  char date[17], day[9];
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  strftime(date, sizeof date, "%Y%m%dT%H%M%SZ", &tm);
+  memcpy(day, date, 8);
+  day[8] = '\0';
+  char payload[65];
+  sha256_hex(body->len ? (const void *)body->data : "", body->len, payload);
+  const char *token = r->spelled[0];
+  /* The headers signed: host, content-type and every x-amz-* one. */
+  GPtrArray *signed_h = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(signed_h, g_strdup_printf("host:%s", hosthdr));
+  g_ptr_array_add(signed_h, g_strdup_printf("x-amz-content-sha256:%s", payload));
+  g_ptr_array_add(signed_h, g_strdup_printf("x-amz-date:%s", date));
+  if (token)
+    g_ptr_array_add(signed_h, g_strdup_printf("x-amz-security-token:%s", token));
+  for (guint i = 0; i < req->headers->len; i++) {
+    Header *hd = &g_array_index(req->headers, Header, i);
+    g_autofree char *lower = g_ascii_strdown(hd->name, -1);
+    if (strcmp(lower, "content-type") != 0 && !g_str_has_prefix(lower, "x-amz-"))
+      continue;
+    g_ptr_array_add(signed_h, g_strdup_printf("%s:%s", lower, hd->value));
+  }
+  g_ptr_array_sort(signed_h, pair_cmp);
+  GString *names = g_string_new(NULL);
+  GString *canon = g_string_new(NULL);
+  g_string_append_printf(canon, "%s\n", method);
+  /* The path: S3 signs it as sent; other services sign it encoded again. */
+  const char *q = strchr(origin, '?');
+  size_t plen = q ? (size_t)(q - origin) : strlen(origin);
+  if (strcmp(service, "s3") == 0) {
+    g_string_append_len(canon, origin, (gssize)plen);
+  } else {
+    g_autofree char *raw = g_strndup(origin, plen);
+    g_autofree char *norm = box_gateway_canonical_path(raw);
+    /* canonical_path decodes only unreserved escapes, which AWS's
+     * normalisation does too, and keeps the others as sent. */
+    aws_encode(canon, norm, strlen(norm), true);
+  }
+  g_string_append_c(canon, '\n');
+  if (q && q[1]) {
+    g_auto(GStrv) pairs = g_strsplit(q + 1, "&", -1);
+    GPtrArray *sorted = g_ptr_array_new_with_free_func(g_free);
+    for (char **p = pairs; *p; p++)
+      if (**p)
+        g_ptr_array_add(sorted, strchr(*p, '=') ? g_strdup(*p) : g_strconcat(*p, "=", NULL));
+    g_ptr_array_sort(sorted, pair_cmp);
+    for (guint i = 0; i < sorted->len; i++)
+      g_string_append_printf(canon, "%s%s", i ? "&" : "", (char *)g_ptr_array_index(sorted, i));
+    g_ptr_array_unref(sorted);
+  }
+  g_string_append_c(canon, '\n');
+  for (guint i = 0; i < signed_h->len; i++) {
+    const char *line = g_ptr_array_index(signed_h, i);
+    const char *colon = strchr(line, ':');
+    g_string_append_printf(canon, "%s\n", line);
+    g_string_append_printf(names, "%s%.*s", i ? ";" : "", (int)(colon - line), line);
+  }
+  g_string_append_printf(canon, "\n%s\n%s", names->str, payload);
+  char canon_hash[65];
+  sha256_hex(canon->str, canon->len, canon_hash);
+  g_autofree char *scope = g_strdup_printf("%s/%s/%s/aws4_request", day, region, service);
+  g_autofree char *to_sign =
+      g_strdup_printf("AWS4-HMAC-SHA256\n%s\n%s\n%s", date, scope, canon_hash);
+  g_autofree char *k0 = g_strconcat("AWS4", r->secret, NULL);
+  unsigned char k1[32], k2[32], k3[32], k4[32], sig[32];
+  hmac256(k0, strlen(k0), day, k1);
+  hmac256(k1, 32, region, k2);
+  hmac256(k2, 32, service, k3);
+  hmac256(k3, 32, "aws4_request", k4);
+  hmac256(k4, 32, to_sign, sig);
+  OPENSSL_cleanse(k0, strlen(k0));
+  OPENSSL_cleanse(k1, 32);
+  OPENSSL_cleanse(k2, 32);
+  OPENSSL_cleanse(k3, 32);
+  OPENSSL_cleanse(k4, 32);
+  char sig_hex[65];
+  hex_of(sig, 32, sig_hex);
+  char *authz = g_strdup_printf("AWS4-HMAC-SHA256 Credential=%s/%s, SignedHeaders=%s, "
+                                "Signature=%s", r->aws_key_id, scope, names->str, sig_hex);
+  g_ptr_array_add(owned, authz);
+  char *date_v = g_strdup(date), *payload_v = g_strdup(payload);
+  g_ptr_array_add(owned, date_v);
+  g_ptr_array_add(owned, payload_v);
+  Header add[] = { { "Authorization", authz }, { "X-Amz-Date", date_v },
+                   { "X-Amz-Content-Sha256", payload_v } };
+  g_array_append_vals(req->headers, add, G_N_ELEMENTS(add));
+  if (token) {
+    char *tv = g_strdup(token);
+    g_ptr_array_add(owned, tv);
+    Header th = { "X-Amz-Security-Token", tv };
+    g_array_append_val(req->headers, th);
+  }
+  g_string_free(names, TRUE);
+  g_string_free(canon, TRUE);
+  g_ptr_array_unref(signed_h);
+  return CRED_SWAPPED;
+}
+
+/* data with every spelling of the route's secret replaced by [REDACTED]
+ * (g_malloc'd, NUL-terminated past *out_len); NULL when there is none. */
+static char *redact(const GwRoute *r, const char *data, size_t len, size_t *out_len)
+{
+  const char *needles[3] = { r->secret, r->spelled[0], r->spelled[1] };
+  GString *out = NULL;
+  const char *cur = data;
+  size_t left = len;
+  for (;;) {
+    const char *best = NULL;
+    size_t best_len = 0;
+    for (int i = 0; i < 3; i++) {
+      if (!needles[i] || !*needles[i])
+        continue;
+      size_t nl = strlen(needles[i]);
+      const char *at = memmem(cur, left, needles[i], nl);
+      if (at && (!best || at < best || (at == best && nl > best_len))) {
+        best = at;
+        best_len = nl;
+      }
+    }
+    if (!best)
+      break;
+    if (!out)
+      out = g_string_sized_new(len);
+    g_string_append_len(out, cur, best - cur);
+    g_string_append(out, REDACTED);
+    left -= (size_t)(best - cur) + best_len;
+    cur = best + best_len;
+  }
+  if (!out)
+    return NULL;
+  g_string_append_len(out, cur, (gssize)left);
+  *out_len = out->len;
+  return g_string_free(out, FALSE);
+}
+
 static json_object *request_input(const char *host, int port, const char *method,
                                   const char *path, size_t body_bytes, bool intercepted)
 {
@@ -928,6 +1361,140 @@ static json_object *request_input(const char *host, int port, const char *method
   json_object_object_add(in, "body_bytes", json_object_new_int64((int64_t)body_bytes));
   json_object_object_add(in, "intercepted", json_object_new_boolean(intercepted));
   return in;
+}
+
+
+typedef enum { B_NONE, B_CHUNKED, B_FIXED, B_EOF } Framing;
+
+/* The whole body of a reply per its framing, at most limit bytes.
+ * 0 when read, 1 when longer than limit, -1 on a read failure. */
+static int collect_body(Stream *from, Framing framing, long long rlen, GByteArray *out, size_t limit,
+                        size_t max_line)
+{
+  char buf[65536];
+  if (framing == B_FIXED) {
+    if ((unsigned long long)rlen > limit)
+      return 1;
+    while ((long long)out->len < rlen) {
+      size_t want = MIN(sizeof buf, (size_t)(rlen - (long long)out->len));
+      ssize_t r = stream_read(from, buf, want);
+      if (r <= 0)
+        return -1;
+      g_byte_array_append(out, (guint8 *)buf, (guint)r);
+    }
+    return 0;
+  }
+  if (framing == B_CHUNKED) {
+    for (;;) {
+      g_autofree char *line = read_line(from, 1024);
+      if (!line)
+        return -1;
+      char *e = NULL;
+      errno = 0;
+      unsigned long long size = strtoull(line, &e, 16);
+      if (e == line || errno)
+        return -1;
+      if (size == 0) {
+        for (;;) { /* trailers: dropped */
+          g_autofree char *t = read_line(from, max_line);
+          if (!t)
+            return -1;
+          if (!*t)
+            return 0;
+        }
+      }
+      if (size > limit || out->len + size > limit)
+        return 1;
+      while (size > 0) {
+        ssize_t r = stream_read(from, buf, MIN(sizeof buf, (size_t)size));
+        if (r <= 0)
+          return -1;
+        g_byte_array_append(out, (guint8 *)buf, (guint)r);
+        size -= (unsigned long long)r;
+      }
+      g_autofree char *crlf = read_line(from, 2);
+      if (!crlf || *crlf)
+        return -1;
+    }
+  }
+  if (framing == B_EOF) {
+    for (;;) {
+      ssize_t r = stream_read(from, buf, sizeof buf);
+      if (r == 0)
+        return 0;
+      if (r < 0)
+        return -1;
+      if (out->len + (size_t)r > limit)
+        return 1;
+      g_byte_array_append(out, (guint8 *)buf, (guint)r);
+    }
+  }
+  return 0;
+}
+
+/* The reply to a credentialed request (spec/runtime.md §6.1 step 8): held
+ * whole (up to CRED_RESPONSE_LIMIT), every copy of the secret in its
+ * headers and body replaced by [REDACTED], and sent under its own
+ * Content-Length.  A compressed reply could hide the secret, so it is
+ * refused.  Returns what exchange returns. */
+static bool credentialed_reply(Conn *c, const GwRoute *route, json_object *in, Head *resp,
+                               int status, Framing framing, long long rlen, bool up_keep, bool keep)
+{
+  BoxGateway *gw = c->gw;
+  const char *ce = head_get(resp, "content-encoding");
+  bool ok = true;
+  if (ce && g_ascii_strcasecmp(ce, "identity") != 0) {
+    refuse(c, NULL, "response blocked by egress control");
+    ok = false;
+  }
+  GByteArray *body = g_byte_array_new();
+  if (ok) {
+    int r = collect_body(&c->up, framing, rlen, body, CRED_RESPONSE_LIMIT,
+                         gw->cfg.max_header_bytes);
+    if (r != 0) {
+      ok = false;
+      bad_gateway(c, "upstream", r > 0 ? "the reply to a credentialed request is larger than 16 MiB"
+                                       : "the server's reply broke off");
+    }
+  }
+  if (ok) {
+    size_t blen = body->len;
+    char *scrubbed = redact(route, (const char *)body->data, body->len, &blen);
+    GString *rh = g_string_sized_new(1024);
+    g_string_append_printf(rh, "HTTP/1.1 %s %s\r\n", resp->b, resp->c);
+    for (guint i = 0; i < resp->headers->len; i++) {
+      Header *hd = &g_array_index(resp->headers, Header, i);
+      /* Re-framed below; a reply without a body (HEAD, 304) keeps the
+       * length it announces. */
+      if (hop_by_hop(resp, hd->name) || g_ascii_strcasecmp(hd->name, "transfer-encoding") == 0 ||
+          (framing != B_NONE && g_ascii_strcasecmp(hd->name, "content-length") == 0))
+        continue;
+      size_t vl = 0;
+      g_autofree char *v = redact(route, hd->value, strlen(hd->value), &vl);
+      g_string_append_printf(rh, "%s: %s\r\n", hd->name, v ? v : hd->value);
+    }
+    if (framing != B_NONE)
+      g_string_append_printf(rh, "Content-Length: %zu\r\n", blen);
+    if (!keep)
+      g_string_append(rh, "Connection: close\r\n");
+    g_string_append(rh, "\r\n");
+    ok = raw_write(&c->client, rh->str, rh->len) &&
+         (blen == 0 || raw_write(&c->client, scrubbed ? scrubbed : (const char *)body->data, blen));
+    g_string_free(rh, TRUE);
+    if (scrubbed) {
+      OPENSSL_cleanse(scrubbed, blen);
+      g_free(scrubbed);
+    }
+  }
+  OPENSSL_cleanse(body->data, body->len);
+  g_byte_array_free(body, TRUE);
+  head_clear(resp);
+  if (gw->cfg.outcome)
+    gw->cfg.outcome(gw->cfg.data, "http:request", in, status, true);
+  json_object_put(in);
+  if (!ok || !up_keep)
+    close_upstream(c);
+  return ok && keep;
 }
 
 /* Handles one request on the client stream.  Returns true when the client
@@ -1012,6 +1579,26 @@ static bool exchange(Conn *c, Head *req)
   if (!c->up_open && !dial(c, host, port))
     return false;
   g_autofree char *path = box_gateway_canonical_path(origin[0] == '/' ? origin : "/");
+  /* Credentials (spec/runtime.md §6.1 step 5), before policy: the route
+   * only swaps secrets; reaching the destination is still decided. */
+  const GwRoute *route = route_for(gw, host, port, path);
+  g_autoptr(GPtrArray) owned = g_ptr_array_new_with_free_func(secret_free);
+  if (route && !c->tunnel) {
+    refuse(c, NULL, "credential not permitted on a plaintext request");
+    return false;
+  }
+  if (route) {
+    CredResult cr = route->aws ? cred_aws(route, req, method, host, origin, body, owned)
+                               : cred_apply(route, req, &origin, owned);
+    if (cr == CRED_REFUSED) {
+      refuse(c, NULL, "blocked by egress control");
+      return false;
+    }
+    if (cr == CRED_ADDED)
+      g_printerr("box: warning: [egress.%s] inject = \"always\": the credential was added to "
+                 "%s https://%s:%d%s, which did not carry the phantom\n",
+                 route->name, method, host, port, path);
+  }
   json_object *in = request_input(host, port, method, path, body->len, c->tunnel);
   g_autofree char *message = NULL;
   bool permit = gw->cfg.decide(gw->cfg.data, "http:request", in, NULL, &message);
@@ -1056,7 +1643,8 @@ static bool exchange(Conn *c, Head *req)
     Header *hd = &g_array_index(req->headers, Header, i);
     if (hop_by_hop(req, hd->name) || g_ascii_strcasecmp(hd->name, "content-length") == 0 ||
         g_ascii_strcasecmp(hd->name, "transfer-encoding") == 0 ||
-        g_ascii_strcasecmp(hd->name, "expect") == 0)
+        g_ascii_strcasecmp(hd->name, "expect") == 0 ||
+        (route && g_ascii_strcasecmp(hd->name, "accept-encoding") == 0))
       continue;
     if (g_ascii_strcasecmp(hd->name, "host") == 0) {
       if (!c->tunnel)
@@ -1076,9 +1664,12 @@ static bool exchange(Conn *c, Head *req)
   if (body->len > 0 || strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
       strcmp(method, "PATCH") == 0)
     g_string_append_printf(out, "Content-Length: %u\r\n", body->len);
+  if (route) /* a reply to be scrubbed must come as it is */
+    g_string_append(out, "Accept-Encoding: identity\r\n");
   g_string_append(out, "\r\n");
   bool sent = raw_write(&c->up, out->str, out->len) &&
               (body->len == 0 || raw_write(&c->up, body->data, body->len));
+  OPENSSL_cleanse(out->str, out->len); /* it may hold the secret */
   g_string_free(out, TRUE);
   if (!sent) {
     if (gw->cfg.outcome)
@@ -1116,7 +1707,7 @@ static bool exchange(Conn *c, Head *req)
                  (status >= 100 && status < 200);
   const char *rte = head_get(&resp, "transfer-encoding");
   const char *rcl = head_get(&resp, "content-length");
-  enum { B_NONE, B_CHUNKED, B_FIXED, B_EOF } framing = B_NONE;
+  Framing framing = B_NONE;
   long long rlen = 0;
   if (!no_body) {
     if (rte)
@@ -1132,6 +1723,8 @@ static bool exchange(Conn *c, Head *req)
                  !list_has(head_get(&resp, "connection"), "close") && framing != B_EOF &&
                  status != 101;
   bool keep = !client_close && framing != B_EOF && status != 101;
+  if (route)
+    return credentialed_reply(c, route, in, &resp, status, framing, rlen, up_keep, keep);
   GString *rh = g_string_sized_new(1024);
   g_string_append_printf(rh, "HTTP/1.1 %s %s\r\n", resp.b, resp.c);
   for (guint i = 0; i < resp.headers->len; i++) {
@@ -1350,6 +1943,15 @@ BoxGateway *box_gateway_new(const BoxGatewayConfig *config, GError **error)
   gw->fds = g_hash_table_new(g_direct_hash, g_direct_equal);
   gw->listeners = g_ptr_array_new();
   gw->home_netns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  gw->routes = g_new0(GwRoute, config->n_routes ? config->n_routes : 1);
+  for (size_t i = 0; i < config->n_routes; i++) {
+    gw->n_routes = i + 1;
+    if (!route_init(&gw->routes[i], &config->routes[i], error)) {
+      box_gateway_free(gw);
+      return NULL;
+    }
+  }
+  gw->cfg.routes = NULL; /* the copies above are what is used */
   gw->tls = gw_tls_new(config->ca_cert_path, gw->cfg.extra_ca_files, error);
   if (!gw->tls) {
     box_gateway_free(gw);
@@ -1440,6 +2042,9 @@ void box_gateway_free(BoxGateway *gw)
   g_mutex_unlock(&gw->lock);
   if (!drained)
     return; /* a connection thread still runs: leave it its state */
+  for (size_t i = 0; i < gw->n_routes; i++)
+    route_clear(&gw->routes[i]);
+  g_free(gw->routes);
   gw_tls_free(gw->tls);
   if (gw->home_netns >= 0)
     close(gw->home_netns);

@@ -63,6 +63,13 @@ static void init_var(Shell *sh, const char *name, const char *value, bool export
   if (exported) box_var_export(sh, name);
 }
 
+static char **extra_env;
+
+void box_shell_set_extra_env(char *const *vars) {
+  g_strfreev(extra_env);
+  extra_env = vars ? g_strdupv((char **)vars) : NULL;
+}
+
 static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *host) {
   memset(sh, 0, sizeof *sh);
   box_current_shell = sh;
@@ -87,6 +94,13 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
   sh->umask = m;
   const char *ws = env && env->workspace ? env->workspace : "/";
   sh->cwd = g_strdup(ws);
+  for (char **e = extra_env; e && *e; e++) {
+    const char *eq = strchr(*e, '=');
+    if (!eq || eq == *e) continue;
+    char *name = g_strndup(*e, (gsize)(eq - *e));
+    init_var(sh, name, eq + 1, true);
+    g_free(name);
+  }
   if (env) {
     init_var(sh, "HOME", env->home, true);
     init_var(sh, "PATH", env->path, true);

@@ -134,6 +134,10 @@ int box_shell_run_limits(const char *source, const BoxShellEnv *env, const BoxSh
  * between the two calls.  host must outlive the run. */
 typedef struct BoxShellNew BoxShellNew;
 BoxShellNew *box_shell_new(const BoxShellEnv *env, const BoxShellHost *host);
+/* Exported variables every Shell of this process starts with ("NAME=value",
+ * NULL-terminated, copied; NULL clears), set before those of BoxShellEnv:
+ * the egress routes' phantoms (spec/runtime.md §7). */
+void box_shell_set_extra_env(char *const *vars);
 int box_shell_run_new(BoxShellNew *sh, const char *source, const BoxShellLimits *limits);
 
 /* Parses source without running it (`-n`): 0, or 2 after printing the

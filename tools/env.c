@@ -7,6 +7,14 @@
 
 static BoxToolContext ctx;
 static char **ctx_authority, **ctx_hidden;
+static char **ctx_phantoms; /* "NAME=phantom" of every egress route */
+
+void box_tools_set_phantoms(const char *const *env)
+{
+  g_strfreev(ctx_phantoms);
+  ctx_phantoms = env ? g_strdupv((char **)env) : NULL;
+  tools_plans_forget();
+}
 
 static char **strv_copy(const char *const *v)
 {
@@ -144,7 +152,14 @@ char **box_tools_compose_env(const BoxToolTable *t, bool is_agent, const char *o
                              const char *operator_path, const char *cwd)
 {
   GHashTable *env = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-  /* (2) HOME, (3) the table's own env, (4) what the box owns. */
+  /* (1) every egress route's phantom, (2) HOME, (3) the table's own env
+   * (which may override a phantom: the operator's choice), (4) what the
+   * box owns. */
+  for (char **e = ctx_phantoms; e && *e; e++) {
+    const char *eq = strchr(*e, '=');
+    if (eq)
+      g_hash_table_insert(env, g_strndup(*e, (gsize)(eq - *e)), g_strdup(eq + 1));
+  }
   g_hash_table_insert(env, g_strdup("HOME"), g_strdup(operator_home ? operator_home : "/"));
   if (t->env) {
     GHashTableIter it;

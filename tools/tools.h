@@ -90,6 +90,9 @@ typedef struct {
 } BoxToolContext;
 
 void box_tools_set_context(const BoxToolContext *ctx);
+/* The phantoms of the egress routes ("NAME=value", NULL-terminated, may
+ * be NULL): the first layer of every composed environment (§5.6). */
+void box_tools_set_phantoms(const char *const *env);
 /* The gateway's part of the context alone (the rest is kept). */
 void box_tools_set_gateway(const char *proxy_url, const char *ca_cert,
                            bool (*net_setup)(void *data, pid_t pid), void *net_setup_data);

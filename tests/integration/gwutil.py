@@ -34,6 +34,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def _count(self):
         with self.server.lock:
             self.server.requests.append((self.command, self.path))
+            self.server.heads.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
 
     def _send(self, status, body=b"", ctype="text/plain", extra=()):
         self.send_response(status)
@@ -55,12 +56,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             name, version, _ = self.connection.cipher()
             self.server.last_cipher = f"{version} / {name}"
         body = self._body()
+        with self.server.lock:
+            self.server.bodies.append(body)
         path = self.path.split("?")[0]
         if path.startswith("/redirect/"):
             n = int(path.rsplit("/", 1)[1])
             if n > 0:
                 return self._send(302, b"", extra=[("Location", f"/redirect/{n-1}")])
             return self._send(200, b"arrived\n")
+        if path.endswith("/gzip"):  # a compressed reply (a credentialed request refuses it)
+            return self._send(200, b"\x1f\x8b", extra=[("Content-Encoding", "gzip")])
         if path == "/see-other":
             return self._send(303, b"", extra=[("Location", "/echo")])
         if path == "/chunked":
@@ -112,6 +117,8 @@ class CountingServer(http.server.ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.connections = 0
         self.requests = []
+        self.heads = []  # (path, lowercase headers) of each request
+        self.bodies = []  # and its body
         self.last_cipher = None
         self._patterns = {}
         if tls:

@@ -272,7 +272,11 @@ static void test_unknown_keys(void) {
   expect_error(HEAD AGENT "[tool.\"a.b\"]\ncommand = [\"x\"]\nzz = 1\n",
                "cannot parse config file @: unknown field `tool.\"a.b\".zz`");
   expect_error(HEAD AGENT "[egress.gh]\ndestinations = [\"github.com\"]\n",
-               "cannot parse config file @: `[egress.<name>]` tables are not supported by this "
+               "invalid `[egress.gh]` table: an entry with no secret declares only a destination, "
+               "which policy already decides; give it a secret, or set protocol = \"mcp\" for a "
+               "remote MCP server (in @)");
+  expect_error(HEAD AGENT "[mcp.x]\ntype = \"stdio\"\n",
+               "cannot parse config file @: `[mcp.<name>]` tables are not supported by this "
                "build yet");
 }
 
@@ -557,6 +561,72 @@ static void test_shell_timeout(void) {
                "cannot parse config file @: unknown field `tool.git.shell_timeout`");
 }
 
+
+static void test_egress_routes(void) {
+  BoxConfig *cfg = load_ok(HEAD AGENT
+                           "[egress.zz]\n"
+                           "destinations = [\"*.example.com\", \"api.other.com:8443/v1\"]\n"
+                           "secret.ref = \"env://ZZ_TOKEN\"\n"
+                           "[egress.aa]\n"
+                           "destinations = [\"q.example.org\"]\n"
+                           "protocol = \"http\"\n"
+                           "secret = { ref = \"env://AA\", placement = \"query_param\", "
+                           "param = \"api_key\", inject = \"always\", phantom_prefix = \"p-\" }\n"
+                           "[egress.hh]\n"
+                           "destinations = [\"h.example.org\"]\n"
+                           "secret.ref = \"env://HH\"\n"
+                           "secret.header = \"X-Key\"\n");
+  g_assert_cmpuint(cfg->egress->len, ==, 3);
+  BoxEgressRoute *aa = g_ptr_array_index(cfg->egress, 0);
+  BoxEgressRoute *hh = g_ptr_array_index(cfg->egress, 1);
+  BoxEgressRoute *zz = g_ptr_array_index(cfg->egress, 2);
+  g_assert_cmpstr(aa->name, ==, "aa");
+  g_assert_cmpint(aa->placement, ==, BOX_EGRESS_QUERY_PARAM);
+  g_assert_cmpstr(aa->param, ==, "api_key");
+  g_assert_true(aa->inject_always);
+  g_assert_cmpstr(aa->phantom_prefix, ==, "p-");
+  g_assert_cmpstr(aa->env_name, ==, "AA");
+  /* Defaults: Authorization with "Bearer ", else an empty prefix. */
+  g_assert_cmpstr(zz->header, ==, "Authorization");
+  g_assert_cmpstr(zz->prefix, ==, "Bearer ");
+  g_assert_cmpstr(zz->phantom_prefix, ==, "strands_box_");
+  g_assert_false(zz->inject_always);
+  g_assert_cmpstr(zz->destinations[1], ==, "api.other.com:8443/v1");
+  g_assert_null(zz->destinations[2]);
+  g_assert_cmpstr(hh->header, ==, "X-Key");
+  g_assert_cmpstr(hh->prefix, ==, "");
+  box_config_free(cfg);
+  /* A route to a plain destination overlapping another route's. */
+  expect_error(HEAD AGENT "[egress.a]\ndestinations = [\"x.com/v1\"]\nsecret.ref = \"env://A\"\n"
+                          "[egress.b]\ndestinations = [\"x.com:443/v1/y\"]\nsecret.ref = \"env://B\"\n",
+               "invalid `[egress.b]` table: `destinations` entry \"x.com:443/v1/y\" overlaps "
+               "\"x.com/v1\" of `[egress.a]`: a request must meet one secret at most (in @)");
+  expect_error(HEAD AGENT "[egress.a]\ndestinations = [\"x.com\"]\nsecret.ref = \"credsd://p\"\n",
+               "invalid `[egress.a]` table: `secret.ref` \"credsd://p\": credsd:// credentials are "
+               "not supported by this build yet; use `env://NAME` or `aws://PROFILE` (in @)");
+  expect_error(HEAD AGENT "[egress.a]\ndestinations = [\"x.com\"]\nsecret.ref = \"aws://p\"\n",
+               "invalid `[egress.a]` table: `destinations` entry \"x.com\" is not below "
+               "amazonaws.com or api.aws, so no SigV4 service and region can be read from it (in @)");
+  {
+    BoxConfig *aws = load_ok(HEAD AGENT "[egress.a]\ndestinations = [\"*.s3.amazonaws.com\", "
+                                        "\"sts.us-east-1.amazonaws.com:8443\"]\n"
+                                        "secret.ref = \"aws://dev\"\n");
+    BoxEgressRoute *a = g_ptr_array_index(aws->egress, 0);
+    g_assert_true(a->aws);
+    g_assert_cmpstr(a->aws_profile, ==, "dev");
+    g_assert_cmpstr(a->env_name, ==, "AWS_ACCESS_KEY_ID");
+    box_config_free(aws);
+  }
+  expect_error(HEAD AGENT "[egress.a]\ndestinations = [\"x.com\"]\nsecret.ref = \"env://A\"\n"
+                          "secret.header = \"Content-Length\"\n",
+               "invalid `[egress.a]` table: `secret.header` \"Content-Length\" frames or routes the "
+               "request and cannot carry a secret (in @)");
+  expect_error(HEAD AGENT "[egress.a]\ndestinations = [\"x.com\"]\nsecret.ref = \"env://A\"\n"
+                          "secret.placement = \"basic_auth\"\nsecret.prefix = \"x\"\n",
+               "invalid `[egress.a]` table: `secret.prefix` applies only to placement = "
+               "\"header\" (in @)");
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   char *t = g_dir_make_tmp("test_config-XXXXXX", NULL);
@@ -584,6 +654,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/config/env", test_env_rules);
   g_test_add_func("/config/filesystem-spelling", test_fs_spelling);
   g_test_add_func("/config/tool-label", test_tool_label);
+  g_test_add_func("/config/egress", test_egress_routes);
   int rc = g_test_run();
 
   nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);

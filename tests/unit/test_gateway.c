@@ -369,6 +369,103 @@ static void test_idle_tunnel_is_closed(void)
     g_rmdir(dir);
 }
 
+
+/* ---- credential route destinations (spec/runtime.md §2.4) ---- */
+
+static void test_destination_spelling(void)
+{
+  const char *good[] = { "api.example.com", "api.example.com:8443", "*.example.com",
+                         "API.Example.COM.", "api.example.com/v1/", "api.example.com/*.json",
+                         "127.0.0.2:4443", "[::1]:443", "*.example.com:8443/v2", NULL };
+  for (int i = 0; good[i]; i++)
+    g_assert_null(box_gateway_destination_problem(good[i]));
+  const char *bad[] = { "", "*", "*.", "*:443", "a.*.com", "api.example.com:0", "host:99999",
+                        "host:x", "https://api.example.com", "u@host", "host name", "host/a*b",
+                        "host/*", "::1", ":443", NULL };
+  for (int i = 0; bad[i]; i++) {
+    if (!box_gateway_destination_problem(bad[i]))
+      g_error("accepted %s", bad[i]);
+  }
+  g_assert_cmpstr(box_gateway_destination_problem("api.example.com:0"), ==, "port 0 names no port");
+}
+
+static void test_destination_matching(void)
+{
+  /* bare host: 443 and 80 only, any path, case-insensitive host */
+  g_assert_true(box_gateway_destination_matches("API.example.com", "api.example.com", 443, "/x"));
+  g_assert_true(box_gateway_destination_matches("api.example.com", "api.example.com", 80, "/"));
+  g_assert_false(box_gateway_destination_matches("api.example.com", "api.example.com", 8443, "/"));
+  g_assert_false(box_gateway_destination_matches("api.example.com", "xapi.example.com", 443, "/"));
+  /* explicit port */
+  g_assert_true(box_gateway_destination_matches("h:8443", "h", 8443, "/"));
+  g_assert_false(box_gateway_destination_matches("h:8443", "h", 443, "/"));
+  /* wildcard: strictly below, not the apex */
+  g_assert_true(box_gateway_destination_matches("*.example.com", "a.example.com", 443, "/"));
+  g_assert_true(box_gateway_destination_matches("*.example.com", "a.b.example.com", 443, "/"));
+  g_assert_false(box_gateway_destination_matches("*.example.com", "example.com", 443, "/"));
+  g_assert_false(box_gateway_destination_matches("*.example.com", "badexample.com", 443, "/"));
+  /* path prefix: whole segments, case-sensitive */
+  g_assert_true(box_gateway_destination_matches("h/v1", "h", 443, "/v1"));
+  g_assert_true(box_gateway_destination_matches("h/v1/", "h", 443, "/v1/users"));
+  g_assert_false(box_gateway_destination_matches("h/v1", "h", 443, "/v10"));
+  g_assert_false(box_gateway_destination_matches("h/v1", "h", 443, "/V1"));
+  g_assert_false(box_gateway_destination_matches("h/v1", "h", 443, "/"));
+  /* the prefix is canonical too */
+  g_assert_true(box_gateway_destination_matches("h/a/./b/../c", "h", 443, "/a/c/d"));
+  /* path suffix */
+  g_assert_true(box_gateway_destination_matches("h/*.json", "h", 443, "/x/y.json"));
+  g_assert_false(box_gateway_destination_matches("h/*.json", "h", 443, "/x/y.jsonp"));
+}
+
+static void test_destination_overlap(void)
+{
+  g_assert_true(box_gateway_destinations_overlap("api.example.com", "API.example.com:443"));
+  g_assert_false(box_gateway_destinations_overlap("api.example.com", "api.example.com:8443"));
+  g_assert_true(box_gateway_destinations_overlap("*.example.com", "a.example.com/v1"));
+  g_assert_false(box_gateway_destinations_overlap("*.example.com", "example.com"));
+  g_assert_true(box_gateway_destinations_overlap("*.example.com", "*.b.example.com"));
+  g_assert_false(box_gateway_destinations_overlap("*.a.com", "*.b.com"));
+  g_assert_true(box_gateway_destinations_overlap("h/v1", "h/v1/users"));
+  g_assert_false(box_gateway_destinations_overlap("h/v1", "h/v2"));
+  g_assert_false(box_gateway_destinations_overlap("h/v1", "h/v10"));
+  g_assert_true(box_gateway_destinations_overlap("h", "h/v1"));
+  g_assert_true(box_gateway_destinations_overlap("h/*.json", "h/v1"));
+  g_assert_true(box_gateway_destinations_overlap("h/*.json", "h/*s.json"));
+  g_assert_false(box_gateway_destinations_overlap("h/*.json", "h/*.xml"));
+}
+
+
+static void expect_scope(const char *host, const char *service, const char *region)
+{
+  char *s = NULL, *r = NULL;
+  bool ok = box_gateway_aws_scope(host, &s, &r);
+  if (!service) {
+    g_assert_false(ok);
+    return;
+  }
+  g_assert_true(ok);
+  g_assert_cmpstr(s, ==, service);
+  g_assert_cmpstr(r, ==, region);
+  g_free(s);
+  g_free(r);
+}
+
+static void test_aws_scope(void)
+{
+  expect_scope("sts.us-east-1.amazonaws.com", "sts", "us-east-1");
+  expect_scope("sts.amazonaws.com", "sts", "us-east-1");
+  expect_scope("iam.amazonaws.com", "iam", "us-east-1");
+  expect_scope("my-bucket.s3.eu-west-1.amazonaws.com", "s3", "eu-west-1");
+  expect_scope("my-bucket.s3.amazonaws.com", "s3", "us-east-1");
+  expect_scope("s3.dualstack.us-west-2.amazonaws.com", "s3", "us-west-2");
+  expect_scope("s3-external-1.amazonaws.com", "s3", "us-east-1");
+  expect_scope("bedrock-runtime.us-west-2.api.aws", "bedrock-runtime", "us-west-2");
+  expect_scope("us-east-1.amazonaws.com", NULL, NULL);
+  expect_scope("amazonaws.com", NULL, NULL);
+  expect_scope("sts.us-east-1.amazonaws.com.evil.example", NULL, NULL);
+  expect_scope("api.example.com", NULL, NULL);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -379,5 +476,9 @@ int main(int argc, char **argv)
     g_test_add_func("/gateway/ssrf/null-out-param", test_null_out_param);
     g_test_add_func("/gateway/ssrf/ipv4-first-octet", test_whole_ranges);
     g_test_add_func("/gateway/proxy/idle-tunnel-closed", test_idle_tunnel_is_closed);
+    g_test_add_func("/gateway/route/spelling", test_destination_spelling);
+    g_test_add_func("/gateway/route/matching", test_destination_matching);
+    g_test_add_func("/gateway/route/overlap", test_destination_overlap);
+    g_test_add_func("/gateway/route/aws-scope", test_aws_scope);
     return g_test_run();
 }

@@ -197,6 +197,21 @@ static void test_compose_env(void)
   g_assert_cmpstr(env_get(gw, "GIT_SSL_CAINFO"), ==, "/srv/box/trust/cert.pem");
   g_assert_cmpstr(env_get(gw, "NO_PROXY"), ==, "127.0.0.1,localhost");
   box_tools_set_gateway(NULL, NULL, NULL, NULL);
+  /* Egress phantoms come first: the table's own env overrides them, and
+   * nothing the box owns can be claimed by one. */
+  const char *const phantoms[] = { "API_TOKEN=strands_box_00ff", "LANG=phantom-lang", NULL };
+  box_tools_set_phantoms(phantoms);
+  char **ph = box_tools_compose_env(&t, false, "/home/op", NULL, "/work");
+  g_assert_cmpstr(env_get(ph, "API_TOKEN"), ==, "strands_box_00ff");
+  g_assert_cmpstr(env_get(ph, "LANG"), ==, "C.UTF-8");
+  char **ph_agent = box_tools_compose_env(&t, true, "/home/op", NULL, "/work");
+  g_assert_cmpstr(env_get(ph_agent, "API_TOKEN"), ==, "strands_box_00ff");
+  box_tools_set_phantoms(NULL);
+  char **none = box_tools_compose_env(&t, false, "/home/op", NULL, "/work");
+  g_assert_null(env_get(none, "API_TOKEN"));
+  g_strfreev(ph);
+  g_strfreev(ph_agent);
+  g_strfreev(none);
   g_strfreev(tool);
   g_strfreev(agent);
   g_strfreev(gw);
