@@ -150,3 +150,37 @@ json_object *box_ctl_call_fds(int sock, json_object *request, const int *fds, in
   close(pair[0]);
   return reply;
 }
+
+json_object *box_ctl_exec_input(const BoxShellCommand *cmd)
+{
+  json_object *input = json_object_new_object();
+  json_object_object_add(input, "command", json_object_new_string(cmd->command));
+  json_object_object_add(input, "program", json_object_new_string(cmd->program));
+  if (cmd->argc > 1)
+    json_object_object_add(input, "arg1", json_object_new_string(cmd->argv[1]));
+  if (cmd->argc > 2)
+    json_object_object_add(input, "arg2", json_object_new_string(cmd->argv[2]));
+  json_object_object_add(input, "arg_count", json_object_new_int64(cmd->argc > 0 ? cmd->argc - 1 : 0));
+  json_object_object_add(input, "cwd", json_object_new_string(cmd->cwd));
+  return input;
+}
+
+json_object *box_ctl_exec_request(const BoxShellCommand *cmd)
+{
+  json_object *req = json_object_new_object();
+  json_object_object_add(req, "op", json_object_new_string("decide"));
+  json_object_object_add(req, "action", json_object_new_string("shell:exec"));
+  json_object_object_add(req, "input", box_ctl_exec_input(cmd));
+  json_object *args = json_object_new_array();
+  for (int i = 0; i < cmd->argc; i++)
+    json_object_array_add(args, json_object_new_string(cmd->argv[i]));
+  json_object_object_add(req, "args", args);
+  /* which argv words the script spelled literally, for the log's redaction */
+  if (cmd->literal) {
+    json_object *a = json_object_new_array();
+    for (int i = 0; i < cmd->argc; i++)
+      json_object_array_add(a, json_object_new_boolean(cmd->literal[i]));
+    json_object_object_add(req, "literal", a);
+  }
+  return req;
+}

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <json-c/json.h>
 
+#include "shell/shell.h"
+
 #define BOX_CTL_MAX_MSG (2 * 1024 * 1024)
 /* 64: the fast path hands back a batch of descriptors in one reply */
 #define BOX_CTL_MAX_FDS 64
@@ -28,5 +30,12 @@ json_object *box_ctl_call(int sock, json_object *request, const int *fds, int nf
  * BOX_CTL_MAX_FDS in out_fds, their count in *out_n). */
 json_object *box_ctl_call_fds(int sock, json_object *request, const int *fds, int nfds,
                               int *out_fds, int *out_n);
+
+/* The shell:exec request a worker sends for cmd (op "decide", its input,
+ * args and literal flags).  boxd builds the same one when it decides a
+ * command's first shell:exec itself (workers.c), so both sides log and
+ * compare the very same fields. */
+json_object *box_ctl_exec_input(const BoxShellCommand *cmd);
+json_object *box_ctl_exec_request(const BoxShellCommand *cmd);
 
 #endif

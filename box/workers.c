@@ -547,6 +547,16 @@ static void reply_and_close(Command *c, int fd, json_object *reply)
     close(fd);
 }
 
+/* issue 9: a permitted shell:exec whose status is owed. */
+static void note_permitted(Command *c, json_object *input)
+{
+  if (!c->exec_permitted)
+    c->exec_permitted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  char *key = g_strdup(json_object_to_json_string_ext(input, JSON_C_TO_STRING_PLAIN));
+  gpointer n = g_hash_table_lookup(c->exec_permitted, key);
+  g_hash_table_replace(c->exec_permitted, key, GINT_TO_POINTER(GPOINTER_TO_INT(n) + 1));
+}
+
 static void handle_decide(Command *c, json_object *msg, int reply_fd)
 {
   json_object *action_obj;
@@ -587,13 +597,37 @@ static void handle_decide(Command *c, json_object *msg, int reply_fd)
   reply_and_close(c, reply_fd, reply);
   /* issue 9: its status will follow.  Noted after the reply, off the
    * worker's wait: that status comes through this thread, after this. */
-  if (!dry_run && permit) {
-    if (!c->exec_permitted)
-      c->exec_permitted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    char *key = g_strdup(json_object_to_json_string_ext(input, JSON_C_TO_STRING_PLAIN));
-    gpointer n = g_hash_table_lookup(c->exec_permitted, key);
-    g_hash_table_replace(c->exec_permitted, key, GINT_TO_POINTER(GPOINTER_TO_INT(n) + 1));
-  }
+  if (!dry_run && permit)
+    note_permitted(c, input);
+}
+
+/* issue 4: the command's first shell:exec, decided here from its text
+ * (box_shell_first_exec) when the text shows it, the way handle_decide
+ * decides the worker's request for it: the same record in the log and the
+ * same events in history, in the same order, one worker round trip fewer.
+ * The verdict goes to the worker with "run"; the worker takes it only for
+ * the very request it would have sent (worker.c, answer_decided). */
+static json_object *decide_first(Command *c, const char *source)
+{
+  BoxShellCommand first;
+  if (!box_shell_first_exec(source, c->d->workspace, &first))
+    return NULL;
+  json_object *req = box_ctl_exec_request(&first);
+  json_object *input = exec_input(req);
+  BoxDecision *decision =
+      boxd_decide_args(c->d, "shell:exec", input, (const char *const *)first.argv, first.literal);
+  bool permit = decision->verdict == BOX_VERDICT_PERMIT;
+  json_object *out = json_object_new_object();
+  json_object_object_add(out, "request",
+                         json_object_new_string(json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN)));
+  json_object_object_add(out, "permit", json_object_new_boolean(permit));
+  json_object_object_add(out, "message", json_object_new_string(decision->message));
+  box_decision_free(decision);
+  if (permit)
+    note_permitted(c, input);
+  json_object_put(req);
+  box_shell_first_exec_free(&first);
+  return out;
 }
 
 /* issue 9: the worker reports a permitted shell:exec's exit status; boxd
@@ -961,6 +995,9 @@ static Command *run_on_worker(Boxd *d, Worker *w, const char *source, int fds[3]
   json_object *run = json_object_new_object();
   json_object_object_add(run, "op", json_object_new_string("run"));
   json_object_object_add(run, "source", json_object_new_string(source));
+  json_object *decided = decide_first(c, source);
+  if (decided)
+    json_object_object_add(run, "decided", decided);
   /* Only a worker asked for before the gateway started lacks it. */
   json_object *gateway_env = w->has_env ? NULL : boxd_gateway_worker_env(d);
   if (gateway_env)

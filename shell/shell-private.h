@@ -252,6 +252,9 @@ typedef struct {
 } BoxCommandDef;
 
 const BoxCommandDef *box_command_lookup(const char *name);
+
+/* The longest text a run takes (shell.c): a longer one is refused. */
+#define BOX_MAX_INPUT (256 * 1024)
 /* bash's special builtins (POSIX): found before functions. */
 bool box_is_special_builtin(const char *name);
 /* Builtins that are part of the shell language (type says "shell builtin"). */

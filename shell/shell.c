@@ -147,8 +147,6 @@ static void shell_done(Shell *sh) {
   box_current_shell = NULL;
 }
 
-#define BOX_MAX_INPUT (256 * 1024)
-
 /* Runs source on sh (from shell_init) and ends it. */
 static int run_on(Shell *sh, const char *source, const BoxShellLimits *limits) {
   unsigned tmo = limits && limits->timeout_ms ? limits->timeout_ms : 30000;

@@ -144,6 +144,16 @@ int box_shell_run_new(BoxShellNew *sh, const char *source, const BoxShellLimits 
  * syntax error. */
 int box_shell_check(const char *source);
 
+/* The shell:exec a fresh Shell asks its host for before it does anything
+ * else when it runs source, if that is known from the text alone: source
+ * is one simple command of plain words (no quoting, expansion, assignment
+ * or redirection) naming a command the Shell implements, run in cwd.
+ * Then fills *cmd as decide_exec would get it (envp NULL) and returns
+ * true; free it with box_shell_first_exec_free.  Thread-safe: it parses on
+ * a state of its own and prints nothing. */
+bool box_shell_first_exec(const char *source, const char *cwd, BoxShellCommand *cmd);
+void box_shell_first_exec_free(BoxShellCommand *cmd);
+
 /* Whether the Shell implements name itself (builtin or command). */
 bool box_shell_implements(const char *name);
 

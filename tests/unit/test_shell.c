@@ -601,6 +601,54 @@ static void test_conformance(void) {
   g_string_free(fails, TRUE);
 }
 
+
+/* issue 4: boxd decides a command's first shell:exec from its text alone
+ * when box_shell_first_exec says it can.  Each prediction is checked
+ * against what the interpreter really asks first (and before anything
+ * else), and the texts it must not predict are left to the run. */
+static void test_first_exec(void) {
+  static const char *const taken[] = {
+    "true", "false", "echo hi there", "exit 3", "  true  ", "true\n", "# a comment\ntrue",
+    "cd /", "[ a = a ]", "echo a,b x}", "printf %s", "pwd", NULL,
+  };
+  for (int i = 0; taken[i]; i++) {
+    BoxShellCommand cmd;
+    g_assert_true(box_shell_first_exec(taken[i], tmpdir, &cmd));
+    g_assert_cmpstr(cmd.program, ==, cmd.argv[0]);
+    g_assert_cmpstr(cmd.cwd, ==, tmpdir);
+    g_assert_null(cmd.envp);
+    Fake f = { 0 };
+    Result r = run_fake(taken[i], &f);
+    char *want = g_strdup_printf("exec %s\n", cmd.command);
+    g_assert_true(g_str_has_prefix(r.log, want));
+    g_free(want);
+    result_free(&r);
+    Fake fl = { .show_literal = true };
+    r = run_fake(taken[i], &fl);
+    GString *lits = g_string_new("exec ");
+    for (int k = 0; k < cmd.argc; k++) {
+      g_assert_true(cmd.literal[k]);
+      g_string_append_c(lits, 'L');
+    }
+    g_string_append_c(lits, '\n');
+    g_assert_true(g_str_has_prefix(r.log, lits->str));
+    g_string_free(lits, TRUE);
+    result_free(&r);
+    box_shell_first_exec_free(&cmd);
+  }
+  static const char *const left[] = {
+    "", "echo $HOME", "echo 'hi'", "echo \"hi\"", "echo hi > out", "cat < /dev/null", "A=1 true",
+    "true; false", "true\nfalse", "true && false", "true | cat", "true &", "f() { :; }; f", "ls *",
+    "echo ~", "echo {a,b}", "echo $(true)", "(true)", "{ true; }", "! true", "if", "notacommand x",
+    "./run.sh", "[[ a ]]", "echo hi\\", NULL,
+  };
+  for (int i = 0; left[i]; i++) {
+    BoxShellCommand cmd;
+    if (box_shell_first_exec(left[i], tmpdir, &cmd))
+      g_error("predicted a first decision for %s", left[i]);
+  }
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   signal(SIGPIPE, SIG_IGN);
@@ -613,6 +661,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/shell/lists", test_lists);
   g_test_add_func("/shell/pipelines", test_pipelines);
   g_test_add_func("/shell/redirections", test_redirections);
+  g_test_add_func("/shell/first-exec", test_first_exec);
   g_test_add_func("/shell/syntax-errors", test_syntax_errors);
   g_test_add_func("/shell/host-call-order", test_host_call_order);
   g_test_add_func("/shell/not-found-and-spawn", test_not_found_and_spawn_results);

@@ -1,0 +1,72 @@
+/* first.c — what a fresh Shell will ask its host first, known from the
+ * text alone, so boxd can decide it before the worker runs (issue 4). */
+#include <string.h>
+
+#include "shell/shell-private.h"
+
+/* The run (run_simple_inner) asks shell:exec before anything else it does
+ * when the text is one simple command whose every word is plain (it
+ * expands to itself: no quote, no expansion of any kind) with no
+ * assignment or redirection, and its first word names a command the
+ * Shell implements: a fresh Shell has no function, alias or option that
+ * could come first.  Anything else is left to the worker. */
+bool box_shell_first_exec(const char *source, const char *cwd, BoxShellCommand *cmd)
+{
+  memset(cmd, 0, sizeof *cmd);
+  if (!source || strlen(source) > BOX_MAX_INPUT || !cwd)
+    return false;
+  /* A state of its own, never the process's current Shell: boxd parses
+   * on many threads.  check_only: no $(…) cache; a syntax error's
+   * message goes nowhere (fd 2 closed), the worker prints it. */
+  Shell sh;
+  memset(&sh, 0, sizeof sh);
+  sh.arena = g_ptr_array_new_with_free_func(g_free);
+  sh.check_only = true;
+  for (int i = 0; i < BOX_NFD; i++) sh.fd[i] = -1;
+  Parser *p = box_parser_new(&sh, source, NULL);
+  Node *only = NULL;
+  bool ok = true;
+  for (;;) {
+    Node *n = NULL;
+    ParseResult r = box_parse_next(p, &n);
+    if (r == PARSE_EOF) break;
+    if (r == PARSE_ERROR || (n && only)) {
+      ok = false;
+      break;
+    }
+    if (n) only = n;
+  }
+  box_parser_free(p);
+  ok = ok && only && only->kind == N_SIMPLE && only->nredirs == 0 &&
+       only->u.simple.nassigns == 0 && only->u.simple.nwords > 0;
+  for (size_t i = 0; ok && i < only->u.simple.nwords; i++)
+    ok = (only->u.simple.words[i]->flags & W_PLAIN) != 0;
+  ok = ok && box_command_lookup(only->u.simple.words[0]->text) != NULL;
+  if (ok) {
+    size_t nw = only->u.simple.nwords;
+    char **argv = g_new0(char *, nw + 1);
+    bool *literal = g_new(bool, nw);
+    for (size_t i = 0; i < nw; i++) {
+      argv[i] = g_strdup(only->u.simple.words[i]->text);
+      literal[i] = true;
+    }
+    cmd->argv = argv;
+    cmd->argc = (int)nw;
+    cmd->literal = literal;
+    /* as decide() rebuilds it: the words joined by single spaces */
+    cmd->command = g_strjoinv(" ", argv);
+    cmd->program = argv[0];
+    cmd->cwd = g_strdup(cwd);
+  }
+  g_ptr_array_free(sh.arena, TRUE);
+  return ok;
+}
+
+void box_shell_first_exec_free(BoxShellCommand *cmd)
+{
+  g_strfreev((char **)cmd->argv);
+  g_free((char *)cmd->command);
+  g_free((char *)cmd->cwd);
+  g_free((bool *)cmd->literal);
+  memset(cmd, 0, sizeof *cmd);
+}
