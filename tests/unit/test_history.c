@@ -386,6 +386,24 @@ static BoxPolicy *load_with_history(const char *text, const char *dir) {
   return p;
 }
 
+/* load_with_history, with what it prints on stderr in *errtext */
+static BoxPolicy *load_with_history_stderr(const char *text, const char *dir, char **errtext) {
+  char *errpath = g_build_filename(dir, "stderr", NULL);
+  fflush(stderr);
+  int saved = dup(2);
+  FILE *ef = fopen(errpath, "w");
+  dup2(fileno(ef), 2);
+  BoxPolicy *p = load_with_history(text, dir);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  fclose(ef);
+  g_assert_true(g_file_get_contents(errpath, errtext, NULL, NULL));
+  g_unlink(errpath);
+  g_free(errpath);
+  return p;
+}
+
 static void test_restart(void) {
   char *dir = tmpdir();
   BoxPolicy *p = load_with_history(push_budget, dir);
@@ -513,27 +531,15 @@ static void test_torn_tail(void) {
   fputs("1234abcd {\"s\":99,\"t\":5,\"a\":\"shell:sp", f); /* a record cut by a crash */
   fclose(f);
   /* reopen with stderr captured: the warning, and the 3 pushes before the tear survive */
-  char *errpath = g_build_filename(dir, "stderr", NULL);
-  fflush(stderr);
-  int saved = dup(2);
-  FILE *ef = fopen(errpath, "w");
-  dup2(fileno(ef), 2);
-  p = load_with_history(push_budget, dir);
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  fclose(ef);
+  char *errtext = NULL;
+  p = load_with_history_stderr(push_budget, dir, &errtext);
   at(10);
   g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));
   box_policy_free(p);
-  char *errtext = NULL;
-  g_assert_true(g_file_get_contents(errpath, &errtext, NULL, NULL));
   if (!g_pattern_match_simple("*torn record*cut it, keeping the 4 records before it*", errtext))
     g_printerr("stderr was: %s\n", errtext);
   g_assert_true(g_pattern_match_simple("*torn record*cut it, keeping the 4 records before it*", errtext));
   g_free(errtext);
-  g_unlink(errpath);
-  g_free(errpath);
   /* the file no longer ends in the torn record */
   char *text = NULL;
   g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
@@ -587,22 +593,10 @@ static void test_compaction(void) {
   FILE *f = fopen(path, "a");
   fputs("1234abcd {\"s\":99999,\"t\":5,\"a\":\"shell:sp", f); /* a record cut by a crash */
   fclose(f);
-  fflush(stderr);
-  int saved = dup(2);
-  char *errpath = g_build_filename(dir, "stderr", NULL);
-  FILE *ef = fopen(errpath, "w");
-  dup2(fileno(ef), 2);
-  p = load_with_history(push_budget, dir);
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  fclose(ef);
   char *errtext = NULL;
-  g_assert_true(g_file_get_contents(errpath, &errtext, NULL, NULL));
+  p = load_with_history_stderr(push_budget, dir, &errtext);
   g_assert_true(g_pattern_match_simple("*torn record*cut it*", errtext));
   g_free(errtext);
-  g_unlink(errpath);
-  g_free(errpath);
   /* the three pushes of the last hour survived the compaction */
   at(2 * 86400 + 10);
   g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));
