@@ -251,6 +251,19 @@ static char *read_line(Stream *s, size_t limit)
   }
 }
 
+/* The trailer lines after a chunked body's last chunk, up to the blank
+ * one: read and dropped.  0, or -1 when the stream ends first. */
+static int skip_trailers(Stream *s, size_t max_line)
+{
+  for (;;) {
+    g_autofree char *t = read_line(s, max_line);
+    if (!t)
+      return -1;
+    if (!*t)
+      return 0;
+  }
+}
+
 /* ---- message heads ---- */
 
 typedef struct {
@@ -674,13 +687,7 @@ static int read_body(Conn *c, const Head *req, GByteArray *body)
       if (e == line || errno || (*e && *e != ';' && *e != ' ' && *e != '\t'))
         return 400;
       if (size == 0) {
-        for (;;) { /* trailers: dropped */
-          g_autofree char *t = read_line(&c->client, c->gw->cfg.max_header_bytes);
-          if (!t)
-            return -1;
-          if (!*t)
-            return 0;
-        }
+        return skip_trailers(&c->client, c->gw->cfg.max_header_bytes);
       }
       if (size > limit || body->len + size > limit)
         return 413;
@@ -1395,13 +1402,7 @@ static int collect_body(Stream *from, Framing framing, long long rlen, GByteArra
       if (e == line || errno)
         return -1;
       if (size == 0) {
-        for (;;) { /* trailers: dropped */
-          g_autofree char *t = read_line(from, max_line);
-          if (!t)
-            return -1;
-          if (!*t)
-            return 0;
-        }
+        return skip_trailers(from, max_line);
       }
       if (size > limit || out->len + size > limit)
         return 1;
