@@ -11,6 +11,7 @@ import signal
 import subprocess
 import textwrap
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -179,6 +180,15 @@ class Box:
                             v = a["value"]
                             attrs[a["key"]] = next(iter(v.values())) if v else None
                         out.append(attrs)
+        return out
+
+    def history(self):
+        """The policy history's records (private/history.jsonl) whose checksums hold."""
+        path = self.box_dir / "private" / "history.jsonl"
+        out = []
+        for line in path.read_bytes().split(b"\n"):
+            if len(line) > 9 and line[8:9] == b" " and int(line[:8], 16) == zlib.crc32(line[9:]):
+                out.append(json.loads(line[9:]))
         return out
 
     def decision_summary(self):

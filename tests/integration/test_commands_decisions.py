@@ -270,16 +270,6 @@ def test_decisions_by_operation(box):
         assert r.returncode != 0 and "secret" not in r.stdout
 
 
-def history(box):
-    import json
-    import zlib
-    out = []
-    for line in (box.box_dir / "private" / "history.jsonl").read_bytes().split(b"\n"):
-        if len(line) > 9 and line[8:9] == b" " and int(line[:8], 16) == zlib.crc32(line[9:]):
-            out.append(json.loads(line[9:]))
-    return out
-
-
 def test_fast_path_decisions(box):
     """The fast path (boxd opens regular files and passes the descriptors):
     the same decisions, the outcome descriptor_issued, and everything it
@@ -305,7 +295,7 @@ def test_fast_path_decisions(box):
     reads = sorted(p for v, op, p in d if op == "read_content")
     assert reads == [f"d/f{i:02}" for i in range(40)], d
     # each permitted read raised its ::response with the descriptor handed out
-    resp = [h for h in history(box) if h.get("a") == "fs:read" and h.get("k") == 1
+    resp = [h for h in box.history() if h.get("a") == "fs:read" and h.get("k") == 1
             and h["i"].get("path", "").startswith("~/src/project/d/f")]
     assert len(resp) == 40 and {h["o"]["result"] for h in resp} == {"descriptor_issued"}, resp[:3]
 
@@ -410,7 +400,7 @@ def test_grep_q_early_stop_decides_few_unread(box):
     r, d = run_ops(box, "grep -rc hello q")
     reads = [p for v, op, p in d if op == "read_content"]
     assert r.returncode == 0 and sorted(reads) == sorted(set(reads)) and len(reads) == 60, d
-    issued = [h for h in history(box) if h.get("a") == "fs:read" and h.get("k") == 1
+    issued = [h for h in box.history() if h.get("a") == "fs:read" and h.get("k") == 1
               and h["i"].get("path", "").startswith("~/src/project/q/")]
     assert len(issued) == len(first) + 60 and {h["o"]["result"] for h in issued} == {"descriptor_issued"}, len(issued)
 
@@ -435,7 +425,7 @@ def test_fast_path_batches_keep_order(box):
         for i in range(count):
             (ws / "d" / sub / f"f{i:03}").write_text(f"hello {i}\n")
             files.append(f"d/{sub}/f{i:03}")
-    n_hist = len(history(box))
+    n_hist = len(box.history())
     r, d = run_ops(box, "grep -r hello d")
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert r.stderr.startswith("grep: d/b/f027: policy denied") and "[policy: not-f027]" in r.stderr, r.stderr
@@ -451,7 +441,7 @@ def test_fast_path_batches_keep_order(box):
         at = seq.index(f"d/{sub}")
         mine = [k for k, p in enumerate(seq) if p.startswith(f"d/{sub}/")]
         assert mine == list(range(at + 1, at + 1 + len(mine))), (sub, at, mine[:3])
-    recs = [h for h in history(box)[n_hist:] if h.get("a") == "fs:read" and h["i"].get("operation") == "read_content"]
+    recs = [h for h in box.history()[n_hist:] if h.get("a") == "fs:read" and h["i"].get("operation") == "read_content"]
     order = []
     for k, h in enumerate(recs):
         p = h["i"]["path"].split("/project/")[1]
@@ -487,7 +477,7 @@ def test_fast_path_listing(box):
     os_names = set(os.listdir(big)) | {os.fsdecode(b"bad\xffname")}
     with open(os.path.join(os.fsencode(big), b"bad\xffname"), "w"):
         pass
-    n0 = len(history(box))
+    n0 = len(box.history())
     import subprocess
     r = subprocess.run([str(box.box_dir / "bin" / "bash"), "-c", "find big -mindepth 1 -print0"],
                        capture_output=True, cwd=str(ws), env=box.env(), timeout=60)
@@ -496,7 +486,7 @@ def test_fast_path_listing(box):
     r, d = run_ops(box, "ls big | wc -l")
     assert r.stdout.split() == [str(len(os_names) + 1)], r.stdout   # the newline name is two lines
     assert d == [("permit", "read_metadata", "big"), ("permit", "enumerate", "big")], d
-    recs = [h for h in history(box)[n0:] if h.get("a") == "fs:read" and h["i"].get("operation") == "enumerate"]
+    recs = [h for h in box.history()[n0:] if h.get("a") == "fs:read" and h["i"].get("operation") == "enumerate"]
     last = recs[-2:]
     assert [h["k"] for h in last] == [0, 1] and last[1]["o"] == {"result": "descriptor_issued"}
     assert last[1]["q"] == last[0]["s"]

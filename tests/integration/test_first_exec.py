@@ -6,8 +6,6 @@ the same output, status and message, the same decision record and the
 same history events in the same order.  Each case is run once in the form
 boxd decides (`true`) and once in a form only the worker can (`'true'`:
 quoted, so it is not plain, yet it asks for the same decision)."""
-import json
-import zlib
 
 DENY_FALSE = """\
     @id("no-false")
@@ -28,14 +26,6 @@ PAIRS = [
 VOLATILE_ATTRS = ("time", "trace", "span", "_id", "duration")
 
 
-def history(box):
-    out = []
-    for line in (box.box_dir / "private" / "history.jsonl").read_bytes().split(b"\n"):
-        if len(line) > 9 and line[8:9] == b" " and int(line[:8], 16) == zlib.crc32(line[9:]):
-            out.append(json.loads(line[9:]))
-    return out
-
-
 def stable_decision(d):
     return {k: v for k, v in d.items() if not any(x in k for x in VOLATILE_ATTRS)}
 
@@ -53,11 +43,11 @@ def stable_event(e, base):
 
 
 def run_and_capture(box, source):
-    nd, nh = len(box.decisions()), len(history(box))
+    nd, nh = len(box.decisions()), len(box.history())
     r = box.bash(source)
     box.bash(":")  # a later command: this one's bookkeeping has ended by then
     dec = box.decisions()[nd:]
-    hist = history(box)[nh:]
+    hist = box.history()[nh:]
     # the trailing `:` leaves its own decision and events: drop them
     assert dec[-1]["strands.box.policy.resource"] == ":"
     dec = dec[:-1]
@@ -101,7 +91,7 @@ def test_status_of_a_boxd_decided_command_reaches_history_first(box):
     assert box.bash("exit 3").returncode == 3
     r = box.bash("echo ok")
     assert r.returncode == 126 and "[policy: after-3]" in r.stderr
-    statuses = [(e["i"]["command"], e["o"]["status"]) for e in history(box)
+    statuses = [(e["i"]["command"], e["o"]["status"]) for e in box.history()
                 if e.get("a") == "shell:exec" and e.get("k") == 1 and e["i"]["program"] == "exit"]
     assert statuses == [("exit 2", 2), ("exit 3", 3)]
 

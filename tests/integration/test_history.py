@@ -8,7 +8,6 @@ import signal
 import subprocess
 import textwrap
 import time
-import zlib
 
 from conftest import git, host_mounts
 
@@ -48,19 +47,6 @@ def restart(box):
     box.start()
 
 
-def history_records(box):
-    """The history file's records whose checksums hold."""
-    path = box.box_dir / "private" / "history.jsonl"
-    out = []
-    for line in path.read_bytes().split(b"\n"):
-        if len(line) < 10 or line[8:9] != b" ":
-            continue
-        if int(line[:8], 16) != zlib.crc32(line[9:]):
-            continue
-        out.append(json.loads(line[9:]))
-    return out
-
-
 def test_push_budget_across_restart(box):
     remote = box.root / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
@@ -86,7 +72,7 @@ def test_push_budget_across_restart(box):
     r = box.bash("git push -q origin HEAD:main")
     assert r.returncode == 126, r.stderr
     assert "push-budget" in r.stderr
-    recs = history_records(box)
+    recs = box.history()
     pushes = [r for r in recs if r.get("a") == "shell:spawn" and r.get("k") == 0
               and r["i"].get("arg1") == "push"]
     assert len(pushes) == 5
@@ -164,7 +150,7 @@ def test_sigkill_keeps_every_answered_decision(box):
         sock.unlink()
     box.start()  # restart: recovery cuts any torn tail
     assert box.bash("echo after").returncode == 0
-    recs = history_records(box)
+    recs = box.history()
     recorded = {r["i"]["arg1"] for r in recs if r.get("a") == "shell:exec" and r.get("k") == 0
                 and r["i"].get("program") == "echo"}
     missing = logged - recorded

@@ -2,24 +2,14 @@
 real boxes: the Shell reports each command it implements with its exit
 status (also from forked stages and background jobs), and the egress
 gateway each exchange with its upstream status and delivered bytes."""
-import json
-import zlib
 
 import pytest
 
 from gwutil import SERVER_ADDR, CountingServer, gateway_config
 
 
-def history(box):
-    out = []
-    for line in (box.box_dir / "private" / "history.jsonl").read_bytes().split(b"\n"):
-        if len(line) > 9 and line[8:9] == b" " and int(line[:8], 16) == zlib.crc32(line[9:]):
-            out.append(json.loads(line[9:]))
-    return out
-
-
 def responses(box, action):
-    return [r for r in history(box) if r.get("a") == action and r.get("k") == 1]
+    return [r for r in box.history() if r.get("a") == action and r.get("k") == 1]
 
 
 TESTED = """\
@@ -45,7 +35,7 @@ def test_shell_exec_status(box):
     tests = [(x["i"]["command"], x["o"]["status"]) for x in recs if x["i"]["program"] == "test"]
     assert tests == [("test -f nothere", 1), ("test -f src/main.rs", 0)]
     # every response names the request it answers (requestId), which was permitted before it
-    reqs = {x["s"]: x for x in history(box) if x.get("k") == 0}
+    reqs = {x["s"]: x for x in box.history() if x.get("k") == 0}
     for x in recs:
         q = x.get("q")
         assert q is not None and q < x["s"] and reqs[q]["i"] == x["i"], x
@@ -142,7 +132,7 @@ def test_unreported_status_is_minus_one(box):
                          stderr=subprocess.PIPE, env=box.env(), cwd=str(box.workspace))
     deadline = time.time() + 10
     while time.time() < deadline and not any(
-            r.get("k") == 0 and r["i"].get("program") == "sleep" for r in history(box)):
+            r.get("k") == 0 and r["i"].get("program") == "sleep" for r in box.history()):
         time.sleep(0.02)
     p.send_signal(signal.SIGINT)
     assert p.wait(timeout=10) == 125
