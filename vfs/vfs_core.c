@@ -260,69 +260,37 @@ char *vfs_child_path(const char *dir, const char *name) {
   return g_strconcat(dir, "/", name, NULL);
 }
 
-/* lock held: as vfs_node_path, written right to left into buf; false when
- * it does not fit (the general walk below then builds it). */
-static bool node_path_buf(Node *n, char *buf, size_t size, const char **out, bool *known) {
-  size_t pos = size - 1;
-  buf[pos] = '\0';
-  Node *p = n;
-  int depth = 0;
-  bool ok = false;
-  while (p && depth < VFS_MAX_DEPTH) {
-    if (p->kind == NODE_PASSDIR || p->special == SPECIAL_CMDROOT) {
-      ok = true;
-      break;
-    }
-    if (p->kind == NODE_ROOT || p->kind == NODE_RAMDIR) break;
-    size_t len = strlen(p->name);
-    if (len + 1 > pos) return false;
-    pos -= len;
-    memcpy(buf + pos, p->name, len);
-    buf[--pos] = '/';
-    p = p->parent;
-    depth++;
-  }
-  if (!ok && n->kind == NODE_RAM && !p) ok = true; /* orphan: best effort */
-  *known = ok;
-  if (ok && pos == size - 1) buf[--pos] = '/';
-  *out = buf + pos;
-  return true;
-}
-
+/* The walk measures the path first and then writes it right to left into
+ * one allocation of its size: this runs for every decided operation. */
 char *vfs_node_path(BoxVfs *v, Node *n) {
   (void)v;
-  /* one allocation: this runs for every decided operation */
-  char buf[1024];
-  const char *fast = NULL;
-  bool known = false;
-  if (node_path_buf(n, buf, sizeof buf, &fast, &known)) return known ? g_strdup(fast) : NULL;
-  GPtrArray *parts = g_ptr_array_new();
   Node *p = n;
   int depth = 0;
   bool ok = false;
+  size_t total = 0;
   while (p && depth < VFS_MAX_DEPTH) {
     if (p->kind == NODE_PASSDIR || p->special == SPECIAL_CMDROOT) {
       ok = true;
       break;
     }
     if (p->kind == NODE_ROOT || p->kind == NODE_RAMDIR) break;
-    g_ptr_array_add(parts, p->name);
+    total += strlen(p->name) + 1;
     p = p->parent;
     depth++;
   }
   if (!ok && n->kind == NODE_RAM && !p) ok = true; /* orphan: best effort */
-  if (!ok) {
-    g_ptr_array_unref(parts);
-    return NULL;
+  if (!ok) return NULL;
+  if (total == 0) return g_strdup("/");
+  char *out = g_malloc(total + 1);
+  size_t pos = total;
+  out[pos] = '\0';
+  for (Node *q = n; q != p; q = q->parent) {
+    size_t len = strlen(q->name);
+    pos -= len;
+    memcpy(out + pos, q->name, len);
+    out[--pos] = '/';
   }
-  GString *s = g_string_new(NULL);
-  for (guint i = parts->len; i > 0; i--) {
-    g_string_append_c(s, '/');
-    g_string_append(s, g_ptr_array_index(parts, i - 1));
-  }
-  if (s->len == 0) g_string_append_c(s, '/');
-  g_ptr_array_unref(parts);
-  return g_string_free(s, FALSE);
+  return out;
 }
 
 static bool path_within(const char *path, const char *base) {
