@@ -655,12 +655,33 @@ static void set_env(json_object *msg)
   }
 }
 
-/* One command: root in the mount, report ready, run, report the status. */
+/* Joins the mount namespace an earlier worker of the same RAM area built
+ * (its root is that area, the roots and devices bound in it). */
+static bool join_root(int ns, const char *workspace)
+{
+  bool ok = setns(ns, CLONE_NEWNS) == 0;
+  close(ns);
+  if (ok && chdir(workspace) != 0)
+    die(workspace);
+  return ok;
+}
+
+/* One command: root in the mount, report ready, run, report the status.
+ * ns >= 0: the area's mount namespace, to join instead of rooting. */
 static int worker_main(int ctl, const char *root, char **binds, const char *workspace,
-                       const char *home)
+                       const char *home, int ns)
 {
   ctl_fd = ctl;
-  enter_root(root, binds, workspace);
+  /* A worker that roots itself hands boxd its namespace with "ready". */
+  int built = -1;
+  if (ns < 0 || !join_root(ns, workspace)) {
+    /* Forked into the zygote's namespace to join another: never root
+     * there. */
+    if (ns >= 0 && unshare(CLONE_NEWNS) != 0)
+      die("unshare the mount namespace");
+    built = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+    enter_root(root, binds, workspace);
+  }
   drop_privileges();
   warm_up(home, workspace);
   /* The egress routes' phantoms ("NAME=value" lines, from boxd through
@@ -687,9 +708,11 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   pthread_atfork(flush_status, NULL, NULL);
   json_object *ready = json_object_new_object();
   json_object_object_add(ready, "op", json_object_new_string("ready"));
-  if (!box_ctl_send(ctl_fd, ready, NULL, 0))
+  if (!box_ctl_send(ctl_fd, ready, &built, built >= 0 ? 1 : 0))
     die("report ready");
   json_object_put(ready);
+  if (built >= 0)
+    close(built);
   int fds[BOX_CTL_MAX_FDS];
   int nfds = 0;
   json_object *run = box_ctl_recv(ctl_fd, fds, &nfds);
@@ -820,15 +843,18 @@ static int zygote_main(int ctl)
      * after inherits it. */
     set_env(req);
     const char *op = json_str(req, "op");
-    if (!op || strcmp(op, "fork") != 0 || nfds != 1 || !json_str(req, "root") ||
+    if (!op || strcmp(op, "fork") != 0 || nfds < 1 || nfds > 2 || !json_str(req, "root") ||
         !json_str(req, "workspace") || !json_str(req, "home")) {
       for (int i = 0; i < nfds; i++)
         close(fds[i]);
       json_object_put(req);
       continue;
     }
-    pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWNS | CLONE_NEWPID | SIGCHLD, NULL, NULL, NULL,
-                               NULL);
+    /* With the area's namespace (fds[1]) the worker joins it; without,
+     * it builds one of its own. */
+    int ns = nfds == 2 ? fds[1] : -1;
+    pid_t pid = (pid_t)syscall(SYS_clone, (ns >= 0 ? 0 : CLONE_NEWNS) | CLONE_NEWPID | SIGCHLD,
+                               NULL, NULL, NULL, NULL);
     if (pid == 0) {
       close(ctl);
       close(sfd);
@@ -840,9 +866,11 @@ static int zygote_main(int ctl)
       if (!wait_for_go(fds[0]))
         _exit(125);
       _exit(worker_main(fds[0], json_str(req, "root"), binds, json_str(req, "workspace"),
-                        json_str(req, "home")));
+                        json_str(req, "home"), ns));
     }
     close(fds[0]);
+    if (ns >= 0)
+      close(ns);
     json_object *reply = json_object_new_object();
     json_object_object_add(reply, "op", json_object_new_string("forked"));
     json_object_object_add(reply, "pid", json_object_new_int(pid > 0 ? pid : -1));
@@ -903,5 +931,5 @@ int main(int argc, char **argv)
     return 2;
   }
   box_shell_preload(); /* before enter_root hides the host's libraries */
-  return worker_main(ctl, root, binds, workspace, home);
+  return worker_main(ctl, root, binds, workspace, home, -1);
 }

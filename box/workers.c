@@ -35,6 +35,7 @@ typedef struct {
   int ctl;
   gint64 asked; /* when its fork was requested */
   bool has_env; /* it inherits the gateway's environment from the zygote */
+  int area;     /* the RAM area it roots in (box_vfs_command_area) */
 } Worker;
 
 typedef struct {
@@ -182,6 +183,12 @@ static int failures;                  /* consecutive workers that failed to star
  * environment, and every worker it forks from then on inherits it, so no
  * later request carries (and no process parses) its few KiB (pool_lock). */
 static bool zygote_has_env;
+/* The mount namespace a worker built around each RAM area (area id ->
+ * descriptor; pool_lock).  An area keeps its layout from one command to
+ * the next, so the workers forked after it only join that namespace:
+ * no binds, no pivot, no detach of the old root, and no namespace torn
+ * down when they exit (each of those two costs an RCU grace period). */
+static GHashTable *area_ns;
 
 typedef struct {
   Boxd *d;
@@ -376,12 +383,16 @@ static bool worker_request(Boxd *d)
   w->pid = -1;
   w->ctl = pair[0];
   w->asked = g_get_monotonic_time();
+  w->area = box_vfs_command_area(d->vfs, command);
+  int fds[2] = { pair[1], -1 };
+  if (area_ns)
+    fds[1] = GPOINTER_TO_INT(g_hash_table_lookup(area_ns, GINT_TO_POINTER(w->area))) - 1;
   /* Queued before it is asked for: the answer may come at once. */
   g_queue_push_tail(&forking, w);
   preparing++;
   bool carries_env;
   json_object *req = fork_request(d, command, &carries_env);
-  bool sent = box_ctl_send(zygote_ctl, req, &pair[1], 1);
+  bool sent = box_ctl_send(zygote_ctl, req, fds, fds[1] >= 0 ? 2 : 1);
   if (sent && carries_env)
     zygote_has_env = true;
   w->has_env = zygote_has_env;
@@ -461,6 +472,9 @@ bool boxd_workers_start(Boxd *d, GError **error)
   (void)error;
   ready_queue = g_async_queue_new();
   pool_stop = false;
+  g_mutex_lock(&pool_lock);
+  area_ns = g_hash_table_new(g_direct_hash, g_direct_equal);
+  g_mutex_unlock(&pool_lock);
   /* The pool thread lives as long as boxd serves: workers it starts die
    * with it (PR_SET_PDEATHSIG follows the creating thread). */
   pool_thread = g_thread_new("box-pool", pool_main, d);
@@ -479,6 +493,16 @@ void boxd_workers_stop(Boxd *d)
   while ((w = g_async_queue_try_pop(ready_queue)))
     worker_discard(d, w);
   g_async_queue_unref(ready_queue);
+  /* Before the mount goes: a namespace kept open holds binds of it. */
+  g_mutex_lock(&pool_lock);
+  GHashTableIter it;
+  gpointer fd;
+  g_hash_table_iter_init(&it, area_ns);
+  while (g_hash_table_iter_next(&it, NULL, &fd))
+    close(GPOINTER_TO_INT(fd) - 1);
+  g_hash_table_destroy(area_ns);
+  area_ns = NULL;
+  g_mutex_unlock(&pool_lock);
 }
 
 /* A ready worker, waiting at most READY_TIMEOUT_MS.  Its replacement is
@@ -960,11 +984,30 @@ static bool worker_wait_ready(Worker *w)
   do
     n = poll(&p, 1, READY_TIMEOUT_MS);
   while (n < 0 && errno == EINTR);
-  json_object *msg = n == 1 ? box_ctl_recv(w->ctl, NULL, NULL) : NULL;
+  int fds[BOX_CTL_MAX_FDS];
+  int nfds = 0;
+  json_object *msg = n == 1 ? box_ctl_recv(w->ctl, fds, &nfds) : NULL;
   json_object *op;
   bool ready = msg && json_object_object_get_ex(msg, "op", &op) &&
                g_strcmp0(json_object_get_string(op), "ready") == 0;
   json_object_put(msg);
+  /* A worker that rooted itself sends its mount namespace along: kept
+   * (the newest) for the next workers of its area. */
+  for (int i = 0; i < nfds; i++) {
+    if (ready && i == 0 && nfds == 1) {
+      g_mutex_lock(&pool_lock);
+      if (area_ns) {
+        int old = GPOINTER_TO_INT(g_hash_table_lookup(area_ns, GINT_TO_POINTER(w->area))) - 1;
+        if (old >= 0)
+          close(old);
+        g_hash_table_insert(area_ns, GINT_TO_POINTER(w->area), GINT_TO_POINTER(fds[0] + 1));
+        fds[0] = -1;
+      }
+      g_mutex_unlock(&pool_lock);
+    }
+    if (fds[i] >= 0)
+      close(fds[i]);
+  }
   return ready;
 }
 

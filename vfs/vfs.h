@@ -4,10 +4,13 @@
  *   /pass<real path>   shared passthrough of each bound root (operator home,
  *                      agent home, workspace), one node per real object;
  *                      the directories above a root are RAM directories.
- *   /ram/c<N>          command N's RAM root: /tmp, /dev/{null,zero,urandom,
- *                      random} (empty files to bind host nodes on), the
- *                      empty directory chain of every bound root, and the
- *                      hidden control directory /.box (file "mydenial").
+ *   /ram/c<K>          a RAM root lent to one command at a time (a slot):
+ *                      /tmp, /dev/{null,zero,urandom,random} (empty files to
+ *                      bind host nodes on), the empty directory chain of
+ *                      every bound root, and the hidden control directory
+ *                      /.box (file "mydenial").  That layout is fixed (its
+ *                      entries cannot be removed, renamed or linked); what
+ *                      a command adds goes when it ends.
  * Every request is placed in its command by the caller's PID namespace; a
  * caller that cannot be placed is refused (root GETATTR and STATFS aside).
  *
@@ -123,8 +126,14 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error);
 /* Unmounts, stops the loop and frees everything. */
 void box_vfs_stop(BoxVfs *vfs);
 
-/* Allocates command N and builds its RAM root.  Returns N (>= 0). */
+/* Allocates command N and lends it a RAM root: a slot (/ram/c<K>) no
+ * other command holds, reset when N ends, or the per-box area.  Returns
+ * N (>= 0). */
 int box_vfs_command_new(BoxVfs *vfs);
+/* The RAM area command N uses (its slot, or the per-box area): the same
+ * area keeps the same layout, so a mount namespace rooted in it for one
+ * command serves the next command of the area. */
+int box_vfs_command_area(BoxVfs *vfs, int command);
 /* Places every caller in pid's PID namespace in command N, as the Shell
  * worker (decisions apply) or as a tool of N (no decisions; its binds bound it).
  * The namespace must be new (a worker's, a tool's): an entry another command
@@ -144,7 +153,7 @@ void box_vfs_invalidate_decisions(BoxVfs *vfs);
 const char *box_vfs_mountpoint(const BoxVfs *vfs);
 /* "<mountpoint>/ram/c<N>" ("<mountpoint>/ram/box" with a per-box RAM area)
  * and "<mountpoint>/pass<real>"; newly allocated. */
-char *box_vfs_ram_root(const BoxVfs *vfs, int command);
+char *box_vfs_ram_root(BoxVfs *vfs, int command);
 char *box_vfs_pass_path(const BoxVfs *vfs, const char *real_path);
 
 /* For tests: how many RAM nodes (of every command, ended ones included) the

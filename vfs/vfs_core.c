@@ -1037,6 +1037,7 @@ static void vfs_free(BoxVfs *v) {
       g_free(c);
     }
     g_ptr_array_unref(v->commands);
+  if (v->free_slots) g_array_free(v->free_slots, TRUE);
   }
   if (v->nodes) {
     GHashTableIter it;
@@ -1110,6 +1111,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
   v->pass_nodes = g_hash_table_new_full(pass_key_hash, pass_key_equal, g_free, NULL);
   v->pidns = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
   v->commands = g_ptr_array_new();
+  v->free_slots = g_array_new(FALSE, FALSE, sizeof(int));
   v->next_ino = FUSE_ROOT_ID;
 
   for (char **r = v->roots; *r; r++) {
@@ -1254,6 +1256,46 @@ static Command *command_create(BoxVfs *v, const char *root_name) {
   return c;
 }
 
+/* lock held: marks the tree under n as a slot's fixed layout. */
+static void mark_skeleton(Node *n) {
+  n->skeleton = true;
+  n->skel_mode = n->mode;
+  if (!n->children) return;
+  GHashTableIter it;
+  gpointer val;
+  g_hash_table_iter_init(&it, n->children);
+  while (g_hash_table_iter_next(&it, NULL, &val)) mark_skeleton(val);
+}
+
+/* lock held: a slot no command holds, built if there is none.
+ *
+ * Why slots: a worker roots itself in its RAM root with a mount namespace
+ * of its own (binds of the roots and devices, a pivot, the old root's
+ * detach), and tearing that namespace down at its exit costs the kernel
+ * another RCU grace period.  A RAM root lent to one command at a time and
+ * reset between them keeps its layout, so boxd keeps the namespace the
+ * first worker built in it and every later worker of the slot only joins
+ * it (setns).  The slot's contents are the command's alone while it holds
+ * it: the reset removes whatever the command made and restores the
+ * layout's modes before the next command may take it. */
+static Command *slot_take(BoxVfs *v) {
+  Command *s = NULL;
+  while (v->free_slots->len > 0 && !s) {
+    int id = g_array_index(v->free_slots, int, v->free_slots->len - 1);
+    g_array_set_size(v->free_slots, v->free_slots->len - 1);
+    s = vfs_command(v, id);
+  }
+  if (!s) {
+    char name[32];
+    snprintf(name, sizeof name, "c%u", v->commands->len);
+    s = command_create(v, name);
+    s->is_slot = true;
+    mark_skeleton(s->root);
+  }
+  s->slot_busy = true;
+  return s;
+}
+
 int box_vfs_command_new(BoxVfs *v) {
   g_mutex_lock(&v->lock);
   Command *c;
@@ -1261,13 +1303,22 @@ int box_vfs_command_new(BoxVfs *v) {
     c = command_create(v, NULL);
     c->area = v->box_area;
   } else {
-    char name[32];
-    snprintf(name, sizeof name, "c%u", v->commands->len);
-    c = command_create(v, name);
+    Command *s = slot_take(v);
+    c = command_create(v, NULL);
+    c->area = s->id;
+    c->slot_busy = true;
   }
   int id = c->id;
   g_mutex_unlock(&v->lock);
   return id;
+}
+
+int box_vfs_command_area(BoxVfs *v, int command) {
+  g_mutex_lock(&v->lock);
+  Command *c = vfs_command(v, command);
+  int area = c ? c->area : -1;
+  g_mutex_unlock(&v->lock);
+  return area;
 }
 
 /* ---- what boxd publishes for `box mount` (live_dir) ---- */
@@ -1456,6 +1507,61 @@ static void ram_clear(BoxVfs *v, Node *dir) {
   g_ptr_array_unref(names);
 }
 
+/* What the kernel must forget after a slot's reset: an entry (name set)
+ * or a layout node's attributes (name NULL). */
+typedef struct {
+  fuse_ino_t parent;
+  char *name;
+} SlotInval;
+
+/* lock held: removes under dir whatever is not the slot's layout and
+ * restores the layout's modes, noting what the kernel may hold. */
+static void slot_reset_dir(BoxVfs *v, Node *dir, GArray *gone) {
+  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  GHashTableIter it;
+  gpointer key, val;
+  bool changed = dir->mode != dir->skel_mode || dir->uid || dir->gid;
+  g_hash_table_iter_init(&it, dir->children);
+  while (g_hash_table_iter_next(&it, &key, &val)) {
+    Node *n = val;
+    if (!n->skeleton) {
+      g_ptr_array_add(names, g_strdup(key));
+    } else if (n->children) {
+      slot_reset_dir(v, n, gone);
+    } else if (n->mode != n->skel_mode || n->uid || n->gid || (n->data && n->data->len > 0)) {
+      n->mode = n->skel_mode;
+      n->uid = 0;
+      n->gid = 0;
+      if (n->data && n->data->len > 0) vfs_ram_resize(v, n, 0);
+      SlotInval g = {n->ino, NULL};
+      g_array_append_val(gone, g);
+    }
+  }
+  for (guint i = 0; i < names->len; i++) {
+    const char *nm = g_ptr_array_index(names, i);
+    Node *n = g_hash_table_lookup(dir->children, nm);
+    if (n && S_ISDIR(n->mode) && n->children) ram_clear(v, n);
+    vfs_ram_unlink(v, dir, nm);
+    SlotInval g = {dir->ino, g_strdup(nm)};
+    g_array_append_val(gone, g);
+    changed = true;
+  }
+  g_ptr_array_unref(names);
+  if (changed) {
+    dir->mode = dir->skel_mode;
+    dir->uid = 0;
+    dir->gid = 0;
+    SlotInval g = {dir->ino, NULL};
+    g_array_append_val(gone, g);
+  }
+}
+
+static GArray *slot_reset(BoxVfs *v, Node *root) {
+  GArray *gone = g_array_new(FALSE, FALSE, sizeof(SlotInval));
+  slot_reset_dir(v, root, gone);
+  return gone;
+}
+
 void box_vfs_command_end(BoxVfs *v, int command) {
   g_mutex_lock(&v->lock);
   Command *c = vfs_command(v, command);
@@ -1476,6 +1582,10 @@ void box_vfs_command_end(BoxVfs *v, int command) {
   c->text = NULL;
   fuse_ino_t ramino = v->ramdir->ino;
   bool own_tree = c->root != NULL;
+  Command *slot = c->slot_busy ? vfs_command(v, c->area) : NULL;
+  c->slot_busy = false;
+  GArray *gone = NULL;
+  if (slot) gone = slot_reset(v, slot->root);
   g_mutex_unlock(&v->lock);
   live_withdraw(v, command);
 
@@ -1484,7 +1594,24 @@ void box_vfs_command_end(BoxVfs *v, int command) {
   int len = snprintf(name, sizeof name, "c%d", command);
   if (v->se && own_tree) fuse_lowlevel_notify_inval_entry(v->se, ramino, name, (size_t)len);
 
+  if (slot) {
+    /* The kernel forgets what the command made before the slot is lent
+     * again (the layout's own entries stay cached: that is the point). */
+    for (guint i = 0; i < gone->len; i++) {
+      SlotInval *g = &g_array_index(gone, SlotInval, i);
+      if (!v->se) continue;
+      if (g->name) fuse_lowlevel_notify_inval_entry(v->se, g->parent, g->name, strlen(g->name));
+      else fuse_lowlevel_notify_inval_inode(v->se, g->parent, -1, 0);
+    }
+    for (guint i = 0; i < gone->len; i++) g_free(g_array_index(gone, SlotInval, i).name);
+    g_array_free(gone, TRUE);
+  }
+
   g_mutex_lock(&v->lock);
+  if (slot) {
+    slot->slot_busy = false;
+    g_array_append_val(v->free_slots, slot->id);
+  }
   Node *root = c->root;
   c->root = NULL;
   if (root) {
@@ -1496,9 +1623,9 @@ void box_vfs_command_end(BoxVfs *v, int command) {
 
 const char *box_vfs_mountpoint(const BoxVfs *v) { return v->mountpoint; }
 
-char *box_vfs_ram_root(const BoxVfs *v, int command) {
+char *box_vfs_ram_root(BoxVfs *v, int command) {
   if (v->box_area >= 0) return g_strdup_printf("%s/ram/box", v->mountpoint);
-  return g_strdup_printf("%s/ram/c%d", v->mountpoint, command);
+  return g_strdup_printf("%s/ram/c%d", v->mountpoint, box_vfs_command_area(v, command));
 }
 
 char *box_vfs_pass_path(const BoxVfs *v, const char *real_path) {

@@ -48,6 +48,8 @@ struct Node {
   guint64 refs;        /* nlookup + child parent-pointers + RAM links + pins */
   guint64 nlookup;
   bool chain;          /* a directory of the root chain (no metadata decision) */
+  bool skeleton;       /* part of a reused RAM root's fixed layout (kept, restored) */
+  mode_t skel_mode;    /* its mode as built */
   guint opens;         /* open file handles (atomic) */
   /* NODE_PASS */
   int fd;              /* O_PATH|O_NOFOLLOW */
@@ -73,7 +75,9 @@ typedef struct {
   bool running;
   bool ended;
   Node *root;              /* NULL for a command of a per-box RAM area */
-  int area;                /* the command whose RAM tree it uses: itself, or the box's area */
+  int area;                /* the command whose RAM tree it uses: itself, a slot, or the box's area */
+  bool is_slot;            /* a RAM root lent to one command at a time, reset between them */
+  bool slot_busy;          /* lent (a slot) / holds one (a command: slot_held) */
   guint inodes;            /* RAM nodes owned (an area's count) */
   guint64 bytes;           /* RAM file bytes owned (an area's count) */
   pid_t pid;               /* the first process attached (its worker) */
@@ -110,6 +114,7 @@ struct BoxVfs {
   /* RAM areas (issue 6, item 3) */
   bool ram_per_box;
   int box_area;             /* the per-box area's command id, or -1 */
+  GArray *free_slots;       /* int: ids of slots no command holds */
   guint64 ram_max_bytes;    /* 0: no total limit */
   guint ram_max_inodes;
   /* the operator's view and what boxd publishes for it */

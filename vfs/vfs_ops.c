@@ -501,7 +501,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
     Command *cm = vfs_command(v, c.cmd);
     Command *area = cm && cm->area != cm->id ? vfs_command(v, cm->area) : NULL;
     if (cm && cm->root && strcmp(name, want) == 0) n = cm->root;
-    else if (area && area->root && strcmp(name, "box") == 0) n = area->root;
+    else if (area && area->root && strcmp(name, area->root->name) == 0) n = area->root;
   } else if (p->special == SPECIAL_COMMANDS) {
     /* the operator's view: a running command boxd published, rendered */
     g_mutex_unlock(&v->lock);
@@ -1123,7 +1123,7 @@ static void run_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
   int err = new_name(v, &c, newparent, newname, &nn);
   Node *n = err ? NULL : pin(v, ino, &c, &err);
   if (!err && (n->kind != NODE_PASS && n->kind != NODE_RAM)) err = EPERM;
-  if (!err && n->special != SPECIAL_NONE) err = EPERM;
+  if (!err && (n->special != SPECIAL_NONE || n->skeleton)) err = EPERM;
   if (!err && is_pass(n) != nn.pass) err = EXDEV;
   if (!err && c.decides) {
     char *src = path_of(v, n);
@@ -1228,6 +1228,7 @@ static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name, b
     else if (!dir && S_ISDIR(n->mode)) err = EISDIR;
     else if (dir && g_hash_table_size(n->children) > 0) err = ENOTEMPTY;
     else if (n->special != SPECIAL_NONE) err = EACCES;
+    else if (n->skeleton) err = EBUSY; /* a slot's layout outlives the command */
     else vfs_ram_unlink(v, nn.dir, name);
     g_mutex_unlock(&v->lock);
   }
@@ -1319,6 +1320,7 @@ static void run_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
     if (!sn) err = ENOENT;
     else if (sn->special != SPECIAL_NONE || (dn && dn->special != SPECIAL_NONE)) err = EACCES;
     else if (sn == dn) err = 0; /* same object: nothing to do */
+    else if (sn->skeleton || (dn && dn->skeleton)) err = EBUSY;
     else if (exchange) {
       if (!dn) err = ENOENT;
       else if ((S_ISDIR(sn->mode) && ancestor_of(sn, dst.dir)) ||
@@ -1842,7 +1844,7 @@ static void fill_entries(BoxVfs *v, Fh *fh, const Caller *c) {
       snprintf(name, sizeof name, "c%d", c->cmd);
       add_ent(fh->entries, name, shown_ino(cm->root), DT_DIR);
     } else if (area && area->root) {
-      add_ent(fh->entries, "box", shown_ino(area->root), DT_DIR);
+      add_ent(fh->entries, area->root->name, shown_ino(area->root), DT_DIR);
     }
   } else if (n->special == SPECIAL_COMMANDS) {
     g_mutex_unlock(&v->lock);

@@ -790,14 +790,31 @@ static void worker_ram_ops(Ctx *c) {
   p = g_strconcat(c->ram, "/.box/mydenial", NULL);
   put(c, "mydenial_write", "%d", err_of(open(p, O_WRONLY)));
   g_free(p);
-  /* keep g.txt and d for the end-of-command check */
+  /* the slot's layout outlives the command: it cannot be removed, renamed
+   * or linked, and a mode changed on it is restored for the next one */
+  p = g_strconcat(c->ram, "/dev", NULL);
+  q = g_strconcat(c->ram, "/tmp/dev2", NULL);
+  put(c, "rename_layout", "%d", err_of(rename(p, q)));
   g_free(q);
+  q = g_strconcat(c->ram, "/dev/null", NULL);
+  put(c, "unlink_layout", "%d", err_of(unlink(q)));
+  char *r = g_strconcat(c->ram, "/tmp/null2", NULL);
+  put(c, "link_layout", "%d", err_of(link(q, r)));
+  g_free(r);
+  g_free(q);
+  put(c, "chmod_layout", "%d", err_of(chmod(p, 0700)));
+  g_free(p);
+  /* keep g.txt and d for the end-of-command check */
 }
 
 static void worker_ram_after(Ctx *c) {
   struct stat st;
-  char *old = g_strdup_printf("%s/ram/c%d/tmp/d/g.txt", box_vfs_mountpoint(c->fx->vfs), c->cmd - 1);
+  char *old = g_strconcat(c->ram, "/tmp/d/g.txt", NULL);
   put(c, "old_cmd_file", "%d", err_of(stat(old, &st)));
+  g_free(old);
+  old = g_strconcat(c->ram, "/dev", NULL);
+  int e = err_of(stat(old, &st));
+  put(c, "layout_mode", "%d:%o", e, (unsigned)(st.st_mode & 07777));
   g_free(old);
   char *p = g_strconcat(c->ram, "/tmp", NULL);
   char *t = listdir(p);
@@ -808,8 +825,9 @@ static void worker_ram_after(Ctx *c) {
 
 static void test_ram(Fx *fx, gconstpointer data) {
   (void)data;
-  guint base = box_vfs_debug_ram_nodes(fx->vfs);
   int cmd = box_vfs_command_new(fx->vfs);
+  guint base = box_vfs_debug_ram_nodes(fx->vfs); /* the slot's layout */
+  char *ram1 = box_vfs_ram_root(fx->vfs, cmd);
   GHashTable *h = run_worker(fx, cmd, true, worker_ram_ops);
   GPtrArray *r = take_records(fx);
   dump_records(r);
@@ -852,6 +870,10 @@ static void test_ram(Fx *fx, gconstpointer data) {
   /* a denied absent path refuses like an existing one (disclosure) */
   g_assert_cmpstr(val(h, "deny_mkdir_absent"), ==, "13");
   g_assert_cmpstr(val(h, "mydenial_write"), ==, "13");
+  g_assert_cmpstr(val(h, "rename_layout"), ==, "16"); /* EBUSY */
+  g_assert_cmpstr(val(h, "unlink_layout"), ==, "16");
+  g_assert_cmpstr(val(h, "link_layout"), ==, "1"); /* EPERM */
+  g_assert_cmpstr(val(h, "chmod_layout"), ==, "0");
   const char *expected[] = {
       "fs:read / enumerate permit",
       "fs:write /tmp/f.txt write_content permit",
@@ -878,15 +900,22 @@ static void test_ram(Fx *fx, gconstpointer data) {
 
   g_assert_cmpuint(box_vfs_debug_ram_nodes(fx->vfs), >, base);
   box_vfs_command_end(fx->vfs, cmd);
-  /* the kernel forgets the invalidated subtree; every RAM node goes */
+  /* the kernel forgets what the command made; only the layout stays */
   for (int i = 0; i < 200 && box_vfs_debug_ram_nodes(fx->vfs) > base; i++) g_usleep(10000);
   g_assert_cmpuint(box_vfs_debug_ram_nodes(fx->vfs), ==, base);
 
-  /* a new command sees neither the old files nor the old root */
+  /* the next command is lent the same slot, reset: no old file, the
+   * layout's modes as built */
   int cmd2 = box_vfs_command_new(fx->vfs);
   g_assert_cmpint(cmd2, ==, cmd + 1);
+  char *ram2 = box_vfs_ram_root(fx->vfs, cmd2);
+  g_assert_cmpstr(ram1, ==, ram2);
+  g_free(ram1);
+  g_free(ram2);
+  g_assert_cmpuint(box_vfs_debug_ram_nodes(fx->vfs), ==, base);
   h = run_worker(fx, cmd2, true, worker_ram_after);
-  g_assert_cmpstr(val(h, "old_cmd_file"), ==, "2"); /* ENOENT: c<N> is not its */
+  g_assert_cmpstr(val(h, "old_cmd_file"), ==, "2"); /* ENOENT: gone with its command */
+  g_assert_cmpstr(val(h, "layout_mode"), ==, "0:755");
   /* only the root chain's directory, if the home lies under /tmp */
   char *expect_tmp = g_str_has_prefix(fx->home, "/tmp/")
                          ? g_strdup_printf("%.*s:4", (int)strcspn(fx->home + 5, "/"), fx->home + 5)
