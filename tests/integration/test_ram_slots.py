@@ -100,3 +100,28 @@ def test_workers_of_a_slot_share_its_mount_namespace(box):
     # one namespace per slot: the pool's three, the running command's and
     # the one still being reset, not one per worker
     assert 1 <= len(spaces) <= 6, (len(seen), spaces)
+
+
+def test_commands_at_once_each_see_only_their_own_ram(box):
+    start(box)
+    chain = box.bash("ls -A /tmp").stdout  # the roots' directory chain, if any
+    failures = []
+
+    def one(k):
+        for i in range(5):
+            token = f"t{k}-{i}"
+            r = box.bash(f"echo {token} > /tmp/{token}; echo {token} > /{token}; sleep 0.05; "
+                         f"cat /tmp/{token} /{token}; ls -A /tmp; ls -A / | grep -c '^t[0-9]'")
+            lines = r.stdout.split("\n")
+            ok = (r.returncode == 0 and lines[:2] == [token, token]
+                  and sorted(lines[2:-2]) == sorted(chain.split("\n")[:-1] + [token])
+                  and lines[-2] == "1")
+            if not ok:
+                failures.append((token, r.returncode, r.stdout, r.stderr))
+
+    threads = [threading.Thread(target=one, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
