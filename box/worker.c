@@ -760,9 +760,12 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
  *
  * Starting box-shell costs milliseconds of dynamic linking (libcurl, Lua,
  * OpenSSL…), so boxd starts it once as a zygote: an idle, single-threaded
- * process that forks each worker into fresh mount and PID namespaces on
- * request.  The child waits for boxd's "go" (its namespace is placed in
- * the mount by then) before it touches the mount.  The zygote reaps its
+ * process that forks each worker into a fresh PID namespace on request,
+ * and into a fresh mount namespace unless boxd sends the one an earlier
+ * worker built around the same RAM area (the worker joins it; no worker
+ * can change a namespace: it holds no capability once it runs).  The
+ * child waits for boxd's "go" (its namespace is placed in the mount by
+ * then) before it touches the mount.  The zygote reaps its
  * workers and reports each status to boxd.
  */
 static bool wait_for_go(int ctl)
