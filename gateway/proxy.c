@@ -74,6 +74,7 @@ typedef struct {
 typedef struct {
   int fd;
   SSL *ssl;
+  GwRec *rec;               /* ssl's records, when taken over from OpenSSL */
   char *buf;
   size_t off, len, cap;
 } Stream;
@@ -82,6 +83,7 @@ static void stream_init(Stream *s, int fd, size_t cap)
 {
   s->fd = fd;
   s->ssl = NULL;
+  s->rec = NULL;
   s->cap = cap;
   s->buf = g_malloc(cap);
   s->off = s->len = 0;
@@ -89,6 +91,8 @@ static void stream_init(Stream *s, int fd, size_t cap)
 
 static ssize_t raw_read(Stream *s, void *p, size_t n)
 {
+  if (s->rec)
+    return gw_rec_read(s->rec, p, n);
   if (s->ssl) {
     /* One SSL_read gives at most one record (16 KiB); the records that
      * are already in (gw_tls_*'s read buffer) are taken in the same call,
@@ -129,6 +133,8 @@ static ssize_t raw_read(Stream *s, void *p, size_t n)
 static bool raw_write(Stream *s, const void *data, size_t n)
 {
   const char *p = data;
+  if (s->rec)
+    return gw_rec_write(s->rec, data, n);
   if (s->ssl) {
     while (n > 0) {
       size_t r = 0;
@@ -157,6 +163,22 @@ static bool raw_write(Stream *s, const void *data, size_t n)
     n -= (size_t)r;
   }
   return true;
+}
+
+/* The end of a stream's TLS: close_notify, by whichever layer has its
+ * records. */
+static void stream_end_tls(Stream *s)
+{
+  if (!s->ssl)
+    return;
+  if (s->rec) {
+    gw_rec_close(s->rec);
+    g_clear_pointer(&s->rec, gw_rec_free);
+  } else {
+    SSL_shutdown(s->ssl);
+  }
+  SSL_free(s->ssl);
+  s->ssl = NULL;
 }
 
 static ssize_t fill(Stream *s)
@@ -488,11 +510,7 @@ static void close_upstream(Conn *c)
 {
   if (!c->up_open)
     return;
-  if (c->up.ssl) {
-    SSL_shutdown(c->up.ssl);
-    SSL_free(c->up.ssl);
-    c->up.ssl = NULL;
-  }
+  stream_end_tls(&c->up);
   track_fd(c->gw, c->up.fd, false);
   close(c->up.fd);
   g_free(c->up.buf);
@@ -1611,7 +1629,8 @@ static bool exchange(Conn *c, Head *req)
   if (c->tunnel && !c->up_tls) {
     g_autofree char *why = NULL;
     bool refused_suite = false;
-    SSL *ssl = gw_tls_connect(gw->tls, c->up.fd, host, true, &why, &refused_suite);
+    GwRec *rec = NULL;
+    SSL *ssl = gw_tls_connect(gw->tls, c->up.fd, host, true, &why, &refused_suite, &rec);
     if (!ssl && refused_suite) {
       /* The server will not take TLS 1.3's mandatory suite alone: a new
        * connection, decided like the first, that offers every suite. */
@@ -1623,7 +1642,7 @@ static bool exchange(Conn *c, Head *req)
         json_object_put(in);
         return false;
       }
-      ssl = gw_tls_connect(gw->tls, c->up.fd, host, false, &why, &refused_suite);
+      ssl = gw_tls_connect(gw->tls, c->up.fd, host, false, &why, &refused_suite, &rec);
     }
     if (!ssl) {
       if (gw->cfg.outcome)
@@ -1634,6 +1653,7 @@ static bool exchange(Conn *c, Head *req)
       return false;
     }
     c->up.ssl = ssl;
+    c->up.rec = rec;
     c->up_tls = true;
   }
   /* Forward: origin-form, hop-by-hop headers dropped, re-framed. */
@@ -1788,10 +1808,12 @@ static bool handle_connect(Conn *c, Head *req)
   const char *ok = "HTTP/1.1 200 Connection established\r\n\r\n";
   if (!raw_write(&c->client, ok, strlen(ok)))
     return false;
-  SSL *ssl = gw_tls_accept(c->gw->tls, c->client.fd, host);
+  GwRec *rec = NULL;
+  SSL *ssl = gw_tls_accept(c->gw->tls, c->client.fd, host, &rec);
   if (!ssl)
     return false;
   c->client.ssl = ssl;
+  c->client.rec = rec;
   c->tunnel = true;
   c->tunnel_host = g_steal_pointer(&host);
   c->tunnel_port = port;
@@ -1841,10 +1863,7 @@ static gpointer conn_main(gpointer data)
       break;
   }
   close_upstream(&c);
-  if (c.client.ssl) {
-    SSL_shutdown(c.client.ssl);
-    SSL_free(c.client.ssl);
-  }
+  stream_end_tls(&c.client);
   track_fd(gw, c.client.fd, false);
   close(c.client.fd);
   g_free(c.client.buf);
