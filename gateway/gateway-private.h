@@ -24,6 +24,12 @@ GwRec *gw_rec_take(SSL *ssl, int fd, size_t read_buffer, size_t write_buffer);
 ssize_t gw_rec_read(GwRec *r, void *buf, size_t n);
 /* All of data, sealed and sent. */
 bool gw_rec_write(GwRec *r, const void *data, size_t n);
+/* A body from one taken-over connection to another: head (plaintext the
+ * caller had already read), then n bytes or, when to_eof, up to the end;
+ * each record opened into a buffer that stays in the cache and sealed
+ * from it at once.  *moved counts what was relayed. */
+bool gw_rec_relay(GwRec *from, GwRec *to, const void *head, size_t head_len, uint64_t n,
+                  bool to_eof, uint64_t *moved);
 /* close_notify, unless the connection failed. */
 void gw_rec_close(GwRec *r);
 void gw_rec_free(GwRec *r);

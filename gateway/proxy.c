@@ -1,7 +1,9 @@
 /* gateway/proxy.c — the egress proxy: absolute-form HTTP and CONNECT.
  *
  * One thread per client connection (and a second one while it relays a
- * large body, see pump()).  Every connection the gateway opens is
+ * large body that OpenSSL's records carry on either side, see pump();
+ * between two legs whose TLS 1.3 records are the gateway's own, record.c,
+ * the connection's thread relays alone, see relay_records()).  Every connection the gateway opens is
  * decided as `net:connect` before DNS (no `ip`) and for each resolved
  * address (with its canonical `ip`), and only the decided address is
  * dialled; the address floor refuses local destinations beneath policy.
@@ -832,6 +834,21 @@ static bool copy_to_eof(Stream *from, Stream *to, uint64_t *moved, char *buf)
       return false;
     *moved += (uint64_t)r;
   }
+}
+
+/* A body between two legs whose records are both ours (record.c) is
+ * relayed record by record in the connection's thread: each record is
+ * opened into a buffer that stays in the cache and sealed from it at once,
+ * with no hand-off between threads. */
+static bool relay_records(Stream *from, Stream *to, uint64_t n, bool to_eof, uint64_t *moved)
+{
+  size_t have = from->len - from->off;
+  if (!to_eof && have > n)
+    have = (size_t)n;
+  bool ok = gw_rec_relay(from->rec, to->rec, from->buf + from->off, have, to_eof ? 0 : n - have,
+                         to_eof, moved);
+  from->off += have;
+  return ok;
 }
 
 /* A large body is relayed by two threads: one reads (and decrypts) the
@@ -1768,6 +1785,10 @@ static bool exchange(Conn *c, Head *req)
     case B_NONE:
       break;
     case B_FIXED: {
+      if (c->up.rec && c->client.rec) {
+        ok = relay_records(&c->up, &c->client, (uint64_t)rlen, false, &moved);
+        break;
+      }
       int r = rlen >= PUMP_MIN_BYTES ? pump(&c->up, &c->client, (uint64_t)rlen, false, &moved, buf)
                                      : -1;
       ok = r >= 0 ? r == 1 : copy_fixed(&c->up, &c->client, (uint64_t)rlen, &moved, buf);
@@ -1777,6 +1798,11 @@ static bool exchange(Conn *c, Head *req)
       ok = copy_chunked(&c->up, &c->client, &moved, buf, gw->cfg.max_header_bytes);
       break;
     case B_EOF: {
+      if (c->up.rec && c->client.rec) {
+        ok = relay_records(&c->up, &c->client, 0, true, &moved);
+        up_keep = false;
+        break;
+      }
       int r = pump(&c->up, &c->client, 0, true, &moved, buf);
       ok = r >= 0 ? r == 1 : copy_to_eof(&c->up, &c->client, &moved, buf);
       up_keep = false;
