@@ -599,6 +599,21 @@ def test_intercepted_legs_prefer_aes_128_gcm(netbox, servers):
     assert _suite(r.stderr) == "TLSv1.3 / TLS_CHACHA20_POLY1305_SHA256"
 
 
+def test_a_tls_1_2_client_gets_a_large_body_whole(netbox, servers, tmp_path):
+    """A TLS 1.2 leg keeps OpenSSL's records (only TLS 1.3 legs are taken
+    over): a large body crosses from the gateway's own upstream records to
+    OpenSSL's, and back on a kept-alive connection, byte for byte."""
+    _, secure = servers
+    n = 9 * 1000 * 1000 + 3
+    url = f"https://{SERVER_ADDR}:{secure.port}/bytes/{n}"
+    r = _curl_through(netbox, "--tls-max", "1.2", "-o", str(tmp_path / "a"), url,
+                      "-o", str(tmp_path / "b"), f"https://{SERVER_ADDR}:{secure.port}/bytes/10")
+    assert r.returncode == 0, r.stderr
+    assert _suite(r.stderr).startswith("TLSv1.2 / ")
+    assert (tmp_path / "a").read_bytes() == pattern(n)
+    assert (tmp_path / "b").read_bytes() == pattern(10)
+
+
 def test_server_without_aes_128_is_reached_on_a_second_decided_connection(netbox, test_ca):
     """A server whose only TLS 1.3 suite is AES-256 refuses the first hello
     (AES-128 alone); the gateway dials again, deciding that connection too,
