@@ -30,8 +30,8 @@ bool gw_rec_write(GwRec *r, const void *data, size_t n);
  * from it at once.  *moved counts what was relayed. */
 bool gw_rec_relay(GwRec *from, GwRec *to, const void *head, size_t head_len, uint64_t n,
                   bool to_eof, uint64_t *moved);
-/* close_notify, unless the connection failed. */
-void gw_rec_close(GwRec *r);
+/* close_notify, unless the connection failed; whether it went. */
+bool gw_rec_close(GwRec *r);
 void gw_rec_free(GwRec *r);
 
 /* tls.c: the per-run CA, leaf certificates minted from it, upstream trust. */

@@ -174,7 +174,10 @@ static void stream_end_tls(Stream *s)
   if (!s->ssl)
     return;
   if (s->rec) {
-    gw_rec_close(s->rec);
+    /* OpenSSL is told of the close_notify sent for it, so that it keeps
+     * the session as one that ended well (SSL_shutdown would have). */
+    if (gw_rec_close(s->rec))
+      SSL_set_shutdown(s->ssl, SSL_SENT_SHUTDOWN);
     g_clear_pointer(&s->rec, gw_rec_free);
   } else {
     SSL_shutdown(s->ssl);

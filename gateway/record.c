@@ -406,11 +406,10 @@ bool gw_rec_write(GwRec *r, const void *data, size_t n)
   return put(r, data, n, 0);
 }
 
-void gw_rec_close(GwRec *r)
+bool gw_rec_close(GwRec *r)
 {
   static const unsigned char close_notify[] = { 1, 0 };
-  if (!r->failed && seal(r, CT_ALERT, close_notify, sizeof close_notify))
-    flush(r);
+  return !r->failed && seal(r, CT_ALERT, close_notify, sizeof close_notify) && flush(r);
 }
 
 /* ---- reading ---- */

@@ -382,7 +382,8 @@ def test_a_key_update_the_client_requests_is_answered(netbox, servers):
     """openssl s_client asks the gateway, mid-connection, for new keys
     (its "K" command): the gateway reads the next request under the
     client's new key and answers under a new key of its own, announced by
-    a KeyUpdate the client reports; the body arrives whole."""
+    a KeyUpdate the client reports; the body arrives whole, and the
+    connection ends with a close_notify."""
     import subprocess
     _, secure = servers
     port = gateway_port(netbox.proc.pid)
@@ -430,6 +431,8 @@ def test_a_key_update_the_client_requests_is_answered(netbox, servers):
     assert "KEYUPDATE" in p.stderr.read().decode()
     assert ">>> TLS 1.3, Handshake [length 0005], KeyUpdate" in trace, trace[-2000:]
     assert "<<< TLS 1.3, Handshake [length 0005], KeyUpdate" in trace, trace[-2000:]
+    # And the end of the answer ("Connection: close") is a close_notify.
+    assert "<<< TLS 1.3, Alert [length 0002], warning close_notify" in trace, trace[-2000:]
 
 
 class EofServer:
