@@ -19,9 +19,11 @@
 #include <openssl/x509v3.h>
 
 #define GW_TLS_ERROR (g_quark_from_static_string("box-gateway-tls"))
-/* Buffers under a TLS connection: 32 full records and their framing (a
- * relay write of 512 KiB, proxy.c's IO_CHUNK, fits) the way responses go, one record the way
- * requests go, which are small or read whole before they are sent. */
+/* Buffers under a TLS connection, OpenSSL's (attach_socket) or, once a
+ * TLS 1.3 connection is taken over, record.c's: 32 full records and their
+ * framing (a relay write of 512 KiB, proxy.c's IO_CHUNK, fits) the way
+ * responses go, one record the way requests go, which are small or read
+ * whole before they are sent. */
 #define GW_TLS_BULK_BUFFER (32 * (16384 + 256))
 #define GW_TLS_SMALL_BUFFER (16384 + 256)
 #define GW_TLS13_SUITES "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
