@@ -602,6 +602,66 @@ def test_intercepted_legs_prefer_aes_128_gcm(netbox, servers):
     assert _suite(r.stderr) == "TLSv1.3 / TLS_CHACHA20_POLY1305_SHA256"
 
 
+class FlipProxy:
+    """A TCP relay in front of a server that flips one bit of what the
+    server sends, at byte `at` of its stream."""
+
+    def __init__(self, upstream_port, at):
+        import threading
+        self.upstream_port, self.at = upstream_port, at
+        self.sock = socket.socket()
+        self.sock.bind((SERVER_ADDR, 0))
+        self.sock.listen()
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _pipe(self, src, dst, flip):
+        seen = 0
+        try:
+            while data := src.recv(65536):
+                if flip and seen <= self.at < seen + len(data):
+                    i = self.at - seen
+                    data = data[:i] + bytes([data[i] ^ 0x01]) + data[i + 1:]
+                seen += len(data)
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def _serve(self):
+        import threading
+        c, _ = self.sock.accept()
+        u = socket.create_connection((SERVER_ADDR, self.upstream_port))
+        threading.Thread(target=self._pipe, args=(c, u, False), daemon=True).start()
+        self._pipe(u, c, True)
+
+    def close(self):
+        self.sock.close()
+
+
+def test_a_record_altered_on_the_way_is_never_delivered(netbox, servers, tmp_path):
+    """One bit flipped in the server's stream, inside the body: that
+    record fails its authentication, the gateway ends the connection, and
+    the client got only bytes from before it, none altered."""
+    _, secure = servers
+    n = 6 * 1000 * 1000
+    at = 2 * 1000 * 1000
+    flip = FlipProxy(secure.port, at)
+    try:
+        out = tmp_path / "got"
+        r = _curl_through(netbox, "-o", str(out), f"https://{SERVER_ADDR}:{flip.port}/bytes/{n}")
+        assert r.returncode != 0
+        got = out.read_bytes() if out.exists() else b""
+        assert len(got) < at
+        assert got == pattern(n)[:len(got)]
+    finally:
+        flip.close()
+
+
 def test_a_tls_1_2_client_gets_a_large_body_whole(netbox, servers, tmp_path):
     """A TLS 1.2 leg keeps OpenSSL's records (only TLS 1.3 legs are taken
     over): a large body crosses from the gateway's own upstream records to
