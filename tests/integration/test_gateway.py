@@ -519,6 +519,39 @@ def test_large_body_relay_and_a_client_that_goes_away(netbox, servers):
     assert r.returncode == 0 and r.stdout.strip() == "3000000", r.stderr
 
 
+def test_an_intercepted_client_that_goes_away_mid_body_ends_its_relay(netbox, servers):
+    """The record-by-record relay between two taken-over legs notices a
+    client that left: the connection's thread ends, and the gateway serves
+    on."""
+    import ssl
+    _, secure = servers
+    port = gateway_port(netbox.proc.pid)
+    n = 64 * 1024 * 1024
+    secure.pattern(n)
+    ctx = ssl.create_default_context(cafile=str(netbox.box_dir / "trust" / "cert.pem"))
+    with socket.create_connection(("127.0.0.1", port)) as raw:
+        raw.sendall(f"CONNECT {SERVER_ADDR}:{secure.port} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += raw.recv(1)
+        assert answer.startswith(b"HTTP/1.1 200 ")
+        with ctx.wrap_socket(raw, server_hostname=SERVER_ADDR) as s:
+            assert s.version() == "TLSv1.3"
+            s.sendall(f"GET /bytes/{n} HTTP/1.1\r\nHost: {SERVER_ADDR}:{secure.port}\r\n\r\n"
+                      .encode())
+            got = b""
+            while len(got) < 1 << 20:
+                got += s.recv(65536)
+            assert got.startswith(b"HTTP/1.1 200 ")
+            assert _threads(netbox.proc.pid, "box-gw-conn") == 1
+    deadline = time.monotonic() + 10
+    while _threads(netbox.proc.pid, "box-gw-conn") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _threads(netbox.proc.pid, "box-gw-conn") == 0
+    r = netbox.bash(f"curl -sS https://{SERVER_ADDR}:{secure.port}/bytes/3000000 | wc -c")
+    assert r.returncode == 0 and r.stdout.strip() == "3000000", r.stderr
+
+
 def test_one_tunnel_carries_large_and_small_answers_in_turn(netbox, servers):
     """Kept-alive intercepted connection: a large body (relayed by the
     reader thread) must end exactly at its length, leaving the next answer
