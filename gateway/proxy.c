@@ -3,10 +3,11 @@
  * One thread per client connection (and a second one while it relays a
  * large body that OpenSSL's records carry on either side, see pump();
  * between two legs whose TLS 1.3 records are the gateway's own, record.c,
- * the connection's thread relays alone, see relay_records()).  Every connection the gateway opens is
- * decided as `net:connect` before DNS (no `ip`) and for each resolved
- * address (with its canonical `ip`), and only the decided address is
- * dialled; the address floor refuses local destinations beneath policy.
+ * the connection's thread relays alone, see relay_records()).  Every
+ * connection the gateway opens is decided as `net:connect` before DNS (no
+ * `ip`) and for each resolved address (with its canonical `ip`), and only
+ * the decided address is dialled; the address floor refuses local
+ * destinations beneath policy.
  * Every request is read whole, then decided as `http:request` (for CONNECT,
  * after terminating the client's TLS with a leaf of the per-run CA) before
  * anything is written upstream.  Refusals are marked
@@ -1780,7 +1781,9 @@ static bool exchange(Conn *c, Head *req)
   bool ok = raw_write(&c->client, rh->str, rh->len);
   g_string_free(rh, TRUE);
   uint64_t moved = 0;
-  if (!c->relay && framing != B_NONE)
+  /* relay_records needs no buffer of the connection's. */
+  bool ours = c->up.rec && c->client.rec;
+  if (!c->relay && framing != B_NONE && (!ours || framing == B_CHUNKED))
     c->relay = g_malloc(IO_CHUNK);
   char *buf = c->relay;
   if (ok) {
@@ -1788,7 +1791,7 @@ static bool exchange(Conn *c, Head *req)
     case B_NONE:
       break;
     case B_FIXED: {
-      if (c->up.rec && c->client.rec) {
+      if (ours) {
         ok = relay_records(&c->up, &c->client, (uint64_t)rlen, false, &moved);
         break;
       }
@@ -1801,7 +1804,7 @@ static bool exchange(Conn *c, Head *req)
       ok = copy_chunked(&c->up, &c->client, &moved, buf, gw->cfg.max_header_bytes);
       break;
     case B_EOF: {
-      if (c->up.rec && c->client.rec) {
+      if (ours) {
         ok = relay_records(&c->up, &c->client, 0, true, &moved);
         up_keep = false;
         break;
