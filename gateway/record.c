@@ -470,6 +470,9 @@ static ssize_t open_record(GwRec *r, unsigned char *out)
   unsigned char ct = out[--plen];
   if (plen > MAX_PLAIN)
     return -1;
+  /* A handshake message may not be cut by other records (RFC 8446 §5.1). */
+  if (r->hs->len > 0 && ct != CT_HANDSHAKE)
+    return -1;
   if (ct == CT_DATA)
     return (ssize_t)plen;
   if (ct == CT_HANDSHAKE)
@@ -589,22 +592,23 @@ bool gw_rec_relay(GwRec *from, GwRec *to, const void *head, size_t head_len, uin
   if (head_len > 0 && !put(to, head, head_len, RELAY_FLUSH))
     return false;
   *moved += head_len;
-  for (;;) {
-    if (!to_eof && n == 0)
-      break;
+  bool ok = true;
+  while (ok && (to_eof || n > 0)) {
     /* About to wait for the sender: what is sealed goes to the client. */
-    if (!has_record(from) && to->wlen > 0 && !flush(to))
-      return false;
+    if (!has_record(from) && to->wlen > 0 && !flush(to)) {
+      ok = false;
+      break;
+    }
     size_t want = to_eof || n > sizeof plain ? sizeof plain : (size_t)n;
     ssize_t k = gw_rec_read(from, plain, want);
     if (k == 0 && to_eof)
       break;
-    if (k <= 0 || !put(to, plain, (size_t)k, RELAY_FLUSH))
-      return false;
-    if (!to_eof)
+    ok = k > 0 && put(to, plain, (size_t)k, RELAY_FLUSH);
+    if (ok && !to_eof)
       n -= (uint64_t)k;
-    *moved += (uint64_t)k;
+    if (ok)
+      *moved += (uint64_t)k;
   }
   OPENSSL_cleanse(plain, sizeof plain);
-  return to->wlen == 0 || flush(to);
+  return ok && (to->wlen == 0 || flush(to));
 }
