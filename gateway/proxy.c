@@ -1,10 +1,13 @@
 /* gateway/proxy.c — the egress proxy: absolute-form HTTP and CONNECT.
  *
  * One thread per client connection (and a second one while it relays a
- * large body, see pump()).  Every connection the gateway opens is
- * decided as `net:connect` before DNS (no `ip`) and for each resolved
- * address (with its canonical `ip`), and only the decided address is
- * dialled; the address floor refuses local destinations beneath policy.
+ * large body that OpenSSL's records carry on either side, see pump();
+ * between two legs whose TLS 1.3 records are the gateway's own, record.c,
+ * the connection's thread relays alone, see relay_records()).  Every
+ * connection the gateway opens is decided as `net:connect` before DNS (no
+ * `ip`) and for each resolved address (with its canonical `ip`), and only
+ * the decided address is dialled; the address floor refuses local
+ * destinations beneath policy.
  * Every request is read whole, then decided as `http:request` (for CONNECT,
  * after terminating the client's TLS with a leaf of the per-run CA) before
  * anything is written upstream.  Refusals are marked
@@ -74,6 +77,7 @@ typedef struct {
 typedef struct {
   int fd;
   SSL *ssl;
+  GwRec *rec;               /* ssl's records, when taken over from OpenSSL */
   char *buf;
   size_t off, len, cap;
 } Stream;
@@ -82,6 +86,7 @@ static void stream_init(Stream *s, int fd, size_t cap)
 {
   s->fd = fd;
   s->ssl = NULL;
+  s->rec = NULL;
   s->cap = cap;
   s->buf = g_malloc(cap);
   s->off = s->len = 0;
@@ -89,6 +94,8 @@ static void stream_init(Stream *s, int fd, size_t cap)
 
 static ssize_t raw_read(Stream *s, void *p, size_t n)
 {
+  if (s->rec)
+    return gw_rec_read(s->rec, p, n);
   if (s->ssl) {
     /* One SSL_read gives at most one record (16 KiB); the records that
      * are already in (gw_tls_*'s read buffer) are taken in the same call,
@@ -129,6 +136,8 @@ static ssize_t raw_read(Stream *s, void *p, size_t n)
 static bool raw_write(Stream *s, const void *data, size_t n)
 {
   const char *p = data;
+  if (s->rec)
+    return gw_rec_write(s->rec, data, n);
   if (s->ssl) {
     while (n > 0) {
       size_t r = 0;
@@ -157,6 +166,25 @@ static bool raw_write(Stream *s, const void *data, size_t n)
     n -= (size_t)r;
   }
   return true;
+}
+
+/* The end of a stream's TLS: close_notify, by whichever layer has its
+ * records. */
+static void stream_end_tls(Stream *s)
+{
+  if (!s->ssl)
+    return;
+  if (s->rec) {
+    /* OpenSSL is told of the close_notify sent for it, so that it keeps
+     * the session as one that ended well (SSL_shutdown would have). */
+    if (gw_rec_close(s->rec))
+      SSL_set_shutdown(s->ssl, SSL_SENT_SHUTDOWN);
+    g_clear_pointer(&s->rec, gw_rec_free);
+  } else {
+    SSL_shutdown(s->ssl);
+  }
+  SSL_free(s->ssl);
+  s->ssl = NULL;
 }
 
 static ssize_t fill(Stream *s)
@@ -488,11 +516,7 @@ static void close_upstream(Conn *c)
 {
   if (!c->up_open)
     return;
-  if (c->up.ssl) {
-    SSL_shutdown(c->up.ssl);
-    SSL_free(c->up.ssl);
-    c->up.ssl = NULL;
-  }
+  stream_end_tls(&c->up);
   track_fd(c->gw, c->up.fd, false);
   close(c->up.fd);
   g_free(c->up.buf);
@@ -814,6 +838,21 @@ static bool copy_to_eof(Stream *from, Stream *to, uint64_t *moved, char *buf)
       return false;
     *moved += (uint64_t)r;
   }
+}
+
+/* A body between two legs whose records are both ours (record.c) is
+ * relayed record by record in the connection's thread: each record is
+ * opened into a buffer that stays in the cache and sealed from it at once,
+ * with no hand-off between threads. */
+static bool relay_records(Stream *from, Stream *to, uint64_t n, bool to_eof, uint64_t *moved)
+{
+  size_t have = from->len - from->off;
+  if (!to_eof && have > n)
+    have = (size_t)n;
+  bool ok = gw_rec_relay(from->rec, to->rec, from->buf + from->off, have, to_eof ? 0 : n - have,
+                         to_eof, moved);
+  from->off += have;
+  return ok;
 }
 
 /* A large body is relayed by two threads: one reads (and decrypts) the
@@ -1611,7 +1650,8 @@ static bool exchange(Conn *c, Head *req)
   if (c->tunnel && !c->up_tls) {
     g_autofree char *why = NULL;
     bool refused_suite = false;
-    SSL *ssl = gw_tls_connect(gw->tls, c->up.fd, host, true, &why, &refused_suite);
+    GwRec *rec = NULL;
+    SSL *ssl = gw_tls_connect(gw->tls, c->up.fd, host, true, &why, &refused_suite, &rec);
     if (!ssl && refused_suite) {
       /* The server will not take TLS 1.3's mandatory suite alone: a new
        * connection, decided like the first, that offers every suite. */
@@ -1623,7 +1663,7 @@ static bool exchange(Conn *c, Head *req)
         json_object_put(in);
         return false;
       }
-      ssl = gw_tls_connect(gw->tls, c->up.fd, host, false, &why, &refused_suite);
+      ssl = gw_tls_connect(gw->tls, c->up.fd, host, false, &why, &refused_suite, &rec);
     }
     if (!ssl) {
       if (gw->cfg.outcome)
@@ -1634,6 +1674,7 @@ static bool exchange(Conn *c, Head *req)
       return false;
     }
     c->up.ssl = ssl;
+    c->up.rec = rec;
     c->up_tls = true;
   }
   /* Forward: origin-form, hop-by-hop headers dropped, re-framed. */
@@ -1740,7 +1781,9 @@ static bool exchange(Conn *c, Head *req)
   bool ok = raw_write(&c->client, rh->str, rh->len);
   g_string_free(rh, TRUE);
   uint64_t moved = 0;
-  if (!c->relay && framing != B_NONE)
+  /* relay_records needs no buffer of the connection's. */
+  bool ours = c->up.rec && c->client.rec;
+  if (!c->relay && framing != B_NONE && (!ours || framing == B_CHUNKED))
     c->relay = g_malloc(IO_CHUNK);
   char *buf = c->relay;
   if (ok) {
@@ -1748,6 +1791,10 @@ static bool exchange(Conn *c, Head *req)
     case B_NONE:
       break;
     case B_FIXED: {
+      if (ours) {
+        ok = relay_records(&c->up, &c->client, (uint64_t)rlen, false, &moved);
+        break;
+      }
       int r = rlen >= PUMP_MIN_BYTES ? pump(&c->up, &c->client, (uint64_t)rlen, false, &moved, buf)
                                      : -1;
       ok = r >= 0 ? r == 1 : copy_fixed(&c->up, &c->client, (uint64_t)rlen, &moved, buf);
@@ -1757,6 +1804,11 @@ static bool exchange(Conn *c, Head *req)
       ok = copy_chunked(&c->up, &c->client, &moved, buf, gw->cfg.max_header_bytes);
       break;
     case B_EOF: {
+      if (ours) {
+        ok = relay_records(&c->up, &c->client, 0, true, &moved);
+        up_keep = false;
+        break;
+      }
       int r = pump(&c->up, &c->client, 0, true, &moved, buf);
       ok = r >= 0 ? r == 1 : copy_to_eof(&c->up, &c->client, &moved, buf);
       up_keep = false;
@@ -1788,10 +1840,12 @@ static bool handle_connect(Conn *c, Head *req)
   const char *ok = "HTTP/1.1 200 Connection established\r\n\r\n";
   if (!raw_write(&c->client, ok, strlen(ok)))
     return false;
-  SSL *ssl = gw_tls_accept(c->gw->tls, c->client.fd, host);
+  GwRec *rec = NULL;
+  SSL *ssl = gw_tls_accept(c->gw->tls, c->client.fd, host, &rec);
   if (!ssl)
     return false;
   c->client.ssl = ssl;
+  c->client.rec = rec;
   c->tunnel = true;
   c->tunnel_host = g_steal_pointer(&host);
   c->tunnel_port = port;
@@ -1841,10 +1895,7 @@ static gpointer conn_main(gpointer data)
       break;
   }
   close_upstream(&c);
-  if (c.client.ssl) {
-    SSL_shutdown(c.client.ssl);
-    SSL_free(c.client.ssl);
-  }
+  stream_end_tls(&c.client);
   track_fd(gw, c.client.fd, false);
   close(c.client.fd);
   g_free(c.client.buf);

@@ -19,9 +19,11 @@
 #include <openssl/x509v3.h>
 
 #define GW_TLS_ERROR (g_quark_from_static_string("box-gateway-tls"))
-/* Buffers under a TLS connection: 32 full records and their framing (a
- * relay write of 512 KiB, proxy.c's IO_CHUNK, fits) the way responses go, one record the way
- * requests go, which are small or read whole before they are sent. */
+/* Buffers under a TLS connection, OpenSSL's (attach_socket) or, once a
+ * TLS 1.3 connection is taken over, record.c's: 32 full records and their
+ * framing (a relay write of 512 KiB, proxy.c's IO_CHUNK, fits) the way
+ * responses go, one record the way requests go, which are small or read
+ * whole before they are sent. */
 #define GW_TLS_BULK_BUFFER (32 * (16384 + 256))
 #define GW_TLS_SMALL_BUFFER (16384 + 256)
 #define GW_TLS13_SUITES "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
@@ -246,6 +248,8 @@ GwTls *gw_tls_new(const char *ca_cert_path, const char *const *extra_ca_files, G
   }
   static const unsigned char h11[] = "\x08http/1.1";
   SSL_CTX_set_alpn_protos(t->client, h11, sizeof h11 - 1);
+  gw_rec_setup(t->server);
+  gw_rec_setup(t->client);
   return t;
 }
 
@@ -294,8 +298,9 @@ static bool attach_socket(SSL *ssl, int fd, int read_buffer, int write_buffer)
   return true;
 }
 
-SSL *gw_tls_accept(GwTls *t, int fd, const char *host)
+SSL *gw_tls_accept(GwTls *t, int fd, const char *host, GwRec **rec)
 {
+  *rec = NULL;
   g_mutex_lock(&t->lock);
   X509 *leaf = g_hash_table_lookup(t->leaves, host);
   if (!leaf) {
@@ -309,6 +314,8 @@ SSL *gw_tls_accept(GwTls *t, int fd, const char *host)
   if (!leaf)
     return NULL;
   SSL *ssl = SSL_new(t->server);
+  if (ssl)
+    gw_rec_watch(ssl, true);
   bool ok = ssl && SSL_use_certificate(ssl, leaf) == 1 &&
             SSL_use_PrivateKey(ssl, t->leaf_key) == 1 &&
             attach_socket(ssl, fd, GW_TLS_SMALL_BUFFER, GW_TLS_BULK_BUFFER) && SSL_accept(ssl) == 1;
@@ -318,19 +325,22 @@ SSL *gw_tls_accept(GwTls *t, int fd, const char *host)
     SSL_free(ssl);
     return NULL;
   }
+  *rec = gw_rec_take(ssl, fd, GW_TLS_SMALL_BUFFER, GW_TLS_BULK_BUFFER);
   return ssl;
 }
 
 SSL *gw_tls_connect(GwTls *t, int fd, const char *host, bool first, char **why,
-                    bool *suite_refused)
+                    bool *suite_refused, GwRec **rec)
 {
   *suite_refused = false;
+  *rec = NULL;
   SSL *ssl = SSL_new(t->client);
   if (!ssl || (first && SSL_set_ciphersuites(ssl, GW_TLS13_FIRST) != 1)) {
     *why = ssl_error_text();
     SSL_free(ssl);
     return NULL;
   }
+  gw_rec_watch(ssl, false);
   unsigned char bin[16];
   bool is_ip = inet_pton_any(host, bin);
   if (is_ip) {
@@ -362,5 +372,6 @@ SSL *gw_tls_connect(GwTls *t, int fd, const char *host, bool first, char **why,
     SSL_free(ssl);
     return NULL;
   }
+  *rec = gw_rec_take(ssl, fd, GW_TLS_BULK_BUFFER, GW_TLS_SMALL_BUFFER);
   return ssl;
 }

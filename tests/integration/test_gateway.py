@@ -259,7 +259,7 @@ class KeyUpdateServer:
     carries no data.  It then waits for the next request, so a relay that
     waits for more data after the KeyUpdate never delivers the answer."""
 
-    def __init__(self, ca_dir):
+    def __init__(self, ca_dir, requested=False):
         import ctypes
         import threading
         from OpenSSL import SSL
@@ -267,6 +267,20 @@ class KeyUpdateServer:
         self._ssl, self._ffi = SSL, ffi
         self._libssl = ctypes.CDLL("libssl.so.3")
         self._ctypes = ctypes
+        # update_requested: the peer must answer with a KeyUpdate of its own
+        # before its next data, which the message callback counts.
+        self.requested = requested
+        self.peer_key_updates = 0
+        self.answers = 0
+        cb_type = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                   ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
+                                   ctypes.c_void_p)
+
+        def on_message(write_p, version, content_type, buf, length, ssl, arg):
+            if not write_p and content_type == 22 and length >= 1 and \
+                    ctypes.string_at(buf, 1) == b"\x18":
+                self.peer_key_updates += 1
+        self._on_message = cb_type(on_message)  # kept alive with the server
         self.ctx = SSL.Context(SSL.TLS_SERVER_METHOD)
         self.ctx.set_min_proto_version(SSL.TLS1_3_VERSION)
         self.ctx.use_certificate_file(str(ca_dir / "srv.pem"))
@@ -307,6 +321,8 @@ class KeyUpdateServer:
         s.settimeout(15)
         with s:
             conn = self._ssl.Connection(self.ctx, None)
+            self._libssl.SSL_set_msg_callback(
+                self._ctypes.c_void_p(int(self._ffi.cast("uintptr_t", conn._ssl))), self._on_message)
             conn.set_accept_state()
             self._recv_into(conn, s, conn.do_handshake)
             self._drain(conn, s)
@@ -318,8 +334,9 @@ class KeyUpdateServer:
                         return
                     head += chunk
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhello\n")
+                self.answers += 1
                 ptr = self._ctypes.c_void_p(int(self._ffi.cast("uintptr_t", conn._ssl)))
-                if self._libssl.SSL_key_update(ptr, 0) == 1 and \
+                if self._libssl.SSL_key_update(ptr, 1 if self.requested else 0) == 1 and \
                         self._libssl.SSL_do_handshake(ptr) == 1:
                     self.key_updates += 1
                 self._drain(conn, s)  # the answer and the KeyUpdate, one send
@@ -339,6 +356,128 @@ def test_records_without_data_do_not_hold_back_an_answer(netbox, test_ca):
         assert r.stdout == "hello\n"
         assert srv.key_updates == 1
         assert took < 4, took
+    finally:
+        srv.close()
+
+
+def test_a_key_update_the_server_requests_is_answered(netbox, test_ca):
+    """The server moves to new keys after each answer and asks the gateway
+    to do the same: the gateway reads on under the server's new key and
+    sends its own KeyUpdate before its next request, on one connection."""
+    ca_pem, _ = test_ca
+    srv = KeyUpdateServer(ca_pem.parent, requested=True)
+    try:
+        url = f"https://{SERVER_ADDR}:{srv.port}/k"
+        r = _curl_through(netbox, "--max-time", "10", url, url, url)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == "hello\n" * 3
+        assert srv.answers == 3 and srv.key_updates == 3
+        # One KeyUpdate before each of the second and third requests.
+        assert srv.peer_key_updates == 2
+    finally:
+        srv.close()
+
+
+def test_a_key_update_the_client_requests_is_answered(netbox, servers):
+    """openssl s_client asks the gateway, mid-connection, for new keys
+    (its "K" command): the gateway reads the next request under the
+    client's new key and answers under a new key of its own, announced by
+    a KeyUpdate the client reports; the body arrives whole, and the
+    connection ends with a close_notify."""
+    import subprocess
+    _, secure = servers
+    port = gateway_port(netbox.proc.pid)
+    n = 3 * 1000 * 1000
+    msgs = netbox.root / "s_client.msg"
+    # Not -quiet: that would send "K" as data.
+    p = subprocess.Popen(["openssl", "s_client", "-msg", "-msgfile", str(msgs),
+                          "-proxy", f"127.0.0.1:{port}",
+                          "-connect", f"{SERVER_ADDR}:{secure.port}", "-CAfile",
+                          str(netbox.box_dir / "trust" / "cert.pem"), "-verify_return_error"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        req = f"GET /bytes/{n} HTTP/1.1\r\nHost: {SERVER_ADDR}:{secure.port}\r\n" \
+              "Connection: close\r\n\r\n".encode()
+        time.sleep(1)
+        p.stdin.write(b"K\n")
+        p.stdin.flush()
+        time.sleep(1)
+        p.stdin.write(req)
+        p.stdin.flush()
+        # The session's description comes first, then the answer; stdin
+        # stays open until it is whole (its end would end the session).
+        import os
+        out = b""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            at = out.find(b"HTTP/1.1 ")
+            end = out.find(b"\r\n\r\n", at) if at >= 0 else -1
+            if end >= 0 and len(out) >= end + 4 + n:
+                break
+            chunk = os.read(p.stdout.fileno(), 1 << 20)
+            if not chunk:
+                break
+            out += chunk
+        p.stdin.close()
+        p.wait(timeout=10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    head, _, body = out[out.find(b"HTTP/1.1 "):].partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 "), out[-300:]
+    assert body[:n] == pattern(n)
+    trace = msgs.read_text()
+    assert "KEYUPDATE" in p.stderr.read().decode()
+    assert ">>> TLS 1.3, Handshake [length 0005], KeyUpdate" in trace, trace[-2000:]
+    assert "<<< TLS 1.3, Handshake [length 0005], KeyUpdate" in trace, trace[-2000:]
+    # And the end of the answer ("Connection: close") is a close_notify.
+    assert "<<< TLS 1.3, Alert [length 0002], warning close_notify" in trace, trace[-2000:]
+
+
+class EofServer:
+    """TLS server whose answers have no length: the body ends where the
+    server closes the connection, once without close_notify."""
+
+    def __init__(self, ca_dir, n):
+        import ssl
+        import threading
+        self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.ctx.load_cert_chain(str(ca_dir / "srv.pem"), str(ca_dir / "srv.key"))
+        self.data = pattern(n)
+        self.sock = socket.socket()
+        self.sock.bind((SERVER_ADDR, 0))
+        self.sock.listen()
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        for notify in (True, False):
+            s, _ = self.sock.accept()
+            with s:
+                t = self.ctx.wrap_socket(s, server_side=True)
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    head += t.recv(65536)
+                t.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + self.data)
+                if notify:
+                    t.unwrap()
+
+    def close(self):
+        self.sock.close()
+
+
+def test_an_intercepted_body_that_ends_at_close_arrives_whole(netbox, test_ca):
+    ca_pem, _ = test_ca
+    n = 20 * 1000 * 1000 + 7
+    srv = EofServer(ca_pem.parent, n)
+    try:
+        for name in ("a.bin", "b.bin"):
+            r = netbox.bash(f"curl -sS -o {name} https://{SERVER_ADDR}:{srv.port}/e")
+            assert r.returncode == 0, r.stderr
+            got = (netbox.workspace / name).read_bytes()
+            assert len(got) == n and got == srv.data, name
     finally:
         srv.close()
 
@@ -375,6 +514,39 @@ def test_large_body_relay_and_a_client_that_goes_away(netbox, servers):
             and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _threads(netbox.proc.pid, "box-gw-pump") == 0
+    assert _threads(netbox.proc.pid, "box-gw-conn") == 0
+    r = netbox.bash(f"curl -sS https://{SERVER_ADDR}:{secure.port}/bytes/3000000 | wc -c")
+    assert r.returncode == 0 and r.stdout.strip() == "3000000", r.stderr
+
+
+def test_an_intercepted_client_that_goes_away_mid_body_ends_its_relay(netbox, servers):
+    """The record-by-record relay between two taken-over legs notices a
+    client that left: the connection's thread ends, and the gateway serves
+    on."""
+    import ssl
+    _, secure = servers
+    port = gateway_port(netbox.proc.pid)
+    n = 64 * 1024 * 1024
+    secure.pattern(n)
+    ctx = ssl.create_default_context(cafile=str(netbox.box_dir / "trust" / "cert.pem"))
+    with socket.create_connection(("127.0.0.1", port)) as raw:
+        raw.sendall(f"CONNECT {SERVER_ADDR}:{secure.port} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += raw.recv(1)
+        assert answer.startswith(b"HTTP/1.1 200 ")
+        with ctx.wrap_socket(raw, server_hostname=SERVER_ADDR) as s:
+            assert s.version() == "TLSv1.3"
+            s.sendall(f"GET /bytes/{n} HTTP/1.1\r\nHost: {SERVER_ADDR}:{secure.port}\r\n\r\n"
+                      .encode())
+            got = b""
+            while len(got) < 1 << 20:
+                got += s.recv(65536)
+            assert got.startswith(b"HTTP/1.1 200 ")
+            assert _threads(netbox.proc.pid, "box-gw-conn") == 1
+    deadline = time.monotonic() + 10
+    while _threads(netbox.proc.pid, "box-gw-conn") and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert _threads(netbox.proc.pid, "box-gw-conn") == 0
     r = netbox.bash(f"curl -sS https://{SERVER_ADDR}:{secure.port}/bytes/3000000 | wc -c")
     assert r.returncode == 0 and r.stdout.strip() == "3000000", r.stderr
@@ -461,6 +633,81 @@ def test_intercepted_legs_prefer_aes_128_gcm(netbox, servers):
                       "-o", "/dev/null", f"https://{SERVER_ADDR}:{secure.port}/bytes/10")
     assert r.returncode == 0, r.stderr
     assert _suite(r.stderr) == "TLSv1.3 / TLS_CHACHA20_POLY1305_SHA256"
+
+
+class FlipProxy:
+    """A TCP relay in front of a server that flips one bit of what the
+    server sends, at byte `at` of its stream."""
+
+    def __init__(self, upstream_port, at):
+        import threading
+        self.upstream_port, self.at = upstream_port, at
+        self.sock = socket.socket()
+        self.sock.bind((SERVER_ADDR, 0))
+        self.sock.listen()
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _pipe(self, src, dst, flip):
+        seen = 0
+        try:
+            while data := src.recv(65536):
+                if flip and seen <= self.at < seen + len(data):
+                    i = self.at - seen
+                    data = data[:i] + bytes([data[i] ^ 0x01]) + data[i + 1:]
+                seen += len(data)
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def _serve(self):
+        import threading
+        c, _ = self.sock.accept()
+        u = socket.create_connection((SERVER_ADDR, self.upstream_port))
+        threading.Thread(target=self._pipe, args=(c, u, False), daemon=True).start()
+        self._pipe(u, c, True)
+
+    def close(self):
+        self.sock.close()
+
+
+def test_a_record_altered_on_the_way_is_never_delivered(netbox, servers, tmp_path):
+    """One bit flipped in the server's stream, inside the body: that
+    record fails its authentication, the gateway ends the connection, and
+    the client got only bytes from before it, none altered."""
+    _, secure = servers
+    n = 6 * 1000 * 1000
+    at = 2 * 1000 * 1000
+    flip = FlipProxy(secure.port, at)
+    try:
+        out = tmp_path / "got"
+        r = _curl_through(netbox, "-o", str(out), f"https://{SERVER_ADDR}:{flip.port}/bytes/{n}")
+        assert r.returncode != 0
+        got = out.read_bytes() if out.exists() else b""
+        assert len(got) < at
+        assert got == pattern(n)[:len(got)]
+    finally:
+        flip.close()
+
+
+def test_a_tls_1_2_client_gets_a_large_body_whole(netbox, servers, tmp_path):
+    """A TLS 1.2 leg keeps OpenSSL's records (only TLS 1.3 legs are taken
+    over): a large body crosses from the gateway's own upstream records to
+    OpenSSL's, and back on a kept-alive connection, byte for byte."""
+    _, secure = servers
+    n = 9 * 1000 * 1000 + 3
+    url = f"https://{SERVER_ADDR}:{secure.port}/bytes/{n}"
+    r = _curl_through(netbox, "--tls-max", "1.2", "-o", str(tmp_path / "a"), url,
+                      "-o", str(tmp_path / "b"), f"https://{SERVER_ADDR}:{secure.port}/bytes/10")
+    assert r.returncode == 0, r.stderr
+    assert _suite(r.stderr).startswith("TLSv1.2 / ")
+    assert (tmp_path / "a").read_bytes() == pattern(n)
+    assert (tmp_path / "b").read_bytes() == pattern(10)
 
 
 def test_server_without_aes_128_is_reached_on_a_second_decided_connection(netbox, test_ca):
