@@ -28,7 +28,7 @@
  * then.  DIR: the directory to work in (a mount, or the native directory);
  * PID: its FUSE daemon, whose CPU per phase is printed too; NAME=- takes the
  * directory and daemon from BOXFS_DIR and BOXFS_DAEMON_PID (the system this
- * runs under).  Prints "il ROUND NAME OP SECONDS" and, with a daemon,
+ * runs under).  Each phase starts after a sync(2).  Prints "il ROUND NAME OP SECONDS" and, with a daemon,
  * "il ROUND NAME cpu-OP MS" for create, stat, readdir, read and unlink. */
 #include <dirent.h>
 #include <errno.h>
@@ -301,6 +301,9 @@ static int interleave(int argc, char **argv) {
       memset(sys[k].cpu, 0, sizeof sys[k].cpu);
     }
     for (int op = 0; op < 5; op++) {
+      /* the phase before's dirty pages and journal written back now, not
+       * by the flusher in the middle of some system's block */
+      sync();
       long blocks = op == 2 ? 1 : (n + block - 1) / block;
       for (long b = 0; b < blocks; b++) {
         for (int j = 0; j < ns; j++) {
