@@ -17,7 +17,19 @@
  * system, all threads) the FUSE daemon spent during that phase, least over
  * the rounds.  Wall time on this shared VM varies run to run; the daemon's
  * CPU per phase is the steadier figure for what each request costs it.
- *   Usage: mount-work [N] [SIZE_MIB] [ROUNDS] */
+ *   Usage: mount-work [N] [SIZE_MIB] [ROUNDS]
+ *
+ *   mount-work --interleave N ROUNDS BLOCK NAME=DIR[@PID]...
+ * The small-file phases on several systems at once, interleaved: each phase
+ * runs BLOCK operations on one system, then the same BLOCK on the next, and
+ * so on (the order rotating by one system per block, and per round), so a
+ * slow moment of this shared VM (a neighbour's build, a host hiccup, an idle
+ * vCPU slow to wake) falls on every system alike instead of on whichever ran
+ * then.  DIR: the directory to work in (a mount, or the native directory);
+ * PID: its FUSE daemon, whose CPU per phase is printed too; NAME=- takes the
+ * directory and daemon from BOXFS_DIR and BOXFS_DAEMON_PID (the system this
+ * runs under).  Each phase starts after a sync(2).  Prints "il ROUND NAME OP SECONDS" and, with a daemon,
+ * "il ROUND NAME cpu-OP MS" for create, stat, readdir, read and unlink. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -41,10 +53,13 @@ static void die(const char *what) {
 
 static void small_files(const char *dir, long n, double out[5], double cpu[5]);
 static double daemon_cpu(void);
+static double pid_cpu(int pid);
 static int daemon_pid;
 static void big_file(long mib);
+static int interleave(int argc, char **argv);
 
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--interleave") == 0) return interleave(argc - 2, argv + 2);
   long n = argc > 1 ? atol(argv[1]) : 10000;
   long mib = argc > 2 ? atol(argv[2]) : 1024;
   int rounds = argc > 3 ? atoi(argv[3]) : 1;
@@ -75,10 +90,12 @@ int main(int argc, char **argv) {
 
 /* The daemon's CPU time so far in seconds (utime + stime of every thread,
  * ended ones included, from /proc/<pid>/stat), or 0 without a daemon. */
-static double daemon_cpu(void) {
-  if (daemon_pid <= 0) return 0;
+static double daemon_cpu(void) { return pid_cpu(daemon_pid); }
+
+static double pid_cpu(int pid) {
+  if (pid <= 0) return 0;
   char path[64], buf[1024];
-  snprintf(path, sizeof path, "/proc/%d/stat", daemon_pid);
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) die("daemon stat");
   ssize_t len = read(fd, buf, sizeof buf - 1);
@@ -184,4 +201,132 @@ static void big_file(long mib) {
   }
   unlink("mw.big");
   free(big);
+}
+
+/* ---- --interleave ---- */
+
+#define IL_MAX 8
+typedef struct {
+  const char *name;
+  char dir[4096];
+  int pid;
+  double t[5], cpu[5];
+} IlSys;
+
+static const char *const il_ops[5] = {"create", "stat", "readdir", "read", "unlink"};
+
+/* operation op of the phase on file i of s's round directory */
+static void il_one(const IlSys *s, int round, int op, long i, char *buf) {
+  char name[4200];
+  snprintf(name, sizeof name, "%s/il%d/f%06ld", s->dir, round, i);
+  struct stat st;
+  int fd;
+  switch (op) {
+  case 0:
+    fd = open(name, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) die("create");
+    if (write(fd, buf, 100) != 100) die("write");
+    close(fd);
+    break;
+  case 1:
+    if (stat(name, &st) < 0) die("stat");
+    break;
+  case 3:
+    fd = open(name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) die("open");
+    if (read(fd, buf, 128) != 100) die("read");
+    close(fd);
+    break;
+  case 4:
+    if (unlink(name) < 0) die("unlink");
+    break;
+  }
+}
+
+static void il_readdir(const IlSys *s, int round, long n) {
+  char name[4200];
+  snprintf(name, sizeof name, "%s/il%d", s->dir, round);
+  DIR *d = opendir(name);
+  if (!d) die("opendir");
+  long seen = 0;
+  while (readdir(d)) seen++;
+  closedir(d);
+  if (seen != n + 2) {
+    fprintf(stderr, "readdir of %s saw %ld entries, want %ld\n", s->name, seen, n + 2);
+    exit(1);
+  }
+}
+
+static int interleave(int argc, char **argv) {
+  if (argc < 4) {
+    fprintf(stderr, "usage: mount-work --interleave N ROUNDS BLOCK NAME=DIR[@PID]...\n");
+    return 2;
+  }
+  long n = atol(argv[0]);
+  int rounds = atoi(argv[1]);
+  long block = atol(argv[2]);
+  if (n < 1 || rounds < 1 || block < 1) return 2;
+  IlSys sys[IL_MAX];
+  int ns = 0;
+  for (int a = 3; a < argc && ns < IL_MAX; a++, ns++) {
+    IlSys *s = &sys[ns];
+    memset(s, 0, sizeof *s);
+    char *eq = strchr(argv[a], '=');
+    if (!eq) return 2;
+    *eq = '\0';
+    s->name = argv[a];
+    const char *spec = eq + 1;
+    if (strcmp(spec, "-") == 0) {
+      const char *d = getenv("BOXFS_DIR"), *p = getenv("BOXFS_DAEMON_PID");
+      if (!d) return 2;
+      snprintf(s->dir, sizeof s->dir, "%s", d);
+      s->pid = p ? atoi(p) : 0;
+    } else {
+      snprintf(s->dir, sizeof s->dir, "%s", spec);
+      char *at = strrchr(s->dir, '@');
+      if (at) {
+        *at = '\0';
+        s->pid = atoi(at + 1);
+      }
+    }
+  }
+  char buf[128];
+  memset(buf, 'x', sizeof buf);
+  for (int r = 0; r < rounds; r++) {
+    for (int k = 0; k < ns; k++) {
+      char d[4200];
+      snprintf(d, sizeof d, "%s/il%d", sys[k].dir, r);
+      if (mkdir(d, 0755) < 0) die("mkdir");
+      memset(sys[k].t, 0, sizeof sys[k].t);
+      memset(sys[k].cpu, 0, sizeof sys[k].cpu);
+    }
+    for (int op = 0; op < 5; op++) {
+      /* the phase before's dirty pages and journal written back now, not
+       * by the flusher in the middle of some system's block */
+      sync();
+      long blocks = op == 2 ? 1 : (n + block - 1) / block;
+      for (long b = 0; b < blocks; b++) {
+        for (int j = 0; j < ns; j++) {
+          IlSys *s = &sys[(j + b + r) % ns];
+          double c = pid_cpu(s->pid), t = now();
+          if (op == 2) il_readdir(s, r, n);
+          else
+            for (long i = b * block; i < n && i < (b + 1) * block; i++) il_one(s, r, op, i, buf);
+          s->t[op] += now() - t;
+          s->cpu[op] += pid_cpu(s->pid) - c;
+        }
+      }
+    }
+    for (int k = 0; k < ns; k++) {
+      char d[4200];
+      snprintf(d, sizeof d, "%s/il%d", sys[k].dir, r);
+      if (rmdir(d) < 0) die("rmdir");
+      for (int op = 0; op < 5; op++) printf("il %d %s %s %.6f\n", r, sys[k].name, il_ops[op], sys[k].t[op]);
+      if (sys[k].pid > 0)
+        for (int op = 0; op < 5; op++)
+          printf("il %d %s cpu-%s %.1f\n", r, sys[k].name, il_ops[op], sys[k].cpu[op] * 1e3);
+    }
+    fflush(stdout);
+  }
+  return 0;
 }

@@ -93,12 +93,33 @@ Node *vfs_node_new(BoxVfs *v, NodeKind kind, int cmd) {
 
 void vfs_node_ref(Node *n) { n->refs++; }
 
+/* Per thread, no allocation: libfuse starts and ends loop threads as the
+ * load changes, and a full list just closes at once, as without deferral. */
+#define CLOSES_MAX (4 * VFS_CLOSES_SLICE)
+static __thread int tls_closes[CLOSES_MAX];
+static __thread int tls_closes_len;
+static __thread int tls_closes_depth;
+
+void vfs_closes_defer(void) { tls_closes_depth++; }
+
+void vfs_closes_run(void) {
+  g_assert(tls_closes_depth > 0);
+  if (--tls_closes_depth > 0) return;
+  for (int i = 0; i < tls_closes_len; i++) close(tls_closes[i]);
+  tls_closes_len = 0;
+}
+
+static void close_node_fd(int fd) {
+  if (tls_closes_depth > 0 && tls_closes_len < CLOSES_MAX) tls_closes[tls_closes_len++] = fd;
+  else close(fd);
+}
+
 static void node_free(BoxVfs *v, Node *n) {
   g_hash_table_remove(v->nodes, &(guint64){n->ino});
   if (n->kind == NODE_PASS) {
     PassKey k = {n->rdev_key, n->rino};
     if (g_hash_table_lookup(v->pass_nodes, &k) == n) g_hash_table_remove(v->pass_nodes, &k);
-    if (n->fd >= 0) close(n->fd);
+    if (n->fd >= 0) close_node_fd(n->fd);
   }
   if (n->kind == NODE_RAM) {
     Command *cm = (n->cmd >= 0 && (guint)n->cmd < v->commands->len)

@@ -222,6 +222,15 @@ Node *vfs_node_get(BoxVfs *v, fuse_ino_t ino);               /* lock held */
 Node *vfs_node_new(BoxVfs *v, NodeKind kind, int cmd);        /* lock held; refs 0 */
 void vfs_node_ref(Node *n);
 void vfs_node_unref(BoxVfs *v, Node *n);                      /* lock held */
+/* Between these two (no lock held at either), the descriptors of the pass
+ * nodes this thread frees are closed at vfs_closes_run, after the lock is
+ * released: closing an unlinked file's last descriptor makes the backing
+ * filesystem free it right there (on ext4 a truncate and journal handles,
+ * which can wait for a commit), and under the lock every loop thread would
+ * wait with it. */
+void vfs_closes_defer(void);
+void vfs_closes_run(void);
+#define VFS_CLOSES_SLICE 32 /* forgets per deferral: a freed node can free its parents */
 void vfs_node_set_parent(BoxVfs *v, Node *n, Node *parent, const char *name);
 Node *vfs_ram_new(BoxVfs *v, int cmd, Node *dir, const char *name, mode_t mode, uid_t uid,
                   gid_t gid, int *err);                       /* linked into dir */

@@ -117,9 +117,11 @@ static Node *pin(BoxVfs *v, fuse_ino_t ino, const Caller *c, int *err) {
 
 static void unpin(BoxVfs *v, Node *n) {
   if (!n) return;
+  vfs_closes_defer(); /* the last reference, when FORGET came meanwhile */
   g_mutex_lock(&v->lock);
   vfs_node_unref(v, n);
   g_mutex_unlock(&v->lock);
+  vfs_closes_run();
 }
 
 static char *path_of(BoxVfs *v, Node *n) {
@@ -551,17 +553,25 @@ static void forget_one(BoxVfs *v, fuse_ino_t ino, uint64_t nlookup) {
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
   BoxVfs *v = V(req);
+  vfs_closes_defer();
   g_mutex_lock(&v->lock);
   forget_one(v, ino, nlookup);
   g_mutex_unlock(&v->lock);
+  vfs_closes_run();
   fuse_reply_none(req);
 }
 
 static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets) {
   BoxVfs *v = V(req);
-  g_mutex_lock(&v->lock);
-  for (size_t i = 0; i < count; i++) forget_one(v, forgets[i].ino, forgets[i].nlookup);
-  g_mutex_unlock(&v->lock);
+  /* in slices, so the descriptors a slice frees fit the deferred list */
+  for (size_t i = 0; i < count;) {
+    vfs_closes_defer();
+    g_mutex_lock(&v->lock);
+    for (size_t end = MIN(count, i + VFS_CLOSES_SLICE); i < end; i++)
+      forget_one(v, forgets[i].ino, forgets[i].nlookup);
+    g_mutex_unlock(&v->lock);
+    vfs_closes_run();
+  }
   fuse_reply_none(req);
 }
 
