@@ -43,6 +43,13 @@ def host_mounts():
         return f.read()
 
 
+def parent_of(pid):
+    """The parent pid of pid, from /proc (OSError, ValueError or IndexError
+    when pid is gone or its stat is cut short)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
 def box_processes():
     """PIDs of processes running this build's box or box-shell."""
     found = []

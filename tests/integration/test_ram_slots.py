@@ -7,7 +7,7 @@ import os
 import threading
 import time
 
-from conftest import BOX_SHELL
+from conftest import BOX_SHELL, parent_of
 
 DIRTY = ("echo mark > /mark; mkdir /newdir; echo secret > /tmp/secret; "
          "mkdir -p /tmp/d/e; echo deep > /tmp/d/e/f; chmod 700 /tmp /home; "
@@ -61,8 +61,7 @@ def worker_namespaces(zygote_exe, stop, seen, held):
             if not entry.isdigit():
                 continue
             try:
-                with open(f"/proc/{entry}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                ppid = parent_of(entry)
                 if os.readlink(f"/proc/{entry}/exe") != zygote_exe:
                     continue
                 if os.readlink(f"/proc/{ppid}/exe") != zygote_exe:

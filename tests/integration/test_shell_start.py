@@ -6,7 +6,7 @@ inside a box)."""
 import os
 import subprocess
 
-from conftest import BOX_SHELL
+from conftest import BOX_SHELL, parent_of
 
 
 def needed(path):
@@ -38,8 +38,7 @@ def descendants(pid):
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            ppid = parent_of(entry)
         except (OSError, ValueError, IndexError):
             continue
         children.setdefault(ppid, []).append(int(entry))
