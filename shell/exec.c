@@ -90,7 +90,7 @@ G_NORETURN void box_child_exit(Shell *sh, int status) {
 pid_t box_fork(Shell *sh) {
   pid_t pid = fork();
   if (pid < 0) {
-    box_sh_error(sh, "fork: %s", g_strerror(errno));
+    box_sh_error(sh, "fork: %s", box_strerror(errno));
     return -1;
   }
   if (pid == 0) {
@@ -441,9 +441,9 @@ static int run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av)
   int status = def->fn(&c);
   if (!box_out_flush(out) && status == 0) {
     if (out->err == EBADF)
-      box_sh_error(sh, "%s: write error: %s", av[0], g_strerror(out->err));
+      box_sh_error(sh, "%s: write error: %s", av[0], box_strerror(out->err));
     else
-      box_sh_error(sh, "%s: write error: %s", av[0], g_strerror(out->err));
+      box_sh_error(sh, "%s: write error: %s", av[0], box_strerror(out->err));
     status = 1;
   }
   return status;
@@ -1005,7 +1005,7 @@ static int run_pipe(Shell *sh, Node *n) {
     int p[2] = { -1, -1 };
     bool last = i + 1 == k;
     if (!last && pipe2(p, O_CLOEXEC) < 0) {
-      box_sh_error(sh, "pipe: %s", g_strerror(errno));
+      box_sh_error(sh, "pipe: %s", box_strerror(errno));
       status = 1;
       break;
     }

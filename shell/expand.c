@@ -911,7 +911,7 @@ char *box_command_subst(Shell *sh, const char *text, int *status) {
   }
   int p[2];
   if (pipe2(p, O_CLOEXEC) < 0) {
-    box_sh_error(sh, "pipe: %s", g_strerror(errno));
+    box_sh_error(sh, "pipe: %s", box_strerror(errno));
     if (status) *status = 1;
     return NULL;
   }

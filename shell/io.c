@@ -376,7 +376,12 @@ char *box_error_text(Shell *sh, int err) {
       return r;
     }
   }
-  return g_strdup(g_strerror(err));
+  return g_strdup(box_strerror(err));
+}
+
+const char *box_strerror(int err) {
+  static __thread char unknown[64]; /* only for a number the C library has no text for */
+  return strerror_r(err, unknown, sizeof unknown);
 }
 
 void box_file_error(BoxCmd *c, const char *prefix, const char *name, int err) {

@@ -21,6 +21,11 @@ static inline void *box_arena_alloc(Shell *sh, size_t n);
 /* A new block (or a block of its own for a large request). */
 void *box_arena_alloc_slow(Shell *sh, size_t n);
 char *box_arena_strndup(Shell *sh, const char *s, size_t n);
+/* The C library's message for err, as bash prints it.  Not g_strerror:
+ * that converts the message to UTF-8 through iconv, whose first use reads
+ * the charset tables under /usr, out of a rooted worker's reach: refused
+ * probes of /usr in the decision log for one "No such file or directory". */
+const char *box_strerror(int err);
 /* A point to go back to: everything allocated after it is dropped (-n
  * drops each command's tree once it is parsed). */
 typedef struct { guint nblocks; char *ptr; size_t left; } BoxArenaMark;

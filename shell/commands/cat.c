@@ -133,7 +133,7 @@ int box_cmd_cat(BoxCmd *c) {
     }
     if (!is_stdin) close(fd);
     if (c->out->error) {
-      box_fdprintf(c->err, "cat: write error: %s\n", g_strerror(c->out->err));
+      box_fdprintf(c->err, "cat: write error: %s\n", box_strerror(c->out->err));
       status = 1;
       break;
     }

@@ -228,13 +228,13 @@ static gpointer open_prepared_main(gpointer data)
 {
   (void)data;
   if (unshare(CLONE_FS) != 0) {
-    load_error = g_strdup_printf("libcurl.so.4: working directory: %s", g_strerror(errno));
+    load_error = g_strdup_printf("libcurl.so.4: working directory: %s", box_strerror(errno));
     return NULL;
   }
   void *lib = NULL;
   for (size_t i = 0; i < n_prepared; i++) {
     if (fchdir(dirs[prepared[i].dir]) != 0) {
-      load_error = g_strdup_printf("%s: %s", prepared[i].file, g_strerror(errno));
+      load_error = g_strdup_printf("%s: %s", prepared[i].file, box_strerror(errno));
       return NULL;
     }
     g_autofree char *path = g_strconcat("./", prepared[i].file, NULL);

@@ -54,7 +54,7 @@ int box_cmd_env(BoxCmd *c) {
   box_out_flush(c->out);
   pid_t pid = box_fork(c->sh);
   if (pid < 0) {
-    bx_err(c, "env", "cannot fork: %s", g_strerror(errno));
+    bx_err(c, "env", "cannot fork: %s", box_strerror(errno));
     g_ptr_array_free(unsets, TRUE);
     return 125;
   }

@@ -835,7 +835,7 @@ static FNode *parse_primary(FParser *p) {
   if (!strcmp(a, "-samefile")) {
     if (!(v = need_arg(p, a))) return NULL;
     struct stat st;
-    if (lstat(v, &st) != 0) { perr(p, "%s", g_strerror(errno)); return NULL; }
+    if (lstat(v, &st) != 0) { perr(p, "%s", box_strerror(errno)); return NULL; }
     n = node(T_SAMEFILE);
     n->dev = st.st_dev;
     n->ino = st.st_ino;

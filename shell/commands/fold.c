@@ -91,7 +91,7 @@ static int fold_main(BoxCmd *c) {
       unsigned long long v = strtoull(optarg, &end, 10);
       if (!*optarg || *end || errno || v == 0 || optarg[0] == '-') {
         char *q = bx_quote_always(optarg);
-        if (*optarg && !*end && (v == 0 || errno)) bx_err(c, "fold", "invalid number of columns: %s: %s", q, g_strerror(ERANGE));
+        if (*optarg && !*end && (v == 0 || errno)) bx_err(c, "fold", "invalid number of columns: %s: %s", q, box_strerror(ERANGE));
         else bx_err(c, "fold", "invalid number of columns: %s", q);
         g_free(q);
         return 1;

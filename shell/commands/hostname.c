@@ -12,7 +12,7 @@ int box_cmd_hostname(BoxCmd *c) {
   }
   char name[256];
   if (gethostname(name, sizeof name - 1) != 0) {
-    bx_err(c, "hostname", "%s", g_strerror(errno));
+    bx_err(c, "hostname", "%s", box_strerror(errno));
     return 1;
   }
   name[sizeof name - 1] = 0;

@@ -65,7 +65,7 @@ int box_cmd_kill(BoxCmd *c) {
       }
     }
     if (kill(pid, sig) < 0) {
-      box_cmd_error(c, "(%d) - %s", (int)pid, g_strerror(errno));
+      box_cmd_error(c, "(%d) - %s", (int)pid, box_strerror(errno));
       st = 1;
     }
   }

@@ -70,7 +70,7 @@ int box_cmd_lua(BoxCmd *c)
   box_out_flush(c->out);
   pid_t pid = box_fork(c->sh);
   if (pid < 0) {
-    box_fdprintf(c->err, "lua: fork: %s\n", g_strerror(errno));
+    box_fdprintf(c->err, "lua: fork: %s\n", box_strerror(errno));
     return 126;
   }
   if (pid == 0) {

@@ -51,7 +51,7 @@ static bool num_arg(BoxCmd *c, const char *what, const char *s, long long min, l
   long long v = strtoll(s, &end, 10);
   if (!*s || *end || errno || v < min) {
     char *q = bx_quote_always(s);
-    if (*s && !*end && (errno || v < min)) bx_err(c, "nl", "invalid %s: %s: %s", what, q, g_strerror(ERANGE));
+    if (*s && !*end && (errno || v < min)) bx_err(c, "nl", "invalid %s: %s: %s", what, q, box_strerror(ERANGE));
     else bx_err(c, "nl", "invalid %s: %s", what, q);
     g_free(q);
     return false;

@@ -60,7 +60,7 @@ int box_cmd_read(BoxCmd *c) {
   }
   (void)prompt;
   if (fd < 0) {
-    box_cmd_error(c, "read error: 0: %s", g_strerror(EBADF));
+    box_cmd_error(c, "read error: 0: %s", box_strerror(EBADF));
     return 1;
   }
   if (tmo == 0) {

@@ -194,7 +194,7 @@ static bool directive(BoxCmd *c, GString *o, StatFile *f, const char *spec, int 
   case 'C':
   {
     char *q = bx_quote_always(f->name);
-    bx_err(c, "stat", "failed to get security context of %s: %s", q, g_strerror(ENODATA));
+    bx_err(c, "stat", "failed to get security context of %s: %s", q, box_strerror(ENODATA));
     g_free(q);
     g_string_append_c(o, '?');
   }

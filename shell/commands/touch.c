@@ -131,7 +131,7 @@ int box_cmd_touch(BoxCmd *c) {
     if (!strcmp(f, "-")) {
       fd = c->out_fd;
       if (fd >= 0 && futimens(fd, ts) == 0) continue;
-      bx_err(c, "touch", "setting times of '-': %s", g_strerror(errno));
+      bx_err(c, "touch", "setting times of '-': %s", box_strerror(errno));
       status = 1;
       continue;
     }

@@ -201,7 +201,7 @@ int box_cmd_tr(BoxCmd *c) {
   for (;;) {
     ssize_t r = c->in >= 0 ? read(c->in, buf, sizeof buf) : 0;
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) { bx_err(c, "tr", "read error: %s", g_strerror(errno)); goto out; }
+    if (r < 0) { bx_err(c, "tr", "read error: %s", box_strerror(errno)); goto out; }
     if (r == 0) break;
     size_t o = 0;
     for (ssize_t k = 0; k < r; k++) {

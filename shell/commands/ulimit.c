@@ -42,7 +42,7 @@ int box_cmd_ulimit(BoxCmd *c) {
       if (hard) rl.rlim_max = v;
       else rl.rlim_cur = v;
       if (setrlimit(lims[k].res, &rl) < 0) {
-        box_cmd_error(c, "%s: cannot modify limit: %s", lims[k].desc, g_strerror(errno));
+        box_cmd_error(c, "%s: cannot modify limit: %s", lims[k].desc, box_strerror(errno));
         return 1;
       }
       return 0;
