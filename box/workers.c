@@ -190,6 +190,25 @@ static bool zygote_has_env;
  * down when they exit (each of those two costs an RCU grace period). */
 static GHashTable *area_ns;
 
+/* pool_lock held: the area's namespace, or -1 (values are fd + 1). */
+static int area_ns_get(int area)
+{
+  return area_ns ? GPOINTER_TO_INT(g_hash_table_lookup(area_ns, GINT_TO_POINTER(area))) - 1 : -1;
+}
+
+/* pool_lock held: keeps ns (the newest) as the area's; false when the
+ * pool is gone and the caller still owns ns. */
+static bool area_ns_keep(int area, int ns)
+{
+  if (!area_ns)
+    return false;
+  int old = area_ns_get(area);
+  if (old >= 0)
+    close(old);
+  g_hash_table_insert(area_ns, GINT_TO_POINTER(area), GINT_TO_POINTER(ns + 1));
+  return true;
+}
+
 typedef struct {
   Boxd *d;
   Worker *w;
@@ -384,9 +403,7 @@ static bool worker_request(Boxd *d)
   w->ctl = pair[0];
   w->asked = g_get_monotonic_time();
   w->area = box_vfs_command_area(d->vfs, command);
-  int fds[2] = { pair[1], -1 };
-  if (area_ns)
-    fds[1] = GPOINTER_TO_INT(g_hash_table_lookup(area_ns, GINT_TO_POINTER(w->area))) - 1;
+  int fds[2] = { pair[1], area_ns_get(w->area) };
   /* Queued before it is asked for: the answer may come at once. */
   g_queue_push_tail(&forking, w);
   preparing++;
@@ -993,21 +1010,14 @@ static bool worker_wait_ready(Worker *w)
   json_object_put(msg);
   /* A worker that rooted itself sends its mount namespace along: kept
    * (the newest) for the next workers of its area. */
-  for (int i = 0; i < nfds; i++) {
-    if (ready && i == 0 && nfds == 1) {
-      g_mutex_lock(&pool_lock);
-      if (area_ns) {
-        int old = GPOINTER_TO_INT(g_hash_table_lookup(area_ns, GINT_TO_POINTER(w->area))) - 1;
-        if (old >= 0)
-          close(old);
-        g_hash_table_insert(area_ns, GINT_TO_POINTER(w->area), GINT_TO_POINTER(fds[0] + 1));
-        fds[0] = -1;
-      }
-      g_mutex_unlock(&pool_lock);
-    }
-    if (fds[i] >= 0)
-      close(fds[i]);
+  bool kept = false;
+  if (ready && nfds == 1) {
+    g_mutex_lock(&pool_lock);
+    kept = area_ns_keep(w->area, fds[0]);
+    g_mutex_unlock(&pool_lock);
   }
+  for (int i = kept ? 1 : 0; i < nfds; i++)
+    close(fds[i]);
   return ready;
 }
 
