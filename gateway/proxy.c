@@ -1472,6 +1472,19 @@ static int collect_body(Stream *from, Framing framing, long long rlen, GByteArra
   return 0;
 }
 
+/* The end of one exchange: its outcome raised, the upstream dropped unless
+ * both sides may keep it.  Returns whether the client connection goes on. */
+static bool exchange_end(Conn *c, json_object *in, int status, bool ok, bool up_keep, bool keep)
+{
+  BoxGateway *gw = c->gw;
+  if (gw->cfg.outcome)
+    gw->cfg.outcome(gw->cfg.data, "http:request", in, status, true);
+  json_object_put(in);
+  if (!ok || !up_keep)
+    close_upstream(c);
+  return ok && keep;
+}
+
 /* The reply to a credentialed request (spec/runtime.md §6.1 step 8): held
  * whole (up to CRED_RESPONSE_LIMIT), every copy of the secret in its
  * headers and body replaced by [REDACTED], and sent under its own
@@ -1529,12 +1542,7 @@ static bool credentialed_reply(Conn *c, const GwRoute *route, json_object *in, H
   OPENSSL_cleanse(body->data, body->len);
   g_byte_array_free(body, TRUE);
   head_clear(resp);
-  if (gw->cfg.outcome)
-    gw->cfg.outcome(gw->cfg.data, "http:request", in, status, true);
-  json_object_put(in);
-  if (!ok || !up_keep)
-    close_upstream(c);
-  return ok && keep;
+  return exchange_end(c, in, status, ok, up_keep, keep);
 }
 
 /* Handles one request on the client stream.  Returns true when the client
@@ -1817,12 +1825,7 @@ static bool exchange(Conn *c, Head *req)
     }
   }
   head_clear(&resp);
-  if (gw->cfg.outcome)
-    gw->cfg.outcome(gw->cfg.data, "http:request", in, status, true);
-  json_object_put(in);
-  if (!ok || !up_keep)
-    close_upstream(c);
-  return ok && keep;
+  return exchange_end(c, in, status, ok, up_keep, keep);
 }
 
 static bool handle_connect(Conn *c, Head *req)
