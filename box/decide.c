@@ -41,7 +41,7 @@ void boxd_vfs_record(void *data, int command, const char *action, json_object *i
 {
   Boxd *d = data;
   (void)command;
-  box_decision_log_append(d->log, action, input, NULL, decision);
+  box_decision_log_append_queued(d->log, action, input, decision);
 }
 
 /* One file operation's history records, written together before its answer. */

@@ -1092,7 +1092,9 @@ void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd,
       continue;
     }
     /* The caller is answered first; the pool's refill and the cleanup
-     * come after, so neither runs ahead of the answer. */
+     * come after, so neither runs ahead of the answer.  The command's
+     * file decisions are in the log when its end is reported. */
+    box_decision_log_flush(d->log);
     answer(data, status);
     if (getenv("BOX_DEBUG_TIMING"))
       g_printerr("command %d: waited %.3f ms for a worker, %.3f ms for it to be ready, "
@@ -1102,6 +1104,7 @@ void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd,
     command_cleanup(c);
     return;
   }
+  box_decision_log_flush(d->log);
   answer(data, -1);
   pool_refill(d);
 }

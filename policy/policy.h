@@ -74,7 +74,8 @@ char *box_policy_resource_label(const char *action, json_object *input);
 typedef struct BoxDecisionLog BoxDecisionLog;
 BoxDecisionLog *box_decision_log_open(const char *path, const char *box_id, const char *run_id,
                                       GError **error);
-/* Appends one line for the decision (thread-safe, one write(2) per line).
+/* Appends one line for the decision (thread-safe; the queued lines first,
+ * then this one, in one write each, before it returns).
  * command_args: the shell decisions' argv (process.command_args), else NULL. */
 void box_decision_log_append(BoxDecisionLog *log, const char *action, json_object *input,
                              const char *const *command_args, const BoxDecision *decision);
@@ -90,6 +91,13 @@ typedef struct {
 } BoxCommandArgs;
 void box_decision_log_append_args(BoxDecisionLog *log, const char *action, json_object *input,
                                   const BoxCommandArgs *args, const BoxDecision *decision);
+/* As box_decision_log_append, for a file operation: the line is queued and
+ * written within a few ms by the log's writer thread, or at once by the
+ * next other append or flush.  Lost if the process is killed first. */
+void box_decision_log_append_queued(BoxDecisionLog *log, const char *action, json_object *input,
+                                    const BoxDecision *decision);
+/* Writes every queued line (before a command's end is reported). */
+void box_decision_log_flush(BoxDecisionLog *log);
 /* A batch of decisions: each one's lines rendered onto buf (nanos: the
  * time, from box_decision_log_now, one for the batch), then all written in
  * one write(2) by box_decision_log_write (which empties buf) before any of

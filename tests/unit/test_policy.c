@@ -571,6 +571,106 @@ static void test_log_render_matches_json_c(void) {
   g_free(dir);
 }
 
+/* A file operation's line waits in the queue: not in the file until a flush,
+ * an ordinary append (which writes the queue first, keeping the order the
+ * lines were made in) or the close; four threads' lines all arrive whole. */
+static char *log_text(const char *path) {
+  char *text = NULL;
+  g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+  return text;
+}
+
+static guint count_of(const char *text, const char *needle) {
+  guint n = 0;
+  for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle)) n++;
+  return n;
+}
+
+typedef struct {
+  BoxDecisionLog *log;
+  BoxPolicy *policy;
+  int id;
+} QueueWorker;
+
+static gpointer queue_worker(gpointer data) {
+  QueueWorker *w = data;
+  for (int i = 0; i < 500; i++) {
+    char path[64];
+    g_snprintf(path, sizeof path, "/ws/t%d/f%d", w->id, i);
+    json_object *in = fs_input(path, "read_metadata");
+    BoxDecision *d = box_policy_decide(w->policy, "fs:read", in);
+    box_decision_log_append_queued(w->log, "fs:read", in, d);
+    json_object_put(in);
+    box_decision_free(d);
+  }
+  return NULL;
+}
+
+static void test_decision_log_queue(void) {
+  char *dir = g_dir_make_tmp("policy-logq-XXXXXX", NULL);
+  char *path = g_build_filename(dir, "records.jsonl", NULL);
+  BoxDecisionLog *log = box_decision_log_open(path, "box-1", "run-1", NULL);
+  g_assert_nonnull(log);
+  BoxPolicy *p = load_ok("permit(principal, action, resource);");
+  const char *paths[] = {"/ws/first", "/ws/second", "/ws/third"};
+  for (int i = 0; i < 2; i++) {
+    json_object *in = fs_input(paths[i], "read_content");
+    BoxDecision *d = box_policy_decide(p, "fs:read", in);
+    box_decision_log_append_queued(log, "fs:read", in, d);
+    json_object_put(in);
+    box_decision_free(d);
+  }
+  char *text = log_text(path);
+  /* the writer thread waits a few ms for more lines: nothing is written yet */
+  g_assert_cmpuint(count_of(text, "/ws/first"), ==, 0);
+  g_free(text);
+  json_object *in = fs_input(paths[2], "read_content");
+  BoxDecision *d = box_policy_decide(p, "fs:read", in);
+  box_decision_log_append(log, "fs:read", in, NULL, d);
+  json_object_put(in);
+  box_decision_free(d);
+  text = log_text(path);
+  const char *a = strstr(text, "/ws/first"), *b = strstr(text, "/ws/second"), *c = strstr(text, "/ws/third");
+  g_assert_true(a && b && c && a < b && b < c);
+  g_free(text);
+
+  QueueWorker w[4];
+  GThread *t[4];
+  for (int i = 0; i < 4; i++) {
+    w[i] = (QueueWorker){log, p, i};
+    t[i] = g_thread_new("q", queue_worker, &w[i]);
+  }
+  for (int i = 0; i < 4; i++) g_thread_join(t[i]);
+  box_decision_log_flush(log);
+  text = log_text(path);
+  g_assert_cmpuint(count_of(text, "{\"resourceLogs\""), ==, 3 + 4 * 500);
+  g_free(text);
+
+  in = fs_input("/ws/last", "read_content");
+  d = box_policy_decide(p, "fs:read", in);
+  box_decision_log_append_queued(log, "fs:read", in, d);
+  json_object_put(in);
+  box_decision_free(d);
+  box_decision_log_close(log);
+  text = log_text(path);
+  char **lines = g_strsplit(text, "\n", -1);
+  guint n = g_strv_length(lines);
+  g_assert_cmpuint(n, ==, 2 * (4 + 4 * 500) + 1);
+  for (guint i = 0; i + 1 < n; i++) {
+    json_object *o = json_tokener_parse(lines[i]);
+    g_assert_nonnull(o); /* every line whole */
+    json_object_put(o);
+  }
+  g_assert_nonnull(strstr(lines[n - 3], "/ws/last"));
+  g_strfreev(lines);
+  g_free(text);
+  box_policy_free(p);
+  g_unlink(path);
+  g_rmdir(dir);
+  g_free(path);
+  g_free(dir);
+}
+
 static void test_decision_log(void) {
   char *dir = g_dir_make_tmp("policy-log-XXXXXX", NULL);
   char *path = g_build_filename(dir, "records.jsonl", NULL);
@@ -1021,6 +1121,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/policy/message/text", test_messages);
   g_test_add_func("/policy/message/resource-label", test_resource_labels);
   g_test_add_func("/policy/log/record", test_decision_log);
+  g_test_add_func("/policy/log/queue", test_decision_log_queue);
   g_test_add_func("/policy/log/render", test_log_render_matches_json_c);
   g_test_add_func("/policy/log/truncation", test_log_truncation);
   g_test_add_func("/policy/threads", test_threads);
