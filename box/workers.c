@@ -1093,8 +1093,10 @@ void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd,
     }
     /* The caller is answered first; the pool's refill and the cleanup
      * come after, so neither runs ahead of the answer.  The command's
-     * file decisions are in the log when its end is reported. */
+     * file decisions are in the log and the history when its end is
+     * reported. */
     box_decision_log_flush(d->log);
+    box_policy_history_sync(d->policy);
     answer(data, status);
     if (getenv("BOX_DEBUG_TIMING"))
       g_printerr("command %d: waited %.3f ms for a worker, %.3f ms for it to be ready, "
@@ -1105,6 +1107,7 @@ void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd,
     return;
   }
   box_decision_log_flush(d->log);
+  box_policy_history_sync(d->policy);
   answer(data, -1);
   pool_refill(d);
 }

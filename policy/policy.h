@@ -57,6 +57,11 @@ typedef struct {
 
 /* Thread-safe; never returns NULL.  input is borrowed. */
 BoxDecision *box_policy_decide(BoxPolicy *policy, const char *action, json_object *input);
+/* As box_policy_decide, for a policy that reads no history (else NULL),
+ * without the ::request event: for a question that is no request unless
+ * the caller records it (box_policy_record_request), as the mount's probe
+ * of a missing name. */
+BoxDecision *box_policy_decide_quiet(BoxPolicy *policy, const char *action, json_object *input);
 /* For `box policy decide --explain`: one line per rule that matched or
  * erred on the request, in file order.  Free with g_ptr_array_unref. */
 GPtrArray *box_policy_explain(BoxPolicy *policy, const char *action, json_object *input);
@@ -149,12 +154,16 @@ bool box_policy_reads_history(const BoxPolicy *policy);
  * history stays complete though policy was not asked.  False when the
  * history cannot be written. */
 bool box_policy_record_request(BoxPolicy *policy, const char *action, json_object *input, bool permitted);
-/* A batch of decisions made by one thread: its history records are
- * gathered and written in one write(2) at the end, which must come before
- * any of them is answered.  False when that write failed (the policy then
- * denies; the batch's permits must not be acted on). */
+/* A batch of decisions made by one thread (a file operation, or a batch of
+ * the Shell's opens): its history records are held in memory and written
+ * by the history's flusher within 50 ms, or before the next record made
+ * outside a batch, or by box_policy_history_sync.  False when an earlier
+ * write failed (the policy then denies; the batch's permits must not be
+ * acted on). */
 void box_policy_history_batch_begin(BoxPolicy *policy);
 bool box_policy_history_batch_end(BoxPolicy *policy);
+/* Writes the held records now (boxd: before a command's end is reported). */
+bool box_policy_history_sync(BoxPolicy *policy);
 
 G_END_DECLS
 #endif

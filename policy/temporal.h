@@ -197,6 +197,8 @@ size_t history_count(const History *h);
  * next_seq when new. */
 uint64_t history_formula_seq(History *h, const char *canonical, char **why);
 void history_flush(History *h);
+/* Writes the deferred records (no fsync); false when a write failed. */
+bool history_sync(History *h, char **why);
 bool history_has_file(const History *h);
 
 /* events.c: builds the event fields from a request's JSON. */

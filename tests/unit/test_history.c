@@ -833,8 +833,19 @@ static void test_batch(void) {
   g_assert_cmpuint(lines_in(dir), ==, before + 4);
   g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")) == false);
   g_assert_cmpuint(lines_in(dir), ==, before + 4);
+  /* the batch's end writes nothing: its records wait for the flusher ... */
   g_assert_true(box_policy_history_batch_end(p));
+  g_assert_cmpuint(lines_in(dir), ==, before + 4);
+  /* ... or a sync (boxd's, before a command's end is reported) */
+  g_assert_true(box_policy_history_sync(p));
   g_assert_cmpuint(lines_in(dir), ==, before + 5);
+  /* the flusher writes a held record within its 50 ms round */
+  box_policy_history_batch_begin(p);
+  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));
+  g_assert_true(box_policy_history_batch_end(p));
+  gint64 deadline = g_get_monotonic_time() + 2 * G_TIME_SPAN_SECOND;
+  while (lines_in(dir) < before + 6 && g_get_monotonic_time() < deadline) g_usleep(5000);
+  g_assert_cmpuint(lines_in(dir), ==, before + 6);
   box_policy_free(p);
   /* every record reads back (CRC and seq order): the budget is still spent */
   p = load_with_history(push_budget, dir);

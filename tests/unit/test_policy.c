@@ -632,6 +632,27 @@ static void test_decision_log_queue(void) {
   text = log_text(path);
   const char *a = strstr(text, "/ws/first"), *b = strstr(text, "/ws/second"), *c = strstr(text, "/ws/third");
   g_assert_true(a && b && c && a < b && b < c);
+  /* a queued decision's lines, rendered by the writer, are the lines an
+   * ordinary append makes (but for times and ids) */
+  char **got = g_strsplit(text, "\n", -1);
+  g_assert_cmpuint(g_strv_length(got), ==, 7);
+  in = fs_input(paths[0], "read_content");
+  d = box_policy_decide(p, "fs:read", in);
+  char *want = policy_decision_log_render(log, "fs:read", in, NULL, d, "1", "ab", "cd");
+  json_object_put(in);
+  box_decision_free(d);
+  GRegex *ids = g_regex_new("\"(timeUnixNano|observedTimeUnixNano|traceId|spanId|startTimeUnixNano|"
+                            "endTimeUnixNano)\":\"[0-9a-f]*\"", 0, 0, NULL);
+  char *got2 = g_strconcat(got[0], "\n", got[1], "\n", NULL);
+  char *x = g_regex_replace(ids, got2, -1, 0, "\"\\1\":\"\"", 0, NULL);
+  char *y = g_regex_replace(ids, want, -1, 0, "\"\\1\":\"\"", 0, NULL);
+  g_assert_cmpstr(x, ==, y);
+  g_free(x);
+  g_free(y);
+  g_free(got2);
+  g_free(want);
+  g_regex_unref(ids);
+  g_strfreev(got);
   g_free(text);
 
   QueueWorker w[4];
