@@ -63,6 +63,12 @@ static void run_outcome(void *data, int command, const char *action, json_object
   box_policy_record_outcome(r->policy, action, input, result);
 }
 
+static BoxDecision *run_decide_quiet(void *data, int command, const char *action, json_object *input) {
+  Run *r = data;
+  (void)command;
+  return box_policy_decide_quiet(r->policy, action, input);
+}
+
 static void run_note(void *data, int command, const char *action, json_object *input,
                      const BoxDecision *d) {
   Run *r = data;
@@ -158,6 +164,7 @@ int main(int argc, char **argv) {
       .decide_data = &run,
       .outcome = history_dir ? run_outcome : NULL,
       .note = run_note,
+      .decide_quiet = run_decide_quiet,
       .history_batch = history_dir ? run_history_batch : NULL,
       .decide_prompt = true,
       .cache_decisions = !box_policy_reads_history(run.policy),

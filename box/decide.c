@@ -27,6 +27,14 @@ BoxDecision *boxd_vfs_decide(void *data, int command, const char *action, json_o
   return box_policy_decide(d->policy, action, input);
 }
 
+/* The mount's probe of a missing name (no ::request unless refused). */
+BoxDecision *boxd_vfs_decide_quiet(void *data, int command, const char *action, json_object *input)
+{
+  Boxd *d = data;
+  (void)command;
+  return box_policy_decide_quiet(d->policy, action, input);
+}
+
 /* A verdict the vfs reused: the history still records the request. */
 void boxd_vfs_note(void *data, int command, const char *action, json_object *input,
                    const BoxDecision *decision)

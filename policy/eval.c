@@ -701,7 +701,18 @@ BoxDecision *box_decision_new_enforcement(const char *action, const char *resour
   return d;
 }
 
+static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *input, bool quiet);
+
 BoxDecision *box_policy_decide(BoxPolicy *policy, const char *action, json_object *input) {
+  return decide(policy, action, input, false);
+}
+
+BoxDecision *box_policy_decide_quiet(BoxPolicy *policy, const char *action, json_object *input) {
+  if (box_policy_reads_history(policy)) return NULL;
+  return decide(policy, action, input, true);
+}
+
+static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *input, bool quiet) {
   BoxDecision *d = decision_take(action, box_policy_resource_label(action, input));
   d->verdict = BOX_VERDICT_DENY;
 
@@ -720,7 +731,7 @@ BoxDecision *box_policy_decide(BoxPolicy *policy, const char *action, json_objec
 
   /* issue 9: append the ::request event, evaluate the temporal clauses */
   const char *history_fault = NULL;
-  bool temporal = policy && policy->temporal;
+  bool temporal = policy && policy->temporal && !quiet;
   if (temporal && !policy_temporal_begin(policy, ai, input, &history_fault)) {
     d->cause = BOX_CAUSE_INTERNAL_FAULT;
     d->rule = g_strdup("<default-deny>");

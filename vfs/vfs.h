@@ -97,6 +97,10 @@ typedef struct {
   bool decide_prompt;            /* decide never waits: decide on the loop thread */
   bool cache_decisions;          /* the verdict depends on (action, input) alone */
   BoxVfsNoteFn note;             /* optional, with cache_decisions; gets decide_data */
+  /* optional, with cache_decisions: as decide, without the ::request event
+   * (a probe of a missing name: no request unless it is refused, when note
+   * records it) */
+  BoxVfsDecideFn decide_quiet;
   BoxVfsHistoryFn history_batch; /* optional; gets decide_data */
   /* RAM areas: per command (default; /ram/c<N>, gone at its end) or one
    * for the box's life (/ram/box, shared by every command).  Limits per

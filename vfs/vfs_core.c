@@ -525,8 +525,8 @@ static GHashTable *verdicts_new(void) {
  * same request was decided before.  A verdict is a function of the request
  * alone only for a policy that reads no history (the caller vouches for
  * that with cache_decisions), so reusing it changes no later verdict. */
-static BoxDecision *ask(BoxVfs *v, int cmd, const char *action, json_object *input,
-                        const char *spelled, const char *operation) {
+static BoxDecision *ask_how(BoxVfs *v, int cmd, const char *action, json_object *input,
+                            const char *spelled, const char *operation, bool quiet) {
   if (!v->cache_decisions) return v->decide(v->decide_data, cmd, action, input);
   char *key = g_strconcat(action, "\x1f", operation, "\x1f", spelled, NULL);
   BoxDecision *hit = NULL;
@@ -537,11 +537,11 @@ static BoxDecision *ask(BoxVfs *v, int cmd, const char *action, json_object *inp
   g_mutex_unlock(&v->lock);
   if (hit) {
     __atomic_add_fetch(&v->cache_hits, 1, __ATOMIC_RELAXED);
-    if (v->note) v->note(v->decide_data, cmd, action, input, hit);
+    if (v->note && !quiet) v->note(v->decide_data, cmd, action, input, hit);
     g_free(key);
     return hit;
   }
-  BoxDecision *d = v->decide(v->decide_data, cmd, action, input);
+  BoxDecision *d = (quiet ? v->decide_quiet : v->decide)(v->decide_data, cmd, action, input);
   if (!d) {
     g_free(key);
     return NULL;
@@ -559,6 +559,11 @@ static BoxDecision *ask(BoxVfs *v, int cmd, const char *action, json_object *inp
   g_free(keep);
   g_free(key);
   return d;
+}
+
+static BoxDecision *ask(BoxVfs *v, int cmd, const char *action, json_object *input,
+                        const char *spelled, const char *operation) {
+  return ask_how(v, cmd, action, input, spelled, operation, false);
 }
 
 bool vfs_verdict_cached_permit(BoxVfs *v, int cmd, const char *action, const char *operation,
@@ -641,14 +646,18 @@ int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path,
  * the probe, which acted on nothing, is not recorded. */
 int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_backed) {
   if (!c->decides || !v->decide || !path) return ENOENT;
+  /* A policy that reads no history answers the two questions without
+   * their ::request events: a probe the command may make is no request
+   * (nothing is logged either); only a refusal becomes one. */
+  bool quiet = v->cache_decisions && v->decide_quiet;
   char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
   json_object *input = fs_input(spelled, "read_metadata");
   history_batch_open(v);
-  BoxDecision *d = ask(v, c->cmd, "fs:read", input, spelled, "read_metadata");
+  BoxDecision *d = ask_how(v, c->cmd, "fs:read", input, spelled, "read_metadata", quiet);
   int rc = ENOENT;
   if (!d || d->verdict != BOX_VERDICT_PERMIT) {
     json_object *win = fs_input(spelled, "write_content");
-    BoxDecision *w = ask(v, c->cmd, "fs:write", win, spelled, "write_content");
+    BoxDecision *w = ask_how(v, c->cmd, "fs:write", win, spelled, "write_content", quiet);
     bool may_write = w && w->verdict == BOX_VERDICT_PERMIT;
     if (w) decision_free(w);
     json_object_put(win);
@@ -657,6 +666,8 @@ int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_bac
         char *text = g_strdup_printf("%s: no decision could be made", spelled);
         d = decision_enforcement("fs:read", spelled, "internal", text);
         g_free(text);
+      } else if (quiet && v->note) {
+        v->note(v->decide_data, c->cmd, "fs:read", input, d);
       }
       rc = finish_decision(v, c, "fs:read", input, d);
       d = NULL;
@@ -1106,6 +1117,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
   v->floor_trees = strv_dup_or_empty(config->floor_trees);
   v->floor_files = strv_dup_or_empty(config->floor_files);
   v->decide = config->decide;
+  v->decide_quiet = config->decide_quiet;
   v->record = config->record;
   v->outcome = config->outcome;
   v->decide_data = config->decide_data;

@@ -102,6 +102,7 @@ struct BoxVfs {
   char **floor_files;
   GArray *floor_ids;        /* struct { dev_t; ino_t } of floor files */
   BoxVfsDecideFn decide;
+  BoxVfsDecideFn decide_quiet;
   BoxVfsRecordFn record;
   void *decide_data;
   BoxVfsOutcomeFn outcome;

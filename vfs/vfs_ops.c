@@ -422,6 +422,36 @@ static int pass_child_known(BoxVfs *v, Node *dir, int dirfd, const char *name,
   return err;
 }
 
+/* A lookup the kernel makes again for a name it knows (its entry timed
+ * out): the child reached straight from the root, never through a symlink,
+ * is the node already under dir by that name, so the one walk proves both
+ * the directory's place and the child (three system calls, where reaching
+ * the directory and then its child takes four).  False when the walk fails
+ * or finds anything else: the caller then goes the long way, which tells a
+ * missing child from a moved directory and attaches a new one. */
+static bool pass_known_child(BoxVfs *v, Node *dir, const char *name, struct fuse_entry_param *e) {
+  int rootfd = -1;
+  char buf[1024];
+  g_mutex_lock(&v->lock);
+  const char *rel = pass_rel_buf(dir, &rootfd, buf, sizeof buf - NAME_MAX - 2);
+  g_mutex_unlock(&v->lock);
+  if (!rel) return false;
+  char path[sizeof buf];
+  if (strcmp(rel, ".") == 0) g_strlcpy(path, name, sizeof path);
+  else if ((size_t)snprintf(path, sizeof path, "%s/%s", rel, name) >= sizeof path) return false;
+  int fd = openat2_beneath(rootfd, path, O_PATH | O_NOFOLLOW);
+  if (fd < 0) return false;
+  struct stat st;
+  bool ok = fstat(fd, &st) == 0;
+  close(fd);
+  if (!ok) return false;
+  g_mutex_lock(&v->lock);
+  Node *n = vfs_pass_find(v, st.st_dev, st.st_ino);
+  ok = n && n->parent == dir && n->name && strcmp(n->name, name) == 0 && fill_entry_st(v, n, e, &st) == 0;
+  g_mutex_unlock(&v->lock);
+  return ok;
+}
+
 static void forget_one(BoxVfs *v, fuse_ino_t ino, uint64_t nlookup);
 
 static void reply_entry_or_err(fuse_req_t req, int err, struct fuse_entry_param *e) {
@@ -475,7 +505,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
   struct fuse_entry_param e;
   if (is_pass(p)) {
     if (!S_ISDIR(p->ftype)) err = ENOTDIR;
-    else if (!(err = check_perm(v, p, &c, X_OK))) {
+    else if (!(err = check_perm(v, p, &c, X_OK)) && !pass_known_child(v, p, name, &e)) {
       int dfd = pass_reach(v, &c, p, O_PATH | O_DIRECTORY, "fs:read");
       if (dfd < 0) {
         err = -dfd;

@@ -37,6 +37,7 @@ typedef struct {
   int pending_started;
   int decides; /* calls of test_decide */
   int notes;   /* calls of test_note (verdicts reused from the cache) */
+  int quiet;   /* calls of test_decide_quiet (a probe's verdict) */
   bool track_batches; /* history batches recorded as "batch begin" / "batch end" */
 } Fx;
 
@@ -99,6 +100,14 @@ static void test_note(void *data, int command, const char *action, json_object *
   g_mutex_lock(&fx->mu);
   fx->notes++;
   g_mutex_unlock(&fx->mu);
+}
+
+static BoxDecision *test_decide_quiet(void *data, int command, const char *action, json_object *input) {
+  Fx *fx = data;
+  g_mutex_lock(&fx->mu);
+  fx->quiet++;
+  g_mutex_unlock(&fx->mu);
+  return test_decide(data, command, action, input);
 }
 
 static void test_outcome(void *data, int command, const char *action, json_object *input,
@@ -237,6 +246,7 @@ static void fx_setup(Fx *fx, gconstpointer data) {
     cfg.decide_prompt = true;
     cfg.cache_decisions = true;
     cfg.note = test_note;
+    cfg.decide_quiet = test_decide_quiet;
   }
   fx->vfs = box_vfs_start(&cfg, &err);
   g_assert_no_error(err);
@@ -1369,6 +1379,43 @@ static void test_decision_cache(Fx *fx, gconstpointer data) {
   box_vfs_command_end(fx->vfs, cmd2);
 }
 
+/* A missing name's probe asks policy quietly: a name the command may read
+ * is ENOENT with nothing noted to the history nor logged; a refused one is
+ * noted (its ::request) and logged, like any refusal. */
+static void worker_probe(Ctx *c) {
+  char *plain = g_strconcat(c->fx->pass_home, "/plain-absent.txt", NULL);
+  char *secret = g_strconcat(c->fx->pass_home, "/secret-absent.txt", NULL);
+  struct stat st;
+  put(c, "plain", "%d", stat(plain, &st) < 0 ? errno : 0);
+  put(c, "secret", "%d", stat(secret, &st) < 0 ? errno : 0);
+  g_free(plain);
+  g_free(secret);
+}
+
+static void test_quiet_probe(Fx *fx, gconstpointer data) {
+  (void)data;
+  int cmd = box_vfs_command_new(fx->vfs);
+  g_ptr_array_unref(take_records(fx));
+  g_mutex_lock(&fx->mu);
+  int notes = fx->notes, quiet = fx->quiet;
+  g_mutex_unlock(&fx->mu);
+  GHashTable *h = run_worker(fx, cmd, true, worker_probe);
+  g_assert_cmpstr(val(h, "plain"), ==, "2");
+  g_assert_cmpstr(val(h, "secret"), ==, "13");
+  g_hash_table_unref(h);
+  GPtrArray *r = take_records(fx);
+  dump_records(r);
+  for (guint i = 0; i < r->len; i++) g_assert_null(strstr(r->pdata[i], "plain-absent"));
+  g_assert_cmpuint(count_records(r, "fs:read ~/secret-absent.txt read_metadata deny"), ==, 1);
+  g_ptr_array_unref(r);
+  g_mutex_lock(&fx->mu);
+  /* plain: its read (permitted); secret: its read and its write (refused) */
+  g_assert_cmpint(fx->quiet - quiet, ==, 3);
+  g_assert_cmpint(fx->notes - notes, ==, 1);
+  g_mutex_unlock(&fx->mu);
+  box_vfs_command_end(fx->vfs, cmd);
+}
+
 /* ---- readdirplus: attributes only where a read_metadata was permitted ---- */
 
 static void worker_plus(Ctx *c) {
@@ -1647,6 +1694,7 @@ int main(int argc, char **argv) {
   g_test_add("/vfs/passthrough", Fx, NULL, fx_setup, test_passthrough, fx_teardown);
   g_test_add("/vfs/readdirplus", Fx, NULL, fx_setup, test_readdirplus, fx_teardown);
   g_test_add("/vfs/cached/readdirplus", Fx, FX_CACHED, fx_setup, test_readdirplus, fx_teardown);
+  g_test_add("/vfs/cached/quiet-probe", Fx, FX_CACHED, fx_setup, test_quiet_probe, fx_teardown);
   /* the decision tests again, decided on the loop thread with the cache */
   g_test_add("/vfs/cached/pass-decisions", Fx, FX_CACHED, fx_setup, test_pass_decisions, fx_teardown);
   g_test_add("/vfs/cached/ram", Fx, FX_CACHED, fx_setup, test_ram, fx_teardown);
