@@ -569,15 +569,22 @@ static BoxDecision *ask(BoxVfs *v, int cmd, const char *action, json_object *inp
 bool vfs_verdict_cached_permit(BoxVfs *v, int cmd, const char *action, const char *operation,
                                const char *path, bool host_backed) {
   if (!v->cache_decisions || !path) return false;
-  char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
-  char *key = g_strconcat(action, "\x1f", operation, "\x1f", spelled, NULL);
+  /* the key in a buffer on the stack: a listing asks this for every entry */
+  char buf[PATH_MAX + 64];
+  const char *spelled = path;
+  const char *home = v->operator_home;
+  bool tilde = false;
+  if (host_backed && home && home[0] == '/' && home[1] != '\0' && path_within(path, home)) {
+    spelled = path + strlen(home);
+    tilde = true;
+  }
+  int len = snprintf(buf, sizeof buf, "%s\x1f%s\x1f%s%s", action, operation, tilde ? "~" : "", spelled);
+  if (len < 0 || (size_t)len >= sizeof buf) return false;
   g_mutex_lock(&v->lock);
   Command *cm = vfs_command(v, cmd);
-  Cached *d = cm ? g_hash_table_lookup(cm->verdicts, key) : NULL;
+  Cached *d = cm ? g_hash_table_lookup(cm->verdicts, buf) : NULL;
   bool permit = d && d->verdict == BOX_VERDICT_PERMIT;
   g_mutex_unlock(&v->lock);
-  g_free(key);
-  g_free(spelled);
   /* the cache holds policy's verdict; the floor comes after it */
   return permit && (!host_backed || !floor_reason(v, path, false));
 }

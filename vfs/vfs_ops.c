@@ -2002,11 +2002,10 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static bool plus_may_show(BoxVfs *v, const Caller *c, Fh *fh, const char *dirpath, const char *name) {
   if (!c->decides || !v->decide) return true;
   if (!dirpath) return false;
-  char *path = vfs_child_path(dirpath, name);
-  bool ok = vfs_verdict_cached_permit(v, c->cmd, "fs:read", "read_metadata", path,
-                                      fh->kind == FH_PASS_DIR);
-  g_free(path);
-  return ok;
+  char path[PATH_MAX];
+  int len = snprintf(path, sizeof path, "%s/%s", strcmp(dirpath, "/") == 0 ? "" : dirpath, name);
+  if (len < 0 || (size_t)len >= sizeof path) return false;
+  return vfs_verdict_cached_permit(v, c->cmd, "fs:read", "read_metadata", path, fh->kind == FH_PASS_DIR);
 }
 
 /* The node and attributes for a shown entry (a kernel reference taken), or
