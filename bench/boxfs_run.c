@@ -4,10 +4,13 @@
  * runs (tests/posix/), never by boxd.
  *
  *   boxfs-run --root DIR [--root DIR]... [--policy FILE] [--log FILE]
- *             [--history DIR] [--tool] -- PROGRAM [ARGS...]
+ *             [--history DIR] [--floor FILE]... [--floor-tree DIR] [--tool]
+ *             -- PROGRAM [ARGS...]
  *
  * --history DIR: the policy's durable history in DIR and the vfs's outcome
  * raiser, as boxd runs them (every permitted operation records its outcome).
+ * --floor FILE, --floor-tree DIR: the reach floor's authority files and
+ * trusted tree, as boxd gives it its box.toml, policy and box directory.
  *
  * Mounts under a fresh /tmp/boxfs-run-XXXXXX, starts the program in a new
  * PID namespace placed as command 0's worker (decisions on; --tool: placed
@@ -91,6 +94,7 @@ static void on_fatal(int sig) {
 
 int main(int argc, char **argv) {
   GPtrArray *roots = g_ptr_array_new();
+  GPtrArray *floor_files = g_ptr_array_new(), *floor_trees = g_ptr_array_new();
   const char *policy_file = NULL, *log_file = NULL, *history_dir = NULL;
   bool tool = false;
   int i = 1;
@@ -111,10 +115,19 @@ int main(int argc, char **argv) {
       log_file = argv[++i];
     } else if (strcmp(argv[i], "--history") == 0 && i + 1 < argc) {
       history_dir = argv[++i];
+    } else if ((strcmp(argv[i], "--floor") == 0 || strcmp(argv[i], "--floor-tree") == 0) && i + 1 < argc) {
+      bool tree = strcmp(argv[i], "--floor-tree") == 0;
+      char *real = realpath(argv[++i], NULL);
+      if (!real) {
+        fprintf(stderr, "boxfs-run: %s: %s\n", argv[i], g_strerror(errno));
+        return 2;
+      }
+      g_ptr_array_add(tree ? floor_trees : floor_files, real);
     } else if (strcmp(argv[i], "--tool") == 0) {
       tool = true;
     } else {
-      fprintf(stderr, "usage: boxfs-run --root DIR [--policy FILE] [--log FILE] [--history DIR] [--tool] -- PROG [ARGS]\n");
+      fprintf(stderr, "usage: boxfs-run --root DIR [--policy FILE] [--log FILE] [--history DIR] [--floor FILE]"
+                      " [--floor-tree DIR] [--tool] -- PROG [ARGS]\n");
       return 2;
     }
   }
@@ -123,6 +136,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   g_ptr_array_add(roots, NULL);
+  g_ptr_array_add(floor_files, NULL);
+  g_ptr_array_add(floor_trees, NULL);
 
   Run run = {0};
   GError *err = NULL;
@@ -159,6 +174,8 @@ int main(int argc, char **argv) {
       .mountpoint = tmpl,
       .roots = (const char *const *)roots->pdata,
       .operator_home = NULL,
+      .floor_files = (const char *const *)floor_files->pdata,
+      .floor_trees = (const char *const *)floor_trees->pdata,
       .decide = run_decide,
       .record = run_record,
       .decide_data = &run,

@@ -343,7 +343,15 @@ typedef struct {
   ino_t ino;
 } FileId;
 
+static const char *floor_reason_obj(BoxVfs *v, const char *path, bool mutating, const VfsObjId *obj);
+
 static const char *floor_reason(BoxVfs *v, const char *path, bool mutating) {
+  return floor_reason_obj(v, path, mutating, NULL);
+}
+
+/* obj: the object's identity when the caller has it, else it is read from
+ * the path (a walk of the host path on every permitted operation). */
+static const char *floor_reason_obj(BoxVfs *v, const char *path, bool mutating, const VfsObjId *obj) {
   static const char *authority =
       "resolves to an authority source that this run loaded, which no policy may open or change";
   static const char *trusted = "resolves into trusted Box state, which no policy may open";
@@ -354,12 +362,16 @@ static const char *floor_reason(BoxVfs *v, const char *path, bool mutating) {
   for (char **t = v->floor_trees; t && *t; t++)
     if (path_within(path, *t)) return trusted;
   if (v->floor_ids->len > 0) {
+    VfsObjId read;
     struct stat st;
-    if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0)
-      for (guint i = 0; i < v->floor_ids->len; i++) {
-        FileId *id = &g_array_index(v->floor_ids, FileId, i);
-        if (id->dev == st.st_dev && id->ino == st.st_ino) return authority;
-      }
+    if (!obj && fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      read = (VfsObjId){st.st_dev, st.st_ino};
+      obj = &read;
+    }
+    for (guint i = 0; obj && i < v->floor_ids->len; i++) {
+      FileId *id = &g_array_index(v->floor_ids, FileId, i);
+      if (id->dev == obj->dev && id->ino == obj->ino) return authority;
+    }
   }
   return NULL;
 }
@@ -609,6 +621,11 @@ guint64 box_vfs_debug_cache_hits(BoxVfs *v) {
 
 int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
                const char *operation, bool mutating) {
+  return vfs_decide_obj(v, c, action, path, host_backed, operation, mutating, NULL);
+}
+
+int vfs_decide_obj(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
+                   const char *operation, bool mutating, const VfsObjId *obj) {
   if (!c->decides || !v->decide) return 0;
   if (!path) path = "/";
   char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
@@ -628,7 +645,7 @@ int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path,
     d = decision_enforcement(action, spelled, "internal", text);
     g_free(text);
   } else if (d->verdict == BOX_VERDICT_PERMIT && host_backed) {
-    const char *why = floor_reason(v, path, mutating);
+    const char *why = floor_reason_obj(v, path, mutating, obj);
     if (why) {
       char *text = g_strdup_printf("%s: %s", spelled, why);
       decision_free(d);

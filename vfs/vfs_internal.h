@@ -248,6 +248,15 @@ bool vfs_host_backed(BoxVfs *v, const char *path);
 /* Asks policy and applies the floor.  Returns 0 or EACCES.  No lock held. */
 int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path,
                bool host_backed, const char *operation, bool mutating);
+/* As vfs_decide for an object whose identity the caller holds (a node's,
+ * or a name's just read): the floor compares it with the authority files'
+ * instead of reading the path's again.  obj NULL: as vfs_decide. */
+typedef struct {
+  dev_t dev;
+  ino_t ino;
+} VfsObjId;
+int vfs_decide_obj(BoxVfs *v, const Caller *c, const char *action, const char *path,
+                   bool host_backed, const char *operation, bool mutating, const VfsObjId *obj);
 /* Whether the command's decision cache holds a permit of (action,
  * operation, path) that the reach floor leaves standing.  Decides nothing,
  * logs nothing (readdirplus: what may be shown without a decision). */

@@ -634,7 +634,8 @@ static void run_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
   }
   if (!fi && c.decides && decidable(n)) {
     char *path = path_of(v, n);
-    err = vfs_decide(v, &c, "fs:read", path, is_pass(n), "read_metadata", false);
+    VfsObjId id = {n->rdev_key, n->rino};
+    err = vfs_decide_obj(v, &c, "fs:read", path, is_pass(n), "read_metadata", false, is_pass(n) ? &id : NULL);
     g_free(path);
   }
   bool done = false;
@@ -1245,10 +1246,12 @@ static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name, b
   vfs_place(v, req, NULL, &c);
   NewName nn;
   int err = new_name(v, &c, parent, name, &nn);
-  NameId before;
+  NameId before = {0};
   if (!err && nn.pass) name_id(nn.dfd, name, &before);
+  VfsObjId gone = {before.dev, before.ino};
   if (!err)
-    err = vfs_decide(v, &c, "fs:delete", nn.path, nn.pass, dir ? "remove_dir" : "remove_file", true);
+    err = vfs_decide_obj(v, &c, "fs:delete", nn.path, nn.pass, dir ? "remove_dir" : "remove_file", true,
+                         nn.pass && before.exists ? &gone : NULL);
   if (!err && nn.pass) {
     NameId now;
     name_id(nn.dfd, name, &now);
@@ -1494,8 +1497,10 @@ static void run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) 
   if (n->kind != NODE_PASS && n->kind != NODE_RAM) err = EISDIR;
   if (!err && decidable(n)) {
     char *path = path_of(v, n);
-    err = ro ? vfs_decide(v, &c, "fs:read", path, is_pass(n), "read_content", false)
-             : vfs_decide(v, &c, "fs:write", path, is_pass(n), "write_content", true);
+    VfsObjId id = {n->rdev_key, n->rino};
+    const VfsObjId *obj = is_pass(n) ? &id : NULL;
+    err = ro ? vfs_decide_obj(v, &c, "fs:read", path, is_pass(n), "read_content", false, obj)
+             : vfs_decide_obj(v, &c, "fs:write", path, is_pass(n), "write_content", true, obj);
     g_free(path);
   }
   if (!err) {
@@ -1822,7 +1827,8 @@ static void run_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
   if (!err && (n->kind == NODE_PASS || (n->kind == NODE_RAM && n->special == SPECIAL_NONE) ||
                n->special == SPECIAL_CMDROOT)) {
     char *path = path_of(v, n);
-    err = vfs_decide(v, &c, "fs:read", path, is_pass(n), "enumerate", false);
+    VfsObjId id = {n->rdev_key, n->rino};
+    err = vfs_decide_obj(v, &c, "fs:read", path, is_pass(n), "enumerate", false, is_pass(n) ? &id : NULL);
     g_free(path);
   }
   if (!err) err = check_perm(v, n, &c, R_OK);

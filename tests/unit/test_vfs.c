@@ -217,6 +217,10 @@ static void fx_setup(Fx *fx, gconstpointer data) {
   g_free(p);
   fx->floor_file = g_build_filename(fx->home, "box.toml", NULL);
   write_file(fx->floor_file, "[agent]\n");
+  /* the same file by another name: the floor goes by identity too */
+  p = g_build_filename(fx->home, "other-name.toml", NULL);
+  g_assert_cmpint(link(fx->floor_file, p), ==, 0);
+  g_free(p);
   fx->floor_tree = g_build_filename(fx->home, "boxdir", NULL);
   g_assert_cmpint(g_mkdir(fx->floor_tree, 0700), ==, 0);
   p = g_build_filename(fx->floor_tree, "state", NULL);
@@ -576,6 +580,16 @@ static void worker_pass_ops(Ctx *c) {
   put(c, "floor_file_text", "%s", t);
   g_free(t);
   g_free(p);
+  p = g_strconcat(P, "/other-name.toml", NULL);
+  t = slurp(p, &e);
+  put(c, "floor_link", "%d", e);
+  g_free(t);
+  put(c, "floor_link_stat", "%d", err_of(stat(p, &st)));
+  t = denial_text(c);
+  put(c, "floor_link_text", "%s", t);
+  g_free(t);
+  put(c, "floor_link_unlink", "%d", unlink(p) < 0 ? errno : 0);
+  g_free(p);
   p = g_strconcat(P, "/boxdir/state", NULL);
   put(c, "floor_tree", "%d", err_of(stat(p, &st)));
   t = denial_text(c);
@@ -646,6 +660,12 @@ static void test_pass_decisions(Fx *fx, gconstpointer data) {
   g_assert_cmpstr(val(h, "floor_file"), ==, "13");
   g_assert_cmpstr(val(h, "floor_file_text"), ==,
                   "~/box.toml: resolves to an authority source that this run loaded, which no "
+                  "policy may open or change");
+  g_assert_cmpstr(val(h, "floor_link"), ==, "13");
+  g_assert_cmpstr(val(h, "floor_link_stat"), ==, "13");
+  g_assert_cmpstr(val(h, "floor_link_unlink"), ==, "13");
+  g_assert_cmpstr(val(h, "floor_link_text"), ==,
+                  "~/other-name.toml: resolves to an authority source that this run loaded, which no "
                   "policy may open or change");
   g_assert_cmpstr(val(h, "floor_tree"), ==, "13");
   g_assert_cmpstr(val(h, "floor_tree_text"), ==,
