@@ -27,61 +27,62 @@ static const char *IDENTITY_WHY = "no longer resolves to the object that policy 
 
 /* ---- replies: a job answered EINTR already (cancelled) is not answered
  * again; the wrappers then return -1 like a failed reply.  The outcomes of
- * the request's permits are recorded before the reply when the policy
- * reads history: it has them by the time the caller sees the result (and
- * decides its next request).  A policy that reads none (cache_decisions)
- * decides nothing on them, so they are recorded after the reply, off the
- * caller's wait. ---- */
-static BoxVfs *V(fuse_req_t req);
-
-/* Whether to answer at all; the outcome first when it must come first. */
-static bool reply_begin(fuse_req_t req, const char *result, bool *after) {
+ * the request's permits are recorded before the reply: the history has them
+ * by the time the caller sees the result (and decides its next request). ---- */
+static int R_err(fuse_req_t req, int err) {
   Job *j = vfs_job_current();
   if (j && !vfs_job_may_reply(j)) {
     vfs_outcome_flush(NULL);
-    return false;
+    return -1;
   }
-  *after = V(req)->cache_decisions;
-  if (!*after) vfs_outcome_flush(result);
-  return true;
-}
-
-static int reply_end(int rc, bool after, const char *result) {
-  if (after) vfs_outcome_flush(result);
-  return rc;
-}
-
-static int R_err(fuse_req_t req, int err) {
-  const char *result = err == 0 ? "completed" : err == EIO ? "indeterminate" : NULL;
-  bool after;
-  if (!reply_begin(req, result, &after)) return -1;
-  return reply_end(fuse_reply_err(req, err), after, result);
+  vfs_outcome_flush(err == 0 ? "completed" : err == EIO ? "indeterminate" : NULL);
+  return fuse_reply_err(req, err);
 }
 static int R_entry(fuse_req_t req, const struct fuse_entry_param *e) {
-  bool after;
-  if (!reply_begin(req, "completed", &after)) return -1;
-  return reply_end(fuse_reply_entry(req, e), after, "completed");
+  Job *j = vfs_job_current();
+  if (j && !vfs_job_may_reply(j)) {
+    vfs_outcome_flush(NULL);
+    return -1;
+  }
+  vfs_outcome_flush("completed");
+  return fuse_reply_entry(req, e);
 }
 static int R_attr(fuse_req_t req, const struct stat *st, double timeout) {
-  bool after;
-  if (!reply_begin(req, "completed", &after)) return -1;
-  return reply_end(fuse_reply_attr(req, st, timeout), after, "completed");
+  Job *j = vfs_job_current();
+  if (j && !vfs_job_may_reply(j)) {
+    vfs_outcome_flush(NULL);
+    return -1;
+  }
+  vfs_outcome_flush("completed");
+  return fuse_reply_attr(req, st, timeout);
 }
 static int R_open(fuse_req_t req, const struct fuse_file_info *fi) {
-  bool after;
-  if (!reply_begin(req, "descriptor_issued", &after)) return -1;
-  return reply_end(fuse_reply_open(req, fi), after, "descriptor_issued");
+  Job *j = vfs_job_current();
+  if (j && !vfs_job_may_reply(j)) {
+    vfs_outcome_flush(NULL);
+    return -1;
+  }
+  vfs_outcome_flush("descriptor_issued");
+  return fuse_reply_open(req, fi);
 }
 static int R_create(fuse_req_t req, const struct fuse_entry_param *e,
                     const struct fuse_file_info *fi) {
-  bool after;
-  if (!reply_begin(req, "descriptor_issued", &after)) return -1;
-  return reply_end(fuse_reply_create(req, e, fi), after, "descriptor_issued");
+  Job *j = vfs_job_current();
+  if (j && !vfs_job_may_reply(j)) {
+    vfs_outcome_flush(NULL);
+    return -1;
+  }
+  vfs_outcome_flush("descriptor_issued");
+  return fuse_reply_create(req, e, fi);
 }
 static int R_readlink(fuse_req_t req, const char *link) {
-  bool after;
-  if (!reply_begin(req, "completed", &after)) return -1;
-  return reply_end(fuse_reply_readlink(req, link), after, "completed");
+  Job *j = vfs_job_current();
+  if (j && !vfs_job_may_reply(j)) {
+    vfs_outcome_flush(NULL);
+    return -1;
+  }
+  vfs_outcome_flush("completed");
+  return fuse_reply_readlink(req, link);
 }
 
 static BoxVfs *V(fuse_req_t req) { return fuse_req_userdata(req); }

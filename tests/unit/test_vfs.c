@@ -30,7 +30,6 @@ typedef struct {
   BoxVfs *vfs;
   GMutex mu;
   GPtrArray *records; /* "action path operation verdict" */
-  GPtrArray *record_threads; /* per record, while track_batches: the thread that made it */
   GPtrArray *commands_seen;
   /* decisions on paths containing "pending" wait for release (10 s at most) */
   GCond cond;
@@ -43,14 +42,6 @@ typedef struct {
 } Fx;
 
 /* ---- policy stand-in: deny every path containing "secret" ---- */
-
-/* takes line */
-static void add_record(Fx *fx, char *line) {
-  g_mutex_lock(&fx->mu);
-  g_ptr_array_add(fx->records, line);
-  if (fx->track_batches) g_ptr_array_add(fx->record_threads, g_thread_self());
-  g_mutex_unlock(&fx->mu);
-}
 
 static BoxDecision *test_decide(void *data, int command, const char *action, json_object *input) {
   Fx *fx = data;
@@ -97,7 +88,9 @@ static void test_record(void *data, int command, const char *action, json_object
                                decision->verdict == BOX_VERDICT_PERMIT ? "permit"
                                : decision->cause == BOX_CAUSE_ENFORCEMENT ? decision->rule
                                                                           : "deny");
-  add_record(fx, line);
+  g_mutex_lock(&fx->mu);
+  g_ptr_array_add(fx->records, line);
+  g_mutex_unlock(&fx->mu);
 }
 
 static void test_note(void *data, int command, const char *action, json_object *input,
@@ -124,15 +117,16 @@ static void test_outcome(void *data, int command, const char *action, json_objec
   const char *path = json_object_get_string(json_object_object_get(input, "path"));
   const char *op = json_object_get_string(json_object_object_get(input, "operation"));
   char *line = g_strdup_printf("outcome %s %s %s %s", action, path, op, result ? result : "error");
-  add_record(fx, line);
+  g_mutex_lock(&fx->mu);
+  g_ptr_array_add(fx->records, line);
+  g_mutex_unlock(&fx->mu);
 }
 
 static void test_history_batch(void *data, bool begin) {
   Fx *fx = data;
   g_mutex_lock(&fx->mu);
-  bool track = fx->track_batches;
+  if (fx->track_batches) g_ptr_array_add(fx->records, g_strdup(begin ? "batch begin" : "batch end"));
   g_mutex_unlock(&fx->mu);
-  if (track) add_record(fx, g_strdup(begin ? "batch begin" : "batch end"));
 }
 
 static GPtrArray *take_records(Fx *fx) {
@@ -236,7 +230,6 @@ static void fx_setup(Fx *fx, gconstpointer data) {
   g_mutex_init(&fx->mu);
   g_cond_init(&fx->cond);
   fx->records = g_ptr_array_new_with_free_func(g_free);
-  fx->record_threads = g_ptr_array_new();
   const char *roots[] = {fx->home, NULL};
   const char *trees[] = {fx->floor_tree, NULL};
   const char *files[] = {fx->floor_file, NULL};
@@ -287,7 +280,6 @@ static void fx_teardown(Fx *fx, gconstpointer data) {
   char *argv[] = {"rm", "-rf", "--one-file-system", fx->base, NULL};
   g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
   g_ptr_array_unref(fx->records);
-  g_ptr_array_unref(fx->record_threads);
   g_mutex_clear(&fx->mu);
   g_cond_clear(&fx->cond);
   g_free(fx->pass_home);
@@ -1645,25 +1637,18 @@ static void worker_batches(Ctx *c) {
   g_free(x);
 }
 
-/* Every decision and outcome of a request lies inside one batch of the
- * thread that serves it: a thread's batches never nest, none is left open,
- * and a request's records are not split over two.  (With a policy that
- * reads no history the outcomes come after the answer, so another thread
- * may begin the caller's next request's batch before this one ends.) */
+/* Every decision and outcome of a request lies inside one batch, which is
+ * closed before the request is answered: batches never nest, none is left
+ * open, and a request's records are not split over two. */
 static void test_history_batches(Fx *fx, gconstpointer data) {
   (void)data;
   char *secret = g_build_filename(fx->home, "secret.txt", NULL);
   write_file(secret, "no\n");
   g_free(secret);
   g_mutex_lock(&fx->mu);
-  g_ptr_array_set_size(fx->record_threads, 0);
   fx->track_batches = true;
   g_mutex_unlock(&fx->mu);
   int cmd = box_vfs_command_new(fx->vfs);
-  g_ptr_array_unref(take_records(fx));
-  g_mutex_lock(&fx->mu);
-  g_ptr_array_set_size(fx->record_threads, 0);
-  g_mutex_unlock(&fx->mu);
   GHashTable *h = run_worker(fx, cmd, true, worker_batches);
   g_assert_cmpstr(val(h, "create"), ==, "0");
   g_assert_cmpstr(val(h, "stat-secret"), ==, "13");
@@ -1673,32 +1658,26 @@ static void test_history_batches(Fx *fx, gconstpointer data) {
   g_hash_table_unref(h);
   g_mutex_lock(&fx->mu);
   fx->track_batches = false;
-  GPtrArray *threads = fx->record_threads;
-  fx->record_threads = g_ptr_array_new();
   g_mutex_unlock(&fx->mu);
   GPtrArray *r = take_records(fx);
   dump_records(r);
-  g_assert_cmpuint(threads->len, ==, r->len);
-  GHashTable *open = g_hash_table_new(NULL, NULL); /* thread -> its batch is open */
+  bool open = false;
   guint batches = 0, inside = 0;
   for (guint i = 0; i < r->len; i++) {
     const char *l = r->pdata[i];
-    gpointer t = threads->pdata[i];
-    bool is_open = g_hash_table_contains(open, t);
     if (strcmp(l, "batch begin") == 0) {
-      g_assert_false(is_open);
-      g_hash_table_add(open, t);
+      g_assert_false(open);
+      open = true;
       batches++;
     } else if (strcmp(l, "batch end") == 0) {
-      g_assert_true(is_open);
-      g_hash_table_remove(open, t);
+      g_assert_true(open);
+      open = false;
     } else {
-      g_assert_true(is_open);
+      g_assert_true(open);
       inside++;
     }
   }
-  g_assert_cmpuint(g_hash_table_size(open), ==, 0);
-  g_hash_table_unref(open);
+  g_assert_false(open);
   /* the rename's four decisions and three outcomes share one batch */
   const char *rename_batch[] = {"batch begin", "fs:move ~/b.txt rename permit", "fs:read ~/b.txt read_content permit",
                                 "fs:move ~/b2.txt rename permit", "outcome fs:move ~/b.txt rename completed",
@@ -1706,21 +1685,15 @@ static void test_history_batches(Fx *fx, gconstpointer data) {
                                 "outcome fs:move ~/b2.txt rename completed", "batch end", NULL};
   guint at = 0;
   while (at < r->len && strcmp(r->pdata[at], "fs:move ~/b.txt rename permit") != 0) at++;
-  g_assert_cmpuint(at, <, r->len);
-  gpointer rt = threads->pdata[at];
-  guint begin = at;
-  while (begin > 0 && !(threads->pdata[begin] == rt && strcmp(r->pdata[begin], "batch begin") == 0)) begin--;
-  guint k = 0;
-  for (guint i = begin; i < r->len && rename_batch[k]; i++) {
-    if (threads->pdata[i] != rt) continue;
-    g_assert_cmpstr(r->pdata[i], ==, rename_batch[k]);
-    k++;
+  g_assert_cmpuint(at, >, 0);
+  at--;
+  for (guint k = 0; rename_batch[k]; k++, at++) {
+    g_assert_cmpuint(at, <, r->len);
+    g_assert_cmpstr(r->pdata[at], ==, rename_batch[k]);
   }
-  g_assert_null(rename_batch[k]);
   /* create, the refused stat, the rename and the unlink at least */
   g_assert_cmpuint(batches, >=, 4);
   g_assert_cmpuint(inside, >=, 10);
-  g_ptr_array_unref(threads);
   g_ptr_array_unref(r);
   box_vfs_command_end(fx->vfs, cmd);
 }
