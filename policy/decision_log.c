@@ -30,15 +30,10 @@
 #define QUEUE_MAX 2048u      /* beyond, the appender writes them itself */
 
 /* A queued decision: what its lines are rendered from (an fs decision's
- * lines read nothing of its input), in one allocation. */
+ * lines read nothing of its input), and when it was made. */
 typedef struct {
   char nanos[32];
-  BoxVerdict verdict;
-  BoxCause cause;
-  bool dry_run;
-  guint nids;
-  char *action, *resource, *rule, *description, *message, *reason;
-  char *ids[];
+  BoxPackedDecision *d;
 } Queued;
 
 struct BoxDecisionLog {
@@ -621,34 +616,10 @@ static void write_out(BoxDecisionLog *log, const char *line, size_t len) {
   }
 }
 
-static char *pack(char **at, const char *s) {
-  if (!s) return NULL;
-  size_t n = strlen(s) + 1;
-  char *p = memcpy(*at, s, n);
-  *at += n;
-  return p;
-}
-
 static Queued *queued_new(const char *action, const BoxDecision *d) {
-  const char *str[6] = {action, d->resource, d->rule, d->description, d->message, d->reason};
-  guint nids = d->determining_ids ? d->determining_ids->len : 0;
-  size_t bytes = 0;
-  for (int i = 0; i < 6; i++) bytes += str[i] ? strlen(str[i]) + 1 : 0;
-  for (guint i = 0; i < nids; i++) bytes += strlen(g_ptr_array_index(d->determining_ids, i)) + 1;
-  Queued *q = g_malloc(sizeof *q + nids * sizeof(char *) + bytes);
-  char *at = (char *)(q->ids + nids);
+  Queued *q = g_new(Queued, 1);
   box_decision_log_now(q->nanos);
-  q->verdict = d->verdict;
-  q->cause = d->cause;
-  q->dry_run = d->dry_run;
-  q->nids = nids;
-  q->action = pack(&at, action);
-  q->resource = pack(&at, d->resource);
-  q->rule = pack(&at, d->rule);
-  q->description = pack(&at, d->description);
-  q->message = pack(&at, d->message);
-  q->reason = pack(&at, d->reason);
-  for (guint i = 0; i < nids; i++) q->ids[i] = pack(&at, g_ptr_array_index(d->determining_ids, i));
+  q->d = box_decision_pack(d, action);
   return q;
 }
 
@@ -663,14 +634,16 @@ static void drain(BoxDecisionLog *log) {
   GString *attrs = g_string_sized_new(2048);
   for (guint i = 0; i < q->len; i++) {
     Queued *e = q->pdata[i];
-    /* the renderer reads the ids' pdata and len only */
-    GPtrArray ids = {(gpointer *)e->ids, e->nids};
-    BoxDecision d = {e->verdict, e->cause,   e->action, e->resource, e->rule,
-                     e->description, e->message, e->reason, &ids, e->dry_run};
+    const BoxPackedDecision *p = e->d;
+    /* the renderer reads the ids' pdata and len only, and the strings */
+    GPtrArray ids = {(gpointer *)p->ids, p->nids};
+    BoxDecision d = {p->verdict, p->cause, (char *)p->action, (char *)p->resource, (char *)p->rule,
+                     (char *)p->description, (char *)p->message, (char *)p->reason, &ids, p->dry_run};
     char trace[33], span[17];
     random_hex_fast(trace, 16);
     random_hex_fast(span, 8);
-    render_into(log, log->out, attrs, e->action, NULL, NULL, &d, e->nanos, trace, span);
+    render_into(log, log->out, attrs, p->action, NULL, NULL, &d, e->nanos, trace, span);
+    g_free(e->d);
     g_free(e);
   }
   g_ptr_array_set_size(q, 0);

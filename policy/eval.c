@@ -678,6 +678,55 @@ static BoxDecision *decision_new(const char *action, const char *resource) {
   return decision_take(action, g_strdup(resource));
 }
 
+static char *pack(char **at, const char *s) {
+  if (!s) return NULL;
+  size_t n = strlen(s) + 1;
+  char *p = memcpy(*at, s, n);
+  *at += n;
+  return p;
+}
+
+BoxPackedDecision *box_decision_pack(const BoxDecision *d, const char *action) {
+  if (!action) action = d->action;
+  const char *str[6] = {action, d->resource, d->rule, d->description, d->message, d->reason};
+  guint nids = d->determining_ids ? d->determining_ids->len : 0;
+  size_t bytes = 0;
+  for (int i = 0; i < 6; i++) bytes += str[i] ? strlen(str[i]) + 1 : 0;
+  for (guint i = 0; i < nids; i++) bytes += strlen(g_ptr_array_index(d->determining_ids, i)) + 1;
+  BoxPackedDecision *c = g_malloc(sizeof *c + nids * sizeof(char *) + bytes);
+  char *at = (char *)(c->ids + nids);
+  c->verdict = d->verdict;
+  c->cause = d->cause;
+  c->dry_run = d->dry_run;
+  c->nids = nids;
+  c->action = pack(&at, action);
+  c->resource = pack(&at, d->resource);
+  c->rule = pack(&at, d->rule);
+  c->description = pack(&at, d->description);
+  c->message = pack(&at, d->message);
+  c->reason = pack(&at, d->reason);
+  for (guint i = 0; i < nids; i++) c->ids[i] = pack(&at, g_ptr_array_index(d->determining_ids, i));
+  return c;
+}
+
+static char *dup0(const char *s) { return s ? g_strdup(s) : NULL; }
+
+BoxDecision *box_decision_unpack(const BoxPackedDecision *c) {
+  BoxDecision *x = g_new0(BoxDecision, 1);
+  x->verdict = c->verdict;
+  x->cause = c->cause;
+  x->action = dup0(c->action);
+  x->resource = dup0(c->resource);
+  x->rule = dup0(c->rule);
+  x->description = dup0(c->description);
+  x->message = dup0(c->message);
+  x->reason = dup0(c->reason);
+  x->dry_run = c->dry_run;
+  x->determining_ids = g_ptr_array_new_full(c->nids, g_free);
+  for (guint i = 0; i < c->nids; i++) g_ptr_array_add(x->determining_ids, g_strdup(c->ids[i]));
+  return x;
+}
+
 void box_decision_free(BoxDecision *d) {
   if (!d) return;
   g_free(d->action);

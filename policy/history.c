@@ -395,27 +395,21 @@ void box_policy_history_batch_begin(BoxPolicy *pol) {
   g_mutex_unlock(&t->lock);
 }
 
-bool box_policy_history_batch_end(BoxPolicy *pol) {
+/* fn on the policy's history under its lock; a failure faults the policy */
+static bool history_call(BoxPolicy *pol, bool (*fn)(History *h, char **why)) {
   if (!pol || !pol->temporal) return true;
   BoxTemporal *t = pol->temporal;
   g_mutex_lock(&t->lock);
   char *why = NULL;
-  bool ok = history_batch_end(t->hist, &why);
+  bool ok = fn(t->hist, &why);
   if (!ok) policy_temporal_fault(t, why);
   g_mutex_unlock(&t->lock);
   return ok;
 }
 
-bool box_policy_history_sync(BoxPolicy *pol) {
-  if (!pol || !pol->temporal) return true;
-  BoxTemporal *t = pol->temporal;
-  g_mutex_lock(&t->lock);
-  char *why = NULL;
-  bool ok = history_sync(t->hist, &why);
-  if (!ok) policy_temporal_fault(t, why);
-  g_mutex_unlock(&t->lock);
-  return ok;
-}
+bool box_policy_history_batch_end(BoxPolicy *pol) { return history_call(pol, history_batch_end); }
+
+bool box_policy_history_sync(BoxPolicy *pol) { return history_call(pol, history_sync); }
 
 static void add_event(History *h, BoxTemporal *t, Event *e, uint64_t seq) {
   g_ptr_array_add(h->events, e);

@@ -70,6 +70,21 @@ GPtrArray *box_policy_explain(BoxPolicy *policy, const char *action, json_object
 BoxDecision *box_decision_new_enforcement(const char *action, const char *resource,
                                           const char *gate, const char *text);
 void box_decision_free(BoxDecision *decision);
+/* A decision in one allocation, its strings packed after it (g_free it):
+ * what is kept of one that is stored or queued for almost every file
+ * operation (the mount's decision cache, the log's queue).  action NULL:
+ * the decision's own. */
+typedef struct {
+  BoxVerdict verdict;
+  BoxCause cause;
+  bool dry_run;
+  guint nids;
+  const char *action, *resource, *rule, *description, *message, *reason;
+  const char *ids[];
+} BoxPackedDecision;
+BoxPackedDecision *box_decision_pack(const BoxDecision *decision, const char *action);
+/* A decision again (free with box_decision_free). */
+BoxDecision *box_decision_unpack(const BoxPackedDecision *packed);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(BoxDecision, box_decision_free)
 
 /* The resource label for a request (spec/policy.md §3.2). Newly allocated. */

@@ -470,64 +470,9 @@ static json_object *fs_input(const char *spelled, const char *operation) {
 
 /* ---- the decision cache (cache_decisions) ---- */
 
-static char *dup0(const char *s) { return s ? g_strdup(s) : NULL; }
-
-/* A cached verdict: the decision in one allocation (its strings packed
- * after it), since one is stored for almost every decided operation. */
-typedef struct {
-  BoxVerdict verdict;
-  BoxCause cause;
-  bool dry_run;
-  guint nids;
-  const char *action, *resource, *rule, *description, *message, *reason;
-  const char *ids[];
-} Cached;
-
-static char *pack(char **at, const char *s) {
-  if (!s) return NULL;
-  size_t n = strlen(s) + 1;
-  char *p = memcpy(*at, s, n);
-  *at += n;
-  return p;
-}
-
-static Cached *cached_new(const BoxDecision *d) {
-  const char *str[6] = {d->action, d->resource, d->rule, d->description, d->message, d->reason};
-  guint nids = d->determining_ids ? d->determining_ids->len : 0;
-  size_t bytes = 0;
-  for (int i = 0; i < 6; i++) bytes += str[i] ? strlen(str[i]) + 1 : 0;
-  for (guint i = 0; i < nids; i++) bytes += strlen(g_ptr_array_index(d->determining_ids, i)) + 1;
-  Cached *c = g_malloc(sizeof *c + nids * sizeof(char *) + bytes);
-  char *at = (char *)(c->ids + nids);
-  c->verdict = d->verdict;
-  c->cause = d->cause;
-  c->dry_run = d->dry_run;
-  c->nids = nids;
-  c->action = pack(&at, d->action);
-  c->resource = pack(&at, d->resource);
-  c->rule = pack(&at, d->rule);
-  c->description = pack(&at, d->description);
-  c->message = pack(&at, d->message);
-  c->reason = pack(&at, d->reason);
-  for (guint i = 0; i < nids; i++) c->ids[i] = pack(&at, g_ptr_array_index(d->determining_ids, i));
-  return c;
-}
-
-static BoxDecision *cached_decision(const Cached *c) {
-  BoxDecision *x = g_new0(BoxDecision, 1);
-  x->verdict = c->verdict;
-  x->cause = c->cause;
-  x->action = dup0(c->action);
-  x->resource = dup0(c->resource);
-  x->rule = dup0(c->rule);
-  x->description = dup0(c->description);
-  x->message = dup0(c->message);
-  x->reason = dup0(c->reason);
-  x->dry_run = c->dry_run;
-  x->determining_ids = g_ptr_array_new_full(c->nids, g_free);
-  for (guint i = 0; i < c->nids; i++) g_ptr_array_add(x->determining_ids, g_strdup(c->ids[i]));
-  return x;
-}
+/* A cached verdict: the decision in one allocation, since one is stored
+ * for almost every decided operation. */
+typedef BoxPackedDecision Cached;
 
 static GHashTable *verdicts_new(void) {
   return g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
@@ -545,7 +490,7 @@ static BoxDecision *ask_how(BoxVfs *v, int cmd, const char *action, json_object 
   g_mutex_lock(&v->lock);
   Command *cm = vfs_command(v, cmd);
   Cached *c = cm ? g_hash_table_lookup(cm->verdicts, key) : NULL;
-  if (c) hit = cached_decision(c);
+  if (c) hit = box_decision_unpack(c);
   g_mutex_unlock(&v->lock);
   if (hit) {
     __atomic_add_fetch(&v->cache_hits, 1, __ATOMIC_RELAXED);
@@ -558,7 +503,7 @@ static BoxDecision *ask_how(BoxVfs *v, int cmd, const char *action, json_object 
     g_free(key);
     return NULL;
   }
-  Cached *keep = cached_new(d);
+  Cached *keep = box_decision_pack(d, NULL);
   g_mutex_lock(&v->lock);
   cm = vfs_command(v, cmd);
   if (cm) {
