@@ -53,12 +53,15 @@ struct History {
   GString *writing;    /* under wlock */
   GMutex wlock;
   char *deferred_why;  /* the flusher's write failed: every later record fails */
+  guint64 id;          /* > 0, unique in the process */
 };
 
 #define PENDING_MAX (1u << 20) /* beyond, a deferred record writes them all */
 
-/* The history whose batch this thread is in: its records are deferred. */
-static __thread History *tls_deferring;
+/* The history whose batch this thread is in (by id, which no later
+ * history reuses as an address could): its records are deferred. */
+static __thread guint64 tls_deferring;
+static guint64 history_ids;
 
 /* CRC-32 (IEEE, reflected), four bytes a step: it runs over every record
  * written, the hot path of a box reading many files. */
@@ -95,6 +98,7 @@ History *history_new(void) {
   h->fd = -1;
   g_mutex_init(&h->flock);
   g_mutex_init(&h->wlock);
+  h->id = __atomic_add_fetch(&history_ids, 1, __ATOMIC_RELAXED);
   h->pending = g_string_sized_new(64 * 1024);
   h->writing = g_string_sized_new(64 * 1024);
   g_cond_init(&h->fcond);
@@ -164,7 +168,7 @@ void history_free(History *h) {
     fdatasync(h->fd);
     close(h->fd);
   }
-  if (tls_deferring == h) tls_deferring = NULL;
+  if (tls_deferring == h->id) tls_deferring = 0;
   g_string_free(h->pending, TRUE);
   g_string_free(h->writing, TRUE);
   g_free(h->deferred_why);
@@ -281,7 +285,7 @@ static bool put_line(History *h, GString *line, size_t at, char **why) {
     g_string_append_len(h->pending, line->str + at, (gssize)(line->len - at));
     h->dirty = true;
   }
-  bool now = tls_deferring != h || h->pending->len > PENDING_MAX;
+  bool now = tls_deferring != h->id || h->pending->len > PENDING_MAX;
   g_mutex_unlock(&h->flock);
   g_string_truncate(line, at);
   if (failed) {
@@ -371,11 +375,11 @@ static bool write_event(History *h, uint64_t seq, int64_t ts, int action, EventK
 }
 
 void history_batch_begin(History *h) {
-  if (h->fd >= 0) tls_deferring = h;
+  if (h->fd >= 0) tls_deferring = h->id;
 }
 
 bool history_batch_end(History *h, char **why) {
-  if (tls_deferring == h) tls_deferring = NULL;
+  if (tls_deferring == h->id) tls_deferring = 0;
   if (h->fd < 0) return true;
   g_mutex_lock(&h->flock);
   char *failed = g_strdup(h->deferred_why);
