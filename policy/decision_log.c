@@ -47,6 +47,7 @@ struct BoxDecisionLog {
   GPtrArray *queued;   /* Queued*, in the order they were made */
   GPtrArray *spare;    /* the queue being written: touched under lock only */
   GString *out;        /* their lines: under lock */
+  GString *attrs;      /* the renderer's scratch for them: under lock */
   GThread *writer;
   bool writer_idle;    /* waiting on qcond for a first line */
   bool stopping;
@@ -82,6 +83,7 @@ BoxDecisionLog *box_decision_log_open(const char *path, const char *box_id, cons
   log->queued = g_ptr_array_new();
   log->spare = g_ptr_array_new();
   log->out = g_string_sized_new(64 * 1024);
+  log->attrs = g_string_sized_new(2048);
   GString *res = g_string_new(NULL);
   h_resource(res, log);
   log->resource_json = g_string_free(res, FALSE);
@@ -101,6 +103,7 @@ void box_decision_log_close(BoxDecisionLog *log) {
   g_ptr_array_free(log->queued, TRUE);
   g_ptr_array_free(log->spare, TRUE);
   g_string_free(log->out, TRUE);
+  g_string_free(log->attrs, TRUE);
   g_cond_clear(&log->qcond);
   g_mutex_clear(&log->qlock);
   g_mutex_clear(&log->lock);
@@ -631,7 +634,6 @@ static void drain(BoxDecisionLog *log) {
   log->spare = q;
   g_mutex_unlock(&log->qlock);
   if (!q->len) return;
-  GString *attrs = g_string_sized_new(2048);
   for (guint i = 0; i < q->len; i++) {
     Queued *e = q->pdata[i];
     const BoxPackedDecision *p = e->d;
@@ -642,12 +644,11 @@ static void drain(BoxDecisionLog *log) {
     char trace[33], span[17];
     random_hex_fast(trace, 16);
     random_hex_fast(span, 8);
-    render_into(log, log->out, attrs, p->action, NULL, NULL, &d, e->nanos, trace, span);
+    render_into(log, log->out, log->attrs, p->action, NULL, NULL, &d, e->nanos, trace, span);
     g_free(e->d);
     g_free(e);
   }
   g_ptr_array_set_size(q, 0);
-  g_string_free(attrs, TRUE);
   write_out(log, log->out->str, log->out->len);
   g_string_truncate(log->out, 0);
   if (log->out->allocated_len > 4u * 1024 * 1024) { /* a burst's buffer is not kept */

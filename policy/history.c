@@ -138,16 +138,19 @@ void history_flush(History *h) {
   fdatasync(h->fd);
 }
 
-bool history_sync(History *h, char **why) {
-  if (!h || h->fd < 0) return true;
+/* The flusher's failure, if its write failed: *why set, false. */
+static bool deferred_ok(History *h, char **why) {
   g_mutex_lock(&h->flock);
   char *failed = g_strdup(h->deferred_why);
   g_mutex_unlock(&h->flock);
-  if (failed) {
-    *why = failed;
-    return false;
-  }
-  return write_pending(h, why);
+  if (!failed) return true;
+  *why = failed;
+  return false;
+}
+
+bool history_sync(History *h, char **why) {
+  if (!h || h->fd < 0) return true;
+  return deferred_ok(h, why) && write_pending(h, why);
 }
 
 void history_free(History *h) {
@@ -380,13 +383,7 @@ void history_batch_begin(History *h) {
 
 bool history_batch_end(History *h, char **why) {
   if (tls_deferring == h->id) tls_deferring = 0;
-  if (h->fd < 0) return true;
-  g_mutex_lock(&h->flock);
-  char *failed = g_strdup(h->deferred_why);
-  g_mutex_unlock(&h->flock);
-  if (!failed) return true;
-  *why = failed;
-  return false;
+  return h->fd < 0 || deferred_ok(h, why);
 }
 
 /* ---- batches (policy.h) ---------------------------------------------------- */
