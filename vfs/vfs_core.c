@@ -345,10 +345,6 @@ typedef struct {
 
 static const char *floor_reason_obj(BoxVfs *v, const char *path, bool mutating, const VfsObjId *obj);
 
-static const char *floor_reason(BoxVfs *v, const char *path, bool mutating) {
-  return floor_reason_obj(v, path, mutating, NULL);
-}
-
 /* obj: the object's identity when the caller has it, else it is read from
  * the path (a walk of the host path on every permitted operation). */
 static const char *floor_reason_obj(BoxVfs *v, const char *path, bool mutating, const VfsObjId *obj) {
@@ -542,8 +538,11 @@ bool vfs_verdict_cached_permit(BoxVfs *v, int cmd, const char *action, const cha
   Cached *d = cm ? g_hash_table_lookup(cm->verdicts, buf) : NULL;
   bool permit = d && d->verdict == BOX_VERDICT_PERMIT;
   g_mutex_unlock(&v->lock);
-  /* the cache holds policy's verdict; the floor comes after it */
-  return permit && (!host_backed || !floor_reason(v, path, false));
+  return permit;
+}
+
+bool vfs_floor_refuses(BoxVfs *v, const char *path, const VfsObjId *obj) {
+  return floor_reason_obj(v, path, false, obj) != NULL;
 }
 
 void box_vfs_invalidate_decisions(BoxVfs *v) {

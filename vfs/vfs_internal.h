@@ -258,10 +258,13 @@ typedef struct {
 int vfs_decide_obj(BoxVfs *v, const Caller *c, const char *action, const char *path,
                    bool host_backed, const char *operation, bool mutating, const VfsObjId *obj);
 /* Whether the command's decision cache holds a permit of (action,
- * operation, path) that the reach floor leaves standing.  Decides nothing,
- * logs nothing (readdirplus: what may be shown without a decision). */
+ * operation, path): policy's verdict, before the reach floor (ask that with
+ * vfs_floor_refuses).  Decides nothing, logs nothing (readdirplus: what may
+ * be shown without a decision). */
 bool vfs_verdict_cached_permit(BoxVfs *v, int cmd, const char *action, const char *operation,
                                const char *path, bool host_backed);
+/* Whether the reach floor refuses the host path whose object is obj. */
+bool vfs_floor_refuses(BoxVfs *v, const char *path, const VfsObjId *obj);
 /* A lookup that found nothing: ENOENT, or EACCES (recorded) when policy would
  * neither let the caller read nor write the path. */
 int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_backed);

@@ -2005,12 +2005,14 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
  * behind a GETATTR, which is decided.  A caller that decides nothing (a
  * tool, boxd's setup) is answered as its GETATTRs would be: with nodes and
  * attributes.  Attributes are sent with attr_timeout 0, as by LOOKUP. */
-static bool plus_may_show(BoxVfs *v, const Caller *c, Fh *fh, const char *dirpath, const char *name) {
-  if (!c->decides || !v->decide) return true;
+/* Policy's part (path: the entry's, for the floor's part, which compares
+ * the identity plus_entry reads: a walk of the host path per entry cost a
+ * 10,000-entry listing more than the rest of its work). */
+static bool plus_may_show(BoxVfs *v, const Caller *c, Fh *fh, const char *dirpath, const char *name,
+                          char path[PATH_MAX]) {
   if (!dirpath) return false;
-  char path[PATH_MAX];
-  int len = snprintf(path, sizeof path, "%s/%s", strcmp(dirpath, "/") == 0 ? "" : dirpath, name);
-  if (len < 0 || (size_t)len >= sizeof path) return false;
+  int len = snprintf(path, PATH_MAX, "%s/%s", strcmp(dirpath, "/") == 0 ? "" : dirpath, name);
+  if (len < 0 || (size_t)len >= PATH_MAX) return false;
   return vfs_verdict_cached_permit(v, c->cmd, "fs:read", "read_metadata", path, fh->kind == FH_PASS_DIR);
 }
 
@@ -2051,8 +2053,17 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
     /* room first: a reference taken for an entry that does not fit would leak */
     if (fuse_add_direntry_plus(req, NULL, 0, d->name, &e, 0) > size - pos) break;
     bool dot = strcmp(d->name, ".") == 0 || strcmp(d->name, "..") == 0;
-    bool shown = real && !dot && plus_may_show(v, &c, fh, dirpath, d->name) &&
+    bool deciding = c.decides && v->decide;
+    char path[PATH_MAX];
+    bool shown = real && !dot && (!deciding || plus_may_show(v, &c, fh, dirpath, d->name, path)) &&
                  plus_entry(v, fh, &c, d->name, &e);
+    if (shown && deciding && fh->kind == FH_PASS_DIR &&
+        vfs_floor_refuses(v, path, &(VfsObjId){e.attr.st_dev, e.attr.st_ino})) {
+      g_mutex_lock(&v->lock);
+      forget_one(v, e.ino, 1);
+      g_mutex_unlock(&v->lock);
+      shown = false;
+    }
     if (shown) {
       g_array_append_val(given, e.ino);
       __atomic_add_fetch(&v->plus_shown, 1, __ATOMIC_RELAXED);

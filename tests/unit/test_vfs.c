@@ -1443,9 +1443,13 @@ static void worker_plus(Ctx *c) {
   char *a = g_strconcat(dir, "/a.txt", NULL);
   char *s = g_strconcat(dir, "/secret.txt", NULL);
   struct stat st;
-  /* a.txt: read_metadata permitted (and cached); secret.txt: denied */
+  char *auth = g_strconcat(dir, "/authority.txt", NULL);
+  /* a.txt: read_metadata permitted (and cached); secret.txt: denied;
+   * authority.txt: permitted by policy (cached), refused by the floor (a
+   * hard link to box.toml) */
   put(c, "stat_a", "%d", stat(a, &st) == 0);
   put(c, "stat_secret", "%d", stat(s, &st) < 0 && errno == EACCES ? 1 : 0);
+  put(c, "stat_auth", "%d", stat(auth, &st) < 0 && errno == EACCES ? 1 : 0);
   /* a fresh listing: its first batch is a READDIRPLUS (the kernel's auto mode) */
   DIR *d = opendir(dir);
   int names = 0;
@@ -1457,6 +1461,8 @@ static void worker_plus(Ctx *c) {
   /* what the listing brought cannot be read without a decision */
   put(c, "stat_secret2", "%d", stat(s, &st) < 0 && errno == EACCES ? 1 : 0);
   put(c, "stat_a2", "%d", stat(a, &st) == 0 && st.st_size == 1);
+  put(c, "stat_auth2", "%d", stat(auth, &st) < 0 && errno == EACCES ? 1 : 0);
+  g_free(auth);
   g_free(dir);
   g_free(a);
   g_free(s);
@@ -1471,24 +1477,30 @@ static void test_readdirplus(Fx *fx, gconstpointer data) {
     g_assert_true(g_file_set_contents(f, "x", 1, NULL));
     g_free(f);
   }
+  char *auth = g_build_filename(dir, "authority.txt", NULL);
+  g_assert_cmpint(link(fx->floor_file, auth), ==, 0);
+  g_free(auth);
   guint64 shown0, hidden0;
   box_vfs_debug_readdirplus(fx->vfs, &shown0, &hidden0);
   int cmd = box_vfs_command_new(fx->vfs);
   GHashTable *h = run_worker(fx, cmd, true, worker_plus);
   g_assert_cmpstr(val(h, "stat_a"), ==, "1");
   g_assert_cmpstr(val(h, "stat_secret"), ==, "1");
-  g_assert_cmpstr(val(h, "names"), ==, "4");
+  g_assert_cmpstr(val(h, "stat_auth"), ==, "1");
+  g_assert_cmpstr(val(h, "names"), ==, "5");
   g_assert_cmpstr(val(h, "stat_secret2"), ==, "1");
   g_assert_cmpstr(val(h, "stat_a2"), ==, "1");
+  g_assert_cmpstr(val(h, "stat_auth2"), ==, "1");
   g_hash_table_unref(h);
   guint64 shown, hidden;
   box_vfs_debug_readdirplus(fx->vfs, &shown, &hidden);
   shown -= shown0;
   hidden -= hidden0;
   g_test_message("readdirplus: %" G_GUINT64_FORMAT " shown, %" G_GUINT64_FORMAT " hidden", shown, hidden);
-  /* the four names went out in a READDIRPLUS; with the decision cache only
-   * a.txt (permitted before) with its attributes, without it none */
-  g_assert_cmpuint(shown + hidden, ==, 4);
+  /* the five names went out in a READDIRPLUS; with the decision cache only
+   * a.txt (permitted before) with its attributes, without it none: not
+   * authority.txt, whose cached permit the floor overrules */
+  g_assert_cmpuint(shown + hidden, ==, 5);
   g_assert_cmpuint(shown, ==, data == FX_CACHED ? 1 : 0);
   GPtrArray *r = take_records(fx);
   dump_records(r);
