@@ -276,6 +276,18 @@ Node *vfs_pass_insert(BoxVfs *v, Node *parent, const char *name, int fd, const s
 
 /* ---- paths ---- */
 
+bool vfs_concat(char *buf, size_t size, const char *const *parts, size_t n) {
+  size_t at = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t len = strlen(parts[i]);
+    if (len >= size - at) return false;
+    memcpy(buf + at, parts[i], len);
+    at += len;
+  }
+  buf[at] = '\0';
+  return true;
+}
+
 char *vfs_child_path(const char *dir, const char *name) {
   if (strcmp(dir, "/") == 0) return g_strconcat("/", name, NULL);
   return g_strconcat(dir, "/", name, NULL);
@@ -531,8 +543,8 @@ bool vfs_verdict_cached_permit(BoxVfs *v, int cmd, const char *action, const cha
     spelled = path + strlen(home);
     tilde = true;
   }
-  int len = snprintf(buf, sizeof buf, "%s\x1f%s\x1f%s%s", action, operation, tilde ? "~" : "", spelled);
-  if (len < 0 || (size_t)len >= sizeof buf) return false;
+  const char *parts[] = {action, "\x1f", operation, "\x1f", tilde ? "~" : "", spelled};
+  if (!vfs_concat(buf, sizeof buf, parts, G_N_ELEMENTS(parts))) return false;
   g_mutex_lock(&v->lock);
   Command *cm = vfs_command(v, cmd);
   Cached *d = cm ? g_hash_table_lookup(cm->verdicts, buf) : NULL;

@@ -242,6 +242,9 @@ Command *vfs_command(BoxVfs *v, int id);                      /* live command or
 void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c);
 /* Worker-view absolute path of a node ("/..." ; RAM: relative to c<N>). NULL if unknown. */
 char *vfs_node_path(BoxVfs *v, Node *n);                      /* lock held */
+/* parts[0..n) joined into buf (NUL-terminated); false when they do not fit.
+ * For keys and paths built once per listed entry (snprintf costs more). */
+bool vfs_concat(char *buf, size_t size, const char *const *parts, size_t n);
 char *vfs_child_path(const char *dir, const char *name);
 char *vfs_spell(BoxVfs *v, const char *path);
 bool vfs_host_backed(BoxVfs *v, const char *path);

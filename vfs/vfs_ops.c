@@ -402,7 +402,8 @@ static int pass_child_known(BoxVfs *v, Node *dir, int dirfd, const char *name,
   g_mutex_lock(&v->lock);
   Node *n = vfs_pass_find(v, st.st_dev, st.st_ino);
   if (n) {
-    n = vfs_pass_insert(v, dir, name, -1, &st); /* follows a rename or another link */
+    if (n->parent != dir || !n->name || strcmp(n->name, name) != 0)
+      n = vfs_pass_insert(v, dir, name, -1, &st); /* follows a rename or another link */
     int err = fill_entry_st(v, n, e, &st);
     g_mutex_unlock(&v->lock);
     return err;
@@ -2011,8 +2012,8 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static bool plus_may_show(BoxVfs *v, const Caller *c, Fh *fh, const char *dirpath, const char *name,
                           char path[PATH_MAX]) {
   if (!dirpath) return false;
-  int len = snprintf(path, PATH_MAX, "%s/%s", strcmp(dirpath, "/") == 0 ? "" : dirpath, name);
-  if (len < 0 || (size_t)len >= PATH_MAX) return false;
+  const char *parts[] = {strcmp(dirpath, "/") == 0 ? "" : dirpath, "/", name};
+  if (!vfs_concat(path, PATH_MAX, parts, G_N_ELEMENTS(parts))) return false;
   return vfs_verdict_cached_permit(v, c->cmd, "fs:read", "read_metadata", path, fh->kind == FH_PASS_DIR);
 }
 
