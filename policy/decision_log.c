@@ -640,7 +640,7 @@ static void drain(BoxDecisionLog *log) {
     /* the renderer reads the ids' pdata and len only, and the strings */
     GPtrArray ids = {(gpointer *)p->ids, p->nids};
     BoxDecision d = {p->verdict, p->cause, (char *)p->action, (char *)p->resource, (char *)p->rule,
-                     (char *)p->description, (char *)p->message, (char *)p->reason, &ids, p->dry_run};
+                     (char *)p->description, (char *)p->message, (char *)p->reason, &ids, p->dry_run, p};
     char trace[33], span[17];
     random_hex_fast(trace, 16);
     random_hex_fast(span, 8);

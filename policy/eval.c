@@ -686,14 +686,34 @@ static char *pack(char **at, const char *s) {
   return p;
 }
 
+/* c copied to `to`, its pointers moved into the copy */
+static BoxPackedDecision *packed_copy(void *to, const BoxPackedDecision *c) {
+  BoxPackedDecision *k = memcpy(to, c, c->size);
+  const char *from = (const char *)c;
+#define MOVED(s) ((s) ? (const char *)k + ((s) - from) : NULL)
+  k->action = MOVED(c->action);
+  k->resource = MOVED(c->resource);
+  k->rule = MOVED(c->rule);
+  k->description = MOVED(c->description);
+  k->message = MOVED(c->message);
+  k->reason = MOVED(c->reason);
+  for (guint i = 0; i < c->nids; i++) k->ids[i] = MOVED(c->ids[i]);
+#undef MOVED
+  return k;
+}
+
 BoxPackedDecision *box_decision_pack(const BoxDecision *d, const char *action) {
+  const BoxPackedDecision *from = d->packed_;
+  if (from && (!action || strcmp(action, from->action) == 0)) return packed_copy(g_malloc(from->size), from);
   if (!action) action = d->action;
   const char *str[6] = {action, d->resource, d->rule, d->description, d->message, d->reason};
   guint nids = d->determining_ids ? d->determining_ids->len : 0;
   size_t bytes = 0;
   for (int i = 0; i < 6; i++) bytes += str[i] ? strlen(str[i]) + 1 : 0;
   for (guint i = 0; i < nids; i++) bytes += strlen(g_ptr_array_index(d->determining_ids, i)) + 1;
-  BoxPackedDecision *c = g_malloc(sizeof *c + nids * sizeof(char *) + bytes);
+  size_t size = sizeof(BoxPackedDecision) + nids * sizeof(char *) + bytes;
+  BoxPackedDecision *c = g_malloc(size);
+  c->size = size;
   char *at = (char *)(c->ids + nids);
   c->verdict = d->verdict;
   c->cause = d->cause;
@@ -709,26 +729,32 @@ BoxPackedDecision *box_decision_pack(const BoxDecision *d, const char *action) {
   return c;
 }
 
-static char *dup0(const char *s) { return s ? g_strdup(s) : NULL; }
-
 BoxDecision *box_decision_unpack(const BoxPackedDecision *c) {
-  BoxDecision *x = g_new0(BoxDecision, 1);
-  x->verdict = c->verdict;
-  x->cause = c->cause;
-  x->action = dup0(c->action);
-  x->resource = dup0(c->resource);
-  x->rule = dup0(c->rule);
-  x->description = dup0(c->description);
-  x->message = dup0(c->message);
-  x->reason = dup0(c->reason);
-  x->dry_run = c->dry_run;
-  x->determining_ids = g_ptr_array_new_full(c->nids, g_free);
-  for (guint i = 0; i < c->nids; i++) g_ptr_array_add(x->determining_ids, g_strdup(c->ids[i]));
+  /* one allocation: the decision, then the copy its strings point into */
+  BoxDecision *x = g_malloc0(sizeof *x + c->size);
+  const BoxPackedDecision *k = packed_copy(x + 1, c);
+  x->verdict = k->verdict;
+  x->cause = k->cause;
+  x->action = (char *)k->action;
+  x->resource = (char *)k->resource;
+  x->rule = (char *)k->rule;
+  x->description = (char *)k->description;
+  x->message = (char *)k->message;
+  x->reason = (char *)k->reason;
+  x->dry_run = k->dry_run;
+  x->determining_ids = g_ptr_array_sized_new(k->nids);
+  for (guint i = 0; i < k->nids; i++) g_ptr_array_add(x->determining_ids, (char *)k->ids[i]);
+  x->packed_ = k;
   return x;
 }
 
 void box_decision_free(BoxDecision *d) {
   if (!d) return;
+  if (d->packed_) { /* the strings are in d's own allocation */
+    g_ptr_array_free(d->determining_ids, TRUE);
+    g_free(d);
+    return;
+  }
   g_free(d->action);
   g_free(d->resource);
   g_free(d->rule);

@@ -53,6 +53,7 @@ typedef struct {
   char *reason;          /* deny only: log reason ("no permit matched", floor text, ...) */
   GPtrArray *determining_ids; /* char*, may be empty */
   bool dry_run;          /* asked only to know (Lua's box.decide): logged, never acted on */
+  const void *packed_;   /* private: from box_decision_unpack, the block its strings are in */
 } BoxDecision;
 
 /* Thread-safe; never returns NULL.  input is borrowed. */
@@ -79,11 +80,14 @@ typedef struct {
   BoxCause cause;
   bool dry_run;
   guint nids;
+  size_t size;           /* of the whole block */
   const char *action, *resource, *rule, *description, *message, *reason;
   const char *ids[];
 } BoxPackedDecision;
 BoxPackedDecision *box_decision_pack(const BoxDecision *decision, const char *action);
-/* A decision again (free with box_decision_free). */
+/* A decision again (free with box_decision_free): its strings are in one
+ * copy of the block (the cache hit of a file operation), so they are not
+ * the decision's to replace. */
 BoxDecision *box_decision_unpack(const BoxPackedDecision *packed);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(BoxDecision, box_decision_free)
 

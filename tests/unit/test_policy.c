@@ -377,6 +377,55 @@ static void test_errors_deny(void) {
 
 /* ---- messages ----------------------------------------------------------------- */
 
+/* A decision packed (the mount's cache, the log's queue), unpacked, packed
+ * again from the unpacked one and unpacked: every field kept each way. */
+static void assert_same_decision(const BoxDecision *a, const BoxDecision *b) {
+  g_assert_cmpint(a->verdict, ==, b->verdict);
+  g_assert_cmpint(a->cause, ==, b->cause);
+  g_assert_cmpstr(a->action, ==, b->action);
+  g_assert_cmpstr(a->resource, ==, b->resource);
+  g_assert_cmpstr(a->rule, ==, b->rule);
+  g_assert_cmpstr(a->description, ==, b->description);
+  g_assert_cmpstr(a->message, ==, b->message);
+  g_assert_cmpstr(a->reason, ==, b->reason);
+  g_assert_cmpint(a->dry_run, ==, b->dry_run);
+  g_assert_cmpuint(a->determining_ids->len, ==, b->determining_ids->len);
+  for (guint i = 0; i < a->determining_ids->len; i++)
+    g_assert_cmpstr(a->determining_ids->pdata[i], ==, b->determining_ids->pdata[i]);
+}
+
+static void test_decision_pack(void) {
+  BoxPolicy *p = load_ok("@id(\"no_rm\") @description(\"Deleting is off\")\n"
+                         "forbid(principal, action == Box::Action::\"shell:exec\", resource) when { context.input.program == \"rm\" };\n"
+                         "forbid(principal, action == Box::Action::\"shell:exec\", resource) when { context.input.program == \"rm\" };\n"
+                         "permit(principal, action, resource);\n");
+  BoxDecision *denied = decide(p, "shell:exec", exec_input("rm", "/", NULL));
+  BoxDecision *permitted = decide(p, "fs:read", fs_input("~/a.txt", "read_metadata"));
+  BoxDecision *both[] = {denied, permitted};
+  for (guint k = 0; k < G_N_ELEMENTS(both); k++) {
+    BoxPackedDecision *c = box_decision_pack(both[k], NULL);
+    BoxDecision *u = box_decision_unpack(c);
+    g_free(c); /* the unpacked one has its own copy */
+    assert_same_decision(both[k], u);
+    BoxPackedDecision *c2 = box_decision_pack(u, NULL);
+    BoxDecision *u2 = box_decision_unpack(c2);
+    box_decision_free(u);
+    g_free(c2);
+    assert_same_decision(both[k], u2);
+    /* another action than the decision's: the copy is not reused */
+    BoxPackedDecision *c3 = box_decision_pack(u2, "fs:write");
+    g_assert_cmpstr(c3->action, ==, "fs:write");
+    g_assert_cmpstr(c3->rule, ==, both[k]->rule);
+    g_free(c3);
+    box_decision_free(u2);
+  }
+  g_assert_cmpuint(denied->determining_ids->len, ==, 2);
+  g_assert_nonnull(denied->description);
+  box_decision_free(denied);
+  box_decision_free(permitted);
+  box_policy_free(p);
+}
+
 static void test_messages(void) {
   BoxPolicy *p = load_ok("@id(\"no_rm\") @description(\"Deleting is off\")\n"
                          "forbid(principal, action == Box::Action::\"shell:exec\", resource) when { context.input.program == \"rm\" };\n"
@@ -1140,6 +1189,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/policy/eval/like-has-sets", test_like_has_sets);
   g_test_add_func("/policy/eval/errors-deny", test_errors_deny);
   g_test_add_func("/policy/message/text", test_messages);
+  g_test_add_func("/policy/decision/pack", test_decision_pack);
   g_test_add_func("/policy/message/resource-label", test_resource_labels);
   g_test_add_func("/policy/log/record", test_decision_log);
   g_test_add_func("/policy/log/queue", test_decision_log_queue);
