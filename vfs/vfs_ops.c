@@ -2000,15 +2000,17 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
  * the attributes.  An entry comes with its node and attributes only where a
  * read_metadata of that very path would be permitted, as far as known
  * without deciding anything: the command holds that permit already in its
- * decision cache (decided and logged before) and the reach floor does not
- * refuse the path.  Every other entry is sent without a node (nodeid 0: the
+ * decision cache (decided before: logged, or asked quietly by the probe of
+ * a name then missing) and the reach floor does not refuse the object.
+ * Every other entry is sent without a node (nodeid 0: the
  * kernel then keeps only the name, as from READDIR), so its attributes stay
  * behind a GETATTR, which is decided.  A caller that decides nothing (a
  * tool, boxd's setup) is answered as its GETATTRs would be: with nodes and
- * attributes.  Attributes are sent with attr_timeout 0, as by LOOKUP. */
-/* Policy's part (path: the entry's, for the floor's part, which compares
- * the identity plus_entry reads: a walk of the host path per entry cost a
- * 10,000-entry listing more than the rest of its work). */
+ * attributes.  Attributes are sent with attr_timeout 0, as by LOOKUP, so a
+ * stat of the entry is still a GETATTR, decided and logged. */
+/* Policy's part; path: the entry's, for the floor's part, which compares the
+ * identity plus_entry reads (a walk of the host path per entry cost more
+ * than the rest of a listing's work). */
 static bool plus_may_show(BoxVfs *v, const Caller *c, Fh *fh, const char *dirpath, const char *name,
                           char path[PATH_MAX]) {
   if (!dirpath) return false;
