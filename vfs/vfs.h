@@ -39,7 +39,16 @@
  * remembers each caller's PID namespace per loop thread, checked by a live
  * pidfd of the same tid.  READDIRPLUS (the kernel's auto mode) gives an entry its node and
  * attributes only where the command holds a cached read_metadata permit of
- * that path; otherwise the name alone. */
+ * that path; otherwise the name alone.  With cache_decisions and
+ * decide_quiet, a deciding caller's LOOKUP of a name asks policy quietly
+ * whether the command may read the path, or else write it, found or not:
+ * neither is EACCES (the read denial logged) either way, so existence does
+ * not show, except for a found directory, which a walk goes through; a
+ * found name the command may not read gets its type without its
+ * attributes, which the kernel would otherwise hand to a
+ * statx(AT_STATX_DONT_SYNC) without a GETATTR.  Without them (a policy
+ * that reads the history) only a missing name asks, and a found one keeps
+ * its attributes. */
 #ifndef BOX_VFS_H
 #define BOX_VFS_H
 

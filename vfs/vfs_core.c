@@ -619,23 +619,20 @@ int vfs_decide_obj(BoxVfs *v, const Caller *c, const char *action, const char *p
   return rc;
 }
 
-/* A name the walk did not find, at the end of a deciding caller's lookup.
- * The refusal must not depend on existence: when policy would let the
- * command neither read nor write the path, the lookup is refused like an
- * existing path (EACCES, the read denial recorded); otherwise ENOENT, and
- * the probe, which acted on nothing, is not recorded. */
-int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_backed) {
-  if (!c->decides || !v->decide || !path) return ENOENT;
-  /* A policy that reads no history answers the two questions without
-   * their ::request events: a probe the command may make is no request
-   * (nothing is logged either); only a refusal becomes one. */
-  bool quiet = v->cache_decisions && v->decide_quiet;
+/* The two questions a deciding caller's lookup asks of a name, before the
+ * walk goes on: may the command read the path (*may_read), or else write
+ * it?  0 if either; else EACCES, the read denial recorded, the same whether
+ * the name exists or not.  A policy that reads no history answers them
+ * without their ::request events: a walk the command may make is no request
+ * (nothing is logged either); only a refusal becomes one. */
+static int probe(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool quiet, bool *may_read) {
   char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
   json_object *input = fs_input(spelled, "read_metadata");
   history_batch_open(v);
   BoxDecision *d = ask_how(v, c->cmd, "fs:read", input, spelled, "read_metadata", quiet);
-  int rc = ENOENT;
-  if (!d || d->verdict != BOX_VERDICT_PERMIT) {
+  int rc = 0;
+  *may_read = d && d->verdict == BOX_VERDICT_PERMIT;
+  if (!*may_read) {
     json_object *win = fs_input(spelled, "write_content");
     BoxDecision *w = ask_how(v, c->cmd, "fs:write", win, spelled, "write_content", quiet);
     bool may_write = w && w->verdict == BOX_VERDICT_PERMIT;
@@ -657,6 +654,35 @@ int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_bac
   json_object_put(input);
   g_free(spelled);
   return rc;
+}
+
+/* A name the walk did not find: ENOENT, or EACCES as probe says. */
+int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_backed) {
+  if (!c->decides || !v->decide || !path) return ENOENT;
+  bool quiet = v->cache_decisions && v->decide_quiet, may_read;
+  int rc = probe(v, c, path, host_backed, quiet, &may_read);
+  return rc ? rc : ENOENT;
+}
+
+int vfs_probe_present(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool walked,
+                      bool *may_read) {
+  *may_read = true;
+  /* Only where the questions are quiet and their verdicts cached: with a
+   * policy that reads the history each would be a request of its own. */
+  if (!c->decides || !v->decide || !path || !v->cache_decisions || !v->decide_quiet) return 0;
+  /* the common case, a read permit in the cache, without building a request */
+  if (vfs_verdict_cached_permit(v, c->cmd, "fs:read", "read_metadata", path, host_backed)) return 0;
+  if (!walked) return probe(v, c, path, host_backed, true, may_read);
+  /* a directory is walked through, not acted on: never refused here */
+  char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
+  json_object *input = fs_input(spelled, "read_metadata");
+  history_batch_open(v);
+  BoxDecision *d = ask_how(v, c->cmd, "fs:read", input, spelled, "read_metadata", true);
+  *may_read = d && d->verdict == BOX_VERDICT_PERMIT;
+  if (d) decision_free(d);
+  json_object_put(input);
+  g_free(spelled);
+  return 0;
 }
 
 void vfs_enforce(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,

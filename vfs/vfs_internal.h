@@ -271,6 +271,15 @@ bool vfs_floor_refuses(BoxVfs *v, const char *path, const VfsObjId *obj);
 /* A lookup that found nothing: ENOENT, or EACCES (recorded) when policy would
  * neither let the caller read nor write the path. */
 int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_backed);
+/* A lookup that found the name: 0, or EACCES (recorded) as for a missing
+ * one, so that the answer does not tell the two apart; *may_read false when
+ * the command may not read the path (its attributes are then not shown:
+ * the kernel keeps a lookup's attributes for a statx with
+ * AT_STATX_DONT_SYNC).  walked (a directory, which a walk goes through):
+ * never refused, only *may_read.  Asks only with a policy that reads no
+ * history. */
+int vfs_probe_present(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool walked,
+                      bool *may_read);
 /* Records an enforcement denial (identity) for a deciding caller. */
 void vfs_enforce(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
                  const char *gate, const char *why);

@@ -470,6 +470,30 @@ static void reply_entry_or_err(fuse_req_t req, int err, struct fuse_entry_param 
 
 /* ---- init / lookup / forget ---- */
 
+/* A name the lookup found, for a deciding caller: refused like a missing
+ * one where policy lets the command neither read nor write the path (a
+ * directory, walked through, is not refused), and shown with its type only
+ * where it may not read it (the kernel keeps a lookup's attributes, and a
+ * statx with AT_STATX_DONT_SYNC reads them without a GETATTR, so they must
+ * be what a decision would show). */
+static int admit_found(BoxVfs *v, const Caller *c, const char *path, bool host_backed,
+                       struct fuse_entry_param *e) {
+  bool may_read;
+  int err = vfs_probe_present(v, c, path, host_backed, S_ISDIR(e->attr.st_mode), &may_read);
+  if (err) {
+    g_mutex_lock(&v->lock);
+    forget_one(v, e->ino, 1);
+    g_mutex_unlock(&v->lock);
+    return err;
+  }
+  if (!may_read) {
+    struct stat *st = &e->attr;
+    struct stat shown = {.st_dev = st->st_dev, .st_ino = st->st_ino, .st_mode = st->st_mode & S_IFMT, .st_nlink = 1};
+    *st = shown;
+  }
+  return 0;
+}
+
 static void op_init(void *userdata, struct fuse_conn_info *conn) {
   (void)userdata;
   if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
@@ -515,10 +539,10 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
         close(dfd);
       }
     }
-    if (err == ENOENT && c.decides) {
+    if ((err == ENOENT || err == 0) && c.decides) {
       char *dir = path_of(v, p);
       char *path = dir ? vfs_child_path(dir, name) : NULL;
-      err = vfs_probe_absent(v, &c, path, true);
+      err = err ? vfs_probe_absent(v, &c, path, true) : admit_found(v, &c, path, true, &e);
       g_free(path);
       g_free(dir);
     }
@@ -557,7 +581,8 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
   if (!n && !err) err = ENOENT;
   if (n) err = fill_entry(v, n, &e);
   char *probe = NULL;
-  if (err == ENOENT && c.decides && p->kind == NODE_RAM && p->special != SPECIAL_BOXDIR) {
+  bool found = !err && n && n->special == SPECIAL_NONE;
+  if ((err == ENOENT || found) && c.decides && p->kind == NODE_RAM && p->special != SPECIAL_BOXDIR) {
     char *dir = vfs_node_path(v, p);
     probe = dir ? vfs_child_path(dir, name) : NULL;
     g_free(dir);
@@ -567,7 +592,8 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
     /* The RAM tree is the command's own: its paths are never host-backed
      * for the floor, but a RAM path spelled inside a root is a bind point
      * walked before the bind exists only during setup (no decisions then). */
-    err = vfs_probe_absent(v, &c, probe, vfs_host_backed(v, probe));
+    bool host = vfs_host_backed(v, probe);
+    err = found ? admit_found(v, &c, probe, host, &e) : vfs_probe_absent(v, &c, probe, host);
     g_free(probe);
   }
   unpin(v, p);
