@@ -622,17 +622,19 @@ int vfs_decide_obj(BoxVfs *v, const Caller *c, const char *action, const char *p
 /* The two questions a deciding caller's lookup asks of a name, before the
  * walk goes on: may the command read the path (*may_read), or else write
  * it?  0 if either; else EACCES, the read denial recorded, the same whether
- * the name exists or not.  A policy that reads no history answers them
+ * the name exists or not (without refuse, only the first is asked, and the
+ * answer is 0).  A policy that reads no history answers them
  * without their ::request events: a walk the command may make is no request
  * (nothing is logged either); only a refusal becomes one. */
-static int probe(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool quiet, bool *may_read) {
+static int probe(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool quiet, bool refuse,
+                 bool *may_read) {
   char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
   json_object *input = fs_input(spelled, "read_metadata");
   history_batch_open(v);
   BoxDecision *d = ask_how(v, c->cmd, "fs:read", input, spelled, "read_metadata", quiet);
   int rc = 0;
   *may_read = d && d->verdict == BOX_VERDICT_PERMIT;
-  if (!*may_read) {
+  if (!*may_read && refuse) {
     json_object *win = fs_input(spelled, "write_content");
     BoxDecision *w = ask_how(v, c->cmd, "fs:write", win, spelled, "write_content", quiet);
     bool may_write = w && w->verdict == BOX_VERDICT_PERMIT;
@@ -660,7 +662,7 @@ static int probe(BoxVfs *v, const Caller *c, const char *path, bool host_backed,
 int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_backed) {
   if (!c->decides || !v->decide || !path) return ENOENT;
   bool quiet = v->cache_decisions && v->decide_quiet, may_read;
-  int rc = probe(v, c, path, host_backed, quiet, &may_read);
+  int rc = probe(v, c, path, host_backed, quiet, true, &may_read);
   return rc ? rc : ENOENT;
 }
 
@@ -672,17 +674,8 @@ int vfs_probe_present(BoxVfs *v, const Caller *c, const char *path, bool host_ba
   if (!c->decides || !v->decide || !path || !v->cache_decisions || !v->decide_quiet) return 0;
   /* the common case, a read permit in the cache, without building a request */
   if (vfs_verdict_cached_permit(v, c->cmd, "fs:read", "read_metadata", path, host_backed)) return 0;
-  if (!walked) return probe(v, c, path, host_backed, true, may_read);
   /* a directory is walked through, not acted on: never refused here */
-  char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
-  json_object *input = fs_input(spelled, "read_metadata");
-  history_batch_open(v);
-  BoxDecision *d = ask_how(v, c->cmd, "fs:read", input, spelled, "read_metadata", true);
-  *may_read = d && d->verdict == BOX_VERDICT_PERMIT;
-  if (d) decision_free(d);
-  json_object_put(input);
-  g_free(spelled);
-  return 0;
+  return probe(v, c, path, host_backed, true, !walked, may_read);
 }
 
 void vfs_enforce(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
