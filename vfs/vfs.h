@@ -46,7 +46,9 @@
  * not show, except for a found directory, which a walk goes through; a
  * found name the command may not read gets its type without its
  * attributes, which the kernel would otherwise hand to a
- * statx(AT_STATX_DONT_SYNC) without a GETATTR.  Without them (a policy
+ * statx(AT_STATX_DONT_SYNC) without a GETATTR (an inode the kernel holds
+ * already keeps its size and mtime: a changed one would cut its page cache
+ * and its mappings in other processes).  Without them (a policy
  * that reads the history) only a missing name asks, and a found one keeps
  * its attributes. */
 #ifndef BOX_VFS_H

@@ -489,6 +489,19 @@ static int admit_found(BoxVfs *v, const Caller *c, const char *path, bool host_b
   if (!may_read) {
     struct stat *st = &e->attr;
     struct stat shown = {.st_dev = st->st_dev, .st_ino = st->st_ino, .st_mode = st->st_mode & S_IFMT, .st_nlink = 1};
+    /* An inode the kernel already holds (another lookup's) keeps its size
+     * and mtime: from a changed size the kernel cuts the page cache and
+     * every mapping of the file (another process's read of a page past the
+     * new end is SIGBUS), from a changed mtime it drops the cache; and its
+     * attributes were in the kernel's copy already. */
+    g_mutex_lock(&v->lock);
+    Node *n = vfs_node_get(v, e->ino);
+    bool held = n && n->nlookup > 1; /* this lookup's reference is counted */
+    g_mutex_unlock(&v->lock);
+    if (held) {
+      shown.st_size = st->st_size;
+      shown.st_mtim = st->st_mtim;
+    }
     *st = shown;
   }
   return 0;

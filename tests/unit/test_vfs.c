@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <setjmp.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -41,7 +43,8 @@ typedef struct {
   bool track_batches; /* history batches recorded as "batch begin" / "batch end" */
 } Fx;
 
-/* ---- policy stand-in: deny every path containing "secret" ---- */
+/* ---- policy stand-in: deny every path containing "secret", and the
+ * reads of a path containing "wonly" (its writes are permitted) ---- */
 
 static BoxDecision *test_decide(void *data, int command, const char *action, json_object *input) {
   Fx *fx = data;
@@ -63,7 +66,7 @@ static BoxDecision *test_decide(void *data, int command, const char *action, jso
   d->action = g_strdup(action);
   d->resource = g_strdup(path);
   d->determining_ids = g_ptr_array_new_with_free_func(g_free);
-  if (strstr(path, "secret")) {
+  if (strstr(path, "secret") || (strstr(path, "wonly") && strcmp(action, "fs:read") == 0)) {
     d->verdict = BOX_VERDICT_DENY;
     d->cause = BOX_CAUSE_NO_MATCH;
     d->rule = g_strdup("<default-deny>");
@@ -194,6 +197,7 @@ static void on_abort(int sig) {
 }
 
 #define FX_CACHED GINT_TO_POINTER(1)
+#define FX_CACHED_NO_PT GINT_TO_POINTER(2) /* as FX_CACHED, without FUSE passthrough */
 
 static void fx_setup(Fx *fx, gconstpointer data) {
   (void)data;
@@ -245,14 +249,18 @@ static void fx_setup(Fx *fx, gconstpointer data) {
       .outcome = test_outcome,
       .history_batch = test_history_batch,
   };
-  if (data == FX_CACHED) {
+  if (data == FX_CACHED || data == FX_CACHED_NO_PT) {
     /* as boxd runs it: decided on the loop thread, verdicts reused */
     cfg.decide_prompt = true;
     cfg.cache_decisions = true;
     cfg.note = test_note;
     cfg.decide_quiet = test_decide_quiet;
   }
+  /* the kernel's page cache serves a mapping only without passthrough
+   * (Debian 12's kernel has none) */
+  if (data == FX_CACHED_NO_PT) g_setenv("BOXFS_NO_PASSTHROUGH", "1", TRUE);
   fx->vfs = box_vfs_start(&cfg, &err);
+  g_unsetenv("BOXFS_NO_PASSTHROUGH");
   g_assert_no_error(err);
   g_assert_nonnull(fx->vfs);
   fx->pass_home = box_vfs_pass_path(fx->vfs, fx->home);
@@ -1449,6 +1457,127 @@ static void test_quiet_probe(Fx *fx, gconstpointer data) {
   box_vfs_command_end(fx->vfs, cmd);
 }
 
+/* ---- a lookup that hides a name's attributes keeps the kernel's copy of
+ * the file intact ---- */
+
+static sigjmp_buf bus_jump;
+static void on_bus(int sig) {
+  (void)sig;
+  siglongjmp(bus_jump, 1);
+}
+
+/* A tool (no decisions) maps wonly.txt and reads its second page once now
+ * and once when told; "1" if both reads saw the file, "bus" on SIGBUS. */
+static pid_t start_mapper(Fx *fx, int cmd, int *ready_fd, int *go_fd) {
+  int go[2], ready[2], pidp[2];
+  g_assert_cmpint(pipe2(go, O_CLOEXEC), ==, 0);
+  g_assert_cmpint(pipe2(ready, O_CLOEXEC), ==, 0);
+  g_assert_cmpint(pipe2(pidp, O_CLOEXEC), ==, 0);
+  char *path = g_strconcat(fx->pass_home, "/wonly.txt", NULL);
+  pid_t mid = fork();
+  g_assert_cmpint(mid, >=, 0);
+  if (mid == 0) {
+    for (int fd = 3; fd < 4096; fd++)
+      if (fd != go[0] && fd != ready[1] && fd != pidp[1]) close(fd);
+    if (unshare(CLONE_NEWPID) != 0) _exit(90);
+    pid_t w = fork();
+    if (w < 0) _exit(91);
+    if (w == 0) {
+      char b;
+      if (read(go[0], &b, 1) != 1) _exit(92); /* attached */
+      int fd = open(path, O_RDONLY | O_CLOEXEC);
+      volatile const char *m = fd < 0 ? MAP_FAILED : mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, 0);
+      const char *result = "1";
+      signal(SIGBUS, on_bus);
+      if (m == MAP_FAILED) result = "nomap";
+      else if (sigsetjmp(bus_jump, 1)) result = "bus";
+      else if (m[4096] != 'w') result = "first";
+      if (write(ready[1], "r", 1) != 1) _exit(93);
+      if (read(go[0], &b, 1) != 1) _exit(94); /* another command looked it up */
+      if (strcmp(result, "1") == 0) {
+        if (sigsetjmp(bus_jump, 1)) result = "bus";
+        else if (m[4096] != 'w') result = "second";
+      }
+      if (write(ready[1], result, strlen(result)) < 0) _exit(95);
+      _exit(0);
+    }
+    if (write(pidp[1], &w, sizeof w) != sizeof w) _exit(96);
+    int st;
+    if (waitpid(w, &st, 0) != w) _exit(97);
+    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 98);
+  }
+  g_free(path);
+  close(go[0]);
+  close(ready[1]);
+  close(pidp[1]);
+  pid_t w;
+  g_assert_cmpint(read(pidp[0], &w, sizeof w), ==, sizeof w);
+  close(pidp[0]);
+  GError *err = NULL;
+  g_assert_true(box_vfs_command_attach(fx->vfs, cmd, w, true, &err));
+  g_assert_no_error(err);
+  *ready_fd = ready[0];
+  *go_fd = go[1];
+  return mid;
+}
+
+static void worker_stat_wonly(Ctx *c) {
+  char *p = g_strconcat(c->fx->pass_home, "/wonly.txt", NULL);
+  char *fresh = g_strconcat(c->fx->pass_home, "/wonly-fresh.txt", NULL);
+  struct stat st;
+  /* may write, may not read: the lookup shows the file, the stat is refused */
+  put(c, "stat", "%d", stat(p, &st) < 0 ? errno : 0);
+  /* what the lookup left in the kernel (statx without a GETATTR): the type;
+   * of the mapped file also the size the kernel had */
+  struct statx sx;
+  int rc = statx(AT_FDCWD, p, AT_STATX_DONT_SYNC, STATX_BASIC_STATS, &sx);
+  put(c, "held", "%s", rc < 0 ? g_strerror(errno) : g_strdup_printf("mode %o size %llu", sx.stx_mode, (unsigned long long)sx.stx_size));
+  rc = statx(AT_FDCWD, fresh, AT_STATX_DONT_SYNC, STATX_BASIC_STATS, &sx);
+  put(c, "fresh", "%s", rc < 0 ? g_strerror(errno) : g_strdup_printf("mode %o size %llu uid %u", sx.stx_mode, (unsigned long long)sx.stx_size, sx.stx_uid));
+  g_free(fresh);
+  g_free(p);
+}
+
+static void test_blanked_lookup(Fx *fx, gconstpointer data) {
+  (void)data;
+  char *real = g_build_filename(fx->home, "wonly.txt", NULL);
+  char *text = g_strnfill(8192, 'w');
+  write_file(real, text);
+  g_free(real);
+  real = g_build_filename(fx->home, "wonly-fresh.txt", NULL);
+  write_file(real, text);
+  g_assert_cmpint(chown(real, 1000, 1000), ==, 0);
+  g_free(text);
+  g_free(real);
+  int tool_cmd = box_vfs_command_new(fx->vfs);
+  int ready, go;
+  pid_t mid = start_mapper(fx, tool_cmd, &ready, &go);
+  g_assert_cmpint(write(go, "g", 1), ==, 1);
+  char r[16] = "";
+  g_assert_cmpint(read(ready, r, 1), ==, 1);
+  /* past the entry's timeout, so the command's walk asks the daemon again */
+  g_usleep(1300 * 1000);
+  int cmd = box_vfs_command_new(fx->vfs);
+  GHashTable *h = run_worker(fx, cmd, true, worker_stat_wonly);
+  g_assert_cmpstr(val(h, "stat"), ==, "13");
+  g_assert_cmpstr(val(h, "held"), ==, "mode 100000 size 8192");
+  g_assert_cmpstr(val(h, "fresh"), ==, "mode 100000 size 0 uid 0");
+  g_hash_table_unref(h);
+  box_vfs_command_end(fx->vfs, cmd);
+  g_assert_cmpint(write(go, "g", 1), ==, 1);
+  ssize_t n = read(ready, r, sizeof r - 1);
+  r[n > 0 ? n : 0] = '\0';
+  close(ready);
+  close(go);
+  int st;
+  g_assert_cmpint(waitpid(mid, &st, 0), ==, mid);
+  /* the lookup that hid the attributes from the command did not cut the
+   * file the tool has mapped down to the size it showed */
+  g_assert_cmpstr(r, ==, "1");
+  g_assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  box_vfs_command_end(fx->vfs, tool_cmd);
+}
+
 /* ---- readdirplus: attributes only where a read_metadata was permitted ---- */
 
 static void worker_plus(Ctx *c) {
@@ -1740,6 +1869,7 @@ int main(int argc, char **argv) {
   g_test_add("/vfs/readdirplus", Fx, NULL, fx_setup, test_readdirplus, fx_teardown);
   g_test_add("/vfs/cached/readdirplus", Fx, FX_CACHED, fx_setup, test_readdirplus, fx_teardown);
   g_test_add("/vfs/cached/quiet-probe", Fx, FX_CACHED, fx_setup, test_quiet_probe, fx_teardown);
+  g_test_add("/vfs/cached/blanked-lookup", Fx, FX_CACHED_NO_PT, fx_setup, test_blanked_lookup, fx_teardown);
   /* the decision tests again, decided on the loop thread with the cache */
   g_test_add("/vfs/cached/pass-decisions", Fx, FX_CACHED, fx_setup, test_pass_decisions, fx_teardown);
   g_test_add("/vfs/cached/ram", Fx, FX_CACHED, fx_setup, test_ram, fx_teardown);
