@@ -49,8 +49,8 @@
  * statx(AT_STATX_DONT_SYNC) without a GETATTR (an inode the kernel holds
  * already keeps its size and mtime: a changed one would cut its page cache
  * and its mappings in other processes).  Without them (a policy
- * that reads the history) only a missing name asks, and a found one keeps
- * its attributes. */
+ * that reads the history) only a missing name asks, and a found one is
+ * shown, with its type only. */
 #ifndef BOX_VFS_H
 #define BOX_VFS_H
 

@@ -669,9 +669,14 @@ int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_bac
 int vfs_probe_present(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool walked,
                       bool *may_read) {
   *may_read = true;
+  if (!c->decides || !v->decide || !path) return 0;
   /* Only where the questions are quiet and their verdicts cached: with a
-   * policy that reads the history each would be a request of its own. */
-  if (!c->decides || !v->decide || !path || !v->cache_decisions || !v->decide_quiet) return 0;
+   * policy that reads the history each would be a request of its own.
+   * Unasked, the read is not known to be permitted: no attributes. */
+  if (!v->cache_decisions || !v->decide_quiet) {
+    *may_read = false;
+    return 0;
+  }
   /* the common case, a read permit in the cache, without building a request */
   if (vfs_verdict_cached_permit(v, c->cmd, "fs:read", "read_metadata", path, host_backed)) return 0;
   /* a directory is walked through, not acted on: never refused here */

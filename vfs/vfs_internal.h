@@ -277,7 +277,7 @@ int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_bac
  * the kernel keeps a lookup's attributes for a statx with
  * AT_STATX_DONT_SYNC).  walked (a directory, which a walk goes through):
  * never refused, only *may_read.  Asks only with a policy that reads no
- * history. */
+ * history; with one that does, never refuses and *may_read is false. */
 int vfs_probe_present(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool walked,
                       bool *may_read);
 /* Records an enforcement denial (identity) for a deciding caller. */
