@@ -2,8 +2,9 @@
  * passthrough of one directory, with no policy, no placement, no identity
  * re-check and no RAM areas.  It uses the kernel caches the way boxfs does
  * (entry timeout 1 s, attribute timeout 0, keep_cache on opens, FLUSH
- * answered ENOSYS, no default_permissions, no writeback cache, a
- * multithreaded loop of up to 16 threads), so a ratio boxfs/bare-pt measures
+ * answered ENOSYS, no default_permissions, no writeback cache, READDIRPLUS
+ * in the kernel's auto mode, a multithreaded loop of up to 16 threads), so a
+ * ratio boxfs/bare-pt measures
  * what policy, placement and identity cost, not a choice of caching.
  *
  *   bare-pt [--attr-timeout S] --root DIR -- PROGRAM [ARGS...]
@@ -18,6 +19,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +124,11 @@ static void pt_init(void *u, struct fuse_conn_info *conn) {
   conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
   if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
   if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA) conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+  /* READDIRPLUS in the kernel's auto mode, as boxfs asks for it */
+  if (conn->capable & FUSE_CAP_READDIRPLUS) {
+    conn->want |= FUSE_CAP_READDIRPLUS;
+    if (conn->capable & FUSE_CAP_READDIRPLUS_AUTO) conn->want |= FUSE_CAP_READDIRPLUS_AUTO;
+  }
 }
 
 static void reply_entry(fuse_req_t req, int err, struct fuse_entry_param *e) {
@@ -384,6 +391,54 @@ static void pt_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   g_free(buf);
 }
 
+/* As passthrough_ll: each entry looked up (its node and attributes), "."
+ * and ".." by name only; an entry that does not fit is forgotten again. */
+static void pt_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                           struct fuse_file_info *fi) {
+  Dir *x = (Dir *)(uintptr_t)fi->fh;
+  char *buf = g_malloc(size);
+  size_t pos = 0;
+  int err = 0;
+  if (off != x->pos) {
+    seekdir(x->dir, off);
+    x->ent = NULL;
+    x->pos = off;
+  }
+  for (;;) {
+    if (!x->ent) {
+      errno = 0;
+      x->ent = readdir(x->dir);
+      if (!x->ent) {
+        err = pos ? 0 : errno;
+        break;
+      }
+    }
+    const char *name = x->ent->d_name;
+    struct fuse_entry_param e;
+    memset(&e, 0, sizeof e);
+    bool dots = strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
+    if (dots) {
+      e.attr.st_ino = x->ent->d_ino;
+      e.attr.st_mode = (mode_t)x->ent->d_type << 12;
+    } else if ((err = do_lookup(ino, name, &e)) != 0) {
+      if (pos) err = 0;
+      break;
+    }
+    off_t next = x->ent->d_off;
+    size_t need = fuse_add_direntry_plus(req, buf + pos, size - pos, name, &e, next);
+    if (need > size - pos) {
+      if (!dots) forget_one(e.ino, 1);
+      break;
+    }
+    pos += need;
+    x->ent = NULL;
+    x->pos = next;
+  }
+  if (err) fuse_reply_err(req, err);
+  else fuse_reply_buf(req, buf, pos);
+  g_free(buf);
+}
+
 static void pt_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   (void)ino;
   Dir *x = (Dir *)(uintptr_t)fi->fh;
@@ -422,6 +477,7 @@ static const struct fuse_lowlevel_ops ops = {
     .fsync = pt_fsync,
     .opendir = pt_opendir,
     .readdir = pt_readdir,
+    .readdirplus = pt_readdirplus,
     .releasedir = pt_releasedir,
     .statfs = pt_statfs,
     .create = pt_create,
