@@ -22,7 +22,7 @@
  *   mount-work --interleave N ROUNDS BLOCK NAME=DIR[@PID]...
  * The small-file phases on several systems at once, interleaved: each phase
  * runs BLOCK operations on one system, then the same BLOCK on the next, and
- * so on (the order rotating by one system per block, and per round), so a
+ * so on (in an order drawn afresh for each block), so a
  * slow moment of this shared VM (a neighbour's build, a host hiccup, an idle
  * vCPU slow to wake) falls on every system alike instead of on whichever ran
  * then.  DIR: the directory to work in (a mount, or the native directory);
@@ -217,6 +217,18 @@ typedef struct {
   double t[5], cpu[5];
 } IlSys;
 
+/* order[0..ns): a permutation drawn from seed (Fisher-Yates, an LCG) */
+static void il_order(int *order, int ns, unsigned seed) {
+  for (int i = 0; i < ns; i++) order[i] = i;
+  for (int i = ns - 1; i > 0; i--) {
+    seed = seed * 1103515245u + 12345u;
+    int k = (int)((seed >> 16) % (unsigned)(i + 1));
+    int t = order[i];
+    order[i] = order[k];
+    order[k] = t;
+  }
+}
+
 static const char *const il_ops[5] = {"create", "stat", "readdir", "read", "unlink"};
 
 /* operation op of the phase on file i of s's round directory */
@@ -310,8 +322,13 @@ static int interleave(int argc, char **argv) {
       sync();
       long blocks = op == 2 ? IL_LISTINGS : (n + block - 1) / block;
       for (long b = 0; b < blocks; b++) {
+        /* a fresh order each block: with a rotation each system always
+         * followed the same one, and paid for what that one left the
+         * kernel to do (native's journal and writeback) */
+        int order[IL_MAX];
+        il_order(order, ns, (unsigned)(r * 7919 + op * 104729) ^ (unsigned)b * 2654435761u);
         for (int j = 0; j < ns; j++) {
-          IlSys *s = &sys[(j + b + r) % ns];
+          IlSys *s = &sys[order[j]];
           double c = pid_cpu(s->pid), t = now();
           if (op == 2) il_readdir(s, r, n);
           else
