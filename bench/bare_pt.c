@@ -359,23 +359,32 @@ static void pt_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
   }
 }
 
+/* The listing at the kernel's offset (where the last batch stopped unless
+ * it seeks), and its current entry: the one that did not fit, or the next
+ * (NULL at the end, errno set on an error). */
+static void dir_seek(Dir *x, off_t off) {
+  if (off == x->pos) return;
+  seekdir(x->dir, off);
+  x->ent = NULL;
+  x->pos = off;
+}
+
+static struct dirent *dir_next(Dir *x) {
+  if (!x->ent) {
+    errno = 0;
+    x->ent = readdir(x->dir);
+  }
+  return x->ent;
+}
+
 static void pt_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                        struct fuse_file_info *fi) {
   (void)ino;
   Dir *x = (Dir *)(uintptr_t)fi->fh;
   char *buf = g_malloc(size);
   size_t pos = 0;
-  if (off != x->pos) {
-    seekdir(x->dir, off);
-    x->ent = NULL;
-    x->pos = off;
-  }
-  for (;;) {
-    if (!x->ent) {
-      errno = 0;
-      x->ent = readdir(x->dir);
-      if (!x->ent) break;
-    }
+  dir_seek(x, off);
+  while (dir_next(x)) {
     struct stat st;
     memset(&st, 0, sizeof st);
     st.st_ino = x->ent->d_ino;
@@ -399,19 +408,11 @@ static void pt_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
   char *buf = g_malloc(size);
   size_t pos = 0;
   int err = 0;
-  if (off != x->pos) {
-    seekdir(x->dir, off);
-    x->ent = NULL;
-    x->pos = off;
-  }
+  dir_seek(x, off);
   for (;;) {
-    if (!x->ent) {
-      errno = 0;
-      x->ent = readdir(x->dir);
-      if (!x->ent) {
-        err = pos ? 0 : errno;
-        break;
-      }
+    if (!dir_next(x)) {
+      err = pos ? 0 : errno;
+      break;
     }
     const char *name = x->ent->d_name;
     struct fuse_entry_param e;
