@@ -162,6 +162,10 @@ static void print_ents(BoxCmd *c, LsOpt *o, GArray *v, bool is_dir_listing) {
   char b[64], ub[32], gb[32];
   for (guint i = 0; i < v->len; i++) {
     LsEnt *e = &g_array_index(v, LsEnt, i);
+    if (!e->have_st) { /* unknown fields print as "?" (GNU) */
+      wl = MAX(wl, 1); wu = MAX(wu, 1); wg = MAX(wg, 1); ws = MAX(ws, 1); wi = MAX(wi, 1);
+      continue;
+    }
     blocks += (unsigned long long)e->st.st_blocks;
     wl = MAX(wl, snprintf(b, sizeof b, "%lu", (unsigned long)e->st.st_nlink));
     wu = MAX(wu, (int)strlen(user_name(o, e->st.st_uid, ub)));
@@ -183,6 +187,19 @@ static void print_ents(BoxCmd *c, LsOpt *o, GArray *v, bool is_dir_listing) {
   for (guint i = 0; i < v->len; i++) {
     LsEnt *e = &g_array_index(v, LsEnt, i);
     char mode[11], tb[64];
+    if (!e->have_st) { /* its stat failed (reported): what GNU ls prints */
+      bx_mode_string(e->st.st_mode, mode);
+      memset(mode + 1, '?', 9);
+      format_time(o, 0, tb, sizeof tb);
+      if (o->inode) box_out_printf(c->out, "%*s ", wi, "?");
+      box_out_printf(c->out, "%s %*s ", mode, wl, "?");
+      if (!o->no_owner) box_out_printf(c->out, "%-*s ", wu, "?");
+      if (!o->no_group) box_out_printf(c->out, "%-*s ", wg, "?");
+      box_out_printf(c->out, "%*s %*s ", ws, "?", (int)strlen(tb), "?");
+      box_out_puts(c->out, e->name);
+      box_out_putc(c->out, '\n');
+      continue;
+    }
     bx_mode_string(e->st.st_mode, mode);
     if (o->inode) box_out_printf(c->out, "%*llu ", wi, (unsigned long long)e->st.st_ino);
     box_out_printf(c->out, "%s %*lu ", mode, wl, (unsigned long)e->st.st_nlink);
