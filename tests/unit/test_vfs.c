@@ -375,31 +375,34 @@ static char *listdir(const char *path) {
   return s;
 }
 
-/* Forks a process in a new PID namespace, attaches it to cmd (as the worker,
- * running if asked), lets it run fn and returns its key=value lines. */
-static GHashTable *run_worker(Fx *fx, int cmd, bool running, WorkerFn fn) {
-  int go[2], res[2], pidp[2];
-  g_assert_cmpint(pipe2(go, O_CLOEXEC), ==, 0);
-  g_assert_cmpint(pipe2(res, O_CLOEXEC), ==, 0);
+/* Forks a middle process that forks, in a new PID namespace, a child that
+ * keeps only the descriptors in keep (nkeep of them), waits for a byte on
+ * go_in (sent once it is attached), runs body(fx, cmd, arg) and exits 0;
+ * attaches the child to cmd (as a tool if asked) and returns the middle's
+ * pid, whose status is the child's. */
+typedef void (*PlacedFn)(Fx *fx, int cmd, void *arg);
+static pid_t fork_placed(Fx *fx, int cmd, bool is_tool, const int *keep, int nkeep, int go_in,
+                         PlacedFn body, void *arg) {
+  int pidp[2];
   g_assert_cmpint(pipe2(pidp, O_CLOEXEC), ==, 0);
   pid_t mid = fork();
   g_assert_cmpint(mid, >=, 0);
   if (mid == 0) {
     /* Drop the daemon's descriptors (/dev/fuse, the O_PATH roots): a worker
      * holding /dev/fuse would keep a dead daemon's mount hanging. */
-    for (int fd = 3; fd < 4096; fd++)
-      if (fd != go[0] && fd != go[1] && fd != res[1] && fd != pidp[1]) close(fd);
+    for (int fd = 3; fd < 4096; fd++) {
+      bool kept = fd == pidp[1] || fd == go_in;
+      for (int k = 0; k < nkeep && !kept; k++) kept = fd == keep[k];
+      if (!kept) close(fd);
+    }
     /* middle: a new PID namespace for its child */
     if (unshare(CLONE_NEWPID) != 0) _exit(90);
     pid_t w = fork();
     if (w < 0) _exit(91);
     if (w == 0) {
       char b;
-      close(go[1]);
-      if (read(go[0], &b, 1) != 1) _exit(92);
-      Ctx c = {fx, cmd, box_vfs_ram_root(fx->vfs, cmd), fdopen(res[1], "w")};
-      fn(&c);
-      fclose(c.out);
+      if (read(go_in, &b, 1) != 1) _exit(92); /* attached */
+      body(fx, cmd, arg);
       _exit(0);
     }
     if (write(pidp[1], &w, sizeof w) != sizeof w) _exit(93);
@@ -408,14 +411,37 @@ static GHashTable *run_worker(Fx *fx, int cmd, bool running, WorkerFn fn) {
     _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 95);
   }
   close(pidp[1]);
-  close(res[1]);
-  close(go[0]);
   pid_t w;
   g_assert_cmpint(read(pidp[0], &w, sizeof w), ==, sizeof w);
   close(pidp[0]);
   GError *err = NULL;
-  g_assert_true(box_vfs_command_attach(fx->vfs, cmd, w, false, &err));
+  g_assert_true(box_vfs_command_attach(fx->vfs, cmd, w, is_tool, &err));
   g_assert_no_error(err);
+  return mid;
+}
+
+typedef struct {
+  WorkerFn fn;
+  int out;
+} WorkerArg;
+
+static void worker_body(Fx *fx, int cmd, void *arg) {
+  WorkerArg *a = arg;
+  Ctx c = {fx, cmd, box_vfs_ram_root(fx->vfs, cmd), fdopen(a->out, "w")};
+  a->fn(&c);
+  fclose(c.out);
+}
+
+/* Forks a process in a new PID namespace, attaches it to cmd (as the worker,
+ * running if asked), lets it run fn and returns its key=value lines. */
+static GHashTable *run_worker(Fx *fx, int cmd, bool running, WorkerFn fn) {
+  int go[2], res[2];
+  g_assert_cmpint(pipe2(go, O_CLOEXEC), ==, 0);
+  g_assert_cmpint(pipe2(res, O_CLOEXEC), ==, 0);
+  WorkerArg a = {fn, res[1]};
+  pid_t mid = fork_placed(fx, cmd, false, &res[1], 1, go[0], worker_body, &a);
+  close(res[1]);
+  close(go[0]);
   box_vfs_command_set_running(fx->vfs, cmd, running);
   g_assert_cmpint(write(go[1], "g", 1), ==, 1);
   close(go[1]);
@@ -1473,56 +1499,43 @@ static void on_bus(int sig) {
   siglongjmp(bus_jump, 1);
 }
 
-/* A tool (no decisions) maps wonly.txt and reads its second page once now
- * and once when told; "1" if both reads saw the file, "bus" on SIGBUS. */
+typedef struct {
+  int go, ready;
+} MapperArg;
+
+/* Maps wonly.txt and reads its second page once now and once when told;
+ * "1" if both reads saw the file, "bus" on SIGBUS. */
+static void mapper_body(Fx *fx, int cmd, void *arg) {
+  (void)cmd;
+  MapperArg *a = arg;
+  char *path = g_strconcat(fx->pass_home, "/wonly.txt", NULL);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  volatile const char *m = fd < 0 ? MAP_FAILED : mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, 0);
+  const char *result = "1";
+  signal(SIGBUS, on_bus);
+  if (m == MAP_FAILED) result = "nomap";
+  else if (sigsetjmp(bus_jump, 1)) result = "bus";
+  else if (m[4096] != 'w') result = "first";
+  char b;
+  if (write(a->ready, "r", 1) != 1) _exit(96);
+  if (read(a->go, &b, 1) != 1) _exit(97); /* another command looked it up */
+  if (strcmp(result, "1") == 0) {
+    if (sigsetjmp(bus_jump, 1)) result = "bus";
+    else if (m[4096] != 'w') result = "second";
+  }
+  if (write(a->ready, result, strlen(result)) < 0) _exit(98);
+}
+
+/* The mapper as a tool (no decisions) of cmd: *go_fd starts it and later
+ * tells it to read again; *ready_fd gives "r", then its result. */
 static pid_t start_mapper(Fx *fx, int cmd, int *ready_fd, int *go_fd) {
-  int go[2], ready[2], pidp[2];
+  int go[2], ready[2];
   g_assert_cmpint(pipe2(go, O_CLOEXEC), ==, 0);
   g_assert_cmpint(pipe2(ready, O_CLOEXEC), ==, 0);
-  g_assert_cmpint(pipe2(pidp, O_CLOEXEC), ==, 0);
-  char *path = g_strconcat(fx->pass_home, "/wonly.txt", NULL);
-  pid_t mid = fork();
-  g_assert_cmpint(mid, >=, 0);
-  if (mid == 0) {
-    for (int fd = 3; fd < 4096; fd++)
-      if (fd != go[0] && fd != ready[1] && fd != pidp[1]) close(fd);
-    if (unshare(CLONE_NEWPID) != 0) _exit(90);
-    pid_t w = fork();
-    if (w < 0) _exit(91);
-    if (w == 0) {
-      char b;
-      if (read(go[0], &b, 1) != 1) _exit(92); /* attached */
-      int fd = open(path, O_RDONLY | O_CLOEXEC);
-      volatile const char *m = fd < 0 ? MAP_FAILED : mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, 0);
-      const char *result = "1";
-      signal(SIGBUS, on_bus);
-      if (m == MAP_FAILED) result = "nomap";
-      else if (sigsetjmp(bus_jump, 1)) result = "bus";
-      else if (m[4096] != 'w') result = "first";
-      if (write(ready[1], "r", 1) != 1) _exit(93);
-      if (read(go[0], &b, 1) != 1) _exit(94); /* another command looked it up */
-      if (strcmp(result, "1") == 0) {
-        if (sigsetjmp(bus_jump, 1)) result = "bus";
-        else if (m[4096] != 'w') result = "second";
-      }
-      if (write(ready[1], result, strlen(result)) < 0) _exit(95);
-      _exit(0);
-    }
-    if (write(pidp[1], &w, sizeof w) != sizeof w) _exit(96);
-    int st;
-    if (waitpid(w, &st, 0) != w) _exit(97);
-    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 98);
-  }
-  g_free(path);
+  MapperArg a = {go[0], ready[1]};
+  pid_t mid = fork_placed(fx, cmd, true, &ready[1], 1, go[0], mapper_body, &a);
   close(go[0]);
   close(ready[1]);
-  close(pidp[1]);
-  pid_t w;
-  g_assert_cmpint(read(pidp[0], &w, sizeof w), ==, sizeof w);
-  close(pidp[0]);
-  GError *err = NULL;
-  g_assert_true(box_vfs_command_attach(fx->vfs, cmd, w, true, &err));
-  g_assert_no_error(err);
   *ready_fd = ready[0];
   *go_fd = go[1];
   return mid;
