@@ -31,7 +31,10 @@
  * floor is applied afresh each time.  The cache of a command
  * goes with it; box_vfs_invalidate_decisions drops every cached verdict
  * (a policy change).  The kernel caches what it would otherwise re-send:
- * entries for ENTRY_TIMEOUT (a walk is not a decision), page cache with
+ * entries (a walk is not a decision) for 1 s, or for 60 s in a passthrough
+ * directory watched for changes made outside the mount (vfs_watch.c: each
+ * such change expires the kernel's entry of that name at once) while the
+ * policy reads no history and no tool is registered, page cache with
  * keep_cache, and FLUSH and the xattr ops answered ENOSYS once.  Where the
  * kernel offers FUSE passthrough (vfs_passthrough.c), an opened real file
  * is served by the kernel from the real file: its reads, writes and mmap,
@@ -179,6 +182,9 @@ guint box_vfs_debug_ram_nodes(BoxVfs *vfs);
 bool box_vfs_debug_passthrough(BoxVfs *vfs, guint64 *registered);
 /* For tests: decisions answered from the cache so far. */
 guint64 box_vfs_debug_cache_hits(BoxVfs *vfs);
+/* For tests: LOOKUPs of names in passthrough directories so far (a walk
+ * through names the kernel still holds sends none). */
+guint64 box_vfs_debug_pass_lookups(BoxVfs *vfs);
 /* For tests: READDIRPLUS entries sent so far with their node and
  * attributes (shown) and with the name alone (hidden). */
 void box_vfs_debug_readdirplus(BoxVfs *vfs, guint64 *shown, guint64 *hidden);

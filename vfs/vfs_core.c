@@ -119,6 +119,7 @@ static void node_free(BoxVfs *v, Node *n) {
   if (n->kind == NODE_PASS) {
     PassKey k = {n->rdev_key, n->rino};
     if (g_hash_table_lookup(v->pass_nodes, &k) == n) g_hash_table_remove(v->pass_nodes, &k);
+    vfs_watch_forget(v, n);
     if (n->fd >= 0) close_node_fd(n->fd);
   }
   if (n->kind == NODE_RAM) {
@@ -271,6 +272,7 @@ Node *vfs_pass_insert(BoxVfs *v, Node *parent, const char *name, int fd, const s
   k->dev = st->st_dev;
   k->ino = st->st_ino;
   g_hash_table_insert(v->pass_nodes, k, n);
+  vfs_watch_dir(v, n);
   return n;
 }
 
@@ -571,6 +573,10 @@ void box_vfs_debug_readdirplus(BoxVfs *v, guint64 *shown, guint64 *hidden) {
   *hidden = __atomic_load_n(&v->plus_hidden, __ATOMIC_RELAXED);
 }
 
+guint64 box_vfs_debug_pass_lookups(BoxVfs *v) {
+  return __atomic_load_n(&v->pass_lookups, __ATOMIC_RELAXED);
+}
+
 guint64 box_vfs_debug_cache_hits(BoxVfs *v) {
   return __atomic_load_n(&v->cache_hits, __ATOMIC_RELAXED);
 }
@@ -809,6 +815,7 @@ static PidnsEntry *nested_pidns(BoxVfs *v, pid_t pid) {
 }
 
 void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c) {
+  vfs_watch_actor();
   if (vfs_job_caller(req, c)) return;
   const struct fuse_ctx *ctx = fuse_req_ctx(req);
   memset(c, 0, sizeof *c);
@@ -1057,6 +1064,7 @@ static void *loop_thread(void *arg) {
 }
 
 static void vfs_free(BoxVfs *v) {
+  vfs_watch_close(v);
   if (v->pool) g_thread_pool_free(v->pool, FALSE, TRUE); /* finish queued jobs */
   if (v->se) fuse_session_destroy(v->se);
   if (v->pending) g_hash_table_unref(v->pending);
@@ -1110,6 +1118,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
   g_return_val_if_fail(config && config->mountpoint, NULL);
   BoxVfs *v = g_new0(BoxVfs, 1);
   v->fuse_fd = -1;
+  v->watch_fd = v->watch_stop = -1;
   g_mutex_init(&v->lock);
   g_mutex_init(&v->pending_lock);
   v->pending = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -1150,6 +1159,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
   v->commands = g_ptr_array_new();
   v->free_slots = g_array_new(FALSE, FALSE, sizeof(int));
   v->next_ino = FUSE_ROOT_ID;
+  vfs_watch_open(v);
 
   for (char **r = v->roots; *r; r++) {
     if ((*r)[0] != '/' || (*r)[1] == '\0') {
@@ -1212,11 +1222,13 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
     return NULL;
   }
   v->thread_started = true;
+  vfs_watch_start(v);
   return v;
 }
 
 void box_vfs_stop(BoxVfs *v) {
   if (!v) return;
+  vfs_watch_stop(v);
   if (v->se) {
     fuse_session_exit(v->se);
     vfs_unmount(v);
@@ -1513,7 +1525,9 @@ bool box_vfs_command_attach(BoxVfs *v, int command, pid_t pid, bool is_tool, GEr
       g_hash_table_insert(v->pidns, &e->nsino, e);
       g_array_append_val(c->pidns, ns);
       if (!c->pid) c->pid = pid;
+      if (is_tool) vfs_watch_tools(v, +1);
     } else {
+      if (old->is_tool != is_tool) vfs_watch_tools(v, is_tool ? +1 : -1);
       old->is_tool = is_tool;
     }
     ok = true;
@@ -1609,8 +1623,11 @@ void box_vfs_command_end(BoxVfs *v, int command) {
   c->ended = true;
   c->running = false;
   cancel_command_jobs(v, command);
-  for (guint i = 0; i < c->pidns->len; i++)
+  for (guint i = 0; i < c->pidns->len; i++) {
+    PidnsEntry *e = g_hash_table_lookup(v->pidns, &g_array_index(c->pidns, guint64, i));
+    if (e && e->is_tool) vfs_watch_tools(v, -1);
     g_hash_table_remove(v->pidns, &g_array_index(c->pidns, guint64, i));
+  }
   g_array_set_size(c->pidns, 0);
   g_hash_table_remove_all(c->denials);
   g_queue_clear(c->denial_order);

@@ -48,6 +48,7 @@ struct Node {
   guint64 refs;        /* nlookup + child parent-pointers + RAM links + pins */
   guint64 nlookup;
   bool chain;          /* a directory of the root chain (no metadata decision) */
+  bool watched;        /* a pass directory with a fanotify mark (vfs_watch.c) */
   bool skeleton;       /* part of a reused RAM root's fixed layout (kept, restored) */
   mode_t skel_mode;    /* its mode as built */
   guint opens;         /* open file handles (atomic) */
@@ -111,6 +112,7 @@ struct BoxVfs {
   BoxVfsNoteFn note;
   BoxVfsHistoryFn history_batch;
   guint64 cache_hits;       /* atomic */
+  guint64 pass_lookups;     /* atomic */
   guint64 plus_shown, plus_hidden; /* READDIRPLUS entries (atomic) */
   /* RAM areas (issue 6, item 3) */
   bool ram_per_box;
@@ -135,6 +137,13 @@ struct BoxVfs {
   guint64 pt_registered;    /* backing files registered (atomic) */
   pthread_t thread;
   bool thread_started;
+  /* changes made outside the mount (vfs_watch.c) */
+  int watch_fd;             /* fanotify, or -1: not watched */
+  int watch_stop;           /* eventfd that ends the watch thread */
+  GArray *watch_fs;         /* WatchFs: the filesystems marked */
+  GThread *watch_thread;
+  guint tools_live;         /* tool namespaces registered: no long entries while any */
+  gint watch_quit, watch_flush; /* atomic: asks of the watch thread */
 
   GMutex lock;
   GHashTable *nodes;        /* fuse_ino_t -> Node* */
@@ -217,6 +226,21 @@ typedef struct {
   struct dirent *ent; /* read and not yet sent */
   off_t pos;          /* the offset of ent (or of the next entry to read) */
 } Fh;
+
+/* vfs_watch.c: marks on pass directories, invalidations of the names that
+ * change outside the mount.  vfs_watch_dir and vfs_watch_forget with the
+ * lock held; vfs_watch_actor on every thread that acts for the mount. */
+bool vfs_watch_open(BoxVfs *v);
+void vfs_watch_dir(BoxVfs *v, Node *n);
+void vfs_watch_forget(BoxVfs *v, Node *n);
+void vfs_watch_actor(void);
+/* lock held: a tool namespace registered (+1) or gone (-1) */
+void vfs_watch_tools(BoxVfs *v, int delta);
+/* lock held: may an entry of n be kept for the long timeout? */
+bool vfs_watch_long(BoxVfs *v, Node *n);
+void vfs_watch_start(BoxVfs *v);
+void vfs_watch_stop(BoxVfs *v);
+void vfs_watch_close(BoxVfs *v);
 
 /* vfs_core.c */
 Node *vfs_node_get(BoxVfs *v, fuse_ino_t ino);               /* lock held */

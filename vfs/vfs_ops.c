@@ -22,6 +22,8 @@
 #include <sys/xattr.h>
 
 #define ENTRY_TIMEOUT 1.0
+/* names in a directory whose changes from outside are watched (vfs_watch.c) */
+#define ENTRY_TIMEOUT_WATCHED 60.0
 
 static const char *IDENTITY_WHY = "no longer resolves to the object that policy judged";
 
@@ -172,9 +174,10 @@ static int node_stat(BoxVfs *v, Node *n, struct stat *st) {
   return 0;
 }
 
-static double entry_timeout_of(Node *n) {
+/* lock held */
+static double entry_timeout_of(BoxVfs *v, Node *n) {
   if (n->special != SPECIAL_NONE) return 0.0;
-  return ENTRY_TIMEOUT;
+  return vfs_watch_long(v, n) ? ENTRY_TIMEOUT_WATCHED : ENTRY_TIMEOUT;
 }
 
 /* Mode-bit check (no default_permissions: the daemon checks).  Supplementary
@@ -366,11 +369,10 @@ static int fill_entry_st(BoxVfs *v, Node *n, struct fuse_entry_param *e, const s
   } else {
     virt_stat(n, &st);
   }
-  (void)v;
   e->ino = n->ino;
   e->attr = st;
   e->attr_timeout = 0.0;
-  e->entry_timeout = entry_timeout_of(n);
+  e->entry_timeout = entry_timeout_of(v, n);
   n->nlookup++;
   vfs_node_ref(n);
   return 0;
@@ -542,6 +544,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
   }
   struct fuse_entry_param e;
   if (is_pass(p)) {
+    __atomic_add_fetch(&v->pass_lookups, 1, __ATOMIC_RELAXED);
     if (!S_ISDIR(p->ftype)) err = ENOTDIR;
     else if (!(err = check_perm(v, p, &c, X_OK)) && !pass_known_child(v, p, name, &e)) {
       int dfd = pass_reach(v, &c, p, O_PATH | O_DIRECTORY, "fs:read");

@@ -1558,6 +1558,92 @@ static void worker_stat_wonly(Ctx *c) {
   g_free(p);
 }
 
+static void worker_walk_watched(Ctx *c) {
+  char *p = g_strconcat(c->fx->pass_home, "/w/d/f", NULL);
+  struct stat st;
+  put(c, "stat", "%d", err_of(stat(p, &st)));
+  g_free(p);
+}
+
+static double ms_since(gint64 t0) { return (double)(g_get_monotonic_time() - t0) / 1000.0; }
+
+/* The names changed outside the mount: each change reaches the kernel at
+ * once, whatever the entry's timeout. */
+static void worker_outside_changes(Ctx *c) {
+  char *d = g_strconcat(c->fx->pass_home, "/w/d", NULL);
+  char *real = g_build_filename(c->fx->home, "w", "d", NULL);
+  char *moved = g_build_filename(c->fx->home, "w", "d.moved", NULL);
+  char *fresh = g_strconcat(c->fx->pass_home, "/w/d/fresh", NULL);
+  char *real_fresh = g_build_filename(c->fx->home, "w", "d", "fresh", NULL);
+  struct stat st;
+  put(c, "dir", "%d", stat(d, &st) == 0 && S_ISDIR(st.st_mode));
+  put(c, "fresh_before", "%d", err_of(lstat(fresh, &st)));
+  /* a directory replaced by a symlink: the kernel must not go on taking
+   * the name for the directory it was */
+  if (rename(real, moved) != 0 || symlink("/etc", real) != 0) _exit(90);
+  gint64 t0 = g_get_monotonic_time();
+  while (!(lstat(d, &st) == 0 && S_ISLNK(st.st_mode)) && ms_since(t0) < 5000) g_usleep(200);
+  put(c, "link_seen", "%d", lstat(d, &st) == 0 && S_ISLNK(st.st_mode));
+  put(c, "link_ms_under_500", "%d", ms_since(t0) < 500);
+  int fd = open(d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  put(c, "open_link", "%d", fd < 0 ? errno : 0);
+  if (fd >= 0) close(fd);
+  /* and back */
+  if (unlink(real) != 0 || rename(moved, real) != 0) _exit(91);
+  t0 = g_get_monotonic_time();
+  while (!(lstat(d, &st) == 0 && S_ISDIR(st.st_mode)) && ms_since(t0) < 5000) g_usleep(200);
+  put(c, "dir_again_under_500", "%d", ms_since(t0) < 500);
+  /* created and removed outside */
+  write_file(real_fresh, "new\n");
+  put(c, "fresh_made", "%d", err_of(lstat(fresh, &st)));
+  if (unlink(real_fresh) != 0) _exit(92);
+  put(c, "fresh_gone", "%d", err_of(lstat(fresh, &st)));
+  g_free(real_fresh);
+  g_free(fresh);
+  g_free(moved);
+  g_free(real);
+  g_free(d);
+}
+
+static void test_watched_entries(Fx *fx, gconstpointer data) {
+  char *dir = g_build_filename(fx->home, "w", "d", NULL);
+  g_assert_cmpint(g_mkdir_with_parents(dir, 0755), ==, 0);
+  char *f = g_build_filename(dir, "f", NULL);
+  write_file(f, "f\n");
+  g_free(f);
+  g_free(dir);
+  int cmd = box_vfs_command_new(fx->vfs);
+  GHashTable *h = run_worker(fx, cmd, true, worker_walk_watched);
+  g_assert_cmpstr(val(h, "stat"), ==, "0");
+  g_hash_table_unref(h);
+  box_vfs_command_end(fx->vfs, cmd);
+  guint64 before = box_vfs_debug_pass_lookups(fx->vfs);
+  /* past the short timeout: another command walks w/d/f again */
+  g_usleep(1300 * 1000);
+  cmd = box_vfs_command_new(fx->vfs);
+  h = run_worker(fx, cmd, true, worker_walk_watched);
+  g_assert_cmpstr(val(h, "stat"), ==, "0");
+  g_hash_table_unref(h);
+  guint64 after = box_vfs_debug_pass_lookups(fx->vfs);
+  g_test_message("pass lookups: %" G_GUINT64_FORMAT " then %" G_GUINT64_FORMAT, before, after);
+  /* with the decision cache (a policy that reads no history) the names are
+   * kept for the long timeout: the walk asked nothing; without it, the
+   * short timeout: w, d and f asked again */
+  if (data == FX_CACHED) g_assert_cmpuint(after, ==, before);
+  else g_assert_cmpuint(after, >=, before + 3);
+  h = run_worker(fx, cmd, true, worker_outside_changes);
+  g_assert_cmpstr(val(h, "dir"), ==, "1");
+  g_assert_cmpstr(val(h, "fresh_before"), ==, "2");
+  g_assert_cmpstr(val(h, "link_seen"), ==, "1");
+  g_assert_cmpstr(val(h, "link_ms_under_500"), ==, "1");
+  g_assert_cmpstr(val(h, "open_link"), ==, "20"); /* ENOTDIR, as natively */
+  g_assert_cmpstr(val(h, "dir_again_under_500"), ==, "1");
+  g_assert_cmpstr(val(h, "fresh_made"), ==, "0");
+  g_assert_cmpstr(val(h, "fresh_gone"), ==, "2");
+  g_hash_table_unref(h);
+  box_vfs_command_end(fx->vfs, cmd);
+}
+
 static void test_blanked_lookup(Fx *fx, gconstpointer data) {
   (void)data;
   char *real = g_build_filename(fx->home, "wonly.txt", NULL);
@@ -1889,6 +1975,8 @@ int main(int argc, char **argv) {
   g_test_add("/vfs/readdirplus", Fx, NULL, fx_setup, test_readdirplus, fx_teardown);
   g_test_add("/vfs/cached/readdirplus", Fx, FX_CACHED, fx_setup, test_readdirplus, fx_teardown);
   g_test_add("/vfs/cached/quiet-probe", Fx, FX_CACHED, fx_setup, test_quiet_probe, fx_teardown);
+  g_test_add("/vfs/cached/watched-entries", Fx, FX_CACHED, fx_setup, test_watched_entries, fx_teardown);
+  g_test_add("/vfs/watched-entries", Fx, NULL, fx_setup, test_watched_entries, fx_teardown);
   g_test_add("/vfs/cached/blanked-lookup", Fx, FX_CACHED_NO_PT, fx_setup, test_blanked_lookup, fx_teardown);
   /* the decision tests again, decided on the loop thread with the cache */
   g_test_add("/vfs/cached/pass-decisions", Fx, FX_CACHED, fx_setup, test_pass_decisions, fx_teardown);

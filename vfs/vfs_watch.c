@@ -1,0 +1,291 @@
+/* vfs_watch.c — changes made to the bound roots from outside the mount,
+ * passed on to the kernel as they happen.
+ *
+ * Why: the kernel keeps a name it looked up for the entry timeout without
+ * asking again.  Every op reaches its object again from the root before it
+ * acts, so a stale name is never acted on (the op answers ESTALE and the
+ * kernel walks the path again), but from a stale entry's type the kernel
+ * refuses some things on its own: a directory replaced by a symlink outside
+ * the mount is ENOTDIR to an O_DIRECTORY open until the entry times out.  So
+ * each passthrough directory the kernel holds carries a fanotify mark for
+ * name changes (create, delete, move in and out), and a change that no
+ * thread of this daemon made expires the kernel's entry of that name at once.
+ * The names of a watched directory are then kept for ENTRY_TIMEOUT_WATCHED
+ * (a walk through them asks the daemon nothing); a directory the watch does
+ * not cover (fanotify refused, a filesystem without file handles, the mark
+ * limit) keeps the short timeout.
+ *
+ * Only where every caller that gets an entry gets the same verdicts: with a
+ * policy that reads no history (its verdicts are a function of the request,
+ * the same for every command) and no tool registered.  A tool decides
+ * nothing, so what its lookups and stats leave in the kernel (attributes a
+ * statx(AT_STATX_DONT_SYNC) reads without a request) must not outlive the
+ * short timeout: when the first tool comes, every name is forgotten.
+ *
+ * The daemon's own changes are told apart by thread: every thread that
+ * places a request is registered (vfs_watch_actor) and leaves the set when
+ * it ends, and the marks report the acting thread (FAN_REPORT_TID). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/fanotify.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include "vfs/vfs_internal.h"
+
+#define WATCH_MASK (FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_ONDIR)
+
+typedef struct {
+  fsid_t fsid;
+  int fd; /* a directory of that filesystem, opened (not O_PATH), for open_by_handle_at */
+} WatchFs;
+
+/* The set of acting threads; one per process, as the FUSE loop threads
+ * that fill it are libfuse's. */
+static GMutex actors_lock;
+static GHashTable *actors; /* tids */
+
+static void actor_leave(gpointer p) {
+  g_mutex_lock(&actors_lock);
+  if (actors) g_hash_table_remove(actors, p);
+  g_mutex_unlock(&actors_lock);
+}
+static GPrivate actor_key = G_PRIVATE_INIT(actor_leave);
+
+void vfs_watch_actor(void) {
+  if (g_private_get(&actor_key)) return;
+  pid_t tid = (pid_t)syscall(SYS_gettid);
+  g_mutex_lock(&actors_lock);
+  if (!actors) actors = g_hash_table_new(g_direct_hash, g_direct_equal);
+  g_hash_table_add(actors, GINT_TO_POINTER(tid));
+  g_mutex_unlock(&actors_lock);
+  g_private_set(&actor_key, GINT_TO_POINTER(tid));
+}
+
+static bool is_actor(pid_t tid) {
+  g_mutex_lock(&actors_lock);
+  bool yes = actors && g_hash_table_contains(actors, GINT_TO_POINTER(tid));
+  g_mutex_unlock(&actors_lock);
+  return yes;
+}
+
+bool vfs_watch_open(BoxVfs *v) {
+  v->watch_fd = -1;
+  v->watch_stop = -1;
+  v->watch_fs = g_array_new(FALSE, FALSE, sizeof(WatchFs));
+  const char *off = g_getenv("BOXFS_NO_WATCH"); /* measurements: the short timeout everywhere */
+  if (off && strcmp(off, "1") == 0) return false;
+  int fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME | FAN_REPORT_TID,
+                         O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  v->watch_fd = fd;
+  return true;
+}
+
+/* lock held */
+void vfs_watch_dir(BoxVfs *v, Node *n) {
+  if (v->watch_fd < 0 || n->kind != NODE_PASS || !S_ISDIR(n->ftype) || n->fd < 0 || n->watched) return;
+  /* the filesystem first: an event's directory is found through it */
+  bool known = false;
+  struct statfs sf;
+  if (fstatfs(n->fd, &sf) != 0) return;
+  for (guint i = 0; i < v->watch_fs->len && !known; i++) {
+    WatchFs *w = &g_array_index(v->watch_fs, WatchFs, i);
+    known = memcmp(&w->fsid, &sf.f_fsid, sizeof sf.f_fsid) == 0;
+  }
+  if (fanotify_mark(v->watch_fd, FAN_MARK_ADD | FAN_MARK_ONLYDIR, WATCH_MASK, n->fd, ".") != 0) return;
+  if (!known) {
+    WatchFs w = {sf.f_fsid, openat(n->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+    if (w.fd < 0) {
+      fanotify_mark(v->watch_fd, FAN_MARK_REMOVE | FAN_MARK_ONLYDIR, WATCH_MASK, n->fd, ".");
+      return;
+    }
+    g_array_append_val(v->watch_fs, w);
+  }
+  n->watched = true;
+}
+
+/* lock held: before n's descriptor is closed (a mark keeps its inode) */
+void vfs_watch_forget(BoxVfs *v, Node *n) {
+  if (!n->watched) return;
+  fanotify_mark(v->watch_fd, FAN_MARK_REMOVE | FAN_MARK_ONLYDIR, WATCH_MASK, n->fd, ".");
+  n->watched = false;
+}
+
+bool vfs_watch_long(BoxVfs *v, Node *n) {
+  return n->kind == NODE_PASS && n->parent && n->parent->watched && v->tools_live == 0 &&
+         v->cache_decisions && v->decide_quiet;
+}
+
+static void watch_kick(BoxVfs *v) {
+  uint64_t one = 1;
+  if (v->watch_stop >= 0 && write(v->watch_stop, &one, sizeof one) != sizeof one)
+    g_warning("box-watch: cannot wake the watch thread: %s", g_strerror(errno));
+}
+
+void vfs_watch_tools(BoxVfs *v, int delta) {
+  if (delta < 0 && v->tools_live > 0) v->tools_live--;
+  if (delta > 0 && v->tools_live++ == 0 && v->watch_thread) {
+    g_atomic_int_set(&v->watch_flush, 1);
+    watch_kick(v);
+  }
+}
+
+/* The kernel's entry for name in parent, expired (FUSE_EXPIRE_ONLY, Linux
+ * 6.2; libfuse 3.14 cannot send it): the next walk asks LOOKUP again,
+ * which keeps the entry if it still names its node.  An invalidation would
+ * drop it, and with it every mount made on it (a tool's nested grant is
+ * bound onto a name of the mount).  False where the kernel refused it. */
+static bool expire_entry(BoxVfs *v, fuse_ino_t parent, const char *name) {
+  struct {
+    uint32_t len;
+    int32_t error; /* the notification's code */
+    uint64_t unique;
+  } head;
+  struct {
+    uint64_t parent;
+    uint32_t namelen;
+    uint32_t flags;
+  } arg;
+  enum { NOTIFY_INVAL_ENTRY = 3, EXPIRE_ONLY = 1 };
+  size_t namelen = strlen(name);
+  arg.parent = parent;
+  arg.namelen = (uint32_t)namelen;
+  arg.flags = EXPIRE_ONLY;
+  head.len = (uint32_t)(sizeof head + sizeof arg + namelen + 1);
+  head.error = NOTIFY_INVAL_ENTRY;
+  head.unique = 0;
+  struct iovec iov[3] = {{&head, sizeof head}, {&arg, sizeof arg}, {(char *)name, namelen + 1}};
+  ssize_t w = writev(fuse_session_fd(v->se), iov, 3);
+  return w >= 0 || errno == ENOENT; /* ENOENT: the kernel holds no such entry */
+}
+
+/* The kernel forgets name in the directory whose handle the event carried. */
+static void invalidate_name(BoxVfs *v, const __kernel_fsid_t *fsid, struct file_handle *fh, const char *name) {
+  int mount_fd = -1;
+  g_mutex_lock(&v->lock);
+  for (guint i = 0; i < v->watch_fs->len; i++) {
+    WatchFs *w = &g_array_index(v->watch_fs, WatchFs, i);
+    if (memcmp(&w->fsid, fsid, sizeof w->fsid) == 0) mount_fd = w->fd;
+  }
+  g_mutex_unlock(&v->lock);
+  if (mount_fd < 0) return;
+  int dfd = (int)syscall(SYS_open_by_handle_at, mount_fd, fh, O_PATH | O_CLOEXEC);
+  if (dfd < 0) return; /* the directory is gone: its own name's event covers it */
+  struct stat st;
+  bool ok = fstat(dfd, &st) == 0;
+  close(dfd);
+  if (!ok) return;
+  fuse_ino_t parent = 0;
+  g_mutex_lock(&v->lock);
+  Node *d = vfs_pass_find(v, st.st_dev, st.st_ino);
+  if (d && d->nlookup > 0) parent = d->ino;
+  g_mutex_unlock(&v->lock);
+  if (parent) expire_entry(v, parent, name);
+}
+
+/* Every name the kernel holds in a watched directory, expired: events were
+ * lost (the queue overflowed), or a tool came. */
+static void invalidate_all(BoxVfs *v) {
+  GArray *todo = g_array_new(FALSE, FALSE, sizeof(fuse_ino_t));
+  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  g_mutex_lock(&v->lock);
+  GHashTableIter it;
+  gpointer val;
+  g_hash_table_iter_init(&it, v->nodes);
+  while (g_hash_table_iter_next(&it, NULL, &val)) {
+    Node *n = val;
+    if (n->kind != NODE_PASS || n->nlookup == 0 || !n->parent || !n->parent->watched || !n->name) continue;
+    g_array_append_val(todo, n->parent->ino);
+    g_ptr_array_add(names, g_strdup(n->name));
+  }
+  g_mutex_unlock(&v->lock);
+  for (guint i = 0; i < todo->len; i++) {
+    const char *name = g_ptr_array_index(names, i);
+    expire_entry(v, g_array_index(todo, fuse_ino_t, i), name);
+  }
+  g_array_unref(todo);
+  g_ptr_array_unref(names);
+}
+
+static void handle_events(BoxVfs *v, char *buf, ssize_t len) {
+  for (struct fanotify_event_metadata *m = (void *)buf; FAN_EVENT_OK(m, len); m = FAN_EVENT_NEXT(m, len)) {
+    if (m->vers != FANOTIFY_METADATA_VERSION) return;
+    if (m->mask & FAN_Q_OVERFLOW) {
+      invalidate_all(v);
+      continue;
+    }
+    if (is_actor((pid_t)m->pid)) continue;
+    char *p = (char *)m + m->metadata_len, *end = (char *)m + m->event_len;
+    while (p + sizeof(struct fanotify_event_info_header) <= end) {
+      struct fanotify_event_info_header *h = (void *)p;
+      if (h->len < sizeof *h || p + h->len > end) break;
+      if (h->info_type == FAN_EVENT_INFO_TYPE_DFID_NAME) {
+        struct fanotify_event_info_fid *fid = (void *)p;
+        struct file_handle *fh = (struct file_handle *)fid->handle;
+        const char *name = (const char *)fh->f_handle + fh->handle_bytes;
+        if ((char *)name < p + h->len && strcmp(name, ".") != 0) invalidate_name(v, &fid->fsid, fh, name);
+      }
+      p += h->len;
+    }
+  }
+}
+
+static gpointer watch_main(gpointer data) {
+  BoxVfs *v = data;
+  enum { WATCH_BUF = 64 * 1024 };
+  char *buf = g_malloc(WATCH_BUF); /* malloc's alignment suits the records */
+  struct pollfd fds[2] = {{.fd = v->watch_fd, .events = POLLIN}, {.fd = v->watch_stop, .events = POLLIN}};
+  for (;;) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[1].revents) {
+      uint64_t count;
+      if (read(v->watch_stop, &count, sizeof count) < 0 && errno != EAGAIN) break;
+      if (g_atomic_int_get(&v->watch_quit)) break;
+      if (g_atomic_int_compare_and_exchange(&v->watch_flush, 1, 0)) invalidate_all(v);
+      continue;
+    }
+    ssize_t len = read(v->watch_fd, buf, WATCH_BUF);
+    if (len < 0) {
+      if (errno == EAGAIN || errno == EINTR) continue;
+      break;
+    }
+    handle_events(v, buf, len);
+  }
+  g_free(buf);
+  return NULL;
+}
+
+void vfs_watch_start(BoxVfs *v) {
+  if (v->watch_fd < 0) return;
+  v->watch_stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (v->watch_stop < 0) return;
+  v->watch_thread = g_thread_new("box-watch", watch_main, v);
+}
+
+void vfs_watch_stop(BoxVfs *v) {
+  if (v->watch_thread) {
+    g_atomic_int_set(&v->watch_quit, 1);
+    watch_kick(v);
+    g_thread_join(v->watch_thread);
+    v->watch_thread = NULL;
+  }
+}
+
+void vfs_watch_close(BoxVfs *v) {
+  if (v->watch_stop >= 0) close(v->watch_stop);
+  if (v->watch_fd >= 0) close(v->watch_fd);
+  v->watch_stop = v->watch_fd = -1;
+  for (guint i = 0; v->watch_fs && i < v->watch_fs->len; i++) close(g_array_index(v->watch_fs, WatchFs, i).fd);
+  if (v->watch_fs) g_array_unref(v->watch_fs);
+  v->watch_fs = NULL;
+}
