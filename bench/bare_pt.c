@@ -1,13 +1,16 @@
 /* bare-pt — the baseline of bench/mount: a bare libfuse low-level
  * passthrough of one directory, with no policy, no placement, no identity
  * re-check and no RAM areas.  It uses the kernel caches the way boxfs does
- * (entry timeout 1 s, attribute timeout 0, keep_cache on opens, FLUSH
- * answered ENOSYS, no default_permissions, no writeback cache, READDIRPLUS
- * in the kernel's auto mode, a multithreaded loop of up to 16 threads), so a
- * ratio boxfs/bare-pt measures
- * what policy, placement and identity cost, not a choice of caching.
+ * (attribute timeout 0, keep_cache on opens, FLUSH answered ENOSYS, no
+ * default_permissions, no writeback cache, READDIRPLUS in the kernel's auto
+ * mode, a multithreaded loop of up to 16 threads), and the entry timeout
+ * passthrough_ll gives by default, 1 s: a passthrough that does not watch
+ * its directory for changes made outside (boxfs does, and keeps names 60 s)
+ * cannot keep its names longer without serving stale ones.  With
+ * --entry-timeout 60 its caching is boxfs's, and a ratio boxfs/bare-pt
+ * measures what policy, placement and identity cost alone.
  *
- *   bare-pt [--attr-timeout S] --root DIR -- PROGRAM [ARGS...]
+ *   bare-pt [--attr-timeout S] [--entry-timeout S] --root DIR -- PROGRAM [ARGS...]
  *
  * Mounts DIR at a fresh /tmp/bare-pt-XXXXXX, runs PROGRAM there with
  * BOXFS_DIR set to the mount (and BOXFS_DAEMON_PID to its own pid), unmounts, exits with PROGRAM's status. */
@@ -45,6 +48,7 @@ static GHashTable *by_id;  /* fuse_ino_t -> Ino* */
 static fuse_ino_t next_id = 2;
 static Ino *root;
 static double attr_timeout = 0.0;
+static double entry_timeout = 1.0;
 
 typedef struct {
   dev_t dev;
@@ -98,7 +102,7 @@ static int do_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_para
   e->ino = i->id;
   g_mutex_unlock(&lock);
   e->attr_timeout = attr_timeout;
-  e->entry_timeout = 1.0;
+  e->entry_timeout = entry_timeout;
   return 0;
 }
 
@@ -505,8 +509,10 @@ int main(int argc, char **argv) {
       dir = argv[++i];
     } else if (strcmp(argv[i], "--attr-timeout") == 0 && i + 1 < argc) {
       attr_timeout = atof(argv[++i]);
+    } else if (strcmp(argv[i], "--entry-timeout") == 0 && i + 1 < argc) {
+      entry_timeout = atof(argv[++i]);
     } else {
-      fprintf(stderr, "usage: bare-pt [--attr-timeout S] --root DIR -- PROGRAM [ARGS]\n");
+      fprintf(stderr, "usage: bare-pt [--attr-timeout S] [--entry-timeout S] --root DIR -- PROGRAM [ARGS]\n");
       return 2;
     }
   }
