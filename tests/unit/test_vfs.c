@@ -177,6 +177,14 @@ static void write_file(const char *path, const char *text) {
   g_assert_no_error(err);
 }
 
+/* dir (made with its parents) holding name with text */
+static void write_file_in(const char *dir, const char *name, const char *text) {
+  g_assert_cmpint(g_mkdir_with_parents(dir, 0755), ==, 0);
+  char *f = g_build_filename(dir, name, NULL);
+  write_file(f, text);
+  g_free(f);
+}
+
 static bool is_mounted(const char *mnt) {
   gchar *info = NULL;
   if (!g_file_get_contents("/proc/self/mountinfo", &info, NULL, NULL)) return false;
@@ -1182,16 +1190,10 @@ static void worker_race(Ctx *c) {
 static void test_race(Fx *fx, gconstpointer data) {
   (void)data;
   char *d = g_build_filename(fx->home, "a", "b", NULL);
-  g_assert_cmpint(g_mkdir_with_parents(d, 0755), ==, 0);
-  char *f = g_build_filename(d, "file", NULL);
-  write_file(f, "inside\n");
-  g_free(f);
+  write_file_in(d, "file", "inside\n");
   g_free(d);
   d = g_build_filename(fx->base, "outside", "a", "b", NULL);
-  g_assert_cmpint(g_mkdir_with_parents(d, 0755), ==, 0);
-  f = g_build_filename(d, "file", NULL);
-  write_file(f, "OUTSIDE\n");
-  g_free(f);
+  write_file_in(d, "file", "OUTSIDE\n");
   g_free(d);
   char *l = g_build_filename(fx->home, "a.lnk", NULL);
   g_assert_cmpint(symlink("../outside/a", l), ==, 0);
@@ -1607,10 +1609,7 @@ static void worker_outside_changes(Ctx *c) {
 
 static void test_watched_entries(Fx *fx, gconstpointer data) {
   char *dir = g_build_filename(fx->home, "w", "d", NULL);
-  g_assert_cmpint(g_mkdir_with_parents(dir, 0755), ==, 0);
-  char *f = g_build_filename(dir, "f", NULL);
-  write_file(f, "f\n");
-  g_free(f);
+  write_file_in(dir, "f", "f\n");
   g_free(dir);
   int cmd = box_vfs_command_new(fx->vfs);
   GHashTable *h = run_worker(fx, cmd, true, worker_walk_watched);
