@@ -40,6 +40,7 @@
 #include "vfs/vfs_internal.h"
 
 #define WATCH_MASK (FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_ONDIR)
+#define WATCH_GATHER_US 2000
 
 typedef struct {
   fsid_t fsid;
@@ -254,12 +255,13 @@ static gpointer watch_main(gpointer data) {
       if (g_atomic_int_compare_and_exchange(&v->watch_flush, 1, 0)) invalidate_all(v);
       continue;
     }
-    ssize_t len = read(v->watch_fd, buf, WATCH_BUF);
-    if (len < 0) {
-      if (errno == EAGAIN || errno == EINTR) continue;
-      break;
-    }
-    handle_events(v, buf, len);
+    /* Most events are this daemon's own (every create and unlink through
+     * the mount makes one): gather a few milliseconds of them per wake-up
+     * rather than waking for each. */
+    g_usleep(WATCH_GATHER_US);
+    ssize_t len;
+    while ((len = read(v->watch_fd, buf, WATCH_BUF)) > 0) handle_events(v, buf, len);
+    if (len < 0 && errno != EAGAIN && errno != EINTR) break;
   }
   g_free(buf);
   return NULL;
