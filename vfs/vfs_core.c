@@ -566,6 +566,8 @@ void box_vfs_invalidate_decisions(BoxVfs *v) {
     if (cm->verdicts) g_hash_table_remove_all(cm->verdicts);
   }
   g_mutex_unlock(&v->lock);
+  /* the names kept long were refused or not by the old policy's verdicts */
+  vfs_watch_expire_all(v);
 }
 
 void box_vfs_debug_readdirplus(BoxVfs *v, guint64 *shown, guint64 *hidden) {

@@ -234,6 +234,8 @@ bool vfs_watch_open(BoxVfs *v);
 void vfs_watch_dir(BoxVfs *v, Node *n);
 void vfs_watch_forget(BoxVfs *v, Node *n);
 void vfs_watch_actor(void);
+/* every name kept long, expired soon after (on the watch thread) */
+void vfs_watch_expire_all(BoxVfs *v);
 /* lock held: a tool namespace registered (+1) or gone (-1) */
 void vfs_watch_tools(BoxVfs *v, int delta);
 /* lock held: may an entry of n be kept for the long timeout? */

@@ -130,12 +130,15 @@ static void watch_kick(BoxVfs *v) {
     g_warning("box-watch: cannot wake the watch thread: %s", g_strerror(errno));
 }
 
+void vfs_watch_expire_all(BoxVfs *v) {
+  if (!v->watch_thread) return;
+  g_atomic_int_set(&v->watch_flush, 1);
+  watch_kick(v);
+}
+
 void vfs_watch_tools(BoxVfs *v, int delta) {
   if (delta < 0 && v->tools_live > 0) v->tools_live--;
-  if (delta > 0 && v->tools_live++ == 0 && v->watch_thread) {
-    g_atomic_int_set(&v->watch_flush, 1);
-    watch_kick(v);
-  }
+  if (delta > 0 && v->tools_live++ == 0) vfs_watch_expire_all(v);
 }
 
 /* The kernel's entry for name in parent, expired (FUSE_EXPIRE_ONLY, Linux
