@@ -1120,7 +1120,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
   g_return_val_if_fail(config && config->mountpoint, NULL);
   BoxVfs *v = g_new0(BoxVfs, 1);
   v->fuse_fd = -1;
-  v->watch_fd = v->watch_stop = -1;
+  v->watch_fd = v->watch_wake = -1;
   g_mutex_init(&v->lock);
   g_mutex_init(&v->pending_lock);
   v->pending = g_hash_table_new(g_direct_hash, g_direct_equal);

@@ -139,7 +139,7 @@ struct BoxVfs {
   bool thread_started;
   /* changes made outside the mount (vfs_watch.c) */
   int watch_fd;             /* fanotify, or -1: not watched */
-  int watch_stop;           /* eventfd that ends the watch thread */
+  int watch_wake;           /* eventfd: wakes the watch thread (to end, or to expire all) */
   GArray *watch_fs;         /* WatchFs: the filesystems marked */
   GThread *watch_thread;
   guint tools_live;         /* tool namespaces registered: no long entries while any */
@@ -227,7 +227,7 @@ typedef struct {
   off_t pos;          /* the offset of ent (or of the next entry to read) */
 } Fh;
 
-/* vfs_watch.c: marks on pass directories, invalidations of the names that
+/* vfs_watch.c: marks on pass directories, expiry of the names that
  * change outside the mount.  vfs_watch_dir and vfs_watch_forget with the
  * lock held; vfs_watch_actor on every thread that acts for the mount. */
 bool vfs_watch_open(BoxVfs *v);

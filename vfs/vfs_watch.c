@@ -78,7 +78,7 @@ static bool is_actor(pid_t tid) {
 
 bool vfs_watch_open(BoxVfs *v) {
   v->watch_fd = -1;
-  v->watch_stop = -1;
+  v->watch_wake = -1;
   v->watch_fs = g_array_new(FALSE, FALSE, sizeof(WatchFs));
   const char *off = g_getenv("BOXFS_NO_WATCH"); /* measurements: the short timeout everywhere */
   if (off && strcmp(off, "1") == 0) return false;
@@ -126,7 +126,7 @@ bool vfs_watch_long(BoxVfs *v, Node *n) {
 
 static void watch_kick(BoxVfs *v) {
   uint64_t one = 1;
-  if (v->watch_stop >= 0 && write(v->watch_stop, &one, sizeof one) != sizeof one)
+  if (v->watch_wake >= 0 && write(v->watch_wake, &one, sizeof one) != sizeof one)
     g_warning("box-watch: cannot wake the watch thread: %s", g_strerror(errno));
 }
 
@@ -245,7 +245,7 @@ static gpointer watch_main(gpointer data) {
   BoxVfs *v = data;
   enum { WATCH_BUF = 64 * 1024 };
   char *buf = g_malloc(WATCH_BUF); /* malloc's alignment suits the records */
-  struct pollfd fds[2] = {{.fd = v->watch_fd, .events = POLLIN}, {.fd = v->watch_stop, .events = POLLIN}};
+  struct pollfd fds[2] = {{.fd = v->watch_fd, .events = POLLIN}, {.fd = v->watch_wake, .events = POLLIN}};
   for (;;) {
     if (poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
@@ -253,7 +253,7 @@ static gpointer watch_main(gpointer data) {
     }
     if (fds[1].revents) {
       uint64_t count;
-      if (read(v->watch_stop, &count, sizeof count) < 0 && errno != EAGAIN) break;
+      if (read(v->watch_wake, &count, sizeof count) < 0 && errno != EAGAIN) break;
       if (g_atomic_int_get(&v->watch_quit)) break;
       if (g_atomic_int_compare_and_exchange(&v->watch_flush, 1, 0)) invalidate_all(v);
       continue;
@@ -272,8 +272,8 @@ static gpointer watch_main(gpointer data) {
 
 void vfs_watch_start(BoxVfs *v) {
   if (v->watch_fd < 0) return;
-  v->watch_stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (v->watch_stop < 0) return;
+  v->watch_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (v->watch_wake < 0) return;
   v->watch_thread = g_thread_new("box-watch", watch_main, v);
 }
 
@@ -287,9 +287,9 @@ void vfs_watch_stop(BoxVfs *v) {
 }
 
 void vfs_watch_close(BoxVfs *v) {
-  if (v->watch_stop >= 0) close(v->watch_stop);
+  if (v->watch_wake >= 0) close(v->watch_wake);
   if (v->watch_fd >= 0) close(v->watch_fd);
-  v->watch_stop = v->watch_fd = -1;
+  v->watch_wake = v->watch_fd = -1;
   for (guint i = 0; v->watch_fs && i < v->watch_fs->len; i++) close(g_array_index(v->watch_fs, WatchFs, i).fd);
   if (v->watch_fs) g_array_unref(v->watch_fs);
   v->watch_fs = NULL;
