@@ -230,7 +230,7 @@ typedef struct {
 /* vfs_watch.c: marks on pass directories, expiry of the names that
  * change outside the mount.  vfs_watch_dir and vfs_watch_forget with the
  * lock held; vfs_watch_actor on every thread that acts for the mount. */
-bool vfs_watch_open(BoxVfs *v);
+void vfs_watch_open(BoxVfs *v);
 void vfs_watch_dir(BoxVfs *v, Node *n);
 void vfs_watch_forget(BoxVfs *v, Node *n);
 void vfs_watch_actor(void);

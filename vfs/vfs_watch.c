@@ -43,6 +43,7 @@
 #define WATCH_GATHER_US 2000
 
 typedef struct {
+  dev_t dev; /* st_dev of the directory it was found with (a node's rdev_key) */
   fsid_t fsid;
   int fd; /* a directory of that filesystem, opened (not O_PATH), for open_by_handle_at */
 } WatchFs;
@@ -76,33 +77,28 @@ static bool is_actor(pid_t tid) {
   return yes;
 }
 
-bool vfs_watch_open(BoxVfs *v) {
-  v->watch_fd = -1;
-  v->watch_wake = -1;
+void vfs_watch_open(BoxVfs *v) {
   v->watch_fs = g_array_new(FALSE, FALSE, sizeof(WatchFs));
   const char *off = g_getenv("BOXFS_NO_WATCH"); /* measurements: the short timeout everywhere */
-  if (off && strcmp(off, "1") == 0) return false;
-  int fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME | FAN_REPORT_TID,
-                         O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  v->watch_fd = fd;
-  return true;
+  if (off && strcmp(off, "1") == 0) return;
+  v->watch_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME | FAN_REPORT_TID,
+                              O_RDONLY | O_CLOEXEC);
 }
 
 /* lock held */
 void vfs_watch_dir(BoxVfs *v, Node *n) {
   if (v->watch_fd < 0 || n->kind != NODE_PASS || !S_ISDIR(n->ftype) || n->fd < 0 || n->watched) return;
-  /* the filesystem first: an event's directory is found through it */
+  /* the filesystem first: an event's directory is found through it (known
+   * by the node's st_dev, so only a filesystem's first directory costs a
+   * statfs) */
   bool known = false;
+  for (guint i = 0; i < v->watch_fs->len && !known; i++)
+    known = g_array_index(v->watch_fs, WatchFs, i).dev == n->rdev_key;
   struct statfs sf;
-  if (fstatfs(n->fd, &sf) != 0) return;
-  for (guint i = 0; i < v->watch_fs->len && !known; i++) {
-    WatchFs *w = &g_array_index(v->watch_fs, WatchFs, i);
-    known = memcmp(&w->fsid, &sf.f_fsid, sizeof sf.f_fsid) == 0;
-  }
+  if (!known && fstatfs(n->fd, &sf) != 0) return;
   if (fanotify_mark(v->watch_fd, FAN_MARK_ADD | FAN_MARK_ONLYDIR, WATCH_MASK, n->fd, ".") != 0) return;
   if (!known) {
-    WatchFs w = {sf.f_fsid, openat(n->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+    WatchFs w = {n->rdev_key, sf.f_fsid, openat(n->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
     if (w.fd < 0) {
       fanotify_mark(v->watch_fd, FAN_MARK_REMOVE | FAN_MARK_ONLYDIR, WATCH_MASK, n->fd, ".");
       return;
