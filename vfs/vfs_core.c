@@ -145,6 +145,7 @@ void vfs_node_unref(BoxVfs *v, Node *n) {
 
 void vfs_node_set_parent(BoxVfs *v, Node *n, Node *parent, const char *name) {
   Node *old = n->parent;
+  n->settled = 0; /* its place is proven again by the next walk */
   if (parent) vfs_node_ref(parent);
   n->parent = parent;
   if (!n->name || strcmp(n->name, name) != 0) {
@@ -573,6 +574,10 @@ void box_vfs_invalidate_decisions(BoxVfs *v) {
 void box_vfs_debug_readdirplus(BoxVfs *v, guint64 *shown, guint64 *hidden) {
   *shown = __atomic_load_n(&v->plus_shown, __ATOMIC_RELAXED);
   *hidden = __atomic_load_n(&v->plus_hidden, __ATOMIC_RELAXED);
+}
+
+guint64 box_vfs_debug_reach_walks(BoxVfs *v) {
+  return __atomic_load_n(&v->reach_walks, __ATOMIC_RELAXED);
 }
 
 guint64 box_vfs_debug_pass_lookups(BoxVfs *v) {

@@ -49,6 +49,8 @@ struct Node {
   guint64 nlookup;
   bool chain;          /* a directory of the root chain (no metadata decision) */
   bool watched;        /* a pass directory with a fanotify mark (vfs_watch.c) */
+  guint64 settled;     /* the watch's count of moves when a walk from the root last
+                        * found it at its place, or 0 (vfs_watch_proven) */
   bool skeleton;       /* part of a reused RAM root's fixed layout (kept, restored) */
   mode_t skel_mode;    /* its mode as built */
   guint opens;         /* open file handles (atomic) */
@@ -113,6 +115,7 @@ struct BoxVfs {
   BoxVfsHistoryFn history_batch;
   guint64 cache_hits;       /* atomic */
   guint64 pass_lookups;     /* atomic */
+  guint64 reach_walks;      /* atomic: walks from a root to a node (pass_reach) */
   guint64 plus_shown, plus_hidden; /* READDIRPLUS entries (atomic) */
   /* RAM areas (issue 6, item 3) */
   bool ram_per_box;
@@ -144,6 +147,8 @@ struct BoxVfs {
   GThread *watch_thread;
   guint tools_live;         /* tool namespaces registered: no long entries while any */
   gint watch_quit, watch_flush; /* atomic: asks of the watch thread */
+  guint64 watch_moves;      /* atomic: names changed that could move a node (from 1) */
+  gint watch_reading;       /* atomic: odd while the watch thread holds events not yet counted */
 
   GMutex lock;
   GHashTable *nodes;        /* fuse_ino_t -> Node* */
@@ -240,6 +245,15 @@ void vfs_watch_expire_all(BoxVfs *v);
 void vfs_watch_tools(BoxVfs *v, int delta);
 /* lock held: may an entry of n be kept for the long timeout? */
 bool vfs_watch_long(BoxVfs *v, Node *n);
+/* Identity without a walk: vfs_watch_moves before a walk from the root,
+ * vfs_watch_proven (lock held) on the node the walk found, vfs_watch_moved
+ * before this daemon removes or renames a real name; vfs_watch_settled: no
+ * name has changed since, so the node's descriptor is still what its path
+ * names. */
+guint64 vfs_watch_moves(BoxVfs *v);
+void vfs_watch_proven(Node *n, guint64 moves);
+void vfs_watch_moved(BoxVfs *v);
+bool vfs_watch_settled(BoxVfs *v, guint64 settled);
 void vfs_watch_start(BoxVfs *v);
 void vfs_watch_stop(BoxVfs *v);
 void vfs_watch_close(BoxVfs *v);

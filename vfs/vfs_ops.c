@@ -263,10 +263,10 @@ static int deny_identity(BoxVfs *v, const Caller *c, Node *n, const char *action
 /* Opens n (flags: O_PATH for a handle to act through, or the open flags of
  * an OPEN) reached again from its root.  Returns the descriptor or -errno. */
 static int pass_reach_st(BoxVfs *v, const Caller *c, Node *n, int flags, const char *action,
-                         struct stat *out);
+                         struct stat *out, guint64 *moves);
 static int pass_reach(BoxVfs *v, const Caller *c, Node *n, int flags, const char *action) {
   struct stat st;
-  return pass_reach_st(v, c, n, flags, action, &st);
+  return pass_reach_st(v, c, n, flags, action, &st, NULL);
 }
 
 /* As pass_reach, also giving the object's attributes (read for the check). */
@@ -294,9 +294,12 @@ static const char *pass_rel_buf(Node *n, int *rootfd, char *buf, size_t size) {
 }
 
 static int pass_reach_st(BoxVfs *v, const Caller *c, Node *n, int flags, const char *action,
-                         struct stat *out) {
+                         struct stat *out, guint64 *moves) {
   int rootfd = -1;
   char buf[1024];
+  guint64 before = vfs_watch_moves(v); /* read before the walk: the stamp it earns */
+  if (moves) *moves = 0;
+  __atomic_add_fetch(&v->reach_walks, 1, __ATOMIC_RELAXED);
   g_mutex_lock(&v->lock);
   const char *fast = pass_rel_buf(n, &rootfd, buf, sizeof buf);
   char *rel = fast ? NULL : pass_rel(n, &rootfd);
@@ -325,6 +328,12 @@ static int pass_reach_st(BoxVfs *v, const Caller *c, Node *n, int flags, const c
   if (st->st_dev != n->rdev_key || st->st_ino != n->rino) {
     close(fd);
     return -ESTALE;
+  }
+  if (before) {
+    g_mutex_lock(&v->lock);
+    vfs_watch_proven(n, before);
+    g_mutex_unlock(&v->lock);
+    if (moves) *moves = before;
   }
   return fd;
 }
@@ -388,16 +397,17 @@ static int fill_entry(BoxVfs *v, Node *n, struct fuse_entry_param *e) {
  * that (dev, ino) from naming anything else, and the attributes read are
  * the entry's.  Only a new object is opened (O_PATH, never following). */
 static int pass_child_known(BoxVfs *v, Node *dir, int dirfd, const char *name,
-                            struct fuse_entry_param *e, const struct stat *known);
+                            struct fuse_entry_param *e, const struct stat *known, guint64 moves);
 static int pass_child(BoxVfs *v, Node *dir, int dirfd, const char *name,
                       struct fuse_entry_param *e) {
-  return pass_child_known(v, dir, dirfd, name, e, NULL);
+  return pass_child_known(v, dir, dirfd, name, e, NULL, 0);
 }
 
 /* As pass_child; known: the attributes of the object the caller just
- * created there (no fstatat: it is new, or its node is found by them). */
+ * created there (no fstatat: it is new, or its node is found by them);
+ * moves: the watch's stamp of the walk that reached dirfd (0: none). */
 static int pass_child_known(BoxVfs *v, Node *dir, int dirfd, const char *name,
-                            struct fuse_entry_param *e, const struct stat *known) {
+                            struct fuse_entry_param *e, const struct stat *known, guint64 moves) {
   struct stat st;
   if (known) st = *known;
   else if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) return errno;
@@ -406,6 +416,7 @@ static int pass_child_known(BoxVfs *v, Node *dir, int dirfd, const char *name,
   if (n) {
     if (n->parent != dir || !n->name || strcmp(n->name, name) != 0)
       n = vfs_pass_insert(v, dir, name, -1, &st); /* follows a rename or another link */
+    vfs_watch_proven(n, moves);
     int err = fill_entry_st(v, n, e, &st);
     g_mutex_unlock(&v->lock);
     return err;
@@ -420,6 +431,7 @@ static int pass_child_known(BoxVfs *v, Node *dir, int dirfd, const char *name,
   }
   g_mutex_lock(&v->lock);
   n = vfs_pass_insert(v, dir, name, fd, &st);
+  vfs_watch_proven(n, moves);
   int err = fill_entry_st(v, n, e, &st);
   g_mutex_unlock(&v->lock);
   return err;
@@ -435,6 +447,7 @@ static int pass_child_known(BoxVfs *v, Node *dir, int dirfd, const char *name,
 static bool pass_known_child(BoxVfs *v, Node *dir, const char *name, struct fuse_entry_param *e) {
   int rootfd = -1;
   char buf[1024];
+  guint64 moves = vfs_watch_moves(v);
   g_mutex_lock(&v->lock);
   const char *rel = pass_rel_buf(dir, &rootfd, buf, sizeof buf - NAME_MAX - 2);
   g_mutex_unlock(&v->lock);
@@ -451,6 +464,7 @@ static bool pass_known_child(BoxVfs *v, Node *dir, const char *name, struct fuse
   g_mutex_lock(&v->lock);
   Node *n = vfs_pass_find(v, st.st_dev, st.st_ino);
   ok = n && n->parent == dir && n->name && strcmp(n->name, name) == 0 && fill_entry_st(v, n, e, &st) == 0;
+  if (ok) vfs_watch_proven(n, moves);
   g_mutex_unlock(&v->lock);
   return ok;
 }
@@ -547,11 +561,13 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
     __atomic_add_fetch(&v->pass_lookups, 1, __ATOMIC_RELAXED);
     if (!S_ISDIR(p->ftype)) err = ENOTDIR;
     else if (!(err = check_perm(v, p, &c, X_OK)) && !pass_known_child(v, p, name, &e)) {
-      int dfd = pass_reach(v, &c, p, O_PATH | O_DIRECTORY, "fs:read");
+      struct stat dst;
+      guint64 moves;
+      int dfd = pass_reach_st(v, &c, p, O_PATH | O_DIRECTORY, "fs:read", &dst, &moves);
       if (dfd < 0) {
         err = -dfd;
       } else {
-        err = pass_child(v, p, dfd, name, &e);
+        err = pass_child_known(v, p, dfd, name, &e, NULL, moves);
         close(dfd);
       }
     }
@@ -657,6 +673,31 @@ static int deny_identity(BoxVfs *v, const Caller *c, Node *n, const char *action
   return EACCES;
 }
 
+/* n's attributes, read while n was at its place: 0 or -errno (-ESTALE: it
+ * is not there now).  Attributes read after a walk found n belong to an
+ * object that may have moved out of every root in between (this thread can
+ * be preempted between the two), so they count only if n is still at its
+ * place after they were read: no name changed meanwhile (vfs_watch.c), or a
+ * second walk finds n there again.  Where no name has changed since a walk
+ * found n, no walk is needed at all. */
+static int pass_stat_placed(BoxVfs *v, const Caller *c, Node *n, struct stat *st) {
+  g_mutex_lock(&v->lock);
+  guint64 settled = n->settled;
+  g_mutex_unlock(&v->lock);
+  if (settled && fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 && vfs_watch_settled(v, settled))
+    return 0;
+  guint64 moves;
+  int fd = pass_reach_st(v, c, n, O_PATH, "fs:read", st, &moves);
+  if (fd < 0) return fd;
+  close(fd); /* st: read by pass_reach_st on this very descriptor */
+  if (vfs_watch_settled(v, moves)) return 0;
+  struct stat again;
+  fd = pass_reach_st(v, c, n, O_PATH, "fs:read", &again, NULL);
+  if (fd < 0) return fd;
+  close(fd);
+  return 0;
+}
+
 static void run_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   BoxVfs *v = V(req);
   Caller c;
@@ -683,19 +724,18 @@ static void run_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
   }
   bool done = false;
   if (!err && !fi && is_pass(n)) {
-    int fd = pass_reach_st(v, &c, n, O_PATH, "fs:read", &st);
+    int got = pass_stat_placed(v, &c, n, &st);
     g_mutex_lock(&v->lock);
     bool open_now = n->opens > 0;
     g_mutex_unlock(&v->lock);
-    if (fd == -ESTALE && open_now) {
+    if (got == -ESTALE && open_now) {
       /* fstat(2) reaches us as a GETATTR without a handle: an object that is
        * open (here, unlinked or renamed away since) is covered by the decision
        * that opened it; answer from the object itself. */
       err = 0;
-    } else if (fd < 0) {
-      err = -fd;
+    } else if (got < 0) {
+      err = -got;
     } else {
-      close(fd); /* st: read by pass_reach_st on this very descriptor */
       done = true;
     }
   }
@@ -1011,6 +1051,7 @@ typedef struct {
   char *path;     /* worker-view path of the new name */
   bool pass;
   int dfd;        /* pass: the directory reached again from its root */
+  guint64 moves;  /* pass: that walk's stamp (vfs_watch_proven), or 0 */
 } NewName;
 
 static void new_name_clear(BoxVfs *v, NewName *nn) {
@@ -1051,7 +1092,8 @@ static int new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *n
   g_mutex_unlock(&v->lock);
   if (!err) err = check_perm(v, d, c, W_OK | X_OK);
   if (!err && nn->pass) {
-    int fd = pass_reach(v, c, d, O_PATH | O_DIRECTORY, "fs:write");
+    struct stat st;
+    int fd = pass_reach_st(v, c, d, O_PATH | O_DIRECTORY, "fs:write", &st, &nn->moves);
     if (fd < 0) err = -fd;
     else nn->dfd = fd;
   }
@@ -1096,7 +1138,7 @@ static void run_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     if (mkdirat(nn.dfd, name, mode & 07777) < 0) err = errno;
     else {
       chown_new(&c, nn.dfd, name);
-      err = pass_child(v, nn.dir, nn.dfd, name, &e);
+      err = pass_child_known(v, nn.dir, nn.dfd, name, &e, NULL, nn.moves);
     }
   } else if (!err) {
     g_mutex_lock(&v->lock);
@@ -1127,7 +1169,7 @@ static void run_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     if (mknodat(nn.dfd, name, type | (mode & 07777), 0) < 0) err = errno;
     else {
       chown_new(&c, nn.dfd, name);
-      err = pass_child(v, nn.dir, nn.dfd, name, &e);
+      err = pass_child_known(v, nn.dir, nn.dfd, name, &e, NULL, nn.moves);
     }
   } else if (!err) {
     g_mutex_lock(&v->lock);
@@ -1184,7 +1226,7 @@ static void run_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, con
     if (symlinkat(link, nn.dfd, name) < 0) err = errno;
     else {
       chown_new(&c, nn.dfd, name);
-      err = pass_child(v, nn.dir, nn.dfd, name, &e);
+      err = pass_child_known(v, nn.dir, nn.dfd, name, &e, NULL, nn.moves);
     }
   } else if (!err) {
     g_mutex_lock(&v->lock);
@@ -1301,7 +1343,7 @@ static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name, b
     if (!name_same(&before, &now)) {
       vfs_enforce(v, &c, "fs:delete", nn.path, true, "identity", IDENTITY_WHY);
       err = EACCES;
-    } else if (unlinkat(nn.dfd, name, dir ? AT_REMOVEDIR : 0) < 0) {
+    } else if (vfs_watch_moved(v), unlinkat(nn.dfd, name, dir ? AT_REMOVEDIR : 0) < 0) {
       err = errno;
     } else if (!dir && before.exists && before.nlink > 1) {
       pass_follow_other_link(v, nn.dir, name, &before);
@@ -1387,7 +1429,7 @@ static void run_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
     if (!name_same(&sid, &s2) || !name_same(&did, &d2)) {
       vfs_enforce(v, &c, "fs:move", src.path, true, "identity", IDENTITY_WHY);
       err = EACCES;
-    } else if (renameat2(src.dfd, name, dst.dfd, newname, flags) < 0) {
+    } else if (vfs_watch_moved(v), renameat2(src.dfd, name, dst.dfd, newname, flags) < 0) {
       err = errno;
     } else if (sid.exists) {
       g_mutex_lock(&v->lock);
@@ -1626,7 +1668,7 @@ static void run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
       /* the node is found by what the open made (no fstatat of the name; a
        * new node's own O_PATH open is still compared below); after a chown
        * the attributes are read again */
-      err = pass_child_known(v, nn.dir, nn.dfd, name, &e, have && !chowned ? &fst : NULL);
+      err = pass_child_known(v, nn.dir, nn.dfd, name, &e, have && !chowned ? &fst : NULL, nn.moves);
       if (!err && (e.attr.st_dev != fst.st_dev || e.attr.st_ino != fst.st_ino)) {
         /* the name moved between the open and the resolution */
         g_mutex_lock(&v->lock);

@@ -2,7 +2,10 @@
 in a loop through the mount, a host process swaps the directory `a` with a
 symlink to a directory outside every root (renameat2 RENAME_EXCHANGE, so each
 swap is atomic), 10,000 times.  Every read must either print the real file or
-fail; none may print the outside file."""
+fail; none may print the outside file.  The same for a stat in a loop: the
+mount answers a stat of a node whose place no name change has touched from
+the node's own descriptor, without walking from the root (vfs_watch.c), so
+every size printed must be the real file's, never the outside one's."""
 import ctypes
 import os
 import subprocess
@@ -21,44 +24,61 @@ def exchange(a, b):
         raise OSError(err, os.strerror(err), a)
 
 
-def run_race(box, link_target):
+READ_LOOP = "n=0; while [ ! -e stop ]; do cat a/b/file 2>&1; n=$((n+1)); done; echo reads=$n"
+STAT_LOOP = "n=0; while [ ! -e stop ]; do stat -c %s a/b/file 2>&1; n=$((n+1)); done; echo reads=$n"
+SECRET = "SECRET" + "-" * 993 + "\n"  # 1000 bytes: its size tells it from the real file's
+
+
+def start_reader(box, loop):
+    """Starts the Shell's loop with its output in a file (a pipe nobody reads
+    until the end would stop the loop once full) and waits for its first line."""
+    out_path = box.root / "reader.out"
+    with open(out_path, "wb") as out:
+        reader = subprocess.Popen([str(box.box_dir / "bin" / "bash"), "-c", loop], cwd=str(box.workspace),
+                                  env=box.env(), stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while out_path.stat().st_size == 0:
+        assert reader.poll() is None and time.monotonic() < deadline, out_path.read_text()
+        time.sleep(0.01)
+    return reader, out_path
+
+
+def stop_reader(box, reader, out_path):
+    (box.workspace / "stop").write_text("")
+    reader.wait(timeout=60)
+    return out_path.read_text()
+
+
+def run_race(box, link_target, loop=READ_LOOP, real_line="REAL", refusal="cat: a/b/file: "):
     ws = box.workspace
     (ws / "a" / "b").mkdir(parents=True)
     (ws / "a" / "b" / "file").write_text("REAL\n")
     outside = box.root / "outside"
     (outside / "b").mkdir(parents=True)
-    (outside / "b" / "file").write_text("SECRET\n")
+    (outside / "b" / "file").write_text(SECRET)
     os.symlink(link_target(outside), ws / "alink")
     box.seed_policy()
     box.write_config()
     box.start()
-    reader = subprocess.Popen(
-        [str(box.box_dir / "bin" / "bash"), "-c",
-         "n=0; while [ ! -e stop ]; do cat a/b/file 2>&1; n=$((n+1)); done; echo reads=$n"],
-        cwd=str(ws), env=box.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0)
-    # the loop is reading before the first swap; read unbuffered, a byte at
-    # a time: communicate() below reads the descriptor itself, and lines a
-    # buffered readline() had taken past the first would be lost to it
-    first = reader.stdout.readline().decode()
+    reader, out_path = start_reader(box, loop)
     for i in range(SWAPS):
         exchange(str(ws / "a"), str(ws / "alink"))
         if i % 8 == 0:
             time.sleep(0.0002)  # leave the reader room to resolve between swaps
     if os.path.islink(ws / "a"):
         exchange(str(ws / "a"), str(ws / "alink"))
-    (ws / "stop").write_text("")
-    out, _ = reader.communicate(timeout=60)
-    out = first + out.decode()
+    out = stop_reader(box, reader, out_path)
     lines = out.splitlines()
     assert reader.returncode == 0, out[-2000:]
     assert lines[-1].startswith("reads="), out[-2000:]
     reads = int(lines[-1][len("reads="):])
     body = lines[:-1]
     assert "SECRET" not in out
-    real = body.count("REAL")
-    failed = [l for l in body if l != "REAL"]
+    assert str(len(SECRET)) not in body
+    real = body.count(real_line)
+    failed = [l for l in body if l != real_line]
     # Every failure is a refusal of the path, never another file's contents.
-    assert all(l.startswith("cat: a/b/file: ") for l in failed), failed[:5]
+    assert all(l.startswith(refusal) for l in failed), failed[:5]
     assert real + len(failed) == reads
     assert reads >= 100 and real > 0, (reads, real)
     return reads, real, len(failed)
@@ -70,3 +90,49 @@ def test_swap_with_relative_symlink_out_of_every_root(box):
 
 def test_swap_with_absolute_symlink_out_of_every_root(box):
     run_race(box, lambda outside: str(outside))
+
+
+def test_stat_during_swaps_never_reports_the_outside_file(box):
+    reads, real, failed = run_race(box, lambda outside: str(outside), loop=STAT_LOOP, real_line="5",
+                                   refusal="stat: ")
+
+
+MOVES = 1000
+
+
+def test_stat_of_a_directory_moved_out_of_every_root_never_reports_it(box):
+    """A host process moves `a` out of the workspace and grows the file it
+    holds, then puts both back, MOVES times, while the Shell stats a/b/file
+    in a loop.  The kernel still holds the names a/b/file for a moment after
+    each move (the watch expires them within milliseconds), and their node
+    still holds the file's descriptor: a stat answered from it without proof
+    of its place would print the size the file has outside (1000)."""
+    ws = box.workspace
+    (ws / "a" / "b").mkdir(parents=True)
+    (ws / "a" / "b" / "file").write_text("REAL\n")
+    away = box.root / "away"
+    away.mkdir()
+    box.seed_policy()
+    box.write_config()
+    box.start()
+    # eight stats a command: more of them fall in each move's moment
+    loop = STAT_LOOP.replace("a/b/file", " ".join(["a/b/file"] * 8))
+    reader, out_path = start_reader(box, loop)
+    for _ in range(MOVES):
+        os.rename(ws / "a", away / "a")
+        with open(away / "a" / "b" / "file", "a") as f:
+            f.write(SECRET[len("REAL\n"):])
+        time.sleep(0.002)
+        with open(away / "a" / "b" / "file", "r+") as f:
+            f.truncate(len("REAL\n"))
+        os.rename(away / "a", ws / "a")
+        time.sleep(0.002)
+    lines = stop_reader(box, reader, out_path).splitlines()
+    assert reader.returncode == 0, lines[-20:]
+    assert lines[-1].startswith("reads="), lines[-20:]
+    body = lines[:-1]
+    assert str(len(SECRET)) not in body
+    real = body.count("5")
+    failed = [l for l in body if l != "5"]
+    assert all(l.startswith("stat: ") for l in failed), failed[:5]
+    assert real > 0 and failed, (real, len(failed))

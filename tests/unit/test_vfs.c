@@ -1677,6 +1677,65 @@ static void test_watched_entries(Fx *fx, gconstpointer data) {
   box_vfs_command_end(fx->vfs, tool_cmd);
 }
 
+
+/* A stat of a node whose place no name change has touched since a walk
+ * found it makes no walk (vfs_watch.c); a change outside the mount, even of
+ * another name, makes the next one walk again; a node moved out of every
+ * root is gone at once, not answered from its descriptor. */
+static void worker_stat_many(Ctx *c) {
+  char *p = g_strconcat(c->fx->pass_home, "/w/s/f", NULL);
+  struct stat st;
+  int ok = 0;
+  for (int i = 0; i < 50; i++) ok += stat(p, &st) == 0 && st.st_size == 2;
+  put(c, "ok", "%d", ok);
+  g_free(p);
+}
+
+static void worker_stat_once(Ctx *c) {
+  char *p = g_strconcat(c->fx->pass_home, "/w/s/f", NULL);
+  struct stat st;
+  put(c, "stat", "%d", err_of(stat(p, &st)));
+  g_free(p);
+}
+
+static guint64 walks_of(Fx *fx, int cmd, WorkerFn fn, const char *key, const char *want) {
+  guint64 before = box_vfs_debug_reach_walks(fx->vfs);
+  GHashTable *h = run_worker(fx, cmd, true, fn);
+  g_assert_cmpstr(val(h, key), ==, want);
+  g_hash_table_unref(h);
+  return box_vfs_debug_reach_walks(fx->vfs) - before;
+}
+
+static void test_settled_stats(Fx *fx, gconstpointer data) {
+  (void)data;
+  char *dir = g_build_filename(fx->home, "w", "s", NULL);
+  write_file_in(dir, "f", "f\n");
+  g_usleep(100 * 1000); /* the watch has counted the creations */
+  int cmd = box_vfs_command_new(fx->vfs);
+  guint64 first = walks_of(fx, cmd, worker_stat_many, "ok", "50");
+  guint64 again = walks_of(fx, cmd, worker_stat_many, "ok", "50");
+  char *other = g_build_filename(dir, "other", NULL);
+  write_file(other, "o\n"); /* outside the mount, beside f */
+  g_usleep(100 * 1000); /* counted (until then each stat walks: the event is queued) */
+  guint64 after_change = walks_of(fx, cmd, worker_stat_many, "ok", "50");
+  guint64 settled_again = walks_of(fx, cmd, worker_stat_many, "ok", "50");
+  g_test_message("walks for 50 stats: %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT ", after a change %"
+                 G_GUINT64_FORMAT ", then %" G_GUINT64_FORMAT, first, again, after_change, settled_again);
+  g_assert_cmpuint(again, ==, 0);
+  g_assert_cmpuint(after_change, >=, 1); /* the first stat after it */
+  g_assert_cmpuint(after_change, <=, 2);
+  g_assert_cmpuint(settled_again, ==, 0);
+  /* moved out of every root: the stat right after the move walks and finds nothing */
+  char *away = g_build_filename(fx->base, "away", NULL);
+  g_assert_cmpint(rename(dir, away), ==, 0);
+  guint64 moved = walks_of(fx, cmd, worker_stat_once, "stat", "2");
+  g_assert_cmpuint(moved, >=, 1);
+  g_assert_cmpint(rename(away, dir), ==, 0);
+  box_vfs_command_end(fx->vfs, cmd);
+  g_free(away);
+  g_free(other);
+  g_free(dir);
+}
 static void test_blanked_lookup(Fx *fx, gconstpointer data) {
   (void)data;
   char *real = g_build_filename(fx->home, "wonly.txt", NULL);
@@ -2010,6 +2069,7 @@ int main(int argc, char **argv) {
   g_test_add("/vfs/cached/quiet-probe", Fx, FX_CACHED, fx_setup, test_quiet_probe, fx_teardown);
   g_test_add("/vfs/cached/watched-entries", Fx, FX_CACHED, fx_setup, test_watched_entries, fx_teardown);
   g_test_add("/vfs/watched-entries", Fx, NULL, fx_setup, test_watched_entries, fx_teardown);
+  g_test_add("/vfs/cached/settled-stats", Fx, FX_CACHED, fx_setup, test_settled_stats, fx_teardown);
   g_test_add("/vfs/cached/blanked-lookup", Fx, FX_CACHED_NO_PT, fx_setup, test_blanked_lookup, fx_teardown);
   /* the decision tests again, decided on the loop thread with the cache */
   g_test_add("/vfs/cached/pass-decisions", Fx, FX_CACHED, fx_setup, test_pass_decisions, fx_teardown);
