@@ -1062,6 +1062,23 @@ static void new_name_clear(BoxVfs *v, NewName *nn) {
   g_free(nn->path);
 }
 
+/* The identity of what name in nn's directory is now, for the reach floor
+ * (*buf; ino 0 where nothing is there), read in the directory the op acts
+ * in rather than by a walk of the host path from /; NULL outside passthrough. */
+static const VfsObjId *name_obj(const NewName *nn, const char *name, VfsObjId *buf) {
+  if (!nn->pass) return NULL;
+  struct stat st;
+  if (fstatat(nn->dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) *buf = (VfsObjId){st.st_dev, st.st_ino};
+  else *buf = (VfsObjId){0, 0};
+  return buf;
+}
+
+static const VfsObjId *nameid_obj(bool pass, const NameId *id, VfsObjId *buf) {
+  if (!pass) return NULL;
+  *buf = id->exists ? (VfsObjId){id->dev, id->ino} : (VfsObjId){0, 0};
+  return buf;
+}
+
 /* Pins a directory in which the caller may create or remove name. */
 static int new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *name, NewName *nn) {
   memset(nn, 0, sizeof *nn);
@@ -1132,7 +1149,8 @@ static void run_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
   vfs_place(v, req, NULL, &c);
   NewName nn;
   int err = new_name(v, &c, parent, name, &nn);
-  if (!err) err = vfs_decide(v, &c, "fs:write", nn.path, nn.pass, "create_dir", true);
+  VfsObjId at;
+  if (!err) err = vfs_decide_obj(v, &c, "fs:write", nn.path, nn.pass, "create_dir", true, name_obj(&nn, name, &at));
   struct fuse_entry_param e;
   if (!err && nn.pass) {
     if (mkdirat(nn.dfd, name, mode & 07777) < 0) err = errno;
@@ -1163,7 +1181,9 @@ static void run_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
   vfs_place(v, req, NULL, &c);
   NewName nn;
   int err = new_name(v, &c, parent, name, &nn);
-  if (!err) err = vfs_decide(v, &c, "fs:write", nn.path, nn.pass, "write_content", true);
+  VfsObjId at;
+  if (!err)
+    err = vfs_decide_obj(v, &c, "fs:write", nn.path, nn.pass, "write_content", true, name_obj(&nn, name, &at));
   struct fuse_entry_param e;
   if (!err && nn.pass) {
     if (mknodat(nn.dfd, name, type | (mode & 07777), 0) < 0) err = errno;
@@ -1412,16 +1432,19 @@ static void run_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
       g_mutex_unlock(&v->lock);
     }
   }
-  if (!err) err = vfs_decide(v, &c, "fs:move", src.path, src.pass, "rename", true);
-  if (!err) err = vfs_decide(v, &c, "fs:read", src.path, src.pass, "read_content", false);
+  VfsObjId so, dob;
+  const VfsObjId *sobj = err ? NULL : nameid_obj(src.pass, &sid, &so);
+  const VfsObjId *dobj = err ? NULL : nameid_obj(src.pass, &did, &dob);
+  if (!err) err = vfs_decide_obj(v, &c, "fs:move", src.path, src.pass, "rename", true, sobj);
+  if (!err) err = vfs_decide_obj(v, &c, "fs:read", src.path, src.pass, "read_content", false, sobj);
   bool exchange = (flags & RENAME_EXCHANGE) != 0;
   if (!err && dst_exists && !exchange)
-    err = vfs_decide(v, &c, "fs:delete", dst.path, dst.pass, dst_dir ? "remove_dir" : "remove_file",
-                     true);
-  if (!err) err = vfs_decide(v, &c, "fs:move", dst.path, dst.pass, "rename", true);
+    err = vfs_decide_obj(v, &c, "fs:delete", dst.path, dst.pass, dst_dir ? "remove_dir" : "remove_file",
+                         true, dobj);
+  if (!err) err = vfs_decide_obj(v, &c, "fs:move", dst.path, dst.pass, "rename", true, dobj);
   /* RENAME_EXCHANGE moves the destination too: its legs mirror the source's */
   if (!err && exchange && dst_exists)
-    err = vfs_decide(v, &c, "fs:read", dst.path, dst.pass, "read_content", false);
+    err = vfs_decide_obj(v, &c, "fs:read", dst.path, dst.pass, "read_content", false, dobj);
   if (!err && src.pass) {
     NameId s2, d2;
     name_id(src.dfd, name, &s2);
@@ -1652,7 +1675,9 @@ static void run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
   vfs_place(v, req, NULL, &c);
   NewName nn;
   int err = new_name(v, &c, parent, name, &nn);
-  if (!err) err = vfs_decide(v, &c, "fs:write", nn.path, nn.pass, "write_content", true);
+  VfsObjId at;
+  if (!err)
+    err = vfs_decide_obj(v, &c, "fs:write", nn.path, nn.pass, "write_content", true, name_obj(&nn, name, &at));
   struct fuse_entry_param e;
   Fh *fh = NULL;
   if (!err && nn.pass) {

@@ -637,6 +637,16 @@ static void worker_pass_ops(Ctx *c) {
   put(c, "floor_link_text", "%s", t);
   g_free(t);
   put(c, "floor_link_unlink", "%d", unlink(p) < 0 ? errno : 0);
+  /* renamed away, or replaced by another file: refused by identity too */
+  char *fq = g_strconcat(P, "/renamed.toml", NULL);
+  put(c, "floor_link_rename", "%d", rename(p, fq) < 0 ? errno : 0);
+  g_free(fq);
+  fq = g_strconcat(P, "/over.txt", NULL);
+  int ofd = open(fq, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+  if (ofd >= 0) close(ofd);
+  put(c, "floor_link_rename_over", "%d", rename(fq, p) < 0 ? errno : 0);
+  unlink(fq);
+  g_free(fq);
   g_free(p);
   p = g_strconcat(P, "/boxdir/state", NULL);
   put(c, "floor_tree", "%d", err_of(stat(p, &st)));
@@ -720,6 +730,8 @@ static void test_pass_decisions(Fx *fx, gconstpointer data) {
   g_assert_cmpstr(val(h, "floor_link"), ==, "13");
   g_assert_cmpstr(val(h, "floor_link_stat"), ==, "13");
   g_assert_cmpstr(val(h, "floor_link_unlink"), ==, "13");
+  g_assert_cmpstr(val(h, "floor_link_rename"), ==, "13");
+  g_assert_cmpstr(val(h, "floor_link_rename_over"), ==, "13");
   g_assert_cmpstr(val(h, "floor_link_text"), ==,
                   "~/other-name.toml: resolves to an authority source that this run loaded, which no "
                   "policy may open or change");
