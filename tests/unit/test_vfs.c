@@ -1572,12 +1572,15 @@ static void worker_stat_wonly(Ctx *c) {
   g_free(p);
 }
 
-static void worker_walk_watched(Ctx *c) {
-  char *p = g_strconcat(c->fx->pass_home, "/w/d/f", NULL);
+/* "stat": the errno of a stat of rel under the mounted home */
+static void put_stat_of(Ctx *c, const char *rel) {
+  char *p = g_strconcat(c->fx->pass_home, rel, NULL);
   struct stat st;
   put(c, "stat", "%d", err_of(stat(p, &st)));
   g_free(p);
 }
+
+static void worker_walk_watched(Ctx *c) { put_stat_of(c, "/w/d/f"); }
 
 static double ms_since(gint64 t0) { return (double)(g_get_monotonic_time() - t0) / 1000.0; }
 
@@ -1703,12 +1706,7 @@ static void worker_stat_many(Ctx *c) {
   g_free(p);
 }
 
-static void worker_stat_once(Ctx *c) {
-  char *p = g_strconcat(c->fx->pass_home, "/w/s/f", NULL);
-  struct stat st;
-  put(c, "stat", "%d", err_of(stat(p, &st)));
-  g_free(p);
-}
+static void worker_stat_once(Ctx *c) { put_stat_of(c, "/w/s/f"); }
 
 static guint64 walks_of(Fx *fx, int cmd, WorkerFn fn, const char *key, const char *want) {
   guint64 before = box_vfs_debug_reach_walks(fx->vfs);
