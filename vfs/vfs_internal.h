@@ -148,7 +148,9 @@ struct BoxVfs {
   guint tools_live;         /* tool namespaces registered: no long entries while any */
   gint watch_quit, watch_flush; /* atomic: asks of the watch thread */
   guint64 watch_moves;      /* atomic: names changed that could move a node (from 1) */
-  gint watch_reading;       /* atomic: odd while the watch thread holds events not yet counted */
+  gint watch_reading;       /* atomic: odd while a reader holds events not yet counted */
+  GMutex watch_read_lock;   /* one reader of watch_fd at a time: the watch thread or a drain */
+  GByteArray *watch_handoff; /* under watch_read_lock: outside events a drain read, for the watch thread */
 
   GMutex lock;
   GHashTable *nodes;        /* fuse_ino_t -> Node* */

@@ -469,6 +469,23 @@ static bool pass_known_child(BoxVfs *v, Node *dir, const char *name, struct fuse
   return ok;
 }
 
+/* A lookup in a directory no name on whose path has changed since a walk
+ * found it (vfs_watch.c): its own descriptor stands for the walk.  What the
+ * fstatat read counts only if the directory is still settled after it (an
+ * outside rename in between would have queued its event by then).  True
+ * with *err set (0: *e filled) where that held; false: the caller walks. */
+static bool pass_settled_child(BoxVfs *v, Node *dir, const char *name, struct fuse_entry_param *e, int *err) {
+  g_mutex_lock(&v->lock);
+  guint64 settled = dir->settled;
+  g_mutex_unlock(&v->lock);
+  if (!settled || !vfs_watch_settled(v, settled)) return false;
+  struct stat st;
+  int r = fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+  if (!vfs_watch_settled(v, settled)) return false;
+  *err = r ? r : pass_child_known(v, dir, dir->fd, name, e, &st, settled);
+  return true;
+}
+
 static void forget_one(BoxVfs *v, fuse_ino_t ino, uint64_t nlookup);
 
 static void reply_entry_or_err(fuse_req_t req, int err, struct fuse_entry_param *e) {
@@ -560,7 +577,8 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
   if (is_pass(p)) {
     __atomic_add_fetch(&v->pass_lookups, 1, __ATOMIC_RELAXED);
     if (!S_ISDIR(p->ftype)) err = ENOTDIR;
-    else if (!(err = check_perm(v, p, &c, X_OK)) && !pass_known_child(v, p, name, &e)) {
+    else if (!(err = check_perm(v, p, &c, X_OK)) && !pass_settled_child(v, p, name, &e, &err) &&
+             !pass_known_child(v, p, name, &e)) {
       struct stat dst;
       guint64 moves;
       int dfd = pass_reach_st(v, &c, p, O_PATH | O_DIRECTORY, "fs:read", &dst, &moves);
@@ -1050,12 +1068,13 @@ typedef struct {
   char *dirpath;  /* worker-view path of the directory */
   char *path;     /* worker-view path of the new name */
   bool pass;
-  int dfd;        /* pass: the directory reached again from its root */
+  int dfd;        /* pass: the directory reached again from its root, or its node's own */
+  bool dfd_node;  /* dfd is dir->fd (settled: no name on its path changed), not ours to close */
   guint64 moves;  /* pass: that walk's stamp (vfs_watch_proven), or 0 */
 } NewName;
 
 static void new_name_clear(BoxVfs *v, NewName *nn) {
-  if (nn->dfd >= 0) close(nn->dfd);
+  if (nn->dfd >= 0 && !nn->dfd_node) close(nn->dfd);
   nn->dfd = -1;
   unpin(v, nn->dir);
   g_free(nn->dirpath);
@@ -1109,6 +1128,18 @@ static int new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *n
   g_mutex_unlock(&v->lock);
   if (!err) err = check_perm(v, d, c, W_OK | X_OK);
   if (!err && nn->pass) {
+    /* Where no name on the directory's path has changed since a walk found
+     * it (vfs_watch.c), its own descriptor is the one a walk would open: a
+     * create or unlink in it skips the walk (openat2, fstat, close). */
+    g_mutex_lock(&v->lock);
+    guint64 settled = d->settled;
+    g_mutex_unlock(&v->lock);
+    if (settled && vfs_watch_settled(v, settled)) {
+      nn->dfd = d->fd;
+      nn->dfd_node = true;
+      nn->moves = settled;
+      return 0;
+    }
     struct stat st;
     int fd = pass_reach_st(v, c, d, O_PATH | O_DIRECTORY, "fs:write", &st, &nn->moves);
     if (fd < 0) err = -fd;
@@ -1345,6 +1376,18 @@ static void pass_follow_other_link(BoxVfs *v, Node *dir, const char *name, const
   g_free(other);
 }
 
+/* Before a name that is not a directory is removed: no other node's path
+ * runs through it, so only its own node (if any) loses its proven place;
+ * every other node stays settled (vfs_watch_moved would unsettle them all,
+ * and a directory being emptied would be walked to again for each name). */
+static void unsettle_name(BoxVfs *v, const NameId *id) {
+  if (!id->exists) return;
+  g_mutex_lock(&v->lock);
+  Node *n = vfs_pass_find(v, id->dev, id->ino);
+  if (n) n->settled = 0;
+  g_mutex_unlock(&v->lock);
+}
+
 static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name, bool dir) {
   BoxVfs *v = V(req);
   Caller c;
@@ -1363,7 +1406,8 @@ static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name, b
     if (!name_same(&before, &now)) {
       vfs_enforce(v, &c, "fs:delete", nn.path, true, "identity", IDENTITY_WHY);
       err = EACCES;
-    } else if (vfs_watch_moved(v), unlinkat(nn.dfd, name, dir ? AT_REMOVEDIR : 0) < 0) {
+    } else if (dir ? (vfs_watch_moved(v), unlinkat(nn.dfd, name, AT_REMOVEDIR)) < 0
+                   : (unsettle_name(v, &before), unlinkat(nn.dfd, name, 0)) < 0) {
       err = errno;
     } else if (!dir && before.exists && before.nlink > 1) {
       pass_follow_other_link(v, nn.dir, name, &before);

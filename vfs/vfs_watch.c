@@ -153,14 +153,46 @@ void vfs_watch_moved(BoxVfs *v) {
   __atomic_add_fetch(&v->watch_moves, 1, __ATOMIC_SEQ_CST);
 }
 
+static bool any_outside(char *buf, ssize_t len);
+static void watch_kick(BoxVfs *v);
+
+/* Events wait in the queue until the watch thread's next gathering: in a
+ * burst of creates or unlinks through the mount there is nearly always one
+ * of this daemon's own, and a settled node would be walked to anyway.  So
+ * the asking thread reads the queue itself: its own events need nothing
+ * done; an outside one counts as a move at once and goes to the watch
+ * thread, which expires the kernel's entries (here, on a request's thread,
+ * that could wait on the very directory lock the request holds). */
+static void drain_queue(BoxVfs *v) {
+  char buf[4096] __attribute__((aligned(8)));
+  if (!g_mutex_trylock(&v->watch_read_lock)) return; /* someone is reading it now */
+  g_atomic_int_inc(&v->watch_reading);
+  ssize_t len = read(v->watch_fd, buf, sizeof buf);
+  bool outside = len > 0 && any_outside(buf, len);
+  if (outside) {
+    vfs_watch_moved(v);
+    g_byte_array_append(v->watch_handoff, (guint8 *)buf, (guint)len);
+  }
+  g_atomic_int_inc(&v->watch_reading);
+  g_mutex_unlock(&v->watch_read_lock);
+  if (outside) watch_kick(v);
+}
+
 bool vfs_watch_settled(BoxVfs *v, guint64 settled) {
   if (!settled) return false;
-  int seq = g_atomic_int_get(&v->watch_reading);
-  if (seq & 1) return false;
-  int queued = 0;
-  if (ioctl(v->watch_fd, FIONREAD, &queued) != 0 || queued != 0) return false;
-  if (__atomic_load_n(&v->watch_moves, __ATOMIC_SEQ_CST) != settled) return false;
-  return g_atomic_int_get(&v->watch_reading) == seq;
+  for (bool drained = false;; drained = true) {
+    int seq = g_atomic_int_get(&v->watch_reading);
+    if (seq & 1) return false;
+    int queued = 0;
+    if (ioctl(v->watch_fd, FIONREAD, &queued) != 0) return false;
+    if (queued != 0) {
+      if (drained) return false;
+      drain_queue(v);
+      continue;
+    }
+    if (__atomic_load_n(&v->watch_moves, __ATOMIC_SEQ_CST) != settled) return false;
+    return g_atomic_int_get(&v->watch_reading) == seq;
+  }
 }
 
 static void watch_kick(BoxVfs *v) {
@@ -303,6 +335,12 @@ static gpointer watch_main(gpointer data) {
       if (read(v->watch_wake, &count, sizeof count) < 0 && errno != EAGAIN) break;
       if (g_atomic_int_get(&v->watch_quit)) break;
       if (g_atomic_int_compare_and_exchange(&v->watch_flush, 1, 0)) invalidate_all(v);
+      g_mutex_lock(&v->watch_read_lock);
+      GByteArray *handed = v->watch_handoff;
+      v->watch_handoff = g_byte_array_new();
+      g_mutex_unlock(&v->watch_read_lock);
+      if (handed->len > 0) handle_events(v, (char *)handed->data, (ssize_t)handed->len);
+      g_byte_array_unref(handed);
       continue;
     }
     /* Most events are this daemon's own (every create and unlink through
@@ -311,10 +349,12 @@ static gpointer watch_main(gpointer data) {
     g_usleep(WATCH_GATHER_US);
     ssize_t len;
     for (;;) {
+      g_mutex_lock(&v->watch_read_lock);
       g_atomic_int_inc(&v->watch_reading); /* odd: events out of the queue, not yet counted */
       len = read(v->watch_fd, buf, WATCH_BUF);
       if (len > 0 && any_outside(buf, len)) vfs_watch_moved(v);
       g_atomic_int_inc(&v->watch_reading);
+      g_mutex_unlock(&v->watch_read_lock);
       if (len <= 0) break;
       handle_events(v, buf, len);
     }
@@ -329,6 +369,8 @@ void vfs_watch_start(BoxVfs *v) {
   v->watch_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (v->watch_wake < 0) return;
   v->watch_moves = 1; /* 0 is no stamp */
+  g_mutex_init(&v->watch_read_lock);
+  v->watch_handoff = g_byte_array_new();
   v->watch_thread = g_thread_new("box-watch", watch_main, v);
 }
 
@@ -338,6 +380,9 @@ void vfs_watch_stop(BoxVfs *v) {
     watch_kick(v);
     g_thread_join(v->watch_thread);
     v->watch_thread = NULL;
+    g_byte_array_unref(v->watch_handoff);
+    v->watch_handoff = NULL;
+    g_mutex_clear(&v->watch_read_lock);
   }
 }
 
