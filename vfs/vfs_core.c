@@ -473,10 +473,13 @@ void vfs_outcome_flush(const char *result) {
   history_batch_close();
 }
 
+/* Made for every decided operation: the keys are literals, added once each
+ * (no copy of a key, no search for one already there). */
 static json_object *fs_input(const char *spelled, const char *operation) {
   json_object *in = json_object_new_object();
-  json_object_object_add(in, "path", json_object_new_string(spelled));
-  json_object_object_add(in, "operation", json_object_new_string(operation));
+  const unsigned how = JSON_C_OBJECT_ADD_KEY_IS_NEW | JSON_C_OBJECT_ADD_CONSTANT_KEY;
+  json_object_object_add_ex(in, "path", json_object_new_string(spelled), how);
+  json_object_object_add_ex(in, "operation", json_object_new_string(operation), how);
   return in;
 }
 
