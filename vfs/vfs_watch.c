@@ -35,8 +35,9 @@
  * by a walk is stamped with the count read before the walk began, if every
  * directory from its parent up to its root is marked.  While the count is
  * still that stamp, no event is queued (FIONREAD: an outside change that
- * has returned to its caller has queued its event) and the watch thread
- * holds none it has not counted (watch_reading, a sequence count), nothing
+ * has returned to its caller has queued its event; a queue found holding
+ * some is read by the asking thread, drain_queue) and no reader holds one
+ * it has not counted (watch_reading, a sequence count), nothing
  * has changed any name on the node's path since the walk, so the path still
  * names the node's object: its descriptor is used as the walk's would be.
  * Not covered: a mount made over a directory of a root from outside (no
@@ -336,11 +337,11 @@ static gpointer watch_main(gpointer data) {
       if (g_atomic_int_get(&v->watch_quit)) break;
       if (g_atomic_int_compare_and_exchange(&v->watch_flush, 1, 0)) invalidate_all(v);
       g_mutex_lock(&v->watch_read_lock);
-      GByteArray *handed = v->watch_handoff;
-      v->watch_handoff = g_byte_array_new();
+      GByteArray *handed = v->watch_handoff->len ? v->watch_handoff : NULL;
+      if (handed) v->watch_handoff = g_byte_array_new();
       g_mutex_unlock(&v->watch_read_lock);
-      if (handed->len > 0) handle_events(v, (char *)handed->data, (ssize_t)handed->len);
-      g_byte_array_unref(handed);
+      if (handed) handle_events(v, (char *)handed->data, (ssize_t)handed->len);
+      if (handed) g_byte_array_unref(handed);
       continue;
     }
     /* Most events are this daemon's own (every create and unlink through
