@@ -469,15 +469,21 @@ static bool pass_known_child(BoxVfs *v, Node *dir, const char *name, struct fuse
   return ok;
 }
 
+/* n's stamp from the last walk that proved its place (vfs_watch_proven), or 0 */
+static guint64 node_stamp(BoxVfs *v, Node *n) {
+  g_mutex_lock(&v->lock);
+  guint64 settled = n->settled;
+  g_mutex_unlock(&v->lock);
+  return settled;
+}
+
 /* A lookup in a directory no name on whose path has changed since a walk
  * found it (vfs_watch.c): its own descriptor stands for the walk.  What the
  * fstatat read counts only if the directory is still settled after it (an
  * outside rename in between would have queued its event by then).  True
  * with *err set (0: *e filled) where that held; false: the caller walks. */
 static bool pass_settled_child(BoxVfs *v, Node *dir, const char *name, struct fuse_entry_param *e, int *err) {
-  g_mutex_lock(&v->lock);
-  guint64 settled = dir->settled;
-  g_mutex_unlock(&v->lock);
+  guint64 settled = node_stamp(v, dir);
   if (!settled || !vfs_watch_settled(v, settled)) return false;
   struct stat st;
   int r = fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
@@ -699,9 +705,7 @@ static int deny_identity(BoxVfs *v, const Caller *c, Node *n, const char *action
  * second walk finds n there again.  Where no name has changed since a walk
  * found n, no walk is needed at all. */
 static int pass_stat_placed(BoxVfs *v, const Caller *c, Node *n, struct stat *st) {
-  g_mutex_lock(&v->lock);
-  guint64 settled = n->settled;
-  g_mutex_unlock(&v->lock);
+  guint64 settled = node_stamp(v, n);
   if (settled && fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 && vfs_watch_settled(v, settled))
     return 0;
   guint64 moves;
@@ -1131,9 +1135,7 @@ static int new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *n
     /* Where no name on the directory's path has changed since a walk found
      * it (vfs_watch.c), its own descriptor is the one a walk would open: a
      * create or unlink in it skips the walk (openat2, fstat, close). */
-    g_mutex_lock(&v->lock);
-    guint64 settled = d->settled;
-    g_mutex_unlock(&v->lock);
+    guint64 settled = node_stamp(v, d);
     if (settled && vfs_watch_settled(v, settled)) {
       nn->dfd = d->fd;
       nn->dfd_node = true;

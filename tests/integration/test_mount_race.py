@@ -129,7 +129,6 @@ def moved_out_race(box, loop, policy_extra=""):
     failed = [l for l in body if l != "5"]
     assert all(l.startswith("stat: ") for l in failed), failed[:5]
     assert real > 0 and failed, (real, len(failed))
-    return real, failed
 
 
 # eight stats a command: more of them fall in each move's moment
