@@ -477,17 +477,32 @@ static guint64 node_stamp(BoxVfs *v, Node *n) {
   return settled;
 }
 
+/* A bound root's node holds the very descriptor every walk starts from: its
+ * place cannot change, so its own descriptor always stands for a walk to it
+ * (without a watch too).  *stamp: the watch's count now, which a child
+ * found through it is proven at (0 without a watch). */
+static bool pass_is_root(BoxVfs *v, Node *dir, guint64 *stamp) {
+  if (dir->kind != NODE_PASS || !dir->root_path || dir->fd < 0) return false;
+  *stamp = vfs_watch_moves(v);
+  return true;
+}
+
 /* A lookup in a directory no name on whose path has changed since a walk
- * found it (vfs_watch.c): its own descriptor stands for the walk.  What the
- * fstatat read counts only if the directory is still settled after it (an
- * outside rename in between would have queued its event by then).  True
- * with *err set (0: *e filled) where that held; false: the caller walks. */
+ * found it (vfs_watch.c), or in a bound root: its own descriptor stands for
+ * the walk.  What the fstatat read counts only if the directory is still
+ * settled after it (an outside rename in between would have queued its
+ * event by then).  True with *err set (0: *e filled) where that held;
+ * false: the caller walks. */
 static bool pass_settled_child(BoxVfs *v, Node *dir, const char *name, struct fuse_entry_param *e, int *err) {
-  guint64 settled = node_stamp(v, dir);
-  if (!settled || !vfs_watch_settled(v, settled)) return false;
+  guint64 settled;
+  bool root = pass_is_root(v, dir, &settled);
+  if (!root) {
+    settled = node_stamp(v, dir);
+    if (!settled || !vfs_watch_settled(v, settled)) return false;
+  }
   struct stat st;
   int r = fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
-  if (!vfs_watch_settled(v, settled)) return false;
+  if (!root && !vfs_watch_settled(v, settled)) return false;
   *err = r ? r : pass_child_known(v, dir, dir->fd, name, e, &st, settled);
   return true;
 }
@@ -705,7 +720,9 @@ static int deny_identity(BoxVfs *v, const Caller *c, Node *n, const char *action
  * second walk finds n there again.  Where no name has changed since a walk
  * found n, no walk is needed at all. */
 static int pass_stat_placed(BoxVfs *v, const Caller *c, Node *n, struct stat *st) {
-  guint64 settled = node_stamp(v, n);
+  guint64 settled;
+  if (pass_is_root(v, n, &settled)) return fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
+  settled = node_stamp(v, n);
   if (settled && fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 && vfs_watch_settled(v, settled))
     return 0;
   guint64 moves;
@@ -1132,11 +1149,12 @@ static int new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *n
   g_mutex_unlock(&v->lock);
   if (!err) err = check_perm(v, d, c, W_OK | X_OK);
   if (!err && nn->pass) {
-    /* Where no name on the directory's path has changed since a walk found
-     * it (vfs_watch.c), its own descriptor is the one a walk would open: a
-     * create or unlink in it skips the walk (openat2, fstat, close). */
-    guint64 settled = node_stamp(v, d);
-    if (settled && vfs_watch_settled(v, settled)) {
+    /* In a bound root, or where no name on the directory's path has changed
+     * since a walk found it (vfs_watch.c), its own descriptor is the one a
+     * walk would open: a create or unlink in it skips the walk (openat2,
+     * fstat, close). */
+    guint64 settled;
+    if (pass_is_root(v, d, &settled) || ((settled = node_stamp(v, d)) && vfs_watch_settled(v, settled))) {
       nn->dfd = d->fd;
       nn->dfd_node = true;
       nn->moves = settled;
