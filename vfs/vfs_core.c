@@ -76,7 +76,7 @@ Node *vfs_node_get(BoxVfs *v, fuse_ino_t ino) {
 }
 
 Node *vfs_node_new(BoxVfs *v, NodeKind kind, int cmd) {
-  Node *n = g_new0(Node, 1);
+  Node *n = vfs_zalloc(sizeof *n);
   n->ino = v->next_ino++;
   n->kind = kind;
   n->cmd = cmd;
@@ -473,14 +473,58 @@ void vfs_outcome_flush(const char *result) {
   history_batch_close();
 }
 
-/* Made for every decided operation: the keys are literals, added once each
- * (no copy of a key, no search for one already there). */
+/* A decided operation's input, {"path": spelled, "operation": operation}.
+ * Made for every decided operation, so each thread keeps one and fills it
+ * again: json-c builds an object in five allocations, three of them callocs,
+ * which glibc serves without the thread's cache.  The keys are literals,
+ * added once each (no copy of a key, no search for one already there). */
+typedef struct {
+  json_object *in, *path, *operation; /* the spare input and its two values */
+} SpareInput;
+
+static void spare_input_free(gpointer p) {
+  SpareInput *s = p;
+  if (s->in) json_object_put(s->in);
+  g_free(s);
+}
+static GPrivate spare_input = G_PRIVATE_INIT(spare_input_free);
+
 static json_object *fs_input(const char *spelled, const char *operation) {
+  SpareInput *s = g_private_get(&spare_input);
+  if (s && s->in) {
+    json_object *in = s->in;
+    s->in = NULL;
+    /* a policy callback that changed it would have added a key: made anew */
+    if (json_object_object_length(in) == 2 && json_object_set_string(s->path, spelled) &&
+        json_object_set_string(s->operation, operation))
+      return in;
+    json_object_put(in);
+  }
   json_object *in = json_object_new_object();
   const unsigned how = JSON_C_OBJECT_ADD_KEY_IS_NEW | JSON_C_OBJECT_ADD_CONSTANT_KEY;
   json_object_object_add_ex(in, "path", json_object_new_string(spelled), how);
   json_object_object_add_ex(in, "operation", json_object_new_string(operation), how);
   return in;
+}
+
+/* The decision on in is made; shared: another reference to it was taken
+ * (the outcome raiser's), so it is not this thread's to fill again. */
+static void fs_input_done(json_object *in, bool shared) {
+  SpareInput *s = g_private_get(&spare_input);
+  if (!s) {
+    s = g_new0(SpareInput, 1);
+    g_private_set(&spare_input, s);
+  }
+  json_object *path, *operation;
+  if (shared || s->in || !json_object_object_get_ex(in, "path", &path) ||
+      !json_object_object_get_ex(in, "operation", &operation) || !json_object_is_type(path, json_type_string) ||
+      !json_object_is_type(operation, json_type_string)) {
+    json_object_put(in);
+    return;
+  }
+  s->in = in;
+  s->path = path;
+  s->operation = operation;
 }
 
 /* ---- the decision cache (cache_decisions) ---- */
@@ -606,7 +650,7 @@ int vfs_decide_obj(BoxVfs *v, const Caller *c, const char *action, const char *p
   Job *job = vfs_job_current();
   if (job && !vfs_job_decide_begin(job)) {
     /* interrupted before policy was asked: nothing decided, nothing logged */
-    json_object_put(input);
+    fs_input_done(input, false);
     g_free(spelled);
     return EINTR;
   }
@@ -629,9 +673,10 @@ int vfs_decide_obj(BoxVfs *v, const Caller *c, const char *action, const char *p
   /* Cancelled while policy decided: the decision is logged all the same,
    * the request was answered EINTR and nothing is done. */
   int rc = finish_decision(v, c, action, input, d);
-  if (rc == 0 && v->outcome) outcome_push(v, c->cmd, action, input);
+  bool raised = rc == 0 && v->outcome;
+  if (raised) outcome_push(v, c->cmd, action, input);
   if (!live) rc = EINTR;
-  json_object_put(input);
+  fs_input_done(input, raised);
   g_free(spelled);
   return rc;
 }
@@ -656,7 +701,7 @@ static int probe(BoxVfs *v, const Caller *c, const char *path, bool host_backed,
     BoxDecision *w = ask_how(v, c->cmd, "fs:write", win, spelled, "write_content", quiet);
     bool may_write = w && w->verdict == BOX_VERDICT_PERMIT;
     if (w) decision_free(w);
-    json_object_put(win);
+    fs_input_done(win, false);
     if (!may_write) {
       if (!d) {
         char *text = g_strdup_printf("%s: no decision could be made", spelled);
@@ -670,7 +715,7 @@ static int probe(BoxVfs *v, const Caller *c, const char *path, bool host_backed,
     }
   }
   if (d) decision_free(d);
-  json_object_put(input);
+  fs_input_done(input, false);
   g_free(spelled);
   return rc;
 }
@@ -709,7 +754,7 @@ void vfs_enforce(BoxVfs *v, const Caller *c, const char *action, const char *pat
   json_object *input = fs_input(spelled, "other");
   BoxDecision *d = decision_enforcement(action, spelled, gate, text);
   finish_decision(v, c, action, input, d);
-  json_object_put(input);
+  fs_input_done(input, false);
   g_free(text);
   g_free(spelled);
 }

@@ -7,6 +7,7 @@
 #include <fuse_lowlevel.h>
 #include <dirent.h>
 #include <pthread.h>
+#include <string.h>
 #include <sys/stat.h>
 #include "vfs/vfs.h"
 
@@ -17,6 +18,14 @@
 #define VFS_DECISION_THREADS 64 /* pending decisions at once */
 #define VFS_VERDICTS_MAX 65536u /* cached verdicts per command; dropped when full */
 #define VFS_RAM_INO_BIT (1ull << 62) /* st_ino of virtual and RAM nodes */
+
+/* Zeroed memory by malloc and memset: glibc's calloc (g_new0) bypasses the
+ * thread's cache, a slow path on every create and open. */
+static inline void *vfs_zalloc(size_t size) {
+  void *p = g_malloc(size);
+  memset(p, 0, size);
+  return p;
+}
 
 typedef enum {
   NODE_ROOT,     /* ino 1 */

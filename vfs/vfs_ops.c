@@ -1581,7 +1581,7 @@ static void run_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 /* ---- files ---- */
 
 static Fh *fh_new(FhKind kind, int cmd, Node *n) {
-  Fh *fh = g_new0(Fh, 1);
+  Fh *fh = vfs_zalloc(sizeof *fh);
   __atomic_add_fetch(&n->opens, 1, __ATOMIC_SEQ_CST);
   fh->kind = kind;
   fh->cmd = cmd;
