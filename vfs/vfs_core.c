@@ -608,6 +608,10 @@ bool vfs_floor_refuses(BoxVfs *v, const char *path, const VfsObjId *obj) {
   return floor_reason_obj(v, path, false, obj) != NULL;
 }
 
+const char *vfs_floor_reason(BoxVfs *v, const char *path, const VfsObjId *obj) {
+  return floor_reason_obj(v, path, true, obj);
+}
+
 void box_vfs_invalidate_decisions(BoxVfs *v) {
   g_mutex_lock(&v->lock);
   for (guint i = 0; i < v->commands->len; i++) {

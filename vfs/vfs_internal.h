@@ -319,6 +319,8 @@ bool vfs_verdict_cached_permit(BoxVfs *v, int cmd, const char *action, const cha
                                const char *path, bool host_backed);
 /* Whether the reach floor refuses the host path whose object is obj. */
 bool vfs_floor_refuses(BoxVfs *v, const char *path, const VfsObjId *obj);
+/* Why the floor refuses to change that path (NULL: it does not). */
+const char *vfs_floor_reason(BoxVfs *v, const char *path, const VfsObjId *obj);
 /* A lookup that found nothing: ENOENT, or EACCES (recorded) when policy would
  * neither let the caller read nor write the path. */
 int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_backed);

@@ -1739,14 +1739,28 @@ static void run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
   vfs_place(v, req, NULL, &c);
   NewName nn;
   int err = new_name(v, &c, parent, name, &nn);
-  VfsObjId at;
+  /* The kernel sends CREATE for a name its lookup found missing: the floor
+   * is asked of no object, and the file is made with O_EXCL, so that it is
+   * that new file or nothing.  A name made since (by someone else) is asked
+   * of again before it is opened. */
+  VfsObjId none = {0, 0};
   if (!err)
-    err = vfs_decide_obj(v, &c, "fs:write", nn.path, nn.pass, "write_content", true, name_obj(&nn, name, &at));
+    err = vfs_decide_obj(v, &c, "fs:write", nn.path, nn.pass, "write_content", true, nn.pass ? &none : NULL);
   struct fuse_entry_param e;
   Fh *fh = NULL;
   if (!err && nn.pass) {
-    int fd = openat(nn.dfd, name,
-                    (fi->flags & ~O_NOFOLLOW) | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
+    int flags = (fi->flags & ~O_NOFOLLOW) | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
+    int fd = openat(nn.dfd, name, flags | O_EXCL, mode & 07777);
+    if (fd < 0 && errno == EEXIST && !(fi->flags & O_EXCL)) {
+      VfsObjId at;
+      const char *why = vfs_floor_reason(v, nn.path, name_obj(&nn, name, &at));
+      if (why) {
+        vfs_enforce(v, &c, "fs:write", nn.path, true, "reach-floor", why);
+        errno = EACCES;
+      } else {
+        fd = openat(nn.dfd, name, flags, mode & 07777);
+      }
+    }
     if (fd < 0) {
       err = errno;
     } else {
