@@ -35,6 +35,7 @@ typedef struct {
   char nanos[32];
   BoxPackedDecision *d;
 } Queued;
+G_STATIC_ASSERT(sizeof(Queued) % 8 == 0); /* the packed decision follows it */
 
 struct BoxDecisionLog {
   int fd;
@@ -620,9 +621,14 @@ static void write_out(BoxDecisionLog *log, const char *line, size_t len) {
 }
 
 static Queued *queued_new(const char *action, const BoxDecision *d) {
-  Queued *q = g_new(Queued, 1);
+  /* the record and its packed decision in one block: it is made on the
+   * deciding thread and freed on the writer's, where a second block would
+   * be one more free into another thread's arena */
+  void *block;
+  BoxPackedDecision *p = policy_decision_pack_after(d, action, sizeof(Queued), &block);
+  Queued *q = block;
+  q->d = p;
   box_decision_log_now(q->nanos);
-  q->d = box_decision_pack(d, action);
   return q;
 }
 
@@ -645,7 +651,6 @@ static void drain(BoxDecisionLog *log) {
     random_hex_fast(trace, 16);
     random_hex_fast(span, 8);
     render_into(log, log->out, log->attrs, p->action, NULL, NULL, &d, e->nanos, trace, span);
-    g_free(e->d);
     g_free(e);
   }
   g_ptr_array_set_size(q, 0);

@@ -706,8 +706,17 @@ static BoxPackedDecision *packed_copy(void *to, const BoxPackedDecision *c) {
 }
 
 BoxPackedDecision *box_decision_pack(const BoxDecision *d, const char *action) {
+  void *block;
+  return policy_decision_pack_after(d, action, 0, &block);
+}
+
+BoxPackedDecision *policy_decision_pack_after(const BoxDecision *d, const char *action, size_t head, void **block) {
   const BoxPackedDecision *from = d->packed_;
-  if (from && (!action || strcmp(action, from->action) == 0)) return packed_copy(g_malloc(from->size), from);
+  if (from && (!action || strcmp(action, from->action) == 0)) {
+    char *b = g_malloc(head + from->size);
+    *block = b;
+    return packed_copy(b + head, from);
+  }
   if (!action) action = d->action;
   const char *str[6] = {action, d->resource, d->rule, d->description, d->message, d->reason};
   guint nids = d->determining_ids ? d->determining_ids->len : 0;
@@ -715,7 +724,9 @@ BoxPackedDecision *box_decision_pack(const BoxDecision *d, const char *action) {
   for (int i = 0; i < 6; i++) bytes += str[i] ? strlen(str[i]) + 1 : 0;
   for (guint i = 0; i < nids; i++) bytes += strlen(g_ptr_array_index(d->determining_ids, i)) + 1;
   size_t size = sizeof(BoxPackedDecision) + nids * sizeof(char *) + bytes;
-  BoxPackedDecision *c = g_malloc(size);
+  char *b = g_malloc(head + size);
+  *block = b;
+  BoxPackedDecision *c = (BoxPackedDecision *)(void *)(b + head);
   c->size = size;
   char *at = (char *)(c->ids + nids);
   c->verdict = d->verdict;

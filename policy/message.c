@@ -153,9 +153,18 @@ char *policy_cap_utf8(const char *s, size_t max, const char *suffix) {
   return g_string_free(out, FALSE);
 }
 
+static void message_buffer_free(gpointer p) { g_string_free(p, TRUE); }
+static GPrivate message_buffer = G_PRIVATE_INIT(message_buffer_free);
+
 char *policy_build_message(const BoxDecision *d, const Rule *const *forbids, size_t nforbids) {
-  /* sized for the usual message, so that it is not grown piece by piece */
-  GString *m = g_string_sized_new(112 + (d->resource ? strlen(d->resource) : 0));
+  /* built in a buffer the thread keeps, then copied once: one allocation
+   * for the message of nearly every file operation's decision */
+  GString *m = g_private_get(&message_buffer);
+  if (!m) {
+    m = g_string_sized_new(512);
+    g_private_set(&message_buffer, m);
+  }
+  g_string_truncate(m, 0);
   policy_app_len(m, "policy ", 7);
   policy_app(m, d->verdict == BOX_VERDICT_PERMIT ? "permitted" : "denied");
   policy_app(m, " this operation");
@@ -188,12 +197,11 @@ char *policy_build_message(const BoxDecision *d, const Rule *const *forbids, siz
     break;
   case BOX_CAUSE_ENFORCEMENT: policy_app_c(m, '.'); break;
   }
-  if (m->len > MESSAGE_MAX) {
-    char *cut = policy_cap_utf8(m->str, MESSAGE_MAX, "...");
-    g_string_free(m, TRUE);
-    return cut;
+  char *out = m->len > MESSAGE_MAX ? policy_cap_utf8(m->str, MESSAGE_MAX, "...") : g_strndup(m->str, m->len);
+  if (m->allocated_len > 64 * 1024) { /* a huge message's buffer is not kept */
+    g_private_replace(&message_buffer, g_string_sized_new(512));
   }
-  return g_string_free(m, FALSE);
+  return out;
 }
 
 /* ---- resource label -------------------------------------------------------- */

@@ -278,4 +278,9 @@ void policy_json_append(GString *o, json_object *rec, int flags);
  * bytes a step while none needs escaping. */
 void policy_json_escaped(GString *o, const char *s, size_t n);
 
+/* As box_decision_pack, in one block with head bytes before the packed
+ * decision (a multiple of 8: the caller's record of it); *block: the block,
+ * to g_free. */
+BoxPackedDecision *policy_decision_pack_after(const BoxDecision *d, const char *action, size_t head, void **block);
+
 #endif
