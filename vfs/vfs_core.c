@@ -544,7 +544,13 @@ static GHashTable *verdicts_new(void) {
 static BoxDecision *ask_how(BoxVfs *v, int cmd, const char *action, json_object *input,
                             const char *spelled, const char *operation, bool quiet) {
   if (!v->cache_decisions) return v->decide(v->decide_data, cmd, action, input);
-  char *key = g_strconcat(action, "\x1f", operation, "\x1f", spelled, NULL);
+  /* the key on the stack (copied only into the cache): a hit allocates nothing */
+  char buf[PATH_MAX + 64];
+  const char *parts[] = {action, "\x1f", operation, "\x1f", spelled};
+  char *long_key = vfs_concat(buf, sizeof buf, parts, G_N_ELEMENTS(parts))
+                       ? NULL
+                       : g_strconcat(action, "\x1f", operation, "\x1f", spelled, NULL);
+  const char *key = long_key ? long_key : buf;
   BoxDecision *hit = NULL;
   g_mutex_lock(&v->lock);
   Command *cm = vfs_command(v, cmd);
@@ -554,26 +560,27 @@ static BoxDecision *ask_how(BoxVfs *v, int cmd, const char *action, json_object 
   if (hit) {
     __atomic_add_fetch(&v->cache_hits, 1, __ATOMIC_RELAXED);
     if (v->note && !quiet) v->note(v->decide_data, cmd, action, input, hit);
-    g_free(key);
+    g_free(long_key);
     return hit;
   }
   BoxDecision *d = (quiet ? v->decide_quiet : v->decide)(v->decide_data, cmd, action, input);
   if (!d) {
-    g_free(key);
+    g_free(long_key);
     return NULL;
   }
   Cached *keep = box_decision_pack(d, NULL);
+  char *stored = long_key ? long_key : g_strdup(buf);
   g_mutex_lock(&v->lock);
   cm = vfs_command(v, cmd);
   if (cm) {
     if (g_hash_table_size(cm->verdicts) >= VFS_VERDICTS_MAX) g_hash_table_remove_all(cm->verdicts);
-    g_hash_table_replace(cm->verdicts, key, keep);
-    key = NULL;
+    g_hash_table_replace(cm->verdicts, stored, keep);
+    stored = NULL;
     keep = NULL;
   }
   g_mutex_unlock(&v->lock);
   g_free(keep);
-  g_free(key);
+  g_free(stored);
   return d;
 }
 
