@@ -63,9 +63,9 @@ struct History {
 static __thread guint64 tls_deferring;
 static guint64 history_ids;
 
-/* CRC-32 (IEEE, reflected), four bytes a step: it runs over every record
+/* CRC-32 (IEEE, reflected), eight bytes a step: it runs over every record
  * written, the hot path of a box reading many files. */
-static uint32_t crc_table[4][256];
+static uint32_t crc_table[8][256];
 static void crc_init(void) {
   for (uint32_t i = 0; i < 256; i++) {
     uint32_t c = i;
@@ -73,7 +73,7 @@ static void crc_init(void) {
     crc_table[0][i] = c;
   }
   for (uint32_t i = 0; i < 256; i++)
-    for (int k = 1; k < 4; k++) crc_table[k][i] = (crc_table[k - 1][i] >> 8) ^ crc_table[0][crc_table[k - 1][i] & 0xFF];
+    for (int k = 1; k < 8; k++) crc_table[k][i] = (crc_table[k - 1][i] >> 8) ^ crc_table[0][crc_table[k - 1][i] & 0xFF];
 }
 static uint32_t crc32_of(const char *s, size_t n) {
   static gsize once = 0;
@@ -83,9 +83,12 @@ static uint32_t crc32_of(const char *s, size_t n) {
   }
   const unsigned char *p = (const unsigned char *)s;
   uint32_t c = 0xFFFFFFFFu;
-  for (; n >= 4; n -= 4, p += 4) {
-    c ^= (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-    c = crc_table[3][c & 0xFF] ^ crc_table[2][(c >> 8) & 0xFF] ^ crc_table[1][(c >> 16) & 0xFF] ^ crc_table[0][c >> 24];
+  for (; n >= 8; n -= 8, p += 8) {
+    uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+    uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+    c = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^ crc_table[5][(lo >> 16) & 0xFF] ^
+        crc_table[4][lo >> 24] ^ crc_table[3][hi & 0xFF] ^ crc_table[2][(hi >> 8) & 0xFF] ^
+        crc_table[1][(hi >> 16) & 0xFF] ^ crc_table[0][hi >> 24];
   }
   for (; n; n--, p++) c = crc_table[0][(c ^ *p) & 0xFF] ^ (c >> 8);
   return c ^ 0xFFFFFFFFu;
@@ -328,11 +331,23 @@ static bool write_record(History *h, json_object *rec, char **why) {
   return put_line(h, o, at, why);
 }
 
+/* two digits a step: a record has five numbers, its times 19 digits long */
 static void put_u64(GString *o, uint64_t v) {
+  static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                              "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                              "8081828384858687888990919293949596979899";
   char buf[24];
   int i = (int)sizeof buf;
-  do buf[--i] = (char)('0' + v % 10);
-  while ((v /= 10) != 0);
+  for (; v >= 100; v /= 100) {
+    i -= 2;
+    memcpy(buf + i, pairs + 2 * (v % 100), 2);
+  }
+  if (v >= 10) {
+    i -= 2;
+    memcpy(buf + i, pairs + 2 * v, 2);
+  } else {
+    buf[--i] = (char)('0' + v);
+  }
   policy_app_len(o, buf + i, sizeof buf - (size_t)i);
 }
 

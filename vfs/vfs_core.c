@@ -462,12 +462,16 @@ static void outcome_push(BoxVfs *v, int cmd, const char *action, json_object *in
   g_array_append_val(tls_raised, r);
 }
 
+static void fs_input_done(json_object *in, bool shared);
+
 void vfs_outcome_flush(const char *result) {
   for (guint i = 0; tls_raised && i < tls_raised->len; i++) {
     Raised *r = &g_array_index(tls_raised, Raised, i);
     r->v->outcome(r->v->decide_data, r->cmd, r->action, r->input, result);
     g_free(r->action);
-    json_object_put(r->input);
+    /* the last reference (neither policy nor the log keeps an input): the
+     * thread's spare again */
+    fs_input_done(r->input, false);
   }
   if (tls_raised) g_array_set_size(tls_raised, 0);
   history_batch_close();
@@ -533,8 +537,27 @@ static void fs_input_done(json_object *in, bool shared) {
  * for almost every decided operation. */
 typedef BoxPackedDecision Cached;
 
+/* A verdict's key is an action, an operation and a path, some 60 bytes or
+ * more, hashed on every decided operation: eight bytes a step (g_str_hash
+ * takes one). */
+static guint verdict_hash(gconstpointer key) {
+  const char *s = key;
+  size_t n = strlen(s);
+  guint64 h = 0x9e3779b97f4a7c15ull ^ n;
+  for (; n >= 8; n -= 8, s += 8) {
+    guint64 w;
+    memcpy(&w, s, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  }
+  guint64 w = 0;
+  memcpy(&w, s, n);
+  h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+  return (guint)(h ^ (h >> 29));
+}
+
 static GHashTable *verdicts_new(void) {
-  return g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  return g_hash_table_new_full(verdict_hash, g_str_equal, g_free, g_free);
 }
 
 /* Policy's verdict on (action, input), from the command's cache when the
