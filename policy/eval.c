@@ -715,7 +715,12 @@ BoxPackedDecision *policy_decision_pack_after(const BoxDecision *d, const char *
   if (from && (!action || strcmp(action, from->action) == 0)) {
     char *b = g_malloc(head + from->size);
     *block = b;
-    return packed_copy(b + head, from);
+    /* the strings are the decision's for good; its flags may have been set since */
+    BoxPackedDecision *c = packed_copy(b + head, from);
+    c->verdict = d->verdict;
+    c->cause = d->cause;
+    c->dry_run = d->dry_run;
+    return c;
   }
   if (!action) action = d->action;
   const char *str[6] = {action, d->resource, d->rule, d->description, d->message, d->reason};
@@ -743,11 +748,18 @@ BoxPackedDecision *policy_decision_pack_after(const BoxDecision *d, const char *
   return c;
 }
 
-BoxDecision *box_decision_unpack(const BoxPackedDecision *c) {
-  /* one allocation: the decision, then the copy its strings point into */
-  BoxDecision *x = g_malloc(sizeof *x + c->size); /* not calloc: see decision_take */
+/* A decision whose strings are in its own block: its determining ids are
+ * a view of the block's (read as an array; never grown nor freed alone). */
+typedef struct {
+  BoxDecision d;
+  GPtrArray ids;
+} Unpacked;
+
+/* The decision at u, whose strings are in k (u's own block) */
+static BoxDecision *unpacked_at(void *u, const BoxPackedDecision *k) {
+  Unpacked *up = u;
+  BoxDecision *x = &up->d;
   memset(x, 0, sizeof *x);
-  const BoxPackedDecision *k = packed_copy(x + 1, c);
   x->verdict = k->verdict;
   x->cause = k->cause;
   x->action = (char *)k->action;
@@ -757,16 +769,22 @@ BoxDecision *box_decision_unpack(const BoxPackedDecision *c) {
   x->message = (char *)k->message;
   x->reason = (char *)k->reason;
   x->dry_run = k->dry_run;
-  x->determining_ids = g_ptr_array_sized_new(k->nids);
-  for (guint i = 0; i < k->nids; i++) g_ptr_array_add(x->determining_ids, (char *)k->ids[i]);
+  up->ids.pdata = (gpointer *)(void *)k->ids;
+  up->ids.len = k->nids;
+  x->determining_ids = &up->ids;
   x->packed_ = k;
   return x;
 }
 
+BoxDecision *box_decision_unpack(const BoxPackedDecision *c) {
+  /* one allocation: the decision, then the copy its strings point into */
+  Unpacked *u = g_malloc(sizeof *u + c->size); /* not calloc: see decision_take */
+  return unpacked_at(u, packed_copy(u + 1, c));
+}
+
 void box_decision_free(BoxDecision *d) {
   if (!d) return;
-  if (d->packed_) { /* the strings are in d's own allocation */
-    g_ptr_array_free(d->determining_ids, TRUE);
+  if (d->packed_) { /* the strings and the ids are in d's own allocation */
     g_free(d);
     return;
   }
@@ -802,31 +820,54 @@ BoxDecision *box_policy_decide_quiet(BoxPolicy *policy, const char *action, json
   return decide(policy, action, input, true);
 }
 
-static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *input, bool quiet) {
-  BoxDecision *d = decision_take(action, box_policy_resource_label(action, input));
-  d->verdict = BOX_VERDICT_DENY;
+/* A decision made: its strings (borrowed: from the request, the policy's
+ * rules, the thread's message buffer) copied into one block with it, as
+ * an unpacked cache entry is, so that the cache and the log copy it whole
+ * and freeing it is one free.  m holds the verdict, the cause and the
+ * strings; ids, the determining rules' labels. */
+static BoxDecision *decision_made(BoxDecision *m, const Rule *const *forbids, size_t nforbids,
+                                  const char *const *ids, guint nids) {
+  GPtrArray idv = {.pdata = (gpointer *)ids, .len = nids};
+  m->determining_ids = &idv;
+  char *capped;
+  m->message = (char *)policy_build_message(m, forbids, nforbids, &capped);
+  void *block;
+  const BoxPackedDecision *k = policy_decision_pack_after(m, NULL, sizeof(Unpacked), &block);
+  g_free(capped);
+  return unpacked_at(block, k);
+}
 
+/* A decision refused before any rule ran (reason: a literal, or *owned) */
+static BoxDecision *decision_fault(const char *action, char *resource, const char *reason) {
+  BoxDecision m = {.verdict = BOX_VERDICT_DENY, .cause = BOX_CAUSE_INTERNAL_FAULT};
+  m.action = (char *)action;
+  m.resource = resource ? resource : (char *)"";
+  m.rule = (char *)"<default-deny>";
+  m.reason = (char *)reason;
+  BoxDecision *d = decision_made(&m, NULL, 0, NULL, 0);
+  g_free(resource);
+  return d;
+}
+
+static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *input, bool quiet) {
+  char *resource = box_policy_resource_label(action, input);
+  if (!action) action = "";
   int ai = policy_action_index(action);
   char *why = NULL;
   if (ai < 0 || !policy_request_valid(ai, input, &why)) {
     g_printerr("box: warning: policy refused a malformed request: %s\n",
                why ? why : "unknown action");
     g_free(why);
-    d->cause = BOX_CAUSE_INTERNAL_FAULT;
-    d->rule = g_strdup("<default-deny>");
-    d->reason = g_strdup("the request could not be evaluated, so it was refused");
-    d->message = policy_build_message(d, NULL, 0);
-    return d;
+    return decision_fault(action, resource, "the request could not be evaluated, so it was refused");
   }
 
   /* issue 9: append the ::request event, evaluate the temporal clauses */
   const char *history_fault = NULL;
   bool temporal = policy && policy->temporal && !quiet;
   if (temporal && !policy_temporal_begin(policy, ai, input, &history_fault)) {
-    d->cause = BOX_CAUSE_INTERNAL_FAULT;
-    d->rule = g_strdup("<default-deny>");
-    d->reason = g_strdup_printf("the request could not be evaluated, so it was refused: %s", history_fault);
-    d->message = policy_build_message(d, NULL, 0);
+    char *text = g_strdup_printf("the request could not be evaluated, so it was refused: %s", history_fault);
+    BoxDecision *d = decision_fault(action, resource, text);
+    g_free(text);
     return d;
   }
   size_t n = policy ? policy->nby_action[ai] : 0;
@@ -847,36 +888,38 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
       else permits[np++] = r;
     }
   }
-  if (temporal) policy_temporal_end(policy, !error && nf == 0 && np > 0, ai, d->resource); /* issue 9 */
+  if (temporal) policy_temporal_end(policy, !error && nf == 0 && np > 0, ai, resource ? resource : ""); /* issue 9 */
+
+  BoxDecision m = {.verdict = BOX_VERDICT_DENY};
+  m.action = (char *)action;
+  m.resource = resource ? resource : (char *)"";
+  if (error) {
+    m.cause = BOX_CAUSE_INTERNAL_FAULT;
+    m.rule = (char *)"<default-deny>";
+    m.reason = (char *)"the request could not be evaluated, so it was refused";
+  } else if (nf) {
+    m.cause = BOX_CAUSE_FORBIDDEN;
+    m.rule = forbids[0]->label;
+    for (size_t i = 0; i < nf && !m.description; i++) m.description = forbids[i]->description;
+    m.reason = (char *)"a forbid rule matched";
+  } else if (np) {
+    m.verdict = BOX_VERDICT_PERMIT;
+    m.cause = BOX_CAUSE_PERMITTED;
+    m.rule = permits[0]->label;
+  } else {
+    m.cause = BOX_CAUSE_NO_MATCH;
+    m.rule = (char *)"<default-deny>";
+    m.reason = (char *)"no permit matched";
+  }
   /* attribution: matching forbids for a deny, else matching permits */
   const Rule **attr = nf ? forbids : permits;
   size_t nattr = nf ? nf : np;
-  for (size_t i = 0; i < nattr; i++) g_ptr_array_add(d->determining_ids, g_strdup(attr[i]->label));
-
-  if (error) {
-    d->cause = BOX_CAUSE_INTERNAL_FAULT;
-    d->rule = g_strdup("<default-deny>");
-    d->reason = g_strdup("the request could not be evaluated, so it was refused");
-  } else if (nf) {
-    d->cause = BOX_CAUSE_FORBIDDEN;
-    d->rule = g_strdup(forbids[0]->label);
-    for (size_t i = 0; i < nf; i++) {
-      if (forbids[i]->description) {
-        d->description = g_strdup(forbids[i]->description);
-        break;
-      }
-    }
-    d->reason = g_strdup("a forbid rule matched");
-  } else if (np) {
-    d->verdict = BOX_VERDICT_PERMIT;
-    d->cause = BOX_CAUSE_PERMITTED;
-    d->rule = g_strdup(permits[0]->label);
-  } else {
-    d->cause = BOX_CAUSE_NO_MATCH;
-    d->rule = g_strdup("<default-deny>");
-    d->reason = g_strdup("no permit matched");
-  }
-  d->message = policy_build_message(d, forbids, d->cause == BOX_CAUSE_FORBIDDEN ? nf : 0);
+  const char *stack_ids[32], **ids = stack_ids;
+  if (nattr > G_N_ELEMENTS(stack_ids)) ids = g_new(const char *, nattr);
+  for (size_t i = 0; i < nattr; i++) ids[i] = attr[i]->label;
+  BoxDecision *d = decision_made(&m, forbids, m.cause == BOX_CAUSE_FORBIDDEN ? nf : 0, ids, (guint)nattr);
+  if (ids != stack_ids) g_free(ids);
   g_free(heap);
+  g_free(resource);
   return d;
 }

@@ -156,9 +156,9 @@ char *policy_cap_utf8(const char *s, size_t max, const char *suffix) {
 static void message_buffer_free(gpointer p) { g_string_free(p, TRUE); }
 static GPrivate message_buffer = G_PRIVATE_INIT(message_buffer_free);
 
-char *policy_build_message(const BoxDecision *d, const Rule *const *forbids, size_t nforbids) {
-  /* built in a buffer the thread keeps, then copied once: one allocation
-   * for the message of nearly every file operation's decision */
+const char *policy_build_message(const BoxDecision *d, const Rule *const *forbids, size_t nforbids, char **capped) {
+  /* built in a buffer the thread keeps: the decision is made around it,
+   * in one allocation, for nearly every file operation */
   GString *m = g_private_get(&message_buffer);
   if (!m) {
     m = g_string_sized_new(512);
@@ -197,11 +197,13 @@ char *policy_build_message(const BoxDecision *d, const Rule *const *forbids, siz
     break;
   case BOX_CAUSE_ENFORCEMENT: policy_app_c(m, '.'); break;
   }
-  char *out = m->len > MESSAGE_MAX ? policy_cap_utf8(m->str, MESSAGE_MAX, "...") : g_strndup(m->str, m->len);
+  *capped = NULL;
+  if (m->len <= MESSAGE_MAX) return m->str;
+  *capped = policy_cap_utf8(m->str, MESSAGE_MAX, "...");
   if (m->allocated_len > 64 * 1024) { /* a huge message's buffer is not kept */
     g_private_replace(&message_buffer, g_string_sized_new(512));
   }
-  return out;
+  return *capped;
 }
 
 /* ---- resource label -------------------------------------------------------- */

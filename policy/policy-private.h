@@ -225,7 +225,9 @@ bool policy_like_match(const char *s, size_t n, const char *pat, const unsigned 
 /* Message helpers (message.c). */
 void policy_escape_debug(GString *out, const char *s, size_t maxbytes);
 void policy_escape_annotation(GString *out, const char *s);
-char *policy_build_message(const BoxDecision *d, const Rule *const *forbids, size_t nforbids);
+/* d's message, in a buffer the thread keeps (valid until its next message)
+ * or, when it is capped, in *capped, which the caller frees. */
+const char *policy_build_message(const BoxDecision *d, const Rule *const *forbids, size_t nforbids, char **capped);
 char *policy_cap_utf8(const char *s, size_t max, const char *suffix);
 /* decision_log.c: a decision's two log lines (with their newlines), hand
  * rendered; and the same through json-c objects, for the unit test. */
