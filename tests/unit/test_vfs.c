@@ -62,6 +62,23 @@ static BoxDecision *test_decide(void *data, int command, const char *action, jso
       if (!g_cond_wait_until(&fx->cond, &fx->mu, until)) break;
     g_mutex_unlock(&fx->mu);
   }
+  if (strcmp(action, "fs:write") == 0 && strstr(path, "raced-")) {
+    /* the name made by someone else while its CREATE is decided: the
+     * file, or a second name of the floor file */
+    char *base = g_path_get_basename(path);
+    char *real = g_build_filename(fx->home, base, NULL);
+    if (strstr(base, "floor")) {
+      (void)link(fx->floor_file, real);
+    } else {
+      int fd = open(real, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+      if (fd >= 0) {
+        g_assert_cmpint(write(fd, "before", 6), ==, 6);
+        close(fd);
+      }
+    }
+    g_free(real);
+    g_free(base);
+  }
   BoxDecision *d = g_new0(BoxDecision, 1);
   d->action = g_strdup(action);
   d->resource = g_strdup(path);
@@ -1504,6 +1521,64 @@ static void test_quiet_probe(Fx *fx, gconstpointer data) {
   box_vfs_command_end(fx->vfs, cmd);
 }
 
+/* A name made by someone else between the kernel's LOOKUP (missing) and
+ * its CREATE: the file is made with O_EXCL, so the open finds the name
+ * taken.  Without the caller's O_EXCL it opens the file that is there (its
+ * contents kept), unless that is a floor object, refused as the floor
+ * refuses it; with O_EXCL, EEXIST. */
+static void worker_create_raced(Ctx *c) {
+  const char *home = c->fx->pass_home;
+  char *plain = g_strconcat(home, "/raced-plain.txt", NULL);
+  char *excl = g_strconcat(home, "/raced-excl.txt", NULL);
+  char *floor = g_strconcat(home, "/raced-floor.txt", NULL);
+  int fd = open(plain, O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0644);
+  put(c, "plain", "%d", fd < 0 ? errno : 0);
+  if (fd >= 0) {
+    put(c, "plain_write", "%zd", write(fd, "+after", 6));
+    close(fd);
+  }
+  fd = open(excl, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+  put(c, "excl", "%d", fd < 0 ? errno : 0);
+  if (fd >= 0) close(fd);
+  fd = open(floor, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+  put(c, "floor", "%d", fd < 0 ? errno : 0);
+  if (fd >= 0) close(fd);
+  g_free(plain);
+  g_free(excl);
+  g_free(floor);
+}
+
+static void test_create_raced(Fx *fx, gconstpointer data) {
+  (void)data;
+  int cmd = box_vfs_command_new(fx->vfs);
+  g_ptr_array_unref(take_records(fx));
+  GHashTable *h = run_worker(fx, cmd, true, worker_create_raced);
+  g_assert_cmpstr(val(h, "plain"), ==, "0");
+  g_assert_cmpstr(val(h, "plain_write"), ==, "6");
+  g_assert_cmpstr(val(h, "excl"), ==, "17");
+  g_assert_cmpstr(val(h, "floor"), ==, "13");
+  g_hash_table_unref(h);
+  char *text = NULL, *path = g_build_filename(fx->home, "raced-plain.txt", NULL);
+  g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+  g_assert_cmpstr(text, ==, "before+after");
+  g_free(text);
+  g_free(path);
+  g_assert_true(g_file_get_contents(fx->floor_file, &text, NULL, NULL));
+  g_assert_cmpstr(text, ==, "[agent]\n");
+  g_free(text);
+  GPtrArray *r = take_records(fx);
+  dump_records(r);
+  /* policy permitted each; the floor refusal found after it is logged as
+   * an enforcement of its own, as an identity mismatch is, and the permit's
+   * outcome is the error */
+  g_assert_cmpuint(count_records(r, "fs:write ~/raced-floor.txt other enforcement:reach-floor"), ==, 1);
+  g_assert_cmpuint(count_records(r, "outcome fs:write ~/raced-floor.txt write_content error"), ==, 1);
+  g_assert_cmpuint(count_records(r, "outcome fs:write ~/raced-excl.txt write_content error"), ==, 1);
+  g_assert_cmpuint(count_records(r, "outcome fs:write ~/raced-plain.txt write_content descriptor_issued"), ==, 1);
+  g_ptr_array_unref(r);
+  box_vfs_command_end(fx->vfs, cmd);
+}
+
 /* ---- a lookup that hides a name's attributes keeps the kernel's copy of
  * the file intact ---- */
 
@@ -2077,6 +2152,8 @@ int main(int argc, char **argv) {
   g_test_add("/vfs/readdirplus", Fx, NULL, fx_setup, test_readdirplus, fx_teardown);
   g_test_add("/vfs/cached/readdirplus", Fx, FX_CACHED, fx_setup, test_readdirplus, fx_teardown);
   g_test_add("/vfs/cached/quiet-probe", Fx, FX_CACHED, fx_setup, test_quiet_probe, fx_teardown);
+  g_test_add("/vfs/create-raced", Fx, NULL, fx_setup, test_create_raced, fx_teardown);
+  g_test_add("/vfs/cached/create-raced", Fx, FX_CACHED, fx_setup, test_create_raced, fx_teardown);
   g_test_add("/vfs/cached/watched-entries", Fx, FX_CACHED, fx_setup, test_watched_entries, fx_teardown);
   g_test_add("/vfs/watched-entries", Fx, NULL, fx_setup, test_watched_entries, fx_teardown);
   g_test_add("/vfs/cached/settled-stats", Fx, FX_CACHED, fx_setup, test_settled_stats, fx_teardown);
