@@ -100,8 +100,10 @@ bool policy_request_valid(int action, json_object *input, char **why) {
     *why = g_strdup("the request input is not a record");
     return false;
   }
+  size_t required_seen = 0; /* an object's keys are distinct: counting them is finding them */
   json_object_object_foreach(input, key, val) {
     const FieldDecl *f = policy_field(ad->input, ad->ninput, key, strlen(key));
+    if (f && !f->optional) required_seen++;
     if (!f) {
       *why = g_strdup_printf("attribute `input.%s` is not declared for Box::Action::\"%s\"", key, ad->term);
       return false;
@@ -127,6 +129,9 @@ bool policy_request_valid(int action, json_object *input, char **why) {
       return false;
     }
   }
+  size_t required = 0;
+  for (size_t i = 0; i < ad->ninput; i++) required += !ad->input[i].optional;
+  if (required_seen == required) return true;
   for (size_t i = 0; i < ad->ninput; i++) {
     if (!ad->input[i].optional && !json_object_object_get_ex(input, ad->input[i].name, NULL)) {
       *why = g_strdup_printf("required attribute `input.%s` is missing for Box::Action::\"%s\"",

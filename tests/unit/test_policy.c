@@ -77,6 +77,47 @@ static BoxDecision *decide(BoxPolicy *p, const char *action, json_object *input)
   return d;
 }
 
+/* A malformed request is refused as an internal fault, and the warning
+ * names what is wrong: a missing required attribute (the first one
+ * declared), an undeclared one, a wrong type, a value outside its enum. */
+static void test_malformed_requests(void) {
+  if (g_test_subprocess()) {
+    BoxPolicy *p = load_ok("permit(principal, action, resource);");
+    json_object *inputs[5];
+    inputs[0] = json_object_new_object(); /* neither path nor operation */
+    inputs[1] = fs_input("/w/a", "read_content");
+    json_object_object_del(inputs[1], "operation");
+    inputs[2] = fs_input("/w/a", "read_content");
+    json_object_object_add(inputs[2], "colour", json_object_new_string("red"));
+    inputs[3] = fs_input("/w/a", "read_content");
+    json_object_object_add(inputs[3], "path", json_object_new_int(7));
+    inputs[4] = fs_input("/w/a", "juggle");
+    for (guint i = 0; i < G_N_ELEMENTS(inputs); i++) {
+      BoxDecision *d = box_policy_decide(p, "fs:read", inputs[i]);
+      g_assert_cmpint(d->verdict, ==, BOX_VERDICT_DENY);
+      g_assert_cmpint(d->cause, ==, BOX_CAUSE_INTERNAL_FAULT);
+      g_assert_cmpstr(d->rule, ==, "<default-deny>");
+      g_assert_cmpstr(d->reason, ==, "the request could not be evaluated, so it was refused");
+      box_decision_free(d);
+      json_object_put(inputs[i]);
+    }
+    json_object *good = fs_input("/w/a", "read_content");
+    BoxDecision *d = box_policy_decide(p, "fs:read", good);
+    g_assert_cmpint(d->verdict, ==, BOX_VERDICT_PERMIT);
+    box_decision_free(d);
+    json_object_put(good);
+    box_policy_free(p);
+    return;
+  }
+  g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed();
+  g_test_trap_assert_stderr("*required attribute `input.path` is missing for Box::Action::\"fs:read\"*"
+                            "*required attribute `input.operation` is missing for Box::Action::\"fs:read\"*"
+                            "*attribute `input.colour` is not declared for Box::Action::\"fs:read\"*"
+                            "*attribute `input.path` has the wrong type for Box::Action::\"fs:read\"*"
+                            "*attribute `input.operation` has the wrong type for Box::Action::\"fs:read\"*");
+}
+
 /* ---- parsing and load errors ---------------------------------------------- */
 
 static void test_parse_errors(void) {
@@ -1196,6 +1237,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/policy/log/render", test_log_render_matches_json_c);
   g_test_add_func("/policy/log/truncation", test_log_truncation);
   g_test_add_func("/policy/threads", test_threads);
+  g_test_add_func("/policy/malformed-requests", test_malformed_requests);
   g_test_add_func("/policy/history/json-append", test_json_append_matches_json_c);
   return g_test_run();
 }
