@@ -710,6 +710,10 @@ BoxPackedDecision *box_decision_pack(const BoxDecision *d, const char *action) {
   return policy_decision_pack_after(d, action, 0, &block);
 }
 
+BoxPackedDecision *box_decision_pack_after(const BoxDecision *d, size_t head, void **block) {
+  return policy_decision_pack_after(d, NULL, (head + 7) & ~(size_t)7, block);
+}
+
 BoxPackedDecision *policy_decision_pack_after(const BoxDecision *d, const char *action, size_t head, void **block) {
   const BoxPackedDecision *from = d->packed_;
   if (from && (!action || strcmp(action, from->action) == 0)) {

@@ -85,6 +85,9 @@ typedef struct {
   const char *ids[];
 } BoxPackedDecision;
 BoxPackedDecision *box_decision_pack(const BoxDecision *decision, const char *action);
+/* As box_decision_pack, head bytes into one allocation that starts at
+ * *block (the caller's, freed with the decision's copy) */
+BoxPackedDecision *box_decision_pack_after(const BoxDecision *decision, size_t head, void **block);
 /* A decision again (free with box_decision_free): its strings are in one
  * copy of the block (the cache hit of a file operation), so they are not
  * the decision's to replace. */

@@ -533,8 +533,9 @@ static void fs_input_done(json_object *in, bool shared) {
 
 /* ---- the decision cache (cache_decisions) ---- */
 
-/* A cached verdict: the decision in one allocation, since one is stored
- * for almost every decided operation. */
+/* A cached verdict: its key, then the decision, in one allocation, since
+ * one is stored for almost every decided operation.  The table's key owns
+ * the block (a value is never freed on its own). */
 typedef BoxPackedDecision Cached;
 
 /* A verdict's key is an action, an operation and a path, some 60 bytes or
@@ -557,7 +558,7 @@ static guint verdict_hash(gconstpointer key) {
 }
 
 static GHashTable *verdicts_new(void) {
-  return g_hash_table_new_full(verdict_hash, g_str_equal, g_free, g_free);
+  return g_hash_table_new_full(verdict_hash, g_str_equal, g_free, NULL);
 }
 
 /* Policy's verdict on (action, input), from the command's cache when the
@@ -591,18 +592,20 @@ static BoxDecision *ask_how(BoxVfs *v, int cmd, const char *action, json_object 
     g_free(long_key);
     return NULL;
   }
-  Cached *keep = box_decision_pack(d, NULL);
-  char *stored = long_key ? long_key : g_strdup(buf);
+  size_t klen = strlen(key) + 1;
+  void *stored;
+  Cached *keep = box_decision_pack_after(d, klen, &stored);
+  memcpy(stored, key, klen);
+  g_free(long_key);
   g_mutex_lock(&v->lock);
   cm = vfs_command(v, cmd);
   if (cm) {
     if (g_hash_table_size(cm->verdicts) >= VFS_VERDICTS_MAX) g_hash_table_remove_all(cm->verdicts);
+    /* replace, not insert: the key kept must be the one in the new block */
     g_hash_table_replace(cm->verdicts, stored, keep);
     stored = NULL;
-    keep = NULL;
   }
   g_mutex_unlock(&v->lock);
-  g_free(keep);
   g_free(stored);
   return d;
 }
