@@ -841,20 +841,19 @@ static BoxDecision *decision_made(BoxDecision *m, const Rule *const *forbids, si
   return unpacked_at(block, k);
 }
 
-/* A decision refused before any rule ran (reason: a literal, or *owned) */
-static BoxDecision *decision_fault(const char *action, char *resource, const char *reason) {
+/* A decision refused before any rule ran */
+static BoxDecision *decision_fault(const char *action, const char *resource, const char *reason) {
   BoxDecision m = {.verdict = BOX_VERDICT_DENY, .cause = BOX_CAUSE_INTERNAL_FAULT};
   m.action = (char *)action;
-  m.resource = resource ? resource : (char *)"";
+  m.resource = (char *)(resource ? resource : "");
   m.rule = (char *)"<default-deny>";
   m.reason = (char *)reason;
-  BoxDecision *d = decision_made(&m, NULL, 0, NULL, 0);
-  g_free(resource);
-  return d;
+  return decision_made(&m, NULL, 0, NULL, 0);
 }
 
 static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *input, bool quiet) {
-  char *resource = box_policy_resource_label(action, input);
+  char *owned;
+  const char *resource = policy_resource_label_borrowed(action, input, &owned);
   if (!action) action = "";
   int ai = policy_action_index(action);
   char *why = NULL;
@@ -862,7 +861,9 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
     g_printerr("box: warning: policy refused a malformed request: %s\n",
                why ? why : "unknown action");
     g_free(why);
-    return decision_fault(action, resource, "the request could not be evaluated, so it was refused");
+    BoxDecision *d = decision_fault(action, resource, "the request could not be evaluated, so it was refused");
+    g_free(owned);
+    return d;
   }
 
   /* issue 9: append the ::request event, evaluate the temporal clauses */
@@ -872,6 +873,7 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
     char *text = g_strdup_printf("the request could not be evaluated, so it was refused: %s", history_fault);
     BoxDecision *d = decision_fault(action, resource, text);
     g_free(text);
+    g_free(owned);
     return d;
   }
   size_t n = policy ? policy->nby_action[ai] : 0;
@@ -896,7 +898,7 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
 
   BoxDecision m = {.verdict = BOX_VERDICT_DENY};
   m.action = (char *)action;
-  m.resource = resource ? resource : (char *)"";
+  m.resource = (char *)(resource ? resource : "");
   if (error) {
     m.cause = BOX_CAUSE_INTERNAL_FAULT;
     m.rule = (char *)"<default-deny>";
@@ -924,6 +926,6 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
   BoxDecision *d = decision_made(&m, forbids, m.cause == BOX_CAUSE_FORBIDDEN ? nf : 0, ids, (guint)nattr);
   if (ids != stack_ids) g_free(ids);
   g_free(heap);
-  g_free(resource);
+  g_free(owned);
   return d;
 }

@@ -225,6 +225,9 @@ bool policy_like_match(const char *s, size_t n, const char *pat, const unsigned 
 /* Message helpers (message.c). */
 void policy_escape_debug(GString *out, const char *s, size_t maxbytes);
 void policy_escape_annotation(GString *out, const char *s);
+/* box_policy_resource_label without a copy where the input holds it (a
+ * file decision's path); else the copy, also in *owned, to free */
+const char *policy_resource_label_borrowed(const char *action, json_object *input, char **owned);
 /* d's message, in a buffer the thread keeps (valid until its next message)
  * or, when it is capped, in *capped, which the caller frees. */
 const char *policy_build_message(const BoxDecision *d, const Rule *const *forbids, size_t nforbids, char **capped);

@@ -1171,9 +1171,9 @@ static bool record(BoxPolicy *pol, const char *action, EventKind kind, json_obje
   bool ok = !t->faulted;
   if (ok) {
     char *err = NULL;
-    char *label = box_policy_resource_label(action, input);
-    uint64_t rq = pending_take(t, ai, label);
-    g_free(label);
+    char *owned;
+    uint64_t rq = pending_take(t, ai, policy_resource_label_borrowed(action, input, &owned));
+    g_free(owned);
     ok = history_append(t->hist, t, ai, kind, input, output, t->clock(t->clock_data), rq, NULL, &err);
     if (!ok) set_fault(t, err);
     else prune(t);
@@ -1244,9 +1244,9 @@ bool box_policy_record_request(BoxPolicy *pol, const char *action, json_object *
   if (!pol || !pol->temporal || ai < 0) return pol != NULL;
   const char *why = NULL;
   if (!policy_temporal_begin(pol, ai, input, &why)) return false;
-  char *label = box_policy_resource_label(action, input);
-  policy_temporal_end(pol, permitted, ai, label);
-  g_free(label);
+  char *owned;
+  policy_temporal_end(pol, permitted, ai, policy_resource_label_borrowed(action, input, &owned));
+  g_free(owned);
   return true;
 }
 
