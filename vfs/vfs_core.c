@@ -519,10 +519,18 @@ static void fs_input_done(json_object *in, bool shared) {
     s = g_new0(SpareInput, 1);
     g_private_set(&spare_input, s);
   }
-  json_object *path, *operation;
-  if (shared || s->in || !json_object_object_get_ex(in, "path", &path) ||
-      !json_object_object_get_ex(in, "operation", &operation) || !json_object_is_type(path, json_type_string) ||
-      !json_object_is_type(operation, json_type_string)) {
+  /* its two values found by walking its two keys (no hashing), as they
+   * are now: a callback may have replaced one */
+  json_object *path = NULL, *operation = NULL;
+  int keys = 0;
+  if (!shared && !s->in) {
+    json_object_object_foreach(in, key, val) {
+      keys++;
+      if (strcmp(key, "path") == 0) path = val;
+      else if (strcmp(key, "operation") == 0) operation = val;
+    }
+  }
+  if (keys != 2 || !json_object_is_type(path, json_type_string) || !json_object_is_type(operation, json_type_string)) {
     json_object_put(in);
     return;
   }
