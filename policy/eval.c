@@ -845,7 +845,7 @@ static BoxDecision *decision_made(BoxDecision *m, const Rule *const *forbids, si
 static BoxDecision *decision_fault(const char *action, const char *resource, const char *reason) {
   BoxDecision m = {.verdict = BOX_VERDICT_DENY, .cause = BOX_CAUSE_INTERNAL_FAULT};
   m.action = (char *)action;
-  m.resource = (char *)(resource ? resource : "");
+  m.resource = (char *)resource;
   m.rule = (char *)"<default-deny>";
   m.reason = (char *)reason;
   return decision_made(&m, NULL, 0, NULL, 0);
@@ -894,11 +894,11 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
       else permits[np++] = r;
     }
   }
-  if (temporal) policy_temporal_end(policy, !error && nf == 0 && np > 0, ai, resource ? resource : ""); /* issue 9 */
+  if (temporal) policy_temporal_end(policy, !error && nf == 0 && np > 0, ai, resource); /* issue 9 */
 
   BoxDecision m = {.verdict = BOX_VERDICT_DENY};
   m.action = (char *)action;
-  m.resource = (char *)(resource ? resource : "");
+  m.resource = (char *)resource;
   if (error) {
     m.cause = BOX_CAUSE_INTERNAL_FAULT;
     m.rule = (char *)"<default-deny>";

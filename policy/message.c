@@ -224,24 +224,27 @@ static void append_field(GString *s, json_object *input, const char *key) {
   else g_string_append(s, json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
 }
 
+static char *label_built(const char *action, json_object *input);
+
 const char *policy_resource_label_borrowed(const char *action, json_object *input, char **owned) {
   *owned = NULL;
+  if (!action || !input || !json_object_is_type(input, json_type_object)) return *owned = g_strdup("");
   json_object *v = NULL;
-  /* a file decision's label is its path: the input's own string */
-  if (action && strncmp(action, "fs:", 3) == 0 && input && json_object_is_type(input, json_type_object) &&
-      json_object_object_get_ex(input, "path", &v) && v && json_object_is_type(v, json_type_string))
-    return json_object_get_string(v);
-  return *owned = box_policy_resource_label(action, input);
+  /* every file decision asks this: its label is its path, the input's own string */
+  if (strncmp(action, "fs:", 3) == 0) {
+    if (!json_object_object_get_ex(input, "path", &v) || !v) return *owned = g_strdup("");
+    if (json_object_is_type(v, json_type_string)) return json_object_get_string(v);
+  }
+  return *owned = label_built(action, input);
 }
 
 char *box_policy_resource_label(const char *action, json_object *input) {
-  if (!action || !input || !json_object_is_type(input, json_type_object)) return g_strdup("");
-  if (strncmp(action, "fs:", 3) == 0) {
-    /* every file decision asks this: its label is its path, copied at once */
-    json_object *v = NULL;
-    if (!json_object_object_get_ex(input, "path", &v) || !v) return g_strdup("");
-    if (json_object_is_type(v, json_type_string)) return g_strdup(json_object_get_string(v));
-  }
+  char *owned;
+  const char *label = policy_resource_label_borrowed(action, input, &owned);
+  return owned ? owned : g_strdup(label);
+}
+
+static char *label_built(const char *action, json_object *input) {
   GString *s = g_string_new(NULL);
   if (strncmp(action, "fs:", 3) == 0) append_field(s, input, "path");
   else if (strcmp(action, "net:connect") == 0) {
