@@ -18,7 +18,8 @@
  * environment (and BOXFS_DAEMON_PID, the daemon's own pid) and that as its
  * working directory.  Without --policy every
  * fs request is permitted (by a real policy: `permit(principal, action,
- * resource);`).  Prints "boxfs-run: N decisions (D denied)" on stderr, then
+ * resource);`).  Prints "boxfs-run: N decisions (D denied)" and "boxfs-run: F
+ * nodes past the descriptor budget of B" on stderr, then
  * unmounts, and exits with the program's status. */
 #include <errno.h>
 #include <fcntl.h>
@@ -241,9 +242,12 @@ int main(int argc, char **argv) {
   int st;
   if (mid > 0 && waitpid(mid, &st, 0) == mid) status = WIFEXITED(st) ? WEXITSTATUS(st) : 125;
   box_vfs_command_end(vfs, cmd);
+  guint budget;
+  guint64 fdless = box_vfs_debug_fdless_nodes(vfs, &budget);
   box_vfs_stop(vfs);
   rmdir(tmpl);
   fprintf(stderr, "boxfs-run: %d decisions (%d denied)\n", run.decisions, run.denied);
+  fprintf(stderr, "boxfs-run: %" G_GUINT64_FORMAT " nodes past the descriptor budget of %u\n", fdless, budget);
   if (run.log) box_decision_log_close(run.log);
   box_policy_free(run.policy);
   g_free(dir);

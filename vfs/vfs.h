@@ -191,6 +191,9 @@ guint64 box_vfs_debug_reach_walks(BoxVfs *vfs);
 /* For tests: READDIRPLUS entries sent so far with their node and
  * attributes (shown) and with the name alone (hidden). */
 void box_vfs_debug_readdirplus(BoxVfs *vfs, guint64 *shown, guint64 *hidden);
+/* For tests: passthrough nodes made past the descriptor budget (they hold
+ * no descriptor: each op reaches them by a walk) so far, and the budget. */
+guint64 box_vfs_debug_fdless_nodes(BoxVfs *vfs, guint *budget);
 /* For tests: requests answered EINTR while their decision was pending
  * (FUSE_INTERRUPT or the end of their command). */
 guint64 box_vfs_debug_cancelled(BoxVfs *vfs);

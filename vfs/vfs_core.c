@@ -121,7 +121,10 @@ static void node_free(BoxVfs *v, Node *n) {
     PassKey k = {n->rdev_key, n->rino};
     if (g_hash_table_lookup(v->pass_nodes, &k) == n) g_hash_table_remove(v->pass_nodes, &k);
     vfs_watch_forget(v, n);
-    if (n->fd >= 0) close_node_fd(n->fd);
+    if (n->fd >= 0) {
+      close_node_fd(n->fd);
+      v->node_fds--;
+    }
   }
   if (n->kind == NODE_RAM) {
     Command *cm = (n->cmd >= 0 && (guint)n->cmd < v->commands->len)
@@ -264,6 +267,15 @@ Node *vfs_pass_insert(BoxVfs *v, Node *parent, const char *name, int fd, const s
     }
     return n;
   }
+  /* The kernel keeps as many nodes as it likes: past the budget a node
+   * holds no descriptor (each op reaches it by a walk), where holding one
+   * would end in EMFILE for every open and lookup of the box. */
+  if (fd >= 0 && v->node_fds >= v->node_fd_budget) {
+    close(fd);
+    fd = -1;
+    v->fdless_nodes++;
+  }
+  if (fd >= 0) v->node_fds++;
   n = vfs_node_new(v, NODE_PASS, -1);
   n->fd = fd;
   n->rdev_key = st->st_dev;
@@ -1081,6 +1093,14 @@ static void cancel_command_jobs(BoxVfs *v, int command) {
   g_mutex_unlock(&v->pending_lock);
 }
 
+guint64 box_vfs_debug_fdless_nodes(BoxVfs *v, guint *budget) {
+  g_mutex_lock(&v->lock);
+  guint64 n = v->fdless_nodes;
+  if (budget) *budget = v->node_fd_budget;
+  g_mutex_unlock(&v->lock);
+  return n;
+}
+
 guint64 box_vfs_debug_cancelled(BoxVfs *v) {
   return __atomic_load_n(&v->cancelled, __ATOMIC_SEQ_CST);
 }
@@ -1109,6 +1129,16 @@ void box_vfs_raise_fd_limit(struct rlimit *before) {
     rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? want : rl.rlim_max;
     (void)setrlimit(RLIMIT_NOFILE, &rl);
   }
+}
+
+/* Three quarters of the descriptor limit for nodes, the rest for open
+ * files, directories being listed, the log and the sockets. */
+static guint node_fd_budget(void) {
+  struct rlimit rl;
+  rlim_t limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
+  if (limit == RLIM_INFINITY || limit > (1u << 20)) limit = 1u << 20;
+  rlim_t reserve = MAX(limit / 4, 256);
+  return limit > reserve + 64 ? (guint)(limit - reserve) : 64;
 }
 
 static char **strv_dup_or_empty(const char *const *v) {
@@ -1261,6 +1291,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
       g_array_append_val(v->floor_ids, id);
     }
   }
+  v->node_fd_budget = node_fd_budget();
   v->nodes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
   v->pass_nodes = g_hash_table_new_full(pass_key_hash, pass_key_equal, g_free, NULL);
   v->pidns = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);

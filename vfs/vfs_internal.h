@@ -64,12 +64,14 @@ struct Node {
   mode_t skel_mode;    /* its mode as built */
   guint opens;         /* open file handles (atomic) */
   /* NODE_PASS */
-  int fd;              /* O_PATH|O_NOFOLLOW */
+  int fd;              /* O_PATH|O_NOFOLLOW, or -1 past the descriptor budget */
   dev_t rdev_key;      /* real st_dev */
   ino_t rino;          /* real st_ino */
   mode_t ftype;        /* S_IFMT bits */
   char *root_path;     /* set on the pass node of a bound root */
   int backing;         /* its backing id while passed-through handles are open, else -1 */
+  GSList *open_files;  /* past the descriptor budget: its pass file handles (Fh*, lock
+                        * held), the object to read when no walk reaches it now */
   guint backing_refs;  /* those handles */
   /* virtual / RAM */
   mode_t mode;         /* full mode incl. type */
@@ -164,6 +166,9 @@ struct BoxVfs {
   GMutex lock;
   GHashTable *nodes;        /* fuse_ino_t -> Node* */
   GHashTable *pass_nodes;   /* PassKey -> Node* */
+  guint node_fds;           /* pass nodes holding their own descriptor */
+  guint node_fd_budget;     /* at most this many do: the rest are reached by a walk */
+  guint64 fdless_nodes;     /* nodes made past the budget (box_vfs_debug_fdless_nodes) */
   fuse_ino_t next_ino;
   Node *root, *passdir, *ramdir;
   GPtrArray *commands;      /* Command*, index = id */

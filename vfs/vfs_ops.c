@@ -163,10 +163,16 @@ static void virt_stat(Node *n, struct stat *st) {
   st->st_ctim = n->ctime;
 }
 
+static int node_fd_get(BoxVfs *v, Node *n, bool locked);
+static void node_fd_put(const Node *n, int fd);
+
 static int node_stat(BoxVfs *v, Node *n, struct stat *st) {
   if (is_pass(n)) {
-    if (fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) return errno;
-    return 0;
+    int fd = node_fd_get(v, n, false);
+    if (fd < 0) return -fd;
+    int err = fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? errno : 0;
+    node_fd_put(n, fd);
+    return err;
   }
   g_mutex_lock(&v->lock);
   virt_stat(n, st);
@@ -338,6 +344,42 @@ static int pass_reach_st(BoxVfs *v, const Caller *c, Node *n, int flags, const c
   return fd;
 }
 
+/* The descriptor to read n's object through: its own, or, for a node past
+ * the descriptor budget (it holds none), one reached from its root as
+ * pass_reach_st reaches it, quietly (the op that acts walks, and logs, on
+ * its own), which node_fd_put closes.  -errno: not at its place now
+ * (ESTALE), or not reachable without a symlink (EACCES). */
+static int node_fd_get(BoxVfs *v, Node *n, bool locked) {
+  if (n->fd >= 0) return n->fd;
+  int rootfd = -1;
+  char buf[1024];
+  if (!locked) g_mutex_lock(&v->lock);
+  const char *fast = pass_rel_buf(n, &rootfd, buf, sizeof buf);
+  char *rel = fast ? NULL : pass_rel(n, &rootfd);
+  if (!locked) g_mutex_unlock(&v->lock);
+  int fd = fast || rel ? openat2_beneath(rootfd, fast ? fast : rel, O_PATH | O_NOFOLLOW) : -1;
+  int e = fast || rel ? errno : ENOENT;
+  g_free(rel);
+  struct stat st;
+  if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_dev != n->rdev_key || st.st_ino != n->rino)) {
+    close(fd);
+    fd = -1;
+    e = ENOENT;
+  }
+  if (fd >= 0) return fd;
+  if (e == ELOOP || e == EXDEV) return -EACCES;
+  if (e != ENOENT && e != ENOTDIR) return -e;
+  /* not at its place: an open file of it still is the object */
+  if (!locked) g_mutex_lock(&v->lock);
+  fd = n->open_files ? fcntl(((Fh *)n->open_files->data)->fd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (!locked) g_mutex_unlock(&v->lock);
+  return fd >= 0 ? fd : -ESTALE;
+}
+
+static void node_fd_put(const Node *n, int fd) {
+  if (fd >= 0 && fd != n->fd) close(fd);
+}
+
 /* Identity of a name in a passthrough directory at two moments. */
 typedef struct {
   bool exists;
@@ -374,7 +416,11 @@ static int fill_entry_st(BoxVfs *v, Node *n, struct fuse_entry_param *e, const s
   if (known) {
     st = *known;
   } else if (is_pass(n)) {
-    if (fstatat(n->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) return errno;
+    int fd = node_fd_get(v, n, true);
+    if (fd < 0) return -fd;
+    int err = fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? errno : 0;
+    node_fd_put(n, fd);
+    if (err) return err;
   } else {
     virt_stat(n, &st);
   }
@@ -497,6 +543,7 @@ static bool pass_settled_child(BoxVfs *v, Node *dir, const char *name, struct fu
   guint64 settled;
   bool root = pass_is_root(v, dir, &settled);
   if (!root) {
+    if (dir->fd < 0) return false;
     settled = node_stamp(v, dir);
     if (!settled || !vfs_watch_settled(v, settled)) return false;
   }
@@ -723,7 +770,7 @@ static int pass_stat_placed(BoxVfs *v, const Caller *c, Node *n, struct stat *st
   guint64 settled;
   if (pass_is_root(v, n, &settled)) return fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
   settled = node_stamp(v, n);
-  if (settled && fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 && vfs_watch_settled(v, settled))
+  if (settled && n->fd >= 0 && fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 && vfs_watch_settled(v, settled))
     return 0;
   guint64 moves;
   int fd = pass_reach_st(v, c, n, O_PATH, "fs:read", st, &moves);
@@ -1154,7 +1201,8 @@ static int new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *n
      * walk would open: a create or unlink in it skips the walk (openat2,
      * fstat, close). */
     guint64 settled;
-    if (pass_is_root(v, d, &settled) || ((settled = node_stamp(v, d)) && vfs_watch_settled(v, settled))) {
+    if (pass_is_root(v, d, &settled) ||
+        (d->fd >= 0 && (settled = node_stamp(v, d)) && vfs_watch_settled(v, settled))) {
       nn->dfd = d->fd;
       nn->dfd_node = true;
       nn->moves = settled;
@@ -1376,19 +1424,22 @@ static void pass_follow_other_link(BoxVfs *v, Node *dir, const char *name, const
   if (!stale) return;
   struct stat st;
   char *other = NULL;
-  if (fstat(n->fd, &st) == 0 && st.st_nlink > 0) {
-    int fd = openat(dir->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int nfd = node_fd_get(v, n, false), dfd = node_fd_get(v, dir, false);
+  if (nfd >= 0 && dfd >= 0 && fstat(nfd, &st) == 0 && st.st_nlink > 0) {
+    int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d && fd >= 0) close(fd);
     struct dirent *de;
     while (d && !other && (de = readdir(d)) != NULL) {
       if (de->d_ino != gone->ino) continue;
       NameId id;
-      name_id(dir->fd, de->d_name, &id);
+      name_id(dfd, de->d_name, &id);
       if (id.exists && id.dev == gone->dev && id.ino == gone->ino) other = g_strdup(de->d_name);
     }
     if (d) closedir(d);
   }
+  node_fd_put(n, nfd);
+  node_fd_put(dir, dfd);
   g_mutex_lock(&v->lock);
   if (other && n->parent == dir && strcmp(n->name, name) == 0) vfs_node_set_parent(v, n, dir, other);
   vfs_node_unref(v, n);
@@ -1593,6 +1644,19 @@ static Fh *fh_new(FhKind kind, int cmd, Node *n) {
 
 static void fh_free(BoxVfs *v, Fh *fh);
 
+/* A node without a descriptor of its own lists its open files: an object
+ * unlinked or renamed away while open is still read through them. */
+static Fh *fh_pass_file(BoxVfs *v, int cmd, Node *n, int fd) {
+  Fh *fh = fh_new(FH_PASS_FILE, cmd, n);
+  fh->fd = fd;
+  if (n->fd < 0) {
+    g_mutex_lock(&v->lock);
+    n->open_files = g_slist_prepend(n->open_files, fh);
+    g_mutex_unlock(&v->lock);
+  }
+  return fh;
+}
+
 static bool open_reads_only(int flags) {
   return (flags & O_ACCMODE) == O_RDONLY && !(flags & O_TRUNC);
 }
@@ -1693,8 +1757,7 @@ static void run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) 
       err = errno;
       close(fd);
     } else {
-      fh = fh_new(FH_PASS_FILE, c.cmd, n);
-      fh->fd = fd;
+      fh = fh_pass_file(v, c.cmd, n, fd);
       fh->backing = S_ISREG(n->ftype) ? vfs_backing_open(v, n, fd) : -1;
       /* the kernel refuses a passthrough open with any cache flag */
       fi->keep_cache = fh->backing < 0;
@@ -1787,8 +1850,7 @@ static void run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode
         Node *n = vfs_node_get(v, e.ino);
         vfs_node_ref(n);
         g_mutex_unlock(&v->lock);
-        fh = fh_new(FH_PASS_FILE, c.cmd, n);
-        fh->fd = fd;
+        fh = fh_pass_file(v, c.cmd, n, fd);
         fh->backing = vfs_backing_open(v, n, fd);
         fi->keep_cache = fh->backing < 0;
       }
@@ -1951,6 +2013,11 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) 
 
 static void fh_free(BoxVfs *v, Fh *fh) {
   vfs_backing_close(v, fh->node, fh->backing);
+  if (fh->kind == FH_PASS_FILE && fh->node->fd < 0) {
+    g_mutex_lock(&v->lock);
+    fh->node->open_files = g_slist_remove(fh->node->open_files, fh);
+    g_mutex_unlock(&v->lock);
+  }
   if (fh->fd >= 0) close(fh->fd);
   if (fh->dir) closedir(fh->dir);
   if (fh->entries) {
@@ -2299,8 +2366,14 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino) {
   if (c.placed) {
     int err;
     Node *n = pin(v, ino, &c, &err);
-    if (n && is_pass(n)) {
-      if (fstatvfs(n->fd, &sv) < 0) {
+    /* a node past the descriptor budget: its bound root's filesystem */
+    Node *at = n;
+    g_mutex_lock(&v->lock);
+    while (at && is_pass(at) && at->fd < 0) at = at->parent;
+    g_mutex_unlock(&v->lock);
+    if (at && is_pass(at)) {
+      int got = fstatvfs(at->fd, &sv);
+      if (got < 0) {
         memset(&sv, 0, sizeof sv);
         sv.f_bsize = sv.f_frsize = 4096;
         sv.f_namemax = NAME_MAX;

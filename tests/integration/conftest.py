@@ -124,9 +124,9 @@ class Box:
         return {"HOME": str(self.home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
                 "LANG": "C"}
 
-    def start(self, wait_socket=True, args=()):
+    def start(self, wait_socket=True, args=(), prefix=()):
         self.proc = subprocess.Popen(
-            [str(BOX), "run", "--config", str(self.config), *args],
+            [*prefix, str(BOX), "run", "--config", str(self.config), *args],
             stdin=subprocess.DEVNULL, stdout=open(self.stdout_path, "wb"),
             stderr=open(self.stderr_path, "wb"), env=self.env(), cwd=str(self.root))
         if wait_socket:

@@ -10,6 +10,7 @@ results, with two deliberate differences left out of the comparison:
 Needs root and /dev/fuse."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -26,14 +27,18 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/fu
                                 or not os.path.exists(RUN), reason="needs root, /dev/fuse, a build")
 
 
-def run_suite(tmp_path, through_mount):
-    d = tmp_path / ("mount" if through_mount else "native")
+def run_suite(tmp_path, through_mount, prefix=(), name=None, fill=0):
+    d = tmp_path / (name or ("mount" if through_mount else "native"))
     d.mkdir()
     os.chmod(tmp_path, 0o755)
     os.chmod(d, 0o755)
     cmd = [sys.executable, SUITE]
     if through_mount:
-        cmd = [RUN, "--root", str(d), "--"] + cmd
+        if fill:
+            # nodes the kernel keeps, each holding a descriptor, before the suite starts
+            cmd = ["/bin/sh", "-c", f"mkdir fill && i=0; while [ $i -lt {fill} ]; do : > fill/f$i; "
+                   'i=$((i+1)); done; exec "$@"', "sh"] + cmd
+        cmd = [*prefix, RUN, "--root", str(d), "--"] + cmd
     else:
         cmd.append(str(d))
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
@@ -51,6 +56,24 @@ def test_posix_suite_same_as_native(tmp_path):
             continue
         assert mounted[case] == native[case], case
     assert mounted["xattr_cases"] == ["refused", "refused"]
+
+
+def test_posix_suite_with_nodes_past_the_descriptor_budget(tmp_path):
+    """A hard limit of 300 descriptors and no CAP_SYS_RESOURCE leave the
+    mount a budget of 64 node descriptors, all taken by 100 files made
+    first: the suite's nodes past it hold none and are reached by walks
+    from the root, with the same results."""
+    native, _ = run_suite(tmp_path, False)
+    mounted, err = run_suite(tmp_path, True, name="small", fill=100, prefix=[
+        "setpriv", "--bounding-set", "-sys_resource", "--inh-caps", "-sys_resource",
+        "prlimit", "--nofile=300:300", "--"])
+    assert "decisions (0 denied)" in err
+    past = re.search(r"boxfs-run: (\d+) nodes past the descriptor budget of 64\n", err)
+    assert past and int(past.group(1)) > 100, err
+    for case in sorted(native):
+        if case in SKIPPED:
+            continue
+        assert mounted[case] == native[case], case
 
 
 def test_mount_is_gone_after_run(tmp_path):

@@ -97,3 +97,41 @@ def test_thousands_of_files_under_a_low_descriptor_limit(box):
     many = box.workspace / "many"
     assert len(list(many.iterdir())) == 3000
     assert (many / "f2999").read_text() == "2999\n"
+
+
+def test_more_files_than_the_hard_descriptor_limit(box):
+    """Where boxd cannot raise its limit (a hard limit of 1200, no
+    CAP_SYS_RESOURCE), the nodes past its descriptor budget hold none and
+    are reached by a walk: 3000 files are created, listed, read, renamed and
+    removed through the mount, by the Shell and by a tool, with no EMFILE."""
+    box.seed_policy(fs_write=True, extra="""
+        permit(principal, action == Box::Action::"fs:delete", resource)
+        when { context.input.path like "~/src/project/*" };
+        permit(principal, action == Box::Action::"fs:move", resource)
+        when { context.input.path like "~/src/project/*" };
+        permit(principal, action == Box::Action::"shell:spawn", resource)
+        when { context.input.program == "/usr/bin/python3" };
+        """)
+    box.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\n'
+                           'filesystem.write = ["~/src/project"]\n')
+    box.start(prefix=["setpriv", "--bounding-set", "-sys_resource", "--inh-caps", "-sys_resource",
+                      "prlimit", "--nofile=1200:1200", "--"])
+    assert _open_files_limit(box.proc.pid) == (1200, 1200)
+    r = box.bash("mkdir many && i=0; while [ $i -lt 3000 ]; do echo $i > many/f$i; i=$((i+1)); done; "
+                 "ls -l many | wc -l; cat many/* | wc -l; cat many/f0 many/f1500 many/f2999",
+                 timeout=180)
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    assert r.stdout.split() == ["3001", "3000", "0", "1500", "2999"]
+    # every node again: the kernel still holds them all, a stat and a read each
+    tool = ("import os; d='many'; n=0\n"
+            "for f in sorted(os.listdir(d)):\n"
+            "    st=os.stat(os.path.join(d,f)); n+=st.st_size==len(open(os.path.join(d,f)).read())\n"
+            "for i in range(3000): os.rename(f'{d}/f{i}', f'{d}/g{i}')\n"
+            "print(n, len(os.listdir(d)), open(f'{d}/g2999').read().strip())\n")
+    r = box.bash(f"/usr/bin/python3 -c \"{tool}\"", timeout=180)
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    assert r.stdout == "3000 3000 2999\n"
+    r = box.bash("rm many/g* && ls -A many | wc -l && rmdir many && echo gone", timeout=180)
+    assert (r.returncode, r.stderr, r.stdout) == (0, "", "0\ngone\n")
+    assert not (box.workspace / "many").exists()
+    assert "EMFILE" not in box.stderr() and "Too many open files" not in box.stderr()
