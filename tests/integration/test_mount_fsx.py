@@ -8,6 +8,7 @@ Needs root and /dev/fuse."""
 import json
 import os
 import shutil
+import re
 import subprocess
 import sys
 
@@ -38,6 +39,32 @@ def test_fsx_30s_through_the_mount(tmp_path):
                                  "fsync", "reopen"}
     assert "decisions (0 denied)" in r.stderr
     assert list(d.iterdir()) == []  # it cleaned up after itself
+
+
+@needs_mount
+def test_fsx_with_nodes_past_the_descriptor_budget(tmp_path):
+    """fsx with boxfs-run under a hard limit of 300 descriptors (no
+    CAP_SYS_RESOURCE): 100 files made first take the budget of 64 node
+    descriptors, so fsx's files and their renames run on nodes that hold
+    none, and a file renamed or truncated while open is read through its
+    open handles."""
+    d = tmp_path / "w"
+    d.mkdir()
+    fill = 'mkdir fill run && i=0; while [ $i -lt 100 ]; do : > fill/f$i; i=$((i+1)); done; exec "$@"'
+    r = subprocess.run(["setpriv", "--bounding-set", "-sys_resource", "--inh-caps", "-sys_resource",
+                        "prlimit", "--nofile=300:300", "--", RUN, "--root", str(d), "--",
+                        "/bin/sh", "-c", fill, "sh", sys.executable, FSX, "--seconds", "15", "run"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = json.loads(r.stdout)
+    assert out["mismatches"] == 0
+    assert out["ops"] > 500
+    assert set(out["by_op"]) == {"write", "append", "truncate", "read", "mmap", "rename",
+                                 "fsync", "reopen"}
+    past = re.search(r"boxfs-run: (\d+) nodes past the descriptor budget of 64\n", r.stderr)
+    assert past and int(past.group(1)) > 50, r.stderr
+    assert sorted(p.name for p in d.iterdir()) == ["fill", "run"]
+    assert list((d / "run").iterdir()) == []
 
 
 @needs_mount

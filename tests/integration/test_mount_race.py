@@ -49,8 +49,22 @@ def stop_reader(box, reader, out_path):
     return out_path.read_text()
 
 
-def run_race(box, link_target, loop=READ_LOOP, real_line="REAL", refusal="cat: a/b/file: "):
+# boxd under a hard limit of 400 descriptors (no CAP_SYS_RESOURCE to raise
+# it): a budget of 144 node descriptors, which the FILL files the loop lists
+# first take, so the nodes of a/b/file hold none and every op reaches them by
+# a walk (vfs_core.c, vfs_pass_insert)
+LOW_FDS = ["setpriv", "--bounding-set", "-sys_resource", "--inh-caps", "-sys_resource",
+           "prlimit", "--nofile=400:400", "--"]
+FILL = 200
+
+
+def run_race(box, link_target, loop=READ_LOOP, real_line="REAL", refusal="cat: a/b/file: ", low_fds=False):
     ws = box.workspace
+    if low_fds:
+        (ws / "fill").mkdir()
+        for i in range(FILL):
+            (ws / "fill" / f"f{i}").write_text("")
+        loop = "ls -l fill > /dev/null; " + loop
     (ws / "a" / "b").mkdir(parents=True)
     (ws / "a" / "b" / "file").write_text("REAL\n")
     outside = box.root / "outside"
@@ -59,8 +73,13 @@ def run_race(box, link_target, loop=READ_LOOP, real_line="REAL", refusal="cat: a
     os.symlink(link_target(outside), ws / "alink")
     box.seed_policy()
     box.write_config()
-    box.start()
+    box.start(prefix=LOW_FDS if low_fds else ())
     reader, out_path = start_reader(box, loop)
+    if low_fds:
+        # the fill took the budget: boxd holds a descriptor for none of a, a/b, a/b/file
+        targets = [os.readlink(f"/proc/{box.proc.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{box.proc.pid}/fd")]
+        assert sum(t.startswith(str(ws / "fill") + "/") for t in targets) > 100, targets
+        assert not [t for t in targets if t == str(ws / "a") or t.startswith(str(ws / "a") + "/")], targets
     for i in range(SWAPS):
         exchange(str(ws / "a"), str(ws / "alink"))
         if i % 8 == 0:
@@ -95,6 +114,15 @@ def test_swap_with_absolute_symlink_out_of_every_root(box):
 def test_stat_during_swaps_never_reports_the_outside_file(box):
     reads, real, failed = run_race(box, lambda outside: str(outside), loop=STAT_LOOP, real_line="5",
                                    refusal="stat: ")
+
+
+def test_swap_with_nodes_past_the_descriptor_budget(box):
+    run_race(box, lambda outside: str(outside), low_fds=True)
+
+
+def test_stat_during_swaps_with_nodes_past_the_descriptor_budget(box):
+    run_race(box, lambda outside: str(outside), loop=STAT_LOOP, real_line="5", refusal="stat: ",
+             low_fds=True)
 
 
 MOVES = 1000
