@@ -24,19 +24,23 @@ needs_mount = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/f
                                  or not os.path.exists(RUN), reason="needs root, /dev/fuse, a build")
 
 
+def assert_clean_run(r, min_ops):
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = json.loads(r.stdout)
+    assert out["mismatches"] == 0
+    assert out["ops"] > min_ops
+    # every kind of operation ran
+    assert set(out["by_op"]) == {"write", "append", "truncate", "read", "mmap", "rename",
+                                 "fsync", "reopen"}
+
+
 @needs_mount
 def test_fsx_30s_through_the_mount(tmp_path):
     d = tmp_path / "w"
     d.mkdir()
     r = subprocess.run([RUN, "--root", str(d), "--", sys.executable, FSX, "--seconds", "30"],
                        capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stdout + r.stderr
-    out = json.loads(r.stdout)
-    assert out["mismatches"] == 0
-    assert out["ops"] > 1000
-    # every kind of operation ran
-    assert set(out["by_op"]) == {"write", "append", "truncate", "read", "mmap", "rename",
-                                 "fsync", "reopen"}
+    assert_clean_run(r, min_ops=1000)
     assert "decisions (0 denied)" in r.stderr
     assert list(d.iterdir()) == []  # it cleaned up after itself
 
@@ -55,12 +59,7 @@ def test_fsx_with_nodes_past_the_descriptor_budget(tmp_path):
                         "prlimit", "--nofile=300:300", "--", RUN, "--root", str(d), "--",
                         "/bin/sh", "-c", fill, "sh", sys.executable, FSX, "--seconds", "15", "run"],
                        capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stdout + r.stderr
-    out = json.loads(r.stdout)
-    assert out["mismatches"] == 0
-    assert out["ops"] > 500
-    assert set(out["by_op"]) == {"write", "append", "truncate", "read", "mmap", "rename",
-                                 "fsync", "reopen"}
+    assert_clean_run(r, min_ops=500)
     past = re.search(r"boxfs-run: (\d+) nodes past the descriptor budget of 64\n", r.stderr)
     assert past and int(past.group(1)) > 50, r.stderr
     assert sorted(p.name for p in d.iterdir()) == ["fill", "run"]
