@@ -299,33 +299,30 @@ static const char *pass_rel_buf(Node *n, int *rootfd, char *buf, size_t size) {
   return buf + pos;
 }
 
-static int pass_reach_st(BoxVfs *v, const Caller *c, Node *n, int flags, const char *action,
-                         struct stat *out, guint64 *moves) {
+/* n reached again from its bound root (the lock held if locked): its
+ * descriptor, opened with flags and checked to be n's object (*st its
+ * attributes), or -errno: -ESTALE where the name is gone or names another
+ * object now, -ELOOP where a symlink or a way out of the root is on the path. */
+static int reach_open(BoxVfs *v, Node *n, int flags, bool locked, struct stat *st) {
   int rootfd = -1;
   char buf[1024];
-  guint64 before = vfs_watch_moves(v); /* read before the walk: the stamp it earns */
-  if (moves) *moves = 0;
-  __atomic_add_fetch(&v->reach_walks, 1, __ATOMIC_RELAXED);
-  g_mutex_lock(&v->lock);
+  if (!locked) g_mutex_lock(&v->lock);
   const char *fast = pass_rel_buf(n, &rootfd, buf, sizeof buf);
   char *rel = fast ? NULL : pass_rel(n, &rootfd);
-  g_mutex_unlock(&v->lock);
+  if (!locked) g_mutex_unlock(&v->lock);
   if (!fast && !rel) return -ESTALE;
-  const char *relp = fast ? fast : rel;
   if (S_ISLNK(n->ftype)) flags |= O_PATH | O_NOFOLLOW;
   /* openat2 refuses bits open(2) ignores (the kernel's __FMODE_EXEC on an
    * exec's OPEN, for one): keep only the flags that mean something here. */
   flags &= O_ACCMODE | O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC | O_DIRECT | O_LARGEFILE |
            O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_PATH | O_TRUNC;
-  int fd = openat2_beneath(rootfd, relp, flags);
+  int fd = openat2_beneath(rootfd, fast ? fast : rel, flags);
   int e = fd < 0 ? errno : 0;
   g_free(rel);
   if (fd < 0) {
-    if (e == ELOOP || e == EXDEV) return -deny_identity(v, c, n, action);
-    if (e == ENOENT || e == ENOTDIR) return -ESTALE;
-    return -e;
+    if (e == ELOOP || e == EXDEV) return -ELOOP;
+    return e == ENOENT || e == ENOTDIR ? -ESTALE : -e;
   }
-  struct stat *st = out;
   if (fstat(fd, st) < 0) {
     e = errno;
     close(fd);
@@ -335,6 +332,17 @@ static int pass_reach_st(BoxVfs *v, const Caller *c, Node *n, int flags, const c
     close(fd);
     return -ESTALE;
   }
+  return fd;
+}
+
+static int pass_reach_st(BoxVfs *v, const Caller *c, Node *n, int flags, const char *action,
+                         struct stat *out, guint64 *moves) {
+  guint64 before = vfs_watch_moves(v); /* read before the walk: the stamp it earns */
+  if (moves) *moves = 0;
+  __atomic_add_fetch(&v->reach_walks, 1, __ATOMIC_RELAXED);
+  int fd = reach_open(v, n, flags, false, out);
+  if (fd == -ELOOP) return -deny_identity(v, c, n, action);
+  if (fd < 0) return fd;
   if (before) {
     g_mutex_lock(&v->lock);
     vfs_watch_proven(n, before);
@@ -351,24 +359,11 @@ static int pass_reach_st(BoxVfs *v, const Caller *c, Node *n, int flags, const c
  * (ESTALE), or not reachable without a symlink (EACCES). */
 static int node_fd_get(BoxVfs *v, Node *n, bool locked) {
   if (n->fd >= 0) return n->fd;
-  int rootfd = -1;
-  char buf[1024];
-  if (!locked) g_mutex_lock(&v->lock);
-  const char *fast = pass_rel_buf(n, &rootfd, buf, sizeof buf);
-  char *rel = fast ? NULL : pass_rel(n, &rootfd);
-  if (!locked) g_mutex_unlock(&v->lock);
-  int fd = fast || rel ? openat2_beneath(rootfd, fast ? fast : rel, O_PATH | O_NOFOLLOW) : -1;
-  int e = fast || rel ? errno : ENOENT;
-  g_free(rel);
   struct stat st;
-  if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_dev != n->rdev_key || st.st_ino != n->rino)) {
-    close(fd);
-    fd = -1;
-    e = ENOENT;
-  }
+  int fd = reach_open(v, n, O_PATH | O_NOFOLLOW, locked, &st);
   if (fd >= 0) return fd;
-  if (e == ELOOP || e == EXDEV) return -EACCES;
-  if (e != ENOENT && e != ENOTDIR) return -e;
+  if (fd == -ELOOP) return -EACCES;
+  if (fd != -ESTALE) return fd;
   /* not at its place: an open file of it still is the object */
   if (!locked) g_mutex_lock(&v->lock);
   fd = n->open_files ? fcntl(((Fh *)n->open_files->data)->fd, F_DUPFD_CLOEXEC, 0) : -1;
