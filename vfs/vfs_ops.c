@@ -163,17 +163,10 @@ static void virt_stat(Node *n, struct stat *st) {
   st->st_ctim = n->ctime;
 }
 
-static int node_fd_get(BoxVfs *v, Node *n, bool locked);
-static void node_fd_put(const Node *n, int fd);
+static int pass_node_stat(BoxVfs *v, Node *n, bool locked, struct stat *st);
 
 static int node_stat(BoxVfs *v, Node *n, struct stat *st) {
-  if (is_pass(n)) {
-    int fd = node_fd_get(v, n, false);
-    if (fd < 0) return -fd;
-    int err = fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? errno : 0;
-    node_fd_put(n, fd);
-    return err;
-  }
+  if (is_pass(n)) return pass_node_stat(v, n, false, st);
   g_mutex_lock(&v->lock);
   virt_stat(n, st);
   g_mutex_unlock(&v->lock);
@@ -375,6 +368,15 @@ static void node_fd_put(const Node *n, int fd) {
   if (fd >= 0 && fd != n->fd) close(fd);
 }
 
+/* A pass node's attributes, read through node_fd_get: 0 or an errno. */
+static int pass_node_stat(BoxVfs *v, Node *n, bool locked, struct stat *st) {
+  int fd = node_fd_get(v, n, locked);
+  if (fd < 0) return -fd;
+  int err = fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? errno : 0;
+  node_fd_put(n, fd);
+  return err;
+}
+
 /* Identity of a name in a passthrough directory at two moments. */
 typedef struct {
   bool exists;
@@ -411,10 +413,7 @@ static int fill_entry_st(BoxVfs *v, Node *n, struct fuse_entry_param *e, const s
   if (known) {
     st = *known;
   } else if (is_pass(n)) {
-    int fd = node_fd_get(v, n, true);
-    if (fd < 0) return -fd;
-    int err = fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? errno : 0;
-    node_fd_put(n, fd);
+    int err = pass_node_stat(v, n, true, &st);
     if (err) return err;
   } else {
     virt_stat(n, &st);
