@@ -7,8 +7,8 @@ fsx run is by hand:
 Needs root and /dev/fuse."""
 import json
 import os
-import shutil
 import re
+import shutil
 import subprocess
 import sys
 
