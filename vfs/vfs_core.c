@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -366,25 +367,123 @@ bool vfs_host_backed(BoxVfs *v, const char *path) {
 
 /* ---- the reach floor (spec/runtime.md §3.3) ---- */
 
+/* What an identity the floor guards is.  The box directory, what it held at
+ * start and the authority files are never opened; the directories that hold
+ * any of them, up to their bound root, are never moved, removed, replaced or
+ * changed, so that their paths, which the floor compares too, stay what
+ * they were at start.  Identity, not path text, is what holds against a
+ * renamed ancestor or a hard link made before the run. */
+typedef enum { GUARD_AUTHORITY, GUARD_TRUSTED, GUARD_HOLDER } GuardKind;
+
 typedef struct {
   dev_t dev;
   ino_t ino;
+  GuardKind kind;
 } FileId;
 
-static const char *floor_reason_obj(BoxVfs *v, const char *path, bool mutating, const VfsObjId *obj);
+#define VFS_GUARD_WALK_MAX 1024 /* entries of a box directory recorded at start */
+#define VFS_GUARD_WALK_DEPTH 8
+
+static const char *const floor_authority =
+    "resolves to an authority source that this run loaded, which no policy may open or change";
+static const char *const floor_trusted = "resolves into trusted Box state, which no policy may open";
+static const char *const floor_holder = "holds trusted Box state, which no policy may move or change";
+
+static void guard_add(BoxVfs *v, const struct stat *st, GuardKind kind) {
+  for (guint i = 0; i < v->floor_ids->len; i++) {
+    FileId *id = &g_array_index(v->floor_ids, FileId, i);
+    if (id->dev == st->st_dev && id->ino == st->st_ino) {
+      if (kind < id->kind) id->kind = kind; /* the stronger guard wins */
+      return;
+    }
+  }
+  FileId id = {st->st_dev, st->st_ino, kind};
+  g_array_append_val(v->floor_ids, id);
+}
+
+/* Every directory above path, up to and with the bound root that holds it:
+ * a rename of any of them would move path. */
+static void guard_holders(BoxVfs *v, const char *path) {
+  const char *root = NULL;
+  for (char **r = v->roots; *r; r++)
+    if (path_within(path, *r) && (!root || strlen(*r) > strlen(root))) root = *r;
+  if (!root || strcmp(path, root) == 0) return; /* the mount reaches nothing above it */
+  char *dir = g_path_get_dirname(path);
+  for (;;) {
+    struct stat st;
+    if (lstat(dir, &st) == 0) guard_add(v, &st, GUARD_HOLDER);
+    if (strcmp(dir, root) == 0 || !path_within(dir, root)) break;
+    char *up = g_path_get_dirname(dir);
+    g_free(dir);
+    dir = up;
+  }
+  g_free(dir);
+}
+
+/* What a directory holds, links not followed: a hard link to one of these
+ * found elsewhere is the same object.  Takes dfd. */
+static void guard_tree(BoxVfs *v, int dfd, int depth, guint *budget) {
+  DIR *d = fdopendir(dfd);
+  if (!d) {
+    close(dfd);
+    return;
+  }
+  struct dirent *e;
+  while (*budget > 0 && (e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    struct stat st;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    guard_add(v, &st, GUARD_TRUSTED);
+    (*budget)--;
+    if (S_ISDIR(st.st_mode) && depth < VFS_GUARD_WALK_DEPTH) {
+      int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub >= 0) guard_tree(v, sub, depth + 1, budget);
+    }
+  }
+  closedir(d);
+}
+
+/* The floor's paths as the mount spells them (canonical: a node's path is
+ * its real one), and the identities of the objects they name now. */
+static void guards_record(BoxVfs *v) {
+  char **lists[] = {v->floor_files, v->floor_trees};
+  for (int l = 0; l < 2; l++)
+    for (char **p = lists[l]; *p; p++) {
+      char *canon = realpath(*p, NULL);
+      if (canon) {
+        g_free(*p);
+        *p = g_strdup(canon);
+        free(canon);
+      }
+    }
+  v->floor_ids = g_array_new(FALSE, FALSE, sizeof(FileId));
+  for (char **f = v->floor_files; *f; f++) {
+    struct stat st;
+    if (stat(*f, &st) == 0) guard_add(v, &st, GUARD_AUTHORITY);
+    guard_holders(v, *f);
+  }
+  for (char **t = v->floor_trees; *t; t++) {
+    struct stat st;
+    if (lstat(*t, &st) != 0) continue;
+    guard_add(v, &st, GUARD_TRUSTED);
+    guard_holders(v, *t);
+    guint budget = VFS_GUARD_WALK_MAX;
+    int dfd = open(*t, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd >= 0) guard_tree(v, dfd, 0, &budget);
+  }
+}
 
 /* obj: the object's identity when the caller has it, else it is read from
  * the path (a walk of the host path on every permitted operation). */
 static const char *floor_reason_obj(BoxVfs *v, const char *path, bool mutating, const VfsObjId *obj) {
-  static const char *authority =
-      "resolves to an authority source that this run loaded, which no policy may open or change";
-  static const char *trusted = "resolves into trusted Box state, which no policy may open";
   for (char **f = v->floor_files; f && *f; f++) {
-    if (strcmp(path, *f) == 0) return authority;
-    if (mutating && path_within(*f, path)) return authority; /* an ancestor directory */
+    if (strcmp(path, *f) == 0) return floor_authority;
+    if (mutating && path_within(*f, path)) return floor_authority; /* an ancestor directory */
   }
-  for (char **t = v->floor_trees; t && *t; t++)
-    if (path_within(path, *t)) return trusted;
+  for (char **t = v->floor_trees; t && *t; t++) {
+    if (path_within(path, *t)) return floor_trusted;
+    if (mutating && path_within(*t, path)) return floor_holder; /* an ancestor directory */
+  }
   if (v->floor_ids->len > 0) {
     VfsObjId read;
     struct stat st;
@@ -394,7 +493,10 @@ static const char *floor_reason_obj(BoxVfs *v, const char *path, bool mutating, 
     }
     for (guint i = 0; obj && i < v->floor_ids->len; i++) {
       FileId *id = &g_array_index(v->floor_ids, FileId, i);
-      if (id->dev == obj->dev && id->ino == obj->ino) return authority;
+      if (id->dev != obj->dev || id->ino != obj->ino) continue;
+      if (id->kind == GUARD_AUTHORITY) return floor_authority;
+      if (id->kind == GUARD_TRUSTED) return floor_trusted;
+      if (mutating) return floor_holder;
     }
   }
   return NULL;
@@ -1283,14 +1385,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
   v->view_log = g_strdup(config->view_log);
   v->view_live_dir = g_strdup(config->view_live_dir);
   v->live_dir = g_strdup(config->live_dir);
-  v->floor_ids = g_array_new(FALSE, FALSE, sizeof(FileId));
-  for (char **f = v->floor_files; *f; f++) {
-    struct stat st;
-    if (stat(*f, &st) == 0) {
-      FileId id = {st.st_dev, st.st_ino};
-      g_array_append_val(v->floor_ids, id);
-    }
-  }
+  guards_record(v);
   v->node_fd_budget = node_fd_budget();
   v->nodes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
   v->pass_nodes = g_hash_table_new_full(pass_key_hash, pass_key_equal, g_free, NULL);
