@@ -763,6 +763,10 @@ bool vfs_floor_refuses(BoxVfs *v, const char *path, const VfsObjId *obj) {
   return floor_reason_obj(v, path, false, obj) != NULL;
 }
 
+bool box_vfs_floor_refuses(BoxVfs *v, const char *path, dev_t dev, ino_t ino) {
+  return floor_reason_obj(v, path, false, &(VfsObjId){dev, ino}) != NULL;
+}
+
 const char *vfs_floor_reason(BoxVfs *v, const char *path, const VfsObjId *obj) {
   return floor_reason_obj(v, path, true, obj);
 }
