@@ -804,9 +804,22 @@ int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path,
   return vfs_decide_obj(v, c, action, path, host_backed, operation, mutating, NULL);
 }
 
+/* A tool's (or the agent's) own call: its bind views bound it and it raises
+ * no decision, but a view holds Box state only as binds from the host, so
+ * what reaches Box state through the mount (a hard link made before the
+ * run, under a writable grant) is refused all the same: any change of what
+ * the floor guards, and any open of box_dir's objects. */
+static int tool_floor(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool mutating,
+                      const VfsObjId *obj) {
+  if (!c->placed || !c->is_tool || !host_backed || !path) return 0;
+  const char *why = floor_reason_obj(v, path, mutating, obj);
+  if (!why || (!mutating && why == floor_authority)) return 0;
+  return EACCES;
+}
+
 int vfs_decide_obj(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
                    const char *operation, bool mutating, const VfsObjId *obj) {
-  if (!c->decides || !v->decide) return 0;
+  if (!c->decides || !v->decide) return tool_floor(v, c, path, host_backed, mutating, obj);
   if (!path) path = "/";
   char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
   json_object *input = fs_input(spelled, operation);

@@ -258,6 +258,39 @@ def test_lua_attack_is_refused(shared, code, spelled, error):
     b.alive()
 
 
+# A tool's own calls raise no decision, but what its writable view holds of
+# Box state by identity (the hard link left in the workspace) it may neither
+# open nor change.  (id, Python statement on the link)
+TOOL_ATTACKS = [
+    ("tool-read-old-hardlink", "open(LINK).read()"),
+    ("tool-append-old-hardlink", "open(LINK, 'a').write('FORGED\\n')"),
+    ("tool-truncate-old-hardlink", "os.truncate(LINK, 0)"),
+    ("tool-chmod-old-hardlink", "os.chmod(LINK, 0o666)"),
+]
+
+
+@pytest.mark.parametrize("stmt", [a[1] for a in TOOL_ATTACKS], ids=[a[0] for a in TOOL_ATTACKS])
+def test_tool_attack_is_refused(shared, stmt):
+    b = shared
+    link = b.workspace / "old-link"
+    assert os.path.samefile(link, b.box_dir / "private" / "box-id")
+    (b.workspace / "tool_attack.py").write_text(textwrap.dedent(f"""\
+        import errno, os
+        LINK = "{link}"
+        try:
+            {stmt}
+            print("done")
+        except OSError as e:
+            print(errno.errorcode[e.errno])
+        """))
+    before = state(b)
+    r = b.bash("/usr/bin/python3 tool_attack.py")
+    assert (r.returncode, r.stdout) == (0, "EACCES\n"), r.stderr
+    assert state(b) == before
+    assert not forged(b)
+    b.alive()
+
+
 def test_the_reproduction(hbox):
     """Issue 28's reproduction: move the box directory's ancestor away, then
     read the log, forge history, replace the alias, and move it back."""
