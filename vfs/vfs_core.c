@@ -389,16 +389,26 @@ static const char *const floor_authority =
 static const char *const floor_trusted = "resolves into trusted Box state, which no policy may open";
 static const char *const floor_holder = "holds trusted Box state, which no policy may move or change";
 
+static guint file_id_hash(gconstpointer p) {
+  const FileId *id = p;
+  guint64 h = ((guint64)id->dev * 0x9e3779b97f4a7c15ull) ^ (guint64)id->ino;
+  return (guint)(h ^ (h >> 32));
+}
+
+static gboolean file_id_equal(gconstpointer a, gconstpointer b) {
+  const FileId *x = a, *y = b;
+  return x->dev == y->dev && x->ino == y->ino;
+}
+
 static void guard_add(BoxVfs *v, const struct stat *st, GuardKind kind) {
-  for (guint i = 0; i < v->floor_ids->len; i++) {
-    FileId *id = &g_array_index(v->floor_ids, FileId, i);
-    if (id->dev == st->st_dev && id->ino == st->st_ino) {
-      if (kind < id->kind) id->kind = kind; /* the stronger guard wins */
-      return;
-    }
+  FileId key = {st->st_dev, st->st_ino, kind};
+  FileId *id = g_hash_table_lookup(v->floor_ids, &key);
+  if (id) {
+    if (kind < id->kind) id->kind = kind; /* the stronger guard wins */
+    return;
   }
-  FileId id = {st->st_dev, st->st_ino, kind};
-  g_array_append_val(v->floor_ids, id);
+  id = g_memdup2(&key, sizeof key);
+  g_hash_table_add(v->floor_ids, id);
 }
 
 /* Every directory above path, up to and with the bound root that holds it:
@@ -456,7 +466,7 @@ static void guards_record(BoxVfs *v) {
         free(canon);
       }
     }
-  v->floor_ids = g_array_new(FALSE, FALSE, sizeof(FileId));
+  v->floor_ids = g_hash_table_new_full(file_id_hash, file_id_equal, g_free, NULL);
   for (char **f = v->floor_files; *f; f++) {
     struct stat st;
     if (stat(*f, &st) == 0) guard_add(v, &st, GUARD_AUTHORITY);
@@ -484,20 +494,16 @@ static const char *floor_reason_obj(BoxVfs *v, const char *path, bool mutating, 
     if (path_within(path, *t)) return floor_trusted;
     if (mutating && path_within(*t, path)) return floor_holder; /* an ancestor directory */
   }
-  if (v->floor_ids->len > 0) {
-    VfsObjId read;
+  if (g_hash_table_size(v->floor_ids) > 0) {
     struct stat st;
-    if (!obj && fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-      read = (VfsObjId){st.st_dev, st.st_ino};
-      obj = &read;
-    }
-    for (guint i = 0; obj && i < v->floor_ids->len; i++) {
-      FileId *id = &g_array_index(v->floor_ids, FileId, i);
-      if (id->dev != obj->dev || id->ino != obj->ino) continue;
-      if (id->kind == GUARD_AUTHORITY) return floor_authority;
-      if (id->kind == GUARD_TRUSTED) return floor_trusted;
-      if (mutating) return floor_holder;
-    }
+    FileId key = {0, 0, GUARD_HOLDER};
+    if (obj) key = (FileId){obj->dev, obj->ino, GUARD_HOLDER};
+    else if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0)
+      key = (FileId){st.st_dev, st.st_ino, GUARD_HOLDER};
+    const FileId *id = key.ino ? g_hash_table_lookup(v->floor_ids, &key) : NULL;
+    if (id && id->kind == GUARD_AUTHORITY) return floor_authority;
+    if (id && id->kind == GUARD_TRUSTED) return floor_trusted;
+    if (id && mutating) return floor_holder;
   }
   return NULL;
 }
@@ -1358,7 +1364,7 @@ static void vfs_free(BoxVfs *v) {
   }
   if (v->pass_nodes) g_hash_table_unref(v->pass_nodes);
   if (v->pidns) g_hash_table_unref(v->pidns);
-  if (v->floor_ids) g_array_unref(v->floor_ids);
+  if (v->floor_ids) g_hash_table_unref(v->floor_ids);
   g_mutex_clear(&v->lock);
   g_free(v->mountpoint);
   g_free(v->view_log);
