@@ -813,14 +813,12 @@ int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path,
 /* A tool's (or the agent's) own call: its bind views bound it and it raises
  * no decision, but a view holds Box state only as binds from the host, so
  * what reaches Box state through the mount (a hard link made before the
- * run, under a writable grant) is refused all the same: any change of what
- * the floor guards, and any open of box_dir's objects. */
+ * run, under a writable grant) is refused all the same, as the Shell's
+ * would be. */
 static int tool_floor(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool mutating,
                       const VfsObjId *obj) {
   if (!c->placed || !c->is_tool || !host_backed || !path) return 0;
-  const char *why = floor_reason_obj(v, path, mutating, obj);
-  if (!why || (!mutating && why == floor_authority)) return 0;
-  return EACCES;
+  return floor_reason_obj(v, path, mutating, obj) ? EACCES : 0;
 }
 
 int vfs_decide_obj(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,

@@ -87,11 +87,13 @@ def hbox(tmp_path):
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory):
     """One running box for the attacks that each must leave it untouched.
-    Before it starts, the operator left a hard link to the box's id file
-    in the workspace (a link a run made before the floor knew better)."""
+    Before it starts, the operator left hard links to the box's id file and
+    to the policy in the workspace (links a run made before the floor knew
+    better)."""
     b = HomeBox(tmp_path_factory.mktemp("floor"))
     b.start()
     os.link(b.box_dir / "private" / "box-id", b.workspace / "old-link")
+    os.link(b.policy, b.workspace / "old-policy-link")
     b.stop()
     b.start()
     yield b
@@ -259,21 +261,27 @@ def test_lua_attack_is_refused(shared, code, spelled, error):
 
 
 # A tool's own calls raise no decision, but what its writable view holds of
-# Box state by identity (the hard link left in the workspace) it may neither
-# open nor change.  (id, Python statement on the link)
+# Box state by identity (the hard links left in the workspace) it may
+# neither open nor change.  (id, the link, Python statement on it)
 TOOL_ATTACKS = [
-    ("tool-read-old-hardlink", "open(LINK).read()"),
-    ("tool-append-old-hardlink", "open(LINK, 'a').write('FORGED\\n')"),
-    ("tool-truncate-old-hardlink", "os.truncate(LINK, 0)"),
-    ("tool-chmod-old-hardlink", "os.chmod(LINK, 0o666)"),
+    ("tool-read-old-hardlink", "old-link", "open(LINK).read()"),
+    ("tool-append-old-hardlink", "old-link", "open(LINK, 'a').write('FORGED\\n')"),
+    ("tool-truncate-old-hardlink", "old-link", "os.truncate(LINK, 0)"),
+    ("tool-chmod-old-hardlink", "old-link", "os.chmod(LINK, 0o666)"),
+    ("tool-read-policy-hardlink", "old-policy-link", "open(LINK).read()"),
+    ("tool-write-policy-hardlink", "old-policy-link",
+     "open(LINK, 'w').write('permit(principal, action, resource);')"),
+    ("tool-touch-policy-hardlink", "old-policy-link", "os.utime(LINK)"),
 ]
 
 
-@pytest.mark.parametrize("stmt", [a[1] for a in TOOL_ATTACKS], ids=[a[0] for a in TOOL_ATTACKS])
-def test_tool_attack_is_refused(shared, stmt):
+@pytest.mark.parametrize("name,stmt", [a[1:] for a in TOOL_ATTACKS],
+                         ids=[a[0] for a in TOOL_ATTACKS])
+def test_tool_attack_is_refused(shared, name, stmt):
     b = shared
-    link = b.workspace / "old-link"
-    assert os.path.samefile(link, b.box_dir / "private" / "box-id")
+    link = b.workspace / name
+    assert os.path.samefile(b.workspace / "old-link", b.box_dir / "private" / "box-id")
+    assert os.path.samefile(b.workspace / "old-policy-link", b.policy)
     (b.workspace / "tool_attack.py").write_text(textwrap.dedent(f"""\
         import errno, os
         LINK = "{link}"
