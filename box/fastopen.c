@@ -80,36 +80,12 @@ static const char *root_of(Boxd *d, const char *path)
   return NULL;
 }
 
-/* The authority files (box.toml, the policy) and their identities, taken
- * once per request. */
-typedef struct {
-  const char *path[2];
-  struct stat st[2];
-  bool have[2];
-} Floors;
-
-static void floors_load(Boxd *d, Floors *f)
+/* May the fast path take this object?  Not what the mount's floor guards
+ * (by path or by identity): that goes through the mount, which records the
+ * floor's deny. */
+static bool guarded(Boxd *d, const char *path, const struct stat *st)
 {
-  f->path[0] = d->config->path;
-  f->path[1] = d->config->policy;
-  for (int i = 0; i < 2; i++)
-    f->have[i] = f->path[i] && stat(f->path[i], &f->st[i]) == 0;
-}
-
-/* The floors of vfs_core.c's floor_reason, as a question: may the fast path
- * take this object?  Guarded objects go through the mount, which records
- * the floor's deny. */
-static bool guarded(Boxd *d, const Floors *f, const char *path, const struct stat *st)
-{
-  if (d->config->box_dir && within(path, d->config->box_dir))
-    return true;
-  for (int i = 0; i < 2; i++) {
-    if (f->path[i] && strcmp(path, f->path[i]) == 0)
-      return true;
-    if (f->have[i] && f->st[i].st_dev == st->st_dev && f->st[i].st_ino == st->st_ino)
-      return true;   /* a hard link to an authority file */
-  }
-  return false;
+  return box_vfs_floor_refuses(d->vfs, path, st->st_dev, st->st_ino);
 }
 
 static char *spell(Boxd *d, const char *path)
@@ -168,7 +144,6 @@ static int dir_fd(DirCache *dc, const char *dir)
 /* A batch's paths and what they are decided against. */
 typedef struct {
   Boxd *d;
-  const Floors *floors;
   int command;
   uid_t uid;
   gid_t gid;
@@ -206,7 +181,7 @@ static void open_one(Run *run, DirCache *dc, const char *name, Slot *slot)
   const char *base = slash + 1;
   struct stat st;
   if (dfd < 0 || fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
-      guarded(d, run->floors, path, &st)) {
+      guarded(d, path, &st)) {
     /* absent, a symlink on the way, not a regular file, or guarded: the
      * mount decides it (a denied absent path is refused there as if it
      * existed) */
@@ -309,11 +284,9 @@ static void answer_batch(Boxd *d, int command, const char *cwd, json_object *pat
   size_t n = paths && json_object_is_type(paths, json_type_array) ? json_object_array_length(paths) : 0;
   if (n > BOX_FASTOPEN_MAX)
     n = BOX_FASTOPEN_MAX;
-  Floors floors;
-  floors_load(d, &floors);
   Slot slots[BOX_FASTOPEN_MAX];
   memset(slots, 0, sizeof slots);
-  Run run = { .d = d, .floors = &floors, .command = command, .uid = cred.uid, .gid = cred.gid,
+  Run run = { .d = d, .command = command, .uid = cred.uid, .gid = cred.gid,
               .have_cred = have_cred, .cwd = cwd, .paths = paths, .n = n, .slots = slots, .log = log_buf,
               .nanos = nanos };
   /* The batch's history records and log lines are each written in one
@@ -448,8 +421,6 @@ void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd)
   g_autofree char *path = name && *name ? absolute(cwd_o ? json_object_get_string(cwd_o) : NULL, name) : NULL;
   int pfd = -1;
   struct stat st;
-  Floors floors;
-  floors_load(d, &floors);
   if (getsockopt(reply_fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0 || !path || !root_of(d, path)) {
     list_reply(reply_fd, "fallback", 0, NULL);
     close(reply_fd);
@@ -458,7 +429,7 @@ void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd)
   struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
   pfd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
-  if (pfd < 0 || fstat(pfd, &st) != 0 || !S_ISDIR(st.st_mode) || guarded(d, &floors, path, &st)) {
+  if (pfd < 0 || fstat(pfd, &st) != 0 || !S_ISDIR(st.st_mode) || guarded(d, path, &st)) {
     /* absent, not a directory, a symlink on the way, or guarded: the
      * mount's, which decides it there */
     if (pfd >= 0)

@@ -165,6 +165,10 @@ void box_vfs_command_set_running(BoxVfs *vfs, int command, bool running);
  * EINTR, invalidates /ram/c<N> in the kernel and frees its nodes. */
 void box_vfs_command_end(BoxVfs *vfs, int command);
 
+/* Whether the reach floor refuses to open the host path whose object is
+ * (dev, ino): the same question the mount asks, for boxd's fast path. */
+bool box_vfs_floor_refuses(BoxVfs *vfs, const char *path, dev_t dev, ino_t ino);
+
 /* Forgets every cached verdict (the policy changed). */
 void box_vfs_invalidate_decisions(BoxVfs *vfs);
 

@@ -114,7 +114,7 @@ struct BoxVfs {
   char *operator_home;
   char **floor_trees;
   char **floor_files;
-  GArray *floor_ids;        /* struct { dev_t; ino_t } of floor files */
+  GHashTable *floor_ids;    /* set of FileId (vfs_core.c): the identities the floor guards */
   BoxVfsDecideFn decide;
   BoxVfsDecideFn decide_quiet;
   BoxVfsRecordFn record;
