@@ -1,10 +1,12 @@
 /* resolve.c — from a program word to the canonical file that runs. */
 #include "tools/tools.h"
 
+#include <linux/magic.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 static char *canonical_executable(const char *path)
@@ -43,6 +45,123 @@ char *box_tools_resolve(const char *word, const char *cwd, const char *search_pa
       return found;
   }
   return NULL;
+}
+
+/* cwd + word as one absolute path, with "." and empty components dropped
+ * and ".." folded: the path as the agent named it.  NULL when cwd is not
+ * absolute. */
+static char *named_path(const char *word, const char *cwd)
+{
+  if (word[0] != '/' && (!cwd || cwd[0] != '/'))
+    return NULL;
+  g_autofree char *joined = word[0] == '/' ? g_strdup(word) : g_strconcat(cwd, "/", word, NULL);
+  g_auto(GStrv) parts = g_strsplit(joined, "/", -1);
+  GString *out = g_string_new(NULL);
+  for (char **p = parts; *p; p++) {
+    if (!**p || strcmp(*p, ".") == 0)
+      continue;
+    if (strcmp(*p, "..") == 0) {
+      char *slash = strrchr(out->str, '/');
+      if (slash)
+        g_string_truncate(out, (gsize)(slash - out->str));
+      continue;
+    }
+    g_string_append_c(out, '/');
+    g_string_append(out, *p);
+  }
+  if (out->len == 0)
+    g_string_append_c(out, '/');
+  return g_string_free(out, FALSE);
+}
+
+static void push_components(GQueue *todo, const char *path)
+{
+  g_auto(GStrv) parts = g_strsplit(path, "/", -1);
+  guint n = g_strv_length(parts);
+  for (guint i = n; i-- > 0;)
+    if (*parts[i])
+      g_queue_push_head(todo, g_strdup(parts[i]));
+}
+
+/* Follows path one component at a time, as the kernel would, asking
+ * may_read of each symlink before reading it.  The path it ends at (every
+ * link resolved), or NULL: absent, refused, a loop, or a link in procfs —
+ * those are boxd's own objects, not the agent's (/proc/self/exe would be
+ * boxd's binary), and their magic links lead anywhere. */
+static char *walk(const char *path, BoxToolsLookupFn may_read, void *data)
+{
+  GQueue todo = G_QUEUE_INIT;
+  push_components(&todo, path);
+  GString *at = g_string_new(NULL); /* resolved so far; empty is "/" */
+  int links = 0;
+  bool found = true;
+  char *name;
+  while (found && (name = g_queue_pop_head(&todo))) {
+    if (strcmp(name, ".") == 0) {
+      g_free(name);
+      continue;
+    }
+    if (strcmp(name, "..") == 0) {
+      char *slash = strrchr(at->str, '/');
+      if (slash)
+        g_string_truncate(at, (gsize)(slash - at->str));
+      g_free(name);
+      continue;
+    }
+    gsize parent_len = at->len;
+    g_string_append_c(at, '/');
+    g_string_append(at, name);
+    g_free(name);
+    struct stat st;
+    if (lstat(at->str, &st) != 0) {
+      found = false;
+      break;
+    }
+    if (!S_ISLNK(st.st_mode))
+      continue;
+    char target[PATH_MAX];
+    ssize_t n = -1;
+    struct statfs fs;
+    g_autofree char *parent = parent_len ? g_strndup(at->str, parent_len) : g_strdup("/");
+    if (++links <= 40 && statfs(parent, &fs) == 0 && fs.f_type != PROC_SUPER_MAGIC &&
+        may_read(data, at->str, "read_link"))
+      n = readlink(at->str, target, sizeof target - 1);
+    if (n <= 0) {
+      found = false;
+      break;
+    }
+    target[n] = '\0';
+    g_string_truncate(at, target[0] == '/' ? 0 : parent_len);
+    push_components(&todo, target);
+  }
+  g_queue_clear_full(&todo, g_free);
+  if (!found) {
+    g_string_free(at, TRUE);
+    return NULL;
+  }
+  if (at->len == 0)
+    g_string_append_c(at, '/');
+  return g_string_free(at, FALSE);
+}
+
+char *box_tools_resolve_decided(const char *word, const char *cwd, const char *search_path,
+                                BoxToolsLookupFn may_read, void *data)
+{
+  if (!word || !strchr(word, '/'))
+    return box_tools_resolve(word, cwd, search_path);
+  g_autofree char *named = named_path(word, cwd);
+  if (!named || !may_read(data, named, "read_metadata"))
+    return NULL;
+  g_autofree char *real = walk(named, may_read, data);
+  if (!real)
+    return NULL;
+  /* the file a link led to is read too: its metadata is what runs */
+  if (strcmp(real, named) != 0 && !may_read(data, real, "read_metadata"))
+    return NULL;
+  struct stat st;
+  if (stat(real, &st) != 0 || !S_ISREG(st.st_mode) || access(real, X_OK) != 0)
+    return NULL;
+  return g_steal_pointer(&real);
 }
 
 char *box_tools_spell_home(const char *path, const char *home)
