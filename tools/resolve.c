@@ -74,6 +74,31 @@ static char *named_path(const char *word, const char *cwd)
   return g_string_free(out, FALSE);
 }
 
+/* The host's system tree: every tool reads it with no decision (its view
+ * binds /usr and the top-level directories or links of a merged /usr,
+ * view.c), so a program there hides nothing and its lookup asks nothing. */
+static bool in_system_tree(const char *path)
+{
+  static const char *const tree[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+                                      "/libx32", NULL };
+  for (int i = 0; tree[i]; i++) {
+    size_t n = strlen(tree[i]);
+    if (strncmp(path, tree[i], n) == 0 && (path[n] == '\0' || path[n] == '/'))
+      return true;
+  }
+  return false;
+}
+
+typedef struct {
+  BoxToolsLookupFn fn;
+  void *data;
+} Asker;
+
+static bool may(const Asker *a, const char *path, const char *operation)
+{
+  return in_system_tree(path) || a->fn(a->data, path, operation);
+}
+
 static void push_components(GQueue *todo, const char *path)
 {
   g_auto(GStrv) parts = g_strsplit(path, "/", -1);
@@ -88,7 +113,7 @@ static void push_components(GQueue *todo, const char *path)
  * link resolved), or NULL: absent, refused, a loop, or a link in procfs —
  * those are boxd's own objects, not the agent's (/proc/self/exe would be
  * boxd's binary), and their magic links lead anywhere. */
-static char *walk(const char *path, BoxToolsLookupFn may_read, void *data)
+static char *walk(const char *path, const Asker *asker)
 {
   GQueue todo = G_QUEUE_INIT;
   push_components(&todo, path);
@@ -124,7 +149,7 @@ static char *walk(const char *path, BoxToolsLookupFn may_read, void *data)
     struct statfs fs;
     g_autofree char *parent = parent_len ? g_strndup(at->str, parent_len) : g_strdup("/");
     if (++links <= 40 && statfs(parent, &fs) == 0 && fs.f_type != PROC_SUPER_MAGIC &&
-        may_read(data, at->str, "read_link"))
+        may(asker, at->str, "read_link"))
       n = readlink(at->str, target, sizeof target - 1);
     if (n <= 0) {
       found = false;
@@ -149,14 +174,15 @@ char *box_tools_resolve_decided(const char *word, const char *cwd, const char *s
 {
   if (!word || !strchr(word, '/'))
     return box_tools_resolve(word, cwd, search_path);
+  const Asker asker = { may_read, data };
   g_autofree char *named = named_path(word, cwd);
-  if (!named || !may_read(data, named, "read_metadata"))
+  if (!named || !may(&asker, named, "read_metadata"))
     return NULL;
-  g_autofree char *real = walk(named, may_read, data);
+  g_autofree char *real = walk(named, &asker);
   if (!real)
     return NULL;
   /* the file a link led to is read too: its metadata is what runs */
-  if (strcmp(real, named) != 0 && !may_read(data, real, "read_metadata"))
+  if (strcmp(real, named) != 0 && !may(&asker, real, "read_metadata"))
     return NULL;
   struct stat st;
   if (stat(real, &st) != 0 || !S_ISREG(st.st_mode) || access(real, X_OK) != 0)
