@@ -1,5 +1,5 @@
 /* resolve.c — from a program word to the canonical file that runs. */
-#include "tools/tools.h"
+#include "tools/internal.h"
 
 #include <linux/magic.h>
 #include <limits.h>
@@ -75,15 +75,22 @@ static char *named_path(const char *word, const char *cwd)
 }
 
 /* The host's system tree: every tool reads it with no decision (its view
- * binds /usr and the top-level directories or links of a merged /usr,
- * view.c), so a program there hides nothing and its lookup asks nothing. */
+ * binds /usr, the top-level directories or links of a merged /usr, and the
+ * /etc entries of tools_etc_entries, such as /etc/alternatives, where many
+ * of /usr/bin's links lead), so a program there hides nothing and its
+ * lookup asks nothing. */
 static bool in_system_tree(const char *path)
 {
   static const char *const tree[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
                                       "/libx32", NULL };
-  for (int i = 0; tree[i]; i++) {
-    size_t n = strlen(tree[i]);
-    if (strncmp(path, tree[i], n) == 0 && (path[n] == '\0' || path[n] == '/'))
+  for (int i = 0; tree[i]; i++)
+    if (tools_path_within(path, tree[i]))
+      return true;
+  if (strncmp(path, "/etc/", 5) != 0)
+    return false;
+  for (int i = 0; tools_etc_entries[i]; i++) {
+    size_t n = strlen(tools_etc_entries[i]);
+    if (strncmp(path + 5, tools_etc_entries[i], n) == 0 && (path[5 + n] == '\0' || path[5 + n] == '/'))
       return true;
   }
   return false;
@@ -169,25 +176,53 @@ static char *walk(const char *path, const Asker *asker)
   return g_string_free(at, FALSE);
 }
 
-char *box_tools_resolve_decided(const char *word, const char *cwd, const char *search_path,
-                                BoxToolsLookupFn may_read, void *data)
+/* The executable file named (an absolute path with no "." or ".."), asked
+ * about as box_tools_resolve_decided says, or NULL. */
+static char *lookup(const char *named, const Asker *asker)
 {
-  if (!word || !strchr(word, '/'))
-    return box_tools_resolve(word, cwd, search_path);
-  const Asker asker = { may_read, data };
-  g_autofree char *named = named_path(word, cwd);
-  if (!named || !may(&asker, named, "read_metadata"))
+  if (!may(asker, named, "read_metadata"))
     return NULL;
-  g_autofree char *real = walk(named, &asker);
+  g_autofree char *real = walk(named, asker);
   if (!real)
     return NULL;
   /* the file a link led to is read too: its metadata is what runs */
-  if (strcmp(real, named) != 0 && !may(&asker, real, "read_metadata"))
+  if (strcmp(real, named) != 0 && !may(asker, real, "read_metadata"))
     return NULL;
   struct stat st;
   if (stat(real, &st) != 0 || !S_ISREG(st.st_mode) || access(real, X_OK) != 0)
     return NULL;
   return g_steal_pointer(&real);
+}
+
+char *box_tools_resolve_decided(const char *word, const char *cwd, const char *search_path,
+                                BoxToolsLookupFn may_read, void *data)
+{
+  if (!word || !*word)
+    return NULL;
+  const Asker asker = { may_read, data };
+  if (strchr(word, '/')) {
+    g_autofree char *named = named_path(word, cwd);
+    return named ? lookup(named, &asker) : NULL;
+  }
+  /* A bare name is searched on boxd's PATH, which the operator chose; one
+   * found in a directory policy refuses (~/.local/bin) is passed over as
+   * if it were not there.  Only a name that is there is asked about: the
+   * log would otherwise hold a question per directory per program. */
+  const char *path = search_path && *search_path ? search_path : "/usr/bin:/bin";
+  g_auto(GStrv) dirs = g_strsplit(path, ":", -1);
+  for (char **d = dirs; *d; d++) {
+    if ((*d)[0] != '/')
+      continue;   /* as in box_tools_resolve */
+    g_autofree char *candidate = g_strconcat(*d, "/", word, NULL);
+    g_autofree char *named = named_path(candidate, "/");
+    struct stat st;
+    if (lstat(named, &st) != 0)
+      continue;
+    char *found = lookup(named, &asker);
+    if (found)
+      return found;
+  }
+  return NULL;
 }
 
 char *box_tools_spell_home(const char *path, const char *home)

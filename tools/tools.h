@@ -41,10 +41,11 @@ typedef bool (*BoxToolsLookupFn)(void *data, const char *path, const char *opera
  * path as named (before anything is looked at), of every symlink before it
  * is read, and of the file reached when that is another path.  A refused
  * path finds nothing, exactly as an absent one does, so the answer says
- * nothing of what policy hides; so does a link in procfs.  Paths in the
- * host's system tree (/usr, /bin, /lib…), which every tool reads with no
- * decision, are not asked about.  Bare names
- * resolve as box_tools_resolve resolves them. */
+ * nothing of what policy hides; so does a link in procfs.  A bare name
+ * is searched on search_path as box_tools_resolve searches it, each file
+ * found there looked up the same way, a refused one passed over.  Paths in
+ * the host's system tree (/usr, /bin, /lib…, /etc/alternatives), which
+ * every tool reads with no decision, are not asked about. */
 char *box_tools_resolve_decided(const char *word, const char *cwd, const char *search_path,
                                 BoxToolsLookupFn may_read, void *data);
 

@@ -224,6 +224,49 @@ def test_program_search(hidden, template, status, out, err):
     expect(hidden, got, int(status), out, err)
 
 
+class OperatorPathBox(Box):
+    """A box run from a shell whose PATH starts with a directory the policy
+    refuses (~/bin, as many operators have): boxd searches bare names there."""
+
+    def env(self):
+        return {**super().env(), "PATH": f"{self.home}/bin:" + super().env()["PATH"]}
+
+
+@pytest.fixture(scope="module")
+def operator_path_box(tmp_path_factory):
+    b = OperatorPathBox(tmp_path_factory.mktemp("disclosure-path"))
+    b.write_config(extra='\n[tool.awk]\ncommand = ["awk"]\n')
+    b.seed_policy(extra="""
+        permit(principal, action == Box::Action::"shell:spawn", resource);
+        """)
+    (b.home / "bin").mkdir()
+    (b.home / "bin" / "secret-tool").write_text("#!/bin/sh\necho LEAKED-tool\n")
+    os.chmod(b.home / "bin" / "secret-tool", 0o755)
+    b.start()
+    yield b
+    stop(b)
+
+
+def test_program_bare_name_in_refused_operator_path_dir(operator_path_box):
+    """A bare name resolves on boxd's PATH; found only in a directory policy
+    refuses, it is not found, exactly as a name that is nowhere."""
+    got = compare(operator_path_box, "@", "secret-tool", "absent-tool")
+    expect(operator_path_box, got, 127, "", "strands-shell: {N}: command not found\n")
+
+
+def test_program_bare_name_on_system_path_still_runs(operator_path_box):
+    """The system tree asks nothing: a PATH program past the refused
+    directory, and one reached through /etc/alternatives, still run."""
+    r = operator_path_box.bash("git --version; awk 'BEGIN { print 6 * 7 }'; "
+                               "/usr/bin/awk 'BEGIN { print 1 }'")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("git version ") and r.stdout.endswith("\n42\n1\n")
+    recs = [(d["strands.box.policy.action"], d["strands.box.policy.resource"])
+            for d in operator_path_box.decisions()]
+    assert not any(a == "fs:read" and res.startswith(("/usr", "/etc")) for a, res in recs)
+    alive(operator_path_box)
+
+
 def test_lua_popen_and_execute_path(hidden):
     script = ("lua -e \"local p = io.popen('$HOME/secretdir/@'); io.write(p:read('a')); "
               "print(p:close()); print(os.execute('$HOME/secretdir/@'))\"")

@@ -107,14 +107,20 @@ static void test_resolve_decided(Fixture *f, gconstpointer data)
   /* /proc's links are boxd's own: never followed, whatever policy says */
   a.refuse = NULL;
   g_assert_null(box_tools_resolve_decided("/proc/self/exe", "/", NULL, ask, &a));
-  /* the system tree asks nothing; bare names resolve as before */
+  /* the system tree asks nothing */
   g_string_truncate(a.asked, 0);
   g_autofree char *sh = box_tools_resolve_decided("/bin/sh", "/", NULL, ask, &a);
   g_assert_nonnull(sh);
+  g_autofree char *bare_sh = box_tools_resolve_decided("sh", "/", NULL, ask, &a);
+  g_assert_nonnull(bare_sh);
   g_assert_cmpstr(a.asked->str, ==, "");
-  g_autofree char *tool = box_tools_resolve_decided("tool", "/", f->dir, ask, &a);
+  /* a bare name found on PATH is asked about; refused, it is passed over */
+  g_autofree char *search = g_strdup_printf("/nonexistent:%s", f->dir);
+  g_autofree char *tool = box_tools_resolve_decided("tool", "/", search, ask, &a);
   g_assert_cmpstr(tool, ==, f->prog);
-  g_assert_cmpstr(a.asked->str, ==, "");
+  g_assert_cmpstr(a.asked->str, ==, once);
+  a.refuse = f->prog;
+  g_assert_null(box_tools_resolve_decided("tool", "/", search, ask, &a));
   g_string_free(a.asked, TRUE);
 }
 
