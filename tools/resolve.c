@@ -88,11 +88,9 @@ static bool in_system_tree(const char *path)
       return true;
   if (strncmp(path, "/etc/", 5) != 0)
     return false;
-  for (int i = 0; tools_etc_entries[i]; i++) {
-    size_t n = strlen(tools_etc_entries[i]);
-    if (strncmp(path + 5, tools_etc_entries[i], n) == 0 && (path[5 + n] == '\0' || path[5 + n] == '/'))
+  for (int i = 0; tools_etc_entries[i]; i++)
+    if (tools_path_within(path + 5, tools_etc_entries[i]))
       return true;
-  }
   return false;
 }
 
@@ -128,7 +126,7 @@ static char *walk(const char *path, const Asker *asker)
   int links = 0;
   bool found = true;
   char *name;
-  while (found && (name = g_queue_pop_head(&todo))) {
+  while ((name = g_queue_pop_head(&todo))) {
     if (strcmp(name, ".") == 0) {
       g_free(name);
       continue;
