@@ -79,14 +79,16 @@ void boxd_vfs_outcome(void *data, int command, const char *action, json_object *
 static const char *lookup_floor(Boxd *d, const char *path)
 {
   const char *files[] = { d->config->path, d->config->policy };
-  struct stat st;
+  struct stat st, fst;
   bool have = stat(path, &st) == 0;
   for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
-    struct stat fst;
-    if (files[i] && (strcmp(path, files[i]) == 0 ||
-                     (have && stat(files[i], &fst) == 0 && fst.st_dev == st.st_dev &&
-                      fst.st_ino == st.st_ino)))
-      return "resolves to an authority source that this run loaded, which no policy may open or change";
+    if (!files[i])
+      continue;
+    /* by name, or by identity: a hard link to an authority file */
+    if (strcmp(path, files[i]) == 0 || (have && stat(files[i], &fst) == 0 &&
+                                         fst.st_dev == st.st_dev && fst.st_ino == st.st_ino))
+      return "resolves to an authority source that this run loaded, which no policy may open "
+             "or change";
   }
   const char *trees[] = { d->config->box_dir, d->mountpoint, d->staging_dir };
   for (size_t i = 0; i < G_N_ELEMENTS(trees); i++)

@@ -80,12 +80,12 @@ def open_box(tmp_path_factory):
     and the lookup itself stand between the agent and boxd's host paths."""
     b = Box(tmp_path_factory.mktemp("disclosure-open"))
     b.write_config()
-    b.write_policy(f"""\
+    b.write_policy("""\
         permit(principal, action == Box::Action::"shell:exec", resource);
         permit(principal, action == Box::Action::"shell:spawn", resource);
         permit(principal, action == Box::Action::"fs:read", resource);
         permit(principal, action in [Box::Action::"fs:write", Box::Action::"fs:delete"], resource)
-        when {{ context.input.path like "~/src/project/*" }};
+        when { context.input.path like "~/src/project/*" };
         """)
     (b.workspace / "run.sh").write_text("#!/bin/sh\necho LEAKED-run\n")
     os.chmod(b.workspace / "run.sh", 0o755)
