@@ -199,6 +199,9 @@ char *box_tools_resolve_decided(const char *word, const char *cwd, const char *s
     return NULL;
   const Asker asker = { may_read, data };
   if (strchr(word, '/')) {
+    /* "prog/" names a directory: no file runs, as the kernel would say */
+    if (word[strlen(word) - 1] == '/')
+      return NULL;
     g_autofree char *named = named_path(word, cwd);
     return named ? lookup(named, &asker) : NULL;
   }

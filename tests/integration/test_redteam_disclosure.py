@@ -165,6 +165,8 @@ LOOKUP = [
      missing("{H}/secretdir/{N}")),
     ("program_with_env_prefix", "A=1 ~/secretdir/@", "deploy.sh", "absent.sh",
      missing("{H}/secretdir/{N}")),
+    ("program_trailing_slash", "~/secretdir/@/", "deploy.sh", "absent.sh",
+     missing("{H}/secretdir/{N}/")),
     ("program_link_from_subdir", "cd src && ../@", "tool-link", "absn-link", missing("../{N}")),
 ]
 

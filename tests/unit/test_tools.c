@@ -104,6 +104,11 @@ static void test_resolve_decided(Fixture *f, gconstpointer data)
   g_assert_null(box_tools_resolve_decided(absent, "/", NULL, ask, &a));
   g_autofree char *asked_absent = g_strdup_printf("read_metadata %s\n", absent);
   g_assert_cmpstr(a.asked->str, ==, asked_absent);
+  /* a trailing slash names a directory: nothing runs, nothing is asked */
+  g_autofree char *slashed = g_strconcat(f->prog, "/", NULL);
+  g_string_truncate(a.asked, 0);
+  g_assert_null(box_tools_resolve_decided(slashed, "/", NULL, ask, &a));
+  g_assert_cmpstr(a.asked->str, ==, "");
   /* /proc's links are boxd's own: never followed, whatever policy says */
   a.refuse = NULL;
   g_assert_null(box_tools_resolve_decided("/proc/self/exe", "/", NULL, ask, &a));
