@@ -74,8 +74,36 @@ void boxd_vfs_outcome(void *data, int command, const char *action, json_object *
   box_policy_record_outcome(d->policy, action, input, result);
 }
 
+/* Whether the operator declared a program at path, or on the way to one:
+ * what it resolves to is a [tool.*] command's program or lies under one of
+ * them, or it and an [agent.filesystem] exec entry lie one under the other. */
+static bool declared_program(Boxd *d, const char *path)
+{
+  g_autofree char *real = box_canonical_path(path);
+  if (!real)
+    return false;
+  char *const *exec = d->agent_table ? d->agent_table->exec : NULL;
+  for (int i = 0; exec && exec[i]; i++)
+    if (box_path_within(real, exec[i]) || box_path_within(exec[i], real))
+      return true;
+  for (int i = 0; d->tool_tables && d->tool_tables[i]; i++) {
+    const BoxToolTable *t = d->tool_tables[i];
+    const char *search = t->env ? g_hash_table_lookup(t->env, "PATH") : NULL;
+    g_autofree char *program =
+        t->command && t->command[0]
+            ? box_tools_resolve(t->command[0], "/", search && *search ? search : d->operator_path)
+            : NULL;
+    if (program && box_path_within(program, real))
+      return true;
+  }
+  return false;
+}
+
 /* issue 28: the floors of the mount (vfs_core.c), for a program's lookup:
- * boxd's state and the mount's own host paths are no program of the agent. */
+ * boxd's state and the mount's own host paths are no program of the agent,
+ * and a path outside the bound roots (and the system tree, which is not
+ * asked about) is in the agent's view an in-memory path, where the host's
+ * file is not seen, unless the operator declared a program there. */
 static const char *lookup_floor(Boxd *d, const char *path)
 {
   const char *files[] = { d->config->path, d->config->policy };
@@ -94,7 +122,12 @@ static const char *lookup_floor(Boxd *d, const char *path)
   for (size_t i = 0; i < G_N_ELEMENTS(trees); i++)
     if (trees[i] && box_path_within(path, trees[i]))
       return "resolves into trusted Box state, which no policy may open";
-  return NULL;
+  for (char **r = d->roots; r && *r; r++)
+    if (box_path_within(path, *r))
+      return NULL;
+  if (declared_program(d, path))
+    return NULL;
+  return "outside this box's home and every declared bind";
 }
 
 /* issue 28: one path a program's lookup reads (tools/resolve.c), decided as

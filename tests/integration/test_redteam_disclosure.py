@@ -79,7 +79,12 @@ def open_box(tmp_path_factory):
     """A policy that reads everything and spawns anything: only the floors
     and the lookup itself stand between the agent and boxd's host paths."""
     b = Box(tmp_path_factory.mktemp("disclosure-open"))
-    b.write_config()
+    host = b.root / "host-only"   # outside every root: in-memory in the agent's view
+    host.mkdir()
+    for name in ("hostprog", "hosttool"):
+        (host / name).write_text(f"#!/bin/sh\necho ran {name}\n")
+        os.chmod(host / name, 0o755)
+    b.write_config(extra=f'\n[tool.hosttool]\ncommand = ["{host}/hosttool"]\n')
     b.write_policy("""\
         permit(principal, action == Box::Action::"shell:exec", resource);
         permit(principal, action == Box::Action::"shell:spawn", resource);
@@ -325,6 +330,24 @@ def test_program_through_the_mount_host_path(open_box):
     template = f"{mnt}/pass{open_box.workspace}/@"
     got = compare(open_box, template, "run.sh", "rux.sh")
     expect(open_box, got, 127, "", missing(f"{mnt}/pass{open_box.workspace}/{{N}}"))
+
+
+def test_program_host_file_outside_the_roots(open_box):
+    """Outside the bound roots the agent sees in-memory paths, not the host's
+    files: a host program there that no table declares is not found, though
+    policy reads everywhere (ls sees no such file either)."""
+    host = open_box.root / "host-only"
+    got = compare(open_box, f"{host}/@", "hostprog", "hostprox")
+    expect(open_box, got, 127, "", missing(f"{host}/{{N}}"))
+    r = open_box.bash(f"ls {host}/hostprog")
+    assert r.returncode == 2 and r.stderr.endswith(": No such file or directory\n")
+
+
+def test_program_declared_outside_the_roots_still_runs(open_box):
+    """A [tool.*] command the operator declared there runs by its path."""
+    r = open_box.bash(f"{open_box.root}/host-only/hosttool")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "ran hosttool\n", "")
+    alive(open_box)
 
 
 # ---- tests of existence and type ------------------------------------------
