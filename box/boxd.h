@@ -82,6 +82,8 @@ void boxd_vfs_note(void *data, int command, const char *action, json_object *inp
 void boxd_vfs_history_batch(void *data, bool begin);
 void boxd_vfs_outcome(void *data, int command, const char *action, json_object *input,
                       const char *result);
+/* A program lookup's question of one path (BoxToolsLookupFn, data = Boxd). */
+bool boxd_lookup_may_read(void *data, const char *path, const char *operation);
 
 /* workers.c: the warm pool and one command's life. */
 bool boxd_workers_start(Boxd *d, GError **error);

@@ -2,6 +2,7 @@
 #include "box/boxd.h"
 
 #include <string.h>
+#include <sys/stat.h>
 
 BoxDecision *boxd_decide(Boxd *d, const char *action, json_object *input,
                          const char *const *command_args)
@@ -71,4 +72,84 @@ void boxd_vfs_outcome(void *data, int command, const char *action, json_object *
   Boxd *d = data;
   (void)command;
   box_policy_record_outcome(d->policy, action, input, result);
+}
+
+/* Whether the operator declared a program at path, or on the way to one:
+ * what it resolves to is a [tool.*] command's program or lies under one of
+ * them, or it and an [agent.filesystem] exec entry lie one under the other. */
+static bool declared_program(Boxd *d, const char *path)
+{
+  g_autofree char *real = box_canonical_path(path);
+  if (!real)
+    return false;
+  char *const *exec = d->agent_table ? d->agent_table->exec : NULL;
+  for (int i = 0; exec && exec[i]; i++)
+    if (box_path_within(real, exec[i]) || box_path_within(exec[i], real))
+      return true;
+  for (int i = 0; d->tool_tables && d->tool_tables[i]; i++) {
+    const BoxToolTable *t = d->tool_tables[i];
+    const char *search = t->env ? g_hash_table_lookup(t->env, "PATH") : NULL;
+    g_autofree char *program =
+        t->command && t->command[0]
+            ? box_tools_resolve(t->command[0], "/", search && *search ? search : d->operator_path)
+            : NULL;
+    if (program && box_path_within(program, real))
+      return true;
+  }
+  return false;
+}
+
+/* issue 28: the floors of the mount (vfs_core.c), for a program's lookup:
+ * boxd's state and the mount's own host paths are no program of the agent,
+ * and a path outside the bound roots (and the system tree, which is not
+ * asked about) is in the agent's view an in-memory path, where the host's
+ * file is not seen, unless the operator declared a program there. */
+static const char *lookup_floor(Boxd *d, const char *path)
+{
+  const char *files[] = { d->config->path, d->config->policy };
+  struct stat st, fst;
+  bool have = stat(path, &st) == 0;
+  for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+    if (!files[i])
+      continue;
+    /* by name, or by identity: a hard link to an authority file */
+    if (strcmp(path, files[i]) == 0 || (have && stat(files[i], &fst) == 0 &&
+                                         fst.st_dev == st.st_dev && fst.st_ino == st.st_ino))
+      return "resolves to an authority source that this run loaded, which no policy may open "
+             "or change";
+  }
+  const char *trees[] = { d->config->box_dir, d->mountpoint, d->staging_dir };
+  for (size_t i = 0; i < G_N_ELEMENTS(trees); i++)
+    if (trees[i] && box_path_within(path, trees[i]))
+      return "resolves into trusted Box state, which no policy may open";
+  for (char **r = d->roots; r && *r; r++)
+    if (box_path_within(path, *r))
+      return NULL;
+  if (declared_program(d, path))
+    return NULL;
+  return "outside this box's home and every declared bind";
+}
+
+/* issue 28: one path a program's lookup reads (tools/resolve.c), decided as
+ * the mount decides a stat of it — fs:read on the path, logged, then the
+ * floors — so that a refused path answers as an absent one. */
+bool boxd_lookup_may_read(void *data, const char *path, const char *operation)
+{
+  Boxd *d = data;
+  g_autofree char *spelled = box_tools_spell_home(path, d->operator_home);
+  json_object *input = json_object_new_object();
+  json_object_object_add(input, "path", json_object_new_string(spelled));
+  json_object_object_add(input, "operation", json_object_new_string(operation));
+  BoxDecision *decision = box_policy_decide(d->policy, "fs:read", input);
+  const char *why = decision->verdict == BOX_VERDICT_PERMIT ? lookup_floor(d, path) : NULL;
+  if (why) {
+    g_autofree char *text = g_strdup_printf("%s: %s", spelled, why);
+    box_decision_free(decision);
+    decision = box_decision_new_enforcement("fs:read", spelled, "reach-floor", text);
+  }
+  box_decision_log_append(d->log, "fs:read", input, NULL, decision);
+  bool permit = decision->verdict == BOX_VERDICT_PERMIT;
+  box_decision_free(decision);
+  json_object_put(input);
+  return permit;
 }

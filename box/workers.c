@@ -758,7 +758,9 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
   if (!argv || !argv[0])
     return spawn_reply("failed", 126, "the worker sent a malformed request");
   const char *cwd = json_object_get_string(cwd_obj);
-  g_autofree char *resolved = box_tools_resolve(argv[0], cwd, d->operator_path);
+  /* issue 28: a path is looked up as the mount stats it, decided first */
+  g_autofree char *resolved =
+      box_tools_resolve_decided(argv[0], cwd, d->operator_path, boxd_lookup_may_read, d);
   if (!resolved)
     return spawn_reply("not_found", 127, NULL);
   int argc = 0;

@@ -31,6 +31,24 @@ typedef struct {
  * regular file.  NULL when nothing resolves. */
 char *box_tools_resolve(const char *word, const char *cwd, const char *search_path);
 
+/* Asked of each path a lookup reads, absolute, with no ".", ".." or empty
+ * component; operation is the fs:read operation ("read_metadata",
+ * "read_link").  False: refused, and the lookup finds nothing. */
+typedef bool (*BoxToolsLookupFn)(void *data, const char *path, const char *operation);
+
+/* As box_tools_resolve, for a word that names a path (one with '/'), looked
+ * up as a stat of it through the mount would be: may_read is asked of the
+ * path as named (before anything is looked at), of every symlink before it
+ * is read, and of the file reached when that is another path.  A refused
+ * path finds nothing, exactly as an absent one does, so the answer says
+ * nothing of what policy hides; so does a link in procfs.  A bare name
+ * is searched on search_path as box_tools_resolve searches it, each file
+ * found there looked up the same way, a refused one passed over.  Paths in
+ * the host's system tree (/usr, /bin, /lib…, /etc/alternatives), which
+ * every tool reads with no decision, are not asked about. */
+char *box_tools_resolve_decided(const char *word, const char *cwd, const char *search_path,
+                                BoxToolsLookupFn may_read, void *data);
+
 /* Spells path as "~" or "~/rest" when it lies under home (component-bounded). */
 char *box_tools_spell_home(const char *path, const char *home);
 

@@ -65,6 +65,70 @@ static void test_resolve(Fixture *f, gconstpointer data)
   g_assert_true(g_str_has_prefix(sh, "/usr/bin/") || g_str_has_prefix(sh, "/bin/"));
 }
 
+/* issue 28: the questions a path-named lookup asks, in order, and a
+ * refusal anywhere answering as an absent path does. */
+typedef struct {
+  GString *asked;   /* "operation path\n" per question */
+  const char *refuse;
+} Asked;
+
+static bool ask(void *data, const char *path, const char *operation)
+{
+  Asked *a = data;
+  g_string_append_printf(a->asked, "%s %s\n", operation, path);
+  return !a->refuse || strcmp(path, a->refuse) != 0;
+}
+
+static void test_resolve_decided(Fixture *f, gconstpointer data)
+{
+  (void)data;
+  Asked a = { g_string_new(NULL), NULL };
+  /* a link: the path as named, the link before it is read, then the file */
+  g_autofree char *r = box_tools_resolve_decided("./x/../alias-of-tool", f->dir, NULL, ask, &a);
+  g_assert_cmpstr(r, ==, f->prog);
+  g_autofree char *want = g_strdup_printf("read_metadata %s\nread_link %s\nread_metadata %s\n",
+                                          f->link, f->link, f->prog);
+  g_assert_cmpstr(a.asked->str, ==, want);
+  /* the named path refused: nothing more is asked, nothing is found */
+  g_string_truncate(a.asked, 0);
+  a.refuse = f->prog;
+  g_assert_null(box_tools_resolve_decided(f->prog, "/", NULL, ask, &a));
+  g_autofree char *once = g_strdup_printf("read_metadata %s\n", f->prog);
+  g_assert_cmpstr(a.asked->str, ==, once);
+  /* the file a permitted link leads to refused: not found either */
+  g_assert_null(box_tools_resolve_decided(f->link, "/", NULL, ask, &a));
+  /* refused and absent alike: NULL, asked about before anything is looked at */
+  g_autofree char *absent = g_build_filename(f->dir, "absent", NULL);
+  a.refuse = absent;
+  g_string_truncate(a.asked, 0);
+  g_assert_null(box_tools_resolve_decided(absent, "/", NULL, ask, &a));
+  g_autofree char *asked_absent = g_strdup_printf("read_metadata %s\n", absent);
+  g_assert_cmpstr(a.asked->str, ==, asked_absent);
+  /* a trailing slash names a directory: nothing runs, nothing is asked */
+  g_autofree char *slashed = g_strconcat(f->prog, "/", NULL);
+  g_string_truncate(a.asked, 0);
+  g_assert_null(box_tools_resolve_decided(slashed, "/", NULL, ask, &a));
+  g_assert_cmpstr(a.asked->str, ==, "");
+  /* /proc's links are boxd's own: never followed, whatever policy says */
+  a.refuse = NULL;
+  g_assert_null(box_tools_resolve_decided("/proc/self/exe", "/", NULL, ask, &a));
+  /* the system tree asks nothing */
+  g_string_truncate(a.asked, 0);
+  g_autofree char *sh = box_tools_resolve_decided("/bin/sh", "/", NULL, ask, &a);
+  g_assert_nonnull(sh);
+  g_autofree char *bare_sh = box_tools_resolve_decided("sh", "/", NULL, ask, &a);
+  g_assert_nonnull(bare_sh);
+  g_assert_cmpstr(a.asked->str, ==, "");
+  /* a bare name found on PATH is asked about; refused, it is passed over */
+  g_autofree char *search = g_strdup_printf("/nonexistent:%s", f->dir);
+  g_autofree char *tool = box_tools_resolve_decided("tool", "/", search, ask, &a);
+  g_assert_cmpstr(tool, ==, f->prog);
+  g_assert_cmpstr(a.asked->str, ==, once);
+  a.refuse = f->prog;
+  g_assert_null(box_tools_resolve_decided("tool", "/", search, ask, &a));
+  g_string_free(a.asked, TRUE);
+}
+
 static void test_spell_home(void)
 {
   const struct {
@@ -249,6 +313,8 @@ int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add("/tools/resolve", Fixture, NULL, fixture_setup, test_resolve, fixture_teardown);
+  g_test_add("/tools/resolve-decided", Fixture, NULL, fixture_setup, test_resolve_decided,
+             fixture_teardown);
   g_test_add_func("/tools/spell-home", test_spell_home);
   g_test_add("/tools/select", Fixture, NULL, fixture_setup, test_select, fixture_teardown);
   g_test_add_func("/tools/loader-closure", test_loader_closure);
