@@ -28,6 +28,10 @@
 
 #define POOL_SIZE 3
 #define READY_TIMEOUT_MS 10000
+/* The worker's own deadline comes this much after boxd's, so the one that
+ * ends a command at its deadline is boxd: the Shell checks between steps
+ * only, and a worker is hostile code anyway. */
+#define WORKER_DEADLINE_GRACE_MS 1000
 
 typedef struct {
   int command;
@@ -55,6 +59,8 @@ typedef struct {
   GCond described_cond;
   const char *source;  /* the command's text (the caller's, while it runs) */
   gint64 describe_at;  /* when to publish it for `box mount`; 0 once done */
+  gint64 deadline;     /* monotonic: the command ends here, blocked or not */
+  int caller_err;      /* the caller's stderr, for the deadline's message */
 } Command;
 
 /* `box mount`'s record of a command is a file on the box_dir's disk
@@ -846,23 +852,45 @@ static gpointer spawn_thread(gpointer data)
   return NULL;
 }
 
-/* Serves the worker's requests until it reports its status or dies. */
+/* Ends the command's tools (each the init of its own PID namespace, so all
+ * it started goes with it) and any tool still being launched for it. */
+static void end_tools(Command *c)
+{
+  g_mutex_lock(&c->lock);
+  c->ended = true;
+  for (guint i = 0; i < c->tool_pids->len; i++)
+    kill(g_array_index(c->tool_pids, pid_t, i), SIGKILL);
+  g_mutex_unlock(&c->lock);
+}
+
+/* Serves the worker's requests until it reports its status or dies.
+ *
+ * The command's deadline is kept here, on the trusted side: the Shell
+ * checks its own only between steps, and a worker blocked in a FIFO, a
+ * full pipe, a `wait`, a tool or a silent server never takes another.
+ * At the deadline the worker's PID namespace (it is its init) and the
+ * command's tools are killed, wherever they are blocked, and the caller
+ * gets the Shell's own timeout message and status.  A worker killed
+ * otherwise — the caller's `signal`, or the box shutting down — ends with
+ * 125: boxd failed to serve it (spec/runtime.md §4.2). */
 static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *watch_data)
 {
   Worker *w = c->w;
   int status = -1;
   bool cancelled = false;
+  bool expired = false;
   for (;;) {
-    int timeout = -1;
+    gint64 now = g_get_monotonic_time();
+    gint64 wake = expired || cancelled ? 0 : c->deadline;
     if (c->describe_at) {
-      gint64 left = c->describe_at - g_get_monotonic_time();
-      if (left <= 0) {
+      if (c->describe_at <= now) {
         c->describe_at = 0;
         describe_later(c, c->source);
-      } else {
-        timeout = (int)((left + 999) / 1000);
+      } else if (!wake || c->describe_at < wake) {
+        wake = c->describe_at;
       }
     }
+    int timeout = wake ? (int)MIN((MAX(wake - now, 0) + 999) / 1000, G_MAXINT) : -1;
     struct pollfd p[2] = { { .fd = w->ctl, .events = POLLIN },
                            { .fd = watch_fd, .events = POLLIN } };
     int n = poll(p, watch_fd >= 0 && !cancelled ? 2 : 1, timeout);
@@ -875,8 +903,14 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
       cancelled = true;
       kill(w->pid, SIGKILL);
     }
-    if (!p[0].revents)
+    if (!p[0].revents) {
+      if (!expired && !cancelled && c->deadline && g_get_monotonic_time() >= c->deadline) {
+        expired = true;
+        kill(w->pid, SIGKILL);
+        end_tools(c);
+      }
       continue;
+    }
     int fds[BOX_CTL_MAX_FDS];
     int nfds = 0;
     json_object *msg = box_ctl_recv(w->ctl, fds, &nfds);
@@ -896,9 +930,18 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
       for (int i = 0; i < nfds; i++)
         close(fds[i]);
       /* The worker has closed the caller's descriptors and only exits
-       * now: answer at once, and let the cleanup reap it. */
+       * now: answer at once, and let the cleanup reap it.  One that
+       * reported after its deadline had finished by itself (its own
+       * timeout, maybe, already printed): its status stands. */
       if (!cancelled)
         return status;
+      continue;
+    }
+    if (expired || cancelled) {
+      /* It is being killed: nothing more is served for it. */
+      for (int i = 0; i < nfds; i++)
+        close(fds[i]);
+      json_object_put(msg);
       continue;
     }
     json_object *reply_obj;
@@ -955,8 +998,16 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
   int wait_status = box_reaper_wait(w->pid);
   boxd_untrack_pid(c->d, w->pid);
   c->reaped = true;
-  if (cancelled)
+  if (cancelled || (status < 0 && __atomic_load_n(&c->d->stopping, __ATOMIC_ACQUIRE)))
     return 125;
+  if (expired && status < 0) {
+    /* After the worker is gone, so the message comes after its output. */
+    if (c->caller_err >= 0 &&
+        write(c->caller_err, BOX_SHELL_TIMEOUT_MESSAGE, strlen(BOX_SHELL_TIMEOUT_MESSAGE)) < 0)
+      g_printerr("box: warning: the deadline's message could not be written: %s\n",
+                 g_strerror(errno));
+    return BOX_SHELL_TIMEOUT_STATUS;
+  }
   if (status < 0)
     status = box_status_code(wait_status);
   return status;
@@ -973,11 +1024,7 @@ static void command_cleanup(Command *c)
     box_reaper_wait(w->pid);
     boxd_untrack_pid(c->d, w->pid);
   }
-  g_mutex_lock(&c->lock);
-  c->ended = true;
-  for (guint i = 0; i < c->tool_pids->len; i++)
-    kill(g_array_index(c->tool_pids, pid_t, i), SIGKILL);
-  g_mutex_unlock(&c->lock);
+  end_tools(c);
   for (guint i = 0; i < c->threads->len; i++)
     g_thread_join(g_ptr_array_index(c->threads, i));
   record_unreported_statuses(c); /* issue 9 */
@@ -1041,6 +1088,7 @@ static Command *run_on_worker(Boxd *d, Worker *w, const char *source, int fds[3]
   g_cond_init(&c->described_cond);
   c->described = true; /* until it is asked for */
   c->source = source;
+  c->caller_err = -1;
   /* Only now: until it said "ready" the worker was rooting itself, which
    * the mount serves undecided. */
   box_vfs_command_set_running(d->vfs, w->command, true);
@@ -1055,10 +1103,15 @@ static Command *run_on_worker(Boxd *d, Worker *w, const char *source, int fds[3]
   json_object *gateway_env = w->has_env ? NULL : boxd_gateway_worker_env(d);
   if (gateway_env)
     json_object_object_add(run, "env", gateway_env);
-  /* box.toml's [agent] shell_timeout; absent = the Shell's default. */
-  if (d->config && d->config->agent.shell_timeout_ms)
-    json_object_object_add(run, "timeout_ms",
-                           json_object_new_int64(d->config->agent.shell_timeout_ms));
+  /* box.toml's [agent] shell_timeout, else the Shell's default: boxd's
+   * deadline, which the worker's own trails (WORKER_DEADLINE_GRACE_MS). */
+  gint64 limit_ms = d->config && d->config->agent.shell_timeout_ms
+                        ? d->config->agent.shell_timeout_ms
+                        : BOX_SHELL_TIMEOUT_MS_DEFAULT;
+  json_object_object_add(run, "timeout_ms", json_object_new_int64(limit_ms + WORKER_DEADLINE_GRACE_MS));
+  c->deadline = g_get_monotonic_time() + limit_ms * 1000;
+  /* Kept to say why the command ended, should boxd end it. */
+  c->caller_err = fcntl(fds[2], F_DUPFD_CLOEXEC, 3);
   bool sent = box_ctl_send(w->ctl, run, fds, 3);
   json_object_put(run);
   /* The worker holds the caller's descriptors now (and passes them to any
@@ -1070,6 +1123,10 @@ static Command *run_on_worker(Boxd *d, Worker *w, const char *source, int fds[3]
       fds[i] = -1;
     }
   *status = sent ? serve_command(c, watch_fd, on_watch, data) : -1;
+  /* Before the answer: the caller's stderr ends with the command. */
+  if (c->caller_err >= 0)
+    close(c->caller_err);
+  c->caller_err = -1;
   return c;
 }
 
