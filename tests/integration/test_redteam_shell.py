@@ -168,3 +168,20 @@ def test_deadline_ends_a_blocked_command(dbox, silent_server, name):
     assert tool_sleepers() == []
     assert (dbox.workspace / "fifo").exists()
     assert_alive(dbox)
+
+
+def test_box_shutdown_ends_an_in_flight_command_with_125(box):
+    """A command still running when `box run` stops is answered 125 (boxd
+    failed to serve it, spec/runtime.md §4.2), not the 137 of its kill."""
+    box.write_config()
+    box.seed_policy()
+    os.mkfifo(box.workspace / "fifo")
+    box.start()
+    p = subprocess.Popen([str(box.box_dir / "bin" / "bash"), "-c", "cat fifo; echo never"],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, cwd=str(box.workspace), env=box.env())
+    time.sleep(1)
+    assert p.poll() is None, "the command ended before the box stopped"
+    box.stop()
+    out, err = p.communicate(timeout=20)
+    assert (p.returncode, out, err) == (125, "", "")
