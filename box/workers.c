@@ -863,6 +863,31 @@ static void end_tools(Command *c)
   g_mutex_unlock(&c->lock);
 }
 
+/* The status a killed worker reported just before, read once it is gone
+ * (and with it every process of its namespace: its init ends last), or -1.
+ * Its other requests are dropped unanswered; nobody waits for them now. */
+static int reported_status(Command *c)
+{
+  int status = -1;
+  struct pollfd p = { .fd = c->w->ctl, .events = POLLIN };
+  while (poll(&p, 1, 0) == 1) {
+    int fds[BOX_CTL_MAX_FDS];
+    int nfds = 0;
+    json_object *msg = box_ctl_recv(c->w->ctl, fds, &nfds);
+    if (!msg)
+      break;
+    json_object *op, *s;
+    if (json_object_object_get_ex(msg, "op", &op) &&
+        g_strcmp0(json_object_get_string(op), "exit") == 0 &&
+        json_object_object_get_ex(msg, "status", &s))
+      status = json_object_get_int(s) & 0xff;
+    json_object_put(msg);
+    for (int i = 0; i < nfds; i++)
+      close(fds[i]);
+  }
+  return status;
+}
+
 /* Serves the worker's requests until it reports its status or dies.
  *
  * The command's deadline is kept here, on the trusted side: the Shell
@@ -880,37 +905,37 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
   bool cancelled = false;
   bool expired = false;
   for (;;) {
+    /* Checked before each request too: a worker that keeps boxd busy
+     * with requests must not keep its deadline away. */
     gint64 now = g_get_monotonic_time();
-    gint64 wake = expired || cancelled ? 0 : c->deadline;
+    if (now >= c->deadline) {
+      expired = true;
+      break;
+    }
+    gint64 wake = c->deadline;
     if (c->describe_at) {
       if (c->describe_at <= now) {
         c->describe_at = 0;
         describe_later(c, c->source);
-      } else if (!wake || c->describe_at < wake) {
+      } else if (c->describe_at < wake) {
         wake = c->describe_at;
       }
     }
-    int timeout = wake ? (int)MIN((MAX(wake - now, 0) + 999) / 1000, G_MAXINT) : -1;
+    int timeout = (int)MIN((wake - now + 999) / 1000, G_MAXINT);
     struct pollfd p[2] = { { .fd = w->ctl, .events = POLLIN },
                            { .fd = watch_fd, .events = POLLIN } };
-    int n = poll(p, watch_fd >= 0 && !cancelled ? 2 : 1, timeout);
+    int n = poll(p, watch_fd >= 0 ? 2 : 1, timeout);
     if (n < 0) {
       if (errno == EINTR)
         continue;
       break;
     }
-    if (n > 0 && watch_fd >= 0 && !cancelled && p[1].revents && on_watch(watch_data)) {
+    if (n > 0 && watch_fd >= 0 && p[1].revents && on_watch(watch_data)) {
       cancelled = true;
-      kill(w->pid, SIGKILL);
+      break;
     }
-    if (!p[0].revents) {
-      if (!expired && !cancelled && c->deadline && g_get_monotonic_time() >= c->deadline) {
-        expired = true;
-        kill(w->pid, SIGKILL);
-        end_tools(c);
-      }
+    if (!p[0].revents)
       continue;
-    }
     int fds[BOX_CTL_MAX_FDS];
     int nfds = 0;
     json_object *msg = box_ctl_recv(w->ctl, fds, &nfds);
@@ -930,19 +955,8 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
       for (int i = 0; i < nfds; i++)
         close(fds[i]);
       /* The worker has closed the caller's descriptors and only exits
-       * now: answer at once, and let the cleanup reap it.  One that
-       * reported after its deadline had finished by itself (its own
-       * timeout, maybe, already printed): its status stands. */
-      if (!cancelled)
-        return status;
-      continue;
-    }
-    if (expired || cancelled) {
-      /* It is being killed: nothing more is served for it. */
-      for (int i = 0; i < nfds; i++)
-        close(fds[i]);
-      json_object_put(msg);
-      continue;
+       * now: answer at once, and let the cleanup reap it. */
+      return status;
     }
     json_object *reply_obj;
     if (strcmp(op, "decide") == 0 && nfds == 0 &&
@@ -995,9 +1009,17 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
       close(fds[i]);
     json_object_put(msg);
   }
+  if (expired || cancelled) {
+    /* Nothing more is served for it: its namespace and its tools go,
+     * wherever they are blocked. */
+    kill(w->pid, SIGKILL);
+    end_tools(c);
+  }
   int wait_status = box_reaper_wait(w->pid);
   boxd_untrack_pid(c->d, w->pid);
   c->reaped = true;
+  if (expired)
+    status = reported_status(c);
   if (cancelled || (status < 0 && __atomic_load_n(&c->d->stopping, __ATOMIC_ACQUIRE)))
     return 125;
   if (expired && status < 0) {

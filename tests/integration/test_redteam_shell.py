@@ -70,6 +70,275 @@ def tool_sleepers():
     return pids_where(lambda e: open(f"/proc/{e}/cmdline", "rb").read() == TOOL_SLEEP_CMDLINE)
 
 
+# ---- the file route: a denied file under every spelling -------------------------------
+
+DENY = "policy denied this operation on '{}' [default-deny]: No permit policy matched this request."
+RM_DENIED = "strands-shell: effect denied: policy denied this operation on 'rm' [policy: policy_3].\n"
+
+
+@pytest.fixture(scope="module")
+def rbox(tmp_path_factory):
+    """A box that may read, write, move and delete in the workspace only, may not run `rm`,
+    with a secret in the operator's ~/.ssh and the operator's own links in
+    the workspace pointing at it, outside the roots, and at the box_dir."""
+    b = Box(tmp_path_factory.mktemp("redteam"))
+    b.write_config()
+    b.seed_policy(extra="""
+        forbid(principal, action == Box::Action::"shell:exec", resource)
+        when { context.input.program == "rm" };
+        permit(principal, action in [Box::Action::"fs:move", Box::Action::"fs:delete"], resource)
+        when { context.input.path like "~/src/project/*" };
+        """)
+    (b.home / ".ssh").mkdir()
+    (b.home / ".ssh" / "id").write_text(SECRET)
+    (b.workspace / "ok.txt").write_text("fine\n")
+    os.symlink(str(b.home / ".ssh" / "id"), b.workspace / "planted")
+    os.symlink(str(b.home / ".ssh"), b.workspace / "planted_dir")
+    os.symlink("/etc/shadow", b.workspace / "outside")
+    os.symlink(str(b.box_dir), b.workspace / "boxlink")
+    b.start()
+    yield b
+    stop_box(b)
+
+
+def assert_secret_kept(b, *outputs):
+    assert (b.home / ".ssh" / "id").read_text() == SECRET
+    assert sorted(os.listdir(b.home / ".ssh")) == ["id"]
+    for o in outputs:
+        assert "SECRET" not in o
+
+
+def expand(b, text):
+    return text.replace("{H}", str(b.home)).replace("{R}", str(b.root))
+
+
+# id -> (source, status, stdout, stderr); {H} = the operator home, {R} = the test's root
+FILE_ATTACKS = {
+    # path spellings of a denied file
+    "tilde": ("cat ~/.ssh/id", 1, "", "cat: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "dollar-home": ("cat $HOME/.ssh/id", 1, "",
+                    "cat: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "dot-and-double-slash": ("cat $HOME/./.ssh//id", 1, "",
+                             "cat: {H}/./.ssh//id: " + DENY.format("~/.ssh/id") + "\n"),
+    "dotdot-walk-from-workspace": ("cat ../../.ssh/id", 1, "",
+                                   "cat: ../../.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "dotdot-walk-through-allowed-root": (
+        "cat ~/src/project/../../.ssh/id", 1, "",
+        "cat: {H}/src/project/../../.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "trailing-slash": ("cat ~/.ssh/id/", 1, "",
+                       "cat: {H}/.ssh/id/: " + DENY.format("~/.ssh/id") + "\n"),
+    "glob-through-denied-dir": ("cat ~/.ss?/i[d]", 1, "",
+                                "cat: {H}/.ss?/i[d]: " + DENY.format("~/.ss?") + "\n"),
+    "glob-lists-nothing": ("echo ~/.ssh/*", 0, "{H}/.ssh/*\n", ""),
+    "tilde-user": ("cat ~root/.ssh/id", 1, "", "cat: ~root/.ssh/id: No such file or directory\n"),
+    "unicode-dotless-i": ("cat ~/.ssh/\u0131d", 1, "",
+                          "cat: {H}/.ssh/\u0131d: " + DENY.format("~/.ssh/\u0131d") + "\n"),
+    "unicode-fullwidth-ssh": ("cat ~/.\uff53\uff53\uff48/id", 1, "",
+                              "cat: {H}/.\uff53\uff53\uff48/id: " + DENY.format("~/.\uff53\uff53\uff48")
+                              + "\n"),
+    "very-long-dotdot-path": ("cat " + "x/../" * 900 + "../../.ssh/id", 1, "", None),
+    "directory-listing": ("ls ~/.ssh", 2, "",
+                          "ls: cannot access '{H}/.ssh': " + DENY.format("~/.ssh") + "\n"),
+    "listing-parent-through-denied": ("ls ~/.ssh/..", 2, "",
+                                      "ls: cannot access '{H}/.ssh/..': " + DENY.format("~") + "\n"),
+    "cd-into-denied-dir": ("cd ~/.ssh && cat id", 1, "",
+                           "strands-shell: cd: {H}/.ssh: " + DENY.format("~/.ssh") + "\n"),
+    "recursive-grep-of-home": ("grep -r SECRET ~", 2, "",
+                               "grep: {H}: " + DENY.format("~") + "\n"),
+    "find-over-home": ("find ~ -name id", 1, "", "find: '{H}': " + DENY.format("~") + "\n"),
+    "diff-discloses-lines": ("diff ~/.ssh/id ok.txt", 2, "",
+                             "diff: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "jq-raw-input": ("jq -R . ~/.ssh/id", 2, "",
+                     "jq: error: Could not open file {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "lua-io-open": ("lua -e 'print(io.open(os.getenv(\"HOME\")..\"/.ssh/id\"))'", 0, None, None),
+    "source-the-secret-as-script": (
+        "source ~/.ssh/id", 1, "",
+        "strands-shell: source: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "sh-the-secret-as-script": ("sh ~/.ssh/id", 127, "",
+                                "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "copy-out": ("cp ~/.ssh/id stolen; cat stolen", 1, "",
+                 "cp: cannot open '{H}/.ssh/id' for reading: " + DENY.format("~/.ssh/id") + "\n"
+                 "cat: stolen: No such file or directory\n"),
+    "move-out": ("mv ~/.ssh/id moved", 1, "",
+                 "mv: cannot move '{H}/.ssh/id' to 'moved': " + DENY.format("~/.ssh/id") + "\n"),
+    # redirections
+    "redirect-truncate": ("echo pwned > ~/.ssh/id", 1, "",
+                          "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "redirect-append": ("echo pwned >> ~/.ssh/id", 1, "",
+                        "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "redirect-clobber": ("set -C; echo pwned >| ~/.ssh/id", 1, "",
+                         "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "redirect-read-write": ("cat <> ~/.ssh/id", 1, "",
+                            "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "here-string-into-denied": ("cat <<< pwned > ~/.ssh/id", 1, "",
+                                "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "read-loop-from-denied": ("while read l; do echo $l; done < ~/.ssh/id", 1, "",
+                              "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "dev-stdin-from-denied": ("cat /dev/stdin < ~/.ssh/id", 1, "",
+                              "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    # fd tricks
+    "exec-fd-on-denied": ("exec 3< ~/.ssh/id; cat <&3", 1, "",
+                          "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"
+                          "strands-shell: 3: Bad file descriptor\n"),
+    "proc-self-fd-of-allowed": ("exec 3< ok.txt; cat /proc/self/fd/3", 1, "",
+                                "cat: /proc/self/fd/3: " + DENY.format("/proc") + "\n"),
+    # /proc
+    "proc-self-root": ("cat /proc/self/root{H}/.ssh/id", 1, "",
+                       "cat: /proc/self/root{H}/.ssh/id: " + DENY.format("/proc") + "\n"),
+    "proc-self-cwd": ("cat /proc/self/cwd/../../.ssh/id", 1, "",
+                      "cat: /proc/self/cwd/../../.ssh/id: " + DENY.format("/proc") + "\n"),
+    "proc-1-environ": ("cat /proc/1/environ", 1, "",
+                       "cat: /proc/1/environ: " + DENY.format("/proc") + "\n"),
+    "proc-self-mountinfo": ("cat /proc/self/mountinfo", 1, "",
+                            "cat: /proc/self/mountinfo: " + DENY.format("/proc") + "\n"),
+    # links made by the agent
+    "agent-symlink-to-denied-file": (
+        "ln -s ~/.ssh/id l1; cat l1", 1, "",
+        "ln: failed to create symbolic link 'l1': " + DENY.format("~/.ssh/id") + "\n"
+        "cat: l1: No such file or directory\n"),
+    "agent-relative-symlink-to-denied": (
+        "ln -s ../../.ssh/id l2; cat l2", 1, "",
+        "ln: failed to create symbolic link 'l2': " + DENY.format("~/.ssh/id") + "\n"
+        "cat: l2: No such file or directory\n"),
+    "agent-symlink-to-denied-dir": (
+        "ln -s ~/.ssh l3; ls l3", 2, "",
+        "ln: failed to create symbolic link 'l3': " + DENY.format("~/.ssh") + "\n"
+        "ls: cannot access 'l3': No such file or directory\n"),
+    "agent-hardlink-to-denied": (
+        "ln ~/.ssh/id h1; cat h1", 1, "",
+        "ln: failed to access '{H}/.ssh/id': " + DENY.format("~/.ssh/id") + "\n"
+        "cat: h1: No such file or directory\n"),
+    # links the operator left in the workspace
+    "planted-symlink-read": ("cat planted", 1, "", "cat: planted: " + DENY.format("~/.ssh/id") + "\n"),
+    "planted-symlink-write": ("echo pwned > planted", 1, "",
+                              "strands-shell: planted: " + DENY.format("~/.ssh/id") + "\n"),
+    "planted-symlink-copy": ("cp planted p2", 1, "",
+                             "cp: cannot open 'planted' for reading: " + DENY.format("~/.ssh/id")
+                             + "\n"),
+    "planted-dir-symlink-walk": ("cat planted_dir/id", 1, "",
+                                 "cat: planted_dir/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "planted-dir-symlink-move": ("mv planted_dir/id x", 1, "",
+                                 "mv: cannot move 'planted_dir/id' to 'x': " + DENY.format("~/.ssh/id")
+                                 + "\n"),
+    "symlink-outside-the-roots": ("cat outside", 1, "", "cat: outside: " + DENY.format("/etc") + "\n"),
+    "symlink-to-box-dir": ("ls boxlink/private", 2, "",
+                           "ls: cannot access 'boxlink/private': " + DENY.format("{R}/state") + "\n"),
+    "dotdot-to-box-dir-history": (
+        "cat ~/../state/box/private/history.jsonl", 1, "",
+        "cat: {H}/../state/box/private/history.jsonl: " + DENY.format("{R}/state") + "\n"),
+    "overwrite-the-policy-file": (
+        "echo 'permit(principal, action, resource);' > {R}/cfg/policy.dw", 1, "",
+        "strands-shell: {R}/cfg/policy.dw: " + DENY.format("{R}/cfg") + "\n"),
+}
+
+
+@pytest.mark.parametrize("name", list(FILE_ATTACKS))
+def test_file_attack_is_refused(rbox, name):
+    source, status, out, err = FILE_ATTACKS[name]
+    policy_before = rbox.policy.read_text()
+    r = rbox.bash(expand(rbox, source), timeout=30)
+    assert r.returncode == status, (name, r.returncode, r.stdout, r.stderr)
+    if out is not None:
+        assert r.stdout == expand(rbox, out), name
+    if err is not None:
+        assert r.stderr == expand(rbox, err), name
+    else:
+        assert r.stderr != "" or "nil" in r.stdout, name
+    assert_secret_kept(rbox, r.stdout, r.stderr)
+    assert rbox.policy.read_text() == policy_before
+    assert_alive(rbox)
+
+
+def test_existence_oracle_says_the_same_for_present_and_absent(rbox):
+    r = rbox.bash("test -e ~/.ssh/id; echo $?; test -e ~/.ssh/absent; echo $?;"
+                  " test -s ~/.ssh/id; echo $?; test -s ~/.ssh/absent; echo $?")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "1\n1\n1\n1\n", "")
+    assert_alive(rbox)
+
+
+def test_rename_race_dir_swapped_with_symlink_to_denied(rbox):
+    """A job swaps a readable directory with the operator's link to ~/.ssh
+    while the foreground reads through the name: every read is either the
+    readable file or a refusal, never the secret."""
+    (rbox.workspace / "race").mkdir()
+    (rbox.workspace / "race" / "d").mkdir()
+    (rbox.workspace / "race" / "d" / "id").write_text("public\n")
+    os.symlink(str(rbox.home / ".ssh"), rbox.workspace / "race" / "evil")
+    r = rbox.bash("cd race; (while :; do mv d t; mv evil d; mv d evil; mv t d; done) & "
+                  "n=0; while [ $n -lt 300 ]; do cat d/id evil/id; n=$((n+1)); done; "
+                  "kill $!; echo done",
+                  timeout=60)
+    assert r.stdout.endswith("done\n"), r.stdout[-200:]
+    assert set(r.stdout.splitlines()) <= {"public", "done"}, set(r.stdout.splitlines())
+    for line in r.stderr.splitlines():
+        # a refusal, or a name the swap had moved away at that instant
+        assert (DENY.format("~/.ssh/id") in line or line.endswith(": No such file or directory")
+                and line.startswith(("cat: ", "mv: "))), line
+    assert_secret_kept(rbox, r.stdout, r.stderr)
+    assert_alive(rbox)
+
+
+def test_mountinfo_and_environ_leak_no_box_dir(rbox):
+    r = rbox.bash("cat /proc/self/mountinfo /proc/self/environ /proc/1/cmdline; "
+                  "ls /proc/self/fd; echo $BOX_DIR $BOX_PHANTOMS")
+    assert str(rbox.box_dir) not in r.stdout + r.stderr
+    assert "boxfs-mnt" not in r.stdout + r.stderr
+    assert r.stdout == "\n"
+    assert r.stderr == ("cat: /proc/self/mountinfo: " + DENY.format("/proc") + "\n"
+                        "cat: /proc/self/environ: " + DENY.format("/proc") + "\n"
+                        "cat: /proc/1/cmdline: " + DENY.format("/proc") + "\n"
+                        "ls: cannot access '/proc/self/fd': " + DENY.format("/proc") + "\n")
+    assert_alive(rbox)
+
+
+# ---- every route that runs text gets its own decision ---------------------------------
+
+TEXT_ROUTES = {
+    "plain": ("rm ok.txt", 126),
+    "eval": ("eval rm ok.txt", 126),
+    "sh-c": ("sh -c 'rm ok.txt'", 126),
+    "bash-c": ("bash -c 'rm ok.txt'", 126),
+    "command-substitution": ("x=$(rm ok.txt)", 126),
+    "backquotes": ("x=`rm ok.txt`", 126),
+    "lua-os-execute": ("lua -e 'os.execute(\"rm ok.txt\")'", 0),
+    "xargs": ("echo ok.txt | xargs rm", 126),
+    "find-exec": ("find ok.txt -exec rm {} \\;", 0),
+    "env": ("env rm ok.txt", 126),
+    "command": ("command rm ok.txt", 126),
+    "exec": ("exec rm ok.txt", 126),
+    "source": ("echo 'rm ok.txt' > r1.sh; source r1.sh", 126),
+    "dot": ("echo 'rm ok.txt' > r2.sh; . ./r2.sh", 126),
+    "sh-script": ("echo 'rm ok.txt' > r3.sh; sh r3.sh", 126),
+    "function": ("f() { rm ok.txt; }; f", 126),
+    "backslash-quoted-name": ("\\rm ok.txt", 126),
+    "quoted-name": ("\"r\"m ok.txt", 126),
+    "name-from-variable": ("x=rm; $x ok.txt", 126),
+    "name-from-substitution": ("$(echo rm) ok.txt", 126),
+    "timeout-wrapper": ("timeout 5 rm ok.txt", 126),
+    "exit-trap": ("trap 'rm ok.txt' EXIT", 0),
+}
+
+
+@pytest.mark.parametrize("name", list(TEXT_ROUTES))
+def test_text_route_is_decided(rbox, name):
+    source, status = TEXT_ROUTES[name]
+    r = rbox.bash(source, timeout=30)
+    assert r.stderr == RM_DENIED, (name, r.stderr)
+    assert r.returncode == status, (name, r.returncode)
+    assert r.stdout == ""
+    assert (rbox.workspace / "ok.txt").read_text() == "fine\n"
+    assert_alive(rbox)
+
+
+def test_builtin_route_runs_nothing(rbox):
+    r = rbox.bash("builtin rm ok.txt; builtin cat ~/.ssh/id")
+    assert (r.returncode, r.stdout) == (127, "")
+    assert r.stderr == "strands-shell: builtin: command not found\n" * 2
+    assert (rbox.workspace / "ok.txt").read_text() == "fine\n"
+    assert_secret_kept(rbox, r.stdout, r.stderr)
+    assert_alive(rbox)
+
+
 # ---- the deadline (item 8) ------------------------------------------------------------
 
 
