@@ -22,7 +22,7 @@ from gwutil import SERVER_ADDR, gateway_config
 
 TIMEOUT_MSG = "strands-shell: execution timeout exceeded\n"
 SECRET = "ssh-ed25519 SECRET-KEY-MATERIAL do-not-disclose\n"
-TOOL_SLEEP_CMDLINE = b"/usr/bin/python3\x00-c\x00import time; time.sleep(41)\x00"
+TOOL_SLEEP_MARK = b"time.sleep(41)"   # in the command line of every tool the attacks start
 
 
 def stop_box(b):
@@ -67,7 +67,7 @@ def worker_children():
 
 
 def tool_sleepers():
-    return pids_where(lambda e: open(f"/proc/{e}/cmdline", "rb").read() == TOOL_SLEEP_CMDLINE)
+    return pids_where(lambda e: TOOL_SLEEP_MARK in open(f"/proc/{e}/cmdline", "rb").read())
 
 
 # ---- the file route: a denied file under every spelling -------------------------------
@@ -409,6 +409,10 @@ DEADLINE_ATTACKS = {
     "job-and-tool-together": ("/usr/bin/python3 -c 'import time; time.sleep(41)' & "
                               "cat fifo; echo never"),
     "trap-exit-blocks-after-timeout": "trap 'cat fifo' EXIT; sleep 30",
+    "tool-forks-and-ignores-term": ("/usr/bin/python3 -c 'import os, signal, time; "
+                                    "signal.signal(signal.SIGTERM, signal.SIG_IGN); os.fork(); "
+                                    "os.setsid(); time.sleep(41)'; echo never"),
+    "decision-flood": "while :; do echo x > /dev/null; cat < /dev/null; done; echo never",
 }
 
 
