@@ -1130,7 +1130,8 @@ static Command *run_on_worker(Boxd *d, Worker *w, const char *source, int fds[3]
   gint64 limit_ms = d->config && d->config->agent.shell_timeout_ms
                         ? d->config->agent.shell_timeout_ms
                         : BOX_SHELL_TIMEOUT_MS_DEFAULT;
-  json_object_object_add(run, "timeout_ms", json_object_new_int64(limit_ms + WORKER_DEADLINE_GRACE_MS));
+  json_object_object_add(run, "timeout_ms",
+                         json_object_new_int64(limit_ms + WORKER_DEADLINE_GRACE_MS));
   c->deadline = g_get_monotonic_time() + limit_ms * 1000;
   /* Kept to say why the command ended, should boxd end it. */
   c->caller_err = fcntl(fds[2], F_DUPFD_CLOEXEC, 3);
