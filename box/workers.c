@@ -61,6 +61,7 @@ typedef struct {
   gint64 describe_at;  /* when to publish it for `box mount`; 0 once done */
   gint64 deadline;     /* monotonic: the command ends here, blocked or not */
   int caller_err;      /* the caller's stderr, for the deadline's message */
+  int pidfd;           /* the worker's, taken while it runs (or -1) */
 } Command;
 
 /* `box mount`'s record of a command is a file on the box_dir's disk
@@ -852,6 +853,16 @@ static gpointer spawn_thread(gpointer data)
   return NULL;
 }
 
+/* Kills the worker, and with it its PID namespace.  Through its pidfd: by
+ * now the zygote may have reaped it and its pid been reused. */
+static void kill_worker(Command *c)
+{
+  if (c->pidfd < 0)
+    kill(c->w->pid, SIGKILL);
+  else
+    (void)syscall(SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+}
+
 /* Ends the command's tools (each the init of its own PID namespace, so all
  * it started goes with it) and any tool still being launched for it. */
 static void end_tools(Command *c)
@@ -861,6 +872,18 @@ static void end_tools(Command *c)
   for (guint i = 0; i < c->tool_pids->len; i++)
     kill(g_array_index(c->tool_pids, pid_t, i), SIGKILL);
   g_mutex_unlock(&c->lock);
+}
+
+/* The deadline's message on the caller's stderr, which the caller may have
+ * left full: waited for a second at most, never for the caller's sake. */
+static void say_expired(Command *c)
+{
+  struct pollfd p = { .fd = c->caller_err, .events = POLLOUT };
+  size_t len = strlen(BOX_SHELL_TIMEOUT_MESSAGE);
+  if (c->caller_err < 0 || poll(&p, 1, 1000) != 1 || !(p.revents & POLLOUT) ||
+      write(c->caller_err, BOX_SHELL_TIMEOUT_MESSAGE, len) != (ssize_t)len)
+    g_printerr("box: warning: command %d: the caller's stderr did not take the deadline's "
+               "message\n", c->w->command);
 }
 
 /* The status a killed worker reported just before, read once it is gone
@@ -1012,7 +1035,7 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
   if (expired || cancelled) {
     /* Nothing more is served for it: its namespace and its tools go,
      * wherever they are blocked. */
-    kill(w->pid, SIGKILL);
+    kill_worker(c);
     end_tools(c);
   }
   int wait_status = box_reaper_wait(w->pid);
@@ -1024,10 +1047,7 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
     return 125;
   if (expired && status < 0) {
     /* After the worker is gone, so the message comes after its output. */
-    if (c->caller_err >= 0 &&
-        write(c->caller_err, BOX_SHELL_TIMEOUT_MESSAGE, strlen(BOX_SHELL_TIMEOUT_MESSAGE)) < 0)
-      g_printerr("box: warning: the deadline's message could not be written: %s\n",
-                 g_strerror(errno));
+    say_expired(c);
     return BOX_SHELL_TIMEOUT_STATUS;
   }
   if (status < 0)
@@ -1042,7 +1062,7 @@ static void command_cleanup(Command *c)
 {
   Worker *w = c->w;
   if (!c->reaped) {
-    kill(w->pid, SIGKILL);
+    kill_worker(c);
     box_reaper_wait(w->pid);
     boxd_untrack_pid(c->d, w->pid);
   }
@@ -1055,6 +1075,8 @@ static void command_cleanup(Command *c)
   g_array_free(c->tool_pids, TRUE);
   g_cond_clear(&c->described_cond);
   g_mutex_clear(&c->lock);
+  if (c->pidfd >= 0)
+    close(c->pidfd);
   box_vfs_command_end(c->d->vfs, w->command);
   worker_free(w);
   g_free(c);
@@ -1111,6 +1133,7 @@ static Command *run_on_worker(Boxd *d, Worker *w, const char *source, int fds[3]
   c->described = true; /* until it is asked for */
   c->source = source;
   c->caller_err = -1;
+  c->pidfd = (int)syscall(SYS_pidfd_open, w->pid, 0);
   /* Only now: until it said "ready" the worker was rooting itself, which
    * the mount serves undecided. */
   box_vfs_command_set_running(d->vfs, w->command, true);

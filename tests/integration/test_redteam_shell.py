@@ -458,3 +458,30 @@ def test_box_shutdown_ends_an_in_flight_command_with_125(box):
     box.stop()
     out, err = p.communicate(timeout=20)
     assert (p.returncode, out, err) == (125, "", "")
+
+
+def test_deadline_with_the_callers_stderr_left_full(dbox):
+    """The agent hands the alias a stderr pipe it keeps full and never reads:
+    boxd still ends the command at its deadline and answers 124, without the
+    message it could not deliver, and serves the next command."""
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    try:
+        while True:
+            os.write(w, b"x" * 4096)
+    except BlockingIOError:
+        pass
+    os.set_blocking(w, True)
+    try:
+        t0 = time.monotonic()
+        p = subprocess.Popen([str(dbox.box_dir / "bin" / "bash"), "-c", "cat fifo; echo never"],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=w,
+                             cwd=str(dbox.workspace), env=dbox.env())
+        out, _ = p.communicate(timeout=15)
+        assert (p.returncode, out) == (124, b"")
+        assert time.monotonic() - t0 < 6
+    finally:
+        os.close(w)
+        os.close(r)
+    assert "the caller's stderr did not take the deadline's message" in dbox.stderr()
+    assert_alive(dbox)
