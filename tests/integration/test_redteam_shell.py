@@ -136,7 +136,8 @@ FILE_ATTACKS = {
     "unicode-fullwidth-ssh": ("cat ~/.\uff53\uff53\uff48/id", 1, "",
                               "cat: {H}/.\uff53\uff53\uff48/id: " + DENY.format("~/.\uff53\uff53\uff48")
                               + "\n"),
-    "very-long-dotdot-path": ("cat " + "x/../" * 900 + "../../.ssh/id", 1, "", None),
+    "very-long-dotdot-path": ("cat " + "x/../" * 900 + "../../.ssh/id", 1, "",
+                              "cat: " + "x/../" * 900 + "../../.ssh/id: File name too long\n"),
     "directory-listing": ("ls ~/.ssh", 2, "",
                           "ls: cannot access '{H}/.ssh': " + DENY.format("~/.ssh") + "\n"),
     "listing-parent-through-denied": ("ls ~/.ssh/..", 2, "",
@@ -150,7 +151,8 @@ FILE_ATTACKS = {
                              "diff: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
     "jq-raw-input": ("jq -R . ~/.ssh/id", 2, "",
                      "jq: error: Could not open file {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
-    "lua-io-open": ("lua -e 'print(io.open(os.getenv(\"HOME\")..\"/.ssh/id\"))'", 0, None, None),
+    "lua-io-open": ("lua -e 'print(io.open(os.getenv(\"HOME\")..\"/.ssh/id\"))'", 0,
+                    "nil\t{H}/.ssh/id: Permission denied\t13\n", ""),
     "source-the-secret-as-script": (
         "source ~/.ssh/id", 1, "",
         "strands-shell: source: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
@@ -238,12 +240,8 @@ def test_file_attack_is_refused(rbox, name):
     policy_before = rbox.policy.read_text()
     r = rbox.bash(expand(rbox, source), timeout=30)
     assert r.returncode == status, (name, r.returncode, r.stdout, r.stderr)
-    if out is not None:
-        assert r.stdout == expand(rbox, out), name
-    if err is not None:
-        assert r.stderr == expand(rbox, err), name
-    else:
-        assert r.stderr != "" or "nil" in r.stdout, name
+    assert r.stdout == expand(rbox, out), name
+    assert r.stderr == expand(rbox, err), name
     assert_secret_kept(rbox, r.stdout, r.stderr)
     assert rbox.policy.read_text() == policy_before
     assert_alive(rbox)
