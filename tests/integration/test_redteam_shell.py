@@ -228,6 +228,28 @@ FILE_ATTACKS = {
     "dotdot-to-box-dir-history": (
         "cat ~/../state/box/private/history.jsonl", 1, "",
         "cat: {H}/../state/box/private/history.jsonl: " + DENY.format("{R}/state") + "\n"),
+    "create-through-planted-dir-link": (
+        "cat ok.txt > planted_dir/new", 1, "",
+        "strands-shell: planted_dir/new: " + DENY.format("~/.ssh/new") + "\n"),
+    # the denied read through every route that runs text
+    "xargs-cat": ("echo ~/.ssh/id | xargs cat", 123, "",
+                  "cat: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "find-exec-cat-planted": ("find planted -exec cat {} \\;", 0, "",
+                              "cat: planted: " + DENY.format("~/.ssh/id") + "\n"),
+    "eval-cat": ("eval 'cat ~/.ssh/id'", 1, "",
+                 "cat: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "bash-c-cat": ("bash -c 'cat ~/.ssh/id'", 1, "",
+                   "cat: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "substitution-cat": ("x=$(cat ~/.ssh/id); echo \"[$x]\"", 0, "[]\n",
+                         "cat: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "lua-os-execute-cat": ("lua -e 'os.execute(\"cat ~/.ssh/id\")'", 0, "",
+                           "cat: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "env-cat": ("env cat ~/.ssh/id", 1, "", "cat: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "exec-cat": ("exec cat ~/.ssh/id", 1, "", "cat: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "command-cat-from-planted": ("command cat < planted", 1, "",
+                                 "strands-shell: planted: " + DENY.format("~/.ssh/id") + "\n"),
+    "dev-fd-0-from-denied": ("head -c 3 /dev/fd/0 < ~/.ssh/id", 1, "",
+                             "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
     "overwrite-the-policy-file": (
         "echo 'permit(principal, action, resource);' > {R}/cfg/policy.dw", 1, "",
         "strands-shell: {R}/cfg/policy.dw: " + DENY.format("{R}/cfg") + "\n"),
