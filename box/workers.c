@@ -28,6 +28,10 @@
 
 #define POOL_SIZE 3
 #define READY_TIMEOUT_MS 10000
+/* The worker's own deadline comes this much after boxd's, so the one that
+ * ends a command at its deadline is boxd: the Shell checks between steps
+ * only, and a worker is hostile code anyway. */
+#define WORKER_DEADLINE_GRACE_MS 1000
 
 typedef struct {
   int command;
@@ -55,6 +59,9 @@ typedef struct {
   GCond described_cond;
   const char *source;  /* the command's text (the caller's, while it runs) */
   gint64 describe_at;  /* when to publish it for `box mount`; 0 once done */
+  gint64 deadline;     /* monotonic: the command ends here, blocked or not */
+  int caller_err;      /* the caller's stderr, for the deadline's message */
+  int pidfd;           /* the worker's, taken while it runs (or -1) */
 } Command;
 
 /* `box mount`'s record of a command is a file on the box_dir's disk
@@ -848,34 +855,109 @@ static gpointer spawn_thread(gpointer data)
   return NULL;
 }
 
-/* Serves the worker's requests until it reports its status or dies. */
+/* Kills the worker, and with it its PID namespace.  Through its pidfd: by
+ * now the zygote may have reaped it and its pid been reused. */
+static void kill_worker(Command *c)
+{
+  if (c->pidfd < 0)
+    kill(c->w->pid, SIGKILL);
+  else
+    (void)syscall(SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+}
+
+/* Ends the command's tools (each the init of its own PID namespace, so all
+ * it started goes with it) and any tool still being launched for it. */
+static void end_tools(Command *c)
+{
+  g_mutex_lock(&c->lock);
+  c->ended = true;
+  for (guint i = 0; i < c->tool_pids->len; i++)
+    kill(g_array_index(c->tool_pids, pid_t, i), SIGKILL);
+  g_mutex_unlock(&c->lock);
+}
+
+/* The deadline's message on the caller's stderr, which the caller may have
+ * left full: waited for a second at most, never for the caller's sake. */
+static void say_expired(Command *c)
+{
+  struct pollfd p = { .fd = c->caller_err, .events = POLLOUT };
+  size_t len = strlen(BOX_SHELL_TIMEOUT_MESSAGE);
+  if (c->caller_err < 0 || poll(&p, 1, 1000) != 1 || !(p.revents & POLLOUT) ||
+      write(c->caller_err, BOX_SHELL_TIMEOUT_MESSAGE, len) != (ssize_t)len)
+    g_printerr("box: warning: command %d: the caller's stderr did not take the deadline's "
+               "message\n", c->w->command);
+}
+
+/* The status a killed worker reported just before, read once it is gone
+ * (and with it every process of its namespace: its init ends last), or -1.
+ * Its other requests are dropped unanswered; nobody waits for them now. */
+static int reported_status(Command *c)
+{
+  int status = -1;
+  struct pollfd p = { .fd = c->w->ctl, .events = POLLIN };
+  while (poll(&p, 1, 0) == 1) {
+    int fds[BOX_CTL_MAX_FDS];
+    int nfds = 0;
+    json_object *msg = box_ctl_recv(c->w->ctl, fds, &nfds);
+    if (!msg)
+      break;
+    json_object *op, *s;
+    if (json_object_object_get_ex(msg, "op", &op) &&
+        g_strcmp0(json_object_get_string(op), "exit") == 0 &&
+        json_object_object_get_ex(msg, "status", &s))
+      status = json_object_get_int(s) & 0xff;
+    json_object_put(msg);
+    for (int i = 0; i < nfds; i++)
+      close(fds[i]);
+  }
+  return status;
+}
+
+/* Serves the worker's requests until it reports its status or dies.
+ *
+ * The command's deadline is kept here, on the trusted side: the Shell
+ * checks its own only between steps, and a worker blocked in a FIFO, a
+ * full pipe, a `wait`, a tool or a silent server never takes another.
+ * At the deadline the worker's PID namespace (it is its init) and the
+ * command's tools are killed, wherever they are blocked, and the caller
+ * gets the Shell's own timeout message and status.  A worker killed
+ * otherwise — the caller's `signal`, or the box shutting down — ends with
+ * 125: boxd failed to serve it (spec/runtime.md §4.2). */
 static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *watch_data)
 {
   Worker *w = c->w;
   int status = -1;
   bool cancelled = false;
+  bool expired = false;
   for (;;) {
-    int timeout = -1;
+    /* Checked before each request too: a worker that keeps boxd busy
+     * with requests must not keep its deadline away. */
+    gint64 now = g_get_monotonic_time();
+    if (now >= c->deadline) {
+      expired = true;
+      break;
+    }
+    gint64 wake = c->deadline;
     if (c->describe_at) {
-      gint64 left = c->describe_at - g_get_monotonic_time();
-      if (left <= 0) {
+      if (c->describe_at <= now) {
         c->describe_at = 0;
         describe_later(c, c->source);
-      } else {
-        timeout = (int)((left + 999) / 1000);
+      } else if (c->describe_at < wake) {
+        wake = c->describe_at;
       }
     }
+    int timeout = (int)MIN((wake - now + 999) / 1000, G_MAXINT);
     struct pollfd p[2] = { { .fd = w->ctl, .events = POLLIN },
                            { .fd = watch_fd, .events = POLLIN } };
-    int n = poll(p, watch_fd >= 0 && !cancelled ? 2 : 1, timeout);
+    int n = poll(p, watch_fd >= 0 ? 2 : 1, timeout);
     if (n < 0) {
       if (errno == EINTR)
         continue;
       break;
     }
-    if (n > 0 && watch_fd >= 0 && !cancelled && p[1].revents && on_watch(watch_data)) {
+    if (n > 0 && watch_fd >= 0 && p[1].revents && on_watch(watch_data)) {
       cancelled = true;
-      kill(w->pid, SIGKILL);
+      break;
     }
     if (!p[0].revents)
       continue;
@@ -899,9 +981,7 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
         close(fds[i]);
       /* The worker has closed the caller's descriptors and only exits
        * now: answer at once, and let the cleanup reap it. */
-      if (!cancelled)
-        return status;
-      continue;
+      return status;
     }
     json_object *reply_obj;
     if (strcmp(op, "decide") == 0 && nfds == 0 &&
@@ -954,11 +1034,24 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
       close(fds[i]);
     json_object_put(msg);
   }
+  if (expired || cancelled) {
+    /* Nothing more is served for it: its namespace and its tools go,
+     * wherever they are blocked. */
+    kill_worker(c);
+    end_tools(c);
+  }
   int wait_status = box_reaper_wait(w->pid);
   boxd_untrack_pid(c->d, w->pid);
   c->reaped = true;
-  if (cancelled)
+  if (expired)
+    status = reported_status(c);
+  if (cancelled || (status < 0 && __atomic_load_n(&c->d->stopping, __ATOMIC_ACQUIRE)))
     return 125;
+  if (expired && status < 0) {
+    /* After the worker is gone, so the message comes after its output. */
+    say_expired(c);
+    return BOX_SHELL_TIMEOUT_STATUS;
+  }
   if (status < 0)
     status = box_status_code(wait_status);
   return status;
@@ -971,15 +1064,11 @@ static void command_cleanup(Command *c)
 {
   Worker *w = c->w;
   if (!c->reaped) {
-    kill(w->pid, SIGKILL);
+    kill_worker(c);
     box_reaper_wait(w->pid);
     boxd_untrack_pid(c->d, w->pid);
   }
-  g_mutex_lock(&c->lock);
-  c->ended = true;
-  for (guint i = 0; i < c->tool_pids->len; i++)
-    kill(g_array_index(c->tool_pids, pid_t, i), SIGKILL);
-  g_mutex_unlock(&c->lock);
+  end_tools(c);
   for (guint i = 0; i < c->threads->len; i++)
     g_thread_join(g_ptr_array_index(c->threads, i));
   record_unreported_statuses(c); /* issue 9 */
@@ -988,6 +1077,8 @@ static void command_cleanup(Command *c)
   g_array_free(c->tool_pids, TRUE);
   g_cond_clear(&c->described_cond);
   g_mutex_clear(&c->lock);
+  if (c->pidfd >= 0)
+    close(c->pidfd);
   box_vfs_command_end(c->d->vfs, w->command);
   worker_free(w);
   g_free(c);
@@ -1043,6 +1134,8 @@ static Command *run_on_worker(Boxd *d, Worker *w, const char *source, int fds[3]
   g_cond_init(&c->described_cond);
   c->described = true; /* until it is asked for */
   c->source = source;
+  c->caller_err = -1;
+  c->pidfd = (int)syscall(SYS_pidfd_open, w->pid, 0);
   /* Only now: until it said "ready" the worker was rooting itself, which
    * the mount serves undecided. */
   box_vfs_command_set_running(d->vfs, w->command, true);
@@ -1057,10 +1150,16 @@ static Command *run_on_worker(Boxd *d, Worker *w, const char *source, int fds[3]
   json_object *gateway_env = w->has_env ? NULL : boxd_gateway_worker_env(d);
   if (gateway_env)
     json_object_object_add(run, "env", gateway_env);
-  /* box.toml's [agent] shell_timeout; absent = the Shell's default. */
-  if (d->config && d->config->agent.shell_timeout_ms)
-    json_object_object_add(run, "timeout_ms",
-                           json_object_new_int64(d->config->agent.shell_timeout_ms));
+  /* box.toml's [agent] shell_timeout, else the Shell's default: boxd's
+   * deadline, which the worker's own trails (WORKER_DEADLINE_GRACE_MS). */
+  gint64 limit_ms = d->config && d->config->agent.shell_timeout_ms
+                        ? d->config->agent.shell_timeout_ms
+                        : BOX_SHELL_TIMEOUT_MS_DEFAULT;
+  json_object_object_add(run, "timeout_ms",
+                         json_object_new_int64(limit_ms + WORKER_DEADLINE_GRACE_MS));
+  c->deadline = g_get_monotonic_time() + limit_ms * 1000;
+  /* Kept to say why the command ended, should boxd end it. */
+  c->caller_err = fcntl(fds[2], F_DUPFD_CLOEXEC, 3);
   bool sent = box_ctl_send(w->ctl, run, fds, 3);
   json_object_put(run);
   /* The worker holds the caller's descriptors now (and passes them to any
@@ -1072,6 +1171,10 @@ static Command *run_on_worker(Boxd *d, Worker *w, const char *source, int fds[3]
       fds[i] = -1;
     }
   *status = sent ? serve_command(c, watch_fd, on_watch, data) : -1;
+  /* Before the answer: the caller's stderr ends with the command. */
+  if (c->caller_err >= 0)
+    close(c->caller_err);
+  c->caller_err = -1;
   return c;
 }
 

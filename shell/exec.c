@@ -125,7 +125,7 @@ bool box_check_limits(Shell *sh) {
     if (sh->jump != J_EXIT) {
       box_sh_error(sh, "execution timeout exceeded");
       sh->jump = J_EXIT;
-      sh->exit_status = 124;
+      sh->exit_status = BOX_SHELL_TIMEOUT_STATUS;
     }
     return false;
   }

@@ -149,7 +149,7 @@ static void shell_done(Shell *sh) {
 
 /* Runs source on sh (from shell_init) and ends it. */
 static int run_on(Shell *sh, const char *source, const BoxShellLimits *limits) {
-  unsigned tmo = limits && limits->timeout_ms ? limits->timeout_ms : 30000;
+  unsigned tmo = limits && limits->timeout_ms ? limits->timeout_ms : BOX_SHELL_TIMEOUT_MS_DEFAULT;
   sh->deadline = g_get_monotonic_time() + (gint64)tmo * 1000;
   if (limits && limits->max_depth) sh->max_depth = (int)limits->max_depth;
   if (!source) source = "";

@@ -122,6 +122,13 @@ typedef struct {
   unsigned max_depth;     /* function nesting; default 1000 */
 } BoxShellLimits;
 
+/* A run that outlives its timeout ends with this on stderr and this status.
+ * boxd, which ends a worker blocked past the deadline (where the Shell's
+ * own check between steps never comes), answers with the same. */
+#define BOX_SHELL_TIMEOUT_MS_DEFAULT 30000
+#define BOX_SHELL_TIMEOUT_MESSAGE "strands-shell: execution timeout exceeded\n"
+#define BOX_SHELL_TIMEOUT_STATUS 124
+
 /* As box_shell_run, with limits; NULL limits = defaults. */
 int box_shell_run_limits(const char *source, const BoxShellEnv *env, const BoxShellHost *host,
                          const BoxShellLimits *limits);
