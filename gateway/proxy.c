@@ -669,8 +669,9 @@ static bool parse_authority(const char *auth, int default_port, char **host, int
   if (end_host == h)
     return false;
   for (const char *p = h; p < end_host; p++)
-    if ((unsigned char)*p <= ' ' || *p == '/' || *p == '@' || *p == '?' || *p == '#')
-      return false;
+    if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x7f || *p == '/' || *p == '@' ||
+        *p == '?' || *p == '#' || *p == '\\')
+      return false; /* a name on the wire is ASCII (IDNs in punycode) */
   *port = default_port;
   if (port_text) {
     char *e = NULL;
