@@ -1624,16 +1624,6 @@ static bool exchange(Conn *c, Head *req)
       origin = origin_buf = g_strconcat("/", auth + alen, NULL);
     else
       origin = "/";
-    /* The server is told the URL's authority; a Host header naming
-     * another is a request for one host dressed as another. */
-    const char *hosthdr = head_get(req, "host");
-    g_autofree char *hh = NULL;
-    int hp = 0;
-    if (hosthdr && (head_count(req, "host") != 1 || !parse_authority(hosthdr, 80, &hh, &hp) ||
-                    strcmp(hh, host) != 0 || hp != port)) {
-      refuse(c, NULL, "request authority rejected");
-      return false;
-    }
   }
   const char *expect = head_get(req, "expect");
   if (expect && g_ascii_strcasecmp(expect, "100-continue") == 0) {
