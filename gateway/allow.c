@@ -145,9 +145,12 @@ static bool plain_pchar(unsigned char c)
   return unreserved(c) || (c && strchr("!$&'()*+,=:@", c) != NULL);
 }
 
-/* The path (up to `?` or `#`) of target in canonical form: unreserved
- * escapes decoded, other escapes and bytes outside pchar as %XX in upper
- * case, dot segments removed (RFC 3986 §5.2.4); "/" when empty.
+/* The path (up to `?` or `#`) of target in canonical form: one spelling
+ * per byte, so that a rule on a path meets every spelling of it.  Escapes
+ * of unreserved bytes, and of the sub-delims, `:` and `@` that a segment
+ * may carry as they are, are decoded (servers decode them alike: policy
+ * sees `x:delete` for `x%3Adelete`); every other byte is %XX in upper
+ * case; dot segments are removed (RFC 3986 §5.2.4); "/" when empty.
  *
  * With why NULL this is lenient: what cannot be read is kept as it is.
  * Otherwise a path that servers read in different ways is refused (NULL,
@@ -169,7 +172,7 @@ static char *normalize_path(const char *target, const char **why)
       if (!bad && (c < 0x20 || c == 0x7f))
         bad = "an encoded control byte (%00-%1F, %7F), which servers cut or keep";
       g_string_append_c(bytes, (char)c);
-      if (unreserved(c))
+      if (plain_pchar(c))
         g_string_append_c(dec, (char)c);
       else
         g_string_append_printf(dec, "%%%02X", c);

@@ -157,9 +157,10 @@ const char *box_gateway_ca_pem(const BoxGateway *gw);
 void box_gateway_free(BoxGateway *gw);
 
 /* Canonical request path for `http:request` (spec/runtime.md §6.1 step 6):
- * query and fragment dropped, unreserved percent-escapes decoded (others
- * kept, hex uppercased; bytes outside RFC 3986 pchar escaped), `.`/`..`
- * segments removed; "/" when empty.  g_malloc'd. */
+ * query and fragment dropped, percent-escapes of unreserved bytes decoded,
+ * and of the sub-delims, `:` and `@` a segment may carry as they are (not
+ * `;`), others kept with hex uppercased, bytes outside RFC 3986 pchar
+ * escaped; `.`/`..` segments removed; "/" when empty.  g_malloc'd. */
 char *box_gateway_canonical_path(const char *target);
 
 /* The origin-form target the gateway forwards for origin (as the client

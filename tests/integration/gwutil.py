@@ -248,6 +248,7 @@ def make_site(root: Path):
     (root / "public" / "index.txt").write_text("public ok\n")
     (root / "public" / "sub" / "deep.txt").write_text("public deep\n")
     (root / "private" / "secret.txt").write_text(SECRET)
+    (root / "public" / "ops:wipe").write_text(SECRET)  # a path a forbid names
     return root
 
 

@@ -106,6 +106,9 @@ class Rig:
                    (context.input has ip && context.input.ip == "{DENIED_ADDR}") }};
             permit(principal, action == Box::Action::"http:request", resource)
             when {{ context.input.path like "/public/*" }};
+            @id("no_wipe")
+            forbid(principal, action == Box::Action::"http:request", resource)
+            when {{ context.input.path like "*:wipe*" }};
             """)
         self.box.start()
         (self.box.workspace / "raw.py").write_text(RAW_CLIENT)
@@ -186,8 +189,9 @@ def assert_marked(reply, text):
     assert SECRET not in reply
 
 
-def policy_denied(authority, path):
-    return f"http:request gate: policy denied this operation on '{authority}{path}' [default-deny]"
+def policy_denied(authority, path, rule="default-deny"):
+    rule = rule if rule == "default-deny" else f"policy: {rule}"
+    return f"http:request gate: policy denied this operation on '{authority}{path}' [{rule}]"
 
 
 # ---- the path rule: every spelling of a way into private/ ----
@@ -196,10 +200,11 @@ TARGET_REJECTED = "request target rejected: the target holds "
 PRIVATE = "/private/secret.txt"
 
 # (id, target, outcome): outcome is "denied" (decided, and refused, on the
-# path the servers would serve: /private/secret.txt), a piece of the
-# refusal's reason (refused before any decision), or ("miss", forwarded):
-# permitted as the public path it is, forwarded exactly so, and the
-# servers find nothing there.  Targets in bytes go only the raw way.
+# path the servers would serve: /private/secret.txt), ("forbidden", path)
+# (likewise, by the forbid no_wipe), a piece of the refusal's reason
+# (refused before any decision), or ("miss", forwarded): permitted as the
+# public path it is, forwarded exactly so, and the servers find nothing
+# there.  Targets in bytes go only the raw way.
 PATHS = [
     ("dot-dot", "/public/../private/secret.txt", "denied"),
     ("dot-then-dot-dot", "/public/./../private/secret.txt", "denied"),
@@ -239,6 +244,10 @@ PATHS = [
     ("empty-segment-after-dot-dot", "/public/..//private/secret.txt", "an empty path segment"),
     ("leading-double-slash", "//private/secret.txt", "an empty path segment"),
     ("fragment", b"/public/x#/../../private/secret.txt", "a fragment"),
+    ("forbid-encoded-colon", "/public/ops%3Awipe", ("forbidden", "/public/ops:wipe")),
+    ("forbid-encoded-colon-lower", "/public/ops%3awipe", ("forbidden", "/public/ops:wipe")),
+    ("forbid-encoded-dots-and-colon", "/public/x/%2e%2e/ops%3Awipe",
+     ("forbidden", "/public/ops:wipe")),
     ("dot-dot-in-query", "/public/x?/../../private/secret.txt",
      ("miss", "/public/x?/../../private/secret.txt")),
     ("fullwidth-slash", "/public/..%ef%bc%8fprivate/secret.txt",
@@ -257,7 +266,15 @@ def test_path_spelling(rig, target, outcome):
     before = rig.seen()
     ups = [("http", rig.py.port), ("http", rig.ng.port), ("https", rig.pys.port),
            ("https", rig.ng.tls_port)]
-    miss = isinstance(outcome, tuple)
+    kind = outcome[0] if isinstance(outcome, tuple) else outcome
+    miss = kind == "miss"
+    if kind == "forbidden":
+        denial = lambda port: policy_denied(f"{SERVER_ADDR}:{port}", outcome[1], "no_wipe")
+        served = outcome[1]
+    else:
+        denial = lambda port: policy_denied(f"{SERVER_ADDR}:{port}", PRIVATE)
+        served = PRIVATE
+    decided = kind in ("denied", "forbidden")
     # The tool's Python: the exact bytes, plain and inside TLS.
     replies = rig.raw(get(f"{SERVER_ADDR}:{rig.py.port}", target),
                       get(f"{SERVER_ADDR}:{rig.ng.port}", target),
@@ -269,8 +286,8 @@ def test_path_spelling(rig, target, outcome):
         assert SECRET not in reply
         if miss:
             assert status_of(reply) == 404, reply
-        elif outcome == "denied":
-            assert_marked(reply, policy_denied(f"{SERVER_ADDR}:{port}", PRIVATE))
+        elif decided:
+            assert_marked(reply, denial(port))
         else:
             assert_marked(reply, TARGET_REJECTED + outcome)
     if isinstance(target, str):
@@ -296,13 +313,12 @@ def test_path_spelling(rig, target, outcome):
                 continue
             if k < 4:  # the Shell's curl: the refusal's text, status 1
                 assert re.search(r"curl: (request target rejected: |http:request gate: "
-                                 r"policy denied this operation on '[^']*/private/secret.txt')",
+                                 r"policy denied this operation on '[^']*%s')" % re.escape(served),
                                  out), out
                 assert codes[k] == 1, (k, out)
             else:      # the tool's curl: the marked reply itself
                 assert "403 Forbidden" in out and "x-strands-box-egress: refused" in out, out
-                want = (policy_denied(f"{SERVER_ADDR}:{ups[k - 4][1]}", PRIVATE)
-                        if outcome == "denied" else TARGET_REJECTED + outcome)
+                want = denial(ups[k - 4][1]) if decided else TARGET_REJECTED + outcome
                 assert want in out, (want, out)
     after = rig.seen()
     if miss:

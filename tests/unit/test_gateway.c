@@ -273,6 +273,9 @@ static void test_request_target(void)
         { "/100%25", "/100%25", "/100%25" },
         { "/../../x", "/x", "/x" },
         { "/q?", "/q?", "/q" },
+        { "/v1/x%3Adelete", "/v1/x:delete", "/v1/x:delete" },
+        { "/a%21%24%26%27%28%29%2A%2B%2C%3D%40b", "/a!$&'()*+,=@b", "/a!$&'()*+,=@b" },
+        { "/a%3Bb?q=%3B", "/a%3Bb?q=%3B", "/a%3Bb" },
     };
     for (gsize i = 0; i < G_N_ELEMENTS(ok); i++) {
         char *path = NULL;
