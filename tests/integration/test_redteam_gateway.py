@@ -270,10 +270,8 @@ def test_path_spelling(rig, target, outcome):
     miss = kind == "miss"
     if kind == "forbidden":
         denial = lambda port: policy_denied(f"{SERVER_ADDR}:{port}", outcome[1], "no_wipe")
-        served = outcome[1]
     else:
         denial = lambda port: policy_denied(f"{SERVER_ADDR}:{port}", PRIVATE)
-        served = PRIVATE
     decided = kind in ("denied", "forbidden")
     # The tool's Python: the exact bytes, plain and inside TLS.
     replies = rig.raw(get(f"{SERVER_ADDR}:{rig.py.port}", target),
@@ -312,9 +310,10 @@ def test_path_spelling(rig, target, outcome):
                 assert "404" in out, out
                 continue
             if k < 4:  # the Shell's curl: the refusal's text, status 1
-                assert re.search(r"curl: (request target rejected: |http:request gate: "
-                                 r"policy denied this operation on '[^']*%s')" % re.escape(served),
-                                 out), out
+                # (libcurl removes dot segments itself, so a spelling with
+                # `..` may arrive as the private path, and be denied there)
+                texts = [denial(ups[k][1])] + ([] if decided else [TARGET_REJECTED + outcome])
+                assert any(out.startswith("curl: " + t) for t in texts), (texts, out)
                 assert codes[k] == 1, (k, out)
             else:      # the tool's curl: the marked reply itself
                 assert "403 Forbidden" in out and "x-strands-box-egress: refused" in out, out
