@@ -184,8 +184,8 @@ static char *normalize_path(const char *target, const char **why)
       bad = "a backslash, which some servers read as `/`";
     if (!bad && c == ';')
       bad = "a `;` path parameter, which some servers cut from its segment";
-    if (!bad && (c <= 0x20 || c >= 0x7f))
-      bad = "a byte that a URL path may not carry unescaped";
+    if (!bad && (c <= 0x20 || c == 0x7f))
+      bad = "a space or control byte, unescaped";
     g_string_append_c(bytes, (char)c);
     if (c == '/' || c == '%' || plain_pchar(c))
       g_string_append_c(dec, (char)c);
@@ -202,7 +202,7 @@ static char *normalize_path(const char *target, const char **why)
       }
   }
   if (!bad && !g_utf8_validate(bytes->str, (gssize)bytes->len, NULL))
-    bad = "escapes that are not UTF-8 (overlong or invalid), which servers decode differently";
+    bad = "bytes that are not UTF-8 (overlong or invalid), which servers decode differently";
   g_string_free(bytes, TRUE);
   if (why && bad) {
     *why = bad;
@@ -268,10 +268,12 @@ char *box_gateway_request_target(const char *origin, char **path, const char **w
     return NULL;
   }
   const char *q = strchr(origin, '?');
+  /* The query goes as sent (curl sends UTF-8 there raw), but never a
+   * byte that could end or split the request line. */
   if (q)
     for (const char *p = q + 1; *p; p++)
-      if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f) {
-        *why = "a byte that a URL query may not carry unescaped";
+      if ((unsigned char)*p <= 0x20 || (unsigned char)*p == 0x7f) {
+        *why = "a space or control byte in the query, unescaped";
         return NULL;
       }
   char *norm = normalize_path(origin, why);

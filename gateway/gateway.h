@@ -168,9 +168,9 @@ char *box_gateway_canonical_path(const char *target);
  * path decided is the path served.  *path receives that path (g_malloc'd).
  * A target that servers read in different ways gives NULL and *why, a
  * static reason: an encoded `/` or `\`, `%00` and other encoded control
- * bytes, an invalid or double-encoded escape, escapes that are not UTF-8
- * (overlong forms), a backslash, a `;` parameter, an empty segment, a
- * fragment, a raw byte outside printable ASCII. */
+ * bytes, an invalid or double-encoded escape, bytes or escapes that are
+ * not UTF-8 (overlong forms), a backslash, a `;` parameter, an empty
+ * segment, a fragment, a raw space or control byte. */
 char *box_gateway_request_target(const char *origin, char **path, const char **why);
 
 #ifdef __cplusplus

@@ -336,7 +336,8 @@ class Nginx:
             f"        ssl_certificate {cert};\n        ssl_certificate_key {key};\n{server}    }}\n"
             f"}}\n")
         self.proc = subprocess.Popen(
-            ["/usr/sbin/nginx", "-p", str(d), "-c", str(d / "nginx.conf"), "-e", str(d / "error.log")],
+            ["/usr/sbin/nginx", "-p", str(d), "-c", str(d / "nginx.conf"),
+             "-e", str(d / "error.log")],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(d / "stderr", "wb"))
         deadline = time.time() + 10
         while True:

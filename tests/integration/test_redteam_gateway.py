@@ -141,7 +141,8 @@ class Rig:
         for r in reqs:
             if isinstance(r, tuple):
                 connect, sni, data = r
-                spec.append({"connect": connect, "sni": sni, "data": base64.b64encode(data).decode()})
+                spec.append({"connect": connect, "sni": sni,
+                             "data": base64.b64encode(data).decode()})
             else:
                 spec.append({"data": base64.b64encode(r).decode()})
         name = f"req{self.n}.json"
@@ -205,6 +206,7 @@ PRIVATE = "/private/secret.txt"
 # (refused before any decision), or ("miss", forwarded): permitted as the
 # public path it is, forwarded exactly so, and the servers find nothing
 # there.  Targets in bytes go only the raw way.
+NOT_UTF8 = "bytes that are not UTF-8"
 PATHS = [
     ("dot-dot", "/public/../private/secret.txt", "denied"),
     ("dot-then-dot-dot", "/public/./../private/secret.txt", "denied"),
@@ -227,11 +229,12 @@ PATHS = [
     ("double-encoded-backslash", "/public/..%255Cprivate/secret.txt", "a double-encoded escape"),
     ("double-encoded-by-parts", "/public/%25%32%65%25%32%65/private/secret.txt",
      "a double-encoded escape"),
-    ("overlong-utf8-dots", "/public/%c0%ae%c0%ae/private/secret.txt", "escapes that are not UTF-8"),
-    ("overlong-utf8-slash", "/public/..%c0%afprivate/secret.txt", "escapes that are not UTF-8"),
-    ("overlong-utf8-3-byte-dots", "/public/%e0%80%ae%e0%80%ae/private/secret.txt", "escapes that are not UTF-8"),
-    ("overlong-utf8-backslash", "/public/..%c1%9cprivate/secret.txt", "escapes that are not UTF-8"),
-    ("raw-overlong-bytes", b"/public/\xc0\xae\xc0\xae/private/secret.txt", "a byte that a URL path"),
+    ("overlong-utf8-dots", "/public/%c0%ae%c0%ae/private/secret.txt", NOT_UTF8),
+    ("overlong-utf8-slash", "/public/..%c0%afprivate/secret.txt", NOT_UTF8),
+    ("overlong-utf8-3-byte-dots", "/public/%e0%80%ae%e0%80%ae/private/secret.txt", NOT_UTF8),
+    ("overlong-utf8-backslash", "/public/..%c1%9cprivate/secret.txt", NOT_UTF8),
+    ("raw-overlong-bytes", b"/public/\xc0\xae\xc0\xae/private/secret.txt", NOT_UTF8),
+    ("raw-tab", b"/public/..\t/private/secret.txt", "a space or control byte"),
     ("nul", "/public/%00/../../private/secret.txt", "an encoded control byte"),
     ("nul-after-dots", "/public/..%00/private/secret.txt", "an encoded control byte"),
     ("encoded-tab", "/public/..%09/private/secret.txt", "an encoded control byte"),
@@ -509,7 +512,8 @@ def test_sni_names_another_host(rig):
     before = rig.seen()
     a = f"{SERVER_ADDR}:{rig.pys.port}"
     replies = rig.raw((a, "localhost", origin_get(a, "/public/index.txt")),
-                      (a, "localhost", origin_get(f"localhost:{rig.pys.port}", "/public/index.txt")))
+                      (a, "localhost",
+                       origin_get(f"localhost:{rig.pys.port}", "/public/index.txt")))
     assert status_of(replies[0]) == 200 and replies[0].endswith("public ok\n"), replies[0]
     assert_marked(replies[1], "request authority rejected")
     after = rig.seen()

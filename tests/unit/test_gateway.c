@@ -273,6 +273,7 @@ static void test_request_target(void)
         { "/100%25", "/100%25", "/100%25" },
         { "/../../x", "/x", "/x" },
         { "/q?", "/q?", "/q" },
+        { "/caf\xc3\xa9?q=\xc3\xa9", "/caf%C3%A9?q=\xc3\xa9", "/caf%C3%A9" },
         { "/v1/x%3Adelete", "/v1/x:delete", "/v1/x:delete" },
         { "/a%21%24%26%27%28%29%2A%2B%2C%3D%40b", "/a!$&'()*+,=@b", "/a!$&'()*+,=@b" },
         { "/a%3Bb?q=%3B", "/a%3Bb?q=%3B", "/a%3Bb" },
@@ -304,8 +305,10 @@ static void test_request_target(void)
         { "/public/..//private/s", "empty path segment" },
         { "//private/s", "empty path segment" },
         { "/public/x#frag", "fragment" },
-        { "/public/\xc3\xa9", "unescaped" },
+        { "/public/\xc0\xae", "not UTF-8" },
+        { "/public/a\tb", "control byte" },
         { "/public/x?a b", "query" },
+        { "/public/x?a\x7f", "query" },
         { "*", "not a path" },
     };
     for (gsize i = 0; i < G_N_ELEMENTS(refused); i++) {
