@@ -83,16 +83,24 @@ class Rig:
     """One box, its upstreams, and the ways to reach them."""
 
     def __init__(self, d):
+        self.started = []  # what close() ends, in order of start
+        try:
+            self._start(d)
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self, d):
         self.ca_pem, tls = make_test_ca(d / "ca")
         site = make_site(d / "site")
-        self.denied = CountingServer((DENIED_ADDR, 0))      # a denied host
-        self.denied_port = CountingServer((SERVER_ADDR, 0))  # an allowed host on a denied port
-        self.echo = CountingServer((SERVER_ADDR, 0))         # answers with what it was sent
-        self.py = SiteServer(site)
-        self.pys = SiteServer(site, tls=tls)
-        self.ng = Nginx(d / "nginx", site, d / "ca" / "srv.pem", d / "ca" / "srv.key", redirects=[
+        self.denied = self._up(CountingServer((DENIED_ADDR, 0)))      # a denied host
+        self.denied_port = self._up(CountingServer((SERVER_ADDR, 0)))  # allowed host, denied port
+        self.echo = self._up(CountingServer((SERVER_ADDR, 0)))  # answers with what it was sent
+        self.py = self._up(SiteServer(site))
+        self.pys = self._up(SiteServer(site, tls=tls))
+        self.ng = self._up(Nginx(d / "nginx", site, d / "ca" / "srv.pem", d / "ca" / "srv.key", redirects=[
             ("/public/away", f"http://{DENIED_ADDR}:{self.denied.port}/x"),
-            ("/public/inside", "/private/secret.txt")])
+            ("/public/inside", "/private/secret.txt")]))
         (d / "box").mkdir()
         self.box = Box(d / "box")
         self.box.write_config(extra=gateway_config(self.ca_pem) + TOOLS)
@@ -114,18 +122,21 @@ class Rig:
         (self.box.workspace / "raw.py").write_text(RAW_CLIENT)
         self.n = 0
 
+    def _up(self, server):
+        self.started.append(server)
+        return server
+
     def close(self):
-        b = self.box
-        if b.proc and b.proc.poll() is None:
+        b = getattr(self, "box", None)
+        if b and b.proc and b.proc.poll() is None:
             b.proc.send_signal(signal.SIGTERM)
             try:
                 b.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 b.proc.kill()
                 b.proc.wait()
-        for srv in (self.py, self.pys, self.denied, self.denied_port, self.echo):
+        for srv in reversed(self.started):
             srv.close()
-        self.ng.close()
 
     # What every upstream has seen so far.
     def seen(self):
