@@ -354,8 +354,16 @@ class Nginx:
                 time.sleep(0.05)
 
     def seen(self):
-        return [line for line in self.log.read_text(errors="replace").splitlines()
-                if line != "-"]  # a connection that sent nothing
+        """The request lines logged so far.  nginx logs a request after it
+        has answered, so the log is read until it holds still."""
+        import time
+        text = self.log.read_text(errors="replace")
+        while True:
+            time.sleep(0.03)
+            again = self.log.read_text(errors="replace")
+            if again == text:
+                return text.splitlines()
+            text = again
 
     def close(self):
         if self.proc.poll() is None:
