@@ -194,13 +194,9 @@ static char *normalize_path(const char *target, const char **why)
   }
   /* Servers that decode twice, or decode bytes as something other than
    * UTF-8 (overlong forms such as %C0%AE for `.`), see another path. */
-  if (!bad && strstr(bytes->str, "%") != NULL) {
-    for (const char *q = strchr(bytes->str, '%'); q; q = strchr(q + 1, '%'))
-      if (hexval(q[1]) >= 0 && hexval(q[2]) >= 0) {
-        bad = "a double-encoded escape (%25 then two hex digits), which some servers decode twice";
-        break;
-      }
-  }
+  for (const char *q = strchr(bytes->str, '%'); !bad && q; q = strchr(q + 1, '%'))
+    if (hexval(q[1]) >= 0 && hexval(q[2]) >= 0)
+      bad = "a double-encoded escape (%25 then two hex digits), which some servers decode twice";
   if (!bad && !g_utf8_validate(bytes->str, (gssize)bytes->len, NULL))
     bad = "bytes that are not UTF-8 (overlong or invalid), which servers decode differently";
   g_string_free(bytes, TRUE);
