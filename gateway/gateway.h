@@ -157,10 +157,21 @@ const char *box_gateway_ca_pem(const BoxGateway *gw);
 void box_gateway_free(BoxGateway *gw);
 
 /* Canonical request path for `http:request` (spec/runtime.md §6.1 step 6):
- * query and fragment dropped, unreserved percent-escapes decoded (others
- * kept, hex uppercased), `.`/`..` segments removed; "/" when empty.
- * g_malloc'd. */
+ * query and fragment dropped, percent-escapes of unreserved bytes decoded,
+ * and of the sub-delims, `:` and `@` a segment may carry as they are (not
+ * `;`), others kept with hex uppercased, bytes outside RFC 3986 pchar
+ * escaped; `.`/`..` segments removed; "/" when empty.  g_malloc'd. */
 char *box_gateway_canonical_path(const char *target);
+
+/* The origin-form target the gateway forwards for origin (as the client
+ * sent it): its canonical path (above) and its query as sent, so that the
+ * path decided is the path served.  *path receives that path (g_malloc'd).
+ * A target that servers read in different ways gives NULL and *why, a
+ * static reason: an encoded `/` or `\`, `%00` and other encoded control
+ * bytes, an invalid or double-encoded escape, bytes or escapes that are
+ * not UTF-8 (overlong forms), a backslash, a `;` parameter, an empty
+ * segment, a fragment, a raw space or control byte. */
+char *box_gateway_request_target(const char *origin, char **path, const char **why);
 
 #ifdef __cplusplus
 }

@@ -669,8 +669,9 @@ static bool parse_authority(const char *auth, int default_port, char **host, int
   if (end_host == h)
     return false;
   for (const char *p = h; p < end_host; p++)
-    if ((unsigned char)*p <= ' ' || *p == '/' || *p == '@' || *p == '?' || *p == '#')
-      return false;
+    if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x7f || *p == '/' || *p == '@' ||
+        *p == '?' || *p == '#' || *p == '\\')
+      return false; /* a name on the wire is ASCII (IDNs in punycode) */
   *port = default_port;
   if (port_text) {
     char *e = NULL;
@@ -1565,12 +1566,30 @@ static bool exchange(Conn *c, Head *req)
   int port = 0;
   const char *origin = NULL;
   g_autofree char *origin_buf = NULL;
+  /* A fragment is never sent; one that is names nothing servers agree on. */
+  const char *target_problem = strchr(target, '#') ? "a fragment (`#`), which a client never sends"
+                                                   : NULL;
+  bool authority_ok = true;
   if (c->tunnel) {
     if (target[0] == '/') {
       origin = target;
     } else if (g_ascii_strncasecmp(target, "https://", 8) == 0) {
-      const char *slash = strchr(target + 8, '/');
-      origin = slash ? slash : "/";
+      /* Absolute-form inside the tunnel must name the tunnel's own
+       * authority: the request goes there whatever it says. */
+      const char *auth = target + 8;
+      size_t alen = strcspn(auth, "/?#");
+      g_autofree char *authority = g_strndup(auth, alen);
+      g_autofree char *th = NULL;
+      int tp = 0;
+      if (strchr(authority, '@') || !parse_authority(authority, 443, &th, &tp) ||
+          strcmp(th, c->tunnel_host) != 0 || tp != c->tunnel_port)
+        authority_ok = false;
+      if (auth[alen] == '/')
+        origin = auth + alen;
+      else if (auth[alen] == '?')
+        origin = origin_buf = g_strconcat("/", auth + alen, NULL);
+      else
+        origin = "/";
     } else {
       send_simple(&c->client, 400, "Bad Request", "", false);
       return false;
@@ -1578,7 +1597,7 @@ static bool exchange(Conn *c, Head *req)
     const char *hosthdr = head_get(req, "host");
     g_autofree char *hh = NULL;
     int hp = 0;
-    if (!hosthdr || head_count(req, "host") != 1 ||
+    if (!authority_ok || !hosthdr || head_count(req, "host") != 1 ||
         !parse_authority(hosthdr, c->tunnel_port, &hh, &hp) ||
         strcmp(hh, c->tunnel_host) != 0 || hp != c->tunnel_port) {
       refuse(c, NULL, "request authority rejected");
@@ -1621,12 +1640,24 @@ static bool exchange(Conn *c, Head *req)
     send_simple(&c->client, br, reason, br == 400 ? "bad request\n" : "", false);
     return false;
   }
+  /* What is decided is what is forwarded: the canonical path and the
+   * query as sent; a path servers read in different ways is refused
+   * before any connection for it. */
+  g_autofree char *path = NULL;
+  g_autofree char *forward = target_problem ? NULL
+                                            : box_gateway_request_target(origin, &path, &target_problem);
+  if (!forward) {
+    g_autofree char *text = g_strdup_printf("request target rejected: the target holds %s",
+                                            target_problem);
+    refuse(c, NULL, text);
+    return false;
+  }
+  origin = forward;
   /* The connection for it. */
   if (!c->tunnel && c->up_open && (strcmp(c->up_host, host) != 0 || c->up_port != port))
     close_upstream(c);
   if (!c->up_open && !dial(c, host, port))
     return false;
-  g_autofree char *path = box_gateway_canonical_path(origin[0] == '/' ? origin : "/");
   /* Credentials (spec/runtime.md §6.1 step 5), before policy: the route
    * only swaps secrets; reaching the destination is still decided. */
   const GwRoute *route = route_for(gw, host, port, path);

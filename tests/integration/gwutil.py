@@ -234,3 +234,142 @@ def servers(test_ca):
     yield plain, secure
     plain.close()
     secure.close()
+
+
+# ---- upstreams that serve a directory, for the path rules (issue 28) ----
+
+SECRET = "private-secret-7f3a9c\n"
+
+
+def make_site(root: Path):
+    """A directory with public/ (readable by policy) and private/ (not)."""
+    (root / "public" / "sub").mkdir(parents=True)
+    (root / "private").mkdir()
+    (root / "public" / "index.txt").write_text("public ok\n")
+    (root / "public" / "sub" / "deep.txt").write_text("public deep\n")
+    (root / "private" / "secret.txt").write_text(SECRET)
+    (root / "public" / "ops:wipe").write_text(SECRET)  # a path a forbid names
+    return root
+
+
+def free_port(addr=SERVER_ADDR):
+    with socket.socket() as s:
+        s.bind((addr, 0))
+        return s.getsockname()[1]
+
+
+class SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """Python's own file server (it decodes %2F, .. and the rest), which
+    records every request line that reaches it."""
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def parse_request(self):
+        ok = super().parse_request()
+        with self.server.lock:
+            self.server.lines.append(self.requestline)
+        return ok
+
+
+class SiteServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, root: Path, tls=None, addr=SERVER_ADDR):
+        self.lock = threading.Lock()
+        self.lines = []
+        handler = lambda *a, **kw: SiteHandler(*a, directory=str(root), **kw)
+        super().__init__((addr, 0), handler)
+        if tls:
+            self.socket = tls.wrap_socket(self.socket, server_side=True)
+        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
+        self.thread.start()
+
+    def handle_error(self, request, client_address):
+        pass
+
+    def seen(self):
+        with self.lock:
+            return list(self.lines)
+
+    @property
+    def port(self):
+        return self.server_address[1]
+
+    def close(self):
+        self.shutdown()
+        self.server_close()
+
+
+class Nginx:
+    """Debian's nginx serving root on SERVER_ADDR (plain and TLS), started
+    as this test's own process (no daemon, no master) with its config, pid
+    file, logs and temp paths in d; stopped by its PID.  Every request line
+    it receives goes to access.log.  `redirects` maps a location to a URL it
+    answers 302 with."""
+
+    def __init__(self, d: Path, root: Path, cert: Path, key: Path, redirects=()):
+        import time
+        d.mkdir(parents=True, exist_ok=True)
+        self.dir = d
+        self.port = free_port()
+        self.tls_port = free_port()
+        self.log = d / "access.log"
+        self.log.write_text("")
+        tmp = "".join(f"    {k}_temp_path {d}/{k};\n"
+                      for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+        redir = "".join(f"        location = {loc} {{ return 302 {url}; }}\n"
+                        for loc, url in redirects)
+        server = (f"        root {root};\n"
+                  f"        location / {{ }}\n{redir}")
+        (d / "nginx.conf").write_text(
+            f"daemon off;\nmaster_process off;\nworker_processes 1;\n"
+            f"pid {d}/nginx.pid;\nerror_log {d}/error.log;\n"
+            f"events {{ worker_connections 64; }}\n"
+            f"http {{\n{tmp}"
+            f"    log_format line '$request';\n"
+            f"    access_log {self.log} line;\n"
+            f"    default_type text/plain;\n"
+            f"    server {{\n        listen {SERVER_ADDR}:{self.port};\n{server}    }}\n"
+            f"    server {{\n        listen {SERVER_ADDR}:{self.tls_port} ssl;\n"
+            f"        ssl_certificate {cert};\n        ssl_certificate_key {key};\n{server}    }}\n"
+            f"}}\n")
+        self.proc = subprocess.Popen(
+            ["/usr/sbin/nginx", "-p", str(d), "-c", str(d / "nginx.conf"),
+             "-e", str(d / "error.log")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(d / "stderr", "wb"))
+        deadline = time.time() + 10
+        while True:
+            try:
+                socket.create_connection((SERVER_ADDR, self.port), timeout=1).close()
+                socket.create_connection((SERVER_ADDR, self.tls_port), timeout=1).close()
+                break
+            except OSError:
+                if self.proc.poll() is not None or time.time() > deadline:
+                    self.close()
+                    raise AssertionError("nginx did not start: " +
+                                         (d / "stderr").read_text(errors="replace") +
+                                         (d / "error.log").read_text(errors="replace"))
+                time.sleep(0.05)
+
+    def seen(self):
+        """The request lines logged so far.  nginx logs a request after it
+        has answered, so the log is read until it holds still."""
+        import time
+        text = self.log.read_text(errors="replace")
+        while True:
+            time.sleep(0.03)
+            again = self.log.read_text(errors="replace")
+            if again == text:
+                return text.splitlines()
+            text = again
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()

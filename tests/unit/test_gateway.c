@@ -259,6 +259,70 @@ static void test_canonical_path(void)
     }
 }
 
+/* What the gateway forwards for a target, and the path policy sees. */
+static void test_request_target(void)
+{
+    static const char *const ok[][3] = {
+        { "/public/x.txt", "/public/x.txt", "/public/x.txt" },
+        { "/public/../private/s", "/private/s", "/private/s" },
+        { "/public/%2e%2e/private/s", "/private/s", "/private/s" },
+        { "/public/.%2E/private/s?a=%2F", "/private/s?a=%2F", "/private/s" },
+        { "/%70ublic/./x", "/public/x", "/public/x" },
+        { "/a%c3%a9/", "/a%C3%A9/", "/a%C3%A9/" },
+        { "/a|b", "/a%7Cb", "/a%7Cb" },
+        { "/100%25", "/100%25", "/100%25" },
+        { "/../../x", "/x", "/x" },
+        { "/q?", "/q?", "/q" },
+        { "/caf\xc3\xa9?q=\xc3\xa9", "/caf%C3%A9?q=\xc3\xa9", "/caf%C3%A9" },
+        { "/v1/x%3Adelete", "/v1/x:delete", "/v1/x:delete" },
+        { "/a%21%24%26%27%28%29%2A%2B%2C%3D%40b", "/a!$&'()*+,=@b", "/a!$&'()*+,=@b" },
+        { "/a%3Bb?q=%3B", "/a%3Bb?q=%3B", "/a%3Bb" },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(ok); i++) {
+        char *path = NULL;
+        const char *why = NULL;
+        char *fwd = box_gateway_request_target(ok[i][0], &path, &why);
+        g_assert_cmpstr(fwd, ==, ok[i][1]);
+        g_assert_cmpstr(path, ==, ok[i][2]);
+        g_assert_null(why);
+        g_free(fwd);
+        g_free(path);
+    }
+    static const char *const refused[][2] = {
+        { "/public/..%2Fprivate/s", "encoded `/`" },
+        { "/public/..%2fprivate/s", "encoded `/`" },
+        { "/public/..%5Cprivate/s", "encoded `/` or `\\`" },
+        { "/public/..\\private/s", "backslash" },
+        { "/public/x%00.txt", "control byte" },
+        { "/public/%252e%252e/private", "double-encoded" },
+        { "/public/%25%32%65%25%32%65/private", "double-encoded" },
+        { "/public/%c0%ae%c0%ae/private", "not UTF-8" },
+        { "/public/%e0%80%ae/private", "not UTF-8" },
+        { "/public/%ff", "not UTF-8" },
+        { "/public/%zz", "invalid percent-escape" },
+        { "/public/%2", "invalid percent-escape" },
+        { "/public/..;/private/s", "`;` path parameter" },
+        { "/public/..//private/s", "empty path segment" },
+        { "//private/s", "empty path segment" },
+        { "/public/x#frag", "fragment" },
+        { "/public/\xc0\xae", "not UTF-8" },
+        { "/public/a\tb", "control byte" },
+        { "/public/x?a b", "query" },
+        { "/public/x?a\x7f", "query" },
+        { "*", "not a path" },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS(refused); i++) {
+        char *path = (char *)"unset";
+        const char *why = NULL;
+        char *fwd = box_gateway_request_target(refused[i][0], &path, &why);
+        g_assert_null(fwd);
+        g_assert_null(path);
+        g_assert_nonnull(why);
+        if (!strstr(why, refused[i][1]))
+            g_error("%s: %s does not name %s", refused[i][0], why, refused[i][1]);
+    }
+}
+
 /* ---- the proxy: an intercepted connection that stays silent ---- */
 
 static bool permit_all(void *data, const char *action, json_object *input, const char *floor,
@@ -472,6 +536,7 @@ int main(int argc, char **argv)
     g_test_add_func("/gateway/allowance", test_allowance);
     g_test_add_func("/gateway/floor", test_floor);
     g_test_add_func("/gateway/canonical-path", test_canonical_path);
+    g_test_add_func("/gateway/request-target", test_request_target);
     g_test_add_func("/gateway/ssrf/table", test_table);
     g_test_add_func("/gateway/ssrf/null-out-param", test_null_out_param);
     g_test_add_func("/gateway/ssrf/ipv4-first-octet", test_whole_ranges);
