@@ -131,14 +131,16 @@ void boxd_track_pid(Boxd *d, pid_t pid);
 void boxd_untrack_pid(Boxd *d, pid_t pid);
 void boxd_kill_tracked(Boxd *d);
 
-int box_cmd_run(int argc, char **argv);
+/* The CLI's verbs are box_verb_*: box_cmd_* names the Shell's commands
+ * (shell/commands/commands.def), which link into the same binary. */
+int box_verb_run(int argc, char **argv);
 /* When set, `box run` starts this agent command instead of [agent] command. */
 extern char **box_run_agent_override;
 /* cmd_lua.c: `box lua --config FILE SCRIPT [ARGS...]`. */
-int box_cmd_lua(int argc, char **argv);
-int box_cmd_demo(void);
+int box_verb_lua(int argc, char **argv);
+int box_verb_demo(void);
 /* cmd_mount.c: `box mount --config FILE [--rw] MOUNTPOINT`. */
-int box_cmd_mount(int argc, char **argv);
+int box_verb_mount(int argc, char **argv);
 
 /* paths.c: "box: error: <message>" on stderr; returns 1, the CLI's status. */
 int box_fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2);

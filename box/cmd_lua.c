@@ -88,7 +88,7 @@ static char *loader(const char *name, const char *text, size_t len, char **args)
   return g_string_free(l, FALSE);
 }
 
-int box_cmd_lua(int argc, char **argv)
+int box_verb_lua(int argc, char **argv)
 {
   g_autofree char *config_path = NULL;
   g_auto(GStrv) rest = NULL;
@@ -149,7 +149,7 @@ int box_cmd_lua(int argc, char **argv)
   char *agent[] = { alias, "-c", source->str, NULL };
   box_run_agent_override = agent;
   char *run_argv[] = { "run", "--config", config_path, NULL };
-  int status = box_cmd_run(3, run_argv);
+  int status = box_verb_run(3, run_argv);
   box_run_agent_override = NULL;
   g_string_free(source, TRUE);
   return status;

@@ -120,7 +120,7 @@ static void unbind_all(GPtrArray *binds)
   }
 }
 
-int box_cmd_mount(int argc, char **argv)
+int box_verb_mount(int argc, char **argv)
 {
   sigset_t set;
   sigemptyset(&set);

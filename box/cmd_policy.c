@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int box_cmd_policy(int argc, char **argv);
-int box_cmd_policy_replay(int argc, char **argv); /* issue 9: cmd_policy_replay.c */
+int box_verb_policy(int argc, char **argv);
+int box_verb_policy_replay(int argc, char **argv); /* issue 9: cmd_policy_replay.c */
 
 static const char policy_usage[] =
     "Usage: box policy <COMMAND>\n"
@@ -255,7 +255,7 @@ static int cmd_generate_schema(int argc, char **argv) {
   return ok ? 0 : 1;
 }
 
-int box_cmd_policy(int argc, char **argv) {
+int box_verb_policy(int argc, char **argv) {
   /* argv[0] = "policy" */
   if (argc < 2) {
     fputs(policy_usage, stderr);
@@ -265,7 +265,7 @@ int box_cmd_policy(int argc, char **argv) {
   if (strcmp(verb, "check") == 0) return cmd_check(argc - 2, argv + 2);
   if (strcmp(verb, "decide") == 0) return cmd_decide(argc - 2, argv + 2);
   if (strcmp(verb, "generate-schema") == 0) return cmd_generate_schema(argc - 2, argv + 2);
-  if (strcmp(verb, "replay") == 0) return box_cmd_policy_replay(argc - 2, argv + 2); /* issue 9 */
+  if (strcmp(verb, "replay") == 0) return box_verb_policy_replay(argc - 2, argv + 2); /* issue 9 */
   if (strcmp(verb, "-h") == 0 || strcmp(verb, "--help") == 0) {
     fputs(policy_usage, stdout);
     return 0;

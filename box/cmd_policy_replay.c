@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <glib/gstdio.h>
 
-int box_cmd_policy_replay(int argc, char **argv);
+int box_verb_policy_replay(int argc, char **argv);
 
 static const char replay_usage[] =
     "Usage: box policy replay FILE [--home DIR] EVENTS\n"
@@ -64,7 +64,7 @@ static int line_error(unsigned long n, const char *why) {
   return 2;
 }
 
-int box_cmd_policy_replay(int argc, char **argv) {
+int box_verb_policy_replay(int argc, char **argv) {
   const char *pos[2] = {NULL, NULL}, *home = NULL;
   int npos = 0;
   for (int i = 0; i < argc; i++) {

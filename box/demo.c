@@ -120,7 +120,7 @@ static void print_decisions(const char *log_path)
   }
 }
 
-int box_cmd_demo(void)
+int box_verb_demo(void)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *root = g_dir_make_tmp("boxfs-demo-XXXXXX", &error);
@@ -165,7 +165,7 @@ int box_cmd_demo(void)
   fflush(stdout);
   setenv("HOME", home, 1);
   char *argv[] = { "run", "--config", config, NULL };
-  int status = box_cmd_run(3, argv);
+  int status = box_verb_run(3, argv);
   g_autofree char *log =
       g_build_filename(state, "box", "private", "telemetry", "records.jsonl", NULL);
   print_decisions(log);

@@ -18,7 +18,7 @@ static const char usage[] =
     "  -h, --help     Print help\n"
     "  -V, --version  Print version\n";
 
-int box_cmd_policy(int argc, char **argv);
+int box_verb_policy(int argc, char **argv);
 
 int main(int argc, char **argv)
 {
@@ -37,15 +37,15 @@ int main(int argc, char **argv)
     return 0;
   }
   if (strcmp(verb, "run") == 0)
-    return box_cmd_run(argc - 1, argv + 1);
+    return box_verb_run(argc - 1, argv + 1);
   if (strcmp(verb, "mount") == 0)
-    return box_cmd_mount(argc - 1, argv + 1);
+    return box_verb_mount(argc - 1, argv + 1);
   if (strcmp(verb, "lua") == 0)
-    return box_cmd_lua(argc - 1, argv + 1);
+    return box_verb_lua(argc - 1, argv + 1);
   if (strcmp(verb, "policy") == 0)
-    return box_cmd_policy(argc - 1, argv + 1);
+    return box_verb_policy(argc - 1, argv + 1);
   if (strcmp(verb, "demo") == 0 && argc == 2)
-    return box_cmd_demo();
+    return box_verb_demo();
   if (verb[0] == '-')
     fprintf(stderr, "error: unexpected argument '%s' found\n\n%s", verb, usage);
   else

@@ -364,7 +364,7 @@ static void box_signal_set(sigset_t *set)
 /* Set by `box lua` (cmd_lua.c): the agent command instead of [agent] command. */
 char **box_run_agent_override;
 
-int box_cmd_run(int argc, char **argv)
+int box_verb_run(int argc, char **argv)
 {
   /* Blocked before any thread exists (history's flusher starts early), so
    * every thread inherits the mask and only the main thread takes them. */

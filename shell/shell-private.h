@@ -251,18 +251,33 @@ typedef struct {
 
 typedef int (*BoxCmdFn)(BoxCmd *c);
 
+/* The KIND column of commands/commands.def. */
+typedef enum {
+  BOX_CMD_SPECIAL,  /* a POSIX special builtin */
+  BOX_CMD_BUILTIN,  /* another builtin of the shell language */
+  BOX_CMD_UTILITY,  /* a program the Shell implements itself */
+} BoxCmdKind;
+
 typedef struct {
   const char *name;
   BoxCmdFn fn;
+  BoxCmdKind kind;
 } BoxCommandDef;
 
+/* The commands, declared from the one table (registry.c looks them up). */
+#define BOX_COMMAND(name, fn, kind) int fn(BoxCmd *c);
+#include "shell/commands/commands.def"
+#undef BOX_COMMAND
+
+/* name's row of commands.def, or NULL when the Shell does not implement it. */
 const BoxCommandDef *box_command_lookup(const char *name);
+/* bash's special builtins (POSIX): found before functions. */
+bool box_is_special_builtin(const char *name);
+/* A builtin of the shell language, special or not (not a utility). */
+bool box_is_builtin(const char *name);
 
 /* The longest text a run takes (shell.c): a longer one is refused. */
 #define BOX_MAX_INPUT (256 * 1024)
-/* bash's special builtins (POSIX): found before functions. */
-bool box_is_special_builtin(const char *name);
-/* Builtins that are part of the shell language (type says "shell builtin"). */
 
 /* Prints "<prefix>: <name>: <text>" for a failed file operation: the
  * policy's text after EACCES when the host has it, else strerror(err). */
@@ -342,27 +357,12 @@ bool box_check_limits(Shell *sh);
 /* Forks with the signal state a child needs.  0 in the child. */
 pid_t box_fork(Shell *sh);
 
-/* ---- the builtins (one file each in commands/) ---------------------------- */
+/* ---- what the commands share (one file each in commands/) ----------------- */
 
-#define BOX_BUILTINS(X) \
-  X(true) X(false) X(cd) X(pwd) X(echo) X(printf) X(test) X(exit) X(return) \
-  X(break) X(continue) X(export) X(unset) X(readonly) X(local) X(declare) X(set) \
-  X(shift) X(read) X(mapfile) X(getopts) X(eval) X(source) X(exec) X(command) X(type) X(typeset) \
-  X(hash) X(alias) X(unalias) X(trap) X(wait) X(kill) X(jobs) X(umask) X(times) \
-  X(ulimit) X(let) X(shopt)
-#define BOX_DECL_BUILTIN(n) int box_cmd_##n(BoxCmd *c);
-BOX_BUILTINS(BOX_DECL_BUILTIN)
-
-/* The other commands the Shell implements. */
-int box_cmd_cat(BoxCmd *c);
-int box_cmd_grep(BoxCmd *c);
-int box_cmd_lua(BoxCmd *c);    /* issue 10: commands/lua.c */
-int box_cmd_curl(BoxCmd *c);   /* issue 8: commands/curl.c */
 bool box_curl_preload(void);   /* commands/curl_dl.c: dlopen libcurl now */
 bool box_curl_prepare(void);   /* commands/curl_dl.c: only learn how to, later */
 
 /* Helpers builtins share (builtins.c). */
-bool box_is_builtin(const char *name);
 /* Prints "strands-shell: NAME: text" on the command's stderr. */
 void box_cmd_error(BoxCmd *c, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* declare/typeset/local/export/readonly share one implementation. */

@@ -1,7 +1,8 @@
-/* break.c — `break [n]`. */
+/* break.c — `break [n]` and `continue [n]`: leave n enclosing loops, or
+ * the innermost n - 1 and go on with the next turn of the n-th. */
 #include "shell/shell-private.h"
 
-int box_cmd_break(BoxCmd *c) {
+static int jump(BoxCmd *c, int kind) {
   Shell *sh = c->sh;
   long n = 1;
   if (c->argc > 1 && (!box_parse_int(c->argv[1], &n) || n < 1)) {
@@ -12,7 +13,11 @@ int box_cmd_break(BoxCmd *c) {
     box_cmd_error(c, "only meaningful in a `for', `while', or `until' loop");
     return 0;
   }
-  sh->jump = J_BREAK;
+  sh->jump = kind;
   sh->jump_n = (int)MIN(n, sh->loop_depth);
   return 0;
 }
+
+int box_cmd_break(BoxCmd *c) { return jump(c, J_BREAK); }
+
+int box_cmd_continue(BoxCmd *c) { return jump(c, J_CONTINUE); }

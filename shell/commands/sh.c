@@ -8,7 +8,6 @@
 
 #include "shell/shell-private.h"
 
-int box_cmd_sh(BoxCmd *c);
 int box_cmd_sh(BoxCmd *c) {
   Shell *sh = c->sh;
   int i = 1;

@@ -127,15 +127,4 @@ char *bx_shell_quote(const char *s);
  * shell:spawn decision.  Flushes c->out first.  Returns its status. */
 int bx_run_argv(BoxCmd *c, char **argv, int argc, int in, int out, int err);
 
-/* ---- the commands of this issue (one file each, registered in registry.c) -- */
-#define BX_COMMANDS(X) \
-  X(head) X(tail) X(sort) X(uniq) X(cut) X(tr) X(wc) X(tee) X(sed) X(rm) X(mkdir) \
-  X(rmdir) X(mv) X(cp) X(jq) X(sleep) X(basename) X(dirname) X(touch) X(ln) X(chmod) \
-  X(mktemp) X(env) X(printenv) X(date) X(ls) X(find) X(xargs) X(seq) X(readlink) \
-  X(realpath) X(which) X(uname) X(whoami) X(id) X(nproc) X(yes) \
-  X(rev) X(hostname) X(nl) X(paste) X(fold) X(expand) X(comm) X(base64) X(md5sum) \
-  X(sha1sum) X(sha256sum) X(expr) X(timeout) X(od) X(xxd) X(du) X(stat) X(diff)
-#define BX_DECL_COMMAND(n) int box_cmd_##n(BoxCmd *c);
-BX_COMMANDS(BX_DECL_COMMAND)
-
 #endif
