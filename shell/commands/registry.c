@@ -14,19 +14,11 @@ static int cmp(const void *key, const void *elem) {
   return strcmp(key, ((const BoxCommandDef *)elem)->name);
 }
 
-static int cmp_def(const void *a, const void *b) {
-  return strcmp(((const BoxCommandDef *)a)->name, ((const BoxCommandDef *)b)->name);
-}
-
-/* A sorted copy made once, so an entry added out of order still works. */
+/* The rows are sorted by name (the command-table test checks it), so the
+ * table is searched as it stands: no copy made on first use, which many of
+ * boxd's threads would race to make. */
 const BoxCommandDef *box_command_lookup(const char *name) {
-  static BoxCommandDef *sorted;
-  if (!sorted) {
-    BoxCommandDef *s = g_memdup2(commands, sizeof commands);
-    qsort(s, G_N_ELEMENTS(commands), sizeof commands[0], cmp_def);
-    sorted = s;
-  }
-  return bsearch(name, sorted, G_N_ELEMENTS(commands), sizeof commands[0], cmp);
+  return bsearch(name, commands, G_N_ELEMENTS(commands), sizeof commands[0], cmp);
 }
 
 bool box_is_special_builtin(const char *name) {
