@@ -199,6 +199,10 @@ static gpointer compile_worker(gpointer data)
     if (nr != __NR_SCMP_ERROR && !refused(worker_allowed[i]))
       rc = seccomp_rule_add(c, SCMP_ACT_ALLOW, nr, 0);
   }
+  /* sed -i's buffer: anonymous memory to a worker, which cannot run it
+   * (no execve, no execveat); refused to tools, which can (§5.8). */
+  if (rc == 0)
+    rc = seccomp_rule_add(c, SCMP_ACT_ALLOW, SCMP_SYS(memfd_create), 0);
   /* A child of its own, never in a new namespace; clone3 cannot be
    * inspected, so it reports ENOSYS and libc falls back to clone. */
   if (rc == 0)
