@@ -73,8 +73,6 @@ typedef struct {
   int join_netns_fd;   /* the box's route-less namespace to join, or -1 */
   char *workload_stack;/* top of the workload's stack */
   int fd_in, fd_out, fd_err;
-  char *args;          /* boxd's command line, to blank in a PID 1 of its own memory, or NULL */
-  size_t args_len;
 } Child;
 
 static int last_cap(void)
@@ -472,15 +470,6 @@ static void __attribute__((noreturn)) reap(pid_t w, const sigset_t *waited)
 
 static void __attribute__((noreturn)) child_main(Child *c)
 {
-  /* /proc/1/cmdline is anyone's to read: boxd's command line (its box.toml
-   * path) is not the sandbox's business.  Blanked in PID 1's own copy of
-   * boxd's memory (hide_args could not move boxd's). */
-  if (c->args) {
-    memset(c->args, 0, c->args_len);
-    memcpy(c->args, NEUTRAL_ARGS, c->args_len < sizeof NEUTRAL_ARGS ? c->args_len : sizeof NEUTRAL_ARGS);
-    if (c->args_len)
-      c->args[c->args_len - 1] = '\0';
-  }
   /* boxd's handlers are boxd's code: a signal a sandboxed process sends to
    * PID 1 must not run one (with CLONE_VM, in boxd's memory).  With every
    * disposition default, PID 1 of a namespace ignores what comes from
@@ -807,40 +796,30 @@ static gpointer undumpable(gpointer data)
 /* ---- boxd's command line, which PID 1 shows as its own ----
  *
  * PID 1 runs in boxd's memory (or a copy of it), so /proc/1/cmdline in the
- * sandbox reads boxd's argv: `box run --config <path>/box.toml`.  boxd's
- * memory map is pointed at a neutral text instead, once (CAP_SYS_RESOURCE;
- * `ps` then shows boxd as that text too); without the capability each
- * PID 1 that has a copy of boxd's memory blanks the copy, and none may
- * share boxd's own. */
-typedef struct {
-  bool moved;     /* boxd's map points at NEUTRAL_ARGS */
-  char *args;     /* else where its arguments are, for each PID 1 to blank */
-  size_t args_len;
-} Args;
-
+ * sandbox reads boxd's arguments: `box run --config <path>/box.toml`.  So
+ * before the first launch boxd's arguments are overwritten where the kernel
+ * reads them (its stack, between arg_start and arg_end) with a neutral
+ * text; `ps` shows boxd so too.  boxd has parsed them into copies by then
+ * (GOption), and moving the map instead (PR_SET_MM) needs
+ * CAP_SYS_RESOURCE, which boxd may lack. */
 static gpointer hide_args(gpointer data)
 {
   (void)data;
-  Args *a = g_new0(Args, 1);
-  unsigned long start = (unsigned long)NEUTRAL_ARGS;
-  if (prctl(PR_SET_MM, PR_SET_MM_ARG_START, start, 0, 0) == 0 &&
-      prctl(PR_SET_MM, PR_SET_MM_ARG_END, start + sizeof NEUTRAL_ARGS, 0, 0) == 0) {
-    a->moved = true;
-    return a;
-  }
-  /* fields 48 and 49 of /proc/self/stat, after the ")" that ends comm */
+  /* fields 48 and 49 of /proc/self/stat, counted after the ")" of comm */
   g_autofree char *stat = NULL;
-  if (g_file_get_contents("/proc/self/stat", &stat, NULL, NULL) && strrchr(stat, ')')) {
-    g_auto(GStrv) f = g_strsplit(strrchr(stat, ')') + 2, " ", -1);
-    if (g_strv_length(f) > 47) {
-      unsigned long s0 = strtoul(f[45], NULL, 10), s1 = strtoul(f[46], NULL, 10);
-      if (s0 && s1 > s0) {
-        a->args = (char *)s0;
-        a->args_len = s1 - s0;
-      }
-    }
-  }
-  return a;
+  if (!g_file_get_contents("/proc/self/stat", &stat, NULL, NULL) || !strrchr(stat, ')'))
+    return NULL;
+  g_auto(GStrv) f = g_strsplit(strrchr(stat, ')') + 2, " ", -1);
+  if (g_strv_length(f) < 47)
+    return NULL;
+  char *start = (char *)(uintptr_t)g_ascii_strtoull(f[45], NULL, 10);
+  char *end = (char *)(uintptr_t)g_ascii_strtoull(f[46], NULL, 10);
+  if (!start || end <= start)
+    return NULL;
+  size_t len = (size_t)(end - start);
+  memset(start, 0, len);
+  memcpy(start, NEUTRAL_ARGS, MIN(len - 1, sizeof NEUTRAL_ARGS - 1));
+  return GINT_TO_POINTER(1);
 }
 
 /* Reads from the sandbox's link until want or its end (every copy of the
@@ -988,6 +967,12 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
   const void *seccomp = tools_seccomp_program(error);
   if (!seccomp)
     return -1;
+  static GOnce args_once = G_ONCE_INIT;
+  if (!g_once(&args_once, hide_args, NULL)) {
+    g_set_error(error, TOOLS_ERROR, 1,
+                "containment setup failed: boxd's command line could not be hidden");
+    return -1;
+  }
   Plan *plan = plan_for(l, error);
   if (!plan) {
     g_prefix_error(error, "containment config failed: ");
@@ -1043,18 +1028,12 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
       goto out;
     }
   }
-  static GOnce undumpable_once = G_ONCE_INIT, args_once = G_ONCE_INIT;
-  const Args *args = g_once(&args_once, hide_args, NULL);
-  if (RAW_SYSCALLS && !new_user && args->moved &&
-      GPOINTER_TO_INT(g_once(&undumpable_once, undumpable, NULL)))
+  static GOnce undumpable_once = G_ONCE_INIT;
+  if (RAW_SYSCALLS && !new_user && GPOINTER_TO_INT(g_once(&undumpable_once, undumpable, NULL)))
     slot = slot_take();
   Child c = { view, l->program_path, l->argv, envp, cwd, seccomp, last_cap(), new_net, mode,
               prepared, link[1], join_fd >= 0 && !new_user ? join_fd : -1, slot ? slot->base + SLOT_HALF : workload_stack + sizeof workload_stack,
-              l->is_agent ? l->fd_in : -1, fd_out, fd_err, NULL, 0 };
-  if (!slot && !args->moved) {
-    c.args = args->args;
-    c.args_len = args->args_len;
-  }
+              l->is_agent ? l->fd_in : -1, fd_out, fd_err };
   if (slot) {
     pid = clone(child_entry, slot->base + 2 * SLOT_HALF,
                 (int)(flags | CLONE_VM | CLONE_CHILD_CLEARTID | CLONE_PIDFD), &c, &pidfd, NULL,
