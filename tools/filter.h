@@ -7,10 +7,11 @@
 #define BOX_TOOLS_FILTER_H
 
 #include <glib.h>
+#include <stdbool.h>
 
-/* spec/runtime.md §5.8: what every contained program runs under, tools
- * and Shell workers alike.  Refuses (EPERM) the calls that leave or widen
- * a sandbox and the kernel's riskiest surface; allows the rest. */
+/* spec/runtime.md §5.8: what every contained program (a tool, the agent)
+ * runs under.  Refuses (EPERM) the calls that leave or widen a sandbox and
+ * the kernel's riskiest surface; allows the rest. */
 const void *box_seccomp_contained(GError **error);
 
 /* DESIGN.md "Trust boundaries": the Shell worker's allow-list, installed

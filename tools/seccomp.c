@@ -8,9 +8,10 @@
  * prctl in the child.
  *
  * A Shell worker runs only our code (the interpreter, Lua, libjq, libcurl),
- * so it gets an allow-list on top: whatever a bug in it could be made to
- * call beyond the list fails with EPERM, which a builtin reports as an
- * error rather than the worker dying for it.
+ * so it gets an allow-list of its own instead, which never allows what the
+ * contained filter refuses (memfd_create aside): whatever a bug in it could
+ * be made to call beyond the list fails with EPERM, which a builtin reports
+ * as an error rather than the worker dying for it.
  */
 #include "tools/internal.h"
 #include "tools/filter.h"
@@ -51,7 +52,7 @@ static const char *const denied[] = {
  * libjq and libcurl (to the gateway's relay, over AF_INET on the workers'
  * loopback) call once the worker is placed.  clone, unshare, socket,
  * socketpair and ioctl are allowed by argument (compile_worker); a name
- * the contained filter refuses is never allowed. */
+ * the contained filter refuses is never allowed (memfd_create aside). */
 static const char *const worker_allowed[] = {
   /* descriptors and files (all of them reach the mount) */
   "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "preadv2",

@@ -134,6 +134,17 @@ PROBE = textwrap.dedent(r'''
         return "alive:" + [l for l in open("/proc/1/status").read().splitlines()
                            if l.startswith("State:")][0].split()[1]
 
+    def tiocsti_tty():
+        import fcntl, termios
+        out = []
+        for fd in (0, 1, 2):
+            try:
+                fcntl.ioctl(fd, termios.TIOCSTI, b"x")
+                out.append("ok")
+            except OSError as e:
+                out.append(errno.errorcode[e.errno])
+        return ",".join(out) + (":tty" if os.isatty(1) else ":no-tty")
+
     ATTACKS = {
         "unshare_user": lambda: sc(272, 0x10000000),
         "unshare_mount": lambda: sc(272, 0x20000),
@@ -164,6 +175,8 @@ PROBE = textwrap.dedent(r'''
         "connect_host_listener": lambda: connect(("127.0.0.1", int(sys.argv[2]))),
         "connect_outside": lambda: connect(("192.0.2.1", 80)),
         "tiocsti": tiocsti,
+        "tiocsti_tty": tiocsti_tty,
+        "proc_boxd": lambda: read("/proc/%s/cmdline" % sys.argv[3]),
         "environ_and_cmdline": all_environ_and_cmdline,
         "capabilities": status,
         "signal_boxd": signal_boxd,
@@ -201,7 +214,8 @@ def alive(box):
 
 
 def tool_attack(box, name):
-    r = box.bash(f"/usr/bin/python3 probe.py {name} {box.listener.getsockname()[1]}")
+    r = box.bash(f"/usr/bin/python3 probe.py {name} {box.listener.getsockname()[1]} "
+                 f"{box.proc.pid}")
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
@@ -282,7 +296,8 @@ def _ptrace(req, pid, addr=None, data=None):
 def worker_syscall(pid, nr, *args):
     """Has worker pid execute syscall nr(args) at its own syscall
     instruction, as if its code had made it; returns the raw result
-    (-errno on failure).  The worker is put back as it was."""
+    (-errno on failure).  An argument may be a function of the worker's
+    registers.  The worker is put back as it was."""
     _ptrace(PTRACE_ATTACH, pid)
     try:
         os.waitpid(pid, os.WUNTRACED | 0x40000000)  # __WALL
@@ -294,6 +309,7 @@ def worker_syscall(pid, nr, *args):
         assert word == 0x050f, hex(word)
         regs = Regs.from_buffer_copy(saved)
         regs.rip, regs.rax, regs.orig_rax = saved.rip - 2, nr, 2**64 - 1
+        args = [a(saved) if callable(a) else a for a in args]
         argv = [a & (2**64 - 1) for a in args] + [0] * (6 - len(args))
         regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9 = argv
         _ptrace(PTRACE_SETREGS, pid, None, ctypes.byref(regs))
@@ -554,4 +570,76 @@ def test_tool_setuid_binary_gains_nothing(rbox):
 def test_tool_signals_to_boxd(rbox):
     assert re.fullmatch(r"alive:[SR]", tool_attack(rbox, "signal_boxd"))
     assert rbox.proc.poll() is None
+    alive(rbox)
+
+
+def test_tool_proc_of_boxd(rbox):
+    # boxd's pid names nothing in the tool's /proc (its own PID namespace)
+    assert tool_attack(rbox, "proc_boxd") == "ENOENT"
+    alive(rbox)
+
+
+def run_on_tty(box, source):
+    """source through the alias with stdin, stdout and stderr on a new
+    terminal: what the terminal showed, and the status."""
+    master, slave = os.openpty()
+    p = subprocess.Popen([str(box.box_dir / "bin" / "bash"), "-c", source], stdin=slave,
+                         stdout=slave, stderr=slave, cwd=str(box.workspace), env=box.env())
+    os.close(slave)
+    return p, master
+
+
+def read_tty(master, p):
+    out = b""
+    p.wait(timeout=30)
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    return out.decode(errors="replace")
+
+
+def test_tool_tiocsti_on_inherited_tty(rbox):
+    p, master = run_on_tty(rbox, f"/usr/bin/python3 probe.py tiocsti_tty 0 {rbox.proc.pid}")
+    out = read_tty(master, p)
+    assert p.returncode == 0, out
+    # the tool's stdout is the agent's terminal, and typing into it is refused
+    assert out == '"EPERM,EPERM,EPERM:tty"\r\n', repr(out)
+    alive(rbox)
+
+
+def test_worker_tiocsti_on_inherited_tty(rbox):
+    p, master = run_on_tty(rbox, "sleep 2; echo done")
+    busy = None
+    deadline = time.time() + 10
+    while busy is None and time.time() < deadline:
+        for pid in children_of(zygote_of(rbox)):
+            try:
+                if os.readlink(f"/proc/{pid}/fd/0").startswith("/dev/pts/"):
+                    busy = pid
+            except OSError:
+                pass
+        time.sleep(0.02)
+    assert busy, "no worker runs the command"
+    # the worker holds the agent's terminal on 0: it cannot type into it
+    assert worker_syscall(busy, 16, 0, TIOCSTI, lambda regs: regs.rsp) == EPERM
+    out = read_tty(master, p)
+    assert (p.returncode, out) == (0, "done\r\n")
+    alive(rbox)
+
+
+def test_worker_curl_bypassing_gateway(rbox):
+    # the worker's only route is the gateway, which asks policy (no
+    # net:connect is permitted here): the host's listener hears nothing
+    port = rbox.listener.getsockname()[1]
+    r = rbox.bash(f"curl -sS http://127.0.0.1:{port}/; echo status=$?")
+    assert (r.stdout, r.stderr) == ("status=1\n", "curl: access denied: 127.0.0.1\n")
+    rbox.listener.settimeout(0.2)
+    with pytest.raises(socket.timeout):
+        rbox.listener.accept()
     alive(rbox)
