@@ -2,8 +2,9 @@
  *
  * boxd starts it as the init of fresh mount, PID and network namespaces.
  * It roots itself in its RAM root of the box's mount (with the shared roots
- * and the host's null devices bound in), drops every capability, says it is
- * ready, runs one command, reports its status and ends — taking everything
+ * and the host's null devices bound in), drops every capability, sets
+ * no_new_privs, installs its seccomp filter, says it is ready, runs one
+ * command, reports its status and ends — taking everything
  * it started with it.
  *
  * `box-shell -c TEXT` runs the interpreter alone, with no box around it:
@@ -11,6 +12,7 @@
  */
 #include "box/ctl.h"
 #include "shell/shell.h"
+#include "tools/filter.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -511,6 +513,23 @@ static void drop_bounding_set(void)
   bounding_set_empty = true;
 }
 
+/* The filter a placed worker installs: compiled before the first fork
+ * (in the zygote), so each worker only installs it. */
+static const void *worker_filter;
+
+static void compile_filter(void)
+{
+  g_autoptr(GError) error = NULL;
+  worker_filter = box_seccomp_worker(&error);
+  if (!worker_filter) {
+    fprintf(stderr, "box-shell: %s\n", error ? error->message : "no seccomp filter");
+    exit(125);
+  }
+}
+
+/* The worker is placed: from here on it runs what the agent wrote, so it
+ * keeps no capability, cannot gain one, and calls only what its
+ * allow-list names (no exec, mount, namespace, ptrace…: seccomp.c). */
 static void drop_privileges(void)
 {
   if (!bounding_set_empty)
@@ -519,6 +538,29 @@ static void drop_privileges(void)
   if (!none || cap_set_proc(none) != 0)
     die("drop capabilities");
   cap_free(none);
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0)
+    die("clear the ambient capabilities");
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    die("no_new_privs");
+  if (!worker_filter)
+    compile_filter();
+  if (!box_seccomp_install(worker_filter))
+    die("install the seccomp filter");
+}
+
+/* What the zygote keeps to place its workers: a worker mounts, pivots and
+ * joins its area's mount namespace (CAP_SYS_ADMIN, and CAP_SYS_CHROOT for
+ * setns), and nothing else.  Workers are forked from here with no more. */
+static void zygote_drop_privileges(void)
+{
+  const cap_value_t kept[] = { CAP_SYS_ADMIN, CAP_SYS_CHROOT };
+  cap_t caps = cap_init();
+  if (!caps || cap_set_flag(caps, CAP_PERMITTED, 2, kept, CAP_SET) != 0 ||
+      cap_set_flag(caps, CAP_EFFECTIVE, 2, kept, CAP_SET) != 0 || cap_set_proc(caps) != 0)
+    die("drop the zygote's capabilities");
+  cap_free(caps);
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0)
+    die("clear the ambient capabilities");
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     die("no_new_privs");
 }
@@ -822,6 +864,8 @@ static int zygote_main(int ctl)
   if (!box_shell_prepare())
     box_shell_preload();
   drop_bounding_set();
+  zygote_drop_privileges();
+  compile_filter();
   for (;;) {
     struct pollfd p[2] = { { .fd = ctl, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
     if (poll(p, 2, -1) < 0) {

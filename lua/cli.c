@@ -150,14 +150,19 @@ static int run_chunk(lua_State *L, int status)
     return report(L, status);
 }
 
+/* Text chunks only, everywhere code enters: a binary chunk is bytecode
+ * the VM trusts to be well formed, and a forged one reads and writes
+ * outside the Lua heap. */
+#define TEXT_ONLY "t"
+
 static int run_string(lua_State *L, const char *code, const char *chunkname)
 {
-    return run_chunk(L, luaL_loadbuffer(L, code, strlen(code), chunkname));
+    return run_chunk(L, luaL_loadbufferx(L, code, strlen(code), chunkname, TEXT_ONLY));
 }
 
 static int run_file(lua_State *L, const char *path)
 {
-    return run_chunk(L, luaL_loadfile(L, path));
+    return run_chunk(L, luaL_loadfilex(L, path, TEXT_ONLY));
 }
 
 /* -l [G=]MOD: G = require(MOD). */
@@ -198,6 +203,84 @@ static void restrict_package(lua_State *L)
         }
     }
     lua_pop(L, 2);
+}
+
+/* load(chunk [, name [, mode [, env]]]) and loadfile(name [, mode [, env]])
+ * with the mode forced to text: the stock function (upvalue 1) is called
+ * with the caller's arguments, mode argument `at` replaced by "t" (an
+ * absent env stays absent, which the stock functions tell from nil). */
+static int text_loader(lua_State *L, int at)
+{
+    if (lua_gettop(L) < at) lua_settop(L, at);
+    lua_pushliteral(L, TEXT_ONLY);
+    lua_replace(L, at);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+static int text_load(lua_State *L) { return text_loader(L, 3); }
+static int text_loadfile(lua_State *L) { return text_loader(L, 2); }
+
+/* dofile([name]): the stock one loads in mode "bt". */
+static int text_dofile(lua_State *L)
+{
+    const char *name = luaL_optstring(L, 1, NULL);
+    lua_settop(L, 1);
+    if (luaL_loadfilex(L, name, TEXT_ONLY) != LUA_OK) return lua_error(L);
+    lua_call(L, 0, LUA_MULTRET);
+    return lua_gettop(L) - 1;
+}
+
+/* require's Lua searcher (searchers[2]), text only: the stock one loads
+ * what package.path finds in mode "bt". */
+static int text_searcher(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    lua_getglobal(L, "package");
+    if (!lua_istable(L, -1)) return luaL_error(L, "'package' must be a table");
+    if (lua_getfield(L, -1, "path") != LUA_TSTRING)
+        return luaL_error(L, "'package.path' must be a string");
+    const char *path = lua_tostring(L, -1);
+    /* package.searchpath(name, path): nil plus the places tried, or the file */
+    lua_getfield(L, -2, "searchpath");
+    lua_pushstring(L, name);
+    lua_pushstring(L, path);
+    lua_call(L, 2, 2);
+    if (lua_isnil(L, -2)) return 1; /* the places tried, for require's message */
+    lua_pop(L, 1);
+    const char *file = lua_tostring(L, -1);
+    if (luaL_loadfilex(L, file, TEXT_ONLY) != LUA_OK)
+        return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, file,
+                          lua_tostring(L, -1));
+    lua_pushstring(L, file);
+    return 2;
+}
+
+static void replace_global(lua_State *L, const char *name, lua_CFunction f, int keep_stock)
+{
+    if (keep_stock) {
+        lua_getglobal(L, name);
+        lua_pushcclosure(L, f, 1);
+    } else {
+        lua_pushcfunction(L, f);
+    }
+    lua_setglobal(L, name);
+}
+
+static void text_only(lua_State *L)
+{
+    int top = lua_gettop(L);
+    replace_global(L, "load", text_load, 1);
+    replace_global(L, "loadfile", text_loadfile, 1);
+    replace_global(L, "dofile", text_dofile, 0);
+    lua_getglobal(L, "package");
+    if (lua_istable(L, -1) && lua_getfield(L, -1, "searchers") == LUA_TTABLE) {
+        lua_pushcfunction(L, text_searcher);
+        lua_seti(L, -2, 2);
+    }
+    lua_settop(L, top);
 }
 
 /* arg[0] = script, arg[1..] = its arguments, arg[-k] = what came before
@@ -253,7 +336,7 @@ static int run_script(lua_State *L, const cli_t *c)
     const char *path = c->argv[c->first];
     if (strcmp(path, "-") == 0 && strcmp(c->argv[c->first - 1], "--") != 0) path = NULL;
     int top = lua_gettop(L);
-    int status = luaL_loadfile(L, path);
+    int status = luaL_loadfilex(L, path, TEXT_ONLY);
     if (status == LUA_OK) {
         if (lua_getglobal(L, "arg") != LUA_TTABLE)
             luaL_error(L, "'arg' is not a table");
@@ -278,6 +361,7 @@ static int run_main(lua_State *L)
     }
     luaL_openlibs(L);
     restrict_package(L);
+    text_only(L);
     if (c->host) box_lua_install_host(L, c->host);
     build_arg_table(L, c);
     lua_gc(L, LUA_GCGEN, 0, 0);

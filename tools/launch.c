@@ -48,6 +48,9 @@
 
 #define REAPER_FAIL "strands-box: namespace reaper could not build the view: "
 
+/* What the sandbox reads as PID 1's command line (hide_args). */
+static const char NEUTRAL_ARGS[] = "box run";
+
 /* How the child gets its view. */
 typedef enum {
   VIEW_REPLAY,  /* every step, /tmp and /proc included */
@@ -790,6 +793,35 @@ static gpointer undumpable(gpointer data)
   return GINT_TO_POINTER(prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0);
 }
 
+/* ---- boxd's command line, which PID 1 shows as its own ----
+ *
+ * PID 1 runs in boxd's memory (or a copy of it), so /proc/1/cmdline in the
+ * sandbox reads boxd's arguments: `box run --config <path>/box.toml`.  So
+ * before the first launch boxd's arguments are overwritten where the kernel
+ * reads them (its stack, between arg_start and arg_end) with a neutral
+ * text; `ps` shows boxd so too.  boxd has parsed them into copies by then
+ * (GOption), and moving the map instead (PR_SET_MM) needs
+ * CAP_SYS_RESOURCE, which boxd may lack. */
+static gpointer hide_args(gpointer data)
+{
+  (void)data;
+  /* fields 48 and 49 of /proc/self/stat, counted after the ")" of comm */
+  g_autofree char *stat = NULL;
+  if (!g_file_get_contents("/proc/self/stat", &stat, NULL, NULL) || !strrchr(stat, ')'))
+    return NULL;
+  g_auto(GStrv) f = g_strsplit(strrchr(stat, ')') + 2, " ", -1);
+  if (g_strv_length(f) < 47)
+    return NULL;
+  char *start = (char *)(uintptr_t)g_ascii_strtoull(f[45], NULL, 10);
+  char *end = (char *)(uintptr_t)g_ascii_strtoull(f[46], NULL, 10);
+  if (!start || end <= start)
+    return NULL;
+  size_t len = (size_t)(end - start);
+  memset(start, 0, len);
+  memcpy(start, NEUTRAL_ARGS, MIN(len - 1, sizeof NEUTRAL_ARGS - 1));
+  return GINT_TO_POINTER(1);
+}
+
 /* Reads from the sandbox's link until want or its end (every copy of the
  * child's end closed: that PID 1 no longer runs in boxd's memory). */
 static bool link_wait(int fd, char want)
@@ -935,6 +967,12 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
   const void *seccomp = tools_seccomp_program(error);
   if (!seccomp)
     return -1;
+  static GOnce args_once = G_ONCE_INIT;
+  if (!g_once(&args_once, hide_args, NULL)) {
+    g_set_error(error, TOOLS_ERROR, 1,
+                "containment setup failed: boxd's command line could not be hidden");
+    return -1;
+  }
   Plan *plan = plan_for(l, error);
   if (!plan) {
     g_prefix_error(error, "containment config failed: ");

@@ -1,0 +1,26 @@
+/* filter.h — the seccomp filters of contained processes and Shell workers.
+ *
+ * Public (box-shell links it alone, as libboxseccomp): a filter is a
+ * compiled struct sock_fprog, built once per process and installed with
+ * box_seccomp_install in each process that runs under it. */
+#ifndef BOX_TOOLS_FILTER_H
+#define BOX_TOOLS_FILTER_H
+
+#include <glib.h>
+#include <stdbool.h>
+
+/* spec/runtime.md §5.8: what every contained program (a tool, the agent)
+ * runs under.  Refuses (EPERM) the calls that leave or widen a sandbox and
+ * the kernel's riskiest surface; allows the rest. */
+const void *box_seccomp_contained(GError **error);
+
+/* DESIGN.md "Trust boundaries": the Shell worker's allow-list, installed
+ * once the worker is placed.  Anything not listed (execve, mount, setns,
+ * ptrace…, every call box_seccomp_contained refuses) fails with EPERM. */
+const void *box_seccomp_worker(GError **error);
+
+/* Installs prog on every thread of the caller, which has set no_new_privs:
+ * true, or false with errno set. */
+bool box_seccomp_install(const void *prog);
+
+#endif
