@@ -176,6 +176,12 @@ void box_vfs_command_end(BoxVfs *vfs, int command);
 /* Whether the reach floor refuses to open the host path whose object is
  * (dev, ino): the same question the mount asks, for boxd's fast path. */
 bool box_vfs_floor_refuses(BoxVfs *vfs, const char *path, dev_t dev, ino_t ino);
+/* Whether the mount's lookup refuses the host directory path to the
+ * command as it refuses an absent name (it may neither read nor write it,
+ * and no walk to a permitted path goes through it).  Records nothing: the
+ * lookup that refuses it does.  For the Shell's fast path, which must send
+ * a file below such a directory to the mount rather than decide it. */
+bool box_vfs_lookup_refuses(BoxVfs *vfs, int command, const char *path);
 
 /* Forgets every cached verdict (the policy changed). */
 void box_vfs_invalidate_decisions(BoxVfs *vfs);

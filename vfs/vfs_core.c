@@ -930,6 +930,24 @@ static int probe(BoxVfs *v, const Caller *c, const char *path, bool host_backed,
   return rc;
 }
 
+bool box_vfs_lookup_refuses(BoxVfs *v, int cmd, const char *path) {
+  if (!v->decide || !v->cache_decisions || !v->decide_quiet || !v->beneath || !path) return false;
+  char *spelled = vfs_spell(v, path);
+  bool refused = false;
+  const char *ops[][2] = {{"fs:read", "read_metadata"}, {"fs:write", "write_content"}};
+  for (size_t i = 0; i < G_N_ELEMENTS(ops); i++) {
+    json_object *input = fs_input(spelled, ops[i][1]);
+    BoxDecision *d = ask_how(v, cmd, ops[i][0], input, spelled, ops[i][1], true);
+    refused = d && d->verdict != BOX_VERDICT_PERMIT;
+    if (d) decision_free(d);
+    fs_input_done(input, false);
+    if (!refused) break;
+  }
+  if (refused) refused = !walk_needs(v, path, spelled, true);
+  g_free(spelled);
+  return refused;
+}
+
 /* A name the walk did not find: ENOENT, or EACCES as probe says. */
 int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_backed) {
   if (!c->decides || !v->decide || !path) return ENOENT;
