@@ -67,7 +67,8 @@ BoxDecision *box_policy_decide_quiet(BoxPolicy *policy, const char *action, json
  * request's path, spelled as the mount spells it) may be permitted, any
  * operation: false only when every permit's conditions fail on all of them
  * or a forbid's hold on all of them.  Where a condition cannot be told
- * from the path alone the answer is true.  For the mount, which refuses a
+ * from the path alone the answer is true.  The spelling is taken as it
+ * is: "/" is not above "~/x".  For the mount, which refuses a
  * directory that no walk to a permitted path needs as it refuses an
  * absent name (a policy that reads no history: its rules alone decide). */
 bool box_policy_may_permit_beneath(BoxPolicy *policy, const char *dir);

@@ -869,6 +869,8 @@ int vfs_decide_obj(BoxVfs *v, const Caller *c, const char *action, const char *p
  * own, is always walked. */
 static bool walk_needs(BoxVfs *v, const char *path, const char *spelled, bool host_backed) {
   if (!host_backed || !v->beneath) return true;
+  /* above the home, paths below are spelled ~/...: policy cannot tell */
+  if (v->operator_home && path_within(v->operator_home, path)) return true;
   for (char **r = v->roots; *r; r++)
     if (path_within(*r, path)) return true;
   g_mutex_lock(&v->lock);
