@@ -659,3 +659,41 @@ def test_refused_dir(refused_tree, template, names, status, out, err):
     got = compare(b, template, *names)
     expect(b, got, status, out, err)
     assert not (b.workspace / "moved").exists()
+
+
+# A tool that the operator lets read ~/secretdir looks the refused
+# directory up too (tools decide nothing; their views bound them), and the
+# kernel keeps that entry for its timeout: the agent's next walk finds it
+# without asking, so O_CREAT on it is EISDIR from the kernel.  Still open:
+# answering a tool's lookup with no entry timeout makes the agent's next
+# walk revalidate and drop the entry at once, which a prepared tool view
+# (kept for the same timeout, tools/launch.c) does not survive (its next
+# launch fails).  Strict, so that the fix turns these red; a box of their
+# own, so that an expected failure hides no teardown.
+
+def start_tool_box(b):
+    b.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\nfilesystem.read = ["~/secretdir"]\n')
+    b.seed_policy(extra="""
+        permit(principal, action == Box::Action::"shell:spawn", resource)
+        when { context.input.program_path like "/usr/bin/python3*" };
+        """)
+    layout(b)
+    return b.start()
+
+
+TOOL_FIRST = [
+    ("redirect_write_after_tool_lookup", "echo x > ~/secretdir/@; echo $?"),
+    ("append_after_tool_lookup", "echo x >> ~/secretdir/@; echo $?"),
+]
+
+
+@pytest.mark.xfail(strict=True, reason="vfs: a tool's lookup leaves the kernel an entry the agent's "
+                   "walk then uses without asking (EISDIR)")
+@pytest.mark.parametrize("template", [c[1] for c in TOOL_FIRST], ids=[c[0] for c in TOOL_FIRST])
+def test_refused_dir_after_a_tool_looked_it_up(box, template):
+    b = start_tool_box(box)
+    r = b.bash("/usr/bin/python3 -c \"import os; print(os.path.isdir('$HOME/secretdir/subdir'))\"")
+    assert (r.returncode, r.stdout) == (0, "True\n"), r.stderr  # the tool's own view has it
+    tool = "/usr/bin/python3 -c \"import os; os.stat('$HOME/secretdir/@/.')\" >/dev/null 2>&1; "
+    got = compare(b, tool + template, "subdir", "subdix")
+    expect(b, got, 0, "1\n", denied("strands-shell: {P}: "))
