@@ -75,6 +75,7 @@ BoxDecision *boxd_decide_args(Boxd *d, const char *action, json_object *input,
                               const char *const *command_args, const bool *literal);
 BoxDecision *boxd_vfs_decide(void *data, int command, const char *action, json_object *input);
 BoxDecision *boxd_vfs_decide_quiet(void *data, int command, const char *action, json_object *input);
+bool boxd_vfs_beneath(void *data, const char *dir);
 void boxd_vfs_record(void *data, int command, const char *action, json_object *input,
                      const BoxDecision *decision);
 void boxd_vfs_note(void *data, int command, const char *action, json_object *input,

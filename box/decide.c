@@ -36,6 +36,13 @@ BoxDecision *boxd_vfs_decide_quiet(void *data, int command, const char *action, 
   return box_policy_decide_quiet(d->policy, action, input);
 }
 
+/* The mount's question before it refuses a directory it walks through. */
+bool boxd_vfs_beneath(void *data, const char *dir)
+{
+  Boxd *d = data;
+  return box_policy_may_permit_beneath(d->policy, dir);
+}
+
 /* A verdict the vfs reused: the history still records the request. */
 void boxd_vfs_note(void *data, int command, const char *action, json_object *input,
                    const BoxDecision *decision)

@@ -125,6 +125,7 @@ typedef struct {
 typedef struct {
   char *path;
   int fd;
+  int refused;   /* the mount's lookup refuses the directory: 1, 0, -1 not asked */
 } DirCache;
 
 static int dir_fd(DirCache *dc, const char *dir)
@@ -138,6 +139,7 @@ static int dir_fd(DirCache *dc, const char *dir)
                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
   dc->fd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof how);
   dc->path = g_strdup(dir);
+  dc->refused = -1;
   return dc->fd;
 }
 
@@ -177,7 +179,14 @@ static void open_one(Run *run, DirCache *dc, const char *name, Slot *slot)
   char *slash = strrchr(path, '/');
   *slash = '\0';
   int dfd = dir_fd(dc, path[0] ? path : "/");
+  /* A directory the mount refuses as if absent (no walk to a permitted
+   * path goes through it): the mount refuses the file there as it refuses
+   * a missing one, naming that directory; its parents are walked through
+   * (something permitted lies below them) */
+  if (dfd >= 0 && dc->refused < 0) dc->refused = box_vfs_lookup_refuses(d->vfs, run->command, dc->path);
   *slash = '/';
+  if (dc->refused > 0)
+    return;
   const char *base = slash + 1;
   struct stat st;
   if (dfd < 0 || fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
@@ -240,7 +249,7 @@ static void open_one(Run *run, DirCache *dc, const char *name, Slot *slot)
 
 static void run_paths(Run *run)
 {
-  DirCache dc = { NULL, -1 };
+  DirCache dc = { NULL, -1, -1 };
   for (size_t i = 0; i < run->n; i++) {
     const char *p = json_object_get_string(json_object_array_get_idx(run->paths, i));
     if (p && run->have_cred && *p)
@@ -429,9 +438,11 @@ void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd)
   struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
   pfd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
-  if (pfd < 0 || fstat(pfd, &st) != 0 || !S_ISDIR(st.st_mode) || guarded(d, path, &st)) {
-    /* absent, not a directory, a symlink on the way, or guarded: the
-     * mount's, which decides it there */
+  if (pfd < 0 || fstat(pfd, &st) != 0 || !S_ISDIR(st.st_mode) || guarded(d, path, &st) ||
+      box_vfs_lookup_refuses(d->vfs, command, path)) {
+    /* absent, not a directory, a symlink on the way, guarded, or refused
+     * by the mount's walk as an absent name is: the mount's, which
+     * decides it there */
     if (pfd >= 0)
       close(pfd);
     list_reply(reply_fd, "fallback", 0, NULL);

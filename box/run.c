@@ -629,6 +629,7 @@ static int serve(Boxd *d, char **agent_argv)
     .cache_decisions = !box_policy_reads_history(d->policy),
     .note = boxd_vfs_note,
     .decide_quiet = boxd_vfs_decide_quiet,
+    .beneath = boxd_vfs_beneath,
     .history_batch = boxd_vfs_history_batch,
     .ram_per_box = d->config->agent.ram_per_box,
     .ram_max_bytes = d->config->agent.ram_max_bytes,

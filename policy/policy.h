@@ -63,6 +63,15 @@ BoxDecision *box_policy_decide(BoxPolicy *policy, const char *action, json_objec
  * the caller records it (box_policy_record_request), as the mount's probe
  * of a missing name. */
 BoxDecision *box_policy_decide_quiet(BoxPolicy *policy, const char *action, json_object *input);
+/* Whether some request of an fs action on a path strictly below dir (a
+ * request's path, spelled as the mount spells it) may be permitted, any
+ * operation: false only when every permit's conditions fail on all of them
+ * or a forbid's hold on all of them.  Where a condition cannot be told
+ * from the path alone the answer is true.  The spelling is taken as it
+ * is: "/" is not above "~/x".  For the mount, which refuses a
+ * directory that no walk to a permitted path needs as it refuses an
+ * absent name (a policy that reads no history: its rules alone decide). */
+bool box_policy_may_permit_beneath(BoxPolicy *policy, const char *dir);
 /* For `box policy decide --explain`: one line per rule that matched or
  * erred on the request, in file order.  Free with g_ptr_array_unref. */
 GPtrArray *box_policy_explain(BoxPolicy *policy, const char *action, json_object *input);

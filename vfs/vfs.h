@@ -89,6 +89,13 @@ typedef void (*BoxVfsRecordFn)(void *data, int command, const char *action, json
 typedef void (*BoxVfsNoteFn)(void *data, int command, const char *action, json_object *input,
                              const BoxDecision *decision);
 
+/* Whether policy may permit some request on a path below the directory
+ * spelled dir (with cache_decisions: its rules alone decide).  False lets
+ * the mount refuse the directory at its lookup as it refuses an absent
+ * name, where the command may neither read nor write it: no walk to a
+ * permitted path goes through it. */
+typedef bool (*BoxVfsBeneathFn)(void *data, const char *dir);
+
 typedef void (*BoxVfsOutcomeFn)(void *data, int command, const char *action, json_object *input,
                                 const char *result);
 
@@ -116,6 +123,7 @@ typedef struct {
    * records it) */
   BoxVfsDecideFn decide_quiet;
   BoxVfsHistoryFn history_batch; /* optional; gets decide_data */
+  BoxVfsBeneathFn beneath;       /* optional, with cache_decisions; gets decide_data */
   /* RAM areas: per command (default; /ram/c<N>, gone at its end) or one
    * for the box's life (/ram/box, shared by every command).  Limits per
    * area; exceeding one gives ENOSPC.  0: the defaults (no total size
@@ -168,6 +176,12 @@ void box_vfs_command_end(BoxVfs *vfs, int command);
 /* Whether the reach floor refuses to open the host path whose object is
  * (dev, ino): the same question the mount asks, for boxd's fast path. */
 bool box_vfs_floor_refuses(BoxVfs *vfs, const char *path, dev_t dev, ino_t ino);
+/* Whether the mount's lookup refuses the host directory path to the
+ * command as it refuses an absent name (it may neither read nor write it,
+ * and no walk to a permitted path goes through it).  Records nothing: the
+ * lookup that refuses it does.  For the Shell's fast path, which must send
+ * a file below such a directory to the mount rather than decide it. */
+bool box_vfs_lookup_refuses(BoxVfs *vfs, int command, const char *path);
 
 /* Forgets every cached verdict (the policy changed). */
 void box_vfs_invalidate_decisions(BoxVfs *vfs);

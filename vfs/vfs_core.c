@@ -783,6 +783,7 @@ void box_vfs_invalidate_decisions(BoxVfs *v) {
     Command *cm = g_ptr_array_index(v->commands, i);
     if (cm->verdicts) g_hash_table_remove_all(cm->verdicts);
   }
+  g_hash_table_remove_all(v->beneath_seen);
   g_mutex_unlock(&v->lock);
   /* the names kept long were refused or not by the old policy's verdicts */
   vfs_watch_expire_all(v);
@@ -861,14 +862,43 @@ int vfs_decide_obj(BoxVfs *v, const Caller *c, const char *action, const char *p
   return rc;
 }
 
+/* Whether a walk may have to go through the directory path (spelled):
+ * policy may permit something below it, or it is a bound root or above
+ * one (a bind sits on it, and a lookup the kernel makes again and sees
+ * fail detaches every mount on the name).  A RAM directory, the command's
+ * own, is always walked. */
+static bool walk_needs(BoxVfs *v, const char *path, const char *spelled, bool host_backed) {
+  if (!host_backed || !v->beneath) return true;
+  /* above the home, paths below are spelled ~/...: policy cannot tell */
+  if (v->operator_home && path_within(v->operator_home, path)) return true;
+  for (char **r = v->roots; *r; r++)
+    if (path_within(*r, path)) return true;
+  g_mutex_lock(&v->lock);
+  gpointer seen = g_hash_table_lookup(v->beneath_seen, spelled);
+  g_mutex_unlock(&v->lock);
+  if (seen) return GPOINTER_TO_INT(seen) == 2;
+  bool may = v->beneath(v->decide_data, spelled);
+  g_mutex_lock(&v->lock);
+  if (g_hash_table_size(v->beneath_seen) >= VFS_VERDICTS_MAX) g_hash_table_remove_all(v->beneath_seen);
+  g_hash_table_replace(v->beneath_seen, g_strdup(spelled), GINT_TO_POINTER(may ? 2 : 1));
+  g_mutex_unlock(&v->lock);
+  return may;
+}
+
+typedef enum {
+  REFUSE_NEVER,  /* only *may_read is asked */
+  REFUSE,        /* a name acted on */
+  REFUSE_UNWALKED, /* a directory: refused unless a walk may need it (walk_needs) */
+} Refuse;
+
 /* The two questions a deciding caller's lookup asks of a name, before the
  * walk goes on: may the command read the path (*may_read), or else write
  * it?  0 if either; else EACCES, the read denial recorded, the same whether
- * the name exists or not (without refuse, only the first is asked, and the
- * answer is 0).  A policy that reads no history answers them
+ * the name exists or not (with REFUSE_NEVER, only the first is asked, and
+ * the answer is 0).  A policy that reads no history answers them
  * without their ::request events: a walk the command may make is no request
  * (nothing is logged either); only a refusal becomes one. */
-static int probe(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool quiet, bool refuse,
+static int probe(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool quiet, Refuse refuse,
                  bool *may_read) {
   char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
   json_object *input = fs_input(spelled, "read_metadata");
@@ -876,13 +906,15 @@ static int probe(BoxVfs *v, const Caller *c, const char *path, bool host_backed,
   BoxDecision *d = ask_how(v, c->cmd, "fs:read", input, spelled, "read_metadata", quiet);
   int rc = 0;
   *may_read = d && d->verdict == BOX_VERDICT_PERMIT;
-  if (!*may_read && refuse) {
+  if (!*may_read && refuse != REFUSE_NEVER) {
     json_object *win = fs_input(spelled, "write_content");
     BoxDecision *w = ask_how(v, c->cmd, "fs:write", win, spelled, "write_content", quiet);
     bool may_write = w && w->verdict == BOX_VERDICT_PERMIT;
     if (w) decision_free(w);
     fs_input_done(win, false);
-    if (!may_write) {
+    /* a directory some walk may need is shown (its type only) */
+    bool walked = !may_write && refuse == REFUSE_UNWALKED && walk_needs(v, path, spelled, host_backed);
+    if (!may_write && !walked) {
       if (!d) {
         char *text = g_strdup_printf("%s: no decision could be made", spelled);
         d = decision_enforcement("fs:read", spelled, "internal", text);
@@ -900,11 +932,29 @@ static int probe(BoxVfs *v, const Caller *c, const char *path, bool host_backed,
   return rc;
 }
 
+bool box_vfs_lookup_refuses(BoxVfs *v, int cmd, const char *path) {
+  if (!v->decide || !v->cache_decisions || !v->decide_quiet || !v->beneath || !path) return false;
+  char *spelled = vfs_spell(v, path);
+  bool refused = false;
+  const char *ops[][2] = {{"fs:read", "read_metadata"}, {"fs:write", "write_content"}};
+  for (size_t i = 0; i < G_N_ELEMENTS(ops); i++) {
+    json_object *input = fs_input(spelled, ops[i][1]);
+    BoxDecision *d = ask_how(v, cmd, ops[i][0], input, spelled, ops[i][1], true);
+    refused = d && d->verdict != BOX_VERDICT_PERMIT;
+    if (d) decision_free(d);
+    fs_input_done(input, false);
+    if (!refused) break;
+  }
+  if (refused) refused = !walk_needs(v, path, spelled, true);
+  g_free(spelled);
+  return refused;
+}
+
 /* A name the walk did not find: ENOENT, or EACCES as probe says. */
 int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_backed) {
   if (!c->decides || !v->decide || !path) return ENOENT;
   bool quiet = v->cache_decisions && v->decide_quiet, may_read;
-  int rc = probe(v, c, path, host_backed, quiet, true, &may_read);
+  int rc = probe(v, c, path, host_backed, quiet, REFUSE, &may_read);
   return rc ? rc : ENOENT;
 }
 
@@ -921,8 +971,9 @@ int vfs_probe_present(BoxVfs *v, const Caller *c, const char *path, bool host_ba
   }
   /* the common case, a read permit in the cache, without building a request */
   if (vfs_verdict_cached_permit(v, c->cmd, "fs:read", "read_metadata", path, host_backed)) return 0;
-  /* a directory is walked through, not acted on: never refused here */
-  return probe(v, c, path, host_backed, true, !walked, may_read);
+  /* a directory is walked through, not acted on: refused only where no
+   * walk to a permitted path goes through it */
+  return probe(v, c, path, host_backed, true, walked ? REFUSE_UNWALKED : REFUSE, may_read);
 }
 
 void vfs_enforce(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
@@ -1363,6 +1414,7 @@ static void vfs_free(BoxVfs *v) {
   if (v->pass_nodes) g_hash_table_unref(v->pass_nodes);
   if (v->pidns) g_hash_table_unref(v->pidns);
   if (v->floor_ids) g_hash_table_unref(v->floor_ids);
+  if (v->beneath_seen) g_hash_table_unref(v->beneath_seen);
   g_mutex_clear(&v->lock);
   g_free(v->mountpoint);
   g_free(v->view_log);
@@ -1399,6 +1451,8 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
   v->cache_decisions = config->cache_decisions && config->decide;
   v->note = config->note;
   v->history_batch = config->history_batch;
+  v->beneath = v->cache_decisions ? config->beneath : NULL;
+  v->beneath_seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   v->ram_per_box = config->ram_per_box;
   v->box_area = -1;
   v->ram_max_bytes = config->ram_max_bytes;

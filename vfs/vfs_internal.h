@@ -124,6 +124,8 @@ struct BoxVfs {
   bool cache_decisions;
   BoxVfsNoteFn note;
   BoxVfsHistoryFn history_batch;
+  BoxVfsBeneathFn beneath;
+  GHashTable *beneath_seen; /* spelled dir -> GINT_TO_POINTER(1 + may permit below); lock */
   guint64 cache_hits;       /* atomic */
   guint64 pass_lookups;     /* atomic */
   guint64 reach_walks;      /* atomic: walks from a root to a node (pass_reach) */
@@ -334,7 +336,8 @@ int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_bac
  * the command may not read the path (its attributes are then not shown:
  * the kernel keeps a lookup's attributes for a statx with
  * AT_STATX_DONT_SYNC).  walked (a directory, which a walk goes through):
- * never refused, only *may_read.  Asks only with a policy that reads no
+ * refused only where policy permits nothing below it and it is no bound
+ * root or above one (BoxVfsConfig.beneath), else only *may_read.  Asks only with a policy that reads no
  * history; with one that does, never refuses and *may_read is false. */
 int vfs_probe_present(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool walked,
                       bool *may_read);

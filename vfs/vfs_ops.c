@@ -567,7 +567,9 @@ static void reply_entry_or_err(fuse_req_t req, int err, struct fuse_entry_param 
 
 /* A name the lookup found, for a deciding caller: refused like a missing
  * one where policy lets the command neither read nor write the path (a
- * directory, walked through, is not refused), and shown with its type only
+ * directory only where no walk to a permitted path goes through it, else
+ * the kernel would answer mkdir, O_CREAT or a move into it from the entry
+ * it got: EEXIST, EISDIR), and shown with its type only
  * where it may not read it (the kernel keeps a lookup's attributes, and a
  * statx with AT_STATX_DONT_SYNC reads them without a GETATTR, so they must
  * be what a decision would show). */

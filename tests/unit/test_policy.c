@@ -1215,6 +1215,73 @@ static void test_json_append_matches_json_c(void) {
   json_object_put(rec);
 }
 
+/* ---- what may lie beneath a directory (the mount's walk) ------------------ */
+
+typedef struct {
+  const char *dir;
+  bool may;
+} BeneathCase;
+
+static void check_beneath(const char *text, const BeneathCase *cases, size_t n) {
+  BoxPolicy *p = load_ok(text);
+  for (size_t i = 0; i < n; i++) {
+    if (box_policy_may_permit_beneath(p, cases[i].dir) != cases[i].may)
+      g_printerr("beneath %s: expected %d in\n%s\n", cases[i].dir, cases[i].may, text);
+    g_assert_true(box_policy_may_permit_beneath(p, cases[i].dir) == cases[i].may);
+  }
+  box_policy_free(p);
+}
+
+static void test_may_permit_beneath(void) {
+  /* the seed's shape: a workspace grant; its ancestors are walked */
+  const BeneathCase seed[] = {
+      {"~", true},           {"~/src", true},          {"~/src/project", true},
+      {"~/src/project/a", true}, {"~/secretdir", false}, {"~/secretdir/subdir", false},
+      {"~/.ssh", false},     {"~/src/projectx", false},
+      {"/etc", false},
+  };
+  check_beneath("permit(principal, action == Box::Action::\"fs:read\", resource)\n"
+                "when { context.input.path like \"~/src/project/*\" };\n"
+                "permit(principal, action == Box::Action::\"shell:exec\", resource);\n",
+                seed, G_N_ELEMENTS(seed));
+  /* everything read, one tree forbidden: nothing below it */
+  const BeneathCase forbid[] = {{"~", true}, {"~/secretdir", false}, {"~/secretdir/a/b", false},
+                                {"~/secretdirx", true}, {"~/other", true}};
+  check_beneath("permit(principal, action, resource);\n"
+                "forbid(principal, action in [Box::Action::\"fs:read\", Box::Action::\"fs:write\",\n"
+                "  Box::Action::\"fs:delete\", Box::Action::\"fs:move\", Box::Action::\"fs:other\"], resource)\n"
+                "when { context.input.path like \"~/secretdir/*\" };\n",
+                forbid, G_N_ELEMENTS(forbid));
+  /* a forbid of one action leaves the others */
+  const BeneathCase one[] = {{"~/secretdir", true}};
+  check_beneath("permit(principal, action, resource);\n"
+                "forbid(principal, action == Box::Action::\"fs:write\", resource)\n"
+                "when { context.input.path like \"~/secretdir/*\" };\n",
+                one, G_N_ELEMENTS(one));
+  /* == names one path; != and unknown conditions may permit anything */
+  const BeneathCase eq[] = {{"~/a", true}, {"~/a/b", true}, {"~/a/b/c", false}, {"~/b", false}};
+  check_beneath("permit(principal, action == Box::Action::\"fs:read\", resource)\n"
+                "when { context.input.path == \"~/a/b/c\" && context.input.operation == Box::FsReadOperation::\"read_content\" };\n",
+                eq, G_N_ELEMENTS(eq));
+  const BeneathCase ne[] = {{"~/a", true}, {"~/x", true}};
+  check_beneath("permit(principal, action == Box::Action::\"fs:read\", resource)\n"
+                "unless { context.input.path == \"~/a/b\" };\n",
+                ne, G_N_ELEMENTS(ne));
+  /* a star in the middle, and a negated pattern */
+  const BeneathCase mid[] = {{"~/p", true}, {"~/p/q/logs", true}, {"~/q", false}};
+  check_beneath("permit(principal, action == Box::Action::\"fs:write\", resource)\n"
+                "when { context.input.path like \"~/p/*/logs/*.txt\" };\n",
+                mid, G_N_ELEMENTS(mid));
+  const BeneathCase neg[] = {{"~/keep", false}, {"~/keep/x", false}, {"~/other", true}};
+  check_beneath("permit(principal, action == Box::Action::\"fs:read\", resource)\n"
+                "when { !(context.input.path like \"~/keep/*\") };\n",
+                neg, G_N_ELEMENTS(neg));
+  /* no policy rule for fs at all: nothing anywhere */
+  const BeneathCase none[] = {{"~", false}, {"/", false}};
+  check_beneath("permit(principal, action == Box::Action::\"shell:exec\", resource);\n", none,
+                G_N_ELEMENTS(none));
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/policy/parse/errors", test_parse_errors);
@@ -1239,5 +1306,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/policy/threads", test_threads);
   g_test_add_func("/policy/malformed-requests", test_malformed_requests);
   g_test_add_func("/policy/history/json-append", test_json_append_matches_json_c);
+  g_test_add_func("/policy/may-permit-beneath", test_may_permit_beneath);
   return g_test_run();
 }

@@ -130,6 +130,13 @@ static BoxDecision *test_decide_quiet(void *data, int command, const char *actio
   return test_decide(data, command, action, input);
 }
 
+/* Below a path holding "secret" every path holds it too: nothing there is
+ * permitted; elsewhere something may be. */
+static bool test_beneath(void *data, const char *dir) {
+  (void)data;
+  return strstr(dir, "secret") == NULL;
+}
+
 static void test_outcome(void *data, int command, const char *action, json_object *input,
                          const char *result) {
   Fx *fx = data;
@@ -223,6 +230,7 @@ static void on_abort(int sig) {
 
 #define FX_CACHED GINT_TO_POINTER(1)
 #define FX_CACHED_NO_PT GINT_TO_POINTER(2) /* as FX_CACHED, without FUSE passthrough */
+#define FX_CACHED_BENEATH GINT_TO_POINTER(3) /* as FX_CACHED, told what may lie below a directory */
 
 static void fx_setup(Fx *fx, gconstpointer data) {
   (void)data;
@@ -274,12 +282,13 @@ static void fx_setup(Fx *fx, gconstpointer data) {
       .outcome = test_outcome,
       .history_batch = test_history_batch,
   };
-  if (data == FX_CACHED || data == FX_CACHED_NO_PT) {
+  if (data == FX_CACHED || data == FX_CACHED_NO_PT || data == FX_CACHED_BENEATH) {
     /* as boxd runs it: decided on the loop thread, verdicts reused */
     cfg.decide_prompt = true;
     cfg.cache_decisions = true;
     cfg.note = test_note;
     cfg.decide_quiet = test_decide_quiet;
+    if (data == FX_CACHED_BENEATH) cfg.beneath = test_beneath;
   }
   /* the kernel's page cache serves a mapping only without passthrough
    * (Debian 12's kernel has none) */
@@ -1521,6 +1530,71 @@ static void test_quiet_probe(Fx *fx, gconstpointer data) {
   box_vfs_command_end(fx->vfs, cmd);
 }
 
+/* A directory the command may neither read nor write, with nothing
+ * permitted below it, answers as a missing name does: refused at its
+ * lookup (EACCES, the read denial recorded), so mkdir, O_CREAT and a walk
+ * through it never meet the kernel's entry (EEXIST, EISDIR).  One it may
+ * write ("wonly") is walked, and found. */
+static void worker_refused_dirs(Ctx *c) {
+  static const char *const names[] = {"secretdir", "secretdix"};
+  for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+    char *dir = g_strconcat(c->fx->pass_home, "/", names[i], NULL);
+    char *sub = g_strconcat(dir, "/sub", NULL);
+    struct stat st;
+    char key[64];
+    snprintf(key, sizeof key, "%s.stat", names[i]);
+    put(c, key, "%d", stat(dir, &st) < 0 ? errno : 0);
+    snprintf(key, sizeof key, "%s.mkdir", names[i]);
+    put(c, key, "%d", mkdir(dir, 0755) < 0 ? errno : 0);
+    int fd = open(dir, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    snprintf(key, sizeof key, "%s.creat", names[i]);
+    put(c, key, "%d", fd < 0 ? errno : 0);
+    if (fd >= 0) close(fd);
+    snprintf(key, sizeof key, "%s.sub", names[i]);
+    put(c, key, "%d", mkdir(sub, 0755) < 0 ? errno : 0);
+    g_free(sub);
+    g_free(dir);
+  }
+  char *wonly = g_strconcat(c->fx->pass_home, "/wonlydir", NULL);
+  put(c, "wonly.mkdir", "%d", mkdir(wonly, 0755) < 0 ? errno : 0);
+  g_free(wonly);
+}
+
+static void test_refused_dirs(Fx *fx, gconstpointer data) {
+  (void)data;
+  char *p = g_build_filename(fx->home, "secretdir", "sub", NULL);
+  g_assert_cmpint(g_mkdir_with_parents(p, 0755), ==, 0);
+  g_free(p);
+  p = g_build_filename(fx->home, "wonlydir", NULL);
+  g_assert_cmpint(g_mkdir(p, 0755), ==, 0);
+  g_free(p);
+  int cmd = box_vfs_command_new(fx->vfs);
+  g_ptr_array_unref(take_records(fx));
+  GHashTable *h = run_worker(fx, cmd, true, worker_refused_dirs);
+  static const char *const ops[] = {"stat", "mkdir", "creat", "sub"};
+  for (size_t i = 0; i < G_N_ELEMENTS(ops); i++) {
+    char *a = g_strdup_printf("secretdir.%s", ops[i]), *b = g_strdup_printf("secretdix.%s", ops[i]);
+    g_assert_cmpstr(val(h, a), ==, "13");
+    g_assert_cmpstr(val(h, b), ==, "13");
+    g_free(a);
+    g_free(b);
+  }
+  g_assert_cmpstr(val(h, "wonly.mkdir"), ==, "17");
+  g_hash_table_unref(h);
+  GPtrArray *r = take_records(fx);
+  dump_records(r);
+  /* the same record for both, once per refused lookup; nothing below */
+  guint present = count_records(r, "fs:read ~/secretdir read_metadata deny");
+  g_assert_cmpuint(present, ==, count_records(r, "fs:read ~/secretdix read_metadata deny"));
+  g_assert_cmpuint(present, >=, 1);
+  for (guint i = 0; i < r->len; i++) g_assert_null(strstr(r->pdata[i], "/sub"));
+  g_ptr_array_unref(r);
+  box_vfs_command_end(fx->vfs, cmd);
+  p = g_build_filename(fx->home, "secretdir", "sub", NULL);
+  g_assert_true(g_file_test(p, G_FILE_TEST_IS_DIR));
+  g_free(p);
+}
+
 /* A name made by someone else between the kernel's LOOKUP (missing) and
  * its CREATE: the file is made with O_EXCL, so the open finds the name
  * taken.  Without the caller's O_EXCL it opens the file that is there (its
@@ -2176,6 +2250,7 @@ int main(int argc, char **argv) {
   g_test_add("/vfs/readdirplus", Fx, NULL, fx_setup, test_readdirplus, fx_teardown);
   g_test_add("/vfs/cached/readdirplus", Fx, FX_CACHED, fx_setup, test_readdirplus, fx_teardown);
   g_test_add("/vfs/cached/quiet-probe", Fx, FX_CACHED, fx_setup, test_quiet_probe, fx_teardown);
+  g_test_add("/vfs/cached/refused-dirs", Fx, FX_CACHED_BENEATH, fx_setup, test_refused_dirs, fx_teardown);
   g_test_add("/vfs/create-raced", Fx, NULL, fx_setup, test_create_raced, fx_teardown);
   g_test_add("/vfs/cached/create-raced", Fx, FX_CACHED, fx_setup, test_create_raced, fx_teardown);
   g_test_add("/vfs/cached/watched-entries", Fx, FX_CACHED, fx_setup, test_watched_entries, fx_teardown);
