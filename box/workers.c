@@ -823,7 +823,8 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
   pid_t pid = box_tools_launch(&launch, fd_out, fd_err, attach_tool, c, &error);
   if (pid < 0) {
     box_policy_record_status(d->policy, "shell:spawn", permitted_input, 126); /* issue 9 */
-    return spawn_reply("failed", 126, error->message);
+    return spawn_reply("failed", 126,
+                       error ? error->message : "containment setup failed: the tool did not start");
   }
   int status = boxd_wait_tool(pid, requester_fd); /* issue 5: dies with its requester (toolwait.c) */
   boxd_untrack_pid(d, pid);

@@ -1073,8 +1073,13 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
                 "no route to the egress gateway");
     ok = false;
   }
-  if (ok && send(link[0], "g", 1, MSG_NOSIGNAL) != 1)
+  if (ok && send(link[0], "g", 1, MSG_NOSIGNAL) != 1) {
+    /* the sandbox's first process ended before it was told to go: it
+     * could not build its view (a path of the table vanished, say) */
+    g_set_error(error, TOOLS_ERROR, 1, "containment setup failed during the view: %s",
+                errno == EPIPE ? "the sandbox ended while it was being built" : g_strerror(errno));
     ok = false;
+  }
   if (!ok)
     kill(pid, SIGKILL); /* boxd's reaper collects it */
   else if (mode == VIEW_PREPARE)
