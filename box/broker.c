@@ -285,6 +285,30 @@ static void run_call(Conn *c, int program, const char *source, int fds[3])
   boxd_run_command(c->d, source, fds, c->sock, on_conn_readable, answer_call, &call);
 }
 
+/* Why the caller's descriptor cannot be the call's stdio, or NULL.  They
+ * reach the worker as they are: a directory would let it openat() its way
+ * around the mount through the agent's view, and an O_PATH descriptor is
+ * reopened by /proc/self/fd; pidfds, epoll and the like are no stream. */
+static const char *stdio_refusal(int fd)
+{
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0)
+    return "not an open descriptor";
+  if (flags & O_PATH)
+    return "an O_PATH descriptor";
+  /* The cached type only: a descriptor in the mount must not make boxd's
+   * own thread wait on a FUSE request (an inode's type never changes). */
+  struct statx st;
+  if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, &st) != 0)
+    return "not an open descriptor";
+  if (S_ISDIR(st.stx_mode))
+    return "a directory";
+  if (!S_ISREG(st.stx_mode) && !S_ISFIFO(st.stx_mode) && !S_ISSOCK(st.stx_mode) &&
+      !S_ISCHR(st.stx_mode))
+    return "neither a file, a pipe, a socket nor a character device";
+  return NULL;
+}
+
 static void take_fds(Conn *c, int out[3])
 {
   for (int i = 0; i < 3; i++) {
@@ -353,11 +377,28 @@ static void conn_serve(Conn *c)
                     "a call frame must carry the caller's stdin, stdout and stderr");
         stop = true;
       } else {
-        called = true;
+        static const char *const names[3] = { "stdin", "stdout", "stderr" };
         int fds[3];
         take_fds(c, fds);
-        run_call(c, program, source, fds);
-        stop = true;
+        for (int i = 0; i < 3 && !stop; i++) {
+          const char *why = stdio_refusal(fds[i]);
+          if (why) {
+            g_autofree char *r = g_strdup_printf(
+                "the call's %s is %s; a call's stdin, stdout and stderr must be files, pipes, "
+                "sockets or character devices",
+                names[i], why);
+            send_denied(c, program, "transport_error", r);
+            stop = true;
+          }
+        }
+        if (stop) {
+          for (int i = 0; i < 3; i++)
+            close(fds[i]);
+        } else {
+          called = true;
+          run_call(c, program, source, fds);
+          stop = true;
+        }
       }
     } else if (strcmp(type, "input") == 0 || strcmp(type, "input_eof") == 0 ||
                strcmp(type, "signal") == 0) {

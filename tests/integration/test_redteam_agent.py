@@ -301,6 +301,19 @@ AGENT = textwrap.dedent(r'''
         return res
 
     @attack
+    def stdout_is_a_workspace_file(a):
+        """Not an attack: the agent's `bash -c … > file` hands boxd a
+        descriptor in the mount, and the check above must let it through."""
+        out = os.open(a["ws"] + "/redirected.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        dn = os.open("/dev/null", os.O_RDONLY)
+        s = connect()
+        send(s, f("open", body={"mode": "shell"}) + f("call", body={"source": "echo into-file"}) +
+             f("input_eof"), [dn, out, out])
+        os.close(dn)
+        os.close(out)
+        return {"replies": replies(s, 40), "file": open(a["ws"] + "/redirected.txt").read()}
+
+    @attack
     def frame_flood(a):
         """20,000 frames before the call, in one stream, then a real call."""
         s = connect()
@@ -448,7 +461,7 @@ AGENT = textwrap.dedent(r'''
                     cmd = open("/proc/%s/cmdline" % e, "rb").read().split(b"\0")
                 except OSError:
                     continue
-                if any(c.endswith(b"/box") or c.endswith(b"/box-shell") for c in cmd):
+                if cmd[0].endswith(b"/box") or cmd[0].endswith(b"/box-shell"):
                     found.append([e, b" ".join(cmd).decode(errors="replace")])
         return found
 
@@ -773,6 +786,7 @@ def attack(rt, name):
 
 CUT = ["transport_error", "a frame was cut short or timed out"]
 NOT_OBJECT = ["transport_error", "a frame is not a JSON object"]
+STDIO = "a call's stdin, stdout and stderr must be files, pipes, sockets or character devices"
 NEEDS = ["transport_error", "a frame needs a `program` number and a `frame_type`"]
 
 
@@ -872,8 +886,7 @@ def test_call_fds_are_o_path(rt):
     r = attack(rt, "call_fds_are_o_path")
     assert r["target"] == "before\n", r
     assert r["replies"] == [
-        ["transport_error", "a call frame's stdin, stdout and stderr must be open files, pipes, "
-                            "sockets or terminals, not O_PATH descriptors or directories"],
+        ["transport_error", "the call's stdout is an O_PATH descriptor; " + STDIO],
         "closed"], r
 
 
@@ -883,17 +896,20 @@ def test_call_fds_are_proc(rt):
     # not hold already, and never the real secret.
     assert r["environ"][1] == "no secret", r
     assert r["walk"] == [[
-        ["transport_error", "a call frame's stdin, stdout and stderr must be open files, pipes, "
-                            "sockets or terminals, not O_PATH descriptors or directories"],
+        ["transport_error", "the call's stdin is a directory; " + STDIO],
         "closed"], ""], r
 
 
 def test_directory_fd_as_stdin_walked_from_the_shell(rt):
     r = attack(rt, "directory_fd_as_stdio")
-    refusal = [["transport_error", "a call frame's stdin, stdout and stderr must be open files, "
-                                   "pipes, sockets or terminals, not O_PATH descriptors or "
-                                   "directories"], "closed"]
+    refusal = [["transport_error", "the call's stdin is a directory; " + STDIO], "closed"]
     assert r == {"root": [refusal, ""], "workspace": [refusal, ""]}, r
+
+
+def test_stdout_is_a_workspace_file(rt):
+    r = attack(rt, "stdout_is_a_workspace_file")
+    exit0 = {"version": 6, "program": 1, "frame_type": "exit", "body": {"status": 0}}
+    assert r == {"replies": [exit0, "closed"], "file": "into-file\n"}, r
 
 
 def test_frame_flood(rt):
