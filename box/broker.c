@@ -24,7 +24,15 @@
 
 #define FRAME_MAX (1024 * 1024)
 #define PROTOCOL_VERSION 6
-#define IDLE_TIMEOUT_MS (300 * 1000)
+/* A client has this long, from its accept, to send its whole request: the
+ * alias sends it in one write, so only a stalled or hostile client takes
+ * longer (a byte a second would otherwise hold a thread for days). */
+#define REQUEST_TIMEOUT_MS (10 * 1000)
+/* At most this many connections wait for their request.  One more takes the
+ * place of the one that waited longest, so idle connections can neither
+ * exhaust boxd's descriptors and threads nor lock the next alias out. */
+#define MAX_WAITING 64
+#define EVICTED "too many connections wait to send their request; this one waited longest"
 
 #define START_ACCEPTORS 2
 #define MAX_IDLE_ACCEPTORS 4
@@ -35,12 +43,15 @@ static int conns_active;   /* connections being served */
 static int acceptors;      /* threads serving or waiting in accept() */
 static int acceptors_idle; /* of which waiting in accept() */
 static bool broker_stopping;
+static GQueue waiting = G_QUEUE_INIT; /* Conn*, oldest first */
 
 typedef struct {
   Boxd *d;
   int sock;
   GString *buf;    /* bytes received, not yet framed */
   GArray *fds;     /* descriptors received, not yet claimed */
+  GList *waiting;  /* its place in `waiting` until its call starts */
+  bool evicted;    /* a newer connection took its place */
 } Conn;
 
 /* ---- framing ---- */
@@ -151,11 +162,17 @@ static int fill(Conn *c, int timeout_ms)
 
 typedef enum { FRAME_OK, FRAME_EOF, FRAME_ERROR, FRAME_TOO_BIG } FrameResult;
 
-/* One frame's JSON text, or EOF/error. */
-static FrameResult read_frame(Conn *c, char **text, int timeout_ms)
+static int ms_until(gint64 deadline)
+{
+  gint64 left = deadline - g_get_monotonic_time();
+  return left > 0 ? (int)(left / 1000) : 0;
+}
+
+/* One frame's JSON text, or EOF/error; deadline is monotonic time. */
+static FrameResult read_frame(Conn *c, char **text, gint64 deadline)
 {
   while (c->buf->len < 4) {
-    int r = fill(c, timeout_ms);
+    int r = fill(c, ms_until(deadline));
     if (r == 0)
       return c->buf->len == 0 ? FRAME_EOF : FRAME_ERROR;
     if (r < 0)
@@ -166,7 +183,7 @@ static FrameResult read_frame(Conn *c, char **text, int timeout_ms)
   if (len > FRAME_MAX)
     return FRAME_TOO_BIG;
   while (c->buf->len < 4 + len) {
-    int r = fill(c, timeout_ms);
+    int r = fill(c, ms_until(deadline));
     if (r <= 0)
       return FRAME_ERROR;
   }
@@ -246,7 +263,7 @@ static bool on_conn_readable(void *data)
 {
   Call *call = data;
   char *text = NULL;
-  if (read_frame(call->c, &text, 1000) != FRAME_OK)
+  if (read_frame(call->c, &text, g_get_monotonic_time() + G_TIME_SPAN_SECOND) != FRAME_OK)
     return true; /* the alias is gone: nobody waits for this command any more */
   bool cancel = false;
   const char *type = NULL;
@@ -317,13 +334,46 @@ static void take_fds(Conn *c, int out[3])
   g_array_remove_range(c->fds, 0, 3);
 }
 
+/* Takes c out of the waiting connections; whether one took its place. */
+static bool conn_unwait(Conn *c)
+{
+  g_mutex_lock(&conns_lock);
+  if (c->waiting)
+    g_queue_delete_link(&waiting, c->waiting);
+  c->waiting = NULL;
+  bool evicted = c->evicted;
+  g_mutex_unlock(&conns_lock);
+  return evicted;
+}
+
+/* Makes c a waiting connection, ending the oldest one when too many wait:
+ * its reads end (SHUT_RD), it can still be told why. */
+static void conn_wait(Conn *c)
+{
+  g_mutex_lock(&conns_lock);
+  if (waiting.length >= MAX_WAITING) {
+    Conn *old = g_queue_pop_head(&waiting);
+    old->waiting = NULL;
+    old->evicted = true;
+    shutdown(old->sock, SHUT_RD);
+  }
+  g_queue_push_tail(&waiting, c);
+  c->waiting = waiting.tail;
+  g_mutex_unlock(&conns_lock);
+}
+
 static void conn_serve(Conn *c)
 {
   int open_program = -1;
   bool called = false;
+  gint64 deadline = g_get_monotonic_time() + REQUEST_TIMEOUT_MS * G_TIME_SPAN_MILLISECOND;
   for (;;) {
     char *text = NULL;
-    FrameResult fr = read_frame(c, &text, IDLE_TIMEOUT_MS);
+    FrameResult fr = read_frame(c, &text, deadline);
+    if ((fr == FRAME_EOF || fr == FRAME_ERROR) && conn_unwait(c)) {
+      send_denied(c, 0, "over_budget", EVICTED);
+      break;
+    }
     if (fr == FRAME_EOF)
       break;
     if (fr == FRAME_TOO_BIG) {
@@ -391,6 +441,12 @@ static void conn_serve(Conn *c)
             stop = true;
           }
         }
+        /* Evicted just now: its reads are shut, so the call could not be
+         * interrupted; it is refused like any other evicted request. */
+        if (!stop && conn_unwait(c)) {
+          send_denied(c, program, "over_budget", EVICTED);
+          stop = true;
+        }
         if (stop) {
           for (int i = 0; i < 3; i++)
             close(fds[i]);
@@ -414,6 +470,7 @@ static void conn_serve(Conn *c)
     if (stop)
       break;
   }
+  conn_unwait(c); /* before the close: no one may shut a reused descriptor */
   for (guint i = 0; i < c->fds->len; i++)
     close(g_array_index(c->fds, int, i));
   g_array_free(c->fds, TRUE);
@@ -436,8 +493,12 @@ static gpointer acceptor_main(gpointer data)
   for (;;) {
     int s = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
     if (s < 0) {
-      if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE)
+      if (errno == EINTR || errno == ECONNABORTED)
         continue;
+      if (errno == EMFILE || errno == ENFILE) {
+        g_usleep(10 * 1000); /* the connection waits in the backlog; do not spin */
+        continue;
+      }
       break; /* the listener was shut down */
     }
     g_mutex_lock(&conns_lock);
@@ -455,6 +516,7 @@ static gpointer acceptor_main(gpointer data)
     c->sock = s;
     c->buf = g_string_new(NULL);
     c->fds = g_array_new(FALSE, FALSE, sizeof(int));
+    conn_wait(c);
     conn_serve(c); /* ends conns_active's count for it */
     g_mutex_lock(&conns_lock);
     /* Past a few idle ones, or once the broker stops, a thread ends. */
