@@ -317,6 +317,18 @@ AGENT = textwrap.dedent(r'''
         return {"replies": replies(s, 40), "file": open(a["ws"] + "/redirected.txt").read()}
 
     @attack
+    def alias_with_directory_stdin(a):
+        """The real alias, its stdin a directory of the agent's view, the
+        Shell told to walk it."""
+        d = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            r = subprocess.run(["bash", "-c", "ls /dev/fd/0/; cat /proc/self/fd/0/etc/hostname"],
+                               stdin=d, capture_output=True, text=True, timeout=60)
+        finally:
+            os.close(d)
+        return [r.returncode, r.stdout, r.stderr]
+
+    @attack
     def frame_flood(a):
         """20,000 frames before the call, in one stream, then a real call."""
         s = connect()
@@ -674,8 +686,23 @@ AGENT = textwrap.dedent(r'''
                 except OSError:
                     pass
         out["reached"] = reached
-        got = call("cat /.box/mydenial; ls -a /.box; cat /etc/shadow")
-        out["shell"] = [got["replies"], got["stdout"]]
+        # Command A holds a denial; command B, running meanwhile, reads the
+        # control file: only its own denial, never A's.
+        dn = os.open("/dev/null", os.O_RDONLY)
+        ro, wo = os.pipe()
+        sa = connect()
+        send(sa, f("open", body={"mode": "shell"}) +
+             f("call", body={"source": "cat ~/rt-denied-A; sleep 2; cat /.box/mydenial"}) +
+             f("input_eof"), [dn, wo, wo])
+        os.close(dn)
+        os.close(wo)
+        time.sleep(0.7)
+        b = call("cat /.box/mydenial; echo ---; cat ~/rt-denied-B; cat /.box/mydenial")
+        ra = replies(sa, 40)
+        a_out = read_all(ro)
+        os.close(ro)
+        out["a"] = [ra, a_out]
+        out["b"] = [b["replies"], b["stdout"], b["stderr"]]
         return out
 
     @attack
@@ -962,6 +989,11 @@ def test_stdout_is_a_workspace_file(rt):
     assert r == {"replies": [exit0, "closed"], "file": "into-file\n"}, r
 
 
+def test_alias_with_directory_stdin(rt):
+    assert attack(rt, "alias_with_directory_stdin") == [
+        125, "", "box-alias: the call's stdin is a directory; " + STDIO + "\n"]
+
+
 def test_frame_flood(rt):
     r = attack(rt, "frame_flood")
     exit0 = {"version": 6, "program": 1, "frame_type": "exit", "body": {"status": 0}}
@@ -1106,5 +1138,10 @@ def test_keyctl(rt):
 
 def test_box_control_files(rt):
     r = attack(rt, "box_control_files")
-    assert r["root"] == "ENOENT" and r["reached"] == [], r
-    assert "root:" not in r["shell"][1], r
+    assert r["root"] == "ENOENT" and r["reached"] == [] and r["fuse_mounts_seen"], r
+    assert "rt-denied-A" not in json.dumps(r["b"]), r
+    # A read its own denial back after B's: B's did not overwrite it.
+    assert r["a"][1].endswith("\npolicy denied this operation on '~/rt-denied-A' [default-deny]: "
+                              "No permit policy matched this request.") and \
+        "rt-denied-B" not in r["a"][1], r
+    assert r["b"][1].startswith("---\n") and "rt-denied-B" in r["b"][1], r
