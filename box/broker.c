@@ -151,8 +151,14 @@ static int fill(Conn *c, int timeout_ms)
     int count = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
     int got[8];
     memcpy(got, CMSG_DATA(cm), sizeof(int) * (size_t)count);
-    for (int i = 0; i < count; i++)
-      g_array_append_val(c->fds, got[i]);
+    /* A call takes three; a client sending more would hold boxd's own
+     * descriptors, so the rest go at once. */
+    for (int i = 0; i < count; i++) {
+      if (c->fds->len < 3)
+        g_array_append_val(c->fds, got[i]);
+      else
+        close(got[i]);
+    }
   }
   if (n == 0)
     return 0;

@@ -240,6 +240,29 @@ AGENT = textwrap.dedent(r'''
         return res
 
     @attack
+    def descriptor_hoarding(a):
+        """One connection that never completes its request, each byte it sends
+        carrying 8 descriptors: more than boxd has (BOXD_NOFILE), then a
+        legitimate alias call while it is still open."""
+        dn = os.open("/dev/null", os.O_RDONLY)
+        s = connect()
+        data = f("open", body={"mode": "shell"}) + struct.pack(">I", 100000)
+        data += b"x" * (a["boxd_nofile"] // 8 + 100)
+        sent = 0
+        try:
+            for i in range(len(data)):
+                send(s, data[i:i + 1], [dn] * 8)
+                sent += 8
+        except OSError as e:
+            sent = err(e)
+        r = subprocess.run(["bash", "-c", "echo legit"], capture_output=True, text=True,
+                           timeout=60)
+        s.close()
+        os.close(dn)
+        return {"sent_over_boxd_limit": sent > a["boxd_nofile"] or sent,
+                "legit": [r.returncode, r.stdout, r.stderr]}
+
+    @attack
     def call_fds_are_sockets(a):
         x, y = socket.socketpair()
         s = connect()
@@ -951,6 +974,11 @@ def test_call_with_too_many_fds(rt):
         # The call runs on the first three; boxd keeps none of the rest.
         assert r[extra] == {"replies": [exit0, "closed"], "stdout": "many\n", "stderr": "",
                             "pipe": ""}, (extra, r[extra])
+
+
+def test_descriptor_hoarding(rt):
+    r = attack(rt, "descriptor_hoarding")
+    assert r == {"sent_over_boxd_limit": True, "legit": [0, "legit\n", ""]}, r
 
 
 def test_call_fds_are_sockets(rt):
