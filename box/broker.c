@@ -33,6 +33,9 @@
  * exhaust boxd's descriptors and threads nor lock the next alias out. */
 #define MAX_WAITING 64
 #define EVICTED "too many connections wait to send their request; this one waited longest"
+/* At most this many commands run at once: each holds a worker process and
+ * descriptors of boxd's, and a client may open connections without end. */
+#define MAX_RUNNING 64
 
 #define START_ACCEPTORS 2
 #define MAX_IDLE_ACCEPTORS 4
@@ -43,6 +46,7 @@ static int conns_active;   /* connections being served */
 static int acceptors;      /* threads serving or waiting in accept() */
 static int acceptors_idle; /* of which waiting in accept() */
 static bool broker_stopping;
+static int running; /* calls being run */
 static GQueue waiting = G_QUEUE_INIT; /* Conn*, oldest first */
 
 typedef struct {
@@ -453,12 +457,27 @@ static void conn_serve(Conn *c)
           send_denied(c, program, "over_budget", EVICTED);
           stop = true;
         }
+        if (!stop) {
+          g_mutex_lock(&conns_lock);
+          bool room = running < MAX_RUNNING;
+          if (room)
+            running++;
+          g_mutex_unlock(&conns_lock);
+          if (!room) {
+            send_denied(c, program, "over_budget",
+                        "at most 64 commands run at once in this box; this one was not started");
+            stop = true;
+          }
+        }
         if (stop) {
           for (int i = 0; i < 3; i++)
             close(fds[i]);
         } else {
           called = true;
           run_call(c, program, source, fds);
+          g_mutex_lock(&conns_lock);
+          running--;
+          g_mutex_unlock(&conns_lock);
           stop = true;
         }
       }

@@ -65,8 +65,15 @@ AGENT = textwrap.dedent(r'''
     def connect():
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.settimeout(10)
-        s.connect(SOCK)
-        return s
+        end = time.time() + 10
+        while True:  # a full backlog says EAGAIN at once: wait for boxd to accept
+            try:
+                s.connect(SOCK)
+                return s
+            except BlockingIOError:
+                if time.time() > end:
+                    raise
+                time.sleep(0.005)
 
     def send(s, data, fds=()):
         if fds:
@@ -261,6 +268,27 @@ AGENT = textwrap.dedent(r'''
         os.close(dn)
         return {"sent_over_boxd_limit": sent > a["boxd_nofile"] or sent,
                 "legit": [r.returncode, r.stdout, r.stderr]}
+
+    @attack
+    def concurrent_calls(a):
+        """Many commands at once, each holding a worker, then a legitimate call."""
+        n = a.get("n", 100)
+        dn = os.open("/dev/null", os.O_RDWR)
+        socks = []
+        for i in range(n):
+            s = connect()
+            send(s, f("open", body={"mode": "shell"}) + f("call", body={"source": "sleep 4"}) +
+                 f("input_eof"), [dn, dn, dn])
+            socks.append(s)
+        os.close(dn)
+        time.sleep(1)
+        r = subprocess.run(["bash", "-c", "echo legit"], capture_output=True, text=True,
+                           timeout=60)
+        outcomes = {}
+        for s in socks:
+            got = json.dumps(denied(replies(s, 60)))
+            outcomes[got] = outcomes.get(got, 0) + 1
+        return {"legit": [r.returncode, r.stdout, r.stderr], "outcomes": outcomes}
 
     @attack
     def call_fds_are_sockets(a):
@@ -887,6 +915,7 @@ def attack(rt, name):
 CUT = ["transport_error", "a frame was cut short or timed out"]
 NOT_OBJECT = ["transport_error", "a frame is not a JSON object"]
 STDIO = "a call's stdin, stdout and stderr must be files, pipes, sockets or character devices"
+RUNNING = "at most 64 commands run at once in this box; this one was not started"
 NEEDS = ["transport_error", "a frame needs a `program` number and a `frame_type`"]
 
 
@@ -979,6 +1008,15 @@ def test_call_with_too_many_fds(rt):
 def test_descriptor_hoarding(rt):
     r = attack(rt, "descriptor_hoarding")
     assert r == {"sent_over_boxd_limit": True, "legit": [0, "legit\n", ""]}, r
+
+
+def test_concurrent_calls(rt):
+    r = attack(rt, "concurrent_calls")
+    exit0 = json.dumps([{"version": 6, "program": 1, "frame_type": "exit", "body": {"status": 0}},
+                        "closed"])
+    refused = json.dumps([["over_budget", RUNNING], "closed"])
+    assert r == {"legit": [125, "", "box-alias: " + RUNNING + "\n"],
+                 "outcomes": {exit0: 64, refused: 36}}, r
 
 
 def test_call_fds_are_sockets(rt):
