@@ -206,6 +206,12 @@ static FrameResult read_frame(Conn *c, char **text, gint64 deadline)
 static json_object *parse_frame(const char *text, const char **type, int *program,
                                 json_object **body, char **reason)
 {
+  /* Frames are UTF-8 JSON (spec/runtime.md §4.2); json-c would pass other
+   * bytes through to the Shell and the log. */
+  if (!g_utf8_validate(text, -1, NULL)) {
+    *reason = g_strdup("a frame is not valid UTF-8");
+    return NULL;
+  }
   json_object *f = json_tokener_parse(text);
   if (!f || !json_object_is_type(f, json_type_object)) {
     json_object_put(f);
@@ -256,6 +262,13 @@ static const char *body_string(json_object *body, const char *key)
       !json_object_object_get_ex(body, key, &v) || !json_object_is_type(v, json_type_string))
     return NULL;
   return json_object_get_string(v);
+}
+
+static size_t body_string_len(json_object *body, const char *key)
+{
+  json_object *v;
+  json_object_object_get_ex(body, key, &v);
+  return (size_t)json_object_get_string_len(v);
 }
 
 /* ---- one call ---- */
@@ -431,6 +444,10 @@ static void conn_serve(Conn *c)
         stop = true;
       } else if (!source) {
         send_denied(c, program, "transport_error", "a call frame needs a `source` string");
+        stop = true;
+      } else if (strlen(source) != body_string_len(body, "source")) {
+        /* What follows a NUL would be sent but never seen, judged nor run. */
+        send_denied(c, program, "transport_error", "a call's `source` contains a NUL character");
         stop = true;
       } else if (c->fds->len < 3) {
         send_denied(c, program, "transport_error",

@@ -188,6 +188,28 @@ AGENT = textwrap.dedent(r'''
                 denied(exchange(frame(b'null')))]
 
     @attack
+    def deep_json(a):
+        """Nesting far past any parser's depth: as a frame, and as a body."""
+        deep = b"[" * 200000 + b"]" * 200000
+        body = b'{"version":6,"program":1,"frame_type":"open","body":' + \
+            b'{"mode":' * 5000 + b'"shell"' + b"}" * 5000 + b"}"
+        return [denied(exchange(frame(deep))), denied(exchange(frame(body)))]
+
+    @attack
+    def nul_and_bad_utf8_in_source(a):
+        """A NUL inside the source (what follows it must not run unseen) and a
+        source that is not UTF-8."""
+        one = call(None, frames=f("open", body={"mode": "shell"}) + frame(
+            b'{"version":6,"program":1,"frame_type":"call","body":'
+            b'{"source":"echo seen\\u0000echo hidden > nul-ran"}}') + f("input_eof"))
+        two = call(None, frames=f("open", body={"mode": "shell"}) + frame(
+            b'{"version":6,"program":1,"frame_type":"call","body":{"source":"echo \xff\xfe"}}') +
+            f("input_eof"))
+        return {"nul": [denied(one["replies"]), one["stdout"],
+                        os.path.exists(a["ws"] + "/nul-ran")],
+                "utf8": [denied(two["replies"]), two["stdout"]]}
+
+    @attack
     def wrong_version(a):
         return denied(exchange(frame({"version": 5, "program": 1, "frame_type": "open",
                                       "body": {"mode": "shell"}})))
@@ -946,6 +968,18 @@ def test_invalid_json(rt):
 
 def test_json_not_an_object(rt):
     assert attack(rt, "json_not_object") == [[NOT_OBJECT, "closed"]] * 3
+
+
+def test_deep_json(rt):
+    assert attack(rt, "deep_json") == [[NOT_OBJECT, "closed"]] * 2
+
+
+def test_nul_and_bad_utf8_in_source(rt):
+    r = attack(rt, "nul_and_bad_utf8_in_source")
+    assert r == {
+        "nul": [[["transport_error", "a call's `source` contains a NUL character"], "closed"], "",
+                False],
+        "utf8": [[["transport_error", "a frame is not valid UTF-8"], "closed"], ""]}, r
 
 
 def test_wrong_version(rt):
