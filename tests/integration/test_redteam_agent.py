@@ -33,7 +33,7 @@ BOXD_NOFILE = 1024
 HOST_ONLY = "rt-agent-host-only-value"
 
 AGENT = textwrap.dedent(r'''
-    import array, ctypes, errno, json, os, socket, struct, subprocess, sys, time
+    import array, ctypes, errno, json, os, select, socket, struct, subprocess, sys, time
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     BOX_DIR = sys.argv[1]
@@ -123,7 +123,6 @@ AGENT = textwrap.dedent(r'''
     def read_all(fd, timeout=10):
         out, end = b"", time.time() + timeout
         while time.time() < end:
-            import select
             if not select.select([fd], [], [], max(0, end - time.time()))[0]:
                 break
             chunk = os.read(fd, 65536)
@@ -916,15 +915,18 @@ def rt(tmp_path_factory):
                   "boxd_nofile": BOXD_NOFILE}
         yield b
     finally:
-        if b.proc.poll() is None:
+        status = b.proc.poll()
+        if status is None:
             b.proc.stdin.close()  # the agent ends at EOF, and the box with it
             try:
-                b.proc.wait(timeout=30)
+                status = b.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 b.proc.send_signal(signal.SIGTERM)
                 b.proc.wait(timeout=30)
         listener.close()
         assert "boxfs-mnt" not in host_mounts()
+    # After every attack the box still ends as a box ends: with its agent's status.
+    assert status == 0, b.stderr()[-2000:]
 
 
 def attack(rt, name):
@@ -1002,7 +1004,7 @@ def test_missing_fields(rt):
         [NEEDS, "closed"]]
 
 
-def test_wrong_types(rt, ):
+def test_wrong_types(rt):
     assert attack(rt, "wrong_types") == [
         [["transport_error", "a frame carries no protocol version"], "closed"],
         [NEEDS, "closed"], [NEEDS, "closed"], [NEEDS, "closed"],
