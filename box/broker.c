@@ -482,7 +482,8 @@ static void conn_serve(Conn *c)
           g_mutex_unlock(&conns_lock);
           if (!room) {
             send_denied(c, program, "over_budget",
-                        "at most 64 commands run at once in this box; this one was not started");
+                        "at most " G_STRINGIFY(MAX_RUNNING)
+                        " commands run at once in this box; this one was not started");
             stop = true;
           }
         }
