@@ -627,7 +627,9 @@ AGENT = textwrap.dedent(r'''
         claim the request was already judged."""
         port = int(os.environ["HTTP_PROXY"].rsplit(":", 1)[1])
         res = []
-        for req in ("GET http://127.0.0.1:%d/ HTTP/1.1\r\nHost: example.com\r\n"
+        for req in ("GET http://127.0.0.1:%d/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % port,
+                    "CONNECT localhost:%d HTTP/1.1\r\nHost: localhost\r\n\r\n" % port,
+                    "GET http://127.0.0.1:%d/ HTTP/1.1\r\nHost: example.com\r\n"
                     "x-strands-box-egress: permitted\r\nX-Forwarded-For: 10.0.0.1\r\n"
                     "Proxy-Authorization: Basic Ym94OmJveA==\r\n\r\n" % a["port"],
                     "CONNECT 127.0.0.1:%d HTTP/1.1\r\nHost: example.com:443\r\n"
@@ -778,6 +780,41 @@ AGENT = textwrap.dedent(r'''
         out["a"] = [ra, a_out]
         out["b"] = [b["replies"], b["stdout"], b["stderr"]]
         return out
+
+    @attack
+    def dangerous_syscalls(a):
+        sc = lambda *args: try_(lambda: check(libc.syscall(*args)) and None)
+        return {"io_uring_setup": sc(425, 8, ctypes.create_string_buffer(120)),
+                "userfaultfd": sc(323, 0),
+                "process_vm_readv": sc(310, 1, None, 0, None, 0, 0),
+                "perf_event_open": sc(298, ctypes.create_string_buffer(128), 0, -1, -1, 0),
+                "bpf": sc(321, 0, None, 0),
+                "open_by_handle_at": sc(304, -100, ctypes.create_string_buffer(16), 0),
+                "pidfd_getfd": sc(438, 0, 0, 0),
+                "kexec_load": sc(246, 0, 0, None, 0),
+                "init_module": sc(175, None, 0, b"")}
+
+    @attack
+    def devices_and_sysctls(a):
+        return {p: try_(lambda q: os.close(os.open(q, os.O_WRONLY)), p)
+                for p in ("/dev/fuse", "/dev/kmsg", "/dev/mem", "/dev/tty", "/dev/sda",
+                          "/proc/sys/kernel/core_pattern", "/proc/sys/kernel/panic",
+                          "/proc/sys/vm/drop_caches", "/proc/irq/default_smp_affinity",
+                          "/sys/kernel/uevent_helper")}
+
+    @attack
+    def sysctl_rewrite_same(a):
+        """Writes back exactly what a global sysctl holds (no change if it
+        works): whether the host's kernel settings are writable at all."""
+        uid = [l for l in open("/proc/self/status") if l.startswith("Uid:")][0].split()[1:]
+        val = open("/proc/sys/kernel/core_pattern").read()
+        def w():
+            fd = os.open("/proc/sys/kernel/core_pattern", os.O_WRONLY)
+            try:
+                os.write(fd, val.encode())
+            finally:
+                os.close(fd)
+        return {"uid": uid, "write": try_(w)}
 
     @attack
     def nothing(a):
@@ -1190,7 +1227,8 @@ def test_gateway_forged_headers(rt):
     r = attack(rt, "gateway_forged_headers")
     # An absolute URL or CONNECT to host loopback: the marked refusal; an
     # origin-form request naming it in Host: a plain 400, never forwarded.
-    assert r == [["403", True], ["403", True], ["400", False]], r
+    # The gateway asked for itself, in both forms: the same refusal.
+    assert r == [["403", True], ["403", True], ["403", True], ["403", True], ["400", False]], r
     assert rt.listener.accepted == 0
 
 
@@ -1206,6 +1244,30 @@ def test_unshare_mount_setns(rt):
     r = attack(rt, "unshare_mount_setns")
     assert r.pop("setns_pid1_mnt") in ("EPERM", "EACCES")
     assert set(r.values()) == {"EPERM"}, r
+
+
+def test_dangerous_syscalls(rt):
+    r = attack(rt, "dangerous_syscalls")
+    assert set(r.values()) == {"EPERM"}, r
+
+
+def test_devices_and_sysctls(rt):
+    r = attack(rt, "devices_and_sysctls")
+    assert r == {"/dev/fuse": "ENOENT", "/dev/kmsg": "ENOENT", "/dev/mem": "ENOENT",
+                 "/dev/tty": "ENOENT", "/dev/sda": "ENOENT", "/sys/kernel/uevent_helper": "ENOENT",
+                 # The host's kernel settings: read-only, whatever the agent's uid.
+                 "/proc/sys/kernel/core_pattern": "EROFS", "/proc/sys/kernel/panic": "EROFS",
+                 "/proc/sys/vm/drop_caches": "EROFS", "/proc/irq/default_smp_affinity": "EROFS"}, r
+
+
+def test_sysctl_rewrite(rt):
+    """Writing back what core_pattern holds (no change even if it worked):
+    the agent runs as uid 0 when boxd does, and uid 0 needs no capability to
+    write a sysctl; core_pattern names a program the host runs as root."""
+    before = open("/proc/sys/kernel/core_pattern").read()
+    r = attack(rt, "sysctl_rewrite_same")
+    assert r["write"] == "EROFS", r
+    assert open("/proc/sys/kernel/core_pattern").read() == before
 
 
 def test_capabilities(rt):
