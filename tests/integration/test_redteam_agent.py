@@ -817,6 +817,13 @@ AGENT = textwrap.dedent(r'''
         return {"uid": uid, "write": try_(w)}
 
     @attack
+    def shell_sysctl(a):
+        """The same from inside a Shell command: its worker is hostile code too."""
+        got = call("cat /proc/sys/kernel/core_pattern; echo \"$(cat /proc/sys/kernel/core_pattern)\" "
+                   "> /proc/sys/kernel/core_pattern; ls /proc | head -3")
+        return [denied(got["replies"]), got["stdout"], got["stderr"]]
+
+    @attack
     def nothing(a):
         return "ok"
 
@@ -1249,6 +1256,18 @@ def test_unshare_mount_setns(rt):
 def test_dangerous_syscalls(rt):
     r = attack(rt, "dangerous_syscalls")
     assert set(r.values()) == {"EPERM"}, r
+
+
+def test_shell_sysctl(rt):
+    before = open("/proc/sys/kernel/core_pattern").read()
+    r = attack(rt, "shell_sysctl")
+    deny = "policy denied this operation on '/proc' [default-deny]: No permit policy matched " \
+           "this request.\n"
+    assert r[1] == "" and r[2] == (
+        "cat: /proc/sys/kernel/core_pattern: " + deny) * 2 + \
+        "strands-shell: /proc/sys/kernel/core_pattern: " + deny + \
+        "ls: cannot access '/proc': " + deny, r
+    assert open("/proc/sys/kernel/core_pattern").read() == before
 
 
 def test_devices_and_sysctls(rt):
