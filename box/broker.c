@@ -24,7 +24,18 @@
 
 #define FRAME_MAX (1024 * 1024)
 #define PROTOCOL_VERSION 6
-#define IDLE_TIMEOUT_MS (300 * 1000)
+/* A client has this long, from its accept, to send its whole request: the
+ * alias sends it in one write, so only a stalled or hostile client takes
+ * longer (a byte a second would otherwise hold a thread for days). */
+#define REQUEST_TIMEOUT_MS (10 * 1000)
+/* At most this many connections wait for their request.  One more takes the
+ * place of the one that waited longest, so idle connections can neither
+ * exhaust boxd's descriptors and threads nor lock the next alias out. */
+#define MAX_WAITING 64
+#define EVICTED "too many connections wait to send their request; this one waited longest"
+/* At most this many commands run at once: each holds a worker process and
+ * descriptors of boxd's, and a client may open connections without end. */
+#define MAX_RUNNING 64
 
 #define START_ACCEPTORS 2
 #define MAX_IDLE_ACCEPTORS 4
@@ -35,12 +46,16 @@ static int conns_active;   /* connections being served */
 static int acceptors;      /* threads serving or waiting in accept() */
 static int acceptors_idle; /* of which waiting in accept() */
 static bool broker_stopping;
+static int running; /* calls being run */
+static GQueue waiting = G_QUEUE_INIT; /* Conn*, oldest first */
 
 typedef struct {
   Boxd *d;
   int sock;
   GString *buf;    /* bytes received, not yet framed */
   GArray *fds;     /* descriptors received, not yet claimed */
+  GList *waiting;  /* its place in `waiting` until its call starts */
+  bool evicted;    /* a newer connection took its place */
 } Conn;
 
 /* ---- framing ---- */
@@ -140,8 +155,14 @@ static int fill(Conn *c, int timeout_ms)
     int count = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
     int got[8];
     memcpy(got, CMSG_DATA(cm), sizeof(int) * (size_t)count);
-    for (int i = 0; i < count; i++)
-      g_array_append_val(c->fds, got[i]);
+    /* A call takes three; a client sending more would hold boxd's own
+     * descriptors, so the rest go at once. */
+    for (int i = 0; i < count; i++) {
+      if (c->fds->len < 3)
+        g_array_append_val(c->fds, got[i]);
+      else
+        close(got[i]);
+    }
   }
   if (n == 0)
     return 0;
@@ -151,11 +172,17 @@ static int fill(Conn *c, int timeout_ms)
 
 typedef enum { FRAME_OK, FRAME_EOF, FRAME_ERROR, FRAME_TOO_BIG } FrameResult;
 
-/* One frame's JSON text, or EOF/error. */
-static FrameResult read_frame(Conn *c, char **text, int timeout_ms)
+static int ms_until(gint64 deadline)
+{
+  gint64 left = deadline - g_get_monotonic_time();
+  return left > 0 ? (int)(left / 1000) : 0;
+}
+
+/* One frame's JSON text, or EOF/error; deadline is monotonic time. */
+static FrameResult read_frame(Conn *c, char **text, gint64 deadline)
 {
   while (c->buf->len < 4) {
-    int r = fill(c, timeout_ms);
+    int r = fill(c, ms_until(deadline));
     if (r == 0)
       return c->buf->len == 0 ? FRAME_EOF : FRAME_ERROR;
     if (r < 0)
@@ -166,7 +193,7 @@ static FrameResult read_frame(Conn *c, char **text, int timeout_ms)
   if (len > FRAME_MAX)
     return FRAME_TOO_BIG;
   while (c->buf->len < 4 + len) {
-    int r = fill(c, timeout_ms);
+    int r = fill(c, ms_until(deadline));
     if (r <= 0)
       return FRAME_ERROR;
   }
@@ -179,6 +206,12 @@ static FrameResult read_frame(Conn *c, char **text, int timeout_ms)
 static json_object *parse_frame(const char *text, const char **type, int *program,
                                 json_object **body, char **reason)
 {
+  /* Frames are UTF-8 JSON (spec/runtime.md §4.2); json-c would pass other
+   * bytes through to the Shell and the log. */
+  if (!g_utf8_validate(text, -1, NULL)) {
+    *reason = g_strdup("a frame is not valid UTF-8");
+    return NULL;
+  }
   json_object *f = json_tokener_parse(text);
   if (!f || !json_object_is_type(f, json_type_object)) {
     json_object_put(f);
@@ -231,6 +264,13 @@ static const char *body_string(json_object *body, const char *key)
   return json_object_get_string(v);
 }
 
+static size_t body_string_len(json_object *body, const char *key)
+{
+  json_object *v;
+  json_object_object_get_ex(body, key, &v);
+  return (size_t)json_object_get_string_len(v);
+}
+
 /* ---- one call ---- */
 
 typedef struct {
@@ -246,7 +286,7 @@ static bool on_conn_readable(void *data)
 {
   Call *call = data;
   char *text = NULL;
-  if (read_frame(call->c, &text, 1000) != FRAME_OK)
+  if (read_frame(call->c, &text, g_get_monotonic_time() + G_TIME_SPAN_SECOND) != FRAME_OK)
     return true; /* the alias is gone: nobody waits for this command any more */
   bool cancel = false;
   const char *type = NULL;
@@ -285,6 +325,30 @@ static void run_call(Conn *c, int program, const char *source, int fds[3])
   boxd_run_command(c->d, source, fds, c->sock, on_conn_readable, answer_call, &call);
 }
 
+/* Why the caller's descriptor cannot be the call's stdio, or NULL.  They
+ * reach the worker as they are: a directory would let it openat() its way
+ * around the mount through the agent's view, and an O_PATH descriptor is
+ * reopened by /proc/self/fd; pidfds, epoll and the like are no stream. */
+static const char *stdio_refusal(int fd)
+{
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0)
+    return "not an open descriptor";
+  if (flags & O_PATH)
+    return "an O_PATH descriptor";
+  /* The cached type only: a descriptor in the mount must not make boxd's
+   * own thread wait on a FUSE request (an inode's type never changes). */
+  struct statx st;
+  if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, &st) != 0)
+    return "not an open descriptor";
+  if (S_ISDIR(st.stx_mode))
+    return "a directory";
+  if (!S_ISREG(st.stx_mode) && !S_ISFIFO(st.stx_mode) && !S_ISSOCK(st.stx_mode) &&
+      !S_ISCHR(st.stx_mode))
+    return "neither a file, a pipe, a socket nor a character device";
+  return NULL;
+}
+
 static void take_fds(Conn *c, int out[3])
 {
   for (int i = 0; i < 3; i++) {
@@ -293,13 +357,46 @@ static void take_fds(Conn *c, int out[3])
   g_array_remove_range(c->fds, 0, 3);
 }
 
+/* Takes c out of the waiting connections; whether one took its place. */
+static bool conn_unwait(Conn *c)
+{
+  g_mutex_lock(&conns_lock);
+  if (c->waiting)
+    g_queue_delete_link(&waiting, c->waiting);
+  c->waiting = NULL;
+  bool evicted = c->evicted;
+  g_mutex_unlock(&conns_lock);
+  return evicted;
+}
+
+/* Makes c a waiting connection, ending the oldest one when too many wait:
+ * its reads end (SHUT_RD), it can still be told why. */
+static void conn_wait(Conn *c)
+{
+  g_mutex_lock(&conns_lock);
+  if (waiting.length >= MAX_WAITING) {
+    Conn *old = g_queue_pop_head(&waiting);
+    old->waiting = NULL;
+    old->evicted = true;
+    shutdown(old->sock, SHUT_RD);
+  }
+  g_queue_push_tail(&waiting, c);
+  c->waiting = waiting.tail;
+  g_mutex_unlock(&conns_lock);
+}
+
 static void conn_serve(Conn *c)
 {
   int open_program = -1;
   bool called = false;
+  gint64 deadline = g_get_monotonic_time() + REQUEST_TIMEOUT_MS * G_TIME_SPAN_MILLISECOND;
   for (;;) {
     char *text = NULL;
-    FrameResult fr = read_frame(c, &text, IDLE_TIMEOUT_MS);
+    FrameResult fr = read_frame(c, &text, deadline);
+    if ((fr == FRAME_EOF || fr == FRAME_ERROR) && conn_unwait(c)) {
+      send_denied(c, 0, "over_budget", EVICTED);
+      break;
+    }
     if (fr == FRAME_EOF)
       break;
     if (fr == FRAME_TOO_BIG) {
@@ -348,16 +445,59 @@ static void conn_serve(Conn *c)
       } else if (!source) {
         send_denied(c, program, "transport_error", "a call frame needs a `source` string");
         stop = true;
+      } else if (strlen(source) != body_string_len(body, "source")) {
+        /* What follows a NUL would be sent but never seen, judged nor run. */
+        send_denied(c, program, "transport_error", "a call's `source` contains a NUL character");
+        stop = true;
       } else if (c->fds->len < 3) {
         send_denied(c, program, "transport_error",
                     "a call frame must carry the caller's stdin, stdout and stderr");
         stop = true;
       } else {
-        called = true;
+        static const char *const names[3] = { "stdin", "stdout", "stderr" };
         int fds[3];
         take_fds(c, fds);
-        run_call(c, program, source, fds);
-        stop = true;
+        for (int i = 0; i < 3 && !stop; i++) {
+          const char *why = stdio_refusal(fds[i]);
+          if (why) {
+            g_autofree char *r = g_strdup_printf(
+                "the call's %s is %s; a call's stdin, stdout and stderr must be files, pipes, "
+                "sockets or character devices",
+                names[i], why);
+            send_denied(c, program, "transport_error", r);
+            stop = true;
+          }
+        }
+        /* Evicted just now: its reads are shut, so the call could not be
+         * interrupted; it is refused like any other evicted request. */
+        if (!stop && conn_unwait(c)) {
+          send_denied(c, program, "over_budget", EVICTED);
+          stop = true;
+        }
+        if (!stop) {
+          g_mutex_lock(&conns_lock);
+          bool room = running < MAX_RUNNING;
+          if (room)
+            running++;
+          g_mutex_unlock(&conns_lock);
+          if (!room) {
+            send_denied(c, program, "over_budget",
+                        "at most " G_STRINGIFY(MAX_RUNNING)
+                        " commands run at once in this box; this one was not started");
+            stop = true;
+          }
+        }
+        if (stop) {
+          for (int i = 0; i < 3; i++)
+            close(fds[i]);
+        } else {
+          called = true;
+          run_call(c, program, source, fds);
+          g_mutex_lock(&conns_lock);
+          running--;
+          g_mutex_unlock(&conns_lock);
+          stop = true;
+        }
       }
     } else if (strcmp(type, "input") == 0 || strcmp(type, "input_eof") == 0 ||
                strcmp(type, "signal") == 0) {
@@ -373,6 +513,7 @@ static void conn_serve(Conn *c)
     if (stop)
       break;
   }
+  conn_unwait(c); /* before the close: no one may shut a reused descriptor */
   for (guint i = 0; i < c->fds->len; i++)
     close(g_array_index(c->fds, int, i));
   g_array_free(c->fds, TRUE);
@@ -395,8 +536,12 @@ static gpointer acceptor_main(gpointer data)
   for (;;) {
     int s = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
     if (s < 0) {
-      if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE)
+      if (errno == EINTR || errno == ECONNABORTED)
         continue;
+      if (errno == EMFILE || errno == ENFILE) {
+        g_usleep(10 * 1000); /* the connection waits in the backlog; do not spin */
+        continue;
+      }
       break; /* the listener was shut down */
     }
     g_mutex_lock(&conns_lock);
@@ -414,6 +559,7 @@ static gpointer acceptor_main(gpointer data)
     c->sock = s;
     c->buf = g_string_new(NULL);
     c->fds = g_array_new(FALSE, FALSE, sizeof(int));
+    conn_wait(c);
     conn_serve(c); /* ends conns_active's count for it */
     g_mutex_lock(&conns_lock);
     /* Past a few idle ones, or once the broker stops, a thread ends. */

@@ -189,6 +189,34 @@ static void bind_exact(const Child *c, const Step *s)
   close(dfd);
 }
 
+/* A fresh proc still shows the host's kernel settings, and uid 0 writes
+ * them with no capability at all: /proc/sys/kernel/core_pattern names a
+ * program the host's kernel runs as root, sysrq-trigger and irq act on the
+ * whole machine.  These are bound read-only over themselves.  No stdio
+ * here: with CLONE_VM this runs in boxd's memory. */
+static void mount_proc(const Child *c, const char *proc)
+{
+  static const char *const global[] = { "/sys", "/sysrq-trigger", "/irq", "/bus", "/fs", NULL };
+  if (mount("proc", proc, "proc", VIEW_PROC_FLAGS, NULL) != 0)
+    child_fail(c, proc);
+  size_t len = cstrlen(proc);
+  for (int i = 0; global[i]; i++) {
+    char path[PATH_MAX];
+    size_t n = cstrlen(global[i]);
+    if (len + n >= sizeof path)
+      child_fail(c, proc);
+    memcpy(path, proc, len);
+    memcpy(path + len, global[i], n + 1);
+    if (mount(path, path, NULL, MS_BIND, NULL) != 0) {
+      if (errno == ENOENT)
+        continue; /* not in this kernel */
+      child_fail(c, path);
+    }
+    if (mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | VIEW_PROC_FLAGS, NULL) != 0)
+      child_fail(c, path);
+  }
+}
+
 static void replay_scaffold(const Child *c, const Step *s, const char *path)
 {
   switch (s->kind) {
@@ -250,8 +278,7 @@ static void private_tmp_and_proc(const Child *c)
       child_fail(c, s->dst + root_len);
     close(trees[n++]);
   }
-  if (mount("proc", "/proc", "proc", VIEW_PROC_FLAGS, NULL) != 0)
-    child_fail(c, "/proc");
+  mount_proc(c, "/proc");
 }
 
 /* Touches nothing of the box's mount (the tmpfs scaffold, mounts held by
@@ -304,8 +331,7 @@ static void build_view(const Child *c)
       break;
     }
     case STEP_PROC:
-      if (mount("proc", s->dst, "proc", s->flags, NULL) != 0)
-        child_fail(c, s->dst);
+      mount_proc(c, s->dst);
       break;
     }
   }
