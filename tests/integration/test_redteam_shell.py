@@ -72,6 +72,9 @@ def tool_sleepers():
 
 # ---- the file route: a denied file under every spelling -------------------------------
 
+# A walk into a directory nothing below which may be read or written is
+# refused at that directory, as a missing one is: such denials name '~/.ssh',
+# whatever the file under it (a symlink's target is decided as written).
 DENY = "policy denied this operation on '{}' [default-deny]: No permit policy matched this request."
 RM_DENIED = "strands-shell: effect denied: policy denied this operation on 'rm' [policy: policy_3].\n"
 
@@ -115,24 +118,24 @@ def expand(b, text):
 # id -> (source, status, stdout, stderr); {H} = the operator home, {R} = the test's root
 FILE_ATTACKS = {
     # path spellings of a denied file
-    "tilde": ("cat ~/.ssh/id", 1, "", "cat: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+    "tilde": ("cat ~/.ssh/id", 1, "", "cat: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     "dollar-home": ("cat $HOME/.ssh/id", 1, "",
-                    "cat: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+                    "cat: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     "dot-and-double-slash": ("cat $HOME/./.ssh//id", 1, "",
-                             "cat: {H}/./.ssh//id: " + DENY.format("~/.ssh/id") + "\n"),
+                             "cat: {H}/./.ssh//id: " + DENY.format("~/.ssh") + "\n"),
     "dotdot-walk-from-workspace": ("cat ../../.ssh/id", 1, "",
-                                   "cat: ../../.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+                                   "cat: ../../.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     "dotdot-walk-through-allowed-root": (
         "cat ~/src/project/../../.ssh/id", 1, "",
-        "cat: {H}/src/project/../../.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+        "cat: {H}/src/project/../../.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     "trailing-slash": ("cat ~/.ssh/id/", 1, "",
-                       "cat: {H}/.ssh/id/: " + DENY.format("~/.ssh/id") + "\n"),
+                       "cat: {H}/.ssh/id/: " + DENY.format("~/.ssh") + "\n"),
     "glob-through-denied-dir": ("cat ~/.ss?/i[d]", 1, "",
                                 "cat: {H}/.ss?/i[d]: " + DENY.format("~/.ss?") + "\n"),
     "glob-lists-nothing": ("echo ~/.ssh/*", 0, "{H}/.ssh/*\n", ""),
     "tilde-user": ("cat ~root/.ssh/id", 1, "", "cat: ~root/.ssh/id: No such file or directory\n"),
     "unicode-dotless-i": ("cat ~/.ssh/\u0131d", 1, "",
-                          "cat: {H}/.ssh/\u0131d: " + DENY.format("~/.ssh/\u0131d") + "\n"),
+                          "cat: {H}/.ssh/\u0131d: " + DENY.format("~/.ssh") + "\n"),
     "unicode-fullwidth-ssh": ("cat ~/.\uff53\uff53\uff48/id", 1, "",
                               "cat: {H}/.\uff53\uff53\uff48/id: " + DENY.format("~/.\uff53\uff53\uff48")
                               + "\n"),
@@ -141,46 +144,46 @@ FILE_ATTACKS = {
     "directory-listing": ("ls ~/.ssh", 2, "",
                           "ls: cannot access '{H}/.ssh': " + DENY.format("~/.ssh") + "\n"),
     "listing-parent-through-denied": ("ls ~/.ssh/..", 2, "",
-                                      "ls: cannot access '{H}/.ssh/..': " + DENY.format("~") + "\n"),
+                                      "ls: cannot access '{H}/.ssh/..': " + DENY.format("~/.ssh") + "\n"),
     "cd-into-denied-dir": ("cd ~/.ssh && cat id", 1, "",
                            "strands-shell: cd: {H}/.ssh: " + DENY.format("~/.ssh") + "\n"),
     "recursive-grep-of-home": ("grep -r SECRET ~", 2, "",
                                "grep: {H}: " + DENY.format("~") + "\n"),
     "find-over-home": ("find ~ -name id", 1, "", "find: '{H}': " + DENY.format("~") + "\n"),
     "diff-discloses-lines": ("diff ~/.ssh/id ok.txt", 2, "",
-                             "diff: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+                             "diff: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     "jq-raw-input": ("jq -R . ~/.ssh/id", 2, "",
-                     "jq: error: Could not open file {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+                     "jq: error: Could not open file {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     "lua-io-open": ("lua -e 'print(io.open(os.getenv(\"HOME\")..\"/.ssh/id\"))'", 0,
                     "nil\t{H}/.ssh/id: Permission denied\t13\n", ""),
     "source-the-secret-as-script": (
         "source ~/.ssh/id", 1, "",
-        "strands-shell: source: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+        "strands-shell: source: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     "sh-the-secret-as-script": ("sh ~/.ssh/id", 127, "",
-                                "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+                                "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     "copy-out": ("cp ~/.ssh/id stolen; cat stolen", 1, "",
-                 "cp: cannot open '{H}/.ssh/id' for reading: " + DENY.format("~/.ssh/id") + "\n"
+                 "cp: cannot open '{H}/.ssh/id' for reading: " + DENY.format("~/.ssh") + "\n"
                  "cat: stolen: No such file or directory\n"),
     "move-out": ("mv ~/.ssh/id moved", 1, "",
-                 "mv: cannot move '{H}/.ssh/id' to 'moved': " + DENY.format("~/.ssh/id") + "\n"),
+                 "mv: cannot move '{H}/.ssh/id' to 'moved': " + DENY.format("~/.ssh") + "\n"),
     # redirections
     "redirect-truncate": ("echo pwned > ~/.ssh/id", 1, "",
-                          "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+                          "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     "redirect-append": ("echo pwned >> ~/.ssh/id", 1, "",
-                        "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+                        "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     "redirect-clobber": ("set -C; echo pwned >| ~/.ssh/id", 1, "",
-                         "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+                         "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     "redirect-read-write": ("cat <> ~/.ssh/id", 1, "",
-                            "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+                            "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     "here-string-into-denied": ("cat <<< pwned > ~/.ssh/id", 1, "",
-                                "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+                                "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     "read-loop-from-denied": ("while read l; do echo $l; done < ~/.ssh/id", 1, "",
-                              "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+                              "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     "dev-stdin-from-denied": ("cat /dev/stdin < ~/.ssh/id", 1, "",
-                              "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+                              "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     # fd tricks
     "exec-fd-on-denied": ("exec 3< ~/.ssh/id; cat <&3", 1, "",
-                          "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"
+                          "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"
                           "strands-shell: 3: Bad file descriptor\n"),
     "proc-self-fd-of-allowed": ("exec 3< ok.txt; cat /proc/self/fd/3", 1, "",
                                 "cat: /proc/self/fd/3: " + DENY.format("/proc") + "\n"),
@@ -208,19 +211,19 @@ FILE_ATTACKS = {
         "ls: cannot access 'l3': No such file or directory\n"),
     "agent-hardlink-to-denied": (
         "ln ~/.ssh/id h1; cat h1", 1, "",
-        "ln: failed to access '{H}/.ssh/id': " + DENY.format("~/.ssh/id") + "\n"
+        "ln: failed to access '{H}/.ssh/id': " + DENY.format("~/.ssh") + "\n"
         "cat: h1: No such file or directory\n"),
     # links the operator left in the workspace
-    "planted-symlink-read": ("cat planted", 1, "", "cat: planted: " + DENY.format("~/.ssh/id") + "\n"),
+    "planted-symlink-read": ("cat planted", 1, "", "cat: planted: " + DENY.format("~/.ssh") + "\n"),
     "planted-symlink-write": ("echo pwned > planted", 1, "",
-                              "strands-shell: planted: " + DENY.format("~/.ssh/id") + "\n"),
+                              "strands-shell: planted: " + DENY.format("~/.ssh") + "\n"),
     "planted-symlink-copy": ("cp planted p2", 1, "",
-                             "cp: cannot open 'planted' for reading: " + DENY.format("~/.ssh/id")
+                             "cp: cannot open 'planted' for reading: " + DENY.format("~/.ssh")
                              + "\n"),
     "planted-dir-symlink-walk": ("cat planted_dir/id", 1, "",
-                                 "cat: planted_dir/id: " + DENY.format("~/.ssh/id") + "\n"),
+                                 "cat: planted_dir/id: " + DENY.format("~/.ssh") + "\n"),
     "planted-dir-symlink-move": ("mv planted_dir/id x", 1, "",
-                                 "mv: cannot move 'planted_dir/id' to 'x': " + DENY.format("~/.ssh/id")
+                                 "mv: cannot move 'planted_dir/id' to 'x': " + DENY.format("~/.ssh")
                                  + "\n"),
     "symlink-outside-the-roots": ("cat outside", 1, "", "cat: outside: " + DENY.format("/etc") + "\n"),
     "symlink-to-box-dir": ("ls boxlink/private", 2, "",
@@ -230,26 +233,26 @@ FILE_ATTACKS = {
         "cat: {H}/../state/box/private/history.jsonl: " + DENY.format("{R}/state") + "\n"),
     "create-through-planted-dir-link": (
         "cat ok.txt > planted_dir/new", 1, "",
-        "strands-shell: planted_dir/new: " + DENY.format("~/.ssh/new") + "\n"),
+        "strands-shell: planted_dir/new: " + DENY.format("~/.ssh") + "\n"),
     # the denied read through every route that runs text
     "xargs-cat": ("echo ~/.ssh/id | xargs cat", 123, "",
-                  "cat: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+                  "cat: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     "find-exec-cat-planted": ("find planted -exec cat {} \\;", 0, "",
-                              "cat: planted: " + DENY.format("~/.ssh/id") + "\n"),
+                              "cat: planted: " + DENY.format("~/.ssh") + "\n"),
     "eval-cat": ("eval 'cat ~/.ssh/id'", 1, "",
-                 "cat: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+                 "cat: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     "bash-c-cat": ("bash -c 'cat ~/.ssh/id'", 1, "",
-                   "cat: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+                   "cat: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     "substitution-cat": ("x=$(cat ~/.ssh/id); echo \"[$x]\"", 0, "[]\n",
-                         "cat: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+                         "cat: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     "lua-os-execute-cat": ("lua -e 'os.execute(\"cat ~/.ssh/id\")'", 0, "",
-                           "cat: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
-    "env-cat": ("env cat ~/.ssh/id", 1, "", "cat: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
-    "exec-cat": ("exec cat ~/.ssh/id", 1, "", "cat: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+                           "cat: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
+    "env-cat": ("env cat ~/.ssh/id", 1, "", "cat: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
+    "exec-cat": ("exec cat ~/.ssh/id", 1, "", "cat: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     "command-cat-from-planted": ("command cat < planted", 1, "",
-                                 "strands-shell: planted: " + DENY.format("~/.ssh/id") + "\n"),
+                                 "strands-shell: planted: " + DENY.format("~/.ssh") + "\n"),
     "dev-fd-0-from-denied": ("head -c 3 /dev/fd/0 < ~/.ssh/id", 1, "",
-                             "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh/id") + "\n"),
+                             "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
     "overwrite-the-policy-file": (
         "echo 'permit(principal, action, resource);' > {R}/cfg/policy.dw", 1, "",
         "strands-shell: {R}/cfg/policy.dw: " + DENY.format("{R}/cfg") + "\n"),
@@ -292,7 +295,7 @@ def test_rename_race_dir_swapped_with_symlink_to_denied(rbox):
     assert set(r.stdout.splitlines()) <= {"public", "done"}, set(r.stdout.splitlines())
     for line in r.stderr.splitlines():
         # a refusal, or a name the swap had moved away at that instant
-        assert (DENY.format("~/.ssh/id") in line or line.endswith(": No such file or directory")
+        assert (DENY.format("~/.ssh") in line or line.endswith(": No such file or directory")
                 and line.startswith(("cat: ", "mv: "))), line
     assert_secret_kept(rbox, r.stdout, r.stderr)
     assert_alive(rbox)
