@@ -11,7 +11,8 @@ typedef struct {
   const char *p;
   int noeval;         /* >0: parse only (short-circuit) */
   bool err;
-  int depth;
+  int depth;          /* of variables holding expressions */
+  int nest;           /* of ( ), unary operators, ?: and = (BOX_MAX_NEST) */
 } Ar;
 
 static void ar_error(Ar *a, const char *msg, const char *tok) {
@@ -34,6 +35,15 @@ static void ws(Ar *a) {
 
 static int64_t comma(Ar *a);
 static int64_t assign(Ar *a);
+
+/* The expression decides how deep the descent goes (`((((…`, `- - - …`,
+ * `a=b=c=…`, `1?1:1?…`): bounded, as bash bounds it, with bash's message.
+ * The caller leaves with a->nest-- whatever this returned. */
+static bool ar_enter(Ar *a) {
+  if (++a->nest <= BOX_MAX_NEST && !box_stack_low()) return true;
+  ar_error(a, "expression recursion level exceeded", a->p);
+  return false;
+}
 
 static bool parse_number(const char *s, const char **end, int64_t *out) {
   const char *p = s;
@@ -90,7 +100,7 @@ static int64_t var_num(Ar *a, const char *val) {
     ar_error(a, "expression recursion level exceeded", val);
     return 0;
   }
-  Ar sub = { a->sh, val, val, a->noeval, false, a->depth + 1 };
+  Ar sub = { a->sh, val, val, a->noeval, false, a->depth + 1, 0 };
   int64_t r = comma(&sub);
   ws(&sub);
   if (!sub.err && *sub.p) ar_error(&sub, "syntax error in expression", sub.p);
@@ -219,7 +229,15 @@ static int64_t primary(Ar *a) {
   return 0;
 }
 
+static int64_t unary_in(Ar *a);
+
 static int64_t unary(Ar *a) {
+  int64_t v = ar_enter(a) ? unary_in(a) : 0;
+  a->nest--;
+  return v;
+}
+
+static int64_t unary_in(Ar *a) {
   ws(a);
   const char *p = a->p;
   if ((p[0] == '+' && p[1] == '+') || (p[0] == '-' && p[1] == '-')) {
@@ -434,7 +452,15 @@ static int64_t lor(Ar *a) {
   }
 }
 
+static int64_t cond_in(Ar *a);
+
 static int64_t cond(Ar *a) {
+  int64_t v = ar_enter(a) ? cond_in(a) : 0;
+  a->nest--;
+  return v;
+}
+
+static int64_t cond_in(Ar *a) {
   int64_t c = lor(a);
   ws(a);
   if (*a->p != '?') return c;
@@ -454,7 +480,15 @@ static int64_t cond(Ar *a) {
   return c ? t : f;
 }
 
+static int64_t assign_in(Ar *a);
+
 static int64_t assign(Ar *a) {
+  int64_t v = ar_enter(a) ? assign_in(a) : 0;
+  a->nest--;
+  return v;
+}
+
+static int64_t assign_in(Ar *a) {
   ws(a);
   const char *save = a->p;
   LVal lv;
@@ -604,7 +638,7 @@ static bool arith_short(Ar *a, int64_t *out) {
 }
 
 bool box_arith(Shell *sh, const char *expr, int64_t *out) {
-  Ar a = { sh, expr, expr, 0, false, 0 };
+  Ar a = { sh, expr, expr, 0, false, 0, 0 };
   int64_t v;
   if (arith_short(&a, &v)) {
     if (a.err) return false;

@@ -1216,6 +1216,27 @@ static int eval_cond_ctx(Shell *sh, Node *n) {
   return st;
 }
 
+/* `a && b || c …` leans left: ((a && b) || c).  Its left spine is walked
+ * from the innermost operator out, so a chain of 50,000 operators is a
+ * loop, not a recursion that deep.  As the recursion would: every operand
+ * but the last one runs where set -e is ignored. */
+static int eval_and_or(Shell *sh, Node *n) {
+  Node *few[16];
+  size_t k = 0;
+  Node *m = n;
+  for (; (m->kind == N_AND || m->kind == N_OR) && (m == n || !m->nredirs); m = m->u.bin.left) k++;
+  Node **ops = k <= G_N_ELEMENTS(few) ? few : g_new(Node *, k);
+  m = n;
+  for (size_t i = k; i-- > 0; m = m->u.bin.left) ops[i] = m;
+  int status = eval_cond_ctx(sh, m);
+  for (size_t i = 0; i < k && sh->jump == J_NONE; i++) {
+    if ((status == 0) != (ops[i]->kind == N_AND)) continue;
+    status = i + 1 < k ? eval_cond_ctx(sh, ops[i]->u.bin.right) : box_eval(sh, ops[i]->u.bin.right);
+  }
+  if (ops != few) g_free(ops);
+  return status;
+}
+
 static bool loop_jump(Shell *sh, bool *stop) {
   /* returns true when the loop must end */
   *stop = false;
@@ -1286,15 +1307,18 @@ static int eval_inner(Shell *sh, Node *n) {
     after_status(sh, status);
     break;
   case N_SEQ:
-    box_eval(sh, n->u.bin.left);
-    if (sh->jump != J_NONE) return sh->status;
-    status = box_eval(sh, n->u.bin.right);
+    /* the chain leans right (parser.c, list_add): walked, not recursed */
+    for (;;) {
+      box_eval(sh, n->u.bin.left);
+      if (sh->jump != J_NONE) return sh->status;
+      n = n->u.bin.right;
+      if (n->kind != N_SEQ || n->nredirs) break;
+    }
+    status = box_eval(sh, n);
     break;
   case N_AND:
   case N_OR:
-    status = eval_cond_ctx(sh, n->u.bin.left);
-    if (sh->jump != J_NONE) return status;
-    if ((status == 0) == (n->kind == N_AND)) status = box_eval(sh, n->u.bin.right);
+    status = eval_and_or(sh, n);
     break;
   case N_NOT:
     status = eval_cond_ctx(sh, n->u.un.child) == 0 ? 1 : 0;
@@ -1457,9 +1481,21 @@ static int eval_inner(Shell *sh, Node *n) {
   return status;
 }
 
+/* Text run within text (eval, ., sh, $(…)) as deep as BOX_MAX_RECURSION,
+ * and any recursion as deep as the stack allows: beyond, the run stops with
+ * the Shell's message (spec/shell.md, status 1) instead of a crash. */
+static int too_deep(Shell *sh) {
+  box_sh_error(sh, "maximum recursion depth exceeded");
+  sh->jump = J_EXIT;
+  sh->exit_status = 1;
+  sh->status = 1;
+  return 1;
+}
+
 int box_eval(Shell *sh, Node *n) {
   if (!n) return 0;
   if (sh->jump != J_NONE) return sh->status;
+  if (G_UNLIKELY(sh->depth > BOX_MAX_RECURSION || box_stack_low())) return too_deep(sh);
   int status;
   if (n->nredirs && n->kind != N_SIMPLE) {
     Saved sv;

@@ -260,6 +260,16 @@ const BoxCommandDef *box_command_lookup(const char *name);
 
 /* The longest text a run takes (shell.c): a longer one is refused. */
 #define BOX_MAX_INPUT (256 * 1024)
+/* How deep constructs may nest in one text (parser.c: `{ { {`, `$( $(`,
+ * `${x:-${`, `[[ ( (`) and in one arithmetic expression (arith.c); far
+ * beyond what a script writes, far below what the stack holds. */
+#define BOX_MAX_NEST 256
+/* How deep eval, ., sh and $(…) may run text within text (exec.c). */
+#define BOX_MAX_RECURSION 256
+/* True when this thread's stack is nearly used up (shell.c): recursion
+ * no count bounds (eval of eval, a function's $(…)) stops here with an
+ * error instead of running into the guard page. */
+bool box_stack_low(void);
 /* bash's special builtins (POSIX): found before functions. */
 bool box_is_special_builtin(const char *name);
 /* Builtins that are part of the shell language (type says "shell builtin"). */

@@ -1,5 +1,6 @@
 /* shell.c — the public entry points, the Shell's lifetime, the arena. */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,31 @@ Shell *box_current_shell;
 void box_var_free(gpointer p);
 
 #define ARENA_BLOCK 65536
+
+/* The lowest address this thread's recursion may reach: an eighth of the
+ * stack (at least 256 KiB) is kept for the deepest leaf below it (a
+ * command's 64 KiB read buffer, libc, a signal handler).  Found once per
+ * thread; a fork keeps the stack where it was, so the child's is right. */
+static __thread uintptr_t stack_floor;
+
+bool box_stack_low(void) {
+  uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+  if (G_UNLIKELY(!stack_floor)) {
+    pthread_attr_t a;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &a) != 0)
+      return false;
+    int r = pthread_attr_getstack(&a, &addr, &size);
+    pthread_attr_destroy(&a);
+    if (r != 0)
+      return false;
+    size_t keep = size / 8 > 256 * 1024 ? size / 8 : 256 * 1024;
+    if (keep > size / 2) keep = size / 2;
+    stack_floor = (uintptr_t)addr + keep;
+  }
+  return here < stack_floor;
+}
 
 /* Bump allocation in 64 KiB blocks; memory is not zeroed (the parser fills
  * every field).  Large requests get a block of their own. */
