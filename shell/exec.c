@@ -87,7 +87,22 @@ G_NORETURN void box_child_exit(Shell *sh, int status) {
   _exit(status & 255);
 }
 
+/* The run's wall clock is past: says so once and ends the run. */
+static bool past_deadline(Shell *sh) {
+  if (!sh->deadline || g_get_monotonic_time() <= sh->deadline) return false;
+  if (sh->jump != J_EXIT) {
+    box_sh_error(sh, "execution timeout exceeded");
+    sh->jump = J_EXIT;
+    sh->exit_status = 124;
+  }
+  return true;
+}
+
 pid_t box_fork(Shell *sh) {
+  /* A process tree grows by forks, each child running little before it
+   * forks again (`f() { echo $(f)$(f); }`): past the deadline none is
+   * started, whatever the tree's shape. */
+  if (past_deadline(sh)) return -1;
   pid_t pid = fork();
   if (pid < 0) {
     box_sh_error(sh, "fork: %s", box_strerror(errno));
@@ -121,14 +136,7 @@ int box_wait_pid(pid_t pid) {
 
 bool box_check_limits(Shell *sh) {
   static unsigned tick;
-  if (sh->deadline && (++tick & 63) == 0 && g_get_monotonic_time() > sh->deadline) {
-    if (sh->jump != J_EXIT) {
-      box_sh_error(sh, "execution timeout exceeded");
-      sh->jump = J_EXIT;
-      sh->exit_status = 124;
-    }
-    return false;
-  }
+  if (sh->deadline && (++tick & 63) == 0 && past_deadline(sh)) return false;
   if (any_pending) run_pending_traps(sh);
   return sh->jump != J_EXIT;
 }
