@@ -259,7 +259,7 @@ typedef struct {
 const BoxCommandDef *box_command_lookup(const char *name);
 
 /* The longest text a run takes (shell.c): a longer one is refused. */
-#define BOX_MAX_INPUT (256 * 1024)
+#define BOX_MAX_INPUT BOX_SHELL_MAX_INPUT
 /* How deep constructs may nest in one text (parser.c: `{ { {`, `$( $(`,
  * `${x:-${`, `[[ ( (`) and in one arithmetic expression (arith.c); far
  * beyond what a script writes, far below what the stack holds. */

@@ -140,6 +140,10 @@ BoxShellNew *box_shell_new(const BoxShellEnv *env, const BoxShellHost *host);
 void box_shell_set_extra_env(char *const *vars);
 int box_shell_run_new(BoxShellNew *sh, const char *source, const BoxShellLimits *limits);
 
+/* The longest command text a run takes (spec/runtime.md §4.4: 256 KiB);
+ * boxd refuses a longer one before it reaches a worker. */
+#define BOX_SHELL_MAX_INPUT (256 * 1024)
+
 /* Parses source without running it (`-n`): 0, or 2 after printing the
  * syntax error. */
 int box_shell_check(const char *source);
