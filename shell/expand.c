@@ -470,7 +470,14 @@ static char *case_mod(const char *s, const char *pat, bool upper, bool all, Shel
   GString *g = g_string_new(NULL);
   bool first = true;
   for (const char *p = s; *p;) {
-    gunichar c = g_utf8_get_char(p);
+    gunichar c = g_utf8_get_char_validated(p, -1);
+    if (c == (gunichar)-1 || c == (gunichar)-2) {
+      /* not UTF-8 (a lead byte before the end, `v=$'\xdd'`): the byte
+       * stays as it is, and the next one is looked at alone */
+      g_string_append_c(g, *p++);
+      first = false;
+      continue;
+    }
     const char *nx = g_utf8_next_char(p);
     bool apply = all || first;
     if (apply && pat && *pat) {

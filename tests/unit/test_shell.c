@@ -722,6 +722,15 @@ static void test_deep_nesting(void) {
   g_free(ok);
 }
 
+/* The fuzzer's finds (tests/fuzz/corpus/shell/crash-*), each as it was. */
+static void test_fuzz_finds(void) {
+  /* ${v^^} on a value ending in a UTF-8 lead byte read past its end */
+  Result r = run("v=$'abc\\xdd'; echo ${v^^} ${v,,} ${v^}");
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_cmpstr(r.out, ==, "ABC\xdd abc\xdd Abc\xdd\n");
+  result_free(&r);
+}
+
 /* Long lists are as long as the input allows, not as deep as the stack:
  * `true;` 40,000 times, `true &&` 30,000, and a function printed with them. */
 static void test_long_lists(void) {
@@ -793,6 +802,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/shell/deep-nesting", test_deep_nesting);
   g_test_add_func("/shell/long-lists", test_long_lists);
   g_test_add_func("/shell/runtime-recursion", test_runtime_recursion);
+  g_test_add_func("/shell/fuzz-finds", test_fuzz_finds);
   g_test_add_func("/shell/syntax-errors", test_syntax_errors);
   g_test_add_func("/shell/host-call-order", test_host_call_order);
   g_test_add_func("/shell/not-found-and-spawn", test_not_found_and_spawn_results);
