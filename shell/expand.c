@@ -589,6 +589,14 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
       else if (t[e] == ']') depth--;
       if (depth) e++;
     }
+    if (depth) {
+      /* `${a[1}`: no `]`, as bash says; the rest would start past n */
+      box_sh_error(sh, "${%s}: bad substitution", whole);
+      g_free(name);
+      g_free(whole);
+      xfail(x, 1);
+      return false;
+    }
     sub = g_strndup(t + i + 1, e - i - 1);
     i = e + 1;
   }

@@ -729,6 +729,12 @@ static void test_fuzz_finds(void) {
   g_assert_cmpint(r.status, ==, 0);
   g_assert_cmpstr(r.out, ==, "ABC\xdd abc\xdd Abc\xdd\n");
   result_free(&r);
+  /* ${a[1} (no `]`) went on past the end of the text */
+  r = run("a=(x y); echo ${a[1}; echo next");
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_cmpstr(r.out, ==, "");
+  g_assert_cmpstr(r.err, ==, "strands-shell: ${a[1}: bad substitution\n");
+  result_free(&r);
 }
 
 /* Long lists are as long as the input allows, not as deep as the stack:
