@@ -101,6 +101,13 @@ static size_t skip_to(const char *t, size_t i, size_t n, char close) {
   return n;
 }
 
+/* Whether skip_to's answer e ends the construct opened before t[from]
+ * with its closing character.  Not always: a word cut out of a longer one
+ * (an operator's pattern in `${v%…}`) can end inside a `${` or `$(`. */
+static bool closed_at(const char *t, size_t from, size_t e, char close) {
+  return e > from && t[e - 1] == close;
+}
+
 /* ---- ANSI-C quoting ---------------------------------------------------------------- */
 
 static int hexv(char c) {
@@ -1160,6 +1167,11 @@ static bool expand_text(X *x, const char *t, size_t n, int mode) {
       }
       if (d == '{') {
         size_t e = skip_to(t, i + 2, n, '}');
+        if (!closed_at(t, i + 2, e, '}')) {
+          box_sh_error(x->sh, "%.*s: bad substitution", (int)(n - i), t + i);
+          xfail(x, 1);
+          return false;
+        }
         if (!param_brace(x, t + i + 2, e - i - 3, mode)) {
           if (!x->failed) xfail(x, 1);
           return false;
@@ -1191,6 +1203,11 @@ static bool expand_text(X *x, const char *t, size_t n, int mode) {
           }
         }
         size_t e = skip_to(t, i + 2, n, ')');
+        if (!closed_at(t, i + 2, e, ')')) {
+          box_sh_error(x->sh, "%.*s: bad substitution", (int)(n - i), t + i);
+          xfail(x, 1);
+          return false;
+        }
         char *cmd = g_strndup(t + i + 2, e - i - 3);
         do_subst(x, cmd, mode);
         g_free(cmd);
@@ -1239,6 +1256,11 @@ static bool expand_text(X *x, const char *t, size_t n, int mode) {
     }
     if ((c == '<' || c == '>') && i + 1 < n && t[i + 1] == '(' && !dq && !(mode & M_HEREDOC)) {
       size_t e = skip_to(t, i + 2, n, ')');
+      if (!closed_at(t, i + 2, e, ')')) {
+        box_sh_error(x->sh, "%.*s: bad substitution", (int)(n - i), t + i);
+        xfail(x, 1);
+        return false;
+      }
       char *cmd = g_strndup(t + i + 2, e - i - 3);
       do_procsubst(x, cmd, c == '>');
       g_free(cmd);

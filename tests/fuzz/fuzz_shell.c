@@ -3,10 +3,15 @@
  * (box_shell_check, `box-shell -n`), and the evaluator behind a host that
  * permits only commands with no effect outside the run.  Build with
  *   clang -fsanitize=fuzzer,address,undefined (see tests/fuzz/README.md). */
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <glib.h>
 
@@ -41,6 +46,30 @@ static BoxSpawnResult spawn(void *data, const BoxShellCommand *cmd, int fd_out, 
   return r;
 }
 
+/* Whatever a run left behind (a job still running at its deadline, the
+ * children of one) ends before the next input: as a subreaper this
+ * process inherits them all, and kills and reaps each it finds. */
+static void end_leftovers(void) {
+  static bool reaper;
+  if (!reaper)
+    reaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+  for (bool found = true; found;) {
+    found = false;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+    FILE *f = fopen(path, "r");
+    int pid;
+    while (f && fscanf(f, "%d", &pid) == 1) {
+      kill(pid, SIGKILL);
+      found = true;
+    }
+    if (f) fclose(f);
+    while (waitpid(-1, NULL, WNOHANG) > 0) {
+    }
+    if (found) usleep(1000);
+  }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > 1 << 16) return 0;
   char *text = g_malloc(size + 1);
@@ -60,7 +89,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static const BoxShellEnv env = { "/nonexistent/home", "/nonexistent/work", "/usr/bin:/bin",
                                      "strands-box" };
     BoxShellLimits limits = { .timeout_ms = 200, .max_depth = 100 };
+    end_leftovers();
     box_shell_run_limits(text, &env, &host, &limits);
+    end_leftovers();
   }
   g_free(text);
   return 0;

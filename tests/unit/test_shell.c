@@ -735,6 +735,11 @@ static void test_fuzz_finds(void) {
   g_assert_cmpstr(r.out, ==, "");
   g_assert_cmpstr(r.err, ==, "strands-shell: ${a[1}: bad substitution\n");
   result_free(&r);
+  /* an offset's word cut inside a `${` of a pattern (SIGSEGV) */
+  r = run("v=abc; echo ${v:[1y ${f%f[ ${v/b/B} ${v:1:2}} }");
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_true(g_str_has_prefix(r.err, "strands-shell: ${f%f[ ${v/b/B} ${v: bad substitution\n"));
+  result_free(&r);
 }
 
 /* Long lists are as long as the input allows, not as deep as the stack:
