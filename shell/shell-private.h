@@ -264,8 +264,9 @@ const BoxCommandDef *box_command_lookup(const char *name);
  * `${x:-${`, `[[ ( (`) and in one arithmetic expression (arith.c); far
  * beyond what a script writes, far below what the stack holds. */
 #define BOX_MAX_NEST 256
-/* How deep eval, ., sh and $(…) may run text within text (exec.c). */
-#define BOX_MAX_RECURSION 256
+/* How deep ., sh and $(…) may run text within text (exec.c): 64, the
+ * spec's max_depth; each level of sh and $(…) is a process. */
+#define BOX_MAX_RECURSION 64
 /* True when this thread's stack is nearly used up (shell.c): recursion
  * no count bounds (eval of eval, a function's $(…)) stops here with an
  * error instead of running into the guard page. */

@@ -701,9 +701,9 @@ static void test_deep_nesting(void) {
       continue;
     }
     if (strcmp(shapes[i][1], "case a in a) ") == 0) {
-      /* the last `esac;;` has no `;;` */
-      deep[strlen(deep) - 4] = ' ';
+      /* the last `esac;; ` has no `;;` */
       deep[strlen(deep) - 3] = ' ';
+      deep[strlen(deep) - 2] = ' ';
       result_free(&r);
       r = run(deep);
     }
