@@ -1285,7 +1285,7 @@ static bool expand_text(X *x, const char *t, size_t n, int mode) {
 
 /* ---- brace expansion --------------------------------------------------------------------- */
 
-static void brace_expand(const char *t, GPtrArray *out, int depth);
+static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budget);
 
 static bool seq_expand(const char *body, size_t n, GPtrArray *items) {
   char *b = g_strndup(body, n);
@@ -1326,12 +1326,22 @@ static bool seq_expand(const char *body, size_t n, GPtrArray *items) {
   return ok;
 }
 
-static void brace_expand(const char *t, GPtrArray *out, int depth) {
+/* What one word's brace expansion may make: the words multiply
+ * (`{1..100000}{1..100000}`, twenty `{a,b}`), so their bytes are counted
+ * and a word that would make more is an error, not hours of work and all
+ * the memory there is. */
+#define BRACE_MAX_BYTES (32 * 1024 * 1024)
+
+static bool brace_add(GPtrArray *out, const char *t, size_t n, size_t *budget) {
+  if (n + 1 + sizeof(char *) > *budget) return false;
+  *budget -= n + 1 + sizeof(char *);
+  g_ptr_array_add(out, g_strndup(t, n));
+  return true;
+}
+
+static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budget) {
   size_t n = strlen(t);
-  if (depth > 20) {
-    g_ptr_array_add(out, g_strdup(t));
-    return;
-  }
+  if (depth > 20) return brace_add(out, t, n, budget);
   for (size_t i = 0; i < n; i++) {
     char c = t[i];
     if (c == '\\') { i++; continue; }
@@ -1382,15 +1392,16 @@ static void brace_expand(const char *t, GPtrArray *out, int depth) {
       continue;
     }
     g_array_free(commas, TRUE);
-    for (guint k = 0; k < items->len; k++) {
+    bool ok = true;
+    for (guint k = 0; ok && k < items->len; k++) {
       char *w = g_strdup_printf("%.*s%s%s", (int)i, t, (char *)items->pdata[k], t + close + 1);
-      brace_expand(w, out, depth + 1);
+      ok = brace_expand(w, out, depth + 1, budget);
       g_free(w);
     }
     g_ptr_array_free(items, TRUE);
-    return;
+    return ok;
   }
-  g_ptr_array_add(out, g_strdup(t));
+  return brace_add(out, t, n, budget);
 }
 
 /* ---- globbing ------------------------------------------------------------------------------- */
@@ -1716,7 +1727,13 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
     GPtrArray *texts = NULL;
     if (strchr(w->text, '{') && (sh->opts & O_BRACE)) {
       texts = g_ptr_array_new_with_free_func(g_free);
-      brace_expand(w->text, texts, 0);
+      size_t budget = BRACE_MAX_BYTES;
+      if (!brace_expand(w->text, texts, 0, &budget)) {
+        box_sh_error(sh, "brace expansion: the words would take more than %d bytes", BRACE_MAX_BYTES);
+        g_ptr_array_free(texts, TRUE);
+        if (status) *status = 1;
+        return false;
+      }
     }
     guint nt = texts ? texts->len : 1;
     for (guint j = 0; j < nt; j++) {

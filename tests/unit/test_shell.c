@@ -740,6 +740,12 @@ static void test_fuzz_finds(void) {
   g_assert_cmpint(r.status, ==, 1);
   g_assert_true(g_str_has_prefix(r.err, "strands-shell: ${f%f[ ${v/b/B} ${v: bad substitution\n"));
   result_free(&r);
+  /* brace expansion multiplies: 10^10 words ran for hours */
+  r = run("echo {a,b}{1..3}; echo {1..100000}{1..100000}; echo after");
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_cmpstr(r.out, ==, "a1 a2 a3 b1 b2 b3\n");
+  g_assert_cmpstr(r.err, ==, "strands-shell: brace expansion: the words would take more than 33554432 bytes\n");
+  result_free(&r);
 }
 
 /* Long lists are as long as the input allows, not as deep as the stack:
