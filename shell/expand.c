@@ -1079,7 +1079,25 @@ static bool tilde(X *x, const char *t, size_t n, size_t *i, int mode) {
   return true;
 }
 
+static bool expand_text_in(X *x, const char *t, size_t n, int mode);
+
+/* The parser bounds the nesting of the text it reads, but a here-doc's
+ * body is expanded as it stands: `${x:-${x:-…` 20,000 deep in one ended
+ * the worker.  Bounded here as the parser bounds it, with its message. */
 static bool expand_text(X *x, const char *t, size_t n, int mode) {
+  Shell *sh = x->sh;
+  if (++sh->expand_nest > BOX_MAX_NEST || box_stack_low()) {
+    sh->expand_nest--;
+    box_sh_error(sh, "maximum nesting depth exceeded (%d)", BOX_MAX_NEST);
+    xfail(x, 2);
+    return false;
+  }
+  bool ok = expand_text_in(x, t, n, mode);
+  sh->expand_nest--;
+  return ok;
+}
+
+static bool expand_text_in(X *x, const char *t, size_t n, int mode) {
   bool dq = mode & M_DQ;
   size_t i = 0;
   if (!dq && !(mode & M_HEREDOC) && n && t[0] == '~') {

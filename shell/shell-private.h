@@ -169,6 +169,7 @@ struct Shell {
   int jump, jump_n;        /* J_* pending, and its count for break/continue */
   int exit_status;
   int loop_depth, func_depth, depth, max_depth;
+  int expand_nest;         /* ${…} within ${…} being expanded (expand.c) */
   int errexit_off;         /* >0: in a context where set -e is ignored */
   bool in_child;           /* forked (subshell, stage, job, substitution) */
   bool in_trap;

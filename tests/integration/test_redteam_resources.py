@@ -80,6 +80,14 @@ def test_deep_nesting_is_a_syntax_error(box, src):
     alive(box)
 
 
+def test_deep_nesting_in_a_here_document(box):
+    # a here-doc's body is expanded, never parsed: it ended the worker
+    body = nested("${x:-", 20000, "y", "}")
+    r = box.bash(f"cat <<E\n{body}\nE\necho after")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "after\n", NEST)
+    alive(box)
+
+
 def test_deep_keywords_boxd_parses_itself(box):
     # no character that opens a construct: boxd's own pre-parse (first.c)
     # reads this text on its connection thread

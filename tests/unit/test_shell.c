@@ -713,6 +713,15 @@ static void test_deep_nesting(void) {
     result_free(&r);
     g_free(deep);
   }
+  /* a here-doc's body is not parsed, only expanded: bounded there too */
+  char *body = repeat("${x:-", 20000, "y", "}");
+  char *doc = g_strdup_printf("cat <<E\n%s\nE\necho after", body);
+  Result d = run(doc);
+  g_assert_cmpstr(d.out, ==, "after\n");
+  g_assert_cmpstr(d.err, ==, "strands-shell: maximum nesting depth exceeded (256)\n");
+  result_free(&d);
+  g_free(doc);
+  g_free(body);
   /* within the bound it runs as bash runs it */
   char *ok = repeat("{ ", 200, "echo in; ", "}; ");
   Result r = run(ok);
