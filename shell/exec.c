@@ -1099,6 +1099,12 @@ static bool regex_match(Shell *sh, const char *s, Word *w, int *err) {
   regex_t rx;
   int flags = REG_EXTENDED;
   if (sh->shopts & SH_NOCASEMATCH) flags |= REG_ICASE;
+  if (box_pattern_too_deep(re->str)) {
+    box_sh_error(sh, "maximum nesting depth exceeded (%d)", BOX_MAX_NEST);
+    g_string_free(re, TRUE);
+    *err = 2;
+    return false;
+  }
   if (regcomp(&rx, re->str, flags) != 0) {
     g_string_free(re, TRUE);
     *err = 2;

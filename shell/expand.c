@@ -179,20 +179,42 @@ char *box_ansi_c(const char *s, size_t n, size_t *consumed) {
 
 /* ---- patterns --------------------------------------------------------------------- */
 
+bool box_pattern_too_deep(const char *pat) {
+  /* `\(` groups in a basic regular expression: counted as `(` is (in an
+   * extended one or a glob it is a plain character, and counting it too
+   * only errs on the side of refusing) */
+  int depth = 0;
+  for (const char *p = pat; *p; p++) {
+    if (*p == '\\' && p[1]) p++;
+    if (*p == '(' && ++depth > BOX_MAX_NEST) return true;
+    if (*p == ')' && depth > 0) depth--;
+  }
+  return false;
+}
+
 static int fnm_flags(Shell *sh) {
   int f = FNM_EXTMATCH;
   if (sh->shopts & SH_NOCASEMATCH) f |= FNM_CASEFOLD;
   return f;
 }
 
+/* fnmatch, with a pattern nested too deep for it matching nothing. */
+static bool fnm(Shell *sh, const char *pat, const char *s) {
+  return !box_pattern_too_deep(pat) && fnmatch(pat, s, fnm_flags(sh)) == 0;
+}
+
 bool box_pattern_match(Shell *sh, const char *pattern, const char *s) {
+  if (box_pattern_too_deep(pattern)) {
+    box_sh_error(sh, "maximum nesting depth exceeded (%d)", BOX_MAX_NEST);
+    return false;
+  }
   return fnmatch(pattern, s, fnm_flags(sh)) == 0;
 }
 
 /* Longest/shortest prefix or suffix matching pat; returns the cut index. */
 static bool match_at(Shell *sh, const char *pat, const char *s, size_t from, size_t to) {
   char *sub = g_strndup(s + from, to - from);
-  bool m = fnmatch(pat, sub, fnm_flags(sh)) == 0;
+  bool m = fnm(sh, pat, sub);
   g_free(sub);
   return m;
 }
@@ -489,7 +511,7 @@ static char *case_mod(const char *s, const char *pat, bool upper, bool all, Shel
     bool apply = all || first;
     if (apply && pat && *pat) {
       char *one = g_strndup(p, (size_t)(nx - p));
-      apply = fnmatch(pat, one, fnm_flags(sh)) == 0;
+      apply = fnm(sh, pat, one);
       g_free(one);
     }
     g_string_append_unichar(g, apply ? (upper ? g_unichar_toupper(c) : g_unichar_tolower(c)) : c);
@@ -1483,6 +1505,7 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
     return;
   }
   bool star2 = (sh->shopts & SH_GLOBSTAR) && strcmp(comp, "**") == 0;
+  if (box_pattern_too_deep(comp)) return;  /* it would match nothing, but not end */
   DIR *d = opendir(*base ? base : ".");
   if (!d) return;
   GPtrArray *names = g_ptr_array_new_with_free_func(g_free);

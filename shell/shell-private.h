@@ -272,6 +272,10 @@ const BoxCommandDef *box_command_lookup(const char *name);
  * no count bounds (eval of eval, a function's $(…)) stops here with an
  * error instead of running into the guard page. */
 bool box_stack_low(void);
+/* Whether a pattern or regular expression nests `(` deeper than
+ * BOX_MAX_NEST (expand.c): glibc's fnmatch (extglob) and regcomp recurse
+ * once per level, and 20,000 levels end the process. */
+bool box_pattern_too_deep(const char *pat);
 /* bash's special builtins (POSIX): found before functions. */
 bool box_is_special_builtin(const char *name);
 /* Builtins that are part of the shell language (type says "shell builtin"). */

@@ -323,6 +323,24 @@ def test_huge_single_argument(box):
 
 # ---- pathological patterns ----
 
+PATTERNS = {
+    "regex-cond": ("[[ x =~ " + nested("(", 20000, "x", ")") + " ]]; echo $?", "2\n",
+                   "strands-shell: maximum nesting depth exceeded (256)\n"),
+    "extglob-case": ("case x in " + nested("@(", 20000, "x", ")") + ") echo m;; esac; echo $?",
+                     "0\n", "strands-shell: maximum nesting depth exceeded (256)\n"),
+    "grep-regex": ("echo x | grep -E '" + nested("(", 20000, "x", ")") + "'; echo $?", "2\n",
+                   "grep: maximum nesting depth exceeded (256)\n"),
+}
+
+
+@pytest.mark.parametrize("src,out,err", PATTERNS.values(), ids=PATTERNS.keys())
+def test_deeply_nested_pattern(box, src, out, err):
+    # glibc's regcomp and fnmatch recurse per `(`: these ended the worker
+    r = box.bash(src)
+    assert (r.returncode, r.stdout, r.stderr) == (0, out, err)
+    alive(box)
+
+
 def test_regex_backtracking(box):
     t0 = time.monotonic()
     r = box.bash("[[ " + "a" * 40 + "b =~ ^(a+)+$ ]]; echo $?")

@@ -757,6 +757,34 @@ static void test_fuzz_finds(void) {
   result_free(&r);
 }
 
+/* glibc's regcomp and fnmatch (extglob) recurse once per `(`: patterns
+ * and regular expressions from the text nest at most BOX_MAX_NEST deep. */
+static void test_deep_patterns(void) {
+  char *ere = repeat("(", 20000, "x", ")");
+  char *bre = repeat("\\(", 20000, "x", "\\)");
+  char *ext = repeat("@(", 20000, "x", ")");
+  struct { char *src; const char *out, *err; } cases[] = {
+    { g_strdup_printf("[[ x =~ %s ]]; echo $?", ere), "2\n", "strands-shell: maximum nesting depth exceeded (256)\n" },
+    { g_strdup_printf("[[ x == %s ]]; echo $?", ext), "1\n", "strands-shell: maximum nesting depth exceeded (256)\n" },
+    { g_strdup_printf("case x in %s) echo m;; esac; echo $?", ext), "0\n", "strands-shell: maximum nesting depth exceeded (256)\n" },
+    { g_strdup_printf("echo x | grep -E '%s'; echo $?", ere), "2\n", "grep: maximum nesting depth exceeded (256)\n" },
+    { g_strdup_printf("echo x | grep '%s'; echo $?", bre), "2\n", "grep: maximum nesting depth exceeded (256)\n" },
+    { g_strdup_printf("expr x : '%s'; echo $?", bre), "2\n", "expr: maximum nesting depth exceeded (256)\n" },
+    { g_strdup_printf("v=x; echo ${v#%s}", ext), "x\n", "" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    Result r = run(cases[i].src);
+    g_assert_cmpint(r.status, ==, 0);
+    g_assert_cmpstr(r.out, ==, cases[i].out);
+    g_assert_cmpstr(r.err, ==, cases[i].err);
+    result_free(&r);
+    g_free(cases[i].src);
+  }
+  g_free(ere);
+  g_free(bre);
+  g_free(ext);
+}
+
 /* Long lists are as long as the input allows, not as deep as the stack:
  * `true;` 40,000 times, `true &&` 30,000, and a function printed with them. */
 static void test_long_lists(void) {
@@ -829,6 +857,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/shell/long-lists", test_long_lists);
   g_test_add_func("/shell/runtime-recursion", test_runtime_recursion);
   g_test_add_func("/shell/fuzz-finds", test_fuzz_finds);
+  g_test_add_func("/shell/deep-patterns", test_deep_patterns);
   g_test_add_func("/shell/syntax-errors", test_syntax_errors);
   g_test_add_func("/shell/host-call-order", test_host_call_order);
   g_test_add_func("/shell/not-found-and-spawn", test_not_found_and_spawn_results);
