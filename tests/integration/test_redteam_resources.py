@@ -6,8 +6,8 @@ socket) against one box; each ends contained — an exact refusal, a bounded
 result — and boxd answers the next command."""
 import os
 import socket
+import struct
 import subprocess
-import textwrap
 import time
 
 import pytest
@@ -155,6 +155,20 @@ def test_text_at_the_limit_runs(box):
     reply, out, err = raw_call(box, "echo x; : " + "a" * (LIMIT - 10))
     assert reply["body"] == {"status": 0}, reply
     assert (out, err) == ("x\n", "")
+    alive(box)
+
+
+def test_deeply_nested_json_frame(box):
+    # boxd parses the frame itself: json-c's depth bound refuses it
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(str(box.box_dir / "run" / "box.sock"))
+    data = ('{"version": 6, "program": 1, "frame_type": "open", "body": {"mode": '
+            + "[" * 200000 + "]" * 200000 + "}}").encode()
+    s.sendall(struct.pack(">I", len(data)) + data)
+    reply = read_frame(s)
+    s.close()
+    assert reply["frame_type"] == "denied"
+    assert reply["body"] == {"kind": "transport_error", "reason": "a frame is not a JSON object"}
     alive(box)
 
 
