@@ -12,7 +12,7 @@ typedef struct {
   int noeval;         /* >0: parse only (short-circuit) */
   bool err;
   int depth;          /* of variables holding expressions */
-  int nest;           /* of ( ), unary operators, ?: and = (BOX_MAX_NEST) */
+  int nest;           /* of ( ), unary operators, ?: and = (nested) */
 } Ar;
 
 static void ar_error(Ar *a, const char *msg, const char *tok) {
@@ -35,14 +35,20 @@ static void ws(Ar *a) {
 
 static int64_t comma(Ar *a);
 static int64_t assign(Ar *a);
+static int64_t unary(Ar *a);
+static int64_t cond(Ar *a);
 
-/* The expression decides how deep the descent goes (`((((…`, `- - - …`,
- * `a=b=c=…`, `1?1:1?…`): bounded, as bash bounds it, with bash's message.
- * The caller leaves with a->nest-- whatever this returned. */
-static bool ar_enter(Ar *a) {
-  if (++a->nest <= BOX_MAX_NEST && !box_stack_low()) return true;
-  ar_error(a, "expression recursion level exceeded", a->p);
-  return false;
+/* f(a) one level deeper.  The expression decides how deep the descent
+ * goes (`((((…`, `- - - …`, `a=b=c=…`, `1?1:1?…`): bounded, as bash bounds
+ * it, with bash's message. */
+static int64_t nested(Ar *a, int64_t (*f)(Ar *)) {
+  int64_t v = 0;
+  if (++a->nest <= BOX_MAX_NEST && !box_stack_low())
+    v = f(a);
+  else
+    ar_error(a, "expression recursion level exceeded", a->p);
+  a->nest--;
+  return v;
 }
 
 static bool parse_number(const char *s, const char **end, int64_t *out) {
@@ -183,7 +189,7 @@ static int64_t primary(Ar *a) {
   char c = *a->p;
   if (c == '(') {
     a->p++;
-    int64_t v = comma(a);
+    int64_t v = nested(a, comma);
     ws(a);
     if (*a->p != ')') {
       ar_error(a, "missing `)'", a->p);
@@ -229,15 +235,7 @@ static int64_t primary(Ar *a) {
   return 0;
 }
 
-static int64_t unary_in(Ar *a);
-
 static int64_t unary(Ar *a) {
-  int64_t v = ar_enter(a) ? unary_in(a) : 0;
-  a->nest--;
-  return v;
-}
-
-static int64_t unary_in(Ar *a) {
   ws(a);
   const char *p = a->p;
   if ((p[0] == '+' && p[1] == '+') || (p[0] == '-' && p[1] == '-')) {
@@ -255,10 +253,10 @@ static int64_t unary_in(Ar *a) {
     return v;
   }
   switch (p[0]) {
-  case '!': a->p++; return !unary(a);
-  case '~': a->p++; return ~unary(a);
-  case '-': a->p++; return (int64_t)(0 - (uint64_t)unary(a));
-  case '+': a->p++; return unary(a);
+  case '!': a->p++; return !nested(a, unary);
+  case '~': a->p++; return ~nested(a, unary);
+  case '-': a->p++; return (int64_t)(0 - (uint64_t)nested(a, unary));
+  case '+': a->p++; return nested(a, unary);
   default: return primary(a);
   }
 }
@@ -452,21 +450,13 @@ static int64_t lor(Ar *a) {
   }
 }
 
-static int64_t cond_in(Ar *a);
-
 static int64_t cond(Ar *a) {
-  int64_t v = ar_enter(a) ? cond_in(a) : 0;
-  a->nest--;
-  return v;
-}
-
-static int64_t cond_in(Ar *a) {
   int64_t c = lor(a);
   ws(a);
   if (*a->p != '?') return c;
   a->p++;
   if (!c) a->noeval++;
-  int64_t t = assign(a);
+  int64_t t = nested(a, assign);
   if (!c) a->noeval--;
   ws(a);
   if (*a->p != ':') {
@@ -475,20 +465,12 @@ static int64_t cond_in(Ar *a) {
   }
   a->p++;
   if (c) a->noeval++;
-  int64_t f = cond(a);
+  int64_t f = nested(a, cond);
   if (c) a->noeval--;
   return c ? t : f;
 }
 
-static int64_t assign_in(Ar *a);
-
 static int64_t assign(Ar *a) {
-  int64_t v = ar_enter(a) ? assign_in(a) : 0;
-  a->nest--;
-  return v;
-}
-
-static int64_t assign_in(Ar *a) {
   ws(a);
   const char *save = a->p;
   LVal lv;
@@ -503,7 +485,7 @@ static int64_t assign_in(Ar *a) {
     else if (strchr("+-*/%&^|", p[0]) && p[0] && p[1] == '=') { op = p[0]; oplen = 2; }
     if (op) {
       a->p += oplen;
-      int64_t r = assign(a);
+      int64_t r = nested(a, assign);
       int64_t l = op == '=' ? 0 : var_num(a, lval_get(a, &lv));
       int64_t v = r;
       switch (op) {

@@ -1495,9 +1495,10 @@ static int eval_inner(Shell *sh, Node *n) {
   return status;
 }
 
-/* Text run within text (eval, ., sh, $(…)) as deep as BOX_MAX_RECURSION,
- * and any recursion as deep as the stack allows: beyond, the run stops with
- * the Shell's message (spec/shell.md, status 1) instead of a crash. */
+/* Text run within text by ., sh and $(…) as deep as BOX_MAX_RECURSION,
+ * and any recursion (eval of eval, a function's eval) as deep as the stack
+ * allows: beyond, the run stops with the Shell's message (spec/shell.md,
+ * status 1) instead of a crash. */
 static int too_deep(Shell *sh) {
   box_sh_error(sh, "maximum recursion depth exceeded");
   sh->jump = J_EXIT;
