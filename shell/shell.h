@@ -154,7 +154,9 @@ int box_shell_check(const char *source);
  * or redirection) naming a command the Shell implements, run in cwd.
  * Then fills *cmd as decide_exec would get it (envp NULL) and returns
  * true; free it with box_shell_first_exec_free.  Thread-safe: it parses on
- * a state of its own and prints nothing. */
+ * a state of its own and prints nothing.  boxd calls it on a connection
+ * thread, so it parses only short flat text (at most 4 KiB, none of
+ * ; & | ( ) < > $ ` ' " \) and returns false for anything else. */
 bool box_shell_first_exec(const char *source, const char *cwd, BoxShellCommand *cmd);
 void box_shell_first_exec_free(BoxShellCommand *cmd);
 
