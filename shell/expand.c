@@ -1370,7 +1370,7 @@ static bool seq_expand(const char *body, size_t n, GPtrArray *items) {
  * (`{1..100000}{1..100000}`, twenty `{a,b}`), so their bytes are counted
  * and a word that would make more is an error, not hours of work and all
  * the memory there is. */
-#define BRACE_MAX_BYTES (32 * 1024 * 1024)
+#define BRACE_MAX_BYTES (8 * 1024 * 1024)
 
 static bool brace_add(GPtrArray *out, const char *t, size_t n, size_t *budget) {
   if (n + 1 + sizeof(char *) > *budget) return false;
