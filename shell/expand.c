@@ -377,7 +377,7 @@ static void get_vals(X *x, const char *name, const char *sub, Vals *v) {
     }
     int64_t idx;
     char *k = box_expand_str(sh, sub, false, NULL);
-    bool ok = box_arith(sh, k, &idx);
+    bool ok = k && box_arith(sh, k, &idx);
     g_free(k);
     if (ok && idx >= 0 && (guint64)idx < st->len) {
       g_ptr_array_add(v->list, g_strdup(st->pdata[st->len - 1 - idx]));
@@ -399,12 +399,15 @@ static void get_vals(X *x, const char *name, const char *sub, Vals *v) {
     if (var) {
       if (var->flags & V_ASSOC) {
         char *k = box_expand_str(sh, sub, false, NULL);
-        s = box_var_elem(var, k);
+        if (k) s = box_var_elem(var, k);
+        else xfail(x, 1);
         g_free(k);
       } else {
         char *k = box_expand_str(sh, sub, false, NULL);
         int64_t idx;
-        if (box_arith(sh, k, &idx)) {
+        if (!k) {
+          xfail(x, 1);  /* the subscript's expansion failed and said why */
+        } else if (box_arith(sh, k, &idx)) {
           char b[32];
           g_snprintf(b, sizeof b, "%" G_GINT64_FORMAT, idx);
           s = box_var_elem(var, b);
@@ -761,7 +764,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
           if (sub) {
             char *val = word_string(x, w, wn, 0, false);
             char *k = box_expand_str(sh, sub, false, NULL);
-            box_var_set_elem(sh, name, k, val, false);
+            if (k) box_var_set_elem(sh, name, k, val, false);
             xadd(x, val, strlen(val), (mode & M_DQ) ? F_QUO : F_EXP);
             g_free(k);
             g_free(val);

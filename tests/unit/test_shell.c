@@ -749,6 +749,12 @@ static void test_fuzz_finds(void) {
   g_assert_cmpint(r.status, ==, 1);
   g_assert_true(g_str_has_prefix(r.err, "strands-shell: ${f%f[ ${v/b/B} ${v: bad substitution\n"));
   result_free(&r);
+  /* a subscript whose expansion fails (NULL into the arithmetic: SIGSEGV) */
+  r = run("a=(1 2 3); echo ${a[${u?unset}]}; echo next");
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_cmpstr(r.out, ==, "");
+  g_assert_cmpstr(r.err, ==, "strands-shell: u: unset\n");
+  result_free(&r);
   /* brace expansion multiplies: 10^10 words ran for hours */
   r = run("echo {a,b}{1..3}; echo {1..100000}{1..100000}; echo after");
   g_assert_cmpint(r.status, ==, 1);
