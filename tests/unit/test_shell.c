@@ -755,6 +755,12 @@ static void test_fuzz_finds(void) {
   g_assert_cmpstr(r.out, ==, "");
   g_assert_cmpstr(r.err, ==, "strands-shell: u: unset\n");
   result_free(&r);
+  /* test's `!` and `(` recurse: 200,000 of them built at run time */
+  r = run("a=$(seq 1 200000 | sed 's/.*/!/'); test $a x; echo $?");
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_cmpstr(r.out, ==, "2\n");
+  g_assert_cmpstr(r.err, ==, "strands-shell: test: maximum nesting depth exceeded\n");
+  result_free(&r);
   /* brace expansion multiplies: 10^10 words ran for hours */
   r = run("echo {a,b}{1..3}; echo {1..100000}{1..100000}; echo after");
   g_assert_cmpint(r.status, ==, 1);
