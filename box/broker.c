@@ -10,6 +10,7 @@
  * (nor woken, beyond the one the kernel wakes) on a command's path.
  */
 #include "box/boxd.h"
+#include "shell/shell.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -317,6 +318,25 @@ static void answer_call(void *data, int status)
     send_exit(call->c, call->program, status);
 }
 
+/* issue 28, item 9: a text over the Shell's limit never reaches a worker
+ * (it would not fit the worker's channel either): the caller gets the
+ * sizes on its stderr and status 2, as for a usage error.  Its stderr may
+ * be a pipe nobody reads: the line is written only if it fits at once. */
+static void refuse_long_text(Conn *c, int program, size_t len, int fds[3])
+{
+  char line[160];
+  int n = g_snprintf(line, sizeof line,
+                     "strands-shell: command text is %zu bytes; the limit is %d bytes\n", len,
+                     BOX_SHELL_MAX_INPUT);
+  struct pollfd p = { .fd = fds[2], .events = POLLOUT };
+  if (poll(&p, 1, 1000) == 1 && (p.revents & POLLOUT) && write(fds[2], line, (size_t)n) < 0) {
+    /* the caller's stderr is gone: the status still says it */
+  }
+  for (int i = 0; i < 3; i++)
+    close(fds[i]);
+  send_exit(c, program, 2);
+}
+
 /* Runs the call in this thread while still reading frames, so a `signal`
  * can end it; answers it. */
 static void run_call(Conn *c, int program, const char *source, int fds[3])
@@ -474,6 +494,12 @@ static void conn_serve(Conn *c)
           send_denied(c, program, "over_budget", EVICTED);
           stop = true;
         }
+        size_t len = strlen(source);
+        bool answered = false; /* refuse_long_text closed fds */
+        if (!stop && len > BOX_SHELL_MAX_INPUT) {
+          refuse_long_text(c, program, len, fds);
+          answered = stop = true;
+        }
         if (!stop) {
           g_mutex_lock(&conns_lock);
           bool room = running < MAX_RUNNING;
@@ -488,7 +514,7 @@ static void conn_serve(Conn *c)
           }
         }
         if (stop) {
-          for (int i = 0; i < 3; i++)
+          for (int i = 0; i < 3 && !answered; i++)
             close(fds[i]);
         } else {
           called = true;

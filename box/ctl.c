@@ -36,6 +36,17 @@ bool box_ctl_send(int sock, json_object *obj, const int *fds, int nfds)
   do
     n = sendmsg(sock, &msg, MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
+  if (n < 0 && errno == EMSGSIZE) {
+    /* A packet goes whole or not at all, and the default send buffer
+     * (net.core.wmem_default, 208 KiB) is smaller than a run carrying
+     * 256 KiB of text: the buffer grows to hold this one, once. */
+    int want = (int)len + 64 * 1024;
+    if (setsockopt(sock, SOL_SOCKET, SO_SNDBUFFORCE, &want, sizeof want) != 0)
+      setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &want, sizeof want);
+    do
+      n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+  }
   return n == (ssize_t)len;
 }
 

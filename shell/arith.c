@@ -11,7 +11,8 @@ typedef struct {
   const char *p;
   int noeval;         /* >0: parse only (short-circuit) */
   bool err;
-  int depth;
+  int depth;          /* of variables holding expressions */
+  int nest;           /* of ( ), unary operators, ?: and = (nested) */
 } Ar;
 
 static void ar_error(Ar *a, const char *msg, const char *tok) {
@@ -34,6 +35,21 @@ static void ws(Ar *a) {
 
 static int64_t comma(Ar *a);
 static int64_t assign(Ar *a);
+static int64_t unary(Ar *a);
+static int64_t cond(Ar *a);
+
+/* f(a) one level deeper.  The expression decides how deep the descent
+ * goes (`((((…`, `- - - …`, `a=b=c=…`, `1?1:1?…`): bounded, as bash bounds
+ * it, with bash's message. */
+static int64_t nested(Ar *a, int64_t (*f)(Ar *)) {
+  int64_t v = 0;
+  if (++a->nest <= BOX_MAX_NEST && !box_stack_low())
+    v = f(a);
+  else
+    ar_error(a, "expression recursion level exceeded", a->p);
+  a->nest--;
+  return v;
+}
 
 static bool parse_number(const char *s, const char **end, int64_t *out) {
   const char *p = s;
@@ -90,7 +106,7 @@ static int64_t var_num(Ar *a, const char *val) {
     ar_error(a, "expression recursion level exceeded", val);
     return 0;
   }
-  Ar sub = { a->sh, val, val, a->noeval, false, a->depth + 1 };
+  Ar sub = { a->sh, val, val, a->noeval, false, a->depth + 1, 0 };
   int64_t r = comma(&sub);
   ws(&sub);
   if (!sub.err && *sub.p) ar_error(&sub, "syntax error in expression", sub.p);
@@ -173,7 +189,7 @@ static int64_t primary(Ar *a) {
   char c = *a->p;
   if (c == '(') {
     a->p++;
-    int64_t v = comma(a);
+    int64_t v = nested(a, comma);
     ws(a);
     if (*a->p != ')') {
       ar_error(a, "missing `)'", a->p);
@@ -237,10 +253,10 @@ static int64_t unary(Ar *a) {
     return v;
   }
   switch (p[0]) {
-  case '!': a->p++; return !unary(a);
-  case '~': a->p++; return ~unary(a);
-  case '-': a->p++; return (int64_t)(0 - (uint64_t)unary(a));
-  case '+': a->p++; return unary(a);
+  case '!': a->p++; return !nested(a, unary);
+  case '~': a->p++; return ~nested(a, unary);
+  case '-': a->p++; return (int64_t)(0 - (uint64_t)nested(a, unary));
+  case '+': a->p++; return nested(a, unary);
   default: return primary(a);
   }
 }
@@ -440,7 +456,7 @@ static int64_t cond(Ar *a) {
   if (*a->p != '?') return c;
   a->p++;
   if (!c) a->noeval++;
-  int64_t t = assign(a);
+  int64_t t = nested(a, assign);
   if (!c) a->noeval--;
   ws(a);
   if (*a->p != ':') {
@@ -449,7 +465,7 @@ static int64_t cond(Ar *a) {
   }
   a->p++;
   if (c) a->noeval++;
-  int64_t f = cond(a);
+  int64_t f = nested(a, cond);
   if (c) a->noeval--;
   return c ? t : f;
 }
@@ -469,7 +485,7 @@ static int64_t assign(Ar *a) {
     else if (strchr("+-*/%&^|", p[0]) && p[0] && p[1] == '=') { op = p[0]; oplen = 2; }
     if (op) {
       a->p += oplen;
-      int64_t r = assign(a);
+      int64_t r = nested(a, assign);
       int64_t l = op == '=' ? 0 : var_num(a, lval_get(a, &lv));
       int64_t v = r;
       switch (op) {
@@ -604,7 +620,7 @@ static bool arith_short(Ar *a, int64_t *out) {
 }
 
 bool box_arith(Shell *sh, const char *expr, int64_t *out) {
-  Ar a = { sh, expr, expr, 0, false, 0 };
+  Ar a = { sh, expr, expr, 0, false, 0, 0 };
   int64_t v;
   if (arith_short(&a, &v)) {
     if (a.err) return false;

@@ -87,7 +87,22 @@ G_NORETURN void box_child_exit(Shell *sh, int status) {
   _exit(status & 255);
 }
 
+/* The run's wall clock is past: says so once and ends the run. */
+static bool past_deadline(Shell *sh) {
+  if (!sh->deadline || g_get_monotonic_time() <= sh->deadline) return false;
+  if (sh->jump != J_EXIT) {
+    box_sh_error(sh, "execution timeout exceeded");
+    sh->jump = J_EXIT;
+    sh->exit_status = BOX_SHELL_TIMEOUT_STATUS;
+  }
+  return true;
+}
+
 pid_t box_fork(Shell *sh) {
+  /* A process tree grows by forks, each child running little before it
+   * forks again (`f() { echo $(f)$(f); }`): past the deadline none is
+   * started, whatever the tree's shape. */
+  if (past_deadline(sh)) return -1;
   pid_t pid = fork();
   if (pid < 0) {
     box_sh_error(sh, "fork: %s", box_strerror(errno));
@@ -121,14 +136,7 @@ int box_wait_pid(pid_t pid) {
 
 bool box_check_limits(Shell *sh) {
   static unsigned tick;
-  if (sh->deadline && (++tick & 63) == 0 && g_get_monotonic_time() > sh->deadline) {
-    if (sh->jump != J_EXIT) {
-      box_sh_error(sh, "execution timeout exceeded");
-      sh->jump = J_EXIT;
-      sh->exit_status = BOX_SHELL_TIMEOUT_STATUS;
-    }
-    return false;
-  }
+  if (sh->deadline && (++tick & 63) == 0 && past_deadline(sh)) return false;
   if (any_pending) run_pending_traps(sh);
   return sh->jump != J_EXIT;
 }
@@ -1091,6 +1099,12 @@ static bool regex_match(Shell *sh, const char *s, Word *w, int *err) {
   regex_t rx;
   int flags = REG_EXTENDED;
   if (sh->shopts & SH_NOCASEMATCH) flags |= REG_ICASE;
+  if (box_pattern_too_deep(re->str)) {
+    box_sh_error(sh, "maximum nesting depth exceeded (%d)", BOX_MAX_NEST);
+    g_string_free(re, TRUE);
+    *err = 2;
+    return false;
+  }
   if (regcomp(&rx, re->str, flags) != 0) {
     g_string_free(re, TRUE);
     *err = 2;
@@ -1216,6 +1230,27 @@ static int eval_cond_ctx(Shell *sh, Node *n) {
   return st;
 }
 
+/* `a && b || c …` leans left: ((a && b) || c).  Its left spine is walked
+ * from the innermost operator out, so a chain of 50,000 operators is a
+ * loop, not a recursion that deep.  As the recursion would: every operand
+ * but the last one runs where set -e is ignored. */
+static int eval_and_or(Shell *sh, Node *n) {
+  Node *few[16];
+  size_t k = 0;
+  Node *m = n;
+  for (; (m->kind == N_AND || m->kind == N_OR) && (m == n || !m->nredirs); m = m->u.bin.left) k++;
+  Node **ops = k <= G_N_ELEMENTS(few) ? few : g_new(Node *, k);
+  m = n;
+  for (size_t i = k; i-- > 0; m = m->u.bin.left) ops[i] = m;
+  int status = eval_cond_ctx(sh, m);
+  for (size_t i = 0; i < k && sh->jump == J_NONE; i++) {
+    if ((status == 0) != (ops[i]->kind == N_AND)) continue;
+    status = i + 1 < k ? eval_cond_ctx(sh, ops[i]->u.bin.right) : box_eval(sh, ops[i]->u.bin.right);
+  }
+  if (ops != few) g_free(ops);
+  return status;
+}
+
 static bool loop_jump(Shell *sh, bool *stop) {
   /* returns true when the loop must end */
   *stop = false;
@@ -1286,15 +1321,18 @@ static int eval_inner(Shell *sh, Node *n) {
     after_status(sh, status);
     break;
   case N_SEQ:
-    box_eval(sh, n->u.bin.left);
-    if (sh->jump != J_NONE) return sh->status;
-    status = box_eval(sh, n->u.bin.right);
+    /* the chain leans right (parser.c, list_add): walked, not recursed */
+    for (;;) {
+      box_eval(sh, n->u.bin.left);
+      if (sh->jump != J_NONE) return sh->status;
+      n = n->u.bin.right;
+      if (n->kind != N_SEQ || n->nredirs) break;
+    }
+    status = box_eval(sh, n);
     break;
   case N_AND:
   case N_OR:
-    status = eval_cond_ctx(sh, n->u.bin.left);
-    if (sh->jump != J_NONE) return status;
-    if ((status == 0) == (n->kind == N_AND)) status = box_eval(sh, n->u.bin.right);
+    status = eval_and_or(sh, n);
     break;
   case N_NOT:
     status = eval_cond_ctx(sh, n->u.un.child) == 0 ? 1 : 0;
@@ -1457,9 +1495,22 @@ static int eval_inner(Shell *sh, Node *n) {
   return status;
 }
 
+/* Text run within text by ., sh and $(…) as deep as BOX_MAX_RECURSION,
+ * and any recursion (eval of eval, a function's eval) as deep as the stack
+ * allows: beyond, the run stops with the Shell's message (spec/shell.md,
+ * status 1) instead of a crash. */
+static int too_deep(Shell *sh) {
+  box_sh_error(sh, "maximum recursion depth exceeded");
+  sh->jump = J_EXIT;
+  sh->exit_status = 1;
+  sh->status = 1;
+  return 1;
+}
+
 int box_eval(Shell *sh, Node *n) {
   if (!n) return 0;
   if (sh->jump != J_NONE) return sh->status;
+  if (G_UNLIKELY(sh->depth > BOX_MAX_RECURSION || box_stack_low())) return too_deep(sh);
   int status;
   if (n->nredirs && n->kind != N_SIMPLE) {
     Saved sv;

@@ -101,6 +101,13 @@ static size_t skip_to(const char *t, size_t i, size_t n, char close) {
   return n;
 }
 
+/* Whether skip_to's answer e ends the construct opened before t[from]
+ * with its closing character.  Not always: a word cut out of a longer one
+ * (an operator's pattern in `${v%…}`) can end inside a `${` or `$(`. */
+static bool closed_at(const char *t, size_t from, size_t e, char close) {
+  return e > from && t[e - 1] == close;
+}
+
 /* ---- ANSI-C quoting ---------------------------------------------------------------- */
 
 static int hexv(char c) {
@@ -172,20 +179,42 @@ char *box_ansi_c(const char *s, size_t n, size_t *consumed) {
 
 /* ---- patterns --------------------------------------------------------------------- */
 
+bool box_pattern_too_deep(const char *pat) {
+  /* `\(` groups in a basic regular expression: counted as `(` is (in an
+   * extended one or a glob it is a plain character, and counting it too
+   * only errs on the side of refusing) */
+  int depth = 0;
+  for (const char *p = pat; *p; p++) {
+    if (*p == '\\' && p[1]) p++;
+    if (*p == '(' && ++depth > BOX_MAX_NEST) return true;
+    if (*p == ')' && depth > 0) depth--;
+  }
+  return false;
+}
+
 static int fnm_flags(Shell *sh) {
   int f = FNM_EXTMATCH;
   if (sh->shopts & SH_NOCASEMATCH) f |= FNM_CASEFOLD;
   return f;
 }
 
+/* fnmatch, with a pattern nested too deep for it matching nothing. */
+static bool fnm(Shell *sh, const char *pat, const char *s) {
+  return !box_pattern_too_deep(pat) && fnmatch(pat, s, fnm_flags(sh)) == 0;
+}
+
 bool box_pattern_match(Shell *sh, const char *pattern, const char *s) {
+  if (box_pattern_too_deep(pattern)) {
+    box_sh_error(sh, "maximum nesting depth exceeded (%d)", BOX_MAX_NEST);
+    return false;
+  }
   return fnmatch(pattern, s, fnm_flags(sh)) == 0;
 }
 
 /* Longest/shortest prefix or suffix matching pat; returns the cut index. */
 static bool match_at(Shell *sh, const char *pat, const char *s, size_t from, size_t to) {
   char *sub = g_strndup(s + from, to - from);
-  bool m = fnmatch(pat, sub, fnm_flags(sh)) == 0;
+  bool m = fnm(sh, pat, sub);
   g_free(sub);
   return m;
 }
@@ -348,7 +377,7 @@ static void get_vals(X *x, const char *name, const char *sub, Vals *v) {
     }
     int64_t idx;
     char *k = box_expand_str(sh, sub, false, NULL);
-    bool ok = box_arith(sh, k, &idx);
+    bool ok = k && box_arith(sh, k, &idx);
     g_free(k);
     if (ok && idx >= 0 && (guint64)idx < st->len) {
       g_ptr_array_add(v->list, g_strdup(st->pdata[st->len - 1 - idx]));
@@ -370,12 +399,15 @@ static void get_vals(X *x, const char *name, const char *sub, Vals *v) {
     if (var) {
       if (var->flags & V_ASSOC) {
         char *k = box_expand_str(sh, sub, false, NULL);
-        s = box_var_elem(var, k);
+        if (k) s = box_var_elem(var, k);
+        else xfail(x, 1);
         g_free(k);
       } else {
         char *k = box_expand_str(sh, sub, false, NULL);
         int64_t idx;
-        if (box_arith(sh, k, &idx)) {
+        if (!k) {
+          xfail(x, 1);  /* the subscript's expansion failed and said why */
+        } else if (box_arith(sh, k, &idx)) {
           char b[32];
           g_snprintf(b, sizeof b, "%" G_GINT64_FORMAT, idx);
           s = box_var_elem(var, b);
@@ -470,12 +502,19 @@ static char *case_mod(const char *s, const char *pat, bool upper, bool all, Shel
   GString *g = g_string_new(NULL);
   bool first = true;
   for (const char *p = s; *p;) {
-    gunichar c = g_utf8_get_char(p);
+    gunichar c = g_utf8_get_char_validated(p, -1);
+    if (c == (gunichar)-1 || c == (gunichar)-2) {
+      /* not UTF-8 (a lead byte before the end, `v=$'\xdd'`): the byte
+       * stays as it is, and the next one is looked at alone */
+      g_string_append_c(g, *p++);
+      first = false;
+      continue;
+    }
     const char *nx = g_utf8_next_char(p);
     bool apply = all || first;
     if (apply && pat && *pat) {
       char *one = g_strndup(p, (size_t)(nx - p));
-      apply = fnmatch(pat, one, fnm_flags(sh)) == 0;
+      apply = fnm(sh, pat, one);
       g_free(one);
     }
     g_string_append_unichar(g, apply ? (upper ? g_unichar_toupper(c) : g_unichar_tolower(c)) : c);
@@ -581,6 +620,14 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
       if (t[e] == '[') depth++;
       else if (t[e] == ']') depth--;
       if (depth) e++;
+    }
+    if (depth) {
+      /* `${a[1}`: no `]`, as bash says; the rest would start past n */
+      box_sh_error(sh, "${%s}: bad substitution", whole);
+      g_free(name);
+      g_free(whole);
+      xfail(x, 1);
+      return false;
     }
     sub = g_strndup(t + i + 1, e - i - 1);
     i = e + 1;
@@ -717,7 +764,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
           if (sub) {
             char *val = word_string(x, w, wn, 0, false);
             char *k = box_expand_str(sh, sub, false, NULL);
-            box_var_set_elem(sh, name, k, val, false);
+            if (k) box_var_set_elem(sh, name, k, val, false);
             xadd(x, val, strlen(val), (mode & M_DQ) ? F_QUO : F_EXP);
             g_free(k);
             g_free(val);
@@ -1057,7 +1104,25 @@ static bool tilde(X *x, const char *t, size_t n, size_t *i, int mode) {
   return true;
 }
 
+static bool expand_text_in(X *x, const char *t, size_t n, int mode);
+
+/* The parser bounds the nesting of the text it reads, but a here-doc's
+ * body is expanded as it stands: `${x:-${x:-…` 20,000 deep in one ended
+ * the worker.  Bounded here as the parser bounds it, with its message. */
 static bool expand_text(X *x, const char *t, size_t n, int mode) {
+  Shell *sh = x->sh;
+  if (++sh->expand_nest > BOX_MAX_NEST || box_stack_low()) {
+    sh->expand_nest--;
+    box_sh_error(sh, "maximum nesting depth exceeded (%d)", BOX_MAX_NEST);
+    xfail(x, 2);
+    return false;
+  }
+  bool ok = expand_text_in(x, t, n, mode);
+  sh->expand_nest--;
+  return ok;
+}
+
+static bool expand_text_in(X *x, const char *t, size_t n, int mode) {
   bool dq = mode & M_DQ;
   size_t i = 0;
   if (!dq && !(mode & M_HEREDOC) && n && t[0] == '~') {
@@ -1145,6 +1210,11 @@ static bool expand_text(X *x, const char *t, size_t n, int mode) {
       }
       if (d == '{') {
         size_t e = skip_to(t, i + 2, n, '}');
+        if (!closed_at(t, i + 2, e, '}')) {
+          box_sh_error(x->sh, "%.*s: bad substitution", (int)(n - i), t + i);
+          xfail(x, 1);
+          return false;
+        }
         if (!param_brace(x, t + i + 2, e - i - 3, mode)) {
           if (!x->failed) xfail(x, 1);
           return false;
@@ -1176,6 +1246,11 @@ static bool expand_text(X *x, const char *t, size_t n, int mode) {
           }
         }
         size_t e = skip_to(t, i + 2, n, ')');
+        if (!closed_at(t, i + 2, e, ')')) {
+          box_sh_error(x->sh, "%.*s: bad substitution", (int)(n - i), t + i);
+          xfail(x, 1);
+          return false;
+        }
         char *cmd = g_strndup(t + i + 2, e - i - 3);
         do_subst(x, cmd, mode);
         g_free(cmd);
@@ -1224,6 +1299,11 @@ static bool expand_text(X *x, const char *t, size_t n, int mode) {
     }
     if ((c == '<' || c == '>') && i + 1 < n && t[i + 1] == '(' && !dq && !(mode & M_HEREDOC)) {
       size_t e = skip_to(t, i + 2, n, ')');
+      if (!closed_at(t, i + 2, e, ')')) {
+        box_sh_error(x->sh, "%.*s: bad substitution", (int)(n - i), t + i);
+        xfail(x, 1);
+        return false;
+      }
       char *cmd = g_strndup(t + i + 2, e - i - 3);
       do_procsubst(x, cmd, c == '>');
       g_free(cmd);
@@ -1248,7 +1328,7 @@ static bool expand_text(X *x, const char *t, size_t n, int mode) {
 
 /* ---- brace expansion --------------------------------------------------------------------- */
 
-static void brace_expand(const char *t, GPtrArray *out, int depth);
+static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budget);
 
 static bool seq_expand(const char *body, size_t n, GPtrArray *items) {
   char *b = g_strndup(body, n);
@@ -1289,12 +1369,22 @@ static bool seq_expand(const char *body, size_t n, GPtrArray *items) {
   return ok;
 }
 
-static void brace_expand(const char *t, GPtrArray *out, int depth) {
+/* What one word's brace expansion may make: the words multiply
+ * (`{1..100000}{1..100000}`, twenty `{a,b}`), so their bytes are counted
+ * and a word that would make more is an error, not hours of work and all
+ * the memory there is. */
+#define BRACE_MAX_BYTES (8 * 1024 * 1024)
+
+static bool brace_add(GPtrArray *out, const char *t, size_t n, size_t *budget) {
+  if (n + 1 + sizeof(char *) > *budget) return false;
+  *budget -= n + 1 + sizeof(char *);
+  g_ptr_array_add(out, g_strndup(t, n));
+  return true;
+}
+
+static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budget) {
   size_t n = strlen(t);
-  if (depth > 20) {
-    g_ptr_array_add(out, g_strdup(t));
-    return;
-  }
+  if (depth > 20) return brace_add(out, t, n, budget);
   for (size_t i = 0; i < n; i++) {
     char c = t[i];
     if (c == '\\') { i++; continue; }
@@ -1345,15 +1435,16 @@ static void brace_expand(const char *t, GPtrArray *out, int depth) {
       continue;
     }
     g_array_free(commas, TRUE);
-    for (guint k = 0; k < items->len; k++) {
+    bool ok = true;
+    for (guint k = 0; ok && k < items->len; k++) {
       char *w = g_strdup_printf("%.*s%s%s", (int)i, t, (char *)items->pdata[k], t + close + 1);
-      brace_expand(w, out, depth + 1);
+      ok = brace_expand(w, out, depth + 1, budget);
       g_free(w);
     }
     g_ptr_array_free(items, TRUE);
-    return;
+    return ok;
   }
-  g_ptr_array_add(out, g_strdup(t));
+  return brace_add(out, t, n, budget);
 }
 
 /* ---- globbing ------------------------------------------------------------------------------- */
@@ -1417,6 +1508,7 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
     return;
   }
   bool star2 = (sh->shopts & SH_GLOBSTAR) && strcmp(comp, "**") == 0;
+  if (box_pattern_too_deep(comp)) return;  /* it would match nothing, but not end */
   DIR *d = opendir(*base ? base : ".");
   if (!d) return;
   GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
@@ -1679,7 +1771,13 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
     GPtrArray *texts = NULL;
     if (strchr(w->text, '{') && (sh->opts & O_BRACE)) {
       texts = g_ptr_array_new_with_free_func(g_free);
-      brace_expand(w->text, texts, 0);
+      size_t budget = BRACE_MAX_BYTES;
+      if (!brace_expand(w->text, texts, 0, &budget)) {
+        box_sh_error(sh, "brace expansion: the words would take more than %d bytes", BRACE_MAX_BYTES);
+        g_ptr_array_free(texts, TRUE);
+        if (status) *status = 1;
+        return false;
+      }
     }
     guint nt = texts ? texts->len : 1;
     for (guint j = 0; j < nt; j++) {

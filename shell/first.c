@@ -4,6 +4,18 @@
 
 #include "shell/shell-private.h"
 
+/* The text boxd parses at all (issue 28): short, and with none
+ * of the characters that separate commands, open a subshell, a quote or
+ * an expansion (the one plain simple command it looks for has none).  boxd parses on
+ * the caller's connection thread; anything else is the worker's to parse,
+ * where a crash ends one command and not the box. */
+#define FIRST_MAX 4096
+
+static bool flat_text(const char *s)
+{
+  return s[strcspn(s, ";&|()<>$`'\"\\")] == '\0';
+}
+
 /* The run (run_simple_inner) asks shell:exec before anything else it does
  * when the text is one simple command whose every word is plain (it
  * expands to itself: no quote, no expansion of any kind) with no
@@ -13,7 +25,7 @@
 bool box_shell_first_exec(const char *source, const char *cwd, BoxShellCommand *cmd)
 {
   memset(cmd, 0, sizeof *cmd);
-  if (!source || strlen(source) > BOX_MAX_INPUT || !cwd)
+  if (!source || !cwd || strnlen(source, FIRST_MAX + 1) > FIRST_MAX || !flat_text(source))
     return false;
   /* A state of its own, never the process's current Shell: boxd parses
    * on many threads.  check_only: no $(…) cache; a syntax error's

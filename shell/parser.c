@@ -75,6 +75,7 @@ struct Parser {
   GArray *alias_end;        /* size_t: where each ends */
   bool alias_next;          /* the last alias ended in a blank */
   int depth;                /* nesting of $( ) */
+  int nest;                 /* nesting of everything (BOX_MAX_NEST) */
   bool in_cond;
   bool ended_nl;             /* the top-level list ended at a newline */
 };
@@ -92,6 +93,20 @@ static void perror_at(Parser *p, const char *fmt, ...) {
   else
     box_sh_error(p->sh, "%s", m);
   g_free(m);
+}
+
+/* Every recursive descent goes through here: agent text decides how deep
+ * the parser recurses, and boxd parses it too (first.c), so the depth is
+ * bounded and a text beyond it is a syntax error, not a crash.  The caller
+ * leaves with p->nest-- whatever this returned. */
+static bool nest_in(Parser *p) {
+  if (++p->nest > BOX_MAX_NEST)
+    perror_at(p, "maximum nesting depth exceeded (%d)", BOX_MAX_NEST);
+  else if (box_stack_low())  /* text parsed within text: eval of eval… */
+    perror_at(p, "maximum recursion depth exceeded");
+  else
+    return true;
+  return false;
 }
 
 Parser *box_parser_new(Shell *sh, const char *text, const char *name) {
@@ -183,7 +198,7 @@ static bool scan_backquote(Parser *p) {
 }
 
 /* At '$': scans one expansion.  Returns false on error. */
-static bool scan_dollar(Parser *p) {
+static bool scan_dollar_in(Parser *p) {
   p->pos++;  /* $ */
   int c = pc(p, 0);
   if (c == '(') {
@@ -226,8 +241,14 @@ static bool scan_dollar(Parser *p) {
   return true;
 }
 
+static bool scan_dollar(Parser *p) {
+  bool ok = nest_in(p) && scan_dollar_in(p);
+  p->nest--;
+  return ok;
+}
+
 /* Scans inside "…" or ${…} up to the closing character (consumed). */
-static bool scan_word_until(Parser *p, int close) {
+static bool scan_word_until_in(Parser *p, int close) {
   int depth = 0;
   while (p->pos < p->len) {
     char c = p->src[p->pos];
@@ -270,6 +291,12 @@ static bool scan_word_until(Parser *p, int close) {
   else
     perror_at(p, "unexpected EOF while looking for matching `}'");
   return false;
+}
+
+static bool scan_word_until(Parser *p, int close) {
+  bool ok = nest_in(p) && scan_word_until_in(p, close);
+  p->nest--;
+  return ok;
 }
 
 static Node *parse_list(Parser *p, bool top);
@@ -1016,7 +1043,15 @@ static Word *cond_regex_word(Parser *p) {
   return mkword(p, p->src + start, p->pos - start, false, false);
 }
 
+static Cond *cond_primary_in(Parser *p);
+
 static Cond *cond_primary(Parser *p) {
+  Cond *c = nest_in(p) ? cond_primary_in(p) : NULL;
+  p->nest--;
+  return c;
+}
+
+static Cond *cond_primary_in(Parser *p) {
   if (p->err) return NULL;
   linebreak(p);
   if (cond_is(p, "!")) {
@@ -1391,7 +1426,17 @@ static Node *parse_compound(Parser *p) {
   return NULL;
 }
 
+static Node *parse_command_in(Parser *p);
+
+/* Every construct nests through here (a compound's list, a pipeline's
+ * stage, a function's body). */
 static Node *parse_command(Parser *p) {
+  Node *n = nest_in(p) ? parse_command_in(p) : NULL;
+  p->nest--;
+  return n;
+}
+
+static Node *parse_command_in(Parser *p) {
   if (p->err) return NULL;
   try_alias(p);
   Tok *t = peek(p);
@@ -1507,18 +1552,32 @@ static bool starts_command(Parser *p) {
   return t->kind == T_REDIR || t->kind == T_LPAREN;
 }
 
-static Node *seq(Parser *p, Node *a, Node *b) {
-  if (!a) return b;
-  if (!b) return a;
-  Node *n = mknode(p, N_SEQ);
-  n->u.bin.left = a;
-  n->u.bin.right = b;
-  return n;
+/* A list grows at its end into a chain leaning right, so that running or
+ * printing a long list (`true; true; …` 50,000 times) walks the chain
+ * (eval_inner, pr_node) where a left-leaning one would recurse as deep as
+ * the list is long. */
+typedef struct {
+  Node *head;
+  Node **tail;    /* where the last command hangs */
+} List;
+
+static void list_add(Parser *p, List *l, Node *n) {
+  if (!n) return;
+  if (!l->head) {
+    l->head = n;
+    l->tail = &l->head;
+    return;
+  }
+  Node *s = mknode(p, N_SEQ);
+  s->u.bin.left = *l->tail;
+  s->u.bin.right = n;
+  *l->tail = s;
+  l->tail = &s->u.bin.right;
 }
 
 /* A list of and-or lists.  At the top level it stops after a newline. */
 static Node *parse_list(Parser *p, bool top) {
-  Node *res = NULL;
+  List res = { NULL, NULL };
   for (;;) {
     if (p->err) return NULL;
     if (!top) linebreak(p);
@@ -1534,25 +1593,25 @@ static Node *parse_list(Parser *p, bool top) {
     } else if (t->kind == T_SEMI) {
       next(p);
     } else if (t->kind == T_NEWLINE) {
-      res = seq(p, res, n);
+      list_add(p, &res, n);
       if (top) {
         next(p);
         p->ended_nl = true;
-        return res;
+        return res.head;
       }
       continue;
     } else {
-      res = seq(p, res, n);
+      list_add(p, &res, n);
       break;
     }
-    res = seq(p, res, n);
+    list_add(p, &res, n);
     if (top && peek(p)->kind == T_NEWLINE) {
       next(p);
       p->ended_nl = true;
-      return res;
+      return res.head;
     }
   }
-  return res;
+  return res.head;
 }
 
 ParseResult box_parse_next(Parser *p, Node **out) {
@@ -1585,7 +1644,7 @@ bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out) {
     return true;
   }
   Parser *p = box_parser_new(sh, text, name);
-  Node *res = NULL;
+  List res = { NULL, NULL };
   for (;;) {
     Node *c = NULL;
     ParseResult r = box_parse_next(p, &c);
@@ -1594,10 +1653,10 @@ bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out) {
       box_parser_free(p);
       return false;
     }
-    res = seq(p, res, c);
+    list_add(p, &res, c);
   }
   box_parser_free(p);
-  *out = res;
+  *out = res.head;
   return true;
 }
 

@@ -128,7 +128,8 @@ static void pr_function(Pr *p, Node *f, bool nested) {
 static void pr_node(Pr *p, Node *n) {
   if (!n) return;
   GString *g = p->g;
-  if (n->kind == N_SEQ) {
+  /* a list's chain leans right (parser.c): walked, not recursed */
+  for (; n->kind == N_SEQ; n = n->u.bin.right) {
     pr_node(p, n->u.bin.left);
     if (g->len && g->str[g->len - 1] == '&') {
       /* "cmd & next" stays on one line */
@@ -144,8 +145,6 @@ static void pr_node(Pr *p, Node *n) {
       }
       g_string_append_c(g, '\n');
     }
-    pr_node(p, n->u.bin.right);
-    return;
   }
   if (p->skip_indent) p->skip_indent--;
   else indent(p);

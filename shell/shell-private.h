@@ -169,6 +169,7 @@ struct Shell {
   int jump, jump_n;        /* J_* pending, and its count for break/continue */
   int exit_status;
   int loop_depth, func_depth, depth, max_depth;
+  int expand_nest;         /* ${…} within ${…} being expanded (expand.c) */
   int errexit_off;         /* >0: in a context where set -e is ignored */
   bool in_child;           /* forked (subshell, stage, job, substitution) */
   bool in_trap;
@@ -277,7 +278,22 @@ bool box_is_special_builtin(const char *name);
 bool box_is_builtin(const char *name);
 
 /* The longest text a run takes (shell.c): a longer one is refused. */
-#define BOX_MAX_INPUT (256 * 1024)
+#define BOX_MAX_INPUT BOX_SHELL_MAX_INPUT
+/* How deep constructs may nest in one text (parser.c: `{ { {`, `$( $(`,
+ * `${x:-${`, `[[ ( (`) and in one arithmetic expression (arith.c); far
+ * beyond what a script writes, far below what the stack holds. */
+#define BOX_MAX_NEST 256
+/* How deep ., sh and $(…) may run text within text (exec.c): 64, the
+ * spec's max_depth; each level of sh and $(…) is a process. */
+#define BOX_MAX_RECURSION 64
+/* True when this thread's stack is nearly used up (shell.c): recursion
+ * no count bounds (eval of eval, a function's $(…)) stops here with an
+ * error instead of running into the guard page. */
+bool box_stack_low(void);
+/* Whether a pattern or regular expression nests `(` deeper than
+ * BOX_MAX_NEST (expand.c): glibc's fnmatch (extglob) and regcomp recurse
+ * once per level, and 20,000 levels end the process. */
+bool box_pattern_too_deep(const char *pat);
 
 /* Prints "<prefix>: <name>: <text>" for a failed file operation: the
  * policy's text after EACCES when the host has it, else strerror(err). */

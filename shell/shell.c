@@ -1,8 +1,10 @@
 /* shell.c — the public entry points, the Shell's lifetime, the arena. */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +15,46 @@ Shell *box_current_shell;
 void box_var_free(gpointer p);
 
 #define ARENA_BLOCK 65536
+
+/* The lowest address this thread's recursion may reach: an eighth of the
+ * stack (at least 256 KiB) is kept for the deepest leaf below it (a
+ * command's 64 KiB read buffer, libc, a signal handler).  Found once per
+ * thread; a fork keeps the stack where it was, so the child's is right. */
+static __thread uintptr_t stack_floor;
+
+static uintptr_t find_stack_floor(void) {
+  uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+  pthread_attr_t a;
+  void *addr = NULL;
+  size_t size = 0;
+  if (pthread_getattr_np(pthread_self(), &a) == 0) {
+    if (pthread_attr_getstack(&a, &addr, &size) != 0) size = 0;
+    pthread_attr_destroy(&a);
+  }
+  if (size == 0) {
+    /* the main thread's is read from /proc, which a worker may not have:
+     * RLIMIT_STACK below where we are now */
+    struct rlimit rl;
+    size = getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur
+                                                                               : 8 * 1024 * 1024;
+    if (size > here) size = here;
+    addr = (void *)(here - size);
+  }
+  size_t keep = size / 8 > 256 * 1024 ? size / 8 : 256 * 1024;
+  if (keep > size / 2) keep = size / 2;
+  return (uintptr_t)addr + keep;
+}
+
+/* The main thread's, found at start, while /proc is still there. */
+__attribute__((constructor)) static void main_stack_floor(void) {
+  stack_floor = find_stack_floor();
+}
+
+bool box_stack_low(void) {
+  uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+  if (G_UNLIKELY(!stack_floor)) stack_floor = find_stack_floor();
+  return here < stack_floor;
+}
 
 /* Bump allocation in 64 KiB blocks; memory is not zeroed (the parser fills
  * every field).  Large requests get a block of their own. */

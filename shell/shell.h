@@ -147,6 +147,10 @@ BoxShellNew *box_shell_new(const BoxShellEnv *env, const BoxShellHost *host);
 void box_shell_set_extra_env(char *const *vars);
 int box_shell_run_new(BoxShellNew *sh, const char *source, const BoxShellLimits *limits);
 
+/* The longest command text a run takes (spec/runtime.md §4.4: 256 KiB);
+ * boxd refuses a longer one before it reaches a worker. */
+#define BOX_SHELL_MAX_INPUT (256 * 1024)
+
 /* Parses source without running it (`-n`): 0, or 2 after printing the
  * syntax error. */
 int box_shell_check(const char *source);
@@ -157,7 +161,9 @@ int box_shell_check(const char *source);
  * or redirection) naming a command the Shell implements, run in cwd.
  * Then fills *cmd as decide_exec would get it (envp NULL) and returns
  * true; free it with box_shell_first_exec_free.  Thread-safe: it parses on
- * a state of its own and prints nothing. */
+ * a state of its own and prints nothing.  boxd calls it on a connection
+ * thread, so it parses only short flat text (at most 4 KiB, none of
+ * ; & | ( ) < > $ ` ' " \) and returns false for anything else. */
 bool box_shell_first_exec(const char *source, const char *cwd, BoxShellCommand *cmd);
 void box_shell_first_exec_free(BoxShellCommand *cmd);
 

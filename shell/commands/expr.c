@@ -77,6 +77,12 @@ static Val do_match(Ex *e, Val a, Val b) {
   char *s = str_of(a), *re = str_of(b);
   regex_t rx;
   char *pat = g_strconcat("^", re, NULL);
+  if (box_pattern_too_deep(pat)) {
+    bx_err(e->c, "expr", "maximum nesting depth exceeded (%d)", BOX_MAX_NEST);
+    e->failed = true;
+    g_free(pat); g_free(s); g_free(re);
+    return vs(g_strdup(""));
+  }
   int rc = regcomp(&rx, pat, 0);
   g_free(pat);
   if (rc) {

@@ -705,7 +705,8 @@ static FNode *parse_primary(FParser *p) {
       else if (strchr("|(){}", *s)) { g_string_append_c(ere, '\\'); g_string_append_c(ere, *s); }
       else g_string_append_c(ere, *s);
     }
-    n->re_ok = regcomp(&n->re, ere->str, REG_EXTENDED | (a[1] == 'i' ? REG_ICASE : 0)) == 0;
+    n->re_ok = !box_pattern_too_deep(ere->str) &&
+               regcomp(&n->re, ere->str, REG_EXTENDED | (a[1] == 'i' ? REG_ICASE : 0)) == 0;
     g_string_free(ere, TRUE);
     return n;
   }

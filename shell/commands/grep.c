@@ -538,6 +538,12 @@ static bool compile(Grep *g) {
       } else {
         pat = g_strdup(p);
       }
+      if (box_pattern_too_deep(pat)) {
+        g_free(pat);
+        bx_err(g->c, "grep", "maximum nesting depth exceeded (%d)", BOX_MAX_NEST);
+        ok = false;
+        break;
+      }
       int rc = regcomp(&g->re[i], pat, cflags);
       g_free(pat);
       if (rc != 0) {

@@ -187,6 +187,12 @@ static regex_t *compile_re(Sed *s, const char *pat, bool icase, bool multiline) 
   if (*pat == '\0') return NULL;   /* the last regex */
   regex_t *re = g_new0(regex_t, 1);
   char *p = regex_escapes(pat);
+  if (box_pattern_too_deep(p)) {
+    g_free(p);
+    g_free(re);
+    bad(s, "maximum nesting depth exceeded (256)");
+    return NULL;
+  }
   int rc = regcomp(re, p, (s->ere ? REG_EXTENDED : 0) | (icase ? REG_ICASE : 0) | (multiline ? REG_NEWLINE : 0));
   g_free(p);
   if (rc) {

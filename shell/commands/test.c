@@ -173,6 +173,12 @@ static int t_prim(T *t) {
     t_error(t, "argument expected%s", "");
     return 0;
   }
+  /* `!` and `(` recurse, and the arguments may be built at run time
+   * (200,000 `!` ended the worker): bounded by the stack's floor */
+  if (box_stack_low()) {
+    t_error(t, "maximum nesting depth exceeded%s", "");
+    return 0;
+  }
   const char *a = t->v[t->i];
   int left = t->n - t->i;
   if (!strcmp(a, "!") && left > 1) {

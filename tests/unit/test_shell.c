@@ -647,6 +647,209 @@ static void test_first_exec(void) {
     if (box_shell_first_exec(left[i], tmpdir, &cmd))
       g_error("predicted a first decision for %s", left[i]);
   }
+  /* issue 28: boxd parses only short flat text, and its parse is bounded:
+   * a plain command past 4 KiB is the worker's, and 2,000 nested `if`
+   * (no character that opens a construct) end in a refusal, not a crash */
+  GString *g = g_string_new("echo");
+  while (g->len <= 4096) g_string_append(g, " a");
+  BoxShellCommand cmd;
+  g_assert_false(box_shell_first_exec(g->str, tmpdir, &cmd));
+  g_string_assign(g, "");
+  for (int i = 0; i < 2000; i++) g_string_append(g, "if ");
+  g_assert_false(box_shell_first_exec(g->str, tmpdir, &cmd));
+  g_string_free(g, TRUE);
+}
+
+static char *repeat(const char *head, int n, const char *mid, const char *tail) {
+  GString *g = g_string_new(NULL);
+  for (int i = 0; i < n; i++) g_string_append(g, head);
+  g_string_append(g, mid);
+  for (int i = 0; i < n; i++) g_string_append(g, tail);
+  return g_string_free(g, FALSE);
+}
+
+/* issue 28, item 2: nesting 10,000 deep ended the interpreter (and boxd,
+ * parsing the same text) with SIGSEGV.  Past BOX_MAX_NEST it is a syntax
+ * error; up to it, it runs. */
+static void test_deep_nesting(void) {
+  static const char *const shapes[][5] = {
+    { "", "{ ", "true; ", "}; ", "" },
+    { "", "( ", "true ", ") ", "" },
+    { "", "if true; then ", "true; ", "fi; ", "" },
+    { "", "while false; do ", "true; ", "done; ", "" },
+    { "", "until true; do ", "true; ", "done; ", "" },
+    { "", "for i in 1; do ", "true; ", "done; ", "" },
+    { "", "case a in a) ", "true;; ", "esac;; ", "" },
+    { "", "f() { ", "true; ", "}; ", "" },
+    { "echo ", "\"$( ", "true", " )\"", "" },
+    { "echo ", "`echo ", "x", "`", "" },
+    { "echo ", "${x:-", "a", "}", "" },
+    { "[[ ", "( ", "a", " )", " ]]" },
+    { "[[ ", "! ", "a", "", " ]]" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(shapes); i++) {
+    char *inner = repeat(shapes[i][1], 10000, shapes[i][2], shapes[i][3]);
+    char *deep = g_strconcat(shapes[i][0], inner, shapes[i][4], NULL);
+    g_free(inner);
+    Result r = run(deep);
+    if (strcmp(shapes[i][1], "`echo ") == 0) {
+      /* backquotes do not nest: the text is cut at the second one, and
+       * what is left is a plain syntax error, no crash */
+      g_assert_cmpint(r.status, <, 256);
+      result_free(&r);
+      g_free(deep);
+      continue;
+    }
+    if (strcmp(shapes[i][1], "case a in a) ") == 0) {
+      /* the last `esac;; ` has no `;;` */
+      deep[strlen(deep) - 3] = ' ';
+      deep[strlen(deep) - 2] = ' ';
+      result_free(&r);
+      r = run(deep);
+    }
+    if (r.status != 2) g_error("%s…: status %d, %s", shapes[i][1], r.status, r.err);
+    g_assert_cmpstr(r.err, ==, "strands-shell: maximum nesting depth exceeded (256)\n");
+    g_assert_cmpint(box_shell_check(deep), ==, 2);
+    result_free(&r);
+    g_free(deep);
+  }
+  /* a here-doc's body is not parsed, only expanded: bounded there too */
+  char *body = repeat("${x:-", 20000, "y", "}");
+  char *doc = g_strdup_printf("cat <<E\n%s\nE\necho after", body);
+  Result d = run(doc);
+  g_assert_cmpstr(d.out, ==, "after\n");
+  g_assert_cmpstr(d.err, ==, "strands-shell: maximum nesting depth exceeded (256)\n");
+  result_free(&d);
+  g_free(doc);
+  g_free(body);
+  /* within the bound it runs as bash runs it */
+  char *ok = repeat("{ ", 200, "echo in; ", "}; ");
+  Result r = run(ok);
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_cmpstr(r.out, ==, "in\n");
+  result_free(&r);
+  g_free(ok);
+}
+
+/* The fuzzer's finds (tests/fuzz/corpus/shell/crash-*), each as it was. */
+static void test_fuzz_finds(void) {
+  /* ${v^^} on a value ending in a UTF-8 lead byte read past its end */
+  Result r = run("v=$'abc\\xdd'; echo ${v^^} ${v,,} ${v^}");
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_cmpstr(r.out, ==, "ABC\xdd abc\xdd Abc\xdd\n");
+  result_free(&r);
+  /* ${a[1} (no `]`) went on past the end of the text */
+  r = run("a=(x y); echo ${a[1}; echo next");
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_cmpstr(r.out, ==, "");
+  g_assert_cmpstr(r.err, ==, "strands-shell: ${a[1}: bad substitution\n");
+  result_free(&r);
+  /* an offset's word cut inside a `${` of a pattern (SIGSEGV) */
+  r = run("v=abc; echo ${v:[1y ${f%f[ ${v/b/B} ${v:1:2}} }");
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_true(g_str_has_prefix(r.err, "strands-shell: ${f%f[ ${v/b/B} ${v: bad substitution\n"));
+  result_free(&r);
+  /* a subscript whose expansion fails (NULL into the arithmetic: SIGSEGV) */
+  r = run("a=(1 2 3); echo ${a[${u?unset}]}; echo next");
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_cmpstr(r.out, ==, "");
+  g_assert_cmpstr(r.err, ==, "strands-shell: u: unset\n");
+  result_free(&r);
+  /* test's `!` and `(` recurse: 200,000 of them built at run time */
+  r = run("a=$(seq 1 200000 | sed 's/.*/!/'); test $a x; echo $?");
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_cmpstr(r.out, ==, "2\n");
+  g_assert_cmpstr(r.err, ==, "strands-shell: test: maximum nesting depth exceeded\n");
+  result_free(&r);
+  /* brace expansion multiplies: 10^10 words ran for hours */
+  r = run("echo {a,b}{1..3}; echo {1..100000}{1..100000}; echo after");
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_cmpstr(r.out, ==, "a1 a2 a3 b1 b2 b3\n");
+  g_assert_cmpstr(r.err, ==, "strands-shell: brace expansion: the words would take more than 8388608 bytes\n");
+  result_free(&r);
+}
+
+/* glibc's regcomp and fnmatch (extglob) recurse once per `(`: patterns
+ * and regular expressions from the text nest at most BOX_MAX_NEST deep. */
+static void test_deep_patterns(void) {
+  char *ere = repeat("(", 20000, "x", ")");
+  char *bre = repeat("\\(", 20000, "x", "\\)");
+  char *ext = repeat("@(", 20000, "x", ")");
+  struct { char *src; const char *out, *err; } cases[] = {
+    { g_strdup_printf("[[ x =~ %s ]]; echo $?", ere), "2\n", "strands-shell: maximum nesting depth exceeded (256)\n" },
+    { g_strdup_printf("[[ x == %s ]]; echo $?", ext), "1\n", "strands-shell: maximum nesting depth exceeded (256)\n" },
+    { g_strdup_printf("case x in %s) echo m;; esac; echo $?", ext), "0\n", "strands-shell: maximum nesting depth exceeded (256)\n" },
+    { g_strdup_printf("echo x | grep -E '%s'; echo $?", ere), "2\n", "grep: maximum nesting depth exceeded (256)\n" },
+    { g_strdup_printf("echo x | grep '%s'; echo $?", bre), "2\n", "grep: maximum nesting depth exceeded (256)\n" },
+    { g_strdup_printf("expr x : '%s'; echo $?", bre), "2\n", "expr: maximum nesting depth exceeded (256)\n" },
+    { g_strdup_printf("v=x; echo ${v#%s}", ext), "x\n", "" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    Result r = run(cases[i].src);
+    g_assert_cmpint(r.status, ==, 0);
+    g_assert_cmpstr(r.out, ==, cases[i].out);
+    g_assert_cmpstr(r.err, ==, cases[i].err);
+    result_free(&r);
+    g_free(cases[i].src);
+  }
+  g_free(ere);
+  g_free(bre);
+  g_free(ext);
+}
+
+/* Long lists are as long as the input allows, not as deep as the stack:
+ * `true;` 40,000 times, `true &&` 30,000, and a function printed with them. */
+static void test_long_lists(void) {
+  char *seq = repeat("true; ", 40000, "echo end", "");
+  Result r = run(seq);
+  g_assert_cmpint(r.status, ==, 0);
+  g_assert_cmpstr(r.out, ==, "end\n");
+  result_free(&r);
+  g_free(seq);
+  char *and = repeat("true && ", 30000, "echo end", "");
+  r = run(and);
+  g_assert_cmpstr(r.out, ==, "end\n");
+  result_free(&r);
+  g_free(and);
+  /* left-leaning: ((false && x) || echo b) && echo c */
+  r = run("false && echo a || echo b && echo c; set -e; false && true; echo d");
+  g_assert_cmpstr(r.out, ==, "b\nc\nd\n");
+  result_free(&r);
+  char *fn = repeat("true; ", 20000, "", "");
+  char *src = g_strdup_printf("f() { %s}; type f | wc -l", fn);
+  r = run(src);
+  g_assert_cmpstr(r.out, ==, "20004\n");  /* "f is a function", "f ()", "{", 20,000, "}" */
+  result_free(&r);
+  g_free(src);
+  g_free(fn);
+}
+
+/* Recursion at run time: bounded by a count where there is one (function
+ * nesting, text within text), else by the stack, with the Shell's message. */
+static void test_runtime_recursion(void) {
+  static const char *const cases[][2] = {
+    { "f() { f; }; f", "strands-shell: f: maximum function nesting level exceeded (1000)\n" },
+    { "f() { eval f; }; f", "strands-shell: maximum recursion depth exceeded\n" },
+    { "x='eval \"$x\"'; eval \"$x\"", "strands-shell: maximum recursion depth exceeded\n" },
+    { "echo '. ./self.sh' > self.sh; . ./self.sh", "strands-shell: maximum recursion depth exceeded\n" },
+    { "echo 'sh ./self2.sh' > self2.sh; sh ./self2.sh", "strands-shell: maximum recursion depth exceeded\n" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    Result r = run(cases[i][0]);
+    g_assert_cmpint(r.status, !=, 0);
+    g_assert_true(g_str_has_suffix(r.err, cases[i][1]));
+    g_assert_cmpint(r.status, <, 256);  /* not killed by a signal */
+    result_free(&r);
+  }
+  /* arithmetic: bash's message */
+  char *ar = repeat("(", 5000, "1", ")");
+  char *src = g_strdup_printf("echo $((%s))", ar);
+  Result r = run(src);
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_nonnull(strstr(r.err, "expression recursion level exceeded"));
+  result_free(&r);
+  g_free(src);
+  g_free(ar);
 }
 
 int main(int argc, char **argv) {
@@ -662,6 +865,11 @@ int main(int argc, char **argv) {
   g_test_add_func("/shell/pipelines", test_pipelines);
   g_test_add_func("/shell/redirections", test_redirections);
   g_test_add_func("/shell/first-exec", test_first_exec);
+  g_test_add_func("/shell/deep-nesting", test_deep_nesting);
+  g_test_add_func("/shell/long-lists", test_long_lists);
+  g_test_add_func("/shell/runtime-recursion", test_runtime_recursion);
+  g_test_add_func("/shell/fuzz-finds", test_fuzz_finds);
+  g_test_add_func("/shell/deep-patterns", test_deep_patterns);
   g_test_add_func("/shell/syntax-errors", test_syntax_errors);
   g_test_add_func("/shell/host-call-order", test_host_call_order);
   g_test_add_func("/shell/not-found-and-spawn", test_not_found_and_spawn_results);
