@@ -215,17 +215,17 @@ static gpointer compile_worker(gpointer data)
    * libcurl, shell/commands/curl_dl.c). */
   if (rc == 0)
     rc = seccomp_rule_add(c, SCMP_ACT_ALLOW, SCMP_SYS(unshare), 1,
-                          SCMP_A0(SCMP_CMP_EQ, CLONE_FS));
+                          SCMP_A0(SCMP_CMP_EQ, CLONE_FS, 0));
   /* Sockets: the gateway's relay is AF_INET on the workers' loopback (the
    * namespace has no other route); the control channel and libcurl's
    * wakeup pairs are AF_UNIX.  No netlink, packet, AF_INET6… */
   const scmp_datum_t families[] = { AF_UNIX, AF_INET };
   for (size_t i = 0; i < G_N_ELEMENTS(families) && rc == 0; i++)
     rc = seccomp_rule_add(c, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-                          SCMP_A0(SCMP_CMP_EQ, families[i]));
+                          SCMP_A0(SCMP_CMP_EQ, families[i], 0));
   if (rc == 0)
     rc = seccomp_rule_add(c, SCMP_ACT_ALLOW, SCMP_SYS(socketpair), 1,
-                          SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+                          SCMP_A0(SCMP_CMP_EQ, AF_UNIX, 0));
   /* ioctl: what stdio, isatty and non-blocking descriptors use; not
    * TIOCSTI (typing into the caller's terminal) nor any device's. */
   const scmp_datum_t ioctls[] = { TCGETS, TIOCGWINSZ, TIOCGPGRP, FIONREAD, FIONBIO, FIOCLEX,
