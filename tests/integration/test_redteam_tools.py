@@ -298,14 +298,21 @@ def worker_syscall(pid, nr, *args):
     instruction, as if its code had made it; returns the raw result
     (-errno on failure).  An argument may be a function of the worker's
     registers.  The worker is put back as it was."""
-    _ptrace(PTRACE_ATTACH, pid)
-    try:
+    # A worker still starting (a loaded machine) may be caught between two
+    # calls: let it go and catch it again until it waits in one.
+    for attempt in range(100):
+        _ptrace(PTRACE_ATTACH, pid)
         os.waitpid(pid, os.WUNTRACED | 0x40000000)  # __WALL
         saved = Regs()
         _ptrace(PTRACE_GETREGS, pid, None, ctypes.byref(saved))
         # stopped in a system call (recvmsg, waiting for its command): the
         # two bytes before rip are that call's `syscall` (0f 05)
         word = _ptrace(PTRACE_PEEKTEXT, pid, ctypes.c_void_p(saved.rip - 2)) & 0xffff
+        if word == 0x050f:
+            break
+        _ptrace(PTRACE_DETACH, pid, None, None)
+        time.sleep(0.05)
+    try:
         assert word == 0x050f, hex(word)
         regs = Regs.from_buffer_copy(saved)
         regs.rip, regs.rax, regs.orig_rax = saved.rip - 2, nr, 2**64 - 1
