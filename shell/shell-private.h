@@ -286,10 +286,17 @@ bool box_is_builtin(const char *name);
 /* How deep ., sh and $(…) may run text within text (exec.c): 64, the
  * spec's max_depth; each level of sh and $(…) is a process. */
 #define BOX_MAX_RECURSION 64
-/* True when this thread's stack is nearly used up (shell.c): recursion
- * no count bounds (eval of eval, a function's $(…)) stops here with an
- * error instead of running into the guard page. */
-bool box_stack_low(void);
+/* True when this thread's stack is nearly used up: recursion no count
+ * bounds (eval of eval, a function's $(…)) stops here with an error
+ * instead of running into the guard page.  Inline: box_eval asks it at
+ * every step.  The floor is found once per thread (shell.c). */
+extern __thread uintptr_t box_stack_floor;
+uintptr_t box_stack_floor_find(void);
+static inline bool box_stack_low(void) {
+  uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+  if (G_UNLIKELY(!box_stack_floor)) box_stack_floor = box_stack_floor_find();
+  return here < box_stack_floor;
+}
 /* Whether a pattern or regular expression nests `(` deeper than
  * BOX_MAX_NEST (expand.c): glibc's fnmatch (extglob) and regcomp recurse
  * once per level, and 20,000 levels end the process. */

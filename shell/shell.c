@@ -20,9 +20,9 @@ void box_var_free(gpointer p);
  * stack (at least 256 KiB) is kept for the deepest leaf below it (a
  * command's 64 KiB read buffer, libc, a signal handler).  Found once per
  * thread; a fork keeps the stack where it was, so the child's is right. */
-static __thread uintptr_t stack_floor;
+__thread uintptr_t box_stack_floor;
 
-static uintptr_t find_stack_floor(void) {
+uintptr_t box_stack_floor_find(void) {
   uintptr_t here = (uintptr_t)__builtin_frame_address(0);
   pthread_attr_t a;
   void *addr = NULL;
@@ -47,13 +47,7 @@ static uintptr_t find_stack_floor(void) {
 
 /* The main thread's, found at start, while /proc is still there. */
 __attribute__((constructor)) static void main_stack_floor(void) {
-  stack_floor = find_stack_floor();
-}
-
-bool box_stack_low(void) {
-  uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-  if (G_UNLIKELY(!stack_floor)) stack_floor = find_stack_floor();
-  return here < stack_floor;
+  box_stack_floor = box_stack_floor_find();
 }
 
 /* Bump allocation in 64 KiB blocks; memory is not zeroed (the parser fills
