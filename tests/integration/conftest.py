@@ -158,6 +158,16 @@ class Box:
             return self.wait(timeout)
         return self.proc.returncode if self.proc else None
 
+    def teardown(self):
+        """Ends the box as a test's teardown does: TERM, then KILL after 20 s."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
     def stderr(self):
         return self.stderr_path.read_text(errors="replace") if self.stderr_path.exists() else ""
 
@@ -207,12 +217,6 @@ class Box:
 def box(tmp_path):
     b = Box(tmp_path)
     yield b
-    if b.proc and b.proc.poll() is None:
-        b.proc.send_signal(signal.SIGTERM)
-        try:
-            b.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            b.proc.kill()
-            b.proc.wait()
+    b.teardown()
     # Nothing of the box may outlive it.
     assert "boxfs-mnt" not in host_mounts()

@@ -13,7 +13,6 @@ so neither a renamed ancestor nor a hard link reaches them.
 import hashlib
 import os
 import shlex
-import signal
 import subprocess
 import textwrap
 from pathlib import Path
@@ -67,13 +66,7 @@ class HomeBox(Box):
 
 
 def stop(b):
-    if b.proc and b.proc.poll() is None:
-        b.proc.send_signal(signal.SIGTERM)
-        try:
-            b.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            b.proc.kill()
-            b.proc.wait()
+    b.teardown()
     assert "boxfs-mnt" not in host_mounts()
 
 

@@ -9,7 +9,6 @@ The deadline attacks (item 8) block the command where no step boundary comes
 boxd's own timer must end the command and everything it started, and answer
 with the Shell's timeout status and message."""
 import os
-import signal
 import socket
 import subprocess
 import threading
@@ -25,14 +24,6 @@ SECRET = "ssh-ed25519 SECRET-KEY-MATERIAL do-not-disclose\n"
 TOOL_SLEEP_MARK = b"time.sleep(41)"   # in the command line of every tool the attacks start
 
 
-def stop_box(b):
-    if b.proc and b.proc.poll() is None:
-        b.proc.send_signal(signal.SIGTERM)
-        try:
-            b.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            b.proc.kill()
-            b.proc.wait()
 
 
 def assert_alive(b):
@@ -101,7 +92,7 @@ def rbox(tmp_path_factory):
     os.symlink(str(b.box_dir), b.workspace / "boxlink")
     b.start()
     yield b
-    stop_box(b)
+    b.teardown()
 
 
 def assert_secret_kept(b, *outputs):
@@ -414,7 +405,7 @@ def dbox(tmp_path_factory):
     os.mkfifo(b.workspace / "fifo")
     b.start()
     yield b
-    stop_box(b)
+    b.teardown()
 
 
 DEADLINE_ATTACKS = {
