@@ -2,8 +2,8 @@
  *
  * boxd starts it as the init of fresh mount, PID and network namespaces.
  * It roots itself in its RAM root of the box's mount (with the shared roots
- * and the host's null devices bound in), drops every capability, sets
- * no_new_privs, installs its seccomp filter, says it is ready, runs one
+ * and the host's null devices bound in) under the zygote's seccomp filter,
+ * drops every capability, sets no_new_privs, says it is ready, runs one
  * command, reports its status and ends — taking everything
  * it started with it.
  *
@@ -513,23 +513,27 @@ static void drop_bounding_set(void)
   bounding_set_empty = true;
 }
 
-/* The filter a placed worker installs: compiled before the first fork
- * (in the zygote), so each worker only installs it. */
-static const void *worker_filter;
+/* A worker the zygote forked runs under the zygote's filter already (see
+ * tools/filter.h); one started on its own installs the worker's. */
+static bool filtered;
 
-static void compile_filter(void)
+static void install_filter(const void *(*compile)(GError **))
 {
   g_autoptr(GError) error = NULL;
-  worker_filter = box_seccomp_worker(&error);
-  if (!worker_filter) {
+  const void *prog = compile(&error);
+  if (!prog) {
     fprintf(stderr, "box-shell: %s\n", error ? error->message : "no seccomp filter");
     exit(125);
   }
+  if (!box_seccomp_install(prog))
+    die("install the seccomp filter");
+  filtered = true;
 }
 
 /* The worker is placed: from here on it runs what the agent wrote, so it
  * keeps no capability, cannot gain one, and calls only what its
- * allow-list names (no exec, mount, namespace, ptrace…: seccomp.c). */
+ * allow-list names (no exec, namespace, ptrace…: seccomp.c), and the
+ * placement calls only as a process without the capability they need. */
 static void drop_privileges(void)
 {
   if (!bounding_set_empty)
@@ -542,10 +546,8 @@ static void drop_privileges(void)
     die("clear the ambient capabilities");
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     die("no_new_privs");
-  if (!worker_filter)
-    compile_filter();
-  if (!box_seccomp_install(worker_filter))
-    die("install the seccomp filter");
+  if (!filtered)
+    install_filter(box_seccomp_worker);
 }
 
 /* What the zygote keeps to place its workers: a worker mounts, pivots and
@@ -865,7 +867,7 @@ static int zygote_main(int ctl)
     box_shell_preload();
   drop_bounding_set();
   zygote_drop_privileges();
-  compile_filter();
+  install_filter(box_seccomp_zygote);
   for (;;) {
     struct pollfd p[2] = { { .fd = ctl, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
     if (poll(p, 2, -1) < 0) {

@@ -19,6 +19,14 @@ const void *box_seccomp_contained(GError **error);
  * ptrace…, every call box_seccomp_contained refuses) fails with EPERM. */
 const void *box_seccomp_worker(GError **error);
 
+/* The zygote's filter: the worker's allow-list and what placing a worker
+ * calls (mount, pivot_root, setns, capset…; clone and unshare into a new
+ * mount or PID namespace, never a user or network one).  Its workers
+ * inherit it and, once placed, hold no capability those calls need: they
+ * install no filter of their own, which would cost every command the
+ * kernel's compiling it. */
+const void *box_seccomp_zygote(GError **error);
+
 /* Installs prog on every thread of the caller, which has set no_new_privs:
  * true, or false with errno set. */
 bool box_seccomp_install(const void *prog);

@@ -188,34 +188,46 @@ static bool refused(const char *name)
   return false;
 }
 
-static gpointer compile_worker(gpointer data)
+/* What placing a worker calls, beyond the worker's list: the zygote's
+ * filter adds these, and a worker keeps them once placed but no longer
+ * holds the capability any of them needs (all refuse with EPERM). */
+static const char *const placement[] = {
+  "mount", "umount2", "pivot_root", "setns", "open_tree", "move_mount", "fsopen", "fsconfig",
+  "fsmount", "mount_setattr", "capset", NULL,
+};
+
+static int add_worker_rules(scmp_filter_ctx c, bool zygote)
 {
-  GError **error = data;
-  scmp_filter_ctx c = seccomp_init(SCMP_ACT_ERRNO(EPERM));
-  if (!c)
-    return NULL;
   int rc = seccomp_attr_set(c, SCMP_FLTATR_CTL_OPTIMIZE, 2);
   for (int i = 0; worker_allowed[i] && rc == 0; i++) {
     int nr = seccomp_syscall_resolve_name(worker_allowed[i]);
     if (nr != __NR_SCMP_ERROR && !refused(worker_allowed[i]))
       rc = seccomp_rule_add(c, SCMP_ACT_ALLOW, nr, 0);
   }
+  if (zygote && rc == 0)
+    rc = add_names(c, placement, SCMP_ACT_ALLOW);
   /* sed -i's buffer: anonymous memory to a worker, which cannot run it
    * (no execve, no execveat); refused to tools, which can (§5.8). */
   if (rc == 0)
     rc = seccomp_rule_add(c, SCMP_ACT_ALLOW, SCMP_SYS(memfd_create), 0);
-  /* A child of its own, never in a new namespace; clone3 cannot be
-   * inspected, so it reports ENOSYS and libc falls back to clone. */
+  /* A child of its own, never in a new namespace, but for the zygote's
+   * workers: a mount and a PID namespace each, never a user or a network
+   * one.  clone3 cannot be inspected, so it reports ENOSYS and libc falls
+   * back to clone. */
+  const scmp_datum_t not_new = zygote ? CLONE_NS_FLAGS & ~(scmp_datum_t)(CLONE_NEWNS | CLONE_NEWPID)
+                                      : CLONE_NS_FLAGS;
   if (rc == 0)
     rc = seccomp_rule_add(c, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
-                          SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NS_FLAGS, 0));
+                          SCMP_A0(SCMP_CMP_MASKED_EQ, not_new, 0));
   if (rc == 0)
     rc = seccomp_rule_add(c, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
   /* unshare: only a working directory of its own (the thread that loads
-   * libcurl, shell/commands/curl_dl.c). */
-  if (rc == 0)
+   * libcurl, shell/commands/curl_dl.c), and for placement a mount
+   * namespace (a worker that could not join its area's). */
+  const scmp_datum_t unshares[] = { CLONE_FS, CLONE_NEWNS };
+  for (size_t i = 0; i < (zygote ? 2u : 1u) && rc == 0; i++)
     rc = seccomp_rule_add(c, SCMP_ACT_ALLOW, SCMP_SYS(unshare), 1,
-                          SCMP_A0(SCMP_CMP_EQ, CLONE_FS, 0));
+                          SCMP_A0(SCMP_CMP_EQ, unshares[i], 0));
   /* Sockets: the gateway's relay is AF_INET on the workers' loopback (the
    * namespace has no other route); the control channel and libcurl's
    * wakeup pairs are AF_UNIX.  No netlink, packet, AF_INET6… */
@@ -233,12 +245,31 @@ static gpointer compile_worker(gpointer data)
   for (size_t i = 0; i < G_N_ELEMENTS(ioctls) && rc == 0; i++)
     rc = seccomp_rule_add(c, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
                           SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, ioctls[i]));
+  return rc;
+}
+
+static struct sock_fprog *compile_allow_list(bool zygote, GError **error)
+{
+  scmp_filter_ctx c = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+  if (!c)
+    return NULL;
+  int rc = add_worker_rules(c, zygote);
   struct sock_fprog *prog = rc == 0 ? export(c) : NULL;
   seccomp_release(c);
   if (!prog)
-    g_set_error(error, TOOLS_ERROR, 1, "the Shell worker's seccomp filter could not be compiled (%d)",
-                rc);
+    g_set_error(error, TOOLS_ERROR, 1, "the Shell %s's seccomp filter could not be compiled (%d)",
+                zygote ? "zygote" : "worker", rc);
   return prog;
+}
+
+static gpointer compile_worker(gpointer data)
+{
+  return compile_allow_list(false, data);
+}
+
+static gpointer compile_zygote(gpointer data)
+{
+  return compile_allow_list(true, data);
 }
 
 static const void *compiled(GOnce *once, GThreadFunc compile, GError **error)
@@ -259,6 +290,12 @@ const void *box_seccomp_worker(GError **error)
 {
   static GOnce once = G_ONCE_INIT;
   return compiled(&once, compile_worker, error);
+}
+
+const void *box_seccomp_zygote(GError **error)
+{
+  static GOnce once = G_ONCE_INIT;
+  return compiled(&once, compile_zygote, error);
 }
 
 const void *tools_seccomp_program(GError **error)

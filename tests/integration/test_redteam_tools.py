@@ -245,19 +245,16 @@ def zygote_of(box):
 
 
 def pool_worker(box):
-    """A worker placed and waiting in the pool: its filter on, or (a build
-    without one) its privileges dropped — it is then past placement too."""
+    """A worker placed and waiting in the pool: past placement, it holds no
+    capability (it was forked under the zygote's filter already)."""
     deadline = time.time() + 5
     while True:
         waiting = [(pid, proc_status(pid)) for pid in children_of(zygote_of(box))]
         waiting = [(pid, st) for pid, st in waiting if st.get("State", "").startswith("S")]
         for pid, st in waiting:
-            if st.get("Seccomp") == "2":
+            if st.get("CapEff") == "0" * 16 and st.get("NoNewPrivs") == "1":
                 return pid
         if time.time() > deadline:
-            for pid, st in waiting:
-                if st.get("NoNewPrivs") == "1":
-                    return pid
             raise AssertionError(f"no placed worker waits in the pool: {waiting}")
         time.sleep(0.05)
 
@@ -281,7 +278,7 @@ class Regs(ctypes.Structure):
 libc = ctypes.CDLL(None, use_errno=True)
 libc.ptrace.restype = ctypes.c_long
 libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
-PTRACE_PEEKTEXT, PTRACE_SINGLESTEP, PTRACE_GETREGS, PTRACE_SETREGS = 1, 9, 12, 13
+PTRACE_PEEKTEXT, PTRACE_POKEDATA, PTRACE_SINGLESTEP, PTRACE_GETREGS, PTRACE_SETREGS = 1, 5, 9, 12, 13
 PTRACE_ATTACH, PTRACE_DETACH = 16, 17
 
 
@@ -293,11 +290,23 @@ def _ptrace(req, pid, addr=None, data=None):
     return r
 
 
-def worker_syscall(pid, nr, *args):
+def scratch(regs):
+    """Where worker_syscall's memory argument lands: stack the worker has
+    used (it ran a command to warm up) and no longer needs, below rsp."""
+    return (regs.rsp - 4096) & ~15
+
+
+def at(offset):
+    """An argument: the address of byte offset of the memory argument."""
+    return lambda regs: scratch(regs) + offset
+
+
+def worker_syscall(pid, nr, *args, memory=b""):
     """Has worker pid execute syscall nr(args) at its own syscall
     instruction, as if its code had made it; returns the raw result
     (-errno on failure).  An argument may be a function of the worker's
-    registers.  The worker is put back as it was."""
+    registers (at(n): the address of memory[n], written below its stack
+    pointer for the call).  The worker is put back as it was."""
     # A worker still starting (a loaded machine) may be caught between two
     # calls: let it go and catch it again until it waits in one.
     for attempt in range(100):
@@ -312,8 +321,15 @@ def worker_syscall(pid, nr, *args):
             break
         _ptrace(PTRACE_DETACH, pid, None, None)
         time.sleep(0.05)
+    words = []
     try:
         assert word == 0x050f, hex(word)
+        base = scratch(saved)
+        memory += b"\0" * (-len(memory) % 8)
+        for i in range(0, len(memory), 8):
+            addr = ctypes.c_void_p(base + i)
+            words.append((addr, _ptrace(PTRACE_PEEKTEXT, pid, addr) & (2**64 - 1)))
+            _ptrace(PTRACE_POKEDATA, pid, addr, ctypes.c_void_p(int.from_bytes(memory[i:i + 8], "little")))
         regs = Regs.from_buffer_copy(saved)
         regs.rip, regs.rax, regs.orig_rax = saved.rip - 2, nr, 2**64 - 1
         args = [a(saved) if callable(a) else a for a in args]
@@ -324,6 +340,8 @@ def worker_syscall(pid, nr, *args):
         os.waitpid(pid, 0x40000000)
         done = Regs()
         _ptrace(PTRACE_GETREGS, pid, None, ctypes.byref(done))
+        for addr, value in words:
+            _ptrace(PTRACE_POKEDATA, pid, addr, ctypes.c_void_p(value))
         _ptrace(PTRACE_SETREGS, pid, None, ctypes.byref(saved))
         result = ctypes.c_longlong(done.rax).value
     finally:
@@ -339,20 +357,28 @@ TIOCSTI = 0x5412
 # name: (syscall number, arguments).  Arguments are chosen so that a call
 # the filter let through would answer something else than EPERM (EFAULT,
 # EBADF, EINVAL, a descriptor, 0), where the kernel checks them first.
+# The placement calls (mount and the rest, which the zygote's filter lets
+# its workers make until they drop their capabilities) are made as an
+# attacker would, with arguments that would work for a process that kept
+# CAP_SYS_ADMIN: only the filter or the missing capability refuses them.
 WORKER_ATTACKS = {
     "unshare_user": (272, 0x10000000),
     "unshare_mount": (272, 0x20000),
     "unshare_net": (272, 0x40000000),
-    "setns": (308, 0, 0),
     "clone_new_user": (56, 0x10000000 | 17, 0, 0, 0, 0),
-    "mount": (165, 0, 0, 0, 0, 0),
-    "umount2": (166, 0, 0),
-    "pivot_root": (155, 0, 0),
-    "chroot": (161, 0),
+    "mount": (165, at(0), at(5), at(7), 0, 0, b"none\0/\0tmpfs\0"),
+    "umount2": (166, at(0), 2, b"/\0"),  # MNT_DETACH
+    "pivot_root": (155, at(0), at(0), b"/\0"),
+    "chroot": (161, at(0), b"/\0"),
     "move_mount": (429, -1, 0, -1, 0, 0),
-    "fsopen": (430, 0, 0),
+    "fsopen": (430, at(0), 0, b"tmpfs\0"),
     "fsmount": (432, -1, 0, 0),
-    "open_tree": (428, -1, 0, 0),
+    "open_tree": (428, -100, at(0), 1, b"/\0"),  # OPEN_TREE_CLONE
+    "mount_setattr": (442, -100, at(8), 0, at(0), 32, (1).to_bytes(8, "little") + b"/\0"),
+    # version 3 header (pid 0: itself), then CAP_SYS_ADMIN asked for in
+    # the effective and permitted sets
+    "capset": (126, at(0), at(8), (0x20080522).to_bytes(4, "little") + bytes(4)
+               + (1 << 21).to_bytes(4, "little") * 2 + bytes(16)),
     "execve": (59, 0, 0, 0),
     "execveat": (322, -1, 0, 0, 0, 0x1000),
     "ptrace_traceme": (101, 0, 0, 0, 0),
@@ -394,8 +420,47 @@ def test_worker_syscall_refused(rbox, name):
     pid = pool_worker(rbox)
     # the injection reaches the worker: it is PID 1 of its namespace
     assert worker_syscall(pid, 39) == 1  # getpid
-    nr, *args = WORKER_ATTACKS[name]
-    assert worker_syscall(pid, nr, *args) == EPERM
+    spec = WORKER_ATTACKS[name]
+    assert worker_syscall(pid, *attack(spec), memory=memory_of(spec)) == EPERM
+    alive(rbox)
+
+
+def attack(spec):
+    """(nr, args…, memory?) → worker_syscall's positional arguments."""
+    memory = spec[-1] if isinstance(spec[-1], bytes) else b""
+    return spec[:-1] if memory else spec
+
+
+def memory_of(spec):
+    return spec[-1] if isinstance(spec[-1], bytes) else b""
+
+
+def test_worker_joins_no_namespace(rbox):
+    # setns on a descriptor that names a namespace (its own PID's, from
+    # pidfd_open, which it may call): refused for want of CAP_SYS_ADMIN
+    pid = pool_worker(rbox)
+    fd = worker_syscall(pid, 434, 1, 0)  # pidfd_open(itself)
+    assert fd >= 0, fd
+    try:
+        assert worker_syscall(pid, 308, fd, 0x20000) == EPERM  # CLONE_NEWNS
+        assert worker_syscall(pid, 308, fd, 0x20000 | 0x20000000) == EPERM  # and its PID's
+    finally:
+        assert worker_syscall(pid, 3, fd) == 0  # close
+    alive(rbox)
+
+
+ZYGOTE_ATTACKS = ("execve", "ptrace_traceme", "unshare_user", "unshare_net", "clone_new_user",
+                  "bpf", "io_uring_setup", "socket_netlink", "tiocsti", "chroot")
+
+
+@pytest.mark.parametrize("name", ZYGOTE_ATTACKS, ids=lambda n: "zygote_" + n)
+def test_zygote_syscall_refused(rbox, name):
+    # the zygote runs under a filter too: the worker's list and the calls
+    # that place a worker, nothing else
+    zygote = zygote_of(rbox)
+    assert proc_status(zygote)["Seccomp"] == "2"
+    spec = WORKER_ATTACKS[name]
+    assert worker_syscall(zygote, *attack(spec), memory=memory_of(spec)) == EPERM
     alive(rbox)
 
 
