@@ -119,6 +119,13 @@ class Box:
             when {{ context.input.program == "git" }};
             """ + textwrap.dedent(extra))
 
+    def start_seeded(self, **policy):
+        """The seed policy (seed_policy's arguments), the default config, and
+        the box started: the set-up most tests begin with."""
+        self.seed_policy(**policy)
+        self.write_config()
+        return self.start()
+
     # ---- running ----
     def env(self):
         return {"HOME": str(self.home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),

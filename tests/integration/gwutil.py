@@ -236,7 +236,7 @@ def servers(test_ca):
     secure.close()
 
 
-# ---- upstreams that serve a directory, for the path rules (issue 28) ----
+# ---- upstreams that serve a directory, for the path rules ----
 
 SECRET = "private-secret-7f3a9c\n"
 

@@ -1,4 +1,4 @@
-"""Issue 5: the decisions the Shell's file commands raise, read from the
+"""The decisions the Shell's file commands raise, read from the
 decision log of a real box (spec/policy.md §4.1)."""
 import os
 from pathlib import Path
@@ -16,19 +16,18 @@ def fs_decisions(box, since):
     return out
 
 
-def run(box, text):
+def run(box, text, decisions_of=fs_decisions):
+    """The alias's result for text, and the decisions it raised (decisions_of picks them)."""
     n = len(box.decisions())
     r = box.bash(text, cwd=box.workspace)
-    return r, fs_decisions(box, n)
+    return r, decisions_of(box, n)
 
 
 def test_file_command_decisions(box):
-    box.seed_policy(extra="""
+    box.start_seeded(extra="""
         permit(principal, action in [Box::Action::"fs:move", Box::Action::"fs:delete"], resource)
         when { context.input.path like "~/src/project/*" };
         """)
-    box.write_config()
-    box.start()
     ws = box.workspace
     (ws / "a.txt").write_text("hello a\n")
     (ws / "d").mkdir()
@@ -72,12 +71,10 @@ def exec_decisions(box, since):
 
 
 def test_ls_find_xargs_decisions(box):
-    box.seed_policy(extra="""
+    box.start_seeded(extra="""
         permit(principal, action in [Box::Action::"fs:move", Box::Action::"fs:delete"], resource)
         when { context.input.path like "~/src/project/*" };
         """)
-    box.write_config()
-    box.start()
     ws = box.workspace
     (ws / "d").mkdir()
     for name in ("x", "y", "z"):
@@ -164,9 +161,7 @@ def op_decisions(box, since):
 
 
 def run_ops(box, text):
-    n = len(box.decisions())
-    r = box.bash(text, cwd=box.workspace)
-    return r, op_decisions(box, n)
+    return run(box, text, op_decisions)
 
 
 def test_decisions_by_operation(box):

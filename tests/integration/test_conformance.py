@@ -1,4 +1,4 @@
-"""Issue 4: the SI- and CU- rows of ../shared/conformance/shell-cases.tsv,
+"""The SI- and CU- rows of ../shared/conformance/shell-cases.tsv,
 each run through a real box (alias `bash -c` → boxd → a fresh Shell worker
 in the mount) under a policy that permits everything.
 
@@ -125,10 +125,11 @@ def test_conformance_rows(conf_box):
     print(f"conformance: {passed} of {total} SI-/CU- rows pass ({100.0 * passed / total:.1f}%); "
           f"known failures now passing: {' '.join(fixed) or 'none'}")
     assert not unexpected, "failures not in known-failures.txt:\n" + "\n".join(unexpected)
-    # Rows that fail only because another issue's command has not landed
-    # yet ("needs `X`") do not count against the Shell language's floor.
+    # Rows that fail only because they need a command the Shell does not
+    # implement yet ("needs `X`") do not count against the Shell language's
+    # floor.
     blocked = sum(1 for i, (ok, _) in RESULTS.items()
                   if not ok and KNOWN_FAILURES.get(i, "").startswith("needs `"))
-    print(f"conformance: {blocked} failing rows wait for commands of other issues; "
+    print(f"conformance: {blocked} failing rows wait for commands not implemented yet; "
           f"{passed} of {total - blocked} of the rest pass")
     assert passed * 100 >= (total - blocked) * 97, f"only {passed} of {total - blocked} pass"

@@ -1,4 +1,4 @@
-"""Issue 7: the escape suite.  From inside a tool sandbox and from inside the
+"""The escape suite.  From inside a tool sandbox and from inside the
 agent's sandbox, a probe tries every way out it can think of; each attempt is
 a test, and every one must fail the way the spec says (spec/runtime.md §5)."""
 import json

@@ -1,4 +1,4 @@
-"""Issue 7: real tools through [tool.*] tables, and what a planted symlink or a
+"""Real tools through [tool.*] tables, and what a planted symlink or a
 rename race can (not) add to a tool's view."""
 import os
 import subprocess

@@ -1,4 +1,4 @@
-"""The egress gateway and the Shell's curl (issue 8), against real local
+"""The egress gateway and the Shell's curl, against real local
 HTTP and HTTPS servers that count what reaches them."""
 import hashlib
 import json

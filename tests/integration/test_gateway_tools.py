@@ -1,4 +1,4 @@
-"""Issue 8 through a tool: `/usr/bin/curl` and `python3 urllib` inside a tool
+"""The egress gateway through a tool: `/usr/bin/curl` and `python3 urllib` inside a tool
 sandbox reach real local HTTP and HTTPS servers only through the gateway,
 by the proxy and CA variables the box composes (spec/runtime.md §5.6, §6);
 a contained tool reaches nothing else, and `contain_egress = false` is

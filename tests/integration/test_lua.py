@@ -1,4 +1,4 @@
-"""Issue 10: `lua` in the Shell against real Lua 5.4, io.popen / os.execute
+"""`lua` in the Shell against real Lua 5.4, io.popen / os.execute
 through the Shell's decision point, and the `box` module.
 
 Every comparison runs `lua -e CODE` in a real box (alias → boxd → worker)

@@ -1,4 +1,4 @@
-"""Issue 10: the LU- rows of ../shared/conformance/shell-cases.tsv, each run
+"""The LU- rows of ../shared/conformance/shell-cases.tsv, each run
 through a real box (alias → boxd → Shell worker in the mount), under a
 policy that permits everything, with the box's RAM /tmp.
 

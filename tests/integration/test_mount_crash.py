@@ -1,4 +1,4 @@
-"""Crash safety of the mount (issue 6): SIGKILL boxd (`box run`) while a tool
+"""Crash safety of the mount: SIGKILL boxd (`box run`) while a tool
 writes through the mount and syncs; then
   - no mount is left on the host (boxd's mount lives in its own mount
     namespace, which dies with it) and no box process survives it;
