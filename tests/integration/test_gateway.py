@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from gwutil import (NET_POLICY, SERVER_ADDR, gateway_config, gateway_port,
+from gwutil import (FIELDS_POLICY, NET_POLICY, SERVER_ADDR, gateway_config, gateway_port,
                     pattern, raw_exchange)
 
 
@@ -147,15 +147,7 @@ def test_decision_fields_reach_policy(box, servers, test_ca):
     plain, secure = servers
     ca_pem, _ = test_ca
     box.write_config(extra=gateway_config(ca_pem))
-    box.seed_policy(extra=f"""
-        permit(principal, action == Box::Action::"net:connect", resource)
-        unless {{ context.input has ip }};
-        permit(principal, action == Box::Action::"net:connect", resource)
-        when {{ context.input has ip && context.input.ip == "{SERVER_ADDR}" }};
-        permit(principal, action == Box::Action::"http:request", resource)
-        when {{ context.input.method == "POST" && context.input.body_bytes == 5 &&
-               context.input.intercepted == true && context.input.path == "/p" }};
-        """)
+    box.seed_policy(extra=FIELDS_POLICY)
     box.start()
     r = box.bash(f"curl -sS -d hello https://{SERVER_ADDR}:{secure.port}/p")
     assert r.returncode == 0, r.stderr
