@@ -119,6 +119,22 @@ class Box:
             when {{ context.input.program == "git" }};
             """ + textwrap.dedent(extra))
 
+    def permit_spawn(self, *programs):
+        """The seed policy, and the Shell may spawn any of programs as a tool."""
+        cond = " || ".join(f'context.input.program == "{p}"' for p in programs)
+        self.seed_policy(extra=f"""
+            permit(principal, action == Box::Action::"shell:spawn", resource)
+            when {{ {cond} }};
+            """)
+
+    def start_with_tool(self, name, command):
+        """A box whose Shell may run one tool: [tool.<name>] runs command
+        with the workspace writable."""
+        self.permit_spawn(command)
+        self.write_config(extra=f'\n[tool.{name}]\ncommand = ["{command}"]\n'
+                                'filesystem.write = ["~/src/project"]\n')
+        return self.start()
+
     def start_seeded(self, **policy):
         """The seed policy (seed_policy's arguments), the default config, and
         the box started: the set-up most tests begin with."""

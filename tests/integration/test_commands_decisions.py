@@ -355,12 +355,7 @@ def test_timeout_stops_a_tool(box):
     """`timeout` over a program outside the Shell: the tool runs in its own
     sandbox, and still stops at the deadline (it dies with the Shell process
     that asked for it), while the command goes on."""
-    box.seed_policy(extra="""
-        permit(principal, action == Box::Action::"shell:spawn", resource)
-        when { context.input.program == "/usr/bin/python3" };
-        """)
-    box.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\nfilesystem.write = ["~/src/project"]\n')
-    box.start()
+    box.start_with_tool("py", "/usr/bin/python3")
     ws = box.workspace
     import time
     t0 = time.monotonic()
