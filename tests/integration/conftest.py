@@ -236,6 +236,18 @@ class Box:
                  d["strands.box.policy.resource"]) for d in self.decisions()]
 
 
+ALLOW_ALL = "permit(principal, action, resource);\n"
+
+
+def permissive_box(root: Path):
+    """A box at root under a policy that permits everything, started: the
+    comparisons that test the Shell, not the policy, run in one."""
+    b = Box(root)
+    b.write_policy(ALLOW_ALL)
+    b.write_config()
+    return b.start()
+
+
 @pytest.fixture
 def box(tmp_path):
     b = Box(tmp_path)

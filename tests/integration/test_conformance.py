@@ -11,13 +11,12 @@ reason in tests/conformance/known-failures.txt (an expected failure); the
 suite as a whole must pass at least 97%.  One box serves all rows: each
 alias call is a fresh Shell with a fresh RAM /tmp.
 """
-import signal
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import Box
+from conftest import permissive_box
 from conformance_tsv import CASES, REPO_CASES, SHARED_CASES, unescape
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,17 +54,9 @@ RESULTS = {}
 
 @pytest.fixture(scope="module")
 def conf_box(tmp_path_factory):
-    b = Box(tmp_path_factory.mktemp("conformance"))
-    b.write_config()
-    b.write_policy("permit(principal, action, resource);\n")
-    b.start()
+    b = permissive_box(tmp_path_factory.mktemp("conformance"))
     yield b
-    b.proc.send_signal(signal.SIGTERM)
-    try:
-        b.proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        b.proc.kill()
-        b.proc.wait()
+    b.teardown()
 
 
 def check_row(b, cols):
