@@ -70,18 +70,24 @@ def exec_decisions(box, since):
             if d["strands.box.policy.action"] in ("shell:exec", "shell:spawn")]
 
 
+def make_listing_tree(ws, tail):
+    """d/ with x, y, z (each its name and tail on one line) and t/ with
+    f0.txt..f9.txt: what the ls, find and xargs cases list."""
+    (ws / "d").mkdir()
+    for name in ("x", "y", "z"):
+        (ws / "d" / name).write_text(name + tail + "\n")
+    (ws / "t").mkdir()
+    for i in range(10):
+        (ws / "t" / f"f{i}.txt").write_text(f"{i}\n")
+
+
 def test_ls_find_xargs_decisions(box):
     box.start_seeded(extra="""
         permit(principal, action in [Box::Action::"fs:move", Box::Action::"fs:delete"], resource)
         when { context.input.path like "~/src/project/*" };
         """)
     ws = box.workspace
-    (ws / "d").mkdir()
-    for name in ("x", "y", "z"):
-        (ws / "d" / name).write_text(name + "\n")
-    (ws / "t").mkdir()
-    for i in range(10):
-        (ws / "t" / f"f{i}.txt").write_text(f"{i}\n")
+    make_listing_tree(ws, "")
 
     r, d = run(box, "ls -l d")
     assert r.returncode == 0, r.stderr
@@ -171,12 +177,7 @@ def test_decisions_by_operation(box):
     box.start()
     ws = box.workspace
     (ws / "a.txt").write_text("hello a\n")
-    (ws / "d").mkdir()
-    for name in ("x", "y", "z"):
-        (ws / "d" / name).write_text(name + " hello\n")
-    (ws / "t").mkdir()
-    for i in range(10):
-        (ws / "t" / f"f{i}.txt").write_text(f"{i}\n")
+    make_listing_tree(ws, " hello")
 
     def ops(d):
         assert all(v == "permit" for v, _, _ in d), d

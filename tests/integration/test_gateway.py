@@ -486,6 +486,18 @@ def _threads(pid, prefix):
     return n
 
 
+def assert_threads_end_and_gateway_serves(netbox, secure, *names):
+    """The gateway's threads of these names end within 10 s of their client
+    leaving, and the gateway still relays a large answer whole."""
+    deadline = time.monotonic() + 10
+    while any(_threads(netbox.proc.pid, name) for name in names) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for name in names:
+        assert _threads(netbox.proc.pid, name) == 0
+    r = netbox.bash(f"curl -sS https://{SERVER_ADDR}:{secure.port}/bytes/3000000 | wc -c")
+    assert r.returncode == 0 and r.stdout.strip() == "3000000", r.stderr
+
+
 def test_large_body_relay_and_a_client_that_goes_away(netbox, servers):
     plain, secure = servers
     port = gateway_port(netbox.proc.pid)
@@ -501,14 +513,7 @@ def test_large_body_relay_and_a_client_that_goes_away(netbox, servers):
         assert got.startswith(b"HTTP/1.1 200 ")
         assert _threads(netbox.proc.pid, "box-gw-pump") == 1
     # The client left mid-body: both threads end, and the gateway serves on.
-    deadline = time.monotonic() + 10
-    while (_threads(netbox.proc.pid, "box-gw-pump") or _threads(netbox.proc.pid, "box-gw-conn")) \
-            and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _threads(netbox.proc.pid, "box-gw-pump") == 0
-    assert _threads(netbox.proc.pid, "box-gw-conn") == 0
-    r = netbox.bash(f"curl -sS https://{SERVER_ADDR}:{secure.port}/bytes/3000000 | wc -c")
-    assert r.returncode == 0 and r.stdout.strip() == "3000000", r.stderr
+    assert_threads_end_and_gateway_serves(netbox, secure, "box-gw-pump", "box-gw-conn")
 
 
 def test_an_intercepted_client_that_goes_away_mid_body_ends_its_relay(netbox, servers):
@@ -536,12 +541,7 @@ def test_an_intercepted_client_that_goes_away_mid_body_ends_its_relay(netbox, se
                 got += s.recv(65536)
             assert got.startswith(b"HTTP/1.1 200 ")
             assert _threads(netbox.proc.pid, "box-gw-conn") == 1
-    deadline = time.monotonic() + 10
-    while _threads(netbox.proc.pid, "box-gw-conn") and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _threads(netbox.proc.pid, "box-gw-conn") == 0
-    r = netbox.bash(f"curl -sS https://{SERVER_ADDR}:{secure.port}/bytes/3000000 | wc -c")
-    assert r.returncode == 0 and r.stdout.strip() == "3000000", r.stderr
+    assert_threads_end_and_gateway_serves(netbox, secure, "box-gw-conn")
 
 
 def test_one_tunnel_carries_large_and_small_answers_in_turn(netbox, servers):
