@@ -221,6 +221,17 @@ def gateway_config(ca_pem=None, allow=(SERVER_ADDR,)):
     return text
 
 
+# The curl and python3 tools of the gateway tests, curl's workspace writable
+# (the [tool.py] table comes last, so a test may add keys to it).
+TOOLS = textwrap.dedent("""
+    [tool.curl]
+    command = ["/usr/bin/curl"]
+    filesystem.write = ["~/src/project"]
+
+    [tool.py]
+    command = ["/usr/bin/python3"]
+    """)
+
 # Lets the Shell start the curl and python3 tools of the gateway tests.
 SPAWN = """
 permit(principal, action == Box::Action::"shell:spawn", resource)

@@ -13,7 +13,7 @@ import urllib.parse
 
 import pytest
 
-from gwutil import NET_POLICY, SERVER_ADDR, SPAWN, gateway_config
+from gwutil import NET_POLICY, SERVER_ADDR, SPAWN, TOOLS, gateway_config
 
 SECRETS = {
     "API_TOKEN": "sk-live-REAL-0123456789",
@@ -24,15 +24,6 @@ SECRETS = {
     "DENIED_TOKEN": "REAL-denied-token",
 }
 PHANTOM = re.compile(r"strands_box_[0-9a-f]{64}")
-
-TOOLS = textwrap.dedent("""
-    [tool.curl]
-    command = ["/usr/bin/curl"]
-    filesystem.write = ["~/src/project"]
-
-    [tool.py]
-    command = ["/usr/bin/python3"]
-    """)
 
 AGENT_FS = textwrap.dedent("""
     [agent.filesystem]

@@ -10,17 +10,11 @@ import textwrap
 
 import pytest
 
+import gwutil
 from gwutil import FIELDS_POLICY, NET_POLICY, SERVER_ADDR, SPAWN, gateway_config, gateway_port
 
-TOOLS = textwrap.dedent("""
-    [tool.curl]
-    command = ["/usr/bin/curl"]
-    filesystem.write = ["~/src/project"]
-
-    [tool.py]
-    command = ["/usr/bin/python3"]
-    filesystem.write = ["~/src/project"]
-    """)
+# Both tools write the workspace here.
+TOOLS = gwutil.TOOLS + 'filesystem.write = ["~/src/project"]\n'
 
 URLLIB = textwrap.dedent(r'''
     import json, sys, urllib.request, urllib.error
