@@ -1,4 +1,4 @@
-/* history_bench.c — issue 9: the latency of a decision under 10 temporal
+/* history_bench.c — the latency of a decision under 10 temporal
  * rules over a history of 100,000 events (file-backed, as in a box), and
  * the history's memory; against the same policy without its temporal rules
  * in the same run.  Usage: history-bench [EVENTS] [DECISIONS] */

@@ -119,6 +119,29 @@ class Box:
             when {{ context.input.program == "git" }};
             """ + textwrap.dedent(extra))
 
+    def permit_spawn(self, *programs):
+        """The seed policy, and the Shell may spawn any of programs as a tool."""
+        cond = " || ".join(f'context.input.program == "{p}"' for p in programs)
+        self.seed_policy(extra=f"""
+            permit(principal, action == Box::Action::"shell:spawn", resource)
+            when {{ {cond} }};
+            """)
+
+    def start_with_tool(self, name, command):
+        """A box whose Shell may run one tool: [tool.<name>] runs command
+        with the workspace writable."""
+        self.permit_spawn(command)
+        self.write_config(extra=f'\n[tool.{name}]\ncommand = ["{command}"]\n'
+                                'filesystem.write = ["~/src/project"]\n')
+        return self.start()
+
+    def start_seeded(self, **policy):
+        """The seed policy (seed_policy's arguments), the default config, and
+        the box started: the set-up most tests begin with."""
+        self.seed_policy(**policy)
+        self.write_config()
+        return self.start()
+
     # ---- running ----
     def env(self):
         return {"HOME": str(self.home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -211,6 +234,18 @@ class Box:
     def decision_summary(self):
         return [(d["strands.box.policy.verdict"], d["strands.box.policy.action"],
                  d["strands.box.policy.resource"]) for d in self.decisions()]
+
+
+ALLOW_ALL = "permit(principal, action, resource);\n"
+
+
+def permissive_box(root: Path):
+    """A box at root under a policy that permits everything, started: the
+    comparisons that test the Shell, not the policy, run in one."""
+    b = Box(root)
+    b.write_policy(ALLOW_ALL)
+    b.write_config()
+    return b.start()
 
 
 @pytest.fixture

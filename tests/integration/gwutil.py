@@ -8,6 +8,7 @@ import os
 import socket
 import ssl
 import subprocess
+import textwrap
 import threading
 from pathlib import Path
 
@@ -108,34 +109,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = _handle
 
 
-class CountingServer(http.server.ThreadingHTTPServer):
+class LocalServer(http.server.ThreadingHTTPServer):
+    """A test server answering on its own thread (through TLS when given a
+    context); a client that goes away mid-exchange is no error of the test."""
     daemon_threads = True
 
-    def __init__(self, addr, family=socket.AF_INET, tls=None):
-        self.address_family = family
-        super().__init__(addr, Handler)
-        self.lock = threading.Lock()
-        self.connections = 0
-        self.requests = []
-        self.heads = []  # (path, lowercase headers) of each request
-        self.bodies = []  # and its body
-        self.last_cipher = None
-        self._patterns = {}
+    def serve(self, tls):
         if tls:
             self.socket = tls.wrap_socket(self.socket, server_side=True)
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
         self.thread.start()
-
-    def pattern(self, n):
-        if n not in self._patterns:
-            self._patterns[n] = pattern(n)
-        return self._patterns[n]
-
-    def get_request(self):
-        conn = super().get_request()
-        with self.lock:
-            self.connections += 1
-        return conn
 
     def handle_error(self, request, client_address):
         pass
@@ -147,6 +130,31 @@ class CountingServer(http.server.ThreadingHTTPServer):
     def close(self):
         self.shutdown()
         self.server_close()
+
+
+class CountingServer(LocalServer):
+    def __init__(self, addr, family=socket.AF_INET, tls=None):
+        self.address_family = family
+        super().__init__(addr, Handler)
+        self.lock = threading.Lock()
+        self.connections = 0
+        self.requests = []
+        self.heads = []  # (path, lowercase headers) of each request
+        self.bodies = []  # and its body
+        self.last_cipher = None
+        self._patterns = {}
+        self.serve(tls)
+
+    def pattern(self, n):
+        if n not in self._patterns:
+            self._patterns[n] = pattern(n)
+        return self._patterns[n]
+
+    def get_request(self):
+        conn = super().get_request()
+        with self.lock:
+            self.connections += 1
+        return conn
 
 
 def make_test_ca(d: Path):
@@ -213,6 +221,36 @@ def gateway_config(ca_pem=None, allow=(SERVER_ADDR,)):
     return text
 
 
+# The curl and python3 tools of the gateway tests, curl's workspace writable
+# (the [tool.py] table comes last, so a test may add keys to it).
+TOOLS = textwrap.dedent("""
+    [tool.curl]
+    command = ["/usr/bin/curl"]
+    filesystem.write = ["~/src/project"]
+
+    [tool.py]
+    command = ["/usr/bin/python3"]
+    """)
+
+# Lets the Shell start the curl and python3 tools of the gateway tests.
+SPAWN = """
+permit(principal, action == Box::Action::"shell:spawn", resource)
+when { context.input.program == "/usr/bin/curl" || context.input.program == "/usr/bin/python3" };
+"""
+
+# The fields policy sees of an exchange: net:connect is permitted before DNS
+# (no ip) and to the test server's ip, http:request only for a 5-byte
+# intercepted POST to /p.
+FIELDS_POLICY = textwrap.dedent(f"""
+    permit(principal, action == Box::Action::"net:connect", resource)
+    unless {{ context.input has ip }};
+    permit(principal, action == Box::Action::"net:connect", resource)
+    when {{ context.input has ip && context.input.ip == "{SERVER_ADDR}" }};
+    permit(principal, action == Box::Action::"http:request", resource)
+    when {{ context.input.method == "POST" && context.input.body_bytes == 5 &&
+           context.input.intercepted == true && context.input.path == "/p" }};
+    """)
+
 NET_POLICY = """
 permit(principal, action == Box::Action::"net:connect", resource);
 permit(principal, action == Box::Action::"http:request", resource)
@@ -236,7 +274,7 @@ def servers(test_ca):
     secure.close()
 
 
-# ---- upstreams that serve a directory, for the path rules (issue 28) ----
+# ---- upstreams that serve a directory, for the path rules ----
 
 SECRET = "private-secret-7f3a9c\n"
 
@@ -273,33 +311,17 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         return ok
 
 
-class SiteServer(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-
+class SiteServer(LocalServer):
     def __init__(self, root: Path, tls=None, addr=SERVER_ADDR):
         self.lock = threading.Lock()
         self.lines = []
         handler = lambda *a, **kw: SiteHandler(*a, directory=str(root), **kw)
         super().__init__((addr, 0), handler)
-        if tls:
-            self.socket = tls.wrap_socket(self.socket, server_side=True)
-        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
-        self.thread.start()
-
-    def handle_error(self, request, client_address):
-        pass
+        self.serve(tls)
 
     def seen(self):
         with self.lock:
             return list(self.lines)
-
-    @property
-    def port(self):
-        return self.server_address[1]
-
-    def close(self):
-        self.shutdown()
-        self.server_close()
 
 
 class Nginx:

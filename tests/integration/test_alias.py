@@ -13,9 +13,7 @@ USAGE = ("box-alias: Shell alias accepts only -c COMMAND, -lc COMMAND, -c -l COM
 
 @pytest.fixture
 def running(box):
-    box.seed_policy()
-    box.write_config()
-    box.start()
+    box.start_seeded()
     return box
 
 
@@ -113,9 +111,7 @@ def test_one_invocation_is_one_command(running):
 
 
 def test_box_gone_gives_125(box):
-    box.seed_policy()
-    box.write_config()
-    box.start()
+    box.start_seeded()
     box.stop()
     r = box.bash("true")
     assert r.returncode == 125

@@ -1,4 +1,4 @@
-"""Issue 5: the decisions the Shell's file commands raise, read from the
+"""The decisions the Shell's file commands raise, read from the
 decision log of a real box (spec/policy.md §4.1)."""
 import os
 from pathlib import Path
@@ -16,19 +16,18 @@ def fs_decisions(box, since):
     return out
 
 
-def run(box, text):
+def run(box, text, decisions_of=fs_decisions):
+    """The alias's result for text, and the decisions it raised (decisions_of picks them)."""
     n = len(box.decisions())
     r = box.bash(text, cwd=box.workspace)
-    return r, fs_decisions(box, n)
+    return r, decisions_of(box, n)
 
 
 def test_file_command_decisions(box):
-    box.seed_policy(extra="""
+    box.start_seeded(extra="""
         permit(principal, action in [Box::Action::"fs:move", Box::Action::"fs:delete"], resource)
         when { context.input.path like "~/src/project/*" };
         """)
-    box.write_config()
-    box.start()
     ws = box.workspace
     (ws / "a.txt").write_text("hello a\n")
     (ws / "d").mkdir()
@@ -71,20 +70,24 @@ def exec_decisions(box, since):
             if d["strands.box.policy.action"] in ("shell:exec", "shell:spawn")]
 
 
-def test_ls_find_xargs_decisions(box):
-    box.seed_policy(extra="""
-        permit(principal, action in [Box::Action::"fs:move", Box::Action::"fs:delete"], resource)
-        when { context.input.path like "~/src/project/*" };
-        """)
-    box.write_config()
-    box.start()
-    ws = box.workspace
+def make_listing_tree(ws, tail):
+    """d/ with x, y, z (each its name and tail on one line) and t/ with
+    f0.txt..f9.txt: what the ls, find and xargs cases list."""
     (ws / "d").mkdir()
     for name in ("x", "y", "z"):
-        (ws / "d" / name).write_text(name + "\n")
+        (ws / "d" / name).write_text(name + tail + "\n")
     (ws / "t").mkdir()
     for i in range(10):
         (ws / "t" / f"f{i}.txt").write_text(f"{i}\n")
+
+
+def test_ls_find_xargs_decisions(box):
+    box.start_seeded(extra="""
+        permit(principal, action in [Box::Action::"fs:move", Box::Action::"fs:delete"], resource)
+        when { context.input.path like "~/src/project/*" };
+        """)
+    ws = box.workspace
+    make_listing_tree(ws, "")
 
     r, d = run(box, "ls -l d")
     assert r.returncode == 0, r.stderr
@@ -164,9 +167,7 @@ def op_decisions(box, since):
 
 
 def run_ops(box, text):
-    n = len(box.decisions())
-    r = box.bash(text, cwd=box.workspace)
-    return r, op_decisions(box, n)
+    return run(box, text, op_decisions)
 
 
 def test_decisions_by_operation(box):
@@ -176,12 +177,7 @@ def test_decisions_by_operation(box):
     box.start()
     ws = box.workspace
     (ws / "a.txt").write_text("hello a\n")
-    (ws / "d").mkdir()
-    for name in ("x", "y", "z"):
-        (ws / "d" / name).write_text(name + " hello\n")
-    (ws / "t").mkdir()
-    for i in range(10):
-        (ws / "t" / f"f{i}.txt").write_text(f"{i}\n")
+    make_listing_tree(ws, " hello")
 
     def ops(d):
         assert all(v == "permit" for v, _, _ in d), d
@@ -360,12 +356,7 @@ def test_timeout_stops_a_tool(box):
     """`timeout` over a program outside the Shell: the tool runs in its own
     sandbox, and still stops at the deadline (it dies with the Shell process
     that asked for it), while the command goes on."""
-    box.seed_policy(extra="""
-        permit(principal, action == Box::Action::"shell:spawn", resource)
-        when { context.input.program == "/usr/bin/python3" };
-        """)
-    box.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\nfilesystem.write = ["~/src/project"]\n')
-    box.start()
+    box.start_with_tool("py", "/usr/bin/python3")
     ws = box.workspace
     import time
     t0 = time.monotonic()

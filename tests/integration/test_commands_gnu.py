@@ -1,38 +1,14 @@
-"""Issue 5: the Shell's commands against the GNU tools, same generated input.
+"""The Shell's file, text and search commands against the GNU tools, same
+generated input.
 
 Each case runs the same text twice in two fresh copies of one generated
 tree: once through `box-shell -c` (the Shell alone, no box) and once through
 `bash -c` with GNU coreutils/grep/sed (LC_ALL=C), then compares stdout,
 stderr, exit status and, for file commands, the resulting tree.
 """
-import hashlib
-import os
-import subprocess
-from pathlib import Path
-
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BUILD = Path(os.environ.get("BOXFS_BUILD", REPO / "build"))
-BOX_SHELL = BUILD / "box" / "box-shell"
-
-SETUP = r"""
-printf 'foo bar\nbaz\nFoo\nqux foo\nxx\nyy\nzz\nfoo\n' > a.txt
-printf 'x\nfoobar\n' > 'b c.txt'
-mkdir -p d/e d/sub e2; cp a.txt d/; cp a.txt d/e/z.c; echo b > d/x; echo c > d/sub/y
-printf 'abc\0def\nabc\n' > bin
-printf 'a\nb\nc' > nonl
-seq 1 30 > s
-printf 'b 2 x\na 10 y\nB 1 z\na 2 w\n c 3 v\n10K\n2M\n1.5\n-3\n' > so
-printf 'v1.10\nv1.2\nv1.9a\nfile-1.0.tar.gz\nfile-1.0.10.tar.gz\n' > ver
-printf 'Mar x\nJAN y\nfeb z\nfoo\n' > mon
-printf 'a\na\nb\nB\nb\n\n\nc x\nd x\nd x\n' > u
-printf 'a:b:c\nd:e\nnodelim\n1:2:3:4\n' > cu
-seq 1 12 > n
-printf 'hello world\nfoo bar\nHello again\n' > h
-printf 'foo\nbar\n' > pats
-echo a > f; ln -s f lnk; echo s > 'sp ace'; touch -- -dash
-"""
+from gnu_compare import assert_same_in, assert_same_run, need_shell, run_both
 
 GREP = [
     'grep foo a.txt', 'grep -n -C1 foo a.txt', 'grep -A1 -B2 -n qux a.txt "b c.txt"',
@@ -189,61 +165,20 @@ MISC = [
 ]
 
 
-def tree(root: Path) -> list:
-    out = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in sorted(dirnames + filenames):
-            p = Path(dirpath) / name
-            rel = p.relative_to(root)
-            st = p.lstat()
-            if p.is_symlink():
-                out.append((str(rel), "l", os.readlink(p)))
-            elif p.is_dir():
-                out.append((str(rel), "d", oct(st.st_mode & 0o7777)))
-            else:
-                out.append((str(rel), "f", oct(st.st_mode & 0o7777),
-                            hashlib.md5(p.read_bytes()).hexdigest()))
-    return sorted(out)
-
-
-def run_both(tmp_path: Path, text: str):
-    results = []
-    for kind in ("box", "gnu"):
-        d = tmp_path / kind
-        d.mkdir()
-        subprocess.run(["bash", "-c", SETUP], cwd=d, check=True)
-        env = {"PATH": "/usr/bin:/bin", "HOME": str(d), "LC_ALL": "C"}
-        argv = [str(BOX_SHELL), "-c", text] if kind == "box" else ["bash", "-c", text]
-        p = subprocess.run(argv, cwd=d, env=env, capture_output=True, timeout=60)
-        results.append((p.stdout, p.stderr, p.returncode, tree(d)))
-    return results
-
-
 @pytest.mark.parametrize("text", GREP + HEADTAIL + SORT + UNIQCUTTR + WCTEE + SED + FILES + JQ + FIND + LS + XARGS + MISC)
 def test_against_gnu(tmp_path, text):
-    if not BOX_SHELL.exists():
-        pytest.skip("box-shell not built")
-    box, gnu = run_both(tmp_path, text)
-    assert box[1].decode(errors="replace") == gnu[1].decode(errors="replace"), "stderr"
-    assert box[0] == gnu[0], "stdout"
-    assert box[2] == gnu[2], "status"
-    assert box[3] == gnu[3], "resulting tree"
+    need_shell()
+    assert_same_run(*run_both(tmp_path, text))
 
 
 def test_long_lines_and_binary(tmp_path):
     """Lines of 1 MB, NUL bytes and invalid UTF-8 through grep/sed/sort/wc/cut."""
-    if not BOX_SHELL.exists():
-        pytest.skip("box-shell not built")
+    need_shell()
     d = tmp_path / "w"
     d.mkdir()
     big = b"x" * (1 << 20) + b"needle" + b"y" * 1000 + b"\n"
     (d / "big").write_bytes(b"head\0with nul needle\n" + big * 3 + b"\xff\xfe bad utf8 needle\n")
     (d / "text").write_bytes(big * 2 + b"\xff\xfe bad utf8 needle\n")
-    for text in ["grep -c needle big", "grep -a -o needle big | wc -l", "sed 's/needle/N/' big | wc -c",
-                 "sort big | tail -c 50", "wc big", "cut -c1-5 big | tr \"\\0\\377\" @_", "tail -c 30 big | tr \"\\0\" @",
-                 "head -c 10 big", "grep needle big; echo $?", "grep -c needle text", "grep -o needle text", "sed -n '$p' text", "uniq -c big | wc -l", "tr -d x < big | wc -c"]:
-        outs = []
-        for argv in ([str(BOX_SHELL), "-c", text], ["bash", "-c", text]):
-            p = subprocess.run(argv, cwd=d, capture_output=True, env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"})
-            outs.append((p.stdout, p.stderr, p.returncode))
-        assert outs[0] == outs[1], text
+    assert_same_in(d, ["grep -c needle big", "grep -a -o needle big | wc -l", "sed 's/needle/N/' big | wc -c",
+                       "sort big | tail -c 50", "wc big", "cut -c1-5 big | tr \"\\0\\377\" @_", "tail -c 30 big | tr \"\\0\" @",
+                       "head -c 10 big", "grep needle big; echo $?", "grep -c needle text", "grep -o needle text", "sed -n '$p' text", "uniq -c big | wc -l", "tr -d x < big | wc -c"])

@@ -1,4 +1,4 @@
-"""Issue 4: the SI- and CU- rows of ../shared/conformance/shell-cases.tsv,
+"""The SI- and CU- rows of ../shared/conformance/shell-cases.tsv,
 each run through a real box (alias `bash -c` → boxd → a fresh Shell worker
 in the mount) under a policy that permits everything.
 
@@ -11,13 +11,12 @@ reason in tests/conformance/known-failures.txt (an expected failure); the
 suite as a whole must pass at least 97%.  One box serves all rows: each
 alias call is a fresh Shell with a fresh RAM /tmp.
 """
-import signal
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import Box
+from conftest import permissive_box
 from conformance_tsv import CASES, REPO_CASES, SHARED_CASES, unescape
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,17 +54,9 @@ RESULTS = {}
 
 @pytest.fixture(scope="module")
 def conf_box(tmp_path_factory):
-    b = Box(tmp_path_factory.mktemp("conformance"))
-    b.write_config()
-    b.write_policy("permit(principal, action, resource);\n")
-    b.start()
+    b = permissive_box(tmp_path_factory.mktemp("conformance"))
     yield b
-    b.proc.send_signal(signal.SIGTERM)
-    try:
-        b.proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        b.proc.kill()
-        b.proc.wait()
+    b.teardown()
 
 
 def check_row(b, cols):
@@ -125,10 +116,11 @@ def test_conformance_rows(conf_box):
     print(f"conformance: {passed} of {total} SI-/CU- rows pass ({100.0 * passed / total:.1f}%); "
           f"known failures now passing: {' '.join(fixed) or 'none'}")
     assert not unexpected, "failures not in known-failures.txt:\n" + "\n".join(unexpected)
-    # Rows that fail only because another issue's command has not landed
-    # yet ("needs `X`") do not count against the Shell language's floor.
+    # Rows that fail only because they need a command the Shell does not
+    # implement yet ("needs `X`") do not count against the Shell language's
+    # floor.
     blocked = sum(1 for i, (ok, _) in RESULTS.items()
                   if not ok and KNOWN_FAILURES.get(i, "").startswith("needs `"))
-    print(f"conformance: {blocked} failing rows wait for commands of other issues; "
+    print(f"conformance: {blocked} failing rows wait for commands not implemented yet; "
           f"{passed} of {total - blocked} of the rest pass")
     assert passed * 100 >= (total - blocked) * 97, f"only {passed} of {total - blocked} pass"

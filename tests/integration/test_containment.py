@@ -1,4 +1,4 @@
-"""Issue 7: the escape suite.  From inside a tool sandbox and from inside the
+"""The escape suite.  From inside a tool sandbox and from inside the
 agent's sandbox, a probe tries every way out it can think of; each attempt is
 a test, and every one must fail the way the spec says (spec/runtime.md §5)."""
 import json
@@ -348,12 +348,6 @@ def test_agent_leaves_no_process_behind(agent_results):
 def test_tool_background_process_seen_then_ended(box):
     """The detector the two tests above rely on sees a process a tool left
     running while the tool still runs, and sees it gone once it ends."""
-    box.seed_policy(extra="""
-        permit(principal, action == Box::Action::"shell:spawn", resource)
-        when { context.input.program == "/usr/bin/python3" };
-        """)
-    box.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\n'
-                           'filesystem.write = ["~/src/project"]\n')
     (box.workspace / "bg.py").write_text(textwrap.dedent("""\
         import os, subprocess, sys, time
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "left-behind-live"],
@@ -361,7 +355,7 @@ def test_tool_background_process_seen_then_ended(box):
         while not os.path.exists("release"):
             time.sleep(0.02)
         """))
-    box.start()
+    box.start_with_tool("py", "/usr/bin/python3")
     proc = subprocess.Popen([str(box.box_dir / "bin" / "bash"), "-c", "/usr/bin/python3 bg.py"],
                             cwd=box.workspace, env=box.env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)

@@ -1,4 +1,4 @@
-"""Issue 7: real tools through [tool.*] tables, and what a planted symlink or a
+"""Real tools through [tool.*] tables, and what a planted symlink or a
 rename race can (not) add to a tool's view."""
 import os
 import subprocess
@@ -8,21 +8,10 @@ import time
 
 from conftest import BOX
 
-POLICY_SPAWN = """
-    permit(principal, action == Box::Action::"shell:spawn", resource)
-    when {{ {cond} }};
-    """
-
-
-def spawn_policy(box, *programs):
-    cond = " || ".join(f'context.input.program == "{p}"' for p in programs)
-    box.seed_policy(extra=POLICY_SPAWN.format(cond=cond))
-
-
 def test_git_clone_commit_log(box):
     bare = box.home / "bare.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(box.workspace), str(bare)], check=True)
-    spawn_policy(box, "git")
+    box.permit_spawn("git")
     box.write_config()
     box.config.write_text(box.config.read_text().replace(
         'filesystem.write = ["~/src/project"]',
@@ -51,9 +40,7 @@ def test_make_cc_builds_and_runs(box):
         '#include <stdio.h>\nint main(void) { printf("built in the box\\n"); return 0; }\n')
     (box.workspace / "Makefile").write_text(
         "run: hello\n\t./hello > out.txt\nhello: hello.c\n\tcc -O1 -o hello hello.c\n")
-    spawn_policy(box, "make")
-    box.write_config(extra='\n[tool.make]\ncommand = ["make"]\nfilesystem.write = ["~/src/project"]\n')
-    box.start()
+    box.start_with_tool("make", "make")
     r = box.bash("make run")
     assert r.returncode == 0, r.stdout + r.stderr
     assert (box.workspace / "out.txt").read_text() == "built in the box\n"
@@ -68,10 +55,7 @@ def test_python_reads_and_writes_workspace(box):
         open("result.txt", "w").write(f"{total}\\n")
         print("sum", total, os.getcwd())
         """))
-    spawn_policy(box, "/usr/bin/python3")
-    box.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\n'
-                           'filesystem.write = ["~/src/project"]\n')
-    box.start()
+    box.start_with_tool("py", "/usr/bin/python3")
     r = box.bash("/usr/bin/python3 sum.py")
     assert r.returncode == 0, r.stderr
     assert r.stdout == f"sum 12 {box.workspace}\n"
@@ -79,7 +63,7 @@ def test_python_reads_and_writes_workspace(box):
 
 
 def test_tool_status_and_signal_status(box):
-    spawn_policy(box, "/usr/bin/python3")
+    box.permit_spawn("/usr/bin/python3")
     box.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\n')
     box.start()
     assert box.bash("/usr/bin/python3 -c 'raise SystemExit(7)'").returncode == 7
@@ -95,7 +79,7 @@ def test_planted_symlink_does_not_widen(box):
     sub.mkdir()
     os.symlink(box.home / "private.txt", sub / "link-out")
     os.symlink("../src", sub / "link-sibling")
-    spawn_policy(box, "/usr/bin/python3")
+    box.permit_spawn("/usr/bin/python3")
     box.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\n'
                            'filesystem.read = ["~/src/project/sub"]\n')
     box.start()
@@ -146,7 +130,7 @@ def test_rename_race_cannot_widen_a_view(box):
     grant = box.workspace / "grant"
     grant.mkdir()
     (grant / "marker.txt").write_text("grant\n")
-    spawn_policy(box, "/usr/bin/python3")
+    box.permit_spawn("/usr/bin/python3")
     box.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\n'
                            'filesystem.read = ["~/src/project/grant"]\n')
     box.start()
@@ -216,7 +200,7 @@ def view_config(box):
     (box.workspace / "denied").mkdir()
     (box.workspace / "denied" / "secret.txt").write_text("no\n")
     (box.workspace / "mounts.py").write_text(MOUNTS)
-    spawn_policy(box, "/usr/bin/python3")
+    box.permit_spawn("/usr/bin/python3")
     box.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\n'
                            'filesystem.write = ["~/src/project"]\n'
                            'filesystem.read = ["~/ro"]\n'
@@ -306,7 +290,7 @@ def test_concurrent_spawns_all_run(box):
     """Commands spawning tools side by side, over and over: every launch is
     placed and runs, though the kernel reuses the inode numbers of ended PID
     namespaces while the command that owned one still runs."""
-    spawn_policy(box, "/bin/true")
+    box.permit_spawn("/bin/true")
     box.write_config(extra='\n[tool.true]\ncommand = ["/bin/true"]\n')
     box.start()
     failures = []

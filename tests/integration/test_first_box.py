@@ -1,4 +1,4 @@
-"""Issue 2: the first box, end to end (alias → boxd → Shell in the mount → policy → log)."""
+"""The first box, end to end (alias → boxd → Shell in the mount → policy → log)."""
 import json
 import os
 import shutil
@@ -24,9 +24,7 @@ def staged(box):
 
 
 def test_seed_example_runs_as_written(box):
-    box.seed_policy()
-    box.write_config()
-    box.start()
+    box.start_seeded()
     r = box.bash(SEED)
     assert r.returncode == 0, r.stderr
     assert r.stdout == ""
@@ -51,9 +49,7 @@ def test_seed_example_runs_as_written(box):
 
 
 def test_seed_example_without_fs_write(box):
-    box.seed_policy(fs_write=False)
-    box.write_config()
-    box.start()
+    box.start_seeded(fs_write=False)
     r = box.bash(SEED)
     assert r.returncode == 1
     assert r.stderr == DENIED_LINE + "\n"
@@ -80,12 +76,10 @@ def test_seed_as_the_agent_itself(box):
 
 
 def test_ram_tmp_lives_for_one_command_and_env_does_not_carry(box):
-    box.seed_policy(extra="""
+    box.start_seeded(extra="""
         permit(principal, action in [Box::Action::"fs:read", Box::Action::"fs:write"], resource)
         when { context.input.path like "/tmp/*" };
         """)
-    box.write_config()
-    box.start()
     name = f"/tmp/boxfs-ram-probe-{os.getpid()}-{time.time_ns()}"
     r = box.bash(f"echo hi > {name}; cat {name}")
     assert (r.returncode, r.stdout) == (0, "hi\n"), r.stderr
@@ -101,14 +95,12 @@ def test_ram_tmp_lives_for_one_command_and_env_does_not_carry(box):
 
 
 def test_forbid_with_id_and_description(box):
-    box.seed_policy(extra="""
+    box.start_seeded(extra="""
         @id("no-cat")
         @description("Reading with cat is not allowed.")
         forbid(principal, action == Box::Action::"shell:exec", resource)
         when { context.input.program == "cat" };
         """)
-    box.write_config()
-    box.start()
     r = box.bash("cat src/main.rs")
     assert r.returncode == 126
     assert r.stdout == ""
@@ -122,9 +114,7 @@ def test_forbid_with_id_and_description(box):
 
 
 def test_unknown_command_is_127(box):
-    box.seed_policy()
-    box.write_config()
-    box.start()
+    box.start_seeded()
     r = box.bash("no-such-program-xyz --flag")
     assert r.returncode == 127
     assert r.stderr == "strands-shell: no-such-program-xyz: command not found\n"
@@ -132,12 +122,10 @@ def test_unknown_command_is_127(box):
 
 
 def test_spawn_denied_and_no_tool(box):
-    box.seed_policy(extra="""
+    box.start_seeded(extra="""
         permit(principal, action == Box::Action::"shell:spawn", resource)
         when { context.input.program == "tsort" };
         """)
-    box.write_config()
-    box.start()
     r = box.bash("factor 12")
     assert r.returncode == 126
     factor = os.path.realpath(shutil.which("factor"))
@@ -151,9 +139,7 @@ def test_spawn_denied_and_no_tool(box):
 
 
 def test_output_streams_and_status(box):
-    box.seed_policy()
-    box.write_config()
-    box.start()
+    box.start_seeded()
     r = box.bash("echo out; echo err 1>&2; false || echo recovered; exit 7")
     assert r.returncode == 7
     assert r.stdout == "out\nrecovered\n"
@@ -187,9 +173,7 @@ def test_policy_that_will_not_load(box):
 
 
 def test_second_run_on_same_box_dir_is_refused(box):
-    box.seed_policy()
-    box.write_config()
-    box.start()
+    box.start_seeded()
     r = subprocess.run([str(BOX), "run", "--config", str(box.config)], capture_output=True,
                        text=True, env=box.env(), timeout=30)
     assert r.returncode == 1
@@ -198,9 +182,7 @@ def test_second_run_on_same_box_dir_is_refused(box):
 
 
 def test_box_dir_layout(box):
-    box.seed_policy()
-    box.write_config()
-    box.start()
+    box.start_seeded()
     assert sorted(os.listdir(box.box_dir)) == ["bin", "private", "run", "trust"]
     assert os.stat(box.box_dir).st_mode & 0o7777 == 0o700
     assert sorted(os.listdir(box.box_dir / "bin")) == ["bash", "sh", "zsh"]
@@ -208,9 +190,7 @@ def test_box_dir_layout(box):
 
 
 def test_teardown_leaves_nothing(box):
-    box.seed_policy()
-    box.write_config()
-    box.start()
+    box.start_seeded()
     assert box.bash("echo warm").returncode == 0
     assert box_processes()
     assert box.stop(signal.SIGINT) == 128 + signal.SIGINT
@@ -258,9 +238,7 @@ ls "$mnt/ram" >/dev/null 2>&1; echo "list=$?"
 touch "$mnt/pass$HOME/src/project/planted" 2>/dev/null; echo "create=$?"
 stat "$mnt" >/dev/null 2>&1; echo "root=$?"
 '''
-    box.seed_policy()
-    box.write_config()
-    box.start()
+    box.start_seeded()
     r = subprocess.run(["nsenter", "-t", str(box.proc.pid), "-m", "/bin/sh", "-c", script],
                        capture_output=True, text=True, env=box.env(), timeout=30)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -270,9 +248,7 @@ stat "$mnt" >/dev/null 2>&1; echo "root=$?"
 
 
 def test_cd_is_a_change_dir_decision(box):
-    box.seed_policy()
-    box.write_config()
-    box.start()
+    box.start_seeded()
     r = box.bash("cd src && pwd && cat main.rs | grep -c TODO")
     assert (r.returncode, r.stdout) == (0, f"{box.workspace}/src\n2\n"), r.stderr
     assert box.decision_summary()[:2] == [("permit", "shell:exec", "cd"),
@@ -282,14 +258,12 @@ def test_cd_is_a_change_dir_decision(box):
 
 
 def test_read_denied_prints_policy_text(box):
-    box.seed_policy(extra="""
+    box.start_seeded(extra="""
         @id("no-main")
         @description("main.rs is off limits")
         forbid(principal, action == Box::Action::"fs:read", resource)
         when { context.input.path == "~/src/project/src/main.rs" };
         """)
-    box.write_config()
-    box.start()
     r = box.bash("cat src/main.rs; echo after")
     assert r.returncode == 0
     assert r.stdout == "after\n"
@@ -363,9 +337,7 @@ def test_shell_environment_is_exactly_the_spec(box):
 
 
 def test_spawned_program_status_stdin_and_cwd(box):
-    box.seed_policy()
-    box.write_config()
-    box.start()
+    box.start_seeded()
     r = box.bash("git rev-parse --verify no-such-ref")
     assert r.returncode == 128
     assert "fatal:" in r.stderr
@@ -405,9 +377,7 @@ def test_spawned_program_environment(box):
 
 
 def test_log_redacts_words_that_came_from_expansions(box):
-    box.seed_policy()
-    box.write_config()
-    box.start()
+    box.start_seeded()
     r = box.bash('T=hunter2; F=-n; L=--color=always; grep $F "$T" $L --count src/main.rs')
     assert r.returncode in (0, 1), r.stderr
     d = [x for x in box.decisions() if x["strands.box.policy.action"] == "shell:exec"][-1]

@@ -1,4 +1,4 @@
-"""issue 4 (c): boxd decides a command's first shell:exec itself when the
+"""boxd decides a command's first shell:exec itself when the
 text is one simple command of plain words naming a command the Shell
 implements, and sends the verdict with "run" (box/workers.c decide_first).
 Such a command must leave exactly what the worker's own request leaves:

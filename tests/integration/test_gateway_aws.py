@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 import conftest
-from gwutil import NET_POLICY, SERVER_ADDR, CountingServer, gateway_config
+from gwutil import NET_POLICY, SERVER_ADDR, SPAWN, CountingServer, gateway_config
 
 # python3-botocore (packaging/debian-packages.txt): an independent SigV4.
 from botocore.auth import SigV4Auth
@@ -34,11 +34,6 @@ TOOLS = textwrap.dedent("""
     command = ["/usr/bin/python3"]
     filesystem.read = ["~/src/project"]
     """)
-
-SPAWN = """
-permit(principal, action == Box::Action::"shell:spawn", resource)
-when { context.input.program == "/usr/bin/curl" || context.input.program == "/usr/bin/python3" };
-"""
 
 # A tool that signs with whatever keys its environment holds (the phantoms).
 SIGNER = textwrap.dedent(r'''

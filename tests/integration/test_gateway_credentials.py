@@ -13,7 +13,7 @@ import urllib.parse
 
 import pytest
 
-from gwutil import NET_POLICY, SERVER_ADDR, gateway_config
+from gwutil import NET_POLICY, SERVER_ADDR, SPAWN, TOOLS, gateway_config
 
 SECRETS = {
     "API_TOKEN": "sk-live-REAL-0123456789",
@@ -25,24 +25,10 @@ SECRETS = {
 }
 PHANTOM = re.compile(r"strands_box_[0-9a-f]{64}")
 
-TOOLS = textwrap.dedent("""
-    [tool.curl]
-    command = ["/usr/bin/curl"]
-    filesystem.write = ["~/src/project"]
-
-    [tool.py]
-    command = ["/usr/bin/python3"]
-    """)
-
 AGENT_FS = textwrap.dedent("""
     [agent.filesystem]
     exec = ["/usr/lib/python3.11"]
     """)
-
-SPAWN = """
-permit(principal, action == Box::Action::"shell:spawn", resource)
-when { context.input.program == "/usr/bin/curl" || context.input.program == "/usr/bin/python3" };
-"""
 
 
 def routes(secure, plain):
@@ -102,6 +88,14 @@ def credbox(box, test_ca, servers):
     return box
 
 
+@pytest.fixture
+def https(credbox, servers):
+    """The credentialed box, the HTTPS server, its base URL, and how many
+    heads the server had seen when the test began."""
+    plain, secure = servers
+    return credbox, secure, f"https://{SERVER_ADDR}:{secure.port}", len(secure.heads)
+
+
 def shell_var(box, name):
     r = box.bash(f'printf %s "${name}"')
     assert r.returncode == 0, r.stderr
@@ -145,11 +139,8 @@ def test_phantoms_in_every_environment_and_never_the_secret(credbox, servers):
             assert secret not in t
 
 
-def test_shell_curl_header_swapped_inside_tls(credbox, servers):
-    plain, secure = servers
-    box = credbox
-    base = f"https://{SERVER_ADDR}:{secure.port}"
-    n = len(secure.heads)
+def test_shell_curl_header_swapped_inside_tls(https):
+    box, secure, base, n = https
     r = box.bash(f'curl -sS -H "Authorization: Bearer $API_TOKEN" {base}/api/v1?x=1')
     assert r.returncode == 0, r.stderr
     (path, headers), = heads_since(secure, n)
@@ -171,11 +162,8 @@ def test_shell_curl_header_swapped_inside_tls(credbox, servers):
     assert heads_since(secure, n)[0][1]["authorization"] == "Bearer " + SECRETS["API_TOKEN"]
 
 
-def test_tool_curl_header_swapped(credbox, servers):
-    plain, secure = servers
-    box = credbox
-    base = f"https://{SERVER_ADDR}:{secure.port}"
-    n = len(secure.heads)
+def test_tool_curl_header_swapped(https):
+    box, secure, base, n = https
     r = box.bash(f'/usr/bin/curl -sS -H "Authorization: Bearer $API_TOKEN" {base}/api/tool')
     assert r.returncode == 0, r.stderr
     (path, headers), = heads_since(secure, n)
@@ -184,12 +172,9 @@ def test_tool_curl_header_swapped(credbox, servers):
     assert json.loads(r.stdout)["headers"]["authorization"] == "Bearer [REDACTED]"
 
 
-def test_phantom_to_a_destination_without_route_is_forwarded_unchanged(credbox, servers):
-    plain, secure = servers
-    box = credbox
+def test_phantom_to_a_destination_without_route_is_forwarded_unchanged(https):
+    box, secure, base, n = https
     phantom = shell_var(box, "API_TOKEN")
-    base = f"https://{SERVER_ADDR}:{secure.port}"
-    n = len(secure.heads)
     # /echo and /apix are not under /api (whole segments).
     r = box.bash(f'curl -sS -H "Authorization: Bearer $API_TOKEN" {base}/echo; '
                  f'/usr/bin/curl -sS -H "Authorization: Bearer $API_TOKEN" {base}/apix')
@@ -201,11 +186,8 @@ def test_phantom_to_a_destination_without_route_is_forwarded_unchanged(credbox, 
     assert phantom in r.stdout
 
 
-def test_missing_or_wrong_phantom_is_refused_before_policy(credbox, servers):
-    plain, secure = servers
-    box = credbox
-    base = f"https://{SERVER_ADDR}:{secure.port}"
-    n = len(secure.heads)
+def test_missing_or_wrong_phantom_is_refused_before_policy(https):
+    box, secure, base, n = https
     before = len([d for d in box.decisions() if d["strands.box.policy.action"] == "http:request"])
     for args in ("", "-H 'Authorization: Bearer not-the-phantom'",
                  '-H "Authorization: Bearer $API_TOKEN" -H "Authorization: Bearer $API_TOKEN"'):
@@ -220,11 +202,8 @@ def test_missing_or_wrong_phantom_is_refused_before_policy(credbox, servers):
     assert after == before  # refused before the request was decided
 
 
-def test_basic_auth_password_half(credbox, servers):
-    plain, secure = servers
-    box = credbox
-    base = f"https://{SERVER_ADDR}:{secure.port}"
-    n = len(secure.heads)
+def test_basic_auth_password_half(https):
+    box, secure, base, n = https
     r = box.bash(f'curl -sS -u "anyone:$BASIC_CRED" {base}/basic/x; '
                  f'/usr/bin/curl -sS -u "other:$BASIC_CRED" {base}/basic/y')
     assert r.returncode == 0, r.stderr
@@ -236,11 +215,8 @@ def test_basic_auth_password_half(credbox, servers):
     assert r.returncode == 1 and "blocked by egress control" in r.stderr
 
 
-def test_query_param(credbox, servers):
-    plain, secure = servers
-    box = credbox
-    base = f"https://{SERVER_ADDR}:{secure.port}"
-    n = len(secure.heads)
+def test_query_param(https):
+    box, secure, base, n = https
     r = box.bash(f'curl -sS "{base}/q/x?a=1&key=$Q_TOKEN&b=2"')
     assert r.returncode == 0, r.stderr
     (path, _), = heads_since(secure, n)
@@ -254,11 +230,8 @@ def test_query_param(credbox, servers):
     assert r.returncode == 1 and "blocked by egress control" in r.stderr
 
 
-def test_inject_always_adds_and_warns(credbox, servers):
-    plain, secure = servers
-    box = credbox
-    base = f"https://{SERVER_ADDR}:{secure.port}"
-    n = len(secure.heads)
+def test_inject_always_adds_and_warns(https):
+    box, secure, base, n = https
     r = box.bash(f'curl -sS {base}/always/a; curl -sS -H "X-Api-Key: $ALWAYS_KEY" {base}/always/b')
     assert r.returncode == 0, r.stderr
     got = heads_since(secure, n)
@@ -426,13 +399,10 @@ def test_config_refusals(box, extra, message):
     assert str(box.config) in err, err  # the file is named
 
 
-def test_credentialed_reply_keeps_the_tunnel_framed(credbox, servers):
+def test_credentialed_reply_keeps_the_tunnel_framed(https):
     """A credentialed reply is held, scrubbed and re-framed: the kept-alive
     tunnel still carries the next answers whole."""
-    plain, secure = servers
-    box = credbox
-    base = f"https://{SERVER_ADDR}:{secure.port}"
-    n = len(secure.heads)
+    box, secure, base, n = https
     r = box.bash(f'/usr/bin/curl -sS -w " %{{num_connects}}\\n" '
                  f'-H "Authorization: Bearer $API_TOKEN" {base}/api/one {base}/echo '
                  f'{base}/api/two')

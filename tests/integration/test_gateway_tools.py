@@ -1,4 +1,4 @@
-"""Issue 8 through a tool: `/usr/bin/curl` and `python3 urllib` inside a tool
+"""The egress gateway through a tool: `/usr/bin/curl` and `python3 urllib` inside a tool
 sandbox reach real local HTTP and HTTPS servers only through the gateway,
 by the proxy and CA variables the box composes (spec/runtime.md §5.6, §6);
 a contained tool reaches nothing else, and `contain_egress = false` is
@@ -10,22 +10,11 @@ import textwrap
 
 import pytest
 
-from gwutil import NET_POLICY, SERVER_ADDR, gateway_config, gateway_port
+import gwutil
+from gwutil import FIELDS_POLICY, NET_POLICY, SERVER_ADDR, SPAWN, gateway_config, gateway_port
 
-TOOLS = textwrap.dedent("""
-    [tool.curl]
-    command = ["/usr/bin/curl"]
-    filesystem.write = ["~/src/project"]
-
-    [tool.py]
-    command = ["/usr/bin/python3"]
-    filesystem.write = ["~/src/project"]
-    """)
-
-SPAWN = """
-permit(principal, action == Box::Action::"shell:spawn", resource)
-when { context.input.program == "/usr/bin/curl" || context.input.program == "/usr/bin/python3" };
-"""
+# Both tools write the workspace here.
+TOOLS = gwutil.TOOLS + 'filesystem.write = ["~/src/project"]\n'
 
 URLLIB = textwrap.dedent(r'''
     import json, sys, urllib.request, urllib.error
@@ -161,15 +150,7 @@ def test_tool_decisions_carry_ip_and_interception(box, servers, test_ca):
     plain, secure = servers
     ca_pem, _ = test_ca
     box.write_config(extra=gateway_config(ca_pem) + TOOLS)
-    box.seed_policy(extra=SPAWN + f"""
-        permit(principal, action == Box::Action::"net:connect", resource)
-        unless {{ context.input has ip }};
-        permit(principal, action == Box::Action::"net:connect", resource)
-        when {{ context.input has ip && context.input.ip == "{SERVER_ADDR}" }};
-        permit(principal, action == Box::Action::"http:request", resource)
-        when {{ context.input.method == "POST" && context.input.body_bytes == 5 &&
-               context.input.intercepted == true && context.input.path == "/p" }};
-        """)
+    box.seed_policy(extra=SPAWN + FIELDS_POLICY)
     box.start()
     r = box.bash(f"/usr/bin/curl -sS -d hello https://{SERVER_ADDR}:{secure.port}/p")
     assert r.returncode == 0 and json.loads(r.stdout)["body"] == "hello", r.stderr

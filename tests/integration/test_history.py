@@ -1,4 +1,4 @@
-"""History rules through real boxes (issue 9): budgets and preconditions
+"""History rules through real boxes: budgets and preconditions
 that hold across a restart of `box run`, and a history that survives
 SIGKILL of boxd with every answered decision in it."""
 import json

@@ -1,4 +1,4 @@
-"""The raisers of ::response events (issue 9, spec/policy.md §2.3) through
+"""The raisers of ::response events (spec/policy.md §2.3) through
 real boxes: the Shell reports each command it implements with its exit
 status (also from forked stages and background jobs), and the egress
 gateway each exchange with its upstream status and delivered bytes."""

@@ -11,7 +11,7 @@ import tempfile
 import pytest
 from pathlib import Path
 
-from test_commands_gnu import BOX_SHELL
+from conftest import BOX_SHELL
 
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 

@@ -1,4 +1,4 @@
-"""Issue 10: `lua` in the Shell against real Lua 5.4, io.popen / os.execute
+"""`lua` in the Shell against real Lua 5.4, io.popen / os.execute
 through the Shell's decision point, and the `box` module.
 
 Every comparison runs `lua -e CODE` in a real box (alias → boxd → worker)
@@ -13,14 +13,10 @@ import subprocess
 
 import pytest
 
-from conftest import Box
+from conftest import Box, permissive_box
 
 LUA54 = shutil.which("lua5.4")
 needs_lua54 = pytest.mark.skipif(LUA54 is None, reason="lua5.4 (Debian package lua5.4) is missing")
-
-ALLOW_ALL = """\
-    permit(principal, action, resource);
-    """
 
 # Standard library, error messages and pcall results: stdout, stderr and
 # status must be those of real Lua 5.4.
@@ -126,10 +122,7 @@ def run_box_bytes(box, source):
 
 @pytest.fixture(scope="module")
 def lua_box(tmp_path_factory):
-    b = Box(tmp_path_factory.mktemp("lua"))
-    b.write_policy(ALLOW_ALL)
-    b.write_config()
-    b.start()
+    b = permissive_box(tmp_path_factory.mktemp("lua"))
     yield b
     b.stop(signal.SIGTERM)
 
@@ -199,10 +192,7 @@ def test_box_module_in_the_shell(lua_box):
 
 
 def test_box_run_decides_each_command(tmp_path):
-    b = Box(tmp_path)
-    b.write_policy(ALLOW_ALL)
-    b.write_config()
-    b.start()
+    b = permissive_box(tmp_path)
     try:
         r = b.bash("lua -e 'print(box.run(\"echo one; pwd\"))'")
         assert r.returncode == 0, r.stderr

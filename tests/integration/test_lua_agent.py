@@ -1,4 +1,4 @@
-"""Issue 10: `box lua` runs a Lua script as the box's agent; the example
+"""`box lua` runs a Lua script as the box's agent; the example
 agent (examples/lua-agent/survey.lua) explores a repository, runs its tests
 through box.run and writes a report, all decided by the box's policy."""
 import subprocess

@@ -1,4 +1,4 @@
-"""Issue 10: the LU- rows of ../shared/conformance/shell-cases.tsv, each run
+"""The LU- rows of ../shared/conformance/shell-cases.tsv, each run
 through a real box (alias → boxd → Shell worker in the mount), under a
 policy that permits everything, with the box's RAM /tmp.
 
@@ -13,13 +13,8 @@ import signal
 
 import pytest
 
-from conftest import Box
+from conftest import permissive_box
 from conformance_tsv import CASES, unescape
-
-
-ALLOW_ALL = """\
-    permit(principal, action, resource);
-    """
 
 
 def load_rows():
@@ -34,10 +29,7 @@ def load_rows():
 
 @pytest.fixture(scope="module")
 def lua_box(tmp_path_factory):
-    b = Box(tmp_path_factory.mktemp("lua-conformance"))
-    b.write_policy(ALLOW_ALL)
-    b.write_config()
-    b.start()
+    b = permissive_box(tmp_path_factory.mktemp("lua-conformance"))
     yield b
     b.stop(signal.SIGTERM)
 

@@ -1,4 +1,4 @@
-"""Crash safety of the mount (issue 6): SIGKILL boxd (`box run`) while a tool
+"""Crash safety of the mount: SIGKILL boxd (`box run`) while a tool
 writes through the mount and syncs; then
   - no mount is left on the host (boxd's mount lives in its own mount
     namespace, which dies with it) and no box process survives it;
@@ -29,13 +29,7 @@ while True:
 
 def test_sigkill_boxd_during_writes(box):
     (box.workspace / "writer.py").write_text(WRITER)
-    box.seed_policy(extra="""
-        permit(principal, action == Box::Action::"shell:spawn", resource)
-        when { context.input.program == "/usr/bin/python3" };
-        """)
-    box.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\n'
-                           'filesystem.write = ["~/src/project"]\n')
-    box.start()
+    box.start_with_tool("py", "/usr/bin/python3")
     mnt_before = [l for l in host_mounts().splitlines() if "boxfs-mnt" in l]
     done = {}
 

@@ -98,13 +98,7 @@ runpy.run_path({FSX!r}, run_name="__main__")
 @pytest.mark.skipif(shutil.which("stress-ng") is None, reason="stress-ng not installed")
 @needs_mount
 def test_stress_ng_as_a_box_tool(box):
-    box.seed_policy(extra="""
-        permit(principal, action == Box::Action::"shell:spawn", resource)
-        when { context.input.program == "stress-ng" };
-        """)
-    box.write_config(extra='\n[tool.stress-ng]\ncommand = ["stress-ng"]\n'
-                           'filesystem.write = ["~/src/project"]\n')
-    box.start()
+    box.start_with_tool("stress-ng", "stress-ng")
     r = box.bash("mkdir -p st && stress-ng --temp-path st --dir 2 --dir-ops 2000 "
                  "--rename 2 --rename-ops 20000 --hdd 1 --hdd-bytes 16m --hdd-ops 2000 "
                  "--timeout 20s --verify --metrics-brief", timeout=120)

@@ -1,5 +1,5 @@
 """Changes made to the workspace outside the mount (the operator's editor, a
-build on the host) reach the agent's Shell at once (issue 6, item 4): the
+build on the host) reach the agent's Shell at once: the
 kernel keeps the names it looked up for 60 s in a watched directory, and each
 change another process makes there expires the name's entry as it happens."""
 import os
@@ -22,9 +22,7 @@ def test_outside_changes_reach_the_shell_at_once(box):
     ws = box.workspace
     (ws / "d").mkdir()
     (ws / "d" / "f").write_text("inside\n")
-    box.seed_policy()
-    box.write_config()
-    box.start()
+    box.start_seeded()
     r = box.bash("cat d/f; [ -d d ] && echo dir")
     assert (r.returncode, r.stdout) == (0, "inside\ndir\n"), r.stderr
 

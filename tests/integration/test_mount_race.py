@@ -1,4 +1,4 @@
-"""Identity under a race (issue 6): while the Shell reads ~/src/project/a/b/file
+"""Identity under a race: while the Shell reads ~/src/project/a/b/file
 in a loop through the mount, a host process swaps the directory `a` with a
 symlink to a directory outside every root (renameat2 RENAME_EXCHANGE, so each
 swap is atomic), 10,000 times.  Every read must either print the real file or
@@ -135,9 +135,7 @@ def moved_out_race(box, loop, policy_extra=""):
     (ws / "c").mkdir()
     away = box.root / "away"
     away.mkdir()
-    box.seed_policy(extra=policy_extra)
-    box.write_config()
-    box.start()
+    box.start_seeded(extra=policy_extra)
     reader, out_path = start_reader(box, loop)
     for _ in range(MOVES):
         os.rename(ws / "a", away / "a")

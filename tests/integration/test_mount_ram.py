@@ -1,4 +1,4 @@
-"""Issue 6, item 3: the Shell's RAM areas.  Per command by default (covered
+"""The Shell's RAM areas.  Per command by default (covered
 in test_first_box.py); per box with `[agent] ram = "box"`: what one command
 writes under /tmp is there for the next, and never on the host.  The size
 (`ram_size`) and inode (`ram_inodes`) limits of an area give ENOSPC."""

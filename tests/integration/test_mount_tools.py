@@ -1,4 +1,4 @@
-"""git, make and cc on the mount (issue 6): a tool clones a small C project
+"""git, make and cc on the mount: a tool clones a small C project
 from a local bare repository into the workspace, another builds it with cc,
 and the built program runs; every file they touch is on the host's workspace
 afterwards, as the tools left it."""

@@ -1,4 +1,4 @@
-"""Issue 6, item 5: `box mount --config FILE [--rw] MOUNTPOINT`, an operator's
+"""`box mount --config FILE [--rw] MOUNTPOINT`, an operator's
 live view of a running box: its roots at their real paths (read-only unless
 --rw), /.box/decisions.jsonl following the decision log (tail -f sees new
 decisions), /.box/commands/ listing the commands running now (text, cwd,

@@ -1,4 +1,4 @@
-"""`box policy check|decide|generate-schema` (issue 3): the exact interface
+"""`box policy check|decide|generate-schema`: the exact interface
 users test their policies with, on real files and the real binary."""
 import json
 import subprocess

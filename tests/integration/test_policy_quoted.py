@@ -1,4 +1,4 @@
-"""Issue 3 acceptance: every rule quoted in ../shared/spec/policy.md and
+"""The policy language's acceptance: every rule quoted in ../shared/spec/policy.md and
 ../shared/seeds/ loads, warns or is refused exactly as the spec says, through
 `box policy check` on a real file (exit status, stdout and the whole stderr).
 

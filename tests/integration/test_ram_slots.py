@@ -1,4 +1,4 @@
-"""Issue 4 (c): a command's RAM root is a slot lent to one command at a
+"""A command's RAM root is a slot lent to one command at a
 time.  What a command makes in it goes when it ends, the slot's layout
 (/tmp, /home, /dev, the roots' directory chain) cannot be moved or removed
 and gets its modes back, and the workers of a slot join the mount

@@ -1,4 +1,4 @@
-"""The Shell against bash (issue 4): each case runs the same text through
+"""The Shell against bash: each case runs the same text through
 `box-shell -c` and `bash -c` in the same test, in twin scratch directories,
 and compares stdout, stderr and the exit status.
 

@@ -1,4 +1,4 @@
-"""Issue 4, item 8: the per-command wall clock comes from box.toml
+"""The per-command wall clock comes from box.toml
 (`[agent] shell_timeout`); a command that exceeds it ends with the Shell's
 timeout status and message, and takes everything it started with it."""
 import os

@@ -1,8 +1,8 @@
-"""Issue 4, item 6: every route that runs text raises its own decisions.
+"""Every route that runs text raises its own decisions.
 Command substitution, eval, `.`/source, `sh FILE`/`bash FILE` inside the
 Shell and the EXIT trap each run their commands through the one decision
 point, so each command they run appears in the decision log of a real box
-(find -exec and xargs come with those commands, issue 5)."""
+(find -exec and xargs are tested with those commands)."""
 
 
 def exec_decisions(box, since):
@@ -27,9 +27,7 @@ def run(box, text):
 
 
 def test_each_route_decides_its_commands(box):
-    box.seed_policy()
-    box.write_config()
-    box.start()
+    box.start_seeded()
     ws = box.workspace
     (ws / "lib.sh").write_text("printf 'from-file\\n'\n")
 
@@ -58,12 +56,10 @@ def test_each_route_decides_its_commands(box):
 
 def test_a_denied_route_is_refused_on_its_own(box):
     # printf may not run; the routes that would run it are refused at printf
-    box.seed_policy(extra="""
+    box.start_seeded(extra="""
         forbid(principal, action == Box::Action::"shell:exec", resource)
         when { context.input.program == "printf" };
         """)
-    box.write_config()
-    box.start()
     r, d = run(box, "x=$(printf a); echo \"[$x]\"; eval 'printf b'; echo $?")
     assert r.stdout == "[]\n126\n", r.stderr
     assert "effect denied" in r.stderr
@@ -76,9 +72,7 @@ def test_a_denied_route_is_refused_on_its_own(box):
 def test_a_script_run_by_path_is_decided_then_each_of_its_commands(box):
     # `./run.sh` with a #! line naming a shell runs in the Shell: one
     # decision for the script as written, then one per command inside it.
-    box.seed_policy()
-    box.write_config()
-    box.start()
+    box.start_seeded()
     ws = box.workspace
     (ws / "run.sh").write_text("#!/bin/sh\nprintf 'from-file\\n'\nexit 4\n")
     (ws / "run.sh").chmod(0o755)
@@ -89,12 +83,10 @@ def test_a_script_run_by_path_is_decided_then_each_of_its_commands(box):
 
 
 def test_a_denied_script_runs_none_of_its_commands(box):
-    box.seed_policy(extra="""
+    box.start_seeded(extra="""
         forbid(principal, action == Box::Action::"shell:exec", resource)
         when { context.input.program == "./run.sh" };
         """)
-    box.write_config()
-    box.start()
     ws = box.workspace
     (ws / "run.sh").write_text("#!/bin/bash\nprintf 'from-file\\n'\n")
     (ws / "run.sh").chmod(0o755)
@@ -107,12 +99,10 @@ def test_a_denied_script_runs_none_of_its_commands(box):
 def test_decision_sees_the_whole_command_line(box):
     """The command line a decision carries is built on the stack when it is
     short and on the heap when not: both reach the policy whole."""
-    box.seed_policy(extra="""
+    box.start_seeded(extra="""
         forbid(principal, action == Box::Action::"shell:exec", resource)
         when { context.input.command like "echo * tail-marker" };
         """)
-    box.write_config()
-    box.start()
     for size in (10, 493, 494, 495, 496, 502, 503, 504, 505, 600, 5000):
         word = "x" * size
         r = box.bash(f"echo {word} ok", cwd=box.workspace)

@@ -1,4 +1,4 @@
-/* test_history.c — history rules (issue 9, spec/policy.md §2, §3.4, §3.5):
+/* test_history.c — history rules (spec/policy.md §2, §3.4, §3.5):
  * the worked examples of §2.7 flipped at their exact boundaries with an
  * injected clock, the load refusals, and the durable history. */
 #include <sys/resource.h>

@@ -463,7 +463,7 @@ static void test_grep(void) {
   CHECK("grep -r HELLO g", "g/sub/b.txt:HELLO\n", "", 0);
   CHECK("grep -rn -i hello g/sub", "g/sub/b.txt:2:HELLO\n", "", 0);
   CHECK("grep -rh HELLO g", "HELLO\n", "", 0);
-  /* GNU prints no name for `grep -r PAT FILE`; grep (issue 5) now prefixes
+  /* GNU prints no name for `grep -r PAT FILE`; the Shell's grep now prefixes
    * it, so this check waits for that fix:
    * CHECK("grep -r again g/a.txt", "hello again\n", "", 0); */
   CHECK("cd g/sub; grep -r HELLO", "b.txt:HELLO\n", "", 0);
@@ -596,13 +596,13 @@ static void test_conformance(void) {
   if (g_getenv("BOX_SHELL_VERBOSE"))
     g_printerr("conformance: %d of %d first-cut cases pass\n%s", passed, eligible, fails->str);
   g_assert_cmpint(eligible, >, 0);
-  /* the floor here is loose: commands of other issues are still landing */
+  /* the floor here is loose: some commands the cases use are still landing */
   g_assert_cmpint(passed * 100, >=, eligible * 60);
   g_string_free(fails, TRUE);
 }
 
 
-/* issue 4: boxd decides a command's first shell:exec from its text alone
+/* boxd decides a command's first shell:exec from its text alone
  * when box_shell_first_exec says it can.  Each prediction is checked
  * against what the interpreter really asks first (and before anything
  * else), and the texts it must not predict are left to the run. */
@@ -647,7 +647,7 @@ static void test_first_exec(void) {
     if (box_shell_first_exec(left[i], tmpdir, &cmd))
       g_error("predicted a first decision for %s", left[i]);
   }
-  /* issue 28: boxd parses only short flat text, and its parse is bounded:
+  /* boxd parses only short flat text, and its parse is bounded:
    * a plain command past 4 KiB is the worker's, and 2,000 nested `if`
    * (no character that opens a construct) end in a refusal, not a crash */
   GString *g = g_string_new("echo");
@@ -668,7 +668,7 @@ static char *repeat(const char *head, int n, const char *mid, const char *tail) 
   return g_string_free(g, FALSE);
 }
 
-/* issue 28, item 2: nesting 10,000 deep ended the interpreter (and boxd,
+/* nesting 10,000 deep ended the interpreter (and boxd,
  * parsing the same text) with SIGSEGV.  Past BOX_MAX_NEST it is a syntax
  * error; up to it, it runs. */
 static void test_deep_nesting(void) {

@@ -65,7 +65,7 @@ static void test_resolve(Fixture *f, gconstpointer data)
   g_assert_true(g_str_has_prefix(sh, "/usr/bin/") || g_str_has_prefix(sh, "/bin/"));
 }
 
-/* issue 28: the questions a path-named lookup asks, in order, and a
+/* the questions a path-named lookup asks, in order, and a
  * refusal anywhere answering as an absent path does. */
 typedef struct {
   GString *asked;   /* "operation path\n" per question */

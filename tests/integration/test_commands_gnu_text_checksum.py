@@ -1,15 +1,14 @@
-"""Issue 5: the text, checksum and misc commands against the GNU tools.
+"""The text, checksum and misc commands (rev, nl, paste, fold, expand,
+comm; base64 and the *sum checkers; od, xxd, expr) against the GNU tools.
 
-Same method as test_commands_gnu.py: each case runs once through
-`box-shell -c` and once through `bash -c` with the GNU tools (LC_ALL=C) in
-two fresh copies of one generated tree; stdout, stderr, status and the
-resulting tree must be equal.
+Same method as test_commands_gnu.py (gnu_compare.py): each case runs once
+through `box-shell -c` and once through `bash -c` with the GNU tools
+(LC_ALL=C) in two fresh copies of one generated tree; stdout, stderr, status
+and the resulting tree must be equal.
 """
-import subprocess
-
 import pytest
 
-from test_commands_gnu import BOX_SHELL, SETUP, tree
+from gnu_compare import assert_same_run, need_shell, run_both
 
 EXTRA = r"""
 printf 'one\ttwo\tthree\n\tlead\n  \tsp\nab\bc\tx\n' > tabs
@@ -56,7 +55,7 @@ CODEC = [
     'md5sum -c --strict md5.bad; echo $?', 'md5sum -c -w md5.bad; echo $?', 'md5sum back* | md5sum -c',
     'md5sum a.txt | sha1sum -c; echo $?', 'md5sum --bogus; echo $?',
 ]
-MISC3 = [
+MISC = [
     'hostname',
     'od -c bin', 'od -c a.txt', 'od -b nonl', 'od -t x1 bin', 'od -A x -c m', 'od -A d -t x1 m', 'od -A n -c nonl',
     'od bin', 'od nonl', 'od -x m', 'od -c -t x1 bin', 'od -t d1 binf | head -3', 'od -t u2 nonl',
@@ -73,25 +72,7 @@ MISC3 = [
 ]
 
 
-def run_both(tmp_path, text):
-    results = []
-    for kind in ("box", "gnu"):
-        d = tmp_path / kind
-        d.mkdir()
-        subprocess.run(["bash", "-c", SETUP + EXTRA], cwd=d, check=True)
-        env = {"PATH": "/usr/bin:/bin", "HOME": str(d), "LC_ALL": "C"}
-        argv = [str(BOX_SHELL), "-c", text] if kind == "box" else ["bash", "-c", text]
-        p = subprocess.run(argv, cwd=d, env=env, capture_output=True, timeout=60)
-        results.append((p.stdout, p.stderr, p.returncode, tree(d)))
-    return results
-
-
-@pytest.mark.parametrize("text", TEXT + CODEC + MISC3)
+@pytest.mark.parametrize("text", TEXT + CODEC + MISC)
 def test_against_gnu(tmp_path, text):
-    if not BOX_SHELL.exists():
-        pytest.skip("box-shell not built")
-    box, gnu = run_both(tmp_path, text)
-    assert box[1].decode(errors="replace") == gnu[1].decode(errors="replace"), "stderr"
-    assert box[0] == gnu[0], "stdout"
-    assert box[2] == gnu[2], "status"
-    assert box[3] == gnu[3], "resulting tree"
+    need_shell()
+    assert_same_run(*run_both(tmp_path, text, EXTRA))
