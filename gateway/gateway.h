@@ -18,6 +18,10 @@
 extern "C" {
 #endif
 
+/* The domain of every error the gateway sets (code 1). */
+#define BOX_GATEWAY_ERROR (box_gateway_error_quark())
+GQuark box_gateway_error_quark(void);
+
 /* True when `host` is `localhost` / `*.localhost` (case-insensitive, one
  * trailing dot allowed) or an IP literal, in any spelling the WHATWG URL
  * host parser or an IPv6 parser accepts (decimal/hex/octal/short IPv4;

@@ -37,7 +37,8 @@
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
 
-#define GW_ERROR (g_quark_from_static_string("box-gateway"))
+G_DEFINE_QUARK(box-gateway-error-quark, box_gateway_error)
+
 /* A relay moves up to this much per read and write: with TLS on both
  * sides that is 32 records decrypted, re-encrypted and sent in one go.
  * Measured on two cores with bench/gateway: 512 KiB took about 10% less
@@ -1030,7 +1031,7 @@ static bool route_init(GwRoute *r, const BoxGatewayRoute *from, GError **error)
   for (size_t i = 0; i < n; i++) {
     const char *why = gw_dest_parse(from->destinations[i], &r->dests[i]);
     if (why) {
-      g_set_error(error, GW_ERROR, 1, "[egress.%s] destination \"%s\": %s", r->name,
+      g_set_error(error, BOX_GATEWAY_ERROR, 1, "[egress.%s] destination \"%s\": %s", r->name,
                   from->destinations[i], why);
       r->n_dests = i;
       return false;
@@ -1045,7 +1046,7 @@ static bool route_init(GwRoute *r, const BoxGatewayRoute *from, GError **error)
   r->phantom = g_strdup(from->phantom ? from->phantom : "");
   r->secret = g_strdup(from->secret ? from->secret : "");
   if (!*r->phantom || !*r->secret) {
-    g_set_error(error, GW_ERROR, 1, "[egress.%s] has no phantom or no secret", r->name);
+    g_set_error(error, BOX_GATEWAY_ERROR, 1, "[egress.%s] has no phantom or no secret", r->name);
     return false;
   }
   r->aws = from->aws;
@@ -2050,7 +2051,7 @@ int box_gateway_listen(BoxGateway *gw, int port, int until_fd, GError **error)
 {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
-    g_set_error(error, GW_ERROR, 1, "socket: %s", g_strerror(errno));
+    g_set_error(error, BOX_GATEWAY_ERROR, 1, "socket: %s", g_strerror(errno));
     if (until_fd >= 0)
       close(until_fd);
     return -1;
@@ -2062,7 +2063,7 @@ int box_gateway_listen(BoxGateway *gw, int port, int until_fd, GError **error)
   socklen_t len = sizeof sa;
   if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 512) != 0 ||
       getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
-    g_set_error(error, GW_ERROR, 1, "cannot listen on 127.0.0.1:%d: %s", port,
+    g_set_error(error, BOX_GATEWAY_ERROR, 1, "cannot listen on 127.0.0.1:%d: %s", port,
                 g_strerror(errno));
     close(fd);
     if (until_fd >= 0)
@@ -2074,7 +2075,7 @@ int box_gateway_listen(BoxGateway *gw, int port, int until_fd, GError **error)
   l->fd = fd;
   l->until = until_fd;
   if (pipe2(l->wake, O_CLOEXEC) != 0) {
-    g_set_error(error, GW_ERROR, 1, "pipe: %s", g_strerror(errno));
+    g_set_error(error, BOX_GATEWAY_ERROR, 1, "pipe: %s", g_strerror(errno));
     close(fd);
     if (until_fd >= 0)
       close(until_fd);

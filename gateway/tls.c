@@ -18,7 +18,6 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#define GW_TLS_ERROR (g_quark_from_static_string("box-gateway-tls"))
 /* Buffers under a TLS connection, OpenSSL's (attach_socket) or, once a
  * TLS 1.3 connection is taken over, record.c's: 32 full records and their
  * framing (a relay write of 512 KiB, proxy.c's IO_CHUNK, fits) the way
@@ -158,7 +157,7 @@ static bool write_cert(const char *path, const char *pem, GError **error)
   g_autofree char *tmp = g_strconcat(path, ".new", NULL);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) {
-    g_set_error(error, GW_TLS_ERROR, 1, "cannot write %s: %s", tmp, g_strerror(errno));
+    g_set_error(error, BOX_GATEWAY_ERROR, 1, "cannot write %s: %s", tmp, g_strerror(errno));
     return false;
   }
   size_t len = strlen(pem);
@@ -166,7 +165,7 @@ static bool write_cert(const char *path, const char *pem, GError **error)
   ok = fchmod(fd, 0644) == 0 && ok;
   ok = close(fd) == 0 && ok;
   if (!ok || rename(tmp, path) != 0) {
-    g_set_error(error, GW_TLS_ERROR, 1, "cannot write %s: %s", path, g_strerror(errno));
+    g_set_error(error, BOX_GATEWAY_ERROR, 1, "cannot write %s: %s", path, g_strerror(errno));
     unlink(tmp);
     return false;
   }
@@ -183,7 +182,7 @@ GwTls *gw_tls_new(const char *ca_cert_path, const char *const *extra_ca_files, G
   t->ca = t->ca_key ? make_ca(t->ca_key) : NULL;
   if (!t->ca || !t->leaf_key) {
     g_autofree char *why = ssl_error_text();
-    g_set_error(error, GW_TLS_ERROR, 1, "cannot make the per-run CA: %s", why);
+    g_set_error(error, BOX_GATEWAY_ERROR, 1, "cannot make the per-run CA: %s", why);
     gw_tls_free(t);
     return NULL;
   }
@@ -202,7 +201,7 @@ GwTls *gw_tls_new(const char *ca_cert_path, const char *const *extra_ca_files, G
   t->client = SSL_CTX_new(TLS_client_method());
   if (!t->server || !t->client) {
     g_autofree char *why = ssl_error_text();
-    g_set_error(error, GW_TLS_ERROR, 1, "cannot set up TLS: %s", why);
+    g_set_error(error, BOX_GATEWAY_ERROR, 1, "cannot set up TLS: %s", why);
     gw_tls_free(t);
     return NULL;
   }
@@ -225,7 +224,7 @@ GwTls *gw_tls_new(const char *ca_cert_path, const char *const *extra_ca_files, G
   if (SSL_CTX_set_ciphersuites(t->server, GW_TLS13_SUITES) != 1 ||
       SSL_CTX_set_ciphersuites(t->client, GW_TLS13_SUITES) != 1) {
     g_autofree char *why = ssl_error_text();
-    g_set_error(error, GW_TLS_ERROR, 1, "cannot set the TLS 1.3 suites: %s", why);
+    g_set_error(error, BOX_GATEWAY_ERROR, 1, "cannot set the TLS 1.3 suites: %s", why);
     gw_tls_free(t);
     return NULL;
   }
@@ -234,14 +233,14 @@ GwTls *gw_tls_new(const char *ca_cert_path, const char *const *extra_ca_files, G
   SSL_CTX_set_verify(t->client, SSL_VERIFY_PEER, NULL);
   if (SSL_CTX_set_default_verify_paths(t->client) != 1) {
     g_autofree char *why = ssl_error_text();
-    g_set_error(error, GW_TLS_ERROR, 1, "cannot load the system's trust store: %s", why);
+    g_set_error(error, BOX_GATEWAY_ERROR, 1, "cannot load the system's trust store: %s", why);
     gw_tls_free(t);
     return NULL;
   }
   for (const char *const *f = extra_ca_files; f && *f; f++) {
     if (SSL_CTX_load_verify_locations(t->client, *f, NULL) != 1) {
       g_autofree char *why = ssl_error_text();
-      g_set_error(error, GW_TLS_ERROR, 1, "cannot load the CA file %s: %s", *f, why);
+      g_set_error(error, BOX_GATEWAY_ERROR, 1, "cannot load the CA file %s: %s", *f, why);
       gw_tls_free(t);
       return NULL;
     }
