@@ -20,7 +20,7 @@
 
 /* Buffers under a TLS connection, OpenSSL's (attach_socket) or, once a
  * TLS 1.3 connection is taken over, record.c's: 32 full records and their
- * framing (a relay write of 512 KiB, proxy.c's IO_CHUNK, fits) the way
+ * framing (a relay write of 512 KiB, the relay's IO_CHUNK, fits) the way
  * responses go, one record the way requests go, which are small or read
  * whole before they are sent. */
 #define GW_TLS_BULK_BUFFER (32 * (16384 + 256))
@@ -84,7 +84,9 @@ static bool add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
   return ok;
 }
 
-static X509 *make_ca(EVP_PKEY *key)
+/* A v3 certificate for key, valid from an hour ago for days days, with a
+ * random serial: its names and extensions are the caller's. */
+static X509 *new_cert(EVP_PKEY *key, long days)
 {
   X509 *x = X509_new();
   if (!x)
@@ -92,8 +94,16 @@ static X509 *make_ca(EVP_PKEY *key)
   X509_set_version(x, 2);
   random_serial(x);
   X509_gmtime_adj(X509_getm_notBefore(x), -3600);
-  X509_gmtime_adj(X509_getm_notAfter(x), 60L * 60 * 24 * 30);
+  X509_gmtime_adj(X509_getm_notAfter(x), 60L * 60 * 24 * days);
   X509_set_pubkey(x, key);
+  return x;
+}
+
+static X509 *make_ca(EVP_PKEY *key)
+{
+  X509 *x = new_cert(key, 30);
+  if (!x)
+    return NULL;
   X509_NAME *name = X509_get_subject_name(x);
   X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, (const unsigned char *)"boxfs", -1, -1, 0);
   X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
@@ -111,14 +121,9 @@ static X509 *make_ca(EVP_PKEY *key)
 
 static X509 *make_leaf(GwTls *t, const char *host)
 {
-  X509 *x = X509_new();
+  X509 *x = new_cert(t->leaf_key, 7);
   if (!x)
     return NULL;
-  X509_set_version(x, 2);
-  random_serial(x);
-  X509_gmtime_adj(X509_getm_notBefore(x), -3600);
-  X509_gmtime_adj(X509_getm_notAfter(x), 60L * 60 * 24 * 7);
-  X509_set_pubkey(x, t->leaf_key);
   g_autofree char *cn = g_strndup(host, 64);
   X509_NAME *name = X509_get_subject_name(x);
   X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)cn, -1, -1, 0);
@@ -207,7 +212,7 @@ GwTls *gw_tls_new(const char *ca_cert_path, const char *const *extra_ca_files, G
   }
   SSL_CTX_set_min_proto_version(t->server, TLS1_2_VERSION);
   /* No SSL_MODE_AUTO_RETRY (on by default): the relay reads what has
-   * arrived without waiting on records that carry no data (proxy.c). */
+   * arrived without waiting on records that carry no data (stream.c). */
   SSL_CTX_clear_mode(t->server, SSL_MODE_AUTO_RETRY);
   SSL_CTX_set_alpn_select_cb(t->server, alpn_select, NULL);
   SSL_CTX_set_session_cache_mode(t->server, SSL_SESS_CACHE_SERVER);
