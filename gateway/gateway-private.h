@@ -98,7 +98,7 @@ struct BoxGateway {
   GPtrArray *listeners;
   int home_netns;           /* where connections are served and dialled from */
   bool stopping;
-  GwRoute *routes;          /* credential routes (route.c parses their destinations) */
+  GwRoute *routes;          /* credential routes (credentials.c) */
   size_t n_routes;
 };
 
