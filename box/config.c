@@ -849,7 +849,7 @@ static bool check_egress_secret(Ctx *c, const char *key, const char *pre, json_o
     r->aws = true;
     r->aws_profile = g_strdup(profile);
     r->env_name = g_strdup("AWS_ACCESS_KEY_ID");
-    r->placement = BOX_EGRESS_HEADER;
+    r->placement = BOX_GATEWAY_PLACE_HEADER;
     r->header = g_strdup("Authorization");
     r->prefix = g_strdup("");
     r->phantom_prefix = g_strdup("strands_box_");
@@ -870,15 +870,15 @@ static bool check_egress_secret(Ctx *c, const char *key, const char *pre, json_o
   r->env_name = g_strdup(name);
 
   const char *pl = placement ? json_object_get_string(placement) : "header";
-  if (strcmp(pl, "header") == 0) r->placement = BOX_EGRESS_HEADER;
-  else if (strcmp(pl, "basic_auth") == 0) r->placement = BOX_EGRESS_BASIC_AUTH;
-  else if (strcmp(pl, "query_param") == 0) r->placement = BOX_EGRESS_QUERY_PARAM;
+  if (strcmp(pl, "header") == 0) r->placement = BOX_GATEWAY_PLACE_HEADER;
+  else if (strcmp(pl, "basic_auth") == 0) r->placement = BOX_GATEWAY_PLACE_BASIC_AUTH;
+  else if (strcmp(pl, "query_param") == 0) r->placement = BOX_GATEWAY_PLACE_QUERY;
   else {
     g_autofree char *q = quote(pl);
     return fail_spec(c, "%s`secret.placement` %s is not one of \"header\", \"basic_auth\", "
                         "\"query_param\"", pre, q);
   }
-  if (r->placement != BOX_EGRESS_HEADER && (header || prefix))
+  if (r->placement != BOX_GATEWAY_PLACE_HEADER && (header || prefix))
     return fail_spec(c, "%s`secret.%s` applies only to placement = \"header\"", pre,
                      header ? "header" : "prefix");
   const char *hs = header ? json_object_get_string(header) : "Authorization";
@@ -903,9 +903,9 @@ static bool check_egress_secret(Ctx *c, const char *key, const char *pre, json_o
     return fail_spec(c, "%s`secret.prefix` %s contains a control character or a brace", pre, q);
   }
   r->prefix = g_strdup(ps);
-  if (r->placement == BOX_EGRESS_QUERY_PARAM && !param)
+  if (r->placement == BOX_GATEWAY_PLACE_QUERY && !param)
     return fail_spec(c, "%s`secret.param` is required with placement = \"query_param\"", pre);
-  if (r->placement != BOX_EGRESS_QUERY_PARAM && param)
+  if (r->placement != BOX_GATEWAY_PLACE_QUERY && param)
     return fail_spec(c, "%s`secret.param` is only valid with placement = \"query_param\"", pre);
   if (param) {
     const char *qs = json_object_get_string(param);

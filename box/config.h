@@ -6,6 +6,8 @@
 #include <glib.h>
 #include <json-c/json.h>
 
+#include "gateway/route.h"
+
 G_BEGIN_DECLS
 
 typedef struct {
@@ -39,19 +41,13 @@ typedef struct {
  * build takes `env://NAME` and `aws://PROFILE` (static keys) secrets; the
  * secret itself is read by `box run` (boxd_egress_prepare), never by the
  * loader. */
-typedef enum {
-  BOX_EGRESS_HEADER,
-  BOX_EGRESS_BASIC_AUTH,
-  BOX_EGRESS_QUERY_PARAM,
-} BoxEgressPlacement;
-
 typedef struct {
   char *name;
   char **destinations;    /* NULL-terminated, non-empty, checked, not overlapping */
   char *env_name;         /* env://NAME; for aws:// the phantom's name, AWS_ACCESS_KEY_ID */
   bool aws;               /* aws://PROFILE: requests are re-signed with SigV4 */
   char *aws_profile;
-  BoxEgressPlacement placement;
+  BoxGatewayPlacement placement; /* the gateway's own type (gateway/route.h) */
   char *header;           /* header placement: default "Authorization" */
   char *prefix;           /* header placement: default "Bearer " on Authorization, else "" */
   char *param;            /* query_param placement */

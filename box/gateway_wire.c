@@ -186,7 +186,7 @@ static bool secret_problem(const BoxEgressRoute *r, const char *value, const cha
     *why = "is blank";
   else if (control)
     *why = "holds a control character, which no request can carry";
-  else if (r->placement == BOX_EGRESS_BASIC_AUTH && !strchr(value, ':'))
+  else if (r->placement == BOX_GATEWAY_PLACE_BASIC_AUTH && !strchr(value, ':'))
     *why = "is not `user:password`, which placement = \"basic_auth\" sends";
   else
     return false;
@@ -295,9 +295,7 @@ bool boxd_egress_prepare(Boxd *d, GError **error)
     BoxGatewayRoute *g = &d->egress->routes[d->egress->n++];
     g->name = r->name;
     g->destinations = (const char *const *)r->destinations;
-    g->placement = r->placement == BOX_EGRESS_BASIC_AUTH ? BOX_GATEWAY_PLACE_BASIC_AUTH
-                   : r->placement == BOX_EGRESS_QUERY_PARAM ? BOX_GATEWAY_PLACE_QUERY
-                                                            : BOX_GATEWAY_PLACE_HEADER;
+    g->placement = r->placement;
     g->header = r->header;
     g->prefix = r->prefix;
     g->param = r->param;

@@ -45,7 +45,7 @@
 #define REKEY_RECORDS (1ULL << 23)
 /* A relay sends what it has sealed once this much is in, or when the
  * sender has nothing more for it yet: sends as large as the pump's
- * (proxy.c's IO_CHUNK), so that the client wakes as seldom. */
+ * (the relay's IO_CHUNK), so that the client wakes as seldom. */
 #define RELAY_FLUSH (512 * 1024)
 
 enum { CT_ALERT = 21, CT_HANDSHAKE = 22, CT_DATA = 23 };

@@ -18,10 +18,9 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#define GW_TLS_ERROR (g_quark_from_static_string("box-gateway-tls"))
 /* Buffers under a TLS connection, OpenSSL's (attach_socket) or, once a
  * TLS 1.3 connection is taken over, record.c's: 32 full records and their
- * framing (a relay write of 512 KiB, proxy.c's IO_CHUNK, fits) the way
+ * framing (a relay write of 512 KiB, the relay's IO_CHUNK, fits) the way
  * responses go, one record the way requests go, which are small or read
  * whole before they are sent. */
 #define GW_TLS_BULK_BUFFER (32 * (16384 + 256))
@@ -85,7 +84,9 @@ static bool add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
   return ok;
 }
 
-static X509 *make_ca(EVP_PKEY *key)
+/* A v3 certificate for key, valid from an hour ago for days days, with a
+ * random serial: its names and extensions are the caller's. */
+static X509 *new_cert(EVP_PKEY *key, long days)
 {
   X509 *x = X509_new();
   if (!x)
@@ -93,8 +94,16 @@ static X509 *make_ca(EVP_PKEY *key)
   X509_set_version(x, 2);
   random_serial(x);
   X509_gmtime_adj(X509_getm_notBefore(x), -3600);
-  X509_gmtime_adj(X509_getm_notAfter(x), 60L * 60 * 24 * 30);
+  X509_gmtime_adj(X509_getm_notAfter(x), 60L * 60 * 24 * days);
   X509_set_pubkey(x, key);
+  return x;
+}
+
+static X509 *make_ca(EVP_PKEY *key)
+{
+  X509 *x = new_cert(key, 30);
+  if (!x)
+    return NULL;
   X509_NAME *name = X509_get_subject_name(x);
   X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, (const unsigned char *)"boxfs", -1, -1, 0);
   X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
@@ -112,14 +121,9 @@ static X509 *make_ca(EVP_PKEY *key)
 
 static X509 *make_leaf(GwTls *t, const char *host)
 {
-  X509 *x = X509_new();
+  X509 *x = new_cert(t->leaf_key, 7);
   if (!x)
     return NULL;
-  X509_set_version(x, 2);
-  random_serial(x);
-  X509_gmtime_adj(X509_getm_notBefore(x), -3600);
-  X509_gmtime_adj(X509_getm_notAfter(x), 60L * 60 * 24 * 7);
-  X509_set_pubkey(x, t->leaf_key);
   g_autofree char *cn = g_strndup(host, 64);
   X509_NAME *name = X509_get_subject_name(x);
   X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)cn, -1, -1, 0);
@@ -158,7 +162,7 @@ static bool write_cert(const char *path, const char *pem, GError **error)
   g_autofree char *tmp = g_strconcat(path, ".new", NULL);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) {
-    g_set_error(error, GW_TLS_ERROR, 1, "cannot write %s: %s", tmp, g_strerror(errno));
+    g_set_error(error, BOX_GATEWAY_ERROR, 1, "cannot write %s: %s", tmp, g_strerror(errno));
     return false;
   }
   size_t len = strlen(pem);
@@ -166,7 +170,7 @@ static bool write_cert(const char *path, const char *pem, GError **error)
   ok = fchmod(fd, 0644) == 0 && ok;
   ok = close(fd) == 0 && ok;
   if (!ok || rename(tmp, path) != 0) {
-    g_set_error(error, GW_TLS_ERROR, 1, "cannot write %s: %s", path, g_strerror(errno));
+    g_set_error(error, BOX_GATEWAY_ERROR, 1, "cannot write %s: %s", path, g_strerror(errno));
     unlink(tmp);
     return false;
   }
@@ -183,7 +187,7 @@ GwTls *gw_tls_new(const char *ca_cert_path, const char *const *extra_ca_files, G
   t->ca = t->ca_key ? make_ca(t->ca_key) : NULL;
   if (!t->ca || !t->leaf_key) {
     g_autofree char *why = ssl_error_text();
-    g_set_error(error, GW_TLS_ERROR, 1, "cannot make the per-run CA: %s", why);
+    g_set_error(error, BOX_GATEWAY_ERROR, 1, "cannot make the per-run CA: %s", why);
     gw_tls_free(t);
     return NULL;
   }
@@ -202,13 +206,13 @@ GwTls *gw_tls_new(const char *ca_cert_path, const char *const *extra_ca_files, G
   t->client = SSL_CTX_new(TLS_client_method());
   if (!t->server || !t->client) {
     g_autofree char *why = ssl_error_text();
-    g_set_error(error, GW_TLS_ERROR, 1, "cannot set up TLS: %s", why);
+    g_set_error(error, BOX_GATEWAY_ERROR, 1, "cannot set up TLS: %s", why);
     gw_tls_free(t);
     return NULL;
   }
   SSL_CTX_set_min_proto_version(t->server, TLS1_2_VERSION);
   /* No SSL_MODE_AUTO_RETRY (on by default): the relay reads what has
-   * arrived without waiting on records that carry no data (proxy.c). */
+   * arrived without waiting on records that carry no data (stream.c). */
   SSL_CTX_clear_mode(t->server, SSL_MODE_AUTO_RETRY);
   SSL_CTX_set_alpn_select_cb(t->server, alpn_select, NULL);
   SSL_CTX_set_session_cache_mode(t->server, SSL_SESS_CACHE_SERVER);
@@ -225,7 +229,7 @@ GwTls *gw_tls_new(const char *ca_cert_path, const char *const *extra_ca_files, G
   if (SSL_CTX_set_ciphersuites(t->server, GW_TLS13_SUITES) != 1 ||
       SSL_CTX_set_ciphersuites(t->client, GW_TLS13_SUITES) != 1) {
     g_autofree char *why = ssl_error_text();
-    g_set_error(error, GW_TLS_ERROR, 1, "cannot set the TLS 1.3 suites: %s", why);
+    g_set_error(error, BOX_GATEWAY_ERROR, 1, "cannot set the TLS 1.3 suites: %s", why);
     gw_tls_free(t);
     return NULL;
   }
@@ -234,14 +238,14 @@ GwTls *gw_tls_new(const char *ca_cert_path, const char *const *extra_ca_files, G
   SSL_CTX_set_verify(t->client, SSL_VERIFY_PEER, NULL);
   if (SSL_CTX_set_default_verify_paths(t->client) != 1) {
     g_autofree char *why = ssl_error_text();
-    g_set_error(error, GW_TLS_ERROR, 1, "cannot load the system's trust store: %s", why);
+    g_set_error(error, BOX_GATEWAY_ERROR, 1, "cannot load the system's trust store: %s", why);
     gw_tls_free(t);
     return NULL;
   }
   for (const char *const *f = extra_ca_files; f && *f; f++) {
     if (SSL_CTX_load_verify_locations(t->client, *f, NULL) != 1) {
       g_autofree char *why = ssl_error_text();
-      g_set_error(error, GW_TLS_ERROR, 1, "cannot load the CA file %s: %s", *f, why);
+      g_set_error(error, BOX_GATEWAY_ERROR, 1, "cannot load the CA file %s: %s", *f, why);
       gw_tls_free(t);
       return NULL;
     }

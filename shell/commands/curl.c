@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gateway/gateway.h"
+#include "gateway/address_floor.h"
 #include "shell/commands/curl_dl.h"
 #include "shell/shell-private.h"
 

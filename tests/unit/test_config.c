@@ -581,7 +581,7 @@ static void test_egress_routes(void) {
   BoxEgressRoute *hh = g_ptr_array_index(cfg->egress, 1);
   BoxEgressRoute *zz = g_ptr_array_index(cfg->egress, 2);
   g_assert_cmpstr(aa->name, ==, "aa");
-  g_assert_cmpint(aa->placement, ==, BOX_EGRESS_QUERY_PARAM);
+  g_assert_cmpint(aa->placement, ==, BOX_GATEWAY_PLACE_QUERY);
   g_assert_cmpstr(aa->param, ==, "api_key");
   g_assert_true(aa->inject_always);
   g_assert_cmpstr(aa->phantom_prefix, ==, "p-");

@@ -1,11 +1,11 @@
-/* gateway/ssrf.c — the SSRF address floor: is a URL host "local"?
+/* gateway/local_address.c — the SSRF address floor: is a URL host "local"?
  *
  * Host spellings follow the WHATWG URL host parser for names and IPv4
  * (percent-decoding, full-width forms, decimal/hex/octal numbers, 1–4
  * parts) and RFC 4291 for IPv6 (bracketed or bare, optional zone id,
  * trailing dotted IPv4). Anything the parser does not accept as a literal
  * is a name; names other than localhost are not judged here. */
-#include "gateway/gateway.h"
+#include "gateway/address_floor.h"
 
 #include <glib.h>
 #include <stdint.h>
