@@ -1,10 +1,15 @@
 /* eval.c — the Cedar evaluator over a request (spec/policy.md §1.3, §3.1)
  * and box_policy_decide().  Evaluation never allocates: values borrow from
  * the AST and from the request's json-c input. */
-#include "policy/policy-private.h"
-#include "policy/temporal.h" /* issue 9 */
+#include "policy/eval.h"
+#include "policy/history.h"
+#include "policy/history_hooks.h"
+#include "policy/message.h"
+#include "policy/temporal.h"
 
 #include <string.h>
+
+typedef enum { RES_FALSE = 0, RES_TRUE = 1, RES_ERROR = 2 } EvalResult;
 
 typedef enum { V_BOOL, V_LONG, V_STRING, V_ENTITY, V_SET, V_RECORD, V_DECIMAL, V_IP, V_DATETIME, V_DURATION } VKind;
 typedef enum { SRC_AST, SRC_JSON } SetSrc;
@@ -240,7 +245,7 @@ static int value_eq(const Env *env, const Value *a, const Value *b, bool *res) {
 
 /* ---- like --------------------------------------------------------------- */
 
-bool policy_like_match(const char *s, size_t n, const char *pat, const unsigned char *wild, size_t plen) {
+static bool like_match(const char *s, size_t n, const char *pat, const unsigned char *wild, size_t plen) {
   size_t si = 0, pi = 0;
   size_t star_p = (size_t)-1, star_s = 0;
   while (si < n) {
@@ -557,7 +562,7 @@ static int eval(const Env *env, const Expr *e, Value *out) {
   case E_LIKE: {
     Value a;
     if (eval(env, e->a, &a) != OK || a.kind != V_STRING) return ERR;
-    set_bool(out, policy_like_match(a.s, a.n, e->str, e->wild, e->len));
+    set_bool(out, like_match(a.s, a.n, e->str, e->wild, e->len));
     return OK;
   }
   case E_GETATTR: {
@@ -619,7 +624,7 @@ static EvalResult eval_rule(const Rule *rule, int action, json_object *input, co
   Env env = {action, input, why};
   for (size_t i = 0; i < rule->nclauses; i++) {
     bool b;
-    if (rule->clauses[i].temporal) b = policy_temporal_clause(&rule->clauses[i]); /* issue 9 */
+    if (rule->clauses[i].temporal) b = rule->clauses[i].tf && rule->clauses[i].tf->value;
     else if (eval_bool(&env, rule->clauses[i].expr, &b) != OK) {
       if (!*why) *why = "an operand has the wrong type";
       return RES_ERROR;
@@ -629,7 +634,7 @@ static EvalResult eval_rule(const Rule *rule, int action, json_object *input, co
   return RES_TRUE;
 }
 
-EvalResult policy_eval_rule(const Rule *rule, int action, json_object *input) {
+static EvalResult rule_result(const Rule *rule, int action, json_object *input) {
   const char *why = NULL;
   return eval_rule(rule, action, input, &why);
 }
@@ -866,7 +871,7 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
     return d;
   }
 
-  /* issue 9: append the ::request event, evaluate the temporal clauses */
+  /* append the ::request event, evaluate the temporal clauses */
   const char *history_fault = NULL;
   bool temporal = policy && policy->temporal && !quiet;
   if (temporal && !policy_temporal_begin(policy, ai, input, &history_fault)) {
@@ -887,14 +892,14 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
   bool error = false;
   for (size_t i = 0; i < n; i++) {
     const Rule *r = rules[i];
-    EvalResult res = policy_eval_rule(r, ai, input);
+    EvalResult res = rule_result(r, ai, input);
     if (res == RES_ERROR) error = true;
     else if (res == RES_TRUE) {
       if (r->forbid) forbids[nf++] = r;
       else permits[np++] = r;
     }
   }
-  if (temporal) policy_temporal_end(policy, !error && nf == 0 && np > 0, ai, resource); /* issue 9 */
+  if (temporal) policy_temporal_end(policy, !error && nf == 0 && np > 0, ai, resource);
 
   BoxDecision m = {.verdict = BOX_VERDICT_DENY};
   m.action = (char *)action;

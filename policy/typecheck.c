@@ -4,7 +4,7 @@
  * || and if), operand types, set homogeneity, extension literals, and the
  * singleton Bool types (True/False) that make Cedar skip the unreachable
  * side of `&&`, `||` and `if`. */
-#include "policy/policy-private.h"
+#include "policy/typecheck.h"
 
 #include <string.h>
 

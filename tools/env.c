@@ -124,16 +124,6 @@ char **tools_env_merge(char **envp, char *const *extra)
   return (char **)g_ptr_array_free(out, FALSE);
 }
 
-bool tools_path_within(const char *path, const char *dir)
-{
-  size_t n = strlen(dir);
-  while (n > 1 && dir[n - 1] == '/')
-    n--;
-  if (n == 1 && dir[0] == '/')
-    return path[0] == '/';
-  return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 /* Every spelling of the alias directory: as written, or any path that
  * names the same directory (a link, a bind mount).  By identity, one stat
  * each: resolving every entry of a long PATH twice cost a launch ~80 us. */

@@ -84,12 +84,12 @@ static bool in_system_tree(const char *path)
   static const char *const tree[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
                                       "/libx32", NULL };
   for (int i = 0; tree[i]; i++)
-    if (tools_path_within(path, tree[i]))
+    if (box_path_within(path, tree[i]))
       return true;
   if (strncmp(path, "/etc/", 5) != 0)
     return false;
   for (int i = 0; tools_etc_entries[i]; i++)
-    if (tools_path_within(path + 5, tools_etc_entries[i]))
+    if (box_path_within(path + 5, tools_etc_entries[i]))
       return true;
   return false;
 }
