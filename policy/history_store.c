@@ -554,41 +554,42 @@ static bool line_ts(const char *l, size_t n, int64_t *ts) {
  * thousands of file operations a second is gigabytes, which a copy in memory
  * and a JSON tree per record would not survive (a box could not restart).
  * Only the records within the deepest window become events. */
-bool history_attach_file(History *h, const char *dir, int64_t depth, GError **error) {
-  if (g_mkdir_with_parents(dir, 0700) != 0) {
-    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot create %s: %s", dir,
-                g_strerror(errno));
-    return false;
-  }
-  char *path = g_build_filename(dir, HISTORY_FILE, NULL);
-  const char *text = NULL;
-  size_t len = 0;
+/* The file's text, mapped (*len 0 and NULL when it is absent or empty). */
+static bool map_file(const char *path, const char **text, size_t *len, GError **error) {
+  *text = NULL;
+  *len = 0;
   int rfd = open(path, O_RDONLY | O_CLOEXEC);
   struct stat st;
   if (rfd < 0 && errno != ENOENT) {
     g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot read %s: %s", path,
                 g_strerror(errno));
-    g_free(path);
     return false;
   }
   if (rfd >= 0 && fstat(rfd, &st) == 0 && st.st_size > 0) {
-    len = (size_t)st.st_size;
-    void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, rfd, 0);
+    size_t n = (size_t)st.st_size;
+    void *m = mmap(NULL, n, PROT_READ, MAP_PRIVATE, rfd, 0);
     if (m == MAP_FAILED) {
       g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot read %s: %s", path,
                   g_strerror(errno));
       close(rfd);
-      g_free(path);
       return false;
     }
-    text = m;
-    madvise(m, len, MADV_SEQUENTIAL);
+    *text = m;
+    *len = n;
+    madvise(m, n, MADV_SEQUENTIAL);
   }
   if (rfd >= 0) close(rfd);
-  /* every line sound up to a torn tail */
-  size_t good_end = 0, line_no = 0;
-  guint nrecs = 0;
+  return true;
+}
+
+/* The end of the sound lines (*good_end) and their count; a damaged line
+ * is allowed only as the last one (a torn tail, *torn), else false. */
+static bool sound_prefix(const char *path, const char *text, size_t len, size_t *good_end, guint *nrecs, bool *torn,
+                         GError **error) {
+  size_t line_no = 0;
   const char *bad = NULL;
+  *good_end = 0;
+  *nrecs = 0;
   for (size_t at = 0; at < len;) {
     const char *l = text + at;
     const char *nl = memchr(l, '\n', len - at);
@@ -598,28 +599,29 @@ bool history_attach_file(History *h, const char *dir, int64_t depth, GError **er
       bad = l;
       break;
     }
-    nrecs++;
+    (*nrecs)++;
     at += n + 1;
-    good_end = at;
+    *good_end = at;
   }
-  if (bad) {
-    /* torn tail: the damaged line must be the last one */
-    const char *nl = memchr(bad, '\n', len - (size_t)(bad - text));
-    bool last = !nl || (size_t)(nl - text) + 1 >= len;
-    if (!last) {
-      g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO,
-                  "policy history failure: %s is damaged at line %zu, before its last record; refusing to "
-                  "guess at the history (move the file away to start an empty history)",
-                  path, line_no);
-      munmap((void *)text, len);
-      g_free(path);
-      return false;
-    }
-    fprintf(stderr, "box: warning: policy history %s ended in a torn record (%zu bytes at offset %zu); cut it, "
-                    "keeping the %u records before it\n",
-            path, len - good_end, good_end, nrecs);
+  *torn = bad != NULL;
+  if (!bad) return true;
+  const char *nl = memchr(bad, '\n', len - (size_t)(bad - text));
+  bool last = !nl || (size_t)(nl - text) + 1 >= len;
+  if (!last) {
+    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO,
+                "policy history failure: %s is damaged at line %zu, before its last record; refusing to "
+                "guess at the history (move the file away to start an empty history)",
+                path, line_no);
+    return false;
   }
-  /* the last record's timestamp bounds what is kept */
+  fprintf(stderr, "box: warning: policy history %s ended in a torn record (%zu bytes at offset %zu); cut it, "
+                  "keeping the %u records before it\n",
+          path, len - *good_end, *good_end, *nrecs);
+  return true;
+}
+
+/* The last record's timestamp, INT64_MIN when none has one. */
+static int64_t last_timestamp(const char *text, size_t good_end) {
   int64_t last_ts = INT64_MIN;
   for (size_t end = good_end; end > 0 && last_ts == INT64_MIN;) {
     size_t b = end - 1; /* end's newline */
@@ -628,6 +630,95 @@ bool history_attach_file(History *h, const char *dir, int64_t depth, GError **er
     if (line_ts(text + b, end - 1 - b, &ts)) last_ts = ts;
     end = b;
   }
+  return last_ts;
+}
+
+/* One sound line read back: a formula's first seq, or an event kept in
+ * memory when it is within keep_from.  Lines the file still needs go to
+ * compacted; events older than file_keep_from are counted in *old. */
+static void replay_line(History *h, const char *l, size_t n, Span line, int64_t keep_from, int64_t file_keep_from,
+                        uint64_t *next, size_t *old, GArray *compacted) {
+  uint64_t seq = 0;
+  int64_t ts = 0;
+  bool quick = quick_event(l + 9, n - 9, &seq, &ts);
+  if (quick && ts < file_keep_from) {
+    if (seq + 1 > *next) *next = seq + 1;
+    (*old)++;
+    return;
+  }
+  if (quick && ts < keep_from) {
+    if (seq + 1 > *next) *next = seq + 1;
+    g_array_append_val(compacted, line);
+    return;
+  }
+  json_object *rec = parse_line(l, n), *v;
+  if (!rec) return; /* sound but not JSON: nothing our writer makes */
+  if (json_object_object_get_ex(rec, "f", &v)) {
+    json_object *s;
+    uint64_t fseq = json_object_object_get_ex(rec, "s", &s) ? json_object_get_uint64(s) : 0;
+    if (!g_hash_table_contains(h->formulas, json_object_get_string(v)))
+      g_hash_table_insert(h->formulas, g_strdup(json_object_get_string(v)), GSIZE_TO_POINTER((gsize)fseq));
+    g_array_append_val(compacted, line);
+    json_object_put(rec);
+    return;
+  }
+  json_object *s, *tv, *a, *k, *in = NULL, *out = NULL;
+  if (!json_object_object_get_ex(rec, "s", &s) || !json_object_object_get_ex(rec, "t", &tv) ||
+      !json_object_object_get_ex(rec, "a", &a) || !json_object_object_get_ex(rec, "k", &k)) {
+    json_object_put(rec);
+    return;
+  }
+  seq = json_object_get_uint64(s);
+  ts = json_object_get_int64(tv);
+  int action = policy_action_index(json_object_get_string(a));
+  int kind = json_object_get_int(k);
+  if (seq + 1 > *next) *next = seq + 1;
+  if (ts < file_keep_from) {
+    (*old)++;
+    json_object_put(rec);
+    return;
+  }
+  g_array_append_val(compacted, line);
+  if (action < 0 || kind < 0 || kind > 2 || ts < keep_from || (h->any && seq < h->next_seq)) {
+    json_object_put(rec); /* the last: a duplicate */
+    return;
+  }
+  json_object_object_get_ex(rec, "i", &in);
+  json_object_object_get_ex(rec, "o", &out);
+  json_object *q;
+  uint64_t rq = json_object_object_get_ex(rec, "q", &q) ? json_object_get_uint64(q) : seq;
+  Event *ev = event_build(action, (EventKind)kind, in, out, ts, rq);
+  json_object_put(rec);
+  if (h->any && seq != h->next_seq) {
+    /* a gap (records older than what we keep were compacted away):
+     * restart the in-memory run at this seq */
+    for (guint j = h->off; j < h->events->len; j++) event_free(h->events->pdata[j]);
+    g_ptr_array_set_size(h->events, 0);
+    h->off = 0;
+    h->bytes = 0;
+    h->any = false;
+  }
+  add_event(h, ev, seq);
+}
+
+bool history_attach_file(History *h, const char *dir, int64_t depth, GError **error) {
+  if (g_mkdir_with_parents(dir, 0700) != 0) {
+    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot create %s: %s", dir,
+                g_strerror(errno));
+    return false;
+  }
+  g_autofree char *path = g_build_filename(dir, HISTORY_FILE, NULL);
+  const char *text;
+  size_t len, good_end;
+  guint nrecs;
+  bool torn;
+  if (!map_file(path, &text, &len, error)) return false;
+  if (!sound_prefix(path, text, len, &good_end, &nrecs, &torn, error)) {
+    munmap((void *)text, len);
+    return false;
+  }
+  /* the last record's timestamp bounds what is kept */
+  int64_t last_ts = last_timestamp(text, good_end);
   int64_t keep_from = last_ts == INT64_MIN ? INT64_MIN : last_ts - depth;
   int64_t file_keep_from = last_ts == INT64_MIN ? INT64_MIN : last_ts - T_MAX_WINDOW_NS;
   uint64_t next = 0;
@@ -638,67 +729,7 @@ bool history_attach_file(History *h, const char *dir, int64_t depth, GError **er
     size_t n = (size_t)((const char *)memchr(l, '\n', good_end - at) - l);
     Span line = {at, n + 1};
     at += n + 1;
-    uint64_t seq = 0;
-    int64_t ts = 0;
-    bool quick = quick_event(l + 9, n - 9, &seq, &ts);
-    if (quick && ts < file_keep_from) {
-      if (seq + 1 > next) next = seq + 1;
-      old++;
-      continue;
-    }
-    if (quick && ts < keep_from) {
-      if (seq + 1 > next) next = seq + 1;
-      g_array_append_val(compacted, line);
-      continue;
-    }
-    json_object *rec = parse_line(l, n), *v;
-    if (!rec) continue; /* sound but not JSON: nothing our writer makes */
-    if (json_object_object_get_ex(rec, "f", &v)) {
-      json_object *s;
-      uint64_t fseq = json_object_object_get_ex(rec, "s", &s) ? json_object_get_uint64(s) : 0;
-      if (!g_hash_table_contains(h->formulas, json_object_get_string(v)))
-        g_hash_table_insert(h->formulas, g_strdup(json_object_get_string(v)), GSIZE_TO_POINTER((gsize)fseq));
-      g_array_append_val(compacted, line);
-      json_object_put(rec);
-      continue;
-    }
-    json_object *s, *tv, *a, *k, *in = NULL, *out = NULL;
-    if (!json_object_object_get_ex(rec, "s", &s) || !json_object_object_get_ex(rec, "t", &tv) ||
-        !json_object_object_get_ex(rec, "a", &a) || !json_object_object_get_ex(rec, "k", &k)) {
-      json_object_put(rec);
-      continue;
-    }
-    seq = json_object_get_uint64(s);
-    ts = json_object_get_int64(tv);
-    int action = policy_action_index(json_object_get_string(a));
-    int kind = json_object_get_int(k);
-    if (seq + 1 > next) next = seq + 1;
-    if (ts < file_keep_from) {
-      old++;
-      json_object_put(rec);
-      continue;
-    }
-    g_array_append_val(compacted, line);
-    if (action < 0 || kind < 0 || kind > 2 || ts < keep_from || (h->any && seq < h->next_seq)) {
-      json_object_put(rec); /* the last: a duplicate */
-      continue;
-    }
-    json_object_object_get_ex(rec, "i", &in);
-    json_object_object_get_ex(rec, "o", &out);
-    json_object *q;
-    uint64_t rq = json_object_object_get_ex(rec, "q", &q) ? json_object_get_uint64(q) : seq;
-    Event *ev = event_build(action, (EventKind)kind, in, out, ts, rq);
-    json_object_put(rec);
-    if (h->any && seq != h->next_seq) {
-      /* a gap (records older than what we keep were compacted away):
-       * restart the in-memory run at this seq */
-      for (guint j = h->off; j < h->events->len; j++) event_free(h->events->pdata[j]);
-      g_ptr_array_set_size(h->events, 0);
-      h->off = 0;
-      h->bytes = 0;
-      h->any = false;
-    }
-    add_event(h, ev, seq);
+    replay_line(h, l, n, line, keep_from, file_keep_from, &next, &old, compacted);
   }
   if (next > h->next_seq) h->next_seq = next;
   if (!h->any) h->base = h->next_seq;
@@ -706,23 +737,19 @@ bool history_attach_file(History *h, const char *dir, int64_t depth, GError **er
   if (rewritten) ok = rewrite(path, text, compacted, error); /* the torn tail left behind too */
   g_array_free(compacted, TRUE);
   if (text) munmap((void *)text, len);
-  if (ok && bad && !rewritten && truncate(path, (off_t)good_end) != 0) {
+  if (ok && torn && !rewritten && truncate(path, (off_t)good_end) != 0) {
     g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot cut %s: %s", path,
                 g_strerror(errno));
     ok = false;
   }
-  if (!ok) {
-    g_free(path);
-    return false;
-  }
+  if (!ok) return false;
   h->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   if (h->fd < 0) {
     g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot open %s: %s", path,
                 g_strerror(errno));
-    g_free(path);
     return false;
   }
-  h->path = path;
+  h->path = g_steal_pointer(&path);
   h->flusher = g_thread_new("box-history", flusher_main, h);
   return true;
 }
