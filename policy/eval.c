@@ -411,6 +411,94 @@ static int eval_ext_method(const Env *env, const Expr *e, const Value *s, Value 
   }
 }
 
+static int eval_var(const Env *env, const Expr *e, Value *out) {
+  switch (e->var) {
+  case VAR_PRINCIPAL: out->kind = V_ENTITY; out->type = entity_agent; out->s = "self"; out->n = 4; return OK;
+  case VAR_RESOURCE: out->kind = V_ENTITY; out->type = entity_resource; out->s = "unused"; out->n = 6; return OK;
+  case VAR_ACTION:
+    out->kind = V_ENTITY;
+    out->type = entity_action;
+    out->s = policy_actions[env->action].term;
+    out->n = strlen(out->s);
+    return OK;
+  case VAR_CONTEXT: out->kind = V_RECORD; out->src = REC_CONTEXT; return OK;
+  }
+  return ERR;
+}
+
+static int eval_is(const Env *env, const Expr *e, Value *out) {
+  Value a;
+  if (eval(env, e->a, &a) != OK || a.kind != V_ENTITY) return ERR;
+  bool r = strcmp(a.type, e->etype) == 0;
+  if (e->b) {
+    Value b;
+    if (eval(env, e->b, &b) != OK) return ERR;
+    bool in;
+    if (entity_in(env, &a, &b, &in) != OK) return ERR;
+    r = r && in;
+  }
+  set_bool(out, r);
+  return OK;
+}
+
+static int eval_has(const Env *env, const Expr *e, Value *out) {
+  Value cur;
+  if (eval(env, e->a, &cur) != OK) return ERR;
+  for (size_t i = 0; i < e->nitems; i++) {
+    if (cur.kind == V_ENTITY) {
+      /* Box entities carry no attributes */
+      set_bool(out, false);
+      return OK;
+    }
+    if (cur.kind != V_RECORD) return ERR;
+    Value next;
+    int f = rec_get(env, &cur, e->keys[i], strlen(e->keys[i]), &next);
+    if (f == ERR) return ERR;
+    if (f == 0) {
+      set_bool(out, false);
+      return OK;
+    }
+    cur = next;
+  }
+  set_bool(out, true);
+  return OK;
+}
+
+static int eval_method(const Env *env, const Expr *e, Value *out) {
+  Value s;
+  if (eval(env, e->a, &s) != OK) return ERR;
+  if (e->method > M_IS_EMPTY) return eval_ext_method(env, e, &s, out);
+  if (s.kind != V_SET) return ERR;
+  bool r = false;
+  switch (e->method) {
+  case M_IS_EMPTY: r = set_len(&s) == 0; break;
+  case M_CONTAINS: {
+    Value x;
+    if (eval(env, e->b, &x) != OK || set_contains(env, &s, &x, &r) != OK) return ERR;
+    break;
+  }
+  case M_CONTAINS_ALL:
+  case M_CONTAINS_ANY: {
+    Value x;
+    if (eval(env, e->b, &x) != OK || x.kind != V_SET) return ERR;
+    if (e->method == M_CONTAINS_ALL) {
+      if (set_subset(env, &x, &s, &r) != OK) return ERR;
+    } else {
+      size_t n = set_len(&x);
+      for (size_t i = 0; i < n && !r; i++) {
+        Value v;
+        if (set_get(env, &x, i, &v) != OK || set_contains(env, &s, &v, &r) != OK) return ERR;
+      }
+    }
+    break;
+  }
+  default:
+    return ERR;
+  }
+  set_bool(out, r);
+  return OK;
+}
+
 static int eval(const Env *env, const Expr *e, Value *out) {
   memset(out, 0, sizeof *out);
   switch (e->kind) {
@@ -419,19 +507,7 @@ static int eval(const Env *env, const Expr *e, Value *out) {
   case E_LONG: out->kind = V_LONG; out->l = e->lval; return OK;
   case E_STRING: out->kind = V_STRING; out->s = e->str; out->n = e->len; return OK;
   case E_ENTITY: out->kind = V_ENTITY; out->type = e->etype; out->s = e->str; out->n = e->len; return OK;
-  case E_VAR:
-    switch (e->var) {
-    case VAR_PRINCIPAL: out->kind = V_ENTITY; out->type = entity_agent; out->s = "self"; out->n = 4; return OK;
-    case VAR_RESOURCE: out->kind = V_ENTITY; out->type = entity_resource; out->s = "unused"; out->n = 6; return OK;
-    case VAR_ACTION:
-      out->kind = V_ENTITY;
-      out->type = entity_action;
-      out->s = policy_actions[env->action].term;
-      out->n = strlen(out->s);
-      return OK;
-    case VAR_CONTEXT: out->kind = V_RECORD; out->src = REC_CONTEXT; return OK;
-    }
-    return ERR;
+  case E_VAR: return eval_var(env, e, out);
   case E_SET:
     for (size_t i = 0; i < e->nitems; i++) {
       Value tmp;
@@ -523,42 +599,8 @@ static int eval(const Env *env, const Expr *e, Value *out) {
     set_bool(out, r);
     return OK;
   }
-  case E_IS: {
-    Value a;
-    if (eval(env, e->a, &a) != OK || a.kind != V_ENTITY) return ERR;
-    bool r = strcmp(a.type, e->etype) == 0;
-    if (e->b) {
-      Value b;
-      if (eval(env, e->b, &b) != OK) return ERR;
-      bool in;
-      if (entity_in(env, &a, &b, &in) != OK) return ERR;
-      r = r && in;
-    }
-    set_bool(out, r);
-    return OK;
-  }
-  case E_HAS: {
-    Value cur;
-    if (eval(env, e->a, &cur) != OK) return ERR;
-    for (size_t i = 0; i < e->nitems; i++) {
-      if (cur.kind == V_ENTITY) {
-        /* Box entities carry no attributes */
-        set_bool(out, false);
-        return OK;
-      }
-      if (cur.kind != V_RECORD) return ERR;
-      Value next;
-      int f = rec_get(env, &cur, e->keys[i], strlen(e->keys[i]), &next);
-      if (f == ERR) return ERR;
-      if (f == 0) {
-        set_bool(out, false);
-        return OK;
-      }
-      cur = next;
-    }
-    set_bool(out, true);
-    return OK;
-  }
+  case E_IS: return eval_is(env, e, out);
+  case E_HAS: return eval_has(env, e, out);
   case E_LIKE: {
     Value a;
     if (eval(env, e->a, &a) != OK || a.kind != V_STRING) return ERR;
@@ -581,40 +623,7 @@ static int eval(const Env *env, const Expr *e, Value *out) {
     case EXT_IP: out->kind = V_IP; out->ip = &e->ip; return OK;
     }
     return ERR;
-  case E_METHOD: {
-    Value s;
-    if (eval(env, e->a, &s) != OK) return ERR;
-    if (e->method > M_IS_EMPTY) return eval_ext_method(env, e, &s, out);
-    if (s.kind != V_SET) return ERR;
-    bool r = false;
-    switch (e->method) {
-    case M_IS_EMPTY: r = set_len(&s) == 0; break;
-    case M_CONTAINS: {
-      Value x;
-      if (eval(env, e->b, &x) != OK || set_contains(env, &s, &x, &r) != OK) return ERR;
-      break;
-    }
-    case M_CONTAINS_ALL:
-    case M_CONTAINS_ANY: {
-      Value x;
-      if (eval(env, e->b, &x) != OK || x.kind != V_SET) return ERR;
-      if (e->method == M_CONTAINS_ALL) {
-        if (set_subset(env, &x, &s, &r) != OK) return ERR;
-      } else {
-        size_t n = set_len(&x);
-        for (size_t i = 0; i < n && !r; i++) {
-          Value v;
-          if (set_get(env, &x, i, &v) != OK || set_contains(env, &s, &v, &r) != OK) return ERR;
-        }
-      }
-      break;
-    }
-    default:
-      return ERR;
-    }
-    set_bool(out, r);
-    return OK;
-  }
+  case E_METHOD: return eval_method(env, e, out);
   }
   return ERR;
 }
