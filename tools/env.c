@@ -177,7 +177,7 @@ char **box_tools_compose_env(const BoxToolTable *t, bool is_agent, const char *o
   g_hash_table_insert(env, g_strdup("PATH"), g_string_free(path, FALSE));
   g_hash_table_insert(env, g_strdup("PWD"), g_strdup(cwd));
   g_hash_table_insert(env, g_strdup("USER"), g_strdup("strands-box"));
-  /* The gateway's variables (issue 8 fills proxy_url and ca_cert). */
+  /* The gateway's variables (the box context carries proxy_url and ca_cert when it runs one). */
   if (ctx.proxy_url) {
     const char *names[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", NULL };
     for (int i = 0; names[i]; i++)
