@@ -509,21 +509,14 @@ static int eval(const Env *env, const Expr *e, Value *out) {
   case E_ENTITY: out->kind = V_ENTITY; out->type = e->etype; out->s = e->str; out->n = e->len; return OK;
   case E_VAR: return eval_var(env, e, out);
   case E_SET:
-    for (size_t i = 0; i < e->nitems; i++) {
-      Value tmp;
-      if (eval(env, e->items[i], &tmp) != OK) return ERR;
-    }
-    out->kind = V_SET;
-    out->src = SRC_AST;
-    out->node = e;
-    return OK;
   case E_RECORD:
+    /* an element that errs is the whole literal's error */
     for (size_t i = 0; i < e->nitems; i++) {
       Value tmp;
       if (eval(env, e->items[i], &tmp) != OK) return ERR;
     }
-    out->kind = V_RECORD;
-    out->src = REC_AST;
+    out->kind = e->kind == E_SET ? V_SET : V_RECORD;
+    out->src = e->kind == E_SET ? (int)SRC_AST : (int)REC_AST;
     out->node = e;
     return OK;
   case E_IF: {
