@@ -1,6 +1,7 @@
-/* policy-private.h — the model every layer above the lexer shares: the rules' AST, the
- * policy that holds them, and the texts that open each class of load
- * error.  Nothing outside policy/ includes this file. */
+/* policy-private.h — policy/'s model, which the lexer and every layer
+ * above it share: the rules' AST, the policy that holds them, and the
+ * texts that open each class of load error.  Nothing outside policy/
+ * includes this file. */
 #ifndef BOX_POLICY_PRIVATE_H
 #define BOX_POLICY_PRIVATE_H
 

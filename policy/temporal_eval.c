@@ -43,7 +43,7 @@ static TMatch *tmatch_new(const char *sum_path) {
   return m;
 }
 
-void tmatch_free(TMatch *m) {
+static void tmatch_free(TMatch *m) {
   if (!m) return;
   g_array_free(m->seq, TRUE);
   g_array_free(m->ts, TRUE);
@@ -58,7 +58,7 @@ static void tmatch_clear(TMatch *m) {
   m->start = 0;
 }
 
-void tmatch_prune(TMatch *m, uint64_t first_seq) {
+static void tmatch_prune(TMatch *m, uint64_t first_seq) {
   while (m->start < m->seq->len && g_array_index(m->seq, uint64_t, m->start) < first_seq) m->start++;
   if (m->start > 1024 && m->start > m->seq->len / 2) {
     /* psum keeps one entry before start: sums are differences */
@@ -70,7 +70,7 @@ void tmatch_prune(TMatch *m, uint64_t first_seq) {
   }
 }
 
-size_t tmatch_memory(const TMatch *m) {
+static size_t tmatch_memory(const TMatch *m) {
   size_t n = sizeof *m + m->seq->len * (sizeof(uint64_t) + sizeof(int64_t));
   if (m->psum) n += m->psum->len * sizeof(__int128);
   return n;

@@ -25,7 +25,7 @@ typedef struct TMatch {
 typedef struct BoxTemporal {
   GMutex lock;
   GPtrArray *formulas;   /* TFormula*, the policy's (BoxPolicy.formulas) */
-  GPtrArray *static_preds; /* TForm* of every static predicate */
+  GPtrArray *static_preds; /* every static predicate with its match list (temporal_eval.c) */
   History *hist;
   int64_t depth;         /* deepest look-back over all formulas, ns */
   int64_t (*clock)(void *data);

@@ -225,6 +225,34 @@ static void test_decision_log_queue(void) {
   g_free(dir);
 }
 
+/* A decision's span (runtime.md §8.2): INTERNAL, start = end, `policy <action>`,
+ * the ids, resource, scope and attributes of its log record (rattrs, rec,
+ * attrs), and nothing but resourceSpans on its line. */
+static void check_decision_span(const char *line, json_object *rattrs, json_object *rec, json_object *attrs) {
+  const char *tid[] = {"traceId", NULL}, *sid[] = {"spanId", NULL}, *tn[] = {"timeUnixNano", NULL};
+  const char *attrs_path[] = {"attributes", NULL};
+  json_object *span_root = json_tokener_parse(line);
+  g_assert_nonnull(span_root);
+  g_assert_cmpint(json_object_object_length(span_root), ==, 1);
+  const char *span_path[] = {"resourceSpans", "0", "scopeSpans", "0", "spans", "0", NULL};
+  const char *sscope_path[] = {"resourceSpans", "0", "scopeSpans", "0", "scope", "name", NULL};
+  const char *sres_path[] = {"resourceSpans", "0", "resource", "attributes", NULL};
+  g_assert_cmpstr(json_object_get_string(get_path(span_root, sscope_path)), ==, "strands-box.policy");
+  g_assert_cmpstr(json_object_to_json_string(get_path(span_root, sres_path)), ==,
+                  json_object_to_json_string(rattrs));
+  json_object *sp = get_path(span_root, span_path);
+  const char *name[] = {"name", NULL}, *kind[] = {"kind", NULL}, *stn[] = {"startTimeUnixNano", NULL},
+             *et[] = {"endTimeUnixNano", NULL};
+  g_assert_cmpstr(json_object_get_string(get_path(sp, name)), ==, "policy shell:exec");
+  g_assert_cmpint(json_object_get_int(get_path(sp, kind)), ==, 1);
+  g_assert_cmpstr(json_object_get_string(get_path(sp, tid)), ==, json_object_get_string(get_path(rec, tid)));
+  g_assert_cmpstr(json_object_get_string(get_path(sp, sid)), ==, json_object_get_string(get_path(rec, sid)));
+  g_assert_cmpstr(json_object_get_string(get_path(sp, stn)), ==, json_object_get_string(get_path(rec, tn)));
+  g_assert_cmpstr(json_object_get_string(get_path(sp, et)), ==, json_object_get_string(get_path(rec, tn)));
+  g_assert_cmpstr(json_object_to_json_string(get_path(sp, attrs_path)), ==, json_object_to_json_string(attrs));
+  json_object_put(span_root);
+}
+
 static void test_decision_log(void) {
   char *dir = g_dir_make_tmp("policy-log-XXXXXX", NULL);
   char *path = g_build_filename(dir, "records.jsonl", NULL);
@@ -320,28 +348,7 @@ static void test_decision_log(void) {
   const char *ids_path[] = {"12", "value", "arrayValue", "values", "0", "stringValue", NULL};
   g_assert_cmpstr(json_object_get_string(get_path(attrs, ids_path)), ==, "no-rm");
 
-  /* its span (runtime.md §8.2): INTERNAL, start = end, `policy <action>`, the same ids,
-   * resource, scope and attributes, and nothing but resourceSpans on its line */
-  json_object *span_root = json_tokener_parse(lines[1]);
-  g_assert_nonnull(span_root);
-  g_assert_cmpint(json_object_object_length(span_root), ==, 1);
-  const char *span_path[] = {"resourceSpans", "0", "scopeSpans", "0", "spans", "0", NULL};
-  const char *sscope_path[] = {"resourceSpans", "0", "scopeSpans", "0", "scope", "name", NULL};
-  const char *sres_path[] = {"resourceSpans", "0", "resource", "attributes", NULL};
-  g_assert_cmpstr(json_object_get_string(get_path(span_root, sscope_path)), ==, "strands-box.policy");
-  g_assert_cmpstr(json_object_to_json_string(get_path(span_root, sres_path)), ==,
-                  json_object_to_json_string(rattrs));
-  json_object *sp = get_path(span_root, span_path);
-  const char *name[] = {"name", NULL}, *kind[] = {"kind", NULL}, *stn[] = {"startTimeUnixNano", NULL},
-             *et[] = {"endTimeUnixNano", NULL};
-  g_assert_cmpstr(json_object_get_string(get_path(sp, name)), ==, "policy shell:exec");
-  g_assert_cmpint(json_object_get_int(get_path(sp, kind)), ==, 1);
-  g_assert_cmpstr(json_object_get_string(get_path(sp, tid)), ==, json_object_get_string(get_path(rec, tid)));
-  g_assert_cmpstr(json_object_get_string(get_path(sp, sid)), ==, json_object_get_string(get_path(rec, sid)));
-  g_assert_cmpstr(json_object_get_string(get_path(sp, stn)), ==, json_object_get_string(get_path(rec, tn)));
-  g_assert_cmpstr(json_object_get_string(get_path(sp, et)), ==, json_object_get_string(get_path(rec, tn)));
-  g_assert_cmpstr(json_object_to_json_string(get_path(sp, attrs_path)), ==, json_object_to_json_string(attrs));
-  json_object_put(span_root);
+  check_decision_span(lines[1], rattrs, rec, attrs);
   json_object_put(root);
 
   /* line 3: a permit: no reason, severity 9, file.path */
