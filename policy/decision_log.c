@@ -13,7 +13,7 @@
  * before it reports a command's end.  Delivery is best effort (spec/
  * runtime.md §8.7): a SIGKILL loses the lines of the last few ms. */
 #include "policy/decision_log-private.h"
-#include "policy/eval.h"
+#include "policy/decision.h"
 #include "policy/json_out.h"
 #include "policy/message.h"
 

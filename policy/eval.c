@@ -1,7 +1,7 @@
 /* eval.c — the Cedar evaluator over a request (spec/policy.md §1.3, §3.1)
  * and box_policy_decide().  Evaluation never allocates: values borrow from
  * the AST and from the request's json-c input. */
-#include "policy/eval.h"
+#include "policy/decision.h"
 #include "policy/history.h"
 #include "policy/history_hooks.h"
 #include "policy/message.h"
@@ -672,154 +672,6 @@ GPtrArray *box_policy_explain(BoxPolicy *policy, const char *action, json_object
 
 /* ---- decide --------------------------------------------------------------- */
 
-/* resource: owned by the decision from now on (NULL: "") */
-static BoxDecision *decision_take(const char *action, char *resource) {
-  /* malloc and memset, not calloc: glibc's calloc skips the thread's cache,
-   * and a decision is made for nearly every file operation */
-  BoxDecision *d = g_malloc(sizeof *d);
-  memset(d, 0, sizeof *d);
-  d->action = g_strdup(action ? action : "");
-  d->resource = resource ? resource : g_strdup("");
-  d->determining_ids = g_ptr_array_new_with_free_func(g_free);
-  return d;
-}
-
-static BoxDecision *decision_new(const char *action, const char *resource) {
-  return decision_take(action, g_strdup(resource));
-}
-
-static char *pack(char **at, const char *s) {
-  if (!s) return NULL;
-  size_t n = strlen(s) + 1;
-  char *p = memcpy(*at, s, n);
-  *at += n;
-  return p;
-}
-
-/* c copied to `to`, its pointers moved into the copy */
-static BoxPackedDecision *packed_copy(void *to, const BoxPackedDecision *c) {
-  BoxPackedDecision *k = memcpy(to, c, c->size);
-  const char *from = (const char *)c;
-#define MOVED(s) ((s) ? (const char *)k + ((s) - from) : NULL)
-  k->action = MOVED(c->action);
-  k->resource = MOVED(c->resource);
-  k->rule = MOVED(c->rule);
-  k->description = MOVED(c->description);
-  k->message = MOVED(c->message);
-  k->reason = MOVED(c->reason);
-  for (guint i = 0; i < c->nids; i++) k->ids[i] = MOVED(c->ids[i]);
-#undef MOVED
-  return k;
-}
-
-BoxPackedDecision *box_decision_pack(const BoxDecision *d, const char *action) {
-  void *block;
-  return policy_decision_pack_after(d, action, 0, &block);
-}
-
-BoxPackedDecision *box_decision_pack_after(const BoxDecision *d, size_t head, void **block) {
-  return policy_decision_pack_after(d, NULL, (head + 7) & ~(size_t)7, block);
-}
-
-BoxPackedDecision *policy_decision_pack_after(const BoxDecision *d, const char *action, size_t head, void **block) {
-  const BoxPackedDecision *from = d->packed_;
-  if (from && (!action || strcmp(action, from->action) == 0)) {
-    char *b = g_malloc(head + from->size);
-    *block = b;
-    /* the strings are the decision's for good; its flags may have been set since */
-    BoxPackedDecision *c = packed_copy(b + head, from);
-    c->verdict = d->verdict;
-    c->cause = d->cause;
-    c->dry_run = d->dry_run;
-    return c;
-  }
-  if (!action) action = d->action;
-  const char *str[6] = {action, d->resource, d->rule, d->description, d->message, d->reason};
-  guint nids = d->determining_ids ? d->determining_ids->len : 0;
-  size_t bytes = 0;
-  for (int i = 0; i < 6; i++) bytes += str[i] ? strlen(str[i]) + 1 : 0;
-  for (guint i = 0; i < nids; i++) bytes += strlen(g_ptr_array_index(d->determining_ids, i)) + 1;
-  size_t size = sizeof(BoxPackedDecision) + nids * sizeof(char *) + bytes;
-  char *b = g_malloc(head + size);
-  *block = b;
-  BoxPackedDecision *c = (BoxPackedDecision *)(void *)(b + head);
-  c->size = size;
-  char *at = (char *)(c->ids + nids);
-  c->verdict = d->verdict;
-  c->cause = d->cause;
-  c->dry_run = d->dry_run;
-  c->nids = nids;
-  c->action = pack(&at, action);
-  c->resource = pack(&at, d->resource);
-  c->rule = pack(&at, d->rule);
-  c->description = pack(&at, d->description);
-  c->message = pack(&at, d->message);
-  c->reason = pack(&at, d->reason);
-  for (guint i = 0; i < nids; i++) c->ids[i] = pack(&at, g_ptr_array_index(d->determining_ids, i));
-  return c;
-}
-
-/* A decision whose strings are in its own block: its determining ids are
- * a view of the block's (read as an array; never grown nor freed alone). */
-typedef struct {
-  BoxDecision d;
-  GPtrArray ids;
-} Unpacked;
-
-/* The decision at u, whose strings are in k (u's own block) */
-static BoxDecision *unpacked_at(void *u, const BoxPackedDecision *k) {
-  Unpacked *up = u;
-  BoxDecision *x = &up->d;
-  memset(x, 0, sizeof *x);
-  x->verdict = k->verdict;
-  x->cause = k->cause;
-  x->action = (char *)k->action;
-  x->resource = (char *)k->resource;
-  x->rule = (char *)k->rule;
-  x->description = (char *)k->description;
-  x->message = (char *)k->message;
-  x->reason = (char *)k->reason;
-  x->dry_run = k->dry_run;
-  up->ids.pdata = (gpointer *)(void *)k->ids;
-  up->ids.len = k->nids;
-  x->determining_ids = &up->ids;
-  x->packed_ = k;
-  return x;
-}
-
-BoxDecision *box_decision_unpack(const BoxPackedDecision *c) {
-  /* one allocation: the decision, then the copy its strings point into */
-  Unpacked *u = g_malloc(sizeof *u + c->size); /* not calloc: see decision_take */
-  return unpacked_at(u, packed_copy(u + 1, c));
-}
-
-void box_decision_free(BoxDecision *d) {
-  if (!d) return;
-  if (d->packed_) { /* the strings and the ids are in d's own allocation */
-    g_free(d);
-    return;
-  }
-  g_free(d->action);
-  g_free(d->resource);
-  g_free(d->rule);
-  g_free(d->description);
-  g_free(d->message);
-  g_free(d->reason);
-  if (d->determining_ids) g_ptr_array_free(d->determining_ids, TRUE);
-  g_free(d);
-}
-
-BoxDecision *box_decision_new_enforcement(const char *action, const char *resource, const char *gate,
-                                          const char *text) {
-  BoxDecision *d = decision_new(action, resource);
-  d->verdict = BOX_VERDICT_DENY;
-  d->cause = BOX_CAUSE_ENFORCEMENT;
-  d->rule = g_strdup_printf("enforcement:%s", gate ? gate : "");
-  d->message = g_strdup(text ? text : "");
-  d->reason = g_strdup(text ? text : "");
-  return d;
-}
-
 static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *input, bool quiet);
 
 BoxDecision *box_policy_decide(BoxPolicy *policy, const char *action, json_object *input) {
@@ -831,23 +683,6 @@ BoxDecision *box_policy_decide_quiet(BoxPolicy *policy, const char *action, json
   return decide(policy, action, input, true);
 }
 
-/* A decision made: its strings (borrowed: from the request, the policy's
- * rules, the thread's message buffer) copied into one block with it, as
- * an unpacked cache entry is, so that the cache and the log copy it whole
- * and freeing it is one free.  m holds the verdict, the cause and the
- * strings; ids, the determining rules' labels. */
-static BoxDecision *decision_made(BoxDecision *m, const Rule *const *forbids, size_t nforbids,
-                                  const char *const *ids, guint nids) {
-  GPtrArray idv = {.pdata = (gpointer *)ids, .len = nids};
-  m->determining_ids = &idv;
-  char *capped;
-  m->message = (char *)policy_build_message(m, forbids, nforbids, &capped);
-  void *block;
-  const BoxPackedDecision *k = policy_decision_pack_after(m, NULL, sizeof(Unpacked), &block);
-  g_free(capped);
-  return unpacked_at(block, k);
-}
-
 /* A decision refused before any rule ran */
 static BoxDecision *decision_fault(const char *action, const char *resource, const char *reason) {
   BoxDecision m = {.verdict = BOX_VERDICT_DENY, .cause = BOX_CAUSE_INTERNAL_FAULT};
@@ -855,7 +690,7 @@ static BoxDecision *decision_fault(const char *action, const char *resource, con
   m.resource = (char *)resource;
   m.rule = (char *)"<default-deny>";
   m.reason = (char *)reason;
-  return decision_made(&m, NULL, 0, NULL, 0);
+  return policy_decision_made(&m, NULL, 0, NULL, 0);
 }
 
 static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *input, bool quiet) {
@@ -930,122 +765,9 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
   const char *stack_ids[32], **ids = stack_ids;
   if (nattr > G_N_ELEMENTS(stack_ids)) ids = g_new(const char *, nattr);
   for (size_t i = 0; i < nattr; i++) ids[i] = attr[i]->label;
-  BoxDecision *d = decision_made(&m, forbids, m.cause == BOX_CAUSE_FORBIDDEN ? nf : 0, ids, (guint)nattr);
+  BoxDecision *d = policy_decision_made(&m, forbids, m.cause == BOX_CAUSE_FORBIDDEN ? nf : 0, ids, (guint)nattr);
   if (ids != stack_ids) g_free(ids);
   g_free(heap);
   g_free(owned);
   return d;
-}
-
-/* ---- what may lie beneath a directory ----------------------------------- */
-
-/* The mount refuses a directory it walks through only when no request on a
- * path below it could be permitted (a walk to a permitted path must go on).
- * Each rule is judged over every request on such a path, any operation:
- * its conditions hold for all of them (B_ALL), for none (B_NONE), or which
- * is not known (B_SOME), the answer for every form not read here. */
-typedef enum { B_NONE, B_SOME, B_ALL } Beneath;
-
-/* Is e `context.input.path`? */
-static bool is_input_path(const Expr *e) {
-  return e->kind == E_GETATTR && e->len == 4 && memcmp(e->str, "path", 4) == 0 && e->a &&
-         e->a->kind == E_GETATTR && e->a->len == 5 && memcmp(e->a->str, "input", 5) == 0 && e->a->a &&
-         e->a->a->kind == E_VAR && e->a->a->var == VAR_CONTEXT;
-}
-
-/* `path like pat` over every path that starts with prefix and goes on:
- * the pattern positions reachable after the prefix (a star keeps its own). */
-static Beneath like_beneath(const char *pre, size_t n, const char *pat, const unsigned char *wild, size_t plen) {
-  bool *at = g_new0(bool, 2 * (plen + 1)), *next = at + plen + 1;
-  at[0] = true;
-  for (size_t i = 0; i < plen && at[i] && wild[i]; i++) at[i + 1] = true;
-  for (size_t k = 0; k < n; k++) {
-    memset(next, 0, plen + 1);
-    for (size_t i = 0; i < plen; i++) {
-      if (!at[i]) continue;
-      if (wild[i]) next[i] = true;
-      else if (pat[i] == pre[k]) next[i + 1] = true;
-    }
-    for (size_t i = 0; i < plen; i++)
-      if (next[i] && wild[i]) next[i + 1] = true;
-    memcpy(at, next, plen + 1);
-  }
-  /* some position before the end: a name below can take the pattern on;
-   * one whose rest is all stars: every name below matches */
-  Beneath b = B_NONE;
-  for (size_t i = 0; i < plen; i++) {
-    if (!at[i]) continue;
-    b = B_SOME;
-    size_t j = i;
-    while (j < plen && wild[j]) j++;
-    if (j == plen) {
-      b = B_ALL;
-      break;
-    }
-  }
-  g_free(at);
-  return b;
-}
-
-static Beneath beneath_expr(const Expr *e, const char *pre, size_t n) {
-  switch (e->kind) {
-  case E_BOOL:
-    return e->bval ? B_ALL : B_NONE;
-  case E_NOT: {
-    Beneath b = beneath_expr(e->a, pre, n);
-    return b == B_ALL ? B_NONE : b == B_NONE ? B_ALL : B_SOME;
-  }
-  case E_AND:
-  case E_OR: {
-    Beneath l = beneath_expr(e->a, pre, n), r = beneath_expr(e->b, pre, n);
-    if (e->kind == E_AND) return l == B_NONE || r == B_NONE ? B_NONE : l == B_ALL && r == B_ALL ? B_ALL : B_SOME;
-    return l == B_ALL || r == B_ALL ? B_ALL : l == B_NONE && r == B_NONE ? B_NONE : B_SOME;
-  }
-  case E_LIKE:
-    return is_input_path(e->a) ? like_beneath(pre, n, e->str, e->wild, e->len) : B_SOME;
-  case E_EQ:
-  case E_NE: {
-    const Expr *lit = is_input_path(e->a) ? e->b : is_input_path(e->b) ? e->a : NULL;
-    if (!lit || lit->kind != E_STRING) return B_SOME;
-    /* a path below is longer than the prefix and starts with it */
-    bool below = lit->len > n && memcmp(lit->str, pre, n) == 0;
-    if (below) return B_SOME;
-    return e->kind == E_EQ ? B_NONE : B_ALL;
-  }
-  default:
-    return B_SOME;
-  }
-}
-
-static Beneath beneath_rule(const Rule *r, const char *pre, size_t n) {
-  Beneath all = B_ALL;
-  for (size_t i = 0; i < r->nclauses; i++) {
-    const Clause *c = &r->clauses[i];
-    Beneath b = c->temporal || !c->expr ? B_SOME : beneath_expr(c->expr, pre, n);
-    if (!c->is_when) b = b == B_ALL ? B_NONE : b == B_NONE ? B_ALL : B_SOME;
-    if (b == B_NONE) return B_NONE;
-    if (b == B_SOME) all = B_SOME;
-  }
-  return all;
-}
-
-bool box_policy_may_permit_beneath(BoxPolicy *policy, const char *dir) {
-  if (!policy || !dir) return false;
-  size_t dn = strlen(dir);
-  char *pre = g_strconcat(dir, dn && dir[dn - 1] == '/' ? "" : "/", NULL);
-  size_t n = strlen(pre);
-  bool may = false;
-  for (int ai = 0; ai < (int)policy_nactions && ai < POLICY_MAX_ACTIONS && !may; ai++) {
-    if (strncmp(policy_actions[ai].term, "fs:", 3) != 0) continue;
-    bool forbidden = false, permitted = false;
-    for (size_t i = 0; i < policy->nby_action[ai]; i++) {
-      const Rule *r = policy->by_action[ai][i];
-      Beneath b = beneath_rule(r, pre, n);
-      if (r->forbid && b == B_ALL) forbidden = true;
-      else if (!r->forbid && b != B_NONE) permitted = true;
-    }
-    may = permitted && !forbidden;
-  }
-  g_free(pre);
-  return may;
 }

@@ -27,6 +27,8 @@ LAYERS = [
     ("model", ["policy-private.h"]),
     ("lexer", ["lexer.h", "lexer.c"]),
     ("message", ["message.h", "message.c"]),
+    ("decision", ["decision.h", "decision.c"]),
+    ("beneath", ["beneath.c"]),
     ("events", ["events.h", "events.c"]),
     ("history_store", ["history_store.h", "history_store.c"]),
     ("temporal_parse", ["temporal.h", "temporal_parse.c"]),
@@ -37,7 +39,7 @@ LAYERS = [
     ("temporal_check", ["temporal_check.h", "temporal_check.c"]),
     ("validate", ["validate.h", "validate.c"]),
     ("history", ["history_hooks.h", "history.c"]),
-    ("eval", ["eval.h", "eval.c"]),
+    ("eval", ["eval.c"]),
     ("decision_log", ["decision_log-private.h", "decision_log.c"]),
     ("load", ["load.c"]),
 ]
