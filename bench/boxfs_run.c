@@ -35,6 +35,8 @@
 #include <unistd.h>
 #include <glib.h>
 #include "policy/policy.h"
+#include "policy/decision_log.h"
+#include "policy/history.h"
 #include "vfs/vfs.h"
 
 typedef struct {

@@ -5,6 +5,8 @@
  * decision; also prints the wall time.  Usage: decide-bench [FILES] [BATCH] [plain]
  * (plain: without the rule that reads history, as bench/commands's policy) */
 #include "policy/policy.h"
+#include "policy/decision_log.h"
+#include "policy/history.h"
 
 #include <stdio.h>
 #include <stdlib.h>

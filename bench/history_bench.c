@@ -3,6 +3,7 @@
  * the history's memory; against the same policy without its temporal rules
  * in the same run.  Usage: history-bench [EVENTS] [DECISIONS] */
 #include "policy/policy.h"
+#include "policy/history.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,6 +9,9 @@
 
 #include "box/config.h"
 #include "policy/policy.h"
+#include "policy/decision_log.h"
+#include "policy/history.h"
+#include "policy/path.h"
 #include "tools/tools.h"
 #include "vfs/vfs.h"
 
@@ -147,7 +150,6 @@ int box_verb_mount(int argc, char **argv);
 int box_fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 /* realpath(3) as a g_free()able string, or NULL. */
 char *box_canonical_path(const char *path);
-/* Whether path is dir or lies below it (both canonical; "/" holds everything). */
-bool box_path_within(const char *path, const char *dir);
+/* box_path_within: policy/path.h */
 
 #endif

@@ -8,6 +8,7 @@
  * history lives in a temporary directory removed at exit; `t` is the
  * history's clock.  Exit 0, or 2 on a usage or load error. */
 #include "policy/policy.h"
+#include "policy/history.h"
 
 #include <errno.h>
 #include <math.h>

@@ -24,13 +24,3 @@ char *box_canonical_path(const char *path)
   free(r);
   return out;
 }
-
-bool box_path_within(const char *path, const char *dir)
-{
-  size_t n = strlen(dir);
-  while (n > 1 && dir[n - 1] == '/')
-    n--;
-  if (n == 1 && dir[0] == '/')
-    return true;
-  return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}

@@ -12,7 +12,10 @@
  * queued, so the file keeps the order lines were made in; boxd flushes
  * before it reports a command's end.  Delivery is best effort (spec/
  * runtime.md §8.7): a SIGKILL loses the lines of the last few ms. */
-#include "policy/policy-private.h"
+#include "policy/decision_log-private.h"
+#include "policy/decision.h"
+#include "policy/json_out.h"
+#include "policy/message.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,10 +1,15 @@
 /* eval.c — the Cedar evaluator over a request (spec/policy.md §1.3, §3.1)
  * and box_policy_decide().  Evaluation never allocates: values borrow from
  * the AST and from the request's json-c input. */
-#include "policy/policy-private.h"
-#include "policy/temporal.h" /* issue 9 */
+#include "policy/decision.h"
+#include "policy/history.h"
+#include "policy/history_hooks.h"
+#include "policy/message.h"
+#include "policy/temporal.h"
 
 #include <string.h>
+
+typedef enum { RES_FALSE = 0, RES_TRUE = 1, RES_ERROR = 2 } EvalResult;
 
 typedef enum { V_BOOL, V_LONG, V_STRING, V_ENTITY, V_SET, V_RECORD, V_DECIMAL, V_IP, V_DATETIME, V_DURATION } VKind;
 typedef enum { SRC_AST, SRC_JSON } SetSrc;
@@ -240,7 +245,7 @@ static int value_eq(const Env *env, const Value *a, const Value *b, bool *res) {
 
 /* ---- like --------------------------------------------------------------- */
 
-bool policy_like_match(const char *s, size_t n, const char *pat, const unsigned char *wild, size_t plen) {
+static bool like_match(const char *s, size_t n, const char *pat, const unsigned char *wild, size_t plen) {
   size_t si = 0, pi = 0;
   size_t star_p = (size_t)-1, star_s = 0;
   while (si < n) {
@@ -406,6 +411,94 @@ static int eval_ext_method(const Env *env, const Expr *e, const Value *s, Value 
   }
 }
 
+static int eval_var(const Env *env, const Expr *e, Value *out) {
+  switch (e->var) {
+  case VAR_PRINCIPAL: out->kind = V_ENTITY; out->type = entity_agent; out->s = "self"; out->n = 4; return OK;
+  case VAR_RESOURCE: out->kind = V_ENTITY; out->type = entity_resource; out->s = "unused"; out->n = 6; return OK;
+  case VAR_ACTION:
+    out->kind = V_ENTITY;
+    out->type = entity_action;
+    out->s = policy_actions[env->action].term;
+    out->n = strlen(out->s);
+    return OK;
+  case VAR_CONTEXT: out->kind = V_RECORD; out->src = REC_CONTEXT; return OK;
+  }
+  return ERR;
+}
+
+static int eval_is(const Env *env, const Expr *e, Value *out) {
+  Value a;
+  if (eval(env, e->a, &a) != OK || a.kind != V_ENTITY) return ERR;
+  bool r = strcmp(a.type, e->etype) == 0;
+  if (e->b) {
+    Value b;
+    if (eval(env, e->b, &b) != OK) return ERR;
+    bool in;
+    if (entity_in(env, &a, &b, &in) != OK) return ERR;
+    r = r && in;
+  }
+  set_bool(out, r);
+  return OK;
+}
+
+static int eval_has(const Env *env, const Expr *e, Value *out) {
+  Value cur;
+  if (eval(env, e->a, &cur) != OK) return ERR;
+  for (size_t i = 0; i < e->nitems; i++) {
+    if (cur.kind == V_ENTITY) {
+      /* Box entities carry no attributes */
+      set_bool(out, false);
+      return OK;
+    }
+    if (cur.kind != V_RECORD) return ERR;
+    Value next;
+    int f = rec_get(env, &cur, e->keys[i], strlen(e->keys[i]), &next);
+    if (f == ERR) return ERR;
+    if (f == 0) {
+      set_bool(out, false);
+      return OK;
+    }
+    cur = next;
+  }
+  set_bool(out, true);
+  return OK;
+}
+
+static int eval_method(const Env *env, const Expr *e, Value *out) {
+  Value s;
+  if (eval(env, e->a, &s) != OK) return ERR;
+  if (e->method > M_IS_EMPTY) return eval_ext_method(env, e, &s, out);
+  if (s.kind != V_SET) return ERR;
+  bool r = false;
+  switch (e->method) {
+  case M_IS_EMPTY: r = set_len(&s) == 0; break;
+  case M_CONTAINS: {
+    Value x;
+    if (eval(env, e->b, &x) != OK || set_contains(env, &s, &x, &r) != OK) return ERR;
+    break;
+  }
+  case M_CONTAINS_ALL:
+  case M_CONTAINS_ANY: {
+    Value x;
+    if (eval(env, e->b, &x) != OK || x.kind != V_SET) return ERR;
+    if (e->method == M_CONTAINS_ALL) {
+      if (set_subset(env, &x, &s, &r) != OK) return ERR;
+    } else {
+      size_t n = set_len(&x);
+      for (size_t i = 0; i < n && !r; i++) {
+        Value v;
+        if (set_get(env, &x, i, &v) != OK || set_contains(env, &s, &v, &r) != OK) return ERR;
+      }
+    }
+    break;
+  }
+  default:
+    return ERR;
+  }
+  set_bool(out, r);
+  return OK;
+}
+
 static int eval(const Env *env, const Expr *e, Value *out) {
   memset(out, 0, sizeof *out);
   switch (e->kind) {
@@ -414,35 +507,16 @@ static int eval(const Env *env, const Expr *e, Value *out) {
   case E_LONG: out->kind = V_LONG; out->l = e->lval; return OK;
   case E_STRING: out->kind = V_STRING; out->s = e->str; out->n = e->len; return OK;
   case E_ENTITY: out->kind = V_ENTITY; out->type = e->etype; out->s = e->str; out->n = e->len; return OK;
-  case E_VAR:
-    switch (e->var) {
-    case VAR_PRINCIPAL: out->kind = V_ENTITY; out->type = entity_agent; out->s = "self"; out->n = 4; return OK;
-    case VAR_RESOURCE: out->kind = V_ENTITY; out->type = entity_resource; out->s = "unused"; out->n = 6; return OK;
-    case VAR_ACTION:
-      out->kind = V_ENTITY;
-      out->type = entity_action;
-      out->s = policy_actions[env->action].term;
-      out->n = strlen(out->s);
-      return OK;
-    case VAR_CONTEXT: out->kind = V_RECORD; out->src = REC_CONTEXT; return OK;
-    }
-    return ERR;
+  case E_VAR: return eval_var(env, e, out);
   case E_SET:
-    for (size_t i = 0; i < e->nitems; i++) {
-      Value tmp;
-      if (eval(env, e->items[i], &tmp) != OK) return ERR;
-    }
-    out->kind = V_SET;
-    out->src = SRC_AST;
-    out->node = e;
-    return OK;
   case E_RECORD:
+    /* an element that errs is the whole literal's error */
     for (size_t i = 0; i < e->nitems; i++) {
       Value tmp;
       if (eval(env, e->items[i], &tmp) != OK) return ERR;
     }
-    out->kind = V_RECORD;
-    out->src = REC_AST;
+    out->kind = e->kind == E_SET ? V_SET : V_RECORD;
+    out->src = e->kind == E_SET ? (int)SRC_AST : (int)REC_AST;
     out->node = e;
     return OK;
   case E_IF: {
@@ -518,46 +592,12 @@ static int eval(const Env *env, const Expr *e, Value *out) {
     set_bool(out, r);
     return OK;
   }
-  case E_IS: {
-    Value a;
-    if (eval(env, e->a, &a) != OK || a.kind != V_ENTITY) return ERR;
-    bool r = strcmp(a.type, e->etype) == 0;
-    if (e->b) {
-      Value b;
-      if (eval(env, e->b, &b) != OK) return ERR;
-      bool in;
-      if (entity_in(env, &a, &b, &in) != OK) return ERR;
-      r = r && in;
-    }
-    set_bool(out, r);
-    return OK;
-  }
-  case E_HAS: {
-    Value cur;
-    if (eval(env, e->a, &cur) != OK) return ERR;
-    for (size_t i = 0; i < e->nitems; i++) {
-      if (cur.kind == V_ENTITY) {
-        /* Box entities carry no attributes */
-        set_bool(out, false);
-        return OK;
-      }
-      if (cur.kind != V_RECORD) return ERR;
-      Value next;
-      int f = rec_get(env, &cur, e->keys[i], strlen(e->keys[i]), &next);
-      if (f == ERR) return ERR;
-      if (f == 0) {
-        set_bool(out, false);
-        return OK;
-      }
-      cur = next;
-    }
-    set_bool(out, true);
-    return OK;
-  }
+  case E_IS: return eval_is(env, e, out);
+  case E_HAS: return eval_has(env, e, out);
   case E_LIKE: {
     Value a;
     if (eval(env, e->a, &a) != OK || a.kind != V_STRING) return ERR;
-    set_bool(out, policy_like_match(a.s, a.n, e->str, e->wild, e->len));
+    set_bool(out, like_match(a.s, a.n, e->str, e->wild, e->len));
     return OK;
   }
   case E_GETATTR: {
@@ -576,40 +616,7 @@ static int eval(const Env *env, const Expr *e, Value *out) {
     case EXT_IP: out->kind = V_IP; out->ip = &e->ip; return OK;
     }
     return ERR;
-  case E_METHOD: {
-    Value s;
-    if (eval(env, e->a, &s) != OK) return ERR;
-    if (e->method > M_IS_EMPTY) return eval_ext_method(env, e, &s, out);
-    if (s.kind != V_SET) return ERR;
-    bool r = false;
-    switch (e->method) {
-    case M_IS_EMPTY: r = set_len(&s) == 0; break;
-    case M_CONTAINS: {
-      Value x;
-      if (eval(env, e->b, &x) != OK || set_contains(env, &s, &x, &r) != OK) return ERR;
-      break;
-    }
-    case M_CONTAINS_ALL:
-    case M_CONTAINS_ANY: {
-      Value x;
-      if (eval(env, e->b, &x) != OK || x.kind != V_SET) return ERR;
-      if (e->method == M_CONTAINS_ALL) {
-        if (set_subset(env, &x, &s, &r) != OK) return ERR;
-      } else {
-        size_t n = set_len(&x);
-        for (size_t i = 0; i < n && !r; i++) {
-          Value v;
-          if (set_get(env, &x, i, &v) != OK || set_contains(env, &s, &v, &r) != OK) return ERR;
-        }
-      }
-      break;
-    }
-    default:
-      return ERR;
-    }
-    set_bool(out, r);
-    return OK;
-  }
+  case E_METHOD: return eval_method(env, e, out);
   }
   return ERR;
 }
@@ -619,7 +626,7 @@ static EvalResult eval_rule(const Rule *rule, int action, json_object *input, co
   Env env = {action, input, why};
   for (size_t i = 0; i < rule->nclauses; i++) {
     bool b;
-    if (rule->clauses[i].temporal) b = policy_temporal_clause(&rule->clauses[i]); /* issue 9 */
+    if (rule->clauses[i].temporal) b = rule->clauses[i].tf && rule->clauses[i].tf->value;
     else if (eval_bool(&env, rule->clauses[i].expr, &b) != OK) {
       if (!*why) *why = "an operand has the wrong type";
       return RES_ERROR;
@@ -629,7 +636,7 @@ static EvalResult eval_rule(const Rule *rule, int action, json_object *input, co
   return RES_TRUE;
 }
 
-EvalResult policy_eval_rule(const Rule *rule, int action, json_object *input) {
+static EvalResult rule_result(const Rule *rule, int action, json_object *input) {
   const char *why = NULL;
   return eval_rule(rule, action, input, &why);
 }
@@ -665,154 +672,6 @@ GPtrArray *box_policy_explain(BoxPolicy *policy, const char *action, json_object
 
 /* ---- decide --------------------------------------------------------------- */
 
-/* resource: owned by the decision from now on (NULL: "") */
-static BoxDecision *decision_take(const char *action, char *resource) {
-  /* malloc and memset, not calloc: glibc's calloc skips the thread's cache,
-   * and a decision is made for nearly every file operation */
-  BoxDecision *d = g_malloc(sizeof *d);
-  memset(d, 0, sizeof *d);
-  d->action = g_strdup(action ? action : "");
-  d->resource = resource ? resource : g_strdup("");
-  d->determining_ids = g_ptr_array_new_with_free_func(g_free);
-  return d;
-}
-
-static BoxDecision *decision_new(const char *action, const char *resource) {
-  return decision_take(action, g_strdup(resource));
-}
-
-static char *pack(char **at, const char *s) {
-  if (!s) return NULL;
-  size_t n = strlen(s) + 1;
-  char *p = memcpy(*at, s, n);
-  *at += n;
-  return p;
-}
-
-/* c copied to `to`, its pointers moved into the copy */
-static BoxPackedDecision *packed_copy(void *to, const BoxPackedDecision *c) {
-  BoxPackedDecision *k = memcpy(to, c, c->size);
-  const char *from = (const char *)c;
-#define MOVED(s) ((s) ? (const char *)k + ((s) - from) : NULL)
-  k->action = MOVED(c->action);
-  k->resource = MOVED(c->resource);
-  k->rule = MOVED(c->rule);
-  k->description = MOVED(c->description);
-  k->message = MOVED(c->message);
-  k->reason = MOVED(c->reason);
-  for (guint i = 0; i < c->nids; i++) k->ids[i] = MOVED(c->ids[i]);
-#undef MOVED
-  return k;
-}
-
-BoxPackedDecision *box_decision_pack(const BoxDecision *d, const char *action) {
-  void *block;
-  return policy_decision_pack_after(d, action, 0, &block);
-}
-
-BoxPackedDecision *box_decision_pack_after(const BoxDecision *d, size_t head, void **block) {
-  return policy_decision_pack_after(d, NULL, (head + 7) & ~(size_t)7, block);
-}
-
-BoxPackedDecision *policy_decision_pack_after(const BoxDecision *d, const char *action, size_t head, void **block) {
-  const BoxPackedDecision *from = d->packed_;
-  if (from && (!action || strcmp(action, from->action) == 0)) {
-    char *b = g_malloc(head + from->size);
-    *block = b;
-    /* the strings are the decision's for good; its flags may have been set since */
-    BoxPackedDecision *c = packed_copy(b + head, from);
-    c->verdict = d->verdict;
-    c->cause = d->cause;
-    c->dry_run = d->dry_run;
-    return c;
-  }
-  if (!action) action = d->action;
-  const char *str[6] = {action, d->resource, d->rule, d->description, d->message, d->reason};
-  guint nids = d->determining_ids ? d->determining_ids->len : 0;
-  size_t bytes = 0;
-  for (int i = 0; i < 6; i++) bytes += str[i] ? strlen(str[i]) + 1 : 0;
-  for (guint i = 0; i < nids; i++) bytes += strlen(g_ptr_array_index(d->determining_ids, i)) + 1;
-  size_t size = sizeof(BoxPackedDecision) + nids * sizeof(char *) + bytes;
-  char *b = g_malloc(head + size);
-  *block = b;
-  BoxPackedDecision *c = (BoxPackedDecision *)(void *)(b + head);
-  c->size = size;
-  char *at = (char *)(c->ids + nids);
-  c->verdict = d->verdict;
-  c->cause = d->cause;
-  c->dry_run = d->dry_run;
-  c->nids = nids;
-  c->action = pack(&at, action);
-  c->resource = pack(&at, d->resource);
-  c->rule = pack(&at, d->rule);
-  c->description = pack(&at, d->description);
-  c->message = pack(&at, d->message);
-  c->reason = pack(&at, d->reason);
-  for (guint i = 0; i < nids; i++) c->ids[i] = pack(&at, g_ptr_array_index(d->determining_ids, i));
-  return c;
-}
-
-/* A decision whose strings are in its own block: its determining ids are
- * a view of the block's (read as an array; never grown nor freed alone). */
-typedef struct {
-  BoxDecision d;
-  GPtrArray ids;
-} Unpacked;
-
-/* The decision at u, whose strings are in k (u's own block) */
-static BoxDecision *unpacked_at(void *u, const BoxPackedDecision *k) {
-  Unpacked *up = u;
-  BoxDecision *x = &up->d;
-  memset(x, 0, sizeof *x);
-  x->verdict = k->verdict;
-  x->cause = k->cause;
-  x->action = (char *)k->action;
-  x->resource = (char *)k->resource;
-  x->rule = (char *)k->rule;
-  x->description = (char *)k->description;
-  x->message = (char *)k->message;
-  x->reason = (char *)k->reason;
-  x->dry_run = k->dry_run;
-  up->ids.pdata = (gpointer *)(void *)k->ids;
-  up->ids.len = k->nids;
-  x->determining_ids = &up->ids;
-  x->packed_ = k;
-  return x;
-}
-
-BoxDecision *box_decision_unpack(const BoxPackedDecision *c) {
-  /* one allocation: the decision, then the copy its strings point into */
-  Unpacked *u = g_malloc(sizeof *u + c->size); /* not calloc: see decision_take */
-  return unpacked_at(u, packed_copy(u + 1, c));
-}
-
-void box_decision_free(BoxDecision *d) {
-  if (!d) return;
-  if (d->packed_) { /* the strings and the ids are in d's own allocation */
-    g_free(d);
-    return;
-  }
-  g_free(d->action);
-  g_free(d->resource);
-  g_free(d->rule);
-  g_free(d->description);
-  g_free(d->message);
-  g_free(d->reason);
-  if (d->determining_ids) g_ptr_array_free(d->determining_ids, TRUE);
-  g_free(d);
-}
-
-BoxDecision *box_decision_new_enforcement(const char *action, const char *resource, const char *gate,
-                                          const char *text) {
-  BoxDecision *d = decision_new(action, resource);
-  d->verdict = BOX_VERDICT_DENY;
-  d->cause = BOX_CAUSE_ENFORCEMENT;
-  d->rule = g_strdup_printf("enforcement:%s", gate ? gate : "");
-  d->message = g_strdup(text ? text : "");
-  d->reason = g_strdup(text ? text : "");
-  return d;
-}
-
 static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *input, bool quiet);
 
 BoxDecision *box_policy_decide(BoxPolicy *policy, const char *action, json_object *input) {
@@ -824,23 +683,6 @@ BoxDecision *box_policy_decide_quiet(BoxPolicy *policy, const char *action, json
   return decide(policy, action, input, true);
 }
 
-/* A decision made: its strings (borrowed: from the request, the policy's
- * rules, the thread's message buffer) copied into one block with it, as
- * an unpacked cache entry is, so that the cache and the log copy it whole
- * and freeing it is one free.  m holds the verdict, the cause and the
- * strings; ids, the determining rules' labels. */
-static BoxDecision *decision_made(BoxDecision *m, const Rule *const *forbids, size_t nforbids,
-                                  const char *const *ids, guint nids) {
-  GPtrArray idv = {.pdata = (gpointer *)ids, .len = nids};
-  m->determining_ids = &idv;
-  char *capped;
-  m->message = (char *)policy_build_message(m, forbids, nforbids, &capped);
-  void *block;
-  const BoxPackedDecision *k = policy_decision_pack_after(m, NULL, sizeof(Unpacked), &block);
-  g_free(capped);
-  return unpacked_at(block, k);
-}
-
 /* A decision refused before any rule ran */
 static BoxDecision *decision_fault(const char *action, const char *resource, const char *reason) {
   BoxDecision m = {.verdict = BOX_VERDICT_DENY, .cause = BOX_CAUSE_INTERNAL_FAULT};
@@ -848,7 +690,7 @@ static BoxDecision *decision_fault(const char *action, const char *resource, con
   m.resource = (char *)resource;
   m.rule = (char *)"<default-deny>";
   m.reason = (char *)reason;
-  return decision_made(&m, NULL, 0, NULL, 0);
+  return policy_decision_made(&m, NULL, 0, NULL, 0);
 }
 
 static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *input, bool quiet) {
@@ -866,7 +708,7 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
     return d;
   }
 
-  /* issue 9: append the ::request event, evaluate the temporal clauses */
+  /* append the ::request event, evaluate the temporal clauses */
   const char *history_fault = NULL;
   bool temporal = policy && policy->temporal && !quiet;
   if (temporal && !policy_temporal_begin(policy, ai, input, &history_fault)) {
@@ -887,14 +729,14 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
   bool error = false;
   for (size_t i = 0; i < n; i++) {
     const Rule *r = rules[i];
-    EvalResult res = policy_eval_rule(r, ai, input);
+    EvalResult res = rule_result(r, ai, input);
     if (res == RES_ERROR) error = true;
     else if (res == RES_TRUE) {
       if (r->forbid) forbids[nf++] = r;
       else permits[np++] = r;
     }
   }
-  if (temporal) policy_temporal_end(policy, !error && nf == 0 && np > 0, ai, resource); /* issue 9 */
+  if (temporal) policy_temporal_end(policy, !error && nf == 0 && np > 0, ai, resource);
 
   BoxDecision m = {.verdict = BOX_VERDICT_DENY};
   m.action = (char *)action;
@@ -923,122 +765,9 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
   const char *stack_ids[32], **ids = stack_ids;
   if (nattr > G_N_ELEMENTS(stack_ids)) ids = g_new(const char *, nattr);
   for (size_t i = 0; i < nattr; i++) ids[i] = attr[i]->label;
-  BoxDecision *d = decision_made(&m, forbids, m.cause == BOX_CAUSE_FORBIDDEN ? nf : 0, ids, (guint)nattr);
+  BoxDecision *d = policy_decision_made(&m, forbids, m.cause == BOX_CAUSE_FORBIDDEN ? nf : 0, ids, (guint)nattr);
   if (ids != stack_ids) g_free(ids);
   g_free(heap);
   g_free(owned);
   return d;
-}
-
-/* ---- what may lie beneath a directory ----------------------------------- */
-
-/* The mount refuses a directory it walks through only when no request on a
- * path below it could be permitted (a walk to a permitted path must go on).
- * Each rule is judged over every request on such a path, any operation:
- * its conditions hold for all of them (B_ALL), for none (B_NONE), or which
- * is not known (B_SOME), the answer for every form not read here. */
-typedef enum { B_NONE, B_SOME, B_ALL } Beneath;
-
-/* Is e `context.input.path`? */
-static bool is_input_path(const Expr *e) {
-  return e->kind == E_GETATTR && e->len == 4 && memcmp(e->str, "path", 4) == 0 && e->a &&
-         e->a->kind == E_GETATTR && e->a->len == 5 && memcmp(e->a->str, "input", 5) == 0 && e->a->a &&
-         e->a->a->kind == E_VAR && e->a->a->var == VAR_CONTEXT;
-}
-
-/* `path like pat` over every path that starts with prefix and goes on:
- * the pattern positions reachable after the prefix (a star keeps its own). */
-static Beneath like_beneath(const char *pre, size_t n, const char *pat, const unsigned char *wild, size_t plen) {
-  bool *at = g_new0(bool, 2 * (plen + 1)), *next = at + plen + 1;
-  at[0] = true;
-  for (size_t i = 0; i < plen && at[i] && wild[i]; i++) at[i + 1] = true;
-  for (size_t k = 0; k < n; k++) {
-    memset(next, 0, plen + 1);
-    for (size_t i = 0; i < plen; i++) {
-      if (!at[i]) continue;
-      if (wild[i]) next[i] = true;
-      else if (pat[i] == pre[k]) next[i + 1] = true;
-    }
-    for (size_t i = 0; i < plen; i++)
-      if (next[i] && wild[i]) next[i + 1] = true;
-    memcpy(at, next, plen + 1);
-  }
-  /* some position before the end: a name below can take the pattern on;
-   * one whose rest is all stars: every name below matches */
-  Beneath b = B_NONE;
-  for (size_t i = 0; i < plen; i++) {
-    if (!at[i]) continue;
-    b = B_SOME;
-    size_t j = i;
-    while (j < plen && wild[j]) j++;
-    if (j == plen) {
-      b = B_ALL;
-      break;
-    }
-  }
-  g_free(at);
-  return b;
-}
-
-static Beneath beneath_expr(const Expr *e, const char *pre, size_t n) {
-  switch (e->kind) {
-  case E_BOOL:
-    return e->bval ? B_ALL : B_NONE;
-  case E_NOT: {
-    Beneath b = beneath_expr(e->a, pre, n);
-    return b == B_ALL ? B_NONE : b == B_NONE ? B_ALL : B_SOME;
-  }
-  case E_AND:
-  case E_OR: {
-    Beneath l = beneath_expr(e->a, pre, n), r = beneath_expr(e->b, pre, n);
-    if (e->kind == E_AND) return l == B_NONE || r == B_NONE ? B_NONE : l == B_ALL && r == B_ALL ? B_ALL : B_SOME;
-    return l == B_ALL || r == B_ALL ? B_ALL : l == B_NONE && r == B_NONE ? B_NONE : B_SOME;
-  }
-  case E_LIKE:
-    return is_input_path(e->a) ? like_beneath(pre, n, e->str, e->wild, e->len) : B_SOME;
-  case E_EQ:
-  case E_NE: {
-    const Expr *lit = is_input_path(e->a) ? e->b : is_input_path(e->b) ? e->a : NULL;
-    if (!lit || lit->kind != E_STRING) return B_SOME;
-    /* a path below is longer than the prefix and starts with it */
-    bool below = lit->len > n && memcmp(lit->str, pre, n) == 0;
-    if (below) return B_SOME;
-    return e->kind == E_EQ ? B_NONE : B_ALL;
-  }
-  default:
-    return B_SOME;
-  }
-}
-
-static Beneath beneath_rule(const Rule *r, const char *pre, size_t n) {
-  Beneath all = B_ALL;
-  for (size_t i = 0; i < r->nclauses; i++) {
-    const Clause *c = &r->clauses[i];
-    Beneath b = c->temporal || !c->expr ? B_SOME : beneath_expr(c->expr, pre, n);
-    if (!c->is_when) b = b == B_ALL ? B_NONE : b == B_NONE ? B_ALL : B_SOME;
-    if (b == B_NONE) return B_NONE;
-    if (b == B_SOME) all = B_SOME;
-  }
-  return all;
-}
-
-bool box_policy_may_permit_beneath(BoxPolicy *policy, const char *dir) {
-  if (!policy || !dir) return false;
-  size_t dn = strlen(dir);
-  char *pre = g_strconcat(dir, dn && dir[dn - 1] == '/' ? "" : "/", NULL);
-  size_t n = strlen(pre);
-  bool may = false;
-  for (int ai = 0; ai < (int)policy_nactions && ai < POLICY_MAX_ACTIONS && !may; ai++) {
-    if (strncmp(policy_actions[ai].term, "fs:", 3) != 0) continue;
-    bool forbidden = false, permitted = false;
-    for (size_t i = 0; i < policy->nby_action[ai]; i++) {
-      const Rule *r = policy->by_action[ai][i];
-      Beneath b = beneath_rule(r, pre, n);
-      if (r->forbid && b == B_ALL) forbidden = true;
-      else if (!r->forbid && b != B_NONE) permitted = true;
-    }
-    may = permitted && !forbidden;
-  }
-  g_free(pre);
-  return may;
 }

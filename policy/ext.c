@@ -1,6 +1,8 @@
 /* ext.c — Cedar's extension literals (spec/policy.md §1.3): decimal,
  * ipaddr, datetime and duration, parsed once at load. */
-#include "policy/policy-private.h"
+#include "policy/ext.h"
+
+#include <glib.h>
 
 #include <arpa/inet.h>
 #include <string.h>

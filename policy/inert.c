@@ -2,7 +2,9 @@
  * say (spec/policy.md §3.4): inert literals (a path under the operator home
  * spelled absolutely, a directory with a trailing slash, a program spelled
  * as a path) and a cap written as a permit beside another permit. */
-#include "policy/policy-private.h"
+#include "policy/inert.h"
+#include "policy/message.h"
+#include "policy/path.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -49,33 +51,11 @@ static void warn(Inert *in, const char *fmt, ...) {
   g_ptr_array_add(in->pol->warnings, w);
 }
 
-/* If s names home or a path under it (component-bounded), returns the
- * length of the home prefix it starts with, else -1. */
-static long under_home(const Inert *in, const char *s, size_t n) {
-  for (int i = 0; i < in->nhomes; i++) {
-    const char *h = in->homes[i];
-    size_t hl = strlen(h);
-    if (hl == 1 && h[0] == '/') {
-      if (n >= 1 && s[0] == '/') return 0;
-      continue;
-    }
-    if (n >= hl && memcmp(s, h, hl) == 0 && (n == hl || s[hl] == '/')) return (long)hl;
-  }
-  return -1;
-}
-
-/* "~" or "~/rest" for a literal under the home, trailing slashes trimmed. */
-static char *tilde_form(const char *s, size_t n, long hl) {
-  size_t end = n;
-  while (end > (size_t)hl && s[end - 1] == '/') end--;
-  const char *rest = s + hl;
-  size_t rl = end - (size_t)hl;
-  while (rl && *rest == '/') {
-    rest++;
-    rl--;
-  }
-  if (rl == 0) return g_strdup("~");
-  return g_strdup_printf("~/%.*s", (int)rl, rest);
+/* The home that s names or lies under (component-bounded), or NULL. */
+static const char *under_home(const Inert *in, const char *s, size_t n) {
+  for (int i = 0; i < in->nhomes; i++)
+    if (box_path_within_len(s, n, in->homes[i])) return in->homes[i];
+  return NULL;
 }
 
 /* Renders a pattern from [from, to): wildcards as `*`, literal stars `\*`. */
@@ -111,9 +91,9 @@ static void check_eq_literal(Inert *in, const char *attr, const Expr *lit) {
            lit->str);
     return;
   }
-  long hl = under_home(in, lit->str, lit->len);
-  if (hl >= 0) {
-    char *t = tilde_form(lit->str, lit->len, hl);
+  const char *home = under_home(in, lit->str, lit->len);
+  if (home) {
+    char *t = box_path_tilde_len(lit->str, lit->len, home);
     refuse(in, lit, "compares context.input.%s with \"%s\", and a path under the operator home is spelled ~/…; write \"%s\"",
            attr, lit->str, t);
     g_free(t);
@@ -144,17 +124,18 @@ static void check_like(Inert *in, const char *attr, const Expr *like) {
     g_string_free(pat, TRUE);
     return;
   }
-  long hl = under_home(in, like->str, first_end);
-  if (hl >= 0) {
+  const char *lead = under_home(in, like->str, first_end);
+  if (lead) {
     GString *t = g_string_new("~");
     if (!has_wild) {
-      char *tf = tilde_form(like->str, like->len, hl);
+      char *tf = box_path_tilde_len(like->str, like->len, lead);
       g_string_assign(t, "");
       render_pattern(t, like, 0, 0);
       g_string_append(t, tf);
       g_free(tf);
     } else {
-      render_pattern(t, like, (size_t)hl, like->len);
+      /* the home's own slash ("/": the root's) starts the rest */
+      render_pattern(t, like, strcmp(lead, "/") == 0 ? 0 : strlen(lead), like->len);
     }
     refuse(in, like,
            "compares context.input.%s with the pattern \"%s\", and a path under the operator home is spelled ~/…; write \"%s\"",

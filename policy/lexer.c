@@ -1,5 +1,9 @@
-/* lexer.c — tokens of the policy language (spec/policy.md §1.1). */
+/* lexer.c — tokens of the policy language (spec/policy.md §1.1), and the
+ * token reader both grammars parse with. */
+#include "policy/lexer.h"
 #include "policy/policy-private.h"
+
+#include <stdarg.h>
 
 #include <string.h>
 
@@ -108,7 +112,7 @@ GArray *policy_lex(const char *text, GError **error) {
         else v = v * 10 + d;
         lx_advance(&lx);
       }
-      /* issue 9: a temporal window `60s`/`1h` lexes as the integer, then the unit */
+      /* a temporal window `60s`/`1h` lexes as the integer, then the unit */
       bool unit = (*lx.p == 's' || *lx.p == 'm' || *lx.p == 'h' || *lx.p == 'd') && !is_ident_char(lx.p[1]);
       if (is_ident_char(*lx.p) && !unit) {
         g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE,
@@ -205,4 +209,47 @@ GArray *policy_lex(const char *text, GError **error) {
     t.len = w;
     g_array_append_val(toks, t);
   }
+}
+
+/* ---- the token reader ------------------------------------------------------ */
+
+const Token *tok_next(TokReader *r) {
+  const Token *t = tok_peek(r);
+  if (t->kind != TOK_EOF) r->pos++;
+  return t;
+}
+
+bool tok_is_kw(const Token *t, const char *kw) {
+  return t->kind == TOK_IDENT && t->len == strlen(kw) && memcmp(t->text, kw, t->len) == 0;
+}
+
+char *tok_show(const Token *t) {
+  if (t->kind == TOK_EOF) return g_strdup("end of input");
+  if (t->kind == TOK_STRING) return g_strdup_printf("`\"%.*s\"`", (int)t->len, t->text);
+  return g_strdup_printf("`%.*s`", (int)t->len, t->text);
+}
+
+void tok_fail(TokReader *r, const Token *t, const char *fmt, ...) {
+  if (r->err) return;
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *what = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error(&r->err, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE, POLICY_PARSE_PREFIX "%s at line %d, column %d", what,
+              t->line, t->col);
+}
+
+void tok_fail_expected(TokReader *r, const Token *t, const char *expected) {
+  g_autofree char *shown = tok_show(t);
+  tok_fail(r, t, "unexpected %s%s; expected %s", shown, r->context ? r->context : "", expected);
+}
+
+bool tok_expect(TokReader *r, TokKind k, const char *expected) {
+  if (r->err) return false;
+  if (tok_peek(r)->kind != k) {
+    tok_fail_expected(r, tok_peek(r), expected);
+    return false;
+  }
+  tok_next(r);
+  return true;
 }

@@ -1,7 +1,8 @@
 /* message.c — resource labels (spec/policy.md §3.2) and decision messages
  * (§3.3), with the escaping rules of Rust's char::escape_debug (resource)
  * and escape_default on selected characters (annotations). */
-#include "policy/policy-private.h"
+#include "policy/message.h"
+#include "policy/json_out.h"
 
 #include <string.h>
 
@@ -270,4 +271,9 @@ static char *label_built(const char *action, json_object *input) {
     }
   }
   return g_string_free(s, FALSE);
+}
+
+char *policy_rule_name(const Rule *r) {
+  if (r->id) return g_strdup_printf("rule @id(\"%s\")", r->id);
+  return g_strdup_printf("the %s rule with no @id", r->forbid ? "forbid" : "permit");
 }

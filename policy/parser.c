@@ -1,78 +1,20 @@
 /* parser.c — recursive-descent parser: tokens → rules and expression ASTs
- * (spec/policy.md §1.2–§1.4), plus the load entry points. */
-#include "policy/policy-private.h"
-#include "policy/temporal.h" /* issue 9 */
+ * (spec/policy.md §1.2–§1.4). */
+#include "policy/parser.h"
+#include "policy/lexer.h"
+#include "policy/temporal.h"
 
 #include <string.h>
-
-G_DEFINE_QUARK(box-policy-error-quark, box_policy_error)
 
 #define MAX_DEPTH 200
 
 typedef struct {
   BoxPolicy *pol;
-  const Token *toks;
-  size_t ntoks;
-  size_t pos;
-  GError *err;
+  TokReader r;
   int depth;
   int provider_line, provider_col; /* first information-provider call, refused after parsing */
   GPtrArray *inline_tf; /* the rule being parsed: its inline `temporal { … }` blocks (TFormula*) */
 } Parser;
-
-void *policy_own(BoxPolicy *policy, void *p) {
-  g_ptr_array_add(policy->allocs, p);
-  return p;
-}
-
-static const Token *peek(Parser *p) { return &p->toks[p->pos]; }
-static const Token *peek2(Parser *p) {
-  return &p->toks[p->pos + 1 < p->ntoks ? p->pos + 1 : p->ntoks - 1];
-}
-static const Token *next(Parser *p) {
-  const Token *t = &p->toks[p->pos];
-  if (t->kind != TOK_EOF) p->pos++;
-  return t;
-}
-static bool is_kw(const Token *t, const char *kw) {
-  return t->kind == TOK_IDENT && t->len == strlen(kw) && memcmp(t->text, kw, t->len) == 0;
-}
-
-static void fail_at(Parser *p, const Token *t, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-static void fail_at(Parser *p, const Token *t, const char *fmt, ...) {
-  if (p->err) return;
-  va_list ap;
-  va_start(ap, fmt);
-  char *what = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  g_set_error(&p->err, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE,
-              POLICY_PARSE_PREFIX "%s at line %d, column %d", what, t->line, t->col);
-  g_free(what);
-}
-
-/* "`x`" for a token, or "end of input". */
-static char *tok_show(const Token *t) {
-  if (t->kind == TOK_EOF) return g_strdup("end of input");
-  if (t->kind == TOK_STRING) return g_strdup_printf("`\"%.*s\"`", (int)t->len, t->text);
-  return g_strdup_printf("`%.*s`", (int)t->len, t->text);
-}
-
-static void fail_expected(Parser *p, const Token *t, const char *expected) {
-  char *s = tok_show(t);
-  if (t->kind == TOK_EOF) fail_at(p, t, "unexpected end of input; expected %s", expected);
-  else fail_at(p, t, "unexpected %s; expected %s", s, expected);
-  g_free(s);
-}
-
-static bool expect(Parser *p, TokKind k, const char *expected) {
-  if (p->err) return false;
-  if (peek(p)->kind != k) {
-    fail_expected(p, peek(p), expected);
-    return false;
-  }
-  next(p);
-  return true;
-}
 
 static char *own_strndup(Parser *p, const char *s, size_t n) {
   return policy_own(p->pol, g_strndup(s, n));
@@ -100,8 +42,8 @@ static Expr *deep(Parser *p, Expr *e) {
     if (e->items[i]->height > d) d = e->items[i]->height;
   e->height = d + 1;
   if (e->height > MAX_TREE_DEPTH) {
-    if (!p->err)
-      g_set_error(&p->err, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE,
+    if (!p->r.err)
+      g_set_error(&p->r.err, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE,
                   POLICY_PARSE_PREFIX "expression nests too deeply at line %d, column %d", e->line, e->col);
     return NULL;
   }
@@ -134,7 +76,7 @@ static bool decode_string(Parser *p, const Token *t, bool pattern, char **out, s
       case '*': lit = '*'; break;
       case 'u': have = false; break;
       default:
-        fail_at(p, t, "invalid escape `\\%c` in string literal", e ? e : ' ');
+        tok_fail(&p->r, t, "invalid escape `\\%c` in string literal", e ? e : ' ');
         goto bad;
       }
       if (have) {
@@ -149,7 +91,7 @@ static bool decode_string(Parser *p, const Token *t, bool pattern, char **out, s
       /* \u{HEX} */
       const char *h = q + 2;
       if (h >= end || *h != '{') {
-        fail_at(p, t, "invalid unicode escape in string literal; write `\\u{HEX}`");
+        tok_fail(&p->r, t, "invalid unicode escape in string literal; write `\\u{HEX}`");
         goto bad;
       }
       h++;
@@ -161,7 +103,7 @@ static bool decode_string(Parser *p, const Token *t, bool pattern, char **out, s
         nd++;
       }
       if (h >= end || *h != '}' || nd == 0 || nd > 6 || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
-        fail_at(p, t, "invalid unicode escape in string literal; write `\\u{HEX}` with 1 to 6 hex digits naming a Unicode scalar value");
+        tok_fail(&p->r, t, "invalid unicode escape in string literal; write `\\u{HEX}` with 1 to 6 hex digits naming a Unicode scalar value");
         goto bad;
       }
       char buf[8];
@@ -199,42 +141,42 @@ static const char *const reserved_words[] = {"true", "false", "if", "then", "els
                                              "is", "like", "has", "__cedar", NULL};
 static bool is_reserved(const Token *t) {
   for (int i = 0; reserved_words[i]; i++)
-    if (is_kw(t, reserved_words[i])) return true;
+    if (tok_is_kw(t, reserved_words[i])) return true;
   return false;
 }
 
 /* Parses `A::B::"id"` where the first identifier is at the cursor. */
 static Expr *parse_entity_ref(Parser *p) {
-  const Token *first = peek(p);
+  const Token *first = tok_peek(&p->r);
   GString *type = g_string_new(NULL);
   for (;;) {
-    const Token *id = peek(p);
+    const Token *id = tok_peek(&p->r);
     if (id->kind != TOK_IDENT) {
-      fail_expected(p, id, "an identifier or a quoted entity id");
+      tok_fail_expected(&p->r, id, "an identifier or a quoted entity id");
       g_string_free(type, TRUE);
       return NULL;
     }
-    next(p);
+    tok_next(&p->r);
     if (type->len) g_string_append(type, "::");
     g_string_append_len(type, id->text, id->len);
-    if (!expect(p, TOK_COLONCOLON, "`::`")) {
+    if (!tok_expect(&p->r, TOK_COLONCOLON, "`::`")) {
       g_string_free(type, TRUE);
       return NULL;
     }
-    if (peek(p)->kind == TOK_STRING) break;
-    if (peek(p)->kind == TOK_LBRACE) {
-      fail_at(p, peek(p), "entity initializers `Type::{...}` are not supported");
+    if (tok_peek(&p->r)->kind == TOK_STRING) break;
+    if (tok_peek(&p->r)->kind == TOK_LBRACE) {
+      tok_fail(&p->r, tok_peek(&p->r), "entity initializers `Type::{...}` are not supported");
       g_string_free(type, TRUE);
       return NULL;
     }
   }
-  const Token *st = next(p);
+  const Token *st = tok_next(&p->r);
   Expr *e = new_expr(p, E_ENTITY, first);
   e->etype = policy_own(p->pol, g_string_free(type, FALSE));
   if (!decode_string(p, st, false, &e->str, &e->len, NULL)) return NULL;
   if (memchr(e->str, '\0', e->len)) {
     /* ids are compared as C strings below; keep them NUL-free */
-    fail_at(p, st, "entity id contains a NUL character");
+    tok_fail(&p->r, st, "entity id contains a NUL character");
     return NULL;
   }
   return e;
@@ -244,34 +186,34 @@ static Expr *parse_expr(Parser *p);
 
 static Expr **parse_list(Parser *p, TokKind close, size_t *n) {
   GPtrArray *a = g_ptr_array_new();
-  while (!p->err && peek(p)->kind != close) {
+  while (!p->r.err && tok_peek(&p->r)->kind != close) {
     Expr *e = parse_expr(p);
     if (!e) break;
     g_ptr_array_add(a, e);
-    if (peek(p)->kind == TOK_COMMA) {
-      next(p);
+    if (tok_peek(&p->r)->kind == TOK_COMMA) {
+      tok_next(&p->r);
       continue;
     }
-    if (peek(p)->kind != close) {
-      fail_expected(p, peek(p), close == TOK_RBRACKET ? "`,` or `]`" : "`,` or `)`");
+    if (tok_peek(&p->r)->kind != close) {
+      tok_fail_expected(&p->r, tok_peek(&p->r), close == TOK_RBRACKET ? "`,` or `]`" : "`,` or `)`");
       break;
     }
   }
-  if (!p->err) next(p); /* close */
+  if (!p->r.err) tok_next(&p->r); /* close */
   *n = a->len;
   Expr **items = policy_own(p->pol, g_new0(Expr *, a->len + 1));
   for (guint i = 0; i < a->len; i++) items[i] = a->pdata[i];
   g_ptr_array_free(a, TRUE);
-  return p->err ? NULL : items;
+  return p->r.err ? NULL : items;
 }
 
 static Expr *parse_primary(Parser *p) {
-  const Token *t = peek(p);
+  const Token *t = tok_peek(&p->r);
   switch (t->kind) {
   case TOK_INT: {
-    next(p);
+    tok_next(&p->r);
     if (t->int_big || t->ival > (uint64_t)INT64_MAX) {
-      fail_at(p, t, "integer literal `%.*s` is out of range", (int)t->len, t->text);
+      tok_fail(&p->r, t, "integer literal `%.*s` is out of range", (int)t->len, t->text);
       return NULL;
     }
     Expr *e = new_expr(p, E_LONG, t);
@@ -279,49 +221,49 @@ static Expr *parse_primary(Parser *p) {
     return e;
   }
   case TOK_STRING: {
-    next(p);
+    tok_next(&p->r);
     Expr *e = new_expr(p, E_STRING, t);
     if (!decode_string(p, t, false, &e->str, &e->len, NULL)) return NULL;
     return e;
   }
   case TOK_LPAREN: {
-    next(p);
+    tok_next(&p->r);
     Expr *e = parse_expr(p);
-    if (!e || !expect(p, TOK_RPAREN, "`)`")) return NULL;
+    if (!e || !tok_expect(&p->r, TOK_RPAREN, "`)`")) return NULL;
     return e;
   }
   case TOK_LBRACKET: {
-    next(p);
+    tok_next(&p->r);
     Expr *e = new_expr(p, E_SET, t);
     e->items = parse_list(p, TOK_RBRACKET, &e->nitems);
-    return p->err ? NULL : deep(p, e);
+    return p->r.err ? NULL : deep(p, e);
   }
   case TOK_LBRACE: {
-    next(p);
+    tok_next(&p->r);
     Expr *e = new_expr(p, E_RECORD, t);
     GPtrArray *keys = g_ptr_array_new(), *vals = g_ptr_array_new();
-    while (!p->err && peek(p)->kind != TOK_RBRACE) {
-      const Token *k = next(p);
+    while (!p->r.err && tok_peek(&p->r)->kind != TOK_RBRACE) {
+      const Token *k = tok_next(&p->r);
       char *key = NULL;
       size_t klen = 0;
       if (k->kind == TOK_IDENT) key = own_strndup(p, k->text, k->len);
       else if (k->kind == TOK_STRING) {
         if (!decode_string(p, k, false, &key, &klen, NULL)) break;
       } else {
-        fail_expected(p, k, "a record key");
+        tok_fail_expected(&p->r, k, "a record key");
         break;
       }
       for (guint i = 0; i < keys->len; i++)
-        if (strcmp(keys->pdata[i], key) == 0) fail_at(p, k, "duplicate key `%s` in record literal", key);
-      if (!expect(p, TOK_COLON, "`:`")) break;
+        if (strcmp(keys->pdata[i], key) == 0) tok_fail(&p->r, k, "duplicate key `%s` in record literal", key);
+      if (!tok_expect(&p->r, TOK_COLON, "`:`")) break;
       Expr *v = parse_expr(p);
       if (!v) break;
       g_ptr_array_add(keys, key);
       g_ptr_array_add(vals, v);
-      if (peek(p)->kind == TOK_COMMA) next(p);
-      else if (peek(p)->kind != TOK_RBRACE) fail_expected(p, peek(p), "`,` or `}`");
+      if (tok_peek(&p->r)->kind == TOK_COMMA) tok_next(&p->r);
+      else if (tok_peek(&p->r)->kind != TOK_RBRACE) tok_fail_expected(&p->r, tok_peek(&p->r), "`,` or `}`");
     }
-    if (!p->err) next(p);
+    if (!p->r.err) tok_next(&p->r);
     e->nitems = keys->len;
     e->keys = policy_own(p->pol, g_new0(char *, keys->len + 1));
     e->items = policy_own(p->pol, g_new0(Expr *, keys->len + 1));
@@ -331,57 +273,57 @@ static Expr *parse_primary(Parser *p) {
     }
     g_ptr_array_free(keys, TRUE);
     g_ptr_array_free(vals, TRUE);
-    return p->err ? NULL : deep(p, e);
+    return p->r.err ? NULL : deep(p, e);
   }
   case TOK_IDENT: {
-    if (is_kw(t, "true") || is_kw(t, "false")) {
-      next(p);
+    if (tok_is_kw(t, "true") || tok_is_kw(t, "false")) {
+      tok_next(&p->r);
       Expr *e = new_expr(p, E_BOOL, t);
-      e->bval = is_kw(t, "true");
+      e->bval = tok_is_kw(t, "true");
       return e;
     }
-    if (is_kw(t, "if")) return parse_expr(p);
-    if (peek2(p)->kind == TOK_COLONCOLON) {
+    if (tok_is_kw(t, "if")) return parse_expr(p);
+    if (tok_peek_n(&p->r, 1)->kind == TOK_COLONCOLON) {
       /* Ns::Fn(args) is an information provider call */
-      size_t q = p->pos;
-      while (q + 2 < p->ntoks && p->toks[q].kind == TOK_IDENT && p->toks[q + 1].kind == TOK_COLONCOLON &&
-             p->toks[q + 2].kind == TOK_IDENT)
+      size_t q = p->r.pos;
+      while (q + 2 < p->r.ntoks && p->r.toks[q].kind == TOK_IDENT && p->r.toks[q + 1].kind == TOK_COLONCOLON &&
+             p->r.toks[q + 2].kind == TOK_IDENT)
         q += 2;
-      if (q + 1 < p->ntoks && p->toks[q].kind == TOK_IDENT && p->toks[q + 1].kind == TOK_LPAREN) {
+      if (q + 1 < p->r.ntoks && p->r.toks[q].kind == TOK_IDENT && p->r.toks[q + 1].kind == TOK_LPAREN) {
         if (!p->provider_line) {
           p->provider_line = t->line;
           p->provider_col = t->col;
         }
-        p->pos = q + 2;
+        p->r.pos = q + 2;
         size_t nargs = 0;
         parse_list(p, TOK_RPAREN, &nargs);
-        if (p->err) return NULL;
+        if (p->r.err) return NULL;
         Expr *e = new_expr(p, E_BOOL, t);
         e->bval = true;
         return e;
       }
       return parse_entity_ref(p);
     }
-    if (is_kw(t, "temporal") && peek2(p)->kind == TOK_LBRACE) {
+    if (tok_is_kw(t, "temporal") && tok_peek_n(&p->r, 1)->kind == TOK_LBRACE) {
       /* inline `temporal { … }`, a Bool primary (§1.3, §2.1) */
-      struct TFormula *tf = policy_temporal_parse(p->pol, p->toks, p->ntoks, &p->pos, &p->err);
+      struct TFormula *tf = policy_temporal_parse(p->pol, &p->r);
       if (!tf) return NULL;
       Expr *e = new_expr(p, E_TEMPORAL, t);
       e->tf = tf;
       g_ptr_array_add(p->inline_tf, tf);
       return e;
     }
-    if (peek2(p)->kind == TOK_LPAREN) {
+    if (tok_peek_n(&p->r, 1)->kind == TOK_LPAREN) {
       static const char *const exts[] = {"decimal", "ip", "datetime", "duration"};
       for (int i = 0; i < 4; i++) {
-        if (!is_kw(t, exts[i])) continue;
-        next(p);
-        const Token *lp = next(p);
+        if (!tok_is_kw(t, exts[i])) continue;
+        tok_next(&p->r);
+        const Token *lp = tok_next(&p->r);
         size_t nargs = 0;
         Expr **args = parse_list(p, TOK_RPAREN, &nargs);
-        if (p->err) return NULL;
+        if (p->r.err) return NULL;
         if (nargs != 1) {
-          fail_at(p, lp, "`%s` takes 1 argument, found %zu", exts[i], nargs);
+          tok_fail(&p->r, lp, "`%s` takes 1 argument, found %zu", exts[i], nargs);
           return NULL;
         }
         Expr *e = new_expr(p, E_EXT, t);
@@ -390,48 +332,48 @@ static Expr *parse_primary(Parser *p) {
         e->a = args[0];
         return deep(p, e);
       }
-      fail_at(p, t, "unknown function `%.*s`", (int)t->len, t->text);
+      tok_fail(&p->r, t, "unknown function `%.*s`", (int)t->len, t->text);
       return NULL;
     }
     static const char *const vars[] = {"principal", "action", "resource", "context"};
     for (int i = 0; i < 4; i++) {
-      if (is_kw(t, vars[i])) {
-        next(p);
+      if (tok_is_kw(t, vars[i])) {
+        tok_next(&p->r);
         Expr *e = new_expr(p, E_VAR, t);
         e->var = (VarKind)i;
         return e;
       }
     }
-    fail_at(p, t, "`%.*s` is not a valid variable", (int)t->len, t->text);
+    tok_fail(&p->r, t, "`%.*s` is not a valid variable", (int)t->len, t->text);
     return NULL;
   }
   case TOK_QUESTION:
-    fail_at(p, t, "policy is not static: template slots are not supported");
+    tok_fail(&p->r, t, "policy is not static: template slots are not supported");
     return NULL;
   default:
-    fail_expected(p, t, "an expression");
+    tok_fail_expected(&p->r, t, "an expression");
     return NULL;
   }
 }
 
 static Expr *parse_member(Parser *p) {
   Expr *e = parse_primary(p);
-  while (e && !p->err) {
-    const Token *t = peek(p);
+  while (e && !p->r.err) {
+    const Token *t = tok_peek(&p->r);
     if (t->kind == TOK_DOT) {
-      next(p);
-      const Token *name = next(p);
+      tok_next(&p->r);
+      const Token *name = tok_next(&p->r);
       if (name->kind != TOK_IDENT) {
-        fail_expected(p, name, "an attribute name or method after `.`");
+        tok_fail_expected(&p->r, name, "an attribute name or method after `.`");
         return NULL;
       }
-      if (peek(p)->kind == TOK_LPAREN) {
-        const Token *lp = next(p);
+      if (tok_peek(&p->r)->kind == TOK_LPAREN) {
+        const Token *lp = tok_next(&p->r);
         Expr *m = new_expr(p, E_METHOD, name);
         m->a = e;
         size_t nargs = 0;
         Expr **args = parse_list(p, TOK_RPAREN, &nargs);
-        if (p->err) return NULL;
+        if (p->r.err) return NULL;
         static const struct { const char *name; MethodKind m; size_t args; } methods[] = {
             {"contains", M_CONTAINS, 1}, {"containsAll", M_CONTAINS_ALL, 1},
             {"containsAny", M_CONTAINS_ANY, 1}, {"isEmpty", M_IS_EMPTY, 0},
@@ -447,7 +389,7 @@ static Expr *parse_member(Parser *p) {
         size_t want = 0;
         bool found = false;
         for (size_t i = 0; i < G_N_ELEMENTS(methods); i++) {
-          if (is_kw(name, methods[i].name)) {
+          if (tok_is_kw(name, methods[i].name)) {
             m->method = methods[i].m;
             want = methods[i].args;
             found = true;
@@ -455,11 +397,11 @@ static Expr *parse_member(Parser *p) {
           }
         }
         if (!found) {
-          fail_at(p, name, "`%.*s` is not a supported method", (int)name->len, name->text);
+          tok_fail(&p->r, name, "`%.*s` is not a supported method", (int)name->len, name->text);
           return NULL;
         }
         if (nargs != want) {
-          fail_at(p, lp, "`%.*s` takes %zu argument%s, found %zu", (int)name->len, name->text, want,
+          tok_fail(&p->r, lp, "`%.*s` takes %zu argument%s, found %zu", (int)name->len, name->text, want,
                   want == 1 ? "" : "s", nargs);
           return NULL;
         }
@@ -475,52 +417,52 @@ static Expr *parse_member(Parser *p) {
         if (!e) return NULL;
       }
     } else if (t->kind == TOK_LBRACKET) {
-      next(p);
-      const Token *k = next(p);
+      tok_next(&p->r);
+      const Token *k = tok_next(&p->r);
       if (k->kind != TOK_STRING) {
-        fail_at(p, k, "an index `[...]` must be a string literal");
+        tok_fail(&p->r, k, "an index `[...]` must be a string literal");
         return NULL;
       }
       Expr *g = new_expr(p, E_GETATTR, k);
       g->a = e;
       if (!decode_string(p, k, false, &g->str, &g->len, NULL)) return NULL;
-      if (!expect(p, TOK_RBRACKET, "`]`")) return NULL;
+      if (!tok_expect(&p->r, TOK_RBRACKET, "`]`")) return NULL;
       e = deep(p, g);
       if (!e) return NULL;
     } else {
       break;
     }
   }
-  return p->err ? NULL : e;
+  return p->r.err ? NULL : e;
 }
 
 static Expr *parse_unary(Parser *p) {
-  const Token *t = peek(p);
+  const Token *t = tok_peek(&p->r);
   if (t->kind == TOK_BANG || t->kind == TOK_MINUS) {
     TokKind k = t->kind;
     size_t n = 0;
-    while (peek(p)->kind == k) {
-      next(p);
+    while (tok_peek(&p->r)->kind == k) {
+      tok_next(&p->r);
       n++;
     }
-    if (peek(p)->kind == TOK_BANG || peek(p)->kind == TOK_MINUS) {
-      fail_at(p, peek(p), "unary operators `!` and `-` cannot be mixed");
+    if (tok_peek(&p->r)->kind == TOK_BANG || tok_peek(&p->r)->kind == TOK_MINUS) {
+      tok_fail(&p->r, tok_peek(&p->r), "unary operators `!` and `-` cannot be mixed");
       return NULL;
     }
     Expr *e;
-    if (k == TOK_MINUS && peek(p)->kind == TOK_INT) {
+    if (k == TOK_MINUS && tok_peek(&p->r)->kind == TOK_INT) {
       /* a negative literal: -9223372036854775808 is i64::MIN */
-      const Token *lit = next(p);
+      const Token *lit = tok_next(&p->r);
       if (lit->int_big) {
-        fail_at(p, lit, "integer literal `-%.*s` is out of range", (int)lit->len, lit->text);
+        tok_fail(&p->r, lit, "integer literal `-%.*s` is out of range", (int)lit->len, lit->text);
         return NULL;
       }
       e = new_expr(p, E_LONG, t);
       e->lval = lit->ival == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)lit->ival;
       n--;
       /* member access on the literal (rare) */
-      while (peek(p)->kind == TOK_DOT || peek(p)->kind == TOK_LBRACKET) {
-        fail_at(p, peek(p), "unexpected member access on an integer literal");
+      while (tok_peek(&p->r)->kind == TOK_DOT || tok_peek(&p->r)->kind == TOK_LBRACKET) {
+        tok_fail(&p->r, tok_peek(&p->r), "unexpected member access on an integer literal");
         return NULL;
       }
     } else {
@@ -540,14 +482,14 @@ static Expr *parse_unary(Parser *p) {
 
 static Expr *parse_mul(Parser *p) {
   Expr *e = parse_unary(p);
-  while (e && !p->err) {
-    const Token *t = peek(p);
+  while (e && !p->r.err) {
+    const Token *t = tok_peek(&p->r);
     if (t->kind == TOK_SLASH || t->kind == TOK_PERCENT) {
-      fail_at(p, t, "`%s` is not a supported operator", t->kind == TOK_SLASH ? "/" : "%");
+      tok_fail(&p->r, t, "`%s` is not a supported operator", t->kind == TOK_SLASH ? "/" : "%");
       return NULL;
     }
     if (t->kind != TOK_STAR) break;
-    next(p);
+    tok_next(&p->r);
     Expr *r = parse_unary(p);
     if (!r) return NULL;
     Expr *m = new_expr(p, E_MUL, t);
@@ -556,15 +498,15 @@ static Expr *parse_mul(Parser *p) {
     e = deep(p, m);
     if (!e) return NULL;
   }
-  return p->err ? NULL : e;
+  return p->r.err ? NULL : e;
 }
 
 static Expr *parse_add(Parser *p) {
   Expr *e = parse_mul(p);
-  while (e && !p->err) {
-    const Token *t = peek(p);
+  while (e && !p->r.err) {
+    const Token *t = tok_peek(&p->r);
     if (t->kind != TOK_PLUS && t->kind != TOK_MINUS) break;
-    next(p);
+    tok_next(&p->r);
     Expr *r = parse_mul(p);
     if (!r) return NULL;
     Expr *m = new_expr(p, t->kind == TOK_PLUS ? E_ADD : E_SUB, t);
@@ -573,30 +515,30 @@ static Expr *parse_add(Parser *p) {
     e = deep(p, m);
     if (!e) return NULL;
   }
-  return p->err ? NULL : e;
+  return p->r.err ? NULL : e;
 }
 
 static char *parse_type_path(Parser *p) {
   GString *s = g_string_new(NULL);
   for (;;) {
-    const Token *id = next(p);
+    const Token *id = tok_next(&p->r);
     if (id->kind != TOK_IDENT) {
-      fail_expected(p, id, "an entity type");
+      tok_fail_expected(&p->r, id, "an entity type");
       g_string_free(s, TRUE);
       return NULL;
     }
     if (s->len) g_string_append(s, "::");
     g_string_append_len(s, id->text, id->len);
-    if (peek(p)->kind != TOK_COLONCOLON) break;
-    next(p);
+    if (tok_peek(&p->r)->kind != TOK_COLONCOLON) break;
+    tok_next(&p->r);
   }
   return policy_own(p->pol, g_string_free(s, FALSE));
 }
 
 static Expr *parse_rel(Parser *p) {
   Expr *e = parse_add(p);
-  if (!e || p->err) return NULL;
-  const Token *t = peek(p);
+  if (!e || p->r.err) return NULL;
+  const Token *t = tok_peek(&p->r);
   ExprKind k;
   switch (t->kind) {
   case TOK_EQEQ: k = E_EQ; break;
@@ -606,16 +548,16 @@ static Expr *parse_rel(Parser *p) {
   case TOK_GT: k = E_GT; break;
   case TOK_GE: k = E_GE; break;
   case TOK_ASSIGN:
-    fail_at(p, t, "unexpected `=`; did you mean `==`?");
+    tok_fail(&p->r, t, "unexpected `=`; did you mean `==`?");
     return NULL;
   case TOK_IDENT:
-    if (is_kw(t, "in")) { k = E_IN; break; }
-    if (is_kw(t, "has")) {
-      next(p);
+    if (tok_is_kw(t, "in")) { k = E_IN; break; }
+    if (tok_is_kw(t, "has")) {
+      tok_next(&p->r);
       Expr *h = new_expr(p, E_HAS, t);
       h->a = e;
       GPtrArray *path = g_ptr_array_new();
-      const Token *n = next(p);
+      const Token *n = tok_next(&p->r);
       if (n->kind == TOK_STRING) {
         char *s;
         size_t len;
@@ -626,29 +568,29 @@ static Expr *parse_rel(Parser *p) {
         g_ptr_array_add(path, s);
       } else if (n->kind == TOK_IDENT && !is_reserved(n)) {
         g_ptr_array_add(path, own_strndup(p, n->text, n->len));
-        while (peek(p)->kind == TOK_DOT) {
-          next(p);
-          const Token *m = next(p);
+        while (tok_peek(&p->r)->kind == TOK_DOT) {
+          tok_next(&p->r);
+          const Token *m = tok_next(&p->r);
           if (m->kind != TOK_IDENT || is_reserved(m)) {
-            fail_expected(p, m, "an attribute name");
+            tok_fail_expected(&p->r, m, "an attribute name");
             break;
           }
           g_ptr_array_add(path, own_strndup(p, m->text, m->len));
         }
       } else {
-        fail_expected(p, n, "an attribute name or string after `has`");
+        tok_fail_expected(&p->r, n, "an attribute name or string after `has`");
       }
       h->nitems = path->len;
       h->keys = policy_own(p->pol, g_new0(char *, path->len + 1));
       for (guint i = 0; i < path->len; i++) h->keys[i] = path->pdata[i];
       g_ptr_array_free(path, TRUE);
-      return p->err ? NULL : deep(p, h);
+      return p->r.err ? NULL : deep(p, h);
     }
-    if (is_kw(t, "like")) {
-      next(p);
-      const Token *s = next(p);
+    if (tok_is_kw(t, "like")) {
+      tok_next(&p->r);
+      const Token *s = tok_next(&p->r);
       if (s->kind != TOK_STRING) {
-        fail_at(p, s, "the pattern after `like` must be a string literal");
+        tok_fail(&p->r, s, "the pattern after `like` must be a string literal");
         return NULL;
       }
       Expr *l = new_expr(p, E_LIKE, t);
@@ -656,14 +598,14 @@ static Expr *parse_rel(Parser *p) {
       if (!decode_string(p, s, true, &l->str, &l->len, &l->wild)) return NULL;
       return deep(p, l);
     }
-    if (is_kw(t, "is")) {
-      next(p);
+    if (tok_is_kw(t, "is")) {
+      tok_next(&p->r);
       Expr *l = new_expr(p, E_IS, t);
       l->a = e;
       l->etype = parse_type_path(p);
       if (!l->etype) return NULL;
-      if (is_kw(peek(p), "in")) {
-        next(p);
+      if (tok_is_kw(tok_peek(&p->r), "in")) {
+        tok_next(&p->r);
         l->b = parse_add(p);
         if (!l->b) return NULL;
       }
@@ -673,7 +615,7 @@ static Expr *parse_rel(Parser *p) {
   default:
     return e;
   }
-  next(p);
+  tok_next(&p->r);
   Expr *r = parse_add(p);
   if (!r) return NULL;
   Expr *m = new_expr(p, k, t);
@@ -684,8 +626,8 @@ static Expr *parse_rel(Parser *p) {
 
 static Expr *parse_and(Parser *p) {
   Expr *e = parse_rel(p);
-  while (e && !p->err && peek(p)->kind == TOK_AND) {
-    const Token *t = next(p);
+  while (e && !p->r.err && tok_peek(&p->r)->kind == TOK_AND) {
+    const Token *t = tok_next(&p->r);
     Expr *r = parse_rel(p);
     if (!r) return NULL;
     Expr *m = new_expr(p, E_AND, t);
@@ -694,18 +636,18 @@ static Expr *parse_and(Parser *p) {
     e = deep(p, m);
     if (!e) return NULL;
   }
-  if (e && (peek(p)->kind == TOK_AMP || peek(p)->kind == TOK_PIPE)) {
-    fail_at(p, peek(p), "unexpected `%s`; did you mean `%s%s`?", policy_tok_name(peek(p)->kind),
-            policy_tok_name(peek(p)->kind), policy_tok_name(peek(p)->kind));
+  if (e && (tok_peek(&p->r)->kind == TOK_AMP || tok_peek(&p->r)->kind == TOK_PIPE)) {
+    tok_fail(&p->r, tok_peek(&p->r), "unexpected `%s`; did you mean `%s%s`?", policy_tok_name(tok_peek(&p->r)->kind),
+            policy_tok_name(tok_peek(&p->r)->kind), policy_tok_name(tok_peek(&p->r)->kind));
     return NULL;
   }
-  return p->err ? NULL : e;
+  return p->r.err ? NULL : e;
 }
 
 static Expr *parse_or(Parser *p) {
   Expr *e = parse_and(p);
-  while (e && !p->err && peek(p)->kind == TOK_OR) {
-    const Token *t = next(p);
+  while (e && !p->r.err && tok_peek(&p->r)->kind == TOK_OR) {
+    const Token *t = tok_next(&p->r);
     Expr *r = parse_and(p);
     if (!r) return NULL;
     Expr *m = new_expr(p, E_OR, t);
@@ -714,59 +656,59 @@ static Expr *parse_or(Parser *p) {
     e = deep(p, m);
     if (!e) return NULL;
   }
-  return p->err ? NULL : e;
+  return p->r.err ? NULL : e;
 }
 
 static Expr *parse_expr(Parser *p) {
-  if (p->err) return NULL;
+  if (p->r.err) return NULL;
   if (++p->depth > MAX_DEPTH) {
-    fail_at(p, peek(p), "expression nests too deeply");
+    tok_fail(&p->r, tok_peek(&p->r), "expression nests too deeply");
     return NULL;
   }
   Expr *e;
-  const Token *t = peek(p);
-  if (is_kw(t, "if")) {
-    next(p);
+  const Token *t = tok_peek(&p->r);
+  if (tok_is_kw(t, "if")) {
+    tok_next(&p->r);
     e = new_expr(p, E_IF, t);
     e->a = parse_expr(p);
-    if (e->a && !is_kw(peek(p), "then")) fail_expected(p, peek(p), "`then`");
-    else if (e->a) next(p);
-    if (!p->err) e->b = parse_expr(p);
-    if (e->b && !is_kw(peek(p), "else")) fail_expected(p, peek(p), "`else`");
-    else if (e->b) next(p);
-    if (!p->err) e->c = parse_expr(p);
-    e = p->err ? NULL : deep(p, e);
+    if (e->a && !tok_is_kw(tok_peek(&p->r), "then")) tok_fail_expected(&p->r, tok_peek(&p->r), "`then`");
+    else if (e->a) tok_next(&p->r);
+    if (!p->r.err) e->b = parse_expr(p);
+    if (e->b && !tok_is_kw(tok_peek(&p->r), "else")) tok_fail_expected(&p->r, tok_peek(&p->r), "`else`");
+    else if (e->b) tok_next(&p->r);
+    if (!p->r.err) e->c = parse_expr(p);
+    e = p->r.err ? NULL : deep(p, e);
   } else {
     e = parse_or(p);
   }
   p->depth--;
-  return p->err ? NULL : e;
+  return p->r.err ? NULL : e;
 }
 
 /* ---- policies --------------------------------------------------------- */
 
 static bool parse_scope_item(Parser *p, Rule *r, bool seen[3]) {
-  const Token *v = next(p);
+  const Token *v = tok_next(&p->r);
   int which = -1;
-  if (is_kw(v, "principal")) which = 0;
-  else if (is_kw(v, "action")) which = 1;
-  else if (is_kw(v, "resource")) which = 2;
+  if (tok_is_kw(v, "principal")) which = 0;
+  else if (tok_is_kw(v, "action")) which = 1;
+  else if (tok_is_kw(v, "resource")) which = 2;
   if (v->kind == TOK_QUESTION) {
-    fail_at(p, v, "policy is not static: template slots are not supported");
+    tok_fail(&p->r, v, "policy is not static: template slots are not supported");
     return false;
   }
   if (which < 0 && v->kind == TOK_EOF) {
-    fail_at(p, v, "unexpected end of input; expected `principal`, `action`, or `resource`");
+    tok_fail(&p->r, v, "unexpected end of input; expected `principal`, `action`, or `resource`");
     return false;
   }
   if (which < 0) {
     char *s = tok_show(v);
-    fail_at(p, v, "unexpected scope variable %s; expected `principal`, `action`, or `resource`", s);
+    tok_fail(&p->r, v, "unexpected scope variable %s; expected `principal`, `action`, or `resource`", s);
     g_free(s);
     return false;
   }
   if (seen[which]) {
-    fail_at(p, v, "duplicate `%.*s` in scope", (int)v->len, v->text);
+    tok_fail(&p->r, v, "duplicate `%.*s` in scope", (int)v->len, v->text);
     return false;
   }
   seen[which] = true;
@@ -774,12 +716,12 @@ static bool parse_scope_item(Parser *p, Rule *r, bool seen[3]) {
   sc->op = SC_ANY;
   sc->line = v->line;
   sc->col = v->col;
-  const Token *op = peek(p);
+  const Token *op = tok_peek(&p->r);
   if (op->kind == TOK_COMMA || op->kind == TOK_RPAREN) return true;
   if (op->kind == TOK_EQEQ) {
-    next(p);
-    if (peek(p)->kind == TOK_QUESTION) {
-      fail_at(p, peek(p), "policy is not static: template slots are not supported");
+    tok_next(&p->r);
+    if (tok_peek(&p->r)->kind == TOK_QUESTION) {
+      tok_fail(&p->r, tok_peek(&p->r), "policy is not static: template slots are not supported");
       return false;
     }
     Expr *e = parse_entity_ref(p);
@@ -790,28 +732,28 @@ static bool parse_scope_item(Parser *p, Rule *r, bool seen[3]) {
     sc->nents = 1;
     return true;
   }
-  if (is_kw(op, "in")) {
-    next(p);
-    if (which == 1 && peek(p)->kind == TOK_LBRACKET) {
-      next(p);
+  if (tok_is_kw(op, "in")) {
+    tok_next(&p->r);
+    if (which == 1 && tok_peek(&p->r)->kind == TOK_LBRACKET) {
+      tok_next(&p->r);
       GPtrArray *a = g_ptr_array_new();
-      while (!p->err && peek(p)->kind != TOK_RBRACKET) {
+      while (!p->r.err && tok_peek(&p->r)->kind != TOK_RBRACKET) {
         Expr *e = parse_entity_ref(p);
         if (!e) break;
         g_ptr_array_add(a, e);
-        if (peek(p)->kind == TOK_COMMA) next(p);
-        else if (peek(p)->kind != TOK_RBRACKET) fail_expected(p, peek(p), "`,` or `]`");
+        if (tok_peek(&p->r)->kind == TOK_COMMA) tok_next(&p->r);
+        else if (tok_peek(&p->r)->kind != TOK_RBRACKET) tok_fail_expected(&p->r, tok_peek(&p->r), "`,` or `]`");
       }
-      if (!p->err) next(p);
+      if (!p->r.err) tok_next(&p->r);
       sc->op = SC_IN_SET;
       sc->nents = a->len;
       sc->ents = policy_own(p->pol, g_new0(Expr *, a->len + 1));
       for (guint i = 0; i < a->len; i++) sc->ents[i] = a->pdata[i];
       g_ptr_array_free(a, TRUE);
-      return !p->err;
+      return !p->r.err;
     }
-    if (peek(p)->kind == TOK_QUESTION) {
-      fail_at(p, peek(p), "policy is not static: template slots are not supported");
+    if (tok_peek(&p->r)->kind == TOK_QUESTION) {
+      tok_fail(&p->r, tok_peek(&p->r), "policy is not static: template slots are not supported");
       return false;
     }
     Expr *e = parse_entity_ref(p);
@@ -822,17 +764,17 @@ static bool parse_scope_item(Parser *p, Rule *r, bool seen[3]) {
     sc->nents = 1;
     return true;
   }
-  if (is_kw(op, "is")) {
+  if (tok_is_kw(op, "is")) {
     if (which == 1) {
-      fail_at(p, op, "`action is` is not allowed in the scope");
+      tok_fail(&p->r, op, "`action is` is not allowed in the scope");
       return false;
     }
-    next(p);
+    tok_next(&p->r);
     sc->is_type = parse_type_path(p);
     if (!sc->is_type) return false;
     sc->op = SC_IS;
-    if (is_kw(peek(p), "in")) {
-      next(p);
+    if (tok_is_kw(tok_peek(&p->r), "in")) {
+      tok_next(&p->r);
       Expr *e = parse_entity_ref(p);
       if (!e) return false;
       sc->op = SC_IS_IN;
@@ -843,16 +785,16 @@ static bool parse_scope_item(Parser *p, Rule *r, bool seen[3]) {
     return true;
   }
   if (op->kind == TOK_COLON) {
-    fail_at(p, op, "the legacy form `%.*s : Type` is not supported; write `%.*s is Type`",
+    tok_fail(&p->r, op, "the legacy form `%.*s : Type` is not supported; write `%.*s is Type`",
             (int)v->len, v->text, (int)v->len, v->text);
     return false;
   }
   if (op->kind == TOK_ASSIGN) {
-    fail_at(p, op, "unexpected `=`; did you mean `==`?");
+    tok_fail(&p->r, op, "unexpected `=`; did you mean `==`?");
     return false;
   }
   char *s = tok_show(op);
-  fail_at(p, op, "scope only allows `==` or `in`, found %s", s);
+  tok_fail(&p->r, op, "scope only allows `==` or `in`, found %s", s);
   g_free(s);
   return false;
 }
@@ -870,101 +812,101 @@ static bool parse_policy(Parser *p, int index) {
   g_ptr_array_set_size(p->inline_tf, 0);
   GArray *anns = g_array_new(FALSE, TRUE, sizeof(Annotation));
   GArray *clauses = g_array_new(FALSE, TRUE, sizeof(Clause));
-  while (peek(p)->kind == TOK_AT) {
-    const Token *at = next(p);
-    const Token *k = next(p);
+  while (tok_peek(&p->r)->kind == TOK_AT) {
+    const Token *at = tok_next(&p->r);
+    const Token *k = tok_next(&p->r);
     if (k->kind != TOK_IDENT) {
-      fail_expected(p, k, "an annotation name after `@`");
+      tok_fail_expected(&p->r, k, "an annotation name after `@`");
       goto out;
     }
     Annotation a = {0};
     a.key = own_strndup(p, k->text, k->len);
     a.line = at->line;
     a.col = at->col;
-    if (peek(p)->kind == TOK_LPAREN) {
-      next(p);
-      const Token *v = next(p);
+    if (tok_peek(&p->r)->kind == TOK_LPAREN) {
+      tok_next(&p->r);
+      const Token *v = tok_next(&p->r);
       if (v->kind != TOK_STRING) {
-        fail_expected(p, v, "a string literal as the annotation value");
+        tok_fail_expected(&p->r, v, "a string literal as the annotation value");
         goto out;
       }
       size_t len;
       if (!decode_string(p, v, false, &a.value, &len, NULL)) goto out;
-      if (!expect(p, TOK_RPAREN, "`)`")) goto out;
+      if (!tok_expect(&p->r, TOK_RPAREN, "`)`")) goto out;
     }
     for (guint i = 0; i < anns->len; i++) {
       if (strcmp(g_array_index(anns, Annotation, i).key, a.key) == 0) {
-        fail_at(p, k, "duplicate annotation `@%s`", a.key);
+        tok_fail(&p->r, k, "duplicate annotation `@%s`", a.key);
         goto out;
       }
     }
     g_array_append_val(anns, a);
   }
-  const Token *eff = next(p);
-  if (is_kw(eff, "permit")) r.forbid = false;
-  else if (is_kw(eff, "forbid")) r.forbid = true;
-  else if (is_kw(eff, "def")) {
-    fail_at(p, eff, "macro definitions (`def`) are not supported");
+  const Token *eff = tok_next(&p->r);
+  if (tok_is_kw(eff, "permit")) r.forbid = false;
+  else if (tok_is_kw(eff, "forbid")) r.forbid = true;
+  else if (tok_is_kw(eff, "def")) {
+    tok_fail(&p->r, eff, "macro definitions (`def`) are not supported");
     goto out;
   } else {
-    if (eff->kind == TOK_EOF) fail_at(p, eff, "unexpected end of input; expected `permit` or `forbid`");
+    if (eff->kind == TOK_EOF) tok_fail(&p->r, eff, "unexpected end of input; expected `permit` or `forbid`");
     else {
       char *s = tok_show(eff);
-      fail_at(p, eff, "policy effect must be `permit` or `forbid`, found %s", s);
+      tok_fail(&p->r, eff, "policy effect must be `permit` or `forbid`, found %s", s);
       g_free(s);
     }
     goto out;
   }
   r.line = eff->line;
   r.col = eff->col;
-  if (!expect(p, TOK_LPAREN, "`(` to open the scope")) goto out;
+  if (!tok_expect(&p->r, TOK_LPAREN, "`(` to open the scope")) goto out;
   bool seen[3] = {false, false, false};
   r.principal.line = r.action.line = r.resource.line = eff->line;
   r.principal.col = r.action.col = r.resource.col = eff->col;
-  while (peek(p)->kind != TOK_RPAREN) {
+  while (tok_peek(&p->r)->kind != TOK_RPAREN) {
     if (seen[0] && seen[1] && seen[2]) {
-      char *s = tok_show(peek(p));
-      fail_at(p, peek(p), "this policy has an extra element in the scope: %s", s);
+      char *s = tok_show(tok_peek(&p->r));
+      tok_fail(&p->r, tok_peek(&p->r), "this policy has an extra element in the scope: %s", s);
       g_free(s);
       goto out;
     }
     if (!parse_scope_item(p, &r, seen)) goto out;
-    if (peek(p)->kind == TOK_COMMA) next(p);
-    else if (peek(p)->kind != TOK_RPAREN) {
-      fail_expected(p, peek(p), "`,` or `)`");
+    if (tok_peek(&p->r)->kind == TOK_COMMA) tok_next(&p->r);
+    else if (tok_peek(&p->r)->kind != TOK_RPAREN) {
+      tok_fail_expected(&p->r, tok_peek(&p->r), "`,` or `)`");
       goto out;
     }
   }
-  next(p);
+  tok_next(&p->r);
   for (;;) {
-    const Token *t = peek(p);
+    const Token *t = tok_peek(&p->r);
     if (t->kind == TOK_SEMI) {
-      next(p);
+      tok_next(&p->r);
       break;
     }
-    if (is_kw(t, "when") || is_kw(t, "unless")) {
-      next(p);
-      if (is_kw(peek(p), "temporal")) { /* issue 9: `when temporal { … }` (policy/temporal_parse.c) */
-        Clause tc = {is_kw(t, "when"), NULL, true, NULL, NULL};
-        tc.tf = policy_temporal_parse(p->pol, p->toks, p->ntoks, &p->pos, &p->err);
+    if (tok_is_kw(t, "when") || tok_is_kw(t, "unless")) {
+      tok_next(&p->r);
+      if (tok_is_kw(tok_peek(&p->r), "temporal")) { /* `when temporal { … }` (policy/temporal_parse.c) */
+        Clause tc = {tok_is_kw(t, "when"), NULL, true, NULL, NULL};
+        tc.tf = policy_temporal_parse(p->pol, &p->r);
         if (!tc.tf) goto out;
         r.has_temporal = true;
         g_array_append_val(clauses, tc);
         continue;
       }
-      if (is_kw(peek(p), "guardrails")) {
-        fail_at(p, peek(p), "a `guardrails` clause is not accepted; write `when { ... }`");
+      if (tok_is_kw(tok_peek(&p->r), "guardrails")) {
+        tok_fail(&p->r, tok_peek(&p->r), "a `guardrails` clause is not accepted; write `when { ... }`");
         goto out;
       }
-      if (!expect(p, TOK_LBRACE, "`{` to open the condition")) goto out;
-      Clause c = {is_kw(t, "when"), NULL, false, NULL, NULL};
+      if (!tok_expect(&p->r, TOK_LBRACE, "`{` to open the condition")) goto out;
+      Clause c = {tok_is_kw(t, "when"), NULL, false, NULL, NULL};
       c.expr = parse_expr(p);
       if (!c.expr) goto out;
-      if (!expect(p, TOK_RBRACE, "`}` to close the condition")) goto out;
+      if (!tok_expect(&p->r, TOK_RBRACE, "`}` to close the condition")) goto out;
       g_array_append_val(clauses, c);
       continue;
     }
-    fail_expected(p, t, "`;` to end the policy, or `when`/`unless` to add a condition");
+    tok_fail_expected(&p->r, t, "`;` to end the policy, or `when`/`unless` to add a condition");
     goto out;
   }
   /* annotations */
@@ -1002,87 +944,22 @@ out:
   return false;
 }
 
-static BoxPolicy *policy_alloc(void) {
-  BoxPolicy *pol = g_new0(BoxPolicy, 1);
-  pol->allocs = g_ptr_array_new_with_free_func(g_free);
-  pol->warnings = g_ptr_array_new_with_free_func(g_free);
-  return pol;
-}
-
-BoxPolicy *box_policy_new_empty(void) { return policy_alloc(); }
-
-void box_policy_free(BoxPolicy *policy) {
-  if (!policy) return;
-  policy_temporal_free(policy); /* issue 9 */
-  g_free(policy->rules);
-  g_ptr_array_free(policy->allocs, TRUE);
-  g_ptr_array_free(policy->warnings, TRUE);
-  g_free(policy);
-}
-
-const GPtrArray *box_policy_warnings(const BoxPolicy *policy) { return policy->warnings; }
-
-BoxPolicy *box_policy_load_string(const char *text, const char *operator_home, GError **error) {
-  g_return_val_if_fail(text != NULL, NULL);
-  if (!g_utf8_validate(text, -1, NULL)) {
-    const char *end = NULL;
-    g_utf8_validate(text, -1, &end);
-    int line = 1, col = 1;
-    for (const char *q = text; q < end; q++) {
-      if (*q == '\n') { line++; col = 1; }
-      else if (((unsigned char)*q & 0xC0) != 0x80) col++;
-    }
-    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE,
-                POLICY_PARSE_PREFIX "the policy source is not valid UTF-8 at line %d, column %d", line, col);
-    return NULL;
-  }
+bool policy_parse(BoxPolicy *pol, const char *text, GError **error) {
   GArray *toks = policy_lex(text, error);
-  if (!toks) return NULL;
-  BoxPolicy *pol = policy_alloc();
-  Parser p = {pol, (const Token *)toks->data, toks->len, 0, NULL, 0, 0, 0, g_ptr_array_new()};
+  if (!toks) return false;
+  Parser p = {pol, {(const Token *)toks->data, toks->len, 0, NULL, ""}, 0, 0, 0, g_ptr_array_new()};
   int index = 0;
-  while (peek(&p)->kind != TOK_EOF) {
+  while (tok_peek(&p.r)->kind != TOK_EOF) {
     if (!parse_policy(&p, index++)) break;
   }
   g_ptr_array_free(p.inline_tf, TRUE);
   g_array_free(toks, TRUE);
-  if (!p.err && p.provider_line)
-    g_set_error(&p.err, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE, POLICY_PROVIDER_ERROR " at line %d, column %d",
+  if (!p.r.err && p.provider_line)
+    g_set_error(&p.r.err, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE, POLICY_PROVIDER_ERROR " at line %d, column %d",
                 p.provider_line, p.provider_col);
-  if (p.err) {
-    g_propagate_error(error, p.err);
-    box_policy_free(pol);
-    return NULL;
+  if (p.r.err) {
+    g_propagate_error(error, p.r.err);
+    return false;
   }
-  if (!policy_validate(pol, operator_home, error)) {
-    box_policy_free(pol);
-    return NULL;
-  }
-  return pol;
-}
-
-BoxPolicy *box_policy_load_file(const char *path, const char *operator_home, GError **error) {
-  char *text = NULL;
-  gsize len = 0;
-  GError *e = NULL;
-  if (!g_file_get_contents(path, &text, &len, &e)) {
-    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "cannot read the policy file: %s", e->message);
-    g_error_free(e);
-    return NULL;
-  }
-  const char *nul = memchr(text, '\0', len);
-  if (nul) {
-    int line = 1, col = 1;
-    for (const char *q = text; q < nul; q++) {
-      if (*q == '\n') { line++; col = 1; }
-      else if (((unsigned char)*q & 0xC0) != 0x80) col++;
-    }
-    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE,
-                POLICY_PARSE_PREFIX "the policy source contains a NUL byte at line %d, column %d", line, col);
-    g_free(text);
-    return NULL;
-  }
-  BoxPolicy *pol = box_policy_load_string(text, operator_home, error);
-  g_free(text);
-  return pol;
+  return true;
 }

@@ -1,5 +1,7 @@
-/* policy-private.h — internals shared by the policy/ sources.  Nothing
- * outside policy/ includes this file. */
+/* policy-private.h — policy/'s model, which the lexer and every layer
+ * above it share: the rules' AST, the policy that holds them, and the
+ * texts that open each class of load error.  Nothing outside policy/
+ * includes this file. */
 #ifndef BOX_POLICY_PRIVATE_H
 #define BOX_POLICY_PRIVATE_H
 
@@ -7,36 +9,18 @@
 #include <stdint.h>
 #include <string.h>
 #include "policy/policy.h"
+#include "policy/ext.h"
+#include "policy/schema.h"
 
-/* ---- lexer ------------------------------------------------------------ */
-
-typedef enum {
-  TOK_EOF,
-  TOK_IDENT,
-  TOK_STRING, /* text/len = raw body between the quotes, still escaped */
-  TOK_INT,    /* ival; int_big when the digits exceed 2^63 */
-  TOK_LPAREN, TOK_RPAREN, TOK_LBRACKET, TOK_RBRACKET, TOK_LBRACE, TOK_RBRACE,
-  TOK_COMMA, TOK_SEMI, TOK_COLON, TOK_COLONCOLON, TOK_DOT, TOK_AT, TOK_QUESTION, TOK_DOLLAR,
-  TOK_EQEQ, TOK_NE, TOK_LT, TOK_LE, TOK_GT, TOK_GE, TOK_ASSIGN,
-  TOK_AND, TOK_OR, TOK_BANG, TOK_PLUS, TOK_MINUS, TOK_STAR, TOK_SLASH, TOK_PERCENT,
-  TOK_PIPE, TOK_AMP,
-} TokKind;
-
-typedef struct {
-  TokKind kind;
-  int line, col;
-  const char *text;
-  size_t len;
-  uint64_t ival;
-  bool int_big;
-} Token;
-
-/* Tokenizes text (NUL-terminated).  Returns a GArray of Token, or NULL with
- * *error set (parse class, message already prefixed and positioned). */
-GArray *policy_lex(const char *text, GError **error);
-const char *policy_tok_name(TokKind kind);
-
-/* ---- AST -------------------------------------------------------------- */
+#define POLICY_PARSE_CLASS "failed to parse policy source: "
+#define POLICY_PARSE_PREFIX POLICY_PARSE_CLASS "dogwood parse: "
+#define POLICY_PROVIDER_ERROR POLICY_PARSE_CLASS "dogwood: information providers are not enabled in this build"
+#define POLICY_SCHEMA_PREFIX "policy fails schema validation: "
+#define POLICY_UNKNOWN_ACTION_PREFIX "policy references unknown action: "
+#define POLICY_SHARED_ID_PREFIX "policy gives one @id to more than one rule: "
+#define POLICY_RESERVED_PREFIX "policy names only a reserved action: "
+#define POLICY_INERT_PREFIX "policy compares an inert literal: "
+#define POLICY_CAP_PREFIX "policy writes a cap as a permit: "
 
 typedef enum {
   E_BOOL, E_LONG, E_STRING, E_ENTITY, E_VAR, E_SET, E_RECORD,
@@ -65,20 +49,6 @@ typedef enum {
 } MethodKind;
 
 typedef enum { EXT_DECIMAL, EXT_IP, EXT_DATETIME, EXT_DURATION } ExtKind;
-
-/* An ip("…") literal: address bytes (IPv4 in the first 4) and prefix. */
-typedef struct {
-  bool v6;
-  unsigned char addr[16];
-  int prefix;
-} IpValue;
-
-/* Parses extension literals; false when the text is not a valid literal.
- * decimal → value × 10^4; datetime → ms since the epoch; duration → ms. */
-bool policy_parse_decimal(const char *s, size_t n, int64_t *out);
-bool policy_parse_ip(const char *s, size_t n, IpValue *out);
-bool policy_parse_datetime(const char *s, size_t n, int64_t *out);
-bool policy_parse_duration(const char *s, size_t n, int64_t *out);
 
 typedef struct Expr Expr;
 struct Expr {
@@ -117,11 +87,10 @@ typedef struct {
 typedef struct {
   bool is_when;
   Expr *expr;
-  /* `when temporal { … }` / `unless temporal { … }` (issue 9): the body's
-   * source text; expr is then NULL.  Nothing sets it yet. */
+  /* `when temporal { … }` / `unless temporal { … }`: expr is then NULL */
   bool temporal;
   char *temporal_src;
-  struct TFormula *tf; /* issue 9: the parsed temporal body (policy/temporal.h) */
+  struct TFormula *tf; /* the parsed temporal body (policy/temporal.h) */
 } Clause;
 
 typedef struct {
@@ -129,8 +98,6 @@ typedef struct {
   char *value; /* may be NULL (annotation without value) */
   int line, col;
 } Annotation;
-
-#define POLICY_MAX_ACTIONS 16
 
 typedef struct {
   int index;       /* 0-based file position: engine id policy_<index> */
@@ -161,131 +128,14 @@ struct BoxPolicy {
   size_t nby_action[POLICY_MAX_ACTIONS];
   GPtrArray *allocs;   /* every AST allocation, freed with the policy */
   GPtrArray *warnings; /* char* */
-  struct BoxTemporal *temporal; /* issue 9: history rules and their history (policy/temporal.h) */
+  GPtrArray *formulas; /* every temporal block (TFormula*), in parse order, owned */
+  struct BoxTemporal *temporal; /* the history rules' state (policy/temporal_eval.h), or NULL */
 };
 
 /* Records p in policy->allocs (for freeing) and returns it. */
-void *policy_own(BoxPolicy *policy, void *p);
-
-/* ---- schema ----------------------------------------------------------- */
-
-typedef enum { FT_STRING, FT_LONG, FT_BOOL, FT_ENUM, FT_SET_STRING } FieldType;
-
-typedef struct {
-  const char *name;
-  FieldType type;
-  bool optional;
-} FieldDecl;
-
-typedef struct {
-  const char *term;       /* "fs:read" */
-  const char *enum_type;  /* "Box::FsReadOperation" for the operation field, else NULL */
-  const FieldDecl *input;
-  size_t ninput;
-  const FieldDecl *output; /* NULL when the action declares no output */
-  size_t noutput;
-} ActionDecl;
-
-extern const ActionDecl policy_actions[];
-extern const size_t policy_nactions;
-
-/* Index of an action term in policy_actions, or -1. */
-int policy_action_index(const char *term);
-const FieldDecl *policy_field(const FieldDecl *fields, size_t n, const char *name, size_t len);
-/* True if eid is a declared value of the enumerated entity type. Sets
- * *is_enum to whether the type is an enum at all. */
-bool policy_enum_has(const char *type, const char *eid, size_t len, bool *is_enum);
-bool policy_entity_type_known(const char *type);
-
-/* Load checks after parsing (duplicate @id, reserved action, validation).
- * Fills Rule.applies. */
-bool policy_validate(BoxPolicy *policy, const char *operator_home, GError **error);
-
-/* Strict typing of every rule's conditions against each applicable action
- * (typecheck.c); appends positioned errors to errs. */
-void policy_typecheck_rule(const Rule *rule, const int *actions, int nactions, GPtrArray *errs);
-/* Inert-literal check (inert.c, spec/policy.md §3.4).  Returns false with
- * *error set on a refusal; warnings are appended to policy->warnings. */
-bool policy_check_inert(BoxPolicy *policy, const char *operator_home, GError **error);
-/* Cap-as-permit check (§3.4); a no-op until temporal clauses parse. */
-bool policy_check_cap_as_permit(BoxPolicy *policy, GError **error);
-char *policy_rule_name(const Rule *r);
-
-/* Checks a request's input against the action's closed record. */
-bool policy_request_valid(int action, json_object *input, char **why);
-
-/* ---- evaluation / messages -------------------------------------------- */
-
-typedef enum { RES_FALSE = 0, RES_TRUE = 1, RES_ERROR = 2 } EvalResult;
-EvalResult policy_eval_rule(const Rule *rule, int action, json_object *input);
-
-bool policy_like_match(const char *s, size_t n, const char *pat, const unsigned char *wild,
-                       size_t plen);
-
-/* Message helpers (message.c). */
-void policy_escape_debug(GString *out, const char *s, size_t maxbytes);
-void policy_escape_annotation(GString *out, const char *s);
-/* box_policy_resource_label without a copy where the input holds it (a
- * file decision's path); else the copy, also in *owned, to free */
-const char *policy_resource_label_borrowed(const char *action, json_object *input, char **owned);
-/* d's message, in a buffer the thread keeps (valid until its next message)
- * or, when it is capped, in *capped, which the caller frees. */
-const char *policy_build_message(const BoxDecision *d, const Rule *const *forbids, size_t nforbids, char **capped);
-char *policy_cap_utf8(const char *s, size_t max, const char *suffix);
-/* decision_log.c: a decision's two log lines (with their newlines), hand
- * rendered; and the same through json-c objects, for the unit test. */
-char *policy_decision_log_render(const BoxDecisionLog *log, const char *action, json_object *input,
-                                 const BoxCommandArgs *command_args, const BoxDecision *decision,
-                                 const char *nanos, const char *trace, const char *span);
-char *policy_decision_log_render_ref(const BoxDecisionLog *log, const char *action, json_object *input,
-                                     const BoxCommandArgs *command_args, const BoxDecision *decision,
-                                     const char *nanos, const char *trace, const char *span);
-
-#define POLICY_PARSE_CLASS "failed to parse policy source: "
-#define POLICY_PARSE_PREFIX POLICY_PARSE_CLASS "dogwood parse: "
-#define POLICY_PROVIDER_ERROR POLICY_PARSE_CLASS "dogwood: information providers are not enabled in this build"
-#define POLICY_SCHEMA_PREFIX "policy fails schema validation: "
-#define POLICY_UNKNOWN_ACTION_PREFIX "policy references unknown action: "
-#define POLICY_SHARED_ID_PREFIX "policy gives one @id to more than one rule: "
-#define POLICY_RESERVED_PREFIX "policy names only a reserved action: "
-#define POLICY_INERT_PREFIX "policy compares an inert literal: "
-#define POLICY_CAP_PREFIX "policy writes a cap as a permit: "
-
-/* Appending to a GString without a call when it has room: the log and
- * the history are rendered from many short pieces on every decision (GString's fields are
- * public). */
-static inline void policy_app_len(GString *o, const char *s, size_t n) {
-  if (o->len + n < o->allocated_len) {
-    memcpy(o->str + o->len, s, n);
-    o->len += n;
-    o->str[o->len] = '\0';
-  } else {
-    g_string_append_len(o, s, (gssize)n);
-  }
+static inline void *policy_own(BoxPolicy *policy, void *p) {
+  g_ptr_array_add(policy->allocs, p);
+  return p;
 }
-static inline void policy_app(GString *o, const char *s) { policy_app_len(o, s, strlen(s)); }
-static inline void policy_app_c(GString *o, char c) {
-  if (o->len + 1 < o->allocated_len) {
-    o->str[o->len++] = c;
-    o->str[o->len] = '\0';
-  } else {
-    g_string_append_c(o, c);
-  }
-}
-
-/* Appends rec as json_object_to_json_string_ext(rec, flags) renders it,
- * byte for byte: a flat record of strings, integers and booleans (every
- * request's input) is written here without json-c's printbuf and its
- * per-piece calls; anything else, or other flags, through json-c. */
-void policy_json_append(GString *o, json_object *rec, int flags);
-
-/* Appends s[0..n) with json-c's string escapes ('/' left as it is), eight
- * bytes a step while none needs escaping. */
-void policy_json_escaped(GString *o, const char *s, size_t n);
-
-/* As box_decision_pack, in one block with head bytes before the packed
- * decision (a multiple of 8: the caller's record of it); *block: the block,
- * to g_free. */
-BoxPackedDecision *policy_decision_pack_after(const BoxDecision *d, const char *action, size_t head, void **block);
 
 #endif

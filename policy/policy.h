@@ -1,4 +1,5 @@
-/* policy.h — the policy language (spec/policy.md): load, decide, log.
+/* policy.h — the policy language (spec/policy.md): load and decide.  The
+ * decision log is policy/decision_log.h, the history policy/history.h.
  *
  * A request is an action term ("fs:read", "shell:exec", ...) and an input
  * record (json-c object) holding the fields of spec/policy.md §4.  Enum
@@ -105,96 +106,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(BoxDecision, box_decision_free)
 
 /* The resource label for a request (spec/policy.md §3.2). Newly allocated. */
 char *box_policy_resource_label(const char *action, json_object *input);
-
-/* Decision log: OTLP/JSON lines, spec/policy.md §5.1 and spec/runtime.md §8. */
-typedef struct BoxDecisionLog BoxDecisionLog;
-BoxDecisionLog *box_decision_log_open(const char *path, const char *box_id, const char *run_id,
-                                      GError **error);
-/* Appends one line for the decision (thread-safe; the queued lines first,
- * then this one, in one write each, before it returns).
- * command_args: the shell decisions' argv (process.command_args), else NULL. */
-void box_decision_log_append(BoxDecisionLog *log, const char *action, json_object *input,
-                             const char *const *command_args, const BoxDecision *decision);
-/* A shell decision's argv with, per word, whether it was literal in the
- * script.  Words that came from an expansion are logged only when they are
- * a short flag, a long flag of at most 32 lowercase letters and dashes, or
- * `--name=<redacted>`; otherwise as `<redacted>` (spec/runtime.md §8.2).
- * literal == NULL means every word was literal. */
-typedef struct {
-  const char *const *argv;
-  const bool *literal;
-  size_t argc;
-} BoxCommandArgs;
-void box_decision_log_append_args(BoxDecisionLog *log, const char *action, json_object *input,
-                                  const BoxCommandArgs *args, const BoxDecision *decision);
-/* As box_decision_log_append, for a file operation: the line is queued and
- * written within a few ms by the log's writer thread, or at once by the
- * next other append or flush.  Lost if the process is killed first. */
-void box_decision_log_append_queued(BoxDecisionLog *log, const char *action, json_object *input,
-                                    const BoxDecision *decision);
-/* Writes every queued line (before a command's end is reported). */
-void box_decision_log_flush(BoxDecisionLog *log);
-/* A batch of decisions: each one's lines rendered onto buf (nanos: the
- * time, from box_decision_log_now, one for the batch), then all written in
- * one write(2) by box_decision_log_write (which empties buf) before any of
- * them is answered. */
-void box_decision_log_now(char nanos[32]);
-void box_decision_log_render_into(const BoxDecisionLog *log, GString *buf, const char *action, json_object *input,
-                                  const BoxCommandArgs *args, const BoxDecision *decision, const char *nanos);
-void box_decision_log_write(BoxDecisionLog *log, GString *buf);
-/* The reportable spelling of one argv word (newly allocated). */
-char *box_command_arg_redact(const char *word, bool literal);
-void box_decision_log_close(BoxDecisionLog *log);
-
-/* ---- history (issue 9, spec/policy.md §2, §3.5) ------------------------------
- * Every decide() appends a ::request event before it evaluates; the raiser
- * of an effect records its ::response (effect happened or may have) or
- * ::error (definitely did not).  Without box_policy_open_history the
- * history lives in memory only. */
-/* Opens (creating) the durable history in dir (a box: <box_dir>/private),
- * recovering its events and cutting a torn tail with a warning.  On
- * failure the policy denies every request from now on (InternalFault) and
- * *error says why ("policy history failure: …"). */
-bool box_policy_open_history(BoxPolicy *policy, const char *dir, GError **error);
-/* output: the action's output record ({"status": N} for shell:*, {"result":
- * "completed"} for fs:*, {"status": N} or {} for http:request), or NULL.
- * False when the history cannot be written (the policy then denies). */
-bool box_policy_record_response(BoxPolicy *policy, const char *action, json_object *input, json_object *output);
-bool box_policy_record_error(BoxPolicy *policy, const char *action, json_object *input);
-/* A file operation's outcome: ::response with {"result": result}, or
- * ::error when result is NULL (it did not happen).  The output records of
- * the mount's common results are built once per thread. */
-bool box_policy_record_outcome(BoxPolicy *policy, const char *action, json_object *input, const char *result);
-/* shell:exec / shell:spawn: output.status (128+signal for a signal, 126
- * when a permitted program could not start, -1 when none was reported). */
-bool box_policy_record_status(BoxPolicy *policy, const char *action, json_object *input, int status);
-/* The history's clock (nanoseconds since the epoch); NULL restores the
- * wall clock.  For tests and `box policy replay`. */
-void box_policy_set_clock(BoxPolicy *policy, int64_t (*clock)(void *data), void *data);
-/* Events held in memory and the bytes they (and their indexes) take. */
-void box_policy_history_stats(BoxPolicy *policy, size_t *events, size_t *bytes);
-/* Why the policy denies everything, or NULL. */
-const char *box_policy_history_fault(BoxPolicy *policy);
-/* Whether some rule has a temporal clause.  When false a verdict depends on
- * the action and its input alone (no history is read), so a caller may
- * reuse it for the same request (the vfs's decision cache, issue 6). */
-bool box_policy_reads_history(const BoxPolicy *policy);
-/* The ::request event a decide() would append, for a request answered with
- * a verdict reused from an earlier identical one (permitted: whether it was
- * a permit, so that its outcome carries the request's id): the durable
- * history stays complete though policy was not asked.  False when the
- * history cannot be written. */
-bool box_policy_record_request(BoxPolicy *policy, const char *action, json_object *input, bool permitted);
-/* A batch of decisions made by one thread (a file operation, or a batch of
- * the Shell's opens): its history records are held in memory and written
- * by the history's flusher within 50 ms, or before the next record made
- * outside a batch, or by box_policy_history_sync.  False when an earlier
- * write failed (the policy then denies; the batch's permits must not be
- * acted on). */
-void box_policy_history_batch_begin(BoxPolicy *policy);
-bool box_policy_history_batch_end(BoxPolicy *policy);
-/* Writes the held records now (boxd: before a command's end is reported). */
-bool box_policy_history_sync(BoxPolicy *policy);
 
 G_END_DECLS
 #endif

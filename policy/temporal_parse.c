@@ -8,10 +8,7 @@
 #include <string.h>
 
 typedef struct {
-  const Token *toks;
-  size_t ntoks, pos;
-  GError **error;
-  bool failed;
+  TokReader *r;        /* the Cedar parser's, reading on from its position */
   TFormula *f;
   /* binder scope: names visible here, innermost last */
   int scope[T_MAX_VARS * 4];
@@ -22,54 +19,6 @@ typedef struct {
 static void *own(TP *p, void *x) {
   g_ptr_array_add(p->f->allocs, x);
   return x;
-}
-
-static const Token *peek_n(TP *p, size_t k) {
-  size_t i = p->pos + k;
-  return i < p->ntoks ? &p->toks[i] : &p->toks[p->ntoks - 1];
-}
-static const Token *peek(TP *p) { return peek_n(p, 0); }
-static const Token *next(TP *p) {
-  const Token *t = peek(p);
-  if (p->pos < p->ntoks - 1) p->pos++;
-  return t;
-}
-static bool kw(const Token *t, const char *w) {
-  return t->kind == TOK_IDENT && t->len == strlen(w) && memcmp(t->text, w, t->len) == 0;
-}
-
-G_GNUC_PRINTF(3, 4) static void fail(TP *p, const Token *t, const char *fmt, ...) {
-  if (p->failed) return;
-  p->failed = true;
-  va_list ap;
-  va_start(ap, fmt);
-  char *m = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  g_set_error(p->error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE,
-              POLICY_PARSE_PREFIX "%s at line %d, column %d", m, t->line, t->col);
-  g_free(m);
-}
-
-static char *tok_show(const Token *t) {
-  if (t->kind == TOK_EOF) return g_strdup("end of input");
-  if (t->kind == TOK_STRING) return g_strdup_printf("`\"%.*s\"`", (int)t->len, t->text);
-  if (t->kind == TOK_IDENT || t->kind == TOK_INT) return g_strdup_printf("`%.*s`", (int)t->len, t->text);
-  return g_strdup_printf("`%s`", policy_tok_name(t->kind));
-}
-
-static void fail_expected(TP *p, const Token *t, const char *what) {
-  char *s = tok_show(t);
-  fail(p, t, "unexpected %s in a temporal body; expected %s", s, what);
-  g_free(s);
-}
-
-static bool expect(TP *p, TokKind k, const char *what) {
-  if (peek(p)->kind != k) {
-    fail_expected(p, peek(p), what);
-    return false;
-  }
-  next(p);
-  return true;
 }
 
 /* Unescapes a string token's body (spec/policy.md §1.1). */
@@ -103,10 +52,10 @@ static char *unescape(TP *p, const Token *t, size_t *len) {
           break;
         }
       }
-      fail(p, t, "invalid escape in a string literal");
+      tok_fail(p->r, t, "invalid escape in a string literal");
       break;
     }
-    default: fail(p, t, "invalid escape `\\%c` in a string literal", e); break;
+    default: tok_fail(p->r, t, "invalid escape `\\%c` in a string literal", e); break;
     }
   }
   *len = s->len;
@@ -145,7 +94,7 @@ static const char *intern_type(TP *p, const char *type) {
 static int declare(TP *p, const Token *name, const char *text, TVarType type, const char *etype) {
   TFormula *f = p->f;
   if (f->nvars >= T_MAX_VARS || p->nscope >= (int)G_N_ELEMENTS(p->scope)) {
-    fail(p, name, "a temporal body may bind at most %d variables", T_MAX_VARS);
+    tok_fail(p->r, name, "a temporal body may bind at most %d variables", T_MAX_VARS);
     return -1;
   }
   int v = f->nvars++;
@@ -164,26 +113,26 @@ static int lookup(TP *p, const char *name) {
 
 /* TYPE := Timepoint | Long | String | qualified entity type */
 static bool parse_type(TP *p, TVarType *type, char **etype) {
-  const Token *t = next(p);
+  const Token *t = tok_next(p->r);
   *etype = NULL;
   if (t->kind != TOK_IDENT) {
-    fail_expected(p, t, "a type (`Timepoint`, `Long`, `String` or an entity type)");
+    tok_fail_expected(p->r, t, "a type (`Timepoint`, `Long`, `String` or an entity type)");
     return false;
   }
-  if (kw(t, "Timepoint")) *type = VT_TIMEPOINT;
-  else if (kw(t, "Long")) *type = VT_LONG;
-  else if (kw(t, "String")) *type = VT_STRING;
+  if (tok_is_kw(t, "Timepoint")) *type = VT_TIMEPOINT;
+  else if (tok_is_kw(t, "Long")) *type = VT_LONG;
+  else if (tok_is_kw(t, "String")) *type = VT_STRING;
   else {
     GString *s = g_string_new(NULL);
     g_string_append_len(s, t->text, (gssize)t->len);
-    while (peek(p)->kind == TOK_COLONCOLON && peek_n(p, 1)->kind == TOK_IDENT) {
-      next(p);
-      const Token *u = next(p);
+    while (tok_peek(p->r)->kind == TOK_COLONCOLON && tok_peek_n(p->r, 1)->kind == TOK_IDENT) {
+      tok_next(p->r);
+      const Token *u = tok_next(p->r);
       g_string_append(s, "::");
       g_string_append_len(s, u->text, (gssize)u->len);
     }
     if (!strchr(s->str, ':')) {
-      fail(p, t, "unknown type `%s`; expected `Timepoint`, `Long`, `String` or an entity type", s->str);
+      tok_fail(p->r, t, "unknown type `%s`; expected `Timepoint`, `Long`, `String` or an entity type", s->str);
       g_string_free(s, TRUE);
       return false;
     }
@@ -195,17 +144,17 @@ static bool parse_type(TP *p, TVarType *type, char **etype) {
 
 /* "(" NAME ":" TYPE ")" ; declares it */
 static int parse_binder(TP *p) {
-  if (!expect(p, TOK_LPAREN, "`(` to open a binder")) return -1;
-  const Token *name = next(p);
+  if (!tok_expect(p->r, TOK_LPAREN, "`(` to open a binder")) return -1;
+  const Token *name = tok_next(p->r);
   if (name->kind != TOK_IDENT) {
-    fail_expected(p, name, "a variable name");
+    tok_fail_expected(p->r, name, "a variable name");
     return -1;
   }
-  if (!expect(p, TOK_COLON, "`:` after the variable name")) return -1;
+  if (!tok_expect(p->r, TOK_COLON, "`:` after the variable name")) return -1;
   TVarType type;
   char *etype;
   if (!parse_type(p, &type, &etype)) return -1;
-  if (!expect(p, TOK_RPAREN, "`)` to close the binder")) return -1;
+  if (!tok_expect(p->r, TOK_RPAREN, "`)` to close the binder")) return -1;
   char *text = g_strndup(name->text, name->len);
   int v = declare(p, name, text, type, etype);
   g_free(text);
@@ -237,16 +186,16 @@ static TTerm *parse_term(TP *p);
 
 /* within INTEGER UNIT */
 static bool parse_window(TP *p, TForm *f) {
-  const Token *w = peek(p);
-  if (!kw(w, "within")) {
-    fail_expected(p, w, "`within` and a window, e.g. `within 1h`");
+  const Token *w = tok_peek(p->r);
+  if (!tok_is_kw(w, "within")) {
+    tok_fail_expected(p->r, w, "`within` and a window, e.g. `within 1h`");
     return false;
   }
-  next(p);
-  const Token *n = next(p);
-  const Token *u = next(p);
+  tok_next(p->r);
+  const Token *n = tok_next(p->r);
+  const Token *u = tok_next(p->r);
   if (n->kind != TOK_INT || n->int_big || u->kind != TOK_IDENT || u->len != 1 || !strchr("smhd", u->text[0])) {
-    fail_expected(p, n, "a window such as `60s`, `10m`, `1h` or `1d`");
+    tok_fail_expected(p->r, n, "a window such as `60s`, `10m`, `1h` or `1d`");
     return false;
   }
   int64_t mul = u->text[0] == 's' ? 1 : u->text[0] == 'm' ? 60 : u->text[0] == 'h' ? 3600 : 86400;
@@ -262,31 +211,31 @@ static bool parse_window(TP *p, TForm *f) {
 static bool at_predicate(TP *p) {
   /* IDENT {:: IDENT} :: STRING :: IDENT { */
   size_t k = 0;
-  if (peek_n(p, k)->kind != TOK_IDENT) return false;
+  if (tok_peek_n(p->r, k)->kind != TOK_IDENT) return false;
   k++;
-  while (peek_n(p, k)->kind == TOK_COLONCOLON && peek_n(p, k + 1)->kind == TOK_IDENT) k += 2;
-  return peek_n(p, k)->kind == TOK_COLONCOLON && peek_n(p, k + 1)->kind == TOK_STRING &&
-         peek_n(p, k + 2)->kind == TOK_COLONCOLON && peek_n(p, k + 3)->kind == TOK_IDENT &&
-         peek_n(p, k + 4)->kind == TOK_LBRACE;
+  while (tok_peek_n(p->r, k)->kind == TOK_COLONCOLON && tok_peek_n(p->r, k + 1)->kind == TOK_IDENT) k += 2;
+  return tok_peek_n(p->r, k)->kind == TOK_COLONCOLON && tok_peek_n(p->r, k + 1)->kind == TOK_STRING &&
+         tok_peek_n(p->r, k + 2)->kind == TOK_COLONCOLON && tok_peek_n(p->r, k + 3)->kind == TOK_IDENT &&
+         tok_peek_n(p->r, k + 4)->kind == TOK_LBRACE;
 }
 
 /* named_args inside { }, appended to f */
 static bool parse_fields(TP *p, TForm *f, GArray *fields) {
-  if (!expect(p, TOK_LBRACE, "`{` to open the predicate's fields")) return false;
-  while (peek(p)->kind != TOK_RBRACE) {
-    const Token *t = next(p);
+  if (!tok_expect(p->r, TOK_LBRACE, "`{` to open the predicate's fields")) return false;
+  while (tok_peek(p->r)->kind != TOK_RBRACE) {
+    const Token *t = tok_next(p->r);
     if (t->kind != TOK_IDENT) {
-      fail_expected(p, t, "a field name such as `input.path`");
+      tok_fail_expected(p->r, t, "a field name such as `input.path`");
       return false;
     }
     GString *path = g_string_new(NULL);
     g_string_append_len(path, t->text, (gssize)t->len);
-    while (peek(p)->kind == TOK_DOT) {
-      next(p);
-      const Token *u = next(p);
+    while (tok_peek(p->r)->kind == TOK_DOT) {
+      tok_next(p->r);
+      const Token *u = tok_next(p->r);
       if (u->kind != TOK_IDENT) {
         g_string_free(path, TRUE);
-        fail_expected(p, u, "a field name after `.`");
+        tok_fail_expected(p->r, u, "a field name after `.`");
         return false;
       }
       g_string_append_c(path, '.');
@@ -294,44 +243,44 @@ static bool parse_fields(TP *p, TForm *f, GArray *fields) {
     }
     TField fd = {intern_path(p, path->str), {0}};
     g_string_free(path, TRUE);
-    if (!expect(p, TOK_COLON, "`:` after the field name")) return false;
+    if (!tok_expect(p->r, TOK_COLON, "`:` after the field name")) return false;
     TTerm *term = parse_term(p);
     if (!term) return false;
     if (term->kind == TT_COUNT || term->kind == TT_SUM) {
-      fail(p, t, "an aggregate cannot be a predicate field's value");
+      tok_fail(p->r, t, "an aggregate cannot be a predicate field's value");
       return false;
     }
     fd.term = *term;
     g_array_append_val(fields, fd);
-    if (peek(p)->kind == TOK_COMMA) next(p);
-    else if (peek(p)->kind != TOK_RBRACE) {
-      fail_expected(p, peek(p), "`,` or `}`");
+    if (tok_peek(p->r)->kind == TOK_COMMA) tok_next(p->r);
+    else if (tok_peek(p->r)->kind != TOK_RBRACE) {
+      tok_fail_expected(p->r, tok_peek(p->r), "`,` or `}`");
       return false;
     }
   }
-  next(p);
+  tok_next(p->r);
   (void)f;
   return true;
 }
 
 static TForm *parse_predicate(TP *p) {
-  const Token *start = peek(p);
+  const Token *start = tok_peek(p->r);
   TForm *f = new_form(p, TF_PRED, start);
   GString *ns = g_string_new(NULL);
-  const Token *t = next(p);
+  const Token *t = tok_next(p->r);
   g_string_append_len(ns, t->text, (gssize)t->len);
-  while (peek(p)->kind == TOK_COLONCOLON && peek_n(p, 1)->kind == TOK_IDENT) {
-    next(p);
-    t = next(p);
+  while (tok_peek(p->r)->kind == TOK_COLONCOLON && tok_peek_n(p->r, 1)->kind == TOK_IDENT) {
+    tok_next(p->r);
+    t = tok_next(p->r);
     g_string_append(ns, "::");
     g_string_append_len(ns, t->text, (gssize)t->len);
   }
-  next(p); /* :: */
-  const Token *id = next(p);
+  tok_next(p->r); /* :: */
+  const Token *id = tok_next(p->r);
   size_t idlen;
   char *idtext = unescape(p, id, &idlen);
-  next(p); /* :: */
-  const Token *kind = next(p);
+  tok_next(p->r); /* :: */
+  const Token *kind = tok_next(p->r);
   char *kindtext = g_strndup(kind->text, kind->len);
   int action = strcmp(ns->str, "Box::Action") == 0 ? policy_action_index(idtext) : -1;
   int ev = strcmp(kindtext, "request") == 0 ? EV_REQUEST
@@ -340,9 +289,8 @@ static TForm *parse_predicate(TP *p) {
   if (action < 0 || ev < 0) {
     /* §2.6 rule 7; schema class */
     char *m = g_strdup_printf("(no event kind `%s` derived for action `%s`)", kindtext, idtext);
-    if (!p->failed) {
-      p->failed = true;
-      g_set_error(p->error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_SCHEMA,
+    if (!p->r->err) {
+      g_set_error(&p->r->err, BOX_POLICY_ERROR, BOX_POLICY_ERROR_SCHEMA,
                   POLICY_SCHEMA_PREFIX "predicate `%s::\"%s\"::%s` does not name a declared event %s at line %d, column %d",
                   ns->str, idtext, kindtext, m, start->line, start->col);
     }
@@ -357,7 +305,7 @@ static TForm *parse_predicate(TP *p) {
   f->ev = (EventKind)ev;
   GArray *fields = g_array_new(FALSE, TRUE, sizeof(TField));
   bool ok = parse_fields(p, f, fields);
-  while (ok && peek(p)->kind == TOK_LBRACE) ok = parse_fields(p, f, fields); /* refinements */
+  while (ok && tok_peek(p->r)->kind == TOK_LBRACE) ok = parse_fields(p, f, fields); /* refinements */
   f->nfields = (int)fields->len;
   f->fields = own(p, g_array_free(fields, FALSE));
   return ok ? f : NULL;
@@ -365,8 +313,8 @@ static TForm *parse_predicate(TP *p) {
 
 /* Macro calls of §1.5, expanded in place. */
 static bool is_macro(const Token *t, const Token *n) {
-  return n->kind == TOK_LPAREN && (kw(t, "count_within") || kw(t, "sum_within") ||
-                                   kw(t, "count_distinct_within") || kw(t, "bind"));
+  return n->kind == TOK_LPAREN && (tok_is_kw(t, "count_within") || tok_is_kw(t, "sum_within") ||
+                                   tok_is_kw(t, "count_distinct_within") || tok_is_kw(t, "bind"));
 }
 
 static TForm *formerly_of(TP *p, const Token *at, const TForm *window_src, TForm *body) {
@@ -379,14 +327,14 @@ static TForm *formerly_of(TP *p, const Token *at, const TForm *window_src, TForm
 
 /* count_within(W, S) | sum_within(a, W, S) | count_distinct_within(k, W, S) */
 static TTerm *parse_macro_term(TP *p) {
-  const Token *name = next(p);
-  next(p); /* ( */
+  const Token *name = tok_next(p->r);
+  tok_next(p->r); /* ( */
   TTerm *x = new_term(p, TT_COUNT, name);
   int saved = p->nscope;
-  if (kw(name, "count_within")) {
+  if (tok_is_kw(name, "count_within")) {
     TForm w = {0};
     if (!parse_window_bare(p, &w)) return NULL;
-    if (!expect(p, TOK_COMMA, "`,`")) return NULL;
+    if (!tok_expect(p->r, TOK_COMMA, "`,`")) return NULL;
     char *t = g_strdup_printf("$t%d", p->gensym++);
     int tv = declare(p, name, t, VT_TIMEPOINT, NULL);
     g_free(t);
@@ -401,20 +349,20 @@ static TTerm *parse_macro_term(TP *p) {
     x->nfor = 1;
     x->forv[0] = tv;
     x->body = formerly_of(p, name, &w, and);
-  } else if (kw(name, "sum_within") || kw(name, "count_distinct_within")) {
-    bool sum = kw(name, "sum_within");
-    const Token *vn = next(p);
+  } else if (tok_is_kw(name, "sum_within") || tok_is_kw(name, "count_distinct_within")) {
+    bool sum = tok_is_kw(name, "sum_within");
+    const Token *vn = tok_next(p->r);
     if (vn->kind != TOK_IDENT) {
-      fail_expected(p, vn, "a variable name");
+      tok_fail_expected(p->r, vn, "a variable name");
       return NULL;
     }
     char *vt = g_strndup(vn->text, vn->len);
     int v = declare(p, vn, vt, sum ? VT_LONG : VT_ANY, NULL);
     g_free(vt);
-    if (v < 0 || !expect(p, TOK_COMMA, "`,`")) return NULL;
+    if (v < 0 || !tok_expect(p->r, TOK_COMMA, "`,`")) return NULL;
     TForm w = {0};
     if (!parse_window_bare(p, &w)) return NULL;
-    if (!expect(p, TOK_COMMA, "`,`")) return NULL;
+    if (!tok_expect(p->r, TOK_COMMA, "`,`")) return NULL;
     TForm *s = parse_cond(p);
     if (!s) return NULL;
     x->nfor = 1;
@@ -438,7 +386,7 @@ static TTerm *parse_macro_term(TP *p) {
     x->body = formerly_of(p, name, &w, s);
   }
   p->nscope = saved;
-  if (!expect(p, TOK_RPAREN, "`)` to close the macro call")) return NULL;
+  if (!tok_expect(p->r, TOK_RPAREN, "`)` to close the macro call")) return NULL;
   return x;
 }
 
@@ -447,60 +395,60 @@ static TTerm *parse_macro_term(TP *p) {
  * than a parenthesized condition — the token after the call's own `)` is
  * the closing `)`. */
 static bool at_paren_macro(TP *p) {
-  if (peek(p)->kind != TOK_LPAREN || !is_macro(peek_n(p, 1), peek_n(p, 2)) || kw(peek_n(p, 1), "bind"))
+  if (tok_peek(p->r)->kind != TOK_LPAREN || !is_macro(tok_peek_n(p->r, 1), tok_peek_n(p->r, 2)) || tok_is_kw(tok_peek_n(p->r, 1), "bind"))
     return false;
   int depth = 0;
   for (size_t k = 2;; k++) {
-    const Token *t = peek_n(p, k);
+    const Token *t = tok_peek_n(p->r, k);
     if (t->kind == TOK_EOF) return false;
     if (t->kind == TOK_LPAREN) depth++;
-    else if (t->kind == TOK_RPAREN && --depth == 0) return peek_n(p, k + 1)->kind == TOK_RPAREN;
+    else if (t->kind == TOK_RPAREN && --depth == 0) return tok_peek_n(p->r, k + 1)->kind == TOK_RPAREN;
   }
 }
 
 /* term := entity | "(" agg ")" | agg | INTEGER | -INTEGER | STRING | true | false
  *       | context.input.x | principal | resource | * | _ | NAME | macro */
 static TTerm *parse_agg(TP *p) {
-  const Token *t = next(p);
-  bool sum = kw(t, "sum");
+  const Token *t = tok_next(p->r);
+  bool sum = tok_is_kw(t, "sum");
   TTerm *x = new_term(p, sum ? TT_SUM : TT_COUNT, t);
   const Token *sumname = NULL;
   if (sum) {
-    sumname = next(p);
+    sumname = tok_next(p->r);
     if (sumname->kind != TOK_IDENT) {
-      fail_expected(p, sumname, "the summed variable's name");
+      tok_fail_expected(p->r, sumname, "the summed variable's name");
       return NULL;
     }
   }
-  if (!kw(peek(p), "for")) {
-    fail_expected(p, peek(p), "`for` and the aggregate's binders");
+  if (!tok_is_kw(tok_peek(p->r), "for")) {
+    tok_fail_expected(p->r, tok_peek(p->r), "`for` and the aggregate's binders");
     return NULL;
   }
-  next(p);
+  tok_next(p->r);
   int saved = p->nscope;
   for (;;) {
     int v = parse_binder(p);
     if (v < 0) return NULL;
     x->forv[x->nfor++] = v;
-    if (peek(p)->kind == TOK_COMMA) {
-      next(p);
+    if (tok_peek(p->r)->kind == TOK_COMMA) {
+      tok_next(p->r);
       continue;
     }
     break;
   }
-  if (!expect(p, TOK_DOT, "`.` after the binders")) return NULL;
-  if (!kw(peek(p), "where")) {
-    fail_expected(p, peek(p), "`where` and the aggregate's body");
+  if (!tok_expect(p->r, TOK_DOT, "`.` after the binders")) return NULL;
+  if (!tok_is_kw(tok_peek(p->r), "where")) {
+    tok_fail_expected(p->r, tok_peek(p->r), "`where` and the aggregate's body");
     return NULL;
   }
-  next(p);
+  tok_next(p->r);
   if (sum) {
     char *n = g_strndup(sumname->text, sumname->len);
     int v = lookup(p, n);
     bool in_for = false;
     for (int i = 0; i < x->nfor; i++) in_for |= x->forv[i] == v;
     if (!in_for) {
-      fail(p, sumname, "the summed variable `%s` must be bound by the aggregate's `for` list", n);
+      tok_fail(p->r, sumname, "the summed variable `%s` must be bound by the aggregate's `for` list", n);
       g_free(n);
       return NULL;
     }
@@ -513,34 +461,34 @@ static TTerm *parse_agg(TP *p) {
 }
 
 static TTerm *parse_term(TP *p) {
-  const Token *t = peek(p);
+  const Token *t = tok_peek(p->r);
   switch (t->kind) {
   case TOK_LPAREN:
-    if (kw(peek_n(p, 1), "count") || kw(peek_n(p, 1), "sum")) {
-      next(p);
+    if (tok_is_kw(tok_peek_n(p->r, 1), "count") || tok_is_kw(tok_peek_n(p->r, 1), "sum")) {
+      tok_next(p->r);
       TTerm *x = parse_agg(p);
-      if (!x || !expect(p, TOK_RPAREN, "`)` to close the aggregate")) return NULL;
+      if (!x || !tok_expect(p->r, TOK_RPAREN, "`)` to close the aggregate")) return NULL;
       return x;
     }
     if (at_paren_macro(p)) {
-      next(p);
+      tok_next(p->r);
       TTerm *x = parse_macro_term(p);
-      if (!x || !expect(p, TOK_RPAREN, "`)` to close the aggregate")) return NULL;
+      if (!x || !tok_expect(p->r, TOK_RPAREN, "`)` to close the aggregate")) return NULL;
       return x;
     }
-    fail_expected(p, t, "a term");
+    tok_fail_expected(p->r, t, "a term");
     return NULL;
   case TOK_INT:
   case TOK_MINUS: {
     bool neg = t->kind == TOK_MINUS;
-    if (neg) next(p);
-    const Token *n = next(p);
+    if (neg) tok_next(p->r);
+    const Token *n = tok_next(p->r);
     if (n->kind != TOK_INT) {
-      fail_expected(p, n, "an integer");
+      tok_fail_expected(p->r, n, "an integer");
       return NULL;
     }
     if (n->int_big || (!neg && n->ival > (uint64_t)INT64_MAX)) {
-      fail(p, n, "integer literal `%.*s` is out of range", (int)n->len, n->text);
+      tok_fail(p->r, n, "integer literal `%.*s` is out of range", (int)n->len, n->text);
       return NULL;
     }
     TTerm *x = new_term(p, TT_LIT, t);
@@ -549,59 +497,59 @@ static TTerm *parse_term(TP *p) {
     return x;
   }
   case TOK_STRING: {
-    next(p);
+    tok_next(p->r);
     TTerm *x = new_term(p, TT_LIT, t);
     x->lit.k = TV_STR;
     x->lit.s = unescape(p, t, &x->lit.n);
     return x;
   }
   case TOK_STAR:
-    next(p);
+    tok_next(p->r);
     return new_term(p, TT_WILD, t);
   case TOK_LBRACKET:
-    fail(p, t, "a set term is not supported in a temporal body");
+    tok_fail(p->r, t, "a set term is not supported in a temporal body");
     return NULL;
   case TOK_IDENT:
     break;
   default:
-    fail_expected(p, t, "a term");
+    tok_fail_expected(p->r, t, "a term");
     return NULL;
   }
-  if (kw(t, "count") || kw(t, "sum")) return parse_agg(p);
-  if (is_macro(t, peek_n(p, 1)) && !kw(t, "bind")) return parse_macro_term(p);
-  if (kw(t, "_")) {
-    next(p);
+  if (tok_is_kw(t, "count") || tok_is_kw(t, "sum")) return parse_agg(p);
+  if (is_macro(t, tok_peek_n(p->r, 1)) && !tok_is_kw(t, "bind")) return parse_macro_term(p);
+  if (tok_is_kw(t, "_")) {
+    tok_next(p->r);
     return new_term(p, TT_WILD, t);
   }
-  if (kw(t, "true") || kw(t, "false")) {
-    next(p);
+  if (tok_is_kw(t, "true") || tok_is_kw(t, "false")) {
+    tok_next(p->r);
     TTerm *x = new_term(p, TT_LIT, t);
     x->lit.k = TV_BOOL;
-    x->lit.l = kw(t, "true");
+    x->lit.l = tok_is_kw(t, "true");
     return x;
   }
-  if (kw(t, "decimal") && peek_n(p, 1)->kind == TOK_LPAREN) {
-    fail(p, t, "`decimal` is not supported in a temporal body: no event field is a decimal");
+  if (tok_is_kw(t, "decimal") && tok_peek_n(p->r, 1)->kind == TOK_LPAREN) {
+    tok_fail(p->r, t, "`decimal` is not supported in a temporal body: no event field is a decimal");
     return NULL;
   }
-  if (peek_n(p, 1)->kind == TOK_COLONCOLON) {
+  if (tok_peek_n(p->r, 1)->kind == TOK_COLONCOLON) {
     /* entity Ns::Type::"id" */
     GString *ty = g_string_new(NULL);
     g_string_append_len(ty, t->text, (gssize)t->len);
-    next(p);
-    while (peek(p)->kind == TOK_COLONCOLON && peek_n(p, 1)->kind == TOK_IDENT) {
-      next(p);
-      const Token *u = next(p);
+    tok_next(p->r);
+    while (tok_peek(p->r)->kind == TOK_COLONCOLON && tok_peek_n(p->r, 1)->kind == TOK_IDENT) {
+      tok_next(p->r);
+      const Token *u = tok_next(p->r);
       g_string_append(ty, "::");
       g_string_append_len(ty, u->text, (gssize)u->len);
     }
-    if (peek(p)->kind != TOK_COLONCOLON || peek_n(p, 1)->kind != TOK_STRING) {
+    if (tok_peek(p->r)->kind != TOK_COLONCOLON || tok_peek_n(p->r, 1)->kind != TOK_STRING) {
       g_string_free(ty, TRUE);
-      fail_expected(p, peek(p), "`::\"id\"` to complete an entity");
+      tok_fail_expected(p->r, tok_peek(p->r), "`::\"id\"` to complete an entity");
       return NULL;
     }
-    next(p);
-    const Token *id = next(p);
+    tok_next(p->r);
+    const Token *id = tok_next(p->r);
     TTerm *x = new_term(p, TT_LIT, t);
     x->lit.k = TV_ENT;
     x->lit.etype = intern_type(p, ty->str);
@@ -609,22 +557,22 @@ static TTerm *parse_term(TP *p) {
     g_string_free(ty, TRUE);
     return x;
   }
-  if (kw(t, "context")) {
-    next(p);
+  if (tok_is_kw(t, "context")) {
+    tok_next(p->r);
     GString *path = g_string_new(NULL);
-    while (peek(p)->kind == TOK_DOT) {
-      next(p);
-      const Token *u = next(p);
+    while (tok_peek(p->r)->kind == TOK_DOT) {
+      tok_next(p->r);
+      const Token *u = tok_next(p->r);
       if (u->kind != TOK_IDENT) {
         g_string_free(path, TRUE);
-        fail_expected(p, u, "an attribute name after `.`");
+        tok_fail_expected(p->r, u, "an attribute name after `.`");
         return NULL;
       }
       if (path->len) g_string_append_c(path, '.');
       g_string_append_len(path, u->text, (gssize)u->len);
     }
     if (!g_str_has_prefix(path->str, "input.") || strchr(path->str + 6, '.')) {
-      fail(p, t, "a temporal body may read only `context.input.<field>`, found `context%s%s`",
+      tok_fail(p->r, t, "a temporal body may read only `context.input.<field>`, found `context%s%s`",
            path->len ? "." : "", path->str);
       g_string_free(path, TRUE);
       return NULL;
@@ -634,20 +582,20 @@ static TTerm *parse_term(TP *p) {
     g_string_free(path, TRUE);
     return x;
   }
-  if (kw(t, "principal") || kw(t, "resource")) {
-    next(p);
-    if (peek(p)->kind == TOK_DOT) {
-      fail(p, t, "`%.*s` has no attributes in Box", (int)t->len, t->text);
+  if (tok_is_kw(t, "principal") || tok_is_kw(t, "resource")) {
+    tok_next(p->r);
+    if (tok_peek(p->r)->kind == TOK_DOT) {
+      tok_fail(p->r, t, "`%.*s` has no attributes in Box", (int)t->len, t->text);
       return NULL;
     }
-    return new_term(p, kw(t, "principal") ? TT_PRINCIPAL : TT_RESOURCE, t);
+    return new_term(p, tok_is_kw(t, "principal") ? TT_PRINCIPAL : TT_RESOURCE, t);
   }
   /* a variable */
-  next(p);
+  tok_next(p->r);
   char *name = g_strndup(t->text, t->len);
   int v = lookup(p, name);
   if (v < 0) {
-    fail(p, t, "variable `%s` is not bound; bind it with `exists (%s: T).` or an aggregate's `for`, or write `_` for any value",
+    tok_fail(p->r, t, "variable `%s` is not bound; bind it with `exists (%s: T).` or an aggregate's `for`, or write `_` for any value",
          name, name);
     g_free(name);
     return NULL;
@@ -663,16 +611,16 @@ static bool is_cmp(TokKind k) {
 }
 
 static TForm *parse_comparison(TP *p) {
-  const Token *t = peek(p);
+  const Token *t = tok_peek(p->r);
   TTerm *l = parse_term(p);
   if (!l) return NULL;
-  const Token *op = peek(p);
+  const Token *op = tok_peek(p->r);
   if (!is_cmp(op->kind)) {
-    if (op->kind == TOK_ASSIGN) fail(p, op, "unexpected `=`; did you mean `==`?");
-    else fail_expected(p, op, "a comparison operator (`==`, `!=`, `<`, `<=`, `>`, `>=`)");
+    if (op->kind == TOK_ASSIGN) tok_fail(p->r, op, "unexpected `=`; did you mean `==`?");
+    else tok_fail_expected(p->r, op, "a comparison operator (`==`, `!=`, `<`, `<=`, `>`, `>=`)");
     return NULL;
   }
-  next(p);
+  tok_next(p->r);
   TTerm *r = parse_term(p);
   if (!r) return NULL;
   TForm *f = new_form(p, TF_CMP, t);
@@ -684,28 +632,28 @@ static TForm *parse_comparison(TP *p) {
 }
 
 static TForm *parse_tp(TP *p) {
-  const Token *t = next(p);
-  next(p); /* ( */
-  const Token *n = next(p);
+  const Token *t = tok_next(p->r);
+  tok_next(p->r); /* ( */
+  const Token *n = tok_next(p->r);
   if (n->kind != TOK_IDENT) {
-    fail_expected(p, n, "a Timepoint variable");
+    tok_fail_expected(p->r, n, "a Timepoint variable");
     return NULL;
   }
   char *name = g_strndup(n->text, n->len);
   int v = lookup(p, name);
-  if (v < 0) fail(p, n, "variable `%s` is not bound; bind it with `(%s: Timepoint)`", name, name);
+  if (v < 0) tok_fail(p->r, n, "variable `%s` is not bound; bind it with `(%s: Timepoint)`", name, name);
   g_free(name);
-  if (v < 0 || !expect(p, TOK_RPAREN, "`)` to close `tp`")) return NULL;
+  if (v < 0 || !tok_expect(p->r, TOK_RPAREN, "`)` to close `tp`")) return NULL;
   TForm *f = new_form(p, TF_TP, t);
   f->var = v;
   return f;
 }
 
 static TForm *parse_exists(TP *p) {
-  const Token *t = next(p);
+  const Token *t = tok_next(p->r);
   int saved = p->nscope;
   int v = parse_binder(p);
-  if (v < 0 || !expect(p, TOK_DOT, "`.` after the binder")) return NULL;
+  if (v < 0 || !tok_expect(p->r, TOK_DOT, "`.` after the binder")) return NULL;
   TForm *body = parse_cond(p);
   p->nscope = saved;
   if (!body) return NULL;
@@ -717,22 +665,22 @@ static TForm *parse_exists(TP *p) {
 
 /* bind(n, A, B) = exists (n: Long). (A == n && B) */
 static TForm *parse_bind(TP *p) {
-  const Token *t = next(p);
-  next(p); /* ( */
-  const Token *n = next(p);
+  const Token *t = tok_next(p->r);
+  tok_next(p->r); /* ( */
+  const Token *n = tok_next(p->r);
   if (n->kind != TOK_IDENT) {
-    fail_expected(p, n, "a variable name");
+    tok_fail_expected(p->r, n, "a variable name");
     return NULL;
   }
   int saved = p->nscope;
   char *name = g_strndup(n->text, n->len);
   int v = declare(p, n, name, VT_LONG, NULL);
   g_free(name);
-  if (v < 0 || !expect(p, TOK_COMMA, "`,`")) return NULL;
+  if (v < 0 || !tok_expect(p->r, TOK_COMMA, "`,`")) return NULL;
   TTerm *a = parse_term(p);
-  if (!a || !expect(p, TOK_COMMA, "`,`")) return NULL;
+  if (!a || !tok_expect(p->r, TOK_COMMA, "`,`")) return NULL;
   TForm *b = parse_cond(p);
-  if (!b || !expect(p, TOK_RPAREN, "`)` to close `bind`")) return NULL;
+  if (!b || !tok_expect(p->r, TOK_RPAREN, "`)` to close `bind`")) return NULL;
   p->nscope = saved;
   TTerm *var = new_term(p, TT_VAR, n);
   var->var = v;
@@ -750,8 +698,8 @@ static TForm *parse_bind(TP *p) {
 }
 
 static TForm *parse_temporal_op(TP *p) {
-  const Token *t = next(p);
-  TForm *f = new_form(p, kw(t, "formerly") ? TF_FORMERLY : TF_PREVIOUS, t);
+  const Token *t = tok_next(p->r);
+  TForm *f = new_form(p, tok_is_kw(t, "formerly") ? TF_FORMERLY : TF_PREVIOUS, t);
   if (!parse_window(p, f)) return NULL;
   f->a = parse_atom(p);
   return f->a ? f : NULL;
@@ -759,32 +707,32 @@ static TForm *parse_temporal_op(TP *p) {
 
 /* atom := "(" cond ")" | tp | call | refinable | comparison */
 static TForm *parse_atom(TP *p) {
-  const Token *t = peek(p);
-  if (t->kind == TOK_LPAREN && !kw(peek_n(p, 1), "count") && !kw(peek_n(p, 1), "sum") && !at_paren_macro(p)) {
-    next(p);
+  const Token *t = tok_peek(p->r);
+  if (t->kind == TOK_LPAREN && !tok_is_kw(tok_peek_n(p->r, 1), "count") && !tok_is_kw(tok_peek_n(p->r, 1), "sum") && !at_paren_macro(p)) {
+    tok_next(p->r);
     TForm *f = parse_cond(p);
-    if (!f || !expect(p, TOK_RPAREN, "`)`")) return NULL;
+    if (!f || !tok_expect(p->r, TOK_RPAREN, "`)`")) return NULL;
     return f;
   }
-  if (kw(t, "tp") && peek_n(p, 1)->kind == TOK_LPAREN) return parse_tp(p);
-  if (kw(t, "bind") && peek_n(p, 1)->kind == TOK_LPAREN) return parse_bind(p);
+  if (tok_is_kw(t, "tp") && tok_peek_n(p->r, 1)->kind == TOK_LPAREN) return parse_tp(p);
+  if (tok_is_kw(t, "bind") && tok_peek_n(p->r, 1)->kind == TOK_LPAREN) return parse_bind(p);
   if (at_predicate(p)) return parse_predicate(p);
   return parse_comparison(p);
 }
 
 /* conjunct := comparison | "(" cond ")" | temporal_op | exists | tp | call | refinable */
 static TForm *parse_conjunct(TP *p) {
-  const Token *t = peek(p);
-  if ((kw(t, "formerly") || kw(t, "previous")) && kw(peek_n(p, 1), "within")) return parse_temporal_op(p);
-  if (kw(t, "exists") && peek_n(p, 1)->kind == TOK_LPAREN) return parse_exists(p);
+  const Token *t = tok_peek(p->r);
+  if ((tok_is_kw(t, "formerly") || tok_is_kw(t, "previous")) && tok_is_kw(tok_peek_n(p->r, 1), "within")) return parse_temporal_op(p);
+  if (tok_is_kw(t, "exists") && tok_peek_n(p->r, 1)->kind == TOK_LPAREN) return parse_exists(p);
   return parse_atom(p);
 }
 
 static TForm *parse_conj_or_since(TP *p) {
   int nots = 0;
-  const Token *first = peek(p);
-  while (peek(p)->kind == TOK_BANG) {
-    next(p);
+  const Token *first = tok_peek(p->r);
+  while (tok_peek(p->r)->kind == TOK_BANG) {
+    tok_next(p->r);
     nots++;
   }
   TForm *f = parse_conjunct(p);
@@ -794,8 +742,8 @@ static TForm *parse_conj_or_since(TP *p) {
     n->a = f;
     f = n;
   }
-  if (kw(peek(p), "since")) {
-    const Token *s = next(p);
+  if (tok_is_kw(tok_peek(p->r), "since")) {
+    const Token *s = tok_next(p->r);
     TForm *since = new_form(p, TF_SINCE, s);
     if (!parse_window(p, since)) return NULL;
     since->a = f;
@@ -808,14 +756,14 @@ static TForm *parse_conj_or_since(TP *p) {
 
 static TForm *parse_cond(TP *p) {
   TForm *f = parse_conj_or_since(p);
-  while (f && !p->failed) {
-    const Token *t = peek(p);
+  while (f && !p->r->err) {
+    const Token *t = tok_peek(p->r);
     if (t->kind == TOK_OR) {
-      fail(p, t, "`||` is not allowed in a temporal body; write one rule per alternative");
+      tok_fail(p->r, t, "`||` is not allowed in a temporal body; write one rule per alternative");
       return NULL;
     }
     if (t->kind != TOK_AND) break;
-    next(p);
+    tok_next(p->r);
     TForm *b = parse_conj_or_since(p);
     if (!b) return NULL;
     TForm *and = new_form(p, TF_AND, t);
@@ -823,14 +771,14 @@ static TForm *parse_cond(TP *p) {
     and->b = b;
     f = and;
   }
-  return p->failed ? NULL : f;
+  return p->r->err ? NULL : f;
 }
 
 static bool parse_window_bare(TP *p, TForm *f) {
-  const Token *n = next(p);
-  const Token *u = next(p);
+  const Token *n = tok_next(p->r);
+  const Token *u = tok_next(p->r);
   if (n->kind != TOK_INT || n->int_big || u->kind != TOK_IDENT || u->len != 1 || !strchr("smhd", u->text[0])) {
-    fail_expected(p, n, "a window such as `60s`, `10m`, `1h` or `1d`");
+    tok_fail_expected(p->r, n, "a window such as `60s`, `10m`, `1h` or `1d`");
     return false;
   }
   int64_t mul = u->text[0] == 's' ? 1 : u->text[0] == 'm' ? 60 : u->text[0] == 'h' ? 3600 : 86400;
@@ -847,26 +795,26 @@ void policy_temporal_formula_free(TFormula *f) {
   g_free(f);
 }
 
-TFormula *policy_temporal_parse(BoxPolicy *pol, const Token *toks, size_t ntoks, size_t *pos, GError **error) {
+TFormula *policy_temporal_parse(BoxPolicy *pol, TokReader *r) {
   TFormula *f = g_new0(TFormula, 1);
   f->allocs = g_ptr_array_new_with_free_func(g_free);
-  TP p = {toks, ntoks, *pos, error, false, f, {0}, 0, 0};
-  const Token *kwt = next(&p); /* temporal */
+  TP p = {r, f, {0}, 0, 0};
+  const char *context = r->context;
+  r->context = " in a temporal body";
+  const Token *kwt = tok_next(p.r); /* temporal */
   f->line = kwt->line;
   f->col = kwt->col;
-  if (expect(&p, TOK_LBRACE, "`{` to open the temporal body")) {
+  if (tok_expect(p.r, TOK_LBRACE, "`{` to open the temporal body")) {
     f->root = parse_cond(&p);
-    if (f->root) expect(&p, TOK_RBRACE, "`}` to close the temporal body (a temporal body has no `||`)");
+    if (f->root) tok_expect(p.r, TOK_RBRACE, "`}` to close the temporal body (a temporal body has no `||`)");
   }
-  if (p.failed || !f->root) {
-    if (!p.failed) fail(&p, peek(&p), "malformed temporal body");
+  r->context = context;
+  if (p.r->err || !f->root) {
+    if (!p.r->err) tok_fail(p.r, tok_peek(p.r), "malformed temporal body");
     policy_temporal_formula_free(f);
     return NULL;
   }
-  *pos = p.pos;
-  /* the policy frees it */
-  if (!pol->temporal) pol->temporal = temporal_new();
-  g_ptr_array_add(pol->temporal->formulas, f);
+  g_ptr_array_add(pol->formulas, f); /* the policy frees it */
   return f;
 }
 

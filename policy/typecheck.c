@@ -4,7 +4,7 @@
  * || and if), operand types, set homogeneity, extension literals, and the
  * singleton Bool types (True/False) that make Cedar skip the unreachable
  * side of `&&`, `||` and `if`. */
-#include "policy/policy-private.h"
+#include "policy/typecheck.h"
 
 #include <string.h>
 
@@ -322,6 +322,318 @@ static const Ty *get_attr(Tc *t, const Expr *at, const Ty *r, const char *name, 
   return f.type[i];
 }
 
+static const Ty *check_set(Tc *t, const Expr *e, const Caps *in) {
+  Caps dummy = {0};
+  if (e->nitems == 0) {
+    tc_error(t, e, "empty set literals are forbidden in policies");
+    return NULL;
+  }
+  const Ty *el = NULL;
+  for (size_t i = 0; i < e->nitems; i++) {
+    const Ty *x = check(t, e->items[i], in, &dummy);
+    if (!x) return NULL;
+    if (!el) {
+      el = x;
+      continue;
+    }
+    const Ty *l = lub(t, el, x);
+    if (!l) {
+      incompatible(t, e->items[i], el, x);
+      return NULL;
+    }
+    el = l;
+  }
+  Ty *s = mk(t, TY_SET);
+  s->elem = el;
+  return s;
+}
+
+static const Ty *check_if(Tc *t, const Expr *e, const Caps *in, Caps *out) {
+  Caps cc = {0}, ct = {0}, ce = {0};
+  const Ty *c = check(t, e->a, in, &cc);
+  if (!c) return NULL;
+  if (!is_boolish(c)) {
+    expect_ty(t, e->a, c, "Bool");
+    return NULL;
+  }
+  if (c->k == TY_TRUE) {
+    Caps inthen = *in;
+    caps_union(&inthen, &cc);
+    const Ty *r = check(t, e->b, &inthen, &ct);
+    caps_union(&ct, &cc);
+    *out = ct;
+    return r;
+  }
+  if (c->k == TY_FALSE) return check(t, e->c, in, out);
+  Caps inthen = *in;
+  caps_union(&inthen, &cc);
+  const Ty *a = check(t, e->b, &inthen, &ct);
+  if (!a) return NULL;
+  const Ty *b = check(t, e->c, in, &ce);
+  if (!b) return NULL;
+  const Ty *l = lub(t, a, b);
+  if (!l) {
+    incompatible(t, e, a, b);
+    return NULL;
+  }
+  caps_union(&ct, &cc);
+  *out = caps_inter(&ct, &ce);
+  return l;
+}
+
+static const Ty *check_and_or(Tc *t, const Expr *e, const Caps *in, Caps *out) {
+  Caps ca = {0}, cb = {0};
+  const Ty *a = check(t, e->a, in, &ca);
+  if (!a) return NULL;
+  if (!is_boolish(a)) {
+    expect_ty(t, e->a, a, "Bool");
+    return NULL;
+  }
+  bool and = e->kind == E_AND;
+  if (and && a->k == TY_FALSE) return a;
+  if (!and && a->k == TY_TRUE) return a;
+  Caps inb = *in;
+  if (and) caps_union(&inb, &ca);
+  const Ty *b = check(t, e->b, &inb, &cb);
+  if (!b) return NULL;
+  if (!is_boolish(b)) {
+    expect_ty(t, e->b, b, "Bool");
+    return NULL;
+  }
+  if (and) {
+    *out = ca;
+    caps_union(out, &cb);
+    if (b->k == TY_FALSE) return b;
+    if (a->k == TY_TRUE) return b;
+    return mk(t, b->k == TY_TRUE && a->k == TY_TRUE ? TY_TRUE : TY_BOOL);
+  }
+  if (a->k == TY_FALSE) {
+    *out = cb;
+    return b;
+  }
+  if (b->k == TY_FALSE) {
+    *out = ca;
+    return mk(t, TY_BOOL);
+  }
+  *out = caps_inter(&ca, &cb);
+  return mk(t, b->k == TY_TRUE ? TY_TRUE : TY_BOOL);
+}
+
+static const Ty *check_eq(Tc *t, const Expr *e, const Caps *in) {
+  Caps dummy = {0};
+  const char *la, *lb;
+  if ((is_var(e->a, VAR_ACTION) && action_literal(e->b, &lb)) ||
+      (is_var(e->b, VAR_ACTION) && action_literal(e->a, &lb))) {
+    la = policy_actions[t->action].term;
+    bool eq = strcmp(la, lb) == 0;
+    return bool_of(t, e->kind == E_EQ ? eq : !eq);
+  }
+  if (literal(e->a) && literal(e->b)) {
+    int eq = literal_eq(e->a, e->b);
+    return bool_of(t, e->kind == E_EQ ? eq : !eq);
+  }
+  const Ty *a = check(t, e->a, in, &dummy);
+  if (!a) return NULL;
+  const Ty *b = check(t, e->b, in, &dummy);
+  if (!b) return NULL;
+  if (a->k == TY_ENTITY && b->k == TY_ENTITY) {
+    if (strcmp(a->etype, b->etype) != 0) return bool_of(t, e->kind == E_NE);
+    return mk(t, TY_BOOL);
+  }
+  if (!lub(t, a, b)) {
+    incompatible(t, e, a, b);
+    return NULL;
+  }
+  return mk(t, TY_BOOL);
+}
+
+static const Ty *check_in(Tc *t, const Expr *e, const Caps *in) {
+  Caps dummy = {0};
+  if (is_var(e->a, VAR_ACTION)) {
+    const char *id;
+    if (action_literal(e->b, &id)) return bool_of(t, strcmp(id, policy_actions[t->action].term) == 0);
+    if (e->b->kind == E_SET && e->b->nitems > 0) {
+      bool all = true, hit = false;
+      for (size_t i = 0; i < e->b->nitems; i++) {
+        if (!action_literal(e->b->items[i], &id)) all = false;
+        else if (strcmp(id, policy_actions[t->action].term) == 0) hit = true;
+      }
+      if (all) return bool_of(t, hit);
+    }
+  }
+  const Ty *a = check(t, e->a, in, &dummy);
+  if (!a) return NULL;
+  if (a->k != TY_ENTITY) {
+    expect_ty(t, e->a, a, "an entity type");
+    return NULL;
+  }
+  const Ty *b = check(t, e->b, in, &dummy);
+  if (!b) return NULL;
+  const Ty *target = b;
+  if (b->k == TY_SET) target = b->elem;
+  if (!target || target->k != TY_ENTITY) {
+    expect_ty(t, e->b, b, "an entity type or a set of entities");
+    return NULL;
+  }
+  /* Box entities have no parents: only the same type can be `in` */
+  if (strcmp(a->etype, target->etype) != 0) return bool_of(t, 0);
+  return mk(t, TY_BOOL);
+}
+
+static const Ty *check_is(Tc *t, const Expr *e, const Caps *in) {
+  Caps dummy = {0};
+  const Ty *a = check(t, e->a, in, &dummy);
+  if (!a) return NULL;
+  if (a->k != TY_ENTITY) {
+    expect_ty(t, e->a, a, "an entity type");
+    return NULL;
+  }
+  bool same = strcmp(a->etype, e->etype) == 0;
+  if (!e->b) return bool_of(t, same);
+  const Ty *b = check(t, e->b, in, &dummy);
+  if (!b) return NULL;
+  const Ty *target = b->k == TY_SET ? b->elem : b;
+  if (!target || target->k != TY_ENTITY) {
+    expect_ty(t, e->b, b, "an entity type or a set of entities");
+    return NULL;
+  }
+  if (!same || strcmp(target->etype, e->etype) != 0) return bool_of(t, 0);
+  return mk(t, TY_BOOL);
+}
+
+static const Ty *check_has(Tc *t, const Expr *e, const Caps *in, Caps *out) {
+  Caps dummy = {0};
+  const Ty *cur = check(t, e->a, in, &dummy);
+  if (!cur) return NULL;
+  bool sure = true;
+  for (size_t i = 0; i < e->nitems; i++) {
+    if (cur->k == TY_ENTITY) return bool_of(t, 0); /* Box entities carry no attributes */
+    if (cur->k != TY_RECORD) {
+      expect_ty(t, e->a, cur, "record or entity");
+      return NULL;
+    }
+    Fields f;
+    record_fields(t, cur, &f);
+    int j = field_index(&f, e->keys[i]);
+    if (j < 0) return bool_of(t, 0);
+    int level = ctx_level(cur);
+    if (f.optional[j]) {
+      if (level >= 0 && caps_has(in, level, e->keys[i])) {
+        /* already proven */
+      } else {
+        sure = false;
+      }
+      if (level >= 0) caps_add(out, level, e->keys[i]);
+    }
+    cur = f.type[j];
+  }
+  return sure ? mk(t, TY_TRUE) : mk(t, TY_BOOL);
+}
+
+static const Ty *check_method(Tc *t, const Expr *e, const Caps *in) {
+  Caps dummy = {0};
+  const Ty *s = check(t, e->a, in, &dummy);
+  if (!s) return NULL;
+  const Ty *x = NULL;
+  if (e->b) {
+    x = check(t, e->b, in, &dummy);
+    if (!x) return NULL;
+  }
+  switch (e->method) {
+  case M_CONTAINS:
+  case M_CONTAINS_ALL:
+  case M_CONTAINS_ANY:
+  case M_IS_EMPTY: {
+    if (s->k != TY_SET) {
+      expect_ty(t, e->a, s, "Set");
+      return NULL;
+    }
+    if (e->method == M_IS_EMPTY) return mk(t, TY_BOOL);
+    const Ty *el = x;
+    if (e->method != M_CONTAINS) {
+      if (x->k != TY_SET) {
+        expect_ty(t, e->b, x, "Set");
+        return NULL;
+      }
+      el = x->elem;
+    }
+    if (s->elem && el && !(s->elem->k == TY_ENTITY && el->k == TY_ENTITY) && !lub(t, s->elem, el)) {
+      incompatible(t, e, s->elem, el);
+      return NULL;
+    }
+    return mk(t, TY_BOOL);
+  }
+  case M_LESS_THAN:
+  case M_LESS_THAN_OR_EQUAL:
+  case M_GREATER_THAN:
+  case M_GREATER_THAN_OR_EQUAL:
+    if (s->k != TY_DECIMAL) {
+      expect_ty(t, e->a, s, "decimal");
+      return NULL;
+    }
+    if (x->k != TY_DECIMAL) {
+      expect_ty(t, e->b, x, "decimal");
+      return NULL;
+    }
+    return mk(t, TY_BOOL);
+  case M_IS_IPV4:
+  case M_IS_IPV6:
+  case M_IS_LOOPBACK:
+  case M_IS_MULTICAST:
+  case M_IS_IN_RANGE:
+    if (s->k != TY_IP) {
+      expect_ty(t, e->a, s, "ipaddr");
+      return NULL;
+    }
+    if (x && x->k != TY_IP) {
+      expect_ty(t, e->b, x, "ipaddr");
+      return NULL;
+    }
+    return mk(t, TY_BOOL);
+  case M_OFFSET:
+  case M_DURATION_SINCE:
+  case M_TO_DATE:
+  case M_TO_TIME:
+    if (s->k != TY_DATETIME) {
+      expect_ty(t, e->a, s, "datetime");
+      return NULL;
+    }
+    if (e->method == M_OFFSET && x->k != TY_DURATION) {
+      expect_ty(t, e->b, x, "duration");
+      return NULL;
+    }
+    if (e->method == M_DURATION_SINCE && x->k != TY_DATETIME) {
+      expect_ty(t, e->b, x, "datetime");
+      return NULL;
+    }
+    return mk(t, e->method == M_OFFSET || e->method == M_TO_DATE ? TY_DATETIME : TY_DURATION);
+  case M_TO_MILLISECONDS:
+  case M_TO_SECONDS:
+  case M_TO_MINUTES:
+  case M_TO_HOURS:
+  case M_TO_DAYS:
+    if (s->k != TY_DURATION) {
+      expect_ty(t, e->a, s, "duration");
+      return NULL;
+    }
+    return mk(t, TY_LONG);
+  case M_GET_TAG:
+  case M_HAS_TAG:
+    if (s->k != TY_ENTITY) {
+      expect_ty(t, e->a, s, "an entity type");
+      return NULL;
+    }
+    if (x->k != TY_STRING) {
+      expect_ty(t, e->b, x, "String");
+      return NULL;
+    }
+    if (e->method == M_HAS_TAG) return bool_of(t, 0);
+    tc_error(t, e, "`%s` does not allow tags", s->etype);
+    return NULL;
+  }
+  return NULL;
+}
+
 static const Ty *check(Tc *t, const Expr *e, const Caps *in, Caps *out) {
   Caps dummy = {0};
   out->n = 0;
@@ -347,30 +659,7 @@ static const Ty *check(Tc *t, const Expr *e, const Caps *in, Caps *out) {
     r->etype = e->var == VAR_PRINCIPAL ? "Box::Agent" : e->var == VAR_RESOURCE ? "Box::Resource" : "Box::Action";
     return r;
   }
-  case E_SET: {
-    if (e->nitems == 0) {
-      tc_error(t, e, "empty set literals are forbidden in policies");
-      return NULL;
-    }
-    const Ty *el = NULL;
-    for (size_t i = 0; i < e->nitems; i++) {
-      const Ty *x = check(t, e->items[i], in, &dummy);
-      if (!x) return NULL;
-      if (!el) {
-        el = x;
-        continue;
-      }
-      const Ty *l = lub(t, el, x);
-      if (!l) {
-        incompatible(t, e->items[i], el, x);
-        return NULL;
-      }
-      el = l;
-    }
-    Ty *s = mk(t, TY_SET);
-    s->elem = el;
-    return s;
-  }
+  case E_SET: return check_set(t, e, in);
   case E_RECORD: {
     for (size_t i = 0; i < e->nitems; i++)
       if (!check(t, e->items[i], in, &dummy)) return NULL;
@@ -394,76 +683,9 @@ static const Ty *check(Tc *t, const Expr *e, const Caps *in, Caps *out) {
     }
     return mk(t, k);
   }
-  case E_IF: {
-    Caps cc = {0}, ct = {0}, ce = {0};
-    const Ty *c = check(t, e->a, in, &cc);
-    if (!c) return NULL;
-    if (!is_boolish(c)) {
-      expect_ty(t, e->a, c, "Bool");
-      return NULL;
-    }
-    if (c->k == TY_TRUE) {
-      Caps inthen = *in;
-      caps_union(&inthen, &cc);
-      const Ty *r = check(t, e->b, &inthen, &ct);
-      caps_union(&ct, &cc);
-      *out = ct;
-      return r;
-    }
-    if (c->k == TY_FALSE) return check(t, e->c, in, out);
-    Caps inthen = *in;
-    caps_union(&inthen, &cc);
-    const Ty *a = check(t, e->b, &inthen, &ct);
-    if (!a) return NULL;
-    const Ty *b = check(t, e->c, in, &ce);
-    if (!b) return NULL;
-    const Ty *l = lub(t, a, b);
-    if (!l) {
-      incompatible(t, e, a, b);
-      return NULL;
-    }
-    caps_union(&ct, &cc);
-    *out = caps_inter(&ct, &ce);
-    return l;
-  }
+  case E_IF: return check_if(t, e, in, out);
   case E_AND:
-  case E_OR: {
-    Caps ca = {0}, cb = {0};
-    const Ty *a = check(t, e->a, in, &ca);
-    if (!a) return NULL;
-    if (!is_boolish(a)) {
-      expect_ty(t, e->a, a, "Bool");
-      return NULL;
-    }
-    bool and = e->kind == E_AND;
-    if (and && a->k == TY_FALSE) return a;
-    if (!and && a->k == TY_TRUE) return a;
-    Caps inb = *in;
-    if (and) caps_union(&inb, &ca);
-    const Ty *b = check(t, e->b, &inb, &cb);
-    if (!b) return NULL;
-    if (!is_boolish(b)) {
-      expect_ty(t, e->b, b, "Bool");
-      return NULL;
-    }
-    if (and) {
-      *out = ca;
-      caps_union(out, &cb);
-      if (b->k == TY_FALSE) return b;
-      if (a->k == TY_TRUE) return b;
-      return mk(t, b->k == TY_TRUE && a->k == TY_TRUE ? TY_TRUE : TY_BOOL);
-    }
-    if (a->k == TY_FALSE) {
-      *out = cb;
-      return b;
-    }
-    if (b->k == TY_FALSE) {
-      *out = ca;
-      return mk(t, TY_BOOL);
-    }
-    *out = caps_inter(&ca, &cb);
-    return mk(t, b->k == TY_TRUE ? TY_TRUE : TY_BOOL);
-  }
+  case E_OR: return check_and_or(t, e, in, out);
   case E_NOT: {
     const Ty *a = check(t, e->a, in, &dummy);
     if (!a) return NULL;
@@ -520,109 +742,10 @@ static const Ty *check(Tc *t, const Expr *e, const Caps *in, Caps *out) {
     return mk(t, TY_BOOL);
   }
   case E_EQ:
-  case E_NE: {
-    const char *la, *lb;
-    if ((is_var(e->a, VAR_ACTION) && action_literal(e->b, &lb)) ||
-        (is_var(e->b, VAR_ACTION) && action_literal(e->a, &lb))) {
-      la = policy_actions[t->action].term;
-      bool eq = strcmp(la, lb) == 0;
-      return bool_of(t, e->kind == E_EQ ? eq : !eq);
-    }
-    if (literal(e->a) && literal(e->b)) {
-      int eq = literal_eq(e->a, e->b);
-      return bool_of(t, e->kind == E_EQ ? eq : !eq);
-    }
-    const Ty *a = check(t, e->a, in, &dummy);
-    if (!a) return NULL;
-    const Ty *b = check(t, e->b, in, &dummy);
-    if (!b) return NULL;
-    if (a->k == TY_ENTITY && b->k == TY_ENTITY) {
-      if (strcmp(a->etype, b->etype) != 0) return bool_of(t, e->kind == E_NE);
-      return mk(t, TY_BOOL);
-    }
-    if (!lub(t, a, b)) {
-      incompatible(t, e, a, b);
-      return NULL;
-    }
-    return mk(t, TY_BOOL);
-  }
-  case E_IN: {
-    if (is_var(e->a, VAR_ACTION)) {
-      const char *id;
-      if (action_literal(e->b, &id)) return bool_of(t, strcmp(id, policy_actions[t->action].term) == 0);
-      if (e->b->kind == E_SET && e->b->nitems > 0) {
-        bool all = true, hit = false;
-        for (size_t i = 0; i < e->b->nitems; i++) {
-          if (!action_literal(e->b->items[i], &id)) all = false;
-          else if (strcmp(id, policy_actions[t->action].term) == 0) hit = true;
-        }
-        if (all) return bool_of(t, hit);
-      }
-    }
-    const Ty *a = check(t, e->a, in, &dummy);
-    if (!a) return NULL;
-    if (a->k != TY_ENTITY) {
-      expect_ty(t, e->a, a, "an entity type");
-      return NULL;
-    }
-    const Ty *b = check(t, e->b, in, &dummy);
-    if (!b) return NULL;
-    const Ty *target = b;
-    if (b->k == TY_SET) target = b->elem;
-    if (!target || target->k != TY_ENTITY) {
-      expect_ty(t, e->b, b, "an entity type or a set of entities");
-      return NULL;
-    }
-    /* Box entities have no parents: only the same type can be `in` */
-    if (strcmp(a->etype, target->etype) != 0) return bool_of(t, 0);
-    return mk(t, TY_BOOL);
-  }
-  case E_IS: {
-    const Ty *a = check(t, e->a, in, &dummy);
-    if (!a) return NULL;
-    if (a->k != TY_ENTITY) {
-      expect_ty(t, e->a, a, "an entity type");
-      return NULL;
-    }
-    bool same = strcmp(a->etype, e->etype) == 0;
-    if (!e->b) return bool_of(t, same);
-    const Ty *b = check(t, e->b, in, &dummy);
-    if (!b) return NULL;
-    const Ty *target = b->k == TY_SET ? b->elem : b;
-    if (!target || target->k != TY_ENTITY) {
-      expect_ty(t, e->b, b, "an entity type or a set of entities");
-      return NULL;
-    }
-    if (!same || strcmp(target->etype, e->etype) != 0) return bool_of(t, 0);
-    return mk(t, TY_BOOL);
-  }
-  case E_HAS: {
-    const Ty *cur = check(t, e->a, in, &dummy);
-    if (!cur) return NULL;
-    bool sure = true;
-    for (size_t i = 0; i < e->nitems; i++) {
-      if (cur->k == TY_ENTITY) return bool_of(t, 0); /* Box entities carry no attributes */
-      if (cur->k != TY_RECORD) {
-        expect_ty(t, e->a, cur, "record or entity");
-        return NULL;
-      }
-      Fields f;
-      record_fields(t, cur, &f);
-      int j = field_index(&f, e->keys[i]);
-      if (j < 0) return bool_of(t, 0);
-      int level = ctx_level(cur);
-      if (f.optional[j]) {
-        if (level >= 0 && caps_has(in, level, e->keys[i])) {
-          /* already proven */
-        } else {
-          sure = false;
-        }
-        if (level >= 0) caps_add(out, level, e->keys[i]);
-      }
-      cur = f.type[j];
-    }
-    return sure ? mk(t, TY_TRUE) : mk(t, TY_BOOL);
-  }
+  case E_NE: return check_eq(t, e, in);
+  case E_IN: return check_in(t, e, in);
+  case E_IS: return check_is(t, e, in);
+  case E_HAS: return check_has(t, e, in, out);
   case E_LIKE: {
     const Ty *a = check(t, e->a, in, &dummy);
     if (!a) return NULL;
@@ -637,108 +760,7 @@ static const Ty *check(Tc *t, const Expr *e, const Caps *in, Caps *out) {
     if (!r) return NULL;
     return get_attr(t, e, r, e->str, in);
   }
-  case E_METHOD: {
-    const Ty *s = check(t, e->a, in, &dummy);
-    if (!s) return NULL;
-    const Ty *x = NULL;
-    if (e->b) {
-      x = check(t, e->b, in, &dummy);
-      if (!x) return NULL;
-    }
-    switch (e->method) {
-    case M_CONTAINS:
-    case M_CONTAINS_ALL:
-    case M_CONTAINS_ANY:
-    case M_IS_EMPTY: {
-      if (s->k != TY_SET) {
-        expect_ty(t, e->a, s, "Set");
-        return NULL;
-      }
-      if (e->method == M_IS_EMPTY) return mk(t, TY_BOOL);
-      const Ty *el = x;
-      if (e->method != M_CONTAINS) {
-        if (x->k != TY_SET) {
-          expect_ty(t, e->b, x, "Set");
-          return NULL;
-        }
-        el = x->elem;
-      }
-      if (s->elem && el && !(s->elem->k == TY_ENTITY && el->k == TY_ENTITY) && !lub(t, s->elem, el)) {
-        incompatible(t, e, s->elem, el);
-        return NULL;
-      }
-      return mk(t, TY_BOOL);
-    }
-    case M_LESS_THAN:
-    case M_LESS_THAN_OR_EQUAL:
-    case M_GREATER_THAN:
-    case M_GREATER_THAN_OR_EQUAL:
-      if (s->k != TY_DECIMAL) {
-        expect_ty(t, e->a, s, "decimal");
-        return NULL;
-      }
-      if (x->k != TY_DECIMAL) {
-        expect_ty(t, e->b, x, "decimal");
-        return NULL;
-      }
-      return mk(t, TY_BOOL);
-    case M_IS_IPV4:
-    case M_IS_IPV6:
-    case M_IS_LOOPBACK:
-    case M_IS_MULTICAST:
-    case M_IS_IN_RANGE:
-      if (s->k != TY_IP) {
-        expect_ty(t, e->a, s, "ipaddr");
-        return NULL;
-      }
-      if (x && x->k != TY_IP) {
-        expect_ty(t, e->b, x, "ipaddr");
-        return NULL;
-      }
-      return mk(t, TY_BOOL);
-    case M_OFFSET:
-    case M_DURATION_SINCE:
-    case M_TO_DATE:
-    case M_TO_TIME:
-      if (s->k != TY_DATETIME) {
-        expect_ty(t, e->a, s, "datetime");
-        return NULL;
-      }
-      if (e->method == M_OFFSET && x->k != TY_DURATION) {
-        expect_ty(t, e->b, x, "duration");
-        return NULL;
-      }
-      if (e->method == M_DURATION_SINCE && x->k != TY_DATETIME) {
-        expect_ty(t, e->b, x, "datetime");
-        return NULL;
-      }
-      return mk(t, e->method == M_OFFSET || e->method == M_TO_DATE ? TY_DATETIME : TY_DURATION);
-    case M_TO_MILLISECONDS:
-    case M_TO_SECONDS:
-    case M_TO_MINUTES:
-    case M_TO_HOURS:
-    case M_TO_DAYS:
-      if (s->k != TY_DURATION) {
-        expect_ty(t, e->a, s, "duration");
-        return NULL;
-      }
-      return mk(t, TY_LONG);
-    case M_GET_TAG:
-    case M_HAS_TAG:
-      if (s->k != TY_ENTITY) {
-        expect_ty(t, e->a, s, "an entity type");
-        return NULL;
-      }
-      if (x->k != TY_STRING) {
-        expect_ty(t, e->b, x, "String");
-        return NULL;
-      }
-      if (e->method == M_HAS_TAG) return bool_of(t, 0);
-      tc_error(t, e, "`%s` does not allow tags", s->etype);
-      return NULL;
-    }
-    return NULL;
-  }
+  case E_METHOD: return check_method(t, e, in);
   }
   return NULL;
 }

@@ -108,7 +108,7 @@ char *box_tools_disclosure(const BoxToolTable *t, bool is_agent, const char *pro
       char *const *all[] = { t->read, t->write, t->exec };
       for (int k = 0; k < 3; k++)
         for (int i = 0; all[k] && all[k][i]; i++)
-          covered |= tools_path_within(t->workspace, all[k][i]);
+          covered |= box_path_within(t->workspace, all[k][i]);
       if (!covered)
         line(s, "enter", t->workspace, "workspace, entry only");
     }
@@ -135,7 +135,7 @@ char *box_tools_disclosure(const BoxToolTable *t, bool is_agent, const char *pro
   char *const *writable[] = { t->write, t->write_file };
   for (int k = 0; k < 2; k++)
     for (int i = 0; writable[k] && writable[k][i]; i++)
-      if (tools_path_within(program, writable[k][i]))
+      if (box_path_within(program, writable[k][i]))
         g_string_append_printf(s,
                                "strands-box: warning: %s command %s lies inside the writable "
                                "grant %s, so the process can replace the program it runs\n",

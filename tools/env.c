@@ -124,16 +124,6 @@ char **tools_env_merge(char **envp, char *const *extra)
   return (char **)g_ptr_array_free(out, FALSE);
 }
 
-bool tools_path_within(const char *path, const char *dir)
-{
-  size_t n = strlen(dir);
-  while (n > 1 && dir[n - 1] == '/')
-    n--;
-  if (n == 1 && dir[0] == '/')
-    return path[0] == '/';
-  return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 /* Every spelling of the alias directory: as written, or any path that
  * names the same directory (a link, a bind mount).  By identity, one stat
  * each: resolving every entry of a long PATH twice cost a launch ~80 us. */
@@ -187,7 +177,7 @@ char **box_tools_compose_env(const BoxToolTable *t, bool is_agent, const char *o
   g_hash_table_insert(env, g_strdup("PATH"), g_string_free(path, FALSE));
   g_hash_table_insert(env, g_strdup("PWD"), g_strdup(cwd));
   g_hash_table_insert(env, g_strdup("USER"), g_strdup("strands-box"));
-  /* The gateway's variables (issue 8 fills proxy_url and ca_cert). */
+  /* The gateway's variables (the box context carries proxy_url and ca_cert when it runs one). */
   if (ctx.proxy_url) {
     const char *names[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", NULL };
     for (int i = 0; names[i]; i++)

@@ -3,6 +3,7 @@
 #define BOX_TOOLS_INTERNAL_H
 
 #include "tools/tools.h"
+#include "policy/path.h"
 
 #define TOOLS_ERROR (g_quark_from_static_string("box-tools"))
 
@@ -11,8 +12,6 @@ const BoxToolContext *tools_context(void);
 /* envp (g_strfreev-able) plus extra "NAME=value" the box does not own; consumes envp. */
 char **tools_env_merge(char **envp, char *const *extra);
 
-/* dir entry: prefix (component-bounded); equal paths cover. */
-bool tools_path_within(const char *path, const char *dir);
 
 /* The seccomp program of §5.8, compiled once: a struct sock_fprog *. */
 const void *tools_seccomp_program(GError **error);

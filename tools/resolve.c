@@ -84,12 +84,12 @@ static bool in_system_tree(const char *path)
   static const char *const tree[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
                                       "/libx32", NULL };
   for (int i = 0; tree[i]; i++)
-    if (tools_path_within(path, tree[i]))
+    if (box_path_within(path, tree[i]))
       return true;
   if (strncmp(path, "/etc/", 5) != 0)
     return false;
   for (int i = 0; tools_etc_entries[i]; i++)
-    if (tools_path_within(path + 5, tools_etc_entries[i]))
+    if (box_path_within(path + 5, tools_etc_entries[i]))
       return true;
   return false;
 }
@@ -228,16 +228,9 @@ char *box_tools_resolve_decided(const char *word, const char *cwd, const char *s
 
 char *box_tools_spell_home(const char *path, const char *home)
 {
+  /* a home of "/" would spell every path from it: such a box spells none */
   if (!home || !*home || strcmp(home, "/") == 0)
     return g_strdup(path);
-  size_t n = strlen(home);
-  while (n > 1 && home[n - 1] == '/')
-    n--;
-  if (strncmp(path, home, n) != 0)
-    return g_strdup(path);
-  if (path[n] == '\0')
-    return g_strdup("~");
-  if (path[n] != '/')
-    return g_strdup(path);
-  return g_strconcat("~", path + n, NULL);
+  char *tilde = box_path_tilde(path, home);
+  return tilde ? tilde : g_strdup(path);
 }

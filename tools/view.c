@@ -58,7 +58,7 @@ static void mnt_clear(gpointer data)
 static const char *root_of(const BoxToolLaunch *l, const char *path)
 {
   for (int i = 0; l->roots && l->roots[i]; i++)
-    if (tools_path_within(path, l->roots[i]))
+    if (box_path_within(path, l->roots[i]))
       return l->roots[i];
   return NULL;
 }
@@ -190,7 +190,7 @@ static bool covered_exec(Planner *pl, const char *path)
   for (guint i = 0; i < pl->mounts->len; i++) {
     Mnt *m = &g_array_index(pl->mounts, Mnt, i);
     if ((m->kind == MOUNT_SYSTEM || m->kind == MOUNT_EXEC || m->kind == MOUNT_WRITE_EXEC) &&
-        tools_path_within(path, m->path))
+        box_path_within(path, m->path))
       return true;
   }
   return false;
@@ -295,7 +295,7 @@ static bool inside_writable(Planner *pl, const char *path)
 {
   for (guint i = 0; i < pl->mounts->len; i++) {
     Mnt *m = &g_array_index(pl->mounts, Mnt, i);
-    if ((m->kind == MOUNT_WRITE || m->kind == MOUNT_WRITE_EXEC) && tools_path_within(path, m->path))
+    if ((m->kind == MOUNT_WRITE || m->kind == MOUNT_WRITE_EXEC) && box_path_within(path, m->path))
       return true;
   }
   return false;
@@ -305,7 +305,7 @@ static bool inside_any(Planner *pl, const char *path)
 {
   for (guint i = 0; i < pl->mounts->len; i++) {
     Mnt *m = &g_array_index(pl->mounts, Mnt, i);
-    if (m->kind != MOUNT_DENY && m->kind != MOUNT_ENTER && tools_path_within(path, m->path))
+    if (m->kind != MOUNT_DENY && m->kind != MOUNT_ENTER && box_path_within(path, m->path))
       return true;
   }
   return false;
@@ -348,7 +348,7 @@ static bool within_mount(Emit *e, const char *path, bool strictly)
     Mnt *m = &g_array_index(e->mounts, Mnt, i);
     if (m->kind == MOUNT_DENY || !m->is_dir)
       continue;
-    if (tools_path_within(path, m->path) && (!strictly || strcmp(path, m->path) != 0))
+    if (box_path_within(path, m->path) && (!strictly || strcmp(path, m->path) != 0))
       return true;
   }
   return false;
@@ -667,7 +667,7 @@ bool tools_view_contains(const View *v, const char *path)
   g_autofree char *dst = g_strconcat(v->root, path, NULL);
   for (guint i = 0; i < v->steps->len; i++) {
     const Step *s = &g_array_index(v->steps, Step, i);
-    if (s->kind == STEP_BIND && tools_path_within(dst, s->dst))
+    if (s->kind == STEP_BIND && box_path_within(dst, s->dst))
       return true;
     if (s->kind == STEP_TMPFS && strcmp(dst, s->dst) == 0)
       return true;
@@ -715,16 +715,16 @@ bool tools_view_preparable(View *v)
     if (s->per_launch)
       continue;
     bool mounts = s->kind == STEP_BIND || s->kind == STEP_TMPFS || s->kind == STEP_PROC;
-    if (s->kind != STEP_MKDIR && tools_path_within(s->dst, proc))
+    if (s->kind != STEP_MKDIR && box_path_within(s->dst, proc))
       return false;
-    if (mounts && (tools_path_within(tmp, s->dst) || tools_path_within(proc, s->dst)))
+    if (mounts && (box_path_within(tmp, s->dst) || box_path_within(proc, s->dst)))
       return false;
-    if (!mounts || !tools_path_within(s->dst, tmp))
+    if (!mounts || !box_path_within(s->dst, tmp))
       continue;
     /* Mounts come sorted by depth: one inside an earlier one travels with it. */
     bool nested = false;
     for (int k = 0; k < n_tops && !nested; k++)
-      nested = tools_path_within(s->dst, tops[k]);
+      nested = box_path_within(s->dst, tops[k]);
     if (nested)
       continue;
     if (n_tops == VIEW_TMP_MOUNTS_MAX)

@@ -63,6 +63,7 @@
 #include <glib.h>
 #include <json-c/json.h>
 #include "policy/policy.h"
+#include "policy/history.h"
 
 G_BEGIN_DECLS
 

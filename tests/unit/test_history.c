@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
+#include "policy/history.h"
 
 static int64_t now_ns;
 static int64_t test_clock(void *data) {

@@ -1,0 +1,54 @@
+/* decision_log.h — the decision log: OTLP/JSON lines of each decision
+ * (spec/policy.md §5.1, spec/runtime.md §8). */
+#ifndef BOX_POLICY_DECISION_LOG_H
+#define BOX_POLICY_DECISION_LOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <glib.h>
+#include <json-c/json.h>
+#include "policy/policy.h"
+
+G_BEGIN_DECLS
+
+typedef struct BoxDecisionLog BoxDecisionLog;
+BoxDecisionLog *box_decision_log_open(const char *path, const char *box_id, const char *run_id,
+                                      GError **error);
+/* Appends one line for the decision (thread-safe; the queued lines first,
+ * then this one, in one write each, before it returns).
+ * command_args: the shell decisions' argv (process.command_args), else NULL. */
+void box_decision_log_append(BoxDecisionLog *log, const char *action, json_object *input,
+                             const char *const *command_args, const BoxDecision *decision);
+/* A shell decision's argv with, per word, whether it was literal in the
+ * script.  Words that came from an expansion are logged only when they are
+ * a short flag, a long flag of at most 32 lowercase letters and dashes, or
+ * `--name=<redacted>`; otherwise as `<redacted>` (spec/runtime.md §8.2).
+ * literal == NULL means every word was literal. */
+typedef struct {
+  const char *const *argv;
+  const bool *literal;
+  size_t argc;
+} BoxCommandArgs;
+void box_decision_log_append_args(BoxDecisionLog *log, const char *action, json_object *input,
+                                  const BoxCommandArgs *args, const BoxDecision *decision);
+/* As box_decision_log_append, for a file operation: the line is queued and
+ * written within a few ms by the log's writer thread, or at once by the
+ * next other append or flush.  Lost if the process is killed first. */
+void box_decision_log_append_queued(BoxDecisionLog *log, const char *action, json_object *input,
+                                    const BoxDecision *decision);
+/* Writes every queued line (before a command's end is reported). */
+void box_decision_log_flush(BoxDecisionLog *log);
+/* A batch of decisions: each one's lines rendered onto buf (nanos: the
+ * time, from box_decision_log_now, one for the batch), then all written in
+ * one write(2) by box_decision_log_write (which empties buf) before any of
+ * them is answered. */
+void box_decision_log_now(char nanos[32]);
+void box_decision_log_render_into(const BoxDecisionLog *log, GString *buf, const char *action, json_object *input,
+                                  const BoxCommandArgs *args, const BoxDecision *decision, const char *nanos);
+void box_decision_log_write(BoxDecisionLog *log, GString *buf);
+/* The reportable spelling of one argv word (newly allocated). */
+char *box_command_arg_redact(const char *word, bool literal);
+void box_decision_log_close(BoxDecisionLog *log);
+
+G_END_DECLS
+#endif

@@ -1,0 +1,13 @@
+/* temporal_check.h — the load checks of history rules (spec/policy.md §2.6) and the
+ * plan of their evaluation. */
+#ifndef BOX_POLICY_TEMPORAL_CHECK_H
+#define BOX_POLICY_TEMPORAL_CHECK_H
+
+#include "policy/policy-private.h"
+
+/* Checks every temporal block of pol (schema class), plans its fast
+ * paths and builds the policy's history state.  Called by policy_validate
+ * after cap-as-permit. */
+bool policy_temporal_validate(BoxPolicy *pol, GError **error);
+
+#endif

@@ -1,0 +1,26 @@
+/* test_policy_util.h — helpers shared by the policy unit tests. */
+#ifndef BOX_TEST_POLICY_UTIL_H
+#define BOX_TEST_POLICY_UTIL_H
+
+#include <glib.h>
+#include <json-c/json.h>
+
+#include "policy/policy.h"
+
+/* The spec's seed example. */
+extern const char *const seed_policy;
+
+/* A policy that must load; the test fails with the message if it does not. */
+BoxPolicy *load_ok(const char *text);
+/* text must fail to load with exactly expected. */
+void assert_load_error(const char *text, const char *expected);
+/* Request inputs (newly made; decide() takes them). */
+json_object *fs_input(const char *path, const char *op);
+json_object *exec_input(const char *program, const char *cwd, const char *arg1);
+json_object *spawn_input(const char *program, const char *path);
+/* Decides, consuming input, and checks the decision's fields are set. */
+BoxDecision *decide(BoxPolicy *p, const char *action, json_object *input);
+/* The cause of the decision on a request (consuming input). */
+BoxCause decide_cause(BoxPolicy *p, const char *action, json_object *input);
+
+#endif
