@@ -6,7 +6,7 @@
  * it), and nothing else of box_dir.  The mount places its requests in a
  * command of its own, as a tool: its own system calls raise no decision.
  */
-#include "box/agent.h"
+#include "box/box-private.h"
 
 #include <errno.h>
 #include <unistd.h>

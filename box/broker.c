@@ -9,7 +9,7 @@
  * idle threads wait in accept() for the next one, so no thread is created
  * (nor woken, beyond the one the kernel wakes) on a command's path.
  */
-#include "box/boxd.h"
+#include "box/box-private.h"
 #include "shell/shell.h"
 
 #include <errno.h>

@@ -15,7 +15,7 @@
  * files go through the mount, and its io.popen / os.execute / box.run
  * commands each get their own decision.  Exit status: the agent's, i.e.
  * the script's (os.exit, 1 on an uncaught error), as with `box run`. */
-#include "box/boxd.h"
+#include "box/box-private.h"
 
 #include <errno.h>
 #include <stdio.h>

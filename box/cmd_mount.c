@@ -21,7 +21,7 @@
  * remounted read-only unless --rw.  At a signal the binds come off (lazily
  * if something still sits in them), then the vfs.  A view left by a killed
  * `box mount` (its daemon gone: ENOTCONN) is cleared by the next one. */
-#include "box/boxd.h"
+#include "box/box-private.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -4,7 +4,7 @@
  * disclosure (§5.7).  Spelling checks (absolute, no pattern, no `..`, no
  * duplicate) are config.c's, at parse.
  */
-#include "box/agent.h"
+#include "box/box-private.h"
 
 #include <errno.h>
 #include <stdio.h>

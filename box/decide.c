@@ -1,5 +1,5 @@
 /* decide.c — every decision passes here: policy, then the log. */
-#include "box/boxd.h"
+#include "box/box-private.h"
 
 #include <string.h>
 #include <sys/stat.h>

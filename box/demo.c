@@ -4,7 +4,7 @@
  * embedded box.toml and policy.dw beside it, runs the box with an agent
  * script that tries a few things, and prints every decision the box made.
  */
-#include "box/boxd.h"
+#include "box/box-private.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  * nothing else.  Its decisions go through policy and the decision log here;
  * the address floor's refusals are logged as the effective decision.
  */
-#include "box/boxd.h"
+#include "box/box-private.h"
 #include "gateway/gateway.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* main.c — the `box` command line: verbs and their usage errors. */
-#include "box/boxd.h"
+#include "box/box-private.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* paths.c — what `box run`, `box mount` and the config checks all ask of a
  * path, and the one way the box CLI reports a fatal error. */
-#include "box/boxd.h"
+#include "box/box-private.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -5,8 +5,7 @@
  * agent.  Anything refused before the agent starts exits 1 with
  * "box: error: …"; a config or policy error creates nothing.
  */
-#include "box/boxd.h"
-#include "box/agent.h"
+#include "box/box-private.h"
 
 #include <errno.h>
 #include <fcntl.h>

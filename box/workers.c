@@ -9,10 +9,8 @@
  * command's thread asks for the replacement once it has answered its
  * caller; preparing it is then off that command's path.
  */
-#include "box/boxd.h"
+#include "box/box-private.h"
 #include "box/ctl.h"
-#include "box/fastopen.h"
-#include "box/toolwait.h"
 
 #include <errno.h>
 #include <fcntl.h>

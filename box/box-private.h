@@ -1,6 +1,6 @@
-/* boxd.h — the daemon's wiring (private to box/). */
-#ifndef BOX_BOXD_H
-#define BOX_BOXD_H
+/* box-private.h — the daemon's wiring and the CLI's verbs (private to box/). */
+#ifndef BOX_BOX_PRIVATE_H
+#define BOX_BOX_PRIVATE_H
 
 #include <stdbool.h>
 #include <sys/types.h>
@@ -149,5 +149,47 @@ int box_fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 char *box_canonical_path(const char *path);
 /* Whether path is dir or lies below it (both canonical; "/" holds everything). */
 bool box_path_within(const char *path, const char *dir);
+
+/* config_check.c: §2.1–§2.2 checks that need the filesystem (after box_dir
+ * exists, before the workload), the tools' shared context, and the startup
+ * disclosure of §5.7 on stderr.  Fills each table's host_network from box.toml. */
+bool box_config_check(Boxd *d, GError **error);
+
+/* agent.c: starts the agent through the tools launcher with its own lists;
+ * returns the pid of its sandbox's init (a process group leader). */
+pid_t box_agent_start(Boxd *d, char **argv, GError **error);
+
+/* fastopen.c: the Shell's fast path for reading regular files (DESIGN.md
+ * "The mount", Speed), boxd's side.  Most files one "open" request may
+ * name (each answer carries one descriptor, and a message carries at most
+ * BOX_CTL_MAX_FDS). */
+#define BOX_FASTOPEN_MAX 32
+
+/* Answers a worker's {"op":"open","cwd":…,"paths":[…]} on reply_fd: for
+ * each path, in order, {"fd":true} (its descriptor rides with the reply, in
+ * the same order), {"err":E,"message":…} (decided and refused, or decided
+ * and not openable), or {"fallback":true} (not for this path: the worker
+ * opens it through the mount, which decides it there).  Only regular files
+ * inside a bound root, reached without a symlink or "..", outside every
+ * floor, are decided here — fs:read/read_content on the same spelled path,
+ * logged, with the outcome descriptor_issued. */
+void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, int reply_fd);
+
+/* Answers a worker's {"op":"list","cwd":…,"path":…} on reply_fd: the
+ * mount's OPENDIR decision (fs:read/enumerate) for a directory inside a
+ * bound root reached without a symlink or "..", outside every floor; then
+ * {"ok":1} and the directory's getdents64 records in messages tagged 'D',
+ * ended by 'E' ('X' and an errno when reading failed), or {"err":E,
+ * "message":…}, or {"fallback":true} (the worker lists it through the
+ * mount).  With "open":N, after 'E' the answers of an "open" request for
+ * the directory's leading regular files (up to N, up to the first entry
+ * that is not one, "." and ".." aside), as a walk would ask next. */
+void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd);
+
+/* toolwait.c: waits for the tool pid like box_reaper_wait and returns its
+ * wait status; if the worker process that asked for it goes away first
+ * (requester_fd, its reply socket, hangs up: `timeout` stopped it, or it was killed), the
+ * tool is killed too, as a program dies with its process group. */
+int boxd_wait_tool(pid_t pid, int requester_fd);
 
 #endif
