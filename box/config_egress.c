@@ -352,4 +352,3 @@ bool config_check_egress(ConfigCtx *c, json_object *v, BoxConfig *cfg) {
   g_ptr_array_sort(cfg->egress, egress_cmp);
   return true;
 }
-

@@ -536,4 +536,3 @@ bool config_check_tools(ConfigCtx *c, json_object *v, const char *home, BoxConfi
   g_ptr_array_sort(cfg->tools, tool_cmp);
   return true;
 }
-

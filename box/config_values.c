@@ -157,4 +157,3 @@ bool config_env_name_valid(const char *n) {
 bool config_env_name_reserved(const char *n) {
   return box_tools_env_name_reserved(n);
 }
-
