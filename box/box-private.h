@@ -86,9 +86,34 @@ void boxd_vfs_outcome(void *data, int command, const char *action, json_object *
 /* A program lookup's question of one path (BoxToolsLookupFn, data = Boxd). */
 bool boxd_lookup_may_read(void *data, const char *path, const char *operation);
 
-/* workers.c: the warm pool and one command's life. */
+/* worker_pool.c: the warm pool of Shell workers, forked by one zygote. */
 bool boxd_workers_start(Boxd *d, GError **error);
 void boxd_workers_stop(Boxd *d);
+
+/* One Shell worker: a box-shell process placed in the mount. */
+typedef struct {
+  int command;
+  pid_t pid;
+  int ctl;
+  gint64 asked; /* when its fork was requested */
+  bool has_env; /* it inherits the gateway's environment from the zygote */
+  int area;     /* the RAM area it roots in (box_vfs_command_area) */
+} BoxdWorker;
+
+/* A ready worker, or NULL after waiting its time out; asks the pool for
+ * the replacement when this leaves it empty. */
+BoxdWorker *boxd_worker_take(Boxd *d);
+/* Waits for the worker's "ready" (it rooted itself and dropped its
+ * privileges); false when it never came. */
+bool boxd_worker_wait_ready(BoxdWorker *w);
+/* Discards a worker that never ran: kills it and gives its command back. */
+void boxd_worker_discard(Boxd *d, BoxdWorker *w);
+/* Frees a worker whose process is gone. */
+void boxd_worker_free(BoxdWorker *w);
+/* Asks for the workers the pool lacks (off the pool thread). */
+void boxd_pool_refill(Boxd *d);
+
+/* worker_command.c: one command's life on a worker. */
 /* Called when the watched descriptor is readable; true ends the command. */
 typedef bool (*BoxdWatchFn)(void *data);
 /* Called once with the command's status, or -1 when no worker could run it. */

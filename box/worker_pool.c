@@ -1,4 +1,4 @@
-/* workers.c — Shell workers: a warm pool, one worker per command.
+/* worker_pool.c — Shell workers: a warm pool, one worker per command.
  *
  * A worker is box-shell forked by the zygote as the init of new mount and
  * PID namespaces (in the workers' shared route-less network namespace),
@@ -20,100 +20,11 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define POOL_SIZE 3
 #define READY_TIMEOUT_MS 10000
-/* The worker's own deadline comes this much after boxd's, so the one that
- * ends a command at its deadline is boxd: the Shell checks between steps
- * only, and a worker is hostile code anyway. */
-#define WORKER_DEADLINE_GRACE_MS 1000
-
-typedef struct {
-  int command;
-  pid_t pid;
-  int ctl;
-  gint64 asked; /* when its fork was requested */
-  bool has_env; /* it inherits the gateway's environment from the zygote */
-  int area;     /* the RAM area it roots in (box_vfs_command_area) */
-} Worker;
-
-typedef struct {
-  Boxd *d;
-  Worker *w;
-  GMutex lock;
-  GPtrArray *threads;   /* spawn threads of this command */
-  GArray *tool_pids;    /* pid_t of its tool sandboxes still alive */
-  bool ended;
-  bool reaped;          /* the worker's status has been collected */
-  /* issue 9: permitted shell:exec inputs (JSON text) awaiting the worker's
-   * status → count; only these may be recorded as ::responses */
-  GHashTable *exec_permitted;
-  /* its box_vfs_command_describe has been written, or was never asked
-   * for (lock, described_cond) */
-  bool described;
-  GCond described_cond;
-  const char *source;  /* the command's text (the caller's, while it runs) */
-  gint64 describe_at;  /* when to publish it for `box mount`; 0 once done */
-  gint64 deadline;     /* monotonic: the command ends here, blocked or not */
-  int caller_err;      /* the caller's stderr, for the deadline's message */
-  int pidfd;           /* the worker's, taken while it runs (or -1) */
-} Command;
-
-/* `box mount`'s record of a command is a file on the box_dir's disk
- * (create, write, rename: journaled metadata); one thread writes them so
- * the command does not wait for its own description.  It lists what runs
- * now, so a command is published once it has run for DESCRIBE_AFTER_MS:
- * one that ends sooner, which no operator could have seen, costs no
- * thread wakeup and no file on its path (most commands are that short). */
-#define DESCRIBE_AFTER_MS 10
-
-typedef struct {
-  Command *c;
-  char *source;
-} Describe;
-
-static void describe_main(gpointer data, gpointer user_data)
-{
-  (void)user_data;
-  Describe *t = data;
-  Command *c = t->c;
-  box_vfs_command_describe(c->d->vfs, c->w->command, t->source);
-  g_free(t->source);
-  g_free(t);
-  g_mutex_lock(&c->lock);
-  c->described = true;
-  g_cond_broadcast(&c->described_cond);
-  g_mutex_unlock(&c->lock);
-}
-
-static void describe_later(Command *c, const char *source)
-{
-  g_mutex_lock(&c->lock);
-  c->described = false;
-  g_mutex_unlock(&c->lock);
-  static GThreadPool *describers;
-  if (g_once_init_enter(&describers)) {
-    /* exclusive: its thread is started now, not on the first push */
-    GThreadPool *p = g_thread_pool_new(describe_main, NULL, 1, TRUE, NULL);
-    g_once_init_leave(&describers, p);
-  }
-  Describe *t = g_new(Describe, 1);
-  t->c = c;
-  t->source = g_strdup(source);
-  g_thread_pool_push(describers, t, NULL);
-}
-
-/* The record must be written before the command's end withdraws it. */
-static void describe_wait(Command *c)
-{
-  g_mutex_lock(&c->lock);
-  while (!c->described)
-    g_cond_wait(&c->described_cond, &c->lock);
-  g_mutex_unlock(&c->lock);
-}
 
 static GAsyncQueue *ready_queue;
 static GThread *pool_thread;
@@ -146,7 +57,7 @@ void boxd_kill_tracked(Boxd *d)
   g_mutex_unlock(&d->lock);
 }
 
-static void worker_free(Worker *w)
+void boxd_worker_free(BoxdWorker *w)
 {
   if (w->ctl >= 0)
     close(w->ctl);
@@ -154,13 +65,13 @@ static void worker_free(Worker *w)
 }
 
 /* Discards a worker that never ran: kill it and give its command back. */
-static void worker_discard(Boxd *d, Worker *w)
+void boxd_worker_discard(Boxd *d, BoxdWorker *w)
 {
   kill(w->pid, SIGKILL);
   box_reaper_wait(w->pid);
   boxd_untrack_pid(d, w->pid);
   box_vfs_command_end(d->vfs, w->command);
-  worker_free(w);
+  boxd_worker_free(w);
 }
 
 /* ---- the zygote: box-shell started once, forking every worker ----
@@ -173,14 +84,14 @@ static void worker_discard(Boxd *d, Worker *w)
  * and says "go"; the worker then roots itself, warms up and says "ready"
  * on its own channel.  The worker joins the ready queue as soon as it is
  * placed: the command that takes it reads that "ready" first
- * (worker_wait_ready), so a worker still rooting itself costs only the rest
+ * (boxd_worker_wait_ready), so a worker still rooting itself costs only the rest
  * of its set-up, and one that fails is replaced there.
  */
 
 static int zygote_ctl = -1;
 static pid_t zygote_pid = -1;
 static GThread *zygote_reader;
-static GQueue forking = G_QUEUE_INIT; /* Worker*, fork requested, in order; pool_lock */
+static GQueue forking = G_QUEUE_INIT; /* BoxdWorker*, fork requested, in order; pool_lock */
 static int preparing;                 /* forks not yet placed (pool_lock) */
 static int failures;                  /* consecutive workers that failed to start (pool_lock) */
 /* The gateway's environment goes to the zygote once, with the first fork
@@ -216,20 +127,20 @@ static bool area_ns_keep(int area, int ns)
 
 typedef struct {
   Boxd *d;
-  Worker *w;
+  BoxdWorker *w;
 } DiscardJob;
 
 static gpointer discard_main(gpointer data)
 {
   DiscardJob *job = data;
-  worker_discard(job->d, job->w);
+  boxd_worker_discard(job->d, job->w);
   g_free(job);
   return NULL;
 }
 
 /* The zygote forked w (pid, or <= 0 when it could not): place it, let it
  * go, and queue it as ready. */
-static void worker_forked(Boxd *d, Worker *w, pid_t pid)
+static void worker_forked(Boxd *d, BoxdWorker *w, pid_t pid)
 {
   bool ok = pid > 0;
   if (ok) {
@@ -261,7 +172,7 @@ static void worker_forked(Boxd *d, Worker *w, pid_t pid)
     g_thread_unref(g_thread_new("box-discard", discard_main, job));
   } else {
     box_vfs_command_end(d->vfs, w->command);
-    worker_free(w);
+    boxd_worker_free(w);
   }
   g_mutex_lock(&pool_lock);
   preparing--;
@@ -273,10 +184,10 @@ static void worker_forked(Boxd *d, Worker *w, pid_t pid)
   g_mutex_unlock(&pool_lock);
 }
 
-static Worker *pop_forking(void)
+static BoxdWorker *pop_forking(void)
 {
   g_mutex_lock(&pool_lock);
-  Worker *w = g_queue_pop_head(&forking);
+  BoxdWorker *w = g_queue_pop_head(&forking);
   g_mutex_unlock(&pool_lock);
   return w;
 }
@@ -292,7 +203,7 @@ static gpointer zygote_read_main(gpointer data)
     if (json_object_object_get_ex(msg, "op", &op) && json_object_object_get_ex(msg, "pid", &pid)) {
       const char *o = json_object_get_string(op);
       if (strcmp(o, "forked") == 0) {
-        Worker *w = pop_forking();
+        BoxdWorker *w = pop_forking();
         if (w)
           worker_forked(d, w, json_object_get_int(pid));
       } else if (strcmp(o, "died") == 0 && json_object_object_get_ex(msg, "status", &status)) {
@@ -302,7 +213,7 @@ static gpointer zygote_read_main(gpointer data)
     json_object_put(msg);
   }
   /* The zygote is gone: the forks it never answered will not come. */
-  Worker *w;
+  BoxdWorker *w;
   while ((w = pop_forking()))
     worker_forked(d, w, -1);
   return NULL;
@@ -402,7 +313,7 @@ static bool worker_request(Boxd *d)
     box_vfs_command_end(d->vfs, command);
     return false;
   }
-  Worker *w = g_new0(Worker, 1);
+  BoxdWorker *w = g_new0(BoxdWorker, 1);
   w->command = command;
   w->pid = -1;
   w->ctl = pair[0];
@@ -424,7 +335,7 @@ static bool worker_request(Boxd *d)
     g_queue_remove(&forking, w);
     preparing--;
     box_vfs_command_end(d->vfs, command);
-    worker_free(w);
+    boxd_worker_free(w);
   }
   return sent;
 }
@@ -432,7 +343,7 @@ static bool worker_request(Boxd *d)
 /* Asks for the workers the pool lacks, from the calling thread: a command's
  * thread once it has answered, rather than waking the pool thread for it.
  * After failures the pool thread takes over (it backs off). */
-static void pool_refill(Boxd *d)
+void boxd_pool_refill(Boxd *d)
 {
   g_mutex_lock(&pool_lock);
   bool started = __atomic_load_n(&zygote_ctl, __ATOMIC_ACQUIRE) >= 0;
@@ -511,9 +422,9 @@ void boxd_workers_stop(Boxd *d)
   g_mutex_unlock(&pool_lock);
   g_thread_join(pool_thread);
   zygote_stop(d);
-  Worker *w;
+  BoxdWorker *w;
   while ((w = g_async_queue_try_pop(ready_queue)))
-    worker_discard(d, w);
+    boxd_worker_discard(d, w);
   g_async_queue_unref(ready_queue);
   /* Before the mount goes: a namespace kept open holds binds of it. */
   g_mutex_lock(&pool_lock);
@@ -531,562 +442,19 @@ void boxd_workers_stop(Boxd *d)
  * asked for once the command is answered (asking takes time, and the
  * zygote's fork would compete with the command), or at once when this
  * leaves the pool empty. */
-static Worker *worker_take(Boxd *d)
+BoxdWorker *boxd_worker_take(Boxd *d)
 {
-  Worker *w = g_async_queue_try_pop(ready_queue);
+  BoxdWorker *w = g_async_queue_try_pop(ready_queue);
   if (w && g_async_queue_length(ready_queue) > 0)
     return w;
-  pool_refill(d);
+  boxd_pool_refill(d);
   return w ? w : g_async_queue_timeout_pop(ready_queue, (guint64)READY_TIMEOUT_MS * 1000);
-}
-
-/* ---- one command ---- */
-
-static json_object *exec_input(json_object *msg)
-{
-  json_object *input;
-  if (!json_object_object_get_ex(msg, "input", &input) ||
-      !json_object_is_type(input, json_type_object))
-    return NULL;
-  return input;
-}
-
-static const char **string_array(json_object *arr)
-{
-  if (!arr || !json_object_is_type(arr, json_type_array))
-    return NULL;
-  size_t n = json_object_array_length(arr);
-  const char **out = g_new0(const char *, n + 1);
-  for (size_t i = 0; i < n; i++) {
-    json_object *e = json_object_array_get_idx(arr, i);
-    if (!json_object_is_type(e, json_type_string)) {
-      g_free(out);
-      return NULL;
-    }
-    out[i] = json_object_get_string(e);
-  }
-  return out;
-}
-
-/* The worker's per-word literal flags; when missing or malformed every word
- * counts as expanded, so the log redacts rather than discloses. */
-static bool *literal_flags(json_object *msg, const char **args)
-{
-  int n = 0;
-  while (args && args[n])
-    n++;
-  bool *out = g_new0(bool, n > 0 ? n : 1);
-  json_object *a;
-  if (json_object_object_get_ex(msg, "literal", &a) && json_object_is_type(a, json_type_array) &&
-      (int)json_object_array_length(a) == n)
-    for (int i = 0; i < n; i++)
-      out[i] = json_object_get_boolean(json_object_array_get_idx(a, i));
-  return out;
-}
-
-/* fd < 0: the request asked for its reply on the worker's ctl. */
-static void reply_and_close(Command *c, int fd, json_object *reply)
-{
-  box_ctl_send(fd >= 0 ? fd : c->w->ctl, reply, NULL, 0);
-  json_object_put(reply);
-  if (fd >= 0)
-    close(fd);
-}
-
-/* issue 9: a permitted shell:exec whose status is owed. */
-static void note_permitted(Command *c, json_object *input)
-{
-  if (!c->exec_permitted)
-    c->exec_permitted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-  char *key = g_strdup(json_object_to_json_string_ext(input, JSON_C_TO_STRING_PLAIN));
-  gpointer n = g_hash_table_lookup(c->exec_permitted, key);
-  g_hash_table_replace(c->exec_permitted, key, GINT_TO_POINTER(GPOINTER_TO_INT(n) + 1));
-}
-
-static void handle_decide(Command *c, json_object *msg, int reply_fd)
-{
-  json_object *action_obj;
-  json_object *input = exec_input(msg);
-  json_object *reply = json_object_new_object();
-  const char *action = json_object_object_get_ex(msg, "action", &action_obj)
-                           ? json_object_get_string(action_obj)
-                           : NULL;
-  json_object *dry_obj;
-  bool dry_run = json_object_object_get_ex(msg, "dry_run", &dry_obj) &&
-                 json_object_get_boolean(dry_obj);
-  /* A worker asks for the decisions the Shell raises itself, or for a dry
-   * run (Lua's box.decide) of any action, which is logged as one. */
-  if (!input || !action || (!dry_run && strcmp(action, "shell:exec") != 0)) {
-    json_object_object_add(reply, "permit", json_object_new_boolean(false));
-    json_object_object_add(reply, "message",
-                           json_object_new_string("the worker sent a malformed request"));
-    reply_and_close(c, reply_fd, reply);
-    return;
-  }
-  json_object *args_obj = NULL;
-  json_object_object_get_ex(msg, "args", &args_obj);
-  g_autofree const char **args = string_array(args_obj);
-  BoxDecision *decision;
-  if (dry_run) {
-    /* Asked only to know; history still sees the request as an attempt. */
-    decision = box_policy_decide(c->d->policy, action, input);
-    decision->dry_run = true;
-    box_decision_log_append(c->d->log, action, input, NULL, decision);
-  } else {
-    g_autofree bool *literal = literal_flags(msg, args);
-    decision = boxd_decide_args(c->d, action, input, args, literal);
-  }
-  bool permit = decision->verdict == BOX_VERDICT_PERMIT;
-  json_object_object_add(reply, "permit", json_object_new_boolean(permit));
-  json_object_object_add(reply, "message", json_object_new_string(decision->message));
-  box_decision_free(decision);
-  reply_and_close(c, reply_fd, reply);
-  /* issue 9: its status will follow.  Noted after the reply, off the
-   * worker's wait: that status comes through this thread, after this. */
-  if (!dry_run && permit)
-    note_permitted(c, input);
-}
-
-/* issue 4: the command's first shell:exec, decided here from its text
- * (box_shell_first_exec) when the text shows it, the way handle_decide
- * decides the worker's request for it: the same record in the log and the
- * same events in history, in the same order, one worker round trip fewer.
- * The verdict goes to the worker with "run"; the worker takes it only for
- * the very request it would have sent (worker.c, answer_decided). */
-static json_object *decide_first(Command *c, const char *source)
-{
-  BoxShellCommand first;
-  if (!box_shell_first_exec(source, c->d->workspace, &first))
-    return NULL;
-  json_object *req = box_ctl_exec_request(&first);
-  json_object *input = exec_input(req);
-  BoxDecision *decision =
-      boxd_decide_args(c->d, "shell:exec", input, (const char *const *)first.argv, first.literal);
-  bool permit = decision->verdict == BOX_VERDICT_PERMIT;
-  json_object *out = json_object_new_object();
-  json_object_object_add(out, "request",
-                         json_object_new_string(json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN)));
-  json_object_object_add(out, "permit", json_object_new_boolean(permit));
-  json_object_object_add(out, "message", json_object_new_string(decision->message));
-  box_decision_free(decision);
-  if (permit)
-    note_permitted(c, input);
-  json_object_put(req);
-  box_shell_first_exec_free(&first);
-  return out;
-}
-
-/* issue 9: the worker reports a permitted shell:exec's exit status; boxd
- * records it as that command's ::response — only for a command it
- * permitted and whose status is still owed (the worker is not trusted). */
-static void handle_status(Command *c, json_object *msg)
-{
-  json_object *action_obj, *status_obj;
-  json_object *input = exec_input(msg);
-  if (!input || !c->exec_permitted || !json_object_object_get_ex(msg, "action", &action_obj) ||
-      strcmp(json_object_get_string(action_obj), "shell:exec") != 0 ||
-      !json_object_object_get_ex(msg, "status", &status_obj) ||
-      !json_object_is_type(status_obj, json_type_int))
-    return;
-  const char *key = json_object_to_json_string_ext(input, JSON_C_TO_STRING_PLAIN);
-  int n = GPOINTER_TO_INT(g_hash_table_lookup(c->exec_permitted, key));
-  if (n <= 0)
-    return;
-  if (n == 1)
-    g_hash_table_remove(c->exec_permitted, key);
-  else
-    g_hash_table_replace(c->exec_permitted, g_strdup(key), GINT_TO_POINTER(n - 1));
-  box_policy_record_status(c->d->policy, "shell:exec", input, json_object_get_int(status_obj));
-}
-
-/* issue 9: a permitted shell:exec that reported no status by the command's
- * end (a deadline, a stop, a background job cut short) records -1. */
-static void record_unreported_statuses(Command *c)
-{
-  if (!c->exec_permitted)
-    return;
-  GHashTableIter it;
-  gpointer key, value;
-  g_hash_table_iter_init(&it, c->exec_permitted);
-  while (g_hash_table_iter_next(&it, &key, &value)) {
-    json_object *input = json_tokener_parse(key);
-    for (int i = 0; input && i < GPOINTER_TO_INT(value); i++)
-      box_policy_record_status(c->d->policy, "shell:exec", input, -1);
-    json_object_put(input);
-  }
-  g_hash_table_destroy(c->exec_permitted);
-  c->exec_permitted = NULL;
-}
-
-typedef struct {
-  Command *c;
-  json_object *msg;
-  int fds[BOX_CTL_MAX_FDS];
-  int nfds;
-} SpawnJob;
-
-static bool attach_tool(void *data, pid_t pid)
-{
-  Command *c = data;
-  boxd_track_pid(c->d, pid);
-  g_mutex_lock(&c->lock);
-  g_array_append_val(c->tool_pids, pid);
-  bool ended = c->ended;
-  g_mutex_unlock(&c->lock);
-  if (ended)
-    return false;
-  g_autoptr(GError) error = NULL;
-  return box_vfs_command_attach(c->d->vfs, c->w->command, pid, true, &error);
-}
-
-static json_object *spawn_reply(const char *kind, int status, const char *message)
-{
-  json_object *r = json_object_new_object();
-  json_object_object_add(r, "kind", json_object_new_string(kind));
-  json_object_object_add(r, "status", json_object_new_int(status));
-  if (message)
-    json_object_object_add(r, "message", json_object_new_string(message));
-  return r;
-}
-
-static void put_json_input(json_object **j) { json_object_put(*j); } /* issue 9 */
-
-static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_err, int requester_fd)
-{
-  Boxd *d = c->d;
-  json_object *argv_obj, *cwd_obj, *command_obj;
-  if (!json_object_object_get_ex(msg, "argv", &argv_obj) ||
-      !json_object_object_get_ex(msg, "cwd", &cwd_obj) ||
-      !json_object_object_get_ex(msg, "command", &command_obj))
-    return spawn_reply("failed", 126, "the worker sent a malformed request");
-  g_autofree const char **argv = string_array(argv_obj);
-  if (!argv || !argv[0])
-    return spawn_reply("failed", 126, "the worker sent a malformed request");
-  const char *cwd = json_object_get_string(cwd_obj);
-  /* issue 28: a path is looked up as the mount stats it, decided first */
-  g_autofree char *resolved =
-      box_tools_resolve_decided(argv[0], cwd, d->operator_path, boxd_lookup_may_read, d);
-  if (!resolved)
-    return spawn_reply("not_found", 127, NULL);
-  int argc = 0;
-  while (argv[argc])
-    argc++;
-  g_autofree char *spelled = box_tools_spell_home(resolved, d->operator_home);
-  json_object *input = json_object_new_object();
-  json_object_object_add(input, "command", json_object_get(command_obj));
-  json_object_object_add(input, "program", json_object_new_string(argv[0]));
-  if (argc > 1)
-    json_object_object_add(input, "arg1", json_object_new_string(argv[1]));
-  if (argc > 2)
-    json_object_object_add(input, "arg2", json_object_new_string(argv[2]));
-  json_object_object_add(input, "arg_count", json_object_new_int64(argc - 1));
-  json_object_object_add(input, "cwd", json_object_new_string(cwd));
-  json_object_object_add(input, "program_path", json_object_new_string(spelled));
-  g_autofree bool *literal = literal_flags(msg, argv);
-  BoxDecision *decision = boxd_decide_args(d, "shell:spawn", input, argv, literal);
-  if (decision->verdict != BOX_VERDICT_PERMIT) {
-    json_object_put(input);
-    json_object *r = spawn_reply("denied", 126, decision->message);
-    box_decision_free(decision);
-    return r;
-  }
-  box_decision_free(decision);
-  /* issue 9: the ::response of a permitted spawn carries its status */
-  json_object *permitted_input __attribute__((cleanup(put_json_input))) = input;
-  int n_fixed = 0;
-  g_autofree char *refusal = NULL;
-  const BoxToolTable *table =
-      box_tools_select((const BoxToolTable *const *)d->tool_tables, d->agent_table, resolved,
-                       (char *const *)argv + 1, d->operator_path, &n_fixed, &refusal);
-  if (!table) {
-    box_policy_record_status(d->policy, "shell:spawn", permitted_input, 126); /* issue 9 */
-    return spawn_reply("no_tool", 126, refusal);
-  }
-  BoxToolLaunch launch = {
-    .program_path = resolved,
-    .argv = (char *const *)argv,
-    .table = table,
-    .cwd = cwd,
-    .operator_home = d->operator_home,
-    .operator_path = d->operator_path,
-    .mountpoint = box_vfs_mountpoint(d->vfs),
-    .roots = (const char *const *)d->roots,
-    .staging_dir = d->staging_dir,
-  };
-  json_object *env_obj = NULL;
-  json_object_object_get_ex(msg, "env", &env_obj);
-  g_autofree const char **extra_env = string_array(env_obj);
-  launch.extra_env = (char *const *)extra_env;
-  g_autoptr(GError) error = NULL;
-  pid_t pid = box_tools_launch(&launch, fd_out, fd_err, attach_tool, c, &error);
-  if (pid < 0) {
-    box_policy_record_status(d->policy, "shell:spawn", permitted_input, 126); /* issue 9 */
-    return spawn_reply("failed", 126,
-                       error ? error->message : "containment setup failed: the tool did not start");
-  }
-  int status = boxd_wait_tool(pid, requester_fd); /* issue 5: dies with its requester (toolwait.c) */
-  boxd_untrack_pid(d, pid);
-  g_mutex_lock(&c->lock);
-  for (guint i = 0; i < c->tool_pids->len; i++)
-    if (g_array_index(c->tool_pids, pid_t, i) == pid) {
-      g_array_remove_index_fast(c->tool_pids, i);
-      break;
-    }
-  g_mutex_unlock(&c->lock);
-  box_policy_record_status(d->policy, "shell:spawn", permitted_input, box_status_code(status)); /* issue 9 */
-  return spawn_reply("ran", box_status_code(status), NULL);
-}
-
-static gpointer spawn_thread(gpointer data)
-{
-  SpawnJob *job = data;
-  json_object *reply;
-  if (job->nfds != 3)
-    reply = spawn_reply("failed", 126, "the worker sent a malformed request");
-  else
-    reply = run_spawn(job->c, job->msg, job->fds[1], job->fds[2], job->fds[0]);
-  box_ctl_send(job->fds[0], reply, NULL, 0);
-  json_object_put(reply);
-  for (int i = 0; i < job->nfds; i++)
-    close(job->fds[i]);
-  json_object_put(job->msg);
-  g_free(job);
-  return NULL;
-}
-
-/* Kills the worker, and with it its PID namespace.  Through its pidfd: by
- * now the zygote may have reaped it and its pid been reused. */
-static void kill_worker(Command *c)
-{
-  if (c->pidfd < 0)
-    kill(c->w->pid, SIGKILL);
-  else
-    (void)syscall(SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
-}
-
-/* Ends the command's tools (each the init of its own PID namespace, so all
- * it started goes with it) and any tool still being launched for it. */
-static void end_tools(Command *c)
-{
-  g_mutex_lock(&c->lock);
-  c->ended = true;
-  for (guint i = 0; i < c->tool_pids->len; i++)
-    kill(g_array_index(c->tool_pids, pid_t, i), SIGKILL);
-  g_mutex_unlock(&c->lock);
-}
-
-/* The deadline's message on the caller's stderr, which the caller may have
- * left full: waited for a second at most, never for the caller's sake. */
-static void say_expired(Command *c)
-{
-  struct pollfd p = { .fd = c->caller_err, .events = POLLOUT };
-  size_t len = strlen(BOX_SHELL_TIMEOUT_MESSAGE);
-  if (c->caller_err < 0 || poll(&p, 1, 1000) != 1 || !(p.revents & POLLOUT) ||
-      write(c->caller_err, BOX_SHELL_TIMEOUT_MESSAGE, len) != (ssize_t)len)
-    g_printerr("box: warning: command %d: the caller's stderr did not take the deadline's "
-               "message\n", c->w->command);
-}
-
-/* The status a killed worker reported just before, read once it is gone
- * (and with it every process of its namespace: its init ends last), or -1.
- * Its other requests are dropped unanswered; nobody waits for them now. */
-static int reported_status(Command *c)
-{
-  int status = -1;
-  struct pollfd p = { .fd = c->w->ctl, .events = POLLIN };
-  while (poll(&p, 1, 0) == 1) {
-    int fds[BOX_CTL_MAX_FDS];
-    int nfds = 0;
-    json_object *msg = box_ctl_recv(c->w->ctl, fds, &nfds);
-    if (!msg)
-      break;
-    json_object *op, *s;
-    if (json_object_object_get_ex(msg, "op", &op) &&
-        g_strcmp0(json_object_get_string(op), "exit") == 0 &&
-        json_object_object_get_ex(msg, "status", &s))
-      status = json_object_get_int(s) & 0xff;
-    json_object_put(msg);
-    for (int i = 0; i < nfds; i++)
-      close(fds[i]);
-  }
-  return status;
-}
-
-/* Serves the worker's requests until it reports its status or dies.
- *
- * The command's deadline is kept here, on the trusted side: the Shell
- * checks its own only between steps, and a worker blocked in a FIFO, a
- * full pipe, a `wait`, a tool or a silent server never takes another.
- * At the deadline the worker's PID namespace (it is its init) and the
- * command's tools are killed, wherever they are blocked, and the caller
- * gets the Shell's own timeout message and status.  A worker killed
- * otherwise — the caller's `signal`, or the box shutting down — ends with
- * 125: boxd failed to serve it (spec/runtime.md §4.2). */
-static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *watch_data)
-{
-  Worker *w = c->w;
-  int status = -1;
-  bool cancelled = false;
-  bool expired = false;
-  for (;;) {
-    /* Checked before each request too: a worker that keeps boxd busy
-     * with requests must not keep its deadline away. */
-    gint64 now = g_get_monotonic_time();
-    if (now >= c->deadline) {
-      expired = true;
-      break;
-    }
-    gint64 wake = c->deadline;
-    if (c->describe_at) {
-      if (c->describe_at <= now) {
-        c->describe_at = 0;
-        describe_later(c, c->source);
-      } else if (c->describe_at < wake) {
-        wake = c->describe_at;
-      }
-    }
-    int timeout = (int)MIN((wake - now + 999) / 1000, G_MAXINT);
-    struct pollfd p[2] = { { .fd = w->ctl, .events = POLLIN },
-                           { .fd = watch_fd, .events = POLLIN } };
-    int n = poll(p, watch_fd >= 0 ? 2 : 1, timeout);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      break;
-    }
-    if (n > 0 && watch_fd >= 0 && p[1].revents && on_watch(watch_data)) {
-      cancelled = true;
-      break;
-    }
-    if (!p[0].revents)
-      continue;
-    int fds[BOX_CTL_MAX_FDS];
-    int nfds = 0;
-    json_object *msg = box_ctl_recv(w->ctl, fds, &nfds);
-    if (!msg)
-      break;
-    json_object *op_obj;
-    const char *op =
-        json_object_object_get_ex(msg, "op", &op_obj) ? json_object_get_string(op_obj) : "";
-    if (strcmp(op, "exit") == 0) {
-      json_object *s;
-      /* the last command's status, held back to travel with the exit */
-      if (json_object_object_get_ex(msg, "exec_status", &s) && json_object_is_type(s, json_type_object))
-        handle_status(c, s);
-      if (json_object_object_get_ex(msg, "status", &s))
-        status = json_object_get_int(s) & 0xff;
-      json_object_put(msg);
-      for (int i = 0; i < nfds; i++)
-        close(fds[i]);
-      /* The worker has closed the caller's descriptors and only exits
-       * now: answer at once, and let the cleanup reap it. */
-      return status;
-    }
-    json_object *reply_obj;
-    if (strcmp(op, "decide") == 0 && nfds == 0 &&
-        json_object_object_get_ex(msg, "reply", &reply_obj) &&
-        g_strcmp0(json_object_get_string(reply_obj), "ctl") == 0) {
-      handle_decide(c, msg, -1);
-      json_object_put(msg);
-      continue;
-    }
-    if (strcmp(op, "decide") == 0 && nfds >= 1) {
-      handle_decide(c, msg, fds[0]);
-      for (int i = 1; i < nfds; i++)
-        close(fds[i]);
-      json_object_put(msg);
-      continue;
-    }
-    if (strcmp(op, "open") == 0 && nfds >= 1) { /* issue 5: the fast path (fastopen.c) */
-      box_fastopen_handle(c->d, w->command, w->pid, msg, fds[0]);
-      for (int i = 1; i < nfds; i++)
-        close(fds[i]);
-      json_object_put(msg);
-      continue;
-    }
-    if (strcmp(op, "list") == 0 && nfds >= 1) { /* issue 5: a listing's fast path */
-      box_fastlist_handle(c->d, w->command, msg, fds[0]);
-      for (int i = 1; i < nfds; i++)
-        close(fds[i]);
-      json_object_put(msg);
-      continue;
-    }
-    if (strcmp(op, "status") == 0) { /* issue 9 */
-      handle_status(c, msg);
-      for (int i = 0; i < nfds; i++)
-        close(fds[i]);
-      json_object_put(msg);
-      continue;
-    }
-    if (strcmp(op, "spawn") == 0 && nfds >= 1) {
-      SpawnJob *job = g_new0(SpawnJob, 1);
-      job->c = c;
-      job->msg = msg;
-      memcpy(job->fds, fds, sizeof(int) * (size_t)nfds);
-      job->nfds = nfds;
-      g_mutex_lock(&c->lock);
-      g_ptr_array_add(c->threads, g_thread_new("box-spawn", spawn_thread, job));
-      g_mutex_unlock(&c->lock);
-      continue;
-    }
-    for (int i = 0; i < nfds; i++)
-      close(fds[i]);
-    json_object_put(msg);
-  }
-  if (expired || cancelled) {
-    /* Nothing more is served for it: its namespace and its tools go,
-     * wherever they are blocked. */
-    kill_worker(c);
-    end_tools(c);
-  }
-  int wait_status = box_reaper_wait(w->pid);
-  boxd_untrack_pid(c->d, w->pid);
-  c->reaped = true;
-  if (expired)
-    status = reported_status(c);
-  if (cancelled || (status < 0 && __atomic_load_n(&c->d->stopping, __ATOMIC_ACQUIRE)))
-    return 125;
-  if (expired && status < 0) {
-    /* After the worker is gone, so the message comes after its output. */
-    say_expired(c);
-    return BOX_SHELL_TIMEOUT_STATUS;
-  }
-  if (status < 0)
-    status = box_status_code(wait_status);
-  return status;
-}
-
-/* Ends what a command left: its tools, its spawn threads, the worker
- * itself, and its RAM root.  Runs after the caller has its status, in the
- * command's own thread (the broker has other threads accepting). */
-static void command_cleanup(Command *c)
-{
-  Worker *w = c->w;
-  if (!c->reaped) {
-    kill_worker(c);
-    box_reaper_wait(w->pid);
-    boxd_untrack_pid(c->d, w->pid);
-  }
-  end_tools(c);
-  for (guint i = 0; i < c->threads->len; i++)
-    g_thread_join(g_ptr_array_index(c->threads, i));
-  record_unreported_statuses(c); /* issue 9 */
-  describe_wait(c);
-  g_ptr_array_free(c->threads, TRUE);
-  g_array_free(c->tool_pids, TRUE);
-  g_cond_clear(&c->described_cond);
-  g_mutex_clear(&c->lock);
-  if (c->pidfd >= 0)
-    close(c->pidfd);
-  box_vfs_command_end(c->d->vfs, w->command);
-  worker_free(w);
-  g_free(c);
 }
 
 /* The worker's "ready": it has rooted itself in its RAM root and dropped
  * its privileges.  A worker taken from the pool has usually said so long
  * ago; one still setting up is waited for. */
-static bool worker_wait_ready(Worker *w)
+bool boxd_worker_wait_ready(BoxdWorker *w)
 {
   struct pollfd p = { .fd = w->ctl, .events = POLLIN };
   int n;
@@ -1111,107 +479,4 @@ static bool worker_wait_ready(Worker *w)
   for (int i = kept ? 1 : 0; i < nfds; i++)
     close(fds[i]);
   return ready;
-}
-
-/* One attempt on one worker: the command, or NULL when the worker never
- * became ready (the command did not start: another worker may take it). */
-static Command *run_on_worker(Boxd *d, Worker *w, const char *source, int fds[3],
-                              int watch_fd, BoxdWatchFn on_watch, void *data, int *status,
-                              gint64 *ready_at)
-{
-  if (!worker_wait_ready(w)) {
-    worker_discard(d, w);
-    return NULL;
-  }
-  *ready_at = g_get_monotonic_time();
-  Command *c = g_new0(Command, 1);
-  c->d = d;
-  c->w = w;
-  c->threads = g_ptr_array_new();
-  c->tool_pids = g_array_new(FALSE, FALSE, sizeof(pid_t));
-  g_mutex_init(&c->lock);
-  g_cond_init(&c->described_cond);
-  c->described = true; /* until it is asked for */
-  c->source = source;
-  c->caller_err = -1;
-  c->pidfd = (int)syscall(SYS_pidfd_open, w->pid, 0);
-  /* Only now: until it said "ready" the worker was rooting itself, which
-   * the mount serves undecided. */
-  box_vfs_command_set_running(d->vfs, w->command, true);
-  c->describe_at = g_get_monotonic_time() + DESCRIBE_AFTER_MS * 1000; /* for `box mount` */
-  json_object *run = json_object_new_object();
-  json_object_object_add(run, "op", json_object_new_string("run"));
-  json_object_object_add(run, "source", json_object_new_string(source));
-  json_object *decided = decide_first(c, source);
-  if (decided)
-    json_object_object_add(run, "decided", decided);
-  /* Only a worker asked for before the gateway started lacks it. */
-  json_object *gateway_env = w->has_env ? NULL : boxd_gateway_worker_env(d);
-  if (gateway_env)
-    json_object_object_add(run, "env", gateway_env);
-  /* box.toml's [agent] shell_timeout, else the Shell's default: boxd's
-   * deadline, which the worker's own trails (WORKER_DEADLINE_GRACE_MS). */
-  gint64 limit_ms = d->config && d->config->agent.shell_timeout_ms
-                        ? d->config->agent.shell_timeout_ms
-                        : BOX_SHELL_TIMEOUT_MS_DEFAULT;
-  json_object_object_add(run, "timeout_ms",
-                         json_object_new_int64(limit_ms + WORKER_DEADLINE_GRACE_MS));
-  c->deadline = g_get_monotonic_time() + limit_ms * 1000;
-  /* Kept to say why the command ended, should boxd end it. */
-  c->caller_err = fcntl(fds[2], F_DUPFD_CLOEXEC, 3);
-  bool sent = box_ctl_send(w->ctl, run, fds, 3);
-  json_object_put(run);
-  /* The worker holds the caller's descriptors now (and passes them to any
-   * tool): ours go while it starts, not on the way to the answer, and the
-   * caller's output can end as soon as the worker's does. */
-  if (sent)
-    for (int i = 0; i < 3; i++) {
-      close(fds[i]);
-      fds[i] = -1;
-    }
-  *status = sent ? serve_command(c, watch_fd, on_watch, data) : -1;
-  /* Before the answer: the caller's stderr ends with the command. */
-  if (c->caller_err >= 0)
-    close(c->caller_err);
-  c->caller_err = -1;
-  return c;
-}
-
-void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd,
-                      BoxdWatchFn on_watch, BoxdAnswerFn answer, void *data)
-{
-  int status = -1;
-  for (int attempt = 0; attempt < 3; attempt++) {
-    gint64 t0 = g_get_monotonic_time();
-    Worker *w = worker_take(d);
-    if (!w)
-      break;
-    gint64 t1 = g_get_monotonic_time();
-    int command = w->command;
-    gint64 t2 = 0;
-    Command *c = run_on_worker(d, w, source, fds, watch_fd, on_watch, data, &status, &t2);
-    if (!c) {
-      g_printerr("box: warning: a Shell worker ended before it was ready; trying another\n");
-      status = -1;
-      continue;
-    }
-    /* The caller is answered first; the pool's refill and the cleanup
-     * come after, so neither runs ahead of the answer.  The command's
-     * file decisions are in the log and the history when its end is
-     * reported. */
-    box_decision_log_flush(d->log);
-    box_policy_history_sync(d->policy);
-    answer(data, status);
-    if (getenv("BOX_DEBUG_TIMING"))
-      g_printerr("command %d: waited %.3f ms for a worker, %.3f ms for it to be ready, "
-                 "served in %.3f ms\n", command, (t1 - t0) / 1000.0, (t2 - t1) / 1000.0,
-                 (g_get_monotonic_time() - t2) / 1000.0);
-    pool_refill(d);
-    command_cleanup(c);
-    return;
-  }
-  box_decision_log_flush(d->log);
-  box_policy_history_sync(d->policy);
-  answer(data, -1);
-  pool_refill(d);
 }
