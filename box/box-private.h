@@ -3,6 +3,7 @@
 #define BOX_BOX_PRIVATE_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <sys/types.h>
 #include <glib.h>
 #include <json-c/json.h>
@@ -11,6 +12,15 @@
 #include "policy/policy.h"
 #include "tools/tools.h"
 #include "vfs/vfs.h"
+
+/* cli.c: the errors of box run's steps (the box directory, the
+ * aliases, the config's filesystem checks, the agent, the gateway's
+ * wiring).  Each message is what "box: error: " prefixes. */
+#define BOX_BOXD_ERROR (box_boxd_error_quark())
+GQuark box_boxd_error_quark(void);
+typedef enum {
+  BOX_BOXD_ERROR_FAILED = 1,
+} BoxBoxdError;
 
 typedef struct Boxd Boxd;
 
@@ -52,6 +62,30 @@ struct Boxd {
   char **phantom_env;
   bool stopping;
 };
+
+/* box_dir.c: creates or reopens the box directory, checks it is safe,
+ * reads or mints d->box_id; returns the fd holding the run's lock, or -1. */
+int boxd_box_dir_prepare(Boxd *d, GError **error);
+/* box_dir.c: the record of d->mountpoint and d->staging_dir in private/,
+ * so that the next run removes them should this one be killed. */
+void boxd_mount_dirs_clear_stale(Boxd *d);
+void boxd_mount_dirs_record(Boxd *d);
+void boxd_mount_dirs_forget(Boxd *d);
+/* box_dir.c: private/live (box.json and the vfs's records of running
+ * commands, for `box mount`): prepared at start (NULL when it cannot be),
+ * cleared at teardown. */
+char *boxd_live_prepare(Boxd *d);
+void boxd_live_clear(const char *dir, bool remove_dir);
+
+/* aliases.c: installs <box_dir>/bin/zsh, bash and sh as read-only copies
+ * of box-alias, replacing (and saying so) any that is no longer one. */
+bool boxd_install_aliases(Boxd *d, GError **error);
+
+/* serve.c: the signals only the main thread takes. */
+void box_run_signals(sigset_t *set);
+/* serve.c: everything from the mount to teardown (signals are handled
+ * there only); returns the agent's status, or 1. */
+int boxd_serve(Boxd *d, char **agent_argv);
 
 /* reaper.c: main thread reaps every child; others wait on theirs. */
 void box_reaper_init(void);
@@ -168,8 +202,18 @@ int box_verb_demo(void);
 /* cmd_mount.c: `box mount --config FILE [--rw] MOUNTPOINT`. */
 int box_verb_mount(int argc, char **argv);
 
-/* paths.c: "box: error: <message>" on stderr; returns 1, the CLI's status. */
+/* cli.c: "box: error: <message>" on stderr; returns 1, the CLI's status. */
 int box_fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* cli.c: parses a verb's options (prgname "box <verb>", parameter and
+ * summary for --help; strict_posix: options end at the first operand);
+ * false after saying "box: error: <why>" (the verb exits 2). */
+bool box_verb_parse(const char *prgname, const char *parameter, const char *summary,
+                    bool strict_posix, GOptionEntry *entries, int *argc, char ***argv);
+
+/* paths.c */
+/* The program name beside the box binary (as built or as installed),
+ * canonical, or NULL. */
+char *box_sibling_binary(const char *name);
 /* realpath(3) as a g_free()able string, or NULL. */
 char *box_canonical_path(const char *path);
 /* Whether path is dir or lies below it (both canonical; "/" holds everything). */

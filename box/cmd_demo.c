@@ -1,4 +1,4 @@
-/* demo.c — `box demo`: a box on the built-in example config and policy.
+/* cmd_demo.c — `box demo`: a box on the built-in example config and policy.
  *
  * It lays out a throwaway operator home with a git project, writes the
  * embedded box.toml and policy.dw beside it, runs the box with an agent
