@@ -201,6 +201,13 @@ int box_verb_lua(int argc, char **argv);
 int box_verb_demo(void);
 /* cmd_mount.c: `box mount --config FILE [--rw] MOUNTPOINT`. */
 int box_verb_mount(int argc, char **argv);
+/* cmd_policy.c: `box policy check|decide|generate-schema|replay …`. */
+int box_verb_policy(int argc, char **argv);
+/* cmd_policy.c: loads a policy file as a box would, saying why not on
+ * stderr ("box: error: …") and, unless quiet, its warnings. */
+BoxPolicy *box_verb_policy_load(const char *file, const char *home, bool quiet);
+/* cmd_policy_replay.c: `box policy replay FILE [--home DIR] EVENTS`. */
+int box_verb_policy_replay(int argc, char **argv);
 
 /* cli.c: "box: error: <message>" on stderr; returns 1, the CLI's status. */
 int box_fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2);

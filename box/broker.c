@@ -318,7 +318,7 @@ static void answer_call(void *data, int status)
     send_exit(call->c, call->program, status);
 }
 
-/* issue 28, item 9: a text over the Shell's limit never reaches a worker
+/* A text over the Shell's limit never reaches a worker
  * (it would not fit the worker's channel either): the caller gets the
  * sizes on its stderr and status 2, as for a usage error.  Its stderr may
  * be a pipe nobody reads: the line is written only if it fits at once. */

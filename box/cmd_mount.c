@@ -1,4 +1,4 @@
-/* cmd_mount.c — `box mount --config FILE [--rw] MOUNTPOINT` (issue 6, item 5):
+/* cmd_mount.c — `box mount --config FILE [--rw] MOUNTPOINT`:
  * an operator's live view of a box, at MOUNTPOINT, until SIGINT or SIGTERM.
  *
  * What the box's Shell sees: its bound roots (operator home, agent home,

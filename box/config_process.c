@@ -376,7 +376,7 @@ static bool check_shell_timeout(Proc *p, json_object *v, BoxProcessSpec *out) {
   return true;
 }
 
-/* [agent] ram, ram_size, ram_inodes (the Shell's RAM areas, issue 6). */
+/* [agent] ram, ram_size, ram_inodes (the Shell's RAM areas). */
 static bool check_ram(Proc *p, const char *k, json_object *v, BoxProcessSpec *out) {
   char *key = config_key_join(p->key, k);
   bool ok = true;

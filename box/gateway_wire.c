@@ -1,4 +1,4 @@
-/* gateway_wire.c — the egress gateway inside boxd (issue 8).
+/* gateway_wire.c — the egress gateway inside boxd.
  *
  * One gateway per box.  It listens on the host's 127.0.0.1:<port> and, at
  * the same port, inside the network namespace the Shell workers share
@@ -43,7 +43,7 @@ static bool gw_decide(void *data, const char *action, json_object *input, const 
   return permit;
 }
 
-/* issue 9: an exchange's outcome, recorded for history rules
+/* An exchange's outcome, recorded for history rules
  * (spec/policy.md §2.3): nothing delivered ⇒ ::error; else ::response with
  * body_bytes = what was delivered (the gateway sends the whole body before
  * it reads the reply), intercepted = true (the reference's quirk), and
@@ -364,7 +364,7 @@ bool boxd_gateway_start(Boxd *d, GError **error)
   d->gateway_ca_path = g_build_filename(d->config->box_dir, "trust", "cert.pem", NULL);
   BoxGatewayConfig cfg = {
     .decide = gw_decide,
-    .outcome = gw_outcome, /* issue 9 */
+    .outcome = gw_outcome, /* for history rules */
     .data = d,
     .ca_cert_path = d->gateway_ca_path,
     .extra_ca_files = (const char *const *)d->config->gateway_extra_ca,

@@ -18,8 +18,6 @@ static const char usage[] =
     "  -h, --help     Print help\n"
     "  -V, --version  Print version\n";
 
-int box_verb_policy(int argc, char **argv);
-
 int main(int argc, char **argv)
 {
   g_set_prgname("box");

@@ -29,8 +29,8 @@ typedef struct {
   GArray *tool_pids;    /* pid_t of its tool sandboxes still alive */
   bool ended;
   bool reaped;          /* the worker's status has been collected */
-  /* issue 9: permitted shell:exec inputs (JSON text) awaiting the worker's
-   * status → count; only these may be recorded as ::responses */
+  /* for history rules: permitted shell:exec inputs (JSON text) awaiting
+   * the worker's status → count; only these may be recorded as ::responses */
   GHashTable *exec_permitted;
   /* its box_vfs_command_describe has been written, or was never asked
    * for (lock, described_cond) */
@@ -149,7 +149,7 @@ static void reply_and_close(Command *c, int fd, json_object *reply)
     close(fd);
 }
 
-/* issue 9: a permitted shell:exec whose status is owed. */
+/* A permitted shell:exec whose status is owed (history rules). */
 static void note_permitted(Command *c, json_object *input)
 {
   if (!c->exec_permitted)
@@ -197,13 +197,13 @@ static void handle_decide(Command *c, json_object *msg, int reply_fd)
   json_object_object_add(reply, "message", json_object_new_string(decision->message));
   box_decision_free(decision);
   reply_and_close(c, reply_fd, reply);
-  /* issue 9: its status will follow.  Noted after the reply, off the
+  /* Its status will follow.  Noted after the reply, off the
    * worker's wait: that status comes through this thread, after this. */
   if (!dry_run && permit)
     note_permitted(c, input);
 }
 
-/* issue 4: the command's first shell:exec, decided here from its text
+/* The command's first shell:exec, decided here from its text
  * (box_shell_first_exec) when the text shows it, the way handle_decide
  * decides the worker's request for it: the same record in the log and the
  * same events in history, in the same order, one worker round trip fewer.
@@ -232,7 +232,7 @@ static json_object *decide_first(Command *c, const char *source)
   return out;
 }
 
-/* issue 9: the worker reports a permitted shell:exec's exit status; boxd
+/* The worker reports a permitted shell:exec's exit status; boxd
  * records it as that command's ::response — only for a command it
  * permitted and whose status is still owed (the worker is not trusted). */
 static void handle_status(Command *c, json_object *msg)
@@ -255,7 +255,7 @@ static void handle_status(Command *c, json_object *msg)
   box_policy_record_status(c->d->policy, "shell:exec", input, json_object_get_int(status_obj));
 }
 
-/* issue 9: a permitted shell:exec that reported no status by the command's
+/* A permitted shell:exec that reported no status by the command's
  * end (a deadline, a stop, a background job cut short) records -1. */
 static void record_unreported_statuses(Command *c)
 {
@@ -305,7 +305,7 @@ static json_object *spawn_reply(const char *kind, int status, const char *messag
   return r;
 }
 
-static void put_json_input(json_object **j) { json_object_put(*j); } /* issue 9 */
+static void put_json_input(json_object **j) { json_object_put(*j); }
 
 static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_err, int requester_fd)
 {
@@ -319,7 +319,7 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
   if (!argv || !argv[0])
     return spawn_reply("failed", 126, "the worker sent a malformed request");
   const char *cwd = json_object_get_string(cwd_obj);
-  /* issue 28: a path is looked up as the mount stats it, decided first */
+  /* a path is looked up as the mount stats it, decided first */
   g_autofree char *resolved =
       box_tools_resolve_decided(argv[0], cwd, d->operator_path, boxd_lookup_may_read, d);
   if (!resolved)
@@ -347,7 +347,7 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
     return r;
   }
   box_decision_free(decision);
-  /* issue 9: the ::response of a permitted spawn carries its status */
+  /* for history rules: the ::response of a permitted spawn carries its status */
   json_object *permitted_input __attribute__((cleanup(put_json_input))) = input;
   int n_fixed = 0;
   g_autofree char *refusal = NULL;
@@ -355,7 +355,7 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
       box_tools_select((const BoxToolTable *const *)d->tool_tables, d->agent_table, resolved,
                        (char *const *)argv + 1, d->operator_path, &n_fixed, &refusal);
   if (!table) {
-    box_policy_record_status(d->policy, "shell:spawn", permitted_input, 126); /* issue 9 */
+    box_policy_record_status(d->policy, "shell:spawn", permitted_input, 126);
     return spawn_reply("no_tool", 126, refusal);
   }
   BoxToolLaunch launch = {
@@ -376,11 +376,11 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
   g_autoptr(GError) error = NULL;
   pid_t pid = box_tools_launch(&launch, fd_out, fd_err, attach_tool, c, &error);
   if (pid < 0) {
-    box_policy_record_status(d->policy, "shell:spawn", permitted_input, 126); /* issue 9 */
+    box_policy_record_status(d->policy, "shell:spawn", permitted_input, 126);
     return spawn_reply("failed", 126,
                        error ? error->message : "containment setup failed: the tool did not start");
   }
-  int status = boxd_wait_tool(pid, requester_fd); /* issue 5: dies with its requester (toolwait.c) */
+  int status = boxd_wait_tool(pid, requester_fd); /* dies with its requester (toolwait.c) */
   boxd_untrack_pid(d, pid);
   g_mutex_lock(&c->lock);
   for (guint i = 0; i < c->tool_pids->len; i++)
@@ -389,7 +389,7 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
       break;
     }
   g_mutex_unlock(&c->lock);
-  box_policy_record_status(d->policy, "shell:spawn", permitted_input, box_status_code(status)); /* issue 9 */
+  box_policy_record_status(d->policy, "shell:spawn", permitted_input, box_status_code(status));
   return spawn_reply("ran", box_status_code(status), NULL);
 }
 
@@ -553,21 +553,21 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
       json_object_put(msg);
       continue;
     }
-    if (strcmp(op, "open") == 0 && nfds >= 1) { /* issue 5: the fast path (fastopen.c) */
+    if (strcmp(op, "open") == 0 && nfds >= 1) { /* the fast path (fastopen.c) */
       box_fastopen_handle(c->d, w->command, w->pid, msg, fds[0]);
       for (int i = 1; i < nfds; i++)
         close(fds[i]);
       json_object_put(msg);
       continue;
     }
-    if (strcmp(op, "list") == 0 && nfds >= 1) { /* issue 5: a listing's fast path */
+    if (strcmp(op, "list") == 0 && nfds >= 1) { /* a listing's fast path */
       box_fastlist_handle(c->d, w->command, msg, fds[0]);
       for (int i = 1; i < nfds; i++)
         close(fds[i]);
       json_object_put(msg);
       continue;
     }
-    if (strcmp(op, "status") == 0) { /* issue 9 */
+    if (strcmp(op, "status") == 0) { /* a shell:exec's status, for history rules */
       handle_status(c, msg);
       for (int i = 0; i < nfds; i++)
         close(fds[i]);
@@ -626,7 +626,7 @@ static void command_cleanup(Command *c)
   end_tools(c);
   for (guint i = 0; i < c->threads->len; i++)
     g_thread_join(g_ptr_array_index(c->threads, i));
-  record_unreported_statuses(c); /* issue 9 */
+  record_unreported_statuses(c);
   describe_wait(c);
   g_ptr_array_free(c->threads, TRUE);
   g_array_free(c->tool_pids, TRUE);
