@@ -211,11 +211,13 @@ int box_verb_policy_replay(int argc, char **argv);
 
 /* cli.c: "box: error: <message>" on stderr; returns 1, the CLI's status. */
 int box_fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
-/* cli.c: parses a verb's options (prgname "box <verb>", parameter and
- * summary for --help; strict_posix: options end at the first operand);
- * false after saying "box: error: <why>" (the verb exits 2). */
-bool box_verb_parse(const char *prgname, const char *parameter, const char *summary,
-                    bool strict_posix, GOptionEntry *entries, int *argc, char ***argv);
+/* cli.c: parses the options of a verb that takes --config FILE and
+ * operands (into *config_path and *rest; prgname "box <verb>", parameter,
+ * operands and summary for --help; strict_posix: options end at the first
+ * operand); false after saying "box: error: <why>" (the verb exits 2). */
+bool box_verb_parse(const char *prgname, const char *parameter, const char *operands,
+                    const char *summary, bool strict_posix, char **config_path, char ***rest,
+                    int *argc, char ***argv);
 
 /* paths.c */
 /* The program name beside the box binary (as built or as installed),

@@ -17,9 +17,15 @@ int box_fail(const char *fmt, ...)
   return 1;
 }
 
-bool box_verb_parse(const char *prgname, const char *parameter, const char *summary,
-                    bool strict_posix, GOptionEntry *entries, int *argc, char ***argv)
+bool box_verb_parse(const char *prgname, const char *parameter, const char *operands,
+                    const char *summary, bool strict_posix, char **config_path, char ***rest,
+                    int *argc, char ***argv)
 {
+  GOptionEntry entries[] = {
+    { "config", 0, 0, G_OPTION_ARG_FILENAME, config_path, "The box's configuration", "FILE" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, rest, NULL, operands },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
   g_set_prgname(prgname); /* so --help reads "Usage: box <verb> …" */
   g_autoptr(GOptionContext) ctx = g_option_context_new(parameter);
   g_option_context_set_summary(ctx, summary);

@@ -92,17 +92,12 @@ int box_verb_lua(int argc, char **argv)
 {
   g_autofree char *config_path = NULL;
   g_auto(GStrv) rest = NULL;
-  GOptionEntry entries[] = {
-    { "config", 0, 0, G_OPTION_ARG_FILENAME, &config_path, "The box's configuration", "FILE" },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &rest, NULL, "SCRIPT [ARGS…]" },
-    { NULL, 0, 0, 0, NULL, NULL, NULL },
-  };
   /* Options end at the script (strict POSIX): its own arguments are its own. */
-  if (!box_verb_parse("box lua", "- run a Lua agent",
+  if (!box_verb_parse("box lua", "- run a Lua agent", "SCRIPT [ARGS…]",
                       "Starts the box described by FILE and runs SCRIPT with ARGS as its agent, "
                       "inside the box's Shell (its `lua` command, with the `box` module); exits "
                       "with the script's status.",
-                      true, entries, &argc, &argv))
+                      true, &config_path, &rest, &argc, &argv))
     return 2;
   char **script_args = rest;
   if (script_args && *script_args && strcmp(*script_args, "--") == 0)

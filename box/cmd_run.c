@@ -165,15 +165,10 @@ int box_verb_run(int argc, char **argv)
   sigprocmask(SIG_BLOCK, &blocked, NULL);
   g_autofree char *config_path = NULL;
   g_auto(GStrv) rest = NULL;
-  GOptionEntry entries[] = {
-    { "config", 0, 0, G_OPTION_ARG_FILENAME, &config_path, "The box's configuration", "FILE" },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &rest, NULL, "[-- ARGS…]" },
-    { NULL, 0, 0, 0, NULL, NULL, NULL },
-  };
-  if (!box_verb_parse("box run", "- run a box and its agent",
+  if (!box_verb_parse("box run", "- run a box and its agent", "[-- ARGS…]",
                       "Starts the box described by FILE, runs its [agent] command with ARGS "
                       "appended, and exits with the agent's status.",
-                      false, entries, &argc, &argv))
+                      false, &config_path, &rest, &argc, &argv))
     return 2;
   if (!config_path) {
     fprintf(stderr, "box: error: the following required arguments were not provided: --config "

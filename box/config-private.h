@@ -11,11 +11,12 @@ typedef struct {
   GError **error;
 } ConfigCtx;
 
-/* config_values.c.  Each fail_* sets the error and returns false.
- * "cannot parse config file <path>: <reason>" */
-bool config_fail_parse(ConfigCtx *c, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-/* "<spec text> (in <path>)" */
-bool config_fail_spec(ConfigCtx *c, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* config_values.c.  Each fail sets the error and returns false: code
+ * BOX_CONFIG_ERROR_PARSE reads "cannot parse config file <path>: <reason>",
+ * BOX_CONFIG_ERROR_INVALID "<spec text> (in <path>)". */
+bool config_fail(ConfigCtx *c, BoxConfigError code, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+#define config_fail_parse(c, ...) config_fail((c), BOX_CONFIG_ERROR_PARSE, __VA_ARGS__)
+#define config_fail_spec(c, ...) config_fail((c), BOX_CONFIG_ERROR_INVALID, __VA_ARGS__)
 /* The spec's removed-key text; it begins with the file's path. */
 bool config_fail_removed(ConfigCtx *c, const char *key, const char *replacement);
 /* A double-quoted, escaped spelling of S (like Rust's {:?} of a str). */

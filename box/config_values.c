@@ -11,28 +11,15 @@
 
 /* ---- messages ------------------------------------------------------------ */
 
-/* "cannot parse config file <path>: <reason>" */
-G_GNUC_PRINTF(2, 3)
-bool config_fail_parse(ConfigCtx *c, const char *fmt, ...) {
+bool config_fail(ConfigCtx *c, BoxConfigError code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  char *reason = g_strdup_vprintf(fmt, ap);
+  g_autofree char *text = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  g_set_error(c->error, BOX_CONFIG_ERROR, BOX_CONFIG_ERROR_PARSE, "cannot parse config file %s: %s",
-              c->path, reason);
-  g_free(reason);
-  return false;
-}
-
-/* "<spec text> (in <path>)" */
-G_GNUC_PRINTF(2, 3)
-bool config_fail_spec(ConfigCtx *c, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char *text = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  g_set_error(c->error, BOX_CONFIG_ERROR, BOX_CONFIG_ERROR_INVALID, "%s (in %s)", text, c->path);
-  g_free(text);
+  if (code == BOX_CONFIG_ERROR_PARSE)
+    g_set_error(c->error, BOX_CONFIG_ERROR, code, "cannot parse config file %s: %s", c->path, text);
+  else
+    g_set_error(c->error, BOX_CONFIG_ERROR, code, "%s (in %s)", text, c->path);
   return false;
 }
 
