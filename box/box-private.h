@@ -187,6 +187,8 @@ void boxd_broker_stop(Boxd *d);
 /* Waits (bounded) for the connections still serving to finish. */
 void boxd_broker_drain(Boxd *d);
 
+/* worker_pool.c: d->live_pids, every worker and tool init alive, killed
+ * at teardown. */
 void boxd_track_pid(Boxd *d, pid_t pid);
 void boxd_untrack_pid(Boxd *d, pid_t pid);
 void boxd_kill_tracked(Boxd *d);
