@@ -47,15 +47,12 @@ static gpointer teardown_watchdog(gpointer data)
   _exit(teardown_status);
 }
 
-/* Everything from the mount to teardown; signals are handled here only. */
-int boxd_serve(Boxd *d, char **agent_argv)
+/* The box's view, mounted in a mount namespace of boxd's own, and
+ * *live_dir, where the mount publishes running commands; 0, or the CLI's
+ * status after saying why. */
+static int mount_view(Boxd *d, char **live_dir)
 {
   g_autoptr(GError) error = NULL;
-  sigset_t set;
-  box_run_signals(&set);
-  signal(SIGPIPE, SIG_IGN);
-  prctl(PR_SET_CHILD_SUBREAPER, 1);
-  box_reaper_init();
   /* A mount namespace of our own: the mount vanishes with boxd whatever
    * happens, and nothing of ours propagates to the host. */
   if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
@@ -72,7 +69,7 @@ int boxd_serve(Boxd *d, char **agent_argv)
                   d->mountpoint, d->roots[i]);
   const char *floor_trees[] = { d->config->box_dir, NULL };
   const char *floor_files[] = { d->config->path, d->config->policy, NULL };
-  g_autofree char *live_dir = boxd_live_prepare(d);
+  *live_dir = boxd_live_prepare(d);
   BoxVfsConfig vc = {
     .mountpoint = d->mountpoint,
     .roots = (const char *const *)d->roots,
@@ -94,7 +91,7 @@ int boxd_serve(Boxd *d, char **agent_argv)
     .ram_per_box = d->config->agent.ram_per_box,
     .ram_max_bytes = d->config->agent.ram_max_bytes,
     .ram_max_inodes = d->config->agent.ram_max_inodes,
-    .live_dir = live_dir,
+    .live_dir = *live_dir,
   };
   d->vfs = box_vfs_start(&vc, &error);
   if (!d->vfs) {
@@ -102,28 +99,20 @@ int boxd_serve(Boxd *d, char **agent_argv)
     rmdir(d->staging_dir);
     return box_fail("cannot mount the box's view: %s", error->message);
   }
-  int status = 1;
-  pid_t agent = -1;
-  if (!boxd_workers_start(d, &error) || !boxd_gateway_start(d, &error) ||
-      !boxd_broker_start(d, &error)) {
-    box_fail("%s", error->message);
-    goto teardown;
-  }
-  /* Tools and the agent reach the network through the gateway only. */
-  box_tools_set_gateway(d->gateway_url, d->gateway_ca_path, boxd_gateway_net_setup, d);
-  /* Contained tools share the workers' route-less namespace and its relay. */
-  box_tools_set_netns(d->worker_netns_fd);
-  agent = box_agent_start(d, agent_argv, &error);
-  if (agent < 0) {
-    box_fail("%s", error->message);
-    goto teardown;
-  }
+  return 0;
+}
+
+/* Until the agent ends: the signals of set are forwarded to its group, and
+ * if it lingers a second after the first, it is killed.  Its status. */
+static int wait_for_agent(pid_t agent, const sigset_t *set)
+{
+  int status;
   bool stopping = false;
   gint64 kill_at = 0;
   for (;;) {
     struct timespec tick = { 0, 100 * 1000 * 1000 };
     siginfo_t info;
-    int sig = sigtimedwait(&set, &info, &tick);
+    int sig = sigtimedwait(set, &info, &tick);
     if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
       /* Forward to the agent's group; if it lingers, it is killed. */
       kill(-agent, sig == SIGHUP ? SIGTERM : sig);
@@ -142,7 +131,12 @@ int boxd_serve(Boxd *d, char **agent_argv)
       kill(-agent, SIGKILL);
   }
   stop_group(agent);
-teardown:
+  return status;
+}
+
+/* Ends everything after the mount, in order, then the mount. */
+static void teardown(Boxd *d, int status, const char *live_dir)
+{
   d->stopping = true;
   /* Teardown waits on children and threads; if one of them never answers,
    * the run still ends with the agent's status (PDEATHSIG ends what is
@@ -163,5 +157,35 @@ teardown:
   rmdir(d->staging_dir);
   boxd_mount_dirs_forget(d);
   boxd_live_clear(live_dir, true);
+}
+
+int boxd_serve(Boxd *d, char **agent_argv)
+{
+  sigset_t set;
+  box_run_signals(&set);
+  signal(SIGPIPE, SIG_IGN);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  box_reaper_init();
+  g_autofree char *live_dir = NULL;
+  int failed = mount_view(d, &live_dir);
+  if (failed)
+    return failed;
+  g_autoptr(GError) error = NULL;
+  int status = 1;
+  if (!boxd_workers_start(d, &error) || !boxd_gateway_start(d, &error) ||
+      !boxd_broker_start(d, &error)) {
+    box_fail("%s", error->message);
+  } else {
+    /* Tools and the agent reach the network through the gateway only. */
+    box_tools_set_gateway(d->gateway_url, d->gateway_ca_path, boxd_gateway_net_setup, d);
+    /* Contained tools share the workers' route-less namespace and its relay. */
+    box_tools_set_netns(d->worker_netns_fd);
+    pid_t agent = box_agent_start(d, agent_argv, &error);
+    if (agent < 0)
+      box_fail("%s", error->message);
+    else
+      status = wait_for_agent(agent, &set);
+  }
+  teardown(d, status, live_dir);
   return status;
 }
