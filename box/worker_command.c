@@ -208,7 +208,7 @@ static void handle_decide(Command *c, json_object *msg, int reply_fd)
  * decides the worker's request for it: the same record in the log and the
  * same events in history, in the same order, one worker round trip fewer.
  * The verdict goes to the worker with "run"; the worker takes it only for
- * the very request it would have sent (worker.c, answer_decided). */
+ * the very request it would have sent (shell_worker.c, answer_decided). */
 static json_object *decide_first(Command *c, const char *source)
 {
   BoxShellCommand first;

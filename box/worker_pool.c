@@ -226,7 +226,7 @@ static bool zygote_start(Boxd *d)
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
     return false;
   char *argv[] = { "box-shell", "--zygote", "--ctl-fd=3", NULL };
-  /* The egress routes' phantoms, for the Shell's variables (worker.c). */
+  /* The egress routes' phantoms, for the Shell's variables (shell_worker.c). */
   g_autofree char *phantoms = NULL;
   if (d->phantom_env && d->phantom_env[0]) {
     g_autofree char *joined = g_strjoinv("\n", d->phantom_env);
