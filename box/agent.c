@@ -6,12 +6,10 @@
  * it), and nothing else of box_dir.  The mount places its requests in a
  * command of its own, as a tool: its own system calls raise no decision.
  */
-#include "box/agent.h"
+#include "box/box-private.h"
 
 #include <errno.h>
 #include <unistd.h>
-
-#define AGENT_ERROR (g_quark_from_static_string("box-agent"))
 
 typedef struct {
   Boxd *d;
@@ -35,7 +33,7 @@ pid_t box_agent_start(Boxd *d, char **argv, GError **error)
   g_autofree char *program = box_tools_resolve(
       argv[0], d->workspace, declared && *declared ? declared : d->operator_path);
   if (!program) {
-    g_set_error(error, AGENT_ERROR, 1,
+    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
                 "invalid `[agent]` table: `command` element 0 \"%s\" does not name an executable "
                 "file",
                 argv[0]);
@@ -45,7 +43,8 @@ pid_t box_agent_start(Boxd *d, char **argv, GError **error)
     d->agent_table->workspace = d->workspace;
   int command = box_vfs_command_new(d->vfs);
   if (command < 0) {
-    g_set_error(error, AGENT_ERROR, 1, "the mount has no room for the agent");
+    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
+                "the mount has no room for the agent");
     return -1;
   }
   AgentAttach a = { d, command };

@@ -9,7 +9,7 @@
  * idle threads wait in accept() for the next one, so no thread is created
  * (nor woken, beyond the one the kernel wakes) on a command's path.
  */
-#include "box/boxd.h"
+#include "box/box-private.h"
 #include "shell/shell.h"
 
 #include <errno.h>
@@ -318,7 +318,7 @@ static void answer_call(void *data, int status)
     send_exit(call->c, call->program, status);
 }
 
-/* issue 28, item 9: a text over the Shell's limit never reaches a worker
+/* A text over the Shell's limit never reaches a worker
  * (it would not fit the worker's channel either): the caller gets the
  * sizes on its stderr and status 2, as for a usage error.  Its stderr may
  * be a pipe nobody reads: the line is written only if it fits at once. */
@@ -405,6 +405,84 @@ static void conn_wait(Conn *c)
   g_mutex_unlock(&conns_lock);
 }
 
+/* A "call" frame of program: refused with a "denied" frame, or run to its
+ * end.  Either way the connection has served its one call. */
+static void serve_call(Conn *c, int program, int open_program, bool called, json_object *body)
+{
+  const char *source = body_string(body, "source");
+  if (program != open_program) {
+    g_autofree char *r = g_strdup_printf("transport program %d is not open", program);
+    send_denied(c, program, "transport_error", r);
+    return;
+  }
+  if (called) {
+    send_denied(c, program, "flow_control", "the program is already running a call");
+    return;
+  }
+  if (!source) {
+    send_denied(c, program, "transport_error", "a call frame needs a `source` string");
+    return;
+  }
+  if (strlen(source) != body_string_len(body, "source")) {
+    /* What follows a NUL would be sent but never seen, judged nor run. */
+    send_denied(c, program, "transport_error", "a call's `source` contains a NUL character");
+    return;
+  }
+  if (c->fds->len < 3) {
+    send_denied(c, program, "transport_error",
+                "a call frame must carry the caller's stdin, stdout and stderr");
+    return;
+  }
+  static const char *const names[3] = { "stdin", "stdout", "stderr" };
+  int fds[3];
+  take_fds(c, fds);
+  bool refused = false;
+  for (int i = 0; i < 3 && !refused; i++) {
+    const char *why = stdio_refusal(fds[i]);
+    if (why) {
+      g_autofree char *r = g_strdup_printf(
+          "the call's %s is %s; a call's stdin, stdout and stderr must be files, pipes, "
+          "sockets or character devices",
+          names[i], why);
+      send_denied(c, program, "transport_error", r);
+      refused = true;
+    }
+  }
+  /* Evicted just now: its reads are shut, so the call could not be
+   * interrupted; it is refused like any other evicted request. */
+  if (!refused && conn_unwait(c)) {
+    send_denied(c, program, "over_budget", EVICTED);
+    refused = true;
+  }
+  size_t len = strlen(source);
+  if (!refused && len > BOX_SHELL_MAX_INPUT) {
+    refuse_long_text(c, program, len, fds); /* it closes fds */
+    return;
+  }
+  if (!refused) {
+    g_mutex_lock(&conns_lock);
+    bool room = running < MAX_RUNNING;
+    if (room)
+      running++;
+    g_mutex_unlock(&conns_lock);
+    if (!room) {
+      send_denied(c, program, "over_budget",
+                  "at most " G_STRINGIFY(MAX_RUNNING)
+                  " commands run at once in this box; this one was not started");
+      refused = true;
+    }
+  }
+  if (refused) {
+    for (int i = 0; i < 3; i++)
+      close(fds[i]);
+    return;
+  }
+  run_call(c, program, source, fds);
+  g_mutex_lock(&conns_lock);
+  running--;
+  g_mutex_unlock(&conns_lock);
+}
+
 static void conn_serve(Conn *c)
 {
   int open_program = -1;
@@ -454,77 +532,9 @@ static void conn_serve(Conn *c)
         open_program = program;
       }
     } else if (strcmp(type, "call") == 0) {
-      const char *source = body_string(body, "source");
-      if (program != open_program) {
-        g_autofree char *r = g_strdup_printf("transport program %d is not open", program);
-        send_denied(c, program, "transport_error", r);
-        stop = true;
-      } else if (called) {
-        send_denied(c, program, "flow_control", "the program is already running a call");
-        stop = true;
-      } else if (!source) {
-        send_denied(c, program, "transport_error", "a call frame needs a `source` string");
-        stop = true;
-      } else if (strlen(source) != body_string_len(body, "source")) {
-        /* What follows a NUL would be sent but never seen, judged nor run. */
-        send_denied(c, program, "transport_error", "a call's `source` contains a NUL character");
-        stop = true;
-      } else if (c->fds->len < 3) {
-        send_denied(c, program, "transport_error",
-                    "a call frame must carry the caller's stdin, stdout and stderr");
-        stop = true;
-      } else {
-        static const char *const names[3] = { "stdin", "stdout", "stderr" };
-        int fds[3];
-        take_fds(c, fds);
-        for (int i = 0; i < 3 && !stop; i++) {
-          const char *why = stdio_refusal(fds[i]);
-          if (why) {
-            g_autofree char *r = g_strdup_printf(
-                "the call's %s is %s; a call's stdin, stdout and stderr must be files, pipes, "
-                "sockets or character devices",
-                names[i], why);
-            send_denied(c, program, "transport_error", r);
-            stop = true;
-          }
-        }
-        /* Evicted just now: its reads are shut, so the call could not be
-         * interrupted; it is refused like any other evicted request. */
-        if (!stop && conn_unwait(c)) {
-          send_denied(c, program, "over_budget", EVICTED);
-          stop = true;
-        }
-        size_t len = strlen(source);
-        bool answered = false; /* refuse_long_text closed fds */
-        if (!stop && len > BOX_SHELL_MAX_INPUT) {
-          refuse_long_text(c, program, len, fds);
-          answered = stop = true;
-        }
-        if (!stop) {
-          g_mutex_lock(&conns_lock);
-          bool room = running < MAX_RUNNING;
-          if (room)
-            running++;
-          g_mutex_unlock(&conns_lock);
-          if (!room) {
-            send_denied(c, program, "over_budget",
-                        "at most " G_STRINGIFY(MAX_RUNNING)
-                        " commands run at once in this box; this one was not started");
-            stop = true;
-          }
-        }
-        if (stop) {
-          for (int i = 0; i < 3 && !answered; i++)
-            close(fds[i]);
-        } else {
-          called = true;
-          run_call(c, program, source, fds);
-          g_mutex_lock(&conns_lock);
-          running--;
-          g_mutex_unlock(&conns_lock);
-          stop = true;
-        }
-      }
+      serve_call(c, program, open_program, called, body);
+      called = true; /* one call per connection: it ends with this one */
+      stop = true;
     } else if (strcmp(type, "input") == 0 || strcmp(type, "input_eof") == 0 ||
                strcmp(type, "signal") == 0) {
       /* Before a call these have nothing to act on. */

@@ -15,7 +15,7 @@
  * files go through the mount, and its io.popen / os.execute / box.run
  * commands each get their own decision.  Exit status: the agent's, i.e.
  * the script's (os.exit, 1 on an uncaught error), as with `box run`. */
-#include "box/boxd.h"
+#include "box/box-private.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -92,25 +92,13 @@ int box_verb_lua(int argc, char **argv)
 {
   g_autofree char *config_path = NULL;
   g_auto(GStrv) rest = NULL;
-  GOptionEntry entries[] = {
-    { "config", 0, 0, G_OPTION_ARG_FILENAME, &config_path, "The box's configuration", "FILE" },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &rest, NULL, "SCRIPT [ARGS…]" },
-    { NULL, 0, 0, 0, NULL, NULL, NULL },
-  };
-  g_set_prgname("box lua"); /* so --help reads "Usage: box lua …" */
-  g_autoptr(GOptionContext) ctx = g_option_context_new("- run a Lua agent");
-  g_option_context_set_summary(
-      ctx, "Starts the box described by FILE and runs SCRIPT with ARGS as its agent, inside the "
-           "box's Shell (its `lua` command, with the `box` module); exits with the script's "
-           "status.");
-  g_option_context_add_main_entries(ctx, entries, NULL);
-  /* Options end at the script: its own arguments are its own. */
-  g_option_context_set_strict_posix(ctx, TRUE);
-  g_autoptr(GError) error = NULL;
-  if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
-    fprintf(stderr, "box: error: %s\n", error->message);
+  /* Options end at the script (strict POSIX): its own arguments are its own. */
+  if (!box_verb_parse("box lua", "- run a Lua agent", "SCRIPT [ARGS…]",
+                      "Starts the box described by FILE and runs SCRIPT with ARGS as its agent, "
+                      "inside the box's Shell (its `lua` command, with the `box` module); exits "
+                      "with the script's status.",
+                      true, &config_path, &rest, &argc, &argv))
     return 2;
-  }
   char **script_args = rest;
   if (script_args && *script_args && strcmp(*script_args, "--") == 0)
     script_args++;
@@ -121,6 +109,7 @@ int box_verb_lua(int argc, char **argv)
     return 2;
   }
   const char *script = script_args[0];
+  g_autoptr(GError) error = NULL;
   g_autofree char *text = NULL;
   gsize len = 0;
   if (!g_file_get_contents(script, &text, &len, &error)) {

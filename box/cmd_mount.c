@@ -1,4 +1,4 @@
-/* cmd_mount.c — `box mount --config FILE [--rw] MOUNTPOINT` (issue 6, item 5):
+/* cmd_mount.c — `box mount --config FILE [--rw] MOUNTPOINT`:
  * an operator's live view of a box, at MOUNTPOINT, until SIGINT or SIGTERM.
  *
  * What the box's Shell sees: its bound roots (operator home, agent home,
@@ -21,7 +21,7 @@
  * remounted read-only unless --rw.  At a signal the binds come off (lazily
  * if something still sits in them), then the vfs.  A view left by a killed
  * `box mount` (its daemon gone: ENOTCONN) is cleared by the next one. */
-#include "box/boxd.h"
+#include "box/box-private.h"
 
 #include <errno.h>
 #include <signal.h>

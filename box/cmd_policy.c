@@ -1,16 +1,12 @@
-/* cmd_policy.c — `box policy check|decide|generate-schema` (issue 3,
- * spec/runtime.md §1): test a policy file the way a box would load it. */
-#include "box/config.h"
-#include "policy/policy.h"
+/* cmd_policy.c — `box policy check|decide|generate-schema|replay`
+ * (spec/runtime.md §1): test a policy file the way a box would load it. */
+#include "box/box-private.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-int box_verb_policy(int argc, char **argv);
-int box_verb_policy_replay(int argc, char **argv); /* issue 9: cmd_policy_replay.c */
 
 static const char policy_usage[] =
     "Usage: box policy <COMMAND>\n"
@@ -61,16 +57,15 @@ static int parse_args(int argc, char **argv, PolicyArgs *a, int max_pos, bool al
   return -1;
 }
 
-static BoxPolicy *load(const char *file, const char *home) {
-  GError *error = NULL;
+BoxPolicy *box_verb_policy_load(const char *file, const char *home, bool quiet) {
+  g_autoptr(GError) error = NULL;
   BoxPolicy *p = box_policy_load_file(file, home, &error);
   if (!p) {
     fprintf(stderr, "box: error: policy file %s will not load: %s\n", file, error->message);
-    g_error_free(error);
     return NULL;
   }
   const GPtrArray *w = box_policy_warnings(p);
-  for (guint i = 0; w && i < w->len; i++) fprintf(stderr, "box: warning: %s\n", (const char *)w->pdata[i]);
+  for (guint i = 0; !quiet && w && i < w->len; i++) fprintf(stderr, "box: warning: %s\n", (const char *)w->pdata[i]);
   return p;
 }
 
@@ -78,7 +73,7 @@ static int cmd_check(int argc, char **argv) {
   PolicyArgs a = {0};
   int rc = parse_args(argc, argv, &a, 1, false);
   if (rc >= 0) return rc;
-  BoxPolicy *p = load(a.pos[0], a.home);
+  BoxPolicy *p = box_verb_policy_load(a.pos[0], a.home, false);
   if (!p) return 1;
   puts("ok");
   box_policy_free(p);
@@ -98,7 +93,7 @@ static int cmd_decide(int argc, char **argv) {
     json_object_put(input);
     return 2;
   }
-  BoxPolicy *p = load(file, a.home);
+  BoxPolicy *p = box_verb_policy_load(file, a.home, false);
   if (!p) {
     json_object_put(input);
     return 2;
@@ -265,7 +260,7 @@ int box_verb_policy(int argc, char **argv) {
   if (strcmp(verb, "check") == 0) return cmd_check(argc - 2, argv + 2);
   if (strcmp(verb, "decide") == 0) return cmd_decide(argc - 2, argv + 2);
   if (strcmp(verb, "generate-schema") == 0) return cmd_generate_schema(argc - 2, argv + 2);
-  if (strcmp(verb, "replay") == 0) return box_verb_policy_replay(argc - 2, argv + 2); /* issue 9 */
+  if (strcmp(verb, "replay") == 0) return box_verb_policy_replay(argc - 2, argv + 2);
   if (strcmp(verb, "-h") == 0 || strcmp(verb, "--help") == 0) {
     fputs(policy_usage, stdout);
     return 0;

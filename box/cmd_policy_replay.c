@@ -1,14 +1,13 @@
-/* cmd_policy_replay.c — `box policy replay FILE [--home DIR] EVENTS`
- * (issue 9): replays a JSON-lines event sequence against a policy with
- * history rules, printing the decision message of every request.
+/* cmd_policy_replay.c — `box policy replay FILE [--home DIR] EVENTS`:
+ * replays a JSON-lines event sequence against a policy with history rules
+ * (spec/policy.md §2.3), printing the decision message of every request.
  *
  * Each EVENTS line is {"t": SECONDS, "action": "fs:read", "kind":
  * "request"|"response"|"error", "input": {…}, "output": {…}} or
  * {"restart": true} (reopen the history as a restarted box would).  The
  * history lives in a temporary directory removed at exit; `t` is the
  * history's clock.  Exit 0, or 2 on a usage or load error. */
-#include "policy/policy.h"
-#include "policy/history.h"
+#include "box/box-private.h"
 
 #include <errno.h>
 #include <math.h>
@@ -16,8 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <glib/gstdio.h>
-
-int box_verb_policy_replay(int argc, char **argv);
 
 static const char replay_usage[] =
     "Usage: box policy replay FILE [--home DIR] EVENTS\n"
@@ -29,19 +26,13 @@ static const char replay_usage[] =
 static int64_t replay_clock(void *data) { return *(int64_t *)data; }
 
 static BoxPolicy *open_policy(const char *file, const char *home, const char *dir, int64_t *now, bool quiet) {
-  GError *error = NULL;
-  BoxPolicy *p = box_policy_load_file(file, home, &error);
-  if (!p) {
-    fprintf(stderr, "box: error: policy file %s will not load: %s\n", file, error->message);
-    g_error_free(error);
+  BoxPolicy *p = box_verb_policy_load(file, home, quiet);
+  if (!p)
     return NULL;
-  }
-  const GPtrArray *w = box_policy_warnings(p);
-  for (guint i = 0; !quiet && w && i < w->len; i++) fprintf(stderr, "box: warning: %s\n", (const char *)w->pdata[i]);
   box_policy_set_clock(p, replay_clock, now);
+  g_autoptr(GError) error = NULL;
   if (!box_policy_open_history(p, dir, &error)) {
     fprintf(stderr, "box: error: %s\n", error->message);
-    g_error_free(error);
     box_policy_free(p);
     return NULL;
   }

@@ -10,6 +10,17 @@
 
 G_BEGIN_DECLS
 
+/* The config loader's errors (box_config_load): the file could not be
+ * read, its TOML did not parse or a key had the wrong shape, or a value
+ * broke a rule the spec words itself. */
+#define BOX_CONFIG_ERROR (box_config_error_quark())
+GQuark box_config_error_quark(void);
+typedef enum {
+  BOX_CONFIG_ERROR_READ,
+  BOX_CONFIG_ERROR_PARSE,
+  BOX_CONFIG_ERROR_INVALID,
+} BoxConfigError;
+
 typedef struct {
   char **read;        /* NULL-terminated, "~" expanded to the operator home */
   char **write;

@@ -4,7 +4,7 @@
  * disclosure (§5.7).  Spelling checks (absolute, no pattern, no `..`, no
  * duplicate) are config.c's, at parse.
  */
-#include "box/agent.h"
+#include "box/box-private.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -12,8 +12,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define CHECK_ERROR (g_quark_from_static_string("box-config-check"))
 
 /* §5.5 exact floors: a grant naming exactly one of these is refused. */
 static const char *const exact_floors[] = {
@@ -42,7 +40,8 @@ static bool refuse(Check *c, const char *entry, const char *fmt, ...)
   va_start(ap, fmt);
   g_autofree char *reason = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  g_set_error(c->error, CHECK_ERROR, 1, "`%s` filesystem entry \"%s\" is refused: %s",
+  g_set_error(c->error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
+              "`%s` filesystem entry \"%s\" is refused: %s",
               c->label + 0, entry, reason);
   return false;
 }
@@ -157,7 +156,8 @@ static bool check_spec(Boxd *d, const BoxProcessSpec *spec, bool agent, GError *
     g_autofree char *prog = box_tools_resolve(spec->command[0], "/",
                                               search && *search ? search : d->operator_path);
     if (!prog) {
-      g_set_error(error, CHECK_ERROR, 1, "containment config failed: path does not exist: %s",
+      g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
+                  "containment config failed: path does not exist: %s",
                   spec->command[0]);
       return false;
     }

@@ -76,6 +76,18 @@ static char *recv_buffer(void)
   return buf;
 }
 
+/* A message that will not be read: its descriptors closed, errno err. */
+static json_object *refuse_message(int *fds, int *nfds, int err)
+{
+  if (fds && nfds)
+    for (int i = 0; i < *nfds; i++)
+      close(fds[i]);
+  if (nfds)
+    *nfds = 0;
+  errno = err;
+  return NULL;
+}
+
 json_object *box_ctl_recv(int sock, int *fds, int *nfds)
 {
   if (nfds)
@@ -113,26 +125,13 @@ json_object *box_ctl_recv(int sock, int *fds, int *nfds)
         close(got[i]);
     }
   }
-  if (n > BOX_CTL_MAX_MSG || (msg.msg_flags & MSG_TRUNC)) {
-    if (fds && nfds)
-      for (int i = 0; i < *nfds; i++)
-        close(fds[i]);
-    if (nfds)
-      *nfds = 0;
-    errno = EMSGSIZE;
-    return NULL;
-  }
+  if (n > BOX_CTL_MAX_MSG || (msg.msg_flags & MSG_TRUNC))
+    return refuse_message(fds, nfds, EMSGSIZE);
   buf[n] = '\0';
   json_object *obj = json_tokener_parse(buf);
   if (!obj || !json_object_is_type(obj, json_type_object)) {
     json_object_put(obj);
-    if (fds && nfds)
-      for (int i = 0; i < *nfds; i++)
-        close(fds[i]);
-    if (nfds)
-      *nfds = 0;
-    errno = EPROTO;
-    return NULL;
+    return refuse_message(fds, nfds, EPROTO);
   }
   return obj;
 }

@@ -33,7 +33,7 @@ json_object *box_ctl_call_fds(int sock, json_object *request, const int *fds, in
 
 /* The shell:exec request a worker sends for cmd (op "decide", its input,
  * args and literal flags).  boxd builds the same one when it decides a
- * command's first shell:exec itself (workers.c), so both sides log and
+ * command's first shell:exec itself (worker_command.c), so both sides log and
  * compare the very same fields. */
 json_object *box_ctl_exec_input(const BoxShellCommand *cmd);
 json_object *box_ctl_exec_request(const BoxShellCommand *cmd);

@@ -1,5 +1,5 @@
 /* decide.c — every decision passes here: policy, then the log. */
-#include "box/boxd.h"
+#include "box/box-private.h"
 
 #include <string.h>
 #include <sys/stat.h>
@@ -106,7 +106,7 @@ static bool declared_program(Boxd *d, const char *path)
   return false;
 }
 
-/* issue 28: the floors of the mount (vfs_core.c), for a program's lookup:
+/* The floors of the mount (vfs_core.c), for a program's lookup:
  * boxd's state and the mount's own host paths are no program of the agent,
  * and a path outside the bound roots (and the system tree, which is not
  * asked about) is in the agent's view an in-memory path, where the host's
@@ -137,7 +137,7 @@ static const char *lookup_floor(Boxd *d, const char *path)
   return "outside this box's home and every declared bind";
 }
 
-/* issue 28: one path a program's lookup reads (tools/resolve.c), decided as
+/* One path a program's lookup reads (tools/resolve.c), decided as
  * the mount decides a stat of it — fs:read on the path, logged, then the
  * floors — so that a refused path answers as an absent one. */
 bool boxd_lookup_may_read(void *data, const char *path, const char *operation)

@@ -10,7 +10,7 @@
  * file, and anything a floor guards (the mount records the floor's deny).
  * Never a directory descriptor: openat() on it would walk around the mount.
  */
-#include "box/fastopen.h"
+#include "box/box-private.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-/* gateway_wire.c — the egress gateway inside boxd (issue 8).
+/* gateway_wire.c — the egress gateway inside boxd.
  *
  * One gateway per box.  It listens on the host's 127.0.0.1:<port> and, at
  * the same port, inside the network namespace the Shell workers share
@@ -7,7 +7,7 @@
  * nothing else.  Its decisions go through policy and the decision log here;
  * the address floor's refusals are logged as the effective decision.
  */
-#include "box/boxd.h"
+#include "box/box-private.h"
 #include "gateway/gateway.h"
 
 #include <errno.h>
@@ -23,7 +23,6 @@
 
 #include <openssl/crypto.h>
 
-#define GW_WIRE_ERROR (g_quark_from_static_string("box-gateway-wire"))
 #define NETNS_WAIT_MS 10000
 
 static bool gw_decide(void *data, const char *action, json_object *input, const char *floor,
@@ -44,7 +43,7 @@ static bool gw_decide(void *data, const char *action, json_object *input, const 
   return permit;
 }
 
-/* issue 9: an exchange's outcome, recorded for history rules
+/* An exchange's outcome, recorded for history rules
  * (spec/policy.md §2.3): nothing delivered ⇒ ::error; else ::response with
  * body_bytes = what was delivered (the gateway sends the whole body before
  * it reads the reply), intercepted = true (the reference's quirk), and
@@ -77,7 +76,7 @@ static bool loopback_up(GError **error)
 {
   int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (s < 0) {
-    g_set_error(error, GW_WIRE_ERROR, 1, "socket: %s", g_strerror(errno));
+    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED, "socket: %s", g_strerror(errno));
     return false;
   }
   struct ifreq ifr;
@@ -89,7 +88,8 @@ static bool loopback_up(GError **error)
     ok = ioctl(s, SIOCSIFFLAGS, &ifr) == 0;
   }
   if (!ok)
-    g_set_error(error, GW_WIRE_ERROR, 1, "cannot bring lo up: %s", g_strerror(errno));
+    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
+                "cannot bring lo up: %s", g_strerror(errno));
   close(s);
   return ok;
 }
@@ -108,7 +108,8 @@ static gpointer relay_thread(gpointer data)
 {
   RelayJob *job = data;
   if (setns(job->netns, CLONE_NEWNET) != 0) {
-    g_set_error(&job->error, GW_WIRE_ERROR, 1, "cannot enter the network namespace: %s",
+    g_set_error(&job->error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
+                "cannot enter the network namespace: %s",
                 g_strerror(errno));
     if (job->until >= 0)
       close(job->until);
@@ -160,7 +161,8 @@ static char *mint_phantom(const char *prefix, GError **error)
     if (r < 0 && errno == EINTR)
       continue;
     if (r <= 0) {
-      g_set_error(error, GW_WIRE_ERROR, 1, "cannot mint a phantom credential: %s",
+      g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
+                  "cannot mint a phantom credential: %s",
                   g_strerror(errno));
       return NULL;
     }
@@ -207,7 +209,7 @@ static bool aws_profile_keys(Boxd *d, const BoxEgressRoute *r, char **id, char *
                                  ? g_strdup("default")
                                  : g_strdup_printf("profile %s", r->aws_profile);
     if (g_key_file_has_key(cfg, group, "credential_process", NULL)) {
-      g_set_error(error, GW_WIRE_ERROR, 1,
+      g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
                   "invalid `[egress.%s]` table: `secret.ref` aws://%s runs a credential_process "
                   "(%s), which this build refuses; give the profile static keys (in %s)",
                   r->name, r->aws_profile, cfg_path, d->config->path);
@@ -230,7 +232,7 @@ static bool aws_profile_keys(Boxd *d, const BoxEgressRoute *r, char **id, char *
       why = "the profile lacks aws_access_key_id or aws_secret_access_key";
   }
   if (why) {
-    g_set_error(error, GW_WIRE_ERROR, 1,
+    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
                 "invalid `[egress.%s]` table: `secret.ref` aws://%s cannot be read from %s: %s "
                 "(in %s)", r->name, r->aws_profile, path, why, d->config->path);
     wipe_free(*secret);
@@ -286,7 +288,7 @@ bool boxd_egress_prepare(Boxd *d, GError **error)
     else
       secret_problem(r, value, &why);
     if (why) {
-      g_set_error(error, GW_WIRE_ERROR, 1,
+      g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
                   "invalid `[egress.%s]` table: `secret.ref` env://%s %s (in %s)", r->name,
                   r->env_name, why, d->config->path);
       ok = false;
@@ -360,7 +362,7 @@ bool boxd_gateway_start(Boxd *d, GError **error)
   d->gateway_ca_path = g_build_filename(d->config->box_dir, "trust", "cert.pem", NULL);
   BoxGatewayConfig cfg = {
     .decide = gw_decide,
-    .outcome = gw_outcome, /* issue 9 */
+    .outcome = gw_outcome, /* for history rules */
     .data = d,
     .ca_cert_path = d->gateway_ca_path,
     .extra_ca_files = (const char *const *)d->config->gateway_extra_ca,
@@ -370,12 +372,14 @@ bool boxd_gateway_start(Boxd *d, GError **error)
   };
   d->gateway = box_gateway_new(&cfg, &local);
   if (!d->gateway) {
-    g_set_error(error, GW_WIRE_ERROR, 1, "egress proxy failed: %s", local->message);
+    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
+                "egress proxy failed: %s", local->message);
     return false;
   }
   d->gateway_port = box_gateway_listen(d->gateway, 0, -1, &local);
   if (d->gateway_port < 0) {
-    g_set_error(error, GW_WIRE_ERROR, 1, "egress proxy failed: %s", local->message);
+    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
+                "egress proxy failed: %s", local->message);
     boxd_gateway_stop(d);
     return false;
   }
@@ -389,13 +393,14 @@ bool boxd_gateway_start(Boxd *d, GError **error)
     g_usleep(1000);
   }
   if (netns < 0) {
-    g_set_error(error, GW_WIRE_ERROR, 1,
+    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
                 "egress proxy failed: the Shell workers' network namespace never appeared");
     boxd_gateway_stop(d);
     return false;
   }
   if (!relay_into(d->gateway, netns, d->gateway_port, -1, &local)) {
-    g_set_error(error, GW_WIRE_ERROR, 1, "egress proxy failed: %s", local->message);
+    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
+                "egress proxy failed: %s", local->message);
     boxd_gateway_stop(d);
     return false;
   }

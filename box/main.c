@@ -1,5 +1,5 @@
 /* main.c — the `box` command line: verbs and their usage errors. */
-#include "box/boxd.h"
+#include "box/box-private.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -17,8 +17,6 @@ static const char usage[] =
     "Options:\n"
     "  -h, --help     Print help\n"
     "  -V, --version  Print version\n";
-
-int box_verb_policy(int argc, char **argv);
 
 int main(int argc, char **argv)
 {

@@ -1,21 +1,9 @@
 /* paths.c — what `box run`, `box mount` and the config checks all ask of a
- * path, and the one way the box CLI reports a fatal error. */
-#include "box/boxd.h"
+ * path. */
+#include "box/box-private.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int box_fail(const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "box: error: %s\n", msg);
-  return 1;
-}
 
 char *box_canonical_path(const char *path)
 {
@@ -23,4 +11,19 @@ char *box_canonical_path(const char *path)
   char *out = r ? g_strdup(r) : NULL;
   free(r);
   return out;
+}
+
+char *box_sibling_binary(const char *name)
+{
+  g_autofree char *self = g_file_read_link("/proc/self/exe", NULL);
+  if (!self)
+    return NULL;
+  g_autofree char *dir = g_path_get_dirname(self);
+  const char *candidates[] = { ".", "../alias", "../box", "../libexec/boxfs", NULL };
+  for (int i = 0; candidates[i]; i++) {
+    g_autofree char *p = g_build_filename(dir, candidates[i], name, NULL);
+    if (access(p, X_OK) == 0)
+      return box_canonical_path(p);
+  }
+  return NULL;
 }

@@ -6,7 +6,7 @@
  * collects it; statuses nobody asks for (orphans reparented to boxd) are
  * dropped once the table grows.
  */
-#include "box/boxd.h"
+#include "box/box-private.h"
 
 #include <errno.h>
 #include <sys/wait.h>

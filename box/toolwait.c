@@ -5,7 +5,7 @@
  * reaches it.  What does reach boxd is the end of the requesting process:
  * its reply socket hangs up.  Then the tool is stopped, instead of running
  * on unseen until the whole command ends. */
-#include "box/toolwait.h"
+#include "box/box-private.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -13,7 +13,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "box/boxd.h"
 
 int boxd_wait_tool(pid_t pid, int requester_fd)
 {

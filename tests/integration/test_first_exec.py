@@ -1,6 +1,6 @@
 """boxd decides a command's first shell:exec itself when the
 text is one simple command of plain words naming a command the Shell
-implements, and sends the verdict with "run" (box/workers.c decide_first).
+implements, and sends the verdict with "run" (box/worker_command.c decide_first).
 Such a command must leave exactly what the worker's own request leaves:
 the same output, status and message, the same decision record and the
 same history events in the same order.  Each case is run once in the form

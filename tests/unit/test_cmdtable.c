@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "box/boxd.h"
+#include "box/box-private.h"
 #include "shell/shell-private.h"
 #include "shell/shell.h"
 

@@ -491,7 +491,7 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
   return remove(path);
 }
 
-/* ---- [gateway] (issue 8) ---- */
+/* ---- [gateway]: the address floor's exceptions, extra CAs ---- */
 
 static void test_gateway_keys(void) {
   BoxConfig *cfg = load_ok(HEAD AGENT);

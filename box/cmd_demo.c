@@ -1,10 +1,10 @@
-/* demo.c — `box demo`: a box on the built-in example config and policy.
+/* cmd_demo.c — `box demo`: a box on the built-in example config and policy.
  *
  * It lays out a throwaway operator home with a git project, writes the
  * embedded box.toml and policy.dw beside it, runs the box with an agent
  * script that tries a few things, and prints every decision the box made.
  */
-#include "box/boxd.h"
+#include "box/box-private.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -37,7 +37,7 @@ static int ctl_fd = -1;
 
 /* ---- host side of the Shell, over the control channel ---- */
 
-/* issue 9's status report is one way, and boxd needs it only before the
+/* The exit status report is one way, and boxd needs it only before the
  * next thing this process asks (history rules read it then) or at the
  * command's end.  So it waits for that request, or rides on "exit": one
  * message and one wakeup of boxd fewer per command.  A fork flushes it
@@ -90,7 +90,7 @@ static json_object *string_array(char *const *v, int n)
   return a;
 }
 
-/* issue 4: the verdict boxd sent with "run" for the command's first
+/* The verdict boxd sent with "run" for the command's first
  * shell:exec, which it decided (and logged) itself from the text: the
  * request it decided, as text, and its answer.  Taken only by the first
  * decision, and only if that is the very request this process would send;
@@ -258,7 +258,7 @@ static int send_with_ticket(json_object *req)
   return pair[0];
 }
 
-/* issue 5: the fast path — boxd decides and opens regular files for us
+/* The fast path — boxd decides and opens regular files for us
  * (box/fastopen.c); anything it does not take is opened through the mount.
  * A request and its answer are apart (the answer comes on a socket of its
  * own), so the Shell may ask for the next files while it reads these. */
@@ -326,7 +326,7 @@ static void host_open_read(void *data, const char *cwd, const char *const *paths
   host_open_read_recv(data, host_open_read_send(data, cwd, paths, n), n, fds, errs, messages);
 }
 
-/* issue 5: a directory's listing through boxd (box/fastopen.c): one
+/* A directory's listing through boxd (box/fastopen.c): one
  * request instead of the mount's OPENDIR, READDIRs and RELEASEDIR. */
 static int host_list_dir_send(void *data, const char *cwd, const char *path, int open_first)
 {
@@ -424,7 +424,7 @@ static int host_list_dir(void *data, const char *cwd, const char *path, char **r
                             open_first, fds, errs, messages);
 }
 
-/* issue 9: a permitted shell:exec's exit status, for history rules (one
+/* A permitted shell:exec's exit status, for history rules (one
  * way: boxd records it as the command's ::response, no reply). */
 static void host_exec_status(void *data, const BoxShellCommand *cmd, int status)
 {

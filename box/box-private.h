@@ -1,8 +1,9 @@
-/* boxd.h — the daemon's wiring (private to box/). */
-#ifndef BOX_BOXD_H
-#define BOX_BOXD_H
+/* box-private.h — the daemon's wiring and the CLI's verbs (private to box/). */
+#ifndef BOX_BOX_PRIVATE_H
+#define BOX_BOX_PRIVATE_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <sys/types.h>
 #include <glib.h>
 #include <json-c/json.h>
@@ -14,6 +15,15 @@
 #include "policy/path.h"
 #include "tools/tools.h"
 #include "vfs/vfs.h"
+
+/* cli.c: the errors of box run's steps (the box directory, the
+ * aliases, the config's filesystem checks, the agent, the gateway's
+ * wiring).  Each message is what "box: error: " prefixes. */
+#define BOX_BOXD_ERROR (box_boxd_error_quark())
+GQuark box_boxd_error_quark(void);
+typedef enum {
+  BOX_BOXD_ERROR_FAILED = 1,
+} BoxBoxdError;
 
 typedef struct Boxd Boxd;
 
@@ -56,6 +66,30 @@ struct Boxd {
   bool stopping;
 };
 
+/* box_dir.c: creates or reopens the box directory, checks it is safe,
+ * reads or mints d->box_id; returns the fd holding the run's lock, or -1. */
+int boxd_box_dir_prepare(Boxd *d, GError **error);
+/* box_dir.c: the record of d->mountpoint and d->staging_dir in private/,
+ * so that the next run removes them should this one be killed. */
+void boxd_mount_dirs_clear_stale(Boxd *d);
+void boxd_mount_dirs_record(Boxd *d);
+void boxd_mount_dirs_forget(Boxd *d);
+/* box_dir.c: private/live (box.json and the vfs's records of running
+ * commands, for `box mount`): prepared at start (NULL when it cannot be),
+ * cleared at teardown. */
+char *boxd_live_prepare(Boxd *d);
+void boxd_live_clear(const char *dir, bool remove_dir);
+
+/* aliases.c: installs <box_dir>/bin/zsh, bash and sh as read-only copies
+ * of box-alias, replacing (and saying so) any that is no longer one. */
+bool boxd_install_aliases(Boxd *d, GError **error);
+
+/* serve.c: the signals only the main thread takes. */
+void box_run_signals(sigset_t *set);
+/* serve.c: everything from the mount to teardown (signals are handled
+ * there only); returns the agent's status, or 1. */
+int boxd_serve(Boxd *d, char **agent_argv);
+
 /* reaper.c: main thread reaps every child; others wait on theirs. */
 void box_reaper_init(void);
 /* Called by the main thread on SIGCHLD. */
@@ -89,9 +123,34 @@ void boxd_vfs_outcome(void *data, int command, const char *action, json_object *
 /* A program lookup's question of one path (BoxToolsLookupFn, data = Boxd). */
 bool boxd_lookup_may_read(void *data, const char *path, const char *operation);
 
-/* workers.c: the warm pool and one command's life. */
+/* worker_pool.c: the warm pool of Shell workers, forked by one zygote. */
 bool boxd_workers_start(Boxd *d, GError **error);
 void boxd_workers_stop(Boxd *d);
+
+/* One Shell worker: a box-shell process placed in the mount. */
+typedef struct {
+  int command;
+  pid_t pid;
+  int ctl;
+  gint64 asked; /* when its fork was requested */
+  bool has_env; /* it inherits the gateway's environment from the zygote */
+  int area;     /* the RAM area it roots in (box_vfs_command_area) */
+} BoxdWorker;
+
+/* A ready worker, or NULL after waiting its time out; asks the pool for
+ * the replacement when this leaves it empty. */
+BoxdWorker *boxd_worker_take(Boxd *d);
+/* Waits for the worker's "ready" (it rooted itself and dropped its
+ * privileges); false when it never came. */
+bool boxd_worker_wait_ready(BoxdWorker *w);
+/* Discards a worker that never ran: kills it and gives its command back. */
+void boxd_worker_discard(Boxd *d, BoxdWorker *w);
+/* Frees a worker whose process is gone. */
+void boxd_worker_free(BoxdWorker *w);
+/* Asks for the workers the pool lacks (off the pool thread). */
+void boxd_pool_refill(Boxd *d);
+
+/* worker_command.c: one command's life on a worker. */
 /* Called when the watched descriptor is readable; true ends the command. */
 typedef bool (*BoxdWatchFn)(void *data);
 /* Called once with the command's status, or -1 when no worker could run it. */
@@ -131,6 +190,8 @@ void boxd_broker_stop(Boxd *d);
 /* Waits (bounded) for the connections still serving to finish. */
 void boxd_broker_drain(Boxd *d);
 
+/* worker_pool.c: d->live_pids, every worker and tool init alive, killed
+ * at teardown. */
 void boxd_track_pid(Boxd *d, pid_t pid);
 void boxd_untrack_pid(Boxd *d, pid_t pid);
 void boxd_kill_tracked(Boxd *d);
@@ -145,11 +206,72 @@ int box_verb_lua(int argc, char **argv);
 int box_verb_demo(void);
 /* cmd_mount.c: `box mount --config FILE [--rw] MOUNTPOINT`. */
 int box_verb_mount(int argc, char **argv);
+/* cmd_policy.c: `box policy check|decide|generate-schema|replay …`. */
+int box_verb_policy(int argc, char **argv);
+/* cmd_policy.c: loads a policy file as a box would, saying why not on
+ * stderr ("box: error: …") and, unless quiet, its warnings. */
+BoxPolicy *box_verb_policy_load(const char *file, const char *home, bool quiet);
+/* cmd_policy_replay.c: `box policy replay FILE [--home DIR] EVENTS`. */
+int box_verb_policy_replay(int argc, char **argv);
 
-/* paths.c: "box: error: <message>" on stderr; returns 1, the CLI's status. */
+/* cli.c: "box: error: <message>" on stderr; returns 1, the CLI's status. */
 int box_fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* cli.c: parses the options of a verb that takes --config FILE and
+ * operands (into *config_path and *rest; prgname "box <verb>", parameter,
+ * operands and summary for --help; strict_posix: options end at the first
+ * operand); false after saying "box: error: <why>" (the verb exits 2). */
+bool box_verb_parse(const char *prgname, const char *parameter, const char *operands,
+                    const char *summary, bool strict_posix, char **config_path, char ***rest,
+                    int *argc, char ***argv);
+
+/* paths.c */
+/* The program name beside the box binary (as built or as installed),
+ * canonical, or NULL. */
+char *box_sibling_binary(const char *name);
 /* realpath(3) as a g_free()able string, or NULL. */
 char *box_canonical_path(const char *path);
 /* box_path_within: policy/path.h */
+
+/* config_check.c: §2.1–§2.2 checks that need the filesystem (after box_dir
+ * exists, before the workload), the tools' shared context, and the startup
+ * disclosure of §5.7 on stderr.  Fills each table's host_network from box.toml. */
+bool box_config_check(Boxd *d, GError **error);
+
+/* agent.c: starts the agent through the tools launcher with its own lists;
+ * returns the pid of its sandbox's init (a process group leader). */
+pid_t box_agent_start(Boxd *d, char **argv, GError **error);
+
+/* fastopen.c: the Shell's fast path for reading regular files (DESIGN.md
+ * "The mount", Speed), boxd's side.  Most files one "open" request may
+ * name (each answer carries one descriptor, and a message carries at most
+ * BOX_CTL_MAX_FDS). */
+#define BOX_FASTOPEN_MAX 32
+
+/* Answers a worker's {"op":"open","cwd":…,"paths":[…]} on reply_fd: for
+ * each path, in order, {"fd":true} (its descriptor rides with the reply, in
+ * the same order), {"err":E,"message":…} (decided and refused, or decided
+ * and not openable), or {"fallback":true} (not for this path: the worker
+ * opens it through the mount, which decides it there).  Only regular files
+ * inside a bound root, reached without a symlink or "..", outside every
+ * floor, are decided here — fs:read/read_content on the same spelled path,
+ * logged, with the outcome descriptor_issued. */
+void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, int reply_fd);
+
+/* Answers a worker's {"op":"list","cwd":…,"path":…} on reply_fd: the
+ * mount's OPENDIR decision (fs:read/enumerate) for a directory inside a
+ * bound root reached without a symlink or "..", outside every floor; then
+ * {"ok":1} and the directory's getdents64 records in messages tagged 'D',
+ * ended by 'E' ('X' and an errno when reading failed), or {"err":E,
+ * "message":…}, or {"fallback":true} (the worker lists it through the
+ * mount).  With "open":N, after 'E' the answers of an "open" request for
+ * the directory's leading regular files (up to N, up to the first entry
+ * that is not one, "." and ".." aside), as a walk would ask next. */
+void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd);
+
+/* toolwait.c: waits for the tool pid like box_reaper_wait and returns its
+ * wait status; if the worker process that asked for it goes away first
+ * (requester_fd, its reply socket, hangs up: `timeout` stopped it, or it was killed), the
+ * tool is killed too, as a program dies with its process group. */
+int boxd_wait_tool(pid_t pid, int requester_fd);
 
 #endif

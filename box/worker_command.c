@@ -1,57 +1,36 @@
-/* workers.c — Shell workers: a warm pool, one worker per command.
- *
- * A worker is box-shell forked by the zygote as the init of new mount and
- * PID namespaces (in the workers' shared route-less network namespace),
- * placed in the mount before it runs a single instruction (so every request
- * it makes is attributable), rooted in its own RAM root, its privileges
- * dropped.  The pool keeps POOL_SIZE of them prepared, so a command finds
- * one ready: it only hands it the text and the caller's descriptors.  The
- * command's thread asks for the replacement once it has answered its
- * caller; preparing it is then off that command's path.
+/* worker_command.c — one command's life on a worker: the run message, the
+ * worker's requests while it runs (decisions, tools to spawn, statuses,
+ * the fast path's opens and listings), its deadline, the status its caller
+ * gets, and the cleanup after.
  */
-#include "box/boxd.h"
+#include "box/box-private.h"
 #include "box/ctl.h"
-#include "box/fastopen.h"
-#include "box/toolwait.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define POOL_SIZE 3
-#define READY_TIMEOUT_MS 10000
 /* The worker's own deadline comes this much after boxd's, so the one that
  * ends a command at its deadline is boxd: the Shell checks between steps
  * only, and a worker is hostile code anyway. */
 #define WORKER_DEADLINE_GRACE_MS 1000
 
 typedef struct {
-  int command;
-  pid_t pid;
-  int ctl;
-  gint64 asked; /* when its fork was requested */
-  bool has_env; /* it inherits the gateway's environment from the zygote */
-  int area;     /* the RAM area it roots in (box_vfs_command_area) */
-} Worker;
-
-typedef struct {
   Boxd *d;
-  Worker *w;
+  BoxdWorker *w;
   GMutex lock;
   GPtrArray *threads;   /* spawn threads of this command */
   GArray *tool_pids;    /* pid_t of its tool sandboxes still alive */
   bool ended;
   bool reaped;          /* the worker's status has been collected */
-  /* issue 9: permitted shell:exec inputs (JSON text) awaiting the worker's
-   * status → count; only these may be recorded as ::responses */
+  /* for history rules: permitted shell:exec inputs (JSON text) awaiting
+   * the worker's status → count; only these may be recorded as ::responses */
   GHashTable *exec_permitted;
   /* its box_vfs_command_describe has been written, or was never asked
    * for (lock, described_cond) */
@@ -117,431 +96,6 @@ static void describe_wait(Command *c)
   g_mutex_unlock(&c->lock);
 }
 
-static GAsyncQueue *ready_queue;
-static GThread *pool_thread;
-static GMutex pool_lock;
-static GCond pool_cond;
-static bool pool_stop;
-
-void boxd_track_pid(Boxd *d, pid_t pid)
-{
-  g_mutex_lock(&d->lock);
-  g_hash_table_add(d->live_pids, GINT_TO_POINTER(pid));
-  g_mutex_unlock(&d->lock);
-}
-
-void boxd_untrack_pid(Boxd *d, pid_t pid)
-{
-  g_mutex_lock(&d->lock);
-  g_hash_table_remove(d->live_pids, GINT_TO_POINTER(pid));
-  g_mutex_unlock(&d->lock);
-}
-
-void boxd_kill_tracked(Boxd *d)
-{
-  g_mutex_lock(&d->lock);
-  GHashTableIter it;
-  gpointer key;
-  g_hash_table_iter_init(&it, d->live_pids);
-  while (g_hash_table_iter_next(&it, &key, NULL))
-    kill(GPOINTER_TO_INT(key), SIGKILL);
-  g_mutex_unlock(&d->lock);
-}
-
-static void worker_free(Worker *w)
-{
-  if (w->ctl >= 0)
-    close(w->ctl);
-  g_free(w);
-}
-
-/* Discards a worker that never ran: kill it and give its command back. */
-static void worker_discard(Boxd *d, Worker *w)
-{
-  kill(w->pid, SIGKILL);
-  box_reaper_wait(w->pid);
-  boxd_untrack_pid(d, w->pid);
-  box_vfs_command_end(d->vfs, w->command);
-  worker_free(w);
-}
-
-/* ---- the zygote: box-shell started once, forking every worker ----
- *
- * A worker is prepared in three steps, none of which waits for the one
- * before it in a thread of its own: a command's thread, once it has
- * answered (or the pool thread, at start and after failures), asks the
- * zygote to fork, sending the worker's end of its control channel; the
- * zygote's reader thread, told the new pid, places the worker in the mount
- * and says "go"; the worker then roots itself, warms up and says "ready"
- * on its own channel.  The worker joins the ready queue as soon as it is
- * placed: the command that takes it reads that "ready" first
- * (worker_wait_ready), so a worker still rooting itself costs only the rest
- * of its set-up, and one that fails is replaced there.
- */
-
-static int zygote_ctl = -1;
-static pid_t zygote_pid = -1;
-static GThread *zygote_reader;
-static GQueue forking = G_QUEUE_INIT; /* Worker*, fork requested, in order; pool_lock */
-static int preparing;                 /* forks not yet placed (pool_lock) */
-static int failures;                  /* consecutive workers that failed to start (pool_lock) */
-/* The gateway's environment goes to the zygote once, with the first fork
- * request after the gateway started: the zygote sets it in its own
- * environment, and every worker it forks from then on inherits it, so no
- * later request carries (and no process parses) its few KiB (pool_lock). */
-static bool zygote_has_env;
-/* The mount namespace a worker built around each RAM area (area id ->
- * descriptor; pool_lock).  An area keeps its layout from one command to
- * the next, so the workers forked after it only join that namespace:
- * no binds, no pivot, no detach of the old root, and no namespace torn
- * down when they exit (each of those two costs an RCU grace period). */
-static GHashTable *area_ns;
-
-/* pool_lock held: the area's namespace, or -1 (values are fd + 1). */
-static int area_ns_get(int area)
-{
-  return area_ns ? GPOINTER_TO_INT(g_hash_table_lookup(area_ns, GINT_TO_POINTER(area))) - 1 : -1;
-}
-
-/* pool_lock held: keeps ns (the newest) as the area's; false when the
- * pool is gone and the caller still owns ns. */
-static bool area_ns_keep(int area, int ns)
-{
-  if (!area_ns)
-    return false;
-  int old = area_ns_get(area);
-  if (old >= 0)
-    close(old);
-  g_hash_table_insert(area_ns, GINT_TO_POINTER(area), GINT_TO_POINTER(ns + 1));
-  return true;
-}
-
-typedef struct {
-  Boxd *d;
-  Worker *w;
-} DiscardJob;
-
-static gpointer discard_main(gpointer data)
-{
-  DiscardJob *job = data;
-  worker_discard(job->d, job->w);
-  g_free(job);
-  return NULL;
-}
-
-/* The zygote forked w (pid, or <= 0 when it could not): place it, let it
- * go, and queue it as ready. */
-static void worker_forked(Boxd *d, Worker *w, pid_t pid)
-{
-  bool ok = pid > 0;
-  if (ok) {
-    w->pid = pid;
-    boxd_track_pid(d, pid);
-    g_autoptr(GError) error = NULL;
-    /* Placed in the mount before it may take a step there. */
-    ok = box_vfs_command_attach(d->vfs, w->command, pid, false, &error);
-    if (!ok)
-      g_printerr("box: warning: worker could not be placed in the mount: %s\n", error->message);
-    if (ok) {
-      json_object *go = json_object_new_object();
-      json_object_object_add(go, "op", json_object_new_string("go"));
-      ok = box_ctl_send(w->ctl, go, NULL, 0);
-      json_object_put(go);
-    }
-  }
-  if (getenv("BOX_DEBUG_TIMING"))
-    g_printerr("worker %d placed in %.3f ms\n", w->command,
-               (g_get_monotonic_time() - w->asked) / 1000.0);
-  if (ok) {
-    g_async_queue_push(ready_queue, w);
-  } else if (pid > 0) {
-    /* Reaped elsewhere: this thread delivers the zygote's "died". */
-    kill(pid, SIGKILL);
-    DiscardJob *job = g_new0(DiscardJob, 1);
-    job->d = d;
-    job->w = w;
-    g_thread_unref(g_thread_new("box-discard", discard_main, job));
-  } else {
-    box_vfs_command_end(d->vfs, w->command);
-    worker_free(w);
-  }
-  g_mutex_lock(&pool_lock);
-  preparing--;
-  failures = ok ? 0 : failures + 1;
-  /* A worker that joined the queue leaves the count as it was: only a
-   * failure leaves a place for the pool thread to fill (or back off). */
-  if (!ok)
-    g_cond_broadcast(&pool_cond);
-  g_mutex_unlock(&pool_lock);
-}
-
-static Worker *pop_forking(void)
-{
-  g_mutex_lock(&pool_lock);
-  Worker *w = g_queue_pop_head(&forking);
-  g_mutex_unlock(&pool_lock);
-  return w;
-}
-
-static gpointer zygote_read_main(gpointer data)
-{
-  Boxd *d = data;
-  for (;;) {
-    json_object *msg = box_ctl_recv(zygote_ctl, NULL, NULL);
-    if (!msg)
-      break;
-    json_object *op, *pid, *status;
-    if (json_object_object_get_ex(msg, "op", &op) && json_object_object_get_ex(msg, "pid", &pid)) {
-      const char *o = json_object_get_string(op);
-      if (strcmp(o, "forked") == 0) {
-        Worker *w = pop_forking();
-        if (w)
-          worker_forked(d, w, json_object_get_int(pid));
-      } else if (strcmp(o, "died") == 0 && json_object_object_get_ex(msg, "status", &status)) {
-        box_reaper_store(json_object_get_int(pid), json_object_get_int(status));
-      }
-    }
-    json_object_put(msg);
-  }
-  /* The zygote is gone: the forks it never answered will not come. */
-  Worker *w;
-  while ((w = pop_forking()))
-    worker_forked(d, w, -1);
-  return NULL;
-}
-
-/* Called from the pool thread, inside the workers' network namespace. */
-static bool zygote_start(Boxd *d)
-{
-  int pair[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
-    return false;
-  char *argv[] = { "box-shell", "--zygote", "--ctl-fd=3", NULL };
-  /* The egress routes' phantoms, for the Shell's variables (worker.c). */
-  g_autofree char *phantoms = NULL;
-  if (d->phantom_env && d->phantom_env[0]) {
-    g_autofree char *joined = g_strjoinv("\n", d->phantom_env);
-    phantoms = g_strconcat("BOX_PHANTOMS=", joined, NULL);
-  }
-  char *envp[] = { phantoms, NULL };
-  pid_t pid = fork();
-  if (pid == 0) {
-    /* System calls only from here on: boxd has threads. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (dup2(pair[1], 3) < 0)
-      _exit(127);
-    close_range(4, ~0U, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    signal(SIGPIPE, SIG_DFL);
-    (void)setrlimit(RLIMIT_NOFILE, &d->workload_nofile);
-    execve(d->box_shell, argv, envp);
-    _exit(127);
-  }
-  close(pair[1]);
-  if (pid < 0) {
-    close(pair[0]);
-    return false;
-  }
-  boxd_track_pid(d, pid);
-  zygote_pid = pid;
-  __atomic_store_n(&zygote_ctl, pair[0], __ATOMIC_RELEASE);
-  zygote_reader = g_thread_new("box-zygote", zygote_read_main, d);
-  return true;
-}
-
-static void zygote_stop(Boxd *d)
-{
-  if (zygote_pid < 0)
-    return;
-  kill(zygote_pid, SIGKILL);
-  shutdown(zygote_ctl, SHUT_RDWR);
-  g_thread_join(zygote_reader);
-  box_reaper_wait(zygote_pid);
-  boxd_untrack_pid(d, zygote_pid);
-  close(zygote_ctl);
-  zygote_pid = -1;
-  zygote_has_env = false;
-}
-
-static json_object *fork_request(Boxd *d, int command, bool *carries_env)
-{
-  json_object *req = json_object_new_object();
-  *carries_env = false;
-  if (!zygote_has_env) {
-    const char *env = __atomic_load_n(&d->worker_env_json, __ATOMIC_ACQUIRE);
-    json_object *env_obj = env ? json_tokener_parse(env) : NULL;
-    if (env_obj) {
-      json_object_object_add(req, "env", env_obj);
-      *carries_env = true;
-    }
-  }
-  json_object_object_add(req, "op", json_object_new_string("fork"));
-  g_autofree char *root = box_vfs_ram_root(d->vfs, command);
-  json_object_object_add(req, "root", json_object_new_string(root));
-  json_object_object_add(req, "workspace", json_object_new_string(d->workspace));
-  json_object_object_add(req, "home", json_object_new_string(d->agent_home));
-  json_object *binds = json_object_new_array();
-  for (int i = 0; d->roots[i]; i++) {
-    g_autofree char *pass = box_vfs_pass_path(d->vfs, d->roots[i]);
-    g_autofree char *b = g_strdup_printf("%s=%s", pass, d->roots[i]);
-    json_object_array_add(binds, json_object_new_string(b));
-  }
-  json_object_object_add(req, "binds", binds);
-  return req;
-}
-
-/* Asks the zygote for one more worker; the reader thread takes it from
- * there.  Called with pool_lock held. */
-static bool worker_request(Boxd *d)
-{
-  int command = box_vfs_command_new(d->vfs);
-  if (command < 0)
-    return false;
-  int pair[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
-    box_vfs_command_end(d->vfs, command);
-    return false;
-  }
-  Worker *w = g_new0(Worker, 1);
-  w->command = command;
-  w->pid = -1;
-  w->ctl = pair[0];
-  w->asked = g_get_monotonic_time();
-  w->area = box_vfs_command_area(d->vfs, command);
-  int fds[2] = { pair[1], area_ns_get(w->area) };
-  /* Queued before it is asked for: the answer may come at once. */
-  g_queue_push_tail(&forking, w);
-  preparing++;
-  bool carries_env;
-  json_object *req = fork_request(d, command, &carries_env);
-  bool sent = box_ctl_send(zygote_ctl, req, fds, fds[1] >= 0 ? 2 : 1);
-  if (sent && carries_env)
-    zygote_has_env = true;
-  w->has_env = zygote_has_env;
-  json_object_put(req);
-  close(pair[1]);
-  if (!sent) {
-    g_queue_remove(&forking, w);
-    preparing--;
-    box_vfs_command_end(d->vfs, command);
-    worker_free(w);
-  }
-  return sent;
-}
-
-/* Asks for the workers the pool lacks, from the calling thread: a command's
- * thread once it has answered, rather than waking the pool thread for it.
- * After failures the pool thread takes over (it backs off). */
-static void pool_refill(Boxd *d)
-{
-  g_mutex_lock(&pool_lock);
-  bool started = __atomic_load_n(&zygote_ctl, __ATOMIC_ACQUIRE) >= 0;
-  bool handed_over = !started || pool_stop || failures > 0;
-  while (!handed_over && g_async_queue_length(ready_queue) + preparing < POOL_SIZE)
-    if (!worker_request(d)) {
-      failures++;
-      handed_over = true;
-    }
-  if (handed_over)
-    g_cond_broadcast(&pool_cond);
-  g_mutex_unlock(&pool_lock);
-}
-
-static gpointer pool_main(gpointer data)
-{
-  Boxd *d = data;
-  /* Workers inherit this thread's network namespace: one with no route at
-   * all, made once, because a namespace per worker costs a millisecond
-   * of every command's start. */
-  if (unshare(CLONE_NEWNET) != 0) {
-    g_printerr("box: error: containment setup failed during network namespace: %s\n",
-               g_strerror(errno));
-    return NULL;
-  }
-  __atomic_store_n(&d->worker_netns_fd, open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC),
-                   __ATOMIC_RELEASE);
-  if (!zygote_start(d)) {
-    g_printerr("box: error: cannot start the Shell workers' zygote %s: %s\n", d->box_shell,
-               g_strerror(errno));
-    return NULL;
-  }
-  g_mutex_lock(&pool_lock);
-  while (!pool_stop) {
-    if (failures > 3) {
-      /* Back off instead of spinning when workers cannot start. */
-      failures = 0;
-      gint64 until = g_get_monotonic_time() + G_TIME_SPAN_SECOND;
-      while (!pool_stop && g_cond_wait_until(&pool_cond, &pool_lock, until)) {
-      }
-      continue;
-    }
-    if (g_async_queue_length(ready_queue) + preparing >= POOL_SIZE) {
-      g_cond_wait(&pool_cond, &pool_lock);
-      continue;
-    }
-    if (!worker_request(d)) {
-      failures++;
-      gint64 until = g_get_monotonic_time() + 100 * G_TIME_SPAN_MILLISECOND;
-      g_cond_wait_until(&pool_cond, &pool_lock, until);
-    }
-  }
-  g_mutex_unlock(&pool_lock);
-  return NULL;
-}
-
-bool boxd_workers_start(Boxd *d, GError **error)
-{
-  (void)error;
-  ready_queue = g_async_queue_new();
-  pool_stop = false;
-  g_mutex_lock(&pool_lock);
-  area_ns = g_hash_table_new(g_direct_hash, g_direct_equal);
-  g_mutex_unlock(&pool_lock);
-  /* The pool thread lives as long as boxd serves: workers it starts die
-   * with it (PR_SET_PDEATHSIG follows the creating thread). */
-  pool_thread = g_thread_new("box-pool", pool_main, d);
-  return true;
-}
-
-void boxd_workers_stop(Boxd *d)
-{
-  g_mutex_lock(&pool_lock);
-  pool_stop = true;
-  g_cond_broadcast(&pool_cond);
-  g_mutex_unlock(&pool_lock);
-  g_thread_join(pool_thread);
-  zygote_stop(d);
-  Worker *w;
-  while ((w = g_async_queue_try_pop(ready_queue)))
-    worker_discard(d, w);
-  g_async_queue_unref(ready_queue);
-  /* Before the mount goes: a namespace kept open holds binds of it. */
-  g_mutex_lock(&pool_lock);
-  GHashTableIter it;
-  gpointer fd;
-  g_hash_table_iter_init(&it, area_ns);
-  while (g_hash_table_iter_next(&it, NULL, &fd))
-    close(GPOINTER_TO_INT(fd) - 1);
-  g_hash_table_destroy(area_ns);
-  area_ns = NULL;
-  g_mutex_unlock(&pool_lock);
-}
-
-/* A ready worker, waiting at most READY_TIMEOUT_MS.  Its replacement is
- * asked for once the command is answered (asking takes time, and the
- * zygote's fork would compete with the command), or at once when this
- * leaves the pool empty. */
-static Worker *worker_take(Boxd *d)
-{
-  Worker *w = g_async_queue_try_pop(ready_queue);
-  if (w && g_async_queue_length(ready_queue) > 0)
-    return w;
-  pool_refill(d);
-  return w ? w : g_async_queue_timeout_pop(ready_queue, (guint64)READY_TIMEOUT_MS * 1000);
-}
-
 /* ---- one command ---- */
 
 static json_object *exec_input(json_object *msg)
@@ -595,7 +149,7 @@ static void reply_and_close(Command *c, int fd, json_object *reply)
     close(fd);
 }
 
-/* issue 9: a permitted shell:exec whose status is owed. */
+/* A permitted shell:exec whose status is owed (history rules). */
 static void note_permitted(Command *c, json_object *input)
 {
   if (!c->exec_permitted)
@@ -643,18 +197,18 @@ static void handle_decide(Command *c, json_object *msg, int reply_fd)
   json_object_object_add(reply, "message", json_object_new_string(decision->message));
   box_decision_free(decision);
   reply_and_close(c, reply_fd, reply);
-  /* issue 9: its status will follow.  Noted after the reply, off the
+  /* Its status will follow.  Noted after the reply, off the
    * worker's wait: that status comes through this thread, after this. */
   if (!dry_run && permit)
     note_permitted(c, input);
 }
 
-/* issue 4: the command's first shell:exec, decided here from its text
+/* The command's first shell:exec, decided here from its text
  * (box_shell_first_exec) when the text shows it, the way handle_decide
  * decides the worker's request for it: the same record in the log and the
  * same events in history, in the same order, one worker round trip fewer.
  * The verdict goes to the worker with "run"; the worker takes it only for
- * the very request it would have sent (worker.c, answer_decided). */
+ * the very request it would have sent (shell_worker.c, answer_decided). */
 static json_object *decide_first(Command *c, const char *source)
 {
   BoxShellCommand first;
@@ -678,7 +232,7 @@ static json_object *decide_first(Command *c, const char *source)
   return out;
 }
 
-/* issue 9: the worker reports a permitted shell:exec's exit status; boxd
+/* The worker reports a permitted shell:exec's exit status; boxd
  * records it as that command's ::response — only for a command it
  * permitted and whose status is still owed (the worker is not trusted). */
 static void handle_status(Command *c, json_object *msg)
@@ -701,7 +255,7 @@ static void handle_status(Command *c, json_object *msg)
   box_policy_record_status(c->d->policy, "shell:exec", input, json_object_get_int(status_obj));
 }
 
-/* issue 9: a permitted shell:exec that reported no status by the command's
+/* A permitted shell:exec that reported no status by the command's
  * end (a deadline, a stop, a background job cut short) records -1. */
 static void record_unreported_statuses(Command *c)
 {
@@ -751,7 +305,7 @@ static json_object *spawn_reply(const char *kind, int status, const char *messag
   return r;
 }
 
-static void put_json_input(json_object **j) { json_object_put(*j); } /* issue 9 */
+static void put_json_input(json_object **j) { json_object_put(*j); }
 
 static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_err, int requester_fd)
 {
@@ -765,7 +319,7 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
   if (!argv || !argv[0])
     return spawn_reply("failed", 126, "the worker sent a malformed request");
   const char *cwd = json_object_get_string(cwd_obj);
-  /* issue 28: a path is looked up as the mount stats it, decided first */
+  /* a path is looked up as the mount stats it, decided first */
   g_autofree char *resolved =
       box_tools_resolve_decided(argv[0], cwd, d->operator_path, boxd_lookup_may_read, d);
   if (!resolved)
@@ -793,7 +347,7 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
     return r;
   }
   box_decision_free(decision);
-  /* issue 9: the ::response of a permitted spawn carries its status */
+  /* for history rules: the ::response of a permitted spawn carries its status */
   json_object *permitted_input __attribute__((cleanup(put_json_input))) = input;
   int n_fixed = 0;
   g_autofree char *refusal = NULL;
@@ -801,7 +355,7 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
       box_tools_select((const BoxToolTable *const *)d->tool_tables, d->agent_table, resolved,
                        (char *const *)argv + 1, d->operator_path, &n_fixed, &refusal);
   if (!table) {
-    box_policy_record_status(d->policy, "shell:spawn", permitted_input, 126); /* issue 9 */
+    box_policy_record_status(d->policy, "shell:spawn", permitted_input, 126);
     return spawn_reply("no_tool", 126, refusal);
   }
   BoxToolLaunch launch = {
@@ -822,11 +376,11 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
   g_autoptr(GError) error = NULL;
   pid_t pid = box_tools_launch(&launch, fd_out, fd_err, attach_tool, c, &error);
   if (pid < 0) {
-    box_policy_record_status(d->policy, "shell:spawn", permitted_input, 126); /* issue 9 */
+    box_policy_record_status(d->policy, "shell:spawn", permitted_input, 126);
     return spawn_reply("failed", 126,
                        error ? error->message : "containment setup failed: the tool did not start");
   }
-  int status = boxd_wait_tool(pid, requester_fd); /* issue 5: dies with its requester (toolwait.c) */
+  int status = boxd_wait_tool(pid, requester_fd); /* dies with its requester (toolwait.c) */
   boxd_untrack_pid(d, pid);
   g_mutex_lock(&c->lock);
   for (guint i = 0; i < c->tool_pids->len; i++)
@@ -835,7 +389,7 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
       break;
     }
   g_mutex_unlock(&c->lock);
-  box_policy_record_status(d->policy, "shell:spawn", permitted_input, box_status_code(status)); /* issue 9 */
+  box_policy_record_status(d->policy, "shell:spawn", permitted_input, box_status_code(status));
   return spawn_reply("ran", box_status_code(status), NULL);
 }
 
@@ -926,7 +480,7 @@ static int reported_status(Command *c)
  * 125: boxd failed to serve it (spec/runtime.md §4.2). */
 static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *watch_data)
 {
-  Worker *w = c->w;
+  BoxdWorker *w = c->w;
   int status = -1;
   bool cancelled = false;
   bool expired = false;
@@ -999,21 +553,21 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
       json_object_put(msg);
       continue;
     }
-    if (strcmp(op, "open") == 0 && nfds >= 1) { /* issue 5: the fast path (fastopen.c) */
+    if (strcmp(op, "open") == 0 && nfds >= 1) { /* the fast path (fastopen.c) */
       box_fastopen_handle(c->d, w->command, w->pid, msg, fds[0]);
       for (int i = 1; i < nfds; i++)
         close(fds[i]);
       json_object_put(msg);
       continue;
     }
-    if (strcmp(op, "list") == 0 && nfds >= 1) { /* issue 5: a listing's fast path */
+    if (strcmp(op, "list") == 0 && nfds >= 1) { /* a listing's fast path */
       box_fastlist_handle(c->d, w->command, msg, fds[0]);
       for (int i = 1; i < nfds; i++)
         close(fds[i]);
       json_object_put(msg);
       continue;
     }
-    if (strcmp(op, "status") == 0) { /* issue 9 */
+    if (strcmp(op, "status") == 0) { /* a shell:exec's status, for history rules */
       handle_status(c, msg);
       for (int i = 0; i < nfds; i++)
         close(fds[i]);
@@ -1063,7 +617,7 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
  * command's own thread (the broker has other threads accepting). */
 static void command_cleanup(Command *c)
 {
-  Worker *w = c->w;
+  BoxdWorker *w = c->w;
   if (!c->reaped) {
     kill_worker(c);
     box_reaper_wait(w->pid);
@@ -1072,7 +626,7 @@ static void command_cleanup(Command *c)
   end_tools(c);
   for (guint i = 0; i < c->threads->len; i++)
     g_thread_join(g_ptr_array_index(c->threads, i));
-  record_unreported_statuses(c); /* issue 9 */
+  record_unreported_statuses(c);
   describe_wait(c);
   g_ptr_array_free(c->threads, TRUE);
   g_array_free(c->tool_pids, TRUE);
@@ -1081,48 +635,18 @@ static void command_cleanup(Command *c)
   if (c->pidfd >= 0)
     close(c->pidfd);
   box_vfs_command_end(c->d->vfs, w->command);
-  worker_free(w);
+  boxd_worker_free(w);
   g_free(c);
-}
-
-/* The worker's "ready": it has rooted itself in its RAM root and dropped
- * its privileges.  A worker taken from the pool has usually said so long
- * ago; one still setting up is waited for. */
-static bool worker_wait_ready(Worker *w)
-{
-  struct pollfd p = { .fd = w->ctl, .events = POLLIN };
-  int n;
-  do
-    n = poll(&p, 1, READY_TIMEOUT_MS);
-  while (n < 0 && errno == EINTR);
-  int fds[BOX_CTL_MAX_FDS];
-  int nfds = 0;
-  json_object *msg = n == 1 ? box_ctl_recv(w->ctl, fds, &nfds) : NULL;
-  json_object *op;
-  bool ready = msg && json_object_object_get_ex(msg, "op", &op) &&
-               g_strcmp0(json_object_get_string(op), "ready") == 0;
-  json_object_put(msg);
-  /* A worker that rooted itself sends its mount namespace along: kept
-   * (the newest) for the next workers of its area. */
-  bool kept = false;
-  if (ready && nfds == 1) {
-    g_mutex_lock(&pool_lock);
-    kept = area_ns_keep(w->area, fds[0]);
-    g_mutex_unlock(&pool_lock);
-  }
-  for (int i = kept ? 1 : 0; i < nfds; i++)
-    close(fds[i]);
-  return ready;
 }
 
 /* One attempt on one worker: the command, or NULL when the worker never
  * became ready (the command did not start: another worker may take it). */
-static Command *run_on_worker(Boxd *d, Worker *w, const char *source, int fds[3],
+static Command *run_on_worker(Boxd *d, BoxdWorker *w, const char *source, int fds[3],
                               int watch_fd, BoxdWatchFn on_watch, void *data, int *status,
                               gint64 *ready_at)
 {
-  if (!worker_wait_ready(w)) {
-    worker_discard(d, w);
+  if (!boxd_worker_wait_ready(w)) {
+    boxd_worker_discard(d, w);
     return NULL;
   }
   *ready_at = g_get_monotonic_time();
@@ -1185,7 +709,7 @@ void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd,
   int status = -1;
   for (int attempt = 0; attempt < 3; attempt++) {
     gint64 t0 = g_get_monotonic_time();
-    Worker *w = worker_take(d);
+    BoxdWorker *w = boxd_worker_take(d);
     if (!w)
       break;
     gint64 t1 = g_get_monotonic_time();
@@ -1208,12 +732,12 @@ void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd,
       g_printerr("command %d: waited %.3f ms for a worker, %.3f ms for it to be ready, "
                  "served in %.3f ms\n", command, (t1 - t0) / 1000.0, (t2 - t1) / 1000.0,
                  (g_get_monotonic_time() - t2) / 1000.0);
-    pool_refill(d);
+    boxd_pool_refill(d);
     command_cleanup(c);
     return;
   }
   box_decision_log_flush(d->log);
   box_policy_history_sync(d->policy);
   answer(data, -1);
-  pool_refill(d);
+  boxd_pool_refill(d);
 }

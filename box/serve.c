@@ -1,0 +1,191 @@
+/* serve.c — a box from its mount to its teardown: the private mount
+ * namespace and the FUSE mount, the workers, the gateway and the broker,
+ * the agent and its signals, then everything ended in order. */
+#include "box/box-private.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+/* Ends the agent's process group: term, a grace second, then kill. */
+static void stop_group(pid_t pgid)
+{
+  if (kill(-pgid, SIGTERM) != 0)
+    return;
+  for (int i = 0; i < 20; i++) {
+    box_reaper_collect();
+    if (kill(-pgid, 0) != 0)
+      return;
+    g_usleep(50 * 1000);
+  }
+  kill(-pgid, SIGKILL);
+}
+
+/* The signals only the main thread takes. */
+void box_run_signals(sigset_t *set)
+{
+  sigemptyset(set);
+  sigaddset(set, SIGCHLD);
+  sigaddset(set, SIGINT);
+  sigaddset(set, SIGTERM);
+  sigaddset(set, SIGHUP);
+}
+
+#define TEARDOWN_LIMIT_S 10
+
+static int teardown_status;
+
+static gpointer teardown_watchdog(gpointer data)
+{
+  (void)data;
+  g_usleep((gulong)TEARDOWN_LIMIT_S * G_USEC_PER_SEC);
+  fprintf(stderr, "box: warning: teardown took longer than %d s; ending the run now\n",
+          TEARDOWN_LIMIT_S);
+  _exit(teardown_status);
+}
+
+/* The box's view, mounted in a mount namespace of boxd's own, and
+ * *live_dir, where the mount publishes running commands; 0, or the CLI's
+ * status after saying why. */
+static int mount_view(Boxd *d, char **live_dir)
+{
+  g_autoptr(GError) error = NULL;
+  /* A mount namespace of our own: the mount vanishes with boxd whatever
+   * happens, and nothing of ours propagates to the host. */
+  if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
+    return box_fail("containment setup failed during mount namespace: %s", g_strerror(errno));
+  boxd_mount_dirs_clear_stale(d);
+  d->mountpoint = g_dir_make_tmp("boxfs-mnt-XXXXXX", &error);
+  d->staging_dir = d->mountpoint ? g_dir_make_tmp("boxfs-view-XXXXXX", &error) : NULL;
+  boxd_mount_dirs_record(d);
+  if (!d->staging_dir)
+    return box_fail("cannot create the mount point: %s", error->message);
+  for (int i = 0; d->roots[i]; i++)
+    if (box_path_within(d->mountpoint, d->roots[i]) || box_path_within(d->staging_dir, d->roots[i]))
+      return box_fail("the mount point %s lies inside the bound root %s; set TMPDIR elsewhere",
+                  d->mountpoint, d->roots[i]);
+  const char *floor_trees[] = { d->config->box_dir, NULL };
+  const char *floor_files[] = { d->config->path, d->config->policy, NULL };
+  *live_dir = boxd_live_prepare(d);
+  BoxVfsConfig vc = {
+    .mountpoint = d->mountpoint,
+    .roots = (const char *const *)d->roots,
+    .operator_home = d->operator_home,
+    .floor_trees = floor_trees,
+    .floor_files = floor_files,
+    .decide = boxd_vfs_decide,
+    .record = boxd_vfs_record,
+    .outcome = boxd_vfs_outcome,
+    .decide_data = d,
+    /* box_policy_decide never waits; without history rules a verdict is a
+     * function of the request alone */
+    .decide_prompt = true,
+    .cache_decisions = !box_policy_reads_history(d->policy),
+    .note = boxd_vfs_note,
+    .decide_quiet = boxd_vfs_decide_quiet,
+    .beneath = boxd_vfs_beneath,
+    .history_batch = boxd_vfs_history_batch,
+    .ram_per_box = d->config->agent.ram_per_box,
+    .ram_max_bytes = d->config->agent.ram_max_bytes,
+    .ram_max_inodes = d->config->agent.ram_max_inodes,
+    .live_dir = *live_dir,
+  };
+  d->vfs = box_vfs_start(&vc, &error);
+  if (!d->vfs) {
+    rmdir(d->mountpoint);
+    rmdir(d->staging_dir);
+    return box_fail("cannot mount the box's view: %s", error->message);
+  }
+  return 0;
+}
+
+/* Until the agent ends: the signals of set are forwarded to its group, and
+ * if it lingers a second after the first, it is killed.  Its status. */
+static int wait_for_agent(pid_t agent, const sigset_t *set)
+{
+  int status;
+  bool stopping = false;
+  gint64 kill_at = 0;
+  for (;;) {
+    struct timespec tick = { 0, 100 * 1000 * 1000 };
+    siginfo_t info;
+    int sig = sigtimedwait(set, &info, &tick);
+    if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+      /* Forward to the agent's group; if it lingers, it is killed. */
+      kill(-agent, sig == SIGHUP ? SIGTERM : sig);
+      if (!stopping) {
+        stopping = true;
+        kill_at = g_get_monotonic_time() + G_TIME_SPAN_SECOND;
+      }
+    }
+    box_reaper_collect();
+    int wstatus;
+    if (box_reaper_poll(agent, &wstatus)) {
+      status = box_status_code(wstatus);
+      break;
+    }
+    if (stopping && g_get_monotonic_time() > kill_at)
+      kill(-agent, SIGKILL);
+  }
+  stop_group(agent);
+  return status;
+}
+
+/* Ends everything after the mount, in order, then the mount. */
+static void teardown(Boxd *d, int status, const char *live_dir)
+{
+  d->stopping = true;
+  /* Teardown waits on children and threads; if one of them never answers,
+   * the run still ends with the agent's status (PDEATHSIG ends what is
+   * left, and the mount dies with boxd's mount namespace). */
+  teardown_status = status;
+  g_thread_unref(g_thread_new("box-watchdog", teardown_watchdog, NULL));
+  boxd_broker_stop(d);
+  boxd_kill_tracked(d);
+  boxd_broker_drain(d);
+  boxd_workers_stop(d);
+  boxd_gateway_stop(d);
+  boxd_egress_clear(d);
+  box_reaper_collect();
+  /* Prepared tool views hold binds of the mount: drop them before it goes. */
+  box_tools_release_views();
+  box_vfs_stop(d->vfs);
+  rmdir(d->mountpoint);
+  rmdir(d->staging_dir);
+  boxd_mount_dirs_forget(d);
+  boxd_live_clear(live_dir, true);
+}
+
+int boxd_serve(Boxd *d, char **agent_argv)
+{
+  sigset_t set;
+  box_run_signals(&set);
+  signal(SIGPIPE, SIG_IGN);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  box_reaper_init();
+  g_autofree char *live_dir = NULL;
+  int failed = mount_view(d, &live_dir);
+  if (failed)
+    return failed;
+  g_autoptr(GError) error = NULL;
+  int status = 1;
+  if (!boxd_workers_start(d, &error) || !boxd_gateway_start(d, &error) ||
+      !boxd_broker_start(d, &error)) {
+    box_fail("%s", error->message);
+  } else {
+    /* Tools and the agent reach the network through the gateway only. */
+    box_tools_set_gateway(d->gateway_url, d->gateway_ca_path, boxd_gateway_net_setup, d);
+    /* Contained tools share the workers' route-less namespace and its relay. */
+    box_tools_set_netns(d->worker_netns_fd);
+    pid_t agent = box_agent_start(d, agent_argv, &error);
+    if (agent < 0)
+      box_fail("%s", error->message);
+    else
+      status = wait_for_agent(agent, &set);
+  }
+  teardown(d, status, live_dir);
+  return status;
+}
