@@ -17,7 +17,7 @@
  * opener looks it up after our reply is written.  Without the kernel's
  * offer, or when a registration fails, a file is served by READ/WRITE as
  * before.  BOXFS_NO_PASSTHROUGH=1 turns it off (for measurements). */
-#include "vfs/vfs_internal.h"
+#include "vfs/vfs-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
