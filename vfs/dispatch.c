@@ -183,7 +183,5 @@ const struct fuse_lowlevel_ops vfs_ops = {
     /* Not implemented, on purpose, the kernel then acts alone: flock and
      * POSIX locks (local to this kernel), copy_file_range (generic copy
      * through READ/WRITE, each decided by its handle), lseek SEEK_DATA /
-     * SEEK_HOLE (generic: all data), readdirplus (children's attributes
-     * would be metadata reads without their own decision), tmpfile
-     * (O_TMPFILE: EOPNOTSUPP). */
+     * SEEK_HOLE (generic: all data), tmpfile (O_TMPFILE: EOPNOTSUPP). */
 };
