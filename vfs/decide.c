@@ -140,3 +140,113 @@ void vfs_enforce(BoxVfs *v, const Caller *c, const char *action, const char *pat
   g_free(text);
   g_free(spelled);
 }
+
+/* ---- what each operation asks ----
+ * The legs every FUSE operation raises, in the order they are asked; the
+ * handlers (op_*.c) act on a permit.  A LOOKUP asks nothing here: its
+ * questions are the probes (probe.c). */
+
+/* A leg on node n's own path; with_obj: the floor compares n's identity. */
+static int decide_node(BoxVfs *v, const Caller *c, Node *n, const char *action, const char *operation,
+                       bool mutating, bool with_obj) {
+  char *path = vfs_path_of(v, n);
+  VfsObjId id = {n->rdev_key, n->rino};
+  int err = vfs_decide_obj(v, c, action, path, is_pass(n), operation, mutating,
+                           with_obj && is_pass(n) ? &id : NULL);
+  g_free(path);
+  return err;
+}
+
+/* GETATTR by path (fstat of an open handle is covered by its opening). */
+int vfs_decide_getattr(BoxVfs *v, const Caller *c, Node *n) {
+  return decide_node(v, c, n, "fs:read", "read_metadata", false, true);
+}
+
+int vfs_decide_setattr(BoxVfs *v, const Caller *c, Node *n, int to_set) {
+  char *path = vfs_path_of(v, n);
+  int err = 0;
+  if (to_set & FUSE_SET_ATTR_MODE)
+    err = vfs_decide(v, c, "fs:write", path, is_pass(n), "set_permissions", true);
+  if (!err && (to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
+                         FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+                         FUSE_SET_ATTR_MTIME_NOW)))
+    err = vfs_decide(v, c, "fs:write", path, is_pass(n), "write_content", true);
+  g_free(path);
+  return err;
+}
+
+int vfs_decide_access(BoxVfs *v, const Caller *c, Node *n, bool is_dir) {
+  return decide_node(v, c, n, "fs:read", is_dir ? "change_dir" : "read_metadata", false, false);
+}
+
+int vfs_decide_readlink(BoxVfs *v, const Caller *c, Node *n) {
+  return decide_node(v, c, n, "fs:read", "read_link", false, false);
+}
+
+/* OPEN: a read-only open (no O_TRUNC) reads, any other writes. */
+int vfs_decide_open(BoxVfs *v, const Caller *c, Node *n, bool reads_only) {
+  return reads_only ? decide_node(v, c, n, "fs:read", "read_content", false, true)
+                    : decide_node(v, c, n, "fs:write", "write_content", true, true);
+}
+
+int vfs_decide_opendir(BoxVfs *v, const Caller *c, Node *n) {
+  return decide_node(v, c, n, "fs:read", "enumerate", false, true);
+}
+
+/* CREATE: the kernel sends it for a name its lookup found missing, so the
+ * floor is asked of no object (the file is then made with O_EXCL). */
+int vfs_decide_create(BoxVfs *v, const Caller *c, const char *path, bool pass) {
+  VfsObjId none = {0, 0};
+  return vfs_decide_obj(v, c, "fs:write", path, pass, "write_content", true, pass ? &none : NULL);
+}
+
+/* MKDIR and MKNOD write the new name (at: what is there now); SYMLINK
+ * (link: its target as written, relative to dirpath) is decided on the
+ * target too, and only for a deciding caller. */
+int vfs_decide_make(BoxVfs *v, const Caller *c, const char *path, bool pass, const char *dirpath,
+                    mode_t type, const char *link, const VfsObjId *at) {
+  if (!link)
+    return vfs_decide_obj(v, c, "fs:write", path, pass, S_ISDIR(type) ? "create_dir" : "write_content",
+                          true, at);
+  if (!c->decides) return 0;
+  char *joined = link[0] == '/' ? g_strdup(link) : vfs_child_path(dirpath, link);
+  char *target = vfs_normalize(joined);
+  bool tb = vfs_host_backed(v, target);
+  int err = vfs_decide(v, c, "fs:write", target, tb, "symlink", true);
+  if (!err) err = vfs_decide(v, c, "fs:read", target, tb, "read_content", false);
+  if (!err) err = vfs_decide(v, c, "fs:write", path, pass, "symlink", true);
+  g_free(target);
+  g_free(joined);
+  return err;
+}
+
+/* LINK: reads the source node, writes the new name. */
+int vfs_decide_link(BoxVfs *v, const Caller *c, Node *src, const char *path, bool pass) {
+  if (!c->decides) return 0;
+  char *from = vfs_path_of(v, src);
+  int err = vfs_decide(v, c, "fs:read", from, is_pass(src), "read_content", false);
+  if (!err) err = vfs_decide(v, c, "fs:write", path, pass, "write_content", true);
+  g_free(from);
+  return err;
+}
+
+/* UNLINK and RMDIR (gone: the object the name holds now). */
+int vfs_decide_remove(BoxVfs *v, const Caller *c, const char *path, bool pass, bool dir,
+                      const VfsObjId *gone) {
+  return vfs_decide_obj(v, c, "fs:delete", path, pass, dir ? "remove_dir" : "remove_file", true, gone);
+}
+
+/* RENAME: the source moves and is read; a destination that exists is
+ * removed (replaced) unless exchanged; the destination is moved to; with
+ * RENAME_EXCHANGE the destination moves too, so it is read as well. */
+int vfs_decide_rename(BoxVfs *v, const Caller *c, const VfsRename *r) {
+  int err = vfs_decide_obj(v, c, "fs:move", r->src, r->src_pass, "rename", true, r->src_obj);
+  if (!err) err = vfs_decide_obj(v, c, "fs:read", r->src, r->src_pass, "read_content", false, r->src_obj);
+  if (!err && r->dst_exists && !r->exchange)
+    err = vfs_decide_obj(v, c, "fs:delete", r->dst, r->dst_pass, r->dst_dir ? "remove_dir" : "remove_file",
+                         true, r->dst_obj);
+  if (!err) err = vfs_decide_obj(v, c, "fs:move", r->dst, r->dst_pass, "rename", true, r->dst_obj);
+  if (!err && r->exchange && r->dst_exists)
+    err = vfs_decide_obj(v, c, "fs:read", r->dst, r->dst_pass, "read_content", false, r->dst_obj);
+  return err;
+}

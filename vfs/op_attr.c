@@ -54,12 +54,8 @@ void vfs_run_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) 
     vfs_reply_err(req, err);
     return;
   }
-  if (!fi && c.decides && decidable(n)) {
-    char *path = vfs_path_of(v, n);
-    VfsObjId id = {n->rdev_key, n->rino};
-    err = vfs_decide_obj(v, &c, "fs:read", path, is_pass(n), "read_metadata", false, is_pass(n) ? &id : NULL);
-    g_free(path);
-  }
+  if (!fi && c.decides && decidable(n))
+    err = vfs_decide_getattr(v, &c, n);
   bool done = false;
   if (!err && !fi && is_pass(n)) {
     int got = pass_stat_placed(v, &c, n, &st);
@@ -259,16 +255,7 @@ void vfs_run_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_s
     return;
   }
   if (n->kind != NODE_PASS && n->kind != NODE_RAM) err = EACCES;
-  if (!err && decidable(n)) {
-    char *path = vfs_path_of(v, n);
-    if (to_set & FUSE_SET_ATTR_MODE)
-      err = vfs_decide(v, &c, "fs:write", path, is_pass(n), "set_permissions", true);
-    if (!err && (to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
-                           FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
-                           FUSE_SET_ATTR_MTIME_NOW)))
-      err = vfs_decide(v, &c, "fs:write", path, is_pass(n), "write_content", true);
-    g_free(path);
-  }
+  if (!err && decidable(n)) err = vfs_decide_setattr(v, &c, n, to_set);
   if (!err && is_pass(n)) {
     int vfd = vfs_pass_reach(v, &c, n, O_PATH, "fs:write");
     if (vfd < 0) {
@@ -299,12 +286,7 @@ void vfs_run_access(fuse_req_t req, fuse_ino_t ino, int mask) {
   }
   struct stat st;
   err = vfs_node_stat(v, n, &st);
-  if (!err && decidable(n)) {
-    char *path = vfs_path_of(v, n);
-    err = vfs_decide(v, &c, "fs:read", path, is_pass(n),
-                     S_ISDIR(st.st_mode) ? "change_dir" : "read_metadata", false);
-    g_free(path);
-  }
+  if (!err && decidable(n)) err = vfs_decide_access(v, &c, n, S_ISDIR(st.st_mode));
   if (!err && is_pass(n)) {
     int vfd = vfs_pass_reach(v, &c, n, O_PATH, "fs:read");
     if (vfd < 0) err = -vfd;
@@ -325,11 +307,7 @@ void vfs_run_readlink(fuse_req_t req, fuse_ino_t ino) {
     vfs_reply_err(req, err);
     return;
   }
-  if (decidable(n)) {
-    char *path = vfs_path_of(v, n);
-    err = vfs_decide(v, &c, "fs:read", path, is_pass(n), "read_link", false);
-    g_free(path);
-  }
+  if (decidable(n)) err = vfs_decide_readlink(v, &c, n);
   char *target = NULL;
   if (!err && is_pass(n)) {
     int vfd = vfs_pass_reach(v, &c, n, O_PATH | O_NOFOLLOW, "fs:read");

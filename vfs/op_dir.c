@@ -26,12 +26,8 @@ void vfs_run_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) 
     if (!dir) err = ENOTDIR;
   }
   if (!err && (n->kind == NODE_PASS || (n->kind == NODE_RAM && n->special == SPECIAL_NONE) ||
-               n->special == SPECIAL_CMDROOT)) {
-    char *path = vfs_path_of(v, n);
-    VfsObjId id = {n->rdev_key, n->rino};
-    err = vfs_decide_obj(v, &c, "fs:read", path, is_pass(n), "enumerate", false, is_pass(n) ? &id : NULL);
-    g_free(path);
-  }
+               n->special == SPECIAL_CMDROOT))
+    err = vfs_decide_opendir(v, &c, n);
   if (!err) err = vfs_check_perm(v, n, &c, R_OK);
   Fh *fh = NULL;
   if (!err && is_pass(n)) {

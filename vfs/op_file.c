@@ -109,14 +109,8 @@ void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
     return;
   }
   if (n->kind != NODE_PASS && n->kind != NODE_RAM) err = EISDIR;
-  if (!err && decidable(n)) {
-    char *path = vfs_path_of(v, n);
-    VfsObjId id = {n->rdev_key, n->rino};
-    const VfsObjId *obj = is_pass(n) ? &id : NULL;
-    err = ro ? vfs_decide_obj(v, &c, "fs:read", path, is_pass(n), "read_content", false, obj)
-             : vfs_decide_obj(v, &c, "fs:write", path, is_pass(n), "write_content", true, obj);
-    g_free(path);
-  }
+  if (!err && decidable(n))
+    err = vfs_decide_open(v, &c, n, ro);
   if (!err) {
     int mask = (fi->flags & O_ACCMODE) == O_RDONLY ? R_OK
                : (fi->flags & O_ACCMODE) == O_WRONLY ? W_OK : (R_OK | W_OK);
@@ -184,9 +178,7 @@ void vfs_run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
    * is asked of no object, and the file is made with O_EXCL, so that it is
    * that new file or nothing.  A name made since (by someone else) is asked
    * of again before it is opened. */
-  VfsObjId none = {0, 0};
-  if (!err)
-    err = vfs_decide_obj(v, &c, "fs:write", nn.path, nn.pass, "write_content", true, nn.pass ? &none : NULL);
+  if (!err) err = vfs_decide_create(v, &c, nn.path, nn.pass);
   struct fuse_entry_param e;
   Fh *fh = NULL;
   if (!err && nn.pass) {

@@ -113,24 +113,39 @@ static Node *ram_create(BoxVfs *v, const Caller *c, Node *dir, const char *name,
   return vfs_ram_new(v, dir->cmd, dir, name, mode, c->uid, c->gid, err);
 }
 
-void vfs_run_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
+/* The real node: a symlink to link, or a directory or other node of mode. */
+static int make_real(int dfd, const char *name, mode_t mode, const char *link) {
+  if (link) return symlinkat(link, dfd, name);
+  if (S_ISDIR(mode)) return mkdirat(dfd, name, mode & 07777);
+  return mknodat(dfd, name, mode, 0);
+}
+
+/* MKDIR, MKNOD and SYMLINK: a new node named name in parent, of mode (its
+ * type and permissions); link: a symlink's target.  What differs between
+ * them is the decision's legs (vfs_decide_make) and the call that makes the
+ * real node (make_real). */
+static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+                      const char *link) {
   BoxVfs *v = V(req);
   Caller c;
   vfs_place(v, req, NULL, &c);
   NewName nn;
   int err = vfs_new_name(v, &c, parent, name, &nn);
   VfsObjId at;
-  if (!err) err = vfs_decide_obj(v, &c, "fs:write", nn.path, nn.pass, "create_dir", true, vfs_name_obj(&nn, name, &at));
+  if (!err)
+    err = vfs_decide_make(v, &c, nn.path, nn.pass, nn.dirpath, mode & S_IFMT, link,
+                          link ? NULL : vfs_name_obj(&nn, name, &at));
   struct fuse_entry_param e;
   if (!err && nn.pass) {
-    if (mkdirat(nn.dfd, name, mode & 07777) < 0) err = errno;
+    if (make_real(nn.dfd, name, mode, link) < 0) err = errno;
     else {
       vfs_chown_new(&c, nn.dfd, name);
       err = vfs_pass_child_known(v, nn.dir, nn.dfd, name, &e, NULL, nn.moves);
     }
   } else if (!err) {
     g_mutex_lock(&v->lock);
-    Node *n = ram_create(v, &c, nn.dir, name, S_IFDIR | (mode & 07777), &err);
+    Node *n = ram_create(v, &c, nn.dir, name, mode, &err);
+    if (n && link) n->target = g_strdup(link);
     if (n) err = vfs_fill_entry(v, n, &e);
     g_mutex_unlock(&v->lock);
   }
@@ -138,8 +153,11 @@ void vfs_run_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t m
   vfs_reply_entry_or_err(req, err, &e);
 }
 
+void vfs_run_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
+  make_node(req, parent, name, S_IFDIR | (mode & 07777), NULL);
+}
+
 void vfs_run_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev) {
-  BoxVfs *v = V(req);
   (void)rdev;
   /* Regular files, FIFOs and sockets; never a device node. */
   mode_t type = (mode & S_IFMT) ? (mode & S_IFMT) : S_IFREG;
@@ -147,64 +165,11 @@ void vfs_run_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t m
     vfs_reply_err(req, EPERM);
     return;
   }
-  Caller c;
-  vfs_place(v, req, NULL, &c);
-  NewName nn;
-  int err = vfs_new_name(v, &c, parent, name, &nn);
-  VfsObjId at;
-  if (!err)
-    err = vfs_decide_obj(v, &c, "fs:write", nn.path, nn.pass, "write_content", true, vfs_name_obj(&nn, name, &at));
-  struct fuse_entry_param e;
-  if (!err && nn.pass) {
-    if (mknodat(nn.dfd, name, type | (mode & 07777), 0) < 0) err = errno;
-    else {
-      vfs_chown_new(&c, nn.dfd, name);
-      err = vfs_pass_child_known(v, nn.dir, nn.dfd, name, &e, NULL, nn.moves);
-    }
-  } else if (!err) {
-    g_mutex_lock(&v->lock);
-    Node *n = ram_create(v, &c, nn.dir, name, type | (mode & 07777), &err);
-    if (n) err = vfs_fill_entry(v, n, &e);
-    g_mutex_unlock(&v->lock);
-  }
-  vfs_new_name_clear(v, &nn);
-  vfs_reply_entry_or_err(req, err, &e);
+  make_node(req, parent, name, type | (mode & 07777), NULL);
 }
 
 void vfs_run_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name) {
-  BoxVfs *v = V(req);
-  Caller c;
-  vfs_place(v, req, NULL, &c);
-  NewName nn;
-  int err = vfs_new_name(v, &c, parent, name, &nn);
-  if (!err && c.decides) {
-    char *joined = link[0] == '/' ? g_strdup(link) : vfs_child_path(nn.dirpath, link);
-    char *target = vfs_normalize(joined);
-    bool tb = vfs_host_backed(v, target);
-    err = vfs_decide(v, &c, "fs:write", target, tb, "symlink", true);
-    if (!err) err = vfs_decide(v, &c, "fs:read", target, tb, "read_content", false);
-    if (!err) err = vfs_decide(v, &c, "fs:write", nn.path, nn.pass, "symlink", true);
-    g_free(target);
-    g_free(joined);
-  }
-  struct fuse_entry_param e;
-  if (!err && nn.pass) {
-    if (symlinkat(link, nn.dfd, name) < 0) err = errno;
-    else {
-      vfs_chown_new(&c, nn.dfd, name);
-      err = vfs_pass_child_known(v, nn.dir, nn.dfd, name, &e, NULL, nn.moves);
-    }
-  } else if (!err) {
-    g_mutex_lock(&v->lock);
-    Node *n = ram_create(v, &c, nn.dir, name, S_IFLNK | 0777, &err);
-    if (n) {
-      n->target = g_strdup(link);
-      err = vfs_fill_entry(v, n, &e);
-    }
-    g_mutex_unlock(&v->lock);
-  }
-  vfs_new_name_clear(v, &nn);
-  vfs_reply_entry_or_err(req, err, &e);
+  make_node(req, parent, name, S_IFLNK | 0777, link);
 }
 
 void vfs_run_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname) {
@@ -217,12 +182,7 @@ void vfs_run_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const ch
   if (!err && (n->kind != NODE_PASS && n->kind != NODE_RAM)) err = EPERM;
   if (!err && (n->special != SPECIAL_NONE || n->skeleton)) err = EPERM;
   if (!err && is_pass(n) != nn.pass) err = EXDEV;
-  if (!err && c.decides) {
-    char *src = vfs_path_of(v, n);
-    err = vfs_decide(v, &c, "fs:read", src, is_pass(n), "read_content", false);
-    if (!err) err = vfs_decide(v, &c, "fs:write", nn.path, nn.pass, "write_content", true);
-    g_free(src);
-  }
+  if (!err) err = vfs_decide_link(v, &c, n, nn.path, nn.pass);
   struct fuse_entry_param e;
   if (!err && nn.pass) {
     if (S_ISDIR(n->ftype)) err = EPERM;
@@ -315,9 +275,7 @@ static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name, b
   NameId before = {0};
   if (!err && nn.pass) vfs_name_id(nn.dfd, name, &before);
   VfsObjId gone = {before.dev, before.ino};
-  if (!err)
-    err = vfs_decide_obj(v, &c, "fs:delete", nn.path, nn.pass, dir ? "remove_dir" : "remove_file", true,
-                         nn.pass && before.exists ? &gone : NULL);
+  if (!err) err = vfs_decide_remove(v, &c, nn.path, nn.pass, dir, nn.pass && before.exists ? &gone : NULL);
   if (!err && nn.pass) {
     NameId now;
     vfs_name_id(nn.dfd, name, &now);
@@ -397,16 +355,11 @@ void vfs_run_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_in
   VfsObjId so, dob;
   const VfsObjId *sobj = err ? NULL : nameid_obj(src.pass, &sid, &so);
   const VfsObjId *dobj = err ? NULL : nameid_obj(src.pass, &did, &dob);
-  if (!err) err = vfs_decide_obj(v, &c, "fs:move", src.path, src.pass, "rename", true, sobj);
-  if (!err) err = vfs_decide_obj(v, &c, "fs:read", src.path, src.pass, "read_content", false, sobj);
   bool exchange = (flags & RENAME_EXCHANGE) != 0;
-  if (!err && dst_exists && !exchange)
-    err = vfs_decide_obj(v, &c, "fs:delete", dst.path, dst.pass, dst_dir ? "remove_dir" : "remove_file",
-                         true, dobj);
-  if (!err) err = vfs_decide_obj(v, &c, "fs:move", dst.path, dst.pass, "rename", true, dobj);
-  /* RENAME_EXCHANGE moves the destination too: its legs mirror the source's */
-  if (!err && exchange && dst_exists)
-    err = vfs_decide_obj(v, &c, "fs:read", dst.path, dst.pass, "read_content", false, dobj);
+  if (!err) {
+    VfsRename legs = {src.path, dst.path, src.pass, dst.pass, sobj, dobj, dst_exists, dst_dir, exchange};
+    err = vfs_decide_rename(v, &c, &legs);
+  }
   if (!err && src.pass) {
     NameId s2, d2;
     vfs_name_id(src.dfd, name, &s2);

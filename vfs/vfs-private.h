@@ -382,6 +382,28 @@ int vfs_finish_decision(BoxVfs *v, const Caller *c, const char *action, json_obj
  * and its end (shared: another reference was taken). */
 json_object *vfs_fs_input(const char *spelled, const char *operation);
 void vfs_fs_input_done(json_object *in, bool shared);
+/* What each operation asks (the legs in order); 0, EACCES or EINTR. */
+int vfs_decide_getattr(BoxVfs *v, const Caller *c, Node *n);
+int vfs_decide_setattr(BoxVfs *v, const Caller *c, Node *n, int to_set);
+int vfs_decide_access(BoxVfs *v, const Caller *c, Node *n, bool is_dir);
+int vfs_decide_readlink(BoxVfs *v, const Caller *c, Node *n);
+int vfs_decide_open(BoxVfs *v, const Caller *c, Node *n, bool reads_only);
+int vfs_decide_opendir(BoxVfs *v, const Caller *c, Node *n);
+int vfs_decide_create(BoxVfs *v, const Caller *c, const char *path, bool pass);
+int vfs_decide_make(BoxVfs *v, const Caller *c, const char *path, bool pass, const char *dirpath,
+                    mode_t type, const char *link, const VfsObjId *at);
+int vfs_decide_link(BoxVfs *v, const Caller *c, Node *src, const char *path, bool pass);
+int vfs_decide_remove(BoxVfs *v, const Caller *c, const char *path, bool pass, bool dir,
+                      const VfsObjId *gone);
+/* A rename's two names, the identities found there (NULL outside
+ * passthrough) and what the destination holds. */
+typedef struct {
+  const char *src, *dst;
+  bool src_pass, dst_pass;
+  const VfsObjId *src_obj, *dst_obj;
+  bool dst_exists, dst_dir, exchange;
+} VfsRename;
+int vfs_decide_rename(BoxVfs *v, const Caller *c, const VfsRename *r);
 #define VFS_IDENTITY_WHY "no longer resolves to the object that policy judged"
 
 /* ---- verdicts.c ---- */
