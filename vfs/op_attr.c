@@ -15,7 +15,7 @@
  * is not there now).  Attributes read after a walk found n belong to an
  * object that may have moved out of every root in between (this thread can
  * be preempted between the two), so they count only if n is still at its
- * place after they were read: no name changed meanwhile (vfs_watch.c), or a
+ * place after they were read: no name changed meanwhile (watch.c), or a
  * second walk finds n there again.  Where no name has changed since a walk
  * found n, no walk is needed at all. */
 static int pass_stat_placed(BoxVfs *v, const Caller *c, Node *n, struct stat *st) {

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #define ENTRY_TIMEOUT 1.0
-/* names in a directory whose changes from outside are watched (vfs_watch.c) */
+/* names in a directory whose changes from outside are watched (watch.c) */
 #define ENTRY_TIMEOUT_WATCHED 60.0
 
 /* lock held */
@@ -121,7 +121,7 @@ static bool pass_known_child(BoxVfs *v, Node *dir, const char *name, struct fuse
 }
 
 /* A lookup in a directory no name on whose path has changed since a walk
- * found it (vfs_watch.c), or in a bound root: its own descriptor stands for
+ * found it (watch.c), or in a bound root: its own descriptor stands for
  * the walk.  What the fstatat read counts only if the directory is still
  * settled after it (an outside rename in between would have queued its
  * event by then).  True with *err set (0: *e filled) where that held;

@@ -68,7 +68,7 @@ int vfs_new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *name
   if (!err) err = vfs_check_perm(v, d, c, W_OK | X_OK);
   if (!err && nn->pass) {
     /* In a bound root, or where no name on the directory's path has changed
-     * since a walk found it (vfs_watch.c), its own descriptor is the one a
+     * since a walk found it (watch.c), its own descriptor is the one a
      * walk would open: a create or unlink in it skips the walk (openat2,
      * fstat, close). */
     guint64 settled;

@@ -1,4 +1,4 @@
-/* vfs_passthrough.c — the mount itself, and the kernel's FUSE passthrough
+/* passthrough.c — the mount itself, and the kernel's FUSE passthrough
  * (Linux >= 6.9, CONFIG_FUSE_PASSTHROUGH) for opened passthrough files.
  *
  * Why: a read or write of a file the decision at OPEN let the command have

@@ -135,7 +135,7 @@ struct BoxVfs {
   guint64 pass_lookups;     /* atomic */
   guint64 reach_walks;      /* atomic: walks from a root to a node (pass_reach) */
   guint64 plus_shown, plus_hidden; /* READDIRPLUS entries (atomic) */
-  /* RAM areas (issue 6, item 3) */
+  /* RAM areas: one per command (slots) or one for the box */
   bool ram_per_box;
   int box_area;             /* the per-box area's command id, or -1 */
   GArray *free_slots;       /* int: ids of slots no command holds */

@@ -1,4 +1,4 @@
-/* vfs_watch.c — changes made to the bound roots from outside the mount,
+/* watch.c — changes made to the bound roots from outside the mount,
  * passed on to the kernel as they happen.
  *
  * Why: the kernel keeps a name it looked up for the entry timeout without
