@@ -39,18 +39,11 @@ static bool open_reads_only(int flags) {
   return (flags & O_ACCMODE) == O_RDONLY && !(flags & O_TRUNC);
 }
 
-
-void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
-  BoxVfs *v = V(req);
-  Caller c;
-  vfs_place(v, req, NULL, &c);
-  int err;
-  Node *n = vfs_pin(v, ino, &c, &err);
-  if (!n) {
-    vfs_reply_err(req, err);
-    return;
-  }
-  bool ro = open_reads_only(fi->flags);
+/* The control files, for reading only and read with direct_io: the
+ * operator's decision log, a running command's record (.box/commands/<N>),
+ * the caller's last denial (mydenial). */
+static void open_control(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, const Caller *c, Node *n,
+                         bool ro) {
   if (n->special == SPECIAL_DECISIONS) {
     /* the decision log, read live: direct_io so that every read (tail -f)
      * sees what boxd appended since */
@@ -60,7 +53,7 @@ void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
       vfs_reply_err(req, ro ? errno : EACCES);
       return;
     }
-    Fh *fh = vfs_fh_new(FH_VIEW_LOG, c.cmd, n);
+    Fh *fh = vfs_fh_new(FH_VIEW_LOG, c->cmd, n);
     fh->fd = fd;
     fi->fh = (uint64_t)(uintptr_t)fh;
     fi->direct_io = 1;
@@ -75,7 +68,7 @@ void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
       vfs_reply_err(req, ro ? ENOENT : EACCES);
       return;
     }
-    Fh *fh = vfs_fh_new(FH_MYDENIAL, c.cmd, n);
+    Fh *fh = vfs_fh_new(FH_MYDENIAL, c->cmd, n);
     fh->text = t;
     fh->text_len = strlen(t);
     fi->fh = (uint64_t)(uintptr_t)fh;
@@ -85,12 +78,12 @@ void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
     return;
   }
   if (n->special == SPECIAL_MYDENIAL) {
-    if (!ro) err = EACCES;
+    int err = ro ? 0 : EACCES;
     Fh *fh = NULL;
     if (!err) {
-      fh = vfs_fh_new(FH_MYDENIAL, c.cmd, n);
+      fh = vfs_fh_new(FH_MYDENIAL, c->cmd, n);
       g_mutex_lock(&v->lock);
-      const char *t = vfs_denial_text(v, c.cmd, c.tid);
+      const char *t = vfs_denial_text(v, c->cmd, c->tid);
       fh->text = g_strdup(t ? t : "");
       fh->text_len = strlen(fh->text);
       g_mutex_unlock(&v->lock);
@@ -106,6 +99,23 @@ void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
     }
     vfs_unpin(v, n);
     vfs_reply_err(req, err);
+    return;
+  }
+}
+
+void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  BoxVfs *v = V(req);
+  Caller c;
+  vfs_place(v, req, NULL, &c);
+  int err;
+  Node *n = vfs_pin(v, ino, &c, &err);
+  if (!n) {
+    vfs_reply_err(req, err);
+    return;
+  }
+  bool ro = open_reads_only(fi->flags);
+  if (n->special == SPECIAL_DECISIONS || n->special == SPECIAL_CMDINFO || n->special == SPECIAL_MYDENIAL) {
+    open_control(v, req, fi, &c, n, ro);
     return;
   }
   if (n->kind != NODE_PASS && n->kind != NODE_RAM) err = EISDIR;
