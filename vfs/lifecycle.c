@@ -128,23 +128,7 @@ static void vfs_free(BoxVfs *v) {
     g_ptr_array_unref(v->commands);
   if (v->free_slots) g_array_free(v->free_slots, TRUE);
   }
-  if (v->nodes) {
-    GHashTableIter it;
-    gpointer val;
-    g_hash_table_iter_init(&it, v->nodes);
-    while (g_hash_table_iter_next(&it, NULL, &val)) {
-      Node *n = val;
-      if (n->fd >= 0) close(n->fd);
-      if (n->children) g_hash_table_unref(n->children);
-      if (n->data) g_byte_array_unref(n->data);
-      g_free(n->target);
-      g_free(n->name);
-      g_free(n->root_path);
-      g_free(n);
-    }
-    g_hash_table_unref(v->nodes);
-  }
-  if (v->pass_nodes) g_hash_table_unref(v->pass_nodes);
+  vfs_nodes_free(v);
   if (v->pidns) g_hash_table_unref(v->pidns);
   if (v->floor_ids) g_hash_table_unref(v->floor_ids);
   if (v->beneath_seen) g_hash_table_unref(v->beneath_seen);

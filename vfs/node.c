@@ -72,6 +72,16 @@ static void close_node_fd(int fd) {
   else close(fd);
 }
 
+/* What n holds in memory, and n. */
+static void node_memory_free(Node *n) {
+  if (n->children) g_hash_table_unref(n->children);
+  if (n->data) g_byte_array_unref(n->data);
+  g_free(n->target);
+  g_free(n->name);
+  g_free(n->root_path);
+  g_free(n);
+}
+
 static void node_free(BoxVfs *v, Node *n) {
   g_hash_table_remove(v->nodes, &(guint64){n->ino});
   if (n->kind == NODE_PASS) {
@@ -90,13 +100,23 @@ static void node_free(BoxVfs *v, Node *n) {
     if (cm && n->data) cm->bytes -= MIN(cm->bytes, (guint64)n->data->len);
   }
   Node *parent = n->parent;
-  if (n->children) g_hash_table_unref(n->children);
-  if (n->data) g_byte_array_unref(n->data);
-  g_free(n->target);
-  g_free(n->name);
-  g_free(n->root_path);
-  g_free(n);
+  node_memory_free(n);
   if (parent) vfs_node_unref(v, parent);
+}
+
+void vfs_nodes_free(BoxVfs *v) {
+  if (v->nodes) {
+    GHashTableIter it;
+    gpointer val;
+    g_hash_table_iter_init(&it, v->nodes);
+    while (g_hash_table_iter_next(&it, NULL, &val)) {
+      Node *n = val;
+      if (n->fd >= 0) close(n->fd);
+      node_memory_free(n);
+    }
+    g_hash_table_unref(v->nodes);
+  }
+  if (v->pass_nodes) g_hash_table_unref(v->pass_nodes);
 }
 
 void vfs_node_unref(BoxVfs *v, Node *n) {

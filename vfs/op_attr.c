@@ -247,13 +247,9 @@ void vfs_run_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_s
                        struct fuse_file_info *fi) {
   BoxVfs *v = V(req);
   Caller c;
-  vfs_place(v, req, fi, &c);
-  int err;
-  Node *n = vfs_pin(v, ino, &c, &err);
-  if (!n) {
-    vfs_reply_err(req, err);
-    return;
-  }
+  Node *n = vfs_pin_request(v, req, ino, fi, &c);
+  if (!n) return;
+  int err = 0;
   if (n->kind != NODE_PASS && n->kind != NODE_RAM) err = EACCES;
   if (!err && decidable(n)) err = vfs_decide_setattr(v, &c, n, to_set);
   if (!err && is_pass(n)) {
@@ -277,13 +273,9 @@ void vfs_run_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_s
 void vfs_run_access(fuse_req_t req, fuse_ino_t ino, int mask) {
   BoxVfs *v = V(req);
   Caller c;
-  vfs_place(v, req, NULL, &c);
-  int err;
-  Node *n = vfs_pin(v, ino, &c, &err);
-  if (!n) {
-    vfs_reply_err(req, err);
-    return;
-  }
+  Node *n = vfs_pin_request(v, req, ino, NULL, &c);
+  if (!n) return;
+  int err = 0;
   struct stat st;
   err = vfs_node_stat(v, n, &st);
   if (!err && decidable(n)) err = vfs_decide_access(v, &c, n, S_ISDIR(st.st_mode));
@@ -300,13 +292,9 @@ void vfs_run_access(fuse_req_t req, fuse_ino_t ino, int mask) {
 void vfs_run_readlink(fuse_req_t req, fuse_ino_t ino) {
   BoxVfs *v = V(req);
   Caller c;
-  vfs_place(v, req, NULL, &c);
-  int err;
-  Node *n = vfs_pin(v, ino, &c, &err);
-  if (!n) {
-    vfs_reply_err(req, err);
-    return;
-  }
+  Node *n = vfs_pin_request(v, req, ino, NULL, &c);
+  if (!n) return;
+  int err = 0;
   if (decidable(n)) err = vfs_decide_readlink(v, &c, n);
   char *target = NULL;
   if (!err && is_pass(n)) {

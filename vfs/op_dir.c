@@ -14,13 +14,9 @@
 void vfs_run_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   BoxVfs *v = V(req);
   Caller c;
-  vfs_place(v, req, NULL, &c);
-  int err;
-  Node *n = vfs_pin(v, ino, &c, &err);
-  if (!n) {
-    vfs_reply_err(req, err);
-    return;
-  }
+  Node *n = vfs_pin_request(v, req, ino, NULL, &c);
+  if (!n) return;
+  int err = 0;
   if (n->kind == NODE_PASS || n->kind == NODE_RAM) {
     bool dir = is_pass(n) ? S_ISDIR(n->ftype) : S_ISDIR(n->mode);
     if (!dir) err = ENOTDIR;

@@ -106,13 +106,9 @@ static void open_control(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, c
 void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   BoxVfs *v = V(req);
   Caller c;
-  vfs_place(v, req, NULL, &c);
-  int err;
-  Node *n = vfs_pin(v, ino, &c, &err);
-  if (!n) {
-    vfs_reply_err(req, err);
-    return;
-  }
+  Node *n = vfs_pin_request(v, req, ino, NULL, &c);
+  if (!n) return;
+  int err = 0;
   bool ro = open_reads_only(fi->flags);
   if (n->special == SPECIAL_DECISIONS || n->special == SPECIAL_CMDINFO || n->special == SPECIAL_MYDENIAL) {
     open_control(v, req, fi, &c, n, ro);
@@ -295,16 +291,20 @@ Fh *vfs_fh_check(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, int *err)
   return *err ? NULL : fh;
 }
 
+/* vfs_fh_check, the refusal answered (NULL). */
+static Fh *fh_or_refuse(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi) {
+  int err;
+  Fh *fh = vfs_fh_check(v, req, fi, &err);
+  if (!fh) vfs_reply_err(req, err);
+  return fh;
+}
+
 void vfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                     struct fuse_file_info *fi) {
   BoxVfs *v = V(req);
   (void)ino;
-  int err;
-  Fh *fh = vfs_fh_check(v, req, fi, &err);
-  if (!fh) {
-    vfs_reply_err(req, err);
-    return;
-  }
+  Fh *fh = fh_or_refuse(v, req, fi);
+  if (!fh) return;
   if (fh->kind == FH_PASS_FILE) {
     struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
     buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
@@ -352,12 +352,9 @@ void vfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
                      struct fuse_file_info *fi) {
   BoxVfs *v = V(req);
   (void)ino;
-  int err;
-  Fh *fh = vfs_fh_check(v, req, fi, &err);
-  if (!fh) {
-    vfs_reply_err(req, err);
-    return;
-  }
+  int err = 0;
+  Fh *fh = fh_or_refuse(v, req, fi);
+  if (!fh) return;
   if (fh->kind == FH_PASS_FILE) {
     ssize_t n = pwrite(fh->fd, buf, size, off);
     if (n < 0) vfs_reply_err(req, errno);

@@ -37,6 +37,14 @@ Node *vfs_pin(BoxVfs *v, fuse_ino_t ino, const Caller *c, int *err) {
   return n;
 }
 
+Node *vfs_pin_request(BoxVfs *v, fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, Caller *c) {
+  vfs_place(v, req, fi, c);
+  int err;
+  Node *n = vfs_pin(v, ino, c, &err);
+  if (!n) vfs_reply_err(req, err);
+  return n;
+}
+
 void vfs_unpin(BoxVfs *v, Node *n) {
   if (!n) return;
   vfs_closes_defer(); /* the last reference, when FORGET came meanwhile */

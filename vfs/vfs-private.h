@@ -284,6 +284,7 @@ void vfs_watch_close(BoxVfs *v);
 
 /* ---- node.c ---- */
 void vfs_nodes_init(BoxVfs *v);                              /* the two tables, empty */
+void vfs_nodes_free(BoxVfs *v);                              /* at stop: every node, as it is */
 Node *vfs_node_get(BoxVfs *v, fuse_ino_t ino);               /* lock held */
 Node *vfs_node_new(BoxVfs *v, NodeKind kind, int cmd);        /* lock held; refs 0 */
 void vfs_node_ref(Node *n);
@@ -514,6 +515,9 @@ int vfs_reach(const Caller *c, Node *n);                      /* lock held */
  * with *err set (ENOENT, or EACCES where the caller may not reach it). */
 Node *vfs_pin(BoxVfs *v, fuse_ino_t ino, const Caller *c, int *err);
 void vfs_unpin(BoxVfs *v, Node *n);
+/* A request's node: the caller placed (*c), the node pinned, or NULL
+ * once the refusal is answered. */
+Node *vfs_pin_request(BoxVfs *v, fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, Caller *c);
 char *vfs_path_of(BoxVfs *v, Node *n);                        /* vfs_node_path, locking */
 void vfs_virt_stat(Node *n, struct stat *st);                 /* lock held for non-pass nodes */
 int vfs_node_stat(BoxVfs *v, Node *n, struct stat *st);
