@@ -149,12 +149,10 @@ void vfs_enforce(BoxVfs *v, const Caller *c, const char *action, const char *pat
 /* A leg on node n's own path; with_obj: the floor compares n's identity. */
 static int decide_node(BoxVfs *v, const Caller *c, Node *n, const char *action, const char *operation,
                        bool mutating, bool with_obj) {
-  char *path = vfs_path_of(v, n);
+  g_autofree char *path = vfs_path_of(v, n);
   VfsObjId id = {n->rdev_key, n->rino};
-  int err = vfs_decide_obj(v, c, action, path, is_pass(n), operation, mutating,
-                           with_obj && is_pass(n) ? &id : NULL);
-  g_free(path);
-  return err;
+  return vfs_decide_obj(v, c, action, path, is_pass(n), operation, mutating,
+                        with_obj && is_pass(n) ? &id : NULL);
 }
 
 /* GETATTR by path (fstat of an open handle is covered by its opening). */
@@ -163,7 +161,7 @@ int vfs_decide_getattr(BoxVfs *v, const Caller *c, Node *n) {
 }
 
 int vfs_decide_setattr(BoxVfs *v, const Caller *c, Node *n, int to_set) {
-  char *path = vfs_path_of(v, n);
+  g_autofree char *path = vfs_path_of(v, n);
   int err = 0;
   if (to_set & FUSE_SET_ATTR_MODE)
     err = vfs_decide(v, c, "fs:write", path, is_pass(n), "set_permissions", true);
@@ -171,7 +169,6 @@ int vfs_decide_setattr(BoxVfs *v, const Caller *c, Node *n, int to_set) {
                          FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
                          FUSE_SET_ATTR_MTIME_NOW)))
     err = vfs_decide(v, c, "fs:write", path, is_pass(n), "write_content", true);
-  g_free(path);
   return err;
 }
 
@@ -209,24 +206,21 @@ int vfs_decide_make(BoxVfs *v, const Caller *c, const char *path, bool pass, con
     return vfs_decide_obj(v, c, "fs:write", path, pass, S_ISDIR(type) ? "create_dir" : "write_content",
                           true, at);
   if (!c->decides) return 0;
-  char *joined = link[0] == '/' ? g_strdup(link) : vfs_child_path(dirpath, link);
-  char *target = vfs_normalize(joined);
+  g_autofree char *joined = link[0] == '/' ? g_strdup(link) : vfs_child_path(dirpath, link);
+  g_autofree char *target = vfs_normalize(joined);
   bool tb = vfs_host_backed(v, target);
   int err = vfs_decide(v, c, "fs:write", target, tb, "symlink", true);
   if (!err) err = vfs_decide(v, c, "fs:read", target, tb, "read_content", false);
   if (!err) err = vfs_decide(v, c, "fs:write", path, pass, "symlink", true);
-  g_free(target);
-  g_free(joined);
   return err;
 }
 
 /* LINK: reads the source node, writes the new name. */
 int vfs_decide_link(BoxVfs *v, const Caller *c, Node *src, const char *path, bool pass) {
   if (!c->decides) return 0;
-  char *from = vfs_path_of(v, src);
+  g_autofree char *from = vfs_path_of(v, src);
   int err = vfs_decide(v, c, "fs:read", from, is_pass(src), "read_content", false);
   if (!err) err = vfs_decide(v, c, "fs:write", path, pass, "write_content", true);
-  g_free(from);
   return err;
 }
 
