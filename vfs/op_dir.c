@@ -158,18 +158,12 @@ static Fh *listing_handle(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, 
   return fh;
 }
 
-void vfs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-                       struct fuse_file_info *fi) {
-  BoxVfs *v = V(req);
-  (void)ino;
-  Caller c;
-  Fh *fh = listing_handle(v, req, fi, &c);
-  if (!fh)
-    return;
+/* READDIR's reply: names, their d_ino and type. */
+static void fill_readdir(BoxVfs *v, fuse_req_t req, Fh *fh, const Caller *c, size_t size, off_t off) {
   char *buf = g_malloc(size);
   size_t pos = 0;
   ListEnt e;
-  for (off_t at = off; list_at(v, fh, &c, at, &e); at = e.next) {
+  for (off_t at = off; list_at(v, fh, c, at, &e); at = e.next) {
     struct stat st;
     memset(&st, 0, sizeof st);
     st.st_ino = (ino_t)e.ino;
@@ -227,31 +221,25 @@ static bool plus_entry(BoxVfs *v, Fh *fh, const Caller *c, const char *name,
   return ok;
 }
 
-void vfs_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-                           struct fuse_file_info *fi) {
-  BoxVfs *v = V(req);
-  (void)ino;
-  Caller c;
-  Fh *fh = listing_handle(v, req, fi, &c);
-  if (!fh)
-    return;
+/* READDIRPLUS's reply: an entry's node and attributes only where shown. */
+static void fill_readdirplus(BoxVfs *v, fuse_req_t req, Fh *fh, const Caller *c, size_t size, off_t off) {
   bool real = fh->kind == FH_PASS_DIR || fh->kind == FH_RAM_DIR;
   char *dirpath = real ? vfs_path_of(v, fh->node) : NULL;
   char *buf = g_malloc(size);
   size_t pos = 0;
   GArray *given = g_array_new(FALSE, FALSE, sizeof(fuse_ino_t)); /* references to drop on failure */
   ListEnt le;
-  for (off_t at = off; list_at(v, fh, &c, at, &le); at = le.next) {
+  for (off_t at = off; list_at(v, fh, c, at, &le); at = le.next) {
     const ListEnt *d = &le;
     struct fuse_entry_param e;
     memset(&e, 0, sizeof e);
     /* room first: a reference taken for an entry that does not fit would leak */
     if (fuse_add_direntry_plus(req, NULL, 0, d->name, &e, 0) > size - pos) break;
     bool dot = strcmp(d->name, ".") == 0 || strcmp(d->name, "..") == 0;
-    bool deciding = c.decides && v->decide;
+    bool deciding = c->decides && v->decide;
     char path[PATH_MAX];
-    bool shown = real && !dot && (!deciding || plus_may_show(v, &c, fh, dirpath, d->name, path)) &&
-                 plus_entry(v, fh, &c, d->name, &e);
+    bool shown = real && !dot && (!deciding || plus_may_show(v, c, fh, dirpath, d->name, path)) &&
+                 plus_entry(v, fh, c, d->name, &e);
     if (shown && deciding && fh->kind == FH_PASS_DIR &&
         vfs_floor_refuses(v, path, &(VfsObjId){e.attr.st_dev, e.attr.st_ino})) {
       g_mutex_lock(&v->lock);
@@ -279,6 +267,26 @@ void vfs_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   g_array_unref(given);
   g_free(buf);
   g_free(dirpath);
+}
+
+/* The listing's handle (or the refusal answered), then its reply. */
+static void list_request(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi,
+                         void (*fill)(BoxVfs *, fuse_req_t, Fh *, const Caller *, size_t, off_t)) {
+  BoxVfs *v = V(req);
+  Caller c;
+  Fh *fh = listing_handle(v, req, fi, &c);
+  if (fh) fill(v, req, fh, &c, size, off);
+}
+
+void vfs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
+  (void)ino;
+  list_request(req, size, off, fi, fill_readdir);
+}
+
+void vfs_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                        struct fuse_file_info *fi) {
+  (void)ino;
+  list_request(req, size, off, fi, fill_readdirplus);
 }
 
 void vfs_op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi) {
