@@ -8,8 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* ---- commands ---- */
-
 Command *vfs_command(BoxVfs *v, int id) {
   if (id < 0 || (guint)id >= v->commands->len) return NULL;
   Command *c = g_ptr_array_index(v->commands, id);

@@ -1,7 +1,6 @@
 /* debug.c — counters for tests (box_vfs_debug_*). */
 #include "vfs/vfs-private.h"
 
-
 void box_vfs_debug_readdirplus(BoxVfs *v, guint64 *shown, guint64 *hidden) {
   *shown = __atomic_load_n(&v->plus_shown, __ATOMIC_RELAXED);
   *hidden = __atomic_load_n(&v->plus_hidden, __ATOMIC_RELAXED);

@@ -9,8 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* ---- the reach floor (spec/runtime.md §3.3) ---- */
-
 /* What an identity the floor guards is.  The box directory, what it held at
  * start and the authority files are never opened; the directories that hold
  * any of them, up to their bound root, are never moved, removed, replaced or

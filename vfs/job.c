@@ -4,8 +4,6 @@
 
 #include <errno.h>
 
-/* ---- liveness: jobs ---- */
-
 static __thread Job *tls_job;          /* the job this pool thread carries */
 static __thread fuse_req_t tls_req;    /* a request placed inline ... */
 static __thread Caller tls_caller;     /* ... and where */

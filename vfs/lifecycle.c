@@ -12,8 +12,6 @@
 
 G_DEFINE_QUARK(box-vfs-error-quark, box_vfs_error)
 
-/* ---- public API ---- */
-
 void box_vfs_raise_fd_limit(struct rlimit *before) {
   struct rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {

@@ -109,7 +109,6 @@ void vfs_run_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) 
   else vfs_reply_attr(req, &st, 0.0);
 }
 
-
 /* chown(2) rules for a caller the kernel did not check (no
  * default_permissions): root may; the owner may keep the owner and change the
  * group to one of its own groups; nobody else may. */

@@ -9,8 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* ---- directories ---- */
-
 void vfs_run_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   BoxVfs *v = V(req);
   Caller c;

@@ -9,8 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* ---- files ---- */
-
 Fh *vfs_fh_new(FhKind kind, int cmd, Node *n) {
   Fh *fh = vfs_zalloc(sizeof *fh);
   __atomic_add_fetch(&n->opens, 1, __ATOMIC_SEQ_CST);

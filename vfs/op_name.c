@@ -308,7 +308,6 @@ void vfs_run_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) {
   remove_common(req, parent, name, false);
 }
 
-
 void vfs_run_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) {
   remove_common(req, parent, name, true);
 }

@@ -2,9 +2,6 @@
  * when its request is answered, and one history batch per request. */
 #include "vfs/vfs-private.h"
 
-
-/* ---- the history raiser ---- */
-
 typedef struct {
   BoxVfs *v;
   int cmd;
@@ -15,7 +12,7 @@ typedef struct {
 static __thread GArray *tls_raised; /* Raised: permits awaiting their outcome */
 static __thread BoxVfs *tls_batching; /* this thread's request has a history batch open */
 
-/* Every decision is answered through vfs_outcome_flush (the R_* replies),
+/* Every decision is answered through vfs_outcome_flush (reply.c),
  * which closes the batch on the same thread. */
 void vfs_history_batch_open(BoxVfs *v) {
   if (!v->history_batch || tls_batching) return;
@@ -35,7 +32,6 @@ void vfs_outcome_push(BoxVfs *v, int cmd, const char *action, json_object *input
   Raised r = {v, cmd, g_strdup(action), json_object_get(input)};
   g_array_append_val(tls_raised, r);
 }
-
 
 void vfs_outcome_flush(const char *result) {
   for (guint i = 0; tls_raised && i < tls_raised->len; i++) {

@@ -9,9 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Mode-bit check (no default_permissions: the daemon checks).  Supplementary
- * groups are not consulted in this first cut. */
-
 bool vfs_perm_ok(const struct stat *st, const Caller *c, int mask) {
   if (c->uid == 0) {
     if ((mask & X_OK) && !S_ISDIR(st->st_mode) && !(st->st_mode & 0111)) return false;

@@ -5,8 +5,6 @@
 #include <limits.h>
 #include <string.h>
 
-/* ---- the decision cache (cache_decisions) ---- */
-
 /* A cached verdict: its key, then the decision, in one allocation, since
  * one is stored for almost every decided operation.  The table's key owns
  * the block (a value is never freed on its own). */
