@@ -255,8 +255,9 @@ typedef struct {
   off_t pos;          /* the offset of ent (or of the next entry to read) */
 } Fh;
 
-/* watch.c: marks on pass directories, expiry of the names that
- * change outside the mount.  vfs_watch_dir and vfs_watch_forget with the
+/* ---- watch.c: marks on pass directories, expiry of the names that
+ * change outside the mount. ----
+ * vfs_watch_dir and vfs_watch_forget with the
  * lock held; vfs_watch_actor on every thread that acts for the mount. */
 void vfs_watch_open(BoxVfs *v);
 void vfs_watch_dir(BoxVfs *v, Node *n);
@@ -280,7 +281,6 @@ bool vfs_watch_settled(BoxVfs *v, guint64 settled);
 void vfs_watch_start(BoxVfs *v);
 void vfs_watch_stop(BoxVfs *v);
 void vfs_watch_close(BoxVfs *v);
-
 
 /* ---- node.c ---- */
 void vfs_nodes_init(BoxVfs *v);                              /* the two tables, empty */
