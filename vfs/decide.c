@@ -101,7 +101,7 @@ int vfs_decide_obj(BoxVfs *v, const Caller *c, const char *action, const char *p
     return EINTR;
   }
   vfs_history_batch_open(v);
-  BoxDecision *d = vfs_ask_how(v, c->cmd, action, input, spelled, operation, false);
+  BoxDecision *d = vfs_verdict_ask(v, c->cmd, action, input, spelled, operation, false);
   bool live = !job || vfs_job_decide_end(job);
   if (!d) {
     char *text = g_strdup_printf("%s: no decision could be made", spelled);

@@ -46,12 +46,12 @@ static int probe(BoxVfs *v, const Caller *c, const char *path, bool host_backed,
   char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
   json_object *input = vfs_fs_input(spelled, "read_metadata");
   vfs_history_batch_open(v);
-  BoxDecision *d = vfs_ask_how(v, c->cmd, "fs:read", input, spelled, "read_metadata", quiet);
+  BoxDecision *d = vfs_verdict_ask(v, c->cmd, "fs:read", input, spelled, "read_metadata", quiet);
   int rc = 0;
   *may_read = d && d->verdict == BOX_VERDICT_PERMIT;
   if (!*may_read && refuse != REFUSE_NEVER) {
     json_object *win = vfs_fs_input(spelled, "write_content");
-    BoxDecision *w = vfs_ask_how(v, c->cmd, "fs:write", win, spelled, "write_content", quiet);
+    BoxDecision *w = vfs_verdict_ask(v, c->cmd, "fs:write", win, spelled, "write_content", quiet);
     bool may_write = w && w->verdict == BOX_VERDICT_PERMIT;
     if (w) box_decision_free(w);
     vfs_fs_input_done(win, false);
@@ -82,7 +82,7 @@ bool box_vfs_lookup_refuses(BoxVfs *v, int cmd, const char *path) {
   const char *ops[][2] = {{"fs:read", "read_metadata"}, {"fs:write", "write_content"}};
   for (size_t i = 0; i < G_N_ELEMENTS(ops); i++) {
     json_object *input = vfs_fs_input(spelled, ops[i][1]);
-    BoxDecision *d = vfs_ask_how(v, cmd, ops[i][0], input, spelled, ops[i][1], true);
+    BoxDecision *d = vfs_verdict_ask(v, cmd, ops[i][0], input, spelled, ops[i][1], true);
     refused = d && d->verdict != BOX_VERDICT_PERMIT;
     if (d) box_decision_free(d);
     vfs_fs_input_done(input, false);

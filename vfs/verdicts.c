@@ -37,7 +37,7 @@ GHashTable *vfs_verdicts_new(void) {
  * same request was decided before.  A verdict is a function of the request
  * alone only for a policy that reads no history (the caller vouches for
  * that with cache_decisions), so reusing it changes no later verdict. */
-BoxDecision *vfs_ask_how(BoxVfs *v, int cmd, const char *action, json_object *input,
+BoxDecision *vfs_verdict_ask(BoxVfs *v, int cmd, const char *action, json_object *input,
                             const char *spelled, const char *operation, bool quiet) {
   if (!v->cache_decisions) return v->decide(v->decide_data, cmd, action, input);
   /* the key on the stack (copied only into the cache): a hit allocates nothing */

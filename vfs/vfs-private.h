@@ -411,7 +411,7 @@ int vfs_decide_rename(BoxVfs *v, const Caller *c, const VfsRename *r);
 GHashTable *vfs_verdicts_new(void);
 /* Policy's verdict on (action, input), from the command's cache when the
  * same request was decided before; quiet: as decide_quiet (no ::request). */
-BoxDecision *vfs_ask_how(BoxVfs *v, int cmd, const char *action, json_object *input,
+BoxDecision *vfs_verdict_ask(BoxVfs *v, int cmd, const char *action, json_object *input,
                          const char *spelled, const char *operation, bool quiet);
 /* Whether the command's decision cache holds a permit of (action,
  * operation, path): policy's verdict, before the reach floor (ask that with
