@@ -1,59 +1,8 @@
-/* vfs.h — the box's FUSE mount (DESIGN.md "The mount", spec/mount-mechanics.md).
- *
- * Layout of the mount:
- *   /pass<real path>   shared passthrough of each bound root (operator home,
- *                      agent home, workspace), one node per real object;
- *                      the directories above a root are RAM directories.
- *   /ram/c<K>          a RAM root lent to one command at a time (a slot):
- *                      /tmp, /dev/{null,zero,urandom,random} (empty files to
- *                      bind host nodes on), the empty directory chain of
- *                      every bound root, and the hidden control directory
- *                      /.box (file "mydenial").  That layout is fixed (its
- *                      entries cannot be removed, renamed or linked); what
- *                      a command adds goes when it ends.
- * Every request is placed in its command by the caller's PID namespace; a
- * caller that cannot be placed is refused (root GETATTR and STATFS aside).
- *
- * Liveness: a deciding caller's request is queued to a pool of decision
- * threads; the session loop never waits for policy.  While its decision is
- * pending it is answered EINTR on FUSE_INTERRUPT (a killed caller) or when
- * its command ends; the decision, once made, is still logged.
- *
- * Speed (issue 6, item 4).  With decide_prompt (the decide callback returns
- * in bounded time, as box_policy_decide does) a request is decided on the
- * session-loop thread that received it: no hand-off, and the multithreaded
- * loop starts another thread when all of them are busy.  With
- * cache_decisions (only for a policy that reads no history,
- * box_policy_reads_history) a verdict is kept per (command, action,
- * operation, path) and reused for the same request: policy is not asked
- * again, but every decision is still recorded (logged), noted to the
- * policy's history (note: its ::request event) and raises its outcome; the
- * floor is applied afresh each time.  The cache of a command
- * goes with it; box_vfs_invalidate_decisions drops every cached verdict
- * (a policy change).  The kernel caches what it would otherwise re-send:
- * entries (a walk is not a decision) for 1 s, or for 60 s in a passthrough
- * directory watched for changes made outside the mount (vfs_watch.c: each
- * such change expires the kernel's entry of that name at once) while the
- * policy reads no history and no tool is registered, page cache with
- * keep_cache, and FLUSH and the xattr ops answered ENOSYS once.  Where the
- * kernel offers FUSE passthrough (vfs_passthrough.c), an opened real file
- * is served by the kernel from the real file: its reads, writes and mmap,
- * covered by the decision at OPEN, never reach the daemon.  Placement
- * remembers each caller's PID namespace per loop thread, checked by a live
- * pidfd of the same tid.  READDIRPLUS (the kernel's auto mode) gives an entry its node and
- * attributes only where the command holds a cached read_metadata permit of
- * that path; otherwise the name alone.  With cache_decisions and
- * decide_quiet, a deciding caller's LOOKUP of a name asks policy quietly
- * whether the command may read the path, or else write it, found or not:
- * neither is EACCES (the read denial logged) either way, so existence does
- * not show, except for a found directory, which a walk goes through; a
- * found name the command may not read gets its type without its
- * attributes, which the kernel would otherwise hand to a
- * statx(AT_STATX_DONT_SYNC) without a GETATTR (an inode the kernel holds
- * already keeps its size and mtime: a changed one would cut its page cache
- * and its mappings in other processes).  Without them (a policy
- * that reads the history) only a missing name asks, and a found one is
- * shown, with its type only. */
+/* vfs.h — the box's FUSE mount: /pass<real path> passes the bound roots
+ * through, /ram/c<K> is the RAM root a command borrows, and every request is
+ * placed in its command by the caller's PID namespace and decided by policy.
+ * DESIGN.md "The mount" has the layout, placement, liveness and what makes
+ * it fast; spec/mount-mechanics.md the measurements. */
 #ifndef BOX_VFS_H
 #define BOX_VFS_H
 
@@ -79,12 +28,6 @@ typedef BoxDecision *(*BoxVfsDecideFn)(void *data, int command, const char *acti
 typedef void (*BoxVfsRecordFn)(void *data, int command, const char *action, json_object *input,
                                const BoxDecision *decision);
 
-/* The history raiser: after the effect of a permitted decision, its outcome.
- * result: "completed", "descriptor_issued" (an OPEN, CREATE or OPENDIR that
- * handed out a handle), "indeterminate" (EIO: it may have happened), or NULL
- * when it definitely did not happen (the operation failed, or its request
- * was cancelled).  Called once per permitted decision, on the thread that
- * acted; denials raise no outcome. */
 /* A request answered from the decision cache (cache_decisions): policy was
  * not asked, so its history has not seen the request yet. */
 typedef void (*BoxVfsNoteFn)(void *data, int command, const char *action, json_object *input,
@@ -97,6 +40,12 @@ typedef void (*BoxVfsNoteFn)(void *data, int command, const char *action, json_o
  * permitted path goes through it. */
 typedef bool (*BoxVfsBeneathFn)(void *data, const char *dir);
 
+/* The history raiser: after the effect of a permitted decision, its outcome.
+ * result: "completed", "descriptor_issued" (an OPEN, CREATE or OPENDIR that
+ * handed out a handle), "indeterminate" (EIO: it may have happened), or NULL
+ * when it definitely did not happen (the operation failed, or its request
+ * was cancelled).  Called once per permitted decision, on the thread that
+ * acted; denials raise no outcome. */
 typedef void (*BoxVfsOutcomeFn)(void *data, int command, const char *action, json_object *input,
                                 const char *result);
 

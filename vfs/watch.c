@@ -1,4 +1,4 @@
-/* vfs_watch.c — changes made to the bound roots from outside the mount,
+/* watch.c — changes made to the bound roots from outside the mount,
  * passed on to the kernel as they happen.
  *
  * Why: the kernel keeps a name it looked up for the entry timeout without
@@ -55,7 +55,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include "vfs/vfs_internal.h"
+#include "vfs/vfs-private.h"
 
 #define WATCH_MASK (FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_ONDIR)
 #define WATCH_GATHER_US 2000

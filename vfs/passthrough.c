@@ -1,4 +1,4 @@
-/* vfs_passthrough.c — the mount itself, and the kernel's FUSE passthrough
+/* passthrough.c — the mount itself, and the kernel's FUSE passthrough
  * (Linux >= 6.9, CONFIG_FUSE_PASSTHROUGH) for opened passthrough files.
  *
  * Why: a read or write of a file the decision at OPEN let the command have
@@ -17,7 +17,7 @@
  * opener looks it up after our reply is written.  Without the kernel's
  * offer, or when a registration fails, a file is served by READ/WRITE as
  * before.  BOXFS_NO_PASSTHROUGH=1 turns it off (for measurements). */
-#include "vfs/vfs_internal.h"
+#include "vfs/vfs-private.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,9 @@
-/* vfs_internal.h — private to vfs/: the node tree, commands, placement and
- * decisions shared by vfs_core.c and vfs_ops.c. */
-#ifndef BOX_VFS_INTERNAL_H
-#define BOX_VFS_INTERNAL_H
+/* vfs-private.h — private to vfs/: the types every file of the mount shares
+ * (nodes, commands, callers, jobs, file handles) and the functions one file
+ * offers the others, grouped by the file that holds them (DESIGN.md, "Where
+ * things are: a file map"). */
+#ifndef BOX_VFS_PRIVATE_H
+#define BOX_VFS_PRIVATE_H
 
 #define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
@@ -9,6 +11,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include "vfs/vfs.h"
 
 #define VFS_RAM_MAX_FILE (10u * 1024u * 1024u)
@@ -26,6 +29,8 @@ static inline void *vfs_zalloc(size_t size) {
   memset(p, 0, size);
   return p;
 }
+
+static inline void now_ts(struct timespec *ts) { clock_gettime(CLOCK_REALTIME, ts); }
 
 typedef enum {
   NODE_ROOT,     /* ino 1 */
@@ -57,7 +62,7 @@ struct Node {
   guint64 refs;        /* nlookup + child parent-pointers + RAM links + pins */
   guint64 nlookup;
   bool chain;          /* a directory of the root chain (no metadata decision) */
-  bool watched;        /* a pass directory with a fanotify mark (vfs_watch.c) */
+  bool watched;        /* a pass directory with a fanotify mark (watch.c) */
   guint64 settled;     /* the watch's count of moves when a walk from the root last
                         * found it at its place, or 0 (vfs_watch_proven) */
   bool skeleton;       /* part of a reused RAM root's fixed layout (kept, restored) */
@@ -114,7 +119,7 @@ struct BoxVfs {
   char *operator_home;
   char **floor_trees;
   char **floor_files;
-  GHashTable *floor_ids;    /* set of FileId (vfs_core.c): the identities the floor guards */
+  GHashTable *floor_ids;    /* set of FileId (floor.c): the identities the floor guards */
   BoxVfsDecideFn decide;
   BoxVfsDecideFn decide_quiet;
   BoxVfsRecordFn record;
@@ -130,7 +135,7 @@ struct BoxVfs {
   guint64 pass_lookups;     /* atomic */
   guint64 reach_walks;      /* atomic: walks from a root to a node (pass_reach) */
   guint64 plus_shown, plus_hidden; /* READDIRPLUS entries (atomic) */
-  /* RAM areas (issue 6, item 3) */
+  /* RAM areas: one per command (slots) or one for the box */
   bool ram_per_box;
   int box_area;             /* the per-box area's command id, or -1 */
   GArray *free_slots;       /* int: ids of slots no command holds */
@@ -144,7 +149,7 @@ struct BoxVfs {
   struct fuse_session *se;
   int fuse_fd;              /* /dev/fuse, mounted by vfs_mount */
   bool mounted;
-  /* the kernel's FUSE passthrough (vfs_passthrough.c) */
+  /* the kernel's FUSE passthrough (passthrough.c) */
   bool pt_offered;          /* the kernel's INIT offered it */
   bool pt_enabled;          /* our INIT reply took it */
   bool pt_wanted;           /* not turned off (BOXFS_NO_PASSTHROUGH) */
@@ -153,7 +158,7 @@ struct BoxVfs {
   guint64 pt_registered;    /* backing files registered (atomic) */
   pthread_t thread;
   bool thread_started;
-  /* changes made outside the mount (vfs_watch.c) */
+  /* changes made outside the mount (watch.c) */
   int watch_fd;             /* fanotify, or -1: not watched */
   int watch_wake;           /* eventfd: wakes the watch thread (to end, or to expire all) */
   GArray *watch_fs;         /* WatchFs: the filesystems marked */
@@ -196,7 +201,7 @@ typedef struct {
   gid_t gid;
 } Caller;
 
-/* ---- liveness: pending decisions (vfs_core.c) ----
+/* ---- liveness: pending decisions (job.c) ----
  * A request that will raise a decision is not handled on the session loop's
  * thread: it becomes a Job, queued to the decision pool, and the loop thread
  * returns at once.  A job is pending while QUEUED or DECIDING (the decide
@@ -250,8 +255,9 @@ typedef struct {
   off_t pos;          /* the offset of ent (or of the next entry to read) */
 } Fh;
 
-/* vfs_watch.c: marks on pass directories, expiry of the names that
- * change outside the mount.  vfs_watch_dir and vfs_watch_forget with the
+/* ---- watch.c: marks on pass directories, expiry of the names that
+ * change outside the mount. ----
+ * vfs_watch_dir and vfs_watch_forget with the
  * lock held; vfs_watch_actor on every thread that acts for the mount. */
 void vfs_watch_open(BoxVfs *v);
 void vfs_watch_dir(BoxVfs *v, Node *n);
@@ -276,11 +282,15 @@ void vfs_watch_start(BoxVfs *v);
 void vfs_watch_stop(BoxVfs *v);
 void vfs_watch_close(BoxVfs *v);
 
-/* vfs_core.c */
+/* ---- node.c ---- */
+void vfs_nodes_init(BoxVfs *v);                              /* the two tables, empty */
+void vfs_nodes_free(BoxVfs *v);                              /* at stop: every node, as it is */
 Node *vfs_node_get(BoxVfs *v, fuse_ino_t ino);               /* lock held */
 Node *vfs_node_new(BoxVfs *v, NodeKind kind, int cmd);        /* lock held; refs 0 */
 void vfs_node_ref(Node *n);
 void vfs_node_unref(BoxVfs *v, Node *n);                      /* lock held */
+/* lock held: drops nlookup of the kernel's references on node ino */
+void vfs_node_forget(BoxVfs *v, fuse_ino_t ino, uint64_t nlookup);
 /* Between these two (no lock held at either), the descriptors of the pass
  * nodes this thread frees are closed at vfs_closes_run, after the lock is
  * released: closing an unlinked file's last descriptor makes the backing
@@ -291,43 +301,126 @@ void vfs_closes_defer(void);
 void vfs_closes_run(void);
 #define VFS_CLOSES_SLICE 32 /* forgets per deferral: a freed node can free its parents */
 void vfs_node_set_parent(BoxVfs *v, Node *n, Node *parent, const char *name);
+/* lock held: a virtual directory (parent NULL: the tree's root) */
+Node *vfs_dir_node_new(BoxVfs *v, NodeKind kind, int cmd, Node *parent, const char *name,
+                       mode_t perm);
 Node *vfs_ram_new(BoxVfs *v, int cmd, Node *dir, const char *name, mode_t mode, uid_t uid,
                   gid_t gid, int *err);                       /* linked into dir */
 void vfs_ram_unlink(BoxVfs *v, Node *dir, const char *name); /* drops the link */
+/* lock held: the caller may use this RAM node (its command's tree or area) */
+bool vfs_ram_reachable(const Caller *c, const Node *n);
+/* lock held: n's RAM file resized, counted against its area's size limit */
+int vfs_ram_resize(BoxVfs *v, Node *n, size_t len);
 Node *vfs_pass_find(BoxVfs *v, dev_t dev, ino_t ino);
 Node *vfs_pass_insert(BoxVfs *v, Node *parent, const char *name, int fd, const struct stat *st);
-Command *vfs_command(BoxVfs *v, int id);                      /* live command or NULL */
-void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c);
+
+/* ---- path.c ---- */
 /* Worker-view absolute path of a node ("/..." ; RAM: relative to c<N>). NULL if unknown. */
 char *vfs_node_path(BoxVfs *v, Node *n);                      /* lock held */
 /* parts[0..n) joined into buf (NUL-terminated); false when they do not fit.
  * For keys and paths built once per listed entry (snprintf costs more). */
 bool vfs_concat(char *buf, size_t size, const char *const *parts, size_t n);
 char *vfs_child_path(const char *dir, const char *name);
+/* path is base or below it ("/" holds every absolute path) */
+bool vfs_path_within(const char *path, const char *base);
 char *vfs_spell(BoxVfs *v, const char *path);
 bool vfs_host_backed(BoxVfs *v, const char *path);
+/* Closes "." and ".." lexically in an absolute path. */
+char *vfs_normalize(const char *abs);
+
+/* ---- command.c ---- */
+Command *vfs_command(BoxVfs *v, int id);                      /* live command or NULL */
+/* lock held: a new command; with a RAM tree of its own (root named
+ * root_name under /ram) unless it uses the per-box area. */
+Command *vfs_command_create(BoxVfs *v, const char *root_name);
+/* roots[i] lies in another root (or repeats one): it gets no chain of its own */
+bool vfs_root_is_nested(char **roots, guint i);
+void vfs_store_denial(BoxVfs *v, int cmd, pid_t tid, const char *text);
+const char *vfs_denial_text(BoxVfs *v, int cmd, pid_t tid);   /* lock held */
+
+/* ---- place.c ---- */
+void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c);
+/* The inode number of pid's PID namespace. */
+bool vfs_pidns_inode(pid_t pid, guint64 *out);
+
+/* ---- floor.c ---- */
+/* Records the identities the floor guards (at start). */
+void vfs_guards_record(BoxVfs *v);
+/* An object's identity (ino 0: nothing there), as the floor compares it. */
+typedef struct {
+  dev_t dev;
+  ino_t ino;
+} VfsObjId;
+/* Why the floor refuses the path (mutating: to change it), NULL: it does
+ * not.  obj: the object's identity when the caller has it, else it is read
+ * from the path. */
+const char *vfs_floor_reason_obj(BoxVfs *v, const char *path, bool mutating, const VfsObjId *obj);
+/* Whether the reach floor refuses the host path whose object is obj. */
+bool vfs_floor_refuses(BoxVfs *v, const char *path, const VfsObjId *obj);
+/* Why the floor refuses to change that path (NULL: it does not). */
+const char *vfs_floor_reason(BoxVfs *v, const char *path, const VfsObjId *obj);
+/* The floor for a caller that raises no decision (a tool): 0 or EACCES. */
+int vfs_tool_floor(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool mutating,
+                   const VfsObjId *obj);
+
+/* ---- decide.c ---- */
 /* Asks policy and applies the floor.  Returns 0 or EACCES.  No lock held. */
 int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path,
                bool host_backed, const char *operation, bool mutating);
 /* As vfs_decide for an object whose identity the caller holds (a node's,
  * or a name's just read): the floor compares it with the authority files'
  * instead of reading the path's again.  obj NULL: as vfs_decide. */
-typedef struct {
-  dev_t dev;
-  ino_t ino;
-} VfsObjId;
 int vfs_decide_obj(BoxVfs *v, const Caller *c, const char *action, const char *path,
                    bool host_backed, const char *operation, bool mutating, const VfsObjId *obj);
+/* Records an enforcement denial (identity) for a deciding caller. */
+void vfs_enforce(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
+                 const char *gate, const char *why);
+/* Records decision d (and takes it): 0 for a permit, else EACCES with the
+ * denial's text kept for the caller. */
+int vfs_finish_decision(BoxVfs *v, const Caller *c, const char *action, json_object *input,
+                        BoxDecision *d);
+/* A decided operation's input, {"path": spelled, "operation": operation},
+ * and its end (shared: another reference was taken). */
+json_object *vfs_fs_input(const char *spelled, const char *operation);
+void vfs_fs_input_done(json_object *in, bool shared);
+/* What each operation asks (the legs in order); 0, EACCES or EINTR. */
+int vfs_decide_getattr(BoxVfs *v, const Caller *c, Node *n);
+int vfs_decide_setattr(BoxVfs *v, const Caller *c, Node *n, int to_set);
+int vfs_decide_access(BoxVfs *v, const Caller *c, Node *n, bool is_dir);
+int vfs_decide_readlink(BoxVfs *v, const Caller *c, Node *n);
+int vfs_decide_open(BoxVfs *v, const Caller *c, Node *n, bool reads_only);
+int vfs_decide_opendir(BoxVfs *v, const Caller *c, Node *n);
+int vfs_decide_create(BoxVfs *v, const Caller *c, const char *path, bool pass);
+int vfs_decide_make(BoxVfs *v, const Caller *c, const char *path, bool pass, const char *dirpath,
+                    mode_t type, const char *link, const VfsObjId *at);
+int vfs_decide_link(BoxVfs *v, const Caller *c, Node *src, const char *path, bool pass);
+int vfs_decide_remove(BoxVfs *v, const Caller *c, const char *path, bool pass, bool dir,
+                      const VfsObjId *gone);
+/* A rename's two names, the identities found there (NULL outside
+ * passthrough) and what the destination holds. */
+typedef struct {
+  const char *src, *dst;
+  bool src_pass, dst_pass;
+  const VfsObjId *src_obj, *dst_obj;
+  bool dst_exists, dst_dir, exchange;
+} VfsRename;
+int vfs_decide_rename(BoxVfs *v, const Caller *c, const VfsRename *r);
+#define VFS_IDENTITY_WHY "no longer resolves to the object that policy judged"
+
+/* ---- verdicts.c ---- */
+GHashTable *vfs_verdicts_new(void);
+/* Policy's verdict on (action, input), from the command's cache when the
+ * same request was decided before; quiet: as decide_quiet (no ::request). */
+BoxDecision *vfs_verdict_ask(BoxVfs *v, int cmd, const char *action, json_object *input,
+                         const char *spelled, const char *operation, bool quiet);
 /* Whether the command's decision cache holds a permit of (action,
  * operation, path): policy's verdict, before the reach floor (ask that with
  * vfs_floor_refuses).  Decides nothing, logs nothing (readdirplus: what may
  * be shown without a decision). */
 bool vfs_verdict_cached_permit(BoxVfs *v, int cmd, const char *action, const char *operation,
                                const char *path, bool host_backed);
-/* Whether the reach floor refuses the host path whose object is obj. */
-bool vfs_floor_refuses(BoxVfs *v, const char *path, const VfsObjId *obj);
-/* Why the floor refuses to change that path (NULL: it does not). */
-const char *vfs_floor_reason(BoxVfs *v, const char *path, const VfsObjId *obj);
+
+/* ---- probe.c ---- */
 /* A lookup that found nothing: ENOENT, or EACCES (recorded) when policy would
  * neither let the caller read nor write the path. */
 int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_backed);
@@ -341,20 +434,25 @@ int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_bac
  * history; with one that does, never refuses and *may_read is false. */
 int vfs_probe_present(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool walked,
                       bool *may_read);
-/* Records an enforcement denial (identity) for a deciding caller. */
-void vfs_enforce(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
-                 const char *gate, const char *why);
-const char *vfs_denial_text(BoxVfs *v, int cmd, pid_t tid);   /* lock held */
-/* lock held: the caller may use this RAM node (its command's tree or area) */
-bool vfs_ram_reachable(const Caller *c, const Node *n);
-/* lock held: n's RAM file resized, counted against its area's size limit */
-int vfs_ram_resize(BoxVfs *v, Node *n, size_t len);
+
+/* ---- outcome.c ----
+ * The history raiser: permitted decisions of the request this thread is
+ * handling wait for its reply, which gives their outcome (NULL: error). */
+void vfs_outcome_flush(const char *result);
+void vfs_outcome_push(BoxVfs *v, int cmd, const char *action, json_object *input);
+/* Opens this thread's history batch (closed by vfs_outcome_flush). */
+void vfs_history_batch_open(BoxVfs *v);
+
+/* ---- view.c ---- */
 /* The operator's view: .box/commands/<name> rendered ("" if gone: NULL). */
 char *vfs_view_command_text(BoxVfs *v, const char *name);
 /* Names (command ids) of the running commands boxd published. */
 GPtrArray *vfs_view_command_names(BoxVfs *v);
+/* Removes the command's record from live_dir. */
+void vfs_live_withdraw(BoxVfs *v, int command);
 
-/* Jobs.  vfs_job_submit queues a job (the loop thread returns);
+/* ---- job.c ----
+ * vfs_job_submit queues a job (the loop thread returns);
  * vfs_job_current is the job the calling thread carries (NULL inline). */
 void vfs_job_submit(BoxVfs *v, Job *job);
 Job *vfs_job_current(void);
@@ -369,13 +467,14 @@ bool vfs_job_may_reply(Job *job);
 bool vfs_job_caller(fuse_req_t req, Caller *c);
 /* Remembers where a request handled inline was placed (this thread). */
 void vfs_job_set_inline(fuse_req_t req, const Caller *c);
+/* Answers every pending job of the command EINTR (lock held). */
+void vfs_job_cancel_command(BoxVfs *v, int command);
+/* The decision pool's thread function, and a job's free. */
+void vfs_job_thread(gpointer data, gpointer user);
+void vfs_job_free(Job *job);
 
-/* The history raiser: permitted decisions of the request this thread is
- * handling wait for its reply, which gives their outcome (NULL: error). */
-void vfs_outcome_flush(const char *result);
-
-/* vfs_passthrough.c: the mount (our own, so that INIT can take the
- * kernel's passthrough) and the backing files of passed-through opens. */
+/* ---- passthrough.c: the mount (our own, so that INIT can take the
+ * kernel's passthrough) and the backing files of passed-through opens. ---- */
 bool vfs_mount(BoxVfs *v, GError **error);
 void vfs_unmount(BoxVfs *v);
 /* The backing id for an open of pass node n whose real file is fd, or -1
@@ -387,7 +486,148 @@ void vfs_backing_close(BoxVfs *v, Node *n, int id);
 /* The next OPEN/CREATE reply of this thread passes through to backing id. */
 void vfs_backing_for_reply(int id);
 
-/* vfs_ops.c */
+/* ---- the request handlers' common parts ---- */
+
+static inline BoxVfs *V(fuse_req_t req) { return fuse_req_userdata(req); }
+static inline Fh *FH(struct fuse_file_info *fi) { return fi ? (Fh *)(uintptr_t)fi->fh : NULL; }
+static inline bool is_pass(const Node *n) { return n->kind == NODE_PASS; }
+/* A node whose metadata and access are decided (not the root chain, not control). */
+static inline bool decidable(const Node *n) {
+  if (n->kind == NODE_PASS) return true;
+  return n->kind == NODE_RAM && !n->chain && n->special == SPECIAL_NONE;
+}
+static inline unsigned char dtype_of(mode_t m) { return (unsigned char)((m & S_IFMT) >> 12); }
+
+/* reply.c: the replies of requests that may carry decisions (-1: not sent) */
+int vfs_reply_err(fuse_req_t req, int err);
+int vfs_reply_entry(fuse_req_t req, const struct fuse_entry_param *e);
+int vfs_reply_attr(fuse_req_t req, const struct stat *st, double timeout);
+int vfs_reply_open(fuse_req_t req, const struct fuse_file_info *fi);
+int vfs_reply_create(fuse_req_t req, const struct fuse_entry_param *e,
+                     const struct fuse_file_info *fi);
+int vfs_reply_readlink(fuse_req_t req, const char *link);
+/* e's entry, or err; an entry not received drops its kernel reference */
+void vfs_reply_entry_or_err(fuse_req_t req, int err, struct fuse_entry_param *e);
+
+/* reach.c */
+int vfs_reach(const Caller *c, Node *n);                      /* lock held */
+/* The node ino, referenced for the request (vfs_unpin drops it), or NULL
+ * with *err set (ENOENT, or EACCES where the caller may not reach it). */
+Node *vfs_pin(BoxVfs *v, fuse_ino_t ino, const Caller *c, int *err);
+void vfs_unpin(BoxVfs *v, Node *n);
+/* A request's node: the caller placed (*c), the node pinned, or NULL
+ * once the refusal is answered. */
+Node *vfs_pin_request(BoxVfs *v, fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, Caller *c);
+char *vfs_path_of(BoxVfs *v, Node *n);                        /* vfs_node_path, locking */
+void vfs_virt_stat(Node *n, struct stat *st);                 /* lock held for non-pass nodes */
+int vfs_node_stat(BoxVfs *v, Node *n, struct stat *st);
+int vfs_pass_node_stat(BoxVfs *v, Node *n, bool locked, struct stat *st);
+int vfs_openat2_beneath(int dirfd, const char *rel, int flags);
+const char *vfs_pass_rel_buf(Node *n, int *rootfd, char *buf, size_t size);
+/* Opens n (flags: O_PATH for a handle to act through, or the open flags of
+ * an OPEN) reached again from its root.  Returns the descriptor or -errno. */
+int vfs_pass_reach(BoxVfs *v, const Caller *c, Node *n, int flags, const char *action);
+int vfs_pass_reach_st(BoxVfs *v, const Caller *c, Node *n, int flags, const char *action,
+                      struct stat *out, guint64 *moves);
+int vfs_node_fd_get(BoxVfs *v, Node *n, bool locked);
+void vfs_node_fd_put(const Node *n, int fd);
+guint64 vfs_node_stamp(BoxVfs *v, Node *n);
+bool vfs_pass_is_root(BoxVfs *v, Node *dir, guint64 *stamp);
+
+/* Identity of a name in a passthrough directory at two moments. */
+typedef struct {
+  bool exists;
+  dev_t dev;
+  ino_t ino;
+  mode_t mode;
+  nlink_t nlink;
+} NameId;
+void vfs_name_id(int dirfd, const char *name, NameId *id);
+bool vfs_name_same(const NameId *a, const NameId *b);
+
+/* perm.c: mode-bit checks (no default_permissions: the daemon checks) */
+bool vfs_caller_in_group(const Caller *c, gid_t g);
+bool vfs_perm_ok(const struct stat *st, const Caller *c, int mask);
+int vfs_check_perm(BoxVfs *v, Node *n, const Caller *c, int mask);
+
+/* op_lookup.c */
+int vfs_fill_entry(BoxVfs *v, Node *n, struct fuse_entry_param *e); /* lock held */
+/* Resolves name in a passthrough directory to its node (created or found).
+ * A name whose object already has a node (the kernel's revalidation of a
+ * cached entry, mostly) costs one fstatat: the node's own descriptor keeps
+ * that (dev, ino) from naming anything else, and the attributes read are
+ * the entry's.  Only a new object is opened (O_PATH, never following). */
+int vfs_pass_child(BoxVfs *v, Node *dir, int dirfd, const char *name, struct fuse_entry_param *e);
+int vfs_pass_child_known(BoxVfs *v, Node *dir, int dirfd, const char *name,
+                         struct fuse_entry_param *e, const struct stat *known, guint64 moves);
+void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
+void vfs_op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup);
+void vfs_op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets);
+
+/* op_attr.c */
+void vfs_run_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void vfs_run_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+                     struct fuse_file_info *fi);
+void vfs_run_access(fuse_req_t req, fuse_ino_t ino, int mask);
+void vfs_run_readlink(fuse_req_t req, fuse_ino_t ino);
+void vfs_op_statfs(fuse_req_t req, fuse_ino_t ino);
+void vfs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+                     size_t size, int flags);
+void vfs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size);
+void vfs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
+void vfs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
+
+/* op_name.c */
+typedef struct {
+  Node *dir;
+  char *dirpath;  /* worker-view path of the directory */
+  char *path;     /* worker-view path of the new name */
+  bool pass;
+  int dfd;        /* pass: the directory reached again from its root, or its node's own */
+  bool dfd_node;  /* dfd is dir->fd (settled: no name on its path changed), not ours to close */
+  guint64 moves;  /* pass: that walk's stamp (vfs_watch_proven), or 0 */
+} NewName;
+/* Pins a directory in which the caller may create or remove name. */
+int vfs_new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *name, NewName *nn);
+void vfs_new_name_clear(BoxVfs *v, NewName *nn);
+const VfsObjId *vfs_name_obj(const NewName *nn, const char *name, VfsObjId *buf);
+bool vfs_daemon_root(void);
+/* A new name made for a caller other than root is given to the caller. */
+void vfs_chown_new(const Caller *c, int dirfd, const char *name);
+void vfs_run_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode);
+void vfs_run_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev);
+void vfs_run_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name);
+void vfs_run_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname);
+void vfs_run_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
+void vfs_run_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
+void vfs_run_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+                    const char *newname, unsigned int flags);
+
+/* op_file.c */
+Fh *vfs_fh_new(FhKind kind, int cmd, Node *n);                /* takes over the caller's pin */
+void vfs_fh_free(BoxVfs *v, Fh *fh);
+Fh *vfs_fh_check(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, int *err);
+void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void vfs_run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+                    struct fuse_file_info *fi);
+void vfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
+void vfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+                  struct fuse_file_info *fi);
+void vfs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void vfs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void vfs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
+void vfs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+                      struct fuse_file_info *fi);
+
+/* op_dir.c */
+void vfs_run_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void vfs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                    struct fuse_file_info *fi);
+void vfs_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                        struct fuse_file_info *fi);
+void vfs_op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
+
+/* dispatch.c */
 extern const struct fuse_lowlevel_ops vfs_ops;
 
 #endif

@@ -1,0 +1,174 @@
+/* floor.c — the reach floor (spec/runtime.md §3.3): what no policy may
+ * open or change, by identity (device, inode) and by path. */
+#include "vfs/vfs-private.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* What an identity the floor guards is.  The box directory, what it held at
+ * start and the authority files are never opened; the directories that hold
+ * any of them, up to their bound root, are never moved, removed, replaced or
+ * changed, so that their paths, which the floor compares too, stay what
+ * they were at start.  Identity, not path text, is what holds against a
+ * renamed ancestor or a hard link made before the run. */
+typedef enum { GUARD_AUTHORITY, GUARD_TRUSTED, GUARD_HOLDER } GuardKind;
+
+typedef struct {
+  dev_t dev;
+  ino_t ino;
+  GuardKind kind;
+} FileId;
+
+#define VFS_GUARD_WALK_MAX 1024 /* entries of a box directory recorded at start */
+#define VFS_GUARD_WALK_DEPTH 8
+
+static const char *const floor_authority =
+    "resolves to an authority source that this run loaded, which no policy may open or change";
+static const char *const floor_trusted = "resolves into trusted Box state, which no policy may open";
+static const char *const floor_holder = "holds trusted Box state, which no policy may move or change";
+
+static guint file_id_hash(gconstpointer p) {
+  const FileId *id = p;
+  guint64 h = ((guint64)id->dev * 0x9e3779b97f4a7c15ull) ^ (guint64)id->ino;
+  return (guint)(h ^ (h >> 32));
+}
+
+static gboolean file_id_equal(gconstpointer a, gconstpointer b) {
+  const FileId *x = a, *y = b;
+  return x->dev == y->dev && x->ino == y->ino;
+}
+
+static void guard_add(BoxVfs *v, const struct stat *st, GuardKind kind) {
+  FileId key = {st->st_dev, st->st_ino, kind};
+  FileId *id = g_hash_table_lookup(v->floor_ids, &key);
+  if (id) {
+    if (kind < id->kind) id->kind = kind; /* the stronger guard wins */
+    return;
+  }
+  id = g_memdup2(&key, sizeof key);
+  g_hash_table_add(v->floor_ids, id);
+}
+
+/* Every directory above path, up to and with the bound root that holds it:
+ * a rename of any of them would move path. */
+static void guard_holders(BoxVfs *v, const char *path) {
+  const char *root = NULL;
+  for (char **r = v->roots; *r; r++)
+    if (vfs_path_within(path, *r) && (!root || strlen(*r) > strlen(root))) root = *r;
+  if (!root || strcmp(path, root) == 0) return; /* the mount reaches nothing above it */
+  char *dir = g_path_get_dirname(path);
+  for (;;) {
+    struct stat st;
+    if (lstat(dir, &st) == 0) guard_add(v, &st, GUARD_HOLDER);
+    if (strcmp(dir, root) == 0 || !vfs_path_within(dir, root)) break;
+    char *up = g_path_get_dirname(dir);
+    g_free(dir);
+    dir = up;
+  }
+  g_free(dir);
+}
+
+/* What a directory holds, links not followed: a hard link to one of these
+ * found elsewhere is the same object.  Takes dfd. */
+static void guard_tree(BoxVfs *v, int dfd, int depth, guint *budget) {
+  DIR *d = fdopendir(dfd);
+  if (!d) {
+    close(dfd);
+    return;
+  }
+  struct dirent *e;
+  while (*budget > 0 && (e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    struct stat st;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    guard_add(v, &st, GUARD_TRUSTED);
+    (*budget)--;
+    if (S_ISDIR(st.st_mode) && depth < VFS_GUARD_WALK_DEPTH) {
+      int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub >= 0) guard_tree(v, sub, depth + 1, budget);
+    }
+  }
+  closedir(d);
+}
+
+/* The floor's paths as the mount spells them (canonical: a node's path is
+ * its real one), and the identities of the objects they name now. */
+void vfs_guards_record(BoxVfs *v) {
+  char **lists[] = {v->floor_files, v->floor_trees};
+  for (int l = 0; l < 2; l++)
+    for (char **p = lists[l]; *p; p++) {
+      char *canon = realpath(*p, NULL);
+      if (canon) {
+        g_free(*p);
+        *p = g_strdup(canon);
+        free(canon);
+      }
+    }
+  v->floor_ids = g_hash_table_new_full(file_id_hash, file_id_equal, g_free, NULL);
+  for (char **f = v->floor_files; *f; f++) {
+    struct stat st;
+    if (stat(*f, &st) == 0) guard_add(v, &st, GUARD_AUTHORITY);
+    guard_holders(v, *f);
+  }
+  for (char **t = v->floor_trees; *t; t++) {
+    struct stat st;
+    if (lstat(*t, &st) != 0) continue;
+    guard_add(v, &st, GUARD_TRUSTED);
+    guard_holders(v, *t);
+    guint budget = VFS_GUARD_WALK_MAX;
+    int dfd = open(*t, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd >= 0) guard_tree(v, dfd, 0, &budget);
+  }
+}
+
+/* obj: the object's identity when the caller has it, else it is read from
+ * the path (a walk of the host path on every permitted operation). */
+const char *vfs_floor_reason_obj(BoxVfs *v, const char *path, bool mutating, const VfsObjId *obj) {
+  for (char **f = v->floor_files; f && *f; f++) {
+    if (strcmp(path, *f) == 0) return floor_authority;
+    if (mutating && vfs_path_within(*f, path)) return floor_authority; /* an ancestor directory */
+  }
+  for (char **t = v->floor_trees; t && *t; t++) {
+    if (vfs_path_within(path, *t)) return floor_trusted;
+    if (mutating && vfs_path_within(*t, path)) return floor_holder; /* an ancestor directory */
+  }
+  if (g_hash_table_size(v->floor_ids) > 0) {
+    struct stat st;
+    FileId key = {0, 0, GUARD_HOLDER};
+    if (obj) key = (FileId){obj->dev, obj->ino, GUARD_HOLDER};
+    else if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0)
+      key = (FileId){st.st_dev, st.st_ino, GUARD_HOLDER};
+    const FileId *id = key.ino ? g_hash_table_lookup(v->floor_ids, &key) : NULL;
+    if (id && id->kind == GUARD_AUTHORITY) return floor_authority;
+    if (id && id->kind == GUARD_TRUSTED) return floor_trusted;
+    if (id && mutating) return floor_holder;
+  }
+  return NULL;
+}
+
+bool vfs_floor_refuses(BoxVfs *v, const char *path, const VfsObjId *obj) {
+  return vfs_floor_reason_obj(v, path, false, obj) != NULL;
+}
+
+bool box_vfs_floor_refuses(BoxVfs *v, const char *path, dev_t dev, ino_t ino) {
+  return vfs_floor_reason_obj(v, path, false, &(VfsObjId){dev, ino}) != NULL;
+}
+
+const char *vfs_floor_reason(BoxVfs *v, const char *path, const VfsObjId *obj) {
+  return vfs_floor_reason_obj(v, path, true, obj);
+}
+
+/* A tool's (or the agent's) own call: its bind views bound it and it raises
+ * no decision, but a view holds Box state only as binds from the host, so
+ * what reaches Box state through the mount (a hard link made before the
+ * run, under a writable grant) is refused all the same, as the Shell's
+ * would be. */
+int vfs_tool_floor(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool mutating,
+                      const VfsObjId *obj) {
+  if (!c->placed || !c->is_tool || !host_backed || !path) return 0;
+  return vfs_floor_reason_obj(v, path, mutating, obj) ? EACCES : 0;
+}
