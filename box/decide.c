@@ -106,7 +106,7 @@ static bool declared_program(Boxd *d, const char *path)
   return false;
 }
 
-/* The floors of the mount (vfs_core.c), for a program's lookup:
+/* The floors of the mount (vfs/floor.c), for a program's lookup:
  * boxd's state and the mount's own host paths are no program of the agent,
  * and a path outside the bound roots (and the system tree, which is not
  * asked about) is in the agent's view an in-memory path, where the host's

@@ -24,14 +24,6 @@
 
 #include "box/ctl.h"
 
-static bool within(const char *path, const char *dir)
-{
-  size_t n = strlen(dir);
-  if (n == 1 && dir[0] == '/')
-    return path[0] == '/';
-  return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 /* cwd + path with "." and repeated slashes dropped; NULL when a ".."
  * component (its meaning depends on symlinks) or a relative cwd. */
 static char *absolute(const char *cwd, const char *path)
@@ -75,7 +67,7 @@ static char *absolute(const char *cwd, const char *path)
 static const char *root_of(Boxd *d, const char *path)
 {
   for (char **r = d->roots; r && *r; r++)
-    if (within(path, *r))
+    if (box_path_within(path, *r))
       return *r;
   return NULL;
 }
@@ -90,15 +82,10 @@ static bool guarded(Boxd *d, const char *path, const struct stat *st)
 
 static char *spell(Boxd *d, const char *path)
 {
-  const char *home = d->operator_home;
-  if (home && home[0] == '/' && home[1] && within(path, home)) {
-    size_t n = strlen(home);
-    return path[n] ? g_strconcat("~", path + n, NULL) : g_strdup("~");
-  }
-  return g_strdup(path);
+  return box_path_spell(path, d->operator_home);
 }
 
-/* The mount's mode check (vfs_ops.c perm_ok) for reading, for the worker's
+/* The mount's mode check (vfs/perm.c vfs_perm_ok) for reading, for the worker's
  * uid and gid. */
 static bool may_read(const struct stat *st, uid_t uid, gid_t gid)
 {

@@ -36,3 +36,8 @@ char *box_path_tilde_len(const char *path, size_t n, const char *home) {
 }
 
 char *box_path_tilde(const char *path, const char *home) { return box_path_tilde_len(path, strlen(path), home); }
+
+char *box_path_spell(const char *path, const char *home) {
+  char *tilde = home && strcmp(home, "/") != 0 ? box_path_tilde(path, home) : NULL;
+  return tilde ? tilde : g_strdup(path);
+}

@@ -24,5 +24,9 @@ bool box_path_within_len(const char *path, size_t n, const char *dir);
  * callers that never treat "/" as a home check that first. */
 char *box_path_tilde_len(const char *path, size_t n, const char *home);
 char *box_path_tilde(const char *path, const char *home);
+/* How a decision's input and a denial spell path: its `~` form when home
+ * is set, absolute and not "/" (an operator whose home is the root has
+ * no `~`), else path itself; newly allocated. */
+char *box_path_spell(const char *path, const char *home);
 
 #endif

@@ -58,13 +58,13 @@ static void guard_add(BoxVfs *v, const struct stat *st, GuardKind kind) {
 static void guard_holders(BoxVfs *v, const char *path) {
   const char *root = NULL;
   for (char **r = v->roots; *r; r++)
-    if (vfs_path_within(path, *r) && (!root || strlen(*r) > strlen(root))) root = *r;
+    if (box_path_within(path, *r) && (!root || strlen(*r) > strlen(root))) root = *r;
   if (!root || strcmp(path, root) == 0) return; /* the mount reaches nothing above it */
   char *dir = g_path_get_dirname(path);
   for (;;) {
     struct stat st;
     if (lstat(dir, &st) == 0) guard_add(v, &st, GUARD_HOLDER);
-    if (strcmp(dir, root) == 0 || !vfs_path_within(dir, root)) break;
+    if (strcmp(dir, root) == 0 || !box_path_within(dir, root)) break;
     char *up = g_path_get_dirname(dir);
     g_free(dir);
     dir = up;
@@ -130,11 +130,11 @@ void vfs_guards_record(BoxVfs *v) {
 const char *vfs_floor_reason_obj(BoxVfs *v, const char *path, bool mutating, const VfsObjId *obj) {
   for (char **f = v->floor_files; f && *f; f++) {
     if (strcmp(path, *f) == 0) return floor_authority;
-    if (mutating && vfs_path_within(*f, path)) return floor_authority; /* an ancestor directory */
+    if (mutating && box_path_within(*f, path)) return floor_authority; /* an ancestor directory */
   }
   for (char **t = v->floor_trees; t && *t; t++) {
-    if (vfs_path_within(path, *t)) return floor_trusted;
-    if (mutating && vfs_path_within(*t, path)) return floor_holder; /* an ancestor directory */
+    if (box_path_within(path, *t)) return floor_trusted;
+    if (mutating && box_path_within(*t, path)) return floor_holder; /* an ancestor directory */
   }
   if (g_hash_table_size(v->floor_ids) > 0) {
     struct stat st;

@@ -58,7 +58,7 @@ bool vfs_root_is_nested(char **roots, guint i) {
       if (j < i) return true; /* duplicate: keep the first */
       continue;
     }
-    if (vfs_path_within(roots[i], roots[j])) return true;
+    if (box_path_within(roots[i], roots[j])) return true;
   }
   return false;
 }
@@ -190,7 +190,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
       vfs_free(v);
       return NULL;
     }
-    if (vfs_path_within(v->mountpoint, *r)) {
+    if (box_path_within(v->mountpoint, *r)) {
       g_set_error(error, BOX_VFS_ERROR, 0, "mountpoint %s lies inside bound root %s",
                   v->mountpoint, *r);
       vfs_free(v);

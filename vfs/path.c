@@ -54,25 +54,11 @@ char *vfs_node_path(BoxVfs *v, Node *n) {
   return out;
 }
 
-bool vfs_path_within(const char *path, const char *base) {
-  size_t n = strlen(base);
-  if (n == 1 && base[0] == '/') return path[0] == '/';
-  return strncmp(path, base, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
-char *vfs_spell(BoxVfs *v, const char *path) {
-  const char *home = v->operator_home;
-  if (home && home[0] == '/' && home[1] != '\0' && vfs_path_within(path, home)) {
-    size_t n = strlen(home);
-    if (path[n] == '\0') return g_strdup("~");
-    return g_strconcat("~", path + n, NULL);
-  }
-  return g_strdup(path);
-}
+char *vfs_spell(BoxVfs *v, const char *path) { return box_path_spell(path, v->operator_home); }
 
 bool vfs_host_backed(BoxVfs *v, const char *path) {
   for (char **r = v->roots; r && *r; r++)
-    if (vfs_path_within(path, *r)) return true;
+    if (box_path_within(path, *r)) return true;
   return false;
 }
 

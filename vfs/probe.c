@@ -13,9 +13,9 @@
 static bool walk_needs(BoxVfs *v, const char *path, const char *spelled, bool host_backed) {
   if (!host_backed || !v->beneath) return true;
   /* above the home, paths below are spelled ~/...: policy cannot tell */
-  if (v->operator_home && vfs_path_within(v->operator_home, path)) return true;
+  if (v->operator_home && box_path_within(v->operator_home, path)) return true;
   for (char **r = v->roots; *r; r++)
-    if (vfs_path_within(*r, path)) return true;
+    if (box_path_within(*r, path)) return true;
   g_mutex_lock(&v->lock);
   gpointer seen = g_hash_table_lookup(v->beneath_seen, spelled);
   g_mutex_unlock(&v->lock);

@@ -90,7 +90,7 @@ bool vfs_verdict_cached_permit(BoxVfs *v, int cmd, const char *action, const cha
   const char *spelled = path;
   const char *home = v->operator_home;
   bool tilde = false;
-  if (host_backed && home && home[0] == '/' && home[1] != '\0' && vfs_path_within(path, home)) {
+  if (host_backed && home && home[0] == '/' && home[1] != '\0' && box_path_within(path, home)) {
     spelled = path + strlen(home);
     tilde = true;
   }

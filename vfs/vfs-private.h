@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "vfs/vfs.h"
+#include "policy/path.h"
 
 #define VFS_RAM_MAX_FILE (10u * 1024u * 1024u)
 #define VFS_RAM_MAX_INODES 10000u
@@ -322,7 +323,6 @@ char *vfs_node_path(BoxVfs *v, Node *n);                      /* lock held */
 bool vfs_concat(char *buf, size_t size, const char *const *parts, size_t n);
 char *vfs_child_path(const char *dir, const char *name);
 /* path is base or below it ("/" holds every absolute path) */
-bool vfs_path_within(const char *path, const char *base);
 char *vfs_spell(BoxVfs *v, const char *path);
 bool vfs_host_backed(BoxVfs *v, const char *path);
 /* Closes "." and ".." lexically in an absolute path. */

@@ -60,11 +60,28 @@ static void test_tilde(void) {
   g_assert_cmpstr(part, ==, "~/src");
 }
 
+static void expect_spell(const char *path, const char *home, const char *want) {
+  g_autofree char *got = box_path_spell(path, home);
+  g_assert_cmpstr(got, ==, want);
+}
+
+static void test_spell(void) {
+  expect_spell("/home/u/src/x", "/home/u", "~/src/x");
+  expect_spell("/home/u", "/home/u", "~");
+  expect_spell("/etc/passwd", "/home/u", "/etc/passwd");
+  expect_spell("/home/uv", "/home/u", "/home/uv");
+  /* no `~` for a home of "/", none set, or a relative one */
+  expect_spell("/etc/passwd", "/", "/etc/passwd");
+  expect_spell("/home/u/x", NULL, "/home/u/x");
+  expect_spell("/home/u/x", "home/u", "/home/u/x");
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/path/within/root", test_within_root);
   g_test_add_func("/path/within/components", test_within_components);
   g_test_add_func("/path/within/len", test_within_len);
   g_test_add_func("/path/tilde", test_tilde);
+  g_test_add_func("/path/spell", test_spell);
   return g_test_run();
 }
