@@ -111,26 +111,22 @@ static bool decode(BoxCmd *c, const GString *in, bool ignore) {
 int box_cmd_base64(BoxCmd *c) {
   bool dec = false, ignore = false;
   unsigned long long wrap = 76;
-  bx_getopt_start(NULL);
-  int o;
-  while ((o = bx_getopt(c, "base64", "diw:", longopts)) != -1) {
-    switch (o) {
-    case 'd': dec = true; break;
-    case 'i': ignore = true; break;
-    case 'w': {
-      char *end;
-      errno = 0;
-      wrap = strtoull(optarg, &end, 10);
-      if (!*optarg || *end || errno || optarg[0] == '-') {
-        char *q = bx_quote_always(optarg);
-        bx_err(c, "base64", "invalid wrap size: %s", q);
-        g_free(q);
-        return 1;
-      }
-      break;
+  BX_EACH_OPTION(o, c, "base64", "diw:", longopts) switch (o) {
+  case 'd': dec = true; break;
+  case 'i': ignore = true; break;
+  case 'w': {
+    char *end;
+    errno = 0;
+    wrap = strtoull(optarg, &end, 10);
+    if (!*optarg || *end || errno || optarg[0] == '-') {
+      char *q = bx_quote_always(optarg);
+      bx_err(c, "base64", "invalid wrap size: %s", q);
+      g_free(q);
+      return 1;
     }
-    default: return 1;
-    }
+    break;
+  }
+  default: return 1;
   }
   if (c->argc - optind > 1) {
     char *q = bx_quote_always(c->argv[optind + 1]);

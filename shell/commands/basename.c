@@ -26,15 +26,11 @@ static const struct option longopts[] = {
 int box_cmd_basename(BoxCmd *c) {
   bool multiple = false, zero = false;
   const char *suffix = NULL;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "basename", "+as:z", longopts)) != -1) {
-    switch (ch) {
-    case 'a': multiple = true; break;
-    case 's': suffix = optarg; multiple = true; break;
-    case 'z': zero = true; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "basename", "+as:z", longopts) switch (ch) {
+  case 'a': multiple = true; break;
+  case 's': suffix = optarg; multiple = true; break;
+  case 'z': zero = true; break;
+  default: return 1;
   }
   int n = c->argc - optind;
   if (n < 1) { bx_usage(c, "basename", "missing operand"); return 1; }

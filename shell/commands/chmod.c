@@ -104,18 +104,14 @@ int box_cmd_chmod(BoxCmd *c) {
   cc.argc = ac;
   cc.argv = av;
   int status = 0;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(&cc, "chmod", "Rvcf", longopts)) != -1) {
-    switch (ch) {
-    case 'R': o.recursive = true; break;
-    case 'v': o.verbose = true; break;
-    case 'c': o.changes = true; break;
-    case 'f': o.quiet = true; break;
-    case 'F': ref = optarg; break;
-    case 'N': break;
-    default: status = 1; goto out;
-    }
+  BX_EACH_OPTION(ch, &cc, "chmod", "Rvcf", longopts) switch (ch) {
+  case 'R': o.recursive = true; break;
+  case 'v': o.verbose = true; break;
+  case 'c': o.changes = true; break;
+  case 'f': o.quiet = true; break;
+  case 'F': ref = optarg; break;
+  case 'N': break;
+  default: status = 1; goto out;
   }
   int i = optind;
   if (ref) {

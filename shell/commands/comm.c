@@ -31,20 +31,16 @@ int box_cmd_comm(BoxCmd *c) {
   int check = 0;   /* 0 default, 1 check, -1 none */
   bool total = false;
   char eol = '\n';
-  bx_getopt_start(NULL);
-  int o;
-  while ((o = bx_getopt(c, "comm", "123z", longopts)) != -1) {
-    switch (o) {
-    case '1': show[1] = false; break;
-    case '2': show[2] = false; break;
-    case '3': show[3] = false; break;
-    case 'z': eol = 0; break;
-    case OPT_DELIM: delim = *optarg ? optarg : ""; break;
-    case OPT_CHECK: check = 1; break;
-    case OPT_NOCHECK: check = -1; break;
-    case OPT_TOTAL: total = true; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(o, c, "comm", "123z", longopts) switch (o) {
+  case '1': show[1] = false; break;
+  case '2': show[2] = false; break;
+  case '3': show[3] = false; break;
+  case 'z': eol = 0; break;
+  case OPT_DELIM: delim = *optarg ? optarg : ""; break;
+  case OPT_CHECK: check = 1; break;
+  case OPT_NOCHECK: check = -1; break;
+  case OPT_TOTAL: total = true; break;
+  default: return 1;
   }
   int n = c->argc - optind;
   if (n < 2) {

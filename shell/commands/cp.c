@@ -249,24 +249,20 @@ int box_cmd_cp(BoxCmd *c) {
   p.c = c;
   bool no_target = false;
   const char *target_dir = NULL;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "cp", "rRapfnvLPdTt:iuH", longopts)) != -1) {
-    switch (ch) {
-    case 'r': case 'R': p.recursive = true; break;
-    case 'a': p.recursive = p.preserve = p.nodereference = true; p.deref = false; break;
-    case 'p': case 1: p.preserve = true; break;
-    case 'f': p.force = true; p.noclobber = false; break;
-    case 'n': p.noclobber = true; break;
-    case 'v': p.verbose = true; break;
-    case 'L': p.deref = true; p.nodereference = false; break;
-    case 'P': case 'd': p.deref = false; p.nodereference = true; break;
-    /* -P without -r: the top-level link itself is copied */
-    case 'T': no_target = true; break;
-    case 't': target_dir = optarg; break;
-    case 'i': case 'u': case 'H': break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "cp", "rRapfnvLPdTt:iuH", longopts) switch (ch) {
+  case 'r': case 'R': p.recursive = true; break;
+  case 'a': p.recursive = p.preserve = p.nodereference = true; p.deref = false; break;
+  case 'p': case 1: p.preserve = true; break;
+  case 'f': p.force = true; p.noclobber = false; break;
+  case 'n': p.noclobber = true; break;
+  case 'v': p.verbose = true; break;
+  case 'L': p.deref = true; p.nodereference = false; break;
+  case 'P': case 'd': p.deref = false; p.nodereference = true; break;
+  /* -P without -r: the top-level link itself is copied */
+  case 'T': no_target = true; break;
+  case 't': target_dir = optarg; break;
+  case 'i': case 'u': case 'H': break;
+  default: return 1;
   }
   if (p.recursive && !p.deref) p.nodereference = true;
   int n = c->argc - optind;

@@ -98,26 +98,22 @@ int box_cmd_cut(BoxCmd *c) {
   int delim = -1;
   bool only_delim = false, complement = false;
   char eol = '\n';
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "cut", "b:c:f:d:snz", longopts)) != -1) {
-    switch (ch) {
-    case 'b': case 'c': case 'f':
-      if (mode) { bx_usage(c, "cut", "only one type of list may be specified"); return 1; }
-      mode = ch;
-      list = optarg;
-      break;
-    case 'd':
-      if (strlen(optarg) > 1) { bx_usage(c, "cut", "the delimiter must be a single character"); return 1; }
-      delim = (unsigned char)optarg[0];
-      break;
-    case 's': only_delim = true; break;
-    case 'n': break;
-    case 'z': eol = '\0'; break;
-    case 1: complement = true; break;
-    case 2: outdelim = optarg; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "cut", "b:c:f:d:snz", longopts) switch (ch) {
+  case 'b': case 'c': case 'f':
+    if (mode) { bx_usage(c, "cut", "only one type of list may be specified"); return 1; }
+    mode = ch;
+    list = optarg;
+    break;
+  case 'd':
+    if (strlen(optarg) > 1) { bx_usage(c, "cut", "the delimiter must be a single character"); return 1; }
+    delim = (unsigned char)optarg[0];
+    break;
+  case 's': only_delim = true; break;
+  case 'n': break;
+  case 'z': eol = '\0'; break;
+  case 1: complement = true; break;
+  case 2: outdelim = optarg; break;
+  default: return 1;
   }
   if (!mode) { bx_usage(c, "cut", "you must specify a list of bytes, characters, or fields"); return 1; }
   if (delim >= 0 && mode != 'f') {

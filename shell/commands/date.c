@@ -65,18 +65,14 @@ int box_cmd_date(BoxCmd *c) {
   bool utc = false;
   const char *dstr = NULL, *ref = NULL, *iso = NULL, *rfc3339 = NULL;
   bool rfc = false, have_iso = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "date", "d:ur:I::R", longopts)) != -1) {
-    switch (ch) {
-    case 'd': dstr = optarg; break;
-    case 'u': utc = true; break;
-    case 'r': ref = optarg; break;
-    case 'I': have_iso = true; iso = optarg ? optarg : "date"; break;
-    case 'R': rfc = true; break;
-    case 'T': rfc3339 = optarg; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "date", "d:ur:I::R", longopts) switch (ch) {
+  case 'd': dstr = optarg; break;
+  case 'u': utc = true; break;
+  case 'r': ref = optarg; break;
+  case 'I': have_iso = true; iso = optarg ? optarg : "date"; break;
+  case 'R': rfc = true; break;
+  case 'T': rfc3339 = optarg; break;
+  default: return 1;
   }
   const char *fmt = NULL;
   for (int i = optind; i < c->argc; i++) {

@@ -9,9 +9,7 @@ static const struct option longopts[] = {
 
 int box_cmd_dirname(BoxCmd *c) {
   bool zero = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "dirname", "z", longopts)) != -1) {
+  BX_EACH_OPTION(ch, c, "dirname", "z", longopts) {
     if (ch == 'z') zero = true;
     else return 1;
   }

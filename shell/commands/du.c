@@ -117,54 +117,50 @@ static unsigned long long walk(Du *d, const char *path, long depth, bool top, bo
 int box_cmd_du(BoxCmd *c) {
   Du d = { .c = c, .eol = '\n', .max_depth = -1, .block = 1024 };
   bool summarize = false, total = false, have_depth = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "du", "ashcd:bB:kmLPSxl0DH", longopts)) != -1) {
-    switch (ch) {
-    case 'a': d.all = true; break;
-    case 's': summarize = true; break;
-    case 'h': d.human = true; d.si = false; break;
-    case 'I': d.human = true; d.si = true; break;
-    case 'c': total = true; break;
-    case 'd': {
-      char *end;
-      errno = 0;
-      long v = strtol(optarg, &end, 10);
-      if (!*optarg || *end || errno || v < 0) {
-        char *q = bx_quote_always(optarg);
-        bx_usage(c, "du", "invalid maximum depth %s", q);
-        g_free(q);
-        return 1;
-      }
-      d.max_depth = v;
-      have_depth = true;
-      break;
+  BX_EACH_OPTION(ch, c, "du", "ashcd:bB:kmLPSxl0DH", longopts) switch (ch) {
+  case 'a': d.all = true; break;
+  case 's': summarize = true; break;
+  case 'h': d.human = true; d.si = false; break;
+  case 'I': d.human = true; d.si = true; break;
+  case 'c': total = true; break;
+  case 'd': {
+    char *end;
+    errno = 0;
+    long v = strtol(optarg, &end, 10);
+    if (!*optarg || *end || errno || v < 0) {
+      char *q = bx_quote_always(optarg);
+      bx_usage(c, "du", "invalid maximum depth %s", q);
+      g_free(q);
+      return 1;
     }
-    case 'b': d.apparent = true; d.block = 1; d.human = false; break;
-    case 'A': d.apparent = true; break;
-    case 'B': {
-      unsigned long long b;
-      if (!bx_parse_size(optarg, &b) || b == 0) {
-        char *q = bx_quote_always(optarg);
-        bx_err(c, "du", "invalid -B argument %s", q);
-        g_free(q);
-        return 1;
-      }
-      d.block = b;
-      d.human = false;
-      break;
+    d.max_depth = v;
+    have_depth = true;
+    break;
+  }
+  case 'b': d.apparent = true; d.block = 1; d.human = false; break;
+  case 'A': d.apparent = true; break;
+  case 'B': {
+    unsigned long long b;
+    if (!bx_parse_size(optarg, &b) || b == 0) {
+      char *q = bx_quote_always(optarg);
+      bx_err(c, "du", "invalid -B argument %s", q);
+      g_free(q);
+      return 1;
     }
-    case 'k': d.block = 1024; d.human = false; break;
-    case 'm': d.block = 1024 * 1024; d.human = false; break;
-    case 'L': d.follow = true; break;
-    case 'P': d.follow = false; break;
-    case 'D': case 'H': d.deref_args = true; break;
-    case 'S': d.separate = true; break;
-    case 'x': d.one_fs = true; break;
-    case 'l': d.count_links = true; break;
-    case '0': d.eol = '\0'; break;
-    default: return 1;
-    }
+    d.block = b;
+    d.human = false;
+    break;
+  }
+  case 'k': d.block = 1024; d.human = false; break;
+  case 'm': d.block = 1024 * 1024; d.human = false; break;
+  case 'L': d.follow = true; break;
+  case 'P': d.follow = false; break;
+  case 'D': case 'H': d.deref_args = true; break;
+  case 'S': d.separate = true; break;
+  case 'x': d.one_fs = true; break;
+  case 'l': d.count_links = true; break;
+  case '0': d.eol = '\0'; break;
+  default: return 1;
   }
   if (summarize && d.all) {
     bx_usage(c, "du", "cannot both summarize and show all entries");

@@ -25,10 +25,9 @@ int box_cmd_env(BoxCmd *c) {
   bool ignore = false, zero = false;
   GPtrArray *unsets = g_ptr_array_new();
   const char *dir = NULL;
-  bx_getopt_start(NULL);
-  int ch, status = 0;
+  int status = 0;
   /* "-" alone means -i */
-  while ((ch = bx_getopt(c, "env", "+iu:0C:", longopts)) != -1) {
+  BX_EACH_OPTION(ch, c, "env", "+iu:0C:", longopts) {
     switch (ch) {
     case 'i': ignore = true; break;
     case 'u': g_ptr_array_add(unsets, optarg); break;

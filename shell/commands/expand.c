@@ -87,9 +87,8 @@ static bool parse_tabs(BoxCmd *c, const char *s, GArray *v) {
 
 int box_cmd_expand(BoxCmd *c) {
   Ex e = { g_array_new(FALSE, FALSE, sizeof(size_t)), false };
-  bx_getopt_start(NULL);
-  int o, status = 0;
-  while ((o = bx_getopt(c, "expand", "it:", longopts)) != -1) {
+  int status = 0;
+  BX_EACH_OPTION(o, c, "expand", "it:", longopts) {
     switch (o) {
     case 'i': e.initial = true; break;
     case 't':

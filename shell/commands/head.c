@@ -141,17 +141,13 @@ int box_cmd_head(BoxCmd *c) {
 
 static int run(BoxCmd *c, HeadOpt *op, int verbose, const char *count) {
   HeadOpt o = *op;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "head", "n:c:qvz", longopts)) != -1) {
-    switch (ch) {
-    case 'n': o.bytes = false; count = optarg; break;
-    case 'c': o.bytes = true; count = optarg; break;
-    case 'q': verbose = 0; break;
-    case 'v': verbose = 1; break;
-    case 'z': o.delim = '\0'; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "head", "n:c:qvz", longopts) switch (ch) {
+  case 'n': o.bytes = false; count = optarg; break;
+  case 'c': o.bytes = true; count = optarg; break;
+  case 'q': verbose = 0; break;
+  case 'v': verbose = 1; break;
+  case 'z': o.delim = '\0'; break;
+  default: return 1;
   }
   if (count && !parse_count(c, count, &o)) return 1;
   int nf = c->argc - optind;

@@ -124,22 +124,18 @@ int box_cmd_ln(BoxCmd *c) {
   LnOpt o = { 0 };
   bool no_target = false;
   const char *tdir = NULL;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "ln", "sfnTt:rvLPib", longopts)) != -1) {
-    switch (ch) {
-    case 's': o.sym = true; break;
-    case 'f': o.force = true; break;
-    case 'n': o.noderef = true; break;
-    case 'T': no_target = true; break;
-    case 't': tdir = optarg; break;
-    case 'r': o.relative = true; break;
-    case 'v': o.verbose = true; break;
-    case 'L': o.follow = true; break;
-    case 'P': o.follow = false; break;
-    case 'i': case 'b': break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "ln", "sfnTt:rvLPib", longopts) switch (ch) {
+  case 's': o.sym = true; break;
+  case 'f': o.force = true; break;
+  case 'n': o.noderef = true; break;
+  case 'T': no_target = true; break;
+  case 't': tdir = optarg; break;
+  case 'r': o.relative = true; break;
+  case 'v': o.verbose = true; break;
+  case 'L': o.follow = true; break;
+  case 'P': o.follow = false; break;
+  case 'i': case 'b': break;
+  default: return 1;
   }
   int n = c->argc - optind;
   char **ops = c->argv + optind;

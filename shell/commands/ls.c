@@ -290,50 +290,46 @@ static const struct option longopts[] = {
 int box_cmd_ls(BoxCmd *c) {
   LsOpt o = { 0 };
   o.now = time(NULL);
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "ls", "aAlRtSrhdFpin1CgoUGx", longopts)) != -1) {
-    switch (ch) {
-    case 'a': o.all = true; o.almost = false; break;
-    case 'A': o.almost = true; o.all = false; break;
-    case 'l': o.lng = true; break;
-    case 'R': o.recursive = true; break;
-    case 't': o.by_time = true; o.by_size = false; break;
-    case 'S': o.by_size = true; o.by_time = false; break;
-    case 'r': o.reverse = true; break;
-    case 'h': o.human = true; break;
-    case 'H' + 256: o.human = o.si = true; break;
-    case 'd': o.dirs = true; break;
-    case 'F': o.classify = true; break;
-    case 'p': o.slash = true; break;
-    case 'i': o.inode = true; break;
-    case 'n': o.numeric = true; o.lng = true; break;
-    case 'g': o.no_owner = true; o.lng = true; break;
-    case 'o': o.no_group = true; o.lng = true; break;
-    case 'G': o.no_group = true; break;
-    case 'U': o.unsorted = true; break;
-    case '1': case 'C': case 'x': o.lng = o.lng && ch != '1' ? o.lng : (ch == '1' ? false : o.lng); break;
-    case 'K':
-      if (optarg && strcmp(optarg, "never") && strcmp(optarg, "no") && strcmp(optarg, "none") &&
-          strcmp(optarg, "auto") && strcmp(optarg, "tty") && strcmp(optarg, "if-tty") &&
-          strcmp(optarg, "always") && strcmp(optarg, "yes") && strcmp(optarg, "force")) {
-        char *q = bx_quote_always(optarg);
-        bx_usage(c, "ls", "invalid argument %s for '--color'\nValid arguments are:\n  - 'always', 'yes', 'force'\n  - 'never', 'no', 'none'\n  - 'auto', 'tty', 'if-tty'", q);
-        g_free(q);
-        return 2;
-      }
-      break;
-    case 'I' + 256:
-      if (!strcmp(optarg, "classify")) o.classify = true;
-      else if (!strcmp(optarg, "slash")) o.slash = true;
-      break;
-    case 'S' + 256:
-      if (!strcmp(optarg, "time")) o.by_time = true;
-      else if (!strcmp(optarg, "size")) o.by_size = true;
-      else if (!strcmp(optarg, "none")) o.unsorted = true;
-      break;
-    default: return 2;
+  BX_EACH_OPTION(ch, c, "ls", "aAlRtSrhdFpin1CgoUGx", longopts) switch (ch) {
+  case 'a': o.all = true; o.almost = false; break;
+  case 'A': o.almost = true; o.all = false; break;
+  case 'l': o.lng = true; break;
+  case 'R': o.recursive = true; break;
+  case 't': o.by_time = true; o.by_size = false; break;
+  case 'S': o.by_size = true; o.by_time = false; break;
+  case 'r': o.reverse = true; break;
+  case 'h': o.human = true; break;
+  case 'H' + 256: o.human = o.si = true; break;
+  case 'd': o.dirs = true; break;
+  case 'F': o.classify = true; break;
+  case 'p': o.slash = true; break;
+  case 'i': o.inode = true; break;
+  case 'n': o.numeric = true; o.lng = true; break;
+  case 'g': o.no_owner = true; o.lng = true; break;
+  case 'o': o.no_group = true; o.lng = true; break;
+  case 'G': o.no_group = true; break;
+  case 'U': o.unsorted = true; break;
+  case '1': case 'C': case 'x': o.lng = o.lng && ch != '1' ? o.lng : (ch == '1' ? false : o.lng); break;
+  case 'K':
+    if (optarg && strcmp(optarg, "never") && strcmp(optarg, "no") && strcmp(optarg, "none") &&
+        strcmp(optarg, "auto") && strcmp(optarg, "tty") && strcmp(optarg, "if-tty") &&
+        strcmp(optarg, "always") && strcmp(optarg, "yes") && strcmp(optarg, "force")) {
+      char *q = bx_quote_always(optarg);
+      bx_usage(c, "ls", "invalid argument %s for '--color'\nValid arguments are:\n  - 'always', 'yes', 'force'\n  - 'never', 'no', 'none'\n  - 'auto', 'tty', 'if-tty'", q);
+      g_free(q);
+      return 2;
     }
+    break;
+  case 'I' + 256:
+    if (!strcmp(optarg, "classify")) o.classify = true;
+    else if (!strcmp(optarg, "slash")) o.slash = true;
+    break;
+  case 'S' + 256:
+    if (!strcmp(optarg, "time")) o.by_time = true;
+    else if (!strcmp(optarg, "size")) o.by_size = true;
+    else if (!strcmp(optarg, "none")) o.unsorted = true;
+    break;
+  default: return 2;
   }
   o.need_stat = o.lng || o.by_time || o.by_size || o.classify || (o.inode && false);
   o.users = g_hash_table_new_full(NULL, NULL, NULL, g_free);

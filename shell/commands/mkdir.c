@@ -20,15 +20,11 @@ static void created(BoxCmd *c, const char *p) {
 int box_cmd_mkdir(BoxCmd *c) {
   bool parents = false, verbose = false;
   const char *mode_s = NULL;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "mkdir", "pm:v", longopts)) != -1) {
-    switch (ch) {
-    case 'p': parents = true; break;
-    case 'm': mode_s = optarg; break;
-    case 'v': verbose = true; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "mkdir", "pm:v", longopts) switch (ch) {
+  case 'p': parents = true; break;
+  case 'm': mode_s = optarg; break;
+  case 'v': verbose = true; break;
+  default: return 1;
   }
   mode_t mode = 0777;
   bool have_mode = false;

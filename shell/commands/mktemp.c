@@ -17,18 +17,14 @@ static const struct option longopts[] = {
 int box_cmd_mktemp(BoxCmd *c) {
   bool dir = false, dry = false, quiet = false, use_tmpdir = false, tflag = false;
   const char *pdir = NULL, *suffix = NULL;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "mktemp", "dup:qtV", longopts)) != -1) {
-    switch (ch) {
-    case 'd': dir = true; break;
-    case 'u': dry = true; break;
-    case 'q': quiet = true; break;
-    case 'p': use_tmpdir = true; pdir = optarg; break;
-    case 't': tflag = true; use_tmpdir = true; break;
-    case 'S': suffix = optarg; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "mktemp", "dup:qtV", longopts) switch (ch) {
+  case 'd': dir = true; break;
+  case 'u': dry = true; break;
+  case 'q': quiet = true; break;
+  case 'p': use_tmpdir = true; pdir = optarg; break;
+  case 't': tflag = true; use_tmpdir = true; break;
+  case 'S': suffix = optarg; break;
+  default: return 1;
   }
   int n = c->argc - optind;
   if (n > 1) {

@@ -56,18 +56,14 @@ static void fail(BoxCmd *c, const char *a, const char *b, int err) {
 int box_cmd_mv(BoxCmd *c) {
   bool noclobber = false, verbose = false, no_target = false;
   const char *target_dir = NULL;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "mv", "fnvTt:iub", longopts)) != -1) {
-    switch (ch) {
-    case 'f': noclobber = false; break;
-    case 'n': noclobber = true; break;
-    case 'v': verbose = true; break;
-    case 'T': no_target = true; break;
-    case 't': target_dir = optarg; break;
-    case 'i': case 'u': case 'b': break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "mv", "fnvTt:iub", longopts) switch (ch) {
+  case 'f': noclobber = false; break;
+  case 'n': noclobber = true; break;
+  case 'v': verbose = true; break;
+  case 'T': no_target = true; break;
+  case 't': target_dir = optarg; break;
+  case 'i': case 'u': case 'b': break;
+  default: return 1;
   }
   int n = c->argc - optind;
   char **args = c->argv + optind;

@@ -62,10 +62,8 @@ static bool num_arg(BoxCmd *c, const char *what, const char *s, long long min, l
 
 int box_cmd_nl(BoxCmd *c) {
   Nl n = { 't', 6, "\t", "rn", 1, 1 };
-  bx_getopt_start(NULL);
-  int o;
   long long v;
-  while ((o = bx_getopt(c, "nl", "b:w:s:n:v:i:", longopts)) != -1) {
+  BX_EACH_OPTION(o, c, "nl", "b:w:s:n:v:i:", longopts) {
     switch (o) {
     case 'b':
       if (strcmp(optarg, "a") && strcmp(optarg, "t") && strcmp(optarg, "n")) {

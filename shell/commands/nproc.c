@@ -12,9 +12,7 @@ static const struct option longopts[] = {
 int box_cmd_nproc(BoxCmd *c) {
   bool all = false;
   long ignore = 0;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "nproc", "", longopts)) != -1) {
+  BX_EACH_OPTION(ch, c, "nproc", "", longopts) {
     if (ch == 'a') all = true;
     else if (ch == 'i') {
       char *end;

@@ -93,9 +93,8 @@ int box_cmd_od(BoxCmd *c) {
   char radix = 'o';
   bool dups = false;
   unsigned long long limit = (unsigned long long)-1, skip = 0, width = 16;
-  bx_getopt_start(NULL);
-  int o, status = 0;
-  while ((o = bx_getopt(c, "od", "A:t:vN:j:w::cbdox", longopts)) != -1) {
+  int status = 0;
+  BX_EACH_OPTION(o, c, "od", "A:t:vN:j:w::cbdox", longopts) {
     switch (o) {
     case 'A':
       if (!optarg[0] || optarg[1] || !strchr("doxn", optarg[0])) {

@@ -33,15 +33,11 @@ int box_cmd_paste(BoxCmd *c) {
   const char *dl = "\t";
   bool serial = false;
   char eol = '\n';
-  bx_getopt_start(NULL);
-  int o;
-  while ((o = bx_getopt(c, "paste", "d:sz", longopts)) != -1) {
-    switch (o) {
-    case 'd': dl = optarg; break;
-    case 's': serial = true; break;
-    case 'z': eol = 0; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(o, c, "paste", "d:sz", longopts) switch (o) {
+  case 'd': dl = optarg; break;
+  case 's': serial = true; break;
+  case 'z': eol = 0; break;
+  default: return 1;
   }
   GPtrArray *delims = parse_delims(dl);
   if (delims->len == 0) g_ptr_array_add(delims, g_strdup(""));

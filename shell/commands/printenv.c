@@ -9,9 +9,7 @@ static const struct option longopts[] = {
 
 int box_cmd_printenv(BoxCmd *c) {
   bool zero = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "printenv", "0", longopts)) != -1) {
+  BX_EACH_OPTION(ch, c, "printenv", "0", longopts) {
     if (ch == '0') zero = true;
     else return 2;
   }

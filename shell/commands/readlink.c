@@ -15,19 +15,15 @@ static const struct option longopts[] = {
 int box_cmd_readlink(BoxCmd *c) {
   int mode = -1;
   bool nonl = false, verbose = false, zero = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "readlink", "femnqsvz", longopts)) != -1) {
-    switch (ch) {
-    case 'f': mode = 0; break;
-    case 'e': mode = 1; break;
-    case 'm': mode = 2; break;
-    case 'n': nonl = true; break;
-    case 'q': case 's': verbose = false; break;
-    case 'v': verbose = true; break;
-    case 'z': zero = true; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "readlink", "femnqsvz", longopts) switch (ch) {
+  case 'f': mode = 0; break;
+  case 'e': mode = 1; break;
+  case 'm': mode = 2; break;
+  case 'n': nonl = true; break;
+  case 'q': case 's': verbose = false; break;
+  case 'v': verbose = true; break;
+  case 'z': zero = true; break;
+  default: return 1;
   }
   int n = c->argc - optind;
   if (n < 1) { bx_usage(c, "readlink", "missing operand"); return 1; }

@@ -45,19 +45,15 @@ int box_cmd_realpath(BoxCmd *c) {
   int mode = 0;
   bool nosym = false, quiet = false, zero = false;
   const char *rel = NULL;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "realpath", "emsqzLP", longopts)) != -1) {
-    switch (ch) {
-    case 'e': mode = 1; break;
-    case 'm': mode = 2; break;
-    case 's': nosym = true; break;
-    case 'q': quiet = true; break;
-    case 'z': zero = true; break;
-    case 'R': rel = optarg; break;
-    case 'L': case 'P': break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "realpath", "emsqzLP", longopts) switch (ch) {
+  case 'e': mode = 1; break;
+  case 'm': mode = 2; break;
+  case 's': nosym = true; break;
+  case 'q': quiet = true; break;
+  case 'z': zero = true; break;
+  case 'R': rel = optarg; break;
+  case 'L': case 'P': break;
+  default: return 1;
   }
   if (optind >= c->argc) { bx_usage(c, "realpath", "missing operand"); return 1; }
   char *base = NULL;

@@ -87,18 +87,14 @@ static const struct option longopts[] = {
 int box_cmd_rm(BoxCmd *c) {
   Rm r = { c, false, false, false, false, 0 };
   bool preserve_root = true;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "rm", "frRdviI", longopts)) != -1) {
-    switch (ch) {
-    case 'f': r.force = true; break;
-    case 'r': case 'R': r.recursive = true; break;
-    case 'd': r.dir = true; break;
-    case 'v': r.verbose = true; break;
-    case 'i': case 'I': case 1: case 3: case 4: break;
-    case 2: preserve_root = false; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "rm", "frRdviI", longopts) switch (ch) {
+  case 'f': r.force = true; break;
+  case 'r': case 'R': r.recursive = true; break;
+  case 'd': r.dir = true; break;
+  case 'v': r.verbose = true; break;
+  case 'i': case 'I': case 1: case 3: case 4: break;
+  case 2: preserve_root = false; break;
+  default: return 1;
   }
   if (optind >= c->argc) {
     if (r.force) return 0;

@@ -27,9 +27,7 @@ static bool one(BoxCmd *c, const char *p, bool verbose, bool ignore) {
 
 int box_cmd_rmdir(BoxCmd *c) {
   bool parents = false, verbose = false, ignore = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "rmdir", "pv", longopts)) != -1) {
+  BX_EACH_OPTION(ch, c, "rmdir", "pv", longopts) {
     if (ch == 'p') parents = true;
     else if (ch == 'v') verbose = true;
     else if (ch == 1) ignore = true;

@@ -9,9 +9,7 @@
 static const struct option longopts[] = { { NULL, 0, NULL, 0 } };
 
 int box_cmd_sleep(BoxCmd *c) {
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "sleep", "", longopts)) != -1) return 1;
+  BX_EACH_OPTION(ch, c, "sleep", "", longopts) return 1;
   if (optind >= c->argc) {
     bx_usage(c, "sleep", "missing operand");
     return 1;

@@ -426,36 +426,32 @@ int box_cmd_sort(BoxCmd *c) {
   int status = 2;
   GString *data = g_string_new(NULL);
   GArray *lines = g_array_new(FALSE, FALSE, sizeof(Line));
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "sort", "bdfghiMnrVcCk:mo:st:uzS:T:", longopts)) != -1) {
-    switch (ch) {
-    case 'c':
-      check = optarg && (strcmp(optarg, "quiet") == 0 || strcmp(optarg, "silent") == 0) ? 2 : 1;
-      break;
-    case 'C': check = 2; break;
-    case 'k': {
-      SortKey k;
-      if (!parse_key(c, optarg, &k)) goto out;
-      g_array_append_val(keys, k);
-      break;
+  BX_EACH_OPTION(ch, c, "sort", "bdfghiMnrVcCk:mo:st:uzS:T:", longopts) switch (ch) {
+  case 'c':
+    check = optarg && (strcmp(optarg, "quiet") == 0 || strcmp(optarg, "silent") == 0) ? 2 : 1;
+    break;
+  case 'C': check = 2; break;
+  case 'k': {
+    SortKey k;
+    if (!parse_key(c, optarg, &k)) goto out;
+    g_array_append_val(keys, k);
+    break;
+  }
+  case 'm': case 'S': case 'T': case 1: break;
+  case 'o': outfile = optarg; break;
+  case 's': s.stable = true; break;
+  case 't':
+    if (strlen(optarg) != 1) {
+      if (strcmp(optarg, "\\0") == 0) { s.tab = 0; break; }
+      bx_err(c, "sort", "multi-character tab '%s'", optarg);
+      goto out;
     }
-    case 'm': case 'S': case 'T': case 1: break;
-    case 'o': outfile = optarg; break;
-    case 's': s.stable = true; break;
-    case 't':
-      if (strlen(optarg) != 1) {
-        if (strcmp(optarg, "\\0") == 0) { s.tab = 0; break; }
-        bx_err(c, "sort", "multi-character tab '%s'", optarg);
-        goto out;
-      }
-      s.tab = (unsigned char)optarg[0];
-      break;
-    case 'u': s.unique = true; break;
-    case 'z': delim = '\0'; break;
-    case '?': goto out;
-    default: set_flag(&s.global, (char)ch); break;
-    }
+    s.tab = (unsigned char)optarg[0];
+    break;
+  case 'u': s.unique = true; break;
+  case 'z': delim = '\0'; break;
+  case '?': goto out;
+  default: set_flag(&s.global, (char)ch); break;
   }
   /* keys without their own ordering options inherit the global ones */
   for (guint i = 0; i < keys->len; i++) {

@@ -292,18 +292,14 @@ int box_cmd_stat(BoxCmd *c) {
   bool follow = false, terse = false;
   const char *fmt = NULL;
   bool printf_mode = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "stat", "Ltc:f", longopts)) != -1) {
-    switch (ch) {
-    case 'L': follow = true; break;
-    case 't': terse = true; break;
-    case 'c': fmt = optarg; printf_mode = false; break;
-    case 'P': fmt = optarg; printf_mode = true; break;
-    case 'C': break;
-    case 'f': bx_err(c, "stat", "--file-system is not supported by the Shell"); return 1;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "stat", "Ltc:f", longopts) switch (ch) {
+  case 'L': follow = true; break;
+  case 't': terse = true; break;
+  case 'c': fmt = optarg; printf_mode = false; break;
+  case 'P': fmt = optarg; printf_mode = true; break;
+  case 'C': break;
+  case 'f': bx_err(c, "stat", "--file-system is not supported by the Shell"); return 1;
+  default: return 1;
   }
   if (optind >= c->argc) { bx_usage(c, "stat", "missing operand"); return 1; }
   int status = 0;

@@ -134,21 +134,17 @@ static int check_file(BoxCmd *c, const char *cmd, GChecksumType t, const char *l
 static int sum_main(BoxCmd *c, const char *cmd, GChecksumType t) {
   bool check = false, binary = false, zero = false;
   CheckOpts co = { false, false, false, false, false };
-  bx_getopt_start(NULL);
-  int o;
-  while ((o = bx_getopt(c, cmd, "bctwz", longopts)) != -1) {
-    switch (o) {
-    case 'c': check = true; break;
-    case 'b': binary = true; break;
-    case 't': binary = false; break;
-    case 'z': zero = true; break;
-    case 'w': co.warn = true; break;
-    case OPT_QUIET: co.quiet = true; break;
-    case OPT_STATUS: co.status = true; break;
-    case OPT_STRICT: co.strict = true; break;
-    case OPT_IGNORE_MISSING: co.ignore_missing = true; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(o, c, cmd, "bctwz", longopts) switch (o) {
+  case 'c': check = true; break;
+  case 'b': binary = true; break;
+  case 't': binary = false; break;
+  case 'z': zero = true; break;
+  case 'w': co.warn = true; break;
+  case OPT_QUIET: co.quiet = true; break;
+  case OPT_STATUS: co.status = true; break;
+  case OPT_STRICT: co.strict = true; break;
+  case OPT_IGNORE_MISSING: co.ignore_missing = true; break;
+  default: return 1;
   }
   int n = c->argc - optind;
   char *dash[] = { (char *)"-" };

@@ -178,18 +178,14 @@ int box_cmd_tail(BoxCmd *c) {
 
 static int run(BoxCmd *c, TailOpt *op, int verbose, const char *count) {
   TailOpt o = *op;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "tail", "n:c:qvzf", longopts)) != -1) {
-    switch (ch) {
-    case 'n': o.bytes = false; count = optarg; break;
-    case 'c': o.bytes = true; count = optarg; break;
-    case 'q': verbose = 0; break;
-    case 'v': verbose = 1; break;
-    case 'z': o.delim = '\0'; break;
-    case 'f': break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "tail", "n:c:qvzf", longopts) switch (ch) {
+  case 'n': o.bytes = false; count = optarg; break;
+  case 'c': o.bytes = true; count = optarg; break;
+  case 'q': verbose = 0; break;
+  case 'v': verbose = 1; break;
+  case 'z': o.delim = '\0'; break;
+  case 'f': break;
+  default: return 1;
   }
   if (count && !parse_count(c, count, &o)) return 1;
   int nf = c->argc - optind;

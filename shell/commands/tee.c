@@ -13,9 +13,7 @@ static const struct option longopts[] = {
 
 int box_cmd_tee(BoxCmd *c) {
   bool append = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "tee", "aip", longopts)) != -1) {
+  BX_EACH_OPTION(ch, c, "tee", "aip", longopts) {
     if (ch == 'a') append = true;
     else if (ch == '?') return 1;
   }

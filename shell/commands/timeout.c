@@ -135,27 +135,23 @@ int box_cmd_timeout(BoxCmd *c) {
   int sig = SIGTERM;
   double kill_after = 0;
   bool preserve = false, verbose = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "timeout", "+s:k:v", longopts)) != -1) {
-    switch (ch) {
-    case 's':
-      sig = parse_signal(optarg);
-      if (sig < 0) {
-        char *q = bx_quote_always(optarg);
-        bx_usage(c, "timeout", "%s: invalid signal", q);
-        g_free(q);
-        return EXIT_CANCELED;
-      }
-      break;
-    case 'k':
-      if (!parse_duration(optarg, &kill_after)) { bad_interval(c, optarg); return EXIT_CANCELED; }
-      break;
-    case 'p': preserve = true; break;
-    case 'f': break;   /* no terminal in a worker: nothing to keep in the foreground */
-    case 'v': verbose = true; break;
-    default: return EXIT_CANCELED;
+  BX_EACH_OPTION(ch, c, "timeout", "+s:k:v", longopts) switch (ch) {
+  case 's':
+    sig = parse_signal(optarg);
+    if (sig < 0) {
+      char *q = bx_quote_always(optarg);
+      bx_usage(c, "timeout", "%s: invalid signal", q);
+      g_free(q);
+      return EXIT_CANCELED;
     }
+    break;
+  case 'k':
+    if (!parse_duration(optarg, &kill_after)) { bad_interval(c, optarg); return EXIT_CANCELED; }
+    break;
+  case 'p': preserve = true; break;
+  case 'f': break;   /* no terminal in a worker: nothing to keep in the foreground */
+  case 'v': verbose = true; break;
+  default: return EXIT_CANCELED;
   }
   if (c->argc - optind < 2) {
     box_out_flush(c->out);

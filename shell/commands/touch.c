@@ -48,30 +48,26 @@ int box_cmd_touch(BoxCmd *c) {
   bool no_create = false, no_deref = false, set_a = false, set_m = false, given = false;
   struct timespec ts[2];
   const char *ref = NULL, *date = NULL, *stamp = NULL;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "touch", "acd:fhmr:t:", longopts)) != -1) {
-    switch (ch) {
-    case 'a': set_a = true; break;
-    case 'm': set_m = true; break;
-    case 'c': no_create = true; break;
-    case 'f': break;
-    case 'h': no_deref = true; no_create = true; break;
-    case 'd': date = optarg; break;
-    case 'r': ref = optarg; break;
-    case 't': stamp = optarg; break;
-    case 'T':
-      if (!strcmp(optarg, "atime") || !strcmp(optarg, "access") || !strcmp(optarg, "use")) set_a = true;
-      else if (!strcmp(optarg, "mtime") || !strcmp(optarg, "modify")) set_m = true;
-      else {
-        char *q = bx_quote_always(optarg);
-        bx_usage(c, "touch", "invalid argument %s for '--time'", q);
-        g_free(q);
-        return 1;
-      }
-      break;
-    default: return 1;
+  BX_EACH_OPTION(ch, c, "touch", "acd:fhmr:t:", longopts) switch (ch) {
+  case 'a': set_a = true; break;
+  case 'm': set_m = true; break;
+  case 'c': no_create = true; break;
+  case 'f': break;
+  case 'h': no_deref = true; no_create = true; break;
+  case 'd': date = optarg; break;
+  case 'r': ref = optarg; break;
+  case 't': stamp = optarg; break;
+  case 'T':
+    if (!strcmp(optarg, "atime") || !strcmp(optarg, "access") || !strcmp(optarg, "use")) set_a = true;
+    else if (!strcmp(optarg, "mtime") || !strcmp(optarg, "modify")) set_m = true;
+    else {
+      char *q = bx_quote_always(optarg);
+      bx_usage(c, "touch", "invalid argument %s for '--time'", q);
+      g_free(q);
+      return 1;
     }
+    break;
+  default: return 1;
   }
   if (!set_a && !set_m) set_a = set_m = true;
   if (stamp && (date || ref)) {

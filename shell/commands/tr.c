@@ -127,16 +127,12 @@ static const struct option longopts[] = {
 
 int box_cmd_tr(BoxCmd *c) {
   bool comp = false, del = false, squeeze = false, trunc = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "tr", "cCdst", longopts)) != -1) {
-    switch (ch) {
-    case 'c': case 'C': comp = true; break;
-    case 'd': del = true; break;
-    case 's': squeeze = true; break;
-    case 't': trunc = true; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "tr", "cCdst", longopts) switch (ch) {
+  case 'c': case 'C': comp = true; break;
+  case 'd': del = true; break;
+  case 's': squeeze = true; break;
+  case 't': trunc = true; break;
+  default: return 1;
   }
   int n = c->argc - optind;
   char **args = c->argv + optind;

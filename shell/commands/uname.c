@@ -15,9 +15,7 @@ static const struct option longopts[] = {
 int box_cmd_uname(BoxCmd *c) {
   unsigned f = 0;
   bool all = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "uname", "asnrvmpio", longopts)) != -1) {
+  BX_EACH_OPTION(ch, c, "uname", "asnrvmpio", longopts) {
     const char *k = strchr("snrvmpio", ch);
     if (ch == 'a') all = true;
     else if (k) f |= 1u << (k - "snrvmpio");

@@ -61,21 +61,17 @@ int box_cmd_uniq(BoxCmd *c) {
   UniqOpt o;
   memset(&o, 0, sizeof o);
   char delim = '\n';
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "uniq", "cdDuif:s:w:z", longopts)) != -1) {
-    switch (ch) {
-    case 'c': o.count = true; break;
-    case 'd': o.dups = true; break;
-    case 'D': o.all_dups = true; break;
-    case 'u': o.uniq_only = true; break;
-    case 'i': o.icase = true; break;
-    case 'f': if (!num_arg(c, optarg, "fields to skip", &o.skip_fields)) return 1; break;
-    case 's': if (!num_arg(c, optarg, "bytes to skip", &o.skip_chars)) return 1; break;
-    case 'w': if (!num_arg(c, optarg, "bytes to compare", &o.check_chars)) return 1; o.check_limit = true; break;
-    case 'z': delim = '\0'; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "uniq", "cdDuif:s:w:z", longopts) switch (ch) {
+  case 'c': o.count = true; break;
+  case 'd': o.dups = true; break;
+  case 'D': o.all_dups = true; break;
+  case 'u': o.uniq_only = true; break;
+  case 'i': o.icase = true; break;
+  case 'f': if (!num_arg(c, optarg, "fields to skip", &o.skip_fields)) return 1; break;
+  case 's': if (!num_arg(c, optarg, "bytes to skip", &o.skip_chars)) return 1; break;
+  case 'w': if (!num_arg(c, optarg, "bytes to compare", &o.check_chars)) return 1; o.check_limit = true; break;
+  case 'z': delim = '\0'; break;
+  default: return 1;
   }
   if (o.all_dups && o.count) {
     bx_usage(c, "uniq", "printing all duplicated lines and repeat counts is meaningless");

@@ -1,4 +1,4 @@
-/* util.h — helpers shared by the commands of shell/commands/ (issue 5).
+/* util.h — helpers shared by the commands of shell/commands/.
  *
  * Files are opened with open(2) and read with read(2): never stdio on a
  * file (glibc stdio fstat()s, and every stat on the mount is a decision). */
@@ -39,6 +39,12 @@ void bx_getopt_start(const char *usage);
  * command's name); bx_usage then prints that form too. */
 void bx_getopt_start_try_prefixed(void);
 int bx_getopt(BoxCmd *c, const char *cmd, const char *shortopts, const struct option *longopts);
+/* A command's option loop: `BX_EACH_OPTION(ch, c, "cmd", "ab:", longopts)
+ * switch (ch) { … }` starts the parse (no usage line) and runs its body
+ * once per option, ch in scope of the body only; optind is the first
+ * operand after it. */
+#define BX_EACH_OPTION(ch, c, cmd, shortopts, longopts) \
+  for (int ch = (bx_getopt_start(NULL), 0); ((ch) = bx_getopt((c), (cmd), (shortopts), (longopts))) != -1;)
 
 /* ---- input --------------------------------------------------------------- */
 

@@ -89,18 +89,14 @@ static void put(BoxCmd *c, const WcCount *w, bool l, bool wd, bool ch, bool by, 
 int box_cmd_wc(BoxCmd *c) {
   bool l = false, w = false, ch = false, by = false, L = false;
   const char *total = "auto";
-  bx_getopt_start(NULL);
-  int o;
-  while ((o = bx_getopt(c, "wc", "lwcmL", longopts)) != -1) {
-    switch (o) {
-    case 'l': l = true; break;
-    case 'w': w = true; break;
-    case 'c': by = true; break;
-    case 'm': ch = true; break;
-    case 'L': L = true; break;
-    case 1: total = optarg; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(o, c, "wc", "lwcmL", longopts) switch (o) {
+  case 'l': l = true; break;
+  case 'w': w = true; break;
+  case 'c': by = true; break;
+  case 'm': ch = true; break;
+  case 'L': L = true; break;
+  case 1: total = optarg; break;
+  default: return 1;
   }
   if (!l && !w && !ch && !by && !L) l = w = by = true;
   int nf = c->argc - optind;

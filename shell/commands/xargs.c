@@ -193,9 +193,7 @@ int box_cmd_xargs(BoxCmd *c) {
   const char *replace = NULL, *eofstr = NULL, *argfile = NULL;
   bool no_empty = false, trace = false, exit_big = false;
   int delim = -1;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "xargs", "+0d:n:L:l::I:i::rs:txE:e::a:P:poS:", longopts)) != -1) {
+  BX_EACH_OPTION(ch, c, "xargs", "+0d:n:L:l::I:i::rs:txE:e::a:P:poS:", longopts) {
     long v;
     switch (ch) {
     case '0': delim = 0; break;
