@@ -6,10 +6,7 @@
 
 #include "shell/commands/util.h"
 
-static const struct option longopts[] = {
-  { "decode", no_argument, NULL, 'd' }, { "ignore-garbage", no_argument, NULL, 'i' },
-  { "wrap", required_argument, NULL, 'w' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "decode=d ignore-garbage=i wrap=w:";
 
 static const char ALPHA[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -119,9 +116,8 @@ int box_cmd_base64(BoxCmd *c) {
     errno = 0;
     wrap = strtoull(optarg, &end, 10);
     if (!*optarg || *end || errno || optarg[0] == '-') {
-      char *q = bx_quote_always(optarg);
+      g_autofree char *q = bx_quote_always(optarg);
       bx_err(c, "base64", "invalid wrap size: %s", q);
-      g_free(q);
       return 1;
     }
     break;
@@ -129,9 +125,8 @@ int box_cmd_base64(BoxCmd *c) {
   default: return 1;
   }
   if (c->argc - optind > 1) {
-    char *q = bx_quote_always(c->argv[optind + 1]);
+    g_autofree char *q = bx_quote_always(c->argv[optind + 1]);
     bx_usage(c, "base64", "extra operand %s", q);
-    g_free(q);
     return 1;
   }
   const char *name = optind < c->argc ? c->argv[optind] : "-";

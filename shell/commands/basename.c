@@ -18,10 +18,7 @@ static char *base_of(const char *s, const char *suffix) {
   return r;
 }
 
-static const struct option longopts[] = {
-  { "multiple", no_argument, NULL, 'a' }, { "suffix", required_argument, NULL, 's' },
-  { "zero", no_argument, NULL, 'z' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "multiple=a suffix=s: zero=z";
 
 int box_cmd_basename(BoxCmd *c) {
   bool multiple = false, zero = false;
@@ -35,9 +32,8 @@ int box_cmd_basename(BoxCmd *c) {
   int n = c->argc - optind;
   if (n < 1) { bx_usage(c, "basename", "missing operand"); return 1; }
   if (!multiple && n > 2) {
-    char *q = bx_quote_always(c->argv[optind + 2]);
+    g_autofree char *q = bx_quote_always(c->argv[optind + 2]);
     bx_usage(c, "basename", "extra operand %s", q);
-    g_free(q);
     return 1;
   }
   if (!multiple && n == 2) suffix = c->argv[optind + 1], n = 1;

@@ -17,13 +17,12 @@ static void describe(BoxCmd *c, const char *name, mode_t old, mode_t new_mode, b
   char a[11], b[11];
   bx_mode_string(old, a);
   bx_mode_string(new_mode, b);
-  char *q = bx_quote_always(name);
+  g_autofree char *q = bx_quote_always(name);
   if (changed)
     box_out_printf(c->out, "mode of %s changed from %04o (%s) to %04o (%s)\n", q,
                    (unsigned)(old & 07777), a + 1, (unsigned)(new_mode & 07777), b + 1);
   else
     box_out_printf(c->out, "mode of %s retained as %04o (%s)\n", q, (unsigned)(old & 07777), a + 1);
-  g_free(q);
 }
 
 static int one(BoxCmd *c, const ChmodOpt *o, const char *path, bool top) {
@@ -73,13 +72,9 @@ static int one(BoxCmd *c, const ChmodOpt *o, const char *path, bool top) {
   return status;
 }
 
-static const struct option longopts[] = {
-  { "recursive", no_argument, NULL, 'R' }, { "verbose", no_argument, NULL, 'v' },
-  { "changes", no_argument, NULL, 'c' }, { "silent", no_argument, NULL, 'f' },
-  { "quiet", no_argument, NULL, 'f' }, { "reference", required_argument, NULL, 'F' },
-  { "no-preserve-root", no_argument, NULL, 'N' }, { "preserve-root", no_argument, NULL, 'N' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "recursive=R verbose=v changes=c silent=f quiet=f reference=F: no-preserve-root=N "
+  "preserve-root=N";
 
 int box_cmd_chmod(BoxCmd *c) {
   ChmodOpt o = { 0 };
@@ -133,9 +128,8 @@ int box_cmd_chmod(BoxCmd *c) {
   }
   if (i >= ac) {
     if (o.mode && !modes->len) {
-      char *q = bx_quote_always(o.mode);
+      g_autofree char *q = bx_quote_always(o.mode);
       bx_usage(c, "chmod", "missing operand after %s", q);
-      g_free(q);
     } else bx_usage(c, "chmod", "missing operand");
     status = 1;
     goto out;
@@ -143,9 +137,8 @@ int box_cmd_chmod(BoxCmd *c) {
   if (o.mode) {
     mode_t test;
     if (!bx_parse_mode(o.mode, 0644, false, &test)) {
-      char *q = bx_quote_always(o.mode);
+      g_autofree char *q = bx_quote_always(o.mode);
       bx_usage(c, "chmod", "invalid mode: %s", q);
-      g_free(q);
       status = 1;
       goto out;
     }

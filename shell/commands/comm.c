@@ -6,11 +6,8 @@
 #include "shell/commands/util.h"
 
 enum { OPT_DELIM = 1, OPT_CHECK, OPT_NOCHECK, OPT_TOTAL };
-static const struct option longopts[] = {
-  { "output-delimiter", required_argument, NULL, OPT_DELIM }, { "check-order", no_argument, NULL, OPT_CHECK },
-  { "nocheck-order", no_argument, NULL, OPT_NOCHECK }, { "zero-terminated", no_argument, NULL, 'z' },
-  { "total", no_argument, NULL, OPT_TOTAL }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "output-delimiter=\1: check-order=\2 nocheck-order=\3 zero-terminated=z total=\4";
 
 typedef struct {
   BxReader r;
@@ -46,16 +43,14 @@ int box_cmd_comm(BoxCmd *c) {
   if (n < 2) {
     if (n == 0) bx_usage(c, "comm", "missing operand");
     else {
-      char *q = bx_quote_always(c->argv[optind]);
+      g_autofree char *q = bx_quote_always(c->argv[optind]);
       bx_usage(c, "comm", "missing operand after %s", q);
-      g_free(q);
     }
     return 1;
   }
   if (n > 2) {
-    char *q = bx_quote_always(c->argv[optind + 2]);
+    g_autofree char *q = bx_quote_always(c->argv[optind + 2]);
     bx_usage(c, "comm", "extra operand %s", q);
-    g_free(q);
     return 1;
   }
   Side s[2];

@@ -144,9 +144,8 @@ static bool copy_entry(Cp *p, const char *src, const char *dst, unsigned char ty
 
 static bool copy_dir(Cp *p, const char *src, const char *dst, bool exists_ok) {
   if (!p->recursive) {
-    char *q = bx_quote_always(src);
+    g_autofree char *q = bx_quote_always(src);
     bx_err(p->c, "cp", "-r not specified; omitting directory %s", q);
-    g_free(q);
     p->status = 1;
     return false;
   }
@@ -233,15 +232,9 @@ static void copy_top(Cp *p, const char *src, const char *dst, bool into_dir, boo
   }
 }
 
-static const struct option longopts[] = {
-  { "recursive", no_argument, NULL, 'r' }, { "archive", no_argument, NULL, 'a' },
-  { "preserve", optional_argument, NULL, 1 }, { "force", no_argument, NULL, 'f' },
-  { "no-clobber", no_argument, NULL, 'n' }, { "verbose", no_argument, NULL, 'v' },
-  { "dereference", no_argument, NULL, 'L' }, { "no-dereference", no_argument, NULL, 'P' },
-  { "no-target-directory", no_argument, NULL, 'T' }, { "target-directory", required_argument, NULL, 't' },
-  { "interactive", no_argument, NULL, 'i' }, { "update", optional_argument, NULL, 'u' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "recursive=r archive=a preserve=\1:: force=f no-clobber=n verbose=v dereference=L "
+  "no-dereference=P no-target-directory=T target-directory=t: interactive=i update=u::";
 
 int box_cmd_cp(BoxCmd *c) {
   Cp p;
@@ -269,15 +262,13 @@ int box_cmd_cp(BoxCmd *c) {
   char **args = c->argv + optind;
   if (n == 0) { bx_usage(c, "cp", "missing file operand"); return 1; }
   if (!target_dir && n == 1) {
-    char *q = bx_quote_always(args[0]);
+    g_autofree char *q = bx_quote_always(args[0]);
     bx_usage(c, "cp", "missing destination file operand after %s", q);
-    g_free(q);
     return 1;
   }
   if (no_target && (target_dir || n > 2)) {
-    char *q = bx_quote_always(args[2]);
+    g_autofree char *q = bx_quote_always(args[2]);
     bx_usage(c, "cp", "extra operand %s", q);
-    g_free(q);
     return 1;
   }
   if (!target_dir && n == 2) {
@@ -289,10 +280,9 @@ int box_cmd_cp(BoxCmd *c) {
   int nsrc = target_dir ? n : n - 1;
   int dfd = box_open_file(dir, O_RDONLY | O_DIRECTORY);
   if (dfd < 0) {
-    char *q = bx_quote_always(dir);
+    g_autofree char *q = bx_quote_always(dir);
     if (errno == ENOTDIR || errno == ENOENT) bx_err(c, "cp", "target %s is not a directory", q);
     else { char *t = bx_errtext(c, errno); bx_err(c, "cp", "cannot access %s: %s", q, t); g_free(t); }
-    g_free(q);
     return 1;
   }
   close(dfd);

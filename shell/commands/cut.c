@@ -59,9 +59,8 @@ static bool parse_list(BoxCmd *c, const char *list, GArray *out, bool fields) {
     continue;
   invalid:
     {
-      char *q = bx_quote_always(s);
+      g_autofree char *q = bx_quote_always(s);
       bx_usage(c, "cut", "invalid %s value %s", fields ? "field" : "byte/character position", q);
-      g_free(q);
       ok = false;
     }
   }
@@ -84,13 +83,9 @@ static bool selected(const GArray *ranges, size_t i, bool complement) {
   return in != complement;
 }
 
-static const struct option longopts[] = {
-  { "bytes", required_argument, NULL, 'b' }, { "characters", required_argument, NULL, 'c' },
-  { "fields", required_argument, NULL, 'f' }, { "delimiter", required_argument, NULL, 'd' },
-  { "only-delimited", no_argument, NULL, 's' }, { "complement", no_argument, NULL, 1 },
-  { "output-delimiter", required_argument, NULL, 2 }, { "zero-terminated", no_argument, NULL, 'z' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "bytes=b: characters=c: fields=f: delimiter=d: only-delimited=s complement=\1 "
+  "output-delimiter=\2: zero-terminated=z";
 
 int box_cmd_cut(BoxCmd *c) {
   int mode = 0;   /* 'b', 'c', 'f' */

@@ -53,13 +53,8 @@ static void format_time(GString *out, const char *fmt, const struct timespec *ts
   g_string_free(f, TRUE);
 }
 
-static const struct option longopts[] = {
-  { "date", required_argument, NULL, 'd' }, { "utc", no_argument, NULL, 'u' },
-  { "universal", no_argument, NULL, 'u' }, { "reference", required_argument, NULL, 'r' },
-  { "iso-8601", optional_argument, NULL, 'I' }, { "rfc-email", no_argument, NULL, 'R' },
-  { "rfc-2822", no_argument, NULL, 'R' }, { "rfc-3339", required_argument, NULL, 'T' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "date=d: utc=u universal=u reference=r: iso-8601=I:: rfc-email=R rfc-2822=R rfc-3339=T:";
 
 int box_cmd_date(BoxCmd *c) {
   bool utc = false;
@@ -78,10 +73,9 @@ int box_cmd_date(BoxCmd *c) {
   for (int i = optind; i < c->argc; i++) {
     const char *a = c->argv[i];
     if (a[0] == '+' && !fmt) { fmt = a + 1; continue; }
-    char *q = bx_quote_always(a);
+    g_autofree char *q = bx_quote_always(a);
     if (fmt || dstr || i > optind) bx_usage(c, "date", "extra operand %s", q);
     else bx_err(c, "date", "invalid date %s", q);
-    g_free(q);
     return 1;
   }
   if ((have_iso || rfc || rfc3339) && fmt) {
@@ -106,9 +100,8 @@ int box_cmd_date(BoxCmd *c) {
     ts = st.st_mtim;
   } else if (dstr) {
     if (!bx_parse_date(dstr, utc, &ts)) {
-      char *q = bx_quote_always(dstr);
+      g_autofree char *q = bx_quote_always(dstr);
       bx_err(c, "date", "invalid date %s", q);
-      g_free(q);
       status = 1;
       goto out;
     }
@@ -124,9 +117,8 @@ int box_cmd_date(BoxCmd *c) {
     else if (!strcmp(iso, "seconds")) fmt = "%Y-%m-%dT%H:%M:%S%:z";
     else if (!strcmp(iso, "ns")) fmt = "%Y-%m-%dT%H:%M:%S,%N%:z";
     else {
-      char *q = bx_quote_always(iso);
+      g_autofree char *q = bx_quote_always(iso);
       bx_usage(c, "date", "invalid argument %s for '--iso-8601'\nValid arguments are:\n  - 'hours'\n  - 'minutes'\n  - 'date'\n  - 'seconds'\n  - 'ns'", q);
-      g_free(q);
       status = 1;
       goto out;
     }
@@ -137,9 +129,8 @@ int box_cmd_date(BoxCmd *c) {
     else if (!strcmp(rfc3339, "seconds")) fmt = "%Y-%m-%d %H:%M:%S%:z";
     else if (!strcmp(rfc3339, "ns")) fmt = "%Y-%m-%d %H:%M:%S.%N%:z";
     else {
-      char *q = bx_quote_always(rfc3339);
+      g_autofree char *q = bx_quote_always(rfc3339);
       bx_usage(c, "date", "invalid argument %s for '--rfc-3339'\nValid arguments are:\n  - 'date'\n  - 'seconds'\n  - 'ns'", q);
-      g_free(q);
       status = 1;
       goto out;
     }

@@ -42,15 +42,9 @@ typedef struct {
   char *changed;       /* n + 2 entries, one sentinel each side; use changed + 1 */
 } File;
 
-static const struct option longopts[] = {
-  { "unified", optional_argument, NULL, 'U' }, { "recursive", no_argument, NULL, 'r' },
-  { "new-file", no_argument, NULL, 'N' }, { "brief", no_argument, NULL, 'q' },
-  { "report-identical-files", no_argument, NULL, 's' },
-  { "ignore-space-change", no_argument, NULL, 'b' }, { "ignore-all-space", no_argument, NULL, 'w' },
-  { "ignore-case", no_argument, NULL, 'i' }, { "text", no_argument, NULL, 'a' },
-  { "label", required_argument, NULL, 'L' }, { "exclude", required_argument, NULL, 'x' }, { "normal", no_argument, NULL, 'n' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "unified=U:: recursive=r new-file=N brief=q report-identical-files=s ignore-space-change=b "
+  "ignore-all-space=w ignore-case=i text=a label=L: exclude=x: normal=n";
 
 /* ---- reading --------------------------------------------------------------- */
 
@@ -692,9 +686,8 @@ int box_cmd_diff(BoxCmd *c) {
         errno = 0;
         long v = strtol(optarg, &end, 10);
         if (!*optarg || *end || errno || v < 0) {
-          char *q = bx_quote_always(optarg);
+          g_autofree char *q = bx_quote_always(optarg);
           bx_usage(c, "diff", "invalid context length %s", q);
-          g_free(q);
           g_ptr_array_free(o.exclude, TRUE);
           return 2;
         }
@@ -723,16 +716,14 @@ int box_cmd_diff(BoxCmd *c) {
   if (bad) { g_ptr_array_free(o.exclude, TRUE); return 2; }
   int nops = c->argc - optind;
   if (nops < 2) {
-    char *q = bx_quote_always(c->argv[nops == 1 ? optind : c->argc - 1]);
+    g_autofree char *q = bx_quote_always(c->argv[nops == 1 ? optind : c->argc - 1]);
     bx_usage(c, "diff", "missing operand after %s", q);
-    g_free(q);
     g_ptr_array_free(o.exclude, TRUE);
     return 2;
   }
   if (nops > 2) {
-    char *q = bx_quote_always(c->argv[optind + 2]);
+    g_autofree char *q = bx_quote_always(c->argv[optind + 2]);
     bx_usage(c, "diff", "extra operand %s", q);
-    g_free(q);
     g_ptr_array_free(o.exclude, TRUE);
     return 2;
   }

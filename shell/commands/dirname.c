@@ -3,9 +3,7 @@
 
 #include "shell/commands/util.h"
 
-static const struct option longopts[] = {
-  { "zero", no_argument, NULL, 'z' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "zero=z";
 
 int box_cmd_dirname(BoxCmd *c) {
   bool zero = false;

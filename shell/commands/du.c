@@ -23,16 +23,10 @@ typedef struct {
   int status;
 } Du;
 
-static const struct option longopts[] = {
-  { "all", no_argument, NULL, 'a' }, { "summarize", no_argument, NULL, 's' },
-  { "human-readable", no_argument, NULL, 'h' }, { "total", no_argument, NULL, 'c' },
-  { "max-depth", required_argument, NULL, 'd' }, { "bytes", no_argument, NULL, 'b' },
-  { "apparent-size", no_argument, NULL, 'A' }, { "block-size", required_argument, NULL, 'B' },
-  { "dereference", no_argument, NULL, 'L' }, { "no-dereference", no_argument, NULL, 'P' },
-  { "separate-dirs", no_argument, NULL, 'S' }, { "one-file-system", no_argument, NULL, 'x' },
-  { "count-links", no_argument, NULL, 'l' }, { "null", no_argument, NULL, '0' },
-  { "si", no_argument, NULL, 'I' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "all=a summarize=s human-readable=h total=c max-depth=d: bytes=b apparent-size=A "
+  "block-size=B: dereference=L no-dereference=P separate-dirs=S one-file-system=x "
+  "count-links=l null=0 si=I";
 
 static unsigned long long size_of(const Du *d, const struct stat *st) {
   return d->apparent ? (unsigned long long)(st->st_size > 0 ? st->st_size : 0)
@@ -71,11 +65,9 @@ static unsigned long long walk(Du *d, const char *path, long depth, bool top, bo
   int r = d->follow || (top && d->deref_args) ? stat(path, &st) : lstat(path, &st);
   if (r != 0) {
     int e = errno;
-    char *q = bx_quote_always(path);
-    char *t = bx_errtext(d->c, e);
+    g_autofree char *q = bx_quote_always(path);
+    g_autofree char *t = bx_errtext(d->c, e);
     bx_err(d->c, "du", "cannot access %s: %s", q, t);
-    g_free(q);
-    g_free(t);
     d->status = 1;
     return 0;
   }
@@ -92,11 +84,9 @@ static unsigned long long walk(Du *d, const char *path, long depth, bool top, bo
   GArray *v = bx_list_dir(path, &err);
   unsigned long long sub = 0;
   if (!v) {
-    char *q = bx_quote_always(path);
-    char *t = bx_errtext(d->c, err);
+    g_autofree char *q = bx_quote_always(path);
+    g_autofree char *t = bx_errtext(d->c, err);
     bx_err(d->c, "du", "cannot read directory %s: %s", q, t);
-    g_free(q);
-    g_free(t);
     d->status = 1;
   } else {
     g_array_sort(v, ent_cmp);
@@ -128,9 +118,8 @@ int box_cmd_du(BoxCmd *c) {
     errno = 0;
     long v = strtol(optarg, &end, 10);
     if (!*optarg || *end || errno || v < 0) {
-      char *q = bx_quote_always(optarg);
+      g_autofree char *q = bx_quote_always(optarg);
       bx_usage(c, "du", "invalid maximum depth %s", q);
-      g_free(q);
       return 1;
     }
     d.max_depth = v;
@@ -142,9 +131,8 @@ int box_cmd_du(BoxCmd *c) {
   case 'B': {
     unsigned long long b;
     if (!bx_parse_size(optarg, &b) || b == 0) {
-      char *q = bx_quote_always(optarg);
+      g_autofree char *q = bx_quote_always(optarg);
       bx_err(c, "du", "invalid -B argument %s", q);
-      g_free(q);
       return 1;
     }
     d.block = b;

@@ -6,11 +6,7 @@
 
 #include "shell/commands/util.h"
 
-static const struct option longopts[] = {
-  { "ignore-environment", no_argument, NULL, 'i' }, { "unset", required_argument, NULL, 'u' },
-  { "null", no_argument, NULL, '0' }, { "chdir", required_argument, NULL, 'C' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "ignore-environment=i unset=u: null=0 chdir=C:";
 
 static void print_env(BoxCmd *c, bool zero) {
   char **env = box_var_environ(c->sh);

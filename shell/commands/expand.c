@@ -6,9 +6,7 @@
 
 #include "shell/commands/util.h"
 
-static const struct option longopts[] = {
-  { "initial", no_argument, NULL, 'i' }, { "tabs", required_argument, NULL, 't' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "initial=i tabs=t:";
 
 typedef struct {
   GArray *stops;   /* size_t, ascending; one entry = every N */
@@ -62,9 +60,8 @@ static bool parse_tabs(BoxCmd *c, const char *s, GArray *v) {
     char *end;
     unsigned long long n = strtoull(*p, &end, 10);
     if (*end || !g_ascii_isdigit(**p)) {
-      char *q = bx_quote_always(*p);
+      g_autofree char *q = bx_quote_always(*p);
       bx_err(c, "expand", "tab size contains invalid character(s): %s", q);
-      g_free(q);
       ok = false;
       break;
     }

@@ -574,9 +574,8 @@ static void visit(Find *f, FEnt *e, Anc *anc) {
         here.ino = st->st_ino;
         for (Anc *a = anc; a; a = a->up)
           if (a->dev == st->st_dev && a->ino == st->st_ino) {
-            char *q = bx_quote_always(e->path);
+            g_autofree char *q = bx_quote_always(e->path);
             bx_err(f->c, "find", "File system loop detected; %s is part of the same file system loop as %s.", q, q);
-            g_free(q);
             f->status = 1;
             goto post;
           }

@@ -6,10 +6,7 @@
 
 #include "shell/commands/util.h"
 
-static const struct option longopts[] = {
-  { "bytes", no_argument, NULL, 'b' }, { "spaces", no_argument, NULL, 's' },
-  { "width", required_argument, NULL, 'w' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "bytes=b spaces=s width=w:";
 
 static size_t adjust(size_t col, char ch, bool bytes) {
   if (!bytes) {
@@ -87,10 +84,9 @@ static int fold_main(BoxCmd *c) {
     errno = 0;
     unsigned long long v = strtoull(optarg, &end, 10);
     if (!*optarg || *end || errno || v == 0 || optarg[0] == '-') {
-      char *q = bx_quote_always(optarg);
+      g_autofree char *q = bx_quote_always(optarg);
       if (*optarg && !*end && (v == 0 || errno)) bx_err(c, "fold", "invalid number of columns: %s: %s", q, box_strerror(ERANGE));
       else bx_err(c, "fold", "invalid number of columns: %s", q);
-      g_free(q);
       return 1;
     }
     width = (size_t)v;

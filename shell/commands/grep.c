@@ -573,32 +573,16 @@ static bool parse_num(Grep *g, const char *v, const char *what, long *out) {
   return true;
 }
 
-enum { O_INCLUDE = 256, O_EXCLUDE, O_EXCLUDE_DIR, O_COLOR, O_LABEL, O_LINEBUF, O_NULL_DATA, O_BINFILES };
+enum { O_INCLUDE = 1, O_EXCLUDE, O_EXCLUDE_DIR, O_COLOR, O_LABEL, O_LINEBUF, O_NULL_DATA, O_BINFILES };
 
-static const struct option longopts[] = {
-  { "extended-regexp", no_argument, NULL, 'E' }, { "fixed-strings", no_argument, NULL, 'F' },
-  { "basic-regexp", no_argument, NULL, 'G' }, { "perl-regexp", no_argument, NULL, 'P' },
-  { "regexp", required_argument, NULL, 'e' }, { "file", required_argument, NULL, 'f' },
-  { "ignore-case", no_argument, NULL, 'i' }, { "no-ignore-case", no_argument, NULL, 'Y' },
-  { "word-regexp", no_argument, NULL, 'w' }, { "line-regexp", no_argument, NULL, 'x' },
-  { "null-data", no_argument, NULL, 'z' }, { "no-messages", no_argument, NULL, 's' },
-  { "invert-match", no_argument, NULL, 'v' }, { "max-count", required_argument, NULL, 'm' },
-  { "byte-offset", no_argument, NULL, 'b' }, { "line-number", no_argument, NULL, 'n' },
-  { "with-filename", no_argument, NULL, 'H' }, { "no-filename", no_argument, NULL, 'h' },
-  { "label", required_argument, NULL, O_LABEL }, { "only-matching", no_argument, NULL, 'o' },
-  { "quiet", no_argument, NULL, 'q' }, { "silent", no_argument, NULL, 'q' },
-  { "binary-files", required_argument, NULL, O_BINFILES }, { "text", no_argument, NULL, 'a' },
-  { "recursive", no_argument, NULL, 'r' }, { "dereference-recursive", no_argument, NULL, 'R' },
-  { "include", required_argument, NULL, O_INCLUDE }, { "exclude", required_argument, NULL, O_EXCLUDE },
-  { "exclude-dir", required_argument, NULL, O_EXCLUDE_DIR },
-  { "files-without-match", no_argument, NULL, 'L' }, { "files-with-matches", no_argument, NULL, 'l' },
-  { "count", no_argument, NULL, 'c' }, { "initial-tab", no_argument, NULL, 'T' },
-  { "null", no_argument, NULL, 'Z' }, { "before-context", required_argument, NULL, 'B' },
-  { "after-context", required_argument, NULL, 'A' }, { "context", required_argument, NULL, 'C' },
-  { "color", optional_argument, NULL, O_COLOR }, { "colour", optional_argument, NULL, O_COLOR },
-  { "line-buffered", no_argument, NULL, O_LINEBUF },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "extended-regexp=E fixed-strings=F basic-regexp=G perl-regexp=P regexp=e: file=f: "
+  "ignore-case=i no-ignore-case=Y word-regexp=w line-regexp=x null-data=z no-messages=s "
+  "invert-match=v max-count=m: byte-offset=b line-number=n with-filename=H no-filename=h "
+  "label=\5: only-matching=o quiet=q silent=q binary-files=\10: text=a recursive=r "
+  "dereference-recursive=R include=\1: exclude=\2: exclude-dir=\3: files-without-match=L "
+  "files-with-matches=l count=c initial-tab=T null=Z before-context=B: after-context=A: "
+  "context=C: color=\4:: colour=\4:: line-buffered=\6";
 
 int box_cmd_grep(BoxCmd *c) {
   Grep g;

@@ -97,12 +97,7 @@ static bool parse_count(BoxCmd *c, const char *v, HeadOpt *o) {
   return true;
 }
 
-static const struct option longopts[] = {
-  { "lines", required_argument, NULL, 'n' }, { "bytes", required_argument, NULL, 'c' },
-  { "quiet", no_argument, NULL, 'q' }, { "silent", no_argument, NULL, 'q' },
-  { "verbose", no_argument, NULL, 'v' }, { "zero-terminated", no_argument, NULL, 'z' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "lines=n: bytes=c: quiet=q silent=q verbose=v zero-terminated=z";
 
 static int run(BoxCmd *c, HeadOpt *op, int verbose, const char *count);
 

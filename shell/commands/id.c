@@ -7,11 +7,7 @@
 
 #include "shell/commands/util.h"
 
-static const struct option longopts[] = {
-  { "user", no_argument, NULL, 'u' }, { "group", no_argument, NULL, 'g' },
-  { "groups", no_argument, NULL, 'G' }, { "name", no_argument, NULL, 'n' },
-  { "real", no_argument, NULL, 'r' }, { "zero", no_argument, NULL, 'z' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "user=u group=g groups=G name=n real=r zero=z";
 
 static void put_id(BoxCmd *c, unsigned id, bool name, bool user) {
   if (name) {
@@ -42,9 +38,8 @@ int box_cmd_id(BoxCmd *c) {
   if (optind < c->argc) {
     struct passwd *pw = getpwnam(c->argv[optind]);
     if (!pw) {
-      char *q = bx_quote_always(c->argv[optind]);
+      g_autofree char *q = bx_quote_always(c->argv[optind]);
       bx_err(c, "id", "%s: no such user", q);
-      g_free(q);
       return 1;
     }
     uid = pw->pw_uid;

@@ -53,12 +53,10 @@ static bool next_piece(JqIn *in, const char **p, size_t *n) {
       if (r < 0 && errno == EINTR) continue;
       if (r > 0) { in->len = (size_t)r; in->pos = 0; continue; }
       if (r < 0) {
-        char *q = bx_quote(in->fname);
-        char *t = bx_errtext(in->c, errno);
+        g_autofree char *q = bx_quote(in->fname);
+        g_autofree char *t = bx_errtext(in->c, errno);
         box_out_flush(in->c->out);
         box_fdprintf(in->c->err, "jq: error: %s: %s\n", q, t);
-        g_free(q);
-        g_free(t);
         in->open_errors++;
       }
       bx_close_in(in->c, in->fd);
@@ -72,10 +70,9 @@ static bool next_piece(JqIn *in, const char **p, size_t *n) {
     bool is_stdin = in->files->len == 0;
     int fd = is_stdin ? in->c->in : box_open_file(name, O_RDONLY);
     if (fd < 0) {
-      char *t = bx_errtext(in->c, is_stdin ? EBADF : errno);
+      g_autofree char *t = bx_errtext(in->c, is_stdin ? EBADF : errno);
       box_out_flush(in->c->out);
       box_fdprintf(in->c->err, "jq: error: Could not open file %s: %s\n", name, t);
-      g_free(t);
       in->open_errors++;
       continue;
     }
@@ -380,9 +377,8 @@ int box_cmd_jq(BoxCmd *c) {
       GString *s = g_string_new(NULL);
       jv data;
       if (!load_file(c, c->argv[i + 2], s)) {
-        char *t = bx_errtext(c, errno);
+        g_autofree char *t = bx_errtext(c, errno);
         data = jv_invalid_with_msg(jv_string_fmt("Could not open %s: %s", c->argv[i + 2], t));
-        g_free(t);
       } else if (raw_file) {
         data = jv_string_sized(s->str, (int)s->len);
       } else {
@@ -434,10 +430,9 @@ int box_cmd_jq(BoxCmd *c) {
   if (from_file) {
     prog_text = g_string_new(NULL);
     if (!load_file(c, program, prog_text)) {
-      char *t = bx_errtext(c, errno);
+      g_autofree char *t = bx_errtext(c, errno);
       box_out_flush(c->out);
       box_fdprintf(c->err, "jq: error: Could not open %s: %s\n", program, t);
-      g_free(t);
       g_string_free(prog_text, TRUE);
       ret = 2;
       goto out;

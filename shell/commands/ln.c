@@ -51,9 +51,8 @@ static int do_link(BoxCmd *c, const LnOpt *o, const char *src, const char *dest)
       return 1;
     }
     if (S_ISDIR(st.st_mode)) {
-      char *q = bx_quote(src);
+      g_autofree char *q = bx_quote(src);
       bx_err(c, "ln", "%s: hard link not allowed for directory", q);
-      g_free(q);
       return 1;
     }
     if (o->force) {
@@ -111,14 +110,9 @@ static bool is_dir_target(const char *p, bool noderef) {
   return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static const struct option longopts[] = {
-  { "symbolic", no_argument, NULL, 's' }, { "force", no_argument, NULL, 'f' },
-  { "no-dereference", no_argument, NULL, 'n' }, { "no-target-directory", no_argument, NULL, 'T' },
-  { "target-directory", required_argument, NULL, 't' }, { "relative", no_argument, NULL, 'r' },
-  { "verbose", no_argument, NULL, 'v' }, { "logical", no_argument, NULL, 'L' },
-  { "physical", no_argument, NULL, 'P' }, { "interactive", no_argument, NULL, 'i' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "symbolic=s force=f no-dereference=n no-target-directory=T target-directory=t: relative=r "
+  "verbose=v logical=L physical=P interactive=i";
 
 int box_cmd_ln(BoxCmd *c) {
   LnOpt o = { 0 };
@@ -147,15 +141,13 @@ int box_cmd_ln(BoxCmd *c) {
   if (tdir && no_target) { bx_usage(c, "ln", "cannot combine --target-directory and --no-target-directory"); return 1; }
   if (no_target) {
     if (n < 2) {
-      char *q = bx_quote_always(ops[0]);
+      g_autofree char *q = bx_quote_always(ops[0]);
       bx_usage(c, "ln", "missing destination file operand after %s", q);
-      g_free(q);
       return 1;
     }
     if (n > 2) {
-      char *q = bx_quote_always(ops[2]);
+      g_autofree char *q = bx_quote_always(ops[2]);
       bx_usage(c, "ln", "extra operand %s", q);
-      g_free(q);
       return 1;
     }
     return do_link(c, &o, ops[0], ops[1]);

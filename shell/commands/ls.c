@@ -275,17 +275,11 @@ static void list_dir(BoxCmd *c, LsOpt *o, const char *path, bool header, bool *f
   g_array_free(v, TRUE);
 }
 
-static const struct option longopts[] = {
-  { "all", no_argument, NULL, 'a' }, { "almost-all", no_argument, NULL, 'A' },
-  { "recursive", no_argument, NULL, 'R' }, { "reverse", no_argument, NULL, 'r' },
-  { "human-readable", no_argument, NULL, 'h' }, { "si", no_argument, NULL, 'H' + 256 },
-  { "directory", no_argument, NULL, 'd' }, { "classify", optional_argument, NULL, 'F' },
-  { "inode", no_argument, NULL, 'i' }, { "numeric-uid-gid", no_argument, NULL, 'n' },
-  { "color", optional_argument, NULL, 'K' }, { "colour", optional_argument, NULL, 'K' },
-  { "indicator-style", required_argument, NULL, 'I' + 256 },
-  { "sort", required_argument, NULL, 'S' + 256 }, { "no-group", no_argument, NULL, 'G' },
-  { NULL, 0, NULL, 0 },
-};
+enum { OPT_SI = 1, OPT_INDICATOR, OPT_SORT };
+
+static const char longopts[] =
+  "all=a almost-all=A recursive=R reverse=r human-readable=h si=\1 directory=d classify=F:: "
+  "inode=i numeric-uid-gid=n color=K:: colour=K:: indicator-style=\2: sort=\3: no-group=G";
 
 int box_cmd_ls(BoxCmd *c) {
   LsOpt o = { 0 };
@@ -299,7 +293,7 @@ int box_cmd_ls(BoxCmd *c) {
   case 'S': o.by_size = true; o.by_time = false; break;
   case 'r': o.reverse = true; break;
   case 'h': o.human = true; break;
-  case 'H' + 256: o.human = o.si = true; break;
+  case OPT_SI: o.human = o.si = true; break;
   case 'd': o.dirs = true; break;
   case 'F': o.classify = true; break;
   case 'p': o.slash = true; break;
@@ -314,17 +308,16 @@ int box_cmd_ls(BoxCmd *c) {
     if (optarg && strcmp(optarg, "never") && strcmp(optarg, "no") && strcmp(optarg, "none") &&
         strcmp(optarg, "auto") && strcmp(optarg, "tty") && strcmp(optarg, "if-tty") &&
         strcmp(optarg, "always") && strcmp(optarg, "yes") && strcmp(optarg, "force")) {
-      char *q = bx_quote_always(optarg);
+      g_autofree char *q = bx_quote_always(optarg);
       bx_usage(c, "ls", "invalid argument %s for '--color'\nValid arguments are:\n  - 'always', 'yes', 'force'\n  - 'never', 'no', 'none'\n  - 'auto', 'tty', 'if-tty'", q);
-      g_free(q);
       return 2;
     }
     break;
-  case 'I' + 256:
+  case OPT_INDICATOR:
     if (!strcmp(optarg, "classify")) o.classify = true;
     else if (!strcmp(optarg, "slash")) o.slash = true;
     break;
-  case 'S' + 256:
+  case OPT_SORT:
     if (!strcmp(optarg, "time")) o.by_time = true;
     else if (!strcmp(optarg, "size")) o.by_size = true;
     else if (!strcmp(optarg, "none")) o.unsorted = true;

@@ -6,15 +6,11 @@
 
 #include "shell/commands/util.h"
 
-static const struct option longopts[] = {
-  { "parents", no_argument, NULL, 'p' }, { "mode", required_argument, NULL, 'm' },
-  { "verbose", no_argument, NULL, 'v' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "parents=p mode=m: verbose=v";
 
 static void created(BoxCmd *c, const char *p) {
-  char *q = bx_quote_always(p);
+  g_autofree char *q = bx_quote_always(p);
   box_out_printf(c->out, "mkdir: created directory %s\n", q);
-  g_free(q);
 }
 
 int box_cmd_mkdir(BoxCmd *c) {
@@ -32,9 +28,8 @@ int box_cmd_mkdir(BoxCmd *c) {
     mode_t um = umask(0);
     umask(um);
     if (!bx_parse_mode(mode_s, 0777 & ~um, true, &mode)) {
-      char *q = bx_quote_always(mode_s);
+      g_autofree char *q = bx_quote_always(mode_s);
       bx_err(c, "mkdir", "invalid mode %s", q);
-      g_free(q);
       return 1;
     }
     have_mode = true;

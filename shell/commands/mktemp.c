@@ -8,11 +8,7 @@
 
 #include "shell/commands/util.h"
 
-static const struct option longopts[] = {
-  { "directory", no_argument, NULL, 'd' }, { "dry-run", no_argument, NULL, 'u' },
-  { "quiet", no_argument, NULL, 'q' }, { "tmpdir", optional_argument, NULL, 'p' },
-  { "suffix", required_argument, NULL, 'S' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "directory=d dry-run=u quiet=q tmpdir=p:: suffix=S:";
 
 int box_cmd_mktemp(BoxCmd *c) {
   bool dir = false, dry = false, quiet = false, use_tmpdir = false, tflag = false;
@@ -28,9 +24,8 @@ int box_cmd_mktemp(BoxCmd *c) {
   }
   int n = c->argc - optind;
   if (n > 1) {
-    char *q = bx_quote_always(c->argv[optind + 1]);
+    g_autofree char *q = bx_quote_always(c->argv[optind + 1]);
     bx_usage(c, "mktemp", "too many templates");
-    g_free(q);
     return 1;
   }
   const char *tmpl = n ? c->argv[optind] : NULL;
@@ -43,9 +38,8 @@ int box_cmd_mktemp(BoxCmd *c) {
     if (lastx) slen = strlen(lastx + 1);
     if (lastx && strchr(lastx + 1, '/')) slen = strlen(full_tmpl);
   } else if (strchr(suffix, '/')) {
-    char *q = bx_quote_always(suffix);
+    g_autofree char *q = bx_quote_always(suffix);
     bx_err(c, "mktemp", "invalid suffix %s, contains directory separator", q);
-    g_free(q);
     g_free(full_tmpl);
     return 1;
   }
@@ -54,9 +48,8 @@ int box_cmd_mktemp(BoxCmd *c) {
   while (xs < len - slen && full_tmpl[len - slen - 1 - xs] == 'X') xs++;
   if (xs < 3) {
     if (!quiet) {
-      char *q = bx_quote_always(full_tmpl);
+      g_autofree char *q = bx_quote_always(full_tmpl);
       bx_err(c, "mktemp", "too few X's in template %s", q);
-      g_free(q);
     }
     g_free(full_tmpl);
     return 1;
@@ -64,9 +57,8 @@ int box_cmd_mktemp(BoxCmd *c) {
   char *path;
   if (use_tmpdir) {
     if (strchr(full_tmpl, '/') && tflag) {
-      char *q = bx_quote_always(full_tmpl);
+      g_autofree char *q = bx_quote_always(full_tmpl);
       bx_err(c, "mktemp", "invalid template, %s, contains directory separator", q);
-      g_free(q);
       g_free(full_tmpl);
       return 1;
     }

@@ -9,13 +9,9 @@
 
 #include "shell/commands/util.h"
 
-static const struct option longopts[] = {
-  { "force", no_argument, NULL, 'f' }, { "no-clobber", no_argument, NULL, 'n' },
-  { "verbose", no_argument, NULL, 'v' }, { "no-target-directory", no_argument, NULL, 'T' },
-  { "target-directory", required_argument, NULL, 't' }, { "interactive", no_argument, NULL, 'i' },
-  { "update", optional_argument, NULL, 'u' }, { "backup", optional_argument, NULL, 'b' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "force=f no-clobber=n verbose=v no-target-directory=T target-directory=t: interactive=i "
+  "update=u:: backup=b::";
 
 static const char *base_of(const char *p, char **tofree) {
   size_t n = strlen(p);
@@ -69,15 +65,13 @@ int box_cmd_mv(BoxCmd *c) {
   char **args = c->argv + optind;
   if (n == 0) { bx_usage(c, "mv", "missing file operand"); return 1; }
   if (!target_dir && n == 1) {
-    char *q = bx_quote_always(args[0]);
+    g_autofree char *q = bx_quote_always(args[0]);
     bx_usage(c, "mv", "missing destination file operand after %s", q);
-    g_free(q);
     return 1;
   }
   if (no_target && (target_dir || n > 2)) {
-    char *q = bx_quote_always(args[2]);
+    g_autofree char *q = bx_quote_always(args[2]);
     bx_usage(c, "mv", "extra operand %s", q);
-    g_free(q);
     return 1;
   }
   int status = 0;
@@ -133,9 +127,8 @@ int box_cmd_mv(BoxCmd *c) {
     if (r != 0) {
       int e = errno;
       if (e == ENOTDIR || (e == ENOENT && faccessat(AT_FDCWD, dir, F_OK, 0) != 0)) {
-        char *q = bx_quote_always(dir);
+        g_autofree char *q = bx_quote_always(dir);
         bx_err(c, "mv", "target %s is not a directory", q);
-        g_free(q);
         g_free(dst); g_free(tf);
         return 1;
       }

@@ -5,9 +5,7 @@
 
 #include "shell/commands/util.h"
 
-static const struct option longopts[] = {
-  { "all", no_argument, NULL, 'a' }, { "ignore", required_argument, NULL, 'i' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "all=a ignore=i:";
 
 int box_cmd_nproc(BoxCmd *c) {
   bool all = false;
@@ -18,17 +16,15 @@ int box_cmd_nproc(BoxCmd *c) {
       char *end;
       ignore = strtol(optarg, &end, 10);
       if (*end || ignore < 0) {
-        char *q = bx_quote_always(optarg);
+        g_autofree char *q = bx_quote_always(optarg);
         bx_err(c, "nproc", "invalid number: %s", q);
-        g_free(q);
         return 1;
       }
     } else return 1;
   }
   if (optind < c->argc) {
-    char *q = bx_quote_always(c->argv[optind]);
+    g_autofree char *q = bx_quote_always(c->argv[optind]);
     bx_usage(c, "nproc", "extra operand %s", q);
-    g_free(q);
     return 1;
   }
   long n;

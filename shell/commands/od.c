@@ -12,12 +12,8 @@ typedef struct {
   int size;    /* 1 or 2 */
 } Fmt;
 
-static const struct option longopts[] = {
-  { "address-radix", required_argument, NULL, 'A' }, { "format", required_argument, NULL, 't' },
-  { "output-duplicates", no_argument, NULL, 'v' }, { "read-bytes", required_argument, NULL, 'N' },
-  { "skip-bytes", required_argument, NULL, 'j' }, { "width", optional_argument, NULL, 'w' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "address-radix=A: format=t: output-duplicates=v read-bytes=N: skip-bytes=j: width=w::";
 
 static int field_width(Fmt f) {
   if (f.kind == 'c') return 3;
@@ -75,9 +71,8 @@ static bool add_fmt(BoxCmd *c, GArray *fmts, const char *s) {
   }
   return true;
 bad:;
-  char *q = bx_quote_always(whole);
+  g_autofree char *q = bx_quote_always(whole);
   bx_err(c, "od", "invalid character '%c' in type string %s", *s, q);
-  g_free(q);
   return false;
 }
 
@@ -114,9 +109,8 @@ int box_cmd_od(BoxCmd *c) {
     case 'N': case 'j': case 'w': {
       unsigned long long v = 32;
       if ((o != 'w' || optarg) && !bx_parse_size(optarg, &v)) {
-        char *q = bx_quote_always(optarg);
+        g_autofree char *q = bx_quote_always(optarg);
         bx_err(c, "od", "invalid %s argument %s", o == 'N' ? "-N" : o == 'j' ? "-j" : "-w", q);
-        g_free(q);
         g_array_free(fmts, TRUE);
         return 1;
       }

@@ -5,10 +5,7 @@
 
 #include "shell/commands/util.h"
 
-static const struct option longopts[] = {
-  { "delimiters", required_argument, NULL, 'd' }, { "serial", no_argument, NULL, 's' },
-  { "zero-terminated", no_argument, NULL, 'z' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "delimiters=d: serial=s zero-terminated=z";
 
 /* Decodes the list; an entry of length 0 is "\0" (no delimiter). */
 static GPtrArray *parse_delims(const char *s) {

@@ -3,9 +3,7 @@
 
 #include "shell/commands/util.h"
 
-static const struct option longopts[] = {
-  { "null", no_argument, NULL, '0' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "null=0";
 
 int box_cmd_printenv(BoxCmd *c) {
   bool zero = false;

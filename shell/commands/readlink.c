@@ -5,12 +5,9 @@
 
 #include "shell/commands/util.h"
 
-static const struct option longopts[] = {
-  { "canonicalize", no_argument, NULL, 'f' }, { "canonicalize-existing", no_argument, NULL, 'e' },
-  { "canonicalize-missing", no_argument, NULL, 'm' }, { "no-newline", no_argument, NULL, 'n' },
-  { "quiet", no_argument, NULL, 'q' }, { "silent", no_argument, NULL, 's' },
-  { "verbose", no_argument, NULL, 'v' }, { "zero", no_argument, NULL, 'z' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "canonicalize=f canonicalize-existing=e canonicalize-missing=m no-newline=n quiet=q "
+  "silent=s verbose=v zero=z";
 
 int box_cmd_readlink(BoxCmd *c) {
   int mode = -1;

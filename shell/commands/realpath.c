@@ -33,13 +33,9 @@ static char *relative(const char *path, const char *base) {
   return g_string_free(r, FALSE);
 }
 
-static const struct option longopts[] = {
-  { "canonicalize-existing", no_argument, NULL, 'e' }, { "canonicalize-missing", no_argument, NULL, 'm' },
-  { "no-symlinks", no_argument, NULL, 's' }, { "strip", no_argument, NULL, 's' },
-  { "quiet", no_argument, NULL, 'q' }, { "zero", no_argument, NULL, 'z' },
-  { "relative-to", required_argument, NULL, 'R' }, { "logical", no_argument, NULL, 'L' },
-  { "physical", no_argument, NULL, 'P' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "canonicalize-existing=e canonicalize-missing=m no-symlinks=s strip=s quiet=q zero=z "
+  "relative-to=R: logical=L physical=P";
 
 int box_cmd_realpath(BoxCmd *c) {
   int mode = 0;

@@ -5,16 +5,12 @@
 
 #include "shell/commands/util.h"
 
-static const struct option longopts[] = {
-  { "parents", no_argument, NULL, 'p' }, { "verbose", no_argument, NULL, 'v' },
-  { "ignore-fail-on-non-empty", no_argument, NULL, 1 }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "parents=p verbose=v ignore-fail-on-non-empty=\1";
 
 static bool one(BoxCmd *c, const char *p, bool verbose, bool ignore) {
   if (verbose) {
-    char *q = bx_quote_always(p);
+    g_autofree char *q = bx_quote_always(p);
     box_out_printf(c->out, "rmdir: removing directory, %s\n", q);
-    g_free(q);
   }
   if (rmdir(p) == 0) return true;
   int e = errno;

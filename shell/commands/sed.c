@@ -260,9 +260,8 @@ static OutFile *open_wfile(Sed *s, const char *name) {
   else {
     f->fd = box_open_file(name, O_WRONLY | O_CREAT | O_TRUNC);
     if (f->fd < 0) {
-      char *t = bx_errtext(s->c, errno);
+      g_autofree char *t = bx_errtext(s->c, errno);
       bx_err(s->c, "sed", "couldn't open file %s: %s", name, t);
-      g_free(t);
       s->error = true;
       s->status = 4;
     }
@@ -539,9 +538,8 @@ static bool open_next_input(Sed *s) {
     const char *name = s->inputs[s->cur];
     int fd = bx_open_in(s->c, name);
     if (fd < 0) {
-      char *t = bx_errtext(s->c, errno);
+      g_autofree char *t = bx_errtext(s->c, errno);
       bx_err(s->c, "sed", "can't read %s: %s", name, t);
-      g_free(t);
       s->status = 2;
       continue;
     }
@@ -557,9 +555,8 @@ static bool open_next_input(Sed *s) {
 static void close_input(Sed *s) {
   if (!s->rd_open) return;
   if (s->rd.err) {
-    char *t = bx_errtext(s->c, s->rd.err);
+    g_autofree char *t = bx_errtext(s->c, s->rd.err);
     bx_err(s->c, "sed", "read error on %s: %s", s->cur_name, t);
-    g_free(t);
     s->status = 2;
   }
   bx_reader_free(&s->rd);
@@ -996,17 +993,10 @@ static void run(Sed *s) {
   }
 }
 
-static const struct option longopts[] = {
-  { "quiet", no_argument, NULL, 'n' }, { "silent", no_argument, NULL, 'n' },
-  { "expression", required_argument, NULL, 'e' }, { "file", required_argument, NULL, 'f' },
-  { "regexp-extended", no_argument, NULL, 'E' }, { "in-place", optional_argument, NULL, 'i' },
-  { "separate", no_argument, NULL, 's' }, { "null-data", no_argument, NULL, 'z' },
-  { "zero-terminated", no_argument, NULL, 'z' }, { "line-length", required_argument, NULL, 'l' },
-  { "unbuffered", no_argument, NULL, 'u' }, { "posix", no_argument, NULL, 1 },
-  { "debug", no_argument, NULL, 2 }, { "sandbox", no_argument, NULL, 3 },
-  { "follow-symlinks", no_argument, NULL, 4 },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "quiet=n silent=n expression=e: file=f: regexp-extended=E in-place=i:: separate=s "
+  "null-data=z zero-terminated=z line-length=l: unbuffered=u posix=\1 debug=\2 sandbox=\3 "
+  "follow-symlinks=\4";
 
 int box_cmd_sed(BoxCmd *c) {
   Sed s;
@@ -1145,9 +1135,8 @@ int box_cmd_sed(BoxCmd *c) {
         if (rfd >= 0) { bx_read_all(rfd, orig); close(rfd); }
         int bfd = box_open_file(bak, O_WRONLY | O_CREAT | O_TRUNC);
         if (bfd < 0) {
-          char *t = bx_errtext(c, errno);
+          g_autofree char *t = bx_errtext(c, errno);
           bx_err(c, "sed", "couldn't open file %s: %s", bak, t);
-          g_free(t);
           s.status = 4;
         } else {
           box_write_all(bfd, orig->str, orig->len);
@@ -1158,9 +1147,8 @@ int box_cmd_sed(BoxCmd *c) {
       }
       int wfd = box_open_file(name, O_WRONLY | O_TRUNC);
       if (wfd < 0) {
-        char *t = bx_errtext(c, errno);
+        g_autofree char *t = bx_errtext(c, errno);
         bx_err(c, "sed", "couldn't edit %s: %s", name, t);
-        g_free(t);
         s.status = 4;
       } else {
         box_write_all(wfd, result->str, result->len);

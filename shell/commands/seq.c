@@ -46,9 +46,8 @@ int box_cmd_seq(BoxCmd *c) {
   int n = c->argc - i;
   if (n < 1) { bx_usage(c, "seq", "missing operand"); return 1; }
   if (n > 3) {
-    char *q = bx_quote_always(c->argv[i + 3]);
+    g_autofree char *q = bx_quote_always(c->argv[i + 3]);
     bx_usage(c, "seq", "extra operand %s", q);
-    g_free(q);
     return 1;
   }
   long double v[3] = { 1, 1, 0 };
@@ -61,16 +60,14 @@ int box_cmd_seq(BoxCmd *c) {
   for (int k = 0; k < n; k++) {
     const char *a = c->argv[i + k];
     if (!parse_num(a, &v[idx[k]], &frac[idx[k]], &isint[idx[k]])) {
-      char *q = bx_quote_always(a);
+      g_autofree char *q = bx_quote_always(a);
       bx_usage(c, "seq", "invalid floating point argument: %s", q);
-      g_free(q);
       return 1;
     }
   }
   if (v[1] == 0) {
-    char *q = bx_quote_always(c->argv[i + 1]);
+    g_autofree char *q = bx_quote_always(c->argv[i + 1]);
     bx_usage(c, "seq", "invalid Zero increment value: %s", q);
-    g_free(q);
     return 1;
   }
   if (fmt) {
@@ -83,16 +80,14 @@ int box_cmd_seq(BoxCmd *c) {
       const char *q = p + 1;
       q += strspn(q, "-+ #0'123456789.");
       if (!*q || !strchr("eEfFgGaA", *q)) {
-        char *qq = bx_quote_always(fmt);
+        g_autofree char *qq = bx_quote_always(fmt);
         bx_err(c, "seq", "format %s has unknown %%%c directive", qq, *q ? *q : ' ');
-        g_free(qq);
         return 1;
       }
     }
     if (count != 1) {
-      char *qq = bx_quote_always(fmt);
+      g_autofree char *qq = bx_quote_always(fmt);
       bx_err(c, "seq", count ? "format %s has too many %% directives" : "format %s has no %% directive", qq);
-      g_free(qq);
       return 1;
     }
   }

@@ -6,7 +6,7 @@
 
 #include "shell/commands/util.h"
 
-static const struct option longopts[] = { { NULL, 0, NULL, 0 } };
+static const char longopts[] = "";
 
 int box_cmd_sleep(BoxCmd *c) {
   BX_EACH_OPTION(ch, c, "sleep", "", longopts) return 1;
@@ -31,9 +31,8 @@ int box_cmd_sleep(BoxCmd *c) {
       }
     }
     if (end == a || *end || v < 0 || isnan(v) || g_ascii_isspace(*a)) {
-      char *q = bx_quote_always(a);
+      g_autofree char *q = bx_quote_always(a);
       bx_err(c, "sleep", "invalid time interval %s", q);
-      g_free(q);
       bad = true;
       continue;
     }

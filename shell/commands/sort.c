@@ -400,20 +400,11 @@ bad:
   return false;
 }
 
-static const struct option longopts[] = {
-  { "ignore-leading-blanks", no_argument, NULL, 'b' }, { "dictionary-order", no_argument, NULL, 'd' },
-  { "ignore-case", no_argument, NULL, 'f' }, { "general-numeric-sort", no_argument, NULL, 'g' },
-  { "ignore-nonprinting", no_argument, NULL, 'i' }, { "month-sort", no_argument, NULL, 'M' },
-  { "human-numeric-sort", no_argument, NULL, 'h' }, { "numeric-sort", no_argument, NULL, 'n' },
-  { "reverse", no_argument, NULL, 'r' }, { "version-sort", no_argument, NULL, 'V' },
-  { "check", optional_argument, NULL, 'c' }, { "key", required_argument, NULL, 'k' },
-  { "merge", no_argument, NULL, 'm' }, { "output", required_argument, NULL, 'o' },
-  { "stable", no_argument, NULL, 's' }, { "field-separator", required_argument, NULL, 't' },
-  { "unique", no_argument, NULL, 'u' }, { "zero-terminated", no_argument, NULL, 'z' },
-  { "buffer-size", required_argument, NULL, 'S' }, { "parallel", required_argument, NULL, 1 },
-  { "temporary-directory", required_argument, NULL, 'T' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "ignore-leading-blanks=b dictionary-order=d ignore-case=f general-numeric-sort=g "
+  "ignore-nonprinting=i month-sort=M human-numeric-sort=h numeric-sort=n reverse=r "
+  "version-sort=V check=c:: key=k: merge=m output=o: stable=s field-separator=t: unique=u "
+  "zero-terminated=z buffer-size=S: parallel=\1: temporary-directory=T:";
 
 int box_cmd_sort(BoxCmd *c) {
   SortCtx s;
@@ -487,18 +478,16 @@ int box_cmd_sort(BoxCmd *c) {
   char **files = nf ? c->argv + optind : dash;
   if (!nf) nf = 1;
   if (check && nf > 1) {
-    char *q = bx_quote_always(files[1]);
+    g_autofree char *q = bx_quote_always(files[1]);
     bx_usage(c, "sort", "extra operand %s not allowed with -%c", q, check == 2 ? 'C' : 'c');
-    g_free(q);
     goto out;
   }
   GArray *ends = g_array_new(FALSE, FALSE, sizeof(size_t));
   for (int i = 0; i < nf; i++) {
     int fd = bx_open_in(c, files[i]);
     if (fd < 0) {
-      char *t = bx_errtext(c, errno);
+      g_autofree char *t = bx_errtext(c, errno);
       bx_err(c, "sort", "cannot read: %s: %s", files[i], t);
-      g_free(t);
       g_array_free(ends, TRUE);
       goto out;
     }
@@ -506,9 +495,8 @@ int box_cmd_sort(BoxCmd *c) {
     int e = errno;
     bx_close_in(c, fd);
     if (!ok) {
-      char *t = bx_errtext(c, e);
+      g_autofree char *t = bx_errtext(c, e);
       bx_err(c, "sort", "read failed: %s: %s", files[i], t);
-      g_free(t);
       g_array_free(ends, TRUE);
       goto out;
     }
@@ -550,9 +538,8 @@ int box_cmd_sort(BoxCmd *c) {
   if (outfile) {
     ofd = box_open_file(outfile, O_WRONLY | O_CREAT | O_TRUNC);
     if (ofd < 0) {
-      char *t = bx_errtext(c, errno);
+      g_autofree char *t = bx_errtext(c, errno);
       bx_err(c, "sort", "open failed: %s: %s", outfile, t);
-      g_free(t);
       goto out;
     }
     box_out_init(&fo, ofd);

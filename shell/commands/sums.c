@@ -8,13 +8,8 @@
 #include "shell/commands/util.h"
 
 enum { OPT_QUIET = 1, OPT_STATUS, OPT_STRICT, OPT_IGNORE_MISSING, OPT_TAG };
-static const struct option longopts[] = {
-  { "check", no_argument, NULL, 'c' }, { "binary", no_argument, NULL, 'b' },
-  { "text", no_argument, NULL, 't' }, { "zero", no_argument, NULL, 'z' },
-  { "quiet", no_argument, NULL, OPT_QUIET }, { "status", no_argument, NULL, OPT_STATUS },
-  { "strict", no_argument, NULL, OPT_STRICT }, { "warn", no_argument, NULL, 'w' },
-  { "ignore-missing", no_argument, NULL, OPT_IGNORE_MISSING }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "check=c binary=b text=t zero=z quiet=\1 status=\2 strict=\3 warn=w ignore-missing=\4";
 
 /* The hex digest of a file, or NULL with errno. */
 static char *digest_fd(GChecksumType t, int fd) {
@@ -115,9 +110,8 @@ static int check_file(BoxCmd *c, const char *cmd, GChecksumType t, const char *l
   g_string_free(text, TRUE);
   (void)good;
   if (!matched_any && unread == 0 && mismatch == 0 && (lineno == bad_format)) {
-    char *q = bx_quote(strcmp(list, "-") ? list : "standard input");
+    g_autofree char *q = bx_quote(strcmp(list, "-") ? list : "standard input");
     bx_err(c, cmd, "%s: no properly formatted checksum lines found", q);
-    g_free(q);
     return 1;
   }
   if (!o->status) {

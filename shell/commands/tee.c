@@ -6,10 +6,7 @@
 
 #include "shell/commands/util.h"
 
-static const struct option longopts[] = {
-  { "append", no_argument, NULL, 'a' }, { "ignore-interrupts", no_argument, NULL, 'i' },
-  { "output-error", optional_argument, NULL, 'p' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "append=a ignore-interrupts=i output-error=p::";
 
 int box_cmd_tee(BoxCmd *c) {
   bool append = false;

@@ -22,11 +22,7 @@
 #define EXIT_TIMEDOUT 124
 #define EXIT_CANCELED 125
 
-static const struct option longopts[] = {
-  { "signal", required_argument, NULL, 's' }, { "kill-after", required_argument, NULL, 'k' },
-  { "preserve-status", no_argument, NULL, 'p' }, { "foreground", no_argument, NULL, 'f' },
-  { "verbose", no_argument, NULL, 'v' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "signal=s: kill-after=k: preserve-status=p foreground=f verbose=v";
 
 static const struct { const char *name; int sig; } signames[] = {
   { "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT }, { "ILL", SIGILL }, { "TRAP", SIGTRAP },
@@ -80,9 +76,8 @@ static bool parse_duration(const char *s, double *out) {
 }
 
 static void bad_interval(BoxCmd *c, const char *s) {
-  char *q = bx_quote_always(s);
+  g_autofree char *q = bx_quote_always(s);
   bx_usage(c, "timeout", "invalid time interval %s", q);
-  g_free(q);
 }
 
 /* Waits up to secs (<= 0: forever) for pid; true when it ended (*ws set). */
@@ -123,9 +118,8 @@ static bool wait_group(pid_t pgid, double secs) {
 static void send_sig(BoxCmd *c, pid_t pid, int sig, bool verbose, const char *cmd) {
   if (verbose) {
     char b[16];
-    char *q = bx_quote_always(cmd);
+    g_autofree char *q = bx_quote_always(cmd);
     bx_err(c, "timeout", "sending signal %s to command %s", signal_name(sig, b, sizeof b), q);
-    g_free(q);
   }
   kill(-pid, sig);
   if (sig != SIGKILL && sig != SIGCONT) kill(-pid, SIGCONT);
@@ -139,9 +133,8 @@ int box_cmd_timeout(BoxCmd *c) {
   case 's':
     sig = parse_signal(optarg);
     if (sig < 0) {
-      char *q = bx_quote_always(optarg);
+      g_autofree char *q = bx_quote_always(optarg);
       bx_usage(c, "timeout", "%s: invalid signal", q);
-      g_free(q);
       return EXIT_CANCELED;
     }
     break;

@@ -38,11 +38,7 @@ static bool parse_stamp(const char *s, struct timespec *out) {
   return true;
 }
 
-static const struct option longopts[] = {
-  { "no-create", no_argument, NULL, 'c' }, { "date", required_argument, NULL, 'd' },
-  { "reference", required_argument, NULL, 'r' }, { "no-dereference", no_argument, NULL, 'h' },
-  { "time", required_argument, NULL, 'T' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "no-create=c date=d: reference=r: no-dereference=h time=T:";
 
 int box_cmd_touch(BoxCmd *c) {
   bool no_create = false, no_deref = false, set_a = false, set_m = false, given = false;
@@ -61,9 +57,8 @@ int box_cmd_touch(BoxCmd *c) {
     if (!strcmp(optarg, "atime") || !strcmp(optarg, "access") || !strcmp(optarg, "use")) set_a = true;
     else if (!strcmp(optarg, "mtime") || !strcmp(optarg, "modify")) set_m = true;
     else {
-      char *q = bx_quote_always(optarg);
+      g_autofree char *q = bx_quote_always(optarg);
       bx_usage(c, "touch", "invalid argument %s for '--time'", q);
-      g_free(q);
       return 1;
     }
     break;
@@ -77,11 +72,9 @@ int box_cmd_touch(BoxCmd *c) {
   if (ref) {
     struct stat st;
     if ((no_deref ? lstat(ref, &st) : stat(ref, &st)) != 0) {
-      char *q = bx_quote_always(ref);
-      char *t = bx_errtext(c, errno);
+      g_autofree char *q = bx_quote_always(ref);
+      g_autofree char *t = bx_errtext(c, errno);
       bx_err(c, "touch", "failed to get attributes of %s: %s", q, t);
-      g_free(q);
-      g_free(t);
       return 1;
     }
     ts[0] = st.st_atim;
@@ -91,9 +84,8 @@ int box_cmd_touch(BoxCmd *c) {
   if (date) {
     struct timespec t;
     if (!bx_parse_date(date, false, &t)) {
-      char *q = bx_quote_always(date);
+      g_autofree char *q = bx_quote_always(date);
       bx_err(c, "touch", "invalid date format %s", q);
-      g_free(q);
       return 1;
     }
     ts[0] = ts[1] = t;
@@ -102,9 +94,8 @@ int box_cmd_touch(BoxCmd *c) {
   if (stamp) {
     struct timespec t;
     if (!parse_stamp(stamp, &t)) {
-      char *q = bx_quote_always(stamp);
+      g_autofree char *q = bx_quote_always(stamp);
       bx_err(c, "touch", "invalid date format %s", q);
-      g_free(q);
       return 1;
     }
     ts[0] = ts[1] = t;
@@ -148,12 +139,10 @@ int box_cmd_touch(BoxCmd *c) {
       int e = errno;
       if (open_err && open_err != EISDIR) e = open_err;
       if (no_create && e == ENOENT) continue;
-      char *q = bx_quote_always(f);
-      char *t = bx_errtext(c, e);
+      g_autofree char *q = bx_quote_always(f);
+      g_autofree char *t = bx_errtext(c, e);
       if (open_err && open_err != EISDIR) bx_err(c, "touch", "cannot touch %s: %s", q, t);
       else bx_err(c, "touch", "setting times of %s: %s", q, t);
-      g_free(q);
-      g_free(t);
       status = 1;
     }
   }

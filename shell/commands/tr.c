@@ -53,9 +53,8 @@ static bool expand_set(BoxCmd *c, const char *s, GByteArray *out, int *repeat_at
         char *name = g_strndup(s + i + 2, (size_t)(e - (s + i + 2)));
         int t = class_test(name, 'a');
         if (t < 0) {
-          char *q = bx_quote_always(name);
+          g_autofree char *q = bx_quote_always(name);
           bx_err(c, "tr", "invalid character class %s", q);
-          g_free(q);
           g_free(name);
           return false;
         }
@@ -119,11 +118,7 @@ static bool expand_set(BoxCmd *c, const char *s, GByteArray *out, int *repeat_at
   return true;
 }
 
-static const struct option longopts[] = {
-  { "complement", no_argument, NULL, 'c' }, { "delete", no_argument, NULL, 'd' },
-  { "squeeze-repeats", no_argument, NULL, 's' }, { "truncate-set1", no_argument, NULL, 't' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "complement=c delete=d squeeze-repeats=s truncate-set1=t";
 
 int box_cmd_tr(BoxCmd *c) {
   bool comp = false, del = false, squeeze = false, trunc = false;
@@ -139,17 +134,15 @@ int box_cmd_tr(BoxCmd *c) {
   int need = (del && squeeze) ? 2 : (del || (squeeze && n < 2)) ? 1 : 2;
   if (n < 1) { bx_usage(c, "tr", "missing operand"); return 1; }
   if (n < need) {
-    char *q = bx_quote_always(args[0]);
+    g_autofree char *q = bx_quote_always(args[0]);
     if (del && squeeze) bx_usage(c, "tr", "missing operand after %s\nTwo strings must be given when both deleting and squeezing repeats.", q);
     else bx_usage(c, "tr", "missing operand after %s\nTwo strings must be given when translating.", q);
-    g_free(q);
     return 1;
   }
   if (n > need) {
-    char *q = bx_quote_always(args[need]);
+    g_autofree char *q = bx_quote_always(args[need]);
     if (del && !squeeze) bx_usage(c, "tr", "extra operand %s\nOnly one string may be given when deleting without squeezing repeats.", q);
     else bx_usage(c, "tr", "extra operand %s", q);
-    g_free(q);
     return 1;
   }
   GByteArray *s1 = g_byte_array_new(), *s2 = g_byte_array_new();

@@ -48,14 +48,9 @@ static bool num_arg(BoxCmd *c, const char *v, const char *what, unsigned long *o
   return true;
 }
 
-static const struct option longopts[] = {
-  { "count", no_argument, NULL, 'c' }, { "repeated", no_argument, NULL, 'd' },
-  { "all-repeated", optional_argument, NULL, 'D' }, { "unique", no_argument, NULL, 'u' },
-  { "ignore-case", no_argument, NULL, 'i' }, { "skip-fields", required_argument, NULL, 'f' },
-  { "skip-chars", required_argument, NULL, 's' }, { "check-chars", required_argument, NULL, 'w' },
-  { "zero-terminated", no_argument, NULL, 'z' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "count=c repeated=d all-repeated=D:: unique=u ignore-case=i skip-fields=f: skip-chars=s: "
+  "check-chars=w: zero-terminated=z";
 
 int box_cmd_uniq(BoxCmd *c) {
   UniqOpt o;
@@ -79,9 +74,8 @@ int box_cmd_uniq(BoxCmd *c) {
   }
   int nf = c->argc - optind;
   if (nf > 2) {
-    char *q = bx_quote_always(c->argv[optind + 2]);
+    g_autofree char *q = bx_quote_always(c->argv[optind + 2]);
     bx_usage(c, "uniq", "extra operand %s", q);
-    g_free(q);
     return 1;
   }
   const char *in = nf >= 1 ? c->argv[optind] : "-";

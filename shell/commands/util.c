@@ -91,11 +91,9 @@ void bx_err(BoxCmd *c, const char *cmd, const char *fmt, ...) {
 char *bx_errtext(BoxCmd *c, int err) { return box_error_text(c->sh, err); }
 
 void bx_ferr(BoxCmd *c, const char *cmd, const char *name, int err) {
-  char *t = bx_errtext(c, err);
-  char *q = bx_quote(name);
+  g_autofree char *t = bx_errtext(c, err);
+  g_autofree char *q = bx_quote(name);
   bx_err(c, cmd, "%s: %s", q, t);
-  g_free(q);
-  g_free(t);
 }
 
 static const char *usage_line;
@@ -122,7 +120,33 @@ void bx_getopt_start(const char *usage) {
   opterr = 0;
 }
 
-int bx_getopt(BoxCmd *c, const char *cmd, const char *shortopts, const struct option *longopts) {
+/* getopt_long's table from a command's long-option string.  Built anew at
+ * each call: getopt_long keeps no pointer into it between calls, and a
+ * command's parse is over before another command parses (xargs and find
+ * run theirs after their own options). */
+static const struct option *long_table(const char *spec) {
+  static struct option tab[64];
+  static char names[1024];
+  size_t n = 0, used = 0;
+  for (const char *p = spec; *p;) {
+    while (*p == ' ') p++;
+    const char *eq = strchr(p, '=');
+    if (!*p || !eq) break;
+    size_t len = (size_t)(eq - p);
+    g_assert(n + 1 < G_N_ELEMENTS(tab) && used + len + 1 <= sizeof names);
+    memcpy(names + used, p, len);
+    names[used + len] = '\0';
+    int colons = (eq[2] == ':') + (eq[2] == ':' && eq[3] == ':');
+    tab[n++] = (struct option){ names + used, colons == 0 ? no_argument : colons == 1 ? required_argument : optional_argument, NULL, (unsigned char)eq[1] };
+    used += len + 1;
+    p = eq + 2 + colons;
+  }
+  tab[n] = (struct option){ NULL, 0, NULL, 0 };
+  return tab;
+}
+
+int bx_getopt(BoxCmd *c, const char *cmd, const char *shortopts, const char *longspec) {
+  const struct option *longopts = long_table(longspec);
   int prev = optind ? optind : 1;
   int ch = getopt_long(c->argc, c->argv, shortopts, longopts, NULL);
   if (ch != '?' && ch != ':') return ch;

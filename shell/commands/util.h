@@ -38,8 +38,12 @@ void bx_getopt_start(const char *usage);
 /* The same, for diffutils' "cmd: Try 'cmd --help' …" (its line carries the
  * command's name); bx_usage then prints that form too. */
 void bx_getopt_start_try_prefixed(void);
-int bx_getopt(BoxCmd *c, const char *cmd, const char *shortopts, const struct option *longopts);
-/* A command's option loop: `BX_EACH_OPTION(ch, c, "cmd", "ab:", longopts)
+/* longspec: the long options, one string of "name=c" (no argument),
+ * "name=c:" (an argument), "name=c::" (an optional one) separated by
+ * spaces, c the code bx_getopt returns for it (a long-only option takes a
+ * code from 1 up, written "\1"…). */
+int bx_getopt(BoxCmd *c, const char *cmd, const char *shortopts, const char *longspec);
+/* A command's option loop: `BX_EACH_OPTION(ch, c, "cmd", "ab:", "all=a")
  * switch (ch) { … }` starts the parse (no usage line) and runs its body
  * once per option, ch in scope of the body only; optind is the first
  * operand after it. */

@@ -59,12 +59,7 @@ static bool count_fd(int fd, WcCount *w) {
   return true;
 }
 
-static const struct option longopts[] = {
-  { "lines", no_argument, NULL, 'l' }, { "words", no_argument, NULL, 'w' },
-  { "bytes", no_argument, NULL, 'c' }, { "chars", no_argument, NULL, 'm' },
-  { "max-line-length", no_argument, NULL, 'L' }, { "total", required_argument, NULL, 1 },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "lines=l words=w bytes=c chars=m max-line-length=L total=\1:";
 
 static void put(BoxCmd *c, const WcCount *w, bool l, bool wd, bool ch, bool by, bool L, int width) {
   bool first = true;
@@ -77,9 +72,8 @@ static void put(BoxCmd *c, const WcCount *w, bool l, bool wd, bool ch, bool by, 
   }
   if (w->name && strchr(w->name, '\n')) {
     /* GNU quotes a name only when it holds a newline (one record a line) */
-    char *q = bx_quote(w->name);
+    g_autofree char *q = bx_quote(w->name);
     box_out_printf(c->out, " %s", q);
-    g_free(q);
   } else if (w->name) {
     box_out_printf(c->out, " %s", w->name);
   }

@@ -6,9 +6,8 @@
 
 int box_cmd_whoami(BoxCmd *c) {
   if (c->argc > 1) {
-    char *q = bx_quote_always(c->argv[1]);
+    g_autofree char *q = bx_quote_always(c->argv[1]);
     bx_usage(c, "whoami", "extra operand %s", q);
-    g_free(q);
     return 1;
   }
   uid_t u = geteuid();

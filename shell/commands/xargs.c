@@ -115,9 +115,8 @@ static int parse_delim(BoxCmd *c, const char *s) {
     default: if (g_ascii_isdigit(s[1])) { char *end; long v = strtol(s + 1, &end, 8); if (!*end && v < 256) return (int)v; } break;
     }
   }
-  char *q = bx_quote_always(s);
+  g_autofree char *q = bx_quote_always(s);
   bx_err(c, "xargs", "invalid input delimiter specification %s: the delimiter must be either a single character or an escape sequence starting with \\.", q);
-  g_free(q);
   return -2;
 }
 
@@ -161,16 +160,10 @@ static void run(XRun *r, GPtrArray *argv) {
   }
 }
 
-static const struct option longopts[] = {
-  { "null", no_argument, NULL, '0' }, { "delimiter", required_argument, NULL, 'd' },
-  { "max-args", required_argument, NULL, 'n' }, { "max-lines", optional_argument, NULL, 'l' },
-  { "replace", optional_argument, NULL, 'i' }, { "no-run-if-empty", no_argument, NULL, 'r' },
-  { "max-chars", required_argument, NULL, 's' }, { "verbose", no_argument, NULL, 't' },
-  { "exit", no_argument, NULL, 'x' }, { "eof", optional_argument, NULL, 'e' },
-  { "arg-file", required_argument, NULL, 'a' }, { "max-procs", required_argument, NULL, 'P' },
-  { "interactive", no_argument, NULL, 'p' }, { "open-tty", no_argument, NULL, 'o' },
-  { "process-slot-var", required_argument, NULL, 'S' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "null=0 delimiter=d: max-args=n: max-lines=l:: replace=i:: no-run-if-empty=r max-chars=s: "
+  "verbose=t exit=x eof=e:: arg-file=a: max-procs=P: interactive=p open-tty=o "
+  "process-slot-var=S:";
 
 static bool parse_pos(BoxCmd *c, const char *v, char opt, long min, long *out) {
   char *end;
