@@ -116,8 +116,7 @@ int box_cmd_base64(BoxCmd *c) {
     errno = 0;
     wrap = strtoull(optarg, &end, 10);
     if (!*optarg || *end || errno || optarg[0] == '-') {
-      g_autofree char *q = bx_quote_always(optarg);
-      bx_err(c, "base64", "invalid wrap size: %s", q);
+      bx_err_q(c, "base64", "invalid wrap size: %s", optarg, 0);
       return 1;
     }
     break;
@@ -125,8 +124,7 @@ int box_cmd_base64(BoxCmd *c) {
   default: return 1;
   }
   if (c->argc - optind > 1) {
-    g_autofree char *q = bx_quote_always(c->argv[optind + 1]);
-    bx_usage(c, "base64", "extra operand %s", q);
+    bx_usage_q(c, "base64", "extra operand %s", c->argv[optind + 1]);
     return 1;
   }
   const char *name = optind < c->argc ? c->argv[optind] : "-";

@@ -32,8 +32,7 @@ int box_cmd_basename(BoxCmd *c) {
   int n = c->argc - optind;
   if (n < 1) { bx_usage(c, "basename", "missing operand"); return 1; }
   if (!multiple && n > 2) {
-    g_autofree char *q = bx_quote_always(c->argv[optind + 2]);
-    bx_usage(c, "basename", "extra operand %s", q);
+    bx_usage_q(c, "basename", "extra operand %s", c->argv[optind + 2]);
     return 1;
   }
   if (!multiple && n == 2) suffix = c->argv[optind + 1], n = 1;

@@ -29,9 +29,7 @@ static int one(BoxCmd *c, const ChmodOpt *o, const char *path, bool top) {
   struct stat st;
   if ((top ? stat(path, &st) : lstat(path, &st)) != 0) {
     if (!o->quiet) {
-      char *q = bx_quote_always(path), *t = bx_errtext(c, errno);
-      bx_err(c, "chmod", "cannot access %s: %s", q, t);
-      g_free(q); g_free(t);
+      bx_err_q(c, "chmod", "cannot access %s", path, errno);
     }
     return 1;
   }
@@ -43,9 +41,7 @@ static int one(BoxCmd *c, const ChmodOpt *o, const char *path, bool top) {
   bool changed = (nm & 07777) != (st.st_mode & 07777);
   if (chmod(path, nm) != 0) {
     if (!o->quiet) {
-      char *q = bx_quote_always(path), *t = bx_errtext(c, errno);
-      bx_err(c, "chmod", "changing permissions of %s: %s", q, t);
-      g_free(q); g_free(t);
+      bx_err_q(c, "chmod", "changing permissions of %s", path, errno);
     }
     status = 1;
   } else if (o->verbose || (o->changes && changed)) {
@@ -56,9 +52,7 @@ static int one(BoxCmd *c, const ChmodOpt *o, const char *path, bool top) {
     GArray *v = bx_list_dir(path, &err);
     if (!v) {
       if (!o->quiet) {
-        char *q = bx_quote_always(path), *t = bx_errtext(c, err);
-        bx_err(c, "chmod", "cannot read directory %s: %s", q, t);
-        g_free(q); g_free(t);
+        bx_err_q(c, "chmod", "cannot read directory %s", path, err);
       }
       return 1;
     }
@@ -112,9 +106,7 @@ int box_cmd_chmod(BoxCmd *c) {
   if (ref) {
     struct stat st;
     if (stat(ref, &st) != 0) {
-      char *q = bx_quote_always(ref), *t = bx_errtext(c, errno);
-      bx_err(c, "chmod", "failed to get attributes of %s: %s", q, t);
-      g_free(q); g_free(t);
+      bx_err_q(c, "chmod", "failed to get attributes of %s", ref, errno);
       status = 1;
       goto out;
     }
@@ -128,8 +120,7 @@ int box_cmd_chmod(BoxCmd *c) {
   }
   if (i >= ac) {
     if (o.mode && !modes->len) {
-      g_autofree char *q = bx_quote_always(o.mode);
-      bx_usage(c, "chmod", "missing operand after %s", q);
+      bx_usage_q(c, "chmod", "missing operand after %s", o.mode);
     } else bx_usage(c, "chmod", "missing operand");
     status = 1;
     goto out;
@@ -137,8 +128,7 @@ int box_cmd_chmod(BoxCmd *c) {
   if (o.mode) {
     mode_t test;
     if (!bx_parse_mode(o.mode, 0644, false, &test)) {
-      g_autofree char *q = bx_quote_always(o.mode);
-      bx_usage(c, "chmod", "invalid mode: %s", q);
+      bx_usage_q(c, "chmod", "invalid mode: %s", o.mode);
       status = 1;
       goto out;
     }

@@ -43,14 +43,12 @@ int box_cmd_comm(BoxCmd *c) {
   if (n < 2) {
     if (n == 0) bx_usage(c, "comm", "missing operand");
     else {
-      g_autofree char *q = bx_quote_always(c->argv[optind]);
-      bx_usage(c, "comm", "missing operand after %s", q);
+      bx_usage_q(c, "comm", "missing operand after %s", c->argv[optind]);
     }
     return 1;
   }
   if (n > 2) {
-    g_autofree char *q = bx_quote_always(c->argv[optind + 2]);
-    bx_usage(c, "comm", "extra operand %s", q);
+    bx_usage_q(c, "comm", "extra operand %s", c->argv[optind + 2]);
     return 1;
   }
   Side s[2];

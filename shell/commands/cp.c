@@ -17,10 +17,7 @@ typedef struct {
 } Cp;
 
 static void err2(Cp *p, const char *fmt, const char *path, int e) {
-  char *q = bx_quote_always(path), *t = bx_errtext(p->c, e);
-  char *m = g_strdup_printf(fmt, q);
-  bx_err(p->c, "cp", "%s: %s", m, t);
-  g_free(m); g_free(q); g_free(t);
+  bx_err_q(p->c, "cp", fmt, path, e);
   p->status = 1;
 }
 
@@ -144,8 +141,7 @@ static bool copy_entry(Cp *p, const char *src, const char *dst, unsigned char ty
 
 static bool copy_dir(Cp *p, const char *src, const char *dst, bool exists_ok) {
   if (!p->recursive) {
-    g_autofree char *q = bx_quote_always(src);
-    bx_err(p->c, "cp", "-r not specified; omitting directory %s", q);
+    bx_err_q(p->c, "cp", "-r not specified; omitting directory %s", src, 0);
     p->status = 1;
     return false;
   }
@@ -262,13 +258,11 @@ int box_cmd_cp(BoxCmd *c) {
   char **args = c->argv + optind;
   if (n == 0) { bx_usage(c, "cp", "missing file operand"); return 1; }
   if (!target_dir && n == 1) {
-    g_autofree char *q = bx_quote_always(args[0]);
-    bx_usage(c, "cp", "missing destination file operand after %s", q);
+    bx_usage_q(c, "cp", "missing destination file operand after %s", args[0]);
     return 1;
   }
   if (no_target && (target_dir || n > 2)) {
-    g_autofree char *q = bx_quote_always(args[2]);
-    bx_usage(c, "cp", "extra operand %s", q);
+    bx_usage_q(c, "cp", "extra operand %s", args[2]);
     return 1;
   }
   if (!target_dir && n == 2) {

@@ -125,10 +125,8 @@ int box_cmd_cut(BoxCmd *c) {
   char dch = (char)delim;
   const char *od = outdelim ? outdelim : &dch;
   size_t odl = outdelim ? strlen(outdelim) : 1;
-  int nf = c->argc - optind;
-  char *dash[] = { (char *)"-" };
-  char **files = nf ? c->argv + optind : dash;
-  if (!nf) nf = 1;
+  int nf;
+  char **files = bx_file_operands(c, &nf);
   int status = 0;
   for (int i = 0; i < nf; i++) {
     int fd = bx_open_in(c, files[i]);

@@ -100,8 +100,7 @@ int box_cmd_date(BoxCmd *c) {
     ts = st.st_mtim;
   } else if (dstr) {
     if (!bx_parse_date(dstr, utc, &ts)) {
-      g_autofree char *q = bx_quote_always(dstr);
-      bx_err(c, "date", "invalid date %s", q);
+      bx_err_q(c, "date", "invalid date %s", dstr, 0);
       status = 1;
       goto out;
     }
@@ -117,8 +116,7 @@ int box_cmd_date(BoxCmd *c) {
     else if (!strcmp(iso, "seconds")) fmt = "%Y-%m-%dT%H:%M:%S%:z";
     else if (!strcmp(iso, "ns")) fmt = "%Y-%m-%dT%H:%M:%S,%N%:z";
     else {
-      g_autofree char *q = bx_quote_always(iso);
-      bx_usage(c, "date", "invalid argument %s for '--iso-8601'\nValid arguments are:\n  - 'hours'\n  - 'minutes'\n  - 'date'\n  - 'seconds'\n  - 'ns'", q);
+      bx_usage_q(c, "date", "invalid argument %s for '--iso-8601'\nValid arguments are:\n  - 'hours'\n  - 'minutes'\n  - 'date'\n  - 'seconds'\n  - 'ns'", iso);
       status = 1;
       goto out;
     }
@@ -129,8 +127,7 @@ int box_cmd_date(BoxCmd *c) {
     else if (!strcmp(rfc3339, "seconds")) fmt = "%Y-%m-%d %H:%M:%S%:z";
     else if (!strcmp(rfc3339, "ns")) fmt = "%Y-%m-%d %H:%M:%S.%N%:z";
     else {
-      g_autofree char *q = bx_quote_always(rfc3339);
-      bx_usage(c, "date", "invalid argument %s for '--rfc-3339'\nValid arguments are:\n  - 'date'\n  - 'seconds'\n  - 'ns'", q);
+      bx_usage_q(c, "date", "invalid argument %s for '--rfc-3339'\nValid arguments are:\n  - 'date'\n  - 'seconds'\n  - 'ns'", rfc3339);
       status = 1;
       goto out;
     }

@@ -531,17 +531,6 @@ out:
   return st;
 }
 
-static const char *type_name(mode_t m) {
-  if (S_ISREG(m)) return "regular file";
-  if (S_ISDIR(m)) return "directory";
-  if (S_ISLNK(m)) return "symbolic link";
-  if (S_ISFIFO(m)) return "fifo";
-  if (S_ISCHR(m)) return "character special file";
-  if (S_ISBLK(m)) return "block special file";
-  if (S_ISSOCK(m)) return "socket";
-  return "weird file";
-}
-
 static int cmp_str(const void *x, const void *y) {
   return strcmp(*(char *const *)x, *(char *const *)y);
 }
@@ -603,8 +592,8 @@ static int diff_entry(Opt *o, const char *d0, const char *d1, const char *name, 
     else box_out_printf(o->c->out, "Common subdirectories: %s and %s\n", p0, p1);
   } else if (dir0 != dir1 || !S_ISREG(s0.st_mode) || !S_ISREG(s1.st_mode)) {
     if (dir0 || dir1) {
-      box_out_printf(o->c->out, "File %s is a %s while file %s is a %s\n", p0, type_name(s0.st_mode), p1,
-                     type_name(s1.st_mode));
+      box_out_printf(o->c->out, "File %s is a %s while file %s is a %s\n", p0, bx_file_type_name(s0.st_mode), p1,
+                     bx_file_type_name(s1.st_mode));
       st = 1;
     } else {
       st = diff_files(o, p0, p1, &s0, &s1, false, false, true);
@@ -686,8 +675,7 @@ int box_cmd_diff(BoxCmd *c) {
         errno = 0;
         long v = strtol(optarg, &end, 10);
         if (!*optarg || *end || errno || v < 0) {
-          g_autofree char *q = bx_quote_always(optarg);
-          bx_usage(c, "diff", "invalid context length %s", q);
+          bx_usage_q(c, "diff", "invalid context length %s", optarg);
           g_ptr_array_free(o.exclude, TRUE);
           return 2;
         }
@@ -716,14 +704,12 @@ int box_cmd_diff(BoxCmd *c) {
   if (bad) { g_ptr_array_free(o.exclude, TRUE); return 2; }
   int nops = c->argc - optind;
   if (nops < 2) {
-    g_autofree char *q = bx_quote_always(c->argv[nops == 1 ? optind : c->argc - 1]);
-    bx_usage(c, "diff", "missing operand after %s", q);
+    bx_usage_q(c, "diff", "missing operand after %s", c->argv[nops == 1 ? optind : c->argc - 1]);
     g_ptr_array_free(o.exclude, TRUE);
     return 2;
   }
   if (nops > 2) {
-    g_autofree char *q = bx_quote_always(c->argv[optind + 2]);
-    bx_usage(c, "diff", "extra operand %s", q);
+    bx_usage_q(c, "diff", "extra operand %s", c->argv[optind + 2]);
     g_ptr_array_free(o.exclude, TRUE);
     return 2;
   }

@@ -65,9 +65,7 @@ static unsigned long long walk(Du *d, const char *path, long depth, bool top, bo
   int r = d->follow || (top && d->deref_args) ? stat(path, &st) : lstat(path, &st);
   if (r != 0) {
     int e = errno;
-    g_autofree char *q = bx_quote_always(path);
-    g_autofree char *t = bx_errtext(d->c, e);
-    bx_err(d->c, "du", "cannot access %s: %s", q, t);
+    bx_err_q(d->c, "du", "cannot access %s", path, e);
     d->status = 1;
     return 0;
   }
@@ -84,9 +82,7 @@ static unsigned long long walk(Du *d, const char *path, long depth, bool top, bo
   GArray *v = bx_list_dir(path, &err);
   unsigned long long sub = 0;
   if (!v) {
-    g_autofree char *q = bx_quote_always(path);
-    g_autofree char *t = bx_errtext(d->c, err);
-    bx_err(d->c, "du", "cannot read directory %s: %s", q, t);
+    bx_err_q(d->c, "du", "cannot read directory %s", path, err);
     d->status = 1;
   } else {
     g_array_sort(v, ent_cmp);
@@ -118,8 +114,7 @@ int box_cmd_du(BoxCmd *c) {
     errno = 0;
     long v = strtol(optarg, &end, 10);
     if (!*optarg || *end || errno || v < 0) {
-      g_autofree char *q = bx_quote_always(optarg);
-      bx_usage(c, "du", "invalid maximum depth %s", q);
+      bx_usage_q(c, "du", "invalid maximum depth %s", optarg);
       return 1;
     }
     d.max_depth = v;
@@ -131,8 +126,7 @@ int box_cmd_du(BoxCmd *c) {
   case 'B': {
     unsigned long long b;
     if (!bx_parse_size(optarg, &b) || b == 0) {
-      g_autofree char *q = bx_quote_always(optarg);
-      bx_err(c, "du", "invalid -B argument %s", q);
+      bx_err_q(c, "du", "invalid -B argument %s", optarg, 0);
       return 1;
     }
     d.block = b;

@@ -82,9 +82,7 @@ int box_cmd_env(BoxCmd *c) {
     }
     if (dir) {
       if (chdir(dir) != 0) {
-        char *q = bx_quote_always(dir), *t = bx_errtext(c, errno);
-        bx_err(c, "env", "cannot change directory to %s: %s", q, t);
-        g_free(q); g_free(t);
+        bx_err_q(c, "env", "cannot change directory to %s", dir, errno);
         _exit(125);
       }
       char *cwd = g_get_current_dir();

@@ -60,8 +60,7 @@ static bool parse_tabs(BoxCmd *c, const char *s, GArray *v) {
     char *end;
     unsigned long long n = strtoull(*p, &end, 10);
     if (*end || !g_ascii_isdigit(**p)) {
-      g_autofree char *q = bx_quote_always(*p);
-      bx_err(c, "expand", "tab size contains invalid character(s): %s", q);
+      bx_err_q(c, "expand", "tab size contains invalid character(s): %s", *p, 0);
       ok = false;
       break;
     }

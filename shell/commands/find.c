@@ -537,9 +537,7 @@ static bool eval(Find *f, FNode *n, FEnt *e, bool *prune) {
     if (!strcmp(e->path, ".")) return true;
     int r = t == S_IFDIR ? rmdir(e->path) : unlink(e->path);
     if (r != 0) {
-      char *q = bx_quote_always(e->path), *tx = bx_errtext(f->c, errno);
-      bx_err(f->c, "find", "cannot delete %s: %s", q, tx);
-      g_free(q); g_free(tx);
+      bx_err_q(f->c, "find", "cannot delete %s", e->path, errno);
       f->status = 1;
       return false;
     }
@@ -1061,9 +1059,7 @@ int box_cmd_find(BoxCmd *c) {
     int r = fl ? stat(root, &e.st) : lstat(root, &e.st);
     if (r != 0 && fl && errno == ENOENT) r = lstat(root, &e.st);
     if (r != 0) {
-      char *q = bx_quote_always(root), *t = bx_errtext(c, errno);
-      bx_err(c, "find", "%s: %s", q, t);
-      g_free(q); g_free(t);
+      bx_err_q(c, "find", "%s", root, errno);
       f.status = 1;
       continue;
     }

@@ -3,16 +3,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
-
-typedef struct {
-  bool bytes, all_but;
-  unsigned long long n;
-  char delim;
-} HeadOpt;
+#include "shell/commands/head_tail.h"
 
 /* Copies the first n records (or bytes). */
-static bool head_first(BoxCmd *c, int fd, const HeadOpt *o) {
+static bool head_first(BoxCmd *c, int fd, const BxEnds *o) {
   char buf[65536];
   unsigned long long left = o->n;
   while (left > 0) {
@@ -41,7 +35,7 @@ static bool head_first(BoxCmd *c, int fd, const HeadOpt *o) {
 }
 
 /* All but the last n records (or bytes): hold back a window. */
-static bool head_all_but(BoxCmd *c, int fd, const HeadOpt *o) {
+static bool head_all_but(BoxCmd *c, int fd, const BxEnds *o) {
   GString *data = g_string_new(NULL);
   if (o->bytes) {
     char buf[65536];
@@ -85,24 +79,12 @@ static bool head_all_but(BoxCmd *c, int fd, const HeadOpt *o) {
   return true;
 }
 
-static bool parse_count(BoxCmd *c, const char *v, HeadOpt *o) {
-  const char *s = v;
-  o->all_but = false;
-  if (*s == '-') { o->all_but = true; s++; }
-  else if (*s == '+') s++;
-  if (!bx_parse_size(s, &o->n)) {
-    bx_err(c, "head", "invalid number of %s: '%s'", o->bytes ? "bytes" : "lines", v);
-    return false;
-  }
-  return true;
+static bool head_copy(BoxCmd *c, int fd, const BxEnds *o) {
+  return o->flipped ? head_all_but(c, fd, o) : head_first(c, fd, o);
 }
 
-static const char longopts[] = "lines=n: bytes=c: quiet=q silent=q verbose=v zero-terminated=z";
-
-static int run(BoxCmd *c, HeadOpt *op, int verbose, const char *count);
-
 int box_cmd_head(BoxCmd *c) {
-  HeadOpt o = { false, false, 10, '\n' };
+  BxEnds o = { false, false, 10, '\n' };
   int verbose = -1;
   const char *count = NULL;
   bool skip_first = false;
@@ -121,61 +103,6 @@ int box_cmd_head(BoxCmd *c) {
     }
     skip_first = true;
   }
-  /* getopt works on a copy of argv without the consumed -NUM */
-  char **av = g_new0(char *, c->argc + 1);
-  int ac = 0;
-  for (int i = 0; i < c->argc; i++)
-    if (!(skip_first && i == 1)) av[ac++] = c->argv[i];
-  BoxCmd cc = *c;
-  cc.argc = ac;
-  cc.argv = av;
-  int rc = run(&cc, &o, verbose, count);
-  g_free(av);
-  return rc;
-}
-
-static int run(BoxCmd *c, HeadOpt *op, int verbose, const char *count) {
-  HeadOpt o = *op;
-  BX_EACH_OPTION(ch, c, "head", "n:c:qvz", longopts) switch (ch) {
-  case 'n': o.bytes = false; count = optarg; break;
-  case 'c': o.bytes = true; count = optarg; break;
-  case 'q': verbose = 0; break;
-  case 'v': verbose = 1; break;
-  case 'z': o.delim = '\0'; break;
-  default: return 1;
-  }
-  if (count && !parse_count(c, count, &o)) return 1;
-  int nf = c->argc - optind;
-  char *dash[] = { (char *)"-" };
-  char **files = nf ? c->argv + optind : dash;
-  if (!nf) nf = 1;
-  bool headers = verbose == 1 || (verbose == -1 && nf > 1);
-  int status = 0;
-  bool first = true;
-  for (int i = 0; i < nf; i++) {
-    const char *name = files[i];
-    int fd = bx_open_in(c, name);
-    if (fd < 0) {
-      char *t = bx_errtext(c, errno), *q = bx_quote_always(name);
-      bx_err(c, "head", "cannot open %s for reading: %s", q, t);
-      g_free(t); g_free(q);
-      status = 1;
-      continue;
-    }
-    if (headers) {
-      box_out_printf(c->out, "%s==> %s <==\n", first ? "" : "\n",
-                     strcmp(name, "-") == 0 ? "standard input" : name);
-    }
-    first = false;
-    bool ok = o.all_but ? head_all_but(c, fd, &o) : head_first(c, fd, &o);
-    if (!ok) {
-      char *t = bx_errtext(c, errno), *q = bx_quote_always(name);
-      bx_err(c, "head", "error reading %s: %s", q, t);
-      g_free(t); g_free(q);
-      status = 1;
-    }
-    bx_close_in(c, fd);
-    if (c->out->error) break;
-  }
-  return status;
+  return bx_ends_run(c, "head", "n:c:qvz", skip_first, o, verbose, count, '-', true,
+                     head_copy);
 }

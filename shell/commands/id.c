@@ -38,8 +38,7 @@ int box_cmd_id(BoxCmd *c) {
   if (optind < c->argc) {
     struct passwd *pw = getpwnam(c->argv[optind]);
     if (!pw) {
-      g_autofree char *q = bx_quote_always(c->argv[optind]);
-      bx_err(c, "id", "%s: no such user", q);
+      bx_err_q(c, "id", "%s: no such user", c->argv[optind], 0);
       return 1;
     }
     uid = pw->pw_uid;

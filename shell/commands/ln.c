@@ -22,32 +22,18 @@ static char *last_comp(const char *s) {
 /* target relative to the directory that will hold link */
 static char *relative_to(const char *target, const char *link) {
   int e;
-  char *t = bx_canonicalize(target, 2, &e);
-  char *ldir_raw = g_path_get_dirname(link);
-  char *l = bx_canonicalize(ldir_raw, 2, &e);
-  g_free(ldir_raw);
-  if (!t || !l) { g_free(t); g_free(l); return g_strdup(target); }
-  gchar **tp = g_strsplit(t, "/", -1), **lp = g_strsplit(l, "/", -1);
-  int i = 0;
-  while (tp[i] && lp[i] && !strcmp(tp[i], lp[i])) i++;
-  GString *r = g_string_new(NULL);
-  for (int j = i; lp[j]; j++) if (*lp[j]) g_string_append(r, r->len ? "/.." : "..");
-  for (int j = i; tp[j]; j++) if (*tp[j]) { if (r->len) g_string_append_c(r, '/'); g_string_append(r, tp[j]); }
-  if (!r->len) g_string_assign(r, ".");
-  g_strfreev(tp);
-  g_strfreev(lp);
-  g_free(t);
-  g_free(l);
-  return g_string_free(r, FALSE);
+  g_autofree char *t = bx_canonicalize(target, 2, &e);
+  g_autofree char *ldir = g_path_get_dirname(link);
+  g_autofree char *l = bx_canonicalize(ldir, 2, &e);
+  if (!t || !l) return g_strdup(target);
+  return bx_relative_path(t, l);
 }
 
 static int do_link(BoxCmd *c, const LnOpt *o, const char *src, const char *dest) {
   if (!o->sym) {
     struct stat st;
     if ((o->follow ? stat(src, &st) : lstat(src, &st)) != 0) {
-      char *q = bx_quote_always(src), *t = bx_errtext(c, errno);
-      bx_err(c, "ln", "failed to access %s: %s", q, t);
-      g_free(q); g_free(t);
+      bx_err_q(c, "ln", "failed to access %s", src, errno);
       return 1;
     }
     if (S_ISDIR(st.st_mode)) {
@@ -76,9 +62,8 @@ static int do_link(BoxCmd *c, const LnOpt *o, const char *src, const char *dest)
         return 1;
       }
       if (unlink(dest) != 0 && errno != ENOENT) {
-        char *q = bx_quote_always(dest), *t = bx_errtext(c, errno);
-        bx_err(c, "ln", "cannot remove %s: %s", q, t);
-        g_free(q); g_free(t); g_free(target);
+        bx_err_q(c, "ln", "cannot remove %s", dest, errno);
+        g_free(target);
         return 1;
       }
     }
@@ -141,13 +126,11 @@ int box_cmd_ln(BoxCmd *c) {
   if (tdir && no_target) { bx_usage(c, "ln", "cannot combine --target-directory and --no-target-directory"); return 1; }
   if (no_target) {
     if (n < 2) {
-      g_autofree char *q = bx_quote_always(ops[0]);
-      bx_usage(c, "ln", "missing destination file operand after %s", q);
+      bx_usage_q(c, "ln", "missing destination file operand after %s", ops[0]);
       return 1;
     }
     if (n > 2) {
-      g_autofree char *q = bx_quote_always(ops[2]);
-      bx_usage(c, "ln", "extra operand %s", q);
+      bx_usage_q(c, "ln", "extra operand %s", ops[2]);
       return 1;
     }
     return do_link(c, &o, ops[0], ops[1]);
@@ -161,9 +144,7 @@ int box_cmd_ln(BoxCmd *c) {
       if (!is_dir_target(tdir, o.noderef)) {
         struct stat st;
         int e = stat(tdir, &st) == 0 ? ENOTDIR : errno;
-        char *q = bx_quote_always(tdir), *t = bx_errtext(c, e);
-        bx_err(c, "ln", "target %s: %s", q, t);
-        g_free(q); g_free(t);
+        bx_err_q(c, "ln", "target %s", tdir, e);
         return 1;
       }
     }

@@ -108,9 +108,7 @@ static mode_t dtype_mode(unsigned char t) {
 static void stat_ent(BoxCmd *c, LsOpt *o, LsEnt *e) {
   if (e->have_st) return;
   if (lstat(e->path, &e->st) != 0) {
-    char *q = bx_quote_always(e->path), *t = bx_errtext(c, errno);
-    bx_err(c, "ls", "cannot access %s: %s", q, t);
-    g_free(q); g_free(t);
+    bx_err_q(c, "ls", "cannot access %s", e->path, errno);
     o->status = MAX(o->status, 1);
     memset(&e->st, 0, sizeof e->st);
     e->st.st_mode = dtype_mode(e->dtype);
@@ -230,9 +228,7 @@ static void list_dir(BoxCmd *c, LsOpt *o, const char *path, bool header, bool *f
   int err;
   GArray *d = bx_list_dir(path, &err);
   if (!d) {
-    char *q = bx_quote_always(path), *t = bx_errtext(c, err);
-    bx_err(c, "ls", "cannot open directory %s: %s", q, t);
-    g_free(q); g_free(t);
+    bx_err_q(c, "ls", "cannot open directory %s", path, err);
     o->status = top ? 2 : MAX(o->status, 1);
     return;
   }
@@ -308,8 +304,7 @@ int box_cmd_ls(BoxCmd *c) {
     if (optarg && strcmp(optarg, "never") && strcmp(optarg, "no") && strcmp(optarg, "none") &&
         strcmp(optarg, "auto") && strcmp(optarg, "tty") && strcmp(optarg, "if-tty") &&
         strcmp(optarg, "always") && strcmp(optarg, "yes") && strcmp(optarg, "force")) {
-      g_autofree char *q = bx_quote_always(optarg);
-      bx_usage(c, "ls", "invalid argument %s for '--color'\nValid arguments are:\n  - 'always', 'yes', 'force'\n  - 'never', 'no', 'none'\n  - 'auto', 'tty', 'if-tty'", q);
+      bx_usage_q(c, "ls", "invalid argument %s for '--color'\nValid arguments are:\n  - 'always', 'yes', 'force'\n  - 'never', 'no', 'none'\n  - 'auto', 'tty', 'if-tty'", optarg);
       return 2;
     }
     break;
@@ -339,9 +334,7 @@ int box_cmd_ls(BoxCmd *c) {
     int r = follow ? stat(ops[i], &e.st) : lstat(ops[i], &e.st);
     if (r != 0 && follow && errno == ENOENT) r = lstat(ops[i], &e.st);   /* dangling link */
     if (r != 0) {
-      char *q = bx_quote_always(ops[i]), *t = bx_errtext(c, errno);
-      bx_err(c, "ls", "cannot access %s: %s", q, t);
-      g_free(q); g_free(t);
+      bx_err_q(c, "ls", "cannot access %s", ops[i], errno);
       o.status = 2;
       ent_free(&e);
       continue;

@@ -28,8 +28,7 @@ int box_cmd_mkdir(BoxCmd *c) {
     mode_t um = umask(0);
     umask(um);
     if (!bx_parse_mode(mode_s, 0777 & ~um, true, &mode)) {
-      g_autofree char *q = bx_quote_always(mode_s);
-      bx_err(c, "mkdir", "invalid mode %s", q);
+      bx_err_q(c, "mkdir", "invalid mode %s", mode_s, 0);
       return 1;
     }
     have_mode = true;
@@ -52,17 +51,13 @@ int box_cmd_mkdir(BoxCmd *c) {
         if (have_mode) chmod(p, mode);
         if (verbose) created(c, p);
       } else if (errno != EEXIST) {
-        char *q = bx_quote_always(p), *t = bx_errtext(c, errno);
-        bx_err(c, "mkdir", "cannot create directory %s: %s", q, t);
-        g_free(q); g_free(t);
+        bx_err_q(c, "mkdir", "cannot create directory %s", p, errno);
         status = 1;
       }
       continue;
     }
     if (mkdir(p, have_mode ? 0700 : 0777) != 0) {
-      char *q = bx_quote_always(p), *t = bx_errtext(c, errno);
-      bx_err(c, "mkdir", "cannot create directory %s: %s", q, t);
-      g_free(q); g_free(t);
+      bx_err_q(c, "mkdir", "cannot create directory %s", p, errno);
       status = 1;
       continue;
     }

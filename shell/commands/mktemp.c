@@ -38,8 +38,7 @@ int box_cmd_mktemp(BoxCmd *c) {
     if (lastx) slen = strlen(lastx + 1);
     if (lastx && strchr(lastx + 1, '/')) slen = strlen(full_tmpl);
   } else if (strchr(suffix, '/')) {
-    g_autofree char *q = bx_quote_always(suffix);
-    bx_err(c, "mktemp", "invalid suffix %s, contains directory separator", q);
+    bx_err_q(c, "mktemp", "invalid suffix %s, contains directory separator", suffix, 0);
     g_free(full_tmpl);
     return 1;
   }
@@ -48,8 +47,7 @@ int box_cmd_mktemp(BoxCmd *c) {
   while (xs < len - slen && full_tmpl[len - slen - 1 - xs] == 'X') xs++;
   if (xs < 3) {
     if (!quiet) {
-      g_autofree char *q = bx_quote_always(full_tmpl);
-      bx_err(c, "mktemp", "too few X's in template %s", q);
+      bx_err_q(c, "mktemp", "too few X's in template %s", full_tmpl, 0);
     }
     g_free(full_tmpl);
     return 1;
@@ -57,8 +55,7 @@ int box_cmd_mktemp(BoxCmd *c) {
   char *path;
   if (use_tmpdir) {
     if (strchr(full_tmpl, '/') && tflag) {
-      g_autofree char *q = bx_quote_always(full_tmpl);
-      bx_err(c, "mktemp", "invalid template, %s, contains directory separator", q);
+      bx_err_q(c, "mktemp", "invalid template, %s, contains directory separator", full_tmpl, 0);
       g_free(full_tmpl);
       return 1;
     }

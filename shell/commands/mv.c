@@ -65,13 +65,11 @@ int box_cmd_mv(BoxCmd *c) {
   char **args = c->argv + optind;
   if (n == 0) { bx_usage(c, "mv", "missing file operand"); return 1; }
   if (!target_dir && n == 1) {
-    g_autofree char *q = bx_quote_always(args[0]);
-    bx_usage(c, "mv", "missing destination file operand after %s", q);
+    bx_usage_q(c, "mv", "missing destination file operand after %s", args[0]);
     return 1;
   }
   if (no_target && (target_dir || n > 2)) {
-    g_autofree char *q = bx_quote_always(args[2]);
-    bx_usage(c, "mv", "extra operand %s", q);
+    bx_usage_q(c, "mv", "extra operand %s", args[2]);
     return 1;
   }
   int status = 0;
@@ -127,8 +125,7 @@ int box_cmd_mv(BoxCmd *c) {
     if (r != 0) {
       int e = errno;
       if (e == ENOTDIR || (e == ENOENT && faccessat(AT_FDCWD, dir, F_OK, 0) != 0)) {
-        g_autofree char *q = bx_quote_always(dir);
-        bx_err(c, "mv", "target %s is not a directory", q);
+        bx_err_q(c, "mv", "target %s is not a directory", dir, 0);
         g_free(dst); g_free(tf);
         return 1;
       }

@@ -63,8 +63,7 @@ int box_cmd_nl(BoxCmd *c) {
     switch (o) {
     case 'b':
       if (strcmp(optarg, "a") && strcmp(optarg, "t") && strcmp(optarg, "n")) {
-        g_autofree char *q = bx_quote_always(optarg);
-        bx_usage(c, "nl", "invalid body numbering style: %s", q);
+        bx_usage_q(c, "nl", "invalid body numbering style: %s", optarg);
         return 1;
       }
       n.style = optarg[0];
@@ -76,8 +75,7 @@ int box_cmd_nl(BoxCmd *c) {
     case 's': n.sep = optarg; break;
     case 'n':
       if (strcmp(optarg, "ln") && strcmp(optarg, "rn") && strcmp(optarg, "rz")) {
-        g_autofree char *q = bx_quote_always(optarg);
-        bx_usage(c, "nl", "invalid line numbering format: %s", q);
+        bx_usage_q(c, "nl", "invalid line numbering format: %s", optarg);
         return 1;
       }
       n.fmt = optarg;

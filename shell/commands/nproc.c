@@ -16,15 +16,13 @@ int box_cmd_nproc(BoxCmd *c) {
       char *end;
       ignore = strtol(optarg, &end, 10);
       if (*end || ignore < 0) {
-        g_autofree char *q = bx_quote_always(optarg);
-        bx_err(c, "nproc", "invalid number: %s", q);
+        bx_err_q(c, "nproc", "invalid number: %s", optarg, 0);
         return 1;
       }
     } else return 1;
   }
   if (optind < c->argc) {
-    g_autofree char *q = bx_quote_always(c->argv[optind]);
-    bx_usage(c, "nproc", "extra operand %s", q);
+    bx_usage_q(c, "nproc", "extra operand %s", c->argv[optind]);
     return 1;
   }
   long n;

@@ -121,10 +121,10 @@ int box_cmd_od(BoxCmd *c) {
     }
   }
   if (fmts->len == 0) add_fmt(c, fmts, "o2");
-  int n = c->argc - optind;
-  char *dash[] = { (char *)"-" };
+  int n;
+  char **names = bx_file_operands(c, &n);
   GString *all = g_string_new(NULL);
-  if (!read_input(c, n ? c->argv + optind : dash, n ? n : 1, all)) status = 1;
+  if (!read_input(c, names, n, all)) status = 1;
   size_t start = MIN(skip, all->len), end = all->len;
   if (limit < end - start) end = start + (size_t)limit;
   /* bytes per column: the widest format decides */

@@ -38,10 +38,8 @@ int box_cmd_paste(BoxCmd *c) {
   }
   GPtrArray *delims = parse_delims(dl);
   if (delims->len == 0) g_ptr_array_add(delims, g_strdup(""));
-  int nf = c->argc - optind;
-  char *dash[] = { (char *)"-" };
-  char **names = nf ? c->argv + optind : dash;
-  if (!nf) nf = 1;
+  int nf;
+  char **names = bx_file_operands(c, &nf);
   int status = 0;
   int *fds = g_new0(int, nf);
   BxReader *rdv = g_new0(BxReader, nf);

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/shell-private.h"
+#include "shell/commands/builtins.h"
 
 int box_cmd_read(BoxCmd *c) {
   Shell *sh = c->sh;
@@ -28,9 +28,7 @@ int box_cmd_read(BoxCmd *c) {
       if (o == 'r') { raw = true; continue; }
       if (o == 's' || o == 'e') continue;
       if (!strchr("adnNptui", o)) {
-        box_cmd_error(c, "-%c: invalid option", o);
-        box_fdprintf(c->err, "read: usage: read [-ers] [-a array] [-d delim] [-i text] [-n nchars] [-N nchars] [-p prompt] [-t timeout] [-u fd] [name ...]\n");
-        return 2;
+        return bx_bad_option(c, o, "read: usage: read [-ers] [-a array] [-d delim] [-i text] [-n nchars] [-N nchars] [-p prompt] [-t timeout] [-u fd] [name ...]");
       }
       const char *v = p[1] ? p + 1 : (i + 1 < c->argc ? c->argv[++i] : NULL);
       if (!v) {

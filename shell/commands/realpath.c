@@ -20,19 +20,6 @@ static char *lexical(const char *p) {
   return g_string_free(r, FALSE);
 }
 
-static char *relative(const char *path, const char *base) {
-  gchar **tp = g_strsplit(path, "/", -1), **bp = g_strsplit(base, "/", -1);
-  int i = 0;
-  while (tp[i] && bp[i] && !strcmp(tp[i], bp[i])) i++;
-  GString *r = g_string_new(NULL);
-  for (int j = i; bp[j]; j++) if (*bp[j]) g_string_append(r, r->len ? "/.." : "..");
-  for (int j = i; tp[j]; j++) if (*tp[j]) { if (r->len) g_string_append_c(r, '/'); g_string_append(r, tp[j]); }
-  if (!r->len) g_string_assign(r, ".");
-  g_strfreev(tp);
-  g_strfreev(bp);
-  return g_string_free(r, FALSE);
-}
-
 static const char longopts[] =
   "canonicalize-existing=e canonicalize-missing=m no-symlinks=s strip=s quiet=q zero=z "
   "relative-to=R: logical=L physical=P";
@@ -68,7 +55,7 @@ int box_cmd_realpath(BoxCmd *c) {
       status = 1;
       continue;
     }
-    if (base) { char *x = relative(r, base); g_free(r); r = x; }
+    if (base) { char *x = bx_relative_path(r, base); g_free(r); r = x; }
     box_out_puts(c->out, r);
     box_out_putc(c->out, zero ? '\0' : '\n');
     g_free(r);

@@ -15,9 +15,7 @@ typedef struct {
 } Rm;
 
 static void fail(Rm *r, const char *path, int err) {
-  g_autofree char *q = bx_quote_always(path), *t = bx_errtext(r->c, err);
-  bx_err(r->c, "rm", "cannot remove %s: %s", q, t);
-  g_free(t);
+  bx_err_q(r->c, "rm", "cannot remove %s", path, err);
   r->status = 1;
 }
 
@@ -111,8 +109,7 @@ int box_cmd_rm(BoxCmd *c) {
       continue;
     }
     if (!strcmp(base, ".") || !strcmp(base, "..")) {
-      g_autofree char *q = bx_quote_always(p);
-      bx_err(c, "rm", "refusing to remove '.' or '..' directory: skipping %s", q);
+      bx_err_q(c, "rm", "refusing to remove '.' or '..' directory: skipping %s", p, 0);
       r.status = 1;
       g_free(trim);
       continue;

@@ -15,9 +15,7 @@ static bool one(BoxCmd *c, const char *p, bool verbose, bool ignore) {
   if (rmdir(p) == 0) return true;
   int e = errno;
   if (ignore && (e == ENOTEMPTY || e == EEXIST)) return false;
-  char *q = bx_quote_always(p), *t = bx_errtext(c, e);
-  bx_err(c, "rmdir", "failed to remove %s: %s", q, t);
-  g_free(q); g_free(t);
+  bx_err_q(c, "rmdir", "failed to remove %s", p, e);
   return false;
 }
 

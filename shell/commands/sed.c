@@ -1072,9 +1072,7 @@ int box_cmd_sed(BoxCmd *c) {
   s.rqueue = g_ptr_array_new();
   s.next = g_string_new(NULL);
   s.out = c->out;
-  char *dash[] = { (char *)"-" };
-  s.inputs = optind < c->argc ? c->argv + optind : dash;
-  s.ninputs = optind < c->argc ? c->argc - optind : 1;
+  s.inputs = bx_file_operands(c, &s.ninputs);
   s.cur = -1;
   if (s.in_place && optind >= c->argc) {
     bx_err(c, "sed", "no input files");

@@ -46,8 +46,7 @@ int box_cmd_seq(BoxCmd *c) {
   int n = c->argc - i;
   if (n < 1) { bx_usage(c, "seq", "missing operand"); return 1; }
   if (n > 3) {
-    g_autofree char *q = bx_quote_always(c->argv[i + 3]);
-    bx_usage(c, "seq", "extra operand %s", q);
+    bx_usage_q(c, "seq", "extra operand %s", c->argv[i + 3]);
     return 1;
   }
   long double v[3] = { 1, 1, 0 };
@@ -60,14 +59,12 @@ int box_cmd_seq(BoxCmd *c) {
   for (int k = 0; k < n; k++) {
     const char *a = c->argv[i + k];
     if (!parse_num(a, &v[idx[k]], &frac[idx[k]], &isint[idx[k]])) {
-      g_autofree char *q = bx_quote_always(a);
-      bx_usage(c, "seq", "invalid floating point argument: %s", q);
+      bx_usage_q(c, "seq", "invalid floating point argument: %s", a);
       return 1;
     }
   }
   if (v[1] == 0) {
-    g_autofree char *q = bx_quote_always(c->argv[i + 1]);
-    bx_usage(c, "seq", "invalid Zero increment value: %s", q);
+    bx_usage_q(c, "seq", "invalid Zero increment value: %s", c->argv[i + 1]);
     return 1;
   }
   if (fmt) {

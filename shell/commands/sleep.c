@@ -31,8 +31,7 @@ int box_cmd_sleep(BoxCmd *c) {
       }
     }
     if (end == a || *end || v < 0 || isnan(v) || g_ascii_isspace(*a)) {
-      g_autofree char *q = bx_quote_always(a);
-      bx_err(c, "sleep", "invalid time interval %s", q);
+      bx_err_q(c, "sleep", "invalid time interval %s", a, 0);
       bad = true;
       continue;
     }

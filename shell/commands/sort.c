@@ -473,10 +473,8 @@ int box_cmd_sort(BoxCmd *c) {
   s.nkeys = keys->len;
   s.reverse_all = s.global.reverse;
 
-  int nf = c->argc - optind;
-  char *dash[] = { (char *)"-" };
-  char **files = nf ? c->argv + optind : dash;
-  if (!nf) nf = 1;
+  int nf;
+  char **files = bx_file_operands(c, &nf);
   if (check && nf > 1) {
     g_autofree char *q = bx_quote_always(files[1]);
     bx_usage(c, "sort", "extra operand %s not allowed with -%c", q, check == 2 ? 'C' : 'c');

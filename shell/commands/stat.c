@@ -25,14 +25,8 @@ typedef struct {
 static const char longopts[] = "dereference=L terse=t format=c: printf=P: file-system=f cached=C:";
 
 static const char *file_type(mode_t m, uint64_t size) {
-  if (S_ISREG(m)) return size == 0 ? "regular empty file" : "regular file";
-  if (S_ISDIR(m)) return "directory";
-  if (S_ISLNK(m)) return "symbolic link";
-  if (S_ISCHR(m)) return "character special file";
-  if (S_ISBLK(m)) return "block special file";
-  if (S_ISFIFO(m)) return "fifo";
-  if (S_ISSOCK(m)) return "socket";
-  return "weird file";
+  if (S_ISREG(m) && size == 0) return "regular empty file";
+  return bx_file_type_name(m);
 }
 
 /* GNU's "%Y-%m-%d %H:%M:%S.NNNNNNNNN +ZZZZ" in local time; "-" for an
@@ -304,9 +298,7 @@ int box_cmd_stat(BoxCmd *c) {
       r = statx(AT_FDCWD, f.name, follow ? 0 : AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &f.st);
     if (r != 0) {
       int e = errno;
-      g_autofree char *q = bx_quote_always(f.name);
-      g_autofree char *t = bx_errtext(c, e);
-      bx_err(c, "stat", "cannot statx %s: %s", q, t);
+      bx_err_q(c, "stat", "cannot statx %s", f.name, e);
       status = 1;
       continue;
     }

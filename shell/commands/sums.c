@@ -140,10 +140,8 @@ static int sum_main(BoxCmd *c, const char *cmd, GChecksumType t) {
   case OPT_IGNORE_MISSING: co.ignore_missing = true; break;
   default: return 1;
   }
-  int n = c->argc - optind;
-  char *dash[] = { (char *)"-" };
-  char **names = n ? c->argv + optind : dash;
-  if (!n) n = 1;
+  int n;
+  char **names = bx_file_operands(c, &n);
   int status = 0;
   for (int i = 0; i < n; i++) {
     if (check) {

@@ -76,8 +76,7 @@ static bool parse_duration(const char *s, double *out) {
 }
 
 static void bad_interval(BoxCmd *c, const char *s) {
-  g_autofree char *q = bx_quote_always(s);
-  bx_usage(c, "timeout", "invalid time interval %s", q);
+  bx_usage_q(c, "timeout", "invalid time interval %s", s);
 }
 
 /* Waits up to secs (<= 0: forever) for pid; true when it ended (*ws set). */
@@ -133,8 +132,7 @@ int box_cmd_timeout(BoxCmd *c) {
   case 's':
     sig = parse_signal(optarg);
     if (sig < 0) {
-      g_autofree char *q = bx_quote_always(optarg);
-      bx_usage(c, "timeout", "%s: invalid signal", q);
+      bx_usage_q(c, "timeout", "%s: invalid signal", optarg);
       return EXIT_CANCELED;
     }
     break;

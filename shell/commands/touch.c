@@ -57,8 +57,7 @@ int box_cmd_touch(BoxCmd *c) {
     if (!strcmp(optarg, "atime") || !strcmp(optarg, "access") || !strcmp(optarg, "use")) set_a = true;
     else if (!strcmp(optarg, "mtime") || !strcmp(optarg, "modify")) set_m = true;
     else {
-      g_autofree char *q = bx_quote_always(optarg);
-      bx_usage(c, "touch", "invalid argument %s for '--time'", q);
+      bx_usage_q(c, "touch", "invalid argument %s for '--time'", optarg);
       return 1;
     }
     break;
@@ -72,9 +71,7 @@ int box_cmd_touch(BoxCmd *c) {
   if (ref) {
     struct stat st;
     if ((no_deref ? lstat(ref, &st) : stat(ref, &st)) != 0) {
-      g_autofree char *q = bx_quote_always(ref);
-      g_autofree char *t = bx_errtext(c, errno);
-      bx_err(c, "touch", "failed to get attributes of %s: %s", q, t);
+      bx_err_q(c, "touch", "failed to get attributes of %s", ref, errno);
       return 1;
     }
     ts[0] = st.st_atim;
@@ -84,8 +81,7 @@ int box_cmd_touch(BoxCmd *c) {
   if (date) {
     struct timespec t;
     if (!bx_parse_date(date, false, &t)) {
-      g_autofree char *q = bx_quote_always(date);
-      bx_err(c, "touch", "invalid date format %s", q);
+      bx_err_q(c, "touch", "invalid date format %s", date, 0);
       return 1;
     }
     ts[0] = ts[1] = t;
@@ -94,8 +90,7 @@ int box_cmd_touch(BoxCmd *c) {
   if (stamp) {
     struct timespec t;
     if (!parse_stamp(stamp, &t)) {
-      g_autofree char *q = bx_quote_always(stamp);
-      bx_err(c, "touch", "invalid date format %s", q);
+      bx_err_q(c, "touch", "invalid date format %s", stamp, 0);
       return 1;
     }
     ts[0] = ts[1] = t;

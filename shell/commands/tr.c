@@ -53,8 +53,7 @@ static bool expand_set(BoxCmd *c, const char *s, GByteArray *out, int *repeat_at
         char *name = g_strndup(s + i + 2, (size_t)(e - (s + i + 2)));
         int t = class_test(name, 'a');
         if (t < 0) {
-          g_autofree char *q = bx_quote_always(name);
-          bx_err(c, "tr", "invalid character class %s", q);
+          bx_err_q(c, "tr", "invalid character class %s", name, 0);
           g_free(name);
           return false;
         }

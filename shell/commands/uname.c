@@ -18,8 +18,7 @@ int box_cmd_uname(BoxCmd *c) {
     else return 1;
   }
   if (optind < c->argc) {
-    g_autofree char *q = bx_quote_always(c->argv[optind]);
-    bx_usage(c, "uname", "extra operand %s", q);
+    bx_usage_q(c, "uname", "extra operand %s", c->argv[optind]);
     return 1;
   }
   if (all) f = 0xff & ~(1u << 5 | 1u << 6);

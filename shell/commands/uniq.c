@@ -74,8 +74,7 @@ int box_cmd_uniq(BoxCmd *c) {
   }
   int nf = c->argc - optind;
   if (nf > 2) {
-    g_autofree char *q = bx_quote_always(c->argv[optind + 2]);
-    bx_usage(c, "uniq", "extra operand %s", q);
+    bx_usage_q(c, "uniq", "extra operand %s", c->argv[optind + 2]);
     return 1;
   }
   const char *in = nf >= 1 ? c->argv[optind] : "-";

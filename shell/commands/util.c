@@ -111,6 +111,20 @@ void bx_usage(BoxCmd *c, const char *cmd, const char *fmt, ...) {
   g_free(s);
 }
 
+void bx_err_q(BoxCmd *c, const char *cmd, const char *fmt, const char *name, int err) {
+  g_autofree char *t = err ? bx_errtext(c, err) : NULL;
+  g_autofree char *q = bx_quote_always(name);
+  g_autofree char *m = g_strdup_printf(fmt, q);
+  if (t) bx_err(c, cmd, "%s: %s", m, t);
+  else bx_err(c, cmd, "%s", m);
+}
+
+void bx_usage_q(BoxCmd *c, const char *cmd, const char *fmt, const char *name) {
+  g_autofree char *q = bx_quote_always(name);
+  g_autofree char *m = g_strdup_printf(fmt, q);
+  bx_usage(c, cmd, "%s", m);
+}
+
 /* ---- options ----------------------------------------------------------------- */
 
 void bx_getopt_start(const char *usage) {
@@ -202,6 +216,27 @@ void bx_getopt_start_try_prefixed(void) {
 }
 
 /* ---- input ---------------------------------------------------------------------- */
+
+char **bx_file_operands(BoxCmd *c, int *n) {
+  static char *dash[] = { (char *)"-", NULL };
+  *n = c->argc - optind;
+  if (*n > 0) return c->argv + optind;
+  *n = 1;
+  return dash;
+}
+
+bool bx_parse_count(BoxCmd *c, const char *cmd, const char *v, bool bytes, char flip, bool *flipped,
+                    unsigned long long *n) {
+  const char *s = v;
+  *flipped = false;
+  if (*s == flip) { *flipped = true; s++; }
+  else if (*s == '-' || *s == '+') s++;
+  if (!bx_parse_size(s, n)) {
+    bx_err(c, cmd, "invalid number of %s: '%s'", bytes ? "bytes" : "lines", v);
+    return false;
+  }
+  return true;
+}
 
 int bx_open_in(BoxCmd *c, const char *name) {
   if (strcmp(name, "-") == 0) {
@@ -350,6 +385,19 @@ bool bx_parse_size(const char *s, unsigned long long *out) {
   return true;
 }
 
+char *bx_relative_path(const char *path, const char *base) {
+  gchar **tp = g_strsplit(path, "/", -1), **bp = g_strsplit(base, "/", -1);
+  int i = 0;
+  while (tp[i] && bp[i] && !strcmp(tp[i], bp[i])) i++;
+  GString *r = g_string_new(NULL);
+  for (int j = i; bp[j]; j++) if (*bp[j]) g_string_append(r, r->len ? "/.." : "..");
+  for (int j = i; tp[j]; j++) if (*tp[j]) { if (r->len) g_string_append_c(r, '/'); g_string_append(r, tp[j]); }
+  if (!r->len) g_string_assign(r, ".");
+  g_strfreev(tp);
+  g_strfreev(bp);
+  return g_string_free(r, FALSE);
+}
+
 char *bx_path_join(const char *dir, const char *name) {
   size_t n = strlen(dir);
   if (n && dir[n - 1] == '/') return g_strconcat(dir, name, NULL);
@@ -493,6 +541,17 @@ void bx_dir_free(GArray *v) {
 }
 
 /* ---- modes, sizes, dates, paths (ls, stat, du, touch, date, readlink) ---------------------- */
+
+const char *bx_file_type_name(mode_t m) {
+  if (S_ISREG(m)) return "regular file";
+  if (S_ISDIR(m)) return "directory";
+  if (S_ISLNK(m)) return "symbolic link";
+  if (S_ISFIFO(m)) return "fifo";
+  if (S_ISCHR(m)) return "character special file";
+  if (S_ISBLK(m)) return "block special file";
+  if (S_ISSOCK(m)) return "socket";
+  return "weird file";
+}
 
 void bx_mode_string(mode_t m, char out[11]) {
   out[0] = S_ISDIR(m) ? 'd' : S_ISLNK(m) ? 'l' : S_ISCHR(m) ? 'c' : S_ISBLK(m) ? 'b'

@@ -22,6 +22,11 @@ void bx_err(BoxCmd *c, const char *cmd, const char *fmt, ...) G_GNUC_PRINTF(3, 4
 /* "cmd: NAME: TEXT\n", NAME quoted as GNU does, TEXT the policy's message
  * after EACCES (host's last denial) or strerror. */
 void bx_ferr(BoxCmd *c, const char *cmd, const char *name, int err);
+/* A message about one name, quoted as GNU's quoteaf does, into fmt's one
+ * %s: "cmd: MESSAGE: TEXT" (TEXT as bx_errtext gives err; none when err is
+ * 0), or bx_usage's form. */
+void bx_err_q(BoxCmd *c, const char *cmd, const char *fmt, const char *name, int err);
+void bx_usage_q(BoxCmd *c, const char *cmd, const char *fmt, const char *name);
 /* The text for err (policy text for EACCES when the host has it). */
 char *bx_errtext(BoxCmd *c, int err);
 /* "cmd: MESSAGE\nTry 'cmd --help' for more information.\n" */
@@ -52,6 +57,14 @@ int bx_getopt(BoxCmd *c, const char *cmd, const char *shortopts, const char *lon
 
 /* ---- input --------------------------------------------------------------- */
 
+/* The file operands from optind on; "-" (standard input) alone when there
+ * are none.  *n: how many. */
+char **bx_file_operands(BoxCmd *c, int *n);
+/* head's and tail's -n/-c value: an optional sign, then a size.  flip is the
+ * sign that changes what the count means (head's '-', tail's '+'), told in
+ * *flipped.  false after GNU's message. */
+bool bx_parse_count(BoxCmd *c, const char *cmd, const char *v, bool bytes, char flip, bool *flipped,
+                    unsigned long long *n);
 /* "-" is stdin (c->in); else open(O_RDONLY).  -1 with errno. */
 int bx_open_in(BoxCmd *c, const char *name);
 void bx_close_in(BoxCmd *c, int fd);
@@ -109,11 +122,17 @@ const char *bx_group_name(gid_t gid);
 bool bx_parse_size(const char *s, unsigned long long *out);
 /* An octal or symbolic (chmod) mode applied to cur.  false when invalid. */
 bool bx_parse_mode(const char *s, mode_t cur, bool is_dir, mode_t *out);
+/* path as seen from the directory base (both absolute and canonical):
+ * realpath --relative-to's answer, "." for base itself.  g_malloc'd. */
+char *bx_relative_path(const char *path, const char *base);
 /* a/b joined with one '/'. g_malloc'd. */
 char *bx_path_join(const char *dir, const char *name);
 /* Writes the whole buffer, or stops on error (c->out->error). */
 static inline void bx_put(BoxCmd *c, const void *p, size_t n) { box_out_write(c->out, p, n); }
 
+/* GNU's name for a file's type: "regular file", "directory", "fifo"…,
+ * "weird file" for none it knows. */
+const char *bx_file_type_name(mode_t m);
 /* ls -l's "drwxr-xr-x" (10 characters + NUL). */
 void bx_mode_string(mode_t m, char out[11]);
 /* GNU -h sizes: 1023, 1.0K, 9.9K, 10K (rounded up); si: powers of 1000. */

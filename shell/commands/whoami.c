@@ -6,8 +6,7 @@
 
 int box_cmd_whoami(BoxCmd *c) {
   if (c->argc > 1) {
-    g_autofree char *q = bx_quote_always(c->argv[1]);
-    bx_usage(c, "whoami", "extra operand %s", q);
+    bx_usage_q(c, "whoami", "extra operand %s", c->argv[1]);
     return 1;
   }
   uid_t u = geteuid();

@@ -115,8 +115,7 @@ static int parse_delim(BoxCmd *c, const char *s) {
     default: if (g_ascii_isdigit(s[1])) { char *end; long v = strtol(s + 1, &end, 8); if (!*end && v < 256) return (int)v; } break;
     }
   }
-  g_autofree char *q = bx_quote_always(s);
-  bx_err(c, "xargs", "invalid input delimiter specification %s: the delimiter must be either a single character or an escape sequence starting with \\.", q);
+  bx_err_q(c, "xargs", "invalid input delimiter specification %s: the delimiter must be either a single character or an escape sequence starting with \\.", s, 0);
   return -2;
 }
 
@@ -218,9 +217,7 @@ int box_cmd_xargs(BoxCmd *c) {
   if (argfile) {
     x->fd = bx_open_in(c, argfile);
     if (x->fd < 0) {
-      char *q = bx_quote_always(argfile), *t = bx_errtext(c, errno);
-      bx_err(c, "xargs", "Cannot open input file %s: %s", q, t);
-      g_free(q); g_free(t);
+      bx_err_q(c, "xargs", "Cannot open input file %s", argfile, errno);
       g_free(x);
       return 1;
     }
