@@ -67,8 +67,7 @@ static int one(BoxCmd *c, const ChmodOpt *o, const char *path, bool top) {
 }
 
 static const char longopts[] =
-  "recursive=R verbose=v changes=c silent=f quiet=f reference=F: no-preserve-root=N "
-  "preserve-root=N";
+  "recursive=R verbose=v changes=c silent=f quiet=f reference=F: no-preserve-root=N preserve-root=N";
 
 int box_cmd_chmod(BoxCmd *c) {
   ChmodOpt o = { 0 };

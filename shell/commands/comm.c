@@ -6,8 +6,7 @@
 #include "shell/commands/util.h"
 
 enum { OPT_DELIM = 1, OPT_CHECK, OPT_NOCHECK, OPT_TOTAL };
-static const char longopts[] =
-  "output-delimiter=\1: check-order=\2 nocheck-order=\3 zero-terminated=z total=\4";
+static const char longopts[] = "output-delimiter=\1: check-order=\2 nocheck-order=\3 zero-terminated=z total=\4";
 
 typedef struct {
   BxReader r;

@@ -229,13 +229,11 @@ static void copy_top(Cp *p, const char *src, const char *dst, bool into_dir, boo
 }
 
 static const char longopts[] =
-  "recursive=r archive=a preserve=\1:: force=f no-clobber=n verbose=v dereference=L "
-  "no-dereference=P no-target-directory=T target-directory=t: interactive=i update=u::";
+  "recursive=r archive=a preserve=\1:: force=f no-clobber=n verbose=v dereference=L no-dereference=P "
+  "no-target-directory=T target-directory=t: interactive=i update=u::";
 
 int box_cmd_cp(BoxCmd *c) {
-  Cp p;
-  memset(&p, 0, sizeof p);
-  p.c = c;
+  Cp p = { .c = c };
   bool no_target = false;
   const char *target_dir = NULL;
   BX_EACH_OPTION(ch, c, "cp", "rRapfnvLPdTt:iuH", longopts) switch (ch) {
@@ -256,15 +254,7 @@ int box_cmd_cp(BoxCmd *c) {
   if (p.recursive && !p.deref) p.nodereference = true;
   int n = c->argc - optind;
   char **args = c->argv + optind;
-  if (n == 0) { bx_usage(c, "cp", "missing file operand"); return 1; }
-  if (!target_dir && n == 1) {
-    bx_usage_q(c, "cp", "missing destination file operand after %s", args[0]);
-    return 1;
-  }
-  if (no_target && (target_dir || n > 2)) {
-    bx_usage_q(c, "cp", "extra operand %s", args[2]);
-    return 1;
-  }
+  if (!bx_move_operands_ok(c, "cp", n, args, target_dir, no_target)) return 1;
   if (!target_dir && n == 2) {
     size_t dl = strlen(args[1]);
     copy_top(&p, args[0], args[1], false, no_target || !(dl && args[1][dl - 1] == '/') ? no_target : false);

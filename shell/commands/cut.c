@@ -84,8 +84,8 @@ static bool selected(const GArray *ranges, size_t i, bool complement) {
 }
 
 static const char longopts[] =
-  "bytes=b: characters=c: fields=f: delimiter=d: only-delimited=s complement=\1 "
-  "output-delimiter=\2: zero-terminated=z";
+  "bytes=b: characters=c: fields=f: delimiter=d: only-delimited=s complement=\1 output-delimiter=\2: "
+  "zero-terminated=z";
 
 int box_cmd_cut(BoxCmd *c) {
   int mode = 0;   /* 'b', 'c', 'f' */

@@ -43,8 +43,8 @@ typedef struct {
 } File;
 
 static const char longopts[] =
-  "unified=U:: recursive=r new-file=N brief=q report-identical-files=s ignore-space-change=b "
-  "ignore-all-space=w ignore-case=i text=a label=L: exclude=x: normal=n";
+  "unified=U:: recursive=r new-file=N brief=q report-identical-files=s ignore-space-change=b ignore-all-space=w "
+  "ignore-case=i text=a label=L: exclude=x: normal=n";
 
 /* ---- reading --------------------------------------------------------------- */
 

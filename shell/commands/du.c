@@ -24,9 +24,8 @@ typedef struct {
 } Du;
 
 static const char longopts[] =
-  "all=a summarize=s human-readable=h total=c max-depth=d: bytes=b apparent-size=A "
-  "block-size=B: dereference=L no-dereference=P separate-dirs=S one-file-system=x "
-  "count-links=l null=0 si=I";
+  "all=a summarize=s human-readable=h total=c max-depth=d: bytes=b apparent-size=A block-size=B: dereference=L "
+  "no-dereference=P separate-dirs=S one-file-system=x count-links=l null=0 si=I";
 
 static unsigned long long size_of(const Du *d, const struct stat *st) {
   return d->apparent ? (unsigned long long)(st->st_size > 0 ? st->st_size : 0)

@@ -26,8 +26,7 @@ static bool expand_fd(BoxCmd *c, const Ex *e, int fd) {
   size_t col = 0;
   bool lead = true;
   for (;;) {
-    ssize_t r = read(fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = bx_read(fd, buf, sizeof buf);
     if (r < 0) return false;
     if (r == 0) return true;
     for (ssize_t i = 0; i < r; i++) {

@@ -253,13 +253,12 @@ static void do_printf(Find *f, FNode *n, FEnt *e) {
   for (const char *p = n->s; *p; p++) {
     if (*p == '\\') {
       p++;
+      int b = bx_escape_byte(*p, "nt0\\ar");
+      if (b >= 0) {
+        g_string_append_c(out, (char)b);
+        continue;
+      }
       switch (*p) {
-      case 'n': g_string_append_c(out, '\n'); break;
-      case 't': g_string_append_c(out, '\t'); break;
-      case '0': g_string_append_c(out, '\0'); break;
-      case '\\': g_string_append_c(out, '\\'); break;
-      case 'a': g_string_append_c(out, '\a'); break;
-      case 'r': g_string_append_c(out, '\r'); break;
       case 'c': goto done;
       case 0: g_string_append_c(out, '\\'); p--; break;
       default: g_string_append_c(out, '\\'); g_string_append_c(out, *p); break;

@@ -22,8 +22,7 @@ static bool fold_fd(BoxCmd *c, int fd, size_t width, bool bytes, bool spaces) {
   size_t col = 0;
   char buf[65536];
   for (;;) {
-    ssize_t r = read(fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = bx_read(fd, buf, sizeof buf);
     if (r < 0) {
       int e = errno;
       g_string_free(line, TRUE);

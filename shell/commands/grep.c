@@ -576,21 +576,15 @@ static bool parse_num(Grep *g, const char *v, const char *what, long *out) {
 enum { O_INCLUDE = 1, O_EXCLUDE, O_EXCLUDE_DIR, O_COLOR, O_LABEL, O_LINEBUF, O_NULL_DATA, O_BINFILES };
 
 static const char longopts[] =
-  "extended-regexp=E fixed-strings=F basic-regexp=G perl-regexp=P regexp=e: file=f: "
-  "ignore-case=i no-ignore-case=Y word-regexp=w line-regexp=x null-data=z no-messages=s "
-  "invert-match=v max-count=m: byte-offset=b line-number=n with-filename=H no-filename=h "
-  "label=\5: only-matching=o quiet=q silent=q binary-files=\10: text=a recursive=r "
-  "dereference-recursive=R include=\1: exclude=\2: exclude-dir=\3: files-without-match=L "
-  "files-with-matches=l count=c initial-tab=T null=Z before-context=B: after-context=A: "
-  "context=C: color=\4:: colour=\4:: line-buffered=\6";
+  "extended-regexp=E fixed-strings=F basic-regexp=G perl-regexp=P regexp=e: file=f: ignore-case=i no-ignore-case=Y "
+  "word-regexp=w line-regexp=x null-data=z no-messages=s invert-match=v max-count=m: byte-offset=b line-number=n "
+  "with-filename=H no-filename=h label=\5: only-matching=o quiet=q silent=q binary-files=\10: text=a recursive=r "
+  "dereference-recursive=R include=\1: exclude=\2: exclude-dir=\3: files-without-match=L files-with-matches=l "
+  "count=c initial-tab=T null=Z before-context=B: after-context=A: context=C: color=\4:: colour=\4:: "
+  "line-buffered=\6";
 
 int box_cmd_grep(BoxCmd *c) {
-  Grep g;
-  memset(&g, 0, sizeof g);
-  g.c = c;
-  g.with_name = -1;
-  g.max_count = -1;
-  g.syntax = 'G';
+  Grep g = { .c = c, .with_name = -1, .max_count = -1, .syntax = 'G' };
   g.patterns = g_ptr_array_new_with_free_func(g_free);
   g.include = g_ptr_array_new_with_free_func(g_free);
   g.exclude = g_ptr_array_new_with_free_func(g_free);

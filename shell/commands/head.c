@@ -10,8 +10,7 @@ static bool head_first(BoxCmd *c, int fd, const BxEnds *o) {
   char buf[65536];
   unsigned long long left = o->n;
   while (left > 0) {
-    ssize_t r = read(fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = bx_read(fd, buf, sizeof buf);
     if (r < 0) return false;
     if (r == 0) break;
     size_t take = (size_t)r;
@@ -40,8 +39,7 @@ static bool head_all_but(BoxCmd *c, int fd, const BxEnds *o) {
   if (o->bytes) {
     char buf[65536];
     for (;;) {
-      ssize_t r = read(fd, buf, sizeof buf);
-      if (r < 0 && errno == EINTR) continue;
+      ssize_t r = bx_read(fd, buf, sizeof buf);
       if (r < 0) { g_string_free(data, TRUE); return false; }
       if (r == 0) break;
       g_string_append_len(data, buf, r);

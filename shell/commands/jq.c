@@ -49,8 +49,7 @@ static bool next_piece(JqIn *in, const char **p, size_t *n) {
       return true;
     }
     if (in->fd >= 0) {
-      ssize_t r = read(in->fd, in->buf, 65536);
-      if (r < 0 && errno == EINTR) continue;
+      ssize_t r = bx_read(in->fd, in->buf, 65536);
       if (r > 0) { in->len = (size_t)r; in->pos = 0; continue; }
       if (r < 0) {
         g_autofree char *q = bx_quote(in->fname);

@@ -96,8 +96,8 @@ static bool is_dir_target(const char *p, bool noderef) {
 }
 
 static const char longopts[] =
-  "symbolic=s force=f no-dereference=n no-target-directory=T target-directory=t: relative=r "
-  "verbose=v logical=L physical=P interactive=i";
+  "symbolic=s force=f no-dereference=n no-target-directory=T target-directory=t: relative=r verbose=v logical=L "
+  "physical=P interactive=i";
 
 int box_cmd_ln(BoxCmd *c) {
   LnOpt o = { 0 };

@@ -274,8 +274,8 @@ static void list_dir(BoxCmd *c, LsOpt *o, const char *path, bool header, bool *f
 enum { OPT_SI = 1, OPT_INDICATOR, OPT_SORT };
 
 static const char longopts[] =
-  "all=a almost-all=A recursive=R reverse=r human-readable=h si=\1 directory=d classify=F:: "
-  "inode=i numeric-uid-gid=n color=K:: colour=K:: indicator-style=\2: sort=\3: no-group=G";
+  "all=a almost-all=A recursive=R reverse=r human-readable=h si=\1 directory=d classify=F:: inode=i "
+  "numeric-uid-gid=n color=K:: colour=K:: indicator-style=\2: sort=\3: no-group=G";
 
 int box_cmd_ls(BoxCmd *c) {
   LsOpt o = { 0 };

@@ -10,8 +10,7 @@
 #include "shell/commands/util.h"
 
 static const char longopts[] =
-  "force=f no-clobber=n verbose=v no-target-directory=T target-directory=t: interactive=i "
-  "update=u:: backup=b::";
+  "force=f no-clobber=n verbose=v no-target-directory=T target-directory=t: interactive=i update=u:: backup=b::";
 
 static const char *base_of(const char *p, char **tofree) {
   size_t n = strlen(p);
@@ -63,15 +62,7 @@ int box_cmd_mv(BoxCmd *c) {
   }
   int n = c->argc - optind;
   char **args = c->argv + optind;
-  if (n == 0) { bx_usage(c, "mv", "missing file operand"); return 1; }
-  if (!target_dir && n == 1) {
-    bx_usage_q(c, "mv", "missing destination file operand after %s", args[0]);
-    return 1;
-  }
-  if (no_target && (target_dir || n > 2)) {
-    bx_usage_q(c, "mv", "extra operand %s", args[2]);
-    return 1;
-  }
+  if (!bx_move_operands_ok(c, "mv", n, args, target_dir, no_target)) return 1;
   int status = 0;
   if (!target_dir && (n == 2 || no_target)) {
     const char *a = args[0], *b = args[1];

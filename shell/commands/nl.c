@@ -8,8 +8,7 @@
 #include "shell/commands/util.h"
 
 static const char longopts[] =
-  "body-numbering=b: number-width=w: number-separator=s: number-format=n: "
-  "starting-line-number=v: line-increment=i:";
+  "body-numbering=b: number-width=w: number-separator=s: number-format=n: starting-line-number=v: line-increment=i:";
 
 typedef struct {
   char style;

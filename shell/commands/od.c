@@ -12,8 +12,7 @@ typedef struct {
   int size;    /* 1 or 2 */
 } Fmt;
 
-static const char longopts[] =
-  "address-radix=A: format=t: output-duplicates=v read-bytes=N: skip-bytes=j: width=w::";
+static const char longopts[] = "address-radix=A: format=t: output-duplicates=v read-bytes=N: skip-bytes=j: width=w::";
 
 static int field_width(Fmt f) {
   if (f.kind == 'c') return 3;
@@ -25,16 +24,8 @@ static void put_field(GString *o, Fmt f, const unsigned char *p, int width) {
   if (f.kind == 'c') {
     const char *t = NULL;
     char b[8];
-    switch (p[0]) {
-    case 0: t = "\\0"; break;
-    case '\a': t = "\\a"; break;
-    case '\b': t = "\\b"; break;
-    case '\f': t = "\\f"; break;
-    case '\n': t = "\\n"; break;
-    case '\r': t = "\\r"; break;
-    case '\t': t = "\\t"; break;
-    case '\v': t = "\\v"; break;
-    default:
+    if (p[0] == 0) t = "\\0";
+    else if (!(t = bx_escape_name(p[0]))) {
       if (p[0] >= 32 && p[0] < 127) { b[0] = (char)p[0]; b[1] = 0; }
       else g_snprintf(b, sizeof b, "%03o", p[0]);
       t = b;

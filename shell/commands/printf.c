@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "shell/shell-private.h"
+#include "shell/commands/util.h"
 
 /* Backslash escapes of a format (or of %b when bflag): returns false at \c. */
 static bool put_escapes(GString *out, const char *s, size_t n, bool bflag, size_t *used) {
@@ -18,20 +18,13 @@ static bool put_escapes(GString *out, const char *s, size_t n, bool bflag, size_
       continue;
     }
     c = s[++i];
+    int b = bx_escape_byte(c, "abeEfnrtv\\'\"?");
+    if (b >= 0) {
+      g_string_append_c(out, (char)b);
+      continue;
+    }
     switch (c) {
-    case 'a': g_string_append_c(out, '\a'); break;
-    case 'b': g_string_append_c(out, '\b'); break;
     case 'c': if (bflag) { if (used) *used = i; return false; } g_string_append(out, "\\c"); break;
-    case 'e': case 'E': g_string_append_c(out, 033); break;
-    case 'f': g_string_append_c(out, '\f'); break;
-    case 'n': g_string_append_c(out, '\n'); break;
-    case 'r': g_string_append_c(out, '\r'); break;
-    case 't': g_string_append_c(out, '\t'); break;
-    case 'v': g_string_append_c(out, '\v'); break;
-    case '\\': g_string_append_c(out, '\\'); break;
-    case '\'': g_string_append_c(out, '\''); break;
-    case '"': g_string_append_c(out, '"'); break;
-    case '?': g_string_append_c(out, '?'); break;
     case 'x': {
       int v = 0, k = 0;
       while (k < 2 && i + 1 < n && g_ascii_isxdigit(s[i + 1])) v = v * 16 + g_ascii_xdigit_value(s[++i]), k++;

@@ -6,8 +6,7 @@
 #include "shell/commands/util.h"
 
 static const char longopts[] =
-  "canonicalize=f canonicalize-existing=e canonicalize-missing=m no-newline=n quiet=q "
-  "silent=s verbose=v zero=z";
+  "canonicalize=f canonicalize-existing=e canonicalize-missing=m no-newline=n quiet=q silent=s verbose=v zero=z";
 
 int box_cmd_readlink(BoxCmd *c) {
   int mode = -1;

@@ -21,8 +21,8 @@ static char *lexical(const char *p) {
 }
 
 static const char longopts[] =
-  "canonicalize-existing=e canonicalize-missing=m no-symlinks=s strip=s quiet=q zero=z "
-  "relative-to=R: logical=L physical=P";
+  "canonicalize-existing=e canonicalize-missing=m no-symlinks=s strip=s quiet=q zero=z relative-to=R: logical=L "
+  "physical=P";
 
 int box_cmd_realpath(BoxCmd *c) {
   int mode = 0;

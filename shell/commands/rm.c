@@ -73,8 +73,7 @@ static bool rm_path(Rm *r, const char *path, unsigned char type) {
 }
 
 static const char longopts[] =
-  "force=f recursive=r dir=d verbose=v interactive=\1:: no-preserve-root=\2 "
-  "preserve-root=\3:: one-file-system=\4";
+  "force=f recursive=r dir=d verbose=v interactive=\1:: no-preserve-root=\2 preserve-root=\3:: one-file-system=\4";
 
 int box_cmd_rm(BoxCmd *c) {
   Rm r = { c, false, false, false, false, 0 };

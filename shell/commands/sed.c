@@ -407,8 +407,7 @@ static bool parse_script(Sed *s, GPtrArray *blocks) {
       while (peek(s) != EOF && peek(s) != '\n') next(s);
       continue;
     }
-    SedCmd c;
-    memset(&c, 0, sizeof c);
+    SedCmd c = { 0 };
     if (!parse_addr(s, &c.a1)) return false;
     if (c.a1.kind != A_NONE) {
       skip_ws(s);
@@ -668,18 +667,11 @@ static void cmd_l(Sed *s, unsigned long width) {
     unsigned char ch = (unsigned char)s->ps->str[i];
     char tmp[8];
     const char *e = NULL;
-    switch (ch) {
-    case '\\': e = "\\\\"; break;
-    case '\a': e = "\\a"; break;
-    case '\b': e = "\\b"; break;
-    case '\f': e = "\\f"; break;
-    case '\n': e = "\\n"; break;
-    case '\r': e = "\\r"; break;
-    case '\t': e = "\\t"; break;
-    case '\v': e = "\\v"; break;
-    default:
-      if (ch < 0x20 || ch >= 0x7f) { g_snprintf(tmp, sizeof tmp, "\\%03o", ch); e = tmp; }
-      else { tmp[0] = (char)ch; tmp[1] = 0; e = tmp; }
+    if (ch == '\\') e = "\\\\";
+    else if (!(e = bx_escape_name(ch))) {
+      if (ch < 0x20 || ch >= 0x7f) g_snprintf(tmp, sizeof tmp, "\\%03o", ch);
+      else { tmp[0] = (char)ch; tmp[1] = 0; }
+      e = tmp;
     }
     size_t w = strlen(e);
     if (width > 1 && col + w > width - 1) {
@@ -722,13 +714,9 @@ static void expand_rep(const SedCmd *c, const char *base, regmatch_t *m, GString
         if (m[k].rm_so >= 0) append_case(dst, base + m[k].rm_so, (size_t)(m[k].rm_eo - m[k].rm_so), &one, mode);
         continue;
       }
-      switch (e) {
-      case 'n': ch = '\n'; break;
-      case 't': ch = '\t'; break;
-      case 'r': ch = '\r'; break;
-      case 'a': ch = '\a'; break;
-      case 'f': ch = '\f'; break;
-      case 'v': ch = '\v'; break;
+      int b = bx_escape_byte(e, "ntrafv");
+      if (b >= 0) ch = (char)b;
+      else switch (e) {
       case 'L': case 'U': mode = e; one = 0; continue;
       case 'E': mode = 0; one = 0; continue;
       case 'l': case 'u': one = e; continue;
@@ -994,15 +982,11 @@ static void run(Sed *s) {
 }
 
 static const char longopts[] =
-  "quiet=n silent=n expression=e: file=f: regexp-extended=E in-place=i:: separate=s "
-  "null-data=z zero-terminated=z line-length=l: unbuffered=u posix=\1 debug=\2 sandbox=\3 "
-  "follow-symlinks=\4";
+  "quiet=n silent=n expression=e: file=f: regexp-extended=E in-place=i:: separate=s null-data=z zero-terminated=z "
+  "line-length=l: unbuffered=u posix=\1 debug=\2 sandbox=\3 follow-symlinks=\4";
 
 int box_cmd_sed(BoxCmd *c) {
-  Sed s;
-  memset(&s, 0, sizeof s);
-  s.c = c;
-  s.lwidth = 70;
+  Sed s = { .c = c, .lwidth = 70 };
   s.cmds = g_array_new(FALSE, TRUE, sizeof(SedCmd));
   s.regexes = g_ptr_array_new();
   s.files = g_ptr_array_new();

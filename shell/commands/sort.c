@@ -401,15 +401,12 @@ bad:
 }
 
 static const char longopts[] =
-  "ignore-leading-blanks=b dictionary-order=d ignore-case=f general-numeric-sort=g "
-  "ignore-nonprinting=i month-sort=M human-numeric-sort=h numeric-sort=n reverse=r "
-  "version-sort=V check=c:: key=k: merge=m output=o: stable=s field-separator=t: unique=u "
-  "zero-terminated=z buffer-size=S: parallel=\1: temporary-directory=T:";
+  "ignore-leading-blanks=b dictionary-order=d ignore-case=f general-numeric-sort=g ignore-nonprinting=i "
+  "month-sort=M human-numeric-sort=h numeric-sort=n reverse=r version-sort=V check=c:: key=k: merge=m output=o: "
+  "stable=s field-separator=t: unique=u zero-terminated=z buffer-size=S: parallel=\1: temporary-directory=T:";
 
 int box_cmd_sort(BoxCmd *c) {
-  SortCtx s;
-  memset(&s, 0, sizeof s);
-  s.tab = -1;
+  SortCtx s = { .tab = -1 };
   GArray *keys = g_array_new(FALSE, TRUE, sizeof(SortKey));
   const char *outfile = NULL;
   int check = 0;      /* 1 -c, 2 -C */

@@ -8,16 +8,14 @@
 #include "shell/commands/util.h"
 
 enum { OPT_QUIET = 1, OPT_STATUS, OPT_STRICT, OPT_IGNORE_MISSING, OPT_TAG };
-static const char longopts[] =
-  "check=c binary=b text=t zero=z quiet=\1 status=\2 strict=\3 warn=w ignore-missing=\4";
+static const char longopts[] = "check=c binary=b text=t zero=z quiet=\1 status=\2 strict=\3 warn=w ignore-missing=\4";
 
 /* The hex digest of a file, or NULL with errno. */
 static char *digest_fd(GChecksumType t, int fd) {
   GChecksum *ck = g_checksum_new(t);
   char buf[65536];
   for (;;) {
-    ssize_t r = read(fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = bx_read(fd, buf, sizeof buf);
     if (r < 0) {
       int e = errno;
       g_checksum_free(ck);

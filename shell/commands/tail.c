@@ -9,8 +9,7 @@
 static bool copy_rest(BoxCmd *c, int fd) {
   char buf[65536];
   for (;;) {
-    ssize_t r = read(fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = bx_read(fd, buf, sizeof buf);
     if (r < 0) return false;
     if (r == 0) return true;
     box_out_write(c->out, buf, (size_t)r);
@@ -22,8 +21,7 @@ static bool tail_from_start(BoxCmd *c, int fd, const BxEnds *o) {
   unsigned long long skip = o->n ? o->n - 1 : 0;
   char buf[65536];
   while (skip > 0) {
-    ssize_t r = read(fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = bx_read(fd, buf, sizeof buf);
     if (r < 0) return false;
     if (r == 0) return true;
     size_t i = 0;
@@ -98,8 +96,7 @@ static bool tail_end(BoxCmd *c, int fd, const BxEnds *o) {
   GString *data = g_string_new(NULL);
   char buf[65536];
   for (;;) {
-    ssize_t r = read(fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = bx_read(fd, buf, sizeof buf);
     if (r < 0) { g_string_free(data, TRUE); return false; }
     if (r == 0) break;
     g_string_append_len(data, buf, r);

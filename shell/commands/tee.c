@@ -26,8 +26,7 @@ int box_cmd_tee(BoxCmd *c) {
   box_out_flush(c->out);
   char buf[65536];
   for (;;) {
-    ssize_t r = c->in >= 0 ? read(c->in, buf, sizeof buf) : 0;
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = c->in >= 0 ? bx_read(c->in, buf, sizeof buf) : 0;
     if (r < 0) { bx_err(c, "tee", "read error: %s", box_strerror(errno)); status = 1; break; }
     if (r == 0) break;
     if (c->out_fd >= 0 && !box_write_all(c->out_fd, buf, (size_t)r) && errno != EPIPE) status = 1;

@@ -187,8 +187,7 @@ int box_cmd_tr(BoxCmd *c) {
   char buf[65536], obuf[65536];
   int last = -1;
   for (;;) {
-    ssize_t r = c->in >= 0 ? read(c->in, buf, sizeof buf) : 0;
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = c->in >= 0 ? bx_read(c->in, buf, sizeof buf) : 0;
     if (r < 0) { bx_err(c, "tr", "read error: %s", box_strerror(errno)); goto out; }
     if (r == 0) break;
     size_t o = 0;

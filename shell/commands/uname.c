@@ -5,8 +5,8 @@
 #include "shell/commands/util.h"
 
 static const char longopts[] =
-  "all=a kernel-name=s nodename=n kernel-release=r kernel-version=v machine=m processor=p "
-  "hardware-platform=i operating-system=o";
+  "all=a kernel-name=s nodename=n kernel-release=r kernel-version=v machine=m processor=p hardware-platform=i "
+  "operating-system=o";
 
 int box_cmd_uname(BoxCmd *c) {
   unsigned f = 0;

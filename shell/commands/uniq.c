@@ -49,12 +49,11 @@ static bool num_arg(BoxCmd *c, const char *v, const char *what, unsigned long *o
 }
 
 static const char longopts[] =
-  "count=c repeated=d all-repeated=D:: unique=u ignore-case=i skip-fields=f: skip-chars=s: "
-  "check-chars=w: zero-terminated=z";
+  "count=c repeated=d all-repeated=D:: unique=u ignore-case=i skip-fields=f: skip-chars=s: check-chars=w: "
+  "zero-terminated=z";
 
 int box_cmd_uniq(BoxCmd *c) {
-  UniqOpt o;
-  memset(&o, 0, sizeof o);
+  UniqOpt o = { 0 };
   char delim = '\n';
   BX_EACH_OPTION(ch, c, "uniq", "cdDuif:s:w:z", longopts) switch (ch) {
   case 'c': o.count = true; break;

@@ -125,6 +125,22 @@ void bx_usage_q(BoxCmd *c, const char *cmd, const char *fmt, const char *name) {
   bx_usage(c, cmd, "%s", m);
 }
 
+bool bx_move_operands_ok(BoxCmd *c, const char *cmd, int n, char **args, const char *target_dir, bool no_target) {
+  if (n == 0) {
+    bx_usage(c, cmd, "missing file operand");
+    return false;
+  }
+  if (!target_dir && n == 1) {
+    bx_usage_q(c, cmd, "missing destination file operand after %s", args[0]);
+    return false;
+  }
+  if (no_target && (target_dir || n > 2)) {
+    bx_usage_q(c, cmd, "extra operand %s", args[2]);
+    return false;
+  }
+  return true;
+}
+
 /* ---- options ----------------------------------------------------------------- */
 
 void bx_getopt_start(const char *usage) {
@@ -236,6 +252,13 @@ bool bx_parse_count(BoxCmd *c, const char *cmd, const char *v, bool bytes, char 
     return false;
   }
   return true;
+}
+
+ssize_t bx_read(int fd, void *buf, size_t n) {
+  ssize_t r;
+  do r = read(fd, buf, n);
+  while (r < 0 && errno == EINTR);
+  return r;
 }
 
 int bx_open_in(BoxCmd *c, const char *name) {
@@ -383,6 +406,27 @@ bool bx_parse_size(const char *s, unsigned long long *out) {
   }
   *out = v;
   return true;
+}
+
+int bx_escape_byte(char letter, const char *accepted) {
+  static const char from[] = "abeEfnrtv\\'\"?0";
+  static const char to[] = { '\a', '\b', 033, 033, '\f', '\n', '\r', '\t', '\v', '\\', '\'', '"', '?', '\0' };
+  const char *p;
+  if (!letter || !strchr(accepted, letter) || !(p = strchr(from, letter))) return -1;
+  return (unsigned char)to[p - from];
+}
+
+const char *bx_escape_name(unsigned char ch) {
+  switch (ch) {
+  case '\a': return "\\a";
+  case '\b': return "\\b";
+  case '\f': return "\\f";
+  case '\n': return "\\n";
+  case '\r': return "\\r";
+  case '\t': return "\\t";
+  case '\v': return "\\v";
+  default: return NULL;
+  }
 }
 
 char *bx_relative_path(const char *path, const char *base) {

@@ -32,6 +32,10 @@ char *bx_errtext(BoxCmd *c, int err);
 /* "cmd: MESSAGE\nTry 'cmd --help' for more information.\n" */
 void bx_usage(BoxCmd *c, const char *cmd, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 
+/* cp's and mv's operands (n of them at args): GNU's usage message and false
+ * when there is none, no destination (no -t), or more than two with -T. */
+bool bx_move_operands_ok(BoxCmd *c, const char *cmd, int n, char **args, const char *target_dir, bool no_target);
+
 /* ---- options ------------------------------------------------------------- */
 
 /* getopt_long over c->argv with GNU's error texts printed on c->err; '?'
@@ -65,6 +69,8 @@ char **bx_file_operands(BoxCmd *c, int *n);
  * *flipped.  false after GNU's message. */
 bool bx_parse_count(BoxCmd *c, const char *cmd, const char *v, bool bytes, char flip, bool *flipped,
                     unsigned long long *n);
+/* read(2), again after EINTR. */
+ssize_t bx_read(int fd, void *buf, size_t n);
 /* "-" is stdin (c->in); else open(O_RDONLY).  -1 with errno. */
 int bx_open_in(BoxCmd *c, const char *name);
 void bx_close_in(BoxCmd *c, int fd);
@@ -122,6 +128,13 @@ const char *bx_group_name(gid_t gid);
 bool bx_parse_size(const char *s, unsigned long long *out);
 /* An octal or symbolic (chmod) mode applied to cur.  false when invalid. */
 bool bx_parse_mode(const char *s, mode_t cur, bool is_dir, mode_t *out);
+/* The byte a backslash escape's letter stands for ('n' newline, 'e' and 'E'
+ * ESC, '0' NUL, '\\', '\'', '"', '?' themselves…) when accepted holds the
+ * letter (each command takes its own set); -1 otherwise. */
+int bx_escape_byte(char letter, const char *accepted);
+/* The other way, as od -c and sed's l show a byte: "\\n" for a newline…,
+ * for \a \b \f \n \r \t \v; NULL for any other. */
+const char *bx_escape_name(unsigned char ch);
 /* path as seen from the directory base (both absolute and canonical):
  * realpath --relative-to's answer, "." for base itself.  g_malloc'd. */
 char *bx_relative_path(const char *path, const char *base);

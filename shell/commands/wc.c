@@ -17,8 +17,7 @@ static bool count_fd(int fd, WcCount *w) {
   bool in_word = false;
   unsigned long long col = 0;
   for (;;) {
-    ssize_t r = read(fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = bx_read(fd, buf, sizeof buf);
     if (r < 0) return false;
     if (r == 0) break;
     w->bytes += (unsigned long long)r;
@@ -97,8 +96,7 @@ int box_cmd_wc(BoxCmd *c) {
   int status = 0;
   GArray *counts = g_array_new(FALSE, TRUE, sizeof(WcCount));
   for (int i = 0; i < (nf ? nf : 1); i++) {
-    WcCount k;
-    memset(&k, 0, sizeof k);
+    WcCount k = { 0 };
     const char *name = nf ? c->argv[optind + i] : "-";
     k.name = nf ? g_strdup(name) : NULL;
     k.regular = strcmp(name, "-") != 0;
@@ -133,8 +131,7 @@ int box_cmd_wc(BoxCmd *c) {
     for (; reg >= 10; reg /= 10) width++;
     if (width < minw) width = minw;
   }
-  WcCount tot;
-  memset(&tot, 0, sizeof tot);
+  WcCount tot = { 0 };
   for (guint i = 0; i < counts->len; i++) {
     if (!v[i].failed) put(c, &v[i], l, w, ch, by, L, width);
     tot.lines += v[i].lines;

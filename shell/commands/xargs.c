@@ -26,8 +26,7 @@ static int getb(XIn *x) {
   if (x->pos < x->len) return (unsigned char)x->buf[x->pos++];
   if (x->eof) return -1;
   for (;;) {
-    ssize_t r = read(x->fd, x->buf, sizeof x->buf);
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = bx_read(x->fd, x->buf, sizeof x->buf);
     if (r <= 0) { x->eof = true; return -1; }
     x->len = (size_t)r;
     x->pos = 1;
@@ -160,9 +159,8 @@ static void run(XRun *r, GPtrArray *argv) {
 }
 
 static const char longopts[] =
-  "null=0 delimiter=d: max-args=n: max-lines=l:: replace=i:: no-run-if-empty=r max-chars=s: "
-  "verbose=t exit=x eof=e:: arg-file=a: max-procs=P: interactive=p open-tty=o "
-  "process-slot-var=S:";
+  "null=0 delimiter=d: max-args=n: max-lines=l:: replace=i:: no-run-if-empty=r max-chars=s: verbose=t exit=x "
+  "eof=e:: arg-file=a: max-procs=P: interactive=p open-tty=o process-slot-var=S:";
 
 static bool parse_pos(BoxCmd *c, const char *v, char opt, long min, long *out) {
   char *end;
