@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static const char longopts[] = "decode=d ignore-garbage=i wrap=w:";
 
@@ -128,11 +128,8 @@ int box_cmd_base64(BoxCmd *c) {
     return 1;
   }
   const char *name = optind < c->argc ? c->argv[optind] : "-";
-  GString *in = g_string_new(NULL);
-  if (!bx_slurp(c, "base64", name, in)) {
-    g_string_free(in, TRUE);
-    return 1;
-  }
+  GString *in = bx_slurp_new(c, "base64", name);
+  if (!in) return 1;
   int st = 0;
   if (dec) {
     if (!decode(c, in, ignore)) {

@@ -1,7 +1,7 @@
 /* basename.c — GNU basename: NAME [SUFFIX], -a, -s SUFFIX, -z. */
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static char *base_of(const char *s, const char *suffix) {
   size_t n = strlen(s);

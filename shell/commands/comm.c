@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 enum { OPT_DELIM = 1, OPT_CHECK, OPT_NOCHECK, OPT_TOTAL };
 static const char longopts[] = "output-delimiter=\1: check-order=\2 nocheck-order=\3 zero-terminated=z total=\4";

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct { size_t lo, hi; } Range;   /* 1-based, inclusive; hi SIZE_MAX = open */
 

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 /* strftime with GNU date's extras (%N, %:z, %::z, %-N handled as %N). */
 static void format_time(GString *out, const char *fmt, const struct timespec *ts, const struct tm *tm) {

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   BoxCmd *c;
@@ -666,7 +666,10 @@ int box_cmd_diff(BoxCmd *c) {
   bx_getopt_start_try_prefixed();
   int ch;
   bool bad = false;
+  bool *const flags[] = { &o.recursive, &o.new_file, &o.brief, &o.same_report, &o.ign_space, &o.ign_all, &o.ign_case,
+                          &o.text };
   while (!bad && (ch = bx_getopt(c, "diff", "uU:rNqsbwiaL:x:", longopts)) != -1) {
+    if (bx_set_flag(ch, "rNqsbwia", flags)) continue;
     switch (ch) {
     case 'u': o.unified = true; break;
     case 'U': {
@@ -684,14 +687,6 @@ int box_cmd_diff(BoxCmd *c) {
       o.unified = true;
       break;
     }
-    case 'r': o.recursive = true; break;
-    case 'N': o.new_file = true; break;
-    case 'q': o.brief = true; break;
-    case 's': o.same_report = true; break;
-    case 'b': o.ign_space = true; break;
-    case 'w': o.ign_all = true; break;
-    case 'i': o.ign_case = true; break;
-    case 'a': o.text = true; break;
     case 'n': o.unified = false; break;
     case 'x': g_ptr_array_add(o.exclude, optarg); break;
     case 'L':

@@ -1,7 +1,7 @@
 /* dirname.c — GNU dirname: NAME..., -z. */
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static const char longopts[] = "zero=z";
 

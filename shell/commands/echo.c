@@ -1,7 +1,7 @@
 /* echo.c — bash's echo: options -n -e -E (clustered), escapes with -e. */
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static int hexval(char c) {
   if (c >= '0' && c <= '9') return c - '0';

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   BoxCmd *c;

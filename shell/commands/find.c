@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef enum {
   F_AND, F_OR, F_NOT, F_COMMA,
@@ -934,22 +934,36 @@ static bool at_op(FParser *p, const char *const *ops) {
   return false;
 }
 
+/* Steps over a binary operator; false after find's message when nothing
+ * follows it. */
+static bool take_operator(FParser *p, const char *op) {
+  p->i++;
+  if (p->i < p->ac) return true;
+  perr(p, "invalid expression; you have used a binary operator '%s' with nothing after it.", op);
+  return false;
+}
+
+/* l K r; NULL, with l freed, when the right side did not parse. */
+static FNode *binary(Kind k, FNode *l, FNode *r) {
+  if (!r) {
+    free_node(l);
+    return NULL;
+  }
+  FNode *n = node(k);
+  n->l = l;
+  n->r = r;
+  return n;
+}
+
 static FNode *parse_and(FParser *p) {
   FNode *l = parse_primary(p);
   while (l && !p->error && p->i < p->ac) {
     static const char *const stop[] = { "-o", "-or", ",", ")", NULL };
     if (at_op(p, stop)) break;
     static const char *const andops[] = { "-a", "-and", NULL };
-    if (at_op(p, andops)) {
-      p->i++;
-      if (p->i >= p->ac) { perr(p, "%s", "invalid expression; you have used a binary operator '-a' with nothing after it."); break; }
-    }
-    FNode *r = parse_primary(p);
-    if (!r) { free_node(l); return NULL; }
-    FNode *n = node(F_AND);
-    n->l = l;
-    n->r = r;
-    l = n;
+    if (at_op(p, andops) && !take_operator(p, "-a")) break;
+    l = binary(F_AND, l, parse_primary(p));
+    if (!l) return NULL;
   }
   if (p->error) { free_node(l); return NULL; }
   return l;
@@ -959,14 +973,9 @@ static FNode *parse_orx(FParser *p) {
   FNode *l = parse_and(p);
   static const char *const orops[] = { "-o", "-or", NULL };
   while (l && !p->error && at_op(p, orops)) {
-    p->i++;
-    if (p->i >= p->ac) { perr(p, "%s", "invalid expression; you have used a binary operator '-o' with nothing after it."); break; }
-    FNode *r = parse_and(p);
-    if (!r) { free_node(l); return NULL; }
-    FNode *n = node(F_OR);
-    n->l = l;
-    n->r = r;
-    l = n;
+    if (!take_operator(p, "-o")) break;
+    l = binary(F_OR, l, parse_and(p));
+    if (!l) return NULL;
   }
   if (p->error) { free_node(l); return NULL; }
   return l;
@@ -977,12 +986,8 @@ static FNode *parse_or(FParser *p) {
   static const char *const comma[] = { ",", NULL };
   while (l && !p->error && at_op(p, comma)) {
     p->i++;
-    FNode *r = parse_orx(p);
-    if (!r) { free_node(l); return NULL; }
-    FNode *n = node(F_COMMA);
-    n->l = l;
-    n->r = r;
-    l = n;
+    l = binary(F_COMMA, l, parse_orx(p));
+    if (!l) return NULL;
   }
   return l;
 }

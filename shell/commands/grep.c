@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   bool icase, invert, number, count, list, list_missing, recursive, deref;
@@ -461,11 +461,8 @@ static bool grep_file(Grep *g, const char *path, bool show_name) {
 }
 
 static bool add_pattern_file(Grep *g, const char *file) {
-  GString *s = g_string_new(NULL);
-  if (!bx_slurp(g->c, "grep", file, s)) {
-    g_string_free(s, TRUE);
-    return false;
-  }
+  GString *s = bx_slurp_new(g->c, "grep", file);
+  if (!s) return false;
   if (s->len && s->str[s->len - 1] == '\n') g_string_truncate(s, s->len - 1);
   else if (s->len == 0) {
     g_string_free(s, TRUE);
@@ -595,28 +592,20 @@ int box_cmd_grep(BoxCmd *c) {
   bx_getopt_start("Usage: grep [OPTION]... PATTERNS [FILE]...");
   int ch;
   /* digits as -NUM context: handled through the optstring */
+  bool *const flags[] = { &g.word, &g.line, &g.null_data, &g.no_messages, &g.invert, &g.byte_offset, &g.number,
+                          &g.only, &g.quiet, &g.text, &g.skip_binary, &g.count, &g.initial_tab, &g.null_name };
   while ((ch = bx_getopt(c, "grep", "0123456789A:B:C:EFGPe:f:iyYwxzsvm:bnHhoqaIrRLlcTZUV", longopts)) != -1) {
+    if (bx_set_flag(ch, "wxzsvbnoqaIcTZ", flags)) continue;
     switch (ch) {
     case 'E': case 'F': case 'G': case 'P': g.syntax = ch; break;
     case 'e': g_ptr_array_add(g.patterns, g_strdup(optarg)); have_e = true; break;
     case 'f': if (!add_pattern_file(&g, optarg)) goto out; have_e = true; break;
     case 'i': case 'y': g.icase = true; break;
     case 'Y': g.icase = false; break;
-    case 'w': g.word = true; break;
-    case 'x': g.line = true; break;
-    case 'z': g.null_data = true; break;
-    case 's': g.no_messages = true; break;
-    case 'v': g.invert = true; break;
     case 'm': if (!parse_num(&g, optarg, "max count", &g.max_count)) goto out; break;
-    case 'b': g.byte_offset = true; break;
-    case 'n': g.number = true; break;
     case 'H': g.with_name = 1; break;
     case 'h': g.with_name = 0; break;
     case O_LABEL: g.label = optarg; break;
-    case 'o': g.only = true; break;
-    case 'q': g.quiet = true; break;
-    case 'a': g.text = true; break;
-    case 'I': g.skip_binary = true; break;
     case O_BINFILES:
       if (strcmp(optarg, "text") == 0) g.text = true;
       else if (strcmp(optarg, "without-match") == 0) g.skip_binary = true;
@@ -629,9 +618,6 @@ int box_cmd_grep(BoxCmd *c) {
     case O_EXCLUDE_DIR: g_ptr_array_add(g.exclude_dir, g_strdup(optarg)); break;
     case 'L': g.list_missing = true; g.list = false; break;
     case 'l': g.list = true; g.list_missing = false; break;
-    case 'c': g.count = true; break;
-    case 'T': g.initial_tab = true; break;
-    case 'Z': g.null_name = true; break;
     case 'A': if (!parse_num(&g, optarg, "context length", &after)) goto out; break;
     case 'B': if (!parse_num(&g, optarg, "context length", &before)) goto out; break;
     case 'C': if (!parse_num(&g, optarg, "context length", &ctx_default)) goto out; break;

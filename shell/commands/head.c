@@ -81,26 +81,6 @@ static bool head_copy(BoxCmd *c, int fd, const BxEnds *o) {
   return o->flipped ? head_all_but(c, fd, o) : head_first(c, fd, o);
 }
 
-int box_cmd_head(BoxCmd *c) {
-  BxEnds o = { false, false, 10, '\n' };
-  int verbose = -1;
-  const char *count = NULL;
-  bool skip_first = false;
-  /* obsolete -NUM[bkmlcq...] as the first argument */
-  if (c->argc > 1 && c->argv[1][0] == '-' && g_ascii_isdigit(c->argv[1][1])) {
-    static char nbuf[64];
-    const char *a = c->argv[1] + 1;
-    size_t k = strspn(a, "0123456789");
-    g_strlcpy(nbuf, a, MIN(k + 1, sizeof nbuf));
-    count = nbuf;
-    for (const char *p = a + k; *p; p++) {
-      if (*p == 'c') o.bytes = true;
-      else if (*p == 'l') o.bytes = false;
-      else if (*p == 'q') verbose = 0;
-      else if (*p == 'v') verbose = 1;
-    }
-    skip_first = true;
-  }
-  return bx_ends_run(c, "head", "n:c:qvz", skip_first, o, verbose, count, '-', true,
-                     head_copy);
-}
+static const BxEndsCmd head_cmd = { "head", "n:c:qvz", '-', true, head_copy };
+
+int box_cmd_head(BoxCmd *c) { return bx_ends_main(c, &head_cmd); }

@@ -3,7 +3,7 @@
 #ifndef BOX_SHELL_COMMANDS_HEAD_TAIL_H
 #define BOX_SHELL_COMMANDS_HEAD_TAIL_H
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   bool bytes;           /* -c: the count is of bytes, not records */
@@ -16,14 +16,19 @@ typedef struct {
  * on a read error. */
 typedef bool (*BxEndsFn)(BoxCmd *c, int fd, const BxEnds *o);
 
-/* The command after its obsolete -NUM first argument: argv[1] dropped when
- * skip_first, then the options (shortopts: head's or tail's; letters beyond
- * n, c, q, v, z are accepted and ignored), count (the obsolete one, or NULL)
- * read with flip as bx_parse_count's, and each file operand through fn.
- * verbose: 1 from -v, 0 from -q, -1 when neither was given.  A failed
- * write to the output stops the walk only when stop_on_out_error.  Returns
- * the exit status. */
-int bx_ends_run(BoxCmd *c, const char *cmd, const char *shortopts, bool skip_first, BxEnds o, int verbose,
-                const char *count, char flip, bool stop_on_out_error, BxEndsFn fn);
+/* What sets head and tail apart. */
+typedef struct {
+  const char *name;
+  const char *shortopts;   /* letters beyond n, c, q, v, z are accepted and ignored */
+  char flip;               /* the count's sign that changes its meaning: head's '-', tail's '+' */
+  bool stop_on_out_error;  /* a failed write to the output ends the walk over the files */
+  BxEndsFn copy;
+} BxEndsCmd;
+
+/* The whole command: the obsolete first argument (head's -NUM[clqv…],
+ * tail's -NUM or +NUM[cl]), the options, the count, then each file operand
+ * through cmd->copy with GNU's headers and messages.  Returns the exit
+ * status. */
+int bx_ends_main(BoxCmd *c, const BxEndsCmd *cmd);
 
 #endif

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static const char longopts[] = "user=u group=g groups=G name=n real=r zero=z";
 
@@ -19,15 +19,9 @@ static void put_id(BoxCmd *c, unsigned id, bool name, bool user) {
 
 int box_cmd_id(BoxCmd *c) {
   bool ou = false, og = false, oG = false, name = false, real = false, zero = false;
-  BX_EACH_OPTION(ch, c, "id", "ugGnrza", longopts) switch (ch) {
-  case 'u': ou = true; break;
-  case 'g': og = true; break;
-  case 'G': oG = true; break;
-  case 'n': name = true; break;
-  case 'r': real = true; break;
-  case 'z': zero = true; break;
-  case 'a': break;
-  default: return 1;
+  bool *const flags[] = { &ou, &og, &oG, &name, &real, &zero };
+  BX_EACH_OPTION(ch, c, "id", "ugGnrza", longopts) {
+    if (!bx_set_flag(ch, "ugGnrz", flags) && ch != 'a') return 1;
   }
   if (ou + og + oG > 1) { bx_usage(c, "id", "cannot print \"only\" of more than one choice"); return 1; }
   if ((name || real) && !(ou || og || oG)) { bx_err(c, "id", "cannot print only names or real IDs in default format"); return 1; }

@@ -10,7 +10,7 @@
 #include <jq.h>
 #include <jv.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 enum {
   O_RAW = 1, O_JOIN = 2, O_NULL = 4, O_SLURP = 8, O_EXIT = 16, O_RAWIN = 32,

@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   bool sym, force, noderef, relative, verbose, follow;

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   bool all, almost, lng, recursive, by_time, by_size, reverse, human, dirs, classify, slash,
@@ -61,26 +61,26 @@ static void sort_ents(LsOpt *o, GArray *v) {
   g_array_sort(v, ent_cmp);
 }
 
-static const char *user_name(LsOpt *o, uid_t uid, char *buf) {
-  if (o->numeric) { sprintf(buf, "%u", (unsigned)uid); return buf; }
-  char *n = g_hash_table_lookup(o->users, GUINT_TO_POINTER(uid + 1));
+/* A user's or group's name as ls -l shows it (its number with -n, or
+ * when it has none), looked up once per id into cache. */
+static const char *owner_name(LsOpt *o, GHashTable *cache, const char *(*lookup)(unsigned), unsigned id,
+                              char *buf) {
+  if (o->numeric) { sprintf(buf, "%u", id); return buf; }
+  char *n = g_hash_table_lookup(cache, GUINT_TO_POINTER(id + 1));
   if (!n) {
-    const char *name = bx_user_name(uid);
-    n = name ? g_strdup(name) : g_strdup_printf("%u", (unsigned)uid);
-    g_hash_table_insert(o->users, GUINT_TO_POINTER(uid + 1), n);
+    const char *name = lookup(id);
+    n = name ? g_strdup(name) : g_strdup_printf("%u", id);
+    g_hash_table_insert(cache, GUINT_TO_POINTER(id + 1), n);
   }
   return n;
 }
 
+static const char *user_name(LsOpt *o, uid_t uid, char *buf) {
+  return owner_name(o, o->users, bx_user_name, uid, buf);
+}
+
 static const char *group_name(LsOpt *o, gid_t gid, char *buf) {
-  if (o->numeric) { sprintf(buf, "%u", (unsigned)gid); return buf; }
-  char *n = g_hash_table_lookup(o->groups, GUINT_TO_POINTER(gid + 1));
-  if (!n) {
-    const char *name = bx_group_name(gid);
-    n = name ? g_strdup(name) : g_strdup_printf("%u", (unsigned)gid);
-    g_hash_table_insert(o->groups, GUINT_TO_POINTER(gid + 1), n);
-  }
-  return n;
+  return owner_name(o, o->groups, bx_group_name, gid, buf);
 }
 
 static char indicator(const LsOpt *o, mode_t m) {

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static const char longopts[] = "directory=d dry-run=u quiet=q tmpdir=p:: suffix=S:";
 

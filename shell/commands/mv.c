@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static const char longopts[] =
   "force=f no-clobber=n verbose=v no-target-directory=T target-directory=t: interactive=i update=u:: backup=b::";

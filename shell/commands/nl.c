@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static const char longopts[] =
   "body-numbering=b: number-width=w: number-separator=s: number-format=n: starting-line-number=v: line-increment=i:";

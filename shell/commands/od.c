@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   char kind;   /* c o x d u */

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static const char longopts[] = "delimiters=d: serial=s zero-terminated=z";
 

@@ -1,7 +1,7 @@
 /* printenv.c — GNU printenv: [-0] [VARIABLE]... of the exported environment. */
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static const char longopts[] = "null=0";
 

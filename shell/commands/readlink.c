@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static const char longopts[] =
   "canonicalize=f canonicalize-existing=e canonicalize-missing=m no-newline=n quiet=q silent=s verbose=v zero=z";

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static char *lexical(const char *p) {
   GString *r = g_string_new(NULL);

@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static bool rev_fd(BoxCmd *c, int fd) {
   BxReader r;

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static const char longopts[] = "parents=p verbose=v ignore-fail-on-non-empty=\1";
 

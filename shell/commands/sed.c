@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef enum { A_NONE, A_LINE, A_LAST, A_RE, A_STEP, A_ZERO, A_PLUS, A_MULT } AddrKind;
 
@@ -985,6 +985,67 @@ static const char longopts[] =
   "quiet=n silent=n expression=e: file=f: regexp-extended=E in-place=i:: separate=s null-data=z zero-terminated=z "
   "line-length=l: unbuffered=u posix=\1 debug=\2 sandbox=\3 follow-symlinks=\4";
 
+/* -i's backup name: SUFFIX appended, or with '*' in it each star the file's
+ * base name (in the file's directory when it names no directory itself). */
+static char *backup_name(const char *name, const char *suffix) {
+  if (!strchr(suffix, '*')) return g_strconcat(name, suffix, NULL);
+  const char *base = strrchr(name, '/');
+  base = base ? base + 1 : name;
+  GString *b = g_string_new(NULL);
+  for (const char *p = suffix; *p; p++) {
+    if (*p == '*') g_string_append(b, base);
+    else g_string_append_c(b, *p);
+  }
+  if (strchr(b->str, '/') || base == name) return g_string_free(b, FALSE);
+  g_autofree char *dir = g_strndup(name, (size_t)(base - name));
+  char *bak = g_strconcat(dir, b->str, NULL);
+  g_string_free(b, TRUE);
+  return bak;
+}
+
+/* data written over path; when it cannot be opened, "sed: WHAT PATH: …"
+ * and status 4. */
+static void write_over(Sed *s, const char *path, int flags, const GString *data, const char *what) {
+  int fd = box_open_file(path, O_WRONLY | O_TRUNC | flags);
+  if (fd < 0) {
+    g_autofree char *t = bx_errtext(s->c, errno);
+    bx_err(s->c, "sed", "%s %s: %s", what, path, t);
+    s->status = 4;
+    return;
+  }
+  box_write_all(fd, data->str, data->len);
+  close(fd);
+}
+
+/* The current input edited in place: the script's output goes to a memfd,
+ * then the backup (when -i has a suffix) and the file are written. */
+static void edit_in_place(Sed *s) {
+  const char *name = s->cur_name;
+  int mfd = memfd_create("sed-i", MFD_CLOEXEC);
+  box_out_init(&s->file_out, mfd);
+  s->out = &s->file_out;
+  run(s);
+  close_input(s);
+  box_out_flush(s->out);
+  s->out = s->c->out;
+  s->missing_nl = false;
+  GString *result = g_string_new(NULL);
+  lseek(mfd, 0, SEEK_SET);
+  bx_read_all(mfd, result);
+  close(mfd);
+  if (s->suffix && *s->suffix) {
+    g_autofree char *bak = backup_name(name, s->suffix);
+    /* the original content: read again */
+    GString *orig = g_string_new(NULL);
+    int rfd = box_open_file(name, O_RDONLY);
+    if (rfd >= 0) { bx_read_all(rfd, orig); close(rfd); }
+    write_over(s, bak, O_CREAT, orig, "couldn't open file");
+    g_string_free(orig, TRUE);
+  }
+  write_over(s, name, 0, result, "couldn't edit");
+  g_string_free(result, TRUE);
+}
+
 int box_cmd_sed(BoxCmd *c) {
   Sed s = { .c = c, .lwidth = 70 };
   s.cmds = g_array_new(FALSE, TRUE, sizeof(SedCmd));
@@ -1001,11 +1062,8 @@ int box_cmd_sed(BoxCmd *c) {
     case 'n': s.quiet = true; break;
     case 'e': g_ptr_array_add(scripts, g_strdup(optarg)); g_ptr_array_add(script_names, NULL); break;
     case 'f': {
-      GString *t = g_string_new(NULL);
-      if (!bx_slurp(c, "sed", optarg, t)) {
-        g_string_free(t, TRUE);
-        goto out;
-      }
+      GString *t = bx_slurp_new(c, "sed", optarg);
+      if (!t) goto out;
       if (t->len && t->str[t->len - 1] == '\n') g_string_truncate(t, t->len - 1);
       g_ptr_array_add(scripts, g_string_free(t, FALSE));
       g_ptr_array_add(script_names, optarg);
@@ -1071,72 +1129,12 @@ int box_cmd_sed(BoxCmd *c) {
       if (!open_next_input(&s)) break;
       s.lineno = 0;
       s.have_next = fetch(&s, false);
-      const char *name = s.cur_name;
-      if (!s.in_place) {
-        run(&s);
-        close_input(&s);
+      if (s.in_place) {
+        edit_in_place(&s);
         continue;
       }
-      /* in place: run with output into a temp descriptor (memfd) */
-      int mfd = memfd_create("sed-i", MFD_CLOEXEC);
-      box_out_init(&s.file_out, mfd);
-      s.out = &s.file_out;
       run(&s);
       close_input(&s);
-      box_out_flush(s.out);
-      s.out = c->out;
-      s.missing_nl = false;
-      GString *result = g_string_new(NULL);
-      lseek(mfd, 0, SEEK_SET);
-      bx_read_all(mfd, result);
-      close(mfd);
-      if (s.suffix && *s.suffix) {
-        char *bak;
-        if (strchr(s.suffix, '*')) {
-          const char *base = strrchr(name, '/');
-          base = base ? base + 1 : name;
-          GString *b = g_string_new(NULL);
-          for (const char *p = s.suffix; *p; p++) {
-            if (*p == '*') g_string_append(b, base);
-            else g_string_append_c(b, *p);
-          }
-          if (!strchr(b->str, '/') && base != name) {
-            char *dir = g_strndup(name, (size_t)(base - name));
-            bak = g_strconcat(dir, b->str, NULL);
-            g_free(dir);
-            g_string_free(b, TRUE);
-          } else {
-            bak = g_string_free(b, FALSE);
-          }
-        } else {
-          bak = g_strconcat(name, s.suffix, NULL);
-        }
-        /* the original content: read again */
-        GString *orig = g_string_new(NULL);
-        int rfd = box_open_file(name, O_RDONLY);
-        if (rfd >= 0) { bx_read_all(rfd, orig); close(rfd); }
-        int bfd = box_open_file(bak, O_WRONLY | O_CREAT | O_TRUNC);
-        if (bfd < 0) {
-          g_autofree char *t = bx_errtext(c, errno);
-          bx_err(c, "sed", "couldn't open file %s: %s", bak, t);
-          s.status = 4;
-        } else {
-          box_write_all(bfd, orig->str, orig->len);
-          close(bfd);
-        }
-        g_string_free(orig, TRUE);
-        g_free(bak);
-      }
-      int wfd = box_open_file(name, O_WRONLY | O_TRUNC);
-      if (wfd < 0) {
-        g_autofree char *t = bx_errtext(c, errno);
-        bx_err(c, "sed", "couldn't edit %s: %s", name, t);
-        s.status = 4;
-      } else {
-        box_write_all(wfd, result->str, result->len);
-        close(wfd);
-      }
-      g_string_free(result, TRUE);
     }
   }
   status = s.status ? s.status : s.exit_status;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static bool parse_num(const char *s, long double *v, int *frac, bool *is_int) {
   char *end;

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   size_t sfield, schar;   /* 1-based field, 0-based char offset (0 = start) */
@@ -405,6 +405,58 @@ static const char longopts[] =
   "month-sort=M human-numeric-sort=h numeric-sort=n reverse=r version-sort=V check=c:: key=k: merge=m output=o: "
   "stable=s field-separator=t: unique=u zero-terminated=z buffer-size=S: parallel=\1: temporary-directory=T:";
 
+/* The keys as the comparison reads them: a key without ordering options of
+ * its own takes the global ones; no -k is one key, the whole line. */
+static void finish_keys(SortCtx *s, GArray *keys) {
+  for (guint i = 0; i < keys->len; i++) {
+    SortKey *k = &g_array_index(keys, SortKey, i);
+    if (!has_ordering(k)) {
+      bool sb = k->skip_sblanks, eb = k->skip_eblanks;
+      SortKey g = s->global;
+      g.sfield = k->sfield; g.schar = k->schar; g.efield = k->efield; g.echar = k->echar;
+      g.skip_sblanks = sb || s->global.skip_sblanks;
+      g.skip_eblanks = eb || s->global.skip_eblanks;
+      *k = g;
+    }
+  }
+  if (keys->len == 0) {
+    SortKey k = s->global;
+    k.sfield = 1;
+    k.efield = 0;
+    g_array_append_val(keys, k);
+  }
+  s->keys = (SortKey *)keys->data;
+  SortKey *k0 = &g_array_index(keys, SortKey, 0);
+  SortKey probe = *k0;
+  probe.reverse = false;
+  s->plain = keys->len == 1 && k0->sfield == 1 && k0->schar == 0 && k0->efield == 0 && !has_ordering(&probe) &&
+             k0->reverse == s->global.reverse && s->tab < 256;
+  s->nkeys = keys->len;
+  s->reverse_all = s->global.reverse;
+}
+
+/* All inputs into data, each ending in delim.  false after sort's message. */
+static bool read_inputs(BoxCmd *c, char **files, int nf, char delim, GString *data) {
+  for (int i = 0; i < nf; i++) {
+    int fd = bx_open_in(c, files[i]);
+    if (fd < 0) {
+      g_autofree char *t = bx_errtext(c, errno);
+      bx_err(c, "sort", "cannot read: %s: %s", files[i], t);
+      return false;
+    }
+    bool ok = bx_read_all(fd, data);
+    int e = errno;
+    bx_close_in(c, fd);
+    if (!ok) {
+      g_autofree char *t = bx_errtext(c, e);
+      bx_err(c, "sort", "read failed: %s: %s", files[i], t);
+      return false;
+    }
+    if (data->len && data->str[data->len - 1] != delim) g_string_append_c(data, delim);
+  }
+  return true;
+}
+
 int box_cmd_sort(BoxCmd *c) {
   SortCtx s = { .tab = -1 };
   GArray *keys = g_array_new(FALSE, TRUE, sizeof(SortKey));
@@ -441,34 +493,7 @@ int box_cmd_sort(BoxCmd *c) {
   case '?': goto out;
   default: set_flag(&s.global, (char)ch); break;
   }
-  /* keys without their own ordering options inherit the global ones */
-  for (guint i = 0; i < keys->len; i++) {
-    SortKey *k = &g_array_index(keys, SortKey, i);
-    if (!has_ordering(k)) {
-      bool sb = k->skip_sblanks, eb = k->skip_eblanks;
-      SortKey g = s.global;
-      g.sfield = k->sfield; g.schar = k->schar; g.efield = k->efield; g.echar = k->echar;
-      g.skip_sblanks = sb || s.global.skip_sblanks;
-      g.skip_eblanks = eb || s.global.skip_eblanks;
-      *k = g;
-    }
-  }
-  if (keys->len == 0) {
-    SortKey k = s.global;
-    k.sfield = 1;
-    k.efield = 0;
-    g_array_append_val(keys, k);
-  }
-  s.keys = (SortKey *)keys->data;
-  {
-    SortKey *k0 = &g_array_index(keys, SortKey, 0);
-    SortKey probe = *k0;
-    probe.reverse = false;
-    s.plain = keys->len == 1 && k0->sfield == 1 && k0->schar == 0 && k0->efield == 0 && !has_ordering(&probe) &&
-              k0->reverse == s.global.reverse && s.tab < 256;
-  }
-  s.nkeys = keys->len;
-  s.reverse_all = s.global.reverse;
+  finish_keys(&s, keys);
 
   int nf;
   char **files = bx_file_operands(c, &nf);
@@ -477,27 +502,7 @@ int box_cmd_sort(BoxCmd *c) {
     bx_usage(c, "sort", "extra operand %s not allowed with -%c", q, check == 2 ? 'C' : 'c');
     goto out;
   }
-  GArray *ends = g_array_new(FALSE, FALSE, sizeof(size_t));
-  for (int i = 0; i < nf; i++) {
-    int fd = bx_open_in(c, files[i]);
-    if (fd < 0) {
-      g_autofree char *t = bx_errtext(c, errno);
-      bx_err(c, "sort", "cannot read: %s: %s", files[i], t);
-      g_array_free(ends, TRUE);
-      goto out;
-    }
-    bool ok = bx_read_all(fd, data);
-    int e = errno;
-    bx_close_in(c, fd);
-    if (!ok) {
-      g_autofree char *t = bx_errtext(c, e);
-      bx_err(c, "sort", "read failed: %s: %s", files[i], t);
-      g_array_free(ends, TRUE);
-      goto out;
-    }
-    if (data->len && data->str[data->len - 1] != delim) g_string_append_c(data, delim);
-  }
-  g_array_free(ends, TRUE);
+  if (!read_inputs(c, files, nf, delim, data)) goto out;
   for (size_t pos = 0; pos < data->len;) {
     const char *e = memchr(data->str + pos, delim, data->len - pos);
     size_t end = (size_t)(e - data->str);

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   const char *name;

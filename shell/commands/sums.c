@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 enum { OPT_QUIET = 1, OPT_STATUS, OPT_STRICT, OPT_IGNORE_MISSING, OPT_TAG };
 static const char longopts[] = "check=c binary=b text=t zero=z quiet=\1 status=\2 strict=\3 warn=w ignore-missing=\4";
@@ -45,11 +45,8 @@ typedef struct {
 } CheckOpts;
 
 static int check_file(BoxCmd *c, const char *cmd, GChecksumType t, const char *list, const CheckOpts *o) {
-  GString *text = g_string_new(NULL);
-  if (!bx_slurp(c, cmd, list, text)) {
-    g_string_free(text, TRUE);
-    return 1;
-  }
+  GString *text = bx_slurp_new(c, cmd, list);
+  if (!text) return 1;
   size_t hexlen = (size_t)g_checksum_type_get_length(t) * 2;
   unsigned long long bad_format = 0, unread = 0, mismatch = 0, good = 0, lineno = 0;
   bool matched_any = false;

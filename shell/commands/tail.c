@@ -119,24 +119,6 @@ static bool tail_copy(BoxCmd *c, int fd, const BxEnds *o) {
   return o->flipped ? tail_from_start(c, fd, o) : tail_end(c, fd, o);
 }
 
-int box_cmd_tail(BoxCmd *c) {
-  BxEnds o = { false, false, 10, '\n' };
-  int verbose = -1;
-  const char *count = NULL;
-  bool skip_first = false;
-  static char nbuf[64];
-  if (c->argc > 1 && (c->argv[1][0] == '-' || c->argv[1][0] == '+') && g_ascii_isdigit(c->argv[1][1]) &&
-      (c->argv[1][0] == '-' || c->argc <= 3)) {
-    const char *a = c->argv[1];
-    size_t k = strspn(a + 1, "0123456789");
-    g_snprintf(nbuf, sizeof nbuf, "%c%.*s", a[0], (int)k, a + 1);
-    count = nbuf;
-    for (const char *p = a + 1 + k; *p; p++) {
-      if (*p == 'c') o.bytes = true;
-      else if (*p == 'l') o.bytes = false;
-    }
-    skip_first = true;
-  }
-  return bx_ends_run(c, "tail", "n:c:qvzf", skip_first, o, verbose, count, '+', false,
-                     tail_copy);
-}
+static const BxEndsCmd tail_cmd = { "tail", "n:c:qvzf", '+', false, tail_copy };
+
+int box_cmd_tail(BoxCmd *c) { return bx_ends_main(c, &tail_cmd); }

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 #define EXIT_TIMEDOUT 124
 #define EXIT_CANCELED 125

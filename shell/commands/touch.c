@@ -6,7 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 /* [[CC]YY]MMDDhhmm[.ss] */
 static bool parse_stamp(const char *s, struct timespec *out) {

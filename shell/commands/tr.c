@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static int class_test(const char *name, int ch) {
   if (!strcmp(name, "alpha")) return g_ascii_isalpha(ch);

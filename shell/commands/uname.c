@@ -2,7 +2,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static const char longopts[] =
   "all=a kernel-name=s nodename=n kernel-release=r kernel-version=v machine=m processor=p hardware-platform=i "

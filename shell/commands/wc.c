@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   unsigned long long lines, words, bytes, maxlen;
@@ -82,14 +82,11 @@ static void put(BoxCmd *c, const WcCount *w, bool l, bool wd, bool ch, bool by, 
 int box_cmd_wc(BoxCmd *c) {
   bool l = false, w = false, ch = false, by = false, L = false;
   const char *total = "auto";
-  BX_EACH_OPTION(o, c, "wc", "lwcmL", longopts) switch (o) {
-  case 'l': l = true; break;
-  case 'w': w = true; break;
-  case 'c': by = true; break;
-  case 'm': ch = true; break;
-  case 'L': L = true; break;
-  case 1: total = optarg; break;
-  default: return 1;
+  bool *const flags[] = { &l, &w, &by, &ch, &L };
+  BX_EACH_OPTION(o, c, "wc", "lwcmL", longopts) {
+    if (bx_set_flag(o, "lwcmL", flags)) continue;
+    if (o != 1) return 1;
+    total = optarg;
   }
   if (!l && !w && !ch && !by && !L) l = w = by = true;
   int nf = c->argc - optind;

@@ -2,7 +2,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 int box_cmd_whoami(BoxCmd *c) {
   if (c->argc > 1) {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   BoxCmd *c;
@@ -178,6 +178,28 @@ static bool parse_pos(BoxCmd *c, const char *v, char opt, long min, long *out) {
   return true;
 }
 
+/* -I: one command per input item, REPLACE in each argument replaced by it. */
+static void run_replacing(XRun *r, XIn *x, const GPtrArray *base, const char *replace, GString *item,
+                          GPtrArray *argv) {
+  bool eol;
+  int k = 0;
+  size_t rl = strlen(replace);
+  while (!r->stop && (k = next_item(x, item, &eol)) == 1) {
+    g_ptr_array_set_size(argv, 0);
+    for (guint i = 0; i < base->len; i++) {
+      const char *a = base->pdata[i];
+      GString *s = g_string_new(NULL);
+      for (const char *p = a; *p;) {
+        if (!strncmp(p, replace, rl)) { g_string_append_len(s, item->str, item->len); p += rl; }
+        else g_string_append_c(s, *p++);
+      }
+      g_ptr_array_add(argv, g_string_free(s, FALSE));
+    }
+    run(r, argv);
+  }
+  if (k < 0) r->status = 1;
+}
+
 int box_cmd_xargs(BoxCmd *c) {
   long max_args = 0, max_lines = 0, max_chars = 131072 - 2048;
   const char *replace = NULL, *eofstr = NULL, *argfile = NULL;
@@ -238,25 +260,7 @@ int box_cmd_xargs(BoxCmd *c) {
   GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
   bool ran = false;
   if (replace) {
-    bool eol;
-    int k;
-    while (!r.stop && (k = next_item(x, item, &eol)) == 1) {
-      g_ptr_array_set_size(argv, 0);
-      for (guint i = 0; i < base->len; i++) {
-        const char *a = base->pdata[i];
-        GString *s = g_string_new(NULL);
-        size_t rl = strlen(replace);
-        for (const char *p = a; *p;) {
-          if (!strncmp(p, replace, rl)) { g_string_append_len(s, item->str, item->len); p += rl; }
-          else g_string_append_c(s, *p++);
-        }
-        g_ptr_array_add(argv, g_string_free(s, FALSE));
-      }
-      run(&r, argv);
-      ran = true;
-    }
-    if (k < 0) r.status = 1;
-    (void)ran;
+    run_replacing(&r, x, base, replace, item, argv);
   } else {
     bool eol;
     int k = 0;
