@@ -24,7 +24,6 @@ int box_cmd_mktemp(BoxCmd *c) {
   }
   int n = c->argc - optind;
   if (n > 1) {
-    g_autofree char *q = bx_quote_always(c->argv[optind + 1]);
     bx_usage(c, "mktemp", "too many templates");
     return 1;
   }
