@@ -16,36 +16,24 @@ def fs_decisions(box, since):
     return out
 
 
-def run(box, text, collect=fs_decisions):
-    """text through the box's bash: its result, and the decisions it raised
-    as collect reads them from the log."""
+def run(box, text):
     n = len(box.decisions())
     r = box.bash(text, cwd=box.workspace)
-    return r, collect(box, n)
+    return r, fs_decisions(box, n)
 
 
-def seed_files(ws):
-    """a.txt, and d/x, d/y, d/z: each a line with "hello" in it."""
-    (ws / "a.txt").write_text("hello a\n")
-    (ws / "d").mkdir()
-    for name in ("x", "y", "z"):
-        (ws / "d" / name).write_text(name + " hello\n")
-
-
-def start_moving_and_deleting(box):
-    """The box started with fs:move and fs:delete permitted in the workspace."""
+def test_file_command_decisions(box):
     box.seed_policy(extra="""
         permit(principal, action in [Box::Action::"fs:move", Box::Action::"fs:delete"], resource)
         when { context.input.path like "~/src/project/*" };
         """)
     box.write_config()
     box.start()
-
-
-def test_file_command_decisions(box):
-    start_moving_and_deleting(box)
     ws = box.workspace
-    seed_files(ws)
+    (ws / "a.txt").write_text("hello a\n")
+    (ws / "d").mkdir()
+    for name in ("x", "y", "z"):
+        (ws / "d" / name).write_text(name + " hello\n")
 
     r, d = run(box, "cp a.txt b.txt")
     assert r.returncode == 0, r.stderr
@@ -84,7 +72,12 @@ def exec_decisions(box, since):
 
 
 def test_ls_find_xargs_decisions(box):
-    start_moving_and_deleting(box)
+    box.seed_policy(extra="""
+        permit(principal, action in [Box::Action::"fs:move", Box::Action::"fs:delete"], resource)
+        when { context.input.path like "~/src/project/*" };
+        """)
+    box.write_config()
+    box.start()
     ws = box.workspace
     (ws / "d").mkdir()
     for name in ("x", "y", "z"):
@@ -171,7 +164,9 @@ def op_decisions(box, since):
 
 
 def run_ops(box, text):
-    return run(box, text, op_decisions)
+    n = len(box.decisions())
+    r = box.bash(text, cwd=box.workspace)
+    return r, op_decisions(box, n)
 
 
 def test_decisions_by_operation(box):
@@ -180,7 +175,10 @@ def test_decisions_by_operation(box):
     box.write_config()
     box.start()
     ws = box.workspace
-    seed_files(ws)
+    (ws / "a.txt").write_text("hello a\n")
+    (ws / "d").mkdir()
+    for name in ("x", "y", "z"):
+        (ws / "d" / name).write_text(name + " hello\n")
     (ws / "t").mkdir()
     for i in range(10):
         (ws / "t" / f"f{i}.txt").write_text(f"{i}\n")

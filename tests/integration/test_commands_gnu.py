@@ -206,33 +206,28 @@ def tree(root: Path) -> list:
     return sorted(out)
 
 
-def run_both(tmp_path: Path, text: str, extra: str = "", env: dict | None = None):
-    """text through box-shell and through bash, each in its own copy of the
-    tree SETUP (then extra) makes: (stdout, stderr, status, tree) twice."""
+def run_both(tmp_path: Path, text: str):
     results = []
     for kind in ("box", "gnu"):
         d = tmp_path / kind
         d.mkdir()
-        subprocess.run(["bash", "-c", SETUP + extra], cwd=d, check=True)
-        run_env = {"PATH": "/usr/bin:/bin", "HOME": str(d), "LC_ALL": "C", **(env or {})}
+        subprocess.run(["bash", "-c", SETUP], cwd=d, check=True)
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(d), "LC_ALL": "C"}
         argv = [str(BOX_SHELL), "-c", text] if kind == "box" else ["bash", "-c", text]
-        p = subprocess.run(argv, cwd=d, env=run_env, capture_output=True, timeout=60)
+        p = subprocess.run(argv, cwd=d, env=env, capture_output=True, timeout=60)
         results.append((p.stdout, p.stderr, p.returncode, tree(d)))
     return results
-
-
-def assert_same(box, gnu):
-    assert box[1].decode(errors="replace") == gnu[1].decode(errors="replace"), "stderr"
-    assert box[0] == gnu[0], "stdout"
-    assert box[2] == gnu[2], "status"
-    assert box[3] == gnu[3], "resulting tree"
 
 
 @pytest.mark.parametrize("text", GREP + HEADTAIL + SORT + UNIQCUTTR + WCTEE + SED + FILES + JQ + FIND + LS + XARGS + MISC)
 def test_against_gnu(tmp_path, text):
     if not BOX_SHELL.exists():
         pytest.skip("box-shell not built")
-    assert_same(*run_both(tmp_path, text))
+    box, gnu = run_both(tmp_path, text)
+    assert box[1].decode(errors="replace") == gnu[1].decode(errors="replace"), "stderr"
+    assert box[0] == gnu[0], "stdout"
+    assert box[2] == gnu[2], "status"
+    assert box[3] == gnu[3], "resulting tree"
 
 
 def test_long_lines_and_binary(tmp_path):

@@ -13,8 +13,7 @@ import subprocess
 
 import pytest
 
-from test_commands_gnu import BOX_SHELL, SETUP, assert_same
-from test_commands_gnu import run_both as gnu_run_both
+from test_commands_gnu import BOX_SHELL, SETUP, tree
 
 # Fixed times, so `diff -u` headers and `ls -t` agree between the copies.
 EXTRA = r"""
@@ -103,19 +102,16 @@ NAMES = [
 
 
 def run_both(tmp_path, text):
-    return gnu_run_both(tmp_path, text, EXTRA, {"TZ": "UTC"})
-
-
-def assert_same_in(d, cases, timeout=None):
-    """Each case through box-shell and through bash in the one directory d:
-    the same stdout, stderr and status."""
-    for text in cases:
-        outs = []
-        for argv in ([str(BOX_SHELL), "-c", text], ["bash", "-c", text]):
-            p = subprocess.run(argv, cwd=d, capture_output=True, env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"},
-                               timeout=timeout)
-            outs.append((p.stdout, p.stderr, p.returncode))
-        assert outs[0] == outs[1], text
+    results = []
+    for kind in ("box", "gnu"):
+        d = tmp_path / kind
+        d.mkdir()
+        subprocess.run(["bash", "-c", SETUP + EXTRA], cwd=d, check=True)
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(d), "LC_ALL": "C", "TZ": "UTC"}
+        argv = [str(BOX_SHELL), "-c", text] if kind == "box" else ["bash", "-c", text]
+        p = subprocess.run(argv, cwd=d, env=env, capture_output=True, timeout=60)
+        results.append((p.stdout, p.stderr, p.returncode, tree(d)))
+    return results
 
 
 def need_shell():
@@ -126,7 +122,11 @@ def need_shell():
 @pytest.mark.parametrize("text", DIFF + TIMEOUT + DU + STAT + OPTIONS + NAMES)
 def test_against_gnu(tmp_path, text):
     need_shell()
-    assert_same(*run_both(tmp_path, text))
+    box, gnu = run_both(tmp_path, text)
+    assert box[1].decode(errors="replace") == gnu[1].decode(errors="replace"), "stderr"
+    assert box[0] == gnu[0], "stdout"
+    assert box[2] == gnu[2], "status"
+    assert box[3] == gnu[3], "resulting tree"
 
 
 @pytest.mark.parametrize("text", TIMEOUT_KILL)
@@ -191,7 +191,12 @@ def test_binary_and_invalid_utf8(tmp_path):
         "nl u8 | od -c | head -4", "paste u8 u8 | od -c | head -3", "expand u8 | md5sum", "comm u8 u8", "jq -R . u8",
         "find . -name blob -size +10k", "du -b blob", "stat -c %s blob", "ls -l blob | cut -c1-10,24-33",
     ]
-    assert_same_in(d, cases)
+    for text in cases:
+        outs = []
+        for argv in ([str(BOX_SHELL), "-c", text], ["bash", "-c", text]):
+            p = subprocess.run(argv, cwd=d, capture_output=True, env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"})
+            outs.append((p.stdout, p.stderr, p.returncode))
+        assert outs[0] == outs[1], text
 
 
 def test_megabyte_lines(tmp_path):
@@ -210,7 +215,12 @@ def test_megabyte_lines(tmp_path):
         "fold -w 100000 l1 | wc -l", "nl l1 | cut -c1-10", "paste l1 l2 | wc -c", "awk_free=1; jq -R length l1",
         "comm -3 l1 l2 | md5sum", "base64 -w 0 l1 | wc -c", "md5sum l1",
     ]
-    assert_same_in(d, cases, timeout=120)
+    for text in cases:
+        outs = []
+        for argv in ([str(BOX_SHELL), "-c", text], ["bash", "-c", text]):
+            p = subprocess.run(argv, cwd=d, capture_output=True, env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"}, timeout=120)
+            outs.append((p.stdout, p.stderr, p.returncode))
+        assert outs[0] == outs[1], text
 
 
 def test_two_gigabyte_file(tmp_path):

@@ -5,9 +5,11 @@ Same method as test_commands_gnu.py: each case runs once through
 two fresh copies of one generated tree; stdout, stderr, status and the
 resulting tree must be equal.
 """
+import subprocess
+
 import pytest
 
-from test_commands_gnu import BOX_SHELL, assert_same, run_both
+from test_commands_gnu import BOX_SHELL, SETUP, tree
 
 EXTRA = r"""
 printf 'one\ttwo\tthree\n\tlead\n  \tsp\nab\bc\tx\n' > tabs
@@ -71,8 +73,25 @@ MISC3 = [
 ]
 
 
+def run_both(tmp_path, text):
+    results = []
+    for kind in ("box", "gnu"):
+        d = tmp_path / kind
+        d.mkdir()
+        subprocess.run(["bash", "-c", SETUP + EXTRA], cwd=d, check=True)
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(d), "LC_ALL": "C"}
+        argv = [str(BOX_SHELL), "-c", text] if kind == "box" else ["bash", "-c", text]
+        p = subprocess.run(argv, cwd=d, env=env, capture_output=True, timeout=60)
+        results.append((p.stdout, p.stderr, p.returncode, tree(d)))
+    return results
+
+
 @pytest.mark.parametrize("text", TEXT + CODEC + MISC3)
 def test_against_gnu(tmp_path, text):
     if not BOX_SHELL.exists():
         pytest.skip("box-shell not built")
-    assert_same(*run_both(tmp_path, text, EXTRA))
+    box, gnu = run_both(tmp_path, text)
+    assert box[1].decode(errors="replace") == gnu[1].decode(errors="replace"), "stderr"
+    assert box[0] == gnu[0], "stdout"
+    assert box[2] == gnu[2], "status"
+    assert box[3] == gnu[3], "resulting tree"
