@@ -1,4 +1,4 @@
-"""The decisions the Shell's file commands raise, read from the
+"""Issue 5: the decisions the Shell's file commands raise, read from the
 decision log of a real box (spec/policy.md §4.1)."""
 import os
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""The Shell's commands against the GNU tools, same generated input.
+"""Issue 5: the Shell's commands against the GNU tools, same generated input.
 
 Each case runs the same text twice in two fresh copies of one generated
 tree: once through `box-shell -c` (the Shell alone, no box) and once through

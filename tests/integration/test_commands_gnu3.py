@@ -1,4 +1,4 @@
-"""The text, checksum and misc commands against the GNU tools.
+"""Issue 5: the text, checksum and misc commands against the GNU tools.
 
 Same method as test_commands_gnu.py: each case runs once through
 `box-shell -c` and once through `bash -c` with the GNU tools (LC_ALL=C) in

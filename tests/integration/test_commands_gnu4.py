@@ -1,6 +1,7 @@
-"""diff, timeout, du and stat against the GNU tools, the options the other
-tables do not reach, and the edge cases (binary files, invalid UTF-8, 1 MB
-lines, a 2 GB file, names with spaces, newlines and leading dashes).
+"""Issue 5: diff, timeout, du and stat against the GNU tools, the options of
+the issue's list the other tables did not reach yet, and the edge cases
+(binary files, invalid UTF-8, 1 MB lines, a 2 GB file, names with spaces,
+newlines and leading dashes).
 
 Same method as test_commands_gnu.py: each case runs once through
 `box-shell -c` and once through `bash -c` with the GNU tools (LC_ALL=C) in
