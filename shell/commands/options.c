@@ -64,7 +64,8 @@ static const struct option *long_table(const char *spec) {
     memcpy(names + used, p, len);
     names[used + len] = '\0';
     int colons = (eq[2] == ':') + (eq[2] == ':' && eq[3] == ':');
-    tab[n++] = (struct option){ names + used, colons == 0 ? no_argument : colons == 1 ? required_argument : optional_argument, NULL, (unsigned char)eq[1] };
+    int has_arg = colons == 0 ? no_argument : colons == 1 ? required_argument : optional_argument;
+    tab[n++] = (struct option){ names + used, has_arg, NULL, (unsigned char)eq[1] };
     used += len + 1;
     p = eq + 2 + colons;
   }
