@@ -658,6 +658,154 @@ static bool parse_num(const char *s, int *cmp, long long *num, const char **rest
 
 static FNode *parse_or(FParser *p);
 
+/* a -size test: N[cwbkMG] with +/-. */
+static FNode *parse_size_test(FParser *p, const char *a) {
+  const char *v = need_arg(p, a);
+  if (!v) return NULL;
+  FNode *n;
+  n = node(T_SIZE);
+  const char *rest;
+  if (!parse_num(v, &n->cmp, &n->num, &rest)) { free_node(n); perr(p, "invalid -size type `%s'", v); return NULL; }
+  n->unit = 512;
+  if (*rest) {
+    if (rest[1]) { free_node(n); perr(p, "invalid -size type `%s'", v); return NULL; }
+    switch (*rest) {
+    case 'c': n->unit = 1; break;
+    case 'w': n->unit = 2; break;
+    case 'b': n->unit = 512; break;
+    case 'k': n->unit = 1024; break;
+    case 'M': n->unit = 1024 * 1024; break;
+    case 'G': n->unit = 1024LL * 1024 * 1024; break;
+    default: {
+      char t[2] = { *rest, 0 };
+      free_node(n);
+      perr(p, "invalid -size type `%s'", t);
+      return NULL;
+    }
+    }
+  }
+  return n;
+}
+
+/* -newer and its kin: the reference file's time, read now. */
+static FNode *parse_newer(FParser *p, const char *a) {
+  Find *f = p->f;
+  const char *v = need_arg(p, a);
+  if (!v) return NULL;
+  FNode *n;
+  struct stat st;
+  bool fl = f->follow || f->follow_args;
+  if ((fl ? stat(v, &st) : lstat(v, &st)) != 0) {
+    char *q = bx_quote_always(v), *t = bx_errtext(f->c, errno);
+    char *m = g_strdup_printf("%s: %s", q, t);
+    perr(p, "%s", m);
+    g_free(m); g_free(q); g_free(t);
+    return NULL;
+  }
+  n = node(T_NEWER);
+  n->which = a[1] == 'n' ? 'm' : a[1];
+  char rw = strlen(a) == 8 ? a[7] : 'm';
+  n->ref = rw == 'a' ? st.st_atim : rw == 'c' ? st.st_ctim : st.st_mtim;
+  return n;
+}
+
+/* -perm MODE, -MODE (all of), /MODE (any of). */
+static FNode *parse_perm(FParser *p, const char *a) {
+  const char *v = need_arg(p, a);
+  if (!v) return NULL;
+  FNode *n;
+  n = node(T_PERM);
+  const char *m = v;
+  if (*m == '-' || *m == '/') n->perm_kind = *m++;
+  else if (*m == '+' && g_ascii_isdigit(m[1])) { n->perm_kind = '/'; m++; }
+  mode_t mm;
+  if (!bx_parse_mode(m, 0, false, &mm)) {
+    free_node(n);
+    perr(p, "invalid mode `%s'", v);
+    return NULL;
+  }
+  if (!g_ascii_isdigit(*m)) {
+    /* symbolic: as applied to 000 without umask */
+    mode_t um = umask(0);
+    bx_parse_mode(m, 0, false, &mm);
+    umask(um);
+  }
+  n->mode = mm;
+  return n;
+}
+
+/* The numeric tests: -user and -group (a name or a number), -uid, -gid,
+ * -links, -inum. */
+static FNode *parse_id_test(FParser *p, const char *a) {
+  const char *v = need_arg(p, a);
+  if (!v) return NULL;
+  FNode *n;
+  Kind k = !strcmp(a, "-user") ? T_USER : !strcmp(a, "-group") ? T_GROUP : !strcmp(a, "-uid") ? T_UID
+         : !strcmp(a, "-gid") ? T_GID : !strcmp(a, "-links") ? T_LINKS : T_INUM;
+  n = node(k);
+  if (k == T_USER || k == T_GROUP) {
+    struct passwd *pw = k == T_USER ? getpwnam(v) : NULL;
+    struct group *gr = k == T_GROUP ? getgrnam(v) : NULL;
+    if (pw) n->num = pw->pw_uid;
+    else if (gr) n->num = gr->gr_gid;
+    else if (!parse_num(v, &n->cmp, &n->num, NULL) || n->cmp) {
+      free_node(n);
+      char *m = g_strdup_printf("%s is not the name of a known %s", v, k == T_USER ? "user" : "group");
+      char *q = bx_quote_always(v);
+      g_free(m);
+      m = g_strdup_printf("%s is not the name of a known %s", q, k == T_USER ? "user" : "group");
+      perr(p, "%s", m);
+      g_free(m); g_free(q);
+      return NULL;
+    }
+    n->cmp = 0;
+  } else if (!parse_num(v, &n->cmp, &n->num, NULL)) {
+    free_node(n);
+    char *m = g_strdup_printf("invalid argument `%s' to `%s'", v, a);
+    perr(p, "%s", m);
+    g_free(m);
+    return NULL;
+  }
+  return n;
+}
+
+/* -exec, -execdir, -ok, -okdir: the command up to ";" or "+". */
+static FNode *parse_exec(FParser *p, const char *a) {
+  Find *f = p->f;
+  FNode *n;
+  f->has_action = true;
+  n = node(A_EXEC);
+  n->dir = strstr(a, "dir") != NULL;
+  n->ok = !strncmp(a, "-ok", 3);
+  int start = p->i;
+  while (p->i < p->ac) {
+    const char *w = p->av[p->i];
+    if (!strcmp(w, ";")) break;
+    if (!strcmp(w, "+") && !n->ok && p->i > start && !strcmp(p->av[p->i - 1], "{}")) { n->plus = true; break; }
+    p->i++;
+  }
+  if (p->i >= p->ac || p->i == start) {
+    free_node(n);
+    perr(p, "missing argument to `%s'", a);
+    return NULL;
+  }
+  n->argc = p->i - start;
+  n->argv = g_new0(char *, n->argc + 1);
+  for (int k = 0; k < n->argc; k++) n->argv[k] = p->av[start + k];
+  if (n->plus) {
+    for (int k = 0; k < n->argc - 1; k++)
+      if (strstr(n->argv[k], "{}")) {
+        free_node(n);
+        perr(p, "Only one instance of {} is supported with -exec%s ... +", n->dir ? "dir" : "");
+        return NULL;
+      }
+    n->batch = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(f->execs, n);
+  }
+  p->i++;
+  return n;
+}
+
 static FNode *parse_primary(FParser *p) {
   if (p->i >= p->ac) { perr(p, "%s", "invalid expression"); return NULL; }
   const char *a = p->av[p->i++];
@@ -720,31 +868,7 @@ static FNode *parse_primary(FParser *p) {
     n->s = g_string_free(t, FALSE);
     return n;
   }
-  if (!strcmp(a, "-size")) {
-    if (!(v = need_arg(p, a))) return NULL;
-    n = node(T_SIZE);
-    const char *rest;
-    if (!parse_num(v, &n->cmp, &n->num, &rest)) { free_node(n); perr(p, "invalid -size type `%s'", v); return NULL; }
-    n->unit = 512;
-    if (*rest) {
-      if (rest[1]) { free_node(n); perr(p, "invalid -size type `%s'", v); return NULL; }
-      switch (*rest) {
-      case 'c': n->unit = 1; break;
-      case 'w': n->unit = 2; break;
-      case 'b': n->unit = 512; break;
-      case 'k': n->unit = 1024; break;
-      case 'M': n->unit = 1024 * 1024; break;
-      case 'G': n->unit = 1024LL * 1024 * 1024; break;
-      default: {
-        char t[2] = { *rest, 0 };
-        free_node(n);
-        perr(p, "invalid -size type `%s'", t);
-        return NULL;
-      }
-      }
-    }
-    return n;
-  }
+  if (!strcmp(a, "-size")) return parse_size_test(p, a);
   if (!strcmp(a, "-mtime") || !strcmp(a, "-atime") || !strcmp(a, "-ctime") ||
       !strcmp(a, "-mmin") || !strcmp(a, "-amin") || !strcmp(a, "-cmin")) {
     if (!(v = need_arg(p, a))) return NULL;
@@ -760,75 +884,11 @@ static FNode *parse_primary(FParser *p) {
     }
     return n;
   }
-  if (!strcmp(a, "-newer") || !strcmp(a, "-anewer") || !strcmp(a, "-cnewer") || !strncmp(a, "-newer", 6)) {
-    if (!(v = need_arg(p, a))) return NULL;
-    struct stat st;
-    bool fl = f->follow || f->follow_args;
-    if ((fl ? stat(v, &st) : lstat(v, &st)) != 0) {
-      char *q = bx_quote_always(v), *t = bx_errtext(f->c, errno);
-      char *m = g_strdup_printf("%s: %s", q, t);
-      perr(p, "%s", m);
-      g_free(m); g_free(q); g_free(t);
-      return NULL;
-    }
-    n = node(T_NEWER);
-    n->which = a[1] == 'n' ? 'm' : a[1];
-    char rw = strlen(a) == 8 ? a[7] : 'm';
-    n->ref = rw == 'a' ? st.st_atim : rw == 'c' ? st.st_ctim : st.st_mtim;
-    return n;
-  }
-  if (!strcmp(a, "-perm")) {
-    if (!(v = need_arg(p, a))) return NULL;
-    n = node(T_PERM);
-    const char *m = v;
-    if (*m == '-' || *m == '/') n->perm_kind = *m++;
-    else if (*m == '+' && g_ascii_isdigit(m[1])) { n->perm_kind = '/'; m++; }
-    mode_t mm;
-    if (!bx_parse_mode(m, 0, false, &mm)) {
-      free_node(n);
-      perr(p, "invalid mode `%s'", v);
-      return NULL;
-    }
-    if (!g_ascii_isdigit(*m)) {
-      /* symbolic: as applied to 000 without umask */
-      mode_t um = umask(0);
-      bx_parse_mode(m, 0, false, &mm);
-      umask(um);
-    }
-    n->mode = mm;
-    return n;
-  }
+  if (!strcmp(a, "-newer") || !strcmp(a, "-anewer") || !strcmp(a, "-cnewer") || !strncmp(a, "-newer", 6))
+    return parse_newer(p, a);
+  if (!strcmp(a, "-perm")) return parse_perm(p, a);
   if (!strcmp(a, "-user") || !strcmp(a, "-group") || !strcmp(a, "-uid") || !strcmp(a, "-gid") ||
-      !strcmp(a, "-links") || !strcmp(a, "-inum")) {
-    if (!(v = need_arg(p, a))) return NULL;
-    Kind k = !strcmp(a, "-user") ? T_USER : !strcmp(a, "-group") ? T_GROUP : !strcmp(a, "-uid") ? T_UID
-           : !strcmp(a, "-gid") ? T_GID : !strcmp(a, "-links") ? T_LINKS : T_INUM;
-    n = node(k);
-    if (k == T_USER || k == T_GROUP) {
-      struct passwd *pw = k == T_USER ? getpwnam(v) : NULL;
-      struct group *gr = k == T_GROUP ? getgrnam(v) : NULL;
-      if (pw) n->num = pw->pw_uid;
-      else if (gr) n->num = gr->gr_gid;
-      else if (!parse_num(v, &n->cmp, &n->num, NULL) || n->cmp) {
-        free_node(n);
-        char *m = g_strdup_printf("%s is not the name of a known %s", v, k == T_USER ? "user" : "group");
-        char *q = bx_quote_always(v);
-        g_free(m);
-        m = g_strdup_printf("%s is not the name of a known %s", q, k == T_USER ? "user" : "group");
-        perr(p, "%s", m);
-        g_free(m); g_free(q);
-        return NULL;
-      }
-      n->cmp = 0;
-    } else if (!parse_num(v, &n->cmp, &n->num, NULL)) {
-      free_node(n);
-      char *m = g_strdup_printf("invalid argument `%s' to `%s'", v, a);
-      perr(p, "%s", m);
-      g_free(m);
-      return NULL;
-    }
-    return n;
-  }
+      !strcmp(a, "-links") || !strcmp(a, "-inum")) return parse_id_test(p, a);
   if (!strcmp(a, "-samefile")) {
     if (!(v = need_arg(p, a))) return NULL;
     struct stat st;
@@ -859,39 +919,8 @@ static FNode *parse_primary(FParser *p) {
   if (!strcmp(a, "-prune")) return node(A_PRUNE);
   if (!strcmp(a, "-quit")) return node(A_QUIT);
   if (!strcmp(a, "-delete")) { f->has_action = true; f->depth_first = true; return node(A_DELETE); }
-  if (!strcmp(a, "-exec") || !strcmp(a, "-execdir") || !strcmp(a, "-ok") || !strcmp(a, "-okdir")) {
-    f->has_action = true;
-    n = node(A_EXEC);
-    n->dir = strstr(a, "dir") != NULL;
-    n->ok = !strncmp(a, "-ok", 3);
-    int start = p->i;
-    while (p->i < p->ac) {
-      const char *w = p->av[p->i];
-      if (!strcmp(w, ";")) break;
-      if (!strcmp(w, "+") && !n->ok && p->i > start && !strcmp(p->av[p->i - 1], "{}")) { n->plus = true; break; }
-      p->i++;
-    }
-    if (p->i >= p->ac || p->i == start) {
-      free_node(n);
-      perr(p, "missing argument to `%s'", a);
-      return NULL;
-    }
-    n->argc = p->i - start;
-    n->argv = g_new0(char *, n->argc + 1);
-    for (int k = 0; k < n->argc; k++) n->argv[k] = p->av[start + k];
-    if (n->plus) {
-      for (int k = 0; k < n->argc - 1; k++)
-        if (strstr(n->argv[k], "{}")) {
-          free_node(n);
-          perr(p, "Only one instance of {} is supported with -exec%s ... +", n->dir ? "dir" : "");
-          return NULL;
-        }
-      n->batch = g_ptr_array_new_with_free_func(g_free);
-      g_ptr_array_add(f->execs, n);
-    }
-    p->i++;
-    return n;
-  }
+  if (!strcmp(a, "-exec") || !strcmp(a, "-execdir") || !strcmp(a, "-ok") || !strcmp(a, "-okdir"))
+    return parse_exec(p, a);
   /* global options in the expression */
   if (!strcmp(a, "-maxdepth") || !strcmp(a, "-mindepth")) {
     if (!(v = need_arg(p, a))) return NULL;
