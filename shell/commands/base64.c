@@ -4,12 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
-static const struct option longopts[] = {
-  { "decode", no_argument, NULL, 'd' }, { "ignore-garbage", no_argument, NULL, 'i' },
-  { "wrap", required_argument, NULL, 'w' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "decode=d ignore-garbage=i wrap=w:";
 
 static const char ALPHA[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -111,39 +108,28 @@ static bool decode(BoxCmd *c, const GString *in, bool ignore) {
 int box_cmd_base64(BoxCmd *c) {
   bool dec = false, ignore = false;
   unsigned long long wrap = 76;
-  bx_getopt_start(NULL);
-  int o;
-  while ((o = bx_getopt(c, "base64", "diw:", longopts)) != -1) {
-    switch (o) {
-    case 'd': dec = true; break;
-    case 'i': ignore = true; break;
-    case 'w': {
-      char *end;
-      errno = 0;
-      wrap = strtoull(optarg, &end, 10);
-      if (!*optarg || *end || errno || optarg[0] == '-') {
-        char *q = bx_quote_always(optarg);
-        bx_err(c, "base64", "invalid wrap size: %s", q);
-        g_free(q);
-        return 1;
-      }
-      break;
+  BX_EACH_OPTION(o, c, "base64", "diw:", longopts) switch (o) {
+  case 'd': dec = true; break;
+  case 'i': ignore = true; break;
+  case 'w': {
+    char *end;
+    errno = 0;
+    wrap = strtoull(optarg, &end, 10);
+    if (!*optarg || *end || errno || optarg[0] == '-') {
+      bx_err_q(c, "base64", "invalid wrap size: %s", optarg, 0);
+      return 1;
     }
-    default: return 1;
-    }
+    break;
+  }
+  default: return 1;
   }
   if (c->argc - optind > 1) {
-    char *q = bx_quote_always(c->argv[optind + 1]);
-    bx_usage(c, "base64", "extra operand %s", q);
-    g_free(q);
+    bx_usage_q(c, "base64", "extra operand %s", c->argv[optind + 1]);
     return 1;
   }
   const char *name = optind < c->argc ? c->argv[optind] : "-";
-  GString *in = g_string_new(NULL);
-  if (!bx_slurp(c, "base64", name, in)) {
-    g_string_free(in, TRUE);
-    return 1;
-  }
+  GString *in = bx_slurp_new(c, "base64", name);
+  if (!in) return 1;
   int st = 0;
   if (dec) {
     if (!decode(c, in, ignore)) {

@@ -1,7 +1,7 @@
 /* basename.c — GNU basename: NAME [SUFFIX], -a, -s SUFFIX, -z. */
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static char *base_of(const char *s, const char *suffix) {
   size_t n = strlen(s);
@@ -18,30 +18,21 @@ static char *base_of(const char *s, const char *suffix) {
   return r;
 }
 
-static const struct option longopts[] = {
-  { "multiple", no_argument, NULL, 'a' }, { "suffix", required_argument, NULL, 's' },
-  { "zero", no_argument, NULL, 'z' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "multiple=a suffix=s: zero=z";
 
 int box_cmd_basename(BoxCmd *c) {
   bool multiple = false, zero = false;
   const char *suffix = NULL;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "basename", "+as:z", longopts)) != -1) {
-    switch (ch) {
-    case 'a': multiple = true; break;
-    case 's': suffix = optarg; multiple = true; break;
-    case 'z': zero = true; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "basename", "+as:z", longopts) switch (ch) {
+  case 'a': multiple = true; break;
+  case 's': suffix = optarg; multiple = true; break;
+  case 'z': zero = true; break;
+  default: return 1;
   }
   int n = c->argc - optind;
   if (n < 1) { bx_usage(c, "basename", "missing operand"); return 1; }
   if (!multiple && n > 2) {
-    char *q = bx_quote_always(c->argv[optind + 2]);
-    bx_usage(c, "basename", "extra operand %s", q);
-    g_free(q);
+    bx_usage_q(c, "basename", "extra operand %s", c->argv[optind + 2]);
     return 1;
   }
   if (!multiple && n == 2) suffix = c->argv[optind + 1], n = 1;

@@ -1,5 +1,6 @@
-/* builtins.c — helpers the builtins share. */
-#include "shell/shell-private.h"
+/* builtins.c — helpers the builtins share (builtins.h; box_cmd_error is
+ * declared in shell-private.h). */
+#include "shell/commands/builtins.h"
 
 void box_cmd_error(BoxCmd *c, const char *fmt, ...) {
   va_list ap;
@@ -9,4 +10,26 @@ void box_cmd_error(BoxCmd *c, const char *fmt, ...) {
   box_out_flush(c->out);
   box_fdprintf(c->err, "strands-shell: %s: %s\n", c->argv[0], m);
   g_free(m);
+}
+
+int bx_bad_option(BoxCmd *c, char opt, const char *usage) {
+  box_cmd_error(c, "-%c: invalid option", opt);
+  box_fdprintf(c->err, "%s\n", usage);
+  return 2;
+}
+
+bool bx_status_operand(BoxCmd *c, bool only_one, int *st) {
+  *st = c->sh->status;
+  if (c->argc <= 1) return true;
+  long v;
+  if (!box_parse_int(c->argv[1], &v)) {
+    box_cmd_error(c, "%s: numeric argument required", c->argv[1]);
+    *st = 2;
+  } else if (only_one && c->argc > 2) {
+    box_cmd_error(c, "too many arguments");
+    return false;
+  } else {
+    *st = (int)(v & 255);
+  }
+  return true;
 }

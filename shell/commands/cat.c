@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/shell-private.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   bool number, nonblank, squeeze, ends, tabs, nonprint;
@@ -120,8 +120,7 @@ int box_cmd_cat(BoxCmd *c) {
       continue;
     }
     for (;;) {
-      ssize_t n = read(fd, buf, 65536);
-      if (n < 0 && errno == EINTR) continue;
+      ssize_t n = bx_read(fd, buf, 65536);
       if (n < 0) {
         box_file_error(c, "cat", name, errno);
         status = 1;

@@ -14,7 +14,10 @@ import re
 import sys
 
 # Files of shell/commands/ that define no command.
-HELPERS = {"registry.c", "builtins.c", "util.c", "curl_dl.c"}
+HELPERS = {
+    "registry.c", "builtins.c", "curl_dl.c", "head_tail.c",
+    "messages.c", "options.c", "input.c", "files.c", "values.c", "nested.c",
+}
 
 ROW = re.compile(r'^BOX_COMMAND\("([^"]+)",\s*(\w+),\s*(SPECIAL|BUILTIN|UTILITY)\)\s*$')
 DEF = re.compile(r'^int\s+(box_cmd_\w+)\s*\(\s*BoxCmd\s*\*\s*\w*\s*\)\s*(?:\{|$)', re.M)

@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   bool recursive, verbose, changes, quiet;
@@ -17,22 +17,19 @@ static void describe(BoxCmd *c, const char *name, mode_t old, mode_t new_mode, b
   char a[11], b[11];
   bx_mode_string(old, a);
   bx_mode_string(new_mode, b);
-  char *q = bx_quote_always(name);
+  g_autofree char *q = bx_quote_always(name);
   if (changed)
     box_out_printf(c->out, "mode of %s changed from %04o (%s) to %04o (%s)\n", q,
                    (unsigned)(old & 07777), a + 1, (unsigned)(new_mode & 07777), b + 1);
   else
     box_out_printf(c->out, "mode of %s retained as %04o (%s)\n", q, (unsigned)(old & 07777), a + 1);
-  g_free(q);
 }
 
 static int one(BoxCmd *c, const ChmodOpt *o, const char *path, bool top) {
   struct stat st;
   if ((top ? stat(path, &st) : lstat(path, &st)) != 0) {
     if (!o->quiet) {
-      char *q = bx_quote_always(path), *t = bx_errtext(c, errno);
-      bx_err(c, "chmod", "cannot access %s: %s", q, t);
-      g_free(q); g_free(t);
+      bx_err_q(c, "chmod", "cannot access %s", path, errno);
     }
     return 1;
   }
@@ -44,9 +41,7 @@ static int one(BoxCmd *c, const ChmodOpt *o, const char *path, bool top) {
   bool changed = (nm & 07777) != (st.st_mode & 07777);
   if (chmod(path, nm) != 0) {
     if (!o->quiet) {
-      char *q = bx_quote_always(path), *t = bx_errtext(c, errno);
-      bx_err(c, "chmod", "changing permissions of %s: %s", q, t);
-      g_free(q); g_free(t);
+      bx_err_q(c, "chmod", "changing permissions of %s", path, errno);
     }
     status = 1;
   } else if (o->verbose || (o->changes && changed)) {
@@ -57,9 +52,7 @@ static int one(BoxCmd *c, const ChmodOpt *o, const char *path, bool top) {
     GArray *v = bx_list_dir(path, &err);
     if (!v) {
       if (!o->quiet) {
-        char *q = bx_quote_always(path), *t = bx_errtext(c, err);
-        bx_err(c, "chmod", "cannot read directory %s: %s", q, t);
-        g_free(q); g_free(t);
+        bx_err_q(c, "chmod", "cannot read directory %s", path, err);
       }
       return 1;
     }
@@ -73,13 +66,8 @@ static int one(BoxCmd *c, const ChmodOpt *o, const char *path, bool top) {
   return status;
 }
 
-static const struct option longopts[] = {
-  { "recursive", no_argument, NULL, 'R' }, { "verbose", no_argument, NULL, 'v' },
-  { "changes", no_argument, NULL, 'c' }, { "silent", no_argument, NULL, 'f' },
-  { "quiet", no_argument, NULL, 'f' }, { "reference", required_argument, NULL, 'F' },
-  { "no-preserve-root", no_argument, NULL, 'N' }, { "preserve-root", no_argument, NULL, 'N' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "recursive=R verbose=v changes=c silent=f quiet=f reference=F: no-preserve-root=N preserve-root=N";
 
 int box_cmd_chmod(BoxCmd *c) {
   ChmodOpt o = { 0 };
@@ -104,26 +92,20 @@ int box_cmd_chmod(BoxCmd *c) {
   cc.argc = ac;
   cc.argv = av;
   int status = 0;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(&cc, "chmod", "Rvcf", longopts)) != -1) {
-    switch (ch) {
-    case 'R': o.recursive = true; break;
-    case 'v': o.verbose = true; break;
-    case 'c': o.changes = true; break;
-    case 'f': o.quiet = true; break;
-    case 'F': ref = optarg; break;
-    case 'N': break;
-    default: status = 1; goto out;
-    }
+  BX_EACH_OPTION(ch, &cc, "chmod", "Rvcf", longopts) switch (ch) {
+  case 'R': o.recursive = true; break;
+  case 'v': o.verbose = true; break;
+  case 'c': o.changes = true; break;
+  case 'f': o.quiet = true; break;
+  case 'F': ref = optarg; break;
+  case 'N': break;
+  default: status = 1; goto out;
   }
   int i = optind;
   if (ref) {
     struct stat st;
     if (stat(ref, &st) != 0) {
-      char *q = bx_quote_always(ref), *t = bx_errtext(c, errno);
-      bx_err(c, "chmod", "failed to get attributes of %s: %s", q, t);
-      g_free(q); g_free(t);
+      bx_err_q(c, "chmod", "failed to get attributes of %s", ref, errno);
       status = 1;
       goto out;
     }
@@ -137,9 +119,7 @@ int box_cmd_chmod(BoxCmd *c) {
   }
   if (i >= ac) {
     if (o.mode && !modes->len) {
-      char *q = bx_quote_always(o.mode);
-      bx_usage(c, "chmod", "missing operand after %s", q);
-      g_free(q);
+      bx_usage_q(c, "chmod", "missing operand after %s", o.mode);
     } else bx_usage(c, "chmod", "missing operand");
     status = 1;
     goto out;
@@ -147,9 +127,7 @@ int box_cmd_chmod(BoxCmd *c) {
   if (o.mode) {
     mode_t test;
     if (!bx_parse_mode(o.mode, 0644, false, &test)) {
-      char *q = bx_quote_always(o.mode);
-      bx_usage(c, "chmod", "invalid mode: %s", q);
-      g_free(q);
+      bx_usage_q(c, "chmod", "invalid mode: %s", o.mode);
       status = 1;
       goto out;
     }

@@ -3,14 +3,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 enum { OPT_DELIM = 1, OPT_CHECK, OPT_NOCHECK, OPT_TOTAL };
-static const struct option longopts[] = {
-  { "output-delimiter", required_argument, NULL, OPT_DELIM }, { "check-order", no_argument, NULL, OPT_CHECK },
-  { "nocheck-order", no_argument, NULL, OPT_NOCHECK }, { "zero-terminated", no_argument, NULL, 'z' },
-  { "total", no_argument, NULL, OPT_TOTAL }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "output-delimiter=\1: check-order=\2 nocheck-order=\3 zero-terminated=z total=\4";
 
 typedef struct {
   BxReader r;
@@ -31,35 +27,27 @@ int box_cmd_comm(BoxCmd *c) {
   int check = 0;   /* 0 default, 1 check, -1 none */
   bool total = false;
   char eol = '\n';
-  bx_getopt_start(NULL);
-  int o;
-  while ((o = bx_getopt(c, "comm", "123z", longopts)) != -1) {
-    switch (o) {
-    case '1': show[1] = false; break;
-    case '2': show[2] = false; break;
-    case '3': show[3] = false; break;
-    case 'z': eol = 0; break;
-    case OPT_DELIM: delim = *optarg ? optarg : ""; break;
-    case OPT_CHECK: check = 1; break;
-    case OPT_NOCHECK: check = -1; break;
-    case OPT_TOTAL: total = true; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(o, c, "comm", "123z", longopts) switch (o) {
+  case '1': show[1] = false; break;
+  case '2': show[2] = false; break;
+  case '3': show[3] = false; break;
+  case 'z': eol = 0; break;
+  case OPT_DELIM: delim = *optarg ? optarg : ""; break;
+  case OPT_CHECK: check = 1; break;
+  case OPT_NOCHECK: check = -1; break;
+  case OPT_TOTAL: total = true; break;
+  default: return 1;
   }
   int n = c->argc - optind;
   if (n < 2) {
     if (n == 0) bx_usage(c, "comm", "missing operand");
     else {
-      char *q = bx_quote_always(c->argv[optind]);
-      bx_usage(c, "comm", "missing operand after %s", q);
-      g_free(q);
+      bx_usage_q(c, "comm", "missing operand after %s", c->argv[optind]);
     }
     return 1;
   }
   if (n > 2) {
-    char *q = bx_quote_always(c->argv[optind + 2]);
-    bx_usage(c, "comm", "extra operand %s", q);
-    g_free(q);
+    bx_usage_q(c, "comm", "extra operand %s", c->argv[optind + 2]);
     return 1;
   }
   Side s[2];

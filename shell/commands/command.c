@@ -1,7 +1,7 @@
 /* command.c — `command [-pVv] CMD [ARG…]`: runs CMD skipping functions. */
 #include <string.h>
 
-#include "shell/shell-private.h"
+#include "shell/commands/builtins.h"
 
 int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs);
 
@@ -14,11 +14,7 @@ int box_cmd_command(BoxCmd *c) {
       if (*p == 'v') mode = 'v';
       else if (*p == 'V') mode = 'V';
       else if (*p == 'p') continue;
-      else {
-        box_cmd_error(c, "-%c: invalid option", *p);
-        box_fdprintf(c->err, "command: usage: command [-pVv] command [arg ...]\n");
-        return 2;
-      }
+      else return bx_bad_option(c, *p, "command: usage: command [-pVv] command [arg ...]");
     }
   }
   if (i >= c->argc) return 0;

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   BoxCmd *c;
@@ -17,10 +17,7 @@ typedef struct {
 } Cp;
 
 static void err2(Cp *p, const char *fmt, const char *path, int e) {
-  char *q = bx_quote_always(path), *t = bx_errtext(p->c, e);
-  char *m = g_strdup_printf(fmt, q);
-  bx_err(p->c, "cp", "%s: %s", m, t);
-  g_free(m); g_free(q); g_free(t);
+  bx_err_q(p->c, "cp", fmt, path, e);
   p->status = 1;
 }
 
@@ -144,9 +141,7 @@ static bool copy_entry(Cp *p, const char *src, const char *dst, unsigned char ty
 
 static bool copy_dir(Cp *p, const char *src, const char *dst, bool exists_ok) {
   if (!p->recursive) {
-    char *q = bx_quote_always(src);
-    bx_err(p->c, "cp", "-r not specified; omitting directory %s", q);
-    g_free(q);
+    bx_err_q(p->c, "cp", "-r not specified; omitting directory %s", src, 0);
     p->status = 1;
     return false;
   }
@@ -233,57 +228,33 @@ static void copy_top(Cp *p, const char *src, const char *dst, bool into_dir, boo
   }
 }
 
-static const struct option longopts[] = {
-  { "recursive", no_argument, NULL, 'r' }, { "archive", no_argument, NULL, 'a' },
-  { "preserve", optional_argument, NULL, 1 }, { "force", no_argument, NULL, 'f' },
-  { "no-clobber", no_argument, NULL, 'n' }, { "verbose", no_argument, NULL, 'v' },
-  { "dereference", no_argument, NULL, 'L' }, { "no-dereference", no_argument, NULL, 'P' },
-  { "no-target-directory", no_argument, NULL, 'T' }, { "target-directory", required_argument, NULL, 't' },
-  { "interactive", no_argument, NULL, 'i' }, { "update", optional_argument, NULL, 'u' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "recursive=r archive=a preserve=\1:: force=f no-clobber=n verbose=v dereference=L no-dereference=P "
+  "no-target-directory=T target-directory=t: interactive=i update=u::";
 
 int box_cmd_cp(BoxCmd *c) {
-  Cp p;
-  memset(&p, 0, sizeof p);
-  p.c = c;
+  Cp p = { .c = c };
   bool no_target = false;
   const char *target_dir = NULL;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "cp", "rRapfnvLPdTt:iuH", longopts)) != -1) {
-    switch (ch) {
-    case 'r': case 'R': p.recursive = true; break;
-    case 'a': p.recursive = p.preserve = p.nodereference = true; p.deref = false; break;
-    case 'p': case 1: p.preserve = true; break;
-    case 'f': p.force = true; p.noclobber = false; break;
-    case 'n': p.noclobber = true; break;
-    case 'v': p.verbose = true; break;
-    case 'L': p.deref = true; p.nodereference = false; break;
-    case 'P': case 'd': p.deref = false; p.nodereference = true; break;
-    /* -P without -r: the top-level link itself is copied */
-    case 'T': no_target = true; break;
-    case 't': target_dir = optarg; break;
-    case 'i': case 'u': case 'H': break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "cp", "rRapfnvLPdTt:iuH", longopts) switch (ch) {
+  case 'r': case 'R': p.recursive = true; break;
+  case 'a': p.recursive = p.preserve = p.nodereference = true; p.deref = false; break;
+  case 'p': case 1: p.preserve = true; break;
+  case 'f': p.force = true; p.noclobber = false; break;
+  case 'n': p.noclobber = true; break;
+  case 'v': p.verbose = true; break;
+  case 'L': p.deref = true; p.nodereference = false; break;
+  case 'P': case 'd': p.deref = false; p.nodereference = true; break;
+  /* -P without -r: the top-level link itself is copied */
+  case 'T': no_target = true; break;
+  case 't': target_dir = optarg; break;
+  case 'i': case 'u': case 'H': break;
+  default: return 1;
   }
   if (p.recursive && !p.deref) p.nodereference = true;
   int n = c->argc - optind;
   char **args = c->argv + optind;
-  if (n == 0) { bx_usage(c, "cp", "missing file operand"); return 1; }
-  if (!target_dir && n == 1) {
-    char *q = bx_quote_always(args[0]);
-    bx_usage(c, "cp", "missing destination file operand after %s", q);
-    g_free(q);
-    return 1;
-  }
-  if (no_target && (target_dir || n > 2)) {
-    char *q = bx_quote_always(args[2]);
-    bx_usage(c, "cp", "extra operand %s", q);
-    g_free(q);
-    return 1;
-  }
+  if (!bx_move_operands_ok(c, "cp", n, args, target_dir, no_target)) return 1;
   if (!target_dir && n == 2) {
     size_t dl = strlen(args[1]);
     copy_top(&p, args[0], args[1], false, no_target || !(dl && args[1][dl - 1] == '/') ? no_target : false);
@@ -293,10 +264,9 @@ int box_cmd_cp(BoxCmd *c) {
   int nsrc = target_dir ? n : n - 1;
   int dfd = box_open_file(dir, O_RDONLY | O_DIRECTORY);
   if (dfd < 0) {
-    char *q = bx_quote_always(dir);
+    g_autofree char *q = bx_quote_always(dir);
     if (errno == ENOTDIR || errno == ENOENT) bx_err(c, "cp", "target %s is not a directory", q);
     else { char *t = bx_errtext(c, errno); bx_err(c, "cp", "cannot access %s: %s", q, t); g_free(t); }
-    g_free(q);
     return 1;
   }
   close(dfd);

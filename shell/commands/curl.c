@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <openssl/crypto.h>
 #include <stdlib.h>
 #include <string.h>
@@ -724,21 +725,38 @@ static const LongOpt long_opts[] = {
   { NULL, 0, false },
 };
 
+/* The options that set a flag or keep their argument, by their letter: the
+ * field's offset in Opts. */
+static const struct {
+  char shortc;
+  bool takes_arg;
+  size_t field;
+} plain_opts[] = {
+  { 's', false, offsetof(Opts, silent) },   { 'S', false, offsetof(Opts, show_error) },
+  { 'f', false, offsetof(Opts, fail) },     { 'L', false, offsetof(Opts, follow) },
+  { 'o', true, offsetof(Opts, output) },    { 'O', false, offsetof(Opts, remote_name) },
+  { 'i', false, offsetof(Opts, include) },  { 'I', false, offsetof(Opts, head) },
+  { 'v', false, offsetof(Opts, verbose) },  { 'w', true, offsetof(Opts, write_out) },
+  { 'X', true, offsetof(Opts, method) },    { 'u', true, offsetof(Opts, user) },
+  { 'A', true, offsetof(Opts, agent) },     { 'e', true, offsetof(Opts, referer) },
+  { 'b', true, offsetof(Opts, cookie) },    { 'c', true, offsetof(Opts, cookie_jar) },
+  { 'G', false, offsetof(Opts, get_data) },
+};
+
 static int apply(BoxCmd *c, Opts *o, const char *name, char shortc, const char *arg)
 {
   int st = 0;
+  for (size_t k = 0; shortc && k < G_N_ELEMENTS(plain_opts); k++) {
+    if (plain_opts[k].shortc != shortc)
+      continue;
+    char *field = (char *)o + plain_opts[k].field;
+    if (plain_opts[k].takes_arg)
+      *(const char **)field = arg;
+    else
+      *(bool *)field = true;
+    return 0;
+  }
   switch (shortc) {
-  case 's': o->silent = true; return 0;
-  case 'S': o->show_error = true; return 0;
-  case 'f': o->fail = true; return 0;
-  case 'L': o->follow = true; return 0;
-  case 'o': o->output = arg; return 0;
-  case 'O': o->remote_name = true; return 0;
-  case 'i': o->include = true; return 0;
-  case 'I': o->head = true; return 0;
-  case 'v': o->verbose = true; return 0;
-  case 'w': o->write_out = arg; return 0;
-  case 'X': o->method = arg; return 0;
   case 'H': g_ptr_array_add(o->headers, (gpointer)arg); return 0;
   case 'd': return take_data(c, o, "ascii", arg, &st) ? 0 : st;
   case 'F':
@@ -748,12 +766,6 @@ static int apply(BoxCmd *c, Opts *o, const char *name, char shortc, const char *
     }
     g_ptr_array_add(o->forms, (gpointer)arg);
     return 0;
-  case 'u': o->user = arg; return 0;
-  case 'A': o->agent = arg; return 0;
-  case 'e': o->referer = arg; return 0;
-  case 'b': o->cookie = arg; return 0;
-  case 'c': o->cookie_jar = arg; return 0;
-  case 'G': o->get_data = true; return 0;
   case 'm':
     if (!parse_seconds(arg, &o->max_time_ms)) {
       usage(c, "option --max-time: expected a proper numerical parameter");

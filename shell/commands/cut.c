@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct { size_t lo, hi; } Range;   /* 1-based, inclusive; hi SIZE_MAX = open */
 
@@ -59,9 +59,8 @@ static bool parse_list(BoxCmd *c, const char *list, GArray *out, bool fields) {
     continue;
   invalid:
     {
-      char *q = bx_quote_always(s);
+      g_autofree char *q = bx_quote_always(s);
       bx_usage(c, "cut", "invalid %s value %s", fields ? "field" : "byte/character position", q);
-      g_free(q);
       ok = false;
     }
   }
@@ -84,13 +83,9 @@ static bool selected(const GArray *ranges, size_t i, bool complement) {
   return in != complement;
 }
 
-static const struct option longopts[] = {
-  { "bytes", required_argument, NULL, 'b' }, { "characters", required_argument, NULL, 'c' },
-  { "fields", required_argument, NULL, 'f' }, { "delimiter", required_argument, NULL, 'd' },
-  { "only-delimited", no_argument, NULL, 's' }, { "complement", no_argument, NULL, 1 },
-  { "output-delimiter", required_argument, NULL, 2 }, { "zero-terminated", no_argument, NULL, 'z' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "bytes=b: characters=c: fields=f: delimiter=d: only-delimited=s complement=\1 output-delimiter=\2: "
+  "zero-terminated=z";
 
 int box_cmd_cut(BoxCmd *c) {
   int mode = 0;   /* 'b', 'c', 'f' */
@@ -98,26 +93,22 @@ int box_cmd_cut(BoxCmd *c) {
   int delim = -1;
   bool only_delim = false, complement = false;
   char eol = '\n';
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "cut", "b:c:f:d:snz", longopts)) != -1) {
-    switch (ch) {
-    case 'b': case 'c': case 'f':
-      if (mode) { bx_usage(c, "cut", "only one type of list may be specified"); return 1; }
-      mode = ch;
-      list = optarg;
-      break;
-    case 'd':
-      if (strlen(optarg) > 1) { bx_usage(c, "cut", "the delimiter must be a single character"); return 1; }
-      delim = (unsigned char)optarg[0];
-      break;
-    case 's': only_delim = true; break;
-    case 'n': break;
-    case 'z': eol = '\0'; break;
-    case 1: complement = true; break;
-    case 2: outdelim = optarg; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "cut", "b:c:f:d:snz", longopts) switch (ch) {
+  case 'b': case 'c': case 'f':
+    if (mode) { bx_usage(c, "cut", "only one type of list may be specified"); return 1; }
+    mode = ch;
+    list = optarg;
+    break;
+  case 'd':
+    if (strlen(optarg) > 1) { bx_usage(c, "cut", "the delimiter must be a single character"); return 1; }
+    delim = (unsigned char)optarg[0];
+    break;
+  case 's': only_delim = true; break;
+  case 'n': break;
+  case 'z': eol = '\0'; break;
+  case 1: complement = true; break;
+  case 2: outdelim = optarg; break;
+  default: return 1;
   }
   if (!mode) { bx_usage(c, "cut", "you must specify a list of bytes, characters, or fields"); return 1; }
   if (delim >= 0 && mode != 'f') {
@@ -134,10 +125,8 @@ int box_cmd_cut(BoxCmd *c) {
   char dch = (char)delim;
   const char *od = outdelim ? outdelim : &dch;
   size_t odl = outdelim ? strlen(outdelim) : 1;
-  int nf = c->argc - optind;
-  char *dash[] = { (char *)"-" };
-  char **files = nf ? c->argv + optind : dash;
-  if (!nf) nf = 1;
+  int nf;
+  char **files = bx_file_operands(c, &nf);
   int status = 0;
   for (int i = 0; i < nf; i++) {
     int fd = bx_open_in(c, files[i]);

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 /* strftime with GNU date's extras (%N, %:z, %::z, %-N handled as %N). */
 static void format_time(GString *out, const char *fmt, const struct timespec *ts, const struct tm *tm) {
@@ -53,39 +53,29 @@ static void format_time(GString *out, const char *fmt, const struct timespec *ts
   g_string_free(f, TRUE);
 }
 
-static const struct option longopts[] = {
-  { "date", required_argument, NULL, 'd' }, { "utc", no_argument, NULL, 'u' },
-  { "universal", no_argument, NULL, 'u' }, { "reference", required_argument, NULL, 'r' },
-  { "iso-8601", optional_argument, NULL, 'I' }, { "rfc-email", no_argument, NULL, 'R' },
-  { "rfc-2822", no_argument, NULL, 'R' }, { "rfc-3339", required_argument, NULL, 'T' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "date=d: utc=u universal=u reference=r: iso-8601=I:: rfc-email=R rfc-2822=R rfc-3339=T:";
 
 int box_cmd_date(BoxCmd *c) {
   bool utc = false;
   const char *dstr = NULL, *ref = NULL, *iso = NULL, *rfc3339 = NULL;
   bool rfc = false, have_iso = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "date", "d:ur:I::R", longopts)) != -1) {
-    switch (ch) {
-    case 'd': dstr = optarg; break;
-    case 'u': utc = true; break;
-    case 'r': ref = optarg; break;
-    case 'I': have_iso = true; iso = optarg ? optarg : "date"; break;
-    case 'R': rfc = true; break;
-    case 'T': rfc3339 = optarg; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "date", "d:ur:I::R", longopts) switch (ch) {
+  case 'd': dstr = optarg; break;
+  case 'u': utc = true; break;
+  case 'r': ref = optarg; break;
+  case 'I': have_iso = true; iso = optarg ? optarg : "date"; break;
+  case 'R': rfc = true; break;
+  case 'T': rfc3339 = optarg; break;
+  default: return 1;
   }
   const char *fmt = NULL;
   for (int i = optind; i < c->argc; i++) {
     const char *a = c->argv[i];
     if (a[0] == '+' && !fmt) { fmt = a + 1; continue; }
-    char *q = bx_quote_always(a);
+    g_autofree char *q = bx_quote_always(a);
     if (fmt || dstr || i > optind) bx_usage(c, "date", "extra operand %s", q);
     else bx_err(c, "date", "invalid date %s", q);
-    g_free(q);
     return 1;
   }
   if ((have_iso || rfc || rfc3339) && fmt) {
@@ -110,9 +100,7 @@ int box_cmd_date(BoxCmd *c) {
     ts = st.st_mtim;
   } else if (dstr) {
     if (!bx_parse_date(dstr, utc, &ts)) {
-      char *q = bx_quote_always(dstr);
-      bx_err(c, "date", "invalid date %s", q);
-      g_free(q);
+      bx_err_q(c, "date", "invalid date %s", dstr, 0);
       status = 1;
       goto out;
     }
@@ -128,9 +116,7 @@ int box_cmd_date(BoxCmd *c) {
     else if (!strcmp(iso, "seconds")) fmt = "%Y-%m-%dT%H:%M:%S%:z";
     else if (!strcmp(iso, "ns")) fmt = "%Y-%m-%dT%H:%M:%S,%N%:z";
     else {
-      char *q = bx_quote_always(iso);
-      bx_usage(c, "date", "invalid argument %s for '--iso-8601'\nValid arguments are:\n  - 'hours'\n  - 'minutes'\n  - 'date'\n  - 'seconds'\n  - 'ns'", q);
-      g_free(q);
+      bx_usage_q(c, "date", "invalid argument %s for '--iso-8601'\nValid arguments are:\n  - 'hours'\n  - 'minutes'\n  - 'date'\n  - 'seconds'\n  - 'ns'", iso);
       status = 1;
       goto out;
     }
@@ -141,9 +127,7 @@ int box_cmd_date(BoxCmd *c) {
     else if (!strcmp(rfc3339, "seconds")) fmt = "%Y-%m-%d %H:%M:%S%:z";
     else if (!strcmp(rfc3339, "ns")) fmt = "%Y-%m-%d %H:%M:%S.%N%:z";
     else {
-      char *q = bx_quote_always(rfc3339);
-      bx_usage(c, "date", "invalid argument %s for '--rfc-3339'\nValid arguments are:\n  - 'date'\n  - 'seconds'\n  - 'ns'", q);
-      g_free(q);
+      bx_usage_q(c, "date", "invalid argument %s for '--rfc-3339'\nValid arguments are:\n  - 'date'\n  - 'seconds'\n  - 'ns'", rfc3339);
       status = 1;
       goto out;
     }

@@ -70,6 +70,54 @@ static void print_func(BoxCmd *c, const char *name) {
   g_free(t);
 }
 
+/* -f/-F: the functions named from argv[i] on, or all of them. */
+static int print_functions(BoxCmd *c, int i, bool fnames) {
+  Shell *sh = c->sh;
+  int st = 0;
+  if (i == c->argc) {
+    GList *keys = g_list_sort(g_hash_table_get_keys(sh->funcs), cmpstr);
+    for (GList *k = keys; k; k = k->next) {
+      if (fnames) box_out_printf(c->out, "declare -f %s\n", (char *)k->data);
+      else print_func(c, k->data);
+    }
+    g_list_free(keys);
+    return 0;
+  }
+  for (; i < c->argc; i++) {
+    if (!g_hash_table_lookup(sh->funcs, c->argv[i])) { st = 1; continue; }
+    if (fnames) box_out_printf(c->out, "%s\n", c->argv[i]);
+    else print_func(c, c->argv[i]);
+  }
+  return st;
+}
+
+/* No names: the variables with the flags asked for, as who lists them. */
+static int list_vars(BoxCmd *c, unsigned set, bool print, const char *who) {
+  Shell *sh = c->sh;
+  GList *keys = g_list_sort(g_hash_table_get_keys(sh->vars), cmpstr);
+  for (GList *k = keys; k; k = k->next) {
+    ShellVar *v = g_hash_table_lookup(sh->vars, k->data);
+    unsigned want = set & ~V_NAMEREF;
+    if (want && (v->flags & want) != want) continue;
+    if (!print && !want && strcmp(who, "declare") && strcmp(who, "typeset")) continue;
+    if (strcmp(who, "export") == 0 && !(v->flags & V_EXPORT)) continue;
+    if (strcmp(who, "readonly") == 0 && !(v->flags & V_READONLY)) continue;
+    if (!print && !want && (strcmp(who, "declare") == 0 || strcmp(who, "typeset") == 0)) {
+      const char *val = box_var_get(sh, k->data);
+      if (v->flags & (V_ARRAY | V_ASSOC)) print_var(c, k->data, v, who);
+      else if (val) {
+        char *q = box_quote(val);
+        box_out_printf(c->out, "%s=%s\n", (char *)k->data, q);
+        g_free(q);
+      }
+      continue;
+    }
+    print_var(c, k->data, v, who);
+  }
+  g_list_free(keys);
+  return 0;
+}
+
 int box_declare(BoxCmd *c, const char *who, unsigned force, bool local) {
   Shell *sh = c->sh;
   unsigned set = force, clear = 0;
@@ -105,49 +153,8 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local) {
       else clear |= f;
     }
   }
-  if (funcs) {
-    int st = 0;
-    if (i == c->argc) {
-      GList *keys = g_list_sort(g_hash_table_get_keys(sh->funcs), cmpstr);
-      for (GList *k = keys; k; k = k->next) {
-        if (fnames) box_out_printf(c->out, "declare -f %s\n", (char *)k->data);
-        else print_func(c, k->data);
-      }
-      g_list_free(keys);
-      return 0;
-    }
-    for (; i < c->argc; i++) {
-      if (!g_hash_table_lookup(sh->funcs, c->argv[i])) { st = 1; continue; }
-      if (fnames) box_out_printf(c->out, "%s\n", c->argv[i]);
-      else print_func(c, c->argv[i]);
-    }
-    return st;
-  }
-  if (i == c->argc) {
-    /* listing */
-    GList *keys = g_list_sort(g_hash_table_get_keys(sh->vars), cmpstr);
-    for (GList *k = keys; k; k = k->next) {
-      ShellVar *v = g_hash_table_lookup(sh->vars, k->data);
-      unsigned want = set & ~V_NAMEREF;
-      if (want && (v->flags & want) != want) continue;
-      if (!print && !want && strcmp(who, "declare") && strcmp(who, "typeset")) continue;
-      if (strcmp(who, "export") == 0 && !(v->flags & V_EXPORT)) continue;
-      if (strcmp(who, "readonly") == 0 && !(v->flags & V_READONLY)) continue;
-      if (!print && !want && (strcmp(who, "declare") == 0 || strcmp(who, "typeset") == 0)) {
-        const char *val = box_var_get(sh, k->data);
-        if (v->flags & (V_ARRAY | V_ASSOC)) print_var(c, k->data, v, who);
-        else if (val) {
-          char *q = box_quote(val);
-          box_out_printf(c->out, "%s=%s\n", (char *)k->data, q);
-          g_free(q);
-        }
-        continue;
-      }
-      print_var(c, k->data, v, who);
-    }
-    g_list_free(keys);
-    return 0;
-  }
+  if (funcs) return print_functions(c, i, fnames);
+  if (i == c->argc) return list_vars(c, set, print, who);
   int status = 0;
   bool in_func = sh->frames->len > 0;
   for (; i < c->argc; i++) {

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   BoxCmd *c;
@@ -42,15 +42,9 @@ typedef struct {
   char *changed;       /* n + 2 entries, one sentinel each side; use changed + 1 */
 } File;
 
-static const struct option longopts[] = {
-  { "unified", optional_argument, NULL, 'U' }, { "recursive", no_argument, NULL, 'r' },
-  { "new-file", no_argument, NULL, 'N' }, { "brief", no_argument, NULL, 'q' },
-  { "report-identical-files", no_argument, NULL, 's' },
-  { "ignore-space-change", no_argument, NULL, 'b' }, { "ignore-all-space", no_argument, NULL, 'w' },
-  { "ignore-case", no_argument, NULL, 'i' }, { "text", no_argument, NULL, 'a' },
-  { "label", required_argument, NULL, 'L' }, { "exclude", required_argument, NULL, 'x' }, { "normal", no_argument, NULL, 'n' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "unified=U:: recursive=r new-file=N brief=q report-identical-files=s ignore-space-change=b ignore-all-space=w "
+  "ignore-case=i text=a label=L: exclude=x: normal=n";
 
 /* ---- reading --------------------------------------------------------------- */
 
@@ -537,17 +531,6 @@ out:
   return st;
 }
 
-static const char *type_name(mode_t m) {
-  if (S_ISREG(m)) return "regular file";
-  if (S_ISDIR(m)) return "directory";
-  if (S_ISLNK(m)) return "symbolic link";
-  if (S_ISFIFO(m)) return "fifo";
-  if (S_ISCHR(m)) return "character special file";
-  if (S_ISBLK(m)) return "block special file";
-  if (S_ISSOCK(m)) return "socket";
-  return "weird file";
-}
-
 static int cmp_str(const void *x, const void *y) {
   return strcmp(*(char *const *)x, *(char *const *)y);
 }
@@ -609,8 +592,8 @@ static int diff_entry(Opt *o, const char *d0, const char *d1, const char *name, 
     else box_out_printf(o->c->out, "Common subdirectories: %s and %s\n", p0, p1);
   } else if (dir0 != dir1 || !S_ISREG(s0.st_mode) || !S_ISREG(s1.st_mode)) {
     if (dir0 || dir1) {
-      box_out_printf(o->c->out, "File %s is a %s while file %s is a %s\n", p0, type_name(s0.st_mode), p1,
-                     type_name(s1.st_mode));
+      box_out_printf(o->c->out, "File %s is a %s while file %s is a %s\n", p0, bx_file_type_name(s0.st_mode), p1,
+                     bx_file_type_name(s1.st_mode));
       st = 1;
     } else {
       st = diff_files(o, p0, p1, &s0, &s1, false, false, true);
@@ -683,7 +666,10 @@ int box_cmd_diff(BoxCmd *c) {
   bx_getopt_start_try_prefixed();
   int ch;
   bool bad = false;
+  bool *const flags[] = { &o.recursive, &o.new_file, &o.brief, &o.same_report, &o.ign_space, &o.ign_all, &o.ign_case,
+                          &o.text };
   while (!bad && (ch = bx_getopt(c, "diff", "uU:rNqsbwiaL:x:", longopts)) != -1) {
+    if (bx_set_flag(ch, "rNqsbwia", flags)) continue;
     switch (ch) {
     case 'u': o.unified = true; break;
     case 'U': {
@@ -692,9 +678,7 @@ int box_cmd_diff(BoxCmd *c) {
         errno = 0;
         long v = strtol(optarg, &end, 10);
         if (!*optarg || *end || errno || v < 0) {
-          char *q = bx_quote_always(optarg);
-          bx_usage(c, "diff", "invalid context length %s", q);
-          g_free(q);
+          bx_usage_q(c, "diff", "invalid context length %s", optarg);
           g_ptr_array_free(o.exclude, TRUE);
           return 2;
         }
@@ -703,14 +687,6 @@ int box_cmd_diff(BoxCmd *c) {
       o.unified = true;
       break;
     }
-    case 'r': o.recursive = true; break;
-    case 'N': o.new_file = true; break;
-    case 'q': o.brief = true; break;
-    case 's': o.same_report = true; break;
-    case 'b': o.ign_space = true; break;
-    case 'w': o.ign_all = true; break;
-    case 'i': o.ign_case = true; break;
-    case 'a': o.text = true; break;
     case 'n': o.unified = false; break;
     case 'x': g_ptr_array_add(o.exclude, optarg); break;
     case 'L':
@@ -723,16 +699,12 @@ int box_cmd_diff(BoxCmd *c) {
   if (bad) { g_ptr_array_free(o.exclude, TRUE); return 2; }
   int nops = c->argc - optind;
   if (nops < 2) {
-    char *q = bx_quote_always(c->argv[nops == 1 ? optind : c->argc - 1]);
-    bx_usage(c, "diff", "missing operand after %s", q);
-    g_free(q);
+    bx_usage_q(c, "diff", "missing operand after %s", c->argv[nops == 1 ? optind : c->argc - 1]);
     g_ptr_array_free(o.exclude, TRUE);
     return 2;
   }
   if (nops > 2) {
-    char *q = bx_quote_always(c->argv[optind + 2]);
-    bx_usage(c, "diff", "extra operand %s", q);
-    g_free(q);
+    bx_usage_q(c, "diff", "extra operand %s", c->argv[optind + 2]);
     g_ptr_array_free(o.exclude, TRUE);
     return 2;
   }

@@ -1,17 +1,13 @@
 /* dirname.c — GNU dirname: NAME..., -z. */
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
-static const struct option longopts[] = {
-  { "zero", no_argument, NULL, 'z' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "zero=z";
 
 int box_cmd_dirname(BoxCmd *c) {
   bool zero = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "dirname", "z", longopts)) != -1) {
+  BX_EACH_OPTION(ch, c, "dirname", "z", longopts) {
     if (ch == 'z') zero = true;
     else return 1;
   }

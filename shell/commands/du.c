@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   BoxCmd *c;
@@ -23,16 +23,9 @@ typedef struct {
   int status;
 } Du;
 
-static const struct option longopts[] = {
-  { "all", no_argument, NULL, 'a' }, { "summarize", no_argument, NULL, 's' },
-  { "human-readable", no_argument, NULL, 'h' }, { "total", no_argument, NULL, 'c' },
-  { "max-depth", required_argument, NULL, 'd' }, { "bytes", no_argument, NULL, 'b' },
-  { "apparent-size", no_argument, NULL, 'A' }, { "block-size", required_argument, NULL, 'B' },
-  { "dereference", no_argument, NULL, 'L' }, { "no-dereference", no_argument, NULL, 'P' },
-  { "separate-dirs", no_argument, NULL, 'S' }, { "one-file-system", no_argument, NULL, 'x' },
-  { "count-links", no_argument, NULL, 'l' }, { "null", no_argument, NULL, '0' },
-  { "si", no_argument, NULL, 'I' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "all=a summarize=s human-readable=h total=c max-depth=d: bytes=b apparent-size=A block-size=B: dereference=L "
+  "no-dereference=P separate-dirs=S one-file-system=x count-links=l null=0 si=I";
 
 static unsigned long long size_of(const Du *d, const struct stat *st) {
   return d->apparent ? (unsigned long long)(st->st_size > 0 ? st->st_size : 0)
@@ -71,11 +64,7 @@ static unsigned long long walk(Du *d, const char *path, long depth, bool top, bo
   int r = d->follow || (top && d->deref_args) ? stat(path, &st) : lstat(path, &st);
   if (r != 0) {
     int e = errno;
-    char *q = bx_quote_always(path);
-    char *t = bx_errtext(d->c, e);
-    bx_err(d->c, "du", "cannot access %s: %s", q, t);
-    g_free(q);
-    g_free(t);
+    bx_err_q(d->c, "du", "cannot access %s", path, e);
     d->status = 1;
     return 0;
   }
@@ -92,11 +81,7 @@ static unsigned long long walk(Du *d, const char *path, long depth, bool top, bo
   GArray *v = bx_list_dir(path, &err);
   unsigned long long sub = 0;
   if (!v) {
-    char *q = bx_quote_always(path);
-    char *t = bx_errtext(d->c, err);
-    bx_err(d->c, "du", "cannot read directory %s: %s", q, t);
-    g_free(q);
-    g_free(t);
+    bx_err_q(d->c, "du", "cannot read directory %s", path, err);
     d->status = 1;
   } else {
     g_array_sort(v, ent_cmp);
@@ -117,54 +102,46 @@ static unsigned long long walk(Du *d, const char *path, long depth, bool top, bo
 int box_cmd_du(BoxCmd *c) {
   Du d = { .c = c, .eol = '\n', .max_depth = -1, .block = 1024 };
   bool summarize = false, total = false, have_depth = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "du", "ashcd:bB:kmLPSxl0DH", longopts)) != -1) {
-    switch (ch) {
-    case 'a': d.all = true; break;
-    case 's': summarize = true; break;
-    case 'h': d.human = true; d.si = false; break;
-    case 'I': d.human = true; d.si = true; break;
-    case 'c': total = true; break;
-    case 'd': {
-      char *end;
-      errno = 0;
-      long v = strtol(optarg, &end, 10);
-      if (!*optarg || *end || errno || v < 0) {
-        char *q = bx_quote_always(optarg);
-        bx_usage(c, "du", "invalid maximum depth %s", q);
-        g_free(q);
-        return 1;
-      }
-      d.max_depth = v;
-      have_depth = true;
-      break;
+  BX_EACH_OPTION(ch, c, "du", "ashcd:bB:kmLPSxl0DH", longopts) switch (ch) {
+  case 'a': d.all = true; break;
+  case 's': summarize = true; break;
+  case 'h': d.human = true; d.si = false; break;
+  case 'I': d.human = true; d.si = true; break;
+  case 'c': total = true; break;
+  case 'd': {
+    char *end;
+    errno = 0;
+    long v = strtol(optarg, &end, 10);
+    if (!*optarg || *end || errno || v < 0) {
+      bx_usage_q(c, "du", "invalid maximum depth %s", optarg);
+      return 1;
     }
-    case 'b': d.apparent = true; d.block = 1; d.human = false; break;
-    case 'A': d.apparent = true; break;
-    case 'B': {
-      unsigned long long b;
-      if (!bx_parse_size(optarg, &b) || b == 0) {
-        char *q = bx_quote_always(optarg);
-        bx_err(c, "du", "invalid -B argument %s", q);
-        g_free(q);
-        return 1;
-      }
-      d.block = b;
-      d.human = false;
-      break;
+    d.max_depth = v;
+    have_depth = true;
+    break;
+  }
+  case 'b': d.apparent = true; d.block = 1; d.human = false; break;
+  case 'A': d.apparent = true; break;
+  case 'B': {
+    unsigned long long b;
+    if (!bx_parse_size(optarg, &b) || b == 0) {
+      bx_err_q(c, "du", "invalid -B argument %s", optarg, 0);
+      return 1;
     }
-    case 'k': d.block = 1024; d.human = false; break;
-    case 'm': d.block = 1024 * 1024; d.human = false; break;
-    case 'L': d.follow = true; break;
-    case 'P': d.follow = false; break;
-    case 'D': case 'H': d.deref_args = true; break;
-    case 'S': d.separate = true; break;
-    case 'x': d.one_fs = true; break;
-    case 'l': d.count_links = true; break;
-    case '0': d.eol = '\0'; break;
-    default: return 1;
-    }
+    d.block = b;
+    d.human = false;
+    break;
+  }
+  case 'k': d.block = 1024; d.human = false; break;
+  case 'm': d.block = 1024 * 1024; d.human = false; break;
+  case 'L': d.follow = true; break;
+  case 'P': d.follow = false; break;
+  case 'D': case 'H': d.deref_args = true; break;
+  case 'S': d.separate = true; break;
+  case 'x': d.one_fs = true; break;
+  case 'l': d.count_links = true; break;
+  case '0': d.eol = '\0'; break;
+  default: return 1;
   }
   if (summarize && d.all) {
     bx_usage(c, "du", "cannot both summarize and show all entries");

@@ -1,7 +1,7 @@
 /* echo.c — bash's echo: options -n -e -E (clustered), escapes with -e. */
 #include <string.h>
 
-#include "shell/shell-private.h"
+#include "shell/commands/commands-private.h"
 
 static int hexval(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -16,17 +16,13 @@ static bool put_escaped(BoxOut *o, const char *s) {
     if (*s != '\\' || s[1] == '\0') { box_out_putc(o, *s++); continue; }
     s++;
     char c = *s++;
+    int b = bx_escape_byte(c, "abeEfnrtv\\");
+    if (b >= 0) {
+      box_out_putc(o, (char)b);
+      continue;
+    }
     switch (c) {
-    case 'a': box_out_putc(o, '\a'); break;
-    case 'b': box_out_putc(o, '\b'); break;
     case 'c': return false;
-    case 'e': case 'E': box_out_putc(o, 033); break;
-    case 'f': box_out_putc(o, '\f'); break;
-    case 'n': box_out_putc(o, '\n'); break;
-    case 'r': box_out_putc(o, '\r'); break;
-    case 't': box_out_putc(o, '\t'); break;
-    case 'v': box_out_putc(o, '\v'); break;
-    case '\\': box_out_putc(o, '\\'); break;
     case '0': {
       int v = 0;
       for (int k = 0; k < 3 && *s >= '0' && *s <= '7'; k++) v = v * 8 + (*s++ - '0');

@@ -4,13 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
-static const struct option longopts[] = {
-  { "ignore-environment", no_argument, NULL, 'i' }, { "unset", required_argument, NULL, 'u' },
-  { "null", no_argument, NULL, '0' }, { "chdir", required_argument, NULL, 'C' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "ignore-environment=i unset=u: null=0 chdir=C:";
 
 static void print_env(BoxCmd *c, bool zero) {
   char **env = box_var_environ(c->sh);
@@ -25,10 +21,9 @@ int box_cmd_env(BoxCmd *c) {
   bool ignore = false, zero = false;
   GPtrArray *unsets = g_ptr_array_new();
   const char *dir = NULL;
-  bx_getopt_start(NULL);
-  int ch, status = 0;
+  int status = 0;
   /* "-" alone means -i */
-  while ((ch = bx_getopt(c, "env", "+iu:0C:", longopts)) != -1) {
+  BX_EACH_OPTION(ch, c, "env", "+iu:0C:", longopts) {
     switch (ch) {
     case 'i': ignore = true; break;
     case 'u': g_ptr_array_add(unsets, optarg); break;
@@ -87,9 +82,7 @@ int box_cmd_env(BoxCmd *c) {
     }
     if (dir) {
       if (chdir(dir) != 0) {
-        char *q = bx_quote_always(dir), *t = bx_errtext(c, errno);
-        bx_err(c, "env", "cannot change directory to %s: %s", q, t);
-        g_free(q); g_free(t);
+        bx_err_q(c, "env", "cannot change directory to %s", dir, errno);
         _exit(125);
       }
       char *cwd = g_get_current_dir();

@@ -4,11 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
-static const struct option longopts[] = {
-  { "initial", no_argument, NULL, 'i' }, { "tabs", required_argument, NULL, 't' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "initial=i tabs=t:";
 
 typedef struct {
   GArray *stops;   /* size_t, ascending; one entry = every N */
@@ -28,8 +26,7 @@ static bool expand_fd(BoxCmd *c, const Ex *e, int fd) {
   size_t col = 0;
   bool lead = true;
   for (;;) {
-    ssize_t r = read(fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = bx_read(fd, buf, sizeof buf);
     if (r < 0) return false;
     if (r == 0) return true;
     for (ssize_t i = 0; i < r; i++) {
@@ -62,9 +59,7 @@ static bool parse_tabs(BoxCmd *c, const char *s, GArray *v) {
     char *end;
     unsigned long long n = strtoull(*p, &end, 10);
     if (*end || !g_ascii_isdigit(**p)) {
-      char *q = bx_quote_always(*p);
-      bx_err(c, "expand", "tab size contains invalid character(s): %s", q);
-      g_free(q);
+      bx_err_q(c, "expand", "tab size contains invalid character(s): %s", *p, 0);
       ok = false;
       break;
     }
@@ -87,9 +82,8 @@ static bool parse_tabs(BoxCmd *c, const char *s, GArray *v) {
 
 int box_cmd_expand(BoxCmd *c) {
   Ex e = { g_array_new(FALSE, FALSE, sizeof(size_t)), false };
-  bx_getopt_start(NULL);
-  int o, status = 0;
-  while ((o = bx_getopt(c, "expand", "it:", longopts)) != -1) {
+  int status = 0;
+  BX_EACH_OPTION(o, c, "expand", "it:", longopts) {
     switch (o) {
     case 'i': e.initial = true; break;
     case 't':

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   BoxCmd *c;
@@ -53,9 +53,8 @@ static void fail(Ex *e, int status_unused, const char *fmt, const char *arg) {
   if (e->failed) return;
   e->failed = true;
   if (arg) {
-    char *q = bx_quote_always(arg);
+    g_autofree char *q = bx_quote_always(arg);
     bx_err(e->c, "expr", fmt, q);
-    g_free(q);
   } else {
     bx_err(e->c, "expr", "%s", fmt);
   }

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef enum {
   F_AND, F_OR, F_NOT, F_COMMA,
@@ -253,13 +253,12 @@ static void do_printf(Find *f, FNode *n, FEnt *e) {
   for (const char *p = n->s; *p; p++) {
     if (*p == '\\') {
       p++;
+      int b = bx_escape_byte(*p, "nt0\\ar");
+      if (b >= 0) {
+        g_string_append_c(out, (char)b);
+        continue;
+      }
       switch (*p) {
-      case 'n': g_string_append_c(out, '\n'); break;
-      case 't': g_string_append_c(out, '\t'); break;
-      case '0': g_string_append_c(out, '\0'); break;
-      case '\\': g_string_append_c(out, '\\'); break;
-      case 'a': g_string_append_c(out, '\a'); break;
-      case 'r': g_string_append_c(out, '\r'); break;
       case 'c': goto done;
       case 0: g_string_append_c(out, '\\'); p--; break;
       default: g_string_append_c(out, '\\'); g_string_append_c(out, *p); break;
@@ -537,9 +536,7 @@ static bool eval(Find *f, FNode *n, FEnt *e, bool *prune) {
     if (!strcmp(e->path, ".")) return true;
     int r = t == S_IFDIR ? rmdir(e->path) : unlink(e->path);
     if (r != 0) {
-      char *q = bx_quote_always(e->path), *tx = bx_errtext(f->c, errno);
-      bx_err(f->c, "find", "cannot delete %s: %s", q, tx);
-      g_free(q); g_free(tx);
+      bx_err_q(f->c, "find", "cannot delete %s", e->path, errno);
       f->status = 1;
       return false;
     }
@@ -574,9 +571,8 @@ static void visit(Find *f, FEnt *e, Anc *anc) {
         here.ino = st->st_ino;
         for (Anc *a = anc; a; a = a->up)
           if (a->dev == st->st_dev && a->ino == st->st_ino) {
-            char *q = bx_quote_always(e->path);
+            g_autofree char *q = bx_quote_always(e->path);
             bx_err(f->c, "find", "File system loop detected; %s is part of the same file system loop as %s.", q, q);
-            g_free(q);
             f->status = 1;
             goto post;
           }
@@ -662,6 +658,154 @@ static bool parse_num(const char *s, int *cmp, long long *num, const char **rest
 
 static FNode *parse_or(FParser *p);
 
+/* a -size test: N[cwbkMG] with +/-. */
+static FNode *parse_size_test(FParser *p, const char *a) {
+  const char *v = need_arg(p, a);
+  if (!v) return NULL;
+  FNode *n;
+  n = node(T_SIZE);
+  const char *rest;
+  if (!parse_num(v, &n->cmp, &n->num, &rest)) { free_node(n); perr(p, "invalid -size type `%s'", v); return NULL; }
+  n->unit = 512;
+  if (*rest) {
+    if (rest[1]) { free_node(n); perr(p, "invalid -size type `%s'", v); return NULL; }
+    switch (*rest) {
+    case 'c': n->unit = 1; break;
+    case 'w': n->unit = 2; break;
+    case 'b': n->unit = 512; break;
+    case 'k': n->unit = 1024; break;
+    case 'M': n->unit = 1024 * 1024; break;
+    case 'G': n->unit = 1024LL * 1024 * 1024; break;
+    default: {
+      char t[2] = { *rest, 0 };
+      free_node(n);
+      perr(p, "invalid -size type `%s'", t);
+      return NULL;
+    }
+    }
+  }
+  return n;
+}
+
+/* -newer and its kin: the reference file's time, read now. */
+static FNode *parse_newer(FParser *p, const char *a) {
+  Find *f = p->f;
+  const char *v = need_arg(p, a);
+  if (!v) return NULL;
+  FNode *n;
+  struct stat st;
+  bool fl = f->follow || f->follow_args;
+  if ((fl ? stat(v, &st) : lstat(v, &st)) != 0) {
+    char *q = bx_quote_always(v), *t = bx_errtext(f->c, errno);
+    char *m = g_strdup_printf("%s: %s", q, t);
+    perr(p, "%s", m);
+    g_free(m); g_free(q); g_free(t);
+    return NULL;
+  }
+  n = node(T_NEWER);
+  n->which = a[1] == 'n' ? 'm' : a[1];
+  char rw = strlen(a) == 8 ? a[7] : 'm';
+  n->ref = rw == 'a' ? st.st_atim : rw == 'c' ? st.st_ctim : st.st_mtim;
+  return n;
+}
+
+/* -perm MODE, -MODE (all of), /MODE (any of). */
+static FNode *parse_perm(FParser *p, const char *a) {
+  const char *v = need_arg(p, a);
+  if (!v) return NULL;
+  FNode *n;
+  n = node(T_PERM);
+  const char *m = v;
+  if (*m == '-' || *m == '/') n->perm_kind = *m++;
+  else if (*m == '+' && g_ascii_isdigit(m[1])) { n->perm_kind = '/'; m++; }
+  mode_t mm;
+  if (!bx_parse_mode(m, 0, false, &mm)) {
+    free_node(n);
+    perr(p, "invalid mode `%s'", v);
+    return NULL;
+  }
+  if (!g_ascii_isdigit(*m)) {
+    /* symbolic: as applied to 000 without umask */
+    mode_t um = umask(0);
+    bx_parse_mode(m, 0, false, &mm);
+    umask(um);
+  }
+  n->mode = mm;
+  return n;
+}
+
+/* The numeric tests: -user and -group (a name or a number), -uid, -gid,
+ * -links, -inum. */
+static FNode *parse_id_test(FParser *p, const char *a) {
+  const char *v = need_arg(p, a);
+  if (!v) return NULL;
+  FNode *n;
+  Kind k = !strcmp(a, "-user") ? T_USER : !strcmp(a, "-group") ? T_GROUP : !strcmp(a, "-uid") ? T_UID
+         : !strcmp(a, "-gid") ? T_GID : !strcmp(a, "-links") ? T_LINKS : T_INUM;
+  n = node(k);
+  if (k == T_USER || k == T_GROUP) {
+    struct passwd *pw = k == T_USER ? getpwnam(v) : NULL;
+    struct group *gr = k == T_GROUP ? getgrnam(v) : NULL;
+    if (pw) n->num = pw->pw_uid;
+    else if (gr) n->num = gr->gr_gid;
+    else if (!parse_num(v, &n->cmp, &n->num, NULL) || n->cmp) {
+      free_node(n);
+      char *m = g_strdup_printf("%s is not the name of a known %s", v, k == T_USER ? "user" : "group");
+      char *q = bx_quote_always(v);
+      g_free(m);
+      m = g_strdup_printf("%s is not the name of a known %s", q, k == T_USER ? "user" : "group");
+      perr(p, "%s", m);
+      g_free(m); g_free(q);
+      return NULL;
+    }
+    n->cmp = 0;
+  } else if (!parse_num(v, &n->cmp, &n->num, NULL)) {
+    free_node(n);
+    char *m = g_strdup_printf("invalid argument `%s' to `%s'", v, a);
+    perr(p, "%s", m);
+    g_free(m);
+    return NULL;
+  }
+  return n;
+}
+
+/* -exec, -execdir, -ok, -okdir: the command up to ";" or "+". */
+static FNode *parse_exec(FParser *p, const char *a) {
+  Find *f = p->f;
+  FNode *n;
+  f->has_action = true;
+  n = node(A_EXEC);
+  n->dir = strstr(a, "dir") != NULL;
+  n->ok = !strncmp(a, "-ok", 3);
+  int start = p->i;
+  while (p->i < p->ac) {
+    const char *w = p->av[p->i];
+    if (!strcmp(w, ";")) break;
+    if (!strcmp(w, "+") && !n->ok && p->i > start && !strcmp(p->av[p->i - 1], "{}")) { n->plus = true; break; }
+    p->i++;
+  }
+  if (p->i >= p->ac || p->i == start) {
+    free_node(n);
+    perr(p, "missing argument to `%s'", a);
+    return NULL;
+  }
+  n->argc = p->i - start;
+  n->argv = g_new0(char *, n->argc + 1);
+  for (int k = 0; k < n->argc; k++) n->argv[k] = p->av[start + k];
+  if (n->plus) {
+    for (int k = 0; k < n->argc - 1; k++)
+      if (strstr(n->argv[k], "{}")) {
+        free_node(n);
+        perr(p, "Only one instance of {} is supported with -exec%s ... +", n->dir ? "dir" : "");
+        return NULL;
+      }
+    n->batch = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(f->execs, n);
+  }
+  p->i++;
+  return n;
+}
+
 static FNode *parse_primary(FParser *p) {
   if (p->i >= p->ac) { perr(p, "%s", "invalid expression"); return NULL; }
   const char *a = p->av[p->i++];
@@ -724,31 +868,7 @@ static FNode *parse_primary(FParser *p) {
     n->s = g_string_free(t, FALSE);
     return n;
   }
-  if (!strcmp(a, "-size")) {
-    if (!(v = need_arg(p, a))) return NULL;
-    n = node(T_SIZE);
-    const char *rest;
-    if (!parse_num(v, &n->cmp, &n->num, &rest)) { free_node(n); perr(p, "invalid -size type `%s'", v); return NULL; }
-    n->unit = 512;
-    if (*rest) {
-      if (rest[1]) { free_node(n); perr(p, "invalid -size type `%s'", v); return NULL; }
-      switch (*rest) {
-      case 'c': n->unit = 1; break;
-      case 'w': n->unit = 2; break;
-      case 'b': n->unit = 512; break;
-      case 'k': n->unit = 1024; break;
-      case 'M': n->unit = 1024 * 1024; break;
-      case 'G': n->unit = 1024LL * 1024 * 1024; break;
-      default: {
-        char t[2] = { *rest, 0 };
-        free_node(n);
-        perr(p, "invalid -size type `%s'", t);
-        return NULL;
-      }
-      }
-    }
-    return n;
-  }
+  if (!strcmp(a, "-size")) return parse_size_test(p, a);
   if (!strcmp(a, "-mtime") || !strcmp(a, "-atime") || !strcmp(a, "-ctime") ||
       !strcmp(a, "-mmin") || !strcmp(a, "-amin") || !strcmp(a, "-cmin")) {
     if (!(v = need_arg(p, a))) return NULL;
@@ -764,75 +884,11 @@ static FNode *parse_primary(FParser *p) {
     }
     return n;
   }
-  if (!strcmp(a, "-newer") || !strcmp(a, "-anewer") || !strcmp(a, "-cnewer") || !strncmp(a, "-newer", 6)) {
-    if (!(v = need_arg(p, a))) return NULL;
-    struct stat st;
-    bool fl = f->follow || f->follow_args;
-    if ((fl ? stat(v, &st) : lstat(v, &st)) != 0) {
-      char *q = bx_quote_always(v), *t = bx_errtext(f->c, errno);
-      char *m = g_strdup_printf("%s: %s", q, t);
-      perr(p, "%s", m);
-      g_free(m); g_free(q); g_free(t);
-      return NULL;
-    }
-    n = node(T_NEWER);
-    n->which = a[1] == 'n' ? 'm' : a[1];
-    char rw = strlen(a) == 8 ? a[7] : 'm';
-    n->ref = rw == 'a' ? st.st_atim : rw == 'c' ? st.st_ctim : st.st_mtim;
-    return n;
-  }
-  if (!strcmp(a, "-perm")) {
-    if (!(v = need_arg(p, a))) return NULL;
-    n = node(T_PERM);
-    const char *m = v;
-    if (*m == '-' || *m == '/') n->perm_kind = *m++;
-    else if (*m == '+' && g_ascii_isdigit(m[1])) { n->perm_kind = '/'; m++; }
-    mode_t mm;
-    if (!bx_parse_mode(m, 0, false, &mm)) {
-      free_node(n);
-      perr(p, "invalid mode `%s'", v);
-      return NULL;
-    }
-    if (!g_ascii_isdigit(*m)) {
-      /* symbolic: as applied to 000 without umask */
-      mode_t um = umask(0);
-      bx_parse_mode(m, 0, false, &mm);
-      umask(um);
-    }
-    n->mode = mm;
-    return n;
-  }
+  if (!strcmp(a, "-newer") || !strcmp(a, "-anewer") || !strcmp(a, "-cnewer") || !strncmp(a, "-newer", 6))
+    return parse_newer(p, a);
+  if (!strcmp(a, "-perm")) return parse_perm(p, a);
   if (!strcmp(a, "-user") || !strcmp(a, "-group") || !strcmp(a, "-uid") || !strcmp(a, "-gid") ||
-      !strcmp(a, "-links") || !strcmp(a, "-inum")) {
-    if (!(v = need_arg(p, a))) return NULL;
-    Kind k = !strcmp(a, "-user") ? T_USER : !strcmp(a, "-group") ? T_GROUP : !strcmp(a, "-uid") ? T_UID
-           : !strcmp(a, "-gid") ? T_GID : !strcmp(a, "-links") ? T_LINKS : T_INUM;
-    n = node(k);
-    if (k == T_USER || k == T_GROUP) {
-      struct passwd *pw = k == T_USER ? getpwnam(v) : NULL;
-      struct group *gr = k == T_GROUP ? getgrnam(v) : NULL;
-      if (pw) n->num = pw->pw_uid;
-      else if (gr) n->num = gr->gr_gid;
-      else if (!parse_num(v, &n->cmp, &n->num, NULL) || n->cmp) {
-        free_node(n);
-        char *m = g_strdup_printf("%s is not the name of a known %s", v, k == T_USER ? "user" : "group");
-        char *q = bx_quote_always(v);
-        g_free(m);
-        m = g_strdup_printf("%s is not the name of a known %s", q, k == T_USER ? "user" : "group");
-        perr(p, "%s", m);
-        g_free(m); g_free(q);
-        return NULL;
-      }
-      n->cmp = 0;
-    } else if (!parse_num(v, &n->cmp, &n->num, NULL)) {
-      free_node(n);
-      char *m = g_strdup_printf("invalid argument `%s' to `%s'", v, a);
-      perr(p, "%s", m);
-      g_free(m);
-      return NULL;
-    }
-    return n;
-  }
+      !strcmp(a, "-links") || !strcmp(a, "-inum")) return parse_id_test(p, a);
   if (!strcmp(a, "-samefile")) {
     if (!(v = need_arg(p, a))) return NULL;
     struct stat st;
@@ -863,39 +919,8 @@ static FNode *parse_primary(FParser *p) {
   if (!strcmp(a, "-prune")) return node(A_PRUNE);
   if (!strcmp(a, "-quit")) return node(A_QUIT);
   if (!strcmp(a, "-delete")) { f->has_action = true; f->depth_first = true; return node(A_DELETE); }
-  if (!strcmp(a, "-exec") || !strcmp(a, "-execdir") || !strcmp(a, "-ok") || !strcmp(a, "-okdir")) {
-    f->has_action = true;
-    n = node(A_EXEC);
-    n->dir = strstr(a, "dir") != NULL;
-    n->ok = !strncmp(a, "-ok", 3);
-    int start = p->i;
-    while (p->i < p->ac) {
-      const char *w = p->av[p->i];
-      if (!strcmp(w, ";")) break;
-      if (!strcmp(w, "+") && !n->ok && p->i > start && !strcmp(p->av[p->i - 1], "{}")) { n->plus = true; break; }
-      p->i++;
-    }
-    if (p->i >= p->ac || p->i == start) {
-      free_node(n);
-      perr(p, "missing argument to `%s'", a);
-      return NULL;
-    }
-    n->argc = p->i - start;
-    n->argv = g_new0(char *, n->argc + 1);
-    for (int k = 0; k < n->argc; k++) n->argv[k] = p->av[start + k];
-    if (n->plus) {
-      for (int k = 0; k < n->argc - 1; k++)
-        if (strstr(n->argv[k], "{}")) {
-          free_node(n);
-          perr(p, "Only one instance of {} is supported with -exec%s ... +", n->dir ? "dir" : "");
-          return NULL;
-        }
-      n->batch = g_ptr_array_new_with_free_func(g_free);
-      g_ptr_array_add(f->execs, n);
-    }
-    p->i++;
-    return n;
-  }
+  if (!strcmp(a, "-exec") || !strcmp(a, "-execdir") || !strcmp(a, "-ok") || !strcmp(a, "-okdir"))
+    return parse_exec(p, a);
   /* global options in the expression */
   if (!strcmp(a, "-maxdepth") || !strcmp(a, "-mindepth")) {
     if (!(v = need_arg(p, a))) return NULL;
@@ -938,22 +963,36 @@ static bool at_op(FParser *p, const char *const *ops) {
   return false;
 }
 
+/* Steps over a binary operator; false after find's message when nothing
+ * follows it. */
+static bool take_operator(FParser *p, const char *op) {
+  p->i++;
+  if (p->i < p->ac) return true;
+  perr(p, "invalid expression; you have used a binary operator '%s' with nothing after it.", op);
+  return false;
+}
+
+/* l K r; NULL, with l freed, when the right side did not parse. */
+static FNode *binary(Kind k, FNode *l, FNode *r) {
+  if (!r) {
+    free_node(l);
+    return NULL;
+  }
+  FNode *n = node(k);
+  n->l = l;
+  n->r = r;
+  return n;
+}
+
 static FNode *parse_and(FParser *p) {
   FNode *l = parse_primary(p);
   while (l && !p->error && p->i < p->ac) {
     static const char *const stop[] = { "-o", "-or", ",", ")", NULL };
     if (at_op(p, stop)) break;
     static const char *const andops[] = { "-a", "-and", NULL };
-    if (at_op(p, andops)) {
-      p->i++;
-      if (p->i >= p->ac) { perr(p, "%s", "invalid expression; you have used a binary operator '-a' with nothing after it."); break; }
-    }
-    FNode *r = parse_primary(p);
-    if (!r) { free_node(l); return NULL; }
-    FNode *n = node(F_AND);
-    n->l = l;
-    n->r = r;
-    l = n;
+    if (at_op(p, andops) && !take_operator(p, "-a")) break;
+    l = binary(F_AND, l, parse_primary(p));
+    if (!l) return NULL;
   }
   if (p->error) { free_node(l); return NULL; }
   return l;
@@ -963,14 +1002,9 @@ static FNode *parse_orx(FParser *p) {
   FNode *l = parse_and(p);
   static const char *const orops[] = { "-o", "-or", NULL };
   while (l && !p->error && at_op(p, orops)) {
-    p->i++;
-    if (p->i >= p->ac) { perr(p, "%s", "invalid expression; you have used a binary operator '-o' with nothing after it."); break; }
-    FNode *r = parse_and(p);
-    if (!r) { free_node(l); return NULL; }
-    FNode *n = node(F_OR);
-    n->l = l;
-    n->r = r;
-    l = n;
+    if (!take_operator(p, "-o")) break;
+    l = binary(F_OR, l, parse_and(p));
+    if (!l) return NULL;
   }
   if (p->error) { free_node(l); return NULL; }
   return l;
@@ -981,12 +1015,8 @@ static FNode *parse_or(FParser *p) {
   static const char *const comma[] = { ",", NULL };
   while (l && !p->error && at_op(p, comma)) {
     p->i++;
-    FNode *r = parse_orx(p);
-    if (!r) { free_node(l); return NULL; }
-    FNode *n = node(F_COMMA);
-    n->l = l;
-    n->r = r;
-    l = n;
+    l = binary(F_COMMA, l, parse_orx(p));
+    if (!l) return NULL;
   }
   return l;
 }
@@ -1062,9 +1092,7 @@ int box_cmd_find(BoxCmd *c) {
     int r = fl ? stat(root, &e.st) : lstat(root, &e.st);
     if (r != 0 && fl && errno == ENOENT) r = lstat(root, &e.st);
     if (r != 0) {
-      char *q = bx_quote_always(root), *t = bx_errtext(c, errno);
-      bx_err(c, "find", "%s: %s", q, t);
-      g_free(q); g_free(t);
+      bx_err_q(c, "find", "%s", root, errno);
       f.status = 1;
       continue;
     }

@@ -4,12 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
-static const struct option longopts[] = {
-  { "bytes", no_argument, NULL, 'b' }, { "spaces", no_argument, NULL, 's' },
-  { "width", required_argument, NULL, 'w' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "bytes=b spaces=s width=w:";
 
 static size_t adjust(size_t col, char ch, bool bytes) {
   if (!bytes) {
@@ -25,8 +22,7 @@ static bool fold_fd(BoxCmd *c, int fd, size_t width, bool bytes, bool spaces) {
   size_t col = 0;
   char buf[65536];
   for (;;) {
-    ssize_t r = read(fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = bx_read(fd, buf, sizeof buf);
     if (r < 0) {
       int e = errno;
       g_string_free(line, TRUE);
@@ -79,28 +75,23 @@ static bool fold_fd(BoxCmd *c, int fd, size_t width, bool bytes, bool spaces) {
 static int fold_main(BoxCmd *c) {
   size_t width = 80;
   bool bytes = false, spaces = false;
-  bx_getopt_start(NULL);
-  int o;
-  while ((o = bx_getopt(c, "fold", "bsw:", longopts)) != -1) {
-    switch (o) {
-    case 'b': bytes = true; break;
-    case 's': spaces = true; break;
-    case 'w': {
-      char *end;
-      errno = 0;
-      unsigned long long v = strtoull(optarg, &end, 10);
-      if (!*optarg || *end || errno || v == 0 || optarg[0] == '-') {
-        char *q = bx_quote_always(optarg);
-        if (*optarg && !*end && (v == 0 || errno)) bx_err(c, "fold", "invalid number of columns: %s: %s", q, box_strerror(ERANGE));
-        else bx_err(c, "fold", "invalid number of columns: %s", q);
-        g_free(q);
-        return 1;
-      }
-      width = (size_t)v;
-      break;
+  BX_EACH_OPTION(o, c, "fold", "bsw:", longopts) switch (o) {
+  case 'b': bytes = true; break;
+  case 's': spaces = true; break;
+  case 'w': {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(optarg, &end, 10);
+    if (!*optarg || *end || errno || v == 0 || optarg[0] == '-') {
+      g_autofree char *q = bx_quote_always(optarg);
+      if (*optarg && !*end && (v == 0 || errno)) bx_err(c, "fold", "invalid number of columns: %s: %s", q, box_strerror(ERANGE));
+      else bx_err(c, "fold", "invalid number of columns: %s", q);
+      return 1;
     }
-    default: return 1;
-    }
+    width = (size_t)v;
+    break;
+  }
+  default: return 1;
   }
   int status = 0;
   if (optind >= c->argc) return fold_fd(c, c->in, width, bytes, spaces) ? 0 : 1;

@@ -4,6 +4,17 @@
 
 #include "shell/shell-private.h"
 
+/* OPTIND as this call left it: a script that sets OPTIND itself starts a
+ * new parse (the position inside a word of options starts over). */
+static long last_optind = -1;
+
+static void store_optind(Shell *sh, long optind) {
+  char buf[32];
+  g_snprintf(buf, sizeof buf, "%ld", optind);
+  box_var_set(sh, "OPTIND", buf);
+  last_optind = optind;
+}
+
 int box_cmd_getopts(BoxCmd *c) {
   Shell *sh = c->sh;
   if (c->argc < 3) {
@@ -26,9 +37,7 @@ int box_cmd_getopts(BoxCmd *c) {
   const char *oi = box_var_get(sh, "OPTIND");
   long optind = oi ? atol(oi) : 1;
   if (optind < 1) optind = 1;
-  static long last_optind = -1;
   if (optind != last_optind) sh->optind_sub = 0;
-  char buf[32];
   if (optind > nargs) {
     box_var_set(sh, name, "?");
     return 1;
@@ -40,9 +49,7 @@ int box_cmd_getopts(BoxCmd *c) {
       return 1;
     }
     if (strcmp(arg, "--") == 0) {
-      g_snprintf(buf, sizeof buf, "%ld", optind + 1);
-      box_var_set(sh, "OPTIND", buf);
-      last_optind = optind + 1;
+      store_optind(sh, optind + 1);
       box_var_set(sh, name, "?");
       return 1;
     }
@@ -77,9 +84,7 @@ int box_cmd_getopts(BoxCmd *c) {
       }
       optind++;
       sh->optind_sub = 0;
-      g_snprintf(buf, sizeof buf, "%ld", optind);
-      box_var_set(sh, "OPTIND", buf);
-      last_optind = optind;
+      store_optind(sh, optind);
       return 0;
     }
     box_var_set(sh, name, opt);
@@ -90,8 +95,6 @@ int box_cmd_getopts(BoxCmd *c) {
     optind++;
     sh->optind_sub = 0;
   }
-  g_snprintf(buf, sizeof buf, "%ld", optind);
-  box_var_set(sh, "OPTIND", buf);
-  last_optind = optind;
+  store_optind(sh, optind);
   return 0;
 }

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   bool icase, invert, number, count, list, list_missing, recursive, deref;
@@ -461,11 +461,8 @@ static bool grep_file(Grep *g, const char *path, bool show_name) {
 }
 
 static bool add_pattern_file(Grep *g, const char *file) {
-  GString *s = g_string_new(NULL);
-  if (!bx_slurp(g->c, "grep", file, s)) {
-    g_string_free(s, TRUE);
-    return false;
-  }
+  GString *s = bx_slurp_new(g->c, "grep", file);
+  if (!s) return false;
   if (s->len && s->str[s->len - 1] == '\n') g_string_truncate(s, s->len - 1);
   else if (s->len == 0) {
     g_string_free(s, TRUE);
@@ -573,40 +570,18 @@ static bool parse_num(Grep *g, const char *v, const char *what, long *out) {
   return true;
 }
 
-enum { O_INCLUDE = 256, O_EXCLUDE, O_EXCLUDE_DIR, O_COLOR, O_LABEL, O_LINEBUF, O_NULL_DATA, O_BINFILES };
+enum { O_INCLUDE = 1, O_EXCLUDE, O_EXCLUDE_DIR, O_COLOR, O_LABEL, O_LINEBUF, O_NULL_DATA, O_BINFILES };
 
-static const struct option longopts[] = {
-  { "extended-regexp", no_argument, NULL, 'E' }, { "fixed-strings", no_argument, NULL, 'F' },
-  { "basic-regexp", no_argument, NULL, 'G' }, { "perl-regexp", no_argument, NULL, 'P' },
-  { "regexp", required_argument, NULL, 'e' }, { "file", required_argument, NULL, 'f' },
-  { "ignore-case", no_argument, NULL, 'i' }, { "no-ignore-case", no_argument, NULL, 'Y' },
-  { "word-regexp", no_argument, NULL, 'w' }, { "line-regexp", no_argument, NULL, 'x' },
-  { "null-data", no_argument, NULL, 'z' }, { "no-messages", no_argument, NULL, 's' },
-  { "invert-match", no_argument, NULL, 'v' }, { "max-count", required_argument, NULL, 'm' },
-  { "byte-offset", no_argument, NULL, 'b' }, { "line-number", no_argument, NULL, 'n' },
-  { "with-filename", no_argument, NULL, 'H' }, { "no-filename", no_argument, NULL, 'h' },
-  { "label", required_argument, NULL, O_LABEL }, { "only-matching", no_argument, NULL, 'o' },
-  { "quiet", no_argument, NULL, 'q' }, { "silent", no_argument, NULL, 'q' },
-  { "binary-files", required_argument, NULL, O_BINFILES }, { "text", no_argument, NULL, 'a' },
-  { "recursive", no_argument, NULL, 'r' }, { "dereference-recursive", no_argument, NULL, 'R' },
-  { "include", required_argument, NULL, O_INCLUDE }, { "exclude", required_argument, NULL, O_EXCLUDE },
-  { "exclude-dir", required_argument, NULL, O_EXCLUDE_DIR },
-  { "files-without-match", no_argument, NULL, 'L' }, { "files-with-matches", no_argument, NULL, 'l' },
-  { "count", no_argument, NULL, 'c' }, { "initial-tab", no_argument, NULL, 'T' },
-  { "null", no_argument, NULL, 'Z' }, { "before-context", required_argument, NULL, 'B' },
-  { "after-context", required_argument, NULL, 'A' }, { "context", required_argument, NULL, 'C' },
-  { "color", optional_argument, NULL, O_COLOR }, { "colour", optional_argument, NULL, O_COLOR },
-  { "line-buffered", no_argument, NULL, O_LINEBUF },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "extended-regexp=E fixed-strings=F basic-regexp=G perl-regexp=P regexp=e: file=f: ignore-case=i no-ignore-case=Y "
+  "word-regexp=w line-regexp=x null-data=z no-messages=s invert-match=v max-count=m: byte-offset=b line-number=n "
+  "with-filename=H no-filename=h label=\5: only-matching=o quiet=q silent=q binary-files=\10: text=a recursive=r "
+  "dereference-recursive=R include=\1: exclude=\2: exclude-dir=\3: files-without-match=L files-with-matches=l "
+  "count=c initial-tab=T null=Z before-context=B: after-context=A: context=C: color=\4:: colour=\4:: "
+  "line-buffered=\6";
 
 int box_cmd_grep(BoxCmd *c) {
-  Grep g;
-  memset(&g, 0, sizeof g);
-  g.c = c;
-  g.with_name = -1;
-  g.max_count = -1;
-  g.syntax = 'G';
+  Grep g = { .c = c, .with_name = -1, .max_count = -1, .syntax = 'G' };
   g.patterns = g_ptr_array_new_with_free_func(g_free);
   g.include = g_ptr_array_new_with_free_func(g_free);
   g.exclude = g_ptr_array_new_with_free_func(g_free);
@@ -617,28 +592,20 @@ int box_cmd_grep(BoxCmd *c) {
   bx_getopt_start("Usage: grep [OPTION]... PATTERNS [FILE]...");
   int ch;
   /* digits as -NUM context: handled through the optstring */
+  bool *const flags[] = { &g.word, &g.line, &g.null_data, &g.no_messages, &g.invert, &g.byte_offset, &g.number,
+                          &g.only, &g.quiet, &g.text, &g.skip_binary, &g.count, &g.initial_tab, &g.null_name };
   while ((ch = bx_getopt(c, "grep", "0123456789A:B:C:EFGPe:f:iyYwxzsvm:bnHhoqaIrRLlcTZUV", longopts)) != -1) {
+    if (bx_set_flag(ch, "wxzsvbnoqaIcTZ", flags)) continue;
     switch (ch) {
     case 'E': case 'F': case 'G': case 'P': g.syntax = ch; break;
     case 'e': g_ptr_array_add(g.patterns, g_strdup(optarg)); have_e = true; break;
     case 'f': if (!add_pattern_file(&g, optarg)) goto out; have_e = true; break;
     case 'i': case 'y': g.icase = true; break;
     case 'Y': g.icase = false; break;
-    case 'w': g.word = true; break;
-    case 'x': g.line = true; break;
-    case 'z': g.null_data = true; break;
-    case 's': g.no_messages = true; break;
-    case 'v': g.invert = true; break;
     case 'm': if (!parse_num(&g, optarg, "max count", &g.max_count)) goto out; break;
-    case 'b': g.byte_offset = true; break;
-    case 'n': g.number = true; break;
     case 'H': g.with_name = 1; break;
     case 'h': g.with_name = 0; break;
     case O_LABEL: g.label = optarg; break;
-    case 'o': g.only = true; break;
-    case 'q': g.quiet = true; break;
-    case 'a': g.text = true; break;
-    case 'I': g.skip_binary = true; break;
     case O_BINFILES:
       if (strcmp(optarg, "text") == 0) g.text = true;
       else if (strcmp(optarg, "without-match") == 0) g.skip_binary = true;
@@ -651,9 +618,6 @@ int box_cmd_grep(BoxCmd *c) {
     case O_EXCLUDE_DIR: g_ptr_array_add(g.exclude_dir, g_strdup(optarg)); break;
     case 'L': g.list_missing = true; g.list = false; break;
     case 'l': g.list = true; g.list_missing = false; break;
-    case 'c': g.count = true; break;
-    case 'T': g.initial_tab = true; break;
-    case 'Z': g.null_name = true; break;
     case 'A': if (!parse_num(&g, optarg, "context length", &after)) goto out; break;
     case 'B': if (!parse_num(&g, optarg, "context length", &before)) goto out; break;
     case 'C': if (!parse_num(&g, optarg, "context length", &ctx_default)) goto out; break;

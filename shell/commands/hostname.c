@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 int box_cmd_hostname(BoxCmd *c) {
   if (c->argc > 1 && strcmp(c->argv[1], "--")) {

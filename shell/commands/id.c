@@ -5,13 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
-static const struct option longopts[] = {
-  { "user", no_argument, NULL, 'u' }, { "group", no_argument, NULL, 'g' },
-  { "groups", no_argument, NULL, 'G' }, { "name", no_argument, NULL, 'n' },
-  { "real", no_argument, NULL, 'r' }, { "zero", no_argument, NULL, 'z' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "user=u group=g groups=G name=n real=r zero=z";
 
 static void put_id(BoxCmd *c, unsigned id, bool name, bool user) {
   if (name) {
@@ -23,19 +19,9 @@ static void put_id(BoxCmd *c, unsigned id, bool name, bool user) {
 
 int box_cmd_id(BoxCmd *c) {
   bool ou = false, og = false, oG = false, name = false, real = false, zero = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "id", "ugGnrza", longopts)) != -1) {
-    switch (ch) {
-    case 'u': ou = true; break;
-    case 'g': og = true; break;
-    case 'G': oG = true; break;
-    case 'n': name = true; break;
-    case 'r': real = true; break;
-    case 'z': zero = true; break;
-    case 'a': break;
-    default: return 1;
-    }
+  bool *const flags[] = { &ou, &og, &oG, &name, &real, &zero };
+  BX_EACH_OPTION(ch, c, "id", "ugGnrza", longopts) {
+    if (!bx_set_flag(ch, "ugGnrz", flags) && ch != 'a') return 1;
   }
   if (ou + og + oG > 1) { bx_usage(c, "id", "cannot print \"only\" of more than one choice"); return 1; }
   if ((name || real) && !(ou || og || oG)) { bx_err(c, "id", "cannot print only names or real IDs in default format"); return 1; }
@@ -46,9 +32,7 @@ int box_cmd_id(BoxCmd *c) {
   if (optind < c->argc) {
     struct passwd *pw = getpwnam(c->argv[optind]);
     if (!pw) {
-      char *q = bx_quote_always(c->argv[optind]);
-      bx_err(c, "id", "%s: no such user", q);
-      g_free(q);
+      bx_err_q(c, "id", "%s: no such user", c->argv[optind], 0);
       return 1;
     }
     uid = pw->pw_uid;

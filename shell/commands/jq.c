@@ -10,7 +10,7 @@
 #include <jq.h>
 #include <jv.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 enum {
   O_RAW = 1, O_JOIN = 2, O_NULL = 4, O_SLURP = 8, O_EXIT = 16, O_RAWIN = 32,
@@ -49,16 +49,13 @@ static bool next_piece(JqIn *in, const char **p, size_t *n) {
       return true;
     }
     if (in->fd >= 0) {
-      ssize_t r = read(in->fd, in->buf, 65536);
-      if (r < 0 && errno == EINTR) continue;
+      ssize_t r = bx_read(in->fd, in->buf, 65536);
       if (r > 0) { in->len = (size_t)r; in->pos = 0; continue; }
       if (r < 0) {
-        char *q = bx_quote(in->fname);
-        char *t = bx_errtext(in->c, errno);
+        g_autofree char *q = bx_quote(in->fname);
+        g_autofree char *t = bx_errtext(in->c, errno);
         box_out_flush(in->c->out);
         box_fdprintf(in->c->err, "jq: error: %s: %s\n", q, t);
-        g_free(q);
-        g_free(t);
         in->open_errors++;
       }
       bx_close_in(in->c, in->fd);
@@ -72,10 +69,9 @@ static bool next_piece(JqIn *in, const char **p, size_t *n) {
     bool is_stdin = in->files->len == 0;
     int fd = is_stdin ? in->c->in : box_open_file(name, O_RDONLY);
     if (fd < 0) {
-      char *t = bx_errtext(in->c, is_stdin ? EBADF : errno);
+      g_autofree char *t = bx_errtext(in->c, is_stdin ? EBADF : errno);
       box_out_flush(in->c->out);
       box_fdprintf(in->c->err, "jq: error: Could not open file %s: %s\n", name, t);
-      g_free(t);
       in->open_errors++;
       continue;
     }
@@ -272,6 +268,84 @@ static bool isopt(const char *text, char shortopt, const char *longopt, int *nsh
   return false;
 }
 
+/* --slurpfile's values (all of the file's JSON texts in an array) or
+ * --rawfile's string; invalid, with the message, when it cannot be read. */
+static jv load_named_file(BoxCmd *c, const char *path, bool raw) {
+  GString *s = g_string_new(NULL);
+  jv data;
+  if (!load_file(c, path, s)) {
+    g_autofree char *t = bx_errtext(c, errno);
+    data = jv_invalid_with_msg(jv_string_fmt("Could not open %s: %s", path, t));
+  } else if (raw) {
+    data = jv_string_sized(s->str, (int)s->len);
+  } else {
+    jv_parser *p = jv_parser_new(0);
+    jv_parser_set_buf(p, s->str, (int)s->len, 0);
+    data = jv_array();
+    jv v;
+    while (jv_is_valid(v = jv_parser_next(p))) data = jv_array_append(data, v);
+    if (jv_invalid_has_msg(jv_copy(v))) { jv_free(data); data = v; } else jv_free(v);
+    jv_parser_free(p);
+  }
+  g_string_free(s, TRUE);
+  return data;
+}
+
+/* The program over the inputs: once on null with -n, once on all of them
+ * with -s, else once per value.  Returns process()'s code of the last run
+ * (14 when none ran), 4 after a parse error; *exact when halt stopped it. */
+static int run_inputs(BoxCmd *c, jq_state *jq, unsigned opts, int dumpopts, JqIn *in, bool *exact) {
+  int r = 14;
+  if (opts & O_NULL) {
+    r = process(c, jq, jv_null(), opts, dumpopts, in, exact);
+  } else if (opts & O_SLURP) {
+    jv all;
+    if (opts & O_RAWIN) {
+      all = slurp_raw(in);
+    } else {
+      all = jv_array();
+      for (;;) {
+        jv v = next_value(in);
+        if (jv_is_valid(v)) { all = jv_array_append(all, v); continue; }
+        if (jv_invalid_has_msg(jv_copy(v))) {
+          jv m = jv_invalid_get_msg(v);
+          box_out_flush(c->out);
+          box_fdprintf(c->err, "parse error: %s\n", jv_string_value(m));
+          jv_free(m);
+          jv_free(all);
+          all = jv_invalid();
+          r = 4;
+          break;
+        }
+        jv_free(v);
+        break;
+      }
+    }
+    if (jv_is_valid(all)) r = process(c, jq, all, opts, dumpopts, in, exact);
+    else jv_free(all);
+  } else {
+    for (;;) {
+      jv v = next_value(in);
+      if (jv_is_valid(v)) {
+        r = process(c, jq, v, opts, dumpopts, in, exact);
+        if (*exact) break;
+        continue;
+      }
+      if (jv_invalid_has_msg(jv_copy(v))) {
+        jv m = jv_invalid_get_msg(v);
+        box_out_flush(c->out);
+        box_fdprintf(c->err, "parse error: %s\n", jv_string_value(m));
+        jv_free(m);
+        r = 4;   /* jq 1.6's status after a parse error */
+        break;
+      }
+      jv_free(v);
+      break;
+    }
+  }
+  return r;
+}
+
 int box_cmd_jq(BoxCmd *c) {
   unsigned opts = 0;
   int dumpopts = JV_PRINT_INDENT_FLAGS(2);
@@ -377,24 +451,7 @@ int box_cmd_jq(BoxCmd *c) {
         ret = die_usage(c, "%s", "");
         goto out;
       }
-      GString *s = g_string_new(NULL);
-      jv data;
-      if (!load_file(c, c->argv[i + 2], s)) {
-        char *t = bx_errtext(c, errno);
-        data = jv_invalid_with_msg(jv_string_fmt("Could not open %s: %s", c->argv[i + 2], t));
-        g_free(t);
-      } else if (raw_file) {
-        data = jv_string_sized(s->str, (int)s->len);
-      } else {
-        jv_parser *p = jv_parser_new(0);
-        jv_parser_set_buf(p, s->str, (int)s->len, 0);
-        data = jv_array();
-        jv v;
-        while (jv_is_valid(v = jv_parser_next(p))) data = jv_array_append(data, v);
-        if (jv_invalid_has_msg(jv_copy(v))) { jv_free(data); data = v; } else jv_free(v);
-        jv_parser_free(p);
-      }
-      g_string_free(s, TRUE);
+      jv data = load_named_file(c, c->argv[i + 2], raw_file);
       if (!jv_is_valid(data)) {
         jv m = jv_invalid_get_msg(data);
         box_out_flush(c->out);
@@ -434,10 +491,9 @@ int box_cmd_jq(BoxCmd *c) {
   if (from_file) {
     prog_text = g_string_new(NULL);
     if (!load_file(c, program, prog_text)) {
-      char *t = bx_errtext(c, errno);
+      g_autofree char *t = bx_errtext(c, errno);
       box_out_flush(c->out);
       box_fdprintf(c->err, "jq: error: Could not open %s: %s\n", program, t);
-      g_free(t);
       g_string_free(prog_text, TRUE);
       ret = 2;
       goto out;
@@ -470,58 +526,7 @@ int box_cmd_jq(BoxCmd *c) {
   jq_set_input_cb(jq, input_cb, &cb);
 
   bool exact = false;
-  int r = 14;
-  bool last_set = false;
-  if ((opts & O_NULL)) {
-    r = process(c, jq, jv_null(), opts, dumpopts, &in, &exact);
-    last_set = true;
-  } else if (opts & O_SLURP) {
-    jv all;
-    if (opts & O_RAWIN) {
-      all = slurp_raw(&in);
-    } else {
-      all = jv_array();
-      for (;;) {
-        jv v = next_value(&in);
-        if (jv_is_valid(v)) { all = jv_array_append(all, v); continue; }
-        if (jv_invalid_has_msg(jv_copy(v))) {
-          jv m = jv_invalid_get_msg(v);
-          box_out_flush(c->out);
-          box_fdprintf(c->err, "parse error: %s\n", jv_string_value(m));
-          jv_free(m);
-          jv_free(all);
-          all = jv_invalid();
-          r = 4;
-          break;
-        }
-        jv_free(v);
-        break;
-      }
-    }
-    if (jv_is_valid(all)) { r = process(c, jq, all, opts, dumpopts, &in, &exact); last_set = true; }
-    else jv_free(all);
-  } else {
-    for (;;) {
-      jv v = next_value(&in);
-      if (jv_is_valid(v)) {
-        r = process(c, jq, v, opts, dumpopts, &in, &exact);
-        last_set = true;
-        if (exact) break;
-        continue;
-      }
-      if (jv_invalid_has_msg(jv_copy(v))) {
-        jv m = jv_invalid_get_msg(v);
-        box_out_flush(c->out);
-        box_fdprintf(c->err, "parse error: %s\n", jv_string_value(m));
-        jv_free(m);
-        r = 4;   /* jq 1.6's status after a parse error */
-        break;
-      }
-      jv_free(v);
-      break;
-    }
-  }
-  (void)last_set;
+  int r = run_inputs(c, jq, opts, dumpopts, &in, &exact);
   box_out_flush(c->out);
   if (in.open_errors && !exact) r = 2;
   if (exact) ret = r;

@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   bool sym, force, noderef, relative, verbose, follow;
@@ -22,38 +22,23 @@ static char *last_comp(const char *s) {
 /* target relative to the directory that will hold link */
 static char *relative_to(const char *target, const char *link) {
   int e;
-  char *t = bx_canonicalize(target, 2, &e);
-  char *ldir_raw = g_path_get_dirname(link);
-  char *l = bx_canonicalize(ldir_raw, 2, &e);
-  g_free(ldir_raw);
-  if (!t || !l) { g_free(t); g_free(l); return g_strdup(target); }
-  gchar **tp = g_strsplit(t, "/", -1), **lp = g_strsplit(l, "/", -1);
-  int i = 0;
-  while (tp[i] && lp[i] && !strcmp(tp[i], lp[i])) i++;
-  GString *r = g_string_new(NULL);
-  for (int j = i; lp[j]; j++) if (*lp[j]) g_string_append(r, r->len ? "/.." : "..");
-  for (int j = i; tp[j]; j++) if (*tp[j]) { if (r->len) g_string_append_c(r, '/'); g_string_append(r, tp[j]); }
-  if (!r->len) g_string_assign(r, ".");
-  g_strfreev(tp);
-  g_strfreev(lp);
-  g_free(t);
-  g_free(l);
-  return g_string_free(r, FALSE);
+  g_autofree char *t = bx_canonicalize(target, 2, &e);
+  g_autofree char *ldir = g_path_get_dirname(link);
+  g_autofree char *l = bx_canonicalize(ldir, 2, &e);
+  if (!t || !l) return g_strdup(target);
+  return bx_relative_path(t, l);
 }
 
 static int do_link(BoxCmd *c, const LnOpt *o, const char *src, const char *dest) {
   if (!o->sym) {
     struct stat st;
     if ((o->follow ? stat(src, &st) : lstat(src, &st)) != 0) {
-      char *q = bx_quote_always(src), *t = bx_errtext(c, errno);
-      bx_err(c, "ln", "failed to access %s: %s", q, t);
-      g_free(q); g_free(t);
+      bx_err_q(c, "ln", "failed to access %s", src, errno);
       return 1;
     }
     if (S_ISDIR(st.st_mode)) {
-      char *q = bx_quote(src);
+      g_autofree char *q = bx_quote(src);
       bx_err(c, "ln", "%s: hard link not allowed for directory", q);
-      g_free(q);
       return 1;
     }
     if (o->force) {
@@ -77,9 +62,8 @@ static int do_link(BoxCmd *c, const LnOpt *o, const char *src, const char *dest)
         return 1;
       }
       if (unlink(dest) != 0 && errno != ENOENT) {
-        char *q = bx_quote_always(dest), *t = bx_errtext(c, errno);
-        bx_err(c, "ln", "cannot remove %s: %s", q, t);
-        g_free(q); g_free(t); g_free(target);
+        bx_err_q(c, "ln", "cannot remove %s", dest, errno);
+        g_free(target);
         return 1;
       }
     }
@@ -111,35 +95,26 @@ static bool is_dir_target(const char *p, bool noderef) {
   return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static const struct option longopts[] = {
-  { "symbolic", no_argument, NULL, 's' }, { "force", no_argument, NULL, 'f' },
-  { "no-dereference", no_argument, NULL, 'n' }, { "no-target-directory", no_argument, NULL, 'T' },
-  { "target-directory", required_argument, NULL, 't' }, { "relative", no_argument, NULL, 'r' },
-  { "verbose", no_argument, NULL, 'v' }, { "logical", no_argument, NULL, 'L' },
-  { "physical", no_argument, NULL, 'P' }, { "interactive", no_argument, NULL, 'i' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "symbolic=s force=f no-dereference=n no-target-directory=T target-directory=t: relative=r verbose=v logical=L "
+  "physical=P interactive=i";
 
 int box_cmd_ln(BoxCmd *c) {
   LnOpt o = { 0 };
   bool no_target = false;
   const char *tdir = NULL;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "ln", "sfnTt:rvLPib", longopts)) != -1) {
-    switch (ch) {
-    case 's': o.sym = true; break;
-    case 'f': o.force = true; break;
-    case 'n': o.noderef = true; break;
-    case 'T': no_target = true; break;
-    case 't': tdir = optarg; break;
-    case 'r': o.relative = true; break;
-    case 'v': o.verbose = true; break;
-    case 'L': o.follow = true; break;
-    case 'P': o.follow = false; break;
-    case 'i': case 'b': break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "ln", "sfnTt:rvLPib", longopts) switch (ch) {
+  case 's': o.sym = true; break;
+  case 'f': o.force = true; break;
+  case 'n': o.noderef = true; break;
+  case 'T': no_target = true; break;
+  case 't': tdir = optarg; break;
+  case 'r': o.relative = true; break;
+  case 'v': o.verbose = true; break;
+  case 'L': o.follow = true; break;
+  case 'P': o.follow = false; break;
+  case 'i': case 'b': break;
+  default: return 1;
   }
   int n = c->argc - optind;
   char **ops = c->argv + optind;
@@ -151,15 +126,11 @@ int box_cmd_ln(BoxCmd *c) {
   if (tdir && no_target) { bx_usage(c, "ln", "cannot combine --target-directory and --no-target-directory"); return 1; }
   if (no_target) {
     if (n < 2) {
-      char *q = bx_quote_always(ops[0]);
-      bx_usage(c, "ln", "missing destination file operand after %s", q);
-      g_free(q);
+      bx_usage_q(c, "ln", "missing destination file operand after %s", ops[0]);
       return 1;
     }
     if (n > 2) {
-      char *q = bx_quote_always(ops[2]);
-      bx_usage(c, "ln", "extra operand %s", q);
-      g_free(q);
+      bx_usage_q(c, "ln", "extra operand %s", ops[2]);
       return 1;
     }
     return do_link(c, &o, ops[0], ops[1]);
@@ -173,9 +144,7 @@ int box_cmd_ln(BoxCmd *c) {
       if (!is_dir_target(tdir, o.noderef)) {
         struct stat st;
         int e = stat(tdir, &st) == 0 ? ENOTDIR : errno;
-        char *q = bx_quote_always(tdir), *t = bx_errtext(c, e);
-        bx_err(c, "ln", "target %s: %s", q, t);
-        g_free(q); g_free(t);
+        bx_err_q(c, "ln", "target %s", tdir, e);
         return 1;
       }
     }

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   bool all, almost, lng, recursive, by_time, by_size, reverse, human, dirs, classify, slash,
@@ -61,26 +61,26 @@ static void sort_ents(LsOpt *o, GArray *v) {
   g_array_sort(v, ent_cmp);
 }
 
-static const char *user_name(LsOpt *o, uid_t uid, char *buf) {
-  if (o->numeric) { sprintf(buf, "%u", (unsigned)uid); return buf; }
-  char *n = g_hash_table_lookup(o->users, GUINT_TO_POINTER(uid + 1));
+/* A user's or group's name as ls -l shows it (its number with -n, or
+ * when it has none), looked up once per id into cache. */
+static const char *owner_name(LsOpt *o, GHashTable *cache, const char *(*lookup)(unsigned), unsigned id,
+                              char *buf) {
+  if (o->numeric) { sprintf(buf, "%u", id); return buf; }
+  char *n = g_hash_table_lookup(cache, GUINT_TO_POINTER(id + 1));
   if (!n) {
-    const char *name = bx_user_name(uid);
-    n = name ? g_strdup(name) : g_strdup_printf("%u", (unsigned)uid);
-    g_hash_table_insert(o->users, GUINT_TO_POINTER(uid + 1), n);
+    const char *name = lookup(id);
+    n = name ? g_strdup(name) : g_strdup_printf("%u", id);
+    g_hash_table_insert(cache, GUINT_TO_POINTER(id + 1), n);
   }
   return n;
 }
 
+static const char *user_name(LsOpt *o, uid_t uid, char *buf) {
+  return owner_name(o, o->users, bx_user_name, uid, buf);
+}
+
 static const char *group_name(LsOpt *o, gid_t gid, char *buf) {
-  if (o->numeric) { sprintf(buf, "%u", (unsigned)gid); return buf; }
-  char *n = g_hash_table_lookup(o->groups, GUINT_TO_POINTER(gid + 1));
-  if (!n) {
-    const char *name = bx_group_name(gid);
-    n = name ? g_strdup(name) : g_strdup_printf("%u", (unsigned)gid);
-    g_hash_table_insert(o->groups, GUINT_TO_POINTER(gid + 1), n);
-  }
-  return n;
+  return owner_name(o, o->groups, bx_group_name, gid, buf);
 }
 
 static char indicator(const LsOpt *o, mode_t m) {
@@ -108,9 +108,7 @@ static mode_t dtype_mode(unsigned char t) {
 static void stat_ent(BoxCmd *c, LsOpt *o, LsEnt *e) {
   if (e->have_st) return;
   if (lstat(e->path, &e->st) != 0) {
-    char *q = bx_quote_always(e->path), *t = bx_errtext(c, errno);
-    bx_err(c, "ls", "cannot access %s: %s", q, t);
-    g_free(q); g_free(t);
+    bx_err_q(c, "ls", "cannot access %s", e->path, errno);
     o->status = MAX(o->status, 1);
     memset(&e->st, 0, sizeof e->st);
     e->st.st_mode = dtype_mode(e->dtype);
@@ -230,9 +228,7 @@ static void list_dir(BoxCmd *c, LsOpt *o, const char *path, bool header, bool *f
   int err;
   GArray *d = bx_list_dir(path, &err);
   if (!d) {
-    char *q = bx_quote_always(path), *t = bx_errtext(c, err);
-    bx_err(c, "ls", "cannot open directory %s: %s", q, t);
-    g_free(q); g_free(t);
+    bx_err_q(c, "ls", "cannot open directory %s", path, err);
     o->status = top ? 2 : MAX(o->status, 1);
     return;
   }
@@ -275,65 +271,53 @@ static void list_dir(BoxCmd *c, LsOpt *o, const char *path, bool header, bool *f
   g_array_free(v, TRUE);
 }
 
-static const struct option longopts[] = {
-  { "all", no_argument, NULL, 'a' }, { "almost-all", no_argument, NULL, 'A' },
-  { "recursive", no_argument, NULL, 'R' }, { "reverse", no_argument, NULL, 'r' },
-  { "human-readable", no_argument, NULL, 'h' }, { "si", no_argument, NULL, 'H' + 256 },
-  { "directory", no_argument, NULL, 'd' }, { "classify", optional_argument, NULL, 'F' },
-  { "inode", no_argument, NULL, 'i' }, { "numeric-uid-gid", no_argument, NULL, 'n' },
-  { "color", optional_argument, NULL, 'K' }, { "colour", optional_argument, NULL, 'K' },
-  { "indicator-style", required_argument, NULL, 'I' + 256 },
-  { "sort", required_argument, NULL, 'S' + 256 }, { "no-group", no_argument, NULL, 'G' },
-  { NULL, 0, NULL, 0 },
-};
+enum { OPT_SI = 1, OPT_INDICATOR, OPT_SORT };
+
+static const char longopts[] =
+  "all=a almost-all=A recursive=R reverse=r human-readable=h si=\1 directory=d classify=F:: inode=i "
+  "numeric-uid-gid=n color=K:: colour=K:: indicator-style=\2: sort=\3: no-group=G";
 
 int box_cmd_ls(BoxCmd *c) {
   LsOpt o = { 0 };
   o.now = time(NULL);
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "ls", "aAlRtSrhdFpin1CgoUGx", longopts)) != -1) {
-    switch (ch) {
-    case 'a': o.all = true; o.almost = false; break;
-    case 'A': o.almost = true; o.all = false; break;
-    case 'l': o.lng = true; break;
-    case 'R': o.recursive = true; break;
-    case 't': o.by_time = true; o.by_size = false; break;
-    case 'S': o.by_size = true; o.by_time = false; break;
-    case 'r': o.reverse = true; break;
-    case 'h': o.human = true; break;
-    case 'H' + 256: o.human = o.si = true; break;
-    case 'd': o.dirs = true; break;
-    case 'F': o.classify = true; break;
-    case 'p': o.slash = true; break;
-    case 'i': o.inode = true; break;
-    case 'n': o.numeric = true; o.lng = true; break;
-    case 'g': o.no_owner = true; o.lng = true; break;
-    case 'o': o.no_group = true; o.lng = true; break;
-    case 'G': o.no_group = true; break;
-    case 'U': o.unsorted = true; break;
-    case '1': case 'C': case 'x': o.lng = o.lng && ch != '1' ? o.lng : (ch == '1' ? false : o.lng); break;
-    case 'K':
-      if (optarg && strcmp(optarg, "never") && strcmp(optarg, "no") && strcmp(optarg, "none") &&
-          strcmp(optarg, "auto") && strcmp(optarg, "tty") && strcmp(optarg, "if-tty") &&
-          strcmp(optarg, "always") && strcmp(optarg, "yes") && strcmp(optarg, "force")) {
-        char *q = bx_quote_always(optarg);
-        bx_usage(c, "ls", "invalid argument %s for '--color'\nValid arguments are:\n  - 'always', 'yes', 'force'\n  - 'never', 'no', 'none'\n  - 'auto', 'tty', 'if-tty'", q);
-        g_free(q);
-        return 2;
-      }
-      break;
-    case 'I' + 256:
-      if (!strcmp(optarg, "classify")) o.classify = true;
-      else if (!strcmp(optarg, "slash")) o.slash = true;
-      break;
-    case 'S' + 256:
-      if (!strcmp(optarg, "time")) o.by_time = true;
-      else if (!strcmp(optarg, "size")) o.by_size = true;
-      else if (!strcmp(optarg, "none")) o.unsorted = true;
-      break;
-    default: return 2;
+  BX_EACH_OPTION(ch, c, "ls", "aAlRtSrhdFpin1CgoUGx", longopts) switch (ch) {
+  case 'a': o.all = true; o.almost = false; break;
+  case 'A': o.almost = true; o.all = false; break;
+  case 'l': o.lng = true; break;
+  case 'R': o.recursive = true; break;
+  case 't': o.by_time = true; o.by_size = false; break;
+  case 'S': o.by_size = true; o.by_time = false; break;
+  case 'r': o.reverse = true; break;
+  case 'h': o.human = true; break;
+  case OPT_SI: o.human = o.si = true; break;
+  case 'd': o.dirs = true; break;
+  case 'F': o.classify = true; break;
+  case 'p': o.slash = true; break;
+  case 'i': o.inode = true; break;
+  case 'n': o.numeric = true; o.lng = true; break;
+  case 'g': o.no_owner = true; o.lng = true; break;
+  case 'o': o.no_group = true; o.lng = true; break;
+  case 'G': o.no_group = true; break;
+  case 'U': o.unsorted = true; break;
+  case '1': case 'C': case 'x': o.lng = o.lng && ch != '1' ? o.lng : (ch == '1' ? false : o.lng); break;
+  case 'K':
+    if (optarg && strcmp(optarg, "never") && strcmp(optarg, "no") && strcmp(optarg, "none") &&
+        strcmp(optarg, "auto") && strcmp(optarg, "tty") && strcmp(optarg, "if-tty") &&
+        strcmp(optarg, "always") && strcmp(optarg, "yes") && strcmp(optarg, "force")) {
+      bx_usage_q(c, "ls", "invalid argument %s for '--color'\nValid arguments are:\n  - 'always', 'yes', 'force'\n  - 'never', 'no', 'none'\n  - 'auto', 'tty', 'if-tty'", optarg);
+      return 2;
     }
+    break;
+  case OPT_INDICATOR:
+    if (!strcmp(optarg, "classify")) o.classify = true;
+    else if (!strcmp(optarg, "slash")) o.slash = true;
+    break;
+  case OPT_SORT:
+    if (!strcmp(optarg, "time")) o.by_time = true;
+    else if (!strcmp(optarg, "size")) o.by_size = true;
+    else if (!strcmp(optarg, "none")) o.unsorted = true;
+    break;
+  default: return 2;
   }
   o.need_stat = o.lng || o.by_time || o.by_size || o.classify || (o.inode && false);
   o.users = g_hash_table_new_full(NULL, NULL, NULL, g_free);
@@ -350,9 +334,7 @@ int box_cmd_ls(BoxCmd *c) {
     int r = follow ? stat(ops[i], &e.st) : lstat(ops[i], &e.st);
     if (r != 0 && follow && errno == ENOENT) r = lstat(ops[i], &e.st);   /* dangling link */
     if (r != 0) {
-      char *q = bx_quote_always(ops[i]), *t = bx_errtext(c, errno);
-      bx_err(c, "ls", "cannot access %s: %s", q, t);
-      g_free(q); g_free(t);
+      bx_err_q(c, "ls", "cannot access %s", ops[i], errno);
       o.status = 2;
       ent_free(&e);
       continue;

@@ -4,31 +4,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
-static const struct option longopts[] = {
-  { "parents", no_argument, NULL, 'p' }, { "mode", required_argument, NULL, 'm' },
-  { "verbose", no_argument, NULL, 'v' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "parents=p mode=m: verbose=v";
 
 static void created(BoxCmd *c, const char *p) {
-  char *q = bx_quote_always(p);
+  g_autofree char *q = bx_quote_always(p);
   box_out_printf(c->out, "mkdir: created directory %s\n", q);
-  g_free(q);
 }
 
 int box_cmd_mkdir(BoxCmd *c) {
   bool parents = false, verbose = false;
   const char *mode_s = NULL;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "mkdir", "pm:v", longopts)) != -1) {
-    switch (ch) {
-    case 'p': parents = true; break;
-    case 'm': mode_s = optarg; break;
-    case 'v': verbose = true; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "mkdir", "pm:v", longopts) switch (ch) {
+  case 'p': parents = true; break;
+  case 'm': mode_s = optarg; break;
+  case 'v': verbose = true; break;
+  default: return 1;
   }
   mode_t mode = 0777;
   bool have_mode = false;
@@ -36,9 +28,7 @@ int box_cmd_mkdir(BoxCmd *c) {
     mode_t um = umask(0);
     umask(um);
     if (!bx_parse_mode(mode_s, 0777 & ~um, true, &mode)) {
-      char *q = bx_quote_always(mode_s);
-      bx_err(c, "mkdir", "invalid mode %s", q);
-      g_free(q);
+      bx_err_q(c, "mkdir", "invalid mode %s", mode_s, 0);
       return 1;
     }
     have_mode = true;
@@ -61,17 +51,13 @@ int box_cmd_mkdir(BoxCmd *c) {
         if (have_mode) chmod(p, mode);
         if (verbose) created(c, p);
       } else if (errno != EEXIST) {
-        char *q = bx_quote_always(p), *t = bx_errtext(c, errno);
-        bx_err(c, "mkdir", "cannot create directory %s: %s", q, t);
-        g_free(q); g_free(t);
+        bx_err_q(c, "mkdir", "cannot create directory %s", p, errno);
         status = 1;
       }
       continue;
     }
     if (mkdir(p, have_mode ? 0700 : 0777) != 0) {
-      char *q = bx_quote_always(p), *t = bx_errtext(c, errno);
-      bx_err(c, "mkdir", "cannot create directory %s: %s", q, t);
-      g_free(q); g_free(t);
+      bx_err_q(c, "mkdir", "cannot create directory %s", p, errno);
       status = 1;
       continue;
     }

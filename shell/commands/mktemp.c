@@ -6,35 +6,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
-static const struct option longopts[] = {
-  { "directory", no_argument, NULL, 'd' }, { "dry-run", no_argument, NULL, 'u' },
-  { "quiet", no_argument, NULL, 'q' }, { "tmpdir", optional_argument, NULL, 'p' },
-  { "suffix", required_argument, NULL, 'S' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "directory=d dry-run=u quiet=q tmpdir=p:: suffix=S:";
 
 int box_cmd_mktemp(BoxCmd *c) {
   bool dir = false, dry = false, quiet = false, use_tmpdir = false, tflag = false;
   const char *pdir = NULL, *suffix = NULL;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "mktemp", "dup:qtV", longopts)) != -1) {
-    switch (ch) {
-    case 'd': dir = true; break;
-    case 'u': dry = true; break;
-    case 'q': quiet = true; break;
-    case 'p': use_tmpdir = true; pdir = optarg; break;
-    case 't': tflag = true; use_tmpdir = true; break;
-    case 'S': suffix = optarg; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "mktemp", "dup:qtV", longopts) switch (ch) {
+  case 'd': dir = true; break;
+  case 'u': dry = true; break;
+  case 'q': quiet = true; break;
+  case 'p': use_tmpdir = true; pdir = optarg; break;
+  case 't': tflag = true; use_tmpdir = true; break;
+  case 'S': suffix = optarg; break;
+  default: return 1;
   }
   int n = c->argc - optind;
   if (n > 1) {
-    char *q = bx_quote_always(c->argv[optind + 1]);
     bx_usage(c, "mktemp", "too many templates");
-    g_free(q);
     return 1;
   }
   const char *tmpl = n ? c->argv[optind] : NULL;
@@ -47,9 +37,7 @@ int box_cmd_mktemp(BoxCmd *c) {
     if (lastx) slen = strlen(lastx + 1);
     if (lastx && strchr(lastx + 1, '/')) slen = strlen(full_tmpl);
   } else if (strchr(suffix, '/')) {
-    char *q = bx_quote_always(suffix);
-    bx_err(c, "mktemp", "invalid suffix %s, contains directory separator", q);
-    g_free(q);
+    bx_err_q(c, "mktemp", "invalid suffix %s, contains directory separator", suffix, 0);
     g_free(full_tmpl);
     return 1;
   }
@@ -58,9 +46,7 @@ int box_cmd_mktemp(BoxCmd *c) {
   while (xs < len - slen && full_tmpl[len - slen - 1 - xs] == 'X') xs++;
   if (xs < 3) {
     if (!quiet) {
-      char *q = bx_quote_always(full_tmpl);
-      bx_err(c, "mktemp", "too few X's in template %s", q);
-      g_free(q);
+      bx_err_q(c, "mktemp", "too few X's in template %s", full_tmpl, 0);
     }
     g_free(full_tmpl);
     return 1;
@@ -68,9 +54,7 @@ int box_cmd_mktemp(BoxCmd *c) {
   char *path;
   if (use_tmpdir) {
     if (strchr(full_tmpl, '/') && tflag) {
-      char *q = bx_quote_always(full_tmpl);
-      bx_err(c, "mktemp", "invalid template, %s, contains directory separator", q);
-      g_free(q);
+      bx_err_q(c, "mktemp", "invalid template, %s, contains directory separator", full_tmpl, 0);
       g_free(full_tmpl);
       return 1;
     }

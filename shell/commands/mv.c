@@ -7,15 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
-static const struct option longopts[] = {
-  { "force", no_argument, NULL, 'f' }, { "no-clobber", no_argument, NULL, 'n' },
-  { "verbose", no_argument, NULL, 'v' }, { "no-target-directory", no_argument, NULL, 'T' },
-  { "target-directory", required_argument, NULL, 't' }, { "interactive", no_argument, NULL, 'i' },
-  { "update", optional_argument, NULL, 'u' }, { "backup", optional_argument, NULL, 'b' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "force=f no-clobber=n verbose=v no-target-directory=T target-directory=t: interactive=i update=u:: backup=b::";
 
 static const char *base_of(const char *p, char **tofree) {
   size_t n = strlen(p);
@@ -56,34 +51,18 @@ static void fail(BoxCmd *c, const char *a, const char *b, int err) {
 int box_cmd_mv(BoxCmd *c) {
   bool noclobber = false, verbose = false, no_target = false;
   const char *target_dir = NULL;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "mv", "fnvTt:iub", longopts)) != -1) {
-    switch (ch) {
-    case 'f': noclobber = false; break;
-    case 'n': noclobber = true; break;
-    case 'v': verbose = true; break;
-    case 'T': no_target = true; break;
-    case 't': target_dir = optarg; break;
-    case 'i': case 'u': case 'b': break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "mv", "fnvTt:iub", longopts) switch (ch) {
+  case 'f': noclobber = false; break;
+  case 'n': noclobber = true; break;
+  case 'v': verbose = true; break;
+  case 'T': no_target = true; break;
+  case 't': target_dir = optarg; break;
+  case 'i': case 'u': case 'b': break;
+  default: return 1;
   }
   int n = c->argc - optind;
   char **args = c->argv + optind;
-  if (n == 0) { bx_usage(c, "mv", "missing file operand"); return 1; }
-  if (!target_dir && n == 1) {
-    char *q = bx_quote_always(args[0]);
-    bx_usage(c, "mv", "missing destination file operand after %s", q);
-    g_free(q);
-    return 1;
-  }
-  if (no_target && (target_dir || n > 2)) {
-    char *q = bx_quote_always(args[2]);
-    bx_usage(c, "mv", "extra operand %s", q);
-    g_free(q);
-    return 1;
-  }
+  if (!bx_move_operands_ok(c, "mv", n, args, target_dir, no_target)) return 1;
   int status = 0;
   if (!target_dir && (n == 2 || no_target)) {
     const char *a = args[0], *b = args[1];
@@ -137,9 +116,7 @@ int box_cmd_mv(BoxCmd *c) {
     if (r != 0) {
       int e = errno;
       if (e == ENOTDIR || (e == ENOENT && faccessat(AT_FDCWD, dir, F_OK, 0) != 0)) {
-        char *q = bx_quote_always(dir);
-        bx_err(c, "mv", "target %s is not a directory", q);
-        g_free(q);
+        bx_err_q(c, "mv", "target %s is not a directory", dir, 0);
         g_free(dst); g_free(tf);
         return 1;
       }

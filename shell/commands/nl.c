@@ -5,14 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
-static const struct option longopts[] = {
-  { "body-numbering", required_argument, NULL, 'b' }, { "number-width", required_argument, NULL, 'w' },
-  { "number-separator", required_argument, NULL, 's' }, { "number-format", required_argument, NULL, 'n' },
-  { "starting-line-number", required_argument, NULL, 'v' }, { "line-increment", required_argument, NULL, 'i' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "body-numbering=b: number-width=w: number-separator=s: number-format=n: starting-line-number=v: line-increment=i:";
 
 typedef struct {
   char style;
@@ -50,10 +46,9 @@ static bool num_arg(BoxCmd *c, const char *what, const char *s, long long min, l
   errno = 0;
   long long v = strtoll(s, &end, 10);
   if (!*s || *end || errno || v < min) {
-    char *q = bx_quote_always(s);
+    g_autofree char *q = bx_quote_always(s);
     if (*s && !*end && (errno || v < min)) bx_err(c, "nl", "invalid %s: %s: %s", what, q, box_strerror(ERANGE));
     else bx_err(c, "nl", "invalid %s: %s", what, q);
-    g_free(q);
     return false;
   }
   *out = v;
@@ -62,16 +57,12 @@ static bool num_arg(BoxCmd *c, const char *what, const char *s, long long min, l
 
 int box_cmd_nl(BoxCmd *c) {
   Nl n = { 't', 6, "\t", "rn", 1, 1 };
-  bx_getopt_start(NULL);
-  int o;
   long long v;
-  while ((o = bx_getopt(c, "nl", "b:w:s:n:v:i:", longopts)) != -1) {
+  BX_EACH_OPTION(o, c, "nl", "b:w:s:n:v:i:", longopts) {
     switch (o) {
     case 'b':
       if (strcmp(optarg, "a") && strcmp(optarg, "t") && strcmp(optarg, "n")) {
-        char *q = bx_quote_always(optarg);
-        bx_usage(c, "nl", "invalid body numbering style: %s", q);
-        g_free(q);
+        bx_usage_q(c, "nl", "invalid body numbering style: %s", optarg);
         return 1;
       }
       n.style = optarg[0];
@@ -83,9 +74,7 @@ int box_cmd_nl(BoxCmd *c) {
     case 's': n.sep = optarg; break;
     case 'n':
       if (strcmp(optarg, "ln") && strcmp(optarg, "rn") && strcmp(optarg, "rz")) {
-        char *q = bx_quote_always(optarg);
-        bx_usage(c, "nl", "invalid line numbering format: %s", q);
-        g_free(q);
+        bx_usage_q(c, "nl", "invalid line numbering format: %s", optarg);
         return 1;
       }
       n.fmt = optarg;

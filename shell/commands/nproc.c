@@ -3,34 +3,26 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
-static const struct option longopts[] = {
-  { "all", no_argument, NULL, 'a' }, { "ignore", required_argument, NULL, 'i' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "all=a ignore=i:";
 
 int box_cmd_nproc(BoxCmd *c) {
   bool all = false;
   long ignore = 0;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "nproc", "", longopts)) != -1) {
+  BX_EACH_OPTION(ch, c, "nproc", "", longopts) {
     if (ch == 'a') all = true;
     else if (ch == 'i') {
       char *end;
       ignore = strtol(optarg, &end, 10);
       if (*end || ignore < 0) {
-        char *q = bx_quote_always(optarg);
-        bx_err(c, "nproc", "invalid number: %s", q);
-        g_free(q);
+        bx_err_q(c, "nproc", "invalid number: %s", optarg, 0);
         return 1;
       }
     } else return 1;
   }
   if (optind < c->argc) {
-    char *q = bx_quote_always(c->argv[optind]);
-    bx_usage(c, "nproc", "extra operand %s", q);
-    g_free(q);
+    bx_usage_q(c, "nproc", "extra operand %s", c->argv[optind]);
     return 1;
   }
   long n;

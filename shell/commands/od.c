@@ -5,19 +5,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   char kind;   /* c o x d u */
   int size;    /* 1 or 2 */
 } Fmt;
 
-static const struct option longopts[] = {
-  { "address-radix", required_argument, NULL, 'A' }, { "format", required_argument, NULL, 't' },
-  { "output-duplicates", no_argument, NULL, 'v' }, { "read-bytes", required_argument, NULL, 'N' },
-  { "skip-bytes", required_argument, NULL, 'j' }, { "width", optional_argument, NULL, 'w' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "address-radix=A: format=t: output-duplicates=v read-bytes=N: skip-bytes=j: width=w::";
 
 static int field_width(Fmt f) {
   if (f.kind == 'c') return 3;
@@ -29,16 +24,8 @@ static void put_field(GString *o, Fmt f, const unsigned char *p, int width) {
   if (f.kind == 'c') {
     const char *t = NULL;
     char b[8];
-    switch (p[0]) {
-    case 0: t = "\\0"; break;
-    case '\a': t = "\\a"; break;
-    case '\b': t = "\\b"; break;
-    case '\f': t = "\\f"; break;
-    case '\n': t = "\\n"; break;
-    case '\r': t = "\\r"; break;
-    case '\t': t = "\\t"; break;
-    case '\v': t = "\\v"; break;
-    default:
+    if (p[0] == 0) t = "\\0";
+    else if (!(t = bx_escape_name(p[0]))) {
       if (p[0] >= 32 && p[0] < 127) { b[0] = (char)p[0]; b[1] = 0; }
       else g_snprintf(b, sizeof b, "%03o", p[0]);
       t = b;
@@ -75,9 +62,8 @@ static bool add_fmt(BoxCmd *c, GArray *fmts, const char *s) {
   }
   return true;
 bad:;
-  char *q = bx_quote_always(whole);
+  g_autofree char *q = bx_quote_always(whole);
   bx_err(c, "od", "invalid character '%c' in type string %s", *s, q);
-  g_free(q);
   return false;
 }
 
@@ -93,9 +79,8 @@ int box_cmd_od(BoxCmd *c) {
   char radix = 'o';
   bool dups = false;
   unsigned long long limit = (unsigned long long)-1, skip = 0, width = 16;
-  bx_getopt_start(NULL);
-  int o, status = 0;
-  while ((o = bx_getopt(c, "od", "A:t:vN:j:w::cbdox", longopts)) != -1) {
+  int status = 0;
+  BX_EACH_OPTION(o, c, "od", "A:t:vN:j:w::cbdox", longopts) {
     switch (o) {
     case 'A':
       if (!optarg[0] || optarg[1] || !strchr("doxn", optarg[0])) {
@@ -115,9 +100,8 @@ int box_cmd_od(BoxCmd *c) {
     case 'N': case 'j': case 'w': {
       unsigned long long v = 32;
       if ((o != 'w' || optarg) && !bx_parse_size(optarg, &v)) {
-        char *q = bx_quote_always(optarg);
+        g_autofree char *q = bx_quote_always(optarg);
         bx_err(c, "od", "invalid %s argument %s", o == 'N' ? "-N" : o == 'j' ? "-j" : "-w", q);
-        g_free(q);
         g_array_free(fmts, TRUE);
         return 1;
       }
@@ -128,10 +112,10 @@ int box_cmd_od(BoxCmd *c) {
     }
   }
   if (fmts->len == 0) add_fmt(c, fmts, "o2");
-  int n = c->argc - optind;
-  char *dash[] = { (char *)"-" };
+  int n;
+  char **names = bx_file_operands(c, &n);
   GString *all = g_string_new(NULL);
-  if (!read_input(c, n ? c->argv + optind : dash, n ? n : 1, all)) status = 1;
+  if (!read_input(c, names, n, all)) status = 1;
   size_t start = MIN(skip, all->len), end = all->len;
   if (limit < end - start) end = start + (size_t)limit;
   /* bytes per column: the widest format decides */

@@ -3,12 +3,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
-static const struct option longopts[] = {
-  { "delimiters", required_argument, NULL, 'd' }, { "serial", no_argument, NULL, 's' },
-  { "zero-terminated", no_argument, NULL, 'z' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "delimiters=d: serial=s zero-terminated=z";
 
 /* Decodes the list; an entry of length 0 is "\0" (no delimiter). */
 static GPtrArray *parse_delims(const char *s) {
@@ -33,22 +30,16 @@ int box_cmd_paste(BoxCmd *c) {
   const char *dl = "\t";
   bool serial = false;
   char eol = '\n';
-  bx_getopt_start(NULL);
-  int o;
-  while ((o = bx_getopt(c, "paste", "d:sz", longopts)) != -1) {
-    switch (o) {
-    case 'd': dl = optarg; break;
-    case 's': serial = true; break;
-    case 'z': eol = 0; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(o, c, "paste", "d:sz", longopts) switch (o) {
+  case 'd': dl = optarg; break;
+  case 's': serial = true; break;
+  case 'z': eol = 0; break;
+  default: return 1;
   }
   GPtrArray *delims = parse_delims(dl);
   if (delims->len == 0) g_ptr_array_add(delims, g_strdup(""));
-  int nf = c->argc - optind;
-  char *dash[] = { (char *)"-" };
-  char **names = nf ? c->argv + optind : dash;
-  if (!nf) nf = 1;
+  int nf;
+  char **names = bx_file_operands(c, &nf);
   int status = 0;
   int *fds = g_new0(int, nf);
   BxReader *rdv = g_new0(BxReader, nf);

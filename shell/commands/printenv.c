@@ -1,17 +1,13 @@
 /* printenv.c — GNU printenv: [-0] [VARIABLE]... of the exported environment. */
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
-static const struct option longopts[] = {
-  { "null", no_argument, NULL, '0' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "null=0";
 
 int box_cmd_printenv(BoxCmd *c) {
   bool zero = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "printenv", "0", longopts)) != -1) {
+  BX_EACH_OPTION(ch, c, "printenv", "0", longopts) {
     if (ch == '0') zero = true;
     else return 2;
   }

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "shell/shell-private.h"
+#include "shell/commands/commands-private.h"
 
 /* Backslash escapes of a format (or of %b when bflag): returns false at \c. */
 static bool put_escapes(GString *out, const char *s, size_t n, bool bflag, size_t *used) {
@@ -18,20 +18,13 @@ static bool put_escapes(GString *out, const char *s, size_t n, bool bflag, size_
       continue;
     }
     c = s[++i];
+    int b = bx_escape_byte(c, "abeEfnrtv\\'\"?");
+    if (b >= 0) {
+      g_string_append_c(out, (char)b);
+      continue;
+    }
     switch (c) {
-    case 'a': g_string_append_c(out, '\a'); break;
-    case 'b': g_string_append_c(out, '\b'); break;
     case 'c': if (bflag) { if (used) *used = i; return false; } g_string_append(out, "\\c"); break;
-    case 'e': case 'E': g_string_append_c(out, 033); break;
-    case 'f': g_string_append_c(out, '\f'); break;
-    case 'n': g_string_append_c(out, '\n'); break;
-    case 'r': g_string_append_c(out, '\r'); break;
-    case 't': g_string_append_c(out, '\t'); break;
-    case 'v': g_string_append_c(out, '\v'); break;
-    case '\\': g_string_append_c(out, '\\'); break;
-    case '\'': g_string_append_c(out, '\''); break;
-    case '"': g_string_append_c(out, '"'); break;
-    case '?': g_string_append_c(out, '?'); break;
     case 'x': {
       int v = 0, k = 0;
       while (k < 2 && i + 1 < n && g_ascii_isxdigit(s[i + 1])) v = v * 16 + g_ascii_xdigit_value(s[++i]), k++;
@@ -93,6 +86,46 @@ static bool num_arg(const char *a, int64_t *v, int err_fd, bool *bad) {
   return true;
 }
 
+/* %q: bash quotes with backslashes where box_quote would use single quotes. */
+static char *quote_q(const char *arg) {
+  if (!arg || !*arg) return g_strdup("''");
+  char *q = box_quote(arg);
+  if (q[0] != '\'') return q;
+  g_free(q);
+  GString *g = g_string_new(NULL);
+  for (const char *p = arg; *p; p++) {
+    if (!(g_ascii_isalnum(*p) || strchr("_-./=+:,@%^", *p))) g_string_append_c(g, '\\');
+    g_string_append_c(g, *p);
+  }
+  return g_string_free(g, FALSE);
+}
+
+/* %(FMT)T: arg as seconds since the epoch (now when absent, empty or -1). */
+static void put_time(GString *out, const char *tf, const char *arg) {
+  time_t now = arg && *arg && strcmp(arg, "-1") ? (time_t)atoll(arg) : time(NULL);
+  struct tm tm;
+  localtime_r(&now, &tm);
+  char buf[512];
+  strftime(buf, sizeof buf, tf, &tm);
+  g_string_append(out, buf);
+}
+
+/* A width or a precision at fmt[j]: '*' takes the next argument, else the
+ * digits as written.  Returns the index after it. */
+static size_t spec_number(GString *spec, const char *fmt, size_t j, size_t fl, int argc, char **argv, int *ai,
+                          bool *consumed, int err_fd, bool *bad) {
+  if (j < fl && fmt[j] == '*') {
+    int64_t w = 0;
+    num_arg(*ai < argc ? argv[*ai] : NULL, &w, err_fd, bad);
+    if (*ai < argc) (*ai)++;
+    *consumed = true;
+    g_string_append_printf(spec, "%d", (int)w);
+    return j + 1;
+  }
+  while (j < fl && g_ascii_isdigit(fmt[j])) g_string_append_c(spec, fmt[j++]);
+  return j;
+}
+
 int box_printf_format(Shell *sh, GString *out, int argc, char **argv, int err_fd) {
   (void)sh;
   if (argc < 1) return 2;
@@ -133,28 +166,10 @@ int box_printf_format(Shell *sh, GString *out, int argc, char **argv, int err_fd
       size_t j = i + 1;
       GString *spec = g_string_new("%");
       while (j < fl && strchr("-+ #0", fmt[j])) g_string_append_c(spec, fmt[j++]);
-      if (j < fl && fmt[j] == '*') {
-        int64_t w = 0;
-        num_arg(ai < argc ? argv[ai] : NULL, &w, err_fd, &bad);
-        if (ai < argc) ai++;
-        consumed = true;
-        g_string_append_printf(spec, "%d", (int)w);
-        j++;
-      } else {
-        while (j < fl && g_ascii_isdigit(fmt[j])) g_string_append_c(spec, fmt[j++]);
-      }
+      j = spec_number(spec, fmt, j, fl, argc, argv, &ai, &consumed, err_fd, &bad);
       if (j < fl && fmt[j] == '.') {
         g_string_append_c(spec, fmt[j++]);
-        if (j < fl && fmt[j] == '*') {
-          int64_t w = 0;
-          num_arg(ai < argc ? argv[ai] : NULL, &w, err_fd, &bad);
-          if (ai < argc) ai++;
-          consumed = true;
-          g_string_append_printf(spec, "%d", (int)w);
-          j++;
-        } else {
-          while (j < fl && g_ascii_isdigit(fmt[j])) g_string_append_c(spec, fmt[j++]);
-        }
+        j = spec_number(spec, fmt, j, fl, argc, argv, &ai, &consumed, err_fd, &bad);
       }
       while (j < fl && strchr("hlLqjzt", fmt[j]) && fmt[j] != 'q') j++;
       if (j >= fl) {
@@ -191,23 +206,11 @@ int box_printf_format(Shell *sh, GString *out, int argc, char **argv, int err_fd
         break;
       }
       case 'q': {
-        char *q = box_quote(arg ? arg : "");
-        if (!arg || !*arg) { g_free(q); q = g_strdup("''"); }
-        else if (q[0] == '\'') {
-          /* bash's %q escapes with backslashes */
-          GString *g = g_string_new(NULL);
-          for (const char *p = arg; *p; p++) {
-            if (!(g_ascii_isalnum(*p) || strchr("_-./=+:,@%^", *p))) g_string_append_c(g, '\\');
-            g_string_append_c(g, *p);
-          }
-          g_free(q);
-          q = g_string_free(g, FALSE);
-        }
+        g_autofree char *q = quote_q(arg);
         g_string_append_c(spec, 's');
         char *t = g_strdup_printf(spec->str, q);
         g_string_append(out, t);
         g_free(t);
-        g_free(q);
         break;
       }
       case 'c': {
@@ -258,12 +261,7 @@ int box_printf_format(Shell *sh, GString *out, int argc, char **argv, int err_fd
         j = e + 1;
         if (ai < argc) ai++;
         consumed = true;
-        time_t now = arg && *arg && strcmp(arg, "-1") ? (time_t)atoll(arg) : time(NULL);
-        struct tm tm;
-        localtime_r(&now, &tm);
-        char buf[512];
-        strftime(buf, sizeof buf, tf, &tm);
-        g_string_append(out, buf);
+        put_time(out, tf, arg);
         g_free(tf);
         break;
       }

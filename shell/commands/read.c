@@ -7,7 +7,40 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/shell-private.h"
+#include "shell/commands/builtins.h"
+
+/* The fields of the line read: split at its unescaped IFS characters (a run
+ * of IFS white space counts once), the want-th field taking the rest of the
+ * line but its trailing IFS white space. */
+static void split_fields(GPtrArray *fields, const GString *line, const GByteArray *esc, const char *ifsv, guint want) {
+  size_t len = line->len, pos = 0;
+  const char *s = line->str;
+#define ISIFS(k) (!esc->data[k] && strchr(ifsv, s[k]) && s[k])
+#define ISWS(k) (ISIFS(k) && strchr(" \t\n", s[k]))
+  while (pos < len && ISWS(pos)) pos++;
+  while (pos < len) {
+    if (fields->len + 1 == want) {
+      /* the last name takes the rest, minus trailing IFS whitespace */
+      size_t e = len;
+      while (e > pos && ISWS(e - 1)) e--;
+      GString *f = g_string_new(NULL);
+      for (size_t k = pos; k < e; k++) g_string_append_c(f, s[k]);
+      g_ptr_array_add(fields, g_string_free(f, FALSE));
+      pos = len;
+      break;
+    }
+    GString *f = g_string_new(NULL);
+    while (pos < len && !ISIFS(pos)) g_string_append_c(f, s[pos++]);
+    g_ptr_array_add(fields, g_string_free(f, FALSE));
+    while (pos < len && ISWS(pos)) pos++;
+    if (pos < len && ISIFS(pos)) {
+      pos++;
+      while (pos < len && ISWS(pos)) pos++;
+    }
+  }
+#undef ISWS
+#undef ISIFS
+}
 
 int box_cmd_read(BoxCmd *c) {
   Shell *sh = c->sh;
@@ -28,9 +61,7 @@ int box_cmd_read(BoxCmd *c) {
       if (o == 'r') { raw = true; continue; }
       if (o == 's' || o == 'e') continue;
       if (!strchr("adnNptui", o)) {
-        box_cmd_error(c, "-%c: invalid option", o);
-        box_fdprintf(c->err, "read: usage: read [-ers] [-a array] [-d delim] [-i text] [-n nchars] [-N nchars] [-p prompt] [-t timeout] [-u fd] [name ...]\n");
-        return 2;
+        return bx_bad_option(c, o, "read: usage: read [-ers] [-a array] [-d delim] [-i text] [-n nchars] [-N nchars] [-p prompt] [-t timeout] [-u fd] [name ...]");
       }
       const char *v = p[1] ? p + 1 : (i + 1 < c->argc ? c->argv[++i] : NULL);
       if (!v) {
@@ -110,37 +141,9 @@ int box_cmd_read(BoxCmd *c) {
   for (; i < c->argc; i++) g_ptr_array_add(names, c->argv[i]);
   bool reply = !arr && names->len == 0;
   if (reply) g_ptr_array_add(names, (gpointer) "REPLY");
-  size_t len = line->len, pos = 0;
-  const char *s = line->str;
-#define ISIFS(k) (!esc->data[k] && strchr(ifsv, s[k]) && s[k])
-#define ISWS(k) (ISIFS(k) && strchr(" \t\n", s[k]))
   GPtrArray *fields = g_ptr_array_new_with_free_func(g_free);
-  if (reply) {
-    g_ptr_array_add(fields, g_strndup(s, len));
-  } else {
-    while (pos < len && ISWS(pos)) pos++;
-    guint want = arr ? G_MAXUINT : names->len;
-    while (pos < len) {
-      if (fields->len + 1 == want) {
-        /* the last name takes the rest, minus trailing IFS whitespace */
-        size_t e = len;
-        while (e > pos && ISWS(e - 1)) e--;
-        GString *f = g_string_new(NULL);
-        for (size_t k = pos; k < e; k++) g_string_append_c(f, s[k]);
-        g_ptr_array_add(fields, g_string_free(f, FALSE));
-        pos = len;
-        break;
-      }
-      GString *f = g_string_new(NULL);
-      while (pos < len && !ISIFS(pos)) g_string_append_c(f, s[pos++]);
-      g_ptr_array_add(fields, g_string_free(f, FALSE));
-      while (pos < len && ISWS(pos)) pos++;
-      if (pos < len && ISIFS(pos)) {
-        pos++;
-        while (pos < len && ISWS(pos)) pos++;
-      }
-    }
-  }
+  if (reply) g_ptr_array_add(fields, g_strndup(line->str, line->len));
+  else split_fields(fields, line, esc, ifsv, arr ? G_MAXUINT : names->len);
   int st = eof && line->len == 0 ? 1 : (eof ? 1 : 0);
   if (arr) {
     box_var_unset(sh, arr);

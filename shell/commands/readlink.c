@@ -3,31 +3,23 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
-static const struct option longopts[] = {
-  { "canonicalize", no_argument, NULL, 'f' }, { "canonicalize-existing", no_argument, NULL, 'e' },
-  { "canonicalize-missing", no_argument, NULL, 'm' }, { "no-newline", no_argument, NULL, 'n' },
-  { "quiet", no_argument, NULL, 'q' }, { "silent", no_argument, NULL, 's' },
-  { "verbose", no_argument, NULL, 'v' }, { "zero", no_argument, NULL, 'z' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "canonicalize=f canonicalize-existing=e canonicalize-missing=m no-newline=n quiet=q silent=s verbose=v zero=z";
 
 int box_cmd_readlink(BoxCmd *c) {
   int mode = -1;
   bool nonl = false, verbose = false, zero = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "readlink", "femnqsvz", longopts)) != -1) {
-    switch (ch) {
-    case 'f': mode = 0; break;
-    case 'e': mode = 1; break;
-    case 'm': mode = 2; break;
-    case 'n': nonl = true; break;
-    case 'q': case 's': verbose = false; break;
-    case 'v': verbose = true; break;
-    case 'z': zero = true; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "readlink", "femnqsvz", longopts) switch (ch) {
+  case 'f': mode = 0; break;
+  case 'e': mode = 1; break;
+  case 'm': mode = 2; break;
+  case 'n': nonl = true; break;
+  case 'q': case 's': verbose = false; break;
+  case 'v': verbose = true; break;
+  case 'z': zero = true; break;
+  default: return 1;
   }
   int n = c->argc - optind;
   if (n < 1) { bx_usage(c, "readlink", "missing operand"); return 1; }

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static char *lexical(const char *p) {
   GString *r = g_string_new(NULL);
@@ -20,44 +20,23 @@ static char *lexical(const char *p) {
   return g_string_free(r, FALSE);
 }
 
-static char *relative(const char *path, const char *base) {
-  gchar **tp = g_strsplit(path, "/", -1), **bp = g_strsplit(base, "/", -1);
-  int i = 0;
-  while (tp[i] && bp[i] && !strcmp(tp[i], bp[i])) i++;
-  GString *r = g_string_new(NULL);
-  for (int j = i; bp[j]; j++) if (*bp[j]) g_string_append(r, r->len ? "/.." : "..");
-  for (int j = i; tp[j]; j++) if (*tp[j]) { if (r->len) g_string_append_c(r, '/'); g_string_append(r, tp[j]); }
-  if (!r->len) g_string_assign(r, ".");
-  g_strfreev(tp);
-  g_strfreev(bp);
-  return g_string_free(r, FALSE);
-}
-
-static const struct option longopts[] = {
-  { "canonicalize-existing", no_argument, NULL, 'e' }, { "canonicalize-missing", no_argument, NULL, 'm' },
-  { "no-symlinks", no_argument, NULL, 's' }, { "strip", no_argument, NULL, 's' },
-  { "quiet", no_argument, NULL, 'q' }, { "zero", no_argument, NULL, 'z' },
-  { "relative-to", required_argument, NULL, 'R' }, { "logical", no_argument, NULL, 'L' },
-  { "physical", no_argument, NULL, 'P' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "canonicalize-existing=e canonicalize-missing=m no-symlinks=s strip=s quiet=q zero=z relative-to=R: logical=L "
+  "physical=P";
 
 int box_cmd_realpath(BoxCmd *c) {
   int mode = 0;
   bool nosym = false, quiet = false, zero = false;
   const char *rel = NULL;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "realpath", "emsqzLP", longopts)) != -1) {
-    switch (ch) {
-    case 'e': mode = 1; break;
-    case 'm': mode = 2; break;
-    case 's': nosym = true; break;
-    case 'q': quiet = true; break;
-    case 'z': zero = true; break;
-    case 'R': rel = optarg; break;
-    case 'L': case 'P': break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "realpath", "emsqzLP", longopts) switch (ch) {
+  case 'e': mode = 1; break;
+  case 'm': mode = 2; break;
+  case 's': nosym = true; break;
+  case 'q': quiet = true; break;
+  case 'z': zero = true; break;
+  case 'R': rel = optarg; break;
+  case 'L': case 'P': break;
+  default: return 1;
   }
   if (optind >= c->argc) { bx_usage(c, "realpath", "missing operand"); return 1; }
   char *base = NULL;
@@ -76,7 +55,7 @@ int box_cmd_realpath(BoxCmd *c) {
       status = 1;
       continue;
     }
-    if (base) { char *x = relative(r, base); g_free(r); r = x; }
+    if (base) { char *x = bx_relative_path(r, base); g_free(r); r = x; }
     box_out_puts(c->out, r);
     box_out_putc(c->out, zero ? '\0' : '\n');
     g_free(r);

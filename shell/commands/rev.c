@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static bool rev_fd(BoxCmd *c, int fd) {
   BxReader r;
@@ -32,9 +32,8 @@ int box_cmd_rev(BoxCmd *c) {
   for (; i < c->argc; i++) {
     int fd = bx_open_in(c, c->argv[i]);
     if (fd < 0) {
-      char *t = bx_errtext(c, errno);
+      g_autofree char *t = bx_errtext(c, errno);
       bx_err(c, "rev", "cannot open %s: %s", c->argv[i], t);
-      g_free(t);
       status = 1;
       continue;
     }

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   BoxCmd *c;
@@ -15,18 +15,14 @@ typedef struct {
 } Rm;
 
 static void fail(Rm *r, const char *path, int err) {
-  char *q = bx_quote_always(path), *t = bx_errtext(r->c, err);
-  bx_err(r->c, "rm", "cannot remove %s: %s", q, t);
-  g_free(q);
-  g_free(t);
+  bx_err_q(r->c, "rm", "cannot remove %s", path, err);
   r->status = 1;
 }
 
 static void removed(Rm *r, const char *path, bool is_dir) {
   if (!r->verbose) return;
-  char *q = bx_quote_always(path);
+  g_autofree char *q = bx_quote_always(path);
   box_out_printf(r->c->out, "removed %s%s\n", is_dir ? "directory " : "", q);
-  g_free(q);
 }
 
 static bool rm_path(Rm *r, const char *path, unsigned char type);
@@ -76,29 +72,20 @@ static bool rm_path(Rm *r, const char *path, unsigned char type) {
   return false;
 }
 
-static const struct option longopts[] = {
-  { "force", no_argument, NULL, 'f' }, { "recursive", no_argument, NULL, 'r' },
-  { "dir", no_argument, NULL, 'd' }, { "verbose", no_argument, NULL, 'v' },
-  { "interactive", optional_argument, NULL, 1 }, { "no-preserve-root", no_argument, NULL, 2 },
-  { "preserve-root", optional_argument, NULL, 3 }, { "one-file-system", no_argument, NULL, 4 },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "force=f recursive=r dir=d verbose=v interactive=\1:: no-preserve-root=\2 preserve-root=\3:: one-file-system=\4";
 
 int box_cmd_rm(BoxCmd *c) {
   Rm r = { c, false, false, false, false, 0 };
   bool preserve_root = true;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "rm", "frRdviI", longopts)) != -1) {
-    switch (ch) {
-    case 'f': r.force = true; break;
-    case 'r': case 'R': r.recursive = true; break;
-    case 'd': r.dir = true; break;
-    case 'v': r.verbose = true; break;
-    case 'i': case 'I': case 1: case 3: case 4: break;
-    case 2: preserve_root = false; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "rm", "frRdviI", longopts) switch (ch) {
+  case 'f': r.force = true; break;
+  case 'r': case 'R': r.recursive = true; break;
+  case 'd': r.dir = true; break;
+  case 'v': r.verbose = true; break;
+  case 'i': case 'I': case 1: case 3: case 4: break;
+  case 2: preserve_root = false; break;
+  default: return 1;
   }
   if (optind >= c->argc) {
     if (r.force) return 0;
@@ -121,9 +108,7 @@ int box_cmd_rm(BoxCmd *c) {
       continue;
     }
     if (!strcmp(base, ".") || !strcmp(base, "..")) {
-      char *q = bx_quote_always(p);
-      bx_err(c, "rm", "refusing to remove '.' or '..' directory: skipping %s", q);
-      g_free(q);
+      bx_err_q(c, "rm", "refusing to remove '.' or '..' directory: skipping %s", p, 0);
       r.status = 1;
       g_free(trim);
       continue;

@@ -3,33 +3,25 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
-static const struct option longopts[] = {
-  { "parents", no_argument, NULL, 'p' }, { "verbose", no_argument, NULL, 'v' },
-  { "ignore-fail-on-non-empty", no_argument, NULL, 1 }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "parents=p verbose=v ignore-fail-on-non-empty=\1";
 
 static bool one(BoxCmd *c, const char *p, bool verbose, bool ignore) {
   if (verbose) {
-    char *q = bx_quote_always(p);
+    g_autofree char *q = bx_quote_always(p);
     box_out_printf(c->out, "rmdir: removing directory, %s\n", q);
-    g_free(q);
   }
   if (rmdir(p) == 0) return true;
   int e = errno;
   if (ignore && (e == ENOTEMPTY || e == EEXIST)) return false;
-  char *q = bx_quote_always(p), *t = bx_errtext(c, e);
-  bx_err(c, "rmdir", "failed to remove %s: %s", q, t);
-  g_free(q); g_free(t);
+  bx_err_q(c, "rmdir", "failed to remove %s", p, e);
   return false;
 }
 
 int box_cmd_rmdir(BoxCmd *c) {
   bool parents = false, verbose = false, ignore = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "rmdir", "pv", longopts)) != -1) {
+  BX_EACH_OPTION(ch, c, "rmdir", "pv", longopts) {
     if (ch == 'p') parents = true;
     else if (ch == 'v') verbose = true;
     else if (ch == 1) ignore = true;

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef enum { A_NONE, A_LINE, A_LAST, A_RE, A_STEP, A_ZERO, A_PLUS, A_MULT } AddrKind;
 
@@ -260,9 +260,8 @@ static OutFile *open_wfile(Sed *s, const char *name) {
   else {
     f->fd = box_open_file(name, O_WRONLY | O_CREAT | O_TRUNC);
     if (f->fd < 0) {
-      char *t = bx_errtext(s->c, errno);
+      g_autofree char *t = bx_errtext(s->c, errno);
       bx_err(s->c, "sed", "couldn't open file %s: %s", name, t);
-      g_free(t);
       s->error = true;
       s->status = 4;
     }
@@ -408,8 +407,7 @@ static bool parse_script(Sed *s, GPtrArray *blocks) {
       while (peek(s) != EOF && peek(s) != '\n') next(s);
       continue;
     }
-    SedCmd c;
-    memset(&c, 0, sizeof c);
+    SedCmd c = { 0 };
     if (!parse_addr(s, &c.a1)) return false;
     if (c.a1.kind != A_NONE) {
       skip_ws(s);
@@ -539,9 +537,8 @@ static bool open_next_input(Sed *s) {
     const char *name = s->inputs[s->cur];
     int fd = bx_open_in(s->c, name);
     if (fd < 0) {
-      char *t = bx_errtext(s->c, errno);
+      g_autofree char *t = bx_errtext(s->c, errno);
       bx_err(s->c, "sed", "can't read %s: %s", name, t);
-      g_free(t);
       s->status = 2;
       continue;
     }
@@ -557,9 +554,8 @@ static bool open_next_input(Sed *s) {
 static void close_input(Sed *s) {
   if (!s->rd_open) return;
   if (s->rd.err) {
-    char *t = bx_errtext(s->c, s->rd.err);
+    g_autofree char *t = bx_errtext(s->c, s->rd.err);
     bx_err(s->c, "sed", "read error on %s: %s", s->cur_name, t);
-    g_free(t);
     s->status = 2;
   }
   bx_reader_free(&s->rd);
@@ -671,18 +667,11 @@ static void cmd_l(Sed *s, unsigned long width) {
     unsigned char ch = (unsigned char)s->ps->str[i];
     char tmp[8];
     const char *e = NULL;
-    switch (ch) {
-    case '\\': e = "\\\\"; break;
-    case '\a': e = "\\a"; break;
-    case '\b': e = "\\b"; break;
-    case '\f': e = "\\f"; break;
-    case '\n': e = "\\n"; break;
-    case '\r': e = "\\r"; break;
-    case '\t': e = "\\t"; break;
-    case '\v': e = "\\v"; break;
-    default:
-      if (ch < 0x20 || ch >= 0x7f) { g_snprintf(tmp, sizeof tmp, "\\%03o", ch); e = tmp; }
-      else { tmp[0] = (char)ch; tmp[1] = 0; e = tmp; }
+    if (ch == '\\') e = "\\\\";
+    else if (!(e = bx_escape_name(ch))) {
+      if (ch < 0x20 || ch >= 0x7f) g_snprintf(tmp, sizeof tmp, "\\%03o", ch);
+      else { tmp[0] = (char)ch; tmp[1] = 0; }
+      e = tmp;
     }
     size_t w = strlen(e);
     if (width > 1 && col + w > width - 1) {
@@ -725,13 +714,9 @@ static void expand_rep(const SedCmd *c, const char *base, regmatch_t *m, GString
         if (m[k].rm_so >= 0) append_case(dst, base + m[k].rm_so, (size_t)(m[k].rm_eo - m[k].rm_so), &one, mode);
         continue;
       }
-      switch (e) {
-      case 'n': ch = '\n'; break;
-      case 't': ch = '\t'; break;
-      case 'r': ch = '\r'; break;
-      case 'a': ch = '\a'; break;
-      case 'f': ch = '\f'; break;
-      case 'v': ch = '\v'; break;
+      int b = bx_escape_byte(e, "ntrafv");
+      if (b >= 0) ch = (char)b;
+      else switch (e) {
       case 'L': case 'U': mode = e; one = 0; continue;
       case 'E': mode = 0; one = 0; continue;
       case 'l': case 'u': one = e; continue;
@@ -996,23 +981,73 @@ static void run(Sed *s) {
   }
 }
 
-static const struct option longopts[] = {
-  { "quiet", no_argument, NULL, 'n' }, { "silent", no_argument, NULL, 'n' },
-  { "expression", required_argument, NULL, 'e' }, { "file", required_argument, NULL, 'f' },
-  { "regexp-extended", no_argument, NULL, 'E' }, { "in-place", optional_argument, NULL, 'i' },
-  { "separate", no_argument, NULL, 's' }, { "null-data", no_argument, NULL, 'z' },
-  { "zero-terminated", no_argument, NULL, 'z' }, { "line-length", required_argument, NULL, 'l' },
-  { "unbuffered", no_argument, NULL, 'u' }, { "posix", no_argument, NULL, 1 },
-  { "debug", no_argument, NULL, 2 }, { "sandbox", no_argument, NULL, 3 },
-  { "follow-symlinks", no_argument, NULL, 4 },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "quiet=n silent=n expression=e: file=f: regexp-extended=E in-place=i:: separate=s null-data=z zero-terminated=z "
+  "line-length=l: unbuffered=u posix=\1 debug=\2 sandbox=\3 follow-symlinks=\4";
+
+/* -i's backup name: SUFFIX appended, or with '*' in it each star the file's
+ * base name (in the file's directory when it names no directory itself). */
+static char *backup_name(const char *name, const char *suffix) {
+  if (!strchr(suffix, '*')) return g_strconcat(name, suffix, NULL);
+  const char *base = strrchr(name, '/');
+  base = base ? base + 1 : name;
+  GString *b = g_string_new(NULL);
+  for (const char *p = suffix; *p; p++) {
+    if (*p == '*') g_string_append(b, base);
+    else g_string_append_c(b, *p);
+  }
+  if (strchr(b->str, '/') || base == name) return g_string_free(b, FALSE);
+  g_autofree char *dir = g_strndup(name, (size_t)(base - name));
+  char *bak = g_strconcat(dir, b->str, NULL);
+  g_string_free(b, TRUE);
+  return bak;
+}
+
+/* data written over path; when it cannot be opened, "sed: WHAT PATH: …"
+ * and status 4. */
+static void write_over(Sed *s, const char *path, int flags, const GString *data, const char *what) {
+  int fd = box_open_file(path, O_WRONLY | O_TRUNC | flags);
+  if (fd < 0) {
+    g_autofree char *t = bx_errtext(s->c, errno);
+    bx_err(s->c, "sed", "%s %s: %s", what, path, t);
+    s->status = 4;
+    return;
+  }
+  box_write_all(fd, data->str, data->len);
+  close(fd);
+}
+
+/* The current input edited in place: the script's output goes to a memfd,
+ * then the backup (when -i has a suffix) and the file are written. */
+static void edit_in_place(Sed *s) {
+  const char *name = s->cur_name;
+  int mfd = memfd_create("sed-i", MFD_CLOEXEC);
+  box_out_init(&s->file_out, mfd);
+  s->out = &s->file_out;
+  run(s);
+  close_input(s);
+  box_out_flush(s->out);
+  s->out = s->c->out;
+  s->missing_nl = false;
+  GString *result = g_string_new(NULL);
+  lseek(mfd, 0, SEEK_SET);
+  bx_read_all(mfd, result);
+  close(mfd);
+  if (s->suffix && *s->suffix) {
+    g_autofree char *bak = backup_name(name, s->suffix);
+    /* the original content: read again */
+    GString *orig = g_string_new(NULL);
+    int rfd = box_open_file(name, O_RDONLY);
+    if (rfd >= 0) { bx_read_all(rfd, orig); close(rfd); }
+    write_over(s, bak, O_CREAT, orig, "couldn't open file");
+    g_string_free(orig, TRUE);
+  }
+  write_over(s, name, 0, result, "couldn't edit");
+  g_string_free(result, TRUE);
+}
 
 int box_cmd_sed(BoxCmd *c) {
-  Sed s;
-  memset(&s, 0, sizeof s);
-  s.c = c;
-  s.lwidth = 70;
+  Sed s = { .c = c, .lwidth = 70 };
   s.cmds = g_array_new(FALSE, TRUE, sizeof(SedCmd));
   s.regexes = g_ptr_array_new();
   s.files = g_ptr_array_new();
@@ -1027,11 +1062,8 @@ int box_cmd_sed(BoxCmd *c) {
     case 'n': s.quiet = true; break;
     case 'e': g_ptr_array_add(scripts, g_strdup(optarg)); g_ptr_array_add(script_names, NULL); break;
     case 'f': {
-      GString *t = g_string_new(NULL);
-      if (!bx_slurp(c, "sed", optarg, t)) {
-        g_string_free(t, TRUE);
-        goto out;
-      }
+      GString *t = bx_slurp_new(c, "sed", optarg);
+      if (!t) goto out;
       if (t->len && t->str[t->len - 1] == '\n') g_string_truncate(t, t->len - 1);
       g_ptr_array_add(scripts, g_string_free(t, FALSE));
       g_ptr_array_add(script_names, optarg);
@@ -1082,9 +1114,7 @@ int box_cmd_sed(BoxCmd *c) {
   s.rqueue = g_ptr_array_new();
   s.next = g_string_new(NULL);
   s.out = c->out;
-  char *dash[] = { (char *)"-" };
-  s.inputs = optind < c->argc ? c->argv + optind : dash;
-  s.ninputs = optind < c->argc ? c->argc - optind : 1;
+  s.inputs = bx_file_operands(c, &s.ninputs);
   s.cur = -1;
   if (s.in_place && optind >= c->argc) {
     bx_err(c, "sed", "no input files");
@@ -1099,74 +1129,12 @@ int box_cmd_sed(BoxCmd *c) {
       if (!open_next_input(&s)) break;
       s.lineno = 0;
       s.have_next = fetch(&s, false);
-      const char *name = s.cur_name;
-      if (!s.in_place) {
-        run(&s);
-        close_input(&s);
+      if (s.in_place) {
+        edit_in_place(&s);
         continue;
       }
-      /* in place: run with output into a temp descriptor (memfd) */
-      int mfd = memfd_create("sed-i", MFD_CLOEXEC);
-      box_out_init(&s.file_out, mfd);
-      s.out = &s.file_out;
       run(&s);
       close_input(&s);
-      box_out_flush(s.out);
-      s.out = c->out;
-      s.missing_nl = false;
-      GString *result = g_string_new(NULL);
-      lseek(mfd, 0, SEEK_SET);
-      bx_read_all(mfd, result);
-      close(mfd);
-      if (s.suffix && *s.suffix) {
-        char *bak;
-        if (strchr(s.suffix, '*')) {
-          const char *base = strrchr(name, '/');
-          base = base ? base + 1 : name;
-          GString *b = g_string_new(NULL);
-          for (const char *p = s.suffix; *p; p++) {
-            if (*p == '*') g_string_append(b, base);
-            else g_string_append_c(b, *p);
-          }
-          if (!strchr(b->str, '/') && base != name) {
-            char *dir = g_strndup(name, (size_t)(base - name));
-            bak = g_strconcat(dir, b->str, NULL);
-            g_free(dir);
-            g_string_free(b, TRUE);
-          } else {
-            bak = g_string_free(b, FALSE);
-          }
-        } else {
-          bak = g_strconcat(name, s.suffix, NULL);
-        }
-        /* the original content: read again */
-        GString *orig = g_string_new(NULL);
-        int rfd = box_open_file(name, O_RDONLY);
-        if (rfd >= 0) { bx_read_all(rfd, orig); close(rfd); }
-        int bfd = box_open_file(bak, O_WRONLY | O_CREAT | O_TRUNC);
-        if (bfd < 0) {
-          char *t = bx_errtext(c, errno);
-          bx_err(c, "sed", "couldn't open file %s: %s", bak, t);
-          g_free(t);
-          s.status = 4;
-        } else {
-          box_write_all(bfd, orig->str, orig->len);
-          close(bfd);
-        }
-        g_string_free(orig, TRUE);
-        g_free(bak);
-      }
-      int wfd = box_open_file(name, O_WRONLY | O_TRUNC);
-      if (wfd < 0) {
-        char *t = bx_errtext(c, errno);
-        bx_err(c, "sed", "couldn't edit %s: %s", name, t);
-        g_free(t);
-        s.status = 4;
-      } else {
-        box_write_all(wfd, result->str, result->len);
-        close(wfd);
-      }
-      g_string_free(result, TRUE);
     }
   }
   status = s.status ? s.status : s.exit_status;

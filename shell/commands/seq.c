@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static bool parse_num(const char *s, long double *v, int *frac, bool *is_int) {
   char *end;
@@ -46,9 +46,7 @@ int box_cmd_seq(BoxCmd *c) {
   int n = c->argc - i;
   if (n < 1) { bx_usage(c, "seq", "missing operand"); return 1; }
   if (n > 3) {
-    char *q = bx_quote_always(c->argv[i + 3]);
-    bx_usage(c, "seq", "extra operand %s", q);
-    g_free(q);
+    bx_usage_q(c, "seq", "extra operand %s", c->argv[i + 3]);
     return 1;
   }
   long double v[3] = { 1, 1, 0 };
@@ -61,16 +59,12 @@ int box_cmd_seq(BoxCmd *c) {
   for (int k = 0; k < n; k++) {
     const char *a = c->argv[i + k];
     if (!parse_num(a, &v[idx[k]], &frac[idx[k]], &isint[idx[k]])) {
-      char *q = bx_quote_always(a);
-      bx_usage(c, "seq", "invalid floating point argument: %s", q);
-      g_free(q);
+      bx_usage_q(c, "seq", "invalid floating point argument: %s", a);
       return 1;
     }
   }
   if (v[1] == 0) {
-    char *q = bx_quote_always(c->argv[i + 1]);
-    bx_usage(c, "seq", "invalid Zero increment value: %s", q);
-    g_free(q);
+    bx_usage_q(c, "seq", "invalid Zero increment value: %s", c->argv[i + 1]);
     return 1;
   }
   if (fmt) {
@@ -83,16 +77,14 @@ int box_cmd_seq(BoxCmd *c) {
       const char *q = p + 1;
       q += strspn(q, "-+ #0'123456789.");
       if (!*q || !strchr("eEfFgGaA", *q)) {
-        char *qq = bx_quote_always(fmt);
+        g_autofree char *qq = bx_quote_always(fmt);
         bx_err(c, "seq", "format %s has unknown %%%c directive", qq, *q ? *q : ' ');
-        g_free(qq);
         return 1;
       }
     }
     if (count != 1) {
-      char *qq = bx_quote_always(fmt);
+      g_autofree char *qq = bx_quote_always(fmt);
       bx_err(c, "seq", count ? "format %s has too many %% directives" : "format %s has no %% directive", qq);
-      g_free(qq);
       return 1;
     }
   }

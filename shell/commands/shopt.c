@@ -1,7 +1,7 @@
 /* shopt.c — `shopt [-psuq] [-o] [NAME…]`. */
 #include <string.h>
 
-#include "shell/shell-private.h"
+#include "shell/commands/builtins.h"
 
 static const struct { const char *name; unsigned flag; } opts[] = {
   { "dotglob", SH_DOTGLOB }, { "expand_aliases", SH_EXPAND_ALIASES }, { "extglob", SH_EXTGLOB },
@@ -22,11 +22,7 @@ int box_cmd_shopt(BoxCmd *c) {
       else if (*p == 'q') quiet = true;
       else if (*p == 'p') print = true;
       else if (*p == 'o') continue;
-      else {
-        box_cmd_error(c, "-%c: invalid option", *p);
-        box_fdprintf(c->err, "shopt: usage: shopt [-pqsu] [-o] [optname ...]\n");
-        return 2;
-      }
+      else return bx_bad_option(c, *p, "shopt: usage: shopt [-pqsu] [-o] [optname ...]");
     }
   }
   int st = 0;

@@ -4,14 +4,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
-static const struct option longopts[] = { { NULL, 0, NULL, 0 } };
+static const char longopts[] = "";
 
 int box_cmd_sleep(BoxCmd *c) {
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "sleep", "", longopts)) != -1) return 1;
+  BX_EACH_OPTION(ch, c, "sleep", "", longopts) return 1;
   if (optind >= c->argc) {
     bx_usage(c, "sleep", "missing operand");
     return 1;
@@ -33,9 +31,7 @@ int box_cmd_sleep(BoxCmd *c) {
       }
     }
     if (end == a || *end || v < 0 || isnan(v) || g_ascii_isspace(*a)) {
-      char *q = bx_quote_always(a);
-      bx_err(c, "sleep", "invalid time interval %s", q);
-      g_free(q);
+      bx_err_q(c, "sleep", "invalid time interval %s", a, 0);
       bad = true;
       continue;
     }

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   size_t sfield, schar;   /* 1-based field, 0-based char offset (0 = start) */
@@ -400,25 +400,65 @@ bad:
   return false;
 }
 
-static const struct option longopts[] = {
-  { "ignore-leading-blanks", no_argument, NULL, 'b' }, { "dictionary-order", no_argument, NULL, 'd' },
-  { "ignore-case", no_argument, NULL, 'f' }, { "general-numeric-sort", no_argument, NULL, 'g' },
-  { "ignore-nonprinting", no_argument, NULL, 'i' }, { "month-sort", no_argument, NULL, 'M' },
-  { "human-numeric-sort", no_argument, NULL, 'h' }, { "numeric-sort", no_argument, NULL, 'n' },
-  { "reverse", no_argument, NULL, 'r' }, { "version-sort", no_argument, NULL, 'V' },
-  { "check", optional_argument, NULL, 'c' }, { "key", required_argument, NULL, 'k' },
-  { "merge", no_argument, NULL, 'm' }, { "output", required_argument, NULL, 'o' },
-  { "stable", no_argument, NULL, 's' }, { "field-separator", required_argument, NULL, 't' },
-  { "unique", no_argument, NULL, 'u' }, { "zero-terminated", no_argument, NULL, 'z' },
-  { "buffer-size", required_argument, NULL, 'S' }, { "parallel", required_argument, NULL, 1 },
-  { "temporary-directory", required_argument, NULL, 'T' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "ignore-leading-blanks=b dictionary-order=d ignore-case=f general-numeric-sort=g ignore-nonprinting=i "
+  "month-sort=M human-numeric-sort=h numeric-sort=n reverse=r version-sort=V check=c:: key=k: merge=m output=o: "
+  "stable=s field-separator=t: unique=u zero-terminated=z buffer-size=S: parallel=\1: temporary-directory=T:";
+
+/* The keys as the comparison reads them: a key without ordering options of
+ * its own takes the global ones; no -k is one key, the whole line. */
+static void finish_keys(SortCtx *s, GArray *keys) {
+  for (guint i = 0; i < keys->len; i++) {
+    SortKey *k = &g_array_index(keys, SortKey, i);
+    if (!has_ordering(k)) {
+      bool sb = k->skip_sblanks, eb = k->skip_eblanks;
+      SortKey g = s->global;
+      g.sfield = k->sfield; g.schar = k->schar; g.efield = k->efield; g.echar = k->echar;
+      g.skip_sblanks = sb || s->global.skip_sblanks;
+      g.skip_eblanks = eb || s->global.skip_eblanks;
+      *k = g;
+    }
+  }
+  if (keys->len == 0) {
+    SortKey k = s->global;
+    k.sfield = 1;
+    k.efield = 0;
+    g_array_append_val(keys, k);
+  }
+  s->keys = (SortKey *)keys->data;
+  SortKey *k0 = &g_array_index(keys, SortKey, 0);
+  SortKey probe = *k0;
+  probe.reverse = false;
+  s->plain = keys->len == 1 && k0->sfield == 1 && k0->schar == 0 && k0->efield == 0 && !has_ordering(&probe) &&
+             k0->reverse == s->global.reverse && s->tab < 256;
+  s->nkeys = keys->len;
+  s->reverse_all = s->global.reverse;
+}
+
+/* All inputs into data, each ending in delim.  false after sort's message. */
+static bool read_inputs(BoxCmd *c, char **files, int nf, char delim, GString *data) {
+  for (int i = 0; i < nf; i++) {
+    int fd = bx_open_in(c, files[i]);
+    if (fd < 0) {
+      g_autofree char *t = bx_errtext(c, errno);
+      bx_err(c, "sort", "cannot read: %s: %s", files[i], t);
+      return false;
+    }
+    bool ok = bx_read_all(fd, data);
+    int e = errno;
+    bx_close_in(c, fd);
+    if (!ok) {
+      g_autofree char *t = bx_errtext(c, e);
+      bx_err(c, "sort", "read failed: %s: %s", files[i], t);
+      return false;
+    }
+    if (data->len && data->str[data->len - 1] != delim) g_string_append_c(data, delim);
+  }
+  return true;
+}
 
 int box_cmd_sort(BoxCmd *c) {
-  SortCtx s;
-  memset(&s, 0, sizeof s);
-  s.tab = -1;
+  SortCtx s = { .tab = -1 };
   GArray *keys = g_array_new(FALSE, TRUE, sizeof(SortKey));
   const char *outfile = NULL;
   int check = 0;      /* 1 -c, 2 -C */
@@ -426,99 +466,43 @@ int box_cmd_sort(BoxCmd *c) {
   int status = 2;
   GString *data = g_string_new(NULL);
   GArray *lines = g_array_new(FALSE, FALSE, sizeof(Line));
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "sort", "bdfghiMnrVcCk:mo:st:uzS:T:", longopts)) != -1) {
-    switch (ch) {
-    case 'c':
-      check = optarg && (strcmp(optarg, "quiet") == 0 || strcmp(optarg, "silent") == 0) ? 2 : 1;
-      break;
-    case 'C': check = 2; break;
-    case 'k': {
-      SortKey k;
-      if (!parse_key(c, optarg, &k)) goto out;
-      g_array_append_val(keys, k);
-      break;
-    }
-    case 'm': case 'S': case 'T': case 1: break;
-    case 'o': outfile = optarg; break;
-    case 's': s.stable = true; break;
-    case 't':
-      if (strlen(optarg) != 1) {
-        if (strcmp(optarg, "\\0") == 0) { s.tab = 0; break; }
-        bx_err(c, "sort", "multi-character tab '%s'", optarg);
-        goto out;
-      }
-      s.tab = (unsigned char)optarg[0];
-      break;
-    case 'u': s.unique = true; break;
-    case 'z': delim = '\0'; break;
-    case '?': goto out;
-    default: set_flag(&s.global, (char)ch); break;
-    }
-  }
-  /* keys without their own ordering options inherit the global ones */
-  for (guint i = 0; i < keys->len; i++) {
-    SortKey *k = &g_array_index(keys, SortKey, i);
-    if (!has_ordering(k)) {
-      bool sb = k->skip_sblanks, eb = k->skip_eblanks;
-      SortKey g = s.global;
-      g.sfield = k->sfield; g.schar = k->schar; g.efield = k->efield; g.echar = k->echar;
-      g.skip_sblanks = sb || s.global.skip_sblanks;
-      g.skip_eblanks = eb || s.global.skip_eblanks;
-      *k = g;
-    }
-  }
-  if (keys->len == 0) {
-    SortKey k = s.global;
-    k.sfield = 1;
-    k.efield = 0;
+  BX_EACH_OPTION(ch, c, "sort", "bdfghiMnrVcCk:mo:st:uzS:T:", longopts) switch (ch) {
+  case 'c':
+    check = optarg && (strcmp(optarg, "quiet") == 0 || strcmp(optarg, "silent") == 0) ? 2 : 1;
+    break;
+  case 'C': check = 2; break;
+  case 'k': {
+    SortKey k;
+    if (!parse_key(c, optarg, &k)) goto out;
     g_array_append_val(keys, k);
+    break;
   }
-  s.keys = (SortKey *)keys->data;
-  {
-    SortKey *k0 = &g_array_index(keys, SortKey, 0);
-    SortKey probe = *k0;
-    probe.reverse = false;
-    s.plain = keys->len == 1 && k0->sfield == 1 && k0->schar == 0 && k0->efield == 0 && !has_ordering(&probe) &&
-              k0->reverse == s.global.reverse && s.tab < 256;
+  case 'm': case 'S': case 'T': case 1: break;
+  case 'o': outfile = optarg; break;
+  case 's': s.stable = true; break;
+  case 't':
+    if (strlen(optarg) != 1) {
+      if (strcmp(optarg, "\\0") == 0) { s.tab = 0; break; }
+      bx_err(c, "sort", "multi-character tab '%s'", optarg);
+      goto out;
+    }
+    s.tab = (unsigned char)optarg[0];
+    break;
+  case 'u': s.unique = true; break;
+  case 'z': delim = '\0'; break;
+  case '?': goto out;
+  default: set_flag(&s.global, (char)ch); break;
   }
-  s.nkeys = keys->len;
-  s.reverse_all = s.global.reverse;
+  finish_keys(&s, keys);
 
-  int nf = c->argc - optind;
-  char *dash[] = { (char *)"-" };
-  char **files = nf ? c->argv + optind : dash;
-  if (!nf) nf = 1;
+  int nf;
+  char **files = bx_file_operands(c, &nf);
   if (check && nf > 1) {
-    char *q = bx_quote_always(files[1]);
+    g_autofree char *q = bx_quote_always(files[1]);
     bx_usage(c, "sort", "extra operand %s not allowed with -%c", q, check == 2 ? 'C' : 'c');
-    g_free(q);
     goto out;
   }
-  GArray *ends = g_array_new(FALSE, FALSE, sizeof(size_t));
-  for (int i = 0; i < nf; i++) {
-    int fd = bx_open_in(c, files[i]);
-    if (fd < 0) {
-      char *t = bx_errtext(c, errno);
-      bx_err(c, "sort", "cannot read: %s: %s", files[i], t);
-      g_free(t);
-      g_array_free(ends, TRUE);
-      goto out;
-    }
-    bool ok = bx_read_all(fd, data);
-    int e = errno;
-    bx_close_in(c, fd);
-    if (!ok) {
-      char *t = bx_errtext(c, e);
-      bx_err(c, "sort", "read failed: %s: %s", files[i], t);
-      g_free(t);
-      g_array_free(ends, TRUE);
-      goto out;
-    }
-    if (data->len && data->str[data->len - 1] != delim) g_string_append_c(data, delim);
-  }
-  g_array_free(ends, TRUE);
+  if (!read_inputs(c, files, nf, delim, data)) goto out;
   for (size_t pos = 0; pos < data->len;) {
     const char *e = memchr(data->str + pos, delim, data->len - pos);
     size_t end = (size_t)(e - data->str);
@@ -554,9 +538,8 @@ int box_cmd_sort(BoxCmd *c) {
   if (outfile) {
     ofd = box_open_file(outfile, O_WRONLY | O_CREAT | O_TRUNC);
     if (ofd < 0) {
-      char *t = bx_errtext(c, errno);
+      g_autofree char *t = bx_errtext(c, errno);
       bx_err(c, "sort", "open failed: %s: %s", outfile, t);
-      g_free(t);
       goto out;
     }
     box_out_init(&fo, ofd);

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   const char *name;
@@ -22,22 +22,11 @@ typedef struct {
   char *link;            /* symlink target, read on demand for %N */
 } StatFile;
 
-static const struct option longopts[] = {
-  { "dereference", no_argument, NULL, 'L' }, { "terse", no_argument, NULL, 't' },
-  { "format", required_argument, NULL, 'c' }, { "printf", required_argument, NULL, 'P' },
-  { "file-system", no_argument, NULL, 'f' }, { "cached", required_argument, NULL, 'C' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "dereference=L terse=t format=c: printf=P: file-system=f cached=C:";
 
 static const char *file_type(mode_t m, uint64_t size) {
-  if (S_ISREG(m)) return size == 0 ? "regular empty file" : "regular file";
-  if (S_ISDIR(m)) return "directory";
-  if (S_ISLNK(m)) return "symbolic link";
-  if (S_ISCHR(m)) return "character special file";
-  if (S_ISBLK(m)) return "block special file";
-  if (S_ISFIFO(m)) return "fifo";
-  if (S_ISSOCK(m)) return "socket";
-  return "weird file";
+  if (S_ISREG(m) && size == 0) return "regular empty file";
+  return bx_file_type_name(m);
 }
 
 /* GNU's "%Y-%m-%d %H:%M:%S.NNNNNNNNN +ZZZZ" in local time; "-" for an
@@ -139,18 +128,16 @@ static bool directive(BoxCmd *c, GString *o, StatFile *f, const char *spec, int 
   case 'm': { char *mp = mount_point(f->name); put_str(o, spec, mp); g_free(mp); break; }
   case 'n': put_str(o, spec, f->name); break;
   case 'N': {
-    char *q = bx_quote_always(f->name);
+    g_autofree char *q = bx_quote_always(f->name);
     if (S_ISLNK(m)) {
       if (!f->link) f->link = g_file_read_link(f->name, NULL);
-      char *t = bx_quote_always(f->link ? f->link : "");
+      g_autofree char *t = bx_quote_always(f->link ? f->link : "");
       char *both = g_strdup_printf("%s -> %s", q, t);
       put_str(o, spec, both);
       g_free(both);
-      g_free(t);
     } else {
       put_str(o, spec, q);
     }
-    g_free(q);
     break;
   }
   case 'o': put_u(o, spec, s->stx_blksize, 'u'); break;
@@ -193,9 +180,8 @@ static bool directive(BoxCmd *c, GString *o, StatFile *f, const char *spec, int 
   }
   case 'C':
   {
-    char *q = bx_quote_always(f->name);
+    g_autofree char *q = bx_quote_always(f->name);
     bx_err(c, "stat", "failed to get security context of %s: %s", q, box_strerror(ENODATA));
-    g_free(q);
     g_string_append_c(o, '?');
   }
     return false;
@@ -292,18 +278,14 @@ int box_cmd_stat(BoxCmd *c) {
   bool follow = false, terse = false;
   const char *fmt = NULL;
   bool printf_mode = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "stat", "Ltc:f", longopts)) != -1) {
-    switch (ch) {
-    case 'L': follow = true; break;
-    case 't': terse = true; break;
-    case 'c': fmt = optarg; printf_mode = false; break;
-    case 'P': fmt = optarg; printf_mode = true; break;
-    case 'C': break;
-    case 'f': bx_err(c, "stat", "--file-system is not supported by the Shell"); return 1;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "stat", "Ltc:f", longopts) switch (ch) {
+  case 'L': follow = true; break;
+  case 't': terse = true; break;
+  case 'c': fmt = optarg; printf_mode = false; break;
+  case 'P': fmt = optarg; printf_mode = true; break;
+  case 'C': break;
+  case 'f': bx_err(c, "stat", "--file-system is not supported by the Shell"); return 1;
+  default: return 1;
   }
   if (optind >= c->argc) { bx_usage(c, "stat", "missing operand"); return 1; }
   int status = 0;
@@ -316,11 +298,7 @@ int box_cmd_stat(BoxCmd *c) {
       r = statx(AT_FDCWD, f.name, follow ? 0 : AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &f.st);
     if (r != 0) {
       int e = errno;
-      char *q = bx_quote_always(f.name);
-      char *t = bx_errtext(c, e);
-      bx_err(c, "stat", "cannot statx %s: %s", q, t);
-      g_free(q);
-      g_free(t);
+      bx_err_q(c, "stat", "cannot statx %s", f.name, e);
       status = 1;
       continue;
     }

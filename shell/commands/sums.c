@@ -5,24 +5,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 enum { OPT_QUIET = 1, OPT_STATUS, OPT_STRICT, OPT_IGNORE_MISSING, OPT_TAG };
-static const struct option longopts[] = {
-  { "check", no_argument, NULL, 'c' }, { "binary", no_argument, NULL, 'b' },
-  { "text", no_argument, NULL, 't' }, { "zero", no_argument, NULL, 'z' },
-  { "quiet", no_argument, NULL, OPT_QUIET }, { "status", no_argument, NULL, OPT_STATUS },
-  { "strict", no_argument, NULL, OPT_STRICT }, { "warn", no_argument, NULL, 'w' },
-  { "ignore-missing", no_argument, NULL, OPT_IGNORE_MISSING }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "check=c binary=b text=t zero=z quiet=\1 status=\2 strict=\3 warn=w ignore-missing=\4";
 
 /* The hex digest of a file, or NULL with errno. */
 static char *digest_fd(GChecksumType t, int fd) {
   GChecksum *ck = g_checksum_new(t);
   char buf[65536];
   for (;;) {
-    ssize_t r = read(fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = bx_read(fd, buf, sizeof buf);
     if (r < 0) {
       int e = errno;
       g_checksum_free(ck);
@@ -52,11 +45,8 @@ typedef struct {
 } CheckOpts;
 
 static int check_file(BoxCmd *c, const char *cmd, GChecksumType t, const char *list, const CheckOpts *o) {
-  GString *text = g_string_new(NULL);
-  if (!bx_slurp(c, cmd, list, text)) {
-    g_string_free(text, TRUE);
-    return 1;
-  }
+  GString *text = bx_slurp_new(c, cmd, list);
+  if (!text) return 1;
   size_t hexlen = (size_t)g_checksum_type_get_length(t) * 2;
   unsigned long long bad_format = 0, unread = 0, mismatch = 0, good = 0, lineno = 0;
   bool matched_any = false;
@@ -115,9 +105,8 @@ static int check_file(BoxCmd *c, const char *cmd, GChecksumType t, const char *l
   g_string_free(text, TRUE);
   (void)good;
   if (!matched_any && unread == 0 && mismatch == 0 && (lineno == bad_format)) {
-    char *q = bx_quote(strcmp(list, "-") ? list : "standard input");
+    g_autofree char *q = bx_quote(strcmp(list, "-") ? list : "standard input");
     bx_err(c, cmd, "%s: no properly formatted checksum lines found", q);
-    g_free(q);
     return 1;
   }
   if (!o->status) {
@@ -134,26 +123,20 @@ static int check_file(BoxCmd *c, const char *cmd, GChecksumType t, const char *l
 static int sum_main(BoxCmd *c, const char *cmd, GChecksumType t) {
   bool check = false, binary = false, zero = false;
   CheckOpts co = { false, false, false, false, false };
-  bx_getopt_start(NULL);
-  int o;
-  while ((o = bx_getopt(c, cmd, "bctwz", longopts)) != -1) {
-    switch (o) {
-    case 'c': check = true; break;
-    case 'b': binary = true; break;
-    case 't': binary = false; break;
-    case 'z': zero = true; break;
-    case 'w': co.warn = true; break;
-    case OPT_QUIET: co.quiet = true; break;
-    case OPT_STATUS: co.status = true; break;
-    case OPT_STRICT: co.strict = true; break;
-    case OPT_IGNORE_MISSING: co.ignore_missing = true; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(o, c, cmd, "bctwz", longopts) switch (o) {
+  case 'c': check = true; break;
+  case 'b': binary = true; break;
+  case 't': binary = false; break;
+  case 'z': zero = true; break;
+  case 'w': co.warn = true; break;
+  case OPT_QUIET: co.quiet = true; break;
+  case OPT_STATUS: co.status = true; break;
+  case OPT_STRICT: co.strict = true; break;
+  case OPT_IGNORE_MISSING: co.ignore_missing = true; break;
+  default: return 1;
   }
-  int n = c->argc - optind;
-  char *dash[] = { (char *)"-" };
-  char **names = n ? c->argv + optind : dash;
-  if (!n) n = 1;
+  int n;
+  char **names = bx_file_operands(c, &n);
   int status = 0;
   for (int i = 0; i < n; i++) {
     if (check) {

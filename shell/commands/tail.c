@@ -4,19 +4,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
-
-typedef struct {
-  bool bytes, from_start;
-  unsigned long long n;
-  char delim;
-} TailOpt;
+#include "shell/commands/head_tail.h"
 
 static bool copy_rest(BoxCmd *c, int fd) {
   char buf[65536];
   for (;;) {
-    ssize_t r = read(fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = bx_read(fd, buf, sizeof buf);
     if (r < 0) return false;
     if (r == 0) return true;
     box_out_write(c->out, buf, (size_t)r);
@@ -24,12 +17,11 @@ static bool copy_rest(BoxCmd *c, int fd) {
   }
 }
 
-static bool tail_from_start(BoxCmd *c, int fd, const TailOpt *o) {
+static bool tail_from_start(BoxCmd *c, int fd, const BxEnds *o) {
   unsigned long long skip = o->n ? o->n - 1 : 0;
   char buf[65536];
   while (skip > 0) {
-    ssize_t r = read(fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = bx_read(fd, buf, sizeof buf);
     if (r < 0) return false;
     if (r == 0) return true;
     size_t i = 0;
@@ -64,7 +56,7 @@ static size_t last_records(const char *data, size_t len, unsigned long long n, c
   return 0;
 }
 
-static bool tail_end(BoxCmd *c, int fd, const TailOpt *o) {
+static bool tail_end(BoxCmd *c, int fd, const BxEnds *o) {
   off_t size = lseek(fd, 0, SEEK_END);
   if (size >= 0) {
     /* seekable: read backwards in blocks until enough */
@@ -104,8 +96,7 @@ static bool tail_end(BoxCmd *c, int fd, const TailOpt *o) {
   GString *data = g_string_new(NULL);
   char buf[65536];
   for (;;) {
-    ssize_t r = read(fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = bx_read(fd, buf, sizeof buf);
     if (r < 0) { g_string_free(data, TRUE); return false; }
     if (r == 0) break;
     g_string_append_len(data, buf, r);
@@ -124,102 +115,10 @@ static bool tail_end(BoxCmd *c, int fd, const TailOpt *o) {
   return true;
 }
 
-static bool parse_count(BoxCmd *c, const char *v, TailOpt *o) {
-  const char *s = v;
-  o->from_start = false;
-  if (*s == '+') { o->from_start = true; s++; }
-  else if (*s == '-') s++;
-  if (!bx_parse_size(s, &o->n)) {
-    bx_err(c, "tail", "invalid number of %s: '%s'", o->bytes ? "bytes" : "lines", v);
-    return false;
-  }
-  return true;
+static bool tail_copy(BoxCmd *c, int fd, const BxEnds *o) {
+  return o->flipped ? tail_from_start(c, fd, o) : tail_end(c, fd, o);
 }
 
-static const struct option longopts[] = {
-  { "lines", required_argument, NULL, 'n' }, { "bytes", required_argument, NULL, 'c' },
-  { "quiet", no_argument, NULL, 'q' }, { "silent", no_argument, NULL, 'q' },
-  { "verbose", no_argument, NULL, 'v' }, { "zero-terminated", no_argument, NULL, 'z' },
-  { NULL, 0, NULL, 0 },
-};
+static const BxEndsCmd tail_cmd = { "tail", "n:c:qvzf", '+', false, tail_copy };
 
-static int run(BoxCmd *c, TailOpt *op, int verbose, const char *count);
-
-int box_cmd_tail(BoxCmd *c) {
-  TailOpt o = { false, false, 10, '\n' };
-  int verbose = -1;
-  const char *count = NULL;
-  bool skip_first = false;
-  static char nbuf[64];
-  if (c->argc > 1 && (c->argv[1][0] == '-' || c->argv[1][0] == '+') && g_ascii_isdigit(c->argv[1][1]) &&
-      (c->argv[1][0] == '-' || c->argc <= 3)) {
-    const char *a = c->argv[1];
-    size_t k = strspn(a + 1, "0123456789");
-    g_snprintf(nbuf, sizeof nbuf, "%c%.*s", a[0], (int)k, a + 1);
-    count = nbuf;
-    for (const char *p = a + 1 + k; *p; p++) {
-      if (*p == 'c') o.bytes = true;
-      else if (*p == 'l') o.bytes = false;
-    }
-    skip_first = true;
-  }
-  /* getopt works on a copy of argv without the consumed -NUM */
-  char **av = g_new0(char *, c->argc + 1);
-  int ac = 0;
-  for (int i = 0; i < c->argc; i++)
-    if (!(skip_first && i == 1)) av[ac++] = c->argv[i];
-  BoxCmd cc = *c;
-  cc.argc = ac;
-  cc.argv = av;
-  int rc = run(&cc, &o, verbose, count);
-  g_free(av);
-  return rc;
-}
-
-static int run(BoxCmd *c, TailOpt *op, int verbose, const char *count) {
-  TailOpt o = *op;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "tail", "n:c:qvzf", longopts)) != -1) {
-    switch (ch) {
-    case 'n': o.bytes = false; count = optarg; break;
-    case 'c': o.bytes = true; count = optarg; break;
-    case 'q': verbose = 0; break;
-    case 'v': verbose = 1; break;
-    case 'z': o.delim = '\0'; break;
-    case 'f': break;
-    default: return 1;
-    }
-  }
-  if (count && !parse_count(c, count, &o)) return 1;
-  int nf = c->argc - optind;
-  char *dash[] = { (char *)"-" };
-  char **files = nf ? c->argv + optind : dash;
-  if (!nf) nf = 1;
-  bool headers = verbose == 1 || (verbose == -1 && nf > 1);
-  int status = 0;
-  bool first = true;
-  for (int i = 0; i < nf; i++) {
-    const char *name = files[i];
-    int fd = bx_open_in(c, name);
-    if (fd < 0) {
-      char *t = bx_errtext(c, errno), *q = bx_quote_always(name);
-      bx_err(c, "tail", "cannot open %s for reading: %s", q, t);
-      g_free(t); g_free(q);
-      status = 1;
-      continue;
-    }
-    if (headers)
-      box_out_printf(c->out, "%s==> %s <==\n", first ? "" : "\n", strcmp(name, "-") == 0 ? "standard input" : name);
-    first = false;
-    bool ok = o.from_start ? tail_from_start(c, fd, &o) : tail_end(c, fd, &o);
-    if (!ok) {
-      char *t = bx_errtext(c, errno), *q = bx_quote_always(name);
-      bx_err(c, "tail", "error reading %s: %s", q, t);
-      g_free(t); g_free(q);
-      status = 1;
-    }
-    bx_close_in(c, fd);
-  }
-  return status;
-}
+int box_cmd_tail(BoxCmd *c) { return bx_ends_main(c, &tail_cmd); }

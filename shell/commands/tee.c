@@ -4,18 +4,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
-static const struct option longopts[] = {
-  { "append", no_argument, NULL, 'a' }, { "ignore-interrupts", no_argument, NULL, 'i' },
-  { "output-error", optional_argument, NULL, 'p' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "append=a ignore-interrupts=i output-error=p::";
 
 int box_cmd_tee(BoxCmd *c) {
   bool append = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "tee", "aip", longopts)) != -1) {
+  BX_EACH_OPTION(ch, c, "tee", "aip", longopts) {
     if (ch == 'a') append = true;
     else if (ch == '?') return 1;
   }
@@ -31,8 +26,7 @@ int box_cmd_tee(BoxCmd *c) {
   box_out_flush(c->out);
   char buf[65536];
   for (;;) {
-    ssize_t r = c->in >= 0 ? read(c->in, buf, sizeof buf) : 0;
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = c->in >= 0 ? bx_read(c->in, buf, sizeof buf) : 0;
     if (r < 0) { bx_err(c, "tee", "read error: %s", box_strerror(errno)); status = 1; break; }
     if (r == 0) break;
     if (c->out_fd >= 0 && !box_write_all(c->out_fd, buf, (size_t)r) && errno != EPIPE) status = 1;

@@ -82,16 +82,16 @@ static int int_op(const char *op) {
   }
 }
 
+/* Both sides of an integer comparison; false after bash's message. */
+static bool int_operands(const char *a, const char *b, int64_t *x, int64_t *y, int err_fd) {
+  const char *bad = !parse_num(a, x) ? a : !parse_num(b, y) ? b : NULL;
+  if (bad) box_fdprintf(err_fd, "strands-shell: test: %s: integer expression expected\n", bad);
+  return !bad;
+}
+
 static int int_compare(const char *a, int k, const char *b, int err_fd) {
   int64_t x, y;
-  if (!parse_num(a, &x)) {
-    box_fdprintf(err_fd, "strands-shell: test: %s: integer expression expected\n", a);
-    return 2;
-  }
-  if (!parse_num(b, &y)) {
-    box_fdprintf(err_fd, "strands-shell: test: %s: integer expression expected\n", b);
-    return 2;
-  }
+  if (!int_operands(a, b, &x, &y, err_fd)) return 2;
   switch (k) {
   case 'e' << 8 | 'q': return !(x == y);
   case 'n' << 8 | 'e': return !(x != y);
@@ -123,21 +123,9 @@ int box_test_binary(Shell *sh, const char *a, const char *op, const char *b, int
       if (!ha && !hb) return 1;
       return !strcmp(o, "nt") ? !(cmp > 0) : !(cmp < 0);
     }
+    /* another -XY: bash still reads both sides as integers first */
     int64_t x, y;
-    if (!parse_num(a, &x)) {
-      box_fdprintf(err_fd, "strands-shell: test: %s: integer expression expected\n", a);
-      return 2;
-    }
-    if (!parse_num(b, &y)) {
-      box_fdprintf(err_fd, "strands-shell: test: %s: integer expression expected\n", b);
-      return 2;
-    }
-    if (!strcmp(o, "eq")) return !(x == y);
-    if (!strcmp(o, "ne")) return !(x != y);
-    if (!strcmp(o, "lt")) return !(x < y);
-    if (!strcmp(o, "le")) return !(x <= y);
-    if (!strcmp(o, "gt")) return !(x > y);
-    if (!strcmp(o, "ge")) return !(x >= y);
+    if (!int_operands(a, b, &x, &y, err_fd)) return 2;
   }
   return 3;  /* not a binary operator */
 }

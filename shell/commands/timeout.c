@@ -17,16 +17,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 #define EXIT_TIMEDOUT 124
 #define EXIT_CANCELED 125
 
-static const struct option longopts[] = {
-  { "signal", required_argument, NULL, 's' }, { "kill-after", required_argument, NULL, 'k' },
-  { "preserve-status", no_argument, NULL, 'p' }, { "foreground", no_argument, NULL, 'f' },
-  { "verbose", no_argument, NULL, 'v' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "signal=s: kill-after=k: preserve-status=p foreground=f verbose=v";
 
 static const struct { const char *name; int sig; } signames[] = {
   { "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT }, { "ILL", SIGILL }, { "TRAP", SIGTRAP },
@@ -80,9 +76,7 @@ static bool parse_duration(const char *s, double *out) {
 }
 
 static void bad_interval(BoxCmd *c, const char *s) {
-  char *q = bx_quote_always(s);
-  bx_usage(c, "timeout", "invalid time interval %s", q);
-  g_free(q);
+  bx_usage_q(c, "timeout", "invalid time interval %s", s);
 }
 
 /* Waits up to secs (<= 0: forever) for pid; true when it ended (*ws set). */
@@ -123,9 +117,8 @@ static bool wait_group(pid_t pgid, double secs) {
 static void send_sig(BoxCmd *c, pid_t pid, int sig, bool verbose, const char *cmd) {
   if (verbose) {
     char b[16];
-    char *q = bx_quote_always(cmd);
+    g_autofree char *q = bx_quote_always(cmd);
     bx_err(c, "timeout", "sending signal %s to command %s", signal_name(sig, b, sizeof b), q);
-    g_free(q);
   }
   kill(-pid, sig);
   if (sig != SIGKILL && sig != SIGCONT) kill(-pid, SIGCONT);
@@ -135,27 +128,21 @@ int box_cmd_timeout(BoxCmd *c) {
   int sig = SIGTERM;
   double kill_after = 0;
   bool preserve = false, verbose = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "timeout", "+s:k:v", longopts)) != -1) {
-    switch (ch) {
-    case 's':
-      sig = parse_signal(optarg);
-      if (sig < 0) {
-        char *q = bx_quote_always(optarg);
-        bx_usage(c, "timeout", "%s: invalid signal", q);
-        g_free(q);
-        return EXIT_CANCELED;
-      }
-      break;
-    case 'k':
-      if (!parse_duration(optarg, &kill_after)) { bad_interval(c, optarg); return EXIT_CANCELED; }
-      break;
-    case 'p': preserve = true; break;
-    case 'f': break;   /* no terminal in a worker: nothing to keep in the foreground */
-    case 'v': verbose = true; break;
-    default: return EXIT_CANCELED;
+  BX_EACH_OPTION(ch, c, "timeout", "+s:k:v", longopts) switch (ch) {
+  case 's':
+    sig = parse_signal(optarg);
+    if (sig < 0) {
+      bx_usage_q(c, "timeout", "%s: invalid signal", optarg);
+      return EXIT_CANCELED;
     }
+    break;
+  case 'k':
+    if (!parse_duration(optarg, &kill_after)) { bad_interval(c, optarg); return EXIT_CANCELED; }
+    break;
+  case 'p': preserve = true; break;
+  case 'f': break;   /* no terminal in a worker: nothing to keep in the foreground */
+  case 'v': verbose = true; break;
+  default: return EXIT_CANCELED;
   }
   if (c->argc - optind < 2) {
     box_out_flush(c->out);

@@ -6,7 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 /* [[CC]YY]MMDDhhmm[.ss] */
 static bool parse_stamp(const char *s, struct timespec *out) {
@@ -38,40 +38,30 @@ static bool parse_stamp(const char *s, struct timespec *out) {
   return true;
 }
 
-static const struct option longopts[] = {
-  { "no-create", no_argument, NULL, 'c' }, { "date", required_argument, NULL, 'd' },
-  { "reference", required_argument, NULL, 'r' }, { "no-dereference", no_argument, NULL, 'h' },
-  { "time", required_argument, NULL, 'T' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "no-create=c date=d: reference=r: no-dereference=h time=T:";
 
 int box_cmd_touch(BoxCmd *c) {
   bool no_create = false, no_deref = false, set_a = false, set_m = false, given = false;
   struct timespec ts[2];
   const char *ref = NULL, *date = NULL, *stamp = NULL;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "touch", "acd:fhmr:t:", longopts)) != -1) {
-    switch (ch) {
-    case 'a': set_a = true; break;
-    case 'm': set_m = true; break;
-    case 'c': no_create = true; break;
-    case 'f': break;
-    case 'h': no_deref = true; no_create = true; break;
-    case 'd': date = optarg; break;
-    case 'r': ref = optarg; break;
-    case 't': stamp = optarg; break;
-    case 'T':
-      if (!strcmp(optarg, "atime") || !strcmp(optarg, "access") || !strcmp(optarg, "use")) set_a = true;
-      else if (!strcmp(optarg, "mtime") || !strcmp(optarg, "modify")) set_m = true;
-      else {
-        char *q = bx_quote_always(optarg);
-        bx_usage(c, "touch", "invalid argument %s for '--time'", q);
-        g_free(q);
-        return 1;
-      }
-      break;
-    default: return 1;
+  BX_EACH_OPTION(ch, c, "touch", "acd:fhmr:t:", longopts) switch (ch) {
+  case 'a': set_a = true; break;
+  case 'm': set_m = true; break;
+  case 'c': no_create = true; break;
+  case 'f': break;
+  case 'h': no_deref = true; no_create = true; break;
+  case 'd': date = optarg; break;
+  case 'r': ref = optarg; break;
+  case 't': stamp = optarg; break;
+  case 'T':
+    if (!strcmp(optarg, "atime") || !strcmp(optarg, "access") || !strcmp(optarg, "use")) set_a = true;
+    else if (!strcmp(optarg, "mtime") || !strcmp(optarg, "modify")) set_m = true;
+    else {
+      bx_usage_q(c, "touch", "invalid argument %s for '--time'", optarg);
+      return 1;
     }
+    break;
+  default: return 1;
   }
   if (!set_a && !set_m) set_a = set_m = true;
   if (stamp && (date || ref)) {
@@ -81,11 +71,7 @@ int box_cmd_touch(BoxCmd *c) {
   if (ref) {
     struct stat st;
     if ((no_deref ? lstat(ref, &st) : stat(ref, &st)) != 0) {
-      char *q = bx_quote_always(ref);
-      char *t = bx_errtext(c, errno);
-      bx_err(c, "touch", "failed to get attributes of %s: %s", q, t);
-      g_free(q);
-      g_free(t);
+      bx_err_q(c, "touch", "failed to get attributes of %s", ref, errno);
       return 1;
     }
     ts[0] = st.st_atim;
@@ -95,9 +81,7 @@ int box_cmd_touch(BoxCmd *c) {
   if (date) {
     struct timespec t;
     if (!bx_parse_date(date, false, &t)) {
-      char *q = bx_quote_always(date);
-      bx_err(c, "touch", "invalid date format %s", q);
-      g_free(q);
+      bx_err_q(c, "touch", "invalid date format %s", date, 0);
       return 1;
     }
     ts[0] = ts[1] = t;
@@ -106,9 +90,7 @@ int box_cmd_touch(BoxCmd *c) {
   if (stamp) {
     struct timespec t;
     if (!parse_stamp(stamp, &t)) {
-      char *q = bx_quote_always(stamp);
-      bx_err(c, "touch", "invalid date format %s", q);
-      g_free(q);
+      bx_err_q(c, "touch", "invalid date format %s", stamp, 0);
       return 1;
     }
     ts[0] = ts[1] = t;
@@ -152,12 +134,10 @@ int box_cmd_touch(BoxCmd *c) {
       int e = errno;
       if (open_err && open_err != EISDIR) e = open_err;
       if (no_create && e == ENOENT) continue;
-      char *q = bx_quote_always(f);
-      char *t = bx_errtext(c, e);
+      g_autofree char *q = bx_quote_always(f);
+      g_autofree char *t = bx_errtext(c, e);
       if (open_err && open_err != EISDIR) bx_err(c, "touch", "cannot touch %s: %s", q, t);
       else bx_err(c, "touch", "setting times of %s: %s", q, t);
-      g_free(q);
-      g_free(t);
       status = 1;
     }
   }

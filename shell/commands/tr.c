@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static int class_test(const char *name, int ch) {
   if (!strcmp(name, "alpha")) return g_ascii_isalpha(ch);
@@ -53,9 +53,7 @@ static bool expand_set(BoxCmd *c, const char *s, GByteArray *out, int *repeat_at
         char *name = g_strndup(s + i + 2, (size_t)(e - (s + i + 2)));
         int t = class_test(name, 'a');
         if (t < 0) {
-          char *q = bx_quote_always(name);
-          bx_err(c, "tr", "invalid character class %s", q);
-          g_free(q);
+          bx_err_q(c, "tr", "invalid character class %s", name, 0);
           g_free(name);
           return false;
         }
@@ -119,41 +117,31 @@ static bool expand_set(BoxCmd *c, const char *s, GByteArray *out, int *repeat_at
   return true;
 }
 
-static const struct option longopts[] = {
-  { "complement", no_argument, NULL, 'c' }, { "delete", no_argument, NULL, 'd' },
-  { "squeeze-repeats", no_argument, NULL, 's' }, { "truncate-set1", no_argument, NULL, 't' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "complement=c delete=d squeeze-repeats=s truncate-set1=t";
 
 int box_cmd_tr(BoxCmd *c) {
   bool comp = false, del = false, squeeze = false, trunc = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "tr", "cCdst", longopts)) != -1) {
-    switch (ch) {
-    case 'c': case 'C': comp = true; break;
-    case 'd': del = true; break;
-    case 's': squeeze = true; break;
-    case 't': trunc = true; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "tr", "cCdst", longopts) switch (ch) {
+  case 'c': case 'C': comp = true; break;
+  case 'd': del = true; break;
+  case 's': squeeze = true; break;
+  case 't': trunc = true; break;
+  default: return 1;
   }
   int n = c->argc - optind;
   char **args = c->argv + optind;
   int need = (del && squeeze) ? 2 : (del || (squeeze && n < 2)) ? 1 : 2;
   if (n < 1) { bx_usage(c, "tr", "missing operand"); return 1; }
   if (n < need) {
-    char *q = bx_quote_always(args[0]);
+    g_autofree char *q = bx_quote_always(args[0]);
     if (del && squeeze) bx_usage(c, "tr", "missing operand after %s\nTwo strings must be given when both deleting and squeezing repeats.", q);
     else bx_usage(c, "tr", "missing operand after %s\nTwo strings must be given when translating.", q);
-    g_free(q);
     return 1;
   }
   if (n > need) {
-    char *q = bx_quote_always(args[need]);
+    g_autofree char *q = bx_quote_always(args[need]);
     if (del && !squeeze) bx_usage(c, "tr", "extra operand %s\nOnly one string may be given when deleting without squeezing repeats.", q);
     else bx_usage(c, "tr", "extra operand %s", q);
-    g_free(q);
     return 1;
   }
   GByteArray *s1 = g_byte_array_new(), *s2 = g_byte_array_new();
@@ -199,8 +187,7 @@ int box_cmd_tr(BoxCmd *c) {
   char buf[65536], obuf[65536];
   int last = -1;
   for (;;) {
-    ssize_t r = c->in >= 0 ? read(c->in, buf, sizeof buf) : 0;
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = c->in >= 0 ? bx_read(c->in, buf, sizeof buf) : 0;
     if (r < 0) { bx_err(c, "tr", "read error: %s", box_strerror(errno)); goto out; }
     if (r == 0) break;
     size_t o = 0;

@@ -2,7 +2,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/shell-private.h"
+#include "shell/commands/builtins.h"
 
 static const char *const keywords[] = { "if", "then", "else", "elif", "fi", "case", "esac", "for",
                                         "select", "while", "until", "do", "done", "in", "function",
@@ -86,11 +86,7 @@ int box_cmd_type(BoxCmd *c) {
       if (*p == 't') mode = 't';
       else if (*p == 'p' || *p == 'P') path_only = true;
       else if (*p == 'a' || *p == 'f') continue;
-      else {
-        box_cmd_error(c, "-%c: invalid option", *p);
-        box_fdprintf(c->err, "type: usage: type [-afptP] name [name ...]\n");
-        return 2;
-      }
+      else return bx_bad_option(c, *p, "type: usage: type [-afptP] name [name ...]");
     }
   }
   int st = 0;

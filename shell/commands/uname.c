@@ -2,31 +2,23 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
-static const struct option longopts[] = {
-  { "all", no_argument, NULL, 'a' }, { "kernel-name", no_argument, NULL, 's' },
-  { "nodename", no_argument, NULL, 'n' }, { "kernel-release", no_argument, NULL, 'r' },
-  { "kernel-version", no_argument, NULL, 'v' }, { "machine", no_argument, NULL, 'm' },
-  { "processor", no_argument, NULL, 'p' }, { "hardware-platform", no_argument, NULL, 'i' },
-  { "operating-system", no_argument, NULL, 'o' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "all=a kernel-name=s nodename=n kernel-release=r kernel-version=v machine=m processor=p hardware-platform=i "
+  "operating-system=o";
 
 int box_cmd_uname(BoxCmd *c) {
   unsigned f = 0;
   bool all = false;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "uname", "asnrvmpio", longopts)) != -1) {
+  BX_EACH_OPTION(ch, c, "uname", "asnrvmpio", longopts) {
     const char *k = strchr("snrvmpio", ch);
     if (ch == 'a') all = true;
     else if (k) f |= 1u << (k - "snrvmpio");
     else return 1;
   }
   if (optind < c->argc) {
-    char *q = bx_quote_always(c->argv[optind]);
-    bx_usage(c, "uname", "extra operand %s", q);
-    g_free(q);
+    bx_usage_q(c, "uname", "extra operand %s", c->argv[optind]);
     return 1;
   }
   if (all) f = 0xff & ~(1u << 5 | 1u << 6);

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   bool count, dups, all_dups, uniq_only, icase;
@@ -48,34 +48,24 @@ static bool num_arg(BoxCmd *c, const char *v, const char *what, unsigned long *o
   return true;
 }
 
-static const struct option longopts[] = {
-  { "count", no_argument, NULL, 'c' }, { "repeated", no_argument, NULL, 'd' },
-  { "all-repeated", optional_argument, NULL, 'D' }, { "unique", no_argument, NULL, 'u' },
-  { "ignore-case", no_argument, NULL, 'i' }, { "skip-fields", required_argument, NULL, 'f' },
-  { "skip-chars", required_argument, NULL, 's' }, { "check-chars", required_argument, NULL, 'w' },
-  { "zero-terminated", no_argument, NULL, 'z' },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "count=c repeated=d all-repeated=D:: unique=u ignore-case=i skip-fields=f: skip-chars=s: check-chars=w: "
+  "zero-terminated=z";
 
 int box_cmd_uniq(BoxCmd *c) {
-  UniqOpt o;
-  memset(&o, 0, sizeof o);
+  UniqOpt o = { 0 };
   char delim = '\n';
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "uniq", "cdDuif:s:w:z", longopts)) != -1) {
-    switch (ch) {
-    case 'c': o.count = true; break;
-    case 'd': o.dups = true; break;
-    case 'D': o.all_dups = true; break;
-    case 'u': o.uniq_only = true; break;
-    case 'i': o.icase = true; break;
-    case 'f': if (!num_arg(c, optarg, "fields to skip", &o.skip_fields)) return 1; break;
-    case 's': if (!num_arg(c, optarg, "bytes to skip", &o.skip_chars)) return 1; break;
-    case 'w': if (!num_arg(c, optarg, "bytes to compare", &o.check_chars)) return 1; o.check_limit = true; break;
-    case 'z': delim = '\0'; break;
-    default: return 1;
-    }
+  BX_EACH_OPTION(ch, c, "uniq", "cdDuif:s:w:z", longopts) switch (ch) {
+  case 'c': o.count = true; break;
+  case 'd': o.dups = true; break;
+  case 'D': o.all_dups = true; break;
+  case 'u': o.uniq_only = true; break;
+  case 'i': o.icase = true; break;
+  case 'f': if (!num_arg(c, optarg, "fields to skip", &o.skip_fields)) return 1; break;
+  case 's': if (!num_arg(c, optarg, "bytes to skip", &o.skip_chars)) return 1; break;
+  case 'w': if (!num_arg(c, optarg, "bytes to compare", &o.check_chars)) return 1; o.check_limit = true; break;
+  case 'z': delim = '\0'; break;
+  default: return 1;
   }
   if (o.all_dups && o.count) {
     bx_usage(c, "uniq", "printing all duplicated lines and repeat counts is meaningless");
@@ -83,9 +73,7 @@ int box_cmd_uniq(BoxCmd *c) {
   }
   int nf = c->argc - optind;
   if (nf > 2) {
-    char *q = bx_quote_always(c->argv[optind + 2]);
-    bx_usage(c, "uniq", "extra operand %s", q);
-    g_free(q);
+    bx_usage_q(c, "uniq", "extra operand %s", c->argv[optind + 2]);
     return 1;
   }
   const char *in = nf >= 1 ? c->argv[optind] : "-";

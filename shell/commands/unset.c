@@ -1,7 +1,7 @@
 /* unset.c — `unset [-fv] NAME…` (NAME[key] for one element). */
 #include <string.h>
 
-#include "shell/shell-private.h"
+#include "shell/commands/builtins.h"
 
 int box_cmd_unset(BoxCmd *c) {
   Shell *sh = c->sh;
@@ -15,11 +15,7 @@ int box_cmd_unset(BoxCmd *c) {
       if (*p == 'f') funcs = true;
       else if (*p == 'v') vars = true;
       else if (*p == 'n') continue;
-      else {
-        box_cmd_error(c, "-%c: invalid option", *p);
-        box_fdprintf(c->err, "unset: usage: unset [-f] [-v] [-n] [name ...]\n");
-        return 2;
-      }
+      else return bx_bad_option(c, *p, "unset: usage: unset [-f] [-v] [-n] [name ...]");
     }
   }
   int status = 0;

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   unsigned long long lines, words, bytes, maxlen;
@@ -17,8 +17,7 @@ static bool count_fd(int fd, WcCount *w) {
   bool in_word = false;
   unsigned long long col = 0;
   for (;;) {
-    ssize_t r = read(fd, buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = bx_read(fd, buf, sizeof buf);
     if (r < 0) return false;
     if (r == 0) break;
     w->bytes += (unsigned long long)r;
@@ -59,12 +58,7 @@ static bool count_fd(int fd, WcCount *w) {
   return true;
 }
 
-static const struct option longopts[] = {
-  { "lines", no_argument, NULL, 'l' }, { "words", no_argument, NULL, 'w' },
-  { "bytes", no_argument, NULL, 'c' }, { "chars", no_argument, NULL, 'm' },
-  { "max-line-length", no_argument, NULL, 'L' }, { "total", required_argument, NULL, 1 },
-  { NULL, 0, NULL, 0 },
-};
+static const char longopts[] = "lines=l words=w bytes=c chars=m max-line-length=L total=\1:";
 
 static void put(BoxCmd *c, const WcCount *w, bool l, bool wd, bool ch, bool by, bool L, int width) {
   bool first = true;
@@ -77,9 +71,8 @@ static void put(BoxCmd *c, const WcCount *w, bool l, bool wd, bool ch, bool by, 
   }
   if (w->name && strchr(w->name, '\n')) {
     /* GNU quotes a name only when it holds a newline (one record a line) */
-    char *q = bx_quote(w->name);
+    g_autofree char *q = bx_quote(w->name);
     box_out_printf(c->out, " %s", q);
-    g_free(q);
   } else if (w->name) {
     box_out_printf(c->out, " %s", w->name);
   }
@@ -89,26 +82,18 @@ static void put(BoxCmd *c, const WcCount *w, bool l, bool wd, bool ch, bool by, 
 int box_cmd_wc(BoxCmd *c) {
   bool l = false, w = false, ch = false, by = false, L = false;
   const char *total = "auto";
-  bx_getopt_start(NULL);
-  int o;
-  while ((o = bx_getopt(c, "wc", "lwcmL", longopts)) != -1) {
-    switch (o) {
-    case 'l': l = true; break;
-    case 'w': w = true; break;
-    case 'c': by = true; break;
-    case 'm': ch = true; break;
-    case 'L': L = true; break;
-    case 1: total = optarg; break;
-    default: return 1;
-    }
+  bool *const flags[] = { &l, &w, &by, &ch, &L };
+  BX_EACH_OPTION(o, c, "wc", "lwcmL", longopts) {
+    if (bx_set_flag(o, "lwcmL", flags)) continue;
+    if (o != 1) return 1;
+    total = optarg;
   }
   if (!l && !w && !ch && !by && !L) l = w = by = true;
   int nf = c->argc - optind;
   int status = 0;
   GArray *counts = g_array_new(FALSE, TRUE, sizeof(WcCount));
   for (int i = 0; i < (nf ? nf : 1); i++) {
-    WcCount k;
-    memset(&k, 0, sizeof k);
+    WcCount k = { 0 };
     const char *name = nf ? c->argv[optind + i] : "-";
     k.name = nf ? g_strdup(name) : NULL;
     k.regular = strcmp(name, "-") != 0;
@@ -143,8 +128,7 @@ int box_cmd_wc(BoxCmd *c) {
     for (; reg >= 10; reg /= 10) width++;
     if (width < minw) width = minw;
   }
-  WcCount tot;
-  memset(&tot, 0, sizeof tot);
+  WcCount tot = { 0 };
   for (guint i = 0; i < counts->len; i++) {
     if (!v[i].failed) put(c, &v[i], l, w, ch, by, L, width);
     tot.lines += v[i].lines;

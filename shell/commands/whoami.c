@@ -2,13 +2,11 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 int box_cmd_whoami(BoxCmd *c) {
   if (c->argc > 1) {
-    char *q = bx_quote_always(c->argv[1]);
-    bx_usage(c, "whoami", "extra operand %s", q);
-    g_free(q);
+    bx_usage_q(c, "whoami", "extra operand %s", c->argv[1]);
     return 1;
   }
   uid_t u = geteuid();

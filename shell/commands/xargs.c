@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 typedef struct {
   BoxCmd *c;
@@ -26,8 +26,7 @@ static int getb(XIn *x) {
   if (x->pos < x->len) return (unsigned char)x->buf[x->pos++];
   if (x->eof) return -1;
   for (;;) {
-    ssize_t r = read(x->fd, x->buf, sizeof x->buf);
-    if (r < 0 && errno == EINTR) continue;
+    ssize_t r = bx_read(x->fd, x->buf, sizeof x->buf);
     if (r <= 0) { x->eof = true; return -1; }
     x->len = (size_t)r;
     x->pos = 1;
@@ -115,9 +114,7 @@ static int parse_delim(BoxCmd *c, const char *s) {
     default: if (g_ascii_isdigit(s[1])) { char *end; long v = strtol(s + 1, &end, 8); if (!*end && v < 256) return (int)v; } break;
     }
   }
-  char *q = bx_quote_always(s);
-  bx_err(c, "xargs", "invalid input delimiter specification %s: the delimiter must be either a single character or an escape sequence starting with \\.", q);
-  g_free(q);
+  bx_err_q(c, "xargs", "invalid input delimiter specification %s: the delimiter must be either a single character or an escape sequence starting with \\.", s, 0);
   return -2;
 }
 
@@ -161,16 +158,9 @@ static void run(XRun *r, GPtrArray *argv) {
   }
 }
 
-static const struct option longopts[] = {
-  { "null", no_argument, NULL, '0' }, { "delimiter", required_argument, NULL, 'd' },
-  { "max-args", required_argument, NULL, 'n' }, { "max-lines", optional_argument, NULL, 'l' },
-  { "replace", optional_argument, NULL, 'i' }, { "no-run-if-empty", no_argument, NULL, 'r' },
-  { "max-chars", required_argument, NULL, 's' }, { "verbose", no_argument, NULL, 't' },
-  { "exit", no_argument, NULL, 'x' }, { "eof", optional_argument, NULL, 'e' },
-  { "arg-file", required_argument, NULL, 'a' }, { "max-procs", required_argument, NULL, 'P' },
-  { "interactive", no_argument, NULL, 'p' }, { "open-tty", no_argument, NULL, 'o' },
-  { "process-slot-var", required_argument, NULL, 'S' }, { NULL, 0, NULL, 0 },
-};
+static const char longopts[] =
+  "null=0 delimiter=d: max-args=n: max-lines=l:: replace=i:: no-run-if-empty=r max-chars=s: verbose=t exit=x "
+  "eof=e:: arg-file=a: max-procs=P: interactive=p open-tty=o process-slot-var=S:";
 
 static bool parse_pos(BoxCmd *c, const char *v, char opt, long min, long *out) {
   char *end;
@@ -188,14 +178,34 @@ static bool parse_pos(BoxCmd *c, const char *v, char opt, long min, long *out) {
   return true;
 }
 
+/* -I: one command per input item, REPLACE in each argument replaced by it. */
+static void run_replacing(XRun *r, XIn *x, const GPtrArray *base, const char *replace, GString *item,
+                          GPtrArray *argv) {
+  bool eol;
+  int k = 0;
+  size_t rl = strlen(replace);
+  while (!r->stop && (k = next_item(x, item, &eol)) == 1) {
+    g_ptr_array_set_size(argv, 0);
+    for (guint i = 0; i < base->len; i++) {
+      const char *a = base->pdata[i];
+      GString *s = g_string_new(NULL);
+      for (const char *p = a; *p;) {
+        if (!strncmp(p, replace, rl)) { g_string_append_len(s, item->str, item->len); p += rl; }
+        else g_string_append_c(s, *p++);
+      }
+      g_ptr_array_add(argv, g_string_free(s, FALSE));
+    }
+    run(r, argv);
+  }
+  if (k < 0) r->status = 1;
+}
+
 int box_cmd_xargs(BoxCmd *c) {
   long max_args = 0, max_lines = 0, max_chars = 131072 - 2048;
   const char *replace = NULL, *eofstr = NULL, *argfile = NULL;
   bool no_empty = false, trace = false, exit_big = false;
   int delim = -1;
-  bx_getopt_start(NULL);
-  int ch;
-  while ((ch = bx_getopt(c, "xargs", "+0d:n:L:l::I:i::rs:txE:e::a:P:poS:", longopts)) != -1) {
+  BX_EACH_OPTION(ch, c, "xargs", "+0d:n:L:l::I:i::rs:txE:e::a:P:poS:", longopts) {
     long v;
     switch (ch) {
     case '0': delim = 0; break;
@@ -227,9 +237,7 @@ int box_cmd_xargs(BoxCmd *c) {
   if (argfile) {
     x->fd = bx_open_in(c, argfile);
     if (x->fd < 0) {
-      char *q = bx_quote_always(argfile), *t = bx_errtext(c, errno);
-      bx_err(c, "xargs", "Cannot open input file %s: %s", q, t);
-      g_free(q); g_free(t);
+      bx_err_q(c, "xargs", "Cannot open input file %s", argfile, errno);
       g_free(x);
       return 1;
     }
@@ -252,25 +260,7 @@ int box_cmd_xargs(BoxCmd *c) {
   GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
   bool ran = false;
   if (replace) {
-    bool eol;
-    int k;
-    while (!r.stop && (k = next_item(x, item, &eol)) == 1) {
-      g_ptr_array_set_size(argv, 0);
-      for (guint i = 0; i < base->len; i++) {
-        const char *a = base->pdata[i];
-        GString *s = g_string_new(NULL);
-        size_t rl = strlen(replace);
-        for (const char *p = a; *p;) {
-          if (!strncmp(p, replace, rl)) { g_string_append_len(s, item->str, item->len); p += rl; }
-          else g_string_append_c(s, *p++);
-        }
-        g_ptr_array_add(argv, g_string_free(s, FALSE));
-      }
-      run(&r, argv);
-      ran = true;
-    }
-    if (k < 0) r.status = 1;
-    (void)ran;
+    run_replacing(&r, x, base, replace, item, argv);
   } else {
     bool eol;
     int k = 0;

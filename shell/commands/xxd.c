@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 static bool num(const char *s, long long *out) {
   char *end;
@@ -42,11 +42,8 @@ int box_cmd_xxd(BoxCmd *c) {
     }
   }
   const char *name = i < c->argc ? c->argv[i] : "-";
-  GString *all = g_string_new(NULL);
-  if (!bx_slurp(c, "xxd", name, all)) {
-    g_string_free(all, TRUE);
-    return 2;
-  }
+  GString *all = bx_slurp_new(c, "xxd", name);
+  if (!all) return 2;
   if (cols <= 0) cols = plain ? 30 : 16;
   if (group < 0) group = 2;
   size_t start = MIN((size_t)skip, all->len), end = all->len;

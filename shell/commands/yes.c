@@ -2,7 +2,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 int box_cmd_yes(BoxCmd *c) {
   int i = 1;

@@ -1,0 +1,16 @@
+/* builtins.h — helpers the builtins of shell/commands/ share (box_cmd_error
+ * itself is in shell-private.h, for the Shell's own messages too). */
+#ifndef BOX_SHELL_COMMANDS_BUILTINS_H
+#define BOX_SHELL_COMMANDS_BUILTINS_H
+
+#include "shell/shell-private.h"
+
+/* bash's answer to an unknown option letter: "-X: invalid option", then
+ * usage ("NAME: usage: NAME …") on its own line.  Returns 2, the status. */
+int bx_bad_option(BoxCmd *c, char opt, const char *usage);
+/* exit's and return's [n]: $? when absent, else n's low 8 bits, or 2 after
+ * "N: numeric argument required".  When only_one, more operands after a
+ * number are "too many arguments": false, and the caller returns 1. */
+bool bx_status_operand(BoxCmd *c, bool only_one, int *st);
+
+#endif

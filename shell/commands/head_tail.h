@@ -1,0 +1,34 @@
+/* head_tail.h — what head and tail share: their options, the count, and
+ * the walk over the files with GNU's "==> NAME <==" headers. */
+#ifndef BOX_SHELL_COMMANDS_HEAD_TAIL_H
+#define BOX_SHELL_COMMANDS_HEAD_TAIL_H
+
+#include "shell/commands/commands-private.h"
+
+typedef struct {
+  bool bytes;           /* -c: the count is of bytes, not records */
+  bool flipped;         /* head -n -N (all but the last N), tail -n +N (from the Nth on) */
+  unsigned long long n;
+  char delim;           /* '\n', or '\0' with -z */
+} BxEnds;
+
+/* Copies one opened input to c->out as the command does; false with errno
+ * on a read error. */
+typedef bool (*BxEndsFn)(BoxCmd *c, int fd, const BxEnds *o);
+
+/* What sets head and tail apart. */
+typedef struct {
+  const char *name;
+  const char *shortopts;   /* letters beyond n, c, q, v, z are accepted and ignored */
+  char flip;               /* the count's sign that changes its meaning: head's '-', tail's '+' */
+  bool stop_on_out_error;  /* a failed write to the output ends the walk over the files */
+  BxEndsFn copy;
+} BxEndsCmd;
+
+/* The whole command: the obsolete first argument (head's -NUM[clqv…],
+ * tail's -NUM or +NUM[cl]), the options, the count, then each file operand
+ * through cmd->copy with GNU's headers and messages.  Returns the exit
+ * status. */
+int bx_ends_main(BoxCmd *c, const BxEndsCmd *cmd);
+
+#endif
