@@ -4,6 +4,7 @@
 #define BOX_SHELL_PRIVATE_H
 
 #include <glib.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -379,6 +380,37 @@ void box_run_exit_trap(Shell *sh);
 bool box_check_limits(Shell *sh);
 /* Forks with the signal state a child needs.  0 in the child. */
 pid_t box_fork(Shell *sh);
+
+/* ---- processes and signals (jobs.c) ---------------------------------------- */
+
+/* A trapped signal arrived and its trap has not run: read at every step of
+ * the evaluator, so a flag and not a call. */
+extern volatile sig_atomic_t box_any_pending;
+void box_run_pending_traps(Shell *sh);
+/* Runs a trap's text; $? and a pending break/return survive it. */
+void box_run_trap_text(Shell *sh, const char *text);
+void box_trap_install(Shell *sh, int sig);
+int box_run_pipe(Shell *sh, Node *n);
+int box_run_background(Shell *sh, Node *n);
+
+/* ---- redirections (redir.c) ------------------------------------------------ */
+
+/* The descriptor table before a command's redirections, and the
+ * descriptors they opened (closed when it is put back). */
+typedef struct {
+  int fd[BOX_NFD];
+  int opened[BOX_NFD * 2 + 8];
+  int nopened;
+} BoxSaved;
+void box_saved_begin(Shell *sh, BoxSaved *s);
+void box_saved_restore(Shell *sh, BoxSaved *s);
+/* sv NULL: what they open stays open (exec with only redirections). */
+bool box_apply_redirs(Shell *sh, const Redir *rs, size_t n, BoxSaved *sv);
+
+/* ---- [[ ]] (cond.c) --------------------------------------------------------- */
+
+/* The truth of c; *err set (2 as bash's status) on an expansion error. */
+int box_cond_eval(Shell *sh, Cond *c, int *err);
 
 /* ---- what the commands share (one file each in commands/) ----------------- */
 
