@@ -597,6 +597,9 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
   if (!box_check_limits(sh)) return sh->exit_status;
   int est = 1;
   bool expand_ok = true;
+  /* a command whose words all vanish (`$(exit 4)`) has the status of its
+   * last substitution: counted from its first word, not its assignments */
+  sh->subst_status = -1;
   for (size_t i = 0; i < nw && expand_ok; i++) {
     guint before = argv->len;
     expand_ok = box_expand_words(sh, &words[i], 1, argv, &est);
@@ -614,7 +617,6 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
   }
   size_t na = n->u.simple.nassigns;
   if (argv->len == 0) {
-    sh->subst_status = -1;
     for (size_t i = 0; i < na; i++) {
       int st = 1;
       if (!do_assign(sh, n->u.simple.assigns[i]->text, false, &st)) {

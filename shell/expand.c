@@ -108,6 +108,28 @@ static bool closed_at(const char *t, size_t from, size_t e, char close) {
   return e > from && t[e - 1] == close;
 }
 
+/* Index just past the `)` of the `$(` at t[i].  Counting parentheses is
+ * fooled by a case pattern's `)` (`$(case $x in a) …;; esac)`); the parser
+ * found the true end and cached the text before it (parse_subst), so a
+ * counted end the cache does not know is checked against each later `)`. */
+static size_t subst_end(Shell *sh, const char *t, size_t i, size_t n) {
+  size_t e = skip_to(t, i + 2, n, ')');
+  GHashTable *cache = sh->subst_cache;
+  if (!cache || !g_hash_table_size(cache)) return e;
+  char buf[256];
+  for (size_t k = closed_at(t, i + 2, e, ')') ? e - 1 : i + 2; k < n; k++) {
+    if (t[k] != ')') continue;
+    size_t l = k - i - 2;
+    char *key = l < sizeof buf ? buf : g_malloc(l + 1);
+    memcpy(key, t + i + 2, l);
+    key[l] = 0;
+    bool known = g_hash_table_contains(cache, key);
+    if (key != buf) g_free(key);
+    if (known) return k + 1;
+  }
+  return e;
+}
+
 /* ---- ANSI-C quoting ---------------------------------------------------------------- */
 
 static int hexv(char c) {
@@ -950,6 +972,24 @@ out:
 
 /* ---- command substitution ------------------------------------------------------- */
 
+/* `$(< FILE)`: a command of one input redirection and nothing else, which
+ * bash reads as the file's text. */
+static bool reads_file(const Node *n) {
+  return n && n->kind == N_SIMPLE && !n->u.simple.nwords && !n->u.simple.nassigns &&
+         n->nredirs == 1 && n->redirs[0].kind == R_IN && n->redirs[0].fd <= 0;
+}
+
+static int copy_file_in(Shell *sh, Node *n) {
+  BoxSaved sv;
+  box_saved_begin(sh, &sv);
+  if (!box_apply_redirs(sh, n->redirs, n->nredirs, &sv)) return 1;
+  GString *g = box_read_all(sh->fd[0], 0);
+  box_write_all(sh->fd[1], g->str, g->len);
+  g_string_free(g, TRUE);
+  box_saved_restore(sh, &sv);
+  return 0;
+}
+
 char *box_command_subst(Shell *sh, const char *text, int *status) {
   Node *n = NULL;
   if (!box_parse_all(sh, text, NULL, &n)) {
@@ -974,7 +1014,7 @@ char *box_command_subst(Shell *sh, const char *text, int *status) {
     sh->fd[1] = p[1];
     sh->depth++;
     if (!(sh->shopts & SH_INHERIT_ERREXIT)) sh->opts &= ~O_ERREXIT;
-    int st = box_eval(sh, n);
+    int st = reads_file(n) ? copy_file_in(sh, n) : box_eval(sh, n);
     box_child_exit(sh, st);
   }
   close(p[1]);
@@ -1245,7 +1285,7 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode) {
             continue;
           }
         }
-        size_t e = skip_to(t, i + 2, n, ')');
+        size_t e = subst_end(x->sh, t, i, n);
         if (!closed_at(t, i + 2, e, ')')) {
           box_sh_error(x->sh, "%.*s: bad substitution", (int)(n - i), t + i);
           xfail(x, 1);

@@ -306,10 +306,14 @@ static bool parse_subst(Parser *p) {
   size_t start = p->pos;
   bool had = p->have;
   Tok saved = p->look;
+  /* `[[ $(echo x) == x ]]`: the commands inside are not the [[ ]]'s words */
+  bool cond = p->in_cond;
+  p->in_cond = false;
   p->have = false;
   p->depth++;
   Node *n = parse_list(p, false);
   p->depth--;
+  p->in_cond = cond;
   if (p->err) return false;
   Tok t;
   /* the list stops before ")" */

@@ -15,6 +15,17 @@ BASH = shutil.which("bash")
 CASES = [
     # ---- text of -c is bytes: non-ASCII reaches the parser -----------------
     ("utf8-text", 's="μx"; echo "$s"'),
+    # ---- substitutions ------------------------------------------------------
+    ("subst-case", 'y=$(case abc in a*) echo A;; *) echo other;; esac); echo "$y"'),
+    ("subst-case-unquoted", 'echo $(case a in b|a) echo A; esac) x'),
+    ("subst-case-dq", 'echo "$(case x in x) echo X;; esac)"'),
+    ("subst-in-cond", '[[ $(echo foo) == foo ]] && echo ok; [[ x$(echo a) == xa ]] && echo ok2'),
+    ("subst-in-cond-pattern", '[[ $(echo foo) == f* ]]; echo $?'),
+    ("subst-status-alone", '$(exit 4); echo $?; `false`; echo $?'),
+    ("subst-status-if", 'if `false`; then echo T; else echo F; fi'),
+    ("subst-status-assign", 'x=$(exit 3) y=1; echo $?'),
+    ("subst-file", 'echo hi > f; y=$(< f); echo "[$y]"; y=$(<f); echo "[$y]"'),
+    ("subst-file-missing", 'y=$(< nofile); echo "$? [$y]"'),
 ]
 
 
