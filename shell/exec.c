@@ -26,7 +26,12 @@ static int fatal_status(Shell *sh, int st) {
 
 static void after_status(Shell *sh, int status) {
   if (status == 0 || sh->errexit_off > 0 || sh->jump != J_NONE) return;
-  if (sh->traps[TRAP_ERR] && !sh->in_trap) box_run_trap_text(sh, sh->traps[TRAP_ERR]);
+  /* the trap sees the failed command's status as $?; a function does
+   * not inherit the trap without errtrace (set -E) */
+  if (sh->traps[TRAP_ERR] && !sh->in_trap && (!sh->func_depth || (sh->opts & O_ERRTRACE))) {
+    sh->status = status;
+    box_run_trap_text(sh, sh->traps[TRAP_ERR]);
+  }
   if (sh->opts & O_ERREXIT) {
     sh->jump = J_EXIT;
     sh->exit_status = status;
@@ -166,7 +171,9 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv) {
   g_ptr_array_add(sh->funcstack, sh->funcname);
   sh->func_depth++;
   box_frame_push(sh);
+  long call_line = sh->lineno;
   int st = box_eval(sh, fn->u.func.body);
+  sh->lineno = call_line;  /* $LINENO after the call is the caller's line */
   if (sh->jump == J_RETURN) {
     sh->jump = J_NONE;
     st = sh->exit_status;
@@ -994,7 +1001,11 @@ int box_eval(Shell *sh, Node *n) {
 }
 
 int box_eval_text(Shell *sh, const char *text, const char *name) {
-  Parser *p = box_parser_new(sh, text, name);
+  return box_eval_text_at(sh, text, name, 1);
+}
+
+int box_eval_text_at(Shell *sh, const char *text, const char *name, int line) {
+  Parser *p = box_parser_new_at(sh, text, name, line);
   int status = 0;
   sh->status = sh->status;
   for (;;) {

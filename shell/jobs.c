@@ -34,7 +34,7 @@ void box_run_trap_text(Shell *sh, const char *text) {
   sh->jump = J_NONE;
   bool was = sh->in_trap;
   sh->in_trap = true;
-  box_eval_text(sh, text, NULL);
+  box_eval_text_at(sh, text, NULL, (int)sh->lineno);
   sh->in_trap = was;
   if (sh->jump != J_EXIT) {
     sh->jump = saved_jump;
@@ -102,6 +102,12 @@ pid_t box_fork(Shell *sh) {
     sh->in_child = true;
     g_free(sh->traps[TRAP_EXIT]);
     sh->traps[TRAP_EXIT] = NULL;
+    if (!(sh->opts & O_ERRTRACE)) {
+      /* a subshell, substitution or job runs without the ERR trap unless
+       * errtrace (set -E) passes it on */
+      g_free(sh->traps[TRAP_ERR]);
+      sh->traps[TRAP_ERR] = NULL;
+    }
     for (int s = 1; s < BOX_NSIG; s++)
       if (sh->traps[s] && *sh->traps[s]) {
         g_free(sh->traps[s]);

@@ -110,11 +110,15 @@ static bool nest_in(Parser *p) {
 }
 
 Parser *box_parser_new(Shell *sh, const char *text, const char *name) {
+  return box_parser_new_at(sh, text, name, 1);
+}
+
+Parser *box_parser_new_at(Shell *sh, const char *text, const char *name, int line) {
   Parser *p = g_new0(Parser, 1);
   p->sh = sh;
   p->src = g_strdup(text);
   p->len = strlen(p->src);
-  p->line = 1;
+  p->line = line;
   p->name = name;
   p->docs = g_array_new(FALSE, FALSE, sizeof(PendingDoc));
   p->alias_active = g_ptr_array_new();

@@ -41,6 +41,9 @@ typedef enum { PARSE_OK, PARSE_EOF, PARSE_ERROR } ParseResult;
 /* A parser over text; name is used in messages of sourced files (NULL for
  * -c text).  Aliases in sh->aliases expand in command position. */
 Parser *box_parser_new(Shell *sh, const char *text, const char *name);
+/* The same, its first line numbered line (a trap's text counts from the
+ * line of the command that ran it, as bash's $LINENO does). */
+Parser *box_parser_new_at(Shell *sh, const char *text, const char *name, int line);
 void box_parser_free(Parser *p);
 /* Parses the next complete command (up to a newline at the top level).
  * *out is NULL for an empty line.  On PARSE_ERROR the message has been
@@ -125,6 +128,9 @@ enum {
   O_ERREXIT = 1 << 0, O_NOUNSET = 1 << 1, O_XTRACE = 1 << 2, O_NOGLOB = 1 << 3,
   O_NOCLOBBER = 1 << 4, O_PIPEFAIL = 1 << 5, O_ALLEXPORT = 1 << 6, O_NOEXEC = 1 << 7,
   O_VERBOSE = 1 << 8, O_BRACE = 1 << 9, O_HASHALL = 1 << 10,
+  /* set -E / -T: functions, subshells and substitutions keep the ERR
+   * (errtrace) or DEBUG and RETURN (functrace) traps */
+  O_ERRTRACE = 1 << 11, O_FUNCTRACE = 1 << 12,
 };
 enum {
   SH_NULLGLOB = 1 << 0, SH_FAILGLOB = 1 << 1, SH_DOTGLOB = 1 << 2, SH_GLOBSTAR = 1 << 3,
@@ -370,6 +376,8 @@ char *box_function_text(Node *fn);
 char *box_command_text(Node *n);
 /* Runs a whole text in this shell (eval, ., trap); name for messages. */
 int box_eval_text(Shell *sh, const char *text, const char *name);
+/* The same, lines numbered from line. */
+int box_eval_text_at(Shell *sh, const char *text, const char *name, int line);
 void box_wait_background(Shell *sh);
 int box_wait_pid(pid_t pid);
 /* Ends this process (a forked child) after its EXIT trap. */

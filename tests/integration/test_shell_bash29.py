@@ -26,6 +26,15 @@ CASES = [
     ("subst-status-assign", 'x=$(exit 3) y=1; echo $?'),
     ("subst-file", 'echo hi > f; y=$(< f); echo "[$y]"; y=$(<f); echo "[$y]"'),
     ("subst-file-missing", 'y=$(< nofile); echo "$? [$y]"'),
+    # ---- traps --------------------------------------------------------------
+    ("trap-err-status-line", 'trap \'echo "err:$?:$LINENO"\' ERR\necho a\nfalse\necho b'),
+    ("trap-err-multiline-text", 'trap \'echo "e:$LINENO"\n echo "f:$LINENO"\' ERR\n\nfalse'),
+    ("trap-err-not-in-subshells", "trap 'echo E' ERR; (false); echo a; { false; }; echo b; x=$(false); echo c; false & wait; echo d"),
+    ("trap-err-not-in-functions", "trap 'echo E$?' ERR; h() { false; echo in-h; }; h; echo st=$?"),
+    ("trap-err-contexts", "trap 'echo E$?' ERR; false || true; ! false; if false; then :; fi; while false; do :; done; false && true; true && false; echo z"),
+    ("trap-err-function-status", "f() { return 3; }; trap 'echo E$?' ERR; f; echo $?"),
+    ("trap-err-line-after-call", 'trap \'echo "E$? $LINENO"\' ERR\nf() {\n  false\n}\nf'),
+    ("trap-err-pipeline", "trap 'echo E$?' ERR; false | true; true | false; echo x"),
 ]
 
 
