@@ -19,7 +19,9 @@
 #include "shell/shell-private.h"
 
 enum { F_LIT = 0, F_QUO = 1, F_EXP = 2, F_BRK = 3, F_NUL = 4 };
-enum { M_DQ = 1, M_HEREDOC = 2, M_ASSIGN = 4, M_NOSPLIT = 8, M_ARITH = 16 };
+/* M_DQWORD: the word of a ${v-word} inside "…", where its own "…" only
+ * quote what is quoted already: the marks go, the text stays. */
+enum { M_DQ = 1, M_HEREDOC = 2, M_ASSIGN = 4, M_NOSPLIT = 8, M_ARITH = 16, M_DQWORD = 32 };
 
 typedef struct {
   Shell *sh;
@@ -263,6 +265,16 @@ static char *trim(Shell *sh, const char *s, const char *pat, bool suffix, bool l
   return g_strdup(s);
 }
 
+/* rep for the match s[from, to): `&` is the match, `\c` is c (word_string,
+ * WS_REPL). */
+static void add_repl(GString *g, const char *rep, const char *s, size_t from, size_t to) {
+  for (const char *r = rep; *r; r++) {
+    if (*r == '\\' && r[1]) g_string_append_c(g, *++r);
+    else if (*r == '&') g_string_append_len(g, s + from, (gssize)(to - from));
+    else g_string_append_c(g, *r);
+  }
+}
+
 static char *replace(Shell *sh, const char *s, const char *pat, const char *rep, int mode) {
   /* mode: 0 first, 1 all, 2 prefix, 3 suffix */
   size_t n = strlen(s);
@@ -270,7 +282,7 @@ static char *replace(Shell *sh, const char *s, const char *pat, const char *rep,
   if (mode == 2) {
     for (size_t k = n + 1; k-- > 0;)
       if (match_at(sh, pat, s, 0, k)) {
-        g_string_append(g, rep);
+        add_repl(g, rep, s, 0, k);
         g_string_append(g, s + k);
         return g_string_free(g, FALSE);
       }
@@ -281,7 +293,7 @@ static char *replace(Shell *sh, const char *s, const char *pat, const char *rep,
     for (size_t k = 0; k <= n; k++)
       if (match_at(sh, pat, s, k, n)) {
         g_string_append_len(g, s, (gssize)k);
-        g_string_append(g, rep);
+        add_repl(g, rep, s, k, n);
         return g_string_free(g, FALSE);
       }
     g_string_free(g, TRUE);
@@ -302,7 +314,7 @@ static char *replace(Shell *sh, const char *s, const char *pat, const char *rep,
           break;
         }
     if (best != (size_t)-1) {
-      g_string_append(g, rep);
+      add_repl(g, rep, s, i, best);
       i = best;
       if (mode == 0) done = true;
     } else {
@@ -499,11 +511,20 @@ static void emit_vals(X *x, Vals *v, int mode) {
   }
 }
 
-/* Expands an operator's word to a plain string (or pattern). */
-static char *word_string(X *outer, const char *t, size_t n, int mode, bool pattern) {
+/* What an operator's word becomes: a plain string, a pattern (its quoted
+ * characters escaped), or a ${v/p/r} replacement (its quoted `&` and `\`
+ * escaped: an unquoted `&` stands for the match, as bash 5.2's
+ * patsub_replacement). */
+enum { WS_PLAIN, WS_PATTERN, WS_REPL };
+
+/* Expands an operator's word to a plain string (or pattern).  Patterns
+ * and replacements are expanded as unquoted words whatever quotes the
+ * ${…} stands in, as bash does: "${f%.*}" removes a pattern, and quotes
+ * inside the word quote. */
+static char *word_string(X *outer, const char *t, size_t n, int mode, int kind) {
   X x;
   xinit(&x, outer->sh);
-  expand_text(&x, t, n, (mode & M_DQ) | M_NOSPLIT);
+  expand_text(&x, t, n, (kind == WS_PLAIN ? (mode & M_DQ) : 0) | M_NOSPLIT);
   if (x.failed) xfail(outer, x.status);
   GString *r = g_string_new(NULL);
   for (size_t i = 0; i < x.s->len; i++) {
@@ -513,11 +534,27 @@ static char *word_string(X *outer, const char *t, size_t n, int mode, bool patte
       if (f == F_BRK) g_string_append_c(r, ' ');
       continue;
     }
-    if (pattern && f == F_QUO && strchr("*?[]\\!@+()|", c)) g_string_append_c(r, '\\');
+    if (kind == WS_PATTERN && f == F_QUO && strchr("*?[]\\!@+()|", c)) g_string_append_c(r, '\\');
+    if (kind == WS_REPL && f == F_QUO && (c == '&' || c == '\\')) g_string_append_c(r, '\\');
     g_string_append_c(r, c);
   }
   xfree(&x);
   return g_string_free(r, FALSE);
+}
+
+/* The word of ${v-word} or ${v+word} in place of the parameter.  Inside
+ * "…" its own double quotes are dropped; unquoted, its unquoted text is
+ * split as an expansion's would be (`${u:-a b c}` is three words). */
+static void op_word(X *x, const char *w, size_t wn, int mode) {
+  if (mode & M_DQ) {
+    expand_text(x, w, wn, mode | M_DQWORD);
+    return;
+  }
+  size_t before = x->q->len;
+  expand_text(x, w, wn, mode);
+  if (!(mode & M_NOSPLIT))
+    for (size_t i = before; i < x->q->len; i++)
+      if (x->q->data[i] == F_LIT) x->q->data[i] = F_EXP;
 }
 
 static char *case_mod(const char *s, const char *pat, bool upper, bool all, Shell *sh) {
@@ -768,7 +805,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
     case '-':
       if (empty) {
         bool save = x->other;
-        expand_text(x, w, wn, mode);
+        op_word(x, w, wn, mode);
         x->other = save || (mode & M_DQ);
       } else {
         emit_vals(x, &v, mode);
@@ -776,7 +813,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
       break;
     case '+':
       if (!empty) {
-        expand_text(x, w, wn, mode);
+        op_word(x, w, wn, mode);
         if (mode & M_DQ) x->other = true;
       }
       break;
@@ -784,7 +821,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
       if (empty) {
         if (is_special_name(name) || sub) {
           if (sub) {
-            char *val = word_string(x, w, wn, 0, false);
+            char *val = word_string(x, w, wn, 0, WS_PLAIN);
             char *k = box_expand_str(sh, sub, false, NULL);
             if (k) box_var_set_elem(sh, name, k, val, false);
             xadd(x, val, strlen(val), (mode & M_DQ) ? F_QUO : F_EXP);
@@ -797,7 +834,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
           ok = false;
           break;
         }
-        char *val = word_string(x, w, wn, 0, false);
+        char *val = word_string(x, w, wn, 0, WS_PLAIN);
         if (!box_var_set(sh, name, val)) {
           xfail(x, 1);
           ok = false;
@@ -811,7 +848,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
       break;
     case '?':
       if (empty) {
-        char *msg = wn ? word_string(x, w, wn, 0, false)
+        char *msg = wn ? word_string(x, w, wn, 0, WS_PLAIN)
                        : g_strdup(v.set ? "parameter null or not set" : "parameter null or not set");
         box_sh_error(sh, "%s: %s", name, msg);
         g_free(msg);
@@ -836,7 +873,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
   if (o == '#' || o == '%') {
     bool longest = wn > 0 && w[0] == o;
     if (longest) w++, wn--;
-    char *pat = word_string(x, w, wn, mode & M_DQ, true);
+    char *pat = word_string(x, w, wn, mode, WS_PATTERN);
     for (guint k = 0; k < v.list->len; k++)
       g_ptr_array_add(res, trim(sh, v.list->pdata[k], pat, o == '%', longest));
     g_free(pat);
@@ -854,8 +891,8 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
         k = skip_to(w, k + 2, wn, w[k + 1] == '{' ? '}' : ')') - 1;
       k++;
     }
-    char *pat = word_string(x, w, MIN(k, wn), mode & M_DQ, true);
-    char *rep = k < wn ? word_string(x, w + k + 1, wn - k - 1, mode & M_DQ, false) : g_strdup("");
+    char *pat = word_string(x, w, MIN(k, wn), mode, WS_PATTERN);
+    char *rep = k < wn ? word_string(x, w + k + 1, wn - k - 1, mode, WS_REPL) : g_strdup("");
     for (guint j = 0; j < v.list->len; j++) g_ptr_array_add(res, replace(sh, v.list->pdata[j], pat, rep, rmode));
     g_free(pat);
     g_free(rep);
@@ -874,7 +911,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
       k = 0;
       while (k < wn && w[k] != ':') k++;
     }
-    char *offs = word_string(x, w, k, 0, false);
+    char *offs = word_string(x, w, k, 0, WS_PLAIN);
     int64_t off = 0, len = -1;
     bool has_len = k < wn;
     if (!box_arith(sh, offs, &off)) {
@@ -883,7 +920,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
     }
     g_free(offs);
     if (ok && has_len) {
-      char *ls = word_string(x, w + k + 1, wn - k - 1, 0, false);
+      char *ls = word_string(x, w + k + 1, wn - k - 1, 0, WS_PLAIN);
       if (!box_arith(sh, ls, &len)) {
         xfail(x, 1);
         ok = false;
@@ -934,7 +971,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
   } else if (o == '^' || o == ',') {
     bool all = wn && w[0] == o;
     if (all) w++, wn--;
-    char *pat = wn ? word_string(x, w, wn, mode & M_DQ, true) : NULL;
+    char *pat = wn ? word_string(x, w, wn, mode, WS_PATTERN) : NULL;
     for (guint j = 0; j < v.list->len; j++) g_ptr_array_add(res, case_mod(v.list->pdata[j], pat, o == '^', all, sh));
     g_free(pat);
   } else if (o == '@' && wn == 1) {
@@ -1193,6 +1230,10 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode) {
         if (d != '\n') xaddc(x, d, F_QUO);
       }
       i += 2;
+      continue;
+    }
+    if (c == '"' && (mode & M_DQWORD)) {
+      i++;
       continue;
     }
     if (c == '\'' && !dq && !(mode & M_HEREDOC)) {
