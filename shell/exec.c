@@ -483,6 +483,38 @@ static bool do_assign(Shell *sh, const char *t, bool local, int *status) {
       return false;
     }
     bool assoc = v && (v->flags & V_ASSOC);
+    /* every word is expanded before the array changes: the right side of
+     * `arr=("${arr[@]}" c)` sees the old array */
+    GPtrArray *items = g_ptr_array_new_with_free_func(g_free);  /* key (or NULL), value, "+" (or NULL) */
+    for (guint i = 0; i < ws->len && ok; i++) {
+      Word *w = ws->pdata[i];
+      const char *wt = w->text;
+      if (wt[0] == '[') {
+        const char *close = strstr(wt, "]=");
+        if (!close) close = strstr(wt, "]+=");
+        if (close) {
+          char *key = g_strndup(wt + 1, (size_t)(close - wt - 1));
+          bool app = close[1] == '+';
+          char *k = box_expand_str(sh, key, false, status);
+          char *val = box_expand_str(sh, close + (app ? 3 : 2), true, status);
+          if (!k || !val) ok = false;
+          g_ptr_array_add(items, k);
+          g_ptr_array_add(items, val);
+          g_ptr_array_add(items, app ? g_strdup("+") : NULL);
+          g_free(key);
+          continue;
+        }
+      }
+      GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
+      if (!box_expand_words(sh, &w, 1, f, status)) ok = false;
+      for (guint j = 0; ok && j < f->len; j++) {
+        g_ptr_array_add(items, NULL);
+        g_ptr_array_add(items, g_strdup(f->pdata[j]));
+        g_ptr_array_add(items, NULL);
+      }
+      g_ptr_array_free(f, TRUE);
+    }
+    v = box_var_lookup(sh, lhs);
     if (!v) v = box_var_make(sh, lhs);
     long next = 0;
     if (append) {
@@ -501,40 +533,28 @@ static bool do_assign(Shell *sh, const char *t, bool local, int *status) {
       v->flags = keep;
       box_var_make_array(v, assoc);
     }
-    for (guint i = 0; i < ws->len && ok; i++) {
-      Word *w = ws->pdata[i];
-      const char *wt = w->text;
-      if (wt[0] == '[') {
-        const char *close = strstr(wt, "]=");
-        if (!close) close = strstr(wt, "]+=");
-        if (close) {
-          char *key = g_strndup(wt + 1, (size_t)(close - wt - 1));
-          bool app = close[1] == '+';
-          char *k = box_expand_str(sh, key, false, status);
-          char *val = box_expand_str(sh, close + (app ? 3 : 2), true, status);
-          if (!k || !val) ok = false;
-          else {
-            if (!assoc) {
-              int64_t idx;
-              if (box_arith(sh, k, &idx)) next = (long)idx + 1;
-            }
-            ok = box_var_set_elem(sh, lhs, k, val, app);
-          }
-          g_free(key);
-          g_free(k);
-          g_free(val);
-          continue;
-        }
+    bool pairs = assoc && items->len && !items->pdata[0];
+    for (guint i = 0; ok && i < items->len; i += 3) {
+      const char *k = items->pdata[i], *val = items->pdata[i + 1];
+      if (pairs) {
+        /* declare -A m=(k1 v1 k2 v2): words taken two by two (bash 5.1) */
+        k = val;
+        val = i + 3 < items->len ? items->pdata[i + 4] : "";
+        i += 3;
       }
-      GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
-      if (!box_expand_words(sh, &w, 1, f, status)) ok = false;
-      for (guint j = 0; ok && j < f->len; j++) {
+      if (k) {
+        if (!assoc) {
+          int64_t idx;
+          if (box_arith(sh, k, &idx)) next = (long)idx + 1;
+        }
+        ok = box_var_set_elem(sh, lhs, k, val, items->pdata[i + 2] != NULL);
+      } else {
         char key[32];
         g_snprintf(key, sizeof key, "%ld", next++);
-        ok = box_var_set_elem(sh, lhs, key, f->pdata[j], false);
+        ok = box_var_set_elem(sh, lhs, key, val, false);
       }
-      g_ptr_array_free(f, TRUE);
     }
+    g_ptr_array_free(items, TRUE);
     g_ptr_array_free(ws, TRUE);
     g_free(lhs);
     return ok;

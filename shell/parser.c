@@ -77,6 +77,7 @@ struct Parser {
   int depth;                /* nesting of $( ) */
   int nest;                 /* nesting of everything (BOX_MAX_NEST) */
   bool in_cond;
+  bool in_array;             /* the words of NAME=( … ): `[k ey]=v` is one word */
   bool ended_nl;             /* the top-level list ended at a newline */
 };
 
@@ -485,6 +486,25 @@ word:
   {
     bool plain = true, hard = false;
     size_t start = p->pos;
+    if (p->in_array && pc(p, 0) == '[') {
+      /* an element's subscript may hold blanks and quotes, up to its `]=` */
+      size_t e = p->pos + 1;
+      while (e < p->len && p->src[e] != ']' && p->src[e] != '\n') {
+        if (p->src[e] == '\\' && e + 1 < p->len) e++;
+        else if (p->src[e] == '\'' || p->src[e] == '"') {
+          char q = p->src[e];
+          while (++e < p->len && p->src[e] != q)
+            if (q == '"' && p->src[e] == '\\') e++;
+        }
+        e++;
+      }
+      if (e + 1 < p->len && p->src[e] == ']' &&
+          (p->src[e + 1] == '=' || (p->src[e + 1] == '+' && e + 2 < p->len && p->src[e + 2] == '='))) {
+        p->pos = e + 1;
+        plain = false;
+        hard = true;
+      }
+    }
     while (p->pos < p->len) {
       {
         const char *src = p->src;
@@ -1670,6 +1690,7 @@ bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out) {
 
 GPtrArray *box_parse_words(Shell *sh, const char *text) {
   Parser *p = box_parser_new(sh, text, NULL);
+  p->in_array = true;
   GPtrArray *w = g_ptr_array_new();
   for (;;) {
     Tok *t = peek(p);

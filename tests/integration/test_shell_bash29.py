@@ -48,6 +48,18 @@ CASES = [
     ('opword-dq-escapes', 'printf \'[%s]\' "${u:-a\\"b}" "${u:-a\\\\b}" ${u:-a\\\\b}; echo'),
     ('repl-unq-space', "x='a b'; printf '[%s]' ${x/a/c d}; echo"),
     ('opword-star', 'printf \'[%s]\' "${u:-*}" ${u:-*}; echo'),
+    # ---- arrays -------------------------------------------------------------------
+    ('arr-selfref', 'arr=(a b); arr=("${arr[@]}" c); echo "${arr[@]}"'),
+    ('arr-selfref-count', 'arr=(a b); arr=(x "${arr[@]}" "${#arr[@]}"); declare -p arr'),
+    ('assoc-key-blank', 'declare -A m=([k]=v [x y]=z); declare -p m; echo "${m[x y]}"'),
+    ('assoc-list-assign', 'declare -A m; m=([a]=1 [b]=2); echo "${!m[@]}" "${m[@]}"'),
+    ('assoc-pairs', 'declare -A m=(k1 v1 k2 v2); declare -p m'),
+    ('assoc-unset-quoted', "declare -A A=([k]=1 [j]=2); unset 'A[k]'; declare -p A"),
+    ('nounset-empty-array', 'set -u; e=(); printf \'[%s]\' "${e[@]}"; echo "n=${#e[@]}"; echo "${e[*]}" end'),
+    ('nounset-empty-array-for', 'set -u; e=(); for x in "${e[@]}"; do echo $x; done; echo ok'),
+    ('arr-append-list', 'arr=(a \'b c\'); arr+=(d); echo ${#arr[@]} "${arr[2]}"'),
+    ('arr-keyed-mixed', 'a=([2]=x y [0]=z w); declare -p a'),
+    ('nounset-unset-array', 'set -u; echo "${nope[@]}"; echo after'),
     # ---- traps --------------------------------------------------------------
     ("trap-err-status-line", 'trap \'echo "err:$?:$LINENO"\' ERR\necho a\nfalse\necho b'),
     ("trap-err-multiline-text", 'trap \'echo "e:$LINENO"\n echo "f:$LINENO"\' ERR\n\nfalse'),
