@@ -777,9 +777,8 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
     goto out;
   }
   if (i >= n) {
-    /* set -u: "$@" and a declared array's "${a[@]}" may be empty */
-    bool may_be_empty = v.is_list && (strcmp(name, "@") == 0 || strcmp(name, "*") == 0 ||
-                                      (sub && box_var_lookup(sh, name)));
+    /* set -u: "$@" and "${a[@]}" may be empty, a declared array or not */
+    bool may_be_empty = v.is_list;
     if (!v.set && (sh->opts & O_NOUNSET) && !may_be_empty) {
       box_sh_error(sh, "%s: unbound variable", sub ? whole : name);
       xfail(x, 127);
