@@ -616,6 +616,29 @@ static void lit_push(LitBuf *l, bool b) {
   l->v[l->n++] = b;
 }
 
+/* A word the declaration builtins take as an assignment: NAME=…, NAME+=…,
+ * NAME[…]=…, not an array literal (declare.c parses those itself). */
+static bool decl_assignment(const char *t) {
+  const char *p = t;
+  if (!(*p == '_' || g_ascii_isalpha(*p))) return false;
+  while (*p == '_' || g_ascii_isalnum(*p)) p++;
+  if (*p == '[') {
+    p = strchr(p, ']');
+    if (!p) return false;
+    p++;
+  }
+  if (*p == '+') p++;
+  return *p == '=' && p[1] != '(';
+}
+
+static bool is_decl_builtin(const Word *w) {
+  static const char *const names[] = { "local", "export", "declare", "typeset", "readonly", NULL };
+  if (!(w->flags & W_PLAIN)) return false;
+  for (int i = 0; names[i]; i++)
+    if (strcmp(w->text, names[i]) == 0) return true;
+  return false;
+}
+
 static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
   int status = 0;
   Word **words = n->u.simple.words;
@@ -627,9 +650,17 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
   /* a command whose words all vanish (`$(exit 4)`) has the status of its
    * last substitution: counted from its first word, not its assignments */
   sh->subst_status = -1;
+  /* `local v=$x`, `export p=$x`: the value is not split or globbed */
+  bool decl = nw > 1 && is_decl_builtin(words[0]);
   for (size_t i = 0; i < nw && expand_ok; i++) {
     guint before = argv->len;
-    expand_ok = box_expand_words(sh, &words[i], 1, argv, &est);
+    if (decl && i > 0 && !(words[i]->flags & W_PLAIN) && decl_assignment(words[i]->text)) {
+      char *val = box_expand_str(sh, words[i]->text, true, &est);
+      expand_ok = val != NULL;
+      if (val) g_ptr_array_add(argv, val);
+    } else {
+      expand_ok = box_expand_words(sh, &words[i], 1, argv, &est);
+    }
     bool literal = (words[i]->flags & W_PLAIN) || !strpbrk(words[i]->text, "$`*?[~{");
     if (argv->len != before + 1) literal = false;
     for (guint k = before; k < argv->len; k++) lit_push(lit, literal);

@@ -9,13 +9,17 @@
 
 #include "shell/shell-private.h"
 
+/* Only the slots in use are copied: every command saves the table. */
 void box_saved_begin(Shell *sh, BoxSaved *s) {
-  memcpy(s->fd, sh->fd, sizeof s->fd);
+  s->nfd = sh->fd_high;
+  memcpy(s->fd, sh->fd, (size_t)s->nfd * sizeof s->fd[0]);
   s->nopened = 0;
 }
 
 void box_saved_restore(Shell *sh, BoxSaved *s) {
-  memcpy(sh->fd, s->fd, sizeof s->fd);
+  memcpy(sh->fd, s->fd, (size_t)s->nfd * sizeof s->fd[0]);
+  for (int i = s->nfd; i < sh->fd_high; i++) sh->fd[i] = -1;
+  sh->fd_high = s->nfd;
   for (int i = 0; i < s->nopened; i++) close(s->opened[i]);
   s->nopened = 0;
 }
@@ -63,6 +67,7 @@ bool box_apply_redirs(Shell *sh, const Redir *rs, size_t n, BoxSaved *sv) {
       box_sh_error(sh, "%d: Bad file descriptor", target);
       return false;
     }
+    if (target >= sh->fd_high) sh->fd_high = target + 1;
     int st = 1;
     if (r->kind == R_HEREDOC) {
       char *body = r->quoted ? g_strdup(r->doc->body) : box_expand_heredoc(sh, r->doc->body, &st);

@@ -140,7 +140,9 @@ enum {
 
 enum { J_NONE, J_BREAK, J_CONTINUE, J_RETURN, J_EXIT };
 
-#define BOX_NFD 10
+/* Descriptors a script may name (`exec 200>lock`): bash allows any below
+ * the open-files limit; scripts use small numbers and the odd 200. */
+#define BOX_NFD 256
 #define BOX_NSIG 65
 #define TRAP_EXIT 0
 #define TRAP_ERR 65
@@ -182,6 +184,7 @@ struct Shell {
   bool in_trap;
   char *traps[BOX_NTRAP];
   int fd[BOX_NFD];         /* the shell's descriptors as commands see them; -1 closed */
+  int fd_high;             /* fd[fd_high…] are all -1 (≥ 3): what a redirection saves */
   int optind_sub;          /* getopts position inside a clustered word */
   long lineno;
   gint64 deadline;         /* monotonic µs, 0 = none */
@@ -407,7 +410,8 @@ int box_run_background(Shell *sh, Node *n);
  * descriptors they opened (closed when it is put back). */
 typedef struct {
   int fd[BOX_NFD];
-  int opened[BOX_NFD * 2 + 8];
+  int nfd;                 /* fd[0…nfd) saved: the shell's fd_high then */
+  int opened[64];
   int nopened;
 } BoxSaved;
 void box_saved_begin(Shell *sh, BoxSaved *s);

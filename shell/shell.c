@@ -125,6 +125,7 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
   sh->opts = O_BRACE | O_HASHALL;
   sh->max_depth = 1000;
   for (int i = 0; i < BOX_NFD; i++) sh->fd[i] = i < 3 ? i : -1;
+  sh->fd_high = 3;
   mode_t m = umask(022);
   umask(m);
   sh->umask = m;

@@ -60,6 +60,17 @@ CASES = [
     ('arr-append-list', 'arr=(a \'b c\'); arr+=(d); echo ${#arr[@]} "${arr[2]}"'),
     ('arr-keyed-mixed', 'a=([2]=x y [0]=z w); declare -p a'),
     ('nounset-unset-array', 'set -u; echo "${nope[@]}"; echo after'),
+    # ---- declarations: assignments as arguments are not split -----------------
+    ("decl-local-export", "words='a b c'; fn2() { local q=$words; echo \"[$q]\"; }; fn2; export ex2=$words; echo \"[$ex2]\""),
+    ("decl-declare-readonly", 'x="a  *"; declare y=$x z="$x"; echo "[$y][$z]"; readonly r=$x; echo "[$r]"'),
+    ("decl-local-positional", 'f() { local foo=$1; echo "[$foo]"; }; f "a b"'),
+    ("decl-subscript", 'k=key; declare -A m; declare m[$k]="v w"; declare -p m'),
+    ("decl-not-assignment-splits", 'x="a b"; export $x 2>/dev/null; echo $?'),
+    # ---- descriptors past 9 ------------------------------------------------------
+    ("fd-12", 'exec 12>rf4; echo hi >&12; cat rf4'),
+    ("fd-20-close", 'exec 20>rf4; echo hi >&20; exec 20>&-; cat rf4'),
+    ("fd-200-lock", 'exec 200>lk; echo a >&200; { echo b >&200; } 3>x; cat lk'),
+    ("fd-10-dup-in", 'exec 10<&0; echo ok'),
     # ---- traps --------------------------------------------------------------
     ("trap-err-status-line", 'trap \'echo "err:$?:$LINENO"\' ERR\necho a\nfalse\necho b'),
     ("trap-err-multiline-text", 'trap \'echo "e:$LINENO"\n echo "f:$LINENO"\' ERR\n\nfalse'),
