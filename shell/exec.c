@@ -172,6 +172,11 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv) {
   sh->func_depth++;
   box_frame_push(sh);
   long call_line = sh->lineno;
+  /* a function with its own OPTIND (`local OPTIND`) leaves the caller's
+   * getopts where it was, as bash restores its state */
+  int optind_sub = sh->optind_sub;
+  const char *oi = box_var_get(sh, "OPTIND");
+  char *optind_before = g_strdup(oi);
   int st = box_eval(sh, fn->u.func.body);
   sh->lineno = call_line;  /* $LINENO after the call is the caller's line */
   if (sh->jump == J_RETURN) {
@@ -180,6 +185,9 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv) {
   }
   if (sh->traps[TRAP_RETURN] && !sh->in_trap) box_run_trap_text(sh, sh->traps[TRAP_RETURN]);
   box_frame_pop(sh);
+  oi = box_var_get(sh, "OPTIND");
+  if (g_strcmp0(oi, optind_before) == 0) sh->optind_sub = optind_sub;
+  g_free(optind_before);
   sh->func_depth--;
   g_strfreev(sh->pos);
   sh->pos = old_pos;
@@ -744,6 +752,17 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
 
 /* ---- the tree walker ------------------------------------------------------------------- */
 
+/* An arithmetic text of for (( … )): expanded first when it holds $, `
+ * or quotes (`i<$n`), as (( )) is. */
+static bool arith_for_part(Shell *sh, const char *e, int64_t *v) {
+  if (!strpbrk(e, "$`\"'")) return box_arith(sh, e, v);
+  int st = 1;
+  char *x = box_expand_str(sh, e, false, &st);
+  bool ok = x && box_arith(sh, x, v);
+  g_free(x);
+  return ok;
+}
+
 static int eval_cond_ctx(Shell *sh, Node *n) {
   sh->errexit_off++;
   int st = box_eval(sh, n);
@@ -928,20 +947,20 @@ static int eval_inner(Shell *sh, Node *n) {
   }
   case N_ARITH_FOR: {
     int64_t v;
-    if (!box_arith(sh, n->u.afor.init, &v)) return 1;
+    if (!arith_for_part(sh, n->u.afor.init, &v)) return 1;
     sh->loop_depth++;
     for (;;) {
       if (!box_check_limits(sh)) break;
       const char *c = n->u.afor.cond;
       while (*c == ' ') c++;
       if (*c) {
-        if (!box_arith(sh, n->u.afor.cond, &v)) { status = 1; break; }
+        if (!arith_for_part(sh, n->u.afor.cond, &v)) { status = 1; break; }
         if (!v) break;
       }
       status = box_eval(sh, n->u.afor.body);
       bool stop;
       if (sh->jump != J_NONE && loop_jump(sh, &stop) && stop) break;
-      if (!box_arith(sh, n->u.afor.step, &v)) { status = 1; break; }
+      if (!arith_for_part(sh, n->u.afor.step, &v)) { status = 1; break; }
     }
     sh->loop_depth--;
     break;

@@ -184,7 +184,8 @@ struct Shell {
   bool in_trap;
   char *traps[BOX_NTRAP];
   int fd[BOX_NFD];         /* the shell's descriptors as commands see them; -1 closed */
-  int fd_high;             /* fd[fd_high…] are all -1 (≥ 3): what a redirection saves */
+  int fd_high;
+  gint64 started;          /* monotonic µs at the start: $SECONDS counts from it */             /* fd[fd_high…] are all -1 (≥ 3): what a redirection saves */
   int optind_sub;          /* getopts position inside a clustered word */
   long lineno;
   gint64 deadline;         /* monotonic µs, 0 = none */

@@ -155,6 +155,11 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
   g_snprintf(uid, sizeof uid, "%d", (int)getuid());
   init_var(sh, "UID", uid, false);
   init_var(sh, "EUID", uid, false);
+  /* bash's: UID and EUID cannot be assigned */
+  box_var_lookup(sh, "UID")->flags |= V_READONLY;
+  box_var_lookup(sh, "EUID")->flags |= V_READONLY;
+  init_var(sh, "OSTYPE", "linux-gnu", false);
+  sh->started = g_get_monotonic_time();
 }
 
 static void shell_done(Shell *sh) {

@@ -57,7 +57,7 @@ static const char *dyn_value(Shell *sh, const char *name) {
     return buf;
   }
   if (name[0] == 'S' && strcmp(name, "SECONDS") == 0) {
-    g_snprintf(buf, sizeof buf, "%ld", (long)(g_get_monotonic_time() / 1000000));
+    g_snprintf(buf, sizeof buf, "%ld", (long)((g_get_monotonic_time() - sh->started) / 1000000));
     return buf;
   }
   if (name[0] == 'B' && strcmp(name, "BASHPID") == 0) {
@@ -113,6 +113,10 @@ bool box_var_set(Shell *sh, const char *name, const char *value) {
     g_free(nv);
     return r;
   }
+  /* a new OPTIND starts getopts over at the word it names (bash resets
+   * its state on any assignment; getopts's own keeps the value) */
+  if (name[0] == 'O' && strcmp(name, "OPTIND") == 0 && (!v->value || strcmp(v->value, nv) != 0))
+    sh->optind_sub = 0;
   g_free(v->value);
   v->value = nv;
   if (sh->opts & O_ALLEXPORT) v->flags |= V_EXPORT;
