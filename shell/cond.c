@@ -8,7 +8,7 @@ static char *cond_str(Shell *sh, Word *w, int *err) {
   if (w->flags & W_PLAIN) return g_strdup(w->text);
   int st = 1;
   char *s = box_expand_str(sh, w->text, false, &st);
-  if (!s) *err = st;
+  if (!s) *err = st | BOX_COND_FATAL;
   return s;
 }
 
@@ -100,6 +100,7 @@ int box_cond_eval(Shell *sh, Cond *c, int *err) {
     int r = 0;
     if (strcmp(c->op, "==") == 0 || strcmp(c->op, "=") == 0 || strcmp(c->op, "!=") == 0) {
       char *pat = box_expand_pattern(sh, c->b->text, err);
+      if (!pat) *err |= BOX_COND_FATAL;
       if (pat) {
         r = box_pattern_match(sh, pat, a);
         if (c->op[0] == '!') r = !r;

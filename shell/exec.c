@@ -26,9 +26,8 @@ static int fatal_status(Shell *sh, int st) {
 
 static void after_status(Shell *sh, int status) {
   if (status == 0 || sh->errexit_off > 0 || sh->jump != J_NONE) return;
-  /* the trap sees the failed command's status as $?; a function does
-   * not inherit the trap without errtrace (set -E) */
-  if (sh->traps[TRAP_ERR] && !sh->in_trap && (!sh->func_depth || (sh->opts & O_ERRTRACE))) {
+  /* the trap sees the failed command's status as $? */
+  if (sh->traps[TRAP_ERR] && !sh->in_trap) {
     sh->status = status;
     box_run_trap_text(sh, sh->traps[TRAP_ERR]);
   }
@@ -154,6 +153,23 @@ static int run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av)
   return status;
 }
 
+/* A function runs without the caller's ERR trap unless errtrace (set -E),
+ * and without its RETURN trap unless functrace (set -T); a trap it sets
+ * stays after it, one it leaves unset gives the caller's back — bash's
+ * rules, which `trap - ERR` inside a function also follows. */
+static char *trap_hide(Shell *sh, int trap, unsigned keep_opt) {
+  if (sh->opts & keep_opt) return NULL;
+  char *t = sh->traps[trap];
+  sh->traps[trap] = NULL;
+  return t;
+}
+
+static void trap_unhide(Shell *sh, int trap, char *saved) {
+  if (!saved) return;
+  if (sh->traps[trap]) g_free(saved);
+  else sh->traps[trap] = saved;
+}
+
 int box_call_function(Shell *sh, Node *fn, int argc, char **argv) {
   if (sh->func_depth >= sh->max_depth) {
     box_sh_error(sh, "%s: maximum function nesting level exceeded (%d)", argv[0], sh->max_depth);
@@ -177,6 +193,8 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv) {
   int optind_sub = sh->optind_sub;
   const char *oi = box_var_get(sh, "OPTIND");
   char *optind_before = g_strdup(oi);
+  char *err_trap = trap_hide(sh, TRAP_ERR, O_ERRTRACE);
+  char *ret_trap = trap_hide(sh, TRAP_RETURN, O_FUNCTRACE);
   int st = box_eval(sh, fn->u.func.body);
   sh->lineno = call_line;  /* $LINENO after the call is the caller's line */
   if (sh->jump == J_RETURN) {
@@ -184,6 +202,8 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv) {
     st = sh->exit_status;
   }
   if (sh->traps[TRAP_RETURN] && !sh->in_trap) box_run_trap_text(sh, sh->traps[TRAP_RETURN]);
+  trap_unhide(sh, TRAP_ERR, err_trap);
+  trap_unhide(sh, TRAP_RETURN, ret_trap);
   box_frame_pop(sh);
   oi = box_var_get(sh, "OPTIND");
   if (g_strcmp0(oi, optind_before) == 0) sh->optind_sub = optind_sub;
@@ -575,8 +595,14 @@ static bool do_assign(Shell *sh, const char *t, bool local, int *status) {
   }
   if (sub) {
     ShellVar *v = box_var_lookup(sh, lhs);
-    char *k = (v && (v->flags & V_ASSOC)) ? box_expand_str(sh, sub, false, status) : box_expand_str(sh, sub, false, status);
-    ok = k && box_var_set_elem(sh, lhs, k, val, append);
+    char *k = box_expand_str(sh, sub, false, status);
+    if (k && !*k && v && (v->flags & V_ASSOC)) {
+      /* `m[$empty]=x`: bash names the subscript as written */
+      box_sh_error(sh, "%.*s: bad array subscript", (int)(eq - t - append), t);
+      ok = false;
+    } else {
+      ok = k && box_var_set_elem(sh, lhs, k, val, append);
+    }
     g_free(k);
   } else if (append) {
     ShellVar *v = box_var_lookup(sh, lhs);
@@ -853,6 +879,7 @@ static int eval_inner(Shell *sh, Node *n) {
       for (guint i = nps; i < sh->procsub_fds->len; i++) close(g_array_index(sh->procsub_fds, int, i));
       g_array_set_size(sh->procsub_fds, nps);
     }
+    box_set_pipestatus1(sh, status);
     after_status(sh, status);
     break;
   }
@@ -888,6 +915,7 @@ static int eval_inner(Shell *sh, Node *n) {
       box_child_exit(sh, st);
     }
     status = box_wait_pid(pid);
+    box_set_pipestatus1(sh, status);
     after_status(sh, status);
     break;
   }
@@ -1027,7 +1055,12 @@ static int eval_inner(Shell *sh, Node *n) {
   case N_COND: {
     int err = 0;
     int r = box_cond_eval(sh, n->u.cond.c, &err);
-    status = err ? 2 : !r;
+    if (err & BOX_COND_FATAL) {
+      sh->jump = J_EXIT;
+      sh->exit_status = fatal_status(sh, err & 0xff);
+      return sh->exit_status;
+    }
+    status = err ? err : !r;
     after_status(sh, status);
     break;
   }

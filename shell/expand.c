@@ -557,7 +557,8 @@ static void op_word(X *x, const char *w, size_t wn, int mode) {
       if (x->q->data[i] == F_LIT) x->q->data[i] = F_EXP;
 }
 
-static char *case_mod(const char *s, const char *pat, bool upper, bool all, Shell *sh) {
+/* upper: 1 up, 0 down, -1 toggled (${v~}, ${v~~}). */
+static char *case_mod(const char *s, const char *pat, int upper, bool all, Shell *sh) {
   GString *g = g_string_new(NULL);
   bool first = true;
   for (const char *p = s; *p;) {
@@ -576,7 +577,9 @@ static char *case_mod(const char *s, const char *pat, bool upper, bool all, Shel
       apply = fnm(sh, pat, one);
       g_free(one);
     }
-    g_string_append_unichar(g, apply ? (upper ? g_unichar_toupper(c) : g_unichar_tolower(c)) : c);
+    if (apply && upper < 0) c = g_unichar_isupper(c) ? g_unichar_tolower(c) : g_unichar_toupper(c);
+    else if (apply) c = upper ? g_unichar_toupper(c) : g_unichar_tolower(c);
+    g_string_append_unichar(g, c);
     first = false;
     p = nx;
   }
@@ -970,11 +973,12 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
         g_ptr_array_add(res, g_strndup(a, (size_t)(b - a)));
       }
     }
-  } else if (o == '^' || o == ',') {
+  } else if (o == '^' || o == ',' || o == '~') {
     bool all = wn && w[0] == o;
     if (all) w++, wn--;
     char *pat = wn ? word_string(x, w, wn, mode, WS_PATTERN) : NULL;
-    for (guint j = 0; j < v.list->len; j++) g_ptr_array_add(res, case_mod(v.list->pdata[j], pat, o == '^', all, sh));
+    int up = o == '~' ? -1 : o == '^';
+    for (guint j = 0; j < v.list->len; j++) g_ptr_array_add(res, case_mod(v.list->pdata[j], pat, up, all, sh));
     g_free(pat);
   } else if (o == '@' && wn == 1) {
     char f = w[0];

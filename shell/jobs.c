@@ -142,12 +142,20 @@ bool box_check_limits(Shell *sh) {
 
 static void set_pipestatus(Shell *sh, int *st, size_t n) {
   box_var_unset(sh, "PIPESTATUS");
+  sh->pipestatus_one = n == 1 ? st[0] : -1;
   for (size_t i = 0; i < n; i++) {
     char k[16], v[16];
     g_snprintf(k, sizeof k, "%zu", i);
     g_snprintf(v, sizeof v, "%d", st[i]);
     box_var_set_elem(sh, "PIPESTATUS", k, v, false);
   }
+}
+
+/* A command that is not a pipeline is one of one: PIPESTATUS is its
+ * status.  Set only when that changes, so a loop of commands that succeed
+ * does not rebuild the array each time. */
+void box_set_pipestatus1(Shell *sh, int status) {
+  if (sh->pipestatus_one != status) set_pipestatus(sh, &status, 1);
 }
 
 int box_run_pipe(Shell *sh, Node *n) {

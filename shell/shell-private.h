@@ -185,7 +185,8 @@ struct Shell {
   char *traps[BOX_NTRAP];
   int fd[BOX_NFD];         /* the shell's descriptors as commands see them; -1 closed */
   int fd_high;
-  gint64 started;          /* monotonic µs at the start: $SECONDS counts from it */             /* fd[fd_high…] are all -1 (≥ 3): what a redirection saves */
+  gint64 started;
+  int pipestatus_one;      /* PIPESTATUS is (this status); -1 other */          /* monotonic µs at the start: $SECONDS counts from it */             /* fd[fd_high…] are all -1 (≥ 3): what a redirection saves */
   int optind_sub;          /* getopts position inside a clustered word */
   long lineno;
   gint64 deadline;         /* monotonic µs, 0 = none */
@@ -403,6 +404,7 @@ void box_run_pending_traps(Shell *sh);
 void box_run_trap_text(Shell *sh, const char *text);
 void box_trap_install(Shell *sh, int sig);
 int box_run_pipe(Shell *sh, Node *n);
+void box_set_pipestatus1(Shell *sh, int status);
 int box_run_background(Shell *sh, Node *n);
 
 /* ---- redirections (redir.c) ------------------------------------------------ */
@@ -422,8 +424,11 @@ bool box_apply_redirs(Shell *sh, const Redir *rs, size_t n, BoxSaved *sv);
 
 /* ---- [[ ]] (cond.c) --------------------------------------------------------- */
 
-/* The truth of c; *err set (2 as bash's status) on an expansion error. */
+/* The truth of c; *err set on an error: the status [[ ]] ends with (1 an
+ * arithmetic error, 2 a bad regex), or'd with BOX_COND_FATAL when a word's
+ * expansion failed, which ends the shell as any expansion error does. */
 int box_cond_eval(Shell *sh, Cond *c, int *err);
+#define BOX_COND_FATAL 0x100
 
 /* ---- what the commands share (one file each in commands/) ----------------- */
 

@@ -160,6 +160,7 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
   box_var_lookup(sh, "EUID")->flags |= V_READONLY;
   init_var(sh, "OSTYPE", "linux-gnu", false);
   sh->started = g_get_monotonic_time();
+  sh->pipestatus_one = -1;
 }
 
 static void shell_done(Shell *sh) {

@@ -141,6 +141,7 @@ void box_var_export(Shell *sh, const char *name) { box_var_make(sh, name)->flags
 void box_var_unset(Shell *sh, const char *name) {
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
   if (!v) return;
+  if (name[0] == 'P' && strcmp(name, "PIPESTATUS") == 0) sh->pipestatus_one = -1;
   /* a local stays declared-local in its frame: just drop the value */
   g_hash_table_remove(sh->vars, name);
 }

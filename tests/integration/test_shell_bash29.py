@@ -71,6 +71,23 @@ CASES = [
     ("fd-20-close", 'exec 20>rf4; echo hi >&20; exec 20>&-; cat rf4'),
     ("fd-200-lock", 'exec 200>lk; echo a >&200; { echo b >&200; } 3>x; cat lk'),
     ("fd-10-dup-in", 'exec 10<&0; echo ok'),
+    ("trap-set-in-function-stays", "trap 'echo E' ERR; f() { trap 'echo F' ERR; false; }; f; false"),
+    ("trap-return-not-inherited", "f() { trap 'echo ret' RETURN; }; f; echo x; f; g() { :; }; g"),
+    ("trap-err-unset-in-function", "trap 'echo E' ERR; f() { trap - ERR; }; f; false; echo end"),
+    ("trap-return-top-level", "trap 'echo ret' RETURN; r() { :; }; r; trap - RETURN"),
+    ("trap-err-set-in-function", "f() { trap 'echo E' ERR; (false); echo a; { false; }; echo b; trap - ERR; return 3; }; f; echo $?"),
+    # ---- [[ ]] errors ----------------------------------------------------------------
+    ("cond-arith-error-status", '[[ 1 -eq 1x ]]; echo st=$?'),
+    ("cond-expansion-error-fatal", '[[ ${a?msg} == x ]]; echo st=$?'),
+    ("cond-pattern-error-fatal", '[[ x == ${a?msg} ]]; echo st=$?'),
+    ("cond-nounset-subshell", '(set -u; [[ $nope == x ]]; echo in); echo st=$?'),
+    # ---- smaller ------------------------------------------------------------------
+    ("case-toggle", 'x=AbC; echo ${x~} ${x~~} "${x~~[bc]}"; a=(aB Cd); echo ${a[@]~}'),
+    ("assoc-empty-key", 'declare -A m; m[$a]="x"; echo st=$?'),
+    ("pipestatus-start", 'echo ${#PIPESTATUS[@]} ${PIPESTATUS[@]}'),
+    ("pipestatus-simple-resets", 'true | false; echo ${PIPESTATUS[@]}; true; echo ${PIPESTATUS[@]}'),
+    ("pipestatus-subshell", 'false; echo ${PIPESTATUS[@]}; (exit 3); echo ${PIPESTATUS[@]}'),
+    ("pipestatus-unset", 'unset PIPESTATUS; true; echo ${PIPESTATUS[@]}'),
     # ---- arithmetic for, special variables, getopts ------------------------------
     ("arith-for-dollar", 'n=3; for ((i=0; i<$n; i++)); do echo $i; done'),
     ("arith-for-array-len", 'a=(1 2 3); for ((i=${#a[@]}-1; i>=0; i--)); do echo ${a[$i]}; done'),
