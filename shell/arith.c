@@ -24,7 +24,10 @@ static void ar_error(Ar *a, const char *msg, const char *tok) {
   g_strchomp(ex);
   char *t = g_strdup(tok ? tok : "");
   g_strstrip(t);
-  box_sh_error(a->sh, "%s: %s (error token is \"%s\")", ex, msg, t);
+  if (a->sh->arith_who)
+    box_sh_error(a->sh, "%s: %s: %s (error token is \"%s\")", a->sh->arith_who, ex, msg, t);
+  else
+    box_sh_error(a->sh, "%s: %s (error token is \"%s\")", ex, msg, t);
   g_free(ex);
   g_free(t);
 }

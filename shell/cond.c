@@ -115,7 +115,10 @@ int box_cond_eval(Shell *sh, Cond *c, int *err) {
         else if (strcmp(c->op, ">") == 0) r = strcmp(a, b) > 0;
         else if (c->op[0] == '-' && strchr("eglnt", c->op[1]) && c->op[1] != 'n' ) {
           int64_t x, y;
-          if (!box_arith(sh, a, &x) || !box_arith(sh, b, &y)) {
+          sh->arith_who = "[[";
+          bool ok = box_arith(sh, a, &x) && box_arith(sh, b, &y);
+          sh->arith_who = NULL;
+          if (!ok) {
             *err = 1;
           } else {
             const char *o = c->op + 1;
@@ -129,7 +132,9 @@ int box_cond_eval(Shell *sh, Cond *c, int *err) {
           }
         } else if (!strcmp(c->op, "-ne")) {
           int64_t x, y;
+          sh->arith_who = "[[";
           if (!box_arith(sh, a, &x) || !box_arith(sh, b, &y)) *err = 1;
+          sh->arith_who = NULL;
           else r = x != y;
         } else {
           r = box_test_binary(sh, a, c->op, b, sh->fd[2]) == 0;

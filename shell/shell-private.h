@@ -186,7 +186,8 @@ struct Shell {
   int fd[BOX_NFD];         /* the shell's descriptors as commands see them; -1 closed */
   int fd_high;
   gint64 started;
-  int pipestatus_one;      /* PIPESTATUS is (this status); -1 other */          /* monotonic µs at the start: $SECONDS counts from it */             /* fd[fd_high…] are all -1 (≥ 3): what a redirection saves */
+  int pipestatus_one;
+  const char *arith_who;   /* names an arithmetic error's context (bash's `[[: `) */      /* PIPESTATUS is (this status); -1 other */          /* monotonic µs at the start: $SECONDS counts from it */             /* fd[fd_high…] are all -1 (≥ 3): what a redirection saves */
   int optind_sub;          /* getopts position inside a clustered word */
   long lineno;
   gint64 deadline;         /* monotonic µs, 0 = none */
