@@ -133,8 +133,9 @@ int box_cond_eval(Shell *sh, Cond *c, int *err) {
         } else if (!strcmp(c->op, "-ne")) {
           int64_t x, y;
           sh->arith_who = "[[";
-          if (!box_arith(sh, a, &x) || !box_arith(sh, b, &y)) *err = 1;
+          bool ok = box_arith(sh, a, &x) && box_arith(sh, b, &y);
           sh->arith_who = NULL;
+          if (!ok) *err = 1;
           else r = x != y;
         } else {
           r = box_test_binary(sh, a, c->op, b, sh->fd[2]) == 0;
