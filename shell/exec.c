@@ -22,6 +22,20 @@ static int fatal_status(Shell *sh, int st) {
   return st == 127 && sh->in_child ? 1 : st;
 }
 
+/* An expansion or assignment failed with status st: the shell ends, or
+ * only the top-level command when the error was one bash discards. */
+static int expansion_failed(Shell *sh, int st) {
+  if (sh->discard) {
+    sh->discard = false;
+    sh->jump = J_DISCARD;
+    sh->status = 1;
+    return 1;
+  }
+  sh->jump = J_EXIT;
+  sh->exit_status = fatal_status(sh, st);
+  return sh->exit_status;
+}
+
 /* ---- errexit / ERR -------------------------------------------------------------- */
 
 static void after_status(Shell *sh, int status) {
@@ -681,6 +695,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
   if (!box_check_limits(sh)) return sh->exit_status;
   int est = 1;
   bool expand_ok = true;
+  sh->discard = false;
   /* a command whose words all vanish (`$(exit 4)`) has the status of its
    * last substitution: counted from its first word, not its assignments */
   sh->subst_status = -1;
@@ -700,11 +715,8 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
     for (guint k = before; k < argv->len; k++) lit_push(lit, literal);
   }
   if (!expand_ok) {
-    if (!sh->in_child || true) {
-      /* an expansion error ends a non-interactive shell */
-      sh->jump = J_EXIT;
-      sh->exit_status = fatal_status(sh, est);
-    }
+    /* an expansion error ends a non-interactive shell */
+    expansion_failed(sh, est);
     return est;
   }
   size_t na = n->u.simple.nassigns;
@@ -714,8 +726,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
       if (!do_assign(sh, n->u.simple.assigns[i]->text, false, &st)) {
         if (st == 1 || st == 2 || st == 127) {
           /* as bash: an expansion error ends the shell, set -u's with 127 */
-          sh->jump = J_EXIT;
-          sh->exit_status = fatal_status(sh, st == 127 ? 127 : 1);
+          expansion_failed(sh, st == 127 ? 127 : 1);
         }
         return 1;
       }
@@ -951,9 +962,7 @@ static int eval_inner(Shell *sh, Node *n) {
       int st = 1;
       if (!box_expand_words(sh, n->u.forn.words, n->u.forn.nwords, items, &st)) {
         g_ptr_array_free(items, TRUE);
-        sh->jump = J_EXIT;
-        sh->exit_status = fatal_status(sh, st);
-        return st;
+        return expansion_failed(sh, st);
       }
     } else {
       for (int i = 0; i < sh->npos; i++) g_ptr_array_add(items, g_strdup(sh->pos[i]));
@@ -996,11 +1005,7 @@ static int eval_inner(Shell *sh, Node *n) {
   case N_CASE: {
     int st = 1;
     char *w = box_expand_str(sh, n->u.casen.word->text, false, &st);
-    if (!w) {
-      sh->jump = J_EXIT;
-      sh->exit_status = fatal_status(sh, st);
-      return st;
-    }
+    if (!w) return expansion_failed(sh, st);
     status = 0;
     bool fall = false;
     for (size_t i = 0; i < n->u.casen.nitems; i++) {
@@ -1039,7 +1044,10 @@ static int eval_inner(Shell *sh, Node *n) {
     }
     if (sh->opts & O_XTRACE) box_fdprintf(sh->fd[2], "+ (( %s ))\n", e);
     sh->arith_unbound = false;
+    sh->arith_who = "((";
     status = box_arith(sh, e, &v) ? (v == 0) : 1;
+    sh->arith_who = NULL;
+    sh->discard = false;  /* (( )) fails with 1 and the list goes on */
     if (sh->arith_unbound) {
       /* set -u: an unset name ends the shell, as bash */
       sh->arith_unbound = false;
@@ -1055,11 +1063,7 @@ static int eval_inner(Shell *sh, Node *n) {
   case N_COND: {
     int err = 0;
     int r = box_cond_eval(sh, n->u.cond.c, &err);
-    if (err & BOX_COND_FATAL) {
-      sh->jump = J_EXIT;
-      sh->exit_status = fatal_status(sh, err & 0xff);
-      return sh->exit_status;
-    }
+    if (err & BOX_COND_FATAL) return expansion_failed(sh, err & 0xff);
     status = err ? err : !r;
     after_status(sh, status);
     break;

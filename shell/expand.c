@@ -1119,7 +1119,9 @@ static void do_arith(X *x, const char *t, size_t n, int mode) {
   x->sh->arith_unbound = false;
   if (!box_arith(x->sh, e, &v)) {
     g_free(e);
-    xfail(x, arith_fail_status(x->sh));
+    int st = arith_fail_status(x->sh);
+    if (st == 1) x->sh->discard = true;  /* bash drops the command, not the shell */
+    xfail(x, st);
     return;
   }
   g_free(e);
@@ -1781,7 +1783,10 @@ static int fast_arith(Shell *sh, const char *t, char **out) {
   buf[l - 5] = 0;
   int64_t v;
   sh->arith_unbound = false;
-  if (!box_arith(sh, buf, &v)) return -1;
+  if (!box_arith(sh, buf, &v)) {
+    if (!sh->arith_unbound) sh->discard = true;  /* as do_arith */
+    return -1;
+  }
   char num[24];
   *out = g_strdup(box_i64_str(v, num));
   return 1;

@@ -71,6 +71,7 @@ void box_run_exit_trap(Shell *sh) {
 
 G_NORETURN void box_child_exit(Shell *sh, int status) {
   if (sh->jump == J_EXIT) status = sh->exit_status;
+  if (sh->jump == J_DISCARD) status = 1;
   sh->status = status;
   box_run_exit_trap(sh);
   if (sh->jump == J_EXIT) status = sh->exit_status;

@@ -138,7 +138,10 @@ enum {
   SH_EXPAND_ALIASES = 1 << 7, SH_LASTPIPE = 1 << 8, SH_INHERIT_ERREXIT = 1 << 9,
 };
 
-enum { J_NONE, J_BREAK, J_CONTINUE, J_RETURN, J_EXIT };
+/* J_DISCARD: the rest of the top-level command is dropped and the next
+ * one runs with $? 1 — bash -c's answer to an arithmetic expansion error
+ * or an assignment to a readonly variable. */
+enum { J_NONE, J_BREAK, J_CONTINUE, J_RETURN, J_EXIT, J_DISCARD };
 
 /* Descriptors a script may name (`exec 200>lock`): bash allows any below
  * the open-files limit; scripts use small numbers and the odd 200. */
@@ -187,7 +190,8 @@ struct Shell {
   int fd_high;
   gint64 started;
   int pipestatus_one;
-  const char *arith_who;   /* names an arithmetic error's context (bash's `[[: `) */      /* PIPESTATUS is (this status); -1 other */          /* monotonic µs at the start: $SECONDS counts from it */             /* fd[fd_high…] are all -1 (≥ 3): what a redirection saves */
+  const char *arith_who;
+  bool discard;            /* the error being reported drops the command (J_DISCARD), not the shell */   /* names an arithmetic error's context (bash's `[[: `) */      /* PIPESTATUS is (this status); -1 other */          /* monotonic µs at the start: $SECONDS counts from it */             /* fd[fd_high…] are all -1 (≥ 3): what a redirection saves */
   int optind_sub;          /* getopts position inside a clustered word */
   long lineno;
   gint64 deadline;         /* monotonic µs, 0 = none */

@@ -217,6 +217,7 @@ static int run_on(Shell *sh, const char *source, const BoxShellLimits *limits) {
       status = sh->exit_status;
       break;
     }
+    if (sh->jump == J_DISCARD) status = sh->status = 1;
     sh->jump = J_NONE;
   }
   box_parser_free(p);

@@ -85,6 +85,7 @@ static char *transform(ShellVar *v, const char *value) {
 static bool check_ro(Shell *sh, ShellVar *v, const char *name) {
   if (v && (v->flags & V_READONLY)) {
     box_sh_error(sh, "%s: readonly variable", name);
+    sh->discard = true;  /* an assignment statement's error drops the command */
     return false;
   }
   return true;

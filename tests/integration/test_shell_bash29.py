@@ -88,6 +88,16 @@ CASES = [
     ("pipestatus-simple-resets", 'true | false; echo ${PIPESTATUS[@]}; true; echo ${PIPESTATUS[@]}'),
     ("pipestatus-subshell", 'false; echo ${PIPESTATUS[@]}; (exit 3); echo ${PIPESTATUS[@]}'),
     ("pipestatus-unset", 'unset PIPESTATUS; true; echo ${PIPESTATUS[@]}'),
+    # ---- errors that drop the command, not the shell --------------------------------
+    ("discard-arith-line", 'echo a; echo $((1/0)); echo same-line\necho next $?'),
+    ("discard-readonly", 'readonly r=1; r=2; echo same\necho next $?'),
+    ("discard-in-function", 'f() { echo $((1/0)); echo infunc; }; f 2>/dev/null; echo after-f\necho next $?'),
+    ("discard-assign", 'x=$((2/0)) ; echo s\necho n $?'),
+    ("discard-loop", 'for i in 1 2; do echo $((i/0)); echo loop; done; echo afterloop\necho n $?'),
+    ("readonly-prefix-assign", 'declare -r q=1; q=3 echo hi; echo s6\necho n6 $?'),
+    ("arith-command-error", '((1/0)); echo same $?'),
+    ("discard-in-subst", 'y=$(echo $((1/0)); echo b); echo "[$y] $?"'),
+    ("discard-exit-trap", "trap 'echo exiting $?' EXIT; readonly ro=1; ro=2; echo \"st=$? ro=$ro\"\ntrue; echo $?"),
     # ---- arithmetic for, special variables, getopts ------------------------------
     ("arith-for-dollar", 'n=3; for ((i=0; i<$n; i++)); do echo $i; done'),
     ("arith-for-array-len", 'a=(1 2 3); for ((i=${#a[@]}-1; i>=0; i--)); do echo ${a[$i]}; done'),
