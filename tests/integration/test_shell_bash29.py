@@ -98,6 +98,9 @@ CASES = [
     ("arith-command-error", '((1/0)); echo same $?'),
     ("discard-in-subst", 'y=$(echo $((1/0)); echo b); echo "[$y] $?"'),
     ("discard-exit-trap", "trap 'echo exiting $?' EXIT; readonly ro=1; ro=2; echo \"st=$? ro=$ro\"\ntrue; echo $?"),
+    ("arith-assign-non-variable", 'n=3; echo $(((-(-3) == n+=(010))))\necho next $?'),
+    ("arith-ternary-assign", 'echo $((1 ? 20 : x+=2)); echo same\necho $?'),
+    ("arith-compound-order", 'i=1; echo $(((i+=(++i))**2)); i=1;j=2; echo $((j+=(j-=(++i))))'),
     # ---- arithmetic for, special variables, getopts ------------------------------
     ("arith-for-dollar", 'n=3; for ((i=0; i<$n; i++)); do echo $i; done'),
     ("arith-for-array-len", 'a=(1 2 3); for ((i=${#a[@]}-1; i>=0; i--)); do echo ${a[$i]}; done'),
