@@ -524,7 +524,8 @@ enum { WS_PLAIN, WS_PATTERN, WS_REPL };
 static char *word_string(X *outer, const char *t, size_t n, int mode, int kind) {
   X x;
   xinit(&x, outer->sh);
-  expand_text(&x, t, n, (kind == WS_PLAIN ? (mode & M_DQ) : 0) | M_NOSPLIT);
+  int m = kind == WS_PLAIN && (mode & M_DQ) ? M_DQ | M_DQWORD : 0;
+  expand_text(&x, t, n, m | M_NOSPLIT);
   if (x.failed) xfail(outer, x.status);
   GString *r = g_string_new(NULL);
   for (size_t i = 0; i < x.s->len; i++) {
@@ -839,7 +840,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
           ok = false;
           break;
         }
-        char *val = word_string(x, w, wn, 0, WS_PLAIN);
+        char *val = word_string(x, w, wn, mode, WS_PLAIN);
         if (!box_var_set(sh, name, val)) {
           xfail(x, 1);
           ok = false;

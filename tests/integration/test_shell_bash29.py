@@ -108,6 +108,7 @@ CASES = [
     ("uid-readonly", 'UID=5; echo $?'),
     ("seconds-from-start", 'echo $SECONDS'),
     ("getopts-local-optind-nested", 'f() { local OPTIND=1 opt; while getopts "xy" opt; do echo "opt: $opt"; [[ $opt = x ]] && f -y; done; }; f -x -y'),
+    ("opword-assign-dq", "printf '[%s]' \"<${u='q r'}\"; echo \"[$u]\"; echo \"${v:=\"a b\"}\" \"$v\""),
     # ---- traps --------------------------------------------------------------
     ("trap-err-status-line", 'trap \'echo "err:$?:$LINENO"\' ERR\necho a\nfalse\necho b'),
     ("trap-err-multiline-text", 'trap \'echo "e:$LINENO"\n echo "f:$LINENO"\' ERR\n\nfalse'),
