@@ -687,6 +687,13 @@ static bool is_decl_builtin(const Word *w) {
   return false;
 }
 
+/* $_ after a simple command: its last word (an assignment alone: empty). */
+static void set_last_arg(Shell *sh, const char *s) {
+  if (sh->last_arg && strcmp(sh->last_arg, s) == 0) return;
+  g_free(sh->last_arg);
+  sh->last_arg = g_strdup(s);
+}
+
 static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
   int status = 0;
   Word **words = n->u.simple.words;
@@ -736,6 +743,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
       }
     }
     status = sh->subst_status >= 0 ? sh->subst_status : 0;
+    set_last_arg(sh, "");
     if (n->nredirs) {
       BoxSaved sv;
       box_saved_begin(sh, &sv);
@@ -783,6 +791,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
     return 0;
   }
   status = run_found(sh, argc, av, n->u.simple.assigns, na, fn, def, implemented);
+  set_last_arg(sh, av[argc - 1]);
   box_saved_restore(sh, &sv);
   return status;
 }

@@ -762,6 +762,13 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
     }
   }
   bool ok = true;
+  if (length && i < n) {
+    /* ${#x:1:3}, ${#x%y}: no operator after a length */
+    box_sh_error(sh, "${%s}: bad substitution", whole);
+    xfail(x, 1);
+    ok = false;
+    goto out;
+  }
   if (length) {
     char buf[32];
     if (v.is_list) {
@@ -1346,6 +1353,21 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode) {
         g_free(cmd);
         i = e;
         continue;
+      }
+      if (d == '[' && !(mode & M_ARITH)) {
+        /* $[expr], bash's old spelling of $((expr)) */
+        size_t e = i + 2;
+        int depth = 1;
+        while (e < n && depth) {
+          if (t[e] == '[') depth++;
+          else if (t[e] == ']') depth--;
+          if (depth) e++;
+        }
+        if (!depth) {
+          do_arith(x, t + i + 2, e - i - 2, mode);
+          i = e + 1;
+          continue;
+        }
       }
       if (d == '_' || g_ascii_isalpha(d)) {
         size_t e = i + 1;

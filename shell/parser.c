@@ -235,6 +235,18 @@ static bool scan_dollar_in(Parser *p) {
     p->pos++;
     return scan_word_until(p, '}');
   }
+  if (c == '[') {
+    /* $[ expr ]: the old form of $(( )), blanks and all */
+    int depth = 0;
+    for (size_t e = p->pos; e < p->len && p->src[e] != '\n'; e++) {
+      if (p->src[e] == '[') depth++;
+      else if (p->src[e] == ']' && --depth == 0) {
+        p->pos = e + 1;
+        return true;
+      }
+    }
+    return true;
+  }
   if (c == '\'') {
     p->pos++;
     return scan_ansi(p);
@@ -418,6 +430,12 @@ again:
   t->line = p->line;
   int c = pc(p, 0);
   if (c < 0) { t->kind = T_EOF; return true; }
+  if (c == '\n' && p->in_cond && !p->docs->len) {
+    /* [[ … ]] may span lines */
+    p->pos++;
+    p->line++;
+    goto again;
+  }
   if (c == '\n') {
     p->pos++;
     p->line++;

@@ -191,7 +191,8 @@ struct Shell {
   gint64 started;
   int pipestatus_one;
   const char *arith_who;
-  bool discard;            /* the error being reported drops the command (J_DISCARD), not the shell */   /* names an arithmetic error's context (bash's `[[: `) */      /* PIPESTATUS is (this status); -1 other */          /* monotonic µs at the start: $SECONDS counts from it */             /* fd[fd_high…] are all -1 (≥ 3): what a redirection saves */
+  bool discard;
+  char *last_arg;          /* $_: the last word of the last simple command (NULL: "bash") */            /* the error being reported drops the command (J_DISCARD), not the shell */   /* names an arithmetic error's context (bash's `[[: `) */      /* PIPESTATUS is (this status); -1 other */          /* monotonic µs at the start: $SECONDS counts from it */             /* fd[fd_high…] are all -1 (≥ 3): what a redirection saves */
   int optind_sub;          /* getopts position inside a clustered word */
   long lineno;
   gint64 deadline;         /* monotonic µs, 0 = none */

@@ -135,7 +135,8 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
     const char *eq = strchr(*e, '=');
     if (!eq || eq == *e) continue;
     char *name = g_strndup(*e, (gsize)(eq - *e));
-    init_var(sh, name, eq + 1, true);
+    if (strcmp(name, "_") != 0)  /* $_ is the Shell's own (vars.c) */
+      init_var(sh, name, eq + 1, true);
     g_free(name);
   }
   if (env) {
@@ -182,6 +183,7 @@ static void shell_done(Shell *sh) {
   g_free(sh->arg0);
   g_free(sh->cwd);
   g_free(sh->funcname);
+  g_free(sh->last_arg);
   g_ptr_array_free(sh->arena, TRUE);
   if (sh->argv_pool) {
     for (guint i = 0; i < sh->argv_pool->len; i++) g_ptr_array_free(sh->argv_pool->pdata[i], TRUE);
