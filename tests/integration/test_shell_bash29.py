@@ -104,7 +104,7 @@ CASES = [
     ("dollar-bracket-arith", 'echo $[1+2] "$[2*3]" $[ 4 - 1 ] x$[1]y; a=(1 2); echo ${a[1]} $[a[1]+1]'),
     ("cond-spans-lines", '[[ a == a\n]] && echo ok; [[\n -n x ]] && echo ok2'),
     ("length-with-operator", 'x=5; echo ${#x:1:3}; echo after'),
-    ("last-arg", 'echo "[$_]"; x=1; echo a b; echo "[$_]"; y=2; echo "[$_]"; f() { :; }; f p q; echo "[$_]"; (echo z); echo "[$_]"; ls /nonexist 2>/dev/null; echo "[$_]"; [[ x ]]; echo "[$_]"; for i in 1; do :; done; echo "[$_]"'),
+    ("last-arg", 'x=1; echo a b; echo "[$_]"; y=2; echo "[$_]"; f() { :; }; f p q; echo "[$_]"; (echo z); echo "[$_]"; ls /nonexist 2>/dev/null; echo "[$_]"; [[ x ]]; echo "[$_]"; for i in 1; do :; done; echo "[$_]"'),
     # ---- arithmetic for, special variables, getopts ------------------------------
     ("arith-for-dollar", 'n=3; for ((i=0; i<$n; i++)); do echo $i; done'),
     ("arith-for-array-len", 'a=(1 2 3); for ((i=${#a[@]}-1; i>=0; i--)); do echo ${a[$i]}; done'),
