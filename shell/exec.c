@@ -613,6 +613,7 @@ static bool do_assign(Shell *sh, const char *t, bool local, int *status) {
     if (k && !*k && v && (v->flags & V_ASSOC)) {
       /* `m[$empty]=x`: bash names the subscript as written */
       box_sh_error(sh, "%.*s: bad array subscript", (int)(eq - t - append), t);
+      sh->discard = true;  /* the command goes, not the shell */
       ok = false;
     } else {
       ok = k && box_var_set_elem(sh, lhs, k, val, append);
@@ -928,6 +929,7 @@ static int eval_inner(Shell *sh, Node *n) {
     status = box_run_background(sh, n);
     break;
   case N_SUBSHELL: {
+    sh->lineno = n->line;
     pid_t pid = box_fork(sh);
     if (pid < 0) return 1;
     if (pid == 0) {
@@ -1042,6 +1044,7 @@ static int eval_inner(Shell *sh, Node *n) {
     status = 0;
     break;
   case N_ARITH: {
+    sh->lineno = n->line;
     int64_t v;
     const char *e = n->u.arith.expr;
     char *x = NULL;
@@ -1070,6 +1073,7 @@ static int eval_inner(Shell *sh, Node *n) {
     break;
   }
   case N_COND: {
+    sh->lineno = n->line;
     int err = 0;
     int r = box_cond_eval(sh, n->u.cond.c, &err);
     if (err & BOX_COND_FATAL) return expansion_failed(sh, err & 0xff);

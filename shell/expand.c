@@ -547,7 +547,7 @@ static char *word_string(X *outer, const char *t, size_t n, int mode, int kind) 
  * "…" its own double quotes are dropped; unquoted, its unquoted text is
  * split as an expansion's would be (`${u:-a b c}` is three words). */
 static void op_word(X *x, const char *w, size_t wn, int mode) {
-  if (mode & M_DQ) {
+  if (mode & (M_DQ | M_HEREDOC)) {
     expand_text(x, w, wn, mode | M_DQWORD);
     return;
   }
@@ -556,6 +556,19 @@ static void op_word(X *x, const char *w, size_t wn, int mode) {
   if (!(mode & M_NOSPLIT))
     for (size_t i = before; i < x->q->len; i++)
       if (x->q->data[i] == F_LIT) x->q->data[i] = F_EXP;
+}
+
+/* ${v@Q}: quoted even when nothing needs it, as bash prints it. */
+static char *quote_always(const char *s) {
+  for (const char *p = s; *p; p++)
+    if ((unsigned char)*p < 32 || *p == 127) return box_quote(s);
+  GString *g = g_string_new("'");
+  for (const char *p = s; *p; p++) {
+    if (*p == '\'') g_string_append(g, "'\\''");
+    else g_string_append_c(g, *p);
+  }
+  g_string_append_c(g, '\'');
+  return g_string_free(g, FALSE);
 }
 
 /* upper: 1 up, 0 down, -1 toggled (${v~}, ${v~~}). */
@@ -993,7 +1006,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
     for (guint j = 0; j < v.list->len; j++) {
       const char *s = v.list->pdata[j];
       switch (f) {
-      case 'Q': g_ptr_array_add(res, box_quote(s)); break;
+      case 'Q': g_ptr_array_add(res, quote_always(s)); break;
       case 'U': g_ptr_array_add(res, g_utf8_strup(s, -1)); break;
       case 'L': g_ptr_array_add(res, g_utf8_strdown(s, -1)); break;
       case 'u': g_ptr_array_add(res, case_mod(s, NULL, true, false, sh)); break;

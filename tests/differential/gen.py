@@ -206,6 +206,11 @@ class Gen:
         return self.pick(["-", "!", "~"]) + "(" + a + ")"
 
     # ---- statements ------------------------------------------------------
+    def pattern(self):
+        """A pattern that stands as a word of its own (a bare blank does not)."""
+        p = self.pick(PATTERNS)
+        return p if p != " " else "' '"
+
     def show(self, words):
         """Prints words bracketed one by one: shows splitting and globbing."""
         return "printf '[%s]' " + " ".join(words) + "; echo"
@@ -333,7 +338,7 @@ class Gen:
     def cond(self):
         k = self.r.randrange(8)
         if k == 0:
-            return "[[ " + self.param(True) + " == " + self.pick(PATTERNS) + " ]]"
+            return "[[ " + self.param(True) + " == " + self.pattern() + " ]]"
         if k == 1:
             return "[[ -n " + self.param(True) + " ]]"
         if k == 2:
@@ -346,7 +351,7 @@ class Gen:
             return self.pick(["true", "false", "[[ -z $u ]]", "test -n \"$a\"", "[[ $i -lt 3 ]]"])
         if k == 6:
             return "[[ " + self.pick(["-v a", "-v u", "$a < $b", "-f f", "-d .", "! -e nope"]) + " ]]"
-        return "[[ $(echo " + self.value_word() + ") == " + self.pick(PATTERNS) + " ]]"
+        return "[[ $(echo " + self.value_word() + ") == " + self.pattern() + " ]]"
 
     def if_stmt(self):
         self.tag("if")
@@ -361,7 +366,7 @@ class Gen:
         self.tag("case")
         items = []
         for _ in range(self.r.randrange(1, 4)):
-            pats = "|".join(self.pick(PATTERNS + ["abc", "x\\ y", "'x y'", "*.gz", "[0-9]*"])
+            pats = "|".join(self.pick([p for p in PATTERNS if p != " "] + ["abc", "x\\ y", "'x y'", "*.gz", "[0-9]*"])
                             for _ in range(self.r.randrange(1, 3)))
             items.append(pats + ") " + self.body(1) + " " + self.pick([";;", ";;", ";;", ";&", ";;&"]))
         items.append("*) echo default ;;")

@@ -105,6 +105,10 @@ CASES = [
     ("cond-spans-lines", '[[ a == a\n]] && echo ok; [[\n -n x ]] && echo ok2'),
     ("length-with-operator", 'x=5; echo ${#x:1:3}; echo after'),
     ("last-arg", 'x=1; echo a b; echo "[$_]"; y=2; echo "[$_]"; f() { :; }; f p q; echo "[$_]"; (echo z); echo "[$_]"; ls /nonexist 2>/dev/null; echo "[$_]"; [[ x ]]; echo "[$_]"; for i in 1; do :; done; echo "[$_]"'),
+    ("lineno-subshell-in-trap", 'for ((i=0; i<2; i++)); do trap \'echo "err:$?:$LINENO"\' ERR\n(exit 5)\necho done; done'),
+    ("heredoc-opword-quotes", 's=ab; cat <<EOF\nline "${s:+"a"b}"\nEOF'),
+    ("transform-Q", 'a=foo.tar.gz; b="it\'s"; echo ${a@Q} ${b@Q} "${e@Q}"'),
+    ("assoc-empty-key-discards", 'declare -A m; m["$s"]="x y"\necho next $?'),
     # ---- arithmetic for, special variables, getopts ------------------------------
     ("arith-for-dollar", 'n=3; for ((i=0; i<$n; i++)); do echo $i; done'),
     ("arith-for-array-len", 'a=(1 2 3); for ((i=${#a[@]}-1; i>=0; i--)); do echo ${a[$i]}; done'),
