@@ -32,12 +32,28 @@ void box_var_free(gpointer p) {
   g_free(v);
 }
 
+/* The name a nameref (declare -n) leads to: followed while its value is a
+ * plain name, at most 8 times (a cycle stops there); name otherwise.  A
+ * nameref without a value yet is itself (declare -n r=x sets r). */
+static const char *deref(Shell *sh, const char *name, ShellVar **found) {
+  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  for (int i = 0; i < 8 && v && (v->flags & V_NAMEREF) && v->value && box_is_name(v->value, strlen(v->value)); i++) {
+    name = v->value;
+    v = g_hash_table_lookup(sh->vars, name);
+  }
+  *found = v;
+  return name;
+}
+
 ShellVar *box_var_lookup(Shell *sh, const char *name) {
-  return g_hash_table_lookup(sh->vars, name);
+  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  if (v && (v->flags & V_NAMEREF)) deref(sh, name, &v);
+  return v;
 }
 
 ShellVar *box_var_make(Shell *sh, const char *name) {
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  if (v && (v->flags & V_NAMEREF)) name = deref(sh, name, &v);
   if (!v) {
     v = g_new0(ShellVar, 1);
     if (sh->opts & O_ALLEXPORT) v->flags |= V_EXPORT;
@@ -71,6 +87,7 @@ static const char *dyn_value(Shell *sh, const char *name) {
 
 const char *box_var_get(Shell *sh, const char *name) {
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  if (v && (v->flags & V_NAMEREF)) name = deref(sh, name, &v);
   if (!v) return dyn_value(sh, name);
   if (v->flags & V_ARRAY) return v->arr && v->arr->len ? v->arr->pdata[0] : NULL;
   if (v->flags & V_ASSOC) return v->assoc ? g_hash_table_lookup(v->assoc, "0") : NULL;
@@ -105,6 +122,7 @@ static char *int_value(Shell *sh, ShellVar *v, const char *value, bool *ok) {
 
 bool box_var_set(Shell *sh, const char *name, const char *value) {
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  if (v && (v->flags & V_NAMEREF)) name = deref(sh, name, &v);
   if (!check_ro(sh, v, name)) return false;
   if (!v) v = box_var_make(sh, name);
   bool ok;
@@ -127,7 +145,7 @@ bool box_var_set(Shell *sh, const char *name, const char *value) {
 
 bool box_var_set_take(Shell *sh, const char *name, char *value) {
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
-  if (v && !(v->flags & (V_READONLY | V_INTEGER | V_LOWER | V_UPPER | V_ARRAY | V_ASSOC))) {
+  if (v && !(v->flags & (V_READONLY | V_INTEGER | V_LOWER | V_UPPER | V_ARRAY | V_ASSOC | V_NAMEREF))) {
     g_free(v->value);
     v->value = value;
     if (sh->opts & O_ALLEXPORT) v->flags |= V_EXPORT;
@@ -191,6 +209,7 @@ const char *box_var_elem(ShellVar *v, const char *key) {
 
 bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *value, bool append) {
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  if (v && (v->flags & V_NAMEREF)) name = deref(sh, name, &v);
   if (!check_ro(sh, v, name)) return false;
   if (!v) v = box_var_make(sh, name);
   if (!(v->flags & (V_ARRAY | V_ASSOC))) box_var_make_array(v, false);

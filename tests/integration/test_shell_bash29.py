@@ -117,6 +117,11 @@ CASES = [
     ("seconds-from-start", 'echo $SECONDS'),
     ("getopts-local-optind-nested", 'f() { local OPTIND=1 opt; while getopts "xy" opt; do echo "opt: $opt"; [[ $opt = x ]] && f -y; done; }; f -x -y'),
     ("opword-assign-dq", "printf '[%s]' \"<${u='q r'}\"; echo \"[$u]\"; echo \"${v:=\"a b\"}\" \"$v\""),
+    # ---- namerefs ------------------------------------------------------------------
+    ("nameref-scalar", 'x=1; declare -n r=x; r=5; echo $x $r'),
+    ("nameref-local-out-param", 'f() { local -n r=$1; r=5; }; f v; echo $v'),
+    ("nameref-array", 'a=(x y); declare -n r=a; echo ${r[1]}; r[0]=z; echo ${a[@]}; r+=(w); echo ${#a[@]}'),
+    ("nameref-array-param", 'f() { local -n arr=$1; arr+=(new); echo ${#arr[@]}; }; l=(1 2); f l; echo ${l[@]}'),
     # ---- traps --------------------------------------------------------------
     ("trap-err-status-line", 'trap \'echo "err:$?:$LINENO"\' ERR\necho a\nfalse\necho b'),
     ("trap-err-multiline-text", 'trap \'echo "e:$LINENO"\n echo "f:$LINENO"\' ERR\n\nfalse'),
