@@ -51,6 +51,8 @@ typedef struct {
   int fd;
   bool strip;        /* <<- */
   unsigned char kw;  /* T_WORD: KW_* when the text is a reserved word */
+  const char *vname; /* T_REDIR after {NAME} */
+  size_t vlen;
   size_t start;      /* offset in src */
   int line;
 } Tok;
@@ -443,6 +445,18 @@ again:
     return read_heredocs(p);
   }
   int c1 = pc(p, 1), c2 = pc(p, 2);
+  /* {NAME}> : a descriptor the shell chooses, named by NAME */
+  if (c == '{' && !p->in_cond && (c1 == '_' || g_ascii_isalpha(c1))) {
+    size_t e = 1;
+    while (pc(p, e) == '_' || g_ascii_isalnum(pc(p, e))) e++;
+    if (pc(p, e) == '}' && (pc(p, e + 1) == '<' || pc(p, e + 1) == '>') &&
+        !(pc(p, e + 1) == '<' && pc(p, e + 2) == '(') && !(pc(p, e + 1) == '>' && pc(p, e + 2) == '(')) {
+      t->vname = p->src + p->pos + 1;
+      t->vlen = e - 1;
+      p->pos += e + 1;
+      c = pc(p, 0), c1 = pc(p, 1), c2 = pc(p, 2);
+    }
+  }
   /* IO number */
   int fd = -1;
   size_t d = 0;
@@ -850,7 +864,8 @@ static bool parse_redir(Parser *p, Vec *redirs) {
     else unexpected(p, &w);
     return false;
   }
-  Redir r = { op.rkind, op.fd, mkword(p, w.text, w.len, w.plain, w.soft), NULL, false };
+  Redir r = { op.rkind, op.fd, mkword(p, w.text, w.len, w.plain, w.soft), NULL, false,
+              op.vname ? box_arena_strndup(p->sh, op.vname, op.vlen) : NULL };
   vec_push(redirs, &r);
   if (op.rkind == R_HEREDOC) {
     Redir *last = vec_last(redirs);

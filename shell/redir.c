@@ -57,12 +57,43 @@ static bool all_digits(const char *s) {
   return true;
 }
 
+/* {NAME}>…: the lowest free descriptor from 10, NAME set to it; for
+ * {NAME}>&- the one NAME holds is closed (BOX_NFD: nothing left to do). */
+static int name_fd(Shell *sh, const Redir *r) {
+  bool close_it = (r->kind == R_DUP_OUT || r->kind == R_DUP_IN) && r->word && strcmp(r->word->text, "-") == 0;
+  if (close_it) {
+    const char *v = box_var_get(sh, r->varname);
+    long k = v && all_digits(v) ? strtol(v, NULL, 10) : -1;
+    if (k < 0 || k >= BOX_NFD || sh->fd[k] < 0) {
+      box_sh_error(sh, "%s: Bad file descriptor", v ? v : r->varname);
+      return -1;
+    }
+    close(sh->fd[k]);
+    sh->fd[k] = -1;
+    return BOX_NFD;
+  }
+  for (int k = 10; k < BOX_NFD; k++) {
+    if (sh->fd[k] >= 0) continue;
+    char num[16];
+    g_snprintf(num, sizeof num, "%d", k);
+    if (!box_var_set(sh, r->varname, num)) return -1;
+    return k;
+  }
+  box_sh_error(sh, "%s: too many open files", r->varname);
+  return -1;
+}
+
 bool box_apply_redirs(Shell *sh, const Redir *rs, size_t n, BoxSaved *sv) {
   for (size_t i = 0; i < n; i++) {
     const Redir *r = &rs[i];
     int target = r->fd;
     if (target < 0) target = (r->kind == R_IN || r->kind == R_RDWR || r->kind == R_DUP_IN ||
                               r->kind == R_HEREDOC || r->kind == R_HERESTR) ? 0 : 1;
+    if (r->varname) {
+      target = name_fd(sh, r);
+      if (target < 0) return false;
+      if (target == BOX_NFD) continue;  /* {fd}>&- done */
+    }
     if (target >= BOX_NFD) {
       box_sh_error(sh, "%d: Bad file descriptor", target);
       return false;

@@ -122,6 +122,10 @@ CASES = [
     ("nameref-local-out-param", 'f() { local -n r=$1; r=5; }; f v; echo $v'),
     ("nameref-array", 'a=(x y); declare -n r=a; echo ${r[1]}; r[0]=z; echo ${a[@]}; r+=(w); echo ${#a[@]}'),
     ("nameref-array-param", 'f() { local -n arr=$1; arr+=(new); echo ${#arr[@]}; }; l=(1 2); f l; echo ${l[@]}'),
+    ("fd-varname", 'exec {fd}>f1; echo $fd; echo hi >&$fd; exec {fd}>&-; cat f1'),
+    ("fd-varname-two", 'exec {a}>f1 {b}>f2; echo $a $b; echo x >&$b; cat f2'),
+    ("fd-varname-herestring", 'exec {in}<<<"data"; read -r l <&$in; echo $l'),
+    ("fd-varname-not-redir", 'echo {x} {x}y'),
     # ---- traps --------------------------------------------------------------
     ("trap-err-status-line", 'trap \'echo "err:$?:$LINENO"\' ERR\necho a\nfalse\necho b'),
     ("trap-err-multiline-text", 'trap \'echo "e:$LINENO"\n echo "f:$LINENO"\' ERR\n\nfalse'),
