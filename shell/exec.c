@@ -667,7 +667,7 @@ static void lit_push(LitBuf *l, bool b) {
 
 /* A word the declaration builtins take as an assignment: NAME=…, NAME+=…,
  * NAME[…]=…, not an array literal (declare.c parses those itself). */
-static bool decl_assignment(const char *t) {
+G_GNUC_NO_INLINE static bool decl_assignment(const char *t) {
   const char *p = t;
   if (!(*p == '_' || g_ascii_isalpha(*p))) return false;
   while (*p == '_' || g_ascii_isalnum(*p)) p++;
@@ -680,19 +680,37 @@ static bool decl_assignment(const char *t) {
   return *p == '=' && p[1] != '(';
 }
 
-static bool is_decl_builtin(const Word *w) {
+/* Out of line: run_simple_inner, which asks it of every command, stays
+ * small enough to be inlined into the evaluator's loop. */
+G_GNUC_NO_INLINE static bool is_decl_builtin(const Word *w) {
   static const char *const names[] = { "local", "export", "declare", "typeset", "readonly", NULL };
-  if (!(w->flags & W_PLAIN)) return false;
   for (int i = 0; names[i]; i++)
     if (strcmp(w->text, names[i]) == 0) return true;
   return false;
 }
 
-/* $_ after a simple command: its last word (an assignment alone: empty). */
-static void set_last_arg(Shell *sh, const char *s) {
-  if (sh->last_arg && strcmp(sh->last_arg, s) == 0) return;
+/* $_ after a simple command: its last word (an assignment alone: empty).
+ * A literal last word that set it last time sets the same text: a loop's
+ * `[ $i -lt 9 ]` does not copy its "]" each time round. */
+G_GNUC_NO_INLINE static void set_last_arg_copy(Shell *sh, const Word *w, const char *s) {
+  sh->last_arg_word = w;
   g_free(sh->last_arg);
   sh->last_arg = g_strdup(s);
+}
+
+static inline void set_last_arg(Shell *sh, const Word *w, const char *s) {
+  if (w && (w->flags & W_PLAIN)) {
+    if (sh->last_arg_word == w) return;
+  } else {
+    w = NULL;
+  }
+  set_last_arg_copy(sh, w, s);
+}
+
+G_GNUC_NO_INLINE static bool expand_decl_value(Shell *sh, const Word *w, GPtrArray *argv, int *est) {
+  char *val = box_expand_str(sh, w->text, true, est);
+  if (val) g_ptr_array_add(argv, val);
+  return val != NULL;
 }
 
 static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
@@ -708,13 +726,13 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
    * last substitution: counted from its first word, not its assignments */
   sh->subst_status = -1;
   /* `local v=$x`, `export p=$x`: the value is not split or globbed */
-  bool decl = nw > 1 && is_decl_builtin(words[0]);
+  char c0 = nw > 1 ? words[0]->text[0] : 0;  /* most commands are told apart by their first letter */
+  bool decl = c0 && (words[0]->flags & W_PLAIN) && (c0 == 'l' || c0 == 'e' || c0 == 'd' || c0 == 't' || c0 == 'r') &&
+              is_decl_builtin(words[0]);
   for (size_t i = 0; i < nw && expand_ok; i++) {
     guint before = argv->len;
-    if (decl && i > 0 && !(words[i]->flags & W_PLAIN) && decl_assignment(words[i]->text)) {
-      char *val = box_expand_str(sh, words[i]->text, true, &est);
-      expand_ok = val != NULL;
-      if (val) g_ptr_array_add(argv, val);
+    if (G_UNLIKELY(decl) && i > 0 && !(words[i]->flags & W_PLAIN) && decl_assignment(words[i]->text)) {
+      expand_ok = expand_decl_value(sh, words[i], argv, &est);
     } else {
       expand_ok = box_expand_words(sh, &words[i], 1, argv, &est);
     }
@@ -744,7 +762,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
       }
     }
     status = sh->subst_status >= 0 ? sh->subst_status : 0;
-    set_last_arg(sh, "");
+    set_last_arg(sh, NULL, "");
     if (n->nredirs) {
       BoxSaved sv;
       box_saved_begin(sh, &sv);
@@ -792,7 +810,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
     return 0;
   }
   status = run_found(sh, argc, av, n->u.simple.assigns, na, fn, def, implemented);
-  set_last_arg(sh, av[argc - 1]);
+  set_last_arg(sh, words[nw - 1], av[argc - 1]);
   box_saved_restore(sh, &sv);
   return status;
 }

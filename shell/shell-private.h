@@ -192,7 +192,8 @@ struct Shell {
   int pipestatus_one;
   const char *arith_who;
   bool discard;
-  char *last_arg;          /* $_: the last word of the last simple command (NULL: "bash") */            /* the error being reported drops the command (J_DISCARD), not the shell */   /* names an arithmetic error's context (bash's `[[: `) */      /* PIPESTATUS is (this status); -1 other */          /* monotonic µs at the start: $SECONDS counts from it */             /* fd[fd_high…] are all -1 (≥ 3): what a redirection saves */
+  char *last_arg;          /* $_: the last word of the last simple command (NULL: "bash") */
+  const Word *last_arg_word; /* the literal word that set it, if one did */            /* the error being reported drops the command (J_DISCARD), not the shell */   /* names an arithmetic error's context (bash's `[[: `) */      /* PIPESTATUS is (this status); -1 other */          /* monotonic µs at the start: $SECONDS counts from it */             /* fd[fd_high…] are all -1 (≥ 3): what a redirection saves */
   int optind_sub;          /* getopts position inside a clustered word */
   long lineno;
   gint64 deadline;         /* monotonic µs, 0 = none */
