@@ -563,16 +563,8 @@ static bool do_assign(Shell *sh, const char *t, bool local, int *status) {
       if (!(v->flags & (V_ARRAY | V_ASSOC))) box_var_make_array(v, false);
       if (v->arr) next = v->arr->len;
     } else {
-      unsigned keep = v->flags & ~(V_ARRAY | V_ASSOC);
-      g_free(v->value);
-      v->value = NULL;
-      if (v->arr) g_ptr_array_free(v->arr, TRUE);
-      if (v->assoc) g_hash_table_destroy(v->assoc);
-      if (v->keys) g_ptr_array_free(v->keys, TRUE);
-      v->arr = NULL;
-      v->assoc = NULL;
-      v->keys = NULL;
-      v->flags = keep;
+      box_var_clear(v);
+      v->flags &= ~(V_ARRAY | V_ASSOC);
       box_var_make_array(v, assoc);
     }
     bool pairs = assoc && items->len && !items->pdata[0];

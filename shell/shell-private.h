@@ -80,6 +80,8 @@ bool box_var_set_take(Shell *sh, const char *name, char *value);
 void box_var_export(Shell *sh, const char *name);
 void box_var_unset(Shell *sh, const char *name);
 ShellVar *box_var_lookup(Shell *sh, const char *name);
+/* Drops a variable's value, elements and keys; its attributes stay. */
+void box_var_clear(ShellVar *v);
 ShellVar *box_var_make(Shell *sh, const char *name);   /* finds or creates */
 bool box_is_name(const char *s, size_t len);
 /* Arrays. */

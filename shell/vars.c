@@ -13,7 +13,7 @@ bool box_is_name(const char *s, size_t len) {
   return true;
 }
 
-static void var_clear(ShellVar *v) {
+void box_var_clear(ShellVar *v) {
   g_free(v->value);
   v->value = NULL;
   if (v->arr) g_ptr_array_free(v->arr, TRUE);
@@ -28,7 +28,7 @@ void box_var_free(gpointer p);
 void box_var_free(gpointer p) {
   ShellVar *v = p;
   if (!v) return;
-  var_clear(v);
+  box_var_clear(v);
   g_free(v);
 }
 
@@ -171,7 +171,7 @@ void box_var_make_array(ShellVar *v, bool assoc) {
     if (v->flags & V_ASSOC) return;
     char *old = v->value;
     v->value = NULL;
-    var_clear(v);
+    box_var_clear(v);
     v->flags = (v->flags & ~V_ARRAY) | V_ASSOC;
     v->assoc = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     v->keys = g_ptr_array_new_with_free_func(g_free);
