@@ -936,7 +936,9 @@ int main(int argc, char **argv)
   g_auto(GStrv) binds = NULL;
   int ctl = -1;
   GOptionEntry entries[] = {
-    { "command", 'c', 0, G_OPTION_ARG_STRING, &command,
+    /* FILENAME: the text's bytes as given; STRING would convert them from
+     * the locale's charset, and with none set (C) refuse any non-ASCII */
+    { "command", 'c', 0, G_OPTION_ARG_FILENAME, &command,
       "Run TEXT with no box around it (tests, benchmarks)", "TEXT" },
     { "no-exec", 'n', 0, G_OPTION_ARG_NONE, &check_only,
       "With -c: only parse TEXT (a syntax error exits 2)", NULL },

@@ -24,7 +24,10 @@ static void ar_error(Ar *a, const char *msg, const char *tok) {
   g_strchomp(ex);
   char *t = g_strdup(tok ? tok : "");
   g_strstrip(t);
-  box_sh_error(a->sh, "%s: %s (error token is \"%s\")", ex, msg, t);
+  if (a->sh->arith_who)
+    box_sh_error(a->sh, "%s: %s: %s (error token is \"%s\")", a->sh->arith_who, ex, msg, t);
+  else
+    box_sh_error(a->sh, "%s: %s (error token is \"%s\")", ex, msg, t);
   g_free(ex);
   g_free(t);
 }
@@ -485,8 +488,10 @@ static int64_t assign(Ar *a) {
     else if (strchr("+-*/%&^|", p[0]) && p[0] && p[1] == '=') { op = p[0]; oplen = 2; }
     if (op) {
       a->p += oplen;
-      int64_t r = nested(a, assign);
+      /* the name's value is read before the right side runs, as bash:
+       * i=1; (( i += ++i )) is 3 */
       int64_t l = op == '=' ? 0 : var_num(a, lval_get(a, &lv));
+      int64_t r = nested(a, assign);
       int64_t v = r;
       switch (op) {
       case '+': v = (int64_t)((uint64_t)l + (uint64_t)r); break;
@@ -514,7 +519,14 @@ static int64_t assign(Ar *a) {
     g_free(lv.sub);
   }
   a->p = save;
-  return cond(a);
+  int64_t v = cond(a);
+  ws(a);
+  const char *p = a->p;
+  if ((p[0] == '=' && p[1] != '=') || (strchr("+-*/%&^|", p[0]) && p[0] && p[1] == '=') ||
+      ((p[0] == '<' || p[0] == '>') && p[1] == p[0] && p[2] == '=') ||
+      (p[0] == '*' && p[1] == '*' && p[2] == '='))
+    ar_error(a, "attempted assignment to non-variable", p);
+  return v;
 }
 
 static int64_t comma(Ar *a) {

@@ -46,6 +46,7 @@ typedef struct {
   Word *word;        /* target, or here-doc delimiter */
   HereDoc *doc;      /* R_HEREDOC */
   bool quoted;       /* here-doc delimiter was quoted: no expansion */
+  char *varname;     /* {NAME}>…: the shell picks a descriptor ≥ 10 and sets NAME to it */
 } Redir;
 
 typedef enum {

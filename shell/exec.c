@@ -1,327 +1,19 @@
-/* exec.c — the evaluator: lists, pipelines, compound commands, functions,
- * redirections, traps, set -e, and the decision protocol: every simple
- * command (function, builtin, implemented command) asks shell:exec, every
- * other program goes to the host as shell:spawn. */
-#include <errno.h>
+/* exec.c — the evaluator: lists, compound commands, simple commands and
+ * their assignments, functions, set -e, and the decision protocol: every
+ * simple command (function, builtin, implemented command) asks shell:exec,
+ * every other program goes to the host as shell:spawn.  Pipelines and jobs
+ * are in jobs.c, redirections in redir.c, [[ ]] in cond.c. */
 #include <fcntl.h>
-#include <regex.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "shell/shell-private.h"
 
 void box_frame_push(Shell *sh);
 void box_frame_pop(Shell *sh);
-
-static volatile sig_atomic_t pending_sigs[BOX_NSIG];
-static volatile sig_atomic_t any_pending;
-
-static void on_signal(int sig) {
-  if (sig > 0 && sig < BOX_NSIG) pending_sigs[sig] = 1;
-  any_pending = 1;
-}
-
-void box_trap_install(Shell *sh, int sig);
-void box_trap_install(Shell *sh, int sig) {
-  if (sig <= 0 || sig >= BOX_NSIG || sig == SIGKILL || sig == SIGSTOP) return;
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  if (!sh->traps[sig]) sa.sa_handler = SIG_DFL;
-  else if (!*sh->traps[sig]) sa.sa_handler = SIG_IGN;
-  else sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(sig, &sa, NULL);
-}
-
-static void run_trap_text(Shell *sh, const char *text) {
-  int saved_status = sh->status;
-  int saved_jump = sh->jump, saved_n = sh->jump_n;
-  sh->jump = J_NONE;
-  bool was = sh->in_trap;
-  sh->in_trap = true;
-  box_eval_text(sh, text, NULL);
-  sh->in_trap = was;
-  if (sh->jump != J_EXIT) {
-    sh->jump = saved_jump;
-    sh->jump_n = saved_n;
-    sh->status = saved_status;
-  }
-}
-
-static void run_pending_traps(Shell *sh) {
-  if (!any_pending) return;
-  any_pending = 0;
-  for (int s = 1; s < BOX_NSIG; s++) {
-    if (!pending_sigs[s]) continue;
-    pending_sigs[s] = 0;
-    if (sh->traps[s] && *sh->traps[s]) run_trap_text(sh, sh->traps[s]);
-  }
-}
-
-void box_run_exit_trap(Shell *sh) {
-  char *t = sh->traps[TRAP_EXIT];
-  if (!t) return;
-  sh->traps[TRAP_EXIT] = NULL;
-  int st = sh->status;
-  if (sh->jump == J_EXIT) st = sh->exit_status;
-  sh->status = st;
-  sh->jump = J_NONE;
-  box_eval_text(sh, t, NULL);
-  if (sh->jump != J_EXIT) {
-    sh->exit_status = st;
-  }
-  sh->jump = J_EXIT;
-  g_free(t);
-}
-
-G_NORETURN void box_child_exit(Shell *sh, int status) {
-  if (sh->jump == J_EXIT) status = sh->exit_status;
-  sh->status = status;
-  box_run_exit_trap(sh);
-  if (sh->jump == J_EXIT) status = sh->exit_status;
-  _exit(status & 255);
-}
-
-/* The run's wall clock is past: says so once and ends the run. */
-static bool past_deadline(Shell *sh) {
-  if (!sh->deadline || g_get_monotonic_time() <= sh->deadline) return false;
-  if (sh->jump != J_EXIT) {
-    box_sh_error(sh, "execution timeout exceeded");
-    sh->jump = J_EXIT;
-    sh->exit_status = BOX_SHELL_TIMEOUT_STATUS;
-  }
-  return true;
-}
-
-pid_t box_fork(Shell *sh) {
-  /* A process tree grows by forks, each child running little before it
-   * forks again (`f() { echo $(f)$(f); }`): past the deadline none is
-   * started, whatever the tree's shape. */
-  if (past_deadline(sh)) return -1;
-  pid_t pid = fork();
-  if (pid < 0) {
-    box_sh_error(sh, "fork: %s", box_strerror(errno));
-    return -1;
-  }
-  if (pid == 0) {
-    sh->in_child = true;
-    g_free(sh->traps[TRAP_EXIT]);
-    sh->traps[TRAP_EXIT] = NULL;
-    for (int s = 1; s < BOX_NSIG; s++)
-      if (sh->traps[s] && *sh->traps[s]) {
-        g_free(sh->traps[s]);
-        sh->traps[s] = NULL;
-        box_trap_install(sh, s);
-      }
-    g_array_set_size(sh->jobs, 0);
-    signal(SIGPIPE, SIG_DFL);
-  }
-  return pid;
-}
-
-int box_wait_pid(pid_t pid) {
-  int ws;
-  while (waitpid(pid, &ws, 0) < 0) {
-    if (errno != EINTR) return 127;
-  }
-  if (WIFEXITED(ws)) return WEXITSTATUS(ws);
-  if (WIFSIGNALED(ws)) return 128 + WTERMSIG(ws);
-  return 1;
-}
-
-bool box_check_limits(Shell *sh) {
-  static unsigned tick;
-  if (sh->deadline && (++tick & 63) == 0 && past_deadline(sh)) return false;
-  if (any_pending) run_pending_traps(sh);
-  return sh->jump != J_EXIT;
-}
-
-/* ---- redirections ------------------------------------------------------------- */
-
-typedef struct {
-  int fd[BOX_NFD];
-  int opened[BOX_NFD * 2 + 8];
-  int nopened;
-} Saved;
-
-static void saved_begin(Shell *sh, Saved *s) {
-  memcpy(s->fd, sh->fd, sizeof s->fd);
-  s->nopened = 0;
-}
-
-static void saved_restore(Shell *sh, Saved *s) {
-  memcpy(sh->fd, s->fd, sizeof s->fd);
-  for (int i = 0; i < s->nopened; i++) close(s->opened[i]);
-  s->nopened = 0;
-}
-
-static void saved_keep(Saved *s, int fd) {
-  if (s && s->nopened < (int)G_N_ELEMENTS(s->opened)) s->opened[s->nopened++] = fd;
-}
-
-/* A pipe pre-filled with text (a writer child when it does not fit). */
-static int text_fd(Shell *sh, const char *text, size_t len) {
-  int p[2];
-  if (pipe2(p, O_CLOEXEC) < 0) return -1;
-  if (len <= 60000) {
-    box_write_all(p[1], text, len);
-    close(p[1]);
-    return p[0];
-  }
-  pid_t pid = box_fork(sh);
-  if (pid == 0) {
-    close(p[0]);
-    box_write_all(p[1], text, len);
-    _exit(0);
-  }
-  close(p[1]);
-  if (pid > 0) {
-    BoxJob j = { pid, 0, false, g_strdup("heredoc"), NULL };
-    g_array_append_val(sh->jobs, j);
-  }
-  return p[0];
-}
-
-static bool all_digits(const char *s) {
-  if (!*s) return false;
-  for (; *s; s++) if (*s < '0' || *s > '9') return false;
-  return true;
-}
-
-static bool apply_redirs(Shell *sh, const Redir *rs, size_t n, Saved *sv) {
-  for (size_t i = 0; i < n; i++) {
-    const Redir *r = &rs[i];
-    int target = r->fd;
-    if (target < 0) target = (r->kind == R_IN || r->kind == R_RDWR || r->kind == R_DUP_IN ||
-                              r->kind == R_HEREDOC || r->kind == R_HERESTR) ? 0 : 1;
-    if (target >= BOX_NFD) {
-      box_sh_error(sh, "%d: Bad file descriptor", target);
-      return false;
-    }
-    int st = 1;
-    if (r->kind == R_HEREDOC) {
-      char *body = r->quoted ? g_strdup(r->doc->body) : box_expand_heredoc(sh, r->doc->body, &st);
-      if (!body) return false;
-      int fd = text_fd(sh, body, strlen(body));
-      g_free(body);
-      if (fd < 0) return false;
-      saved_keep(sv, fd);
-      sh->fd[target] = fd;
-      continue;
-    }
-    char *t;
-    if (r->word->flags & W_PLAIN) {
-      t = g_strdup(r->word->text);
-    } else if (r->kind == R_HERESTR) {
-      t = box_expand_str(sh, r->word->text, false, &st);
-      if (!t) return false;
-    } else {
-      GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
-      Word *w = r->word;
-      if (!box_expand_words(sh, &w, 1, f, &st)) {
-        g_ptr_array_free(f, TRUE);
-        return false;
-      }
-      if (f->len != 1) {
-        box_sh_error(sh, "%s: ambiguous redirect", r->word->text);
-        g_ptr_array_free(f, TRUE);
-        return false;
-      }
-      t = g_strdup(f->pdata[0]);
-      g_ptr_array_free(f, TRUE);
-    }
-    if (r->kind == R_HERESTR) {
-      size_t l = strlen(t);
-      char *b = g_malloc(l + 2);
-      memcpy(b, t, l);
-      b[l] = '\n';
-      b[l + 1] = 0;
-      int fd = text_fd(sh, b, l + 1);
-      g_free(b);
-      g_free(t);
-      if (fd < 0) return false;
-      saved_keep(sv, fd);
-      sh->fd[target] = fd;
-      continue;
-    }
-    RedirKind kind = r->kind;
-    if (kind == R_DUP_IN || kind == R_DUP_OUT) {
-      if (strcmp(t, "-") == 0) {
-        sh->fd[target] = -1;
-        g_free(t);
-        continue;
-      }
-      size_t tl = strlen(t);
-      bool move = tl > 1 && t[tl - 1] == '-';
-      if (move) t[tl - 1] = 0;
-      if (all_digits(t)) {
-        long src = strtol(t, NULL, 10);
-        if (src >= BOX_NFD || sh->fd[src] < 0) {
-          box_sh_error(sh, "%s: Bad file descriptor", t);
-          g_free(t);
-          return false;
-        }
-        sh->fd[target] = sh->fd[src];
-        if (move && src != target) sh->fd[src] = -1;
-        g_free(t);
-        continue;
-      }
-      if (kind == R_DUP_OUT && r->fd < 0) {
-        kind = R_OUT_ERR;
-      } else {
-        box_sh_error(sh, "%s: ambiguous redirect", t);
-        g_free(t);
-        return false;
-      }
-    }
-    int flags;
-    switch (kind) {
-    case R_IN: flags = O_RDONLY; break;
-    case R_RDWR: flags = O_RDWR | O_CREAT; break;
-    case R_APPEND: case R_APPEND_ERR: flags = O_WRONLY | O_CREAT | O_APPEND; break;
-    case R_OUT: case R_OUT_ERR:
-      flags = O_WRONLY | O_CREAT | O_TRUNC;
-      if (sh->opts & O_NOCLOBBER) flags = O_WRONLY | O_CREAT | O_EXCL;
-      break;
-    default: flags = O_WRONLY | O_CREAT | O_TRUNC; break;
-    }
-    int fd = box_open_file(t, flags);
-    if (fd < 0 && errno == EEXIST && (sh->opts & O_NOCLOBBER)) {
-      /* noclobber allows non-regular files such as /dev/null */
-      int probe = box_open_file(t, O_WRONLY);
-      if (probe >= 0 && (strncmp(t, "/dev/", 5) == 0)) {
-        fd = probe;
-      } else {
-        if (probe >= 0) close(probe);
-        box_sh_error(sh, "%s: cannot overwrite existing file", t);
-        g_free(t);
-        return false;
-      }
-    }
-    if (fd < 0) {
-      int e = errno;
-      char *text = box_error_text(sh, e);
-      box_sh_error(sh, "%s: %s", t, text);
-      g_free(text);
-      g_free(t);
-      return false;
-    }
-    g_free(t);
-    saved_keep(sv, fd);
-    if (kind == R_OUT_ERR || kind == R_APPEND_ERR) {
-      sh->fd[1] = fd;
-      sh->fd[2] = fd;
-    } else {
-      sh->fd[target] = fd;
-    }
-  }
-  return true;
-}
 
 /* The status a fatal expansion error (set -u's unset name, ${x:?}) ends
  * the shell with: 127 at the top, 1 in a subshell, pipeline stage or
@@ -330,11 +22,29 @@ static int fatal_status(Shell *sh, int st) {
   return st == 127 && sh->in_child ? 1 : st;
 }
 
+/* An expansion or assignment failed with status st: the shell ends, or
+ * only the top-level command when the error was one bash discards. */
+static int expansion_failed(Shell *sh, int st) {
+  if (sh->discard) {
+    sh->discard = false;
+    sh->jump = J_DISCARD;
+    sh->status = 1;
+    return 1;
+  }
+  sh->jump = J_EXIT;
+  sh->exit_status = fatal_status(sh, st);
+  return sh->exit_status;
+}
+
 /* ---- errexit / ERR -------------------------------------------------------------- */
 
 static void after_status(Shell *sh, int status) {
   if (status == 0 || sh->errexit_off > 0 || sh->jump != J_NONE) return;
-  if (sh->traps[TRAP_ERR] && !sh->in_trap) run_trap_text(sh, sh->traps[TRAP_ERR]);
+  /* the trap sees the failed command's status as $? */
+  if (sh->traps[TRAP_ERR] && !sh->in_trap) {
+    sh->status = status;
+    box_run_trap_text(sh, sh->traps[TRAP_ERR]);
+  }
   if (sh->opts & O_ERREXIT) {
     sh->jump = J_EXIT;
     sh->exit_status = status;
@@ -457,6 +167,23 @@ static int run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av)
   return status;
 }
 
+/* A function runs without the caller's ERR trap unless errtrace (set -E),
+ * and without its RETURN trap unless functrace (set -T); a trap it sets
+ * stays after it, one it leaves unset gives the caller's back — bash's
+ * rules, which `trap - ERR` inside a function also follows. */
+static char *trap_hide(Shell *sh, int trap, unsigned keep_opt) {
+  if (sh->opts & keep_opt) return NULL;
+  char *t = sh->traps[trap];
+  sh->traps[trap] = NULL;
+  return t;
+}
+
+static void trap_unhide(Shell *sh, int trap, char *saved) {
+  if (!saved) return;
+  if (sh->traps[trap]) g_free(saved);
+  else sh->traps[trap] = saved;
+}
+
 int box_call_function(Shell *sh, Node *fn, int argc, char **argv) {
   if (sh->func_depth >= sh->max_depth) {
     box_sh_error(sh, "%s: maximum function nesting level exceeded (%d)", argv[0], sh->max_depth);
@@ -474,13 +201,27 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv) {
   g_ptr_array_add(sh->funcstack, sh->funcname);
   sh->func_depth++;
   box_frame_push(sh);
+  long call_line = sh->lineno;
+  /* a function with its own OPTIND (`local OPTIND`) leaves the caller's
+   * getopts where it was, as bash restores its state */
+  int optind_sub = sh->optind_sub;
+  const char *oi = box_var_get(sh, "OPTIND");
+  char *optind_before = g_strdup(oi);
+  char *err_trap = trap_hide(sh, TRAP_ERR, O_ERRTRACE);
+  char *ret_trap = trap_hide(sh, TRAP_RETURN, O_FUNCTRACE);
   int st = box_eval(sh, fn->u.func.body);
+  sh->lineno = call_line;  /* $LINENO after the call is the caller's line */
   if (sh->jump == J_RETURN) {
     sh->jump = J_NONE;
     st = sh->exit_status;
   }
-  if (sh->traps[TRAP_RETURN] && !sh->in_trap) run_trap_text(sh, sh->traps[TRAP_RETURN]);
+  if (sh->traps[TRAP_RETURN] && !sh->in_trap) box_run_trap_text(sh, sh->traps[TRAP_RETURN]);
+  trap_unhide(sh, TRAP_ERR, err_trap);
+  trap_unhide(sh, TRAP_RETURN, ret_trap);
   box_frame_pop(sh);
+  oi = box_var_get(sh, "OPTIND");
+  if (g_strcmp0(oi, optind_before) == 0) sh->optind_sub = optind_sub;
+  g_free(optind_before);
   sh->func_depth--;
   g_strfreev(sh->pos);
   sh->pos = old_pos;
@@ -784,24 +525,9 @@ static bool do_assign(Shell *sh, const char *t, bool local, int *status) {
       return false;
     }
     bool assoc = v && (v->flags & V_ASSOC);
-    if (!v) v = box_var_make(sh, lhs);
-    long next = 0;
-    if (append) {
-      if (!(v->flags & (V_ARRAY | V_ASSOC))) box_var_make_array(v, false);
-      if (v->arr) next = v->arr->len;
-    } else {
-      unsigned keep = v->flags & ~(V_ARRAY | V_ASSOC);
-      g_free(v->value);
-      v->value = NULL;
-      if (v->arr) g_ptr_array_free(v->arr, TRUE);
-      if (v->assoc) g_hash_table_destroy(v->assoc);
-      if (v->keys) g_ptr_array_free(v->keys, TRUE);
-      v->arr = NULL;
-      v->assoc = NULL;
-      v->keys = NULL;
-      v->flags = keep;
-      box_var_make_array(v, assoc);
-    }
+    /* every word is expanded before the array changes: the right side of
+     * `arr=("${arr[@]}" c)` sees the old array */
+    GPtrArray *items = g_ptr_array_new_with_free_func(g_free);  /* key (or NULL), value, "+" (or NULL) */
     for (guint i = 0; i < ws->len && ok; i++) {
       Word *w = ws->pdata[i];
       const char *wt = w->text;
@@ -814,28 +540,55 @@ static bool do_assign(Shell *sh, const char *t, bool local, int *status) {
           char *k = box_expand_str(sh, key, false, status);
           char *val = box_expand_str(sh, close + (app ? 3 : 2), true, status);
           if (!k || !val) ok = false;
-          else {
-            if (!assoc) {
-              int64_t idx;
-              if (box_arith(sh, k, &idx)) next = (long)idx + 1;
-            }
-            ok = box_var_set_elem(sh, lhs, k, val, app);
-          }
+          g_ptr_array_add(items, k);
+          g_ptr_array_add(items, val);
+          g_ptr_array_add(items, app ? g_strdup("+") : NULL);
           g_free(key);
-          g_free(k);
-          g_free(val);
           continue;
         }
       }
       GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
       if (!box_expand_words(sh, &w, 1, f, status)) ok = false;
       for (guint j = 0; ok && j < f->len; j++) {
-        char key[32];
-        g_snprintf(key, sizeof key, "%ld", next++);
-        ok = box_var_set_elem(sh, lhs, key, f->pdata[j], false);
+        g_ptr_array_add(items, NULL);
+        g_ptr_array_add(items, g_strdup(f->pdata[j]));
+        g_ptr_array_add(items, NULL);
       }
       g_ptr_array_free(f, TRUE);
     }
+    v = box_var_lookup(sh, lhs);
+    if (!v) v = box_var_make(sh, lhs);
+    long next = 0;
+    if (append) {
+      if (!(v->flags & (V_ARRAY | V_ASSOC))) box_var_make_array(v, false);
+      if (v->arr) next = v->arr->len;
+    } else {
+      box_var_clear(v);
+      v->flags &= ~(V_ARRAY | V_ASSOC);
+      box_var_make_array(v, assoc);
+    }
+    bool pairs = assoc && items->len && !items->pdata[0];
+    for (guint i = 0; ok && i < items->len; i += 3) {
+      const char *k = items->pdata[i], *val = items->pdata[i + 1];
+      if (pairs) {
+        /* declare -A m=(k1 v1 k2 v2): words taken two by two (bash 5.1) */
+        k = val;
+        val = i + 3 < items->len ? items->pdata[i + 4] : "";
+        i += 3;
+      }
+      if (k) {
+        if (!assoc) {
+          int64_t idx;
+          if (box_arith(sh, k, &idx)) next = (long)idx + 1;
+        }
+        ok = box_var_set_elem(sh, lhs, k, val, items->pdata[i + 2] != NULL);
+      } else {
+        char key[32];
+        g_snprintf(key, sizeof key, "%ld", next++);
+        ok = box_var_set_elem(sh, lhs, key, val, false);
+      }
+    }
+    g_ptr_array_free(items, TRUE);
     g_ptr_array_free(ws, TRUE);
     g_free(lhs);
     return ok;
@@ -848,8 +601,15 @@ static bool do_assign(Shell *sh, const char *t, bool local, int *status) {
   }
   if (sub) {
     ShellVar *v = box_var_lookup(sh, lhs);
-    char *k = (v && (v->flags & V_ASSOC)) ? box_expand_str(sh, sub, false, status) : box_expand_str(sh, sub, false, status);
-    ok = k && box_var_set_elem(sh, lhs, k, val, append);
+    char *k = box_expand_str(sh, sub, false, status);
+    if (k && !*k && v && (v->flags & V_ASSOC)) {
+      /* `m[$empty]=x`: bash names the subscript as written */
+      box_sh_error(sh, "%.*s: bad array subscript", (int)(eq - t - append), t);
+      sh->discard = true;  /* the command goes, not the shell */
+      ok = false;
+    } else {
+      ok = k && box_var_set_elem(sh, lhs, k, val, append);
+    }
     g_free(k);
   } else if (append) {
     ShellVar *v = box_var_lookup(sh, lhs);
@@ -897,6 +657,54 @@ static void lit_push(LitBuf *l, bool b) {
   l->v[l->n++] = b;
 }
 
+/* A word the declaration builtins take as an assignment: NAME=…, NAME+=…,
+ * NAME[…]=…, not an array literal (declare.c parses those itself). */
+G_GNUC_NO_INLINE static bool decl_assignment(const char *t) {
+  const char *p = t;
+  if (!(*p == '_' || g_ascii_isalpha(*p))) return false;
+  while (*p == '_' || g_ascii_isalnum(*p)) p++;
+  if (*p == '[') {
+    p = strchr(p, ']');
+    if (!p) return false;
+    p++;
+  }
+  if (*p == '+') p++;
+  return *p == '=' && p[1] != '(';
+}
+
+/* Out of line: run_simple_inner, which asks it of every command, stays
+ * small enough to be inlined into the evaluator's loop. */
+G_GNUC_NO_INLINE static bool is_decl_builtin(const Word *w) {
+  static const char *const names[] = { "local", "export", "declare", "typeset", "readonly", NULL };
+  for (int i = 0; names[i]; i++)
+    if (strcmp(w->text, names[i]) == 0) return true;
+  return false;
+}
+
+/* $_ after a simple command: its last word (an assignment alone: empty).
+ * A literal last word that set it last time sets the same text: a loop's
+ * `[ $i -lt 9 ]` does not copy its "]" each time round. */
+G_GNUC_NO_INLINE static void set_last_arg_copy(Shell *sh, const Word *w, const char *s) {
+  sh->last_arg_word = w;
+  g_free(sh->last_arg);
+  sh->last_arg = g_strdup(s);
+}
+
+static inline void set_last_arg(Shell *sh, const Word *w, const char *s) {
+  if (w && (w->flags & W_PLAIN)) {
+    if (sh->last_arg_word == w) return;
+  } else {
+    w = NULL;
+  }
+  set_last_arg_copy(sh, w, s);
+}
+
+G_GNUC_NO_INLINE static bool expand_decl_value(Shell *sh, const Word *w, GPtrArray *argv, int *est) {
+  char *val = box_expand_str(sh, w->text, true, est);
+  if (val) g_ptr_array_add(argv, val);
+  return val != NULL;
+}
+
 static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
   int status = 0;
   Word **words = n->u.simple.words;
@@ -905,31 +713,38 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
   if (!box_check_limits(sh)) return sh->exit_status;
   int est = 1;
   bool expand_ok = true;
+  sh->discard = false;
+  /* a command whose words all vanish (`$(exit 4)`) has the status of its
+   * last substitution: counted from its first word, not its assignments */
+  sh->subst_status = -1;
+  /* `local v=$x`, `export p=$x`: the value is not split or globbed */
+  char c0 = nw > 1 ? words[0]->text[0] : 0;  /* most commands are told apart by their first letter */
+  bool decl = c0 && (words[0]->flags & W_PLAIN) && (c0 == 'l' || c0 == 'e' || c0 == 'd' || c0 == 't' || c0 == 'r') &&
+              is_decl_builtin(words[0]);
   for (size_t i = 0; i < nw && expand_ok; i++) {
     guint before = argv->len;
-    expand_ok = box_expand_words(sh, &words[i], 1, argv, &est);
+    if (G_UNLIKELY(decl) && i > 0 && !(words[i]->flags & W_PLAIN) && decl_assignment(words[i]->text)) {
+      expand_ok = expand_decl_value(sh, words[i], argv, &est);
+    } else {
+      expand_ok = box_expand_words(sh, &words[i], 1, argv, &est);
+    }
     bool literal = (words[i]->flags & W_PLAIN) || !strpbrk(words[i]->text, "$`*?[~{");
     if (argv->len != before + 1) literal = false;
     for (guint k = before; k < argv->len; k++) lit_push(lit, literal);
   }
   if (!expand_ok) {
-    if (!sh->in_child || true) {
-      /* an expansion error ends a non-interactive shell */
-      sh->jump = J_EXIT;
-      sh->exit_status = fatal_status(sh, est);
-    }
+    /* an expansion error ends a non-interactive shell */
+    expansion_failed(sh, est);
     return est;
   }
   size_t na = n->u.simple.nassigns;
   if (argv->len == 0) {
-    sh->subst_status = -1;
     for (size_t i = 0; i < na; i++) {
       int st = 1;
       if (!do_assign(sh, n->u.simple.assigns[i]->text, false, &st)) {
         if (st == 1 || st == 2 || st == 127) {
           /* as bash: an expansion error ends the shell, set -u's with 127 */
-          sh->jump = J_EXIT;
-          sh->exit_status = fatal_status(sh, st == 127 ? 127 : 1);
+          expansion_failed(sh, st == 127 ? 127 : 1);
         }
         return 1;
       }
@@ -939,11 +754,12 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
       }
     }
     status = sh->subst_status >= 0 ? sh->subst_status : 0;
+    set_last_arg(sh, NULL, "");
     if (n->nredirs) {
-      Saved sv;
-      saved_begin(sh, &sv);
-      if (!apply_redirs(sh, n->redirs, n->nredirs, &sv)) status = 1;
-      saved_restore(sh, &sv);
+      BoxSaved sv;
+      box_saved_begin(sh, &sv);
+      if (!box_apply_redirs(sh, n->redirs, n->nredirs, &sv)) status = 1;
+      box_saved_restore(sh, &sv);
     }
     return status;
   }
@@ -974,11 +790,11 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
   if (implemented && !decide(sh, av, argc, av[0])) {
     return 126;
   }
-  Saved sv;
-  saved_begin(sh, &sv);
+  BoxSaved sv;
+  box_saved_begin(sh, &sv);
   bool is_exec = strcmp(av[0], "exec") == 0 && argc == 1;
-  if (n->nredirs && !apply_redirs(sh, n->redirs, n->nredirs, is_exec ? NULL : &sv)) {
-    saved_restore(sh, &sv);
+  if (n->nredirs && !box_apply_redirs(sh, n->redirs, n->nredirs, is_exec ? NULL : &sv)) {
+    box_saved_restore(sh, &sv);
     return 1;
   }
   if (is_exec) {
@@ -986,242 +802,23 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
     return 0;
   }
   status = run_found(sh, argc, av, n->u.simple.assigns, na, fn, def, implemented);
-  saved_restore(sh, &sv);
+  set_last_arg(sh, words[nw - 1], av[argc - 1]);
+  box_saved_restore(sh, &sv);
   return status;
-}
-
-/* ---- pipelines, jobs ----------------------------------------------------------------- */
-
-static void set_pipestatus(Shell *sh, int *st, size_t n) {
-  box_var_unset(sh, "PIPESTATUS");
-  for (size_t i = 0; i < n; i++) {
-    char k[16], v[16];
-    g_snprintf(k, sizeof k, "%zu", i);
-    g_snprintf(v, sizeof v, "%d", st[i]);
-    box_var_set_elem(sh, "PIPESTATUS", k, v, false);
-  }
-}
-
-static int run_pipe(Shell *sh, Node *n) {
-  size_t k = n->u.pipe.n;
-  pid_t *pids = g_new0(pid_t, k);
-  int *sts = g_new0(int, k);
-  int prev = -1;
-  size_t started = 0;
-  int status = 0;
-  for (size_t i = 0; i < k; i++) {
-    int p[2] = { -1, -1 };
-    bool last = i + 1 == k;
-    if (!last && pipe2(p, O_CLOEXEC) < 0) {
-      box_sh_error(sh, "pipe: %s", box_strerror(errno));
-      status = 1;
-      break;
-    }
-    pid_t pid = box_fork(sh);
-    if (pid < 0) {
-      if (p[0] >= 0) { close(p[0]); close(p[1]); }
-      status = 1;
-      break;
-    }
-    if (pid == 0) {
-      if (p[0] >= 0) close(p[0]);
-      if (prev >= 0) sh->fd[0] = prev;
-      if (!last) {
-        sh->fd[1] = p[1];
-        if (n->u.pipe.errpipe[i]) sh->fd[2] = p[1];
-      }
-      int st = box_eval(sh, n->u.pipe.cmds[i]);
-      box_child_exit(sh, st);
-    }
-    pids[started++] = pid;
-    if (prev >= 0) close(prev);
-    if (p[1] >= 0) close(p[1]);
-    prev = p[0];
-  }
-  if (prev >= 0) close(prev);
-  for (size_t i = 0; i < started; i++) sts[i] = box_wait_pid(pids[i]);
-  if (started == k) {
-    status = sts[k - 1];
-    if (sh->opts & O_PIPEFAIL)
-      for (size_t i = 0; i < k; i++)
-        if (sts[i]) status = sts[i];
-    set_pipestatus(sh, sts, k);
-  }
-  g_free(pids);
-  g_free(sts);
-  return status;
-}
-
-static int run_background(Shell *sh, Node *n) {
-  pid_t pid = box_fork(sh);
-  if (pid < 0) return 1;
-  if (pid == 0) {
-    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (sh->fd[0] == 0) sh->fd[0] = devnull;
-    sh->errexit_off = 0;
-    int st = box_eval(sh, n->u.un.child);
-    box_child_exit(sh, st);
-  }
-  BoxJob j = { pid, 0, false, g_strdup("job"), box_command_text(n->u.un.child) };
-  g_array_append_val(sh->jobs, j);
-  sh->last_bg = pid;
-  return 0;
-}
-
-void box_wait_background(Shell *sh) {
-  for (guint i = 0; i < sh->jobs->len; i++) {
-    BoxJob *j = &g_array_index(sh->jobs, BoxJob, i);
-    if (!j->done) {
-      j->status = box_wait_pid(j->pid);
-      j->done = true;
-    }
-  }
-}
-
-/* ---- [[ ]] ------------------------------------------------------------------------------- */
-
-static int cond_eval(Shell *sh, Cond *c, int *err);
-
-static char *cond_str(Shell *sh, Word *w, int *err) {
-  if (w->flags & W_PLAIN) return g_strdup(w->text);
-  int st = 1;
-  char *s = box_expand_str(sh, w->text, false, &st);
-  if (!s) *err = st;
-  return s;
-}
-
-static bool regex_match(Shell *sh, const char *s, Word *w, int *err) {
-  /* quoted parts of the pattern match literally */
-  char *pat = box_expand_regex(sh, w->text, err);
-  if (!pat) return false;
-  GString *re = g_string_new(pat);
-  g_free(pat);
-  regex_t rx;
-  int flags = REG_EXTENDED;
-  if (sh->shopts & SH_NOCASEMATCH) flags |= REG_ICASE;
-  if (box_pattern_too_deep(re->str)) {
-    box_sh_error(sh, "maximum nesting depth exceeded (%d)", BOX_MAX_NEST);
-    g_string_free(re, TRUE);
-    *err = 2;
-    return false;
-  }
-  if (regcomp(&rx, re->str, flags) != 0) {
-    g_string_free(re, TRUE);
-    *err = 2;
-    return false;
-  }
-  g_string_free(re, TRUE);
-  regmatch_t m[64];
-  bool ok = regexec(&rx, s, 64, m, 0) == 0;
-  box_var_unset(sh, "BASH_REMATCH");
-  if (ok) {
-    ShellVar *v = box_var_make(sh, "BASH_REMATCH");
-    box_var_make_array(v, false);
-    for (size_t i = 0; i <= rx.re_nsub && i < 64; i++) {
-      char k[16];
-      g_snprintf(k, sizeof k, "%zu", i);
-      char *sub = m[i].rm_so < 0 ? g_strdup("") : g_strndup(s + m[i].rm_so, (size_t)(m[i].rm_eo - m[i].rm_so));
-      box_var_set_elem(sh, "BASH_REMATCH", k, sub, false);
-      g_free(sub);
-    }
-  }
-  regfree(&rx);
-  return ok;
-}
-
-static int cond_eval(Shell *sh, Cond *c, int *err) {
-  switch (c->kind) {
-  case C_AND: {
-    int l = cond_eval(sh, c->l, err);
-    if (*err || !l) return l;
-    return cond_eval(sh, c->r, err);
-  }
-  case C_OR: {
-    int l = cond_eval(sh, c->l, err);
-    if (*err || l) return l;
-    return cond_eval(sh, c->r, err);
-  }
-  case C_NOT:
-    return !cond_eval(sh, c->l, err);
-  case C_WORD: {
-    char *s = cond_str(sh, c->a, err);
-    bool r = s && *s;
-    g_free(s);
-    return r;
-  }
-  case C_UNARY: {
-    char *s = cond_str(sh, c->a, err);
-    if (!s) return 0;
-    int r;
-    if (strcmp(c->op, "-v") == 0) {
-      char *br = strchr(s, '[');
-      if (br && s[strlen(s) - 1] == ']') {
-        *br = 0;
-        char *k = g_strndup(br + 1, strlen(br + 1) - 1);
-        ShellVar *v = box_var_lookup(sh, s);
-        r = v && box_var_elem(v, k) != NULL;
-        g_free(k);
-      } else {
-        ShellVar *v = box_var_lookup(sh, s);
-        r = v && (v->value || (v->arr && v->arr->len) || (v->assoc && g_hash_table_size(v->assoc)));
-        if (!v && box_var_get(sh, s)) r = 1;
-      }
-    } else {
-      r = box_test_unary(sh, c->op, s);
-    }
-    g_free(s);
-    return r > 0;
-  }
-  case C_BINARY: {
-    char *a = cond_str(sh, c->a, err);
-    if (!a) return 0;
-    int r = 0;
-    if (strcmp(c->op, "==") == 0 || strcmp(c->op, "=") == 0 || strcmp(c->op, "!=") == 0) {
-      char *pat = box_expand_pattern(sh, c->b->text, err);
-      if (pat) {
-        r = box_pattern_match(sh, pat, a);
-        if (c->op[0] == '!') r = !r;
-      }
-      g_free(pat);
-    } else if (strcmp(c->op, "=~") == 0) {
-      r = regex_match(sh, a, c->b, err);
-    } else {
-      char *b = cond_str(sh, c->b, err);
-      if (b) {
-        if (strcmp(c->op, "<") == 0) r = strcmp(a, b) < 0;
-        else if (strcmp(c->op, ">") == 0) r = strcmp(a, b) > 0;
-        else if (c->op[0] == '-' && strchr("eglnt", c->op[1]) && c->op[1] != 'n' ) {
-          int64_t x, y;
-          if (!box_arith(sh, a, &x) || !box_arith(sh, b, &y)) {
-            *err = 1;
-          } else {
-            const char *o = c->op + 1;
-            if (!strcmp(o, "eq")) r = x == y;
-            else if (!strcmp(o, "ne")) r = x != y;
-            else if (!strcmp(o, "lt")) r = x < y;
-            else if (!strcmp(o, "le")) r = x <= y;
-            else if (!strcmp(o, "gt")) r = x > y;
-            else if (!strcmp(o, "ge")) r = x >= y;
-            else r = box_test_binary(sh, a, c->op, b, sh->fd[2]) == 0;
-          }
-        } else if (!strcmp(c->op, "-ne")) {
-          int64_t x, y;
-          if (!box_arith(sh, a, &x) || !box_arith(sh, b, &y)) *err = 1;
-          else r = x != y;
-        } else {
-          r = box_test_binary(sh, a, c->op, b, sh->fd[2]) == 0;
-        }
-        g_free(b);
-      }
-    }
-    g_free(a);
-    return r;
-  }
-  }
-  return 0;
 }
 
 /* ---- the tree walker ------------------------------------------------------------------- */
+
+/* An arithmetic text of for (( … )): expanded first when it holds $, `
+ * or quotes (`i<$n`), as (( )) is. */
+static bool arith_for_part(Shell *sh, const char *e, int64_t *v) {
+  if (!strpbrk(e, "$`\"'")) return box_arith(sh, e, v);
+  int st = 1;
+  char *x = box_expand_str(sh, e, false, &st);
+  bool ok = x && box_arith(sh, x, v);
+  g_free(x);
+  return ok;
+}
 
 static int eval_cond_ctx(Shell *sh, Node *n) {
   sh->errexit_off++;
@@ -1313,11 +910,12 @@ static int eval_inner(Shell *sh, Node *n) {
       for (guint i = nps; i < sh->procsub_fds->len; i++) close(g_array_index(sh->procsub_fds, int, i));
       g_array_set_size(sh->procsub_fds, nps);
     }
+    box_set_pipestatus1(sh, status);
     after_status(sh, status);
     break;
   }
   case N_PIPE:
-    status = run_pipe(sh, n);
+    status = box_run_pipe(sh, n);
     after_status(sh, status);
     break;
   case N_SEQ:
@@ -1338,9 +936,10 @@ static int eval_inner(Shell *sh, Node *n) {
     status = eval_cond_ctx(sh, n->u.un.child) == 0 ? 1 : 0;
     break;
   case N_BACKGROUND:
-    status = run_background(sh, n);
+    status = box_run_background(sh, n);
     break;
   case N_SUBSHELL: {
+    sh->lineno = n->line;
     pid_t pid = box_fork(sh);
     if (pid < 0) return 1;
     if (pid == 0) {
@@ -1348,6 +947,7 @@ static int eval_inner(Shell *sh, Node *n) {
       box_child_exit(sh, st);
     }
     status = box_wait_pid(pid);
+    box_set_pipestatus1(sh, status);
     after_status(sh, status);
     break;
   }
@@ -1383,9 +983,7 @@ static int eval_inner(Shell *sh, Node *n) {
       int st = 1;
       if (!box_expand_words(sh, n->u.forn.words, n->u.forn.nwords, items, &st)) {
         g_ptr_array_free(items, TRUE);
-        sh->jump = J_EXIT;
-        sh->exit_status = fatal_status(sh, st);
-        return st;
+        return expansion_failed(sh, st);
       }
     } else {
       for (int i = 0; i < sh->npos; i++) g_ptr_array_add(items, g_strdup(sh->pos[i]));
@@ -1407,20 +1005,20 @@ static int eval_inner(Shell *sh, Node *n) {
   }
   case N_ARITH_FOR: {
     int64_t v;
-    if (!box_arith(sh, n->u.afor.init, &v)) return 1;
+    if (!arith_for_part(sh, n->u.afor.init, &v)) return 1;
     sh->loop_depth++;
     for (;;) {
       if (!box_check_limits(sh)) break;
       const char *c = n->u.afor.cond;
       while (*c == ' ') c++;
       if (*c) {
-        if (!box_arith(sh, n->u.afor.cond, &v)) { status = 1; break; }
+        if (!arith_for_part(sh, n->u.afor.cond, &v)) { status = 1; break; }
         if (!v) break;
       }
       status = box_eval(sh, n->u.afor.body);
       bool stop;
       if (sh->jump != J_NONE && loop_jump(sh, &stop) && stop) break;
-      if (!box_arith(sh, n->u.afor.step, &v)) { status = 1; break; }
+      if (!arith_for_part(sh, n->u.afor.step, &v)) { status = 1; break; }
     }
     sh->loop_depth--;
     break;
@@ -1428,11 +1026,7 @@ static int eval_inner(Shell *sh, Node *n) {
   case N_CASE: {
     int st = 1;
     char *w = box_expand_str(sh, n->u.casen.word->text, false, &st);
-    if (!w) {
-      sh->jump = J_EXIT;
-      sh->exit_status = fatal_status(sh, st);
-      return st;
-    }
+    if (!w) return expansion_failed(sh, st);
     status = 0;
     bool fall = false;
     for (size_t i = 0; i < n->u.casen.nitems; i++) {
@@ -1460,6 +1054,7 @@ static int eval_inner(Shell *sh, Node *n) {
     status = 0;
     break;
   case N_ARITH: {
+    sh->lineno = n->line;
     int64_t v;
     const char *e = n->u.arith.expr;
     char *x = NULL;
@@ -1471,7 +1066,10 @@ static int eval_inner(Shell *sh, Node *n) {
     }
     if (sh->opts & O_XTRACE) box_fdprintf(sh->fd[2], "+ (( %s ))\n", e);
     sh->arith_unbound = false;
+    sh->arith_who = "((";
     status = box_arith(sh, e, &v) ? (v == 0) : 1;
+    sh->arith_who = NULL;
+    sh->discard = false;  /* (( )) fails with 1 and the list goes on */
     if (sh->arith_unbound) {
       /* set -u: an unset name ends the shell, as bash */
       sh->arith_unbound = false;
@@ -1485,9 +1083,11 @@ static int eval_inner(Shell *sh, Node *n) {
     break;
   }
   case N_COND: {
+    sh->lineno = n->line;
     int err = 0;
-    int r = cond_eval(sh, n->u.cond.c, &err);
-    status = err ? 2 : !r;
+    int r = box_cond_eval(sh, n->u.cond.c, &err);
+    if (err & BOX_COND_FATAL) return expansion_failed(sh, err & 0xff);
+    status = err ? err : !r;
     after_status(sh, status);
     break;
   }
@@ -1513,25 +1113,29 @@ int box_eval(Shell *sh, Node *n) {
   if (G_UNLIKELY(sh->depth > BOX_MAX_RECURSION || box_stack_low())) return too_deep(sh);
   int status;
   if (n->nredirs && n->kind != N_SIMPLE) {
-    Saved sv;
-    saved_begin(sh, &sv);
-    if (!apply_redirs(sh, n->redirs, n->nredirs, &sv)) {
-      saved_restore(sh, &sv);
+    BoxSaved sv;
+    box_saved_begin(sh, &sv);
+    if (!box_apply_redirs(sh, n->redirs, n->nredirs, &sv)) {
+      box_saved_restore(sh, &sv);
       sh->status = 1;
       return 1;
     }
     status = eval_inner(sh, n);
-    saved_restore(sh, &sv);
+    box_saved_restore(sh, &sv);
   } else {
     status = eval_inner(sh, n);
   }
   sh->status = status;
-  if (any_pending) run_pending_traps(sh);
+  if (box_any_pending) box_run_pending_traps(sh);
   return status;
 }
 
 int box_eval_text(Shell *sh, const char *text, const char *name) {
-  Parser *p = box_parser_new(sh, text, name);
+  return box_eval_text_at(sh, text, name, 1);
+}
+
+int box_eval_text_at(Shell *sh, const char *text, const char *name, int line) {
+  Parser *p = box_parser_new_at(sh, text, name, line);
   int status = 0;
   sh->status = sh->status;
   for (;;) {

@@ -19,7 +19,9 @@
 #include "shell/shell-private.h"
 
 enum { F_LIT = 0, F_QUO = 1, F_EXP = 2, F_BRK = 3, F_NUL = 4 };
-enum { M_DQ = 1, M_HEREDOC = 2, M_ASSIGN = 4, M_NOSPLIT = 8, M_ARITH = 16 };
+/* M_DQWORD: the word of a ${v-word} inside "…", where its own "…" only
+ * quote what is quoted already: the marks go, the text stays. */
+enum { M_DQ = 1, M_HEREDOC = 2, M_ASSIGN = 4, M_NOSPLIT = 8, M_ARITH = 16, M_DQWORD = 32 };
 
 typedef struct {
   Shell *sh;
@@ -106,6 +108,28 @@ static size_t skip_to(const char *t, size_t i, size_t n, char close) {
  * (an operator's pattern in `${v%…}`) can end inside a `${` or `$(`. */
 static bool closed_at(const char *t, size_t from, size_t e, char close) {
   return e > from && t[e - 1] == close;
+}
+
+/* Index just past the `)` of the `$(` at t[i].  Counting parentheses is
+ * fooled by a case pattern's `)` (`$(case $x in a) …;; esac)`); the parser
+ * found the true end and cached the text before it (parse_subst), so a
+ * counted end the cache does not know is checked against each later `)`. */
+static size_t subst_end(Shell *sh, const char *t, size_t i, size_t n) {
+  size_t e = skip_to(t, i + 2, n, ')');
+  GHashTable *cache = sh->subst_cache;
+  if (!cache || !g_hash_table_size(cache)) return e;
+  char buf[256];
+  for (size_t k = closed_at(t, i + 2, e, ')') ? e - 1 : i + 2; k < n; k++) {
+    if (t[k] != ')') continue;
+    size_t l = k - i - 2;
+    char *key = l < sizeof buf ? buf : g_malloc(l + 1);
+    memcpy(key, t + i + 2, l);
+    key[l] = 0;
+    bool known = g_hash_table_contains(cache, key);
+    if (key != buf) g_free(key);
+    if (known) return k + 1;
+  }
+  return e;
 }
 
 /* ---- ANSI-C quoting ---------------------------------------------------------------- */
@@ -241,6 +265,16 @@ static char *trim(Shell *sh, const char *s, const char *pat, bool suffix, bool l
   return g_strdup(s);
 }
 
+/* rep for the match s[from, to): `&` is the match, `\c` is c (word_string,
+ * WS_REPL). */
+static void add_repl(GString *g, const char *rep, const char *s, size_t from, size_t to) {
+  for (const char *r = rep; *r; r++) {
+    if (*r == '\\' && r[1]) g_string_append_c(g, *++r);
+    else if (*r == '&') g_string_append_len(g, s + from, (gssize)(to - from));
+    else g_string_append_c(g, *r);
+  }
+}
+
 static char *replace(Shell *sh, const char *s, const char *pat, const char *rep, int mode) {
   /* mode: 0 first, 1 all, 2 prefix, 3 suffix */
   size_t n = strlen(s);
@@ -248,7 +282,7 @@ static char *replace(Shell *sh, const char *s, const char *pat, const char *rep,
   if (mode == 2) {
     for (size_t k = n + 1; k-- > 0;)
       if (match_at(sh, pat, s, 0, k)) {
-        g_string_append(g, rep);
+        add_repl(g, rep, s, 0, k);
         g_string_append(g, s + k);
         return g_string_free(g, FALSE);
       }
@@ -259,7 +293,7 @@ static char *replace(Shell *sh, const char *s, const char *pat, const char *rep,
     for (size_t k = 0; k <= n; k++)
       if (match_at(sh, pat, s, k, n)) {
         g_string_append_len(g, s, (gssize)k);
-        g_string_append(g, rep);
+        add_repl(g, rep, s, k, n);
         return g_string_free(g, FALSE);
       }
     g_string_free(g, TRUE);
@@ -280,7 +314,7 @@ static char *replace(Shell *sh, const char *s, const char *pat, const char *rep,
           break;
         }
     if (best != (size_t)-1) {
-      g_string_append(g, rep);
+      add_repl(g, rep, s, i, best);
       i = best;
       if (mode == 0) done = true;
     } else {
@@ -477,11 +511,21 @@ static void emit_vals(X *x, Vals *v, int mode) {
   }
 }
 
-/* Expands an operator's word to a plain string (or pattern). */
-static char *word_string(X *outer, const char *t, size_t n, int mode, bool pattern) {
+/* What an operator's word becomes: a plain string, a pattern (its quoted
+ * characters escaped), or a ${v/p/r} replacement (its quoted `&` and `\`
+ * escaped: an unquoted `&` stands for the match, as bash 5.2's
+ * patsub_replacement). */
+enum { WS_PLAIN, WS_PATTERN, WS_REPL };
+
+/* Expands an operator's word to a plain string (or pattern).  Patterns
+ * and replacements are expanded as unquoted words whatever quotes the
+ * ${…} stands in, as bash does: "${f%.*}" removes a pattern, and quotes
+ * inside the word quote. */
+static char *word_string(X *outer, const char *t, size_t n, int mode, int kind) {
   X x;
   xinit(&x, outer->sh);
-  expand_text(&x, t, n, (mode & M_DQ) | M_NOSPLIT);
+  int m = kind == WS_PLAIN && (mode & M_DQ) ? M_DQ | M_DQWORD : 0;
+  expand_text(&x, t, n, m | M_NOSPLIT);
   if (x.failed) xfail(outer, x.status);
   GString *r = g_string_new(NULL);
   for (size_t i = 0; i < x.s->len; i++) {
@@ -491,14 +535,44 @@ static char *word_string(X *outer, const char *t, size_t n, int mode, bool patte
       if (f == F_BRK) g_string_append_c(r, ' ');
       continue;
     }
-    if (pattern && f == F_QUO && strchr("*?[]\\!@+()|", c)) g_string_append_c(r, '\\');
+    if (kind == WS_PATTERN && f == F_QUO && strchr("*?[]\\!@+()|", c)) g_string_append_c(r, '\\');
+    if (kind == WS_REPL && f == F_QUO && (c == '&' || c == '\\')) g_string_append_c(r, '\\');
     g_string_append_c(r, c);
   }
   xfree(&x);
   return g_string_free(r, FALSE);
 }
 
-static char *case_mod(const char *s, const char *pat, bool upper, bool all, Shell *sh) {
+/* The word of ${v-word} or ${v+word} in place of the parameter.  Inside
+ * "…" its own double quotes are dropped; unquoted, its unquoted text is
+ * split as an expansion's would be (`${u:-a b c}` is three words). */
+static void op_word(X *x, const char *w, size_t wn, int mode) {
+  if (mode & (M_DQ | M_HEREDOC)) {
+    expand_text(x, w, wn, mode | M_DQWORD);
+    return;
+  }
+  size_t before = x->q->len;
+  expand_text(x, w, wn, mode);
+  if (!(mode & M_NOSPLIT))
+    for (size_t i = before; i < x->q->len; i++)
+      if (x->q->data[i] == F_LIT) x->q->data[i] = F_EXP;
+}
+
+/* ${v@Q}: quoted even when nothing needs it, as bash prints it. */
+static char *quote_always(const char *s) {
+  for (const char *p = s; *p; p++)
+    if ((unsigned char)*p < 32 || *p == 127) return box_quote(s);
+  GString *g = g_string_new("'");
+  for (const char *p = s; *p; p++) {
+    if (*p == '\'') g_string_append(g, "'\\''");
+    else g_string_append_c(g, *p);
+  }
+  g_string_append_c(g, '\'');
+  return g_string_free(g, FALSE);
+}
+
+/* upper: 1 up, 0 down, -1 toggled (${v~}, ${v~~}). */
+static char *case_mod(const char *s, const char *pat, int upper, bool all, Shell *sh) {
   GString *g = g_string_new(NULL);
   bool first = true;
   for (const char *p = s; *p;) {
@@ -517,7 +591,9 @@ static char *case_mod(const char *s, const char *pat, bool upper, bool all, Shel
       apply = fnm(sh, pat, one);
       g_free(one);
     }
-    g_string_append_unichar(g, apply ? (upper ? g_unichar_toupper(c) : g_unichar_tolower(c)) : c);
+    if (apply && upper < 0) c = g_unichar_isupper(c) ? g_unichar_tolower(c) : g_unichar_toupper(c);
+    else if (apply) c = upper ? g_unichar_toupper(c) : g_unichar_tolower(c);
+    g_string_append_unichar(g, c);
     first = false;
     p = nx;
   }
@@ -699,6 +775,13 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
     }
   }
   bool ok = true;
+  if (length && i < n) {
+    /* ${#x:1:3}, ${#x%y}: no operator after a length */
+    box_sh_error(sh, "${%s}: bad substitution", whole);
+    xfail(x, 1);
+    ok = false;
+    goto out;
+  }
   if (length) {
     char buf[32];
     if (v.is_list) {
@@ -718,7 +801,9 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
     goto out;
   }
   if (i >= n) {
-    if (!v.set && (sh->opts & O_NOUNSET) && !(v.is_list && (strcmp(name, "@") == 0 || strcmp(name, "*") == 0))) {
+    /* set -u: "$@" and "${a[@]}" may be empty, a declared array or not */
+    bool may_be_empty = v.is_list;
+    if (!v.set && (sh->opts & O_NOUNSET) && !may_be_empty) {
       box_sh_error(sh, "%s: unbound variable", sub ? whole : name);
       xfail(x, 127);
       ok = false;
@@ -746,7 +831,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
     case '-':
       if (empty) {
         bool save = x->other;
-        expand_text(x, w, wn, mode);
+        op_word(x, w, wn, mode);
         x->other = save || (mode & M_DQ);
       } else {
         emit_vals(x, &v, mode);
@@ -754,7 +839,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
       break;
     case '+':
       if (!empty) {
-        expand_text(x, w, wn, mode);
+        op_word(x, w, wn, mode);
         if (mode & M_DQ) x->other = true;
       }
       break;
@@ -762,7 +847,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
       if (empty) {
         if (is_special_name(name) || sub) {
           if (sub) {
-            char *val = word_string(x, w, wn, 0, false);
+            char *val = word_string(x, w, wn, 0, WS_PLAIN);
             char *k = box_expand_str(sh, sub, false, NULL);
             if (k) box_var_set_elem(sh, name, k, val, false);
             xadd(x, val, strlen(val), (mode & M_DQ) ? F_QUO : F_EXP);
@@ -775,7 +860,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
           ok = false;
           break;
         }
-        char *val = word_string(x, w, wn, 0, false);
+        char *val = word_string(x, w, wn, mode, WS_PLAIN);
         if (!box_var_set(sh, name, val)) {
           xfail(x, 1);
           ok = false;
@@ -789,7 +874,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
       break;
     case '?':
       if (empty) {
-        char *msg = wn ? word_string(x, w, wn, 0, false)
+        char *msg = wn ? word_string(x, w, wn, 0, WS_PLAIN)
                        : g_strdup(v.set ? "parameter null or not set" : "parameter null or not set");
         box_sh_error(sh, "%s: %s", name, msg);
         g_free(msg);
@@ -814,7 +899,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
   if (o == '#' || o == '%') {
     bool longest = wn > 0 && w[0] == o;
     if (longest) w++, wn--;
-    char *pat = word_string(x, w, wn, mode & M_DQ, true);
+    char *pat = word_string(x, w, wn, mode, WS_PATTERN);
     for (guint k = 0; k < v.list->len; k++)
       g_ptr_array_add(res, trim(sh, v.list->pdata[k], pat, o == '%', longest));
     g_free(pat);
@@ -832,8 +917,8 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
         k = skip_to(w, k + 2, wn, w[k + 1] == '{' ? '}' : ')') - 1;
       k++;
     }
-    char *pat = word_string(x, w, MIN(k, wn), mode & M_DQ, true);
-    char *rep = k < wn ? word_string(x, w + k + 1, wn - k - 1, mode & M_DQ, false) : g_strdup("");
+    char *pat = word_string(x, w, MIN(k, wn), mode, WS_PATTERN);
+    char *rep = k < wn ? word_string(x, w + k + 1, wn - k - 1, mode, WS_REPL) : g_strdup("");
     for (guint j = 0; j < v.list->len; j++) g_ptr_array_add(res, replace(sh, v.list->pdata[j], pat, rep, rmode));
     g_free(pat);
     g_free(rep);
@@ -852,7 +937,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
       k = 0;
       while (k < wn && w[k] != ':') k++;
     }
-    char *offs = word_string(x, w, k, 0, false);
+    char *offs = word_string(x, w, k, 0, WS_PLAIN);
     int64_t off = 0, len = -1;
     bool has_len = k < wn;
     if (!box_arith(sh, offs, &off)) {
@@ -861,7 +946,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
     }
     g_free(offs);
     if (ok && has_len) {
-      char *ls = word_string(x, w + k + 1, wn - k - 1, 0, false);
+      char *ls = word_string(x, w + k + 1, wn - k - 1, 0, WS_PLAIN);
       if (!box_arith(sh, ls, &len)) {
         xfail(x, 1);
         ok = false;
@@ -909,18 +994,19 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
         g_ptr_array_add(res, g_strndup(a, (size_t)(b - a)));
       }
     }
-  } else if (o == '^' || o == ',') {
+  } else if (o == '^' || o == ',' || o == '~') {
     bool all = wn && w[0] == o;
     if (all) w++, wn--;
-    char *pat = wn ? word_string(x, w, wn, mode & M_DQ, true) : NULL;
-    for (guint j = 0; j < v.list->len; j++) g_ptr_array_add(res, case_mod(v.list->pdata[j], pat, o == '^', all, sh));
+    char *pat = wn ? word_string(x, w, wn, mode, WS_PATTERN) : NULL;
+    int up = o == '~' ? -1 : o == '^';
+    for (guint j = 0; j < v.list->len; j++) g_ptr_array_add(res, case_mod(v.list->pdata[j], pat, up, all, sh));
     g_free(pat);
   } else if (o == '@' && wn == 1) {
     char f = w[0];
     for (guint j = 0; j < v.list->len; j++) {
       const char *s = v.list->pdata[j];
       switch (f) {
-      case 'Q': g_ptr_array_add(res, box_quote(s)); break;
+      case 'Q': g_ptr_array_add(res, quote_always(s)); break;
       case 'U': g_ptr_array_add(res, g_utf8_strup(s, -1)); break;
       case 'L': g_ptr_array_add(res, g_utf8_strdown(s, -1)); break;
       case 'u': g_ptr_array_add(res, case_mod(s, NULL, true, false, sh)); break;
@@ -950,6 +1036,24 @@ out:
 
 /* ---- command substitution ------------------------------------------------------- */
 
+/* `$(< FILE)`: a command of one input redirection and nothing else, which
+ * bash reads as the file's text. */
+static bool reads_file(const Node *n) {
+  return n && n->kind == N_SIMPLE && !n->u.simple.nwords && !n->u.simple.nassigns &&
+         n->nredirs == 1 && n->redirs[0].kind == R_IN && n->redirs[0].fd <= 0;
+}
+
+static int copy_file_in(Shell *sh, Node *n) {
+  BoxSaved sv;
+  box_saved_begin(sh, &sv);
+  if (!box_apply_redirs(sh, n->redirs, n->nredirs, &sv)) return 1;
+  GString *g = box_read_all(sh->fd[0], 0);
+  box_write_all(sh->fd[1], g->str, g->len);
+  g_string_free(g, TRUE);
+  box_saved_restore(sh, &sv);
+  return 0;
+}
+
 char *box_command_subst(Shell *sh, const char *text, int *status) {
   Node *n = NULL;
   if (!box_parse_all(sh, text, NULL, &n)) {
@@ -974,7 +1078,7 @@ char *box_command_subst(Shell *sh, const char *text, int *status) {
     sh->fd[1] = p[1];
     sh->depth++;
     if (!(sh->shopts & SH_INHERIT_ERREXIT)) sh->opts &= ~O_ERREXIT;
-    int st = box_eval(sh, n);
+    int st = reads_file(n) ? copy_file_in(sh, n) : box_eval(sh, n);
     box_child_exit(sh, st);
   }
   close(p[1]);
@@ -1036,7 +1140,9 @@ static void do_arith(X *x, const char *t, size_t n, int mode) {
   x->sh->arith_unbound = false;
   if (!box_arith(x->sh, e, &v)) {
     g_free(e);
-    xfail(x, arith_fail_status(x->sh));
+    int st = arith_fail_status(x->sh);
+    if (st == 1) x->sh->discard = true;  /* bash drops the command, not the shell */
+    xfail(x, st);
     return;
   }
   g_free(e);
@@ -1155,6 +1261,10 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode) {
       i += 2;
       continue;
     }
+    if (c == '"' && (mode & M_DQWORD)) {
+      i++;
+      continue;
+    }
     if (c == '\'' && !dq && !(mode & M_HEREDOC)) {
       size_t e = i + 1;
       while (e < n && t[e] != '\'') e++;
@@ -1245,7 +1355,7 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode) {
             continue;
           }
         }
-        size_t e = skip_to(t, i + 2, n, ')');
+        size_t e = subst_end(x->sh, t, i, n);
         if (!closed_at(t, i + 2, e, ')')) {
           box_sh_error(x->sh, "%.*s: bad substitution", (int)(n - i), t + i);
           xfail(x, 1);
@@ -1256,6 +1366,21 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode) {
         g_free(cmd);
         i = e;
         continue;
+      }
+      if (d == '[' && !(mode & M_ARITH)) {
+        /* $[expr], bash's old spelling of $((expr)) */
+        size_t e = i + 2;
+        int depth = 1;
+        while (e < n && depth) {
+          if (t[e] == '[') depth++;
+          else if (t[e] == ']') depth--;
+          if (depth) e++;
+        }
+        if (!depth) {
+          do_arith(x, t + i + 2, e - i - 2, mode);
+          i = e + 1;
+          continue;
+        }
       }
       if (d == '_' || g_ascii_isalpha(d)) {
         size_t e = i + 1;
@@ -1694,7 +1819,10 @@ static int fast_arith(Shell *sh, const char *t, char **out) {
   buf[l - 5] = 0;
   int64_t v;
   sh->arith_unbound = false;
-  if (!box_arith(sh, buf, &v)) return -1;
+  if (!box_arith(sh, buf, &v)) {
+    if (!sh->arith_unbound) sh->discard = true;  /* as do_arith */
+    return -1;
+  }
   char num[24];
   *out = g_strdup(box_i64_str(v, num));
   return 1;

@@ -35,6 +35,7 @@ bool box_shell_first_exec(const char *source, const char *cwd, BoxShellCommand *
   sh.arena = g_ptr_array_new_with_free_func(g_free);
   sh.check_only = true;
   for (int i = 0; i < BOX_NFD; i++) sh.fd[i] = -1;
+  sh.fd_high = 3;
   Parser *p = box_parser_new(&sh, source, NULL);
   Node *only = NULL;
   bool ok = true;

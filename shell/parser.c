@@ -51,6 +51,8 @@ typedef struct {
   int fd;
   bool strip;        /* <<- */
   unsigned char kw;  /* T_WORD: KW_* when the text is a reserved word */
+  const char *vname; /* T_REDIR after {NAME} */
+  size_t vlen;
   size_t start;      /* offset in src */
   int line;
 } Tok;
@@ -77,6 +79,7 @@ struct Parser {
   int depth;                /* nesting of $( ) */
   int nest;                 /* nesting of everything (BOX_MAX_NEST) */
   bool in_cond;
+  bool in_array;             /* the words of NAME=( … ): `[k ey]=v` is one word */
   bool ended_nl;             /* the top-level list ended at a newline */
 };
 
@@ -110,11 +113,15 @@ static bool nest_in(Parser *p) {
 }
 
 Parser *box_parser_new(Shell *sh, const char *text, const char *name) {
+  return box_parser_new_at(sh, text, name, 1);
+}
+
+Parser *box_parser_new_at(Shell *sh, const char *text, const char *name, int line) {
   Parser *p = g_new0(Parser, 1);
   p->sh = sh;
   p->src = g_strdup(text);
   p->len = strlen(p->src);
-  p->line = 1;
+  p->line = line;
   p->name = name;
   p->docs = g_array_new(FALSE, FALSE, sizeof(PendingDoc));
   p->alias_active = g_ptr_array_new();
@@ -230,6 +237,18 @@ static bool scan_dollar_in(Parser *p) {
     p->pos++;
     return scan_word_until(p, '}');
   }
+  if (c == '[') {
+    /* $[ expr ]: the old form of $(( )), blanks and all */
+    int depth = 0;
+    for (size_t e = p->pos; e < p->len && p->src[e] != '\n'; e++) {
+      if (p->src[e] == '[') depth++;
+      else if (p->src[e] == ']' && --depth == 0) {
+        p->pos = e + 1;
+        return true;
+      }
+    }
+    return true;
+  }
   if (c == '\'') {
     p->pos++;
     return scan_ansi(p);
@@ -306,10 +325,14 @@ static bool parse_subst(Parser *p) {
   size_t start = p->pos;
   bool had = p->have;
   Tok saved = p->look;
+  /* `[[ $(echo x) == x ]]`: the commands inside are not the [[ ]]'s words */
+  bool cond = p->in_cond;
+  p->in_cond = false;
   p->have = false;
   p->depth++;
   Node *n = parse_list(p, false);
   p->depth--;
+  p->in_cond = cond;
   if (p->err) return false;
   Tok t;
   /* the list stops before ")" */
@@ -409,6 +432,12 @@ again:
   t->line = p->line;
   int c = pc(p, 0);
   if (c < 0) { t->kind = T_EOF; return true; }
+  if (c == '\n' && p->in_cond && !p->docs->len) {
+    /* [[ … ]] may span lines */
+    p->pos++;
+    p->line++;
+    goto again;
+  }
   if (c == '\n') {
     p->pos++;
     p->line++;
@@ -416,6 +445,18 @@ again:
     return read_heredocs(p);
   }
   int c1 = pc(p, 1), c2 = pc(p, 2);
+  /* {NAME}> : a descriptor the shell chooses, named by NAME */
+  if (c == '{' && !p->in_cond && (c1 == '_' || g_ascii_isalpha(c1))) {
+    size_t e = 1;
+    while (pc(p, e) == '_' || g_ascii_isalnum(pc(p, e))) e++;
+    if (pc(p, e) == '}' && (pc(p, e + 1) == '<' || pc(p, e + 1) == '>') &&
+        !(pc(p, e + 1) == '<' && pc(p, e + 2) == '(') && !(pc(p, e + 1) == '>' && pc(p, e + 2) == '(')) {
+      t->vname = p->src + p->pos + 1;
+      t->vlen = e - 1;
+      p->pos += e + 1;
+      c = pc(p, 0), c1 = pc(p, 1), c2 = pc(p, 2);
+    }
+  }
   /* IO number */
   int fd = -1;
   size_t d = 0;
@@ -477,6 +518,25 @@ word:
   {
     bool plain = true, hard = false;
     size_t start = p->pos;
+    if (p->in_array && pc(p, 0) == '[') {
+      /* an element's subscript may hold blanks and quotes, up to its `]=` */
+      size_t e = p->pos + 1;
+      while (e < p->len && p->src[e] != ']' && p->src[e] != '\n') {
+        if (p->src[e] == '\\' && e + 1 < p->len) e++;
+        else if (p->src[e] == '\'' || p->src[e] == '"') {
+          char q = p->src[e];
+          while (++e < p->len && p->src[e] != q)
+            if (q == '"' && p->src[e] == '\\') e++;
+        }
+        e++;
+      }
+      if (e + 1 < p->len && p->src[e] == ']' &&
+          (p->src[e + 1] == '=' || (p->src[e + 1] == '+' && e + 2 < p->len && p->src[e + 2] == '='))) {
+        p->pos = e + 1;
+        plain = false;
+        hard = true;
+      }
+    }
     while (p->pos < p->len) {
       {
         const char *src = p->src;
@@ -804,7 +864,8 @@ static bool parse_redir(Parser *p, Vec *redirs) {
     else unexpected(p, &w);
     return false;
   }
-  Redir r = { op.rkind, op.fd, mkword(p, w.text, w.len, w.plain, w.soft), NULL, false };
+  Redir r = { op.rkind, op.fd, mkword(p, w.text, w.len, w.plain, w.soft), NULL, false,
+              op.vname ? box_arena_strndup(p->sh, op.vname, op.vlen) : NULL };
   vec_push(redirs, &r);
   if (op.rkind == R_HEREDOC) {
     Redir *last = vec_last(redirs);
@@ -1662,6 +1723,7 @@ bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out) {
 
 GPtrArray *box_parse_words(Shell *sh, const char *text) {
   Parser *p = box_parser_new(sh, text, NULL);
+  p->in_array = true;
   GPtrArray *w = g_ptr_array_new();
   for (;;) {
     Tok *t = peek(p);

@@ -57,6 +57,7 @@ static void pr_redir(Pr *p, Redir *r) {
   GString *g = p->g;
   const char *w = r->word ? r->word->text : "";
   int fd = r->fd;
+  if (r->varname) g_string_append_printf(g, "{%s}", r->varname);
   switch (r->kind) {
   case R_IN: if (fd >= 0 && fd != 0) g_string_append_printf(g, "%d", fd); g_string_append_printf(g, "< %s", w); break;
   case R_OUT: if (fd >= 0 && fd != 1) g_string_append_printf(g, "%d", fd); g_string_append_printf(g, "> %s", w); break;

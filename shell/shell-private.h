@@ -4,6 +4,7 @@
 #define BOX_SHELL_PRIVATE_H
 
 #include <glib.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -40,6 +41,9 @@ typedef enum { PARSE_OK, PARSE_EOF, PARSE_ERROR } ParseResult;
 /* A parser over text; name is used in messages of sourced files (NULL for
  * -c text).  Aliases in sh->aliases expand in command position. */
 Parser *box_parser_new(Shell *sh, const char *text, const char *name);
+/* The same, its first line numbered line (a trap's text counts from the
+ * line of the command that ran it, as bash's $LINENO does). */
+Parser *box_parser_new_at(Shell *sh, const char *text, const char *name, int line);
 void box_parser_free(Parser *p);
 /* Parses the next complete command (up to a newline at the top level).
  * *out is NULL for an empty line.  On PARSE_ERROR the message has been
@@ -76,6 +80,8 @@ bool box_var_set_take(Shell *sh, const char *name, char *value);
 void box_var_export(Shell *sh, const char *name);
 void box_var_unset(Shell *sh, const char *name);
 ShellVar *box_var_lookup(Shell *sh, const char *name);
+/* Drops a variable's value, elements and keys; its attributes stay. */
+void box_var_clear(ShellVar *v);
 ShellVar *box_var_make(Shell *sh, const char *name);   /* finds or creates */
 bool box_is_name(const char *s, size_t len);
 /* Arrays. */
@@ -124,6 +130,9 @@ enum {
   O_ERREXIT = 1 << 0, O_NOUNSET = 1 << 1, O_XTRACE = 1 << 2, O_NOGLOB = 1 << 3,
   O_NOCLOBBER = 1 << 4, O_PIPEFAIL = 1 << 5, O_ALLEXPORT = 1 << 6, O_NOEXEC = 1 << 7,
   O_VERBOSE = 1 << 8, O_BRACE = 1 << 9, O_HASHALL = 1 << 10,
+  /* set -E / -T: functions, subshells and substitutions keep the ERR
+   * (errtrace) or DEBUG and RETURN (functrace) traps */
+  O_ERRTRACE = 1 << 11, O_FUNCTRACE = 1 << 12,
 };
 enum {
   SH_NULLGLOB = 1 << 0, SH_FAILGLOB = 1 << 1, SH_DOTGLOB = 1 << 2, SH_GLOBSTAR = 1 << 3,
@@ -131,9 +140,14 @@ enum {
   SH_EXPAND_ALIASES = 1 << 7, SH_LASTPIPE = 1 << 8, SH_INHERIT_ERREXIT = 1 << 9,
 };
 
-enum { J_NONE, J_BREAK, J_CONTINUE, J_RETURN, J_EXIT };
+/* J_DISCARD: the rest of the top-level command is dropped and the next
+ * one runs with $? 1 — bash -c's answer to an arithmetic expansion error
+ * or an assignment to a readonly variable. */
+enum { J_NONE, J_BREAK, J_CONTINUE, J_RETURN, J_EXIT, J_DISCARD };
 
-#define BOX_NFD 10
+/* Descriptors a script may name (`exec 200>lock`): bash allows any below
+ * the open-files limit; scripts use small numbers and the odd 200. */
+#define BOX_NFD 256
 #define BOX_NSIG 65
 #define TRAP_EXIT 0
 #define TRAP_ERR 65
@@ -175,6 +189,13 @@ struct Shell {
   bool in_trap;
   char *traps[BOX_NTRAP];
   int fd[BOX_NFD];         /* the shell's descriptors as commands see them; -1 closed */
+  int fd_high;
+  gint64 started;
+  int pipestatus_one;
+  const char *arith_who;
+  bool discard;
+  char *last_arg;          /* $_: the last word of the last simple command (NULL: "bash") */
+  const Word *last_arg_word; /* the literal word that set it, if one did */            /* the error being reported drops the command (J_DISCARD), not the shell */   /* names an arithmetic error's context (bash's `[[: `) */      /* PIPESTATUS is (this status); -1 other */          /* monotonic µs at the start: $SECONDS counts from it */             /* fd[fd_high…] are all -1 (≥ 3): what a redirection saves */
   int optind_sub;          /* getopts position inside a clustered word */
   long lineno;
   gint64 deadline;         /* monotonic µs, 0 = none */
@@ -369,6 +390,8 @@ char *box_function_text(Node *fn);
 char *box_command_text(Node *n);
 /* Runs a whole text in this shell (eval, ., trap); name for messages. */
 int box_eval_text(Shell *sh, const char *text, const char *name);
+/* The same, lines numbered from line. */
+int box_eval_text_at(Shell *sh, const char *text, const char *name, int line);
 void box_wait_background(Shell *sh);
 int box_wait_pid(pid_t pid);
 /* Ends this process (a forked child) after its EXIT trap. */
@@ -379,6 +402,42 @@ void box_run_exit_trap(Shell *sh);
 bool box_check_limits(Shell *sh);
 /* Forks with the signal state a child needs.  0 in the child. */
 pid_t box_fork(Shell *sh);
+
+/* ---- processes and signals (jobs.c) ---------------------------------------- */
+
+/* A trapped signal arrived and its trap has not run: read at every step of
+ * the evaluator, so a flag and not a call. */
+extern volatile sig_atomic_t box_any_pending;
+void box_run_pending_traps(Shell *sh);
+/* Runs a trap's text; $? and a pending break/return survive it. */
+void box_run_trap_text(Shell *sh, const char *text);
+void box_trap_install(Shell *sh, int sig);
+int box_run_pipe(Shell *sh, Node *n);
+void box_set_pipestatus1(Shell *sh, int status);
+int box_run_background(Shell *sh, Node *n);
+
+/* ---- redirections (redir.c) ------------------------------------------------ */
+
+/* The descriptor table before a command's redirections, and the
+ * descriptors they opened (closed when it is put back). */
+typedef struct {
+  int fd[BOX_NFD];
+  int nfd;                 /* fd[0…nfd) saved: the shell's fd_high then */
+  int opened[64];
+  int nopened;
+} BoxSaved;
+void box_saved_begin(Shell *sh, BoxSaved *s);
+void box_saved_restore(Shell *sh, BoxSaved *s);
+/* sv NULL: what they open stays open (exec with only redirections). */
+bool box_apply_redirs(Shell *sh, const Redir *rs, size_t n, BoxSaved *sv);
+
+/* ---- [[ ]] (cond.c) --------------------------------------------------------- */
+
+/* The truth of c; *err set on an error: the status [[ ]] ends with (1 an
+ * arithmetic error, 2 a bad regex), or'd with BOX_COND_FATAL when a word's
+ * expansion failed, which ends the shell as any expansion error does. */
+int box_cond_eval(Shell *sh, Cond *c, int *err);
+#define BOX_COND_FATAL 0x100
 
 /* ---- what the commands share (one file each in commands/) ----------------- */
 

@@ -125,6 +125,7 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
   sh->opts = O_BRACE | O_HASHALL;
   sh->max_depth = 1000;
   for (int i = 0; i < BOX_NFD; i++) sh->fd[i] = i < 3 ? i : -1;
+  sh->fd_high = 3;
   mode_t m = umask(022);
   umask(m);
   sh->umask = m;
@@ -134,7 +135,8 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
     const char *eq = strchr(*e, '=');
     if (!eq || eq == *e) continue;
     char *name = g_strndup(*e, (gsize)(eq - *e));
-    init_var(sh, name, eq + 1, true);
+    if (strcmp(name, "_") != 0)  /* $_ is the Shell's own (vars.c) */
+      init_var(sh, name, eq + 1, true);
     g_free(name);
   }
   if (env) {
@@ -154,6 +156,12 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
   g_snprintf(uid, sizeof uid, "%d", (int)getuid());
   init_var(sh, "UID", uid, false);
   init_var(sh, "EUID", uid, false);
+  /* bash's: UID and EUID cannot be assigned */
+  box_var_lookup(sh, "UID")->flags |= V_READONLY;
+  box_var_lookup(sh, "EUID")->flags |= V_READONLY;
+  init_var(sh, "OSTYPE", "linux-gnu", false);
+  sh->started = g_get_monotonic_time();
+  sh->pipestatus_one = -1;
 }
 
 static void shell_done(Shell *sh) {
@@ -175,6 +183,7 @@ static void shell_done(Shell *sh) {
   g_free(sh->arg0);
   g_free(sh->cwd);
   g_free(sh->funcname);
+  g_free(sh->last_arg);
   g_ptr_array_free(sh->arena, TRUE);
   if (sh->argv_pool) {
     for (guint i = 0; i < sh->argv_pool->len; i++) g_ptr_array_free(sh->argv_pool->pdata[i], TRUE);
@@ -210,6 +219,7 @@ static int run_on(Shell *sh, const char *source, const BoxShellLimits *limits) {
       status = sh->exit_status;
       break;
     }
+    if (sh->jump == J_DISCARD) status = sh->status = 1;
     sh->jump = J_NONE;
   }
   box_parser_free(p);

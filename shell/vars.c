@@ -13,7 +13,7 @@ bool box_is_name(const char *s, size_t len) {
   return true;
 }
 
-static void var_clear(ShellVar *v) {
+void box_var_clear(ShellVar *v) {
   g_free(v->value);
   v->value = NULL;
   if (v->arr) g_ptr_array_free(v->arr, TRUE);
@@ -28,16 +28,32 @@ void box_var_free(gpointer p);
 void box_var_free(gpointer p) {
   ShellVar *v = p;
   if (!v) return;
-  var_clear(v);
+  box_var_clear(v);
   g_free(v);
 }
 
+/* The name a nameref (declare -n) leads to: followed while its value is a
+ * plain name, at most 8 times (a cycle stops there); name otherwise.  A
+ * nameref without a value yet is itself (declare -n r=x sets r). */
+static const char *deref(Shell *sh, const char *name, ShellVar **found) {
+  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  for (int i = 0; i < 8 && v && (v->flags & V_NAMEREF) && v->value && box_is_name(v->value, strlen(v->value)); i++) {
+    name = v->value;
+    v = g_hash_table_lookup(sh->vars, name);
+  }
+  *found = v;
+  return name;
+}
+
 ShellVar *box_var_lookup(Shell *sh, const char *name) {
-  return g_hash_table_lookup(sh->vars, name);
+  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  if (v && (v->flags & V_NAMEREF)) deref(sh, name, &v);
+  return v;
 }
 
 ShellVar *box_var_make(Shell *sh, const char *name) {
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  if (v && (v->flags & V_NAMEREF)) name = deref(sh, name, &v);
   if (!v) {
     v = g_new0(ShellVar, 1);
     if (sh->opts & O_ALLEXPORT) v->flags |= V_EXPORT;
@@ -57,7 +73,7 @@ static const char *dyn_value(Shell *sh, const char *name) {
     return buf;
   }
   if (name[0] == 'S' && strcmp(name, "SECONDS") == 0) {
-    g_snprintf(buf, sizeof buf, "%ld", (long)(g_get_monotonic_time() / 1000000));
+    g_snprintf(buf, sizeof buf, "%ld", (long)((g_get_monotonic_time() - sh->started) / 1000000));
     return buf;
   }
   if (name[0] == 'B' && strcmp(name, "BASHPID") == 0) {
@@ -65,11 +81,13 @@ static const char *dyn_value(Shell *sh, const char *name) {
     return buf;
   }
   if (name[0] == 'F' && strcmp(name, "FUNCNAME") == 0) return sh->funcname;
+  if (name[0] == '_' && !name[1]) return sh->last_arg ? sh->last_arg : sh->arg0;
   return NULL;
 }
 
 const char *box_var_get(Shell *sh, const char *name) {
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  if (v && (v->flags & V_NAMEREF)) name = deref(sh, name, &v);
   if (!v) return dyn_value(sh, name);
   if (v->flags & V_ARRAY) return v->arr && v->arr->len ? v->arr->pdata[0] : NULL;
   if (v->flags & V_ASSOC) return v->assoc ? g_hash_table_lookup(v->assoc, "0") : NULL;
@@ -85,6 +103,7 @@ static char *transform(ShellVar *v, const char *value) {
 static bool check_ro(Shell *sh, ShellVar *v, const char *name) {
   if (v && (v->flags & V_READONLY)) {
     box_sh_error(sh, "%s: readonly variable", name);
+    sh->discard = true;  /* an assignment statement's error drops the command */
     return false;
   }
   return true;
@@ -103,6 +122,7 @@ static char *int_value(Shell *sh, ShellVar *v, const char *value, bool *ok) {
 
 bool box_var_set(Shell *sh, const char *name, const char *value) {
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  if (v && (v->flags & V_NAMEREF)) name = deref(sh, name, &v);
   if (!check_ro(sh, v, name)) return false;
   if (!v) v = box_var_make(sh, name);
   bool ok;
@@ -113,6 +133,10 @@ bool box_var_set(Shell *sh, const char *name, const char *value) {
     g_free(nv);
     return r;
   }
+  /* a new OPTIND starts getopts over at the word it names (bash resets
+   * its state on any assignment; getopts's own keeps the value) */
+  if (name[0] == 'O' && strcmp(name, "OPTIND") == 0 && (!v->value || strcmp(v->value, nv) != 0))
+    sh->optind_sub = 0;
   g_free(v->value);
   v->value = nv;
   if (sh->opts & O_ALLEXPORT) v->flags |= V_EXPORT;
@@ -121,7 +145,7 @@ bool box_var_set(Shell *sh, const char *name, const char *value) {
 
 bool box_var_set_take(Shell *sh, const char *name, char *value) {
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
-  if (v && !(v->flags & (V_READONLY | V_INTEGER | V_LOWER | V_UPPER | V_ARRAY | V_ASSOC))) {
+  if (v && !(v->flags & (V_READONLY | V_INTEGER | V_LOWER | V_UPPER | V_ARRAY | V_ASSOC | V_NAMEREF))) {
     g_free(v->value);
     v->value = value;
     if (sh->opts & O_ALLEXPORT) v->flags |= V_EXPORT;
@@ -137,6 +161,7 @@ void box_var_export(Shell *sh, const char *name) { box_var_make(sh, name)->flags
 void box_var_unset(Shell *sh, const char *name) {
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
   if (!v) return;
+  if (name[0] == 'P' && strcmp(name, "PIPESTATUS") == 0) sh->pipestatus_one = -1;
   /* a local stays declared-local in its frame: just drop the value */
   g_hash_table_remove(sh->vars, name);
 }
@@ -146,7 +171,7 @@ void box_var_make_array(ShellVar *v, bool assoc) {
     if (v->flags & V_ASSOC) return;
     char *old = v->value;
     v->value = NULL;
-    var_clear(v);
+    box_var_clear(v);
     v->flags = (v->flags & ~V_ARRAY) | V_ASSOC;
     v->assoc = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     v->keys = g_ptr_array_new_with_free_func(g_free);
@@ -184,6 +209,7 @@ const char *box_var_elem(ShellVar *v, const char *key) {
 
 bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *value, bool append) {
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  if (v && (v->flags & V_NAMEREF)) name = deref(sh, name, &v);
   if (!check_ro(sh, v, name)) return false;
   if (!v) v = box_var_make(sh, name);
   if (!(v->flags & (V_ARRAY | V_ASSOC))) box_var_make_array(v, false);

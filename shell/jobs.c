@@ -1,0 +1,236 @@
+/* jobs.c — processes and signals: traps and their delivery, fork and wait,
+ * the run's deadline, pipelines and background jobs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "shell/shell-private.h"
+
+static volatile sig_atomic_t pending_sigs[BOX_NSIG];
+volatile sig_atomic_t box_any_pending;
+
+static void on_signal(int sig) {
+  if (sig > 0 && sig < BOX_NSIG) pending_sigs[sig] = 1;
+  box_any_pending = 1;
+}
+
+void box_trap_install(Shell *sh, int sig) {
+  if (sig <= 0 || sig >= BOX_NSIG || sig == SIGKILL || sig == SIGSTOP) return;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  if (!sh->traps[sig]) sa.sa_handler = SIG_DFL;
+  else if (!*sh->traps[sig]) sa.sa_handler = SIG_IGN;
+  else sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, NULL);
+}
+
+void box_run_trap_text(Shell *sh, const char *text) {
+  int saved_status = sh->status;
+  int saved_jump = sh->jump, saved_n = sh->jump_n;
+  sh->jump = J_NONE;
+  bool was = sh->in_trap;
+  sh->in_trap = true;
+  box_eval_text_at(sh, text, NULL, (int)sh->lineno);
+  sh->in_trap = was;
+  if (sh->jump != J_EXIT) {
+    sh->jump = saved_jump;
+    sh->jump_n = saved_n;
+    sh->status = saved_status;
+  }
+}
+
+void box_run_pending_traps(Shell *sh) {
+  if (!box_any_pending) return;
+  box_any_pending = 0;
+  for (int s = 1; s < BOX_NSIG; s++) {
+    if (!pending_sigs[s]) continue;
+    pending_sigs[s] = 0;
+    if (sh->traps[s] && *sh->traps[s]) box_run_trap_text(sh, sh->traps[s]);
+  }
+}
+
+void box_run_exit_trap(Shell *sh) {
+  char *t = sh->traps[TRAP_EXIT];
+  if (!t) return;
+  sh->traps[TRAP_EXIT] = NULL;
+  int st = sh->status;
+  if (sh->jump == J_EXIT) st = sh->exit_status;
+  sh->status = st;
+  sh->jump = J_NONE;
+  box_eval_text(sh, t, NULL);
+  if (sh->jump != J_EXIT) {
+    sh->exit_status = st;
+  }
+  sh->jump = J_EXIT;
+  g_free(t);
+}
+
+G_NORETURN void box_child_exit(Shell *sh, int status) {
+  if (sh->jump == J_EXIT) status = sh->exit_status;
+  if (sh->jump == J_DISCARD) status = 1;
+  sh->status = status;
+  box_run_exit_trap(sh);
+  if (sh->jump == J_EXIT) status = sh->exit_status;
+  _exit(status & 255);
+}
+
+/* The run's wall clock is past: says so once and ends the run. */
+static bool past_deadline(Shell *sh) {
+  if (!sh->deadline || g_get_monotonic_time() <= sh->deadline) return false;
+  if (sh->jump != J_EXIT) {
+    box_sh_error(sh, "execution timeout exceeded");
+    sh->jump = J_EXIT;
+    sh->exit_status = BOX_SHELL_TIMEOUT_STATUS;
+  }
+  return true;
+}
+
+pid_t box_fork(Shell *sh) {
+  /* A process tree grows by forks, each child running little before it
+   * forks again (`f() { echo $(f)$(f); }`): past the deadline none is
+   * started, whatever the tree's shape. */
+  if (past_deadline(sh)) return -1;
+  pid_t pid = fork();
+  if (pid < 0) {
+    box_sh_error(sh, "fork: %s", box_strerror(errno));
+    return -1;
+  }
+  if (pid == 0) {
+    sh->in_child = true;
+    g_free(sh->traps[TRAP_EXIT]);
+    sh->traps[TRAP_EXIT] = NULL;
+    if (!(sh->opts & O_ERRTRACE)) {
+      /* a subshell, substitution or job runs without the ERR trap unless
+       * errtrace (set -E) passes it on */
+      g_free(sh->traps[TRAP_ERR]);
+      sh->traps[TRAP_ERR] = NULL;
+    }
+    for (int s = 1; s < BOX_NSIG; s++)
+      if (sh->traps[s] && *sh->traps[s]) {
+        g_free(sh->traps[s]);
+        sh->traps[s] = NULL;
+        box_trap_install(sh, s);
+      }
+    g_array_set_size(sh->jobs, 0);
+    signal(SIGPIPE, SIG_DFL);
+  }
+  return pid;
+}
+
+int box_wait_pid(pid_t pid) {
+  int ws;
+  while (waitpid(pid, &ws, 0) < 0) {
+    if (errno != EINTR) return 127;
+  }
+  if (WIFEXITED(ws)) return WEXITSTATUS(ws);
+  if (WIFSIGNALED(ws)) return 128 + WTERMSIG(ws);
+  return 1;
+}
+
+bool box_check_limits(Shell *sh) {
+  static unsigned tick;
+  if (sh->deadline && (++tick & 63) == 0 && past_deadline(sh)) return false;
+  if (box_any_pending) box_run_pending_traps(sh);
+  return sh->jump != J_EXIT;
+}
+
+
+/* ---- pipelines, jobs ----------------------------------------------------------------- */
+
+static void set_pipestatus(Shell *sh, int *st, size_t n) {
+  box_var_unset(sh, "PIPESTATUS");
+  sh->pipestatus_one = n == 1 ? st[0] : -1;
+  for (size_t i = 0; i < n; i++) {
+    char k[16], v[16];
+    g_snprintf(k, sizeof k, "%zu", i);
+    g_snprintf(v, sizeof v, "%d", st[i]);
+    box_var_set_elem(sh, "PIPESTATUS", k, v, false);
+  }
+}
+
+/* A command that is not a pipeline is one of one: PIPESTATUS is its
+ * status.  Set only when that changes, so a loop of commands that succeed
+ * does not rebuild the array each time. */
+void box_set_pipestatus1(Shell *sh, int status) {
+  if (sh->pipestatus_one != status) set_pipestatus(sh, &status, 1);
+}
+
+int box_run_pipe(Shell *sh, Node *n) {
+  size_t k = n->u.pipe.n;
+  pid_t *pids = g_new0(pid_t, k);
+  int *sts = g_new0(int, k);
+  int prev = -1;
+  size_t started = 0;
+  int status = 0;
+  for (size_t i = 0; i < k; i++) {
+    int p[2] = { -1, -1 };
+    bool last = i + 1 == k;
+    if (!last && pipe2(p, O_CLOEXEC) < 0) {
+      box_sh_error(sh, "pipe: %s", box_strerror(errno));
+      status = 1;
+      break;
+    }
+    pid_t pid = box_fork(sh);
+    if (pid < 0) {
+      if (p[0] >= 0) { close(p[0]); close(p[1]); }
+      status = 1;
+      break;
+    }
+    if (pid == 0) {
+      if (p[0] >= 0) close(p[0]);
+      if (prev >= 0) sh->fd[0] = prev;
+      if (!last) {
+        sh->fd[1] = p[1];
+        if (n->u.pipe.errpipe[i]) sh->fd[2] = p[1];
+      }
+      int st = box_eval(sh, n->u.pipe.cmds[i]);
+      box_child_exit(sh, st);
+    }
+    pids[started++] = pid;
+    if (prev >= 0) close(prev);
+    if (p[1] >= 0) close(p[1]);
+    prev = p[0];
+  }
+  if (prev >= 0) close(prev);
+  for (size_t i = 0; i < started; i++) sts[i] = box_wait_pid(pids[i]);
+  if (started == k) {
+    status = sts[k - 1];
+    if (sh->opts & O_PIPEFAIL)
+      for (size_t i = 0; i < k; i++)
+        if (sts[i]) status = sts[i];
+    set_pipestatus(sh, sts, k);
+  }
+  g_free(pids);
+  g_free(sts);
+  return status;
+}
+
+int box_run_background(Shell *sh, Node *n) {
+  pid_t pid = box_fork(sh);
+  if (pid < 0) return 1;
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (sh->fd[0] == 0) sh->fd[0] = devnull;
+    sh->errexit_off = 0;
+    int st = box_eval(sh, n->u.un.child);
+    box_child_exit(sh, st);
+  }
+  BoxJob j = { pid, 0, false, g_strdup("job"), box_command_text(n->u.un.child) };
+  g_array_append_val(sh->jobs, j);
+  sh->last_bg = pid;
+  return 0;
+}
+
+void box_wait_background(Shell *sh) {
+  for (guint i = 0; i < sh->jobs->len; i++) {
+    BoxJob *j = &g_array_index(sh->jobs, BoxJob, i);
+    if (!j->done) {
+      j->status = box_wait_pid(j->pid);
+      j->done = true;
+    }
+  }
+}
