@@ -740,8 +740,8 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
   BoxShellHost host = { .decide_exec = host_decide_exec, .spawn = host_spawn,
                         .last_denial = host_last_denial, .decide_dry = host_decide_dry,
-                        .exec_status = host_exec_status /* issue 9 */,
-                        .open_read = host_open_read /* issue 5 */,
+                        .exec_status = host_exec_status,
+                        .open_read = host_open_read,
                         .list_dir = host_list_dir,
                         .list_dir_send = host_list_dir_send,
                         .list_dir_recv = host_list_dir_recv,

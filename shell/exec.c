@@ -411,7 +411,7 @@ static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na) {
   return status;
 }
 
-/* issue 9 (policy history, added by the policy engineer): tells the host the
+/* For policy history: tells the host the
  * status of a command the Shell implements, as decided (cwd at decision). */
 static void report_exec_status(Shell *sh, int argc, char **av, const char *cwd, int status) {
   char *line = join_line(av, argc);
@@ -443,13 +443,13 @@ static int run_found(Shell *sh, int argc, char **av, Word **as, size_t na, Node 
   const char *name = av[0];
   if (!fn && !def) return spawn_program(sh, argc, av, as, na);
   if (!decided && !decide(sh, av, argc, name)) return 126;
-  /* issue 9: the permitted shell:exec's ::response (output.status) */
+  /* the permitted shell:exec's ::response (output.status) */
   char *decided_cwd = sh->host && sh->host->exec_status ? g_strdup(sh->cwd) : NULL;
   GArray *tmp = na ? temp_assign(sh, as, na, &status) : NULL;
   if (fn) status = box_call_function(sh, fn, argc, av);
   else status = run_builtin(sh, def, argc, av);
   if (tmp) temp_restore(sh, tmp);
-  if (decided_cwd) report_exec_status(sh, argc, av, decided_cwd, status); /* issue 9 */
+  if (decided_cwd) report_exec_status(sh, argc, av, decided_cwd, status);
   g_free(decided_cwd);
   return status;
 }

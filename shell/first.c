@@ -1,10 +1,10 @@
 /* first.c — what a fresh Shell will ask its host first, known from the
- * text alone, so boxd can decide it before the worker runs (issue 4). */
+ * text alone, so boxd can decide it before the worker runs */
 #include <string.h>
 
 #include "shell/shell-private.h"
 
-/* The text boxd parses at all (issue 28): short, and with none
+/* The text boxd parses at all: short, and with none
  * of the characters that separate commands, open a subshell, a quote or
  * an expansion (the one plain simple command it looks for has none).  boxd parses on
  * the caller's connection thread; anything else is the worker's to parse,

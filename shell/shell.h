@@ -64,13 +64,13 @@ typedef struct {
    * object's text), logged as a dry run and never acted on.  Returns true
    * when permitted; *message (malloc'd) gets the policy text.  May be NULL. */
   bool (*decide_dry)(void *data, const char *action, const char *input_json, char **message);
-  /* issue 9 (policy history): called after each command the Shell
+  /* For policy history: called after each command the Shell
    * implements has run (after its shell:exec was permitted), with the
    * command as it was decided (cmd->envp NULL) and its
    * exit status — the ::response that history rules read as output.status.
    * May be NULL. */
   void (*exec_status)(void *data, const BoxShellCommand *cmd, int status);
-  /* issue 5, the fast path (DESIGN.md "The mount", Speed): asks the host to
+  /* The fast path (DESIGN.md "The mount", Speed): asks the host to
    * decide and open n (<= 32) files for reading in one request.  For each
    * i: fds[i] >= 0, an open descriptor of the regular file decided; or
    * fds[i] = -1 and errs[i] an errno (EACCES with messages[i], malloc'd,

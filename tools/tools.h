@@ -96,7 +96,7 @@ typedef struct {
   const char *const *hidden;       /* trees overmounted empty (authority dirs a grant encloses) */
   const char *alias_dir;           /* <box_dir>/bin: agent only, first on PATH */
   const char *broker_socket;       /* <box_dir>/run/box.sock: agent only */
-  /* The egress gateway (issue 8): when proxy_url is set, HTTP(S)_PROXY and
+  /* The egress gateway: when proxy_url is set, HTTP(S)_PROXY and
    * friends point at it; ca_cert is bound read-only and named by the CA
    * variables.  net_setup, when set, runs in boxd right after the sandbox's
    * network namespace exists (pid is its init, still waiting) so the gateway

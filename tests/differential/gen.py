@@ -1,4 +1,4 @@
-"""Random bash programs from a grammar of the idioms agents write (issue 29).
+"""Random bash programs from a grammar of the idioms agents write.
 
 gen_program(seed) -> Program: the same seed gives the same text on every
 machine and Python version (random.Random with an int seed is stable).

@@ -1,4 +1,4 @@
-"""Issue 28, the agent's part of the red team: the agent process is hostile
+"""The red team, the agent's part: the agent process is hostile
 code that may run any system call.  It talks to boxd only through the broker
 socket (<box_dir>/run/box.sock, spec/runtime.md §4.2) and sees only its own
 sandbox (§5.10).  Each test is one named attack run for real FROM the agent

@@ -1,4 +1,4 @@
-"""Issue #28, item 4: a hostile agent learns nothing of what policy hides.
+"""Disclosure: a hostile agent learns nothing of what policy hides.
 
 Each test is one attack, run for real through the alias against a running box:
 it asks about a path the policy refuses — its existence, its type, its
@@ -555,7 +555,7 @@ def test_known_leak_of_a_refused_dir(hidden, template, err):
     assert not (hidden.home / "secretdir" / "subdix").exists()
 
 
-# ---- every command against a refused directory (issue #28, item 4) --------
+# ---- every command against a refused directory --------
 # A directory under a refused one, or a refused directory of the home
 # itself, asked about by every command that creates, replaces, moves into,
 # removes or walks through it: the answer for one that exists is the answer

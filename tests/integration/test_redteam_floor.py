@@ -1,4 +1,4 @@
-"""Issue 28, item 1: a hostile agent gets nothing of the box's own state.
+"""The floors: a hostile agent gets nothing of the box's own state.
 
 The layout an operator really writes (README): box_dir under the home
 (~/.boxes/x), box.toml and the policy under ~/.config/box, and a policy
@@ -293,7 +293,7 @@ def test_tool_attack_is_refused(shared, name, stmt):
 
 
 def test_the_reproduction(hbox):
-    """Issue 28's reproduction: move the box directory's ancestor away, then
+    """The reported escape: move the box directory's ancestor away, then
     read the log, forge history, replace the alias, and move it back."""
     b = hbox
     b.start()

@@ -1,4 +1,4 @@
-"""Red team of the egress gateway (issue 28, item 3): a hostile agent gets
+"""Red team of the egress gateway: a hostile agent gets
 nothing past a path rule, a denied host, or the gateway's framing.
 
 Policy permits `http:request` only on paths `like "/public/*"`.  Behind the

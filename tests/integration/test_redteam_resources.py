@@ -1,4 +1,4 @@
-"""Issue 28, items 2 and 9: a hostile agent spends resources — deep nesting
+"""Resources: a hostile agent spends resources — deep nesting
 of every construct, text over the limit, fork bombs, floods of output, RAM
 and inodes, loops, recursion, long pipelines, many jobs, huge here-docs and
 arguments.  Each attack runs for real through the alias (or the broker's

@@ -1,4 +1,4 @@
-"""Issue 28: a hostile agent gets nothing — named attacks on the Shell route.
+"""The red team: a hostile agent gets nothing — named attacks on the Shell route.
 
 Every test runs one attack for real through the `bash` alias of a running box
 and asserts it is contained: the exact refusal and status, the protected file

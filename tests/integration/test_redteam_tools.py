@@ -1,4 +1,4 @@
-"""Issue 28, items 5-7: a hostile agent gets nothing.
+"""Tools, workers and Lua: a hostile agent gets nothing.
 
 Named attacks, each run for real against one box (module scope):
 - from inside a Shell worker: the worker's own system calls, made by a

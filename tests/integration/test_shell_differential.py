@@ -1,4 +1,4 @@
-"""Issue 29: the Shell against GNU bash on generated programs.
+"""The Shell against GNU bash on generated programs.
 
 tests/differential/gen.py writes seeded random programs from a grammar of
 the idioms agents use; each runs through `bash -c` and `box-shell -c` and

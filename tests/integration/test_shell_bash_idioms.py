@@ -1,4 +1,4 @@
-"""Issue 29: the divergences from GNU bash that the differential tester
+"""The divergences from GNU bash that the differential tester
 (tests/differential/) found, one case each, run as test_shell_bash.py runs
 its cases (box-shell -c and bash -c in twin directories; stdout, stderr with
 bash's prefix forgiven, and status compared).
@@ -141,7 +141,7 @@ CASES = [
 
 @pytest.mark.skipif(not BASH, reason="bash not installed")
 @pytest.mark.parametrize("text", [c[1] for c in CASES], ids=[c[0] for c in CASES])
-def test_like_bash29(text, tmp_path):
+def test_like_bash_idiom(text, tmp_path):
     like_bash(text, tmp_path)
 
 
@@ -150,7 +150,7 @@ def test_unique_ids():
 
 
 def test_getopts_clustered_nested_reads_no_garbage(tmp_path):
-    """Issue 29 item 13: a nested getopts on `-xy` read past its word (a
+    """A nested getopts on `-xy` read past its word (a
     stale position in the cluster): no "illegal option" of a byte the
     arguments never held.  (That the outer loop then starts over is
     getopts.c's own remembered OPTIND, for shell/commands/.)"""
