@@ -429,12 +429,6 @@ static void report_exec_status(Shell *sh, int argc, char **av, const char *cwd, 
   g_free(line);
 }
 
-/* Runs an expanded command line (no redirections of its own). */
-static Node *find_function(Shell *sh, const char *name) {
-  /* most scripts define none: skip hashing the name */
-  return g_hash_table_size(sh->funcs) ? g_hash_table_lookup(sh->funcs, name) : NULL;
-}
-
 /* Runs an expanded command line; fn/def are what av[0] names (found by
  * the caller), decided whether its shell:exec decision is already made. */
 static int run_found(Shell *sh, int argc, char **av, Word **as, size_t na, Node *fn,
@@ -455,8 +449,9 @@ static int run_found(Shell *sh, int argc, char **av, Word **as, size_t na, Node 
 }
 
 static int run_argv(Shell *sh, int argc, char **av, Word **as, size_t na, bool skip_funcs) {
-  Node *fn = skip_funcs ? NULL : find_function(sh, av[0]);
-  const BoxCommandDef *def = fn ? NULL : box_command_lookup(av[0]);
+  Node *fn;
+  const BoxCommandDef *def;
+  box_lookup_first_word(sh, av[0], skip_funcs, &fn, &def);
   return run_found(sh, argc, av, as, na, fn, def, false);
 }
 
@@ -775,17 +770,9 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
     xtrace(sh, shown, n->u.simple.assigns, na);
     g_ptr_array_free(shown, TRUE);
   }
-  Node *fn = find_function(sh, av[0]);
-  const BoxCommandDef *def = NULL;
-  if (!fn) {
-    static const char a_program;  /* the mark of a literal name no command has */
-    if (n->u.simple.def) {
-      def = n->u.simple.def == &a_program ? NULL : n->u.simple.def;
-    } else {
-      def = box_command_lookup(av[0]);
-      if (words[0]->flags & W_PLAIN) n->u.simple.def = def ? (const void *)def : &a_program;
-    }
-  }
+  Node *fn;
+  const BoxCommandDef *def;
+  box_lookup_simple(sh, n, av[0], words[0]->flags & W_PLAIN, &fn, &def);
   bool implemented = fn || def;
   if (implemented && !decide(sh, av, argc, av[0])) {
     return 126;

@@ -291,6 +291,18 @@ typedef struct {
 #include "shell/commands/commands.def"
 #undef BOX_COMMAND
 
+/* lookup.c: what a first word names.  A function (NULL: none); the
+ * function, else the implemented command, name names (skip_funcs: as
+ * `command` looks, past functions); the same for a simple command's node,
+ * whose literal first word's answer the node keeps; a program's file on
+ * the Shell's PATH (access only), newly allocated, or NULL. */
+Node *box_lookup_function(Shell *sh, const char *name);
+void box_lookup_first_word(Shell *sh, const char *name, bool skip_funcs, Node **fn,
+                           const BoxCommandDef **def);
+void box_lookup_simple(Shell *sh, Node *simple, const char *name, bool literal, Node **fn,
+                       const BoxCommandDef **def);
+char *box_lookup_on_path(Shell *sh, const char *name);
+
 /* name's row of commands.def, or NULL when the Shell does not implement it. */
 const BoxCommandDef *box_command_lookup(const char *name);
 /* bash's special builtins (POSIX): found before functions. */

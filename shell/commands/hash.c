@@ -27,15 +27,7 @@ int box_cmd_hash(BoxCmd *c) {
   for (; i < c->argc; i++) {
     const char *name = c->argv[i];
     if (box_command_lookup(name)) continue;
-    const char *path = box_var_get(sh, "PATH");
-    gchar **dirs = g_strsplit(path ? path : "", ":", -1);
-    char *found = NULL;
-    for (gchar **d = dirs; *d && !found; d++) {
-      char *cand = g_build_filename(**d ? *d : ".", name, NULL);
-      if (access(cand, X_OK) == 0) found = cand;
-      else g_free(cand);
-    }
-    g_strfreev(dirs);
+    char *found = box_lookup_on_path(sh, name);
     if (!found) {
       box_cmd_error(c, "%s: not found", name);
       st = 1;

@@ -54,18 +54,11 @@ int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs) {
     return 1;
   }
   /* a program: look on PATH without stat (access only) */
-  const char *path = box_var_get(sh, "PATH");
   char *found = NULL;
   if (strchr(name, '/')) {
     if (access(name, X_OK) == 0) found = g_strdup(name);
   } else {
-    gchar **dirs = g_strsplit(path ? path : "", ":", -1);
-    for (gchar **d = dirs; *d && !found; d++) {
-      char *cand = g_build_filename(**d ? *d : ".", name, NULL);
-      if (access(cand, X_OK) == 0) found = cand;
-      else g_free(cand);
-    }
-    g_strfreev(dirs);
+    found = box_lookup_on_path(sh, name);
   }
   if (!found) return 0;
   if (mode == 't') box_out_puts(c->out, "file\n");
