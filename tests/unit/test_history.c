@@ -12,6 +12,7 @@
 
 #include "policy/policy.h"
 #include "policy/history.h"
+#include "tests/unit/test_util.h"
 
 static int64_t now_ns;
 static int64_t test_clock(void *data) {
@@ -858,25 +859,22 @@ static void test_batch(void) {
 }
 
 int main(int argc, char **argv) {
-  g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/history/example/nth-request", test_nth_request);
-  g_test_add_func("/history/example/window-edge", test_window_edge);
-  g_test_add_func("/history/example/status-0-against-1", test_status_zero_against_one);
-  g_test_add_func("/history/example/write-budget", test_write_budget);
-  g_test_add_func("/history/example/byte-budget", test_byte_budget);
-  g_test_add_func("/history/example/since-reset", test_since_reset);
-  g_test_add_func("/history/eval/fast-matches-general", test_fast_matches_general);
-  g_test_add_func("/history/eval/previous-and-macros", test_previous_and_macros);
-  g_test_add_func("/history/load/refusals", test_refusals);
-  g_test_add_func("/history/store/restart", test_restart);
-  g_test_add_func("/history/eval/inline-temporal", test_inline_temporal);
-  g_test_add_func("/history/eval/request-id", test_request_id);
-  g_test_add_func("/history/eval/request-id-ring", test_request_id_ring);
-  g_test_add_func("/history/store/torn-tail", test_torn_tail);
-  g_test_add_func("/history/store/compaction", test_compaction);
-  g_test_add_func("/history/store/long-history-bounded", test_long_history_bounded);
-  g_test_add_func("/history/store/unwritable", test_unwritable);
-  g_test_add_func("/history/store/bounded-memory", test_bounded_memory);
-  g_test_add_func("/history/store/batch", test_batch);
-  return g_test_run();
+  static const TestCase cases[] = {
+    {"/history/example/nth-request", test_nth_request},
+    {"/history/example/window-edge", test_window_edge},
+    {"/history/example/status-0-against-1", test_status_zero_against_one},
+    {"/history/example/write-budget", test_write_budget},
+    {"/history/example/byte-budget", test_byte_budget},
+    {"/history/example/since-reset", test_since_reset},
+    {"/history/eval/fast-matches-general", test_fast_matches_general},
+    {"/history/eval/previous-and-macros", test_previous_and_macros},
+    {"/history/load/refusals", test_refusals}, {"/history/store/restart", test_restart},
+    {"/history/eval/inline-temporal", test_inline_temporal},
+    {"/history/eval/request-id", test_request_id},
+    {"/history/eval/request-id-ring", test_request_id_ring},
+    {"/history/store/torn-tail", test_torn_tail}, {"/history/store/compaction", test_compaction},
+    {"/history/store/long-history-bounded", test_long_history_bounded},
+    {"/history/store/unwritable", test_unwritable},
+    {"/history/store/bounded-memory", test_bounded_memory}, {"/history/store/batch", test_batch}};
+  return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }

@@ -9,6 +9,7 @@
 
 #include "policy/decision_log.h"
 #include "tests/unit/test_policy_util.h"
+#include "tests/unit/test_util.h"
 
 /* ---- evaluation ------------------------------------------------------------- */
 
@@ -424,14 +425,11 @@ static void test_may_permit_beneath(void) {
 }
 
 int main(int argc, char **argv) {
-  g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/policy/eval/seed", test_seed_decisions);
-  g_test_add_func("/policy/eval/like-has-sets", test_like_has_sets);
-  g_test_add_func("/policy/eval/errors-deny", test_errors_deny);
-  g_test_add_func("/policy/message/text", test_messages);
-  g_test_add_func("/policy/decision/pack", test_decision_pack);
-  g_test_add_func("/policy/message/resource-label", test_resource_labels);
-  g_test_add_func("/policy/threads", test_threads);
-  g_test_add_func("/policy/may-permit-beneath", test_may_permit_beneath);
-  return g_test_run();
+  static const TestCase cases[] = {
+    {"/policy/eval/seed", test_seed_decisions}, {"/policy/eval/like-has-sets", test_like_has_sets},
+    {"/policy/eval/errors-deny", test_errors_deny}, {"/policy/message/text", test_messages},
+    {"/policy/decision/pack", test_decision_pack},
+    {"/policy/message/resource-label", test_resource_labels}, {"/policy/threads", test_threads},
+    {"/policy/may-permit-beneath", test_may_permit_beneath}};
+  return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }

@@ -10,6 +10,7 @@
 #include "policy/decision_log-private.h"
 #include "policy/json_out.h"
 #include "tests/unit/test_policy_util.h"
+#include "tests/unit/test_util.h"
 
 /* ---- decision log -------------------------------------------------------------- */
 
@@ -509,12 +510,11 @@ static void test_json_append_matches_json_c(void) {
 }
 
 int main(int argc, char **argv) {
-  g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/policy/log/redaction", test_redaction);
-  g_test_add_func("/policy/log/record", test_decision_log);
-  g_test_add_func("/policy/log/queue", test_decision_log_queue);
-  g_test_add_func("/policy/log/render", test_log_render_matches_json_c);
-  g_test_add_func("/policy/log/truncation", test_log_truncation);
-  g_test_add_func("/policy/history/json-append", test_json_append_matches_json_c);
-  return g_test_run();
+  static const TestCase cases[] = {
+    {"/policy/log/redaction", test_redaction}, {"/policy/log/record", test_decision_log},
+    {"/policy/log/queue", test_decision_log_queue},
+    {"/policy/log/render", test_log_render_matches_json_c},
+    {"/policy/log/truncation", test_log_truncation},
+    {"/policy/history/json-append", test_json_append_matches_json_c}};
+  return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }

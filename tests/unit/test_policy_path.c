@@ -5,6 +5,7 @@
 #include <glib.h>
 
 #include "policy/path.h"
+#include "tests/unit/test_util.h"
 
 static void test_within_root(void) {
   g_assert_true(box_path_within("/", "/"));
@@ -61,10 +62,8 @@ static void test_tilde(void) {
 }
 
 int main(int argc, char **argv) {
-  g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/path/within/root", test_within_root);
-  g_test_add_func("/path/within/components", test_within_components);
-  g_test_add_func("/path/within/len", test_within_len);
-  g_test_add_func("/path/tilde", test_tilde);
-  return g_test_run();
+  static const TestCase cases[] = {
+    {"/path/within/root", test_within_root}, {"/path/within/components", test_within_components},
+    {"/path/within/len", test_within_len}, {"/path/tilde", test_tilde}};
+  return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }
