@@ -166,18 +166,6 @@ static void add_int_from_input(json_object *attrs, const char *key, json_object 
   add_attr(attrs, key, val);
 }
 
-static const char *cause_name(BoxCause c) {
-  switch (c) {
-  case BOX_CAUSE_PERMITTED: return "permitted";
-  case BOX_CAUSE_FORBIDDEN: return "forbidden";
-  case BOX_CAUSE_NO_MATCH: return "no_match";
-  case BOX_CAUSE_POLICY_PENDING: return "policy_pending";
-  case BOX_CAUSE_INTERNAL_FAULT: return "internal_fault";
-  case BOX_CAUSE_ENFORCEMENT: return "enforcement";
-  }
-  return "internal_fault";
-}
-
 static bool short_flag(const char *w) {
   if (w[0] != '-' || !w[1] || w[1] == '-') return false;
   for (const char *q = w + 1; *q; q++)
@@ -213,7 +201,7 @@ static json_object *decision_attributes(const char *action, json_object *input, 
   add_str(attrs, "strands.box.policy.action", action);
   add_str(attrs, "strands.box.policy.resource", d->resource);
   add_str(attrs, "strands.box.policy.verdict", deny ? "deny" : "permit");
-  add_str(attrs, "strands.box.policy.cause", cause_name(d->cause));
+  add_str(attrs, "strands.box.policy.cause", box_cause_name(d->cause));
   if (d->cause == BOX_CAUSE_INTERNAL_FAULT) add_str(attrs, "error.type", "strands.box.policy.evaluation_error");
   if (deny) add_str(attrs, "strands.box.policy.reason", d->reason ? d->reason : "");
   add_str(attrs, "strands.box.policy.rule", d->rule ? d->rule : "");
@@ -418,7 +406,7 @@ static void h_attributes(GString *o, const char *action, json_object *input, con
   h_str(o, &first, "strands.box.policy.action", action);
   h_str(o, &first, "strands.box.policy.resource", d->resource);
   h_str(o, &first, "strands.box.policy.verdict", deny ? "deny" : "permit");
-  h_str(o, &first, "strands.box.policy.cause", cause_name(d->cause));
+  h_str(o, &first, "strands.box.policy.cause", box_cause_name(d->cause));
   if (d->cause == BOX_CAUSE_INTERNAL_FAULT) h_str(o, &first, "error.type", "strands.box.policy.evaluation_error");
   if (deny) h_str(o, &first, "strands.box.policy.reason", d->reason ? d->reason : "");
   h_str(o, &first, "strands.box.policy.rule", d->rule ? d->rule : "");
