@@ -241,6 +241,31 @@ static json_object *decision_attributes(const char *action, json_object *input, 
   return attrs;
 }
 
+/* One item wrapped as OTLP/JSON exports it, under the policy's scope:
+ * {ROOT: [{"resource", SCOPES: [{"scope", ITEMS: [item]}]}]}. The log
+ * record and the span share the shape and the resource (a reference is
+ * taken here); item is consumed. */
+static json_object *otlp_export(json_object *resource, const char *root_key, const char *scopes_key,
+                                const char *items_key, json_object *item) {
+  json_object *items = json_object_new_array();
+  json_object_array_add(items, item);
+  json_object *scope = json_object_new_object();
+  json_object_object_add(scope, "name", json_object_new_string("strands-box.policy"));
+  json_object *scoped = json_object_new_object();
+  json_object_object_add(scoped, "scope", scope);
+  json_object_object_add(scoped, items_key, items);
+  json_object *scopes = json_object_new_array();
+  json_object_array_add(scopes, scoped);
+  json_object *res = json_object_new_object();
+  json_object_object_add(res, "resource", json_object_get(resource));
+  json_object_object_add(res, scopes_key, scopes);
+  json_object *all = json_object_new_array();
+  json_object_array_add(all, res);
+  json_object *root = json_object_new_object();
+  json_object_object_add(root, root_key, all);
+  return root;
+}
+
 static json_object *resource_attr(const char *key, const char *value) {
   json_object *a = json_object_new_object();
   json_object_object_add(a, "key", json_object_new_string(key));
@@ -276,16 +301,6 @@ char *policy_decision_log_render_ref(const BoxDecisionLog *log, const char *acti
   json_object *attributes = decision_attributes(action, input, command_args, decision);
   json_object_object_add(rec, "attributes", json_object_get(attributes));
 
-  json_object *records = json_object_new_array();
-  json_object_array_add(records, rec);
-  json_object *scope = json_object_new_object();
-  json_object_object_add(scope, "name", json_object_new_string("strands-box.policy"));
-  json_object *scope_logs = json_object_new_object();
-  json_object_object_add(scope_logs, "scope", scope);
-  json_object_object_add(scope_logs, "logRecords", records);
-  json_object *scope_arr = json_object_new_array();
-  json_object_array_add(scope_arr, scope_logs);
-
   json_object *rattrs = json_object_new_array();
   json_object_array_add(rattrs, resource_attr("service.name", "strands-box"));
   json_object_array_add(rattrs, resource_attr("strands.box.name", log->box_id));
@@ -293,13 +308,7 @@ char *policy_decision_log_render_ref(const BoxDecisionLog *log, const char *acti
   json_object_array_add(rattrs, resource_attr("strands.box.run.id", log->run_id));
   json_object *resource = json_object_new_object();
   json_object_object_add(resource, "attributes", rattrs);
-  json_object *rl = json_object_new_object();
-  json_object_object_add(rl, "resource", json_object_get(resource));
-  json_object_object_add(rl, "scopeLogs", scope_arr);
-  json_object *rls = json_object_new_array();
-  json_object_array_add(rls, rl);
-  json_object *root = json_object_new_object();
-  json_object_object_add(root, "resourceLogs", rls);
+  json_object *root = otlp_export(resource, "resourceLogs", "scopeLogs", "logRecords", rec);
 
   /* the span: same resource, scope, trace and span ids and attributes */
   char *span_name = g_strdup_printf("policy %s", action);
@@ -312,22 +321,8 @@ char *policy_decision_log_render_ref(const BoxDecisionLog *log, const char *acti
   json_object_object_add(sp, "endTimeUnixNano", json_object_new_string(nanos));
   json_object_object_add(sp, "attributes", attributes);
   g_free(span_name);
-  json_object *spans = json_object_new_array();
-  json_object_array_add(spans, sp);
-  json_object *sscope = json_object_new_object();
-  json_object_object_add(sscope, "name", json_object_new_string("strands-box.policy"));
-  json_object *scope_spans = json_object_new_object();
-  json_object_object_add(scope_spans, "scope", sscope);
-  json_object_object_add(scope_spans, "spans", spans);
-  json_object *sscope_arr = json_object_new_array();
-  json_object_array_add(sscope_arr, scope_spans);
-  json_object *rs = json_object_new_object();
-  json_object_object_add(rs, "resource", resource);
-  json_object_object_add(rs, "scopeSpans", sscope_arr);
-  json_object *rss = json_object_new_array();
-  json_object_array_add(rss, rs);
-  json_object *span_root = json_object_new_object();
-  json_object_object_add(span_root, "resourceSpans", rss);
+  json_object *span_root = otlp_export(resource, "resourceSpans", "scopeSpans", "spans", sp);
+  json_object_put(resource);
 
   const int flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
   size_t llen = 0, slen = 0;
