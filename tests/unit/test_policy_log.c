@@ -36,8 +36,8 @@ static const char *attr_string(json_object *attr) {
 /* The hand-written log rendering is byte for byte json-c's, over decisions
  * of every action family, with strings that need escaping and truncation. */
 static void test_log_render_matches_json_c(void) {
-  char *dir = g_dir_make_tmp("policy-log-XXXXXX", NULL);
-  char *path = g_build_filename(dir, "records.jsonl", NULL);
+  char *path = NULL;
+  char *dir = log_dir_new("policy-log-XXXXXX", &path);
   BoxDecisionLog *log = box_decision_log_open(path, "box \"1\"/\x01", "run\\7", NULL);
   g_assert_nonnull(log);
   BoxPolicy *p = load_ok(seed_policy);
@@ -99,10 +99,7 @@ static void test_log_render_matches_json_c(void) {
   g_string_free(longs, TRUE);
   box_decision_log_close(log);
   box_policy_free(p);
-  g_unlink(path);
-  g_rmdir(dir);
-  g_free(path);
-  g_free(dir);
+  log_dir_remove(dir, path);
 }
 
 /* A file operation's line waits in the queue: not in the file until a flush,
@@ -132,37 +129,28 @@ static gpointer queue_worker(gpointer data) {
     char path[64];
     g_snprintf(path, sizeof path, "/ws/t%d/f%d", w->id, i);
     json_object *in = fs_input(path, "read_metadata");
-    BoxDecision *d = box_policy_decide(w->policy, "fs:read", in);
-    box_decision_log_append_queued(w->log, "fs:read", in, d);
-    json_object_put(in);
-    box_decision_free(d);
+    decide_logged(w->policy, w->log, "fs:read", in, NULL, true);
   }
   return NULL;
 }
 
 static void test_decision_log_queue(void) {
-  char *dir = g_dir_make_tmp("policy-logq-XXXXXX", NULL);
-  char *path = g_build_filename(dir, "records.jsonl", NULL);
+  char *path = NULL;
+  char *dir = log_dir_new("policy-logq-XXXXXX", &path);
   BoxDecisionLog *log = box_decision_log_open(path, "box-1", "run-1", NULL);
   g_assert_nonnull(log);
   BoxPolicy *p = load_ok("permit(principal, action, resource);");
   const char *paths[] = {"/ws/first", "/ws/second", "/ws/third"};
   for (int i = 0; i < 2; i++) {
     json_object *in = fs_input(paths[i], "read_content");
-    BoxDecision *d = box_policy_decide(p, "fs:read", in);
-    box_decision_log_append_queued(log, "fs:read", in, d);
-    json_object_put(in);
-    box_decision_free(d);
+    decide_logged(p, log, "fs:read", in, NULL, true);
   }
   char *text = log_text(path);
   /* the writer thread waits a few ms for more lines: nothing is written yet */
   g_assert_cmpuint(count_of(text, "/ws/first"), ==, 0);
   g_free(text);
   json_object *in = fs_input(paths[2], "read_content");
-  BoxDecision *d = box_policy_decide(p, "fs:read", in);
-  box_decision_log_append(log, "fs:read", in, NULL, d);
-  json_object_put(in);
-  box_decision_free(d);
+  decide_logged(p, log, "fs:read", in, NULL, false);
   text = log_text(path);
   const char *a = strstr(text, "/ws/first"), *b = strstr(text, "/ws/second"), *c = strstr(text, "/ws/third");
   g_assert_true(a && b && c && a < b && b < c);
@@ -171,7 +159,7 @@ static void test_decision_log_queue(void) {
   char **got = g_strsplit(text, "\n", -1);
   g_assert_cmpuint(g_strv_length(got), ==, 7);
   in = fs_input(paths[0], "read_content");
-  d = box_policy_decide(p, "fs:read", in);
+  BoxDecision *d = box_policy_decide(p, "fs:read", in);
   char *want = policy_decision_log_render(log, "fs:read", in, NULL, d, "1", "ab", "cd");
   json_object_put(in);
   box_decision_free(d);
@@ -202,10 +190,7 @@ static void test_decision_log_queue(void) {
   g_free(text);
 
   in = fs_input("/ws/last", "read_content");
-  d = box_policy_decide(p, "fs:read", in);
-  box_decision_log_append_queued(log, "fs:read", in, d);
-  json_object_put(in);
-  box_decision_free(d);
+  decide_logged(p, log, "fs:read", in, NULL, true);
   box_decision_log_close(log);
   text = log_text(path);
   char **lines = g_strsplit(text, "\n", -1);
@@ -220,10 +205,7 @@ static void test_decision_log_queue(void) {
   g_strfreev(lines);
   g_free(text);
   box_policy_free(p);
-  g_unlink(path);
-  g_rmdir(dir);
-  g_free(path);
-  g_free(dir);
+  log_dir_remove(dir, path);
 }
 
 /* A decision's span (runtime.md §8.2): INTERNAL, start = end, `policy <action>`,
@@ -255,33 +237,24 @@ static void check_decision_span(const char *line, json_object *rattrs, json_obje
 }
 
 static void test_decision_log(void) {
-  char *dir = g_dir_make_tmp("policy-log-XXXXXX", NULL);
-  char *path = g_build_filename(dir, "records.jsonl", NULL);
+  char *path = NULL;
+  char *dir = log_dir_new("policy-log-XXXXXX", &path);
   GError *error = NULL;
   BoxDecisionLog *log = box_decision_log_open(path, "box-1", "run-7", &error);
   g_assert_no_error(error);
 
   BoxPolicy *p = load_ok(seed_policy);
   json_object *in = exec_input("rm", "/home/op/src/project", "-rf");
-  BoxDecision *d = box_policy_decide(p, "shell:exec", in);
   const char *args[] = {"-rf", "todo.txt", NULL};
-  box_decision_log_append(log, "shell:exec", in, args, d);
-  json_object_put(in);
-  box_decision_free(d);
+  decide_logged(p, log, "shell:exec", in, args, false);
 
   in = fs_input("~/src/project/todo.txt", "read_content");
-  d = box_policy_decide(p, "fs:read", in);
-  box_decision_log_append(log, "fs:read", in, NULL, d);
-  json_object_put(in);
-  box_decision_free(d);
+  decide_logged(p, log, "fs:read", in, NULL, false);
 
   in = json_object_new_object();
   json_object_object_add(in, "host", json_object_new_string("example.com"));
   json_object_object_add(in, "port", json_object_new_int64(443));
-  d = box_policy_decide(p, "net:connect", in);
-  box_decision_log_append(log, "net:connect", in, NULL, d);
-  json_object_put(in);
-  box_decision_free(d);
+  decide_logged(p, log, "net:connect", in, NULL, false);
   box_decision_log_close(log);
   box_policy_free(p);
 
@@ -383,15 +356,12 @@ static void test_decision_log(void) {
 
   g_strfreev(lines);
   g_free(text);
-  g_unlink(path);
-  g_rmdir(dir);
-  g_free(path);
-  g_free(dir);
+  log_dir_remove(dir, path);
 }
 
 static void test_log_truncation(void) {
-  char *dir = g_dir_make_tmp("policy-log-XXXXXX", NULL);
-  char *path = g_build_filename(dir, "records.jsonl", NULL);
+  char *path = NULL;
+  char *dir = log_dir_new("policy-log-XXXXXX", &path);
   BoxDecisionLog *log = box_decision_log_open(path, "b", "r", NULL);
   g_assert_nonnull(log);
   GString *big = g_string_new("/");
@@ -417,10 +387,7 @@ static void test_log_truncation(void) {
   json_object_put(root);
   g_free(text);
   g_string_free(big, TRUE);
-  g_unlink(path);
-  g_rmdir(dir);
-  g_free(path);
-  g_free(dir);
+  log_dir_remove(dir, path);
 }
 
 static void test_redaction(void) {
