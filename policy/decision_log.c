@@ -557,23 +557,11 @@ static void random_hex_fast(char *out, size_t nbytes) {
   out[2 * nbytes] = '\0';
 }
 
-/* digits of v, as %llu would print them */
-static size_t put_decimal(char *out, uint64_t v) {
-  char tmp[24];
-  size_t n = 0;
-  do {
-    tmp[n++] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
-  for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
-  out[n] = '\0';
-  return n;
-}
 
 void box_decision_log_now(char nanos[32]) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  put_decimal(nanos, (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec);
+  policy_put_decimal(nanos, (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec);
 }
 
 static void attrs_free(gpointer p) { g_string_free(p, TRUE); }
