@@ -34,6 +34,8 @@
 #include <unistd.h>
 #include <glib.h>
 
+#include "bench_args.h"
+
 typedef struct {
   fuse_ino_t id;
   int fd; /* O_PATH */
@@ -502,15 +504,15 @@ int main(int argc, char **argv) {
   const char *dir = NULL;
   int i = 1;
   for (; i < argc; i++) {
-    if (strcmp(argv[i], "--") == 0) {
-      i++;
+    const char *v;
+    if (bench_args_end(argv, &i)) {
       break;
-    } else if (strcmp(argv[i], "--root") == 0 && i + 1 < argc) {
-      dir = argv[++i];
-    } else if (strcmp(argv[i], "--attr-timeout") == 0 && i + 1 < argc) {
-      attr_timeout = atof(argv[++i]);
-    } else if (strcmp(argv[i], "--entry-timeout") == 0 && i + 1 < argc) {
-      entry_timeout = atof(argv[++i]);
+    } else if ((v = bench_arg(argc, argv, &i, "--root"))) {
+      dir = v;
+    } else if ((v = bench_arg(argc, argv, &i, "--attr-timeout"))) {
+      attr_timeout = atof(v);
+    } else if ((v = bench_arg(argc, argv, &i, "--entry-timeout"))) {
+      entry_timeout = atof(v);
     } else {
       fprintf(stderr, "usage: bare-pt [--attr-timeout S] [--entry-timeout S] --root DIR -- PROGRAM [ARGS]\n");
       return 2;

@@ -39,6 +39,8 @@
 #include "policy/history.h"
 #include "vfs/vfs.h"
 
+#include "bench_args.h"
+
 typedef struct {
   BoxPolicy *policy;
   BoxDecisionLog *log;
@@ -102,36 +104,36 @@ int main(int argc, char **argv) {
   bool tool = false;
   int i = 1;
   for (; i < argc; i++) {
-    if (strcmp(argv[i], "--") == 0) {
-      i++;
+    const char *v;
+    GPtrArray *paths = NULL; /* where a path option's real path goes */
+    if (bench_args_end(argv, &i)) {
       break;
-    } else if (strcmp(argv[i], "--root") == 0 && i + 1 < argc) {
-      char *real = realpath(argv[++i], NULL);
-      if (!real) {
-        fprintf(stderr, "boxfs-run: %s: %s\n", argv[i], g_strerror(errno));
-        return 2;
-      }
-      g_ptr_array_add(roots, real);
-    } else if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc) {
-      policy_file = argv[++i];
-    } else if (strcmp(argv[i], "--log") == 0 && i + 1 < argc) {
-      log_file = argv[++i];
-    } else if (strcmp(argv[i], "--history") == 0 && i + 1 < argc) {
-      history_dir = argv[++i];
-    } else if ((strcmp(argv[i], "--floor") == 0 || strcmp(argv[i], "--floor-tree") == 0) && i + 1 < argc) {
-      bool tree = strcmp(argv[i], "--floor-tree") == 0;
-      char *real = realpath(argv[++i], NULL);
-      if (!real) {
-        fprintf(stderr, "boxfs-run: %s: %s\n", argv[i], g_strerror(errno));
-        return 2;
-      }
-      g_ptr_array_add(tree ? floor_trees : floor_files, real);
+    } else if ((v = bench_arg(argc, argv, &i, "--root"))) {
+      paths = roots;
+    } else if ((v = bench_arg(argc, argv, &i, "--policy"))) {
+      policy_file = v;
+    } else if ((v = bench_arg(argc, argv, &i, "--log"))) {
+      log_file = v;
+    } else if ((v = bench_arg(argc, argv, &i, "--history"))) {
+      history_dir = v;
+    } else if ((v = bench_arg(argc, argv, &i, "--floor"))) {
+      paths = floor_files;
+    } else if ((v = bench_arg(argc, argv, &i, "--floor-tree"))) {
+      paths = floor_trees;
     } else if (strcmp(argv[i], "--tool") == 0) {
       tool = true;
     } else {
       fprintf(stderr, "usage: boxfs-run --root DIR [--policy FILE] [--log FILE] [--history DIR] [--floor FILE]"
                       " [--floor-tree DIR] [--tool] -- PROG [ARGS]\n");
       return 2;
+    }
+    if (paths) {
+      char *real = realpath(v, NULL);
+      if (!real) {
+        fprintf(stderr, "boxfs-run: %s: %s\n", v, g_strerror(errno));
+        return 2;
+      }
+      g_ptr_array_add(paths, real);
     }
   }
   if (roots->len == 0 || i >= argc) {
