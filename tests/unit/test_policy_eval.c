@@ -305,14 +305,8 @@ static void test_resource_labels(void) {
 
 /* ---- threads ---------------------------------------------------------------------- */
 
-typedef struct {
-  BoxPolicy *policy;
-  BoxDecisionLog *log;
-  int failures;
-} ThreadArg;
-
 static gpointer thread_main(gpointer data) {
-  ThreadArg *a = data;
+  LogThread *a = data;
   for (int i = 0; i < 500; i++) {
     json_object *in = (i % 2) ? exec_input("rm", "/home/op/src/project", NULL)
                               : fs_input("~/src/project/x", "read_content");
@@ -326,7 +320,7 @@ static gpointer thread_main(gpointer data) {
 static void test_threads(void) {
   char *path = NULL;
   char *dir = log_dir_new("policy-thr-XXXXXX", &path);
-  ThreadArg arg = {load_ok(seed_policy), box_decision_log_open(path, "b", "r", NULL), 0};
+  LogThread arg = {load_ok(seed_policy), box_decision_log_open(path, "b", "r", NULL), 0, 0};
   GThread *t[8];
   for (int i = 0; i < 8; i++) t[i] = g_thread_new("decide", thread_main, &arg);
   for (int i = 0; i < 8; i++) g_thread_join(t[i]);

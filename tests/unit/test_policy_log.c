@@ -36,10 +36,8 @@ static const char *attr_string(json_object *attr) {
 /* The hand-written log rendering is byte for byte json-c's, over decisions
  * of every action family, with strings that need escaping and truncation. */
 static void test_log_render_matches_json_c(void) {
-  char *path = NULL;
-  char *dir = log_dir_new("policy-log-XXXXXX", &path);
-  BoxDecisionLog *log = box_decision_log_open(path, "box \"1\"/\x01", "run\\7", NULL);
-  g_assert_nonnull(log);
+  char *dir = NULL, *path = NULL;
+  BoxDecisionLog *log = log_tmp_open("policy-log-XXXXXX", "box \"1\"/\x01", "run\\7", &dir, &path);
   BoxPolicy *p = load_ok(seed_policy);
   GString *longs = g_string_new(NULL);
   for (int i = 0; i < 5000; i++) g_string_append(longs, "\xc3\xa9x");
@@ -117,14 +115,8 @@ static guint count_of(const char *text, const char *needle) {
   return n;
 }
 
-typedef struct {
-  BoxDecisionLog *log;
-  BoxPolicy *policy;
-  int id;
-} QueueWorker;
-
 static gpointer queue_worker(gpointer data) {
-  QueueWorker *w = data;
+  LogThread *w = data;
   for (int i = 0; i < 500; i++) {
     char path[64];
     g_snprintf(path, sizeof path, "/ws/t%d/f%d", w->id, i);
@@ -135,10 +127,8 @@ static gpointer queue_worker(gpointer data) {
 }
 
 static void test_decision_log_queue(void) {
-  char *path = NULL;
-  char *dir = log_dir_new("policy-logq-XXXXXX", &path);
-  BoxDecisionLog *log = box_decision_log_open(path, "box-1", "run-1", NULL);
-  g_assert_nonnull(log);
+  char *dir = NULL, *path = NULL;
+  BoxDecisionLog *log = log_tmp_open("policy-logq-XXXXXX", "box-1", "run-1", &dir, &path);
   BoxPolicy *p = load_ok("permit(principal, action, resource);");
   const char *paths[] = {"/ws/first", "/ws/second", "/ws/third"};
   for (int i = 0; i < 2; i++) {
@@ -177,10 +167,10 @@ static void test_decision_log_queue(void) {
   g_strfreev(got);
   g_free(text);
 
-  QueueWorker w[4];
+  LogThread w[4];
   GThread *t[4];
   for (int i = 0; i < 4; i++) {
-    w[i] = (QueueWorker){log, p, i};
+    w[i] = (LogThread){p, log, i, 0};
     t[i] = g_thread_new("q", queue_worker, &w[i]);
   }
   for (int i = 0; i < 4; i++) g_thread_join(t[i]);
@@ -237,11 +227,8 @@ static void check_decision_span(const char *line, json_object *rattrs, json_obje
 }
 
 static void test_decision_log(void) {
-  char *path = NULL;
-  char *dir = log_dir_new("policy-log-XXXXXX", &path);
-  GError *error = NULL;
-  BoxDecisionLog *log = box_decision_log_open(path, "box-1", "run-7", &error);
-  g_assert_no_error(error);
+  char *dir = NULL, *path = NULL;
+  BoxDecisionLog *log = log_tmp_open("policy-log-XXXXXX", "box-1", "run-7", &dir, &path);
 
   BoxPolicy *p = load_ok(seed_policy);
   json_object *in = exec_input("rm", "/home/op/src/project", "-rf");
@@ -360,10 +347,8 @@ static void test_decision_log(void) {
 }
 
 static void test_log_truncation(void) {
-  char *path = NULL;
-  char *dir = log_dir_new("policy-log-XXXXXX", &path);
-  BoxDecisionLog *log = box_decision_log_open(path, "b", "r", NULL);
-  g_assert_nonnull(log);
+  char *dir = NULL, *path = NULL;
+  BoxDecisionLog *log = log_tmp_open("policy-log-XXXXXX", "b", "r", &dir, &path);
   GString *big = g_string_new("/");
   for (int i = 0; i < 5000; i++) g_string_append(big, "\xc3\xa9");
   json_object *in = fs_input(big->str, "read_content");

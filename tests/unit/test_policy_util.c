@@ -98,6 +98,15 @@ char *log_dir_new(const char *tmpl, char **path) {
   return dir;
 }
 
+BoxDecisionLog *log_tmp_open(const char *tmpl, const char *box_id, const char *run_id, char **dir, char **path) {
+  *dir = log_dir_new(tmpl, path);
+  GError *error = NULL;
+  BoxDecisionLog *log = box_decision_log_open(*path, box_id, run_id, &error);
+  g_assert_no_error(error);
+  g_assert_nonnull(log);
+  return log;
+}
+
 void log_dir_remove(char *dir, char *path) {
   g_unlink(path);
   g_rmdir(dir);

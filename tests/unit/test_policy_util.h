@@ -27,9 +27,19 @@ BoxCause decide_cause(BoxPolicy *p, const char *action, json_object *input);
  * does), consuming input, and returns the cause. */
 BoxCause decide_logged(BoxPolicy *p, BoxDecisionLog *log, const char *action, json_object *input,
                        const char *const *args, bool queued);
+/* What a thread deciding and logging beside others is given. */
+typedef struct {
+  BoxPolicy *policy;
+  BoxDecisionLog *log;
+  int id;       /* which of the threads */
+  int failures; /* decisions other than the one wanted (atomic) */
+} LogThread;
+
 /* A new temporary directory made from tmpl, and in *path the decision
  * log's file in it (records.jsonl); log_dir_remove removes and frees both. */
 char *log_dir_new(const char *tmpl, char **path);
 void log_dir_remove(char *dir, char *path);
+/* log_dir_new, and the decision log opened there (it must open). */
+BoxDecisionLog *log_tmp_open(const char *tmpl, const char *box_id, const char *run_id, char **dir, char **path);
 
 #endif
