@@ -157,6 +157,21 @@ static void pt_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
   fuse_reply_none(req);
 }
 
+/* The inode, or NULL once the request is answered ESTALE (the kernel
+ * asked about one this daemon has forgotten). */
+static Ino *get_or_stale(fuse_req_t req, fuse_ino_t ino) {
+  Ino *i = get(ino);
+  if (!i) fuse_reply_err(req, ESTALE);
+  return i;
+}
+
+/* Answers a call that made name in parent: err, or the new entry. */
+static void reply_made(fuse_req_t req, fuse_ino_t parent, const char *name, int err) {
+  struct fuse_entry_param e;
+  if (err) fuse_reply_err(req, err);
+  else reply_entry(req, do_lookup(parent, name, &e), &e);
+}
+
 static void pt_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   (void)fi;
   Ino *i = get(ino);
@@ -168,11 +183,8 @@ static void pt_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void pt_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *a, int set,
                        struct fuse_file_info *fi) {
-  Ino *i = get(ino);
-  if (!i) {
-    fuse_reply_err(req, ESTALE);
-    return;
-  }
+  Ino *i = get_or_stale(req, ino);
+  if (!i) return;
   char pp[64];
   snprintf(pp, sizeof pp, "/proc/self/fd/%d", i->fd);
   int ffd = fi ? (int)fi->fh : -1;
@@ -212,34 +224,22 @@ static void pt_readlink(fuse_req_t req, fuse_ino_t ino) {
 
 static void pt_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
   Ino *p = get(parent);
-  struct fuse_entry_param e;
-  if (!p) fuse_reply_err(req, ESTALE);
-  else if (mkdirat(p->fd, name, mode) < 0) fuse_reply_err(req, errno);
-  else reply_entry(req, do_lookup(parent, name, &e), &e);
+  reply_made(req, parent, name, !p ? ESTALE : mkdirat(p->fd, name, mode) < 0 ? errno : 0);
 }
 
 static void pt_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev) {
   Ino *p = get(parent);
-  struct fuse_entry_param e;
-  if (!p) fuse_reply_err(req, ESTALE);
-  else if (mknodat(p->fd, name, mode, rdev) < 0) fuse_reply_err(req, errno);
-  else reply_entry(req, do_lookup(parent, name, &e), &e);
+  reply_made(req, parent, name, !p ? ESTALE : mknodat(p->fd, name, mode, rdev) < 0 ? errno : 0);
 }
 
 static void pt_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name) {
   Ino *p = get(parent);
-  struct fuse_entry_param e;
-  if (!p) fuse_reply_err(req, ESTALE);
-  else if (symlinkat(link, p->fd, name) < 0) fuse_reply_err(req, errno);
-  else reply_entry(req, do_lookup(parent, name, &e), &e);
+  reply_made(req, parent, name, !p ? ESTALE : symlinkat(link, p->fd, name) < 0 ? errno : 0);
 }
 
 static void pt_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const char *name) {
   Ino *i = get(ino), *p = get(parent);
-  struct fuse_entry_param e;
-  if (!i || !p) fuse_reply_err(req, ESTALE);
-  else if (linkat(i->fd, "", p->fd, name, AT_EMPTY_PATH) < 0) fuse_reply_err(req, errno);
-  else reply_entry(req, do_lookup(parent, name, &e), &e);
+  reply_made(req, parent, name, !i || !p ? ESTALE : linkat(i->fd, "", p->fd, name, AT_EMPTY_PATH) < 0 ? errno : 0);
 }
 
 static void pt_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) {
@@ -260,12 +260,9 @@ static void pt_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 }
 
 static void pt_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
-  Ino *i = get(ino);
+  Ino *i = get_or_stale(req, ino);
+  if (!i) return;
   char pp[64];
-  if (!i) {
-    fuse_reply_err(req, ESTALE);
-    return;
-  }
   snprintf(pp, sizeof pp, "/proc/self/fd/%d", i->fd);
   int fd = open(pp, (fi->flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY)) | O_CLOEXEC);
   if (fd < 0) {
@@ -279,11 +276,8 @@ static void pt_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
 
 static void pt_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
                       struct fuse_file_info *fi) {
-  Ino *p = get(parent);
-  if (!p) {
-    fuse_reply_err(req, ESTALE);
-    return;
-  }
+  Ino *p = get_or_stale(req, parent);
+  if (!p) return;
   int fd = openat(p->fd, name, (fi->flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC), mode);
   if (fd < 0) {
     fuse_reply_err(req, errno);
