@@ -103,37 +103,36 @@ int main(int argc, char **argv) {
   const char *policy_file = NULL, *log_file = NULL, *history_dir = NULL;
   bool tool = false;
   int i = 1;
+  /* the options with a value: a file kept as given, or a path resolved
+   * and added to its list */
+  const struct {
+    const char *name;
+    const char **value;
+    GPtrArray *paths;
+  } opts[] = {{"--root", NULL, roots},         {"--policy", &policy_file, NULL},
+              {"--log", &log_file, NULL},      {"--history", &history_dir, NULL},
+              {"--floor", NULL, floor_files},  {"--floor-tree", NULL, floor_trees}};
   for (; i < argc; i++) {
-    const char *v;
-    GPtrArray *paths = NULL; /* where a path option's real path goes */
-    if (bench_args_end(argv, &i)) {
+    const char *v = NULL;
+    size_t o = 0;
+    while (o < G_N_ELEMENTS(opts) && !(v = bench_arg(argc, argv, &i, opts[o].name))) o++;
+    if (v && opts[o].value) {
+      *opts[o].value = v;
+    } else if (v) {
+      char *real = realpath(v, NULL);
+      if (!real) {
+        fprintf(stderr, "boxfs-run: %s: %s\n", v, g_strerror(errno));
+        return 2;
+      }
+      g_ptr_array_add(opts[o].paths, real);
+    } else if (bench_args_end(argv, &i)) {
       break;
-    } else if ((v = bench_arg(argc, argv, &i, "--root"))) {
-      paths = roots;
-    } else if ((v = bench_arg(argc, argv, &i, "--policy"))) {
-      policy_file = v;
-    } else if ((v = bench_arg(argc, argv, &i, "--log"))) {
-      log_file = v;
-    } else if ((v = bench_arg(argc, argv, &i, "--history"))) {
-      history_dir = v;
-    } else if ((v = bench_arg(argc, argv, &i, "--floor"))) {
-      paths = floor_files;
-    } else if ((v = bench_arg(argc, argv, &i, "--floor-tree"))) {
-      paths = floor_trees;
     } else if (strcmp(argv[i], "--tool") == 0) {
       tool = true;
     } else {
       fprintf(stderr, "usage: boxfs-run --root DIR [--policy FILE] [--log FILE] [--history DIR] [--floor FILE]"
                       " [--floor-tree DIR] [--tool] -- PROG [ARGS]\n");
       return 2;
-    }
-    if (paths) {
-      char *real = realpath(v, NULL);
-      if (!real) {
-        fprintf(stderr, "boxfs-run: %s: %s\n", v, g_strerror(errno));
-        return 2;
-      }
-      g_ptr_array_add(paths, real);
     }
   }
   if (roots->len == 0 || i >= argc) {
