@@ -34,6 +34,8 @@
 #include <unistd.h>
 #include <glib.h>
 
+#include "bench_args.h"
+
 typedef struct {
   fuse_ino_t id;
   int fd; /* O_PATH */
@@ -155,6 +157,21 @@ static void pt_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
   fuse_reply_none(req);
 }
 
+/* The inode, or NULL once the request is answered ESTALE (the kernel
+ * asked about one this daemon has forgotten). */
+static Ino *get_or_stale(fuse_req_t req, fuse_ino_t ino) {
+  Ino *i = get(ino);
+  if (!i) fuse_reply_err(req, ESTALE);
+  return i;
+}
+
+/* Answers a call that made name in parent: err, or the new entry. */
+static void reply_made(fuse_req_t req, fuse_ino_t parent, const char *name, int err) {
+  struct fuse_entry_param e;
+  if (err) fuse_reply_err(req, err);
+  else reply_entry(req, do_lookup(parent, name, &e), &e);
+}
+
 static void pt_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   (void)fi;
   Ino *i = get(ino);
@@ -166,11 +183,8 @@ static void pt_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void pt_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *a, int set,
                        struct fuse_file_info *fi) {
-  Ino *i = get(ino);
-  if (!i) {
-    fuse_reply_err(req, ESTALE);
-    return;
-  }
+  Ino *i = get_or_stale(req, ino);
+  if (!i) return;
   char pp[64];
   snprintf(pp, sizeof pp, "/proc/self/fd/%d", i->fd);
   int ffd = fi ? (int)fi->fh : -1;
@@ -210,34 +224,22 @@ static void pt_readlink(fuse_req_t req, fuse_ino_t ino) {
 
 static void pt_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
   Ino *p = get(parent);
-  struct fuse_entry_param e;
-  if (!p) fuse_reply_err(req, ESTALE);
-  else if (mkdirat(p->fd, name, mode) < 0) fuse_reply_err(req, errno);
-  else reply_entry(req, do_lookup(parent, name, &e), &e);
+  reply_made(req, parent, name, !p ? ESTALE : mkdirat(p->fd, name, mode) < 0 ? errno : 0);
 }
 
 static void pt_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev) {
   Ino *p = get(parent);
-  struct fuse_entry_param e;
-  if (!p) fuse_reply_err(req, ESTALE);
-  else if (mknodat(p->fd, name, mode, rdev) < 0) fuse_reply_err(req, errno);
-  else reply_entry(req, do_lookup(parent, name, &e), &e);
+  reply_made(req, parent, name, !p ? ESTALE : mknodat(p->fd, name, mode, rdev) < 0 ? errno : 0);
 }
 
 static void pt_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name) {
   Ino *p = get(parent);
-  struct fuse_entry_param e;
-  if (!p) fuse_reply_err(req, ESTALE);
-  else if (symlinkat(link, p->fd, name) < 0) fuse_reply_err(req, errno);
-  else reply_entry(req, do_lookup(parent, name, &e), &e);
+  reply_made(req, parent, name, !p ? ESTALE : symlinkat(link, p->fd, name) < 0 ? errno : 0);
 }
 
 static void pt_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const char *name) {
   Ino *i = get(ino), *p = get(parent);
-  struct fuse_entry_param e;
-  if (!i || !p) fuse_reply_err(req, ESTALE);
-  else if (linkat(i->fd, "", p->fd, name, AT_EMPTY_PATH) < 0) fuse_reply_err(req, errno);
-  else reply_entry(req, do_lookup(parent, name, &e), &e);
+  reply_made(req, parent, name, !i || !p ? ESTALE : linkat(i->fd, "", p->fd, name, AT_EMPTY_PATH) < 0 ? errno : 0);
 }
 
 static void pt_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) {
@@ -258,12 +260,9 @@ static void pt_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 }
 
 static void pt_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
-  Ino *i = get(ino);
+  Ino *i = get_or_stale(req, ino);
+  if (!i) return;
   char pp[64];
-  if (!i) {
-    fuse_reply_err(req, ESTALE);
-    return;
-  }
   snprintf(pp, sizeof pp, "/proc/self/fd/%d", i->fd);
   int fd = open(pp, (fi->flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY)) | O_CLOEXEC);
   if (fd < 0) {
@@ -277,11 +276,8 @@ static void pt_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
 
 static void pt_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
                       struct fuse_file_info *fi) {
-  Ino *p = get(parent);
-  if (!p) {
-    fuse_reply_err(req, ESTALE);
-    return;
-  }
+  Ino *p = get_or_stale(req, parent);
+  if (!p) return;
   int fd = openat(p->fd, name, (fi->flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC), mode);
   if (fd < 0) {
     fuse_reply_err(req, errno);
@@ -502,15 +498,15 @@ int main(int argc, char **argv) {
   const char *dir = NULL;
   int i = 1;
   for (; i < argc; i++) {
-    if (strcmp(argv[i], "--") == 0) {
-      i++;
+    const char *v;
+    if (bench_args_end(argv, &i)) {
       break;
-    } else if (strcmp(argv[i], "--root") == 0 && i + 1 < argc) {
-      dir = argv[++i];
-    } else if (strcmp(argv[i], "--attr-timeout") == 0 && i + 1 < argc) {
-      attr_timeout = atof(argv[++i]);
-    } else if (strcmp(argv[i], "--entry-timeout") == 0 && i + 1 < argc) {
-      entry_timeout = atof(argv[++i]);
+    } else if ((v = bench_arg(argc, argv, &i, "--root"))) {
+      dir = v;
+    } else if ((v = bench_arg(argc, argv, &i, "--attr-timeout"))) {
+      attr_timeout = atof(v);
+    } else if ((v = bench_arg(argc, argv, &i, "--entry-timeout"))) {
+      entry_timeout = atof(v);
     } else {
       fprintf(stderr, "usage: bare-pt [--attr-timeout S] [--entry-timeout S] --root DIR -- PROGRAM [ARGS]\n");
       return 2;

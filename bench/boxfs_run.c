@@ -39,6 +39,8 @@
 #include "policy/history.h"
 #include "vfs/vfs.h"
 
+#include "bench_args.h"
+
 typedef struct {
   BoxPolicy *policy;
   BoxDecisionLog *log;
@@ -101,31 +103,30 @@ int main(int argc, char **argv) {
   const char *policy_file = NULL, *log_file = NULL, *history_dir = NULL;
   bool tool = false;
   int i = 1;
+  /* the options with a value: a file kept as given, or a path resolved
+   * and added to its list */
+  const struct {
+    const char *name;
+    const char **value;
+    GPtrArray *paths;
+  } opts[] = {{"--root", NULL, roots},         {"--policy", &policy_file, NULL},
+              {"--log", &log_file, NULL},      {"--history", &history_dir, NULL},
+              {"--floor", NULL, floor_files},  {"--floor-tree", NULL, floor_trees}};
   for (; i < argc; i++) {
-    if (strcmp(argv[i], "--") == 0) {
-      i++;
+    const char *v = NULL;
+    size_t o = 0;
+    while (o < G_N_ELEMENTS(opts) && !(v = bench_arg(argc, argv, &i, opts[o].name))) o++;
+    if (v && opts[o].value) {
+      *opts[o].value = v;
+    } else if (v) {
+      char *real = realpath(v, NULL);
+      if (!real) {
+        fprintf(stderr, "boxfs-run: %s: %s\n", v, g_strerror(errno));
+        return 2;
+      }
+      g_ptr_array_add(opts[o].paths, real);
+    } else if (bench_args_end(argv, &i)) {
       break;
-    } else if (strcmp(argv[i], "--root") == 0 && i + 1 < argc) {
-      char *real = realpath(argv[++i], NULL);
-      if (!real) {
-        fprintf(stderr, "boxfs-run: %s: %s\n", argv[i], g_strerror(errno));
-        return 2;
-      }
-      g_ptr_array_add(roots, real);
-    } else if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc) {
-      policy_file = argv[++i];
-    } else if (strcmp(argv[i], "--log") == 0 && i + 1 < argc) {
-      log_file = argv[++i];
-    } else if (strcmp(argv[i], "--history") == 0 && i + 1 < argc) {
-      history_dir = argv[++i];
-    } else if ((strcmp(argv[i], "--floor") == 0 || strcmp(argv[i], "--floor-tree") == 0) && i + 1 < argc) {
-      bool tree = strcmp(argv[i], "--floor-tree") == 0;
-      char *real = realpath(argv[++i], NULL);
-      if (!real) {
-        fprintf(stderr, "boxfs-run: %s: %s\n", argv[i], g_strerror(errno));
-        return 2;
-      }
-      g_ptr_array_add(tree ? floor_trees : floor_files, real);
     } else if (strcmp(argv[i], "--tool") == 0) {
       tool = true;
     } else {

@@ -52,6 +52,51 @@ static void die(const char *what) {
   exit(1);
 }
 
+/* The workload's small file: 100 bytes. */
+static void write_small(const char *name, const char *buf) {
+  int fd = open(name, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) die("create");
+  if (write(fd, buf, 100) != 100) die("write");
+  close(fd);
+}
+
+/* Small-file phase op (0 create, 1 stat, 3 read, 4 unlink; 2, the listing,
+ * is of the directory) on one file; buf holds at least 128 bytes. */
+static void small_op(const char *name, int op, char *buf) {
+  struct stat st;
+  int fd;
+  switch (op) {
+  case 0:
+    write_small(name, buf);
+    break;
+  case 1:
+    if (stat(name, &st) < 0) die("stat");
+    break;
+  case 3:
+    fd = open(name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) die("open");
+    if (read(fd, buf, 128) != 100) die("read");
+    close(fd);
+    break;
+  case 4:
+    if (unlink(name) < 0) die("unlink");
+    break;
+  }
+}
+
+/* dir must list its n files plus "." and "..": the mount lost none. */
+static void expect_entries(const char *dir, long n, const char *what) {
+  DIR *d = opendir(dir);
+  if (!d) die("opendir");
+  long seen = 0;
+  while (readdir(d)) seen++;
+  closedir(d);
+  if (seen != n + 2) {
+    fprintf(stderr, "%s saw %ld entries, want %ld\n", what, seen, n + 2);
+    exit(1);
+  }
+}
+
 static void small_files(const char *dir, long n, double out[5], double cpu[5]);
 static double daemon_cpu(void);
 static double pid_cpu(int pid);
@@ -116,58 +161,20 @@ static void small_files(const char *dir, long n, double out[5], double cpu[5]) {
   if (mkdir(dir, 0755) < 0 && errno != EEXIST) die("mkdir");
   char name[96], buf[128];
   memset(buf, 'x', sizeof buf);
-  double c = daemon_cpu();
-  double t = now();
-  for (long i = 0; i < n; i++) {
-    snprintf(name, sizeof name, "%s/f%06ld", dir, i);
-    int fd = open(name, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) die("create");
-    if (write(fd, buf, 100) != 100) die("write");
-    close(fd);
+  for (int op = 0; op < 5; op++) {
+    double c = daemon_cpu();
+    double t = now();
+    if (op == 2) {
+      expect_entries(dir, n, "readdir");
+    } else {
+      for (long i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "%s/f%06ld", dir, i);
+        small_op(name, op, buf);
+      }
+    }
+    out[op] = now() - t;
+    cpu[op] = daemon_cpu() - c;
   }
-  out[0] = now() - t;
-  cpu[0] = daemon_cpu() - c;
-  c = daemon_cpu();
-  t = now();
-  struct stat st;
-  for (long i = 0; i < n; i++) {
-    snprintf(name, sizeof name, "%s/f%06ld", dir, i);
-    if (stat(name, &st) < 0) die("stat");
-  }
-  out[1] = now() - t;
-  cpu[1] = daemon_cpu() - c;
-  c = daemon_cpu();
-  t = now();
-  DIR *d = opendir(dir);
-  if (!d) die("opendir");
-  long seen = 0;
-  while (readdir(d)) seen++;
-  closedir(d);
-  if (seen != n + 2) {
-    fprintf(stderr, "readdir saw %ld entries, want %ld\n", seen, n + 2);
-    exit(1);
-  }
-  out[2] = now() - t;
-  cpu[2] = daemon_cpu() - c;
-  c = daemon_cpu();
-  t = now();
-  for (long i = 0; i < n; i++) {
-    snprintf(name, sizeof name, "%s/f%06ld", dir, i);
-    int fd = open(name, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) die("open");
-    if (read(fd, buf, sizeof buf) != 100) die("read");
-    close(fd);
-  }
-  out[3] = now() - t;
-  cpu[3] = daemon_cpu() - c;
-  c = daemon_cpu();
-  t = now();
-  for (long i = 0; i < n; i++) {
-    snprintf(name, sizeof name, "%s/f%06ld", dir, i);
-    if (unlink(name) < 0) die("unlink");
-  }
-  out[4] = now() - t;
-  cpu[4] = daemon_cpu() - c;
   if (rmdir(dir) < 0) die("rmdir");
 }
 
@@ -235,42 +242,15 @@ static const char *const il_ops[5] = {"create", "stat", "readdir", "read", "unli
 static void il_one(const IlSys *s, int round, int op, long i, char *buf) {
   char name[4200];
   snprintf(name, sizeof name, "%s/il%d/f%06ld", s->dir, round, i);
-  struct stat st;
-  int fd;
-  switch (op) {
-  case 0:
-    fd = open(name, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) die("create");
-    if (write(fd, buf, 100) != 100) die("write");
-    close(fd);
-    break;
-  case 1:
-    if (stat(name, &st) < 0) die("stat");
-    break;
-  case 3:
-    fd = open(name, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) die("open");
-    if (read(fd, buf, 128) != 100) die("read");
-    close(fd);
-    break;
-  case 4:
-    if (unlink(name) < 0) die("unlink");
-    break;
-  }
+  small_op(name, op, buf);
 }
 
 static void il_readdir(const IlSys *s, int round, long n) {
   char name[4200];
   snprintf(name, sizeof name, "%s/il%d", s->dir, round);
-  DIR *d = opendir(name);
-  if (!d) die("opendir");
-  long seen = 0;
-  while (readdir(d)) seen++;
-  closedir(d);
-  if (seen != n + 2) {
-    fprintf(stderr, "readdir of %s saw %ld entries, want %ld\n", s->name, seen, n + 2);
-    exit(1);
-  }
+  char what[256];
+  snprintf(what, sizeof what, "readdir of %s", s->name);
+  expect_entries(name, n, what);
 }
 
 static int interleave(int argc, char **argv) {

@@ -170,3 +170,15 @@ BoxDecision *policy_decision_made(BoxDecision *m, const Rule *const *forbids, si
   g_free(capped);
   return unpacked_at(block, k);
 }
+
+const char *box_cause_name(BoxCause c) {
+  switch (c) {
+  case BOX_CAUSE_PERMITTED: return "permitted";
+  case BOX_CAUSE_FORBIDDEN: return "forbidden";
+  case BOX_CAUSE_NO_MATCH: return "no_match";
+  case BOX_CAUSE_POLICY_PENDING: return "policy_pending";
+  case BOX_CAUSE_INTERNAL_FAULT: return "internal_fault";
+  case BOX_CAUSE_ENFORCEMENT: return "enforcement";
+  }
+  return "internal_fault";
+}

@@ -166,18 +166,6 @@ static void add_int_from_input(json_object *attrs, const char *key, json_object 
   add_attr(attrs, key, val);
 }
 
-static const char *cause_name(BoxCause c) {
-  switch (c) {
-  case BOX_CAUSE_PERMITTED: return "permitted";
-  case BOX_CAUSE_FORBIDDEN: return "forbidden";
-  case BOX_CAUSE_NO_MATCH: return "no_match";
-  case BOX_CAUSE_POLICY_PENDING: return "policy_pending";
-  case BOX_CAUSE_INTERNAL_FAULT: return "internal_fault";
-  case BOX_CAUSE_ENFORCEMENT: return "enforcement";
-  }
-  return "internal_fault";
-}
-
 static bool short_flag(const char *w) {
   if (w[0] != '-' || !w[1] || w[1] == '-') return false;
   for (const char *q = w + 1; *q; q++)
@@ -213,7 +201,7 @@ static json_object *decision_attributes(const char *action, json_object *input, 
   add_str(attrs, "strands.box.policy.action", action);
   add_str(attrs, "strands.box.policy.resource", d->resource);
   add_str(attrs, "strands.box.policy.verdict", deny ? "deny" : "permit");
-  add_str(attrs, "strands.box.policy.cause", cause_name(d->cause));
+  add_str(attrs, "strands.box.policy.cause", box_cause_name(d->cause));
   if (d->cause == BOX_CAUSE_INTERNAL_FAULT) add_str(attrs, "error.type", "strands.box.policy.evaluation_error");
   if (deny) add_str(attrs, "strands.box.policy.reason", d->reason ? d->reason : "");
   add_str(attrs, "strands.box.policy.rule", d->rule ? d->rule : "");
@@ -253,6 +241,31 @@ static json_object *decision_attributes(const char *action, json_object *input, 
   return attrs;
 }
 
+/* One item wrapped as OTLP/JSON exports it, under the policy's scope:
+ * {ROOT: [{"resource", SCOPES: [{"scope", ITEMS: [item]}]}]}. The log
+ * record and the span share the shape and the resource (a reference is
+ * taken here); item is consumed. */
+static json_object *otlp_export(json_object *resource, const char *root_key, const char *scopes_key,
+                                const char *items_key, json_object *item) {
+  json_object *items = json_object_new_array();
+  json_object_array_add(items, item);
+  json_object *scope = json_object_new_object();
+  json_object_object_add(scope, "name", json_object_new_string("strands-box.policy"));
+  json_object *scoped = json_object_new_object();
+  json_object_object_add(scoped, "scope", scope);
+  json_object_object_add(scoped, items_key, items);
+  json_object *scopes = json_object_new_array();
+  json_object_array_add(scopes, scoped);
+  json_object *res = json_object_new_object();
+  json_object_object_add(res, "resource", json_object_get(resource));
+  json_object_object_add(res, scopes_key, scopes);
+  json_object *all = json_object_new_array();
+  json_object_array_add(all, res);
+  json_object *root = json_object_new_object();
+  json_object_object_add(root, root_key, all);
+  return root;
+}
+
 static json_object *resource_attr(const char *key, const char *value) {
   json_object *a = json_object_new_object();
   json_object_object_add(a, "key", json_object_new_string(key));
@@ -288,16 +301,6 @@ char *policy_decision_log_render_ref(const BoxDecisionLog *log, const char *acti
   json_object *attributes = decision_attributes(action, input, command_args, decision);
   json_object_object_add(rec, "attributes", json_object_get(attributes));
 
-  json_object *records = json_object_new_array();
-  json_object_array_add(records, rec);
-  json_object *scope = json_object_new_object();
-  json_object_object_add(scope, "name", json_object_new_string("strands-box.policy"));
-  json_object *scope_logs = json_object_new_object();
-  json_object_object_add(scope_logs, "scope", scope);
-  json_object_object_add(scope_logs, "logRecords", records);
-  json_object *scope_arr = json_object_new_array();
-  json_object_array_add(scope_arr, scope_logs);
-
   json_object *rattrs = json_object_new_array();
   json_object_array_add(rattrs, resource_attr("service.name", "strands-box"));
   json_object_array_add(rattrs, resource_attr("strands.box.name", log->box_id));
@@ -305,13 +308,7 @@ char *policy_decision_log_render_ref(const BoxDecisionLog *log, const char *acti
   json_object_array_add(rattrs, resource_attr("strands.box.run.id", log->run_id));
   json_object *resource = json_object_new_object();
   json_object_object_add(resource, "attributes", rattrs);
-  json_object *rl = json_object_new_object();
-  json_object_object_add(rl, "resource", json_object_get(resource));
-  json_object_object_add(rl, "scopeLogs", scope_arr);
-  json_object *rls = json_object_new_array();
-  json_object_array_add(rls, rl);
-  json_object *root = json_object_new_object();
-  json_object_object_add(root, "resourceLogs", rls);
+  json_object *root = otlp_export(resource, "resourceLogs", "scopeLogs", "logRecords", rec);
 
   /* the span: same resource, scope, trace and span ids and attributes */
   char *span_name = g_strdup_printf("policy %s", action);
@@ -324,22 +321,8 @@ char *policy_decision_log_render_ref(const BoxDecisionLog *log, const char *acti
   json_object_object_add(sp, "endTimeUnixNano", json_object_new_string(nanos));
   json_object_object_add(sp, "attributes", attributes);
   g_free(span_name);
-  json_object *spans = json_object_new_array();
-  json_object_array_add(spans, sp);
-  json_object *sscope = json_object_new_object();
-  json_object_object_add(sscope, "name", json_object_new_string("strands-box.policy"));
-  json_object *scope_spans = json_object_new_object();
-  json_object_object_add(scope_spans, "scope", sscope);
-  json_object_object_add(scope_spans, "spans", spans);
-  json_object *sscope_arr = json_object_new_array();
-  json_object_array_add(sscope_arr, scope_spans);
-  json_object *rs = json_object_new_object();
-  json_object_object_add(rs, "resource", resource);
-  json_object_object_add(rs, "scopeSpans", sscope_arr);
-  json_object *rss = json_object_new_array();
-  json_object_array_add(rss, rs);
-  json_object *span_root = json_object_new_object();
-  json_object_object_add(span_root, "resourceSpans", rss);
+  json_object *span_root = otlp_export(resource, "resourceSpans", "scopeSpans", "spans", sp);
+  json_object_put(resource);
 
   const int flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
   size_t llen = 0, slen = 0;
@@ -418,7 +401,7 @@ static void h_attributes(GString *o, const char *action, json_object *input, con
   h_str(o, &first, "strands.box.policy.action", action);
   h_str(o, &first, "strands.box.policy.resource", d->resource);
   h_str(o, &first, "strands.box.policy.verdict", deny ? "deny" : "permit");
-  h_str(o, &first, "strands.box.policy.cause", cause_name(d->cause));
+  h_str(o, &first, "strands.box.policy.cause", box_cause_name(d->cause));
   if (d->cause == BOX_CAUSE_INTERNAL_FAULT) h_str(o, &first, "error.type", "strands.box.policy.evaluation_error");
   if (deny) h_str(o, &first, "strands.box.policy.reason", d->reason ? d->reason : "");
   h_str(o, &first, "strands.box.policy.rule", d->rule ? d->rule : "");
@@ -574,23 +557,11 @@ static void random_hex_fast(char *out, size_t nbytes) {
   out[2 * nbytes] = '\0';
 }
 
-/* digits of v, as %llu would print them */
-static size_t put_decimal(char *out, uint64_t v) {
-  char tmp[24];
-  size_t n = 0;
-  do {
-    tmp[n++] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
-  for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
-  out[n] = '\0';
-  return n;
-}
 
 void box_decision_log_now(char nanos[32]) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  put_decimal(nanos, (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec);
+  policy_put_decimal(nanos, (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec);
 }
 
 static void attrs_free(gpointer p) { g_string_free(p, TRUE); }

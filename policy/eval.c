@@ -139,37 +139,50 @@ static int set_get(const Env *env, const Value *s, size_t i, Value *out) {
 
 static int value_eq(const Env *env, const Value *a, const Value *b, bool *res);
 
-static int set_contains(const Env *env, const Value *s, const Value *x, bool *res) {
+typedef int (*ElemTest)(const Env *env, const Value *elem, const Value *other, bool *res);
+
+/* Whether some element of s gives `want` from test(elem, other): *res is
+ * want at the first that does, else !want. Membership (some element
+ * equal) and inclusion (no element missing) are this one walk. */
+static int set_find(const Env *env, const Value *s, ElemTest test, const Value *other, bool want,
+                    bool *res) {
   size_t n = set_len(s);
   for (size_t i = 0; i < n; i++) {
     Value v;
     if (set_get(env, s, i, &v) != OK) return ERR;
-    bool eq;
-    if (value_eq(env, &v, x, &eq) != OK) return ERR;
-    if (eq) {
-      *res = true;
+    bool got;
+    if (test(env, &v, other, &got) != OK) return ERR;
+    if (got == want) {
+      *res = want;
       return OK;
     }
   }
-  *res = false;
+  *res = !want;
   return OK;
 }
 
-/* every element of a is in b */
+static int set_contains(const Env *env, const Value *s, const Value *x, bool *res) {
+  return set_find(env, s, value_eq, x, true, res);
+}
+
+static int elem_in(const Env *env, const Value *elem, const Value *set, bool *res) {
+  return set_contains(env, set, elem, res);
+}
+
+/* every element of a is in b: no element of a is found not in b */
 static int set_subset(const Env *env, const Value *a, const Value *b, bool *res) {
-  size_t n = set_len(a);
-  for (size_t i = 0; i < n; i++) {
-    Value v;
-    if (set_get(env, a, i, &v) != OK) return ERR;
-    bool in;
-    if (set_contains(env, b, &v, &in) != OK) return ERR;
-    if (!in) {
-      *res = false;
-      return OK;
-    }
-  }
-  *res = true;
-  return OK;
+  return set_find(env, a, elem_in, b, false, res);
+}
+
+/* Whether record b has field k equal to va (*eq false where b lacks k):
+ * a record's fields compared one by one, whichever side a's come from. */
+static int field_eq(const Env *env, const Value *va, const Value *b, const char *k, bool *eq) {
+  Value vb;
+  *eq = false;
+  int f = rec_get(env, b, k, strlen(k), &vb);
+  if (f == ERR) return ERR;
+  if (f == 0) return OK;
+  return value_eq(env, va, &vb, eq);
 }
 
 static int value_eq(const Env *env, const Value *a, const Value *b, bool *res) {
@@ -210,13 +223,10 @@ static int value_eq(const Env *env, const Value *a, const Value *b, bool *res) {
     if (a->src == REC_AST) {
       for (size_t i = 0; i < a->node->nitems; i++) {
         const char *k = a->node->keys[i];
-        Value va, vb;
+        Value va;
         if (eval(env, a->node->items[i], &va) != OK) return ERR;
-        int f = rec_get(env, b, k, strlen(k), &vb);
-        if (f == ERR) return ERR;
-        if (f == 0) return OK;
         bool eq;
-        if (value_eq(env, &va, &vb, &eq) != OK) return ERR;
+        if (field_eq(env, &va, b, k, &eq) != OK) return ERR;
         if (!eq) return OK;
       }
       *res = true;
@@ -225,14 +235,10 @@ static int value_eq(const Env *env, const Value *a, const Value *b, bool *res) {
     if (a->json) {
       json_object_object_foreach(a->json, k, jv) {
         (void)jv;
-        Value va, vb;
-        int f = rec_get(env, a, k, strlen(k), &va);
-        if (f != 1) return ERR;
-        f = rec_get(env, b, k, strlen(k), &vb);
-        if (f == ERR) return ERR;
-        if (f == 0) return OK;
+        Value va;
+        if (rec_get(env, a, k, strlen(k), &va) != 1) return ERR;
         bool eq;
-        if (value_eq(env, &va, &vb, &eq) != OK) return ERR;
+        if (field_eq(env, &va, b, k, &eq) != OK) return ERR;
         if (!eq) return OK;
       }
     }

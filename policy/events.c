@@ -2,6 +2,7 @@
  * ::request, ::response or ::error event, built from the request's input
  * record and the effect's output record. */
 #include "policy/events.h"
+#include "policy/json_out.h"
 
 #include <string.h>
 
@@ -128,16 +129,8 @@ static size_t rec_len(json_object *rec) {
 
 /* "req-<seq>" without the printf machinery; returns its length. */
 static int request_id(char rid[32], uint64_t seq) {
-  char digits[24];
-  int nd = 0;
-  do {
-    digits[nd++] = (char)('0' + seq % 10);
-    seq /= 10;
-  } while (seq);
   memcpy(rid, "req-", 4);
-  for (int i = 0; i < nd; i++) rid[4 + i] = digits[nd - 1 - i];
-  rid[4 + nd] = '\0';
-  return 4 + nd;
+  return 4 + (int)policy_put_decimal(rid + 4, seq);
 }
 
 Event *event_build(int action, EventKind kind, json_object *input, json_object *output, int64_t ts,

@@ -9,14 +9,16 @@
 
 static bool digit(char c) { return c >= '0' && c <= '9'; }
 
+/* Where a literal's digits start: past its optional '-' (*neg says). */
+static size_t leading_minus(const char *s, size_t n, bool *neg) {
+  *neg = n > 0 && s[0] == '-';
+  return *neg ? 1 : 0;
+}
+
 /* decimal: -?DIGITS.DIGITS{1,4}; value scaled by 10^4, within i64. */
 bool policy_parse_decimal(const char *s, size_t n, int64_t *out) {
-  size_t i = 0;
-  bool neg = false;
-  if (i < n && s[i] == '-') {
-    neg = true;
-    i++;
-  }
+  bool neg;
+  size_t i = leading_minus(s, n, &neg);
   size_t start = i;
   /* accumulate as a negative number so that i64::MIN / 10^4 fits */
   int64_t v = 0;
@@ -140,12 +142,8 @@ bool policy_parse_datetime(const char *s, size_t n, int64_t *out) {
 
 /* duration: -?(Nd)?(Nh)?(Nm)?(Ns)?(Nms)? with at least one unit, in order. */
 bool policy_parse_duration(const char *s, size_t n, int64_t *out) {
-  size_t i = 0;
-  bool neg = false;
-  if (i < n && s[i] == '-') {
-    neg = true;
-    i++;
-  }
+  bool neg;
+  size_t i = leading_minus(s, n, &neg);
   static const struct { const char *unit; int64_t ms; } units[] = {
       {"d", 86400000}, {"h", 3600000}, {"m", 60000}, {"s", 1000}, {"ms", 1}};
   int next_unit = 0, seen = 0;

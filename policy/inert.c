@@ -81,14 +81,20 @@ static bool wants(const Inert *in, const char *attr) {
   return false;
 }
 
+/* context.input.program is the first word as written: a literal (shown as
+ * shown) with a slash in it matches only that spelling, not the binary. */
+static void warn_program_slash(Inert *in, const char *text, size_t len, const char *shown) {
+  if (memchr(text, '/', len))
+    warn(in,
+         "compares context.input.program with \"%s\", which matches only a first word spelled that way; "
+         "compare context.input.program_path to match the resolved binary",
+         shown);
+}
+
 static void check_eq_literal(Inert *in, const char *attr, const Expr *lit) {
   if (!wants(in, attr)) return;
   if (strcmp(attr, "program") == 0) {
-    if (memchr(lit->str, '/', lit->len))
-      warn(in,
-           "compares context.input.program with \"%s\", which matches only a first word spelled that way; "
-           "compare context.input.program_path to match the resolved binary",
-           lit->str);
+    warn_program_slash(in, lit->str, lit->len, lit->str);
     return;
   }
   const char *home = under_home(in, lit->str, lit->len);
@@ -107,6 +113,16 @@ static void check_eq_literal(Inert *in, const char *attr, const Expr *lit) {
   }
 }
 
+/* Refuses a `like` whose pattern (pat, as written) should be spelled as
+ * fix says, and why; frees both. */
+static void refuse_pattern(Inert *in, const Expr *like, const char *attr, GString *pat, const char *why,
+                           GString *fix) {
+  refuse(in, like, "compares context.input.%s with the pattern \"%s\", and %s; write \"%s\"", attr, pat->str, why,
+         fix->str);
+  g_string_free(fix, TRUE);
+  g_string_free(pat, TRUE);
+}
+
 static void check_like(Inert *in, const char *attr, const Expr *like) {
   if (!wants(in, attr)) return;
   GString *pat = g_string_new(NULL);
@@ -116,11 +132,7 @@ static void check_like(Inert *in, const char *attr, const Expr *like) {
   while (first_end < like->len && !like->wild[first_end]) first_end++;
   bool has_wild = first_end < like->len;
   if (strcmp(attr, "program") == 0) {
-    if (memchr(like->str, '/', like->len))
-      warn(in,
-           "compares context.input.program with \"%s\", which matches only a first word spelled that way; "
-           "compare context.input.program_path to match the resolved binary",
-           pat->str);
+    warn_program_slash(in, like->str, like->len, pat->str);
     g_string_free(pat, TRUE);
     return;
   }
@@ -137,11 +149,7 @@ static void check_like(Inert *in, const char *attr, const Expr *like) {
       /* the home's own slash ("/": the root's) starts the rest */
       render_pattern(t, like, strcmp(lead, "/") == 0 ? 0 : strlen(lead), like->len);
     }
-    refuse(in, like,
-           "compares context.input.%s with the pattern \"%s\", and a path under the operator home is spelled ~/…; write \"%s\"",
-           attr, pat->str, t->str);
-    g_string_free(t, TRUE);
-    g_string_free(pat, TRUE);
+    refuse_pattern(in, like, attr, pat, "a path under the operator home is spelled ~/…", t);
     return;
   }
   size_t last_start = like->len;
@@ -151,11 +159,7 @@ static void check_like(Inert *in, const char *attr, const Expr *like) {
     while (end > 1 && like->str[end - 1] == '/' && !like->wild[end - 1]) end--;
     GString *t = g_string_new(NULL);
     render_pattern(t, like, 0, end);
-    refuse(in, like,
-           "compares context.input.%s with the pattern \"%s\", and a directory is spelled without a trailing slash; write \"%s\"",
-           attr, pat->str, t->str);
-    g_string_free(t, TRUE);
-    g_string_free(pat, TRUE);
+    refuse_pattern(in, like, attr, pat, "a directory is spelled without a trailing slash", t);
     return;
   }
   /* a later literal segment naming the home */

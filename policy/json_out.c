@@ -57,6 +57,18 @@ void policy_json_escaped(GString *o, const char *s, size_t n) {
   policy_app_len(o, (const char *)run, (size_t)(end - run));
 }
 
+size_t policy_put_decimal(char *out, uint64_t v) {
+  char tmp[24];
+  size_t n = 0;
+  do {
+    tmp[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+  out[n] = '\0';
+  return n;
+}
+
 static void json_int(GString *o, int64_t v) {
   char buf[24];
   int n = 0;

@@ -40,4 +40,9 @@ void policy_json_append(GString *o, json_object *rec, int flags);
  * bytes a step while none needs escaping. */
 void policy_json_escaped(GString *o, const char *s, size_t n);
 
+/* Writes v's digits, as %llu prints them, and a NUL to out (room for 21);
+ * returns how many digits. The log's times and the request ids are
+ * written on every decision, without the printf machinery. */
+size_t policy_put_decimal(char *out, uint64_t v);
+
 #endif

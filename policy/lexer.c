@@ -151,49 +151,31 @@ GArray *policy_lex(const char *text, GError **error) {
       g_array_append_val(toks, t);
       continue;
     }
-    /* punctuation */
-    char n = lx.p[1];
-    size_t w = 1;
-    switch (c) {
-    case '(': t.kind = TOK_LPAREN; break;
-    case ')': t.kind = TOK_RPAREN; break;
-    case '[': t.kind = TOK_LBRACKET; break;
-    case ']': t.kind = TOK_RBRACKET; break;
-    case '{': t.kind = TOK_LBRACE; break;
-    case '}': t.kind = TOK_RBRACE; break;
-    case ',': t.kind = TOK_COMMA; break;
-    case ';': t.kind = TOK_SEMI; break;
-    case '.': t.kind = TOK_DOT; break;
-    case '@': t.kind = TOK_AT; break;
-    case '?': t.kind = TOK_QUESTION; break;
-    case '$': t.kind = TOK_DOLLAR; break;
-    case '+': t.kind = TOK_PLUS; break;
-    case '-': t.kind = TOK_MINUS; break;
-    case '*': t.kind = TOK_STAR; break;
-    case '/': t.kind = TOK_SLASH; break;
-    case '%': t.kind = TOK_PERCENT; break;
-    case ':':
-      if (n == ':') { t.kind = TOK_COLONCOLON; w = 2; } else t.kind = TOK_COLON;
-      break;
-    case '=':
-      if (n == '=') { t.kind = TOK_EQEQ; w = 2; } else t.kind = TOK_ASSIGN;
-      break;
-    case '!':
-      if (n == '=') { t.kind = TOK_NE; w = 2; } else t.kind = TOK_BANG;
-      break;
-    case '<':
-      if (n == '=') { t.kind = TOK_LE; w = 2; } else t.kind = TOK_LT;
-      break;
-    case '>':
-      if (n == '=') { t.kind = TOK_GE; w = 2; } else t.kind = TOK_GT;
-      break;
-    case '&':
-      if (n == '&') { t.kind = TOK_AND; w = 2; } else t.kind = TOK_AMP;
-      break;
-    case '|':
-      if (n == '|') { t.kind = TOK_OR; w = 2; } else t.kind = TOK_PIPE;
-      break;
-    default: {
+    /* punctuation: one character, or two where the second one makes it
+     * another token ("::" and ":", "==" and "=") */
+    static const char singles[] = "()[]{},;.@?$+-*/%";
+    static const TokKind single_kinds[] = {
+        TOK_LPAREN, TOK_RPAREN, TOK_LBRACKET, TOK_RBRACKET, TOK_LBRACE, TOK_RBRACE, TOK_COMMA, TOK_SEMI, TOK_DOT,
+        TOK_AT,     TOK_QUESTION, TOK_DOLLAR, TOK_PLUS,     TOK_MINUS,  TOK_STAR,   TOK_SLASH, TOK_PERCENT};
+    static const struct {
+      char first, second;
+      TokKind one, two;
+    } doubles[] = {{':', ':', TOK_COLON, TOK_COLONCOLON}, {'=', '=', TOK_ASSIGN, TOK_EQEQ}, {'!', '=', TOK_BANG, TOK_NE},
+                   {'<', '=', TOK_LT, TOK_LE}, {'>', '=', TOK_GT, TOK_GE}, {'&', '&', TOK_AMP, TOK_AND},
+                   {'|', '|', TOK_PIPE, TOK_OR}};
+    G_STATIC_ASSERT(G_N_ELEMENTS(single_kinds) == sizeof singles - 1);
+    size_t w = 0;
+    const char *one = strchr(singles, c);
+    if (one) {
+      t.kind = single_kinds[one - singles];
+      w = 1;
+    }
+    for (size_t i = 0; !w && i < G_N_ELEMENTS(doubles); i++) {
+      if (c != doubles[i].first) continue;
+      w = lx.p[1] == doubles[i].second ? 2 : 1;
+      t.kind = w == 2 ? doubles[i].two : doubles[i].one;
+    }
+    if (!w) {
       gunichar u = g_utf8_get_char_validated(lx.p, -1);
       char buf[8] = {0};
       if (u == (gunichar)-1 || u == (gunichar)-2) g_snprintf(buf, sizeof buf, "\\x%02x", (unsigned char)c);
@@ -203,7 +185,6 @@ GArray *policy_lex(const char *text, GError **error) {
                   t.line, t.col);
       g_array_free(toks, TRUE);
       return NULL;
-    }
     }
     for (size_t i = 0; i < w; i++) lx_advance(&lx);
     t.len = w;

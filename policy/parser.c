@@ -28,7 +28,29 @@ static Expr *new_expr(Parser *p, ExprKind k, const Token *at) {
   return e;
 }
 
+/* Past the current token (`[`, `like`), the string literal that must
+ * follow it; NULL, failed with why, where it is something else. */
+static const Token *string_after(Parser *p, const char *why) {
+  tok_next(&p->r);
+  const Token *s = tok_next(&p->r);
+  if (s->kind != TOK_STRING) {
+    tok_fail(&p->r, s, "%s", why);
+    return NULL;
+  }
+  return s;
+}
+
 #define MAX_TREE_DEPTH 400
+
+static Expr *deep(Parser *p, Expr *e);
+
+/* a OP b at t's place, checked for depth like every node a loop chains */
+static Expr *binary(Parser *p, ExprKind k, const Token *t, Expr *a, Expr *b) {
+  Expr *m = new_expr(p, k, t);
+  m->a = a;
+  m->b = b;
+  return deep(p, m);
+}
 
 /* Records e's height and refuses trees too deep to evaluate on a thread's
  * stack (left-deep chains such as a && b && c ... are built by loops). */
@@ -145,21 +167,26 @@ static bool is_reserved(const Token *t) {
   return false;
 }
 
+/* One identifier of an `A::B` path, appended to path after its "::";
+ * fails naming what was expected where the token is something else. */
+static bool path_segment(Parser *p, GString *path, const char *expected) {
+  const Token *id = tok_peek(&p->r);
+  if (id->kind != TOK_IDENT) {
+    tok_fail_expected(&p->r, id, expected);
+    return false;
+  }
+  tok_next(&p->r);
+  if (path->len) g_string_append(path, "::");
+  g_string_append_len(path, id->text, id->len);
+  return true;
+}
+
 /* Parses `A::B::"id"` where the first identifier is at the cursor. */
 static Expr *parse_entity_ref(Parser *p) {
   const Token *first = tok_peek(&p->r);
   GString *type = g_string_new(NULL);
   for (;;) {
-    const Token *id = tok_peek(&p->r);
-    if (id->kind != TOK_IDENT) {
-      tok_fail_expected(&p->r, id, "an identifier or a quoted entity id");
-      g_string_free(type, TRUE);
-      return NULL;
-    }
-    tok_next(&p->r);
-    if (type->len) g_string_append(type, "::");
-    g_string_append_len(type, id->text, id->len);
-    if (!tok_expect(&p->r, TOK_COLONCOLON, "`::`")) {
+    if (!path_segment(p, type, "an identifier or a quoted entity id") || !tok_expect(&p->r, TOK_COLONCOLON, "`::`")) {
       g_string_free(type, TRUE);
       return NULL;
     }
@@ -417,12 +444,8 @@ static Expr *parse_member(Parser *p) {
         if (!e) return NULL;
       }
     } else if (t->kind == TOK_LBRACKET) {
-      tok_next(&p->r);
-      const Token *k = tok_next(&p->r);
-      if (k->kind != TOK_STRING) {
-        tok_fail(&p->r, k, "an index `[...]` must be a string literal");
-        return NULL;
-      }
+      const Token *k = string_after(p, "an index `[...]` must be a string literal");
+      if (!k) return NULL;
       Expr *g = new_expr(p, E_GETATTR, k);
       g->a = e;
       if (!decode_string(p, k, false, &g->str, &g->len, NULL)) return NULL;
@@ -480,55 +503,61 @@ static Expr *parse_unary(Parser *p) {
   return parse_member(p);
 }
 
-static Expr *parse_mul(Parser *p) {
-  Expr *e = parse_unary(p);
+/* The node a binary operator token makes at one level of precedence,
+ * or -1 where the level's chain ends. */
+typedef int (*BinaryKind)(Parser *p, const Token *t);
+
+/* operand (op operand)*, folded to the left: the chains of *, +/-, && and
+ * || are built by this loop rather than by recursion. */
+static Expr *left_chain(Parser *p, Expr *(*operand)(Parser *), BinaryKind kind_of) {
+  Expr *e = operand(p);
   while (e && !p->r.err) {
     const Token *t = tok_peek(&p->r);
-    if (t->kind == TOK_SLASH || t->kind == TOK_PERCENT) {
-      tok_fail(&p->r, t, "`%s` is not a supported operator", t->kind == TOK_SLASH ? "/" : "%");
-      return NULL;
-    }
-    if (t->kind != TOK_STAR) break;
+    int k = kind_of(p, t);
+    if (k < 0) break;
     tok_next(&p->r);
-    Expr *r = parse_unary(p);
+    Expr *r = operand(p);
     if (!r) return NULL;
-    Expr *m = new_expr(p, E_MUL, t);
-    m->a = e;
-    m->b = r;
-    e = deep(p, m);
+    e = binary(p, (ExprKind)k, t, e, r);
     if (!e) return NULL;
   }
   return p->r.err ? NULL : e;
 }
 
-static Expr *parse_add(Parser *p) {
-  Expr *e = parse_mul(p);
-  while (e && !p->r.err) {
-    const Token *t = tok_peek(&p->r);
-    if (t->kind != TOK_PLUS && t->kind != TOK_MINUS) break;
-    tok_next(&p->r);
-    Expr *r = parse_mul(p);
-    if (!r) return NULL;
-    Expr *m = new_expr(p, t->kind == TOK_PLUS ? E_ADD : E_SUB, t);
-    m->a = e;
-    m->b = r;
-    e = deep(p, m);
-    if (!e) return NULL;
+static int mul_kind(Parser *p, const Token *t) {
+  if (t->kind == TOK_SLASH || t->kind == TOK_PERCENT) {
+    tok_fail(&p->r, t, "`%s` is not a supported operator", t->kind == TOK_SLASH ? "/" : "%");
+    return -1;
   }
-  return p->r.err ? NULL : e;
+  return t->kind == TOK_STAR ? E_MUL : -1;
 }
+
+static int add_kind(Parser *p, const Token *t) {
+  (void)p;
+  return t->kind == TOK_PLUS ? E_ADD : t->kind == TOK_MINUS ? E_SUB : -1;
+}
+
+static int and_kind(Parser *p, const Token *t) {
+  (void)p;
+  return t->kind == TOK_AND ? E_AND : -1;
+}
+
+static int or_kind(Parser *p, const Token *t) {
+  (void)p;
+  return t->kind == TOK_OR ? E_OR : -1;
+}
+
+static Expr *parse_mul(Parser *p) { return left_chain(p, parse_unary, mul_kind); }
+
+static Expr *parse_add(Parser *p) { return left_chain(p, parse_mul, add_kind); }
 
 static char *parse_type_path(Parser *p) {
   GString *s = g_string_new(NULL);
   for (;;) {
-    const Token *id = tok_next(&p->r);
-    if (id->kind != TOK_IDENT) {
-      tok_fail_expected(&p->r, id, "an entity type");
+    if (!path_segment(p, s, "an entity type")) {
       g_string_free(s, TRUE);
       return NULL;
     }
-    if (s->len) g_string_append(s, "::");
-    g_string_append_len(s, id->text, id->len);
     if (tok_peek(&p->r)->kind != TOK_COLONCOLON) break;
     tok_next(&p->r);
   }
@@ -587,12 +616,8 @@ static Expr *parse_rel(Parser *p) {
       return p->r.err ? NULL : deep(p, h);
     }
     if (tok_is_kw(t, "like")) {
-      tok_next(&p->r);
-      const Token *s = tok_next(&p->r);
-      if (s->kind != TOK_STRING) {
-        tok_fail(&p->r, s, "the pattern after `like` must be a string literal");
-        return NULL;
-      }
+      const Token *s = string_after(p, "the pattern after `like` must be a string literal");
+      if (!s) return NULL;
       Expr *l = new_expr(p, E_LIKE, t);
       l->a = e;
       if (!decode_string(p, s, true, &l->str, &l->len, &l->wild)) return NULL;
@@ -618,24 +643,11 @@ static Expr *parse_rel(Parser *p) {
   tok_next(&p->r);
   Expr *r = parse_add(p);
   if (!r) return NULL;
-  Expr *m = new_expr(p, k, t);
-  m->a = e;
-  m->b = r;
-  return deep(p, m);
+  return binary(p, k, t, e, r);
 }
 
 static Expr *parse_and(Parser *p) {
-  Expr *e = parse_rel(p);
-  while (e && !p->r.err && tok_peek(&p->r)->kind == TOK_AND) {
-    const Token *t = tok_next(&p->r);
-    Expr *r = parse_rel(p);
-    if (!r) return NULL;
-    Expr *m = new_expr(p, E_AND, t);
-    m->a = e;
-    m->b = r;
-    e = deep(p, m);
-    if (!e) return NULL;
-  }
+  Expr *e = left_chain(p, parse_rel, and_kind);
   if (e && (tok_peek(&p->r)->kind == TOK_AMP || tok_peek(&p->r)->kind == TOK_PIPE)) {
     tok_fail(&p->r, tok_peek(&p->r), "unexpected `%s`; did you mean `%s%s`?", policy_tok_name(tok_peek(&p->r)->kind),
             policy_tok_name(tok_peek(&p->r)->kind), policy_tok_name(tok_peek(&p->r)->kind));
@@ -644,20 +656,7 @@ static Expr *parse_and(Parser *p) {
   return p->r.err ? NULL : e;
 }
 
-static Expr *parse_or(Parser *p) {
-  Expr *e = parse_and(p);
-  while (e && !p->r.err && tok_peek(&p->r)->kind == TOK_OR) {
-    const Token *t = tok_next(&p->r);
-    Expr *r = parse_and(p);
-    if (!r) return NULL;
-    Expr *m = new_expr(p, E_OR, t);
-    m->a = e;
-    m->b = r;
-    e = deep(p, m);
-    if (!e) return NULL;
-  }
-  return p->r.err ? NULL : e;
-}
+static Expr *parse_or(Parser *p) { return left_chain(p, parse_and, or_kind); }
 
 static Expr *parse_expr(Parser *p) {
   if (p->r.err) return NULL;
@@ -686,6 +685,22 @@ static Expr *parse_expr(Parser *p) {
 }
 
 /* ---- policies --------------------------------------------------------- */
+
+/* The scope's one entity at the cursor, as constraint op. A `?` slot
+ * there (where a template could put one) is refused: policies are static. */
+static bool scope_entity(Parser *p, ScopeConstraint *sc, ScopeOp op, bool slot_possible) {
+  if (slot_possible && tok_peek(&p->r)->kind == TOK_QUESTION) {
+    tok_fail(&p->r, tok_peek(&p->r), "policy is not static: template slots are not supported");
+    return false;
+  }
+  Expr *e = parse_entity_ref(p);
+  if (!e) return false;
+  sc->op = op;
+  sc->ents = policy_own(p->pol, g_new0(Expr *, 1));
+  sc->ents[0] = e;
+  sc->nents = 1;
+  return true;
+}
 
 static bool parse_scope_item(Parser *p, Rule *r, bool seen[3]) {
   const Token *v = tok_next(&p->r);
@@ -720,17 +735,7 @@ static bool parse_scope_item(Parser *p, Rule *r, bool seen[3]) {
   if (op->kind == TOK_COMMA || op->kind == TOK_RPAREN) return true;
   if (op->kind == TOK_EQEQ) {
     tok_next(&p->r);
-    if (tok_peek(&p->r)->kind == TOK_QUESTION) {
-      tok_fail(&p->r, tok_peek(&p->r), "policy is not static: template slots are not supported");
-      return false;
-    }
-    Expr *e = parse_entity_ref(p);
-    if (!e) return false;
-    sc->op = SC_EQ;
-    sc->ents = policy_own(p->pol, g_new0(Expr *, 1));
-    sc->ents[0] = e;
-    sc->nents = 1;
-    return true;
+    return scope_entity(p, sc, SC_EQ, true);
   }
   if (tok_is_kw(op, "in")) {
     tok_next(&p->r);
@@ -752,17 +757,7 @@ static bool parse_scope_item(Parser *p, Rule *r, bool seen[3]) {
       g_ptr_array_free(a, TRUE);
       return !p->r.err;
     }
-    if (tok_peek(&p->r)->kind == TOK_QUESTION) {
-      tok_fail(&p->r, tok_peek(&p->r), "policy is not static: template slots are not supported");
-      return false;
-    }
-    Expr *e = parse_entity_ref(p);
-    if (!e) return false;
-    sc->op = which == 1 ? SC_IN_SET : SC_IN;
-    sc->ents = policy_own(p->pol, g_new0(Expr *, 1));
-    sc->ents[0] = e;
-    sc->nents = 1;
-    return true;
+    return scope_entity(p, sc, which == 1 ? SC_IN_SET : SC_IN, true);
   }
   if (tok_is_kw(op, "is")) {
     if (which == 1) {
@@ -775,12 +770,7 @@ static bool parse_scope_item(Parser *p, Rule *r, bool seen[3]) {
     sc->op = SC_IS;
     if (tok_is_kw(tok_peek(&p->r), "in")) {
       tok_next(&p->r);
-      Expr *e = parse_entity_ref(p);
-      if (!e) return false;
-      sc->op = SC_IS_IN;
-      sc->ents = policy_own(p->pol, g_new0(Expr *, 1));
-      sc->ents[0] = e;
-      sc->nents = 1;
+      return scope_entity(p, sc, SC_IS_IN, false);
     }
     return true;
   }

@@ -81,6 +81,9 @@ GPtrArray *box_policy_explain(BoxPolicy *policy, const char *action, json_object
 BoxDecision *box_decision_new_enforcement(const char *action, const char *resource,
                                           const char *gate, const char *text);
 void box_decision_free(BoxDecision *decision);
+/* The cause as the decision log and the differential driver spell it
+ * ("no_match"). */
+const char *box_cause_name(BoxCause cause);
 /* A decision in one allocation, its strings packed after it (g_free it):
  * what is kept of one that is stored or queued for almost every file
  * operation (the mount's decision cache, the log's queue).  action NULL:

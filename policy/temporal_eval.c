@@ -76,25 +76,22 @@ static size_t tmatch_memory(const TMatch *m) {
   return n;
 }
 
-/* first index in [start, len) with seq >= s */
-static size_t lb_seq(const TMatch *m, uint64_t s) {
-  size_t lo = m->start, hi = m->seq->len;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (g_array_index(m->seq, uint64_t, mid) < s) lo = mid + 1;
-    else hi = mid;
+/* NAME(m, key): the first index in [start, len) whose FIELD >= key. Both
+ * columns are sorted the same way (seq and ts grow together), and are
+ * searched often enough that each keeps its own typed loop. */
+#define TMATCH_LOWER_BOUND(name, field, type)                                                      \
+  static size_t name(const TMatch *m, type key) {                                                  \
+    size_t lo = m->start, hi = m->seq->len;                                                        \
+    while (lo < hi) {                                                                              \
+      size_t mid = lo + (hi - lo) / 2;                                                             \
+      if (g_array_index(m->field, type, mid) < key) lo = mid + 1;                                  \
+      else hi = mid;                                                                               \
+    }                                                                                              \
+    return lo;                                                                                     \
   }
-  return lo;
-}
-static size_t lb_ts(const TMatch *m, int64_t ts) {
-  size_t lo = m->start, hi = m->seq->len;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (g_array_index(m->ts, int64_t, mid) < ts) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
+TMATCH_LOWER_BOUND(lb_seq, seq, uint64_t)
+TMATCH_LOWER_BOUND(lb_ts, ts, int64_t)
+#undef TMATCH_LOWER_BOUND
 
 /* The half-open index range of matches visible at timepoint j (ts tj)
  * within window w. */

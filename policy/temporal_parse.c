@@ -192,20 +192,7 @@ static bool parse_window(TP *p, TForm *f) {
     return false;
   }
   tok_next(p->r);
-  const Token *n = tok_next(p->r);
-  const Token *u = tok_next(p->r);
-  if (n->kind != TOK_INT || n->int_big || u->kind != TOK_IDENT || u->len != 1 || !strchr("smhd", u->text[0])) {
-    tok_fail_expected(p->r, n, "a window such as `60s`, `10m`, `1h` or `1d`");
-    return false;
-  }
-  int64_t mul = u->text[0] == 's' ? 1 : u->text[0] == 'm' ? 60 : u->text[0] == 'h' ? 3600 : 86400;
-  uint64_t secs = n->ival;
-  f->window_text = own(p, g_strdup_printf("%" G_GUINT64_FORMAT "%c", secs, u->text[0]));
-  /* larger than 24h is refused at validation with the spec's text; keep
-   * the product from overflowing */
-  if (secs > (uint64_t)(INT64_MAX / T_NS / mul)) f->window = INT64_MAX;
-  else f->window = (int64_t)secs * mul * T_NS;
-  return true;
+  return parse_window_bare(p, f);
 }
 
 static bool at_predicate(TP *p) {
@@ -631,14 +618,22 @@ static TForm *parse_comparison(TP *p) {
   return f;
 }
 
-static TForm *parse_tp(TP *p) {
-  const Token *t = tok_next(p->r);
+/* `name(ident`: the call's name token in *head, and the identifier that
+ * opens its arguments (NULL, failed naming what, where there is none). */
+static const Token *call_ident(TP *p, const Token **head, const char *what) {
+  *head = tok_next(p->r);
   tok_next(p->r); /* ( */
   const Token *n = tok_next(p->r);
   if (n->kind != TOK_IDENT) {
-    tok_fail_expected(p->r, n, "a Timepoint variable");
+    tok_fail_expected(p->r, n, what);
     return NULL;
   }
+  return n;
+}
+
+static TForm *parse_tp(TP *p) {
+  const Token *t, *n = call_ident(p, &t, "a Timepoint variable");
+  if (!n) return NULL;
   char *name = g_strndup(n->text, n->len);
   int v = lookup(p, name);
   if (v < 0) tok_fail(p->r, n, "variable `%s` is not bound; bind it with `(%s: Timepoint)`", name, name);
@@ -665,13 +660,8 @@ static TForm *parse_exists(TP *p) {
 
 /* bind(n, A, B) = exists (n: Long). (A == n && B) */
 static TForm *parse_bind(TP *p) {
-  const Token *t = tok_next(p->r);
-  tok_next(p->r); /* ( */
-  const Token *n = tok_next(p->r);
-  if (n->kind != TOK_IDENT) {
-    tok_fail_expected(p->r, n, "a variable name");
-    return NULL;
-  }
+  const Token *t, *n = call_ident(p, &t, "a variable name");
+  if (!n) return NULL;
   int saved = p->nscope;
   char *name = g_strndup(n->text, n->len);
   int v = declare(p, n, name, VT_LONG, NULL);
@@ -783,6 +773,8 @@ static bool parse_window_bare(TP *p, TForm *f) {
   }
   int64_t mul = u->text[0] == 's' ? 1 : u->text[0] == 'm' ? 60 : u->text[0] == 'h' ? 3600 : 86400;
   f->window_text = own(p, g_strdup_printf("%" G_GUINT64_FORMAT "%c", n->ival, u->text[0]));
+  /* larger than 24h is refused at validation with the spec's text; keep
+   * the product from overflowing */
   if (n->ival > (uint64_t)(INT64_MAX / T_NS / mul)) f->window = INT64_MAX;
   else f->window = (int64_t)n->ival * mul * T_NS;
   return true;

@@ -135,6 +135,29 @@ static void expect_ty(Tc *t, const Expr *at, const Ty *got, const char *want) {
   g_free(g);
 }
 
+/* Whether got is of kind k, else the error that want was expected at at. */
+static bool of_kind(Tc *t, const Expr *at, const Ty *got, TyKind k, const char *want) {
+  if (got->k == k) return true;
+  expect_ty(t, at, got, want);
+  return false;
+}
+
+/* The entity type on the right of `in`: b, or the element of the set b
+ * is; NULL, with the error at at, where it is neither. */
+static const Ty *entity_target(Tc *t, const Expr *at, const Ty *b) {
+  const Ty *target = b->k == TY_SET ? b->elem : b;
+  if (target && target->k == TY_ENTITY) return target;
+  expect_ty(t, at, b, "an entity type or a set of entities");
+  return NULL;
+}
+
+/* Whether got is a Bool (or true, or false), else the error at at. */
+static bool boolish(Tc *t, const Expr *at, const Ty *got) {
+  if (is_boolish(got)) return true;
+  expect_ty(t, at, got, "Bool");
+  return false;
+}
+
 /* Cedar names the types of an incompatibility in its type order:
  * Bool, Long, String, sets, entities and records, extension types. */
 static int ty_rank(const Ty *a) {
@@ -296,10 +319,7 @@ static const Ty *get_attr(Tc *t, const Expr *at, const Ty *r, const char *name, 
     tc_error(t, at, "attribute `%s` on entity type `%s` not found", name, r->etype);
     return NULL;
   }
-  if (r->k != TY_RECORD) {
-    expect_ty(t, at, r, "record or entity");
-    return NULL;
-  }
+  if (!of_kind(t, at, r, TY_RECORD, "record or entity")) return NULL;
   Fields f;
   record_fields(t, r, &f);
   int i = field_index(&f, name);
@@ -352,10 +372,7 @@ static const Ty *check_if(Tc *t, const Expr *e, const Caps *in, Caps *out) {
   Caps cc = {0}, ct = {0}, ce = {0};
   const Ty *c = check(t, e->a, in, &cc);
   if (!c) return NULL;
-  if (!is_boolish(c)) {
-    expect_ty(t, e->a, c, "Bool");
-    return NULL;
-  }
+  if (!boolish(t, e->a, c)) return NULL;
   if (c->k == TY_TRUE) {
     Caps inthen = *in;
     caps_union(&inthen, &cc);
@@ -385,10 +402,7 @@ static const Ty *check_and_or(Tc *t, const Expr *e, const Caps *in, Caps *out) {
   Caps ca = {0}, cb = {0};
   const Ty *a = check(t, e->a, in, &ca);
   if (!a) return NULL;
-  if (!is_boolish(a)) {
-    expect_ty(t, e->a, a, "Bool");
-    return NULL;
-  }
+  if (!boolish(t, e->a, a)) return NULL;
   bool and = e->kind == E_AND;
   if (and && a->k == TY_FALSE) return a;
   if (!and && a->k == TY_TRUE) return a;
@@ -396,10 +410,7 @@ static const Ty *check_and_or(Tc *t, const Expr *e, const Caps *in, Caps *out) {
   if (and) caps_union(&inb, &ca);
   const Ty *b = check(t, e->b, &inb, &cb);
   if (!b) return NULL;
-  if (!is_boolish(b)) {
-    expect_ty(t, e->b, b, "Bool");
-    return NULL;
-  }
+  if (!boolish(t, e->b, b)) return NULL;
   if (and) {
     *out = ca;
     caps_union(out, &cb);
@@ -463,18 +474,11 @@ static const Ty *check_in(Tc *t, const Expr *e, const Caps *in) {
   }
   const Ty *a = check(t, e->a, in, &dummy);
   if (!a) return NULL;
-  if (a->k != TY_ENTITY) {
-    expect_ty(t, e->a, a, "an entity type");
-    return NULL;
-  }
+  if (!of_kind(t, e->a, a, TY_ENTITY, "an entity type")) return NULL;
   const Ty *b = check(t, e->b, in, &dummy);
   if (!b) return NULL;
-  const Ty *target = b;
-  if (b->k == TY_SET) target = b->elem;
-  if (!target || target->k != TY_ENTITY) {
-    expect_ty(t, e->b, b, "an entity type or a set of entities");
-    return NULL;
-  }
+  const Ty *target = entity_target(t, e->b, b);
+  if (!target) return NULL;
   /* Box entities have no parents: only the same type can be `in` */
   if (strcmp(a->etype, target->etype) != 0) return bool_of(t, 0);
   return mk(t, TY_BOOL);
@@ -484,19 +488,13 @@ static const Ty *check_is(Tc *t, const Expr *e, const Caps *in) {
   Caps dummy = {0};
   const Ty *a = check(t, e->a, in, &dummy);
   if (!a) return NULL;
-  if (a->k != TY_ENTITY) {
-    expect_ty(t, e->a, a, "an entity type");
-    return NULL;
-  }
+  if (!of_kind(t, e->a, a, TY_ENTITY, "an entity type")) return NULL;
   bool same = strcmp(a->etype, e->etype) == 0;
   if (!e->b) return bool_of(t, same);
   const Ty *b = check(t, e->b, in, &dummy);
   if (!b) return NULL;
-  const Ty *target = b->k == TY_SET ? b->elem : b;
-  if (!target || target->k != TY_ENTITY) {
-    expect_ty(t, e->b, b, "an entity type or a set of entities");
-    return NULL;
-  }
+  const Ty *target = entity_target(t, e->b, b);
+  if (!target) return NULL;
   if (!same || strcmp(target->etype, e->etype) != 0) return bool_of(t, 0);
   return mk(t, TY_BOOL);
 }
@@ -508,10 +506,7 @@ static const Ty *check_has(Tc *t, const Expr *e, const Caps *in, Caps *out) {
   bool sure = true;
   for (size_t i = 0; i < e->nitems; i++) {
     if (cur->k == TY_ENTITY) return bool_of(t, 0); /* Box entities carry no attributes */
-    if (cur->k != TY_RECORD) {
-      expect_ty(t, e->a, cur, "record or entity");
-      return NULL;
-    }
+    if (!of_kind(t, e->a, cur, TY_RECORD, "record or entity")) return NULL;
     Fields f;
     record_fields(t, cur, &f);
     int j = field_index(&f, e->keys[i]);
@@ -544,17 +539,11 @@ static const Ty *check_method(Tc *t, const Expr *e, const Caps *in) {
   case M_CONTAINS_ALL:
   case M_CONTAINS_ANY:
   case M_IS_EMPTY: {
-    if (s->k != TY_SET) {
-      expect_ty(t, e->a, s, "Set");
-      return NULL;
-    }
+    if (!of_kind(t, e->a, s, TY_SET, "Set")) return NULL;
     if (e->method == M_IS_EMPTY) return mk(t, TY_BOOL);
     const Ty *el = x;
     if (e->method != M_CONTAINS) {
-      if (x->k != TY_SET) {
-        expect_ty(t, e->b, x, "Set");
-        return NULL;
-      }
+      if (!of_kind(t, e->b, x, TY_SET, "Set")) return NULL;
       el = x->elem;
     }
     if (s->elem && el && !(s->elem->k == TY_ENTITY && el->k == TY_ENTITY) && !lub(t, s->elem, el)) {
@@ -567,66 +556,36 @@ static const Ty *check_method(Tc *t, const Expr *e, const Caps *in) {
   case M_LESS_THAN_OR_EQUAL:
   case M_GREATER_THAN:
   case M_GREATER_THAN_OR_EQUAL:
-    if (s->k != TY_DECIMAL) {
-      expect_ty(t, e->a, s, "decimal");
-      return NULL;
-    }
-    if (x->k != TY_DECIMAL) {
-      expect_ty(t, e->b, x, "decimal");
-      return NULL;
-    }
+    if (!of_kind(t, e->a, s, TY_DECIMAL, "decimal")) return NULL;
+    if (!of_kind(t, e->b, x, TY_DECIMAL, "decimal")) return NULL;
     return mk(t, TY_BOOL);
   case M_IS_IPV4:
   case M_IS_IPV6:
   case M_IS_LOOPBACK:
   case M_IS_MULTICAST:
   case M_IS_IN_RANGE:
-    if (s->k != TY_IP) {
-      expect_ty(t, e->a, s, "ipaddr");
-      return NULL;
-    }
-    if (x && x->k != TY_IP) {
-      expect_ty(t, e->b, x, "ipaddr");
-      return NULL;
-    }
+    if (!of_kind(t, e->a, s, TY_IP, "ipaddr")) return NULL;
+    if (x && !of_kind(t, e->b, x, TY_IP, "ipaddr")) return NULL;
     return mk(t, TY_BOOL);
   case M_OFFSET:
   case M_DURATION_SINCE:
   case M_TO_DATE:
   case M_TO_TIME:
-    if (s->k != TY_DATETIME) {
-      expect_ty(t, e->a, s, "datetime");
-      return NULL;
-    }
-    if (e->method == M_OFFSET && x->k != TY_DURATION) {
-      expect_ty(t, e->b, x, "duration");
-      return NULL;
-    }
-    if (e->method == M_DURATION_SINCE && x->k != TY_DATETIME) {
-      expect_ty(t, e->b, x, "datetime");
-      return NULL;
-    }
+    if (!of_kind(t, e->a, s, TY_DATETIME, "datetime")) return NULL;
+    if (e->method == M_OFFSET && !of_kind(t, e->b, x, TY_DURATION, "duration")) return NULL;
+    if (e->method == M_DURATION_SINCE && !of_kind(t, e->b, x, TY_DATETIME, "datetime")) return NULL;
     return mk(t, e->method == M_OFFSET || e->method == M_TO_DATE ? TY_DATETIME : TY_DURATION);
   case M_TO_MILLISECONDS:
   case M_TO_SECONDS:
   case M_TO_MINUTES:
   case M_TO_HOURS:
   case M_TO_DAYS:
-    if (s->k != TY_DURATION) {
-      expect_ty(t, e->a, s, "duration");
-      return NULL;
-    }
+    if (!of_kind(t, e->a, s, TY_DURATION, "duration")) return NULL;
     return mk(t, TY_LONG);
   case M_GET_TAG:
   case M_HAS_TAG:
-    if (s->k != TY_ENTITY) {
-      expect_ty(t, e->a, s, "an entity type");
-      return NULL;
-    }
-    if (x->k != TY_STRING) {
-      expect_ty(t, e->b, x, "String");
-      return NULL;
-    }
+    if (!of_kind(t, e->a, s, TY_ENTITY, "an entity type")) return NULL;
+    if (!of_kind(t, e->b, x, TY_STRING, "String")) return NULL;
     if (e->method == M_HAS_TAG) return bool_of(t, 0);
     tc_error(t, e, "`%s` does not allow tags", s->etype);
     return NULL;
@@ -689,19 +648,13 @@ static const Ty *check(Tc *t, const Expr *e, const Caps *in, Caps *out) {
   case E_NOT: {
     const Ty *a = check(t, e->a, in, &dummy);
     if (!a) return NULL;
-    if (!is_boolish(a)) {
-      expect_ty(t, e->a, a, "Bool");
-      return NULL;
-    }
+    if (!boolish(t, e->a, a)) return NULL;
     return mk(t, a->k == TY_TRUE ? TY_FALSE : a->k == TY_FALSE ? TY_TRUE : TY_BOOL);
   }
   case E_NEG: {
     const Ty *a = check(t, e->a, in, &dummy);
     if (!a) return NULL;
-    if (a->k != TY_LONG) {
-      expect_ty(t, e->a, a, "Long");
-      return NULL;
-    }
+    if (!of_kind(t, e->a, a, TY_LONG, "Long")) return NULL;
     return a;
   }
   case E_ADD:
@@ -709,16 +662,10 @@ static const Ty *check(Tc *t, const Expr *e, const Caps *in, Caps *out) {
   case E_MUL: {
     const Ty *a = check(t, e->a, in, &dummy);
     if (!a) return NULL;
-    if (a->k != TY_LONG) {
-      expect_ty(t, e->a, a, "Long");
-      return NULL;
-    }
+    if (!of_kind(t, e->a, a, TY_LONG, "Long")) return NULL;
     const Ty *b = check(t, e->b, in, &dummy);
     if (!b) return NULL;
-    if (b->k != TY_LONG) {
-      expect_ty(t, e->b, b, "Long");
-      return NULL;
-    }
+    if (!of_kind(t, e->b, b, TY_LONG, "Long")) return NULL;
     return a;
   }
   case E_LT:
@@ -749,10 +696,7 @@ static const Ty *check(Tc *t, const Expr *e, const Caps *in, Caps *out) {
   case E_LIKE: {
     const Ty *a = check(t, e->a, in, &dummy);
     if (!a) return NULL;
-    if (a->k != TY_STRING) {
-      expect_ty(t, e->a, a, "String");
-      return NULL;
-    }
+    if (!of_kind(t, e->a, a, TY_STRING, "String")) return NULL;
     return mk(t, TY_BOOL);
   }
   case E_GETATTR: {

@@ -19,6 +19,10 @@ const void *tools_seccomp_program(GError **error);
 /* Drops every kept plan (the box-wide context changed). */
 void tools_plans_forget(void);
 
+/* A "." or ".." step of a path walked one component at a time: true when
+ * name is one, after taking the last component off at for "..". */
+bool tools_dot_step(const char *name, GString *at);
+
 /* /etc entries a tool's view carries (the leaf set's runtime services). */
 extern const char *const tools_etc_entries[];
 

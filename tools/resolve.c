@@ -104,6 +104,18 @@ static bool may(const Asker *a, const char *path, const char *operation)
   return in_system_tree(path) || a->fn(a->data, path, operation);
 }
 
+bool tools_dot_step(const char *name, GString *at)
+{
+  if (strcmp(name, ".") == 0)
+    return true;
+  if (strcmp(name, "..") != 0)
+    return false;
+  char *slash = strrchr(at->str, '/');
+  if (slash)
+    g_string_truncate(at, (gsize)(slash - at->str));
+  return true;
+}
+
 static void push_components(GQueue *todo, const char *path)
 {
   g_auto(GStrv) parts = g_strsplit(path, "/", -1);
@@ -127,14 +139,7 @@ static char *walk(const char *path, const Asker *asker)
   bool found = true;
   char *name;
   while ((name = g_queue_pop_head(&todo))) {
-    if (strcmp(name, ".") == 0) {
-      g_free(name);
-      continue;
-    }
-    if (strcmp(name, "..") == 0) {
-      char *slash = strrchr(at->str, '/');
-      if (slash)
-        g_string_truncate(at, (gsize)(slash - at->str));
+    if (tools_dot_step(name, at)) {
       g_free(name);
       continue;
     }

@@ -129,15 +129,7 @@ static char *follow_spelling(Planner *pl, const char *spelled)
     char *slash = strchr(comp, '/');
     g_autofree char *name = slash ? g_strndup(comp, (gsize)(slash - comp)) : g_strdup(comp);
     g_autofree char *after = g_strdup(slash ? slash : "");
-    if (strcmp(name, ".") == 0) {
-      g_free(rest);
-      rest = g_steal_pointer(&after);
-      continue;
-    }
-    if (strcmp(name, "..") == 0) {
-      char *last = strrchr(cur->str, '/');
-      if (last)
-        g_string_truncate(cur, (gsize)(last - cur->str));
+    if (tools_dot_step(name, cur)) {
       g_free(rest);
       rest = g_steal_pointer(&after);
       continue;
@@ -396,20 +388,15 @@ static unsigned long locked_flags(const char *src)
   unsigned long f = 0;
   if (statvfs(src, &sv) != 0)
     return 0;
-  if (sv.f_flag & ST_RDONLY)
-    f |= MS_RDONLY;
-  if (sv.f_flag & ST_NOSUID)
-    f |= MS_NOSUID;
-  if (sv.f_flag & ST_NODEV)
-    f |= MS_NODEV;
-  if (sv.f_flag & ST_NOEXEC)
-    f |= MS_NOEXEC;
-  if (sv.f_flag & ST_NOATIME)
-    f |= MS_NOATIME;
-  if (sv.f_flag & ST_NODIRATIME)
-    f |= MS_NODIRATIME;
-  if (sv.f_flag & ST_RELATIME)
-    f |= MS_RELATIME;
+  /* statvfs's ST_ flag and the mount flag it stands for */
+  static const unsigned long map[][2] = {
+      {ST_RDONLY, MS_RDONLY},   {ST_NOSUID, MS_NOSUID},         {ST_NODEV, MS_NODEV},
+      {ST_NOEXEC, MS_NOEXEC},   {ST_NOATIME, MS_NOATIME},       {ST_NODIRATIME, MS_NODIRATIME},
+      {ST_RELATIME, MS_RELATIME},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(map); i++)
+    if (sv.f_flag & map[i][0])
+      f |= map[i][1];
   return f;
 }
 

@@ -19,18 +19,6 @@
 
 #include "policy/policy.h"
 
-static const char *cause_name(BoxCause c) {
-  switch (c) {
-  case BOX_CAUSE_PERMITTED: return "permitted";
-  case BOX_CAUSE_FORBIDDEN: return "forbidden";
-  case BOX_CAUSE_NO_MATCH: return "no_match";
-  case BOX_CAUSE_POLICY_PENDING: return "policy_pending";
-  case BOX_CAUSE_INTERNAL_FAULT: return "internal_fault";
-  case BOX_CAUSE_ENFORCEMENT: return "enforcement";
-  }
-  return "?";
-}
-
 static int cmd_decide(void) {
   char *line = NULL;
   size_t cap = 0;
@@ -60,7 +48,7 @@ static int cmd_decide(void) {
         json_object *o = json_object_new_object();
         json_object_object_add(o, "decision",
                                json_object_new_string(d->verdict == BOX_VERDICT_PERMIT ? "allow" : "deny"));
-        json_object_object_add(o, "cause", json_object_new_string(cause_name(d->cause)));
+        json_object_object_add(o, "cause", json_object_new_string(box_cause_name(d->cause)));
         json_object *ids = json_object_new_array();
         for (guint k = 0; k < d->determining_ids->len; k++)
           json_object_array_add(ids, json_object_new_string(d->determining_ids->pdata[k]));

@@ -17,6 +17,7 @@
 #include "box/box-private.h"
 #include "shell/shell-private.h"
 #include "shell/shell.h"
+#include "tests/unit/test_util.h"
 
 static char *tmpdir;
 
@@ -128,9 +129,10 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   tmpdir = g_dir_make_tmp("cmdtable-XXXXXX", NULL);
   g_assert_nonnull(tmpdir);
-  g_test_add_func("/cmdtable/lua-is-the-shells", test_lua_is_the_shells);
-  g_test_add_func("/cmdtable/rows", test_rows);
-  g_test_add_func("/cmdtable/break-continue", test_break_continue);
+  static const TestCase cases[] = {
+    {"/cmdtable/lua-is-the-shells", test_lua_is_the_shells}, {"/cmdtable/rows", test_rows},
+    {"/cmdtable/break-continue", test_break_continue}};
+  test_add_table(cases, G_N_ELEMENTS(cases));
   int r = g_test_run();
   g_autofree char *out = g_build_filename(tmpdir, "out", NULL);
   g_autofree char *err = g_build_filename(tmpdir, "err", NULL);

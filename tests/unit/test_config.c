@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tests/unit/test_util.h"
+
 #define HOME "/home/op"
 
 static char *tmpdir; /* canonical */
@@ -634,27 +636,19 @@ int main(int argc, char **argv) {
   tmpdir = realpath(t, NULL);
   g_free(t);
 
-  g_test_add_func("/config/good", test_good);
-  g_test_add_func("/config/gateway", test_gateway_keys);
-  g_test_add_func("/config/shell-timeout", test_shell_timeout);
-  g_test_add_func("/config/minimal", test_minimal_real);
-  g_test_add_func("/config/canonical-path", test_canonical_path);
-  g_test_add_func("/config/nothing-created", test_nothing_created);
-  g_test_add_func("/config/file-errors", test_file_errors);
-  g_test_add_func("/config/syntax-error", test_syntax_error);
-  g_test_add_func("/config/adapter", test_adapter);
-  g_test_add_func("/config/unknown-keys", test_unknown_keys);
-  g_test_add_func("/config/wrong-types", test_wrong_types);
-  g_test_add_func("/config/wrong-types-tool", test_wrong_types_tool);
-  g_test_add_func("/config/missing", test_missing);
-  g_test_add_func("/config/name-and-box-dir", test_name_and_box_dir);
-  g_test_add_func("/config/removed-keys", test_removed);
-  g_test_add_func("/config/agent-network", test_agent_network);
-  g_test_add_func("/config/command", test_command_rules);
-  g_test_add_func("/config/env", test_env_rules);
-  g_test_add_func("/config/filesystem-spelling", test_fs_spelling);
-  g_test_add_func("/config/tool-label", test_tool_label);
-  g_test_add_func("/config/egress", test_egress_routes);
+  static const TestCase cases[] = {
+    {"/config/good", test_good}, {"/config/gateway", test_gateway_keys},
+    {"/config/shell-timeout", test_shell_timeout}, {"/config/minimal", test_minimal_real},
+    {"/config/canonical-path", test_canonical_path},
+    {"/config/nothing-created", test_nothing_created}, {"/config/file-errors", test_file_errors},
+    {"/config/syntax-error", test_syntax_error}, {"/config/adapter", test_adapter},
+    {"/config/unknown-keys", test_unknown_keys}, {"/config/wrong-types", test_wrong_types},
+    {"/config/wrong-types-tool", test_wrong_types_tool}, {"/config/missing", test_missing},
+    {"/config/name-and-box-dir", test_name_and_box_dir}, {"/config/removed-keys", test_removed},
+    {"/config/agent-network", test_agent_network}, {"/config/command", test_command_rules},
+    {"/config/env", test_env_rules}, {"/config/filesystem-spelling", test_fs_spelling},
+    {"/config/tool-label", test_tool_label}, {"/config/egress", test_egress_routes}};
+  test_add_table(cases, G_N_ELEMENTS(cases));
   int rc = g_test_run();
 
   nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);

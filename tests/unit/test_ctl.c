@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tests/unit/test_util.h"
+
 static void make_pair(int sv[2]) {
   g_assert_cmpint(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), ==, 0);
 }
@@ -170,10 +172,10 @@ static void test_refused_fds_closed(void) {
 }
 
 int main(int argc, char **argv) {
-  g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/ctl/message_with_fds", test_message_with_fds);
-  g_test_add_func("/ctl/sizes_read_whole", test_sizes_read_whole);
-  g_test_add_func("/ctl/oversized_refused", test_oversized_refused);
-  g_test_add_func("/ctl/refused_fds_closed", test_refused_fds_closed);
-  return g_test_run();
+  static const TestCase cases[] = {
+    {"/ctl/message_with_fds", test_message_with_fds},
+    {"/ctl/sizes_read_whole", test_sizes_read_whole},
+    {"/ctl/oversized_refused", test_oversized_refused},
+    {"/ctl/refused_fds_closed", test_refused_fds_closed}};
+  return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }

@@ -14,6 +14,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "tests/unit/test_util.h"
+
 typedef struct {
     const char *host;
     gboolean local;
@@ -532,18 +534,16 @@ static void test_aws_scope(void)
 
 int main(int argc, char **argv)
 {
-    g_test_init(&argc, &argv, NULL);
-    g_test_add_func("/gateway/allowance", test_allowance);
-    g_test_add_func("/gateway/floor", test_floor);
-    g_test_add_func("/gateway/canonical-path", test_canonical_path);
-    g_test_add_func("/gateway/request-target", test_request_target);
-    g_test_add_func("/gateway/ssrf/table", test_table);
-    g_test_add_func("/gateway/ssrf/null-out-param", test_null_out_param);
-    g_test_add_func("/gateway/ssrf/ipv4-first-octet", test_whole_ranges);
-    g_test_add_func("/gateway/proxy/idle-tunnel-closed", test_idle_tunnel_is_closed);
-    g_test_add_func("/gateway/route/spelling", test_destination_spelling);
-    g_test_add_func("/gateway/route/matching", test_destination_matching);
-    g_test_add_func("/gateway/route/overlap", test_destination_overlap);
-    g_test_add_func("/gateway/route/aws-scope", test_aws_scope);
-    return g_test_run();
+    static const TestCase cases[] = {
+        {"/gateway/allowance", test_allowance}, {"/gateway/floor", test_floor},
+        {"/gateway/canonical-path", test_canonical_path},
+        {"/gateway/request-target", test_request_target}, {"/gateway/ssrf/table", test_table},
+        {"/gateway/ssrf/null-out-param", test_null_out_param},
+        {"/gateway/ssrf/ipv4-first-octet", test_whole_ranges},
+        {"/gateway/proxy/idle-tunnel-closed", test_idle_tunnel_is_closed},
+        {"/gateway/route/spelling", test_destination_spelling},
+        {"/gateway/route/matching", test_destination_matching},
+        {"/gateway/route/overlap", test_destination_overlap},
+        {"/gateway/route/aws-scope", test_aws_scope}};
+    return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }

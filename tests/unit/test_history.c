@@ -12,6 +12,8 @@
 
 #include "policy/policy.h"
 #include "policy/history.h"
+#include "tests/unit/test_policy_util.h"
+#include "tests/unit/test_util.h"
 
 static int64_t now_ns;
 static int64_t test_clock(void *data) {
@@ -21,10 +23,7 @@ static int64_t test_clock(void *data) {
 static void at(double seconds) { now_ns = (int64_t)(seconds * 1e9); }
 
 static BoxPolicy *load(const char *text) {
-  GError *error = NULL;
-  BoxPolicy *p = box_policy_load_string(text, NULL, &error);
-  if (!p) g_printerr("unexpected load failure: %s\n", error->message);
-  g_assert_no_error(error);
+  BoxPolicy *p = load_ok(text);
   box_policy_set_clock(p, test_clock, NULL);
   return p;
 }
@@ -39,25 +38,13 @@ static void assert_refused(const char *text, const char *expected) {
   g_error_free(error);
 }
 
-static json_object *spawn_input(const char *program, const char *arg1) {
-  json_object *o = json_object_new_object();
-  char *cmd = arg1 ? g_strdup_printf("%s %s", program, arg1) : g_strdup(program);
-  json_object_object_add(o, "command", json_object_new_string(cmd));
-  g_free(cmd);
-  json_object_object_add(o, "program", json_object_new_string(program));
-  if (arg1) json_object_object_add(o, "arg1", json_object_new_string(arg1));
-  json_object_object_add(o, "arg_count", json_object_new_int64(arg1 ? 1 : 0));
-  json_object_object_add(o, "cwd", json_object_new_string("/w"));
+/* A spawn of PROGRAM found on the usual path (unlike the shared
+ * spawn_input, which takes the path and no argument). */
+static json_object *spawn_arg(const char *program, const char *arg1) {
+  json_object *o = exec_input(program, "/w", arg1);
   char *pp = g_strdup_printf("/usr/bin/%s", program);
   json_object_object_add(o, "program_path", json_object_new_string(pp));
   g_free(pp);
-  return o;
-}
-
-static json_object *fs_input(const char *path, const char *op) {
-  json_object *o = json_object_new_object();
-  json_object_object_add(o, "path", json_object_new_string(path));
-  json_object_object_add(o, "operation", json_object_new_string(op));
   return o;
 }
 
@@ -82,7 +69,7 @@ static bool permits(BoxPolicy *p, const char *action, json_object *input) {
 }
 
 static void spawn_status(BoxPolicy *p, const char *program, const char *arg1, int status) {
-  json_object *in = spawn_input(program, arg1);
+  json_object *in = spawn_arg(program, arg1);
   g_assert_true(box_policy_record_status(p, "shell:spawn", in, status));
   json_object_put(in);
 }
@@ -109,29 +96,29 @@ static const char *push_budget =
 static void test_nth_request(void) {
   BoxPolicy *p = load(push_budget);
   at(0);
-  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
-  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "status"))); /* other commands do not count */
-  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));  /* the fourth */
+  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "status"))); /* other commands do not count */
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push")));  /* the fourth */
   box_policy_free(p);
 }
 
 static void test_window_edge(void) {
   BoxPolicy *p = load(push_budget);
   at(100);
-  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
   at(200);
-  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
   at(300);
-  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
   /* at 3700 the push of 100 is exactly 1h old: still in the closed window */
   at(3700);
-  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push")));
   /* one second later it has left; 200, 300, 3700 and this one = 4 > 3 */
   at(3701);
-  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push")));
   /* at 3901 only 3700, 3701 and this one remain */
   at(3901);
-  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
   box_policy_free(p);
 }
 
@@ -145,20 +132,20 @@ static const char *commit_after_test =
 static void test_status_zero_against_one(void) {
   BoxPolicy *p = load(commit_after_test);
   at(0);
-  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "commit")));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "commit")));
   spawn_status(p, "cargo", "test", 1);
   at(1);
-  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "commit")));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "commit")));
   /* asking for the tests is a request, not a passing run */
-  g_assert_true(permits(p, "shell:spawn", spawn_input("cargo", "test")));
-  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "commit")));
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("cargo", "test")));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "commit")));
   at(2);
   spawn_status(p, "cargo", "test", 0);
-  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "commit")));
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "commit")));
   at(2 + 3600);
-  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "commit")));
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "commit")));
   at(2 + 3601);
-  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "commit")));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "commit")));
   box_policy_free(p);
 }
 
@@ -234,20 +221,20 @@ static const char *since_policy =
 static void test_since_reset(void) {
   BoxPolicy *p = load(since_policy);
   at(0);
-  g_assert_false(permits(p, "shell:spawn", spawn_input("deploy", NULL)));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("deploy", NULL)));
   spawn_status(p, "make", NULL, 0);
   at(1);
-  g_assert_true(permits(p, "shell:spawn", spawn_input("deploy", NULL)));
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("deploy", NULL)));
   at(2);
   fs_write_response(p, "~/src/x.c", "completed"); /* intervening event resets */
-  g_assert_false(permits(p, "shell:spawn", spawn_input("deploy", NULL)));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("deploy", NULL)));
   at(3);
   spawn_status(p, "make", NULL, 0);
-  g_assert_true(permits(p, "shell:spawn", spawn_input("deploy", NULL)));
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("deploy", NULL)));
   at(3 + 3600);
-  g_assert_true(permits(p, "shell:spawn", spawn_input("deploy", NULL)));
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("deploy", NULL)));
   at(3 + 3601); /* the anchor has left the window */
-  g_assert_false(permits(p, "shell:spawn", spawn_input("deploy", NULL)));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("deploy", NULL)));
   box_policy_free(p);
 }
 
@@ -284,8 +271,8 @@ static void test_fast_matches_general(void) {
       spawn_status(pf, prog, NULL, st);
       spawn_status(ps, prog, NULL, st);
     } else {
-      bool a = permits(pf, "shell:spawn", spawn_input(prog, NULL));
-      bool b = permits(ps, "shell:spawn", spawn_input(prog, NULL));
+      bool a = permits(pf, "shell:spawn", spawn_arg(prog, NULL));
+      bool b = permits(ps, "shell:spawn", spawn_arg(prog, NULL));
       g_assert_cmpint(a, ==, b);
       flips += a != last;
       last = a;
@@ -305,17 +292,17 @@ static void test_previous_and_macros(void) {
       "forbid (principal, action == Box::Action::\"shell:spawn\", resource) when { context.input.program == \"curl\" }\n"
       "when temporal { count_within(1m, Box::Action::\"shell:spawn\"::request{ input.program: \"curl\" }) > 2 };\n");
   at(0);
-  g_assert_false(permits(p, "shell:spawn", spawn_input("rm", NULL)));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("rm", NULL)));
   spawn_status(p, "ls", NULL, 0);
   at(5);
-  g_assert_true(permits(p, "shell:spawn", spawn_input("rm", NULL)));  /* previous event is the ls response */
-  g_assert_false(permits(p, "shell:spawn", spawn_input("rm", NULL))); /* now it is the last rm request */
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("rm", NULL)));  /* previous event is the ls response */
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("rm", NULL))); /* now it is the last rm request */
   spawn_status(p, "ls", NULL, 0);
   at(11);
-  g_assert_false(permits(p, "shell:spawn", spawn_input("rm", NULL))); /* 6s: out of the window */
-  g_assert_true(permits(p, "shell:spawn", spawn_input("curl", NULL)));
-  g_assert_true(permits(p, "shell:spawn", spawn_input("curl", NULL)));
-  g_assert_false(permits(p, "shell:spawn", spawn_input("curl", NULL)));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("rm", NULL))); /* 6s: out of the window */
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("curl", NULL)));
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("curl", NULL)));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("curl", NULL)));
   box_policy_free(p);
 }
 
@@ -409,11 +396,11 @@ static void test_restart(void) {
   char *dir = tmpdir();
   BoxPolicy *p = load_with_history(push_budget, dir);
   at(0);
-  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
   box_policy_free(p);
   p = load_with_history(push_budget, dir);
   at(10);
-  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push")));
   box_policy_free(p);
   /* an edited formula starts with an empty history (§3.5); 1h ≡ 60m */
   char *edited = g_strdup(push_budget);
@@ -421,7 +408,7 @@ static void test_restart(void) {
   gt[2] = '4';
   p = load_with_history(edited, dir);
   at(20);
-  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
   box_policy_free(p);
   char *same = g_strdup(push_budget);
   char *w = strstr(same, "within 1h");
@@ -429,7 +416,7 @@ static void test_restart(void) {
   w[10] = '(';
   p = load_with_history(same, dir);
   at(30);
-  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push")));
   box_policy_free(p);
   g_free(same);
   g_free(edited);
@@ -446,13 +433,13 @@ static void test_inline_temporal(void) {
                       "when { context.input.program == \"git\" && context.input.arg_count > 1 &&\n"
                       "       temporal { count_within(1h, Box::Action::\"shell:spawn\"::request{ input.program: \"git\" }) > 2 } };\n");
   at(0);
-  json_object *two = spawn_input("git", "push");
+  json_object *two = spawn_arg("git", "push");
   json_object_object_add(two, "arg_count", json_object_new_int64(2));
   json_object_object_add(two, "arg2", json_object_new_string("-f"));
   g_assert_true(permits(p, "shell:spawn", json_object_get(two)));   /* 1st git request */
-  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push"))); /* 2nd, one argument */
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push"))); /* 2nd, one argument */
   g_assert_false(permits(p, "shell:spawn", json_object_get(two)));  /* 3rd: > 2, with a flag */
-  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push"))); /* 4th: the `&&` is false */
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push"))); /* 4th: the `&&` is false */
   at(3601);
   /* the first three left the window: 4th (at 0) and this one */
   g_assert_true(permits(p, "shell:spawn", json_object_get(two)));
@@ -485,21 +472,21 @@ static void test_request_id(void) {
   char *dir = tmpdir();
   BoxPolicy *p = load_with_history(no_deploy_while_make_runs, dir);
   at(0);
-  g_assert_true(permits(p, "shell:spawn", spawn_input("deploy", NULL)));
-  g_assert_true(permits(p, "shell:spawn", spawn_input("make", NULL)));
-  g_assert_true(permits(p, "shell:spawn", spawn_input("make", "test")));
-  g_assert_false(permits(p, "shell:spawn", spawn_input("deploy", NULL))); /* two in flight */
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("deploy", NULL)));
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("make", NULL)));
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("make", "test")));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("deploy", NULL))); /* two in flight */
   at(1);
   spawn_status(p, "make", NULL, 0); /* answers the first make */
-  g_assert_false(permits(p, "shell:spawn", spawn_input("deploy", NULL))); /* one still runs */
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("deploy", NULL))); /* one still runs */
   box_policy_free(p);
   /* the recorded ids survive a restart (the first make stays answered); an
    * outcome arriving after it finds no awaiting request and gets its own id */
   p = load_with_history(no_deploy_while_make_runs, dir);
   at(2);
-  g_assert_false(permits(p, "shell:spawn", spawn_input("deploy", NULL)));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("deploy", NULL)));
   spawn_status(p, "make", "test", 1);
-  g_assert_false(permits(p, "shell:spawn", spawn_input("deploy", NULL)));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("deploy", NULL)));
   box_policy_free(p);
   rm_rf(dir);
   g_free(dir);
@@ -511,13 +498,13 @@ static void test_request_id(void) {
            "when { context.input.program == \"check\" }\n"
            "unless temporal { formerly within 1h Box::Action::\"shell:spawn\"::response{ requestId: \"req-1\", output.status: 0 } };\n");
   at(0);
-  g_assert_false(permits(p, "shell:spawn", spawn_input("never", NULL))); /* req-0, denied */
-  g_assert_true(permits(p, "shell:spawn", spawn_input("make", NULL)));   /* req-1 */
-  g_assert_false(permits(p, "shell:spawn", spawn_input("check", NULL))); /* req-2 */
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("never", NULL))); /* req-0, denied */
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("make", NULL)));   /* req-1 */
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("check", NULL))); /* req-2 */
   spawn_status(p, "never", NULL, 0); /* not awaited: carries its own id */
-  g_assert_false(permits(p, "shell:spawn", spawn_input("check", NULL)));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("check", NULL)));
   spawn_status(p, "make", NULL, 0); /* answers req-1 */
-  g_assert_true(permits(p, "shell:spawn", spawn_input("check", NULL)));
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("check", NULL)));
   box_policy_free(p);
 }
 
@@ -525,7 +512,7 @@ static void test_torn_tail(void) {
   char *dir = tmpdir();
   BoxPolicy *p = load_with_history(push_budget, dir);
   at(0);
-  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
   box_policy_free(p);
   char *path = g_build_filename(dir, "history.jsonl", NULL);
   FILE *f = fopen(path, "a");
@@ -535,7 +522,7 @@ static void test_torn_tail(void) {
   char *errtext = NULL;
   p = load_with_history_stderr(push_budget, dir, &errtext);
   at(10);
-  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push")));
   box_policy_free(p);
   if (!g_pattern_match_simple("*torn record*cut it, keeping the 4 records before it*", errtext))
     g_printerr("stderr was: %s\n", errtext);
@@ -557,7 +544,7 @@ static void test_torn_tail(void) {
   g_assert_false(box_policy_open_history(p, dir, &error));
   g_assert_nonnull(strstr(error->message, "policy history failure"));
   g_error_free(error);
-  BoxDecision *d = box_policy_decide(p, "shell:spawn", spawn_input("ls", NULL));
+  BoxDecision *d = box_policy_decide(p, "shell:spawn", spawn_arg("ls", NULL));
   g_assert_cmpint(d->verdict, ==, BOX_VERDICT_DENY);
   g_assert_cmpint(d->cause, ==, BOX_CAUSE_INTERNAL_FAULT);
   g_assert_nonnull(strstr(d->reason, "policy history failure"));
@@ -584,9 +571,9 @@ static void test_compaction(void) {
   char *dir = tmpdir();
   BoxPolicy *p = load_with_history(push_budget, dir);
   at(0);
-  for (int i = 0; i < 20000; i++) g_assert_true(permits(p, "shell:spawn", spawn_input("ls", NULL)));
+  for (int i = 0; i < 20000; i++) g_assert_true(permits(p, "shell:spawn", spawn_arg("ls", NULL)));
   at(2 * 86400);
-  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
   box_policy_free(p);
   char *path = g_build_filename(dir, "history.jsonl", NULL);
   guint before = count_lines(path);
@@ -600,7 +587,7 @@ static void test_compaction(void) {
   g_free(errtext);
   /* the three pushes of the last hour survived the compaction */
   at(2 * 86400 + 10);
-  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push")));
   box_policy_free(p);
   guint after = count_lines(path);
   g_assert_cmpuint(after, <, 20);
@@ -613,7 +600,7 @@ static void test_compaction(void) {
   /* and once more from the compacted file: the same verdict, nothing lost */
   p = load_with_history(push_budget, dir);
   at(2 * 86400 + 20);
-  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push")));
   box_policy_free(p);
   g_free(path);
   rm_rf(dir);
@@ -632,7 +619,7 @@ static void test_long_history_bounded(void) {
   for (int i = 0; i < 400000; i++) box_policy_record_outcome(p, "fs:read", in, "completed");
   json_object_put(in);
   at(3600 * 3);
-  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
   box_policy_free(p);
   fflush(NULL);
   pid_t pid = fork();
@@ -644,7 +631,7 @@ static void test_long_history_bounded(void) {
     GError *error = NULL;
     if (!box_policy_open_history(q, dir, &error)) _exit(2);
     at(3600 * 3 + 10);
-    _exit(permits(q, "shell:spawn", spawn_input("git", "push")) ? 1 : 0);
+    _exit(permits(q, "shell:spawn", spawn_arg("git", "push")) ? 1 : 0);
   }
   int st = 0;
   g_assert_cmpint(waitpid(pid, &st, 0), ==, pid);
@@ -665,7 +652,7 @@ static void test_unwritable(void) {
     GError *error = NULL;
     g_assert_false(box_policy_open_history(p, under, &error));
     g_error_free(error);
-    g_assert_false(permits(p, "shell:spawn", spawn_input("ls", NULL)));
+    g_assert_false(permits(p, "shell:spawn", spawn_arg("ls", NULL)));
     g_assert_nonnull(box_policy_history_fault(p));
     box_policy_free(p);
     g_free(under);
@@ -680,13 +667,13 @@ static void test_bounded_memory(void) {
   size_t events, bytes1, bytes2;
   for (int i = 0; i < 20000; i++) {
     at(i * 1.0);
-    permits(p, "shell:spawn", spawn_input("git", "status"));
+    permits(p, "shell:spawn", spawn_arg("git", "status"));
   }
   box_policy_history_stats(p, &events, &bytes1);
   g_assert_cmpuint(events, <=, 3602); /* the deepest window: 1h of one a second */
   for (int i = 20000; i < 40000; i++) {
     at(i * 1.0);
-    permits(p, "shell:spawn", spawn_input("git", "status"));
+    permits(p, "shell:spawn", spawn_arg("git", "status"));
   }
   box_policy_history_stats(p, &events, &bytes2);
   g_assert_cmpuint(events, <=, 3602);
@@ -815,7 +802,7 @@ static gsize lines_in(const char *dir) {
 }
 
 static gpointer other_thread_decides(gpointer p) {
-  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "status")));
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "status")));
   return NULL;
 }
 
@@ -825,14 +812,14 @@ static void test_batch(void) {
   at(0);
   gsize before = lines_in(dir);
   box_policy_history_batch_begin(p);
-  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")));
+  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
   /* gathered, not yet written */
   g_assert_cmpuint(lines_in(dir), ==, before);
   /* another thread's record first writes what the batch gathered, so the
    * file stays in seq order */
   g_thread_join(g_thread_new("other", other_thread_decides, p));
   g_assert_cmpuint(lines_in(dir), ==, before + 4);
-  g_assert_true(permits(p, "shell:spawn", spawn_input("git", "push")) == false);
+  g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")) == false);
   g_assert_cmpuint(lines_in(dir), ==, before + 4);
   /* the batch's end writes nothing: its records wait for the flusher ... */
   g_assert_true(box_policy_history_batch_end(p));
@@ -842,7 +829,7 @@ static void test_batch(void) {
   g_assert_cmpuint(lines_in(dir), ==, before + 5);
   /* the flusher writes a held record within its 50 ms round */
   box_policy_history_batch_begin(p);
-  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push")));
   g_assert_true(box_policy_history_batch_end(p));
   gint64 deadline = g_get_monotonic_time() + 2 * G_TIME_SPAN_SECOND;
   while (lines_in(dir) < before + 6 && g_get_monotonic_time() < deadline) g_usleep(5000);
@@ -851,32 +838,29 @@ static void test_batch(void) {
   /* every record reads back (CRC and seq order): the budget is still spent */
   p = load_with_history(push_budget, dir);
   at(10);
-  g_assert_false(permits(p, "shell:spawn", spawn_input("git", "push")));
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push")));
   box_policy_free(p);
   rm_rf(dir);
   g_free(dir);
 }
 
 int main(int argc, char **argv) {
-  g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/history/example/nth-request", test_nth_request);
-  g_test_add_func("/history/example/window-edge", test_window_edge);
-  g_test_add_func("/history/example/status-0-against-1", test_status_zero_against_one);
-  g_test_add_func("/history/example/write-budget", test_write_budget);
-  g_test_add_func("/history/example/byte-budget", test_byte_budget);
-  g_test_add_func("/history/example/since-reset", test_since_reset);
-  g_test_add_func("/history/eval/fast-matches-general", test_fast_matches_general);
-  g_test_add_func("/history/eval/previous-and-macros", test_previous_and_macros);
-  g_test_add_func("/history/load/refusals", test_refusals);
-  g_test_add_func("/history/store/restart", test_restart);
-  g_test_add_func("/history/eval/inline-temporal", test_inline_temporal);
-  g_test_add_func("/history/eval/request-id", test_request_id);
-  g_test_add_func("/history/eval/request-id-ring", test_request_id_ring);
-  g_test_add_func("/history/store/torn-tail", test_torn_tail);
-  g_test_add_func("/history/store/compaction", test_compaction);
-  g_test_add_func("/history/store/long-history-bounded", test_long_history_bounded);
-  g_test_add_func("/history/store/unwritable", test_unwritable);
-  g_test_add_func("/history/store/bounded-memory", test_bounded_memory);
-  g_test_add_func("/history/store/batch", test_batch);
-  return g_test_run();
+  static const TestCase cases[] = {
+    {"/history/example/nth-request", test_nth_request},
+    {"/history/example/window-edge", test_window_edge},
+    {"/history/example/status-0-against-1", test_status_zero_against_one},
+    {"/history/example/write-budget", test_write_budget},
+    {"/history/example/byte-budget", test_byte_budget},
+    {"/history/example/since-reset", test_since_reset},
+    {"/history/eval/fast-matches-general", test_fast_matches_general},
+    {"/history/eval/previous-and-macros", test_previous_and_macros},
+    {"/history/load/refusals", test_refusals}, {"/history/store/restart", test_restart},
+    {"/history/eval/inline-temporal", test_inline_temporal},
+    {"/history/eval/request-id", test_request_id},
+    {"/history/eval/request-id-ring", test_request_id_ring},
+    {"/history/store/torn-tail", test_torn_tail}, {"/history/store/compaction", test_compaction},
+    {"/history/store/long-history-bounded", test_long_history_bounded},
+    {"/history/store/unwritable", test_unwritable},
+    {"/history/store/bounded-memory", test_bounded_memory}, {"/history/store/batch", test_batch}};
+  return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }

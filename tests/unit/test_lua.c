@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/unit/test_util.h"
+
 typedef struct {
     int status;    /* exit status, or 128+signal */
     char *out;
@@ -386,19 +388,14 @@ static void test_host_routes(void)
 
 int main(int argc, char **argv)
 {
-    g_test_init(&argc, &argv, NULL);
-    g_test_add_func("/lua/e-print", test_e_print);
-    g_test_add_func("/lua/version", test_version);
-    g_test_add_func("/lua/arg-table", test_arg_table);
-    g_test_add_func("/lua/string-pack", test_string_pack);
-    g_test_add_func("/lua/coroutines", test_coroutines);
-    g_test_add_func("/lua/utf8", test_utf8);
-    g_test_add_func("/lua/errors", test_errors);
-    g_test_add_func("/lua/os-exit", test_os_exit);
-    g_test_add_func("/lua/no-c-loading", test_no_c_loading);
-    g_test_add_func("/lua/interactive-refused", test_interactive_refused);
-    g_test_add_func("/lua/script-file", test_script_file);
-    g_test_add_func("/lua/stdin-script", test_stdin_script);
-    g_test_add_func("/lua/host-routes", test_host_routes);
-    return g_test_run();
+    static const TestCase cases[] = {
+        {"/lua/e-print", test_e_print}, {"/lua/version", test_version},
+        {"/lua/arg-table", test_arg_table}, {"/lua/string-pack", test_string_pack},
+        {"/lua/coroutines", test_coroutines}, {"/lua/utf8", test_utf8},
+        {"/lua/errors", test_errors}, {"/lua/os-exit", test_os_exit},
+        {"/lua/no-c-loading", test_no_c_loading},
+        {"/lua/interactive-refused", test_interactive_refused},
+        {"/lua/script-file", test_script_file}, {"/lua/stdin-script", test_stdin_script},
+        {"/lua/host-routes", test_host_routes}};
+    return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }

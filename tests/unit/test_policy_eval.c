@@ -9,6 +9,7 @@
 
 #include "policy/decision_log.h"
 #include "tests/unit/test_policy_util.h"
+#include "tests/unit/test_util.h"
 
 /* ---- evaluation ------------------------------------------------------------- */
 
@@ -304,32 +305,22 @@ static void test_resource_labels(void) {
 
 /* ---- threads ---------------------------------------------------------------------- */
 
-typedef struct {
-  BoxPolicy *policy;
-  BoxDecisionLog *log;
-  int failures;
-} ThreadArg;
-
 static gpointer thread_main(gpointer data) {
-  ThreadArg *a = data;
+  LogThread *a = data;
   for (int i = 0; i < 500; i++) {
     json_object *in = (i % 2) ? exec_input("rm", "/home/op/src/project", NULL)
                               : fs_input("~/src/project/x", "read_content");
     const char *action = (i % 2) ? "shell:exec" : "fs:read";
-    BoxDecision *d = box_policy_decide(a->policy, action, in);
     BoxCause want = (i % 2) ? BOX_CAUSE_FORBIDDEN : BOX_CAUSE_PERMITTED;
-    if (d->cause != want) g_atomic_int_inc(&a->failures);
-    box_decision_log_append(a->log, action, in, NULL, d);
-    box_decision_free(d);
-    json_object_put(in);
+    if (decide_logged(a->policy, a->log, action, in, NULL, false) != want) g_atomic_int_inc(&a->failures);
   }
   return NULL;
 }
 
 static void test_threads(void) {
-  char *dir = g_dir_make_tmp("policy-thr-XXXXXX", NULL);
-  char *path = g_build_filename(dir, "records.jsonl", NULL);
-  ThreadArg arg = {load_ok(seed_policy), box_decision_log_open(path, "b", "r", NULL), 0};
+  char *path = NULL;
+  char *dir = log_dir_new("policy-thr-XXXXXX", &path);
+  LogThread arg = {load_ok(seed_policy), box_decision_log_open(path, "b", "r", NULL), 0, 0};
   GThread *t[8];
   for (int i = 0; i < 8; i++) t[i] = g_thread_new("decide", thread_main, &arg);
   for (int i = 0; i < 8; i++) g_thread_join(t[i]);
@@ -349,10 +340,7 @@ static void test_threads(void) {
   }
   g_strfreev(lines);
   g_free(text);
-  g_unlink(path);
-  g_rmdir(dir);
-  g_free(path);
-  g_free(dir);
+  log_dir_remove(dir, path);
 }
 
 
@@ -424,14 +412,11 @@ static void test_may_permit_beneath(void) {
 }
 
 int main(int argc, char **argv) {
-  g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/policy/eval/seed", test_seed_decisions);
-  g_test_add_func("/policy/eval/like-has-sets", test_like_has_sets);
-  g_test_add_func("/policy/eval/errors-deny", test_errors_deny);
-  g_test_add_func("/policy/message/text", test_messages);
-  g_test_add_func("/policy/decision/pack", test_decision_pack);
-  g_test_add_func("/policy/message/resource-label", test_resource_labels);
-  g_test_add_func("/policy/threads", test_threads);
-  g_test_add_func("/policy/may-permit-beneath", test_may_permit_beneath);
-  return g_test_run();
+  static const TestCase cases[] = {
+    {"/policy/eval/seed", test_seed_decisions}, {"/policy/eval/like-has-sets", test_like_has_sets},
+    {"/policy/eval/errors-deny", test_errors_deny}, {"/policy/message/text", test_messages},
+    {"/policy/decision/pack", test_decision_pack},
+    {"/policy/message/resource-label", test_resource_labels}, {"/policy/threads", test_threads},
+    {"/policy/may-permit-beneath", test_may_permit_beneath}};
+  return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }

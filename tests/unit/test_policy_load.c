@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "tests/unit/test_policy_util.h"
+#include "tests/unit/test_util.h"
 
 /* ---- parsing and load errors ---------------------------------------------- */
 
@@ -306,15 +307,12 @@ static void test_malformed_requests(void) {
 }
 
 int main(int argc, char **argv) {
-  g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/policy/parse/errors", test_parse_errors);
-  g_test_add_func("/policy/parse/accepts", test_parse_accepts);
-  g_test_add_func("/policy/load/unknown-action", test_unknown_action);
-  g_test_add_func("/policy/load/duplicate-id", test_duplicate_id);
-  g_test_add_func("/policy/load/schema", test_schema_errors);
-  g_test_add_func("/policy/load/file", test_file_load);
-  g_test_add_func("/policy/load/inert-literals", test_inert_literals);
-  g_test_add_func("/policy/load/providers-extensions", test_providers_and_extensions);
-  g_test_add_func("/policy/malformed-requests", test_malformed_requests);
-  return g_test_run();
+  static const TestCase cases[] = {
+    {"/policy/parse/errors", test_parse_errors}, {"/policy/parse/accepts", test_parse_accepts},
+    {"/policy/load/unknown-action", test_unknown_action},
+    {"/policy/load/duplicate-id", test_duplicate_id}, {"/policy/load/schema", test_schema_errors},
+    {"/policy/load/file", test_file_load}, {"/policy/load/inert-literals", test_inert_literals},
+    {"/policy/load/providers-extensions", test_providers_and_extensions},
+    {"/policy/malformed-requests", test_malformed_requests}};
+  return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }

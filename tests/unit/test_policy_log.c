@@ -10,6 +10,7 @@
 #include "policy/decision_log-private.h"
 #include "policy/json_out.h"
 #include "tests/unit/test_policy_util.h"
+#include "tests/unit/test_util.h"
 
 /* ---- decision log -------------------------------------------------------------- */
 
@@ -35,10 +36,8 @@ static const char *attr_string(json_object *attr) {
 /* The hand-written log rendering is byte for byte json-c's, over decisions
  * of every action family, with strings that need escaping and truncation. */
 static void test_log_render_matches_json_c(void) {
-  char *dir = g_dir_make_tmp("policy-log-XXXXXX", NULL);
-  char *path = g_build_filename(dir, "records.jsonl", NULL);
-  BoxDecisionLog *log = box_decision_log_open(path, "box \"1\"/\x01", "run\\7", NULL);
-  g_assert_nonnull(log);
+  char *dir = NULL, *path = NULL;
+  BoxDecisionLog *log = log_tmp_open("policy-log-XXXXXX", "box \"1\"/\x01", "run\\7", &dir, &path);
   BoxPolicy *p = load_ok(seed_policy);
   GString *longs = g_string_new(NULL);
   for (int i = 0; i < 5000; i++) g_string_append(longs, "\xc3\xa9x");
@@ -98,10 +97,7 @@ static void test_log_render_matches_json_c(void) {
   g_string_free(longs, TRUE);
   box_decision_log_close(log);
   box_policy_free(p);
-  g_unlink(path);
-  g_rmdir(dir);
-  g_free(path);
-  g_free(dir);
+  log_dir_remove(dir, path);
 }
 
 /* A file operation's line waits in the queue: not in the file until a flush,
@@ -119,49 +115,32 @@ static guint count_of(const char *text, const char *needle) {
   return n;
 }
 
-typedef struct {
-  BoxDecisionLog *log;
-  BoxPolicy *policy;
-  int id;
-} QueueWorker;
-
 static gpointer queue_worker(gpointer data) {
-  QueueWorker *w = data;
+  LogThread *w = data;
   for (int i = 0; i < 500; i++) {
     char path[64];
     g_snprintf(path, sizeof path, "/ws/t%d/f%d", w->id, i);
     json_object *in = fs_input(path, "read_metadata");
-    BoxDecision *d = box_policy_decide(w->policy, "fs:read", in);
-    box_decision_log_append_queued(w->log, "fs:read", in, d);
-    json_object_put(in);
-    box_decision_free(d);
+    decide_logged(w->policy, w->log, "fs:read", in, NULL, true);
   }
   return NULL;
 }
 
 static void test_decision_log_queue(void) {
-  char *dir = g_dir_make_tmp("policy-logq-XXXXXX", NULL);
-  char *path = g_build_filename(dir, "records.jsonl", NULL);
-  BoxDecisionLog *log = box_decision_log_open(path, "box-1", "run-1", NULL);
-  g_assert_nonnull(log);
+  char *dir = NULL, *path = NULL;
+  BoxDecisionLog *log = log_tmp_open("policy-logq-XXXXXX", "box-1", "run-1", &dir, &path);
   BoxPolicy *p = load_ok("permit(principal, action, resource);");
   const char *paths[] = {"/ws/first", "/ws/second", "/ws/third"};
   for (int i = 0; i < 2; i++) {
     json_object *in = fs_input(paths[i], "read_content");
-    BoxDecision *d = box_policy_decide(p, "fs:read", in);
-    box_decision_log_append_queued(log, "fs:read", in, d);
-    json_object_put(in);
-    box_decision_free(d);
+    decide_logged(p, log, "fs:read", in, NULL, true);
   }
   char *text = log_text(path);
   /* the writer thread waits a few ms for more lines: nothing is written yet */
   g_assert_cmpuint(count_of(text, "/ws/first"), ==, 0);
   g_free(text);
   json_object *in = fs_input(paths[2], "read_content");
-  BoxDecision *d = box_policy_decide(p, "fs:read", in);
-  box_decision_log_append(log, "fs:read", in, NULL, d);
-  json_object_put(in);
-  box_decision_free(d);
+  decide_logged(p, log, "fs:read", in, NULL, false);
   text = log_text(path);
   const char *a = strstr(text, "/ws/first"), *b = strstr(text, "/ws/second"), *c = strstr(text, "/ws/third");
   g_assert_true(a && b && c && a < b && b < c);
@@ -170,7 +149,7 @@ static void test_decision_log_queue(void) {
   char **got = g_strsplit(text, "\n", -1);
   g_assert_cmpuint(g_strv_length(got), ==, 7);
   in = fs_input(paths[0], "read_content");
-  d = box_policy_decide(p, "fs:read", in);
+  BoxDecision *d = box_policy_decide(p, "fs:read", in);
   char *want = policy_decision_log_render(log, "fs:read", in, NULL, d, "1", "ab", "cd");
   json_object_put(in);
   box_decision_free(d);
@@ -188,10 +167,10 @@ static void test_decision_log_queue(void) {
   g_strfreev(got);
   g_free(text);
 
-  QueueWorker w[4];
+  LogThread w[4];
   GThread *t[4];
   for (int i = 0; i < 4; i++) {
-    w[i] = (QueueWorker){log, p, i};
+    w[i] = (LogThread){p, log, i, 0};
     t[i] = g_thread_new("q", queue_worker, &w[i]);
   }
   for (int i = 0; i < 4; i++) g_thread_join(t[i]);
@@ -201,10 +180,7 @@ static void test_decision_log_queue(void) {
   g_free(text);
 
   in = fs_input("/ws/last", "read_content");
-  d = box_policy_decide(p, "fs:read", in);
-  box_decision_log_append_queued(log, "fs:read", in, d);
-  json_object_put(in);
-  box_decision_free(d);
+  decide_logged(p, log, "fs:read", in, NULL, true);
   box_decision_log_close(log);
   text = log_text(path);
   char **lines = g_strsplit(text, "\n", -1);
@@ -219,10 +195,7 @@ static void test_decision_log_queue(void) {
   g_strfreev(lines);
   g_free(text);
   box_policy_free(p);
-  g_unlink(path);
-  g_rmdir(dir);
-  g_free(path);
-  g_free(dir);
+  log_dir_remove(dir, path);
 }
 
 /* A decision's span (runtime.md §8.2): INTERNAL, start = end, `policy <action>`,
@@ -254,33 +227,21 @@ static void check_decision_span(const char *line, json_object *rattrs, json_obje
 }
 
 static void test_decision_log(void) {
-  char *dir = g_dir_make_tmp("policy-log-XXXXXX", NULL);
-  char *path = g_build_filename(dir, "records.jsonl", NULL);
-  GError *error = NULL;
-  BoxDecisionLog *log = box_decision_log_open(path, "box-1", "run-7", &error);
-  g_assert_no_error(error);
+  char *dir = NULL, *path = NULL;
+  BoxDecisionLog *log = log_tmp_open("policy-log-XXXXXX", "box-1", "run-7", &dir, &path);
 
   BoxPolicy *p = load_ok(seed_policy);
   json_object *in = exec_input("rm", "/home/op/src/project", "-rf");
-  BoxDecision *d = box_policy_decide(p, "shell:exec", in);
   const char *args[] = {"-rf", "todo.txt", NULL};
-  box_decision_log_append(log, "shell:exec", in, args, d);
-  json_object_put(in);
-  box_decision_free(d);
+  decide_logged(p, log, "shell:exec", in, args, false);
 
   in = fs_input("~/src/project/todo.txt", "read_content");
-  d = box_policy_decide(p, "fs:read", in);
-  box_decision_log_append(log, "fs:read", in, NULL, d);
-  json_object_put(in);
-  box_decision_free(d);
+  decide_logged(p, log, "fs:read", in, NULL, false);
 
   in = json_object_new_object();
   json_object_object_add(in, "host", json_object_new_string("example.com"));
   json_object_object_add(in, "port", json_object_new_int64(443));
-  d = box_policy_decide(p, "net:connect", in);
-  box_decision_log_append(log, "net:connect", in, NULL, d);
-  json_object_put(in);
-  box_decision_free(d);
+  decide_logged(p, log, "net:connect", in, NULL, false);
   box_decision_log_close(log);
   box_policy_free(p);
 
@@ -382,17 +343,12 @@ static void test_decision_log(void) {
 
   g_strfreev(lines);
   g_free(text);
-  g_unlink(path);
-  g_rmdir(dir);
-  g_free(path);
-  g_free(dir);
+  log_dir_remove(dir, path);
 }
 
 static void test_log_truncation(void) {
-  char *dir = g_dir_make_tmp("policy-log-XXXXXX", NULL);
-  char *path = g_build_filename(dir, "records.jsonl", NULL);
-  BoxDecisionLog *log = box_decision_log_open(path, "b", "r", NULL);
-  g_assert_nonnull(log);
+  char *dir = NULL, *path = NULL;
+  BoxDecisionLog *log = log_tmp_open("policy-log-XXXXXX", "b", "r", &dir, &path);
   GString *big = g_string_new("/");
   for (int i = 0; i < 5000; i++) g_string_append(big, "\xc3\xa9");
   json_object *in = fs_input(big->str, "read_content");
@@ -416,10 +372,7 @@ static void test_log_truncation(void) {
   json_object_put(root);
   g_free(text);
   g_string_free(big, TRUE);
-  g_unlink(path);
-  g_rmdir(dir);
-  g_free(path);
-  g_free(dir);
+  log_dir_remove(dir, path);
 }
 
 static void test_redaction(void) {
@@ -509,12 +462,11 @@ static void test_json_append_matches_json_c(void) {
 }
 
 int main(int argc, char **argv) {
-  g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/policy/log/redaction", test_redaction);
-  g_test_add_func("/policy/log/record", test_decision_log);
-  g_test_add_func("/policy/log/queue", test_decision_log_queue);
-  g_test_add_func("/policy/log/render", test_log_render_matches_json_c);
-  g_test_add_func("/policy/log/truncation", test_log_truncation);
-  g_test_add_func("/policy/history/json-append", test_json_append_matches_json_c);
-  return g_test_run();
+  static const TestCase cases[] = {
+    {"/policy/log/redaction", test_redaction}, {"/policy/log/record", test_decision_log},
+    {"/policy/log/queue", test_decision_log_queue},
+    {"/policy/log/render", test_log_render_matches_json_c},
+    {"/policy/log/truncation", test_log_truncation},
+    {"/policy/history/json-append", test_json_append_matches_json_c}};
+  return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }

@@ -5,6 +5,7 @@
 #include <glib.h>
 
 #include "policy/path.h"
+#include "tests/unit/test_util.h"
 
 static void test_within_root(void) {
   g_assert_true(box_path_within("/", "/"));
@@ -77,11 +78,9 @@ static void test_spell(void) {
 }
 
 int main(int argc, char **argv) {
-  g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/path/within/root", test_within_root);
-  g_test_add_func("/path/within/components", test_within_components);
-  g_test_add_func("/path/within/len", test_within_len);
-  g_test_add_func("/path/tilde", test_tilde);
-  g_test_add_func("/path/spell", test_spell);
-  return g_test_run();
+  static const TestCase cases[] = {
+    {"/path/within/root", test_within_root}, {"/path/within/components", test_within_components},
+    {"/path/within/len", test_within_len}, {"/path/tilde", test_tilde},
+    {"/path/spell", test_spell}};
+  return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }

@@ -1,5 +1,7 @@
 /* test_policy_util.c — what the policy unit tests share: the seed policy,
  * loading, requests, and deciding with the decision's fields checked. */
+#include <glib/gstdio.h>
+
 #include "tests/unit/test_policy_util.h"
 
 const char *const seed_policy =
@@ -74,4 +76,40 @@ BoxCause decide_cause(BoxPolicy *p, const char *action, json_object *input) {
   BoxCause c = d->cause;
   box_decision_free(d);
   return c;
+}
+
+BoxCause decide_logged(BoxPolicy *p, BoxDecisionLog *log, const char *action, json_object *input,
+                       const char *const *args, bool queued) {
+  BoxDecision *d = box_policy_decide(p, action, input);
+  if (queued)
+    box_decision_log_append_queued(log, action, input, d);
+  else
+    box_decision_log_append(log, action, input, args, d);
+  BoxCause c = d->cause;
+  box_decision_free(d);
+  json_object_put(input);
+  return c;
+}
+
+char *log_dir_new(const char *tmpl, char **path) {
+  char *dir = g_dir_make_tmp(tmpl, NULL);
+  g_assert_nonnull(dir);
+  *path = g_build_filename(dir, "records.jsonl", NULL);
+  return dir;
+}
+
+BoxDecisionLog *log_tmp_open(const char *tmpl, const char *box_id, const char *run_id, char **dir, char **path) {
+  *dir = log_dir_new(tmpl, path);
+  GError *error = NULL;
+  BoxDecisionLog *log = box_decision_log_open(*path, box_id, run_id, &error);
+  g_assert_no_error(error);
+  g_assert_nonnull(log);
+  return log;
+}
+
+void log_dir_remove(char *dir, char *path) {
+  g_unlink(path);
+  g_rmdir(dir);
+  g_free(path);
+  g_free(dir);
 }

@@ -22,6 +22,8 @@
 #include "shell/shell.h"
 #include "shell/shell-private.h"
 
+#include "tests/unit/test_util.h"
+
 typedef struct {
   int log_fd;
   const char *deny_exec;     /* argv[0] refused by decide_exec */
@@ -859,28 +861,20 @@ int main(int argc, char **argv) {
   g_assert_nonnull(tmpdir);
   g_chmod(tmpdir, 0777);
   write_file("o.txt", "x\n");
-  g_test_add_func("/shell/echo-quoting", test_echo_quoting);
-  g_test_add_func("/shell/variables", test_variables);
-  g_test_add_func("/shell/lists", test_lists);
-  g_test_add_func("/shell/pipelines", test_pipelines);
-  g_test_add_func("/shell/redirections", test_redirections);
-  g_test_add_func("/shell/first-exec", test_first_exec);
-  g_test_add_func("/shell/deep-nesting", test_deep_nesting);
-  g_test_add_func("/shell/long-lists", test_long_lists);
-  g_test_add_func("/shell/runtime-recursion", test_runtime_recursion);
-  g_test_add_func("/shell/fuzz-finds", test_fuzz_finds);
-  g_test_add_func("/shell/deep-patterns", test_deep_patterns);
-  g_test_add_func("/shell/syntax-errors", test_syntax_errors);
-  g_test_add_func("/shell/host-call-order", test_host_call_order);
-  g_test_add_func("/shell/not-found-and-spawn", test_not_found_and_spawn_results);
-  g_test_add_func("/shell/exec-denial", test_exec_denial);
-  g_test_add_func("/shell/redirect-denial", test_redirect_denial);
-  g_test_add_func("/shell/cat", test_cat);
-  g_test_add_func("/shell/grep", test_grep);
-  g_test_add_func("/shell/cd-pwd", test_cd_pwd);
-  g_test_add_func("/shell/export", test_export);
-  g_test_add_func("/shell/literal-words", test_literal_words);
-  g_test_add_func("/shell/conformance", test_conformance);
+  static const TestCase cases[] = {
+    {"/shell/echo-quoting", test_echo_quoting}, {"/shell/variables", test_variables},
+    {"/shell/lists", test_lists}, {"/shell/pipelines", test_pipelines},
+    {"/shell/redirections", test_redirections}, {"/shell/first-exec", test_first_exec},
+    {"/shell/deep-nesting", test_deep_nesting}, {"/shell/long-lists", test_long_lists},
+    {"/shell/runtime-recursion", test_runtime_recursion}, {"/shell/fuzz-finds", test_fuzz_finds},
+    {"/shell/deep-patterns", test_deep_patterns}, {"/shell/syntax-errors", test_syntax_errors},
+    {"/shell/host-call-order", test_host_call_order},
+    {"/shell/not-found-and-spawn", test_not_found_and_spawn_results},
+    {"/shell/exec-denial", test_exec_denial}, {"/shell/redirect-denial", test_redirect_denial},
+    {"/shell/cat", test_cat}, {"/shell/grep", test_grep}, {"/shell/cd-pwd", test_cd_pwd},
+    {"/shell/export", test_export}, {"/shell/literal-words", test_literal_words},
+    {"/shell/conformance", test_conformance}};
+  test_add_table(cases, G_N_ELEMENTS(cases));
   int rc = g_test_run();
   char *cmd = g_strdup_printf("rm -rf '%s'", tmpdir);
   if (system(cmd) != 0) rc = rc ? rc : 0;

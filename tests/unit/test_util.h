@@ -1,0 +1,28 @@
+/* test_util.h — what every GTest program of tests/unit shares: its tests
+ * listed as one table and registered in order, so a main() states only
+ * which paths run which functions. Header-only, so that each program links
+ * exactly what it did before. */
+#ifndef BOX_TEST_UTIL_H
+#define BOX_TEST_UTIL_H
+
+#include <glib.h>
+
+typedef struct {
+  const char *path;
+  GTestFunc func;
+} TestCase;
+
+/* Adds cases in table order (GTest runs them in the order added). */
+static inline void test_add_table(const TestCase *cases, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    g_test_add_func(cases[i].path, cases[i].func);
+}
+
+/* g_test_init, the table, g_test_run: the whole of a plain main(). */
+static inline int test_run_table(int *argc, char ***argv, const TestCase *cases, size_t n) {
+  g_test_init(argc, argv, NULL);
+  test_add_table(cases, n);
+  return g_test_run();
+}
+
+#endif
