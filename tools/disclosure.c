@@ -1,5 +1,5 @@
 /* disclosure.c — the startup disclosure of a process table (spec §5.7). */
-#include "tools/view.h"
+#include "tools/tools-private.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * expanded, recursively, at most 512 images.  For a script: its shebang
  * interpreter chain, each with its own closure.
  */
-#include "tools/internal.h"
+#include "tools/tools-private.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -143,7 +143,7 @@ static void add_image(Walk *w, const char *found, int depth)
     return;
   if (g_hash_table_size(w->seen) >= MAX_IMAGES) {
     if (!w->failed)
-      g_set_error(w->error, TOOLS_ERROR, 1, "the loader closure exceeds %d images", MAX_IMAGES);
+      g_set_error(w->error, BOX_TOOLS_ERROR, 1, "the loader closure exceeds %d images", MAX_IMAGES);
     w->failed = true;
     return;
   }
@@ -165,14 +165,14 @@ static void walk_script(Walk *w, const char *path, const unsigned char *b, size_
     *sp = '\0';
   if (line[0] != '/') {
     if (!w->failed)
-      g_set_error(w->error, TOOLS_ERROR, 1, "%s names the interpreter \"%s\", which is not an "
+      g_set_error(w->error, BOX_TOOLS_ERROR, 1, "%s names the interpreter \"%s\", which is not an "
                   "absolute path", path, line);
     w->failed = true;
     return;
   }
   if (access(line, X_OK) != 0) {
     if (!w->failed)
-      g_set_error(w->error, TOOLS_ERROR, 1, "%s names the interpreter %s, which is not there",
+      g_set_error(w->error, BOX_TOOLS_ERROR, 1, "%s names the interpreter %s, which is not there",
                   path, line);
     w->failed = true;
     return;
@@ -219,7 +219,7 @@ static void walk(Walk *w, const char *path, int depth)
       g_autofree char *interp = g_strndup((const char *)b + im.ph[i].p_offset, im.ph[i].p_filesz);
       if (access(interp, R_OK) != 0) {
         if (!w->failed)
-          g_set_error(w->error, TOOLS_ERROR, 1, "%s needs the loader %s, which is not there", path,
+          g_set_error(w->error, BOX_TOOLS_ERROR, 1, "%s needs the loader %s, which is not there", path,
                       interp);
         w->failed = true;
         break;
@@ -283,7 +283,7 @@ static void walk(Walk *w, const char *path, int depth)
       }
     }
     if (!found) {
-      g_set_error(w->error, TOOLS_ERROR, 1, "%s needs the library %s, which is not there", path,
+      g_set_error(w->error, BOX_TOOLS_ERROR, 1, "%s needs the library %s, which is not there", path,
                   name);
       w->failed = true;
       break;
@@ -301,7 +301,7 @@ GPtrArray *box_tools_loader_closure(const char *path, GError **error)
              g_ptr_array_new_with_free_func(g_free), error, false };
   g_autofree char *canon = canonical(path);
   if (!canon) {
-    g_set_error(error, TOOLS_ERROR, 1, "%s is not there: %s", path, g_strerror(errno));
+    g_set_error(error, BOX_TOOLS_ERROR, 1, "%s is not there: %s", path, g_strerror(errno));
     g_hash_table_destroy(w.seen);
     g_ptr_array_free(w.out, TRUE);
     return NULL;

@@ -1,6 +1,6 @@
 /* env.c — the environment of a contained process (spec/runtime.md §5.6)
  * and the box-wide context every launch shares. */
-#include "tools/internal.h"
+#include "tools/tools-private.h"
 
 #include <string.h>
 #include <sys/stat.h>

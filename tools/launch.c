@@ -20,7 +20,7 @@
  * - the launch's mount namespace is torn down by boxd after PID 1 has
  *   ended, not in PID 1's exit before its status is out.
  */
-#include "tools/view.h"
+#include "tools/tools-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -596,7 +596,7 @@ static bool map_user(pid_t pid, GError **error)
   g_autofree char *uline = g_strdup_printf("0 %u 1\n", (unsigned)geteuid());
   g_autofree char *gline = g_strdup_printf("0 %u 1\n", (unsigned)getegid());
   if (!write_file(sg, "deny") || !write_file(um, uline) || !write_file(gm, gline)) {
-    g_set_error(error, TOOLS_ERROR, 1, "containment setup failed during user namespace: %s",
+    g_set_error(error, BOX_TOOLS_ERROR, 1, "containment setup failed during user namespace: %s",
                 g_strerror(errno));
     return false;
   }
@@ -995,7 +995,7 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
     return -1;
   static GOnce args_once = G_ONCE_INIT;
   if (!g_once(&args_once, hide_args, NULL)) {
-    g_set_error(error, TOOLS_ERROR, 1,
+    g_set_error(error, BOX_TOOLS_ERROR, 1,
                 "containment setup failed: boxd's command line could not be hidden");
     return -1;
   }
@@ -1040,7 +1040,7 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
   Slot *slot = NULL;
   int pidfd = -1;
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, link) != 0) {
-    g_set_error(error, TOOLS_ERROR, 1, "socketpair: %s", g_strerror(errno));
+    g_set_error(error, BOX_TOOLS_ERROR, 1, "socketpair: %s", g_strerror(errno));
     goto out;
   }
   if (join_fd >= 0 && new_user) {
@@ -1049,7 +1049,7 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
      * moves this thread only; it comes back right after the clone. */
     home_netns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
     if (home_netns < 0 || setns(join_fd, CLONE_NEWNET) != 0) {
-      g_set_error(error, TOOLS_ERROR, 1, "containment setup failed during network: %s",
+      g_set_error(error, BOX_TOOLS_ERROR, 1, "containment setup failed during network: %s",
                   g_strerror(errno));
       goto out;
     }
@@ -1082,7 +1082,7 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
     g_error("box: cannot return a launcher thread to its network namespace: %s",
             g_strerror(errno));
   if (pid < 0) {
-    g_set_error(error, TOOLS_ERROR, 1, "containment setup failed during namespaces: %s",
+    g_set_error(error, BOX_TOOLS_ERROR, 1, "containment setup failed during namespaces: %s",
                 g_strerror(clone_errno));
     goto out;
   }
@@ -1090,11 +1090,11 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
   if (new_user)
     ok = map_user(pid, error);
   if (ok && attach && !attach(attach_data, pid)) {
-    g_set_error(error, TOOLS_ERROR, 1, "the mount could not place the sandbox");
+    g_set_error(error, BOX_TOOLS_ERROR, 1, "the mount could not place the sandbox");
     ok = false;
   }
   if (ok && new_net && ctx->net_setup && !ctx->net_setup(ctx->net_setup_data, pid)) {
-    g_set_error(error, TOOLS_ERROR, 1,
+    g_set_error(error, BOX_TOOLS_ERROR, 1,
                 "the containment trampoline sent no listening descriptor, so the workload has "
                 "no route to the egress gateway");
     ok = false;
@@ -1102,7 +1102,7 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
   if (ok && send(link[0], "g", 1, MSG_NOSIGNAL) != 1) {
     /* the sandbox's first process ended before it was told to go: it
      * could not build its view (a path of the table vanished, say) */
-    g_set_error(error, TOOLS_ERROR, 1, "containment setup failed during the view: %s",
+    g_set_error(error, BOX_TOOLS_ERROR, 1, "containment setup failed during the view: %s",
                 errno == EPIPE ? "the sandbox ended while it was being built" : g_strerror(errno));
     ok = false;
   }

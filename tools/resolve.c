@@ -1,5 +1,5 @@
 /* resolve.c — from a program word to the canonical file that runs. */
-#include "tools/internal.h"
+#include "tools/tools-private.h"
 
 #include <linux/magic.h>
 #include <limits.h>

@@ -13,7 +13,7 @@
  * be made to call beyond the list fails with EPERM, which a builtin reports
  * as an error rather than the worker dying for it.
  */
-#include "tools/internal.h"
+#include "tools/tools-private.h"
 #include "tools/filter.h"
 
 #include <errno.h>
@@ -28,6 +28,8 @@
 #include <string.h>
 #include <termios.h>
 #include <unistd.h>
+
+G_DEFINE_QUARK(box-tools-error-quark, box_tools_error)
 
 static const char *const denied[] = {
   /* other processes */
@@ -174,7 +176,7 @@ static gpointer compile_contained(gpointer data)
   struct sock_fprog *prog = rc == 0 ? export(c) : NULL;
   seccomp_release(c);
   if (!prog)
-    g_set_error(error, TOOLS_ERROR, 1, "the seccomp filter could not be compiled (%d)", rc);
+    g_set_error(error, BOX_TOOLS_ERROR, 1, "the seccomp filter could not be compiled (%d)", rc);
   return prog;
 }
 
@@ -257,7 +259,7 @@ static struct sock_fprog *compile_allow_list(bool zygote, GError **error)
   struct sock_fprog *prog = rc == 0 ? export(c) : NULL;
   seccomp_release(c);
   if (!prog)
-    g_set_error(error, TOOLS_ERROR, 1, "the Shell %s's seccomp filter could not be compiled (%d)",
+    g_set_error(error, BOX_TOOLS_ERROR, 1, "the Shell %s's seccomp filter could not be compiled (%d)",
                 zygote ? "zygote" : "worker", rc);
   return prog;
 }
@@ -276,7 +278,7 @@ static const void *compiled(GOnce *once, GThreadFunc compile, GError **error)
 {
   const void *p = g_once(once, compile, error);
   if (!p && error && !*error)
-    g_set_error(error, TOOLS_ERROR, 1, "the seccomp filter could not be compiled");
+    g_set_error(error, BOX_TOOLS_ERROR, 1, "the seccomp filter could not be compiled");
   return p;
 }
 

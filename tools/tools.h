@@ -14,6 +14,10 @@
 
 G_BEGIN_DECLS
 
+/* The domain of the launcher's, the resolver's and the filters' errors. */
+#define BOX_TOOLS_ERROR (box_tools_error_quark())
+GQuark box_tools_error_quark(void);
+
 /* A process table as the launcher needs it: absolute paths only. */
 typedef struct {
   const char *label;               /* "git", or "agent" for an exec entry */

@@ -6,7 +6,7 @@
  * bound root are bound from the box's FUSE mount (<mnt>/pass<path>), so
  * the box's one view of them holds; everything else from the host.
  */
-#include "tools/view.h"
+#include "tools/tools-private.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -268,7 +268,7 @@ static bool grant_unchanged(Planner *pl, const char *path)
   if (!S_ISLNK(st.st_mode) && canon && strcmp(canon, path) == 0)
     return true;
   if (!pl->failed)
-    g_set_error(pl->error, TOOLS_ERROR, 1,
+    g_set_error(pl->error, BOX_TOOLS_ERROR, 1,
                 "%s no longer names what it named when the run judged it. A spawn acts on the "
                 "identity the run approved, so it is refused",
                 path);
@@ -537,7 +537,7 @@ static void add_refusals(Planner *pl, const BoxToolTable *t)
     if (lstat(t->deny[i], &st) != 0) {
       /* What it refused may sit elsewhere in a grant now: fail closed. */
       if (!pl->failed)
-        g_set_error(pl->error, TOOLS_ERROR, 1,
+        g_set_error(pl->error, BOX_TOOLS_ERROR, 1,
                     "%s is refused by `deny`, and it is not there any more, so the view cannot "
                     "refuse it",
                     t->deny[i]);
