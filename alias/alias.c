@@ -52,19 +52,19 @@
 
 /* ---- small utilities ----------------------------------------------------- */
 
-static void put_stderr(const char *s, size_t n) {
+static void put_stderr(const char *s, size_t n)
+{
   while (n > 0) {
     ssize_t w = write(2, s, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return;
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
     s += w;
     n -= (size_t)w;
   }
 }
 
-__attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...) {
+__attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...)
+{
   char msg[8192];
   int off = snprintf(msg, sizeof msg, "%s: ", ALIAS_NAME);
   va_list ap;
@@ -72,33 +72,35 @@ __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...) {
   int n = vsnprintf(msg + off, sizeof msg - (size_t)off - 1, fmt, ap);
   va_end(ap);
   size_t len = (size_t)off + (n < 0 ? 0 : (size_t)n);
-  if (len > sizeof msg - 2)
-    len = sizeof msg - 2;
+  if (len > sizeof msg - 2) len = sizeof msg - 2;
   msg[len++] = '\n';
   put_stderr(msg, len);
   _exit(FAIL_STATUS);
 }
 
-static void *xmalloc(size_t n) {
+static void *xmalloc(size_t n)
+{
   void *p = malloc(n ? n : 1);
-  if (!p)
-    die("out of memory");
+  if (!p) die("out of memory");
   return p;
 }
 
-static const char *base_name(const char *path) {
+static const char *base_name(const char *path)
+{
   const char *slash = strrchr(path, '/');
   return slash ? slash + 1 : path;
 }
 
-static long long now_ms(void) {
+static long long now_ms(void)
+{
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. */
-bool valid_utf8(const unsigned char *s, size_t n) {
+bool valid_utf8(const unsigned char *s, size_t n)
+{
   size_t i = 0;
   while (i < n) {
     unsigned char c = s[i];
@@ -123,15 +125,12 @@ bool valid_utf8(const unsigned char *s, size_t n) {
     } else {
       return false;
     }
-    if (n - i < len)
-      return false;
+    if (n - i < len) return false;
     for (size_t k = 1; k < len; k++) {
-      if ((s[i + k] & 0xc0) != 0x80)
-        return false;
+      if ((s[i + k] & 0xc0) != 0x80) return false;
       cp = (cp << 6) | (s[i + k] & 0x3f);
     }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-      return false;
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
     i += len;
   }
   return true;
@@ -139,29 +138,32 @@ bool valid_utf8(const unsigned char *s, size_t n) {
 
 /* ---- growable buffer ----------------------------------------------------- */
 
-void buf_reserve(Buf *b, size_t extra) {
-  if (b->len + extra <= b->cap)
-    return;
+void buf_reserve(Buf *b, size_t extra)
+{
+  if (b->len + extra <= b->cap) return;
   size_t cap = b->cap ? b->cap : 256;
-  while (cap < b->len + extra)
-    cap *= 2;
+  while (cap < b->len + extra) cap *= 2;
   char *p = realloc(b->data, cap);
-  if (!p)
-    die("out of memory");
+  if (!p) die("out of memory");
   b->data = p;
   b->cap = cap;
 }
 
-void buf_add(Buf *b, const void *p, size_t n) {
+void buf_add(Buf *b, const void *p, size_t n)
+{
   buf_reserve(b, n);
   memcpy(b->data + b->len, p, n);
   b->len += n;
 }
 
-static void buf_str(Buf *b, const char *s) { buf_add(b, s, strlen(s)); }
+static void buf_str(Buf *b, const char *s)
+{
+  buf_add(b, s, strlen(s));
+}
 
 /* Appends S (valid UTF-8) as a JSON string literal. */
-static void buf_json_string(Buf *b, const char *s, size_t n) {
+static void buf_json_string(Buf *b, const char *s, size_t n)
+{
   static const char hex[] = "0123456789abcdef";
   buf_add(b, "\"", 1);
   for (size_t i = 0; i < n; i++) {
@@ -176,7 +178,7 @@ static void buf_json_string(Buf *b, const char *s, size_t n) {
     case '\f': buf_add(b, "\\f", 2); break;
     default:
       if (c < 0x20 || c == 0x7f) {
-        char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+        char u[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
         buf_add(b, u, 6);
       } else {
         buf_add(b, &s[i], 1);
@@ -190,7 +192,8 @@ static void buf_json_string(Buf *b, const char *s, size_t n) {
 
 static volatile sig_atomic_t pending_int, pending_term;
 
-static void on_signal(int sig) {
+static void on_signal(int sig)
+{
   if (sig == SIGINT)
     pending_int = pending_int + 1;
   else
@@ -201,7 +204,8 @@ static void on_signal(int sig) {
  * slip between checking the counters and starting to wait. */
 static sigset_t wait_mask;
 
-static void setup_signals(void) {
+static void setup_signals(void)
+{
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
@@ -221,8 +225,9 @@ static void setup_signals(void) {
 
 /* poll one fd; timeout_ms < 0 waits forever.  Returns >0 ready, 0 timeout,
  * -1 with errno (EINTR when a forwarded signal arrived). */
-static int wait_fd(int fd, short events, int timeout_ms) {
-  struct pollfd pfd = {.fd = fd, .events = events};
+static int wait_fd(int fd, short events, int timeout_ms)
+{
+  struct pollfd pfd = { .fd = fd, .events = events };
   struct timespec ts, *tsp = NULL;
   if (timeout_ms >= 0) {
     ts.tv_sec = timeout_ms / 1000;
@@ -234,30 +239,27 @@ static int wait_fd(int fd, short events, int timeout_ms) {
 
 /* ---- start-up ------------------------------------------------------------ */
 
-static void sanitize_fds(void) {
+static void sanitize_fds(void)
+{
   /* Close every inherited descriptor above 2 (by number: not every libc
    * the alias is built with wraps close_range). */
   if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0) {
     long max = sysconf(_SC_OPEN_MAX);
-    if (max < 0 || max > 65536)
-      max = 65536;
-    for (int fd = 3; fd < max; fd++)
-      close(fd);
+    if (max < 0 || max > 65536) max = 65536;
+    for (int fd = 3; fd < max; fd++) close(fd);
   }
   /* A closed 0, 1 or 2 would be taken by the socket and then passed to the
    * box as the command's stdio; give it /dev/null instead. */
-  struct pollfd std[3] = {{.fd = 0}, {.fd = 1}, {.fd = 2}};
+  struct pollfd std[3] = { { .fd = 0 }, { .fd = 1 }, { .fd = 2 } };
   if (poll(std, 3, 0) < 0) /* one call tells which of them is closed (POLLNVAL) */
     for (int fd = 0; fd <= 2; fd++)
       std[fd].revents = fcntl(fd, F_GETFD) == -1 && errno == EBADF ? POLLNVAL : 0;
   for (int fd = 0; fd <= 2; fd++) {
     if (std[fd].revents & POLLNVAL) {
       int n = open("/dev/null", O_RDWR);
-      if (n < 0)
-        die("open /dev/null: %s", strerror(errno));
+      if (n < 0) die("open /dev/null: %s", strerror(errno));
       if (n != fd) {
-        if (dup2(n, fd) < 0)
-          die("dup2: %s", strerror(errno));
+        if (dup2(n, fd) < 0) die("dup2: %s", strerror(errno));
         close(n);
       }
     }
@@ -269,30 +271,29 @@ static void sanitize_fds(void) {
  * one component at a time (a few cached lookups), costs a fraction of a
  * new process's first look into /proc (its /proc/<pid> entries are made
  * for that look); /proc/self/exe remains for what cannot be resolved. */
-static char *self_exe(void) {
+static char *self_exe(void)
+{
   static char resolved[PATH_MAX];
   const char *started = (const char *)getauxval(AT_EXECFN);
-  if (started && *started && realpath(started, resolved))
-    return resolved;
+  if (started && *started && realpath(started, resolved)) return resolved;
   size_t cap = 256;
   for (;;) {
     char *p = xmalloc(cap);
     ssize_t n = readlink("/proc/self/exe", p, cap);
-    if (n < 0)
-      die("readlink /proc/self/exe: %s", strerror(errno));
+    if (n < 0) die("readlink /proc/self/exe: %s", strerror(errno));
     if ((size_t)n < cap) {
       p[n] = '\0';
       return p;
     }
     free(p);
-    if (cap > 1 << 20)
-      die("readlink /proc/self/exe: %s", strerror(ENAMETOOLONG));
+    if (cap > 1 << 20) die("readlink /proc/self/exe: %s", strerror(ENAMETOOLONG));
     cap *= 2;
   }
 }
 
 /* <dir of the alias>/../run/box.sock, by text: dirname(dirname(exe)). */
-static char *socket_path(const char *exe) {
+static char *socket_path(const char *exe)
+{
   char *p = xmalloc(strlen(exe) + sizeof "/run/box.sock");
   strcpy(p, exe);
   for (int level = 0; level < 2; level++) {
@@ -307,20 +308,22 @@ static char *socket_path(const char *exe) {
       *slash = '\0';
   }
   size_t len = strlen(p);
-  if (len > 0 && p[len - 1] == '/')
-    p[len - 1] = '\0';
+  if (len > 0 && p[len - 1] == '/') p[len - 1] = '\0';
   strcat(p, "/run/box.sock");
   return p;
 }
 
 /* ---- the command text ---------------------------------------------------- */
 
-static bool is_flag(const char *a, const char *f) { return strcmp(a, f) == 0; }
+static bool is_flag(const char *a, const char *f)
+{
+  return strcmp(a, f) == 0;
+}
 
-static char *read_script(const char *path, size_t *len_out) {
+static char *read_script(const char *path, size_t *len_out)
+{
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0)
-    die("read Shell script %s: %s", path, strerror(errno));
+  if (fd < 0) die("read Shell script %s: %s", path, strerror(errno));
   struct stat st;
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > MAX_SCRIPT)
     die("Shell script %s is %lld bytes; maximum is %d", path, (long long)st.st_size, MAX_SCRIPT);
@@ -332,18 +335,13 @@ static char *read_script(const char *path, size_t *len_out) {
     char *dst = len < MAX_SCRIPT + 1 ? text + len : sink;
     size_t room = len < MAX_SCRIPT + 1 ? MAX_SCRIPT + 1 - len : sizeof sink;
     ssize_t n = read(fd, dst, room);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      die("read Shell script %s: %s", path, strerror(errno));
-    if (n == 0)
-      break;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) die("read Shell script %s: %s", path, strerror(errno));
+    if (n == 0) break;
     total += (unsigned long long)n;
-    if (dst == text + len)
-      len += (size_t)n;
+    if (dst == text + len) len += (size_t)n;
     /* A stream that never ends is refused once it is clearly too long. */
-    if (total > 64ULL * 1024 * 1024)
-      break;
+    if (total > 64ULL * 1024 * 1024) break;
   }
   close(fd);
   if (total > 64ULL * 1024 * 1024)
@@ -357,9 +355,10 @@ static char *read_script(const char *path, size_t *len_out) {
 }
 
 /* Returns the source text for the Shell call, or dies with the usage text. */
-static char *shell_source(int argc, char **argv, size_t *len) {
+static char *shell_source(int argc, char **argv, size_t *len)
+{
   static const char usage[] =
-      "Shell alias accepts only -c COMMAND, -lc COMMAND, -c -l COMMAND, or SCRIPT";
+    "Shell alias accepts only -c COMMAND, -lc COMMAND, -c -l COMMAND, or SCRIPT";
   const char *cmd = NULL;
   if (argc == 3 && (is_flag(argv[1], "-c") || is_flag(argv[1], "-lc"))) {
     cmd = argv[2];
@@ -369,15 +368,13 @@ static char *shell_source(int argc, char **argv, size_t *len) {
     cmd = argv[3];
   } else if (argc == 2 && argv[1][0] != '-') {
     char *text = read_script(argv[1], len);
-    if (!valid_utf8((const unsigned char *)text, *len))
-      die("Shell command is not valid UTF-8");
+    if (!valid_utf8((const unsigned char *)text, *len)) die("Shell command is not valid UTF-8");
     return text;
   } else {
     die("%s", usage);
   }
   *len = strlen(cmd);
-  if (!valid_utf8((const unsigned char *)cmd, *len))
-    die("Shell command is not valid UTF-8");
+  if (!valid_utf8((const unsigned char *)cmd, *len)) die("Shell command is not valid UTF-8");
   char *text = xmalloc(*len + 1);
   memcpy(text, cmd, *len + 1);
   return text;
@@ -387,56 +384,46 @@ static char *shell_source(int argc, char **argv, size_t *len) {
 
 static const char *sock_path_for_msgs;
 
-static int connect_box(const char *path) {
+static int connect_box(const char *path)
+{
   struct sockaddr_un addr;
   memset(&addr, 0, sizeof addr);
   addr.sun_family = AF_UNIX;
-  if (strlen(path) >= sizeof addr.sun_path)
-    die("connect to %s: %s", path, strerror(ENAMETOOLONG));
+  if (strlen(path) >= sizeof addr.sun_path) die("connect to %s: %s", path, strerror(ENAMETOOLONG));
   strcpy(addr.sun_path, path);
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0)
-    die("connect to %s: %s", path, strerror(errno));
+  if (fd < 0) die("connect to %s: %s", path, strerror(errno));
   long long deadline = now_ms() + CONNECT_TIMEOUT_MS;
   for (;;) {
-    if (connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0)
-      return fd;
-    if (errno == EINTR)
-      continue;
+    if (connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0) return fd;
+    if (errno == EINTR) continue;
     if (errno == EAGAIN) {
       /* The listener's backlog is full: try again until the deadline. */
-      if (now_ms() >= deadline)
-        die("connect to %s: %s", path, strerror(ETIMEDOUT));
-      struct timespec ts = {0, 10 * 1000000L};
+      if (now_ms() >= deadline) die("connect to %s: %s", path, strerror(ETIMEDOUT));
+      struct timespec ts = { 0, 10 * 1000000L };
       nanosleep(&ts, NULL);
       continue;
     }
-    if (errno != EINPROGRESS)
-      die("connect to %s: %s", path, strerror(errno));
+    if (errno != EINPROGRESS) die("connect to %s: %s", path, strerror(errno));
     for (;;) {
       long long left = deadline - now_ms();
-      if (left <= 0)
-        die("connect to %s: %s", path, strerror(ETIMEDOUT));
+      if (left <= 0) die("connect to %s: %s", path, strerror(ETIMEDOUT));
       int r = wait_fd(fd, POLLOUT, (int)left);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        die("connect to %s: %s", path, strerror(errno));
-      if (r > 0)
-        break;
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) die("connect to %s: %s", path, strerror(errno));
+      if (r > 0) break;
     }
     int err = 0;
     socklen_t elen = sizeof err;
-    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0)
-      err = errno;
-    if (err)
-      die("connect to %s: %s", path, strerror(err));
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0) err = errno;
+    if (err) die("connect to %s: %s", path, strerror(err));
     return fd;
   }
 }
 
 /* Builds "<len BE32><json>" for FRAME_TYPE with BODY (JSON text or NULL). */
-static void make_frame(Buf *out, const char *frame_type, const char *body, size_t body_len) {
+static void make_frame(Buf *out, const char *frame_type, const char *body, size_t body_len)
+{
   out->len = 0;
   buf_add(out, "\0\0\0\0", 4);
   buf_str(out, "{\"version\":6,\"program\":1,\"frame_type\":\"");
@@ -461,30 +448,32 @@ static void make_frame(Buf *out, const char *frame_type, const char *body, size_
  * sendmsg carries the whole frame; should the socket take only part of it,
  * the rest follows (the descriptors stay with the first part).  Returns 0,
  * or an errno value. */
-static int send_frame(int fd, const Buf *frame, bool with_fds) {
+static int send_frame(int fd, const Buf *frame, bool with_fds)
+{
   size_t off = 0;
   long long deadline = now_ms() + WRITE_TIMEOUT_MS;
   bool fds_sent = !with_fds;
   while (off < frame->len) {
     ssize_t n;
     if (!fds_sent) {
-      struct iovec iov = {.iov_base = frame->data, .iov_len = frame->len};
+      struct iovec iov = { .iov_base = frame->data, .iov_len = frame->len };
       union {
         char buf[CMSG_SPACE(3 * sizeof(int))];
         struct cmsghdr align;
       } control;
       memset(&control, 0, sizeof control);
-      struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-                           .msg_controllen = sizeof control.buf};
+      struct msghdr msg = { .msg_iov = &iov,
+                            .msg_iovlen = 1,
+                            .msg_control = control.buf,
+                            .msg_controllen = sizeof control.buf };
       struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
       cm->cmsg_level = SOL_SOCKET;
       cm->cmsg_type = SCM_RIGHTS;
       cm->cmsg_len = CMSG_LEN(3 * sizeof(int));
-      int fds[3] = {0, 1, 2};
+      int fds[3] = { 0, 1, 2 };
       memcpy(CMSG_DATA(cm), fds, sizeof fds);
       n = sendmsg(fd, &msg, MSG_NOSIGNAL);
-      if (n > 0)
-        fds_sent = true;
+      if (n > 0) fds_sent = true;
     } else {
       n = send(fd, frame->data + off, frame->len - off, MSG_NOSIGNAL);
     }
@@ -492,17 +481,13 @@ static int send_frame(int fd, const Buf *frame, bool with_fds) {
       off += (size_t)n;
       continue;
     }
-    if (n < 0 && errno == EINTR)
-      continue;
+    if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       long long left = deadline - now_ms();
-      if (left <= 0)
-        return ETIMEDOUT;
+      if (left <= 0) return ETIMEDOUT;
       int r = wait_fd(fd, POLLOUT, (int)left);
-      if (r < 0 && errno != EINTR)
-        return errno;
-      if (r == 0)
-        return ETIMEDOUT;
+      if (r < 0 && errno != EINTR) return errno;
+      if (r == 0) return ETIMEDOUT;
       continue;
     }
     return n < 0 ? errno : EPIPE;
@@ -520,13 +505,13 @@ typedef struct {
 
 /* Reads exactly N bytes into DST, waiting without a time limit.  Signals that
  * arrive meanwhile are forwarded by ON_WAKE.  Returns false at EOF or error. */
-static bool read_exact(Reader *r, void *dst, size_t n, void (*on_wake)(void)) {
+static bool read_exact(Reader *r, void *dst, size_t n, void (*on_wake)(void))
+{
   char *out = dst;
   while (n > 0) {
     if (r->start < r->end) {
       size_t take = r->end - r->start;
-      if (take > n)
-        take = n;
+      if (take > n) take = n;
       memcpy(out, r->buf + r->start, take);
       r->start += take;
       out += take;
@@ -539,23 +524,21 @@ static bool read_exact(Reader *r, void *dst, size_t n, void (*on_wake)(void)) {
       r->end = (size_t)got;
       continue;
     }
-    if (got == 0)
-      return false;
+    if (got == 0) return false;
     if (errno == EINTR) {
       on_wake();
       continue;
     }
-    if (errno != EAGAIN && errno != EWOULDBLOCK)
-      return false;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return false;
     /* No idle timeout here (see wait_for_result). */
-    if (wait_fd(r->fd, POLLIN, -1) < 0 && errno != EINTR)
-      return false;
+    if (wait_fd(r->fd, POLLIN, -1) < 0 && errno != EINTR) return false;
     on_wake();
   }
   return true;
 }
 
-static void write_all(int fd, const unsigned char *p, size_t n) {
+static void write_all(int fd, const unsigned char *p, size_t n)
+{
   while (n > 0) {
     ssize_t w = write(fd, p, n);
     if (w > 0) {
@@ -563,10 +546,9 @@ static void write_all(int fd, const unsigned char *p, size_t n) {
       n -= (size_t)w;
       continue;
     }
-    if (w < 0 && errno == EINTR)
-      continue;
+    if (w < 0 && errno == EINTR) continue;
     if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+      struct pollfd pfd = { .fd = fd, .events = POLLOUT };
       poll(&pfd, 1, -1);
       continue;
     }
@@ -580,7 +562,8 @@ static int conn_fd = -1;
 static bool conn_writable = true;
 
 /* Forwards SIGINT/SIGTERM that arrived as "signal" frames. */
-static void forward_signals(void) {
+static void forward_signals(void)
+{
   while (pending_int > 0 || pending_term > 0) {
     const char *body;
     if (pending_int > 0) {
@@ -590,9 +573,8 @@ static void forward_signals(void) {
       pending_term = pending_term - 1;
       body = "{\"kind\":\"terminate\"}";
     }
-    if (!conn_writable)
-      continue;
-    Buf frame = {0};
+    if (!conn_writable) continue;
+    Buf frame = { 0 };
     make_frame(&frame, "signal", body, strlen(body));
     if (send_frame(conn_fd, &frame, false) != 0)
       conn_writable = false; /* the box's answer, or its EOF, decides */
@@ -602,7 +584,8 @@ static void forward_signals(void) {
 
 static void ignore_wake(void) {}
 
-__attribute__((noreturn)) static void closed_early(void) {
+__attribute__((noreturn)) static void closed_early(void)
+{
   die("the box closed the connection before the command finished");
 }
 
@@ -616,31 +599,28 @@ __attribute__((noreturn)) static void closed_early(void) {
  * kill any command longer than 35 s.  The box bounds each call itself (the
  * Shell's 30 s limit, the broker's 300 s backstop), and a dead box closes
  * the socket, which ends this wait with EOF. */
-__attribute__((noreturn)) static void wait_for_result(const char *write_error) {
+__attribute__((noreturn)) static void wait_for_result(const char *write_error)
+{
   static Reader reader;
   Reader *r = &reader;
   r->fd = conn_fd;
   r->start = r->end = 0;
   void (*wake)(void) = write_error ? ignore_wake : forward_signals;
   /* The answer is never there yet: wait before the first read. */
-  if (!write_error && wait_fd(r->fd, POLLIN, -1) < 0 && errno == EINTR)
-    wake();
+  if (!write_error && wait_fd(r->fd, POLLIN, -1) < 0 && errno == EINTR) wake();
   char *payload = NULL;
   for (;;) {
     unsigned char hdr[4];
     if (!read_exact(r, hdr, 4, wake)) {
-      if (write_error)
-        die("%s", write_error);
+      if (write_error) die("%s", write_error);
       closed_early();
     }
     uint32_t n = ((uint32_t)hdr[0] << 24) | ((uint32_t)hdr[1] << 16) | ((uint32_t)hdr[2] << 8) |
                  (uint32_t)hdr[3];
-    if (n == 0 || n > MAX_FRAME)
-      closed_early();
+    if (n == 0 || n > MAX_FRAME) closed_early();
     free(payload);
     payload = xmalloc(n + 1);
-    if (!read_exact(r, payload, n, wake))
-      closed_early();
+    if (!read_exact(r, payload, n, wake)) closed_early();
     payload[n] = '\0';
     Frame f;
     if (!parse_frame(payload, n, &f)) {
@@ -648,15 +628,13 @@ __attribute__((noreturn)) static void wait_for_result(const char *write_error) {
       closed_early();
     }
     if (strcmp(f.frame_type, "exit") == 0) {
-      if (!f.has_status || !f.status_int)
-        closed_early();
+      if (!f.has_status || !f.status_int) closed_early();
       if (f.status < 0 || f.status > 255)
         die("the box reported status %lld, which is not an exit status (0..255)", f.status);
       _exit((int)f.status);
     }
     if (strcmp(f.frame_type, "denied") == 0) {
-      if (f.reason && *f.reason)
-        die("%s", f.reason);
+      if (f.reason && *f.reason) die("%s", f.reason);
       die("the box refused the call (%s)", f.kind ? f.kind : "no reason given");
     }
     if (strcmp(f.frame_type, "output") == 0 && f.stream && f.data &&
@@ -677,12 +655,11 @@ __attribute__((noreturn)) static void wait_for_result(const char *write_error) {
   }
 }
 
-static void send_or_finish(const Buf *frame, bool with_fds, const char *what) {
+static void send_or_finish(const Buf *frame, bool with_fds, const char *what)
+{
   int err = send_frame(conn_fd, frame, with_fds);
-  if (err == 0)
-    return;
-  if (err == ETIMEDOUT)
-    die("write a transport frame timed out");
+  if (err == 0) return;
+  if (err == ETIMEDOUT) die("write a transport frame timed out");
   char msg[512];
   snprintf(msg, sizeof msg, "write the %s frame to %s: %s", what, sock_path_for_msgs,
            strerror(err));
@@ -694,7 +671,8 @@ static void send_or_finish(const Buf *frame, bool with_fds, const char *what) {
   die("%s", msg);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   sanitize_fds();
   setup_signals();
 
@@ -717,10 +695,10 @@ int main(int argc, char **argv) {
 
   /* The three frames leave in one sendmsg, the descriptors on its first
    * byte: the broker wakes once and finds the whole request. */
-  Buf request = {0}, frame = {0};
+  Buf request = { 0 }, frame = { 0 };
   make_frame(&frame, "open", "{\"mode\":\"shell\"}", strlen("{\"mode\":\"shell\"}"));
   buf_add(&request, frame.data, frame.len);
-  Buf body = {0};
+  Buf body = { 0 };
   buf_str(&body, "{\"source\":");
   buf_json_string(&body, source, src_len);
   buf_str(&body, "}");

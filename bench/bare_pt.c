@@ -56,16 +56,19 @@ typedef struct {
   dev_t dev;
   ino_t ino;
 } Key;
-static guint key_hash(gconstpointer p) {
+static guint key_hash(gconstpointer p)
+{
   const Key *k = p;
   return (guint)(k->ino ^ (k->ino >> 32) ^ k->dev);
 }
-static gboolean key_eq(gconstpointer a, gconstpointer b) {
+static gboolean key_eq(gconstpointer a, gconstpointer b)
+{
   const Key *x = a, *y = b;
   return x->dev == y->dev && x->ino == y->ino;
 }
 
-static Ino *get(fuse_ino_t id) {
+static Ino *get(fuse_ino_t id)
+{
   if (id == FUSE_ROOT_ID) return root;
   g_mutex_lock(&lock);
   Ino *i = g_hash_table_lookup(by_id, &id);
@@ -73,7 +76,8 @@ static Ino *get(fuse_ino_t id) {
   return i;
 }
 
-static int do_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e) {
+static int do_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_param *e)
+{
   Ino *p = get(parent);
   if (!p) return ESTALE;
   int fd = openat(p->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -84,7 +88,7 @@ static int do_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_para
     close(fd);
     return err;
   }
-  Key k = {e->attr.st_dev, e->attr.st_ino};
+  Key k = { e->attr.st_dev, e->attr.st_ino };
   g_mutex_lock(&lock);
   Ino *i = g_hash_table_lookup(by_key, &k);
   if (i) {
@@ -108,14 +112,15 @@ static int do_lookup(fuse_ino_t parent, const char *name, struct fuse_entry_para
   return 0;
 }
 
-static void forget_one(fuse_ino_t id, uint64_t n) {
+static void forget_one(fuse_ino_t id, uint64_t n)
+{
   if (id == FUSE_ROOT_ID) return;
   g_mutex_lock(&lock);
   Ino *i = g_hash_table_lookup(by_id, &id);
   if (i) {
     i->nlookup = n >= i->nlookup ? 0 : i->nlookup - n;
     if (i->nlookup == 0) {
-      Key k = {i->dev, i->ino};
+      Key k = { i->dev, i->ino };
       g_hash_table_remove(by_id, &id);
       g_hash_table_remove(by_key, &k);
       close(i->fd);
@@ -125,7 +130,8 @@ static void forget_one(fuse_ino_t id, uint64_t n) {
   g_mutex_unlock(&lock);
 }
 
-static void pt_init(void *u, struct fuse_conn_info *conn) {
+static void pt_init(void *u, struct fuse_conn_info *conn)
+{
   (void)u;
   conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
   if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
@@ -137,52 +143,67 @@ static void pt_init(void *u, struct fuse_conn_info *conn) {
   }
 }
 
-static void reply_entry(fuse_req_t req, int err, struct fuse_entry_param *e) {
-  if (err) fuse_reply_err(req, err);
-  else fuse_reply_entry(req, e);
+static void reply_entry(fuse_req_t req, int err, struct fuse_entry_param *e)
+{
+  if (err)
+    fuse_reply_err(req, err);
+  else
+    fuse_reply_entry(req, e);
 }
 
-static void pt_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
+static void pt_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
   struct fuse_entry_param e;
   reply_entry(req, do_lookup(parent, name, &e), &e);
 }
 
-static void pt_forget(fuse_req_t req, fuse_ino_t ino, uint64_t n) {
+static void pt_forget(fuse_req_t req, fuse_ino_t ino, uint64_t n)
+{
   forget_one(ino, n);
   fuse_reply_none(req);
 }
 
-static void pt_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *f) {
+static void pt_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *f)
+{
   for (size_t i = 0; i < count; i++) forget_one(f[i].ino, f[i].nlookup);
   fuse_reply_none(req);
 }
 
 /* The inode, or NULL once the request is answered ESTALE (the kernel
  * asked about one this daemon has forgotten). */
-static Ino *get_or_stale(fuse_req_t req, fuse_ino_t ino) {
+static Ino *get_or_stale(fuse_req_t req, fuse_ino_t ino)
+{
   Ino *i = get(ino);
   if (!i) fuse_reply_err(req, ESTALE);
   return i;
 }
 
 /* Answers a call that made name in parent: err, or the new entry. */
-static void reply_made(fuse_req_t req, fuse_ino_t parent, const char *name, int err) {
+static void reply_made(fuse_req_t req, fuse_ino_t parent, const char *name, int err)
+{
   struct fuse_entry_param e;
-  if (err) fuse_reply_err(req, err);
-  else reply_entry(req, do_lookup(parent, name, &e), &e);
+  if (err)
+    fuse_reply_err(req, err);
+  else
+    reply_entry(req, do_lookup(parent, name, &e), &e);
 }
 
-static void pt_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+static void pt_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
   (void)fi;
   Ino *i = get(ino);
   struct stat st;
-  if (!i) fuse_reply_err(req, ESTALE);
-  else if (fstatat(i->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) fuse_reply_err(req, errno);
-  else fuse_reply_attr(req, &st, attr_timeout);
+  if (!i)
+    fuse_reply_err(req, ESTALE);
+  else if (fstatat(i->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+    fuse_reply_err(req, errno);
+  else
+    fuse_reply_attr(req, &st, attr_timeout);
 }
 
 static void pt_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *a, int set,
-                       struct fuse_file_info *fi) {
+                       struct fuse_file_info *fi)
+{
   Ino *i = get_or_stale(req, ino);
   if (!i) return;
   char pp[64];
@@ -194,13 +215,18 @@ static void pt_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *a, int set,
     r = fchownat(i->fd, "", (set & FUSE_SET_ATTR_UID) ? a->st_uid : (uid_t)-1,
                  (set & FUSE_SET_ATTR_GID) ? a->st_gid : (gid_t)-1,
                  AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
-  if (!r && (set & FUSE_SET_ATTR_SIZE)) r = ffd >= 0 ? ftruncate(ffd, a->st_size) : truncate(pp, a->st_size);
+  if (!r && (set & FUSE_SET_ATTR_SIZE))
+    r = ffd >= 0 ? ftruncate(ffd, a->st_size) : truncate(pp, a->st_size);
   if (!r && (set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME))) {
-    struct timespec tv[2] = {{0, UTIME_OMIT}, {0, UTIME_OMIT}};
-    if (set & FUSE_SET_ATTR_ATIME_NOW) tv[0].tv_nsec = UTIME_NOW;
-    else if (set & FUSE_SET_ATTR_ATIME) tv[0] = a->st_atim;
-    if (set & FUSE_SET_ATTR_MTIME_NOW) tv[1].tv_nsec = UTIME_NOW;
-    else if (set & FUSE_SET_ATTR_MTIME) tv[1] = a->st_mtim;
+    struct timespec tv[2] = { { 0, UTIME_OMIT }, { 0, UTIME_OMIT } };
+    if (set & FUSE_SET_ATTR_ATIME_NOW)
+      tv[0].tv_nsec = UTIME_NOW;
+    else if (set & FUSE_SET_ATTR_ATIME)
+      tv[0] = a->st_atim;
+    if (set & FUSE_SET_ATTR_MTIME_NOW)
+      tv[1].tv_nsec = UTIME_NOW;
+    else if (set & FUSE_SET_ATTR_MTIME)
+      tv[1] = a->st_mtim;
     r = ffd >= 0 ? futimens(ffd, tv) : utimensat(AT_FDCWD, pp, tv, 0);
   }
   if (r < 0) {
@@ -210,7 +236,8 @@ static void pt_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *a, int set,
   pt_getattr(req, ino, fi);
 }
 
-static void pt_readlink(fuse_req_t req, fuse_ino_t ino) {
+static void pt_readlink(fuse_req_t req, fuse_ino_t ino)
+{
   Ino *i = get(ino);
   char buf[PATH_MAX + 1];
   ssize_t n = i ? readlinkat(i->fd, "", buf, sizeof buf - 1) : -1;
@@ -222,44 +249,57 @@ static void pt_readlink(fuse_req_t req, fuse_ino_t ino) {
   fuse_reply_readlink(req, buf);
 }
 
-static void pt_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
+static void pt_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
   Ino *p = get(parent);
   reply_made(req, parent, name, !p ? ESTALE : mkdirat(p->fd, name, mode) < 0 ? errno : 0);
 }
 
-static void pt_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev) {
+static void pt_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
   Ino *p = get(parent);
   reply_made(req, parent, name, !p ? ESTALE : mknodat(p->fd, name, mode, rdev) < 0 ? errno : 0);
 }
 
-static void pt_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name) {
+static void pt_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
   Ino *p = get(parent);
   reply_made(req, parent, name, !p ? ESTALE : symlinkat(link, p->fd, name) < 0 ? errno : 0);
 }
 
-static void pt_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const char *name) {
+static void pt_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const char *name)
+{
   Ino *i = get(ino), *p = get(parent);
-  reply_made(req, parent, name, !i || !p ? ESTALE : linkat(i->fd, "", p->fd, name, AT_EMPTY_PATH) < 0 ? errno : 0);
+  reply_made(req, parent, name,
+             !i || !p                                            ? ESTALE
+             : linkat(i->fd, "", p->fd, name, AT_EMPTY_PATH) < 0 ? errno
+                                                                 : 0);
 }
 
-static void pt_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) {
+static void pt_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
   Ino *p = get(parent);
   fuse_reply_err(req, !p ? ESTALE : unlinkat(p->fd, name, 0) < 0 ? errno : 0);
 }
 
-static void pt_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) {
+static void pt_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
   Ino *p = get(parent);
   fuse_reply_err(req, !p ? ESTALE : unlinkat(p->fd, name, AT_REMOVEDIR) < 0 ? errno : 0);
 }
 
 static void pt_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t np,
-                      const char *nn, unsigned flags) {
+                      const char *nn, unsigned flags)
+{
   Ino *p = get(parent), *q = get(np);
-  if (!p || !q) fuse_reply_err(req, ESTALE);
-  else fuse_reply_err(req, renameat2(p->fd, name, q->fd, nn, flags) < 0 ? errno : 0);
+  if (!p || !q)
+    fuse_reply_err(req, ESTALE);
+  else
+    fuse_reply_err(req, renameat2(p->fd, name, q->fd, nn, flags) < 0 ? errno : 0);
 }
 
-static void pt_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+static void pt_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
   Ino *i = get_or_stale(req, ino);
   if (!i) return;
   char pp[64];
@@ -275,7 +315,8 @@ static void pt_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
 }
 
 static void pt_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-                      struct fuse_file_info *fi) {
+                      struct fuse_file_info *fi)
+{
   Ino *p = get_or_stale(req, parent);
   if (!p) return;
   int fd = openat(p->fd, name, (fi->flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC), mode);
@@ -299,7 +340,8 @@ static void pt_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 }
 
 static void pt_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-                    struct fuse_file_info *fi) {
+                    struct fuse_file_info *fi)
+{
   (void)ino;
   struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
   buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
@@ -309,26 +351,32 @@ static void pt_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 }
 
 static void pt_write(fuse_req_t req, fuse_ino_t ino, const char *b, size_t size, off_t off,
-                     struct fuse_file_info *fi) {
+                     struct fuse_file_info *fi)
+{
   (void)ino;
   ssize_t n = pwrite((int)fi->fh, b, size, off);
-  if (n < 0) fuse_reply_err(req, errno);
-  else fuse_reply_write(req, (size_t)n);
+  if (n < 0)
+    fuse_reply_err(req, errno);
+  else
+    fuse_reply_write(req, (size_t)n);
 }
 
-static void pt_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+static void pt_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
   (void)ino;
   (void)fi;
   fuse_reply_err(req, ENOSYS);
 }
 
-static void pt_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+static void pt_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
   (void)ino;
   close((int)fi->fh);
   fuse_reply_err(req, 0);
 }
 
-static void pt_fsync(fuse_req_t req, fuse_ino_t ino, int ds, struct fuse_file_info *fi) {
+static void pt_fsync(fuse_req_t req, fuse_ino_t ino, int ds, struct fuse_file_info *fi)
+{
   (void)ino;
   int fd = (int)fi->fh;
   fuse_reply_err(req, (ds ? fdatasync(fd) : fsync(fd)) < 0 ? errno : 0);
@@ -340,7 +388,8 @@ typedef struct {
   struct dirent *ent;
 } Dir;
 
-static void pt_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+static void pt_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
   Ino *i = get(ino);
   int fd = i ? openat(i->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
   DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -362,14 +411,16 @@ static void pt_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 /* The listing at the kernel's offset (where the last batch stopped unless
  * it seeks), and its current entry: the one that did not fit, or the next
  * (NULL at the end, errno set on an error). */
-static void dir_seek(Dir *x, off_t off) {
+static void dir_seek(Dir *x, off_t off)
+{
   if (off == x->pos) return;
   seekdir(x->dir, off);
   x->ent = NULL;
   x->pos = off;
 }
 
-static struct dirent *dir_next(Dir *x) {
+static struct dirent *dir_next(Dir *x)
+{
   if (!x->ent) {
     errno = 0;
     x->ent = readdir(x->dir);
@@ -378,7 +429,8 @@ static struct dirent *dir_next(Dir *x) {
 }
 
 static void pt_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-                       struct fuse_file_info *fi) {
+                       struct fuse_file_info *fi)
+{
   (void)ino;
   Dir *x = (Dir *)(uintptr_t)fi->fh;
   char *buf = g_malloc(size);
@@ -403,7 +455,8 @@ static void pt_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 /* As passthrough_ll: each entry looked up (its node and attributes), "."
  * and ".." by name only; an entry that does not fit is forgotten again. */
 static void pt_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-                           struct fuse_file_info *fi) {
+                           struct fuse_file_info *fi)
+{
   Dir *x = (Dir *)(uintptr_t)fi->fh;
   char *buf = g_malloc(size);
   size_t pos = 0;
@@ -435,12 +488,15 @@ static void pt_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
     x->ent = NULL;
     x->pos = next;
   }
-  if (err) fuse_reply_err(req, err);
-  else fuse_reply_buf(req, buf, pos);
+  if (err)
+    fuse_reply_err(req, err);
+  else
+    fuse_reply_buf(req, buf, pos);
   g_free(buf);
 }
 
-static void pt_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+static void pt_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
   (void)ino;
   Dir *x = (Dir *)(uintptr_t)fi->fh;
   closedir(x->dir);
@@ -448,44 +504,48 @@ static void pt_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
   fuse_reply_err(req, 0);
 }
 
-static void pt_statfs(fuse_req_t req, fuse_ino_t ino) {
+static void pt_statfs(fuse_req_t req, fuse_ino_t ino)
+{
   struct statvfs sv;
   Ino *i = get(ino);
-  if (!i || fstatvfs(i->fd, &sv) < 0) fuse_reply_err(req, i ? errno : ESTALE);
-  else fuse_reply_statfs(req, &sv);
+  if (!i || fstatvfs(i->fd, &sv) < 0)
+    fuse_reply_err(req, i ? errno : ESTALE);
+  else
+    fuse_reply_statfs(req, &sv);
 }
 
 static const struct fuse_lowlevel_ops ops = {
-    .init = pt_init,
-    .lookup = pt_lookup,
-    .forget = pt_forget,
-    .forget_multi = pt_forget_multi,
-    .getattr = pt_getattr,
-    .setattr = pt_setattr,
-    .readlink = pt_readlink,
-    .mknod = pt_mknod,
-    .mkdir = pt_mkdir,
-    .unlink = pt_unlink,
-    .rmdir = pt_rmdir,
-    .symlink = pt_symlink,
-    .rename = pt_rename,
-    .link = pt_link,
-    .open = pt_open,
-    .read = pt_read,
-    .write = pt_write,
-    .flush = pt_flush,
-    .release = pt_release,
-    .fsync = pt_fsync,
-    .opendir = pt_opendir,
-    .readdir = pt_readdir,
-    .readdirplus = pt_readdirplus,
-    .releasedir = pt_releasedir,
-    .statfs = pt_statfs,
-    .create = pt_create,
+  .init = pt_init,
+  .lookup = pt_lookup,
+  .forget = pt_forget,
+  .forget_multi = pt_forget_multi,
+  .getattr = pt_getattr,
+  .setattr = pt_setattr,
+  .readlink = pt_readlink,
+  .mknod = pt_mknod,
+  .mkdir = pt_mkdir,
+  .unlink = pt_unlink,
+  .rmdir = pt_rmdir,
+  .symlink = pt_symlink,
+  .rename = pt_rename,
+  .link = pt_link,
+  .open = pt_open,
+  .read = pt_read,
+  .write = pt_write,
+  .flush = pt_flush,
+  .release = pt_release,
+  .fsync = pt_fsync,
+  .opendir = pt_opendir,
+  .readdir = pt_readdir,
+  .readdirplus = pt_readdirplus,
+  .releasedir = pt_releasedir,
+  .statfs = pt_statfs,
+  .create = pt_create,
 };
 
 static struct fuse_session *se;
-static void *loop(void *arg) {
+static void *loop(void *arg)
+{
   (void)arg;
   struct fuse_loop_config *cfg = fuse_loop_cfg_create();
   fuse_loop_cfg_set_max_threads(cfg, 16);
@@ -494,7 +554,8 @@ static void *loop(void *arg) {
   return NULL;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   const char *dir = NULL;
   int i = 1;
   for (; i < argc; i++) {
@@ -508,7 +569,9 @@ int main(int argc, char **argv) {
     } else if ((v = bench_arg(argc, argv, &i, "--entry-timeout"))) {
       entry_timeout = atof(v);
     } else {
-      fprintf(stderr, "usage: bare-pt [--attr-timeout S] [--entry-timeout S] --root DIR -- PROGRAM [ARGS]\n");
+      fprintf(
+        stderr,
+        "usage: bare-pt [--attr-timeout S] [--entry-timeout S] --root DIR -- PROGRAM [ARGS]\n");
       return 2;
     }
   }
@@ -526,14 +589,14 @@ int main(int argc, char **argv) {
     return 2;
   }
   /* a descriptor per inode, as boxfs: the same limit as box_vfs_raise_fd_limit gives */
-  struct rlimit rl = {1u << 20, 1u << 20};
+  struct rlimit rl = { 1u << 20, 1u << 20 };
   if (setrlimit(RLIMIT_NOFILE, &rl) != 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0) {
     rl.rlim_cur = rl.rlim_max;
     setrlimit(RLIMIT_NOFILE, &rl);
   }
   char tmpl[] = "/tmp/bare-pt-XXXXXX";
   if (!mkdtemp(tmpl)) return 2;
-  const char *fargv[] = {"bare-pt", "-o", "fsname=bare-pt,subtype=bare-pt", NULL};
+  const char *fargv[] = { "bare-pt", "-o", "fsname=bare-pt,subtype=bare-pt", NULL };
   struct fuse_args args = FUSE_ARGS_INIT(3, (char **)fargv);
   se = fuse_session_new(&args, &ops, sizeof ops, NULL);
   if (!se || fuse_session_mount(se, tmpl) != 0) {

@@ -48,14 +48,16 @@ typedef struct {
   gint denied;
 } Run;
 
-static BoxDecision *run_decide(void *data, int command, const char *action, json_object *input) {
+static BoxDecision *run_decide(void *data, int command, const char *action, json_object *input)
+{
   Run *r = data;
   (void)command;
   return box_policy_decide(r->policy, action, input);
 }
 
 static void run_record(void *data, int command, const char *action, json_object *input,
-                       const BoxDecision *d) {
+                       const BoxDecision *d)
+{
   Run *r = data;
   (void)command;
   g_atomic_int_inc(&r->decisions);
@@ -65,39 +67,48 @@ static void run_record(void *data, int command, const char *action, json_object 
 
 /* As boxd's raiser (box/decide.c): the outcome of a permitted operation. */
 static void run_outcome(void *data, int command, const char *action, json_object *input,
-                        const char *result) {
+                        const char *result)
+{
   Run *r = data;
   (void)command;
   box_policy_record_outcome(r->policy, action, input, result);
 }
 
-static BoxDecision *run_decide_quiet(void *data, int command, const char *action, json_object *input) {
+static BoxDecision *run_decide_quiet(void *data, int command, const char *action,
+                                     json_object *input)
+{
   Run *r = data;
   (void)command;
   return box_policy_decide_quiet(r->policy, action, input);
 }
 
 static void run_note(void *data, int command, const char *action, json_object *input,
-                     const BoxDecision *d) {
+                     const BoxDecision *d)
+{
   Run *r = data;
   (void)command;
   box_policy_record_request(r->policy, action, input, d->verdict == BOX_VERDICT_PERMIT);
 }
 
-static void run_history_batch(void *data, bool begin) {
+static void run_history_batch(void *data, bool begin)
+{
   Run *r = data;
-  if (begin) box_policy_history_batch_begin(r->policy);
-  else box_policy_history_batch_end(r->policy);
+  if (begin)
+    box_policy_history_batch_begin(r->policy);
+  else
+    box_policy_history_batch_end(r->policy);
 }
 
 static char mnt_path[4096];
-static void on_fatal(int sig) {
+static void on_fatal(int sig)
+{
   if (mnt_path[0]) umount2(mnt_path, MNT_DETACH);
   signal(sig, SIG_DFL);
   raise(sig);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   GPtrArray *roots = g_ptr_array_new();
   GPtrArray *floor_files = g_ptr_array_new(), *floor_trees = g_ptr_array_new();
   const char *policy_file = NULL, *log_file = NULL, *history_dir = NULL;
@@ -109,9 +120,9 @@ int main(int argc, char **argv) {
     const char *name;
     const char **value;
     GPtrArray *paths;
-  } opts[] = {{"--root", NULL, roots},         {"--policy", &policy_file, NULL},
-              {"--log", &log_file, NULL},      {"--history", &history_dir, NULL},
-              {"--floor", NULL, floor_files},  {"--floor-tree", NULL, floor_trees}};
+  } opts[] = { { "--root", NULL, roots },        { "--policy", &policy_file, NULL },
+               { "--log", &log_file, NULL },     { "--history", &history_dir, NULL },
+               { "--floor", NULL, floor_files }, { "--floor-tree", NULL, floor_trees } };
   for (; i < argc; i++) {
     const char *v = NULL;
     size_t o = 0;
@@ -130,8 +141,10 @@ int main(int argc, char **argv) {
     } else if (strcmp(argv[i], "--tool") == 0) {
       tool = true;
     } else {
-      fprintf(stderr, "usage: boxfs-run --root DIR [--policy FILE] [--log FILE] [--history DIR] [--floor FILE]"
-                      " [--floor-tree DIR] [--tool] -- PROG [ARGS]\n");
+      fprintf(
+        stderr,
+        "usage: boxfs-run --root DIR [--policy FILE] [--log FILE] [--history DIR] [--floor FILE]"
+        " [--floor-tree DIR] [--tool] -- PROG [ARGS]\n");
       return 2;
     }
   }
@@ -143,10 +156,11 @@ int main(int argc, char **argv) {
   g_ptr_array_add(floor_files, NULL);
   g_ptr_array_add(floor_trees, NULL);
 
-  Run run = {0};
+  Run run = { 0 };
   GError *err = NULL;
-  run.policy = policy_file ? box_policy_load_file(policy_file, NULL, &err)
-                           : box_policy_load_string("permit(principal, action, resource);", NULL, &err);
+  run.policy = policy_file
+                 ? box_policy_load_file(policy_file, NULL, &err)
+                 : box_policy_load_string("permit(principal, action, resource);", NULL, &err);
   if (!run.policy) {
     fprintf(stderr, "boxfs-run: policy: %s\n", err->message);
     return 2;
@@ -175,20 +189,20 @@ int main(int argc, char **argv) {
   signal(SIGTERM, SIG_IGN);
 
   BoxVfsConfig cfg = {
-      .mountpoint = tmpl,
-      .roots = (const char *const *)roots->pdata,
-      .operator_home = NULL,
-      .floor_files = (const char *const *)floor_files->pdata,
-      .floor_trees = (const char *const *)floor_trees->pdata,
-      .decide = run_decide,
-      .record = run_record,
-      .decide_data = &run,
-      .outcome = history_dir ? run_outcome : NULL,
-      .note = run_note,
-      .decide_quiet = run_decide_quiet,
-      .history_batch = history_dir ? run_history_batch : NULL,
-      .decide_prompt = true,
-      .cache_decisions = !box_policy_reads_history(run.policy),
+    .mountpoint = tmpl,
+    .roots = (const char *const *)roots->pdata,
+    .operator_home = NULL,
+    .floor_files = (const char *const *)floor_files->pdata,
+    .floor_trees = (const char *const *)floor_trees->pdata,
+    .decide = run_decide,
+    .record = run_record,
+    .decide_data = &run,
+    .outcome = history_dir ? run_outcome : NULL,
+    .note = run_note,
+    .decide_quiet = run_decide_quiet,
+    .history_batch = history_dir ? run_history_batch : NULL,
+    .decide_prompt = true,
+    .cache_decisions = !box_policy_reads_history(run.policy),
   };
   struct rlimit workload_nofile;
   box_vfs_raise_fd_limit(&workload_nofile);
@@ -250,7 +264,8 @@ int main(int argc, char **argv) {
   box_vfs_stop(vfs);
   rmdir(tmpl);
   fprintf(stderr, "boxfs-run: %d decisions (%d denied)\n", run.decisions, run.denied);
-  fprintf(stderr, "boxfs-run: %" G_GUINT64_FORMAT " nodes past the descriptor budget of %u\n", fdless, budget);
+  fprintf(stderr, "boxfs-run: %" G_GUINT64_FORMAT " nodes past the descriptor budget of %u\n",
+          fdless, budget);
   if (run.log) box_decision_log_close(run.log);
   box_policy_free(run.policy);
   g_free(dir);

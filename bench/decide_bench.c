@@ -14,30 +14,37 @@
 #include <time.h>
 
 static const char *rules =
-    "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
-    "@id(\"read-home\")\n"
-    "permit(principal, action in [Box::Action::\"fs:read\", Box::Action::\"fs:write\"], resource)\n"
-    "when { context.input.path like \"~/*\" };\n"
-    "@id(\"no-ssh\") @description(\"ssh keys stay private\")\n"
-    "forbid(principal, action in [Box::Action::\"fs:read\", Box::Action::\"fs:write\"], resource)\n"
-    "when { context.input.path like \"~/.ssh/*\" };\n"
-    "forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
-    "when temporal { formerly within 1h Box::Action::\"fs:write\"::response{ input.path: \"~/.ssh/config\" } };\n";
+  "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
+  "@id(\"read-home\")\n"
+  "permit(principal, action in [Box::Action::\"fs:read\", Box::Action::\"fs:write\"], resource)\n"
+  "when { context.input.path like \"~/*\" };\n"
+  "@id(\"no-ssh\") @description(\"ssh keys stay private\")\n"
+  "forbid(principal, action in [Box::Action::\"fs:read\", Box::Action::\"fs:write\"], resource)\n"
+  "when { context.input.path like \"~/.ssh/*\" };\n"
+  "forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
+  "when temporal { formerly within 1h Box::Action::\"fs:write\"::response{ input.path: "
+  "\"~/.ssh/config\" } };\n";
 
-static int64_t mono(void) {
+static int64_t mono(void)
+{
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   int files = argc > 1 ? atoi(argv[1]) : 10000;
   int batch = argc > 2 ? atoi(argv[2]) : 64;
   GError *error = NULL;
   bool plain = argc > 3 && strcmp(argv[3], "plain") == 0;
   /* the rules less the last one, the only one with a temporal clause */
-  char *text = plain ? g_strndup(rules, (gsize)(strstr(rules, "forbid(principal, action == Box::Action::\"shell:spawn\"") - rules))
-                     : g_strdup(rules);
+  char *text =
+    plain
+      ? g_strndup(
+          rules, (gsize)(strstr(rules, "forbid(principal, action == Box::Action::\"shell:spawn\"") -
+                         rules))
+      : g_strdup(rules);
   BoxPolicy *p = box_policy_load_string(text, NULL, &error);
   g_free(text);
   char *dir = g_dir_make_tmp("decide-bench-XXXXXX", NULL);
@@ -79,7 +86,8 @@ int main(int argc, char **argv) {
     box_decision_log_write(log, buf);
   }
   int64_t t1 = mono();
-  printf("%d decisions (%d permitted), %.2f us per file\n", files, permits, (t1 - t0) / 1e3 / files);
+  printf("%d decisions (%d permitted), %.2f us per file\n", files, permits,
+         (t1 - t0) / 1e3 / files);
   box_decision_log_close(log);
   box_policy_free(p);
   json_object_put(issued);

@@ -12,40 +12,61 @@
 #include <time.h>
 
 static int64_t now_ns;
-static int64_t bench_clock(void *data) {
+static int64_t bench_clock(void *data)
+{
   (void)data;
   return now_ns;
 }
 
 static const char *base =
-    "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
-    "permit(principal, action in [Box::Action::\"fs:read\", Box::Action::\"fs:write\"], resource)\n"
-    "when { context.input.path like \"~/src/*\" };\n"
-    "forbid(principal, action == Box::Action::\"shell:spawn\", resource) when { context.input.program == \"rm\" };\n";
+  "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
+  "permit(principal, action in [Box::Action::\"fs:read\", Box::Action::\"fs:write\"], resource)\n"
+  "when { context.input.path like \"~/src/*\" };\n"
+  "forbid(principal, action == Box::Action::\"shell:spawn\", resource) when { "
+  "context.input.program == \"rm\" };\n";
 
 static const char *temporal_rules =
-    "forbid(principal, action == Box::Action::\"shell:spawn\", resource) when { context.input.program == \"git\" }\n"
-    "when temporal { (count for (t: Timepoint). where formerly within 1h (Box::Action::\"shell:spawn\"::request{ input.program: \"git\", input.arg1: \"push\" } && tp(t))) > 1000000 };\n"
-    "forbid(principal, action == Box::Action::\"shell:spawn\", resource) when { context.input.program == \"git\" }\n"
-    "unless temporal { formerly within 10m Box::Action::\"shell:spawn\"::response{ input.program: \"make\", output.status: 0 } };\n"
-    "forbid(principal, action == Box::Action::\"shell:spawn\", resource) when { context.input.program == \"git\" }\n"
-    "unless temporal { !Box::Action::\"fs:write\"::response{ input.path: \"~/src/never\" } since within 1h Box::Action::\"shell:spawn\"::response{ input.program: \"make\", output.status: 0 } };\n"
-    "forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
-    "when temporal { exists (n: Long). ((count for (t: Timepoint). where formerly within 1h (Box::Action::\"fs:write\"::response{ input.path: _, output.result: Box::FsResponseResult::\"completed\" } && tp(t))) == n && n > 1000000) };\n"
-    "forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
-    "when temporal { exists (total: Long). ((sum b for (b: Long), (t: Timepoint). where (formerly within 1h (Box::Action::\"shell:spawn\"::response{ input.program: \"make\", output.status: b } && tp(t)))) == total && total > 1000000) };\n"
-    "forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
-    "when temporal { formerly within 1h Box::Action::\"shell:spawn\"::request{ input.program: \"shutdown\" } };\n"
-    "forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
-    "when temporal { (count for (t: Timepoint). where formerly within 30m (Box::Action::\"fs:read\"::request{ input.operation: Box::FsReadOperation::\"read_content\" } && tp(t))) > 1000000 };\n"
-    "forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
-    "when temporal { previous within 1h Box::Action::\"shell:spawn\"::request{ input.program: \"shutdown\" } };\n"
-    "forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
-    "when temporal { (count for (t: Timepoint). where formerly within 1h (Box::Action::\"shell:spawn\"::error{ input.program: _ } && tp(t))) >= 5 };\n"
-    "forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
-    "when temporal { formerly within 1h Box::Action::\"fs:write\"::response{ input.path: \"~/.ssh/config\" } };\n";
+  "forbid(principal, action == Box::Action::\"shell:spawn\", resource) when { "
+  "context.input.program == \"git\" }\n"
+  "when temporal { (count for (t: Timepoint). where formerly within 1h "
+  "(Box::Action::\"shell:spawn\"::request{ input.program: \"git\", input.arg1: \"push\" } && "
+  "tp(t))) > 1000000 };\n"
+  "forbid(principal, action == Box::Action::\"shell:spawn\", resource) when { "
+  "context.input.program == \"git\" }\n"
+  "unless temporal { formerly within 10m Box::Action::\"shell:spawn\"::response{ input.program: "
+  "\"make\", output.status: 0 } };\n"
+  "forbid(principal, action == Box::Action::\"shell:spawn\", resource) when { "
+  "context.input.program == \"git\" }\n"
+  "unless temporal { !Box::Action::\"fs:write\"::response{ input.path: \"~/src/never\" } since "
+  "within 1h Box::Action::\"shell:spawn\"::response{ input.program: \"make\", output.status: 0 } "
+  "};\n"
+  "forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
+  "when temporal { exists (n: Long). ((count for (t: Timepoint). where formerly within 1h "
+  "(Box::Action::\"fs:write\"::response{ input.path: _, output.result: "
+  "Box::FsResponseResult::\"completed\" } && tp(t))) == n && n > 1000000) };\n"
+  "forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
+  "when temporal { exists (total: Long). ((sum b for (b: Long), (t: Timepoint). where (formerly "
+  "within 1h (Box::Action::\"shell:spawn\"::response{ input.program: \"make\", output.status: b } "
+  "&& tp(t)))) == total && total > 1000000) };\n"
+  "forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
+  "when temporal { formerly within 1h Box::Action::\"shell:spawn\"::request{ input.program: "
+  "\"shutdown\" } };\n"
+  "forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
+  "when temporal { (count for (t: Timepoint). where formerly within 30m "
+  "(Box::Action::\"fs:read\"::request{ input.operation: Box::FsReadOperation::\"read_content\" } "
+  "&& tp(t))) > 1000000 };\n"
+  "forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
+  "when temporal { previous within 1h Box::Action::\"shell:spawn\"::request{ input.program: "
+  "\"shutdown\" } };\n"
+  "forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
+  "when temporal { (count for (t: Timepoint). where formerly within 1h "
+  "(Box::Action::\"shell:spawn\"::error{ input.program: _ } && tp(t))) >= 5 };\n"
+  "forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
+  "when temporal { formerly within 1h Box::Action::\"fs:write\"::response{ input.path: "
+  "\"~/.ssh/config\" } };\n";
 
-static json_object *spawn(const char *program, const char *arg1) {
+static json_object *spawn(const char *program, const char *arg1)
+{
   json_object *o = json_object_new_object();
   json_object_object_add(o, "command", json_object_new_string(program));
   json_object_object_add(o, "program", json_object_new_string(program));
@@ -56,25 +77,29 @@ static json_object *spawn(const char *program, const char *arg1) {
   return o;
 }
 
-static json_object *fsin(const char *path, const char *op) {
+static json_object *fsin(const char *path, const char *op)
+{
   json_object *o = json_object_new_object();
   json_object_object_add(o, "path", json_object_new_string(path));
   json_object_object_add(o, "operation", json_object_new_string(op));
   return o;
 }
 
-static int64_t mono(void) {
+static int64_t mono(void)
+{
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int cmp64(const void *a, const void *b) {
+static int cmp64(const void *a, const void *b)
+{
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
   return x < y ? -1 : x > y;
 }
 
-static BoxPolicy *setup(const char *text, const char *dir, int events) {
+static BoxPolicy *setup(const char *text, const char *dir, int events)
+{
   GError *error = NULL;
   BoxPolicy *p = box_policy_load_string(text, NULL, &error);
   if (!p) {
@@ -110,7 +135,8 @@ static BoxPolicy *setup(const char *text, const char *dir, int events) {
   return p;
 }
 
-static void measure(BoxPolicy *p, int n, const char *label) {
+static void measure(BoxPolicy *p, int n, const char *label)
+{
   int64_t *lat = malloc(sizeof(int64_t) * (size_t)n);
   json_object *push = spawn("git", "push");
   int permits = 0;
@@ -125,18 +151,21 @@ static void measure(BoxPolicy *p, int n, const char *label) {
   qsort(lat, (size_t)n, sizeof *lat, cmp64);
   size_t events, bytes;
   box_policy_history_stats(p, &events, &bytes);
-  printf("%-28s median %6.2f us  p90 %6.2f us  p99 %6.2f us  (%d decisions, %d permitted; history %zu events, "
+  printf("%-28s median %6.2f us  p90 %6.2f us  p99 %6.2f us  (%d decisions, %d permitted; history "
+         "%zu events, "
          "%.1f MiB, %.0f B/event)\n",
-         label, lat[n / 2] / 1e3, lat[n * 9 / 10] / 1e3, lat[n * 99 / 100] / 1e3, n, permits, events,
-         bytes / 1048576.0, events ? (double)bytes / (double)events : 0.0);
+         label, lat[n / 2] / 1e3, lat[n * 9 / 10] / 1e3, lat[n * 99 / 100] / 1e3, n, permits,
+         events, bytes / 1048576.0, events ? (double)bytes / (double)events : 0.0);
   json_object_put(push);
   free(lat);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   int events = argc > 1 ? atoi(argv[1]) : 100000;
   int decisions = argc > 2 ? atoi(argv[2]) : 20000;
-  char *d1 = g_dir_make_tmp("history-bench-XXXXXX", NULL), *d2 = g_dir_make_tmp("history-bench-XXXXXX", NULL);
+  char *d1 = g_dir_make_tmp("history-bench-XXXXXX", NULL),
+       *d2 = g_dir_make_tmp("history-bench-XXXXXX", NULL);
   char *full = g_strconcat(base, temporal_rules, NULL);
   BoxPolicy *baseline = setup(base, d1, events);
   measure(baseline, decisions, "baseline (0 temporal rules)");

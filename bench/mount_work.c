@@ -41,19 +41,22 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now(void) {
+static double now(void)
+{
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void die(const char *what) {
+static void die(const char *what)
+{
   perror(what);
   exit(1);
 }
 
 /* The workload's small file: 100 bytes. */
-static void write_small(const char *name, const char *buf) {
+static void write_small(const char *name, const char *buf)
+{
   int fd = open(name, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) die("create");
   if (write(fd, buf, 100) != 100) die("write");
@@ -62,13 +65,12 @@ static void write_small(const char *name, const char *buf) {
 
 /* Small-file phase op (0 create, 1 stat, 3 read, 4 unlink; 2, the listing,
  * is of the directory) on one file; buf holds at least 128 bytes. */
-static void small_op(const char *name, int op, char *buf) {
+static void small_op(const char *name, int op, char *buf)
+{
   struct stat st;
   int fd;
   switch (op) {
-  case 0:
-    write_small(name, buf);
-    break;
+  case 0: write_small(name, buf); break;
   case 1:
     if (stat(name, &st) < 0) die("stat");
     break;
@@ -85,7 +87,8 @@ static void small_op(const char *name, int op, char *buf) {
 }
 
 /* dir must list its n files plus "." and "..": the mount lost none. */
-static void expect_entries(const char *dir, long n, const char *what) {
+static void expect_entries(const char *dir, long n, const char *what)
+{
   DIR *d = opendir(dir);
   if (!d) die("opendir");
   long seen = 0;
@@ -104,7 +107,8 @@ static int daemon_pid;
 static void big_file(long mib);
 static int interleave(int argc, char **argv);
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   if (argc > 1 && strcmp(argv[1], "--interleave") == 0) return interleave(argc - 2, argv + 2);
   long n = argc > 1 ? atol(argv[1]) : 10000;
   long mib = argc > 2 ? atol(argv[2]) : 1024;
@@ -114,8 +118,8 @@ int main(int argc, char **argv) {
   if (base && chdir(base) < 0) die("chdir");
   const char *dp = getenv("BOXFS_DAEMON_PID");
   daemon_pid = dp ? atoi(dp) : 0;
-  double best[5] = {1e9, 1e9, 1e9, 1e9, 1e9};
-  double best_cpu[5] = {1e9, 1e9, 1e9, 1e9, 1e9};
+  double best[5] = { 1e9, 1e9, 1e9, 1e9, 1e9 };
+  double best_cpu[5] = { 1e9, 1e9, 1e9, 1e9, 1e9 };
   for (int r = 0; r < rounds; r++) {
     char dir[32];
     snprintf(dir, sizeof dir, "mw%d", r);
@@ -126,7 +130,7 @@ int main(int argc, char **argv) {
       if (cpu[i] < best_cpu[i]) best_cpu[i] = cpu[i];
     }
   }
-  static const char *const names[5] = {"create", "stat", "readdir", "read", "unlink"};
+  static const char *const names[5] = { "create", "stat", "readdir", "read", "unlink" };
   for (int i = 0; i < 5; i++) printf("%s %.6f\n", names[i], best[i]);
   if (daemon_pid > 0)
     for (int i = 0; i < 5; i++) printf("cpu-%s %.1f\n", names[i], best_cpu[i] * 1e3);
@@ -136,9 +140,13 @@ int main(int argc, char **argv) {
 
 /* The daemon's CPU time so far in seconds (utime + stime of every thread,
  * ended ones included, from /proc/<pid>/stat), or 0 without a daemon. */
-static double daemon_cpu(void) { return pid_cpu(daemon_pid); }
+static double daemon_cpu(void)
+{
+  return pid_cpu(daemon_pid);
+}
 
-static double pid_cpu(int pid) {
+static double pid_cpu(int pid)
+{
   if (pid <= 0) return 0;
   char path[64], buf[1024];
   snprintf(path, sizeof path, "/proc/%d/stat", pid);
@@ -157,7 +165,8 @@ static double pid_cpu(int pid) {
 }
 
 /* create, stat, readdir, read, unlink of n files in dir (removed after) */
-static void small_files(const char *dir, long n, double out[5], double cpu[5]) {
+static void small_files(const char *dir, long n, double out[5], double cpu[5])
+{
   if (mkdir(dir, 0755) < 0 && errno != EEXIST) die("mkdir");
   char name[96], buf[128];
   memset(buf, 'x', sizeof buf);
@@ -179,7 +188,8 @@ static void small_files(const char *dir, long n, double out[5], double cpu[5]) {
 }
 
 /* SIZE MiB written sequentially, read back twice */
-static void big_file(long mib) {
+static void big_file(long mib)
+{
   double t;
 
   size_t chunk = 1 << 20;
@@ -225,7 +235,8 @@ typedef struct {
 } IlSys;
 
 /* order[0..ns): a permutation drawn from seed (Fisher-Yates, an LCG) */
-static void il_order(int *order, int ns, unsigned seed) {
+static void il_order(int *order, int ns, unsigned seed)
+{
   for (int i = 0; i < ns; i++) order[i] = i;
   for (int i = ns - 1; i > 0; i--) {
     seed = seed * 1103515245u + 12345u;
@@ -236,16 +247,18 @@ static void il_order(int *order, int ns, unsigned seed) {
   }
 }
 
-static const char *const il_ops[5] = {"create", "stat", "readdir", "read", "unlink"};
+static const char *const il_ops[5] = { "create", "stat", "readdir", "read", "unlink" };
 
 /* operation op of the phase on file i of s's round directory */
-static void il_one(const IlSys *s, int round, int op, long i, char *buf) {
+static void il_one(const IlSys *s, int round, int op, long i, char *buf)
+{
   char name[4200];
   snprintf(name, sizeof name, "%s/il%d/f%06ld", s->dir, round, i);
   small_op(name, op, buf);
 }
 
-static void il_readdir(const IlSys *s, int round, long n) {
+static void il_readdir(const IlSys *s, int round, long n)
+{
   char name[4200];
   snprintf(name, sizeof name, "%s/il%d", s->dir, round);
   char what[256];
@@ -253,7 +266,8 @@ static void il_readdir(const IlSys *s, int round, long n) {
   expect_entries(name, n, what);
 }
 
-static int interleave(int argc, char **argv) {
+static int interleave(int argc, char **argv)
+{
   if (argc < 4) {
     fprintf(stderr, "usage: mount-work --interleave N ROUNDS BLOCK NAME=DIR[@PID]...\n");
     return 2;
@@ -310,7 +324,8 @@ static int interleave(int argc, char **argv) {
         for (int j = 0; j < ns; j++) {
           IlSys *s = &sys[order[j]];
           double c = pid_cpu(s->pid), t = now();
-          if (op == 2) il_readdir(s, r, n);
+          if (op == 2)
+            il_readdir(s, r, n);
           else
             for (long i = b * block; i < n && i < (b + 1) * block; i++) il_one(s, r, op, i, buf);
           s->t[op] += now() - t;
@@ -322,7 +337,8 @@ static int interleave(int argc, char **argv) {
       char d[4200];
       snprintf(d, sizeof d, "%s/il%d", sys[k].dir, r);
       if (rmdir(d) < 0) die("rmdir");
-      for (int op = 0; op < 5; op++) printf("il %d %s %s %.6f\n", r, sys[k].name, il_ops[op], sys[k].t[op]);
+      for (int op = 0; op < 5; op++)
+        printf("il %d %s %s %.6f\n", r, sys[k].name, il_ops[op], sys[k].t[op]);
       if (sys[k].pid > 0)
         for (int op = 0; op < 5; op++)
           printf("il %d %s cpu-%s %.1f\n", r, sys[k].name, il_ops[op], sys[k].cpu[op] * 1e3);

@@ -30,8 +30,8 @@ static bool attach_agent(void *data, pid_t pid)
 pid_t box_agent_start(Boxd *d, char **argv, GError **error)
 {
   const char *declared = g_hash_table_lookup(d->config->agent.env, "PATH");
-  g_autofree char *program = box_tools_resolve(
-      argv[0], d->workspace, declared && *declared ? declared : d->operator_path);
+  g_autofree char *program =
+    box_tools_resolve(argv[0], d->workspace, declared && *declared ? declared : d->operator_path);
   if (!program) {
     g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
                 "invalid `[agent]` table: `command` element 0 \"%s\" does not name an executable "
@@ -39,8 +39,7 @@ pid_t box_agent_start(Boxd *d, char **argv, GError **error)
                 argv[0]);
     return -1;
   }
-  if (!d->agent_table->workspace)
-    d->agent_table->workspace = d->workspace;
+  if (!d->agent_table->workspace) d->agent_table->workspace = d->workspace;
   int command = box_vfs_command_new(d->vfs);
   if (command < 0) {
     g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
@@ -62,7 +61,6 @@ pid_t box_agent_start(Boxd *d, char **argv, GError **error)
     .fd_in = STDIN_FILENO,
   };
   pid_t pid = box_tools_launch(&launch, STDOUT_FILENO, STDERR_FILENO, attach_agent, &a, error);
-  if (pid < 0)
-    g_prefix_error(error, "cannot start the agent: ");
+  if (pid < 0) g_prefix_error(error, "cannot start the agent: ");
   return pid;
 }

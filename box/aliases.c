@@ -15,29 +15,21 @@
 static const char *alias_unsound(const char *path, const char *image, gsize len)
 {
   struct stat st;
-  if (lstat(path, &st) != 0)
-    return NULL; /* none yet: installed without a word */
-  if (!S_ISREG(st.st_mode))
-    return "it is not a regular file";
-  if (st.st_nlink != 1)
-    return "it is a hard link, so it is one file with another";
-  if (st.st_uid != getuid() || (st.st_mode & 07777) != 0555)
-    return "its owner or mode changed";
-  if ((gsize)st.st_size != len)
-    return "its contents differ from box-alias";
+  if (lstat(path, &st) != 0) return NULL; /* none yet: installed without a word */
+  if (!S_ISREG(st.st_mode)) return "it is not a regular file";
+  if (st.st_nlink != 1) return "it is a hard link, so it is one file with another";
+  if (st.st_uid != getuid() || (st.st_mode & 07777) != 0555) return "its owner or mode changed";
+  if ((gsize)st.st_size != len) return "its contents differ from box-alias";
   int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    return "it cannot be read";
+  if (fd < 0) return "it cannot be read";
   const char *why = NULL;
   char buf[65536];
   gsize at = 0;
   for (;;) {
     ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR)
-      continue;
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      if (n < 0 || at != len)
-        why = "its contents differ from box-alias";
+      if (n < 0 || at != len) why = "its contents differ from box-alias";
       break;
     }
     if (at + (gsize)n > len || memcmp(buf, image + at, (size_t)n) != 0) {
@@ -57,31 +49,26 @@ static bool alias_write(const char *path, const char *image, gsize len, GError *
   unlink(tmp);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0500);
   if (fd < 0) {
-    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
-                "cannot install alias %s: %s", path, g_strerror(errno));
+    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED, "cannot install alias %s: %s", path,
+                g_strerror(errno));
     return false;
   }
   gsize at = 0;
   errno = 0;
   while (at < len) {
     ssize_t n = write(fd, image + at, len - at);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
     at += (gsize)n;
   }
   int err = at == len ? 0 : errno ? errno : EIO;
-  if (!err && (fchmod(fd, 0555) != 0 || fsync(fd) != 0))
-    err = errno;
-  if (close(fd) != 0 && !err)
-    err = errno;
-  if (!err && rename(tmp, path) != 0)
-    err = errno;
+  if (!err && (fchmod(fd, 0555) != 0 || fsync(fd) != 0)) err = errno;
+  if (close(fd) != 0 && !err) err = errno;
+  if (!err && rename(tmp, path) != 0) err = errno;
   if (err) {
     unlink(tmp);
-    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
-                "cannot install alias %s: %s", path, g_strerror(err));
+    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED, "cannot install alias %s: %s", path,
+                g_strerror(err));
     return false;
   }
   return true;
@@ -101,22 +88,19 @@ bool boxd_install_aliases(Boxd *d, GError **error)
   }
   g_autofree char *image = NULL;
   gsize len = 0;
-  if (!g_file_get_contents(alias, &image, &len, error))
-    return false;
+  if (!g_file_get_contents(alias, &image, &len, error)) return false;
   const char *names[] = { "zsh", "bash", "sh", NULL };
   for (int i = 0; names[i]; i++) {
     g_autofree char *dst = g_build_filename(d->config->box_dir, "bin", names[i], NULL);
     struct stat st;
     bool present = lstat(dst, &st) == 0;
     const char *why = alias_unsound(dst, image, len);
-    if (present && !why)
-      continue;
+    if (present && !why) continue;
     if (why)
       g_printerr("box: warning: alias %s was changed since Box installed it (%s); installing a "
                  "fresh copy of box-alias\n",
                  dst, why);
-    if (!alias_write(dst, image, len, error))
-      return false;
+    if (!alias_write(dst, image, len, error)) return false;
   }
   return true;
 }

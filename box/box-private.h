@@ -35,14 +35,14 @@ struct Boxd {
   BoxVfs *vfs;
   char *box_id;
   char *run_id;
-  char *operator_home;   /* canonical */
-  char *operator_path;   /* PATH of `box run` */
-  char *agent_home;      /* canonical */
-  char *workspace;       /* canonical */
-  char **roots;          /* bound roots, deduplicated */
+  char *operator_home; /* canonical */
+  char *operator_path; /* PATH of `box run` */
+  char *agent_home;    /* canonical */
+  char *workspace;     /* canonical */
+  char **roots;        /* bound roots, deduplicated */
   char *mountpoint;
-  char *staging_dir;     /* empty directory tool views are built on */
-  char *box_shell;       /* path of the box-shell binary */
+  char *staging_dir; /* empty directory tool views are built on */
+  char *box_shell;   /* path of the box-shell binary */
   char *socket_path;
   int listen_fd;
   BoxToolTable **tool_tables; /* NULL-terminated */
@@ -161,8 +161,8 @@ typedef void (*BoxdAnswerFn)(void *data, int status);
  * command (status 125).  answer(data, status) comes before the command's
  * cleanup.  Once the worker has the descriptors, they are closed and set
  * to -1 (the caller closes any left); they are not used after answer. */
-void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd,
-                      BoxdWatchFn on_watch, BoxdAnswerFn answer, void *data);
+void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd, BoxdWatchFn on_watch,
+                      BoxdAnswerFn answer, void *data);
 
 /* gateway_wire.c: credentials (spec/runtime.md §7).  Reads each env://
  * route's secret from `box run`'s environment (wiping it there), mints its

@@ -12,8 +12,8 @@
 static bool mkdir_0700(const char *path, GError **error)
 {
   if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
-                "cannot create %s: %s", path, g_strerror(errno));
+    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED, "cannot create %s: %s", path,
+                g_strerror(errno));
     return false;
   }
   return true;
@@ -24,24 +24,19 @@ static char *mint_box_id(void)
   guint8 raw[8];
   int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
   if (fd < 0 || read(fd, raw, sizeof raw) != sizeof raw) {
-    for (size_t i = 0; i < sizeof raw; i++)
-      raw[i] = (guint8)g_random_int();
+    for (size_t i = 0; i < sizeof raw; i++) raw[i] = (guint8)g_random_int();
   }
-  if (fd >= 0)
-    close(fd);
+  if (fd >= 0) close(fd);
   GString *s = g_string_new("box-");
-  for (size_t i = 0; i < sizeof raw; i++)
-    g_string_append_printf(s, "%02x", raw[i]);
+  for (size_t i = 0; i < sizeof raw; i++) g_string_append_printf(s, "%02x", raw[i]);
   return g_string_free(s, FALSE);
 }
 
 static bool valid_box_id(const char *id)
 {
-  if (strlen(id) != 20 || strncmp(id, "box-", 4) != 0)
-    return false;
+  if (strlen(id) != 20 || strncmp(id, "box-", 4) != 0) return false;
   for (const char *p = id + 4; *p; p++)
-    if (!g_ascii_isxdigit(*p) || g_ascii_isupper(*p))
-      return false;
+    if (!g_ascii_isxdigit(*p) || g_ascii_isupper(*p)) return false;
   return true;
 }
 
@@ -62,13 +57,11 @@ int boxd_box_dir_prepare(Boxd *d, GError **error)
   if (lstat(dir, &st) != 0) {
     if (mkdir(dir, 0700) != 0) {
       g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
-                  "cannot create box directory %s: %s", dir,
-                  g_strerror(errno));
+                  "cannot create box directory %s: %s", dir, g_strerror(errno));
       return -1;
     }
     fresh = true;
-    if (lstat(dir, &st) != 0)
-      return -1;
+    if (lstat(dir, &st) != 0) return -1;
   }
   if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
     g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
@@ -77,8 +70,7 @@ int boxd_box_dir_prepare(Boxd *d, GError **error)
   }
   if (st.st_uid != getuid()) {
     g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
-                "unsafe box directory %s: it is not owned by the current user",
-                dir);
+                "unsafe box directory %s: it is not owned by the current user", dir);
     return -1;
   }
   if ((st.st_mode & 07777) != 0700) {
@@ -110,17 +102,15 @@ int boxd_box_dir_prepare(Boxd *d, GError **error)
   const char *children[] = { "bin", "run", "private", "trust", NULL };
   for (int i = 0; children[i]; i++) {
     g_autofree char *p = g_build_filename(dir, children[i], NULL);
-    if (!mkdir_0700(p, error))
-      return -1;
+    if (!mkdir_0700(p, error)) return -1;
   }
   g_autofree char *telemetry = g_build_filename(private_dir, "telemetry", NULL);
-  if (!mkdir_0700(telemetry, error))
-    return -1;
+  if (!mkdir_0700(telemetry, error)) return -1;
   g_autofree char *lock_path = g_build_filename(private_dir, ".lock", NULL);
   int lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock < 0) {
-    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
-                "cannot open %s: %s", lock_path, g_strerror(errno));
+    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED, "cannot open %s: %s", lock_path,
+                g_strerror(errno));
     return -1;
   }
   if (flock(lock, LOCK_EX | LOCK_NB) != 0) {
@@ -136,8 +126,7 @@ int boxd_box_dir_prepare(Boxd *d, GError **error)
   } else {
     d->box_id = mint_box_id();
     g_autofree char *line = g_strconcat(d->box_id, "\n", NULL);
-    if (!g_file_set_contents_full(id_file, line, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600,
-                                  error)) {
+    if (!g_file_set_contents_full(id_file, line, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600, error)) {
       close(lock);
       return -1;
     }
@@ -157,21 +146,18 @@ void boxd_mount_dirs_clear_stale(Boxd *d)
 {
   g_autofree char *path = dirs_record_path(d);
   g_autofree char *text = NULL;
-  if (!g_file_get_contents(path, &text, NULL, NULL))
-    return;
+  if (!g_file_get_contents(path, &text, NULL, NULL)) return;
   g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
   for (char **l = lines; *l; l++) {
     g_autofree char *base = g_path_get_basename(*l);
-    if (g_str_has_prefix(base, "boxfs-mnt-") || g_str_has_prefix(base, "boxfs-view-"))
-      rmdir(*l);
+    if (g_str_has_prefix(base, "boxfs-mnt-") || g_str_has_prefix(base, "boxfs-view-")) rmdir(*l);
   }
   unlink(path);
 }
 
 void boxd_mount_dirs_record(Boxd *d)
 {
-  if (!d->mountpoint || !d->staging_dir)
-    return;
+  if (!d->mountpoint || !d->staging_dir) return;
   g_autofree char *path = dirs_record_path(d);
   g_autofree char *text = g_strdup_printf("%s\n%s\n", d->mountpoint, d->staging_dir);
   g_file_set_contents_full(path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600, NULL);
@@ -188,18 +174,15 @@ void boxd_mount_dirs_forget(Boxd *d)
  * by the vfs).  Cleared at start (a killed run's) and at teardown. */
 void boxd_live_clear(const char *dir, bool remove_dir)
 {
-  if (!dir)
-    return;
+  if (!dir) return;
   GDir *g = g_dir_open(dir, 0, NULL);
   const char *e;
   while (g && (e = g_dir_read_name(g)) != NULL) {
     g_autofree char *f = g_build_filename(dir, e, NULL);
     unlink(f);
   }
-  if (g)
-    g_dir_close(g);
-  if (remove_dir)
-    rmdir(dir);
+  if (g) g_dir_close(g);
+  if (remove_dir) rmdir(dir);
 }
 
 char *boxd_live_prepare(Boxd *d)
@@ -219,8 +202,8 @@ char *boxd_live_prepare(Boxd *d)
   for (int i = 0; d->roots[i]; i++)
     json_object_array_add(roots, json_object_new_string(d->roots[i]));
   json_object_object_add(o, "roots", roots);
-  g_autofree char *log = g_build_filename(d->config->box_dir, "private", "telemetry",
-                                          "records.jsonl", NULL);
+  g_autofree char *log =
+    g_build_filename(d->config->box_dir, "private", "telemetry", "records.jsonl", NULL);
   json_object_object_add(o, "decision_log", json_object_new_string(log));
   g_autofree char *path = g_build_filename(dir, "box.json", NULL);
   g_file_set_contents_full(path, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), -1,

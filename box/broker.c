@@ -47,16 +47,16 @@ static int conns_active;   /* connections being served */
 static int acceptors;      /* threads serving or waiting in accept() */
 static int acceptors_idle; /* of which waiting in accept() */
 static bool broker_stopping;
-static int running; /* calls being run */
+static int running;                   /* calls being run */
 static GQueue waiting = G_QUEUE_INIT; /* Conn*, oldest first */
 
 typedef struct {
   Boxd *d;
   int sock;
-  GString *buf;    /* bytes received, not yet framed */
-  GArray *fds;     /* descriptors received, not yet claimed */
-  GList *waiting;  /* its place in `waiting` until its call starts */
-  bool evicted;    /* a newer connection took its place */
+  GString *buf;   /* bytes received, not yet framed */
+  GArray *fds;    /* descriptors received, not yet claimed */
+  GList *waiting; /* its place in `waiting` until its call starts */
+  bool evicted;   /* a newer connection took its place */
 } Conn;
 
 /* ---- framing ---- */
@@ -66,10 +66,8 @@ static bool write_all(int fd, const void *data, size_t len)
   const char *p = data;
   while (len > 0) {
     ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
     p += n;
     len -= (size_t)n;
   }
@@ -82,8 +80,7 @@ static bool send_frame(Conn *c, int program, const char *type, json_object *body
   json_object_object_add(f, "version", json_object_new_int(PROTOCOL_VERSION));
   json_object_object_add(f, "program", json_object_new_int(program));
   json_object_object_add(f, "frame_type", json_object_new_string(type));
-  if (body)
-    json_object_object_add(f, "body", body);
+  if (body) json_object_object_add(f, "body", body);
   const char *text = json_object_to_json_string_ext(f, JSON_C_TO_STRING_PLAIN);
   size_t len = strlen(text);
   /* Header and body in one write: the alias then wakes once per frame. */
@@ -112,9 +109,10 @@ static void send_denied(Conn *c, int program, const char *kind, const char *reas
 static void send_exit(Conn *c, int program, int status)
 {
   char buf[128];
-  int len = g_snprintf(buf + 4, sizeof buf - 4,
-                       "{\"version\":%d,\"program\":%d,\"frame_type\":\"exit\",\"body\":{\"status\":%d}}",
-                       PROTOCOL_VERSION, program, status);
+  int len =
+    g_snprintf(buf + 4, sizeof buf - 4,
+               "{\"version\":%d,\"program\":%d,\"frame_type\":\"exit\",\"body\":{\"status\":%d}}",
+               PROTOCOL_VERSION, program, status);
   buf[0] = (char)(len >> 24);
   buf[1] = (char)(len >> 16);
   buf[2] = (char)(len >> 8);
@@ -132,27 +130,23 @@ static int fill(Conn *c, int timeout_ms)
     char buf[CMSG_SPACE(sizeof(int) * 8)];
     struct cmsghdr align;
   } u;
-  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                        .msg_controllen = sizeof u.buf };
+  struct msghdr msg = {
+    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf
+  };
   /* The alias sends its whole request at once, usually before the accept:
    * read first, and wait only when nothing has come yet. */
   ssize_t n;
   for (;;) {
     n = recvmsg(c->sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-    if (n >= 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK))
-      break;
-    if (errno == EINTR)
-      continue;
+    if (n >= 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) break;
+    if (errno == EINTR) continue;
     struct pollfd p = { .fd = c->sock, .events = POLLIN };
-    if (poll(&p, 1, timeout_ms) <= 0)
-      return -1;
+    if (poll(&p, 1, timeout_ms) <= 0) return -1;
     msg.msg_controllen = sizeof u.buf;
   }
-  if (n < 0)
-    return -1;
+  if (n < 0) return -1;
   for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-      continue;
+    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
     int count = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
     int got[8];
     memcpy(got, CMSG_DATA(cm), sizeof(int) * (size_t)count);
@@ -165,8 +159,7 @@ static int fill(Conn *c, int timeout_ms)
         close(got[i]);
     }
   }
-  if (n == 0)
-    return 0;
+  if (n == 0) return 0;
   g_string_append_len(c->buf, data, n);
   return 1;
 }
@@ -184,19 +177,15 @@ static FrameResult read_frame(Conn *c, char **text, gint64 deadline)
 {
   while (c->buf->len < 4) {
     int r = fill(c, ms_until(deadline));
-    if (r == 0)
-      return c->buf->len == 0 ? FRAME_EOF : FRAME_ERROR;
-    if (r < 0)
-      return FRAME_ERROR;
+    if (r == 0) return c->buf->len == 0 ? FRAME_EOF : FRAME_ERROR;
+    if (r < 0) return FRAME_ERROR;
   }
   const unsigned char *h = (const unsigned char *)c->buf->str;
   size_t len = ((size_t)h[0] << 24) | ((size_t)h[1] << 16) | ((size_t)h[2] << 8) | h[3];
-  if (len > FRAME_MAX)
-    return FRAME_TOO_BIG;
+  if (len > FRAME_MAX) return FRAME_TOO_BIG;
   while (c->buf->len < 4 + len) {
     int r = fill(c, ms_until(deadline));
-    if (r <= 0)
-      return FRAME_ERROR;
+    if (r <= 0) return FRAME_ERROR;
   }
   *text = g_strndup(c->buf->str + 4, len);
   g_string_erase(c->buf, 0, (gssize)(4 + len));
@@ -232,8 +221,7 @@ static json_object *parse_frame(const char *text, const char **type, int *progra
     json_object_put(f);
     return NULL;
   }
-  json_object_object_foreach(f, key, val)
-  {
+  json_object_object_foreach (f, key, val) {
     (void)val;
     if (strcmp(key, "version") && strcmp(key, "program") && strcmp(key, "frame_type") &&
         strcmp(key, "body")) {
@@ -244,15 +232,15 @@ static json_object *parse_frame(const char *text, const char **type, int *progra
   }
   if (!json_object_object_get_ex(f, "program", &p) || !json_object_is_type(p, json_type_int) ||
       json_object_get_int64(p) < 0 || json_object_get_int64(p) > G_MAXUINT32 ||
-      !json_object_object_get_ex(f, "frame_type", &t) || !json_object_is_type(t, json_type_string)) {
+      !json_object_object_get_ex(f, "frame_type", &t) ||
+      !json_object_is_type(t, json_type_string)) {
     *reason = g_strdup("a frame needs a `program` number and a `frame_type`");
     json_object_put(f);
     return NULL;
   }
   *program = (int)json_object_get_int64(p);
   *type = json_object_get_string(t);
-  if (!json_object_object_get_ex(f, "body", body))
-    *body = NULL;
+  if (!json_object_object_get_ex(f, "body", body)) *body = NULL;
   return f;
 }
 
@@ -296,8 +284,7 @@ static bool on_conn_readable(void *data)
   char *reason = NULL;
   json_object *f = parse_frame(text, &type, &prog, &body, &reason);
   g_free(text);
-  if (f && strcmp(type, "signal") == 0 && prog == call->program)
-    cancel = true;
+  if (f && strcmp(type, "signal") == 0 && prog == call->program) cancel = true;
   g_free(reason);
   json_object_put(f);
   return cancel;
@@ -310,8 +297,7 @@ static void answer_call(void *data, int status)
 {
   Call *call = data;
   for (int i = 0; i < 3; i++)
-    if (call->fds[i] >= 0)
-      close(call->fds[i]);
+    if (call->fds[i] >= 0) close(call->fds[i]);
   if (status < 0)
     send_denied(call->c, call->program, "internal", "no Shell worker could be started");
   else
@@ -332,8 +318,7 @@ static void refuse_long_text(Conn *c, int program, size_t len, int fds[3])
   if (poll(&p, 1, 1000) == 1 && (p.revents & POLLOUT) && write(fds[2], line, (size_t)n) < 0) {
     /* the caller's stderr is gone: the status still says it */
   }
-  for (int i = 0; i < 3; i++)
-    close(fds[i]);
+  for (int i = 0; i < 3; i++) close(fds[i]);
   send_exit(c, program, 2);
 }
 
@@ -352,17 +337,14 @@ static void run_call(Conn *c, int program, const char *source, int fds[3])
 static const char *stdio_refusal(int fd)
 {
   int flags = fcntl(fd, F_GETFL);
-  if (flags < 0)
-    return "not an open descriptor";
-  if (flags & O_PATH)
-    return "an O_PATH descriptor";
+  if (flags < 0) return "not an open descriptor";
+  if (flags & O_PATH) return "an O_PATH descriptor";
   /* The cached type only: a descriptor in the mount must not make boxd's
    * own thread wait on a FUSE request (an inode's type never changes). */
   struct statx st;
   if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, &st) != 0)
     return "not an open descriptor";
-  if (S_ISDIR(st.stx_mode))
-    return "a directory";
+  if (S_ISDIR(st.stx_mode)) return "a directory";
   if (!S_ISREG(st.stx_mode) && !S_ISFIFO(st.stx_mode) && !S_ISSOCK(st.stx_mode) &&
       !S_ISCHR(st.stx_mode))
     return "neither a file, a pipe, a socket nor a character device";
@@ -371,9 +353,7 @@ static const char *stdio_refusal(int fd)
 
 static void take_fds(Conn *c, int out[3])
 {
-  for (int i = 0; i < 3; i++) {
-    out[i] = g_array_index(c->fds, int, i);
-  }
+  for (int i = 0; i < 3; i++) { out[i] = g_array_index(c->fds, int, i); }
   g_array_remove_range(c->fds, 0, 3);
 }
 
@@ -381,8 +361,7 @@ static void take_fds(Conn *c, int out[3])
 static bool conn_unwait(Conn *c)
 {
   g_mutex_lock(&conns_lock);
-  if (c->waiting)
-    g_queue_delete_link(&waiting, c->waiting);
+  if (c->waiting) g_queue_delete_link(&waiting, c->waiting);
   c->waiting = NULL;
   bool evicted = c->evicted;
   g_mutex_unlock(&conns_lock);
@@ -441,9 +420,9 @@ static void serve_call(Conn *c, int program, int open_program, bool called, json
     const char *why = stdio_refusal(fds[i]);
     if (why) {
       g_autofree char *r = g_strdup_printf(
-          "the call's %s is %s; a call's stdin, stdout and stderr must be files, pipes, "
-          "sockets or character devices",
-          names[i], why);
+        "the call's %s is %s; a call's stdin, stdout and stderr must be files, pipes, "
+        "sockets or character devices",
+        names[i], why);
       send_denied(c, program, "transport_error", r);
       refused = true;
     }
@@ -462,19 +441,17 @@ static void serve_call(Conn *c, int program, int open_program, bool called, json
   if (!refused) {
     g_mutex_lock(&conns_lock);
     bool room = running < MAX_RUNNING;
-    if (room)
-      running++;
+    if (room) running++;
     g_mutex_unlock(&conns_lock);
     if (!room) {
       send_denied(c, program, "over_budget",
-                  "at most " G_STRINGIFY(MAX_RUNNING)
-                  " commands run at once in this box; this one was not started");
+                  "at most " G_STRINGIFY(
+                    MAX_RUNNING) " commands run at once in this box; this one was not started");
       refused = true;
     }
   }
   if (refused) {
-    for (int i = 0; i < 3; i++)
-      close(fds[i]);
+    for (int i = 0; i < 3; i++) close(fds[i]);
     return;
   }
   run_call(c, program, source, fds);
@@ -495,8 +472,7 @@ static void conn_serve(Conn *c)
       send_denied(c, 0, "over_budget", EVICTED);
       break;
     }
-    if (fr == FRAME_EOF)
-      break;
+    if (fr == FRAME_EOF) break;
     if (fr == FRAME_TOO_BIG) {
       send_denied(c, 0, "transport_error",
                   "a frame exceeds the 1048576-byte limit of this protocol");
@@ -513,8 +489,9 @@ static void conn_serve(Conn *c)
     json_object *f = parse_frame(text, &type, &program, &body, &reason);
     g_free(text);
     if (!f) {
-      send_denied(c, 0, type && strcmp(type, "version_mismatch") == 0 ? "version_mismatch"
-                                                                         : "transport_error",
+      send_denied(c, 0,
+                  type && strcmp(type, "version_mismatch") == 0 ? "version_mismatch"
+                                                                : "transport_error",
                   reason);
       g_free(reason);
       break;
@@ -546,12 +523,10 @@ static void conn_serve(Conn *c)
       stop = true;
     }
     json_object_put(f);
-    if (stop)
-      break;
+    if (stop) break;
   }
   conn_unwait(c); /* before the close: no one may shut a reused descriptor */
-  for (guint i = 0; i < c->fds->len; i++)
-    close(g_array_index(c->fds, int, i));
+  for (guint i = 0; i < c->fds->len; i++) close(g_array_index(c->fds, int, i));
   g_array_free(c->fds, TRUE);
   g_string_free(c->buf, TRUE);
   close(c->sock);
@@ -572,8 +547,7 @@ static gpointer acceptor_main(gpointer data)
   for (;;) {
     int s = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
     if (s < 0) {
-      if (errno == EINTR || errno == ECONNABORTED)
-        continue;
+      if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno == EMFILE || errno == ENFILE) {
         g_usleep(10 * 1000); /* the connection waits in the backlog; do not spin */
         continue;
@@ -588,8 +562,7 @@ static gpointer acceptor_main(gpointer data)
       acceptors++;
     }
     g_mutex_unlock(&conns_lock);
-    if (another)
-      g_thread_unref(g_thread_new("box-conn", acceptor_main, d));
+    if (another) g_thread_unref(g_thread_new("box-conn", acceptor_main, d));
     Conn *c = g_new0(Conn, 1);
     c->d = d;
     c->sock = s;
@@ -606,8 +579,7 @@ static gpointer acceptor_main(gpointer data)
       acceptors_idle++;
     g_cond_broadcast(&conns_cond);
     g_mutex_unlock(&conns_lock);
-    if (leave)
-      return NULL;
+    if (leave) return NULL;
   }
   g_mutex_lock(&conns_lock);
   acceptors_idle--;
@@ -659,8 +631,7 @@ bool boxd_broker_start(Boxd *d, GError **error)
 
 void boxd_broker_stop(Boxd *d)
 {
-  if (d->listen_fd < 0)
-    return;
+  if (d->listen_fd < 0) return;
   /* Idle acceptors return from accept(); busy ones end once served and never
    * call accept() again, so the descriptor can go once no thread is idle. */
   g_mutex_lock(&conns_lock);
@@ -668,8 +639,7 @@ void boxd_broker_stop(Boxd *d)
   g_mutex_unlock(&conns_lock);
   shutdown(d->listen_fd, SHUT_RDWR);
   g_mutex_lock(&conns_lock);
-  while (acceptors_idle > 0)
-    g_cond_wait(&conns_cond, &conns_lock);
+  while (acceptors_idle > 0) g_cond_wait(&conns_cond, &conns_lock);
   g_mutex_unlock(&conns_lock);
   close(d->listen_fd);
   d->listen_fd = -1;
@@ -682,7 +652,6 @@ void boxd_broker_drain(Boxd *d)
   gint64 until = g_get_monotonic_time() + 5 * G_TIME_SPAN_SECOND;
   g_mutex_lock(&conns_lock);
   while (conns_active > 0)
-    if (!g_cond_wait_until(&conns_cond, &conns_lock, until))
-      break;
+    if (!g_cond_wait_until(&conns_cond, &conns_lock, until)) break;
   g_mutex_unlock(&conns_lock);
 }

@@ -5,7 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-G_DEFINE_QUARK(box-boxd-error-quark, box_boxd_error)
+G_DEFINE_QUARK(box - boxd - error - quark, box_boxd_error)
 
 int box_fail(const char *fmt, ...)
 {

@@ -12,37 +12,37 @@
 #include <unistd.h>
 
 static const char demo_policy[] =
-    "// boxfs demo policy: the agent works in ~/src/project and /tmp, nowhere else.\n"
-    "@id(\"commands\")\n"
-    "permit(principal, action == Box::Action::\"shell:exec\", resource);\n"
-    "\n"
-    "@id(\"project-files\")\n"
-    "permit(principal, action in [Box::Action::\"fs:read\", Box::Action::\"fs:write\"], resource)\n"
-    "when { context.input.path like \"~/src/project/*\" };\n"
-    "\n"
-    "@id(\"scratch\")\n"
-    "permit(principal, action in [Box::Action::\"fs:read\", Box::Action::\"fs:write\"], resource)\n"
-    "when { context.input.path like \"/tmp/*\" };\n"
-    "\n"
-    "@id(\"git\")\n"
-    "permit(principal, action == Box::Action::\"shell:spawn\", resource)\n"
-    "when { context.input.program == \"git\" };\n"
-    "\n"
-    "@id(\"no-keys\")\n"
-    "@description(\"Keys stay with the operator.\")\n"
-    "forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
-    "when { context.input.path like \"~/.ssh/*\" };\n";
+  "// boxfs demo policy: the agent works in ~/src/project and /tmp, nowhere else.\n"
+  "@id(\"commands\")\n"
+  "permit(principal, action == Box::Action::\"shell:exec\", resource);\n"
+  "\n"
+  "@id(\"project-files\")\n"
+  "permit(principal, action in [Box::Action::\"fs:read\", Box::Action::\"fs:write\"], resource)\n"
+  "when { context.input.path like \"~/src/project/*\" };\n"
+  "\n"
+  "@id(\"scratch\")\n"
+  "permit(principal, action in [Box::Action::\"fs:read\", Box::Action::\"fs:write\"], resource)\n"
+  "when { context.input.path like \"/tmp/*\" };\n"
+  "\n"
+  "@id(\"git\")\n"
+  "permit(principal, action == Box::Action::\"shell:spawn\", resource)\n"
+  "when { context.input.program == \"git\" };\n"
+  "\n"
+  "@id(\"no-keys\")\n"
+  "@description(\"Keys stay with the operator.\")\n"
+  "forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
+  "when { context.input.path like \"~/.ssh/*\" };\n";
 
 static const char demo_agent[] =
-    "step() { printf '\\n$ bash -c %s\\n' \"'$1'\"; bash -c \"$1\"; echo \"[status $?]\"; }\n"
-    "step 'grep -n TODO src/main.rs > todo.txt && git add todo.txt'\n"
-    "step 'cat todo.txt'\n"
-    "step 'echo scratch > /tmp/note; cat /tmp/note'\n"
-    "step 'cat /tmp/note'\n"
-    "step 'cat $HOME/.ssh/id_demo'\n"
-    "step 'echo hi > ../outside.txt'\n"
-    "step 'uname -a'\n"
-    "step 'no-such-tool'\n";
+  "step() { printf '\\n$ bash -c %s\\n' \"'$1'\"; bash -c \"$1\"; echo \"[status $?]\"; }\n"
+  "step 'grep -n TODO src/main.rs > todo.txt && git add todo.txt'\n"
+  "step 'cat todo.txt'\n"
+  "step 'echo scratch > /tmp/note; cat /tmp/note'\n"
+  "step 'cat /tmp/note'\n"
+  "step 'cat $HOME/.ssh/id_demo'\n"
+  "step 'echo hi > ../outside.txt'\n"
+  "step 'uname -a'\n"
+  "step 'no-such-tool'\n";
 
 static const char demo_main_rs[] = "fn main() {\n"
                                    "    // TODO: parse arguments\n"
@@ -69,16 +69,15 @@ static bool git(const char *cwd, const char *const *args)
   g_ptr_array_add(argv, "user.name=demo");
   g_ptr_array_add(argv, "-c");
   g_ptr_array_add(argv, "user.email=demo@example.invalid");
-  for (int i = 0; args[i]; i++)
-    g_ptr_array_add(argv, (gpointer)args[i]);
+  for (int i = 0; args[i]; i++) g_ptr_array_add(argv, (gpointer)args[i]);
   g_ptr_array_add(argv, NULL);
   gint status = 1;
   g_autoptr(GError) error = NULL;
-  bool ok = g_spawn_sync(cwd, (char **)argv->pdata, NULL,
-                         G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL |
-                             G_SPAWN_STDERR_TO_DEV_NULL,
-                         NULL, NULL, NULL, NULL, &status, &error) &&
-            g_spawn_check_wait_status(status, NULL);
+  bool ok =
+    g_spawn_sync(cwd, (char **)argv->pdata, NULL,
+                 G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
+                 NULL, NULL, NULL, NULL, &status, &error) &&
+    g_spawn_check_wait_status(status, NULL);
   g_ptr_array_free(argv, TRUE);
   if (!ok)
     fprintf(stderr, "box: error: the demo needs git: %s\n", error ? error->message : "git failed");
@@ -101,13 +100,11 @@ static const char *attr(json_object *attrs, const char *key)
 static void print_decisions(const char *log_path)
 {
   g_autofree char *text = NULL;
-  if (!g_file_get_contents(log_path, &text, NULL, NULL))
-    return;
+  if (!g_file_get_contents(log_path, &text, NULL, NULL)) return;
   printf("\nDecision log (%s):\n", log_path);
   g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
   for (char **l = lines; *l; l++) {
-    if (!**l)
-      continue;
+    if (!**l) continue;
     json_object *rec = json_tokener_parse(*l), *rl, *sl, *lr, *attrs;
     if (rec && json_object_object_get_ex(rec, "resourceLogs", &rl) &&
         json_object_object_get_ex(json_object_array_get_idx(rl, 0), "scopeLogs", &sl) &&
@@ -167,7 +164,7 @@ int box_verb_demo(void)
   char *argv[] = { "run", "--config", config, NULL };
   int status = box_verb_run(3, argv);
   g_autofree char *log =
-      g_build_filename(state, "box", "private", "telemetry", "records.jsonl", NULL);
+    g_build_filename(state, "box", "private", "telemetry", "records.jsonl", NULL);
   print_decisions(log);
   printf("\nagent exited with status %d; the demo's files are in %s\n", status, root);
   return status;

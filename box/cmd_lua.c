@@ -100,8 +100,7 @@ int box_verb_lua(int argc, char **argv)
                       true, &config_path, &rest, &argc, &argv))
     return 2;
   char **script_args = rest;
-  if (script_args && *script_args && strcmp(*script_args, "--") == 0)
-    script_args++;
+  if (script_args && *script_args && strcmp(*script_args, "--") == 0) script_args++;
   if (!config_path || !script_args || !*script_args) {
     fprintf(stderr, "box: error: the following required arguments were not provided:%s%s\n\n%s",
             config_path ? "" : " --config <FILE>", script_args && *script_args ? "" : " <SCRIPT>",
@@ -128,8 +127,9 @@ int box_verb_lua(int argc, char **argv)
   GString *source = g_string_new("lua -e ");
   shell_quote(source, chunk);
   if (source->len > MAX_AGENT_TEXT) {
-    fprintf(stderr, "box: error: the Lua script %s is too large to send (%zu bytes quoted; at most "
-                    "%d)\n",
+    fprintf(stderr,
+            "box: error: the Lua script %s is too large to send (%zu bytes quoted; at most "
+            "%d)\n",
             script, source->len, MAX_AGENT_TEXT);
     g_string_free(source, TRUE);
     return 1;

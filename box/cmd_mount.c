@@ -49,16 +49,13 @@ static void clear_stale_hidden(void)
   GDir *d = g_dir_open(tmp, 0, NULL);
   const char *e;
   while (d && (e = g_dir_read_name(d)) != NULL) {
-    if (!g_str_has_prefix(e, "boxfs-opview-"))
-      continue;
+    if (!g_str_has_prefix(e, "boxfs-opview-")) continue;
     g_autofree char *p = g_build_filename(tmp, e, NULL);
     struct stat st;
-    if (stat(p, &st) != 0 && errno == ENOTCONN)
-      clear_dead_mount(p);
+    if (stat(p, &st) != 0 && errno == ENOTCONN) clear_dead_mount(p);
     rmdir(p); /* only when empty: a live view's is a mount point */
   }
-  if (d)
-    g_dir_close(d);
+  if (d) g_dir_close(d);
 }
 
 /* The running box's roots (private/live/box.json), when its boxd lives. */
@@ -66,8 +63,7 @@ static char **live_roots(const char *box_dir, char **workspace)
 {
   g_autofree char *path = g_build_filename(box_dir, "private", "live", "box.json", NULL);
   json_object *o = json_object_from_file(path);
-  if (!o)
-    return NULL;
+  if (!o) return NULL;
   json_object *x;
   pid_t pid = json_object_object_get_ex(o, "pid", &x) ? json_object_get_int(x) : 0;
   char **out = NULL;
@@ -96,15 +92,13 @@ static char **config_roots(BoxConfig *cfg, const char *operator_home, char **wor
   const char *cand[] = { operator_home, agent_home, *workspace };
   GPtrArray *a = g_ptr_array_new();
   for (guint i = 0; i < G_N_ELEMENTS(cand); i++) {
-    if (!cand[i])
-      continue;
+    if (!cand[i]) continue;
     bool nested = false;
     for (guint j = 0; j < G_N_ELEMENTS(cand); j++)
       if (j != i && cand[j] && box_path_within(cand[i], cand[j]) &&
           (strcmp(cand[i], cand[j]) != 0 || j < i))
         nested = true;
-    if (!nested)
-      g_ptr_array_add(a, g_strdup(cand[i]));
+    if (!nested) g_ptr_array_add(a, g_strdup(cand[i]));
   }
   g_ptr_array_add(a, NULL);
   return (char **)g_ptr_array_free(a, FALSE);
@@ -115,8 +109,7 @@ static void unbind_all(GPtrArray *binds)
 {
   for (guint i = binds->len; i > 0; i--) {
     const char *t = g_ptr_array_index(binds, i - 1);
-    if (umount2(t, 0) != 0)
-      umount2(t, MNT_DETACH);
+    if (umount2(t, 0) != 0) umount2(t, MNT_DETACH);
   }
 }
 
@@ -140,7 +133,8 @@ int box_verb_mount(int argc, char **argv)
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   g_set_prgname("box mount");
-  g_autoptr(GOptionContext) ctx = g_option_context_new("MOUNTPOINT - an operator's live view of a box");
+  g_autoptr(GOptionContext) ctx =
+    g_option_context_new("MOUNTPOINT - an operator's live view of a box");
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_autoptr(GError) error = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &error)) {
@@ -156,11 +150,9 @@ int box_verb_mount(int argc, char **argv)
 
   const char *h = getenv("HOME");
   g_autofree char *operator_home = box_canonical_path(h && *h ? h : "/");
-  if (!operator_home)
-    return box_fail("cannot resolve the operator's home directory");
+  if (!operator_home) return box_fail("cannot resolve the operator's home directory");
   g_autoptr(BoxConfig) cfg = box_config_load(config_path, operator_home, &error);
-  if (!cfg)
-    return box_fail("%s", error->message);
+  if (!cfg) return box_fail("%s", error->message);
 
   clear_dead_mount(rest[0]);
   clear_stale_hidden();
@@ -171,17 +163,16 @@ int box_verb_mount(int argc, char **argv)
 
   g_autofree char *workspace = NULL;
   g_auto(GStrv) roots = live_roots(cfg->box_dir, &workspace);
-  if (!roots)
-    roots = config_roots(cfg, operator_home, &workspace);
+  if (!roots) roots = config_roots(cfg, operator_home, &workspace);
   for (char **r = roots; *r; r++)
     if (box_path_within(target, *r))
       return box_fail("mount point %s lies inside the box's root %s", target, *r);
 
-  g_autofree char *log = g_build_filename(cfg->box_dir, "private", "telemetry", "records.jsonl", NULL);
+  g_autofree char *log =
+    g_build_filename(cfg->box_dir, "private", "telemetry", "records.jsonl", NULL);
   g_autofree char *live = g_build_filename(cfg->box_dir, "private", "live", NULL);
   g_autofree char *hidden = g_dir_make_tmp("boxfs-opview-XXXXXX", &error);
-  if (!hidden)
-    return box_fail("cannot create the view's mount point: %s", error->message);
+  if (!hidden) return box_fail("cannot create the view's mount point: %s", error->message);
   chmod(hidden, 0755);
   BoxVfsConfig vc = {
     .mountpoint = hidden,
@@ -223,7 +214,8 @@ int box_verb_mount(int argc, char **argv)
   }
   if (!rw)
     for (guint i = 0; i < binds->len; i++)
-      if (mount(NULL, g_ptr_array_index(binds, i), NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) != 0) {
+      if (mount(NULL, g_ptr_array_index(binds, i), NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) !=
+          0) {
         status = box_fail("cannot make the view read-only: %s", g_strerror(errno));
         goto out;
       }
@@ -238,7 +230,6 @@ out:
   box_vfs_command_end(vfs, command);
   box_vfs_stop(vfs);
   rmdir(hidden);
-  if (status == 0)
-    fprintf(stderr, "box: unmounted %s\n", target);
+  if (status == 0) fprintf(stderr, "box: unmounted %s\n", target);
   return status;
 }

@@ -8,16 +8,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char policy_usage[] =
-    "Usage: box policy <COMMAND>\n"
-    "\n"
-    "Commands:\n"
-    "  check FILE [--home DIR]                                  Load FILE as a box would; print ok or why not\n"
-    "  decide FILE [--home DIR] [--explain] ACTION INPUT_JSON   Print the message the agent would see\n"
-    "  generate-schema --config FILE --output-dir DIR           Write actions.cedarschema and events.dwschema\n"
-    "  replay FILE [--home DIR] EVENTS                          Print the decision of each request in EVENTS (JSON lines)\n";
+static const char policy_usage[] = "Usage: box policy <COMMAND>\n"
+                                   "\n"
+                                   "Commands:\n"
+                                   "  check FILE [--home DIR]                                  "
+                                   "Load FILE as a box would; print ok or why not\n"
+                                   "  decide FILE [--home DIR] [--explain] ACTION INPUT_JSON   "
+                                   "Print the message the agent would see\n"
+                                   "  generate-schema --config FILE --output-dir DIR           "
+                                   "Write actions.cedarschema and events.dwschema\n"
+                                   "  replay FILE [--home DIR] EVENTS                          "
+                                   "Print the decision of each request in EVENTS (JSON lines)\n";
 
-static int usage_error(const char *fmt, const char *arg) {
+static int usage_error(const char *fmt, const char *arg)
+{
   fputs("error: ", stderr);
   fprintf(stderr, fmt, arg);
   fprintf(stderr, "\n\n%s", policy_usage);
@@ -32,11 +36,13 @@ typedef struct {
 } PolicyArgs;
 
 /* Options anywhere; returns -1 when parsed, else the exit status. */
-static int parse_args(int argc, char **argv, PolicyArgs *a, int max_pos, bool allow_explain) {
+static int parse_args(int argc, char **argv, PolicyArgs *a, int max_pos, bool allow_explain)
+{
   for (int i = 0; i < argc; i++) {
     const char *s = argv[i];
     if (strcmp(s, "--home") == 0) {
-      if (i + 1 >= argc) return usage_error("a value is required for '%s' but none was supplied", s);
+      if (i + 1 >= argc)
+        return usage_error("a value is required for '%s' but none was supplied", s);
       a->home = argv[++i];
     } else if (g_str_has_prefix(s, "--home=")) {
       a->home = s + 7;
@@ -52,12 +58,14 @@ static int parse_args(int argc, char **argv, PolicyArgs *a, int max_pos, bool al
       a->pos[a->npos++] = s;
     }
   }
-  if (a->npos < max_pos) return usage_error("%s", "the following required arguments were not provided");
+  if (a->npos < max_pos)
+    return usage_error("%s", "the following required arguments were not provided");
   if (!a->home) a->home = g_getenv("HOME");
   return -1;
 }
 
-BoxPolicy *box_verb_policy_load(const char *file, const char *home, bool quiet) {
+BoxPolicy *box_verb_policy_load(const char *file, const char *home, bool quiet)
+{
   g_autoptr(GError) error = NULL;
   BoxPolicy *p = box_policy_load_file(file, home, &error);
   if (!p) {
@@ -65,12 +73,14 @@ BoxPolicy *box_verb_policy_load(const char *file, const char *home, bool quiet) 
     return NULL;
   }
   const GPtrArray *w = box_policy_warnings(p);
-  for (guint i = 0; !quiet && w && i < w->len; i++) fprintf(stderr, "box: warning: %s\n", (const char *)w->pdata[i]);
+  for (guint i = 0; !quiet && w && i < w->len; i++)
+    fprintf(stderr, "box: warning: %s\n", (const char *)w->pdata[i]);
   return p;
 }
 
-static int cmd_check(int argc, char **argv) {
-  PolicyArgs a = {0};
+static int cmd_check(int argc, char **argv)
+{
+  PolicyArgs a = { 0 };
   int rc = parse_args(argc, argv, &a, 1, false);
   if (rc >= 0) return rc;
   BoxPolicy *p = box_verb_policy_load(a.pos[0], a.home, false);
@@ -80,8 +90,9 @@ static int cmd_check(int argc, char **argv) {
   return 0;
 }
 
-static int cmd_decide(int argc, char **argv) {
-  PolicyArgs a = {0};
+static int cmd_decide(int argc, char **argv)
+{
+  PolicyArgs a = { 0 };
   int rc = parse_args(argc, argv, &a, 3, true);
   if (rc >= 0) return rc;
   const char *file = a.pos[0], *action = a.pos[1], *text = a.pos[2];
@@ -102,7 +113,8 @@ static int cmd_decide(int argc, char **argv) {
   puts(d->message);
   if (a.explain) {
     GPtrArray *lines = box_policy_explain(p, action, input);
-    for (guint i = 0; i < lines->len; i++) fprintf(stderr, "box: explain: %s\n", (const char *)lines->pdata[i]);
+    for (guint i = 0; i < lines->len; i++)
+      fprintf(stderr, "box: explain: %s\n", (const char *)lines->pdata[i]);
     g_ptr_array_unref(lines);
   }
   rc = d->verdict == BOX_VERDICT_PERMIT ? 0 : 1;
@@ -115,87 +127,106 @@ static int cmd_decide(int argc, char **argv) {
 /* ---- generate-schema -------------------------------------------------------- */
 
 static const char actions_schema[] =
-    "// Box action schema (spec/policy.md §4): one principal, one resource,\n"
-    "// every discriminating fact in context.input.\n"
-    "namespace Box {\n"
-    "  entity Agent;\n"
-    "  entity Resource;\n"
-    "  entity FsReadOperation enum [\"read_content\", \"read_metadata\", \"enumerate\", \"read_link\", \"change_dir\", \"exec\"];\n"
-    "  entity FsWriteOperation enum [\"write_content\", \"create_dir\", \"set_permissions\", \"symlink\"];\n"
-    "  entity FsDeleteOperation enum [\"remove_file\", \"remove_dir\"];\n"
-    "  entity FsMoveOperation enum [\"rename\"];\n"
-    "  entity FsOtherOperation enum [\"other\"];\n"
-    "  entity FsResponseResult enum [\"completed\", \"descriptor_issued\", \"indeterminate\"];\n"
-    "\n"
-    "  type FsOutput = { result: FsResponseResult };\n"
-    "  type StatusOutput = { status: Long };\n"
-    "\n"
-    "  action \"fs:read\" appliesTo { principal: Agent, resource: Resource,\n"
-    "    context: { input: { path: String, operation: FsReadOperation }, output?: FsOutput } };\n"
-    "  action \"fs:write\" appliesTo { principal: Agent, resource: Resource,\n"
-    "    context: { input: { path: String, operation: FsWriteOperation }, output?: FsOutput } };\n"
-    "  action \"fs:delete\" appliesTo { principal: Agent, resource: Resource,\n"
-    "    context: { input: { path: String, operation: FsDeleteOperation }, output?: FsOutput } };\n"
-    "  action \"fs:move\" appliesTo { principal: Agent, resource: Resource,\n"
-    "    context: { input: { path: String, operation: FsMoveOperation }, output?: FsOutput } };\n"
-    "  action \"fs:other\" appliesTo { principal: Agent, resource: Resource,\n"
-    "    context: { input: { path: String, operation: FsOtherOperation }, output?: FsOutput } };\n"
-    "  action \"net:connect\" appliesTo { principal: Agent, resource: Resource,\n"
-    "    context: { input: { host: String, ip?: String, port: Long } } };\n"
-    "  action \"http:request\" appliesTo { principal: Agent, resource: Resource,\n"
-    "    context: { input: { host: String, port: Long, method: String, path: String, body_bytes: Long,\n"
-    "                        intercepted: Bool }, output?: StatusOutput } };\n"
-    "  action \"shell:exec\" appliesTo { principal: Agent, resource: Resource,\n"
-    "    context: { input: { command: String, program: String, arg1?: String, arg2?: String, arg_count: Long,\n"
-    "                        cwd: String }, output?: StatusOutput } };\n"
-    "  action \"shell:spawn\" appliesTo { principal: Agent, resource: Resource,\n"
-    "    context: { input: { command: String, program: String, arg1?: String, arg2?: String, arg_count: Long,\n"
-    "                        cwd: String, program_path: String, credential_reads?: Set<String> },\n"
-    "               output?: StatusOutput } };\n"
-    "  action \"mcp:call\" appliesTo { principal: Agent, resource: Resource,\n"
-    "    context: { input: { server: String, method: String, tool?: String, prompt?: String, uri?: String } } };\n"
-    "}\n";
+  "// Box action schema (spec/policy.md §4): one principal, one resource,\n"
+  "// every discriminating fact in context.input.\n"
+  "namespace Box {\n"
+  "  entity Agent;\n"
+  "  entity Resource;\n"
+  "  entity FsReadOperation enum [\"read_content\", \"read_metadata\", \"enumerate\", "
+  "\"read_link\", \"change_dir\", \"exec\"];\n"
+  "  entity FsWriteOperation enum [\"write_content\", \"create_dir\", \"set_permissions\", "
+  "\"symlink\"];\n"
+  "  entity FsDeleteOperation enum [\"remove_file\", \"remove_dir\"];\n"
+  "  entity FsMoveOperation enum [\"rename\"];\n"
+  "  entity FsOtherOperation enum [\"other\"];\n"
+  "  entity FsResponseResult enum [\"completed\", \"descriptor_issued\", \"indeterminate\"];\n"
+  "\n"
+  "  type FsOutput = { result: FsResponseResult };\n"
+  "  type StatusOutput = { status: Long };\n"
+  "\n"
+  "  action \"fs:read\" appliesTo { principal: Agent, resource: Resource,\n"
+  "    context: { input: { path: String, operation: FsReadOperation }, output?: FsOutput } };\n"
+  "  action \"fs:write\" appliesTo { principal: Agent, resource: Resource,\n"
+  "    context: { input: { path: String, operation: FsWriteOperation }, output?: FsOutput } };\n"
+  "  action \"fs:delete\" appliesTo { principal: Agent, resource: Resource,\n"
+  "    context: { input: { path: String, operation: FsDeleteOperation }, output?: FsOutput } };\n"
+  "  action \"fs:move\" appliesTo { principal: Agent, resource: Resource,\n"
+  "    context: { input: { path: String, operation: FsMoveOperation }, output?: FsOutput } };\n"
+  "  action \"fs:other\" appliesTo { principal: Agent, resource: Resource,\n"
+  "    context: { input: { path: String, operation: FsOtherOperation }, output?: FsOutput } };\n"
+  "  action \"net:connect\" appliesTo { principal: Agent, resource: Resource,\n"
+  "    context: { input: { host: String, ip?: String, port: Long } } };\n"
+  "  action \"http:request\" appliesTo { principal: Agent, resource: Resource,\n"
+  "    context: { input: { host: String, port: Long, method: String, path: String, body_bytes: "
+  "Long,\n"
+  "                        intercepted: Bool }, output?: StatusOutput } };\n"
+  "  action \"shell:exec\" appliesTo { principal: Agent, resource: Resource,\n"
+  "    context: { input: { command: String, program: String, arg1?: String, arg2?: String, "
+  "arg_count: Long,\n"
+  "                        cwd: String }, output?: StatusOutput } };\n"
+  "  action \"shell:spawn\" appliesTo { principal: Agent, resource: Resource,\n"
+  "    context: { input: { command: String, program: String, arg1?: String, arg2?: String, "
+  "arg_count: Long,\n"
+  "                        cwd: String, program_path: String, credential_reads?: Set<String> },\n"
+  "               output?: StatusOutput } };\n"
+  "  action \"mcp:call\" appliesTo { principal: Agent, resource: Resource,\n"
+  "    context: { input: { server: String, method: String, tool?: String, prompt?: String, uri?: "
+  "String } } };\n"
+  "}\n";
 
-static void append_events(GString *s, const char *action, const char *input, const char *output) {
-  g_string_append_printf(s,
-                         "event Box::Action::\"%s\"::request { input: { %s }, callerPrincipal: Box::Agent, "
-                         "callerResource: Box::Resource, requestId: String };\n",
-                         action, input);
-  g_string_append_printf(s,
-                         "event Box::Action::\"%s\"::response { input: { %s }, %s%s%scallerPrincipal: Box::Agent, "
-                         "callerResource: Box::Resource, requestId: String };\n",
-                         action, input, output ? "output: { " : "", output ? output : "", output ? " }, " : "");
-  g_string_append_printf(s,
-                         "event Box::Action::\"%s\"::error { input: { %s }, callerPrincipal: Box::Agent, "
-                         "callerResource: Box::Resource, requestId: String };\n",
-                         action, input);
+static void append_events(GString *s, const char *action, const char *input, const char *output)
+{
+  g_string_append_printf(
+    s,
+    "event Box::Action::\"%s\"::request { input: { %s }, callerPrincipal: Box::Agent, "
+    "callerResource: Box::Resource, requestId: String };\n",
+    action, input);
+  g_string_append_printf(
+    s,
+    "event Box::Action::\"%s\"::response { input: { %s }, %s%s%scallerPrincipal: Box::Agent, "
+    "callerResource: Box::Resource, requestId: String };\n",
+    action, input, output ? "output: { " : "", output ? output : "", output ? " }, " : "");
+  g_string_append_printf(
+    s,
+    "event Box::Action::\"%s\"::error { input: { %s }, callerPrincipal: Box::Agent, "
+    "callerResource: Box::Resource, requestId: String };\n",
+    action, input);
 }
 
-static char *events_schema(void) {
-  GString *s = g_string_new("// Box event schema (spec/policy.md §2.3): three event kinds per action.\n"
-                            "max_window 24h;\n\n");
-  static const char *fs_ops[][2] = {{"fs:read", "FsReadOperation"},     {"fs:write", "FsWriteOperation"},
-                                    {"fs:delete", "FsDeleteOperation"}, {"fs:move", "FsMoveOperation"},
-                                    {"fs:other", "FsOtherOperation"}};
+static char *events_schema(void)
+{
+  GString *s =
+    g_string_new("// Box event schema (spec/policy.md §2.3): three event kinds per action.\n"
+                 "max_window 24h;\n\n");
+  static const char *fs_ops[][2] = { { "fs:read", "FsReadOperation" },
+                                     { "fs:write", "FsWriteOperation" },
+                                     { "fs:delete", "FsDeleteOperation" },
+                                     { "fs:move", "FsMoveOperation" },
+                                     { "fs:other", "FsOtherOperation" } };
   for (size_t i = 0; i < G_N_ELEMENTS(fs_ops); i++) {
     char *in = g_strdup_printf("path: String, operation: Box::%s", fs_ops[i][1]);
     append_events(s, fs_ops[i][0], in, "result: Box::FsResponseResult");
     g_free(in);
   }
   append_events(s, "net:connect", "host: String, ip?: String, port: Long", NULL);
-  append_events(s, "http:request",
-                "host: String, port: Long, method: String, path: String, body_bytes: Long, intercepted: Bool",
-                "status?: Long");
-  const char *exec = "command: String, program: String, arg1?: String, arg2?: String, arg_count: Long, cwd: String";
+  append_events(
+    s, "http:request",
+    "host: String, port: Long, method: String, path: String, body_bytes: Long, intercepted: Bool",
+    "status?: Long");
+  const char *exec =
+    "command: String, program: String, arg1?: String, arg2?: String, arg_count: Long, cwd: String";
   append_events(s, "shell:exec", exec, "status: Long");
   char *spawn = g_strdup_printf("%s, program_path: String, credential_reads?: Set<String>", exec);
   append_events(s, "shell:spawn", spawn, "status: Long");
   g_free(spawn);
-  append_events(s, "mcp:call", "server: String, method: String, tool?: String, prompt?: String, uri?: String", NULL);
+  append_events(s, "mcp:call",
+                "server: String, method: String, tool?: String, prompt?: String, uri?: String",
+                NULL);
   return g_string_free(s, FALSE);
 }
 
-static bool write_atomic(const char *dir, const char *name, const char *text, char **out_path) {
+static bool write_atomic(const char *dir, const char *name, const char *text, char **out_path)
+{
   char *path = g_build_filename(dir, name, NULL);
   GError *error = NULL;
   /* g_file_set_contents writes a temporary file and renames it */
@@ -209,13 +240,17 @@ static bool write_atomic(const char *dir, const char *name, const char *text, ch
   return true;
 }
 
-static int cmd_generate_schema(int argc, char **argv) {
+static int cmd_generate_schema(int argc, char **argv)
+{
   const char *config = NULL, *outdir = NULL;
   for (int i = 0; i < argc; i++) {
     const char *s = argv[i];
-    const char **slot = strcmp(s, "--config") == 0 ? &config : strcmp(s, "--output-dir") == 0 ? &outdir : NULL;
+    const char **slot = strcmp(s, "--config") == 0       ? &config
+                        : strcmp(s, "--output-dir") == 0 ? &outdir
+                                                         : NULL;
     if (slot) {
-      if (i + 1 >= argc) return usage_error("a value is required for '%s' but none was supplied", s);
+      if (i + 1 >= argc)
+        return usage_error("a value is required for '%s' but none was supplied", s);
       *slot = argv[++i];
     } else if (g_str_has_prefix(s, "--config=")) {
       config = s + 9;
@@ -225,7 +260,9 @@ static int cmd_generate_schema(int argc, char **argv) {
       return usage_error("unexpected argument '%s' found", s);
     }
   }
-  if (!config || !outdir) return usage_error("%s", "the following required arguments were not provided: --config, --output-dir");
+  if (!config || !outdir)
+    return usage_error(
+      "%s", "the following required arguments were not provided: --config, --output-dir");
   GError *error = NULL;
   BoxConfig *cfg = box_config_load(config, g_get_home_dir(), &error);
   if (!cfg) {
@@ -242,15 +279,14 @@ static int cmd_generate_schema(int argc, char **argv) {
   bool ok = write_atomic(outdir, "actions.cedarschema", actions_schema, &p1) &&
             write_atomic(outdir, "events.dwschema", events, &p2);
   g_free(events);
-  if (ok) {
-    printf("Generated %s\nGenerated %s\n", p1, p2);
-  }
+  if (ok) { printf("Generated %s\nGenerated %s\n", p1, p2); }
   g_free(p1);
   g_free(p2);
   return ok ? 0 : 1;
 }
 
-int box_verb_policy(int argc, char **argv) {
+int box_verb_policy(int argc, char **argv)
+{
   /* argv[0] = "policy" */
   if (argc < 2) {
     fputs(policy_usage, stderr);

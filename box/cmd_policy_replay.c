@@ -17,18 +17,23 @@
 #include <glib/gstdio.h>
 
 static const char replay_usage[] =
-    "Usage: box policy replay FILE [--home DIR] EVENTS\n"
-    "\n"
-    "EVENTS is a file of JSON lines (\"-\" for stdin), each\n"
-    "  {\"t\": SECONDS, \"action\": \"fs:read\", \"kind\": \"request\"|\"response\"|\"error\", \"input\": {...}, \"output\": {...}}\n"
-    "or {\"restart\": true}.  Prints one line per request: the decision message.\n";
+  "Usage: box policy replay FILE [--home DIR] EVENTS\n"
+  "\n"
+  "EVENTS is a file of JSON lines (\"-\" for stdin), each\n"
+  "  {\"t\": SECONDS, \"action\": \"fs:read\", \"kind\": \"request\"|\"response\"|\"error\", "
+  "\"input\": {...}, \"output\": {...}}\n"
+  "or {\"restart\": true}.  Prints one line per request: the decision message.\n";
 
-static int64_t replay_clock(void *data) { return *(int64_t *)data; }
+static int64_t replay_clock(void *data)
+{
+  return *(int64_t *)data;
+}
 
-static BoxPolicy *open_policy(const char *file, const char *home, const char *dir, int64_t *now, bool quiet) {
+static BoxPolicy *open_policy(const char *file, const char *home, const char *dir, int64_t *now,
+                              bool quiet)
+{
   BoxPolicy *p = box_verb_policy_load(file, home, quiet);
-  if (!p)
-    return NULL;
+  if (!p) return NULL;
   box_policy_set_clock(p, replay_clock, now);
   g_autoptr(GError) error = NULL;
   if (!box_policy_open_history(p, dir, &error)) {
@@ -39,7 +44,8 @@ static BoxPolicy *open_policy(const char *file, const char *home, const char *di
   return p;
 }
 
-static void remove_dir(const char *dir) {
+static void remove_dir(const char *dir)
+{
   GDir *d = g_dir_open(dir, 0, NULL);
   const char *n;
   while (d && (n = g_dir_read_name(d))) {
@@ -51,19 +57,22 @@ static void remove_dir(const char *dir) {
   g_rmdir(dir);
 }
 
-static int line_error(unsigned long n, const char *why) {
+static int line_error(unsigned long n, const char *why)
+{
   fprintf(stderr, "box: error: EVENTS line %lu: %s\n", n, why);
   return 2;
 }
 
-int box_verb_policy_replay(int argc, char **argv) {
-  const char *pos[2] = {NULL, NULL}, *home = NULL;
+int box_verb_policy_replay(int argc, char **argv)
+{
+  const char *pos[2] = { NULL, NULL }, *home = NULL;
   int npos = 0;
   for (int i = 0; i < argc; i++) {
     const char *s = argv[i];
     if (strcmp(s, "--home") == 0) {
       if (i + 1 >= argc) {
-        fprintf(stderr, "error: a value is required for '--home' but none was supplied\n\n%s", replay_usage);
+        fprintf(stderr, "error: a value is required for '--home' but none was supplied\n\n%s",
+                replay_usage);
         return 2;
       }
       home = argv[++i];
@@ -83,7 +92,8 @@ int box_verb_policy_replay(int argc, char **argv) {
     }
   }
   if (npos < 2) {
-    fprintf(stderr, "error: the following required arguments were not provided\n\n%s", replay_usage);
+    fprintf(stderr, "error: the following required arguments were not provided\n\n%s",
+            replay_usage);
     return 2;
   }
   if (!home) home = g_getenv("HOME");
@@ -118,17 +128,22 @@ int box_verb_policy_replay(int argc, char **argv) {
       p = open_policy(pos[0], home, dir, &now, true);
       if (!p) rc = 2;
     } else if (!json_object_object_get_ex(ev, "t", &v) ||
-               !(json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))) {
+               !(json_object_is_type(v, json_type_int) ||
+                 json_object_is_type(v, json_type_double))) {
       rc = line_error(n, "`t` (seconds, a number) is required");
     } else {
       double t = json_object_get_double(v);
       now = (int64_t)llround(t * 1e9);
-      const char *action = json_object_object_get_ex(ev, "action", &v) ? json_object_get_string(v) : NULL;
-      const char *kind = json_object_object_get_ex(ev, "kind", &v) ? json_object_get_string(v) : "request";
+      const char *action =
+        json_object_object_get_ex(ev, "action", &v) ? json_object_get_string(v) : NULL;
+      const char *kind =
+        json_object_object_get_ex(ev, "kind", &v) ? json_object_get_string(v) : "request";
       json_object_object_get_ex(ev, "input", &input);
       json_object_object_get_ex(ev, "output", &output);
-      if (!action) rc = line_error(n, "`action` is required");
-      else if (input && !json_object_is_type(input, json_type_object)) rc = line_error(n, "`input` must be an object");
+      if (!action)
+        rc = line_error(n, "`action` is required");
+      else if (input && !json_object_is_type(input, json_type_object))
+        rc = line_error(n, "`input` must be an object");
       else if (strcmp(kind, "request") == 0) {
         json_object *empty = input ? NULL : json_object_new_object();
         BoxDecision *d = box_policy_decide(p, action, input ? input : empty);

@@ -35,8 +35,7 @@ static char **bound_roots(Boxd *d)
     bool covered = false;
     for (guint k = 0; k < roots->len; k++)
       covered |= box_path_within(candidates[i], g_ptr_array_index(roots, k));
-    if (!covered)
-      g_ptr_array_add(roots, g_strdup(candidates[i]));
+    if (!covered) g_ptr_array_add(roots, g_strdup(candidates[i]));
   }
   g_ptr_array_add(roots, NULL);
   return (char **)g_ptr_array_free(roots, FALSE);
@@ -72,20 +71,21 @@ static int resolve_places(Boxd *d)
   if (!d->workspace || stat(d->workspace, &st) != 0 || !S_ISDIR(st.st_mode))
     return box_fail("invalid `[agent]` table: `workspace` %s is not an existing directory", ws);
   if (strcmp(d->workspace, d->operator_home) == 0)
-    return box_fail("invalid `[agent]` table: `workspace` %s is the operator's home; make a project "
-                "directory and name it instead",
-                d->workspace);
+    return box_fail(
+      "invalid `[agent]` table: `workspace` %s is the operator's home; make a project "
+      "directory and name it instead",
+      d->workspace);
   const char *agent_home = g_hash_table_lookup(d->config->agent.env, "HOME");
   d->agent_home = agent_home ? box_canonical_path(agent_home) : g_strdup(d->operator_home);
   if (!d->agent_home)
     return box_fail("invalid `[agent]` table: `env.HOME` %s does not exist", agent_home);
   if (box_path_within(d->config->box_dir, d->workspace))
     return box_fail("invalid Box configuration: `box_dir` %s is equal to or below the agent's "
-                "workspace %s",
-                d->config->box_dir, d->workspace);
+                    "workspace %s",
+                    d->config->box_dir, d->workspace);
   if (box_path_within(d->config->path, d->config->box_dir))
     return box_fail("configuration source %s is inside `box_dir` %s", d->config->path,
-                d->config->box_dir);
+                    d->config->box_dir);
   return 0;
 }
 
@@ -123,11 +123,10 @@ static int open_records_and_tables(Boxd *d)
     g_clear_error(&error);
   }
   g_autofree char *log_path =
-      g_build_filename(d->config->box_dir, "private", "telemetry", "records.jsonl", NULL);
+    g_build_filename(d->config->box_dir, "private", "telemetry", "records.jsonl", NULL);
   d->run_id = g_uuid_string_random();
   d->log = box_decision_log_open(log_path, d->box_id, d->run_id, &error);
-  if (!d->log)
-    return box_fail("telemetry setup failed: %s", error->message);
+  if (!d->log) return box_fail("telemetry setup failed: %s", error->message);
   d->socket_path = g_build_filename(d->config->box_dir, "run", "box.sock", NULL);
   d->roots = bound_roots(d);
   GPtrArray *tables = g_ptr_array_new();
@@ -136,8 +135,7 @@ static int open_records_and_tables(Boxd *d)
   g_ptr_array_add(tables, NULL);
   d->tool_tables = (BoxToolTable **)g_ptr_array_free(tables, FALSE);
   d->agent_table = table_of(&d->config->agent);
-  if (!box_config_check(d, &error))
-    return box_fail("%s", error->message);
+  if (!box_config_check(d, &error)) return box_fail("%s", error->message);
   return 0;
 }
 
@@ -150,8 +148,7 @@ static GPtrArray *agent_argv_of(Boxd *d, char **rest)
        c++)
     g_ptr_array_add(agent_argv, *c);
   for (char **a = rest; a && *a; a++)
-    if (!(a == rest && strcmp(*a, "--") == 0))
-      g_ptr_array_add(agent_argv, *a);
+    if (!(a == rest && strcmp(*a, "--") == 0)) g_ptr_array_add(agent_argv, *a);
   g_ptr_array_add(agent_argv, NULL);
   return agent_argv;
 }
@@ -182,34 +179,25 @@ int box_verb_run(int argc, char **argv)
   box_tools_set_workload_fd_limit(&d.workload_nofile);
   d.operator_home = operator_home();
   d.operator_path = g_strdup(getenv("PATH"));
-  if (!d.operator_home)
-    return box_fail("cannot resolve the operator's home directory");
+  if (!d.operator_home) return box_fail("cannot resolve the operator's home directory");
   d.config = box_config_load(config_path, d.operator_home, &error);
-  if (!d.config)
-    return box_fail("%s", error->message);
+  if (!d.config) return box_fail("%s", error->message);
   /* Secrets are read once, now, and phantoms minted (spec/runtime.md §7). */
-  if (!boxd_egress_prepare(&d, &error))
-    return box_fail("%s", error->message);
+  if (!boxd_egress_prepare(&d, &error)) return box_fail("%s", error->message);
   box_tools_set_phantoms((const char *const *)d.phantom_env);
   int failed = resolve_places(&d);
-  if (!failed)
-    failed = load_policy(&d);
-  if (failed)
-    return failed;
+  if (!failed) failed = load_policy(&d);
+  if (failed) return failed;
   d.box_shell = box_sibling_binary("box-shell");
-  if (!d.box_shell)
-    return box_fail("box-shell is not installed beside box");
+  if (!d.box_shell) return box_fail("box-shell is not installed beside box");
   if (geteuid() != 0)
     return box_fail("box run needs root for now: it mounts the box's view with FUSE and builds "
-                "namespaces (an unprivileged mode is planned)");
+                    "namespaces (an unprivileged mode is planned)");
   int lock = boxd_box_dir_prepare(&d, &error);
-  if (lock < 0)
-    return box_fail("%s", error->message);
-  if (!boxd_install_aliases(&d, &error))
-    return box_fail("%s", error->message);
+  if (lock < 0) return box_fail("%s", error->message);
+  if (!boxd_install_aliases(&d, &error)) return box_fail("%s", error->message);
   failed = open_records_and_tables(&d);
-  if (failed)
-    return failed;
+  if (failed) return failed;
   d.live_pids = g_hash_table_new(g_direct_hash, g_direct_equal);
 
   GPtrArray *agent_argv = agent_argv_of(&d, rest);

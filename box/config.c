@@ -20,14 +20,15 @@
 
 #define CONFIG_MAX_BYTES (4 * 1024 * 1024)
 
-G_DEFINE_QUARK(box-config-error-quark, box_config_error)
+G_DEFINE_QUARK(box - config - error - quark, box_config_error)
 
 /* ---- top level ----------------------------------------------------------- */
 
-static bool validate(ConfigCtx *c, json_object *doc, const char *home, BoxConfig *cfg) {
+static bool validate(ConfigCtx *c, json_object *doc, const char *home, BoxConfig *cfg)
+{
   json_object *name = NULL, *box_dir = NULL, *policy = NULL, *agent = NULL, *tool = NULL;
   json_object *gateway = NULL, *egress = NULL;
-  json_object_object_foreach(doc, k, val) {
+  json_object_object_foreach (doc, k, val) {
     if (strcmp(k, "name") == 0)
       name = val;
     else if (strcmp(k, "box_dir") == 0)
@@ -61,32 +62,27 @@ static bool validate(ConfigCtx *c, json_object *doc, const char *home, BoxConfig
   }
 
   const char *s = NULL;
-  if (!name)
-    return config_fail_parse(c, "missing field `name`");
-  if (!config_get_string(c, name, "name", &s))
-    return false;
+  if (!name) return config_fail_parse(c, "missing field `name`");
+  if (!config_get_string(c, name, "name", &s)) return false;
   const char *why = config_component_problem(s);
   if (why) {
     char *q = config_quote(s);
-    config_fail_spec(c,
-              "box name %s is invalid: %s; use one component of letters, digits, '.', '_', or '-'",
-              q, why);
+    config_fail_spec(
+      c, "box name %s is invalid: %s; use one component of letters, digits, '.', '_', or '-'", q,
+      why);
     g_free(q);
     return false;
   }
   cfg->name = g_strdup(s);
 
-  if (!box_dir)
-    return config_fail_parse(c, "missing field `box_dir`");
-  if (!config_get_string(c, box_dir, "box_dir", &s))
-    return false;
+  if (!box_dir) return config_fail_parse(c, "missing field `box_dir`");
+  if (!config_get_string(c, box_dir, "box_dir", &s)) return false;
   if (s[0] != '/')
     return config_fail_spec(c, "invalid Box configuration: `box_dir` must be absolute: %s", s);
   cfg->box_dir = g_strdup(s);
 
   if (policy) {
-    if (!config_get_string(c, policy, "policy", &s))
-      return false;
+    if (!config_get_string(c, policy, "policy", &s)) return false;
     if (!*s)
       return config_fail_parse(c, "`policy` is empty; name a policy file, or leave `policy` out");
     if (s[0] == '/') {
@@ -99,21 +95,19 @@ static bool validate(ConfigCtx *c, json_object *doc, const char *home, BoxConfig
   }
 
   if (!agent)
-    return config_fail_spec(c, "no workload to run: the configuration has no `[agent]` table, and a "
-                        "trailing argv appends to `[agent] command` rather than replacing it");
-  if (!config_check_agent(c, agent, home, cfg))
-    return false;
+    return config_fail_spec(c,
+                            "no workload to run: the configuration has no `[agent]` table, and a "
+                            "trailing argv appends to `[agent] command` rather than replacing it");
+  if (!config_check_agent(c, agent, home, cfg)) return false;
 
-  if (tool && !config_check_tools(c, tool, home, cfg))
-    return false;
-  if (gateway && !config_check_gateway(c, gateway, cfg))
-    return false;
-  if (egress && !config_check_egress(c, egress, cfg))
-    return false;
+  if (tool && !config_check_tools(c, tool, home, cfg)) return false;
+  if (gateway && !config_check_gateway(c, gateway, cfg)) return false;
+  if (egress && !config_check_egress(c, egress, cfg)) return false;
   return true;
 }
 
-static char *read_config(const char *file, char **canonical, GError **error) {
+static char *read_config(const char *file, char **canonical, GError **error)
+{
   *canonical = NULL;
   if (!file || !*file) {
     g_set_error(error, BOX_CONFIG_ERROR, BOX_CONFIG_ERROR_READ,
@@ -147,30 +141,25 @@ static char *read_config(const char *file, char **canonical, GError **error) {
     char buf[65536];
     for (;;) {
       ssize_t n = read(fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR)
-        continue;
+      if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         e = errno;
         break;
       }
-      if (n == 0)
-        break;
+      if (n == 0) break;
       g_string_append_len(text, buf, n);
       if (text->len > CONFIG_MAX_BYTES) {
         why = "it is larger than 4 MiB";
         break;
       }
     }
-    if (!e && !why && memchr(text->str, '\0', text->len))
-      why = "it contains a NUL byte";
+    if (!e && !why && memchr(text->str, '\0', text->len)) why = "it contains a NUL byte";
   }
-  if (fd >= 0)
-    close(fd);
+  if (fd >= 0) close(fd);
   if (e || why) {
     g_set_error(error, BOX_CONFIG_ERROR, BOX_CONFIG_ERROR_READ, "cannot read config file %s: %s",
                 canon, why ? why : g_strerror(e));
-    if (text)
-      g_string_free(text, TRUE);
+    if (text) g_string_free(text, TRUE);
     free(canon);
     return NULL;
   }
@@ -179,13 +168,13 @@ static char *read_config(const char *file, char **canonical, GError **error) {
   return g_string_free(text, FALSE);
 }
 
-BoxConfig *box_config_load(const char *file, const char *operator_home, GError **error) {
+BoxConfig *box_config_load(const char *file, const char *operator_home, GError **error)
+{
   g_return_val_if_fail(error == NULL || *error == NULL, NULL);
   char *canon = NULL;
   char *text = read_config(file, &canon, error);
-  if (!text)
-    return NULL;
-  ConfigCtx c = {canon, error};
+  if (!text) return NULL;
+  ConfigCtx c = { canon, error };
   char *why = NULL;
   json_object *doc = box_toml_parse(text, &why);
   g_free(text);
@@ -210,21 +199,18 @@ BoxConfig *box_config_load(const char *file, const char *operator_home, GError *
   return cfg;
 }
 
-void box_config_free(BoxConfig *config) {
-  if (!config)
-    return;
+void box_config_free(BoxConfig *config)
+{
+  if (!config) return;
   g_free(config->path);
   g_free(config->name);
   g_free(config->box_dir);
   g_free(config->policy);
   config_spec_clear(&config->agent);
-  if (config->tools)
-    g_ptr_array_unref(config->tools);
-  if (config->doc)
-    json_object_put(config->doc);
+  if (config->tools) g_ptr_array_unref(config->tools);
+  if (config->doc) json_object_put(config->doc);
   g_strfreev(config->gateway_allow_local);
   g_strfreev(config->gateway_extra_ca);
-  if (config->egress)
-    g_ptr_array_unref(config->egress);
+  if (config->egress) g_ptr_array_unref(config->egress);
   g_free(config);
 }

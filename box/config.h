@@ -22,19 +22,19 @@ typedef enum {
 } BoxConfigError;
 
 typedef struct {
-  char **read;        /* NULL-terminated, "~" expanded to the operator home */
+  char **read; /* NULL-terminated, "~" expanded to the operator home */
   char **write;
   char **read_file;
   char **write_file;
-  char **exec;        /* [agent] only */
+  char **exec; /* [agent] only */
   char **deny;
 } BoxFsLists;
 
 typedef struct {
-  char *label;        /* "agent" or the tool's label */
-  char **command;     /* NULL-terminated; [0] as written */
-  char *workspace;    /* absolute, or NULL (agent: cwd of run; tool: see §2.1) */
-  GHashTable *env;    /* char* -> char*, may be empty, never NULL */
+  char *label;     /* "agent" or the tool's label */
+  char **command;  /* NULL-terminated; [0] as written */
+  char *workspace; /* absolute, or NULL (agent: cwd of run; tool: see §2.1) */
+  GHashTable *env; /* char* -> char*, may be empty, never NULL */
   BoxFsLists fs;
   /* [agent] shell_timeout: wall clock for one Shell command, in ms; 0 =
    * the Shell's default (30 s).  Always 0 on tools. */
@@ -54,33 +54,33 @@ typedef struct {
  * loader. */
 typedef struct {
   char *name;
-  char **destinations;    /* NULL-terminated, non-empty, checked, not overlapping */
-  char *env_name;         /* env://NAME; for aws:// the phantom's name, AWS_ACCESS_KEY_ID */
-  bool aws;               /* aws://PROFILE: requests are re-signed with SigV4 */
+  char **destinations; /* NULL-terminated, non-empty, checked, not overlapping */
+  char *env_name;      /* env://NAME; for aws:// the phantom's name, AWS_ACCESS_KEY_ID */
+  bool aws;            /* aws://PROFILE: requests are re-signed with SigV4 */
   char *aws_profile;
   BoxGatewayPlacement placement; /* the gateway's own type (gateway/route.h) */
-  char *header;           /* header placement: default "Authorization" */
-  char *prefix;           /* header placement: default "Bearer " on Authorization, else "" */
-  char *param;            /* query_param placement */
-  bool inject_always;     /* inject = "always" */
-  char *phantom_prefix;   /* default "strands_box_" */
+  char *header;                  /* header placement: default "Authorization" */
+  char *prefix;                  /* header placement: default "Bearer " on Authorization, else "" */
+  char *param;                   /* query_param placement */
+  bool inject_always;            /* inject = "always" */
+  char *phantom_prefix;          /* default "strands_box_" */
 } BoxEgressRoute;
 
 typedef struct {
-  char *path;         /* canonical path of box.toml */
+  char *path; /* canonical path of box.toml */
   char *name;
   char *box_dir;
-  char *policy;       /* absolute path or NULL (no policy: deny everything) */
+  char *policy; /* absolute path or NULL (no policy: deny everything) */
   BoxProcessSpec agent;
-  GPtrArray *tools;   /* BoxProcessSpec*, sorted by label */
-  json_object *doc;   /* the whole document as json-c (owned) */
+  GPtrArray *tools; /* BoxProcessSpec*, sorted by label */
+  json_object *doc; /* the whole document as json-c (owned) */
   /* [gateway] (boxfs): named exceptions to the egress address floor
    * (HOST, HOST:PORT, [V6]:PORT) and PEM files the gateway trusts upstream
    * beside the system store (absolute, relative to box.toml otherwise).
    * Both NULL-terminated, never NULL. */
   char **gateway_allow_local;
   char **gateway_extra_ca;
-  GPtrArray *egress;  /* BoxEgressRoute*, sorted by name; never NULL */
+  GPtrArray *egress; /* BoxEgressRoute*, sorted by name; never NULL */
 } BoxConfig;
 
 /* Reads and validates FILE.  operator_home expands "~".  On failure the

@@ -11,7 +11,8 @@
 
 /* ---- messages ------------------------------------------------------------ */
 
-bool config_fail(ConfigCtx *c, BoxConfigError code, const char *fmt, ...) {
+bool config_fail(ConfigCtx *c, BoxConfigError code, const char *fmt, ...)
+{
   va_list ap;
   va_start(ap, fmt);
   g_autofree char *text = g_strdup_vprintf(fmt, ap);
@@ -24,7 +25,8 @@ bool config_fail(ConfigCtx *c, BoxConfigError code, const char *fmt, ...) {
 }
 
 /* The spec's removed-key text; it begins with the file's path. */
-bool config_fail_removed(ConfigCtx *c, const char *key, const char *replacement) {
+bool config_fail_removed(ConfigCtx *c, const char *key, const char *replacement)
+{
   g_set_error(c->error, BOX_CONFIG_ERROR, BOX_CONFIG_ERROR_INVALID,
               "%s carries `%s`, which this build does not read; write %s instead. Edit the "
               "configuration, or select an empty `box_dir` to rebuild a stored record",
@@ -33,7 +35,8 @@ bool config_fail_removed(ConfigCtx *c, const char *key, const char *replacement)
 }
 
 /* A double-quoted, escaped spelling of S (like Rust's {:?} of a str). */
-char *config_quote(const char *s) {
+char *config_quote(const char *s)
+{
   GString *out = g_string_new("\"");
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     switch (*p) {
@@ -53,17 +56,17 @@ char *config_quote(const char *s) {
   return g_string_free(out, FALSE);
 }
 
-static bool is_bare_key(const char *k) {
-  if (!*k)
-    return false;
+static bool is_bare_key(const char *k)
+{
+  if (!*k) return false;
   for (const char *p = k; *p; p++)
-    if (!g_ascii_isalnum(*p) && *p != '_' && *p != '-')
-      return false;
+    if (!g_ascii_isalnum(*p) && *p != '_' && *p != '-') return false;
   return true;
 }
 
 /* Dotted key path: PARENT.CHILD, CHILD quoted when it is not a bare key. */
-char *config_key_join(const char *parent, const char *child) {
+char *config_key_join(const char *parent, const char *child)
+{
   char *c = is_bare_key(child) ? g_strdup(child) : config_quote(child);
   char *out = parent && *parent ? g_strconcat(parent, ".", c, NULL) : g_strdup(c);
   g_free(c);
@@ -73,27 +76,27 @@ char *config_key_join(const char *parent, const char *child) {
 /* ---- json helpers -------------------------------------------------------- */
 
 /* A string value without embedded NUL bytes, or NULL. */
-const char *config_json_cstring(json_object *v) {
-  if (!json_object_is_type(v, json_type_string))
-    return NULL;
+const char *config_json_cstring(json_object *v)
+{
+  if (!json_object_is_type(v, json_type_string)) return NULL;
   const char *s = json_object_get_string(v);
-  if ((size_t)json_object_get_string_len(v) != strlen(s))
-    return NULL;
+  if ((size_t)json_object_get_string_len(v) != strlen(s)) return NULL;
   return s;
 }
 
-bool config_get_string(ConfigCtx *c, json_object *v, const char *key, const char **out) {
+bool config_get_string(ConfigCtx *c, json_object *v, const char *key, const char **out)
+{
   if (!json_object_is_type(v, json_type_string))
     return config_fail_parse(c, "`%s` must be a string", key);
   const char *s = config_json_cstring(v);
-  if (!s)
-    return config_fail_parse(c, "`%s` contains a NUL character", key);
+  if (!s) return config_fail_parse(c, "`%s` contains a NUL character", key);
   *out = s;
   return true;
 }
 
 /* A NULL-terminated copy of an array of strings. */
-bool config_get_string_array(ConfigCtx *c, json_object *v, const char *key, char ***out) {
+bool config_get_string_array(ConfigCtx *c, json_object *v, const char *key, char ***out)
+{
   if (!json_object_is_type(v, json_type_array))
     return config_fail_parse(c, "`%s` must be an array of strings", key);
   size_t n = json_object_array_length(v);
@@ -115,32 +118,29 @@ bool config_get_string_array(ConfigCtx *c, json_object *v, const char *key, char
 
 /* NULL when NAME is one component of [A-Za-z0-9._-], 1..32 bytes, not . or
  * ..; else the reason (static). */
-const char *config_component_problem(const char *name) {
+const char *config_component_problem(const char *name)
+{
   size_t len = strlen(name);
-  if (len == 0)
-    return "it is empty";
-  if (len > NAME_MAX_BYTES)
-    return "it is longer than 32 bytes";
-  if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-    return "`.` and `..` name no component";
+  if (len == 0) return "it is empty";
+  if (len > NAME_MAX_BYTES) return "it is longer than 32 bytes";
+  if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) return "`.` and `..` name no component";
   for (const char *p = name; *p; p++) {
-    if (*p == '/')
-      return "it contains `/`";
+    if (*p == '/') return "it contains `/`";
     if (!g_ascii_isalnum(*p) && *p != '.' && *p != '_' && *p != '-')
       return "it contains a character outside letters, digits, '.', '_', and '-'";
   }
   return NULL;
 }
 
-bool config_env_name_valid(const char *n) {
-  if (!(g_ascii_isalpha(n[0]) || n[0] == '_'))
-    return false;
+bool config_env_name_valid(const char *n)
+{
+  if (!(g_ascii_isalpha(n[0]) || n[0] == '_')) return false;
   for (const char *p = n + 1; *p; p++)
-    if (!g_ascii_isalnum(*p) && *p != '_')
-      return false;
+    if (!g_ascii_isalnum(*p) && *p != '_') return false;
   return true;
 }
 
-bool config_env_name_reserved(const char *n) {
+bool config_env_name_reserved(const char *n)
+{
   return box_tools_env_name_reserved(n);
 }

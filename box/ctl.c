@@ -33,8 +33,7 @@ bool box_ctl_send(int sock, json_object *obj, const int *fds, int nfds)
     memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
   }
   ssize_t n;
-  do
-    n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+  do n = sendmsg(sock, &msg, MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
   if (n < 0 && errno == EMSGSIZE) {
     /* A packet goes whole or not at all, and the default send buffer
@@ -43,8 +42,7 @@ bool box_ctl_send(int sock, json_object *obj, const int *fds, int nfds)
     int want = (int)len + 64 * 1024;
     if (setsockopt(sock, SOL_SOCKET, SO_SNDBUFFORCE, &want, sizeof want) != 0)
       setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &want, sizeof want);
-    do
-      n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+    do n = sendmsg(sock, &msg, MSG_NOSIGNAL);
     while (n < 0 && errno == EINTR);
   }
   return n == (ssize_t)len;
@@ -80,41 +78,35 @@ static char *recv_buffer(void)
 static json_object *refuse_message(int *fds, int *nfds, int err)
 {
   if (fds && nfds)
-    for (int i = 0; i < *nfds; i++)
-      close(fds[i]);
-  if (nfds)
-    *nfds = 0;
+    for (int i = 0; i < *nfds; i++) close(fds[i]);
+  if (nfds) *nfds = 0;
   errno = err;
   return NULL;
 }
 
 json_object *box_ctl_recv(int sock, int *fds, int *nfds)
 {
-  if (nfds)
-    *nfds = 0;
+  if (nfds) *nfds = 0;
   char *buf = recv_buffer();
-  if (!buf)
-    return NULL;
+  if (!buf) return NULL;
   /* One byte more than a message may hold: a longer one shows as MSG_TRUNC. */
   struct iovec iov = { .iov_base = buf, .iov_len = BOX_CTL_MAX_MSG + 1 };
   union {
     char buf[CMSG_SPACE(sizeof(int) * BOX_CTL_MAX_FDS * 2)];
     struct cmsghdr align;
   } u;
-  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                        .msg_controllen = sizeof u.buf };
+  struct msghdr msg = {
+    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf
+  };
   ssize_t n;
-  do
-    n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  do n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
   while (n < 0 && errno == EINTR);
   if (n <= 0) {
-    if (n == 0)
-      errno = 0;
+    if (n == 0) errno = 0;
     return NULL;
   }
   for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-      continue;
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
     int count = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
     int got[BOX_CTL_MAX_FDS * 2];
     memcpy(got, CMSG_DATA(c), sizeof(int) * (size_t)count);
@@ -145,17 +137,14 @@ json_object *box_ctl_call_fds(int sock, json_object *request, const int *fds, in
                               int *out_fds, int *out_n)
 {
   int pair[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
-    return NULL;
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) return NULL;
   int all[BOX_CTL_MAX_FDS];
   all[0] = pair[1];
   int total = 1;
-  for (int i = 0; i < nfds && total < BOX_CTL_MAX_FDS; i++)
-    all[total++] = fds[i];
+  for (int i = 0; i < nfds && total < BOX_CTL_MAX_FDS; i++) all[total++] = fds[i];
   bool sent = box_ctl_send(sock, request, all, total);
   close(pair[1]);
-  if (out_n)
-    *out_n = 0;
+  if (out_n) *out_n = 0;
   json_object *reply = sent ? box_ctl_recv(pair[0], out_fds, out_n) : NULL;
   close(pair[0]);
   return reply;
@@ -166,11 +155,10 @@ json_object *box_ctl_exec_input(const BoxShellCommand *cmd)
   json_object *input = json_object_new_object();
   json_object_object_add(input, "command", json_object_new_string(cmd->command));
   json_object_object_add(input, "program", json_object_new_string(cmd->program));
-  if (cmd->argc > 1)
-    json_object_object_add(input, "arg1", json_object_new_string(cmd->argv[1]));
-  if (cmd->argc > 2)
-    json_object_object_add(input, "arg2", json_object_new_string(cmd->argv[2]));
-  json_object_object_add(input, "arg_count", json_object_new_int64(cmd->argc > 0 ? cmd->argc - 1 : 0));
+  if (cmd->argc > 1) json_object_object_add(input, "arg1", json_object_new_string(cmd->argv[1]));
+  if (cmd->argc > 2) json_object_object_add(input, "arg2", json_object_new_string(cmd->argv[2]));
+  json_object_object_add(input, "arg_count",
+                         json_object_new_int64(cmd->argc > 0 ? cmd->argc - 1 : 0));
   json_object_object_add(input, "cwd", json_object_new_string(cmd->cwd));
   return input;
 }

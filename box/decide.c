@@ -15,8 +15,7 @@ BoxDecision *boxd_decide_args(Boxd *d, const char *action, json_object *input,
 {
   BoxDecision *decision = box_policy_decide(d->policy, action, input);
   BoxCommandArgs args = { command_args, literal, 0 };
-  while (command_args && command_args[args.argc])
-    args.argc++;
+  while (command_args && command_args[args.argc]) args.argc++;
   box_decision_log_append_args(d->log, action, input, command_args ? &args : NULL, decision);
   return decision;
 }
@@ -87,21 +86,18 @@ void boxd_vfs_outcome(void *data, int command, const char *action, json_object *
 static bool declared_program(Boxd *d, const char *path)
 {
   g_autofree char *real = box_canonical_path(path);
-  if (!real)
-    return false;
+  if (!real) return false;
   char *const *exec = d->agent_table ? d->agent_table->exec : NULL;
   for (int i = 0; exec && exec[i]; i++)
-    if (box_path_within(real, exec[i]) || box_path_within(exec[i], real))
-      return true;
+    if (box_path_within(real, exec[i]) || box_path_within(exec[i], real)) return true;
   for (int i = 0; d->tool_tables && d->tool_tables[i]; i++) {
     const BoxToolTable *t = d->tool_tables[i];
     const char *search = t->env ? g_hash_table_lookup(t->env, "PATH") : NULL;
     g_autofree char *program =
-        t->command && t->command[0]
-            ? box_tools_resolve(t->command[0], "/", search && *search ? search : d->operator_path)
-            : NULL;
-    if (program && box_path_within(program, real))
-      return true;
+      t->command && t->command[0]
+        ? box_tools_resolve(t->command[0], "/", search && *search ? search : d->operator_path)
+        : NULL;
+    if (program && box_path_within(program, real)) return true;
   }
   return false;
 }
@@ -117,11 +113,10 @@ static const char *lookup_floor(Boxd *d, const char *path)
   struct stat st, fst;
   bool have = stat(path, &st) == 0;
   for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
-    if (!files[i])
-      continue;
+    if (!files[i]) continue;
     /* by name, or by identity: a hard link to an authority file */
-    if (strcmp(path, files[i]) == 0 || (have && stat(files[i], &fst) == 0 &&
-                                         fst.st_dev == st.st_dev && fst.st_ino == st.st_ino))
+    if (strcmp(path, files[i]) == 0 ||
+        (have && stat(files[i], &fst) == 0 && fst.st_dev == st.st_dev && fst.st_ino == st.st_ino))
       return "resolves to an authority source that this run loaded, which no policy may open "
              "or change";
   }
@@ -130,10 +125,8 @@ static const char *lookup_floor(Boxd *d, const char *path)
     if (trees[i] && box_path_within(path, trees[i]))
       return "resolves into trusted Box state, which no policy may open";
   for (char **r = d->roots; r && *r; r++)
-    if (box_path_within(path, *r))
-      return NULL;
-  if (declared_program(d, path))
-    return NULL;
+    if (box_path_within(path, *r)) return NULL;
+  if (declared_program(d, path)) return NULL;
   return "outside this box's home and every declared bind";
 }
 

@@ -28,8 +28,7 @@
  * component (its meaning depends on symlinks) or a relative cwd. */
 static char *absolute(const char *cwd, const char *path)
 {
-  if (path[0] != '/' && (!cwd || cwd[0] != '/'))
-    return NULL;
+  if (path[0] != '/' && (!cwd || cwd[0] != '/')) return NULL;
   size_t cl = path[0] == '/' ? 0 : strlen(cwd);
   char *out = g_malloc(cl + strlen(path) + 2);
   size_t n = 0;
@@ -38,11 +37,9 @@ static char *absolute(const char *cwd, const char *path)
   for (int k = 0; k < 2; k++) {
     const char *q = srcs[k];
     while (*q) {
-      while (*q == '/')
-        q++;
+      while (*q == '/') q++;
       const char *e = q;
-      while (*e && *e != '/')
-        e++;
+      while (*e && *e != '/') e++;
       size_t len = (size_t)(e - q);
       if (len == 2 && q[0] == '.' && q[1] == '.') {
         g_free(out);
@@ -67,8 +64,7 @@ static char *absolute(const char *cwd, const char *path)
 static const char *root_of(Boxd *d, const char *path)
 {
   for (char **r = d->roots; r && *r; r++)
-    if (box_path_within(path, *r))
-      return *r;
+    if (box_path_within(path, *r)) return *r;
   return NULL;
 }
 
@@ -89,9 +85,8 @@ static char *spell(Boxd *d, const char *path)
  * uid and gid. */
 static bool may_read(const struct stat *st, uid_t uid, gid_t gid)
 {
-  if (uid == 0)
-    return true;
-  unsigned bits = uid == st->st_uid ? (st->st_mode >> 6) & 7
+  if (uid == 0) return true;
+  unsigned bits = uid == st->st_uid   ? (st->st_mode >> 6) & 7
                   : gid == st->st_gid ? (st->st_mode >> 3) & 7
                                       : st->st_mode & 7;
   return (bits & 4) != 0;
@@ -101,7 +96,7 @@ static bool may_read(const struct stat *st, uid_t uid, gid_t gid)
 typedef struct {
   enum { SLOT_FALLBACK, SLOT_ERR, SLOT_FD } kind;
   int err;
-  char *message;        /* a refusal's policy text */
+  char *message; /* a refusal's policy text */
   int fd;
   bool permitted;
 } Slot;
@@ -112,15 +107,13 @@ typedef struct {
 typedef struct {
   char *path;
   int fd;
-  int refused;   /* the mount's lookup refuses the directory: 1, 0, -1 not asked */
+  int refused; /* the mount's lookup refuses the directory: 1, 0, -1 not asked */
 } DirCache;
 
 static int dir_fd(DirCache *dc, const char *dir)
 {
-  if (dc->path && strcmp(dc->path, dir) == 0)
-    return dc->fd;
-  if (dc->fd >= 0)
-    close(dc->fd);
+  if (dc->path && strcmp(dc->path, dir) == 0) return dc->fd;
+  if (dc->fd >= 0) close(dc->fd);
   g_free(dc->path);
   struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
@@ -141,7 +134,7 @@ typedef struct {
   json_object *paths;
   size_t n;
   Slot *slots;
-  GString *log;          /* the batch's decision log lines, in path order */
+  GString *log; /* the batch's decision log lines, in path order */
   const char *nanos;
 } Run;
 
@@ -158,8 +151,7 @@ static void open_one(Run *run, DirCache *dc, const char *name, Slot *slot)
   slot->kind = SLOT_FALLBACK;
   slot->fd = -1;
   g_autofree char *path = absolute(run->cwd, name);
-  if (!path || !root_of(d, path))
-    return;
+  if (!path || !root_of(d, path)) return;
   /* Reached with no symlink anywhere on the way: the path decided is the
    * object opened.  Its type is looked at first, so a FIFO or device is
    * never opened. */
@@ -170,10 +162,10 @@ static void open_one(Run *run, DirCache *dc, const char *name, Slot *slot)
    * path goes through it): the mount refuses the file there as it refuses
    * a missing one, naming that directory; its parents are walked through
    * (something permitted lies below them) */
-  if (dfd >= 0 && dc->refused < 0) dc->refused = box_vfs_lookup_refuses(d->vfs, run->command, dc->path);
+  if (dfd >= 0 && dc->refused < 0)
+    dc->refused = box_vfs_lookup_refuses(d->vfs, run->command, dc->path);
   *slash = '/';
-  if (dc->refused > 0)
-    return;
+  if (dc->refused > 0) return;
   const char *base = slash + 1;
   struct stat st;
   if (dfd < 0 || fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
@@ -214,14 +206,15 @@ static void open_one(Run *run, DirCache *dc, const char *name, Slot *slot)
      * descriptor handed out: on a regular file it changes nothing, and
      * clearing it was one more system call per file. */
     struct open_how how = { .flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
-                            .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+                            .resolve =
+                              RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
     fd = (int)syscall(SYS_openat2, dfd, base, &how, sizeof how);
     struct stat now;
     if (fd < 0)
       err = errno;
     else if (fstat(fd, &now) != 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino ||
              !S_ISREG(now.st_mode)) {
-      close(fd);   /* identity changed under us: never hand out another object */
+      close(fd); /* identity changed under us: never hand out another object */
       fd = -1;
       err = ESTALE;
     }
@@ -244,8 +237,7 @@ static void run_paths(Run *run)
     else
       run->slots[i] = (Slot){ .kind = SLOT_FALLBACK, .fd = -1 };
   }
-  if (dc.fd >= 0)
-    close(dc.fd);
+  if (dc.fd >= 0) close(dc.fd);
   g_free(dc.path);
 }
 
@@ -277,13 +269,21 @@ static void answer_batch(Boxd *d, int command, const char *cwd, json_object *pat
   GString *log_buf = thread_buf(&log_buf_key);
   char nanos[32];
   box_decision_log_now(nanos);
-  size_t n = paths && json_object_is_type(paths, json_type_array) ? json_object_array_length(paths) : 0;
-  if (n > BOX_FASTOPEN_MAX)
-    n = BOX_FASTOPEN_MAX;
+  size_t n =
+    paths && json_object_is_type(paths, json_type_array) ? json_object_array_length(paths) : 0;
+  if (n > BOX_FASTOPEN_MAX) n = BOX_FASTOPEN_MAX;
   Slot slots[BOX_FASTOPEN_MAX];
   memset(slots, 0, sizeof slots);
-  Run run = { .d = d, .command = command, .uid = cred.uid, .gid = cred.gid,
-              .have_cred = have_cred, .cwd = cwd, .paths = paths, .n = n, .slots = slots, .log = log_buf,
+  Run run = { .d = d,
+              .command = command,
+              .uid = cred.uid,
+              .gid = cred.gid,
+              .have_cred = have_cred,
+              .cwd = cwd,
+              .paths = paths,
+              .n = n,
+              .slots = slots,
+              .log = log_buf,
               .nanos = nanos };
   /* The batch's history records and log lines are each written in one
    * write(2), after all its decisions and before the reply: nothing is
@@ -300,16 +300,14 @@ static void answer_batch(Boxd *d, int command, const char *cwd, json_object *pat
     json_object *a = json_object_new_object();
     if (!recorded) {
       /* the history could not keep these decisions: none is acted on */
-      if (s->kind == SLOT_FD)
-        close(s->fd);
+      if (s->kind == SLOT_FD) close(s->fd);
       json_object_object_add(a, "err", json_object_new_int(EIO));
     } else if (s->kind == SLOT_FD) {
       json_object_object_add(a, "fd", json_object_new_boolean(true));
       fds[nfds++] = s->fd;
     } else if (s->kind == SLOT_ERR) {
       json_object_object_add(a, "err", json_object_new_int(s->err));
-      if (s->message)
-        json_object_object_add(a, "message", json_object_new_string(s->message));
+      if (s->message) json_object_object_add(a, "message", json_object_new_string(s->message));
     } else {
       json_object_object_add(a, "fallback", json_object_new_boolean(true));
     }
@@ -320,8 +318,7 @@ static void answer_batch(Boxd *d, int command, const char *cwd, json_object *pat
   json_object_object_add(reply, "answers", answers);
   box_ctl_send(reply_fd, reply, fds, nfds);
   json_object_put(reply);
-  for (int i = 0; i < nfds; i++)
-    close(fds[i]);
+  for (int i = 0; i < nfds; i++) close(fds[i]);
 }
 
 void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, int reply_fd)
@@ -350,8 +347,7 @@ static bool send_tagged(int fd, char tag, const void *data, size_t len)
   struct iovec iov[2] = { { &tag, 1 }, { (void *)data, len } };
   struct msghdr m = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
   ssize_t n;
-  do
-    n = sendmsg(fd, &m, MSG_NOSIGNAL);
+  do n = sendmsg(fd, &m, MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
   return n == (ssize_t)(len + 1);
 }
@@ -359,9 +355,9 @@ static bool send_tagged(int fd, char tag, const void *data, size_t len)
 static void list_reply(int reply_fd, const char *key, int value, const char *message)
 {
   json_object *r = json_object_new_object();
-  json_object_object_add(r, key, key[0] == 'f' ? json_object_new_boolean(true) : json_object_new_int(value));
-  if (message)
-    json_object_object_add(r, "message", json_object_new_string(message));
+  json_object_object_add(
+    r, key, key[0] == 'f' ? json_object_new_boolean(true) : json_object_new_int(value));
+  if (message) json_object_object_add(r, "message", json_object_new_string(message));
   box_ctl_send(reply_fd, r, NULL, 0);
   json_object_put(r);
 }
@@ -387,11 +383,9 @@ static void leading_files(LeadingFiles *lead, const char *dir, const char *buf, 
 {
   for (size_t off = 0; !lead->ended && off + sizeof(struct list_dirent64) <= n;) {
     const struct list_dirent64 *e = (const struct list_dirent64 *)(buf + off);
-    if (e->d_reclen == 0)
-      break;
+    if (e->d_reclen == 0) break;
     off += e->d_reclen;
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-      continue;
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
     if (e->d_type != DT_REG || (int)json_object_array_length(lead->paths) >= lead->want) {
       lead->ended = true;
       break;
@@ -410,14 +404,16 @@ void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd)
   json_object_object_get_ex(msg, "cwd", &cwd_o);
   json_object_object_get_ex(msg, "path", &path_o);
   json_object *open_o = NULL;
-  int open_first = json_object_object_get_ex(msg, "open", &open_o) ? json_object_get_int(open_o) : 0;
-  if (open_first < 0 || open_first > BOX_FASTOPEN_MAX)
-    open_first = 0;
+  int open_first =
+    json_object_object_get_ex(msg, "open", &open_o) ? json_object_get_int(open_o) : 0;
+  if (open_first < 0 || open_first > BOX_FASTOPEN_MAX) open_first = 0;
   const char *name = path_o ? json_object_get_string(path_o) : NULL;
-  g_autofree char *path = name && *name ? absolute(cwd_o ? json_object_get_string(cwd_o) : NULL, name) : NULL;
+  g_autofree char *path =
+    name && *name ? absolute(cwd_o ? json_object_get_string(cwd_o) : NULL, name) : NULL;
   int pfd = -1;
   struct stat st;
-  if (getsockopt(reply_fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0 || !path || !root_of(d, path)) {
+  if (getsockopt(reply_fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0 || !path ||
+      !root_of(d, path)) {
     list_reply(reply_fd, "fallback", 0, NULL);
     close(reply_fd);
     return;
@@ -430,8 +426,7 @@ void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd)
     /* absent, not a directory, a symlink on the way, guarded, or refused
      * by the mount's walk as an absent name is: the mount's, which
      * decides it there */
-    if (pfd >= 0)
-      close(pfd);
+    if (pfd >= 0) close(pfd);
     list_reply(reply_fd, "fallback", 0, NULL);
     close(reply_fd);
     return;
@@ -455,8 +450,7 @@ void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd)
       /* "." of the directory decided: the same inode, no lookup that a
        * rename could redirect */
       dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (dfd < 0)
-        err = errno;
+      if (dfd < 0) err = errno;
     }
     boxd_vfs_outcome(d, command, "fs:read", input, dfd >= 0 ? "descriptor_issued" : NULL);
   }
@@ -473,36 +467,31 @@ void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd)
     list_reply(reply_fd, "ok", 1, NULL);
     char *buf = g_malloc(LIST_CHUNK);
     bool ok = true;
-    LeadingFiles lead = { .want = open_first, .paths = open_first ? json_object_new_array() : NULL };
+    LeadingFiles lead = { .want = open_first,
+                          .paths = open_first ? json_object_new_array() : NULL };
     for (;;) {
       long n = syscall(SYS_getdents64, dfd, buf, LIST_CHUNK);
-      if (n < 0 && errno == EINTR)
-        continue;
+      if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         char e[16];
         int l = snprintf(e, sizeof e, "%d", errno);
-        ok = send_tagged(reply_fd, 'X', e, (size_t)l);   /* the listing failed part way */
+        ok = send_tagged(reply_fd, 'X', e, (size_t)l); /* the listing failed part way */
         ok = false;
         break;
       }
-      if (n == 0 || !(ok = send_tagged(reply_fd, 'D', buf, (size_t)n)))
-        break;
-      if (lead.paths)
-        leading_files(&lead, path, buf, (size_t)n);
+      if (n == 0 || !(ok = send_tagged(reply_fd, 'D', buf, (size_t)n))) break;
+      if (lead.paths) leading_files(&lead, path, buf, (size_t)n);
     }
-    if (ok)
-      ok = send_tagged(reply_fd, 'E', NULL, 0);
+    if (ok) ok = send_tagged(reply_fd, 'E', NULL, 0);
     g_free(buf);
     if (lead.paths) {
       /* the first files as the worker would ask for them next, decided
        * after the listing: one request less per directory */
-      if (ok)
-        answer_batch(d, command, NULL, lead.paths, reply_fd);
+      if (ok) answer_batch(d, command, NULL, lead.paths, reply_fd);
       json_object_put(lead.paths);
     }
   }
-  if (dfd >= 0)
-    close(dfd);
+  if (dfd >= 0) close(dfd);
   box_decision_free(dec);
   json_object_put(input);
   close(reply_fd);

@@ -37,8 +37,7 @@ static bool gw_decide(void *data, const char *action, json_object *input, const 
   }
   box_decision_log_append(d->log, action, input, NULL, decision);
   bool permit = decision->verdict == BOX_VERDICT_PERMIT;
-  if (!permit)
-    *message = g_strdup(decision->message ? decision->message : "refused");
+  if (!permit) *message = g_strdup(decision->message ? decision->message : "refused");
   box_decision_free(decision);
   return permit;
 }
@@ -57,15 +56,12 @@ static void gw_outcome(void *data, const char *action, json_object *input, int s
     return;
   }
   json_object *in = json_object_new_object();
-  json_object_object_foreach(input, key, val)
-  {
-    if (strcmp(key, "intercepted") != 0)
-      json_object_object_add(in, key, json_object_get(val));
+  json_object_object_foreach (input, key, val) {
+    if (strcmp(key, "intercepted") != 0) json_object_object_add(in, key, json_object_get(val));
   }
   json_object_object_add(in, "intercepted", json_object_new_boolean(true));
   json_object *out = json_object_new_object();
-  if (status >= 0)
-    json_object_object_add(out, "status", json_object_new_int(status));
+  if (status >= 0) json_object_object_add(out, "status", json_object_new_int(status));
   box_policy_record_response(d->policy, action, in, out);
   json_object_put(in);
   json_object_put(out);
@@ -88,8 +84,8 @@ static bool loopback_up(GError **error)
     ok = ioctl(s, SIOCSIFFLAGS, &ifr) == 0;
   }
   if (!ok)
-    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
-                "cannot bring lo up: %s", g_strerror(errno));
+    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED, "cannot bring lo up: %s",
+                g_strerror(errno));
   close(s);
   return ok;
 }
@@ -109,15 +105,12 @@ static gpointer relay_thread(gpointer data)
   RelayJob *job = data;
   if (setns(job->netns, CLONE_NEWNET) != 0) {
     g_set_error(&job->error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
-                "cannot enter the network namespace: %s",
-                g_strerror(errno));
-    if (job->until >= 0)
-      close(job->until);
+                "cannot enter the network namespace: %s", g_strerror(errno));
+    if (job->until >= 0) close(job->until);
     return NULL;
   }
   if (!loopback_up(&job->error)) {
-    if (job->until >= 0)
-      close(job->until);
+    if (job->until >= 0) close(job->until);
     return NULL;
   }
   box_gateway_listen(job->gw, job->port, job->until, &job->error);
@@ -158,19 +151,16 @@ static char *mint_phantom(const char *prefix, GError **error)
   size_t got = 0;
   while (got < sizeof raw) {
     ssize_t r = getrandom(raw + got, sizeof raw - got, 0);
-    if (r < 0 && errno == EINTR)
-      continue;
+    if (r < 0 && errno == EINTR) continue;
     if (r <= 0) {
       g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
-                  "cannot mint a phantom credential: %s",
-                  g_strerror(errno));
+                  "cannot mint a phantom credential: %s", g_strerror(errno));
       return NULL;
     }
     got += (size_t)r;
   }
   GString *out = g_string_new(prefix);
-  for (size_t i = 0; i < sizeof raw; i++)
-    g_string_append_printf(out, "%02x", raw[i]);
+  for (size_t i = 0; i < sizeof raw; i++) g_string_append_printf(out, "%02x", raw[i]);
   OPENSSL_cleanse(raw, sizeof raw);
   return g_string_free(out, FALSE);
 }
@@ -179,10 +169,8 @@ static bool secret_problem(const BoxEgressRoute *r, const char *value, const cha
 {
   bool blank = true, control = false;
   for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
-    if (*p != ' ' && *p != '\t')
-      blank = false;
-    if (*p < 0x20 || *p == 0x7f)
-      control = true;
+    if (*p != ' ' && *p != '\t') blank = false;
+    if (*p < 0x20 || *p == 0x7f) control = true;
   }
   if (blank)
     *why = "is blank";
@@ -206,8 +194,8 @@ static bool aws_profile_keys(Boxd *d, const BoxEgressRoute *r, char **id, char *
   g_autoptr(GKeyFile) cfg = g_key_file_new();
   if (g_key_file_load_from_file(cfg, cfg_path, G_KEY_FILE_NONE, NULL)) {
     g_autofree char *group = strcmp(r->aws_profile, "default") == 0
-                                 ? g_strdup("default")
-                                 : g_strdup_printf("profile %s", r->aws_profile);
+                               ? g_strdup("default")
+                               : g_strdup_printf("profile %s", r->aws_profile);
     if (g_key_file_has_key(cfg, group, "credential_process", NULL)) {
       g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
                   "invalid `[egress.%s]` table: `secret.ref` aws://%s runs a credential_process "
@@ -234,7 +222,8 @@ static bool aws_profile_keys(Boxd *d, const BoxEgressRoute *r, char **id, char *
   if (why) {
     g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
                 "invalid `[egress.%s]` table: `secret.ref` aws://%s cannot be read from %s: %s "
-                "(in %s)", r->name, r->aws_profile, path, why, d->config->path);
+                "(in %s)",
+                r->name, r->aws_profile, path, why, d->config->path);
     wipe_free(*secret);
     wipe_free(*token);
     g_clear_pointer(id, g_free);
@@ -318,15 +307,13 @@ bool boxd_egress_prepare(Boxd *d, GError **error)
   }
   g_ptr_array_add(env, NULL);
   d->phantom_env = (char **)g_ptr_array_free(env, FALSE);
-  if (!ok)
-    boxd_egress_clear(d);
+  if (!ok) boxd_egress_clear(d);
   return ok;
 }
 
 void boxd_egress_clear(Boxd *d)
 {
-  if (!d->egress)
-    return;
+  if (!d->egress) return;
   for (size_t i = 0; i < d->egress->n; i++) {
     wipe_free((char *)d->egress->routes[i].secret);
     wipe_free((char *)d->egress->routes[i].aws_session_token);
@@ -340,19 +327,16 @@ void boxd_egress_clear(Boxd *d)
 bool boxd_gateway_net_setup(void *data, pid_t pid)
 {
   Boxd *d = data;
-  if (!d->gateway)
-    return false;
+  if (!d->gateway) return false;
   g_autofree char *ns_path = g_strdup_printf("/proc/%d/ns/net", (int)pid);
   int netns = open(ns_path, O_RDONLY | O_CLOEXEC);
-  if (netns < 0)
-    return false;
+  if (netns < 0) return false;
   int until = (int)syscall(SYS_pidfd_open, pid, 0);
   g_autoptr(GError) error = NULL;
   bool ok = relay_into(d->gateway, netns, d->gateway_port, until, &error);
   close(netns);
   if (!ok)
-    g_printerr("box: warning: egress gateway relay for process %d: %s\n", (int)pid,
-               error->message);
+    g_printerr("box: warning: egress gateway relay for process %d: %s\n", (int)pid, error->message);
   return ok;
 }
 
@@ -372,14 +356,14 @@ bool boxd_gateway_start(Boxd *d, GError **error)
   };
   d->gateway = box_gateway_new(&cfg, &local);
   if (!d->gateway) {
-    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
-                "egress proxy failed: %s", local->message);
+    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED, "egress proxy failed: %s",
+                local->message);
     return false;
   }
   d->gateway_port = box_gateway_listen(d->gateway, 0, -1, &local);
   if (d->gateway_port < 0) {
-    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
-                "egress proxy failed: %s", local->message);
+    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED, "egress proxy failed: %s",
+                local->message);
     boxd_gateway_stop(d);
     return false;
   }
@@ -388,8 +372,7 @@ bool boxd_gateway_start(Boxd *d, GError **error)
   int netns = -1;
   for (int waited = 0; waited < NETNS_WAIT_MS; waited++) {
     netns = __atomic_load_n(&d->worker_netns_fd, __ATOMIC_ACQUIRE);
-    if (netns >= 0)
-      break;
+    if (netns >= 0) break;
     g_usleep(1000);
   }
   if (netns < 0) {
@@ -399,8 +382,8 @@ bool boxd_gateway_start(Boxd *d, GError **error)
     return false;
   }
   if (!relay_into(d->gateway, netns, d->gateway_port, -1, &local)) {
-    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
-                "egress proxy failed: %s", local->message);
+    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED, "egress proxy failed: %s",
+                local->message);
     boxd_gateway_stop(d);
     return false;
   }
@@ -416,8 +399,7 @@ bool boxd_gateway_start(Boxd *d, GError **error)
 
 json_object *boxd_gateway_worker_env(Boxd *d)
 {
-  if (!d->gateway)
-    return NULL;
+  if (!d->gateway) return NULL;
   json_object *env = json_object_new_object();
   json_object_object_add(env, "BOX_GATEWAY_PROXY", json_object_new_string(d->gateway_url));
   json_object_object_add(env, "BOX_GATEWAY_CA",

@@ -5,18 +5,18 @@
 #include <string.h>
 
 static const char usage[] =
-    "Usage: box <COMMAND>\n"
-    "\n"
-    "Commands:\n"
-    "  run --config FILE [-- ARGS...]  Run a box and its agent; exit with the agent's status\n"
-    "  lua --config FILE SCRIPT [ARGS...]  Run a Lua script as the box's agent\n"
-    "  mount --config FILE [--rw] MOUNTPOINT  Show a box's view live at MOUNTPOINT until Ctrl-C\n"
-    "  demo                            Run a demo box on the built-in example config and policy\n"
-    "  policy check|decide|generate-schema  Test a policy file as a box would load it\n"
-    "\n"
-    "Options:\n"
-    "  -h, --help     Print help\n"
-    "  -V, --version  Print version\n";
+  "Usage: box <COMMAND>\n"
+  "\n"
+  "Commands:\n"
+  "  run --config FILE [-- ARGS...]  Run a box and its agent; exit with the agent's status\n"
+  "  lua --config FILE SCRIPT [ARGS...]  Run a Lua script as the box's agent\n"
+  "  mount --config FILE [--rw] MOUNTPOINT  Show a box's view live at MOUNTPOINT until Ctrl-C\n"
+  "  demo                            Run a demo box on the built-in example config and policy\n"
+  "  policy check|decide|generate-schema  Test a policy file as a box would load it\n"
+  "\n"
+  "Options:\n"
+  "  -h, --help     Print help\n"
+  "  -V, --version  Print version\n";
 
 int main(int argc, char **argv)
 {
@@ -34,16 +34,11 @@ int main(int argc, char **argv)
     printf("box %s\n", BOX_VERSION);
     return 0;
   }
-  if (strcmp(verb, "run") == 0)
-    return box_verb_run(argc - 1, argv + 1);
-  if (strcmp(verb, "mount") == 0)
-    return box_verb_mount(argc - 1, argv + 1);
-  if (strcmp(verb, "lua") == 0)
-    return box_verb_lua(argc - 1, argv + 1);
-  if (strcmp(verb, "policy") == 0)
-    return box_verb_policy(argc - 1, argv + 1);
-  if (strcmp(verb, "demo") == 0 && argc == 2)
-    return box_verb_demo();
+  if (strcmp(verb, "run") == 0) return box_verb_run(argc - 1, argv + 1);
+  if (strcmp(verb, "mount") == 0) return box_verb_mount(argc - 1, argv + 1);
+  if (strcmp(verb, "lua") == 0) return box_verb_lua(argc - 1, argv + 1);
+  if (strcmp(verb, "policy") == 0) return box_verb_policy(argc - 1, argv + 1);
+  if (strcmp(verb, "demo") == 0 && argc == 2) return box_verb_demo();
   if (verb[0] == '-')
     fprintf(stderr, "error: unexpected argument '%s' found\n\n%s", verb, usage);
   else

@@ -16,14 +16,12 @@ char *box_canonical_path(const char *path)
 char *box_sibling_binary(const char *name)
 {
   g_autofree char *self = g_file_read_link("/proc/self/exe", NULL);
-  if (!self)
-    return NULL;
+  if (!self) return NULL;
   g_autofree char *dir = g_path_get_dirname(self);
   const char *candidates[] = { ".", "../alias", "../box", "../libexec/boxfs", NULL };
   for (int i = 0; candidates[i]; i++) {
     g_autofree char *p = g_build_filename(dir, candidates[i], name, NULL);
-    if (access(p, X_OK) == 0)
-      return box_canonical_path(p);
+    if (access(p, X_OK) == 0) return box_canonical_path(p);
   }
   return NULL;
 }

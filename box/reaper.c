@@ -27,11 +27,9 @@ void box_reaper_collect(void)
   for (;;) {
     int status;
     pid_t pid = waitpid(-1, &status, WNOHANG | __WALL);
-    if (pid <= 0)
-      break;
+    if (pid <= 0) break;
     g_mutex_lock(&reaper_lock);
-    if (g_hash_table_size(reaped) > ORPHAN_LIMIT)
-      g_hash_table_remove_all(reaped);
+    if (g_hash_table_size(reaped) > ORPHAN_LIMIT) g_hash_table_remove_all(reaped);
     g_hash_table_insert(reaped, GINT_TO_POINTER(pid), GINT_TO_POINTER(status));
     g_cond_broadcast(&reaper_cond);
     g_mutex_unlock(&reaper_lock);
@@ -66,8 +64,7 @@ int box_reaper_wait(pid_t pid)
   int status;
   while (!box_reaper_poll(pid, &status)) {
     box_reaper_collect();
-    if (box_reaper_poll(pid, &status))
-      break;
+    if (box_reaper_poll(pid, &status)) break;
     g_mutex_lock(&reaper_lock);
     g_cond_wait_until(&reaper_cond, &reaper_lock, g_get_monotonic_time() + 20 * 1000);
     g_mutex_unlock(&reaper_lock);
@@ -77,9 +74,7 @@ int box_reaper_wait(pid_t pid)
 
 int box_status_code(int st)
 {
-  if (WIFEXITED(st))
-    return WEXITSTATUS(st);
-  if (WIFSIGNALED(st))
-    return 128 + WTERMSIG(st) > 255 ? 255 : 128 + WTERMSIG(st);
+  if (WIFEXITED(st)) return WEXITSTATUS(st);
+  if (WIFSIGNALED(st)) return 128 + WTERMSIG(st) > 255 ? 255 : 128 + WTERMSIG(st);
   return 125;
 }

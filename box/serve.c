@@ -13,12 +13,10 @@
 /* Ends the agent's process group: term, a grace second, then kill. */
 static void stop_group(pid_t pgid)
 {
-  if (kill(-pgid, SIGTERM) != 0)
-    return;
+  if (kill(-pgid, SIGTERM) != 0) return;
   for (int i = 0; i < 20; i++) {
     box_reaper_collect();
-    if (kill(-pgid, 0) != 0)
-      return;
+    if (kill(-pgid, 0) != 0) return;
     g_usleep(50 * 1000);
   }
   kill(-pgid, SIGKILL);
@@ -61,12 +59,11 @@ static int mount_view(Boxd *d, char **live_dir)
   d->mountpoint = g_dir_make_tmp("boxfs-mnt-XXXXXX", &error);
   d->staging_dir = d->mountpoint ? g_dir_make_tmp("boxfs-view-XXXXXX", &error) : NULL;
   boxd_mount_dirs_record(d);
-  if (!d->staging_dir)
-    return box_fail("cannot create the mount point: %s", error->message);
+  if (!d->staging_dir) return box_fail("cannot create the mount point: %s", error->message);
   for (int i = 0; d->roots[i]; i++)
     if (box_path_within(d->mountpoint, d->roots[i]) || box_path_within(d->staging_dir, d->roots[i]))
       return box_fail("the mount point %s lies inside the bound root %s; set TMPDIR elsewhere",
-                  d->mountpoint, d->roots[i]);
+                      d->mountpoint, d->roots[i]);
   const char *floor_trees[] = { d->config->box_dir, NULL };
   const char *floor_files[] = { d->config->path, d->config->policy, NULL };
   *live_dir = boxd_live_prepare(d);
@@ -127,8 +124,7 @@ static int wait_for_agent(pid_t agent, const sigset_t *set)
       status = box_status_code(wstatus);
       break;
     }
-    if (stopping && g_get_monotonic_time() > kill_at)
-      kill(-agent, SIGKILL);
+    if (stopping && g_get_monotonic_time() > kill_at) kill(-agent, SIGKILL);
   }
   stop_group(agent);
   return status;
@@ -168,8 +164,7 @@ int boxd_serve(Boxd *d, char **agent_argv)
   box_reaper_init();
   g_autofree char *live_dir = NULL;
   int failed = mount_view(d, &live_dir);
-  if (failed)
-    return failed;
+  if (failed) return failed;
   g_autoptr(GError) error = NULL;
   int status = 1;
   if (!boxd_workers_start(d, &error) || !boxd_gateway_start(d, &error) ||

@@ -47,8 +47,7 @@ static pid_t worker_pid;
 
 static void flush_status(void)
 {
-  if (!pending_status)
-    return;
+  if (!pending_status) return;
   box_ctl_send(ctl_fd, pending_status, NULL, 0);
   json_object_put(pending_status);
   pending_status = NULL;
@@ -64,8 +63,7 @@ static json_object *ctl_call(json_object *request, const int *fds, int nfds)
   flush_status();
   if (nfds == 0 && getpid() == worker_pid && (pid_t)syscall(SYS_gettid) == worker_pid) {
     json_object_object_add(request, "reply", json_object_new_string("ctl"));
-    if (!box_ctl_send(ctl_fd, request, NULL, 0))
-      return NULL;
+    if (!box_ctl_send(ctl_fd, request, NULL, 0)) return NULL;
     return box_ctl_recv(ctl_fd, NULL, NULL);
   }
   return box_ctl_call(ctl_fd, request, fds, nfds);
@@ -74,8 +72,7 @@ static json_object *ctl_call(json_object *request, const int *fds, int nfds)
 /* Which argv words the script spelled literally, for the log's redaction. */
 static void add_literal(json_object *req, const BoxShellCommand *cmd)
 {
-  if (!cmd->literal)
-    return;
+  if (!cmd->literal) return;
   json_object *a = json_object_new_array();
   for (int i = 0; i < cmd->argc; i++)
     json_object_array_add(a, json_object_new_boolean(cmd->literal[i]));
@@ -85,8 +82,7 @@ static void add_literal(json_object *req, const BoxShellCommand *cmd)
 static json_object *string_array(char *const *v, int n)
 {
   json_object *a = json_object_new_array();
-  for (int i = 0; i < n; i++)
-    json_object_array_add(a, json_object_new_string(v[i]));
+  for (int i = 0; i < n; i++) json_object_array_add(a, json_object_new_string(v[i]));
   return a;
 }
 
@@ -114,8 +110,7 @@ static void take_decided(json_object *run)
 
 static json_object *answer_decided(json_object *req)
 {
-  if (!decided_request)
-    return NULL;
+  if (!decided_request) return NULL;
   json_object *reply = NULL;
   if (getpid() == worker_pid &&
       strcmp(decided_request, json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN)) == 0) {
@@ -134,22 +129,20 @@ static bool host_decide_exec(void *data, const BoxShellCommand *cmd, char **mess
   (void)data;
   json_object *req = box_ctl_exec_request(cmd);
   json_object *reply = answer_decided(req);
-  if (!reply)
-    reply = ctl_call(req, NULL, 0);
+  if (!reply) reply = ctl_call(req, NULL, 0);
   json_object_put(req);
   json_object *permit, *msg;
-  bool ok = reply && json_object_object_get_ex(reply, "permit", &permit) &&
-            json_object_get_boolean(permit);
+  bool ok =
+    reply && json_object_object_get_ex(reply, "permit", &permit) && json_object_get_boolean(permit);
   if (!ok)
     *message = strdup(reply && json_object_object_get_ex(reply, "message", &msg)
-                          ? json_object_get_string(msg)
-                          : "the box did not answer the decision");
+                        ? json_object_get_string(msg)
+                        : "the box did not answer the decision");
   json_object_put(reply);
   return ok;
 }
 
-static bool host_decide_dry(void *data, const char *action, const char *input_json,
-                            char **message)
+static bool host_decide_dry(void *data, const char *action, const char *input_json, char **message)
 {
   (void)data;
   json_object *input = json_tokener_parse(input_json);
@@ -166,11 +159,11 @@ static bool host_decide_dry(void *data, const char *action, const char *input_js
   json_object *reply = ctl_call(req, NULL, 0);
   json_object_put(req);
   json_object *permit, *msg;
-  bool ok = reply && json_object_object_get_ex(reply, "permit", &permit) &&
-            json_object_get_boolean(permit);
+  bool ok =
+    reply && json_object_object_get_ex(reply, "permit", &permit) && json_object_get_boolean(permit);
   *message = strdup(reply && json_object_object_get_ex(reply, "message", &msg)
-                        ? json_object_get_string(msg)
-                        : "the box did not answer the decision");
+                      ? json_object_get_string(msg)
+                      : "the box did not answer the decision");
   json_object_put(reply);
   return ok;
 }
@@ -188,8 +181,7 @@ static BoxSpawnResult host_spawn(void *data, const BoxShellCommand *cmd, int fd_
   if (cmd->envp) {
     /* the program's environment: exported variables and `A=1 prog` prefixes */
     int n = 0;
-    while (cmd->envp[n])
-      n++;
+    while (cmd->envp[n]) n++;
     json_object_object_add(req, "env", string_array(cmd->envp, n));
   }
   int fds[2] = { fd_out, fd_err };
@@ -210,8 +202,7 @@ static BoxSpawnResult host_spawn(void *data, const BoxShellCommand *cmd, int fd_
     r.kind = BOX_SPAWN_DENIED;
   else if (strcmp(k, "no_tool") == 0)
     r.kind = BOX_SPAWN_NO_TOOL;
-  if (json_object_object_get_ex(reply, "status", &status))
-    r.status = json_object_get_int(status);
+  if (json_object_object_get_ex(reply, "status", &status)) r.status = json_object_get_int(status);
   if (json_object_object_get_ex(reply, "message", &msg))
     r.message = strdup(json_object_get_string(msg));
   json_object_put(reply);
@@ -222,18 +213,15 @@ static char *host_last_denial(void *data)
 {
   (void)data;
   int fd = open("/.box/mydenial", O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return NULL;
+  if (fd < 0) return NULL;
   char buf[8192];
   size_t len = 0;
   ssize_t n;
   while (len < sizeof buf - 1 && (n = read(fd, buf + len, sizeof buf - 1 - len)) > 0)
     len += (size_t)n;
   close(fd);
-  while (len > 0 && buf[len - 1] == '\n')
-    len--;
-  if (len == 0)
-    return NULL;
+  while (len > 0 && buf[len - 1] == '\n') len--;
+  if (len == 0) return NULL;
   buf[len] = '\0';
   return strdup(buf);
 }
@@ -291,8 +279,7 @@ static void take_answers(int ticket, int n, int *fds, int *errs, char **messages
     for (int i = 0; i < n && (size_t)i < na; i++) {
       json_object *a = json_object_array_get_idx(answers, (size_t)i), *v;
       if (json_object_object_get_ex(a, "fd", &v)) {
-        if (used < ngot)
-          fds[i] = got[used++];
+        if (used < ngot) fds[i] = got[used++];
       } else if (json_object_object_get_ex(a, "err", &v)) {
         errs[i] = json_object_get_int(v);
         if (json_object_object_get_ex(a, "message", &v))
@@ -300,8 +287,7 @@ static void take_answers(int ticket, int n, int *fds, int *errs, char **messages
       }
     }
   }
-  for (int i = used; i < ngot; i++)
-    close(got[i]);
+  for (int i = used; i < ngot; i++) close(got[i]);
   json_object_put(reply);
 }
 
@@ -335,13 +321,12 @@ static int host_list_dir_send(void *data, const char *cwd, const char *path, int
   json_object_object_add(req, "op", json_object_new_string("list"));
   json_object_object_add(req, "cwd", json_object_new_string(cwd ? cwd : ""));
   json_object_object_add(req, "path", json_object_new_string(path));
-  if (open_first > 0)
-    json_object_object_add(req, "open", json_object_new_int(open_first));
+  if (open_first > 0) json_object_object_add(req, "open", json_object_new_int(open_first));
   return send_with_ticket(req);
 }
 
-static int host_list_dir_recv(void *data, int ticket, char **records, size_t *len, int *err, char **message,
-                              int open_first, int *fds, int *errs, char **messages)
+static int host_list_dir_recv(void *data, int ticket, char **records, size_t *len, int *err,
+                              char **message, int open_first, int *fds, int *errs, char **messages)
 {
   (void)data;
   *records = NULL;
@@ -353,8 +338,7 @@ static int host_list_dir_recv(void *data, int ticket, char **records, size_t *le
     errs[i] = 0;
     messages[i] = NULL;
   }
-  if (ticket < 0)
-    return 0;
+  if (ticket < 0) return 0;
   json_object *head = box_ctl_recv(ticket, NULL, NULL);
   json_object *v;
   int taken = 0;
@@ -381,10 +365,9 @@ static int host_list_dir_recv(void *data, int ticket, char **records, size_t *le
         buf = nb;
       }
       ssize_t n = recv(ticket, buf + *len, cap - *len, 0);
-      if (n < 0 && errno == EINTR)
-        continue;
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
-        *err = EIO;   /* ended without its end: boxd went away */
+        *err = EIO; /* ended without its end: boxd went away */
         break;
       }
       char tag = buf[*len];
@@ -395,8 +378,7 @@ static int host_list_dir_recv(void *data, int ticket, char **records, size_t *le
         if (tag == 'X') {
           buf[*len + (size_t)n < cap ? *len + (size_t)n : cap - 1] = '\0';
           *err = atoi(buf + *len + 1);
-          if (*err <= 0)
-            *err = EIO;
+          if (*err <= 0) *err = EIO;
         } else if (tag != 'E') {
           *err = EIO;
         }
@@ -408,7 +390,7 @@ static int host_list_dir_recv(void *data, int ticket, char **records, size_t *le
       *len = 0;
     } else {
       *records = buf ? buf : malloc(1);
-      if (open_first > 0)   /* the leading files' answers follow the records */
+      if (open_first > 0) /* the leading files' answers follow the records */
         take_answers(ticket, open_first, fds, errs, messages);
     }
   }
@@ -417,11 +399,12 @@ static int host_list_dir_recv(void *data, int ticket, char **records, size_t *le
   return taken;
 }
 
-static int host_list_dir(void *data, const char *cwd, const char *path, char **records, size_t *len, int *err,
-                         char **message, int open_first, int *fds, int *errs, char **messages)
+static int host_list_dir(void *data, const char *cwd, const char *path, char **records, size_t *len,
+                         int *err, char **message, int open_first, int *fds, int *errs,
+                         char **messages)
 {
-  return host_list_dir_recv(data, host_list_dir_send(data, cwd, path, open_first), records, len, err, message,
-                            open_first, fds, errs, messages);
+  return host_list_dir_recv(data, host_list_dir_send(data, cwd, path, open_first), records, len,
+                            err, message, open_first, fds, errs, messages);
 }
 
 /* A permitted shell:exec's exit status, for history rules (one
@@ -438,8 +421,7 @@ static void host_exec_status(void *data, const BoxShellCommand *cmd, int status)
   pending_status = msg;
   /* A forked part of the command (subshell, pipeline stage) ends with
    * _exit and sends no "exit": it reports at once. */
-  if (getpid() != worker_pid)
-    flush_status();
+  if (getpid() != worker_pid) flush_status();
 }
 
 /* ---- standalone host: no box, programs run directly ---- */
@@ -508,8 +490,7 @@ static bool bounding_set_empty;
 
 static void drop_bounding_set(void)
 {
-  for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
-    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+  for (int cap = 0; cap <= CAP_LAST_CAP; cap++) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
   bounding_set_empty = true;
 }
 
@@ -525,8 +506,7 @@ static void install_filter(const void *(*compile)(GError **))
     fprintf(stderr, "box-shell: %s\n", error ? error->message : "no seccomp filter");
     exit(125);
   }
-  if (!box_seccomp_install(prog))
-    die("install the seccomp filter");
+  if (!box_seccomp_install(prog)) die("install the seccomp filter");
   filtered = true;
 }
 
@@ -536,18 +516,14 @@ static void install_filter(const void *(*compile)(GError **))
  * placement calls only as a process without the capability they need. */
 static void drop_privileges(void)
 {
-  if (!bounding_set_empty)
-    drop_bounding_set();
+  if (!bounding_set_empty) drop_bounding_set();
   cap_t none = cap_init();
-  if (!none || cap_set_proc(none) != 0)
-    die("drop capabilities");
+  if (!none || cap_set_proc(none) != 0) die("drop capabilities");
   cap_free(none);
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0)
     die("clear the ambient capabilities");
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-    die("no_new_privs");
-  if (!filtered)
-    install_filter(box_seccomp_worker);
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
+  if (!filtered) install_filter(box_seccomp_worker);
 }
 
 /* What the zygote keeps to place its workers: a worker mounts, pivots and
@@ -563,8 +539,7 @@ static void zygote_drop_privileges(void)
   cap_free(caps);
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0)
     die("clear the ambient capabilities");
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-    die("no_new_privs");
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
 }
 
 static const char *const devices[] = { "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random",
@@ -579,8 +554,7 @@ static const char *const devices[] = { "/dev/null", "/dev/zero", "/dev/urandom",
 static bool devices_on_tmpfs(int tree)
 {
   int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
-  if (fs < 0)
-    return false;
+  if (fs < 0) return false;
   int mnt = -1;
   if (fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0755", 0) == 0 &&
       fsconfig(fs, FSCONFIG_SET_STRING, "size", "4k", 0) == 0 &&
@@ -588,8 +562,7 @@ static bool devices_on_tmpfs(int tree)
       fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
     mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
   close(fs);
-  if (mnt < 0)
-    return false;
+  if (mnt < 0) return false;
   for (int i = 0; devices[i]; i++) {
     int f = openat(mnt, devices[i] + 5, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (f < 0) {
@@ -603,11 +576,9 @@ static bool devices_on_tmpfs(int tree)
     return false;
   }
   /* From here on the tmpfs covers dev/: the devices must land on it. */
-  for (int i = 0; devices[i]; i++)
-    bind_at(tree, devices[i], devices[i] + 1);
+  for (int i = 0; devices[i]; i++) bind_at(tree, devices[i], devices[i] + 1);
   struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
-  if (mount_setattr(mnt, "", AT_EMPTY_PATH, &ro, sizeof ro) != 0)
-    die("make dev/ read-only");
+  if (mount_setattr(mnt, "", AT_EMPTY_PATH, &ro, sizeof ro) != 0) die("make dev/ read-only");
   close(mnt);
   return true;
 }
@@ -620,37 +591,32 @@ static bool devices_on_tmpfs(int tree)
  * (the host's /) into it without a chdir's permission check. */
 static void enter_root(const char *root, char **binds, const char *workspace)
 {
-  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-    die("make / private");
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) die("make / private");
   int at = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (at < 0)
-    die("open the RAM root");
+  if (at < 0) die("open the RAM root");
   /* Bound onto itself: pivot_root needs a mount. */
   int tree = open_tree(at, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
-  if (tree < 0 || move_mount(tree, "", at, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
+  if (tree < 0 ||
+      move_mount(tree, "", at, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
     die("bind the RAM root");
   close(at);
   for (char **b = binds; b && *b; b++) {
     char *eq = strrchr(*b, '=');
-    if (!eq)
-      continue;
+    if (!eq) continue;
     *eq = '\0';
     const char *dst = eq + 1;
-    while (*dst == '/')
-      dst++;
+    while (*dst == '/') dst++;
     bind_at(tree, *b, dst);
   }
   if (!devices_on_tmpfs(tree))
-    for (int i = 0; devices[i]; i++)
-      bind_at(tree, devices[i], devices[i] + 1);
+    for (int i = 0; devices[i]; i++) bind_at(tree, devices[i], devices[i] + 1);
   char new_root[64];
   g_snprintf(new_root, sizeof new_root, "/proc/self/fd/%d", tree);
   if (chdir("/") != 0 || syscall(SYS_pivot_root, new_root, new_root) != 0 ||
       umount2(".", MNT_DETACH) != 0)
     die("pivot_root");
   close(tree);
-  if (chdir(workspace) != 0)
-    die(workspace);
+  if (chdir(workspace) != 0) die(workspace);
 }
 
 /* ---- warming up ----
@@ -694,8 +660,7 @@ static void set_env(json_object *msg)
   json_object *env_obj;
   if (json_object_object_get_ex(msg, "env", &env_obj) &&
       json_object_is_type(env_obj, json_type_object)) {
-    json_object_object_foreach(env_obj, key, val)
-      setenv(key, json_object_get_string(val), 1);
+    json_object_object_foreach (env_obj, key, val) setenv(key, json_object_get_string(val), 1);
   }
 }
 
@@ -705,8 +670,7 @@ static bool join_root(int ns, const char *workspace)
 {
   bool ok = setns(ns, CLONE_NEWNS) == 0;
   close(ns);
-  if (ok && chdir(workspace) != 0)
-    die(workspace);
+  if (ok && chdir(workspace) != 0) die(workspace);
   return ok;
 }
 
@@ -721,8 +685,7 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   if (ns < 0 || !join_root(ns, workspace)) {
     /* Forked into the zygote's namespace to join another: never root
      * there. */
-    if (ns >= 0 && unshare(CLONE_NEWNS) != 0)
-      die("unshare the mount namespace");
+    if (ns >= 0 && unshare(CLONE_NEWNS) != 0) die("unshare the mount namespace");
     built = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
     enter_root(root, binds, workspace);
   }
@@ -738,8 +701,10 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   /* The interpreter's starting state (variables, tables, cwd) is built
    * now, while the worker waits in the pool, rather than after "run". */
   BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
-  BoxShellHost host = { .decide_exec = host_decide_exec, .spawn = host_spawn,
-                        .last_denial = host_last_denial, .decide_dry = host_decide_dry,
+  BoxShellHost host = { .decide_exec = host_decide_exec,
+                        .spawn = host_spawn,
+                        .last_denial = host_last_denial,
+                        .decide_dry = host_decide_dry,
                         .exec_status = host_exec_status,
                         .open_read = host_open_read,
                         .list_dir = host_list_dir,
@@ -752,23 +717,18 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   pthread_atfork(flush_status, NULL, NULL);
   json_object *ready = json_object_new_object();
   json_object_object_add(ready, "op", json_object_new_string("ready"));
-  if (!box_ctl_send(ctl_fd, ready, &built, built >= 0 ? 1 : 0))
-    die("report ready");
+  if (!box_ctl_send(ctl_fd, ready, &built, built >= 0 ? 1 : 0)) die("report ready");
   json_object_put(ready);
-  if (built >= 0)
-    close(built);
+  if (built >= 0) close(built);
   int fds[BOX_CTL_MAX_FDS];
   int nfds = 0;
   json_object *run = box_ctl_recv(ctl_fd, fds, &nfds);
   json_object *source;
-  if (!run || nfds != 3 || !json_object_object_get_ex(run, "source", &source))
-    return 125;
+  if (!run || nfds != 3 || !json_object_object_get_ex(run, "source", &source)) return 125;
   for (int i = 0; i < 3; i++)
-    if (dup2(fds[i], i) < 0)
-      die("take the alias's descriptors");
+    if (dup2(fds[i], i) < 0) die("take the alias's descriptors");
   for (int i = 0; i < nfds; i++)
-    if (fds[i] > 2)
-      close(fds[i]);
+    if (fds[i] > 2) close(fds[i]);
   set_env(run); /* only when the fork request could not carry it */
   take_decided(run);
   /* The wall-clock limit boxd carries from box.toml (0 = the default). */
@@ -776,8 +736,7 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   json_object *timeout_obj;
   if (json_object_object_get_ex(run, "timeout_ms", &timeout_obj)) {
     int64_t ms = json_object_get_int64(timeout_obj);
-    if (ms > 0 && ms <= UINT_MAX)
-      limits.timeout_ms = (unsigned)ms;
+    if (ms > 0 && ms <= UINT_MAX) limits.timeout_ms = (unsigned)ms;
   }
   int status = box_shell_run_new(shell, json_object_get_string(source), &limits);
   /* Let go of the caller's descriptors before reporting, so its output
@@ -785,8 +744,7 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
    * /dev/null: nothing is written after this, and the open would be one
    * more walk through the mount on every command's path. */
   fflush(NULL);
-  for (int i = 0; i < 3; i++)
-    close(i);
+  for (int i = 0; i < 3; i++) close(i);
   json_object *done = json_object_new_object();
   json_object_object_add(done, "op", json_object_new_string("exit"));
   json_object_object_add(done, "status", json_object_new_int(status));
@@ -816,8 +774,8 @@ static bool wait_for_go(int ctl)
 {
   json_object *go = box_ctl_recv(ctl, NULL, NULL);
   json_object *op;
-  bool ok = go && json_object_object_get_ex(go, "op", &op) &&
-            strcmp(json_object_get_string(op), "go") == 0;
+  bool ok =
+    go && json_object_object_get_ex(go, "op", &op) && strcmp(json_object_get_string(op), "go") == 0;
   json_object_put(go);
   return ok;
 }
@@ -858,44 +816,37 @@ static int zygote_main(int ctl)
   sigaddset(&chld, SIGCHLD);
   sigprocmask(SIG_BLOCK, &chld, NULL);
   int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (sfd < 0)
-    die("signalfd");
+  if (sfd < 0) die("signalfd");
   /* Arrange for what commands load lazily (libcurl) to stay reachable by
    * workers rooted in the mount; mapping it here instead would cost every
    * fork ~155 more mappings to copy. */
-  if (!box_shell_prepare())
-    box_shell_preload();
+  if (!box_shell_prepare()) box_shell_preload();
   drop_bounding_set();
   zygote_drop_privileges();
   install_filter(box_seccomp_zygote);
   for (;;) {
     struct pollfd p[2] = { { .fd = ctl, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
     if (poll(p, 2, -1) < 0) {
-      if (errno == EINTR)
-        continue;
+      if (errno == EINTR) continue;
       die("poll");
     }
     if (p[1].revents) {
       struct signalfd_siginfo info;
-      while (read(sfd, &info, sizeof info) == sizeof info) {
-      }
+      while (read(sfd, &info, sizeof info) == sizeof info) {}
       zygote_report_deaths(ctl);
     }
-    if (!p[0].revents)
-      continue;
+    if (!p[0].revents) continue;
     int fds[BOX_CTL_MAX_FDS];
     int nfds = 0;
     json_object *req = box_ctl_recv(ctl, fds, &nfds);
-    if (!req)
-      return 0; /* boxd is gone */
+    if (!req) return 0; /* boxd is gone */
     /* Set here once (boxd sends it with one request): every worker forked
      * after inherits it. */
     set_env(req);
     const char *op = json_str(req, "op");
     if (!op || strcmp(op, "fork") != 0 || nfds < 1 || nfds > 2 || !json_str(req, "root") ||
         !json_str(req, "workspace") || !json_str(req, "home")) {
-      for (int i = 0; i < nfds; i++)
-        close(fds[i]);
+      for (int i = 0; i < nfds; i++) close(fds[i]);
       json_object_put(req);
       continue;
     }
@@ -912,14 +863,12 @@ static int zygote_main(int ctl)
       json_object *binds_obj = NULL;
       json_object_object_get_ex(req, "binds", &binds_obj);
       char **binds = json_strv(binds_obj);
-      if (!wait_for_go(fds[0]))
-        _exit(125);
+      if (!wait_for_go(fds[0])) _exit(125);
       _exit(worker_main(fds[0], json_str(req, "root"), binds, json_str(req, "workspace"),
                         json_str(req, "home"), ns));
     }
     close(fds[0]);
-    if (ns >= 0)
-      close(ns);
+    if (ns >= 0) close(ns);
     json_object *reply = json_object_new_object();
     json_object_object_add(reply, "op", json_object_new_string("forked"));
     json_object_object_add(reply, "pid", json_object_new_int(pid > 0 ? pid : -1));
@@ -958,8 +907,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "box-shell: %s\n", error->message);
     return 2;
   }
-  if (command && check_only)
-    return box_shell_check(command);
+  if (command && check_only) return box_shell_check(command);
   if (check_only && argc > 1) {
     /* `box-shell -n FILE`: parse a script alone (benchmarks) */
     g_autofree char *text = NULL;
@@ -975,8 +923,7 @@ int main(int argc, char **argv)
     BoxShellHost host = { .decide_exec = local_decide_exec, .spawn = local_spawn };
     return box_shell_run(command, &env, &host);
   }
-  if (zygote && ctl >= 0)
-    return zygote_main(ctl);
+  if (zygote && ctl >= 0) return zygote_main(ctl);
   if (ctl < 0 || !root || !workspace || !home) {
     fprintf(stderr, "box-shell: started outside a box; use -c TEXT to run the interpreter alone\n");
     return 2;

@@ -26,18 +26,18 @@ namespace {
 
 json_object *convert_node(const toml::node &node);
 
-template <typename T>
-json_object *as_text(const T &value) {
+template <typename T> json_object *as_text(const T &value)
+{
   std::ostringstream out;
   out << value;
   const std::string s = out.str();
   return json_object_new_string_len(s.data(), static_cast<int>(s.size()));
 }
 
-json_object *convert_table(const toml::table &table) {
+json_object *convert_table(const toml::table &table)
+{
   json_object *obj = json_object_new_object();
-  if (!obj)
-    throw std::bad_alloc();
+  if (!obj) throw std::bad_alloc();
   for (auto &&[key, value] : table) {
     json_object *child = convert_node(value);
     const std::string k(key.str());
@@ -50,10 +50,10 @@ json_object *convert_table(const toml::table &table) {
   return obj;
 }
 
-json_object *convert_array(const toml::array &array) {
+json_object *convert_array(const toml::array &array)
+{
   json_object *arr = json_object_new_array_ext(static_cast<int>(array.size()));
-  if (!arr)
-    throw std::bad_alloc();
+  if (!arr) throw std::bad_alloc();
   for (const toml::node &value : array) {
     json_object *child = convert_node(value);
     if (json_object_array_add(arr, child) != 0) {
@@ -65,13 +65,12 @@ json_object *convert_array(const toml::array &array) {
   return arr;
 }
 
-json_object *convert_node(const toml::node &node) {
+json_object *convert_node(const toml::node &node)
+{
   json_object *out = nullptr;
   switch (node.type()) {
-  case toml::node_type::table:
-    return convert_table(*node.as_table());
-  case toml::node_type::array:
-    return convert_array(*node.as_array());
+  case toml::node_type::table: return convert_table(*node.as_table());
+  case toml::node_type::array: return convert_array(*node.as_array());
   case toml::node_type::string: {
     const std::string &s = node.as_string()->get();
     out = json_object_new_string_len(s.data(), static_cast<int>(s.size()));
@@ -86,25 +85,18 @@ json_object *convert_node(const toml::node &node) {
   case toml::node_type::boolean:
     out = json_object_new_boolean(node.as_boolean()->get() ? 1 : 0);
     break;
-  case toml::node_type::date:
-    out = as_text(node.as_date()->get());
-    break;
-  case toml::node_type::time:
-    out = as_text(node.as_time()->get());
-    break;
-  case toml::node_type::date_time:
-    out = as_text(node.as_date_time()->get());
-    break;
+  case toml::node_type::date: out = as_text(node.as_date()->get()); break;
+  case toml::node_type::time: out = as_text(node.as_time()->get()); break;
+  case toml::node_type::date_time: out = as_text(node.as_date_time()->get()); break;
   case toml::node_type::none:
-  default:
-    throw std::runtime_error("a value of no TOML type");
+  default: throw std::runtime_error("a value of no TOML type");
   }
-  if (!out)
-    throw std::bad_alloc();
+  if (!out) throw std::bad_alloc();
   return out;
 }
 
-char *format_error(const toml::parse_error &err) {
+char *format_error(const toml::parse_error &err)
+{
   const toml::source_position &pos = err.source().begin;
   const std::string_view desc = err.description();
   return g_strdup_printf("line %u, column %u: %.*s", static_cast<unsigned>(pos.line),
@@ -114,12 +106,11 @@ char *format_error(const toml::parse_error &err) {
 
 } // namespace
 
-extern "C" json_object *box_toml_parse(const char *text, char **error_message) {
-  if (error_message)
-    *error_message = nullptr;
+extern "C" json_object *box_toml_parse(const char *text, char **error_message)
+{
+  if (error_message) *error_message = nullptr;
   if (!text) {
-    if (error_message)
-      *error_message = g_strdup("line 1, column 1: no text to parse");
+    if (error_message) *error_message = g_strdup("line 1, column 1: no text to parse");
     return nullptr;
   }
   try {
@@ -129,23 +120,20 @@ extern "C" json_object *box_toml_parse(const char *text, char **error_message) {
     try {
       table = toml::parse(src);
     } catch (const toml::parse_error &err) {
-      if (error_message)
-        *error_message = format_error(err);
+      if (error_message) *error_message = format_error(err);
       return nullptr;
     }
     return convert_table(table);
 #else
     toml::parse_result result = toml::parse(src);
     if (!result) {
-      if (error_message)
-        *error_message = format_error(result.error());
+      if (error_message) *error_message = format_error(result.error());
       return nullptr;
     }
     return convert_table(result.table());
 #endif
   } catch (const std::exception &e) {
-    if (error_message)
-      *error_message = g_strdup_printf("line 0, column 0: %s", e.what());
+    if (error_message) *error_message = g_strdup_printf("line 0, column 0: %s", e.what());
   } catch (...) {
     if (error_message)
       *error_message = g_strdup("line 0, column 0: unexpected failure while parsing TOML");

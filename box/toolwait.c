@@ -13,26 +13,21 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-
 int boxd_wait_tool(pid_t pid, int requester_fd)
 {
   int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
   if (pidfd < 0 || requester_fd < 0) {
-    if (pidfd >= 0)
-      close(pidfd);
+    if (pidfd >= 0) close(pidfd);
     return box_reaper_wait(pid);
   }
   bool killed = false;
   for (;;) {
-    struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN },
-                           { .fd = requester_fd, .events = 0 } };
+    struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN }, { .fd = requester_fd, .events = 0 } };
     int n = poll(p, killed ? 1 : 2, -1);
-    if (n < 0 && errno != EINTR)
-      break;
-    if (n > 0 && p[0].revents)
-      break;   /* it ended: reap below */
+    if (n < 0 && errno != EINTR) break;
+    if (n > 0 && p[0].revents) break; /* it ended: reap below */
     if (n > 0 && !killed && (p[1].revents & (POLLHUP | POLLERR))) {
-      kill(pid, SIGKILL);   /* the sandbox's init: everything in it ends */
+      kill(pid, SIGKILL); /* the sandbox's init: everything in it ends */
       killed = true;
     }
   }

@@ -25,10 +25,10 @@ typedef struct {
   Boxd *d;
   BoxdWorker *w;
   GMutex lock;
-  GPtrArray *threads;   /* spawn threads of this command */
-  GArray *tool_pids;    /* pid_t of its tool sandboxes still alive */
+  GPtrArray *threads; /* spawn threads of this command */
+  GArray *tool_pids;  /* pid_t of its tool sandboxes still alive */
   bool ended;
-  bool reaped;          /* the worker's status has been collected */
+  bool reaped; /* the worker's status has been collected */
   /* for history rules: permitted shell:exec inputs (JSON text) awaiting
    * the worker's status → count; only these may be recorded as ::responses */
   GHashTable *exec_permitted;
@@ -36,11 +36,11 @@ typedef struct {
    * for (lock, described_cond) */
   bool described;
   GCond described_cond;
-  const char *source;  /* the command's text (the caller's, while it runs) */
-  gint64 describe_at;  /* when to publish it for `box mount`; 0 once done */
-  gint64 deadline;     /* monotonic: the command ends here, blocked or not */
-  int caller_err;      /* the caller's stderr, for the deadline's message */
-  int pidfd;           /* the worker's, taken while it runs (or -1) */
+  const char *source; /* the command's text (the caller's, while it runs) */
+  gint64 describe_at; /* when to publish it for `box mount`; 0 once done */
+  gint64 deadline;    /* monotonic: the command ends here, blocked or not */
+  int caller_err;     /* the caller's stderr, for the deadline's message */
+  int pidfd;          /* the worker's, taken while it runs (or -1) */
 } Command;
 
 /* `box mount`'s record of a command is a file on the box_dir's disk
@@ -91,8 +91,7 @@ static void describe_later(Command *c, const char *source)
 static void describe_wait(Command *c)
 {
   g_mutex_lock(&c->lock);
-  while (!c->described)
-    g_cond_wait(&c->described_cond, &c->lock);
+  while (!c->described) g_cond_wait(&c->described_cond, &c->lock);
   g_mutex_unlock(&c->lock);
 }
 
@@ -109,8 +108,7 @@ static json_object *exec_input(json_object *msg)
 
 static const char **string_array(json_object *arr)
 {
-  if (!arr || !json_object_is_type(arr, json_type_array))
-    return NULL;
+  if (!arr || !json_object_is_type(arr, json_type_array)) return NULL;
   size_t n = json_object_array_length(arr);
   const char **out = g_new0(const char *, n + 1);
   for (size_t i = 0; i < n; i++) {
@@ -129,14 +127,12 @@ static const char **string_array(json_object *arr)
 static bool *literal_flags(json_object *msg, const char **args)
 {
   int n = 0;
-  while (args && args[n])
-    n++;
+  while (args && args[n]) n++;
   bool *out = g_new0(bool, n > 0 ? n : 1);
   json_object *a;
   if (json_object_object_get_ex(msg, "literal", &a) && json_object_is_type(a, json_type_array) &&
       (int)json_object_array_length(a) == n)
-    for (int i = 0; i < n; i++)
-      out[i] = json_object_get_boolean(json_object_array_get_idx(a, i));
+    for (int i = 0; i < n; i++) out[i] = json_object_get_boolean(json_object_array_get_idx(a, i));
   return out;
 }
 
@@ -145,8 +141,7 @@ static void reply_and_close(Command *c, int fd, json_object *reply)
 {
   box_ctl_send(fd >= 0 ? fd : c->w->ctl, reply, NULL, 0);
   json_object_put(reply);
-  if (fd >= 0)
-    close(fd);
+  if (fd >= 0) close(fd);
 }
 
 /* A permitted shell:exec whose status is owed (history rules). */
@@ -165,11 +160,11 @@ static void handle_decide(Command *c, json_object *msg, int reply_fd)
   json_object *input = exec_input(msg);
   json_object *reply = json_object_new_object();
   const char *action = json_object_object_get_ex(msg, "action", &action_obj)
-                           ? json_object_get_string(action_obj)
-                           : NULL;
+                         ? json_object_get_string(action_obj)
+                         : NULL;
   json_object *dry_obj;
-  bool dry_run = json_object_object_get_ex(msg, "dry_run", &dry_obj) &&
-                 json_object_get_boolean(dry_obj);
+  bool dry_run =
+    json_object_object_get_ex(msg, "dry_run", &dry_obj) && json_object_get_boolean(dry_obj);
   /* A worker asks for the decisions the Shell raises itself, or for a dry
    * run (Lua's box.decide) of any action, which is logged as one. */
   if (!input || !action || (!dry_run && strcmp(action, "shell:exec") != 0)) {
@@ -199,8 +194,7 @@ static void handle_decide(Command *c, json_object *msg, int reply_fd)
   reply_and_close(c, reply_fd, reply);
   /* Its status will follow.  Noted after the reply, off the
    * worker's wait: that status comes through this thread, after this. */
-  if (!dry_run && permit)
-    note_permitted(c, input);
+  if (!dry_run && permit) note_permitted(c, input);
 }
 
 /* The command's first shell:exec, decided here from its text
@@ -212,21 +206,20 @@ static void handle_decide(Command *c, json_object *msg, int reply_fd)
 static json_object *decide_first(Command *c, const char *source)
 {
   BoxShellCommand first;
-  if (!box_shell_first_exec(source, c->d->workspace, &first))
-    return NULL;
+  if (!box_shell_first_exec(source, c->d->workspace, &first)) return NULL;
   json_object *req = box_ctl_exec_request(&first);
   json_object *input = exec_input(req);
   BoxDecision *decision =
-      boxd_decide_args(c->d, "shell:exec", input, (const char *const *)first.argv, first.literal);
+    boxd_decide_args(c->d, "shell:exec", input, (const char *const *)first.argv, first.literal);
   bool permit = decision->verdict == BOX_VERDICT_PERMIT;
   json_object *out = json_object_new_object();
-  json_object_object_add(out, "request",
-                         json_object_new_string(json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN)));
+  json_object_object_add(
+    out, "request",
+    json_object_new_string(json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN)));
   json_object_object_add(out, "permit", json_object_new_boolean(permit));
   json_object_object_add(out, "message", json_object_new_string(decision->message));
   box_decision_free(decision);
-  if (permit)
-    note_permitted(c, input);
+  if (permit) note_permitted(c, input);
   json_object_put(req);
   box_shell_first_exec_free(&first);
   return out;
@@ -246,8 +239,7 @@ static void handle_status(Command *c, json_object *msg)
     return;
   const char *key = json_object_to_json_string_ext(input, JSON_C_TO_STRING_PLAIN);
   int n = GPOINTER_TO_INT(g_hash_table_lookup(c->exec_permitted, key));
-  if (n <= 0)
-    return;
+  if (n <= 0) return;
   if (n == 1)
     g_hash_table_remove(c->exec_permitted, key);
   else
@@ -259,8 +251,7 @@ static void handle_status(Command *c, json_object *msg)
  * end (a deadline, a stop, a background job cut short) records -1. */
 static void record_unreported_statuses(Command *c)
 {
-  if (!c->exec_permitted)
-    return;
+  if (!c->exec_permitted) return;
   GHashTableIter it;
   gpointer key, value;
   g_hash_table_iter_init(&it, c->exec_permitted);
@@ -289,8 +280,7 @@ static bool attach_tool(void *data, pid_t pid)
   g_array_append_val(c->tool_pids, pid);
   bool ended = c->ended;
   g_mutex_unlock(&c->lock);
-  if (ended)
-    return false;
+  if (ended) return false;
   g_autoptr(GError) error = NULL;
   return box_vfs_command_attach(c->d->vfs, c->w->command, pid, true, &error);
 }
@@ -300,14 +290,17 @@ static json_object *spawn_reply(const char *kind, int status, const char *messag
   json_object *r = json_object_new_object();
   json_object_object_add(r, "kind", json_object_new_string(kind));
   json_object_object_add(r, "status", json_object_new_int(status));
-  if (message)
-    json_object_object_add(r, "message", json_object_new_string(message));
+  if (message) json_object_object_add(r, "message", json_object_new_string(message));
   return r;
 }
 
-static void put_json_input(json_object **j) { json_object_put(*j); }
+static void put_json_input(json_object **j)
+{
+  json_object_put(*j);
+}
 
-static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_err, int requester_fd)
+static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_err,
+                              int requester_fd)
 {
   Boxd *d = c->d;
   json_object *argv_obj, *cwd_obj, *command_obj;
@@ -316,25 +309,20 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
       !json_object_object_get_ex(msg, "command", &command_obj))
     return spawn_reply("failed", 126, "the worker sent a malformed request");
   g_autofree const char **argv = string_array(argv_obj);
-  if (!argv || !argv[0])
-    return spawn_reply("failed", 126, "the worker sent a malformed request");
+  if (!argv || !argv[0]) return spawn_reply("failed", 126, "the worker sent a malformed request");
   const char *cwd = json_object_get_string(cwd_obj);
   /* a path is looked up as the mount stats it, decided first */
   g_autofree char *resolved =
-      box_tools_resolve_decided(argv[0], cwd, d->operator_path, boxd_lookup_may_read, d);
-  if (!resolved)
-    return spawn_reply("not_found", 127, NULL);
+    box_tools_resolve_decided(argv[0], cwd, d->operator_path, boxd_lookup_may_read, d);
+  if (!resolved) return spawn_reply("not_found", 127, NULL);
   int argc = 0;
-  while (argv[argc])
-    argc++;
+  while (argv[argc]) argc++;
   g_autofree char *spelled = box_tools_spell_home(resolved, d->operator_home);
   json_object *input = json_object_new_object();
   json_object_object_add(input, "command", json_object_get(command_obj));
   json_object_object_add(input, "program", json_object_new_string(argv[0]));
-  if (argc > 1)
-    json_object_object_add(input, "arg1", json_object_new_string(argv[1]));
-  if (argc > 2)
-    json_object_object_add(input, "arg2", json_object_new_string(argv[2]));
+  if (argc > 1) json_object_object_add(input, "arg1", json_object_new_string(argv[1]));
+  if (argc > 2) json_object_object_add(input, "arg2", json_object_new_string(argv[2]));
   json_object_object_add(input, "arg_count", json_object_new_int64(argc - 1));
   json_object_object_add(input, "cwd", json_object_new_string(cwd));
   json_object_object_add(input, "program_path", json_object_new_string(spelled));
@@ -352,8 +340,8 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
   int n_fixed = 0;
   g_autofree char *refusal = NULL;
   const BoxToolTable *table =
-      box_tools_select((const BoxToolTable *const *)d->tool_tables, d->agent_table, resolved,
-                       (char *const *)argv + 1, d->operator_path, &n_fixed, &refusal);
+    box_tools_select((const BoxToolTable *const *)d->tool_tables, d->agent_table, resolved,
+                     (char *const *)argv + 1, d->operator_path, &n_fixed, &refusal);
   if (!table) {
     box_policy_record_status(d->policy, "shell:spawn", permitted_input, 126);
     return spawn_reply("no_tool", 126, refusal);
@@ -403,8 +391,7 @@ static gpointer spawn_thread(gpointer data)
     reply = run_spawn(job->c, job->msg, job->fds[1], job->fds[2], job->fds[0]);
   box_ctl_send(job->fds[0], reply, NULL, 0);
   json_object_put(reply);
-  for (int i = 0; i < job->nfds; i++)
-    close(job->fds[i]);
+  for (int i = 0; i < job->nfds; i++) close(job->fds[i]);
   json_object_put(job->msg);
   g_free(job);
   return NULL;
@@ -440,7 +427,8 @@ static void say_expired(Command *c)
   if (c->caller_err < 0 || poll(&p, 1, 1000) != 1 || !(p.revents & POLLOUT) ||
       write(c->caller_err, BOX_SHELL_TIMEOUT_MESSAGE, len) != (ssize_t)len)
     g_printerr("box: warning: command %d: the caller's stderr did not take the deadline's "
-               "message\n", c->w->command);
+               "message\n",
+               c->w->command);
 }
 
 /* The status a killed worker reported just before, read once it is gone
@@ -454,16 +442,14 @@ static int reported_status(Command *c)
     int fds[BOX_CTL_MAX_FDS];
     int nfds = 0;
     json_object *msg = box_ctl_recv(c->w->ctl, fds, &nfds);
-    if (!msg)
-      break;
+    if (!msg) break;
     json_object *op, *s;
     if (json_object_object_get_ex(msg, "op", &op) &&
         g_strcmp0(json_object_get_string(op), "exit") == 0 &&
         json_object_object_get_ex(msg, "status", &s))
       status = json_object_get_int(s) & 0xff;
     json_object_put(msg);
-    for (int i = 0; i < nfds; i++)
-      close(fds[i]);
+    for (int i = 0; i < nfds; i++) close(fds[i]);
   }
   return status;
 }
@@ -506,34 +492,30 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
                            { .fd = watch_fd, .events = POLLIN } };
     int n = poll(p, watch_fd >= 0 ? 2 : 1, timeout);
     if (n < 0) {
-      if (errno == EINTR)
-        continue;
+      if (errno == EINTR) continue;
       break;
     }
     if (n > 0 && watch_fd >= 0 && p[1].revents && on_watch(watch_data)) {
       cancelled = true;
       break;
     }
-    if (!p[0].revents)
-      continue;
+    if (!p[0].revents) continue;
     int fds[BOX_CTL_MAX_FDS];
     int nfds = 0;
     json_object *msg = box_ctl_recv(w->ctl, fds, &nfds);
-    if (!msg)
-      break;
+    if (!msg) break;
     json_object *op_obj;
     const char *op =
-        json_object_object_get_ex(msg, "op", &op_obj) ? json_object_get_string(op_obj) : "";
+      json_object_object_get_ex(msg, "op", &op_obj) ? json_object_get_string(op_obj) : "";
     if (strcmp(op, "exit") == 0) {
       json_object *s;
       /* the last command's status, held back to travel with the exit */
-      if (json_object_object_get_ex(msg, "exec_status", &s) && json_object_is_type(s, json_type_object))
+      if (json_object_object_get_ex(msg, "exec_status", &s) &&
+          json_object_is_type(s, json_type_object))
         handle_status(c, s);
-      if (json_object_object_get_ex(msg, "status", &s))
-        status = json_object_get_int(s) & 0xff;
+      if (json_object_object_get_ex(msg, "status", &s)) status = json_object_get_int(s) & 0xff;
       json_object_put(msg);
-      for (int i = 0; i < nfds; i++)
-        close(fds[i]);
+      for (int i = 0; i < nfds; i++) close(fds[i]);
       /* The worker has closed the caller's descriptors and only exits
        * now: answer at once, and let the cleanup reap it. */
       return status;
@@ -548,29 +530,25 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
     }
     if (strcmp(op, "decide") == 0 && nfds >= 1) {
       handle_decide(c, msg, fds[0]);
-      for (int i = 1; i < nfds; i++)
-        close(fds[i]);
+      for (int i = 1; i < nfds; i++) close(fds[i]);
       json_object_put(msg);
       continue;
     }
     if (strcmp(op, "open") == 0 && nfds >= 1) { /* the fast path (fastopen.c) */
       box_fastopen_handle(c->d, w->command, w->pid, msg, fds[0]);
-      for (int i = 1; i < nfds; i++)
-        close(fds[i]);
+      for (int i = 1; i < nfds; i++) close(fds[i]);
       json_object_put(msg);
       continue;
     }
     if (strcmp(op, "list") == 0 && nfds >= 1) { /* a listing's fast path */
       box_fastlist_handle(c->d, w->command, msg, fds[0]);
-      for (int i = 1; i < nfds; i++)
-        close(fds[i]);
+      for (int i = 1; i < nfds; i++) close(fds[i]);
       json_object_put(msg);
       continue;
     }
     if (strcmp(op, "status") == 0) { /* a shell:exec's status, for history rules */
       handle_status(c, msg);
-      for (int i = 0; i < nfds; i++)
-        close(fds[i]);
+      for (int i = 0; i < nfds; i++) close(fds[i]);
       json_object_put(msg);
       continue;
     }
@@ -585,8 +563,7 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
       g_mutex_unlock(&c->lock);
       continue;
     }
-    for (int i = 0; i < nfds; i++)
-      close(fds[i]);
+    for (int i = 0; i < nfds; i++) close(fds[i]);
     json_object_put(msg);
   }
   if (expired || cancelled) {
@@ -598,17 +575,14 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
   int wait_status = box_reaper_wait(w->pid);
   boxd_untrack_pid(c->d, w->pid);
   c->reaped = true;
-  if (expired)
-    status = reported_status(c);
-  if (cancelled || (status < 0 && __atomic_load_n(&c->d->stopping, __ATOMIC_ACQUIRE)))
-    return 125;
+  if (expired) status = reported_status(c);
+  if (cancelled || (status < 0 && __atomic_load_n(&c->d->stopping, __ATOMIC_ACQUIRE))) return 125;
   if (expired && status < 0) {
     /* After the worker is gone, so the message comes after its output. */
     say_expired(c);
     return BOX_SHELL_TIMEOUT_STATUS;
   }
-  if (status < 0)
-    status = box_status_code(wait_status);
+  if (status < 0) status = box_status_code(wait_status);
   return status;
 }
 
@@ -624,16 +598,14 @@ static void command_cleanup(Command *c)
     boxd_untrack_pid(c->d, w->pid);
   }
   end_tools(c);
-  for (guint i = 0; i < c->threads->len; i++)
-    g_thread_join(g_ptr_array_index(c->threads, i));
+  for (guint i = 0; i < c->threads->len; i++) g_thread_join(g_ptr_array_index(c->threads, i));
   record_unreported_statuses(c);
   describe_wait(c);
   g_ptr_array_free(c->threads, TRUE);
   g_array_free(c->tool_pids, TRUE);
   g_cond_clear(&c->described_cond);
   g_mutex_clear(&c->lock);
-  if (c->pidfd >= 0)
-    close(c->pidfd);
+  if (c->pidfd >= 0) close(c->pidfd);
   box_vfs_command_end(c->d->vfs, w->command);
   boxd_worker_free(w);
   g_free(c);
@@ -641,9 +613,8 @@ static void command_cleanup(Command *c)
 
 /* One attempt on one worker: the command, or NULL when the worker never
  * became ready (the command did not start: another worker may take it). */
-static Command *run_on_worker(Boxd *d, BoxdWorker *w, const char *source, int fds[3],
-                              int watch_fd, BoxdWatchFn on_watch, void *data, int *status,
-                              gint64 *ready_at)
+static Command *run_on_worker(Boxd *d, BoxdWorker *w, const char *source, int fds[3], int watch_fd,
+                              BoxdWatchFn on_watch, void *data, int *status, gint64 *ready_at)
 {
   if (!boxd_worker_wait_ready(w)) {
     boxd_worker_discard(d, w);
@@ -669,17 +640,15 @@ static Command *run_on_worker(Boxd *d, BoxdWorker *w, const char *source, int fd
   json_object_object_add(run, "op", json_object_new_string("run"));
   json_object_object_add(run, "source", json_object_new_string(source));
   json_object *decided = decide_first(c, source);
-  if (decided)
-    json_object_object_add(run, "decided", decided);
+  if (decided) json_object_object_add(run, "decided", decided);
   /* Only a worker asked for before the gateway started lacks it. */
   json_object *gateway_env = w->has_env ? NULL : boxd_gateway_worker_env(d);
-  if (gateway_env)
-    json_object_object_add(run, "env", gateway_env);
+  if (gateway_env) json_object_object_add(run, "env", gateway_env);
   /* box.toml's [agent] shell_timeout, else the Shell's default: boxd's
    * deadline, which the worker's own trails (WORKER_DEADLINE_GRACE_MS). */
   gint64 limit_ms = d->config && d->config->agent.shell_timeout_ms
-                        ? d->config->agent.shell_timeout_ms
-                        : BOX_SHELL_TIMEOUT_MS_DEFAULT;
+                      ? d->config->agent.shell_timeout_ms
+                      : BOX_SHELL_TIMEOUT_MS_DEFAULT;
   json_object_object_add(run, "timeout_ms",
                          json_object_new_int64(limit_ms + WORKER_DEADLINE_GRACE_MS));
   c->deadline = g_get_monotonic_time() + limit_ms * 1000;
@@ -697,21 +666,19 @@ static Command *run_on_worker(Boxd *d, BoxdWorker *w, const char *source, int fd
     }
   *status = sent ? serve_command(c, watch_fd, on_watch, data) : -1;
   /* Before the answer: the caller's stderr ends with the command. */
-  if (c->caller_err >= 0)
-    close(c->caller_err);
+  if (c->caller_err >= 0) close(c->caller_err);
   c->caller_err = -1;
   return c;
 }
 
-void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd,
-                      BoxdWatchFn on_watch, BoxdAnswerFn answer, void *data)
+void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd, BoxdWatchFn on_watch,
+                      BoxdAnswerFn answer, void *data)
 {
   int status = -1;
   for (int attempt = 0; attempt < 3; attempt++) {
     gint64 t0 = g_get_monotonic_time();
     BoxdWorker *w = boxd_worker_take(d);
-    if (!w)
-      break;
+    if (!w) break;
     gint64 t1 = g_get_monotonic_time();
     int command = w->command;
     gint64 t2 = 0;
@@ -730,7 +697,8 @@ void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd,
     answer(data, status);
     if (getenv("BOX_DEBUG_TIMING"))
       g_printerr("command %d: waited %.3f ms for a worker, %.3f ms for it to be ready, "
-                 "served in %.3f ms\n", command, (t1 - t0) / 1000.0, (t2 - t1) / 1000.0,
+                 "served in %.3f ms\n",
+                 command, (t1 - t0) / 1000.0, (t2 - t1) / 1000.0,
                  (g_get_monotonic_time() - t2) / 1000.0);
     boxd_pool_refill(d);
     command_cleanup(c);

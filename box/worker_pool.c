@@ -52,15 +52,13 @@ void boxd_kill_tracked(Boxd *d)
   GHashTableIter it;
   gpointer key;
   g_hash_table_iter_init(&it, d->live_pids);
-  while (g_hash_table_iter_next(&it, &key, NULL))
-    kill(GPOINTER_TO_INT(key), SIGKILL);
+  while (g_hash_table_iter_next(&it, &key, NULL)) kill(GPOINTER_TO_INT(key), SIGKILL);
   g_mutex_unlock(&d->lock);
 }
 
 void boxd_worker_free(BoxdWorker *w)
 {
-  if (w->ctl >= 0)
-    close(w->ctl);
+  if (w->ctl >= 0) close(w->ctl);
   g_free(w);
 }
 
@@ -116,11 +114,9 @@ static int area_ns_get(int area)
  * pool is gone and the caller still owns ns. */
 static bool area_ns_keep(int area, int ns)
 {
-  if (!area_ns)
-    return false;
+  if (!area_ns) return false;
   int old = area_ns_get(area);
-  if (old >= 0)
-    close(old);
+  if (old >= 0) close(old);
   g_hash_table_insert(area_ns, GINT_TO_POINTER(area), GINT_TO_POINTER(ns + 1));
   return true;
 }
@@ -179,8 +175,7 @@ static void worker_forked(Boxd *d, BoxdWorker *w, pid_t pid)
   failures = ok ? 0 : failures + 1;
   /* A worker that joined the queue leaves the count as it was: only a
    * failure leaves a place for the pool thread to fill (or back off). */
-  if (!ok)
-    g_cond_broadcast(&pool_cond);
+  if (!ok) g_cond_broadcast(&pool_cond);
   g_mutex_unlock(&pool_lock);
 }
 
@@ -197,15 +192,13 @@ static gpointer zygote_read_main(gpointer data)
   Boxd *d = data;
   for (;;) {
     json_object *msg = box_ctl_recv(zygote_ctl, NULL, NULL);
-    if (!msg)
-      break;
+    if (!msg) break;
     json_object *op, *pid, *status;
     if (json_object_object_get_ex(msg, "op", &op) && json_object_object_get_ex(msg, "pid", &pid)) {
       const char *o = json_object_get_string(op);
       if (strcmp(o, "forked") == 0) {
         BoxdWorker *w = pop_forking();
-        if (w)
-          worker_forked(d, w, json_object_get_int(pid));
+        if (w) worker_forked(d, w, json_object_get_int(pid));
       } else if (strcmp(o, "died") == 0 && json_object_object_get_ex(msg, "status", &status)) {
         box_reaper_store(json_object_get_int(pid), json_object_get_int(status));
       }
@@ -214,8 +207,7 @@ static gpointer zygote_read_main(gpointer data)
   }
   /* The zygote is gone: the forks it never answered will not come. */
   BoxdWorker *w;
-  while ((w = pop_forking()))
-    worker_forked(d, w, -1);
+  while ((w = pop_forking())) worker_forked(d, w, -1);
   return NULL;
 }
 
@@ -223,8 +215,7 @@ static gpointer zygote_read_main(gpointer data)
 static bool zygote_start(Boxd *d)
 {
   int pair[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
-    return false;
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return false;
   char *argv[] = { "box-shell", "--zygote", "--ctl-fd=3", NULL };
   /* The egress routes' phantoms, for the Shell's variables (shell_worker.c). */
   g_autofree char *phantoms = NULL;
@@ -237,8 +228,7 @@ static bool zygote_start(Boxd *d)
   if (pid == 0) {
     /* System calls only from here on: boxd has threads. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (dup2(pair[1], 3) < 0)
-      _exit(127);
+    if (dup2(pair[1], 3) < 0) _exit(127);
     close_range(4, ~0U, 0);
     sigset_t none;
     sigemptyset(&none);
@@ -262,8 +252,7 @@ static bool zygote_start(Boxd *d)
 
 static void zygote_stop(Boxd *d)
 {
-  if (zygote_pid < 0)
-    return;
+  if (zygote_pid < 0) return;
   kill(zygote_pid, SIGKILL);
   shutdown(zygote_ctl, SHUT_RDWR);
   g_thread_join(zygote_reader);
@@ -306,8 +295,7 @@ static json_object *fork_request(Boxd *d, int command, bool *carries_env)
 static bool worker_request(Boxd *d)
 {
   int command = box_vfs_command_new(d->vfs);
-  if (command < 0)
-    return false;
+  if (command < 0) return false;
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
     box_vfs_command_end(d->vfs, command);
@@ -326,8 +314,7 @@ static bool worker_request(Boxd *d)
   bool carries_env;
   json_object *req = fork_request(d, command, &carries_env);
   bool sent = box_ctl_send(zygote_ctl, req, fds, fds[1] >= 0 ? 2 : 1);
-  if (sent && carries_env)
-    zygote_has_env = true;
+  if (sent && carries_env) zygote_has_env = true;
   w->has_env = zygote_has_env;
   json_object_put(req);
   close(pair[1]);
@@ -353,8 +340,7 @@ void boxd_pool_refill(Boxd *d)
       failures++;
       handed_over = true;
     }
-  if (handed_over)
-    g_cond_broadcast(&pool_cond);
+  if (handed_over) g_cond_broadcast(&pool_cond);
   g_mutex_unlock(&pool_lock);
 }
 
@@ -382,8 +368,7 @@ static gpointer pool_main(gpointer data)
       /* Back off instead of spinning when workers cannot start. */
       failures = 0;
       gint64 until = g_get_monotonic_time() + G_TIME_SPAN_SECOND;
-      while (!pool_stop && g_cond_wait_until(&pool_cond, &pool_lock, until)) {
-      }
+      while (!pool_stop && g_cond_wait_until(&pool_cond, &pool_lock, until)) {}
       continue;
     }
     if (g_async_queue_length(ready_queue) + preparing >= POOL_SIZE) {
@@ -423,16 +408,14 @@ void boxd_workers_stop(Boxd *d)
   g_thread_join(pool_thread);
   zygote_stop(d);
   BoxdWorker *w;
-  while ((w = g_async_queue_try_pop(ready_queue)))
-    boxd_worker_discard(d, w);
+  while ((w = g_async_queue_try_pop(ready_queue))) boxd_worker_discard(d, w);
   g_async_queue_unref(ready_queue);
   /* Before the mount goes: a namespace kept open holds binds of it. */
   g_mutex_lock(&pool_lock);
   GHashTableIter it;
   gpointer fd;
   g_hash_table_iter_init(&it, area_ns);
-  while (g_hash_table_iter_next(&it, NULL, &fd))
-    close(GPOINTER_TO_INT(fd) - 1);
+  while (g_hash_table_iter_next(&it, NULL, &fd)) close(GPOINTER_TO_INT(fd) - 1);
   g_hash_table_destroy(area_ns);
   area_ns = NULL;
   g_mutex_unlock(&pool_lock);
@@ -445,8 +428,7 @@ void boxd_workers_stop(Boxd *d)
 BoxdWorker *boxd_worker_take(Boxd *d)
 {
   BoxdWorker *w = g_async_queue_try_pop(ready_queue);
-  if (w && g_async_queue_length(ready_queue) > 0)
-    return w;
+  if (w && g_async_queue_length(ready_queue) > 0) return w;
   boxd_pool_refill(d);
   return w ? w : g_async_queue_timeout_pop(ready_queue, (guint64)READY_TIMEOUT_MS * 1000);
 }
@@ -458,8 +440,7 @@ bool boxd_worker_wait_ready(BoxdWorker *w)
 {
   struct pollfd p = { .fd = w->ctl, .events = POLLIN };
   int n;
-  do
-    n = poll(&p, 1, READY_TIMEOUT_MS);
+  do n = poll(&p, 1, READY_TIMEOUT_MS);
   while (n < 0 && errno == EINTR);
   int fds[BOX_CTL_MAX_FDS];
   int nfds = 0;
@@ -476,7 +457,6 @@ bool boxd_worker_wait_ready(BoxdWorker *w)
     kept = area_ns_keep(w->area, fds[0]);
     g_mutex_unlock(&pool_lock);
   }
-  for (int i = kept ? 1 : 0; i < nfds; i++)
-    close(fds[i]);
+  for (int i = kept ? 1 : 0; i < nfds; i++) close(fds[i]);
   return ready;
 }

@@ -12,13 +12,11 @@ static bool split_entry(const char *entry, char **host, int *port)
 {
   *host = NULL;
   *port = 0;
-  if (!entry || !*entry)
-    return false;
+  if (!entry || !*entry) return false;
   const char *port_text = NULL;
   if (entry[0] == '[') {
     const char *close = strchr(entry, ']');
-    if (!close || close == entry + 1)
-      return false;
+    if (!close || close == entry + 1) return false;
     *host = g_strndup(entry + 1, (gsize)(close - entry - 1));
     if (close[1] == ':')
       port_text = close + 2;
@@ -35,16 +33,13 @@ static bool split_entry(const char *entry, char **host, int *port)
       *host = g_strdup(entry);
     }
   }
-  if (!**host)
-    goto bad;
+  if (!**host) goto bad;
   for (const char *p = *host; *p; p++)
-    if ((unsigned char)*p <= ' ' || *p == '/' || *p == '@' || *p == '[' || *p == ']')
-      goto bad;
+    if ((unsigned char)*p <= ' ' || *p == '/' || *p == '@' || *p == '[' || *p == ']') goto bad;
   if (port_text) {
     char *end = NULL;
     long v = strtol(port_text, &end, 10);
-    if (!*port_text || *end || v < 1 || v > 65535)
-      goto bad;
+    if (!*port_text || *end || v < 1 || v > 65535) goto bad;
     *port = (int)v;
   }
   return true;
@@ -69,30 +64,24 @@ const char *box_gateway_allow_entry_problem(const char *entry)
 static char *comparable(const char *host)
 {
   char *ip = box_gateway_canonical_ip(host);
-  if (ip)
-    return ip;
+  if (ip) return ip;
   char *s = g_ascii_strdown(host, -1);
   size_t n = strlen(s);
-  if (n > 1 && s[n - 1] == '.')
-    s[n - 1] = '\0';
+  if (n > 1 && s[n - 1] == '.') s[n - 1] = '\0';
   return s;
 }
 
 bool box_gateway_allowed(const char *const *allow, const char *host, int port)
 {
-  if (!allow || !host)
-    return false;
+  if (!allow || !host) return false;
   g_autofree char *want = comparable(host);
   for (const char *const *e = allow; *e; e++) {
     g_autofree char *h = NULL;
     int p = 0;
-    if (!split_entry(*e, &h, &p))
-      continue;
-    if (p != 0 && p != port)
-      continue;
+    if (!split_entry(*e, &h, &p)) continue;
+    if (p != 0 && p != port) continue;
     g_autofree char *have = comparable(h);
-    if (strcmp(have, want) == 0)
-      return true;
+    if (strcmp(have, want) == 0) return true;
   }
   return false;
 }
@@ -110,16 +99,13 @@ char *box_gateway_floor(const char *const *allow, const char *host, const char *
   if (ip) {
     g_autofree char *canon = box_gateway_canonical_ip(ip);
     const char *addr = canon ? canon : ip;
-    if (!box_gateway_host_is_local(addr, NULL))
-      return NULL;
+    if (!box_gateway_host_is_local(addr, NULL)) return NULL;
     if (box_gateway_allowed(allow, addr, port) || box_gateway_allowed(allow, host, port))
       return NULL;
     return refusal(addr);
   }
   g_autofree char *canon = NULL;
-  if (!box_gateway_host_is_local(host, &canon))
-    return NULL;
-  if (box_gateway_allowed(allow, host, port))
-    return NULL;
+  if (!box_gateway_host_is_local(host, &canon)) return NULL;
+  if (box_gateway_allowed(allow, host, port)) return NULL;
   return refusal(canon ? canon : host);
 }

@@ -17,8 +17,7 @@ static bool read_exactly(GwStream *s, GByteArray *out, size_t n)
   size_t got = 0;
   while (got < n) {
     ssize_t r = gw_stream_read(s, out->data + at + got, n - got);
-    if (r <= 0)
-      return false;
+    if (r <= 0) return false;
     got += (size_t)r;
   }
   return true;
@@ -35,24 +34,18 @@ static ChunksResult read_chunks(GwStream *s, GByteArray *out, size_t limit, size
 {
   for (;;) {
     g_autofree char *line = gw_stream_read_line(s, 1024);
-    if (!line)
-      return CHUNKS_BROKEN;
+    if (!line) return CHUNKS_BROKEN;
     char *e = NULL;
     errno = 0;
     unsigned long long size = strtoull(line, &e, 16);
     if (e == line || errno || (strict && *e && *e != ';' && *e != ' ' && *e != '\t'))
       return CHUNKS_MALFORMED;
-    if (size == 0)
-      return gw_stream_skip_trailers(s, max_line) == 0 ? CHUNKS_READ : CHUNKS_BROKEN;
-    if (size > limit || out->len + size > limit)
-      return CHUNKS_TOO_LARGE;
-    if (!read_exactly(s, out, (size_t)size))
-      return CHUNKS_BROKEN;
+    if (size == 0) return gw_stream_skip_trailers(s, max_line) == 0 ? CHUNKS_READ : CHUNKS_BROKEN;
+    if (size > limit || out->len + size > limit) return CHUNKS_TOO_LARGE;
+    if (!read_exactly(s, out, (size_t)size)) return CHUNKS_BROKEN;
     g_autofree char *crlf = gw_stream_read_line(s, 2);
-    if (!crlf)
-      return CHUNKS_BROKEN;
-    if (*crlf)
-      return CHUNKS_MALFORMED;
+    if (!crlf) return CHUNKS_BROKEN;
+    if (*crlf) return CHUNKS_MALFORMED;
   }
 }
 
@@ -63,13 +56,11 @@ static long long content_length(const GwHead *req)
   long long len = -1;
   for (guint i = 0; i < req->headers->len; i++) {
     GwHeader *hd = &g_array_index(req->headers, GwHeader, i);
-    if (g_ascii_strcasecmp(hd->name, "content-length") != 0)
-      continue;
+    if (g_ascii_strcasecmp(hd->name, "content-length") != 0) continue;
     char *e = NULL;
     errno = 0;
     long long v = strtoll(hd->value, &e, 10);
-    if (!*hd->value || *e || errno || v < 0 || (len >= 0 && v != len))
-      return -1;
+    if (!*hd->value || *e || errno || v < 0 || (len >= 0 && v != len)) return -1;
     len = v;
   }
   return len;
@@ -80,32 +71,23 @@ int gw_read_request_body(GwStream *s, const GwHead *req, size_t limit, size_t ma
 {
   const char *te = gw_head_get(req, "transfer-encoding");
   int n_cl = gw_head_count(req, "content-length");
-  if (te && n_cl > 0)
-    return 400;
+  if (te && n_cl > 0) return 400;
   if (te) {
     g_auto(GStrv) codings = g_strsplit(te, ",", -1);
     guint nc = g_strv_length(codings);
-    if (nc == 0 || g_ascii_strcasecmp(g_strstrip(codings[nc - 1]), "chunked") != 0)
-      return 501;
+    if (nc == 0 || g_ascii_strcasecmp(g_strstrip(codings[nc - 1]), "chunked") != 0) return 501;
     switch (read_chunks(s, body, limit, max_line, true)) {
-    case CHUNKS_READ:
-      return 0;
-    case CHUNKS_MALFORMED:
-      return 400;
-    case CHUNKS_TOO_LARGE:
-      return 413;
-    case CHUNKS_BROKEN:
-      break;
+    case CHUNKS_READ: return 0;
+    case CHUNKS_MALFORMED: return 400;
+    case CHUNKS_TOO_LARGE: return 413;
+    case CHUNKS_BROKEN: break;
     }
     return -1;
   }
-  if (n_cl == 0)
-    return 0;
+  if (n_cl == 0) return 0;
   long long len = content_length(req);
-  if (len < 0)
-    return 400;
-  if ((unsigned long long)len > limit)
-    return 413;
+  if (len < 0) return 400;
+  if ((unsigned long long)len > limit) return 413;
   return read_exactly(s, body, (size_t)len) ? 0 : -1;
 }
 
@@ -113,8 +95,7 @@ int gw_read_reply_body(GwStream *from, GwFraming framing, long long rlen, GByteA
                        size_t limit, size_t max_line)
 {
   if (framing == GW_FRAMING_FIXED) {
-    if ((unsigned long long)rlen > limit)
-      return 1;
+    if ((unsigned long long)rlen > limit) return 1;
     return read_exactly(from, out, (size_t)rlen) ? 0 : -1;
   }
   if (framing == GW_FRAMING_CHUNKED) {
@@ -125,12 +106,9 @@ int gw_read_reply_body(GwStream *from, GwFraming framing, long long rlen, GByteA
     char buf[65536];
     for (;;) {
       ssize_t r = gw_stream_read(from, buf, sizeof buf);
-      if (r == 0)
-        return 0;
-      if (r < 0)
-        return -1;
-      if (out->len + (size_t)r > limit)
-        return 1;
+      if (r == 0) return 0;
+      if (r < 0) return -1;
+      if (out->len + (size_t)r > limit) return 1;
       g_byte_array_append(out, (guint8 *)buf, (guint)r);
     }
   }

@@ -18,8 +18,7 @@
 /* Frees a string that may hold a secret, wiping it first. */
 void gw_secret_free(gpointer p)
 {
-  if (!p)
-    return;
+  if (!p) return;
   OPENSSL_cleanse(p, strlen(p));
   g_free(p);
 }
@@ -27,8 +26,7 @@ void gw_secret_free(gpointer p)
 void gw_route_clear(GwRoute *r)
 {
   g_free(r->name);
-  for (size_t i = 0; i < r->n_dests; i++)
-    gw_dest_clear(&r->dests[i]);
+  for (size_t i = 0; i < r->n_dests; i++) gw_dest_clear(&r->dests[i]);
   g_free(r->dests);
   g_free(r->header);
   g_free(r->prefix);
@@ -73,8 +71,8 @@ bool gw_route_init(GwRoute *r, const BoxGatewayRoute *from, GError **error)
     r->aws_key_id = g_strdup(from->aws_key_id ? from->aws_key_id : "");
     /* The session token is secret too: scrubbed from replies like the key. */
     r->spelled[0] = from->aws_session_token && *from->aws_session_token
-                        ? g_strdup(from->aws_session_token)
-                        : NULL;
+                      ? g_strdup(from->aws_session_token)
+                      : NULL;
     return *r->aws_key_id != '\0';
   }
   if (r->placement == BOX_GATEWAY_PLACE_BASIC_AUTH)
@@ -88,8 +86,7 @@ const GwRoute *gw_route_for(BoxGateway *gw, const char *host, int port, const ch
 {
   for (size_t i = 0; i < gw->n_routes; i++)
     for (size_t k = 0; k < gw->routes[i].n_dests; k++)
-      if (gw_dest_matches(&gw->routes[i].dests[k], host, port, path))
-        return &gw->routes[i];
+      if (gw_dest_matches(&gw->routes[i].dests[k], host, port, path)) return &gw->routes[i];
   return NULL;
 }
 
@@ -111,11 +108,9 @@ static GwHeader *only_header(GwHead *req, const char *name, bool *several)
 
 static bool basic_password_is(const char *value, const char *phantom)
 {
-  if (g_ascii_strncasecmp(value, "Basic ", 6) != 0)
-    return false;
+  if (g_ascii_strncasecmp(value, "Basic ", 6) != 0) return false;
   const char *b64 = value + 6;
-  while (*b64 == ' ')
-    b64++;
+  while (*b64 == ' ') b64++;
   gsize len = 0;
   guchar *dec = g_base64_decode(b64, &len);
   bool is = false;
@@ -140,8 +135,7 @@ static GwCredResult cred_header(const GwRoute *r, GwHead *req, GPtrArray *owned)
   const char *name = basic ? "Authorization" : r->header;
   bool several = false;
   GwHeader *found = only_header(req, name, &several);
-  if (several)
-    return GW_CRED_REFUSED;
+  if (several) return GW_CRED_REFUSED;
   bool phantom = false;
   if (found && basic) {
     phantom = basic_password_is(found->value, r->phantom);
@@ -150,10 +144,9 @@ static GwCredResult cred_header(const GwRoute *r, GwHead *req, GPtrArray *owned)
     phantom = g_ascii_strncasecmp(found->value, r->prefix, pl) == 0 &&
               strcmp(found->value + pl, r->phantom) == 0;
   }
-  if (!phantom && !r->always)
-    return GW_CRED_REFUSED;
-  char *value = basic ? g_strconcat("Basic ", r->spelled[0], NULL)
-                      : g_strconcat(r->prefix, r->secret, NULL);
+  if (!phantom && !r->always) return GW_CRED_REFUSED;
+  char *value =
+    basic ? g_strconcat("Basic ", r->spelled[0], NULL) : g_strconcat(r->prefix, r->secret, NULL);
   g_ptr_array_add(owned, value);
   if (found) {
     found->value = value;
@@ -202,8 +195,7 @@ static GwCredResult cred_query(const GwRoute *r, const char **origin, GPtrArray 
 GwCredResult gw_cred_apply(const GwRoute *r, GwHead *req, const char *method, const char *host,
                            const char **origin, const GByteArray *body, GPtrArray *owned)
 {
-  if (r->aws)
-    return gw_cred_aws(r, req, method, host, *origin, body, owned);
+  if (r->aws) return gw_cred_aws(r, req, method, host, *origin, body, owned);
   return r->placement == BOX_GATEWAY_PLACE_QUERY ? cred_query(r, origin, owned)
                                                  : cred_header(r, req, owned);
 }
@@ -220,8 +212,7 @@ static char *redact(const GwRoute *r, const char *data, size_t len, size_t *out_
     const char *best = NULL;
     size_t best_len = 0;
     for (int i = 0; i < 3; i++) {
-      if (!needles[i] || !*needles[i])
-        continue;
+      if (!needles[i] || !*needles[i]) continue;
       size_t nl = strlen(needles[i]);
       const char *at = memmem(cur, left, needles[i], nl);
       if (at && (!best || at < best || (at == best && nl > best_len))) {
@@ -229,17 +220,14 @@ static char *redact(const GwRoute *r, const char *data, size_t len, size_t *out_
         best_len = nl;
       }
     }
-    if (!best)
-      break;
-    if (!out)
-      out = g_string_sized_new(len);
+    if (!best) break;
+    if (!out) out = g_string_sized_new(len);
     g_string_append_len(out, cur, best - cur);
     g_string_append(out, REDACTED);
     left -= (size_t)(best - cur) + best_len;
     cur = best + best_len;
   }
-  if (!out)
-    return NULL;
+  if (!out) return NULL;
   g_string_append_len(out, cur, (gssize)left);
   *out_len = out->len;
   return g_string_free(out, FALSE);
@@ -263,10 +251,8 @@ static GString *scrubbed_head(const GwRoute *route, const GwHead *resp, GwFramin
     g_autofree char *v = redact(route, hd->value, strlen(hd->value), &vl);
     g_string_append_printf(rh, "%s: %s\r\n", hd->name, v ? v : hd->value);
   }
-  if (framing != GW_FRAMING_NONE)
-    g_string_append_printf(rh, "Content-Length: %zu\r\n", blen);
-  if (!keep)
-    g_string_append(rh, "Connection: close\r\n");
+  if (framing != GW_FRAMING_NONE) g_string_append_printf(rh, "Content-Length: %zu\r\n", blen);
+  if (!keep) g_string_append(rh, "Connection: close\r\n");
   g_string_append(rh, "\r\n");
   return rh;
 }
@@ -294,13 +280,12 @@ static bool send_scrubbed(GwConn *c, const GwRoute *route, const GwHead *resp, G
  * headers and body replaced by [REDACTED], and sent under its own
  * Content-Length.  A compressed reply could hide the secret, so it is
  * refused. */
-bool gw_credentialed_reply(GwConn *c, const GwRoute *route, const GwHead *resp,
-                           GwFraming framing, long long rlen, bool keep)
+bool gw_credentialed_reply(GwConn *c, const GwRoute *route, const GwHead *resp, GwFraming framing,
+                           long long rlen, bool keep)
 {
   const char *ce = gw_head_get(resp, "content-encoding");
   bool ok = !ce || g_ascii_strcasecmp(ce, "identity") == 0;
-  if (!ok)
-    gw_refuse(c, NULL, "response blocked by egress control");
+  if (!ok) gw_refuse(c, NULL, "response blocked by egress control");
   GByteArray *body = g_byte_array_new();
   if (ok) {
     int r = gw_read_reply_body(&c->up, framing, rlen, body, CRED_RESPONSE_LIMIT,
@@ -312,8 +297,7 @@ bool gw_credentialed_reply(GwConn *c, const GwRoute *route, const GwHead *resp,
       gw_bad_gateway(c, "upstream", why);
     }
   }
-  if (ok)
-    ok = send_scrubbed(c, route, resp, framing, body, keep);
+  if (ok) ok = send_scrubbed(c, route, resp, framing, body, keep);
   OPENSSL_cleanse(body->data, body->len);
   g_byte_array_free(body, TRUE);
   return ok;

@@ -18,17 +18,17 @@ typedef struct {
   GwConn *c;
   GwHead *req;
   const char *method, *target, *version;
-  char *host;               /* where the request goes: lowercase, no brackets */
+  char *host; /* where the request goes: lowercase, no brackets */
   int port;
-  const char *origin;       /* the origin-form target: as sent, then as forwarded */
+  const char *origin; /* the origin-form target: as sent, then as forwarded */
   char *origin_buf;
   const char *target_problem; /* why the target is refused, or NULL */
-  char *forward;            /* the target forwarded */
-  char *path;               /* its canonical path, which is decided */
+  char *forward;              /* the target forwarded */
+  char *path;                 /* its canonical path, which is decided */
   GByteArray *body;
-  const GwRoute *route;     /* the credential route the request meets, or NULL */
-  GPtrArray *owned;         /* strings the request holds that may hold the secret */
-  json_object *in;          /* the `http:request` input, once decided */
+  const GwRoute *route; /* the credential route the request meets, or NULL */
+  GPtrArray *owned;     /* strings the request holds that may hold the secret */
+  json_object *in;      /* the `http:request` input, once decided */
 } Exchange;
 
 static void exchange_clear(Exchange *x)
@@ -39,12 +39,11 @@ static void exchange_clear(Exchange *x)
   g_free(x->path);
   g_byte_array_unref(x->body);
   g_ptr_array_unref(x->owned);
-  if (x->in)
-    json_object_put(x->in);
+  if (x->in) json_object_put(x->in);
 }
 
-static json_object *request_input(const char *host, int port, const char *method,
-                                  const char *path, size_t body_bytes, bool intercepted)
+static json_object *request_input(const char *host, int port, const char *method, const char *path,
+                                  size_t body_bytes, bool intercepted)
 {
   json_object *in = json_object_new_object();
   json_object_object_add(in, "host", json_object_new_string(host));
@@ -61,8 +60,7 @@ static json_object *request_input(const char *host, int port, const char *method
 static void raise_outcome(Exchange *x, int status, bool delivered)
 {
   BoxGateway *gw = x->c->gw;
-  if (gw->cfg.outcome)
-    gw->cfg.outcome(gw->cfg.data, "http:request", x->in, status, delivered);
+  if (gw->cfg.outcome) gw->cfg.outcome(gw->cfg.data, "http:request", x->in, status, delivered);
   json_object_put(x->in);
   x->in = NULL;
 }
@@ -86,10 +84,8 @@ static bool request_line_ok(Exchange *x)
  * "http://h?q" is "/?q". */
 static const char *origin_after(Exchange *x, const char *rest)
 {
-  if (*rest == '/')
-    return rest;
-  if (*rest == '?')
-    return x->origin_buf = g_strconcat("/", rest, NULL);
+  if (*rest == '/') return rest;
+  if (*rest == '?') return x->origin_buf = g_strconcat("/", rest, NULL);
   return "/";
 }
 
@@ -121,8 +117,8 @@ static bool tunnel_target(Exchange *x)
   g_autofree char *hh = NULL;
   int hp = 0;
   if (!authority_ok || !hosthdr || gw_head_count(x->req, "host") != 1 ||
-      !gw_parse_authority(hosthdr, c->tunnel_port, &hh, &hp) ||
-      strcmp(hh, c->tunnel_host) != 0 || hp != c->tunnel_port) {
+      !gw_parse_authority(hosthdr, c->tunnel_port, &hh, &hp) || strcmp(hh, c->tunnel_host) != 0 ||
+      hp != c->tunnel_port) {
     gw_refuse(c, NULL, "request authority rejected");
     return false;
   }
@@ -155,8 +151,7 @@ static bool proxy_target(Exchange *x)
 static bool locate(Exchange *x)
 {
   /* A fragment is never sent; one that is names nothing servers agree on. */
-  if (strchr(x->target, '#'))
-    x->target_problem = "a fragment (`#`), which a client never sends";
+  if (strchr(x->target, '#')) x->target_problem = "a fragment (`#`), which a client never sends";
   return x->c->tunnel ? tunnel_target(x) : proxy_target(x);
 }
 
@@ -167,16 +162,15 @@ static bool read_request(Exchange *x)
   GwConn *c = x->c;
   const char *expect = gw_head_get(x->req, "expect");
   if (expect && g_ascii_strcasecmp(expect, "100-continue") == 0) {
-    if (!gw_stream_write(&c->client, "HTTP/1.1 100 Continue\r\n\r\n", 25))
-      return false;
+    if (!gw_stream_write(&c->client, "HTTP/1.1 100 Continue\r\n\r\n", 25)) return false;
   }
   int br = gw_read_request_body(&c->client, x->req, c->gw->cfg.max_request_body,
                                 c->gw->cfg.max_header_bytes, x->body);
-  if (br < 0)
-    return false;
+  if (br < 0) return false;
   if (br > 0) {
-    const char *reason = br == 400 ? "Bad Request" : br == 413 ? "Payload Too Large"
-                                                              : "Not Implemented";
+    const char *reason = br == 400   ? "Bad Request"
+                         : br == 413 ? "Payload Too Large"
+                                     : "Not Implemented";
     gw_send_simple(&c->client, br, reason, br == 400 ? "bad request\n" : "", false);
     return false;
   }
@@ -191,8 +185,8 @@ static bool decidable_target(Exchange *x)
   if (!x->target_problem)
     x->forward = box_gateway_request_target(x->origin, &x->path, &x->target_problem);
   if (!x->forward) {
-    g_autofree char *text = g_strdup_printf("request target rejected: the target holds %s",
-                                            x->target_problem);
+    g_autofree char *text =
+      g_strdup_printf("request target rejected: the target holds %s", x->target_problem);
     gw_refuse(x->c, NULL, text);
     return false;
   }
@@ -216,14 +210,13 @@ static bool apply_credentials(Exchange *x)
 {
   GwConn *c = x->c;
   x->route = gw_route_for(c->gw, x->host, x->port, x->path);
-  if (!x->route)
-    return true;
+  if (!x->route) return true;
   if (!c->tunnel) {
     gw_refuse(c, NULL, "credential not permitted on a plaintext request");
     return false;
   }
-  GwCredResult cr = gw_cred_apply(x->route, x->req, x->method, x->host, &x->origin, x->body,
-                                  x->owned);
+  GwCredResult cr =
+    gw_cred_apply(x->route, x->req, x->method, x->host, &x->origin, x->body, x->owned);
   if (cr == GW_CRED_REFUSED) {
     gw_refuse(c, NULL, "blocked by egress control");
     return false;
@@ -241,8 +234,7 @@ static bool permitted(Exchange *x)
   BoxGateway *gw = x->c->gw;
   x->in = request_input(x->host, x->port, x->method, x->path, x->body->len, x->c->tunnel);
   g_autofree char *message = NULL;
-  if (gw->cfg.decide(gw->cfg.data, "http:request", x->in, NULL, &message))
-    return true;
+  if (gw->cfg.decide(gw->cfg.data, "http:request", x->in, NULL, &message)) return true;
   json_object_put(x->in);
   x->in = NULL;
   gw_refuse(x->c, "http:request", message ? message : "refused");
@@ -253,11 +245,9 @@ static bool permitted(Exchange *x)
 static bool upstream_secure(Exchange *x)
 {
   GwConn *c = x->c;
-  if (!c->tunnel || c->up_tls)
-    return true;
+  if (!c->tunnel || c->up_tls) return true;
   g_autofree char *why = NULL;
-  if (gw_upstream_tls(c, x->host, x->port, &why))
-    return true;
+  if (gw_upstream_tls(c, x->host, x->port, &why)) return true;
   raise_outcome(x, -1, false);
   if (why) {
     g_autofree char *t = g_strdup_printf("TLS to %s:%d failed: %s", x->host, x->port, why);
@@ -281,8 +271,7 @@ static GString *forwarded_head(Exchange *x)
         (x->route && g_ascii_strcasecmp(hd->name, "accept-encoding") == 0))
       continue;
     if (g_ascii_strcasecmp(hd->name, "host") == 0) {
-      if (!c->tunnel)
-        continue; /* the URL's authority wins */
+      if (!c->tunnel) continue; /* the URL's authority wins */
       have_host = true;
     }
     g_string_append_printf(out, "%s: %s\r\n", hd->name, hd->value);
@@ -309,8 +298,7 @@ static bool forward(Exchange *x)
               (x->body->len == 0 || gw_stream_write(&c->up, x->body->data, x->body->len));
   OPENSSL_cleanse(out->str, out->len); /* it may hold the secret */
   g_string_free(out, TRUE);
-  if (sent)
-    return true;
+  if (sent) return true;
   raise_outcome(x, -1, false);
   gw_close_upstream(c);
   gw_bad_gateway(c, "upstream", "the server closed the connection");
@@ -325,8 +313,7 @@ static bool read_reply_head(Exchange *x, GwHead *resp, int *status)
     int err = 0;
     char *text = gw_stream_read_head(&c->up, c->gw->cfg.max_header_bytes, &err);
     if (!text || !gw_head_parse(text, resp) || !g_str_has_prefix(resp->a, "HTTP/1.")) {
-      if (!text)
-        resp->text = NULL;
+      if (!text) resp->text = NULL;
       gw_head_clear(resp);
       raise_outcome(x, -1, true);
       gw_close_upstream(c);
@@ -343,19 +330,15 @@ static bool read_reply_head(Exchange *x, GwHead *resp, int *status)
 }
 
 /* How the reply's body is framed; *rlen its length when fixed. */
-static GwFraming reply_framing(const char *method, int status, const GwHead *resp,
-                               long long *rlen)
+static GwFraming reply_framing(const char *method, int status, const GwHead *resp, long long *rlen)
 {
   bool no_body = strcmp(method, "HEAD") == 0 || status == 204 || status == 304 ||
                  (status >= 100 && status < 200);
-  if (no_body)
-    return GW_FRAMING_NONE;
+  if (no_body) return GW_FRAMING_NONE;
   const char *rte = gw_head_get(resp, "transfer-encoding");
   const char *rcl = gw_head_get(resp, "content-length");
-  if (rte)
-    return gw_list_has(rte, "chunked") ? GW_FRAMING_CHUNKED : GW_FRAMING_EOF;
-  if (!rcl)
-    return GW_FRAMING_EOF;
+  if (rte) return gw_list_has(rte, "chunked") ? GW_FRAMING_CHUNKED : GW_FRAMING_EOF;
+  if (!rcl) return GW_FRAMING_EOF;
   char *e = NULL;
   *rlen = strtoll(rcl, &e, 10);
   return (*rcl && !*e && *rlen >= 0) ? GW_FRAMING_FIXED : GW_FRAMING_EOF;
@@ -375,8 +358,7 @@ static bool stream_reply(Exchange *x, const GwHead *resp, GwFraming framing, lon
       continue;
     g_string_append_printf(rh, "%s: %s\r\n", hd->name, hd->value);
   }
-  if (!keep)
-    g_string_append(rh, "Connection: close\r\n");
+  if (!keep) g_string_append(rh, "Connection: close\r\n");
   g_string_append(rh, "\r\n");
   bool ok = gw_stream_write(&c->client, rh->str, rh->len);
   g_string_free(rh, TRUE);
@@ -391,8 +373,7 @@ static bool reply(Exchange *x)
   GwConn *c = x->c;
   GwHead resp = { 0 };
   int status = -1;
-  if (!read_reply_head(x, &resp, &status))
-    return false;
+  if (!read_reply_head(x, &resp, &status)) return false;
   long long rlen = 0;
   GwFraming framing = reply_framing(x->method, status, &resp, &rlen);
   bool client_close = strcmp(x->version, "HTTP/1.0") == 0 ||
@@ -406,8 +387,7 @@ static bool reply(Exchange *x)
                      : stream_reply(x, &resp, framing, rlen, keep);
   gw_head_clear(&resp);
   raise_outcome(x, status, true);
-  if (!ok || !up_keep)
-    gw_close_upstream(c);
+  if (!ok || !up_keep) gw_close_upstream(c);
   return ok && keep;
 }
 
@@ -423,8 +403,8 @@ bool gw_exchange(GwConn *c, GwHead *req)
     .owned = g_ptr_array_new_with_free_func(gw_secret_free),
   };
   bool more = request_line_ok(&x) && locate(&x) && read_request(&x) && decidable_target(&x) &&
-              upstream_open(&x) && apply_credentials(&x) && permitted(&x) &&
-              upstream_secure(&x) && forward(&x) && reply(&x);
+              upstream_open(&x) && apply_credentials(&x) && permitted(&x) && upstream_secure(&x) &&
+              forward(&x) && reply(&x);
   exchange_clear(&x);
   return more;
 }

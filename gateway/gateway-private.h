@@ -60,18 +60,18 @@ SSL *gw_tls_accept(GwTls *t, int fd, const char *host, GwRec **rec);
  * offers TLS 1.3's mandatory suite alone; *suite_refused then tells
  * that the server refused it, so that a fresh connection may offer every
  * suite (first = false). */
-SSL *gw_tls_connect(GwTls *t, int fd, const char *host, bool first, char **why,
-                    bool *suite_refused, GwRec **rec);
+SSL *gw_tls_connect(GwTls *t, int fd, const char *host, bool first, char **why, bool *suite_refused,
+                    GwRec **rec);
 
 /* route.c: one parsed destination of a credential route. */
 typedef enum { GW_PATH_ANY, GW_PATH_PREFIX, GW_PATH_SUFFIX } GwPathKind;
 
 typedef struct {
-  bool wildcard;            /* "*.host": names strictly below host */
-  char *host;               /* lowercase, no trailing dot, no brackets */
-  int port;                 /* 0: 443 and 80 */
+  bool wildcard; /* "*.host": names strictly below host */
+  char *host;    /* lowercase, no trailing dot, no brackets */
+  int port;      /* 0: 443 and 80 */
   GwPathKind path_kind;
-  char *path;               /* the canonical prefix, or the suffix */
+  char *path; /* the canonical prefix, or the suffix */
 } GwDest;
 
 /* NULL when entry is well formed (out filled), else a static reason. */
@@ -93,12 +93,12 @@ struct BoxGateway {
   GwTls *tls;
   GMutex lock;
   GCond idle;
-  int active;               /* connection threads alive */
-  GHashTable *fds;          /* every socket a connection holds, to end them at stop */
+  int active;      /* connection threads alive */
+  GHashTable *fds; /* every socket a connection holds, to end them at stop */
   GPtrArray *listeners;
-  int home_netns;           /* where connections are served and dialled from */
+  int home_netns; /* where connections are served and dialled from */
   bool stopping;
-  GwRoute *routes;          /* credential routes (credentials.c) */
+  GwRoute *routes; /* credential routes (credentials.c) */
   size_t n_routes;
 };
 
@@ -113,7 +113,7 @@ void gw_set_timeouts(int fd, int ms);
 typedef struct {
   int fd;
   SSL *ssl;
-  GwRec *rec;               /* ssl's records, when taken over from OpenSSL */
+  GwRec *rec; /* ssl's records, when taken over from OpenSSL */
   char *buf;
   size_t off, len, cap;
 } GwStream;
@@ -143,9 +143,9 @@ typedef struct {
 } GwHeader;
 
 typedef struct {
-  char *text;               /* owns every string below */
-  char *a, *b, *c;          /* request: method target version; response: version code reason */
-  GArray *headers;          /* GwHeader */
+  char *text;      /* owns every string below */
+  char *a, *b, *c; /* request: method target version; response: version code reason */
+  GArray *headers; /* GwHeader */
 } GwHead;
 
 /* Splits text (taken over) into h; false when it is not a message head. */
@@ -185,7 +185,7 @@ typedef struct {
   char *up_host;
   int up_port;
   bool tunnel;
-  char *relay;              /* IO_CHUNK bytes, made at the first body relayed */
+  char *relay; /* IO_CHUNK bytes, made at the first body relayed */
   char *tunnel_host;
   int tunnel_port;
 } GwConn;
@@ -233,7 +233,7 @@ struct GwRoute {
   char *secret;
   char *spelled[2];
   bool aws;
-  char *aws_key_id;         /* the real key id; secret is the secret access key */
+  char *aws_key_id; /* the real key id; secret is the secret access key */
 };
 
 bool gw_route_init(GwRoute *r, const BoxGatewayRoute *from, GError **error);
@@ -248,8 +248,8 @@ GwCredResult gw_cred_apply(const GwRoute *r, GwHead *req, const char *method, co
                            const char **origin, const GByteArray *body, GPtrArray *owned);
 /* The reply to a credentialed request (head resp), scrubbed of the
  * secret, sent whole.  Whether it reached the client. */
-bool gw_credentialed_reply(GwConn *c, const GwRoute *route, const GwHead *resp,
-                           GwFraming framing, long long rlen, bool keep);
+bool gw_credentialed_reply(GwConn *c, const GwRoute *route, const GwHead *resp, GwFraming framing,
+                           long long rlen, bool keep);
 
 /* sigv4.c: the request re-signed for an aws:// route (SigV4). */
 GwCredResult gw_cred_aws(const GwRoute *r, GwHead *req, const char *method, const char *host,

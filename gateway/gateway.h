@@ -42,20 +42,20 @@ typedef bool (*BoxGatewayDecideFn)(void *data, const char *action, json_object *
 /* An exchange's outcome for history (spec/policy.md §2.3): status is the
  * upstream status or -1 when no reply arrived; delivered is false when
  * nothing was delivered upstream (an `::error`). */
-typedef void (*BoxGatewayOutcomeFn)(void *data, const char *action, json_object *input,
-                                    int status, bool delivered);
+typedef void (*BoxGatewayOutcomeFn)(void *data, const char *action, json_object *input, int status,
+                                    bool delivered);
 
 typedef struct {
   BoxGatewayDecideFn decide;
-  BoxGatewayOutcomeFn outcome;      /* may be NULL */
+  BoxGatewayOutcomeFn outcome; /* may be NULL */
   void *data;
-  const char *ca_cert_path;         /* the per-run CA certificate is written here (PEM) */
-  const char *const *extra_ca_files;/* PEM files trusted upstream beside the system store */
-  const char *const *allow;         /* floor exceptions (address_floor.h), may be NULL */
-  int max_connections;              /* 0: 256 */
-  size_t max_header_bytes;          /* 0: 64 KiB */
-  size_t max_request_body;          /* 0: 64 MiB */
-  int idle_timeout_ms;              /* 0: 60 s; a client or server silent this long is dropped */
+  const char *ca_cert_path;          /* the per-run CA certificate is written here (PEM) */
+  const char *const *extra_ca_files; /* PEM files trusted upstream beside the system store */
+  const char *const *allow;          /* floor exceptions (address_floor.h), may be NULL */
+  int max_connections;               /* 0: 256 */
+  size_t max_header_bytes;           /* 0: 64 KiB */
+  size_t max_request_body;           /* 0: 64 MiB */
+  int idle_timeout_ms;               /* 0: 60 s; a client or server silent this long is dropped */
   /* Credential routes: inside TLS (CONNECT), a request to a route's
    * destination has the phantom in the route's placement swapped for the
    * secret (refused when it is missing or wrong, unless inject_always); a

@@ -23,16 +23,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-G_DEFINE_QUARK(box-gateway-error-quark, box_gateway_error)
+G_DEFINE_QUARK(box - gateway - error - quark, box_gateway_error)
 
 typedef struct {
   BoxGateway *gw;
   int fd;
-  int until;                /* closes the listener when readable, or -1 */
+  int until; /* closes the listener when readable, or -1 */
   int wake[2];
   GThread *thread;
 } Listener;
-
 
 void gw_track_fd(BoxGateway *gw, int fd, bool add)
 {
@@ -43,8 +42,7 @@ void gw_track_fd(BoxGateway *gw, int fd, bool add)
     g_hash_table_remove(gw->fds, GINT_TO_POINTER(fd));
   bool stopping = gw->stopping;
   g_mutex_unlock(&gw->lock);
-  if (add && stopping)
-    shutdown(fd, SHUT_RDWR);
+  if (add && stopping) shutdown(fd, SHUT_RDWR);
 }
 
 void gw_set_timeouts(int fd, int ms)
@@ -56,7 +54,6 @@ void gw_set_timeouts(int fd, int ms)
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-
 static bool handle_connect(GwConn *c, GwHead *req)
 {
   g_autofree char *host = NULL;
@@ -65,17 +62,14 @@ static bool handle_connect(GwConn *c, GwHead *req)
     gw_send_simple(&c->client, 400, "Bad Request", "CONNECT takes host:port\n", false);
     return false;
   }
-  if (!gw_dial(c, host, port))
-    return false;
+  if (!gw_dial(c, host, port)) return false;
   if (c->client.len > c->client.off)
     return false; /* bytes before our answer: not a TLS client we can serve */
   const char *ok = "HTTP/1.1 200 Connection established\r\n\r\n";
-  if (!gw_stream_write(&c->client, ok, strlen(ok)))
-    return false;
+  if (!gw_stream_write(&c->client, ok, strlen(ok))) return false;
   GwRec *rec = NULL;
   SSL *ssl = gw_tls_accept(c->gw->tls, c->client.fd, host, &rec);
-  if (!ssl)
-    return false;
+  if (!ssl) return false;
   c->client.ssl = ssl;
   c->client.rec = rec;
   c->tunnel = true;
@@ -101,8 +95,7 @@ static gpointer conn_main(gpointer data)
     int err = 0;
     char *text = gw_stream_read_head(&c.client, gw->cfg.max_header_bytes, &err);
     if (!text) {
-      if (err == 431)
-        gw_send_simple(&c.client, 431, "Request Header Fields Too Large", "", false);
+      if (err == 431) gw_send_simple(&c.client, 431, "Request Header Fields Too Large", "", false);
       break;
     }
     GwHead req;
@@ -123,8 +116,7 @@ static gpointer conn_main(gpointer data)
       more = gw_exchange(&c, &req);
     }
     gw_head_clear(&req);
-    if (!more)
-      break;
+    if (!more) break;
   }
   gw_close_upstream(&c);
   gw_stream_end_tls(&c.client);
@@ -154,23 +146,19 @@ static gpointer listener_main(gpointer data)
                            { .fd = l->wake[0], .events = POLLIN },
                            { .fd = l->until, .events = POLLIN } };
     if (poll(p, l->until >= 0 ? 3 : 2, -1) < 0) {
-      if (errno == EINTR)
-        continue;
+      if (errno == EINTR) continue;
       break;
     }
-    if (p[1].revents)
-      break;
+    if (p[1].revents) break;
     if (l->until >= 0 && p[2].revents) {
       /* Its namespace's last process is gone: let the namespace go. */
       close(l->fd);
       l->fd = -1;
       break;
     }
-    if (!p[0].revents)
-      continue;
+    if (!p[0].revents) continue;
     int fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
-    if (fd < 0)
-      continue;
+    if (fd < 0) continue;
     g_mutex_lock(&gw->lock);
     bool full = gw->active >= gw->cfg.max_connections || gw->stopping;
     if (!full) {
@@ -210,14 +198,10 @@ BoxGateway *box_gateway_new(const BoxGatewayConfig *config, GError **error)
   g_return_val_if_fail(config && config->decide, NULL);
   BoxGateway *gw = g_new0(BoxGateway, 1);
   gw->cfg = *config;
-  if (gw->cfg.max_connections <= 0)
-    gw->cfg.max_connections = 256;
-  if (gw->cfg.max_header_bytes == 0)
-    gw->cfg.max_header_bytes = 64 * 1024;
-  if (gw->cfg.max_request_body == 0)
-    gw->cfg.max_request_body = 64 * 1024 * 1024;
-  if (gw->cfg.idle_timeout_ms <= 0)
-    gw->cfg.idle_timeout_ms = 60 * 1000;
+  if (gw->cfg.max_connections <= 0) gw->cfg.max_connections = 256;
+  if (gw->cfg.max_header_bytes == 0) gw->cfg.max_header_bytes = 64 * 1024;
+  if (gw->cfg.max_request_body == 0) gw->cfg.max_request_body = 64 * 1024 * 1024;
+  if (gw->cfg.idle_timeout_ms <= 0) gw->cfg.idle_timeout_ms = 60 * 1000;
   gw->allow = g_strdupv((char **)config->allow);
   gw->extra_ca = g_strdupv((char **)config->extra_ca_files);
   gw->cfg.allow = (const char *const *)gw->allow;
@@ -249,8 +233,7 @@ int box_gateway_listen(BoxGateway *gw, int port, int until_fd, GError **error)
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     g_set_error(error, BOX_GATEWAY_ERROR, 1, "socket: %s", g_strerror(errno));
-    if (until_fd >= 0)
-      close(until_fd);
+    if (until_fd >= 0) close(until_fd);
     return -1;
   }
   int one = 1;
@@ -263,8 +246,7 @@ int box_gateway_listen(BoxGateway *gw, int port, int until_fd, GError **error)
     g_set_error(error, BOX_GATEWAY_ERROR, 1, "cannot listen on 127.0.0.1:%d: %s", port,
                 g_strerror(errno));
     close(fd);
-    if (until_fd >= 0)
-      close(until_fd);
+    if (until_fd >= 0) close(until_fd);
     return -1;
   }
   Listener *l = g_new0(Listener, 1);
@@ -274,8 +256,7 @@ int box_gateway_listen(BoxGateway *gw, int port, int until_fd, GError **error)
   if (pipe2(l->wake, O_CLOEXEC) != 0) {
     g_set_error(error, BOX_GATEWAY_ERROR, 1, "pipe: %s", g_strerror(errno));
     close(fd);
-    if (until_fd >= 0)
-      close(until_fd);
+    if (until_fd >= 0) close(until_fd);
     g_free(l);
     return -1;
   }
@@ -293,45 +274,34 @@ const char *box_gateway_ca_pem(const BoxGateway *gw)
 
 void box_gateway_free(BoxGateway *gw)
 {
-  if (!gw)
-    return;
+  if (!gw) return;
   for (guint i = 0; gw->listeners && i < gw->listeners->len; i++) {
     Listener *l = g_ptr_array_index(gw->listeners, i);
-    if (write(l->wake[1], "x", 1) < 0) {
-      /* the listener then ends at its next wakeup */
-    }
+    if (write(l->wake[1], "x", 1) < 0) { /* the listener then ends at its next wakeup */ }
     g_thread_join(l->thread);
-    if (l->fd >= 0)
-      close(l->fd);
-    if (l->until >= 0)
-      close(l->until);
+    if (l->fd >= 0) close(l->fd);
+    if (l->until >= 0) close(l->until);
     close(l->wake[0]);
     close(l->wake[1]);
     g_free(l);
   }
-  if (gw->listeners)
-    g_ptr_array_free(gw->listeners, TRUE);
+  if (gw->listeners) g_ptr_array_free(gw->listeners, TRUE);
   g_mutex_lock(&gw->lock);
   gw->stopping = true;
   GHashTableIter it;
   gpointer key;
   g_hash_table_iter_init(&it, gw->fds);
-  while (g_hash_table_iter_next(&it, &key, NULL))
-    shutdown(GPOINTER_TO_INT(key), SHUT_RDWR);
+  while (g_hash_table_iter_next(&it, &key, NULL)) shutdown(GPOINTER_TO_INT(key), SHUT_RDWR);
   gint64 until = g_get_monotonic_time() + 5 * G_TIME_SPAN_SECOND;
   while (gw->active > 0)
-    if (!g_cond_wait_until(&gw->idle, &gw->lock, until))
-      break;
+    if (!g_cond_wait_until(&gw->idle, &gw->lock, until)) break;
   bool drained = gw->active == 0;
   g_mutex_unlock(&gw->lock);
-  if (!drained)
-    return; /* a connection thread still runs: leave it its state */
-  for (size_t i = 0; i < gw->n_routes; i++)
-    gw_route_clear(&gw->routes[i]);
+  if (!drained) return; /* a connection thread still runs: leave it its state */
+  for (size_t i = 0; i < gw->n_routes; i++) gw_route_clear(&gw->routes[i]);
   g_free(gw->routes);
   gw_tls_free(gw->tls);
-  if (gw->home_netns >= 0)
-    close(gw->home_netns);
+  if (gw->home_netns >= 0) close(gw->home_netns);
   g_hash_table_destroy(gw->fds);
   g_strfreev(gw->allow);
   g_strfreev(gw->extra_ca);

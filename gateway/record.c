@@ -33,8 +33,8 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-#define MAX_PLAIN 16384                      /* 2^14 */
-#define MAX_CIPHER (MAX_PLAIN + 256)         /* 2^14 + 256 */
+#define MAX_PLAIN 16384              /* 2^14 */
+#define MAX_CIPHER (MAX_PLAIN + 256) /* 2^14 + 256 */
 #define TAG_LEN 16
 #define IV_LEN 12
 #define HEADER_LEN 5
@@ -56,9 +56,9 @@ typedef struct {
   unsigned char client[MAX_SECRET], server[MAX_SECRET];
   size_t client_len, server_len;
   bool server_role;
-  bool counting;            /* own application write key in use */
-  uint64_t written;         /* records OpenSSL sealed under it */
-  bool key_update;          /* a KeyUpdate went past: the secrets are stale */
+  bool counting;    /* own application write key in use */
+  uint64_t written; /* records OpenSSL sealed under it */
+  bool key_update;  /* a KeyUpdate went past: the secrets are stale */
 } Keys;
 
 typedef struct {
@@ -81,11 +81,11 @@ struct GwRec {
   /* A record's plaintext that did not fit the caller's buffer. */
   unsigned char pt[MAX_CIPHER];
   size_t pt_off, pt_len;
-  GByteArray *hs;           /* handshake messages not yet whole */
+  GByteArray *hs; /* handshake messages not yet whole */
   /* Records out, sent at the end of each write. */
   unsigned char *wbuf;
   size_t wcap, wlen;
-  int update_due;           /* the peer asked for our KeyUpdate */
+  int update_due; /* the peer asked for our KeyUpdate */
   bool eof, failed;
 };
 
@@ -109,32 +109,29 @@ static gpointer make_index(gpointer data)
 
 static int unhex(char c)
 {
-  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                        : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+  return c >= '0' && c <= '9'   ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                : -1;
 }
 
 /* "LABEL <client random> <secret>", both in hex. */
 static void keylog(const SSL *ssl, const char *line)
 {
   Keys *k = SSL_get_ex_data(ssl, keys_index);
-  if (!k)
-    return;
+  if (!k) return;
   bool client = g_str_has_prefix(line, "CLIENT_TRAFFIC_SECRET_0 ");
   bool server = g_str_has_prefix(line, "SERVER_TRAFFIC_SECRET_0 ");
-  if (!client && !server)
-    return;
+  if (!client && !server) return;
   const char *hex = strrchr(line, ' ');
-  if (!hex)
-    return;
+  if (!hex) return;
   hex++;
   size_t n = strlen(hex) / 2;
-  if (n == 0 || n > MAX_SECRET)
-    return;
+  if (n == 0 || n > MAX_SECRET) return;
   unsigned char *out = client ? k->client : k->server;
   for (size_t i = 0; i < n; i++) {
     int hi = unhex(hex[2 * i]), lo = unhex(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0)
-      return;
+    if (hi < 0 || lo < 0) return;
     out[i] = (unsigned char)(hi << 4 | lo);
   }
   if (client)
@@ -148,18 +145,16 @@ static void keylog(const SSL *ssl, const char *line)
   }
 }
 
-static void watch(int write_p, int version, int content_type, const void *buf, size_t len,
-                  SSL *ssl, void *arg)
+static void watch(int write_p, int version, int content_type, const void *buf, size_t len, SSL *ssl,
+                  void *arg)
 {
   (void)version, (void)arg;
   Keys *k = SSL_get_ex_data(ssl, keys_index);
   const unsigned char *b = buf;
-  if (!k)
-    return;
+  if (!k) return;
   if (content_type == SSL3_RT_HEADER && write_p && k->counting && len >= 1 && b[0] == CT_DATA)
     k->written++;
-  if (content_type == SSL3_RT_HANDSHAKE && len >= 1 && b[0] == HS_KEY_UPDATE)
-    k->key_update = true;
+  if (content_type == SSL3_RT_HANDSHAKE && len >= 1 && b[0] == HS_KEY_UPDATE) k->key_update = true;
 }
 
 void gw_rec_setup(SSL_CTX *ctx)
@@ -171,8 +166,7 @@ void gw_rec_setup(SSL_CTX *ctx)
 
 void gw_rec_watch(SSL *ssl, bool server_role)
 {
-  if (keys_index < 0)
-    return;
+  if (keys_index < 0) return;
   Keys *k = g_new0(Keys, 1);
   k->server_role = server_role;
   if (!SSL_set_ex_data(ssl, keys_index, k)) {
@@ -198,8 +192,7 @@ static bool expand_label(const EVP_MD *md, const unsigned char *secret, size_t s
   info[10 + ll] = 1; /* T(1) */
   unsigned char t[EVP_MAX_MD_SIZE];
   unsigned int tl = 0;
-  if (!HMAC(md, secret, (int)slen, info, 11 + ll, t, &tl) || tl < olen)
-    return false;
+  if (!HMAC(md, secret, (int)slen, info, 11 + ll, t, &tl) || tl < olen) return false;
   memcpy(out, t, olen);
   OPENSSL_cleanse(t, sizeof t);
   return true;
@@ -208,8 +201,7 @@ static bool expand_label(const EVP_MD *md, const unsigned char *secret, size_t s
 static bool dir_key(GwRec *r, Dir *d, const unsigned char *secret, bool enc)
 {
   unsigned char key[32];
-  if (secret != d->secret)
-    memcpy(d->secret, secret, r->secret_len);
+  if (secret != d->secret) memcpy(d->secret, secret, r->secret_len);
   bool ok = expand_label(r->md, d->secret, r->secret_len, "key", key, r->key_len) &&
             expand_label(r->md, d->secret, r->secret_len, "iv", d->iv, IV_LEN) &&
             EVP_CipherInit_ex(d->ctx, r->cipher, NULL, key, NULL, enc ? 1 : 0) == 1;
@@ -232,8 +224,7 @@ static bool dir_update(GwRec *r, Dir *d, bool enc)
 static void nonce_of(const Dir *d, unsigned char nonce[IV_LEN])
 {
   memcpy(nonce, d->iv, IV_LEN);
-  for (int i = 0; i < 8; i++)
-    nonce[IV_LEN - 1 - i] ^= (unsigned char)(d->seq >> (8 * i));
+  for (int i = 0; i < 8; i++) nonce[IV_LEN - 1 - i] ^= (unsigned char)(d->seq >> (8 * i));
 }
 
 GwRec *gw_rec_take(SSL *ssl, int fd, size_t read_buffer, size_t write_buffer)
@@ -246,30 +237,20 @@ GwRec *gw_rec_take(SSL *ssl, int fd, size_t read_buffer, size_t write_buffer)
   const EVP_MD *md;
   size_t key_len;
   switch (SSL_CIPHER_get_id(SSL_get_current_cipher(ssl)) & 0xffff) {
-  case 0x1301:
-    cipher = EVP_aes_128_gcm(), md = EVP_sha256(), key_len = 16;
-    break;
-  case 0x1302:
-    cipher = EVP_aes_256_gcm(), md = EVP_sha384(), key_len = 32;
-    break;
-  case 0x1303:
-    cipher = EVP_chacha20_poly1305(), md = EVP_sha256(), key_len = 32;
-    break;
-  default:
-    return NULL;
+  case 0x1301: cipher = EVP_aes_128_gcm(), md = EVP_sha256(), key_len = 16; break;
+  case 0x1302: cipher = EVP_aes_256_gcm(), md = EVP_sha384(), key_len = 32; break;
+  case 0x1303: cipher = EVP_chacha20_poly1305(), md = EVP_sha256(), key_len = 32; break;
+  default: return NULL;
   }
-  if ((size_t)EVP_MD_get_size(md) != k->client_len)
-    return NULL;
+  if ((size_t)EVP_MD_get_size(md) != k->client_len) return NULL;
   /* Whatever OpenSSL holds for the socket: nothing to write, and the
    * records that came in behind the handshake, still sealed. */
   BIO *wbio = SSL_get_wbio(ssl), *rbio = SSL_get_rbio(ssl);
-  if (BIO_flush(wbio) != 1 || BIO_wpending(wbio) != 0)
-    return NULL;
+  if (BIO_flush(wbio) != 1 || BIO_wpending(wbio) != 0) return NULL;
   size_t pending = BIO_ctrl_pending(rbio);
   read_buffer = MAX(read_buffer, HEADER_LEN + MAX_CIPHER);
   write_buffer = MAX(write_buffer, HEADER_LEN + MAX_PLAIN + 1 + TAG_LEN);
-  if (pending > read_buffer)
-    return NULL;
+  if (pending > read_buffer) return NULL;
   GwRec *r = g_new0(GwRec, 1);
   r->fd = fd;
   r->server_role = k->server_role;
@@ -286,8 +267,8 @@ GwRec *gw_rec_take(SSL *ssl, int fd, size_t read_buffer, size_t write_buffer)
   r->wr.ctx = EVP_CIPHER_CTX_new();
   const unsigned char *mine = k->server_role ? k->server : k->client;
   const unsigned char *theirs = k->server_role ? k->client : k->server;
-  bool ok = r->rd.ctx && r->wr.ctx && dir_key(r, &r->rd, theirs, false) &&
-            dir_key(r, &r->wr, mine, true);
+  bool ok =
+    r->rd.ctx && r->wr.ctx && dir_key(r, &r->rd, theirs, false) && dir_key(r, &r->wr, mine, true);
   r->wr.seq = k->written;
   if (ok && pending > 0) {
     int got = BIO_read(rbio, r->rbuf, (int)pending);
@@ -305,8 +286,7 @@ GwRec *gw_rec_take(SSL *ssl, int fd, size_t read_buffer, size_t write_buffer)
 
 void gw_rec_free(GwRec *r)
 {
-  if (!r)
-    return;
+  if (!r) return;
   EVP_CIPHER_CTX_free(r->rd.ctx);
   EVP_CIPHER_CTX_free(r->wr.ctx);
   OPENSSL_cleanse(&r->rd, sizeof r->rd);
@@ -327,8 +307,7 @@ static bool flush(GwRec *r)
   size_t at = 0;
   while (at < r->wlen) {
     ssize_t n = send(r->fd, r->wbuf + at, r->wlen - at, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR)
-      continue;
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       r->failed = true;
       return false;
@@ -342,8 +321,7 @@ static bool flush(GwRec *r)
 /* One record of type ct into the write buffer, sealed from data. */
 static bool seal(GwRec *r, unsigned char ct, const void *data, size_t n)
 {
-  if (r->wcap - r->wlen < HEADER_LEN + n + 1 + TAG_LEN && !flush(r))
-    return false;
+  if (r->wcap - r->wlen < HEADER_LEN + n + 1 + TAG_LEN && !flush(r)) return false;
   unsigned char *h = r->wbuf + r->wlen;
   size_t clen = n + 1 + TAG_LEN;
   h[0] = CT_DATA;
@@ -387,14 +365,12 @@ static bool key_update(GwRec *r)
 static bool put(GwRec *r, const void *data, size_t n, size_t flush_at)
 {
   const unsigned char *p = data;
-  if (r->failed)
-    return false;
+  if (r->failed) return false;
   while (n > 0) {
     if ((g_atomic_int_get(&r->update_due) || r->wr.seq >= REKEY_RECORDS) && !key_update(r))
       return false;
     size_t k = MIN(n, MAX_PLAIN);
-    if (!seal(r, CT_DATA, p, k))
-      return false;
+    if (!seal(r, CT_DATA, p, k)) return false;
     p += k;
     n -= k;
   }
@@ -418,24 +394,19 @@ bool gw_rec_close(GwRec *r)
  * follow in the record (RFC 8446 §5.1), and the read key moves on. */
 static bool handshake(GwRec *r, const unsigned char *p, size_t n)
 {
-  if (r->hs->len + n > MAX_HANDSHAKE)
-    return false;
+  if (r->hs->len + n > MAX_HANDSHAKE) return false;
   g_byte_array_append(r->hs, p, (guint)n);
   while (r->hs->len >= 4) {
     const unsigned char *m = r->hs->data;
     size_t len = (size_t)m[1] << 16 | (size_t)m[2] << 8 | m[3];
-    if (r->hs->len < 4 + len)
-      break;
+    if (r->hs->len < 4 + len) break;
     if (m[0] == HS_KEY_UPDATE) {
-      if (len != 1 || m[4] > 1 || r->hs->len != 5)
-        return false;
-      if (m[4] == 1)
-        g_atomic_int_set(&r->update_due, 1);
+      if (len != 1 || m[4] > 1 || r->hs->len != 5) return false;
+      if (m[4] == 1) g_atomic_int_set(&r->update_due, 1);
       g_byte_array_set_size(r->hs, 0);
       return dir_update(r, &r->rd, false);
     }
-    if (m[0] != HS_NEW_SESSION_TICKET || r->server_role)
-      return false;
+    if (m[0] != HS_NEW_SESSION_TICKET || r->server_role) return false;
     g_byte_array_remove_range(r->hs, 0, (guint)(4 + len));
   }
   return true;
@@ -459,26 +430,18 @@ static ssize_t open_record(GwRec *r, unsigned char *out)
             EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, TAG_LEN, h + HEADER_LEN + plen) == 1 &&
             EVP_DecryptFinal_ex(ctx, out + plen, &l) == 1;
   r->roff += HEADER_LEN + clen;
-  if (!ok)
-    return -1;
+  if (!ok) return -1;
   r->rd.seq++;
   /* The content type is the last byte that is not padding. */
-  while (plen > 0 && out[plen - 1] == 0)
-    plen--;
-  if (plen == 0)
-    return -1;
+  while (plen > 0 && out[plen - 1] == 0) plen--;
+  if (plen == 0) return -1;
   unsigned char ct = out[--plen];
-  if (plen > MAX_PLAIN)
-    return -1;
+  if (plen > MAX_PLAIN) return -1;
   /* A handshake message may not be cut by other records (RFC 8446 §5.1). */
-  if (r->hs->len > 0 && ct != CT_HANDSHAKE)
-    return -1;
-  if (ct == CT_DATA)
-    return (ssize_t)plen;
-  if (ct == CT_HANDSHAKE)
-    return plen > 0 && handshake(r, out, plen) ? -2 : -1;
-  if (ct == CT_ALERT)
-    return plen == 2 && out[1] == 0 ? -3 : -1;
+  if (r->hs->len > 0 && ct != CT_HANDSHAKE) return -1;
+  if (ct == CT_DATA) return (ssize_t)plen;
+  if (ct == CT_HANDSHAKE) return plen > 0 && handshake(r, out, plen) ? -2 : -1;
+  if (ct == CT_ALERT) return plen == 2 && out[1] == 0 ? -3 : -1;
   return -1;
 }
 
@@ -486,12 +449,10 @@ static ssize_t open_record(GwRec *r, unsigned char *out)
  * its header is not one TLS 1.3 sends after the handshake. */
 static ssize_t record_ready(GwRec *r)
 {
-  if (r->rlen - r->roff < HEADER_LEN)
-    return 0;
+  if (r->rlen - r->roff < HEADER_LEN) return 0;
   const unsigned char *h = r->rbuf + r->roff;
   size_t clen = (size_t)h[3] << 8 | h[4];
-  if (h[0] != CT_DATA || clen < 1 + TAG_LEN || clen > MAX_CIPHER)
-    return -1;
+  if (h[0] != CT_DATA || clen < 1 + TAG_LEN || clen > MAX_CIPHER) return -1;
   return r->rlen - r->roff >= HEADER_LEN + clen ? (ssize_t)(HEADER_LEN + clen) : 0;
 }
 
@@ -499,8 +460,7 @@ ssize_t gw_rec_read(GwRec *r, void *buf, size_t n)
 {
   unsigned char *p = buf;
   size_t got = 0;
-  if (r->failed)
-    return -1;
+  if (r->failed) return -1;
   if (r->pt_len > r->pt_off) {
     size_t k = MIN(n, r->pt_len - r->pt_off);
     memcpy(p, r->pt + r->pt_off, k);
@@ -515,21 +475,17 @@ ssize_t gw_rec_read(GwRec *r, void *buf, size_t n)
         r->failed = true;
         return -1;
       }
-      if (whole == 0)
-        break;
+      if (whole == 0) break;
       size_t room = n - got;
       bool direct = room >= (size_t)whole - HEADER_LEN - TAG_LEN;
-      if (!direct && got > 0)
-        return (ssize_t)got;
+      if (!direct && got > 0) return (ssize_t)got;
       ssize_t k = open_record(r, direct ? p + got : r->pt);
       if (k == -1) {
         r->failed = true;
         return -1;
       }
-      if (k == -3)
-        r->eof = true;
-      if (k < 0)
-        continue;
+      if (k == -3) r->eof = true;
+      if (k < 0) continue;
       if (direct) {
         got += (size_t)k;
       } else {
@@ -540,16 +496,14 @@ ssize_t gw_rec_read(GwRec *r, void *buf, size_t n)
         got += c;
       }
     }
-    if (got > 0 || r->eof)
-      return (ssize_t)got;
+    if (got > 0 || r->eof) return (ssize_t)got;
     if (r->roff > 0) {
       memmove(r->rbuf, r->rbuf + r->roff, r->rlen - r->roff);
       r->rlen -= r->roff;
       r->roff = 0;
     }
     ssize_t k;
-    do
-      k = recv(r->fd, r->rbuf + r->rlen, r->rcap - r->rlen, 0);
+    do k = recv(r->fd, r->rbuf + r->rlen, r->rcap - r->rlen, 0);
     while (k < 0 && errno == EINTR);
     if (k < 0) /* a socket timeout too: that call ends, the connection may */
       return -1;
@@ -557,8 +511,7 @@ ssize_t gw_rec_read(GwRec *r, void *buf, size_t n)
       /* The peer closed without close_notify: an end between records, as
        * OpenSSL takes it here (SSL_OP_IGNORE_UNEXPECTED_EOF). */
       r->eof = true;
-      if (r->rlen > 0)
-        r->failed = true;
+      if (r->rlen > 0) r->failed = true;
       return r->rlen > 0 ? -1 : 0;
     }
     r->rlen += (size_t)k;
@@ -569,19 +522,16 @@ ssize_t gw_rec_read(GwRec *r, void *buf, size_t n)
  * taking in, without waiting, whatever has arrived behind what is here. */
 static bool has_record(GwRec *r)
 {
-  if (r->pt_len > r->pt_off || r->eof || record_ready(r) != 0)
-    return true;
+  if (r->pt_len > r->pt_off || r->eof || record_ready(r) != 0) return true;
   if (r->roff > 0) {
     memmove(r->rbuf, r->rbuf + r->roff, r->rlen - r->roff);
     r->rlen -= r->roff;
     r->roff = 0;
   }
   ssize_t k;
-  do
-    k = recv(r->fd, r->rbuf + r->rlen, r->rcap - r->rlen, MSG_DONTWAIT);
+  do k = recv(r->fd, r->rbuf + r->rlen, r->rcap - r->rlen, MSG_DONTWAIT);
   while (k < 0 && errno == EINTR);
-  if (k > 0)
-    r->rlen += (size_t)k;
+  if (k > 0) r->rlen += (size_t)k;
   return k > 0 && record_ready(r) != 0;
 }
 
@@ -589,8 +539,7 @@ bool gw_rec_relay(GwRec *from, GwRec *to, const void *head, size_t head_len, uin
                   bool to_eof, uint64_t *moved)
 {
   unsigned char plain[MAX_CIPHER];
-  if (head_len > 0 && !put(to, head, head_len, RELAY_FLUSH))
-    return false;
+  if (head_len > 0 && !put(to, head, head_len, RELAY_FLUSH)) return false;
   *moved += head_len;
   bool ok = true;
   while (ok && (to_eof || n > 0)) {
@@ -601,13 +550,10 @@ bool gw_rec_relay(GwRec *from, GwRec *to, const void *head, size_t head_len, uin
     }
     size_t want = to_eof || n > sizeof plain ? sizeof plain : (size_t)n;
     ssize_t k = gw_rec_read(from, plain, want);
-    if (k == 0 && to_eof)
-      break;
+    if (k == 0 && to_eof) break;
     ok = k > 0 && put(to, plain, (size_t)k, RELAY_FLUSH);
-    if (ok && !to_eof)
-      n -= (uint64_t)k;
-    if (ok)
-      *moved += (uint64_t)k;
+    if (ok && !to_eof) n -= (uint64_t)k;
+    if (ok) *moved += (uint64_t)k;
   }
   OPENSSL_cleanse(plain, sizeof plain);
   return ok && (to->wlen == 0 || flush(to));

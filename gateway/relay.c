@@ -16,10 +16,8 @@ static bool copy_fixed(GwStream *from, GwStream *to, uint64_t n, uint64_t *moved
 {
   while (n > 0) {
     ssize_t r = gw_stream_read(from, buf, n > IO_CHUNK ? IO_CHUNK : (size_t)n);
-    if (r <= 0)
-      return false;
-    if (!gw_stream_write(to, buf, (size_t)r))
-      return false;
+    if (r <= 0) return false;
+    if (!gw_stream_write(to, buf, (size_t)r)) return false;
     n -= (uint64_t)r;
     *moved += (uint64_t)r;
   }
@@ -31,29 +29,24 @@ static bool copy_fixed(GwStream *from, GwStream *to, uint64_t n, uint64_t *moved
  * what follows (the next size line, or the last chunk and the trailers):
  * with TLS that is one set of records and one send per chunk, not three,
  * and data is never held back waiting for the CRLF behind it. */
-static bool copy_chunked(GwStream *from, GwStream *to, uint64_t *moved, char *buf,
-                         size_t max_line)
+static bool copy_chunked(GwStream *from, GwStream *to, uint64_t *moved, char *buf, size_t max_line)
 {
   bool crlf_due = false;
   for (;;) {
     g_autofree char *line = gw_stream_read_line(from, 1024);
-    if (!line || strlen(line) > 1024)
-      return false;
+    if (!line || strlen(line) > 1024) return false;
     char *e = NULL;
     errno = 0;
     unsigned long long size = strtoull(line, &e, 16);
-    if (e == line || errno)
-      return false;
+    if (e == line || errno) return false;
     if (size == 0) {
       g_autoptr(GString) tail = g_string_new(crlf_due ? "\r\n" : "");
       g_string_append_printf(tail, "%s\r\n", line);
       for (;;) {
         g_autofree char *t = gw_stream_read_line(from, max_line);
-        if (!t)
-          return false;
+        if (!t) return false;
         g_string_append_printf(tail, "%s\r\n", t);
-        if (!*t)
-          break;
+        if (!*t) break;
       }
       return gw_stream_write(to, tail->str, tail->len);
     }
@@ -62,18 +55,15 @@ static bool copy_chunked(GwStream *from, GwStream *to, uint64_t *moved, char *bu
     while (left > 0) {
       size_t room = IO_CHUNK - at;
       ssize_t r = gw_stream_read(from, buf + at, left < room ? (size_t)left : room);
-      if (r <= 0)
-        return false;
+      if (r <= 0) return false;
       at += (size_t)r;
       left -= (uint64_t)r;
       *moved += (uint64_t)r;
-      if (!gw_stream_write(to, buf, at))
-        return false;
+      if (!gw_stream_write(to, buf, at)) return false;
       at = 0;
     }
     g_autofree char *crlf = gw_stream_read_line(from, 2);
-    if (!crlf || *crlf)
-      return false;
+    if (!crlf || *crlf) return false;
     crlf_due = true;
   }
 }
@@ -82,12 +72,9 @@ static bool copy_to_eof(GwStream *from, GwStream *to, uint64_t *moved, char *buf
 {
   for (;;) {
     ssize_t r = gw_stream_read(from, buf, IO_CHUNK);
-    if (r == 0)
-      return true;
-    if (r < 0)
-      return false;
-    if (!gw_stream_write(to, buf, (size_t)r))
-      return false;
+    if (r == 0) return true;
+    if (r < 0) return false;
+    if (!gw_stream_write(to, buf, (size_t)r)) return false;
     *moved += (uint64_t)r;
   }
 }
@@ -99,8 +86,7 @@ static bool copy_to_eof(GwStream *from, GwStream *to, uint64_t *moved, char *buf
 static bool relay_records(GwStream *from, GwStream *to, uint64_t n, bool to_eof, uint64_t *moved)
 {
   size_t have = from->len - from->off;
-  if (!to_eof && have > n)
-    have = (size_t)n;
+  if (!to_eof && have > n) have = (size_t)n;
   bool ok = gw_rec_relay(from->rec, to->rec, from->buf + from->off, have, to_eof ? 0 : n - have,
                          to_eof, moved);
   from->off += have;
@@ -117,14 +103,14 @@ static bool relay_records(GwStream *from, GwStream *to, uint64_t n, bool to_eof,
 
 typedef struct {
   GwStream *from;
-  uint64_t left;            /* bytes still to read when !to_eof */
+  uint64_t left; /* bytes still to read when !to_eof */
   bool to_eof;
   char *buf[2];
   size_t len[2];
   bool full[2];
-  bool done;                /* the reader has stopped */
-  bool failed;              /* ... on a read error, or EOF before `left` ran out */
-  bool stop;                /* the writer has stopped */
+  bool done;   /* the reader has stopped */
+  bool failed; /* ... on a read error, or EOF before `left` ran out */
+  bool stop;   /* the writer has stopped */
   /* Who sleeps on cv: a wakeup is a futex call, skipped when no one does. */
   bool reader_waits, writer_waits;
   GMutex m;
@@ -143,8 +129,7 @@ static gpointer pump_reader(gpointer data)
     }
     bool stop = p->stop;
     g_mutex_unlock(&p->m);
-    if (stop)
-      break;
+    if (stop) break;
     size_t want = p->to_eof || p->left > IO_CHUNK ? IO_CHUNK : (size_t)p->left;
     ssize_t r = gw_stream_read(p->from, p->buf[i], want);
     g_mutex_lock(&p->m);
@@ -160,11 +145,9 @@ static gpointer pump_reader(gpointer data)
       p->failed = r < 0 || !p->to_eof;
     }
     bool done = p->done;
-    if (p->writer_waits)
-      g_cond_broadcast(&p->cv);
+    if (p->writer_waits) g_cond_broadcast(&p->cv);
     g_mutex_unlock(&p->m);
-    if (done)
-      break;
+    if (done) break;
   }
   return NULL;
 }
@@ -193,8 +176,7 @@ static int pump(GwStream *from, GwStream *to, uint64_t n, bool to_eof, uint64_t 
     }
     bool have = p.full[i];
     g_mutex_unlock(&p.m);
-    if (!have)
-      break;
+    if (!have) break;
     if (!gw_stream_write(to, p.buf[i], p.len[i])) {
       ok = false;
       break;
@@ -202,8 +184,7 @@ static int pump(GwStream *from, GwStream *to, uint64_t n, bool to_eof, uint64_t 
     *moved += p.len[i];
     g_mutex_lock(&p.m);
     p.full[i] = false;
-    if (p.reader_waits)
-      g_cond_broadcast(&p.cv);
+    if (p.reader_waits) g_cond_broadcast(&p.cv);
     g_mutex_unlock(&p.m);
   }
   if (!ok) {
@@ -222,7 +203,6 @@ static int pump(GwStream *from, GwStream *to, uint64_t n, bool to_eof, uint64_t 
   return ok && !p.failed;
 }
 
-
 bool gw_relay_body(GwConn *c, GwFraming framing, long long rlen)
 {
   uint64_t moved = 0;
@@ -232,20 +212,17 @@ bool gw_relay_body(GwConn *c, GwFraming framing, long long rlen)
     c->relay = g_malloc(IO_CHUNK);
   char *buf = c->relay;
   switch (framing) {
-  case GW_FRAMING_NONE:
-    break;
+  case GW_FRAMING_NONE: break;
   case GW_FRAMING_FIXED: {
-    if (ours)
-      return relay_records(&c->up, &c->client, (uint64_t)rlen, false, &moved);
-    int r = rlen >= PUMP_MIN_BYTES ? pump(&c->up, &c->client, (uint64_t)rlen, false, &moved, buf)
-                                   : -1;
+    if (ours) return relay_records(&c->up, &c->client, (uint64_t)rlen, false, &moved);
+    int r =
+      rlen >= PUMP_MIN_BYTES ? pump(&c->up, &c->client, (uint64_t)rlen, false, &moved, buf) : -1;
     return r >= 0 ? r == 1 : copy_fixed(&c->up, &c->client, (uint64_t)rlen, &moved, buf);
   }
   case GW_FRAMING_CHUNKED:
     return copy_chunked(&c->up, &c->client, &moved, buf, c->gw->cfg.max_header_bytes);
   case GW_FRAMING_EOF: {
-    if (ours)
-      return relay_records(&c->up, &c->client, 0, true, &moved);
+    if (ours) return relay_records(&c->up, &c->client, 0, true, &moved);
     int r = pump(&c->up, &c->client, 0, true, &moved, buf);
     return r >= 0 ? r == 1 : copy_to_eof(&c->up, &c->client, &moved, buf);
   }

@@ -12,9 +12,9 @@ static void send_reply(GwStream *to, int status, const char *reason, const char 
                        const char *extra)
 {
   g_autofree char *msg = g_strdup_printf(
-      "HTTP/1.1 %d %s\r\n%sContent-Type: text/plain; charset=utf-8\r\nContent-Length: %zu\r\n"
-      "Connection: close\r\n\r\n%s",
-      status, reason, extra ? extra : "", strlen(body), body);
+    "HTTP/1.1 %d %s\r\n%sContent-Type: text/plain; charset=utf-8\r\nContent-Length: %zu\r\n"
+    "Connection: close\r\n\r\n%s",
+    status, reason, extra ? extra : "", strlen(body), body);
   gw_stream_write(to, msg, strlen(msg));
 }
 
@@ -28,8 +28,7 @@ static char *header_safe(const char *text)
 {
   char *v = g_strdup(text);
   for (char *p = v; *p; p++)
-    if ((unsigned char)*p < 0x20 || *p == 0x7f)
-      *p = ' ';
+    if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = ' ';
   return v;
 }
 
@@ -37,12 +36,11 @@ static char *header_safe(const char *text)
  * because a client never sees the body of a refused CONNECT. */
 void gw_refuse(GwConn *c, const char *gate, const char *message)
 {
-  g_autofree char *text = gate ? g_strdup_printf("%s gate: %s", gate, message)
-                               : g_strdup(message);
+  g_autofree char *text = gate ? g_strdup_printf("%s gate: %s", gate, message) : g_strdup(message);
   g_autofree char *body = g_strdup_printf("%s\n", text);
   g_autofree char *safe = header_safe(text);
-  g_autofree char *extra = g_strdup_printf(
-      "x-strands-box-egress: refused\r\nx-strands-box-egress-message: %s\r\n", safe);
+  g_autofree char *extra =
+    g_strdup_printf("x-strands-box-egress: refused\r\nx-strands-box-egress-message: %s\r\n", safe);
   send_reply(&c->client, 403, "Forbidden", body, extra);
 }
 
@@ -52,8 +50,7 @@ void gw_bad_gateway(GwConn *c, const char *kind, const char *text)
 {
   g_autofree char *body = g_strdup_printf("%s\n", text);
   g_autofree char *safe = header_safe(text);
-  g_autofree char *extra =
-      g_strdup_printf("x-strands-box-egress-error: %s\r\nx-strands-box-egress-message: %s\r\n",
-                      kind, safe);
+  g_autofree char *extra = g_strdup_printf(
+    "x-strands-box-egress-error: %s\r\nx-strands-box-egress-message: %s\r\n", kind, safe);
   send_reply(&c->client, 502, "Bad Gateway", body, extra);
 }

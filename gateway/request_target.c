@@ -7,12 +7,9 @@
 
 static int hexval(char c)
 {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
 
@@ -61,14 +58,10 @@ static char *normalize_path(const char *target, const char **why)
         g_string_append_printf(dec, "%%%02X", c);
       continue;
     }
-    if (!bad && c == '%')
-      bad = "an invalid percent-escape (a `%` without two hex digits after it)";
-    if (!bad && c == '\\')
-      bad = "a backslash, which some servers read as `/`";
-    if (!bad && c == ';')
-      bad = "a `;` path parameter, which some servers cut from its segment";
-    if (!bad && (c <= 0x20 || c == 0x7f))
-      bad = "a space or control byte, unescaped";
+    if (!bad && c == '%') bad = "an invalid percent-escape (a `%` without two hex digits after it)";
+    if (!bad && c == '\\') bad = "a backslash, which some servers read as `/`";
+    if (!bad && c == ';') bad = "a `;` path parameter, which some servers cut from its segment";
+    if (!bad && (c <= 0x20 || c == 0x7f)) bad = "a space or control byte, unescaped";
     g_string_append_c(bytes, (char)c);
     if (c == '/' || c == '%' || plain_pchar(c))
       g_string_append_c(dec, (char)c);
@@ -91,8 +84,7 @@ static char *normalize_path(const char *target, const char **why)
   /* Remove dot segments (RFC 3986 §5.2.4) over the segment list. */
   GPtrArray *segs = g_ptr_array_new_with_free_func(g_free);
   const char *p = dec->str;
-  if (*p == '/')
-    p++;
+  if (*p == '/') p++;
   bool trailing = false;
   for (;;) {
     const char *slash = strchr(p, '/');
@@ -101,14 +93,12 @@ static char *normalize_path(const char *target, const char **why)
     if (len == 1 && p[0] == '.') {
       trailing = true;
     } else if (len == 2 && p[0] == '.' && p[1] == '.') {
-      if (segs->len > 0)
-        g_ptr_array_remove_index(segs, segs->len - 1);
+      if (segs->len > 0) g_ptr_array_remove_index(segs, segs->len - 1);
       trailing = true;
     } else {
       g_ptr_array_add(segs, g_strndup(p, len));
     }
-    if (!slash)
-      break;
+    if (!slash) break;
     p = slash + 1;
   }
   GString *out = g_string_new(NULL);
@@ -116,8 +106,7 @@ static char *normalize_path(const char *target, const char **why)
     g_string_append_c(out, '/');
     g_string_append(out, g_ptr_array_index(segs, i));
   }
-  if (trailing || out->len == 0)
-    g_string_append_c(out, '/');
+  if (trailing || out->len == 0) g_string_append_c(out, '/');
   g_ptr_array_free(segs, TRUE);
   g_string_free(dec, TRUE);
   /* An empty segment before the last: nginx merges `//`, Python's server
@@ -156,8 +145,7 @@ char *box_gateway_request_target(const char *origin, char **path, const char **w
         return NULL;
       }
   char *norm = normalize_path(origin, why);
-  if (!norm)
-    return NULL;
+  if (!norm) return NULL;
   *path = norm;
   return q ? g_strconcat(norm, q, NULL) : g_strdup(norm);
 }

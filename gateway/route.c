@@ -23,11 +23,9 @@ void gw_dest_clear(GwDest *d)
 const char *gw_dest_parse(const char *entry, GwDest *out)
 {
   memset(out, 0, sizeof *out);
-  if (!entry || !*entry)
-    return "it is empty";
+  if (!entry || !*entry) return "it is empty";
   for (const unsigned char *p = (const unsigned char *)entry; *p; p++)
-    if (*p <= ' ' || *p == 0x7f)
-      return "it contains a space or a control character";
+    if (*p <= ' ' || *p == 0x7f) return "it contains a space or a control character";
   if (strstr(entry, "://"))
     return "it names a scheme; write the host alone (credentials only travel over TLS)";
   const char *slash = strchr(entry, '/');
@@ -55,31 +53,24 @@ const char *gw_dest_parse(const char *entry, GwDest *out)
       return "its IPv6 address is not bracketed as [addr] or [addr]:port";
   } else {
     const char *colon = strchr(h, ':');
-    if (colon && strchr(colon + 1, ':'))
-      return "an IPv6 address must be bracketed as [addr]";
+    if (colon && strchr(colon + 1, ':')) return "an IPv6 address must be bracketed as [addr]";
     end_host = colon ? colon : h + strlen(h);
-    if (colon)
-      port_text = colon + 1;
+    if (colon) port_text = colon + 1;
   }
-  if (end_host == host_start)
-    return "it names no host";
+  if (end_host == host_start) return "it names no host";
   if (memchr(host_start, '*', (size_t)(end_host - host_start)))
     return "`*` stands only as a whole first label, as in `*.example.com`";
   if (port_text) {
     char *e = NULL;
     long v = strtol(port_text, &e, 10);
-    if (!*port_text || *e || !g_ascii_isdigit(*port_text))
-      return "its port is not a number";
-    if (v == 0)
-      return "port 0 names no port";
-    if (v < 0 || v > 65535)
-      return "its port is above 65535";
+    if (!*port_text || *e || !g_ascii_isdigit(*port_text)) return "its port is not a number";
+    if (v == 0) return "port 0 names no port";
+    if (v < 0 || v > 65535) return "its port is above 65535";
     out->port = (int)v;
   }
   out->host = g_ascii_strdown(host_start, end_host - host_start);
   size_t n = strlen(out->host);
-  if (n > 1 && out->host[n - 1] == '.')
-    out->host[n - 1] = '\0';
+  if (n > 1 && out->host[n - 1] == '.') out->host[n - 1] = '\0';
   if (!*out->host || out->host[0] == '.') {
     gw_dest_clear(out);
     return "it names no host";
@@ -103,8 +94,7 @@ const char *gw_dest_parse(const char *entry, GwDest *out)
       }
       char *canon = box_gateway_canonical_path(slash);
       size_t len = strlen(canon);
-      while (len > 1 && canon[len - 1] == '/')
-        canon[--len] = '\0';
+      while (len > 1 && canon[len - 1] == '/') canon[--len] = '\0';
       if (strcmp(canon, "/") == 0) {
         g_free(canon); /* every path */
       } else {
@@ -123,8 +113,7 @@ static bool port_in(const GwDest *d, int port)
 
 static bool host_matches(const GwDest *d, const char *host)
 {
-  if (!d->wildcard)
-    return g_ascii_strcasecmp(d->host, host) == 0;
+  if (!d->wildcard) return g_ascii_strcasecmp(d->host, host) == 0;
   size_t hl = strlen(host), sl = strlen(d->host);
   return hl > sl + 1 && host[hl - sl - 1] == '.' &&
          g_ascii_strcasecmp(host + hl - sl, d->host) == 0;
@@ -140,46 +129,35 @@ static bool segment_prefix(const char *prefix, const char *path)
 
 bool gw_dest_matches(const GwDest *d, const char *host, int port, const char *path)
 {
-  if (!port_in(d, port) || !host_matches(d, host))
-    return false;
+  if (!port_in(d, port) || !host_matches(d, host)) return false;
   switch (d->path_kind) {
-  case GW_PATH_ANY:
-    return true;
-  case GW_PATH_PREFIX:
-    return segment_prefix(d->path, path);
-  case GW_PATH_SUFFIX:
-    return g_str_has_suffix(path, d->path);
+  case GW_PATH_ANY: return true;
+  case GW_PATH_PREFIX: return segment_prefix(d->path, path);
+  case GW_PATH_SUFFIX: return g_str_has_suffix(path, d->path);
   }
   return false;
 }
 
 static bool ports_meet(const GwDest *a, const GwDest *b)
 {
-  if (a->port && b->port)
-    return a->port == b->port;
-  if (a->port)
-    return port_in(b, a->port);
-  if (b->port)
-    return port_in(a, b->port);
+  if (a->port && b->port) return a->port == b->port;
+  if (a->port) return port_in(b, a->port);
+  if (b->port) return port_in(a, b->port);
   return true;
 }
 
 static bool hosts_meet(const GwDest *a, const GwDest *b)
 {
-  if (!a->wildcard && !b->wildcard)
-    return strcmp(a->host, b->host) == 0;
-  if (a->wildcard && !b->wildcard)
-    return host_matches(a, b->host);
-  if (!a->wildcard && b->wildcard)
-    return host_matches(b, a->host);
+  if (!a->wildcard && !b->wildcard) return strcmp(a->host, b->host) == 0;
+  if (a->wildcard && !b->wildcard) return host_matches(a, b->host);
+  if (!a->wildcard && b->wildcard) return host_matches(b, a->host);
   /* Two wildcards meet when one suffix lies below (or is) the other. */
   return strcmp(a->host, b->host) == 0 || host_matches(a, b->host) || host_matches(b, a->host);
 }
 
 static bool paths_meet(const GwDest *a, const GwDest *b)
 {
-  if (a->path_kind == GW_PATH_ANY || b->path_kind == GW_PATH_ANY)
-    return true;
+  if (a->path_kind == GW_PATH_ANY || b->path_kind == GW_PATH_ANY) return true;
   if (a->path_kind == GW_PATH_PREFIX && b->path_kind == GW_PATH_PREFIX)
     return segment_prefix(a->path, b->path) || segment_prefix(b->path, a->path);
   if (a->path_kind == GW_PATH_SUFFIX && b->path_kind == GW_PATH_SUFFIX)
@@ -233,20 +211,17 @@ bool box_gateway_aws_scope(const char *host, char **service, char **region)
   const char *suffix = g_str_has_suffix(host, ".amazonaws.com") ? ".amazonaws.com"
                        : g_str_has_suffix(host, ".api.aws")     ? ".api.aws"
                                                                 : NULL;
-  if (!suffix)
-    return false;
+  if (!suffix) return false;
   g_autofree char *rest = g_strndup(host, strlen(host) - strlen(suffix));
   g_auto(GStrv) labels = g_strsplit(rest, ".", -1);
   guint n = g_strv_length(labels);
-  if (n == 0 || !*labels[n - 1])
-    return false;
+  if (n == 0 || !*labels[n - 1]) return false;
   const char *last = labels[n - 1];
-  bool is_region = strchr(last, '-') && g_ascii_isdigit(last[strlen(last) - 1]) &&
-                   !g_str_has_prefix(last, "s3-");
+  bool is_region =
+    strchr(last, '-') && g_ascii_isdigit(last[strlen(last) - 1]) && !g_str_has_prefix(last, "s3-");
   if (is_region && n >= 2) {
     guint at = n - 2;
-    if (strcmp(labels[at], "dualstack") == 0 && at > 0)
-      at--;
+    if (strcmp(labels[at], "dualstack") == 0 && at > 0) at--;
     *service = g_strdup(labels[at]);
     *region = g_strdup(last);
   } else if (!is_region) {
@@ -267,4 +242,3 @@ bool box_gateway_aws_scope(const char *host, char **service, char **region)
   }
   return true;
 }
-

@@ -40,21 +40,21 @@ typedef enum {
 /* One env:// route.  The gateway copies everything; its copy of the
  * secret is wiped when the gateway is freed. */
 typedef struct {
-  const char *name;                 /* the table's name, for warnings */
-  const char *const *destinations;  /* NULL-terminated, well formed, not overlapping */
+  const char *name;                /* the table's name, for warnings */
+  const char *const *destinations; /* NULL-terminated, well formed, not overlapping */
   BoxGatewayPlacement placement;
-  const char *header;               /* header placement: the header's name */
-  const char *prefix;               /* header placement: text before the secret, may be "" */
-  const char *param;                /* query placement: the parameter's name */
-  bool inject_always;               /* add the secret even where the phantom is absent */
-  const char *phantom;              /* what the workload holds (aws: its AWS_ACCESS_KEY_ID) */
-  const char *secret;               /* aws: the secret access key */
+  const char *header;  /* header placement: the header's name */
+  const char *prefix;  /* header placement: text before the secret, may be "" */
+  const char *param;   /* query placement: the parameter's name */
+  bool inject_always;  /* add the secret even where the phantom is absent */
+  const char *phantom; /* what the workload holds (aws: its AWS_ACCESS_KEY_ID) */
+  const char *secret;  /* aws: the secret access key */
   /* aws:// (static keys): the request's SigV4 Authorization must name the
    * phantom key id; it is stripped with the X-Amz-* signing headers and
    * the request signed again for the service and region its host names. */
   bool aws;
   const char *aws_key_id;
-  const char *aws_session_token;    /* may be NULL */
+  const char *aws_session_token; /* may be NULL */
 } BoxGatewayRoute;
 
 #ifdef __cplusplus

@@ -60,8 +60,9 @@ static int pair_cmp(gconstpointer a, gconstpointer b)
 /* The client's signature and the headers it signed with: all replaced. */
 static void strip_signing(GwHead *req)
 {
-  static const char *const stripped[] = { "authorization", "x-amz-date", "x-amz-security-token",
-                                          "x-amz-content-sha256", "x-amz-signature", NULL };
+  static const char *const stripped[] = { "authorization",        "x-amz-date",
+                                          "x-amz-security-token", "x-amz-content-sha256",
+                                          "x-amz-signature",      NULL };
   for (guint i = req->headers->len; i-- > 0;) {
     GwHeader *hd = &g_array_index(req->headers, GwHeader, i);
     for (int k = 0; stripped[k]; k++)
@@ -81,13 +82,11 @@ static GPtrArray *signed_headers(const GwHead *req, const char *hosthdr, const c
   g_ptr_array_add(signed_h, g_strdup_printf("host:%s", hosthdr));
   g_ptr_array_add(signed_h, g_strdup_printf("x-amz-content-sha256:%s", payload));
   g_ptr_array_add(signed_h, g_strdup_printf("x-amz-date:%s", date));
-  if (token)
-    g_ptr_array_add(signed_h, g_strdup_printf("x-amz-security-token:%s", token));
+  if (token) g_ptr_array_add(signed_h, g_strdup_printf("x-amz-security-token:%s", token));
   for (guint i = 0; i < req->headers->len; i++) {
     GwHeader *hd = &g_array_index(req->headers, GwHeader, i);
     g_autofree char *lower = g_ascii_strdown(hd->name, -1);
-    if (strcmp(lower, "content-type") != 0 && !g_str_has_prefix(lower, "x-amz-"))
-      continue;
+    if (strcmp(lower, "content-type") != 0 && !g_str_has_prefix(lower, "x-amz-")) continue;
     g_ptr_array_add(signed_h, g_strdup_printf("%s:%s", lower, hd->value));
   }
   g_ptr_array_sort(signed_h, pair_cmp);
@@ -97,13 +96,11 @@ static GPtrArray *signed_headers(const GwHead *req, const char *hosthdr, const c
 /* The query's pairs sorted, each with its `=`. */
 static void canonical_query(GString *canon, const char *q)
 {
-  if (!q || !q[1])
-    return;
+  if (!q || !q[1]) return;
   g_auto(GStrv) pairs = g_strsplit(q + 1, "&", -1);
   g_autoptr(GPtrArray) sorted = g_ptr_array_new_with_free_func(g_free);
   for (char **p = pairs; *p; p++)
-    if (**p)
-      g_ptr_array_add(sorted, strchr(*p, '=') ? g_strdup(*p) : g_strconcat(*p, "=", NULL));
+    if (**p) g_ptr_array_add(sorted, strchr(*p, '=') ? g_strdup(*p) : g_strconcat(*p, "=", NULL));
   g_ptr_array_sort(sorted, pair_cmp);
   for (guint i = 0; i < sorted->len; i++)
     g_string_append_printf(canon, "%s%s", i ? "&" : "", (char *)g_ptr_array_index(sorted, i));
@@ -169,7 +166,8 @@ static void add_signing_headers(GwHead *req, GPtrArray *owned, char *authz, cons
   char *date_v = g_strdup(date), *payload_v = g_strdup(payload);
   g_ptr_array_add(owned, date_v);
   g_ptr_array_add(owned, payload_v);
-  GwHeader add[] = { { "Authorization", authz }, { "X-Amz-Date", date_v },
+  GwHeader add[] = { { "Authorization", authz },
+                     { "X-Amz-Date", date_v },
                      { "X-Amz-Content-Sha256", payload_v } };
   g_array_append_vals(req->headers, add, G_N_ELEMENTS(add));
   if (token) {
@@ -190,11 +188,9 @@ GwCredResult gw_cred_aws(const GwRoute *r, GwHead *req, const char *method, cons
   if (!auth || !g_str_has_prefix(auth, "AWS4-HMAC-SHA256 ") || !strstr(auth, want))
     return GW_CRED_REFUSED;
   g_autofree char *service = NULL, *region = NULL;
-  if (!box_gateway_aws_scope(host, &service, &region))
-    return GW_CRED_REFUSED;
+  if (!box_gateway_aws_scope(host, &service, &region)) return GW_CRED_REFUSED;
   const char *hosthdr = gw_head_get(req, "host");
-  if (!hosthdr)
-    return GW_CRED_REFUSED;
+  if (!hosthdr) return GW_CRED_REFUSED;
   strip_signing(req);
   char date[17], day[9];
   time_t now = time(NULL);
@@ -213,11 +209,12 @@ GwCredResult gw_cred_aws(const GwRoute *r, GwHead *req, const char *method, cons
   sha256_hex(canon->str, canon->len, canon_hash);
   g_autofree char *scope = g_strdup_printf("%s/%s/%s/aws4_request", day, region, service);
   g_autofree char *to_sign =
-      g_strdup_printf("AWS4-HMAC-SHA256\n%s\n%s\n%s", date, scope, canon_hash);
+    g_strdup_printf("AWS4-HMAC-SHA256\n%s\n%s\n%s", date, scope, canon_hash);
   char sig_hex[65];
   signature(r, day, region, service, to_sign, sig_hex);
   char *authz = g_strdup_printf("AWS4-HMAC-SHA256 Credential=%s/%s, SignedHeaders=%s, "
-                                "Signature=%s", r->aws_key_id, scope, names->str, sig_hex);
+                                "Signature=%s",
+                                r->aws_key_id, scope, names->str, sig_hex);
   add_signing_headers(req, owned, authz, date, payload, token);
   return GW_CRED_SWAPPED;
 }

@@ -22,8 +22,7 @@ void gw_stream_init(GwStream *s, int fd, size_t cap)
 
 static ssize_t raw_read(GwStream *s, void *p, size_t n)
 {
-  if (s->rec)
-    return gw_rec_read(s->rec, p, n);
+  if (s->rec) return gw_rec_read(s->rec, p, n);
   if (s->ssl) {
     /* One SSL_read gives at most one record (16 KiB); the records that
      * are already in (gw_tls_*'s read buffer) are taken in the same call,
@@ -38,25 +37,21 @@ static ssize_t raw_read(GwStream *s, void *p, size_t n)
       errno = 0;
       if (SSL_read_ex(s->ssl, (char *)p + got, n - got, &r) == 1) {
         got += r;
-        if (got == n || !(SSL_has_pending(s->ssl) || BIO_pending(SSL_get_rbio(s->ssl)) > 0))
-          break;
+        if (got == n || !(SSL_has_pending(s->ssl) || BIO_pending(SSL_get_rbio(s->ssl)) > 0)) break;
         continue;
       }
       int e = SSL_get_error(s->ssl, 0);
       bool no_data = e == SSL_ERROR_WANT_READ && errno != EAGAIN && errno != EWOULDBLOCK;
       ERR_clear_error();
-      if (got > 0)
-        break; /* what came is returned; an error comes again next call */
-      if (no_data)
-        continue;
+      if (got > 0) break; /* what came is returned; an error comes again next call */
+      if (no_data) continue;
       return e == SSL_ERROR_ZERO_RETURN ? 0 : -1;
     }
     return (ssize_t)got;
   }
   for (;;) {
     ssize_t r = recv(s->fd, p, n, 0);
-    if (r < 0 && errno == EINTR)
-      continue;
+    if (r < 0 && errno == EINTR) continue;
     return r;
   }
 }
@@ -64,8 +59,7 @@ static ssize_t raw_read(GwStream *s, void *p, size_t n)
 bool gw_stream_write(GwStream *s, const void *data, size_t n)
 {
   const char *p = data;
-  if (s->rec)
-    return gw_rec_write(s->rec, data, n);
+  if (s->rec) return gw_rec_write(s->rec, data, n);
   if (s->ssl) {
     while (n > 0) {
       size_t r = 0;
@@ -86,10 +80,8 @@ bool gw_stream_write(GwStream *s, const void *data, size_t n)
   }
   while (n > 0) {
     ssize_t r = send(s->fd, p, n, MSG_NOSIGNAL);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      return false;
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
     p += r;
     n -= (size_t)r;
   }
@@ -100,13 +92,11 @@ bool gw_stream_write(GwStream *s, const void *data, size_t n)
  * records. */
 void gw_stream_end_tls(GwStream *s)
 {
-  if (!s->ssl)
-    return;
+  if (!s->ssl) return;
   if (s->rec) {
     /* OpenSSL is told of the close_notify sent for it, so that it keeps
      * the session as one that ended well (SSL_shutdown would have). */
-    if (gw_rec_close(s->rec))
-      SSL_set_shutdown(s->ssl, SSL_SENT_SHUTDOWN);
+    if (gw_rec_close(s->rec)) SSL_set_shutdown(s->ssl, SSL_SENT_SHUTDOWN);
     g_clear_pointer(&s->rec, gw_rec_free);
   } else {
     SSL_shutdown(s->ssl);
@@ -124,11 +114,9 @@ static ssize_t fill(GwStream *s)
     s->len -= s->off;
     s->off = 0;
   }
-  if (s->len == s->cap)
-    return -2;
+  if (s->len == s->cap) return -2;
   ssize_t r = raw_read(s, s->buf + s->len, s->cap - s->len);
-  if (r > 0)
-    s->len += (size_t)r;
+  if (r > 0) s->len += (size_t)r;
   return r;
 }
 
@@ -200,10 +188,8 @@ char *gw_stream_read_line(GwStream *s, size_t limit)
       s->off += n + 1;
       return line;
     }
-    if (avail > limit)
-      return NULL;
-    if (fill(s) <= 0)
-      return NULL;
+    if (avail > limit) return NULL;
+    if (fill(s) <= 0) return NULL;
   }
 }
 
@@ -213,9 +199,7 @@ int gw_stream_skip_trailers(GwStream *s, size_t max_line)
 {
   for (;;) {
     g_autofree char *t = gw_stream_read_line(s, max_line);
-    if (!t)
-      return -1;
-    if (!*t)
-      return 0;
+    if (!t) return -1;
+    if (!*t) return 0;
   }
 }

@@ -36,11 +36,11 @@ struct GwTls {
   EVP_PKEY *ca_key;
   X509 *ca;
   char *ca_pem;
-  EVP_PKEY *leaf_key;       /* one key for every leaf of this run */
-  SSL_CTX *server;          /* facing clients */
-  SSL_CTX *client;          /* facing servers */
+  EVP_PKEY *leaf_key; /* one key for every leaf of this run */
+  SSL_CTX *server;    /* facing clients */
+  SSL_CTX *client;    /* facing servers */
   GMutex lock;
-  GHashTable *leaves;       /* host -> X509* */
+  GHashTable *leaves; /* host -> X509* */
 };
 
 static bool inet_pton_any(const char *host, unsigned char out[16])
@@ -52,8 +52,7 @@ static char *ssl_error_text(void)
 {
   unsigned long e = ERR_get_error();
   char buf[256];
-  if (!e)
-    return g_strdup("unknown TLS error");
+  if (!e) return g_strdup("unknown TLS error");
   ERR_error_string_n(e, buf, sizeof buf);
   ERR_clear_error();
   return g_strdup(buf);
@@ -62,8 +61,7 @@ static char *ssl_error_text(void)
 static bool random_serial(X509 *x)
 {
   unsigned char raw[16];
-  if (RAND_bytes(raw, sizeof raw) != 1)
-    return false;
+  if (RAND_bytes(raw, sizeof raw) != 1) return false;
   raw[0] &= 0x7f;
   BIGNUM *bn = BN_bin2bn(raw, sizeof raw, NULL);
   bool ok = bn && BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x)) != NULL;
@@ -77,8 +75,7 @@ static bool add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
   X509V3_set_ctx_nodb(&ctx);
   X509V3_set_ctx(&ctx, issuer, cert, NULL, NULL, 0);
   X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &ctx, nid, value);
-  if (!ext)
-    return false;
+  if (!ext) return false;
   bool ok = X509_add_ext(cert, ext, -1) == 1;
   X509_EXTENSION_free(ext);
   return ok;
@@ -89,8 +86,7 @@ static bool add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
 static X509 *new_cert(EVP_PKEY *key, long days)
 {
   X509 *x = X509_new();
-  if (!x)
-    return NULL;
+  if (!x) return NULL;
   X509_set_version(x, 2);
   random_serial(x);
   X509_gmtime_adj(X509_getm_notBefore(x), -3600);
@@ -102,8 +98,7 @@ static X509 *new_cert(EVP_PKEY *key, long days)
 static X509 *make_ca(EVP_PKEY *key)
 {
   X509 *x = new_cert(key, 30);
-  if (!x)
-    return NULL;
+  if (!x) return NULL;
   X509_NAME *name = X509_get_subject_name(x);
   X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, (const unsigned char *)"boxfs", -1, -1, 0);
   X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
@@ -111,8 +106,7 @@ static X509 *make_ca(EVP_PKEY *key)
   X509_set_issuer_name(x, name);
   if (!add_ext(x, x, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") ||
       !add_ext(x, x, NID_key_usage, "critical,keyCertSign,cRLSign") ||
-      !add_ext(x, x, NID_subject_key_identifier, "hash") ||
-      !X509_sign(x, key, EVP_sha256())) {
+      !add_ext(x, x, NID_subject_key_identifier, "hash") || !X509_sign(x, key, EVP_sha256())) {
     X509_free(x);
     return NULL;
   }
@@ -122,8 +116,7 @@ static X509 *make_ca(EVP_PKEY *key)
 static X509 *make_leaf(GwTls *t, const char *host)
 {
   X509 *x = new_cert(t->leaf_key, 7);
-  if (!x)
-    return NULL;
+  if (!x) return NULL;
   g_autofree char *cn = g_strndup(host, 64);
   X509_NAME *name = X509_get_subject_name(x);
   X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)cn, -1, -1, 0);
@@ -150,8 +143,7 @@ static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outle
   (void)ssl, (void)arg;
   static const unsigned char h11[] = "\x08http/1.1";
   unsigned char *sel = NULL;
-  if (SSL_select_next_proto(&sel, outlen, h11, sizeof h11 - 1, in, inlen) !=
-      OPENSSL_NPN_NEGOTIATED)
+  if (SSL_select_next_proto(&sel, outlen, h11, sizeof h11 - 1, in, inlen) != OPENSSL_NPN_NEGOTIATED)
     return SSL_TLSEXT_ERR_NOACK;
   *out = sel;
   return SSL_TLSEXT_ERR_OK;
@@ -259,8 +251,7 @@ GwTls *gw_tls_new(const char *ca_cert_path, const char *const *extra_ca_files, G
 
 void gw_tls_free(GwTls *t)
 {
-  if (!t)
-    return;
+  if (!t) return;
   SSL_CTX_free(t->server);
   SSL_CTX_free(t->client);
   X509_free(t->ca);
@@ -309,17 +300,13 @@ SSL *gw_tls_accept(GwTls *t, int fd, const char *host, GwRec **rec)
   X509 *leaf = g_hash_table_lookup(t->leaves, host);
   if (!leaf) {
     leaf = make_leaf(t, host);
-    if (leaf)
-      g_hash_table_insert(t->leaves, g_strdup(host), leaf);
+    if (leaf) g_hash_table_insert(t->leaves, g_strdup(host), leaf);
   }
-  if (leaf)
-    X509_up_ref(leaf);
+  if (leaf) X509_up_ref(leaf);
   g_mutex_unlock(&t->lock);
-  if (!leaf)
-    return NULL;
+  if (!leaf) return NULL;
   SSL *ssl = SSL_new(t->server);
-  if (ssl)
-    gw_rec_watch(ssl, true);
+  if (ssl) gw_rec_watch(ssl, true);
   bool ok = ssl && SSL_use_certificate(ssl, leaf) == 1 &&
             SSL_use_PrivateKey(ssl, t->leaf_key) == 1 &&
             attach_socket(ssl, fd, GW_TLS_SMALL_BUFFER, GW_TLS_BULK_BUFFER) && SSL_accept(ssl) == 1;
@@ -333,8 +320,8 @@ SSL *gw_tls_accept(GwTls *t, int fd, const char *host, GwRec **rec)
   return ssl;
 }
 
-SSL *gw_tls_connect(GwTls *t, int fd, const char *host, bool first, char **why,
-                    bool *suite_refused, GwRec **rec)
+SSL *gw_tls_connect(GwTls *t, int fd, const char *host, bool first, char **why, bool *suite_refused,
+                    GwRec **rec)
 {
   *suite_refused = false;
   *rec = NULL;

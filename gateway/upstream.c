@@ -18,8 +18,7 @@
 
 void gw_close_upstream(GwConn *c)
 {
-  if (!c->up_open)
-    return;
+  if (!c->up_open) return;
   gw_stream_end_tls(&c->up);
   gw_track_fd(c->gw, c->up.fd, false);
   close(c->up.fd);
@@ -46,8 +45,7 @@ static int dial_addr(const struct sockaddr *sa, socklen_t len, int *err)
     }
     struct pollfd p = { .fd = fd, .events = POLLOUT };
     int r;
-    do
-      r = poll(&p, 1, CONNECT_TIMEOUT_MS);
+    do r = poll(&p, 1, CONNECT_TIMEOUT_MS);
     while (r < 0 && errno == EINTR);
     int so = 0;
     socklen_t sl = sizeof so;
@@ -71,8 +69,7 @@ static json_object *connect_input(const char *host, int port, const char *ip)
 {
   json_object *in = json_object_new_object();
   json_object_object_add(in, "host", json_object_new_string(host));
-  if (ip)
-    json_object_object_add(in, "ip", json_object_new_string(ip));
+  if (ip) json_object_object_add(in, "ip", json_object_new_string(ip));
   json_object_object_add(in, "port", json_object_new_int64(port));
   return in;
 }
@@ -88,8 +85,7 @@ static bool connect_permitted(GwConn *c, const char *host, int port, const char 
   g_autofree char *message = NULL;
   bool permit = gw->cfg.decide(gw->cfg.data, "net:connect", in, floor, &message);
   json_object_put(in);
-  if (!permit)
-    gw_refuse(c, "net:connect", message ? message : "refused");
+  if (!permit) gw_refuse(c, "net:connect", message ? message : "refused");
   return permit;
 }
 
@@ -98,8 +94,7 @@ static bool connect_permitted(GwConn *c, const char *host, int port, const char 
 bool gw_dial(GwConn *c, const char *host, int port)
 {
   BoxGateway *gw = c->gw;
-  if (!connect_permitted(c, host, port, NULL))
-    return false;
+  if (!connect_permitted(c, host, port, NULL)) return false;
   struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
   struct addrinfo *res = NULL;
   char port_text[16];
@@ -115,15 +110,12 @@ bool gw_dial(GwConn *c, const char *host, int port)
   for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
     char text[INET6_ADDRSTRLEN] = "";
     const void *addr = ai->ai_family == AF_INET
-                           ? (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr
-                           : (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
-    if (!inet_ntop(ai->ai_family, addr, text, sizeof text))
-      continue;
+                         ? (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr
+                         : (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
+    if (!inet_ntop(ai->ai_family, addr, text, sizeof text)) continue;
     char *ip = box_gateway_canonical_ip(text);
-    if (!ip)
-      ip = g_strdup(text);
-    if (!g_hash_table_add(seen, ip))
-      continue;
+    if (!ip) ip = g_strdup(text);
+    if (!g_hash_table_add(seen, ip)) continue;
     if (!connect_permitted(c, host, port, ip)) {
       freeaddrinfo(res);
       return false;
@@ -133,7 +125,7 @@ bool gw_dial(GwConn *c, const char *host, int port)
   freeaddrinfo(res);
   if (fd < 0) {
     g_autofree char *t =
-        g_strdup_printf("could not reach %s:%d: %s", host, port, g_strerror(last_err));
+      g_strdup_printf("could not reach %s:%d: %s", host, port, g_strerror(last_err));
     gw_bad_gateway(c, last_err == ETIMEDOUT ? "timeout" : "connect", t);
     return false;
   }
@@ -147,7 +139,6 @@ bool gw_dial(GwConn *c, const char *host, int port)
   return true;
 }
 
-
 bool gw_upstream_tls(GwConn *c, const char *host, int port, char **why)
 {
   bool refused_suite = false;
@@ -158,12 +149,10 @@ bool gw_upstream_tls(GwConn *c, const char *host, int port, char **why)
      * connection, decided like the first, that offers every suite. */
     gw_close_upstream(c);
     g_clear_pointer(why, g_free);
-    if (!gw_dial(c, host, port))
-      return false;
+    if (!gw_dial(c, host, port)) return false;
     ssl = gw_tls_connect(c->gw->tls, c->up.fd, host, false, why, &refused_suite, &rec);
   }
-  if (!ssl)
-    return false;
+  if (!ssl) return false;
   c->up.ssl = ssl;
   c->up.rec = rec;
   c->up_tls = true;

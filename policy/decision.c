@@ -7,7 +7,8 @@
 #include <string.h>
 
 /* resource: owned by the decision from now on (NULL: "") */
-static BoxDecision *decision_take(const char *action, char *resource) {
+static BoxDecision *decision_take(const char *action, char *resource)
+{
   /* malloc and memset, not calloc: glibc's calloc skips the thread's cache,
    * and a decision is made for nearly every file operation */
   BoxDecision *d = g_malloc(sizeof *d);
@@ -18,11 +19,13 @@ static BoxDecision *decision_take(const char *action, char *resource) {
   return d;
 }
 
-static BoxDecision *decision_new(const char *action, const char *resource) {
+static BoxDecision *decision_new(const char *action, const char *resource)
+{
   return decision_take(action, g_strdup(resource));
 }
 
-static char *pack(char **at, const char *s) {
+static char *pack(char **at, const char *s)
+{
   if (!s) return NULL;
   size_t n = strlen(s) + 1;
   char *p = memcpy(*at, s, n);
@@ -31,10 +34,11 @@ static char *pack(char **at, const char *s) {
 }
 
 /* c copied to `to`, its pointers moved into the copy */
-static BoxPackedDecision *packed_copy(void *to, const BoxPackedDecision *c) {
+static BoxPackedDecision *packed_copy(void *to, const BoxPackedDecision *c)
+{
   BoxPackedDecision *k = memcpy(to, c, c->size);
   const char *from = (const char *)c;
-#define MOVED(s) ((s) ? (const char *)k + ((s) - from) : NULL)
+#define MOVED(s) ((s) ? (const char *)k + ((s)-from) : NULL)
   k->action = MOVED(c->action);
   k->resource = MOVED(c->resource);
   k->rule = MOVED(c->rule);
@@ -46,16 +50,20 @@ static BoxPackedDecision *packed_copy(void *to, const BoxPackedDecision *c) {
   return k;
 }
 
-BoxPackedDecision *box_decision_pack(const BoxDecision *d, const char *action) {
+BoxPackedDecision *box_decision_pack(const BoxDecision *d, const char *action)
+{
   void *block;
   return policy_decision_pack_after(d, action, 0, &block);
 }
 
-BoxPackedDecision *box_decision_pack_after(const BoxDecision *d, size_t head, void **block) {
+BoxPackedDecision *box_decision_pack_after(const BoxDecision *d, size_t head, void **block)
+{
   return policy_decision_pack_after(d, NULL, (head + 7) & ~(size_t)7, block);
 }
 
-BoxPackedDecision *policy_decision_pack_after(const BoxDecision *d, const char *action, size_t head, void **block) {
+BoxPackedDecision *policy_decision_pack_after(const BoxDecision *d, const char *action, size_t head,
+                                              void **block)
+{
   const BoxPackedDecision *from = d->packed_;
   if (from && (!action || strcmp(action, from->action) == 0)) {
     char *b = g_malloc(head + from->size);
@@ -68,7 +76,7 @@ BoxPackedDecision *policy_decision_pack_after(const BoxDecision *d, const char *
     return c;
   }
   if (!action) action = d->action;
-  const char *str[6] = {action, d->resource, d->rule, d->description, d->message, d->reason};
+  const char *str[6] = { action, d->resource, d->rule, d->description, d->message, d->reason };
   guint nids = d->determining_ids ? d->determining_ids->len : 0;
   size_t bytes = 0;
   for (int i = 0; i < 6; i++) bytes += str[i] ? strlen(str[i]) + 1 : 0;
@@ -101,7 +109,8 @@ typedef struct {
 } Unpacked;
 
 /* The decision at u, whose strings are in k (u's own block) */
-static BoxDecision *unpacked_at(void *u, const BoxPackedDecision *k) {
+static BoxDecision *unpacked_at(void *u, const BoxPackedDecision *k)
+{
   Unpacked *up = u;
   BoxDecision *x = &up->d;
   memset(x, 0, sizeof *x);
@@ -121,13 +130,15 @@ static BoxDecision *unpacked_at(void *u, const BoxPackedDecision *k) {
   return x;
 }
 
-BoxDecision *box_decision_unpack(const BoxPackedDecision *c) {
+BoxDecision *box_decision_unpack(const BoxPackedDecision *c)
+{
   /* one allocation: the decision, then the copy its strings point into */
   Unpacked *u = g_malloc(sizeof *u + c->size); /* not calloc: see decision_take */
   return unpacked_at(u, packed_copy(u + 1, c));
 }
 
-void box_decision_free(BoxDecision *d) {
+void box_decision_free(BoxDecision *d)
+{
   if (!d) return;
   if (d->packed_) { /* the strings and the ids are in d's own allocation */
     g_free(d);
@@ -143,8 +154,9 @@ void box_decision_free(BoxDecision *d) {
   g_free(d);
 }
 
-BoxDecision *box_decision_new_enforcement(const char *action, const char *resource, const char *gate,
-                                          const char *text) {
+BoxDecision *box_decision_new_enforcement(const char *action, const char *resource,
+                                          const char *gate, const char *text)
+{
   BoxDecision *d = decision_new(action, resource);
   d->verdict = BOX_VERDICT_DENY;
   d->cause = BOX_CAUSE_ENFORCEMENT;
@@ -160,8 +172,9 @@ BoxDecision *box_decision_new_enforcement(const char *action, const char *resour
  * and freeing it is one free.  m holds the verdict, the cause and the
  * strings; ids, the determining rules' labels. */
 BoxDecision *policy_decision_made(BoxDecision *m, const Rule *const *forbids, size_t nforbids,
-                                  const char *const *ids, guint nids) {
-  GPtrArray idv = {.pdata = (gpointer *)ids, .len = nids};
+                                  const char *const *ids, guint nids)
+{
+  GPtrArray idv = { .pdata = (gpointer *)ids, .len = nids };
   m->determining_ids = &idv;
   char *capped;
   m->message = (char *)policy_build_message(m, forbids, nforbids, &capped);
@@ -171,7 +184,8 @@ BoxDecision *policy_decision_made(BoxDecision *m, const Rule *const *forbids, si
   return unpacked_at(block, k);
 }
 
-const char *box_cause_name(BoxCause c) {
+const char *box_cause_name(BoxCause c)
+{
   switch (c) {
   case BOX_CAUSE_PERMITTED: return "permitted";
   case BOX_CAUSE_FORBIDDEN: return "forbidden";

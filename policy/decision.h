@@ -7,7 +7,8 @@
 /* As box_decision_pack, in one block with head bytes before the packed
  * decision (a multiple of 8: the caller's record of it); *block: the block,
  * to g_free. */
-BoxPackedDecision *policy_decision_pack_after(const BoxDecision *d, const char *action, size_t head, void **block);
+BoxPackedDecision *policy_decision_pack_after(const BoxDecision *d, const char *action, size_t head,
+                                              void **block);
 /* A decision made: its strings (borrowed: from the request, the policy's
  * rules, the thread's message buffer) copied into one block with it, so
  * that the cache and the log copy it whole and freeing it is one free.

@@ -10,8 +10,9 @@
 char *policy_decision_log_render(const BoxDecisionLog *log, const char *action, json_object *input,
                                  const BoxCommandArgs *command_args, const BoxDecision *decision,
                                  const char *nanos, const char *trace, const char *span);
-char *policy_decision_log_render_ref(const BoxDecisionLog *log, const char *action, json_object *input,
-                                     const BoxCommandArgs *command_args, const BoxDecision *decision,
-                                     const char *nanos, const char *trace, const char *span);
+char *policy_decision_log_render_ref(const BoxDecisionLog *log, const char *action,
+                                     json_object *input, const BoxCommandArgs *command_args,
+                                     const BoxDecision *decision, const char *nanos,
+                                     const char *trace, const char *span);
 
 #endif

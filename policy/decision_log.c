@@ -48,12 +48,12 @@ struct BoxDecisionLog {
   char *resource_json; /* the constant "resource" object, rendered at open */
   GMutex qlock;        /* queued, writer_idle, stopping */
   GCond qcond;
-  GPtrArray *queued;   /* Queued*, in the order they were made */
-  GPtrArray *spare;    /* the queue being written: touched under lock only */
-  GString *out;        /* their lines: under lock */
-  GString *attrs;      /* the renderer's scratch for them: under lock */
+  GPtrArray *queued; /* Queued*, in the order they were made */
+  GPtrArray *spare;  /* the queue being written: touched under lock only */
+  GString *out;      /* their lines: under lock */
+  GString *attrs;    /* the renderer's scratch for them: under lock */
   GThread *writer;
-  bool writer_idle;    /* waiting on qcond for a first line */
+  bool writer_idle; /* waiting on qcond for a first line */
   bool stopping;
 };
 
@@ -62,19 +62,20 @@ static gpointer writer_main(gpointer data);
 static void h_resource(GString *o, const BoxDecisionLog *log);
 
 BoxDecisionLog *box_decision_log_open(const char *path, const char *box_id, const char *run_id,
-                                      GError **error) {
+                                      GError **error)
+{
   int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
     int e = errno;
-    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "cannot open the decision log %s: %s", path,
-                g_strerror(e));
+    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "cannot open the decision log %s: %s",
+                path, g_strerror(e));
     return NULL;
   }
   if (fchmod(fd, 0600) != 0) {
     int e = errno;
     close(fd);
-    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "cannot set the mode of the decision log %s: %s",
-                path, g_strerror(e));
+    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO,
+                "cannot set the mode of the decision log %s: %s", path, g_strerror(e));
     return NULL;
   }
   BoxDecisionLog *log = g_new0(BoxDecisionLog, 1);
@@ -95,7 +96,8 @@ BoxDecisionLog *box_decision_log_open(const char *path, const char *box_id, cons
   return log;
 }
 
-void box_decision_log_close(BoxDecisionLog *log) {
+void box_decision_log_close(BoxDecisionLog *log)
+{
   if (!log) return;
   g_mutex_lock(&log->qlock);
   log->stopping = true;
@@ -117,7 +119,8 @@ void box_decision_log_close(BoxDecisionLog *log) {
   g_free(log);
 }
 
-static json_object *str_value(const char *s) {
+static json_object *str_value(const char *s)
+{
   json_object *v = json_object_new_object();
   char *capped = policy_cap_utf8(s ? s : "", ATTR_MAX, TRUNCATED);
   json_object_object_add(v, "stringValue", json_object_new_string(capped));
@@ -125,16 +128,21 @@ static json_object *str_value(const char *s) {
   return v;
 }
 
-static void add_attr(json_object *attrs, const char *key, json_object *value) {
+static void add_attr(json_object *attrs, const char *key, json_object *value)
+{
   json_object *a = json_object_new_object();
   json_object_object_add(a, "key", json_object_new_string(key));
   json_object_object_add(a, "value", value);
   json_object_array_add(attrs, a);
 }
 
-static void add_str(json_object *attrs, const char *key, const char *s) { add_attr(attrs, key, str_value(s)); }
+static void add_str(json_object *attrs, const char *key, const char *s)
+{
+  add_attr(attrs, key, str_value(s));
+}
 
-static json_object *array_value(const char *const *items, size_t n) {
+static json_object *array_value(const char *const *items, size_t n)
+{
   json_object *values = json_object_new_array();
   for (size_t i = 0; i < n; i++) json_object_array_add(values, str_value(items[i]));
   json_object *arr = json_object_new_object();
@@ -144,20 +152,24 @@ static json_object *array_value(const char *const *items, size_t n) {
   return v;
 }
 
-static const char *input_str(json_object *input, const char *key) {
+static const char *input_str(json_object *input, const char *key)
+{
   json_object *v = NULL;
   if (!input || !json_object_object_get_ex(input, key, &v) || !v) return NULL;
   return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
-static void add_int_from_input(json_object *attrs, const char *key, json_object *input, const char *field) {
+static void add_int_from_input(json_object *attrs, const char *key, json_object *input,
+                               const char *field)
+{
   json_object *v = NULL;
   if (!input || !json_object_object_get_ex(input, field, &v) || !v) return;
   json_object *val = json_object_new_object();
   if (json_object_is_type(v, json_type_int)) {
     char buf[32];
     g_snprintf(buf, sizeof buf, "%" G_GINT64_FORMAT, (gint64)json_object_get_int64(v));
-    json_object_object_add(val, "intValue", json_object_new_string(buf)); /* OTLP/JSON: int64 as string */
+    json_object_object_add(val, "intValue",
+                           json_object_new_string(buf)); /* OTLP/JSON: int64 as string */
   } else {
     json_object_put(val);
     val = str_value(json_object_is_type(v, json_type_string) ? json_object_get_string(v)
@@ -166,21 +178,24 @@ static void add_int_from_input(json_object *attrs, const char *key, json_object 
   add_attr(attrs, key, val);
 }
 
-static bool short_flag(const char *w) {
+static bool short_flag(const char *w)
+{
   if (w[0] != '-' || !w[1] || w[1] == '-') return false;
   for (const char *q = w + 1; *q; q++)
     if (!g_ascii_isalnum(*q)) return false;
   return true;
 }
 
-static bool long_flag_name(const char *w, size_t n) {
+static bool long_flag_name(const char *w, size_t n)
+{
   if (n < 1 || n > 32) return false;
   for (size_t i = 0; i < n; i++)
     if (!(g_ascii_islower(w[i]) || w[i] == '-')) return false;
   return true;
 }
 
-char *box_command_arg_redact(const char *word, bool literal) {
+char *box_command_arg_redact(const char *word, bool literal)
+{
   if (!word) return g_strdup("");
   if (literal || short_flag(word)) return g_strdup(word);
   if (word[0] == '-' && word[1] == '-') {
@@ -193,8 +208,9 @@ char *box_command_arg_redact(const char *word, bool literal) {
 }
 
 /* Builds the record's attributes in the order of spec/policy.md §5.1. */
-static json_object *decision_attributes(const char *action, json_object *input, const BoxCommandArgs *cargs,
-                                        const BoxDecision *d) {
+static json_object *decision_attributes(const char *action, json_object *input,
+                                        const BoxCommandArgs *cargs, const BoxDecision *d)
+{
   json_object *attrs = json_object_new_array();
   bool deny = d->verdict == BOX_VERDICT_DENY;
   add_str(attrs, "strands.box.policy.principal", "agent:self");
@@ -202,14 +218,16 @@ static json_object *decision_attributes(const char *action, json_object *input, 
   add_str(attrs, "strands.box.policy.resource", d->resource);
   add_str(attrs, "strands.box.policy.verdict", deny ? "deny" : "permit");
   add_str(attrs, "strands.box.policy.cause", box_cause_name(d->cause));
-  if (d->cause == BOX_CAUSE_INTERNAL_FAULT) add_str(attrs, "error.type", "strands.box.policy.evaluation_error");
+  if (d->cause == BOX_CAUSE_INTERNAL_FAULT)
+    add_str(attrs, "error.type", "strands.box.policy.evaluation_error");
   if (deny) add_str(attrs, "strands.box.policy.reason", d->reason ? d->reason : "");
   add_str(attrs, "strands.box.policy.rule", d->rule ? d->rule : "");
   const char *colon = strchr(action, ':');
   char *category = colon ? g_strndup(action, (gsize)(colon - action)) : g_strdup(action);
   add_str(attrs, "strands.box.policy.category", category);
   g_free(category);
-  if (d->description && *d->description) add_str(attrs, "strands.box.policy.description", d->description);
+  if (d->description && *d->description)
+    add_str(attrs, "strands.box.policy.description", d->description);
   if (g_str_has_prefix(action, "fs:")) {
     add_str(attrs, "file.path", d->resource);
   } else if (g_str_has_prefix(action, "shell:")) {
@@ -228,7 +246,8 @@ static json_object *decision_attributes(const char *action, json_object *input, 
     if (host) add_str(attrs, "server.address", host);
     add_int_from_input(attrs, "server.port", input, "port");
     const char *method = input_str(input, "method");
-    if (method && strcmp(action, "http:request") == 0) add_str(attrs, "http.request.method", method);
+    if (method && strcmp(action, "http:request") == 0)
+      add_str(attrs, "http.request.method", method);
   }
   if (d->dry_run) {
     json_object *yes = json_object_new_object();
@@ -246,7 +265,8 @@ static json_object *decision_attributes(const char *action, json_object *input, 
  * record and the span share the shape and the resource (a reference is
  * taken here); item is consumed. */
 static json_object *otlp_export(json_object *resource, const char *root_key, const char *scopes_key,
-                                const char *items_key, json_object *item) {
+                                const char *items_key, json_object *item)
+{
   json_object *items = json_object_new_array();
   json_object_array_add(items, item);
   json_object *scope = json_object_new_object();
@@ -266,7 +286,8 @@ static json_object *otlp_export(json_object *resource, const char *root_key, con
   return root;
 }
 
-static json_object *resource_attr(const char *key, const char *value) {
+static json_object *resource_attr(const char *key, const char *value)
+{
   json_object *a = json_object_new_object();
   json_object_object_add(a, "key", json_object_new_string(key));
   json_object_object_add(a, "value", str_value(value));
@@ -274,8 +295,9 @@ static json_object *resource_attr(const char *key, const char *value) {
 }
 
 void box_decision_log_append(BoxDecisionLog *log, const char *action, json_object *input,
-                             const char *const *command_args, const BoxDecision *decision) {
-  BoxCommandArgs args = {command_args, NULL, 0};
+                             const char *const *command_args, const BoxDecision *decision)
+{
+  BoxCommandArgs args = { command_args, NULL, 0 };
   if (command_args)
     while (command_args[args.argc]) args.argc++;
   box_decision_log_append_args(log, action, input, command_args ? &args : NULL, decision);
@@ -283,9 +305,11 @@ void box_decision_log_append(BoxDecisionLog *log, const char *action, json_objec
 
 /* The reference rendering through json-c objects, kept for the unit test
  * that checks the hand-written one below against it. */
-char *policy_decision_log_render_ref(const BoxDecisionLog *log, const char *action, json_object *input,
-                                     const BoxCommandArgs *command_args, const BoxDecision *decision,
-                                     const char *nanos, const char *trace, const char *span) {
+char *policy_decision_log_render_ref(const BoxDecisionLog *log, const char *action,
+                                     json_object *input, const BoxCommandArgs *command_args,
+                                     const BoxDecision *decision, const char *nanos,
+                                     const char *trace, const char *span)
+{
   if (!action) action = decision->action ? decision->action : "";
   bool deny = decision->verdict == BOX_VERDICT_DENY;
 
@@ -347,13 +371,15 @@ char *policy_decision_log_render_ref(const BoxDecisionLog *log, const char *acti
  * without building about a hundred json-c objects per decision: the log is
  * written on every file operation of the mount, so this is its hot path. */
 
-static void esc(GString *o, const char *s) {
+static void esc(GString *o, const char *s)
+{
   policy_app_c(o, '"');
   policy_json_escaped(o, s, strlen(s));
   policy_app_c(o, '"');
 }
 
-static void h_strval(GString *o, const char *s) {
+static void h_strval(GString *o, const char *s)
+{
   if (!s) s = "";
   policy_app(o, "{\"stringValue\":");
   if (strlen(s) <= ATTR_MAX) {
@@ -368,7 +394,8 @@ static void h_strval(GString *o, const char *s) {
 
 /* appends `,` between the attributes of one array; the keys are fixed
  * dotted identifiers, with nothing to escape */
-static void h_key(GString *o, bool *first, const char *key) {
+static void h_key(GString *o, bool *first, const char *key)
+{
   if (!*first) policy_app_c(o, ',');
   *first = false;
   policy_app_len(o, "{\"key\":\"", 8);
@@ -376,13 +403,15 @@ static void h_key(GString *o, bool *first, const char *key) {
   policy_app_len(o, "\",\"value\":", 10);
 }
 
-static void h_str(GString *o, bool *first, const char *key, const char *s) {
+static void h_str(GString *o, bool *first, const char *key, const char *s)
+{
   h_key(o, first, key);
   h_strval(o, s);
   policy_app_c(o, '}');
 }
 
-static void h_array(GString *o, bool *first, const char *key, const char *const *items, size_t n) {
+static void h_array(GString *o, bool *first, const char *key, const char *const *items, size_t n)
+{
   h_key(o, first, key);
   policy_app(o, "{\"arrayValue\":{\"values\":[");
   for (size_t i = 0; i < n; i++) {
@@ -392,8 +421,9 @@ static void h_array(GString *o, bool *first, const char *key, const char *const 
   policy_app(o, "]}}}");
 }
 
-static void h_attributes(GString *o, const char *action, json_object *input, const BoxCommandArgs *cargs,
-                         const BoxDecision *d) {
+static void h_attributes(GString *o, const char *action, json_object *input,
+                         const BoxCommandArgs *cargs, const BoxDecision *d)
+{
   bool first = true;
   bool deny = d->verdict == BOX_VERDICT_DENY;
   policy_app_c(o, '[');
@@ -402,7 +432,8 @@ static void h_attributes(GString *o, const char *action, json_object *input, con
   h_str(o, &first, "strands.box.policy.resource", d->resource);
   h_str(o, &first, "strands.box.policy.verdict", deny ? "deny" : "permit");
   h_str(o, &first, "strands.box.policy.cause", box_cause_name(d->cause));
-  if (d->cause == BOX_CAUSE_INTERNAL_FAULT) h_str(o, &first, "error.type", "strands.box.policy.evaluation_error");
+  if (d->cause == BOX_CAUSE_INTERNAL_FAULT)
+    h_str(o, &first, "error.type", "strands.box.policy.evaluation_error");
   if (deny) h_str(o, &first, "strands.box.policy.reason", d->reason ? d->reason : "");
   h_str(o, &first, "strands.box.policy.rule", d->rule ? d->rule : "");
   const char *colon = strchr(action, ':');
@@ -416,7 +447,8 @@ static void h_attributes(GString *o, const char *action, json_object *input, con
     h_str(o, &first, "strands.box.policy.category", category);
     g_free(category);
   }
-  if (d->description && *d->description) h_str(o, &first, "strands.box.policy.description", d->description);
+  if (d->description && *d->description)
+    h_str(o, &first, "strands.box.policy.description", d->description);
   if (g_str_has_prefix(action, "fs:")) {
     h_str(o, &first, "file.path", d->resource);
   } else if (g_str_has_prefix(action, "shell:")) {
@@ -437,27 +469,30 @@ static void h_attributes(GString *o, const char *action, json_object *input, con
     if (input && json_object_object_get_ex(input, "port", &v) && v) {
       h_key(o, &first, "server.port");
       if (json_object_is_type(v, json_type_int)) {
-        g_string_append_printf(o, "{\"intValue\":\"%" G_GINT64_FORMAT "\"}", (gint64)json_object_get_int64(v));
+        g_string_append_printf(o, "{\"intValue\":\"%" G_GINT64_FORMAT "\"}",
+                               (gint64)json_object_get_int64(v));
       } else {
         h_strval(o, json_object_is_type(v, json_type_string) ? json_object_get_string(v)
-                                                            : json_object_to_json_string(v));
+                                                             : json_object_to_json_string(v));
       }
       policy_app_c(o, '}');
     }
     const char *method = input_str(input, "method");
-    if (method && strcmp(action, "http:request") == 0) h_str(o, &first, "http.request.method", method);
+    if (method && strcmp(action, "http:request") == 0)
+      h_str(o, &first, "http.request.method", method);
   }
   if (d->dry_run) {
     h_key(o, &first, "strands.box.policy.dry_run");
     policy_app(o, "{\"boolValue\":true}}");
   }
   const GPtrArray *ids = d->determining_ids;
-  h_array(o, &first, "strands.box.policy.determining.ids", ids ? (const char *const *)ids->pdata : NULL,
-          ids ? ids->len : 0);
+  h_array(o, &first, "strands.box.policy.determining.ids",
+          ids ? (const char *const *)ids->pdata : NULL, ids ? ids->len : 0);
   policy_app_c(o, ']');
 }
 
-static void h_resource(GString *o, const BoxDecisionLog *log) {
+static void h_resource(GString *o, const BoxDecisionLog *log)
+{
   bool first = true;
   policy_app(o, "{\"attributes\":[");
   h_str(o, &first, "service.name", "strands-box");
@@ -470,9 +505,11 @@ static void h_resource(GString *o, const BoxDecisionLog *log) {
 #define LIT(o, s) policy_app_len((o), (s), sizeof(s) - 1)
 
 /* The two lines appended to o; attrs is scratch space. */
-static void render_into(const BoxDecisionLog *log, GString *o, GString *attrs, const char *action, json_object *input,
-                        const BoxCommandArgs *command_args, const BoxDecision *decision, const char *nanos,
-                        const char *trace, const char *span) {
+static void render_into(const BoxDecisionLog *log, GString *o, GString *attrs, const char *action,
+                        json_object *input, const BoxCommandArgs *command_args,
+                        const BoxDecision *decision, const char *nanos, const char *trace,
+                        const char *span)
+{
   if (!action) action = decision->action ? decision->action : "";
   bool deny = decision->verdict == BOX_VERDICT_DENY;
   g_string_truncate(attrs, 0);
@@ -485,12 +522,15 @@ static void render_into(const BoxDecisionLog *log, GString *o, GString *attrs, c
   const char *res_str = log->resource_json ? log->resource_json : res->str;
   LIT(o, "{\"resourceLogs\":[{\"resource\":");
   policy_app(o, res_str);
-  LIT(o, ",\"scopeLogs\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"logRecords\":[{\"timeUnixNano\":\"");
+  LIT(o, ",\"scopeLogs\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"logRecords\":[{"
+         "\"timeUnixNano\":\"");
   policy_app(o, nanos);
   LIT(o, "\",\"observedTimeUnixNano\":\"");
   policy_app(o, nanos);
-  if (deny) LIT(o, "\",\"severityNumber\":13,\"severityText\":\"deny\"");
-  else LIT(o, "\",\"severityNumber\":9,\"severityText\":\"permit\"");
+  if (deny)
+    LIT(o, "\",\"severityNumber\":13,\"severityText\":\"deny\"");
+  else
+    LIT(o, "\",\"severityNumber\":9,\"severityText\":\"permit\"");
   LIT(o, ",\"eventName\":\"strands.box.policy.decision\",\"body\":");
   h_strval(o, decision->message ? decision->message : "");
   LIT(o, ",\"traceId\":\"");
@@ -501,7 +541,8 @@ static void render_into(const BoxDecisionLog *log, GString *o, GString *attrs, c
   policy_app_len(o, attrs->str, attrs->len);
   LIT(o, "}]}]}]}\n{\"resourceSpans\":[{\"resource\":");
   policy_app(o, res_str);
-  LIT(o, ",\"scopeSpans\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"spans\":[{\"traceId\":\"");
+  LIT(o,
+      ",\"scopeSpans\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"spans\":[{\"traceId\":\"");
   policy_app(o, trace);
   LIT(o, "\",\"spanId\":\"");
   policy_app(o, span);
@@ -522,7 +563,8 @@ static void render_into(const BoxDecisionLog *log, GString *o, GString *attrs, c
 
 char *policy_decision_log_render(const BoxDecisionLog *log, const char *action, json_object *input,
                                  const BoxCommandArgs *command_args, const BoxDecision *decision,
-                                 const char *nanos, const char *trace, const char *span) {
+                                 const char *nanos, const char *trace, const char *span)
+{
   GString *attrs = g_string_sized_new(1024);
   GString *o = g_string_sized_new(4096);
   render_into(log, o, attrs, action, input, command_args, decision, nanos, trace, span);
@@ -532,15 +574,16 @@ char *policy_decision_log_render(const BoxDecisionLog *log, const char *action, 
 
 /* Trace and span ids need to be unique, not secret: a per-thread generator
  * seeded once, instead of two getrandom(2) calls per decision. */
-static void random_hex_fast(char *out, size_t nbytes) {
+static void random_hex_fast(char *out, size_t nbytes)
+{
   /* splitmix64 over a per-thread state seeded from getrandom(2): eight
    * bytes a step */
   static __thread uint64_t state;
   static __thread bool seeded;
   if (!seeded) {
     if (getrandom(&state, sizeof state, GRND_NONBLOCK) != (ssize_t)sizeof state)
-      state = (uint64_t)g_get_real_time() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&state ^
-              (uint64_t)g_get_monotonic_time() << 17;
+      state = (uint64_t)g_get_real_time() ^ ((uint64_t)getpid() << 32) ^
+              (uint64_t)(uintptr_t)&state ^ (uint64_t)g_get_monotonic_time() << 17;
     seeded = true;
   }
   static const char hex[] = "0123456789abcdef";
@@ -557,19 +600,23 @@ static void random_hex_fast(char *out, size_t nbytes) {
   out[2 * nbytes] = '\0';
 }
 
-
-void box_decision_log_now(char nanos[32]) {
+void box_decision_log_now(char nanos[32])
+{
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   policy_put_decimal(nanos, (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec);
 }
 
-static void attrs_free(gpointer p) { g_string_free(p, TRUE); }
+static void attrs_free(gpointer p)
+{
+  g_string_free(p, TRUE);
+}
 static GPrivate attrs_key = G_PRIVATE_INIT(attrs_free);
 
-void box_decision_log_render_into(const BoxDecisionLog *log, GString *buf, const char *action, json_object *input,
-                                  const BoxCommandArgs *command_args, const BoxDecision *decision,
-                                  const char *nanos) {
+void box_decision_log_render_into(const BoxDecisionLog *log, GString *buf, const char *action,
+                                  json_object *input, const BoxCommandArgs *command_args,
+                                  const BoxDecision *decision, const char *nanos)
+{
   if (!log || !decision) return;
   GString *attrs = g_private_get(&attrs_key); /* scratch, kept: no allocation per decision */
   if (!attrs) {
@@ -584,7 +631,8 @@ void box_decision_log_render_into(const BoxDecisionLog *log, GString *buf, const
 
 /* lock held: all of len written, or as much as the file took (best
  * effort: a failed write is lost) */
-static void write_out(BoxDecisionLog *log, const char *line, size_t len) {
+static void write_out(BoxDecisionLog *log, const char *line, size_t len)
+{
   size_t off = 0;
   while (off < len) {
     ssize_t w = write(log->fd, line + off, len - off);
@@ -594,7 +642,8 @@ static void write_out(BoxDecisionLog *log, const char *line, size_t len) {
   }
 }
 
-static Queued *queued_new(const char *action, const BoxDecision *d) {
+static Queued *queued_new(const char *action, const BoxDecision *d)
+{
   /* the record and its packed decision in one block: it is made on the
    * deciding thread and freed on the writer's, where a second block would
    * be one more free into another thread's arena */
@@ -607,7 +656,8 @@ static Queued *queued_new(const char *action, const BoxDecision *d) {
 }
 
 /* lock held: the queued decisions' lines, rendered and written now */
-static void drain(BoxDecisionLog *log) {
+static void drain(BoxDecisionLog *log)
+{
   g_mutex_lock(&log->qlock);
   GPtrArray *q = log->queued;
   log->queued = log->spare;
@@ -618,9 +668,18 @@ static void drain(BoxDecisionLog *log) {
     Queued *e = q->pdata[i];
     const BoxPackedDecision *p = e->d;
     /* the renderer reads the ids' pdata and len only, and the strings */
-    GPtrArray ids = {(gpointer *)p->ids, p->nids};
-    BoxDecision d = {p->verdict, p->cause, (char *)p->action, (char *)p->resource, (char *)p->rule,
-                     (char *)p->description, (char *)p->message, (char *)p->reason, &ids, p->dry_run, p};
+    GPtrArray ids = { (gpointer *)p->ids, p->nids };
+    BoxDecision d = { p->verdict,
+                      p->cause,
+                      (char *)p->action,
+                      (char *)p->resource,
+                      (char *)p->rule,
+                      (char *)p->description,
+                      (char *)p->message,
+                      (char *)p->reason,
+                      &ids,
+                      p->dry_run,
+                      p };
     char trace[33], span[17];
     random_hex_fast(trace, 16);
     random_hex_fast(span, 8);
@@ -638,7 +697,8 @@ static void drain(BoxDecisionLog *log) {
 
 /* Woken by the first line queued after it found the queue empty; then
  * waits QUEUE_GATHER_US for the lines that follow it, and writes them all. */
-static gpointer writer_main(gpointer data) {
+static gpointer writer_main(gpointer data)
+{
   BoxDecisionLog *log = data;
   g_mutex_lock(&log->qlock);
   while (!log->stopping) {
@@ -661,21 +721,24 @@ static gpointer writer_main(gpointer data) {
 
 /* One write(2) for the queued lines and this one, before it is answered:
  * a line answered is a line on disk even if boxd is killed right after. */
-static void log_write(BoxDecisionLog *log, const char *line, size_t len) {
+static void log_write(BoxDecisionLog *log, const char *line, size_t len)
+{
   g_mutex_lock(&log->lock);
   drain(log);
   write_out(log, line, len);
   g_mutex_unlock(&log->lock);
 }
 
-void box_decision_log_flush(BoxDecisionLog *log) {
+void box_decision_log_flush(BoxDecisionLog *log)
+{
   if (!log) return;
   g_mutex_lock(&log->lock);
   drain(log);
   g_mutex_unlock(&log->lock);
 }
 
-void box_decision_log_write(BoxDecisionLog *log, GString *buf) {
+void box_decision_log_write(BoxDecisionLog *log, GString *buf)
+{
   if (!log || !buf || !buf->len) return;
   log_write(log, buf->str, buf->len);
   g_string_truncate(buf, 0);
@@ -687,7 +750,8 @@ static GPrivate line_key = G_PRIVATE_INIT(attrs_free);
  * buffer per decision made malloc grow and trim the thread's arena each
  * time (a page fault and a cold copy on every file operation). */
 static GString *render_line(BoxDecisionLog *log, const char *action, json_object *input,
-                            const BoxCommandArgs *command_args, const BoxDecision *decision) {
+                            const BoxCommandArgs *command_args, const BoxDecision *decision)
+{
   char nanos[32];
   box_decision_log_now(nanos);
   GString *line = g_private_get(&line_key);
@@ -700,14 +764,16 @@ static GString *render_line(BoxDecisionLog *log, const char *action, json_object
   return line;
 }
 
-static void line_done(GString *line) {
+static void line_done(GString *line)
+{
   if (line->allocated_len > 256 * 1024) { /* one huge line is not kept */
     g_private_replace(&line_key, g_string_sized_new(8192));
   }
 }
 
 void box_decision_log_append_args(BoxDecisionLog *log, const char *action, json_object *input,
-                                  const BoxCommandArgs *command_args, const BoxDecision *decision) {
+                                  const BoxCommandArgs *command_args, const BoxDecision *decision)
+{
   if (!log || !decision) return;
   GString *line = render_line(log, action, input, command_args, decision);
   log_write(log, line->str, line->len);
@@ -715,7 +781,8 @@ void box_decision_log_append_args(BoxDecisionLog *log, const char *action, json_
 }
 
 void box_decision_log_append_queued(BoxDecisionLog *log, const char *action, json_object *input,
-                                    const BoxDecision *decision) {
+                                    const BoxDecision *decision)
+{
   if (!log || !decision) return;
   if (!action) action = decision->action ? decision->action : "";
   if (!g_str_has_prefix(action, "fs:")) { /* only an fs decision's lines ignore the input */

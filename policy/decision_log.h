@@ -43,8 +43,9 @@ void box_decision_log_flush(BoxDecisionLog *log);
  * one write(2) by box_decision_log_write (which empties buf) before any of
  * them is answered. */
 void box_decision_log_now(char nanos[32]);
-void box_decision_log_render_into(const BoxDecisionLog *log, GString *buf, const char *action, json_object *input,
-                                  const BoxCommandArgs *args, const BoxDecision *decision, const char *nanos);
+void box_decision_log_render_into(const BoxDecisionLog *log, GString *buf, const char *action,
+                                  json_object *input, const BoxCommandArgs *args,
+                                  const BoxDecision *decision, const char *nanos);
 void box_decision_log_write(BoxDecisionLog *log, GString *buf);
 /* The reportable spelling of one argv word (newly allocated). */
 char *box_command_arg_redact(const char *word, bool literal);

@@ -11,7 +11,18 @@
 
 typedef enum { RES_FALSE = 0, RES_TRUE = 1, RES_ERROR = 2 } EvalResult;
 
-typedef enum { V_BOOL, V_LONG, V_STRING, V_ENTITY, V_SET, V_RECORD, V_DECIMAL, V_IP, V_DATETIME, V_DURATION } VKind;
+typedef enum {
+  V_BOOL,
+  V_LONG,
+  V_STRING,
+  V_ENTITY,
+  V_SET,
+  V_RECORD,
+  V_DECIMAL,
+  V_IP,
+  V_DATETIME,
+  V_DURATION
+} VKind;
 typedef enum { SRC_AST, SRC_JSON } SetSrc;
 typedef enum { REC_AST, REC_JSON, REC_INPUT, REC_CONTEXT } RecSrc;
 
@@ -45,7 +56,8 @@ static const char *const entity_agent = "Box::Agent";
 static const char *const entity_resource = "Box::Resource";
 static const char *const entity_action = "Box::Action";
 
-static int from_json(const Env *env, json_object *j, const char *enum_type, Value *out) {
+static int from_json(const Env *env, json_object *j, const char *enum_type, Value *out)
+{
   (void)env;
   memset(out, 0, sizeof *out);
   switch (json_object_get_type(j)) {
@@ -77,15 +89,15 @@ static int from_json(const Env *env, json_object *j, const char *enum_type, Valu
     out->src = REC_JSON;
     out->json = j;
     return OK;
-  default:
-    return ERR;
+  default: return ERR;
   }
 }
 
 /* ---- records ------------------------------------------------------------ */
 
 /* Looks up key in a record value: 1 found (out filled), 0 absent, ERR. */
-static int rec_get(const Env *env, const Value *r, const char *key, size_t klen, Value *out) {
+static int rec_get(const Env *env, const Value *r, const char *key, size_t klen, Value *out)
+{
   switch ((RecSrc)r->src) {
   case REC_CONTEXT:
     if (klen == 5 && memcmp(key, "input", 5) == 0) {
@@ -116,7 +128,8 @@ static int rec_get(const Env *env, const Value *r, const char *key, size_t klen,
   return ERR;
 }
 
-static size_t rec_size(const Value *r) {
+static size_t rec_size(const Value *r)
+{
   switch ((RecSrc)r->src) {
   case REC_CONTEXT: return 1;
   case REC_INPUT:
@@ -128,11 +141,13 @@ static size_t rec_size(const Value *r) {
 
 /* ---- sets --------------------------------------------------------------- */
 
-static size_t set_len(const Value *s) {
+static size_t set_len(const Value *s)
+{
   return s->src == SRC_AST ? s->node->nitems : json_object_array_length(s->json);
 }
 
-static int set_get(const Env *env, const Value *s, size_t i, Value *out) {
+static int set_get(const Env *env, const Value *s, size_t i, Value *out)
+{
   if (s->src == SRC_AST) return eval(env, s->node->items[i], out);
   return from_json(env, json_object_array_get_idx(s->json, i), NULL, out);
 }
@@ -145,7 +160,8 @@ typedef int (*ElemTest)(const Env *env, const Value *elem, const Value *other, b
  * want at the first that does, else !want. Membership (some element
  * equal) and inclusion (no element missing) are this one walk. */
 static int set_find(const Env *env, const Value *s, ElemTest test, const Value *other, bool want,
-                    bool *res) {
+                    bool *res)
+{
   size_t n = set_len(s);
   for (size_t i = 0; i < n; i++) {
     Value v;
@@ -161,22 +177,26 @@ static int set_find(const Env *env, const Value *s, ElemTest test, const Value *
   return OK;
 }
 
-static int set_contains(const Env *env, const Value *s, const Value *x, bool *res) {
+static int set_contains(const Env *env, const Value *s, const Value *x, bool *res)
+{
   return set_find(env, s, value_eq, x, true, res);
 }
 
-static int elem_in(const Env *env, const Value *elem, const Value *set, bool *res) {
+static int elem_in(const Env *env, const Value *elem, const Value *set, bool *res)
+{
   return set_contains(env, set, elem, res);
 }
 
 /* every element of a is in b: no element of a is found not in b */
-static int set_subset(const Env *env, const Value *a, const Value *b, bool *res) {
+static int set_subset(const Env *env, const Value *a, const Value *b, bool *res)
+{
   return set_find(env, a, elem_in, b, false, res);
 }
 
 /* Whether record b has field k equal to va (*eq false where b lacks k):
  * a record's fields compared one by one, whichever side a's come from. */
-static int field_eq(const Env *env, const Value *va, const Value *b, const char *k, bool *eq) {
+static int field_eq(const Env *env, const Value *va, const Value *b, const char *k, bool *eq)
+{
   Value vb;
   *eq = false;
   int f = rec_get(env, b, k, strlen(k), &vb);
@@ -185,7 +205,8 @@ static int field_eq(const Env *env, const Value *va, const Value *b, const char 
   return value_eq(env, va, &vb, eq);
 }
 
-static int value_eq(const Env *env, const Value *a, const Value *b, bool *res) {
+static int value_eq(const Env *env, const Value *a, const Value *b, bool *res)
+{
   *res = false;
   if (a->kind != b->kind) return OK;
   switch (a->kind) {
@@ -233,7 +254,7 @@ static int value_eq(const Env *env, const Value *a, const Value *b, bool *res) {
       return OK;
     }
     if (a->json) {
-      json_object_object_foreach(a->json, k, jv) {
+      json_object_object_foreach (a->json, k, jv) {
         (void)jv;
         Value va;
         if (rec_get(env, a, k, strlen(k), &va) != 1) return ERR;
@@ -251,7 +272,9 @@ static int value_eq(const Env *env, const Value *a, const Value *b, bool *res) {
 
 /* ---- like --------------------------------------------------------------- */
 
-static bool like_match(const char *s, size_t n, const char *pat, const unsigned char *wild, size_t plen) {
+static bool like_match(const char *s, size_t n, const char *pat, const unsigned char *wild,
+                       size_t plen)
+{
   size_t si = 0, pi = 0;
   size_t star_p = (size_t)-1, star_s = 0;
   while (si < n) {
@@ -274,21 +297,24 @@ static bool like_match(const char *s, size_t n, const char *pat, const unsigned 
 
 /* ---- evaluation ---------------------------------------------------------- */
 
-static int eval_bool(const Env *env, const Expr *e, bool *b) {
+static int eval_bool(const Env *env, const Expr *e, bool *b)
+{
   Value v;
   if (eval(env, e, &v) != OK || v.kind != V_BOOL) return ERR;
   *b = v.b;
   return OK;
 }
 
-static int eval_long(const Env *env, const Expr *e, int64_t *l) {
+static int eval_long(const Env *env, const Expr *e, int64_t *l)
+{
   Value v;
   if (eval(env, e, &v) != OK || v.kind != V_LONG) return ERR;
   *l = v.l;
   return OK;
 }
 
-static void set_bool(Value *out, bool b) {
+static void set_bool(Value *out, bool b)
+{
   memset(out, 0, sizeof *out);
   out->kind = V_BOOL;
   out->b = b;
@@ -296,7 +322,8 @@ static void set_bool(Value *out, bool b) {
 
 /* entity `in` entity-or-set: Box entities have no parents, so `in` is
  * equality (or membership). */
-static int entity_in(const Env *env, const Value *l, const Value *r, bool *res) {
+static int entity_in(const Env *env, const Value *l, const Value *r, bool *res)
+{
   if (l->kind != V_ENTITY) return ERR;
   if (r->kind == V_ENTITY) return value_eq(env, l, r, res);
   if (r->kind != V_SET) return ERR;
@@ -312,7 +339,8 @@ static int entity_in(const Env *env, const Value *l, const Value *r, bool *res) 
   return OK;
 }
 
-static bool ip_in_range(const IpValue *a, const IpValue *b) {
+static bool ip_in_range(const IpValue *a, const IpValue *b)
+{
   if (a->v6 != b->v6 || a->prefix < b->prefix) return false;
   int bits = b->prefix;
   for (int i = 0; bits > 0; i++, bits -= 8) {
@@ -322,13 +350,15 @@ static bool ip_in_range(const IpValue *a, const IpValue *b) {
   return true;
 }
 
-static int64_t floor_div(int64_t a, int64_t b) {
+static int64_t floor_div(int64_t a, int64_t b)
+{
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
   return q;
 }
 
-static int eval_ext_method(const Env *env, const Expr *e, const Value *s, Value *out) {
+static int eval_ext_method(const Env *env, const Expr *e, const Value *s, Value *out)
+{
   Value x;
   memset(&x, 0, sizeof x);
   if (e->b && eval(env, e->b, &x) != OK) return ERR;
@@ -351,13 +381,15 @@ static int eval_ext_method(const Env *env, const Expr *e, const Value *s, Value 
     if (s->kind != V_IP) return ERR;
     const IpValue *a = s->ip;
     bool r = false;
-    if (e->method == M_IS_IPV4) r = !a->v6;
-    else if (e->method == M_IS_IPV6) r = a->v6;
+    if (e->method == M_IS_IPV4)
+      r = !a->v6;
+    else if (e->method == M_IS_IPV6)
+      r = a->v6;
     else if (e->method == M_IS_IN_RANGE) {
       if (x.kind != V_IP) return ERR;
       r = ip_in_range(a, x.ip);
     } else {
-      IpValue range = {0};
+      IpValue range = { 0 };
       range.v6 = a->v6;
       if (e->method == M_IS_LOOPBACK) {
         if (a->v6) {
@@ -403,7 +435,7 @@ static int eval_ext_method(const Env *env, const Expr *e, const Value *s, Value 
   case M_TO_HOURS:
   case M_TO_DAYS: {
     if (s->kind != V_DURATION) return ERR;
-    static const int64_t div[] = {1, 1000, 60000, 3600000, 86400000};
+    static const int64_t div[] = { 1, 1000, 60000, 3600000, 86400000 };
     out->kind = V_LONG;
     out->l = s->l / div[e->method - M_TO_MILLISECONDS];
     return OK;
@@ -412,27 +444,41 @@ static int eval_ext_method(const Env *env, const Expr *e, const Value *s, Value 
     if (s->kind != V_ENTITY || x.kind != V_STRING) return ERR;
     set_bool(out, false);
     return OK;
-  default:
-    return ERR; /* getTag: Box entities carry no tags */
+  default: return ERR; /* getTag: Box entities carry no tags */
   }
 }
 
-static int eval_var(const Env *env, const Expr *e, Value *out) {
+static int eval_var(const Env *env, const Expr *e, Value *out)
+{
   switch (e->var) {
-  case VAR_PRINCIPAL: out->kind = V_ENTITY; out->type = entity_agent; out->s = "self"; out->n = 4; return OK;
-  case VAR_RESOURCE: out->kind = V_ENTITY; out->type = entity_resource; out->s = "unused"; out->n = 6; return OK;
+  case VAR_PRINCIPAL:
+    out->kind = V_ENTITY;
+    out->type = entity_agent;
+    out->s = "self";
+    out->n = 4;
+    return OK;
+  case VAR_RESOURCE:
+    out->kind = V_ENTITY;
+    out->type = entity_resource;
+    out->s = "unused";
+    out->n = 6;
+    return OK;
   case VAR_ACTION:
     out->kind = V_ENTITY;
     out->type = entity_action;
     out->s = policy_actions[env->action].term;
     out->n = strlen(out->s);
     return OK;
-  case VAR_CONTEXT: out->kind = V_RECORD; out->src = REC_CONTEXT; return OK;
+  case VAR_CONTEXT:
+    out->kind = V_RECORD;
+    out->src = REC_CONTEXT;
+    return OK;
   }
   return ERR;
 }
 
-static int eval_is(const Env *env, const Expr *e, Value *out) {
+static int eval_is(const Env *env, const Expr *e, Value *out)
+{
   Value a;
   if (eval(env, e->a, &a) != OK || a.kind != V_ENTITY) return ERR;
   bool r = strcmp(a.type, e->etype) == 0;
@@ -447,7 +493,8 @@ static int eval_is(const Env *env, const Expr *e, Value *out) {
   return OK;
 }
 
-static int eval_has(const Env *env, const Expr *e, Value *out) {
+static int eval_has(const Env *env, const Expr *e, Value *out)
+{
   Value cur;
   if (eval(env, e->a, &cur) != OK) return ERR;
   for (size_t i = 0; i < e->nitems; i++) {
@@ -470,7 +517,8 @@ static int eval_has(const Env *env, const Expr *e, Value *out) {
   return OK;
 }
 
-static int eval_method(const Env *env, const Expr *e, Value *out) {
+static int eval_method(const Env *env, const Expr *e, Value *out)
+{
   Value s;
   if (eval(env, e->a, &s) != OK) return ERR;
   if (e->method > M_IS_EMPTY) return eval_ext_method(env, e, &s, out);
@@ -498,21 +546,39 @@ static int eval_method(const Env *env, const Expr *e, Value *out) {
     }
     break;
   }
-  default:
-    return ERR;
+  default: return ERR;
   }
   set_bool(out, r);
   return OK;
 }
 
-static int eval(const Env *env, const Expr *e, Value *out) {
+static int eval(const Env *env, const Expr *e, Value *out)
+{
   memset(out, 0, sizeof *out);
   switch (e->kind) {
-  case E_BOOL: out->kind = V_BOOL; out->b = e->bval; return OK;
-  case E_TEMPORAL: out->kind = V_BOOL; out->b = e->tf && e->tf->value; return OK; /* evaluated before the rules */
-  case E_LONG: out->kind = V_LONG; out->l = e->lval; return OK;
-  case E_STRING: out->kind = V_STRING; out->s = e->str; out->n = e->len; return OK;
-  case E_ENTITY: out->kind = V_ENTITY; out->type = e->etype; out->s = e->str; out->n = e->len; return OK;
+  case E_BOOL:
+    out->kind = V_BOOL;
+    out->b = e->bval;
+    return OK;
+  case E_TEMPORAL:
+    out->kind = V_BOOL;
+    out->b = e->tf && e->tf->value;
+    return OK; /* evaluated before the rules */
+  case E_LONG:
+    out->kind = V_LONG;
+    out->l = e->lval;
+    return OK;
+  case E_STRING:
+    out->kind = V_STRING;
+    out->s = e->str;
+    out->n = e->len;
+    return OK;
+  case E_ENTITY:
+    out->kind = V_ENTITY;
+    out->type = e->etype;
+    out->s = e->str;
+    out->n = e->len;
+    return OK;
   case E_VAR: return eval_var(env, e, out);
   case E_SET:
   case E_RECORD:
@@ -571,7 +637,8 @@ static int eval(const Env *env, const Expr *e, Value *out) {
   case E_GE: {
     Value va, vb;
     if (eval(env, e->a, &va) != OK || eval(env, e->b, &vb) != OK) return ERR;
-    if (va.kind != vb.kind || (va.kind != V_LONG && va.kind != V_DATETIME && va.kind != V_DURATION)) return ERR;
+    if (va.kind != vb.kind || (va.kind != V_LONG && va.kind != V_DATETIME && va.kind != V_DURATION))
+      return ERR;
     int64_t a = va.l, b = vb.l;
     bool r = e->kind == E_LT ? a < b : e->kind == E_LE ? a <= b : e->kind == E_GT ? a > b : a >= b;
     set_bool(out, r);
@@ -616,10 +683,22 @@ static int eval(const Env *env, const Expr *e, Value *out) {
   case E_EXT:
     if (!e->ext_ok) return ERR;
     switch (e->ext) {
-    case EXT_DECIMAL: out->kind = V_DECIMAL; out->l = e->ext_l; return OK;
-    case EXT_DATETIME: out->kind = V_DATETIME; out->l = e->ext_l; return OK;
-    case EXT_DURATION: out->kind = V_DURATION; out->l = e->ext_l; return OK;
-    case EXT_IP: out->kind = V_IP; out->ip = &e->ip; return OK;
+    case EXT_DECIMAL:
+      out->kind = V_DECIMAL;
+      out->l = e->ext_l;
+      return OK;
+    case EXT_DATETIME:
+      out->kind = V_DATETIME;
+      out->l = e->ext_l;
+      return OK;
+    case EXT_DURATION:
+      out->kind = V_DURATION;
+      out->l = e->ext_l;
+      return OK;
+    case EXT_IP:
+      out->kind = V_IP;
+      out->ip = &e->ip;
+      return OK;
     }
     return ERR;
   case E_METHOD: return eval_method(env, e, out);
@@ -627,12 +706,14 @@ static int eval(const Env *env, const Expr *e, Value *out) {
   return ERR;
 }
 
-static EvalResult eval_rule(const Rule *rule, int action, json_object *input, const char **why) {
+static EvalResult eval_rule(const Rule *rule, int action, json_object *input, const char **why)
+{
   if (!rule->applies[action]) return RES_FALSE;
-  Env env = {action, input, why};
+  Env env = { action, input, why };
   for (size_t i = 0; i < rule->nclauses; i++) {
     bool b;
-    if (rule->clauses[i].temporal) b = rule->clauses[i].tf && rule->clauses[i].tf->value;
+    if (rule->clauses[i].temporal)
+      b = rule->clauses[i].tf && rule->clauses[i].tf->value;
     else if (eval_bool(&env, rule->clauses[i].expr, &b) != OK) {
       if (!*why) *why = "an operand has the wrong type";
       return RES_ERROR;
@@ -642,18 +723,21 @@ static EvalResult eval_rule(const Rule *rule, int action, json_object *input, co
   return RES_TRUE;
 }
 
-static EvalResult rule_result(const Rule *rule, int action, json_object *input) {
+static EvalResult rule_result(const Rule *rule, int action, json_object *input)
+{
   const char *why = NULL;
   return eval_rule(rule, action, input, &why);
 }
 
-GPtrArray *box_policy_explain(BoxPolicy *policy, const char *action, json_object *input) {
+GPtrArray *box_policy_explain(BoxPolicy *policy, const char *action, json_object *input)
+{
   GPtrArray *lines = g_ptr_array_new_with_free_func(g_free);
   int ai = policy_action_index(action);
   char *why_req = NULL;
   if (ai < 0 || !policy_request_valid(ai, input, &why_req)) {
-    g_ptr_array_add(lines, g_strdup_printf("the request is malformed (%s), so no rule was evaluated",
-                                           why_req ? why_req : "unknown action"));
+    g_ptr_array_add(lines,
+                    g_strdup_printf("the request is malformed (%s), so no rule was evaluated",
+                                    why_req ? why_req : "unknown action"));
     g_free(why_req);
     return lines;
   }
@@ -663,8 +747,8 @@ GPtrArray *box_policy_explain(BoxPolicy *policy, const char *action, json_object
     EvalResult res = eval_rule(r, ai, input, &why);
     if (res == RES_FALSE) continue;
     GString *l = g_string_new(NULL);
-    g_string_append_printf(l, "rule %d (%s, %s, line %d) ", r->index + 1, r->label, r->forbid ? "forbid" : "permit",
-                           r->line);
+    g_string_append_printf(l, "rule %d (%s, %s, line %d) ", r->index + 1, r->label,
+                           r->forbid ? "forbid" : "permit", r->line);
     if (res == RES_TRUE)
       g_string_append(l, r->nclauses ? "matched: its scope matches and every condition holds"
                                      : "matched: its scope matches and it has no condition");
@@ -680,18 +764,21 @@ GPtrArray *box_policy_explain(BoxPolicy *policy, const char *action, json_object
 
 static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *input, bool quiet);
 
-BoxDecision *box_policy_decide(BoxPolicy *policy, const char *action, json_object *input) {
+BoxDecision *box_policy_decide(BoxPolicy *policy, const char *action, json_object *input)
+{
   return decide(policy, action, input, false);
 }
 
-BoxDecision *box_policy_decide_quiet(BoxPolicy *policy, const char *action, json_object *input) {
+BoxDecision *box_policy_decide_quiet(BoxPolicy *policy, const char *action, json_object *input)
+{
   if (box_policy_reads_history(policy)) return NULL;
   return decide(policy, action, input, true);
 }
 
 /* A decision refused before any rule ran */
-static BoxDecision *decision_fault(const char *action, const char *resource, const char *reason) {
-  BoxDecision m = {.verdict = BOX_VERDICT_DENY, .cause = BOX_CAUSE_INTERNAL_FAULT};
+static BoxDecision *decision_fault(const char *action, const char *resource, const char *reason)
+{
+  BoxDecision m = { .verdict = BOX_VERDICT_DENY, .cause = BOX_CAUSE_INTERNAL_FAULT };
   m.action = (char *)action;
   m.resource = (char *)resource;
   m.rule = (char *)"<default-deny>";
@@ -699,7 +786,8 @@ static BoxDecision *decision_fault(const char *action, const char *resource, con
   return policy_decision_made(&m, NULL, 0, NULL, 0);
 }
 
-static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *input, bool quiet) {
+static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *input, bool quiet)
+{
   char *owned;
   const char *resource = policy_resource_label_borrowed(action, input, &owned);
   if (!action) action = "";
@@ -709,7 +797,8 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
     g_printerr("box: warning: policy refused a malformed request: %s\n",
                why ? why : "unknown action");
     g_free(why);
-    BoxDecision *d = decision_fault(action, resource, "the request could not be evaluated, so it was refused");
+    BoxDecision *d =
+      decision_fault(action, resource, "the request could not be evaluated, so it was refused");
     g_free(owned);
     return d;
   }
@@ -718,7 +807,8 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
   const char *history_fault = NULL;
   bool temporal = policy && policy->temporal && !quiet;
   if (temporal && !policy_temporal_begin(policy, ai, input, &history_fault)) {
-    char *text = g_strdup_printf("the request could not be evaluated, so it was refused: %s", history_fault);
+    char *text =
+      g_strdup_printf("the request could not be evaluated, so it was refused: %s", history_fault);
     BoxDecision *d = decision_fault(action, resource, text);
     g_free(text);
     g_free(owned);
@@ -736,15 +826,18 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
   for (size_t i = 0; i < n; i++) {
     const Rule *r = rules[i];
     EvalResult res = rule_result(r, ai, input);
-    if (res == RES_ERROR) error = true;
+    if (res == RES_ERROR)
+      error = true;
     else if (res == RES_TRUE) {
-      if (r->forbid) forbids[nf++] = r;
-      else permits[np++] = r;
+      if (r->forbid)
+        forbids[nf++] = r;
+      else
+        permits[np++] = r;
     }
   }
   if (temporal) policy_temporal_end(policy, !error && nf == 0 && np > 0, ai, resource);
 
-  BoxDecision m = {.verdict = BOX_VERDICT_DENY};
+  BoxDecision m = { .verdict = BOX_VERDICT_DENY };
   m.action = (char *)action;
   m.resource = (char *)resource;
   if (error) {
@@ -771,7 +864,8 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
   const char *stack_ids[32], **ids = stack_ids;
   if (nattr > G_N_ELEMENTS(stack_ids)) ids = g_new(const char *, nattr);
   for (size_t i = 0; i < nattr; i++) ids[i] = attr[i]->label;
-  BoxDecision *d = policy_decision_made(&m, forbids, m.cause == BOX_CAUSE_FORBIDDEN ? nf : 0, ids, (guint)nattr);
+  BoxDecision *d =
+    policy_decision_made(&m, forbids, m.cause == BOX_CAUSE_FORBIDDEN ? nf : 0, ids, (guint)nattr);
   if (ids != stack_ids) g_free(ids);
   g_free(heap);
   g_free(owned);

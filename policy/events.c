@@ -6,7 +6,8 @@
 
 #include <string.h>
 
-bool tval_eq(const TVal *a, const TVal *b) {
+bool tval_eq(const TVal *a, const TVal *b)
+{
   if (a->k != b->k) return false;
   switch (a->k) {
   case TV_NONE: return false;
@@ -34,14 +35,15 @@ typedef struct {
  * "output.<field>" paths of each action's declared fields, and each
  * action's enum-typed field. */
 typedef struct {
-  const char **in, **out;   /* parallel to policy_actions[a].input / .output */
-  const char *op_enum;      /* fs:*: the operation field's type, else NULL */
+  const char **in, **out; /* parallel to policy_actions[a].input / .output */
+  const char *op_enum;    /* fs:*: the operation field's type, else NULL */
 } ActionNames;
 
 static ActionNames names[POLICY_MAX_ACTIONS];
 static const char *n_cp, *n_cr, *n_rid, *n_agent, *n_resource, *n_fsresult;
 
-static const char **intern_fields(const char *prefix, const FieldDecl *f, size_t n) {
+static const char **intern_fields(const char *prefix, const FieldDecl *f, size_t n)
+{
   const char **out = g_new0(const char *, n + 1);
   for (size_t i = 0; i < n; i++) {
     char *path = g_strconcat(prefix, f[i].name, NULL);
@@ -51,7 +53,8 @@ static const char **intern_fields(const char *prefix, const FieldDecl *f, size_t
   return out;
 }
 
-static void names_init(void) {
+static void names_init(void)
+{
   static gsize once = 0;
   if (!g_once_init_enter(&once)) return;
   n_cp = g_intern_static_string("callerPrincipal");
@@ -64,13 +67,15 @@ static void names_init(void) {
     const ActionDecl *d = &policy_actions[a];
     names[a].in = intern_fields("input.", d->input, d->ninput);
     names[a].out = intern_fields("output.", d->output, d->output ? d->noutput : 0);
-    names[a].op_enum = strncmp(d->term, "fs:", 3) == 0 && d->enum_type ? g_intern_string(d->enum_type) : NULL;
+    names[a].op_enum =
+      strncmp(d->term, "fs:", 3) == 0 && d->enum_type ? g_intern_string(d->enum_type) : NULL;
   }
   g_once_init_leave(&once, 1);
 }
 
 /* The interned path of key: the declared field's, else interned now. */
-static const char *field_path(int action, bool output, const char *key) {
+static const char *field_path(int action, bool output, const char *key)
+{
   const ActionDecl *d = &policy_actions[action];
   const FieldDecl *f = output ? d->output : d->input;
   size_t n = output ? (d->output ? d->noutput : 0) : d->ninput;
@@ -83,7 +88,8 @@ static const char *field_path(int action, bool output, const char *key) {
   return r;
 }
 
-static const char *field_enum(int action, bool output, const char *key) {
+static const char *field_enum(int action, bool output, const char *key)
+{
   if (strncmp(policy_actions[action].term, "fs:", 3) != 0) return NULL;
   if (!output && strcmp(key, "operation") == 0)
     return names[action].op_enum ? names[action].op_enum : policy_actions[action].enum_type;
@@ -91,11 +97,12 @@ static const char *field_enum(int action, bool output, const char *key) {
   return NULL;
 }
 
-static size_t collect(Pending *out, int action, bool output, json_object *rec, size_t *strbytes) {
+static size_t collect(Pending *out, int action, bool output, json_object *rec, size_t *strbytes)
+{
   size_t np = 0;
   if (!rec || !json_object_is_type(rec, json_type_object)) return 0;
-  json_object_object_foreach(rec, key, val) {
-    Pending p = {NULL, TV_NONE, 0, NULL, 0, NULL};
+  json_object_object_foreach (rec, key, val) {
+    Pending p = { NULL, TV_NONE, 0, NULL, 0, NULL };
     switch (json_object_get_type(val)) {
     case json_type_int:
       p.k = TV_LONG;
@@ -114,8 +121,7 @@ static size_t collect(Pending *out, int action, bool output, json_object *rec, s
       *strbytes += p.n + 1;
       break;
     }
-    default:
-      continue; /* sets and records: present in no predicate's equality */
+    default: continue; /* sets and records: present in no predicate's equality */
     }
     p.path = field_path(action, output, key);
     out[np++] = p;
@@ -123,30 +129,34 @@ static size_t collect(Pending *out, int action, bool output, json_object *rec, s
   return np;
 }
 
-static size_t rec_len(json_object *rec) {
-  return rec && json_object_is_type(rec, json_type_object) ? (size_t)json_object_object_length(rec) : 0;
+static size_t rec_len(json_object *rec)
+{
+  return rec && json_object_is_type(rec, json_type_object) ? (size_t)json_object_object_length(rec)
+                                                           : 0;
 }
 
 /* "req-<seq>" without the printf machinery; returns its length. */
-static int request_id(char rid[32], uint64_t seq) {
+static int request_id(char rid[32], uint64_t seq)
+{
   memcpy(rid, "req-", 4);
   return 4 + (int)policy_put_decimal(rid + 4, seq);
 }
 
 Event *event_build(int action, EventKind kind, json_object *input, json_object *output, int64_t ts,
-                   uint64_t request_seq) {
+                   uint64_t request_seq)
+{
   names_init();
   size_t cap = 3 + rec_len(input) + (kind == EV_RESPONSE ? rec_len(output) : 0);
   Pending stack[24];
   Pending *pend = cap <= G_N_ELEMENTS(stack) ? stack : g_new(Pending, cap);
   size_t strbytes = 0, nf = 0;
-  pend[nf++] = (Pending){n_cp, TV_ENT, 0, "self", 4, n_agent};
-  pend[nf++] = (Pending){n_cr, TV_ENT, 0, "unused", 6, n_resource};
+  pend[nf++] = (Pending){ n_cp, TV_ENT, 0, "self", 4, n_agent };
+  pend[nf++] = (Pending){ n_cr, TV_ENT, 0, "unused", 6, n_resource };
   nf += collect(pend + nf, action, false, input, &strbytes);
   if (kind == EV_RESPONSE) nf += collect(pend + nf, action, true, output, &strbytes);
   char rid[32];
   int rn = request_id(rid, request_seq);
-  pend[nf++] = (Pending){n_rid, TV_STR, 0, rid, (size_t)rn, NULL};
+  pend[nf++] = (Pending){ n_rid, TV_STR, 0, rid, (size_t)rn, NULL };
   strbytes += (size_t)rn + 1;
   size_t size = sizeof(Event) + nf * sizeof(EvField) + strbytes;
   Event *e = g_malloc(size);
@@ -176,15 +186,20 @@ Event *event_build(int action, EventKind kind, json_object *input, json_object *
   return e;
 }
 
-void event_free(Event *e) { g_free(e); }
+void event_free(Event *e)
+{
+  g_free(e);
+}
 
-const TVal *event_field(const Event *e, const char *path) {
+const TVal *event_field(const Event *e, const char *path)
+{
   for (int i = 0; i < e->nf; i++)
     if (e->f[i].path == path) return &e->f[i].v;
   return NULL;
 }
 
-size_t event_size(const Event *e) {
+size_t event_size(const Event *e)
+{
   size_t n = sizeof(Event) + (size_t)e->nf * sizeof(EvField);
   for (int i = 0; i < e->nf; i++)
     if (e->f[i].v.s && i >= 2) n += e->f[i].v.n + 1;

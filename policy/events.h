@@ -19,23 +19,23 @@ typedef enum { EV_REQUEST = 0, EV_RESPONSE = 1, EV_ERROR = 2 } EventKind;
 typedef enum { TV_NONE = 0, TV_LONG, TV_STR, TV_BOOL, TV_ENT } TValKind;
 typedef struct {
   TValKind k;
-  int64_t l;          /* TV_LONG, TV_BOOL; a Timepoint variable holds its seq here */
-  const char *s;      /* TV_STR text / TV_ENT eid (borrowed) */
+  int64_t l;     /* TV_LONG, TV_BOOL; a Timepoint variable holds its seq here */
+  const char *s; /* TV_STR text / TV_ENT eid (borrowed) */
   size_t n;
-  const char *etype;  /* TV_ENT type, interned */
+  const char *etype; /* TV_ENT type, interned */
 } TVal;
 
 typedef struct {
-  const char *path;  /* interned */
+  const char *path; /* interned */
   TVal v;
 } EvField;
 
 typedef struct {
-  int64_t ts;        /* ns */
+  int64_t ts; /* ns */
   int action;
   EventKind kind;
   int nf;
-  EvField *f;        /* sorted by path pointer; strings in the same block */
+  EvField *f; /* sorted by path pointer; strings in the same block */
 } Event;
 
 /* Builds the event fields from a request's JSON. */

@@ -7,23 +7,29 @@
 #include <arpa/inet.h>
 #include <string.h>
 
-static bool digit(char c) { return c >= '0' && c <= '9'; }
+static bool digit(char c)
+{
+  return c >= '0' && c <= '9';
+}
 
 /* Where a literal's digits start: past its optional '-' (*neg says). */
-static size_t leading_minus(const char *s, size_t n, bool *neg) {
+static size_t leading_minus(const char *s, size_t n, bool *neg)
+{
   *neg = n > 0 && s[0] == '-';
   return *neg ? 1 : 0;
 }
 
 /* decimal: -?DIGITS.DIGITS{1,4}; value scaled by 10^4, within i64. */
-bool policy_parse_decimal(const char *s, size_t n, int64_t *out) {
+bool policy_parse_decimal(const char *s, size_t n, int64_t *out)
+{
   bool neg;
   size_t i = leading_minus(s, n, &neg);
   size_t start = i;
   /* accumulate as a negative number so that i64::MIN / 10^4 fits */
   int64_t v = 0;
   while (i < n && digit(s[i])) {
-    if (__builtin_mul_overflow(v, 10, &v) || __builtin_sub_overflow(v, s[i] - '0', &v)) return false;
+    if (__builtin_mul_overflow(v, 10, &v) || __builtin_sub_overflow(v, s[i] - '0', &v))
+      return false;
     i++;
   }
   if (i == start || i >= n || s[i] != '.') return false;
@@ -45,7 +51,8 @@ bool policy_parse_decimal(const char *s, size_t n, int64_t *out) {
 }
 
 /* ip: IPv4 dotted quad or IPv6 text (no embedded IPv4), optional /prefix. */
-bool policy_parse_ip(const char *s, size_t n, IpValue *out) {
+bool policy_parse_ip(const char *s, size_t n, IpValue *out)
+{
   if (n == 0 || n > 64 || memchr(s, '\0', n)) return false;
   char buf[65];
   memcpy(buf, s, n);
@@ -78,7 +85,8 @@ bool policy_parse_ip(const char *s, size_t n, IpValue *out) {
   return true;
 }
 
-static bool take_digits(const char *s, size_t n, size_t *i, int count, int *out) {
+static bool take_digits(const char *s, size_t n, size_t *i, int count, int *out)
+{
   int v = 0;
   for (int k = 0; k < count; k++) {
     if (*i >= n || !digit(s[*i])) return false;
@@ -89,7 +97,8 @@ static bool take_digits(const char *s, size_t n, size_t *i, int count, int *out)
   return true;
 }
 
-static int64_t days_from_civil(int64_t y, int m, int d) {
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
   y -= m <= 2;
   int64_t era = (y >= 0 ? y : y - 399) / 400;
   int64_t yoe = y - era * 400;
@@ -98,14 +107,16 @@ static int64_t days_from_civil(int64_t y, int m, int d) {
   return era * 146097 + doe - 719468;
 }
 
-static int days_in_month(int y, int m) {
-  static const int dm[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+static int days_in_month(int y, int m)
+{
+  static const int dm[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
   if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) return 29;
   return dm[m - 1];
 }
 
 /* datetime: YYYY-MM-DD, or YYYY-MM-DDThh:mm:ss[.SSS](Z|(+|-)hhmm). */
-bool policy_parse_datetime(const char *s, size_t n, int64_t *out) {
+bool policy_parse_datetime(const char *s, size_t n, int64_t *out)
+{
   size_t i = 0;
   int y, mo, d, h = 0, mi = 0, se = 0, ms = 0;
   if (!take_digits(s, n, &i, 4, &y) || i >= n || s[i++] != '-' || !take_digits(s, n, &i, 2, &mo) ||
@@ -136,37 +147,49 @@ bool policy_parse_datetime(const char *s, size_t n, int64_t *out) {
     if (i != n) return false;
   }
   int64_t days = days_from_civil(y, mo, d);
-  *out = days * 86400000 + (int64_t)h * 3600000 + (int64_t)mi * 60000 + (int64_t)se * 1000 + ms - offset_ms;
+  *out = days * 86400000 + (int64_t)h * 3600000 + (int64_t)mi * 60000 + (int64_t)se * 1000 + ms -
+         offset_ms;
   return true;
 }
 
 /* duration: -?(Nd)?(Nh)?(Nm)?(Ns)?(Nms)? with at least one unit, in order. */
-bool policy_parse_duration(const char *s, size_t n, int64_t *out) {
+bool policy_parse_duration(const char *s, size_t n, int64_t *out)
+{
   bool neg;
   size_t i = leading_minus(s, n, &neg);
-  static const struct { const char *unit; int64_t ms; } units[] = {
-      {"d", 86400000}, {"h", 3600000}, {"m", 60000}, {"s", 1000}, {"ms", 1}};
+  static const struct {
+    const char *unit;
+    int64_t ms;
+  } units[] = { { "d", 86400000 }, { "h", 3600000 }, { "m", 60000 }, { "s", 1000 }, { "ms", 1 } };
   int next_unit = 0, seen = 0;
   int64_t total = 0;
   while (i < n) {
     size_t start = i;
     int64_t v = 0;
     while (i < n && digit(s[i])) {
-      if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s[i] - '0', &v)) return false;
+      if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s[i] - '0', &v))
+        return false;
       i++;
     }
     if (i == start) return false;
     int u = -1;
-    if (i + 1 < n && s[i] == 'm' && s[i + 1] == 's') u = 4;
-    else if (i < n && s[i] == 'd') u = 0;
-    else if (i < n && s[i] == 'h') u = 1;
-    else if (i < n && s[i] == 'm') u = 2;
-    else if (i < n && s[i] == 's') u = 3;
+    if (i + 1 < n && s[i] == 'm' && s[i + 1] == 's')
+      u = 4;
+    else if (i < n && s[i] == 'd')
+      u = 0;
+    else if (i < n && s[i] == 'h')
+      u = 1;
+    else if (i < n && s[i] == 'm')
+      u = 2;
+    else if (i < n && s[i] == 's')
+      u = 3;
     if (u < 0 || u < next_unit) return false;
     i += strlen(units[u].unit);
     next_unit = u + 1;
     int64_t part;
-    if (__builtin_mul_overflow(v, units[u].ms, &part) || __builtin_add_overflow(total, part, &total)) return false;
+    if (__builtin_mul_overflow(v, units[u].ms, &part) ||
+        __builtin_add_overflow(total, part, &total))
+      return false;
     seen++;
   }
   if (!seen) return false;

@@ -11,7 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-void policy_temporal_free(BoxPolicy *pol) {
+void policy_temporal_free(BoxPolicy *pol)
+{
   if (!pol->temporal) return;
   temporal_free(pol->temporal);
   pol->temporal = NULL;
@@ -19,18 +20,21 @@ void policy_temporal_free(BoxPolicy *pol) {
 
 /* ---- decisions ---------------------------------------------------------------- */
 
-static void set_fault(BoxTemporal *t, char *why) {
+static void set_fault(BoxTemporal *t, char *why)
+{
   t->faulted = true;
   g_free(t->fault);
   const char *prefix = "policy history failure: ";
   if (g_str_has_prefix(why, prefix)) prefix = "";
-  t->fault = g_strdup_printf("%s%s; every request is denied until the box restarts with a history it can write",
-                             prefix, why);
+  t->fault = g_strdup_printf(
+    "%s%s; every request is denied until the box restarts with a history it can write", prefix,
+    why);
   g_free(why);
   fprintf(stderr, "box: error: %s\n", t->fault);
 }
 
-bool policy_temporal_begin(BoxPolicy *pol, int action, json_object *input, const char **why) {
+bool policy_temporal_begin(BoxPolicy *pol, int action, json_object *input, const char **why)
+{
   BoxTemporal *t = pol->temporal;
   g_mutex_lock(&t->lock);
   if (t->faulted) {
@@ -41,8 +45,8 @@ bool policy_temporal_begin(BoxPolicy *pol, int action, json_object *input, const
   if (t->formulas->len == 0 && !history_has_file(t->hist)) return true; /* nothing reads it */
   uint64_t seq;
   char *err = NULL;
-  if (!history_append(t->hist, action, EV_REQUEST, input, NULL, t->clock(t->clock_data), T_OWN_REQUEST, &seq,
-                      &err)) {
+  if (!history_append(t->hist, action, EV_REQUEST, input, NULL, t->clock(t->clock_data),
+                      T_OWN_REQUEST, &seq, &err)) {
     set_fault(t, err);
     *why = t->fault;
     g_mutex_unlock(&t->lock);
@@ -61,19 +65,23 @@ bool policy_temporal_begin(BoxPolicy *pol, int action, json_object *input, const
 
 /* ---- requestId correlation (§2.3) -------------------------------------------- */
 
-static uint64_t label_hash(const char *s) {
+static uint64_t label_hash(const char *s)
+{
   uint64_t h = UINT64_C(1469598103934665603); /* FNV-1a */
   for (; s && *s; s++) h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
   return h;
 }
 
-static unsigned pend_home(int action, uint64_t h) {
-  uint64_t x = (h ^ ((uint64_t)(unsigned)action * UINT64_C(0x9E3779B97F4A7C15))) * UINT64_C(0xff51afd7ed558ccd);
+static unsigned pend_home(int action, uint64_t h)
+{
+  uint64_t x = (h ^ ((uint64_t)(unsigned)action * UINT64_C(0x9E3779B97F4A7C15))) *
+               UINT64_C(0xff51afd7ed558ccd);
   return (unsigned)(x >> 40) & (T_PENDING_INDEX - 1);
 }
 
 /* The index slot of (action, h), or -1. */
-static int pend_find(const BoxTemporal *t, int action, uint64_t h) {
+static int pend_find(const BoxTemporal *t, int action, uint64_t h)
+{
   for (unsigned i = pend_home(action, h);; i = (i + 1) & (T_PENDING_INDEX - 1)) {
     if (!t->pend_index[i].used) return -1;
     if (t->pend_index[i].action == action && t->pend_index[i].label_hash == h) return (int)i;
@@ -82,7 +90,8 @@ static int pend_find(const BoxTemporal *t, int action, uint64_t h) {
 
 /* Frees slot i, moving later slots of its probe run back so that every
  * lookup still reaches its key before an empty slot. */
-static void pend_unindex(BoxTemporal *t, unsigned i) {
+static void pend_unindex(BoxTemporal *t, unsigned i)
+{
   const unsigned mask = T_PENDING_INDEX - 1;
   for (unsigned j = (i + 1) & mask; t->pend_index[j].used; j = (j + 1) & mask) {
     unsigned home = pend_home(t->pend_index[j].action, t->pend_index[j].label_hash);
@@ -96,14 +105,18 @@ static void pend_unindex(BoxTemporal *t, unsigned i) {
 }
 
 /* Ring entry k (live, the oldest of its chain) leaves its chain. */
-static void pend_unchain_head(BoxTemporal *t, unsigned k) {
+static void pend_unchain_head(BoxTemporal *t, unsigned k)
+{
   int s = pend_find(t, t->pending[k].action, t->pending[k].label_hash);
   if (s < 0) return;
-  if (t->pending[k].next < 0) pend_unindex(t, (unsigned)s);
-  else t->pend_index[s].head = t->pending[k].next;
+  if (t->pending[k].next < 0)
+    pend_unindex(t, (unsigned)s);
+  else
+    t->pend_index[s].head = t->pending[k].next;
 }
 
-static void pending_push(BoxTemporal *t, int action, const char *label, uint64_t seq) {
+static void pending_push(BoxTemporal *t, int action, const char *label, uint64_t seq)
+{
   if (t->pend_len == T_PENDING) { /* the oldest falls off */
     unsigned old = t->pend_head;
     if (t->pending[old].action >= 0) pend_unchain_head(t, old);
@@ -132,7 +145,8 @@ static void pending_push(BoxTemporal *t, int action, const char *label, uint64_t
 
 /* The seq of the oldest permitted request of this action and label still
  * awaiting its outcome (now taken), or T_OWN_REQUEST. */
-static uint64_t pending_take(BoxTemporal *t, int action, const char *label) {
+static uint64_t pending_take(BoxTemporal *t, int action, const char *label)
+{
   uint64_t h = label_hash(label);
   int s = pend_find(t, action, h);
   if (s < 0) return T_OWN_REQUEST;
@@ -147,7 +161,8 @@ static uint64_t pending_take(BoxTemporal *t, int action, const char *label) {
   return seq;
 }
 
-void policy_temporal_end(BoxPolicy *pol, bool permitted, int action, const char *label) {
+void policy_temporal_end(BoxPolicy *pol, bool permitted, int action, const char *label)
+{
   BoxTemporal *t = pol->temporal;
   if (t->cur_appended && permitted) pending_push(t, action, label, t->cur_seq);
   t->cur_appended = false;
@@ -156,28 +171,34 @@ void policy_temporal_end(BoxPolicy *pol, bool permitted, int action, const char 
 
 /* ---- public API (history.h) ------------------------------------------------- */
 
-static BoxTemporal *ensure(BoxPolicy *pol) {
+static BoxTemporal *ensure(BoxPolicy *pol)
+{
   if (!pol->temporal) pol->temporal = temporal_new(pol);
   return pol->temporal;
 }
 
-bool box_policy_open_history(BoxPolicy *pol, const char *dir, GError **error) {
+bool box_policy_open_history(BoxPolicy *pol, const char *dir, GError **error)
+{
   BoxTemporal *t = ensure(pol);
   g_mutex_lock(&t->lock);
   history_free(t->hist);
   temporal_clear_matches(t);
   t->hist = temporal_history_new(t);
-  bool ok = history_attach_file(t->hist, dir, t->depth, error) && temporal_register_formulas(t, error);
-  if (ok) temporal_prune(t);
+  bool ok =
+    history_attach_file(t->hist, dir, t->depth, error) && temporal_register_formulas(t, error);
+  if (ok)
+    temporal_prune(t);
   else {
     /* a box that cannot keep its history denies everything */
-    set_fault(t, g_strdup((error && *error) ? (*error)->message : "the history could not be opened"));
+    set_fault(t,
+              g_strdup((error && *error) ? (*error)->message : "the history could not be opened"));
   }
   g_mutex_unlock(&t->lock);
   return ok;
 }
 
-void box_policy_set_clock(BoxPolicy *pol, int64_t (*clock)(void *data), void *data) {
+void box_policy_set_clock(BoxPolicy *pol, int64_t (*clock)(void *data), void *data)
+{
   BoxTemporal *t = ensure(pol);
   g_mutex_lock(&t->lock);
   t->clock = clock ? clock : temporal_real_clock;
@@ -185,7 +206,9 @@ void box_policy_set_clock(BoxPolicy *pol, int64_t (*clock)(void *data), void *da
   g_mutex_unlock(&t->lock);
 }
 
-static bool record(BoxPolicy *pol, const char *action, EventKind kind, json_object *input, json_object *output) {
+static bool record(BoxPolicy *pol, const char *action, EventKind kind, json_object *input,
+                   json_object *output)
+{
   if (!pol) return false;
   int ai = policy_action_index(action);
   if (ai < 0) return false;
@@ -198,22 +221,28 @@ static bool record(BoxPolicy *pol, const char *action, EventKind kind, json_obje
     uint64_t rq = pending_take(t, ai, policy_resource_label_borrowed(action, input, &owned));
     g_free(owned);
     ok = history_append(t->hist, ai, kind, input, output, t->clock(t->clock_data), rq, NULL, &err);
-    if (!ok) set_fault(t, err);
-    else temporal_prune(t);
+    if (!ok)
+      set_fault(t, err);
+    else
+      temporal_prune(t);
   }
   g_mutex_unlock(&t->lock);
   return ok;
 }
 
-bool box_policy_record_response(BoxPolicy *pol, const char *action, json_object *input, json_object *output) {
+bool box_policy_record_response(BoxPolicy *pol, const char *action, json_object *input,
+                                json_object *output)
+{
   return record(pol, action, EV_RESPONSE, input, output);
 }
 
-bool box_policy_record_error(BoxPolicy *pol, const char *action, json_object *input) {
+bool box_policy_record_error(BoxPolicy *pol, const char *action, json_object *input)
+{
   return record(pol, action, EV_ERROR, input, NULL);
 }
 
-static void put_outputs(gpointer p) {
+static void put_outputs(gpointer p)
+{
   json_object **o = p;
   for (int i = 0; i < 3; i++)
     if (o[i]) json_object_put(o[i]);
@@ -222,9 +251,11 @@ static void put_outputs(gpointer p) {
 /* json-c objects are not shared between threads: rendering one writes into it */
 static GPrivate outputs_key = G_PRIVATE_INIT(put_outputs);
 
-bool box_policy_record_outcome(BoxPolicy *pol, const char *action, json_object *input, const char *result) {
+bool box_policy_record_outcome(BoxPolicy *pol, const char *action, json_object *input,
+                               const char *result)
+{
   if (!result) return record(pol, action, EV_ERROR, input, NULL);
-  static const char *const common[3] = {"completed", "descriptor_issued", "indeterminate"};
+  static const char *const common[3] = { "completed", "descriptor_issued", "indeterminate" };
   int k = 0;
   while (k < 3 && strcmp(result, common[k]) != 0) k++;
   json_object **cached = g_private_get(&outputs_key);
@@ -243,7 +274,8 @@ bool box_policy_record_outcome(BoxPolicy *pol, const char *action, json_object *
   return ok;
 }
 
-bool box_policy_record_status(BoxPolicy *pol, const char *action, json_object *input, int status) {
+bool box_policy_record_status(BoxPolicy *pol, const char *action, json_object *input, int status)
+{
   json_object *out = json_object_new_object();
   json_object_object_add(out, "status", json_object_new_int(status));
   bool ok = record(pol, action, EV_RESPONSE, input, out);
@@ -251,7 +283,8 @@ bool box_policy_record_status(BoxPolicy *pol, const char *action, json_object *i
   return ok;
 }
 
-void box_policy_history_stats(BoxPolicy *pol, size_t *events, size_t *bytes) {
+void box_policy_history_stats(BoxPolicy *pol, size_t *events, size_t *bytes)
+{
   *events = *bytes = 0;
   if (!pol || !pol->temporal) return;
   BoxTemporal *t = pol->temporal;
@@ -262,7 +295,9 @@ void box_policy_history_stats(BoxPolicy *pol, size_t *events, size_t *bytes) {
   g_mutex_unlock(&t->lock);
 }
 
-bool box_policy_record_request(BoxPolicy *pol, const char *action, json_object *input, bool permitted) {
+bool box_policy_record_request(BoxPolicy *pol, const char *action, json_object *input,
+                               bool permitted)
+{
   int ai = policy_action_index(action);
   if (!pol || !pol->temporal || ai < 0) return pol != NULL;
   const char *why = NULL;
@@ -273,17 +308,20 @@ bool box_policy_record_request(BoxPolicy *pol, const char *action, json_object *
   return true;
 }
 
-bool box_policy_reads_history(const BoxPolicy *pol) {
+bool box_policy_reads_history(const BoxPolicy *pol)
+{
   return pol && pol->temporal && pol->temporal->formulas && pol->temporal->formulas->len > 0;
 }
 
-const char *box_policy_history_fault(BoxPolicy *pol) {
+const char *box_policy_history_fault(BoxPolicy *pol)
+{
   return pol && pol->temporal && pol->temporal->faulted ? pol->temporal->fault : NULL;
 }
 
 /* ---- batches ------------------------------------------------------------------ */
 
-void box_policy_history_batch_begin(BoxPolicy *pol) {
+void box_policy_history_batch_begin(BoxPolicy *pol)
+{
   if (!pol || !pol->temporal) return;
   BoxTemporal *t = pol->temporal;
   g_mutex_lock(&t->lock);
@@ -292,7 +330,8 @@ void box_policy_history_batch_begin(BoxPolicy *pol) {
 }
 
 /* fn on the policy's history under its lock; a failure faults the policy */
-static bool history_call(BoxPolicy *pol, bool (*fn)(History *h, char **why)) {
+static bool history_call(BoxPolicy *pol, bool (*fn)(History *h, char **why))
+{
   if (!pol || !pol->temporal) return true;
   BoxTemporal *t = pol->temporal;
   g_mutex_lock(&t->lock);
@@ -303,6 +342,12 @@ static bool history_call(BoxPolicy *pol, bool (*fn)(History *h, char **why)) {
   return ok;
 }
 
-bool box_policy_history_batch_end(BoxPolicy *pol) { return history_call(pol, history_batch_end); }
+bool box_policy_history_batch_end(BoxPolicy *pol)
+{
+  return history_call(pol, history_batch_end);
+}
 
-bool box_policy_history_sync(BoxPolicy *pol) { return history_call(pol, history_sync); }
+bool box_policy_history_sync(BoxPolicy *pol)
+{
+  return history_call(pol, history_sync);
+}

@@ -23,15 +23,18 @@ bool box_policy_open_history(BoxPolicy *policy, const char *dir, GError **error)
 /* output: the action's output record ({"status": N} for shell:*, {"result":
  * "completed"} for fs:*, {"status": N} or {} for http:request), or NULL.
  * False when the history cannot be written (the policy then denies). */
-bool box_policy_record_response(BoxPolicy *policy, const char *action, json_object *input, json_object *output);
+bool box_policy_record_response(BoxPolicy *policy, const char *action, json_object *input,
+                                json_object *output);
 bool box_policy_record_error(BoxPolicy *policy, const char *action, json_object *input);
 /* A file operation's outcome: ::response with {"result": result}, or
  * ::error when result is NULL (it did not happen).  The output records of
  * the mount's common results are built once per thread. */
-bool box_policy_record_outcome(BoxPolicy *policy, const char *action, json_object *input, const char *result);
+bool box_policy_record_outcome(BoxPolicy *policy, const char *action, json_object *input,
+                               const char *result);
 /* shell:exec / shell:spawn: output.status (128+signal for a signal, 126
  * when a permitted program could not start, -1 when none was reported). */
-bool box_policy_record_status(BoxPolicy *policy, const char *action, json_object *input, int status);
+bool box_policy_record_status(BoxPolicy *policy, const char *action, json_object *input,
+                              int status);
 /* The history's clock (nanoseconds since the epoch); NULL restores the
  * wall clock.  For tests and `box policy replay`. */
 void box_policy_set_clock(BoxPolicy *policy, int64_t (*clock)(void *data), void *data);
@@ -48,7 +51,8 @@ bool box_policy_reads_history(const BoxPolicy *policy);
  * a permit, so that its outcome carries the request's id): the durable
  * history stays complete though policy was not asked.  False when the
  * history cannot be written. */
-bool box_policy_record_request(BoxPolicy *policy, const char *action, json_object *input, bool permitted);
+bool box_policy_record_request(BoxPolicy *policy, const char *action, json_object *input,
+                               bool permitted);
 /* A batch of decisions made by one thread (a file operation, or a batch of
  * the Shell's opens): its history records are held in memory and written
  * by the history's flusher within 50 ms, or before the next record made

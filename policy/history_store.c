@@ -34,13 +34,13 @@
 #define HISTORY_FILE "history.jsonl"
 
 struct History {
-  GPtrArray *events;   /* Event*, events->pdata[off + k] has seq base + k */
+  GPtrArray *events; /* Event*, events->pdata[off + k] has seq base + k */
   guint off;
-  uint64_t base;       /* seq of events->pdata[off] */
+  uint64_t base; /* seq of events->pdata[off] */
   uint64_t next_seq;
   int64_t last_ts;
   bool any;
-  size_t bytes;        /* event memory */
+  size_t bytes;         /* event memory */
   GHashTable *formulas; /* canonical → seq (as pointer-size int) */
   /* file */
   int fd;
@@ -52,10 +52,10 @@ struct History {
   /* records not yet written, in seq order (under flock); written under
    * wlock, which keeps one write at a time so the file keeps that order */
   GString *pending;
-  GString *writing;    /* under wlock */
+  GString *writing; /* under wlock */
   GMutex wlock;
-  char *deferred_why;  /* the flusher's write failed: every later record fails */
-  guint64 id;          /* > 0, unique in the process */
+  char *deferred_why;   /* the flusher's write failed: every later record fails */
+  guint64 id;           /* > 0, unique in the process */
   HistoryWatcher watch; /* told of each event kept in memory, or NULL */
   void *watch_data;
 };
@@ -70,16 +70,19 @@ static guint64 history_ids;
 /* CRC-32 (IEEE, reflected), eight bytes a step: it runs over every record
  * written, the hot path of a box reading many files. */
 static uint32_t crc_table[8][256];
-static void crc_init(void) {
+static void crc_init(void)
+{
   for (uint32_t i = 0; i < 256; i++) {
     uint32_t c = i;
     for (int k = 0; k < 8; k++) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
     crc_table[0][i] = c;
   }
   for (uint32_t i = 0; i < 256; i++)
-    for (int k = 1; k < 8; k++) crc_table[k][i] = (crc_table[k - 1][i] >> 8) ^ crc_table[0][crc_table[k - 1][i] & 0xFF];
+    for (int k = 1; k < 8; k++)
+      crc_table[k][i] = (crc_table[k - 1][i] >> 8) ^ crc_table[0][crc_table[k - 1][i] & 0xFF];
 }
-static uint32_t crc32_of(const char *s, size_t n) {
+static uint32_t crc32_of(const char *s, size_t n)
+{
   static gsize once = 0;
   if (g_once_init_enter(&once)) {
     crc_init();
@@ -88,8 +91,10 @@ static uint32_t crc32_of(const char *s, size_t n) {
   const unsigned char *p = (const unsigned char *)s;
   uint32_t c = 0xFFFFFFFFu;
   for (; n >= 8; n -= 8, p += 8) {
-    uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-    uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+    uint32_t lo =
+      c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+    uint32_t hi =
+      (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
     c = crc_table[7][lo & 0xFF] ^ crc_table[6][(lo >> 8) & 0xFF] ^ crc_table[5][(lo >> 16) & 0xFF] ^
         crc_table[4][lo >> 24] ^ crc_table[3][hi & 0xFF] ^ crc_table[2][(hi >> 8) & 0xFF] ^
         crc_table[1][(hi >> 16) & 0xFF] ^ crc_table[0][hi >> 24];
@@ -98,7 +103,8 @@ static uint32_t crc32_of(const char *s, size_t n) {
   return c ^ 0xFFFFFFFFu;
 }
 
-History *history_new(HistoryWatcher watch, void *data) {
+History *history_new(HistoryWatcher watch, void *data)
+{
   History *h = g_new0(History, 1);
   h->watch = watch;
   h->watch_data = data;
@@ -116,7 +122,8 @@ History *history_new(HistoryWatcher watch, void *data) {
 
 static bool write_pending(History *h, char **why);
 
-static gpointer flusher_main(gpointer data) {
+static gpointer flusher_main(gpointer data)
+{
   History *h = data;
   g_mutex_lock(&h->flock);
   while (!h->stop) {
@@ -130,17 +137,23 @@ static gpointer flusher_main(gpointer data) {
       bool ok = write_pending(h, &why);
       if (fd >= 0) fdatasync(fd);
       g_mutex_lock(&h->flock);
-      if (!ok && !h->deferred_why) h->deferred_why = why;
-      else g_free(why);
+      if (!ok && !h->deferred_why)
+        h->deferred_why = why;
+      else
+        g_free(why);
     }
   }
   g_mutex_unlock(&h->flock);
   return NULL;
 }
 
-bool history_has_file(const History *h) { return h->fd >= 0; }
+bool history_has_file(const History *h)
+{
+  return h->fd >= 0;
+}
 
-void history_flush(History *h) {
+void history_flush(History *h)
+{
   if (!h || h->fd < 0) return;
   char *why = NULL;
   if (!write_pending(h, &why)) g_free(why);
@@ -148,7 +161,8 @@ void history_flush(History *h) {
 }
 
 /* The flusher's failure, if its write failed: *why set, false. */
-static bool deferred_ok(History *h, char **why) {
+static bool deferred_ok(History *h, char **why)
+{
   g_mutex_lock(&h->flock);
   char *failed = g_strdup(h->deferred_why);
   g_mutex_unlock(&h->flock);
@@ -157,12 +171,14 @@ static bool deferred_ok(History *h, char **why) {
   return false;
 }
 
-bool history_sync(History *h, char **why) {
+bool history_sync(History *h, char **why)
+{
   if (!h || h->fd < 0) return true;
   return deferred_ok(h, why) && write_pending(h, why);
 }
 
-void history_free(History *h) {
+void history_free(History *h)
+{
   if (!h) return;
   if (h->flusher) {
     g_mutex_lock(&h->flock);
@@ -194,32 +210,50 @@ void history_free(History *h) {
   g_free(h);
 }
 
-int64_t history_last_ts(const History *h) { return h->any ? h->last_ts : INT64_MIN; }
-uint64_t history_next_seq(const History *h) { return h->next_seq; }
-uint64_t history_first_seq(const History *h) { return h->base; }
-size_t history_count(const History *h) { return h->events->len - h->off; }
+int64_t history_last_ts(const History *h)
+{
+  return h->any ? h->last_ts : INT64_MIN;
+}
+uint64_t history_next_seq(const History *h)
+{
+  return h->next_seq;
+}
+uint64_t history_first_seq(const History *h)
+{
+  return h->base;
+}
+size_t history_count(const History *h)
+{
+  return h->events->len - h->off;
+}
 
-const Event *history_get(const History *h, uint64_t seq) {
+const Event *history_get(const History *h, uint64_t seq)
+{
   if (seq < h->base || seq >= h->next_seq) return NULL;
   return h->events->pdata[h->off + (seq - h->base)];
 }
 
-uint64_t history_seq_at_or_after(const History *h, int64_t ts) {
+uint64_t history_seq_at_or_after(const History *h, int64_t ts)
+{
   size_t lo = 0, hi = history_count(h);
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     const Event *e = h->events->pdata[h->off + mid];
-    if (e->ts < ts) lo = mid + 1;
-    else hi = mid;
+    if (e->ts < ts)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return h->base + lo;
 }
 
-size_t history_memory(const History *h) {
+size_t history_memory(const History *h)
+{
   return sizeof *h + h->bytes + h->events->len * sizeof(gpointer);
 }
 
-void history_prune(History *h, int64_t keep_from_ts) {
+void history_prune(History *h, int64_t keep_from_ts)
+{
   while (h->off < h->events->len) {
     Event *e = h->events->pdata[h->off];
     if (e->ts >= keep_from_ts) break;
@@ -239,13 +273,15 @@ void history_prune(History *h, int64_t keep_from_ts) {
 
 /* ---- file records --------------------------------------------------------- */
 
-static bool write_all(History *h, const char *buf, size_t total, char **why) {
+static bool write_all(History *h, const char *buf, size_t total, char **why)
+{
   size_t done = 0;
   while (done < total) {
     ssize_t w = write(h->fd, buf + done, total - done);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
-      *why = g_strdup_printf("cannot write the history file %s: %s", h->path, w < 0 ? g_strerror(errno) : "short write");
+      *why = g_strdup_printf("cannot write the history file %s: %s", h->path,
+                             w < 0 ? g_strerror(errno) : "short write");
       return false;
     }
     done += (size_t)w;
@@ -258,7 +294,8 @@ static bool write_all(History *h, const char *buf, size_t total, char **why) {
 
 /* Everything pending, written now, after whatever another thread is
  * writing. */
-static bool write_pending(History *h, char **why) {
+static bool write_pending(History *h, char **why)
+{
   g_mutex_lock(&h->wlock);
   g_mutex_lock(&h->flock);
   GString *w = h->pending;
@@ -278,7 +315,8 @@ static bool write_pending(History *h, char **why) {
 
 /* Frames the JSON text at o->str + at (with 9 bytes kept free before it)
  * as a record line: its CRC, a space, the text, a newline. */
-static void frame(GString *o, size_t at) {
+static void frame(GString *o, size_t at)
+{
   static const char hex[] = "0123456789abcdef";
   uint32_t crc = crc32_of(o->str + at + 9, o->len - at - 9);
   for (int i = 7; i >= 0; i--, crc >>= 4) o->str[at + (size_t)i] = hex[crc & 15];
@@ -289,7 +327,8 @@ static void frame(GString *o, size_t at) {
 /* The record line at line->str + at, framed and queued; written at once
  * unless this thread is in a file operation's batch (the caller holds the
  * lock that guards h, so records are queued in seq order). */
-static bool put_line(History *h, GString *line, size_t at, char **why) {
+static bool put_line(History *h, GString *line, size_t at, char **why)
+{
   frame(line, at);
   g_mutex_lock(&h->flock);
   char *failed = g_strdup(h->deferred_why);
@@ -307,11 +346,15 @@ static bool put_line(History *h, GString *line, size_t at, char **why) {
   return now ? write_pending(h, why) : true;
 }
 
-static void scratch_free(gpointer p) { g_string_free(p, TRUE); }
+static void scratch_free(gpointer p)
+{
+  g_string_free(p, TRUE);
+}
 static GPrivate scratch_key = G_PRIVATE_INIT(scratch_free);
 
 /* A thread's buffer for building one record line, with room for its CRC. */
-static GString *line_buffer(size_t *at) {
+static GString *line_buffer(size_t *at)
+{
   GString *o = g_private_get(&scratch_key);
   if (!o) {
     o = g_string_sized_new(1024);
@@ -326,11 +369,12 @@ static GString *line_buffer(size_t *at) {
   return o;
 }
 
-static bool write_record(History *h, json_object *rec, char **why) {
+static bool write_record(History *h, json_object *rec, char **why)
+{
   if (h->fd < 0) return true;
   size_t n = 0;
-  const char *js =
-      json_object_to_json_string_length(rec, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+  const char *js = json_object_to_json_string_length(
+    rec, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
   size_t at;
   GString *o = line_buffer(&at);
   g_string_append_len(o, js, (gssize)n);
@@ -338,10 +382,12 @@ static bool write_record(History *h, json_object *rec, char **why) {
 }
 
 /* two digits a step: a record has five numbers, its times 19 digits long */
-static void put_u64(GString *o, uint64_t v) {
-  static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                              "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                              "8081828384858687888990919293949596979899";
+static void put_u64(GString *o, uint64_t v)
+{
+  static const char pairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
   char buf[24];
   int i = (int)sizeof buf;
   for (; v >= 100; v /= 100) {
@@ -362,8 +408,9 @@ static const int json_flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHE
 /* An event's record, the text json-c gives for
  * {"s":…,"t":…,"a":…,"k":…,"i":…[,"o":…][,"q":…]} without building it:
  * one is written per decision and per outcome. */
-static bool write_event(History *h, uint64_t seq, int64_t ts, int action, EventKind kind, json_object *input,
-                        json_object *output, uint64_t request_seq, char **why) {
+static bool write_event(History *h, uint64_t seq, int64_t ts, int action, EventKind kind,
+                        json_object *input, json_object *output, uint64_t request_seq, char **why)
+{
   if (h->fd < 0) return true;
   size_t at;
   GString *o = line_buffer(&at);
@@ -398,16 +445,19 @@ static bool write_event(History *h, uint64_t seq, int64_t ts, int action, EventK
   return put_line(h, o, at, why);
 }
 
-void history_batch_begin(History *h) {
+void history_batch_begin(History *h)
+{
   if (h->fd >= 0) tls_deferring = h->id;
 }
 
-bool history_batch_end(History *h, char **why) {
+bool history_batch_end(History *h, char **why)
+{
   if (tls_deferring == h->id) tls_deferring = 0;
   return h->fd < 0 || deferred_ok(h, why);
 }
 
-static void add_event(History *h, Event *e, uint64_t seq) {
+static void add_event(History *h, Event *e, uint64_t seq)
+{
   g_ptr_array_add(h->events, e);
   if (!h->any) h->base = seq;
   h->any = true;
@@ -417,8 +467,9 @@ static void add_event(History *h, Event *e, uint64_t seq) {
   if (h->watch) h->watch(h->watch_data, seq, e);
 }
 
-bool history_append(History *h, int action, EventKind kind, json_object *input,
-                    json_object *output, int64_t ts, uint64_t request_seq, uint64_t *seq_out, char **why) {
+bool history_append(History *h, int action, EventKind kind, json_object *input, json_object *output,
+                    int64_t ts, uint64_t request_seq, uint64_t *seq_out, char **why)
+{
   if (h->any && ts < h->last_ts) ts = h->last_ts + 1; /* clock stepped back */
   uint64_t seq = h->next_seq;
   if (request_seq == T_OWN_REQUEST) request_seq = seq;
@@ -430,18 +481,21 @@ bool history_append(History *h, int action, EventKind kind, json_object *input,
     h->any = true;
     h->next_seq = seq + 1;
     h->last_ts = ts;
-    h->base = seq + 1;   /* nothing held: the first seq held would be the next */
+    h->base = seq + 1; /* nothing held: the first seq held would be the next */
   } else {
-    Event *e = event_build(action, kind, input, kind == EV_RESPONSE ? output : NULL, ts, request_seq);
+    Event *e =
+      event_build(action, kind, input, kind == EV_RESPONSE ? output : NULL, ts, request_seq);
     add_event(h, e, seq);
   }
   if (seq_out) *seq_out = seq;
   return true;
 }
 
-uint64_t history_formula_seq(History *h, const char *canonical, char **why) {
+uint64_t history_formula_seq(History *h, const char *canonical, char **why)
+{
   gpointer v;
-  if (g_hash_table_lookup_extended(h->formulas, canonical, NULL, &v)) return (uint64_t)GPOINTER_TO_SIZE(v);
+  if (g_hash_table_lookup_extended(h->formulas, canonical, NULL, &v))
+    return (uint64_t)GPOINTER_TO_SIZE(v);
   uint64_t seq = h->next_seq;
   json_object *rec = json_object_new_object();
   json_object_object_add(rec, "f", json_object_new_string(canonical));
@@ -460,7 +514,8 @@ typedef struct {
   size_t off, len;
 } Span;
 
-static bool rewrite(const char *path, const char *text, GArray *lines, GError **error) {
+static bool rewrite(const char *path, const char *text, GArray *lines, GError **error)
+{
   char *tmp = g_strconcat(path, ".tmp", NULL);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   bool ok = fd >= 0;
@@ -471,16 +526,18 @@ static bool rewrite(const char *path, const char *text, GArray *lines, GError **
     while (ok && done < sp->len) {
       ssize_t w = write(fd, l + done, sp->len - done);
       if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) ok = false;
-      else done += (size_t)w;
+      if (w <= 0)
+        ok = false;
+      else
+        done += (size_t)w;
     }
   }
   if (ok) ok = fsync(fd) == 0;
   if (fd >= 0) close(fd);
   if (ok) ok = rename(tmp, path) == 0;
   if (!ok) {
-    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot compact %s: %s", path,
-                g_strerror(errno));
+    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO,
+                "policy history failure: cannot compact %s: %s", path, g_strerror(errno));
     unlink(tmp);
   }
   g_free(tmp);
@@ -489,7 +546,8 @@ static bool rewrite(const char *path, const char *text, GArray *lines, GError **
 
 /* Does the line at l (n bytes before its newline, nl: the newline or NULL)
  * carry the CRC of its text? */
-static bool line_sound(const char *l, size_t n, bool nl) {
+static bool line_sound(const char *l, size_t n, bool nl)
+{
   if (!nl || n <= 9 || l[8] != ' ') return false;
   uint32_t want = 0;
   for (int i = 0; i < 8; i++) {
@@ -500,7 +558,8 @@ static bool line_sound(const char *l, size_t n, bool nl) {
   return want == crc32_of(l + 9, n - 9);
 }
 
-static bool quick_u64(const char **p, const char *end, uint64_t *out) {
+static bool quick_u64(const char **p, const char *end, uint64_t *out)
+{
   const char *q = *p;
   uint64_t v = 0;
   if (q >= end || !g_ascii_isdigit(*q)) return false;
@@ -513,7 +572,8 @@ static bool quick_u64(const char **p, const char *end, uint64_t *out) {
 /* seq and timestamp of an event record as write_event spells it
  * ({"s":N,"t":N,…}), without parsing the rest: most of a long history is
  * older than anything kept and is only counted.  False for other shapes. */
-static bool quick_event(const char *js, size_t n, uint64_t *seq, int64_t *ts) {
+static bool quick_event(const char *js, size_t n, uint64_t *seq, int64_t *ts)
+{
   const char *end = js + n, *p = js;
   if (n < 12 || memcmp(p, "{\"s\":", 5) != 0) return false;
   p += 5;
@@ -528,7 +588,8 @@ static bool quick_event(const char *js, size_t n, uint64_t *seq, int64_t *ts) {
   return true;
 }
 
-static json_object *parse_line(const char *l, size_t n) {
+static json_object *parse_line(const char *l, size_t n)
+{
   json_tokener *tok = json_tokener_new();
   json_object *rec = json_tokener_parse_ex(tok, l + 9, (int)(n - 9));
   if (json_tokener_get_error(tok) != json_tokener_success) {
@@ -540,7 +601,8 @@ static json_object *parse_line(const char *l, size_t n) {
 }
 
 /* The record's "t", if it has one. */
-static bool line_ts(const char *l, size_t n, int64_t *ts) {
+static bool line_ts(const char *l, size_t n, int64_t *ts)
+{
   uint64_t seq;
   if (quick_event(l + 9, n - 9, &seq, ts)) return true;
   json_object *rec = parse_line(l, n), *tv;
@@ -555,22 +617,23 @@ static bool line_ts(const char *l, size_t n, int64_t *ts) {
  * and a JSON tree per record would not survive (a box could not restart).
  * Only the records within the deepest window become events. */
 /* The file's text, mapped (*len 0 and NULL when it is absent or empty). */
-static bool map_file(const char *path, const char **text, size_t *len, GError **error) {
+static bool map_file(const char *path, const char **text, size_t *len, GError **error)
+{
   *text = NULL;
   *len = 0;
   int rfd = open(path, O_RDONLY | O_CLOEXEC);
   struct stat st;
   if (rfd < 0 && errno != ENOENT) {
-    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot read %s: %s", path,
-                g_strerror(errno));
+    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO,
+                "policy history failure: cannot read %s: %s", path, g_strerror(errno));
     return false;
   }
   if (rfd >= 0 && fstat(rfd, &st) == 0 && st.st_size > 0) {
     size_t n = (size_t)st.st_size;
     void *m = mmap(NULL, n, PROT_READ, MAP_PRIVATE, rfd, 0);
     if (m == MAP_FAILED) {
-      g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot read %s: %s", path,
-                  g_strerror(errno));
+      g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO,
+                  "policy history failure: cannot read %s: %s", path, g_strerror(errno));
       close(rfd);
       return false;
     }
@@ -584,8 +647,9 @@ static bool map_file(const char *path, const char **text, size_t *len, GError **
 
 /* The end of the sound lines (*good_end) and their count; a damaged line
  * is allowed only as the last one (a torn tail, *torn), else false. */
-static bool sound_prefix(const char *path, const char *text, size_t len, size_t *good_end, guint *nrecs, bool *torn,
-                         GError **error) {
+static bool sound_prefix(const char *path, const char *text, size_t len, size_t *good_end,
+                         guint *nrecs, bool *torn, GError **error)
+{
   size_t line_no = 0;
   const char *bad = NULL;
   *good_end = 0;
@@ -608,20 +672,24 @@ static bool sound_prefix(const char *path, const char *text, size_t len, size_t 
   const char *nl = memchr(bad, '\n', len - (size_t)(bad - text));
   bool last = !nl || (size_t)(nl - text) + 1 >= len;
   if (!last) {
-    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO,
-                "policy history failure: %s is damaged at line %zu, before its last record; refusing to "
-                "guess at the history (move the file away to start an empty history)",
-                path, line_no);
+    g_set_error(
+      error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO,
+      "policy history failure: %s is damaged at line %zu, before its last record; refusing to "
+      "guess at the history (move the file away to start an empty history)",
+      path, line_no);
     return false;
   }
-  fprintf(stderr, "box: warning: policy history %s ended in a torn record (%zu bytes at offset %zu); cut it, "
-                  "keeping the %u records before it\n",
-          path, len - *good_end, *good_end, *nrecs);
+  fprintf(
+    stderr,
+    "box: warning: policy history %s ended in a torn record (%zu bytes at offset %zu); cut it, "
+    "keeping the %u records before it\n",
+    path, len - *good_end, *good_end, *nrecs);
   return true;
 }
 
 /* The last record's timestamp, INT64_MIN when none has one. */
-static int64_t last_timestamp(const char *text, size_t good_end) {
+static int64_t last_timestamp(const char *text, size_t good_end)
+{
   int64_t last_ts = INT64_MIN;
   for (size_t end = good_end; end > 0 && last_ts == INT64_MIN;) {
     size_t b = end - 1; /* end's newline */
@@ -636,8 +704,9 @@ static int64_t last_timestamp(const char *text, size_t good_end) {
 /* One sound line read back: a formula's first seq, or an event kept in
  * memory when it is within keep_from.  Lines the file still needs go to
  * compacted; events older than file_keep_from are counted in *old. */
-static void replay_line(History *h, const char *l, size_t n, Span line, int64_t keep_from, int64_t file_keep_from,
-                        uint64_t *next, size_t *old, GArray *compacted) {
+static void replay_line(History *h, const char *l, size_t n, Span line, int64_t keep_from,
+                        int64_t file_keep_from, uint64_t *next, size_t *old, GArray *compacted)
+{
   uint64_t seq = 0;
   int64_t ts = 0;
   bool quick = quick_event(l + 9, n - 9, &seq, &ts);
@@ -657,7 +726,8 @@ static void replay_line(History *h, const char *l, size_t n, Span line, int64_t 
     json_object *s;
     uint64_t fseq = json_object_object_get_ex(rec, "s", &s) ? json_object_get_uint64(s) : 0;
     if (!g_hash_table_contains(h->formulas, json_object_get_string(v)))
-      g_hash_table_insert(h->formulas, g_strdup(json_object_get_string(v)), GSIZE_TO_POINTER((gsize)fseq));
+      g_hash_table_insert(h->formulas, g_strdup(json_object_get_string(v)),
+                          GSIZE_TO_POINTER((gsize)fseq));
     g_array_append_val(compacted, line);
     json_object_put(rec);
     return;
@@ -701,10 +771,11 @@ static void replay_line(History *h, const char *l, size_t n, Span line, int64_t 
   add_event(h, ev, seq);
 }
 
-bool history_attach_file(History *h, const char *dir, int64_t depth, GError **error) {
+bool history_attach_file(History *h, const char *dir, int64_t depth, GError **error)
+{
   if (g_mkdir_with_parents(dir, 0700) != 0) {
-    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot create %s: %s", dir,
-                g_strerror(errno));
+    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO,
+                "policy history failure: cannot create %s: %s", dir, g_strerror(errno));
     return false;
   }
   g_autofree char *path = g_build_filename(dir, HISTORY_FILE, NULL);
@@ -727,7 +798,7 @@ bool history_attach_file(History *h, const char *dir, int64_t depth, GError **er
   for (size_t at = 0; at < good_end;) {
     const char *l = text + at;
     size_t n = (size_t)((const char *)memchr(l, '\n', good_end - at) - l);
-    Span line = {at, n + 1};
+    Span line = { at, n + 1 };
     at += n + 1;
     replay_line(h, l, n, line, keep_from, file_keep_from, &next, &old, compacted);
   }
@@ -738,15 +809,15 @@ bool history_attach_file(History *h, const char *dir, int64_t depth, GError **er
   g_array_free(compacted, TRUE);
   if (text) munmap((void *)text, len);
   if (ok && torn && !rewritten && truncate(path, (off_t)good_end) != 0) {
-    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot cut %s: %s", path,
-                g_strerror(errno));
+    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO,
+                "policy history failure: cannot cut %s: %s", path, g_strerror(errno));
     ok = false;
   }
   if (!ok) return false;
   h->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   if (h->fd < 0) {
-    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "policy history failure: cannot open %s: %s", path,
-                g_strerror(errno));
+    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO,
+                "policy history failure: cannot open %s: %s", path, g_strerror(errno));
     return false;
   }
   h->path = g_steal_pointer(&path);

@@ -27,8 +27,8 @@ void history_batch_begin(History *h);
 bool history_batch_end(History *h, char **why);
 /* Appends an event (copying it) at ts; returns its seq, or false on a
  * storage failure with *why set. */
-bool history_append(History *h, int action, EventKind kind, json_object *input,
-                    json_object *output, int64_t ts, uint64_t request_seq, uint64_t *seq, char **why);
+bool history_append(History *h, int action, EventKind kind, json_object *input, json_object *output,
+                    int64_t ts, uint64_t request_seq, uint64_t *seq, char **why);
 int64_t history_last_ts(const History *h);
 uint64_t history_next_seq(const History *h);
 uint64_t history_first_seq(const History *h);

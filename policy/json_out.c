@@ -11,15 +11,20 @@ static const char hex_digits[] = "0123456789abcdef";
 #define HIGHS UINT64_C(0x8080808080808080)
 
 /* Whether some byte of the word is below 0x20, '"' or '\\' (exact). */
-static inline bool word_needs_escape(uint64_t w) {
+static inline bool word_needs_escape(uint64_t w)
+{
   uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
   return (((w - ONES * 0x20) & ~w) | ((q - ONES) & ~q) | ((b - ONES) & ~b)) & HIGHS;
 }
 
 /* json-c's escaping (json_escape_str) with '/' left as it is */
-static inline bool byte_needs_escape(unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; }
+static inline bool byte_needs_escape(unsigned char c)
+{
+  return c < 0x20 || c == '"' || c == '\\';
+}
 
-void policy_json_escaped(GString *o, const char *s, size_t n) {
+void policy_json_escaped(GString *o, const char *s, size_t n)
+{
   const unsigned char *p = (const unsigned char *)s, *end = p + n, *run = p;
   for (;;) {
     /* eight bytes at a time while none needs escaping (a path), then byte
@@ -35,7 +40,7 @@ void policy_json_escaped(GString *o, const char *s, size_t n) {
     unsigned char c = *p;
     policy_app_len(o, (const char *)run, (size_t)(p - run));
     run = ++p;
-    char esc[7] = {'\\', 0, 0, 0, 0, 0, 0};
+    char esc[7] = { '\\', 0, 0, 0, 0, 0, 0 };
     size_t en = 2;
     switch (c) {
     case '\b': esc[1] = 'b'; break;
@@ -57,7 +62,8 @@ void policy_json_escaped(GString *o, const char *s, size_t n) {
   policy_app_len(o, (const char *)run, (size_t)(end - run));
 }
 
-size_t policy_put_decimal(char *out, uint64_t v) {
+size_t policy_put_decimal(char *out, uint64_t v)
+{
   char tmp[24];
   size_t n = 0;
   do {
@@ -69,7 +75,8 @@ size_t policy_put_decimal(char *out, uint64_t v) {
   return n;
 }
 
-static void json_int(GString *o, int64_t v) {
+static void json_int(GString *o, int64_t v)
+{
   char buf[24];
   int n = 0;
   uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
@@ -84,8 +91,9 @@ static void json_int(GString *o, int64_t v) {
 /* Whether the fast writer renders rec as json-c would: every value a
  * string, boolean or integer json-c prints as a signed 64-bit one (an
  * unsigned value above INT64_MAX reads back as INT64_MAX: left to json-c). */
-static bool json_flat(json_object *rec) {
-  json_object_object_foreach(rec, key, val) {
+static bool json_flat(json_object *rec)
+{
+  json_object_object_foreach (rec, key, val) {
     (void)key;
     switch (json_object_get_type(val)) {
     case json_type_string:
@@ -99,7 +107,8 @@ static bool json_flat(json_object *rec) {
   return true;
 }
 
-void policy_json_append(GString *o, json_object *rec, int flags) {
+void policy_json_append(GString *o, json_object *rec, int flags)
+{
   if (flags != (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE) || !rec ||
       !json_object_is_type(rec, json_type_object) || !json_flat(rec)) {
     size_t n = 0;
@@ -109,7 +118,7 @@ void policy_json_append(GString *o, json_object *rec, int flags) {
   }
   policy_app_c(o, '{');
   bool first = true;
-  json_object_object_foreach(rec, key, val) {
+  json_object_object_foreach (rec, key, val) {
     if (!first) policy_app_c(o, ',');
     first = false;
     policy_app_c(o, '"');
@@ -122,12 +131,12 @@ void policy_json_append(GString *o, json_object *rec, int flags) {
       policy_app_c(o, '"');
       break;
     case json_type_boolean:
-      if (json_object_get_boolean(val)) policy_app_len(o, "true", 4);
-      else policy_app_len(o, "false", 5);
+      if (json_object_get_boolean(val))
+        policy_app_len(o, "true", 4);
+      else
+        policy_app_len(o, "false", 5);
       break;
-    default:
-      json_int(o, json_object_get_int64(val));
-      break;
+    default: json_int(o, json_object_get_int64(val)); break;
     }
   }
   policy_app_c(o, '}');

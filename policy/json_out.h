@@ -11,7 +11,8 @@
 /* Appending to a GString without a call when it has room: the log and
  * the history are rendered from many short pieces on every decision (GString's fields are
  * public). */
-static inline void policy_app_len(GString *o, const char *s, size_t n) {
+static inline void policy_app_len(GString *o, const char *s, size_t n)
+{
   if (o->len + n < o->allocated_len) {
     memcpy(o->str + o->len, s, n);
     o->len += n;
@@ -20,8 +21,12 @@ static inline void policy_app_len(GString *o, const char *s, size_t n) {
     g_string_append_len(o, s, (gssize)n);
   }
 }
-static inline void policy_app(GString *o, const char *s) { policy_app_len(o, s, strlen(s)); }
-static inline void policy_app_c(GString *o, char c) {
+static inline void policy_app(GString *o, const char *s)
+{
+  policy_app_len(o, s, strlen(s));
+}
+static inline void policy_app_c(GString *o, char c)
+{
   if (o->len + 1 < o->allocated_len) {
     o->str[o->len++] = c;
     o->str[o->len] = '\0';

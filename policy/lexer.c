@@ -7,7 +7,8 @@
 
 #include <string.h>
 
-const char *policy_tok_name(TokKind kind) {
+const char *policy_tok_name(TokKind kind)
+{
   switch (kind) {
   case TOK_EOF: return "end of input";
   case TOK_IDENT: return "identifier";
@@ -53,7 +54,8 @@ typedef struct {
   int line, col;
 } Lx;
 
-static void lx_advance(Lx *lx) {
+static void lx_advance(Lx *lx)
+{
   unsigned char c = (unsigned char)*lx->p;
   if (c == '\0') return;
   lx->p++;
@@ -66,16 +68,19 @@ static void lx_advance(Lx *lx) {
   }
 }
 
-static bool is_ident_start(char c) {
+static bool is_ident_start(char c)
+{
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
 }
-static bool is_ident_char(char c) {
+static bool is_ident_char(char c)
+{
   return is_ident_start(c) || (c >= '0' && c <= '9');
 }
 
-GArray *policy_lex(const char *text, GError **error) {
+GArray *policy_lex(const char *text, GError **error)
+{
   GArray *toks = g_array_new(FALSE, TRUE, sizeof(Token));
-  Lx lx = {text, 1, 1};
+  Lx lx = { text, 1, 1 };
   for (;;) {
     char c = *lx.p;
     if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v') {
@@ -86,7 +91,7 @@ GArray *policy_lex(const char *text, GError **error) {
       while (*lx.p && *lx.p != '\n') lx_advance(&lx);
       continue;
     }
-    Token t = {0};
+    Token t = { 0 };
     t.line = lx.line;
     t.col = lx.col;
     t.text = lx.p;
@@ -108,16 +113,19 @@ GArray *policy_lex(const char *text, GError **error) {
       bool big = false;
       while (*lx.p >= '0' && *lx.p <= '9') {
         unsigned d = (unsigned)(*lx.p - '0');
-        if (v > (UINT64_MAX - d) / 10) big = true;
-        else v = v * 10 + d;
+        if (v > (UINT64_MAX - d) / 10)
+          big = true;
+        else
+          v = v * 10 + d;
         lx_advance(&lx);
       }
       /* a temporal window `60s`/`1h` lexes as the integer, then the unit */
-      bool unit = (*lx.p == 's' || *lx.p == 'm' || *lx.p == 'h' || *lx.p == 'd') && !is_ident_char(lx.p[1]);
+      bool unit =
+        (*lx.p == 's' || *lx.p == 'm' || *lx.p == 'h' || *lx.p == 'd') && !is_ident_char(lx.p[1]);
       if (is_ident_char(*lx.p) && !unit) {
         g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE,
-                    POLICY_PARSE_PREFIX "malformed integer literal at line %d, column %d",
-                    t.line, t.col);
+                    POLICY_PARSE_PREFIX "malformed integer literal at line %d, column %d", t.line,
+                    t.col);
         g_array_free(toks, TRUE);
         return NULL;
       }
@@ -154,15 +162,21 @@ GArray *policy_lex(const char *text, GError **error) {
     /* punctuation: one character, or two where the second one makes it
      * another token ("::" and ":", "==" and "=") */
     static const char singles[] = "()[]{},;.@?$+-*/%";
-    static const TokKind single_kinds[] = {
-        TOK_LPAREN, TOK_RPAREN, TOK_LBRACKET, TOK_RBRACKET, TOK_LBRACE, TOK_RBRACE, TOK_COMMA, TOK_SEMI, TOK_DOT,
-        TOK_AT,     TOK_QUESTION, TOK_DOLLAR, TOK_PLUS,     TOK_MINUS,  TOK_STAR,   TOK_SLASH, TOK_PERCENT};
+    static const TokKind single_kinds[] = { TOK_LPAREN, TOK_RPAREN, TOK_LBRACKET, TOK_RBRACKET,
+                                            TOK_LBRACE, TOK_RBRACE, TOK_COMMA,    TOK_SEMI,
+                                            TOK_DOT,    TOK_AT,     TOK_QUESTION, TOK_DOLLAR,
+                                            TOK_PLUS,   TOK_MINUS,  TOK_STAR,     TOK_SLASH,
+                                            TOK_PERCENT };
     static const struct {
       char first, second;
       TokKind one, two;
-    } doubles[] = {{':', ':', TOK_COLON, TOK_COLONCOLON}, {'=', '=', TOK_ASSIGN, TOK_EQEQ}, {'!', '=', TOK_BANG, TOK_NE},
-                   {'<', '=', TOK_LT, TOK_LE}, {'>', '=', TOK_GT, TOK_GE}, {'&', '&', TOK_AMP, TOK_AND},
-                   {'|', '|', TOK_PIPE, TOK_OR}};
+    } doubles[] = { { ':', ':', TOK_COLON, TOK_COLONCOLON },
+                    { '=', '=', TOK_ASSIGN, TOK_EQEQ },
+                    { '!', '=', TOK_BANG, TOK_NE },
+                    { '<', '=', TOK_LT, TOK_LE },
+                    { '>', '=', TOK_GT, TOK_GE },
+                    { '&', '&', TOK_AMP, TOK_AND },
+                    { '|', '|', TOK_PIPE, TOK_OR } };
     G_STATIC_ASSERT(G_N_ELEMENTS(single_kinds) == sizeof singles - 1);
     size_t w = 0;
     const char *one = strchr(singles, c);
@@ -177,9 +191,11 @@ GArray *policy_lex(const char *text, GError **error) {
     }
     if (!w) {
       gunichar u = g_utf8_get_char_validated(lx.p, -1);
-      char buf[8] = {0};
-      if (u == (gunichar)-1 || u == (gunichar)-2) g_snprintf(buf, sizeof buf, "\\x%02x", (unsigned char)c);
-      else g_unichar_to_utf8(u, buf);
+      char buf[8] = { 0 };
+      if (u == (gunichar)-1 || u == (gunichar)-2)
+        g_snprintf(buf, sizeof buf, "\\x%02x", (unsigned char)c);
+      else
+        g_unichar_to_utf8(u, buf);
       g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE,
                   POLICY_PARSE_PREFIX "unexpected character `%s` at line %d, column %d", buf,
                   t.line, t.col);
@@ -194,38 +210,44 @@ GArray *policy_lex(const char *text, GError **error) {
 
 /* ---- the token reader ------------------------------------------------------ */
 
-const Token *tok_next(TokReader *r) {
+const Token *tok_next(TokReader *r)
+{
   const Token *t = tok_peek(r);
   if (t->kind != TOK_EOF) r->pos++;
   return t;
 }
 
-bool tok_is_kw(const Token *t, const char *kw) {
+bool tok_is_kw(const Token *t, const char *kw)
+{
   return t->kind == TOK_IDENT && t->len == strlen(kw) && memcmp(t->text, kw, t->len) == 0;
 }
 
-char *tok_show(const Token *t) {
+char *tok_show(const Token *t)
+{
   if (t->kind == TOK_EOF) return g_strdup("end of input");
   if (t->kind == TOK_STRING) return g_strdup_printf("`\"%.*s\"`", (int)t->len, t->text);
   return g_strdup_printf("`%.*s`", (int)t->len, t->text);
 }
 
-void tok_fail(TokReader *r, const Token *t, const char *fmt, ...) {
+void tok_fail(TokReader *r, const Token *t, const char *fmt, ...)
+{
   if (r->err) return;
   va_list ap;
   va_start(ap, fmt);
   g_autofree char *what = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  g_set_error(&r->err, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE, POLICY_PARSE_PREFIX "%s at line %d, column %d", what,
-              t->line, t->col);
+  g_set_error(&r->err, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE,
+              POLICY_PARSE_PREFIX "%s at line %d, column %d", what, t->line, t->col);
 }
 
-void tok_fail_expected(TokReader *r, const Token *t, const char *expected) {
+void tok_fail_expected(TokReader *r, const Token *t, const char *expected)
+{
   g_autofree char *shown = tok_show(t);
   tok_fail(r, t, "unexpected %s%s; expected %s", shown, r->context ? r->context : "", expected);
 }
 
-bool tok_expect(TokReader *r, TokKind k, const char *expected) {
+bool tok_expect(TokReader *r, TokKind k, const char *expected)
+{
   if (r->err) return false;
   if (tok_peek(r)->kind != k) {
     tok_fail_expected(r, tok_peek(r), expected);

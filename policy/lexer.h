@@ -12,11 +12,37 @@ typedef enum {
   TOK_IDENT,
   TOK_STRING, /* text/len = raw body between the quotes, still escaped */
   TOK_INT,    /* ival; int_big when the digits exceed 2^63 */
-  TOK_LPAREN, TOK_RPAREN, TOK_LBRACKET, TOK_RBRACKET, TOK_LBRACE, TOK_RBRACE,
-  TOK_COMMA, TOK_SEMI, TOK_COLON, TOK_COLONCOLON, TOK_DOT, TOK_AT, TOK_QUESTION, TOK_DOLLAR,
-  TOK_EQEQ, TOK_NE, TOK_LT, TOK_LE, TOK_GT, TOK_GE, TOK_ASSIGN,
-  TOK_AND, TOK_OR, TOK_BANG, TOK_PLUS, TOK_MINUS, TOK_STAR, TOK_SLASH, TOK_PERCENT,
-  TOK_PIPE, TOK_AMP,
+  TOK_LPAREN,
+  TOK_RPAREN,
+  TOK_LBRACKET,
+  TOK_RBRACKET,
+  TOK_LBRACE,
+  TOK_RBRACE,
+  TOK_COMMA,
+  TOK_SEMI,
+  TOK_COLON,
+  TOK_COLONCOLON,
+  TOK_DOT,
+  TOK_AT,
+  TOK_QUESTION,
+  TOK_DOLLAR,
+  TOK_EQEQ,
+  TOK_NE,
+  TOK_LT,
+  TOK_LE,
+  TOK_GT,
+  TOK_GE,
+  TOK_ASSIGN,
+  TOK_AND,
+  TOK_OR,
+  TOK_BANG,
+  TOK_PLUS,
+  TOK_MINUS,
+  TOK_STAR,
+  TOK_SLASH,
+  TOK_PERCENT,
+  TOK_PIPE,
+  TOK_AMP,
 } TokKind;
 
 typedef struct {
@@ -44,11 +70,15 @@ typedef struct {
 } TokReader;
 
 /* The token k places ahead (the last, TOK_EOF, past the end). */
-static inline const Token *tok_peek_n(const TokReader *r, size_t k) {
+static inline const Token *tok_peek_n(const TokReader *r, size_t k)
+{
   size_t i = r->pos + k;
   return &r->toks[i < r->ntoks ? i : r->ntoks - 1];
 }
-static inline const Token *tok_peek(const TokReader *r) { return tok_peek_n(r, 0); }
+static inline const Token *tok_peek(const TokReader *r)
+{
+  return tok_peek_n(r, 0);
+}
 /* The current token, stepping past it (never past TOK_EOF). */
 const Token *tok_next(TokReader *r);
 bool tok_is_kw(const Token *t, const char *kw);

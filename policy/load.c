@@ -7,10 +7,11 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK(box-policy-error-quark, box_policy_error)
+G_DEFINE_QUARK(box - policy - error - quark, box_policy_error)
 
 /* The line and column (in characters) of at within text. */
-static void position_of(const char *text, const char *at, int *line, int *col) {
+static void position_of(const char *text, const char *at, int *line, int *col)
+{
   *line = *col = 1;
   for (const char *q = text; q < at; q++) {
     if (*q == '\n') {
@@ -22,7 +23,8 @@ static void position_of(const char *text, const char *at, int *line, int *col) {
   }
 }
 
-static BoxPolicy *policy_alloc(void) {
+static BoxPolicy *policy_alloc(void)
+{
   BoxPolicy *pol = g_new0(BoxPolicy, 1);
   pol->allocs = g_ptr_array_new_with_free_func(g_free);
   pol->warnings = g_ptr_array_new_with_free_func(g_free);
@@ -30,9 +32,13 @@ static BoxPolicy *policy_alloc(void) {
   return pol;
 }
 
-BoxPolicy *box_policy_new_empty(void) { return policy_alloc(); }
+BoxPolicy *box_policy_new_empty(void)
+{
+  return policy_alloc();
+}
 
-void box_policy_free(BoxPolicy *policy) {
+void box_policy_free(BoxPolicy *policy)
+{
   if (!policy) return;
   policy_temporal_free(policy);
   g_ptr_array_free(policy->formulas, TRUE);
@@ -42,9 +48,13 @@ void box_policy_free(BoxPolicy *policy) {
   g_free(policy);
 }
 
-const GPtrArray *box_policy_warnings(const BoxPolicy *policy) { return policy->warnings; }
+const GPtrArray *box_policy_warnings(const BoxPolicy *policy)
+{
+  return policy->warnings;
+}
 
-BoxPolicy *box_policy_load_string(const char *text, const char *operator_home, GError **error) {
+BoxPolicy *box_policy_load_string(const char *text, const char *operator_home, GError **error)
+{
   g_return_val_if_fail(text != NULL, NULL);
   if (!g_utf8_validate(text, -1, NULL)) {
     const char *end = NULL;
@@ -52,7 +62,8 @@ BoxPolicy *box_policy_load_string(const char *text, const char *operator_home, G
     int line, col;
     position_of(text, end, &line, &col);
     g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE,
-                POLICY_PARSE_PREFIX "the policy source is not valid UTF-8 at line %d, column %d", line, col);
+                POLICY_PARSE_PREFIX "the policy source is not valid UTF-8 at line %d, column %d",
+                line, col);
     return NULL;
   }
   BoxPolicy *pol = policy_alloc();
@@ -67,12 +78,14 @@ BoxPolicy *box_policy_load_string(const char *text, const char *operator_home, G
   return pol;
 }
 
-BoxPolicy *box_policy_load_file(const char *path, const char *operator_home, GError **error) {
+BoxPolicy *box_policy_load_file(const char *path, const char *operator_home, GError **error)
+{
   char *text = NULL;
   gsize len = 0;
   GError *e = NULL;
   if (!g_file_get_contents(path, &text, &len, &e)) {
-    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "cannot read the policy file: %s", e->message);
+    g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_IO, "cannot read the policy file: %s",
+                e->message);
     g_error_free(e);
     return NULL;
   }
@@ -81,7 +94,8 @@ BoxPolicy *box_policy_load_file(const char *path, const char *operator_home, GEr
     int line, col;
     position_of(text, nul, &line, &col);
     g_set_error(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE,
-                POLICY_PARSE_PREFIX "the policy source contains a NUL byte at line %d, column %d", line, col);
+                POLICY_PARSE_PREFIX "the policy source contains a NUL byte at line %d, column %d",
+                line, col);
     g_free(text);
     return NULL;
   }

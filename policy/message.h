@@ -12,7 +12,8 @@ void policy_escape_annotation(GString *out, const char *s);
 const char *policy_resource_label_borrowed(const char *action, json_object *input, char **owned);
 /* d's message, in a buffer the thread keeps (valid until its next message)
  * or, when it is capped, in *capped, which the caller frees. */
-const char *policy_build_message(const BoxDecision *d, const Rule *const *forbids, size_t nforbids, char **capped);
+const char *policy_build_message(const BoxDecision *d, const Rule *const *forbids, size_t nforbids,
+                                 char **capped);
 char *policy_cap_utf8(const char *s, size_t max, const char *suffix);
 
 /* `rule @id("x")`, or "the permit rule with no @id", for load errors;

@@ -16,11 +16,13 @@ typedef struct {
   GPtrArray *inline_tf; /* the rule being parsed: its inline `temporal { … }` blocks (TFormula*) */
 } Parser;
 
-static char *own_strndup(Parser *p, const char *s, size_t n) {
+static char *own_strndup(Parser *p, const char *s, size_t n)
+{
   return policy_own(p->pol, g_strndup(s, n));
 }
 
-static Expr *new_expr(Parser *p, ExprKind k, const Token *at) {
+static Expr *new_expr(Parser *p, ExprKind k, const Token *at)
+{
   Expr *e = policy_own(p->pol, g_new0(Expr, 1));
   e->kind = k;
   e->line = at->line;
@@ -30,7 +32,8 @@ static Expr *new_expr(Parser *p, ExprKind k, const Token *at) {
 
 /* Past the current token (`[`, `like`), the string literal that must
  * follow it; NULL, failed with why, where it is something else. */
-static const Token *string_after(Parser *p, const char *why) {
+static const Token *string_after(Parser *p, const char *why)
+{
   tok_next(&p->r);
   const Token *s = tok_next(&p->r);
   if (s->kind != TOK_STRING) {
@@ -45,7 +48,8 @@ static const Token *string_after(Parser *p, const char *why) {
 static Expr *deep(Parser *p, Expr *e);
 
 /* a OP b at t's place, checked for depth like every node a loop chains */
-static Expr *binary(Parser *p, ExprKind k, const Token *t, Expr *a, Expr *b) {
+static Expr *binary(Parser *p, ExprKind k, const Token *t, Expr *a, Expr *b)
+{
   Expr *m = new_expr(p, k, t);
   m->a = a;
   m->b = b;
@@ -54,10 +58,11 @@ static Expr *binary(Parser *p, ExprKind k, const Token *t, Expr *a, Expr *b) {
 
 /* Records e's height and refuses trees too deep to evaluate on a thread's
  * stack (left-deep chains such as a && b && c ... are built by loops). */
-static Expr *deep(Parser *p, Expr *e) {
+static Expr *deep(Parser *p, Expr *e)
+{
   if (!e) return NULL;
   int d = 0;
-  const Expr *kids[3] = {e->a, e->b, e->c};
+  const Expr *kids[3] = { e->a, e->b, e->c };
   for (int i = 0; i < 3; i++)
     if (kids[i] && kids[i]->height > d) d = kids[i]->height;
   for (size_t i = 0; e->items && i < e->nitems; i++)
@@ -66,7 +71,8 @@ static Expr *deep(Parser *p, Expr *e) {
   if (e->height > MAX_TREE_DEPTH) {
     if (!p->r.err)
       g_set_error(&p->r.err, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE,
-                  POLICY_PARSE_PREFIX "expression nests too deeply at line %d, column %d", e->line, e->col);
+                  POLICY_PARSE_PREFIX "expression nests too deeply at line %d, column %d", e->line,
+                  e->col);
     return NULL;
   }
   return e;
@@ -76,7 +82,8 @@ static Expr *deep(Parser *p, Expr *e) {
  * unescaped `*` is a wildcard and `\*` a literal star; *wild receives a
  * per-byte wildcard map. */
 static bool decode_string(Parser *p, const Token *t, bool pattern, char **out, size_t *outlen,
-                          unsigned char **wild) {
+                          unsigned char **wild)
+{
   GString *s = g_string_sized_new(t->len + 1);
   GByteArray *w = pattern ? g_byte_array_new() : NULL;
   const char *q = t->text, *end = t->text + t->len;
@@ -97,9 +104,7 @@ static bool decode_string(Parser *p, const Token *t, bool pattern, char **out, s
       case '\'': lit = '\''; break;
       case '*': lit = '*'; break;
       case 'u': have = false; break;
-      default:
-        tok_fail(&p->r, t, "invalid escape `\\%c` in string literal", e ? e : ' ');
-        goto bad;
+      default: tok_fail(&p->r, t, "invalid escape `\\%c` in string literal", e ? e : ' '); goto bad;
       }
       if (have) {
         g_string_append_c(s, lit);
@@ -124,15 +129,18 @@ static bool decode_string(Parser *p, const Token *t, bool pattern, char **out, s
         h++;
         nd++;
       }
-      if (h >= end || *h != '}' || nd == 0 || nd > 6 || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
-        tok_fail(&p->r, t, "invalid unicode escape in string literal; write `\\u{HEX}` with 1 to 6 hex digits naming a Unicode scalar value");
+      if (h >= end || *h != '}' || nd == 0 || nd > 6 || v > 0x10FFFF ||
+          (v >= 0xD800 && v <= 0xDFFF)) {
+        tok_fail(&p->r, t,
+                 "invalid unicode escape in string literal; write `\\u{HEX}` with 1 to 6 hex "
+                 "digits naming a Unicode scalar value");
         goto bad;
       }
       char buf[8];
       int n = g_unichar_to_utf8(v, buf);
       g_string_append_len(s, buf, n);
       if (w) {
-        guint8 z[8] = {0};
+        guint8 z[8] = { 0 };
         g_byte_array_append(w, z, (guint)n);
       }
       q = h + 1;
@@ -159,9 +167,10 @@ bad:
   return false;
 }
 
-static const char *const reserved_words[] = {"true", "false", "if", "then", "else", "in",
-                                             "is", "like", "has", "__cedar", NULL};
-static bool is_reserved(const Token *t) {
+static const char *const reserved_words[] = { "true", "false", "if",  "then",    "else", "in",
+                                              "is",   "like",  "has", "__cedar", NULL };
+static bool is_reserved(const Token *t)
+{
   for (int i = 0; reserved_words[i]; i++)
     if (tok_is_kw(t, reserved_words[i])) return true;
   return false;
@@ -169,7 +178,8 @@ static bool is_reserved(const Token *t) {
 
 /* One identifier of an `A::B` path, appended to path after its "::";
  * fails naming what was expected where the token is something else. */
-static bool path_segment(Parser *p, GString *path, const char *expected) {
+static bool path_segment(Parser *p, GString *path, const char *expected)
+{
   const Token *id = tok_peek(&p->r);
   if (id->kind != TOK_IDENT) {
     tok_fail_expected(&p->r, id, expected);
@@ -182,11 +192,13 @@ static bool path_segment(Parser *p, GString *path, const char *expected) {
 }
 
 /* Parses `A::B::"id"` where the first identifier is at the cursor. */
-static Expr *parse_entity_ref(Parser *p) {
+static Expr *parse_entity_ref(Parser *p)
+{
   const Token *first = tok_peek(&p->r);
   GString *type = g_string_new(NULL);
   for (;;) {
-    if (!path_segment(p, type, "an identifier or a quoted entity id") || !tok_expect(&p->r, TOK_COLONCOLON, "`::`")) {
+    if (!path_segment(p, type, "an identifier or a quoted entity id") ||
+        !tok_expect(&p->r, TOK_COLONCOLON, "`::`")) {
       g_string_free(type, TRUE);
       return NULL;
     }
@@ -211,7 +223,8 @@ static Expr *parse_entity_ref(Parser *p) {
 
 static Expr *parse_expr(Parser *p);
 
-static Expr **parse_list(Parser *p, TokKind close, size_t *n) {
+static Expr **parse_list(Parser *p, TokKind close, size_t *n)
+{
   GPtrArray *a = g_ptr_array_new();
   while (!p->r.err && tok_peek(&p->r)->kind != close) {
     Expr *e = parse_expr(p);
@@ -222,7 +235,8 @@ static Expr **parse_list(Parser *p, TokKind close, size_t *n) {
       continue;
     }
     if (tok_peek(&p->r)->kind != close) {
-      tok_fail_expected(&p->r, tok_peek(&p->r), close == TOK_RBRACKET ? "`,` or `]`" : "`,` or `)`");
+      tok_fail_expected(&p->r, tok_peek(&p->r),
+                        close == TOK_RBRACKET ? "`,` or `]`" : "`,` or `)`");
       break;
     }
   }
@@ -234,7 +248,8 @@ static Expr **parse_list(Parser *p, TokKind close, size_t *n) {
   return p->r.err ? NULL : items;
 }
 
-static Expr *parse_primary(Parser *p) {
+static Expr *parse_primary(Parser *p)
+{
   const Token *t = tok_peek(&p->r);
   switch (t->kind) {
   case TOK_INT: {
@@ -273,7 +288,8 @@ static Expr *parse_primary(Parser *p) {
       const Token *k = tok_next(&p->r);
       char *key = NULL;
       size_t klen = 0;
-      if (k->kind == TOK_IDENT) key = own_strndup(p, k->text, k->len);
+      if (k->kind == TOK_IDENT)
+        key = own_strndup(p, k->text, k->len);
       else if (k->kind == TOK_STRING) {
         if (!decode_string(p, k, false, &key, &klen, NULL)) break;
       } else {
@@ -281,14 +297,17 @@ static Expr *parse_primary(Parser *p) {
         break;
       }
       for (guint i = 0; i < keys->len; i++)
-        if (strcmp(keys->pdata[i], key) == 0) tok_fail(&p->r, k, "duplicate key `%s` in record literal", key);
+        if (strcmp(keys->pdata[i], key) == 0)
+          tok_fail(&p->r, k, "duplicate key `%s` in record literal", key);
       if (!tok_expect(&p->r, TOK_COLON, "`:`")) break;
       Expr *v = parse_expr(p);
       if (!v) break;
       g_ptr_array_add(keys, key);
       g_ptr_array_add(vals, v);
-      if (tok_peek(&p->r)->kind == TOK_COMMA) tok_next(&p->r);
-      else if (tok_peek(&p->r)->kind != TOK_RBRACE) tok_fail_expected(&p->r, tok_peek(&p->r), "`,` or `}`");
+      if (tok_peek(&p->r)->kind == TOK_COMMA)
+        tok_next(&p->r);
+      else if (tok_peek(&p->r)->kind != TOK_RBRACE)
+        tok_fail_expected(&p->r, tok_peek(&p->r), "`,` or `}`");
     }
     if (!p->r.err) tok_next(&p->r);
     e->nitems = keys->len;
@@ -313,10 +332,11 @@ static Expr *parse_primary(Parser *p) {
     if (tok_peek_n(&p->r, 1)->kind == TOK_COLONCOLON) {
       /* Ns::Fn(args) is an information provider call */
       size_t q = p->r.pos;
-      while (q + 2 < p->r.ntoks && p->r.toks[q].kind == TOK_IDENT && p->r.toks[q + 1].kind == TOK_COLONCOLON &&
-             p->r.toks[q + 2].kind == TOK_IDENT)
+      while (q + 2 < p->r.ntoks && p->r.toks[q].kind == TOK_IDENT &&
+             p->r.toks[q + 1].kind == TOK_COLONCOLON && p->r.toks[q + 2].kind == TOK_IDENT)
         q += 2;
-      if (q + 1 < p->r.ntoks && p->r.toks[q].kind == TOK_IDENT && p->r.toks[q + 1].kind == TOK_LPAREN) {
+      if (q + 1 < p->r.ntoks && p->r.toks[q].kind == TOK_IDENT &&
+          p->r.toks[q + 1].kind == TOK_LPAREN) {
         if (!p->provider_line) {
           p->provider_line = t->line;
           p->provider_col = t->col;
@@ -341,7 +361,7 @@ static Expr *parse_primary(Parser *p) {
       return e;
     }
     if (tok_peek_n(&p->r, 1)->kind == TOK_LPAREN) {
-      static const char *const exts[] = {"decimal", "ip", "datetime", "duration"};
+      static const char *const exts[] = { "decimal", "ip", "datetime", "duration" };
       for (int i = 0; i < 4; i++) {
         if (!tok_is_kw(t, exts[i])) continue;
         tok_next(&p->r);
@@ -362,7 +382,7 @@ static Expr *parse_primary(Parser *p) {
       tok_fail(&p->r, t, "unknown function `%.*s`", (int)t->len, t->text);
       return NULL;
     }
-    static const char *const vars[] = {"principal", "action", "resource", "context"};
+    static const char *const vars[] = { "principal", "action", "resource", "context" };
     for (int i = 0; i < 4; i++) {
       if (tok_is_kw(t, vars[i])) {
         tok_next(&p->r);
@@ -377,13 +397,12 @@ static Expr *parse_primary(Parser *p) {
   case TOK_QUESTION:
     tok_fail(&p->r, t, "policy is not static: template slots are not supported");
     return NULL;
-  default:
-    tok_fail_expected(&p->r, t, "an expression");
-    return NULL;
+  default: tok_fail_expected(&p->r, t, "an expression"); return NULL;
   }
 }
 
-static Expr *parse_member(Parser *p) {
+static Expr *parse_member(Parser *p)
+{
   Expr *e = parse_primary(p);
   while (e && !p->r.err) {
     const Token *t = tok_peek(&p->r);
@@ -401,17 +420,35 @@ static Expr *parse_member(Parser *p) {
         size_t nargs = 0;
         Expr **args = parse_list(p, TOK_RPAREN, &nargs);
         if (p->r.err) return NULL;
-        static const struct { const char *name; MethodKind m; size_t args; } methods[] = {
-            {"contains", M_CONTAINS, 1}, {"containsAll", M_CONTAINS_ALL, 1},
-            {"containsAny", M_CONTAINS_ANY, 1}, {"isEmpty", M_IS_EMPTY, 0},
-            {"lessThan", M_LESS_THAN, 1}, {"lessThanOrEqual", M_LESS_THAN_OR_EQUAL, 1},
-            {"greaterThan", M_GREATER_THAN, 1}, {"greaterThanOrEqual", M_GREATER_THAN_OR_EQUAL, 1},
-            {"isIpv4", M_IS_IPV4, 0}, {"isIpv6", M_IS_IPV6, 0}, {"isLoopback", M_IS_LOOPBACK, 0},
-            {"isMulticast", M_IS_MULTICAST, 0}, {"isInRange", M_IS_IN_RANGE, 1},
-            {"offset", M_OFFSET, 1}, {"durationSince", M_DURATION_SINCE, 1}, {"toDate", M_TO_DATE, 0},
-            {"toTime", M_TO_TIME, 0}, {"toMilliseconds", M_TO_MILLISECONDS, 0},
-            {"toSeconds", M_TO_SECONDS, 0}, {"toMinutes", M_TO_MINUTES, 0}, {"toHours", M_TO_HOURS, 0},
-            {"toDays", M_TO_DAYS, 0}, {"getTag", M_GET_TAG, 1}, {"hasTag", M_HAS_TAG, 1},
+        static const struct {
+          const char *name;
+          MethodKind m;
+          size_t args;
+        } methods[] = {
+          { "contains", M_CONTAINS, 1 },
+          { "containsAll", M_CONTAINS_ALL, 1 },
+          { "containsAny", M_CONTAINS_ANY, 1 },
+          { "isEmpty", M_IS_EMPTY, 0 },
+          { "lessThan", M_LESS_THAN, 1 },
+          { "lessThanOrEqual", M_LESS_THAN_OR_EQUAL, 1 },
+          { "greaterThan", M_GREATER_THAN, 1 },
+          { "greaterThanOrEqual", M_GREATER_THAN_OR_EQUAL, 1 },
+          { "isIpv4", M_IS_IPV4, 0 },
+          { "isIpv6", M_IS_IPV6, 0 },
+          { "isLoopback", M_IS_LOOPBACK, 0 },
+          { "isMulticast", M_IS_MULTICAST, 0 },
+          { "isInRange", M_IS_IN_RANGE, 1 },
+          { "offset", M_OFFSET, 1 },
+          { "durationSince", M_DURATION_SINCE, 1 },
+          { "toDate", M_TO_DATE, 0 },
+          { "toTime", M_TO_TIME, 0 },
+          { "toMilliseconds", M_TO_MILLISECONDS, 0 },
+          { "toSeconds", M_TO_SECONDS, 0 },
+          { "toMinutes", M_TO_MINUTES, 0 },
+          { "toHours", M_TO_HOURS, 0 },
+          { "toDays", M_TO_DAYS, 0 },
+          { "getTag", M_GET_TAG, 1 },
+          { "hasTag", M_HAS_TAG, 1 },
         };
         size_t want = 0;
         bool found = false;
@@ -428,8 +465,8 @@ static Expr *parse_member(Parser *p) {
           return NULL;
         }
         if (nargs != want) {
-          tok_fail(&p->r, lp, "`%.*s` takes %zu argument%s, found %zu", (int)name->len, name->text, want,
-                  want == 1 ? "" : "s", nargs);
+          tok_fail(&p->r, lp, "`%.*s` takes %zu argument%s, found %zu", (int)name->len, name->text,
+                   want, want == 1 ? "" : "s", nargs);
           return NULL;
         }
         m->b = want ? args[0] : NULL;
@@ -459,7 +496,8 @@ static Expr *parse_member(Parser *p) {
   return p->r.err ? NULL : e;
 }
 
-static Expr *parse_unary(Parser *p) {
+static Expr *parse_unary(Parser *p)
+{
   const Token *t = tok_peek(&p->r);
   if (t->kind == TOK_BANG || t->kind == TOK_MINUS) {
     TokKind k = t->kind;
@@ -509,7 +547,8 @@ typedef int (*BinaryKind)(Parser *p, const Token *t);
 
 /* operand (op operand)*, folded to the left: the chains of *, +/-, && and
  * || are built by this loop rather than by recursion. */
-static Expr *left_chain(Parser *p, Expr *(*operand)(Parser *), BinaryKind kind_of) {
+static Expr *left_chain(Parser *p, Expr *(*operand)(Parser *), BinaryKind kind_of)
+{
   Expr *e = operand(p);
   while (e && !p->r.err) {
     const Token *t = tok_peek(&p->r);
@@ -524,7 +563,8 @@ static Expr *left_chain(Parser *p, Expr *(*operand)(Parser *), BinaryKind kind_o
   return p->r.err ? NULL : e;
 }
 
-static int mul_kind(Parser *p, const Token *t) {
+static int mul_kind(Parser *p, const Token *t)
+{
   if (t->kind == TOK_SLASH || t->kind == TOK_PERCENT) {
     tok_fail(&p->r, t, "`%s` is not a supported operator", t->kind == TOK_SLASH ? "/" : "%");
     return -1;
@@ -532,26 +572,36 @@ static int mul_kind(Parser *p, const Token *t) {
   return t->kind == TOK_STAR ? E_MUL : -1;
 }
 
-static int add_kind(Parser *p, const Token *t) {
+static int add_kind(Parser *p, const Token *t)
+{
   (void)p;
   return t->kind == TOK_PLUS ? E_ADD : t->kind == TOK_MINUS ? E_SUB : -1;
 }
 
-static int and_kind(Parser *p, const Token *t) {
+static int and_kind(Parser *p, const Token *t)
+{
   (void)p;
   return t->kind == TOK_AND ? E_AND : -1;
 }
 
-static int or_kind(Parser *p, const Token *t) {
+static int or_kind(Parser *p, const Token *t)
+{
   (void)p;
   return t->kind == TOK_OR ? E_OR : -1;
 }
 
-static Expr *parse_mul(Parser *p) { return left_chain(p, parse_unary, mul_kind); }
+static Expr *parse_mul(Parser *p)
+{
+  return left_chain(p, parse_unary, mul_kind);
+}
 
-static Expr *parse_add(Parser *p) { return left_chain(p, parse_mul, add_kind); }
+static Expr *parse_add(Parser *p)
+{
+  return left_chain(p, parse_mul, add_kind);
+}
 
-static char *parse_type_path(Parser *p) {
+static char *parse_type_path(Parser *p)
+{
   GString *s = g_string_new(NULL);
   for (;;) {
     if (!path_segment(p, s, "an entity type")) {
@@ -564,7 +614,8 @@ static char *parse_type_path(Parser *p) {
   return policy_own(p->pol, g_string_free(s, FALSE));
 }
 
-static Expr *parse_rel(Parser *p) {
+static Expr *parse_rel(Parser *p)
+{
   Expr *e = parse_add(p);
   if (!e || p->r.err) return NULL;
   const Token *t = tok_peek(&p->r);
@@ -576,11 +627,12 @@ static Expr *parse_rel(Parser *p) {
   case TOK_LE: k = E_LE; break;
   case TOK_GT: k = E_GT; break;
   case TOK_GE: k = E_GE; break;
-  case TOK_ASSIGN:
-    tok_fail(&p->r, t, "unexpected `=`; did you mean `==`?");
-    return NULL;
+  case TOK_ASSIGN: tok_fail(&p->r, t, "unexpected `=`; did you mean `==`?"); return NULL;
   case TOK_IDENT:
-    if (tok_is_kw(t, "in")) { k = E_IN; break; }
+    if (tok_is_kw(t, "in")) {
+      k = E_IN;
+      break;
+    }
     if (tok_is_kw(t, "has")) {
       tok_next(&p->r);
       Expr *h = new_expr(p, E_HAS, t);
@@ -637,8 +689,7 @@ static Expr *parse_rel(Parser *p) {
       return deep(p, l);
     }
     return e;
-  default:
-    return e;
+  default: return e;
   }
   tok_next(&p->r);
   Expr *r = parse_add(p);
@@ -646,19 +697,25 @@ static Expr *parse_rel(Parser *p) {
   return binary(p, k, t, e, r);
 }
 
-static Expr *parse_and(Parser *p) {
+static Expr *parse_and(Parser *p)
+{
   Expr *e = left_chain(p, parse_rel, and_kind);
   if (e && (tok_peek(&p->r)->kind == TOK_AMP || tok_peek(&p->r)->kind == TOK_PIPE)) {
-    tok_fail(&p->r, tok_peek(&p->r), "unexpected `%s`; did you mean `%s%s`?", policy_tok_name(tok_peek(&p->r)->kind),
-            policy_tok_name(tok_peek(&p->r)->kind), policy_tok_name(tok_peek(&p->r)->kind));
+    tok_fail(&p->r, tok_peek(&p->r), "unexpected `%s`; did you mean `%s%s`?",
+             policy_tok_name(tok_peek(&p->r)->kind), policy_tok_name(tok_peek(&p->r)->kind),
+             policy_tok_name(tok_peek(&p->r)->kind));
     return NULL;
   }
   return p->r.err ? NULL : e;
 }
 
-static Expr *parse_or(Parser *p) { return left_chain(p, parse_and, or_kind); }
+static Expr *parse_or(Parser *p)
+{
+  return left_chain(p, parse_and, or_kind);
+}
 
-static Expr *parse_expr(Parser *p) {
+static Expr *parse_expr(Parser *p)
+{
   if (p->r.err) return NULL;
   if (++p->depth > MAX_DEPTH) {
     tok_fail(&p->r, tok_peek(&p->r), "expression nests too deeply");
@@ -670,11 +727,15 @@ static Expr *parse_expr(Parser *p) {
     tok_next(&p->r);
     e = new_expr(p, E_IF, t);
     e->a = parse_expr(p);
-    if (e->a && !tok_is_kw(tok_peek(&p->r), "then")) tok_fail_expected(&p->r, tok_peek(&p->r), "`then`");
-    else if (e->a) tok_next(&p->r);
+    if (e->a && !tok_is_kw(tok_peek(&p->r), "then"))
+      tok_fail_expected(&p->r, tok_peek(&p->r), "`then`");
+    else if (e->a)
+      tok_next(&p->r);
     if (!p->r.err) e->b = parse_expr(p);
-    if (e->b && !tok_is_kw(tok_peek(&p->r), "else")) tok_fail_expected(&p->r, tok_peek(&p->r), "`else`");
-    else if (e->b) tok_next(&p->r);
+    if (e->b && !tok_is_kw(tok_peek(&p->r), "else"))
+      tok_fail_expected(&p->r, tok_peek(&p->r), "`else`");
+    else if (e->b)
+      tok_next(&p->r);
     if (!p->r.err) e->c = parse_expr(p);
     e = p->r.err ? NULL : deep(p, e);
   } else {
@@ -688,7 +749,8 @@ static Expr *parse_expr(Parser *p) {
 
 /* The scope's one entity at the cursor, as constraint op. A `?` slot
  * there (where a template could put one) is refused: policies are static. */
-static bool scope_entity(Parser *p, ScopeConstraint *sc, ScopeOp op, bool slot_possible) {
+static bool scope_entity(Parser *p, ScopeConstraint *sc, ScopeOp op, bool slot_possible)
+{
   if (slot_possible && tok_peek(&p->r)->kind == TOK_QUESTION) {
     tok_fail(&p->r, tok_peek(&p->r), "policy is not static: template slots are not supported");
     return false;
@@ -702,12 +764,16 @@ static bool scope_entity(Parser *p, ScopeConstraint *sc, ScopeOp op, bool slot_p
   return true;
 }
 
-static bool parse_scope_item(Parser *p, Rule *r, bool seen[3]) {
+static bool parse_scope_item(Parser *p, Rule *r, bool seen[3])
+{
   const Token *v = tok_next(&p->r);
   int which = -1;
-  if (tok_is_kw(v, "principal")) which = 0;
-  else if (tok_is_kw(v, "action")) which = 1;
-  else if (tok_is_kw(v, "resource")) which = 2;
+  if (tok_is_kw(v, "principal"))
+    which = 0;
+  else if (tok_is_kw(v, "action"))
+    which = 1;
+  else if (tok_is_kw(v, "resource"))
+    which = 2;
   if (v->kind == TOK_QUESTION) {
     tok_fail(&p->r, v, "policy is not static: template slots are not supported");
     return false;
@@ -718,7 +784,8 @@ static bool parse_scope_item(Parser *p, Rule *r, bool seen[3]) {
   }
   if (which < 0) {
     char *s = tok_show(v);
-    tok_fail(&p->r, v, "unexpected scope variable %s; expected `principal`, `action`, or `resource`", s);
+    tok_fail(&p->r, v,
+             "unexpected scope variable %s; expected `principal`, `action`, or `resource`", s);
     g_free(s);
     return false;
   }
@@ -746,8 +813,10 @@ static bool parse_scope_item(Parser *p, Rule *r, bool seen[3]) {
         Expr *e = parse_entity_ref(p);
         if (!e) break;
         g_ptr_array_add(a, e);
-        if (tok_peek(&p->r)->kind == TOK_COMMA) tok_next(&p->r);
-        else if (tok_peek(&p->r)->kind != TOK_RBRACKET) tok_fail_expected(&p->r, tok_peek(&p->r), "`,` or `]`");
+        if (tok_peek(&p->r)->kind == TOK_COMMA)
+          tok_next(&p->r);
+        else if (tok_peek(&p->r)->kind != TOK_RBRACKET)
+          tok_fail_expected(&p->r, tok_peek(&p->r), "`,` or `]`");
       }
       if (!p->r.err) tok_next(&p->r);
       sc->op = SC_IN_SET;
@@ -776,7 +845,7 @@ static bool parse_scope_item(Parser *p, Rule *r, bool seen[3]) {
   }
   if (op->kind == TOK_COLON) {
     tok_fail(&p->r, op, "the legacy form `%.*s : Type` is not supported; write `%.*s is Type`",
-            (int)v->len, v->text, (int)v->len, v->text);
+             (int)v->len, v->text, (int)v->len, v->text);
     return false;
   }
   if (op->kind == TOK_ASSIGN) {
@@ -789,15 +858,17 @@ static bool parse_scope_item(Parser *p, Rule *r, bool seen[3]) {
   return false;
 }
 
-static bool blank(const char *s) {
+static bool blank(const char *s)
+{
   if (!s) return true;
   for (; *s; s++)
     if (!g_ascii_isspace(*s)) return false;
   return true;
 }
 
-static bool parse_policy(Parser *p, int index) {
-  Rule r = {0};
+static bool parse_policy(Parser *p, int index)
+{
+  Rule r = { 0 };
   r.index = index;
   g_ptr_array_set_size(p->inline_tf, 0);
   GArray *anns = g_array_new(FALSE, TRUE, sizeof(Annotation));
@@ -809,7 +880,7 @@ static bool parse_policy(Parser *p, int index) {
       tok_fail_expected(&p->r, k, "an annotation name after `@`");
       goto out;
     }
-    Annotation a = {0};
+    Annotation a = { 0 };
     a.key = own_strndup(p, k->text, k->len);
     a.line = at->line;
     a.col = at->col;
@@ -833,13 +904,16 @@ static bool parse_policy(Parser *p, int index) {
     g_array_append_val(anns, a);
   }
   const Token *eff = tok_next(&p->r);
-  if (tok_is_kw(eff, "permit")) r.forbid = false;
-  else if (tok_is_kw(eff, "forbid")) r.forbid = true;
+  if (tok_is_kw(eff, "permit"))
+    r.forbid = false;
+  else if (tok_is_kw(eff, "forbid"))
+    r.forbid = true;
   else if (tok_is_kw(eff, "def")) {
     tok_fail(&p->r, eff, "macro definitions (`def`) are not supported");
     goto out;
   } else {
-    if (eff->kind == TOK_EOF) tok_fail(&p->r, eff, "unexpected end of input; expected `permit` or `forbid`");
+    if (eff->kind == TOK_EOF)
+      tok_fail(&p->r, eff, "unexpected end of input; expected `permit` or `forbid`");
     else {
       char *s = tok_show(eff);
       tok_fail(&p->r, eff, "policy effect must be `permit` or `forbid`, found %s", s);
@@ -850,7 +924,7 @@ static bool parse_policy(Parser *p, int index) {
   r.line = eff->line;
   r.col = eff->col;
   if (!tok_expect(&p->r, TOK_LPAREN, "`(` to open the scope")) goto out;
-  bool seen[3] = {false, false, false};
+  bool seen[3] = { false, false, false };
   r.principal.line = r.action.line = r.resource.line = eff->line;
   r.principal.col = r.action.col = r.resource.col = eff->col;
   while (tok_peek(&p->r)->kind != TOK_RPAREN) {
@@ -861,7 +935,8 @@ static bool parse_policy(Parser *p, int index) {
       goto out;
     }
     if (!parse_scope_item(p, &r, seen)) goto out;
-    if (tok_peek(&p->r)->kind == TOK_COMMA) tok_next(&p->r);
+    if (tok_peek(&p->r)->kind == TOK_COMMA)
+      tok_next(&p->r);
     else if (tok_peek(&p->r)->kind != TOK_RPAREN) {
       tok_fail_expected(&p->r, tok_peek(&p->r), "`,` or `)`");
       goto out;
@@ -876,8 +951,9 @@ static bool parse_policy(Parser *p, int index) {
     }
     if (tok_is_kw(t, "when") || tok_is_kw(t, "unless")) {
       tok_next(&p->r);
-      if (tok_is_kw(tok_peek(&p->r), "temporal")) { /* `when temporal { … }` (policy/temporal_parse.c) */
-        Clause tc = {tok_is_kw(t, "when"), NULL, true, NULL, NULL};
+      if (tok_is_kw(tok_peek(&p->r),
+                    "temporal")) { /* `when temporal { … }` (policy/temporal_parse.c) */
+        Clause tc = { tok_is_kw(t, "when"), NULL, true, NULL, NULL };
         tc.tf = policy_temporal_parse(p->pol, &p->r);
         if (!tc.tf) goto out;
         r.has_temporal = true;
@@ -885,11 +961,12 @@ static bool parse_policy(Parser *p, int index) {
         continue;
       }
       if (tok_is_kw(tok_peek(&p->r), "guardrails")) {
-        tok_fail(&p->r, tok_peek(&p->r), "a `guardrails` clause is not accepted; write `when { ... }`");
+        tok_fail(&p->r, tok_peek(&p->r),
+                 "a `guardrails` clause is not accepted; write `when { ... }`");
         goto out;
       }
       if (!tok_expect(&p->r, TOK_LBRACE, "`{` to open the condition")) goto out;
-      Clause c = {tok_is_kw(t, "when"), NULL, false, NULL, NULL};
+      Clause c = { tok_is_kw(t, "when"), NULL, false, NULL, NULL };
       c.expr = parse_expr(p);
       if (!c.expr) goto out;
       if (!tok_expect(&p->r, TOK_RBRACE, "`}` to close the condition")) goto out;
@@ -934,10 +1011,13 @@ out:
   return false;
 }
 
-bool policy_parse(BoxPolicy *pol, const char *text, GError **error) {
+bool policy_parse(BoxPolicy *pol, const char *text, GError **error)
+{
   GArray *toks = policy_lex(text, error);
   if (!toks) return false;
-  Parser p = {pol, {(const Token *)toks->data, toks->len, 0, NULL, ""}, 0, 0, 0, g_ptr_array_new()};
+  Parser p = { pol, { (const Token *)toks->data, toks->len, 0, NULL, "" },
+               0,   0,
+               0,   g_ptr_array_new() };
   int index = 0;
   while (tok_peek(&p.r)->kind != TOK_EOF) {
     if (!parse_policy(&p, index++)) break;
@@ -945,8 +1025,8 @@ bool policy_parse(BoxPolicy *pol, const char *text, GError **error) {
   g_ptr_array_free(p.inline_tf, TRUE);
   g_array_free(toks, TRUE);
   if (!p.r.err && p.provider_line)
-    g_set_error(&p.r.err, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE, POLICY_PROVIDER_ERROR " at line %d, column %d",
-                p.provider_line, p.provider_col);
+    g_set_error(&p.r.err, BOX_POLICY_ERROR, BOX_POLICY_ERROR_PARSE,
+                POLICY_PROVIDER_ERROR " at line %d, column %d", p.provider_line, p.provider_col);
   if (p.r.err) {
     g_propagate_error(error, p.r.err);
     return false;

@@ -14,7 +14,8 @@
 
 #define POLICY_PARSE_CLASS "failed to parse policy source: "
 #define POLICY_PARSE_PREFIX POLICY_PARSE_CLASS "dogwood parse: "
-#define POLICY_PROVIDER_ERROR POLICY_PARSE_CLASS "dogwood: information providers are not enabled in this build"
+#define POLICY_PROVIDER_ERROR                                                                      \
+  POLICY_PARSE_CLASS "dogwood: information providers are not enabled in this build"
 #define POLICY_SCHEMA_PREFIX "policy fails schema validation: "
 #define POLICY_UNKNOWN_ACTION_PREFIX "policy references unknown action: "
 #define POLICY_SHARED_ID_PREFIX "policy gives one @id to more than one rule: "
@@ -23,29 +24,68 @@
 #define POLICY_CAP_PREFIX "policy writes a cap as a permit: "
 
 typedef enum {
-  E_BOOL, E_LONG, E_STRING, E_ENTITY, E_VAR, E_SET, E_RECORD,
-  E_IF, E_OR, E_AND, E_NOT, E_NEG,
-  E_EQ, E_NE, E_LT, E_LE, E_GT, E_GE, E_IN,
-  E_ADD, E_SUB, E_MUL,
-  E_HAS, E_LIKE, E_IS,
-  E_GETATTR, E_METHOD,
-  E_EXT,      /* extension constructor decimal/ip/datetime/duration("lit"): ext = kind, a = argument */
+  E_BOOL,
+  E_LONG,
+  E_STRING,
+  E_ENTITY,
+  E_VAR,
+  E_SET,
+  E_RECORD,
+  E_IF,
+  E_OR,
+  E_AND,
+  E_NOT,
+  E_NEG,
+  E_EQ,
+  E_NE,
+  E_LT,
+  E_LE,
+  E_GT,
+  E_GE,
+  E_IN,
+  E_ADD,
+  E_SUB,
+  E_MUL,
+  E_HAS,
+  E_LIKE,
+  E_IS,
+  E_GETATTR,
+  E_METHOD,
+  E_EXT, /* extension constructor decimal/ip/datetime/duration("lit"): ext = kind, a = argument */
   E_TEMPORAL, /* inline `temporal { … }` (§1.3 primary): tf = the parsed body, a Bool */
 } ExprKind;
 
 typedef enum { VAR_PRINCIPAL, VAR_ACTION, VAR_RESOURCE, VAR_CONTEXT } VarKind;
 typedef enum {
-  M_CONTAINS, M_CONTAINS_ALL, M_CONTAINS_ANY, M_IS_EMPTY,
+  M_CONTAINS,
+  M_CONTAINS_ALL,
+  M_CONTAINS_ANY,
+  M_IS_EMPTY,
   /* decimal */
-  M_LESS_THAN, M_LESS_THAN_OR_EQUAL, M_GREATER_THAN, M_GREATER_THAN_OR_EQUAL,
+  M_LESS_THAN,
+  M_LESS_THAN_OR_EQUAL,
+  M_GREATER_THAN,
+  M_GREATER_THAN_OR_EQUAL,
   /* ipaddr */
-  M_IS_IPV4, M_IS_IPV6, M_IS_LOOPBACK, M_IS_MULTICAST, M_IS_IN_RANGE,
+  M_IS_IPV4,
+  M_IS_IPV6,
+  M_IS_LOOPBACK,
+  M_IS_MULTICAST,
+  M_IS_IN_RANGE,
   /* datetime */
-  M_OFFSET, M_DURATION_SINCE, M_TO_DATE, M_TO_TIME,
+  M_OFFSET,
+  M_DURATION_SINCE,
+  M_TO_DATE,
+  M_TO_TIME,
   /* duration */
-  M_TO_MILLISECONDS, M_TO_SECONDS, M_TO_MINUTES, M_TO_HOURS, M_TO_DAYS,
+  M_TO_MILLISECONDS,
+  M_TO_SECONDS,
+  M_TO_MINUTES,
+  M_TO_HOURS,
+  M_TO_DAYS,
   /* entity tags */
-  M_GET_TAG, M_HAS_TAG,
+  M_GET_TAG,
+  M_HAS_TAG,
 } MethodKind;
 
 typedef enum { EXT_DECIMAL, EXT_IP, EXT_DATETIME, EXT_DURATION } ExtKind;
@@ -54,7 +94,7 @@ typedef struct Expr Expr;
 struct Expr {
   ExprKind kind;
   int line, col;
-  Expr *a, *b, *c;     /* operands; E_GETATTR/E_HAS/E_METHOD/E_LIKE/E_IS: a = object */
+  Expr *a, *b, *c; /* operands; E_GETATTR/E_HAS/E_METHOD/E_LIKE/E_IS: a = object */
   bool bval;
   int64_t lval;
   VarKind var;
@@ -79,7 +119,7 @@ typedef enum { SC_ANY, SC_EQ, SC_IN, SC_IS, SC_IS_IN, SC_IN_SET } ScopeOp;
 typedef struct {
   ScopeOp op;
   int line, col;
-  Expr **ents;  /* entity refs (E_ENTITY); SC_IS/SC_IS_IN: ents[0] for the `in` part */
+  Expr **ents; /* entity refs (E_ENTITY); SC_IS/SC_IS_IN: ents[0] for the `in` part */
   size_t nents;
   char *is_type;
 } ScopeConstraint;
@@ -100,14 +140,14 @@ typedef struct {
 } Annotation;
 
 typedef struct {
-  int index;       /* 0-based file position: engine id policy_<index> */
+  int index; /* 0-based file position: engine id policy_<index> */
   bool forbid;
   int line, col;   /* of the effect keyword */
   char *engine_id; /* "policy_N" */
   char *id;        /* non-blank @id value or NULL */
   int id_line, id_col;
   char *description; /* non-blank @description or NULL */
-  char *label;     /* @id if non-blank, else engine_id */
+  char *label;       /* @id if non-blank, else engine_id */
   Annotation *annotations;
   size_t nannotations;
   ScopeConstraint principal, action, resource;
@@ -116,7 +156,8 @@ typedef struct {
   /* filled by schema validation */
   bool applies[POLICY_MAX_ACTIONS];
   bool has_temporal; /* some clause (or inline block) is temporal */
-  struct TFormula **inline_tf; /* inline `temporal { … }` blocks in its conditions, in source order */
+  struct TFormula *
+    *inline_tf; /* inline `temporal { … }` blocks in its conditions, in source order */
   size_t ninline_tf;
 } Rule;
 
@@ -126,14 +167,15 @@ struct BoxPolicy {
   /* per action: the rules that apply to it, in file order (filled at load) */
   const Rule **by_action[POLICY_MAX_ACTIONS];
   size_t nby_action[POLICY_MAX_ACTIONS];
-  GPtrArray *allocs;   /* every AST allocation, freed with the policy */
-  GPtrArray *warnings; /* char* */
-  GPtrArray *formulas; /* every temporal block (TFormula*), in parse order, owned */
+  GPtrArray *allocs;            /* every AST allocation, freed with the policy */
+  GPtrArray *warnings;          /* char* */
+  GPtrArray *formulas;          /* every temporal block (TFormula*), in parse order, owned */
   struct BoxTemporal *temporal; /* the history rules' state (policy/temporal_eval.h), or NULL */
 };
 
 /* Records p in policy->allocs (for freeing) and returns it. */
-static inline void *policy_own(BoxPolicy *policy, void *p) {
+static inline void *policy_own(BoxPolicy *policy, void *p)
+{
   g_ptr_array_add(policy->allocs, p);
   return p;
 }

@@ -17,7 +17,11 @@ G_BEGIN_DECLS
 
 #define BOX_POLICY_ERROR (box_policy_error_quark())
 GQuark box_policy_error_quark(void);
-typedef enum { BOX_POLICY_ERROR_PARSE, BOX_POLICY_ERROR_SCHEMA, BOX_POLICY_ERROR_IO } BoxPolicyErrorCode;
+typedef enum {
+  BOX_POLICY_ERROR_PARSE,
+  BOX_POLICY_ERROR_SCHEMA,
+  BOX_POLICY_ERROR_IO
+} BoxPolicyErrorCode;
 
 typedef struct BoxPolicy BoxPolicy;
 
@@ -46,15 +50,15 @@ typedef enum {
 typedef struct {
   BoxVerdict verdict;
   BoxCause cause;
-  char *action;          /* "fs:read" */
-  char *resource;        /* label of spec/policy.md §3.2 */
-  char *rule;            /* @id, policy_N, "<default-deny>", "enforcement:reach-floor" */
-  char *description;     /* governing rule's @description, or NULL */
-  char *message;         /* "policy denied this operation on '...' [default-deny]: No permit ..." */
-  char *reason;          /* deny only: log reason ("no permit matched", floor text, ...) */
+  char *action;      /* "fs:read" */
+  char *resource;    /* label of spec/policy.md §3.2 */
+  char *rule;        /* @id, policy_N, "<default-deny>", "enforcement:reach-floor" */
+  char *description; /* governing rule's @description, or NULL */
+  char *message;     /* "policy denied this operation on '...' [default-deny]: No permit ..." */
+  char *reason;      /* deny only: log reason ("no permit matched", floor text, ...) */
   GPtrArray *determining_ids; /* char*, may be empty */
-  bool dry_run;          /* asked only to know (Lua's box.decide): logged, never acted on */
-  const void *packed_;   /* private: from box_decision_unpack, the block its strings are in */
+  bool dry_run;               /* asked only to know (Lua's box.decide): logged, never acted on */
+  const void *packed_;        /* private: from box_decision_unpack, the block its strings are in */
 } BoxDecision;
 
 /* Thread-safe; never returns NULL.  input is borrowed. */
@@ -93,7 +97,7 @@ typedef struct {
   BoxCause cause;
   bool dry_run;
   guint nids;
-  size_t size;           /* of the whole block */
+  size_t size; /* of the whole block */
   const char *action, *resource, *rule, *description, *message, *reason;
   const char *ids[];
 } BoxPackedDecision;

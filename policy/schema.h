@@ -17,8 +17,8 @@ typedef struct {
 } FieldDecl;
 
 typedef struct {
-  const char *term;       /* "fs:read" */
-  const char *enum_type;  /* "Box::FsReadOperation" for the operation field, else NULL */
+  const char *term;      /* "fs:read" */
+  const char *enum_type; /* "Box::FsReadOperation" for the operation field, else NULL */
   const FieldDecl *input;
   size_t ninput;
   const FieldDecl *output; /* NULL when the action declares no output */

@@ -18,21 +18,26 @@ typedef struct {
   int nactions;
 } Check;
 
-G_GNUC_PRINTF(4, 5) static void refuse(Check *k, int line, int col, const char *fmt, ...) {
+G_GNUC_PRINTF(4, 5) static void refuse(Check *k, int line, int col, const char *fmt, ...)
+{
   if (k->failed) return;
   k->failed = true;
   va_list ap;
   va_start(ap, fmt);
   char *m = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  g_set_error(k->error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_SCHEMA, POLICY_SCHEMA_PREFIX "%s at line %d, column %d", m,
-              line, col);
+  g_set_error(k->error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_SCHEMA,
+              POLICY_SCHEMA_PREFIX "%s at line %d, column %d", m, line, col);
   g_free(m);
 }
 
-static const char *kind_name(EventKind k) { return k == EV_REQUEST ? "request" : k == EV_RESPONSE ? "response" : "error"; }
+static const char *kind_name(EventKind k)
+{
+  return k == EV_REQUEST ? "request" : k == EV_RESPONSE ? "response" : "error";
+}
 
-static const char *ft_name(FieldType t) {
+static const char *ft_name(FieldType t)
+{
   switch (t) {
   case FT_STRING: return "String";
   case FT_LONG: return "Long";
@@ -43,10 +48,12 @@ static const char *ft_name(FieldType t) {
   return "?";
 }
 
-static void check_window(Check *k, const TForm *f) {
+static void check_window(Check *k, const TForm *f)
+{
   if (f->window > T_MAX_WINDOW_NS)
     refuse(k, f->line, f->col,
-           "temporal window `%s` exceeds the maximum allowed window `24h` set by the event schema's `max_window`; "
+           "temporal window `%s` exceeds the maximum allowed window `24h` set by the event "
+           "schema's `max_window`; "
            "shorten this window to at most `24h`, or raise `max_window` in the event schema",
            f->window_text);
 }
@@ -54,7 +61,8 @@ static void check_window(Check *k, const TForm *f) {
 static void check_term(Check *k, const TTerm *x);
 static void check_form(Check *k, TForm *f);
 
-static void check_field(Check *k, const TForm *p, const TField *fd) {
+static void check_field(Check *k, const TForm *p, const TField *fd)
+{
   const ActionDecl *a = &policy_actions[p->action];
   const char *path = fd->path;
   const FieldDecl *decl = NULL;
@@ -89,44 +97,56 @@ static void check_field(Check *k, const TForm *p, const TField *fd) {
         bool has = policy_enum_has(etype, eid, v->n, &is_enum);
         if (!has)
           refuse(k, fd->term.line, fd->term.col,
-                 "for policy `%s`: entity `%s::\"%s\"` is of an enumerated entity type, but `\"%s\"` is not declared "
+                 "for policy `%s`: entity `%s::\"%s\"` is of an enumerated entity type, but "
+                 "`\"%s\"` is not declared "
                  "as a valid eid",
                  k->rule->engine_id, etype, eid, eid);
         g_free(eid);
         return;
       }
     } else if (decl) {
-      ok = (decl->type == FT_STRING && v->k == TV_STR) || (decl->type == FT_LONG && v->k == TV_LONG) ||
-           (decl->type == FT_BOOL && v->k == TV_BOOL);
+      ok = (decl->type == FT_STRING && v->k == TV_STR) ||
+           (decl->type == FT_LONG && v->k == TV_LONG) || (decl->type == FT_BOOL && v->k == TV_BOOL);
     } else {
       ok = v->k == TV_STR;
     }
     if (!ok)
-      refuse(k, fd->term.line, fd->term.col, "for policy `%s`, field `%s` of `Box::Action::\"%s\"::%s` is %s%s; the value given has another type",
-             k->rule->engine_id, path, a->term, kind_name(p->ev), decl ? ft_name(decl->type) : entity_field ? "entity " : "String",
-             decl ? "" : etype ? etype : "");
+      refuse(k, fd->term.line, fd->term.col,
+             "for policy `%s`, field `%s` of `Box::Action::\"%s\"::%s` is %s%s; the value given "
+             "has another type",
+             k->rule->engine_id, path, a->term, kind_name(p->ev),
+             decl           ? ft_name(decl->type)
+             : entity_field ? "entity "
+                            : "String",
+             decl    ? ""
+             : etype ? etype
+                     : "");
   } else if (fd->term.kind == TT_PRINCIPAL || fd->term.kind == TT_RESOURCE) {
     const char *want = fd->term.kind == TT_PRINCIPAL ? "Box::Agent" : "Box::Resource";
     if (!etype || strcmp(etype, want) != 0)
-      refuse(k, fd->term.line, fd->term.col, "for policy `%s`, field `%s` cannot equal `%s`", k->rule->engine_id, path,
-             fd->term.kind == TT_PRINCIPAL ? "principal" : "resource");
+      refuse(k, fd->term.line, fd->term.col, "for policy `%s`, field `%s` cannot equal `%s`",
+             k->rule->engine_id, path, fd->term.kind == TT_PRINCIPAL ? "principal" : "resource");
   } else {
     check_term(k, &fd->term);
   }
   return;
 unknown:
   refuse(k, fd->term.line, fd->term.col,
-         "for policy `%s`, `%s` is not a field of the event `Box::Action::\"%s\"::%s`%s", k->rule->engine_id, path,
-         a->term, kind_name(p->ev),
-         g_str_has_prefix(path, "output.") && p->ev != EV_RESPONSE ? " (only a ::response carries output)" : "");
+         "for policy `%s`, `%s` is not a field of the event `Box::Action::\"%s\"::%s`%s",
+         k->rule->engine_id, path, a->term, kind_name(p->ev),
+         g_str_has_prefix(path, "output.") && p->ev != EV_RESPONSE
+           ? " (only a ::response carries output)"
+           : "");
 }
 
-static void check_term(Check *k, const TTerm *x) {
+static void check_term(Check *k, const TTerm *x)
+{
   if (x->kind == TT_CTX) {
     for (int i = 0; i < k->nactions; i++) {
       const ActionDecl *a = &policy_actions[k->actions[i]];
       if (!policy_field(a->input, a->ninput, x->ctx, strlen(x->ctx)))
-        refuse(k, x->line, x->col, "for policy `%s`, attribute `input.%s` in context for Box::Action::\"%s\" not found",
+        refuse(k, x->line, x->col,
+               "for policy `%s`, attribute `input.%s` in context for Box::Action::\"%s\" not found",
                k->rule->engine_id, x->ctx, a->term);
     }
   } else if (x->kind == TT_COUNT || x->kind == TT_SUM) {
@@ -134,15 +154,16 @@ static void check_term(Check *k, const TTerm *x) {
   }
 }
 
-static void check_form(Check *k, TForm *f) {
+static void check_form(Check *k, TForm *f)
+{
   switch (f->kind) {
   case TF_PRED:
     for (int i = 0; i < f->nfields; i++) check_field(k, f, &f->fields[i]);
     break;
   case TF_TP:
     if (k->F->var_types[f->var] != VT_TIMEPOINT)
-      refuse(k, f->line, f->col, "for policy `%s`, `tp(%s)` needs a `Timepoint` variable", k->rule->engine_id,
-             k->F->var_names[f->var]);
+      refuse(k, f->line, f->col, "for policy `%s`, `tp(%s)` needs a `Timepoint` variable",
+             k->rule->engine_id, k->F->var_names[f->var]);
     break;
   case TF_CMP:
     check_term(k, f->l);
@@ -162,7 +183,8 @@ static void check_form(Check *k, TForm *f) {
 
 /* variables a term or form mentions (bits) */
 static uint32_t term_uses(const TTerm *x);
-static uint32_t form_uses(TForm *f) {
+static uint32_t form_uses(TForm *f)
+{
   uint32_t u = 0;
   switch (f->kind) {
   case TF_PRED:
@@ -178,7 +200,8 @@ static uint32_t form_uses(TForm *f) {
   f->uses = u;
   return u;
 }
-static uint32_t term_uses(const TTerm *x) {
+static uint32_t term_uses(const TTerm *x)
+{
   if (x->kind == TT_VAR) return 1u << x->var;
   if (x->kind == TT_COUNT || x->kind == TT_SUM) {
     uint32_t u = form_uses(x->body);
@@ -188,7 +211,8 @@ static uint32_t term_uses(const TTerm *x) {
   return 0;
 }
 
-static const char *first_var(const TFormula *F, uint32_t bits) {
+static const char *first_var(const TFormula *F, uint32_t bits)
+{
   for (int v = 0; v < F->nvars; v++)
     if (bits & (1u << v)) return F->var_names[v];
   return "?";
@@ -197,20 +221,23 @@ static const char *first_var(const TFormula *F, uint32_t bits) {
 /* Range restriction and conjunct order (rules 2–4): returns the variables
  * restricted after f, given those restricted before. */
 static uint32_t restrict_form(Check *k, const TForm *f, uint32_t r);
-static uint32_t restrict_term_agg(Check *k, const TTerm *x, uint32_t r) {
+static uint32_t restrict_term_agg(Check *k, const TTerm *x, uint32_t r)
+{
   if (x->kind != TT_COUNT && x->kind != TT_SUM) return r;
   uint32_t fresh = 0;
   for (int i = 0; i < x->nfor; i++) fresh |= 1u << x->forv[i];
   uint32_t after = restrict_form(k, x->body, r & ~fresh);
   if ((after & fresh) != fresh)
     refuse(k, x->line, x->col,
-           "for policy `%s`, the aggregate's variable `%s` is not restricted by a positive atom of its body (an event "
+           "for policy `%s`, the aggregate's variable `%s` is not restricted by a positive atom of "
+           "its body (an event "
            "field, `tp`, or `term == %s`)",
            k->rule->engine_id, first_var(k->F, fresh & ~after), first_var(k->F, fresh & ~after));
   return r;
 }
 
-static uint32_t restrict_form(Check *k, const TForm *f, uint32_t r) {
+static uint32_t restrict_form(Check *k, const TForm *f, uint32_t r)
+{
   switch (f->kind) {
   case TF_PRED:
     for (int i = 0; i < f->nfields; i++)
@@ -226,7 +253,8 @@ static uint32_t restrict_form(Check *k, const TForm *f, uint32_t r) {
     uint32_t un = (ul | ur) & ~r;
     if (un)
       refuse(k, f->line, f->col,
-             "for policy `%s`, variable `%s` is compared before anything restricts it; put the event predicate, `tp` "
+             "for policy `%s`, variable `%s` is compared before anything restricts it; put the "
+             "event predicate, `tp` "
              "or binding equality that binds it first",
              k->rule->engine_id, first_var(k->F, un));
     return r;
@@ -236,7 +264,8 @@ static uint32_t restrict_form(Check *k, const TForm *f, uint32_t r) {
     uint32_t un = f->a->uses & ~r;
     if (un)
       refuse(k, f->line, f->col,
-             "for policy `%s`, variable `%s` is used under `!` before anything restricts it; a negation binds nothing",
+             "for policy `%s`, variable `%s` is used under `!` before anything restricts it; a "
+             "negation binds nothing",
              k->rule->engine_id, first_var(k->F, un));
     restrict_form(k, f->a, r);
     return r;
@@ -248,7 +277,8 @@ static uint32_t restrict_form(Check *k, const TForm *f, uint32_t r) {
     uint32_t un = f->a->uses & ~after;
     if (un)
       refuse(k, f->line, f->col,
-             "for policy `%s`, the left side of `since` uses `%s`, which neither its anchor nor an earlier conjunct "
+             "for policy `%s`, the left side of `since` uses `%s`, which neither its anchor nor an "
+             "earlier conjunct "
              "restricts",
              k->rule->engine_id, first_var(k->F, un));
     restrict_form(k, f->a, after);
@@ -259,7 +289,8 @@ static uint32_t restrict_form(Check *k, const TForm *f, uint32_t r) {
     uint32_t after = restrict_form(k, f->a, r & ~bit);
     if (!(after & bit))
       refuse(k, f->line, f->col,
-             "for policy `%s`, the variable `%s` of `exists` is not restricted by a positive atom of its body",
+             "for policy `%s`, the variable `%s` of `exists` is not restricted by a positive atom "
+             "of its body",
              k->rule->engine_id, k->F->var_names[f->var]);
     return (after & ~bit) | (r & bit);
   }
@@ -269,8 +300,12 @@ static uint32_t restrict_form(Check *k, const TForm *f, uint32_t r) {
 
 /* tp-dependence (rule 6) */
 static bool anchored(const TForm *f);
-static bool term_anchored(const TTerm *x) { return x->kind == TT_COUNT || x->kind == TT_SUM; }
-static bool anchored(const TForm *f) {
+static bool term_anchored(const TTerm *x)
+{
+  return x->kind == TT_COUNT || x->kind == TT_SUM;
+}
+static bool anchored(const TForm *f)
+{
   switch (f->kind) {
   case TF_PRED:
   case TF_TP: return true;
@@ -279,21 +314,25 @@ static bool anchored(const TForm *f) {
   }
 }
 
-static void check_anchored(Check *k, const TForm *f, const char *what) {
+static void check_anchored(Check *k, const TForm *f, const char *what)
+{
   if (!anchored(f))
     refuse(k, f->line, f->col,
-           "for policy `%s`, %s does not depend on the history: it names no event predicate, `tp` or aggregate",
+           "for policy `%s`, %s does not depend on the history: it names no event predicate, `tp` "
+           "or aggregate",
            k->rule->engine_id, what);
 }
 
 static void check_anchors(Check *k, const TForm *f, bool top);
-static void check_anchors_term(Check *k, const TTerm *x) {
+static void check_anchors_term(Check *k, const TTerm *x)
+{
   if (term_anchored(x)) {
     check_anchored(k, x->body, "an aggregate's body");
     check_anchors(k, x->body, false);
   }
 }
-static void check_anchors(Check *k, const TForm *f, bool top) {
+static void check_anchors(Check *k, const TForm *f, bool top)
+{
   switch (f->kind) {
   case TF_AND:
     check_anchors(k, f->a, top);
@@ -323,13 +362,18 @@ static void check_anchors(Check *k, const TForm *f, bool top) {
   if (f->b) check_anchors(k, f->b, false);
 }
 
-static int64_t sat_add(int64_t a, int64_t b) { return a > INT64_MAX - b ? INT64_MAX : a + b; }
+static int64_t sat_add(int64_t a, int64_t b)
+{
+  return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
 
 static int64_t depth_form(const TForm *f);
-static int64_t depth_term(const TTerm *x) {
+static int64_t depth_term(const TTerm *x)
+{
   return (x->kind == TT_COUNT || x->kind == TT_SUM) ? depth_form(x->body) : 0;
 }
-static int64_t depth_form(const TForm *f) {
+static int64_t depth_form(const TForm *f)
+{
   int64_t d = 0;
   switch (f->kind) {
   case TF_PRED:
@@ -345,7 +389,8 @@ static int64_t depth_form(const TForm *f) {
   }
 }
 
-static bool pred_static(const TForm *p, const char *except) {
+static bool pred_static(const TForm *p, const char *except)
+{
   if (p->kind != TF_PRED) return false;
   for (int i = 0; i < p->nfields; i++) {
     TTermKind tk = p->fields[i].term.kind;
@@ -356,7 +401,8 @@ static bool pred_static(const TForm *p, const char *except) {
 }
 
 /* body = (P && tp(t)) or (tp(t) && P): returns P */
-static const TForm *pred_with_tp(const TForm *body, int tvar) {
+static const TForm *pred_with_tp(const TForm *body, int tvar)
+{
   if (body->kind != TF_AND) return NULL;
   const TForm *a = body->a, *b = body->b;
   if (b->kind == TF_TP && b->var == tvar && a->kind == TF_PRED) return a;
@@ -365,7 +411,8 @@ static const TForm *pred_with_tp(const TForm *body, int tvar) {
 }
 
 static void plan_form(BoxTemporal *t, TFormula *F, TForm *f);
-static void plan_term(BoxTemporal *t, TFormula *F, TTerm *x) {
+static void plan_term(BoxTemporal *t, TFormula *F, TTerm *x)
+{
   if (x->kind != TT_COUNT && x->kind != TT_SUM) return;
   plan_form(t, F, x->body);
   if (x->body->kind != TF_FORMERLY) return;
@@ -395,7 +442,8 @@ static void plan_term(BoxTemporal *t, TFormula *F, TTerm *x) {
   }
 }
 
-static void plan_form(BoxTemporal *t, TFormula *F, TForm *f) {
+static void plan_form(BoxTemporal *t, TFormula *F, TForm *f)
+{
   switch (f->kind) {
   case TF_PRED:
     for (int i = 0; i < f->nfields; i++) plan_term(t, F, &f->fields[i].term);
@@ -412,20 +460,22 @@ static void plan_form(BoxTemporal *t, TFormula *F, TForm *f) {
   if (f->kind == TF_FORMERLY && pred_static(f->a, NULL)) {
     f->a->match = temporal_watch(t, f->a, NULL);
     f->fast = FAST_FORMERLY;
-  } else if (f->kind == TF_SINCE && f->a->kind == TF_NOT && pred_static(f->a->a, NULL) && pred_static(f->b, NULL)) {
+  } else if (f->kind == TF_SINCE && f->a->kind == TF_NOT && pred_static(f->a->a, NULL) &&
+             pred_static(f->b, NULL)) {
     f->a->a->match = temporal_watch(t, f->a->a, NULL);
     f->b->match = temporal_watch(t, f->b, NULL);
     f->fast = FAST_SINCE;
   }
 }
 
-bool policy_temporal_validate(BoxPolicy *pol, GError **error) {
+bool policy_temporal_validate(BoxPolicy *pol, GError **error)
+{
   BoxTemporal *t = pol->temporal;
   if (!t) pol->temporal = t = temporal_new(pol);
   /* formulas were added in parse order; attach each to its rule */
   for (size_t i = 0; i < pol->nrules; i++) {
     const Rule *r = &pol->rules[i];
-    Check k = {pol, r, NULL, error, false, {0}, 0};
+    Check k = { pol, r, NULL, error, false, { 0 }, 0 };
     if (r->action.op == SC_ANY) {
       for (size_t a = 0; a < policy_nactions; a++) k.actions[k.nactions++] = (int)a;
     } else {
@@ -455,4 +505,3 @@ bool policy_temporal_validate(BoxPolicy *pol, GError **error) {
   }
   return temporal_register_formulas(t, error);
 }
-

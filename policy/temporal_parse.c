@@ -8,7 +8,7 @@
 #include <string.h>
 
 typedef struct {
-  TokReader *r;        /* the Cedar parser's, reading on from its position */
+  TokReader *r; /* the Cedar parser's, reading on from its position */
   TFormula *f;
   /* binder scope: names visible here, innermost last */
   int scope[T_MAX_VARS * 4];
@@ -16,13 +16,15 @@ typedef struct {
   int gensym;
 } TP;
 
-static void *own(TP *p, void *x) {
+static void *own(TP *p, void *x)
+{
   g_ptr_array_add(p->f->allocs, x);
   return x;
 }
 
 /* Unescapes a string token's body (spec/policy.md §1.1). */
-static char *unescape(TP *p, const Token *t, size_t *len) {
+static char *unescape(TP *p, const Token *t, size_t *len)
+{
   GString *s = g_string_sized_new(t->len);
   for (size_t i = 0; i < t->len; i++) {
     char c = t->text[i];
@@ -36,7 +38,10 @@ static char *unescape(TP *p, const Token *t, size_t *len) {
     case 't': g_string_append_c(s, '\t'); break;
     case 'r': g_string_append_c(s, '\r'); break;
     case '0': g_string_append_c(s, '\0'); break;
-    case '\\': case '"': case '\'': case '*': g_string_append_c(s, e); break;
+    case '\\':
+    case '"':
+    case '\'':
+    case '*': g_string_append_c(s, e); break;
     case 'u': {
       if (i + 1 < t->len && t->text[i + 1] == '{') {
         size_t j = i + 2;
@@ -68,7 +73,8 @@ static char *unescape(TP *p, const Token *t, size_t *len) {
  * when the schema knows them: an unknown one is refused at validation, and
  * interning every name an input invents would grow GLib's quark table for
  * the life of the process. */
-static bool known_path(const char *path) {
+static bool known_path(const char *path)
+{
   if (strcmp(path, "callerPrincipal") == 0 || strcmp(path, "callerResource") == 0 ||
       strcmp(path, "requestId") == 0)
     return true;
@@ -83,15 +89,18 @@ static bool known_path(const char *path) {
   return false;
 }
 
-static const char *intern_path(TP *p, const char *path) {
+static const char *intern_path(TP *p, const char *path)
+{
   return known_path(path) ? g_intern_string(path) : own(p, g_strdup(path));
 }
 
-static const char *intern_type(TP *p, const char *type) {
+static const char *intern_type(TP *p, const char *type)
+{
   return policy_entity_type_known(type) ? g_intern_string(type) : own(p, g_strdup(type));
 }
 
-static int declare(TP *p, const Token *name, const char *text, TVarType type, const char *etype) {
+static int declare(TP *p, const Token *name, const char *text, TVarType type, const char *etype)
+{
   TFormula *f = p->f;
   if (f->nvars >= T_MAX_VARS || p->nscope >= (int)G_N_ELEMENTS(p->scope)) {
     tok_fail(p->r, name, "a temporal body may bind at most %d variables", T_MAX_VARS);
@@ -105,23 +114,28 @@ static int declare(TP *p, const Token *name, const char *text, TVarType type, co
   return v;
 }
 
-static int lookup(TP *p, const char *name) {
+static int lookup(TP *p, const char *name)
+{
   for (int i = p->nscope - 1; i >= 0; i--)
     if (strcmp(p->f->var_names[p->scope[i]], name) == 0) return p->scope[i];
   return -1;
 }
 
 /* TYPE := Timepoint | Long | String | qualified entity type */
-static bool parse_type(TP *p, TVarType *type, char **etype) {
+static bool parse_type(TP *p, TVarType *type, char **etype)
+{
   const Token *t = tok_next(p->r);
   *etype = NULL;
   if (t->kind != TOK_IDENT) {
     tok_fail_expected(p->r, t, "a type (`Timepoint`, `Long`, `String` or an entity type)");
     return false;
   }
-  if (tok_is_kw(t, "Timepoint")) *type = VT_TIMEPOINT;
-  else if (tok_is_kw(t, "Long")) *type = VT_LONG;
-  else if (tok_is_kw(t, "String")) *type = VT_STRING;
+  if (tok_is_kw(t, "Timepoint"))
+    *type = VT_TIMEPOINT;
+  else if (tok_is_kw(t, "Long"))
+    *type = VT_LONG;
+  else if (tok_is_kw(t, "String"))
+    *type = VT_STRING;
   else {
     GString *s = g_string_new(NULL);
     g_string_append_len(s, t->text, (gssize)t->len);
@@ -132,7 +146,9 @@ static bool parse_type(TP *p, TVarType *type, char **etype) {
       g_string_append_len(s, u->text, (gssize)u->len);
     }
     if (!strchr(s->str, ':')) {
-      tok_fail(p->r, t, "unknown type `%s`; expected `Timepoint`, `Long`, `String` or an entity type", s->str);
+      tok_fail(p->r, t,
+               "unknown type `%s`; expected `Timepoint`, `Long`, `String` or an entity type",
+               s->str);
       g_string_free(s, TRUE);
       return false;
     }
@@ -143,7 +159,8 @@ static bool parse_type(TP *p, TVarType *type, char **etype) {
 }
 
 /* "(" NAME ":" TYPE ")" ; declares it */
-static int parse_binder(TP *p) {
+static int parse_binder(TP *p)
+{
   if (!tok_expect(p->r, TOK_LPAREN, "`(` to open a binder")) return -1;
   const Token *name = tok_next(p->r);
   if (name->kind != TOK_IDENT) {
@@ -163,7 +180,8 @@ static int parse_binder(TP *p) {
 
 /* ---- forms ---------------------------------------------------------------- */
 
-static TForm *new_form(TP *p, TFormKind k, const Token *t) {
+static TForm *new_form(TP *p, TFormKind k, const Token *t)
+{
   TForm *f = own(p, g_new0(TForm, 1));
   f->kind = k;
   f->line = t->line;
@@ -171,7 +189,8 @@ static TForm *new_form(TP *p, TFormKind k, const Token *t) {
   return f;
 }
 
-static TTerm *new_term(TP *p, TTermKind k, const Token *t) {
+static TTerm *new_term(TP *p, TTermKind k, const Token *t)
+{
   TTerm *x = own(p, g_new0(TTerm, 1));
   x->kind = k;
   x->line = t->line;
@@ -185,7 +204,8 @@ static bool parse_window_bare(TP *p, TForm *f); /* a window without `within` (ma
 static TTerm *parse_term(TP *p);
 
 /* within INTEGER UNIT */
-static bool parse_window(TP *p, TForm *f) {
+static bool parse_window(TP *p, TForm *f)
+{
   const Token *w = tok_peek(p->r);
   if (!tok_is_kw(w, "within")) {
     tok_fail_expected(p->r, w, "`within` and a window, e.g. `within 1h`");
@@ -195,19 +215,23 @@ static bool parse_window(TP *p, TForm *f) {
   return parse_window_bare(p, f);
 }
 
-static bool at_predicate(TP *p) {
+static bool at_predicate(TP *p)
+{
   /* IDENT {:: IDENT} :: STRING :: IDENT { */
   size_t k = 0;
   if (tok_peek_n(p->r, k)->kind != TOK_IDENT) return false;
   k++;
-  while (tok_peek_n(p->r, k)->kind == TOK_COLONCOLON && tok_peek_n(p->r, k + 1)->kind == TOK_IDENT) k += 2;
-  return tok_peek_n(p->r, k)->kind == TOK_COLONCOLON && tok_peek_n(p->r, k + 1)->kind == TOK_STRING &&
-         tok_peek_n(p->r, k + 2)->kind == TOK_COLONCOLON && tok_peek_n(p->r, k + 3)->kind == TOK_IDENT &&
-         tok_peek_n(p->r, k + 4)->kind == TOK_LBRACE;
+  while (tok_peek_n(p->r, k)->kind == TOK_COLONCOLON && tok_peek_n(p->r, k + 1)->kind == TOK_IDENT)
+    k += 2;
+  return tok_peek_n(p->r, k)->kind == TOK_COLONCOLON &&
+         tok_peek_n(p->r, k + 1)->kind == TOK_STRING &&
+         tok_peek_n(p->r, k + 2)->kind == TOK_COLONCOLON &&
+         tok_peek_n(p->r, k + 3)->kind == TOK_IDENT && tok_peek_n(p->r, k + 4)->kind == TOK_LBRACE;
 }
 
 /* named_args inside { }, appended to f */
-static bool parse_fields(TP *p, TForm *f, GArray *fields) {
+static bool parse_fields(TP *p, TForm *f, GArray *fields)
+{
   if (!tok_expect(p->r, TOK_LBRACE, "`{` to open the predicate's fields")) return false;
   while (tok_peek(p->r)->kind != TOK_RBRACE) {
     const Token *t = tok_next(p->r);
@@ -228,7 +252,7 @@ static bool parse_fields(TP *p, TForm *f, GArray *fields) {
       g_string_append_c(path, '.');
       g_string_append_len(path, u->text, (gssize)u->len);
     }
-    TField fd = {intern_path(p, path->str), {0}};
+    TField fd = { intern_path(p, path->str), { 0 } };
     g_string_free(path, TRUE);
     if (!tok_expect(p->r, TOK_COLON, "`:` after the field name")) return false;
     TTerm *term = parse_term(p);
@@ -239,7 +263,8 @@ static bool parse_fields(TP *p, TForm *f, GArray *fields) {
     }
     fd.term = *term;
     g_array_append_val(fields, fd);
-    if (tok_peek(p->r)->kind == TOK_COMMA) tok_next(p->r);
+    if (tok_peek(p->r)->kind == TOK_COMMA)
+      tok_next(p->r);
     else if (tok_peek(p->r)->kind != TOK_RBRACE) {
       tok_fail_expected(p->r, tok_peek(p->r), "`,` or `}`");
       return false;
@@ -250,7 +275,8 @@ static bool parse_fields(TP *p, TForm *f, GArray *fields) {
   return true;
 }
 
-static TForm *parse_predicate(TP *p) {
+static TForm *parse_predicate(TP *p)
+{
   const Token *start = tok_peek(p->r);
   TForm *f = new_form(p, TF_PRED, start);
   GString *ns = g_string_new(NULL);
@@ -270,16 +296,19 @@ static TForm *parse_predicate(TP *p) {
   const Token *kind = tok_next(p->r);
   char *kindtext = g_strndup(kind->text, kind->len);
   int action = strcmp(ns->str, "Box::Action") == 0 ? policy_action_index(idtext) : -1;
-  int ev = strcmp(kindtext, "request") == 0 ? EV_REQUEST
+  int ev = strcmp(kindtext, "request") == 0    ? EV_REQUEST
            : strcmp(kindtext, "response") == 0 ? EV_RESPONSE
-           : strcmp(kindtext, "error") == 0 ? EV_ERROR : -1;
+           : strcmp(kindtext, "error") == 0    ? EV_ERROR
+                                               : -1;
   if (action < 0 || ev < 0) {
     /* §2.6 rule 7; schema class */
     char *m = g_strdup_printf("(no event kind `%s` derived for action `%s`)", kindtext, idtext);
     if (!p->r->err) {
-      g_set_error(&p->r->err, BOX_POLICY_ERROR, BOX_POLICY_ERROR_SCHEMA,
-                  POLICY_SCHEMA_PREFIX "predicate `%s::\"%s\"::%s` does not name a declared event %s at line %d, column %d",
-                  ns->str, idtext, kindtext, m, start->line, start->col);
+      g_set_error(
+        &p->r->err, BOX_POLICY_ERROR, BOX_POLICY_ERROR_SCHEMA,
+        POLICY_SCHEMA_PREFIX
+        "predicate `%s::\"%s\"::%s` does not name a declared event %s at line %d, column %d",
+        ns->str, idtext, kindtext, m, start->line, start->col);
     }
     g_free(m);
     g_free(kindtext);
@@ -292,19 +321,22 @@ static TForm *parse_predicate(TP *p) {
   f->ev = (EventKind)ev;
   GArray *fields = g_array_new(FALSE, TRUE, sizeof(TField));
   bool ok = parse_fields(p, f, fields);
-  while (ok && tok_peek(p->r)->kind == TOK_LBRACE) ok = parse_fields(p, f, fields); /* refinements */
+  while (ok && tok_peek(p->r)->kind == TOK_LBRACE)
+    ok = parse_fields(p, f, fields); /* refinements */
   f->nfields = (int)fields->len;
   f->fields = own(p, g_array_free(fields, FALSE));
   return ok ? f : NULL;
 }
 
 /* Macro calls of §1.5, expanded in place. */
-static bool is_macro(const Token *t, const Token *n) {
+static bool is_macro(const Token *t, const Token *n)
+{
   return n->kind == TOK_LPAREN && (tok_is_kw(t, "count_within") || tok_is_kw(t, "sum_within") ||
                                    tok_is_kw(t, "count_distinct_within") || tok_is_kw(t, "bind"));
 }
 
-static TForm *formerly_of(TP *p, const Token *at, const TForm *window_src, TForm *body) {
+static TForm *formerly_of(TP *p, const Token *at, const TForm *window_src, TForm *body)
+{
   TForm *f = new_form(p, TF_FORMERLY, at);
   f->window = window_src->window;
   f->window_text = window_src->window_text;
@@ -313,13 +345,14 @@ static TForm *formerly_of(TP *p, const Token *at, const TForm *window_src, TForm
 }
 
 /* count_within(W, S) | sum_within(a, W, S) | count_distinct_within(k, W, S) */
-static TTerm *parse_macro_term(TP *p) {
+static TTerm *parse_macro_term(TP *p)
+{
   const Token *name = tok_next(p->r);
   tok_next(p->r); /* ( */
   TTerm *x = new_term(p, TT_COUNT, name);
   int saved = p->nscope;
   if (tok_is_kw(name, "count_within")) {
-    TForm w = {0};
+    TForm w = { 0 };
     if (!parse_window_bare(p, &w)) return NULL;
     if (!tok_expect(p->r, TOK_COMMA, "`,`")) return NULL;
     char *t = g_strdup_printf("$t%d", p->gensym++);
@@ -347,7 +380,7 @@ static TTerm *parse_macro_term(TP *p) {
     int v = declare(p, vn, vt, sum ? VT_LONG : VT_ANY, NULL);
     g_free(vt);
     if (v < 0 || !tok_expect(p->r, TOK_COMMA, "`,`")) return NULL;
-    TForm w = {0};
+    TForm w = { 0 };
     if (!parse_window_bare(p, &w)) return NULL;
     if (!tok_expect(p->r, TOK_COMMA, "`,`")) return NULL;
     TForm *s = parse_cond(p);
@@ -377,25 +410,29 @@ static TTerm *parse_macro_term(TP *p) {
   return x;
 }
 
-
 /* `( count_within(…) )`: a parenthesized macro call (an aggregate) rather
  * than a parenthesized condition — the token after the call's own `)` is
  * the closing `)`. */
-static bool at_paren_macro(TP *p) {
-  if (tok_peek(p->r)->kind != TOK_LPAREN || !is_macro(tok_peek_n(p->r, 1), tok_peek_n(p->r, 2)) || tok_is_kw(tok_peek_n(p->r, 1), "bind"))
+static bool at_paren_macro(TP *p)
+{
+  if (tok_peek(p->r)->kind != TOK_LPAREN || !is_macro(tok_peek_n(p->r, 1), tok_peek_n(p->r, 2)) ||
+      tok_is_kw(tok_peek_n(p->r, 1), "bind"))
     return false;
   int depth = 0;
   for (size_t k = 2;; k++) {
     const Token *t = tok_peek_n(p->r, k);
     if (t->kind == TOK_EOF) return false;
-    if (t->kind == TOK_LPAREN) depth++;
-    else if (t->kind == TOK_RPAREN && --depth == 0) return tok_peek_n(p->r, k + 1)->kind == TOK_RPAREN;
+    if (t->kind == TOK_LPAREN)
+      depth++;
+    else if (t->kind == TOK_RPAREN && --depth == 0)
+      return tok_peek_n(p->r, k + 1)->kind == TOK_RPAREN;
   }
 }
 
 /* term := entity | "(" agg ")" | agg | INTEGER | -INTEGER | STRING | true | false
  *       | context.input.x | principal | resource | * | _ | NAME | macro */
-static TTerm *parse_agg(TP *p) {
+static TTerm *parse_agg(TP *p)
+{
   const Token *t = tok_next(p->r);
   bool sum = tok_is_kw(t, "sum");
   TTerm *x = new_term(p, sum ? TT_SUM : TT_COUNT, t);
@@ -435,7 +472,8 @@ static TTerm *parse_agg(TP *p) {
     bool in_for = false;
     for (int i = 0; i < x->nfor; i++) in_for |= x->forv[i] == v;
     if (!in_for) {
-      tok_fail(p->r, sumname, "the summed variable `%s` must be bound by the aggregate's `for` list", n);
+      tok_fail(p->r, sumname,
+               "the summed variable `%s` must be bound by the aggregate's `for` list", n);
       g_free(n);
       return NULL;
     }
@@ -447,7 +485,8 @@ static TTerm *parse_agg(TP *p) {
   return x->body ? x : NULL;
 }
 
-static TTerm *parse_term(TP *p) {
+static TTerm *parse_term(TP *p)
+{
   const Token *t = tok_peek(p->r);
   switch (t->kind) {
   case TOK_LPAREN:
@@ -490,17 +529,12 @@ static TTerm *parse_term(TP *p) {
     x->lit.s = unescape(p, t, &x->lit.n);
     return x;
   }
-  case TOK_STAR:
-    tok_next(p->r);
-    return new_term(p, TT_WILD, t);
+  case TOK_STAR: tok_next(p->r); return new_term(p, TT_WILD, t);
   case TOK_LBRACKET:
     tok_fail(p->r, t, "a set term is not supported in a temporal body");
     return NULL;
-  case TOK_IDENT:
-    break;
-  default:
-    tok_fail_expected(p->r, t, "a term");
-    return NULL;
+  case TOK_IDENT: break;
+  default: tok_fail_expected(p->r, t, "a term"); return NULL;
   }
   if (tok_is_kw(t, "count") || tok_is_kw(t, "sum")) return parse_agg(p);
   if (is_macro(t, tok_peek_n(p->r, 1)) && !tok_is_kw(t, "bind")) return parse_macro_term(p);
@@ -559,8 +593,9 @@ static TTerm *parse_term(TP *p) {
       g_string_append_len(path, u->text, (gssize)u->len);
     }
     if (!g_str_has_prefix(path->str, "input.") || strchr(path->str + 6, '.')) {
-      tok_fail(p->r, t, "a temporal body may read only `context.input.<field>`, found `context%s%s`",
-           path->len ? "." : "", path->str);
+      tok_fail(p->r, t,
+               "a temporal body may read only `context.input.<field>`, found `context%s%s`",
+               path->len ? "." : "", path->str);
       g_string_free(path, TRUE);
       return NULL;
     }
@@ -582,8 +617,10 @@ static TTerm *parse_term(TP *p) {
   char *name = g_strndup(t->text, t->len);
   int v = lookup(p, name);
   if (v < 0) {
-    tok_fail(p->r, t, "variable `%s` is not bound; bind it with `exists (%s: T).` or an aggregate's `for`, or write `_` for any value",
-         name, name);
+    tok_fail(p->r, t,
+             "variable `%s` is not bound; bind it with `exists (%s: T).` or an aggregate's `for`, "
+             "or write `_` for any value",
+             name, name);
     g_free(name);
     return NULL;
   }
@@ -593,18 +630,22 @@ static TTerm *parse_term(TP *p) {
   return x;
 }
 
-static bool is_cmp(TokKind k) {
+static bool is_cmp(TokKind k)
+{
   return k == TOK_EQEQ || k == TOK_NE || k == TOK_LT || k == TOK_LE || k == TOK_GT || k == TOK_GE;
 }
 
-static TForm *parse_comparison(TP *p) {
+static TForm *parse_comparison(TP *p)
+{
   const Token *t = tok_peek(p->r);
   TTerm *l = parse_term(p);
   if (!l) return NULL;
   const Token *op = tok_peek(p->r);
   if (!is_cmp(op->kind)) {
-    if (op->kind == TOK_ASSIGN) tok_fail(p->r, op, "unexpected `=`; did you mean `==`?");
-    else tok_fail_expected(p->r, op, "a comparison operator (`==`, `!=`, `<`, `<=`, `>`, `>=`)");
+    if (op->kind == TOK_ASSIGN)
+      tok_fail(p->r, op, "unexpected `=`; did you mean `==`?");
+    else
+      tok_fail_expected(p->r, op, "a comparison operator (`==`, `!=`, `<`, `<=`, `>`, `>=`)");
     return NULL;
   }
   tok_next(p->r);
@@ -613,14 +654,19 @@ static TForm *parse_comparison(TP *p) {
   TForm *f = new_form(p, TF_CMP, t);
   f->l = l;
   f->r = r;
-  f->cmp = op->kind == TOK_EQEQ ? TC_EQ : op->kind == TOK_NE ? TC_NE : op->kind == TOK_LT ? TC_LT
-           : op->kind == TOK_LE ? TC_LE : op->kind == TOK_GT ? TC_GT : TC_GE;
+  f->cmp = op->kind == TOK_EQEQ ? TC_EQ
+           : op->kind == TOK_NE ? TC_NE
+           : op->kind == TOK_LT ? TC_LT
+           : op->kind == TOK_LE ? TC_LE
+           : op->kind == TOK_GT ? TC_GT
+                                : TC_GE;
   return f;
 }
 
 /* `name(ident`: the call's name token in *head, and the identifier that
  * opens its arguments (NULL, failed naming what, where there is none). */
-static const Token *call_ident(TP *p, const Token **head, const char *what) {
+static const Token *call_ident(TP *p, const Token **head, const char *what)
+{
   *head = tok_next(p->r);
   tok_next(p->r); /* ( */
   const Token *n = tok_next(p->r);
@@ -631,12 +677,14 @@ static const Token *call_ident(TP *p, const Token **head, const char *what) {
   return n;
 }
 
-static TForm *parse_tp(TP *p) {
+static TForm *parse_tp(TP *p)
+{
   const Token *t, *n = call_ident(p, &t, "a Timepoint variable");
   if (!n) return NULL;
   char *name = g_strndup(n->text, n->len);
   int v = lookup(p, name);
-  if (v < 0) tok_fail(p->r, n, "variable `%s` is not bound; bind it with `(%s: Timepoint)`", name, name);
+  if (v < 0)
+    tok_fail(p->r, n, "variable `%s` is not bound; bind it with `(%s: Timepoint)`", name, name);
   g_free(name);
   if (v < 0 || !tok_expect(p->r, TOK_RPAREN, "`)` to close `tp`")) return NULL;
   TForm *f = new_form(p, TF_TP, t);
@@ -644,7 +692,8 @@ static TForm *parse_tp(TP *p) {
   return f;
 }
 
-static TForm *parse_exists(TP *p) {
+static TForm *parse_exists(TP *p)
+{
   const Token *t = tok_next(p->r);
   int saved = p->nscope;
   int v = parse_binder(p);
@@ -659,7 +708,8 @@ static TForm *parse_exists(TP *p) {
 }
 
 /* bind(n, A, B) = exists (n: Long). (A == n && B) */
-static TForm *parse_bind(TP *p) {
+static TForm *parse_bind(TP *p)
+{
   const Token *t, *n = call_ident(p, &t, "a variable name");
   if (!n) return NULL;
   int saved = p->nscope;
@@ -687,7 +737,8 @@ static TForm *parse_bind(TP *p) {
   return f;
 }
 
-static TForm *parse_temporal_op(TP *p) {
+static TForm *parse_temporal_op(TP *p)
+{
   const Token *t = tok_next(p->r);
   TForm *f = new_form(p, tok_is_kw(t, "formerly") ? TF_FORMERLY : TF_PREVIOUS, t);
   if (!parse_window(p, f)) return NULL;
@@ -696,9 +747,11 @@ static TForm *parse_temporal_op(TP *p) {
 }
 
 /* atom := "(" cond ")" | tp | call | refinable | comparison */
-static TForm *parse_atom(TP *p) {
+static TForm *parse_atom(TP *p)
+{
   const Token *t = tok_peek(p->r);
-  if (t->kind == TOK_LPAREN && !tok_is_kw(tok_peek_n(p->r, 1), "count") && !tok_is_kw(tok_peek_n(p->r, 1), "sum") && !at_paren_macro(p)) {
+  if (t->kind == TOK_LPAREN && !tok_is_kw(tok_peek_n(p->r, 1), "count") &&
+      !tok_is_kw(tok_peek_n(p->r, 1), "sum") && !at_paren_macro(p)) {
     tok_next(p->r);
     TForm *f = parse_cond(p);
     if (!f || !tok_expect(p->r, TOK_RPAREN, "`)`")) return NULL;
@@ -711,14 +764,18 @@ static TForm *parse_atom(TP *p) {
 }
 
 /* conjunct := comparison | "(" cond ")" | temporal_op | exists | tp | call | refinable */
-static TForm *parse_conjunct(TP *p) {
+static TForm *parse_conjunct(TP *p)
+{
   const Token *t = tok_peek(p->r);
-  if ((tok_is_kw(t, "formerly") || tok_is_kw(t, "previous")) && tok_is_kw(tok_peek_n(p->r, 1), "within")) return parse_temporal_op(p);
+  if ((tok_is_kw(t, "formerly") || tok_is_kw(t, "previous")) &&
+      tok_is_kw(tok_peek_n(p->r, 1), "within"))
+    return parse_temporal_op(p);
   if (tok_is_kw(t, "exists") && tok_peek_n(p->r, 1)->kind == TOK_LPAREN) return parse_exists(p);
   return parse_atom(p);
 }
 
-static TForm *parse_conj_or_since(TP *p) {
+static TForm *parse_conj_or_since(TP *p)
+{
   int nots = 0;
   const Token *first = tok_peek(p->r);
   while (tok_peek(p->r)->kind == TOK_BANG) {
@@ -744,7 +801,8 @@ static TForm *parse_conj_or_since(TP *p) {
   return f;
 }
 
-static TForm *parse_cond(TP *p) {
+static TForm *parse_cond(TP *p)
+{
   TForm *f = parse_conj_or_since(p);
   while (f && !p->r->err) {
     const Token *t = tok_peek(p->r);
@@ -764,10 +822,12 @@ static TForm *parse_cond(TP *p) {
   return p->r->err ? NULL : f;
 }
 
-static bool parse_window_bare(TP *p, TForm *f) {
+static bool parse_window_bare(TP *p, TForm *f)
+{
   const Token *n = tok_next(p->r);
   const Token *u = tok_next(p->r);
-  if (n->kind != TOK_INT || n->int_big || u->kind != TOK_IDENT || u->len != 1 || !strchr("smhd", u->text[0])) {
+  if (n->kind != TOK_INT || n->int_big || u->kind != TOK_IDENT || u->len != 1 ||
+      !strchr("smhd", u->text[0])) {
     tok_fail_expected(p->r, n, "a window such as `60s`, `10m`, `1h` or `1d`");
     return false;
   }
@@ -775,22 +835,26 @@ static bool parse_window_bare(TP *p, TForm *f) {
   f->window_text = own(p, g_strdup_printf("%" G_GUINT64_FORMAT "%c", n->ival, u->text[0]));
   /* larger than 24h is refused at validation with the spec's text; keep
    * the product from overflowing */
-  if (n->ival > (uint64_t)(INT64_MAX / T_NS / mul)) f->window = INT64_MAX;
-  else f->window = (int64_t)n->ival * mul * T_NS;
+  if (n->ival > (uint64_t)(INT64_MAX / T_NS / mul))
+    f->window = INT64_MAX;
+  else
+    f->window = (int64_t)n->ival * mul * T_NS;
   return true;
 }
 
-void policy_temporal_formula_free(TFormula *f) {
+void policy_temporal_formula_free(TFormula *f)
+{
   if (!f) return;
   g_ptr_array_free(f->allocs, TRUE);
   g_free(f->canonical);
   g_free(f);
 }
 
-TFormula *policy_temporal_parse(BoxPolicy *pol, TokReader *r) {
+TFormula *policy_temporal_parse(BoxPolicy *pol, TokReader *r)
+{
   TFormula *f = g_new0(TFormula, 1);
   f->allocs = g_ptr_array_new_with_free_func(g_free);
-  TP p = {r, f, {0}, 0, 0};
+  TP p = { r, f, { 0 }, 0, 0 };
   const char *context = r->context;
   r->context = " in a temporal body";
   const Token *kwt = tok_next(p.r); /* temporal */
@@ -798,7 +862,8 @@ TFormula *policy_temporal_parse(BoxPolicy *pol, TokReader *r) {
   f->col = kwt->col;
   if (tok_expect(p.r, TOK_LBRACE, "`{` to open the temporal body")) {
     f->root = parse_cond(&p);
-    if (f->root) tok_expect(p.r, TOK_RBRACE, "`}` to close the temporal body (a temporal body has no `||`)");
+    if (f->root)
+      tok_expect(p.r, TOK_RBRACE, "`}` to close the temporal body (a temporal body has no `||`)");
   }
   r->context = context;
   if (p.r->err || !f->root) {
@@ -812,7 +877,8 @@ TFormula *policy_temporal_parse(BoxPolicy *pol, TokReader *r) {
 
 /* ---- canonical rendering (§3.5: `1m` ≡ `60s`) ------------------------------- */
 
-static void render_val(GString *s, const TVal *v) {
+static void render_val(GString *s, const TVal *v)
+{
   switch (v->k) {
   case TV_LONG: g_string_append_printf(s, "%" G_GINT64_FORMAT, v->l); break;
   case TV_BOOL: g_string_append(s, v->l ? "true" : "false"); break;
@@ -823,8 +889,10 @@ static void render_val(GString *s, const TVal *v) {
     for (size_t i = 0; i < v->n; i++) {
       char c = v->s[i];
       if (c == '"' || c == '\\') g_string_append_c(s, '\\');
-      if ((unsigned char)c < 0x20) g_string_append_printf(s, "\\u{%x}", (unsigned)c);
-      else g_string_append_c(s, c);
+      if ((unsigned char)c < 0x20)
+        g_string_append_printf(s, "\\u{%x}", (unsigned)c);
+      else
+        g_string_append_c(s, c);
     }
     g_string_append_c(s, '"');
     break;
@@ -834,7 +902,8 @@ static void render_val(GString *s, const TVal *v) {
 
 static void render_form(GString *s, const TFormula *F, const TForm *f);
 
-static void render_term(GString *s, const TFormula *F, const TTerm *x) {
+static void render_term(GString *s, const TFormula *F, const TTerm *x)
+{
   switch (x->kind) {
   case TT_LIT: render_val(s, &x->lit); break;
   case TT_WILD: g_string_append_c(s, '_'); break;
@@ -849,8 +918,11 @@ static void render_term(GString *s, const TFormula *F, const TTerm *x) {
     g_string_append(s, " for ");
     for (int i = 0; i < x->nfor; i++) {
       int v = x->forv[i];
-      const char *ty = F->var_types[v] == VT_TIMEPOINT ? "Timepoint" : F->var_types[v] == VT_LONG ? "Long"
-                       : F->var_types[v] == VT_STRING ? "String" : F->var_types[v] == VT_ENTITY ? F->var_etype[v] : "_";
+      const char *ty = F->var_types[v] == VT_TIMEPOINT ? "Timepoint"
+                       : F->var_types[v] == VT_LONG    ? "Long"
+                       : F->var_types[v] == VT_STRING  ? "String"
+                       : F->var_types[v] == VT_ENTITY  ? F->var_etype[v]
+                                                       : "_";
       g_string_append_printf(s, "%s(v%d: %s)", i ? ", " : "", v, ty);
     }
     g_string_append(s, ". where ");
@@ -860,12 +932,15 @@ static void render_term(GString *s, const TFormula *F, const TTerm *x) {
   }
 }
 
-static void render_form(GString *s, const TFormula *F, const TForm *f) {
-  static const char *const cmps[] = {"==", "!=", "<", "<=", ">", ">="};
+static void render_form(GString *s, const TFormula *F, const TForm *f)
+{
+  static const char *const cmps[] = { "==", "!=", "<", "<=", ">", ">=" };
   switch (f->kind) {
   case TF_PRED:
     g_string_append_printf(s, "Box::Action::\"%s\"::%s{", policy_actions[f->action].term,
-                           f->ev == EV_REQUEST ? "request" : f->ev == EV_RESPONSE ? "response" : "error");
+                           f->ev == EV_REQUEST    ? "request"
+                           : f->ev == EV_RESPONSE ? "response"
+                                                  : "error");
     for (int i = 0; i < f->nfields; i++) {
       g_string_append_printf(s, "%s%s: ", i ? ", " : "", f->fields[i].path);
       render_term(s, F, &f->fields[i].term);
@@ -892,8 +967,8 @@ static void render_form(GString *s, const TFormula *F, const TForm *f) {
     break;
   case TF_FORMERLY:
   case TF_PREVIOUS:
-    g_string_append_printf(s, "%s within %" G_GINT64_FORMAT "s (", f->kind == TF_FORMERLY ? "formerly" : "previous",
-                           f->window / T_NS);
+    g_string_append_printf(s, "%s within %" G_GINT64_FORMAT "s (",
+                           f->kind == TF_FORMERLY ? "formerly" : "previous", f->window / T_NS);
     render_form(s, F, f->a);
     g_string_append_c(s, ')');
     break;
@@ -912,7 +987,8 @@ static void render_form(GString *s, const TFormula *F, const TForm *f) {
   }
 }
 
-char *policy_temporal_render(const TFormula *f) {
+char *policy_temporal_render(const TFormula *f)
+{
   GString *s = g_string_new(NULL);
   render_form(s, f, f->root);
   return g_string_free(s, FALSE);

@@ -9,8 +9,18 @@
 #include <string.h>
 
 typedef enum {
-  TY_BOOL, TY_TRUE, TY_FALSE, TY_LONG, TY_STRING, TY_ENTITY, TY_SET, TY_RECORD,
-  TY_DECIMAL, TY_IP, TY_DATETIME, TY_DURATION,
+  TY_BOOL,
+  TY_TRUE,
+  TY_FALSE,
+  TY_LONG,
+  TY_STRING,
+  TY_ENTITY,
+  TY_SET,
+  TY_RECORD,
+  TY_DECIMAL,
+  TY_IP,
+  TY_DATETIME,
+  TY_DURATION,
 } TyKind;
 
 /* record shapes: the context record, context.input, context.output, a literal */
@@ -41,57 +51,68 @@ typedef struct {
   bool failed;      /* one error per rule */
 } Tc;
 
-static bool caps_has(const Caps *c, int level, const char *name) {
+static bool caps_has(const Caps *c, int level, const char *name)
+{
   for (int i = 0; i < c->n; i++)
     if (c->level[i] == level && strcmp(c->name[i], name) == 0) return true;
   return false;
 }
-static void caps_add(Caps *c, int level, const char *name) {
+static void caps_add(Caps *c, int level, const char *name)
+{
   if (caps_has(c, level, name) || c->n >= MAX_CAPS) return;
   c->level[c->n] = level;
   c->name[c->n] = name;
   c->n++;
 }
-static void caps_union(Caps *into, const Caps *b) {
+static void caps_union(Caps *into, const Caps *b)
+{
   for (int i = 0; i < b->n; i++) caps_add(into, b->level[i], b->name[i]);
 }
-static Caps caps_inter(const Caps *a, const Caps *b) {
-  Caps r = {0};
+static Caps caps_inter(const Caps *a, const Caps *b)
+{
+  Caps r = { 0 };
   for (int i = 0; i < a->n; i++)
     if (caps_has(b, a->level[i], a->name[i])) caps_add(&r, a->level[i], a->name[i]);
   return r;
 }
 
 static void tc_error(Tc *t, const Expr *at, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-static void tc_error(Tc *t, const Expr *at, const char *fmt, ...) {
+static void tc_error(Tc *t, const Expr *at, const char *fmt, ...)
+{
   if (t->failed) return;
   t->failed = true;
   va_list ap;
   va_start(ap, fmt);
   char *what = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  g_ptr_array_add(t->errs, g_strdup_printf("for policy `%s`, %s at line %d, column %d", t->rule->engine_id, what,
-                                           at->line, at->col));
+  g_ptr_array_add(t->errs, g_strdup_printf("for policy `%s`, %s at line %d, column %d",
+                                           t->rule->engine_id, what, at->line, at->col));
   g_free(what);
 }
 
-static Ty *mk(Tc *t, TyKind k) {
+static Ty *mk(Tc *t, TyKind k)
+{
   Ty *ty = g_new0(Ty, 1);
   g_ptr_array_add(t->arena, ty);
   ty->k = k;
   return ty;
 }
 
-static bool is_boolish(const Ty *a) { return a->k == TY_BOOL || a->k == TY_TRUE || a->k == TY_FALSE; }
+static bool is_boolish(const Ty *a)
+{
+  return a->k == TY_BOOL || a->k == TY_TRUE || a->k == TY_FALSE;
+}
 
-static const Ty *field_type(Tc *t, const FieldDecl *f, int action) {
+static const Ty *field_type(Tc *t, const FieldDecl *f, int action)
+{
   switch (f->type) {
   case FT_STRING: return mk(t, TY_STRING);
   case FT_LONG: return mk(t, TY_LONG);
   case FT_BOOL: return mk(t, TY_BOOL);
   case FT_ENUM: {
     Ty *e = mk(t, TY_ENTITY);
-    e->etype = strcmp(f->name, "result") == 0 ? "Box::FsResponseResult" : policy_actions[action].enum_type;
+    e->etype =
+      strcmp(f->name, "result") == 0 ? "Box::FsResponseResult" : policy_actions[action].enum_type;
     return e;
   }
   case FT_SET_STRING: {
@@ -103,16 +124,21 @@ static const Ty *field_type(Tc *t, const FieldDecl *f, int action) {
   return mk(t, TY_STRING);
 }
 
-static void ty_name(GString *s, const Ty *a) {
+static void ty_name(GString *s, const Ty *a)
+{
   switch (a->k) {
-  case TY_BOOL: case TY_TRUE: case TY_FALSE: g_string_append(s, "Bool"); return;
+  case TY_BOOL:
+  case TY_TRUE:
+  case TY_FALSE: g_string_append(s, "Bool"); return;
   case TY_LONG: g_string_append(s, "Long"); return;
   case TY_STRING: g_string_append(s, "String"); return;
   case TY_ENTITY: g_string_append(s, a->etype); return;
   case TY_SET:
     g_string_append(s, "Set<");
-    if (a->elem) ty_name(s, a->elem);
-    else g_string_append(s, "Never");
+    if (a->elem)
+      ty_name(s, a->elem);
+    else
+      g_string_append(s, "Never");
     g_string_append_c(s, '>');
     return;
   case TY_RECORD: g_string_append(s, "record"); return;
@@ -123,20 +149,23 @@ static void ty_name(GString *s, const Ty *a) {
   }
 }
 
-static char *tname(const Ty *a) {
+static char *tname(const Ty *a)
+{
   GString *s = g_string_new(NULL);
   ty_name(s, a);
   return g_string_free(s, FALSE);
 }
 
-static void expect_ty(Tc *t, const Expr *at, const Ty *got, const char *want) {
+static void expect_ty(Tc *t, const Expr *at, const Ty *got, const char *want)
+{
   char *g = tname(got);
   tc_error(t, at, "unexpected type: expected %s but saw %s", want, g);
   g_free(g);
 }
 
 /* Whether got is of kind k, else the error that want was expected at at. */
-static bool of_kind(Tc *t, const Expr *at, const Ty *got, TyKind k, const char *want) {
+static bool of_kind(Tc *t, const Expr *at, const Ty *got, TyKind k, const char *want)
+{
   if (got->k == k) return true;
   expect_ty(t, at, got, want);
   return false;
@@ -144,7 +173,8 @@ static bool of_kind(Tc *t, const Expr *at, const Ty *got, TyKind k, const char *
 
 /* The entity type on the right of `in`: b, or the element of the set b
  * is; NULL, with the error at at, where it is neither. */
-static const Ty *entity_target(Tc *t, const Expr *at, const Ty *b) {
+static const Ty *entity_target(Tc *t, const Expr *at, const Ty *b)
+{
   const Ty *target = b->k == TY_SET ? b->elem : b;
   if (target && target->k == TY_ENTITY) return target;
   expect_ty(t, at, b, "an entity type or a set of entities");
@@ -152,7 +182,8 @@ static const Ty *entity_target(Tc *t, const Expr *at, const Ty *b) {
 }
 
 /* Whether got is a Bool (or true, or false), else the error at at. */
-static bool boolish(Tc *t, const Expr *at, const Ty *got) {
+static bool boolish(Tc *t, const Expr *at, const Ty *got)
+{
   if (is_boolish(got)) return true;
   expect_ty(t, at, got, "Bool");
   return false;
@@ -160,18 +191,23 @@ static bool boolish(Tc *t, const Expr *at, const Ty *got) {
 
 /* Cedar names the types of an incompatibility in its type order:
  * Bool, Long, String, sets, entities and records, extension types. */
-static int ty_rank(const Ty *a) {
+static int ty_rank(const Ty *a)
+{
   switch (a->k) {
-  case TY_BOOL: case TY_TRUE: case TY_FALSE: return 0;
+  case TY_BOOL:
+  case TY_TRUE:
+  case TY_FALSE: return 0;
   case TY_LONG: return 1;
   case TY_STRING: return 2;
   case TY_SET: return 3;
-  case TY_ENTITY: case TY_RECORD: return 4;
+  case TY_ENTITY:
+  case TY_RECORD: return 4;
   default: return 5;
   }
 }
 
-static void incompatible(Tc *t, const Expr *at, const Ty *a, const Ty *b) {
+static void incompatible(Tc *t, const Expr *at, const Ty *a, const Ty *b)
+{
   if (t->failed) return;
   t->failed = true;
   if (ty_rank(b) < ty_rank(a)) {
@@ -181,24 +217,29 @@ static void incompatible(Tc *t, const Expr *at, const Ty *a, const Ty *b) {
   }
   char *x = tname(a), *y = tname(b);
   /* Cedar's text for this error names no policy */
-  g_ptr_array_add(t->errs, g_strdup_printf("the types %s and %s are not compatible at line %d, column %d", x, y,
-                                           at->line, at->col));
+  g_ptr_array_add(t->errs,
+                  g_strdup_printf("the types %s and %s are not compatible at line %d, column %d", x,
+                                  y, at->line, at->col));
   g_free(x);
   g_free(y);
 }
 
-static bool literal(const Expr *e) {
+static bool literal(const Expr *e)
+{
   return e->kind == E_BOOL || e->kind == E_LONG || e->kind == E_STRING || e->kind == E_ENTITY;
 }
 
 /* `lit == lit` is decided while typing (Cedar folds it). */
-static int literal_eq(const Expr *a, const Expr *b) {
+static int literal_eq(const Expr *a, const Expr *b)
+{
   if (a->kind != b->kind) return 0;
   switch (a->kind) {
   case E_BOOL: return a->bval == b->bval;
   case E_LONG: return a->lval == b->lval;
   case E_STRING: return a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
-  case E_ENTITY: return strcmp(a->etype, b->etype) == 0 && a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
+  case E_ENTITY:
+    return strcmp(a->etype, b->etype) == 0 && a->len == b->len &&
+           memcmp(a->str, b->str, a->len) == 0;
   default: return 0;
   }
 }
@@ -213,7 +254,8 @@ typedef struct {
 
 static const Ty *check(Tc *t, const Expr *e, const Caps *in, Caps *out);
 
-static void record_fields(Tc *t, const Ty *r, Fields *f) {
+static void record_fields(Tc *t, const Ty *r, Fields *f)
+{
   f->n = 0;
   const ActionDecl *ad = &policy_actions[r->action];
   switch (r->rec) {
@@ -246,7 +288,7 @@ static void record_fields(Tc *t, const Ty *r, Fields *f) {
     return;
   }
   case RS_LITERAL: {
-    Caps none = {0}, dummy = {0};
+    Caps none = { 0 }, dummy = { 0 };
     for (size_t i = 0; i < r->lit->nitems && f->n < 32; i++) {
       f->name[f->n] = r->lit->keys[i];
       f->type[f->n] = check(t, r->lit->items[i], &none, &dummy);
@@ -257,14 +299,16 @@ static void record_fields(Tc *t, const Ty *r, Fields *f) {
   }
 }
 
-static int field_index(const Fields *f, const char *name) {
+static int field_index(const Fields *f, const char *name)
+{
   for (size_t i = 0; i < f->n; i++)
     if (strcmp(f->name[i], name) == 0) return (int)i;
   return -1;
 }
 
 /* Least upper bound in strict mode; NULL when the types are incompatible. */
-static const Ty *lub(Tc *t, const Ty *a, const Ty *b) {
+static const Ty *lub(Tc *t, const Ty *a, const Ty *b)
+{
   if (is_boolish(a) && is_boolish(b)) return a->k == b->k ? a : mk(t, TY_BOOL);
   if (a->k != b->k) return NULL;
   switch (a->k) {
@@ -294,27 +338,39 @@ static const Ty *lub(Tc *t, const Ty *a, const Ty *b) {
   }
 }
 
-static bool is_var(const Expr *e, VarKind v) { return e && e->kind == E_VAR && e->var == v; }
+static bool is_var(const Expr *e, VarKind v)
+{
+  return e && e->kind == E_VAR && e->var == v;
+}
 
-static int ctx_level(const Ty *r) {
+static int ctx_level(const Ty *r)
+{
   if (r->k != TY_RECORD) return -1;
   return r->rec == RS_CONTEXT ? 0 : r->rec == RS_INPUT ? 1 : r->rec == RS_OUTPUT ? 2 : -1;
 }
 
-static const char *level_prefix(int level) { return level == 1 ? "input." : level == 2 ? "output." : ""; }
+static const char *level_prefix(int level)
+{
+  return level == 1 ? "input." : level == 2 ? "output." : "";
+}
 
 /* `action == Box::Action::"x"` and `action in [...]` are decided by the
  * request environment: Cedar types them True or False. */
-static bool action_literal(const Expr *e, const char **id) {
+static bool action_literal(const Expr *e, const char **id)
+{
   if (e->kind != E_ENTITY || strcmp(e->etype, "Box::Action") != 0) return false;
   *id = e->str;
   return true;
 }
 
-static const Ty *bool_of(Tc *t, int v) { return mk(t, v ? TY_TRUE : TY_FALSE); }
+static const Ty *bool_of(Tc *t, int v)
+{
+  return mk(t, v ? TY_TRUE : TY_FALSE);
+}
 
 /* Type of an attribute read r.name (or has-test when probe). */
-static const Ty *get_attr(Tc *t, const Expr *at, const Ty *r, const char *name, const Caps *in) {
+static const Ty *get_attr(Tc *t, const Expr *at, const Ty *r, const char *name, const Caps *in)
+{
   if (r->k == TY_ENTITY) {
     tc_error(t, at, "attribute `%s` on entity type `%s` not found", name, r->etype);
     return NULL;
@@ -326,8 +382,8 @@ static const Ty *get_attr(Tc *t, const Expr *at, const Ty *r, const char *name, 
   int level = ctx_level(r);
   if (i < 0) {
     if (level >= 0)
-      tc_error(t, at, "attribute `%s%s` in context for Box::Action::\"%s\" not found", level_prefix(level), name,
-               policy_actions[t->action].term);
+      tc_error(t, at, "attribute `%s%s` in context for Box::Action::\"%s\" not found",
+               level_prefix(level), name, policy_actions[t->action].term);
     else
       tc_error(t, at, "attribute `%s` in record not found", name);
     return NULL;
@@ -342,8 +398,9 @@ static const Ty *get_attr(Tc *t, const Expr *at, const Ty *r, const char *name, 
   return f.type[i];
 }
 
-static const Ty *check_set(Tc *t, const Expr *e, const Caps *in) {
-  Caps dummy = {0};
+static const Ty *check_set(Tc *t, const Expr *e, const Caps *in)
+{
+  Caps dummy = { 0 };
   if (e->nitems == 0) {
     tc_error(t, e, "empty set literals are forbidden in policies");
     return NULL;
@@ -368,8 +425,9 @@ static const Ty *check_set(Tc *t, const Expr *e, const Caps *in) {
   return s;
 }
 
-static const Ty *check_if(Tc *t, const Expr *e, const Caps *in, Caps *out) {
-  Caps cc = {0}, ct = {0}, ce = {0};
+static const Ty *check_if(Tc *t, const Expr *e, const Caps *in, Caps *out)
+{
+  Caps cc = { 0 }, ct = { 0 }, ce = { 0 };
   const Ty *c = check(t, e->a, in, &cc);
   if (!c) return NULL;
   if (!boolish(t, e->a, c)) return NULL;
@@ -398,14 +456,15 @@ static const Ty *check_if(Tc *t, const Expr *e, const Caps *in, Caps *out) {
   return l;
 }
 
-static const Ty *check_and_or(Tc *t, const Expr *e, const Caps *in, Caps *out) {
-  Caps ca = {0}, cb = {0};
+static const Ty *check_and_or(Tc *t, const Expr *e, const Caps *in, Caps *out)
+{
+  Caps ca = { 0 }, cb = { 0 };
   const Ty *a = check(t, e->a, in, &ca);
   if (!a) return NULL;
   if (!boolish(t, e->a, a)) return NULL;
   bool and = e->kind == E_AND;
-  if (and && a->k == TY_FALSE) return a;
-  if (!and && a->k == TY_TRUE) return a;
+  if (and&&a->k == TY_FALSE) return a;
+  if (!and&&a->k == TY_TRUE) return a;
   Caps inb = *in;
   if (and) caps_union(&inb, &ca);
   const Ty *b = check(t, e->b, &inb, &cb);
@@ -430,8 +489,9 @@ static const Ty *check_and_or(Tc *t, const Expr *e, const Caps *in, Caps *out) {
   return mk(t, b->k == TY_TRUE ? TY_TRUE : TY_BOOL);
 }
 
-static const Ty *check_eq(Tc *t, const Expr *e, const Caps *in) {
-  Caps dummy = {0};
+static const Ty *check_eq(Tc *t, const Expr *e, const Caps *in)
+{
+  Caps dummy = { 0 };
   const char *la, *lb;
   if ((is_var(e->a, VAR_ACTION) && action_literal(e->b, &lb)) ||
       (is_var(e->b, VAR_ACTION) && action_literal(e->a, &lb))) {
@@ -458,16 +518,20 @@ static const Ty *check_eq(Tc *t, const Expr *e, const Caps *in) {
   return mk(t, TY_BOOL);
 }
 
-static const Ty *check_in(Tc *t, const Expr *e, const Caps *in) {
-  Caps dummy = {0};
+static const Ty *check_in(Tc *t, const Expr *e, const Caps *in)
+{
+  Caps dummy = { 0 };
   if (is_var(e->a, VAR_ACTION)) {
     const char *id;
-    if (action_literal(e->b, &id)) return bool_of(t, strcmp(id, policy_actions[t->action].term) == 0);
+    if (action_literal(e->b, &id))
+      return bool_of(t, strcmp(id, policy_actions[t->action].term) == 0);
     if (e->b->kind == E_SET && e->b->nitems > 0) {
       bool all = true, hit = false;
       for (size_t i = 0; i < e->b->nitems; i++) {
-        if (!action_literal(e->b->items[i], &id)) all = false;
-        else if (strcmp(id, policy_actions[t->action].term) == 0) hit = true;
+        if (!action_literal(e->b->items[i], &id))
+          all = false;
+        else if (strcmp(id, policy_actions[t->action].term) == 0)
+          hit = true;
       }
       if (all) return bool_of(t, hit);
     }
@@ -484,8 +548,9 @@ static const Ty *check_in(Tc *t, const Expr *e, const Caps *in) {
   return mk(t, TY_BOOL);
 }
 
-static const Ty *check_is(Tc *t, const Expr *e, const Caps *in) {
-  Caps dummy = {0};
+static const Ty *check_is(Tc *t, const Expr *e, const Caps *in)
+{
+  Caps dummy = { 0 };
   const Ty *a = check(t, e->a, in, &dummy);
   if (!a) return NULL;
   if (!of_kind(t, e->a, a, TY_ENTITY, "an entity type")) return NULL;
@@ -499,8 +564,9 @@ static const Ty *check_is(Tc *t, const Expr *e, const Caps *in) {
   return mk(t, TY_BOOL);
 }
 
-static const Ty *check_has(Tc *t, const Expr *e, const Caps *in, Caps *out) {
-  Caps dummy = {0};
+static const Ty *check_has(Tc *t, const Expr *e, const Caps *in, Caps *out)
+{
+  Caps dummy = { 0 };
   const Ty *cur = check(t, e->a, in, &dummy);
   if (!cur) return NULL;
   bool sure = true;
@@ -525,8 +591,9 @@ static const Ty *check_has(Tc *t, const Expr *e, const Caps *in, Caps *out) {
   return sure ? mk(t, TY_TRUE) : mk(t, TY_BOOL);
 }
 
-static const Ty *check_method(Tc *t, const Expr *e, const Caps *in) {
-  Caps dummy = {0};
+static const Ty *check_method(Tc *t, const Expr *e, const Caps *in)
+{
+  Caps dummy = { 0 };
   const Ty *s = check(t, e->a, in, &dummy);
   if (!s) return NULL;
   const Ty *x = NULL;
@@ -593,8 +660,9 @@ static const Ty *check_method(Tc *t, const Expr *e, const Caps *in) {
   return NULL;
 }
 
-static const Ty *check(Tc *t, const Expr *e, const Caps *in, Caps *out) {
-  Caps dummy = {0};
+static const Ty *check(Tc *t, const Expr *e, const Caps *in, Caps *out)
+{
+  Caps dummy = { 0 };
   out->n = 0;
   if (t->failed) return NULL;
   switch (e->kind) {
@@ -615,7 +683,9 @@ static const Ty *check(Tc *t, const Expr *e, const Caps *in, Caps *out) {
       return r;
     }
     Ty *r = mk(t, TY_ENTITY);
-    r->etype = e->var == VAR_PRINCIPAL ? "Box::Agent" : e->var == VAR_RESOURCE ? "Box::Resource" : "Box::Action";
+    r->etype = e->var == VAR_PRINCIPAL  ? "Box::Agent"
+               : e->var == VAR_RESOURCE ? "Box::Resource"
+                                        : "Box::Action";
     return r;
   }
   case E_SET: return check_set(t, e, in);
@@ -633,10 +703,14 @@ static const Ty *check(Tc *t, const Expr *e, const Caps *in, Caps *out) {
       return NULL;
     }
     if (!check(t, e->a, in, &dummy)) return NULL;
-    TyKind k = e->ext == EXT_DECIMAL ? TY_DECIMAL : e->ext == EXT_IP ? TY_IP
-               : e->ext == EXT_DATETIME ? TY_DATETIME : TY_DURATION;
+    TyKind k = e->ext == EXT_DECIMAL    ? TY_DECIMAL
+               : e->ext == EXT_IP       ? TY_IP
+               : e->ext == EXT_DATETIME ? TY_DATETIME
+                                        : TY_DURATION;
     if (!e->ext_ok) {
-      tc_error(t, e, "error during extension function argument validation: `%s(\"%s\")` is not a valid %s literal",
+      tc_error(t, e,
+               "error during extension function argument validation: `%s(\"%s\")` is not a valid "
+               "%s literal",
                e->str, e->a->str, e->str);
       return NULL;
     }
@@ -710,7 +784,8 @@ static const Ty *check(Tc *t, const Expr *e, const Caps *in, Caps *out) {
 }
 
 /* Parses each extension literal once (the evaluator reads the result). */
-static void prepare_ext(Expr *e) {
+static void prepare_ext(Expr *e)
+{
   if (!e) return;
   if (e->kind == E_EXT && e->a && e->a->kind == E_STRING && !e->ext_ok) {
     switch (e->ext) {
@@ -730,15 +805,16 @@ static void prepare_ext(Expr *e) {
     for (size_t i = 0; i < e->nitems; i++) prepare_ext(e->items[i]);
 }
 
-void policy_typecheck_rule(const Rule *rule, const int *actions, int nactions, GPtrArray *errs) {
+void policy_typecheck_rule(const Rule *rule, const int *actions, int nactions, GPtrArray *errs)
+{
   for (size_t q = 0; q < rule->nclauses; q++) prepare_ext(rule->clauses[q].expr);
   for (int k = 0; k < nactions; k++) {
-    Tc t = {rule, actions[k], errs, g_ptr_array_new_with_free_func(g_free), false};
-    Caps acc = {0};
+    Tc t = { rule, actions[k], errs, g_ptr_array_new_with_free_func(g_free), false };
+    Caps acc = { 0 };
     for (size_t q = 0; q < rule->nclauses && !t.failed; q++) {
       const Clause *c = &rule->clauses[q];
       if (c->temporal || !c->expr) continue;
-      Caps out = {0};
+      Caps out = { 0 };
       const Ty *ty = check(&t, c->expr, &acc, &out);
       if (!ty) break;
       if (!is_boolish(ty)) {

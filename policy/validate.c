@@ -20,8 +20,9 @@ typedef struct {
 } Check;
 
 static void add_err(GPtrArray *into, const Expr *at, int line, int col, const char *fmt, ...)
-    G_GNUC_PRINTF(5, 6);
-static void add_err(GPtrArray *into, const Expr *at, int line, int col, const char *fmt, ...) {
+  G_GNUC_PRINTF(5, 6);
+static void add_err(GPtrArray *into, const Expr *at, int line, int col, const char *fmt, ...)
+{
   va_list ap;
   va_start(ap, fmt);
   char *what = g_strdup_vprintf(fmt, ap);
@@ -35,7 +36,8 @@ static void add_err(GPtrArray *into, const Expr *at, int line, int col, const ch
 }
 
 /* Checks one entity literal: known type, known action, declared eid. */
-static void check_entity(Check *c, const Expr *e) {
+static void check_entity(Check *c, const Expr *e)
+{
   const char *pid = c->rule->engine_id;
   if (strcmp(e->etype, "Box::Action") == 0 || g_str_has_suffix(e->etype, "::Action") ||
       strcmp(e->etype, "Action") == 0) {
@@ -56,11 +58,13 @@ static void check_entity(Check *c, const Expr *e) {
             pid, e->etype, e->str, e->str);
 }
 
-static void walk_entities(Check *c, const Expr *e) {
+static void walk_entities(Check *c, const Expr *e)
+{
   if (!e) return;
   if (e->kind == E_ENTITY) check_entity(c, e);
   if ((e->kind == E_IS) && !policy_entity_type_known(e->etype))
-    add_err(c->schema, e, 0, 0, "for policy `%s`, unrecognized entity type `%s`", c->rule->engine_id, e->etype);
+    add_err(c->schema, e, 0, 0, "for policy `%s`, unrecognized entity type `%s`",
+            c->rule->engine_id, e->etype);
   walk_entities(c, e->a);
   walk_entities(c, e->b);
   walk_entities(c, e->c);
@@ -68,19 +72,23 @@ static void walk_entities(Check *c, const Expr *e) {
     for (size_t i = 0; i < e->nitems; i++) walk_entities(c, e->items[i]);
 }
 
-static bool blank_or_null(const char *s) {
+static bool blank_or_null(const char *s)
+{
   if (!s) return true;
   for (; *s; s++)
     if (!g_ascii_isspace(*s)) return false;
   return true;
 }
 
-static int cmp_str(gconstpointer a, gconstpointer b) {
+static int cmp_str(gconstpointer a, gconstpointer b)
+{
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static bool check_duplicate_ids(BoxPolicy *pol, GError **error) {
-  GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal); /* id → GArray<int> of rule indexes */
+static bool check_duplicate_ids(BoxPolicy *pol, GError **error)
+{
+  GHashTable *seen =
+    g_hash_table_new(g_str_hash, g_str_equal); /* id → GArray<int> of rule indexes */
   GPtrArray *dups = g_ptr_array_new();
   int line = 0, col = 0;
   for (size_t i = 0; i < pol->nrules; i++) {
@@ -107,11 +115,14 @@ static bool check_duplicate_ids(BoxPolicy *pol, GError **error) {
     for (guint i = 0; i < dups->len; i++) {
       GArray *a = g_hash_table_lookup(seen, dups->pdata[i]);
       g_string_append_printf(m, "@id(\"%s\") is on rules ", (const char *)dups->pdata[i]);
-      for (guint j = 0; j < a->len; j++) g_string_append_printf(m, "%s%d", j ? ", " : "", g_array_index(a, int, j));
+      for (guint j = 0; j < a->len; j++)
+        g_string_append_printf(m, "%s%d", j ? ", " : "", g_array_index(a, int, j));
       g_string_append(m, "; ");
     }
-    g_string_append_printf(m, "a denial and a telemetry record name a rule by its @id, so give each "
-                              "rule its own @id at line %d, column %d", line, col);
+    g_string_append_printf(m,
+                           "a denial and a telemetry record name a rule by its @id, so give each "
+                           "rule its own @id at line %d, column %d",
+                           line, col);
     g_set_error_literal(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_SCHEMA, m->str);
     g_string_free(m, TRUE);
   }
@@ -124,7 +135,8 @@ static bool check_duplicate_ids(BoxPolicy *pol, GError **error) {
   return ok;
 }
 
-static bool check_reserved(BoxPolicy *pol, GError **error) {
+static bool check_reserved(BoxPolicy *pol, GError **error)
+{
   GString *m = NULL;
   int line = 0, col = 0;
   for (size_t i = 0; i < pol->nrules; i++) {
@@ -133,7 +145,8 @@ static bool check_reserved(BoxPolicy *pol, GError **error) {
     bool only_other = true;
     for (size_t j = 0; j < r->action.nents; j++) {
       const Expr *e = r->action.ents[j];
-      if (strcmp(e->etype, "Box::Action") != 0 || strcmp(e->str, "fs:other") != 0) only_other = false;
+      if (strcmp(e->etype, "Box::Action") != 0 || strcmp(e->str, "fs:other") != 0)
+        only_other = false;
     }
     if (!only_other) continue;
     char *name = policy_rule_name(r);
@@ -144,26 +157,32 @@ static bool check_reserved(BoxPolicy *pol, GError **error) {
     } else {
       g_string_append(m, "; ");
     }
-    g_string_append_printf(m, "%s (rule %d) names only the reserved action \"fs:other\"", name, r->index + 1);
+    g_string_append_printf(m, "%s (rule %d) names only the reserved action \"fs:other\"", name,
+                           r->index + 1);
     g_free(name);
   }
   if (!m) return true;
-  g_string_append_printf(m, "; no operation raises it, so the rule cannot match; name fs:read, fs:write, "
-                            "fs:delete, or fs:move, alone or beside fs:other at line %d, column %d",
-                         line, col);
+  g_string_append_printf(
+    m,
+    "; no operation raises it, so the rule cannot match; name fs:read, fs:write, "
+    "fs:delete, or fs:move, alone or beside fs:other at line %d, column %d",
+    line, col);
   g_set_error_literal(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_SCHEMA, m->str);
   g_string_free(m, TRUE);
   return false;
 }
 
-static void check_scope_entity(Check *c, const ScopeConstraint *sc, const char *want_type) {
+static void check_scope_entity(Check *c, const ScopeConstraint *sc, const char *want_type)
+{
   for (size_t i = 0; i < sc->nents; i++) {
     const Expr *e = sc->ents[i];
     check_entity(c, e);
     if (want_type && policy_entity_type_known(e->etype) && strcmp(e->etype, want_type) != 0 &&
         strcmp(e->etype, "Box::Action") != 0)
-      add_err(c->schema, e, 0, 0, "for policy `%s`, unable to find an applicable action given the policy scope constraints",
-              c->rule->engine_id);
+      add_err(
+        c->schema, e, 0, 0,
+        "for policy `%s`, unable to find an applicable action given the policy scope constraints",
+        c->rule->engine_id);
   }
   if (sc->is_type && !policy_entity_type_known(sc->is_type))
     add_err(c->schema, NULL, sc->line, sc->col, "for policy `%s`, unrecognized entity type `%s`",
@@ -171,12 +190,12 @@ static void check_scope_entity(Check *c, const ScopeConstraint *sc, const char *
 }
 
 /* Does the fixed principal/resource satisfy the constraint? */
-static bool scope_matches_fixed(const ScopeConstraint *sc, const char *type, const char *id) {
+static bool scope_matches_fixed(const ScopeConstraint *sc, const char *type, const char *id)
+{
   switch (sc->op) {
   case SC_ANY: return true;
   case SC_EQ:
-  case SC_IN:
-    return strcmp(sc->ents[0]->etype, type) == 0 && strcmp(sc->ents[0]->str, id) == 0;
+  case SC_IN: return strcmp(sc->ents[0]->etype, type) == 0 && strcmp(sc->ents[0]->str, id) == 0;
   case SC_IS: return strcmp(sc->is_type, type) == 0;
   case SC_IS_IN:
     return strcmp(sc->is_type, type) == 0 && strcmp(sc->ents[0]->etype, type) == 0 &&
@@ -186,7 +205,8 @@ static bool scope_matches_fixed(const ScopeConstraint *sc, const char *type, con
   return false;
 }
 
-static char *join_errors(const char *prefix, GPtrArray *errs) {
+static char *join_errors(const char *prefix, GPtrArray *errs)
+{
   GString *m = g_string_new(prefix);
   for (guint i = 0; i < errs->len; i++) {
     if (i) g_string_append(m, "; ");
@@ -195,7 +215,8 @@ static char *join_errors(const char *prefix, GPtrArray *errs) {
   return g_string_free(m, FALSE);
 }
 
-bool policy_validate(BoxPolicy *pol, const char *operator_home, GError **error) {
+bool policy_validate(BoxPolicy *pol, const char *operator_home, GError **error)
+{
   /* §3.4 order: duplicate @id, reserved action, cap-as-permit, strict
    * validation, inert literals */
   if (!check_duplicate_ids(pol, error)) return false;
@@ -203,7 +224,8 @@ bool policy_validate(BoxPolicy *pol, const char *operator_home, GError **error) 
   if (!policy_check_cap_as_permit(pol, error)) return false;
   if (!policy_temporal_validate(pol, error)) return false; /* §2.6 temporal load checks */
 
-  Check c = {pol, NULL, g_ptr_array_new_with_free_func(g_free), g_ptr_array_new_with_free_func(g_free)};
+  Check c = { pol, NULL, g_ptr_array_new_with_free_func(g_free),
+              g_ptr_array_new_with_free_func(g_free) };
   for (size_t i = 0; i < pol->nrules; i++) {
     Rule *r = &pol->rules[i];
     c.rule = r;
@@ -238,9 +260,10 @@ bool policy_validate(BoxPolicy *pol, const char *operator_home, GError **error) 
         any = true;
       }
       if (!any)
-        add_err(c.unknown_action, NULL, r->action.line, r->action.col,
-                "for policy `%s`, unable to find an applicable action given the policy scope constraints",
-                r->engine_id);
+        add_err(
+          c.unknown_action, NULL, r->action.line, r->action.col,
+          "for policy `%s`, unable to find an applicable action given the policy scope constraints",
+          r->engine_id);
     }
     for (size_t k = 0; k < r->nclauses; k++) walk_entities(&c, r->clauses[k].expr);
     if (c.unknown_action->len != before || c.schema->len != before_schema) continue;

@@ -7,15 +7,16 @@
 
 typedef struct {
   Shell *sh;
-  const char *expr;   /* whole expression (messages) */
+  const char *expr; /* whole expression (messages) */
   const char *p;
-  int noeval;         /* >0: parse only (short-circuit) */
+  int noeval; /* >0: parse only (short-circuit) */
   bool err;
-  int depth;          /* of variables holding expressions */
-  int nest;           /* of ( ), unary operators, ?: and = (nested) */
+  int depth; /* of variables holding expressions */
+  int nest;  /* of ( ), unary operators, ?: and = (nested) */
 } Ar;
 
-static void ar_error(Ar *a, const char *msg, const char *tok) {
+static void ar_error(Ar *a, const char *msg, const char *tok)
+{
   if (a->err) return;
   a->err = true;
   const char *e = a->expr;
@@ -32,7 +33,8 @@ static void ar_error(Ar *a, const char *msg, const char *tok) {
   g_free(t);
 }
 
-static void ws(Ar *a) {
+static void ws(Ar *a)
+{
   while (*a->p == ' ' || *a->p == '\t' || *a->p == '\n') a->p++;
 }
 
@@ -44,7 +46,8 @@ static int64_t cond(Ar *a);
 /* f(a) one level deeper.  The expression decides how deep the descent
  * goes (`((((…`, `- - - …`, `a=b=c=…`, `1?1:1?…`): bounded, as bash bounds
  * it, with bash's message. */
-static int64_t nested(Ar *a, int64_t (*f)(Ar *)) {
+static int64_t nested(Ar *a, int64_t (*f)(Ar *))
+{
   int64_t v = 0;
   if (++a->nest <= BOX_MAX_NEST && !box_stack_low())
     v = f(a);
@@ -54,7 +57,8 @@ static int64_t nested(Ar *a, int64_t (*f)(Ar *)) {
   return v;
 }
 
-static bool parse_number(const char *s, const char **end, int64_t *out) {
+static bool parse_number(const char *s, const char **end, int64_t *out)
+{
   const char *p = s;
   int64_t v = 0;
   int base = 10;
@@ -77,12 +81,18 @@ static bool parse_number(const char *s, const char **end, int64_t *out) {
   for (;; p++) {
     int d;
     char c = *p;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'Z') d = base <= 36 ? c - 'A' + 10 : c - 'A' + 36;
-    else if (c == '@') d = 62;
-    else if (c == '_') d = 63;
-    else break;
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (c >= 'a' && c <= 'z')
+      d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'Z')
+      d = base <= 36 ? c - 'A' + 10 : c - 'A' + 36;
+    else if (c == '@')
+      d = 62;
+    else if (c == '_')
+      d = 63;
+    else
+      break;
     if (d >= base) return false;
     v = (int64_t)((uint64_t)v * (uint64_t)base + (uint64_t)d);
   }
@@ -93,14 +103,18 @@ static bool parse_number(const char *s, const char **end, int64_t *out) {
 }
 
 /* A variable's value as a number (evaluating it as an expression). */
-static int64_t var_num(Ar *a, const char *val) {
+static int64_t var_num(Ar *a, const char *val)
+{
   if (!val || !*val) return 0;
   const char *e;
   int64_t v;
   const char *s = val;
   while (*s == ' ' || *s == '\t') s++;
   bool neg = false;
-  if (*s == '-' && g_ascii_isdigit(s[1])) { neg = true; s++; }
+  if (*s == '-' && g_ascii_isdigit(s[1])) {
+    neg = true;
+    s++;
+  }
   if (g_ascii_isdigit(*s) && parse_number(s, &e, &v)) {
     while (*e == ' ' || *e == '\t' || *e == '\n') e++;
     if (!*e) return neg ? -v : v;
@@ -119,10 +133,11 @@ static int64_t var_num(Ar *a, const char *val) {
 
 typedef struct {
   char name[256];
-  char *sub;        /* subscript text, or NULL */
+  char *sub; /* subscript text, or NULL */
 } LVal;
 
-static bool read_lval(Ar *a, LVal *lv) {
+static bool read_lval(Ar *a, LVal *lv)
+{
   const char *s = a->p;
   size_t n = 0;
   while (s[n] == '_' || g_ascii_isalnum(s[n])) n++;
@@ -135,8 +150,10 @@ static bool read_lval(Ar *a, LVal *lv) {
     const char *st = ++a->p;
     int depth = 1;
     while (*a->p && depth) {
-      if (*a->p == '[') depth++;
-      else if (*a->p == ']') depth--;
+      if (*a->p == '[')
+        depth++;
+      else if (*a->p == ']')
+        depth--;
       if (depth) a->p++;
     }
     if (!*a->p) {
@@ -149,7 +166,8 @@ static bool read_lval(Ar *a, LVal *lv) {
   return true;
 }
 
-static const char *lval_get(Ar *a, LVal *lv) {
+static const char *lval_get(Ar *a, LVal *lv)
+{
   if (!lv->sub) {
     const char *v = box_var_get(a->sh, lv->name);
     if (!v && (a->sh->opts & O_NOUNSET) && !a->noeval) {
@@ -165,7 +183,8 @@ static const char *lval_get(Ar *a, LVal *lv) {
   return box_var_elem(v, lv->sub);
 }
 
-char *box_i64_str(int64_t v, char *buf) {
+char *box_i64_str(int64_t v, char *buf)
+{
   char *p = buf + 23;
   *p = 0;
   uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
@@ -177,7 +196,8 @@ char *box_i64_str(int64_t v, char *buf) {
   return p;
 }
 
-static void lval_set(Ar *a, LVal *lv, int64_t val) {
+static void lval_set(Ar *a, LVal *lv, int64_t val)
+{
   if (a->noeval || a->err) return;
   char buf[24];
   const char *num = box_i64_str(val, buf);
@@ -186,7 +206,8 @@ static void lval_set(Ar *a, LVal *lv, int64_t val) {
   if (!ok) a->err = true;
 }
 
-static int64_t primary(Ar *a) {
+static int64_t primary(Ar *a)
+{
   ws(a);
   if (a->err) return 0;
   char c = *a->p;
@@ -238,7 +259,8 @@ static int64_t primary(Ar *a) {
   return 0;
 }
 
-static int64_t unary(Ar *a) {
+static int64_t unary(Ar *a)
+{
   ws(a);
   const char *p = a->p;
   if ((p[0] == '+' && p[1] == '+') || (p[0] == '-' && p[1] == '-')) {
@@ -266,7 +288,8 @@ static int64_t unary(Ar *a) {
 
 /* b**e on 64 bits (wrapping), by squaring: `2**9223372036854775807`
  * must end. */
-static int64_t ipow(int64_t b, int64_t e) {
+static int64_t ipow(int64_t b, int64_t e)
+{
   uint64_t r = 1, x = (uint64_t)b;
   for (uint64_t n = (uint64_t)e; n; n >>= 1) {
     if (n & 1) r *= x;
@@ -275,7 +298,8 @@ static int64_t ipow(int64_t b, int64_t e) {
   return (int64_t)r;
 }
 
-static int64_t power(Ar *a) {
+static int64_t power(Ar *a)
+{
   int64_t b = unary(a);
   ws(a);
   if (a->p[0] == '*' && a->p[1] == '*' && a->p[2] != '=') {
@@ -290,7 +314,8 @@ static int64_t power(Ar *a) {
   return b;
 }
 
-static int64_t mul(Ar *a) {
+static int64_t mul(Ar *a)
+{
   int64_t l = power(a);
   for (;;) {
     ws(a);
@@ -299,7 +324,8 @@ static int64_t mul(Ar *a) {
       a->p++;
       const char *tok = a->p;
       int64_t r = power(a);
-      if (c == '*') l = (int64_t)((uint64_t)l * (uint64_t)r);
+      if (c == '*')
+        l = (int64_t)((uint64_t)l * (uint64_t)r);
       else if (r == 0) {
         if (!a->noeval) {
           ws(a);
@@ -308,15 +334,18 @@ static int64_t mul(Ar *a) {
           g_free(t);
         }
         l = 0;
-      } else if (l == INT64_MIN && r == -1) l = c == '/' ? l : 0;
-      else l = c == '/' ? l / r : l % r;
+      } else if (l == INT64_MIN && r == -1)
+        l = c == '/' ? l : 0;
+      else
+        l = c == '/' ? l / r : l % r;
     } else {
       return l;
     }
   }
 }
 
-static int64_t add(Ar *a) {
+static int64_t add(Ar *a)
+{
   int64_t l = mul(a);
   for (;;) {
     ws(a);
@@ -331,7 +360,8 @@ static int64_t add(Ar *a) {
   }
 }
 
-static int64_t shift(Ar *a) {
+static int64_t shift(Ar *a)
+{
   int64_t l = add(a);
   for (;;) {
     ws(a);
@@ -346,7 +376,8 @@ static int64_t shift(Ar *a) {
   }
 }
 
-static int64_t rel(Ar *a) {
+static int64_t rel(Ar *a)
+{
   int64_t l = shift(a);
   for (;;) {
     ws(a);
@@ -367,7 +398,8 @@ static int64_t rel(Ar *a) {
   }
 }
 
-static int64_t equality(Ar *a) {
+static int64_t equality(Ar *a)
+{
   int64_t l = rel(a);
   for (;;) {
     ws(a);
@@ -382,7 +414,8 @@ static int64_t equality(Ar *a) {
   }
 }
 
-static int64_t band(Ar *a) {
+static int64_t band(Ar *a)
+{
   int64_t l = equality(a);
   for (;;) {
     ws(a);
@@ -395,7 +428,8 @@ static int64_t band(Ar *a) {
   }
 }
 
-static int64_t bxor(Ar *a) {
+static int64_t bxor(Ar *a)
+{
   int64_t l = band(a);
   for (;;) {
     ws(a);
@@ -408,7 +442,8 @@ static int64_t bxor(Ar *a) {
   }
 }
 
-static int64_t bor(Ar *a) {
+static int64_t bor(Ar *a)
+{
   int64_t l = bxor(a);
   for (;;) {
     ws(a);
@@ -421,7 +456,8 @@ static int64_t bor(Ar *a) {
   }
 }
 
-static int64_t land(Ar *a) {
+static int64_t land(Ar *a)
+{
   int64_t l = bor(a);
   for (;;) {
     ws(a);
@@ -437,7 +473,8 @@ static int64_t land(Ar *a) {
   }
 }
 
-static int64_t lor(Ar *a) {
+static int64_t lor(Ar *a)
+{
   int64_t l = land(a);
   for (;;) {
     ws(a);
@@ -453,7 +490,8 @@ static int64_t lor(Ar *a) {
   }
 }
 
-static int64_t cond(Ar *a) {
+static int64_t cond(Ar *a)
+{
   int64_t c = lor(a);
   ws(a);
   if (*a->p != '?') return c;
@@ -473,7 +511,8 @@ static int64_t cond(Ar *a) {
   return c ? t : f;
 }
 
-static int64_t assign(Ar *a) {
+static int64_t assign(Ar *a)
+{
   ws(a);
   const char *save = a->p;
   LVal lv;
@@ -482,10 +521,19 @@ static int64_t assign(Ar *a) {
     const char *p = a->p;
     char op = 0;
     int oplen = 0;
-    if (p[0] == '=' && p[1] != '=') { op = '='; oplen = 1; }
-    else if ((p[0] == '<' || p[0] == '>') && p[1] == p[0] && p[2] == '=') { op = p[0]; oplen = 3; }
-    else if (p[0] == '*' && p[1] == '*' && p[2] == '=') { op = 'P'; oplen = 3; }
-    else if (strchr("+-*/%&^|", p[0]) && p[0] && p[1] == '=') { op = p[0]; oplen = 2; }
+    if (p[0] == '=' && p[1] != '=') {
+      op = '=';
+      oplen = 1;
+    } else if ((p[0] == '<' || p[0] == '>') && p[1] == p[0] && p[2] == '=') {
+      op = p[0];
+      oplen = 3;
+    } else if (p[0] == '*' && p[1] == '*' && p[2] == '=') {
+      op = 'P';
+      oplen = 3;
+    } else if (strchr("+-*/%&^|", p[0]) && p[0] && p[1] == '=') {
+      op = p[0];
+      oplen = 2;
+    }
     if (op) {
       a->p += oplen;
       /* the name's value is read before the right side runs, as bash:
@@ -497,12 +545,15 @@ static int64_t assign(Ar *a) {
       case '+': v = (int64_t)((uint64_t)l + (uint64_t)r); break;
       case '-': v = (int64_t)((uint64_t)l - (uint64_t)r); break;
       case '*': v = (int64_t)((uint64_t)l * (uint64_t)r); break;
-      case '/': case '%':
+      case '/':
+      case '%':
         if (r == 0) {
           if (!a->noeval) ar_error(a, "division by 0", "0");
           v = 0;
-        } else if (l == INT64_MIN && r == -1) v = op == '/' ? l : 0;
-        else v = op == '/' ? l / r : l % r;
+        } else if (l == INT64_MIN && r == -1)
+          v = op == '/' ? l : 0;
+        else
+          v = op == '/' ? l / r : l % r;
         break;
       case '&': v = l & r; break;
       case '^': v = l ^ r; break;
@@ -529,7 +580,8 @@ static int64_t assign(Ar *a) {
   return v;
 }
 
-static int64_t comma(Ar *a) {
+static int64_t comma(Ar *a)
+{
   int64_t v = assign(a);
   for (;;) {
     ws(a);
@@ -544,7 +596,8 @@ static int64_t comma(Ar *a) {
 /* One operand the short way can take: a NAME not followed by `[`, or a
  * decimal number the full parser would read the same (no base, octal or
  * hex prefix; not followed by a letter, `_` or `#`).  Returns the end. */
-static const char *simple_operand(const char *p) {
+static const char *simple_operand(const char *p)
+{
   if (*p == '_' || g_ascii_isalpha(*p)) {
     while (*p == '_' || g_ascii_isalnum(*p)) p++;
     return *p == '[' ? NULL : p;
@@ -556,13 +609,15 @@ static const char *simple_operand(const char *p) {
   return p;
 }
 
-static const char *skip_ws(const char *p) {
+static const char *skip_ws(const char *p)
+{
   while (*p == ' ' || *p == '\t' || *p == '\n') p++;
   return p;
 }
 
 /* The value of an operand simple_operand accepted, as primary() gives it. */
-static int64_t simple_value(Ar *a, const char *s, const char *e) {
+static int64_t simple_value(Ar *a, const char *s, const char *e)
+{
   if (g_ascii_isdigit(*s)) {
     uint64_t v = 0;
     for (; s < e; s++) v = v * 10 + (uint64_t)(*s - '0');
@@ -581,7 +636,8 @@ static int64_t simple_value(Ar *a, const char *s, const char *e) {
  * <= >= == != (what loop counters and conditions are made of), as the
  * full parser would, without descending its precedence levels.  False,
  * having evaluated nothing, when expr is anything else. */
-static bool arith_short(Ar *a, int64_t *out) {
+static bool arith_short(Ar *a, int64_t *out)
+{
   const char *s1 = skip_ws(a->expr);
   const char *e1 = simple_operand(s1);
   if (!e1) return false;
@@ -593,22 +649,25 @@ static bool arith_short(Ar *a, int64_t *out) {
   }
   char op = p[0], op2 = 0;
   switch (op) {
-  case '+': case '-': case '*':
+  case '+':
+  case '-':
+  case '*':
     if (p[1] == op || p[1] == '=') return false;
     p++;
     break;
-  case '<': case '>':
+  case '<':
+  case '>':
     if (p[1] == op) return false;
     if (p[1] == '=') op2 = *++p;
     p++;
     break;
-  case '=': case '!':
+  case '=':
+  case '!':
     if (p[1] != '=') return false;
     op2 = '=';
     p += 2;
     break;
-  default:
-    return false;
+  default: return false;
   }
   const char *s2 = skip_ws(p);
   const char *e2 = simple_operand(s2);
@@ -631,7 +690,8 @@ static bool arith_short(Ar *a, int64_t *out) {
   return true;
 }
 
-bool box_arith(Shell *sh, const char *expr, int64_t *out) {
+bool box_arith(Shell *sh, const char *expr, int64_t *out)
+{
   Ar a = { sh, expr, expr, 0, false, 0, 0 };
   int64_t v;
   if (arith_short(&a, &v)) {

@@ -13,40 +13,40 @@
 #include <stddef.h>
 
 typedef struct {
-  char *text;      /* as written, NUL-terminated */
-  unsigned flags;  /* W_* */
+  char *text;     /* as written, NUL-terminated */
+  unsigned flags; /* W_* */
 } Word;
 
 enum {
-  W_PLAIN = 1,     /* no quoting or expansion of any kind: text is the field */
-  W_ASSIGN = 2,    /* NAME=…, NAME+=…, NAME[…]=… */
+  W_PLAIN = 1,  /* no quoting or expansion of any kind: text is the field */
+  W_ASSIGN = 2, /* NAME=…, NAME+=…, NAME[…]=… */
 };
 
 typedef enum {
-  R_IN,        /* n<  */
-  R_OUT,       /* n>  */
-  R_CLOBBER,   /* n>| */
-  R_APPEND,    /* n>> */
-  R_RDWR,      /* n<> */
-  R_DUP_IN,    /* n<& */
-  R_DUP_OUT,   /* n>& */
-  R_OUT_ERR,   /* &>  */
-  R_APPEND_ERR,/* &>> */
-  R_HEREDOC,   /* << and <<- (body in heredoc) */
-  R_HERESTR,   /* <<< */
+  R_IN,         /* n<  */
+  R_OUT,        /* n>  */
+  R_CLOBBER,    /* n>| */
+  R_APPEND,     /* n>> */
+  R_RDWR,       /* n<> */
+  R_DUP_IN,     /* n<& */
+  R_DUP_OUT,    /* n>& */
+  R_OUT_ERR,    /* &>  */
+  R_APPEND_ERR, /* &>> */
+  R_HEREDOC,    /* << and <<- (body in heredoc) */
+  R_HERESTR,    /* <<< */
 } RedirKind;
 
 typedef struct {
-  char *body;        /* filled when the lines after the command are read */
+  char *body; /* filled when the lines after the command are read */
 } HereDoc;
 
 typedef struct {
   RedirKind kind;
-  int fd;            /* target descriptor (-1: the operator's default) */
-  Word *word;        /* target, or here-doc delimiter */
-  HereDoc *doc;      /* R_HEREDOC */
-  bool quoted;       /* here-doc delimiter was quoted: no expansion */
-  char *varname;     /* {NAME}>…: the shell picks a descriptor ≥ 10 and sets NAME to it */
+  int fd;        /* target descriptor (-1: the operator's default) */
+  Word *word;    /* target, or here-doc delimiter */
+  HereDoc *doc;  /* R_HEREDOC */
+  bool quoted;   /* here-doc delimiter was quoted: no expansion */
+  char *varname; /* {NAME}>…: the shell picks a descriptor ≥ 10 and sets NAME to it */
 } Redir;
 
 typedef enum {
@@ -76,7 +76,7 @@ typedef struct Cond Cond;
 typedef enum { C_AND, C_OR, C_NOT, C_UNARY, C_BINARY, C_WORD } CondKind;
 struct Cond {
   CondKind kind;
-  char *op;          /* C_UNARY: "-f"…; C_BINARY: "==" "=~" "-eq"… */
+  char *op; /* C_UNARY: "-f"…; C_BINARY: "==" "=~" "-eq"… */
   Word *a, *b;
   Cond *l, *r;
 };
@@ -84,8 +84,8 @@ struct Cond {
 typedef struct {
   Word **pats;
   size_t npats;
-  Node *body;        /* may be NULL */
-  int term;          /* 0 ;;  1 ;&  2 ;;& */
+  Node *body; /* may be NULL */
+  int term;   /* 0 ;;  1 ;&  2 ;;& */
 } CaseItem;
 
 struct Node {
@@ -95,24 +95,58 @@ struct Node {
   size_t nredirs;
   union {
     struct {
-      Word **assigns; size_t nassigns;
-      Word **words; size_t nwords;
+      Word **assigns;
+      size_t nassigns;
+      Word **words;
+      size_t nwords;
       /* the command a literal first word names, once looked up (the
        * table does not change): a BoxCommandDef, exec.c's "a program"
        * mark, or NULL before the first run */
       const void *def;
     } simple;
-    struct { Node **cmds; size_t n; bool *errpipe; } pipe;  /* errpipe[i]: |& after stage i */
-    struct { Node *left, *right; } bin;   /* AND, OR, SEQ */
-    struct { Node *child; } un;           /* NOT, BACKGROUND, SUBSHELL, GROUP */
-    struct { Node *cond, *then, *els; } ifn;
-    struct { Node *cond, *body; } loop;   /* WHILE, UNTIL */
-    struct { char *var; Word **words; size_t nwords; bool in; Node *body; } forn;
-    struct { char *init, *cond, *step; Node *body; } afor;
-    struct { Word *word; CaseItem *items; size_t nitems; } casen;
-    struct { char *name; Node *body; } func;
-    struct { char *expr; } arith;
-    struct { Cond *c; } cond;
+    struct {
+      Node **cmds;
+      size_t n;
+      bool *errpipe;
+    } pipe; /* errpipe[i]: |& after stage i */
+    struct {
+      Node *left, *right;
+    } bin; /* AND, OR, SEQ */
+    struct {
+      Node *child;
+    } un; /* NOT, BACKGROUND, SUBSHELL, GROUP */
+    struct {
+      Node *cond, *then, *els;
+    } ifn;
+    struct {
+      Node *cond, *body;
+    } loop; /* WHILE, UNTIL */
+    struct {
+      char *var;
+      Word **words;
+      size_t nwords;
+      bool in;
+      Node *body;
+    } forn;
+    struct {
+      char *init, *cond, *step;
+      Node *body;
+    } afor;
+    struct {
+      Word *word;
+      CaseItem *items;
+      size_t nitems;
+    } casen;
+    struct {
+      char *name;
+      Node *body;
+    } func;
+    struct {
+      char *expr;
+    } arith;
+    struct {
+      Cond *c;
+    } cond;
   } u;
 };
 

@@ -4,7 +4,8 @@
 
 #include "shell/shell-private.h"
 
-static char *cond_str(Shell *sh, Word *w, int *err) {
+static char *cond_str(Shell *sh, Word *w, int *err)
+{
   if (w->flags & W_PLAIN) return g_strdup(w->text);
   int st = 1;
   char *s = box_expand_str(sh, w->text, false, &st);
@@ -12,7 +13,8 @@ static char *cond_str(Shell *sh, Word *w, int *err) {
   return s;
 }
 
-static bool regex_match(Shell *sh, const char *s, Word *w, int *err) {
+static bool regex_match(Shell *sh, const char *s, Word *w, int *err)
+{
   /* quoted parts of the pattern match literally */
   char *pat = box_expand_regex(sh, w->text, err);
   if (!pat) return false;
@@ -42,7 +44,8 @@ static bool regex_match(Shell *sh, const char *s, Word *w, int *err) {
     for (size_t i = 0; i <= rx.re_nsub && i < 64; i++) {
       char k[16];
       g_snprintf(k, sizeof k, "%zu", i);
-      char *sub = m[i].rm_so < 0 ? g_strdup("") : g_strndup(s + m[i].rm_so, (size_t)(m[i].rm_eo - m[i].rm_so));
+      char *sub = m[i].rm_so < 0 ? g_strdup("")
+                                 : g_strndup(s + m[i].rm_so, (size_t)(m[i].rm_eo - m[i].rm_so));
       box_var_set_elem(sh, "BASH_REMATCH", k, sub, false);
       g_free(sub);
     }
@@ -51,7 +54,8 @@ static bool regex_match(Shell *sh, const char *s, Word *w, int *err) {
   return ok;
 }
 
-int box_cond_eval(Shell *sh, Cond *c, int *err) {
+int box_cond_eval(Shell *sh, Cond *c, int *err)
+{
   switch (c->kind) {
   case C_AND: {
     int l = box_cond_eval(sh, c->l, err);
@@ -63,8 +67,7 @@ int box_cond_eval(Shell *sh, Cond *c, int *err) {
     if (*err || l) return l;
     return box_cond_eval(sh, c->r, err);
   }
-  case C_NOT:
-    return !box_cond_eval(sh, c->l, err);
+  case C_NOT: return !box_cond_eval(sh, c->l, err);
   case C_WORD: {
     char *s = cond_str(sh, c->a, err);
     bool r = s && *s;
@@ -111,9 +114,11 @@ int box_cond_eval(Shell *sh, Cond *c, int *err) {
     } else {
       char *b = cond_str(sh, c->b, err);
       if (b) {
-        if (strcmp(c->op, "<") == 0) r = strcmp(a, b) < 0;
-        else if (strcmp(c->op, ">") == 0) r = strcmp(a, b) > 0;
-        else if (c->op[0] == '-' && strchr("eglnt", c->op[1]) && c->op[1] != 'n' ) {
+        if (strcmp(c->op, "<") == 0)
+          r = strcmp(a, b) < 0;
+        else if (strcmp(c->op, ">") == 0)
+          r = strcmp(a, b) > 0;
+        else if (c->op[0] == '-' && strchr("eglnt", c->op[1]) && c->op[1] != 'n') {
           int64_t x, y;
           sh->arith_who = "[[";
           bool ok = box_arith(sh, a, &x) && box_arith(sh, b, &y);
@@ -122,21 +127,30 @@ int box_cond_eval(Shell *sh, Cond *c, int *err) {
             *err = 1;
           } else {
             const char *o = c->op + 1;
-            if (!strcmp(o, "eq")) r = x == y;
-            else if (!strcmp(o, "ne")) r = x != y;
-            else if (!strcmp(o, "lt")) r = x < y;
-            else if (!strcmp(o, "le")) r = x <= y;
-            else if (!strcmp(o, "gt")) r = x > y;
-            else if (!strcmp(o, "ge")) r = x >= y;
-            else r = box_test_binary(sh, a, c->op, b, sh->fd[2]) == 0;
+            if (!strcmp(o, "eq"))
+              r = x == y;
+            else if (!strcmp(o, "ne"))
+              r = x != y;
+            else if (!strcmp(o, "lt"))
+              r = x < y;
+            else if (!strcmp(o, "le"))
+              r = x <= y;
+            else if (!strcmp(o, "gt"))
+              r = x > y;
+            else if (!strcmp(o, "ge"))
+              r = x >= y;
+            else
+              r = box_test_binary(sh, a, c->op, b, sh->fd[2]) == 0;
           }
         } else if (!strcmp(c->op, "-ne")) {
           int64_t x, y;
           sh->arith_who = "[[";
           bool ok = box_arith(sh, a, &x) && box_arith(sh, b, &y);
           sh->arith_who = NULL;
-          if (!ok) *err = 1;
-          else r = x != y;
+          if (!ok)
+            *err = 1;
+          else
+            r = x != y;
         } else {
           r = box_test_binary(sh, a, c->op, b, sh->fd[2]) == 0;
         }

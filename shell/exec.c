@@ -18,13 +18,15 @@ void box_frame_pop(Shell *sh);
 /* The status a fatal expansion error (set -u's unset name, ${x:?}) ends
  * the shell with: 127 at the top, 1 in a subshell, pipeline stage or
  * substitution — as bash. */
-static int fatal_status(Shell *sh, int st) {
+static int fatal_status(Shell *sh, int st)
+{
   return st == 127 && sh->in_child ? 1 : st;
 }
 
 /* An expansion or assignment failed with status st: the shell ends, or
  * only the top-level command when the error was one bash discards. */
-static int expansion_failed(Shell *sh, int st) {
+static int expansion_failed(Shell *sh, int st)
+{
   if (sh->discard) {
     sh->discard = false;
     sh->jump = J_DISCARD;
@@ -38,7 +40,8 @@ static int expansion_failed(Shell *sh, int st) {
 
 /* ---- errexit / ERR -------------------------------------------------------------- */
 
-static void after_status(Shell *sh, int status) {
+static void after_status(Shell *sh, int status)
+{
   if (status == 0 || sh->errexit_off > 0 || sh->jump != J_NONE) return;
   /* the trap sees the failed command's status as $? */
   if (sh->traps[TRAP_ERR] && !sh->in_trap) {
@@ -55,7 +58,8 @@ static void after_status(Shell *sh, int status) {
 
 static bool do_assign(Shell *sh, const char *text, bool local, int *status);
 
-static void xtrace(Shell *sh, GPtrArray *words, Word **assigns, size_t na) {
+static void xtrace(Shell *sh, GPtrArray *words, Word **assigns, size_t na)
+{
   (void)assigns;
   (void)na;
   const char *ps4 = box_var_get(sh, "PS4");
@@ -74,7 +78,8 @@ static void xtrace(Shell *sh, GPtrArray *words, Word **assigns, size_t na) {
 /* The command line as one string: in buf when it fits (most do; a
  * decision per command should not cost a malloc), else g_malloc'd —
  * release it with join_free. */
-static char *join_line_in(char **av, int argc, char *buf, size_t bufsize) {
+static char *join_line_in(char **av, int argc, char *buf, size_t bufsize)
+{
   if (bufsize) {
     /* one pass into buf: command lines are short, and the lengths of
      * words of a few bytes cost more to measure than to copy */
@@ -108,25 +113,29 @@ static char *join_line_in(char **av, int argc, char *buf, size_t bufsize) {
   return s;
 }
 
-static void join_free(char *s, char *buf) {
+static void join_free(char *s, char *buf)
+{
   if (s != buf) g_free(s);
 }
 
-static char *join_line(char **av, int argc) {
+static char *join_line(char **av, int argc)
+{
   char *s = join_line_in(av, argc, NULL, 0);
   return s;
 }
 
 /* Per word of av, whether it was written literally: known for the argv
  * of the simple command being run, else every word counts as expanded. */
-static const bool *literal_for(Shell *sh, char **av, int argc, bool **owned) {
+static const bool *literal_for(Shell *sh, char **av, int argc, bool **owned)
+{
   *owned = NULL;
   if (av == sh->lit_av && argc == sh->lit_argc && sh->lit) return sh->lit;
   *owned = g_new0(bool, argc > 0 ? argc : 1);
   return *owned;
 }
 
-static bool decide(Shell *sh, char **av, int argc, const char *program) {
+static bool decide(Shell *sh, char **av, int argc, const char *program)
+{
   const BoxShellHost *host = sh->host;
   if (!host || !host->decide_exec) return true;
   char buf[512];
@@ -144,14 +153,13 @@ static bool decide(Shell *sh, char **av, int argc, const char *program) {
   bool ok = host->decide_exec(host->data, &cmd, &msg);
   g_free(owned);
   join_free(line, buf);
-  if (!ok) {
-    box_sh_error(sh, "effect denied: %s", msg ? msg : "policy denied this operation");
-  }
+  if (!ok) { box_sh_error(sh, "effect denied: %s", msg ? msg : "policy denied this operation"); }
   free(msg);
   return ok;
 }
 
-static int run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av) {
+static int run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av)
+{
   BoxOut outbuf;
   BoxOut *out = &outbuf;
   box_out_init(out, sh->fd[1]);
@@ -171,20 +179,25 @@ static int run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av)
  * and without its RETURN trap unless functrace (set -T); a trap it sets
  * stays after it, one it leaves unset gives the caller's back — bash's
  * rules, which `trap - ERR` inside a function also follows. */
-static char *trap_hide(Shell *sh, int trap, unsigned keep_opt) {
+static char *trap_hide(Shell *sh, int trap, unsigned keep_opt)
+{
   if (sh->opts & keep_opt) return NULL;
   char *t = sh->traps[trap];
   sh->traps[trap] = NULL;
   return t;
 }
 
-static void trap_unhide(Shell *sh, int trap, char *saved) {
+static void trap_unhide(Shell *sh, int trap, char *saved)
+{
   if (!saved) return;
-  if (sh->traps[trap]) g_free(saved);
-  else sh->traps[trap] = saved;
+  if (sh->traps[trap])
+    g_free(saved);
+  else
+    sh->traps[trap] = saved;
 }
 
-int box_call_function(Shell *sh, Node *fn, int argc, char **argv) {
+int box_call_function(Shell *sh, Node *fn, int argc, char **argv)
+{
   if (sh->func_depth >= sh->max_depth) {
     box_sh_error(sh, "%s: maximum function nesting level exceeded (%d)", argv[0], sh->max_depth);
     sh->jump = J_EXIT;
@@ -210,7 +223,7 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv) {
   char *err_trap = trap_hide(sh, TRAP_ERR, O_ERRTRACE);
   char *ret_trap = trap_hide(sh, TRAP_RETURN, O_FUNCTRACE);
   int st = box_eval(sh, fn->u.func.body);
-  sh->lineno = call_line;  /* $LINENO after the call is the caller's line */
+  sh->lineno = call_line; /* $LINENO after the call is the caller's line */
   if (sh->jump == J_RETURN) {
     sh->jump = J_NONE;
     st = sh->exit_status;
@@ -238,7 +251,8 @@ typedef struct {
   bool had;
 } TempVar;
 
-static GArray *temp_assign(Shell *sh, Word **as, size_t na, int *status) {
+static GArray *temp_assign(Shell *sh, Word **as, size_t na, int *status)
+{
   GArray *saved = g_array_new(FALSE, FALSE, sizeof(TempVar));
   for (size_t i = 0; i < na; i++) {
     const char *t = as[i]->text;
@@ -269,15 +283,14 @@ static GArray *temp_assign(Shell *sh, Word **as, size_t na, int *status) {
       }
     }
     g_array_append_val(saved, tv);
-    if (!do_assign(sh, t, false, status)) {
-      break;
-    }
+    if (!do_assign(sh, t, false, status)) { break; }
     box_var_export(sh, name);
   }
   return saved;
 }
 
-static void temp_restore(Shell *sh, GArray *saved) {
+static void temp_restore(Shell *sh, GArray *saved)
+{
   for (guint i = saved->len; i-- > 0;) {
     TempVar *tv = &g_array_index(saved, TempVar, i);
     g_hash_table_remove(sh->vars, tv->name);
@@ -294,7 +307,8 @@ static void temp_restore(Shell *sh, GArray *saved) {
  * system's directories are not read: they go to the host as before.
  * Returns the interpreter's argv[0] and sets *opt to an option word of
  * the #! line (or NULL), or NULL. */
-static char *shebang_shell(Shell *sh, const char *path, char **opt) {
+static char *shebang_shell(Shell *sh, const char *path, char **opt)
+{
   static const char *const system_dirs[] = { "/usr/", "/bin/", "/sbin/", "/lib", "/opt/",
                                              "/etc/", "/nix/", "/snap/", NULL };
   *opt = NULL;
@@ -340,7 +354,8 @@ static char *shebang_shell(Shell *sh, const char *path, char **opt) {
 /* Runs av as a shebang script if it is one: decided as the program the
  * text names, then `sh [OPT] FILE ARG…` with the command's assignments in
  * its environment.  False if it is not one. */
-static bool run_shebang(Shell *sh, int argc, char **av, Word **as, size_t na, int *status) {
+static bool run_shebang(Shell *sh, int argc, char **av, Word **as, size_t na, int *status)
+{
   char *opt = NULL;
   char *interp = shebang_shell(sh, av[0], &opt);
   if (!interp) return false;
@@ -363,7 +378,8 @@ static bool run_shebang(Shell *sh, int argc, char **av, Word **as, size_t na, in
   return true;
 }
 
-static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na) {
+static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na)
+{
   const BoxShellHost *host = sh->host;
   int status = 0;
   if (run_shebang(sh, argc, av, as, na, &status)) return status;
@@ -386,9 +402,7 @@ static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na) {
   BoxSpawnResult r = { BOX_SPAWN_NOT_FOUND, 127, NULL };
   if (host && host->spawn) r = host->spawn(host->data, &cmd, ofd, efd);
   switch (r.kind) {
-  case BOX_SPAWN_RAN:
-    status = r.status;
-    break;
+  case BOX_SPAWN_RAN: status = r.status; break;
   case BOX_SPAWN_NOT_FOUND:
     box_sh_error(sh, "%s: command not found", av[0]);
     status = 127;
@@ -413,7 +427,8 @@ static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na) {
 
 /* For policy history: tells the host the
  * status of a command the Shell implements, as decided (cwd at decision). */
-static void report_exec_status(Shell *sh, int argc, char **av, const char *cwd, int status) {
+static void report_exec_status(Shell *sh, int argc, char **av, const char *cwd, int status)
+{
   char *line = join_line(av, argc);
   BoxShellCommand cmd;
   memset(&cmd, 0, sizeof cmd);
@@ -432,7 +447,8 @@ static void report_exec_status(Shell *sh, int argc, char **av, const char *cwd, 
 /* Runs an expanded command line; fn/def are what av[0] names (found by
  * the caller), decided whether its shell:exec decision is already made. */
 static int run_found(Shell *sh, int argc, char **av, Word **as, size_t na, Node *fn,
-                     const BoxCommandDef *def, bool decided) {
+                     const BoxCommandDef *def, bool decided)
+{
   int status = 0;
   const char *name = av[0];
   if (!fn && !def) return spawn_program(sh, argc, av, as, na);
@@ -440,22 +456,26 @@ static int run_found(Shell *sh, int argc, char **av, Word **as, size_t na, Node 
   /* the permitted shell:exec's ::response (output.status) */
   char *decided_cwd = sh->host && sh->host->exec_status ? g_strdup(sh->cwd) : NULL;
   GArray *tmp = na ? temp_assign(sh, as, na, &status) : NULL;
-  if (fn) status = box_call_function(sh, fn, argc, av);
-  else status = run_builtin(sh, def, argc, av);
+  if (fn)
+    status = box_call_function(sh, fn, argc, av);
+  else
+    status = run_builtin(sh, def, argc, av);
   if (tmp) temp_restore(sh, tmp);
   if (decided_cwd) report_exec_status(sh, argc, av, decided_cwd, status);
   g_free(decided_cwd);
   return status;
 }
 
-static int run_argv(Shell *sh, int argc, char **av, Word **as, size_t na, bool skip_funcs) {
+static int run_argv(Shell *sh, int argc, char **av, Word **as, size_t na, bool skip_funcs)
+{
   Node *fn;
   const BoxCommandDef *def;
   box_lookup_first_word(sh, av[0], skip_funcs, &fn, &def);
   return run_found(sh, argc, av, as, na, fn, def, false);
 }
 
-int box_run_argv(Shell *sh, char **argv, int in, int out, int err) {
+int box_run_argv(Shell *sh, char **argv, int in, int out, int err)
+{
   int argc = 0;
   while (argv[argc]) argc++;
   if (!argc) return 0;
@@ -469,7 +489,8 @@ int box_run_argv(Shell *sh, char **argv, int in, int out, int err) {
   return st;
 }
 
-int box_run_text(Shell *sh, const char *text, int in, int out, int err) {
+int box_run_text(Shell *sh, const char *text, int in, int out, int err)
+{
   int saved[BOX_NFD];
   memcpy(saved, sh->fd, sizeof saved);
   sh->fd[0] = in;
@@ -481,7 +502,8 @@ int box_run_text(Shell *sh, const char *text, int in, int out, int err) {
 }
 
 /* NAME=value, NAME+=value, NAME[k]=value, NAME=(…). */
-static bool do_assign(Shell *sh, const char *t, bool local, int *status) {
+static bool do_assign(Shell *sh, const char *t, bool local, int *status)
+{
   const char *eq = strchr(t, '=');
   size_t nl = (size_t)(eq - t);
   bool append = nl && t[nl - 1] == '+';
@@ -522,7 +544,8 @@ static bool do_assign(Shell *sh, const char *t, bool local, int *status) {
     bool assoc = v && (v->flags & V_ASSOC);
     /* every word is expanded before the array changes: the right side of
      * `arr=("${arr[@]}" c)` sees the old array */
-    GPtrArray *items = g_ptr_array_new_with_free_func(g_free);  /* key (or NULL), value, "+" (or NULL) */
+    GPtrArray *items =
+      g_ptr_array_new_with_free_func(g_free); /* key (or NULL), value, "+" (or NULL) */
     for (guint i = 0; i < ws->len && ok; i++) {
       Word *w = ws->pdata[i];
       const char *wt = w->text;
@@ -600,7 +623,7 @@ static bool do_assign(Shell *sh, const char *t, bool local, int *status) {
     if (k && !*k && v && (v->flags & V_ASSOC)) {
       /* `m[$empty]=x`: bash names the subscript as written */
       box_sh_error(sh, "%.*s: bad array subscript", (int)(eq - t - append), t);
-      sh->discard = true;  /* the command goes, not the shell */
+      sh->discard = true; /* the command goes, not the shell */
       ok = false;
     } else {
       ok = k && box_var_set_elem(sh, lhs, k, val, append);
@@ -630,7 +653,8 @@ static bool do_assign(Shell *sh, const char *t, bool local, int *status) {
 }
 
 bool box_assign_word(Shell *sh, const char *text, bool local, int *status);
-bool box_assign_word(Shell *sh, const char *text, bool local, int *status) {
+bool box_assign_word(Shell *sh, const char *text, bool local, int *status)
+{
   return do_assign(sh, text, local, status);
 }
 
@@ -641,7 +665,8 @@ typedef struct {
   bool buf[32];
 } LitBuf;
 
-static void lit_push(LitBuf *l, bool b) {
+static void lit_push(LitBuf *l, bool b)
+{
   if (l->n == l->cap) {
     bool *nv = g_new(bool, l->cap * 2);
     memcpy(nv, l->v, l->n);
@@ -654,7 +679,8 @@ static void lit_push(LitBuf *l, bool b) {
 
 /* A word the declaration builtins take as an assignment: NAME=…, NAME+=…,
  * NAME[…]=…, not an array literal (declare.c parses those itself). */
-G_GNUC_NO_INLINE static bool decl_assignment(const char *t) {
+G_GNUC_NO_INLINE static bool decl_assignment(const char *t)
+{
   const char *p = t;
   if (!(*p == '_' || g_ascii_isalpha(*p))) return false;
   while (*p == '_' || g_ascii_isalnum(*p)) p++;
@@ -669,7 +695,8 @@ G_GNUC_NO_INLINE static bool decl_assignment(const char *t) {
 
 /* Out of line: run_simple_inner, which asks it of every command, stays
  * small enough to be inlined into the evaluator's loop. */
-G_GNUC_NO_INLINE static bool is_decl_builtin(const Word *w) {
+G_GNUC_NO_INLINE static bool is_decl_builtin(const Word *w)
+{
   static const char *const names[] = { "local", "export", "declare", "typeset", "readonly", NULL };
   for (int i = 0; names[i]; i++)
     if (strcmp(w->text, names[i]) == 0) return true;
@@ -679,13 +706,15 @@ G_GNUC_NO_INLINE static bool is_decl_builtin(const Word *w) {
 /* $_ after a simple command: its last word (an assignment alone: empty).
  * A literal last word that set it last time sets the same text: a loop's
  * `[ $i -lt 9 ]` does not copy its "]" each time round. */
-G_GNUC_NO_INLINE static void set_last_arg_copy(Shell *sh, const Word *w, const char *s) {
+G_GNUC_NO_INLINE static void set_last_arg_copy(Shell *sh, const Word *w, const char *s)
+{
   sh->last_arg_word = w;
   g_free(sh->last_arg);
   sh->last_arg = g_strdup(s);
 }
 
-static inline void set_last_arg(Shell *sh, const Word *w, const char *s) {
+static inline void set_last_arg(Shell *sh, const Word *w, const char *s)
+{
   if (w && (w->flags & W_PLAIN)) {
     if (sh->last_arg_word == w) return;
   } else {
@@ -694,13 +723,15 @@ static inline void set_last_arg(Shell *sh, const Word *w, const char *s) {
   set_last_arg_copy(sh, w, s);
 }
 
-G_GNUC_NO_INLINE static bool expand_decl_value(Shell *sh, const Word *w, GPtrArray *argv, int *est) {
+G_GNUC_NO_INLINE static bool expand_decl_value(Shell *sh, const Word *w, GPtrArray *argv, int *est)
+{
   char *val = box_expand_str(sh, w->text, true, est);
   if (val) g_ptr_array_add(argv, val);
   return val != NULL;
 }
 
-static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
+static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
+{
   int status = 0;
   Word **words = n->u.simple.words;
   size_t nw = n->u.simple.nwords;
@@ -713,12 +744,14 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
    * last substitution: counted from its first word, not its assignments */
   sh->subst_status = -1;
   /* `local v=$x`, `export p=$x`: the value is not split or globbed */
-  char c0 = nw > 1 ? words[0]->text[0] : 0;  /* most commands are told apart by their first letter */
-  bool decl = c0 && (words[0]->flags & W_PLAIN) && (c0 == 'l' || c0 == 'e' || c0 == 'd' || c0 == 't' || c0 == 'r') &&
+  char c0 = nw > 1 ? words[0]->text[0] : 0; /* most commands are told apart by their first letter */
+  bool decl = c0 && (words[0]->flags & W_PLAIN) &&
+              (c0 == 'l' || c0 == 'e' || c0 == 'd' || c0 == 't' || c0 == 'r') &&
               is_decl_builtin(words[0]);
   for (size_t i = 0; i < nw && expand_ok; i++) {
     guint before = argv->len;
-    if (G_UNLIKELY(decl) && i > 0 && !(words[i]->flags & W_PLAIN) && decl_assignment(words[i]->text)) {
+    if (G_UNLIKELY(decl) && i > 0 && !(words[i]->flags & W_PLAIN) &&
+        decl_assignment(words[i]->text)) {
       expand_ok = expand_decl_value(sh, words[i], argv, &est);
     } else {
       expand_ok = box_expand_words(sh, &words[i], 1, argv, &est);
@@ -774,9 +807,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
   const BoxCommandDef *def;
   box_lookup_simple(sh, n, av[0], words[0]->flags & W_PLAIN, &fn, &def);
   bool implemented = fn || def;
-  if (implemented && !decide(sh, av, argc, av[0])) {
-    return 126;
-  }
+  if (implemented && !decide(sh, av, argc, av[0])) { return 126; }
   BoxSaved sv;
   box_saved_begin(sh, &sv);
   bool is_exec = strcmp(av[0], "exec") == 0 && argc == 1;
@@ -798,7 +829,8 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv) {
 
 /* An arithmetic text of for (( … )): expanded first when it holds $, `
  * or quotes (`i<$n`), as (( )) is. */
-static bool arith_for_part(Shell *sh, const char *e, int64_t *v) {
+static bool arith_for_part(Shell *sh, const char *e, int64_t *v)
+{
   if (!strpbrk(e, "$`\"'")) return box_arith(sh, e, v);
   int st = 1;
   char *x = box_expand_str(sh, e, false, &st);
@@ -807,7 +839,8 @@ static bool arith_for_part(Shell *sh, const char *e, int64_t *v) {
   return ok;
 }
 
-static int eval_cond_ctx(Shell *sh, Node *n) {
+static int eval_cond_ctx(Shell *sh, Node *n)
+{
   sh->errexit_off++;
   int st = box_eval(sh, n);
   sh->errexit_off--;
@@ -818,7 +851,8 @@ static int eval_cond_ctx(Shell *sh, Node *n) {
  * from the innermost operator out, so a chain of 50,000 operators is a
  * loop, not a recursion that deep.  As the recursion would: every operand
  * but the last one runs where set -e is ignored. */
-static int eval_and_or(Shell *sh, Node *n) {
+static int eval_and_or(Shell *sh, Node *n)
+{
   Node *few[16];
   size_t k = 0;
   Node *m = n;
@@ -835,7 +869,8 @@ static int eval_and_or(Shell *sh, Node *n) {
   return status;
 }
 
-static bool loop_jump(Shell *sh, bool *stop) {
+static bool loop_jump(Shell *sh, bool *stop)
+{
   /* returns true when the loop must end */
   *stop = false;
   if (sh->jump == J_BREAK) {
@@ -860,7 +895,8 @@ static bool loop_jump(Shell *sh, bool *stop) {
 
 /* Runs a simple command; while it runs, the host can learn which of its
  * words were literal (BoxShellCommand.literal). */
-static int run_simple(Shell *sh, Node *n) {
+static int run_simple(Shell *sh, Node *n)
+{
   char **save_av = sh->lit_av;
   bool *save_lit = sh->lit;
   int save_argc = sh->lit_argc;
@@ -870,8 +906,9 @@ static int run_simple(Shell *sh, Node *n) {
   lit.cap = G_N_ELEMENTS(lit.buf);
   /* argv arrays are reused: a loop runs its commands without allocating one */
   if (!sh->argv_pool) sh->argv_pool = g_ptr_array_new();
-  GPtrArray *argv = sh->argv_pool->len ? g_ptr_array_steal_index_fast(sh->argv_pool, sh->argv_pool->len - 1)
-                                       : g_ptr_array_new_with_free_func(g_free);
+  GPtrArray *argv = sh->argv_pool->len
+                      ? g_ptr_array_steal_index_fast(sh->argv_pool, sh->argv_pool->len - 1)
+                      : g_ptr_array_new_with_free_func(g_free);
   int status = run_simple_inner(sh, n, &lit, argv);
   if (argv->len <= 256 && sh->argv_pool->len < 64) {
     g_ptr_array_set_size(argv, 0);
@@ -886,7 +923,8 @@ static int run_simple(Shell *sh, Node *n) {
   return status;
 }
 
-static int eval_inner(Shell *sh, Node *n) {
+static int eval_inner(Shell *sh, Node *n)
+{
   int status = 0;
   switch (n->kind) {
   case N_SIMPLE: {
@@ -894,7 +932,8 @@ static int eval_inner(Shell *sh, Node *n) {
     status = run_simple(sh, n);
     /* the command is done with the pipes of its <(…) and >(…) */
     if (sh->procsub_fds && sh->procsub_fds->len > nps) {
-      for (guint i = nps; i < sh->procsub_fds->len; i++) close(g_array_index(sh->procsub_fds, int, i));
+      for (guint i = nps; i < sh->procsub_fds->len; i++)
+        close(g_array_index(sh->procsub_fds, int, i));
       g_array_set_size(sh->procsub_fds, nps);
     }
     box_set_pipestatus1(sh, status);
@@ -916,15 +955,9 @@ static int eval_inner(Shell *sh, Node *n) {
     status = box_eval(sh, n);
     break;
   case N_AND:
-  case N_OR:
-    status = eval_and_or(sh, n);
-    break;
-  case N_NOT:
-    status = eval_cond_ctx(sh, n->u.un.child) == 0 ? 1 : 0;
-    break;
-  case N_BACKGROUND:
-    status = box_run_background(sh, n);
-    break;
+  case N_OR: status = eval_and_or(sh, n); break;
+  case N_NOT: status = eval_cond_ctx(sh, n->u.un.child) == 0 ? 1 : 0; break;
+  case N_BACKGROUND: status = box_run_background(sh, n); break;
   case N_SUBSHELL: {
     sh->lineno = n->line;
     pid_t pid = box_fork(sh);
@@ -938,15 +971,16 @@ static int eval_inner(Shell *sh, Node *n) {
     after_status(sh, status);
     break;
   }
-  case N_GROUP:
-    status = box_eval(sh, n->u.un.child);
-    break;
+  case N_GROUP: status = box_eval(sh, n->u.un.child); break;
   case N_IF: {
     int c = eval_cond_ctx(sh, n->u.ifn.cond);
     if (sh->jump != J_NONE) return c;
-    if (c == 0) status = box_eval(sh, n->u.ifn.then);
-    else if (n->u.ifn.els) status = box_eval(sh, n->u.ifn.els);
-    else status = 0;
+    if (c == 0)
+      status = box_eval(sh, n->u.ifn.then);
+    else if (n->u.ifn.els)
+      status = box_eval(sh, n->u.ifn.els);
+    else
+      status = 0;
     break;
   }
   case N_WHILE:
@@ -999,13 +1033,19 @@ static int eval_inner(Shell *sh, Node *n) {
       const char *c = n->u.afor.cond;
       while (*c == ' ') c++;
       if (*c) {
-        if (!arith_for_part(sh, n->u.afor.cond, &v)) { status = 1; break; }
+        if (!arith_for_part(sh, n->u.afor.cond, &v)) {
+          status = 1;
+          break;
+        }
         if (!v) break;
       }
       status = box_eval(sh, n->u.afor.body);
       bool stop;
       if (sh->jump != J_NONE && loop_jump(sh, &stop) && stop) break;
-      if (!arith_for_part(sh, n->u.afor.step, &v)) { status = 1; break; }
+      if (!arith_for_part(sh, n->u.afor.step, &v)) {
+        status = 1;
+        break;
+      }
     }
     sh->loop_depth--;
     break;
@@ -1028,7 +1068,10 @@ static int eval_inner(Shell *sh, Node *n) {
       if (!m) continue;
       status = it->body ? box_eval(sh, it->body) : 0;
       if (sh->jump != J_NONE) break;
-      if (it->term == 1) { fall = true; continue; }
+      if (it->term == 1) {
+        fall = true;
+        continue;
+      }
       fall = false;
       if (it->term == 2) continue;
       break;
@@ -1056,7 +1099,7 @@ static int eval_inner(Shell *sh, Node *n) {
     sh->arith_who = "((";
     status = box_arith(sh, e, &v) ? (v == 0) : 1;
     sh->arith_who = NULL;
-    sh->discard = false;  /* (( )) fails with 1 and the list goes on */
+    sh->discard = false; /* (( )) fails with 1 and the list goes on */
     if (sh->arith_unbound) {
       /* set -u: an unset name ends the shell, as bash */
       sh->arith_unbound = false;
@@ -1086,7 +1129,8 @@ static int eval_inner(Shell *sh, Node *n) {
  * and any recursion (eval of eval, a function's eval) as deep as the stack
  * allows: beyond, the run stops with the Shell's message (spec/shell.md,
  * status 1) instead of a crash. */
-static int too_deep(Shell *sh) {
+static int too_deep(Shell *sh)
+{
   box_sh_error(sh, "maximum recursion depth exceeded");
   sh->jump = J_EXIT;
   sh->exit_status = 1;
@@ -1094,7 +1138,8 @@ static int too_deep(Shell *sh) {
   return 1;
 }
 
-int box_eval(Shell *sh, Node *n) {
+int box_eval(Shell *sh, Node *n)
+{
   if (!n) return 0;
   if (sh->jump != J_NONE) return sh->status;
   if (G_UNLIKELY(sh->depth > BOX_MAX_RECURSION || box_stack_low())) return too_deep(sh);
@@ -1117,11 +1162,13 @@ int box_eval(Shell *sh, Node *n) {
   return status;
 }
 
-int box_eval_text(Shell *sh, const char *text, const char *name) {
+int box_eval_text(Shell *sh, const char *text, const char *name)
+{
   return box_eval_text_at(sh, text, name, 1);
 }
 
-int box_eval_text_at(Shell *sh, const char *text, const char *name, int line) {
+int box_eval_text_at(Shell *sh, const char *text, const char *name, int line)
+{
   Parser *p = box_parser_new_at(sh, text, name, line);
   int status = 0;
   sh->status = sh->status;

@@ -29,19 +29,24 @@ typedef struct {
   GByteArray *q;
   bool failed;
   int status;
-  bool at_empty;      /* a "$@" that produced nothing */
-  bool other;         /* something else inside the current "…" */
+  bool at_empty; /* a "$@" that produced nothing */
+  bool other;    /* something else inside the current "…" */
 } X;
 
-static inline void xadd(X *x, const char *t, size_t n, guint8 f) {
+static inline void xadd(X *x, const char *t, size_t n, guint8 f)
+{
   g_string_append_len(x->s, t, (gssize)n);
   size_t old = x->q->len;
   g_byte_array_set_size(x->q, (guint)(old + n));
   memset(x->q->data + old, f, n);
 }
-static inline void xaddc(X *x, char c, guint8 f) { xadd(x, &c, 1, f); }
+static inline void xaddc(X *x, char c, guint8 f)
+{
+  xadd(x, &c, 1, f);
+}
 
-static void xinit(X *x, Shell *sh) {
+static void xinit(X *x, Shell *sh)
+{
   x->sh = sh;
   x->s = g_string_sized_new(32);
   x->q = g_byte_array_sized_new(32);
@@ -50,12 +55,14 @@ static void xinit(X *x, Shell *sh) {
   x->at_empty = false;
   x->other = false;
 }
-static void xfree(X *x) {
+static void xfree(X *x)
+{
   g_string_free(x->s, TRUE);
   g_byte_array_free(x->q, TRUE);
 }
 
-static void xfail(X *x, int status) {
+static void xfail(X *x, int status)
+{
   x->failed = true;
   x->status = status;
 }
@@ -65,11 +72,15 @@ static bool expand_text(X *x, const char *t, size_t n, int mode);
 /* ---- scanning helpers --------------------------------------------------------- */
 
 /* Index just past the construct closing at `close`, starting inside it. */
-static size_t skip_to(const char *t, size_t i, size_t n, char close) {
+static size_t skip_to(const char *t, size_t i, size_t n, char close)
+{
   int depth = 0;
   while (i < n) {
     char c = t[i];
-    if (c == '\\') { i += 2; continue; }
+    if (c == '\\') {
+      i += 2;
+      continue;
+    }
     if (c == '\'' && close != '"' && close != '`') {
       i++;
       while (i < n && t[i] != '\'') i++;
@@ -106,7 +117,8 @@ static size_t skip_to(const char *t, size_t i, size_t n, char close) {
 /* Whether skip_to's answer e ends the construct opened before t[from]
  * with its closing character.  Not always: a word cut out of a longer one
  * (an operator's pattern in `${v%…}`) can end inside a `${` or `$(`. */
-static bool closed_at(const char *t, size_t from, size_t e, char close) {
+static bool closed_at(const char *t, size_t from, size_t e, char close)
+{
   return e > from && t[e - 1] == close;
 }
 
@@ -114,7 +126,8 @@ static bool closed_at(const char *t, size_t from, size_t e, char close) {
  * fooled by a case pattern's `)` (`$(case $x in a) …;; esac)`); the parser
  * found the true end and cached the text before it (parse_subst), so a
  * counted end the cache does not know is checked against each later `)`. */
-static size_t subst_end(Shell *sh, const char *t, size_t i, size_t n) {
+static size_t subst_end(Shell *sh, const char *t, size_t i, size_t n)
+{
   size_t e = skip_to(t, i + 2, n, ')');
   GHashTable *cache = sh->subst_cache;
   if (!cache || !g_hash_table_size(cache)) return e;
@@ -134,14 +147,16 @@ static size_t subst_end(Shell *sh, const char *t, size_t i, size_t n) {
 
 /* ---- ANSI-C quoting ---------------------------------------------------------------- */
 
-static int hexv(char c) {
+static int hexv(char c)
+{
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
 
-char *box_ansi_c(const char *s, size_t n, size_t *consumed) {
+char *box_ansi_c(const char *s, size_t n, size_t *consumed)
+{
   GString *g = g_string_new(NULL);
   size_t i = 0;
   for (; i < n && s[i] != '\''; i++) {
@@ -154,7 +169,8 @@ char *box_ansi_c(const char *s, size_t n, size_t *consumed) {
     switch (c) {
     case 'a': g_string_append_c(g, '\a'); break;
     case 'b': g_string_append_c(g, '\b'); break;
-    case 'e': case 'E': g_string_append_c(g, 033); break;
+    case 'e':
+    case 'E': g_string_append_c(g, 033); break;
     case 'f': g_string_append_c(g, '\f'); break;
     case 'n': g_string_append_c(g, '\n'); break;
     case 'r': g_string_append_c(g, '\r'); break;
@@ -170,11 +186,14 @@ char *box_ansi_c(const char *s, size_t n, size_t *consumed) {
     case 'x': {
       int v = 0, k = 0;
       while (k < 2 && i + 1 < n && hexv(s[i + 1]) >= 0) v = v * 16 + hexv(s[++i]), k++;
-      if (k == 0) g_string_append(g, "\\x");
-      else g_string_append_c(g, (char)v);
+      if (k == 0)
+        g_string_append(g, "\\x");
+      else
+        g_string_append_c(g, (char)v);
       break;
     }
-    case 'u': case 'U': {
+    case 'u':
+    case 'U': {
       int max = c == 'u' ? 4 : 8, k = 0;
       gunichar v = 0;
       while (k < max && i + 1 < n && hexv(s[i + 1]) >= 0) v = v * 16 + (gunichar)hexv(s[++i]), k++;
@@ -189,7 +208,8 @@ char *box_ansi_c(const char *s, size_t n, size_t *consumed) {
     default:
       if (c >= '0' && c <= '7') {
         int v = c - '0', k = 1;
-        while (k < 3 && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '7') v = v * 8 + (s[++i] - '0'), k++;
+        while (k < 3 && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '7')
+          v = v * 8 + (s[++i] - '0'), k++;
         g_string_append_c(g, (char)v);
       } else {
         g_string_append_c(g, '\\');
@@ -203,7 +223,8 @@ char *box_ansi_c(const char *s, size_t n, size_t *consumed) {
 
 /* ---- patterns --------------------------------------------------------------------- */
 
-bool box_pattern_too_deep(const char *pat) {
+bool box_pattern_too_deep(const char *pat)
+{
   /* `\(` groups in a basic regular expression: counted as `(` is (in an
    * extended one or a glob it is a plain character, and counting it too
    * only errs on the side of refusing) */
@@ -216,18 +237,21 @@ bool box_pattern_too_deep(const char *pat) {
   return false;
 }
 
-static int fnm_flags(Shell *sh) {
+static int fnm_flags(Shell *sh)
+{
   int f = FNM_EXTMATCH;
   if (sh->shopts & SH_NOCASEMATCH) f |= FNM_CASEFOLD;
   return f;
 }
 
 /* fnmatch, with a pattern nested too deep for it matching nothing. */
-static bool fnm(Shell *sh, const char *pat, const char *s) {
+static bool fnm(Shell *sh, const char *pat, const char *s)
+{
   return !box_pattern_too_deep(pat) && fnmatch(pat, s, fnm_flags(sh)) == 0;
 }
 
-bool box_pattern_match(Shell *sh, const char *pattern, const char *s) {
+bool box_pattern_match(Shell *sh, const char *pattern, const char *s)
+{
   if (box_pattern_too_deep(pattern)) {
     box_sh_error(sh, "maximum nesting depth exceeded (%d)", BOX_MAX_NEST);
     return false;
@@ -236,14 +260,16 @@ bool box_pattern_match(Shell *sh, const char *pattern, const char *s) {
 }
 
 /* Longest/shortest prefix or suffix matching pat; returns the cut index. */
-static bool match_at(Shell *sh, const char *pat, const char *s, size_t from, size_t to) {
+static bool match_at(Shell *sh, const char *pat, const char *s, size_t from, size_t to)
+{
   char *sub = g_strndup(s + from, to - from);
   bool m = fnm(sh, pat, sub);
   g_free(sub);
   return m;
 }
 
-static char *trim(Shell *sh, const char *s, const char *pat, bool suffix, bool longest) {
+static char *trim(Shell *sh, const char *s, const char *pat, bool suffix, bool longest)
+{
   size_t n = strlen(s);
   if (!suffix) {
     if (longest) {
@@ -267,15 +293,20 @@ static char *trim(Shell *sh, const char *s, const char *pat, bool suffix, bool l
 
 /* rep for the match s[from, to): `&` is the match, `\c` is c (word_string,
  * WS_REPL). */
-static void add_repl(GString *g, const char *rep, const char *s, size_t from, size_t to) {
+static void add_repl(GString *g, const char *rep, const char *s, size_t from, size_t to)
+{
   for (const char *r = rep; *r; r++) {
-    if (*r == '\\' && r[1]) g_string_append_c(g, *++r);
-    else if (*r == '&') g_string_append_len(g, s + from, (gssize)(to - from));
-    else g_string_append_c(g, *r);
+    if (*r == '\\' && r[1])
+      g_string_append_c(g, *++r);
+    else if (*r == '&')
+      g_string_append_len(g, s + from, (gssize)(to - from));
+    else
+      g_string_append_c(g, *r);
   }
 }
 
-static char *replace(Shell *sh, const char *s, const char *pat, const char *rep, int mode) {
+static char *replace(Shell *sh, const char *s, const char *pat, const char *rep, int mode)
+{
   /* mode: 0 first, 1 all, 2 prefix, 3 suffix */
   size_t n = strlen(s);
   GString *g = g_string_new(NULL);
@@ -327,18 +358,20 @@ static char *replace(Shell *sh, const char *s, const char *pat, const char *rep,
 /* ---- parameters ------------------------------------------------------------------ */
 
 typedef struct {
-  GPtrArray *list;   /* of char* (borrowed or owned per `owned`) */
-  bool is_list;      /* $@ $* arr[@] arr[*] */
-  bool star;         /* $* / arr[*] */
+  GPtrArray *list; /* of char* (borrowed or owned per `owned`) */
+  bool is_list;    /* $@ $* arr[@] arr[*] */
+  bool star;       /* $* / arr[*] */
   bool set;
 } Vals;
 
-static const char *ifs(Shell *sh) {
+static const char *ifs(Shell *sh)
+{
   const char *v = box_var_get(sh, "IFS");
   return v ? v : " \t\n";
 }
 
-static char *opts_string(Shell *sh) {
+static char *opts_string(Shell *sh)
+{
   GString *g = g_string_new(NULL);
   if (sh->opts & O_ERREXIT) g_string_append_c(g, 'e');
   if (sh->opts & O_NOGLOB) g_string_append_c(g, 'f');
@@ -353,7 +386,8 @@ static char *opts_string(Shell *sh) {
 }
 
 /* Scalar special parameters into buf; NULL when not special/unset. */
-static char *special(Shell *sh, const char *name) {
+static char *special(Shell *sh, const char *name)
+{
   if (!name[1] || g_ascii_isdigit(name[0])) {
     switch (name[0]) {
     case '?': return g_strdup_printf("%d", sh->status);
@@ -361,7 +395,9 @@ static char *special(Shell *sh, const char *name) {
     case '!': return sh->last_bg ? g_strdup_printf("%d", (int)sh->last_bg) : NULL;
     case '#': return g_strdup_printf("%d", sh->npos);
     case '-': return opts_string(sh);
-    case '0': if (!name[1]) return g_strdup(sh->arg0); break;
+    case '0':
+      if (!name[1]) return g_strdup(sh->arg0);
+      break;
     default: break;
     }
     if (g_ascii_isdigit(name[0])) {
@@ -373,11 +409,13 @@ static char *special(Shell *sh, const char *name) {
   return NULL;
 }
 
-static bool is_special_name(const char *n) {
+static bool is_special_name(const char *n)
+{
   return (n[0] && !n[1] && strchr("?$!#-0@*", n[0])) || g_ascii_isdigit(n[0]);
 }
 
-static void get_vals(X *x, const char *name, const char *sub, Vals *v) {
+static void get_vals(X *x, const char *name, const char *sub, Vals *v)
+{
   Shell *sh = x->sh;
   v->list = g_ptr_array_new_with_free_func(g_free);
   v->is_list = false;
@@ -433,14 +471,16 @@ static void get_vals(X *x, const char *name, const char *sub, Vals *v) {
     if (var) {
       if (var->flags & V_ASSOC) {
         char *k = box_expand_str(sh, sub, false, NULL);
-        if (k) s = box_var_elem(var, k);
-        else xfail(x, 1);
+        if (k)
+          s = box_var_elem(var, k);
+        else
+          xfail(x, 1);
         g_free(k);
       } else {
         char *k = box_expand_str(sh, sub, false, NULL);
         int64_t idx;
         if (!k) {
-          xfail(x, 1);  /* the subscript's expansion failed and said why */
+          xfail(x, 1); /* the subscript's expansion failed and said why */
         } else if (box_arith(sh, k, &idx)) {
           char b[32];
           g_snprintf(b, sizeof b, "%" G_GINT64_FORMAT, idx);
@@ -460,7 +500,8 @@ static void get_vals(X *x, const char *name, const char *sub, Vals *v) {
   }
 }
 
-static char *join_vals(X *x, Vals *v, bool star_sep) {
+static char *join_vals(X *x, Vals *v, bool star_sep)
+{
   const char *i = ifs(x->sh);
   char sep[2] = { star_sep ? i[0] : ' ', 0 };
   GString *g = g_string_new(NULL);
@@ -473,7 +514,8 @@ static char *join_vals(X *x, Vals *v, bool star_sep) {
 
 /* Emits values: a list in "…" becomes separate fields ("$@") or one joined
  * by IFS[0] ("$*"); unquoted, every value splits. */
-static void emit_vals(X *x, Vals *v, int mode) {
+static void emit_vals(X *x, Vals *v, int mode)
+{
   bool dq = mode & M_DQ;
   if (!v->is_list) {
     if (v->list->len) {
@@ -521,7 +563,8 @@ enum { WS_PLAIN, WS_PATTERN, WS_REPL };
  * and replacements are expanded as unquoted words whatever quotes the
  * ${…} stands in, as bash does: "${f%.*}" removes a pattern, and quotes
  * inside the word quote. */
-static char *word_string(X *outer, const char *t, size_t n, int mode, int kind) {
+static char *word_string(X *outer, const char *t, size_t n, int mode, int kind)
+{
   X x;
   xinit(&x, outer->sh);
   int m = kind == WS_PLAIN && (mode & M_DQ) ? M_DQ | M_DQWORD : 0;
@@ -546,7 +589,8 @@ static char *word_string(X *outer, const char *t, size_t n, int mode, int kind) 
 /* The word of ${v-word} or ${v+word} in place of the parameter.  Inside
  * "…" its own double quotes are dropped; unquoted, its unquoted text is
  * split as an expansion's would be (`${u:-a b c}` is three words). */
-static void op_word(X *x, const char *w, size_t wn, int mode) {
+static void op_word(X *x, const char *w, size_t wn, int mode)
+{
   if (mode & (M_DQ | M_HEREDOC)) {
     expand_text(x, w, wn, mode | M_DQWORD);
     return;
@@ -559,20 +603,24 @@ static void op_word(X *x, const char *w, size_t wn, int mode) {
 }
 
 /* ${v@Q}: quoted even when nothing needs it, as bash prints it. */
-static char *quote_always(const char *s) {
+static char *quote_always(const char *s)
+{
   for (const char *p = s; *p; p++)
     if ((unsigned char)*p < 32 || *p == 127) return box_quote(s);
   GString *g = g_string_new("'");
   for (const char *p = s; *p; p++) {
-    if (*p == '\'') g_string_append(g, "'\\''");
-    else g_string_append_c(g, *p);
+    if (*p == '\'')
+      g_string_append(g, "'\\''");
+    else
+      g_string_append_c(g, *p);
   }
   g_string_append_c(g, '\'');
   return g_string_free(g, FALSE);
 }
 
 /* upper: 1 up, 0 down, -1 toggled (${v~}, ${v~~}). */
-static char *case_mod(const char *s, const char *pat, int upper, bool all, Shell *sh) {
+static char *case_mod(const char *s, const char *pat, int upper, bool all, Shell *sh)
+{
   GString *g = g_string_new(NULL);
   bool first = true;
   for (const char *p = s; *p;) {
@@ -591,8 +639,10 @@ static char *case_mod(const char *s, const char *pat, int upper, bool all, Shell
       apply = fnm(sh, pat, one);
       g_free(one);
     }
-    if (apply && upper < 0) c = g_unichar_isupper(c) ? g_unichar_tolower(c) : g_unichar_toupper(c);
-    else if (apply) c = upper ? g_unichar_toupper(c) : g_unichar_tolower(c);
+    if (apply && upper < 0)
+      c = g_unichar_isupper(c) ? g_unichar_tolower(c) : g_unichar_toupper(c);
+    else if (apply)
+      c = upper ? g_unichar_toupper(c) : g_unichar_tolower(c);
     g_string_append_unichar(g, c);
     first = false;
     p = nx;
@@ -600,7 +650,8 @@ static char *case_mod(const char *s, const char *pat, int upper, bool all, Shell
   return g_string_free(g, FALSE);
 }
 
-char *box_quote(const char *s) {
+char *box_quote(const char *s)
+{
   if (!*s) return g_strdup("''");
   bool safe = true;
   for (const char *p = s; *p; p++)
@@ -622,8 +673,10 @@ char *box_quote(const char *s) {
       case '\'': g_string_append(g, "\\'"); break;
       case '\\': g_string_append(g, "\\\\"); break;
       default:
-        if (c < 32 || c == 127) g_string_append_printf(g, "\\%03o", c);
-        else g_string_append_c(g, (char)c);
+        if (c < 32 || c == 127)
+          g_string_append_printf(g, "\\%03o", c);
+        else
+          g_string_append_c(g, (char)c);
       }
     }
     g_string_append_c(g, '\'');
@@ -631,14 +684,17 @@ char *box_quote(const char *s) {
   }
   g_string_append_c(g, '\'');
   for (const char *p = s; *p; p++) {
-    if (*p == '\'') g_string_append(g, "'\\''");
-    else g_string_append_c(g, *p);
+    if (*p == '\'')
+      g_string_append(g, "'\\''");
+    else
+      g_string_append_c(g, *p);
   }
   g_string_append_c(g, '\'');
   return g_string_free(g, FALSE);
 }
 
-static char *attr_string(ShellVar *v) {
+static char *attr_string(ShellVar *v)
+{
   GString *g = g_string_new(NULL);
   if (!v) return g_string_free(g, FALSE);
   if (v->flags & V_ARRAY) g_string_append_c(g, 'a');
@@ -652,15 +708,17 @@ static char *attr_string(ShellVar *v) {
 }
 
 /* ${…}: t points after "${", returns false on a bad substitution. */
-static bool param_brace(X *x, const char *t, size_t n, int mode) {
+static bool param_brace(X *x, const char *t, size_t n, int mode)
+{
   Shell *sh = x->sh;
   size_t i = 0;
   bool length = false, indirect = false;
   char *whole = g_strndup(t, n);
-  if (n > 1 && t[0] == '#' && t[1] != '}' && !(n >= 2 && (t[1] == '-' || t[1] == '=' || t[1] == '?' || t[1] == '+') && n > 2)) {
+  if (n > 1 && t[0] == '#' && t[1] != '}' &&
+      !(n >= 2 && (t[1] == '-' || t[1] == '=' || t[1] == '?' || t[1] == '+') && n > 2)) {
     length = true;
     i = 1;
-  } else if (n > 1 && t[0] == '!' ) {
+  } else if (n > 1 && t[0] == '!') {
     indirect = true;
     i = 1;
   }
@@ -693,8 +751,10 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
     size_t e = i + 1;
     int depth = 1;
     while (e < n && depth) {
-      if (t[e] == '[') depth++;
-      else if (t[e] == ']') depth--;
+      if (t[e] == '[')
+        depth++;
+      else if (t[e] == ']')
+        depth--;
       if (depth) e++;
     }
     if (depth) {
@@ -729,7 +789,8 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
     v.list = g_ptr_array_new_with_free_func(g_free);
     GPtrArray *keys = box_var_values(var, true);
     for (guint k = 0; k < keys->len; k++)
-      g_ptr_array_add(v.list, var && (var->flags & V_ASSOC) ? g_strdup(keys->pdata[k]) : keys->pdata[k]);
+      g_ptr_array_add(v.list,
+                      var && (var->flags & V_ASSOC) ? g_strdup(keys->pdata[k]) : keys->pdata[k]);
     if (!(var && (var->flags & V_ASSOC)) && var && !(var->flags & V_ARRAY)) {
       /* scalar: "0" strings were allocated */
     }
@@ -743,9 +804,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
     if (indirect) {
       const char *target = v.list->len ? v.list->pdata[0] : NULL;
       if (!target) {
-        if (!(i < n)) {
-          /* ${!x} with x unset: empty */
-        }
+        if (!(i < n)) { /* ${!x} with x unset: empty */ }
         g_ptr_array_set_size(v.list, 0);
         v.set = false;
       } else {
@@ -874,8 +933,9 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
       break;
     case '?':
       if (empty) {
-        char *msg = wn ? word_string(x, w, wn, 0, WS_PLAIN)
-                       : g_strdup(v.set ? "parameter null or not set" : "parameter null or not set");
+        char *msg = wn
+                      ? word_string(x, w, wn, 0, WS_PLAIN)
+                      : g_strdup(v.set ? "parameter null or not set" : "parameter null or not set");
         box_sh_error(sh, "%s: %s", name, msg);
         g_free(msg);
         xfail(x, 127);
@@ -905,21 +965,27 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
     g_free(pat);
   } else if (o == '/') {
     int rmode = 0;
-    if (wn && w[0] == '/') rmode = 1, w++, wn--;
-    else if (wn && w[0] == '#') rmode = 2, w++, wn--;
-    else if (wn && w[0] == '%') rmode = 3, w++, wn--;
+    if (wn && w[0] == '/')
+      rmode = 1, w++, wn--;
+    else if (wn && w[0] == '#')
+      rmode = 2, w++, wn--;
+    else if (wn && w[0] == '%')
+      rmode = 3, w++, wn--;
     /* split pattern/replacement at an unquoted "/" */
     size_t k = 0;
     while (k < wn && w[k] != '/') {
-      if (w[k] == '\\') k++;
-      else if (w[k] == '\'' || w[k] == '"' || w[k] == '`') k = skip_to(w, k + 1, wn, w[k] == '\'' ? '\'' : w[k]) - 1;
+      if (w[k] == '\\')
+        k++;
+      else if (w[k] == '\'' || w[k] == '"' || w[k] == '`')
+        k = skip_to(w, k + 1, wn, w[k] == '\'' ? '\'' : w[k]) - 1;
       else if (w[k] == '$' && k + 1 < wn && (w[k + 1] == '{' || w[k + 1] == '('))
         k = skip_to(w, k + 2, wn, w[k + 1] == '{' ? '}' : ')') - 1;
       k++;
     }
     char *pat = word_string(x, w, MIN(k, wn), mode, WS_PATTERN);
     char *rep = k < wn ? word_string(x, w + k + 1, wn - k - 1, mode, WS_REPL) : g_strdup("");
-    for (guint j = 0; j < v.list->len; j++) g_ptr_array_add(res, replace(sh, v.list->pdata[j], pat, rep, rmode));
+    for (guint j = 0; j < v.list->len; j++)
+      g_ptr_array_add(res, replace(sh, v.list->pdata[j], pat, rep, rmode));
     g_free(pat);
     g_free(rep);
   } else if (o == ':') {
@@ -929,7 +995,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
     while (k < wn && !(w[k] == ':' && depth == 0)) {
       if (w[k] == '(') depth++;
       if (w[k] == ')') depth--;
-      if (w[k] == '?' ) depth++;
+      if (w[k] == '?') depth++;
       k++;
     }
     /* a ?: inside offset is rare; fall back to first colon */
@@ -999,7 +1065,8 @@ static bool param_brace(X *x, const char *t, size_t n, int mode) {
     if (all) w++, wn--;
     char *pat = wn ? word_string(x, w, wn, mode, WS_PATTERN) : NULL;
     int up = o == '~' ? -1 : o == '^';
-    for (guint j = 0; j < v.list->len; j++) g_ptr_array_add(res, case_mod(v.list->pdata[j], pat, up, all, sh));
+    for (guint j = 0; j < v.list->len; j++)
+      g_ptr_array_add(res, case_mod(v.list->pdata[j], pat, up, all, sh));
     g_free(pat);
   } else if (o == '@' && wn == 1) {
     char f = w[0];
@@ -1038,12 +1105,14 @@ out:
 
 /* `$(< FILE)`: a command of one input redirection and nothing else, which
  * bash reads as the file's text. */
-static bool reads_file(const Node *n) {
+static bool reads_file(const Node *n)
+{
   return n && n->kind == N_SIMPLE && !n->u.simple.nwords && !n->u.simple.nassigns &&
          n->nredirs == 1 && n->redirs[0].kind == R_IN && n->redirs[0].fd <= 0;
 }
 
-static int copy_file_in(Shell *sh, Node *n) {
+static int copy_file_in(Shell *sh, Node *n)
+{
   BoxSaved sv;
   box_saved_begin(sh, &sv);
   if (!box_apply_redirs(sh, n->redirs, n->nredirs, &sv)) return 1;
@@ -1054,7 +1123,8 @@ static int copy_file_in(Shell *sh, Node *n) {
   return 0;
 }
 
-char *box_command_subst(Shell *sh, const char *text, int *status) {
+char *box_command_subst(Shell *sh, const char *text, int *status)
+{
   Node *n = NULL;
   if (!box_parse_all(sh, text, NULL, &n)) {
     if (status) *status = 2;
@@ -1092,7 +1162,8 @@ char *box_command_subst(Shell *sh, const char *text, int *status) {
   return g_string_free(g, FALSE);
 }
 
-static void do_subst(X *x, const char *text, int mode) {
+static void do_subst(X *x, const char *text, int mode)
+{
   int st = 0;
   char *out = box_command_subst(x->sh, text, &st);
   if (!out) {
@@ -1108,13 +1179,15 @@ static void do_subst(X *x, const char *text, int mode) {
 
 /* The status of a failed expression: bash's 127 when set -u stopped it at
  * an unset name, else 1. */
-static int arith_fail_status(Shell *sh) {
+static int arith_fail_status(Shell *sh)
+{
   bool unbound = sh->arith_unbound;
   sh->arith_unbound = false;
   return unbound ? 127 : 1;
 }
 
-static void do_arith(X *x, const char *t, size_t n, int mode) {
+static void do_arith(X *x, const char *t, size_t n, int mode)
+{
   char *e;
   if (memchr(t, '$', n) || memchr(t, '`', n) || memchr(t, '"', n) || memchr(t, '\'', n)) {
     X sub;
@@ -1141,7 +1214,7 @@ static void do_arith(X *x, const char *t, size_t n, int mode) {
   if (!box_arith(x->sh, e, &v)) {
     g_free(e);
     int st = arith_fail_status(x->sh);
-    if (st == 1) x->sh->discard = true;  /* bash drops the command, not the shell */
+    if (st == 1) x->sh->discard = true; /* bash drops the command, not the shell */
     xfail(x, st);
     return;
   }
@@ -1153,7 +1226,8 @@ static void do_arith(X *x, const char *t, size_t n, int mode) {
 }
 
 /* Process substitution: <(…) and >(…) become /dev/fd/N. */
-static void do_procsubst(X *x, const char *text, bool out) {
+static void do_procsubst(X *x, const char *text, bool out)
+{
   Shell *sh = x->sh;
   Node *n = NULL;
   if (!box_parse_all(sh, text, NULL, &n)) {
@@ -1192,7 +1266,8 @@ static void do_procsubst(X *x, const char *text, bool out) {
 
 /* ---- the word reader ------------------------------------------------------------------- */
 
-static bool tilde(X *x, const char *t, size_t n, size_t *i, int mode) {
+static bool tilde(X *x, const char *t, size_t n, size_t *i, int mode)
+{
   size_t e = *i + 1;
   while (e < n && t[e] != '/' && !((mode & M_ASSIGN) && t[e] == ':')) {
     if (!(g_ascii_isalnum(t[e]) || strchr("_.-+", t[e]))) return false;
@@ -1200,9 +1275,12 @@ static bool tilde(X *x, const char *t, size_t n, size_t *i, int mode) {
   }
   char *user = g_strndup(t + *i + 1, e - *i - 1);
   const char *val = NULL;
-  if (!*user) val = box_var_get(x->sh, "HOME");
-  else if (strcmp(user, "+") == 0) val = box_var_get(x->sh, "PWD");
-  else if (strcmp(user, "-") == 0) val = box_var_get(x->sh, "OLDPWD");
+  if (!*user)
+    val = box_var_get(x->sh, "HOME");
+  else if (strcmp(user, "+") == 0)
+    val = box_var_get(x->sh, "PWD");
+  else if (strcmp(user, "-") == 0)
+    val = box_var_get(x->sh, "OLDPWD");
   g_free(user);
   if (!val) return false;
   xadd(x, val, strlen(val), F_QUO);
@@ -1215,7 +1293,8 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode);
 /* The parser bounds the nesting of the text it reads, but a here-doc's
  * body is expanded as it stands: `${x:-${x:-…` 20,000 deep in one ended
  * the worker.  Bounded here as the parser bounds it, with its message. */
-static bool expand_text(X *x, const char *t, size_t n, int mode) {
+static bool expand_text(X *x, const char *t, size_t n, int mode)
+{
   Shell *sh = x->sh;
   if (++sh->expand_nest > BOX_MAX_NEST || box_stack_low()) {
     sh->expand_nest--;
@@ -1228,7 +1307,8 @@ static bool expand_text(X *x, const char *t, size_t n, int mode) {
   return ok;
 }
 
-static bool expand_text_in(X *x, const char *t, size_t n, int mode) {
+static bool expand_text_in(X *x, const char *t, size_t n, int mode)
+{
   bool dq = mode & M_DQ;
   size_t i = 0;
   if (!dq && !(mode & M_HEREDOC) && n && t[0] == '~') {
@@ -1247,13 +1327,21 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode) {
       }
       char d = t[i + 1];
       if (mode & M_HEREDOC) {
-        if (d == '$' || d == '`' || d == '\\') xaddc(x, d, F_QUO);
-        else if (d == '\n') { }
-        else { xaddc(x, '\\', F_QUO); xaddc(x, d, F_QUO); }
+        if (d == '$' || d == '`' || d == '\\')
+          xaddc(x, d, F_QUO);
+        else if (d == '\n') {
+        } else {
+          xaddc(x, '\\', F_QUO);
+          xaddc(x, d, F_QUO);
+        }
       } else if (dq) {
-        if (d == '$' || d == '`' || d == '"' || d == '\\') xaddc(x, d, F_QUO);
-        else if (d == '\n') { }
-        else { xaddc(x, '\\', F_QUO); xaddc(x, d, F_QUO); }
+        if (d == '$' || d == '`' || d == '"' || d == '\\')
+          xaddc(x, d, F_QUO);
+        else if (d == '\n') {
+        } else {
+          xaddc(x, '\\', F_QUO);
+          xaddc(x, d, F_QUO);
+        }
         x->other = true;
       } else {
         if (d != '\n') xaddc(x, d, F_QUO);
@@ -1291,8 +1379,8 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode) {
       size_t e = i + 1;
       GString *cmd = g_string_new(NULL);
       while (e < n && t[e] != '`') {
-        if (t[e] == '\\' && e + 1 < n && (t[e + 1] == '$' || t[e + 1] == '`' || t[e + 1] == '\\' ||
-                                           (dq && t[e + 1] == '"'))) {
+        if (t[e] == '\\' && e + 1 < n &&
+            (t[e + 1] == '$' || t[e + 1] == '`' || t[e + 1] == '\\' || (dq && t[e + 1] == '"'))) {
           e++;
         }
         g_string_append_c(cmd, t[e]);
@@ -1339,7 +1427,8 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode) {
           int depth = 0;
           bool ok = false;
           while (e < n) {
-            if (t[e] == '(') depth++;
+            if (t[e] == '(')
+              depth++;
             else if (t[e] == ')') {
               if (depth == 0) {
                 ok = e + 1 < n && t[e + 1] == ')';
@@ -1372,8 +1461,10 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode) {
         size_t e = i + 2;
         int depth = 1;
         while (e < n && depth) {
-          if (t[e] == '[') depth++;
-          else if (t[e] == ']') depth--;
+          if (t[e] == '[')
+            depth++;
+          else if (t[e] == ']')
+            depth--;
           if (depth) e++;
         }
         if (!depth) {
@@ -1404,7 +1495,7 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode) {
         char name[2] = { d, 0 };
         Vals v;
         get_vals(x, name, NULL, &v);
-        if (!v.set && (x->sh->opts & O_NOUNSET) && d != '@' && d != '*' && d != '!' ) {
+        if (!v.set && (x->sh->opts & O_NOUNSET) && d != '@' && d != '*' && d != '!') {
           box_sh_error(x->sh, "$%s: unbound variable", name);
           g_ptr_array_free(v.list, TRUE);
           xfail(x, 127);
@@ -1435,7 +1526,8 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode) {
       i = e;
       continue;
     }
-    if ((mode & M_ASSIGN) && !dq && (c == ':' || (c == '=' && i > 0)) && i + 1 < n && t[i + 1] == '~') {
+    if ((mode & M_ASSIGN) && !dq && (c == ':' || (c == '=' && i > 0)) && i + 1 < n &&
+        t[i + 1] == '~') {
       xaddc(x, c, F_LIT);
       i++;
       if (!tilde(x, t, n, &i, mode)) {
@@ -1455,7 +1547,8 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode) {
 
 static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budget);
 
-static bool seq_expand(const char *body, size_t n, GPtrArray *items) {
+static bool seq_expand(const char *body, size_t n, GPtrArray *items)
+{
   char *b = g_strndup(body, n);
   char **parts = g_strsplit(b, "..", 4);
   guint np = g_strv_length(parts);
@@ -1474,15 +1567,17 @@ static bool seq_expand(const char *body, size_t n, GPtrArray *items) {
       int width = 0;
       const char *p0 = parts[0][0] == '-' ? parts[0] + 1 : parts[0];
       const char *p1 = parts[1][0] == '-' ? parts[1] + 1 : parts[1];
-      if ((p0[0] == '0' && p0[1]) || (p1[0] == '0' && p1[1])) width = (int)MAX(strlen(parts[0]), strlen(parts[1]));
+      if ((p0[0] == '0' && p0[1]) || (p1[0] == '0' && p1[1]))
+        width = (int)MAX(strlen(parts[0]), strlen(parts[1]));
       long cnt = 0;
       for (long v = a; a <= z ? v <= z : v >= z; v += a <= z ? step : -step) {
         if (++cnt > 100000) break;
-        g_ptr_array_add(items, width ? g_strdup_printf("%0*ld", width, v) : g_strdup_printf("%ld", v));
+        g_ptr_array_add(items,
+                        width ? g_strdup_printf("%0*ld", width, v) : g_strdup_printf("%ld", v));
       }
       ok = true;
-    } else if (np && strlen(parts[0]) == 1 && strlen(parts[1]) == 1 && g_ascii_isalpha(parts[0][0]) &&
-               g_ascii_isalpha(parts[1][0])) {
+    } else if (np && strlen(parts[0]) == 1 && strlen(parts[1]) == 1 &&
+               g_ascii_isalpha(parts[0][0]) && g_ascii_isalpha(parts[1][0])) {
       char ca = parts[0][0], cz = parts[1][0];
       for (int v = ca; ca <= cz ? v <= cz : v >= cz; v += ca <= cz ? (int)step : -(int)step)
         g_ptr_array_add(items, g_strdup_printf("%c", v));
@@ -1500,22 +1595,36 @@ static bool seq_expand(const char *body, size_t n, GPtrArray *items) {
  * the memory there is. */
 #define BRACE_MAX_BYTES (8 * 1024 * 1024)
 
-static bool brace_add(GPtrArray *out, const char *t, size_t n, size_t *budget) {
+static bool brace_add(GPtrArray *out, const char *t, size_t n, size_t *budget)
+{
   if (n + 1 + sizeof(char *) > *budget) return false;
   *budget -= n + 1 + sizeof(char *);
   g_ptr_array_add(out, g_strndup(t, n));
   return true;
 }
 
-static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budget) {
+static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budget)
+{
   size_t n = strlen(t);
   if (depth > 20) return brace_add(out, t, n, budget);
   for (size_t i = 0; i < n; i++) {
     char c = t[i];
-    if (c == '\\') { i++; continue; }
-    if (c == '\'') { while (++i < n && t[i] != '\'') {} continue; }
-    if (c == '"') { i = skip_to(t, i + 1, n, '"') - 1; continue; }
-    if (c == '`') { i = skip_to(t, i + 1, n, '`') - 1; continue; }
+    if (c == '\\') {
+      i++;
+      continue;
+    }
+    if (c == '\'') {
+      while (++i < n && t[i] != '\'') {}
+      continue;
+    }
+    if (c == '"') {
+      i = skip_to(t, i + 1, n, '"') - 1;
+      continue;
+    }
+    if (c == '`') {
+      i = skip_to(t, i + 1, n, '`') - 1;
+      continue;
+    }
     if (c == '$' && i + 1 < n && (t[i + 1] == '{' || t[i + 1] == '(')) {
       i = skip_to(t, i + 2, n, t[i + 1] == '{' ? '}' : ')') - 1;
       continue;
@@ -1527,16 +1636,29 @@ static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budge
     size_t j = i + 1, close = 0;
     for (; j < n; j++) {
       char e = t[j];
-      if (e == '\\') { j++; continue; }
-      if (e == '\'') { while (++j < n && t[j] != '\'') {} continue; }
-      if (e == '"') { j = skip_to(t, j + 1, n, '"') - 1; continue; }
+      if (e == '\\') {
+        j++;
+        continue;
+      }
+      if (e == '\'') {
+        while (++j < n && t[j] != '\'') {}
+        continue;
+      }
+      if (e == '"') {
+        j = skip_to(t, j + 1, n, '"') - 1;
+        continue;
+      }
       if (e == '$' && j + 1 < n && (t[j + 1] == '{' || t[j + 1] == '(')) {
         j = skip_to(t, j + 2, n, t[j + 1] == '{' ? '}' : ')') - 1;
         continue;
       }
-      if (e == '{') d++;
+      if (e == '{')
+        d++;
       else if (e == '}') {
-        if (d == 0) { close = j; break; }
+        if (d == 0) {
+          close = j;
+          break;
+        }
         d--;
       } else if (e == ',' && d == 0) {
         g_array_append_val(commas, j);
@@ -1574,9 +1696,13 @@ static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budge
 
 /* ---- globbing ------------------------------------------------------------------------------- */
 
-static bool has_magic(const char *pat, bool ext) {
+static bool has_magic(const char *pat, bool ext)
+{
   for (const char *p = pat; *p; p++) {
-    if (*p == '\\' && p[1]) { p++; continue; }
+    if (*p == '\\' && p[1]) {
+      p++;
+      continue;
+    }
     if (*p == '*' || *p == '?') return true;
     if (*p == '[') {
       /* a bracket expression needs its closing "]" */
@@ -1591,7 +1717,8 @@ static bool has_magic(const char *pat, bool ext) {
   return false;
 }
 
-static char *unescape(const char *pat) {
+static char *unescape(const char *pat)
+{
   GString *g = g_string_new(NULL);
   for (const char *p = pat; *p; p++) {
     if (*p == '\\' && p[1]) p++;
@@ -1600,11 +1727,13 @@ static char *unescape(const char *pat) {
   return g_string_free(g, FALSE);
 }
 
-static gint cmp_str(gconstpointer a, gconstpointer b) {
+static gint cmp_str(gconstpointer a, gconstpointer b)
+{
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, GPtrArray *res) {
+static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, GPtrArray *res)
+{
   if (idx == n) {
     g_ptr_array_add(res, g_strdup(base));
     return;
@@ -1633,7 +1762,7 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
     return;
   }
   bool star2 = (sh->shopts & SH_GLOBSTAR) && strcmp(comp, "**") == 0;
-  if (box_pattern_too_deep(comp)) return;  /* it would match nothing, but not end */
+  if (box_pattern_too_deep(comp)) return; /* it would match nothing, but not end */
   DIR *d = opendir(*base ? base : ".");
   if (!d) return;
   GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
@@ -1651,7 +1780,7 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
   if (star2) {
     /* zero directories */
     glob_rec(sh, base, comps, idx + 1, n, res);
-    if (last && !*base) { }
+    if (last && !*base) {}
   }
   for (guint i = 0; i < names->len; i++) {
     const char *name = names->pdata[i];
@@ -1663,7 +1792,10 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
       bool isdir = ty == DT_DIR;
       if (ty == DT_UNKNOWN) {
         DIR *t = opendir(nb);
-        if (t) { isdir = true; closedir(t); }
+        if (t) {
+          isdir = true;
+          closedir(t);
+        }
       }
       if (last) {
         char *p = g_strconcat(base, name, NULL);
@@ -1690,7 +1822,8 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
 }
 
 /* Expands a pattern; returns matches sorted (maybe none). */
-static GPtrArray *glob_pattern(Shell *sh, const char *pat) {
+static GPtrArray *glob_pattern(Shell *sh, const char *pat)
+{
   GPtrArray *res = g_ptr_array_new_with_free_func(g_free);
   const char *p = pat;
   char *base = g_strdup("");
@@ -1704,8 +1837,10 @@ static GPtrArray *glob_pattern(Shell *sh, const char *pat) {
   /* collapse empty components except a trailing one */
   int k = 0;
   for (int i = 0; i < n; i++)
-    if (*comps[i] || i == n - 1) comps[k++] = comps[i];
-    else g_free(comps[i]);
+    if (*comps[i] || i == n - 1)
+      comps[k++] = comps[i];
+    else
+      g_free(comps[i]);
   comps[k] = NULL;
   glob_rec(sh, base, comps, 0, k, res);
   g_strfreev(comps);
@@ -1713,14 +1848,17 @@ static GPtrArray *glob_pattern(Shell *sh, const char *pat) {
   g_ptr_array_sort(res, cmp_str);
   /* ** may produce duplicates */
   for (guint i = 1; i < res->len;)
-    if (strcmp(res->pdata[i], res->pdata[i - 1]) == 0) g_ptr_array_remove_index(res, i);
-    else i++;
+    if (strcmp(res->pdata[i], res->pdata[i - 1]) == 0)
+      g_ptr_array_remove_index(res, i);
+    else
+      i++;
   return res;
 }
 
 /* ---- fields ------------------------------------------------------------------------------------ */
 
-static bool finish_field(X *x, GString *f, GString *pat, bool magic, bool keep, GPtrArray *out) {
+static bool finish_field(X *x, GString *f, GString *pat, bool magic, bool keep, GPtrArray *out)
+{
   Shell *sh = x->sh;
   if (!f->len && !keep) return true;
   if (magic && !(sh->opts & O_NOGLOB) && has_magic(pat->str, true)) {
@@ -1742,14 +1880,18 @@ static bool finish_field(X *x, GString *f, GString *pat, bool magic, bool keep, 
   return true;
 }
 
-static void split_fields(X *x, GPtrArray *out, bool split) {
+static void split_fields(X *x, GPtrArray *out, bool split)
+{
   const char *ifsv = split ? ifs(x->sh) : "";
   GString *f = g_string_new(NULL), *pat = g_string_new(NULL);
   bool keep = false, magic = false, ws_pending = false;
   for (size_t i = 0; i < x->s->len; i++) {
     char c = x->s->str[i];
     guint8 fl = x->q->data[i];
-    if (fl == F_NUL) { keep = true; continue; }
+    if (fl == F_NUL) {
+      keep = true;
+      continue;
+    }
     if (fl == F_BRK) {
       finish_field(x, f, pat, magic, keep || (f->len > 0), out);
       g_string_truncate(f, 0);
@@ -1802,7 +1944,8 @@ static void split_fields(X *x, GPtrArray *out, bool split) {
 
 /* $((expr)) with nothing to expand inside: 1 and the value in *out, 0
  * when t is not one, -1 after an arithmetic error. */
-static int fast_arith(Shell *sh, const char *t, char **out) {
+static int fast_arith(Shell *sh, const char *t, char **out)
+{
   size_t l = strlen(t);
   if (l < 5 || t[l - 1] != ')' || t[l - 2] != ')') return 0;
   char buf[256];
@@ -1810,9 +1953,12 @@ static int fast_arith(Shell *sh, const char *t, char **out) {
   int depth = 0;
   for (size_t i = 3; i < l - 2; i++) {
     char c = t[i];
-    if (c == '(') depth++;
-    else if (c == ')' && --depth < 0) return 0;
-    else if (c == '$' || c == '`' || c == '\'' || c == '"' || c == '\\') return 0;
+    if (c == '(')
+      depth++;
+    else if (c == ')' && --depth < 0)
+      return 0;
+    else if (c == '$' || c == '`' || c == '\'' || c == '"' || c == '\\')
+      return 0;
     buf[i - 3] = c;
   }
   if (depth) return 0;
@@ -1820,7 +1966,7 @@ static int fast_arith(Shell *sh, const char *t, char **out) {
   int64_t v;
   sh->arith_unbound = false;
   if (!box_arith(sh, buf, &v)) {
-    if (!sh->arith_unbound) sh->discard = true;  /* as do_arith */
+    if (!sh->arith_unbound) sh->discard = true; /* as do_arith */
     return -1;
   }
   char num[24];
@@ -1832,7 +1978,8 @@ static int fast_arith(Shell *sh, const char *t, char **out) {
  * words of loops, done without the flagged buffer. */
 /* The NAME of a word that is exactly "$NAME" (quoted: one field, as is),
  * copied into buf; NULL for any other word. */
-static const char *quoted_name(const char *t, char *buf, size_t size) {
+static const char *quoted_name(const char *t, char *buf, size_t size)
+{
   if (t[0] != '"' || t[1] != '$' || !(t[2] == '_' || g_ascii_isalpha(t[2]))) return NULL;
   size_t i = 3;
   while (t[i] == '_' || g_ascii_isalnum(t[i])) i++;
@@ -1842,7 +1989,8 @@ static const char *quoted_name(const char *t, char *buf, size_t size) {
   return buf;
 }
 
-static int fast_word(Shell *sh, const char *t, GPtrArray *out) {
+static int fast_word(Shell *sh, const char *t, GPtrArray *out)
+{
   if (t[0] == '"') {
     char name[128];
     if (!quoted_name(t, name, sizeof name)) return 0;
@@ -1866,13 +2014,14 @@ static int fast_word(Shell *sh, const char *t, GPtrArray *out) {
   if (!v) return (sh->opts & O_NOUNSET) ? 0 : 2;
   const char *ifsv = box_var_get(sh, "IFS");
   if (!ifsv) ifsv = " \t\n";
-  if (!*v) return 2;  /* an unquoted empty value is no field */
+  if (!*v) return 2; /* an unquoted empty value is no field */
   if (strpbrk(v, ifsv) || strpbrk(v, "*?[")) return 0;
   g_ptr_array_add(out, g_strdup(v));
   return 1;
 }
 
-bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *status) {
+bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *status)
+{
   for (size_t k = 0; k < n; k++) {
     Word *w = words[k];
     if (w->flags & W_PLAIN) {
@@ -1884,7 +2033,8 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
        * itself, as an assignment does, so it gets the text as written */
       const char *eq = strchr(w->text, '=');
       size_t tl = strlen(w->text);
-      if (eq && eq[1] == '(' && tl > 2 && w->text[tl - 1] == ')' && !memchr(w->text, '[', (size_t)(eq - w->text))) {
+      if (eq && eq[1] == '(' && tl > 2 && w->text[tl - 1] == ')' &&
+          !memchr(w->text, '[', (size_t)(eq - w->text))) {
         g_ptr_array_add(out, g_strdup(w->text));
         continue;
       }
@@ -1901,7 +2051,8 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
       texts = g_ptr_array_new_with_free_func(g_free);
       size_t budget = BRACE_MAX_BYTES;
       if (!brace_expand(w->text, texts, 0, &budget)) {
-        box_sh_error(sh, "brace expansion: the words would take more than %d bytes", BRACE_MAX_BYTES);
+        box_sh_error(sh, "brace expansion: the words would take more than %d bytes",
+                     BRACE_MAX_BYTES);
         g_ptr_array_free(texts, TRUE);
         if (status) *status = 1;
         return false;
@@ -1927,7 +2078,8 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
   return true;
 }
 
-static char *flatten(X *x) {
+static char *flatten(X *x)
+{
   size_t n = x->s->len;
   char *r = g_malloc(n + 1), *o = r;
   const char *s = x->s->str;
@@ -1941,7 +2093,8 @@ static char *flatten(X *x) {
   return r;
 }
 
-char *box_expand_str(Shell *sh, const char *text, bool assign, int *status) {
+char *box_expand_str(Shell *sh, const char *text, bool assign, int *status)
+{
   if (text[0] == '$' && text[1] == '(' && text[2] == '(') {
     char *r;
     int f = fast_arith(sh, text, &r);
@@ -1980,7 +2133,8 @@ char *box_expand_str(Shell *sh, const char *text, bool assign, int *status) {
   return r;
 }
 
-char *box_expand_pattern(Shell *sh, const char *text, int *status) {
+char *box_expand_pattern(Shell *sh, const char *text, int *status)
+{
   /* nothing quoted or expanded: every character is the pattern's own */
   if (!strpbrk(text, "$`'\"\\~<>")) return g_strdup(text);
   X x;
@@ -1997,15 +2151,18 @@ char *box_expand_pattern(Shell *sh, const char *text, int *status) {
     char c = x.s->str[i];
     if (f == F_NUL) continue;
     if (f == F_BRK) c = ' ';
-    if (f == F_QUO && strchr("*?[]\\!@+()|", c)) g_string_append_c(g, '\\');
-    else if (f != F_QUO && c == '\\') g_string_append_c(g, '\\');
+    if (f == F_QUO && strchr("*?[]\\!@+()|", c))
+      g_string_append_c(g, '\\');
+    else if (f != F_QUO && c == '\\')
+      g_string_append_c(g, '\\');
     g_string_append_c(g, c);
   }
   xfree(&x);
   return g_string_free(g, FALSE);
 }
 
-char *box_expand_regex(Shell *sh, const char *text, int *status) {
+char *box_expand_regex(Shell *sh, const char *text, int *status)
+{
   X x;
   xinit(&x, sh);
   expand_text(&x, text, strlen(text), M_NOSPLIT);
@@ -2028,7 +2185,8 @@ char *box_expand_regex(Shell *sh, const char *text, int *status) {
   return g_string_free(g, FALSE);
 }
 
-char *box_expand_heredoc(Shell *sh, const char *body, int *status) {
+char *box_expand_heredoc(Shell *sh, const char *body, int *status)
+{
   X x;
   xinit(&x, sh);
   expand_text(&x, body, strlen(body), M_HEREDOC | M_NOSPLIT);

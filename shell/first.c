@@ -50,8 +50,8 @@ bool box_shell_first_exec(const char *source, const char *cwd, BoxShellCommand *
     if (n) only = n;
   }
   box_parser_free(p);
-  ok = ok && only && only->kind == N_SIMPLE && only->nredirs == 0 &&
-       only->u.simple.nassigns == 0 && only->u.simple.nwords > 0;
+  ok = ok && only && only->kind == N_SIMPLE && only->nredirs == 0 && only->u.simple.nassigns == 0 &&
+       only->u.simple.nwords > 0;
   for (size_t i = 0; ok && i < only->u.simple.nwords; i++)
     ok = (only->u.simple.words[i]->flags & W_PLAIN) != 0;
   ok = ok && box_command_lookup(only->u.simple.words[0]->text) != NULL;

@@ -8,9 +8,13 @@
 
 #include "shell/shell-private.h"
 
-bool box_write_all(int fd, const void *data, size_t n) {
+bool box_write_all(int fd, const void *data, size_t n)
+{
   const char *p = data;
-  if (fd < 0) { errno = EBADF; return false; }
+  if (fd < 0) {
+    errno = EBADF;
+    return false;
+  }
   while (n > 0) {
     ssize_t w = write(fd, p, n);
     if (w < 0) {
@@ -23,14 +27,16 @@ bool box_write_all(int fd, const void *data, size_t n) {
   return true;
 }
 
-void box_out_init(BoxOut *o, int fd) {
+void box_out_init(BoxOut *o, int fd)
+{
   o->fd = fd;
   o->len = 0;
   o->error = false;
   o->err = 0;
 }
 
-bool box_out_flush(BoxOut *o) {
+bool box_out_flush(BoxOut *o)
+{
   if (o->len && !o->error && !box_write_all(o->fd, o->buf, o->len)) {
     o->error = true;
     o->err = errno;
@@ -39,12 +45,16 @@ bool box_out_flush(BoxOut *o) {
   return !o->error;
 }
 
-void box_out_write(BoxOut *o, const void *data, size_t n) {
+void box_out_write(BoxOut *o, const void *data, size_t n)
+{
   if (o->error) return;
   if (o->len + n > sizeof o->buf) {
     box_out_flush(o);
     if (n >= sizeof o->buf) {
-      if (!o->error && !box_write_all(o->fd, data, n)) { o->error = true; o->err = errno; }
+      if (!o->error && !box_write_all(o->fd, data, n)) {
+        o->error = true;
+        o->err = errno;
+      }
       return;
     }
   }
@@ -52,10 +62,17 @@ void box_out_write(BoxOut *o, const void *data, size_t n) {
   o->len += n;
 }
 
-void box_out_puts(BoxOut *o, const char *s) { box_out_write(o, s, strlen(s)); }
-void box_out_putc(BoxOut *o, char c) { box_out_write(o, &c, 1); }
+void box_out_puts(BoxOut *o, const char *s)
+{
+  box_out_write(o, s, strlen(s));
+}
+void box_out_putc(BoxOut *o, char c)
+{
+  box_out_write(o, &c, 1);
+}
 
-void box_out_printf(BoxOut *o, const char *fmt, ...) {
+void box_out_printf(BoxOut *o, const char *fmt, ...)
+{
   va_list ap;
   va_start(ap, fmt);
   char *s = g_strdup_vprintf(fmt, ap);
@@ -64,7 +81,8 @@ void box_out_printf(BoxOut *o, const char *fmt, ...) {
   g_free(s);
 }
 
-void box_fdprintf(int fd, const char *fmt, ...) {
+void box_fdprintf(int fd, const char *fmt, ...)
+{
   va_list ap;
   va_start(ap, fmt);
   char *s = g_strdup_vprintf(fmt, ap);
@@ -83,22 +101,24 @@ void box_fdprintf(int fd, const char *fmt, ...) {
  * refusal made there is kept here for the error message that follows. */
 
 typedef struct {
-  int fd;          /* >= 0, or -1 with err */
+  int fd; /* >= 0, or -1 with err */
   int err;
   char *message;
 } Prefetched;
 
-static GHashTable *prefetched;   /* path as the command spells it -> Prefetched */
-static char *fast_denial;        /* text of the last fast-path refusal, until read */
+static GHashTable *prefetched; /* path as the command spells it -> Prefetched */
+static char *fast_denial;      /* text of the last fast-path refusal, until read */
 
-static void prefetched_free(gpointer p) {
+static void prefetched_free(gpointer p)
+{
   Prefetched *x = p;
   if (x->fd >= 0) close(x->fd);
   free(x->message);
   g_free(x);
 }
 
-static bool fast_path_ok(Shell *sh, int flags) {
+static bool fast_path_ok(Shell *sh, int flags)
+{
   return sh && sh->host && sh->host->open_read &&
          (flags & ~(O_NOCTTY | O_CLOEXEC | O_LARGEFILE)) == O_RDONLY;
 }
@@ -107,7 +127,8 @@ static bool fast_path_ok(Shell *sh, int flags) {
  * no request to the mount), not the Shell's logical $PWD: after a rename
  * of the cwd the two differ, and the fast path must open what open(2)
  * would. */
-static char *kernel_cwd(void) {
+static char *kernel_cwd(void)
+{
   char buf[4096];
   /* NULL (the path then goes to the mount) when it has none: removed, or
    * out of reach ("(unreachable)…") */
@@ -127,10 +148,13 @@ typedef struct {
 static Ahead ahead[AHEAD_MAX];
 static int nahead;
 
-static void keep_answers(const char *const *paths, int k, const int *fds, const int *errs, char **msgs) {
-  if (!prefetched) prefetched = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, prefetched_free);
+static void keep_answers(const char *const *paths, int k, const int *fds, const int *errs,
+                         char **msgs)
+{
+  if (!prefetched)
+    prefetched = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, prefetched_free);
   for (int i = 0; i < k; i++) {
-    if (fds[i] < 0 && errs[i] == 0) continue;   /* the mount's: opened later as usual */
+    if (fds[i] < 0 && errs[i] == 0) continue; /* the mount's: opened later as usual */
     Prefetched *x = g_new0(Prefetched, 1);
     x->fd = fds[i];
     x->err = errs[i];
@@ -142,7 +166,8 @@ static void keep_answers(const char *const *paths, int k, const int *fds, const 
 /* The answer to the oldest request sent ahead, taken in (before any
  * lookup: its files are decided, in order, before the ones asked for after
  * it).  false when none is outstanding. */
-static bool ahead_take_one(Shell *sh) {
+static bool ahead_take_one(Shell *sh)
+{
   if (nahead == 0) return false;
   Ahead a = ahead[0];
   memmove(ahead, ahead + 1, sizeof ahead[0] * (size_t)(nahead - 1));
@@ -159,11 +184,13 @@ static bool ahead_take_one(Shell *sh) {
   return true;
 }
 
-static void ahead_take(Shell *sh) {
+static void ahead_take(Shell *sh)
+{
   while (ahead_take_one(sh)) {}
 }
 
-void box_prefetch_open(const char *const *paths, int n) {
+void box_prefetch_open(const char *const *paths, int n)
+{
   Shell *sh = box_current_shell;
   if (!fast_path_ok(sh, O_RDONLY)) return;
   ahead_take(sh);
@@ -178,9 +205,11 @@ void box_prefetch_open(const char *const *paths, int n) {
   }
 }
 
-bool box_prefetch_ahead(const char *const *paths, int n) {
+bool box_prefetch_ahead(const char *const *paths, int n)
+{
   Shell *sh = box_current_shell;
-  if (!fast_path_ok(sh, O_RDONLY) || !sh->host->open_read_send || !sh->host->open_read_recv) return false;
+  if (!fast_path_ok(sh, O_RDONLY) || !sh->host->open_read_send || !sh->host->open_read_recv)
+    return false;
   if (nahead == AHEAD_MAX) ahead_take_one(sh);
   n = MIN(n, BOX_PREFETCH_MAX);
   char *cwd = kernel_cwd();
@@ -194,7 +223,8 @@ bool box_prefetch_ahead(const char *const *paths, int n) {
   return true;
 }
 
-void box_prefetch_drop(void) {
+void box_prefetch_drop(void)
+{
   ahead_take(box_current_shell);
   if (prefetched) g_hash_table_remove_all(prefetched);
 }
@@ -209,19 +239,22 @@ struct lead_dirent64 {
 
 /* A listing asked for ahead (box_list_ahead), not yet answered. */
 static struct {
-  int ticket;          /* -1: none */
+  int ticket; /* -1: none */
   char *path, *prefix;
   int open_first;
 } list_ahead = { -1, NULL, NULL, 0 };
 
-static int clamp_open(const char *prefix, int open_first) {
+static int clamp_open(const char *prefix, int open_first)
+{
   if (!prefix || open_first < 0) return 0;
   return open_first > BOX_PREFETCH_MAX ? BOX_PREFETCH_MAX : open_first;
 }
 
-bool box_list_ahead(const char *path, const char *prefix, int open_first) {
+bool box_list_ahead(const char *path, const char *prefix, int open_first)
+{
   Shell *sh = box_current_shell;
-  if (list_ahead.ticket >= 0 || !sh || !sh->host || !sh->host->list_dir_send || !sh->host->list_dir_recv)
+  if (list_ahead.ticket >= 0 || !sh || !sh->host || !sh->host->list_dir_send ||
+      !sh->host->list_dir_recv)
     return false;
   open_first = clamp_open(prefix, open_first);
   char *cwd = path[0] == '/' ? NULL : kernel_cwd();
@@ -238,10 +271,12 @@ bool box_list_ahead(const char *path, const char *prefix, int open_first) {
 /* The listing asked for ahead, answered: its ticket when it is the one
  * for (path, prefix, open_first), else -1 (any other is taken in and
  * dropped: what it opened is closed). */
-static int list_ahead_take(Shell *sh, const char *path, const char *prefix, int open_first) {
+static int list_ahead_take(Shell *sh, const char *path, const char *prefix, int open_first)
+{
   if (list_ahead.ticket < 0) return -1;
   int ticket = list_ahead.ticket;
-  bool same = strcmp(list_ahead.path, path) == 0 && strcmp(list_ahead.prefix, prefix ? prefix : "") == 0 &&
+  bool same = strcmp(list_ahead.path, path) == 0 &&
+              strcmp(list_ahead.prefix, prefix ? prefix : "") == 0 &&
               list_ahead.open_first == open_first;
   int k = list_ahead.open_first;
   list_ahead.ticket = -1;
@@ -262,13 +297,15 @@ static int list_ahead_take(Shell *sh, const char *path, const char *prefix, int 
   return -1;
 }
 
-void box_list_ahead_drop(void) {
+void box_list_ahead_drop(void)
+{
   Shell *sh = box_current_shell;
   if (sh && sh->host && list_ahead.ticket >= 0) list_ahead_take(sh, "", NULL, -1);
 }
 
-bool box_list_fast(const char *path, const char *prefix, int open_first, char **records, size_t *len, int *err,
-                   int *opened) {
+bool box_list_fast(const char *path, const char *prefix, int open_first, char **records,
+                   size_t *len, int *err, int *opened)
+{
   Shell *sh = box_current_shell;
   *opened = 0;
   if (!sh || !sh->host || !sh->host->list_dir) return false;
@@ -281,10 +318,12 @@ bool box_list_fast(const char *path, const char *prefix, int open_first, char **
   int ticket = list_ahead_take(sh, path, prefix, open_first);
   int taken;
   if (ticket >= 0) {
-    taken = sh->host->list_dir_recv(sh->host->data, ticket, &raw, &n, &e, &message, open_first, fds, errs, msgs);
+    taken = sh->host->list_dir_recv(sh->host->data, ticket, &raw, &n, &e, &message, open_first, fds,
+                                    errs, msgs);
   } else {
     char *cwd = path[0] == '/' ? NULL : kernel_cwd();
-    taken = sh->host->list_dir(sh->host->data, cwd, path, &raw, &n, &e, &message, open_first, fds, errs, msgs);
+    taken = sh->host->list_dir(sh->host->data, cwd, path, &raw, &n, &e, &message, open_first, fds,
+                               errs, msgs);
     g_free(cwd);
   }
   if (!taken) return false;
@@ -301,11 +340,12 @@ bool box_list_fast(const char *path, const char *prefix, int open_first, char **
       off += d->d_reclen;
       if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, "..")) continue;
       if (d->d_type != DT_REG) break;
-      names[k++] = prefix[0] ? g_strconcat(prefix, g_str_has_suffix(prefix, "/") ? "" : "/", d->d_name, NULL)
-                             : g_strdup(d->d_name);
+      names[k++] =
+        prefix[0] ? g_strconcat(prefix, g_str_has_suffix(prefix, "/") ? "" : "/", d->d_name, NULL)
+                  : g_strdup(d->d_name);
     }
     keep_answers((const char *const *)names, k, fds, errs, msgs);
-    for (int i = k; i < open_first; i++) {   /* answers for names not picked: none expected */
+    for (int i = k; i < open_first; i++) { /* answers for names not picked: none expected */
       if (fds[i] >= 0) close(fds[i]);
       free(msgs[i]);
     }
@@ -329,7 +369,8 @@ bool box_list_fast(const char *path, const char *prefix, int open_first, char **
 
 /* The fast path's answer for path: true with *fd (or -1 and errno) when
  * it took the path, false when the mount must. */
-static bool fast_open(Shell *sh, const char *path, int flags, int *fd) {
+static bool fast_open(Shell *sh, const char *path, int flags, int *fd)
+{
   if (!fast_path_ok(sh, flags)) return false;
   gpointer key = NULL, val = NULL;
   Prefetched *x = NULL;
@@ -354,14 +395,18 @@ static bool fast_open(Shell *sh, const char *path, int flags, int *fd) {
   }
   *fd = x->fd;
   int err = x->err;
-  if (x->fd < 0 && x->message) { fast_denial = x->message; x->message = NULL; }
+  if (x->fd < 0 && x->message) {
+    fast_denial = x->message;
+    x->message = NULL;
+  }
   free(x->message);
   g_free(x);
-  if (*fd < 0) errno = err;   /* last: nothing after may clobber it */
+  if (*fd < 0) errno = err; /* last: nothing after may clobber it */
   return true;
 }
 
-char *box_error_text(Shell *sh, int err) {
+char *box_error_text(Shell *sh, int err)
+{
   if (err == EACCES && fast_denial) {
     char *r = g_strdup(fast_denial);
     free(fast_denial);
@@ -379,19 +424,22 @@ char *box_error_text(Shell *sh, int err) {
   return g_strdup(box_strerror(err));
 }
 
-const char *box_strerror(int err) {
+const char *box_strerror(int err)
+{
   static __thread char unknown[64]; /* only for a number the C library has no text for */
   return strerror_r(err, unknown, sizeof unknown);
 }
 
-void box_file_error(BoxCmd *c, const char *prefix, const char *name, int err) {
+void box_file_error(BoxCmd *c, const char *prefix, const char *name, int err)
+{
   char *text = box_error_text(c->sh, err);
   box_out_flush(c->out);
   box_fdprintf(c->err, "%s: %s: %s\n", prefix, name, text);
   g_free(text);
 }
 
-int box_open_file(const char *path, int flags) {
+int box_open_file(const char *path, int flags)
+{
   int fd;
   Shell *sh = box_current_shell;
   int which = -1;
@@ -399,14 +447,20 @@ int box_open_file(const char *path, int flags) {
     char *end;
     long n = strtol(path + 8, &end, 10);
     if (!*end && n >= 0) which = (int)n;
-  } else if (strcmp(path, "/dev/stdin") == 0) which = 0;
-  else if (strcmp(path, "/dev/stdout") == 0) which = 1;
-  else if (strcmp(path, "/dev/stderr") == 0) which = 2;
+  } else if (strcmp(path, "/dev/stdin") == 0)
+    which = 0;
+  else if (strcmp(path, "/dev/stdout") == 0)
+    which = 1;
+  else if (strcmp(path, "/dev/stderr") == 0)
+    which = 2;
   if (which >= 0) {
     /* the Shell's own descriptors (process substitution, /dev/std*) */
     int real = which;
     if (sh && which < BOX_NFD && which <= 2) real = sh->fd[which];
-    if (real < 0) { errno = EBADF; return -1; }
+    if (real < 0) {
+      errno = EBADF;
+      return -1;
+    }
     return fcntl(real, F_DUPFD_CLOEXEC, 10);
   }
   free(fast_denial);
@@ -417,7 +471,8 @@ int box_open_file(const char *path, int flags) {
   return fd;
 }
 
-bool box_parse_int(const char *s, long *out) {
+bool box_parse_int(const char *s, long *out)
+{
   char *end;
   while (*s == ' ' || *s == '\t') s++;
   if (!*s) return false;
@@ -429,7 +484,8 @@ bool box_parse_int(const char *s, long *out) {
   return true;
 }
 
-void box_sh_error(Shell *sh, const char *fmt, ...) {
+void box_sh_error(Shell *sh, const char *fmt, ...)
+{
   va_list ap;
   va_start(ap, fmt);
   char *m = g_strdup_vprintf(fmt, ap);
@@ -442,7 +498,8 @@ void box_sh_error(Shell *sh, const char *fmt, ...) {
   g_free(m);
 }
 
-GString *box_read_all(int fd, size_t limit) {
+GString *box_read_all(int fd, size_t limit)
+{
   GString *g = g_string_new(NULL);
   char buf[65536];
   for (;;) {

@@ -12,23 +12,29 @@
 static volatile sig_atomic_t pending_sigs[BOX_NSIG];
 volatile sig_atomic_t box_any_pending;
 
-static void on_signal(int sig) {
+static void on_signal(int sig)
+{
   if (sig > 0 && sig < BOX_NSIG) pending_sigs[sig] = 1;
   box_any_pending = 1;
 }
 
-void box_trap_install(Shell *sh, int sig) {
+void box_trap_install(Shell *sh, int sig)
+{
   if (sig <= 0 || sig >= BOX_NSIG || sig == SIGKILL || sig == SIGSTOP) return;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
-  if (!sh->traps[sig]) sa.sa_handler = SIG_DFL;
-  else if (!*sh->traps[sig]) sa.sa_handler = SIG_IGN;
-  else sa.sa_handler = on_signal;
+  if (!sh->traps[sig])
+    sa.sa_handler = SIG_DFL;
+  else if (!*sh->traps[sig])
+    sa.sa_handler = SIG_IGN;
+  else
+    sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sigaction(sig, &sa, NULL);
 }
 
-void box_run_trap_text(Shell *sh, const char *text) {
+void box_run_trap_text(Shell *sh, const char *text)
+{
   int saved_status = sh->status;
   int saved_jump = sh->jump, saved_n = sh->jump_n;
   sh->jump = J_NONE;
@@ -43,7 +49,8 @@ void box_run_trap_text(Shell *sh, const char *text) {
   }
 }
 
-void box_run_pending_traps(Shell *sh) {
+void box_run_pending_traps(Shell *sh)
+{
   if (!box_any_pending) return;
   box_any_pending = 0;
   for (int s = 1; s < BOX_NSIG; s++) {
@@ -53,7 +60,8 @@ void box_run_pending_traps(Shell *sh) {
   }
 }
 
-void box_run_exit_trap(Shell *sh) {
+void box_run_exit_trap(Shell *sh)
+{
   char *t = sh->traps[TRAP_EXIT];
   if (!t) return;
   sh->traps[TRAP_EXIT] = NULL;
@@ -62,14 +70,13 @@ void box_run_exit_trap(Shell *sh) {
   sh->status = st;
   sh->jump = J_NONE;
   box_eval_text(sh, t, NULL);
-  if (sh->jump != J_EXIT) {
-    sh->exit_status = st;
-  }
+  if (sh->jump != J_EXIT) { sh->exit_status = st; }
   sh->jump = J_EXIT;
   g_free(t);
 }
 
-G_NORETURN void box_child_exit(Shell *sh, int status) {
+G_NORETURN void box_child_exit(Shell *sh, int status)
+{
   if (sh->jump == J_EXIT) status = sh->exit_status;
   if (sh->jump == J_DISCARD) status = 1;
   sh->status = status;
@@ -79,7 +86,8 @@ G_NORETURN void box_child_exit(Shell *sh, int status) {
 }
 
 /* The run's wall clock is past: says so once and ends the run. */
-static bool past_deadline(Shell *sh) {
+static bool past_deadline(Shell *sh)
+{
   if (!sh->deadline || g_get_monotonic_time() <= sh->deadline) return false;
   if (sh->jump != J_EXIT) {
     box_sh_error(sh, "execution timeout exceeded");
@@ -89,7 +97,8 @@ static bool past_deadline(Shell *sh) {
   return true;
 }
 
-pid_t box_fork(Shell *sh) {
+pid_t box_fork(Shell *sh)
+{
   /* A process tree grows by forks, each child running little before it
    * forks again (`f() { echo $(f)$(f); }`): past the deadline none is
    * started, whatever the tree's shape. */
@@ -121,7 +130,8 @@ pid_t box_fork(Shell *sh) {
   return pid;
 }
 
-int box_wait_pid(pid_t pid) {
+int box_wait_pid(pid_t pid)
+{
   int ws;
   while (waitpid(pid, &ws, 0) < 0) {
     if (errno != EINTR) return 127;
@@ -131,17 +141,18 @@ int box_wait_pid(pid_t pid) {
   return 1;
 }
 
-bool box_check_limits(Shell *sh) {
+bool box_check_limits(Shell *sh)
+{
   static unsigned tick;
   if (sh->deadline && (++tick & 63) == 0 && past_deadline(sh)) return false;
   if (box_any_pending) box_run_pending_traps(sh);
   return sh->jump != J_EXIT;
 }
 
-
 /* ---- pipelines, jobs ----------------------------------------------------------------- */
 
-static void set_pipestatus(Shell *sh, int *st, size_t n) {
+static void set_pipestatus(Shell *sh, int *st, size_t n)
+{
   box_var_unset(sh, "PIPESTATUS");
   sh->pipestatus_one = n == 1 ? st[0] : -1;
   for (size_t i = 0; i < n; i++) {
@@ -155,11 +166,13 @@ static void set_pipestatus(Shell *sh, int *st, size_t n) {
 /* A command that is not a pipeline is one of one: PIPESTATUS is its
  * status.  Set only when that changes, so a loop of commands that succeed
  * does not rebuild the array each time. */
-void box_set_pipestatus1(Shell *sh, int status) {
+void box_set_pipestatus1(Shell *sh, int status)
+{
   if (sh->pipestatus_one != status) set_pipestatus(sh, &status, 1);
 }
 
-int box_run_pipe(Shell *sh, Node *n) {
+int box_run_pipe(Shell *sh, Node *n)
+{
   size_t k = n->u.pipe.n;
   pid_t *pids = g_new0(pid_t, k);
   int *sts = g_new0(int, k);
@@ -176,7 +189,10 @@ int box_run_pipe(Shell *sh, Node *n) {
     }
     pid_t pid = box_fork(sh);
     if (pid < 0) {
-      if (p[0] >= 0) { close(p[0]); close(p[1]); }
+      if (p[0] >= 0) {
+        close(p[0]);
+        close(p[1]);
+      }
       status = 1;
       break;
     }
@@ -209,7 +225,8 @@ int box_run_pipe(Shell *sh, Node *n) {
   return status;
 }
 
-int box_run_background(Shell *sh, Node *n) {
+int box_run_background(Shell *sh, Node *n)
+{
   pid_t pid = box_fork(sh);
   if (pid < 0) return 1;
   if (pid == 0) {
@@ -225,7 +242,8 @@ int box_run_background(Shell *sh, Node *n) {
   return 0;
 }
 
-void box_wait_background(Shell *sh) {
+void box_wait_background(Shell *sh)
+{
   for (guint i = 0; i < sh->jobs->len; i++) {
     BoxJob *j = &g_array_index(sh->jobs, BoxJob, i);
     if (!j->done) {

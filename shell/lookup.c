@@ -7,13 +7,15 @@
 
 #include <unistd.h>
 
-Node *box_lookup_function(Shell *sh, const char *name) {
+Node *box_lookup_function(Shell *sh, const char *name)
+{
   /* most scripts define none: skip hashing the name */
   return g_hash_table_size(sh->funcs) ? g_hash_table_lookup(sh->funcs, name) : NULL;
 }
 
 void box_lookup_first_word(Shell *sh, const char *name, bool skip_funcs, Node **fn,
-                           const BoxCommandDef **def) {
+                           const BoxCommandDef **def)
+{
   *fn = skip_funcs ? NULL : box_lookup_function(sh, name);
   *def = *fn ? NULL : box_command_lookup(name);
 }
@@ -22,7 +24,8 @@ void box_lookup_first_word(Shell *sh, const char *name, bool skip_funcs, Node **
 static const char a_program;
 
 void box_lookup_simple(Shell *sh, Node *simple, const char *name, bool literal, Node **fn,
-                       const BoxCommandDef **def) {
+                       const BoxCommandDef **def)
+{
   *def = NULL;
   *fn = box_lookup_function(sh, name);
   if (*fn) return;
@@ -36,14 +39,17 @@ void box_lookup_simple(Shell *sh, Node *simple, const char *name, bool literal, 
   if (literal) simple->u.simple.def = *def ? (const void *)*def : &a_program;
 }
 
-char *box_lookup_on_path(Shell *sh, const char *name) {
+char *box_lookup_on_path(Shell *sh, const char *name)
+{
   const char *path = box_var_get(sh, "PATH");
   gchar **dirs = g_strsplit(path ? path : "", ":", -1);
   char *found = NULL;
   for (gchar **d = dirs; *d && !found; d++) {
     char *cand = g_build_filename(**d ? *d : ".", name, NULL);
-    if (access(cand, X_OK) == 0) found = cand;
-    else g_free(cand);
+    if (access(cand, X_OK) == 0)
+      found = cand;
+    else
+      g_free(cand);
   }
   g_strfreev(dirs);
   return found;

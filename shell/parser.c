@@ -10,8 +10,21 @@
 #include "shell/shell-private.h"
 
 typedef enum {
-  T_EOF, T_NEWLINE, T_WORD, T_SEMI, T_DSEMI, T_SEMIAMP, T_DSEMIAMP, T_AMP, T_AND, T_OR,
-  T_PIPE, T_PIPEAMP, T_LPAREN, T_RPAREN, T_REDIR,
+  T_EOF,
+  T_NEWLINE,
+  T_WORD,
+  T_SEMI,
+  T_DSEMI,
+  T_SEMIAMP,
+  T_DSEMIAMP,
+  T_AMP,
+  T_AND,
+  T_OR,
+  T_PIPE,
+  T_PIPEAMP,
+  T_LPAREN,
+  T_RPAREN,
+  T_REDIR,
 } TokKind;
 
 typedef enum {
@@ -39,21 +52,24 @@ typedef enum {
   KW_TIME,
 } Keyword;
 
-static const char *const kw_text[KW_TIME + 1] = { "", "if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "while", "until", "for", "in", "{", "}", "!", "function", "[[", "]]", "select", "time" };
+static const char *const kw_text[KW_TIME + 1] = {
+  "",      "if",  "then", "else", "elif", "fi", "do",       "done", "case", "esac",   "while",
+  "until", "for", "in",   "{",    "}",    "!",  "function", "[[",   "]]",   "select", "time"
+};
 
 typedef struct {
   TokKind kind;
-  char *text;        /* T_WORD */
+  char *text; /* T_WORD */
   size_t len;
-  bool plain;        /* T_WORD: no quotes/expansions */
-  bool soft;         /* T_WORD, not plain: only for characters of patterns, braces or assignments */
-  RedirKind rkind;   /* T_REDIR */
+  bool plain;      /* T_WORD: no quotes/expansions */
+  bool soft;       /* T_WORD, not plain: only for characters of patterns, braces or assignments */
+  RedirKind rkind; /* T_REDIR */
   int fd;
   bool strip;        /* <<- */
   unsigned char kw;  /* T_WORD: KW_* when the text is a reserved word */
   const char *vname; /* T_REDIR after {NAME} */
   size_t vlen;
-  size_t start;      /* offset in src */
+  size_t start; /* offset in src */
   int line;
 } Tok;
 
@@ -65,26 +81,27 @@ typedef struct {
 
 struct Parser {
   Shell *sh;
-  char *src;         /* owned (aliases rewrite it) */
+  char *src; /* owned (aliases rewrite it) */
   size_t pos, len;
   int line;
   const char *name;
   Tok look;
   bool have;
   bool err;
-  GArray *docs;      /* PendingDoc */
-  GPtrArray *alias_active;  /* names whose text is being read */
-  GArray *alias_end;        /* size_t: where each ends */
-  bool alias_next;          /* the last alias ended in a blank */
-  int depth;                /* nesting of $( ) */
-  int nest;                 /* nesting of everything (BOX_MAX_NEST) */
+  GArray *docs;            /* PendingDoc */
+  GPtrArray *alias_active; /* names whose text is being read */
+  GArray *alias_end;       /* size_t: where each ends */
+  bool alias_next;         /* the last alias ended in a blank */
+  int depth;               /* nesting of $( ) */
+  int nest;                /* nesting of everything (BOX_MAX_NEST) */
   bool in_cond;
-  bool in_array;             /* the words of NAME=( … ): `[k ey]=v` is one word */
-  bool ended_nl;             /* the top-level list ended at a newline */
+  bool in_array; /* the words of NAME=( … ): `[k ey]=v` is one word */
+  bool ended_nl; /* the top-level list ended at a newline */
 };
 
 static void perror_at(Parser *p, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static void perror_at(Parser *p, const char *fmt, ...) {
+static void perror_at(Parser *p, const char *fmt, ...)
+{
   if (p->err) return;
   p->err = true;
   va_list ap;
@@ -102,21 +119,24 @@ static void perror_at(Parser *p, const char *fmt, ...) {
  * the parser recurses, and boxd parses it too (first.c), so the depth is
  * bounded and a text beyond it is a syntax error, not a crash.  The caller
  * leaves with p->nest-- whatever this returned. */
-static bool nest_in(Parser *p) {
+static bool nest_in(Parser *p)
+{
   if (++p->nest > BOX_MAX_NEST)
     perror_at(p, "maximum nesting depth exceeded (%d)", BOX_MAX_NEST);
-  else if (box_stack_low())  /* text parsed within text: eval of eval… */
+  else if (box_stack_low()) /* text parsed within text: eval of eval… */
     perror_at(p, "maximum recursion depth exceeded");
   else
     return true;
   return false;
 }
 
-Parser *box_parser_new(Shell *sh, const char *text, const char *name) {
+Parser *box_parser_new(Shell *sh, const char *text, const char *name)
+{
   return box_parser_new_at(sh, text, name, 1);
 }
 
-Parser *box_parser_new_at(Shell *sh, const char *text, const char *name, int line) {
+Parser *box_parser_new_at(Shell *sh, const char *text, const char *name, int line)
+{
   Parser *p = g_new0(Parser, 1);
   p->sh = sh;
   p->src = g_strdup(text);
@@ -129,7 +149,8 @@ Parser *box_parser_new_at(Shell *sh, const char *text, const char *name, int lin
   return p;
 }
 
-void box_parser_free(Parser *p) {
+void box_parser_free(Parser *p)
+{
   if (!p) return;
   g_free(p->src);
   g_array_free(p->docs, TRUE);
@@ -138,11 +159,13 @@ void box_parser_free(Parser *p) {
   g_free(p);
 }
 
-static inline int pc(Parser *p, size_t off) {
+static inline int pc(Parser *p, size_t off)
+{
   return p->pos + off < p->len ? (unsigned char)p->src[p->pos + off] : -1;
 }
 
-static bool is_meta(int c) {
+static bool is_meta(int c)
+{
   return c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '<' ||
          c == '>' || c == '(' || c == ')' || c < 0;
 }
@@ -153,17 +176,18 @@ static bool is_meta(int c) {
  * quotes, expansions and those that may make a word a pattern, brace or
  * assignment.  Runs of any other byte are skipped in one go. */
 static const unsigned char word_special[256] = {
-  [0] = 1, [' '] = 1, ['\t'] = 1, ['\n'] = 1, [';'] = 1, ['&'] = 1, ['|'] = 1, ['<'] = 1,
-  ['>'] = 1, ['('] = 1, [')'] = 1, ['\\'] = 1, ['\''] = 1, ['"'] = 1, ['`'] = 1, ['$'] = 1,
-  ['*'] = 1, ['?'] = 1, ['['] = 1, ['~'] = 1, ['{'] = 1, ['}'] = 1, [']'] = 1, ['='] = 1,
-  [','] = 1,
+  [0] = 1,   [' '] = 1, ['\t'] = 1, ['\n'] = 1, [';'] = 1,  ['&'] = 1,  ['|'] = 1,
+  ['<'] = 1, ['>'] = 1, ['('] = 1,  [')'] = 1,  ['\\'] = 1, ['\''] = 1, ['"'] = 1,
+  ['`'] = 1, ['$'] = 1, ['*'] = 1,  ['?'] = 1,  ['['] = 1,  ['~'] = 1,  ['{'] = 1,
+  ['}'] = 1, [']'] = 1, ['='] = 1,  [','] = 1,
 };
 
 static bool scan_word_until(Parser *p, int close);
 static bool parse_subst(Parser *p);
 
 /* After an opening quote; stops after the closing one. */
-static bool scan_squote(Parser *p) {
+static bool scan_squote(Parser *p)
+{
   while (p->pos < p->len && p->src[p->pos] != '\'') {
     if (p->src[p->pos] == '\n') p->line++;
     p->pos++;
@@ -176,7 +200,8 @@ static bool scan_squote(Parser *p) {
   return true;
 }
 
-static bool scan_ansi(Parser *p) {
+static bool scan_ansi(Parser *p)
+{
   while (p->pos < p->len && p->src[p->pos] != '\'') {
     if (p->src[p->pos] == '\\' && p->pos + 1 < p->len) p->pos++;
     if (p->src[p->pos] == '\n') p->line++;
@@ -190,7 +215,8 @@ static bool scan_ansi(Parser *p) {
   return true;
 }
 
-static bool scan_backquote(Parser *p) {
+static bool scan_backquote(Parser *p)
+{
   while (p->pos < p->len && p->src[p->pos] != '`') {
     if (p->src[p->pos] == '\\' && p->pos + 1 < p->len) p->pos++;
     if (p->src[p->pos] == '\n') p->line++;
@@ -205,8 +231,9 @@ static bool scan_backquote(Parser *p) {
 }
 
 /* At '$': scans one expansion.  Returns false on error. */
-static bool scan_dollar_in(Parser *p) {
-  p->pos++;  /* $ */
+static bool scan_dollar_in(Parser *p)
+{
+  p->pos++; /* $ */
   int c = pc(p, 0);
   if (c == '(') {
     if (pc(p, 1) == '(') {
@@ -217,14 +244,19 @@ static bool scan_dollar_in(Parser *p) {
       int depth = 0;
       while (p->pos < p->len) {
         char ch = p->src[p->pos];
-        if (ch == '(') depth++;
+        if (ch == '(')
+          depth++;
         else if (ch == ')') {
           if (depth == 0) {
-            if (pc(p, 1) == ')') { p->pos += 2; return true; }
+            if (pc(p, 1) == ')') {
+              p->pos += 2;
+              return true;
+            }
             break;
           }
           depth--;
-        } else if (ch == '\n') p->line++;
+        } else if (ch == '\n')
+          p->line++;
         p->pos++;
       }
       p->pos = save;
@@ -241,7 +273,8 @@ static bool scan_dollar_in(Parser *p) {
     /* $[ expr ]: the old form of $(( )), blanks and all */
     int depth = 0;
     for (size_t e = p->pos; e < p->len && p->src[e] != '\n'; e++) {
-      if (p->src[e] == '[') depth++;
+      if (p->src[e] == '[')
+        depth++;
       else if (p->src[e] == ']' && --depth == 0) {
         p->pos = e + 1;
         return true;
@@ -260,14 +293,16 @@ static bool scan_dollar_in(Parser *p) {
   return true;
 }
 
-static bool scan_dollar(Parser *p) {
+static bool scan_dollar(Parser *p)
+{
   bool ok = nest_in(p) && scan_dollar_in(p);
   p->nest--;
   return ok;
 }
 
 /* Scans inside "…" or ${…} up to the closing character (consumed). */
-static bool scan_word_until_in(Parser *p, int close) {
+static bool scan_word_until_in(Parser *p, int close)
+{
   int depth = 0;
   while (p->pos < p->len) {
     char c = p->src[p->pos];
@@ -300,8 +335,10 @@ static bool scan_word_until_in(Parser *p, int close) {
         if (!scan_word_until(p, '"')) return false;
         continue;
       }
-      if (c == '{') depth++;
-      else if (c == '}') depth--;
+      if (c == '{')
+        depth++;
+      else if (c == '}')
+        depth--;
     }
     p->pos++;
   }
@@ -312,7 +349,8 @@ static bool scan_word_until_in(Parser *p, int close) {
   return false;
 }
 
-static bool scan_word_until(Parser *p, int close) {
+static bool scan_word_until(Parser *p, int close)
+{
   bool ok = nest_in(p) && scan_word_until_in(p, close);
   p->nest--;
   return ok;
@@ -321,7 +359,8 @@ static bool scan_word_until(Parser *p, int close) {
 static Node *parse_list(Parser *p, bool top);
 
 /* After "$(": parses the command list to find the ")" and caches it. */
-static bool parse_subst(Parser *p) {
+static bool parse_subst(Parser *p)
+{
   size_t start = p->pos;
   bool had = p->have;
   Tok saved = p->look;
@@ -364,11 +403,12 @@ static bool parse_subst(Parser *p) {
 
 /* ---- tokens ------------------------------------------------------------------ */
 
-static const unsigned char kw_len[KW_TIME + 1] = { 0, 2, 4, 4, 4, 2, 2, 4, 4, 4, 5, 5, 3, 2,
-                                                   1, 1, 1, 8, 2, 2, 6, 4 };
+static const unsigned char kw_len[KW_TIME + 1] = { 0, 2, 4, 4, 4, 2, 2, 4, 4, 4, 5,
+                                                   5, 3, 2, 1, 1, 1, 8, 2, 2, 6, 4 };
 
 /* The reserved word a word's text spells, or KW_NONE. */
-static unsigned char keyword_of(const char *s, size_t n) {
+static unsigned char keyword_of(const char *s, size_t n)
+{
   if (n > 8) return KW_NONE;
   /* the candidates by first letter (every word of a script comes here) */
   static const unsigned char none[] = { KW_NONE };
@@ -405,18 +445,19 @@ static unsigned char keyword_of(const char *s, size_t n) {
 
 static bool read_heredocs(Parser *p);
 
-static bool lex(Parser *p, Tok *t) {
+static bool lex(Parser *p, Tok *t)
+{
   memset(t, 0, sizeof *t);
-again:
-  {
-    /* locals: src is a char *, so stores through p would reload p->pos */
-    const char *src = p->src;
-    size_t i = p->pos, len = p->len;
-    while (i < len && (src[i] == ' ' || src[i] == '\t')) i++;
-    p->pos = i;
-  }
+again : {
+  /* locals: src is a char *, so stores through p would reload p->pos */
+  const char *src = p->src;
+  size_t i = p->pos, len = p->len;
+  while (i < len && (src[i] == ' ' || src[i] == '\t')) i++;
+  p->pos = i;
+}
   /* alias regions that ended */
-  while (p->alias_end->len && g_array_index(p->alias_end, size_t, p->alias_end->len - 1) <= p->pos) {
+  while (p->alias_end->len &&
+         g_array_index(p->alias_end, size_t, p->alias_end->len - 1) <= p->pos) {
     g_array_set_size(p->alias_end, p->alias_end->len - 1);
     g_ptr_array_remove_index(p->alias_active, p->alias_active->len - 1);
   }
@@ -431,7 +472,10 @@ again:
   t->start = p->pos;
   t->line = p->line;
   int c = pc(p, 0);
-  if (c < 0) { t->kind = T_EOF; return true; }
+  if (c < 0) {
+    t->kind = T_EOF;
+    return true;
+  }
   if (c == '\n' && p->in_cond && !p->docs->len) {
     /* [[ … ]] may span lines */
     p->pos++;
@@ -450,7 +494,8 @@ again:
     size_t e = 1;
     while (pc(p, e) == '_' || g_ascii_isalnum(pc(p, e))) e++;
     if (pc(p, e) == '}' && (pc(p, e + 1) == '<' || pc(p, e + 1) == '>') &&
-        !(pc(p, e + 1) == '<' && pc(p, e + 2) == '(') && !(pc(p, e + 1) == '>' && pc(p, e + 2) == '(')) {
+        !(pc(p, e + 1) == '<' && pc(p, e + 2) == '(') &&
+        !(pc(p, e + 1) == '>' && pc(p, e + 2) == '(')) {
       t->vname = p->src + p->pos + 1;
       t->vlen = e - 1;
       p->pos += e + 1;
@@ -467,25 +512,53 @@ again:
     c = pc(p, 0), c1 = pc(p, 1), c2 = pc(p, 2);
   }
   if (!p->in_cond && (c == '<' || c == '>' || (fd < 0 && c == '&' && c1 == '>'))) {
-    if (c == '<' && c1 == '(' ) goto word;       /* process substitution */
+    if (c == '<' && c1 == '(') goto word; /* process substitution */
     if (c == '>' && c1 == '(' && fd < 0) goto word;
     t->kind = T_REDIR;
     t->fd = fd;
     if (c == '&') {
-      if (c2 == '>') { t->rkind = R_APPEND_ERR; p->pos += 3; }
-      else { t->rkind = R_OUT_ERR; p->pos += 2; }
+      if (c2 == '>') {
+        t->rkind = R_APPEND_ERR;
+        p->pos += 3;
+      } else {
+        t->rkind = R_OUT_ERR;
+        p->pos += 2;
+      }
     } else if (c == '<') {
-      if (c1 == '<' && c2 == '<') { t->rkind = R_HERESTR; p->pos += 3; }
-      else if (c1 == '<' && c2 == '-') { t->rkind = R_HEREDOC; t->strip = true; p->pos += 3; }
-      else if (c1 == '<') { t->rkind = R_HEREDOC; p->pos += 2; }
-      else if (c1 == '&') { t->rkind = R_DUP_IN; p->pos += 2; }
-      else if (c1 == '>') { t->rkind = R_RDWR; p->pos += 2; }
-      else { t->rkind = R_IN; p->pos += 1; }
+      if (c1 == '<' && c2 == '<') {
+        t->rkind = R_HERESTR;
+        p->pos += 3;
+      } else if (c1 == '<' && c2 == '-') {
+        t->rkind = R_HEREDOC;
+        t->strip = true;
+        p->pos += 3;
+      } else if (c1 == '<') {
+        t->rkind = R_HEREDOC;
+        p->pos += 2;
+      } else if (c1 == '&') {
+        t->rkind = R_DUP_IN;
+        p->pos += 2;
+      } else if (c1 == '>') {
+        t->rkind = R_RDWR;
+        p->pos += 2;
+      } else {
+        t->rkind = R_IN;
+        p->pos += 1;
+      }
     } else {
-      if (c1 == '>') { t->rkind = R_APPEND; p->pos += 2; }
-      else if (c1 == '|') { t->rkind = R_CLOBBER; p->pos += 2; }
-      else if (c1 == '&') { t->rkind = R_DUP_OUT; p->pos += 2; }
-      else { t->rkind = R_OUT; p->pos += 1; }
+      if (c1 == '>') {
+        t->rkind = R_APPEND;
+        p->pos += 2;
+      } else if (c1 == '|') {
+        t->rkind = R_CLOBBER;
+        p->pos += 2;
+      } else if (c1 == '&') {
+        t->rkind = R_DUP_OUT;
+        p->pos += 2;
+      } else {
+        t->rkind = R_OUT;
+        p->pos += 1;
+      }
     }
     return true;
   }
@@ -496,157 +569,218 @@ again:
   }
   switch (c) {
   case ';':
-    if (c1 == ';' && c2 == '&') { t->kind = T_DSEMIAMP; p->pos += 3; return true; }
-    if (c1 == ';') { t->kind = T_DSEMI; p->pos += 2; return true; }
-    if (c1 == '&') { t->kind = T_SEMIAMP; p->pos += 2; return true; }
-    t->kind = T_SEMI; p->pos++; return true;
-  case '&':
-    if (c1 == '&') { t->kind = T_AND; p->pos += 2; return true; }
-    t->kind = T_AMP; p->pos++; return true;
-  case '|':
-    if (c1 == '|') { t->kind = T_OR; p->pos += 2; return true; }
-    if (c1 == '&') { t->kind = T_PIPEAMP; p->pos += 2; return true; }
-    t->kind = T_PIPE; p->pos++; return true;
-  case '(':
-    t->kind = T_LPAREN; p->pos++; return true;
-  case ')':
-    t->kind = T_RPAREN; p->pos++; return true;
-  default:
-    break;
-  }
-word:
-  {
-    bool plain = true, hard = false;
-    size_t start = p->pos;
-    if (p->in_array && pc(p, 0) == '[') {
-      /* an element's subscript may hold blanks and quotes, up to its `]=` */
-      size_t e = p->pos + 1;
-      while (e < p->len && p->src[e] != ']' && p->src[e] != '\n') {
-        if (p->src[e] == '\\' && e + 1 < p->len) e++;
-        else if (p->src[e] == '\'' || p->src[e] == '"') {
-          char q = p->src[e];
-          while (++e < p->len && p->src[e] != q)
-            if (q == '"' && p->src[e] == '\\') e++;
-        }
-        e++;
-      }
-      if (e + 1 < p->len && p->src[e] == ']' &&
-          (p->src[e + 1] == '=' || (p->src[e + 1] == '+' && e + 2 < p->len && p->src[e + 2] == '='))) {
-        p->pos = e + 1;
-        plain = false;
-        hard = true;
-      }
+    if (c1 == ';' && c2 == '&') {
+      t->kind = T_DSEMIAMP;
+      p->pos += 3;
+      return true;
     }
-    while (p->pos < p->len) {
-      {
-        const char *src = p->src;
-        size_t i = p->pos, len = p->len;
-        while (i < len && !word_special[(unsigned char)src[i]]) i++;
-        p->pos = i;
-      }
-      if (p->pos >= p->len) break;
-      char ch = p->src[p->pos];
-      if (p->in_cond && (ch == '<' || ch == '>') && p->pos == start) {
-        p->pos++;
-        break;
-      }
-      if ((ch == '<' || ch == '>') && pc(p, 1) == '(' && !p->in_cond) {
-        p->pos += 2;
-        if (!parse_subst(p)) return false;
-        plain = false;
-        hard = true;
-        continue;
-      }
-      if (ch == '(' && p->pos > start) {
-        char prev = p->src[p->pos - 1];
-        size_t wl = p->pos - start;
-        bool arr = (prev == '=' && box_is_name(p->src + start, wl - 1)) ||
-                   (wl >= 2 && prev == '=' && p->src[p->pos - 2] == '+' &&
-                    box_is_name(p->src + start, wl - 2));
-        if (arr || strchr("@!*+?", prev)) {
-          /* array literal or extglob group: up to the matching ")" */
-          int depth = 0;
-          plain = false;
-          hard = true;
-          while (p->pos < p->len) {
-            char e = p->src[p->pos];
-            if (e == '\\') { p->pos += 2; continue; }
-            if (e == '\'') { p->pos++; if (!scan_squote(p)) return false; continue; }
-            if (e == '"') { p->pos++; if (!scan_word_until(p, '"')) return false; continue; }
-            if (e == '$') { if (!scan_dollar(p)) return false; continue; }
-            if (e == '`') { p->pos++; if (!scan_backquote(p)) return false; continue; }
-            if (e == '\n') p->line++;
-            if (e == '(') depth++;
-            if (e == ')' && --depth == 0) { p->pos++; break; }
-            p->pos++;
-          }
-          continue;
-        }
-      }
-      if (is_meta((unsigned char)ch)) break;
-      if (p->in_cond && ch == '(' ) break;
-      switch (ch) {
-      case '\\':
-        plain = false;
-        hard = true;
-        if (pc(p, 1) == '\n') {
-          /* line continuation inside a word: drop it from the text */
-          memmove(p->src + p->pos, p->src + p->pos + 2, p->len - p->pos - 2);
-          p->len -= 2;
-          p->src[p->len] = '\0';
-          p->line++;
-          continue;
-        }
-        p->pos += 2;
-        if (p->pos > p->len) p->pos = p->len;
-        continue;
-      case '\'':
-        plain = false;
-        hard = true;
-        p->pos++;
-        if (!scan_squote(p)) return false;
-        continue;
-      case '"':
-        plain = false;
-        hard = true;
-        p->pos++;
-        if (!scan_word_until(p, '"')) return false;
-        continue;
-      case '`':
-        plain = false;
-        hard = true;
-        p->pos++;
-        if (!scan_backquote(p)) return false;
-        continue;
-      case '$':
-        plain = false;
-        hard = true;
-        if (!scan_dollar(p)) return false;
-        continue;
-      case '*': case '?': case '[': case '~': case '{': case '}': case ']': case '=': case ',':
-        plain = false;
-        break;
-      default:
-        break;
-      }
-      p->pos++;
+    if (c1 == ';') {
+      t->kind = T_DSEMI;
+      p->pos += 2;
+      return true;
     }
-    t->kind = T_WORD;
-    t->text = p->src + start;
-    t->len = p->pos - start;
-    t->plain = plain;
-    t->soft = !plain && !hard;
-    if (t->len == 0) {
-      /* a lone character the word loop refused (e.g. "(" in [[ ]]) */
-      p->pos++;
-      t->len = 1;
+    if (c1 == '&') {
+      t->kind = T_SEMIAMP;
+      p->pos += 2;
+      return true;
     }
-    t->kw = keyword_of(t->text, t->len);
+    t->kind = T_SEMI;
+    p->pos++;
     return true;
+  case '&':
+    if (c1 == '&') {
+      t->kind = T_AND;
+      p->pos += 2;
+      return true;
+    }
+    t->kind = T_AMP;
+    p->pos++;
+    return true;
+  case '|':
+    if (c1 == '|') {
+      t->kind = T_OR;
+      p->pos += 2;
+      return true;
+    }
+    if (c1 == '&') {
+      t->kind = T_PIPEAMP;
+      p->pos += 2;
+      return true;
+    }
+    t->kind = T_PIPE;
+    p->pos++;
+    return true;
+  case '(':
+    t->kind = T_LPAREN;
+    p->pos++;
+    return true;
+  case ')':
+    t->kind = T_RPAREN;
+    p->pos++;
+    return true;
+  default: break;
   }
+word : {
+  bool plain = true, hard = false;
+  size_t start = p->pos;
+  if (p->in_array && pc(p, 0) == '[') {
+    /* an element's subscript may hold blanks and quotes, up to its `]=` */
+    size_t e = p->pos + 1;
+    while (e < p->len && p->src[e] != ']' && p->src[e] != '\n') {
+      if (p->src[e] == '\\' && e + 1 < p->len)
+        e++;
+      else if (p->src[e] == '\'' || p->src[e] == '"') {
+        char q = p->src[e];
+        while (++e < p->len && p->src[e] != q)
+          if (q == '"' && p->src[e] == '\\') e++;
+      }
+      e++;
+    }
+    if (e + 1 < p->len && p->src[e] == ']' &&
+        (p->src[e + 1] == '=' ||
+         (p->src[e + 1] == '+' && e + 2 < p->len && p->src[e + 2] == '='))) {
+      p->pos = e + 1;
+      plain = false;
+      hard = true;
+    }
+  }
+  while (p->pos < p->len) {
+    {
+      const char *src = p->src;
+      size_t i = p->pos, len = p->len;
+      while (i < len && !word_special[(unsigned char)src[i]]) i++;
+      p->pos = i;
+    }
+    if (p->pos >= p->len) break;
+    char ch = p->src[p->pos];
+    if (p->in_cond && (ch == '<' || ch == '>') && p->pos == start) {
+      p->pos++;
+      break;
+    }
+    if ((ch == '<' || ch == '>') && pc(p, 1) == '(' && !p->in_cond) {
+      p->pos += 2;
+      if (!parse_subst(p)) return false;
+      plain = false;
+      hard = true;
+      continue;
+    }
+    if (ch == '(' && p->pos > start) {
+      char prev = p->src[p->pos - 1];
+      size_t wl = p->pos - start;
+      bool arr = (prev == '=' && box_is_name(p->src + start, wl - 1)) ||
+                 (wl >= 2 && prev == '=' && p->src[p->pos - 2] == '+' &&
+                  box_is_name(p->src + start, wl - 2));
+      if (arr || strchr("@!*+?", prev)) {
+        /* array literal or extglob group: up to the matching ")" */
+        int depth = 0;
+        plain = false;
+        hard = true;
+        while (p->pos < p->len) {
+          char e = p->src[p->pos];
+          if (e == '\\') {
+            p->pos += 2;
+            continue;
+          }
+          if (e == '\'') {
+            p->pos++;
+            if (!scan_squote(p)) return false;
+            continue;
+          }
+          if (e == '"') {
+            p->pos++;
+            if (!scan_word_until(p, '"')) return false;
+            continue;
+          }
+          if (e == '$') {
+            if (!scan_dollar(p)) return false;
+            continue;
+          }
+          if (e == '`') {
+            p->pos++;
+            if (!scan_backquote(p)) return false;
+            continue;
+          }
+          if (e == '\n') p->line++;
+          if (e == '(') depth++;
+          if (e == ')' && --depth == 0) {
+            p->pos++;
+            break;
+          }
+          p->pos++;
+        }
+        continue;
+      }
+    }
+    if (is_meta((unsigned char)ch)) break;
+    if (p->in_cond && ch == '(') break;
+    switch (ch) {
+    case '\\':
+      plain = false;
+      hard = true;
+      if (pc(p, 1) == '\n') {
+        /* line continuation inside a word: drop it from the text */
+        memmove(p->src + p->pos, p->src + p->pos + 2, p->len - p->pos - 2);
+        p->len -= 2;
+        p->src[p->len] = '\0';
+        p->line++;
+        continue;
+      }
+      p->pos += 2;
+      if (p->pos > p->len) p->pos = p->len;
+      continue;
+    case '\'':
+      plain = false;
+      hard = true;
+      p->pos++;
+      if (!scan_squote(p)) return false;
+      continue;
+    case '"':
+      plain = false;
+      hard = true;
+      p->pos++;
+      if (!scan_word_until(p, '"')) return false;
+      continue;
+    case '`':
+      plain = false;
+      hard = true;
+      p->pos++;
+      if (!scan_backquote(p)) return false;
+      continue;
+    case '$':
+      plain = false;
+      hard = true;
+      if (!scan_dollar(p)) return false;
+      continue;
+    case '*':
+    case '?':
+    case '[':
+    case '~':
+    case '{':
+    case '}':
+    case ']':
+    case '=':
+    case ',': plain = false; break;
+    default: break;
+    }
+    p->pos++;
+  }
+  t->kind = T_WORD;
+  t->text = p->src + start;
+  t->len = p->pos - start;
+  t->plain = plain;
+  t->soft = !plain && !hard;
+  if (t->len == 0) {
+    /* a lone character the word loop refused (e.g. "(" in [[ ]]) */
+    p->pos++;
+    t->len = 1;
+  }
+  t->kw = keyword_of(t->text, t->len);
+  return true;
+}
 }
 
-static Tok *peek(Parser *p) {
+static Tok *peek(Parser *p)
+{
   if (!p->have) {
     if (!lex(p, &p->look)) {
       p->look.kind = T_EOF;
@@ -657,30 +791,31 @@ static Tok *peek(Parser *p) {
   return &p->look;
 }
 
-static Tok next(Parser *p) {
+static Tok next(Parser *p)
+{
   peek(p);
   p->have = false;
   return p->look;
 }
 
-static inline bool is_kw(Parser *p, int kw) {
+static inline bool is_kw(Parser *p, int kw)
+{
   Tok *t = peek(p);
   return t->kind == T_WORD && t->kw == kw;
 }
 
-static const char *tok_text(Parser *p, Tok *t, char *buf, size_t n) {
+static const char *tok_text(Parser *p, Tok *t, char *buf, size_t n)
+{
   switch (t->kind) {
   case T_EOF: return NULL;
   case T_NEWLINE: return "newline";
-  case T_WORD:
-    g_strlcpy(buf, t->text, MIN(n, t->len + 1));
-    return buf;
+  case T_WORD: g_strlcpy(buf, t->text, MIN(n, t->len + 1)); return buf;
   default: {
     size_t l = p->pos - t->start;
     if (p->have) l = (size_t)-1;
     (void)l;
-    static const char *names[] = { "", "newline", "", ";", ";;", ";&", ";;&", "&", "&&", "||",
-                                   "|", "|&", "(", ")", "" };
+    static const char *names[] = { "",   "newline", "",  ";",  ";;", ";&", ";;&", "&",
+                                   "&&", "||",      "|", "|&", "(",  ")",  "" };
     if (t->kind == T_REDIR) {
       switch (t->rkind) {
       case R_IN: return "<";
@@ -701,11 +836,14 @@ static const char *tok_text(Parser *p, Tok *t, char *buf, size_t n) {
   }
 }
 
-static void unexpected(Parser *p, Tok *t) {
+static void unexpected(Parser *p, Tok *t)
+{
   char buf[256];
   const char *s = tok_text(p, t, buf, sizeof buf);
-  if (!s) perror_at(p, "syntax error: unexpected end of file");
-  else perror_at(p, "syntax error near unexpected token `%s'", s);
+  if (!s)
+    perror_at(p, "syntax error: unexpected end of file");
+  else
+    perror_at(p, "syntax error near unexpected token `%s'", s);
 }
 
 static bool is_assign_word(const char *s, size_t n);
@@ -714,28 +852,41 @@ static bool is_assign_word(const char *s, size_t n);
  * brace or assignment; a word whose such characters do nothing on their
  * own (`[`, `]`, `=`, `a,b`, `x}`) still expands to itself, and using its
  * text as is spares the expander for the commonest words of tests. */
-G_GNUC_NO_INLINE static bool expands_to_itself(const char *s, size_t n) {
-  if (n == 1 && s[0] == '[') return true;  /* no closing `]`: not a pattern */
+G_GNUC_NO_INLINE static bool expands_to_itself(const char *s, size_t n)
+{
+  if (n == 1 && s[0] == '[') return true; /* no closing `]`: not a pattern */
   for (size_t i = 0; i < n; i++) {
     switch (s[i]) {
-    case '\\': case '\'': case '"': case '`': case '$': case '*': case '?': case '[':
-    case '~': case '{': case '(': case '<': case '>': case '\n':
-      return false;
-    default:
-      break;
+    case '\\':
+    case '\'':
+    case '"':
+    case '`':
+    case '$':
+    case '*':
+    case '?':
+    case '[':
+    case '~':
+    case '{':
+    case '(':
+    case '<':
+    case '>':
+    case '\n': return false;
+    default: break;
     }
   }
   return !is_assign_word(s, n);
 }
 
-static Word *mkword(Parser *p, const char *text, size_t len, bool plain, bool soft) {
+static Word *mkword(Parser *p, const char *text, size_t len, bool plain, bool soft)
+{
   Word *w = box_arena_alloc(p->sh, sizeof *w);
   w->text = box_arena_strndup(p->sh, text, len);
   w->flags = plain || (soft && expands_to_itself(text, len)) ? W_PLAIN : 0;
   return w;
 }
 
-static Node *mknode(Parser *p, NodeKind k) {
+static Node *mknode(Parser *p, NodeKind k)
+{
   Node *n = box_arena_alloc(p->sh, sizeof *n);
   memset(n, 0, sizeof *n);
   n->kind = k;
@@ -751,14 +902,16 @@ typedef struct {
   char buf[256];
 } Vec;
 
-static inline void vec_init(Vec *v, size_t size) {
+static inline void vec_init(Vec *v, size_t size)
+{
   v->data = v->buf;
   v->n = 0;
   v->size = size;
   v->cap = sizeof v->buf / size;
 }
 
-static void vec_push(Vec *v, const void *elem) {
+static void vec_push(Vec *v, const void *elem)
+{
   if (G_UNLIKELY(v->n == v->cap)) {
     size_t cap = v->cap * 2;
     char *d = g_malloc(cap * v->size);
@@ -771,24 +924,30 @@ static void vec_push(Vec *v, const void *elem) {
   v->n++;
 }
 
-static inline void vec_push_ptr(Vec *v, void *ptr) {
+static inline void vec_push_ptr(Vec *v, void *ptr)
+{
   if (G_LIKELY(v->n < v->cap)) {
-    memcpy(v->data + v->n * sizeof ptr, &ptr, sizeof ptr);  /* a word or node, in place */
+    memcpy(v->data + v->n * sizeof ptr, &ptr, sizeof ptr); /* a word or node, in place */
     v->n++;
     return;
   }
   vec_push(v, &ptr);
 }
 
-static inline void *vec_last(Vec *v) { return v->data + (v->n - 1) * v->size; }
+static inline void *vec_last(Vec *v)
+{
+  return v->data + (v->n - 1) * v->size;
+}
 
-static inline void vec_free(Vec *v) {
+static inline void vec_free(Vec *v)
+{
   if (v->data != v->buf) g_free(v->data);
   v->data = v->buf;
 }
 
 /* The elements in the arena, followed by one zeroed element; frees v. */
-static void *vec_finish(Parser *p, Vec *v) {
+static void *vec_finish(Parser *p, Vec *v)
+{
   char *r = box_arena_alloc(p->sh, (v->n + 1) * v->size);
   memcpy(r, v->data, v->n * v->size);
   memset(r + v->n * v->size, 0, v->size);
@@ -796,13 +955,15 @@ static void *vec_finish(Parser *p, Vec *v) {
   return r;
 }
 
-static void linebreak(Parser *p) {
+static void linebreak(Parser *p)
+{
   while (!p->err && peek(p)->kind == T_NEWLINE) next(p);
 }
 
 /* ---- here-documents ------------------------------------------------------------ */
 
-static bool read_heredocs(Parser *p) {
+static bool read_heredocs(Parser *p)
+{
   for (guint i = 0; i < p->docs->len; i++) {
     PendingDoc *d = &g_array_index(p->docs, PendingDoc, i);
     GString *body = g_string_new(NULL);
@@ -824,8 +985,9 @@ static bool read_heredocs(Parser *p) {
       g_string_append_c(body, '\n');
     }
     if (!found) {
-      char *m = g_strdup_printf("warning: here-document at line %d delimited by end-of-file (wanted `%s')",
-                                p->line, d->delim);
+      char *m =
+        g_strdup_printf("warning: here-document at line %d delimited by end-of-file (wanted `%s')",
+                        p->line, d->delim);
       box_sh_error(p->sh, "%s", m);
       g_free(m);
     }
@@ -838,13 +1000,21 @@ static bool read_heredocs(Parser *p) {
 }
 
 /* Removes quotes from a here-doc delimiter. */
-static char *delim_unquote(const char *s, size_t n, bool *quoted) {
+static char *delim_unquote(const char *s, size_t n, bool *quoted)
+{
   GString *g = g_string_new(NULL);
   *quoted = false;
   for (size_t i = 0; i < n; i++) {
     char c = s[i];
-    if (c == '\'' || c == '"') { *quoted = true; continue; }
-    if (c == '\\' && i + 1 < n) { *quoted = true; g_string_append_c(g, s[++i]); continue; }
+    if (c == '\'' || c == '"') {
+      *quoted = true;
+      continue;
+    }
+    if (c == '\\' && i + 1 < n) {
+      *quoted = true;
+      g_string_append_c(g, s[++i]);
+      continue;
+    }
     if (c == '$' && i + 1 < n && (s[i + 1] == '\'' || s[i + 1] == '"')) continue;
     g_string_append_c(g, c);
   }
@@ -856,16 +1026,19 @@ static char *delim_unquote(const char *s, size_t n, bool *quoted) {
 static Node *parse_and_or(Parser *p);
 static Node *parse_command(Parser *p);
 
-static bool parse_redir(Parser *p, Vec *redirs) {
+static bool parse_redir(Parser *p, Vec *redirs)
+{
   Tok op = next(p);
   Tok w = next(p);
   if (w.kind != T_WORD) {
-    if (w.kind == T_EOF) perror_at(p, "syntax error near unexpected token `newline'");
-    else unexpected(p, &w);
+    if (w.kind == T_EOF)
+      perror_at(p, "syntax error near unexpected token `newline'");
+    else
+      unexpected(p, &w);
     return false;
   }
-  Redir r = { op.rkind, op.fd, mkword(p, w.text, w.len, w.plain, w.soft), NULL, false,
-              op.vname ? box_arena_strndup(p->sh, op.vname, op.vlen) : NULL };
+  Redir r = { op.rkind, op.fd, mkword(p, w.text, w.len, w.plain, w.soft),
+              NULL,     false, op.vname ? box_arena_strndup(p->sh, op.vname, op.vlen) : NULL };
   vec_push(redirs, &r);
   if (op.rkind == R_HEREDOC) {
     Redir *last = vec_last(redirs);
@@ -881,7 +1054,8 @@ static bool parse_redir(Parser *p, Vec *redirs) {
 }
 
 /* The redirections of a command, in the arena (NULL when none). */
-static Redir *finish_redirs(Parser *p, Vec *redirs, size_t *n) {
+static Redir *finish_redirs(Parser *p, Vec *redirs, size_t *n)
+{
   *n = redirs->n;
   if (!redirs->n) {
     vec_free(redirs);
@@ -890,15 +1064,18 @@ static Redir *finish_redirs(Parser *p, Vec *redirs, size_t *n) {
   return vec_finish(p, redirs);
 }
 
-static bool is_assign_word(const char *s, size_t n) {
+static bool is_assign_word(const char *s, size_t n)
+{
   size_t i = 0;
   if (n == 0 || !(s[0] == '_' || g_ascii_isalpha(s[0]))) return false;
   while (i < n && (s[i] == '_' || g_ascii_isalnum(s[i]))) i++;
   if (i < n && s[i] == '[') {
     int depth = 0;
     for (; i < n; i++) {
-      if (s[i] == '[') depth++;
-      else if (s[i] == ']' && --depth == 0) break;
+      if (s[i] == '[')
+        depth++;
+      else if (s[i] == ']' && --depth == 0)
+        break;
     }
     if (i >= n) return false;
     i++;
@@ -907,12 +1084,14 @@ static bool is_assign_word(const char *s, size_t n) {
   return i < n && s[i] == '=';
 }
 
-static bool tok_is_reserved(Tok *t) {
+static bool tok_is_reserved(Tok *t)
+{
   return t->kind == T_WORD && t->kw != KW_NONE;
 }
 
 /* Alias substitution at a command position. */
-static void try_alias(Parser *p) {
+static void try_alias(Parser *p)
+{
   for (int guard = 0; guard < 100; guard++) {
     Tok *t = peek(p);
     if (t->kind != T_WORD || !t->plain || !p->sh->aliases || !g_hash_table_size(p->sh->aliases))
@@ -951,7 +1130,8 @@ static void try_alias(Parser *p) {
   }
 }
 
-static Node *parse_simple(Parser *p) {
+static Node *parse_simple(Parser *p)
+{
   Vec assigns, words, redirs;
   vec_init(&assigns, sizeof(Word *));
   vec_init(&words, sizeof(Word *));
@@ -1020,7 +1200,8 @@ static Node *parse_simple(Parser *p) {
   return n;
 }
 
-static bool expect_kw(Parser *p, int kw) {
+static bool expect_kw(Parser *p, int kw)
+{
   if (p->err) return false;
   if (!is_kw(p, kw)) {
     unexpected(p, peek(p));
@@ -1031,7 +1212,8 @@ static bool expect_kw(Parser *p, int kw) {
 }
 
 /* A compound list inside a construct: up to one of the stop words. */
-static Node *parse_compound_list(Parser *p) {
+static Node *parse_compound_list(Parser *p)
+{
   linebreak(p);
   Node *n = parse_list(p, false);
   return n;
@@ -1039,7 +1221,8 @@ static Node *parse_compound_list(Parser *p) {
 
 static Cond *cond_or(Parser *p);
 
-static Word *cond_word(Parser *p) {
+static Word *cond_word(Parser *p)
+{
   Tok t = next(p);
   if (t.kind != T_WORD) {
     unexpected(p, &t);
@@ -1048,7 +1231,8 @@ static Word *cond_word(Parser *p) {
   return mkword(p, t.text, t.len, t.plain, t.soft);
 }
 
-static bool cond_is(Parser *p, const char *s) {
+static bool cond_is(Parser *p, const char *s)
+{
   Tok *t = peek(p);
   if (t->kind == T_WORD) return t->len == strlen(s) && memcmp(t->text, s, t->len) == 0;
   if (strcmp(s, "&&") == 0) return t->kind == T_AND;
@@ -1058,41 +1242,66 @@ static bool cond_is(Parser *p, const char *s) {
   return false;
 }
 
-static Cond *mkcond(Parser *p, CondKind k) {
+static Cond *mkcond(Parser *p, CondKind k)
+{
   Cond *c = box_arena_alloc(p->sh, sizeof *c);
   memset(c, 0, sizeof *c);
   c->kind = k;
   return c;
 }
 
-static const char *const unary_ops[] = { "-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p",
-                                         "-r", "-s", "-t", "-u", "-w", "-x", "-G", "-L", "-N", "-O",
-                                         "-S", "-z", "-n", "-o", "-v", "-R", NULL };
-static const char *const binary_ops[] = { "==", "=", "!=", "=~", "<", ">", "-eq", "-ne", "-lt", "-le",
-                                          "-gt", "-ge", "-nt", "-ot", "-ef", NULL };
+static const char *const unary_ops[] = { "-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k",
+                                         "-p", "-r", "-s", "-t", "-u", "-w", "-x", "-G", "-L",
+                                         "-N", "-O", "-S", "-z", "-n", "-o", "-v", "-R", NULL };
+static const char *const binary_ops[] = { "==",  "=",   "!=",  "=~",  "<",   ">",   "-eq", "-ne",
+                                          "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef", NULL };
 
-static bool in_list(const char *const *l, const char *s, size_t n) {
+static bool in_list(const char *const *l, const char *s, size_t n)
+{
   for (int i = 0; l[i]; i++)
     if (strlen(l[i]) == n && memcmp(l[i], s, n) == 0) return true;
   return false;
 }
 
 /* The right side of =~ : read raw up to a blank outside parens. */
-static Word *cond_regex_word(Parser *p) {
+static Word *cond_regex_word(Parser *p)
+{
   while (p->pos < p->len && (p->src[p->pos] == ' ' || p->src[p->pos] == '\t')) p->pos++;
   size_t start = p->pos;
   int depth = 0;
   bool plain = true;
   while (p->pos < p->len) {
     char c = p->src[p->pos];
-    if (c == '\\') { p->pos += 2; plain = false; continue; }
-    if (c == '\'') { p->pos++; scan_squote(p); plain = false; continue; }
-    if (c == '"') { p->pos++; scan_word_until(p, '"'); plain = false; continue; }
-    if (c == '$') { scan_dollar(p); plain = false; continue; }
-    if (c == '(') depth++;
-    else if (c == ')') { if (depth == 0) break; depth--; }
-    else if (depth == 0 && (c == ' ' || c == '\t' || c == '\n' ||
-             ((c == '&' || c == '|') && p->pos + 1 < p->len && p->src[p->pos + 1] == c)))
+    if (c == '\\') {
+      p->pos += 2;
+      plain = false;
+      continue;
+    }
+    if (c == '\'') {
+      p->pos++;
+      scan_squote(p);
+      plain = false;
+      continue;
+    }
+    if (c == '"') {
+      p->pos++;
+      scan_word_until(p, '"');
+      plain = false;
+      continue;
+    }
+    if (c == '$') {
+      scan_dollar(p);
+      plain = false;
+      continue;
+    }
+    if (c == '(')
+      depth++;
+    else if (c == ')') {
+      if (depth == 0) break;
+      depth--;
+    } else if (depth == 0 &&
+               (c == ' ' || c == '\t' || c == '\n' ||
+                ((c == '&' || c == '|') && p->pos + 1 < p->len && p->src[p->pos + 1] == c)))
       break;
     p->pos++;
   }
@@ -1106,13 +1315,15 @@ static Word *cond_regex_word(Parser *p) {
 
 static Cond *cond_primary_in(Parser *p);
 
-static Cond *cond_primary(Parser *p) {
+static Cond *cond_primary(Parser *p)
+{
   Cond *c = nest_in(p) ? cond_primary_in(p) : NULL;
   p->nest--;
   return c;
 }
 
-static Cond *cond_primary_in(Parser *p) {
+static Cond *cond_primary_in(Parser *p)
+{
   if (p->err) return NULL;
   linebreak(p);
   if (cond_is(p, "!")) {
@@ -1170,7 +1381,8 @@ static Cond *cond_primary_in(Parser *p) {
   return c;
 }
 
-static Cond *cond_and(Parser *p) {
+static Cond *cond_and(Parser *p)
+{
   Cond *l = cond_primary(p);
   while (l && !p->err && cond_is(p, "&&")) {
     next(p);
@@ -1183,7 +1395,8 @@ static Cond *cond_and(Parser *p) {
   return l;
 }
 
-static Cond *cond_or(Parser *p) {
+static Cond *cond_or(Parser *p)
+{
   Cond *l = cond_and(p);
   while (l && !p->err && cond_is(p, "||")) {
     next(p);
@@ -1197,12 +1410,14 @@ static Cond *cond_or(Parser *p) {
 }
 
 /* Reads "(( … ))" text after the opening "((" up to the matching "))". */
-static char *arith_text(Parser *p) {
+static char *arith_text(Parser *p)
+{
   size_t start = p->pos;
   int depth = 0;
   while (p->pos < p->len) {
     char c = p->src[p->pos];
-    if (c == '(') depth++;
+    if (c == '(')
+      depth++;
     else if (c == ')') {
       if (depth == 0 && pc(p, 1) == ')') {
         char *t = box_arena_strndup(p->sh, p->src + start, p->pos - start);
@@ -1211,13 +1426,15 @@ static char *arith_text(Parser *p) {
       }
       if (depth == 0) break;
       depth--;
-    } else if (c == '\n') p->line++;
+    } else if (c == '\n')
+      p->line++;
     p->pos++;
   }
   return NULL;
 }
 
-static Node *parse_compound(Parser *p) {
+static Node *parse_compound(Parser *p)
+{
   Tok *t = peek(p);
   if (t->kind == T_LPAREN) {
     /* "((" arithmetic, else a subshell */
@@ -1282,9 +1499,7 @@ static Node *parse_compound(Parser *p) {
       break;
     }
     if (!expect_kw(p, KW_FI)) return NULL;
-    if (!n->u.ifn.cond || !n->u.ifn.then) {
-      /* empty condition or body: bash refuses */
-    }
+    if (!n->u.ifn.cond || !n->u.ifn.then) { /* empty condition or body: bash refuses */ }
     return n;
   }
   if (is_kw(p, KW_WHILE) || is_kw(p, KW_UNTIL)) {
@@ -1336,8 +1551,10 @@ static Node *parse_compound(Parser *p) {
     }
     Tok v = next(p);
     if (v.kind != T_WORD || !box_is_name(v.text, v.len)) {
-      if (v.kind == T_WORD) perror_at(p, "`%.*s': not a valid identifier", (int)v.len, v.text);
-      else unexpected(p, &v);
+      if (v.kind == T_WORD)
+        perror_at(p, "`%.*s': not a valid identifier", (int)v.len, v.text);
+      else
+        unexpected(p, &v);
       return NULL;
     }
     Node *n = mknode(p, N_FOR);
@@ -1434,7 +1651,7 @@ static Node *parse_compound(Parser *p) {
       vec_free(&items);
       return NULL;
     }
-    next(p);  /* esac */
+    next(p); /* esac */
     n->u.casen.nitems = items.n;
     n->u.casen.items = vec_finish(p, &items);
     return n;
@@ -1491,20 +1708,23 @@ static Node *parse_command_in(Parser *p);
 
 /* Every construct nests through here (a compound's list, a pipeline's
  * stage, a function's body). */
-static Node *parse_command(Parser *p) {
+static Node *parse_command(Parser *p)
+{
   Node *n = nest_in(p) ? parse_command_in(p) : NULL;
   p->nest--;
   return n;
 }
 
-static Node *parse_command_in(Parser *p) {
+static Node *parse_command_in(Parser *p)
+{
   if (p->err) return NULL;
   try_alias(p);
   Tok *t = peek(p);
-  bool compound = t->kind == T_LPAREN ||
-                  (t->kind == T_WORD && (is_kw(p, KW_LBRACE) || is_kw(p, KW_IF) || is_kw(p, KW_WHILE) ||
-                                         is_kw(p, KW_UNTIL) || is_kw(p, KW_FOR) || is_kw(p, KW_CASE) ||
-                                         is_kw(p, KW_DLBRACK) || is_kw(p, KW_FUNCTION) || is_kw(p, KW_SELECT)));
+  bool compound =
+    t->kind == T_LPAREN ||
+    (t->kind == T_WORD && (is_kw(p, KW_LBRACE) || is_kw(p, KW_IF) || is_kw(p, KW_WHILE) ||
+                           is_kw(p, KW_UNTIL) || is_kw(p, KW_FOR) || is_kw(p, KW_CASE) ||
+                           is_kw(p, KW_DLBRACK) || is_kw(p, KW_FUNCTION) || is_kw(p, KW_SELECT)));
   if (compound) {
     Node *n = parse_compound(p);
     if (!n || p->err) return NULL;
@@ -1527,7 +1747,8 @@ static Node *parse_command_in(Parser *p) {
   return parse_simple(p);
 }
 
-static Node *parse_pipeline(Parser *p) {
+static Node *parse_pipeline(Parser *p)
+{
   bool neg = false;
   if (is_kw(p, KW_TIME)) next(p);
   while (is_kw(p, KW_BANG)) {
@@ -1582,7 +1803,8 @@ static Node *parse_pipeline(Parser *p) {
   return res;
 }
 
-static Node *parse_and_or(Parser *p) {
+static Node *parse_and_or(Parser *p)
+{
   Node *l = parse_pipeline(p);
   while (l && !p->err && (peek(p)->kind == T_AND || peek(p)->kind == T_OR)) {
     NodeKind k = next(p).kind == T_AND ? N_AND : N_OR;
@@ -1597,15 +1819,20 @@ static Node *parse_and_or(Parser *p) {
   return l;
 }
 
-static bool starts_command(Parser *p) {
+static bool starts_command(Parser *p)
+{
   Tok *t = peek(p);
   if (t->kind == T_WORD) {
     switch (t->kw) {
-    case KW_THEN: case KW_ELSE: case KW_ELIF: case KW_FI: case KW_DO: case KW_DONE: case KW_ESAC:
-    case KW_RBRACE:
-      return false;
-    default:
-      break;
+    case KW_THEN:
+    case KW_ELSE:
+    case KW_ELIF:
+    case KW_FI:
+    case KW_DO:
+    case KW_DONE:
+    case KW_ESAC:
+    case KW_RBRACE: return false;
+    default: break;
     }
     if (p->in_cond) return false;
     return true;
@@ -1619,10 +1846,11 @@ static bool starts_command(Parser *p) {
  * the list is long. */
 typedef struct {
   Node *head;
-  Node **tail;    /* where the last command hangs */
+  Node **tail; /* where the last command hangs */
 } List;
 
-static void list_add(Parser *p, List *l, Node *n) {
+static void list_add(Parser *p, List *l, Node *n)
+{
   if (!n) return;
   if (!l->head) {
     l->head = n;
@@ -1637,7 +1865,8 @@ static void list_add(Parser *p, List *l, Node *n) {
 }
 
 /* A list of and-or lists.  At the top level it stops after a newline. */
-static Node *parse_list(Parser *p, bool top) {
+static Node *parse_list(Parser *p, bool top)
+{
   List res = { NULL, NULL };
   for (;;) {
     if (p->err) return NULL;
@@ -1675,7 +1904,8 @@ static Node *parse_list(Parser *p, bool top) {
   return res.head;
 }
 
-ParseResult box_parse_next(Parser *p, Node **out) {
+ParseResult box_parse_next(Parser *p, Node **out)
+{
   *out = NULL;
   if (p->err) return PARSE_ERROR;
   while (peek(p)->kind == T_NEWLINE) next(p);
@@ -1698,7 +1928,8 @@ ParseResult box_parse_next(Parser *p, Node **out) {
   return PARSE_OK;
 }
 
-bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out) {
+bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out)
+{
   Node *n = g_hash_table_lookup(sh->subst_cache, text);
   if (n) {
     *out = n;
@@ -1721,14 +1952,18 @@ bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out) {
   return true;
 }
 
-GPtrArray *box_parse_words(Shell *sh, const char *text) {
+GPtrArray *box_parse_words(Shell *sh, const char *text)
+{
   Parser *p = box_parser_new(sh, text, NULL);
   p->in_array = true;
   GPtrArray *w = g_ptr_array_new();
   for (;;) {
     Tok *t = peek(p);
     if (p->err) break;
-    if (t->kind == T_NEWLINE) { next(p); continue; }
+    if (t->kind == T_NEWLINE) {
+      next(p);
+      continue;
+    }
     if (t->kind != T_WORD) break;
     Tok x = next(p);
     Word *wd = mkword(p, x.text, x.len, x.plain, x.soft);

@@ -9,37 +9,44 @@
 typedef struct {
   GString *g;
   int indent;
-  int skip_indent;   /* the next command continues the current line */
-  bool was_heredoc;  /* the last command printed here-document bodies */
-  GPtrArray *docs;   /* Redir* whose bodies are still to print */
+  int skip_indent;  /* the next command continues the current line */
+  bool was_heredoc; /* the last command printed here-document bodies */
+  GPtrArray *docs;  /* Redir* whose bodies are still to print */
 } Pr;
 
 static void pr_node(Pr *p, Node *n);
 
-static void indent(Pr *p) {
+static void indent(Pr *p)
+{
   for (int i = 0; i < p->indent; i++) g_string_append_c(p->g, ' ');
 }
 
-static void newline(Pr *p, const char *s) {
+static void newline(Pr *p, const char *s)
+{
   g_string_append_c(p->g, '\n');
   indent(p);
   g_string_append(p->g, s);
 }
 
-static void semicolon(Pr *p) {
+static void semicolon(Pr *p)
+{
   GString *g = p->g;
   if (g->len && (g->str[g->len - 1] == '&' || g->str[g->len - 1] == '\n')) return;
   g_string_append_c(g, ';');
 }
 
-static void flush_docs(Pr *p) {
+static void flush_docs(Pr *p)
+{
   if (!p->docs->len) return;
   for (guint i = 0; i < p->docs->len; i++) {
     Redir *r = p->docs->pdata[i];
     bool quoted = false;
     GString *d = g_string_new(NULL);
     for (const char *s = r->word->text; *s; s++) {
-      if (*s == '\'' || *s == '"') { quoted = true; continue; }
+      if (*s == '\'' || *s == '"') {
+        quoted = true;
+        continue;
+      }
       if (*s == '\\' && s[1]) { s++; }
       g_string_append_c(d, *s);
     }
@@ -53,22 +60,47 @@ static void flush_docs(Pr *p) {
   p->was_heredoc = true;
 }
 
-static void pr_redir(Pr *p, Redir *r) {
+static void pr_redir(Pr *p, Redir *r)
+{
   GString *g = p->g;
   const char *w = r->word ? r->word->text : "";
   int fd = r->fd;
   if (r->varname) g_string_append_printf(g, "{%s}", r->varname);
   switch (r->kind) {
-  case R_IN: if (fd >= 0 && fd != 0) g_string_append_printf(g, "%d", fd); g_string_append_printf(g, "< %s", w); break;
-  case R_OUT: if (fd >= 0 && fd != 1) g_string_append_printf(g, "%d", fd); g_string_append_printf(g, "> %s", w); break;
-  case R_CLOBBER: if (fd >= 0 && fd != 1) g_string_append_printf(g, "%d", fd); g_string_append_printf(g, ">| %s", w); break;
-  case R_APPEND: if (fd >= 0 && fd != 1) g_string_append_printf(g, "%d", fd); g_string_append_printf(g, ">> %s", w); break;
-  case R_RDWR: if (fd >= 0 && fd != 0) g_string_append_printf(g, "%d", fd); g_string_append_printf(g, "<> %s", w); break;
-  case R_DUP_IN: if (fd >= 0 && fd != 0) g_string_append_printf(g, "%d", fd); g_string_append_printf(g, "<&%s", w); break;
-  case R_DUP_OUT: if (fd >= 0 && fd != 1) g_string_append_printf(g, "%d", fd); g_string_append_printf(g, ">&%s", w); break;
+  case R_IN:
+    if (fd >= 0 && fd != 0) g_string_append_printf(g, "%d", fd);
+    g_string_append_printf(g, "< %s", w);
+    break;
+  case R_OUT:
+    if (fd >= 0 && fd != 1) g_string_append_printf(g, "%d", fd);
+    g_string_append_printf(g, "> %s", w);
+    break;
+  case R_CLOBBER:
+    if (fd >= 0 && fd != 1) g_string_append_printf(g, "%d", fd);
+    g_string_append_printf(g, ">| %s", w);
+    break;
+  case R_APPEND:
+    if (fd >= 0 && fd != 1) g_string_append_printf(g, "%d", fd);
+    g_string_append_printf(g, ">> %s", w);
+    break;
+  case R_RDWR:
+    if (fd >= 0 && fd != 0) g_string_append_printf(g, "%d", fd);
+    g_string_append_printf(g, "<> %s", w);
+    break;
+  case R_DUP_IN:
+    if (fd >= 0 && fd != 0) g_string_append_printf(g, "%d", fd);
+    g_string_append_printf(g, "<&%s", w);
+    break;
+  case R_DUP_OUT:
+    if (fd >= 0 && fd != 1) g_string_append_printf(g, "%d", fd);
+    g_string_append_printf(g, ">&%s", w);
+    break;
   case R_OUT_ERR: g_string_append_printf(g, "&> %s", w); break;
   case R_APPEND_ERR: g_string_append_printf(g, "&>> %s", w); break;
-  case R_HERESTR: if (fd >= 0 && fd != 0) g_string_append_printf(g, "%d", fd); g_string_append_printf(g, "<<< %s", w); break;
+  case R_HERESTR:
+    if (fd >= 0 && fd != 0) g_string_append_printf(g, "%d", fd);
+    g_string_append_printf(g, "<<< %s", w);
+    break;
   case R_HEREDOC:
     if (fd >= 0 && fd != 0) g_string_append_printf(g, "%d", fd);
     g_string_append_printf(g, "<<%s", w);
@@ -77,40 +109,58 @@ static void pr_redir(Pr *p, Redir *r) {
   }
 }
 
-static void pr_redirs(Pr *p, Node *n) {
+static void pr_redirs(Pr *p, Node *n)
+{
   for (size_t i = 0; i < n->nredirs; i++) {
     g_string_append_c(p->g, ' ');
     pr_redir(p, &n->redirs[i]);
   }
 }
 
-static void pr_words(Pr *p, Word **w, size_t n, const char *sep) {
+static void pr_words(Pr *p, Word **w, size_t n, const char *sep)
+{
   for (size_t i = 0; i < n; i++) {
     if (i) g_string_append(p->g, sep);
     g_string_append(p->g, w[i]->text);
   }
 }
 
-static void pr_cond(Pr *p, Cond *c) {
+static void pr_cond(Pr *p, Cond *c)
+{
   switch (c->kind) {
-  case C_AND: pr_cond(p, c->l); g_string_append(p->g, " && "); pr_cond(p, c->r); break;
-  case C_OR: pr_cond(p, c->l); g_string_append(p->g, " || "); pr_cond(p, c->r); break;
-  case C_NOT: g_string_append(p->g, "! "); pr_cond(p, c->l); break;
+  case C_AND:
+    pr_cond(p, c->l);
+    g_string_append(p->g, " && ");
+    pr_cond(p, c->r);
+    break;
+  case C_OR:
+    pr_cond(p, c->l);
+    g_string_append(p->g, " || ");
+    pr_cond(p, c->r);
+    break;
+  case C_NOT:
+    g_string_append(p->g, "! ");
+    pr_cond(p, c->l);
+    break;
   case C_UNARY: g_string_append_printf(p->g, "%s %s", c->op, c->a->text); break;
   case C_BINARY: g_string_append_printf(p->g, "%s %s %s", c->a->text, c->op, c->b->text); break;
   case C_WORD: g_string_append(p->g, c->a->text); break;
   }
 }
 
-static char *trimmed(const char *s) {
+static char *trimmed(const char *s)
+{
   return g_strstrip(g_strdup(s ? s : ""));
 }
 
-static void pr_function(Pr *p, Node *f, bool nested) {
+static void pr_function(Pr *p, Node *f, bool nested)
+{
   GString *g = p->g;
   Node *body = f->u.func.body;
-  if (nested) g_string_append_printf(g, "function %s () \n", f->u.func.name);
-  else g_string_append_printf(g, "%s () \n", f->u.func.name);
+  if (nested)
+    g_string_append_printf(g, "function %s () \n", f->u.func.name);
+  else
+    g_string_append_printf(g, "%s () \n", f->u.func.name);
   int old = p->indent;
   if (nested) indent(p);
   g_string_append(g, "{ \n");
@@ -126,7 +176,8 @@ static void pr_function(Pr *p, Node *f, bool nested) {
   if (body->kind == N_GROUP) pr_redirs(p, body);
 }
 
-static void pr_node(Pr *p, Node *n) {
+static void pr_node(Pr *p, Node *n)
+{
   if (!n) return;
   GString *g = p->g;
   /* a list's chain leans right (parser.c): walked, not recursed */
@@ -147,8 +198,10 @@ static void pr_node(Pr *p, Node *n) {
       g_string_append_c(g, '\n');
     }
   }
-  if (p->skip_indent) p->skip_indent--;
-  else indent(p);
+  if (p->skip_indent)
+    p->skip_indent--;
+  else
+    indent(p);
   p->was_heredoc = false;
   switch (n->kind) {
   case N_SIMPLE: {
@@ -245,8 +298,10 @@ static void pr_node(Pr *p, Node *n) {
     break;
   case N_FOR:
     g_string_append_printf(g, "for %s in ", n->u.forn.var);
-    if (n->u.forn.in) pr_words(p, n->u.forn.words, n->u.forn.nwords, " ");
-    else g_string_append(g, "\"$@\"");
+    if (n->u.forn.in)
+      pr_words(p, n->u.forn.words, n->u.forn.nwords, " ");
+    else
+      g_string_append(g, "\"$@\"");
     g_string_append_c(g, ';');
     newline(p, "do\n");
     p->indent += 4;
@@ -286,9 +341,7 @@ static void pr_node(Pr *p, Node *n) {
     p->indent -= 4;
     newline(p, "esac");
     break;
-  case N_FUNCDEF:
-    pr_function(p, n, true);
-    return;
+  case N_FUNCDEF: pr_function(p, n, true); return;
   case N_ARITH: {
     char *e = trimmed(n->u.arith.expr);
     g_string_append_printf(g, "(( %s ))", e);
@@ -300,20 +353,21 @@ static void pr_node(Pr *p, Node *n) {
     pr_cond(p, n->u.cond.c);
     g_string_append(g, " ]]");
     break;
-  case N_SEQ:
-    break;
+  case N_SEQ: break;
   }
   pr_redirs(p, n);
 }
 
-char *box_function_text(Node *fn) {
+char *box_function_text(Node *fn)
+{
   Pr p = { g_string_new(NULL), 0, 0, false, g_ptr_array_new() };
   pr_function(&p, fn, false);
   g_ptr_array_free(p.docs, TRUE);
   return g_string_free(p.g, FALSE);
 }
 
-char *box_command_text(Node *n) {
+char *box_command_text(Node *n)
+{
   Pr p = { g_string_new(NULL), 0, 0, false, g_ptr_array_new() };
   pr_node(&p, n);
   g_ptr_array_free(p.docs, TRUE);

@@ -10,13 +10,15 @@
 #include "shell/shell-private.h"
 
 /* Only the slots in use are copied: every command saves the table. */
-void box_saved_begin(Shell *sh, BoxSaved *s) {
+void box_saved_begin(Shell *sh, BoxSaved *s)
+{
   s->nfd = sh->fd_high;
   memcpy(s->fd, sh->fd, (size_t)s->nfd * sizeof s->fd[0]);
   s->nopened = 0;
 }
 
-void box_saved_restore(Shell *sh, BoxSaved *s) {
+void box_saved_restore(Shell *sh, BoxSaved *s)
+{
   memcpy(sh->fd, s->fd, (size_t)s->nfd * sizeof s->fd[0]);
   for (int i = s->nfd; i < sh->fd_high; i++) sh->fd[i] = -1;
   sh->fd_high = s->nfd;
@@ -24,12 +26,14 @@ void box_saved_restore(Shell *sh, BoxSaved *s) {
   s->nopened = 0;
 }
 
-static void saved_keep(BoxSaved *s, int fd) {
+static void saved_keep(BoxSaved *s, int fd)
+{
   if (s && s->nopened < (int)G_N_ELEMENTS(s->opened)) s->opened[s->nopened++] = fd;
 }
 
 /* A pipe pre-filled with text (a writer child when it does not fit). */
-static int text_fd(Shell *sh, const char *text, size_t len) {
+static int text_fd(Shell *sh, const char *text, size_t len)
+{
   int p[2];
   if (pipe2(p, O_CLOEXEC) < 0) return -1;
   if (len <= 60000) {
@@ -51,16 +55,20 @@ static int text_fd(Shell *sh, const char *text, size_t len) {
   return p[0];
 }
 
-static bool all_digits(const char *s) {
+static bool all_digits(const char *s)
+{
   if (!*s) return false;
-  for (; *s; s++) if (*s < '0' || *s > '9') return false;
+  for (; *s; s++)
+    if (*s < '0' || *s > '9') return false;
   return true;
 }
 
 /* {NAME}>…: the lowest free descriptor from 10, NAME set to it; for
  * {NAME}>&- the one NAME holds is closed (BOX_NFD: nothing left to do). */
-static int name_fd(Shell *sh, const Redir *r) {
-  bool close_it = (r->kind == R_DUP_OUT || r->kind == R_DUP_IN) && r->word && strcmp(r->word->text, "-") == 0;
+static int name_fd(Shell *sh, const Redir *r)
+{
+  bool close_it =
+    (r->kind == R_DUP_OUT || r->kind == R_DUP_IN) && r->word && strcmp(r->word->text, "-") == 0;
   if (close_it) {
     const char *v = box_var_get(sh, r->varname);
     long k = v && all_digits(v) ? strtol(v, NULL, 10) : -1;
@@ -83,16 +91,20 @@ static int name_fd(Shell *sh, const Redir *r) {
   return -1;
 }
 
-bool box_apply_redirs(Shell *sh, const Redir *rs, size_t n, BoxSaved *sv) {
+bool box_apply_redirs(Shell *sh, const Redir *rs, size_t n, BoxSaved *sv)
+{
   for (size_t i = 0; i < n; i++) {
     const Redir *r = &rs[i];
     int target = r->fd;
-    if (target < 0) target = (r->kind == R_IN || r->kind == R_RDWR || r->kind == R_DUP_IN ||
-                              r->kind == R_HEREDOC || r->kind == R_HERESTR) ? 0 : 1;
+    if (target < 0)
+      target = (r->kind == R_IN || r->kind == R_RDWR || r->kind == R_DUP_IN ||
+                r->kind == R_HEREDOC || r->kind == R_HERESTR)
+                 ? 0
+                 : 1;
     if (r->varname) {
       target = name_fd(sh, r);
       if (target < 0) return false;
-      if (target == BOX_NFD) continue;  /* {fd}>&- done */
+      if (target == BOX_NFD) continue; /* {fd}>&- done */
     }
     if (target >= BOX_NFD) {
       box_sh_error(sh, "%d: Bad file descriptor", target);
@@ -179,8 +191,10 @@ bool box_apply_redirs(Shell *sh, const Redir *rs, size_t n, BoxSaved *sv) {
     switch (kind) {
     case R_IN: flags = O_RDONLY; break;
     case R_RDWR: flags = O_RDWR | O_CREAT; break;
-    case R_APPEND: case R_APPEND_ERR: flags = O_WRONLY | O_CREAT | O_APPEND; break;
-    case R_OUT: case R_OUT_ERR:
+    case R_APPEND:
+    case R_APPEND_ERR: flags = O_WRONLY | O_CREAT | O_APPEND; break;
+    case R_OUT:
+    case R_OUT_ERR:
       flags = O_WRONLY | O_CREAT | O_TRUNC;
       if (sh->opts & O_NOCLOBBER) flags = O_WRONLY | O_CREAT | O_EXCL;
       break;

@@ -29,7 +29,11 @@ char *box_arena_strndup(Shell *sh, const char *s, size_t n);
 const char *box_strerror(int err);
 /* A point to go back to: everything allocated after it is dropped (-n
  * drops each command's tree once it is parsed). */
-typedef struct { guint nblocks; char *ptr; size_t left; } BoxArenaMark;
+typedef struct {
+  guint nblocks;
+  char *ptr;
+  size_t left;
+} BoxArenaMark;
 BoxArenaMark box_arena_mark(Shell *sh);
 void box_arena_release(Shell *sh, BoxArenaMark m);
 
@@ -58,16 +62,22 @@ GPtrArray *box_parse_words(Shell *sh, const char *text);
 /* ---- variables (vars.c) --------------------------------------------------- */
 
 enum {
-  V_EXPORT = 1, V_READONLY = 2, V_INTEGER = 4, V_ARRAY = 8, V_ASSOC = 16,
-  V_LOWER = 32, V_UPPER = 64, V_NAMEREF = 128,
+  V_EXPORT = 1,
+  V_READONLY = 2,
+  V_INTEGER = 4,
+  V_ARRAY = 8,
+  V_ASSOC = 16,
+  V_LOWER = 32,
+  V_UPPER = 64,
+  V_NAMEREF = 128,
 };
 
 typedef struct {
-  char *value;        /* scalar value; NULL: declared but unset, or an array */
+  char *value; /* scalar value; NULL: declared but unset, or an array */
   unsigned flags;
-  GPtrArray *arr;     /* V_ARRAY: index → char* (NULL = unset element) */
-  GHashTable *assoc;  /* V_ASSOC: key → char* */
-  GPtrArray *keys;    /* V_ASSOC: keys in insertion order */
+  GPtrArray *arr;    /* V_ARRAY: index → char* (NULL = unset element) */
+  GHashTable *assoc; /* V_ASSOC: key → char* */
+  GPtrArray *keys;   /* V_ASSOC: keys in insertion order */
 } ShellVar;
 
 const char *box_var_get(Shell *sh, const char *name);
@@ -82,11 +92,11 @@ void box_var_unset(Shell *sh, const char *name);
 ShellVar *box_var_lookup(Shell *sh, const char *name);
 /* Drops a variable's value, elements and keys; its attributes stay. */
 void box_var_clear(ShellVar *v);
-ShellVar *box_var_make(Shell *sh, const char *name);   /* finds or creates */
+ShellVar *box_var_make(Shell *sh, const char *name); /* finds or creates */
 bool box_is_name(const char *s, size_t len);
 /* Arrays. */
 void box_var_make_array(ShellVar *v, bool assoc);
-const char *box_var_elem(ShellVar *v, const char *key);  /* key: index text or assoc key */
+const char *box_var_elem(ShellVar *v, const char *key); /* key: index text or assoc key */
 bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *value, bool append);
 void box_var_unset_elem(Shell *sh, const char *name, const char *key);
 /* All set values (or keys) of a variable, in index order. */
@@ -104,7 +114,7 @@ char **box_var_environ(Shell *sh);
 typedef struct {
   int fd;
   size_t len;
-  bool error;         /* a write failed (errno in err) */
+  bool error; /* a write failed (errno in err) */
   int err;
   char buf[8192];
 } BoxOut;
@@ -127,17 +137,33 @@ GString *box_read_all(int fd, size_t limit);
 /* ---- shell state ------------------------------------------------------------ */
 
 enum {
-  O_ERREXIT = 1 << 0, O_NOUNSET = 1 << 1, O_XTRACE = 1 << 2, O_NOGLOB = 1 << 3,
-  O_NOCLOBBER = 1 << 4, O_PIPEFAIL = 1 << 5, O_ALLEXPORT = 1 << 6, O_NOEXEC = 1 << 7,
-  O_VERBOSE = 1 << 8, O_BRACE = 1 << 9, O_HASHALL = 1 << 10,
+  O_ERREXIT = 1 << 0,
+  O_NOUNSET = 1 << 1,
+  O_XTRACE = 1 << 2,
+  O_NOGLOB = 1 << 3,
+  O_NOCLOBBER = 1 << 4,
+  O_PIPEFAIL = 1 << 5,
+  O_ALLEXPORT = 1 << 6,
+  O_NOEXEC = 1 << 7,
+  O_VERBOSE = 1 << 8,
+  O_BRACE = 1 << 9,
+  O_HASHALL = 1 << 10,
   /* set -E / -T: functions, subshells and substitutions keep the ERR
    * (errtrace) or DEBUG and RETURN (functrace) traps */
-  O_ERRTRACE = 1 << 11, O_FUNCTRACE = 1 << 12,
+  O_ERRTRACE = 1 << 11,
+  O_FUNCTRACE = 1 << 12,
 };
 enum {
-  SH_NULLGLOB = 1 << 0, SH_FAILGLOB = 1 << 1, SH_DOTGLOB = 1 << 2, SH_GLOBSTAR = 1 << 3,
-  SH_EXTGLOB = 1 << 4, SH_NOCASEGLOB = 1 << 5, SH_NOCASEMATCH = 1 << 6,
-  SH_EXPAND_ALIASES = 1 << 7, SH_LASTPIPE = 1 << 8, SH_INHERIT_ERREXIT = 1 << 9,
+  SH_NULLGLOB = 1 << 0,
+  SH_FAILGLOB = 1 << 1,
+  SH_DOTGLOB = 1 << 2,
+  SH_GLOBSTAR = 1 << 3,
+  SH_EXTGLOB = 1 << 4,
+  SH_NOCASEGLOB = 1 << 5,
+  SH_NOCASEMATCH = 1 << 6,
+  SH_EXPAND_ALIASES = 1 << 7,
+  SH_LASTPIPE = 1 << 8,
+  SH_INHERIT_ERREXIT = 1 << 9,
 };
 
 /* J_DISCARD: the rest of the top-level command is dropped and the next
@@ -160,7 +186,7 @@ typedef struct {
   int status;
   bool done;
   char *text;
-  char *cmd;       /* a background job's command as `jobs` shows it, or NULL */
+  char *cmd; /* a background job's command as `jobs` shows it, or NULL */
 } BoxJob;
 
 struct Shell {
@@ -176,31 +202,35 @@ struct Shell {
   pid_t last_bg;           /* $! */
   GArray *jobs;            /* BoxJob */
   const BoxShellHost *host;
-  char *arg0;              /* $0 */
-  char **pos;              /* $1… (NULL-terminated, g_strfreev) */
+  char *arg0; /* $0 */
+  char **pos; /* $1… (NULL-terminated, g_strfreev) */
   int npos;
   unsigned opts, shopts;
-  int jump, jump_n;        /* J_* pending, and its count for break/continue */
+  int jump, jump_n; /* J_* pending, and its count for break/continue */
   int exit_status;
   int loop_depth, func_depth, depth, max_depth;
-  int expand_nest;         /* ${…} within ${…} being expanded (expand.c) */
-  int errexit_off;         /* >0: in a context where set -e is ignored */
-  bool in_child;           /* forked (subshell, stage, job, substitution) */
+  int expand_nest; /* ${…} within ${…} being expanded (expand.c) */
+  int errexit_off; /* >0: in a context where set -e is ignored */
+  bool in_child;   /* forked (subshell, stage, job, substitution) */
   bool in_trap;
   char *traps[BOX_NTRAP];
-  int fd[BOX_NFD];         /* the shell's descriptors as commands see them; -1 closed */
+  int fd[BOX_NFD]; /* the shell's descriptors as commands see them; -1 closed */
   int fd_high;
   gint64 started;
   int pipestatus_one;
   const char *arith_who;
   bool discard;
-  char *last_arg;          /* $_: the last word of the last simple command (NULL: "bash") */
-  const Word *last_arg_word; /* the literal word that set it, if one did */            /* the error being reported drops the command (J_DISCARD), not the shell */   /* names an arithmetic error's context (bash's `[[: `) */      /* PIPESTATUS is (this status); -1 other */          /* monotonic µs at the start: $SECONDS counts from it */             /* fd[fd_high…] are all -1 (≥ 3): what a redirection saves */
-  int optind_sub;          /* getopts position inside a clustered word */
+  char *last_arg;            /* $_: the last word of the last simple command (NULL: "bash") */
+  const Word *last_arg_word; /* the literal word that set it, if one did */
+    /* the error being reported drops the command (J_DISCARD), not the shell */
+    /* names an arithmetic error's context (bash's `[[: `) */
+    /* PIPESTATUS is (this status); -1 other */
+    /* monotonic µs at the start: $SECONDS counts from it */ /* fd[fd_high…] are all -1 (≥ 3): what a redirection saves */
+  int optind_sub; /* getopts position inside a clustered word */
   long lineno;
-  gint64 deadline;         /* monotonic µs, 0 = none */
+  gint64 deadline; /* monotonic µs, 0 = none */
   mode_t umask;
-  GPtrArray *arena;        /* blocks */
+  GPtrArray *arena; /* blocks */
   size_t arena_left;
   char *arena_ptr;
   GString *rematch_dummy;
@@ -209,15 +239,16 @@ struct Shell {
   GPtrArray *funcstack;    /* the names of the calls in progress, outermost first (borrowed) */
   int subst_status;        /* status of the last $(…), -1 none */
   bool check_only;         /* -n: parse only; no tree outlives its command */
-  GArray *procsub_fds;     /* int: our ends of the pipes of <(…)/>(…), closed after their command */
-  char **lit_av;           /* the argv of the simple command being run, and per word */
-  bool *lit;               /* whether it was literal in the script (BoxShellCommand.literal) */
+  GArray *procsub_fds; /* int: our ends of the pipes of <(…)/>(…), closed after their command */
+  char **lit_av;       /* the argv of the simple command being run, and per word */
+  bool *lit;           /* whether it was literal in the script (BoxShellCommand.literal) */
   int lit_argc;
-  GPtrArray *argv_pool;     /* emptied argv arrays of finished simple commands, for reuse */
-  bool arith_unbound;       /* set -u stopped an expression at an unset name (cleared by the caller) */
+  GPtrArray *argv_pool; /* emptied argv arrays of finished simple commands, for reuse */
+  bool arith_unbound;   /* set -u stopped an expression at an unset name (cleared by the caller) */
 };
 
-static inline void *box_arena_alloc(Shell *sh, size_t n) {
+static inline void *box_arena_alloc(Shell *sh, size_t n)
+{
   n = (n + 7) & ~(size_t)7;
   if (G_UNLIKELY(n > sh->arena_left)) return box_arena_alloc_slow(sh, n);
   void *p = sh->arena_ptr;
@@ -267,17 +298,17 @@ typedef struct {
   Shell *sh;
   int argc;
   char **argv;
-  int in, out_fd, err;  /* after redirections; -1 when closed */
-  BoxOut *out;          /* buffered stdout on out_fd */
+  int in, out_fd, err; /* after redirections; -1 when closed */
+  BoxOut *out;         /* buffered stdout on out_fd */
 } BoxCmd;
 
 typedef int (*BoxCmdFn)(BoxCmd *c);
 
 /* The KIND column of commands/commands.def. */
 typedef enum {
-  BOX_CMD_SPECIAL,  /* a POSIX special builtin */
-  BOX_CMD_BUILTIN,  /* another builtin of the shell language */
-  BOX_CMD_UTILITY,  /* a program the Shell implements itself */
+  BOX_CMD_SPECIAL, /* a POSIX special builtin */
+  BOX_CMD_BUILTIN, /* another builtin of the shell language */
+  BOX_CMD_UTILITY, /* a program the Shell implements itself */
 } BoxCmdKind;
 
 typedef struct {
@@ -325,7 +356,8 @@ bool box_is_builtin(const char *name);
  * every step.  The floor is found once per thread (shell.c). */
 extern __thread uintptr_t box_stack_floor;
 uintptr_t box_stack_floor_find(void);
-static inline bool box_stack_low(void) {
+static inline bool box_stack_low(void)
+{
   uintptr_t here = (uintptr_t)__builtin_frame_address(0);
   if (G_UNLIKELY(!box_stack_floor)) box_stack_floor = box_stack_floor_find();
   return here < box_stack_floor;
@@ -363,8 +395,8 @@ void box_prefetch_drop(void);
  * open_first, up to the first entry of another type) are decided and
  * opened with it, kept for box_open_file under prefix/name ("" for the
  * bare name); *opened says how many were asked for. */
-bool box_list_fast(const char *path, const char *prefix, int open_first, char **records, size_t *len, int *err,
-                   int *opened);
+bool box_list_fast(const char *path, const char *prefix, int open_first, char **records,
+                   size_t *len, int *err, int *opened);
 /* box_list_fast's request for the directory a walk lists next, sent now
  * (after everything asked for so far, so decided after it) and answered
  * when box_list_fast asks for the same; one at a time.  false when not
@@ -434,7 +466,7 @@ int box_run_background(Shell *sh, Node *n);
  * descriptors they opened (closed when it is put back). */
 typedef struct {
   int fd[BOX_NFD];
-  int nfd;                 /* fd[0…nfd) saved: the shell's fd_high then */
+  int nfd; /* fd[0…nfd) saved: the shell's fd_high then */
   int opened[64];
   int nopened;
 } BoxSaved;
@@ -453,8 +485,8 @@ int box_cond_eval(Shell *sh, Cond *c, int *err);
 
 /* ---- what the commands share (one file each in commands/) ----------------- */
 
-bool box_curl_preload(void);   /* commands/curl_dl.c: dlopen libcurl now */
-bool box_curl_prepare(void);   /* commands/curl_dl.c: only learn how to, later */
+bool box_curl_preload(void); /* commands/curl_dl.c: dlopen libcurl now */
+bool box_curl_prepare(void); /* commands/curl_dl.c: only learn how to, later */
 
 /* Helpers builtins share (builtins.c). */
 /* Prints "strands-shell: NAME: text" on the command's stderr. */

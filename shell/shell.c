@@ -22,7 +22,8 @@ void box_var_free(gpointer p);
  * thread; a fork keeps the stack where it was, so the child's is right. */
 __thread uintptr_t box_stack_floor;
 
-uintptr_t box_stack_floor_find(void) {
+uintptr_t box_stack_floor_find(void)
+{
   uintptr_t here = (uintptr_t)__builtin_frame_address(0);
   pthread_attr_t a;
   void *addr = NULL;
@@ -36,7 +37,7 @@ uintptr_t box_stack_floor_find(void) {
      * RLIMIT_STACK below where we are now */
     struct rlimit rl;
     size = getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur
-                                                                               : 8 * 1024 * 1024;
+                                                                             : 8 * 1024 * 1024;
     if (size > here) size = here;
     addr = (void *)(here - size);
   }
@@ -46,13 +47,15 @@ uintptr_t box_stack_floor_find(void) {
 }
 
 /* The main thread's, found at start, while /proc is still there. */
-__attribute__((constructor)) static void main_stack_floor(void) {
+__attribute__((constructor)) static void main_stack_floor(void)
+{
   box_stack_floor = box_stack_floor_find();
 }
 
 /* Bump allocation in 64 KiB blocks; memory is not zeroed (the parser fills
  * every field).  Large requests get a block of their own. */
-void *box_arena_alloc_slow(Shell *sh, size_t n) {
+void *box_arena_alloc_slow(Shell *sh, size_t n)
+{
   if (G_UNLIKELY(n > ARENA_BLOCK / 4)) {
     void *p = g_malloc(n);
     g_ptr_array_add(sh->arena, p);
@@ -69,18 +72,21 @@ void *box_arena_alloc_slow(Shell *sh, size_t n) {
   return p;
 }
 
-char *box_arena_strndup(Shell *sh, const char *s, size_t n) {
+char *box_arena_strndup(Shell *sh, const char *s, size_t n)
+{
   char *p = box_arena_alloc(sh, n + 1);
   memcpy(p, s, n);
   p[n] = '\0';
   return p;
 }
 
-BoxArenaMark box_arena_mark(Shell *sh) {
+BoxArenaMark box_arena_mark(Shell *sh)
+{
   return (BoxArenaMark){ sh->arena->len, sh->arena_ptr, sh->arena_left };
 }
 
-void box_arena_release(Shell *sh, BoxArenaMark m) {
+void box_arena_release(Shell *sh, BoxArenaMark m)
+{
   if (sh->arena->len > m.nblocks) {
     /* keep the newest full-size block for reuse when it is one */
     g_ptr_array_set_size(sh->arena, m.nblocks);
@@ -89,11 +95,13 @@ void box_arena_release(Shell *sh, BoxArenaMark m) {
   sh->arena_left = m.left;
 }
 
-bool box_shell_implements(const char *name) {
+bool box_shell_implements(const char *name)
+{
   return name && (box_command_lookup(name) != NULL);
 }
 
-static void init_var(Shell *sh, const char *name, const char *value, bool exported) {
+static void init_var(Shell *sh, const char *name, const char *value, bool exported)
+{
   if (!value) return;
   box_var_set(sh, name, value);
   if (exported) box_var_export(sh, name);
@@ -101,12 +109,14 @@ static void init_var(Shell *sh, const char *name, const char *value, bool export
 
 static char **extra_env;
 
-void box_shell_set_extra_env(char *const *vars) {
+void box_shell_set_extra_env(char *const *vars)
+{
   g_strfreev(extra_env);
   extra_env = vars ? g_strdupv((char **)vars) : NULL;
 }
 
-static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *host) {
+static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *host)
+{
   memset(sh, 0, sizeof *sh);
   box_current_shell = sh;
   sh->vars = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, box_var_free);
@@ -135,7 +145,7 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
     const char *eq = strchr(*e, '=');
     if (!eq || eq == *e) continue;
     char *name = g_strndup(*e, (gsize)(eq - *e));
-    if (strcmp(name, "_") != 0)  /* $_ is the Shell's own (vars.c) */
+    if (strcmp(name, "_") != 0) /* $_ is the Shell's own (vars.c) */
       init_var(sh, name, eq + 1, true);
     g_free(name);
   }
@@ -164,7 +174,8 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
   sh->pipestatus_one = -1;
 }
 
-static void shell_done(Shell *sh) {
+static void shell_done(Shell *sh)
+{
   g_hash_table_destroy(sh->vars);
   g_hash_table_destroy(sh->funcs);
   g_hash_table_destroy(sh->aliases);
@@ -193,7 +204,8 @@ static void shell_done(Shell *sh) {
 }
 
 /* Runs source on sh (from shell_init) and ends it. */
-static int run_on(Shell *sh, const char *source, const BoxShellLimits *limits) {
+static int run_on(Shell *sh, const char *source, const BoxShellLimits *limits)
+{
   unsigned tmo = limits && limits->timeout_ms ? limits->timeout_ms : BOX_SHELL_TIMEOUT_MS_DEFAULT;
   sh->deadline = g_get_monotonic_time() + (gint64)tmo * 1000;
   if (limits && limits->max_depth) sh->max_depth = (int)limits->max_depth;
@@ -232,7 +244,8 @@ static int run_on(Shell *sh, const char *source, const BoxShellLimits *limits) {
 }
 
 int box_shell_run_limits(const char *source, const BoxShellEnv *env, const BoxShellHost *host,
-                         const BoxShellLimits *limits) {
+                         const BoxShellLimits *limits)
+{
   return box_shell_run_new(box_shell_new(env, host), source, limits);
 }
 
@@ -240,20 +253,22 @@ struct BoxShellNew {
   Shell sh;
 };
 
-BoxShellNew *box_shell_new(const BoxShellEnv *env, const BoxShellHost *host) {
+BoxShellNew *box_shell_new(const BoxShellEnv *env, const BoxShellHost *host)
+{
   BoxShellNew *n = g_new(BoxShellNew, 1);
   shell_init(&n->sh, env, host);
   return n;
 }
 
-int box_shell_run_new(BoxShellNew *n, const char *source, const BoxShellLimits *limits) {
+int box_shell_run_new(BoxShellNew *n, const char *source, const BoxShellLimits *limits)
+{
   int status = run_on(&n->sh, source, limits);
   g_free(n);
   return status;
 }
 
-
-int box_shell_run(const char *source, const BoxShellEnv *env, const BoxShellHost *host) {
+int box_shell_run(const char *source, const BoxShellEnv *env, const BoxShellHost *host)
+{
   return box_shell_run_limits(source, env, host, NULL);
 }
 
@@ -267,13 +282,14 @@ bool box_shell_prepare(void)
   return box_curl_prepare();
 }
 
-int box_shell_check(const char *source) {
+int box_shell_check(const char *source)
+{
   Shell sh;
   shell_init(&sh, NULL, NULL);
-  sh.check_only = true;  /* nothing keeps a tree: each command's is dropped */
+  sh.check_only = true; /* nothing keeps a tree: each command's is dropped */
   Parser *p = box_parser_new(&sh, source ? source : "", NULL);
   int status = 0;
-  box_arena_alloc(&sh, 8);  /* the mark then lies inside a block kept for reuse */
+  box_arena_alloc(&sh, 8); /* the mark then lies inside a block kept for reuse */
   BoxArenaMark mark = box_arena_mark(&sh);
   for (;;) {
     Node *n = NULL;

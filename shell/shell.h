@@ -17,11 +17,11 @@ extern "C" {
 
 /* One resolved simple command, as policy sees it (spec/policy.md §4.1). */
 typedef struct {
-  const char *command;   /* command line rebuilt from the expanded words */
-  const char *program;   /* what the first word resolved to */
-  char *const *argv;     /* expanded words, argv[0] = word as written; NULL-terminated */
+  const char *command; /* command line rebuilt from the expanded words */
+  const char *program; /* what the first word resolved to */
+  char *const *argv;   /* expanded words, argv[0] = word as written; NULL-terminated */
   int argc;
-  const char *cwd;       /* the Shell's working directory (absolute) */
+  const char *cwd; /* the Shell's working directory (absolute) */
   /* shell:spawn only: the environment of the program ("NAME=value",
    * NULL-terminated: the Shell's exported variables plus `A=1 prog`
    * prefixes).  NULL for shell:exec. */
@@ -35,17 +35,17 @@ typedef struct {
 } BoxShellCommand;
 
 typedef enum {
-  BOX_SPAWN_RAN,        /* status holds the program's status (128+sig when killed) */
-  BOX_SPAWN_NOT_FOUND,  /* "strands-shell: NAME: command not found", 127 */
-  BOX_SPAWN_DENIED,     /* "strands-shell: effect denied: MESSAGE", 126 */
-  BOX_SPAWN_NO_TOOL,    /* "strands-shell: PROGRAM: MESSAGE", 126 */
-  BOX_SPAWN_FAILED,     /* "strands-shell: PROGRAM: MESSAGE", 126 */
+  BOX_SPAWN_RAN,       /* status holds the program's status (128+sig when killed) */
+  BOX_SPAWN_NOT_FOUND, /* "strands-shell: NAME: command not found", 127 */
+  BOX_SPAWN_DENIED,    /* "strands-shell: effect denied: MESSAGE", 126 */
+  BOX_SPAWN_NO_TOOL,   /* "strands-shell: PROGRAM: MESSAGE", 126 */
+  BOX_SPAWN_FAILED,    /* "strands-shell: PROGRAM: MESSAGE", 126 */
 } BoxSpawnKind;
 
 typedef struct {
   BoxSpawnKind kind;
   int status;
-  char *message;        /* malloc'd or NULL; freed by the Shell */
+  char *message; /* malloc'd or NULL; freed by the Shell */
 } BoxSpawnResult;
 
 typedef struct {
@@ -94,21 +94,21 @@ typedef struct {
    * to open_first, up to its first entry of another type, "." and ".."
    * aside) decided and opened as open_read does, answered in fds, errs,
    * messages.  May be NULL. */
-  int (*list_dir)(void *data, const char *cwd, const char *path, char **records, size_t *len, int *err,
-                  char **message, int open_first, int *fds, int *errs, char **messages);
+  int (*list_dir)(void *data, const char *cwd, const char *path, char **records, size_t *len,
+                  int *err, char **message, int open_first, int *fds, int *errs, char **messages);
   /* list_dir in two halves, as open_read_send/_recv: a ticket (or -1),
    * then its answer.  Both, or neither; may be NULL. */
   int (*list_dir_send)(void *data, const char *cwd, const char *path, int open_first);
-  int (*list_dir_recv)(void *data, int ticket, char **records, size_t *len, int *err, char **message,
-                       int open_first, int *fds, int *errs, char **messages);
+  int (*list_dir_recv)(void *data, int ticket, char **records, size_t *len, int *err,
+                       char **message, int open_first, int *fds, int *errs, char **messages);
 } BoxShellHost;
 
 /* The environment every Shell call starts with (spec/runtime.md §4.4). */
 typedef struct {
-  const char *home;       /* HOME */
-  const char *workspace;  /* PWD and the initial cwd */
-  const char *path;       /* PATH, normally "/usr/bin:/bin" */
-  const char *user;       /* USER, normally "strands-box" */
+  const char *home;      /* HOME */
+  const char *workspace; /* PWD and the initial cwd */
+  const char *path;      /* PATH, normally "/usr/bin:/bin" */
+  const char *user;      /* USER, normally "strands-box" */
 } BoxShellEnv;
 
 /* Parses and runs source on fds 0, 1, 2 of the calling process.  Returns
@@ -118,8 +118,8 @@ int box_shell_run(const char *source, const BoxShellEnv *env, const BoxShellHost
 
 /* Limits of one run (0 = the default). */
 typedef struct {
-  unsigned timeout_ms;    /* wall clock for the whole text; default 30 s */
-  unsigned max_depth;     /* function nesting; default 1000 */
+  unsigned timeout_ms; /* wall clock for the whole text; default 30 s */
+  unsigned max_depth;  /* function nesting; default 1000 */
 } BoxShellLimits;
 
 /* A run that outlives its timeout ends with this on stderr and this status.

@@ -6,14 +6,16 @@
 
 #include "shell/shell-private.h"
 
-bool box_is_name(const char *s, size_t len) {
+bool box_is_name(const char *s, size_t len)
+{
   if (len == 0 || !(s[0] == '_' || g_ascii_isalpha(s[0]))) return false;
   for (size_t i = 1; i < len; i++)
     if (!(s[i] == '_' || g_ascii_isalnum(s[i]))) return false;
   return true;
 }
 
-void box_var_clear(ShellVar *v) {
+void box_var_clear(ShellVar *v)
+{
   g_free(v->value);
   v->value = NULL;
   if (v->arr) g_ptr_array_free(v->arr, TRUE);
@@ -25,7 +27,8 @@ void box_var_clear(ShellVar *v) {
 }
 
 void box_var_free(gpointer p);
-void box_var_free(gpointer p) {
+void box_var_free(gpointer p)
+{
   ShellVar *v = p;
   if (!v) return;
   box_var_clear(v);
@@ -35,9 +38,12 @@ void box_var_free(gpointer p) {
 /* The name a nameref (declare -n) leads to: followed while its value is a
  * plain name, at most 8 times (a cycle stops there); name otherwise.  A
  * nameref without a value yet is itself (declare -n r=x sets r). */
-static const char *deref(Shell *sh, const char *name, ShellVar **found) {
+static const char *deref(Shell *sh, const char *name, ShellVar **found)
+{
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
-  for (int i = 0; i < 8 && v && (v->flags & V_NAMEREF) && v->value && box_is_name(v->value, strlen(v->value)); i++) {
+  for (int i = 0;
+       i < 8 && v && (v->flags & V_NAMEREF) && v->value && box_is_name(v->value, strlen(v->value));
+       i++) {
     name = v->value;
     v = g_hash_table_lookup(sh->vars, name);
   }
@@ -45,13 +51,15 @@ static const char *deref(Shell *sh, const char *name, ShellVar **found) {
   return name;
 }
 
-ShellVar *box_var_lookup(Shell *sh, const char *name) {
+ShellVar *box_var_lookup(Shell *sh, const char *name)
+{
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
   if (v && (v->flags & V_NAMEREF)) deref(sh, name, &v);
   return v;
 }
 
-ShellVar *box_var_make(Shell *sh, const char *name) {
+ShellVar *box_var_make(Shell *sh, const char *name)
+{
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
   if (v && (v->flags & V_NAMEREF)) name = deref(sh, name, &v);
   if (!v) {
@@ -62,7 +70,8 @@ ShellVar *box_var_make(Shell *sh, const char *name) {
   return v;
 }
 
-static const char *dyn_value(Shell *sh, const char *name) {
+static const char *dyn_value(Shell *sh, const char *name)
+{
   static char buf[32];
   if (name[0] == 'R' && strcmp(name, "RANDOM") == 0) {
     g_snprintf(buf, sizeof buf, "%d", g_random_int_range(0, 32768));
@@ -85,7 +94,8 @@ static const char *dyn_value(Shell *sh, const char *name) {
   return NULL;
 }
 
-const char *box_var_get(Shell *sh, const char *name) {
+const char *box_var_get(Shell *sh, const char *name)
+{
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
   if (v && (v->flags & V_NAMEREF)) name = deref(sh, name, &v);
   if (!v) return dyn_value(sh, name);
@@ -94,22 +104,25 @@ const char *box_var_get(Shell *sh, const char *name) {
   return v->value;
 }
 
-static char *transform(ShellVar *v, const char *value) {
+static char *transform(ShellVar *v, const char *value)
+{
   if (v->flags & V_LOWER) return g_utf8_strdown(value, -1);
   if (v->flags & V_UPPER) return g_utf8_strup(value, -1);
   return g_strdup(value);
 }
 
-static bool check_ro(Shell *sh, ShellVar *v, const char *name) {
+static bool check_ro(Shell *sh, ShellVar *v, const char *name)
+{
   if (v && (v->flags & V_READONLY)) {
     box_sh_error(sh, "%s: readonly variable", name);
-    sh->discard = true;  /* an assignment statement's error drops the command */
+    sh->discard = true; /* an assignment statement's error drops the command */
     return false;
   }
   return true;
 }
 
-static char *int_value(Shell *sh, ShellVar *v, const char *value, bool *ok) {
+static char *int_value(Shell *sh, ShellVar *v, const char *value, bool *ok)
+{
   *ok = true;
   if (!(v->flags & V_INTEGER)) return transform(v, value);
   int64_t r = 0;
@@ -120,7 +133,8 @@ static char *int_value(Shell *sh, ShellVar *v, const char *value, bool *ok) {
   return g_strdup_printf("%" G_GINT64_FORMAT, r);
 }
 
-bool box_var_set(Shell *sh, const char *name, const char *value) {
+bool box_var_set(Shell *sh, const char *name, const char *value)
+{
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
   if (v && (v->flags & V_NAMEREF)) name = deref(sh, name, &v);
   if (!check_ro(sh, v, name)) return false;
@@ -143,9 +157,11 @@ bool box_var_set(Shell *sh, const char *name, const char *value) {
   return true;
 }
 
-bool box_var_set_take(Shell *sh, const char *name, char *value) {
+bool box_var_set_take(Shell *sh, const char *name, char *value)
+{
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
-  if (v && !(v->flags & (V_READONLY | V_INTEGER | V_LOWER | V_UPPER | V_ARRAY | V_ASSOC | V_NAMEREF))) {
+  if (v &&
+      !(v->flags & (V_READONLY | V_INTEGER | V_LOWER | V_UPPER | V_ARRAY | V_ASSOC | V_NAMEREF))) {
     g_free(v->value);
     v->value = value;
     if (sh->opts & O_ALLEXPORT) v->flags |= V_EXPORT;
@@ -156,9 +172,13 @@ bool box_var_set_take(Shell *sh, const char *name, char *value) {
   return ok;
 }
 
-void box_var_export(Shell *sh, const char *name) { box_var_make(sh, name)->flags |= V_EXPORT; }
+void box_var_export(Shell *sh, const char *name)
+{
+  box_var_make(sh, name)->flags |= V_EXPORT;
+}
 
-void box_var_unset(Shell *sh, const char *name) {
+void box_var_unset(Shell *sh, const char *name)
+{
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
   if (!v) return;
   if (name[0] == 'P' && strcmp(name, "PIPESTATUS") == 0) sh->pipestatus_one = -1;
@@ -166,7 +186,8 @@ void box_var_unset(Shell *sh, const char *name) {
   g_hash_table_remove(sh->vars, name);
 }
 
-void box_var_make_array(ShellVar *v, bool assoc) {
+void box_var_make_array(ShellVar *v, bool assoc)
+{
   if (assoc) {
     if (v->flags & V_ASSOC) return;
     char *old = v->value;
@@ -189,7 +210,8 @@ void box_var_make_array(ShellVar *v, bool assoc) {
   if (old) g_ptr_array_add(v->arr, old);
 }
 
-static long elem_index(Shell *sh, ShellVar *v, const char *key, bool *ok) {
+static long elem_index(Shell *sh, ShellVar *v, const char *key, bool *ok)
+{
   int64_t i = 0;
   *ok = box_arith(sh, key, &i);
   if (*ok && i < 0 && v->arr) i += v->arr->len;
@@ -197,7 +219,8 @@ static long elem_index(Shell *sh, ShellVar *v, const char *key, bool *ok) {
   return (long)i;
 }
 
-const char *box_var_elem(ShellVar *v, const char *key) {
+const char *box_var_elem(ShellVar *v, const char *key)
+{
   Shell *sh = box_current_shell;
   if (v->flags & V_ASSOC) return g_hash_table_lookup(v->assoc, key);
   bool ok;
@@ -207,7 +230,8 @@ const char *box_var_elem(ShellVar *v, const char *key) {
   return i == 0 ? v->value : NULL;
 }
 
-bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *value, bool append) {
+bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *value, bool append)
+{
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
   if (v && (v->flags & V_NAMEREF)) name = deref(sh, name, &v);
   if (!check_ro(sh, v, name)) return false;
@@ -247,7 +271,8 @@ bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *
   return true;
 }
 
-void box_var_unset_elem(Shell *sh, const char *name, const char *key) {
+void box_var_unset_elem(Shell *sh, const char *name, const char *key)
+{
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
   if (!v) return;
   if (v->flags & V_ASSOC) {
@@ -269,14 +294,16 @@ void box_var_unset_elem(Shell *sh, const char *name, const char *key) {
   if ((guint)i < v->arr->len) {
     g_free(v->arr->pdata[i]);
     v->arr->pdata[i] = NULL;
-    while (v->arr->len && !v->arr->pdata[v->arr->len - 1]) g_ptr_array_set_size(v->arr, v->arr->len - 1);
+    while (v->arr->len && !v->arr->pdata[v->arr->len - 1])
+      g_ptr_array_set_size(v->arr, v->arr->len - 1);
   }
 }
 
 /* bash keeps an associative array in a hash table of 1024 buckets (FNV-1
  * of the key), each bucket a list with the newest key first, and lists
  * the keys bucket by bucket: scripts see that order, so we list ours so. */
-static unsigned bash_bucket(const char *s) {
+static unsigned bash_bucket(const char *s)
+{
   uint32_t h = 2166136261u;
   for (; *s; s++) {
     h *= 16777619u;
@@ -285,15 +312,20 @@ static unsigned bash_bucket(const char *s) {
   return h & 1023u;
 }
 
-typedef struct { unsigned bucket; guint pos; } AssocOrder;
+typedef struct {
+  unsigned bucket;
+  guint pos;
+} AssocOrder;
 
-static int assoc_order_cmp(const void *a, const void *b) {
+static int assoc_order_cmp(const void *a, const void *b)
+{
   const AssocOrder *x = a, *y = b;
   if (x->bucket != y->bucket) return x->bucket < y->bucket ? -1 : 1;
-  return x->pos > y->pos ? -1 : x->pos < y->pos;  /* newest first */
+  return x->pos > y->pos ? -1 : x->pos < y->pos; /* newest first */
 }
 
-GPtrArray *box_var_assoc_keys(ShellVar *v) {
+GPtrArray *box_var_assoc_keys(ShellVar *v)
+{
   GPtrArray *r = g_ptr_array_new();
   if (!v || !(v->flags & V_ASSOC)) return r;
   guint n = v->keys->len;
@@ -308,7 +340,8 @@ GPtrArray *box_var_assoc_keys(ShellVar *v) {
   return r;
 }
 
-GPtrArray *box_var_values(ShellVar *v, bool keys) {
+GPtrArray *box_var_values(ShellVar *v, bool keys)
+{
   if (v && (v->flags & V_ASSOC)) {
     GPtrArray *r = box_var_assoc_keys(v);
     if (!keys)
@@ -330,10 +363,11 @@ GPtrArray *box_var_values(ShellVar *v, bool keys) {
 
 typedef struct {
   char *name;
-  ShellVar *saved;  /* the outer variable (owned), or NULL */
+  ShellVar *saved; /* the outer variable (owned), or NULL */
 } SavedLocal;
 
-ShellVar *box_var_local(Shell *sh, const char *name) {
+ShellVar *box_var_local(Shell *sh, const char *name)
+{
   if (!sh->frames->len) return NULL;
   GArray *frame = g_ptr_array_index(sh->frames, sh->frames->len - 1);
   for (guint i = 0; i < frame->len; i++)
@@ -355,12 +389,14 @@ ShellVar *box_var_local(Shell *sh, const char *name) {
 }
 
 void box_frame_push(Shell *sh);
-void box_frame_push(Shell *sh) {
+void box_frame_push(Shell *sh)
+{
   g_ptr_array_add(sh->frames, g_array_new(FALSE, FALSE, sizeof(SavedLocal)));
 }
 
 void box_frame_pop(Shell *sh);
-void box_frame_pop(Shell *sh) {
+void box_frame_pop(Shell *sh)
+{
   GArray *frame = g_ptr_array_steal_index(sh->frames, sh->frames->len - 1);
   for (guint i = frame->len; i-- > 0;) {
     SavedLocal *s = &g_array_index(frame, SavedLocal, i);
@@ -371,11 +407,13 @@ void box_frame_pop(Shell *sh) {
   g_array_free(frame, TRUE);
 }
 
-static gint cmp_strp(gconstpointer a, gconstpointer b) {
+static gint cmp_strp(gconstpointer a, gconstpointer b)
+{
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-char **box_var_environ(Shell *sh) {
+char **box_var_environ(Shell *sh)
+{
   GPtrArray *e = g_ptr_array_new();
   GHashTableIter it;
   gpointer k, val;

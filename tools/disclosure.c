@@ -6,16 +6,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *const credential_stores[] = { ".aws", ".ssh", ".gnupg", ".netrc", ".docker",
-                                                 ".kube", ".config/gcloud",
-                                                 ".config/google-chrome", ".mozilla", NULL };
+static const char *const credential_stores[] = { ".aws",           ".ssh",
+                                                 ".gnupg",         ".netrc",
+                                                 ".docker",        ".kube",
+                                                 ".config/gcloud", ".config/google-chrome",
+                                                 ".mozilla",       NULL };
 
 static bool is_credential_store(const char *path, const char *home)
 {
   for (int i = 0; home && credential_stores[i]; i++) {
     g_autofree char *p = g_build_filename(home, credential_stores[i], NULL);
-    if (strcmp(p, path) == 0)
-      return true;
+    if (strcmp(p, path) == 0) return true;
   }
   return false;
 }
@@ -23,16 +24,14 @@ static bool is_credential_store(const char *path, const char *home)
 static void line(GString *s, const char *key, const char *path, const char *note)
 {
   g_string_append_printf(s, "  %-10s  %s", key, path);
-  if (note)
-    g_string_append_printf(s, "  (%s)", note);
+  if (note) g_string_append_printf(s, "  (%s)", note);
   g_string_append_c(s, '\n');
 }
 
 static bool listed_exactly(char *const *list, const char *path)
 {
   for (int i = 0; list && list[i]; i++)
-    if (strcmp(list[i], path) == 0)
-      return true;
+    if (strcmp(list[i], path) == 0) return true;
   return false;
 }
 
@@ -47,8 +46,9 @@ char *box_tools_disclosure(const BoxToolTable *t, bool is_agent, const char *pro
   struct {
     const char *key;
     char *const *list;
-  } lists[] = { { "read", t->read }, { "write", t->write }, { "read_file", t->read_file },
-                { "write_file", t->write_file }, { "exec", t->exec }, { "deny", t->deny } };
+  } lists[] = { { "read", t->read },           { "write", t->write },
+                { "read_file", t->read_file }, { "write_file", t->write_file },
+                { "exec", t->exec },           { "deny", t->deny } };
   bool any = false;
   for (size_t k = 0; k < G_N_ELEMENTS(lists); k++)
     for (int i = 0; lists[k].list && lists[k].list[i]; i++) {
@@ -66,8 +66,7 @@ char *box_tools_disclosure(const BoxToolTable *t, bool is_agent, const char *pro
     line(s, "exec", program, "command, implicit");
     any = true;
   }
-  if (!any)
-    g_string_append(s, "  (no filesystem entry)\n");
+  if (!any) g_string_append(s, "  (no filesystem entry)\n");
   g_string_append_printf(s, "strands-box: %s runtime minimum, added by Core:\n", label);
   if (is_agent) {
     line(s, "read", "/usr/share/zoneinfo", NULL);
@@ -78,13 +77,11 @@ char *box_tools_disclosure(const BoxToolTable *t, bool is_agent, const char *pro
     for (int i = 0; tools_etc_entries[i]; i++) {
       g_autofree char *p = g_strconcat("/etc/", tools_etc_entries[i], NULL);
       struct stat st;
-      if (lstat(p, &st) == 0)
-        line(s, "read", p, NULL);
+      if (lstat(p, &st) == 0) line(s, "read", p, NULL);
     }
   }
   const char *devices[] = { "/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", NULL };
-  for (int i = 0; devices[i]; i++)
-    line(s, "read_file", devices[i], NULL);
+  for (int i = 0; devices[i]; i++) line(s, "read_file", devices[i], NULL);
   line(s, "write_file", "/dev/null", NULL);
   line(s, "write", "/tmp", "private to each launch, noexec");
   GPtrArray *closure = box_tools_loader_closure(program, NULL);
@@ -93,28 +90,22 @@ char *box_tools_disclosure(const BoxToolTable *t, bool is_agent, const char *pro
     char *canon = realpath(img, NULL);
     bool in_usr = canon && g_str_has_prefix(canon, "/usr/");
     free(canon);
-    if (is_agent || !in_usr)
-      line(s, "exec", img, "loader closure");
+    if (is_agent || !in_usr) line(s, "exec", img, "loader closure");
   }
-  if (closure)
-    g_ptr_array_free(closure, TRUE);
+  if (closure) g_ptr_array_free(closure, TRUE);
   if (is_agent) {
-    if (ctx->alias_dir)
-      line(s, "exec", ctx->alias_dir, "aliases");
-    if (ctx->broker_socket)
-      line(s, "connect", ctx->broker_socket, "broker");
+    if (ctx->alias_dir) line(s, "exec", ctx->alias_dir, "aliases");
+    if (ctx->broker_socket) line(s, "connect", ctx->broker_socket, "broker");
     if (t->workspace) {
       bool covered = false;
       char *const *all[] = { t->read, t->write, t->exec };
       for (int k = 0; k < 3; k++)
         for (int i = 0; all[k] && all[k][i]; i++)
           covered |= box_path_within(t->workspace, all[k][i]);
-      if (!covered)
-        line(s, "enter", t->workspace, "workspace, entry only");
+      if (!covered) line(s, "enter", t->workspace, "workspace, entry only");
     }
   }
-  if (ctx->ca_cert)
-    line(s, "read_file", ctx->ca_cert, "gateway CA");
+  if (ctx->ca_cert) line(s, "read_file", ctx->ca_cert, "gateway CA");
   if (!is_agent && t->host_network)
     g_string_append_printf(s,
                            "strands-box: %s native egress: connects to the network directly, with "

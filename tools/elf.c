@@ -31,20 +31,17 @@ static char *canonical(const char *path)
 static void add_conf(GPtrArray *dirs, const char *file, int depth)
 {
   g_autofree char *text = NULL;
-  if (depth > 4 || !g_file_get_contents(file, &text, NULL, NULL))
-    return;
+  if (depth > 4 || !g_file_get_contents(file, &text, NULL, NULL)) return;
   g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
   for (char **l = lines; *l; l++) {
     char *hash = strchr(*l, '#');
-    if (hash)
-      *hash = '\0';
+    if (hash) *hash = '\0';
     g_strstrip(*l);
     if (g_str_has_prefix(*l, "include")) {
       const char *pat = g_strstrip(*l + 7);
       glob_t g;
       if (glob(pat, 0, NULL, &g) == 0) {
-        for (size_t i = 0; i < g.gl_pathc; i++)
-          add_conf(dirs, g.gl_pathv[i], depth + 1);
+        for (size_t i = 0; i < g.gl_pathc; i++) add_conf(dirs, g.gl_pathv[i], depth + 1);
         globfree(&g);
       }
     } else if ((*l)[0] == '/') {
@@ -58,11 +55,16 @@ static gpointer default_dirs_init(gpointer data)
   (void)data;
   GPtrArray *dirs = g_ptr_array_new();
   add_conf(dirs, "/etc/ld.so.conf", 0);
-  const char *defaults[] = { "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-                             "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-                             "/lib64", "/usr/lib64", "/lib", "/usr/lib", NULL };
-  for (int i = 0; defaults[i]; i++)
-    g_ptr_array_add(dirs, g_strdup(defaults[i]));
+  const char *defaults[] = { "/lib/x86_64-linux-gnu",
+                             "/usr/lib/x86_64-linux-gnu",
+                             "/lib/aarch64-linux-gnu",
+                             "/usr/lib/aarch64-linux-gnu",
+                             "/lib64",
+                             "/usr/lib64",
+                             "/lib",
+                             "/usr/lib",
+                             NULL };
+  for (int i = 0; defaults[i]; i++) g_ptr_array_add(dirs, g_strdup(defaults[i]));
   g_ptr_array_add(dirs, NULL);
   return dirs;
 }
@@ -87,8 +89,7 @@ static const char *at_vaddr(const Image *im, Elf64_Addr va, size_t *avail)
     const Elf64_Phdr *p = &im->ph[i];
     if (p->p_type == PT_LOAD && va >= p->p_vaddr && va < p->p_vaddr + p->p_filesz) {
       Elf64_Off off = p->p_offset + (va - p->p_vaddr);
-      if (off >= im->size)
-        return NULL;
+      if (off >= im->size) return NULL;
       *avail = im->size - off;
       return (const char *)im->base + off;
     }
@@ -105,8 +106,7 @@ static void split_path_list(GPtrArray *out, const char *list, const char *origin
 {
   g_auto(GStrv) parts = g_strsplit(list, ":", -1);
   for (char **p = parts; *p; p++) {
-    if (!**p)
-      continue;
+    if (!**p) continue;
     GString *s = g_string_new(*p);
     g_string_replace(s, "${ORIGIN}", origin, 0);
     g_string_replace(s, "$ORIGIN", origin, 0);
@@ -118,8 +118,7 @@ static void split_path_list(GPtrArray *out, const char *list, const char *origin
 static bool usable_library(const char *path, unsigned machine)
 {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return false;
+  if (fd < 0) return false;
   Elf64_Ehdr eh;
   bool ok = read(fd, &eh, sizeof eh) == (ssize_t)sizeof eh &&
             is_elf64((const unsigned char *)&eh, sizeof eh) && eh.e_machine == machine;
@@ -139,8 +138,7 @@ static void walk(Walk *w, const char *path, int depth);
 static void add_image(Walk *w, const char *found, int depth)
 {
   g_autofree char *canon = canonical(found);
-  if (!canon || g_hash_table_contains(w->seen, canon))
-    return;
+  if (!canon || g_hash_table_contains(w->seen, canon)) return;
   if (g_hash_table_size(w->seen) >= MAX_IMAGES) {
     if (!w->failed)
       g_set_error(w->error, BOX_TOOLS_ERROR, 1, "the loader closure exceeds %d images", MAX_IMAGES);
@@ -156,17 +154,17 @@ static void add_image(Walk *w, const char *found, int depth)
 static void walk_script(Walk *w, const char *path, const unsigned char *b, size_t n, int depth)
 {
   size_t end = 2;
-  while (end < n && end < 256 && b[end] != '\n')
-    end++;
+  while (end < n && end < 256 && b[end] != '\n') end++;
   g_autofree char *line = g_strndup((const char *)b + 2, end - 2);
   g_strstrip(line);
   char *sp = strpbrk(line, " \t");
-  if (sp)
-    *sp = '\0';
+  if (sp) *sp = '\0';
   if (line[0] != '/') {
     if (!w->failed)
-      g_set_error(w->error, BOX_TOOLS_ERROR, 1, "%s names the interpreter \"%s\", which is not an "
-                  "absolute path", path, line);
+      g_set_error(w->error, BOX_TOOLS_ERROR, 1,
+                  "%s names the interpreter \"%s\", which is not an "
+                  "absolute path",
+                  path, line);
     w->failed = true;
     return;
   }
@@ -182,11 +180,9 @@ static void walk_script(Walk *w, const char *path, const unsigned char *b, size_
 
 static void walk(Walk *w, const char *path, int depth)
 {
-  if (w->failed || depth > 16)
-    return;
+  if (w->failed || depth > 16) return;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return;
+  if (fd < 0) return;
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 4) {
     close(fd);
@@ -195,8 +191,7 @@ static void walk(Walk *w, const char *path, int depth)
   size_t size = (size_t)st.st_size;
   void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
   close(fd);
-  if (map == MAP_FAILED)
-    return;
+  if (map == MAP_FAILED) return;
   const unsigned char *b = map;
   if (b[0] == '#' && b[1] == '!') {
     walk_script(w, path, b, size, depth);
@@ -219,8 +214,8 @@ static void walk(Walk *w, const char *path, int depth)
       g_autofree char *interp = g_strndup((const char *)b + im.ph[i].p_offset, im.ph[i].p_filesz);
       if (access(interp, R_OK) != 0) {
         if (!w->failed)
-          g_set_error(w->error, BOX_TOOLS_ERROR, 1, "%s needs the loader %s, which is not there", path,
-                      interp);
+          g_set_error(w->error, BOX_TOOLS_ERROR, 1, "%s needs the loader %s, which is not there",
+                      path, interp);
         w->failed = true;
         break;
       }
@@ -237,8 +232,7 @@ static void walk(Walk *w, const char *path, int depth)
   size_t nd = dyn->p_filesz / sizeof(Elf64_Dyn);
   Elf64_Addr strtab = 0;
   for (size_t i = 0; i < nd && d[i].d_tag != DT_NULL; i++)
-    if (d[i].d_tag == DT_STRTAB)
-      strtab = d[i].d_un.d_ptr;
+    if (d[i].d_tag == DT_STRTAB) strtab = d[i].d_un.d_ptr;
   size_t avail = 0;
   const char *str = strtab ? at_vaddr(&im, strtab, &avail) : NULL;
   if (!str) {
@@ -250,10 +244,8 @@ static void walk(Walk *w, const char *path, int depth)
   GPtrArray *runpath = g_ptr_array_new_with_free_func(g_free);
   GPtrArray *needed = g_ptr_array_new_with_free_func(g_free);
   for (size_t i = 0; i < nd && d[i].d_tag != DT_NULL; i++) {
-    if (d[i].d_tag != DT_NEEDED && d[i].d_tag != DT_RPATH && d[i].d_tag != DT_RUNPATH)
-      continue;
-    if (d[i].d_un.d_val >= avail)
-      continue;
+    if (d[i].d_tag != DT_NEEDED && d[i].d_tag != DT_RPATH && d[i].d_tag != DT_RUNPATH) continue;
+    if (d[i].d_un.d_val >= avail) continue;
     g_autofree char *s = g_strndup(str + d[i].d_un.d_val, avail - d[i].d_un.d_val);
     if (d[i].d_tag == DT_NEEDED)
       g_ptr_array_add(needed, g_steal_pointer(&s));
@@ -266,20 +258,17 @@ static void walk(Walk *w, const char *path, int depth)
     const char *name = g_ptr_array_index(needed, i);
     g_autofree char *found = NULL;
     if (strchr(name, '/')) {
-      if (usable_library(name, machine))
-        found = g_strdup(name);
+      if (usable_library(name, machine)) found = g_strdup(name);
     } else {
       GPtrArray *order[] = { runpath->len ? NULL : rpath, runpath };
       for (int k = 0; k < 2 && !found; k++)
         for (guint j = 0; order[k] && j < order[k]->len && !found; j++) {
           g_autofree char *c = g_build_filename(g_ptr_array_index(order[k], j), name, NULL);
-          if (usable_library(c, machine))
-            found = g_steal_pointer(&c);
+          if (usable_library(c, machine)) found = g_steal_pointer(&c);
         }
       for (char *const *dd = default_dirs(); *dd && !found; dd++) {
         g_autofree char *c = g_build_filename(*dd, name, NULL);
-        if (usable_library(c, machine))
-          found = g_steal_pointer(&c);
+        if (usable_library(c, machine)) found = g_steal_pointer(&c);
       }
     }
     if (!found) {

@@ -67,7 +67,10 @@ void box_tools_set_gateway(const char *proxy_url, const char *ca_cert,
   tools_plans_forget();
 }
 
-const BoxToolContext *tools_context(void) { return &ctx; }
+const BoxToolContext *tools_context(void)
+{
+  return &ctx;
+}
 
 bool box_tools_env_name_reserved(const char *n)
 {
@@ -77,34 +80,28 @@ bool box_tools_env_name_reserved(const char *n)
     "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "NODE_USE_ENV_PROXY", "CODEX_CA_CERTIFICATE",
     "AWS_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "GIT_SSL_CAINFO", "PWD", "USER",
     /* loader hooks */
-    "NODE_OPTIONS", "BASH_ENV", "ENV", "RUBYOPT", "PERL5LIB", "PERL5OPT", "GEM_PATH",
-    "CLASSPATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", NULL
+    "NODE_OPTIONS", "BASH_ENV", "ENV", "RUBYOPT", "PERL5LIB", "PERL5OPT", "GEM_PATH", "CLASSPATH",
+    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", NULL
   };
   static const char *const prefixes[] = { "OTEL_EXPORTER_OTLP_", "LD_", "DYLD_", "PYTHON", NULL };
   for (size_t i = 0; exact[i]; i++)
-    if (strcmp(n, exact[i]) == 0)
-      return true;
+    if (strcmp(n, exact[i]) == 0) return true;
   for (size_t i = 0; prefixes[i]; i++)
-    if (g_str_has_prefix(n, prefixes[i]))
-      return true;
+    if (g_str_has_prefix(n, prefixes[i])) return true;
   return false;
 }
 
 /* envp plus the Shell's variables that the box does not own. */
 char **tools_env_merge(char **envp, char *const *extra)
 {
-  if (!extra || !extra[0])
-    return envp;
+  if (!extra || !extra[0]) return envp;
   GPtrArray *out = g_ptr_array_new();
-  for (char **e = envp; *e; e++)
-    g_ptr_array_add(out, *e);
+  for (char **e = envp; *e; e++) g_ptr_array_add(out, *e);
   for (int i = 0; extra[i]; i++) {
     const char *eq = strchr(extra[i], '=');
-    if (!eq || eq == extra[i])
-      continue;
+    if (!eq || eq == extra[i]) continue;
     g_autofree char *name = g_strndup(extra[i], (gsize)(eq - extra[i]));
-    if (strcmp(name, "HOME") == 0 || strcmp(name, "PATH") == 0 ||
-        box_tools_env_name_reserved(name))
+    if (strcmp(name, "HOME") == 0 || strcmp(name, "PATH") == 0 || box_tools_env_name_reserved(name))
       continue;
     size_t n = strlen(name);
     bool replaced = false;
@@ -116,8 +113,7 @@ char **tools_env_merge(char **envp, char *const *extra)
         replaced = true;
       }
     }
-    if (!replaced)
-      g_ptr_array_add(out, g_strdup(extra[i]));
+    if (!replaced) g_ptr_array_add(out, g_strdup(extra[i]));
   }
   g_ptr_array_add(out, NULL);
   g_free(envp); /* the strings moved to out */
@@ -129,13 +125,10 @@ char **tools_env_merge(char **envp, char *const *extra)
  * each: resolving every entry of a long PATH twice cost a launch ~80 us. */
 static bool is_alias_dir(const char *entry, const struct stat *alias)
 {
-  if (!ctx.alias_dir || !*entry)
-    return false;
-  if (strcmp(entry, ctx.alias_dir) == 0)
-    return true;
+  if (!ctx.alias_dir || !*entry) return false;
+  if (strcmp(entry, ctx.alias_dir) == 0) return true;
   struct stat st;
-  return alias && stat(entry, &st) == 0 && st.st_dev == alias->st_dev &&
-         st.st_ino == alias->st_ino;
+  return alias && stat(entry, &st) == 0 && st.st_dev == alias->st_dev && st.st_ino == alias->st_ino;
 }
 
 char **box_tools_compose_env(const BoxToolTable *t, bool is_agent, const char *operator_home,
@@ -147,31 +140,26 @@ char **box_tools_compose_env(const BoxToolTable *t, bool is_agent, const char *o
    * box owns. */
   for (char **e = ctx_phantoms; e && *e; e++) {
     const char *eq = strchr(*e, '=');
-    if (eq)
-      g_hash_table_insert(env, g_strndup(*e, (gsize)(eq - *e)), g_strdup(eq + 1));
+    if (eq) g_hash_table_insert(env, g_strndup(*e, (gsize)(eq - *e)), g_strdup(eq + 1));
   }
   g_hash_table_insert(env, g_strdup("HOME"), g_strdup(operator_home ? operator_home : "/"));
   if (t->env) {
     GHashTableIter it;
     gpointer k, v;
     g_hash_table_iter_init(&it, t->env);
-    while (g_hash_table_iter_next(&it, &k, &v))
-      g_hash_table_insert(env, g_strdup(k), g_strdup(v));
+    while (g_hash_table_iter_next(&it, &k, &v)) g_hash_table_insert(env, g_strdup(k), g_strdup(v));
   }
   const char *declared = t->env ? g_hash_table_lookup(t->env, "PATH") : NULL;
   if (!declared || !*declared)
     declared = operator_path && *operator_path ? operator_path : "/usr/bin:/bin";
   GString *path = g_string_new(NULL);
-  if (is_agent && ctx.alias_dir)
-    g_string_append(path, ctx.alias_dir);
+  if (is_agent && ctx.alias_dir) g_string_append(path, ctx.alias_dir);
   g_auto(GStrv) parts = g_strsplit(declared, ":", -1);
   struct stat alias_st;
   bool alias_known = ctx.alias_dir && stat(ctx.alias_dir, &alias_st) == 0;
   for (char **p = parts; *p; p++) {
-    if (is_alias_dir(*p, alias_known ? &alias_st : NULL))
-      continue;
-    if (path->len)
-      g_string_append_c(path, ':');
+    if (is_alias_dir(*p, alias_known ? &alias_st : NULL)) continue;
+    if (path->len) g_string_append_c(path, ':');
     g_string_append(path, *p);
   }
   g_hash_table_insert(env, g_strdup("PATH"), g_string_free(path, FALSE));
@@ -187,8 +175,13 @@ char **box_tools_compose_env(const BoxToolTable *t, bool is_agent, const char *o
     g_hash_table_insert(env, g_strdup("NODE_USE_ENV_PROXY"), g_strdup("1"));
   }
   if (ctx.ca_cert) {
-    const char *names[] = { "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "CODEX_CA_CERTIFICATE",
-                            "AWS_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "GIT_SSL_CAINFO", NULL };
+    const char *names[] = { "SSL_CERT_FILE",
+                            "NODE_EXTRA_CA_CERTS",
+                            "CODEX_CA_CERTIFICATE",
+                            "AWS_CA_BUNDLE",
+                            "REQUESTS_CA_BUNDLE",
+                            "GIT_SSL_CAINFO",
+                            NULL };
     for (int i = 0; names[i]; i++)
       g_hash_table_insert(env, g_strdup(names[i]), g_strdup(ctx.ca_cert));
   }
@@ -196,8 +189,7 @@ char **box_tools_compose_env(const BoxToolTable *t, bool is_agent, const char *o
   GHashTableIter it;
   gpointer k, v;
   g_hash_table_iter_init(&it, env);
-  while (g_hash_table_iter_next(&it, &k, &v))
-    g_ptr_array_add(out, g_strconcat(k, "=", v, NULL));
+  while (g_hash_table_iter_next(&it, &k, &v)) g_ptr_array_add(out, g_strconcat(k, "=", v, NULL));
   g_ptr_array_add(out, NULL);
   g_hash_table_destroy(env);
   return (char **)g_ptr_array_free(out, FALSE);

@@ -68,10 +68,10 @@ typedef struct {
   int last_cap;
   bool new_net;
   ViewMode mode;
-  int prepared_fd;     /* VIEW_ENTER: the prepared mount namespace */
-  int link_fd;         /* to boxd: "g"o and "k" in, "v"iew prepared and "r"eleased out */
-  int join_netns_fd;   /* the box's route-less namespace to join, or -1 */
-  char *workload_stack;/* top of the workload's stack */
+  int prepared_fd;      /* VIEW_ENTER: the prepared mount namespace */
+  int link_fd;          /* to boxd: "g"o and "k" in, "v"iew prepared and "r"eleased out */
+  int join_netns_fd;    /* the box's route-less namespace to join, or -1 */
+  char *workload_stack; /* top of the workload's stack */
   int fd_in, fd_out, fd_err;
 } Child;
 
@@ -80,9 +80,8 @@ static int last_cap(void)
   static int cached = -1;
   if (cached < 0) {
     g_autofree char *text = NULL;
-    cached = g_file_get_contents("/proc/sys/kernel/cap_last_cap", &text, NULL, NULL)
-                 ? atoi(text)
-                 : CAP_LAST_CAP;
+    cached = g_file_get_contents("/proc/sys/kernel/cap_last_cap", &text, NULL, NULL) ? atoi(text)
+                                                                                     : CAP_LAST_CAP;
   }
   return cached;
 }
@@ -92,8 +91,7 @@ static int last_cap(void)
 static size_t cstrlen(const char *s)
 {
   size_t n = 0;
-  while (s[n])
-    n++;
+  while (s[n]) n++;
   return n;
 }
 
@@ -101,16 +99,14 @@ static void say(int fd, const char *a, const char *b, const char *c)
 {
   const char *parts[] = { a, b, c, "\n" };
   for (int i = 0; i < 4; i++)
-    if (parts[i] && write(fd, parts[i], cstrlen(parts[i])) < 0)
-      return;
+    if (parts[i] && write(fd, parts[i], cstrlen(parts[i])) < 0) return;
 }
 
 static void __attribute__((noreturn)) child_fail(const Child *c, const char *what)
 {
   /* strerrordesc_np: no locale, no lock (a CLONE_VM PID 1 shares boxd's). */
   const char *reason = strerrordesc_np(errno);
-  if (!reason)
-    reason = "unknown error";
+  if (!reason) reason = "unknown error";
   char line[1024];
   snprintf(line, sizeof line, "%s: %s", what, reason);
   say(c->fd_err, REAPER_FAIL, line, NULL);
@@ -119,21 +115,19 @@ static void __attribute__((noreturn)) child_fail(const Child *c, const char *wha
 
 static bool drop_authority(int last)
 {
-  if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-                                   SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
-                                   SECBIT_NO_CAP_AMBIENT_RAISE |
-                                   SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+  if (prctl(PR_SET_SECUREBITS,
+            SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+              SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+              SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
             0, 0, 0) != 0)
     return false;
   for (int cap = 0; cap <= last; cap++)
-    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
-      return false;
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) return false;
   prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
   struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
   struct __user_cap_data_struct d[2];
   memset(d, 0, sizeof d);
-  if (syscall(SYS_capset, &h, d) != 0)
-    return false;
+  if (syscall(SYS_capset, &h, d) != 0) return false;
   return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0;
 }
 
@@ -160,8 +154,7 @@ static void fd_path(char *buf, int fd)
     digits[k++] = (char)('0' + fd % 10);
     fd /= 10;
   } while (fd > 0);
-  while (k > 0)
-    buf[n++] = digits[--k];
+  while (k > 0) buf[n++] = digits[--k];
   buf[n] = '\0';
 }
 
@@ -169,23 +162,18 @@ static void bind_exact(const Child *c, const Step *s)
 {
   char src[32], dst[32];
   int sfd = open_exact(s->src);
-  if (sfd < 0)
-    child_fail(c, s->src);
+  if (sfd < 0) child_fail(c, s->src);
   int dfd = open_exact(s->dst);
-  if (dfd < 0)
-    child_fail(c, s->dst);
+  if (dfd < 0) child_fail(c, s->dst);
   fd_path(src, sfd);
   fd_path(dst, dfd);
-  if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0)
-    child_fail(c, s->src);
+  if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0) child_fail(c, s->src);
   close(sfd);
   close(dfd);
   dfd = open_exact(s->dst);
-  if (dfd < 0)
-    child_fail(c, s->dst);
+  if (dfd < 0) child_fail(c, s->dst);
   fd_path(dst, dfd);
-  if (mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | s->flags, NULL) != 0)
-    child_fail(c, s->dst);
+  if (mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | s->flags, NULL) != 0) child_fail(c, s->dst);
   close(dfd);
 }
 
@@ -197,19 +185,16 @@ static void bind_exact(const Child *c, const Step *s)
 static void mount_proc(const Child *c, const char *proc)
 {
   static const char *const global[] = { "/sys", "/sysrq-trigger", "/irq", "/bus", "/fs", NULL };
-  if (mount("proc", proc, "proc", VIEW_PROC_FLAGS, NULL) != 0)
-    child_fail(c, proc);
+  if (mount("proc", proc, "proc", VIEW_PROC_FLAGS, NULL) != 0) child_fail(c, proc);
   size_t len = cstrlen(proc);
   for (int i = 0; global[i]; i++) {
     char path[PATH_MAX];
     size_t n = cstrlen(global[i]);
-    if (len + n >= sizeof path)
-      child_fail(c, proc);
+    if (len + n >= sizeof path) child_fail(c, proc);
     memcpy(path, proc, len);
     memcpy(path + len, global[i], n + 1);
     if (mount(path, path, NULL, MS_BIND, NULL) != 0) {
-      if (errno == ENOENT)
-        continue; /* not in this kernel */
+      if (errno == ENOENT) continue; /* not in this kernel */
       child_fail(c, path);
     }
     if (mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | VIEW_PROC_FLAGS, NULL) != 0)
@@ -221,22 +206,18 @@ static void replay_scaffold(const Child *c, const Step *s, const char *path)
 {
   switch (s->kind) {
   case STEP_MKDIR:
-    if (mkdir(path, 0755) != 0 && errno != EEXIST)
-      child_fail(c, path);
+    if (mkdir(path, 0755) != 0 && errno != EEXIST) child_fail(c, path);
     break;
   case STEP_FILE: {
     int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0444);
-    if (fd < 0)
-      child_fail(c, path);
+    if (fd < 0) child_fail(c, path);
     close(fd);
     break;
   }
   case STEP_SYMLINK:
-    if (symlink(s->src, path) != 0 && errno != EEXIST)
-      child_fail(c, path);
+    if (symlink(s->src, path) != 0 && errno != EEXIST) child_fail(c, path);
     break;
-  default:
-    break;
+  default: break;
   }
 }
 
@@ -254,11 +235,9 @@ static void private_tmp_and_proc(const Child *c)
   int n = 0;
   for (guint i = 0; i < v->steps->len; i++) {
     const Step *s = &g_array_index(v->steps, Step, i);
-    if (!s->tmp_top)
-      continue;
+    if (!s->tmp_top) continue;
     trees[n] = open_tree(AT_FDCWD, s->dst + root_len, OPEN_TREE_CLOEXEC);
-    if (trees[n] < 0)
-      child_fail(c, s->dst + root_len);
+    if (trees[n] < 0) child_fail(c, s->dst + root_len);
     n++;
   }
   if (mount(VIEW_TMP_SOURCE, "/tmp", "tmpfs", VIEW_TMP_FLAGS, VIEW_TMP_DATA) != 0)
@@ -266,14 +245,12 @@ static void private_tmp_and_proc(const Child *c)
   for (guint i = 0; i < v->steps->len; i++) {
     const Step *s = &g_array_index(v->steps, Step, i);
     const char *path = s->dst + root_len;
-    if (!s->per_launch && strncmp(path, "/tmp/", 5) == 0)
-      replay_scaffold(c, s, path);
+    if (!s->per_launch && strncmp(path, "/tmp/", 5) == 0) replay_scaffold(c, s, path);
   }
   n = 0;
   for (guint i = 0; i < v->steps->len; i++) {
     const Step *s = &g_array_index(v->steps, Step, i);
-    if (!s->tmp_top)
-      continue;
+    if (!s->tmp_top) continue;
     if (move_mount(trees[n], "", AT_FDCWD, s->dst + root_len, MOVE_MOUNT_F_EMPTY_PATH) != 0)
       child_fail(c, s->dst + root_len);
     close(trees[n++]);
@@ -298,45 +275,34 @@ static void build_view(const Child *c)
 {
   const View *v = c->view;
   bool prepare = c->mode == VIEW_PREPARE;
-  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-    child_fail(c, "make / private");
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) child_fail(c, "make / private");
   if (mount("box-root", v->root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0)
     child_fail(c, "tmpfs root");
   for (guint i = 0; i < v->steps->len; i++) {
     const Step *s = &g_array_index(v->steps, Step, i);
-    if (prepare && s->per_launch)
-      continue;
+    if (prepare && s->per_launch) continue;
     switch (s->kind) {
     case STEP_MKDIR:
     case STEP_FILE:
-    case STEP_SYMLINK:
-      replay_scaffold(c, s, s->dst);
-      break;
+    case STEP_SYMLINK: replay_scaffold(c, s, s->dst); break;
     case STEP_UNLINK:
-      if (unlink(s->dst) != 0)
-        child_fail(c, s->dst);
+      if (unlink(s->dst) != 0) child_fail(c, s->dst);
       break;
-    case STEP_BIND:
-      bind_exact(c, s);
-      break;
+    case STEP_BIND: bind_exact(c, s); break;
     case STEP_TMPFS: {
       char dst[32];
       int dfd = open_exact(s->dst);
-      if (dfd < 0)
-        child_fail(c, s->dst);
+      if (dfd < 0) child_fail(c, s->dst);
       fd_path(dst, dfd);
-      if (mount(s->src, dst, "tmpfs", s->flags, s->data) != 0)
-        child_fail(c, s->dst);
+      if (mount(s->src, dst, "tmpfs", s->flags, s->data) != 0) child_fail(c, s->dst);
       close(dfd);
       break;
     }
-    case STEP_PROC:
-      mount_proc(c, s->dst);
-      break;
+    case STEP_PROC: mount_proc(c, s->dst); break;
     }
   }
-  if (mount(NULL, v->root, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-            NULL) != 0)
+  if (mount(NULL, v->root, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) !=
+      0)
     child_fail(c, "read-only root");
   if (chdir(v->root) != 0 || syscall(SYS_pivot_root, ".", ".") != 0 ||
       umount2(".", MNT_DETACH) != 0)
@@ -347,25 +313,21 @@ static void build_view(const Child *c)
     char ack;
     if (send(c->link_fd, "v", 1, MSG_NOSIGNAL) != 1 || read(c->link_fd, &ack, 1) != 1)
       child_fail(c, "hand over the prepared view");
-    if (unshare(CLONE_NEWNS) != 0)
-      child_fail(c, "copy the prepared view");
+    if (unshare(CLONE_NEWNS) != 0) child_fail(c, "copy the prepared view");
     private_tmp_and_proc(c);
   }
-  if (chdir(c->cwd) != 0 && chdir("/") != 0)
-    child_fail(c, "chdir");
+  if (chdir(c->cwd) != 0 && chdir("/") != 0) child_fail(c, "chdir");
 }
 
 static void loopback_up(const Child *c)
 {
   int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (s < 0)
-    child_fail(c, "loopback");
+  if (s < 0) child_fail(c, "loopback");
   struct ifreq ifr;
   memset(&ifr, 0, sizeof ifr);
   memcpy(ifr.ifr_name, "lo", 3);
   ifr.ifr_flags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING;
-  if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0)
-    child_fail(c, "loopback");
+  if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0) child_fail(c, "loopback");
   close(s);
 }
 
@@ -482,8 +444,7 @@ static void __attribute__((noreturn)) reap(pid_t w, const sigset_t *waited)
 #endif
         _exit(code);
       }
-      if (r == 0)
-        break;
+      if (r == 0) break;
       if (r < 0) {
 #if RAW_SYSCALLS
         raw4(SYS_exit_group, 125, 0, 0, 0);
@@ -523,10 +484,8 @@ static void __attribute__((noreturn)) child_main(Child *c)
   }
   /* From here on the mount must be able to place this launch. */
   char go;
-  if (read(c->link_fd, &go, 1) != 1)
-    _exit(127);
-  if (c->new_net)
-    loopback_up(c);
+  if (read(c->link_fd, &go, 1) != 1) _exit(127);
+  if (c->new_net) loopback_up(c);
   if (c->mode != VIEW_ENTER) {
     build_view(c);
     install_filter(c);
@@ -561,8 +520,7 @@ static void __attribute__((noreturn)) child_main(Child *c)
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   /* PID 1: release boxd, forward, reap, end with the workload (the kernel
    * then ends everything else in the namespace). */
-  if (send(c->link_fd, "r", 1, MSG_NOSIGNAL) != 1)
-    _exit(127);
+  if (send(c->link_fd, "r", 1, MSG_NOSIGNAL) != 1) _exit(127);
 #if RAW_SYSCALLS
   raw4(SYS_close_range, 0, ~0U, 0, 0);
 #else
@@ -581,8 +539,7 @@ static int child_entry(void *data)
 static bool write_file(const char *path, const char *text)
 {
   int fd = open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0)
-    return false;
+  if (fd < 0) return false;
   bool ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
   close(fd);
   return ok;
@@ -615,7 +572,7 @@ typedef struct {
   gint ref;
   View view;
   bool preparable;
-  int prepared;        /* its prepared mount namespace, or -1; plans_lock */
+  int prepared; /* its prepared mount namespace, or -1; plans_lock */
   gint64 prepared_at;
 } Plan;
 
@@ -626,8 +583,7 @@ static void plan_unref(gpointer data)
 {
   Plan *p = data;
   if (p && g_atomic_int_dec_and_test(&p->ref)) {
-    if (p->prepared >= 0)
-      close(p->prepared);
+    if (p->prepared >= 0) close(p->prepared);
     tools_view_clear(&p->view);
     g_free(p);
   }
@@ -652,8 +608,7 @@ static void keep_prepared_view(Plan *p, int fd)
   p->prepared = fd;
   p->prepared_at = g_get_monotonic_time();
   g_mutex_unlock(&plans_lock);
-  if (old >= 0)
-    close(old);
+  if (old >= 0) close(old);
 }
 
 /* The first launch of a plan has pivoted into the view it built, before
@@ -665,8 +620,7 @@ static void take_prepared_view(Plan *p, pid_t pid, int handoff)
   if (link_wait(handoff, 'v')) {
     g_autofree char *ns = g_strdup_printf("/proc/%d/ns/mnt", (int)pid);
     int fd = open(ns, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0)
-      keep_prepared_view(p, fd);
+    if (fd >= 0) keep_prepared_view(p, fd);
     if (send(handoff, "k", 1, MSG_NOSIGNAL) != 1) {
       /* the launch has ended: it reports its own failure */
     }
@@ -684,8 +638,7 @@ void box_tools_release_views(void)
 void tools_plans_forget(void)
 {
   g_mutex_lock(&plans_lock);
-  if (plans)
-    g_hash_table_remove_all(plans);
+  if (plans) g_hash_table_remove_all(plans);
   g_mutex_unlock(&plans_lock);
 }
 
@@ -696,8 +649,7 @@ static void plans_sweep(void)
 {
   static gint64 last;
   gint64 now = g_get_monotonic_time();
-  if (!plans || now - last < PREPARED_MAX_AGE)
-    return;
+  if (!plans || now - last < PREPARED_MAX_AGE) return;
   last = now;
   GHashTableIter it;
   gpointer value;
@@ -715,22 +667,19 @@ static Plan *plan_for(const BoxToolLaunch *l, GError **error)
 {
   /* The agent starts once: its plan is not kept. */
   g_autofree char *key =
-      l->is_agent ? NULL
-                  : g_strdup_printf("%p\n%p\n%s\n%s\n%s", (const void *)l->table,
-                                    (const void *)l->roots, l->program_path ? l->program_path : "",
-                                    l->staging_dir, l->mountpoint ? l->mountpoint : "");
+    l->is_agent ? NULL
+                : g_strdup_printf("%p\n%p\n%s\n%s\n%s", (const void *)l->table,
+                                  (const void *)l->roots, l->program_path ? l->program_path : "",
+                                  l->staging_dir, l->mountpoint ? l->mountpoint : "");
   Plan *p = NULL;
   if (key) {
     g_mutex_lock(&plans_lock);
-    if (!plans)
-      plans = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, plan_unref);
+    if (!plans) plans = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, plan_unref);
     plans_sweep();
     p = g_hash_table_lookup(plans, key);
-    if (p)
-      g_atomic_int_inc(&p->ref);
+    if (p) g_atomic_int_inc(&p->ref);
     g_mutex_unlock(&plans_lock);
-    if (p && tools_view_still_valid(&p->view))
-      return p;
+    if (p && tools_view_still_valid(&p->view)) return p;
     plan_unref(p);
   }
   p = g_new0(Plan, 1);
@@ -766,9 +715,9 @@ static Plan *plan_for(const BoxToolLaunch *l, GError **error)
 #define SLOT_HALF (128 * 1024)
 
 typedef struct {
-  pid_t tid;     /* written 0 by the kernel when PID 1 exits */
-  bool busy;     /* slots_lock */
-  char *base;    /* 2 * SLOT_HALF, lowest page of each half a guard */
+  pid_t tid;  /* written 0 by the kernel when PID 1 exits */
+  bool busy;  /* slots_lock */
+  char *base; /* 2 * SLOT_HALF, lowest page of each half a guard */
 } Slot;
 
 static Slot slots[SLOTS];
@@ -780,13 +729,11 @@ static Slot *slot_take(void)
   g_mutex_lock(&slots_lock);
   for (int i = 0; i < SLOTS && !got; i++) {
     Slot *s = &slots[i];
-    if (s->busy || __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE) != 0)
-      continue;
+    if (s->busy || __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE) != 0) continue;
     if (!s->base) {
       void *m = mmap(NULL, 2 * SLOT_HALF, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-      if (m == MAP_FAILED)
-        break;
+      if (m == MAP_FAILED) break;
       s->base = m;
       if (mprotect(s->base, 4096, PROT_NONE) != 0 ||
           mprotect(s->base + SLOT_HALF, 4096, PROT_NONE) != 0)
@@ -804,8 +751,7 @@ static Slot *slot_take(void)
 static void slot_give_back(Slot *s, bool never_ran)
 {
   g_mutex_lock(&slots_lock);
-  if (never_ran)
-    __atomic_store_n(&s->tid, 0, __ATOMIC_RELEASE);
+  if (never_ran) __atomic_store_n(&s->tid, 0, __ATOMIC_RELEASE);
   s->busy = false;
   g_mutex_unlock(&slots_lock);
 }
@@ -836,12 +782,10 @@ static gpointer hide_args(gpointer data)
   if (!g_file_get_contents("/proc/self/stat", &stat, NULL, NULL) || !strrchr(stat, ')'))
     return NULL;
   g_auto(GStrv) f = g_strsplit(strrchr(stat, ')') + 2, " ", -1);
-  if (g_strv_length(f) < 47)
-    return NULL;
+  if (g_strv_length(f) < 47) return NULL;
   char *start = (char *)(uintptr_t)g_ascii_strtoull(f[45], NULL, 10);
   char *end = (char *)(uintptr_t)g_ascii_strtoull(f[46], NULL, 10);
-  if (!start || end <= start)
-    return NULL;
+  if (!start || end <= start) return NULL;
   size_t len = (size_t)(end - start);
   memset(start, 0, len);
   memcpy(start, NEUTRAL_ARGS, MIN(len - 1, sizeof NEUTRAL_ARGS - 1));
@@ -855,10 +799,8 @@ static bool link_wait(int fd, char want)
   for (;;) {
     char b;
     ssize_t n = read(fd, &b, 1);
-    if (n == 1 && b == want)
-      return true;
-    if (n == 0 || (n < 0 && errno != EINTR))
-      return false;
+    if (n == 1 && b == want) return true;
+    if (n == 0 || (n < 0 && errno != EINTR)) return false;
   }
 }
 
@@ -876,7 +818,7 @@ typedef struct {
 } Held;
 
 static GMutex held_lock;
-static GArray *held;     /* Held; held_lock */
+static GArray *held; /* Held; held_lock */
 static int held_wake = -1;
 
 static gpointer held_thread(gpointer data)
@@ -894,18 +836,14 @@ static gpointer held_thread(gpointer data)
     }
     g_mutex_unlock(&held_lock);
     struct pollfd *p = (struct pollfd *)(void *)polled->data;
-    if (poll(p, polled->len, -1) < 0 && errno != EINTR)
-      g_usleep(1000);
+    if (poll(p, polled->len, -1) < 0 && errno != EINTR) g_usleep(1000);
     if (p[0].revents) {
       guint64 n;
-      if (read(held_wake, &n, sizeof n) < 0) {
-        /* nonblocking: nothing more to read */
-      }
+      if (read(held_wake, &n, sizeof n) < 0) { /* nonblocking: nothing more to read */ }
     }
     g_mutex_lock(&held_lock);
     for (guint k = 1; k < polled->len; k++) {
-      if (!p[k].revents)
-        continue;
+      if (!p[k].revents) continue;
       for (guint i = 0; i < held->len; i++) {
         Held *h = &g_array_index(held, Held, i);
         if (h->pidfd == p[k].fd) {
@@ -926,8 +864,7 @@ static gpointer held_start(gpointer data)
   (void)data;
   held = g_array_new(FALSE, FALSE, sizeof(Held));
   held_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (held_wake < 0)
-    return GINT_TO_POINTER(0);
+  if (held_wake < 0) return GINT_TO_POINTER(0);
   g_thread_unref(g_thread_new("box-ns-release", held_thread, NULL));
   return GINT_TO_POINTER(1);
 }
@@ -936,16 +873,13 @@ static gpointer held_start(gpointer data)
 static void hold_mount_namespace(pid_t pid, int *pidfd)
 {
   static GOnce once = G_ONCE_INIT;
-  if (!GPOINTER_TO_INT(g_once(&once, held_start, NULL)))
-    return;
+  if (!GPOINTER_TO_INT(g_once(&once, held_start, NULL))) return;
   int pfd = *pidfd >= 0 ? *pidfd : (int)syscall(SYS_pidfd_open, pid, 0);
-  if (pfd < 0)
-    return;
+  if (pfd < 0) return;
   g_autofree char *ns = g_strdup_printf("/proc/%d/ns/mnt", (int)pid);
   int nsfd = open(ns, O_RDONLY | O_CLOEXEC);
   if (nsfd < 0) {
-    if (pfd != *pidfd)
-      close(pfd);
+    if (pfd != *pidfd) close(pfd);
     return; /* already gone */
   }
   Held h = { pfd, nsfd };
@@ -968,13 +902,10 @@ static void release_held(void)
     close(h->nsfd);
     close(h->pidfd);
   }
-  if (held)
-    g_array_set_size(held, 0);
+  if (held) g_array_set_size(held, 0);
   g_mutex_unlock(&held_lock);
   guint64 one = 1;
-  if (held_wake >= 0 && write(held_wake, &one, sizeof one) < 0) {
-    /* awake anyway */
-  }
+  if (held_wake >= 0 && write(held_wake, &one, sizeof one) < 0) { /* awake anyway */ }
 }
 
 /* ---- one network namespace for contained tools ---- */
@@ -991,8 +922,7 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
 {
   const BoxToolContext *ctx = tools_context();
   const void *seccomp = tools_seccomp_program(error);
-  if (!seccomp)
-    return -1;
+  if (!seccomp) return -1;
   static GOnce args_once = G_ONCE_INIT;
   if (!g_once(&args_once, hide_args, NULL)) {
     g_set_error(error, BOX_TOOLS_ERROR, 1,
@@ -1007,10 +937,10 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
   const View *view = &plan->view;
   const char *cwd = l->cwd && tools_view_contains(view, l->cwd) ? l->cwd
                     : l->table->workspace && tools_view_contains(view, l->table->workspace)
-                        ? l->table->workspace
-                        : "/";
-  char **envp = box_tools_compose_env(l->table, l->is_agent, l->operator_home, l->operator_path,
-                                      cwd);
+                      ? l->table->workspace
+                      : "/";
+  char **envp =
+    box_tools_compose_env(l->table, l->is_agent, l->operator_home, l->operator_path, cwd);
   envp = tools_env_merge(envp, l->extra_env);
   bool contained = !l->table->host_network;
   /* A contained tool joins the box's route-less namespace, whose only
@@ -1028,12 +958,9 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
     mode = prepared >= 0 ? VIEW_ENTER : VIEW_PREPARE;
   }
   unsigned long flags = CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
-  if (mode != VIEW_ENTER)
-    flags |= CLONE_NEWNS;
-  if (new_net)
-    flags |= CLONE_NEWNET;
-  if (new_user)
-    flags |= CLONE_NEWUSER;
+  if (mode != VIEW_ENTER) flags |= CLONE_NEWNS;
+  if (new_net) flags |= CLONE_NEWNET;
+  if (new_user) flags |= CLONE_NEWUSER;
   int link[2] = { -1, -1 };
   pid_t pid = -1;
   int home_netns = -1;
@@ -1057,9 +984,22 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
   static GOnce undumpable_once = G_ONCE_INIT;
   if (RAW_SYSCALLS && !new_user && GPOINTER_TO_INT(g_once(&undumpable_once, undumpable, NULL)))
     slot = slot_take();
-  Child c = { view, l->program_path, l->argv, envp, cwd, seccomp, last_cap(), new_net, mode,
-              prepared, link[1], join_fd >= 0 && !new_user ? join_fd : -1, slot ? slot->base + SLOT_HALF : workload_stack + sizeof workload_stack,
-              l->is_agent ? l->fd_in : -1, fd_out, fd_err };
+  Child c = { view,
+              l->program_path,
+              l->argv,
+              envp,
+              cwd,
+              seccomp,
+              last_cap(),
+              new_net,
+              mode,
+              prepared,
+              link[1],
+              join_fd >= 0 && !new_user ? join_fd : -1,
+              slot ? slot->base + SLOT_HALF : workload_stack + sizeof workload_stack,
+              l->is_agent ? l->fd_in : -1,
+              fd_out,
+              fd_err };
   if (slot) {
     pid = clone(child_entry, slot->base + 2 * SLOT_HALF,
                 (int)(flags | CLONE_VM | CLONE_CHILD_CLEARTID | CLONE_PIDFD), &c, &pidfd, NULL,
@@ -1079,16 +1019,14 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
   close(link[1]);
   link[1] = -1;
   if (home_netns >= 0 && setns(home_netns, CLONE_NEWNET) != 0)
-    g_error("box: cannot return a launcher thread to its network namespace: %s",
-            g_strerror(errno));
+    g_error("box: cannot return a launcher thread to its network namespace: %s", g_strerror(errno));
   if (pid < 0) {
     g_set_error(error, BOX_TOOLS_ERROR, 1, "containment setup failed during namespaces: %s",
                 g_strerror(clone_errno));
     goto out;
   }
   bool ok = true;
-  if (new_user)
-    ok = map_user(pid, error);
+  if (new_user) ok = map_user(pid, error);
   if (ok && attach && !attach(attach_data, pid)) {
     g_set_error(error, BOX_TOOLS_ERROR, 1, "the mount could not place the sandbox");
     ok = false;
@@ -1121,22 +1059,15 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
     while (poll(&p, 1, -1) < 0 && errno == EINTR)
       ;
   }
-  if (ok && released)
-    hold_mount_namespace(pid, &pidfd);
-  if (!ok)
-    pid = -1;
+  if (ok && released) hold_mount_namespace(pid, &pidfd);
+  if (!ok) pid = -1;
 out:
-  if (slot)
-    slot_give_back(slot, false);
-  if (pidfd >= 0)
-    close(pidfd);
+  if (slot) slot_give_back(slot, false);
+  if (pidfd >= 0) close(pidfd);
   for (int i = 0; i < 2; i++)
-    if (link[i] >= 0)
-      close(link[i]);
-  if (prepared >= 0)
-    close(prepared);
-  if (home_netns >= 0)
-    close(home_netns);
+    if (link[i] >= 0) close(link[i]);
+  if (prepared >= 0) close(prepared);
+  if (home_netns >= 0) close(home_netns);
   g_strfreev(envp);
   plan_unref(plan);
   return pid;

@@ -12,8 +12,7 @@
 static char *canonical_executable(const char *path)
 {
   char *real = realpath(path, NULL);
-  if (!real)
-    return NULL;
+  if (!real) return NULL;
   struct stat st;
   if (stat(real, &st) != 0 || !S_ISREG(st.st_mode) || access(real, X_OK) != 0) {
     free(real);
@@ -26,8 +25,7 @@ static char *canonical_executable(const char *path)
 
 char *box_tools_resolve(const char *word, const char *cwd, const char *search_path)
 {
-  if (!word || !*word)
-    return NULL;
+  if (!word || !*word) return NULL;
   if (strchr(word, '/')) {
     g_autofree char *joined = word[0] == '/' ? g_strdup(word) : g_build_filename(cwd, word, NULL);
     return canonical_executable(joined);
@@ -37,12 +35,10 @@ char *box_tools_resolve(const char *word, const char *cwd, const char *search_pa
   for (char **d = dirs; *d; d++) {
     /* An empty or relative PATH entry would resolve against boxd's own
      * directory, which the agent does not choose; skip it. */
-    if ((*d)[0] != '/')
-      continue;
+    if ((*d)[0] != '/') continue;
     g_autofree char *candidate = g_build_filename(*d, word, NULL);
     char *found = canonical_executable(candidate);
-    if (found)
-      return found;
+    if (found) return found;
   }
   return NULL;
 }
@@ -52,25 +48,21 @@ char *box_tools_resolve(const char *word, const char *cwd, const char *search_pa
  * absolute. */
 static char *named_path(const char *word, const char *cwd)
 {
-  if (word[0] != '/' && (!cwd || cwd[0] != '/'))
-    return NULL;
+  if (word[0] != '/' && (!cwd || cwd[0] != '/')) return NULL;
   g_autofree char *joined = word[0] == '/' ? g_strdup(word) : g_strconcat(cwd, "/", word, NULL);
   g_auto(GStrv) parts = g_strsplit(joined, "/", -1);
   GString *out = g_string_new(NULL);
   for (char **p = parts; *p; p++) {
-    if (!**p || strcmp(*p, ".") == 0)
-      continue;
+    if (!**p || strcmp(*p, ".") == 0) continue;
     if (strcmp(*p, "..") == 0) {
       char *slash = strrchr(out->str, '/');
-      if (slash)
-        g_string_truncate(out, (gsize)(slash - out->str));
+      if (slash) g_string_truncate(out, (gsize)(slash - out->str));
       continue;
     }
     g_string_append_c(out, '/');
     g_string_append(out, *p);
   }
-  if (out->len == 0)
-    g_string_append_c(out, '/');
+  if (out->len == 0) g_string_append_c(out, '/');
   return g_string_free(out, FALSE);
 }
 
@@ -81,16 +73,13 @@ static char *named_path(const char *word, const char *cwd)
  * lookup asks nothing. */
 static bool in_system_tree(const char *path)
 {
-  static const char *const tree[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
-                                      "/libx32", NULL };
+  static const char *const tree[] = { "/usr",   "/bin",   "/sbin",   "/lib",
+                                      "/lib32", "/lib64", "/libx32", NULL };
   for (int i = 0; tree[i]; i++)
-    if (box_path_within(path, tree[i]))
-      return true;
-  if (strncmp(path, "/etc/", 5) != 0)
-    return false;
+    if (box_path_within(path, tree[i])) return true;
+  if (strncmp(path, "/etc/", 5) != 0) return false;
   for (int i = 0; tools_etc_entries[i]; i++)
-    if (box_path_within(path + 5, tools_etc_entries[i]))
-      return true;
+    if (box_path_within(path + 5, tools_etc_entries[i])) return true;
   return false;
 }
 
@@ -106,13 +95,10 @@ static bool may(const Asker *a, const char *path, const char *operation)
 
 bool tools_dot_step(const char *name, GString *at)
 {
-  if (strcmp(name, ".") == 0)
-    return true;
-  if (strcmp(name, "..") != 0)
-    return false;
+  if (strcmp(name, ".") == 0) return true;
+  if (strcmp(name, "..") != 0) return false;
   char *slash = strrchr(at->str, '/');
-  if (slash)
-    g_string_truncate(at, (gsize)(slash - at->str));
+  if (slash) g_string_truncate(at, (gsize)(slash - at->str));
   return true;
 }
 
@@ -121,8 +107,7 @@ static void push_components(GQueue *todo, const char *path)
   g_auto(GStrv) parts = g_strsplit(path, "/", -1);
   guint n = g_strv_length(parts);
   for (guint i = n; i-- > 0;)
-    if (*parts[i])
-      g_queue_push_head(todo, g_strdup(parts[i]));
+    if (*parts[i]) g_queue_push_head(todo, g_strdup(parts[i]));
 }
 
 /* Follows path one component at a time, as the kernel would, asking
@@ -152,8 +137,7 @@ static char *walk(const char *path, const Asker *asker)
       found = false;
       break;
     }
-    if (!S_ISLNK(st.st_mode))
-      continue;
+    if (!S_ISLNK(st.st_mode)) continue;
     char target[PATH_MAX];
     ssize_t n = -1;
     struct statfs fs;
@@ -174,8 +158,7 @@ static char *walk(const char *path, const Asker *asker)
     g_string_free(at, TRUE);
     return NULL;
   }
-  if (at->len == 0)
-    g_string_append_c(at, '/');
+  if (at->len == 0) g_string_append_c(at, '/');
   return g_string_free(at, FALSE);
 }
 
@@ -183,30 +166,24 @@ static char *walk(const char *path, const Asker *asker)
  * about as box_tools_resolve_decided says, or NULL. */
 static char *lookup(const char *named, const Asker *asker)
 {
-  if (!may(asker, named, "read_metadata"))
-    return NULL;
+  if (!may(asker, named, "read_metadata")) return NULL;
   g_autofree char *real = walk(named, asker);
-  if (!real)
-    return NULL;
+  if (!real) return NULL;
   /* the file a link led to is read too: its metadata is what runs */
-  if (strcmp(real, named) != 0 && !may(asker, real, "read_metadata"))
-    return NULL;
+  if (strcmp(real, named) != 0 && !may(asker, real, "read_metadata")) return NULL;
   struct stat st;
-  if (stat(real, &st) != 0 || !S_ISREG(st.st_mode) || access(real, X_OK) != 0)
-    return NULL;
+  if (stat(real, &st) != 0 || !S_ISREG(st.st_mode) || access(real, X_OK) != 0) return NULL;
   return g_steal_pointer(&real);
 }
 
 char *box_tools_resolve_decided(const char *word, const char *cwd, const char *search_path,
                                 BoxToolsLookupFn may_read, void *data)
 {
-  if (!word || !*word)
-    return NULL;
+  if (!word || !*word) return NULL;
   const Asker asker = { may_read, data };
   if (strchr(word, '/')) {
     /* "prog/" names a directory: no file runs, as the kernel would say */
-    if (word[strlen(word) - 1] == '/')
-      return NULL;
+    if (word[strlen(word) - 1] == '/') return NULL;
     g_autofree char *named = named_path(word, cwd);
     return named ? lookup(named, &asker) : NULL;
   }
@@ -217,16 +194,13 @@ char *box_tools_resolve_decided(const char *word, const char *cwd, const char *s
   const char *path = search_path && *search_path ? search_path : "/usr/bin:/bin";
   g_auto(GStrv) dirs = g_strsplit(path, ":", -1);
   for (char **d = dirs; *d; d++) {
-    if ((*d)[0] != '/')
-      continue;   /* as in box_tools_resolve */
+    if ((*d)[0] != '/') continue; /* as in box_tools_resolve */
     g_autofree char *candidate = g_strconcat(*d, "/", word, NULL);
     g_autofree char *named = named_path(candidate, "/");
     struct stat st;
-    if (lstat(named, &st) != 0)
-      continue;
+    if (lstat(named, &st) != 0) continue;
     char *found = lookup(named, &asker);
-    if (found)
-      return found;
+    if (found) return found;
   }
   return NULL;
 }
@@ -234,8 +208,7 @@ char *box_tools_resolve_decided(const char *word, const char *cwd, const char *s
 char *box_tools_spell_home(const char *path, const char *home)
 {
   /* a home of "/" would spell every path from it: such a box spells none */
-  if (!home || !*home || strcmp(home, "/") == 0)
-    return g_strdup(path);
+  if (!home || !*home || strcmp(home, "/") == 0) return g_strdup(path);
   char *tilde = box_path_tilde(path, home);
   return tilde ? tilde : g_strdup(path);
 }

@@ -29,22 +29,68 @@
 #include <termios.h>
 #include <unistd.h>
 
-G_DEFINE_QUARK(box-tools-error-quark, box_tools_error)
+G_DEFINE_QUARK(box - tools - error - quark, box_tools_error)
 
 static const char *const denied[] = {
   /* other processes */
-  "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+  "ptrace",
+  "process_vm_readv",
+  "process_vm_writev",
+  "pidfd_getfd",
+  "kcmp",
   /* the view itself */
-  "mount", "umount2", "pivot_root", "chroot", "setns", "unshare", "fsopen", "fsconfig", "fsmount",
-  "move_mount", "open_tree", "fspick", "mount_setattr", "open_by_handle_at", "name_to_handle_at",
+  "mount",
+  "umount2",
+  "pivot_root",
+  "chroot",
+  "setns",
+  "unshare",
+  "fsopen",
+  "fsconfig",
+  "fsmount",
+  "move_mount",
+  "open_tree",
+  "fspick",
+  "mount_setattr",
+  "open_by_handle_at",
+  "name_to_handle_at",
   /* the machine */
-  "reboot", "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
-  "swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "settimeofday", "clock_settime",
-  "clock_adjtime", "adjtimex", "syslog", "vhangup", "iopl", "ioperm", "sethostname",
-  "setdomainname", "lookup_dcookie", "uselib", "nfsservctl", "_sysctl",
+  "reboot",
+  "kexec_load",
+  "kexec_file_load",
+  "init_module",
+  "finit_module",
+  "delete_module",
+  "swapon",
+  "swapoff",
+  "acct",
+  "quotactl",
+  "quotactl_fd",
+  "settimeofday",
+  "clock_settime",
+  "clock_adjtime",
+  "adjtimex",
+  "syslog",
+  "vhangup",
+  "iopl",
+  "ioperm",
+  "sethostname",
+  "setdomainname",
+  "lookup_dcookie",
+  "uselib",
+  "nfsservctl",
+  "_sysctl",
   /* kernel surface */
-  "bpf", "perf_event_open", "keyctl", "add_key", "request_key", "userfaultfd", "io_uring_setup",
-  "io_uring_enter", "io_uring_register", "memfd_secret",
+  "bpf",
+  "perf_event_open",
+  "keyctl",
+  "add_key",
+  "request_key",
+  "userfaultfd",
+  "io_uring_setup",
+  "io_uring_enter",
+  "io_uring_register",
+  "memfd_secret",
   /* §5.8: an anonymous file is a way to run code that is in no view */
   "memfd_create",
   NULL,
@@ -57,49 +103,231 @@ static const char *const denied[] = {
  * the contained filter refuses is never allowed (memfd_create aside). */
 static const char *const worker_allowed[] = {
   /* descriptors and files (all of them reach the mount) */
-  "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "preadv2",
-  "pwritev2", "open", "openat", "openat2", "creat", "close", "close_range", "lseek", "dup", "dup2",
-  "dup3", "fcntl", "flock", "pipe", "pipe2", "stat", "fstat", "lstat", "newfstatat", "statx",
-  "statfs", "fstatfs", "access", "faccessat", "faccessat2", "readlink", "readlinkat", "getdents",
-  "getdents64", "getcwd", "chdir", "fchdir", "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat",
-  "rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "mknod", "mknodat",
-  "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "umask",
-  "truncate", "ftruncate", "fallocate", "fadvise64", "utime", "utimes", "futimesat", "utimensat",
-  "fsync", "fdatasync", "sync", "syncfs", "sync_file_range", "copy_file_range", "sendfile",
-  "splice", "tee", "getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr",
-  "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+  "read",
+  "write",
+  "readv",
+  "writev",
+  "pread64",
+  "pwrite64",
+  "preadv",
+  "pwritev",
+  "preadv2",
+  "pwritev2",
+  "open",
+  "openat",
+  "openat2",
+  "creat",
+  "close",
+  "close_range",
+  "lseek",
+  "dup",
+  "dup2",
+  "dup3",
+  "fcntl",
+  "flock",
+  "pipe",
+  "pipe2",
+  "stat",
+  "fstat",
+  "lstat",
+  "newfstatat",
+  "statx",
+  "statfs",
+  "fstatfs",
+  "access",
+  "faccessat",
+  "faccessat2",
+  "readlink",
+  "readlinkat",
+  "getdents",
+  "getdents64",
+  "getcwd",
+  "chdir",
+  "fchdir",
+  "mkdir",
+  "mkdirat",
+  "rmdir",
+  "unlink",
+  "unlinkat",
+  "rename",
+  "renameat",
+  "renameat2",
+  "link",
+  "linkat",
+  "symlink",
+  "symlinkat",
+  "mknod",
+  "mknodat",
+  "chmod",
+  "fchmod",
+  "fchmodat",
+  "fchmodat2",
+  "chown",
+  "fchown",
+  "lchown",
+  "fchownat",
+  "umask",
+  "truncate",
+  "ftruncate",
+  "fallocate",
+  "fadvise64",
+  "utime",
+  "utimes",
+  "futimesat",
+  "utimensat",
+  "fsync",
+  "fdatasync",
+  "sync",
+  "syncfs",
+  "sync_file_range",
+  "copy_file_range",
+  "sendfile",
+  "splice",
+  "tee",
+  "getxattr",
+  "lgetxattr",
+  "fgetxattr",
+  "listxattr",
+  "llistxattr",
+  "flistxattr",
+  "setxattr",
+  "lsetxattr",
+  "fsetxattr",
+  "removexattr",
+  "lremovexattr",
+  "fremovexattr",
   /* waiting */
-  "poll", "ppoll", "select", "pselect6", "epoll_create", "epoll_create1", "epoll_ctl",
-  "epoll_wait", "epoll_pwait", "epoll_pwait2", "eventfd", "eventfd2", "timerfd_create",
-  "timerfd_settime", "timerfd_gettime", "signalfd", "signalfd4", "inotify_init", "inotify_init1",
-  "inotify_add_watch", "inotify_rm_watch", "futex", "futex_waitv", "nanosleep", "clock_nanosleep",
+  "poll",
+  "ppoll",
+  "select",
+  "pselect6",
+  "epoll_create",
+  "epoll_create1",
+  "epoll_ctl",
+  "epoll_wait",
+  "epoll_pwait",
+  "epoll_pwait2",
+  "eventfd",
+  "eventfd2",
+  "timerfd_create",
+  "timerfd_settime",
+  "timerfd_gettime",
+  "signalfd",
+  "signalfd4",
+  "inotify_init",
+  "inotify_init1",
+  "inotify_add_watch",
+  "inotify_rm_watch",
+  "futex",
+  "futex_waitv",
+  "nanosleep",
+  "clock_nanosleep",
   "sched_yield",
   /* memory */
-  "brk", "mmap", "munmap", "mprotect", "mremap", "madvise", "msync", "mincore",
+  "brk",
+  "mmap",
+  "munmap",
+  "mprotect",
+  "mremap",
+  "madvise",
+  "msync",
+  "mincore",
   /* its own processes (its own PID namespace: nothing else is named) */
-  "fork", "vfork", "wait4", "waitid", "exit", "exit_group", "kill", "tkill",
-  "tgkill", "pidfd_open", "pidfd_send_signal", "rt_sigaction", "rt_sigprocmask", "rt_sigreturn",
-  "rt_sigpending", "rt_sigtimedwait", "rt_sigsuspend", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
-  "sigaltstack", "restart_syscall", "set_tid_address", "set_robust_list", "get_robust_list", "rseq",
-  "arch_prctl", "prctl", "setpgid", "getpgid", "getpgrp", "setsid", "getsid", "getpriority",
-  "setpriority", "sched_getaffinity", "sched_getparam", "sched_getscheduler",
-  "sched_get_priority_max", "sched_get_priority_min", "getrlimit", "setrlimit", "prlimit64",
-  "getrusage", "times", "alarm", "setitimer", "getitimer", "timer_create", "timer_settime",
-  "timer_gettime", "timer_getoverrun", "timer_delete",
+  "fork",
+  "vfork",
+  "wait4",
+  "waitid",
+  "exit",
+  "exit_group",
+  "kill",
+  "tkill",
+  "tgkill",
+  "pidfd_open",
+  "pidfd_send_signal",
+  "rt_sigaction",
+  "rt_sigprocmask",
+  "rt_sigreturn",
+  "rt_sigpending",
+  "rt_sigtimedwait",
+  "rt_sigsuspend",
+  "rt_sigqueueinfo",
+  "rt_tgsigqueueinfo",
+  "sigaltstack",
+  "restart_syscall",
+  "set_tid_address",
+  "set_robust_list",
+  "get_robust_list",
+  "rseq",
+  "arch_prctl",
+  "prctl",
+  "setpgid",
+  "getpgid",
+  "getpgrp",
+  "setsid",
+  "getsid",
+  "getpriority",
+  "setpriority",
+  "sched_getaffinity",
+  "sched_getparam",
+  "sched_getscheduler",
+  "sched_get_priority_max",
+  "sched_get_priority_min",
+  "getrlimit",
+  "setrlimit",
+  "prlimit64",
+  "getrusage",
+  "times",
+  "alarm",
+  "setitimer",
+  "getitimer",
+  "timer_create",
+  "timer_settime",
+  "timer_gettime",
+  "timer_getoverrun",
+  "timer_delete",
   /* who and when */
-  "getpid", "getppid", "gettid", "getuid", "geteuid", "getgid", "getegid", "getresuid", "getresgid",
-  "getgroups", "capget", "uname", "sysinfo", "getcpu", "getrandom", "time", "gettimeofday",
-  "clock_gettime", "clock_getres",
+  "getpid",
+  "getppid",
+  "gettid",
+  "getuid",
+  "geteuid",
+  "getgid",
+  "getegid",
+  "getresuid",
+  "getresgid",
+  "getgroups",
+  "capget",
+  "uname",
+  "sysinfo",
+  "getcpu",
+  "getrandom",
+  "time",
+  "gettimeofday",
+  "clock_gettime",
+  "clock_getres",
   /* sockets: the gateway's relay and the control channel (families: above) */
-  "connect", "bind", "listen", "accept", "accept4", "getsockname",
-  "getpeername", "sendto", "recvfrom", "sendmsg", "recvmsg", "sendmmsg", "recvmmsg", "setsockopt",
-  "getsockopt", "shutdown",
+  "connect",
+  "bind",
+  "listen",
+  "accept",
+  "accept4",
+  "getsockname",
+  "getpeername",
+  "sendto",
+  "recvfrom",
+  "sendmsg",
+  "recvmsg",
+  "sendmmsg",
+  "recvmmsg",
+  "setsockopt",
+  "getsockopt",
+  "shutdown",
   NULL,
 };
 
 /* (CLONE_NEWTIME is a bit of clone's exit signal: unshare and clone3 only.) */
-#define CLONE_NS_FLAGS                                                                  \
-  (CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWIPC | \
+#define CLONE_NS_FLAGS                                                                             \
+  (CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWIPC |       \
    CLONE_NEWCGROUP)
 
 static struct sock_fprog *export(scmp_filter_ctx c)
@@ -118,8 +346,7 @@ static struct sock_fprog *export(scmp_filter_ctx c)
       }
     }
   }
-  if (fd >= 0)
-    close(fd);
+  if (fd >= 0) close(fd);
   return prog;
 }
 
@@ -129,8 +356,7 @@ static int add_names(scmp_filter_ctx c, const char *const *names, uint32_t actio
   int rc = 0;
   for (int i = 0; names[i] && rc == 0; i++) {
     int nr = seccomp_syscall_resolve_name(names[i]);
-    if (nr == __NR_SCMP_ERROR)
-      continue; /* not on this architecture */
+    if (nr == __NR_SCMP_ERROR) continue; /* not on this architecture */
     rc = seccomp_rule_add(c, action, nr, 0);
   }
   return rc;
@@ -140,23 +366,20 @@ static gpointer compile_contained(gpointer data)
 {
   GError **error = data;
   scmp_filter_ctx c = seccomp_init(SCMP_ACT_ALLOW);
-  if (!c)
-    return NULL;
+  if (!c) return NULL;
   /* A binary tree over the syscall numbers instead of a list: the kernel
    * evaluates the filter for every syscall number when it installs it (its
    * allow cache), so a list cost each launch about 140 us. */
   int rc = seccomp_attr_set(c, SCMP_FLTATR_CTL_OPTIMIZE, 2);
-  if (rc == 0)
-    rc = add_names(c, denied, SCMP_ACT_ERRNO(EPERM));
+  if (rc == 0) rc = add_names(c, denied, SCMP_ACT_ERRNO(EPERM));
   /* New namespaces: clone with a CLONE_NEW* flag; clone3 cannot be
    * inspected, so it reports ENOSYS and libc falls back to clone. */
-  const scmp_datum_t ns_flags[] = { CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
-                                    CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWCGROUP };
+  const scmp_datum_t ns_flags[] = { CLONE_NEWNS,  CLONE_NEWUSER, CLONE_NEWPID,   CLONE_NEWNET,
+                                    CLONE_NEWUTS, CLONE_NEWIPC,  CLONE_NEWCGROUP };
   for (size_t i = 0; i < G_N_ELEMENTS(ns_flags) && rc == 0; i++)
     rc = seccomp_rule_add(c, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
                           SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
-  if (rc == 0)
-    rc = seccomp_rule_add(c, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+  if (rc == 0) rc = seccomp_rule_add(c, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
   /* Sockets: AF_UNIX and AF_INET only; pairs: AF_UNIX only. */
   if (rc == 0)
     rc = seccomp_rule_add(c, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
@@ -185,8 +408,7 @@ static gpointer compile_contained(gpointer data)
 static bool refused(const char *name)
 {
   for (int i = 0; denied[i]; i++)
-    if (strcmp(denied[i], name) == 0)
-      return true;
+    if (strcmp(denied[i], name) == 0) return true;
   return false;
 }
 
@@ -194,8 +416,8 @@ static bool refused(const char *name)
  * filter adds these, and a worker keeps them once placed but no longer
  * holds the capability any of them needs (all refuse with EPERM). */
 static const char *const placement[] = {
-  "mount", "umount2", "pivot_root", "setns", "open_tree", "move_mount", "fsopen", "fsconfig",
-  "fsmount", "mount_setattr", "capset", NULL,
+  "mount",  "umount2",  "pivot_root", "setns",         "open_tree", "move_mount",
+  "fsopen", "fsconfig", "fsmount",    "mount_setattr", "capset",    NULL,
 };
 
 static int add_worker_rules(scmp_filter_ctx c, bool zygote)
@@ -206,23 +428,20 @@ static int add_worker_rules(scmp_filter_ctx c, bool zygote)
     if (nr != __NR_SCMP_ERROR && !refused(worker_allowed[i]))
       rc = seccomp_rule_add(c, SCMP_ACT_ALLOW, nr, 0);
   }
-  if (zygote && rc == 0)
-    rc = add_names(c, placement, SCMP_ACT_ALLOW);
+  if (zygote && rc == 0) rc = add_names(c, placement, SCMP_ACT_ALLOW);
   /* sed -i's buffer: anonymous memory to a worker, which cannot run it
    * (no execve, no execveat); refused to tools, which can (§5.8). */
-  if (rc == 0)
-    rc = seccomp_rule_add(c, SCMP_ACT_ALLOW, SCMP_SYS(memfd_create), 0);
+  if (rc == 0) rc = seccomp_rule_add(c, SCMP_ACT_ALLOW, SCMP_SYS(memfd_create), 0);
   /* A child of its own, never in a new namespace, but for the zygote's
    * workers: a mount and a PID namespace each, never a user or a network
    * one.  clone3 cannot be inspected, so it reports ENOSYS and libc falls
    * back to clone. */
-  const scmp_datum_t not_new = zygote ? CLONE_NS_FLAGS & ~(scmp_datum_t)(CLONE_NEWNS | CLONE_NEWPID)
-                                      : CLONE_NS_FLAGS;
+  const scmp_datum_t not_new =
+    zygote ? CLONE_NS_FLAGS & ~(scmp_datum_t)(CLONE_NEWNS | CLONE_NEWPID) : CLONE_NS_FLAGS;
   if (rc == 0)
     rc = seccomp_rule_add(c, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
                           SCMP_A0(SCMP_CMP_MASKED_EQ, not_new, 0));
-  if (rc == 0)
-    rc = seccomp_rule_add(c, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+  if (rc == 0) rc = seccomp_rule_add(c, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
   /* unshare: only a working directory of its own (the thread that loads
    * libcurl, shell/commands/curl_dl.c), and for placement a mount
    * namespace (a worker that could not join its area's). */
@@ -242,8 +461,8 @@ static int add_worker_rules(scmp_filter_ctx c, bool zygote)
                           SCMP_A0(SCMP_CMP_EQ, AF_UNIX, 0));
   /* ioctl: what stdio, isatty and non-blocking descriptors use; not
    * TIOCSTI (typing into the caller's terminal) nor any device's. */
-  const scmp_datum_t ioctls[] = { TCGETS, TIOCGWINSZ, TIOCGPGRP, FIONREAD, FIONBIO, FIOCLEX,
-                                  FIONCLEX };
+  const scmp_datum_t ioctls[] = { TCGETS,  TIOCGWINSZ, TIOCGPGRP, FIONREAD,
+                                  FIONBIO, FIOCLEX,    FIONCLEX };
   for (size_t i = 0; i < G_N_ELEMENTS(ioctls) && rc == 0; i++)
     rc = seccomp_rule_add(c, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
                           SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, ioctls[i]));
@@ -253,13 +472,13 @@ static int add_worker_rules(scmp_filter_ctx c, bool zygote)
 static struct sock_fprog *compile_allow_list(bool zygote, GError **error)
 {
   scmp_filter_ctx c = seccomp_init(SCMP_ACT_ERRNO(EPERM));
-  if (!c)
-    return NULL;
+  if (!c) return NULL;
   int rc = add_worker_rules(c, zygote);
   struct sock_fprog *prog = rc == 0 ? export(c) : NULL;
   seccomp_release(c);
   if (!prog)
-    g_set_error(error, BOX_TOOLS_ERROR, 1, "the Shell %s's seccomp filter could not be compiled (%d)",
+    g_set_error(error, BOX_TOOLS_ERROR, 1,
+                "the Shell %s's seccomp filter could not be compiled (%d)",
                 zygote ? "zygote" : "worker", rc);
   return prog;
 }

@@ -6,18 +6,15 @@
 static const char *table_search_path(const BoxToolTable *t, const char *operator_path)
 {
   const char *p = t->env ? g_hash_table_lookup(t->env, "PATH") : NULL;
-  if (p && *p)
-    return p;
-  if (operator_path && *operator_path)
-    return operator_path;
+  if (p && *p) return p;
+  if (operator_path && *operator_path) return operator_path;
   return "/usr/bin:/bin";
 }
 
 static int strv_len(char *const *v)
 {
   int n = 0;
-  while (v && v[n])
-    n++;
+  while (v && v[n]) n++;
   return n;
 }
 
@@ -25,18 +22,15 @@ static int strv_len(char *const *v)
 static bool path_covers(const char *entry, const char *path)
 {
   size_t n = strlen(entry);
-  while (n > 1 && entry[n - 1] == '/')
-    n--;
-  if (strncmp(entry, path, n) != 0)
-    return false;
+  while (n > 1 && entry[n - 1] == '/') n--;
+  if (strncmp(entry, path, n) != 0) return false;
   return path[n] == '\0' || path[n] == '/' || (n == 1 && entry[0] == '/');
 }
 
 static bool listed(char *const *list, const char *path)
 {
   for (int i = 0; list && list[i]; i++)
-    if (path_covers(list[i], path))
-      return true;
+    if (path_covers(list[i], path)) return true;
   return false;
 }
 
@@ -50,19 +44,15 @@ const BoxToolTable *box_tools_select(const BoxToolTable *const *tables, const Bo
   int n_args = strv_len(args);
   for (int i = 0; tables && tables[i]; i++) {
     const BoxToolTable *t = tables[i];
-    if (!t->command || !t->command[0])
-      continue;
+    if (!t->command || !t->command[0]) continue;
     g_autofree char *resolved =
-        box_tools_resolve(t->command[0], "/", table_search_path(t, operator_path));
-    if (!resolved || strcmp(resolved, program_path) != 0)
-      continue;
+      box_tools_resolve(t->command[0], "/", table_search_path(t, operator_path));
+    if (!resolved || strcmp(resolved, program_path) != 0) continue;
     named = true;
     int fixed = strv_len(t->command) - 1;
-    if (fixed > n_args)
-      continue;
+    if (fixed > n_args) continue;
     bool same = true;
-    for (int k = 0; k < fixed && same; k++)
-      same = strcmp(t->command[k + 1], args[k]) == 0;
+    for (int k = 0; k < fixed && same; k++) same = strcmp(t->command[k + 1], args[k]) == 0;
     /* Ties keep the first table in label order: tables come sorted. */
     if (same && fixed > best_len) {
       best = t;

@@ -11,7 +11,6 @@ const BoxToolContext *tools_context(void);
 /* envp (g_strfreev-able) plus extra "NAME=value" the box does not own; consumes envp. */
 char **tools_env_merge(char **envp, char *const *extra);
 
-
 /* The seccomp program of §5.8, compiled once: a struct sock_fprog *. */
 const void *tools_seccomp_program(GError **error);
 
@@ -27,20 +26,26 @@ extern const char *const tools_etc_entries[];
 
 /* ---- the planned mount view (view.c plans, launch.c replays) ---- */
 
-
 typedef enum {
-  MOUNT_READ,        /* ro, noexec */
-  MOUNT_SYSTEM,      /* ro, exec: host system trees */
-  MOUNT_EXEC,        /* ro, exec */
-  MOUNT_SOCKET,      /* the broker socket */
-  MOUNT_WRITE,       /* rw, noexec */
-  MOUNT_WRITE_EXEC,  /* rw, exec */
-  MOUNT_ENTER,       /* empty ro tmpfs: chdir only */
-  MOUNT_DENY,        /* empty ro file or tmpfs over a grant */
+  MOUNT_READ,       /* ro, noexec */
+  MOUNT_SYSTEM,     /* ro, exec: host system trees */
+  MOUNT_EXEC,       /* ro, exec */
+  MOUNT_SOCKET,     /* the broker socket */
+  MOUNT_WRITE,      /* rw, noexec */
+  MOUNT_WRITE_EXEC, /* rw, exec */
+  MOUNT_ENTER,      /* empty ro tmpfs: chdir only */
+  MOUNT_DENY,       /* empty ro file or tmpfs over a grant */
 } MountKind;
 
-typedef enum { STEP_MKDIR, STEP_FILE, STEP_SYMLINK, STEP_BIND, STEP_TMPFS, STEP_PROC,
-               STEP_UNLINK } StepKind;
+typedef enum {
+  STEP_MKDIR,
+  STEP_FILE,
+  STEP_SYMLINK,
+  STEP_BIND,
+  STEP_TMPFS,
+  STEP_PROC,
+  STEP_UNLINK
+} StepKind;
 
 typedef struct {
   StepKind kind;
@@ -48,8 +53,8 @@ typedef struct {
   char *dst;           /* under the staging root */
   unsigned long flags; /* remount flags of a bind, mount flags otherwise */
   char *data;
-  bool per_launch;     /* the private /tmp and /proc: never in a prepared view */
-  bool tmp_top;        /* a mount in /tmp not inside another: moved onto each launch's /tmp */
+  bool per_launch; /* the private /tmp and /proc: never in a prepared view */
+  bool tmp_top;    /* a mount in /tmp not inside another: moved onto each launch's /tmp */
 } Step;
 
 /* What a plan read of the host: a path and the object it named (lstat,
@@ -63,8 +68,8 @@ typedef struct {
 
 typedef struct {
   const char *root;
-  GArray *steps;       /* Step */
-  GArray *idents;      /* Ident */
+  GArray *steps;  /* Step */
+  GArray *idents; /* Ident */
 } View;
 
 #define VIEW_EMPTY_FILE "/.box-refused"

@@ -20,8 +20,8 @@ GQuark box_tools_error_quark(void);
 
 /* A process table as the launcher needs it: absolute paths only. */
 typedef struct {
-  const char *label;               /* "git", or "agent" for an exec entry */
-  char *const *command;            /* command[0] as written, then fixed args */
+  const char *label;    /* "git", or "agent" for an exec entry */
+  char *const *command; /* command[0] as written, then fixed args */
   char *const *read, *const *write, *const *read_file, *const *write_file;
   char *const *exec, *const *deny; /* exec: [agent] only */
   GHashTable *env;                 /* char* -> char*, may be NULL */
@@ -70,18 +70,18 @@ const BoxToolTable *box_tools_select(const BoxToolTable *const *tables, const Bo
 void box_tools_set_workload_fd_limit(const struct rlimit *limit);
 
 typedef struct {
-  const char *program_path;        /* the canonical file to execute */
-  char *const *argv;               /* argv[0] as the agent spelled it */
+  const char *program_path; /* the canonical file to execute */
+  char *const *argv;        /* argv[0] as the agent spelled it */
   const BoxToolTable *table;
-  const char *cwd;                 /* the Shell's cwd; "/" if the view lacks it */
+  const char *cwd; /* the Shell's cwd; "/" if the view lacks it */
   const char *operator_home;
-  const char *operator_path;       /* boxd's PATH (may be NULL) */
-  const char *mountpoint;          /* the box's FUSE mount */
-  const char *const *roots;        /* bound roots (reachable as <mnt>/pass<root>) */
-  const char *staging_dir;         /* an empty directory to build the view on */
+  const char *operator_path; /* boxd's PATH (may be NULL) */
+  const char *mountpoint;    /* the box's FUSE mount */
+  const char *const *roots;  /* bound roots (reachable as <mnt>/pass<root>) */
+  const char *staging_dir;   /* an empty directory to build the view on */
   /* The agent's own sandbox (box/agent.c); tools leave these zero. */
   bool is_agent;
-  int fd_in;                       /* agent: its stdin (tools: /dev/null) */
+  int fd_in; /* agent: its stdin (tools: /dev/null) */
   /* The Shell's exported variables and `A=1 prog` prefixes ("NAME=value",
    * NULL-terminated, may be NULL): added to the composed environment,
    * except the names the box owns (box_tools_env_name_reserved, HOME, PATH). */
@@ -95,11 +95,11 @@ bool box_tools_env_name_reserved(const char *name);
 /* What every sandbox of this box shares, set once by boxd before the first
  * launch (box/config_check.c).  Strings are copied. */
 typedef struct {
-  const char *box_dir;             /* never in any view (overmounted if a bind holds it) */
-  const char *const *authority;    /* box.toml, policy.dw: read-only wherever a bind holds them */
-  const char *const *hidden;       /* trees overmounted empty (authority dirs a grant encloses) */
-  const char *alias_dir;           /* <box_dir>/bin: agent only, first on PATH */
-  const char *broker_socket;       /* <box_dir>/run/box.sock: agent only */
+  const char *box_dir;          /* never in any view (overmounted if a bind holds it) */
+  const char *const *authority; /* box.toml, policy.dw: read-only wherever a bind holds them */
+  const char *const *hidden;    /* trees overmounted empty (authority dirs a grant encloses) */
+  const char *alias_dir;        /* <box_dir>/bin: agent only, first on PATH */
+  const char *broker_socket;    /* <box_dir>/run/box.sock: agent only */
   /* The egress gateway: when proxy_url is set, HTTP(S)_PROXY and
    * friends point at it; ca_cert is bound read-only and named by the CA
    * variables.  net_setup, when set, runs in boxd right after the sandbox's

@@ -18,21 +18,49 @@
 #include <unistd.h>
 
 const char *const tools_etc_entries[] = {
-  "passwd", "group", "nsswitch.conf", "hosts", "host.conf", "resolv.conf", "services",
-  "protocols", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "ssl",
-  "ca-certificates", "ca-certificates.conf", "alternatives", "gitconfig", "mime.types",
-  "os-release", "debian_version", "python3", "python3.11", "perl", "terminfo", "inputrc",
-  "bash.bashrc", "profile", "magic", "locale.alias", "gai.conf", "mailcap", NULL,
+  "passwd",
+  "group",
+  "nsswitch.conf",
+  "hosts",
+  "host.conf",
+  "resolv.conf",
+  "services",
+  "protocols",
+  "ld.so.cache",
+  "ld.so.conf",
+  "ld.so.conf.d",
+  "localtime",
+  "timezone",
+  "ssl",
+  "ca-certificates",
+  "ca-certificates.conf",
+  "alternatives",
+  "gitconfig",
+  "mime.types",
+  "os-release",
+  "debian_version",
+  "python3",
+  "python3.11",
+  "perl",
+  "terminfo",
+  "inputrc",
+  "bash.bashrc",
+  "profile",
+  "magic",
+  "locale.alias",
+  "gai.conf",
+  "mailcap",
+  NULL,
 };
 
 /* Top-level links of a merged-/usr host (and their real directories on
  * an unmerged one). */
-static const char *const top_level[] = { "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-                                         NULL };
+static const char *const top_level[] = { "/bin",   "/sbin",   "/lib", "/lib32",
+                                         "/lib64", "/libx32", NULL };
 
 typedef struct {
   MountKind kind;
-  char *path;   /* view path (canonical host path) */
+  char *path; /* view path (canonical host path) */
   char *src;
   bool is_dir;
 } Mnt;
@@ -41,9 +69,9 @@ typedef struct {
   const BoxToolLaunch *l;
   const BoxToolContext *ctx;
   View *v;
-  GArray *mounts;     /* Mnt */
-  GPtrArray *links;   /* pairs: path, target */
-  GHashTable *seen;   /* mount paths */
+  GArray *mounts;   /* Mnt */
+  GPtrArray *links; /* pairs: path, target */
+  GHashTable *seen; /* mount paths */
   GError **error;
   bool failed;
 } Planner;
@@ -58,16 +86,14 @@ static void mnt_clear(gpointer data)
 static const char *root_of(const BoxToolLaunch *l, const char *path)
 {
   for (int i = 0; l->roots && l->roots[i]; i++)
-    if (box_path_within(path, l->roots[i]))
-      return l->roots[i];
+    if (box_path_within(path, l->roots[i])) return l->roots[i];
   return NULL;
 }
 
 static int depth_of(const char *p)
 {
   int n = 0;
-  for (; *p; p++)
-    n += *p == '/';
+  for (; *p; p++) n += *p == '/';
   return n;
 }
 
@@ -102,15 +128,14 @@ static void add_mount(Planner *pl, MountKind kind, const char *path, bool from_h
   for (guint i = 0; i < pl->mounts->len; i++) {
     Mnt *m = &g_array_index(pl->mounts, Mnt, i);
     if (strcmp(m->path, path) == 0) {
-      if (kind > m->kind)
-        m->kind = kind;
+      if (kind > m->kind) m->kind = kind;
       return;
     }
   }
   Mnt m = { kind, g_strdup(path), NULL, S_ISDIR(st.st_mode) };
   m.src = !from_host && pl->l->mountpoint && root_of(pl->l, path)
-              ? g_strconcat(pl->l->mountpoint, "/pass", path, NULL)
-              : g_strdup(path);
+            ? g_strconcat(pl->l->mountpoint, "/pass", path, NULL)
+            : g_strdup(path);
   g_array_append_val(pl->mounts, m);
 }
 
@@ -122,10 +147,8 @@ static char *follow_spelling(Planner *pl, const char *spelled)
   GString *cur = g_string_new("");
   for (int hops = 0; hops < 40;) {
     char *comp = rest;
-    while (*comp == '/')
-      comp++;
-    if (!*comp)
-      break;
+    while (*comp == '/') comp++;
+    if (!*comp) break;
     char *slash = strchr(comp, '/');
     g_autofree char *name = slash ? g_strndup(comp, (gsize)(slash - comp)) : g_strdup(comp);
     g_autofree char *after = g_strdup(slash ? slash : "");
@@ -163,8 +186,7 @@ static char *follow_spelling(Planner *pl, const char *spelled)
     g_free(rest);
     rest = g_steal_pointer(&after);
   }
-  if (!cur->len)
-    g_string_assign(cur, "/");
+  if (!cur->len) g_string_assign(cur, "/");
   return g_string_free(cur, FALSE);
 }
 
@@ -173,8 +195,7 @@ static char *follow_spelling(Planner *pl, const char *spelled)
 static void add_spelled(Planner *pl, MountKind kind, const char *spelled, bool from_host)
 {
   g_autofree char *canon = follow_spelling(pl, spelled);
-  if (canon)
-    add_mount(pl, kind, canon, from_host);
+  if (canon) add_mount(pl, kind, canon, from_host);
 }
 
 static bool covered_exec(Planner *pl, const char *path)
@@ -192,8 +213,7 @@ static bool covered_exec(Planner *pl, const char *path)
 static void add_program(Planner *pl, const char *spelled)
 {
   g_autofree char *canon = canonical(spelled);
-  if (!canon)
-    return;
+  if (!canon) return;
   note(pl, canon); /* its closure follows from its bytes */
   if (!covered_exec(pl, canon))
     add_spelled(pl, MOUNT_EXEC, spelled, false);
@@ -202,16 +222,14 @@ static void add_program(Planner *pl, const char *spelled)
   g_autoptr(GError) err = NULL;
   GPtrArray *closure = box_tools_loader_closure(canon, &err);
   if (!closure) {
-    if (!pl->failed)
-      g_propagate_error(pl->error, g_steal_pointer(&err));
+    if (!pl->failed) g_propagate_error(pl->error, g_steal_pointer(&err));
     pl->failed = true;
     return;
   }
   for (guint i = 0; i < closure->len; i++) {
     const char *img = g_ptr_array_index(closure, i);
     g_autofree char *c = canonical(img);
-    if (c)
-      note(pl, c);
+    if (c) note(pl, c);
     if (c && covered_exec(pl, c))
       g_free(follow_spelling(pl, img));
     else
@@ -224,18 +242,15 @@ static void add_program(Planner *pl, const char *spelled)
  * (bounded): a tree runs only if what its code maps is in the view. */
 static void add_tree_closures(Planner *pl, const char *dir, int depth, int *budget)
 {
-  if (depth > 4 || *budget <= 0 || pl->failed)
-    return;
+  if (depth > 4 || *budget <= 0 || pl->failed) return;
   GDir *d = g_dir_open(dir, 0, NULL);
-  if (!d)
-    return;
+  if (!d) return;
   const char *name;
   while ((name = g_dir_read_name(d)) && *budget > 0) {
     (*budget)--;
     g_autofree char *p = g_build_filename(dir, name, NULL);
     struct stat st;
-    if (lstat(p, &st) != 0)
-      continue;
+    if (lstat(p, &st) != 0) continue;
     if (S_ISDIR(st.st_mode)) {
       add_tree_closures(pl, p, depth + 1, budget);
     } else if (S_ISREG(st.st_mode) && (strstr(name, ".so") || (st.st_mode & 0111))) {
@@ -248,8 +263,7 @@ static void add_tree_closures(Planner *pl, const char *dir, int depth, int *budg
         else
           add_spelled(pl, MOUNT_EXEC, img, true);
       }
-      if (closure)
-        g_ptr_array_free(closure, TRUE);
+      if (closure) g_ptr_array_free(closure, TRUE);
     }
   }
   g_dir_close(d);
@@ -262,11 +276,9 @@ static bool grant_unchanged(Planner *pl, const char *path)
 {
   struct stat st;
   note(pl, path);
-  if (lstat(path, &st) != 0)
-    return false; /* gone: nothing to bind, nothing widened */
+  if (lstat(path, &st) != 0) return false; /* gone: nothing to bind, nothing widened */
   g_autofree char *canon = canonical(path);
-  if (!S_ISLNK(st.st_mode) && canon && strcmp(canon, path) == 0)
-    return true;
+  if (!S_ISLNK(st.st_mode) && canon && strcmp(canon, path) == 0) return true;
   if (!pl->failed)
     g_set_error(pl->error, BOX_TOOLS_ERROR, 1,
                 "%s no longer names what it named when the run judged it. A spawn acts on the "
@@ -279,8 +291,7 @@ static bool grant_unchanged(Planner *pl, const char *path)
 static void add_list(Planner *pl, char *const *list, MountKind kind)
 {
   for (int i = 0; list && list[i]; i++)
-    if (grant_unchanged(pl, list[i]))
-      add_mount(pl, kind, list[i], false);
+    if (grant_unchanged(pl, list[i])) add_mount(pl, kind, list[i], false);
 }
 
 static bool inside_writable(Planner *pl, const char *path)
@@ -307,8 +318,7 @@ static gint mnt_cmp(gconstpointer a, gconstpointer b)
 {
   const Mnt *x = a, *y = b;
   int dx = depth_of(x->path), dy = depth_of(y->path);
-  if (dx != dy)
-    return dx - dy;
+  if (dx != dy) return dx - dy;
   /* Refusals after grants at the same depth. */
   return (x->kind == MOUNT_DENY) - (y->kind == MOUNT_DENY);
 }
@@ -324,8 +334,8 @@ typedef struct {
 static void step(View *v, StepKind kind, const char *src, const char *dst, unsigned long flags,
                  const char *data)
 {
-  Step s = { kind, g_strdup(src), g_strconcat(v->root, dst, NULL), flags, g_strdup(data), false,
-             false };
+  Step s = { kind,  g_strdup(src), g_strconcat(v->root, dst, NULL), flags, g_strdup(data),
+             false, false };
   g_array_append_val(v->steps, s);
 }
 
@@ -338,10 +348,8 @@ static bool within_mount(Emit *e, const char *path, bool strictly)
 {
   for (guint i = 0; i < e->mounts->len; i++) {
     Mnt *m = &g_array_index(e->mounts, Mnt, i);
-    if (m->kind == MOUNT_DENY || !m->is_dir)
-      continue;
-    if (box_path_within(path, m->path) && (!strictly || strcmp(path, m->path) != 0))
-      return true;
+    if (m->kind == MOUNT_DENY || !m->is_dir) continue;
+    if (box_path_within(path, m->path) && (!strictly || strcmp(path, m->path) != 0)) return true;
   }
   return false;
 }
@@ -351,12 +359,10 @@ static void scaffold_dirs(Emit *e, const char *path)
   g_auto(GStrv) parts = g_strsplit(path, "/", -1);
   GString *acc = g_string_new("");
   for (char **c = parts; *c; c++) {
-    if (!**c)
-      continue;
+    if (!**c) continue;
     g_string_append_c(acc, '/');
     g_string_append(acc, *c);
-    if (within_mount(e, acc->str, true))
-      break;
+    if (within_mount(e, acc->str, true)) break;
     if (!g_hash_table_contains(e->made, acc->str)) {
       g_hash_table_add(e->made, g_strdup(acc->str));
       step(e->v, STEP_MKDIR, NULL, acc->str, 0, NULL);
@@ -367,8 +373,7 @@ static void scaffold_dirs(Emit *e, const char *path)
 
 static void scaffold_mountpoint(Emit *e, const char *path, bool is_dir)
 {
-  if (within_mount(e, path, true))
-    return; /* it exists in the tree bound above it */
+  if (within_mount(e, path, true)) return; /* it exists in the tree bound above it */
   if (is_dir) {
     scaffold_dirs(e, path);
     return;
@@ -386,17 +391,15 @@ static unsigned long locked_flags(const char *src)
 {
   struct statvfs sv;
   unsigned long f = 0;
-  if (statvfs(src, &sv) != 0)
-    return 0;
+  if (statvfs(src, &sv) != 0) return 0;
   /* statvfs's ST_ flag and the mount flag it stands for */
   static const unsigned long map[][2] = {
-      {ST_RDONLY, MS_RDONLY},   {ST_NOSUID, MS_NOSUID},         {ST_NODEV, MS_NODEV},
-      {ST_NOEXEC, MS_NOEXEC},   {ST_NOATIME, MS_NOATIME},       {ST_NODIRATIME, MS_NODIRATIME},
-      {ST_RELATIME, MS_RELATIME},
+    { ST_RDONLY, MS_RDONLY },     { ST_NOSUID, MS_NOSUID },   { ST_NODEV, MS_NODEV },
+    { ST_NOEXEC, MS_NOEXEC },     { ST_NOATIME, MS_NOATIME }, { ST_NODIRATIME, MS_NODIRATIME },
+    { ST_RELATIME, MS_RELATIME },
   };
   for (size_t i = 0; i < G_N_ELEMENTS(map); i++)
-    if (sv.f_flag & map[i][0])
-      f |= map[i][1];
+    if (sv.f_flag & map[i][0]) f |= map[i][1];
   return f;
 }
 
@@ -404,19 +407,13 @@ static unsigned long kind_flags(MountKind k)
 {
   switch (k) {
   case MOUNT_SYSTEM:
-  case MOUNT_EXEC:
-    return MS_RDONLY | MS_NOSUID | MS_NODEV;
-  case MOUNT_READ:
-    return MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
-  case MOUNT_WRITE:
-    return MS_NOSUID | MS_NODEV | MS_NOEXEC;
-  case MOUNT_WRITE_EXEC:
-    return MS_NOSUID | MS_NODEV;
-  case MOUNT_SOCKET:
-    return MS_NOSUID | MS_NODEV | MS_NOEXEC;
+  case MOUNT_EXEC: return MS_RDONLY | MS_NOSUID | MS_NODEV;
+  case MOUNT_READ: return MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+  case MOUNT_WRITE: return MS_NOSUID | MS_NODEV | MS_NOEXEC;
+  case MOUNT_WRITE_EXEC: return MS_NOSUID | MS_NODEV;
+  case MOUNT_SOCKET: return MS_NOSUID | MS_NODEV | MS_NOEXEC;
   case MOUNT_DENY:
-  case MOUNT_ENTER:
-    return MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+  case MOUNT_ENTER: return MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
   }
   return MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
 }
@@ -434,9 +431,9 @@ static void emit(Planner *pl, View *v)
     step(v, STEP_BIND, devices[i], devices[i], MS_NOSUID | MS_NOEXEC | locked_flags(devices[i]),
          NULL);
   }
-  static const char *const dev_links[] = { "/dev/fd", "/proc/self/fd", "/dev/stdin",
-                                           "/proc/self/fd/0", "/dev/stdout", "/proc/self/fd/1",
-                                           "/dev/stderr", "/proc/self/fd/2", NULL };
+  static const char *const dev_links[] = { "/dev/fd",         "/proc/self/fd",   "/dev/stdin",
+                                           "/proc/self/fd/0", "/dev/stdout",     "/proc/self/fd/1",
+                                           "/dev/stderr",     "/proc/self/fd/2", NULL };
   for (int i = 0; dev_links[i]; i += 2)
     step(v, STEP_SYMLINK, dev_links[i + 1], dev_links[i], 0, NULL);
   scaffold_dirs(&e, "/tmp");
@@ -449,12 +446,10 @@ static void emit(Planner *pl, View *v)
   for (guint i = 0; i + 1 < pl->links->len; i += 2) {
     const char *path = g_ptr_array_index(pl->links, i);
     const char *target = g_ptr_array_index(pl->links, i + 1);
-    if (within_mount(&e, path, false) || g_hash_table_contains(e.made, path))
-      continue;
+    if (within_mount(&e, path, false) || g_hash_table_contains(e.made, path)) continue;
     g_autofree char *parent = g_path_get_dirname(path);
     scaffold_dirs(&e, parent);
-    if (within_mount(&e, parent, false) && !g_hash_table_contains(e.made, parent))
-      continue;
+    if (within_mount(&e, parent, false) && !g_hash_table_contains(e.made, parent)) continue;
     g_hash_table_add(e.made, g_strdup(path));
     step(v, STEP_SYMLINK, target, path, 0, NULL);
   }
@@ -481,8 +476,7 @@ static void emit(Planner *pl, View *v)
     }
     step(v, STEP_BIND, m->src, m->path, f | locked_flags(m->src), NULL);
   }
-  if (empty_file)
-    step(v, STEP_UNLINK, NULL, VIEW_EMPTY_FILE, 0, NULL);
+  if (empty_file) step(v, STEP_UNLINK, NULL, VIEW_EMPTY_FILE, 0, NULL);
   g_hash_table_destroy(e.made);
 }
 
@@ -493,8 +487,7 @@ static void add_common(Planner *pl, View *v)
   for (int i = 0; top_level[i]; i++) {
     struct stat st;
     note(pl, top_level[i]);
-    if (lstat(top_level[i], &st) != 0)
-      continue;
+    if (lstat(top_level[i], &st) != 0) continue;
     if (S_ISLNK(st.st_mode))
       g_free(follow_spelling(pl, top_level[i]));
     else if (S_ISDIR(st.st_mode) && !pl->l->is_agent)
@@ -512,16 +505,13 @@ static void add_table_lists(Planner *pl, const BoxToolTable *t, bool agent)
   add_list(pl, t->write, agent ? MOUNT_WRITE : MOUNT_WRITE_EXEC);
   add_list(pl, t->write_file, agent ? MOUNT_WRITE : MOUNT_WRITE_EXEC);
   for (int i = 0; t->exec && t->exec[i]; i++) {
-    if (!grant_unchanged(pl, t->exec[i]))
-      continue;
+    if (!grant_unchanged(pl, t->exec[i])) continue;
     g_autofree char *canon = canonical(t->exec[i]);
-    if (!canon)
-      continue;
+    if (!canon) continue;
     struct stat st;
     if (stat(canon, &st) == 0 && S_ISREG(st.st_mode)) {
       add_program(pl, t->exec[i]);
-      if (inside_writable(pl, canon))
-        add_mount(pl, MOUNT_WRITE_EXEC, canon, false);
+      if (inside_writable(pl, canon)) add_mount(pl, MOUNT_WRITE_EXEC, canon, false);
     } else {
       add_mount(pl, inside_writable(pl, canon) ? MOUNT_WRITE_EXEC : MOUNT_EXEC, canon, false);
       int budget = 4096;
@@ -544,27 +534,22 @@ static void add_refusals(Planner *pl, const BoxToolTable *t)
       pl->failed = true;
       return;
     }
-    if (!grant_unchanged(pl, t->deny[i]))
-      return;
-    if (inside_any(pl, t->deny[i]))
-      add_mount(pl, MOUNT_DENY, t->deny[i], true);
+    if (!grant_unchanged(pl, t->deny[i])) return;
+    if (inside_any(pl, t->deny[i])) add_mount(pl, MOUNT_DENY, t->deny[i], true);
   }
   const char *box_dir = pl->ctx->box_dir;
   if (box_dir) {
     g_autofree char *canon = canonical(box_dir);
-    if (canon && inside_any(pl, canon))
-      add_mount(pl, MOUNT_DENY, canon, true);
+    if (canon && inside_any(pl, canon)) add_mount(pl, MOUNT_DENY, canon, true);
   }
   for (int i = 0; pl->ctx->hidden && pl->ctx->hidden[i]; i++) {
     g_autofree char *canon = canonical(pl->ctx->hidden[i]);
-    if (canon && inside_any(pl, canon))
-      add_mount(pl, MOUNT_DENY, canon, true);
+    if (canon && inside_any(pl, canon)) add_mount(pl, MOUNT_DENY, canon, true);
   }
   /* Authority files a writable bind holds: read-only at their path. */
   for (int i = 0; pl->ctx->authority && pl->ctx->authority[i]; i++) {
     g_autofree char *canon = canonical(pl->ctx->authority[i]);
-    if (canon && inside_writable(pl, canon))
-      add_mount(pl, MOUNT_READ, canon, true);
+    if (canon && inside_writable(pl, canon)) add_mount(pl, MOUNT_READ, canon, true);
   }
 }
 
@@ -583,10 +568,8 @@ static void dedup_idents(View *v)
       continue;
     }
     Ident *dst = &g_array_index(v->idents, Ident, kept++);
-    if (dst != id)
-      *dst = *id;
-    if (!first)
-      g_hash_table_insert(seen, dst->path, dst);
+    if (dst != id) *dst = *id;
+    if (!first) g_hash_table_insert(seen, dst->path, dst);
   }
   g_hash_table_destroy(seen);
   /* The moved-from slots were freed or moved: drop them without clearing. */
@@ -597,8 +580,14 @@ static void dedup_idents(View *v)
 
 bool tools_view_plan(View *v, const BoxToolLaunch *l, GError **error)
 {
-  Planner pl = { l, tools_context(), v, g_array_new(FALSE, FALSE, sizeof(Mnt)),
-                 g_ptr_array_new_with_free_func(g_free), NULL, error, false };
+  Planner pl = { l,
+                 tools_context(),
+                 v,
+                 g_array_new(FALSE, FALSE, sizeof(Mnt)),
+                 g_ptr_array_new_with_free_func(g_free),
+                 NULL,
+                 error,
+                 false };
   g_array_set_clear_func(pl.mounts, mnt_clear);
   const BoxToolTable *t = l->table;
   add_common(&pl, v);
@@ -616,28 +605,23 @@ bool tools_view_plan(View *v, const BoxToolLaunch *l, GError **error)
       g_autofree char *p = g_strconcat("/etc/", tools_etc_entries[i], NULL);
       struct stat st;
       note(&pl, p);
-      if (lstat(p, &st) == 0)
-        add_spelled(&pl, MOUNT_READ, p, true);
+      if (lstat(p, &st) == 0) add_spelled(&pl, MOUNT_READ, p, true);
     }
   }
   add_table_lists(&pl, t, l->is_agent);
-  if (l->program_path)
-    add_program(&pl, l->program_path);
+  if (l->program_path) add_program(&pl, l->program_path);
   if (l->is_agent) {
     const BoxToolContext *c = pl.ctx;
     if (c->alias_dir) {
       add_mount(&pl, MOUNT_EXEC, c->alias_dir, true);
       g_autofree char *bash = g_build_filename(c->alias_dir, "bash", NULL);
-      if (access(bash, X_OK) == 0)
-        add_program(&pl, bash);
+      if (access(bash, X_OK) == 0) add_program(&pl, bash);
     }
-    if (c->broker_socket)
-      add_mount(&pl, MOUNT_SOCKET, c->broker_socket, true);
+    if (c->broker_socket) add_mount(&pl, MOUNT_SOCKET, c->broker_socket, true);
     if (t->workspace && !inside_any(&pl, t->workspace))
       add_mount(&pl, MOUNT_ENTER, t->workspace, true);
   }
-  if (pl.ctx->ca_cert)
-    add_mount(&pl, MOUNT_READ, pl.ctx->ca_cert, true);
+  if (pl.ctx->ca_cert) add_mount(&pl, MOUNT_READ, pl.ctx->ca_cert, true);
   add_refusals(&pl, t);
   if (!pl.failed) {
     emit(&pl, v);
@@ -654,10 +638,8 @@ bool tools_view_contains(const View *v, const char *path)
   g_autofree char *dst = g_strconcat(v->root, path, NULL);
   for (guint i = 0; i < v->steps->len; i++) {
     const Step *s = &g_array_index(v->steps, Step, i);
-    if (s->kind == STEP_BIND && box_path_within(dst, s->dst))
-      return true;
-    if (s->kind == STEP_TMPFS && strcmp(dst, s->dst) == 0)
-      return true;
+    if (s->kind == STEP_BIND && box_path_within(dst, s->dst)) return true;
+    if (s->kind == STEP_TMPFS && strcmp(dst, s->dst) == 0) return true;
   }
   return false;
 }
@@ -699,23 +681,16 @@ bool tools_view_preparable(View *v)
   for (guint i = 0; i < v->steps->len; i++) {
     Step *s = &g_array_index(v->steps, Step, i);
     s->tmp_top = false;
-    if (s->per_launch)
-      continue;
+    if (s->per_launch) continue;
     bool mounts = s->kind == STEP_BIND || s->kind == STEP_TMPFS || s->kind == STEP_PROC;
-    if (s->kind != STEP_MKDIR && box_path_within(s->dst, proc))
-      return false;
-    if (mounts && (box_path_within(tmp, s->dst) || box_path_within(proc, s->dst)))
-      return false;
-    if (!mounts || !box_path_within(s->dst, tmp))
-      continue;
+    if (s->kind != STEP_MKDIR && box_path_within(s->dst, proc)) return false;
+    if (mounts && (box_path_within(tmp, s->dst) || box_path_within(proc, s->dst))) return false;
+    if (!mounts || !box_path_within(s->dst, tmp)) continue;
     /* Mounts come sorted by depth: one inside an earlier one travels with it. */
     bool nested = false;
-    for (int k = 0; k < n_tops && !nested; k++)
-      nested = box_path_within(s->dst, tops[k]);
-    if (nested)
-      continue;
-    if (n_tops == VIEW_TMP_MOUNTS_MAX)
-      return false;
+    for (int k = 0; k < n_tops && !nested; k++) nested = box_path_within(s->dst, tops[k]);
+    if (nested) continue;
+    if (n_tops == VIEW_TMP_MOUNTS_MAX) return false;
     tops[n_tops++] = s->dst;
     s->tmp_top = true;
   }

@@ -8,13 +8,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
-Command *vfs_command(BoxVfs *v, int id) {
+Command *vfs_command(BoxVfs *v, int id)
+{
   if (id < 0 || (guint)id >= v->commands->len) return NULL;
   Command *c = g_ptr_array_index(v->commands, id);
   return c->ended ? NULL : c;
 }
 
-void vfs_store_denial(BoxVfs *v, int cmd, pid_t tid, const char *text) {
+void vfs_store_denial(BoxVfs *v, int cmd, pid_t tid, const char *text)
+{
   g_mutex_lock(&v->lock);
   Command *c = vfs_command(v, cmd);
   if (c) {
@@ -29,13 +31,15 @@ void vfs_store_denial(BoxVfs *v, int cmd, pid_t tid, const char *text) {
   g_mutex_unlock(&v->lock);
 }
 
-const char *vfs_denial_text(BoxVfs *v, int cmd, pid_t tid) {
+const char *vfs_denial_text(BoxVfs *v, int cmd, pid_t tid)
+{
   Command *c = vfs_command(v, cmd);
   if (!c) return NULL;
   return g_hash_table_lookup(c->denials, GINT_TO_POINTER(tid));
 }
 
-static Node *ram_mkdir_p(BoxVfs *v, int cmd, Node *dir, const char *name, mode_t perm) {
+static Node *ram_mkdir_p(BoxVfs *v, int cmd, Node *dir, const char *name, mode_t perm)
+{
   Node *n = g_hash_table_lookup(dir->children, name);
   if (n) return S_ISDIR(n->mode) ? n : NULL;
   int err;
@@ -44,7 +48,8 @@ static Node *ram_mkdir_p(BoxVfs *v, int cmd, Node *dir, const char *name, mode_t
 
 /* lock held: a new command; with a RAM tree of its own (root named
  * root_name under /ram) unless it uses the per-box area. */
-Command *vfs_command_create(BoxVfs *v, const char *root_name) {
+Command *vfs_command_create(BoxVfs *v, const char *root_name)
+{
   Command *c = g_new0(Command, 1);
   c->id = (int)v->commands->len;
   c->area = c->id;
@@ -72,7 +77,7 @@ Command *vfs_command_create(BoxVfs *v, const char *root_name) {
    * as it would on the host instead of creating a RAM file there. */
   ram_mkdir_p(v, c->id, root, "home", 0755);
   Node *dev = ram_mkdir_p(v, c->id, root, "dev", 0755);
-  const char *devs[] = {"null", "zero", "urandom", "random"};
+  const char *devs[] = { "null", "zero", "urandom", "random" };
   for (guint i = 0; dev && i < G_N_ELEMENTS(devs); i++)
     vfs_ram_new(v, c->id, dev, devs[i], S_IFREG | 0666, 0, 0, &err);
   for (guint i = 0; v->roots[i]; i++) {
@@ -104,7 +109,8 @@ Command *vfs_command_create(BoxVfs *v, const char *root_name) {
 }
 
 /* lock held: marks the tree under n as a slot's fixed layout. */
-static void mark_skeleton(Node *n) {
+static void mark_skeleton(Node *n)
+{
   n->skeleton = true;
   n->skel_mode = n->mode;
   if (!n->children) return;
@@ -125,7 +131,8 @@ static void mark_skeleton(Node *n) {
  * it (setns).  The slot's contents are the command's alone while it holds
  * it: the reset removes whatever the command made and restores the
  * layout's modes before the next command may take it. */
-static Command *slot_take(BoxVfs *v) {
+static Command *slot_take(BoxVfs *v)
+{
   Command *s = NULL;
   while (v->free_slots->len > 0 && !s) {
     int id = g_array_index(v->free_slots, int, v->free_slots->len - 1);
@@ -143,7 +150,8 @@ static Command *slot_take(BoxVfs *v) {
   return s;
 }
 
-int box_vfs_command_new(BoxVfs *v) {
+int box_vfs_command_new(BoxVfs *v)
+{
   g_mutex_lock(&v->lock);
   Command *c;
   if (v->box_area >= 0) {
@@ -160,7 +168,8 @@ int box_vfs_command_new(BoxVfs *v) {
   return id;
 }
 
-int box_vfs_command_area(BoxVfs *v, int command) {
+int box_vfs_command_area(BoxVfs *v, int command)
+{
   g_mutex_lock(&v->lock);
   Command *c = vfs_command(v, command);
   int area = c ? c->area : -1;
@@ -168,7 +177,8 @@ int box_vfs_command_area(BoxVfs *v, int command) {
   return area;
 }
 
-bool box_vfs_command_attach(BoxVfs *v, int command, pid_t pid, bool is_tool, GError **error) {
+bool box_vfs_command_attach(BoxVfs *v, int command, pid_t pid, bool is_tool, GError **error)
+{
   guint64 ns;
   if (!vfs_pidns_inode(pid, &ns)) {
     g_set_error(error, BOX_VFS_ERROR, 0, "cannot read the PID namespace of process %d: %s",
@@ -215,14 +225,16 @@ bool box_vfs_command_attach(BoxVfs *v, int command, pid_t pid, bool is_tool, GEr
   return ok;
 }
 
-void box_vfs_command_set_running(BoxVfs *v, int command, bool running) {
+void box_vfs_command_set_running(BoxVfs *v, int command, bool running)
+{
   g_mutex_lock(&v->lock);
   Command *c = vfs_command(v, command);
   if (c) c->running = running;
   g_mutex_unlock(&v->lock);
 }
 
-static void ram_clear(BoxVfs *v, Node *dir) {
+static void ram_clear(BoxVfs *v, Node *dir)
+{
   GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
   GHashTableIter it;
   gpointer key, val;
@@ -246,7 +258,8 @@ typedef struct {
 
 /* lock held: removes under dir whatever is not the slot's layout and
  * restores the layout's modes, noting what the kernel may hold. */
-static void slot_reset_dir(BoxVfs *v, Node *dir, GArray *gone) {
+static void slot_reset_dir(BoxVfs *v, Node *dir, GArray *gone)
+{
   GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
   GHashTableIter it;
   gpointer key, val;
@@ -263,7 +276,7 @@ static void slot_reset_dir(BoxVfs *v, Node *dir, GArray *gone) {
       n->uid = 0;
       n->gid = 0;
       if (n->data && n->data->len > 0) vfs_ram_resize(v, n, 0);
-      SlotInval g = {n->ino, NULL};
+      SlotInval g = { n->ino, NULL };
       g_array_append_val(gone, g);
     }
   }
@@ -272,7 +285,7 @@ static void slot_reset_dir(BoxVfs *v, Node *dir, GArray *gone) {
     Node *n = g_hash_table_lookup(dir->children, nm);
     if (n && S_ISDIR(n->mode) && n->children) ram_clear(v, n);
     vfs_ram_unlink(v, dir, nm);
-    SlotInval g = {dir->ino, g_strdup(nm)};
+    SlotInval g = { dir->ino, g_strdup(nm) };
     g_array_append_val(gone, g);
     changed = true;
   }
@@ -281,18 +294,20 @@ static void slot_reset_dir(BoxVfs *v, Node *dir, GArray *gone) {
     dir->mode = dir->skel_mode;
     dir->uid = 0;
     dir->gid = 0;
-    SlotInval g = {dir->ino, NULL};
+    SlotInval g = { dir->ino, NULL };
     g_array_append_val(gone, g);
   }
 }
 
-static GArray *slot_reset(BoxVfs *v, Node *root) {
+static GArray *slot_reset(BoxVfs *v, Node *root)
+{
   GArray *gone = g_array_new(FALSE, FALSE, sizeof(SlotInval));
   slot_reset_dir(v, root, gone);
   return gone;
 }
 
-void box_vfs_command_end(BoxVfs *v, int command) {
+void box_vfs_command_end(BoxVfs *v, int command)
+{
   g_mutex_lock(&v->lock);
   Command *c = vfs_command(v, command);
   if (!c) {
@@ -333,8 +348,10 @@ void box_vfs_command_end(BoxVfs *v, int command) {
     for (guint i = 0; i < gone->len; i++) {
       SlotInval *g = &g_array_index(gone, SlotInval, i);
       if (!v->se) continue;
-      if (g->name) fuse_lowlevel_notify_inval_entry(v->se, g->parent, g->name, strlen(g->name));
-      else fuse_lowlevel_notify_inval_inode(v->se, g->parent, -1, 0);
+      if (g->name)
+        fuse_lowlevel_notify_inval_entry(v->se, g->parent, g->name, strlen(g->name));
+      else
+        fuse_lowlevel_notify_inval_inode(v->se, g->parent, -1, 0);
     }
     for (guint i = 0; i < gone->len; i++) g_free(g_array_index(gone, SlotInval, i).name);
     g_array_free(gone, TRUE);

@@ -9,7 +9,8 @@
 #include <string.h>
 
 int vfs_finish_decision(BoxVfs *v, const Caller *c, const char *action, json_object *input,
-                           BoxDecision *d) {
+                        BoxDecision *d)
+{
   if (v->record) v->record(v->decide_data, c->cmd, action, input, d);
   int rc = 0;
   if (d->verdict != BOX_VERDICT_PERMIT) {
@@ -29,14 +30,16 @@ typedef struct {
   json_object *in, *path, *operation; /* the spare input and its two values */
 } SpareInput;
 
-static void spare_input_free(gpointer p) {
+static void spare_input_free(gpointer p)
+{
   SpareInput *s = p;
   if (s->in) json_object_put(s->in);
   g_free(s);
 }
 static GPrivate spare_input = G_PRIVATE_INIT(spare_input_free);
 
-json_object *vfs_fs_input(const char *spelled, const char *operation) {
+json_object *vfs_fs_input(const char *spelled, const char *operation)
+{
   SpareInput *s = g_private_get(&spare_input);
   if (s && s->in) {
     json_object *in = s->in;
@@ -56,7 +59,8 @@ json_object *vfs_fs_input(const char *spelled, const char *operation) {
 
 /* The decision on in is made; shared: another reference to it was taken
  * (the outcome raiser's), so it is not this thread's to fill again. */
-void vfs_fs_input_done(json_object *in, bool shared) {
+void vfs_fs_input_done(json_object *in, bool shared)
+{
   SpareInput *s = g_private_get(&spare_input);
   if (!s) {
     s = g_new0(SpareInput, 1);
@@ -67,13 +71,16 @@ void vfs_fs_input_done(json_object *in, bool shared) {
   json_object *path = NULL, *operation = NULL;
   int keys = 0;
   if (!shared && !s->in) {
-    json_object_object_foreach(in, key, val) {
+    json_object_object_foreach (in, key, val) {
       keys++;
-      if (strcmp(key, "path") == 0) path = val;
-      else if (strcmp(key, "operation") == 0) operation = val;
+      if (strcmp(key, "path") == 0)
+        path = val;
+      else if (strcmp(key, "operation") == 0)
+        operation = val;
     }
   }
-  if (keys != 2 || !json_object_is_type(path, json_type_string) || !json_object_is_type(operation, json_type_string)) {
+  if (keys != 2 || !json_object_is_type(path, json_type_string) ||
+      !json_object_is_type(operation, json_type_string)) {
     json_object_put(in);
     return;
   }
@@ -83,12 +90,14 @@ void vfs_fs_input_done(json_object *in, bool shared) {
 }
 
 int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
-               const char *operation, bool mutating) {
+               const char *operation, bool mutating)
+{
   return vfs_decide_obj(v, c, action, path, host_backed, operation, mutating, NULL);
 }
 
-int vfs_decide_obj(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
-                   const char *operation, bool mutating, const VfsObjId *obj) {
+int vfs_decide_obj(BoxVfs *v, const Caller *c, const char *action, const char *path,
+                   bool host_backed, const char *operation, bool mutating, const VfsObjId *obj)
+{
   if (!c->decides || !v->decide) return vfs_tool_floor(v, c, path, host_backed, mutating, obj);
   if (!path) path = "/";
   char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
@@ -128,7 +137,8 @@ int vfs_decide_obj(BoxVfs *v, const Caller *c, const char *action, const char *p
 }
 
 void vfs_enforce(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
-                 const char *gate, const char *why) {
+                 const char *gate, const char *why)
+{
   if (!c->decides) return;
   if (!path) path = "/";
   char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
@@ -147,53 +157,61 @@ void vfs_enforce(BoxVfs *v, const Caller *c, const char *action, const char *pat
  * questions are the probes (probe.c). */
 
 /* A leg on node n's own path; with_obj: the floor compares n's identity. */
-static int decide_node(BoxVfs *v, const Caller *c, Node *n, const char *action, const char *operation,
-                       bool mutating, bool with_obj) {
+static int decide_node(BoxVfs *v, const Caller *c, Node *n, const char *action,
+                       const char *operation, bool mutating, bool with_obj)
+{
   g_autofree char *path = vfs_path_of(v, n);
-  VfsObjId id = {n->rdev_key, n->rino};
+  VfsObjId id = { n->rdev_key, n->rino };
   return vfs_decide_obj(v, c, action, path, is_pass(n), operation, mutating,
                         with_obj && is_pass(n) ? &id : NULL);
 }
 
 /* GETATTR by path (fstat of an open handle is covered by its opening). */
-int vfs_decide_getattr(BoxVfs *v, const Caller *c, Node *n) {
+int vfs_decide_getattr(BoxVfs *v, const Caller *c, Node *n)
+{
   return decide_node(v, c, n, "fs:read", "read_metadata", false, true);
 }
 
-int vfs_decide_setattr(BoxVfs *v, const Caller *c, Node *n, int to_set) {
+int vfs_decide_setattr(BoxVfs *v, const Caller *c, Node *n, int to_set)
+{
   g_autofree char *path = vfs_path_of(v, n);
   int err = 0;
   if (to_set & FUSE_SET_ATTR_MODE)
     err = vfs_decide(v, c, "fs:write", path, is_pass(n), "set_permissions", true);
-  if (!err && (to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
-                         FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
-                         FUSE_SET_ATTR_MTIME_NOW)))
+  if (!err &&
+      (to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID | FUSE_SET_ATTR_ATIME |
+                 FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW)))
     err = vfs_decide(v, c, "fs:write", path, is_pass(n), "write_content", true);
   return err;
 }
 
-int vfs_decide_access(BoxVfs *v, const Caller *c, Node *n, bool is_dir) {
+int vfs_decide_access(BoxVfs *v, const Caller *c, Node *n, bool is_dir)
+{
   return decide_node(v, c, n, "fs:read", is_dir ? "change_dir" : "read_metadata", false, false);
 }
 
-int vfs_decide_readlink(BoxVfs *v, const Caller *c, Node *n) {
+int vfs_decide_readlink(BoxVfs *v, const Caller *c, Node *n)
+{
   return decide_node(v, c, n, "fs:read", "read_link", false, false);
 }
 
 /* OPEN: a read-only open (no O_TRUNC) reads, any other writes. */
-int vfs_decide_open(BoxVfs *v, const Caller *c, Node *n, bool reads_only) {
+int vfs_decide_open(BoxVfs *v, const Caller *c, Node *n, bool reads_only)
+{
   return reads_only ? decide_node(v, c, n, "fs:read", "read_content", false, true)
                     : decide_node(v, c, n, "fs:write", "write_content", true, true);
 }
 
-int vfs_decide_opendir(BoxVfs *v, const Caller *c, Node *n) {
+int vfs_decide_opendir(BoxVfs *v, const Caller *c, Node *n)
+{
   return decide_node(v, c, n, "fs:read", "enumerate", false, true);
 }
 
 /* CREATE: the kernel sends it for a name its lookup found missing, so the
  * floor is asked of no object (the file is then made with O_EXCL). */
-int vfs_decide_create(BoxVfs *v, const Caller *c, const char *path, bool pass) {
-  VfsObjId none = {0, 0};
+int vfs_decide_create(BoxVfs *v, const Caller *c, const char *path, bool pass)
+{
+  VfsObjId none = { 0, 0 };
   return vfs_decide_obj(v, c, "fs:write", path, pass, "write_content", true, pass ? &none : NULL);
 }
 
@@ -201,10 +219,11 @@ int vfs_decide_create(BoxVfs *v, const Caller *c, const char *path, bool pass) {
  * (link: its target as written, relative to dirpath) is decided on the
  * target too, and only for a deciding caller. */
 int vfs_decide_make(BoxVfs *v, const Caller *c, const char *path, bool pass, const char *dirpath,
-                    mode_t type, const char *link, const VfsObjId *at) {
+                    mode_t type, const char *link, const VfsObjId *at)
+{
   if (!link)
-    return vfs_decide_obj(v, c, "fs:write", path, pass, S_ISDIR(type) ? "create_dir" : "write_content",
-                          true, at);
+    return vfs_decide_obj(v, c, "fs:write", path, pass,
+                          S_ISDIR(type) ? "create_dir" : "write_content", true, at);
   if (!c->decides) return 0;
   g_autofree char *joined = link[0] == '/' ? g_strdup(link) : vfs_child_path(dirpath, link);
   g_autofree char *target = vfs_normalize(joined);
@@ -216,7 +235,8 @@ int vfs_decide_make(BoxVfs *v, const Caller *c, const char *path, bool pass, con
 }
 
 /* LINK: reads the source node, writes the new name. */
-int vfs_decide_link(BoxVfs *v, const Caller *c, Node *src, const char *path, bool pass) {
+int vfs_decide_link(BoxVfs *v, const Caller *c, Node *src, const char *path, bool pass)
+{
   if (!c->decides) return 0;
   g_autofree char *from = vfs_path_of(v, src);
   int err = vfs_decide(v, c, "fs:read", from, is_pass(src), "read_content", false);
@@ -226,19 +246,23 @@ int vfs_decide_link(BoxVfs *v, const Caller *c, Node *src, const char *path, boo
 
 /* UNLINK and RMDIR (gone: the object the name holds now). */
 int vfs_decide_remove(BoxVfs *v, const Caller *c, const char *path, bool pass, bool dir,
-                      const VfsObjId *gone) {
-  return vfs_decide_obj(v, c, "fs:delete", path, pass, dir ? "remove_dir" : "remove_file", true, gone);
+                      const VfsObjId *gone)
+{
+  return vfs_decide_obj(v, c, "fs:delete", path, pass, dir ? "remove_dir" : "remove_file", true,
+                        gone);
 }
 
 /* RENAME: the source moves and is read; a destination that exists is
  * removed (replaced) unless exchanged; the destination is moved to; with
  * RENAME_EXCHANGE the destination moves too, so it is read as well. */
-int vfs_decide_rename(BoxVfs *v, const Caller *c, const VfsRename *r) {
+int vfs_decide_rename(BoxVfs *v, const Caller *c, const VfsRename *r)
+{
   int err = vfs_decide_obj(v, c, "fs:move", r->src, r->src_pass, "rename", true, r->src_obj);
-  if (!err) err = vfs_decide_obj(v, c, "fs:read", r->src, r->src_pass, "read_content", false, r->src_obj);
+  if (!err)
+    err = vfs_decide_obj(v, c, "fs:read", r->src, r->src_pass, "read_content", false, r->src_obj);
   if (!err && r->dst_exists && !r->exchange)
-    err = vfs_decide_obj(v, c, "fs:delete", r->dst, r->dst_pass, r->dst_dir ? "remove_dir" : "remove_file",
-                         true, r->dst_obj);
+    err = vfs_decide_obj(v, c, "fs:delete", r->dst, r->dst_pass,
+                         r->dst_dir ? "remove_dir" : "remove_file", true, r->dst_obj);
   if (!err) err = vfs_decide_obj(v, c, "fs:move", r->dst, r->dst_pass, "rename", true, r->dst_obj);
   if (!err && r->exchange && r->dst_exists)
     err = vfs_decide_obj(v, c, "fs:read", r->dst, r->dst_pass, "read_content", false, r->dst_obj);

@@ -27,23 +27,28 @@ typedef struct {
 #define VFS_GUARD_WALK_DEPTH 8
 
 static const char *const floor_authority =
-    "resolves to an authority source that this run loaded, which no policy may open or change";
-static const char *const floor_trusted = "resolves into trusted Box state, which no policy may open";
-static const char *const floor_holder = "holds trusted Box state, which no policy may move or change";
+  "resolves to an authority source that this run loaded, which no policy may open or change";
+static const char *const floor_trusted =
+  "resolves into trusted Box state, which no policy may open";
+static const char *const floor_holder =
+  "holds trusted Box state, which no policy may move or change";
 
-static guint file_id_hash(gconstpointer p) {
+static guint file_id_hash(gconstpointer p)
+{
   const FileId *id = p;
   guint64 h = ((guint64)id->dev * 0x9e3779b97f4a7c15ull) ^ (guint64)id->ino;
   return (guint)(h ^ (h >> 32));
 }
 
-static gboolean file_id_equal(gconstpointer a, gconstpointer b) {
+static gboolean file_id_equal(gconstpointer a, gconstpointer b)
+{
   const FileId *x = a, *y = b;
   return x->dev == y->dev && x->ino == y->ino;
 }
 
-static void guard_add(BoxVfs *v, const struct stat *st, GuardKind kind) {
-  FileId key = {st->st_dev, st->st_ino, kind};
+static void guard_add(BoxVfs *v, const struct stat *st, GuardKind kind)
+{
+  FileId key = { st->st_dev, st->st_ino, kind };
   FileId *id = g_hash_table_lookup(v->floor_ids, &key);
   if (id) {
     if (kind < id->kind) id->kind = kind; /* the stronger guard wins */
@@ -55,7 +60,8 @@ static void guard_add(BoxVfs *v, const struct stat *st, GuardKind kind) {
 
 /* Every directory above path, up to and with the bound root that holds it:
  * a rename of any of them would move path. */
-static void guard_holders(BoxVfs *v, const char *path) {
+static void guard_holders(BoxVfs *v, const char *path)
+{
   const char *root = NULL;
   for (char **r = v->roots; *r; r++)
     if (box_path_within(path, *r) && (!root || strlen(*r) > strlen(root))) root = *r;
@@ -74,7 +80,8 @@ static void guard_holders(BoxVfs *v, const char *path) {
 
 /* What a directory holds, links not followed: a hard link to one of these
  * found elsewhere is the same object.  Takes dfd. */
-static void guard_tree(BoxVfs *v, int dfd, int depth, guint *budget) {
+static void guard_tree(BoxVfs *v, int dfd, int depth, guint *budget)
+{
   DIR *d = fdopendir(dfd);
   if (!d) {
     close(dfd);
@@ -97,8 +104,9 @@ static void guard_tree(BoxVfs *v, int dfd, int depth, guint *budget) {
 
 /* The floor's paths as the mount spells them (canonical: a node's path is
  * its real one), and the identities of the objects they name now. */
-void vfs_guards_record(BoxVfs *v) {
-  char **lists[] = {v->floor_files, v->floor_trees};
+void vfs_guards_record(BoxVfs *v)
+{
+  char **lists[] = { v->floor_files, v->floor_trees };
   for (int l = 0; l < 2; l++)
     for (char **p = lists[l]; *p; p++) {
       char *canon = realpath(*p, NULL);
@@ -127,7 +135,8 @@ void vfs_guards_record(BoxVfs *v) {
 
 /* obj: the object's identity when the caller has it, else it is read from
  * the path (a walk of the host path on every permitted operation). */
-const char *vfs_floor_reason_obj(BoxVfs *v, const char *path, bool mutating, const VfsObjId *obj) {
+const char *vfs_floor_reason_obj(BoxVfs *v, const char *path, bool mutating, const VfsObjId *obj)
+{
   for (char **f = v->floor_files; f && *f; f++) {
     if (strcmp(path, *f) == 0) return floor_authority;
     if (mutating && box_path_within(*f, path)) return floor_authority; /* an ancestor directory */
@@ -138,10 +147,11 @@ const char *vfs_floor_reason_obj(BoxVfs *v, const char *path, bool mutating, con
   }
   if (g_hash_table_size(v->floor_ids) > 0) {
     struct stat st;
-    FileId key = {0, 0, GUARD_HOLDER};
-    if (obj) key = (FileId){obj->dev, obj->ino, GUARD_HOLDER};
+    FileId key = { 0, 0, GUARD_HOLDER };
+    if (obj)
+      key = (FileId){ obj->dev, obj->ino, GUARD_HOLDER };
     else if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0)
-      key = (FileId){st.st_dev, st.st_ino, GUARD_HOLDER};
+      key = (FileId){ st.st_dev, st.st_ino, GUARD_HOLDER };
     const FileId *id = key.ino ? g_hash_table_lookup(v->floor_ids, &key) : NULL;
     if (id && id->kind == GUARD_AUTHORITY) return floor_authority;
     if (id && id->kind == GUARD_TRUSTED) return floor_trusted;
@@ -150,15 +160,18 @@ const char *vfs_floor_reason_obj(BoxVfs *v, const char *path, bool mutating, con
   return NULL;
 }
 
-bool vfs_floor_refuses(BoxVfs *v, const char *path, const VfsObjId *obj) {
+bool vfs_floor_refuses(BoxVfs *v, const char *path, const VfsObjId *obj)
+{
   return vfs_floor_reason_obj(v, path, false, obj) != NULL;
 }
 
-bool box_vfs_floor_refuses(BoxVfs *v, const char *path, dev_t dev, ino_t ino) {
-  return vfs_floor_reason_obj(v, path, false, &(VfsObjId){dev, ino}) != NULL;
+bool box_vfs_floor_refuses(BoxVfs *v, const char *path, dev_t dev, ino_t ino)
+{
+  return vfs_floor_reason_obj(v, path, false, &(VfsObjId){ dev, ino }) != NULL;
 }
 
-const char *vfs_floor_reason(BoxVfs *v, const char *path, const VfsObjId *obj) {
+const char *vfs_floor_reason(BoxVfs *v, const char *path, const VfsObjId *obj)
+{
   return vfs_floor_reason_obj(v, path, true, obj);
 }
 
@@ -168,7 +181,8 @@ const char *vfs_floor_reason(BoxVfs *v, const char *path, const VfsObjId *obj) {
  * run, under a writable grant) is refused all the same, as the Shell's
  * would be. */
 int vfs_tool_floor(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool mutating,
-                      const VfsObjId *obj) {
+                   const VfsObjId *obj)
+{
   if (!c->placed || !c->is_tool || !host_backed || !path) return 0;
   return vfs_floor_reason_obj(v, path, mutating, obj) ? EACCES : 0;
 }

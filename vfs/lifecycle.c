@@ -10,12 +10,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-G_DEFINE_QUARK(box-vfs-error-quark, box_vfs_error)
+G_DEFINE_QUARK(box - vfs - error - quark, box_vfs_error)
 
-void box_vfs_raise_fd_limit(struct rlimit *before) {
+void box_vfs_raise_fd_limit(struct rlimit *before)
+{
   struct rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
-    if (before) *before = (struct rlimit){1024, 1024};
+    if (before) *before = (struct rlimit){ 1024, 1024 };
     return;
   }
   if (before) *before = rl;
@@ -27,7 +28,7 @@ void box_vfs_raise_fd_limit(struct rlimit *before) {
     fclose(f);
   }
   if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want) {
-    struct rlimit up = {want, want};
+    struct rlimit up = { want, want };
     if (setrlimit(RLIMIT_NOFILE, &up) == 0) return;
   }
   if (rl.rlim_cur != rl.rlim_max) {
@@ -38,7 +39,8 @@ void box_vfs_raise_fd_limit(struct rlimit *before) {
 
 /* Three quarters of the descriptor limit for nodes, the rest for open
  * files, directories being listed, the log and the sockets. */
-static guint node_fd_budget(void) {
+static guint node_fd_budget(void)
+{
   struct rlimit rl;
   rlim_t limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
   if (limit == RLIM_INFINITY || limit > (1u << 20)) limit = 1u << 20;
@@ -46,12 +48,14 @@ static guint node_fd_budget(void) {
   return limit > reserve + 64 ? (guint)(limit - reserve) : 64;
 }
 
-static char **strv_dup_or_empty(const char *const *v) {
+static char **strv_dup_or_empty(const char *const *v)
+{
   if (!v) return g_new0(char *, 1);
   return g_strdupv((char **)v);
 }
 
-bool vfs_root_is_nested(char **roots, guint i) {
+bool vfs_root_is_nested(char **roots, guint i)
+{
   for (guint j = 0; roots[j]; j++) {
     if (j == i) continue;
     if (strcmp(roots[i], roots[j]) == 0) {
@@ -63,7 +67,8 @@ bool vfs_root_is_nested(char **roots, guint i) {
   return false;
 }
 
-static bool build_pass_chain(BoxVfs *v, const char *root, GError **error) {
+static bool build_pass_chain(BoxVfs *v, const char *root, GError **error)
+{
   int fd = open(root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
     g_set_error(error, BOX_VFS_ERROR, 0, "cannot open bound root %s: %s", root, g_strerror(errno));
@@ -96,7 +101,8 @@ static bool build_pass_chain(BoxVfs *v, const char *root, GError **error) {
   return true;
 }
 
-static void *loop_thread(void *arg) {
+static void *loop_thread(void *arg)
+{
   BoxVfs *v = arg;
   struct fuse_loop_config *cfg = fuse_loop_cfg_create();
   fuse_loop_cfg_set_max_threads(cfg, 16);
@@ -106,7 +112,8 @@ static void *loop_thread(void *arg) {
   return NULL;
 }
 
-static void vfs_free(BoxVfs *v) {
+static void vfs_free(BoxVfs *v)
+{
   vfs_watch_close(v);
   if (v->pool) g_thread_pool_free(v->pool, FALSE, TRUE); /* finish queued jobs */
   if (v->se) fuse_session_destroy(v->se);
@@ -124,7 +131,7 @@ static void vfs_free(BoxVfs *v) {
       g_free(c);
     }
     g_ptr_array_unref(v->commands);
-  if (v->free_slots) g_array_free(v->free_slots, TRUE);
+    if (v->free_slots) g_array_free(v->free_slots, TRUE);
   }
   vfs_nodes_free(v);
   if (v->pidns) g_hash_table_unref(v->pidns);
@@ -142,7 +149,8 @@ static void vfs_free(BoxVfs *v) {
   g_free(v);
 }
 
-BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
+BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error)
+{
   g_return_val_if_fail(config && config->mountpoint, NULL);
   BoxVfs *v = g_new0(BoxVfs, 1);
   v->fuse_fd = -1;
@@ -191,8 +199,8 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
       return NULL;
     }
     if (box_path_within(v->mountpoint, *r)) {
-      g_set_error(error, BOX_VFS_ERROR, 0, "mountpoint %s lies inside bound root %s",
-                  v->mountpoint, *r);
+      g_set_error(error, BOX_VFS_ERROR, 0, "mountpoint %s lies inside bound root %s", v->mountpoint,
+                  *r);
       vfs_free(v);
       return NULL;
     }
@@ -218,7 +226,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
 
   /* BOXFS_FUSE_DEBUG=1: libfuse traces every request on stderr (to count
    * round trips per operation when measuring). */
-  const char *argv[] = {"boxfs", "-o", "fsname=boxfs,subtype=boxfs", "-d", NULL};
+  const char *argv[] = { "boxfs", "-o", "fsname=boxfs,subtype=boxfs", "-d", NULL };
   bool trace = g_getenv("BOXFS_FUSE_DEBUG") && strcmp(g_getenv("BOXFS_FUSE_DEBUG"), "1") == 0;
   struct fuse_args args = FUSE_ARGS_INIT(trace ? 4 : 3, (char **)argv);
   v->se = fuse_session_new(&args, &vfs_ops, sizeof vfs_ops, v);
@@ -249,7 +257,8 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error) {
   return v;
 }
 
-void box_vfs_stop(BoxVfs *v) {
+void box_vfs_stop(BoxVfs *v)
+{
   if (!v) return;
   vfs_watch_stop(v);
   if (v->se) {
@@ -260,13 +269,18 @@ void box_vfs_stop(BoxVfs *v) {
   vfs_free(v);
 }
 
-const char *box_vfs_mountpoint(const BoxVfs *v) { return v->mountpoint; }
+const char *box_vfs_mountpoint(const BoxVfs *v)
+{
+  return v->mountpoint;
+}
 
-char *box_vfs_ram_root(BoxVfs *v, int command) {
+char *box_vfs_ram_root(BoxVfs *v, int command)
+{
   if (v->box_area >= 0) return g_strdup_printf("%s/ram/box", v->mountpoint);
   return g_strdup_printf("%s/ram/c%d", v->mountpoint, box_vfs_command_area(v, command));
 }
 
-char *box_vfs_pass_path(const BoxVfs *v, const char *real_path) {
+char *box_vfs_pass_path(const BoxVfs *v, const char *real_path)
+{
   return g_strconcat(v->mountpoint, "/pass", real_path, NULL);
 }

@@ -11,28 +11,33 @@ typedef struct {
   ino_t ino;
 } PassKey;
 
-static guint pass_key_hash(gconstpointer p) {
+static guint pass_key_hash(gconstpointer p)
+{
   const PassKey *k = p;
   guint64 x = (guint64)k->ino * 0x9E3779B97F4A7C15ull ^ (guint64)k->dev;
   return (guint)(x ^ (x >> 32));
 }
-static gboolean pass_key_equal(gconstpointer a, gconstpointer b) {
+static gboolean pass_key_equal(gconstpointer a, gconstpointer b)
+{
   const PassKey *x = a, *y = b;
   return x->dev == y->dev && x->ino == y->ino;
 }
 
 /* ---- nodes ---- */
 
-void vfs_nodes_init(BoxVfs *v) {
+void vfs_nodes_init(BoxVfs *v)
+{
   v->nodes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
   v->pass_nodes = g_hash_table_new_full(pass_key_hash, pass_key_equal, g_free, NULL);
 }
 
-Node *vfs_node_get(BoxVfs *v, fuse_ino_t ino) {
-  return g_hash_table_lookup(v->nodes, &(guint64){ino});
+Node *vfs_node_get(BoxVfs *v, fuse_ino_t ino)
+{
+  return g_hash_table_lookup(v->nodes, &(guint64){ ino });
 }
 
-Node *vfs_node_new(BoxVfs *v, NodeKind kind, int cmd) {
+Node *vfs_node_new(BoxVfs *v, NodeKind kind, int cmd)
+{
   Node *n = vfs_zalloc(sizeof *n);
   n->ino = v->next_ino++;
   n->kind = kind;
@@ -49,7 +54,10 @@ Node *vfs_node_new(BoxVfs *v, NodeKind kind, int cmd) {
   return n;
 }
 
-void vfs_node_ref(Node *n) { n->refs++; }
+void vfs_node_ref(Node *n)
+{
+  n->refs++;
+}
 
 /* Per thread, no allocation: libfuse starts and ends loop threads as the
  * load changes, and a full list just closes at once, as without deferral. */
@@ -58,22 +66,30 @@ static __thread int tls_closes[CLOSES_MAX];
 static __thread int tls_closes_len;
 static __thread int tls_closes_depth;
 
-void vfs_closes_defer(void) { tls_closes_depth++; }
+void vfs_closes_defer(void)
+{
+  tls_closes_depth++;
+}
 
-void vfs_closes_run(void) {
+void vfs_closes_run(void)
+{
   g_assert(tls_closes_depth > 0);
   if (--tls_closes_depth > 0) return;
   for (int i = 0; i < tls_closes_len; i++) close(tls_closes[i]);
   tls_closes_len = 0;
 }
 
-static void close_node_fd(int fd) {
-  if (tls_closes_depth > 0 && tls_closes_len < CLOSES_MAX) tls_closes[tls_closes_len++] = fd;
-  else close(fd);
+static void close_node_fd(int fd)
+{
+  if (tls_closes_depth > 0 && tls_closes_len < CLOSES_MAX)
+    tls_closes[tls_closes_len++] = fd;
+  else
+    close(fd);
 }
 
 /* What n holds in memory, and n. */
-static void node_memory_free(Node *n) {
+static void node_memory_free(Node *n)
+{
   if (n->children) g_hash_table_unref(n->children);
   if (n->data) g_byte_array_unref(n->data);
   g_free(n->target);
@@ -82,10 +98,11 @@ static void node_memory_free(Node *n) {
   g_free(n);
 }
 
-static void node_free(BoxVfs *v, Node *n) {
-  g_hash_table_remove(v->nodes, &(guint64){n->ino});
+static void node_free(BoxVfs *v, Node *n)
+{
+  g_hash_table_remove(v->nodes, &(guint64){ n->ino });
   if (n->kind == NODE_PASS) {
-    PassKey k = {n->rdev_key, n->rino};
+    PassKey k = { n->rdev_key, n->rino };
     if (g_hash_table_lookup(v->pass_nodes, &k) == n) g_hash_table_remove(v->pass_nodes, &k);
     vfs_watch_forget(v, n);
     if (n->fd >= 0) {
@@ -95,7 +112,8 @@ static void node_free(BoxVfs *v, Node *n) {
   }
   if (n->kind == NODE_RAM) {
     Command *cm = (n->cmd >= 0 && (guint)n->cmd < v->commands->len)
-                      ? g_ptr_array_index(v->commands, n->cmd) : NULL;
+                    ? g_ptr_array_index(v->commands, n->cmd)
+                    : NULL;
     if (cm && cm->inodes > 0) cm->inodes--;
     if (cm && n->data) cm->bytes -= MIN(cm->bytes, (guint64)n->data->len);
   }
@@ -104,7 +122,8 @@ static void node_free(BoxVfs *v, Node *n) {
   if (parent) vfs_node_unref(v, parent);
 }
 
-void vfs_nodes_free(BoxVfs *v) {
+void vfs_nodes_free(BoxVfs *v)
+{
   if (v->nodes) {
     GHashTableIter it;
     gpointer val;
@@ -119,12 +138,14 @@ void vfs_nodes_free(BoxVfs *v) {
   if (v->pass_nodes) g_hash_table_unref(v->pass_nodes);
 }
 
-void vfs_node_unref(BoxVfs *v, Node *n) {
+void vfs_node_unref(BoxVfs *v, Node *n)
+{
   g_assert(n->refs > 0);
   if (--n->refs == 0) node_free(v, n);
 }
 
-void vfs_node_set_parent(BoxVfs *v, Node *n, Node *parent, const char *name) {
+void vfs_node_set_parent(BoxVfs *v, Node *n, Node *parent, const char *name)
+{
   Node *old = n->parent;
   n->settled = 0; /* its place is proven again by the next walk */
   if (parent) vfs_node_ref(parent);
@@ -137,7 +158,8 @@ void vfs_node_set_parent(BoxVfs *v, Node *n, Node *parent, const char *name) {
 }
 
 Node *vfs_dir_node_new(BoxVfs *v, NodeKind kind, int cmd, Node *parent, const char *name,
-                          mode_t perm) {
+                       mode_t perm)
+{
   Node *n = vfs_node_new(v, kind, cmd);
   n->mode = S_IFDIR | perm;
   n->nlink = 2;
@@ -154,7 +176,8 @@ Node *vfs_dir_node_new(BoxVfs *v, NodeKind kind, int cmd, Node *parent, const ch
 }
 
 Node *vfs_ram_new(BoxVfs *v, int cmd, Node *dir, const char *name, mode_t mode, uid_t uid,
-                  gid_t gid, int *err) {
+                  gid_t gid, int *err)
+{
   Command *cm = vfs_command(v, cmd);
   if (!cm) {
     *err = ENOENT;
@@ -186,7 +209,8 @@ Node *vfs_ram_new(BoxVfs *v, int cmd, Node *dir, const char *name, mode_t mode, 
   return n;
 }
 
-void vfs_ram_unlink(BoxVfs *v, Node *dir, const char *name) {
+void vfs_ram_unlink(BoxVfs *v, Node *dir, const char *name)
+{
   Node *n = g_hash_table_lookup(dir->children, name);
   if (!n) return;
   g_hash_table_remove(dir->children, name);
@@ -202,31 +226,38 @@ void vfs_ram_unlink(BoxVfs *v, Node *dir, const char *name) {
   vfs_node_unref(v, n);
 }
 
-bool vfs_ram_reachable(const Caller *c, const Node *n) {
+bool vfs_ram_reachable(const Caller *c, const Node *n)
+{
   return n->cmd == c->cmd || (c->area >= 0 && n->cmd == c->area);
 }
 
-int vfs_ram_resize(BoxVfs *v, Node *n, size_t len) {
+int vfs_ram_resize(BoxVfs *v, Node *n, size_t len)
+{
   guint64 file_max = v->ram_max_bytes ? v->ram_max_bytes : VFS_RAM_MAX_FILE;
   if (len > file_max || len > G_MAXUINT) return ENOSPC;
   size_t old = n->data->len;
   Command *cm = (n->cmd >= 0 && (guint)n->cmd < v->commands->len)
-                    ? g_ptr_array_index(v->commands, n->cmd) : NULL;
+                  ? g_ptr_array_index(v->commands, n->cmd)
+                  : NULL;
   if (cm && len > old && v->ram_max_bytes && cm->bytes + (len - old) > v->ram_max_bytes)
     return ENOSPC;
   g_byte_array_set_size(n->data, (guint)len);
   if (len > old) memset(n->data->data + old, 0, len - old);
-  if (cm && len >= old) cm->bytes += len - old;
-  else if (cm) cm->bytes -= MIN(cm->bytes, (guint64)(old - len));
+  if (cm && len >= old)
+    cm->bytes += len - old;
+  else if (cm)
+    cm->bytes -= MIN(cm->bytes, (guint64)(old - len));
   return 0;
 }
 
-Node *vfs_pass_find(BoxVfs *v, dev_t dev, ino_t ino) {
-  PassKey k = {dev, ino};
+Node *vfs_pass_find(BoxVfs *v, dev_t dev, ino_t ino)
+{
+  PassKey k = { dev, ino };
   return g_hash_table_lookup(v->pass_nodes, &k);
 }
 
-Node *vfs_pass_insert(BoxVfs *v, Node *parent, const char *name, int fd, const struct stat *st) {
+Node *vfs_pass_insert(BoxVfs *v, Node *parent, const char *name, int fd, const struct stat *st)
+{
   Node *n = vfs_pass_find(v, st->st_dev, st->st_ino);
   if (n) {
     if (fd >= 0) close(fd);
@@ -267,7 +298,8 @@ Node *vfs_pass_insert(BoxVfs *v, Node *parent, const char *name, int fd, const s
   return n;
 }
 
-void vfs_node_forget(BoxVfs *v, fuse_ino_t ino, uint64_t nlookup) {
+void vfs_node_forget(BoxVfs *v, fuse_ino_t ino, uint64_t nlookup)
+{
   Node *n = vfs_node_get(v, ino);
   if (!n) return;
   if (nlookup > n->nlookup) nlookup = n->nlookup;

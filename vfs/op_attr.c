@@ -18,11 +18,14 @@
  * place after they were read: no name changed meanwhile (watch.c), or a
  * second walk finds n there again.  Where no name has changed since a walk
  * found n, no walk is needed at all. */
-static int pass_stat_placed(BoxVfs *v, const Caller *c, Node *n, struct stat *st) {
+static int pass_stat_placed(BoxVfs *v, const Caller *c, Node *n, struct stat *st)
+{
   guint64 settled;
-  if (vfs_pass_is_root(v, n, &settled)) return fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
+  if (vfs_pass_is_root(v, n, &settled))
+    return fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
   settled = vfs_node_stamp(v, n);
-  if (settled && n->fd >= 0 && fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 && vfs_watch_settled(v, settled))
+  if (settled && n->fd >= 0 && fstatat(n->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 &&
+      vfs_watch_settled(v, settled))
     return 0;
   guint64 moves;
   int fd = vfs_pass_reach_st(v, c, n, O_PATH, "fs:read", st, &moves);
@@ -36,7 +39,8 @@ static int pass_stat_placed(BoxVfs *v, const Caller *c, Node *n, struct stat *st
   return 0;
 }
 
-void vfs_run_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+void vfs_run_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
   BoxVfs *v = V(req);
   Caller c;
   vfs_place(v, req, fi, &c);
@@ -54,8 +58,7 @@ void vfs_run_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) 
     vfs_reply_err(req, err);
     return;
   }
-  if (!fi && c.decides && decidable(n))
-    err = vfs_decide_getattr(v, &c, n);
+  if (!fi && c.decides && decidable(n)) err = vfs_decide_getattr(v, &c, n);
   bool done = false;
   if (!err && !fi && is_pass(n)) {
     int got = pass_stat_placed(v, &c, n, &st);
@@ -105,14 +108,17 @@ void vfs_run_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) 
     }
   }
   vfs_unpin(v, n);
-  if (err) vfs_reply_err(req, err);
-  else vfs_reply_attr(req, &st, 0.0);
+  if (err)
+    vfs_reply_err(req, err);
+  else
+    vfs_reply_attr(req, &st, 0.0);
 }
 
 /* chown(2) rules for a caller the kernel did not check (no
  * default_permissions): root may; the owner may keep the owner and change the
  * group to one of its own groups; nobody else may. */
-static int chown_allowed(BoxVfs *v, const Caller *c, int vfd, uid_t u, gid_t g) {
+static int chown_allowed(BoxVfs *v, const Caller *c, int vfd, uid_t u, gid_t g)
+{
   (void)v;
   if (c->uid == 0) return 0;
   struct stat st;
@@ -124,7 +130,8 @@ static int chown_allowed(BoxVfs *v, const Caller *c, int vfd, uid_t u, gid_t g) 
 }
 
 /* Times of a passthrough symlink: through its parent, reached again. */
-static int symlink_utimens(BoxVfs *v, Node *n, const struct timespec tv[2]) {
+static int symlink_utimens(BoxVfs *v, Node *n, const struct timespec tv[2])
+{
   g_mutex_lock(&v->lock);
   Node *parent = n->parent;
   char *name = g_strdup(n->name);
@@ -151,7 +158,8 @@ static int symlink_utimens(BoxVfs *v, Node *n, const struct timespec tv[2]) {
 }
 
 /* The checks the kernel leaves to us for SETATTR (no default_permissions). */
-static int setattr_allowed(const Caller *c, const struct stat *st, int to_set, bool has_fh) {
+static int setattr_allowed(const Caller *c, const struct stat *st, int to_set, bool has_fh)
+{
   if (c->uid == 0) return 0;
   bool owner = st->st_uid == c->uid;
   if ((to_set & FUSE_SET_ATTR_MODE) && !owner) return EPERM;
@@ -165,10 +173,14 @@ static int setattr_allowed(const Caller *c, const struct stat *st, int to_set, b
   return 0;
 }
 
-static void proc_path(char *buf, size_t n, int fd) { snprintf(buf, n, "/proc/self/fd/%d", fd); }
+static void proc_path(char *buf, size_t n, int fd)
+{
+  snprintf(buf, n, "/proc/self/fd/%d", fd);
+}
 
 static int setattr_pass(BoxVfs *v, const Caller *c, Node *n, int vfd, Fh *fh, struct stat *attr,
-                        int to_set) {
+                        int to_set)
+{
   char pp[64];
   proc_path(pp, sizeof pp, vfd);
   int ffd = (fh && fh->kind == FH_PASS_FILE) ? fh->fd : -1;
@@ -200,20 +212,28 @@ static int setattr_pass(BoxVfs *v, const Caller *c, Node *n, int vfd, Fh *fh, st
     tv[1].tv_sec = 0;
     tv[0].tv_nsec = UTIME_OMIT;
     tv[1].tv_nsec = UTIME_OMIT;
-    if (to_set & FUSE_SET_ATTR_ATIME_NOW) tv[0].tv_nsec = UTIME_NOW;
-    else if (to_set & FUSE_SET_ATTR_ATIME) tv[0] = attr->st_atim;
-    if (to_set & FUSE_SET_ATTR_MTIME_NOW) tv[1].tv_nsec = UTIME_NOW;
-    else if (to_set & FUSE_SET_ATTR_MTIME) tv[1] = attr->st_mtim;
+    if (to_set & FUSE_SET_ATTR_ATIME_NOW)
+      tv[0].tv_nsec = UTIME_NOW;
+    else if (to_set & FUSE_SET_ATTR_ATIME)
+      tv[0] = attr->st_atim;
+    if (to_set & FUSE_SET_ATTR_MTIME_NOW)
+      tv[1].tv_nsec = UTIME_NOW;
+    else if (to_set & FUSE_SET_ATTR_MTIME)
+      tv[1] = attr->st_mtim;
     int r;
-    if (ffd >= 0) r = futimens(ffd, tv);
-    else if (S_ISLNK(n->ftype)) r = symlink_utimens(v, n, tv);
-    else r = utimensat(AT_FDCWD, pp, tv, 0);
+    if (ffd >= 0)
+      r = futimens(ffd, tv);
+    else if (S_ISLNK(n->ftype))
+      r = symlink_utimens(v, n, tv);
+    else
+      r = utimensat(AT_FDCWD, pp, tv, 0);
     if (r < 0) return errno;
   }
   return 0;
 }
 
-static int setattr_ram(BoxVfs *v, Node *n, const Caller *c, struct stat *attr, int to_set) {
+static int setattr_ram(BoxVfs *v, Node *n, const Caller *c, struct stat *attr, int to_set)
+{
   int err = 0;
   g_mutex_lock(&v->lock);
   bool owner = c->uid == 0 || c->uid == n->uid;
@@ -223,9 +243,12 @@ static int setattr_ram(BoxVfs *v, Node *n, const Caller *c, struct stat *attr, i
   if (!err && (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) && !owner)
     err = EPERM;
   if (!err && (to_set & FUSE_SET_ATTR_SIZE)) {
-    if (!n->data) err = S_ISDIR(n->mode) ? EISDIR : EINVAL;
-    else if (attr->st_size < 0) err = EINVAL;
-    else err = vfs_ram_resize(v, n, (size_t)attr->st_size);
+    if (!n->data)
+      err = S_ISDIR(n->mode) ? EISDIR : EINVAL;
+    else if (attr->st_size < 0)
+      err = EINVAL;
+    else
+      err = vfs_ram_resize(v, n, (size_t)attr->st_size);
     if (!err) n->mtime = now;
   }
   if (!err && (to_set & FUSE_SET_ATTR_MODE)) n->mode = (n->mode & S_IFMT) | (attr->st_mode & 07777);
@@ -243,7 +266,8 @@ static int setattr_ram(BoxVfs *v, Node *n, const Caller *c, struct stat *attr, i
 }
 
 void vfs_run_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
-                       struct fuse_file_info *fi) {
+                     struct fuse_file_info *fi)
+{
   BoxVfs *v = V(req);
   Caller c;
   Node *n = vfs_pin_request(v, req, ino, fi, &c);
@@ -265,11 +289,14 @@ void vfs_run_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_s
   struct stat st;
   if (!err) err = vfs_node_stat(v, n, &st);
   vfs_unpin(v, n);
-  if (err) vfs_reply_err(req, err);
-  else vfs_reply_attr(req, &st, 0.0);
+  if (err)
+    vfs_reply_err(req, err);
+  else
+    vfs_reply_attr(req, &st, 0.0);
 }
 
-void vfs_run_access(fuse_req_t req, fuse_ino_t ino, int mask) {
+void vfs_run_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
   BoxVfs *v = V(req);
   Caller c;
   Node *n = vfs_pin_request(v, req, ino, NULL, &c);
@@ -280,15 +307,18 @@ void vfs_run_access(fuse_req_t req, fuse_ino_t ino, int mask) {
   if (!err && decidable(n)) err = vfs_decide_access(v, &c, n, S_ISDIR(st.st_mode));
   if (!err && is_pass(n)) {
     int vfd = vfs_pass_reach(v, &c, n, O_PATH, "fs:read");
-    if (vfd < 0) err = -vfd;
-    else close(vfd);
+    if (vfd < 0)
+      err = -vfd;
+    else
+      close(vfd);
   }
   if (!err && mask != F_OK && !vfs_perm_ok(&st, &c, mask)) err = EACCES;
   vfs_unpin(v, n);
   vfs_reply_err(req, err);
 }
 
-void vfs_run_readlink(fuse_req_t req, fuse_ino_t ino) {
+void vfs_run_readlink(fuse_req_t req, fuse_ino_t ino)
+{
   BoxVfs *v = V(req);
   Caller c;
   Node *n = vfs_pin_request(v, req, ino, NULL, &c);
@@ -313,17 +343,22 @@ void vfs_run_readlink(fuse_req_t req, fuse_ino_t ino) {
     }
   } else if (!err) {
     g_mutex_lock(&v->lock);
-    if (n->target) target = g_strdup(n->target);
-    else err = EINVAL;
+    if (n->target)
+      target = g_strdup(n->target);
+    else
+      err = EINVAL;
     g_mutex_unlock(&v->lock);
   }
   vfs_unpin(v, n);
-  if (err) vfs_reply_err(req, err);
-  else vfs_reply_readlink(req, target);
+  if (err)
+    vfs_reply_err(req, err);
+  else
+    vfs_reply_readlink(req, target);
   g_free(target);
 }
 
-void vfs_op_statfs(fuse_req_t req, fuse_ino_t ino) {
+void vfs_op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
   BoxVfs *v = V(req);
   Caller c;
   vfs_place(v, req, NULL, &c);
@@ -359,7 +394,8 @@ void vfs_op_statfs(fuse_req_t req, fuse_ino_t ino) {
       inodes = cm->inodes;
     }
     g_mutex_unlock(&v->lock);
-    guint64 max_b = v->ram_max_bytes ? v->ram_max_bytes : (guint64)v->ram_max_inodes * VFS_RAM_MAX_FILE;
+    guint64 max_b =
+      v->ram_max_bytes ? v->ram_max_bytes : (guint64)v->ram_max_inodes * VFS_RAM_MAX_FILE;
     sv.f_blocks = max_b / 4096;
     sv.f_bfree = sv.f_bavail = (max_b - MIN(bytes, max_b)) / 4096;
     sv.f_files = v->ram_max_inodes;
@@ -374,19 +410,23 @@ void vfs_op_statfs(fuse_req_t req, fuse_ino_t ino) {
  * kernel refuse them itself from then on (callers get EOPNOTSUPP): without
  * it every write(2) costs a GETXATTR of security.capability first. */
 void vfs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
-                        size_t size, int flags) {
+                     size_t size, int flags)
+{
   (void)ino, (void)name, (void)value, (void)size, (void)flags;
   vfs_reply_err(req, ENOSYS);
 }
-void vfs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size) {
+void vfs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
   (void)ino, (void)name, (void)size;
   vfs_reply_err(req, ENOSYS);
 }
-void vfs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+void vfs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
   (void)ino, (void)size;
   vfs_reply_err(req, ENOSYS);
 }
-void vfs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name) {
+void vfs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
   (void)ino, (void)name;
   vfs_reply_err(req, ENOSYS);
 }

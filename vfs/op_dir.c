@@ -9,7 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void vfs_run_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+void vfs_run_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
   BoxVfs *v = V(req);
   Caller c;
   Node *n = vfs_pin_request(v, req, ino, NULL, &c);
@@ -48,16 +49,19 @@ void vfs_run_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) 
   if (vfs_reply_open(req, fi) != 0) vfs_fh_free(v, fh);
 }
 
-static void add_ent(GArray *a, const char *name, fuse_ino_t ino, unsigned char type) {
-  DirEnt e = {g_strdup(name), ino, type};
+static void add_ent(GArray *a, const char *name, fuse_ino_t ino, unsigned char type)
+{
+  DirEnt e = { g_strdup(name), ino, type };
   g_array_append_val(a, e);
 }
 
-static fuse_ino_t shown_ino(Node *n) {
+static fuse_ino_t shown_ino(Node *n)
+{
   return n->kind == NODE_PASS ? (fuse_ino_t)n->rino : (n->ino | VFS_RAM_INO_BIT);
 }
 
-static void fill_entries(BoxVfs *v, Fh *fh, const Caller *c) {
+static void fill_entries(BoxVfs *v, Fh *fh, const Caller *c)
+{
   if (fh->entries) {
     for (guint i = 0; i < fh->entries->len; i++) g_free(g_array_index(fh->entries, DirEnt, i).name);
     g_array_unref(fh->entries);
@@ -89,7 +93,8 @@ static void fill_entries(BoxVfs *v, Fh *fh, const Caller *c) {
     g_mutex_lock(&v->lock);
     /* d_ino: informational; the lookup gives the real node */
     for (guint i = 0; i < names->len; i++)
-      add_ent(fh->entries, g_ptr_array_index(names, i), (fuse_ino_t)(i + 3) | VFS_RAM_INO_BIT, DT_REG);
+      add_ent(fh->entries, g_ptr_array_index(names, i), (fuse_ino_t)(i + 3) | VFS_RAM_INO_BIT,
+              DT_REG);
     g_ptr_array_unref(names);
   } else if (n->children) {
     GHashTableIter it;
@@ -116,28 +121,32 @@ typedef struct {
   off_t next;
 } ListEnt;
 
-static bool list_at(BoxVfs *v, Fh *fh, const Caller *c, off_t off, ListEnt *out) {
+static bool list_at(BoxVfs *v, Fh *fh, const Caller *c, off_t off, ListEnt *out)
+{
   if (fh->kind == FH_PASS_DIR) {
     if (off != fh->pos || off == 0) {
-      if (off == 0) rewinddir(fh->dir);
-      else seekdir(fh->dir, off);
+      if (off == 0)
+        rewinddir(fh->dir);
+      else
+        seekdir(fh->dir, off);
       fh->ent = NULL;
       fh->pos = off;
     }
     if (!fh->ent) fh->ent = readdir(fh->dir);
     if (!fh->ent) return false;
-    *out = (ListEnt){fh->ent->d_name, fh->ent->d_ino, fh->ent->d_type, fh->ent->d_off};
+    *out = (ListEnt){ fh->ent->d_name, fh->ent->d_ino, fh->ent->d_type, fh->ent->d_off };
     return true;
   }
   if (off == 0 || !fh->entries) fill_entries(v, fh, c);
   if (off < 0 || (guint64)off >= fh->entries->len) return false;
   DirEnt *d = &g_array_index(fh->entries, DirEnt, (guint)off);
-  *out = (ListEnt){d->name, d->d_ino, d->type, off + 1};
+  *out = (ListEnt){ d->name, d->d_ino, d->type, off + 1 };
   return true;
 }
 
 /* The entry list_at gave was sent. */
-static void list_sent(Fh *fh, const ListEnt *e) {
+static void list_sent(Fh *fh, const ListEnt *e)
+{
   if (fh->kind != FH_PASS_DIR) return;
   fh->ent = NULL;
   fh->pos = e->next;
@@ -145,11 +154,11 @@ static void list_sent(Fh *fh, const ListEnt *e) {
 
 /* The open directory a READDIR or READDIRPLUS lists, or NULL (answered
  * EACCES): its caller must be placed and able to reach a RAM directory. */
-static Fh *listing_handle(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c) {
+static Fh *listing_handle(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c)
+{
   vfs_place(v, req, fi, c);
   Fh *fh = FH(fi);
-  if (!fh || !c->placed ||
-      (fh->node->kind == NODE_RAM && !vfs_ram_reachable(c, fh->node))) {
+  if (!fh || !c->placed || (fh->node->kind == NODE_RAM && !vfs_ram_reachable(c, fh->node))) {
     vfs_reply_err(req, EACCES);
     return NULL;
   }
@@ -157,7 +166,8 @@ static Fh *listing_handle(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, 
 }
 
 /* READDIR's reply: names, their d_ino and type. */
-static void fill_readdir(BoxVfs *v, fuse_req_t req, Fh *fh, const Caller *c, size_t size, off_t off) {
+static void fill_readdir(BoxVfs *v, fuse_req_t req, Fh *fh, const Caller *c, size_t size, off_t off)
+{
   char *buf = g_malloc(size);
   size_t pos = 0;
   ListEnt e;
@@ -196,17 +206,20 @@ static void fill_readdir(BoxVfs *v, fuse_req_t req, Fh *fh, const Caller *c, siz
  * identity plus_entry reads (a walk of the host path per entry cost more
  * than the rest of a listing's work). */
 static bool plus_may_show(BoxVfs *v, const Caller *c, Fh *fh, const char *dirpath, const char *name,
-                          char path[PATH_MAX]) {
+                          char path[PATH_MAX])
+{
   if (!dirpath) return false;
-  const char *parts[] = {strcmp(dirpath, "/") == 0 ? "" : dirpath, "/", name};
+  const char *parts[] = { strcmp(dirpath, "/") == 0 ? "" : dirpath, "/", name };
   if (!vfs_concat(path, PATH_MAX, parts, G_N_ELEMENTS(parts))) return false;
-  return vfs_verdict_cached_permit(v, c->cmd, "fs:read", "read_metadata", path, fh->kind == FH_PASS_DIR);
+  return vfs_verdict_cached_permit(v, c->cmd, "fs:read", "read_metadata", path,
+                                   fh->kind == FH_PASS_DIR);
 }
 
 /* The node and attributes for a shown entry (a kernel reference taken), or
  * false: the entry goes without them. */
 static bool plus_entry(BoxVfs *v, Fh *fh, const Caller *c, const char *name,
-                       struct fuse_entry_param *e) {
+                       struct fuse_entry_param *e)
+{
   if (fh->kind == FH_PASS_DIR) {
     int dfd = dirfd(fh->dir);
     return dfd >= 0 && vfs_pass_child(v, fh->node, dfd, name, e) == 0;
@@ -220,7 +233,9 @@ static bool plus_entry(BoxVfs *v, Fh *fh, const Caller *c, const char *name,
 }
 
 /* READDIRPLUS's reply: an entry's node and attributes only where shown. */
-static void fill_readdirplus(BoxVfs *v, fuse_req_t req, Fh *fh, const Caller *c, size_t size, off_t off) {
+static void fill_readdirplus(BoxVfs *v, fuse_req_t req, Fh *fh, const Caller *c, size_t size,
+                             off_t off)
+{
   bool real = fh->kind == FH_PASS_DIR || fh->kind == FH_RAM_DIR;
   char *dirpath = real ? vfs_path_of(v, fh->node) : NULL;
   char *buf = g_malloc(size);
@@ -239,7 +254,7 @@ static void fill_readdirplus(BoxVfs *v, fuse_req_t req, Fh *fh, const Caller *c,
     bool shown = real && !dot && (!deciding || plus_may_show(v, c, fh, dirpath, d->name, path)) &&
                  plus_entry(v, fh, c, d->name, &e);
     if (shown && deciding && fh->kind == FH_PASS_DIR &&
-        vfs_floor_refuses(v, path, &(VfsObjId){e.attr.st_dev, e.attr.st_ino})) {
+        vfs_floor_refuses(v, path, &(VfsObjId){ e.attr.st_dev, e.attr.st_ino })) {
       g_mutex_lock(&v->lock);
       vfs_node_forget(v, e.ino, 1);
       g_mutex_unlock(&v->lock);
@@ -259,7 +274,8 @@ static void fill_readdirplus(BoxVfs *v, fuse_req_t req, Fh *fh, const Caller *c,
   }
   if (fuse_reply_buf(req, buf, pos) != 0) {
     g_mutex_lock(&v->lock);
-    for (guint i = 0; i < given->len; i++) vfs_node_forget(v, g_array_index(given, fuse_ino_t, i), 1);
+    for (guint i = 0; i < given->len; i++)
+      vfs_node_forget(v, g_array_index(given, fuse_ino_t, i), 1);
     g_mutex_unlock(&v->lock);
   }
   g_array_unref(given);
@@ -269,25 +285,30 @@ static void fill_readdirplus(BoxVfs *v, fuse_req_t req, Fh *fh, const Caller *c,
 
 /* The listing's handle (or the refusal answered), then its reply. */
 static void list_request(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi,
-                         void (*fill)(BoxVfs *, fuse_req_t, Fh *, const Caller *, size_t, off_t)) {
+                         void (*fill)(BoxVfs *, fuse_req_t, Fh *, const Caller *, size_t, off_t))
+{
   BoxVfs *v = V(req);
   Caller c;
   Fh *fh = listing_handle(v, req, fi, &c);
   if (fh) fill(v, req, fh, &c, size, off);
 }
 
-void vfs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
+void vfs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                    struct fuse_file_info *fi)
+{
   (void)ino;
   list_request(req, size, off, fi, fill_readdir);
 }
 
 void vfs_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-                        struct fuse_file_info *fi) {
+                        struct fuse_file_info *fi)
+{
   (void)ino;
   list_request(req, size, off, fi, fill_readdirplus);
 }
 
-void vfs_op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi) {
+void vfs_op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
   BoxVfs *v = V(req);
   (void)ino;
   int err;

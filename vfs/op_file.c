@@ -9,7 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-Fh *vfs_fh_new(FhKind kind, int cmd, Node *n) {
+Fh *vfs_fh_new(FhKind kind, int cmd, Node *n)
+{
   Fh *fh = vfs_zalloc(sizeof *fh);
   __atomic_add_fetch(&n->opens, 1, __ATOMIC_SEQ_CST);
   fh->kind = kind;
@@ -22,7 +23,8 @@ Fh *vfs_fh_new(FhKind kind, int cmd, Node *n) {
 
 /* A node without a descriptor of its own lists its open files: an object
  * unlinked or renamed away while open is still read through them. */
-static Fh *fh_pass_file(BoxVfs *v, int cmd, Node *n, int fd) {
+static Fh *fh_pass_file(BoxVfs *v, int cmd, Node *n, int fd)
+{
   Fh *fh = vfs_fh_new(FH_PASS_FILE, cmd, n);
   fh->fd = fd;
   if (n->fd < 0) {
@@ -33,15 +35,17 @@ static Fh *fh_pass_file(BoxVfs *v, int cmd, Node *n, int fd) {
   return fh;
 }
 
-static bool open_reads_only(int flags) {
+static bool open_reads_only(int flags)
+{
   return (flags & O_ACCMODE) == O_RDONLY && !(flags & O_TRUNC);
 }
 
 /* The control files, for reading only and read with direct_io: the
  * operator's decision log, a running command's record (.box/commands/<N>),
  * the caller's last denial (mydenial). */
-static void open_control(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, const Caller *c, Node *n,
-                         bool ro) {
+static void open_control(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, const Caller *c,
+                         Node *n, bool ro)
+{
   if (n->special == SPECIAL_DECISIONS) {
     /* the decision log, read live: direct_io so that every read (tail -f)
      * sees what boxd appended since */
@@ -101,23 +105,25 @@ static void open_control(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, c
   }
 }
 
-void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
   BoxVfs *v = V(req);
   Caller c;
   Node *n = vfs_pin_request(v, req, ino, NULL, &c);
   if (!n) return;
   int err = 0;
   bool ro = open_reads_only(fi->flags);
-  if (n->special == SPECIAL_DECISIONS || n->special == SPECIAL_CMDINFO || n->special == SPECIAL_MYDENIAL) {
+  if (n->special == SPECIAL_DECISIONS || n->special == SPECIAL_CMDINFO ||
+      n->special == SPECIAL_MYDENIAL) {
     open_control(v, req, fi, &c, n, ro);
     return;
   }
   if (n->kind != NODE_PASS && n->kind != NODE_RAM) err = EISDIR;
-  if (!err && decidable(n))
-    err = vfs_decide_open(v, &c, n, ro);
+  if (!err && decidable(n)) err = vfs_decide_open(v, &c, n, ro);
   if (!err) {
-    int mask = (fi->flags & O_ACCMODE) == O_RDONLY ? R_OK
-               : (fi->flags & O_ACCMODE) == O_WRONLY ? W_OK : (R_OK | W_OK);
+    int mask = (fi->flags & O_ACCMODE) == O_RDONLY   ? R_OK
+               : (fi->flags & O_ACCMODE) == O_WRONLY ? W_OK
+                                                     : (R_OK | W_OK);
     if (fi->flags & O_TRUNC) mask |= W_OK;
     err = vfs_check_perm(v, n, &c, mask);
   }
@@ -125,8 +131,8 @@ void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   if (!err && is_pass(n)) {
     /* Reached again from the root, opened without O_TRUNC: truncate only
      * once the object is known to be the one judged. */
-    int fd = vfs_pass_reach(v, &c, n, fi->flags & ~(O_TRUNC | O_NOFOLLOW),
-                        ro ? "fs:read" : "fs:write");
+    int fd =
+      vfs_pass_reach(v, &c, n, fi->flags & ~(O_TRUNC | O_NOFOLLOW), ro ? "fs:read" : "fs:write");
     if (fd < 0) {
       err = -fd;
     } else if ((fi->flags & O_TRUNC) && ftruncate(fd, 0) < 0) {
@@ -140,9 +146,12 @@ void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
     }
   } else if (!err) {
     g_mutex_lock(&v->lock);
-    if (S_ISDIR(n->mode)) err = EISDIR;
-    else if (!n->data) err = EACCES;
-    else if (n->special != SPECIAL_NONE && !ro) err = EACCES;
+    if (S_ISDIR(n->mode))
+      err = EISDIR;
+    else if (!n->data)
+      err = EACCES;
+    else if (n->special != SPECIAL_NONE && !ro)
+      err = EACCES;
     else {
       if (fi->flags & O_TRUNC) {
         vfs_ram_resize(v, n, 0);
@@ -172,7 +181,8 @@ void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
 }
 
 void vfs_run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-                      struct fuse_file_info *fi) {
+                    struct fuse_file_info *fi)
+{
   BoxVfs *v = V(req);
   Caller c;
   vfs_place(v, req, NULL, &c);
@@ -208,7 +218,8 @@ void vfs_run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
       /* the node is found by what the open made (no fstatat of the name; a
        * new node's own O_PATH open is still compared below); after a chown
        * the attributes are read again */
-      err = vfs_pass_child_known(v, nn.dir, nn.dfd, name, &e, have && !chowned ? &fst : NULL, nn.moves);
+      err =
+        vfs_pass_child_known(v, nn.dir, nn.dfd, name, &e, have && !chowned ? &fst : NULL, nn.moves);
       if (!err && (e.attr.st_dev != fst.st_dev || e.attr.st_ino != fst.st_ino)) {
         /* the name moved between the open and the resolution */
         g_mutex_lock(&v->lock);
@@ -233,10 +244,14 @@ void vfs_run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
     g_mutex_lock(&v->lock);
     Node *n = g_hash_table_lookup(nn.dir->children, name);
     if (n) {
-      if (fi->flags & O_EXCL) err = EEXIST;
-      else if (S_ISDIR(n->mode)) err = EISDIR;
-      else if (!n->data) err = EACCES;
-      else if (fi->flags & O_TRUNC) vfs_ram_resize(v, n, 0);
+      if (fi->flags & O_EXCL)
+        err = EEXIST;
+      else if (S_ISDIR(n->mode))
+        err = EISDIR;
+      else if (!n->data)
+        err = EACCES;
+      else if (fi->flags & O_TRUNC)
+        vfs_ram_resize(v, n, 0);
     } else {
       n = vfs_ram_new(v, nn.dir->cmd, nn.dir, name, S_IFREG | (mode & 07777), c.uid, c.gid, &err);
     }
@@ -274,7 +289,8 @@ void vfs_run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
  * (read, write, fstat, fsync) is covered by the decision that opened it
  * and acts on that descriptor only: it needs no placement (which would cost
  * a readlink of the caller's namespace per READ). */
-Fh *vfs_fh_check(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, int *err) {
+Fh *vfs_fh_check(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, int *err)
+{
   Fh *pfh = FH(fi);
   if (pfh && pfh->kind == FH_PASS_FILE && pfh->fd >= 0) {
     *err = 0;
@@ -284,21 +300,24 @@ Fh *vfs_fh_check(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, int *err)
   vfs_place(v, req, fi, &c);
   Fh *fh = FH(fi);
   *err = 0;
-  if (!fh || !c.placed) *err = EACCES;
-  else if (fh->node && fh->node->kind == NODE_RAM && !vfs_ram_reachable(&c, fh->node)) *err = EACCES;
+  if (!fh || !c.placed)
+    *err = EACCES;
+  else if (fh->node && fh->node->kind == NODE_RAM && !vfs_ram_reachable(&c, fh->node))
+    *err = EACCES;
   return *err ? NULL : fh;
 }
 
 /* vfs_fh_check, the refusal answered (NULL). */
-static Fh *fh_or_refuse(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi) {
+static Fh *fh_or_refuse(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi)
+{
   int err;
   Fh *fh = vfs_fh_check(v, req, fi, &err);
   if (!fh) vfs_reply_err(req, err);
   return fh;
 }
 
-void vfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-                    struct fuse_file_info *fi) {
+void vfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
   BoxVfs *v = V(req);
   (void)ino;
   Fh *fh = fh_or_refuse(v, req, fi);
@@ -314,8 +333,10 @@ void vfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   if (fh->kind == FH_VIEW_LOG) {
     char *b = g_malloc(size ? size : 1);
     ssize_t got = pread(fh->fd, b, size, off);
-    if (got < 0) vfs_reply_err(req, errno);
-    else fuse_reply_buf(req, b, (size_t)got);
+    if (got < 0)
+      vfs_reply_err(req, errno);
+    else
+      fuse_reply_buf(req, b, (size_t)got);
     g_free(b);
     return;
   }
@@ -347,7 +368,8 @@ void vfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 }
 
 void vfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
-                     struct fuse_file_info *fi) {
+                  struct fuse_file_info *fi)
+{
   BoxVfs *v = V(req);
   (void)ino;
   int err = 0;
@@ -355,8 +377,10 @@ void vfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
   if (!fh) return;
   if (fh->kind == FH_PASS_FILE) {
     ssize_t n = pwrite(fh->fd, buf, size, off);
-    if (n < 0) vfs_reply_err(req, errno);
-    else fuse_reply_write(req, (size_t)n);
+    if (n < 0)
+      vfs_reply_err(req, errno);
+    else
+      fuse_reply_write(req, (size_t)n);
     return;
   }
   if (fh->kind != FH_RAM_FILE) {
@@ -366,7 +390,8 @@ void vfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
   g_mutex_lock(&v->lock);
   Node *n = fh->node;
   if (fh->flags & O_APPEND) off = (off_t)n->data->len;
-  if (off < 0) err = EINVAL;
+  if (off < 0)
+    err = EINVAL;
   else {
     if ((size_t)off + size > n->data->len) err = vfs_ram_resize(v, n, (size_t)off + size);
     if (!err) {
@@ -376,17 +401,21 @@ void vfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
     }
   }
   g_mutex_unlock(&v->lock);
-  if (err) vfs_reply_err(req, err);
-  else fuse_reply_write(req, size);
+  if (err)
+    vfs_reply_err(req, err);
+  else
+    fuse_reply_write(req, size);
 }
 
-void vfs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+void vfs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
   (void)ino;
   (void)fi;
   vfs_reply_err(req, ENOSYS);
 }
 
-void vfs_fh_free(BoxVfs *v, Fh *fh) {
+void vfs_fh_free(BoxVfs *v, Fh *fh)
+{
   vfs_backing_close(v, fh->node, fh->backing);
   if (fh->kind == FH_PASS_FILE && fh->node->fd < 0) {
     g_mutex_lock(&v->lock);
@@ -406,14 +435,16 @@ void vfs_fh_free(BoxVfs *v, Fh *fh) {
 }
 
 /* RELEASE and RELEASEDIR */
-void vfs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+void vfs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
   (void)ino;
   Fh *fh = FH(fi);
   if (fh) vfs_fh_free(V(req), fh);
   vfs_reply_err(req, 0);
 }
 
-void vfs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi) {
+void vfs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
   BoxVfs *v = V(req);
   (void)ino;
   int err;
@@ -425,7 +456,8 @@ void vfs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file
 }
 
 void vfs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
-                         struct fuse_file_info *fi) {
+                      struct fuse_file_info *fi)
+{
   BoxVfs *v = V(req);
   (void)ino;
   int err;

@@ -16,7 +16,8 @@
 #define ENTRY_TIMEOUT_WATCHED 60.0
 
 /* lock held */
-static double entry_timeout_of(BoxVfs *v, Node *n) {
+static double entry_timeout_of(BoxVfs *v, Node *n)
+{
   if (n->special != SPECIAL_NONE) return 0.0;
   return vfs_watch_long(v, n) ? ENTRY_TIMEOUT_WATCHED : ENTRY_TIMEOUT;
 }
@@ -25,7 +26,8 @@ static double entry_timeout_of(BoxVfs *v, Node *n) {
 
 /* lock held; takes a kernel reference on n and fills e (with *known, the
  * attributes just read from n's object, else read here) */
-static int fill_entry_st(BoxVfs *v, Node *n, struct fuse_entry_param *e, const struct stat *known) {
+static int fill_entry_st(BoxVfs *v, Node *n, struct fuse_entry_param *e, const struct stat *known)
+{
   memset(e, 0, sizeof *e);
   struct stat st;
   if (known) {
@@ -45,12 +47,13 @@ static int fill_entry_st(BoxVfs *v, Node *n, struct fuse_entry_param *e, const s
   return 0;
 }
 
-int vfs_fill_entry(BoxVfs *v, Node *n, struct fuse_entry_param *e) {
+int vfs_fill_entry(BoxVfs *v, Node *n, struct fuse_entry_param *e)
+{
   return fill_entry_st(v, n, e, NULL);
 }
 
-int vfs_pass_child(BoxVfs *v, Node *dir, int dirfd, const char *name,
-                      struct fuse_entry_param *e) {
+int vfs_pass_child(BoxVfs *v, Node *dir, int dirfd, const char *name, struct fuse_entry_param *e)
+{
   return vfs_pass_child_known(v, dir, dirfd, name, e, NULL, 0);
 }
 
@@ -58,10 +61,13 @@ int vfs_pass_child(BoxVfs *v, Node *dir, int dirfd, const char *name,
  * created there (no fstatat: it is new, or its node is found by them);
  * moves: the watch's stamp of the walk that reached dirfd (0: none). */
 int vfs_pass_child_known(BoxVfs *v, Node *dir, int dirfd, const char *name,
-                            struct fuse_entry_param *e, const struct stat *known, guint64 moves) {
+                         struct fuse_entry_param *e, const struct stat *known, guint64 moves)
+{
   struct stat st;
-  if (known) st = *known;
-  else if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) return errno;
+  if (known)
+    st = *known;
+  else if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno;
   g_mutex_lock(&v->lock);
   Node *n = vfs_pass_find(v, st.st_dev, st.st_ino);
   if (n) {
@@ -95,7 +101,8 @@ int vfs_pass_child_known(BoxVfs *v, Node *dir, int dirfd, const char *name,
  * the directory and then its child takes four).  False when the walk fails
  * or finds anything else: the caller then goes the long way, which tells a
  * missing child from a moved directory and attaches a new one. */
-static bool pass_known_child(BoxVfs *v, Node *dir, const char *name, struct fuse_entry_param *e) {
+static bool pass_known_child(BoxVfs *v, Node *dir, const char *name, struct fuse_entry_param *e)
+{
   int rootfd = -1;
   char buf[1024];
   guint64 moves = vfs_watch_moves(v);
@@ -104,8 +111,10 @@ static bool pass_known_child(BoxVfs *v, Node *dir, const char *name, struct fuse
   g_mutex_unlock(&v->lock);
   if (!rel) return false;
   char path[sizeof buf];
-  if (strcmp(rel, ".") == 0) g_strlcpy(path, name, sizeof path);
-  else if ((size_t)snprintf(path, sizeof path, "%s/%s", rel, name) >= sizeof path) return false;
+  if (strcmp(rel, ".") == 0)
+    g_strlcpy(path, name, sizeof path);
+  else if ((size_t)snprintf(path, sizeof path, "%s/%s", rel, name) >= sizeof path)
+    return false;
   int fd = vfs_openat2_beneath(rootfd, path, O_PATH | O_NOFOLLOW);
   if (fd < 0) return false;
   struct stat st;
@@ -114,7 +123,8 @@ static bool pass_known_child(BoxVfs *v, Node *dir, const char *name, struct fuse
   if (!ok) return false;
   g_mutex_lock(&v->lock);
   Node *n = vfs_pass_find(v, st.st_dev, st.st_ino);
-  ok = n && n->parent == dir && n->name && strcmp(n->name, name) == 0 && fill_entry_st(v, n, e, &st) == 0;
+  ok = n && n->parent == dir && n->name && strcmp(n->name, name) == 0 &&
+       fill_entry_st(v, n, e, &st) == 0;
   if (ok) vfs_watch_proven(n, moves);
   g_mutex_unlock(&v->lock);
   return ok;
@@ -126,7 +136,9 @@ static bool pass_known_child(BoxVfs *v, Node *dir, const char *name, struct fuse
  * settled after it (an outside rename in between would have queued its
  * event by then).  True with *err set (0: *e filled) where that held;
  * false: the caller walks. */
-static bool pass_settled_child(BoxVfs *v, Node *dir, const char *name, struct fuse_entry_param *e, int *err) {
+static bool pass_settled_child(BoxVfs *v, Node *dir, const char *name, struct fuse_entry_param *e,
+                               int *err)
+{
   guint64 settled;
   bool root = vfs_pass_is_root(v, dir, &settled);
   if (!root) {
@@ -152,7 +164,8 @@ static bool pass_settled_child(BoxVfs *v, Node *dir, const char *name, struct fu
  * statx with AT_STATX_DONT_SYNC reads them without a GETATTR, so they must
  * be what a decision would show). */
 static int admit_found(BoxVfs *v, const Caller *c, const char *path, bool host_backed,
-                       struct fuse_entry_param *e) {
+                       struct fuse_entry_param *e)
+{
   bool may_read;
   int err = vfs_probe_present(v, c, path, host_backed, S_ISDIR(e->attr.st_mode), &may_read);
   if (err) {
@@ -163,7 +176,9 @@ static int admit_found(BoxVfs *v, const Caller *c, const char *path, bool host_b
   }
   if (!may_read) {
     struct stat *st = &e->attr;
-    struct stat shown = {.st_dev = st->st_dev, .st_ino = st->st_ino, .st_mode = st->st_mode & S_IFMT, .st_nlink = 1};
+    struct stat shown = {
+      .st_dev = st->st_dev, .st_ino = st->st_ino, .st_mode = st->st_mode & S_IFMT, .st_nlink = 1
+    };
     /* An inode the kernel already holds (another lookup's) keeps its size
      * and mtime: from a changed size the kernel cuts the page cache and
      * every mapping of the file (another process's read of a page past the
@@ -182,7 +197,8 @@ static int admit_found(BoxVfs *v, const Caller *c, const char *path, bool host_b
   return 0;
 }
 
-void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
+void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
   BoxVfs *v = V(req);
   Caller c;
   vfs_place(v, req, NULL, &c);
@@ -203,7 +219,8 @@ void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
   struct fuse_entry_param e;
   if (is_pass(p)) {
     __atomic_add_fetch(&v->pass_lookups, 1, __ATOMIC_RELAXED);
-    if (!S_ISDIR(p->ftype)) err = ENOTDIR;
+    if (!S_ISDIR(p->ftype))
+      err = ENOTDIR;
     else if (!(err = vfs_check_perm(v, p, &c, X_OK)) && !pass_settled_child(v, p, name, &e, &err) &&
              !pass_known_child(v, p, name, &e)) {
       struct stat dst;
@@ -234,8 +251,10 @@ void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
     snprintf(want, sizeof want, "c%d", c.cmd);
     Command *cm = vfs_command(v, c.cmd);
     Command *area = cm && cm->area != cm->id ? vfs_command(v, cm->area) : NULL;
-    if (cm && cm->root && strcmp(name, want) == 0) n = cm->root;
-    else if (area && area->root && strcmp(name, area->root->name) == 0) n = area->root;
+    if (cm && cm->root && strcmp(name, want) == 0)
+      n = cm->root;
+    else if (area && area->root && strcmp(name, area->root->name) == 0)
+      n = area->root;
   } else if (p->special == SPECIAL_COMMANDS) {
     /* the operator's view: a running command boxd published, rendered */
     g_mutex_unlock(&v->lock);
@@ -259,7 +278,8 @@ void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
   if (n) err = vfs_fill_entry(v, n, &e);
   char *probe = NULL;
   bool found = !err && n && n->special == SPECIAL_NONE;
-  if ((err == ENOENT || found) && c.decides && p->kind == NODE_RAM && p->special != SPECIAL_BOXDIR) {
+  if ((err == ENOENT || found) && c.decides && p->kind == NODE_RAM &&
+      p->special != SPECIAL_BOXDIR) {
     char *dir = vfs_node_path(v, p);
     probe = dir ? vfs_child_path(dir, name) : NULL;
     g_free(dir);
@@ -277,7 +297,8 @@ void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
   vfs_reply_entry_or_err(req, err, &e);
 }
 
-void vfs_op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
+void vfs_op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
   BoxVfs *v = V(req);
   vfs_closes_defer();
   g_mutex_lock(&v->lock);
@@ -287,7 +308,8 @@ void vfs_op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
   fuse_reply_none(req);
 }
 
-void vfs_op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets) {
+void vfs_op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
   BoxVfs *v = V(req);
   /* in slices, so the descriptors a slice frees fit the deferred list */
   for (size_t i = 0; i < count;) {

@@ -12,7 +12,8 @@
 
 /* ---- creating names ---- */
 
-void vfs_new_name_clear(BoxVfs *v, NewName *nn) {
+void vfs_new_name_clear(BoxVfs *v, NewName *nn)
+{
   if (nn->dfd >= 0 && !nn->dfd_node) close(nn->dfd);
   nn->dfd = -1;
   vfs_unpin(v, nn->dir);
@@ -23,22 +24,27 @@ void vfs_new_name_clear(BoxVfs *v, NewName *nn) {
 /* The identity of what name in nn's directory is now, for the reach floor
  * (*buf; ino 0 where nothing is there), read in the directory the op acts
  * in rather than by a walk of the host path from /; NULL outside passthrough. */
-const VfsObjId *vfs_name_obj(const NewName *nn, const char *name, VfsObjId *buf) {
+const VfsObjId *vfs_name_obj(const NewName *nn, const char *name, VfsObjId *buf)
+{
   if (!nn->pass) return NULL;
   struct stat st;
-  if (fstatat(nn->dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) *buf = (VfsObjId){st.st_dev, st.st_ino};
-  else *buf = (VfsObjId){0, 0};
+  if (fstatat(nn->dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    *buf = (VfsObjId){ st.st_dev, st.st_ino };
+  else
+    *buf = (VfsObjId){ 0, 0 };
   return buf;
 }
 
-static const VfsObjId *nameid_obj(bool pass, const NameId *id, VfsObjId *buf) {
+static const VfsObjId *nameid_obj(bool pass, const NameId *id, VfsObjId *buf)
+{
   if (!pass) return NULL;
-  *buf = id->exists ? (VfsObjId){id->dev, id->ino} : (VfsObjId){0, 0};
+  *buf = id->exists ? (VfsObjId){ id->dev, id->ino } : (VfsObjId){ 0, 0 };
   return buf;
 }
 
 /* Pins a directory in which the caller may create or remove name. */
-int vfs_new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *name, NewName *nn) {
+int vfs_new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *name, NewName *nn)
+{
   memset(nn, 0, sizeof *nn);
   nn->dfd = -1;
   if (!c->placed) return EACCES;
@@ -51,18 +57,24 @@ int vfs_new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *name
   if (d->kind == NODE_PASS) {
     if (!S_ISDIR(d->ftype)) err = ENOTDIR;
   } else if (d->kind == NODE_RAM) {
-    if (!S_ISDIR(d->mode)) err = ENOTDIR;
-    else if (d->special == SPECIAL_BOXDIR) err = EACCES;
-    else if (d->special == SPECIAL_CMDROOT && strcmp(name, ".box") == 0) err = EACCES;
-    else if (d->nlink == 0) err = ENOENT;
+    if (!S_ISDIR(d->mode))
+      err = ENOTDIR;
+    else if (d->special == SPECIAL_BOXDIR)
+      err = EACCES;
+    else if (d->special == SPECIAL_CMDROOT && strcmp(name, ".box") == 0)
+      err = EACCES;
+    else if (d->nlink == 0)
+      err = ENOENT;
   } else {
     err = EACCES; /* the virtual directories are fixed */
   }
   if (!err) {
     nn->pass = d->kind == NODE_PASS;
     nn->dirpath = vfs_node_path(v, d);
-    if (!nn->dirpath) err = EACCES;
-    else nn->path = vfs_child_path(nn->dirpath, name);
+    if (!nn->dirpath)
+      err = EACCES;
+    else
+      nn->path = vfs_child_path(nn->dirpath, name);
   }
   g_mutex_unlock(&v->lock);
   if (!err) err = vfs_check_perm(v, d, c, W_OK | X_OK);
@@ -81,14 +93,17 @@ int vfs_new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *name
     }
     struct stat st;
     int fd = vfs_pass_reach_st(v, c, d, O_PATH | O_DIRECTORY, "fs:write", &st, &nn->moves);
-    if (fd < 0) err = -fd;
-    else nn->dfd = fd;
+    if (fd < 0)
+      err = -fd;
+    else
+      nn->dfd = fd;
   }
   return err;
 }
 
 /* The daemon never changes its euid: read once, not on every create. */
-bool vfs_daemon_root(void) {
+bool vfs_daemon_root(void)
+{
   static int root = -1;
   int r = __atomic_load_n(&root, __ATOMIC_RELAXED);
   if (r < 0) {
@@ -98,14 +113,16 @@ bool vfs_daemon_root(void) {
   return r;
 }
 
-void vfs_chown_new(const Caller *c, int dirfd, const char *name) {
+void vfs_chown_new(const Caller *c, int dirfd, const char *name)
+{
   if (vfs_daemon_root() && (c->uid != 0 || c->gid != 0))
     (void)!fchownat(dirfd, name, c->uid, c->gid, AT_SYMLINK_NOFOLLOW); /* best effort */
 }
 
 /* lock held: a new RAM node in dir, failing if the name exists */
 static Node *ram_create(BoxVfs *v, const Caller *c, Node *dir, const char *name, mode_t mode,
-                        int *err) {
+                        int *err)
+{
   if (g_hash_table_contains(dir->children, name)) {
     *err = EEXIST;
     return NULL;
@@ -114,7 +131,8 @@ static Node *ram_create(BoxVfs *v, const Caller *c, Node *dir, const char *name,
 }
 
 /* The real node: a symlink to link, or a directory or other node of mode. */
-static int make_real(int dfd, const char *name, mode_t mode, const char *link) {
+static int make_real(int dfd, const char *name, mode_t mode, const char *link)
+{
   if (link) return symlinkat(link, dfd, name);
   if (S_ISDIR(mode)) return mkdirat(dfd, name, mode & 07777);
   return mknodat(dfd, name, mode, 0);
@@ -125,7 +143,8 @@ static int make_real(int dfd, const char *name, mode_t mode, const char *link) {
  * them is the decision's legs (vfs_decide_make) and the call that makes the
  * real node (make_real). */
 static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-                      const char *link) {
+                      const char *link)
+{
   BoxVfs *v = V(req);
   Caller c;
   vfs_place(v, req, NULL, &c);
@@ -137,7 +156,8 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
                           link ? NULL : vfs_name_obj(&nn, name, &at));
   struct fuse_entry_param e;
   if (!err && nn.pass) {
-    if (make_real(nn.dfd, name, mode, link) < 0) err = errno;
+    if (make_real(nn.dfd, name, mode, link) < 0)
+      err = errno;
     else {
       vfs_chown_new(&c, nn.dfd, name);
       err = vfs_pass_child_known(v, nn.dir, nn.dfd, name, &e, NULL, nn.moves);
@@ -153,11 +173,13 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
   vfs_reply_entry_or_err(req, err, &e);
 }
 
-void vfs_run_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
+void vfs_run_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
   make_node(req, parent, name, S_IFDIR | (mode & 07777), NULL);
 }
 
-void vfs_run_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev) {
+void vfs_run_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
   (void)rdev;
   /* Regular files, FIFOs and sockets; never a device node. */
   mode_t type = (mode & S_IFMT) ? (mode & S_IFMT) : S_IFREG;
@@ -168,11 +190,13 @@ void vfs_run_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t m
   make_node(req, parent, name, type | (mode & 07777), NULL);
 }
 
-void vfs_run_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name) {
+void vfs_run_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
   make_node(req, parent, name, S_IFLNK | 0777, link);
 }
 
-void vfs_run_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname) {
+void vfs_run_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
   BoxVfs *v = V(req);
   Caller c;
   vfs_place(v, req, NULL, &c);
@@ -187,8 +211,10 @@ void vfs_run_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const ch
   if (!err && nn.pass) {
     if (S_ISDIR(n->ftype)) err = EPERM;
     int sfd = err ? -1 : vfs_pass_reach(v, &c, n, O_PATH, "fs:write");
-    if (!err && sfd < 0) err = -sfd;
-    else if (!err && linkat(sfd, "", nn.dfd, newname, AT_EMPTY_PATH) < 0) err = errno;
+    if (!err && sfd < 0)
+      err = -sfd;
+    else if (!err && linkat(sfd, "", nn.dfd, newname, AT_EMPTY_PATH) < 0)
+      err = errno;
     if (sfd >= 0) close(sfd);
     if (!err) {
       g_mutex_lock(&v->lock);
@@ -198,9 +224,12 @@ void vfs_run_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const ch
     }
   } else if (!err) {
     g_mutex_lock(&v->lock);
-    if (S_ISDIR(n->mode)) err = EPERM;
-    else if (n->cmd != nn.dir->cmd) err = EXDEV;
-    else if (g_hash_table_contains(nn.dir->children, newname)) err = EEXIST;
+    if (S_ISDIR(n->mode))
+      err = EPERM;
+    else if (n->cmd != nn.dir->cmd)
+      err = EXDEV;
+    else if (g_hash_table_contains(nn.dir->children, newname))
+      err = EEXIST;
     else {
       vfs_node_set_parent(v, n, nn.dir, newname);
       g_hash_table_insert(nn.dir->children, g_strdup(newname), n);
@@ -222,7 +251,8 @@ void vfs_run_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const ch
 /* After unlinking the name a hard-linked file's node was recorded under, move
  * the node to another of its names in the same directory (if any), so its
  * reported path stays a real one. */
-static void pass_follow_other_link(BoxVfs *v, Node *dir, const char *name, const NameId *gone) {
+static void pass_follow_other_link(BoxVfs *v, Node *dir, const char *name, const NameId *gone)
+{
   g_mutex_lock(&v->lock);
   Node *n = vfs_pass_find(v, gone->dev, gone->ino);
   bool stale = n && n->parent == dir && strcmp(n->name, name) == 0;
@@ -248,7 +278,8 @@ static void pass_follow_other_link(BoxVfs *v, Node *dir, const char *name, const
   vfs_node_fd_put(n, nfd);
   vfs_node_fd_put(dir, dfd);
   g_mutex_lock(&v->lock);
-  if (other && n->parent == dir && strcmp(n->name, name) == 0) vfs_node_set_parent(v, n, dir, other);
+  if (other && n->parent == dir && strcmp(n->name, name) == 0)
+    vfs_node_set_parent(v, n, dir, other);
   vfs_node_unref(v, n);
   g_mutex_unlock(&v->lock);
   g_free(other);
@@ -258,7 +289,8 @@ static void pass_follow_other_link(BoxVfs *v, Node *dir, const char *name, const
  * runs through it, so only its own node (if any) loses its proven place;
  * every other node stays settled (vfs_watch_moved would unsettle them all,
  * and a directory being emptied would be walked to again for each name). */
-static void unsettle_name(BoxVfs *v, const NameId *id) {
+static void unsettle_name(BoxVfs *v, const NameId *id)
+{
   if (!id->exists) return;
   g_mutex_lock(&v->lock);
   Node *n = vfs_pass_find(v, id->dev, id->ino);
@@ -266,16 +298,18 @@ static void unsettle_name(BoxVfs *v, const NameId *id) {
   g_mutex_unlock(&v->lock);
 }
 
-static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name, bool dir) {
+static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name, bool dir)
+{
   BoxVfs *v = V(req);
   Caller c;
   vfs_place(v, req, NULL, &c);
   NewName nn;
   int err = vfs_new_name(v, &c, parent, name, &nn);
-  NameId before = {0};
+  NameId before = { 0 };
   if (!err && nn.pass) vfs_name_id(nn.dfd, name, &before);
-  VfsObjId gone = {before.dev, before.ino};
-  if (!err) err = vfs_decide_remove(v, &c, nn.path, nn.pass, dir, nn.pass && before.exists ? &gone : NULL);
+  VfsObjId gone = { before.dev, before.ino };
+  if (!err)
+    err = vfs_decide_remove(v, &c, nn.path, nn.pass, dir, nn.pass && before.exists ? &gone : NULL);
   if (!err && nn.pass) {
     NameId now;
     vfs_name_id(nn.dfd, name, &now);
@@ -291,36 +325,47 @@ static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name, b
   } else if (!err) {
     g_mutex_lock(&v->lock);
     Node *n = g_hash_table_lookup(nn.dir->children, name);
-    if (!n) err = ENOENT;
-    else if (dir && !S_ISDIR(n->mode)) err = ENOTDIR;
-    else if (!dir && S_ISDIR(n->mode)) err = EISDIR;
-    else if (dir && g_hash_table_size(n->children) > 0) err = ENOTEMPTY;
-    else if (n->special != SPECIAL_NONE) err = EACCES;
-    else if (n->skeleton) err = EBUSY; /* a slot's layout outlives the command */
-    else vfs_ram_unlink(v, nn.dir, name);
+    if (!n)
+      err = ENOENT;
+    else if (dir && !S_ISDIR(n->mode))
+      err = ENOTDIR;
+    else if (!dir && S_ISDIR(n->mode))
+      err = EISDIR;
+    else if (dir && g_hash_table_size(n->children) > 0)
+      err = ENOTEMPTY;
+    else if (n->special != SPECIAL_NONE)
+      err = EACCES;
+    else if (n->skeleton)
+      err = EBUSY; /* a slot's layout outlives the command */
+    else
+      vfs_ram_unlink(v, nn.dir, name);
     g_mutex_unlock(&v->lock);
   }
   vfs_new_name_clear(v, &nn);
   vfs_reply_err(req, err);
 }
 
-void vfs_run_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) {
+void vfs_run_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
   remove_common(req, parent, name, false);
 }
 
-void vfs_run_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) {
+void vfs_run_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
   remove_common(req, parent, name, true);
 }
 
 /* lock held: is a an ancestor of (or equal to) b? */
-static bool ancestor_of(Node *a, Node *b) {
+static bool ancestor_of(Node *a, Node *b)
+{
   for (Node *p = b; p; p = p->parent)
     if (p == a) return true;
   return false;
 }
 
 void vfs_run_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
-                      const char *newname, unsigned int flags) {
+                    const char *newname, unsigned int flags)
+{
   BoxVfs *v = V(req);
   if ((flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) ||
       (flags & RENAME_NOREPLACE && flags & RENAME_EXCHANGE)) {
@@ -356,7 +401,8 @@ void vfs_run_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_in
   const VfsObjId *dobj = err ? NULL : nameid_obj(src.pass, &did, &dob);
   bool exchange = (flags & RENAME_EXCHANGE) != 0;
   if (!err) {
-    VfsRename legs = {src.path, dst.path, src.pass, dst.pass, sobj, dobj, dst_exists, dst_dir, exchange};
+    VfsRename legs = { src.path, dst.path,   src.pass, dst.pass, sobj,
+                       dobj,     dst_exists, dst_dir,  exchange };
     err = vfs_decide_rename(v, &c, &legs);
   }
   if (!err && src.pass) {
@@ -382,12 +428,17 @@ void vfs_run_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_in
     g_mutex_lock(&v->lock);
     Node *sn = g_hash_table_lookup(src.dir->children, name);
     Node *dn = g_hash_table_lookup(dst.dir->children, newname);
-    if (!sn) err = ENOENT;
-    else if (sn->special != SPECIAL_NONE || (dn && dn->special != SPECIAL_NONE)) err = EACCES;
-    else if (sn == dn) err = 0; /* same object: nothing to do */
-    else if (sn->skeleton || (dn && dn->skeleton)) err = EBUSY;
+    if (!sn)
+      err = ENOENT;
+    else if (sn->special != SPECIAL_NONE || (dn && dn->special != SPECIAL_NONE))
+      err = EACCES;
+    else if (sn == dn)
+      err = 0; /* same object: nothing to do */
+    else if (sn->skeleton || (dn && dn->skeleton))
+      err = EBUSY;
     else if (exchange) {
-      if (!dn) err = ENOENT;
+      if (!dn)
+        err = ENOENT;
       else if ((S_ISDIR(sn->mode) && ancestor_of(sn, dst.dir)) ||
                (S_ISDIR(dn->mode) && ancestor_of(dn, src.dir)))
         err = EINVAL;
@@ -402,12 +453,16 @@ void vfs_run_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_in
         dn->ctime = sn->ctime;
         src.dir->mtime = src.dir->ctime = dst.dir->mtime = dst.dir->ctime = sn->ctime;
       }
-    }
-    else if (dn && (flags & RENAME_NOREPLACE)) err = EEXIST;
-    else if (S_ISDIR(sn->mode) && ancestor_of(sn, dst.dir)) err = EINVAL;
-    else if (dn && S_ISDIR(dn->mode) && !S_ISDIR(sn->mode)) err = EISDIR;
-    else if (dn && !S_ISDIR(dn->mode) && S_ISDIR(sn->mode)) err = ENOTDIR;
-    else if (dn && S_ISDIR(dn->mode) && g_hash_table_size(dn->children) > 0) err = ENOTEMPTY;
+    } else if (dn && (flags & RENAME_NOREPLACE))
+      err = EEXIST;
+    else if (S_ISDIR(sn->mode) && ancestor_of(sn, dst.dir))
+      err = EINVAL;
+    else if (dn && S_ISDIR(dn->mode) && !S_ISDIR(sn->mode))
+      err = EISDIR;
+    else if (dn && !S_ISDIR(dn->mode) && S_ISDIR(sn->mode))
+      err = ENOTDIR;
+    else if (dn && S_ISDIR(dn->mode) && g_hash_table_size(dn->children) > 0)
+      err = ENOTEMPTY;
     else {
       if (dn) vfs_ram_unlink(v, dst.dir, newname);
       vfs_node_ref(sn); /* keep it through the move */

@@ -44,8 +44,8 @@ struct pt_backing_map {
 #define PT_IOC_BACKING_CLOSE _IOW(PT_IOC_MAGIC, 2, uint32_t)
 
 /* offsets in the messages */
-#define IN_HDR 40      /* struct fuse_in_header */
-#define OUT_HDR 16     /* struct fuse_out_header */
+#define IN_HDR 40  /* struct fuse_in_header */
+#define OUT_HDR 16 /* struct fuse_out_header */
 #define INIT_IN_FLAGS 12
 #define INIT_IN_FLAGS2 16
 #define INIT_OUT_FLAGS 12
@@ -55,7 +55,8 @@ struct pt_backing_map {
 
 static __thread int tls_backing = -1; /* for the next OPEN/CREATE reply */
 
-static ssize_t pt_read(int fd, void *buf, size_t len, void *userdata) {
+static ssize_t pt_read(int fd, void *buf, size_t len, void *userdata)
+{
   BoxVfs *v = userdata;
   ssize_t n = read(fd, buf, len);
   if (n >= IN_HDR + INIT_IN_FLAGS2 + 4) {
@@ -73,7 +74,8 @@ static ssize_t pt_read(int fd, void *buf, size_t len, void *userdata) {
   return n;
 }
 
-static ssize_t pt_writev(int fd, struct iovec *iov, int count, void *userdata) {
+static ssize_t pt_writev(int fd, struct iovec *iov, int count, void *userdata)
+{
   BoxVfs *v = userdata;
   if (count >= 2 && iov[0].iov_len >= OUT_HDR) {
     const unsigned char *h = iov[0].iov_base;
@@ -108,18 +110,21 @@ static ssize_t pt_writev(int fd, struct iovec *iov, int count, void *userdata) {
 }
 
 static ssize_t pt_splice_send(int fdin, off_t *offin, int fdout, off_t *offout, size_t len,
-                              unsigned int flags, void *userdata) {
+                              unsigned int flags, void *userdata)
+{
   (void)userdata;
   return splice(fdin, offin, fdout, offout, len, flags);
 }
 
 static ssize_t pt_splice_receive(int fdin, off_t *offin, int fdout, off_t *offout, size_t len,
-                                 unsigned int flags, void *userdata) {
+                                 unsigned int flags, void *userdata)
+{
   (void)userdata;
   return splice(fdin, offin, fdout, offout, len, flags);
 }
 
-bool vfs_mount(BoxVfs *v, GError **error) {
+bool vfs_mount(BoxVfs *v, GError **error)
+{
   int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
   if (fd < 0) {
     g_set_error(error, BOX_VFS_ERROR, 0, "cannot open /dev/fuse: %s", g_strerror(errno));
@@ -127,8 +132,8 @@ bool vfs_mount(BoxVfs *v, GError **error) {
   }
   /* what libfuse's mount would pass, for a root mounter */
   char opts[128];
-  snprintf(opts, sizeof opts, "fd=%d,rootmode=40000,user_id=%u,group_id=%u", fd,
-           (unsigned)getuid(), (unsigned)getgid());
+  snprintf(opts, sizeof opts, "fd=%d,rootmode=40000,user_id=%u,group_id=%u", fd, (unsigned)getuid(),
+           (unsigned)getgid());
   if (mount("boxfs", v->mountpoint, "fuse.boxfs", MS_NOSUID | MS_NODEV, opts) != 0) {
     int e = errno;
     close(fd);
@@ -137,10 +142,10 @@ bool vfs_mount(BoxVfs *v, GError **error) {
     return false;
   }
   static const struct fuse_custom_io io = {
-      .writev = pt_writev,
-      .read = pt_read,
-      .splice_receive = pt_splice_receive,
-      .splice_send = pt_splice_send,
+    .writev = pt_writev,
+    .read = pt_read,
+    .splice_receive = pt_splice_receive,
+    .splice_send = pt_splice_send,
   };
   const char *off = g_getenv("BOXFS_NO_PASSTHROUGH");
   v->pt_wanted = !(off && strcmp(off, "1") == 0);
@@ -157,14 +162,16 @@ bool vfs_mount(BoxVfs *v, GError **error) {
   return true;
 }
 
-void vfs_unmount(BoxVfs *v) {
+void vfs_unmount(BoxVfs *v)
+{
   if (!v->mounted) return;
   v->mounted = false;
   /* as libfuse does for root: detach; the loop then reads ENODEV */
   umount2(v->mountpoint, MNT_DETACH);
 }
 
-int vfs_backing_open(BoxVfs *v, Node *n, int fd) {
+int vfs_backing_open(BoxVfs *v, Node *n, int fd)
+{
   if (!v->pt_enabled || !v->pt_wanted || fd < 0) return -1;
   g_mutex_lock(&v->lock);
   int id = n->backing;
@@ -174,7 +181,7 @@ int vfs_backing_open(BoxVfs *v, Node *n, int fd) {
   } else if (__atomic_load_n(&v->pt_failed, __ATOMIC_SEQ_CST)) {
     id = -1;
   } else {
-    struct pt_backing_map map = {.fd = fd, .flags = 0, .padding = 0};
+    struct pt_backing_map map = { .fd = fd, .flags = 0, .padding = 0 };
     id = ioctl(v->fuse_fd, PT_IOC_BACKING_OPEN, &map);
     if (id >= 0) {
       n->backing = id;
@@ -190,7 +197,8 @@ int vfs_backing_open(BoxVfs *v, Node *n, int fd) {
   return id < 0 ? -1 : id;
 }
 
-void vfs_backing_close(BoxVfs *v, Node *n, int id) {
+void vfs_backing_close(BoxVfs *v, Node *n, int id)
+{
   if (id < 0 || !n) return;
   g_mutex_lock(&v->lock);
   if (n->backing == id && n->backing_refs > 0 && --n->backing_refs == 0) {
@@ -201,9 +209,13 @@ void vfs_backing_close(BoxVfs *v, Node *n, int id) {
   g_mutex_unlock(&v->lock);
 }
 
-void vfs_backing_for_reply(int id) { tls_backing = id; }
+void vfs_backing_for_reply(int id)
+{
+  tls_backing = id;
+}
 
-bool box_vfs_debug_passthrough(BoxVfs *v, guint64 *registered) {
+bool box_vfs_debug_passthrough(BoxVfs *v, guint64 *registered)
+{
   if (registered) *registered = __atomic_load_n(&v->pt_registered, __ATOMIC_RELAXED);
   return v->pt_enabled && v->pt_wanted && !v->pt_failed;
 }

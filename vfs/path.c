@@ -4,7 +4,8 @@
 
 #include <string.h>
 
-bool vfs_concat(char *buf, size_t size, const char *const *parts, size_t n) {
+bool vfs_concat(char *buf, size_t size, const char *const *parts, size_t n)
+{
   size_t at = 0;
   for (size_t i = 0; i < n; i++) {
     size_t len = strlen(parts[i]);
@@ -16,14 +17,16 @@ bool vfs_concat(char *buf, size_t size, const char *const *parts, size_t n) {
   return true;
 }
 
-char *vfs_child_path(const char *dir, const char *name) {
+char *vfs_child_path(const char *dir, const char *name)
+{
   if (strcmp(dir, "/") == 0) return g_strconcat("/", name, NULL);
   return g_strconcat(dir, "/", name, NULL);
 }
 
 /* The walk measures the path first and then writes it right to left into
  * one allocation of its size: this runs for every decided operation. */
-char *vfs_node_path(BoxVfs *v, Node *n) {
+char *vfs_node_path(BoxVfs *v, Node *n)
+{
   (void)v;
   Node *p = n;
   int depth = 0;
@@ -54,16 +57,21 @@ char *vfs_node_path(BoxVfs *v, Node *n) {
   return out;
 }
 
-char *vfs_spell(BoxVfs *v, const char *path) { return box_path_spell(path, v->operator_home); }
+char *vfs_spell(BoxVfs *v, const char *path)
+{
+  return box_path_spell(path, v->operator_home);
+}
 
-bool vfs_host_backed(BoxVfs *v, const char *path) {
+bool vfs_host_backed(BoxVfs *v, const char *path)
+{
   for (char **r = v->roots; r && *r; r++)
     if (box_path_within(path, *r)) return true;
   return false;
 }
 
 /* Closes "." and ".." lexically in an absolute path. */
-char *vfs_normalize(const char *abs) {
+char *vfs_normalize(const char *abs)
+{
   gchar **parts = g_strsplit(abs, "/", -1);
   GPtrArray *out = g_ptr_array_new();
   for (guint i = 0; parts[i]; i++) {

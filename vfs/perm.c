@@ -9,19 +9,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-bool vfs_perm_ok(const struct stat *st, const Caller *c, int mask) {
+bool vfs_perm_ok(const struct stat *st, const Caller *c, int mask)
+{
   if (c->uid == 0) {
     if ((mask & X_OK) && !S_ISDIR(st->st_mode) && !(st->st_mode & 0111)) return false;
     return true;
   }
   unsigned bits;
-  if (c->uid == st->st_uid) bits = (st->st_mode >> 6) & 7;
-  else if (vfs_caller_in_group(c, st->st_gid)) bits = (st->st_mode >> 3) & 7;
-  else bits = st->st_mode & 7;
+  if (c->uid == st->st_uid)
+    bits = (st->st_mode >> 6) & 7;
+  else if (vfs_caller_in_group(c, st->st_gid))
+    bits = (st->st_mode >> 3) & 7;
+  else
+    bits = st->st_mode & 7;
   return ((unsigned)mask & bits) == (unsigned)mask;
 }
 
-int vfs_check_perm(BoxVfs *v, Node *n, const Caller *c, int mask) {
+int vfs_check_perm(BoxVfs *v, Node *n, const Caller *c, int mask)
+{
   if (c->uid == 0 && !(mask & X_OK)) return 0;
   /* root searches every directory: no need to read its mode */
   if (c->uid == 0 && is_pass(n) && S_ISDIR(n->ftype)) return 0;
@@ -33,7 +38,8 @@ int vfs_check_perm(BoxVfs *v, Node *n, const Caller *c, int mask) {
 
 /* Is the caller in group g (primary or supplementary)?  The supplementary
  * groups are read from /proc/<tid>/status only when the primary differs. */
-bool vfs_caller_in_group(const Caller *c, gid_t g) {
+bool vfs_caller_in_group(const Caller *c, gid_t g)
+{
   if (c->gid == g) return true;
   char path[64];
   snprintf(path, sizeof path, "/proc/%d/status", (int)c->tid);

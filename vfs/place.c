@@ -16,7 +16,8 @@
 
 /* ---- placement ---- */
 
-static bool pidns_inode_read(pid_t pid, guint64 *out) {
+static bool pidns_inode_read(pid_t pid, guint64 *out)
+{
   char link[64], buf[64];
   snprintf(link, sizeof link, "/proc/%d/ns/pid", (int)pid);
   ssize_t n = readlink(link, buf, sizeof buf - 1);
@@ -52,7 +53,8 @@ typedef struct {
   guint64 nsino;
 } PlaceSlot;
 
-static void place_slots_free(gpointer p) {
+static void place_slots_free(gpointer p)
+{
   PlaceSlot *slots = p;
   for (guint i = 0; i < PLACE_SLOTS; i++)
     if (slots[i].pidfd >= 0) close(slots[i].pidfd);
@@ -63,12 +65,14 @@ static gint place_cache_off = -1; /* BOXFS_NO_PLACE_CACHE=1: off (measurements) 
 
 /* Has the pidfd's task not exited yet?  (A poll costs about half a signal 0
  * through the pidfd, the other way to ask: 0.21 against 0.38 us here.) */
-static bool pidfd_live(int pidfd) {
-  struct pollfd p = {.fd = pidfd, .events = POLLIN};
+static bool pidfd_live(int pidfd)
+{
+  struct pollfd p = { .fd = pidfd, .events = POLLIN };
   return poll(&p, 1, 0) == 0;
 }
 
-bool vfs_pidns_inode(pid_t pid, guint64 *out) {
+bool vfs_pidns_inode(pid_t pid, guint64 *out)
+{
   if (g_atomic_int_get(&place_cache_off) < 0) {
     const char *e = getenv("BOXFS_NO_PLACE_CACHE");
     g_atomic_int_set(&place_cache_off, e && strcmp(e, "1") == 0);
@@ -77,7 +81,7 @@ bool vfs_pidns_inode(pid_t pid, guint64 *out) {
   PlaceSlot *slots = g_private_get(&place_slots);
   if (!slots) {
     slots = g_new(PlaceSlot, PLACE_SLOTS);
-    for (guint i = 0; i < PLACE_SLOTS; i++) slots[i] = (PlaceSlot){0, -1, 0};
+    for (guint i = 0; i < PLACE_SLOTS; i++) slots[i] = (PlaceSlot){ 0, -1, 0 };
     g_private_set(&place_slots, slots);
   }
   PlaceSlot *s = &slots[(guint)pid % PLACE_SLOTS];
@@ -114,7 +118,8 @@ bool vfs_pidns_inode(pid_t pid, guint64 *out) {
  * `unshare -p`, a browser sandbox): walk up with NS_GET_PARENT, a few levels
  * at most.  Only on a miss, so placed callers pay nothing. */
 #define VFS_PIDNS_WALK 8
-static PidnsEntry *nested_pidns(BoxVfs *v, pid_t pid) {
+static PidnsEntry *nested_pidns(BoxVfs *v, pid_t pid)
+{
   char link[64];
   snprintf(link, sizeof link, "/proc/%d/ns/pid", (int)pid);
   int fd = open(link, O_RDONLY | O_CLOEXEC);
@@ -132,7 +137,8 @@ static PidnsEntry *nested_pidns(BoxVfs *v, pid_t pid) {
   return found;
 }
 
-void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c) {
+void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c)
+{
   vfs_watch_actor();
   if (vfs_job_caller(req, c)) return;
   const struct fuse_ctx *ctx = fuse_req_ctx(req);

@@ -10,7 +10,8 @@
  * one (a bind sits on it, and a lookup the kernel makes again and sees
  * fail detaches every mount on the name).  A RAM directory, the command's
  * own, is always walked. */
-static bool walk_needs(BoxVfs *v, const char *path, const char *spelled, bool host_backed) {
+static bool walk_needs(BoxVfs *v, const char *path, const char *spelled, bool host_backed)
+{
   if (!host_backed || !v->beneath) return true;
   /* above the home, paths below are spelled ~/...: policy cannot tell */
   if (v->operator_home && box_path_within(v->operator_home, path)) return true;
@@ -22,15 +23,16 @@ static bool walk_needs(BoxVfs *v, const char *path, const char *spelled, bool ho
   if (seen) return GPOINTER_TO_INT(seen) == 2;
   bool may = v->beneath(v->decide_data, spelled);
   g_mutex_lock(&v->lock);
-  if (g_hash_table_size(v->beneath_seen) >= VFS_VERDICTS_MAX) g_hash_table_remove_all(v->beneath_seen);
+  if (g_hash_table_size(v->beneath_seen) >= VFS_VERDICTS_MAX)
+    g_hash_table_remove_all(v->beneath_seen);
   g_hash_table_replace(v->beneath_seen, g_strdup(spelled), GINT_TO_POINTER(may ? 2 : 1));
   g_mutex_unlock(&v->lock);
   return may;
 }
 
 typedef enum {
-  REFUSE_NEVER,  /* only *may_read is asked */
-  REFUSE,        /* a name acted on */
+  REFUSE_NEVER,    /* only *may_read is asked */
+  REFUSE,          /* a name acted on */
   REFUSE_UNWALKED, /* a directory: refused unless a walk may need it (walk_needs) */
 } Refuse;
 
@@ -41,8 +43,9 @@ typedef enum {
  * the answer is 0).  A policy that reads no history answers them
  * without their ::request events: a walk the command may make is no request
  * (nothing is logged either); only a refusal becomes one. */
-static int probe(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool quiet, Refuse refuse,
-                 bool *may_read) {
+static int probe(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool quiet,
+                 Refuse refuse, bool *may_read)
+{
   char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
   json_object *input = vfs_fs_input(spelled, "read_metadata");
   vfs_history_batch_open(v);
@@ -56,7 +59,8 @@ static int probe(BoxVfs *v, const Caller *c, const char *path, bool host_backed,
     if (w) box_decision_free(w);
     vfs_fs_input_done(win, false);
     /* a directory some walk may need is shown (its type only) */
-    bool walked = !may_write && refuse == REFUSE_UNWALKED && walk_needs(v, path, spelled, host_backed);
+    bool walked =
+      !may_write && refuse == REFUSE_UNWALKED && walk_needs(v, path, spelled, host_backed);
     if (!may_write && !walked) {
       if (!d) {
         char *text = g_strdup_printf("%s: no decision could be made", spelled);
@@ -75,11 +79,12 @@ static int probe(BoxVfs *v, const Caller *c, const char *path, bool host_backed,
   return rc;
 }
 
-bool box_vfs_lookup_refuses(BoxVfs *v, int cmd, const char *path) {
+bool box_vfs_lookup_refuses(BoxVfs *v, int cmd, const char *path)
+{
   if (!v->decide || !v->cache_decisions || !v->decide_quiet || !v->beneath || !path) return false;
   char *spelled = vfs_spell(v, path);
   bool refused = false;
-  const char *ops[][2] = {{"fs:read", "read_metadata"}, {"fs:write", "write_content"}};
+  const char *ops[][2] = { { "fs:read", "read_metadata" }, { "fs:write", "write_content" } };
   for (size_t i = 0; i < G_N_ELEMENTS(ops); i++) {
     json_object *input = vfs_fs_input(spelled, ops[i][1]);
     BoxDecision *d = vfs_verdict_ask(v, cmd, ops[i][0], input, spelled, ops[i][1], true);
@@ -94,7 +99,8 @@ bool box_vfs_lookup_refuses(BoxVfs *v, int cmd, const char *path) {
 }
 
 /* A name the walk did not find: ENOENT, or EACCES as probe says. */
-int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_backed) {
+int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_backed)
+{
   if (!c->decides || !v->decide || !path) return ENOENT;
   bool quiet = v->cache_decisions && v->decide_quiet, may_read;
   int rc = probe(v, c, path, host_backed, quiet, REFUSE, &may_read);
@@ -102,7 +108,8 @@ int vfs_probe_absent(BoxVfs *v, const Caller *c, const char *path, bool host_bac
 }
 
 int vfs_probe_present(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool walked,
-                      bool *may_read) {
+                      bool *may_read)
+{
   *may_read = true;
   if (!c->decides || !v->decide || !path) return 0;
   /* Only where the questions are quiet and their verdicts cached: with a

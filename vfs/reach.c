@@ -17,13 +17,15 @@
 /* ---- pinning and reach ---- */
 
 /* lock held */
-int vfs_reach(const Caller *c, Node *n) {
+int vfs_reach(const Caller *c, Node *n)
+{
   if (!c->placed) return EACCES;
   if (n->kind == NODE_RAM && !vfs_ram_reachable(c, n)) return EACCES;
   return 0;
 }
 
-Node *vfs_pin(BoxVfs *v, fuse_ino_t ino, const Caller *c, int *err) {
+Node *vfs_pin(BoxVfs *v, fuse_ino_t ino, const Caller *c, int *err)
+{
   g_mutex_lock(&v->lock);
   Node *n = vfs_node_get(v, ino);
   if (!n) {
@@ -37,7 +39,9 @@ Node *vfs_pin(BoxVfs *v, fuse_ino_t ino, const Caller *c, int *err) {
   return n;
 }
 
-Node *vfs_pin_request(BoxVfs *v, fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, Caller *c) {
+Node *vfs_pin_request(BoxVfs *v, fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+                      Caller *c)
+{
   vfs_place(v, req, fi, c);
   int err;
   Node *n = vfs_pin(v, ino, c, &err);
@@ -45,7 +49,8 @@ Node *vfs_pin_request(BoxVfs *v, fuse_req_t req, fuse_ino_t ino, struct fuse_fil
   return n;
 }
 
-void vfs_unpin(BoxVfs *v, Node *n) {
+void vfs_unpin(BoxVfs *v, Node *n)
+{
   if (!n) return;
   vfs_closes_defer(); /* the last reference, when FORGET came meanwhile */
   g_mutex_lock(&v->lock);
@@ -54,7 +59,8 @@ void vfs_unpin(BoxVfs *v, Node *n) {
   vfs_closes_run();
 }
 
-char *vfs_path_of(BoxVfs *v, Node *n) {
+char *vfs_path_of(BoxVfs *v, Node *n)
+{
   g_mutex_lock(&v->lock);
   char *p = vfs_node_path(v, n);
   g_mutex_unlock(&v->lock);
@@ -62,16 +68,20 @@ char *vfs_path_of(BoxVfs *v, Node *n) {
 }
 
 /* lock held for non-pass nodes */
-void vfs_virt_stat(Node *n, struct stat *st) {
+void vfs_virt_stat(Node *n, struct stat *st)
+{
   memset(st, 0, sizeof *st);
   st->st_ino = (ino_t)(n->ino | VFS_RAM_INO_BIT);
   st->st_mode = n->mode;
   st->st_nlink = n->nlink;
   st->st_uid = n->uid;
   st->st_gid = n->gid;
-  if (n->data) st->st_size = (off_t)n->data->len;
-  else if (n->target) st->st_size = (off_t)strlen(n->target);
-  else if (S_ISDIR(n->mode)) st->st_size = 4096;
+  if (n->data)
+    st->st_size = (off_t)n->data->len;
+  else if (n->target)
+    st->st_size = (off_t)strlen(n->target);
+  else if (S_ISDIR(n->mode))
+    st->st_size = 4096;
   st->st_blksize = 4096;
   st->st_blocks = (st->st_size + 511) / 512;
   st->st_atim = n->atime;
@@ -79,7 +89,8 @@ void vfs_virt_stat(Node *n, struct stat *st) {
   st->st_ctim = n->ctime;
 }
 
-int vfs_node_stat(BoxVfs *v, Node *n, struct stat *st) {
+int vfs_node_stat(BoxVfs *v, Node *n, struct stat *st)
+{
   if (is_pass(n)) return vfs_pass_node_stat(v, n, false, st);
   g_mutex_lock(&v->lock);
   vfs_virt_stat(n, st);
@@ -102,7 +113,8 @@ int vfs_node_stat(BoxVfs *v, Node *n, struct stat *st) {
 
 /* lock held: n's path below its bound root ("." for the root itself) and the
  * root's descriptor; NULL if n hangs off no root. */
-static char *pass_rel(Node *n, int *rootfd) {
+static char *pass_rel(Node *n, int *rootfd)
+{
   GPtrArray *parts = g_ptr_array_new();
   Node *p = n;
   int depth = 0;
@@ -126,7 +138,8 @@ static char *pass_rel(Node *n, int *rootfd) {
   return g_string_free(s, FALSE);
 }
 
-int vfs_openat2_beneath(int dirfd, const char *rel, int flags) {
+int vfs_openat2_beneath(int dirfd, const char *rel, int flags)
+{
   struct open_how how;
   memset(&how, 0, sizeof how);
   how.flags = (uint64_t)(unsigned)(flags | O_CLOEXEC);
@@ -139,14 +152,16 @@ int vfs_openat2_beneath(int dirfd, const char *rel, int flags) {
   return -1;
 }
 
-static int deny_identity(BoxVfs *v, const Caller *c, Node *n, const char *action) {
+static int deny_identity(BoxVfs *v, const Caller *c, Node *n, const char *action)
+{
   char *path = vfs_path_of(v, n);
   vfs_enforce(v, c, action, path, true, "identity", VFS_IDENTITY_WHY);
   g_free(path);
   return EACCES;
 }
 
-int vfs_pass_reach(BoxVfs *v, const Caller *c, Node *n, int flags, const char *action) {
+int vfs_pass_reach(BoxVfs *v, const Caller *c, Node *n, int flags, const char *action)
+{
   struct stat st;
   return vfs_pass_reach_st(v, c, n, flags, action, &st, NULL);
 }
@@ -154,7 +169,8 @@ int vfs_pass_reach(BoxVfs *v, const Caller *c, Node *n, int flags, const char *a
 /* lock held: as pass_rel, written right to left into buf (no allocation:
  * this runs on every op that acts); NULL if n hangs off no root or the path
  * does not fit (the caller then uses pass_rel). */
-const char *vfs_pass_rel_buf(Node *n, int *rootfd, char *buf, size_t size) {
+const char *vfs_pass_rel_buf(Node *n, int *rootfd, char *buf, size_t size)
+{
   size_t pos = size - 1;
   buf[pos] = '\0';
   Node *p = n;
@@ -178,7 +194,8 @@ const char *vfs_pass_rel_buf(Node *n, int *rootfd, char *buf, size_t size) {
  * descriptor, opened with flags and checked to be n's object (*st its
  * attributes), or -errno: -ESTALE where the name is gone or names another
  * object now, -ELOOP where a symlink or a way out of the root is on the path. */
-static int reach_open(BoxVfs *v, Node *n, int flags, bool locked, struct stat *st) {
+static int reach_open(BoxVfs *v, Node *n, int flags, bool locked, struct stat *st)
+{
   int rootfd = -1;
   char buf[1024];
   if (!locked) g_mutex_lock(&v->lock);
@@ -213,7 +230,8 @@ static int reach_open(BoxVfs *v, Node *n, int flags, bool locked, struct stat *s
 /* As vfs_pass_reach, also giving the object's attributes (read for the
  * check) and the watch's stamp the walk earned (*moves, 0: none). */
 int vfs_pass_reach_st(BoxVfs *v, const Caller *c, Node *n, int flags, const char *action,
-                      struct stat *out, guint64 *moves) {
+                      struct stat *out, guint64 *moves)
+{
   guint64 before = vfs_watch_moves(v); /* read before the walk: the stamp it earns */
   if (moves) *moves = 0;
   __atomic_add_fetch(&v->reach_walks, 1, __ATOMIC_RELAXED);
@@ -234,7 +252,8 @@ int vfs_pass_reach_st(BoxVfs *v, const Caller *c, Node *n, int flags, const char
  * pass_reach_st reaches it, quietly (the op that acts walks, and logs, on
  * its own), which node_fd_put closes.  -errno: not at its place now
  * (ESTALE), or not reachable without a symlink (EACCES). */
-int vfs_node_fd_get(BoxVfs *v, Node *n, bool locked) {
+int vfs_node_fd_get(BoxVfs *v, Node *n, bool locked)
+{
   if (n->fd >= 0) return n->fd;
   struct stat st;
   int fd = reach_open(v, n, O_PATH | O_NOFOLLOW, locked, &st);
@@ -248,12 +267,14 @@ int vfs_node_fd_get(BoxVfs *v, Node *n, bool locked) {
   return fd >= 0 ? fd : -ESTALE;
 }
 
-void vfs_node_fd_put(const Node *n, int fd) {
+void vfs_node_fd_put(const Node *n, int fd)
+{
   if (fd >= 0 && fd != n->fd) close(fd);
 }
 
 /* A pass node's attributes, read through node_fd_get: 0 or an errno. */
-int vfs_pass_node_stat(BoxVfs *v, Node *n, bool locked, struct stat *st) {
+int vfs_pass_node_stat(BoxVfs *v, Node *n, bool locked, struct stat *st)
+{
   int fd = vfs_node_fd_get(v, n, locked);
   if (fd < 0) return -fd;
   int err = fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? errno : 0;
@@ -261,7 +282,8 @@ int vfs_pass_node_stat(BoxVfs *v, Node *n, bool locked, struct stat *st) {
   return err;
 }
 
-void vfs_name_id(int dirfd, const char *name, NameId *id) {
+void vfs_name_id(int dirfd, const char *name, NameId *id)
+{
   struct stat st;
   memset(id, 0, sizeof *id);
   if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -273,13 +295,15 @@ void vfs_name_id(int dirfd, const char *name, NameId *id) {
   }
 }
 
-bool vfs_name_same(const NameId *a, const NameId *b) {
+bool vfs_name_same(const NameId *a, const NameId *b)
+{
   if (a->exists != b->exists) return false;
   return !a->exists || (a->dev == b->dev && a->ino == b->ino);
 }
 
 /* n's stamp from the last walk that proved its place (vfs_watch_proven), or 0 */
-guint64 vfs_node_stamp(BoxVfs *v, Node *n) {
+guint64 vfs_node_stamp(BoxVfs *v, Node *n)
+{
   g_mutex_lock(&v->lock);
   guint64 settled = n->settled;
   g_mutex_unlock(&v->lock);
@@ -290,7 +314,8 @@ guint64 vfs_node_stamp(BoxVfs *v, Node *n) {
  * place cannot change, so its own descriptor always stands for a walk to it
  * (without a watch too).  *stamp: the watch's count now, which a child
  * found through it is proven at (0 without a watch). */
-bool vfs_pass_is_root(BoxVfs *v, Node *dir, guint64 *stamp) {
+bool vfs_pass_is_root(BoxVfs *v, Node *dir, guint64 *stamp)
+{
   if (dir->kind != NODE_PASS || !dir->root_path || dir->fd < 0) return false;
   *stamp = vfs_watch_moves(v);
   return true;

@@ -9,7 +9,8 @@
 
 /* Whether the reply may go: not for a job answered already, whose permits
  * then get no outcome; otherwise they get result, before the reply. */
-static bool reply_gate(const char *result) {
+static bool reply_gate(const char *result)
+{
   Job *j = vfs_job_current();
   if (j && !vfs_job_may_reply(j)) {
     vfs_outcome_flush(NULL);
@@ -19,33 +20,40 @@ static bool reply_gate(const char *result) {
   return true;
 }
 
-int vfs_reply_err(fuse_req_t req, int err) {
+int vfs_reply_err(fuse_req_t req, int err)
+{
   if (!reply_gate(err == 0 ? "completed" : err == EIO ? "indeterminate" : NULL)) return -1;
   return fuse_reply_err(req, err);
 }
 
-int vfs_reply_entry(fuse_req_t req, const struct fuse_entry_param *e) {
+int vfs_reply_entry(fuse_req_t req, const struct fuse_entry_param *e)
+{
   return reply_gate("completed") ? fuse_reply_entry(req, e) : -1;
 }
 
-int vfs_reply_attr(fuse_req_t req, const struct stat *st, double timeout) {
+int vfs_reply_attr(fuse_req_t req, const struct stat *st, double timeout)
+{
   return reply_gate("completed") ? fuse_reply_attr(req, st, timeout) : -1;
 }
 
-int vfs_reply_open(fuse_req_t req, const struct fuse_file_info *fi) {
+int vfs_reply_open(fuse_req_t req, const struct fuse_file_info *fi)
+{
   return reply_gate("descriptor_issued") ? fuse_reply_open(req, fi) : -1;
 }
 
 int vfs_reply_create(fuse_req_t req, const struct fuse_entry_param *e,
-                     const struct fuse_file_info *fi) {
+                     const struct fuse_file_info *fi)
+{
   return reply_gate("descriptor_issued") ? fuse_reply_create(req, e, fi) : -1;
 }
 
-int vfs_reply_readlink(fuse_req_t req, const char *link) {
+int vfs_reply_readlink(fuse_req_t req, const char *link)
+{
   return reply_gate("completed") ? fuse_reply_readlink(req, link) : -1;
 }
 
-void vfs_reply_entry_or_err(fuse_req_t req, int err, struct fuse_entry_param *e) {
+void vfs_reply_entry_or_err(fuse_req_t req, int err, struct fuse_entry_param *e)
+{
   if (err) {
     vfs_reply_err(req, err);
   } else if (vfs_reply_entry(req, e) != 0) {

@@ -13,7 +13,8 @@ typedef BoxPackedDecision Cached;
 /* A verdict's key is an action, an operation and a path, some 60 bytes or
  * more, hashed on every decided operation: eight bytes a step (g_str_hash
  * takes one). */
-static guint verdict_hash(gconstpointer key) {
+static guint verdict_hash(gconstpointer key)
+{
   const char *s = key;
   size_t n = strlen(s);
   guint64 h = 0x9e3779b97f4a7c15ull ^ n;
@@ -29,7 +30,8 @@ static guint verdict_hash(gconstpointer key) {
   return (guint)(h ^ (h >> 29));
 }
 
-GHashTable *vfs_verdicts_new(void) {
+GHashTable *vfs_verdicts_new(void)
+{
   return g_hash_table_new_full(verdict_hash, g_str_equal, g_free, NULL);
 }
 
@@ -38,14 +40,15 @@ GHashTable *vfs_verdicts_new(void) {
  * alone only for a policy that reads no history (the caller vouches for
  * that with cache_decisions), so reusing it changes no later verdict. */
 BoxDecision *vfs_verdict_ask(BoxVfs *v, int cmd, const char *action, json_object *input,
-                            const char *spelled, const char *operation, bool quiet) {
+                             const char *spelled, const char *operation, bool quiet)
+{
   if (!v->cache_decisions) return v->decide(v->decide_data, cmd, action, input);
   /* the key on the stack (copied only into the cache): a hit allocates nothing */
   char buf[PATH_MAX + 64];
-  const char *parts[] = {action, "\x1f", operation, "\x1f", spelled};
+  const char *parts[] = { action, "\x1f", operation, "\x1f", spelled };
   char *long_key = vfs_concat(buf, sizeof buf, parts, G_N_ELEMENTS(parts))
-                       ? NULL
-                       : g_strconcat(action, "\x1f", operation, "\x1f", spelled, NULL);
+                     ? NULL
+                     : g_strconcat(action, "\x1f", operation, "\x1f", spelled, NULL);
   const char *key = long_key ? long_key : buf;
   BoxDecision *hit = NULL;
   g_mutex_lock(&v->lock);
@@ -83,7 +86,8 @@ BoxDecision *vfs_verdict_ask(BoxVfs *v, int cmd, const char *action, json_object
 }
 
 bool vfs_verdict_cached_permit(BoxVfs *v, int cmd, const char *action, const char *operation,
-                               const char *path, bool host_backed) {
+                               const char *path, bool host_backed)
+{
   if (!v->cache_decisions || !path) return false;
   /* the key in a buffer on the stack: a listing asks this for every entry */
   char buf[PATH_MAX + 64];
@@ -94,7 +98,7 @@ bool vfs_verdict_cached_permit(BoxVfs *v, int cmd, const char *action, const cha
     spelled = path + strlen(home);
     tilde = true;
   }
-  const char *parts[] = {action, "\x1f", operation, "\x1f", tilde ? "~" : "", spelled};
+  const char *parts[] = { action, "\x1f", operation, "\x1f", tilde ? "~" : "", spelled };
   if (!vfs_concat(buf, sizeof buf, parts, G_N_ELEMENTS(parts))) return false;
   g_mutex_lock(&v->lock);
   Command *cm = vfs_command(v, cmd);
@@ -104,7 +108,8 @@ bool vfs_verdict_cached_permit(BoxVfs *v, int cmd, const char *action, const cha
   return permit;
 }
 
-void box_vfs_invalidate_decisions(BoxVfs *v) {
+void box_vfs_invalidate_decisions(BoxVfs *v)
+{
   g_mutex_lock(&v->lock);
   for (guint i = 0; i < v->commands->len; i++) {
     Command *cm = g_ptr_array_index(v->commands, i);

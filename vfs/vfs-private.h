@@ -19,37 +19,41 @@
 #define VFS_RAM_MAX_INODES 10000u
 #define VFS_DENIAL_RING 256u
 #define VFS_MAX_DEPTH 4096
-#define VFS_DECISION_THREADS 64 /* pending decisions at once */
-#define VFS_VERDICTS_MAX 65536u /* cached verdicts per command; dropped when full */
+#define VFS_DECISION_THREADS 64      /* pending decisions at once */
+#define VFS_VERDICTS_MAX 65536u      /* cached verdicts per command; dropped when full */
 #define VFS_RAM_INO_BIT (1ull << 62) /* st_ino of virtual and RAM nodes */
 
 /* Zeroed memory by malloc and memset: glibc's calloc (g_new0) bypasses the
  * thread's cache, a slow path on every create and open. */
-static inline void *vfs_zalloc(size_t size) {
+static inline void *vfs_zalloc(size_t size)
+{
   void *p = g_malloc(size);
   memset(p, 0, size);
   return p;
 }
 
-static inline void now_ts(struct timespec *ts) { clock_gettime(CLOCK_REALTIME, ts); }
+static inline void now_ts(struct timespec *ts)
+{
+  clock_gettime(CLOCK_REALTIME, ts);
+}
 
 typedef enum {
-  NODE_ROOT,     /* ino 1 */
-  NODE_PASSDIR,  /* /pass */
-  NODE_RAMDIR,   /* /ram */
-  NODE_CHAIN,    /* a directory of /pass above a bound root (shared, virtual) */
-  NODE_PASS,     /* a real object reached from a bound root */
-  NODE_RAM,      /* a node of a command's RAM tree (dir, file, symlink) */
+  NODE_ROOT,    /* ino 1 */
+  NODE_PASSDIR, /* /pass */
+  NODE_RAMDIR,  /* /ram */
+  NODE_CHAIN,   /* a directory of /pass above a bound root (shared, virtual) */
+  NODE_PASS,    /* a real object reached from a bound root */
+  NODE_RAM,     /* a node of a command's RAM tree (dir, file, symlink) */
 } NodeKind;
 
 typedef enum {
   SPECIAL_NONE,
-  SPECIAL_CMDROOT, /* /ram/c<N> */
-  SPECIAL_BOXDIR,  /* /ram/c<N>/.box */
-  SPECIAL_MYDENIAL,/* /ram/c<N>/.box/mydenial */
-  SPECIAL_DECISIONS,/* .box/decisions.jsonl of an operator's view (view_log) */
-  SPECIAL_COMMANDS,/* .box/commands/ of an operator's view (view_live_dir) */
-  SPECIAL_CMDINFO, /* .box/commands/<N>: one running command, rendered */
+  SPECIAL_CMDROOT,   /* /ram/c<N> */
+  SPECIAL_BOXDIR,    /* /ram/c<N>/.box */
+  SPECIAL_MYDENIAL,  /* /ram/c<N>/.box/mydenial */
+  SPECIAL_DECISIONS, /* .box/decisions.jsonl of an operator's view (view_log) */
+  SPECIAL_COMMANDS,  /* .box/commands/ of an operator's view (view_live_dir) */
+  SPECIAL_CMDINFO,   /* .box/commands/<N>: one running command, rendered */
 } NodeSpecial;
 
 typedef struct Node Node;
@@ -57,55 +61,56 @@ struct Node {
   fuse_ino_t ino;
   NodeKind kind;
   NodeSpecial special;
-  int cmd;             /* owning command (RAM nodes), else -1 */
-  Node *parent;        /* holds a reference on the parent */
+  int cmd;      /* owning command (RAM nodes), else -1 */
+  Node *parent; /* holds a reference on the parent */
   char *name;
-  guint64 refs;        /* nlookup + child parent-pointers + RAM links + pins */
+  guint64 refs; /* nlookup + child parent-pointers + RAM links + pins */
   guint64 nlookup;
-  bool chain;          /* a directory of the root chain (no metadata decision) */
-  bool watched;        /* a pass directory with a fanotify mark (watch.c) */
-  guint64 settled;     /* the watch's count of moves when a walk from the root last
+  bool chain;       /* a directory of the root chain (no metadata decision) */
+  bool watched;     /* a pass directory with a fanotify mark (watch.c) */
+  guint64 settled;  /* the watch's count of moves when a walk from the root last
                         * found it at its place, or 0 (vfs_watch_proven) */
-  bool skeleton;       /* part of a reused RAM root's fixed layout (kept, restored) */
-  mode_t skel_mode;    /* its mode as built */
-  guint opens;         /* open file handles (atomic) */
+  bool skeleton;    /* part of a reused RAM root's fixed layout (kept, restored) */
+  mode_t skel_mode; /* its mode as built */
+  guint opens;      /* open file handles (atomic) */
   /* NODE_PASS */
-  int fd;              /* O_PATH|O_NOFOLLOW, or -1 past the descriptor budget */
-  dev_t rdev_key;      /* real st_dev */
-  ino_t rino;          /* real st_ino */
-  mode_t ftype;        /* S_IFMT bits */
-  char *root_path;     /* set on the pass node of a bound root */
-  int backing;         /* its backing id while passed-through handles are open, else -1 */
-  GSList *open_files;  /* past the descriptor budget: its pass file handles (Fh*, lock
+  int fd;             /* O_PATH|O_NOFOLLOW, or -1 past the descriptor budget */
+  dev_t rdev_key;     /* real st_dev */
+  ino_t rino;         /* real st_ino */
+  mode_t ftype;       /* S_IFMT bits */
+  char *root_path;    /* set on the pass node of a bound root */
+  int backing;        /* its backing id while passed-through handles are open, else -1 */
+  GSList *open_files; /* past the descriptor budget: its pass file handles (Fh*, lock
                         * held), the object to read when no walk reaches it now */
-  guint backing_refs;  /* those handles */
+  guint backing_refs; /* those handles */
   /* virtual / RAM */
-  mode_t mode;         /* full mode incl. type */
+  mode_t mode; /* full mode incl. type */
   uid_t uid;
   gid_t gid;
   nlink_t nlink;
   struct timespec atime, mtime, ctime;
-  GHashTable *children;/* name -> Node* (directories) */
-  GByteArray *data;    /* RAM regular file */
-  char *target;        /* RAM symlink */
+  GHashTable *children; /* name -> Node* (directories) */
+  GByteArray *data;     /* RAM regular file */
+  char *target;         /* RAM symlink */
 };
 
 typedef struct {
   int id;
   bool running;
   bool ended;
-  Node *root;              /* NULL for a command of a per-box RAM area */
-  int area;                /* the command whose RAM tree it uses: itself, a slot, or the box's area */
-  bool is_slot;            /* a RAM root lent to one command at a time, reset between them */
-  bool slot_busy;          /* lent (a slot) / holds one (a command: slot_held) */
-  guint inodes;            /* RAM nodes owned (an area's count) */
-  guint64 bytes;           /* RAM file bytes owned (an area's count) */
-  pid_t pid;               /* the first process attached (its worker) */
-  char *text;              /* box_vfs_command_describe */
-  GArray *pidns;           /* guint64 */
-  GHashTable *denials;     /* tid -> char* */
-  GHashTable *verdicts;    /* "action\x1foperation\x1fspelled path" -> BoxDecision* (cache_decisions) */
-  GQueue *denial_order;    /* tids, oldest first */
+  Node *root;          /* NULL for a command of a per-box RAM area */
+  int area;            /* the command whose RAM tree it uses: itself, a slot, or the box's area */
+  bool is_slot;        /* a RAM root lent to one command at a time, reset between them */
+  bool slot_busy;      /* lent (a slot) / holds one (a command: slot_held) */
+  guint inodes;        /* RAM nodes owned (an area's count) */
+  guint64 bytes;       /* RAM file bytes owned (an area's count) */
+  pid_t pid;           /* the first process attached (its worker) */
+  char *text;          /* box_vfs_command_describe */
+  GArray *pidns;       /* guint64 */
+  GHashTable *denials; /* tid -> char* */
+  GHashTable
+    *verdicts; /* "action\x1foperation\x1fspelled path" -> BoxDecision* (cache_decisions) */
+  GQueue *denial_order; /* tids, oldest first */
 } Command;
 
 typedef struct {
@@ -120,7 +125,7 @@ struct BoxVfs {
   char *operator_home;
   char **floor_trees;
   char **floor_files;
-  GHashTable *floor_ids;    /* set of FileId (floor.c): the identities the floor guards */
+  GHashTable *floor_ids; /* set of FileId (floor.c): the identities the floor guards */
   BoxVfsDecideFn decide;
   BoxVfsDecideFn decide_quiet;
   BoxVfsRecordFn record;
@@ -131,16 +136,16 @@ struct BoxVfs {
   BoxVfsNoteFn note;
   BoxVfsHistoryFn history_batch;
   BoxVfsBeneathFn beneath;
-  GHashTable *beneath_seen; /* spelled dir -> GINT_TO_POINTER(1 + may permit below); lock */
-  guint64 cache_hits;       /* atomic */
-  guint64 pass_lookups;     /* atomic */
-  guint64 reach_walks;      /* atomic: walks from a root to a node (pass_reach) */
+  GHashTable *beneath_seen;        /* spelled dir -> GINT_TO_POINTER(1 + may permit below); lock */
+  guint64 cache_hits;              /* atomic */
+  guint64 pass_lookups;            /* atomic */
+  guint64 reach_walks;             /* atomic: walks from a root to a node (pass_reach) */
   guint64 plus_shown, plus_hidden; /* READDIRPLUS entries (atomic) */
   /* RAM areas: one per command (slots) or one for the box */
   bool ram_per_box;
-  int box_area;             /* the per-box area's command id, or -1 */
-  GArray *free_slots;       /* int: ids of slots no command holds */
-  guint64 ram_max_bytes;    /* 0: no total limit */
+  int box_area;          /* the per-box area's command id, or -1 */
+  GArray *free_slots;    /* int: ids of slots no command holds */
+  guint64 ram_max_bytes; /* 0: no total limit */
   guint ram_max_inodes;
   /* the operator's view and what boxd publishes for it */
   char *view_log;
@@ -148,55 +153,56 @@ struct BoxVfs {
   char *live_dir;
 
   struct fuse_session *se;
-  int fuse_fd;              /* /dev/fuse, mounted by vfs_mount */
+  int fuse_fd; /* /dev/fuse, mounted by vfs_mount */
   bool mounted;
   /* the kernel's FUSE passthrough (passthrough.c) */
-  bool pt_offered;          /* the kernel's INIT offered it */
-  bool pt_enabled;          /* our INIT reply took it */
-  bool pt_wanted;           /* not turned off (BOXFS_NO_PASSTHROUGH) */
-  bool pt_failed;           /* a registration failed: off from then on */
+  bool pt_offered; /* the kernel's INIT offered it */
+  bool pt_enabled; /* our INIT reply took it */
+  bool pt_wanted;  /* not turned off (BOXFS_NO_PASSTHROUGH) */
+  bool pt_failed;  /* a registration failed: off from then on */
   guint64 pt_init_unique;
-  guint64 pt_registered;    /* backing files registered (atomic) */
+  guint64 pt_registered; /* backing files registered (atomic) */
   pthread_t thread;
   bool thread_started;
   /* changes made outside the mount (watch.c) */
-  int watch_fd;             /* fanotify, or -1: not watched */
-  int watch_wake;           /* eventfd: wakes the watch thread (to end, or to expire all) */
-  GArray *watch_fs;         /* WatchFs: the filesystems marked */
+  int watch_fd;     /* fanotify, or -1: not watched */
+  int watch_wake;   /* eventfd: wakes the watch thread (to end, or to expire all) */
+  GArray *watch_fs; /* WatchFs: the filesystems marked */
   GThread *watch_thread;
-  guint tools_live;         /* tool namespaces registered: no long entries while any */
+  guint tools_live;             /* tool namespaces registered: no long entries while any */
   gint watch_quit, watch_flush; /* atomic: asks of the watch thread */
-  guint64 watch_moves;      /* atomic: names changed that could move a node (from 1) */
-  gint watch_reading;       /* atomic: odd while a reader holds events not yet counted */
-  GMutex watch_read_lock;   /* one reader of watch_fd at a time: the watch thread or a drain */
-  GByteArray *watch_handoff; /* under watch_read_lock: outside events a drain read, for the watch thread */
+  guint64 watch_moves;          /* atomic: names changed that could move a node (from 1) */
+  gint watch_reading;           /* atomic: odd while a reader holds events not yet counted */
+  GMutex watch_read_lock;       /* one reader of watch_fd at a time: the watch thread or a drain */
+  GByteArray
+    *watch_handoff; /* under watch_read_lock: outside events a drain read, for the watch thread */
 
   GMutex lock;
-  GHashTable *nodes;        /* fuse_ino_t -> Node* */
-  GHashTable *pass_nodes;   /* PassKey -> Node* */
-  guint node_fds;           /* pass nodes holding their own descriptor */
-  guint node_fd_budget;     /* at most this many do: the rest are reached by a walk */
-  guint64 fdless_nodes;     /* nodes made past the budget (box_vfs_debug_fdless_nodes) */
+  GHashTable *nodes;      /* fuse_ino_t -> Node* */
+  GHashTable *pass_nodes; /* PassKey -> Node* */
+  guint node_fds;         /* pass nodes holding their own descriptor */
+  guint node_fd_budget;   /* at most this many do: the rest are reached by a walk */
+  guint64 fdless_nodes;   /* nodes made past the budget (box_vfs_debug_fdless_nodes) */
   fuse_ino_t next_ino;
   Node *root, *passdir, *ramdir;
-  GPtrArray *commands;      /* Command*, index = id */
-  GHashTable *pidns;        /* guint64* -> PidnsEntry* */
+  GPtrArray *commands; /* Command*, index = id */
+  GHashTable *pidns;   /* guint64* -> PidnsEntry* */
 
   /* liveness */
-  GThreadPool *pool;        /* runs Jobs */
+  GThreadPool *pool; /* runs Jobs */
   GMutex pending_lock;
-  GHashTable *pending;      /* Job* set: queued or running jobs */
-  guint64 cancelled;        /* jobs answered EINTR (atomic) */
-  GPtrArray *graveyard;     /* cancelled Jobs, freed at stop */
+  GHashTable *pending;  /* Job* set: queued or running jobs */
+  guint64 cancelled;    /* jobs answered EINTR (atomic) */
+  GPtrArray *graveyard; /* cancelled Jobs, freed at stop */
 };
 
 /* Who sent a request. */
 typedef struct {
   bool placed;
   int cmd;
-  int area;       /* whose RAM tree the caller's command uses */
+  int area; /* whose RAM tree the caller's command uses */
   bool is_tool;
-  bool decides;   /* worker of a running command */
+  bool decides; /* worker of a running command */
   pid_t tid;
   uid_t uid;
   gid_t gid;
@@ -218,8 +224,8 @@ struct Job {
   BoxVfs *v;
   fuse_req_t req;
   JobRunFn run;
-  int state;              /* JobState, atomic */
-  Caller caller;          /* placed on the loop thread */
+  int state;     /* JobState, atomic */
+  Caller caller; /* placed on the loop thread */
   /* the request's arguments, copied */
   fuse_ino_t ino, ino2;
   char *name, *name2;
@@ -232,7 +238,16 @@ struct Job {
   bool has_fi;
 };
 
-typedef enum { FH_PASS_FILE, FH_PASS_DIR, FH_RAM_FILE, FH_RAM_DIR, FH_MYDENIAL, FH_VDIR, FH_VIEW_LOG, FH_VIEW_DIR } FhKind;
+typedef enum {
+  FH_PASS_FILE,
+  FH_PASS_DIR,
+  FH_RAM_FILE,
+  FH_RAM_DIR,
+  FH_MYDENIAL,
+  FH_VDIR,
+  FH_VIEW_LOG,
+  FH_VIEW_DIR
+} FhKind;
 
 typedef struct {
   char *name;
@@ -242,15 +257,15 @@ typedef struct {
 
 typedef struct {
   FhKind kind;
-  int cmd;            /* command of the opener (-1: none) */
-  Node *node;         /* pinned */
-  int fd;             /* pass file */
-  DIR *dir;           /* pass directory */
+  int cmd;    /* command of the opener (-1: none) */
+  Node *node; /* pinned */
+  int fd;     /* pass file */
+  DIR *dir;   /* pass directory */
   int flags;
-  GArray *entries;    /* DirEnt, snapshot at offset 0 */
-  char *text;         /* mydenial snapshot */
+  GArray *entries; /* DirEnt, snapshot at offset 0 */
+  char *text;      /* mydenial snapshot */
   size_t text_len;
-  int backing;        /* pass file served by kernel passthrough: its backing id, else -1 */
+  int backing; /* pass file served by kernel passthrough: its backing id, else -1 */
   /* a pass directory is listed straight from dir (no snapshot): */
   struct dirent *ent; /* read and not yet sent */
   off_t pos;          /* the offset of ent (or of the next entry to read) */
@@ -284,12 +299,12 @@ void vfs_watch_stop(BoxVfs *v);
 void vfs_watch_close(BoxVfs *v);
 
 /* ---- node.c ---- */
-void vfs_nodes_init(BoxVfs *v);                              /* the two tables, empty */
-void vfs_nodes_free(BoxVfs *v);                              /* at stop: every node, as it is */
-Node *vfs_node_get(BoxVfs *v, fuse_ino_t ino);               /* lock held */
-Node *vfs_node_new(BoxVfs *v, NodeKind kind, int cmd);        /* lock held; refs 0 */
+void vfs_nodes_init(BoxVfs *v);                        /* the two tables, empty */
+void vfs_nodes_free(BoxVfs *v);                        /* at stop: every node, as it is */
+Node *vfs_node_get(BoxVfs *v, fuse_ino_t ino);         /* lock held */
+Node *vfs_node_new(BoxVfs *v, NodeKind kind, int cmd); /* lock held; refs 0 */
 void vfs_node_ref(Node *n);
-void vfs_node_unref(BoxVfs *v, Node *n);                      /* lock held */
+void vfs_node_unref(BoxVfs *v, Node *n); /* lock held */
 /* lock held: drops nlookup of the kernel's references on node ino */
 void vfs_node_forget(BoxVfs *v, fuse_ino_t ino, uint64_t nlookup);
 /* Between these two (no lock held at either), the descriptors of the pass
@@ -306,7 +321,7 @@ void vfs_node_set_parent(BoxVfs *v, Node *n, Node *parent, const char *name);
 Node *vfs_dir_node_new(BoxVfs *v, NodeKind kind, int cmd, Node *parent, const char *name,
                        mode_t perm);
 Node *vfs_ram_new(BoxVfs *v, int cmd, Node *dir, const char *name, mode_t mode, uid_t uid,
-                  gid_t gid, int *err);                       /* linked into dir */
+                  gid_t gid, int *err);                      /* linked into dir */
 void vfs_ram_unlink(BoxVfs *v, Node *dir, const char *name); /* drops the link */
 /* lock held: the caller may use this RAM node (its command's tree or area) */
 bool vfs_ram_reachable(const Caller *c, const Node *n);
@@ -317,7 +332,7 @@ Node *vfs_pass_insert(BoxVfs *v, Node *parent, const char *name, int fd, const s
 
 /* ---- path.c ---- */
 /* Worker-view absolute path of a node ("/..." ; RAM: relative to c<N>). NULL if unknown. */
-char *vfs_node_path(BoxVfs *v, Node *n);                      /* lock held */
+char *vfs_node_path(BoxVfs *v, Node *n); /* lock held */
 /* parts[0..n) joined into buf (NUL-terminated); false when they do not fit.
  * For keys and paths built once per listed entry (snprintf costs more). */
 bool vfs_concat(char *buf, size_t size, const char *const *parts, size_t n);
@@ -329,14 +344,14 @@ bool vfs_host_backed(BoxVfs *v, const char *path);
 char *vfs_normalize(const char *abs);
 
 /* ---- command.c ---- */
-Command *vfs_command(BoxVfs *v, int id);                      /* live command or NULL */
+Command *vfs_command(BoxVfs *v, int id); /* live command or NULL */
 /* lock held: a new command; with a RAM tree of its own (root named
  * root_name under /ram) unless it uses the per-box area. */
 Command *vfs_command_create(BoxVfs *v, const char *root_name);
 /* roots[i] lies in another root (or repeats one): it gets no chain of its own */
 bool vfs_root_is_nested(char **roots, guint i);
 void vfs_store_denial(BoxVfs *v, int cmd, pid_t tid, const char *text);
-const char *vfs_denial_text(BoxVfs *v, int cmd, pid_t tid);   /* lock held */
+const char *vfs_denial_text(BoxVfs *v, int cmd, pid_t tid); /* lock held */
 
 /* ---- place.c ---- */
 void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c);
@@ -365,8 +380,8 @@ int vfs_tool_floor(BoxVfs *v, const Caller *c, const char *path, bool host_backe
 
 /* ---- decide.c ---- */
 /* Asks policy and applies the floor.  Returns 0 or EACCES.  No lock held. */
-int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path,
-               bool host_backed, const char *operation, bool mutating);
+int vfs_decide(BoxVfs *v, const Caller *c, const char *action, const char *path, bool host_backed,
+               const char *operation, bool mutating);
 /* As vfs_decide for an object whose identity the caller holds (a node's,
  * or a name's just read): the floor compares it with the authority files'
  * instead of reading the path's again.  obj NULL: as vfs_decide. */
@@ -412,7 +427,7 @@ GHashTable *vfs_verdicts_new(void);
 /* Policy's verdict on (action, input), from the command's cache when the
  * same request was decided before; quiet: as decide_quiet (no ::request). */
 BoxDecision *vfs_verdict_ask(BoxVfs *v, int cmd, const char *action, json_object *input,
-                         const char *spelled, const char *operation, bool quiet);
+                             const char *spelled, const char *operation, bool quiet);
 /* Whether the command's decision cache holds a permit of (action,
  * operation, path): policy's verdict, before the reach floor (ask that with
  * vfs_floor_refuses).  Decides nothing, logs nothing (readdirplus: what may
@@ -488,15 +503,28 @@ void vfs_backing_for_reply(int id);
 
 /* ---- the request handlers' common parts ---- */
 
-static inline BoxVfs *V(fuse_req_t req) { return fuse_req_userdata(req); }
-static inline Fh *FH(struct fuse_file_info *fi) { return fi ? (Fh *)(uintptr_t)fi->fh : NULL; }
-static inline bool is_pass(const Node *n) { return n->kind == NODE_PASS; }
+static inline BoxVfs *V(fuse_req_t req)
+{
+  return fuse_req_userdata(req);
+}
+static inline Fh *FH(struct fuse_file_info *fi)
+{
+  return fi ? (Fh *)(uintptr_t)fi->fh : NULL;
+}
+static inline bool is_pass(const Node *n)
+{
+  return n->kind == NODE_PASS;
+}
 /* A node whose metadata and access are decided (not the root chain, not control). */
-static inline bool decidable(const Node *n) {
+static inline bool decidable(const Node *n)
+{
   if (n->kind == NODE_PASS) return true;
   return n->kind == NODE_RAM && !n->chain && n->special == SPECIAL_NONE;
 }
-static inline unsigned char dtype_of(mode_t m) { return (unsigned char)((m & S_IFMT) >> 12); }
+static inline unsigned char dtype_of(mode_t m)
+{
+  return (unsigned char)((m & S_IFMT) >> 12);
+}
 
 /* reply.c: the replies of requests that may carry decisions (-1: not sent) */
 int vfs_reply_err(fuse_req_t req, int err);
@@ -510,16 +538,17 @@ int vfs_reply_readlink(fuse_req_t req, const char *link);
 void vfs_reply_entry_or_err(fuse_req_t req, int err, struct fuse_entry_param *e);
 
 /* reach.c */
-int vfs_reach(const Caller *c, Node *n);                      /* lock held */
+int vfs_reach(const Caller *c, Node *n); /* lock held */
 /* The node ino, referenced for the request (vfs_unpin drops it), or NULL
  * with *err set (ENOENT, or EACCES where the caller may not reach it). */
 Node *vfs_pin(BoxVfs *v, fuse_ino_t ino, const Caller *c, int *err);
 void vfs_unpin(BoxVfs *v, Node *n);
 /* A request's node: the caller placed (*c), the node pinned, or NULL
  * once the refusal is answered. */
-Node *vfs_pin_request(BoxVfs *v, fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, Caller *c);
-char *vfs_path_of(BoxVfs *v, Node *n);                        /* vfs_node_path, locking */
-void vfs_virt_stat(Node *n, struct stat *st);                 /* lock held for non-pass nodes */
+Node *vfs_pin_request(BoxVfs *v, fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+                      Caller *c);
+char *vfs_path_of(BoxVfs *v, Node *n);        /* vfs_node_path, locking */
+void vfs_virt_stat(Node *n, struct stat *st); /* lock held for non-pass nodes */
 int vfs_node_stat(BoxVfs *v, Node *n, struct stat *st);
 int vfs_pass_node_stat(BoxVfs *v, Node *n, bool locked, struct stat *st);
 int vfs_openat2_beneath(int dirfd, const char *rel, int flags);
@@ -580,12 +609,12 @@ void vfs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
 /* op_name.c */
 typedef struct {
   Node *dir;
-  char *dirpath;  /* worker-view path of the directory */
-  char *path;     /* worker-view path of the new name */
+  char *dirpath; /* worker-view path of the directory */
+  char *path;    /* worker-view path of the new name */
   bool pass;
-  int dfd;        /* pass: the directory reached again from its root, or its node's own */
-  bool dfd_node;  /* dfd is dir->fd (settled: no name on its path changed), not ours to close */
-  guint64 moves;  /* pass: that walk's stamp (vfs_watch_proven), or 0 */
+  int dfd;       /* pass: the directory reached again from its root, or its node's own */
+  bool dfd_node; /* dfd is dir->fd (settled: no name on its path changed), not ours to close */
+  guint64 moves; /* pass: that walk's stamp (vfs_watch_proven), or 0 */
 } NewName;
 /* Pins a directory in which the caller may create or remove name. */
 int vfs_new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *name, NewName *nn);
@@ -604,7 +633,7 @@ void vfs_run_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_in
                     const char *newname, unsigned int flags);
 
 /* op_file.c */
-Fh *vfs_fh_new(FhKind kind, int cmd, Node *n);                /* takes over the caller's pin */
+Fh *vfs_fh_new(FhKind kind, int cmd, Node *n); /* takes over the caller's pin */
 void vfs_fh_free(BoxVfs *v, Fh *fh);
 Fh *vfs_fh_check(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, int *err);
 void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);

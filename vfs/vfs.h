@@ -56,18 +56,18 @@ typedef void (*BoxVfsOutcomeFn)(void *data, int command, const char *action, jso
 typedef void (*BoxVfsHistoryFn)(void *data, bool begin);
 
 typedef struct {
-  const char *mountpoint;        /* an empty directory outside every root */
-  const char *const *roots;      /* NULL-terminated canonical absolute paths */
-  const char *operator_home;     /* canonical; paths under it are spelled ~/... */
-  const char *const *floor_trees;/* NULL-terminated: trees no policy may open (box_dir) */
-  const char *const *floor_files;/* NULL-terminated: authority files (box.toml, policy) */
+  const char *mountpoint;         /* an empty directory outside every root */
+  const char *const *roots;       /* NULL-terminated canonical absolute paths */
+  const char *operator_home;      /* canonical; paths under it are spelled ~/... */
+  const char *const *floor_trees; /* NULL-terminated: trees no policy may open (box_dir) */
+  const char *const *floor_files; /* NULL-terminated: authority files (box.toml, policy) */
   BoxVfsDecideFn decide;
   BoxVfsRecordFn record;
   void *decide_data;
-  BoxVfsOutcomeFn outcome;       /* optional; gets decide_data */
-  bool decide_prompt;            /* decide never waits: decide on the loop thread */
-  bool cache_decisions;          /* the verdict depends on (action, input) alone */
-  BoxVfsNoteFn note;             /* optional, with cache_decisions; gets decide_data */
+  BoxVfsOutcomeFn outcome; /* optional; gets decide_data */
+  bool decide_prompt;      /* decide never waits: decide on the loop thread */
+  bool cache_decisions;    /* the verdict depends on (action, input) alone */
+  BoxVfsNoteFn note;       /* optional, with cache_decisions; gets decide_data */
   /* optional, with cache_decisions: as decide, without the ::request event
    * (a probe of a missing name: no request unless it is refused, when note
    * records it) */

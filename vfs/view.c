@@ -8,13 +8,15 @@
 
 /* ---- what boxd publishes for `box mount` (live_dir) ---- */
 
-static char *live_file(BoxVfs *v, int command) {
+static char *live_file(BoxVfs *v, int command)
+{
   char name[32];
   snprintf(name, sizeof name, "%d.json", command);
   return g_build_filename(v->live_dir, name, NULL);
 }
 
-void box_vfs_command_describe(BoxVfs *v, int command, const char *text) {
+void box_vfs_command_describe(BoxVfs *v, int command, const char *text)
+{
   g_mutex_lock(&v->lock);
   Command *c = vfs_command(v, command);
   json_object *o = NULL;
@@ -26,9 +28,10 @@ void box_vfs_command_describe(BoxVfs *v, int command, const char *text) {
     json_object_object_add(o, "text", json_object_new_string(c->text));
     json_object_object_add(o, "pid", json_object_new_int(c->pid));
     char *ram = c->area == v->box_area && v->box_area >= 0 ? g_strdup("/ram/box")
-                                                            : g_strdup_printf("/ram/c%d", c->area);
+                                                           : g_strdup_printf("/ram/c%d", c->area);
     json_object_object_add(o, "ram", json_object_new_string(ram));
-    json_object_object_add(o, "ram_lifetime", json_object_new_string(v->box_area >= 0 ? "box" : "command"));
+    json_object_object_add(o, "ram_lifetime",
+                           json_object_new_string(v->box_area >= 0 ? "box" : "command"));
     json_object_object_add(o, "ram_max_bytes", json_object_new_int64((int64_t)v->ram_max_bytes));
     json_object_object_add(o, "ram_max_inodes", json_object_new_int64(v->ram_max_inodes));
     json_object_object_add(o, "started_unix_ms", json_object_new_int64(g_get_real_time() / 1000));
@@ -52,7 +55,8 @@ void box_vfs_command_describe(BoxVfs *v, int command, const char *text) {
   g_free(path);
 }
 
-void vfs_live_withdraw(BoxVfs *v, int command) {
+void vfs_live_withdraw(BoxVfs *v, int command)
+{
   if (!v->live_dir) return;
   char *path = live_file(v, command);
   unlink(path);
@@ -61,7 +65,8 @@ void vfs_live_withdraw(BoxVfs *v, int command) {
 
 /* ---- the operator's view (view_live_dir): .box/commands/<N> ---- */
 
-GPtrArray *vfs_view_command_names(BoxVfs *v) {
+GPtrArray *vfs_view_command_names(BoxVfs *v)
+{
   GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
   GDir *d = v->view_live_dir ? g_dir_open(v->view_live_dir, 0, NULL) : NULL;
   const char *e;
@@ -80,7 +85,8 @@ GPtrArray *vfs_view_command_names(BoxVfs *v) {
 /* The worker's working directory now, as the Shell spells it: its cwd is a
  * bind of /pass<root> in a namespace we are not in, so the kernel shows the
  * path from the mount's root ("/pass<real path>"). */
-static char *live_cwd(pid_t pid) {
+static char *live_cwd(pid_t pid)
+{
   if (pid <= 0) return NULL;
   char link[64];
   snprintf(link, sizeof link, "/proc/%d/cwd", (int)pid);
@@ -92,7 +98,8 @@ static char *live_cwd(pid_t pid) {
   return out;
 }
 
-char *vfs_view_command_text(BoxVfs *v, const char *name) {
+char *vfs_view_command_text(BoxVfs *v, const char *name)
+{
   if (!v->view_live_dir) return NULL;
   for (const char *q = name; *q; q++)
     if (!g_ascii_isdigit(*q)) return NULL;
@@ -106,10 +113,12 @@ char *vfs_view_command_text(BoxVfs *v, const char *name) {
   const char *text = json_object_object_get_ex(o, "text", &x) ? json_object_get_string(x) : "";
   pid_t pid = json_object_object_get_ex(o, "pid", &x) ? (pid_t)json_object_get_int(x) : 0;
   const char *ram = json_object_object_get_ex(o, "ram", &x) ? json_object_get_string(x) : "";
-  const char *life = json_object_object_get_ex(o, "ram_lifetime", &x) ? json_object_get_string(x) : "command";
+  const char *life =
+    json_object_object_get_ex(o, "ram_lifetime", &x) ? json_object_get_string(x) : "command";
   gint64 max_b = json_object_object_get_ex(o, "ram_max_bytes", &x) ? json_object_get_int64(x) : 0;
   gint64 max_i = json_object_object_get_ex(o, "ram_max_inodes", &x) ? json_object_get_int64(x) : 0;
-  gint64 started = json_object_object_get_ex(o, "started_unix_ms", &x) ? json_object_get_int64(x) : 0;
+  gint64 started =
+    json_object_object_get_ex(o, "started_unix_ms", &x) ? json_object_get_int64(x) : 0;
   char *cwd = live_cwd(pid);
   GString *s = g_string_new(NULL);
   g_string_append_printf(s, "command: %s\n", name);

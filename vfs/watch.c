@@ -71,14 +71,16 @@ typedef struct {
 static GMutex actors_lock;
 static GHashTable *actors; /* tids */
 
-static void actor_leave(gpointer p) {
+static void actor_leave(gpointer p)
+{
   g_mutex_lock(&actors_lock);
   if (actors) g_hash_table_remove(actors, p);
   g_mutex_unlock(&actors_lock);
 }
 static GPrivate actor_key = G_PRIVATE_INIT(actor_leave);
 
-void vfs_watch_actor(void) {
+void vfs_watch_actor(void)
+{
   if (g_private_get(&actor_key)) return;
   pid_t tid = (pid_t)syscall(SYS_gettid);
   g_mutex_lock(&actors_lock);
@@ -88,24 +90,29 @@ void vfs_watch_actor(void) {
   g_private_set(&actor_key, GINT_TO_POINTER(tid));
 }
 
-static bool is_actor(pid_t tid) {
+static bool is_actor(pid_t tid)
+{
   g_mutex_lock(&actors_lock);
   bool yes = actors && g_hash_table_contains(actors, GINT_TO_POINTER(tid));
   g_mutex_unlock(&actors_lock);
   return yes;
 }
 
-void vfs_watch_open(BoxVfs *v) {
+void vfs_watch_open(BoxVfs *v)
+{
   v->watch_fs = g_array_new(FALSE, FALSE, sizeof(WatchFs));
   const char *off = g_getenv("BOXFS_NO_WATCH"); /* measurements: the short timeout everywhere */
   if (off && strcmp(off, "1") == 0) return;
-  v->watch_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME | FAN_REPORT_TID,
+  v->watch_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME |
+                                FAN_REPORT_TID,
                               O_RDONLY | O_CLOEXEC);
 }
 
 /* lock held */
-void vfs_watch_dir(BoxVfs *v, Node *n) {
-  if (v->watch_fd < 0 || n->kind != NODE_PASS || !S_ISDIR(n->ftype) || n->fd < 0 || n->watched) return;
+void vfs_watch_dir(BoxVfs *v, Node *n)
+{
+  if (v->watch_fd < 0 || n->kind != NODE_PASS || !S_ISDIR(n->ftype) || n->fd < 0 || n->watched)
+    return;
   /* the filesystem first: an event's directory is found through it (known
    * by the node's st_dev, so only a filesystem's first directory costs a
    * statfs) */
@@ -114,9 +121,10 @@ void vfs_watch_dir(BoxVfs *v, Node *n) {
     known = g_array_index(v->watch_fs, WatchFs, i).dev == n->rdev_key;
   struct statfs sf;
   if (!known && fstatfs(n->fd, &sf) != 0) return;
-  if (fanotify_mark(v->watch_fd, FAN_MARK_ADD | FAN_MARK_ONLYDIR, WATCH_MASK, n->fd, ".") != 0) return;
+  if (fanotify_mark(v->watch_fd, FAN_MARK_ADD | FAN_MARK_ONLYDIR, WATCH_MASK, n->fd, ".") != 0)
+    return;
   if (!known) {
-    WatchFs w = {n->rdev_key, sf.f_fsid, openat(n->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+    WatchFs w = { n->rdev_key, sf.f_fsid, openat(n->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) };
     if (w.fd < 0) {
       fanotify_mark(v->watch_fd, FAN_MARK_REMOVE | FAN_MARK_ONLYDIR, WATCH_MASK, n->fd, ".");
       return;
@@ -127,30 +135,35 @@ void vfs_watch_dir(BoxVfs *v, Node *n) {
 }
 
 /* lock held: before n's descriptor is closed (a mark keeps its inode) */
-void vfs_watch_forget(BoxVfs *v, Node *n) {
+void vfs_watch_forget(BoxVfs *v, Node *n)
+{
   if (!n->watched) return;
   fanotify_mark(v->watch_fd, FAN_MARK_REMOVE | FAN_MARK_ONLYDIR, WATCH_MASK, n->fd, ".");
   n->watched = false;
 }
 
-bool vfs_watch_long(BoxVfs *v, Node *n) {
+bool vfs_watch_long(BoxVfs *v, Node *n)
+{
   return n->kind == NODE_PASS && n->parent && n->parent->watched && v->tools_live == 0 &&
          v->cache_decisions && v->decide_quiet;
 }
 
-guint64 vfs_watch_moves(BoxVfs *v) {
+guint64 vfs_watch_moves(BoxVfs *v)
+{
   return v->watch_thread ? __atomic_load_n(&v->watch_moves, __ATOMIC_SEQ_CST) : 0;
 }
 
 /* lock held */
-void vfs_watch_proven(Node *n, guint64 moves) {
+void vfs_watch_proven(Node *n, guint64 moves)
+{
   if (!moves) return;
   Node *p = n->parent;
   while (p && p->watched && !p->root_path) p = p->parent;
   if (p && p->watched && p->root_path) n->settled = moves;
 }
 
-void vfs_watch_moved(BoxVfs *v) {
+void vfs_watch_moved(BoxVfs *v)
+{
   __atomic_add_fetch(&v->watch_moves, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -164,7 +177,8 @@ static void watch_kick(BoxVfs *v);
  * done; an outside one counts as a move at once and goes to the watch
  * thread, which expires the kernel's entries (here, on a request's thread,
  * that could wait on the very directory lock the request holds). */
-static void drain_queue(BoxVfs *v) {
+static void drain_queue(BoxVfs *v)
+{
   char buf[4096] __attribute__((aligned(8)));
   if (!g_mutex_trylock(&v->watch_read_lock)) return; /* someone is reading it now */
   g_atomic_int_inc(&v->watch_reading);
@@ -179,7 +193,8 @@ static void drain_queue(BoxVfs *v) {
   if (outside) watch_kick(v);
 }
 
-bool vfs_watch_settled(BoxVfs *v, guint64 settled) {
+bool vfs_watch_settled(BoxVfs *v, guint64 settled)
+{
   if (!settled) return false;
   for (bool drained = false;; drained = true) {
     int seq = g_atomic_int_get(&v->watch_reading);
@@ -196,19 +211,22 @@ bool vfs_watch_settled(BoxVfs *v, guint64 settled) {
   }
 }
 
-static void watch_kick(BoxVfs *v) {
+static void watch_kick(BoxVfs *v)
+{
   uint64_t one = 1;
   if (v->watch_wake >= 0 && write(v->watch_wake, &one, sizeof one) != sizeof one)
     g_warning("box-watch: cannot wake the watch thread: %s", g_strerror(errno));
 }
 
-void vfs_watch_expire_all(BoxVfs *v) {
+void vfs_watch_expire_all(BoxVfs *v)
+{
   if (!v->watch_thread) return;
   g_atomic_int_set(&v->watch_flush, 1);
   watch_kick(v);
 }
 
-void vfs_watch_tools(BoxVfs *v, int delta) {
+void vfs_watch_tools(BoxVfs *v, int delta)
+{
   if (delta < 0 && v->tools_live > 0) v->tools_live--;
   if (delta > 0 && v->tools_live++ == 0) vfs_watch_expire_all(v);
 }
@@ -218,7 +236,8 @@ void vfs_watch_tools(BoxVfs *v, int delta) {
  * which keeps the entry if it still names its node.  An invalidation would
  * drop it, and with it every mount made on it (a tool's nested grant is
  * bound onto a name of the mount).  False where the kernel refused it. */
-static bool expire_entry(BoxVfs *v, fuse_ino_t parent, const char *name) {
+static bool expire_entry(BoxVfs *v, fuse_ino_t parent, const char *name)
+{
   struct {
     uint32_t len;
     int32_t error; /* the notification's code */
@@ -237,13 +256,17 @@ static bool expire_entry(BoxVfs *v, fuse_ino_t parent, const char *name) {
   head.len = (uint32_t)(sizeof head + sizeof arg + namelen + 1);
   head.error = NOTIFY_INVAL_ENTRY;
   head.unique = 0;
-  struct iovec iov[3] = {{&head, sizeof head}, {&arg, sizeof arg}, {(char *)name, namelen + 1}};
+  struct iovec iov[3] = { { &head, sizeof head },
+                          { &arg, sizeof arg },
+                          { (char *)name, namelen + 1 } };
   ssize_t w = writev(fuse_session_fd(v->se), iov, 3);
   return w >= 0 || errno == ENOENT; /* ENOENT: the kernel holds no such entry */
 }
 
 /* The kernel forgets name in the directory whose handle the event carried. */
-static void invalidate_name(BoxVfs *v, const __kernel_fsid_t *fsid, struct file_handle *fh, const char *name) {
+static void invalidate_name(BoxVfs *v, const __kernel_fsid_t *fsid, struct file_handle *fh,
+                            const char *name)
+{
   int mount_fd = -1;
   g_mutex_lock(&v->lock);
   for (guint i = 0; i < v->watch_fs->len; i++) {
@@ -268,7 +291,8 @@ static void invalidate_name(BoxVfs *v, const __kernel_fsid_t *fsid, struct file_
 
 /* Every name the kernel holds in a watched directory, expired: events were
  * lost (the queue overflowed), or a tool came. */
-static void invalidate_all(BoxVfs *v) {
+static void invalidate_all(BoxVfs *v)
+{
   GArray *todo = g_array_new(FALSE, FALSE, sizeof(fuse_ino_t));
   GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
   g_mutex_lock(&v->lock);
@@ -277,7 +301,8 @@ static void invalidate_all(BoxVfs *v) {
   g_hash_table_iter_init(&it, v->nodes);
   while (g_hash_table_iter_next(&it, NULL, &val)) {
     Node *n = val;
-    if (n->kind != NODE_PASS || n->nlookup == 0 || !n->parent || !n->parent->watched || !n->name) continue;
+    if (n->kind != NODE_PASS || n->nlookup == 0 || !n->parent || !n->parent->watched || !n->name)
+      continue;
     g_array_append_val(todo, n->parent->ino);
     g_ptr_array_add(names, g_strdup(n->name));
   }
@@ -291,15 +316,20 @@ static void invalidate_all(BoxVfs *v) {
 }
 
 /* Does the batch hold a change this daemon did not make (or a loss)? */
-static bool any_outside(char *buf, ssize_t len) {
-  for (struct fanotify_event_metadata *m = (void *)buf; FAN_EVENT_OK(m, len); m = FAN_EVENT_NEXT(m, len))
-    if (m->vers != FANOTIFY_METADATA_VERSION || (m->mask & FAN_Q_OVERFLOW) || !is_actor((pid_t)m->pid))
+static bool any_outside(char *buf, ssize_t len)
+{
+  for (struct fanotify_event_metadata *m = (void *)buf; FAN_EVENT_OK(m, len);
+       m = FAN_EVENT_NEXT(m, len))
+    if (m->vers != FANOTIFY_METADATA_VERSION || (m->mask & FAN_Q_OVERFLOW) ||
+        !is_actor((pid_t)m->pid))
       return true;
   return false;
 }
 
-static void handle_events(BoxVfs *v, char *buf, ssize_t len) {
-  for (struct fanotify_event_metadata *m = (void *)buf; FAN_EVENT_OK(m, len); m = FAN_EVENT_NEXT(m, len)) {
+static void handle_events(BoxVfs *v, char *buf, ssize_t len)
+{
+  for (struct fanotify_event_metadata *m = (void *)buf; FAN_EVENT_OK(m, len);
+       m = FAN_EVENT_NEXT(m, len)) {
     if (m->vers != FANOTIFY_METADATA_VERSION) return;
     if (m->mask & FAN_Q_OVERFLOW) {
       invalidate_all(v);
@@ -314,18 +344,21 @@ static void handle_events(BoxVfs *v, char *buf, ssize_t len) {
         struct fanotify_event_info_fid *fid = (void *)p;
         struct file_handle *fh = (struct file_handle *)fid->handle;
         const char *name = (const char *)fh->f_handle + fh->handle_bytes;
-        if ((char *)name < p + h->len && strcmp(name, ".") != 0) invalidate_name(v, &fid->fsid, fh, name);
+        if ((char *)name < p + h->len && strcmp(name, ".") != 0)
+          invalidate_name(v, &fid->fsid, fh, name);
       }
       p += h->len;
     }
   }
 }
 
-static gpointer watch_main(gpointer data) {
+static gpointer watch_main(gpointer data)
+{
   BoxVfs *v = data;
   enum { WATCH_BUF = 64 * 1024 };
   char *buf = g_malloc(WATCH_BUF); /* malloc's alignment suits the records */
-  struct pollfd fds[2] = {{.fd = v->watch_fd, .events = POLLIN}, {.fd = v->watch_wake, .events = POLLIN}};
+  struct pollfd fds[2] = { { .fd = v->watch_fd, .events = POLLIN },
+                           { .fd = v->watch_wake, .events = POLLIN } };
   for (;;) {
     if (poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
@@ -365,7 +398,8 @@ static gpointer watch_main(gpointer data) {
   return NULL;
 }
 
-void vfs_watch_start(BoxVfs *v) {
+void vfs_watch_start(BoxVfs *v)
+{
   if (v->watch_fd < 0) return;
   v->watch_wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (v->watch_wake < 0) return;
@@ -375,7 +409,8 @@ void vfs_watch_start(BoxVfs *v) {
   v->watch_thread = g_thread_new("box-watch", watch_main, v);
 }
 
-void vfs_watch_stop(BoxVfs *v) {
+void vfs_watch_stop(BoxVfs *v)
+{
   if (v->watch_thread) {
     g_atomic_int_set(&v->watch_quit, 1);
     watch_kick(v);
@@ -387,11 +422,13 @@ void vfs_watch_stop(BoxVfs *v) {
   }
 }
 
-void vfs_watch_close(BoxVfs *v) {
+void vfs_watch_close(BoxVfs *v)
+{
   if (v->watch_wake >= 0) close(v->watch_wake);
   if (v->watch_fd >= 0) close(v->watch_fd);
   v->watch_wake = v->watch_fd = -1;
-  for (guint i = 0; v->watch_fs && i < v->watch_fs->len; i++) close(g_array_index(v->watch_fs, WatchFs, i).fd);
+  for (guint i = 0; v->watch_fs && i < v->watch_fs->len; i++)
+    close(g_array_index(v->watch_fs, WatchFs, i).fd);
   if (v->watch_fs) g_array_unref(v->watch_fs);
   v->watch_fs = NULL;
 }

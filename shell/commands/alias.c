@@ -3,9 +3,13 @@
 
 #include "shell/shell-private.h"
 
-static gint cmpstr(gconstpointer a, gconstpointer b) { return strcmp(a, b); }
+static gint cmpstr(gconstpointer a, gconstpointer b)
+{
+  return strcmp(a, b);
+}
 
-static void show(BoxCmd *c, const char *name, const char *val) {
+static void show(BoxCmd *c, const char *name, const char *val)
+{
   char *q = box_quote(val);
   if (q[0] != '\'' && q[0] != '$') {
     g_free(q);
@@ -15,13 +19,15 @@ static void show(BoxCmd *c, const char *name, const char *val) {
   g_free(q);
 }
 
-int box_cmd_alias(BoxCmd *c) {
+int box_cmd_alias(BoxCmd *c)
+{
   Shell *sh = c->sh;
   int i = 1;
   if (i < c->argc && strcmp(c->argv[i], "-p") == 0) i++;
   if (i >= c->argc) {
     GList *keys = g_list_sort(g_hash_table_get_keys(sh->aliases), cmpstr);
-    for (GList *k = keys; k; k = k->next) show(c, k->data, g_hash_table_lookup(sh->aliases, k->data));
+    for (GList *k = keys; k; k = k->next)
+      show(c, k->data, g_hash_table_lookup(sh->aliases, k->data));
     g_list_free(keys);
     return 0;
   }
@@ -31,7 +37,8 @@ int box_cmd_alias(BoxCmd *c) {
     const char *eq = strchr(a, '=');
     if (!eq) {
       const char *v = g_hash_table_lookup(sh->aliases, a);
-      if (v) show(c, a, v);
+      if (v)
+        show(c, a, v);
       else {
         box_cmd_error(c, "%s: not found", a);
         st = 1;

@@ -10,12 +10,14 @@ static const char longopts[] = "decode=d ignore-garbage=i wrap=w:";
 
 static const char ALPHA[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-static int val(unsigned char ch) {
+static int val(unsigned char ch)
+{
   const char *p = ch ? strchr(ALPHA, ch) : NULL;
   return p ? (int)(p - ALPHA) : -1;
 }
 
-static void encode(BoxCmd *c, const GString *in, unsigned long long wrap) {
+static void encode(BoxCmd *c, const GString *in, unsigned long long wrap)
+{
   GString *o = g_string_sized_new(in->len / 3 * 4 + 8);
   const unsigned char *s = (const unsigned char *)in->str;
   size_t i = 0;
@@ -46,7 +48,8 @@ static void encode(BoxCmd *c, const GString *in, unsigned long long wrap) {
 }
 
 /* false on invalid input (what decoded before it is still written) */
-static bool decode(BoxCmd *c, const GString *in, bool ignore) {
+static bool decode(BoxCmd *c, const GString *in, bool ignore)
+{
   GString *o = g_string_new(NULL);
   int q[4], n = 0;
   bool ok = true, ended = false;
@@ -62,11 +65,16 @@ static bool decode(BoxCmd *c, const GString *in, bool ignore) {
       /* padding: the rest of the quantum must be '=' */
       size_t need = (size_t)(4 - n), got = 0;
       while (i < in->len && got < need) {
-        if (in->str[i] == '=') got++;
-        else if (in->str[i] != '\n' && !ignore) break;
+        if (in->str[i] == '=')
+          got++;
+        else if (in->str[i] != '\n' && !ignore)
+          break;
         i++;
       }
-      if (got < need) { ok = false; break; }
+      if (got < need) {
+        ok = false;
+        break;
+      }
       i--;
       unsigned v = (unsigned)q[0] << 18 | (unsigned)q[1] << 12 | (n > 2 ? (unsigned)q[2] << 6 : 0);
       g_string_append_c(o, (char)(v >> 16));
@@ -85,7 +93,8 @@ static bool decode(BoxCmd *c, const GString *in, bool ignore) {
     if (ended && !ignore) { ended = false; }
     q[n++] = v;
     if (n == 4) {
-      unsigned x = (unsigned)q[0] << 18 | (unsigned)q[1] << 12 | (unsigned)q[2] << 6 | (unsigned)q[3];
+      unsigned x =
+        (unsigned)q[0] << 18 | (unsigned)q[1] << 12 | (unsigned)q[2] << 6 | (unsigned)q[3];
       char b[3] = { (char)(x >> 16), (char)((x >> 8) & 255), (char)(x & 255) };
       g_string_append_len(o, b, 3);
       n = 0;
@@ -105,24 +114,25 @@ static bool decode(BoxCmd *c, const GString *in, bool ignore) {
   return ok;
 }
 
-int box_cmd_base64(BoxCmd *c) {
+int box_cmd_base64(BoxCmd *c)
+{
   bool dec = false, ignore = false;
   unsigned long long wrap = 76;
-  BX_EACH_OPTION(o, c, "base64", "diw:", longopts) switch (o) {
-  case 'd': dec = true; break;
-  case 'i': ignore = true; break;
-  case 'w': {
-    char *end;
-    errno = 0;
-    wrap = strtoull(optarg, &end, 10);
-    if (!*optarg || *end || errno || optarg[0] == '-') {
-      bx_err_q(c, "base64", "invalid wrap size: %s", optarg, 0);
-      return 1;
+  BX_EACH_OPTION (o, c, "base64", "diw:", longopts) switch (o) {
+    case 'd': dec = true; break;
+    case 'i': ignore = true; break;
+    case 'w': {
+      char *end;
+      errno = 0;
+      wrap = strtoull(optarg, &end, 10);
+      if (!*optarg || *end || errno || optarg[0] == '-') {
+        bx_err_q(c, "base64", "invalid wrap size: %s", optarg, 0);
+        return 1;
+      }
+      break;
     }
-    break;
-  }
-  default: return 1;
-  }
+    default: return 1;
+    }
   if (c->argc - optind > 1) {
     bx_usage_q(c, "base64", "extra operand %s", c->argv[optind + 1]);
     return 1;

@@ -3,7 +3,8 @@
 
 #include "shell/commands/commands-private.h"
 
-static char *base_of(const char *s, const char *suffix) {
+static char *base_of(const char *s, const char *suffix)
+{
   size_t n = strlen(s);
   while (n > 1 && s[n - 1] == '/') n--;
   if (n == 1 && s[0] == '/') return g_strdup("/");
@@ -20,17 +21,24 @@ static char *base_of(const char *s, const char *suffix) {
 
 static const char longopts[] = "multiple=a suffix=s: zero=z";
 
-int box_cmd_basename(BoxCmd *c) {
+int box_cmd_basename(BoxCmd *c)
+{
   bool multiple = false, zero = false;
   const char *suffix = NULL;
-  BX_EACH_OPTION(ch, c, "basename", "+as:z", longopts) switch (ch) {
-  case 'a': multiple = true; break;
-  case 's': suffix = optarg; multiple = true; break;
-  case 'z': zero = true; break;
-  default: return 1;
-  }
+  BX_EACH_OPTION (ch, c, "basename", "+as:z", longopts) switch (ch) {
+    case 'a': multiple = true; break;
+    case 's':
+      suffix = optarg;
+      multiple = true;
+      break;
+    case 'z': zero = true; break;
+    default: return 1;
+    }
   int n = c->argc - optind;
-  if (n < 1) { bx_usage(c, "basename", "missing operand"); return 1; }
+  if (n < 1) {
+    bx_usage(c, "basename", "missing operand");
+    return 1;
+  }
   if (!multiple && n > 2) {
     bx_usage_q(c, "basename", "extra operand %s", c->argv[optind + 2]);
     return 1;

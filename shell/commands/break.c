@@ -2,7 +2,8 @@
  * the innermost n - 1 and go on with the next turn of the n-th. */
 #include "shell/shell-private.h"
 
-static int jump(BoxCmd *c, int kind) {
+static int jump(BoxCmd *c, int kind)
+{
   Shell *sh = c->sh;
   long n = 1;
   if (c->argc > 1 && (!box_parse_int(c->argv[1], &n) || n < 1)) {
@@ -18,6 +19,12 @@ static int jump(BoxCmd *c, int kind) {
   return 0;
 }
 
-int box_cmd_break(BoxCmd *c) { return jump(c, J_BREAK); }
+int box_cmd_break(BoxCmd *c)
+{
+  return jump(c, J_BREAK);
+}
 
-int box_cmd_continue(BoxCmd *c) { return jump(c, J_CONTINUE); }
+int box_cmd_continue(BoxCmd *c)
+{
+  return jump(c, J_CONTINUE);
+}

@@ -2,7 +2,8 @@
  * declared in shell-private.h). */
 #include "shell/commands/builtins.h"
 
-void box_cmd_error(BoxCmd *c, const char *fmt, ...) {
+void box_cmd_error(BoxCmd *c, const char *fmt, ...)
+{
   va_list ap;
   va_start(ap, fmt);
   char *m = g_strdup_vprintf(fmt, ap);
@@ -12,13 +13,15 @@ void box_cmd_error(BoxCmd *c, const char *fmt, ...) {
   g_free(m);
 }
 
-int bx_bad_option(BoxCmd *c, char opt, const char *usage) {
+int bx_bad_option(BoxCmd *c, char opt, const char *usage)
+{
   box_cmd_error(c, "-%c: invalid option", opt);
   box_fdprintf(c->err, "%s\n", usage);
   return 2;
 }
 
-bool bx_status_operand(BoxCmd *c, bool only_one, int *st) {
+bool bx_status_operand(BoxCmd *c, bool only_one, int *st)
+{
   *st = c->sh->status;
   if (c->argc <= 1) return true;
   long v;

@@ -10,14 +10,16 @@ typedef struct {
   bool number, nonblank, squeeze, ends, tabs, nonprint;
   long line;
   bool at_line_start;
-  int blanks;           /* consecutive empty lines seen (for -s) */
+  int blanks; /* consecutive empty lines seen (for -s) */
 } CatState;
 
-static bool cat_plain(const CatState *st) {
+static bool cat_plain(const CatState *st)
+{
   return !st->number && !st->nonblank && !st->squeeze && !st->ends && !st->tabs && !st->nonprint;
 }
 
-static void emit(BoxCmd *c, CatState *st, const char *buf, size_t n) {
+static void emit(BoxCmd *c, CatState *st, const char *buf, size_t n)
+{
   if (cat_plain(st)) {
     box_out_write(c->out, buf, n);
     return;
@@ -42,14 +44,26 @@ static void emit(BoxCmd *c, CatState *st, const char *buf, size_t n) {
       continue;
     }
     if (ch == '\t') {
-      if (st->tabs) g_string_append(o, "^I");
-      else g_string_append_c(o, '\t');
+      if (st->tabs)
+        g_string_append(o, "^I");
+      else
+        g_string_append_c(o, '\t');
       continue;
     }
     if (st->nonprint) {
-      if (ch >= 128) { g_string_append(o, "M-"); ch -= 128; }
-      if (ch < 32) { g_string_append_c(o, '^'); g_string_append_c(o, (char)(ch + 64)); continue; }
-      if (ch == 127) { g_string_append(o, "^?"); continue; }
+      if (ch >= 128) {
+        g_string_append(o, "M-");
+        ch -= 128;
+      }
+      if (ch < 32) {
+        g_string_append_c(o, '^');
+        g_string_append_c(o, (char)(ch + 64));
+        continue;
+      }
+      if (ch == 127) {
+        g_string_append(o, "^?");
+        continue;
+      }
     }
     g_string_append_c(o, (char)ch);
   }
@@ -57,25 +71,51 @@ static void emit(BoxCmd *c, CatState *st, const char *buf, size_t n) {
   g_string_free(o, TRUE);
 }
 
-static void usage_error(BoxCmd *c, const char *what) {
+static void usage_error(BoxCmd *c, const char *what)
+{
   box_fdprintf(c->err, "cat: %s\nTry 'cat --help' for more information.\n", what);
 }
 
-int box_cmd_cat(BoxCmd *c) {
+int box_cmd_cat(BoxCmd *c)
+{
   CatState st = { false, false, false, false, false, false, 0, true, 0 };
   GPtrArray *files = g_ptr_array_new();
   bool opts = true;
   for (int i = 1; i < c->argc; i++) {
     const char *a = c->argv[i];
-    if (opts && strcmp(a, "--") == 0) { opts = false; continue; }
+    if (opts && strcmp(a, "--") == 0) {
+      opts = false;
+      continue;
+    }
     if (opts && a[0] == '-' && a[1] == '-') {
-      if (strcmp(a, "--number") == 0) { st.number = true; continue; }
-      if (strcmp(a, "--number-nonblank") == 0) { st.nonblank = true; continue; }
-      if (strcmp(a, "--squeeze-blank") == 0) { st.squeeze = true; continue; }
-      if (strcmp(a, "--show-ends") == 0) { st.ends = true; continue; }
-      if (strcmp(a, "--show-tabs") == 0) { st.tabs = true; continue; }
-      if (strcmp(a, "--show-nonprinting") == 0) { st.nonprint = true; continue; }
-      if (strcmp(a, "--show-all") == 0) { st.nonprint = st.ends = st.tabs = true; continue; }
+      if (strcmp(a, "--number") == 0) {
+        st.number = true;
+        continue;
+      }
+      if (strcmp(a, "--number-nonblank") == 0) {
+        st.nonblank = true;
+        continue;
+      }
+      if (strcmp(a, "--squeeze-blank") == 0) {
+        st.squeeze = true;
+        continue;
+      }
+      if (strcmp(a, "--show-ends") == 0) {
+        st.ends = true;
+        continue;
+      }
+      if (strcmp(a, "--show-tabs") == 0) {
+        st.tabs = true;
+        continue;
+      }
+      if (strcmp(a, "--show-nonprinting") == 0) {
+        st.nonprint = true;
+        continue;
+      }
+      if (strcmp(a, "--show-all") == 0) {
+        st.nonprint = st.ends = st.tabs = true;
+        continue;
+      }
       char *m = g_strdup_printf("unrecognized option '%s'", a);
       usage_error(c, m);
       g_free(m);
@@ -84,16 +124,26 @@ int box_cmd_cat(BoxCmd *c) {
     }
     if (opts && a[0] == '-' && a[1]) {
       for (const char *p = a + 1; *p; p++) {
-        if (*p == 'n') st.number = true;
-        else if (*p == 'b') st.nonblank = true;
-        else if (*p == 's') st.squeeze = true;
-        else if (*p == 'E') st.ends = true;
-        else if (*p == 'T') st.tabs = true;
-        else if (*p == 'v') st.nonprint = true;
-        else if (*p == 'A') st.nonprint = st.ends = st.tabs = true;
-        else if (*p == 'e') st.nonprint = st.ends = true;
-        else if (*p == 't') st.nonprint = st.tabs = true;
-        else if (*p == 'u') continue;
+        if (*p == 'n')
+          st.number = true;
+        else if (*p == 'b')
+          st.nonblank = true;
+        else if (*p == 's')
+          st.squeeze = true;
+        else if (*p == 'E')
+          st.ends = true;
+        else if (*p == 'T')
+          st.tabs = true;
+        else if (*p == 'v')
+          st.nonprint = true;
+        else if (*p == 'A')
+          st.nonprint = st.ends = st.tabs = true;
+        else if (*p == 'e')
+          st.nonprint = st.ends = true;
+        else if (*p == 't')
+          st.nonprint = st.tabs = true;
+        else if (*p == 'u')
+          continue;
         else {
           char *m = g_strdup_printf("invalid option -- '%c'", *p);
           usage_error(c, m);
@@ -106,7 +156,7 @@ int box_cmd_cat(BoxCmd *c) {
     }
     g_ptr_array_add(files, (gpointer)a);
   }
-  if (files->len == 0) g_ptr_array_add(files, (gpointer)"-");
+  if (files->len == 0) g_ptr_array_add(files, (gpointer) "-");
 
   int status = 0;
   char *buf = g_malloc(65536);

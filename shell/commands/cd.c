@@ -6,7 +6,8 @@
 #include "shell/shell-private.h"
 
 /* Folds "." and ".." and repeated slashes of an absolute path. */
-static char *normalize(const char *path) {
+static char *normalize(const char *path)
+{
   gchar **parts = g_strsplit(path, "/", -1);
   GPtrArray *out = g_ptr_array_new();
   for (gchar **p = parts; *p; p++) {
@@ -28,15 +29,20 @@ static char *normalize(const char *path) {
   return g_string_free(s, FALSE);
 }
 
-int box_cmd_cd(BoxCmd *c) {
+int box_cmd_cd(BoxCmd *c)
+{
   Shell *sh = c->sh;
   int i = 1;
   for (; i < c->argc; i++) {
     const char *a = c->argv[i];
-    if (strcmp(a, "--") == 0) { i++; break; }
+    if (strcmp(a, "--") == 0) {
+      i++;
+      break;
+    }
     if (a[0] != '-' || a[1] == '\0') break;
     if (strcmp(a, "-L") && strcmp(a, "-P")) {
-      box_fdprintf(c->err, "strands-shell: cd: %s: invalid option\ncd: usage: cd [-L|-P] [dir]\n", a);
+      box_fdprintf(c->err, "strands-shell: cd: %s: invalid option\ncd: usage: cd [-L|-P] [dir]\n",
+                   a);
       return 2;
     }
   }

@@ -13,7 +13,8 @@ typedef struct {
   mode_t ref_mode;
 } ChmodOpt;
 
-static void describe(BoxCmd *c, const char *name, mode_t old, mode_t new_mode, bool changed) {
+static void describe(BoxCmd *c, const char *name, mode_t old, mode_t new_mode, bool changed)
+{
   char a[11], b[11];
   bx_mode_string(old, a);
   bx_mode_string(new_mode, b);
@@ -25,24 +26,23 @@ static void describe(BoxCmd *c, const char *name, mode_t old, mode_t new_mode, b
     box_out_printf(c->out, "mode of %s retained as %04o (%s)\n", q, (unsigned)(old & 07777), a + 1);
 }
 
-static int one(BoxCmd *c, const ChmodOpt *o, const char *path, bool top) {
+static int one(BoxCmd *c, const ChmodOpt *o, const char *path, bool top)
+{
   struct stat st;
   if ((top ? stat(path, &st) : lstat(path, &st)) != 0) {
-    if (!o->quiet) {
-      bx_err_q(c, "chmod", "cannot access %s", path, errno);
-    }
+    if (!o->quiet) { bx_err_q(c, "chmod", "cannot access %s", path, errno); }
     return 1;
   }
   int status = 0;
-  if (S_ISLNK(st.st_mode)) return 0;   /* symlinks met in recursion are skipped */
+  if (S_ISLNK(st.st_mode)) return 0; /* symlinks met in recursion are skipped */
   mode_t nm;
-  if (o->have_ref) nm = o->ref_mode;
-  else if (!bx_parse_mode(o->mode, st.st_mode & 07777, S_ISDIR(st.st_mode), &nm)) return 1;
+  if (o->have_ref)
+    nm = o->ref_mode;
+  else if (!bx_parse_mode(o->mode, st.st_mode & 07777, S_ISDIR(st.st_mode), &nm))
+    return 1;
   bool changed = (nm & 07777) != (st.st_mode & 07777);
   if (chmod(path, nm) != 0) {
-    if (!o->quiet) {
-      bx_err_q(c, "chmod", "changing permissions of %s", path, errno);
-    }
+    if (!o->quiet) { bx_err_q(c, "chmod", "changing permissions of %s", path, errno); }
     status = 1;
   } else if (o->verbose || (o->changes && changed)) {
     describe(c, path, st.st_mode, (st.st_mode & ~07777) | nm, changed);
@@ -51,9 +51,7 @@ static int one(BoxCmd *c, const ChmodOpt *o, const char *path, bool top) {
     int err;
     GArray *v = bx_list_dir(path, &err);
     if (!v) {
-      if (!o->quiet) {
-        bx_err_q(c, "chmod", "cannot read directory %s", path, err);
-      }
+      if (!o->quiet) { bx_err_q(c, "chmod", "cannot read directory %s", path, err); }
       return 1;
     }
     for (guint i = 0; i < v->len; i++) {
@@ -66,10 +64,11 @@ static int one(BoxCmd *c, const ChmodOpt *o, const char *path, bool top) {
   return status;
 }
 
-static const char longopts[] =
-  "recursive=R verbose=v changes=c silent=f quiet=f reference=F: no-preserve-root=N preserve-root=N";
+static const char longopts[] = "recursive=R verbose=v changes=c silent=f quiet=f reference=F: "
+                               "no-preserve-root=N preserve-root=N";
 
-int box_cmd_chmod(BoxCmd *c) {
+int box_cmd_chmod(BoxCmd *c)
+{
   ChmodOpt o = { 0 };
   const char *ref = NULL;
   /* modes like -w or -x look like options: pull them out first */
@@ -80,8 +79,8 @@ int box_cmd_chmod(BoxCmd *c) {
   for (int i = 0; i < c->argc; i++) {
     const char *a = c->argv[i];
     if (!strcmp(a, "--")) dashdash = true;
-    if (i > 0 && !dashdash && a[0] == '-' && a[1] && strspn(a + 1, "rwxXstugoa=+-,") == strlen(a + 1) &&
-        strchr("rwxXst", a[1])) {
+    if (i > 0 && !dashdash && a[0] == '-' && a[1] &&
+        strspn(a + 1, "rwxXstugoa=+-,") == strlen(a + 1) && strchr("rwxXst", a[1])) {
       if (modes->len) g_string_append_c(modes, ',');
       g_string_append(modes, a);
       continue;
@@ -92,15 +91,15 @@ int box_cmd_chmod(BoxCmd *c) {
   cc.argc = ac;
   cc.argv = av;
   int status = 0;
-  BX_EACH_OPTION(ch, &cc, "chmod", "Rvcf", longopts) switch (ch) {
-  case 'R': o.recursive = true; break;
-  case 'v': o.verbose = true; break;
-  case 'c': o.changes = true; break;
-  case 'f': o.quiet = true; break;
-  case 'F': ref = optarg; break;
-  case 'N': break;
-  default: status = 1; goto out;
-  }
+  BX_EACH_OPTION (ch, &cc, "chmod", "Rvcf", longopts) switch (ch) {
+    case 'R': o.recursive = true; break;
+    case 'v': o.verbose = true; break;
+    case 'c': o.changes = true; break;
+    case 'f': o.quiet = true; break;
+    case 'F': ref = optarg; break;
+    case 'N': break;
+    default: status = 1; goto out;
+    }
   int i = optind;
   if (ref) {
     struct stat st;
@@ -114,13 +113,18 @@ int box_cmd_chmod(BoxCmd *c) {
   } else if (modes->len) {
     o.mode = modes->str;
   } else {
-    if (i >= ac) { bx_usage(c, "chmod", "missing operand"); status = 1; goto out; }
+    if (i >= ac) {
+      bx_usage(c, "chmod", "missing operand");
+      status = 1;
+      goto out;
+    }
     o.mode = av[i++];
   }
   if (i >= ac) {
     if (o.mode && !modes->len) {
       bx_usage_q(c, "chmod", "missing operand after %s", o.mode);
-    } else bx_usage(c, "chmod", "missing operand");
+    } else
+      bx_usage(c, "chmod", "missing operand");
     status = 1;
     goto out;
   }

@@ -6,7 +6,8 @@
 #include "shell/commands/commands-private.h"
 
 enum { OPT_DELIM = 1, OPT_CHECK, OPT_NOCHECK, OPT_TOTAL };
-static const char longopts[] = "output-delimiter=\1: check-order=\2 nocheck-order=\3 zero-terminated=z total=\4";
+static const char longopts[] =
+  "output-delimiter=\1: check-order=\2 nocheck-order=\3 zero-terminated=z total=\4";
 
 typedef struct {
   BxReader r;
@@ -14,33 +15,36 @@ typedef struct {
   bool have, has_prev, warned;
 } Side;
 
-static int cmp(const GString *a, const GString *b) {
+static int cmp(const GString *a, const GString *b)
+{
   size_t n = MIN(a->len, b->len);
   int d = memcmp(a->str, b->str, n);
   if (d) return d;
   return a->len < b->len ? -1 : a->len > b->len;
 }
 
-int box_cmd_comm(BoxCmd *c) {
+int box_cmd_comm(BoxCmd *c)
+{
   bool show[4] = { false, true, true, true };
   const char *delim = "\t";
-  int check = 0;   /* 0 default, 1 check, -1 none */
+  int check = 0; /* 0 default, 1 check, -1 none */
   bool total = false;
   char eol = '\n';
-  BX_EACH_OPTION(o, c, "comm", "123z", longopts) switch (o) {
-  case '1': show[1] = false; break;
-  case '2': show[2] = false; break;
-  case '3': show[3] = false; break;
-  case 'z': eol = 0; break;
-  case OPT_DELIM: delim = *optarg ? optarg : ""; break;
-  case OPT_CHECK: check = 1; break;
-  case OPT_NOCHECK: check = -1; break;
-  case OPT_TOTAL: total = true; break;
-  default: return 1;
-  }
+  BX_EACH_OPTION (o, c, "comm", "123z", longopts) switch (o) {
+    case '1': show[1] = false; break;
+    case '2': show[2] = false; break;
+    case '3': show[3] = false; break;
+    case 'z': eol = 0; break;
+    case OPT_DELIM: delim = *optarg ? optarg : ""; break;
+    case OPT_CHECK: check = 1; break;
+    case OPT_NOCHECK: check = -1; break;
+    case OPT_TOTAL: total = true; break;
+    default: return 1;
+    }
   int n = c->argc - optind;
   if (n < 2) {
-    if (n == 0) bx_usage(c, "comm", "missing operand");
+    if (n == 0)
+      bx_usage(c, "comm", "missing operand");
     else {
       bx_usage_q(c, "comm", "missing operand after %s", c->argv[optind]);
     }
@@ -57,7 +61,11 @@ int box_cmd_comm(BoxCmd *c) {
     if (fds[i] < 0) {
       bx_ferr(c, "comm", c->argv[optind + i], errno);
       if (i) bx_close_in(c, fds[0]);
-      if (i) { bx_reader_free(&s[0].r); g_string_free(s[0].cur, TRUE); g_string_free(s[0].prev, TRUE); }
+      if (i) {
+        bx_reader_free(&s[0].r);
+        g_string_free(s[0].cur, TRUE);
+        g_string_free(s[0].prev, TRUE);
+      }
       return 1;
     }
     bx_reader_init(&s[i].r, fds[i]);
@@ -71,23 +79,25 @@ int box_cmd_comm(BoxCmd *c) {
   const char *rec;
   size_t len;
   /* reads the next line of side i, checking its order */
-#define ADVANCE(i)                                                                     \
-  do {                                                                                 \
-    GString *t_ = s[i].prev; s[i].prev = s[i].cur; s[i].cur = t_;                     \
-    s[i].has_prev = s[i].have;                                                         \
-    s[i].have = bx_reader_next(&s[i].r, eol, &rec, &len);                              \
-    if (s[i].have) {                                                                   \
-      if (len && rec[len - 1] == eol) len--;                                           \
-      g_string_assign(s[i].cur, "");                                                   \
-      g_string_append_len(s[i].cur, rec, (gssize)len);                                 \
-      if ((check == 1 || (check == 0 && unpaired)) && s[i].has_prev && !s[i].warned &&    \
-          cmp(s[i].prev, s[i].cur) > 0) {                                                \
-        s[i].warned = true;                                                            \
-        unsorted = true;                                                               \
-        bx_err(c, "comm", "file %d is not in sorted order", i + 1);                    \
-        if (check == 1) fatal = true;                                                  \
-      }                                                                                \
-    }                                                                                  \
+#define ADVANCE(i)                                                                                 \
+  do {                                                                                             \
+    GString *t_ = s[i].prev;                                                                       \
+    s[i].prev = s[i].cur;                                                                          \
+    s[i].cur = t_;                                                                                 \
+    s[i].has_prev = s[i].have;                                                                     \
+    s[i].have = bx_reader_next(&s[i].r, eol, &rec, &len);                                          \
+    if (s[i].have) {                                                                               \
+      if (len && rec[len - 1] == eol) len--;                                                       \
+      g_string_assign(s[i].cur, "");                                                               \
+      g_string_append_len(s[i].cur, rec, (gssize)len);                                             \
+      if ((check == 1 || (check == 0 && unpaired)) && s[i].has_prev && !s[i].warned &&             \
+          cmp(s[i].prev, s[i].cur) > 0) {                                                          \
+        s[i].warned = true;                                                                        \
+        unsorted = true;                                                                           \
+        bx_err(c, "comm", "file %d is not in sorted order", i + 1);                                \
+        if (check == 1) fatal = true;                                                              \
+      }                                                                                            \
+    }                                                                                              \
   } while (0)
   /* GNU checks the order by default only once a line went unpaired */
   bool unpaired = false;
@@ -95,9 +105,12 @@ int box_cmd_comm(BoxCmd *c) {
   ADVANCE(1);
   while (!fatal && (s[0].have || s[1].have)) {
     int col, d;
-    if (!s[0].have) d = 1;
-    else if (!s[1].have) d = -1;
-    else d = cmp(s[0].cur, s[1].cur);
+    if (!s[0].have)
+      d = 1;
+    else if (!s[1].have)
+      d = -1;
+    else
+      d = cmp(s[0].cur, s[1].cur);
     col = d < 0 ? 1 : d > 0 ? 2 : 3;
     const GString *line = col == 2 ? s[1].cur : s[0].cur;
     counts[col]++;

@@ -5,16 +5,24 @@
 
 int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs);
 
-int box_cmd_command(BoxCmd *c) {
+int box_cmd_command(BoxCmd *c)
+{
   char mode = 0;
   int i = 1;
   for (; i < c->argc && c->argv[i][0] == '-' && c->argv[i][1]; i++) {
-    if (strcmp(c->argv[i], "--") == 0) { i++; break; }
+    if (strcmp(c->argv[i], "--") == 0) {
+      i++;
+      break;
+    }
     for (const char *p = c->argv[i] + 1; *p; p++) {
-      if (*p == 'v') mode = 'v';
-      else if (*p == 'V') mode = 'V';
-      else if (*p == 'p') continue;
-      else return bx_bad_option(c, *p, "command: usage: command [-pVv] command [arg ...]");
+      if (*p == 'v')
+        mode = 'v';
+      else if (*p == 'V')
+        mode = 'V';
+      else if (*p == 'p')
+        continue;
+      else
+        return bx_bad_option(c, *p, "command: usage: command [-pVv] command [arg ...]");
     }
   }
   if (i >= c->argc) return 0;

@@ -56,12 +56,14 @@ bool bx_set_flag(int ch, const char *letters, bool *const *vars);
  * switch (ch) { … }` starts the parse (no usage line) and runs its body
  * once per option, ch in scope of the body only; optind is the first
  * operand after it. */
-#define BX_EACH_OPTION(ch, c, cmd, shortopts, longopts) \
-  for (int ch = (bx_getopt_start(NULL), 0); ((ch) = bx_getopt((c), (cmd), (shortopts), (longopts))) != -1;)
+#define BX_EACH_OPTION(ch, c, cmd, shortopts, longopts)                                            \
+  for (int ch = (bx_getopt_start(NULL), 0);                                                        \
+       ((ch) = bx_getopt((c), (cmd), (shortopts), (longopts))) != -1;)
 
 /* cp's and mv's operands (n of them at args): GNU's usage message and false
  * when there is none, no destination (no -t), or more than two with -T. */
-bool bx_move_operands_ok(BoxCmd *c, const char *cmd, int n, char **args, const char *target_dir, bool no_target);
+bool bx_move_operands_ok(BoxCmd *c, const char *cmd, int n, char **args, const char *target_dir,
+                         bool no_target);
 
 /* ---- input.c: inputs --------------------------------------------------------- */
 
@@ -86,7 +88,7 @@ typedef struct {
   char *buf;
   size_t cap, start, end;
   bool eof;
-  int err;            /* errno of a failed read, else 0 */
+  int err; /* errno of a failed read, else 0 */
 } BxReader;
 void bx_reader_init(BxReader *r, int fd);
 void bx_reader_free(BxReader *r);
@@ -95,7 +97,10 @@ void bx_reader_free(BxReader *r);
 bool bx_reader_next(BxReader *r, char delim, const char **rec, size_t *len);
 
 /* Writes the whole buffer, or stops on error (c->out->error). */
-static inline void bx_put(BoxCmd *c, const void *p, size_t n) { box_out_write(c->out, p, n); }
+static inline void bx_put(BoxCmd *c, const void *p, size_t n)
+{
+  box_out_write(c->out, p, n);
+}
 
 /* ---- files.c: owners, modes, directories, paths ------------------------------ */
 
@@ -118,7 +123,7 @@ void bx_mode_string(mode_t m, char out[11]);
 typedef struct {
   char *name;
   unsigned long long ino;
-  unsigned char type;   /* DT_* */
+  unsigned char type; /* DT_* */
 } BxDirEnt;
 GArray *bx_list_dir(const char *path, int *err);
 /* bx_list_dir that also has the directory's leading regular files (up to
@@ -126,7 +131,8 @@ GArray *bx_list_dir(const char *path, int *err);
  * for reading on the fast path, for a walk that reads them next, spelled
  * prefix/name ("" for the bare name); *opened: how many were asked for
  * (0 when the listing went through the mount). */
-GArray *bx_list_dir_opening(const char *path, const char *prefix, guint open_first, guint *opened, int *err);
+GArray *bx_list_dir_opening(const char *path, const char *prefix, guint open_first, guint *opened,
+                            int *err);
 void bx_dir_free(GArray *v);
 /* a/b joined with one '/'. g_malloc'd. */
 char *bx_path_join(const char *dir, const char *name);

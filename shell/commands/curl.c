@@ -37,29 +37,29 @@ typedef struct {
   const char *method;
   const char *user, *agent, *referer, *cookie, *cookie_jar;
   long max_time_ms, connect_timeout_ms, retries, max_redirs;
-  GPtrArray *headers;   /* char* */
-  GString *data;        /* -d and friends, NULL when none */
+  GPtrArray *headers; /* char* */
+  GString *data;      /* -d and friends, NULL when none */
   bool data_json;
-  GPtrArray *forms;     /* char* (-F) */
+  GPtrArray *forms; /* char* (-F) */
   const char *url;
 } Opts;
 
 typedef struct {
   BoxCmd *c;
   Opts *o;
-  BoxOut *out;          /* where the body goes */
+  BoxOut *out; /* where the body goes */
   /* the response being received */
-  GString *block;       /* header lines of the current block */
+  GString *block; /* header lines of the current block */
   int status;
-  bool gateway_block;   /* the block is the gateway's own (CONNECT answer, refusal) */
+  bool gateway_block; /* the block is the gateway's own (CONNECT answer, refusal) */
   bool refused;
-  char *refusal;        /* x-strands-box-egress-message */
-  char *gw_error;       /* x-strands-box-egress-error */
+  char *refusal;  /* x-strands-box-egress-message */
+  char *gw_error; /* x-strands-box-egress-error */
   char *location;
   bool https;
   int blocks;
-  bool discard;         /* body not wanted (redirect hop, -f error, retry) */
-  GString *captured;    /* body of a refusal */
+  bool discard;      /* body not wanted (redirect hop, -f error, retry) */
+  GString *captured; /* body of a refusal */
   curl_off_t delivered;
   bool retry_pending;
 } Xfer;
@@ -78,14 +78,12 @@ static GString *slurp(int fd, size_t limit)
   char buf[65536];
   for (;;) {
     ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR)
-      continue;
+    if (n < 0 && errno == EINTR) continue;
     if (n < 0 || s->len + (size_t)n > limit) {
       g_string_free(s, TRUE);
       return NULL;
     }
-    if (n == 0)
-      return s;
+    if (n == 0) return s;
     g_string_append_len(s, buf, n);
   }
 }
@@ -99,8 +97,7 @@ static GString *read_source(BoxCmd *c, const char *name, int *status)
     return NULL;
   }
   GString *s = slurp(fd, 64 * 1024 * 1024);
-  if (fd != c->in)
-    close(fd);
+  if (fd != c->in) close(fd);
   if (!s) {
     box_fdprintf(c->err, "curl: Failed to read %s\n", name);
     *status = 26;
@@ -133,8 +130,7 @@ static bool take_data(BoxCmd *c, Opts *o, const char *kind, const char *arg, int
     if (at && (!eq || at < eq)) {
       name = at > arg ? g_strndup(arg, (gsize)(at - arg)) : NULL;
       g_autoptr(GString) f = read_source(c, at + 1, status);
-      if (!f)
-        return false;
+      if (!f) return false;
       content = g_strndup(f->str, f->len);
     } else if (eq) {
       name = eq > arg ? g_strndup(arg, (gsize)(eq - arg)) : NULL;
@@ -148,12 +144,10 @@ static bool take_data(BoxCmd *c, Opts *o, const char *kind, const char *arg, int
     return true;
   }
   bool json = strcmp(kind, "json") == 0;
-  if (json)
-    o->data_json = true;
+  if (json) o->data_json = true;
   if (arg[0] == '@') {
     value = read_source(c, arg + 1, status);
-    if (!value)
-      return false;
+    if (!value) return false;
     if (strcmp(kind, "ascii") == 0) {
       GString *stripped = g_string_new(NULL);
       for (gsize i = 0; i < value->len; i++)
@@ -174,15 +168,12 @@ static bool take_data(BoxCmd *c, Opts *o, const char *kind, const char *arg, int
 static void end_block(Xfer *x)
 {
   /* A block that the gateway wrote itself is never the server's answer. */
-  if (x->gateway_block && !x->refused)
-    return;
-  if (x->refused)
-    return;
+  if (x->gateway_block && !x->refused) return;
+  if (x->refused) return;
   bool redirect = x->o->follow && x->status >= 300 && x->status < 400 && x->location;
-  if (x->o->include || x->o->head)
-    box_out_write(x->out, x->block->str, x->block->len);
-  bool transient = x->status == 408 || x->status == 429 || x->status == 500 ||
-                   x->status == 502 || x->status == 503 || x->status == 504;
+  if (x->o->include || x->o->head) box_out_write(x->out, x->block->str, x->block->len);
+  bool transient = x->status == 408 || x->status == 429 || x->status == 500 || x->status == 502 ||
+                   x->status == 503 || x->status == 504;
   x->discard = redirect || (x->o->fail && !x->o->fail_with_body && x->status >= 400) ||
                (x->retry_pending && transient);
 }
@@ -223,8 +214,7 @@ static size_t on_header(char *data, size_t size, size_t n, void *user)
       x->location = g_strdup(value);
     }
   }
-  if (len <= 2 && (data[0] == '\r' || data[0] == '\n'))
-    end_block(x);
+  if (len <= 2 && (data[0] == '\r' || data[0] == '\n')) end_block(x);
   return len;
 }
 
@@ -236,11 +226,9 @@ static size_t on_body(char *data, size_t size, size_t n, void *user)
     g_string_append_len(x->captured, data, (gssize)MIN(len, 4096));
     return len;
   }
-  if (x->discard)
-    return len;
+  if (x->discard) return len;
   box_out_write(x->out, data, len);
-  if (x->out->error)
-    return 0;
+  if (x->out->error) return 0;
   x->delivered += (curl_off_t)len;
   return len;
 }
@@ -249,16 +237,16 @@ static int on_debug(CURL *h, curl_infotype type, char *data, size_t size, void *
 {
   (void)h;
   BoxCmd *c = user;
-  const char *prefix = type == CURLINFO_TEXT ? "* " : type == CURLINFO_HEADER_IN ? "< "
-                       : type == CURLINFO_HEADER_OUT ? "> " : NULL;
-  if (!prefix)
-    return 0;
+  const char *prefix = type == CURLINFO_TEXT         ? "* "
+                       : type == CURLINFO_HEADER_IN  ? "< "
+                       : type == CURLINFO_HEADER_OUT ? "> "
+                                                     : NULL;
+  if (!prefix) return 0;
   g_autofree char *text = g_strndup(data, size);
   g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
   for (char **l = lines; *l; l++) {
     g_strchomp(*l);
-    if (**l || (l[1] && type != CURLINFO_TEXT))
-      box_fdprintf(c->err, "%s%s\n", prefix, *l);
+    if (**l || (l[1] && type != CURLINFO_TEXT)) box_fdprintf(c->err, "%s%s\n", prefix, *l);
   }
   return 0;
 }
@@ -275,7 +263,8 @@ static char **allowance(void)
 static int check_url(BoxCmd *c, const char *url, bool *https)
 {
   CURLU *u = curl_url();
-  CURLUcode rc = curl_url_set(u, CURLUPART_URL, url, CURLU_DEFAULT_SCHEME | CURLU_NON_SUPPORT_SCHEME);
+  CURLUcode rc =
+    curl_url_set(u, CURLUPART_URL, url, CURLU_DEFAULT_SCHEME | CURLU_NON_SUPPORT_SCHEME);
   if (rc != CURLUE_OK) {
     box_fdprintf(c->err, "curl: (3) URL using bad/illegal format or missing URL\n");
     curl_url_cleanup(u);
@@ -287,8 +276,8 @@ static int check_url(BoxCmd *c, const char *url, bool *https)
   curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
   curl_url_cleanup(u);
   int status = 0;
-  if (!scheme || (g_ascii_strcasecmp(scheme, "http") != 0 &&
-                  g_ascii_strcasecmp(scheme, "https") != 0)) {
+  if (!scheme ||
+      (g_ascii_strcasecmp(scheme, "http") != 0 && g_ascii_strcasecmp(scheme, "https") != 0)) {
     box_fdprintf(c->err, "curl: (1) Protocol \"%s\" not supported\n", scheme ? scheme : "");
     status = 1;
   } else if (!host || !*host) {
@@ -316,10 +305,8 @@ static int check_url(BoxCmd *c, const char *url, bool *https)
     const char *const candidates[] = { host, written };
     for (int i = 0; i < 2 && !status; i++) {
       g_autofree char *ip = NULL;
-      if (!box_gateway_host_is_local(candidates[i], &ip))
-        continue;
-      if (box_gateway_allowed((const char *const *)allow, candidates[i], portnum))
-        continue;
+      if (!box_gateway_host_is_local(candidates[i], &ip)) continue;
+      if (box_gateway_allowed((const char *const *)allow, candidates[i], portnum)) continue;
       box_fdprintf(c->err, "curl: access denied: %s\n", ip ? ip : candidates[i]);
       status = 1;
     }
@@ -336,8 +323,7 @@ static CURL *make_handle(BoxCmd *c, Opts *o, Xfer *x, struct curl_slist *hdrs, c
                          char *errbuf)
 {
   CURL *h = curl_easy_init();
-  if (!h)
-    return NULL;
+  if (!h) return NULL;
   const char *proxy = getenv("BOX_GATEWAY_PROXY");
   const char *ca = getenv("BOX_GATEWAY_CA");
   curl_easy_setopt(h, CURLOPT_PROXY, proxy);
@@ -364,10 +350,8 @@ static CURL *make_handle(BoxCmd *c, Opts *o, Xfer *x, struct curl_slist *hdrs, c
     curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, on_debug);
     curl_easy_setopt(h, CURLOPT_DEBUGDATA, c);
   }
-  if (hdrs)
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-  if (o->referer)
-    curl_easy_setopt(h, CURLOPT_REFERER, o->referer);
+  if (hdrs) curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+  if (o->referer) curl_easy_setopt(h, CURLOPT_REFERER, o->referer);
   if (o->user) {
     curl_easy_setopt(h, CURLOPT_USERPWD, o->user);
     curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
@@ -378,16 +362,12 @@ static CURL *make_handle(BoxCmd *c, Opts *o, Xfer *x, struct curl_slist *hdrs, c
     else
       curl_easy_setopt(h, CURLOPT_COOKIEFILE, o->cookie);
   }
-  if (o->cookie_jar)
-    curl_easy_setopt(h, CURLOPT_COOKIEJAR, o->cookie_jar);
-  if (o->compressed)
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-  if (o->max_time_ms > 0)
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, o->max_time_ms);
+  if (o->cookie_jar) curl_easy_setopt(h, CURLOPT_COOKIEJAR, o->cookie_jar);
+  if (o->compressed) curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+  if (o->max_time_ms > 0) curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, o->max_time_ms);
   if (o->connect_timeout_ms > 0)
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, o->connect_timeout_ms);
-  if (mime)
-    curl_easy_setopt(h, CURLOPT_MIMEPOST, mime);
+  if (mime) curl_easy_setopt(h, CURLOPT_MIMEPOST, mime);
   return h;
 }
 
@@ -395,8 +375,7 @@ static bool parse_seconds(const char *s, long *ms)
 {
   char *end = NULL;
   double v = g_ascii_strtod(s, &end);
-  if (!*s || *end || v < 0)
-    return false;
+  if (!*s || *end || v < 0) return false;
   *ms = (long)(v * 1000.0);
   return true;
 }
@@ -464,8 +443,7 @@ static int run(BoxCmd *c, Opts *o)
   }
   bool https = false;
   int status = check_url(c, o->url, &https);
-  if (status)
-    return status;
+  if (status) return status;
   /* The output. */
   BoxOut file_out;
   BoxOut *out = c->out;
@@ -515,8 +493,9 @@ static int run(BoxCmd *c, Opts *o)
   int redirects = 0;
   long attempt = 0;
   int rc_exit = 0;
-  Xfer x = { .c = c, .o = o, .out = out, .block = g_string_new(NULL),
-             .captured = g_string_new(NULL) };
+  Xfer x = {
+    .c = c, .o = o, .out = out, .block = g_string_new(NULL), .captured = g_string_new(NULL)
+  };
   CURL *h = NULL;
   curl_mime *mime = NULL;
   for (;;) {
@@ -536,8 +515,7 @@ static int run(BoxCmd *c, Opts *o)
       curl_mime_free(mime);
       mime = NULL;
     }
-    if (h)
-      curl_easy_cleanup(h);
+    if (h) curl_easy_cleanup(h);
     h = NULL;
     if (o->forms->len) {
       /* The mime needs a handle; build it against a scratch one. */
@@ -582,19 +560,16 @@ static int run(BoxCmd *c, Opts *o)
       goto done;
     }
     curl_easy_setopt(h, CURLOPT_URL, url);
-    if (o->head)
-      curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    if (o->head) curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
     if (send_data) {
       curl_easy_setopt(h, CURLOPT_POSTFIELDS, o->data->str);
       curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)o->data->len);
     }
-    if (method)
-      curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+    if (method) curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
     CURLcode res = curl_easy_perform(h);
     long code = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-    if (!code)
-      code = x.status;
+    if (!code) code = x.status;
     /* The gateway refused: its text, exit 1, no body. */
     if (x.refused) {
       g_autofree char *text = x.captured->len ? g_strndup(x.captured->str, x.captured->len)
@@ -611,13 +586,15 @@ static int run(BoxCmd *c, Opts *o)
                 : strcmp(x.gw_error, "tls") == 0     ? 60
                                                      : 52;
       if (!o->silent || o->show_error) {
-        g_autofree char *text = g_strdup(x.refusal ? x.refusal : "the gateway could not reach the server");
+        g_autofree char *text =
+          g_strdup(x.refusal ? x.refusal : "the gateway could not reach the server");
         box_fdprintf(c->err, "curl: (%d) %s\n", rc_exit, text);
       }
     } else if (res != CURLE_OK && !(res == CURLE_WRITE_ERROR && out->error)) {
       rc_exit = (int)res;
       if (!o->silent || o->show_error)
-        box_fdprintf(c->err, "curl: (%d) %s\n", rc_exit, errbuf[0] ? errbuf : curl_easy_strerror(res));
+        box_fdprintf(c->err, "curl: (%d) %s\n", rc_exit,
+                     errbuf[0] ? errbuf : curl_easy_strerror(res));
     } else if (res == CURLE_WRITE_ERROR) {
       rc_exit = 23;
       if (!o->silent || o->show_error)
@@ -626,19 +603,20 @@ static int run(BoxCmd *c, Opts *o)
       rc_exit = 0;
     }
     bool transient = rc_exit == 28 || rc_exit == 7 ||
-                     (rc_exit == 0 && (code == 408 || code == 429 || code == 500 ||
-                                       code == 502 || code == 503 || code == 504));
+                     (rc_exit == 0 && (code == 408 || code == 429 || code == 500 || code == 502 ||
+                                       code == 503 || code == 504));
     if (transient && attempt < o->retries) {
       attempt++;
       long wait_ms = 1000L << (attempt - 1 > 10 ? 10 : attempt - 1);
       if (!o->silent)
-        box_fdprintf(c->err, "Warning: Problem : HTTP error. Will retry in %ld seconds. %ld "
-                             "retries left.\n", wait_ms / 1000, o->retries - attempt + 1);
+        box_fdprintf(c->err,
+                     "Warning: Problem : HTTP error. Will retry in %ld seconds. %ld "
+                     "retries left.\n",
+                     wait_ms / 1000, o->retries - attempt + 1);
       g_usleep((gulong)wait_ms * 1000);
       continue;
     }
-    if (rc_exit)
-      goto done;
+    if (rc_exit) goto done;
     if (o->follow && code >= 300 && code < 400 && x.location) {
       if (++redirects > o->max_redirs) {
         box_fdprintf(c->err, "curl: (47) Maximum (%ld) redirects followed\n", o->max_redirs);
@@ -661,17 +639,14 @@ static int run(BoxCmd *c, Opts *o)
       g_free(url);
       url = g_strdup(next);
       curl_free(next);
-      if (rc_exit)
-        goto done;
+      if (rc_exit) goto done;
       /* 303 turns anything into GET; 301/302 turn POST into GET. */
       bool was_post = send_data || o->forms->len || (method && strcmp(method, "POST") == 0);
       if (code == 303 || ((code == 301 || code == 302) && was_post)) {
         send_data = false;
         g_ptr_array_set_size(o->forms, 0);
-        if (method && strcmp(method, "POST") == 0)
-          method = NULL;
-        if (code == 303 && method && strcmp(method, "HEAD") != 0)
-          method = NULL;
+        if (method && strcmp(method, "POST") == 0) method = NULL;
+        if (code == 303 && method && strcmp(method, "HEAD") != 0) method = NULL;
       }
       attempt = 0;
       continue;
@@ -684,12 +659,9 @@ static int run(BoxCmd *c, Opts *o)
     break;
   }
 done:
-  if (o->write_out && h)
-    write_out(&x, h, o->write_out, url, rc_exit, redirects);
-  if (h)
-    curl_easy_cleanup(h);
-  if (mime)
-    curl_mime_free(mime);
+  if (o->write_out && h) write_out(&x, h, o->write_out, url, rc_exit, redirects);
+  if (h) curl_easy_cleanup(h);
+  if (mime) curl_mime_free(mime);
   curl_slist_free_all(hdrs);
   if (out != c->out) {
     box_out_flush(out);
@@ -706,22 +678,44 @@ done:
 /* Long options that take an argument, with their short twin or a kind. */
 typedef struct {
   const char *name;
-  char shortc;      /* 0: handled by name */
+  char shortc; /* 0: handled by name */
   bool arg;
 } LongOpt;
 
 static const LongOpt long_opts[] = {
-  { "silent", 's', false }, { "show-error", 'S', false }, { "fail", 'f', false },
-  { "fail-with-body", 0, false }, { "location", 'L', false }, { "output", 'o', true },
-  { "remote-name", 'O', false }, { "include", 'i', false }, { "head", 'I', false },
-  { "verbose", 'v', false }, { "write-out", 'w', true }, { "request", 'X', true },
-  { "header", 'H', true }, { "data", 'd', true }, { "data-ascii", 'd', true },
-  { "data-raw", 0, true }, { "data-binary", 0, true }, { "data-urlencode", 0, true },
-  { "form", 'F', true }, { "json", 0, true }, { "user", 'u', true },
-  { "user-agent", 'A', true }, { "referer", 'e', true }, { "cookie", 'b', true },
-  { "cookie-jar", 'c', true }, { "get", 'G', false }, { "max-time", 'm', true },
-  { "connect-timeout", 0, true }, { "retry", 0, true }, { "compressed", 0, false },
-  { "url", 0, true }, { "max-redirs", 0, true }, { "insecure", 'k', false },
+  { "silent", 's', false },
+  { "show-error", 'S', false },
+  { "fail", 'f', false },
+  { "fail-with-body", 0, false },
+  { "location", 'L', false },
+  { "output", 'o', true },
+  { "remote-name", 'O', false },
+  { "include", 'i', false },
+  { "head", 'I', false },
+  { "verbose", 'v', false },
+  { "write-out", 'w', true },
+  { "request", 'X', true },
+  { "header", 'H', true },
+  { "data", 'd', true },
+  { "data-ascii", 'd', true },
+  { "data-raw", 0, true },
+  { "data-binary", 0, true },
+  { "data-urlencode", 0, true },
+  { "form", 'F', true },
+  { "json", 0, true },
+  { "user", 'u', true },
+  { "user-agent", 'A', true },
+  { "referer", 'e', true },
+  { "cookie", 'b', true },
+  { "cookie-jar", 'c', true },
+  { "get", 'G', false },
+  { "max-time", 'm', true },
+  { "connect-timeout", 0, true },
+  { "retry", 0, true },
+  { "compressed", 0, false },
+  { "url", 0, true },
+  { "max-redirs", 0, true },
+  { "insecure", 'k', false },
   { NULL, 0, false },
 };
 
@@ -747,8 +741,7 @@ static int apply(BoxCmd *c, Opts *o, const char *name, char shortc, const char *
 {
   int st = 0;
   for (size_t k = 0; shortc && k < G_N_ELEMENTS(plain_opts); k++) {
-    if (plain_opts[k].shortc != shortc)
-      continue;
+    if (plain_opts[k].shortc != shortc) continue;
     char *field = (char *)o + plain_opts[k].field;
     if (plain_opts[k].takes_arg)
       *(const char **)field = arg;
@@ -776,8 +769,7 @@ static int apply(BoxCmd *c, Opts *o, const char *name, char shortc, const char *
     box_fdprintf(c->err, "curl: -k/--insecure is refused: the box's gateway verifies every "
                          "server itself\n");
     return CURL_EXIT_USAGE;
-  default:
-    break;
+  default: break;
   }
   if (strcmp(name, "fail-with-body") == 0) {
     o->fail = o->fail_with_body = true;
@@ -848,8 +840,7 @@ int box_cmd_curl(BoxCmd *c)
       g_autofree char *key = eq ? g_strndup(name, (gsize)(eq - name)) : g_strdup(name);
       const LongOpt *lo = NULL;
       for (const LongOpt *l = long_opts; l->name; l++)
-        if (strcmp(l->name, key) == 0)
-          lo = l;
+        if (strcmp(l->name, key) == 0) lo = l;
       if (!lo) {
         g_autofree char *t = g_strdup_printf("invalid option '%s'", a);
         usage(c, t);
@@ -894,8 +885,7 @@ int box_cmd_curl(BoxCmd *c)
           }
         }
         status = apply(c, &o, "", *p, arg);
-        if (arg)
-          break;
+        if (arg) break;
       }
       continue;
     }
@@ -916,7 +906,6 @@ int box_cmd_curl(BoxCmd *c)
   }
   g_ptr_array_free(o.headers, TRUE);
   g_ptr_array_free(o.forms, TRUE);
-  if (o.data)
-    g_string_free(o.data, TRUE);
+  if (o.data) g_string_free(o.data, TRUE);
   return status;
 }

@@ -28,8 +28,7 @@ static bool resolve(void *lib, const char *name, void *slot, bool required)
 {
   void *sym = dlsym(lib, name);
   if (!sym) {
-    if (required)
-      load_error = g_strdup_printf("%s: missing symbol %s", "libcurl.so.4", name);
+    if (required) load_error = g_strdup_printf("%s: missing symbol %s", "libcurl.so.4", name);
     return !required;
   }
   memcpy(slot, &sym, sizeof sym);
@@ -56,7 +55,7 @@ static size_t n_prepared;
 static int *dirs;
 static size_t n_dirs;
 
-static const char *dyn_string(uintptr_t strtab, const ElfW(Dyn) *d)
+static const char *dyn_string(uintptr_t strtab, const ElfW(Dyn) * d)
 {
   return (const char *)(strtab + d->d_un.d_val);
 }
@@ -75,14 +74,11 @@ static uintptr_t dyn_strtab(const struct link_map *m)
 static bool names_object(const struct link_map *m, const char *needed)
 {
   const char *base = strrchr(m->l_name, '/');
-  if (strcmp(base ? base + 1 : m->l_name, needed) == 0)
-    return true;
+  if (strcmp(base ? base + 1 : m->l_name, needed) == 0) return true;
   uintptr_t strtab = dyn_strtab(m);
-  if (!strtab)
-    return false;
+  if (!strtab) return false;
   for (const ElfW(Dyn) *d = m->l_ld; d->d_tag != DT_NULL; d++)
-    if (d->d_tag == DT_SONAME && strcmp(dyn_string(strtab, d), needed) == 0)
-      return true;
+    if (d->d_tag == DT_SONAME && strcmp(dyn_string(strtab, d), needed) == 0) return true;
   return false;
 }
 
@@ -90,13 +86,11 @@ static bool names_object(const struct link_map *m, const char *needed)
 static void emit(struct link_map *m, struct link_map *head, GHashTable *old, GHashTable *done,
                  FILE *out)
 {
-  if (g_hash_table_contains(old, m) || g_hash_table_contains(done, m))
-    return;
+  if (g_hash_table_contains(old, m) || g_hash_table_contains(done, m)) return;
   g_hash_table_add(done, m);
   uintptr_t strtab = dyn_strtab(m);
   for (const ElfW(Dyn) *d = m->l_ld; strtab && d->d_tag != DT_NULL; d++) {
-    if (d->d_tag != DT_NEEDED)
-      continue;
+    if (d->d_tag != DT_NEEDED) continue;
     const char *needed = dyn_string(strtab, d);
     for (struct link_map *o = head; o; o = o->l_next)
       if (o != m && o->l_name[0] == '/' && names_object(o, needed)) {
@@ -104,8 +98,7 @@ static void emit(struct link_map *m, struct link_map *head, GHashTable *old, GHa
         break;
       }
   }
-  if (m->l_name[0] == '/')
-    fprintf(out, "%s\n", m->l_name);
+  if (m->l_name[0] == '/') fprintf(out, "%s\n", m->l_name);
 }
 
 /* In a throwaway child, so the zygote itself never maps libcurl. */
@@ -114,17 +107,13 @@ static void list_libraries(int fd)
   FILE *out = fdopen(fd, "w");
   struct link_map *head = NULL;
   void *self = dlopen(NULL, RTLD_NOW);
-  if (!out || !self || dlinfo(self, RTLD_DI_LINKMAP, &head) != 0)
-    _exit(1);
-  while (head->l_prev)
-    head = head->l_prev;
+  if (!out || !self || dlinfo(self, RTLD_DI_LINKMAP, &head) != 0) _exit(1);
+  while (head->l_prev) head = head->l_prev;
   GHashTable *old = g_hash_table_new(NULL, NULL);
-  for (struct link_map *m = head; m; m = m->l_next)
-    g_hash_table_add(old, m);
+  for (struct link_map *m = head; m; m = m->l_next) g_hash_table_add(old, m);
   void *lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
   struct link_map *curl = NULL;
-  if (!lib || dlinfo(lib, RTLD_DI_LINKMAP, &curl) != 0)
-    _exit(1);
+  if (!lib || dlinfo(lib, RTLD_DI_LINKMAP, &curl) != 0) _exit(1);
   emit(curl, head, old, g_hash_table_new(NULL, NULL), out);
   _exit(fclose(out) == 0 ? 0 : 1);
 }
@@ -132,14 +121,12 @@ static void list_libraries(int fd)
 static int dir_index(GPtrArray *names, const char *dir)
 {
   for (guint i = 0; i < names->len; i++)
-    if (strcmp(g_ptr_array_index(names, i), dir) == 0)
-      return (int)i;
+    if (strcmp(g_ptr_array_index(names, i), dir) == 0) return (int)i;
   /* A detached copy of the directory, read-only: from it ".." leads
    * nowhere, so the descriptor reaches these library files and nothing
    * else of the host. */
   int fd = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-  if (fd < 0)
-    return -1;
+  if (fd < 0) return -1;
   struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
   if (mount_setattr(fd, "", AT_EMPTY_PATH, &ro, sizeof ro) != 0) {
     close(fd);
@@ -154,8 +141,7 @@ static int dir_index(GPtrArray *names, const char *dir)
 bool box_curl_prepare(void)
 {
   int pipefd[2];
-  if (pipe2(pipefd, O_CLOEXEC) != 0)
-    return false;
+  if (pipe2(pipefd, O_CLOEXEC) != 0) return false;
   pid_t pid = fork();
   if (pid < 0) {
     close(pipefd[0]);
@@ -171,16 +157,13 @@ bool box_curl_prepare(void)
   char buf[4096];
   ssize_t n;
   while ((n = read(pipefd[0], buf, sizeof buf)) != 0) {
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      break;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
     g_string_append_len(text, buf, n);
   }
   close(pipefd[0]);
   int st;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
   bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0 && text->len > 0;
   g_auto(GStrv) lines = g_strsplit(text->str, "\n", -1);
   g_string_free(text, TRUE);
@@ -207,10 +190,8 @@ bool box_curl_prepare(void)
   }
   g_ptr_array_unref(names);
   if (!ok) {
-    for (size_t i = 0; i < n_dirs; i++)
-      close(dirs[i]);
-    for (size_t i = 0; i < n_prepared; i++)
-      g_free(prepared[i].file);
+    for (size_t i = 0; i < n_dirs; i++) close(dirs[i]);
+    for (size_t i = 0; i < n_prepared; i++) g_free(prepared[i].file);
     g_clear_pointer(&prepared, g_free);
     g_clear_pointer(&dirs, g_free);
     n_prepared = n_dirs = 0;
@@ -252,8 +233,7 @@ static void *open_prepared(void)
 {
   void *lib = g_thread_join(g_thread_new("box-curl-load", open_prepared_main, NULL));
   /* Loaded or not, the host's directories are not needed any more. */
-  for (size_t i = 0; i < n_dirs; i++)
-    close(dirs[i]);
+  for (size_t i = 0; i < n_dirs; i++) close(dirs[i]);
   n_dirs = 0;
   return lib;
 }
@@ -261,8 +241,7 @@ static void *open_prepared(void)
 static bool load(void)
 {
   void *lib = n_prepared ? open_prepared() : dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-  if (!lib && load_error)
-    return false;
+  if (!lib && load_error) return false;
   if (!lib) {
     const char *why = dlerror();
     load_error = g_strdup(why ? why : "libcurl.so.4: cannot be loaded");
@@ -301,12 +280,9 @@ static bool load(void)
 const BoxCurlApi *box_curl_api(const char **error)
 {
   static gsize state = 0; /* 1 = loaded, 2 = failed */
-  if (g_once_init_enter(&state))
-    g_once_init_leave(&state, load() ? 1 : 2);
-  if (state == 1)
-    return &api;
-  if (error)
-    *error = load_error;
+  if (g_once_init_enter(&state)) g_once_init_leave(&state, load() ? 1 : 2);
+  if (state == 1) return &api;
+  if (error) *error = load_error;
   return NULL;
 }
 

@@ -53,7 +53,7 @@ typedef struct {
 const BoxCurlApi *box_curl_api(const char **error);
 
 #ifndef BOX_CURL_DL_IMPL
-extern const BoxCurlApi *box_curl;  /* curl.c: set before any curl_* call */
+extern const BoxCurlApi *box_curl; /* curl.c: set before any curl_* call */
 /* curl.h defines these two as argument-count checks; replace them. */
 #undef curl_easy_setopt
 #undef curl_easy_getinfo

@@ -10,15 +10,23 @@
 #include "shell/commands/commands-private.h"
 
 /* strftime with GNU date's extras (%N, %:z, %::z, %-N handled as %N). */
-static void format_time(GString *out, const char *fmt, const struct timespec *ts, const struct tm *tm) {
+static void format_time(GString *out, const char *fmt, const struct timespec *ts,
+                        const struct tm *tm)
+{
   GString *f = g_string_new(NULL);
   for (const char *p = fmt; *p; p++) {
-    if (*p != '%') { g_string_append_c(f, *p); continue; }
+    if (*p != '%') {
+      g_string_append_c(f, *p);
+      continue;
+    }
     const char *q = p + 1;
     char flag = 0;
     if (*q == '-' || *q == '_' || *q == '0' || *q == '^' || *q == '#') flag = *q++;
     int width = -1;
-    if (g_ascii_isdigit(*q)) { width = 0; while (g_ascii_isdigit(*q)) width = width * 10 + (*q++ - '0'); }
+    if (g_ascii_isdigit(*q)) {
+      width = 0;
+      while (g_ascii_isdigit(*q)) width = width * 10 + (*q++ - '0');
+    }
     if (*q == 'N') {
       char ns[16];
       snprintf(ns, sizeof ns, "%09ld", ts->tv_nsec);
@@ -33,12 +41,18 @@ static void format_time(GString *out, const char *fmt, const struct timespec *ts
       long off = tm->tm_gmtoff;
       char sign = off < 0 ? '-' : '+';
       if (off < 0) off = -off;
-      if (colons == 1) g_string_append_printf(f, "%c%02ld:%02ld", sign, off / 3600, off / 60 % 60);
-      else g_string_append_printf(f, "%c%02ld:%02ld:%02ld", sign, off / 3600, off / 60 % 60, off % 60);
+      if (colons == 1)
+        g_string_append_printf(f, "%c%02ld:%02ld", sign, off / 3600, off / 60 % 60);
+      else
+        g_string_append_printf(f, "%c%02ld:%02ld:%02ld", sign, off / 3600, off / 60 % 60, off % 60);
       p = q + colons;
       continue;
     }
-    if (*p && p[1] == '%') { g_string_append(f, "%%"); p++; continue; }
+    if (*p && p[1] == '%') {
+      g_string_append(f, "%%");
+      p++;
+      continue;
+    }
     (void)flag;
     g_string_append_c(f, '%');
   }
@@ -47,7 +61,11 @@ static void format_time(GString *out, const char *fmt, const struct timespec *ts
   size_t cap = 256 + f->len * 8;
   char *buf = g_malloc(cap);
   size_t n;
-  while ((n = strftime(buf, cap, f->str, tm)) == 0) { cap *= 2; buf = g_realloc(buf, cap); if (cap > (1 << 24)) break; }
+  while ((n = strftime(buf, cap, f->str, tm)) == 0) {
+    cap *= 2;
+    buf = g_realloc(buf, cap);
+    if (cap > (1 << 24)) break;
+  }
   if (n > 0) g_string_append_len(out, buf, (gssize)n - 1);
   g_free(buf);
   g_string_free(f, TRUE);
@@ -56,26 +74,35 @@ static void format_time(GString *out, const char *fmt, const struct timespec *ts
 static const char longopts[] =
   "date=d: utc=u universal=u reference=r: iso-8601=I:: rfc-email=R rfc-2822=R rfc-3339=T:";
 
-int box_cmd_date(BoxCmd *c) {
+int box_cmd_date(BoxCmd *c)
+{
   bool utc = false;
   const char *dstr = NULL, *ref = NULL, *iso = NULL, *rfc3339 = NULL;
   bool rfc = false, have_iso = false;
-  BX_EACH_OPTION(ch, c, "date", "d:ur:I::R", longopts) switch (ch) {
-  case 'd': dstr = optarg; break;
-  case 'u': utc = true; break;
-  case 'r': ref = optarg; break;
-  case 'I': have_iso = true; iso = optarg ? optarg : "date"; break;
-  case 'R': rfc = true; break;
-  case 'T': rfc3339 = optarg; break;
-  default: return 1;
-  }
+  BX_EACH_OPTION (ch, c, "date", "d:ur:I::R", longopts) switch (ch) {
+    case 'd': dstr = optarg; break;
+    case 'u': utc = true; break;
+    case 'r': ref = optarg; break;
+    case 'I':
+      have_iso = true;
+      iso = optarg ? optarg : "date";
+      break;
+    case 'R': rfc = true; break;
+    case 'T': rfc3339 = optarg; break;
+    default: return 1;
+    }
   const char *fmt = NULL;
   for (int i = optind; i < c->argc; i++) {
     const char *a = c->argv[i];
-    if (a[0] == '+' && !fmt) { fmt = a + 1; continue; }
+    if (a[0] == '+' && !fmt) {
+      fmt = a + 1;
+      continue;
+    }
     g_autofree char *q = bx_quote_always(a);
-    if (fmt || dstr || i > optind) bx_usage(c, "date", "extra operand %s", q);
-    else bx_err(c, "date", "invalid date %s", q);
+    if (fmt || dstr || i > optind)
+      bx_usage(c, "date", "extra operand %s", q);
+    else
+      bx_err(c, "date", "invalid date %s", q);
     return 1;
   }
   if ((have_iso || rfc || rfc3339) && fmt) {
@@ -85,8 +112,10 @@ int box_cmd_date(BoxCmd *c) {
   /* the Shell's TZ (exported or not, as the process environment would have it) */
   const char *tz = box_var_get(c->sh, "TZ");
   char *old_tz = g_strdup(g_getenv("TZ"));
-  if (utc) g_setenv("TZ", "UTC0", TRUE);
-  else if (tz) g_setenv("TZ", tz, TRUE);
+  if (utc)
+    g_setenv("TZ", "UTC0", TRUE);
+  else if (tz)
+    g_setenv("TZ", tz, TRUE);
   tzset();
   int status = 0;
   struct timespec ts;
@@ -110,24 +139,38 @@ int box_cmd_date(BoxCmd *c) {
   struct tm tm;
   localtime_r(&ts.tv_sec, &tm);
   if (have_iso) {
-    if (!strcmp(iso, "date") || !strcmp(iso, "")) fmt = "%Y-%m-%d";
-    else if (!strcmp(iso, "hours")) fmt = "%Y-%m-%dT%H%:z";
-    else if (!strcmp(iso, "minutes")) fmt = "%Y-%m-%dT%H:%M%:z";
-    else if (!strcmp(iso, "seconds")) fmt = "%Y-%m-%dT%H:%M:%S%:z";
-    else if (!strcmp(iso, "ns")) fmt = "%Y-%m-%dT%H:%M:%S,%N%:z";
+    if (!strcmp(iso, "date") || !strcmp(iso, ""))
+      fmt = "%Y-%m-%d";
+    else if (!strcmp(iso, "hours"))
+      fmt = "%Y-%m-%dT%H%:z";
+    else if (!strcmp(iso, "minutes"))
+      fmt = "%Y-%m-%dT%H:%M%:z";
+    else if (!strcmp(iso, "seconds"))
+      fmt = "%Y-%m-%dT%H:%M:%S%:z";
+    else if (!strcmp(iso, "ns"))
+      fmt = "%Y-%m-%dT%H:%M:%S,%N%:z";
     else {
-      bx_usage_q(c, "date", "invalid argument %s for '--iso-8601'\nValid arguments are:\n  - 'hours'\n  - 'minutes'\n  - 'date'\n  - 'seconds'\n  - 'ns'", iso);
+      bx_usage_q(c, "date",
+                 "invalid argument %s for '--iso-8601'\nValid arguments are:\n  - 'hours'\n  - "
+                 "'minutes'\n  - 'date'\n  - 'seconds'\n  - 'ns'",
+                 iso);
       status = 1;
       goto out;
     }
   } else if (rfc) {
     fmt = "%a, %d %b %Y %H:%M:%S %z";
   } else if (rfc3339) {
-    if (!strcmp(rfc3339, "date")) fmt = "%Y-%m-%d";
-    else if (!strcmp(rfc3339, "seconds")) fmt = "%Y-%m-%d %H:%M:%S%:z";
-    else if (!strcmp(rfc3339, "ns")) fmt = "%Y-%m-%d %H:%M:%S.%N%:z";
+    if (!strcmp(rfc3339, "date"))
+      fmt = "%Y-%m-%d";
+    else if (!strcmp(rfc3339, "seconds"))
+      fmt = "%Y-%m-%d %H:%M:%S%:z";
+    else if (!strcmp(rfc3339, "ns"))
+      fmt = "%Y-%m-%d %H:%M:%S.%N%:z";
     else {
-      bx_usage_q(c, "date", "invalid argument %s for '--rfc-3339'\nValid arguments are:\n  - 'date'\n  - 'seconds'\n  - 'ns'", rfc3339);
+      bx_usage_q(c, "date",
+                 "invalid argument %s for '--rfc-3339'\nValid arguments are:\n  - 'date'\n  - "
+                 "'seconds'\n  - 'ns'",
+                 rfc3339);
       status = 1;
       goto out;
     }
@@ -140,7 +183,10 @@ int box_cmd_date(BoxCmd *c) {
   box_out_write(c->out, s->str, s->len);
   g_string_free(s, TRUE);
 out:
-  if (old_tz) g_setenv("TZ", old_tz, TRUE); else g_unsetenv("TZ");
+  if (old_tz)
+    g_setenv("TZ", old_tz, TRUE);
+  else
+    g_unsetenv("TZ");
   g_free(old_tz);
   tzset();
   return status;

@@ -6,7 +6,8 @@
 
 bool box_assign_word(Shell *sh, const char *text, bool local, int *status);
 
-static void print_value(BoxOut *o, const char *v) {
+static void print_value(BoxOut *o, const char *v)
+{
   box_out_putc(o, '"');
   for (const char *p = v; *p; p++) {
     if (strchr("\"\\$`", *p)) box_out_putc(o, '\\');
@@ -15,7 +16,8 @@ static void print_value(BoxOut *o, const char *v) {
   box_out_putc(o, '"');
 }
 
-static void print_var(BoxCmd *c, const char *name, ShellVar *v, const char *who) {
+static void print_var(BoxCmd *c, const char *name, ShellVar *v, const char *who)
+{
   (void)who;
   GString *f = g_string_new(NULL);
   if (v->flags & V_ARRAY) g_string_append_c(f, 'a');
@@ -36,8 +38,10 @@ static void print_var(BoxCmd *c, const char *name, ShellVar *v, const char *who)
       bool plain = *k != '\0';
       for (const char *q = k; *q; q++)
         if (!(g_ascii_isalnum(*q) || strchr("_-./:,+@%", *q))) plain = false;
-      if (plain) box_out_puts(c->out, k);
-      else print_value(c->out, k);
+      if (plain)
+        box_out_puts(c->out, k);
+      else
+        print_value(c->out, k);
       box_out_puts(c->out, "]=");
       print_value(c->out, g_hash_table_lookup(v->assoc, k));
       box_out_putc(c->out, ' ');
@@ -62,37 +66,50 @@ static void print_var(BoxCmd *c, const char *name, ShellVar *v, const char *who)
   box_out_putc(c->out, '\n');
 }
 
-static gint cmpstr(gconstpointer a, gconstpointer b) { return strcmp(a, b); }
+static gint cmpstr(gconstpointer a, gconstpointer b)
+{
+  return strcmp(a, b);
+}
 
-static void print_func(BoxCmd *c, const char *name) {
+static void print_func(BoxCmd *c, const char *name)
+{
   char *t = box_function_text(g_hash_table_lookup(c->sh->funcs, name));
   box_out_printf(c->out, "%s\n", t);
   g_free(t);
 }
 
 /* -f/-F: the functions named from argv[i] on, or all of them. */
-static int print_functions(BoxCmd *c, int i, bool fnames) {
+static int print_functions(BoxCmd *c, int i, bool fnames)
+{
   Shell *sh = c->sh;
   int st = 0;
   if (i == c->argc) {
     GList *keys = g_list_sort(g_hash_table_get_keys(sh->funcs), cmpstr);
     for (GList *k = keys; k; k = k->next) {
-      if (fnames) box_out_printf(c->out, "declare -f %s\n", (char *)k->data);
-      else print_func(c, k->data);
+      if (fnames)
+        box_out_printf(c->out, "declare -f %s\n", (char *)k->data);
+      else
+        print_func(c, k->data);
     }
     g_list_free(keys);
     return 0;
   }
   for (; i < c->argc; i++) {
-    if (!g_hash_table_lookup(sh->funcs, c->argv[i])) { st = 1; continue; }
-    if (fnames) box_out_printf(c->out, "%s\n", c->argv[i]);
-    else print_func(c, c->argv[i]);
+    if (!g_hash_table_lookup(sh->funcs, c->argv[i])) {
+      st = 1;
+      continue;
+    }
+    if (fnames)
+      box_out_printf(c->out, "%s\n", c->argv[i]);
+    else
+      print_func(c, c->argv[i]);
   }
   return st;
 }
 
 /* No names: the variables with the flags asked for, as who lists them. */
-static int list_vars(BoxCmd *c, unsigned set, bool print, const char *who) {
+static int list_vars(BoxCmd *c, unsigned set, bool print, const char *who)
+{
   Shell *sh = c->sh;
   GList *keys = g_list_sort(g_hash_table_get_keys(sh->vars), cmpstr);
   for (GList *k = keys; k; k = k->next) {
@@ -104,7 +121,8 @@ static int list_vars(BoxCmd *c, unsigned set, bool print, const char *who) {
     if (strcmp(who, "readonly") == 0 && !(v->flags & V_READONLY)) continue;
     if (!print && !want && (strcmp(who, "declare") == 0 || strcmp(who, "typeset") == 0)) {
       const char *val = box_var_get(sh, k->data);
-      if (v->flags & (V_ARRAY | V_ASSOC)) print_var(c, k->data, v, who);
+      if (v->flags & (V_ARRAY | V_ASSOC))
+        print_var(c, k->data, v, who);
       else if (val) {
         char *q = box_quote(val);
         box_out_printf(c->out, "%s=%s\n", (char *)k->data, q);
@@ -118,14 +136,18 @@ static int list_vars(BoxCmd *c, unsigned set, bool print, const char *who) {
   return 0;
 }
 
-int box_declare(BoxCmd *c, const char *who, unsigned force, bool local) {
+int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
+{
   Shell *sh = c->sh;
   unsigned set = force, clear = 0;
   bool print = false, funcs = false, fnames = false, global = false, unexport = false;
   int i = 1;
   for (; i < c->argc; i++) {
     const char *a = c->argv[i];
-    if (strcmp(a, "--") == 0) { i++; break; }
+    if (strcmp(a, "--") == 0) {
+      i++;
+      break;
+    }
     if ((a[0] != '-' && a[0] != '+') || !a[1]) break;
     bool on = a[0] == '-';
     for (const char *p = a + 1; *p; p++) {
@@ -138,7 +160,13 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local) {
       case 'u': f = V_UPPER; break;
       case 'r': f = V_READONLY; break;
       case 'x': f = V_EXPORT; break;
-      case 'n': if (strcmp(who, "export") == 0) { unexport = true; continue; } f = V_NAMEREF; break;
+      case 'n':
+        if (strcmp(who, "export") == 0) {
+          unexport = true;
+          continue;
+        }
+        f = V_NAMEREF;
+        break;
       case 'p': print = true; continue;
       case 'f': funcs = true; continue;
       case 'F': funcs = fnames = true; continue;
@@ -149,8 +177,10 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local) {
         box_fdprintf(c->err, "%s: usage: %s [-aAfFgiIlnrtux] [name[=value] ...]\n", who, who);
         return 2;
       }
-      if (on) set |= f;
-      else clear |= f;
+      if (on)
+        set |= f;
+      else
+        clear |= f;
     }
   }
   if (funcs) return print_functions(c, i, fnames);
@@ -183,7 +213,8 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local) {
       continue;
     }
     ShellVar *v;
-    if ((local || (in_func && !global && (strcmp(who, "declare") == 0 || strcmp(who, "typeset") == 0)))) {
+    if ((local ||
+         (in_func && !global && (strcmp(who, "declare") == 0 || strcmp(who, "typeset") == 0)))) {
       if (!in_func) {
         box_cmd_error(c, "can only be used in a function");
         g_free(name);
@@ -200,8 +231,10 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local) {
       }
       if (!v) v = box_var_make(sh, name);
     }
-    if (set & V_ASSOC) box_var_make_array(v, true);
-    else if (set & V_ARRAY) box_var_make_array(v, false);
+    if (set & V_ASSOC)
+      box_var_make_array(v, true);
+    else if (set & V_ARRAY)
+      box_var_make_array(v, false);
     v->flags |= set & (V_INTEGER | V_LOWER | V_UPPER | V_EXPORT | V_NAMEREF);
     if (set & V_LOWER) v->flags &= ~V_UPPER;
     if (set & V_UPPER) v->flags &= ~V_LOWER;
@@ -234,4 +267,7 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local) {
   return status;
 }
 
-int box_cmd_declare(BoxCmd *c) { return box_declare(c, "declare", 0, false); }
+int box_cmd_declare(BoxCmd *c)
+{
+  return box_declare(c, "declare", 0, false);
+}

@@ -25,8 +25,8 @@ typedef struct {
   bool unified, recursive, new_file, brief, same_report, ign_space, ign_all, ign_case, text;
   long context;
   const char *label[2];
-  GPtrArray *exclude;  /* -x patterns, matched against each entry's name */
-  char *switches;      /* the options as typed, for "diff -r a/x b/x" lines */
+  GPtrArray *exclude; /* -x patterns, matched against each entry's name */
+  char *switches;     /* the options as typed, for "diff -r a/x b/x" lines */
 } Opt;
 
 typedef struct {
@@ -34,21 +34,22 @@ typedef struct {
   GString *data;
   bool absent;
   struct stat st;
-  const char **line;   /* start of each line */
-  size_t *len;         /* its length without the newline */
+  const char **line; /* start of each line */
+  size_t *len;       /* its length without the newline */
   size_t n;
   bool last_incomplete;
-  int *id;             /* equivalence class of each line */
-  char *changed;       /* n + 2 entries, one sentinel each side; use changed + 1 */
+  int *id;       /* equivalence class of each line */
+  char *changed; /* n + 2 entries, one sentinel each side; use changed + 1 */
 } File;
 
-static const char longopts[] =
-  "unified=U:: recursive=r new-file=N brief=q report-identical-files=s ignore-space-change=b ignore-all-space=w "
-  "ignore-case=i text=a label=L: exclude=x: normal=n";
+static const char longopts[] = "unified=U:: recursive=r new-file=N brief=q "
+                               "report-identical-files=s ignore-space-change=b ignore-all-space=w "
+                               "ignore-case=i text=a label=L: exclude=x: normal=n";
 
 /* ---- reading --------------------------------------------------------------- */
 
-static bool load(Opt *o, File *f) {
+static bool load(Opt *o, File *f)
+{
   f->data = g_string_new(NULL);
   if (!f->absent) {
     bool is_stdin = strcmp(f->name, "-") == 0;
@@ -68,7 +69,10 @@ static bool load(Opt *o, File *f) {
     size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
     g_array_append_val(ls, p);
     g_array_append_val(ln, l);
-    if (!nl) { f->last_incomplete = true; break; }
+    if (!nl) {
+      f->last_incomplete = true;
+      break;
+    }
     p = nl + 1;
   }
   f->n = ls->len;
@@ -79,7 +83,8 @@ static bool load(Opt *o, File *f) {
   return true;
 }
 
-static void file_free(File *f) {
+static void file_free(File *f)
+{
   if (f->data) g_string_free(f->data, TRUE);
   g_free(f->line);
   g_free(f->len);
@@ -87,7 +92,8 @@ static void file_free(File *f) {
   g_free(f->changed);
 }
 
-static bool is_binary(const File *f) {
+static bool is_binary(const File *f)
+{
   size_t n = MIN(f->data->len, (size_t)32768);
   return memchr(f->data->str, '\0', n) != NULL;
 }
@@ -95,7 +101,8 @@ static bool is_binary(const File *f) {
 /* The key lines are compared by: the line as -b/-w/-i see it, plus a mark
  * for an incomplete last line (GNU never matches it with a complete one
  * unless white space is ignored). */
-static GBytes *line_key(const Opt *o, const File *f, size_t i) {
+static GBytes *line_key(const Opt *o, const File *f, size_t i)
+{
   const char *s = f->line[i];
   size_t n = f->len[i];
   GString *k = g_string_sized_new(n + 2);
@@ -104,7 +111,8 @@ static GBytes *line_key(const Opt *o, const File *f, size_t i) {
     char ch = s[j];
     if (ws && (ch == ' ' || ch == '\t' || ch == '\v' || ch == '\f' || ch == '\r')) {
       size_t e = j;
-      while (e < n && (s[e] == ' ' || s[e] == '\t' || s[e] == '\v' || s[e] == '\f' || s[e] == '\r')) e++;
+      while (e < n && (s[e] == ' ' || s[e] == '\t' || s[e] == '\v' || s[e] == '\f' || s[e] == '\r'))
+        e++;
       if (o->ign_space && !o->ign_all && e < n) g_string_append_c(k, ' ');
       j = e - 1;
       continue;
@@ -112,10 +120,11 @@ static GBytes *line_key(const Opt *o, const File *f, size_t i) {
     g_string_append_c(k, o->ign_case ? g_ascii_tolower(ch) : ch);
   }
   if (!ws && i == f->n - 1 && f->last_incomplete) g_string_append_c(k, '\n');
-  return g_string_free_to_bytes(k);   /* lines may hold NULs: keys carry their length */
+  return g_string_free_to_bytes(k); /* lines may hold NULs: keys carry their length */
 }
 
-static bool same_bytes(const File *a, size_t i, const File *b, size_t j) {
+static bool same_bytes(const File *a, size_t i, const File *b, size_t j)
+{
   bool inc_a = i == a->n - 1 && a->last_incomplete, inc_b = j == b->n - 1 && b->last_incomplete;
   return inc_a == inc_b && a->len[i] == b->len[j] && memcmp(a->line[i], b->line[j], a->len[i]) == 0;
 }
@@ -123,16 +132,17 @@ static bool same_bytes(const File *a, size_t i, const File *b, size_t j) {
 /* ---- the edit script ---------------------------------------------------------- */
 
 typedef struct {
-  const int *xv, *yv;      /* equivalence ids of the lines kept for the search */
-  char *xch, *ych;         /* changed flags, indexed like xv/yv */
-  int *fd, *bd;            /* diagonals, offset so index -ylim.. is valid */
-  int too_expensive;       /* search cost past which a split is guessed (GNU's bound) */
+  const int *xv, *yv; /* equivalence ids of the lines kept for the search */
+  char *xch, *ych;    /* changed flags, indexed like xv/yv */
+  int *fd, *bd;       /* diagonals, offset so index -ylim.. is valid */
+  int too_expensive;  /* search cost past which a split is guessed (GNU's bound) */
 } Ctx;
 
 /* The middle snake of x[xoff,xlim) y[yoff,ylim): the point where the
  * forward and backward searches of the same cost meet. */
-static void middle(Ctx *c, int xoff, int xlim, int yoff, int ylim, bool minimal, int *xmid, int *ymid,
-                   bool *lo_min, bool *hi_min) {
+static void middle(Ctx *c, int xoff, int xlim, int yoff, int ylim, bool minimal, int *xmid,
+                   int *ymid, bool *lo_min, bool *hi_min)
+{
   int *fd = c->fd, *bd = c->bd;
   const int *xv = c->xv, *yv = c->yv;
   int dmin = xoff - ylim, dmax = xlim - yoff;
@@ -143,25 +153,51 @@ static void middle(Ctx *c, int xoff, int xlim, int yoff, int ylim, bool minimal,
   bd[bmid] = xlim;
   *lo_min = *hi_min = true;
   for (int cost = 1;; cost++) {
-    if (fmin > dmin) fd[--fmin - 1] = -1; else ++fmin;
-    if (fmax < dmax) fd[++fmax + 1] = -1; else --fmax;
+    if (fmin > dmin)
+      fd[--fmin - 1] = -1;
+    else
+      ++fmin;
+    if (fmax < dmax)
+      fd[++fmax + 1] = -1;
+    else
+      --fmax;
     for (int d = fmax; d >= fmin; d -= 2) {
       int tlo = fd[d - 1], thi = fd[d + 1];
       int x = tlo >= thi ? tlo + 1 : thi;
       int y = x - d;
-      while (x < xlim && y < ylim && xv[x] == yv[y]) { x++; y++; }
+      while (x < xlim && y < ylim && xv[x] == yv[y]) {
+        x++;
+        y++;
+      }
       fd[d] = x;
-      if (odd && bmin <= d && d <= bmax && bd[d] <= x) { *xmid = x; *ymid = y; return; }
+      if (odd && bmin <= d && d <= bmax && bd[d] <= x) {
+        *xmid = x;
+        *ymid = y;
+        return;
+      }
     }
-    if (bmin > dmin) bd[--bmin - 1] = INT_MAX; else ++bmin;
-    if (bmax < dmax) bd[++bmax + 1] = INT_MAX; else --bmax;
+    if (bmin > dmin)
+      bd[--bmin - 1] = INT_MAX;
+    else
+      ++bmin;
+    if (bmax < dmax)
+      bd[++bmax + 1] = INT_MAX;
+    else
+      --bmax;
     for (int d = bmax; d >= bmin; d -= 2) {
       int tlo = bd[d - 1], thi = bd[d + 1];
       int x = tlo < thi ? tlo : thi - 1;
       int y = x - d;
-      while (x > xoff && y > yoff && xv[x - 1] == yv[y - 1]) { x--; y--; }
+      while (x > xoff && y > yoff && xv[x - 1] == yv[y - 1]) {
+        x--;
+        y--;
+      }
       bd[d] = x;
-      if (!odd && fmin <= d && d <= fmax && x <= fd[d]) { *xmid = x; *ymid = y; return; }
+      if (!odd && fmin <= d && d <= fmax && x <= fd[d]) {
+        *xmid = x;
+        *ymid = y;
+        return;
+      }
     }
     if (minimal || cost < c->too_expensive) continue;
     /* Too costly (inputs that are much alike yet reordered): split at the
@@ -170,28 +206,59 @@ static void middle(Ctx *c, int xoff, int xlim, int yoff, int ylim, bool minimal,
     int fxy = -1, fx = 0, bxy = INT_MAX, bx = 0;
     for (int d = fmax; d >= fmin; d -= 2) {
       int x = MIN(fd[d], xlim), y = x - d;
-      if (ylim < y) { x = ylim + d; y = ylim; }
-      if (fxy < x + y) { fxy = x + y; fx = x; }
+      if (ylim < y) {
+        x = ylim + d;
+        y = ylim;
+      }
+      if (fxy < x + y) {
+        fxy = x + y;
+        fx = x;
+      }
     }
     for (int d = bmax; d >= bmin; d -= 2) {
       int x = MAX(xoff, bd[d]), y = x - d;
-      if (y < yoff) { x = yoff + d; y = yoff; }
-      if (x + y < bxy) { bxy = x + y; bx = x; }
+      if (y < yoff) {
+        x = yoff + d;
+        y = yoff;
+      }
+      if (x + y < bxy) {
+        bxy = x + y;
+        bx = x;
+      }
     }
     if ((xlim + ylim) - bxy < fxy - (xoff + yoff)) {
-      *xmid = fx; *ymid = fxy - fx; *lo_min = true; *hi_min = false;
+      *xmid = fx;
+      *ymid = fxy - fx;
+      *lo_min = true;
+      *hi_min = false;
     } else {
-      *xmid = bx; *ymid = bxy - bx; *lo_min = false; *hi_min = true;
+      *xmid = bx;
+      *ymid = bxy - bx;
+      *lo_min = false;
+      *hi_min = true;
     }
     return;
   }
 }
 
-static void compare(Ctx *c, int xoff, int xlim, int yoff, int ylim, bool minimal) {
-  while (xoff < xlim && yoff < ylim && c->xv[xoff] == c->yv[yoff]) { xoff++; yoff++; }
-  while (xlim > xoff && ylim > yoff && c->xv[xlim - 1] == c->yv[ylim - 1]) { xlim--; ylim--; }
-  if (xoff == xlim) { while (yoff < ylim) c->ych[yoff++] = 1; return; }
-  if (yoff == ylim) { while (xoff < xlim) c->xch[xoff++] = 1; return; }
+static void compare(Ctx *c, int xoff, int xlim, int yoff, int ylim, bool minimal)
+{
+  while (xoff < xlim && yoff < ylim && c->xv[xoff] == c->yv[yoff]) {
+    xoff++;
+    yoff++;
+  }
+  while (xlim > xoff && ylim > yoff && c->xv[xlim - 1] == c->yv[ylim - 1]) {
+    xlim--;
+    ylim--;
+  }
+  if (xoff == xlim) {
+    while (yoff < ylim) c->ych[yoff++] = 1;
+    return;
+  }
+  if (yoff == ylim) {
+    while (xoff < xlim) c->xch[xoff++] = 1;
+    return;
+  }
   int xm, ym;
   bool lo_min, hi_min;
   middle(c, xoff, xlim, yoff, ylim, minimal, &xm, &ym, &lo_min, &hi_min);
@@ -201,7 +268,8 @@ static void compare(Ctx *c, int xoff, int xlim, int yoff, int ylim, bool minimal
 
 /* Slides each run of changes of f up and down over equal lines so that
  * runs merge, and prefers a place where the other file changes too. */
-static void shift_boundaries(File *f, File *other, int lo, int i_end) {
+static void shift_boundaries(File *f, File *other, int lo, int i_end)
+{
   char *changed = f->changed + 1, *other_changed = other->changed + 1;
   const int *equivs = f->id;
   int i = lo, j = lo;
@@ -242,23 +310,32 @@ static void shift_boundaries(File *f, File *other, int lo, int i_end) {
 /* Which lines of f[lo,hi) to leave out of the search: those with no match
  * in the other file (other_count), and, inside long runs of those, lines
  * that match very many — GNU's rules, so the same alignment wins. */
-static char *discards(const File *f, size_t lo, size_t hi, const int *other_count) {
+static char *discards(const File *f, size_t lo, size_t hi, const int *other_count)
+{
   long end = (long)(hi - lo);
   char *d = g_new0(char, end + 1);
   long many = 5;
   for (long tem = end / 64; (tem >>= 2) > 0;) many *= 2;
   for (long i = 0; i < end; i++) {
     int m = other_count[f->id[lo + i]];
-    if (m == 0) d[i] = 1;
-    else if (m > many) d[i] = 2;
+    if (m == 0)
+      d[i] = 1;
+    else if (m > many)
+      d[i] = 2;
   }
   for (long i = 0; i < end; i++) {
-    if (d[i] == 2) { d[i] = 0; continue; }
+    if (d[i] == 2) {
+      d[i] = 0;
+      continue;
+    }
     if (d[i] == 0) continue;
     long j, provisional = 0;
     for (j = i; j < end && d[j] != 0; j++)
       if (d[j] == 2) provisional++;
-    while (j > i && d[j - 1] == 2) { d[--j] = 0; provisional--; }
+    while (j > i && d[j - 1] == 2) {
+      d[--j] = 0;
+      provisional--;
+    }
     long length = j - i;
     if (provisional * 4 > length) {
       while (j > i)
@@ -270,33 +347,46 @@ static char *discards(const File *f, size_t lo, size_t hi, const int *other_coun
     minimum++;
     long consec = 0;
     for (j = 0; j < length; j++) {
-      if (d[i + j] != 2) consec = 0;
-      else if (minimum == ++consec) j -= consec;   /* back to the subrun's start: cancel it all */
-      else if (minimum < consec) d[i + j] = 0;
+      if (d[i + j] != 2)
+        consec = 0;
+      else if (minimum == ++consec)
+        j -= consec; /* back to the subrun's start: cancel it all */
+      else if (minimum < consec)
+        d[i + j] = 0;
     }
     consec = 0;
     for (j = 0; j < length; j++) {
       if (j >= 8 && d[i + j] == 1) break;
-      if (d[i + j] == 2) { consec = 0; d[i + j] = 0; }
-      else if (d[i + j] == 0) consec = 0;
-      else consec++;
+      if (d[i + j] == 2) {
+        consec = 0;
+        d[i + j] = 0;
+      } else if (d[i + j] == 0)
+        consec = 0;
+      else
+        consec++;
       if (consec == 3) break;
     }
     i += length - 1;
     consec = 0;
     for (j = 0; j < length; j++) {
       if (j >= 8 && d[i - j] == 1) break;
-      if (d[i - j] == 2) { consec = 0; d[i - j] = 0; }
-      else if (d[i - j] == 0) consec = 0;
-      else consec++;
+      if (d[i - j] == 2) {
+        consec = 0;
+        d[i - j] = 0;
+      } else if (d[i - j] == 0)
+        consec = 0;
+      else
+        consec++;
       if (consec == 3) break;
     }
   }
   return d;
 }
 
-static void build_script(const Opt *o, File *a, File *b) {
-  GHashTable *ids = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
+static void build_script(const Opt *o, File *a, File *b)
+{
+  GHashTable *ids =
+    g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
   File *fs[2] = { a, b };
   for (int k = 0; k < 2; k++)
     for (size_t i = 0; i < fs[k]->n; i++) {
@@ -348,7 +438,12 @@ static void build_script(const Opt *o, File *a, File *b) {
   int *fdv = g_new(int, diags), *bdv = g_new(int, diags);
   int too_expensive = 1;
   for (size_t n = diags; n != 0; n >>= 2) too_expensive <<= 1;
-  Ctx c = { kept_v[0], kept_v[1], kept_ch[0], kept_ch[1], fdv + nkept[1] + 1, bdv + nkept[1] + 1,
+  Ctx c = { kept_v[0],
+            kept_v[1],
+            kept_ch[0],
+            kept_ch[1],
+            fdv + nkept[1] + 1,
+            bdv + nkept[1] + 1,
             MAX(4096, too_expensive) };
   compare(&c, 0, nkept[0], 0, nkept[1], false);
   for (int k = 0; k < 2; k++) {
@@ -365,17 +460,26 @@ static void build_script(const Opt *o, File *a, File *b) {
   shift_boundaries(b, a, (int)lo, (int)hi[1]);
 }
 
-typedef struct { size_t x, del, y, ins; } Change;
+typedef struct {
+  size_t x, del, y, ins;
+} Change;
 
-static GArray *changes(File *a, File *b) {
+static GArray *changes(File *a, File *b)
+{
   GArray *v = g_array_new(FALSE, FALSE, sizeof(Change));
   size_t i = 0, j = 0;
   const char *ca = a->changed + 1, *cb = b->changed + 1;
   while (i < a->n || j < b->n) {
     if ((i < a->n && ca[i]) || (j < b->n && cb[j])) {
       Change ch = { i, 0, j, 0 };
-      while (i < a->n && ca[i]) { i++; ch.del++; }
-      while (j < b->n && cb[j]) { j++; ch.ins++; }
+      while (i < a->n && ca[i]) {
+        i++;
+        ch.del++;
+      }
+      while (j < b->n && cb[j]) {
+        j++;
+        ch.ins++;
+      }
       g_array_append_val(v, ch);
     } else {
       i++;
@@ -387,21 +491,27 @@ static GArray *changes(File *a, File *b) {
 
 /* ---- output ------------------------------------------------------------------- */
 
-static void put_line(BoxCmd *c, const char *prefix, const File *f, size_t i) {
+static void put_line(BoxCmd *c, const char *prefix, const File *f, size_t i)
+{
   box_out_printf(c->out, "%s", prefix);
   bx_put(c, f->line[i], f->len[i]);
   bx_put(c, "\n", 1);
   if (i == f->n - 1 && f->last_incomplete) box_out_printf(c->out, "\\ No newline at end of file\n");
 }
 
-static void normal_range(GString *s, size_t from, size_t count) {
+static void normal_range(GString *s, size_t from, size_t count)
+{
   /* lines from+1 .. from+count, or the line before when empty */
-  if (count == 0) g_string_append_printf(s, "%zu", from);
-  else if (count == 1) g_string_append_printf(s, "%zu", from + 1);
-  else g_string_append_printf(s, "%zu,%zu", from + 1, from + count);
+  if (count == 0)
+    g_string_append_printf(s, "%zu", from);
+  else if (count == 1)
+    g_string_append_printf(s, "%zu", from + 1);
+  else
+    g_string_append_printf(s, "%zu,%zu", from + 1, from + count);
 }
 
-static void print_normal(Opt *o, File *a, File *b, GArray *v) {
+static void print_normal(Opt *o, File *a, File *b, GArray *v)
+{
   for (guint k = 0; k < v->len; k++) {
     Change *ch = &g_array_index(v, Change, k);
     GString *h = g_string_new(NULL);
@@ -416,11 +526,14 @@ static void print_normal(Opt *o, File *a, File *b, GArray *v) {
   }
 }
 
-static void header_time(const File *f, char *buf, size_t cap) {
+static void header_time(const File *f, char *buf, size_t cap)
+{
   struct timespec t = { 0, 0 };
   if (!f->absent) {
-    if (strcmp(f->name, "-") == 0) clock_gettime(CLOCK_REALTIME, &t);
-    else t = f->st.st_mtim;
+    if (strcmp(f->name, "-") == 0)
+      clock_gettime(CLOCK_REALTIME, &t);
+    else
+      t = f->st.st_mtim;
   }
   struct tm tm;
   localtime_r(&t.tv_sec, &tm);
@@ -430,20 +543,29 @@ static void header_time(const File *f, char *buf, size_t cap) {
   snprintf(buf, cap, "%s.%09ld %s", a, t.tv_nsec, z);
 }
 
-static void unified_range(GString *s, size_t start, size_t count) {
-  if (count == 0) g_string_append_printf(s, "%zu,0", start);
-  else if (count == 1) g_string_append_printf(s, "%zu", start + 1);
-  else g_string_append_printf(s, "%zu,%zu", start + 1, count);
+static void unified_range(GString *s, size_t start, size_t count)
+{
+  if (count == 0)
+    g_string_append_printf(s, "%zu,0", start);
+  else if (count == 1)
+    g_string_append_printf(s, "%zu", start + 1);
+  else
+    g_string_append_printf(s, "%zu,%zu", start + 1, count);
 }
 
-static void print_unified(Opt *o, File *a, File *b, GArray *v) {
+static void print_unified(Opt *o, File *a, File *b, GArray *v)
+{
   char t0[96], t1[96];
   header_time(a, t0, sizeof t0);
   header_time(b, t1, sizeof t1);
-  if (o->label[0]) box_out_printf(o->c->out, "--- %s\n", o->label[0]);
-  else box_out_printf(o->c->out, "--- %s\t%s\n", a->name, t0);
-  if (o->label[1]) box_out_printf(o->c->out, "+++ %s\n", o->label[1]);
-  else box_out_printf(o->c->out, "+++ %s\t%s\n", b->name, t1);
+  if (o->label[0])
+    box_out_printf(o->c->out, "--- %s\n", o->label[0]);
+  else
+    box_out_printf(o->c->out, "--- %s\t%s\n", a->name, t0);
+  if (o->label[1])
+    box_out_printf(o->c->out, "+++ %s\n", o->label[1]);
+  else
+    box_out_printf(o->c->out, "+++ %s\t%s\n", b->name, t1);
   size_t ctx = (size_t)o->context;
   for (guint k = 0; k < v->len;) {
     guint last = k;
@@ -479,15 +601,19 @@ static void print_unified(Opt *o, File *a, File *b, GArray *v) {
 
 /* ---- files and directories -------------------------------------------------------- */
 
-static void diff_line(Opt *o, const char *n0, const char *n1) {
-  if (*o->switches) box_out_printf(o->c->out, "diff %s %s %s\n", o->switches, n0, n1);
-  else box_out_printf(o->c->out, "diff %s %s\n", n0, n1);
+static void diff_line(Opt *o, const char *n0, const char *n1)
+{
+  if (*o->switches)
+    box_out_printf(o->c->out, "diff %s %s %s\n", o->switches, n0, n1);
+  else
+    box_out_printf(o->c->out, "diff %s %s\n", n0, n1);
 }
 
 /* Two regular files (either may be absent under -N).  in_dir: reached
  * through a directory, so the "diff …" line comes first. */
-static int diff_files(Opt *o, const char *n0, const char *n1, const struct stat *s0, const struct stat *s1,
-                      bool absent0, bool absent1, bool in_dir) {
+static int diff_files(Opt *o, const char *n0, const char *n1, const struct stat *s0,
+                      const struct stat *s1, bool absent0, bool absent1, bool in_dir)
+{
   File a = { .name = n0, .absent = absent0 }, b = { .name = n1, .absent = absent1 };
   if (s0) a.st = *s0;
   if (s1) b.st = *s1;
@@ -506,7 +632,8 @@ static int diff_files(Opt *o, const char *n0, const char *n1, const struct stat 
     goto out;
   }
   if (!o->text && (is_binary(&a) || is_binary(&b))) {
-    box_out_printf(o->c->out, o->brief ? "Files %s and %s differ\n" : "Binary files %s and %s differ\n", n0, n1);
+    box_out_printf(
+      o->c->out, o->brief ? "Files %s and %s differ\n" : "Binary files %s and %s differ\n", n0, n1);
     st = 1;
     goto out;
   }
@@ -520,8 +647,10 @@ static int diff_files(Opt *o, const char *n0, const char *n1, const struct stat 
     st = 1;
   } else {
     if (in_dir) diff_line(o, n0, n1);
-    if (o->unified) print_unified(o, &a, &b, v);
-    else print_normal(o, &a, &b, v);
+    if (o->unified)
+      print_unified(o, &a, &b, v);
+    else
+      print_normal(o, &a, &b, v);
     st = 1;
   }
   g_array_free(v, TRUE);
@@ -531,12 +660,14 @@ out:
   return st;
 }
 
-static int cmp_str(const void *x, const void *y) {
+static int cmp_str(const void *x, const void *y)
+{
   return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
 /* The sorted names of a directory (none when absent). */
-static GPtrArray *names_of(Opt *o, const char *dir, bool absent, bool *ok) {
+static GPtrArray *names_of(Opt *o, const char *dir, bool absent, bool *ok)
+{
   GPtrArray *v = g_ptr_array_new_with_free_func(g_free);
   *ok = true;
   if (absent) return v;
@@ -550,7 +681,8 @@ static GPtrArray *names_of(Opt *o, const char *dir, bool absent, bool *ok) {
   for (guint i = 0; i < ents->len; i++) {
     const char *n = g_array_index(ents, BxDirEnt, i).name;
     bool skip = false;
-    for (guint k = 0; k < o->exclude->len && !skip; k++) skip = fnmatch(o->exclude->pdata[k], n, 0) == 0;
+    for (guint k = 0; k < o->exclude->len && !skip; k++)
+      skip = fnmatch(o->exclude->pdata[k], n, 0) == 0;
     if (!skip) g_ptr_array_add(v, g_strdup(n));
   }
   bx_dir_free(ents);
@@ -561,7 +693,8 @@ static GPtrArray *names_of(Opt *o, const char *dir, bool absent, bool *ok) {
 static int diff_dirs(Opt *o, const char *d0, const char *d1, bool absent0, bool absent1);
 
 /* One name found in a directory on at least one side. */
-static int diff_entry(Opt *o, const char *d0, const char *d1, const char *name, bool in0, bool in1) {
+static int diff_entry(Opt *o, const char *d0, const char *d1, const char *name, bool in0, bool in1)
+{
   char *p0 = bx_path_join(d0, name), *p1 = bx_path_join(d1, name);
   struct stat s0, s1;
   int st = 0;
@@ -569,14 +702,24 @@ static int diff_entry(Opt *o, const char *d0, const char *d1, const char *name, 
   int e0 = errno;
   bool have1 = in1 && stat(p1, &s1) == 0;
   int e1 = errno;
-  if (in0 && !have0) { bx_ferr(o->c, "diff", p0, e0); st = 2; goto out; }
-  if (in1 && !have1) { bx_ferr(o->c, "diff", p1, e1); st = 2; goto out; }
+  if (in0 && !have0) {
+    bx_ferr(o->c, "diff", p0, e0);
+    st = 2;
+    goto out;
+  }
+  if (in1 && !have1) {
+    bx_ferr(o->c, "diff", p1, e1);
+    st = 2;
+    goto out;
+  }
   if (!have0 || !have1) {
     if (o->new_file) {
       const struct stat *s = have0 ? &s0 : &s1;
       if (S_ISDIR(s->st_mode)) {
-        if (o->recursive) st = diff_dirs(o, p0, p1, !have0, !have1);
-        else box_out_printf(o->c->out, "Only in %s: %s\n", have0 ? d0 : d1, name);
+        if (o->recursive)
+          st = diff_dirs(o, p0, p1, !have0, !have1);
+        else
+          box_out_printf(o->c->out, "Only in %s: %s\n", have0 ? d0 : d1, name);
       } else {
         st = diff_files(o, p0, p1, have0 ? &s0 : NULL, have1 ? &s1 : NULL, !have0, !have1, true);
       }
@@ -588,12 +731,14 @@ static int diff_entry(Opt *o, const char *d0, const char *d1, const char *name, 
   }
   bool dir0 = S_ISDIR(s0.st_mode), dir1 = S_ISDIR(s1.st_mode);
   if (dir0 && dir1) {
-    if (o->recursive) st = diff_dirs(o, p0, p1, false, false);
-    else box_out_printf(o->c->out, "Common subdirectories: %s and %s\n", p0, p1);
+    if (o->recursive)
+      st = diff_dirs(o, p0, p1, false, false);
+    else
+      box_out_printf(o->c->out, "Common subdirectories: %s and %s\n", p0, p1);
   } else if (dir0 != dir1 || !S_ISREG(s0.st_mode) || !S_ISREG(s1.st_mode)) {
     if (dir0 || dir1) {
-      box_out_printf(o->c->out, "File %s is a %s while file %s is a %s\n", p0, bx_file_type_name(s0.st_mode), p1,
-                     bx_file_type_name(s1.st_mode));
+      box_out_printf(o->c->out, "File %s is a %s while file %s is a %s\n", p0,
+                     bx_file_type_name(s0.st_mode), p1, bx_file_type_name(s1.st_mode));
       st = 1;
     } else {
       st = diff_files(o, p0, p1, &s0, &s1, false, false, true);
@@ -607,7 +752,8 @@ out:
   return st;
 }
 
-static int diff_dirs(Opt *o, const char *d0, const char *d1, bool absent0, bool absent1) {
+static int diff_dirs(Opt *o, const char *d0, const char *d1, bool absent0, bool absent1)
+{
   bool ok0, ok1;
   GPtrArray *a = names_of(o, d0, absent0, &ok0), *b = names_of(o, d1, absent1, &ok1);
   int st = ok0 && ok1 ? 0 : 2;
@@ -616,9 +762,17 @@ static int diff_dirs(Opt *o, const char *d0, const char *d1, bool absent0, bool 
     while (i < a->len || j < b->len) {
       int r = i >= a->len ? 1 : j >= b->len ? -1 : strcmp(a->pdata[i], b->pdata[j]);
       int s;
-      if (r == 0) { s = diff_entry(o, d0, d1, a->pdata[i], true, true); i++; j++; }
-      else if (r < 0) { s = diff_entry(o, d0, d1, a->pdata[i], true, false); i++; }
-      else { s = diff_entry(o, d0, d1, b->pdata[j], false, true); j++; }
+      if (r == 0) {
+        s = diff_entry(o, d0, d1, a->pdata[i], true, true);
+        i++;
+        j++;
+      } else if (r < 0) {
+        s = diff_entry(o, d0, d1, a->pdata[i], true, false);
+        i++;
+      } else {
+        s = diff_entry(o, d0, d1, b->pdata[j], false, true);
+        j++;
+      }
       st = MAX(st, s);
     }
   }
@@ -627,7 +781,8 @@ static int diff_dirs(Opt *o, const char *d0, const char *d1, bool absent0, bool 
   return st;
 }
 
-static int top(Opt *o, const char *n0, const char *n1) {
+static int top(Opt *o, const char *n0, const char *n1)
+{
   struct stat s0, s1;
   bool in0 = strcmp(n0, "-") == 0, in1 = strcmp(n1, "-") == 0;
   bool have0 = in0 ? fstat(o->c->in, &s0) == 0 : stat(n0, &s0) == 0;
@@ -636,22 +791,41 @@ static int top(Opt *o, const char *n0, const char *n1) {
   int e1 = errno;
   int st = 0;
   bool absent0 = false, absent1 = false;
-  if (!have0 && !(o->new_file && e0 == ENOENT && have1)) { bx_ferr(o->c, "diff", n0, e0); st = 2; }
-  if (!have1 && !(o->new_file && e1 == ENOENT && have0)) { bx_ferr(o->c, "diff", n1, e1); st = 2; }
+  if (!have0 && !(o->new_file && e0 == ENOENT && have1)) {
+    bx_ferr(o->c, "diff", n0, e0);
+    st = 2;
+  }
+  if (!have1 && !(o->new_file && e1 == ENOENT && have0)) {
+    bx_ferr(o->c, "diff", n1, e1);
+    st = 2;
+  }
   if (st) return st;
-  if (!have0) { absent0 = true; s0 = s1; }
-  if (!have1) { absent1 = true; s1 = s0; }
+  if (!have0) {
+    absent0 = true;
+    s0 = s1;
+  }
+  if (!have1) {
+    absent1 = true;
+    s1 = s0;
+  }
   bool dir0 = S_ISDIR(s0.st_mode), dir1 = S_ISDIR(s1.st_mode);
   if (dir0 && dir1) return diff_dirs(o, n0, n1, absent0, absent1);
   if (dir0 || dir1) {
     /* a file against a directory: the directory's entry of that name */
     const char *file = dir0 ? n1 : n0, *dir = dir0 ? n0 : n1;
-    if (strcmp(file, "-") == 0) { bx_err(o->c, "diff", "cannot compare '-' to a directory"); return 2; }
+    if (strcmp(file, "-") == 0) {
+      bx_err(o->c, "diff", "cannot compare '-' to a directory");
+      return 2;
+    }
     char *base = g_path_get_basename(file);
     char *p = bx_path_join(dir, base);
     g_free(base);
     struct stat sp;
-    if (stat(p, &sp) != 0) { bx_ferr(o->c, "diff", p, errno); g_free(p); return 2; }
+    if (stat(p, &sp) != 0) {
+      bx_ferr(o->c, "diff", p, errno);
+      g_free(p);
+      return 2;
+    }
     int r = dir0 ? diff_files(o, p, n1, &sp, &s1, false, false, false)
                  : diff_files(o, n0, p, &s0, &sp, false, false, false);
     g_free(p);
@@ -660,14 +834,15 @@ static int top(Opt *o, const char *n0, const char *n1) {
   return diff_files(o, n0, n1, absent0 ? NULL : &s0, absent1 ? NULL : &s1, absent0, absent1, false);
 }
 
-int box_cmd_diff(BoxCmd *c) {
+int box_cmd_diff(BoxCmd *c)
+{
   Opt o = { .c = c, .context = 3, .exclude = g_ptr_array_new() };
   int nlabels = 0;
   bx_getopt_start_try_prefixed();
   int ch;
   bool bad = false;
-  bool *const flags[] = { &o.recursive, &o.new_file, &o.brief, &o.same_report, &o.ign_space, &o.ign_all, &o.ign_case,
-                          &o.text };
+  bool *const flags[] = { &o.recursive, &o.new_file, &o.brief,    &o.same_report,
+                          &o.ign_space, &o.ign_all,  &o.ign_case, &o.text };
   while (!bad && (ch = bx_getopt(c, "diff", "uU:rNqsbwiaL:x:", longopts)) != -1) {
     if (bx_set_flag(ch, "rNqsbwia", flags)) continue;
     switch (ch) {
@@ -690,13 +865,20 @@ int box_cmd_diff(BoxCmd *c) {
     case 'n': o.unified = false; break;
     case 'x': g_ptr_array_add(o.exclude, optarg); break;
     case 'L':
-      if (nlabels >= 2) { bx_err(c, "diff", "too many file label options"); g_ptr_array_free(o.exclude, TRUE); return 2; }
+      if (nlabels >= 2) {
+        bx_err(c, "diff", "too many file label options");
+        g_ptr_array_free(o.exclude, TRUE);
+        return 2;
+      }
       o.label[nlabels++] = optarg;
       break;
     default: bad = true; break;
     }
   }
-  if (bad) { g_ptr_array_free(o.exclude, TRUE); return 2; }
+  if (bad) {
+    g_ptr_array_free(o.exclude, TRUE);
+    return 2;
+  }
   int nops = c->argc - optind;
   if (nops < 2) {
     bx_usage_q(c, "diff", "missing operand after %s", c->argv[nops == 1 ? optind : c->argc - 1]);

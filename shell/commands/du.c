@@ -16,7 +16,7 @@ typedef struct {
   BoxCmd *c;
   bool all, human, si, apparent, separate, one_fs, count_links, follow, deref_args, hash_all;
   char eol;
-  long max_depth;          /* -1: no limit */
+  long max_depth;           /* -1: no limit */
   unsigned long long block; /* output unit in bytes */
   GHashTable *seen;         /* "dev:ino" of what was counted */
   dev_t root_dev;
@@ -24,41 +24,53 @@ typedef struct {
 } Du;
 
 static const char longopts[] =
-  "all=a summarize=s human-readable=h total=c max-depth=d: bytes=b apparent-size=A block-size=B: dereference=L "
+  "all=a summarize=s human-readable=h total=c max-depth=d: bytes=b apparent-size=A block-size=B: "
+  "dereference=L "
   "no-dereference=P separate-dirs=S one-file-system=x count-links=l null=0 si=I";
 
-static unsigned long long size_of(const Du *d, const struct stat *st) {
+static unsigned long long size_of(const Du *d, const struct stat *st)
+{
   return d->apparent ? (unsigned long long)(st->st_size > 0 ? st->st_size : 0)
                      : (unsigned long long)st->st_blocks * 512;
 }
 
-static void print_size(Du *d, unsigned long long bytes, const char *name) {
+static void print_size(Du *d, unsigned long long bytes, const char *name)
+{
   char buf[64];
-  if (d->human) bx_human_size(bytes, d->si, buf, sizeof buf);
-  else snprintf(buf, sizeof buf, "%llu", (bytes + d->block - 1) / d->block);
+  if (d->human)
+    bx_human_size(bytes, d->si, buf, sizeof buf);
+  else
+    snprintf(buf, sizeof buf, "%llu", (bytes + d->block - 1) / d->block);
   box_out_printf(d->c->out, "%s\t%s", buf, name);
   bx_put(d->c, &d->eol, 1);
 }
 
 /* false when this object was counted already (a hard link, or an operand
  * seen twice): GNU counts each inode once. */
-static bool first_time(Du *d, const struct stat *st) {
+static bool first_time(Du *d, const struct stat *st)
+{
   if (d->count_links) return true;
   if (!d->hash_all && (S_ISDIR(st->st_mode) || st->st_nlink < 2)) return true;
-  char *k = g_strdup_printf("%llu:%llu", (unsigned long long)st->st_dev, (unsigned long long)st->st_ino);
-  if (g_hash_table_contains(d->seen, k)) { g_free(k); return false; }
+  char *k =
+    g_strdup_printf("%llu:%llu", (unsigned long long)st->st_dev, (unsigned long long)st->st_ino);
+  if (g_hash_table_contains(d->seen, k)) {
+    g_free(k);
+    return false;
+  }
   g_hash_table_add(d->seen, k);
   return true;
 }
 
 /* The box lists a directory in name order (C locale), as its ls and find
  * do, not in the order the directory gives. */
-static int ent_cmp(const void *a, const void *b) {
+static int ent_cmp(const void *a, const void *b)
+{
   return strcmp(((const BxDirEnt *)a)->name, ((const BxDirEnt *)b)->name);
 }
 
 /* Returns the bytes path contributes to its parent. */
-static unsigned long long walk(Du *d, const char *path, long depth, bool top, bool *is_dir) {
+static unsigned long long walk(Du *d, const char *path, long depth, bool top, bool *is_dir)
+{
   struct stat st;
   *is_dir = false;
   int r = d->follow || (top && d->deref_args) ? stat(path, &st) : lstat(path, &st);
@@ -99,50 +111,68 @@ static unsigned long long walk(Du *d, const char *path, long depth, bool top, bo
   return own + sub;
 }
 
-int box_cmd_du(BoxCmd *c) {
+int box_cmd_du(BoxCmd *c)
+{
   Du d = { .c = c, .eol = '\n', .max_depth = -1, .block = 1024 };
   bool summarize = false, total = false, have_depth = false;
-  BX_EACH_OPTION(ch, c, "du", "ashcd:bB:kmLPSxl0DH", longopts) switch (ch) {
-  case 'a': d.all = true; break;
-  case 's': summarize = true; break;
-  case 'h': d.human = true; d.si = false; break;
-  case 'I': d.human = true; d.si = true; break;
-  case 'c': total = true; break;
-  case 'd': {
-    char *end;
-    errno = 0;
-    long v = strtol(optarg, &end, 10);
-    if (!*optarg || *end || errno || v < 0) {
-      bx_usage_q(c, "du", "invalid maximum depth %s", optarg);
-      return 1;
+  BX_EACH_OPTION (ch, c, "du", "ashcd:bB:kmLPSxl0DH", longopts) switch (ch) {
+    case 'a': d.all = true; break;
+    case 's': summarize = true; break;
+    case 'h':
+      d.human = true;
+      d.si = false;
+      break;
+    case 'I':
+      d.human = true;
+      d.si = true;
+      break;
+    case 'c': total = true; break;
+    case 'd': {
+      char *end;
+      errno = 0;
+      long v = strtol(optarg, &end, 10);
+      if (!*optarg || *end || errno || v < 0) {
+        bx_usage_q(c, "du", "invalid maximum depth %s", optarg);
+        return 1;
+      }
+      d.max_depth = v;
+      have_depth = true;
+      break;
     }
-    d.max_depth = v;
-    have_depth = true;
-    break;
-  }
-  case 'b': d.apparent = true; d.block = 1; d.human = false; break;
-  case 'A': d.apparent = true; break;
-  case 'B': {
-    unsigned long long b;
-    if (!bx_parse_size(optarg, &b) || b == 0) {
-      bx_err_q(c, "du", "invalid -B argument %s", optarg, 0);
-      return 1;
+    case 'b':
+      d.apparent = true;
+      d.block = 1;
+      d.human = false;
+      break;
+    case 'A': d.apparent = true; break;
+    case 'B': {
+      unsigned long long b;
+      if (!bx_parse_size(optarg, &b) || b == 0) {
+        bx_err_q(c, "du", "invalid -B argument %s", optarg, 0);
+        return 1;
+      }
+      d.block = b;
+      d.human = false;
+      break;
     }
-    d.block = b;
-    d.human = false;
-    break;
-  }
-  case 'k': d.block = 1024; d.human = false; break;
-  case 'm': d.block = 1024 * 1024; d.human = false; break;
-  case 'L': d.follow = true; break;
-  case 'P': d.follow = false; break;
-  case 'D': case 'H': d.deref_args = true; break;
-  case 'S': d.separate = true; break;
-  case 'x': d.one_fs = true; break;
-  case 'l': d.count_links = true; break;
-  case '0': d.eol = '\0'; break;
-  default: return 1;
-  }
+    case 'k':
+      d.block = 1024;
+      d.human = false;
+      break;
+    case 'm':
+      d.block = 1024 * 1024;
+      d.human = false;
+      break;
+    case 'L': d.follow = true; break;
+    case 'P': d.follow = false; break;
+    case 'D':
+    case 'H': d.deref_args = true; break;
+    case 'S': d.separate = true; break;
+    case 'x': d.one_fs = true; break;
+    case 'l': d.count_links = true; break;
+    case '0': d.eol = '\0'; break;
+    default: return 1;
+    }
   if (summarize && d.all) {
     bx_usage(c, "du", "cannot both summarize and show all entries");
     return 1;

@@ -3,7 +3,8 @@
 
 #include "shell/commands/commands-private.h"
 
-static int hexval(char c) {
+static int hexval(char c)
+{
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
@@ -11,9 +12,13 @@ static int hexval(char c) {
 }
 
 /* Writes s with backslash escapes; returns false at \c (stop output). */
-static bool put_escaped(BoxOut *o, const char *s) {
+static bool put_escaped(BoxOut *o, const char *s)
+{
   while (*s) {
-    if (*s != '\\' || s[1] == '\0') { box_out_putc(o, *s++); continue; }
+    if (*s != '\\' || s[1] == '\0') {
+      box_out_putc(o, *s++);
+      continue;
+    }
     s++;
     char c = *s++;
     int b = bx_escape_byte(c, "abeEfnrtv\\");
@@ -30,15 +35,23 @@ static bool put_escaped(BoxOut *o, const char *s) {
       break;
     }
     case 'x': {
-      if (hexval(*s) < 0) { box_out_puts(o, "\\x"); break; }
+      if (hexval(*s) < 0) {
+        box_out_puts(o, "\\x");
+        break;
+      }
       int v = 0;
       for (int k = 0; k < 2 && hexval(*s) >= 0; k++) v = v * 16 + hexval(*s++);
       box_out_putc(o, (char)v);
       break;
     }
-    case 'u': case 'U': {
+    case 'u':
+    case 'U': {
       int max = c == 'u' ? 4 : 8;
-      if (hexval(*s) < 0) { box_out_putc(o, '\\'); box_out_putc(o, c); break; }
+      if (hexval(*s) < 0) {
+        box_out_putc(o, '\\');
+        box_out_putc(o, c);
+        break;
+      }
       gunichar v = 0;
       for (int k = 0; k < max && hexval(*s) >= 0; k++) v = v * 16 + (gunichar)hexval(*s++);
       char buf[8];
@@ -46,24 +59,26 @@ static bool put_escaped(BoxOut *o, const char *s) {
       box_out_write(o, buf, (size_t)n);
       break;
     }
-    default:
-      box_out_putc(o, '\\');
-      box_out_putc(o, c);
+    default: box_out_putc(o, '\\'); box_out_putc(o, c);
     }
   }
   return true;
 }
 
-int box_cmd_echo(BoxCmd *c) {
+int box_cmd_echo(BoxCmd *c)
+{
   bool newline = true, escapes = false;
   int i = 1;
   for (; i < c->argc; i++) {
     const char *a = c->argv[i];
     if (a[0] != '-' || a[1] == '\0' || strspn(a + 1, "neE") != strlen(a + 1)) break;
     for (const char *p = a + 1; *p; p++) {
-      if (*p == 'n') newline = false;
-      else if (*p == 'e') escapes = true;
-      else escapes = false;
+      if (*p == 'n')
+        newline = false;
+      else if (*p == 'e')
+        escapes = true;
+      else
+        escapes = false;
     }
   }
   for (int first = i; i < c->argc; i++) {

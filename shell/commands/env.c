@@ -8,7 +8,8 @@
 
 static const char longopts[] = "ignore-environment=i unset=u: null=0 chdir=C:";
 
-static void print_env(BoxCmd *c, bool zero) {
+static void print_env(BoxCmd *c, bool zero)
+{
   char **env = box_var_environ(c->sh);
   for (char **e = env; *e; e++) {
     box_out_puts(c->out, *e);
@@ -17,13 +18,14 @@ static void print_env(BoxCmd *c, bool zero) {
   g_strfreev(env);
 }
 
-int box_cmd_env(BoxCmd *c) {
+int box_cmd_env(BoxCmd *c)
+{
   bool ignore = false, zero = false;
   GPtrArray *unsets = g_ptr_array_new();
   const char *dir = NULL;
   int status = 0;
   /* "-" alone means -i */
-  BX_EACH_OPTION(ch, c, "env", "+iu:0C:", longopts) {
+  BX_EACH_OPTION (ch, c, "env", "+iu:0C:", longopts) {
     switch (ch) {
     case 'i': ignore = true; break;
     case 'u': g_ptr_array_add(unsets, optarg); break;
@@ -33,7 +35,10 @@ int box_cmd_env(BoxCmd *c) {
     }
   }
   int i = optind;
-  if (i < c->argc && !strcmp(c->argv[i], "-")) { ignore = true; i++; }
+  if (i < c->argc && !strcmp(c->argv[i], "-")) {
+    ignore = true;
+    i++;
+  }
   int first_assign = i;
   while (i < c->argc && strchr(c->argv[i], '=') && c->argv[i][0] != '=') i++;
   if (zero && i < c->argc) {

@@ -3,7 +3,8 @@
  * Shell cannot replace itself, so it runs CMD and exits with its status. */
 #include "shell/shell-private.h"
 
-int box_cmd_exec(BoxCmd *c) {
+int box_cmd_exec(BoxCmd *c)
+{
   Shell *sh = c->sh;
   int i = 1;
   while (i < c->argc && c->argv[i][0] == '-' && c->argv[i][1]) i++;

@@ -9,11 +9,12 @@
 static const char longopts[] = "initial=i tabs=t:";
 
 typedef struct {
-  GArray *stops;   /* size_t, ascending; one entry = every N */
+  GArray *stops; /* size_t, ascending; one entry = every N */
   bool initial;
 } Ex;
 
-static size_t next_stop(const Ex *e, size_t col) {
+static size_t next_stop(const Ex *e, size_t col)
+{
   size_t *v = (size_t *)e->stops->data;
   if (e->stops->len == 1) return col + v[0] - col % v[0];
   for (guint i = 0; i < e->stops->len; i++)
@@ -21,7 +22,8 @@ static size_t next_stop(const Ex *e, size_t col) {
   return col + 1;
 }
 
-static bool expand_fd(BoxCmd *c, const Ex *e, int fd) {
+static bool expand_fd(BoxCmd *c, const Ex *e, int fd)
+{
   char buf[65536];
   size_t col = 0;
   bool lead = true;
@@ -51,7 +53,8 @@ static bool expand_fd(BoxCmd *c, const Ex *e, int fd) {
   }
 }
 
-static bool parse_tabs(BoxCmd *c, const char *s, GArray *v) {
+static bool parse_tabs(BoxCmd *c, const char *s, GArray *v)
+{
   gchar **parts = g_strsplit_set(s, ", ", -1);
   bool ok = true;
   for (gchar **p = parts; *p; p++) {
@@ -80,10 +83,11 @@ static bool parse_tabs(BoxCmd *c, const char *s, GArray *v) {
   return ok;
 }
 
-int box_cmd_expand(BoxCmd *c) {
+int box_cmd_expand(BoxCmd *c)
+{
   Ex e = { g_array_new(FALSE, FALSE, sizeof(size_t)), false };
   int status = 0;
-  BX_EACH_OPTION(o, c, "expand", "it:", longopts) {
+  BX_EACH_OPTION (o, c, "expand", "it:", longopts) {
     switch (o) {
     case 'i': e.initial = true; break;
     case 't':

@@ -22,10 +22,17 @@ typedef struct {
   char *s;
 } Val;
 
-static Val vs(char *s) { return (Val){ false, 0, s }; }
-static Val vi(long long i) { return (Val){ true, i, NULL }; }
+static Val vs(char *s)
+{
+  return (Val){ false, 0, s };
+}
+static Val vi(long long i)
+{
+  return (Val){ true, i, NULL };
+}
 
-static bool looks_int(const char *s, long long *out) {
+static bool looks_int(const char *s, long long *out)
+{
   const char *p = s;
   if (*p == '-') p++;
   if (!g_ascii_isdigit(*p)) return false;
@@ -38,17 +45,25 @@ static bool looks_int(const char *s, long long *out) {
   return true;
 }
 
-static char *str_of(Val v) { return v.is_int ? g_strdup_printf("%lld", v.i) : g_strdup(v.s); }
-static void vfree(Val v) { g_free(v.s); }
+static char *str_of(Val v)
+{
+  return v.is_int ? g_strdup_printf("%lld", v.i) : g_strdup(v.s);
+}
+static void vfree(Val v)
+{
+  g_free(v.s);
+}
 
-static bool is_null(Val v) {
+static bool is_null(Val v)
+{
   if (v.is_int) return v.i == 0;
   long long x;
   if (!*v.s) return true;
   return looks_int(v.s, &x) && x == 0;
 }
 
-static void fail(Ex *e, int status_unused, const char *fmt, const char *arg) {
+static void fail(Ex *e, int status_unused, const char *fmt, const char *arg)
+{
   (void)status_unused;
   if (e->failed) return;
   e->failed = true;
@@ -60,26 +75,39 @@ static void fail(Ex *e, int status_unused, const char *fmt, const char *arg) {
   }
 }
 
-static bool nomore(Ex *e) { return e->i >= e->n; }
-static bool peek(Ex *e, const char *tok) { return e->i < e->n && strcmp(e->av[e->i], tok) == 0; }
+static bool nomore(Ex *e)
+{
+  return e->i >= e->n;
+}
+static bool peek(Ex *e, const char *tok)
+{
+  return e->i < e->n && strcmp(e->av[e->i], tok) == 0;
+}
 
 static Val eval_or(Ex *e, bool evaluate);
 
-static bool to_int(Ex *e, Val v, long long *out) {
-  if (v.is_int) { *out = v.i; return true; }
+static bool to_int(Ex *e, Val v, long long *out)
+{
+  if (v.is_int) {
+    *out = v.i;
+    return true;
+  }
   if (looks_int(v.s, out)) return true;
   fail(e, 2, "non-integer argument", NULL);
   return false;
 }
 
-static Val do_match(Ex *e, Val a, Val b) {
+static Val do_match(Ex *e, Val a, Val b)
+{
   char *s = str_of(a), *re = str_of(b);
   regex_t rx;
   char *pat = g_strconcat("^", re, NULL);
   if (box_pattern_too_deep(pat)) {
     bx_err(e->c, "expr", "maximum nesting depth exceeded (%d)", BOX_MAX_NEST);
     e->failed = true;
-    g_free(pat); g_free(s); g_free(re);
+    g_free(pat);
+    g_free(s);
+    g_free(re);
     return vs(g_strdup(""));
   }
   int rc = regcomp(&rx, pat, 0);
@@ -89,55 +117,75 @@ static Val do_match(Ex *e, Val a, Val b) {
     regerror(rc, &rx, msg, sizeof msg);
     bx_err(e->c, "expr", "%s", msg);
     e->failed = true;
-    g_free(s); g_free(re);
+    g_free(s);
+    g_free(re);
     return vs(g_strdup(""));
   }
   regmatch_t m[2];
   Val r;
   if (regexec(&rx, s, 2, m, 0) == 0) {
     if (rx.re_nsub > 0)
-      r = m[1].rm_so >= 0 ? vs(g_strndup(s + m[1].rm_so, (gsize)(m[1].rm_eo - m[1].rm_so))) : vs(g_strdup(""));
+      r = m[1].rm_so >= 0 ? vs(g_strndup(s + m[1].rm_so, (gsize)(m[1].rm_eo - m[1].rm_so)))
+                          : vs(g_strdup(""));
     else
       r = vi(m[0].rm_eo);
   } else {
     r = rx.re_nsub > 0 ? vs(g_strdup("")) : vi(0);
   }
   regfree(&rx);
-  g_free(s); g_free(re);
+  g_free(s);
+  g_free(re);
   return r;
 }
 
-static Val eval_primary(Ex *e, bool ev) {
+static Val eval_primary(Ex *e, bool ev)
+{
   if (nomore(e)) {
-    if (e->i > 0) fail(e, 2, "syntax error: missing argument after %s", e->av[e->i - 1]);
-    else fail(e, 2, "syntax error: missing argument", NULL);
+    if (e->i > 0)
+      fail(e, 2, "syntax error: missing argument after %s", e->av[e->i - 1]);
+    else
+      fail(e, 2, "syntax error: missing argument", NULL);
     return vs(g_strdup(""));
   }
   const char *t = e->av[e->i];
-  if (!strcmp(t, "+") && e->i + 1 < e->n) { e->i++; return vs(g_strdup(e->av[e->i++])); }
+  if (!strcmp(t, "+") && e->i + 1 < e->n) {
+    e->i++;
+    return vs(g_strdup(e->av[e->i++]));
+  }
   if (!strcmp(t, "(")) {
     e->i++;
     Val v = eval_or(e, ev);
     if (e->failed) return v;
-    if (nomore(e)) { fail(e, 2, "syntax error: expecting ')' after %s", e->av[e->i - 1]); return v; }
-    if (!peek(e, ")")) { fail(e, 2, "syntax error: expecting ')' instead of %s", e->av[e->i]); return v; }
+    if (nomore(e)) {
+      fail(e, 2, "syntax error: expecting ')' after %s", e->av[e->i - 1]);
+      return v;
+    }
+    if (!peek(e, ")")) {
+      fail(e, 2, "syntax error: expecting ')' instead of %s", e->av[e->i]);
+      return v;
+    }
     e->i++;
     return v;
   }
-  if (!strcmp(t, ")")) { fail(e, 2, "syntax error: unexpected ')'", NULL); return vs(g_strdup("")); }
+  if (!strcmp(t, ")")) {
+    fail(e, 2, "syntax error: unexpected ')'", NULL);
+    return vs(g_strdup(""));
+  }
   if (!strcmp(t, "length") && e->i + 1 < e->n) {
     e->i++;
     Val a = eval_primary(e, ev);
     char *s = str_of(a);
     Val r = vi((long long)strlen(s));
-    g_free(s); vfree(a);
+    g_free(s);
+    vfree(a);
     return r;
   }
   if (!strcmp(t, "match") && e->i + 2 < e->n) {
     e->i++;
     Val a = eval_primary(e, ev), b = eval_primary(e, ev);
     Val r = ev ? do_match(e, a, b) : vi(0);
-    vfree(a); vfree(b);
+    vfree(a);
+    vfree(b);
     return r;
   }
   if (!strcmp(t, "index") && e->i + 2 < e->n) {
@@ -146,7 +194,10 @@ static Val eval_primary(Ex *e, bool ev) {
     char *s = str_of(a), *cs = str_of(b);
     size_t k = strcspn(s, cs);
     Val r = vi(s[k] ? (long long)k + 1 : 0);
-    g_free(s); g_free(cs); vfree(a); vfree(b);
+    g_free(s);
+    g_free(cs);
+    vfree(a);
+    vfree(b);
     return r;
   }
   if (!strcmp(t, "substr") && e->i + 3 < e->n) {
@@ -156,30 +207,39 @@ static Val eval_primary(Ex *e, bool ev) {
     long long pos, len;
     Val r = vs(g_strdup(""));
     char *ps = str_of(p), *ls = str_of(l);
-    if (looks_int(ps, &pos) && looks_int(ls, &len) && pos >= 1 && len >= 1 && (size_t)pos <= strlen(s)) {
+    if (looks_int(ps, &pos) && looks_int(ls, &len) && pos >= 1 && len >= 1 &&
+        (size_t)pos <= strlen(s)) {
       vfree(r);
       r = vs(g_strndup(s + pos - 1, (gsize)len));
     }
-    g_free(ps); g_free(ls); g_free(s); vfree(a); vfree(p); vfree(l);
+    g_free(ps);
+    g_free(ls);
+    g_free(s);
+    vfree(a);
+    vfree(p);
+    vfree(l);
     return r;
   }
   e->i++;
   return vs(g_strdup(t));
 }
 
-static Val eval_colon(Ex *e, bool ev) {
+static Val eval_colon(Ex *e, bool ev)
+{
   Val l = eval_primary(e, ev);
   while (!e->failed && peek(e, ":")) {
     e->i++;
     Val r = eval_primary(e, ev);
     Val m = ev ? do_match(e, l, r) : vi(0);
-    vfree(l); vfree(r);
+    vfree(l);
+    vfree(r);
     l = m;
   }
   return l;
 }
 
-static Val eval_mul(Ex *e, bool ev) {
+static Val eval_mul(Ex *e, bool ev)
+{
   Val l = eval_colon(e, ev);
   while (!e->failed && (peek(e, "*") || peek(e, "/") || peek(e, "%"))) {
     char op = e->av[e->i++][0];
@@ -187,12 +247,17 @@ static Val eval_mul(Ex *e, bool ev) {
     long long a, b;
     if (ev && !e->failed) {
       if (to_int(e, l, &a) && to_int(e, r, &b)) {
-        if (op != '*' && b == 0) fail(e, 2, "division by zero", NULL);
+        if (op != '*' && b == 0)
+          fail(e, 2, "division by zero", NULL);
         else {
           long long x;
-          if (op == '*') { if (__builtin_mul_overflow(a, b, &x)) fail(e, 2, "result too large", NULL); }
-          else if (a == INT64_MIN && b == -1) { x = 0; fail(e, 2, "result too large", NULL); }
-          else x = op == '/' ? a / b : a % b;
+          if (op == '*') {
+            if (__builtin_mul_overflow(a, b, &x)) fail(e, 2, "result too large", NULL);
+          } else if (a == INT64_MIN && b == -1) {
+            x = 0;
+            fail(e, 2, "result too large", NULL);
+          } else
+            x = op == '/' ? a / b : a % b;
           vfree(l);
           l = vi(e->failed ? 0 : x);
         }
@@ -203,7 +268,8 @@ static Val eval_mul(Ex *e, bool ev) {
   return l;
 }
 
-static Val eval_add(Ex *e, bool ev) {
+static Val eval_add(Ex *e, bool ev)
+{
   Val l = eval_mul(e, ev);
   while (!e->failed && (peek(e, "+") || peek(e, "-"))) {
     char op = e->av[e->i++][0];
@@ -220,7 +286,8 @@ static Val eval_add(Ex *e, bool ev) {
   return l;
 }
 
-static Val eval_cmp(Ex *e, bool ev) {
+static Val eval_cmp(Ex *e, bool ev)
+{
   static const char *ops[] = { "=", "==", "!=", "<", "<=", ">", ">=", NULL };
   Val l = eval_add(e, ev);
   for (;;) {
@@ -234,36 +301,46 @@ static Val eval_cmp(Ex *e, bool ev) {
     int d;
     long long a, b;
     char *sa = str_of(l), *sb = str_of(r);
-    if (looks_int(sa, &a) && looks_int(sb, &b)) d = a < b ? -1 : a > b;
-    else d = strcoll(sa, sb);
-    g_free(sa); g_free(sb);
+    if (looks_int(sa, &a) && looks_int(sb, &b))
+      d = a < b ? -1 : a > b;
+    else
+      d = strcoll(sa, sb);
+    g_free(sa);
+    g_free(sb);
     bool res;
     switch (k) {
-    case 0: case 1: res = d == 0; break;
+    case 0:
+    case 1: res = d == 0; break;
     case 2: res = d != 0; break;
     case 3: res = d < 0; break;
     case 4: res = d <= 0; break;
     case 5: res = d > 0; break;
     default: res = d >= 0; break;
     }
-    vfree(l); vfree(r);
+    vfree(l);
+    vfree(r);
     l = vi(res);
   }
 }
 
-static Val eval_and(Ex *e, bool ev) {
+static Val eval_and(Ex *e, bool ev)
+{
   Val l = eval_cmp(e, ev);
   while (!e->failed && peek(e, "&")) {
     e->i++;
     bool ln = is_null(l);
     Val r = eval_cmp(e, ev && !ln);
-    if (ln || is_null(r)) { vfree(l); l = vi(0); }
+    if (ln || is_null(r)) {
+      vfree(l);
+      l = vi(0);
+    }
     vfree(r);
   }
   return l;
 }
 
-static Val eval_or(Ex *e, bool ev) {
+static Val eval_or(Ex *e, bool ev)
+{
   Val l = eval_and(e, ev);
   while (!e->failed && peek(e, "|")) {
     e->i++;
@@ -272,7 +349,9 @@ static Val eval_or(Ex *e, bool ev) {
     if (ln) {
       vfree(l);
       l = is_null(r) ? vi(0) : r;
-      if (l.s != r.s || l.is_int) { if (!(l.s == r.s)) vfree(r); }
+      if (l.s != r.s || l.is_int) {
+        if (!(l.s == r.s)) vfree(r);
+      }
     } else {
       vfree(r);
     }
@@ -280,7 +359,8 @@ static Val eval_or(Ex *e, bool ev) {
   return l;
 }
 
-int box_cmd_expr(BoxCmd *c) {
+int box_cmd_expr(BoxCmd *c)
+{
   int start = 1;
   if (start < c->argc && !strcmp(c->argv[start], "--")) start++;
   Ex e = { c, c->argv + start, c->argc - start, 0, false };

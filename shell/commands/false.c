@@ -1,7 +1,8 @@
 /* false.c — `false`. */
 #include "shell/shell-private.h"
 
-int box_cmd_false(BoxCmd *c) {
+int box_cmd_false(BoxCmd *c)
+{
   (void)c;
   return 1;
 }

@@ -12,19 +12,22 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-const char *bx_user_name(uid_t uid) {
+const char *bx_user_name(uid_t uid)
+{
   struct passwd *pw = getpwuid(uid);
   if (pw) return pw->pw_name;
   return uid == 0 ? "root" : NULL;
 }
 
-const char *bx_group_name(gid_t gid) {
+const char *bx_group_name(gid_t gid)
+{
   struct group *gr = getgrgid(gid);
   if (gr) return gr->gr_name;
   return gid == 0 ? "root" : NULL;
 }
 
-bool bx_parse_mode(const char *s, mode_t cur, bool is_dir, mode_t *out) {
+bool bx_parse_mode(const char *s, mode_t cur, bool is_dir, mode_t *out)
+{
   if (*s >= '0' && *s <= '7') {
     char *end;
     unsigned long v = strtoul(s, &end, 8);
@@ -60,7 +63,9 @@ bool bx_parse_mode(const char *s, mode_t cur, bool is_dir, mode_t *out) {
           case 'r': bits |= 0444; break;
           case 'w': bits |= 0222; break;
           case 'x': bits |= 0111; break;
-          case 'X': if (is_dir || (m & 0111)) bits |= 0111; break;
+          case 'X':
+            if (is_dir || (m & 0111)) bits |= 0111;
+            break;
           case 's': bits |= 06000; break;
           case 't': bits |= 01000; break;
           }
@@ -69,15 +74,20 @@ bool bx_parse_mode(const char *s, mode_t cur, bool is_dir, mode_t *out) {
       mode_t mask = who & (explicit_who ? 07777 : ~um & 07777);
       if (!explicit_who) mask |= bits & 06000 ? 0 : 0;
       bits &= explicit_who ? who : (who & ~um);
-      if (op == '+') m |= bits;
-      else if (op == '-') m &= ~bits;
+      if (op == '+')
+        m |= bits;
+      else if (op == '-')
+        m &= ~bits;
       else {
         mode_t clear = explicit_who ? who : 07777;
         m = (m & ~(clear & 07777 & ~(is_dir ? 06000 : 0))) | bits;
         (void)mask;
       }
     }
-    if (*p == ',') { p++; continue; }
+    if (*p == ',') {
+      p++;
+      continue;
+    }
     if (*p) return false;
     break;
   }
@@ -85,7 +95,8 @@ bool bx_parse_mode(const char *s, mode_t cur, bool is_dir, mode_t *out) {
   return true;
 }
 
-const char *bx_file_type_name(mode_t m) {
+const char *bx_file_type_name(mode_t m)
+{
   if (S_ISREG(m)) return "regular file";
   if (S_ISDIR(m)) return "directory";
   if (S_ISLNK(m)) return "symbolic link";
@@ -96,9 +107,15 @@ const char *bx_file_type_name(mode_t m) {
   return "weird file";
 }
 
-void bx_mode_string(mode_t m, char out[11]) {
-  out[0] = S_ISDIR(m) ? 'd' : S_ISLNK(m) ? 'l' : S_ISCHR(m) ? 'c' : S_ISBLK(m) ? 'b'
-         : S_ISFIFO(m) ? 'p' : S_ISSOCK(m) ? 's' : '-';
+void bx_mode_string(mode_t m, char out[11])
+{
+  out[0] = S_ISDIR(m)    ? 'd'
+           : S_ISLNK(m)  ? 'l'
+           : S_ISCHR(m)  ? 'c'
+           : S_ISBLK(m)  ? 'b'
+           : S_ISFIFO(m) ? 'p'
+           : S_ISSOCK(m) ? 's'
+                         : '-';
   static const char rwx[] = "rwxrwxrwx";
   for (int i = 0; i < 9; i++) out[1 + i] = (m & (0400 >> i)) ? rwx[i] : '-';
   if (m & S_ISUID) out[3] = (m & 0100) ? 's' : 'S';
@@ -115,7 +132,8 @@ struct bx_dirent64 {
   char d_name[];
 };
 
-static void add_records(GArray *v, const char *buf, size_t n) {
+static void add_records(GArray *v, const char *buf, size_t n)
+{
   for (size_t off = 0; off + sizeof(struct bx_dirent64) <= n;) {
     const struct bx_dirent64 *d = (const struct bx_dirent64 *)(buf + off);
     if (d->d_reclen == 0) break;
@@ -126,9 +144,14 @@ static void add_records(GArray *v, const char *buf, size_t n) {
   }
 }
 
-GArray *bx_list_dir(const char *path, int *err) { return bx_list_dir_opening(path, NULL, 0, NULL, err); }
+GArray *bx_list_dir(const char *path, int *err)
+{
+  return bx_list_dir_opening(path, NULL, 0, NULL, err);
+}
 
-GArray *bx_list_dir_opening(const char *path, const char *prefix, guint open_first, guint *opened, int *err) {
+GArray *bx_list_dir_opening(const char *path, const char *prefix, guint open_first, guint *opened,
+                            int *err)
+{
   char *records;
   size_t len;
   int k = 0;
@@ -143,7 +166,10 @@ GArray *bx_list_dir_opening(const char *path, const char *prefix, guint open_fir
     return v;
   }
   int fd = box_open_file(path, O_RDONLY | O_DIRECTORY);
-  if (fd < 0) { *err = errno; return NULL; }
+  if (fd < 0) {
+    *err = errno;
+    return NULL;
+  }
   GArray *v = g_array_new(FALSE, FALSE, sizeof(BxDirEnt));
   char buf[32768];
   for (;;) {
@@ -163,42 +189,56 @@ GArray *bx_list_dir_opening(const char *path, const char *prefix, guint open_fir
   return v;
 }
 
-void bx_dir_free(GArray *v) {
+void bx_dir_free(GArray *v)
+{
   if (!v) return;
   for (guint i = 0; i < v->len; i++) g_free(g_array_index(v, BxDirEnt, i).name);
   g_array_free(v, TRUE);
 }
 
-char *bx_path_join(const char *dir, const char *name) {
+char *bx_path_join(const char *dir, const char *name)
+{
   size_t n = strlen(dir);
   if (n && dir[n - 1] == '/') return g_strconcat(dir, name, NULL);
   return g_strconcat(dir, "/", name, NULL);
 }
 
-char *bx_relative_path(const char *path, const char *base) {
+char *bx_relative_path(const char *path, const char *base)
+{
   gchar **tp = g_strsplit(path, "/", -1), **bp = g_strsplit(base, "/", -1);
   int i = 0;
   while (tp[i] && bp[i] && !strcmp(tp[i], bp[i])) i++;
   GString *r = g_string_new(NULL);
-  for (int j = i; bp[j]; j++) if (*bp[j]) g_string_append(r, r->len ? "/.." : "..");
-  for (int j = i; tp[j]; j++) if (*tp[j]) { if (r->len) g_string_append_c(r, '/'); g_string_append(r, tp[j]); }
+  for (int j = i; bp[j]; j++)
+    if (*bp[j]) g_string_append(r, r->len ? "/.." : "..");
+  for (int j = i; tp[j]; j++)
+    if (*tp[j]) {
+      if (r->len) g_string_append_c(r, '/');
+      g_string_append(r, tp[j]);
+    }
   if (!r->len) g_string_assign(r, ".");
   g_strfreev(tp);
   g_strfreev(bp);
   return g_string_free(r, FALSE);
 }
 
-char *bx_canonicalize(const char *path, int mode, int *err) {
+char *bx_canonicalize(const char *path, int mode, int *err)
+{
   GString *res = g_string_new(NULL);
   if (path[0] != '/') {
     char *cwd = g_get_current_dir();
     g_string_assign(res, cwd);
     g_free(cwd);
   }
-  if (*path == 0) { *err = ENOENT; g_string_free(res, TRUE); return NULL; }
+  if (*path == 0) {
+    *err = ENOENT;
+    g_string_free(res, TRUE);
+    return NULL;
+  }
   GQueue q = G_QUEUE_INIT;
   gchar **parts = g_strsplit(path, "/", -1);
-  for (gchar **x = parts; *x; x++) if (**x && strcmp(*x, ".")) g_queue_push_tail(&q, g_strdup(*x));
+  for (gchar **x = parts; *x; x++)
+    if (**x && strcmp(*x, ".")) g_queue_push_tail(&q, g_strdup(*x));
   g_strfreev(parts);
   int links = 0;
   bool missing = false;
@@ -219,7 +259,10 @@ char *bx_canonicalize(const char *path, int mode, int *err) {
     char buf[4096];
     ssize_t n = readlink(res->str, buf, sizeof buf - 1);
     if (n >= 0) {
-      if (++links > 40) { *err = ELOOP; break; }
+      if (++links > 40) {
+        *err = ELOOP;
+        break;
+      }
       buf[n] = 0;
       g_string_truncate(res, old);
       if (buf[0] == '/') g_string_truncate(res, 0);
@@ -235,12 +278,18 @@ char *bx_canonicalize(const char *path, int mode, int *err) {
       if (mode == 2) missing = true;
       continue;
     }
-    if (errno == ENOTDIR && mode == 2) { missing = true; continue; }
+    if (errno == ENOTDIR && mode == 2) {
+      missing = true;
+      continue;
+    }
     *err = errno;
     break;
   }
   g_queue_clear_full(&q, g_free);
-  if (*err) { g_string_free(res, TRUE); return NULL; }
+  if (*err) {
+    g_string_free(res, TRUE);
+    return NULL;
+  }
   if (res->len == 0) g_string_assign(res, "/");
   return g_string_free(res, FALSE);
 }

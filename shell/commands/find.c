@@ -20,32 +20,65 @@
 #include "shell/commands/commands-private.h"
 
 typedef enum {
-  F_AND, F_OR, F_NOT, F_COMMA,
-  T_NAME, T_INAME, T_PATH, T_IPATH, T_REGEX, T_TYPE, T_XTYPE, T_SIZE, T_TIME, T_NEWER, T_PERM,
-  T_EMPTY, T_TRUE, T_FALSE, T_USER, T_GROUP, T_UID, T_GID, T_LINKS, T_INUM, T_READABLE,
-  T_WRITABLE, T_EXECUTABLE, T_NOUSER, T_NOGROUP, T_SAMEFILE,
-  A_PRINT, A_PRINT0, A_PRINTF, A_EXEC, A_DELETE, A_PRUNE, A_QUIT, A_LS,
+  F_AND,
+  F_OR,
+  F_NOT,
+  F_COMMA,
+  T_NAME,
+  T_INAME,
+  T_PATH,
+  T_IPATH,
+  T_REGEX,
+  T_TYPE,
+  T_XTYPE,
+  T_SIZE,
+  T_TIME,
+  T_NEWER,
+  T_PERM,
+  T_EMPTY,
+  T_TRUE,
+  T_FALSE,
+  T_USER,
+  T_GROUP,
+  T_UID,
+  T_GID,
+  T_LINKS,
+  T_INUM,
+  T_READABLE,
+  T_WRITABLE,
+  T_EXECUTABLE,
+  T_NOUSER,
+  T_NOGROUP,
+  T_SAMEFILE,
+  A_PRINT,
+  A_PRINT0,
+  A_PRINTF,
+  A_EXEC,
+  A_DELETE,
+  A_PRUNE,
+  A_QUIT,
+  A_LS,
 } Kind;
 
 typedef struct FNode FNode;
 struct FNode {
   Kind kind;
   FNode *l, *r;
-  char *s;                   /* pattern / format / type letters */
-  int cmp;                   /* -1 less, 0 exact, 1 greater */
-  long long num;             /* size units, days, … */
-  long long unit;            /* size: bytes per unit; time: seconds per unit */
-  char which;                /* time: 'm' 'a' 'c' */
+  char *s;        /* pattern / format / type letters */
+  int cmp;        /* -1 less, 0 exact, 1 greater */
+  long long num;  /* size units, days, … */
+  long long unit; /* size: bytes per unit; time: seconds per unit */
+  char which;     /* time: 'm' 'a' 'c' */
   struct timespec ref;
   mode_t mode;
-  int perm_kind;             /* 0 exact, '-' all, '/' any */
+  int perm_kind; /* 0 exact, '-' all, '/' any */
   regex_t re;
   bool re_ok;
   /* exec */
   char **argv;
   int argc;
   bool plus, dir, ok;
-  GPtrArray *batch;          /* {} + : collected paths */
+  GPtrArray *batch; /* {} + : collected paths */
   size_t batch_bytes;
   char *batch_dir;
   dev_t dev;
@@ -53,14 +86,14 @@ struct FNode {
 };
 
 typedef struct {
-  const char *path;          /* as printed */
-  const char *name;          /* last component (for -name) */
-  const char *start;         /* its starting point */
+  const char *path;  /* as printed */
+  const char *name;  /* last component (for -name) */
+  const char *start; /* its starting point */
   int depth;
   unsigned char dtype;
   bool have_st, st_failed;
   struct stat st;
-  bool followed;             /* st is of the link target (-L) */
+  bool followed; /* st is of the link target (-L) */
 } FEnt;
 
 typedef struct {
@@ -71,12 +104,13 @@ typedef struct {
   int status;
   time_t now;
   bool daystart;
-  GPtrArray *execs;          /* FNode* with plus */
+  GPtrArray *execs; /* FNode* with plus */
 } Find;
 
 /* ---- attributes ---------------------------------------------------------- */
 
-static struct stat *ent_stat(Find *f, FEnt *e) {
+static struct stat *ent_stat(Find *f, FEnt *e)
+{
   if (e->have_st) return &e->st;
   if (e->st_failed) return NULL;
   bool follow = f->follow || (f->follow_args && e->depth == 0);
@@ -92,7 +126,8 @@ static struct stat *ent_stat(Find *f, FEnt *e) {
   return &e->st;
 }
 
-static mode_t ent_type(Find *f, FEnt *e) {
+static mode_t ent_type(Find *f, FEnt *e)
+{
   if (!e->have_st && e->dtype != DT_UNKNOWN && !(f->follow && e->dtype == DT_LNK)) {
     switch (e->dtype) {
     case DT_DIR: return S_IFDIR;
@@ -108,7 +143,8 @@ static mode_t ent_type(Find *f, FEnt *e) {
   return st ? (st->st_mode & S_IFMT) : 0;
 }
 
-static char type_letter(mode_t m) {
+static char type_letter(mode_t m)
+{
   switch (m & S_IFMT) {
   case S_IFDIR: return 'd';
   case S_IFREG: return 'f';
@@ -123,17 +159,22 @@ static char type_letter(mode_t m) {
 
 /* ---- -exec ---------------------------------------------------------------- */
 
-static char *subst(const char *arg, const char *path) {
+static char *subst(const char *arg, const char *path)
+{
   if (!strstr(arg, "{}")) return g_strdup(arg);
   GString *s = g_string_new(NULL);
   for (const char *p = arg; *p;) {
-    if (p[0] == '{' && p[1] == '}') { g_string_append(s, path); p += 2; }
-    else g_string_append_c(s, *p++);
+    if (p[0] == '{' && p[1] == '}') {
+      g_string_append(s, path);
+      p += 2;
+    } else
+      g_string_append_c(s, *p++);
   }
   return g_string_free(s, FALSE);
 }
 
-static int run_in(Find *f, char **argv, const char *dir) {
+static int run_in(Find *f, char **argv, const char *dir)
+{
   BoxCmd *c = f->c;
   box_out_flush(c->out);
   if (!dir) return box_run_argv(c->sh, argv, c->in, c->out_fd, c->err);
@@ -152,14 +193,16 @@ static int run_in(Find *f, char **argv, const char *dir) {
   return box_wait_pid(pid);
 }
 
-static char *dir_of(const char *path) {
+static char *dir_of(const char *path)
+{
   const char *sl = strrchr(path, '/');
   if (!sl) return g_strdup(".");
   if (sl == path) return g_strdup("/");
   return g_strndup(path, (gsize)(sl - path));
 }
 
-static void flush_batch(Find *f, FNode *n) {
+static void flush_batch(Find *f, FNode *n)
+{
   if (!n->batch || !n->batch->len) return;
   GPtrArray *av = g_ptr_array_new();
   for (int i = 0; i < n->argc - 1; i++) g_ptr_array_add(av, n->argv[i]);
@@ -174,14 +217,18 @@ static void flush_batch(Find *f, FNode *n) {
   n->batch_dir = NULL;
 }
 
-static bool do_exec(Find *f, FNode *n, FEnt *e) {
+static bool do_exec(Find *f, FNode *n, FEnt *e)
+{
   const char *target = e->path;
   char *dir = NULL, *rel = NULL;
   if (n->dir) {
     dir = dir_of(e->path);
     const char *base = strrchr(e->path, '/');
     rel = g_strconcat("./", base ? base + 1 : e->path, NULL);
-    if (e->depth == 0 && !base) { g_free(rel); rel = g_strconcat("./", e->path, NULL); }
+    if (e->depth == 0 && !base) {
+      g_free(rel);
+      rel = g_strconcat("./", e->path, NULL);
+    }
     target = rel;
   }
   if (n->plus) {
@@ -200,7 +247,10 @@ static bool do_exec(Find *f, FNode *n, FEnt *e) {
   if (n->ok) {
     box_out_flush(f->c->out);
     GString *q = g_string_new("< ");
-    for (int i = 0; i < n->argc; i++) { g_string_append(q, av[i]); g_string_append_c(q, ' '); }
+    for (int i = 0; i < n->argc; i++) {
+      g_string_append(q, av[i]);
+      g_string_append_c(q, ' ');
+    }
     g_string_append(q, "... ");
     g_string_truncate(q, q->len - 4);
     g_string_append(q, " > ? ");
@@ -209,7 +259,10 @@ static bool do_exec(Find *f, FNode *n, FEnt *e) {
     char ch = 0, first = 0;
     bool got = false;
     while (f->c->in >= 0 && read(f->c->in, &ch, 1) == 1) {
-      if (!got) { first = ch; got = true; }
+      if (!got) {
+        first = ch;
+        got = true;
+      }
       if (ch == '\n') break;
     }
     yes = first == 'y' || first == 'Y';
@@ -223,32 +276,50 @@ static bool do_exec(Find *f, FNode *n, FEnt *e) {
 
 /* ---- -printf / -ls ------------------------------------------------------------------ */
 
-static void fmt_time(GString *s, char k, const struct timespec *ts) {
+static void fmt_time(GString *s, char k, const struct timespec *ts)
+{
   struct tm tm;
   localtime_r(&ts->tv_sec, &tm);
   char buf[128];
-  if (k == '@') { g_string_append_printf(s, "%lld.%09ld0", (long long)ts->tv_sec, ts->tv_nsec); return; }
-  if (k == '+') { strftime(buf, sizeof buf, "%Y-%m-%d+%H:%M:%S", &tm); g_string_append_printf(s, "%s.%09ld0", buf, ts->tv_nsec); return; }
-  if (k == 'S') { g_string_append_printf(s, "%02d.%09ld0", tm.tm_sec, ts->tv_nsec); return; }
-  if (k == 'T') { strftime(buf, sizeof buf, "%H:%M:%S", &tm); g_string_append_printf(s, "%s.%09ld0", buf, ts->tv_nsec); return; }
+  if (k == '@') {
+    g_string_append_printf(s, "%lld.%09ld0", (long long)ts->tv_sec, ts->tv_nsec);
+    return;
+  }
+  if (k == '+') {
+    strftime(buf, sizeof buf, "%Y-%m-%d+%H:%M:%S", &tm);
+    g_string_append_printf(s, "%s.%09ld0", buf, ts->tv_nsec);
+    return;
+  }
+  if (k == 'S') {
+    g_string_append_printf(s, "%02d.%09ld0", tm.tm_sec, ts->tv_nsec);
+    return;
+  }
+  if (k == 'T') {
+    strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+    g_string_append_printf(s, "%s.%09ld0", buf, ts->tv_nsec);
+    return;
+  }
   char f[3] = { '%', k, 0 };
   if (strftime(buf, sizeof buf, f, &tm) > 0) g_string_append(s, buf);
 }
 
-static const char *uname_of(uid_t u, char *b) {
+static const char *uname_of(uid_t u, char *b)
+{
   const char *n = bx_user_name(u);
   if (n) return n;
   sprintf(b, "%u", (unsigned)u);
   return b;
 }
-static const char *gname_of(gid_t g, char *b) {
+static const char *gname_of(gid_t g, char *b)
+{
   const char *n = bx_group_name(g);
   if (n) return n;
   sprintf(b, "%u", (unsigned)g);
   return b;
 }
 
-static void do_printf(Find *f, FNode *n, FEnt *e) {
+static void do_printf(Find *f, FNode *n, FEnt *e)
+{
   GString *out = g_string_new(NULL);
   for (const char *p = n->s; *p; p++) {
     if (*p == '\\') {
@@ -260,21 +331,36 @@ static void do_printf(Find *f, FNode *n, FEnt *e) {
       }
       switch (*p) {
       case 'c': goto done;
-      case 0: g_string_append_c(out, '\\'); p--; break;
-      default: g_string_append_c(out, '\\'); g_string_append_c(out, *p); break;
+      case 0:
+        g_string_append_c(out, '\\');
+        p--;
+        break;
+      default:
+        g_string_append_c(out, '\\');
+        g_string_append_c(out, *p);
+        break;
       }
       continue;
     }
-    if (*p != '%') { g_string_append_c(out, *p); continue; }
+    if (*p != '%') {
+      g_string_append_c(out, *p);
+      continue;
+    }
     /* flags and width */
     const char *spec = p++;
     while (*p && strchr("-+ #0", *p)) p++;
     while (g_ascii_isdigit(*p)) p++;
-    if (*p == '.') { p++; while (g_ascii_isdigit(*p)) p++; }
+    if (*p == '.') {
+      p++;
+      while (g_ascii_isdigit(*p)) p++;
+    }
     char flagw[32];
     size_t fl = MIN((size_t)(p - spec), sizeof flagw - 3);
     memcpy(flagw, spec, fl);
-    if (!*p) { g_string_append(out, spec); break; }
+    if (!*p) {
+      g_string_append(out, spec);
+      break;
+    }
     GString *v = g_string_new(NULL);
     bool numeric = false;
     long long num = 0;
@@ -290,9 +376,12 @@ static void do_printf(Find *f, FNode *n, FEnt *e) {
     }
     case 'h': {
       const char *sl = strrchr(e->path, '/');
-      if (!sl) g_string_append_c(v, '.');
-      else if (sl == e->path) g_string_append(v, "");
-      else g_string_append_len(v, e->path, sl - e->path);
+      if (!sl)
+        g_string_append_c(v, '.');
+      else if (sl == e->path)
+        g_string_append(v, "");
+      else
+        g_string_append_len(v, e->path, sl - e->path);
       break;
     }
     case 'P': {
@@ -303,12 +392,17 @@ static void do_printf(Find *f, FNode *n, FEnt *e) {
       break;
     }
     case 'H': g_string_append(v, e->start); break;
-    case 'd': numeric = true; num = e->depth; break;
+    case 'd':
+      numeric = true;
+      num = e->depth;
+      break;
     case 'y': g_string_append_c(v, type_letter(ent_type(f, e))); break;
     case 'Y': {
       struct stat ts;
-      if (stat(e->path, &ts) == 0) g_string_append_c(v, type_letter(ts.st_mode));
-      else g_string_append_c(v, errno == ELOOP ? 'L' : 'N');
+      if (stat(e->path, &ts) == 0)
+        g_string_append_c(v, type_letter(ts.st_mode));
+      else
+        g_string_append_c(v, errno == ELOOP ? 'L' : 'N');
       break;
     }
     case 'l': {
@@ -323,20 +417,53 @@ static void do_printf(Find *f, FNode *n, FEnt *e) {
       st = ent_stat(f, e);
       if (!st) break;
       switch (*p) {
-      case 's': numeric = true; num = st->st_size; break;
-      case 'k': numeric = true; num = (st->st_blocks + 1) / 2; break;
-      case 'b': numeric = true; num = st->st_blocks; break;
-      case 'n': numeric = true; num = (long long)st->st_nlink; break;
-      case 'i': numeric = true; num = (long long)st->st_ino; break;
-      case 'U': numeric = true; num = st->st_uid; break;
-      case 'G': numeric = true; num = st->st_gid; break;
+      case 's':
+        numeric = true;
+        num = st->st_size;
+        break;
+      case 'k':
+        numeric = true;
+        num = (st->st_blocks + 1) / 2;
+        break;
+      case 'b':
+        numeric = true;
+        num = st->st_blocks;
+        break;
+      case 'n':
+        numeric = true;
+        num = (long long)st->st_nlink;
+        break;
+      case 'i':
+        numeric = true;
+        num = (long long)st->st_ino;
+        break;
+      case 'U':
+        numeric = true;
+        num = st->st_uid;
+        break;
+      case 'G':
+        numeric = true;
+        num = st->st_gid;
+        break;
       case 'm': g_string_append_printf(v, "%o", (unsigned)(st->st_mode & 07777)); break;
-      case 'M': { char m[11]; bx_mode_string(st->st_mode, m); g_string_append(v, m); break; }
+      case 'M': {
+        char m[11];
+        bx_mode_string(st->st_mode, m);
+        g_string_append(v, m);
+        break;
+      }
       case 'u': g_string_append(v, uname_of(st->st_uid, b)); break;
       case 'g': g_string_append(v, gname_of(st->st_gid, b)); break;
-      case 'D': numeric = true; num = (long long)st->st_dev; break;
-      case 'a': case 'c': case 't': {
-        const struct timespec *ts = *p == 'a' ? &st->st_atim : *p == 'c' ? &st->st_ctim : &st->st_mtim;
+      case 'D':
+        numeric = true;
+        num = (long long)st->st_dev;
+        break;
+      case 'a':
+      case 'c':
+      case 't': {
+        const struct timespec *ts = *p == 'a'   ? &st->st_atim
+                                    : *p == 'c' ? &st->st_ctim
+                                                : &st->st_mtim;
         struct tm tm;
         localtime_r(&ts->tv_sec, &tm);
         char buf[64];
@@ -346,9 +473,16 @@ static void do_printf(Find *f, FNode *n, FEnt *e) {
         g_string_append(v, buf);
         break;
       }
-      case 'A': case 'C': case 'T': {
-        const struct timespec *ts = *p == 'A' ? &st->st_atim : *p == 'C' ? &st->st_ctim : &st->st_mtim;
-        if (p[1]) { p++; fmt_time(v, *p, ts); }
+      case 'A':
+      case 'C':
+      case 'T': {
+        const struct timespec *ts = *p == 'A'   ? &st->st_atim
+                                    : *p == 'C' ? &st->st_ctim
+                                                : &st->st_mtim;
+        if (p[1]) {
+          p++;
+          fmt_time(v, *p, ts);
+        }
         break;
       }
       default:
@@ -358,12 +492,15 @@ static void do_printf(Find *f, FNode *n, FEnt *e) {
       }
     }
     if (numeric) {
-      flagw[fl] = 'l'; flagw[fl + 1] = 'l'; flagw[fl + 2] = 0;
+      flagw[fl] = 'l';
+      flagw[fl + 1] = 'l';
+      flagw[fl + 2] = 0;
       char fmt[40];
       snprintf(fmt, sizeof fmt, "%sd", flagw);
       g_string_append_printf(out, fmt, num);
     } else if (fl > 1) {
-      flagw[fl] = 's'; flagw[fl + 1] = 0;
+      flagw[fl] = 's';
+      flagw[fl + 1] = 0;
       g_string_append_printf(out, flagw, v->str);
     } else {
       g_string_append_len(out, v->str, v->len);
@@ -375,7 +512,8 @@ done:
   g_string_free(out, TRUE);
 }
 
-static void do_ls(Find *f, FEnt *e) {
+static void do_ls(Find *f, FEnt *e)
+{
   struct stat *st = ent_stat(f, e);
   if (!st) return;
   char m[11], tb[64], ub[32], gb[32];
@@ -384,24 +522,30 @@ static void do_ls(Find *f, FEnt *e) {
   localtime_r(&st->st_mtim.tv_sec, &tm);
   bool recent = st->st_mtim.tv_sec <= f->now && st->st_mtim.tv_sec > f->now - 31556952 / 2;
   strftime(tb, sizeof tb, recent ? "%b %e %H:%M" : "%b %e  %Y", &tm);
-  box_out_printf(f->c->out, "%9llu %6lld %s %3lu %-8s %-8s %8lld %s %s", (unsigned long long)st->st_ino,
-                 (long long)(st->st_blocks + 1) / 2, m, (unsigned long)st->st_nlink,
-                 uname_of(st->st_uid, ub), gname_of(st->st_gid, gb), (long long)st->st_size, tb, e->path);
+  box_out_printf(f->c->out, "%9llu %6lld %s %3lu %-8s %-8s %8lld %s %s",
+                 (unsigned long long)st->st_ino, (long long)(st->st_blocks + 1) / 2, m,
+                 (unsigned long)st->st_nlink, uname_of(st->st_uid, ub), gname_of(st->st_gid, gb),
+                 (long long)st->st_size, tb, e->path);
   if (S_ISLNK(st->st_mode)) {
     char buf[4096];
     ssize_t k = readlink(e->path, buf, sizeof buf - 1);
-    if (k >= 0) { buf[k] = 0; box_out_printf(f->c->out, " -> %s", buf); }
+    if (k >= 0) {
+      buf[k] = 0;
+      box_out_printf(f->c->out, " -> %s", buf);
+    }
   }
   box_out_putc(f->c->out, '\n');
 }
 
 /* ---- evaluation ----------------------------------------------------------------------------- */
 
-static bool cmp_num(int cmp, long long have, long long want) {
+static bool cmp_num(int cmp, long long have, long long want)
+{
   return cmp < 0 ? have < want : cmp > 0 ? have > want : have == want;
 }
 
-static bool dir_empty(Find *f, FEnt *e) {
+static bool dir_empty(Find *f, FEnt *e)
+{
   int err;
   GArray *v = bx_list_dir(e->path, &err);
   if (!v) {
@@ -414,7 +558,8 @@ static bool dir_empty(Find *f, FEnt *e) {
   return empty;
 }
 
-static bool eval(Find *f, FNode *n, FEnt *e, bool *prune) {
+static bool eval(Find *f, FNode *n, FEnt *e, bool *prune)
+{
   switch (n->kind) {
   case F_AND: return eval(f, n->l, e, prune) && !f->quit && eval(f, n->r, e, prune);
   case F_OR: return eval(f, n->l, e, prune) || (!f->quit && eval(f, n->r, e, prune));
@@ -422,7 +567,8 @@ static bool eval(Find *f, FNode *n, FEnt *e, bool *prune) {
   case F_COMMA: eval(f, n->l, e, prune); return f->quit ? false : eval(f, n->r, e, prune);
   case T_TRUE: return true;
   case T_FALSE: return false;
-  case T_NAME: case T_INAME: {
+  case T_NAME:
+  case T_INAME: {
     /* the last component; a starting point keeps its name without trailing slashes */
     char *tmp = NULL;
     const char *name = e->name;
@@ -432,15 +578,18 @@ static bool eval(Find *f, FNode *n, FEnt *e, bool *prune) {
       size_t b = k;
       while (b > 0 && e->path[b - 1] != '/') b--;
       tmp = g_strndup(e->path + b, k - b);
-      if (!*tmp) { g_free(tmp); tmp = g_strdup("/"); }
+      if (!*tmp) {
+        g_free(tmp);
+        tmp = g_strdup("/");
+      }
       name = tmp;
     }
     bool r = fnmatch(n->s, name, n->kind == T_INAME ? FNM_CASEFOLD : 0) == 0;
     g_free(tmp);
     return r;
   }
-  case T_PATH: case T_IPATH:
-    return fnmatch(n->s, e->path, n->kind == T_IPATH ? FNM_CASEFOLD : 0) == 0;
+  case T_PATH:
+  case T_IPATH: return fnmatch(n->s, e->path, n->kind == T_IPATH ? FNM_CASEFOLD : 0) == 0;
   case T_REGEX: {
     regmatch_t m;
     if (!n->re_ok) return false;
@@ -454,9 +603,13 @@ static bool eval(Find *f, FNode *n, FEnt *e, bool *prune) {
   case T_XTYPE: {
     struct stat ts;
     mode_t t;
-    if (f->follow) { if (lstat(e->path, &ts) != 0) return false; t = ts.st_mode; }
-    else if (stat(e->path, &ts) == 0) t = ts.st_mode;
-    else t = ent_type(f, e);
+    if (f->follow) {
+      if (lstat(e->path, &ts) != 0) return false;
+      t = ts.st_mode;
+    } else if (stat(e->path, &ts) == 0)
+      t = ts.st_mode;
+    else
+      t = ent_type(f, e);
     return strchr(n->s, type_letter(t)) != NULL;
   }
   case T_SIZE: {
@@ -468,7 +621,9 @@ static bool eval(Find *f, FNode *n, FEnt *e, bool *prune) {
   case T_TIME: {
     struct stat *st = ent_stat(f, e);
     if (!st) return false;
-    const struct timespec *ts = n->which == 'a' ? &st->st_atim : n->which == 'c' ? &st->st_ctim : &st->st_mtim;
+    const struct timespec *ts = n->which == 'a'   ? &st->st_atim
+                                : n->which == 'c' ? &st->st_ctim
+                                                  : &st->st_mtim;
     double age = (double)(f->now - ts->tv_sec) - ts->tv_nsec / 1e9;
     double units = age / (double)n->unit;
     if (n->unit == 86400 && !f->daystart) {
@@ -485,8 +640,11 @@ static bool eval(Find *f, FNode *n, FEnt *e, bool *prune) {
   case T_NEWER: {
     struct stat *st = ent_stat(f, e);
     if (!st) return false;
-    const struct timespec *ts = n->which == 'a' ? &st->st_atim : n->which == 'c' ? &st->st_ctim : &st->st_mtim;
-    return ts->tv_sec > n->ref.tv_sec || (ts->tv_sec == n->ref.tv_sec && ts->tv_nsec > n->ref.tv_nsec);
+    const struct timespec *ts = n->which == 'a'   ? &st->st_atim
+                                : n->which == 'c' ? &st->st_ctim
+                                                  : &st->st_mtim;
+    return ts->tv_sec > n->ref.tv_sec ||
+           (ts->tv_sec == n->ref.tv_sec && ts->tv_nsec > n->ref.tv_nsec);
   }
   case T_PERM: {
     struct stat *st = ent_stat(f, e);
@@ -503,19 +661,36 @@ static bool eval(Find *f, FNode *n, FEnt *e, bool *prune) {
     struct stat *st = ent_stat(f, e);
     return st && st->st_size == 0;
   }
-  case T_USER: case T_UID: {
+  case T_USER:
+  case T_UID: {
     struct stat *st = ent_stat(f, e);
     return st && cmp_num(n->cmp, st->st_uid, n->num);
   }
-  case T_GROUP: case T_GID: {
+  case T_GROUP:
+  case T_GID: {
     struct stat *st = ent_stat(f, e);
     return st && cmp_num(n->cmp, st->st_gid, n->num);
   }
-  case T_NOUSER: { struct stat *st = ent_stat(f, e); return st && !bx_user_name(st->st_uid); }
-  case T_NOGROUP: { struct stat *st = ent_stat(f, e); return st && !bx_group_name(st->st_gid); }
-  case T_LINKS: { struct stat *st = ent_stat(f, e); return st && cmp_num(n->cmp, (long long)st->st_nlink, n->num); }
-  case T_INUM: { struct stat *st = ent_stat(f, e); return st && cmp_num(n->cmp, (long long)st->st_ino, n->num); }
-  case T_SAMEFILE: { struct stat *st = ent_stat(f, e); return st && st->st_ino == n->ino && st->st_dev == n->dev; }
+  case T_NOUSER: {
+    struct stat *st = ent_stat(f, e);
+    return st && !bx_user_name(st->st_uid);
+  }
+  case T_NOGROUP: {
+    struct stat *st = ent_stat(f, e);
+    return st && !bx_group_name(st->st_gid);
+  }
+  case T_LINKS: {
+    struct stat *st = ent_stat(f, e);
+    return st && cmp_num(n->cmp, (long long)st->st_nlink, n->num);
+  }
+  case T_INUM: {
+    struct stat *st = ent_stat(f, e);
+    return st && cmp_num(n->cmp, (long long)st->st_ino, n->num);
+  }
+  case T_SAMEFILE: {
+    struct stat *st = ent_stat(f, e);
+    return st && st->st_ino == n->ino && st->st_dev == n->dev;
+  }
   case T_READABLE: return access(e->path, R_OK) == 0;
   case T_WRITABLE: return access(e->path, W_OK) == 0;
   case T_EXECUTABLE: return access(e->path, X_OK) == 0;
@@ -523,9 +698,7 @@ static bool eval(Find *f, FNode *n, FEnt *e, bool *prune) {
     box_out_puts(f->c->out, e->path);
     box_out_putc(f->c->out, '\n');
     return true;
-  case A_PRINT0:
-    box_out_write(f->c->out, e->path, strlen(e->path) + 1);
-    return true;
+  case A_PRINT0: box_out_write(f->c->out, e->path, strlen(e->path) + 1); return true;
   case A_PRINTF: do_printf(f, n, e); return true;
   case A_LS: do_ls(f, e); return true;
   case A_EXEC: return do_exec(f, n, e);
@@ -548,15 +721,21 @@ static bool eval(Find *f, FNode *n, FEnt *e, bool *prune) {
 
 /* ---- traversal ----------------------------------------------------------------------------- */
 
-typedef struct Anc { dev_t dev; ino_t ino; struct Anc *up; } Anc;
+typedef struct Anc {
+  dev_t dev;
+  ino_t ino;
+  struct Anc *up;
+} Anc;
 
 /* The box prints a directory's entries in name order (C locale), not in
  * the order the directory gives them (shared/conformance/README.md). */
-static int dirent_cmp(const void *a, const void *b) {
+static int dirent_cmp(const void *a, const void *b)
+{
   return strcmp(((const BxDirEnt *)a)->name, ((const BxDirEnt *)b)->name);
 }
 
-static void visit(Find *f, FEnt *e, Anc *anc) {
+static void visit(Find *f, FEnt *e, Anc *anc)
+{
   if (f->quit) return;
   bool prune = false;
   mode_t t = ent_type(f, e);
@@ -572,7 +751,9 @@ static void visit(Find *f, FEnt *e, Anc *anc) {
         for (Anc *a = anc; a; a = a->up)
           if (a->dev == st->st_dev && a->ino == st->st_ino) {
             g_autofree char *q = bx_quote_always(e->path);
-            bx_err(f->c, "find", "File system loop detected; %s is part of the same file system loop as %s.", q, q);
+            bx_err(f->c, "find",
+                   "File system loop detected; %s is part of the same file system loop as %s.", q,
+                   q);
             f->status = 1;
             goto post;
           }
@@ -589,8 +770,13 @@ static void visit(Find *f, FEnt *e, Anc *anc) {
       bool slash = pl > 0 && e->path[pl - 1] == '/';
       for (guint i = 0; i < v->len && !f->quit; i++) {
         BxDirEnt *d = &g_array_index(v, BxDirEnt, i);
-        char *p = slash ? g_strconcat(e->path, d->name, NULL) : g_strconcat(e->path, "/", d->name, NULL);
-        FEnt ch = { p, p + strlen(p) - strlen(d->name), e->start, e->depth + 1, d->type, false, false, { 0 }, false };
+        char *p =
+          slash ? g_strconcat(e->path, d->name, NULL) : g_strconcat(e->path, "/", d->name, NULL);
+        FEnt ch = { p,        p + strlen(p) - strlen(d->name),
+                    e->start, e->depth + 1,
+                    d->type,  false,
+                    false,    { 0 },
+                    false };
         visit(f, &ch, &here);
         g_free(p);
       }
@@ -610,13 +796,15 @@ typedef struct {
   bool error;
 } FParser;
 
-static FNode *node(Kind k) {
+static FNode *node(Kind k)
+{
   FNode *n = g_new0(FNode, 1);
   n->kind = k;
   return n;
 }
 
-static void free_node(FNode *n) {
+static void free_node(FNode *n)
+{
   if (!n) return;
   free_node(n->l);
   free_node(n->r);
@@ -628,7 +816,8 @@ static void free_node(FNode *n) {
   g_free(n);
 }
 
-static void perr(FParser *p, const char *fmt, const char *arg) {
+static void perr(FParser *p, const char *fmt, const char *arg)
+{
   if (p->error) return;
   char *m = g_strdup_printf(fmt, arg);
   bx_err(p->f->c, "find", "%s", m);
@@ -636,39 +825,60 @@ static void perr(FParser *p, const char *fmt, const char *arg) {
   p->error = true;
 }
 
-static const char *need_arg(FParser *p, const char *pred) {
-  if (p->i >= p->ac) { perr(p, "missing argument to `%s'", pred); return NULL; }
+static const char *need_arg(FParser *p, const char *pred)
+{
+  if (p->i >= p->ac) {
+    perr(p, "missing argument to `%s'", pred);
+    return NULL;
+  }
   return p->av[p->i++];
 }
 
 /* [+-]N → cmp, num; false when not a number */
-static bool parse_num(const char *s, int *cmp, long long *num, const char **rest) {
+static bool parse_num(const char *s, int *cmp, long long *num, const char **rest)
+{
   *cmp = 0;
-  if (*s == '+') { *cmp = 1; s++; }
-  else if (*s == '-') { *cmp = -1; s++; }
+  if (*s == '+') {
+    *cmp = 1;
+    s++;
+  } else if (*s == '-') {
+    *cmp = -1;
+    s++;
+  }
   if (!g_ascii_isdigit(*s)) return false;
   char *end;
   errno = 0;
   *num = strtoll(s, &end, 10);
   if (errno) return false;
-  if (rest) *rest = end;
-  else if (*end) return false;
+  if (rest)
+    *rest = end;
+  else if (*end)
+    return false;
   return true;
 }
 
 static FNode *parse_or(FParser *p);
 
 /* a -size test: N[cwbkMG] with +/-. */
-static FNode *parse_size_test(FParser *p, const char *a) {
+static FNode *parse_size_test(FParser *p, const char *a)
+{
   const char *v = need_arg(p, a);
   if (!v) return NULL;
   FNode *n;
   n = node(T_SIZE);
   const char *rest;
-  if (!parse_num(v, &n->cmp, &n->num, &rest)) { free_node(n); perr(p, "invalid -size type `%s'", v); return NULL; }
+  if (!parse_num(v, &n->cmp, &n->num, &rest)) {
+    free_node(n);
+    perr(p, "invalid -size type `%s'", v);
+    return NULL;
+  }
   n->unit = 512;
   if (*rest) {
-    if (rest[1]) { free_node(n); perr(p, "invalid -size type `%s'", v); return NULL; }
+    if (rest[1]) {
+      free_node(n);
+      perr(p, "invalid -size type `%s'", v);
+      return NULL;
+    }
     switch (*rest) {
     case 'c': n->unit = 1; break;
     case 'w': n->unit = 2; break;
@@ -688,7 +898,8 @@ static FNode *parse_size_test(FParser *p, const char *a) {
 }
 
 /* -newer and its kin: the reference file's time, read now. */
-static FNode *parse_newer(FParser *p, const char *a) {
+static FNode *parse_newer(FParser *p, const char *a)
+{
   Find *f = p->f;
   const char *v = need_arg(p, a);
   if (!v) return NULL;
@@ -699,7 +910,9 @@ static FNode *parse_newer(FParser *p, const char *a) {
     char *q = bx_quote_always(v), *t = bx_errtext(f->c, errno);
     char *m = g_strdup_printf("%s: %s", q, t);
     perr(p, "%s", m);
-    g_free(m); g_free(q); g_free(t);
+    g_free(m);
+    g_free(q);
+    g_free(t);
     return NULL;
   }
   n = node(T_NEWER);
@@ -710,14 +923,19 @@ static FNode *parse_newer(FParser *p, const char *a) {
 }
 
 /* -perm MODE, -MODE (all of), /MODE (any of). */
-static FNode *parse_perm(FParser *p, const char *a) {
+static FNode *parse_perm(FParser *p, const char *a)
+{
   const char *v = need_arg(p, a);
   if (!v) return NULL;
   FNode *n;
   n = node(T_PERM);
   const char *m = v;
-  if (*m == '-' || *m == '/') n->perm_kind = *m++;
-  else if (*m == '+' && g_ascii_isdigit(m[1])) { n->perm_kind = '/'; m++; }
+  if (*m == '-' || *m == '/')
+    n->perm_kind = *m++;
+  else if (*m == '+' && g_ascii_isdigit(m[1])) {
+    n->perm_kind = '/';
+    m++;
+  }
   mode_t mm;
   if (!bx_parse_mode(m, 0, false, &mm)) {
     free_node(n);
@@ -736,26 +954,35 @@ static FNode *parse_perm(FParser *p, const char *a) {
 
 /* The numeric tests: -user and -group (a name or a number), -uid, -gid,
  * -links, -inum. */
-static FNode *parse_id_test(FParser *p, const char *a) {
+static FNode *parse_id_test(FParser *p, const char *a)
+{
   const char *v = need_arg(p, a);
   if (!v) return NULL;
   FNode *n;
-  Kind k = !strcmp(a, "-user") ? T_USER : !strcmp(a, "-group") ? T_GROUP : !strcmp(a, "-uid") ? T_UID
-         : !strcmp(a, "-gid") ? T_GID : !strcmp(a, "-links") ? T_LINKS : T_INUM;
+  Kind k = !strcmp(a, "-user")    ? T_USER
+           : !strcmp(a, "-group") ? T_GROUP
+           : !strcmp(a, "-uid")   ? T_UID
+           : !strcmp(a, "-gid")   ? T_GID
+           : !strcmp(a, "-links") ? T_LINKS
+                                  : T_INUM;
   n = node(k);
   if (k == T_USER || k == T_GROUP) {
     struct passwd *pw = k == T_USER ? getpwnam(v) : NULL;
     struct group *gr = k == T_GROUP ? getgrnam(v) : NULL;
-    if (pw) n->num = pw->pw_uid;
-    else if (gr) n->num = gr->gr_gid;
+    if (pw)
+      n->num = pw->pw_uid;
+    else if (gr)
+      n->num = gr->gr_gid;
     else if (!parse_num(v, &n->cmp, &n->num, NULL) || n->cmp) {
       free_node(n);
-      char *m = g_strdup_printf("%s is not the name of a known %s", v, k == T_USER ? "user" : "group");
+      char *m =
+        g_strdup_printf("%s is not the name of a known %s", v, k == T_USER ? "user" : "group");
       char *q = bx_quote_always(v);
       g_free(m);
       m = g_strdup_printf("%s is not the name of a known %s", q, k == T_USER ? "user" : "group");
       perr(p, "%s", m);
-      g_free(m); g_free(q);
+      g_free(m);
+      g_free(q);
       return NULL;
     }
     n->cmp = 0;
@@ -770,7 +997,8 @@ static FNode *parse_id_test(FParser *p, const char *a) {
 }
 
 /* -exec, -execdir, -ok, -okdir: the command up to ";" or "+". */
-static FNode *parse_exec(FParser *p, const char *a) {
+static FNode *parse_exec(FParser *p, const char *a)
+{
   Find *f = p->f;
   FNode *n;
   f->has_action = true;
@@ -781,7 +1009,10 @@ static FNode *parse_exec(FParser *p, const char *a) {
   while (p->i < p->ac) {
     const char *w = p->av[p->i];
     if (!strcmp(w, ";")) break;
-    if (!strcmp(w, "+") && !n->ok && p->i > start && !strcmp(p->av[p->i - 1], "{}")) { n->plus = true; break; }
+    if (!strcmp(w, "+") && !n->ok && p->i > start && !strcmp(p->av[p->i - 1], "{}")) {
+      n->plus = true;
+      break;
+    }
     p->i++;
   }
   if (p->i >= p->ac || p->i == start) {
@@ -806,17 +1037,28 @@ static FNode *parse_exec(FParser *p, const char *a) {
   return n;
 }
 
-static FNode *parse_primary(FParser *p) {
-  if (p->i >= p->ac) { perr(p, "%s", "invalid expression"); return NULL; }
+static FNode *parse_primary(FParser *p)
+{
+  if (p->i >= p->ac) {
+    perr(p, "%s", "invalid expression");
+    return NULL;
+  }
   const char *a = p->av[p->i++];
   Find *f = p->f;
   if (!strcmp(a, "(")) {
-    if (p->i < p->ac && !strcmp(p->av[p->i], ")")) { perr(p, "%s", "invalid expression; empty parentheses are not allowed."); return NULL; }
+    if (p->i < p->ac && !strcmp(p->av[p->i], ")")) {
+      perr(p, "%s", "invalid expression; empty parentheses are not allowed.");
+      return NULL;
+    }
     FNode *n = parse_or(p);
-    if (p->error) { free_node(n); return NULL; }
+    if (p->error) {
+      free_node(n);
+      return NULL;
+    }
     if (p->i >= p->ac || strcmp(p->av[p->i], ")")) {
       free_node(n);
-      perr(p, "%s", "invalid expression; I was expecting to find a ')' somewhere but did not see one.");
+      perr(p, "%s",
+           "invalid expression; I was expecting to find a ')' somewhere but did not see one.");
       return NULL;
     }
     p->i++;
@@ -825,16 +1067,23 @@ static FNode *parse_primary(FParser *p) {
   if (!strcmp(a, "!") || !strcmp(a, "-not")) {
     FNode *n = node(F_NOT);
     n->l = parse_primary(p);
-    if (!n->l) { free_node(n); if (!p->error) perr(p, "expected an expression after '%s'", a); return NULL; }
+    if (!n->l) {
+      free_node(n);
+      if (!p->error) perr(p, "expected an expression after '%s'", a);
+      return NULL;
+    }
     return n;
   }
   const char *v;
   FNode *n = NULL;
   if (!strcmp(a, "-name") || !strcmp(a, "-iname") || !strcmp(a, "-path") || !strcmp(a, "-ipath") ||
-      !strcmp(a, "-wholename") || !strcmp(a, "-iwholename") || !strcmp(a, "-lname") || !strcmp(a, "-ilname")) {
+      !strcmp(a, "-wholename") || !strcmp(a, "-iwholename") || !strcmp(a, "-lname") ||
+      !strcmp(a, "-ilname")) {
     if (!(v = need_arg(p, a))) return NULL;
-    Kind k = !strcmp(a, "-name") ? T_NAME : !strcmp(a, "-iname") ? T_INAME
-           : (a[1] == 'i') ? T_IPATH : T_PATH;
+    Kind k = !strcmp(a, "-name")    ? T_NAME
+             : !strcmp(a, "-iname") ? T_INAME
+             : (a[1] == 'i')        ? T_IPATH
+                                    : T_PATH;
     n = node(k);
     n->s = g_strdup(v);
     return n;
@@ -845,9 +1094,14 @@ static FNode *parse_primary(FParser *p) {
     /* GNU's default regex type is emacs; its ERE subset is what agents use */
     GString *ere = g_string_new(NULL);
     for (const char *s = v; *s; s++) {
-      if (s[0] == '\\' && s[1] && strchr("|(){}", s[1])) { g_string_append_c(ere, s[1]); s++; }
-      else if (strchr("|(){}", *s)) { g_string_append_c(ere, '\\'); g_string_append_c(ere, *s); }
-      else g_string_append_c(ere, *s);
+      if (s[0] == '\\' && s[1] && strchr("|(){}", s[1])) {
+        g_string_append_c(ere, s[1]);
+        s++;
+      } else if (strchr("|(){}", *s)) {
+        g_string_append_c(ere, '\\');
+        g_string_append_c(ere, *s);
+      } else
+        g_string_append_c(ere, *s);
     }
     n->re_ok = !box_pattern_too_deep(ere->str) &&
                regcomp(&n->re, ere->str, REG_EXTENDED | (a[1] == 'i' ? REG_ICASE : 0)) == 0;
@@ -858,10 +1112,16 @@ static FNode *parse_primary(FParser *p) {
     if (!(v = need_arg(p, a))) return NULL;
     GString *t = g_string_new(NULL);
     for (const char *s = v; *s; s++) {
-      if (strchr("bcdpflsD", *s) && (s[1] == 0 || s[1] == ',')) { g_string_append_c(t, *s); if (s[1]) s++; continue; }
+      if (strchr("bcdpflsD", *s) && (s[1] == 0 || s[1] == ',')) {
+        g_string_append_c(t, *s);
+        if (s[1]) s++;
+        continue;
+      }
       g_string_free(t, TRUE);
-      if (strlen(v) > 1 && !strchr(v, ',')) perr(p, "Must separate multiple arguments to -type using: ','", NULL);
-      else perr(p, "Unknown argument to -type: %s", v);
+      if (strlen(v) > 1 && !strchr(v, ','))
+        perr(p, "Must separate multiple arguments to -type using: ','", NULL);
+      else
+        perr(p, "Unknown argument to -type: %s", v);
       return NULL;
     }
     n = node(a[1] == 't' ? T_TYPE : T_XTYPE);
@@ -869,8 +1129,8 @@ static FNode *parse_primary(FParser *p) {
     return n;
   }
   if (!strcmp(a, "-size")) return parse_size_test(p, a);
-  if (!strcmp(a, "-mtime") || !strcmp(a, "-atime") || !strcmp(a, "-ctime") ||
-      !strcmp(a, "-mmin") || !strcmp(a, "-amin") || !strcmp(a, "-cmin")) {
+  if (!strcmp(a, "-mtime") || !strcmp(a, "-atime") || !strcmp(a, "-ctime") || !strcmp(a, "-mmin") ||
+      !strcmp(a, "-amin") || !strcmp(a, "-cmin")) {
     if (!(v = need_arg(p, a))) return NULL;
     n = node(T_TIME);
     n->which = a[1];
@@ -884,15 +1144,20 @@ static FNode *parse_primary(FParser *p) {
     }
     return n;
   }
-  if (!strcmp(a, "-newer") || !strcmp(a, "-anewer") || !strcmp(a, "-cnewer") || !strncmp(a, "-newer", 6))
+  if (!strcmp(a, "-newer") || !strcmp(a, "-anewer") || !strcmp(a, "-cnewer") ||
+      !strncmp(a, "-newer", 6))
     return parse_newer(p, a);
   if (!strcmp(a, "-perm")) return parse_perm(p, a);
   if (!strcmp(a, "-user") || !strcmp(a, "-group") || !strcmp(a, "-uid") || !strcmp(a, "-gid") ||
-      !strcmp(a, "-links") || !strcmp(a, "-inum")) return parse_id_test(p, a);
+      !strcmp(a, "-links") || !strcmp(a, "-inum"))
+    return parse_id_test(p, a);
   if (!strcmp(a, "-samefile")) {
     if (!(v = need_arg(p, a))) return NULL;
     struct stat st;
-    if (lstat(v, &st) != 0) { perr(p, "%s", box_strerror(errno)); return NULL; }
+    if (lstat(v, &st) != 0) {
+      perr(p, "%s", box_strerror(errno));
+      return NULL;
+    }
     n = node(T_SAMEFILE);
     n->dev = st.st_dev;
     n->ino = st.st_ino;
@@ -906,9 +1171,18 @@ static FNode *parse_primary(FParser *p) {
   if (!strcmp(a, "-readable")) return node(T_READABLE);
   if (!strcmp(a, "-writable")) return node(T_WRITABLE);
   if (!strcmp(a, "-executable")) return node(T_EXECUTABLE);
-  if (!strcmp(a, "-print")) { f->has_action = true; return node(A_PRINT); }
-  if (!strcmp(a, "-print0")) { f->has_action = true; return node(A_PRINT0); }
-  if (!strcmp(a, "-ls")) { f->has_action = true; return node(A_LS); }
+  if (!strcmp(a, "-print")) {
+    f->has_action = true;
+    return node(A_PRINT);
+  }
+  if (!strcmp(a, "-print0")) {
+    f->has_action = true;
+    return node(A_PRINT0);
+  }
+  if (!strcmp(a, "-ls")) {
+    f->has_action = true;
+    return node(A_LS);
+  }
   if (!strcmp(a, "-printf")) {
     if (!(v = need_arg(p, a))) return NULL;
     f->has_action = true;
@@ -918,7 +1192,11 @@ static FNode *parse_primary(FParser *p) {
   }
   if (!strcmp(a, "-prune")) return node(A_PRUNE);
   if (!strcmp(a, "-quit")) return node(A_QUIT);
-  if (!strcmp(a, "-delete")) { f->has_action = true; f->depth_first = true; return node(A_DELETE); }
+  if (!strcmp(a, "-delete")) {
+    f->has_action = true;
+    f->depth_first = true;
+    return node(A_DELETE);
+  }
   if (!strcmp(a, "-exec") || !strcmp(a, "-execdir") || !strcmp(a, "-ok") || !strcmp(a, "-okdir"))
     return parse_exec(p, a);
   /* global options in the expression */
@@ -927,21 +1205,33 @@ static FNode *parse_primary(FParser *p) {
     char *end;
     long k = strtol(v, &end, 10);
     if (!*v || *end || k < 0 || !g_ascii_isdigit(*v)) {
-      char *m = g_strdup_printf("Expected a positive decimal integer argument to %s, but got %s", a, "");
+      char *m =
+        g_strdup_printf("Expected a positive decimal integer argument to %s, but got %s", a, "");
       g_free(m);
       char *q = bx_quote_always(v);
       m = g_strdup_printf("Expected a positive decimal integer argument to %s, but got %s", a, q);
       perr(p, "%s", m);
-      g_free(m); g_free(q);
+      g_free(m);
+      g_free(q);
       return NULL;
     }
-    if (a[2] == 'a') f->maxdepth = (int)k; else f->mindepth = (int)k;
+    if (a[2] == 'a')
+      f->maxdepth = (int)k;
+    else
+      f->mindepth = (int)k;
     return node(T_TRUE);
   }
-  if (!strcmp(a, "-depth") || !strcmp(a, "-d")) { f->depth_first = true; return node(T_TRUE); }
-  if (!strcmp(a, "-daystart")) { f->daystart = true; return node(T_TRUE); }
-  if (!strcmp(a, "-xdev") || !strcmp(a, "-mount") || !strcmp(a, "-noleaf") || !strcmp(a, "-ignore_readdir_race") ||
-      !strcmp(a, "-noignore_readdir_race") || !strcmp(a, "-nowarn") || !strcmp(a, "-warn") || !strcmp(a, "-follow")) {
+  if (!strcmp(a, "-depth") || !strcmp(a, "-d")) {
+    f->depth_first = true;
+    return node(T_TRUE);
+  }
+  if (!strcmp(a, "-daystart")) {
+    f->daystart = true;
+    return node(T_TRUE);
+  }
+  if (!strcmp(a, "-xdev") || !strcmp(a, "-mount") || !strcmp(a, "-noleaf") ||
+      !strcmp(a, "-ignore_readdir_race") || !strcmp(a, "-noignore_readdir_race") ||
+      !strcmp(a, "-nowarn") || !strcmp(a, "-warn") || !strcmp(a, "-follow")) {
     if (!strcmp(a, "-follow")) f->follow = true;
     return node(T_TRUE);
   }
@@ -957,15 +1247,18 @@ static FNode *parse_primary(FParser *p) {
   return NULL;
 }
 
-static bool at_op(FParser *p, const char *const *ops) {
+static bool at_op(FParser *p, const char *const *ops)
+{
   if (p->i >= p->ac) return false;
-  for (; *ops; ops++) if (!strcmp(p->av[p->i], *ops)) return true;
+  for (; *ops; ops++)
+    if (!strcmp(p->av[p->i], *ops)) return true;
   return false;
 }
 
 /* Steps over a binary operator; false after find's message when nothing
  * follows it. */
-static bool take_operator(FParser *p, const char *op) {
+static bool take_operator(FParser *p, const char *op)
+{
   p->i++;
   if (p->i < p->ac) return true;
   perr(p, "invalid expression; you have used a binary operator '%s' with nothing after it.", op);
@@ -973,7 +1266,8 @@ static bool take_operator(FParser *p, const char *op) {
 }
 
 /* l K r; NULL, with l freed, when the right side did not parse. */
-static FNode *binary(Kind k, FNode *l, FNode *r) {
+static FNode *binary(Kind k, FNode *l, FNode *r)
+{
   if (!r) {
     free_node(l);
     return NULL;
@@ -984,7 +1278,8 @@ static FNode *binary(Kind k, FNode *l, FNode *r) {
   return n;
 }
 
-static FNode *parse_and(FParser *p) {
+static FNode *parse_and(FParser *p)
+{
   FNode *l = parse_primary(p);
   while (l && !p->error && p->i < p->ac) {
     static const char *const stop[] = { "-o", "-or", ",", ")", NULL };
@@ -994,11 +1289,15 @@ static FNode *parse_and(FParser *p) {
     l = binary(F_AND, l, parse_primary(p));
     if (!l) return NULL;
   }
-  if (p->error) { free_node(l); return NULL; }
+  if (p->error) {
+    free_node(l);
+    return NULL;
+  }
   return l;
 }
 
-static FNode *parse_orx(FParser *p) {
+static FNode *parse_orx(FParser *p)
+{
   FNode *l = parse_and(p);
   static const char *const orops[] = { "-o", "-or", NULL };
   while (l && !p->error && at_op(p, orops)) {
@@ -1006,11 +1305,15 @@ static FNode *parse_orx(FParser *p) {
     l = binary(F_OR, l, parse_and(p));
     if (!l) return NULL;
   }
-  if (p->error) { free_node(l); return NULL; }
+  if (p->error) {
+    free_node(l);
+    return NULL;
+  }
   return l;
 }
 
-static FNode *parse_or(FParser *p) {
+static FNode *parse_or(FParser *p)
+{
   FNode *l = parse_orx(p);
   static const char *const comma[] = { ",", NULL };
   while (l && !p->error && at_op(p, comma)) {
@@ -1021,7 +1324,8 @@ static FNode *parse_or(FParser *p) {
   return l;
 }
 
-int box_cmd_find(BoxCmd *c) {
+int box_cmd_find(BoxCmd *c)
+{
   Find f = { 0 };
   f.c = c;
   f.maxdepth = -1;
@@ -1030,12 +1334,21 @@ int box_cmd_find(BoxCmd *c) {
   int i = 1;
   for (; i < c->argc; i++) {
     const char *a = c->argv[i];
-    if (!strcmp(a, "-L")) { f.follow = true; f.follow_args = false; }
-    else if (!strcmp(a, "-H")) { f.follow_args = true; f.follow = false; }
-    else if (!strcmp(a, "-P")) { f.follow = f.follow_args = false; }
-    else if (!strcmp(a, "--")) { i++; break; }
-    else if (a[0] == '-' && a[1] == 'O') continue;
-    else break;
+    if (!strcmp(a, "-L")) {
+      f.follow = true;
+      f.follow_args = false;
+    } else if (!strcmp(a, "-H")) {
+      f.follow_args = true;
+      f.follow = false;
+    } else if (!strcmp(a, "-P")) {
+      f.follow = f.follow_args = false;
+    } else if (!strcmp(a, "--")) {
+      i++;
+      break;
+    } else if (a[0] == '-' && a[1] == 'O')
+      continue;
+    else
+      break;
   }
   int first_path = i;
   while (i < c->argc) {
@@ -1049,8 +1362,10 @@ int box_cmd_find(BoxCmd *c) {
   if (p.ac > 0) {
     expr = parse_or(&p);
     if (!p.error && p.i < p.ac) {
-      if (!strcmp(p.av[p.i], ")")) perr(&p, "%s", "invalid expression; you have too many ')'");
-      else perr(&p, "paths must precede expression: `%s'", p.av[p.i]);
+      if (!strcmp(p.av[p.i], ")"))
+        perr(&p, "%s", "invalid expression; you have too many ')'");
+      else
+        perr(&p, "paths must precede expression: `%s'", p.av[p.i]);
     }
     if (p.error || !expr) {
       if (!p.error) perr(&p, "%s", "invalid expression");
@@ -1066,7 +1381,8 @@ int box_cmd_find(BoxCmd *c) {
       n->l = expr;
       n->r = pr;
       expr = n;
-    } else expr = pr;
+    } else
+      expr = pr;
   }
   f.expr = expr;
   if (f.daystart) {

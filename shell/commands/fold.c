@@ -8,7 +8,8 @@
 
 static const char longopts[] = "bytes=b spaces=s width=w:";
 
-static size_t adjust(size_t col, char ch, bool bytes) {
+static size_t adjust(size_t col, char ch, bool bytes)
+{
   if (!bytes) {
     if (ch == '\b') return col ? col - 1 : 0;
     if (ch == '\r') return 0;
@@ -17,7 +18,8 @@ static size_t adjust(size_t col, char ch, bool bytes) {
   return col + 1;
 }
 
-static bool fold_fd(BoxCmd *c, int fd, size_t width, bool bytes, bool spaces) {
+static bool fold_fd(BoxCmd *c, int fd, size_t width, bool bytes, bool spaces)
+{
   GString *line = g_string_new(NULL);
   size_t col = 0;
   char buf[65536];
@@ -72,27 +74,30 @@ static bool fold_fd(BoxCmd *c, int fd, size_t width, bool bytes, bool spaces) {
   return true;
 }
 
-static int fold_main(BoxCmd *c) {
+static int fold_main(BoxCmd *c)
+{
   size_t width = 80;
   bool bytes = false, spaces = false;
-  BX_EACH_OPTION(o, c, "fold", "bsw:", longopts) switch (o) {
-  case 'b': bytes = true; break;
-  case 's': spaces = true; break;
-  case 'w': {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(optarg, &end, 10);
-    if (!*optarg || *end || errno || v == 0 || optarg[0] == '-') {
-      g_autofree char *q = bx_quote_always(optarg);
-      if (*optarg && !*end && (v == 0 || errno)) bx_err(c, "fold", "invalid number of columns: %s: %s", q, box_strerror(ERANGE));
-      else bx_err(c, "fold", "invalid number of columns: %s", q);
-      return 1;
+  BX_EACH_OPTION (o, c, "fold", "bsw:", longopts) switch (o) {
+    case 'b': bytes = true; break;
+    case 's': spaces = true; break;
+    case 'w': {
+      char *end;
+      errno = 0;
+      unsigned long long v = strtoull(optarg, &end, 10);
+      if (!*optarg || *end || errno || v == 0 || optarg[0] == '-') {
+        g_autofree char *q = bx_quote_always(optarg);
+        if (*optarg && !*end && (v == 0 || errno))
+          bx_err(c, "fold", "invalid number of columns: %s: %s", q, box_strerror(ERANGE));
+        else
+          bx_err(c, "fold", "invalid number of columns: %s", q);
+        return 1;
+      }
+      width = (size_t)v;
+      break;
     }
-    width = (size_t)v;
-    break;
-  }
-  default: return 1;
-  }
+    default: return 1;
+    }
   int status = 0;
   if (optind >= c->argc) return fold_fd(c, c->in, width, bytes, spaces) ? 0 : 1;
   for (int i = optind; i < c->argc; i++) {
@@ -106,13 +111,15 @@ static int fold_main(BoxCmd *c) {
   return status;
 }
 
-int box_cmd_fold(BoxCmd *c) {
+int box_cmd_fold(BoxCmd *c)
+{
   /* GNU accepts the obsolete -N as -w N: a rewritten copy of argv */
   char **saved = c->argv;
   char **v = g_new0(char *, (gsize)c->argc + 1);
   for (int i = 0; i < c->argc; i++) {
     const char *a = saved[i];
-    v[i] = i > 0 && a[0] == '-' && g_ascii_isdigit(a[1]) ? g_strdup_printf("-w%s", a + 1) : g_strdup(a);
+    v[i] =
+      i > 0 && a[0] == '-' && g_ascii_isdigit(a[1]) ? g_strdup_printf("-w%s", a + 1) : g_strdup(a);
   }
   c->argv = v;
   int st = fold_main(c);

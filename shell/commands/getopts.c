@@ -8,14 +8,16 @@
  * new parse (the position inside a word of options starts over). */
 static long last_optind = -1;
 
-static void store_optind(Shell *sh, long optind) {
+static void store_optind(Shell *sh, long optind)
+{
   char buf[32];
   g_snprintf(buf, sizeof buf, "%ld", optind);
   box_var_set(sh, "OPTIND", buf);
   last_optind = optind;
 }
 
-int box_cmd_getopts(BoxCmd *c) {
+int box_cmd_getopts(BoxCmd *c)
+{
   Shell *sh = c->sh;
   if (c->argc < 3) {
     box_fdprintf(c->err, "getopts: usage: getopts optstring name [arg ...]\n");

@@ -4,7 +4,8 @@
 
 #include "shell/shell-private.h"
 
-int box_cmd_hash(BoxCmd *c) {
+int box_cmd_hash(BoxCmd *c)
+{
   Shell *sh = c->sh;
   int i = 1;
   if (c->argc > 1 && strcmp(c->argv[1], "-r") == 0) {

@@ -6,7 +6,8 @@
 #include "shell/commands/head_tail.h"
 
 /* Copies the first n records (or bytes). */
-static bool head_first(BoxCmd *c, int fd, const BxEnds *o) {
+static bool head_first(BoxCmd *c, int fd, const BxEnds *o)
+{
   char buf[65536];
   unsigned long long left = o->n;
   while (left > 0) {
@@ -21,7 +22,10 @@ static bool head_first(BoxCmd *c, int fd, const BxEnds *o) {
       size_t i = 0;
       while (i < take && left > 0) {
         const char *nl = memchr(buf + i, o->delim, take - i);
-        if (!nl) { i = take; break; }
+        if (!nl) {
+          i = take;
+          break;
+        }
         i = (size_t)(nl - buf) + 1;
         left--;
       }
@@ -34,13 +38,17 @@ static bool head_first(BoxCmd *c, int fd, const BxEnds *o) {
 }
 
 /* All but the last n records (or bytes): hold back a window. */
-static bool head_all_but(BoxCmd *c, int fd, const BxEnds *o) {
+static bool head_all_but(BoxCmd *c, int fd, const BxEnds *o)
+{
   GString *data = g_string_new(NULL);
   if (o->bytes) {
     char buf[65536];
     for (;;) {
       ssize_t r = bx_read(fd, buf, sizeof buf);
-      if (r < 0) { g_string_free(data, TRUE); return false; }
+      if (r < 0) {
+        g_string_free(data, TRUE);
+        return false;
+      }
       if (r == 0) break;
       g_string_append_len(data, buf, r);
       if (data->len > o->n + 65536) {
@@ -73,14 +81,21 @@ static bool head_all_but(BoxCmd *c, int fd, const BxEnds *o) {
   int err = r.err;
   bx_reader_free(&r);
   g_string_free(data, TRUE);
-  if (err) { errno = err; return false; }
+  if (err) {
+    errno = err;
+    return false;
+  }
   return true;
 }
 
-static bool head_copy(BoxCmd *c, int fd, const BxEnds *o) {
+static bool head_copy(BoxCmd *c, int fd, const BxEnds *o)
+{
   return o->flipped ? head_all_but(c, fd, o) : head_first(c, fd, o);
 }
 
 static const BxEndsCmd head_cmd = { "head", "n:c:qvz", '-', true, head_copy };
 
-int box_cmd_head(BoxCmd *c) { return bx_ends_main(c, &head_cmd); }
+int box_cmd_head(BoxCmd *c)
+{
+  return bx_ends_main(c, &head_cmd);
+}

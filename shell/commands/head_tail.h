@@ -6,10 +6,10 @@
 #include "shell/commands/commands-private.h"
 
 typedef struct {
-  bool bytes;           /* -c: the count is of bytes, not records */
-  bool flipped;         /* head -n -N (all but the last N), tail -n +N (from the Nth on) */
+  bool bytes;   /* -c: the count is of bytes, not records */
+  bool flipped; /* head -n -N (all but the last N), tail -n +N (from the Nth on) */
   unsigned long long n;
-  char delim;           /* '\n', or '\0' with -z */
+  char delim; /* '\n', or '\0' with -z */
 } BxEnds;
 
 /* Copies one opened input to c->out as the command does; false with errno
@@ -19,9 +19,9 @@ typedef bool (*BxEndsFn)(BoxCmd *c, int fd, const BxEnds *o);
 /* What sets head and tail apart. */
 typedef struct {
   const char *name;
-  const char *shortopts;   /* letters beyond n, c, q, v, z are accepted and ignored */
-  char flip;               /* the count's sign that changes its meaning: head's '-', tail's '+' */
-  bool stop_on_out_error;  /* a failed write to the output ends the walk over the files */
+  const char *shortopts;  /* letters beyond n, c, q, v, z are accepted and ignored */
+  char flip;              /* the count's sign that changes its meaning: head's '-', tail's '+' */
+  bool stop_on_out_error; /* a failed write to the output ends the walk over the files */
   BxEndsFn copy;
 } BxEndsCmd;
 

@@ -5,7 +5,8 @@
 
 #include "shell/commands/commands-private.h"
 
-int box_cmd_hostname(BoxCmd *c) {
+int box_cmd_hostname(BoxCmd *c)
+{
   if (c->argc > 1 && strcmp(c->argv[1], "--")) {
     bx_err(c, "hostname", "setting the host name is not supported in the Shell");
     return 1;

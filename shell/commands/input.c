@@ -7,7 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-char **bx_file_operands(BoxCmd *c, int *n) {
+char **bx_file_operands(BoxCmd *c, int *n)
+{
   static char *dash[] = { (char *)"-", NULL };
   *n = c->argc - optind;
   if (*n > 0) return c->argv + optind;
@@ -15,29 +16,36 @@ char **bx_file_operands(BoxCmd *c, int *n) {
   return dash;
 }
 
-ssize_t bx_read(int fd, void *buf, size_t n) {
+ssize_t bx_read(int fd, void *buf, size_t n)
+{
   ssize_t r;
   do r = read(fd, buf, n);
   while (r < 0 && errno == EINTR);
   return r;
 }
 
-int bx_open_in(BoxCmd *c, const char *name) {
+int bx_open_in(BoxCmd *c, const char *name)
+{
   if (strcmp(name, "-") == 0) {
-    if (c->in < 0) { errno = EBADF; return -1; }
+    if (c->in < 0) {
+      errno = EBADF;
+      return -1;
+    }
     return c->in;
   }
   return box_open_file(name, O_RDONLY | O_NOCTTY);
 }
 
-void bx_close_in(BoxCmd *c, int fd) {
+void bx_close_in(BoxCmd *c, int fd)
+{
   if (fd >= 0 && fd != c->in) close(fd);
 }
 
-bool bx_read_all(int fd, GString *s) {
+bool bx_read_all(int fd, GString *s)
+{
   for (;;) {
     size_t old = s->len;
-    g_string_set_size(s, old + 65536);   /* room for one read */
+    g_string_set_size(s, old + 65536); /* room for one read */
     ssize_t n = read(fd, s->str + old, 65536);
     g_string_set_size(s, old + (n > 0 ? (size_t)n : 0));
     if (n < 0 && errno == EINTR) continue;
@@ -46,7 +54,8 @@ bool bx_read_all(int fd, GString *s) {
   }
 }
 
-bool bx_slurp(BoxCmd *c, const char *cmd, const char *name, GString *s) {
+bool bx_slurp(BoxCmd *c, const char *cmd, const char *name, GString *s)
+{
   int fd = bx_open_in(c, name);
   if (fd < 0) {
     bx_ferr(c, cmd, name, errno);
@@ -58,7 +67,8 @@ bool bx_slurp(BoxCmd *c, const char *cmd, const char *name, GString *s) {
   return ok;
 }
 
-GString *bx_slurp_new(BoxCmd *c, const char *cmd, const char *name) {
+GString *bx_slurp_new(BoxCmd *c, const char *cmd, const char *name)
+{
   GString *s = g_string_new(NULL);
   if (bx_slurp(c, cmd, name, s)) return s;
   g_string_free(s, TRUE);
@@ -72,7 +82,8 @@ GString *bx_slurp_new(BoxCmd *c, const char *cmd, const char *name) {
  * than reading a small file. */
 static _Thread_local char *reader_spare;
 
-void bx_reader_init(BxReader *r, int fd) {
+void bx_reader_init(BxReader *r, int fd)
+{
   r->fd = fd;
   r->cap = READER_CAP;
   r->buf = reader_spare ? reader_spare : g_malloc(r->cap);
@@ -82,7 +93,8 @@ void bx_reader_init(BxReader *r, int fd) {
   r->err = 0;
 }
 
-void bx_reader_free(BxReader *r) {
+void bx_reader_free(BxReader *r)
+{
   if (r->buf && r->cap == READER_CAP && !reader_spare)
     reader_spare = r->buf;
   else
@@ -90,7 +102,8 @@ void bx_reader_free(BxReader *r) {
   r->buf = NULL;
 }
 
-bool bx_reader_next(BxReader *r, char delim, const char **rec, size_t *len) {
+bool bx_reader_next(BxReader *r, char delim, const char **rec, size_t *len)
+{
   size_t scan = r->start;
   for (;;) {
     char *d = scan < r->end ? memchr(r->buf + scan, delim, r->end - scan) : NULL;
@@ -123,8 +136,14 @@ bool bx_reader_next(BxReader *r, char delim, const char **rec, size_t *len) {
     }
     ssize_t n = read(r->fd, r->buf + r->end, r->cap - r->end);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) { r->err = errno; continue; }
-    if (n == 0) { r->eof = true; continue; }
+    if (n < 0) {
+      r->err = errno;
+      continue;
+    }
+    if (n == 0) {
+      r->eof = true;
+      continue;
+    }
     r->end += (size_t)n;
   }
 }

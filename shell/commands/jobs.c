@@ -4,7 +4,8 @@
 
 #include "shell/shell-private.h"
 
-int box_cmd_jobs(BoxCmd *c) {
+int box_cmd_jobs(BoxCmd *c)
+{
   Shell *sh = c->sh;
   bool pids = c->argc > 1 && strcmp(c->argv[1], "-p") == 0;
   bool lng = c->argc > 1 && strcmp(c->argv[1], "-l") == 0;
@@ -43,12 +44,18 @@ int box_cmd_jobs(BoxCmd *c) {
     }
     char mark = shown == running ? '+' : (shown + 1 == running ? '-' : ' ');
     char state[32];
-    if (!j->done) g_strlcpy(state, "Running", sizeof state);
-    else if (j->status) g_snprintf(state, sizeof state, "Exit %d", j->status);
-    else g_strlcpy(state, "Done", sizeof state);
+    if (!j->done)
+      g_strlcpy(state, "Running", sizeof state);
+    else if (j->status)
+      g_snprintf(state, sizeof state, "Exit %d", j->status);
+    else
+      g_strlcpy(state, "Done", sizeof state);
     const char *cmd = j->cmd ? j->cmd : "";
-    if (lng) box_out_printf(c->out, "[%u]%c %d %-24s%s%s\n", num, mark, (int)j->pid, state, cmd, j->done ? "" : " &");
-    else box_out_printf(c->out, "[%u]%c  %-24s%s%s\n", num, mark, state, cmd, j->done ? "" : " &");
+    if (lng)
+      box_out_printf(c->out, "[%u]%c %d %-24s%s%s\n", num, mark, (int)j->pid, state, cmd,
+                     j->done ? "" : " &");
+    else
+      box_out_printf(c->out, "[%u]%c  %-24s%s%s\n", num, mark, state, cmd, j->done ? "" : " &");
   }
   return 0;
 }

@@ -13,16 +13,22 @@
 #include "shell/commands/commands-private.h"
 
 enum {
-  O_RAW = 1, O_JOIN = 2, O_NULL = 4, O_SLURP = 8, O_EXIT = 16, O_RAWIN = 32,
-  O_SEQ = 64, O_ASCII = 128,
+  O_RAW = 1,
+  O_JOIN = 2,
+  O_NULL = 4,
+  O_SLURP = 8,
+  O_EXIT = 16,
+  O_RAWIN = 32,
+  O_SEQ = 64,
+  O_ASCII = 128,
 };
 
 typedef struct {
   BoxCmd *c;
-  GPtrArray *files;     /* names; empty = stdin */
-  guint fi;             /* next file to open */
-  int fd;               /* current input, -1 none */
-  const char *fname;    /* current name for positions (NULL: none yet) */
+  GPtrArray *files;  /* names; empty = stdin */
+  guint fi;          /* next file to open */
+  int fd;            /* current input, -1 none */
+  const char *fname; /* current name for positions (NULL: none yet) */
   unsigned long line;
   char *buf;
   size_t len, pos;
@@ -36,7 +42,8 @@ typedef struct {
 
 /* The next piece of input text (up to and including a newline).  false at
  * the end of all inputs. */
-static bool next_piece(JqIn *in, const char **p, size_t *n) {
+static bool next_piece(JqIn *in, const char **p, size_t *n)
+{
   for (;;) {
     if (in->pos < in->len) {
       const char *s = in->buf + in->pos;
@@ -50,7 +57,11 @@ static bool next_piece(JqIn *in, const char **p, size_t *n) {
     }
     if (in->fd >= 0) {
       ssize_t r = bx_read(in->fd, in->buf, 65536);
-      if (r > 0) { in->len = (size_t)r; in->pos = 0; continue; }
+      if (r > 0) {
+        in->len = (size_t)r;
+        in->pos = 0;
+        continue;
+      }
       if (r < 0) {
         g_autofree char *q = bx_quote(in->fname);
         g_autofree char *t = bx_errtext(in->c, errno);
@@ -83,7 +94,8 @@ static bool next_piece(JqIn *in, const char **p, size_t *n) {
 
 /* The next input value: valid, invalid (end), or invalid with a message
  * (a parse error). */
-static jv next_value(JqIn *in) {
+static jv next_value(JqIn *in)
+{
   if (in->opts & O_RAWIN) {
     for (;;) {
       const char *p;
@@ -127,7 +139,8 @@ static jv next_value(JqIn *in) {
 }
 
 /* Raw slurp: every input concatenated into one string. */
-static jv slurp_raw(JqIn *in) {
+static jv slurp_raw(JqIn *in)
+{
   GString *s = g_string_new(NULL);
   const char *p;
   size_t n;
@@ -139,10 +152,11 @@ static jv slurp_raw(JqIn *in) {
 
 typedef struct {
   JqIn *in;
-  bool used;            /* the input callback gave something (-n + input) */
+  bool used; /* the input callback gave something (-n + input) */
 } CbState;
 
-static jv input_cb(jq_state *jq, void *data) {
+static jv input_cb(jq_state *jq, void *data)
+{
   (void)jq;
   CbState *st = data;
   if (!st->in) return jv_invalid();
@@ -150,7 +164,8 @@ static jv input_cb(jq_state *jq, void *data) {
   return next_value(st->in);
 }
 
-static void err_cb(void *data, jv msg) {
+static void err_cb(void *data, jv msg)
+{
   BoxCmd *c = data;
   msg = jq_format_error(msg);
   box_out_flush(c->out);
@@ -158,7 +173,8 @@ static void err_cb(void *data, jv msg) {
   jv_free(msg);
 }
 
-static void debug_cb(void *data, jv msg) {
+static void debug_cb(void *data, jv msg)
+{
   BoxCmd *c = data;
   jv s = jv_dump_string(JV_ARRAY(jv_string("DEBUG:"), msg), 0);
   box_out_flush(c->out);
@@ -166,7 +182,8 @@ static void debug_cb(void *data, jv msg) {
   jv_free(s);
 }
 
-static char *position(JqIn *in) {
+static char *position(JqIn *in)
+{
   if (!in || !in->fname) return g_strdup("<unknown>");
   return g_strdup_printf("%s:%lu", in->fname, in->line);
 }
@@ -174,7 +191,8 @@ static char *position(JqIn *in) {
 /* Runs the program on one value; jq's process(): 0 ok, 5 error, 11 last
  * output false/null, 14 no output; halt sets *exact. */
 static int process(BoxCmd *c, jq_state *jq, jv value, unsigned opts, int dumpopts, JqIn *in,
-                   bool *exact) {
+                   bool *exact)
+{
   int ret = 14;
   jq_start(jq, value, 0);
   jv r;
@@ -203,9 +221,12 @@ static int process(BoxCmd *c, jq_state *jq, jv value, unsigned opts, int dumpopt
   if (jq_halted(jq)) {
     *exact = true;
     jv code = jq_get_exit_code(jq);
-    if (!jv_is_valid(code)) ret = 0;
-    else if (jv_get_kind(code) == JV_KIND_NUMBER) ret = (int)jv_number_value(code);
-    else ret = 5;
+    if (!jv_is_valid(code))
+      ret = 0;
+    else if (jv_get_kind(code) == JV_KIND_NUMBER)
+      ret = (int)jv_number_value(code);
+    else
+      ret = 5;
     jv_free(code);
     jv m = jq_get_error_message(jq);
     box_out_flush(c->out);
@@ -235,16 +256,18 @@ static int process(BoxCmd *c, jq_state *jq, jv value, unsigned opts, int dumpopt
   return ret;
 }
 
-static int die_usage(BoxCmd *c, const char *fmt, const char *arg) {
+static int die_usage(BoxCmd *c, const char *fmt, const char *arg)
+{
   box_out_flush(c->out);
   box_fdprintf(c->err, fmt, arg);
   box_fdprintf(c->err, "Use jq --help for help with command-line options,\n"
-               "or see the jq manpage, or online docs  at https://stedolan.github.io/jq\n");
+                       "or see the jq manpage, or online docs  at https://stedolan.github.io/jq\n");
   return 2;
 }
 
 /* Whole file contents (for -f, --slurpfile, --rawfile). */
-static bool load_file(BoxCmd *c, const char *name, GString *s) {
+static bool load_file(BoxCmd *c, const char *name, GString *s)
+{
   int fd = box_open_file(name, O_RDONLY);
   if (fd < 0) return false;
   (void)c;
@@ -256,7 +279,8 @@ static bool load_file(BoxCmd *c, const char *name, GString *s) {
 }
 
 /* isoption: long name or a short letter within a cluster of short options. */
-static bool isopt(const char *text, char shortopt, const char *longopt, int *nshort) {
+static bool isopt(const char *text, char shortopt, const char *longopt, int *nshort)
+{
   if (text[0] != '-' || text[1] == '-') *nshort = 0;
   if (text[0] != '-') return false;
   if (text[1] == '-' && longopt && strcmp(text + 2, longopt) == 0) return true;
@@ -270,7 +294,8 @@ static bool isopt(const char *text, char shortopt, const char *longopt, int *nsh
 
 /* --slurpfile's values (all of the file's JSON texts in an array) or
  * --rawfile's string; invalid, with the message, when it cannot be read. */
-static jv load_named_file(BoxCmd *c, const char *path, bool raw) {
+static jv load_named_file(BoxCmd *c, const char *path, bool raw)
+{
   GString *s = g_string_new(NULL);
   jv data;
   if (!load_file(c, path, s)) {
@@ -284,7 +309,11 @@ static jv load_named_file(BoxCmd *c, const char *path, bool raw) {
     data = jv_array();
     jv v;
     while (jv_is_valid(v = jv_parser_next(p))) data = jv_array_append(data, v);
-    if (jv_invalid_has_msg(jv_copy(v))) { jv_free(data); data = v; } else jv_free(v);
+    if (jv_invalid_has_msg(jv_copy(v))) {
+      jv_free(data);
+      data = v;
+    } else
+      jv_free(v);
     jv_parser_free(p);
   }
   g_string_free(s, TRUE);
@@ -294,7 +323,8 @@ static jv load_named_file(BoxCmd *c, const char *path, bool raw) {
 /* The program over the inputs: once on null with -n, once on all of them
  * with -s, else once per value.  Returns process()'s code of the last run
  * (14 when none ran), 4 after a parse error; *exact when halt stopped it. */
-static int run_inputs(BoxCmd *c, jq_state *jq, unsigned opts, int dumpopts, JqIn *in, bool *exact) {
+static int run_inputs(BoxCmd *c, jq_state *jq, unsigned opts, int dumpopts, JqIn *in, bool *exact)
+{
   int r = 14;
   if (opts & O_NULL) {
     r = process(c, jq, jv_null(), opts, dumpopts, in, exact);
@@ -306,7 +336,10 @@ static int run_inputs(BoxCmd *c, jq_state *jq, unsigned opts, int dumpopts, JqIn
       all = jv_array();
       for (;;) {
         jv v = next_value(in);
-        if (jv_is_valid(v)) { all = jv_array_append(all, v); continue; }
+        if (jv_is_valid(v)) {
+          all = jv_array_append(all, v);
+          continue;
+        }
         if (jv_invalid_has_msg(jv_copy(v))) {
           jv m = jv_invalid_get_msg(v);
           box_out_flush(c->out);
@@ -321,8 +354,10 @@ static int run_inputs(BoxCmd *c, jq_state *jq, unsigned opts, int dumpopts, JqIn
         break;
       }
     }
-    if (jv_is_valid(all)) r = process(c, jq, all, opts, dumpopts, in, exact);
-    else jv_free(all);
+    if (jv_is_valid(all))
+      r = process(c, jq, all, opts, dumpopts, in, exact);
+    else
+      jv_free(all);
   } else {
     for (;;) {
       jv v = next_value(in);
@@ -336,7 +371,7 @@ static int run_inputs(BoxCmd *c, jq_state *jq, unsigned opts, int dumpopts, JqIn
         box_out_flush(c->out);
         box_fdprintf(c->err, "parse error: %s\n", jv_string_value(m));
         jv_free(m);
-        r = 4;   /* jq 1.6's status after a parse error */
+        r = 4; /* jq 1.6's status after a parse error */
         break;
       }
       jv_free(v);
@@ -346,7 +381,8 @@ static int run_inputs(BoxCmd *c, jq_state *jq, unsigned opts, int dumpopts, JqIn
   return r;
 }
 
-int box_cmd_jq(BoxCmd *c) {
+int box_cmd_jq(BoxCmd *c)
+{
   unsigned opts = 0;
   int dumpopts = JV_PRINT_INDENT_FLAGS(2);
   const char *program = NULL;
@@ -365,11 +401,13 @@ int box_cmd_jq(BoxCmd *c) {
     int ns = 0;
     if (args_done || text[0] != '-' || text[1] == 0) {
       if (!program && !(args_done && false)) {
-        if (text[0] == '-' && text[1] == 0 && !program) { /* "-" as program? jq treats it as text */ }
+        if (text[0] == '-' && text[1] == 0 && !program) { /* "-" as program? jq treats it as text */
+        }
         program = text;
         continue;
       }
-      if (args_strings) positional = jv_array_append(positional, jv_string(text));
+      if (args_strings)
+        positional = jv_array_append(positional, jv_string(text));
       else if (args_json) {
         jv v = jv_parse(text);
         if (!jv_is_valid(v)) {
@@ -378,15 +416,17 @@ int box_cmd_jq(BoxCmd *c) {
           goto out;
         }
         positional = jv_array_append(positional, v);
-      } else g_ptr_array_add(files, (gpointer)text);
+      } else
+        g_ptr_array_add(files, (gpointer)text);
       continue;
     }
     if (strcmp(text, "--") == 0) {
-      if (!program) { /* jq 1.6: -- ends options; the next word is still the program */ }
+      if (!program) { /* jq 1.6: -- ends options; the next word is still the program */
+      }
       args_done = true;
       continue;
     }
-    if (text[1] == 'L') {  /* -L dir: library path; accepted and ignored */
+    if (text[1] == 'L') { /* -L dir: library path; accepted and ignored */
       if (text[2] == 0) i++;
       continue;
     }
@@ -397,8 +437,11 @@ int box_cmd_jq(BoxCmd *c) {
     if (OPT('c', "compact-output")) dumpopts &= ~(JV_PRINT_TAB | JV_PRINT_INDENT_FLAGS(7));
     if (OPT('C', "color-output")) dumpopts |= JV_PRINT_COLOR;
     if (OPT('M', "monochrome-output")) dumpopts &= ~JV_PRINT_COLOR;
-    if (OPT('a', "ascii-output")) { opts |= O_ASCII; dumpopts |= JV_PRINT_ASCII; }
-    if (OPT(0, "unbuffered")) { }
+    if (OPT('a', "ascii-output")) {
+      opts |= O_ASCII;
+      dumpopts |= JV_PRINT_ASCII;
+    }
+    if (OPT(0, "unbuffered")) {}
     if (OPT('S', "sort-keys")) dumpopts |= JV_PRINT_SORTED;
     if (OPT('R', "raw-input")) opts |= O_RAWIN;
     if (OPT('n', "null-input")) opts |= O_NULL;
@@ -409,28 +452,53 @@ int box_cmd_jq(BoxCmd *c) {
       dumpopts |= JV_PRINT_TAB | JV_PRINT_PRETTY;
     }
     if (OPT(0, "seq")) opts |= O_SEQ;
-    if (OPT(0, "stream")) { ret = die_usage(c, "jq: --stream is not supported by the Shell's jq\n", NULL); goto out; }
+    if (OPT(0, "stream")) {
+      ret = die_usage(c, "jq: --stream is not supported by the Shell's jq\n", NULL);
+      goto out;
+    }
     if (OPT('e', "exit-status")) opts |= O_EXIT;
-    if (OPT(0, "args")) { args_strings = true; args_json = false; }
-    if (OPT(0, "jsonargs")) { args_json = true; args_strings = false; }
+    if (OPT(0, "args")) {
+      args_strings = true;
+      args_json = false;
+    }
+    if (OPT(0, "jsonargs")) {
+      args_json = true;
+      args_strings = false;
+    }
     if (OPT(0, "indent")) {
-      if (i + 1 >= c->argc) { ret = die_usage(c, "jq: --indent takes one parameter\n", NULL); goto out; }
+      if (i + 1 >= c->argc) {
+        ret = die_usage(c, "jq: --indent takes one parameter\n", NULL);
+        goto out;
+      }
       dumpopts &= ~(JV_PRINT_TAB | JV_PRINT_INDENT_FLAGS(7));
       char *end;
       long n = strtol(c->argv[i + 1], &end, 10);
-      if (*end || n < -1) { ret = die_usage(c, "jq: Cannot indent more than 7 characters\n", NULL); goto out; }
-      if (n > 7) { ret = die_usage(c, "jq: Cannot indent more than 7 characters\n", NULL); goto out; }
+      if (*end || n < -1) {
+        ret = die_usage(c, "jq: Cannot indent more than 7 characters\n", NULL);
+        goto out;
+      }
+      if (n > 7) {
+        ret = die_usage(c, "jq: Cannot indent more than 7 characters\n", NULL);
+        goto out;
+      }
       dumpopts |= JV_PRINT_INDENT_FLAGS((int)n);
       i++;
     }
     if (OPT(0, "arg")) {
-      if (i + 2 >= c->argc) { ret = die_usage(c, "jq: --arg takes two parameters (e.g. --arg varname value)\n", NULL); goto out; }
+      if (i + 2 >= c->argc) {
+        ret = die_usage(c, "jq: --arg takes two parameters (e.g. --arg varname value)\n", NULL);
+        goto out;
+      }
       if (!jv_object_has(jv_copy(named), jv_string(c->argv[i + 1])))
         named = jv_object_set(named, jv_string(c->argv[i + 1]), jv_string(c->argv[i + 2]));
       i += 2;
     }
     if (OPT(0, "argjson")) {
-      if (i + 2 >= c->argc) { ret = die_usage(c, "jq: --argjson takes two parameters (e.g. --argjson varname text)\n", NULL); goto out; }
+      if (i + 2 >= c->argc) {
+        ret =
+          die_usage(c, "jq: --argjson takes two parameters (e.g. --argjson varname text)\n", NULL);
+        goto out;
+      }
       jv v = jv_parse(c->argv[i + 2]);
       if (!jv_is_valid(v)) {
         jv_free(v);
@@ -439,7 +507,8 @@ int box_cmd_jq(BoxCmd *c) {
       }
       if (!jv_object_has(jv_copy(named), jv_string(c->argv[i + 1])))
         named = jv_object_set(named, jv_string(c->argv[i + 1]), v);
-      else jv_free(v);
+      else
+        jv_free(v);
       i += 2;
     }
     bool raw_file = false;
@@ -447,7 +516,8 @@ int box_cmd_jq(BoxCmd *c) {
       const char *which = raw_file ? "rawfile" : "slurpfile";
       if (i + 2 >= c->argc) {
         box_out_flush(c->out);
-        box_fdprintf(c->err, "jq: --%s takes two parameters (e.g. --%s varname filename)\n", which, which);
+        box_fdprintf(c->err, "jq: --%s takes two parameters (e.g. --%s varname filename)\n", which,
+                     which);
         ret = die_usage(c, "%s", "");
         goto out;
       }
@@ -463,7 +533,8 @@ int box_cmd_jq(BoxCmd *c) {
       }
       if (!jv_object_has(jv_copy(named), jv_string(c->argv[i + 1])))
         named = jv_object_set(named, jv_string(c->argv[i + 1]), data);
-      else jv_free(data);
+      else
+        jv_free(data);
       i += 2;
     }
     if (OPT('h', "help")) {
@@ -505,16 +576,24 @@ int box_cmd_jq(BoxCmd *c) {
   jq_set_error_cb(jq, err_cb, c);
   jq_set_debug_cb(jq, debug_cb, c);
   jq_set_attr(jq, jv_string("JQ_ORIGIN"), jv_string("/usr/bin"));
-  jq_set_attr(jq, jv_string("JQ_LIBRARY_PATH"),
-              JV_ARRAY(jv_string("~/.jq"), jv_string("$ORIGIN/../lib/jq"), jv_string("$ORIGIN/../lib")));
+  jq_set_attr(
+    jq, jv_string("JQ_LIBRARY_PATH"),
+    JV_ARRAY(jv_string("~/.jq"), jv_string("$ORIGIN/../lib/jq"), jv_string("$ORIGIN/../lib")));
   jq_set_attr(jq, jv_string("PROGRAM_ORIGIN"), jv_string("."));
-  jv args_obj = JV_OBJECT(jv_string("positional"), jv_copy(positional), jv_string("named"), jv_copy(named));
+  jv args_obj =
+    JV_OBJECT(jv_string("positional"), jv_copy(positional), jv_string("named"), jv_copy(named));
   jv prog_args = jv_object_set(jv_copy(named), jv_string("ARGS"), args_obj);
   const char *ptext = prog_text ? prog_text->str : program;
-  if (ptext[0] == '#' && ptext[1] == '!') { const char *nl = strchr(ptext, '\n'); ptext = nl ? nl + 1 : ""; }
+  if (ptext[0] == '#' && ptext[1] == '!') {
+    const char *nl = strchr(ptext, '\n');
+    ptext = nl ? nl + 1 : "";
+  }
   int compiled = jq_compile_args(jq, ptext, prog_args);
   if (prog_text) g_string_free(prog_text, TRUE);
-  if (!compiled) { ret = 3; goto out; }
+  if (!compiled) {
+    ret = 3;
+    goto out;
+  }
 
   in.c = c;
   in.files = files;
@@ -529,10 +608,14 @@ int box_cmd_jq(BoxCmd *c) {
   int r = run_inputs(c, jq, opts, dumpopts, &in, &exact);
   box_out_flush(c->out);
   if (in.open_errors && !exact) r = 2;
-  if (exact) ret = r;
-  else if (r >= 10 && (opts & O_EXIT)) ret = r - 10;
-  else if (r >= 10) ret = 0;
-  else ret = r;
+  if (exact)
+    ret = r;
+  else if (r >= 10 && (opts & O_EXIT))
+    ret = r - 10;
+  else if (r >= 10)
+    ret = 0;
+  else
+    ret = r;
 
 out:
   if (in.parser) jv_parser_free(in.parser);

@@ -9,7 +9,8 @@
 int box_signal_number(const char *s);
 const char *box_signal_name(int n);
 
-int box_cmd_kill(BoxCmd *c) {
+int box_cmd_kill(BoxCmd *c)
+{
   Shell *sh = c->sh;
   int sig = SIGTERM;
   int i = 1;
@@ -22,7 +23,8 @@ int box_cmd_kill(BoxCmd *c) {
       }
       return 0;
     }
-    for (int s = 1; s < 32; s++) box_out_printf(c->out, "%2d) SIG%s%s", s, box_signal_name(s), s % 5 ? "\t" : "\n");
+    for (int s = 1; s < 32; s++)
+      box_out_printf(c->out, "%2d) SIG%s%s", s, box_signal_name(s), s % 5 ? "\t" : "\n");
     box_out_putc(c->out, '\n');
     return 0;
   }
@@ -40,7 +42,8 @@ int box_cmd_kill(BoxCmd *c) {
     return 1;
   }
   if (i >= c->argc) {
-    box_fdprintf(c->err, "kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]\n");
+    box_fdprintf(c->err, "kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... "
+                         "or kill -l [sigspec]\n");
     return 2;
   }
   int st = 0;

@@ -1,7 +1,8 @@
 /* let.c — `let EXPR…`: 1 when the last value is 0. */
 #include "shell/shell-private.h"
 
-int box_cmd_let(BoxCmd *c) {
+int box_cmd_let(BoxCmd *c)
+{
   if (c->argc < 2) {
     box_cmd_error(c, "expression expected");
     return 1;

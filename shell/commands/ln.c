@@ -11,7 +11,8 @@ typedef struct {
   bool sym, force, noderef, relative, verbose, follow;
 } LnOpt;
 
-static char *last_comp(const char *s) {
+static char *last_comp(const char *s)
+{
   size_t n = strlen(s);
   while (n > 1 && s[n - 1] == '/') n--;
   size_t b = n;
@@ -20,7 +21,8 @@ static char *last_comp(const char *s) {
 }
 
 /* target relative to the directory that will hold link */
-static char *relative_to(const char *target, const char *link) {
+static char *relative_to(const char *target, const char *link)
+{
   int e;
   g_autofree char *t = bx_canonicalize(target, 2, &e);
   g_autofree char *ldir = g_path_get_dirname(link);
@@ -29,7 +31,8 @@ static char *relative_to(const char *target, const char *link) {
   return bx_relative_path(t, l);
 }
 
-static int do_link(BoxCmd *c, const LnOpt *o, const char *src, const char *dest) {
+static int do_link(BoxCmd *c, const LnOpt *o, const char *src, const char *dest)
+{
   if (!o->sym) {
     struct stat st;
     if ((o->follow ? stat(src, &st) : lstat(src, &st)) != 0) {
@@ -46,7 +49,8 @@ static int do_link(BoxCmd *c, const LnOpt *o, const char *src, const char *dest)
       if (lstat(dest, &ds) == 0 && ds.st_ino == st.st_ino && ds.st_dev == st.st_dev) {
         char *a = bx_quote_always(src), *b = bx_quote_always(dest);
         bx_err(c, "ln", "%s and %s are the same file", a, b);
-        g_free(a); g_free(b);
+        g_free(a);
+        g_free(b);
         return 1;
       }
     }
@@ -58,7 +62,8 @@ static int do_link(BoxCmd *c, const LnOpt *o, const char *src, const char *dest)
       if (S_ISDIR(ds.st_mode)) {
         char *q = bx_quote_always(dest);
         bx_err(c, "ln", "%s: cannot overwrite directory", q);
-        g_free(q); g_free(target);
+        g_free(q);
+        g_free(target);
         return 1;
       }
       if (unlink(dest) != 0 && errno != ENOENT) {
@@ -73,19 +78,23 @@ static int do_link(BoxCmd *c, const LnOpt *o, const char *src, const char *dest)
   if (r != 0) {
     char *q = bx_quote_always(dest), *t = bx_errtext(c, errno);
     bx_err(c, "ln", "failed to create %s link %s: %s", o->sym ? "symbolic" : "hard", q, t);
-    g_free(q); g_free(t); g_free(target);
+    g_free(q);
+    g_free(t);
+    g_free(target);
     return 1;
   }
   if (o->verbose) {
     char *a = bx_quote_always(dest), *b = bx_quote_always(src);
     box_out_printf(c->out, "%s %s %s\n", a, o->sym ? "->" : "=>", b);
-    g_free(a); g_free(b);
+    g_free(a);
+    g_free(b);
   }
   g_free(target);
   return 0;
 }
 
-static bool is_dir_target(const char *p, bool noderef) {
+static bool is_dir_target(const char *p, bool noderef)
+{
   struct stat st;
   if (noderef) {
     if (lstat(p, &st) != 0) return false;
@@ -95,35 +104,43 @@ static bool is_dir_target(const char *p, bool noderef) {
   return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static const char longopts[] =
-  "symbolic=s force=f no-dereference=n no-target-directory=T target-directory=t: relative=r verbose=v logical=L "
-  "physical=P interactive=i";
+static const char longopts[] = "symbolic=s force=f no-dereference=n no-target-directory=T "
+                               "target-directory=t: relative=r verbose=v logical=L "
+                               "physical=P interactive=i";
 
-int box_cmd_ln(BoxCmd *c) {
+int box_cmd_ln(BoxCmd *c)
+{
   LnOpt o = { 0 };
   bool no_target = false;
   const char *tdir = NULL;
-  BX_EACH_OPTION(ch, c, "ln", "sfnTt:rvLPib", longopts) switch (ch) {
-  case 's': o.sym = true; break;
-  case 'f': o.force = true; break;
-  case 'n': o.noderef = true; break;
-  case 'T': no_target = true; break;
-  case 't': tdir = optarg; break;
-  case 'r': o.relative = true; break;
-  case 'v': o.verbose = true; break;
-  case 'L': o.follow = true; break;
-  case 'P': o.follow = false; break;
-  case 'i': case 'b': break;
-  default: return 1;
-  }
+  BX_EACH_OPTION (ch, c, "ln", "sfnTt:rvLPib", longopts) switch (ch) {
+    case 's': o.sym = true; break;
+    case 'f': o.force = true; break;
+    case 'n': o.noderef = true; break;
+    case 'T': no_target = true; break;
+    case 't': tdir = optarg; break;
+    case 'r': o.relative = true; break;
+    case 'v': o.verbose = true; break;
+    case 'L': o.follow = true; break;
+    case 'P': o.follow = false; break;
+    case 'i':
+    case 'b': break;
+    default: return 1;
+    }
   int n = c->argc - optind;
   char **ops = c->argv + optind;
   if (o.relative && !o.sym) {
     bx_usage(c, "ln", "cannot do --relative without --symbolic");
     return 1;
   }
-  if (n == 0) { bx_usage(c, "ln", "missing file operand"); return 1; }
-  if (tdir && no_target) { bx_usage(c, "ln", "cannot combine --target-directory and --no-target-directory"); return 1; }
+  if (n == 0) {
+    bx_usage(c, "ln", "missing file operand");
+    return 1;
+  }
+  if (tdir && no_target) {
+    bx_usage(c, "ln", "cannot combine --target-directory and --no-target-directory");
+    return 1;
+  }
   if (no_target) {
     if (n < 2) {
       bx_usage_q(c, "ln", "missing destination file operand after %s", ops[0]);
@@ -136,8 +153,10 @@ int box_cmd_ln(BoxCmd *c) {
     return do_link(c, &o, ops[0], ops[1]);
   }
   if (!tdir) {
-    if (n == 1) tdir = ".";
-    else if (n == 2 && !is_dir_target(ops[1], o.noderef)) return do_link(c, &o, ops[0], ops[1]);
+    if (n == 1)
+      tdir = ".";
+    else if (n == 2 && !is_dir_target(ops[1], o.noderef))
+      return do_link(c, &o, ops[0], ops[1]);
     else {
       tdir = ops[n - 1];
       n--;

@@ -1,7 +1,8 @@
 /* local.c — `local [option] NAME[=value]…` inside a function. */
 #include "shell/shell-private.h"
 
-int box_cmd_local(BoxCmd *c) {
+int box_cmd_local(BoxCmd *c)
+{
   if (c->sh->frames->len == 0) {
     box_cmd_error(c, "can only be used in a function");
     return 1;

@@ -15,8 +15,8 @@
 #include "shell/commands/commands-private.h"
 
 typedef struct {
-  bool all, almost, lng, recursive, by_time, by_size, reverse, human, dirs, classify, slash,
-       inode, numeric, no_owner, no_group, unsorted, si;
+  bool all, almost, lng, recursive, by_time, by_size, reverse, human, dirs, classify, slash, inode,
+    numeric, no_owner, no_group, unsorted, si;
   bool need_stat;
   int status;
   time_t now;
@@ -24,30 +24,34 @@ typedef struct {
 } LsOpt;
 
 typedef struct {
-  char *name;       /* as printed */
-  char *path;       /* for stat/readlink */
+  char *name; /* as printed */
+  char *path; /* for stat/readlink */
   bool have_st;
   struct stat st;
   unsigned char dtype;
   unsigned long long ino;
-  char *link;       /* symlink target (-l) */
+  char *link; /* symlink target (-l) */
   bool link_ok;
   mode_t link_mode;
 } LsEnt;
 
-static void ent_free(LsEnt *e) {
+static void ent_free(LsEnt *e)
+{
   g_free(e->name);
   g_free(e->path);
   g_free(e->link);
 }
 
 static LsOpt *cmp_opt;
-static int ent_cmp(const void *a, const void *b) {
+static int ent_cmp(const void *a, const void *b)
+{
   const LsEnt *x = a, *y = b;
   int r = 0;
   if (cmp_opt->by_time) {
-    if (x->st.st_mtim.tv_sec != y->st.st_mtim.tv_sec) r = x->st.st_mtim.tv_sec < y->st.st_mtim.tv_sec ? 1 : -1;
-    else if (x->st.st_mtim.tv_nsec != y->st.st_mtim.tv_nsec) r = x->st.st_mtim.tv_nsec < y->st.st_mtim.tv_nsec ? 1 : -1;
+    if (x->st.st_mtim.tv_sec != y->st.st_mtim.tv_sec)
+      r = x->st.st_mtim.tv_sec < y->st.st_mtim.tv_sec ? 1 : -1;
+    else if (x->st.st_mtim.tv_nsec != y->st.st_mtim.tv_nsec)
+      r = x->st.st_mtim.tv_nsec < y->st.st_mtim.tv_nsec ? 1 : -1;
   } else if (cmp_opt->by_size) {
     if (x->st.st_size != y->st.st_size) r = x->st.st_size < y->st.st_size ? 1 : -1;
   }
@@ -55,7 +59,8 @@ static int ent_cmp(const void *a, const void *b) {
   return cmp_opt->reverse ? -r : r;
 }
 
-static void sort_ents(LsOpt *o, GArray *v) {
+static void sort_ents(LsOpt *o, GArray *v)
+{
   if (o->unsorted) return;
   cmp_opt = o;
   g_array_sort(v, ent_cmp);
@@ -63,9 +68,13 @@ static void sort_ents(LsOpt *o, GArray *v) {
 
 /* A user's or group's name as ls -l shows it (its number with -n, or
  * when it has none), looked up once per id into cache. */
-static const char *owner_name(LsOpt *o, GHashTable *cache, const char *(*lookup)(unsigned), unsigned id,
-                              char *buf) {
-  if (o->numeric) { sprintf(buf, "%u", id); return buf; }
+static const char *owner_name(LsOpt *o, GHashTable *cache, const char *(*lookup)(unsigned),
+                              unsigned id, char *buf)
+{
+  if (o->numeric) {
+    sprintf(buf, "%u", id);
+    return buf;
+  }
   char *n = g_hash_table_lookup(cache, GUINT_TO_POINTER(id + 1));
   if (!n) {
     const char *name = lookup(id);
@@ -75,15 +84,18 @@ static const char *owner_name(LsOpt *o, GHashTable *cache, const char *(*lookup)
   return n;
 }
 
-static const char *user_name(LsOpt *o, uid_t uid, char *buf) {
+static const char *user_name(LsOpt *o, uid_t uid, char *buf)
+{
   return owner_name(o, o->users, bx_user_name, uid, buf);
 }
 
-static const char *group_name(LsOpt *o, gid_t gid, char *buf) {
+static const char *group_name(LsOpt *o, gid_t gid, char *buf)
+{
   return owner_name(o, o->groups, bx_group_name, gid, buf);
 }
 
-static char indicator(const LsOpt *o, mode_t m) {
+static char indicator(const LsOpt *o, mode_t m)
+{
   if (S_ISDIR(m)) return '/';
   if (!o->classify) return 0;
   if (S_ISLNK(m)) return '@';
@@ -93,7 +105,8 @@ static char indicator(const LsOpt *o, mode_t m) {
   return 0;
 }
 
-static mode_t dtype_mode(unsigned char t) {
+static mode_t dtype_mode(unsigned char t)
+{
   switch (t) {
   case DT_DIR: return S_IFDIR;
   case DT_LNK: return S_IFLNK;
@@ -105,7 +118,8 @@ static mode_t dtype_mode(unsigned char t) {
   }
 }
 
-static void stat_ent(BoxCmd *c, LsOpt *o, LsEnt *e) {
+static void stat_ent(BoxCmd *c, LsOpt *o, LsEnt *e)
+{
   if (e->have_st) return;
   if (lstat(e->path, &e->st) != 0) {
     bx_err_q(c, "ls", "cannot access %s", e->path, errno);
@@ -118,13 +132,20 @@ static void stat_ent(BoxCmd *c, LsOpt *o, LsEnt *e) {
   if (o->lng && S_ISLNK(e->st.st_mode)) {
     char buf[4096];
     ssize_t n = readlink(e->path, buf, sizeof buf - 1);
-    if (n >= 0) { buf[n] = 0; e->link = g_strdup(buf); }
+    if (n >= 0) {
+      buf[n] = 0;
+      e->link = g_strdup(buf);
+    }
     struct stat ts;
-    if (o->classify && stat(e->path, &ts) == 0) { e->link_ok = true; e->link_mode = ts.st_mode; }
+    if (o->classify && stat(e->path, &ts) == 0) {
+      e->link_ok = true;
+      e->link_mode = ts.st_mode;
+    }
   }
 }
 
-static void format_time(const LsOpt *o, time_t t, char *buf, size_t cap) {
+static void format_time(const LsOpt *o, time_t t, char *buf, size_t cap)
+{
   struct tm tm;
   localtime_r(&t, &tm);
   bool recent = t <= o->now + 60 && t > o->now - 31556952 / 2;
@@ -133,18 +154,22 @@ static void format_time(const LsOpt *o, time_t t, char *buf, size_t cap) {
   strftime(buf, cap, recent ? "%b %e %H:%M" : "%b %e  %Y", &tm);
 }
 
-static void print_ents(BoxCmd *c, LsOpt *o, GArray *v, bool is_dir_listing) {
+static void print_ents(BoxCmd *c, LsOpt *o, GArray *v, bool is_dir_listing)
+{
   if (!o->lng) {
     int iw = 0;
     if (o->inode)
       for (guint i = 0; i < v->len; i++) {
         LsEnt *e = &g_array_index(v, LsEnt, i);
         char b[32];
-        iw = MAX(iw, snprintf(b, sizeof b, "%llu", e->have_st ? (unsigned long long)e->st.st_ino : e->ino));
+        iw = MAX(iw, snprintf(b, sizeof b, "%llu",
+                              e->have_st ? (unsigned long long)e->st.st_ino : e->ino));
       }
     for (guint i = 0; i < v->len; i++) {
       LsEnt *e = &g_array_index(v, LsEnt, i);
-      if (o->inode) box_out_printf(c->out, "%*llu ", iw, e->have_st ? (unsigned long long)e->st.st_ino : e->ino);
+      if (o->inode)
+        box_out_printf(c->out, "%*llu ", iw,
+                       e->have_st ? (unsigned long long)e->st.st_ino : e->ino);
       box_out_puts(c->out, e->name);
       if (o->classify || o->slash) {
         char ch = indicator(o, e->have_st ? e->st.st_mode : dtype_mode(e->dtype));
@@ -161,7 +186,11 @@ static void print_ents(BoxCmd *c, LsOpt *o, GArray *v, bool is_dir_listing) {
   for (guint i = 0; i < v->len; i++) {
     LsEnt *e = &g_array_index(v, LsEnt, i);
     if (!e->have_st) { /* unknown fields print as "?" (GNU) */
-      wl = MAX(wl, 1); wu = MAX(wu, 1); wg = MAX(wg, 1); ws = MAX(ws, 1); wi = MAX(wi, 1);
+      wl = MAX(wl, 1);
+      wu = MAX(wu, 1);
+      wg = MAX(wg, 1);
+      ws = MAX(ws, 1);
+      wi = MAX(wi, 1);
       continue;
     }
     blocks += (unsigned long long)e->st.st_blocks;
@@ -170,8 +199,11 @@ static void print_ents(BoxCmd *c, LsOpt *o, GArray *v, bool is_dir_listing) {
     wg = MAX(wg, (int)strlen(group_name(o, e->st.st_gid, gb)));
     if (S_ISCHR(e->st.st_mode) || S_ISBLK(e->st.st_mode))
       ws = MAX(ws, snprintf(b, sizeof b, "%u, %u", major(e->st.st_rdev), minor(e->st.st_rdev)));
-    else if (o->human) { bx_human_size((unsigned long long)e->st.st_size, o->si, b, sizeof b); ws = MAX(ws, (int)strlen(b)); }
-    else ws = MAX(ws, snprintf(b, sizeof b, "%lld", (long long)e->st.st_size));
+    else if (o->human) {
+      bx_human_size((unsigned long long)e->st.st_size, o->si, b, sizeof b);
+      ws = MAX(ws, (int)strlen(b));
+    } else
+      ws = MAX(ws, snprintf(b, sizeof b, "%lld", (long long)e->st.st_size));
     wi = MAX(wi, snprintf(b, sizeof b, "%llu", (unsigned long long)e->st.st_ino));
   }
   if (is_dir_listing) {
@@ -205,8 +237,10 @@ static void print_ents(BoxCmd *c, LsOpt *o, GArray *v, bool is_dir_listing) {
     if (!o->no_group) box_out_printf(c->out, "%-*s ", wg, group_name(o, e->st.st_gid, gb));
     if (S_ISCHR(e->st.st_mode) || S_ISBLK(e->st.st_mode)) {
       snprintf(b, sizeof b, "%u, %u", major(e->st.st_rdev), minor(e->st.st_rdev));
-    } else if (o->human) bx_human_size((unsigned long long)e->st.st_size, o->si, b, sizeof b);
-    else snprintf(b, sizeof b, "%lld", (long long)e->st.st_size);
+    } else if (o->human)
+      bx_human_size((unsigned long long)e->st.st_size, o->si, b, sizeof b);
+    else
+      snprintf(b, sizeof b, "%lld", (long long)e->st.st_size);
     format_time(o, e->st.st_mtim.tv_sec, tb, sizeof tb);
     box_out_printf(c->out, "%*s %s ", ws, b, tb);
     box_out_puts(c->out, e->name);
@@ -224,7 +258,8 @@ static void print_ents(BoxCmd *c, LsOpt *o, GArray *v, bool is_dir_listing) {
   }
 }
 
-static void list_dir(BoxCmd *c, LsOpt *o, const char *path, bool header, bool *first, bool top) {
+static void list_dir(BoxCmd *c, LsOpt *o, const char *path, bool header, bool *first, bool top)
+{
   int err;
   GArray *d = bx_list_dir(path, &err);
   if (!d) {
@@ -241,20 +276,31 @@ static void list_dir(BoxCmd *c, LsOpt *o, const char *path, bool header, bool *f
   if (o->all) {
     const char *dots[] = { ".", ".." };
     for (int i = 0; i < 2; i++) {
-      LsEnt e = { g_strdup(dots[i]), bx_path_join(path, dots[i]), false, { 0 }, DT_DIR, 0, NULL, false, 0 };
+      LsEnt e = {
+        g_strdup(dots[i]), bx_path_join(path, dots[i]), false, { 0 }, DT_DIR, 0, NULL, false, 0
+      };
       g_array_append_val(v, e);
     }
   }
   for (guint i = 0; i < d->len; i++) {
     BxDirEnt *de = &g_array_index(d, BxDirEnt, i);
     if (de->name[0] == '.' && !o->all && !o->almost) continue;
-    LsEnt e = { g_strdup(de->name), bx_path_join(path, de->name), false, { 0 }, de->type, de->ino, NULL, false, 0 };
+    LsEnt e = { g_strdup(de->name),
+                bx_path_join(path, de->name),
+                false,
+                { 0 },
+                de->type,
+                de->ino,
+                NULL,
+                false,
+                0 };
     g_array_append_val(v, e);
   }
   bx_dir_free(d);
   for (guint i = 0; i < v->len; i++) {
     LsEnt *e = &g_array_index(v, LsEnt, i);
-    if (o->need_stat || (o->classify && e->dtype == DT_UNKNOWN) || (o->recursive && e->dtype == DT_UNKNOWN))
+    if (o->need_stat || (o->classify && e->dtype == DT_UNKNOWN) ||
+        (o->recursive && e->dtype == DT_UNKNOWN))
       stat_ent(c, o, e);
     if (!e->have_st) e->st.st_mode = dtype_mode(e->dtype);
   }
@@ -274,51 +320,84 @@ static void list_dir(BoxCmd *c, LsOpt *o, const char *path, bool header, bool *f
 enum { OPT_SI = 1, OPT_INDICATOR, OPT_SORT };
 
 static const char longopts[] =
-  "all=a almost-all=A recursive=R reverse=r human-readable=h si=\1 directory=d classify=F:: inode=i "
+  "all=a almost-all=A recursive=R reverse=r human-readable=h si=\1 directory=d classify=F:: "
+  "inode=i "
   "numeric-uid-gid=n color=K:: colour=K:: indicator-style=\2: sort=\3: no-group=G";
 
-int box_cmd_ls(BoxCmd *c) {
+int box_cmd_ls(BoxCmd *c)
+{
   LsOpt o = { 0 };
   o.now = time(NULL);
-  BX_EACH_OPTION(ch, c, "ls", "aAlRtSrhdFpin1CgoUGx", longopts) switch (ch) {
-  case 'a': o.all = true; o.almost = false; break;
-  case 'A': o.almost = true; o.all = false; break;
-  case 'l': o.lng = true; break;
-  case 'R': o.recursive = true; break;
-  case 't': o.by_time = true; o.by_size = false; break;
-  case 'S': o.by_size = true; o.by_time = false; break;
-  case 'r': o.reverse = true; break;
-  case 'h': o.human = true; break;
-  case OPT_SI: o.human = o.si = true; break;
-  case 'd': o.dirs = true; break;
-  case 'F': o.classify = true; break;
-  case 'p': o.slash = true; break;
-  case 'i': o.inode = true; break;
-  case 'n': o.numeric = true; o.lng = true; break;
-  case 'g': o.no_owner = true; o.lng = true; break;
-  case 'o': o.no_group = true; o.lng = true; break;
-  case 'G': o.no_group = true; break;
-  case 'U': o.unsorted = true; break;
-  case '1': case 'C': case 'x': o.lng = o.lng && ch != '1' ? o.lng : (ch == '1' ? false : o.lng); break;
-  case 'K':
-    if (optarg && strcmp(optarg, "never") && strcmp(optarg, "no") && strcmp(optarg, "none") &&
-        strcmp(optarg, "auto") && strcmp(optarg, "tty") && strcmp(optarg, "if-tty") &&
-        strcmp(optarg, "always") && strcmp(optarg, "yes") && strcmp(optarg, "force")) {
-      bx_usage_q(c, "ls", "invalid argument %s for '--color'\nValid arguments are:\n  - 'always', 'yes', 'force'\n  - 'never', 'no', 'none'\n  - 'auto', 'tty', 'if-tty'", optarg);
-      return 2;
+  BX_EACH_OPTION (ch, c, "ls", "aAlRtSrhdFpin1CgoUGx", longopts) switch (ch) {
+    case 'a':
+      o.all = true;
+      o.almost = false;
+      break;
+    case 'A':
+      o.almost = true;
+      o.all = false;
+      break;
+    case 'l': o.lng = true; break;
+    case 'R': o.recursive = true; break;
+    case 't':
+      o.by_time = true;
+      o.by_size = false;
+      break;
+    case 'S':
+      o.by_size = true;
+      o.by_time = false;
+      break;
+    case 'r': o.reverse = true; break;
+    case 'h': o.human = true; break;
+    case OPT_SI: o.human = o.si = true; break;
+    case 'd': o.dirs = true; break;
+    case 'F': o.classify = true; break;
+    case 'p': o.slash = true; break;
+    case 'i': o.inode = true; break;
+    case 'n':
+      o.numeric = true;
+      o.lng = true;
+      break;
+    case 'g':
+      o.no_owner = true;
+      o.lng = true;
+      break;
+    case 'o':
+      o.no_group = true;
+      o.lng = true;
+      break;
+    case 'G': o.no_group = true; break;
+    case 'U': o.unsorted = true; break;
+    case '1':
+    case 'C':
+    case 'x': o.lng = o.lng && ch != '1' ? o.lng : (ch == '1' ? false : o.lng); break;
+    case 'K':
+      if (optarg && strcmp(optarg, "never") && strcmp(optarg, "no") && strcmp(optarg, "none") &&
+          strcmp(optarg, "auto") && strcmp(optarg, "tty") && strcmp(optarg, "if-tty") &&
+          strcmp(optarg, "always") && strcmp(optarg, "yes") && strcmp(optarg, "force")) {
+        bx_usage_q(c, "ls",
+                   "invalid argument %s for '--color'\nValid arguments are:\n  - 'always', 'yes', "
+                   "'force'\n  - 'never', 'no', 'none'\n  - 'auto', 'tty', 'if-tty'",
+                   optarg);
+        return 2;
+      }
+      break;
+    case OPT_INDICATOR:
+      if (!strcmp(optarg, "classify"))
+        o.classify = true;
+      else if (!strcmp(optarg, "slash"))
+        o.slash = true;
+      break;
+    case OPT_SORT:
+      if (!strcmp(optarg, "time"))
+        o.by_time = true;
+      else if (!strcmp(optarg, "size"))
+        o.by_size = true;
+      else if (!strcmp(optarg, "none"))
+        o.unsorted = true;
+      break;
+    default: return 2;
     }
-    break;
-  case OPT_INDICATOR:
-    if (!strcmp(optarg, "classify")) o.classify = true;
-    else if (!strcmp(optarg, "slash")) o.slash = true;
-    break;
-  case OPT_SORT:
-    if (!strcmp(optarg, "time")) o.by_time = true;
-    else if (!strcmp(optarg, "size")) o.by_size = true;
-    else if (!strcmp(optarg, "none")) o.unsorted = true;
-    break;
-  default: return 2;
-  }
   o.need_stat = o.lng || o.by_time || o.by_size || o.classify || (o.inode && false);
   o.users = g_hash_table_new_full(NULL, NULL, NULL, g_free);
   o.groups = g_hash_table_new_full(NULL, NULL, NULL, g_free);
@@ -332,7 +411,7 @@ int box_cmd_ls(BoxCmd *c) {
   for (int i = 0; i < n; i++) {
     LsEnt e = { g_strdup(ops[i]), g_strdup(ops[i]), false, { 0 }, DT_UNKNOWN, 0, NULL, false, 0 };
     int r = follow ? stat(ops[i], &e.st) : lstat(ops[i], &e.st);
-    if (r != 0 && follow && errno == ENOENT) r = lstat(ops[i], &e.st);   /* dangling link */
+    if (r != 0 && follow && errno == ENOENT) r = lstat(ops[i], &e.st); /* dangling link */
     if (r != 0) {
       bx_err_q(c, "ls", "cannot access %s", ops[i], errno);
       o.status = 2;
@@ -345,14 +424,21 @@ int box_cmd_ls(BoxCmd *c) {
       struct stat ts;
       if (stat(ops[i], &ts) == 0 && S_ISDIR(ts.st_mode)) e.st = ts;
     }
-    if (!o.dirs && S_ISDIR(e.st.st_mode)) g_array_append_val(dirs, e);
+    if (!o.dirs && S_ISDIR(e.st.st_mode))
+      g_array_append_val(dirs, e);
     else {
       if (o.lng && S_ISLNK(e.st.st_mode)) {
         char buf[4096];
         ssize_t k = readlink(ops[i], buf, sizeof buf - 1);
-        if (k >= 0) { buf[k] = 0; e.link = g_strdup(buf); }
+        if (k >= 0) {
+          buf[k] = 0;
+          e.link = g_strdup(buf);
+        }
         struct stat ts;
-        if (o.classify && stat(ops[i], &ts) == 0) { e.link_ok = true; e.link_mode = ts.st_mode; }
+        if (o.classify && stat(ops[i], &ts) == 0) {
+          e.link_ok = true;
+          e.link_mode = ts.st_mode;
+        }
       }
       g_array_append_val(files, e);
     }

@@ -78,8 +78,7 @@ int box_cmd_lua(BoxCmd *c)
     if (!take_stdio(c)) _exit(126);
     export_environment(c->sh);
     BoxLuaHost host = { lua_shell_run, NULL, NULL, c };
-    if (c->sh->host && c->sh->host->decide_dry)
-      host.decide = lua_decide;
+    if (c->sh->host && c->sh->host->decide_dry) host.decide = lua_decide;
     _exit(box_lua_main_host(c->argc, c->argv, &host) & 255);
   }
   int st;

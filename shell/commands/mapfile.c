@@ -5,7 +5,8 @@
 
 #include "shell/shell-private.h"
 
-int box_cmd_mapfile(BoxCmd *c) {
+int box_cmd_mapfile(BoxCmd *c)
+{
   Shell *sh = c->sh;
   bool trim = false;
   int delim = '\n';
@@ -16,18 +17,24 @@ int box_cmd_mapfile(BoxCmd *c) {
     const char *a = c->argv[i];
     if (a[0] != '-' || !a[1]) break;
     char o = a[1];
-    if (o == 't') { trim = true; continue; }
+    if (o == 't') {
+      trim = true;
+      continue;
+    }
     const char *v = a[2] ? a + 2 : (i + 1 < c->argc ? c->argv[++i] : "");
     switch (o) {
     case 'd': delim = (unsigned char)v[0]; break;
     case 'n': count = atol(v); break;
     case 's': skip = atol(v); break;
     case 'O': origin = atol(v); break;
-    case 'u': { long u = atol(v); fd = u >= 0 && u < BOX_NFD ? sh->fd[u] : -1; break; }
-    case 'C': case 'c': break;
-    default:
-      box_cmd_error(c, "-%c: invalid option", o);
-      return 2;
+    case 'u': {
+      long u = atol(v);
+      fd = u >= 0 && u < BOX_NFD ? sh->fd[u] : -1;
+      break;
+    }
+    case 'C':
+    case 'c': break;
+    default: box_cmd_error(c, "-%c: invalid option", o); return 2;
     }
   }
   const char *name = i < c->argc ? c->argv[i] : "MAPFILE";

@@ -8,20 +8,22 @@
 
 static const char longopts[] = "parents=p mode=m: verbose=v";
 
-static void created(BoxCmd *c, const char *p) {
+static void created(BoxCmd *c, const char *p)
+{
   g_autofree char *q = bx_quote_always(p);
   box_out_printf(c->out, "mkdir: created directory %s\n", q);
 }
 
-int box_cmd_mkdir(BoxCmd *c) {
+int box_cmd_mkdir(BoxCmd *c)
+{
   bool parents = false, verbose = false;
   const char *mode_s = NULL;
-  BX_EACH_OPTION(ch, c, "mkdir", "pm:v", longopts) switch (ch) {
-  case 'p': parents = true; break;
-  case 'm': mode_s = optarg; break;
-  case 'v': verbose = true; break;
-  default: return 1;
-  }
+  BX_EACH_OPTION (ch, c, "mkdir", "pm:v", longopts) switch (ch) {
+    case 'p': parents = true; break;
+    case 'm': mode_s = optarg; break;
+    case 'v': verbose = true; break;
+    default: return 1;
+    }
   mode_t mode = 0777;
   bool have_mode = false;
   if (mode_s) {
@@ -33,7 +35,10 @@ int box_cmd_mkdir(BoxCmd *c) {
     }
     have_mode = true;
   }
-  if (optind >= c->argc) { bx_usage(c, "mkdir", "missing operand"); return 1; }
+  if (optind >= c->argc) {
+    bx_usage(c, "mkdir", "missing operand");
+    return 1;
+  }
   int status = 0;
   for (int i = optind; i < c->argc; i++) {
     const char *p = c->argv[i];
@@ -43,7 +48,9 @@ int box_cmd_mkdir(BoxCmd *c) {
       for (char *s = dup + 1; *s; s++) {
         if (*s != '/' || s[-1] == '/') continue;
         *s = '\0';
-        if (mkdir(dup, 0777) == 0) { if (verbose) created(c, dup); }
+        if (mkdir(dup, 0777) == 0) {
+          if (verbose) created(c, dup);
+        }
         *s = '/';
       }
       g_free(dup);

@@ -10,25 +10,35 @@
 
 static const char longopts[] = "directory=d dry-run=u quiet=q tmpdir=p:: suffix=S:";
 
-int box_cmd_mktemp(BoxCmd *c) {
+int box_cmd_mktemp(BoxCmd *c)
+{
   bool dir = false, dry = false, quiet = false, use_tmpdir = false, tflag = false;
   const char *pdir = NULL, *suffix = NULL;
-  BX_EACH_OPTION(ch, c, "mktemp", "dup:qtV", longopts) switch (ch) {
-  case 'd': dir = true; break;
-  case 'u': dry = true; break;
-  case 'q': quiet = true; break;
-  case 'p': use_tmpdir = true; pdir = optarg; break;
-  case 't': tflag = true; use_tmpdir = true; break;
-  case 'S': suffix = optarg; break;
-  default: return 1;
-  }
+  BX_EACH_OPTION (ch, c, "mktemp", "dup:qtV", longopts) switch (ch) {
+    case 'd': dir = true; break;
+    case 'u': dry = true; break;
+    case 'q': quiet = true; break;
+    case 'p':
+      use_tmpdir = true;
+      pdir = optarg;
+      break;
+    case 't':
+      tflag = true;
+      use_tmpdir = true;
+      break;
+    case 'S': suffix = optarg; break;
+    default: return 1;
+    }
   int n = c->argc - optind;
   if (n > 1) {
     bx_usage(c, "mktemp", "too many templates");
     return 1;
   }
   const char *tmpl = n ? c->argv[optind] : NULL;
-  if (!tmpl) { tmpl = "tmp.XXXXXXXXXX"; use_tmpdir = true; }
+  if (!tmpl) {
+    tmpl = "tmp.XXXXXXXXXX";
+    use_tmpdir = true;
+  }
   char *full_tmpl = suffix ? g_strconcat(tmpl, suffix, NULL) : g_strdup(tmpl);
   size_t slen = suffix ? strlen(suffix) : 0;
   if (!suffix) {
@@ -45,9 +55,7 @@ int box_cmd_mktemp(BoxCmd *c) {
   size_t xs = 0;
   while (xs < len - slen && full_tmpl[len - slen - 1 - xs] == 'X') xs++;
   if (xs < 3) {
-    if (!quiet) {
-      bx_err_q(c, "mktemp", "too few X's in template %s", full_tmpl, 0);
-    }
+    if (!quiet) { bx_err_q(c, "mktemp", "too few X's in template %s", full_tmpl, 0); }
     g_free(full_tmpl);
     return 1;
   }
@@ -61,8 +69,10 @@ int box_cmd_mktemp(BoxCmd *c) {
     const char *base = pdir && *pdir ? pdir : NULL;
     if (!base || tflag) {
       const char *env = box_var_get(c->sh, "TMPDIR");
-      if (env && *env) base = env;
-      else if (!base) base = "/tmp";
+      if (env && *env)
+        base = env;
+      else if (!base)
+        base = "/tmp";
     }
     path = bx_path_join(base, full_tmpl);
   } else {
@@ -75,12 +85,22 @@ int box_cmd_mktemp(BoxCmd *c) {
   int err = EEXIST;
   for (int tries = 0; tries < 1000; tries++) {
     for (size_t k = 0; k < xs; k++) xpos[k] = chars[g_random_int_range(0, 62)];
-    if (dry) { err = 0; break; }
+    if (dry) {
+      err = 0;
+      break;
+    }
     if (dir) {
-      if (mkdir(path, 0700) == 0) { err = 0; break; }
+      if (mkdir(path, 0700) == 0) {
+        err = 0;
+        break;
+      }
     } else {
       int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-      if (fd >= 0) { close(fd); err = 0; break; }
+      if (fd >= 0) {
+        close(fd);
+        err = 0;
+        break;
+      }
     }
     err = errno;
     if (err != EEXIST) break;
@@ -89,8 +109,10 @@ int box_cmd_mktemp(BoxCmd *c) {
     if (!quiet) {
       for (size_t k = 0; k < xs; k++) xpos[k] = 'X';
       char *q = bx_quote_always(path), *t = bx_errtext(c, err);
-      bx_err(c, "mktemp", "failed to create %s via template %s: %s", dir ? "directory" : "file", q, t);
-      g_free(q); g_free(t);
+      bx_err(c, "mktemp", "failed to create %s via template %s: %s", dir ? "directory" : "file", q,
+             t);
+      g_free(q);
+      g_free(t);
     }
     g_free(path);
     return 1;

@@ -4,21 +4,28 @@
 
 #include <string.h>
 
-char *bx_shell_quote(const char *s) {
+char *bx_shell_quote(const char *s)
+{
   bool plain = *s != '\0';
   for (const char *p = s; *p; p++)
-    if (!(g_ascii_isalnum(*p) || strchr("_-./=:,+@%", *p))) { plain = false; break; }
+    if (!(g_ascii_isalnum(*p) || strchr("_-./=:,+@%", *p))) {
+      plain = false;
+      break;
+    }
   if (plain) return g_strdup(s);
   GString *r = g_string_new("'");
   for (const char *p = s; *p; p++) {
-    if (*p == '\'') g_string_append(r, "'\\''");
-    else g_string_append_c(r, *p);
+    if (*p == '\'')
+      g_string_append(r, "'\\''");
+    else
+      g_string_append_c(r, *p);
   }
   g_string_append_c(r, '\'');
   return g_string_free(r, FALSE);
 }
 
-int bx_run_argv(BoxCmd *c, char **argv, int argc, int in, int out, int err) {
+int bx_run_argv(BoxCmd *c, char **argv, int argc, int in, int out, int err)
+{
   /* argv must be NULL-terminated (argv[argc] == NULL) */
   (void)argc;
   box_out_flush(c->out);

@@ -7,8 +7,8 @@
 
 #include "shell/commands/commands-private.h"
 
-static const char longopts[] =
-  "body-numbering=b: number-width=w: number-separator=s: number-format=n: starting-line-number=v: line-increment=i:";
+static const char longopts[] = "body-numbering=b: number-width=w: number-separator=s: "
+                               "number-format=n: starting-line-number=v: line-increment=i:";
 
 typedef struct {
   char style;
@@ -17,17 +17,22 @@ typedef struct {
   long long num, incr;
 } Nl;
 
-static bool nl_fd(BoxCmd *c, Nl *n, int fd) {
+static bool nl_fd(BoxCmd *c, Nl *n, int fd)
+{
   BxReader r;
   bx_reader_init(&r, fd);
   const char *rec;
   size_t len;
   while (bx_reader_next(&r, '\n', &rec, &len)) {
-    bool number = n->style == 'a' || (n->style == 't' && !(len == 0 || (len == 1 && rec[0] == '\n')));
+    bool number =
+      n->style == 'a' || (n->style == 't' && !(len == 0 || (len == 1 && rec[0] == '\n')));
     if (number) {
-      if (!strcmp(n->fmt, "ln")) box_out_printf(c->out, "%-*lld%s", n->width, n->num, n->sep);
-      else if (!strcmp(n->fmt, "rz")) box_out_printf(c->out, "%0*lld%s", n->width, n->num, n->sep);
-      else box_out_printf(c->out, "%*lld%s", n->width, n->num, n->sep);
+      if (!strcmp(n->fmt, "ln"))
+        box_out_printf(c->out, "%-*lld%s", n->width, n->num, n->sep);
+      else if (!strcmp(n->fmt, "rz"))
+        box_out_printf(c->out, "%0*lld%s", n->width, n->num, n->sep);
+      else
+        box_out_printf(c->out, "%*lld%s", n->width, n->num, n->sep);
       n->num += n->incr;
     } else {
       box_out_printf(c->out, "%*s", n->width + (int)strlen(n->sep), "");
@@ -41,24 +46,28 @@ static bool nl_fd(BoxCmd *c, Nl *n, int fd) {
   return ok;
 }
 
-static bool num_arg(BoxCmd *c, const char *what, const char *s, long long min, long long *out) {
+static bool num_arg(BoxCmd *c, const char *what, const char *s, long long min, long long *out)
+{
   char *end;
   errno = 0;
   long long v = strtoll(s, &end, 10);
   if (!*s || *end || errno || v < min) {
     g_autofree char *q = bx_quote_always(s);
-    if (*s && !*end && (errno || v < min)) bx_err(c, "nl", "invalid %s: %s: %s", what, q, box_strerror(ERANGE));
-    else bx_err(c, "nl", "invalid %s: %s", what, q);
+    if (*s && !*end && (errno || v < min))
+      bx_err(c, "nl", "invalid %s: %s: %s", what, q, box_strerror(ERANGE));
+    else
+      bx_err(c, "nl", "invalid %s: %s", what, q);
     return false;
   }
   *out = v;
   return true;
 }
 
-int box_cmd_nl(BoxCmd *c) {
+int box_cmd_nl(BoxCmd *c)
+{
   Nl n = { 't', 6, "\t", "rn", 1, 1 };
   long long v;
-  BX_EACH_OPTION(o, c, "nl", "b:w:s:n:v:i:", longopts) {
+  BX_EACH_OPTION (o, c, "nl", "b:w:s:n:v:i:", longopts) {
     switch (o) {
     case 'b':
       if (strcmp(optarg, "a") && strcmp(optarg, "t") && strcmp(optarg, "n")) {

@@ -7,24 +7,31 @@
 static const char *usage_line;
 static bool try_prefixed;
 
-void bx_usage(BoxCmd *c, const char *cmd, const char *fmt, ...) {
+void bx_usage(BoxCmd *c, const char *cmd, const char *fmt, ...)
+{
   va_list ap;
   va_start(ap, fmt);
   g_autofree char *s = g_strdup_vprintf(fmt, ap);
   va_end(ap);
   bx_err(c, cmd, "%s", s);
-  if (try_prefixed) box_fdprintf(c->err, "%s: Try '%s --help' for more information.\n", cmd, cmd);
-  else if (usage_line) box_fdprintf(c->err, "%s\nTry '%s --help' for more information.\n", usage_line, cmd);
-  else box_fdprintf(c->err, "Try '%s --help' for more information.\n", cmd);
+  if (try_prefixed)
+    box_fdprintf(c->err, "%s: Try '%s --help' for more information.\n", cmd, cmd);
+  else if (usage_line)
+    box_fdprintf(c->err, "%s\nTry '%s --help' for more information.\n", usage_line, cmd);
+  else
+    box_fdprintf(c->err, "Try '%s --help' for more information.\n", cmd);
 }
 
-void bx_usage_q(BoxCmd *c, const char *cmd, const char *fmt, const char *name) {
+void bx_usage_q(BoxCmd *c, const char *cmd, const char *fmt, const char *name)
+{
   g_autofree char *q = bx_quote_always(name);
   g_autofree char *m = g_strdup_printf(fmt, q);
   bx_usage(c, cmd, "%s", m);
 }
 
-bool bx_move_operands_ok(BoxCmd *c, const char *cmd, int n, char **args, const char *target_dir, bool no_target) {
+bool bx_move_operands_ok(BoxCmd *c, const char *cmd, int n, char **args, const char *target_dir,
+                         bool no_target)
+{
   if (n == 0) {
     bx_usage(c, cmd, "missing file operand");
     return false;
@@ -40,10 +47,11 @@ bool bx_move_operands_ok(BoxCmd *c, const char *cmd, int n, char **args, const c
   return true;
 }
 
-void bx_getopt_start(const char *usage) {
+void bx_getopt_start(const char *usage)
+{
   usage_line = usage;
   try_prefixed = false;
-  optind = 0;   /* GNU: full re-initialisation */
+  optind = 0; /* GNU: full re-initialisation */
   opterr = 0;
 }
 
@@ -51,7 +59,8 @@ void bx_getopt_start(const char *usage) {
  * each call: getopt_long keeps no pointer into it between calls, and a
  * command's parse is over before another command parses (xargs and find
  * run theirs after their own options). */
-static const struct option *long_table(const char *spec) {
+static const struct option *long_table(const char *spec)
+{
   static struct option tab[64];
   static char names[1024];
   size_t n = 0, used = 0;
@@ -73,7 +82,8 @@ static const struct option *long_table(const char *spec) {
   return tab;
 }
 
-int bx_getopt(BoxCmd *c, const char *cmd, const char *shortopts, const char *longspec) {
+int bx_getopt(BoxCmd *c, const char *cmd, const char *shortopts, const char *longspec)
+{
   const struct option *longopts = long_table(longspec);
   int prev = optind ? optind : 1;
   int ch = getopt_long(c->argc, c->argv, shortopts, longopts, NULL);
@@ -87,8 +97,10 @@ int bx_getopt(BoxCmd *c, const char *cmd, const char *shortopts, const char *lon
     if (strncmp(arg, "--", 2) == 0) {
       /* a long option that needs or refuses an argument */
       char *eq = strchr(arg, '=');
-      if (eq) bx_usage(c, cmd, "option '%.*s' doesn't allow an argument", (int)(eq - arg), arg);
-      else bx_usage(c, cmd, "option '%s' requires an argument", arg);
+      if (eq)
+        bx_usage(c, cmd, "option '%.*s' doesn't allow an argument", (int)(eq - arg), arg);
+      else
+        bx_usage(c, cmd, "option '%s' requires an argument", arg);
     } else if (needs) {
       bx_usage(c, cmd, "option requires an argument -- '%c'", optopt);
     } else {
@@ -118,18 +130,22 @@ int bx_getopt(BoxCmd *c, const char *cmd, const char *shortopts, const char *lon
           }
       }
     }
-    if (ambiguous) bx_usage(c, cmd, "option '%s' is ambiguous", arg);
-    else bx_usage(c, cmd, "unrecognized option '%s'", arg);
+    if (ambiguous)
+      bx_usage(c, cmd, "option '%s' is ambiguous", arg);
+    else
+      bx_usage(c, cmd, "unrecognized option '%s'", arg);
   }
   return '?';
 }
 
-void bx_getopt_start_try_prefixed(void) {
+void bx_getopt_start_try_prefixed(void)
+{
   bx_getopt_start(NULL);
   try_prefixed = true;
 }
 
-bool bx_set_flag(int ch, const char *letters, bool *const *vars) {
+bool bx_set_flag(int ch, const char *letters, bool *const *vars)
+{
   const char *p = ch > 0 && ch < 256 ? strchr(letters, ch) : NULL;
   if (!p) return false;
   *vars[p - letters] = true;

@@ -8,7 +8,8 @@
 static const char longopts[] = "delimiters=d: serial=s zero-terminated=z";
 
 /* Decodes the list; an entry of length 0 is "\0" (no delimiter). */
-static GPtrArray *parse_delims(const char *s) {
+static GPtrArray *parse_delims(const char *s)
+{
   GPtrArray *v = g_ptr_array_new_with_free_func(g_free);
   for (const char *p = s; *p; p++) {
     char ch = *p;
@@ -26,16 +27,17 @@ static GPtrArray *parse_delims(const char *s) {
   return v;
 }
 
-int box_cmd_paste(BoxCmd *c) {
+int box_cmd_paste(BoxCmd *c)
+{
   const char *dl = "\t";
   bool serial = false;
   char eol = '\n';
-  BX_EACH_OPTION(o, c, "paste", "d:sz", longopts) switch (o) {
-  case 'd': dl = optarg; break;
-  case 's': serial = true; break;
-  case 'z': eol = 0; break;
-  default: return 1;
-  }
+  BX_EACH_OPTION (o, c, "paste", "d:sz", longopts) switch (o) {
+    case 'd': dl = optarg; break;
+    case 's': serial = true; break;
+    case 'z': eol = 0; break;
+    default: return 1;
+    }
   GPtrArray *delims = parse_delims(dl);
   if (delims->len == 0) g_ptr_array_add(delims, g_strdup(""));
   int nf;

@@ -5,11 +5,14 @@
 
 static const char longopts[] = "null=0";
 
-int box_cmd_printenv(BoxCmd *c) {
+int box_cmd_printenv(BoxCmd *c)
+{
   bool zero = false;
-  BX_EACH_OPTION(ch, c, "printenv", "0", longopts) {
-    if (ch == '0') zero = true;
-    else return 2;
+  BX_EACH_OPTION (ch, c, "printenv", "0", longopts) {
+    if (ch == '0')
+      zero = true;
+    else
+      return 2;
   }
   char **env = box_var_environ(c->sh);
   int status = 0;

@@ -9,7 +9,8 @@
 #include "shell/commands/commands-private.h"
 
 /* Backslash escapes of a format (or of %b when bflag): returns false at \c. */
-static bool put_escapes(GString *out, const char *s, size_t n, bool bflag, size_t *used) {
+static bool put_escapes(GString *out, const char *s, size_t n, bool bflag, size_t *used)
+{
   size_t i = 0;
   for (; i < n; i++) {
     char c = s[i];
@@ -24,31 +25,48 @@ static bool put_escapes(GString *out, const char *s, size_t n, bool bflag, size_
       continue;
     }
     switch (c) {
-    case 'c': if (bflag) { if (used) *used = i; return false; } g_string_append(out, "\\c"); break;
+    case 'c':
+      if (bflag) {
+        if (used) *used = i;
+        return false;
+      }
+      g_string_append(out, "\\c");
+      break;
     case 'x': {
       int v = 0, k = 0;
-      while (k < 2 && i + 1 < n && g_ascii_isxdigit(s[i + 1])) v = v * 16 + g_ascii_xdigit_value(s[++i]), k++;
-      if (!k) g_string_append(out, "\\x");
-      else g_string_append_c(out, (char)v);
+      while (k < 2 && i + 1 < n && g_ascii_isxdigit(s[i + 1]))
+        v = v * 16 + g_ascii_xdigit_value(s[++i]), k++;
+      if (!k)
+        g_string_append(out, "\\x");
+      else
+        g_string_append_c(out, (char)v);
       break;
     }
-    case 'u': case 'U': {
+    case 'u':
+    case 'U': {
       int max = c == 'u' ? 4 : 8, k = 0;
       gunichar v = 0;
-      while (k < max && i + 1 < n && g_ascii_isxdigit(s[i + 1])) v = v * 16 + (gunichar)g_ascii_xdigit_value(s[++i]), k++;
-      if (!k) { g_string_append_c(out, '\\'); g_string_append_c(out, c); }
-      else g_string_append_unichar(out, v);
+      while (k < max && i + 1 < n && g_ascii_isxdigit(s[i + 1]))
+        v = v * 16 + (gunichar)g_ascii_xdigit_value(s[++i]), k++;
+      if (!k) {
+        g_string_append_c(out, '\\');
+        g_string_append_c(out, c);
+      } else
+        g_string_append_unichar(out, v);
       break;
     }
     default:
       if (c >= '0' && c <= '7') {
         int v = 0, k = 0;
         int max = 3;
-        if (bflag && c == '0') { max = 3; }
-        else if (bflag) { }
+        if (bflag && c == '0') {
+          max = 3;
+        } else if (bflag) {
+        }
         i--;
         if (bflag && s[i + 1] == '0') i++;
-        while (k < max && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '7') v = v * 8 + (s[++i] - '0'), k++;
+        while (k < max && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '7')
+          v = v * 8 + (s[++i] - '0'), k++;
         g_string_append_c(out, (char)v);
       } else {
         g_string_append_c(out, '\\');
@@ -60,8 +78,12 @@ static bool put_escapes(GString *out, const char *s, size_t n, bool bflag, size_
   return true;
 }
 
-static bool num_arg(const char *a, int64_t *v, int err_fd, bool *bad) {
-  if (!a) { *v = 0; return true; }
+static bool num_arg(const char *a, int64_t *v, int err_fd, bool *bad)
+{
+  if (!a) {
+    *v = 0;
+    return true;
+  }
   if ((a[0] == '\'' || a[0] == '"') && a[1]) {
     *v = (int64_t)g_utf8_get_char_validated(a + 1, -1);
     if (*v < 0) *v = (unsigned char)a[1];
@@ -87,7 +109,8 @@ static bool num_arg(const char *a, int64_t *v, int err_fd, bool *bad) {
 }
 
 /* %q: bash quotes with backslashes where box_quote would use single quotes. */
-static char *quote_q(const char *arg) {
+static char *quote_q(const char *arg)
+{
   if (!arg || !*arg) return g_strdup("''");
   char *q = box_quote(arg);
   if (q[0] != '\'') return q;
@@ -101,7 +124,8 @@ static char *quote_q(const char *arg) {
 }
 
 /* %(FMT)T: arg as seconds since the epoch (now when absent, empty or -1). */
-static void put_time(GString *out, const char *tf, const char *arg) {
+static void put_time(GString *out, const char *tf, const char *arg)
+{
   time_t now = arg && *arg && strcmp(arg, "-1") ? (time_t)atoll(arg) : time(NULL);
   struct tm tm;
   localtime_r(&now, &tm);
@@ -112,8 +136,9 @@ static void put_time(GString *out, const char *tf, const char *arg) {
 
 /* A width or a precision at fmt[j]: '*' takes the next argument, else the
  * digits as written.  Returns the index after it. */
-static size_t spec_number(GString *spec, const char *fmt, size_t j, size_t fl, int argc, char **argv, int *ai,
-                          bool *consumed, int err_fd, bool *bad) {
+static size_t spec_number(GString *spec, const char *fmt, size_t j, size_t fl, int argc,
+                          char **argv, int *ai, bool *consumed, int err_fd, bool *bad)
+{
   if (j < fl && fmt[j] == '*') {
     int64_t w = 0;
     num_arg(*ai < argc ? argv[*ai] : NULL, &w, err_fd, bad);
@@ -126,7 +151,8 @@ static size_t spec_number(GString *spec, const char *fmt, size_t j, size_t fl, i
   return j;
 }
 
-int box_printf_format(Shell *sh, GString *out, int argc, char **argv, int err_fd) {
+int box_printf_format(Shell *sh, GString *out, int argc, char **argv, int err_fd)
+{
   (void)sh;
   if (argc < 1) return 2;
   const char *fmt = argv[0];
@@ -142,13 +168,19 @@ int box_printf_format(Shell *sh, GString *out, int argc, char **argv, int err_fd
         size_t k = i;
         /* one escape */
         size_t e = i + 2;
-        if (i + 1 < fl && (fmt[i + 1] == 'x')) { e = i + 2; while (e < fl && e < i + 4 && g_ascii_isxdigit(fmt[e])) e++; }
-        else if (i + 1 < fl && fmt[i + 1] >= '0' && fmt[i + 1] <= '7') { e = i + 1; while (e < fl && e < i + 4 && fmt[e] >= '0' && fmt[e] <= '7') e++; }
-        else if (i + 1 < fl && (fmt[i + 1] == 'u' || fmt[i + 1] == 'U')) { e = i + 2; size_t mx = fmt[i + 1] == 'u' ? 4 : 8; while (e < fl && e < i + 2 + mx && g_ascii_isxdigit(fmt[e])) e++; }
-        if (e > fl) e = fl;
-        if (i + 1 < fl && fmt[i + 1] == 'c') {
-          return bad ? 1 : 0;
+        if (i + 1 < fl && (fmt[i + 1] == 'x')) {
+          e = i + 2;
+          while (e < fl && e < i + 4 && g_ascii_isxdigit(fmt[e])) e++;
+        } else if (i + 1 < fl && fmt[i + 1] >= '0' && fmt[i + 1] <= '7') {
+          e = i + 1;
+          while (e < fl && e < i + 4 && fmt[e] >= '0' && fmt[e] <= '7') e++;
+        } else if (i + 1 < fl && (fmt[i + 1] == 'u' || fmt[i + 1] == 'U')) {
+          e = i + 2;
+          size_t mx = fmt[i + 1] == 'u' ? 4 : 8;
+          while (e < fl && e < i + 2 + mx && g_ascii_isxdigit(fmt[e])) e++;
         }
+        if (e > fl) e = fl;
+        if (i + 1 < fl && fmt[i + 1] == 'c') { return bad ? 1 : 0; }
         put_escapes(out, fmt + k, e - k, false, &used);
         i = e - 1;
         continue;
@@ -173,7 +205,8 @@ int box_printf_format(Shell *sh, GString *out, int argc, char **argv, int err_fd
       }
       while (j < fl && strchr("hlLqjzt", fmt[j]) && fmt[j] != 'q') j++;
       if (j >= fl) {
-        box_fdprintf(err_fd, "strands-shell: printf: `%s': missing format character\n", spec->str + 1);
+        box_fdprintf(err_fd, "strands-shell: printf: `%s': missing format character\n",
+                     spec->str + 1);
         g_string_free(spec, TRUE);
         return 1;
       }
@@ -228,7 +261,12 @@ int box_printf_format(Shell *sh, GString *out, int argc, char **argv, int err_fd
         }
         break;
       }
-      case 'd': case 'i': case 'o': case 'u': case 'x': case 'X': {
+      case 'd':
+      case 'i':
+      case 'o':
+      case 'u':
+      case 'x':
+      case 'X': {
         int64_t v = 0;
         num_arg(arg, &v, err_fd, &bad);
         g_string_append(spec, "ll");
@@ -238,7 +276,14 @@ int box_printf_format(Shell *sh, GString *out, int argc, char **argv, int err_fd
         g_free(t);
         break;
       }
-      case 'e': case 'E': case 'f': case 'F': case 'g': case 'G': case 'a': case 'A': {
+      case 'e':
+      case 'E':
+      case 'f':
+      case 'F':
+      case 'g':
+      case 'G':
+      case 'a':
+      case 'A': {
         double d = 0;
         if (arg) {
           char *end;
@@ -278,7 +323,8 @@ int box_printf_format(Shell *sh, GString *out, int argc, char **argv, int err_fd
   return bad ? 1 : 0;
 }
 
-int box_cmd_printf(BoxCmd *c) {
+int box_cmd_printf(BoxCmd *c)
+{
   int i = 1;
   const char *var = NULL;
   if (i < c->argc && strcmp(c->argv[i], "-v") == 0) {

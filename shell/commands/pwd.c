@@ -4,12 +4,15 @@
 
 #include "shell/shell-private.h"
 
-int box_cmd_pwd(BoxCmd *c) {
+int box_cmd_pwd(BoxCmd *c)
+{
   bool physical = false;
   for (int i = 1; i < c->argc; i++) {
     const char *a = c->argv[i];
-    if (strcmp(a, "-P") == 0) physical = true;
-    else if (strcmp(a, "-L") == 0) physical = false;
+    if (strcmp(a, "-P") == 0)
+      physical = true;
+    else if (strcmp(a, "-L") == 0)
+      physical = false;
     else if (a[0] == '-' && a[1]) {
       box_cmd_error(c, "%s: invalid option", a);
       box_fdprintf(c->err, "pwd: usage: pwd [-LP]\n");

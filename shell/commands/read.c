@@ -12,7 +12,9 @@
 /* The fields of the line read: split at its unescaped IFS characters (a run
  * of IFS white space counts once), the want-th field taking the rest of the
  * line but its trailing IFS white space. */
-static void split_fields(GPtrArray *fields, const GString *line, const GByteArray *esc, const char *ifsv, guint want) {
+static void split_fields(GPtrArray *fields, const GString *line, const GByteArray *esc,
+                         const char *ifsv, guint want)
+{
   size_t len = line->len, pos = 0;
   const char *s = line->str;
 #define ISIFS(k) (!esc->data[k] && strchr(ifsv, s[k]) && s[k])
@@ -42,7 +44,8 @@ static void split_fields(GPtrArray *fields, const GString *line, const GByteArra
 #undef ISIFS
 }
 
-int box_cmd_read(BoxCmd *c) {
+int box_cmd_read(BoxCmd *c)
+{
   Shell *sh = c->sh;
   bool raw = false;
   const char *arr = NULL, *prompt = NULL;
@@ -54,14 +57,22 @@ int box_cmd_read(BoxCmd *c) {
   int i = 1;
   for (; i < c->argc; i++) {
     const char *a = c->argv[i];
-    if (strcmp(a, "--") == 0) { i++; break; }
+    if (strcmp(a, "--") == 0) {
+      i++;
+      break;
+    }
     if (a[0] != '-' || !a[1]) break;
     for (const char *p = a + 1; *p; p++) {
       char o = *p;
-      if (o == 'r') { raw = true; continue; }
+      if (o == 'r') {
+        raw = true;
+        continue;
+      }
       if (o == 's' || o == 'e') continue;
       if (!strchr("adnNptui", o)) {
-        return bx_bad_option(c, o, "read: usage: read [-ers] [-a array] [-d delim] [-i text] [-n nchars] [-N nchars] [-p prompt] [-t timeout] [-u fd] [name ...]");
+        return bx_bad_option(c, o,
+                             "read: usage: read [-ers] [-a array] [-d delim] [-i text] [-n nchars] "
+                             "[-N nchars] [-p prompt] [-t timeout] [-u fd] [name ...]");
       }
       const char *v = p[1] ? p + 1 : (i + 1 < c->argc ? c->argv[++i] : NULL);
       if (!v) {
@@ -72,7 +83,10 @@ int box_cmd_read(BoxCmd *c) {
       case 'a': arr = v; break;
       case 'd': delim = (unsigned char)v[0]; break;
       case 'n': nchars = atol(v); break;
-      case 'N': nchars = atol(v); exact = true; break;
+      case 'N':
+        nchars = atol(v);
+        exact = true;
+        break;
       case 'p': prompt = v; break;
       case 't': tmo = g_ascii_strtod(v, NULL); break;
       case 'u': {
@@ -99,7 +113,7 @@ int box_cmd_read(BoxCmd *c) {
     return poll(&p, 1, 0) > 0 ? 0 : 1;
   }
   GString *line = g_string_new(NULL);
-  GByteArray *esc = g_byte_array_new();  /* 1 = escaped byte */
+  GByteArray *esc = g_byte_array_new(); /* 1 = escaped byte */
   bool eof = false;
   gint64 deadline = tmo > 0 ? g_get_monotonic_time() + (gint64)(tmo * 1e6) : 0;
   for (;;) {
@@ -123,7 +137,10 @@ int box_cmd_read(BoxCmd *c) {
     if (!exact && (unsigned char)ch == delim) break;
     if (!raw && ch == '\\') {
       n = read(fd, &ch, 1);
-      if (n <= 0) { eof = true; break; }
+      if (n <= 0) {
+        eof = true;
+        break;
+      }
       if (ch == '\n') continue;
       g_string_append_c(line, ch);
       guint8 one = 1;
@@ -142,8 +159,10 @@ int box_cmd_read(BoxCmd *c) {
   bool reply = !arr && names->len == 0;
   if (reply) g_ptr_array_add(names, (gpointer) "REPLY");
   GPtrArray *fields = g_ptr_array_new_with_free_func(g_free);
-  if (reply) g_ptr_array_add(fields, g_strndup(line->str, line->len));
-  else split_fields(fields, line, esc, ifsv, arr ? G_MAXUINT : names->len);
+  if (reply)
+    g_ptr_array_add(fields, g_strndup(line->str, line->len));
+  else
+    split_fields(fields, line, esc, ifsv, arr ? G_MAXUINT : names->len);
   int st = eof && line->len == 0 ? 1 : (eof ? 1 : 0);
   if (arr) {
     box_var_unset(sh, arr);

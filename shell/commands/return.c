@@ -1,7 +1,8 @@
 /* return.c — `return [n]` from a function or a sourced file. */
 #include "shell/commands/builtins.h"
 
-int box_cmd_return(BoxCmd *c) {
+int box_cmd_return(BoxCmd *c)
+{
   Shell *sh = c->sh;
   int st;
   bx_status_operand(c, false, &st);

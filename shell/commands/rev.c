@@ -4,7 +4,8 @@
 
 #include "shell/commands/commands-private.h"
 
-static bool rev_fd(BoxCmd *c, int fd) {
+static bool rev_fd(BoxCmd *c, int fd)
+{
   BxReader r;
   bx_reader_init(&r, fd);
   const char *rec;
@@ -25,7 +26,8 @@ static bool rev_fd(BoxCmd *c, int fd) {
   return ok;
 }
 
-int box_cmd_rev(BoxCmd *c) {
+int box_cmd_rev(BoxCmd *c)
+{
   int i = 1, status = 0;
   if (i < c->argc && !strcmp(c->argv[i], "--")) i++;
   if (i >= c->argc) return rev_fd(c, c->in) ? 0 : 1;

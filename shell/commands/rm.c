@@ -14,12 +14,14 @@ typedef struct {
   int status;
 } Rm;
 
-static void fail(Rm *r, const char *path, int err) {
+static void fail(Rm *r, const char *path, int err)
+{
   bx_err_q(r->c, "rm", "cannot remove %s", path, err);
   r->status = 1;
 }
 
-static void removed(Rm *r, const char *path, bool is_dir) {
+static void removed(Rm *r, const char *path, bool is_dir)
+{
   if (!r->verbose) return;
   g_autofree char *q = bx_quote_always(path);
   box_out_printf(r->c->out, "removed %s%s\n", is_dir ? "directory " : "", q);
@@ -27,7 +29,8 @@ static void removed(Rm *r, const char *path, bool is_dir) {
 
 static bool rm_path(Rm *r, const char *path, unsigned char type);
 
-static bool rm_tree(Rm *r, const char *path) {
+static bool rm_tree(Rm *r, const char *path)
+{
   int err;
   GArray *ents = bx_list_dir(path, &err);
   if (!ents) {
@@ -51,7 +54,8 @@ static bool rm_tree(Rm *r, const char *path) {
   return true;
 }
 
-static bool rm_path(Rm *r, const char *path, unsigned char type) {
+static bool rm_path(Rm *r, const char *path, unsigned char type)
+{
   if (type == DT_DIR && r->recursive) return rm_tree(r, path);
   if (unlink(path) == 0) {
     removed(r, path, false);
@@ -61,32 +65,44 @@ static bool rm_path(Rm *r, const char *path, unsigned char type) {
   if (err == EISDIR || err == EPERM) {
     if (r->recursive) return rm_tree(r, path);
     if (r->dir) {
-      if (rmdir(path) == 0) { removed(r, path, true); return true; }
+      if (rmdir(path) == 0) {
+        removed(r, path, true);
+        return true;
+      }
       fail(r, path, errno);
       return false;
     }
-    if (err == EISDIR) { fail(r, path, EISDIR); return false; }
+    if (err == EISDIR) {
+      fail(r, path, EISDIR);
+      return false;
+    }
   }
   if (err == ENOENT && r->force) return true;
   fail(r, path, err);
   return false;
 }
 
-static const char longopts[] =
-  "force=f recursive=r dir=d verbose=v interactive=\1:: no-preserve-root=\2 preserve-root=\3:: one-file-system=\4";
+static const char longopts[] = "force=f recursive=r dir=d verbose=v interactive=\1:: "
+                               "no-preserve-root=\2 preserve-root=\3:: one-file-system=\4";
 
-int box_cmd_rm(BoxCmd *c) {
+int box_cmd_rm(BoxCmd *c)
+{
   Rm r = { c, false, false, false, false, 0 };
   bool preserve_root = true;
-  BX_EACH_OPTION(ch, c, "rm", "frRdviI", longopts) switch (ch) {
-  case 'f': r.force = true; break;
-  case 'r': case 'R': r.recursive = true; break;
-  case 'd': r.dir = true; break;
-  case 'v': r.verbose = true; break;
-  case 'i': case 'I': case 1: case 3: case 4: break;
-  case 2: preserve_root = false; break;
-  default: return 1;
-  }
+  BX_EACH_OPTION (ch, c, "rm", "frRdviI", longopts) switch (ch) {
+    case 'f': r.force = true; break;
+    case 'r':
+    case 'R': r.recursive = true; break;
+    case 'd': r.dir = true; break;
+    case 'v': r.verbose = true; break;
+    case 'i':
+    case 'I':
+    case 1:
+    case 3:
+    case 4: break;
+    case 2: preserve_root = false; break;
+    default: return 1;
+    }
   if (optind >= c->argc) {
     if (r.force) return 0;
     bx_usage(c, "rm", "missing operand");

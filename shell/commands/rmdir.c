@@ -7,7 +7,8 @@
 
 static const char longopts[] = "parents=p verbose=v ignore-fail-on-non-empty=\1";
 
-static bool one(BoxCmd *c, const char *p, bool verbose, bool ignore) {
+static bool one(BoxCmd *c, const char *p, bool verbose, bool ignore)
+{
   if (verbose) {
     g_autofree char *q = bx_quote_always(p);
     box_out_printf(c->out, "rmdir: removing directory, %s\n", q);
@@ -19,15 +20,23 @@ static bool one(BoxCmd *c, const char *p, bool verbose, bool ignore) {
   return false;
 }
 
-int box_cmd_rmdir(BoxCmd *c) {
+int box_cmd_rmdir(BoxCmd *c)
+{
   bool parents = false, verbose = false, ignore = false;
-  BX_EACH_OPTION(ch, c, "rmdir", "pv", longopts) {
-    if (ch == 'p') parents = true;
-    else if (ch == 'v') verbose = true;
-    else if (ch == 1) ignore = true;
-    else return 1;
+  BX_EACH_OPTION (ch, c, "rmdir", "pv", longopts) {
+    if (ch == 'p')
+      parents = true;
+    else if (ch == 'v')
+      verbose = true;
+    else if (ch == 1)
+      ignore = true;
+    else
+      return 1;
   }
-  if (optind >= c->argc) { bx_usage(c, "rmdir", "missing operand"); return 1; }
+  if (optind >= c->argc) {
+    bx_usage(c, "rmdir", "missing operand");
+    return 1;
+  }
   int status = 0;
   for (int i = optind; i < c->argc; i++) {
     char *p = g_strdup(c->argv[i]);
@@ -44,7 +53,10 @@ int box_cmd_rmdir(BoxCmd *c) {
         *s = '\0';
         while (s > p && s[-1] == '/') *--s = '\0';
         if (!*p) break;
-        if (!one(c, p, verbose, ignore)) { if (!ignore) status = 1; break; }
+        if (!one(c, p, verbose, ignore)) {
+          if (!ignore) status = 1;
+          break;
+        }
       }
     }
     g_free(p);

@@ -20,7 +20,7 @@ typedef enum { A_NONE, A_LINE, A_LAST, A_RE, A_STEP, A_ZERO, A_PLUS, A_MULT } Ad
 typedef struct {
   AddrKind kind;
   unsigned long n, step;
-  regex_t *re;          /* NULL with A_RE: the last regex used */
+  regex_t *re; /* NULL with A_RE: the last regex used */
 } Addr;
 
 typedef struct {
@@ -45,7 +45,7 @@ typedef struct {
   /* a i c text, labels, file names */
   char *text;
   size_t text_len;
-  size_t jump;          /* b t T: target index; {: index of the matching } */
+  size_t jump; /* b t T: target index; {: index of the matching } */
   int exit_code;
   unsigned long lwidth;
   /* range state */
@@ -55,10 +55,10 @@ typedef struct {
 
 typedef struct {
   BoxCmd *c;
-  GArray *cmds;           /* SedCmd */
-  GPtrArray *regexes;     /* regex_t* to free */
-  GPtrArray *files;       /* OutFile* */
-  GHashTable *rfiles;     /* R: name → BxReader* */
+  GArray *cmds;       /* SedCmd */
+  GPtrArray *regexes; /* regex_t* to free */
+  GPtrArray *files;   /* OutFile* */
+  GHashTable *rfiles; /* R: name → BxReader* */
   bool quiet, ere, separate, null_data, in_place, debug;
   const char *suffix;
   unsigned long lwidth;
@@ -70,8 +70,8 @@ typedef struct {
   bool error;
   /* running */
   GString *ps, *hs;
-  GString *append;        /* text queued for the end of the cycle */
-  GPtrArray *rqueue;      /* r file names queued */
+  GString *append;   /* text queued for the end of the cycle */
+  GPtrArray *rqueue; /* r file names queued */
   regex_t *last_re;
   unsigned long lineno;
   bool replaced, quit;
@@ -96,40 +96,73 @@ typedef struct {
 
 /* ---- script parsing ---------------------------------------------------------------- */
 
-static void bad(Sed *s, const char *msg) {
+static void bad(Sed *s, const char *msg)
+{
   if (s->error) return;
   s->error = true;
-  if (s->file_name) bx_err(s->c, "sed", "file %s line %d: %s", s->file_name, s->expr_no, msg);
-  else bx_err(s->c, "sed", "-e expression #%d, char %zu: %s", s->expr_no, s->pos, msg);
+  if (s->file_name)
+    bx_err(s->c, "sed", "file %s line %d: %s", s->file_name, s->expr_no, msg);
+  else
+    bx_err(s->c, "sed", "-e expression #%d, char %zu: %s", s->expr_no, s->pos, msg);
 }
 
-static int peek(Sed *s) { return s->pos < s->len ? (unsigned char)s->src[s->pos] : EOF; }
-static int next(Sed *s) { return s->pos < s->len ? (unsigned char)s->src[s->pos++] : EOF; }
-static void skip_ws(Sed *s) { while (peek(s) == ' ' || peek(s) == '\t') s->pos++; }
-static void skip_ws_nl(Sed *s) { while (peek(s) == ' ' || peek(s) == '\t' || peek(s) == '\n' || peek(s) == ';') s->pos++; }
+static int peek(Sed *s)
+{
+  return s->pos < s->len ? (unsigned char)s->src[s->pos] : EOF;
+}
+static int next(Sed *s)
+{
+  return s->pos < s->len ? (unsigned char)s->src[s->pos++] : EOF;
+}
+static void skip_ws(Sed *s)
+{
+  while (peek(s) == ' ' || peek(s) == '\t') s->pos++;
+}
+static void skip_ws_nl(Sed *s)
+{
+  while (peek(s) == ' ' || peek(s) == '\t' || peek(s) == '\n' || peek(s) == ';') s->pos++;
+}
 
 /* Reads a delimited part (regex or replacement) up to delim; converts
  * \delim to delim (kept escaped when it is special in a regex) and, for
  * regexes, \n to a newline. */
-static char *read_part(Sed *s, int delim, bool regex, size_t *outlen) {
+static char *read_part(Sed *s, int delim, bool regex, size_t *outlen)
+{
   GString *r = g_string_new(NULL);
   int bracket = 0;
   for (;;) {
     int ch = next(s);
-    if (ch == EOF) { g_string_free(r, TRUE); return NULL; }
+    if (ch == EOF) {
+      g_string_free(r, TRUE);
+      return NULL;
+    }
     if (regex && bracket) {
       /* inside [...]: the delimiter and backslashes are literal, except \n */
-      if (ch == '\\' && peek(s) == 'n') { next(s); g_string_append_c(r, '\n'); continue; }
-      if (ch == ']' && bracket > 1) { bracket = 0; g_string_append_c(r, ']'); continue; }
+      if (ch == '\\' && peek(s) == 'n') {
+        next(s);
+        g_string_append_c(r, '\n');
+        continue;
+      }
+      if (ch == ']' && bracket > 1) {
+        bracket = 0;
+        g_string_append_c(r, ']');
+        continue;
+      }
       if (ch == '\n' && 0) break;
       bracket++;
       if (ch == '[' && (peek(s) == ':' || peek(s) == '.' || peek(s) == '=')) {
         int kind = next(s);
         g_string_append_c(r, '[');
         g_string_append_c(r, (char)kind);
-        while (peek(s) != EOF && !(s->src[s->pos] == kind && s->pos + 1 < s->len && s->src[s->pos + 1] == ']'))
+        while (peek(s) != EOF &&
+               !(s->src[s->pos] == kind && s->pos + 1 < s->len && s->src[s->pos + 1] == ']'))
           g_string_append_c(r, (char)next(s));
-        if (peek(s) != EOF) { next(s); next(s); g_string_append_c(r, (char)kind); g_string_append_c(r, ']'); }
+        if (peek(s) != EOF) {
+          next(s);
+          next(s);
+          g_string_append_c(r, (char)kind);
+          g_string_append_c(r, ']');
+        }
         continue;
       }
       g_string_append_c(r, (char)ch);
@@ -138,7 +171,10 @@ static char *read_part(Sed *s, int delim, bool regex, size_t *outlen) {
     if (ch == delim) break;
     if (ch == '\\') {
       int e = next(s);
-      if (e == EOF) { g_string_free(r, TRUE); return NULL; }
+      if (e == EOF) {
+        g_string_free(r, TRUE);
+        return NULL;
+      }
       if (e == delim) {
         if (regex && delim != '/' && strchr(".*[]^$+?(){}|", delim)) g_string_append_c(r, '\\');
         g_string_append_c(r, (char)e);
@@ -152,12 +188,18 @@ static char *read_part(Sed *s, int delim, bool regex, size_t *outlen) {
       }
       continue;
     }
-    if (ch == '\n' && regex) { g_string_free(r, TRUE); return NULL; }
+    if (ch == '\n' && regex) {
+      g_string_free(r, TRUE);
+      return NULL;
+    }
     if (regex && ch == '[') {
       bracket = 1;
       g_string_append_c(r, '[');
       if (peek(s) == '^') { g_string_append_c(r, (char)next(s)); }
-      if (peek(s) == ']') { g_string_append_c(r, (char)next(s)); bracket = 2; }
+      if (peek(s) == ']') {
+        g_string_append_c(r, (char)next(s));
+        bracket = 2;
+      }
       continue;
     }
     g_string_append_c(r, (char)ch);
@@ -167,13 +209,23 @@ static char *read_part(Sed *s, int delim, bool regex, size_t *outlen) {
 }
 
 /* GNU escapes in a regex: \t and friends become the character. */
-static char *regex_escapes(const char *p) {
+static char *regex_escapes(const char *p)
+{
   GString *r = g_string_new(NULL);
   for (; *p; p++) {
     if (*p == '\\' && p[1]) {
       char e = p[1];
-      char v = e == 't' ? '\t' : e == 'f' ? '\f' : e == 'v' ? '\v' : e == 'a' ? '\a' : e == 'r' ? '\r' : 0;
-      if (v) { g_string_append_c(r, v); p++; continue; }
+      char v = e == 't'   ? '\t'
+               : e == 'f' ? '\f'
+               : e == 'v' ? '\v'
+               : e == 'a' ? '\a'
+               : e == 'r' ? '\r'
+                          : 0;
+      if (v) {
+        g_string_append_c(r, v);
+        p++;
+        continue;
+      }
       g_string_append_c(r, *p++);
       g_string_append_c(r, *p);
       continue;
@@ -183,8 +235,9 @@ static char *regex_escapes(const char *p) {
   return g_string_free(r, FALSE);
 }
 
-static regex_t *compile_re(Sed *s, const char *pat, bool icase, bool multiline) {
-  if (*pat == '\0') return NULL;   /* the last regex */
+static regex_t *compile_re(Sed *s, const char *pat, bool icase, bool multiline)
+{
+  if (*pat == '\0') return NULL; /* the last regex */
   regex_t *re = g_new0(regex_t, 1);
   char *p = regex_escapes(pat);
   if (box_pattern_too_deep(p)) {
@@ -193,7 +246,8 @@ static regex_t *compile_re(Sed *s, const char *pat, bool icase, bool multiline) 
     bad(s, "maximum nesting depth exceeded (256)");
     return NULL;
   }
-  int rc = regcomp(re, p, (s->ere ? REG_EXTENDED : 0) | (icase ? REG_ICASE : 0) | (multiline ? REG_NEWLINE : 0));
+  int rc = regcomp(
+    re, p, (s->ere ? REG_EXTENDED : 0) | (icase ? REG_ICASE : 0) | (multiline ? REG_NEWLINE : 0));
   g_free(p);
   if (rc) {
     char msg[256];
@@ -206,7 +260,8 @@ static regex_t *compile_re(Sed *s, const char *pat, bool icase, bool multiline) 
   return re;
 }
 
-static bool parse_addr(Sed *s, Addr *a) {
+static bool parse_addr(Sed *s, Addr *a)
+{
   int ch = peek(s);
   memset(a, 0, sizeof *a);
   if (ch >= '0' && ch <= '9') {
@@ -226,37 +281,53 @@ static bool parse_addr(Sed *s, Addr *a) {
     a->n = n;
     return true;
   }
-  if (ch == '$') { next(s); a->kind = A_LAST; return true; }
+  if (ch == '$') {
+    next(s);
+    a->kind = A_LAST;
+    return true;
+  }
   if (ch == '/' || ch == '\\') {
     next(s);
     int delim = ch == '\\' ? next(s) : '/';
     size_t l;
     char *pat = read_part(s, delim, true, &l);
-    if (!pat) { bad(s, "unterminated address regex"); return false; }
+    if (!pat) {
+      bad(s, "unterminated address regex");
+      return false;
+    }
     bool icase = false, ml = false;
     for (;;) {
-      if (peek(s) == 'I') { next(s); icase = true; }
-      else if (peek(s) == 'M') { next(s); ml = true; }
-      else break;
+      if (peek(s) == 'I') {
+        next(s);
+        icase = true;
+      } else if (peek(s) == 'M') {
+        next(s);
+        ml = true;
+      } else
+        break;
     }
     a->kind = A_RE;
     a->re = compile_re(s, pat, icase, ml);
-    if (*pat == '\0' && !s->last_re && !s->regexes->len) { /* checked at run time */ }
+    if (*pat == '\0' && !s->last_re && !s->regexes->len) { /* checked at run time */
+    }
     g_free(pat);
     return !s->error;
   }
   return true;
 }
 
-static OutFile *open_wfile(Sed *s, const char *name) {
+static OutFile *open_wfile(Sed *s, const char *name)
+{
   for (guint i = 0; i < s->files->len; i++) {
     OutFile *f = s->files->pdata[i];
     if (strcmp(f->name, name) == 0) return f;
   }
   OutFile *f = g_new0(OutFile, 1);
   f->name = g_strdup(name);
-  if (strcmp(name, "/dev/stdout") == 0) f->fd = -2;
-  else if (strcmp(name, "/dev/stderr") == 0) f->fd = s->c->err;
+  if (strcmp(name, "/dev/stdout") == 0)
+    f->fd = -2;
+  else if (strcmp(name, "/dev/stderr") == 0)
+    f->fd = s->c->err;
   else {
     f->fd = box_open_file(name, O_WRONLY | O_CREAT | O_TRUNC);
     if (f->fd < 0) {
@@ -271,24 +342,29 @@ static OutFile *open_wfile(Sed *s, const char *name) {
 }
 
 /* A file name or label: to the end of the line (labels also stop at ';'). */
-static char *read_arg(Sed *s, bool label) {
+static char *read_arg(Sed *s, bool label)
+{
   skip_ws(s);
   size_t st = s->pos;
-  while (peek(s) != EOF && peek(s) != '\n' && !(label && (peek(s) == ';' || peek(s) == '}'))) s->pos++;
+  while (peek(s) != EOF && peek(s) != '\n' && !(label && (peek(s) == ';' || peek(s) == '}')))
+    s->pos++;
   size_t e = s->pos;
   while (e > st && (s->src[e - 1] == ' ' || s->src[e - 1] == '\t')) e--;
   return g_strndup(s->src + st, e - st);
 }
 
 /* a/i/c text: GNU one-liner or classic a\ form. */
-static char *read_text(Sed *s, size_t *len) {
+static char *read_text(Sed *s, size_t *len)
+{
   skip_ws(s);
   if (peek(s) == '\\') {
     next(s);
     size_t save = s->pos;
     skip_ws(s);
-    if (peek(s) == '\n') next(s);
-    else s->pos = save;   /* a\TEXT keeps its leading blanks */
+    if (peek(s) == '\n')
+      next(s);
+    else
+      s->pos = save; /* a\TEXT keeps its leading blanks */
   }
   GString *r = g_string_new(NULL);
   for (;;) {
@@ -307,36 +383,66 @@ static char *read_text(Sed *s, size_t *len) {
   return g_string_free(r, FALSE);
 }
 
-static bool end_of_cmd(Sed *s) {
+static bool end_of_cmd(Sed *s)
+{
   skip_ws(s);
   int ch = peek(s);
-  if (ch == EOF || ch == '\n' || ch == ';') { if (ch != EOF) next(s); return true; }
+  if (ch == EOF || ch == '\n' || ch == ';') {
+    if (ch != EOF) next(s);
+    return true;
+  }
   if (ch == '}' || ch == '#') return true;
   bad(s, "extra characters after command");
   return false;
 }
 
-static bool parse_s(Sed *s, SedCmd *c) {
+static bool parse_s(Sed *s, SedCmd *c)
+{
   int delim = next(s);
-  if (delim == EOF || delim == '\n' || delim == '\\') { bad(s, "unterminated `s' command"); return false; }
+  if (delim == EOF || delim == '\n' || delim == '\\') {
+    bad(s, "unterminated `s' command");
+    return false;
+  }
   size_t l;
   char *pat = read_part(s, delim, true, &l);
-  if (!pat) { bad(s, "unterminated `s' command"); return false; }
+  if (!pat) {
+    bad(s, "unterminated `s' command");
+    return false;
+  }
   char *rep = read_part(s, delim, false, &c->rep_len);
-  if (!rep) { g_free(pat); bad(s, "unterminated `s' command"); return false; }
+  if (!rep) {
+    g_free(pat);
+    bad(s, "unterminated `s' command");
+    return false;
+  }
   c->rep = rep;
   bool icase = false, ml = false;
   for (;;) {
     int ch = peek(s);
-    if (ch == 'g') { next(s); c->global = true; }
-    else if (ch == 'p') { next(s); c->print = true; c->print_count++; }
-    else if (ch == 'i' || ch == 'I') { next(s); icase = true; }
-    else if (ch == 'm' || ch == 'M') { next(s); ml = true; }
-    else if (ch == 'e') { next(s); c->eval = true; }
-    else if (ch >= '0' && ch <= '9') {
+    if (ch == 'g') {
+      next(s);
+      c->global = true;
+    } else if (ch == 'p') {
+      next(s);
+      c->print = true;
+      c->print_count++;
+    } else if (ch == 'i' || ch == 'I') {
+      next(s);
+      icase = true;
+    } else if (ch == 'm' || ch == 'M') {
+      next(s);
+      ml = true;
+    } else if (ch == 'e') {
+      next(s);
+      c->eval = true;
+    } else if (ch >= '0' && ch <= '9') {
       unsigned long n = 0;
       while (peek(s) >= '0' && peek(s) <= '9') n = n * 10 + (unsigned long)(next(s) - '0');
-      if (n == 0) { g_free(pat); bad(s, "number option to `s' command may not be zero"); return false; }
+      if (n == 0) {
+        g_free(pat);
+        bad(s, "number option to `s' command may not be zero");
+        return false;
+      }
       c->nth = n;
     } else if (ch == 'w') {
       next(s);
@@ -344,13 +450,15 @@ static bool parse_s(Sed *s, SedCmd *c) {
       c->wfile = open_wfile(s, f);
       g_free(f);
       break;
-    } else break;
+    } else
+      break;
   }
   /* check \N references */
   int maxref = 0;
   for (size_t i = 0; i + 1 < c->rep_len; i++) {
     if (rep[i] == '\\') {
-      if (rep[i + 1] >= '1' && rep[i + 1] <= '9' && rep[i + 1] - '0' > maxref) maxref = rep[i + 1] - '0';
+      if (rep[i + 1] >= '1' && rep[i + 1] <= '9' && rep[i + 1] - '0' > maxref)
+        maxref = rep[i + 1] - '0';
       i++;
     }
   }
@@ -365,7 +473,8 @@ static bool parse_s(Sed *s, SedCmd *c) {
   return end_of_cmd(s);
 }
 
-static bool parse_y(Sed *s, SedCmd *c) {
+static bool parse_y(Sed *s, SedCmd *c)
+{
   int delim = next(s);
   GString *src = g_string_new(NULL), *dst = g_string_new(NULL);
   GString *parts[2] = { src, dst };
@@ -373,30 +482,46 @@ static bool parse_y(Sed *s, SedCmd *c) {
   for (int k = 0; k < 2 && ok; k++) {
     for (;;) {
       int ch = next(s);
-      if (ch == EOF || ch == '\n') { bad(s, "unterminated `y' command"); ok = false; break; }
+      if (ch == EOF || ch == '\n') {
+        bad(s, "unterminated `y' command");
+        ok = false;
+        break;
+      }
       if (ch == delim) break;
       if (ch == '\\') {
         int e = next(s);
-        if (e == 'n') ch = '\n';
-        else if (e == '\\') ch = '\\';
-        else if (e == delim) ch = delim;
-        else if (e == 't') ch = '\t';
-        else { g_string_append_c(parts[k], '\\'); ch = e; }
+        if (e == 'n')
+          ch = '\n';
+        else if (e == '\\')
+          ch = '\\';
+        else if (e == delim)
+          ch = delim;
+        else if (e == 't')
+          ch = '\t';
+        else {
+          g_string_append_c(parts[k], '\\');
+          ch = e;
+        }
       }
       g_string_append_c(parts[k], (char)ch);
     }
   }
-  if (ok && src->len != dst->len) { bad(s, "strings for `y' command are different lengths"); ok = false; }
+  if (ok && src->len != dst->len) {
+    bad(s, "strings for `y' command are different lengths");
+    ok = false;
+  }
   if (ok) {
     for (int i = 0; i < 256; i++) c->ymap[i] = (unsigned char)i;
-    for (size_t i = 0; i < src->len; i++) c->ymap[(unsigned char)src->str[i]] = (unsigned char)dst->str[i];
+    for (size_t i = 0; i < src->len; i++)
+      c->ymap[(unsigned char)src->str[i]] = (unsigned char)dst->str[i];
   }
   g_string_free(src, TRUE);
   g_string_free(dst, TRUE);
   return ok && end_of_cmd(s);
 }
 
-static bool parse_script(Sed *s, GPtrArray *blocks) {
+static bool parse_script(Sed *s, GPtrArray *blocks)
+{
   while (!s->error) {
     skip_ws_nl(s);
     if (peek(s) == EOF) return true;
@@ -418,33 +543,59 @@ static bool parse_script(Sed *s, GPtrArray *blocks) {
         if (ch == '+' || ch == '~') {
           next(s);
           unsigned long n = 0;
-          if (!(peek(s) >= '0' && peek(s) <= '9')) { bad(s, "expected newer version of sed"); return false; }
+          if (!(peek(s) >= '0' && peek(s) <= '9')) {
+            bad(s, "expected newer version of sed");
+            return false;
+          }
           while (peek(s) >= '0' && peek(s) <= '9') n = n * 10 + (unsigned long)(next(s) - '0');
           c.a2.kind = ch == '+' ? A_PLUS : A_MULT;
           c.a2.n = n;
         } else {
           if (!parse_addr(s, &c.a2)) return false;
-          if (c.a2.kind == A_NONE) { bad(s, "unexpected `,'"); return false; }
-          if (c.a2.kind == A_ZERO) { bad(s, "invalid usage of line address 0"); return false; }
+          if (c.a2.kind == A_NONE) {
+            bad(s, "unexpected `,'");
+            return false;
+          }
+          if (c.a2.kind == A_ZERO) {
+            bad(s, "invalid usage of line address 0");
+            return false;
+          }
           if (c.a2.kind == A_STEP) c.a2.kind = A_LINE;
         }
       }
-      if (c.a1.kind == A_ZERO && (c.a2.kind != A_RE)) { bad(s, "invalid usage of line address 0"); return false; }
+      if (c.a1.kind == A_ZERO && (c.a2.kind != A_RE)) {
+        bad(s, "invalid usage of line address 0");
+        return false;
+      }
     }
     skip_ws(s);
-    while (peek(s) == '!') { next(s); c.negate = true; skip_ws(s); }
+    while (peek(s) == '!') {
+      next(s);
+      c.negate = true;
+      skip_ws(s);
+    }
     int cmd = next(s);
-    if (cmd == EOF) { bad(s, "missing command"); return false; }
+    if (cmd == EOF) {
+      bad(s, "missing command");
+      return false;
+    }
     c.cmd = (char)cmd;
     bool one_addr = strchr("=aiqQrR", cmd) && cmd != '=';
-    if (one_addr && c.a2.kind != A_NONE && (cmd == 'q' || cmd == 'Q')) { bad(s, "command only uses one address"); return false; }
+    if (one_addr && c.a2.kind != A_NONE && (cmd == 'q' || cmd == 'Q')) {
+      bad(s, "command only uses one address");
+      return false;
+    }
     switch (cmd) {
-    case '{':
-      g_ptr_array_add(blocks, GSIZE_TO_POINTER(s->cmds->len));
-      break;
+    case '{': g_ptr_array_add(blocks, GSIZE_TO_POINTER(s->cmds->len)); break;
     case '}':
-      if (blocks->len == 0) { bad(s, "unexpected `}'"); return false; }
-      if (c.a1.kind != A_NONE) { bad(s, "} doesn't want any addresses"); return false; }
+      if (blocks->len == 0) {
+        bad(s, "unexpected `}'");
+        return false;
+      }
+      if (c.a1.kind != A_NONE) {
+        bad(s, "} doesn't want any addresses");
+        return false;
+      }
       {
         size_t open = GPOINTER_TO_SIZE(g_ptr_array_steal_index(blocks, blocks->len - 1));
         g_array_index(s->cmds, SedCmd, open).jump = s->cmds->len;
@@ -452,38 +603,66 @@ static bool parse_script(Sed *s, GPtrArray *blocks) {
       if (!end_of_cmd(s)) return false;
       break;
     case '#':
-      if (c.a1.kind != A_NONE) { bad(s, "comments don't accept any addresses"); return false; }
+      if (c.a1.kind != A_NONE) {
+        bad(s, "comments don't accept any addresses");
+        return false;
+      }
       while (peek(s) != EOF && peek(s) != '\n') next(s);
       continue;
     case ':': {
-      if (c.a1.kind != A_NONE) { bad(s, ": doesn't want any addresses"); return false; }
+      if (c.a1.kind != A_NONE) {
+        bad(s, ": doesn't want any addresses");
+        return false;
+      }
       char *l = read_arg(s, true);
-      if (!*l) { g_free(l); bad(s, "\":\" lacks a label"); return false; }
+      if (!*l) {
+        g_free(l);
+        bad(s, "\":\" lacks a label");
+        return false;
+      }
       c.text = l;
       if (peek(s) == ';') next(s);
       break;
     }
-    case 'a': case 'i': case 'c': {
+    case 'a':
+    case 'i':
+    case 'c': {
       skip_ws(s);
-      if (peek(s) == EOF) { bad(s, "expected \\ after `a', `c' or `i'"); return false; }
+      if (peek(s) == EOF) {
+        bad(s, "expected \\ after `a', `c' or `i'");
+        return false;
+      }
       c.text = read_text(s, &c.text_len);
       break;
     }
-    case 'b': case 't': case 'T':
+    case 'b':
+    case 't':
+    case 'T':
       c.text = read_arg(s, true);
       if (peek(s) == ';') next(s);
       break;
-    case 'r': case 'R': case 'w': case 'W':
+    case 'r':
+    case 'R':
+    case 'w':
+    case 'W':
       c.text = read_arg(s, false);
       if (cmd == 'w' || cmd == 'W') c.wfile = open_wfile(s, c.text);
       break;
-    case 'q': case 'Q': case 'l': case 'L': {
+    case 'q':
+    case 'Q':
+    case 'l':
+    case 'L': {
       skip_ws(s);
       unsigned long n = 0;
       bool have = false;
-      while (peek(s) >= '0' && peek(s) <= '9') { n = n * 10 + (unsigned long)(next(s) - '0'); have = true; }
-      if (cmd == 'l') c.lwidth = have ? n : (unsigned long)-1;
-      else c.exit_code = (int)n;
+      while (peek(s) >= '0' && peek(s) <= '9') {
+        n = n * 10 + (unsigned long)(next(s) - '0');
+        have = true;
+      }
+      if (cmd == 'l')
+        c.lwidth = have ? n : (unsigned long)-1;
+      else
+        c.exit_code = (int)n;
       if (!end_of_cmd(s)) return false;
       break;
     }
@@ -493,13 +672,24 @@ static bool parse_script(Sed *s, GPtrArray *blocks) {
     case 'y':
       if (!parse_y(s, &c)) return false;
       break;
-    case '=': case 'd': case 'D': case 'g': case 'G': case 'h': case 'H': case 'n': case 'N':
-    case 'p': case 'P': case 'x': case 'z': case 'F':
+    case '=':
+    case 'd':
+    case 'D':
+    case 'g':
+    case 'G':
+    case 'h':
+    case 'H':
+    case 'n':
+    case 'N':
+    case 'p':
+    case 'P':
+    case 'x':
+    case 'z':
+    case 'F':
       if (!end_of_cmd(s)) return false;
       break;
-    case 'e': case 'v':
-      c.text = read_arg(s, false);
-      break;
+    case 'e':
+    case 'v': c.text = read_arg(s, false); break;
     default: {
       char m[64];
       g_snprintf(m, sizeof m, "unknown command: `%c'", cmd);
@@ -512,14 +702,22 @@ static bool parse_script(Sed *s, GPtrArray *blocks) {
   return false;
 }
 
-static bool resolve_labels(Sed *s) {
+static bool resolve_labels(Sed *s)
+{
   SedCmd *v = (SedCmd *)s->cmds->data;
   for (guint i = 0; i < s->cmds->len; i++) {
     if (!strchr("btT", v[i].cmd)) continue;
-    if (!v[i].text || !*v[i].text) { v[i].jump = s->cmds->len; continue; }
+    if (!v[i].text || !*v[i].text) {
+      v[i].jump = s->cmds->len;
+      continue;
+    }
     bool found = false;
     for (guint j = 0; j < s->cmds->len; j++)
-      if (v[j].cmd == ':' && strcmp(v[j].text, v[i].text) == 0) { v[i].jump = j; found = true; break; }
+      if (v[j].cmd == ':' && strcmp(v[j].text, v[i].text) == 0) {
+        v[i].jump = j;
+        found = true;
+        break;
+      }
     if (!found) {
       bx_err(s->c, "sed", "can't find label for jump to `%s'", v[i].text);
       s->status = 4;
@@ -531,7 +729,8 @@ static bool resolve_labels(Sed *s) {
 
 /* ---- input --------------------------------------------------------------------------- */
 
-static bool open_next_input(Sed *s) {
+static bool open_next_input(Sed *s)
+{
   while (s->cur + 1 < s->ninputs) {
     s->cur++;
     const char *name = s->inputs[s->cur];
@@ -551,7 +750,8 @@ static bool open_next_input(Sed *s) {
   return false;
 }
 
-static void close_input(Sed *s) {
+static void close_input(Sed *s)
+{
   if (!s->rd_open) return;
   if (s->rd.err) {
     g_autofree char *t = bx_errtext(s->c, s->rd.err);
@@ -565,7 +765,8 @@ static void close_input(Sed *s) {
 
 /* Reads one line into s->next (lookahead).  With separate files (-s, -i)
  * it does not cross into the next file. */
-static bool fetch(Sed *s, bool cross) {
+static bool fetch(Sed *s, bool cross)
+{
   char delim = s->null_data ? '\0' : '\n';
   for (;;) {
     if (!s->rd_open) {
@@ -586,10 +787,13 @@ static bool fetch(Sed *s, bool cross) {
 }
 
 /* Moves the lookahead line into dst; false at the end of input. */
-static bool read_line(Sed *s, GString *dst, bool append) {
+static bool read_line(Sed *s, GString *dst, bool append)
+{
   if (!s->have_next) return false;
-  if (append) g_string_append_c(dst, s->null_data ? '\0' : '\n');
-  else g_string_truncate(dst, 0);
+  if (append)
+    g_string_append_c(dst, s->null_data ? '\0' : '\n');
+  else
+    g_string_truncate(dst, 0);
   g_string_append_len(dst, s->next->str, s->next->len);
   s->cur_has_nl = s->next_has_nl;
   s->lineno++;
@@ -597,13 +801,17 @@ static bool read_line(Sed *s, GString *dst, bool append) {
   return true;
 }
 
-static bool is_last(Sed *s) { return !s->have_next; }
+static bool is_last(Sed *s)
+{
+  return !s->have_next;
+}
 
 /* ---- output ----------------------------------------------------------------------------- */
 
 /* Output of the script: a line printed without its newline (the input's
  * last line had none) gets one as soon as anything follows, as GNU does. */
-static void sout(Sed *s, const void *p, size_t n) {
+static void sout(Sed *s, const void *p, size_t n)
+{
   if (n == 0) return;
   if (s->missing_nl) {
     box_out_putc(s->out, s->null_data ? '\0' : '\n');
@@ -613,7 +821,8 @@ static void sout(Sed *s, const void *p, size_t n) {
 }
 
 static void soutf(Sed *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static void soutf(Sed *s, const char *fmt, ...) {
+static void soutf(Sed *s, const char *fmt, ...)
+{
   va_list ap;
   va_start(ap, fmt);
   char *t = g_strdup_vprintf(fmt, ap);
@@ -622,28 +831,39 @@ static void soutf(Sed *s, const char *fmt, ...) {
   g_free(t);
 }
 
-static void emit(Sed *s, BoxOut *o, const char *p, size_t n, bool nl) {
+static void emit(Sed *s, BoxOut *o, const char *p, size_t n, bool nl)
+{
   (void)o;
   if (s->missing_nl) {
     box_out_putc(s->out, s->null_data ? '\0' : '\n');
     s->missing_nl = false;
   }
   box_out_write(s->out, p, n);
-  if (nl) box_out_putc(s->out, s->null_data ? '\0' : '\n');
-  else s->missing_nl = true;
+  if (nl)
+    box_out_putc(s->out, s->null_data ? '\0' : '\n');
+  else
+    s->missing_nl = true;
 }
 
-static void write_file(Sed *s, OutFile *f, const char *p, size_t n) {
-  if (f->fd == -2) { emit(s, s->out, p, n, true); return; }
+static void write_file(Sed *s, OutFile *f, const char *p, size_t n)
+{
+  if (f->fd == -2) {
+    emit(s, s->out, p, n, true);
+    return;
+  }
   if (f->fd < 0) return;
   box_out_flush(s->out);
   box_write_all(f->fd, p, n);
   box_write_all(f->fd, s->null_data ? "" : "\n", 1);
 }
 
-static void print_ps(Sed *s) { emit(s, s->out, s->ps->str, s->ps->len, s->cur_has_nl || s->have_next); }
+static void print_ps(Sed *s)
+{
+  emit(s, s->out, s->ps->str, s->ps->len, s->cur_has_nl || s->have_next);
+}
 
-static void flush_append(Sed *s) {
+static void flush_append(Sed *s)
+{
   if (s->append->len) sout(s, s->append->str, s->append->len);
   g_string_truncate(s->append, 0);
   for (guint i = 0; i < s->rqueue->len; i++) {
@@ -659,7 +879,8 @@ static void flush_append(Sed *s) {
   g_ptr_array_set_size(s->rqueue, 0);
 }
 
-static void cmd_l(Sed *s, unsigned long width) {
+static void cmd_l(Sed *s, unsigned long width)
+{
   if (width == (unsigned long)-1) width = s->lwidth;
   GString *o = g_string_new(NULL);
   size_t col = 0;
@@ -667,10 +888,15 @@ static void cmd_l(Sed *s, unsigned long width) {
     unsigned char ch = (unsigned char)s->ps->str[i];
     char tmp[8];
     const char *e = NULL;
-    if (ch == '\\') e = "\\\\";
+    if (ch == '\\')
+      e = "\\\\";
     else if (!(e = bx_escape_name(ch))) {
-      if (ch < 0x20 || ch >= 0x7f) g_snprintf(tmp, sizeof tmp, "\\%03o", ch);
-      else { tmp[0] = (char)ch; tmp[1] = 0; }
+      if (ch < 0x20 || ch >= 0x7f)
+        g_snprintf(tmp, sizeof tmp, "\\%03o", ch);
+      else {
+        tmp[0] = (char)ch;
+        tmp[1] = 0;
+      }
       e = tmp;
     }
     size_t w = strlen(e);
@@ -688,18 +914,26 @@ static void cmd_l(Sed *s, unsigned long width) {
 
 /* ---- s ------------------------------------------------------------------------------------ */
 
-static void append_case(GString *dst, const char *p, size_t n, int *one, int mode) {
+static void append_case(GString *dst, const char *p, size_t n, int *one, int mode)
+{
   for (size_t i = 0; i < n; i++) {
     char ch = p[i];
-    if (*one == 'u') { ch = g_ascii_toupper(ch); *one = 0; }
-    else if (*one == 'l') { ch = g_ascii_tolower(ch); *one = 0; }
-    else if (mode == 'U') ch = g_ascii_toupper(ch);
-    else if (mode == 'L') ch = g_ascii_tolower(ch);
+    if (*one == 'u') {
+      ch = g_ascii_toupper(ch);
+      *one = 0;
+    } else if (*one == 'l') {
+      ch = g_ascii_tolower(ch);
+      *one = 0;
+    } else if (mode == 'U')
+      ch = g_ascii_toupper(ch);
+    else if (mode == 'L')
+      ch = g_ascii_tolower(ch);
     g_string_append_c(dst, ch);
   }
 }
 
-static void expand_rep(const SedCmd *c, const char *base, regmatch_t *m, GString *dst) {
+static void expand_rep(const SedCmd *c, const char *base, regmatch_t *m, GString *dst)
+{
   int one = 0, mode = 0;
   for (size_t i = 0; i < c->rep_len; i++) {
     char ch = c->rep[i];
@@ -711,24 +945,37 @@ static void expand_rep(const SedCmd *c, const char *base, regmatch_t *m, GString
       char e = c->rep[++i];
       if (e >= '0' && e <= '9') {
         int k = e - '0';
-        if (m[k].rm_so >= 0) append_case(dst, base + m[k].rm_so, (size_t)(m[k].rm_eo - m[k].rm_so), &one, mode);
+        if (m[k].rm_so >= 0)
+          append_case(dst, base + m[k].rm_so, (size_t)(m[k].rm_eo - m[k].rm_so), &one, mode);
         continue;
       }
       int b = bx_escape_byte(e, "ntrafv");
-      if (b >= 0) ch = (char)b;
-      else switch (e) {
-      case 'L': case 'U': mode = e; one = 0; continue;
-      case 'E': mode = 0; one = 0; continue;
-      case 'l': case 'u': one = e; continue;
-      default: ch = e; break;
-      }
+      if (b >= 0)
+        ch = (char)b;
+      else
+        switch (e) {
+        case 'L':
+        case 'U':
+          mode = e;
+          one = 0;
+          continue;
+        case 'E':
+          mode = 0;
+          one = 0;
+          continue;
+        case 'l':
+        case 'u': one = e; continue;
+        default: ch = e; break;
+        }
     }
     append_case(dst, &ch, 1, &one, mode);
   }
 }
 
-static regex_t *use_re(Sed *s, regex_t *re) {
-  if (re) s->last_re = re;
+static regex_t *use_re(Sed *s, regex_t *re)
+{
+  if (re)
+    s->last_re = re;
   else if (!s->last_re) {
     bx_err(s->c, "sed", "no previous regular expression");
     s->quit = true;
@@ -738,13 +985,16 @@ static regex_t *use_re(Sed *s, regex_t *re) {
   return s->last_re;
 }
 
-static bool match_at(regex_t *re, const char *str, size_t len, size_t from, regmatch_t *m, size_t nm) {
+static bool match_at(regex_t *re, const char *str, size_t len, size_t from, regmatch_t *m,
+                     size_t nm)
+{
   m[0].rm_so = (regoff_t)from;
   m[0].rm_eo = (regoff_t)len;
   return regexec(re, str, nm, m, REG_STARTEND | (from > 0 ? REG_NOTBOL : 0)) == 0;
 }
 
-static bool do_s(Sed *s, SedCmd *c) {
+static bool do_s(Sed *s, SedCmd *c)
+{
   regex_t *re = use_re(s, c->re);
   if (!re) return false;
   const char *str = s->ps->str;
@@ -794,7 +1044,8 @@ static bool do_s(Sed *s, SedCmd *c) {
 
 /* ---- addresses ------------------------------------------------------------------------------ */
 
-static bool match_addr(Sed *s, Addr *a) {
+static bool match_addr(Sed *s, Addr *a)
+{
   switch (a->kind) {
   case A_NONE: return true;
   case A_LINE: return s->lineno == a->n;
@@ -813,19 +1064,30 @@ static bool match_addr(Sed *s, Addr *a) {
   }
 }
 
-static bool selected(Sed *s, SedCmd *c) {
+static bool selected(Sed *s, SedCmd *c)
+{
   bool r;
-  if (c->a1.kind == A_NONE) r = true;
-  else if (c->a2.kind == A_NONE) r = match_addr(s, &c->a1);
+  if (c->a1.kind == A_NONE)
+    r = true;
+  else if (c->a2.kind == A_NONE)
+    r = match_addr(s, &c->a1);
   else if (c->in_range) {
     r = true;
     switch (c->a2.kind) {
-    case A_LINE: if (s->lineno >= c->a2.n) c->in_range = false;
+    case A_LINE:
+      if (s->lineno >= c->a2.n) c->in_range = false;
       if (s->lineno > c->a2.n) r = false, c->in_range = false;
       break;
-    case A_PLUS: case A_MULT: if (s->lineno >= c->range_end) c->in_range = false; break;
-    case A_LAST: if (is_last(s)) c->in_range = false; break;
-    case A_RE: if (match_addr(s, &c->a2)) c->in_range = false; break;
+    case A_PLUS:
+    case A_MULT:
+      if (s->lineno >= c->range_end) c->in_range = false;
+      break;
+    case A_LAST:
+      if (is_last(s)) c->in_range = false;
+      break;
+    case A_RE:
+      if (match_addr(s, &c->a2)) c->in_range = false;
+      break;
     default: c->in_range = false; break;
     }
   } else {
@@ -842,13 +1104,22 @@ static bool selected(Sed *s, SedCmd *c) {
     if (start) {
       c->in_range = true;
       switch (c->a2.kind) {
-      case A_LINE: if (c->a2.n <= s->lineno) c->in_range = false; break;
-      case A_PLUS: c->range_end = s->lineno + c->a2.n; if (c->a2.n == 0) c->in_range = false; break;
-      case A_MULT:
-        if (c->a2.n == 0 || s->lineno % c->a2.n == 0) c->in_range = false;
-        else c->range_end = (s->lineno / c->a2.n + 1) * c->a2.n;
+      case A_LINE:
+        if (c->a2.n <= s->lineno) c->in_range = false;
         break;
-      case A_LAST: if (is_last(s)) c->in_range = false; break;
+      case A_PLUS:
+        c->range_end = s->lineno + c->a2.n;
+        if (c->a2.n == 0) c->in_range = false;
+        break;
+      case A_MULT:
+        if (c->a2.n == 0 || s->lineno % c->a2.n == 0)
+          c->in_range = false;
+        else
+          c->range_end = (s->lineno / c->a2.n + 1) * c->a2.n;
+        break;
+      case A_LAST:
+        if (is_last(s)) c->in_range = false;
+        break;
       default: break;
       }
     }
@@ -859,7 +1130,8 @@ static bool selected(Sed *s, SedCmd *c) {
 /* ---- execution ---------------------------------------------------------------------------------- */
 
 /* Runs the script over the current input stream. */
-static void run(Sed *s) {
+static void run(Sed *s)
+{
   SedCmd *v = (SedCmd *)s->cmds->data;
   size_t n = s->cmds->len;
   bool restart_no_read = false;
@@ -873,7 +1145,10 @@ static void run(Sed *s) {
     size_t pc = 0;
     while (pc < n && !s->quit) {
       SedCmd *c = &v[pc];
-      if (c->cmd == ':' || c->cmd == '}') { pc++; continue; }
+      if (c->cmd == ':' || c->cmd == '}') {
+        pc++;
+        continue;
+      }
       if (!selected(s, c)) {
         pc = c->cmd == '{' ? c->jump + 0 : pc + 1;
         if (c->cmd == '{') pc = c->jump;
@@ -891,19 +1166,41 @@ static void run(Sed *s) {
       case 'd': end_cycle_delete = true; break;
       case 'D': {
         char *nl = memchr(s->ps->str, s->null_data ? '\0' : '\n', s->ps->len);
-        if (!nl) { end_cycle_delete = true; break; }
+        if (!nl) {
+          end_cycle_delete = true;
+          break;
+        }
         g_string_erase(s->ps, 0, nl - s->ps->str + 1);
         flush_append(s);
         restart_no_read = true;
         goto cycle_end_noprint;
       }
       case 'e': break;
-      case 'F': soutf(s, "%s\n", s->cur_name && strcmp(s->cur_name, "-") ? s->cur_name : "-"); break;
-      case 'g': g_string_assign(s->ps, ""); g_string_append_len(s->ps, s->hs->str, s->hs->len); break;
-      case 'G': g_string_append_c(s->ps, '\n'); g_string_append_len(s->ps, s->hs->str, s->hs->len); break;
-      case 'h': g_string_assign(s->hs, ""); g_string_append_len(s->hs, s->ps->str, s->ps->len); break;
-      case 'H': g_string_append_c(s->hs, '\n'); g_string_append_len(s->hs, s->ps->str, s->ps->len); break;
-      case 'x': { GString *t = s->ps; s->ps = s->hs; s->hs = t; break; }
+      case 'F':
+        soutf(s, "%s\n", s->cur_name && strcmp(s->cur_name, "-") ? s->cur_name : "-");
+        break;
+      case 'g':
+        g_string_assign(s->ps, "");
+        g_string_append_len(s->ps, s->hs->str, s->hs->len);
+        break;
+      case 'G':
+        g_string_append_c(s->ps, '\n');
+        g_string_append_len(s->ps, s->hs->str, s->hs->len);
+        break;
+      case 'h':
+        g_string_assign(s->hs, "");
+        g_string_append_len(s->hs, s->ps->str, s->ps->len);
+        break;
+      case 'H':
+        g_string_append_c(s->hs, '\n');
+        g_string_append_len(s->hs, s->ps->str, s->ps->len);
+        break;
+      case 'x': {
+        GString *t = s->ps;
+        s->ps = s->hs;
+        s->hs = t;
+        break;
+      }
       case 'l': cmd_l(s, c->lwidth); break;
       case 'n':
         if (is_last(s)) {
@@ -929,8 +1226,15 @@ static void run(Sed *s) {
         emit(s, s->out, s->ps->str, nl ? (size_t)(nl - s->ps->str) : s->ps->len, true);
         break;
       }
-      case 'q': s->quit = true; s->exit_status = c->exit_code; break;
-      case 'Q': s->quit = true; s->exit_status = c->exit_code; autoprint = false; break;
+      case 'q':
+        s->quit = true;
+        s->exit_status = c->exit_code;
+        break;
+      case 'Q':
+        s->quit = true;
+        s->exit_status = c->exit_code;
+        autoprint = false;
+        break;
       case 'r': g_ptr_array_add(s->rqueue, c->text); break;
       case 'R': {
         BxReader *r = g_hash_table_lookup(s->rfiles, c->text);
@@ -952,13 +1256,26 @@ static void run(Sed *s) {
       case 's':
         if (do_s(s, c)) {
           s->replaced = true;
-          if (c->print) for (int k = 0; k < c->print_count; k++) print_ps(s);
+          if (c->print)
+            for (int k = 0; k < c->print_count; k++) print_ps(s);
           if (c->wfile) write_file(s, c->wfile, s->ps->str, s->ps->len);
         }
         break;
       case 'b': pc = c->jump; continue;
-      case 't': if (s->replaced) { s->replaced = false; pc = c->jump; continue; } break;
-      case 'T': if (!s->replaced) { pc = c->jump; continue; } s->replaced = false; break;
+      case 't':
+        if (s->replaced) {
+          s->replaced = false;
+          pc = c->jump;
+          continue;
+        }
+        break;
+      case 'T':
+        if (!s->replaced) {
+          pc = c->jump;
+          continue;
+        }
+        s->replaced = false;
+        break;
       case 'w': write_file(s, c->wfile, s->ps->str, s->ps->len); break;
       case 'W': {
         char *nl = memchr(s->ps->str, '\n', s->ps->len);
@@ -966,7 +1283,8 @@ static void run(Sed *s) {
         break;
       }
       case 'y':
-        for (size_t k = 0; k < s->ps->len; k++) s->ps->str[k] = (char)c->ymap[(unsigned char)s->ps->str[k]];
+        for (size_t k = 0; k < s->ps->len; k++)
+          s->ps->str[k] = (char)c->ymap[(unsigned char)s->ps->str[k]];
         break;
       case 'z': g_string_truncate(s->ps, 0); break;
       default: break;
@@ -982,19 +1300,23 @@ static void run(Sed *s) {
 }
 
 static const char longopts[] =
-  "quiet=n silent=n expression=e: file=f: regexp-extended=E in-place=i:: separate=s null-data=z zero-terminated=z "
+  "quiet=n silent=n expression=e: file=f: regexp-extended=E in-place=i:: separate=s null-data=z "
+  "zero-terminated=z "
   "line-length=l: unbuffered=u posix=\1 debug=\2 sandbox=\3 follow-symlinks=\4";
 
 /* -i's backup name: SUFFIX appended, or with '*' in it each star the file's
  * base name (in the file's directory when it names no directory itself). */
-static char *backup_name(const char *name, const char *suffix) {
+static char *backup_name(const char *name, const char *suffix)
+{
   if (!strchr(suffix, '*')) return g_strconcat(name, suffix, NULL);
   const char *base = strrchr(name, '/');
   base = base ? base + 1 : name;
   GString *b = g_string_new(NULL);
   for (const char *p = suffix; *p; p++) {
-    if (*p == '*') g_string_append(b, base);
-    else g_string_append_c(b, *p);
+    if (*p == '*')
+      g_string_append(b, base);
+    else
+      g_string_append_c(b, *p);
   }
   if (strchr(b->str, '/') || base == name) return g_string_free(b, FALSE);
   g_autofree char *dir = g_strndup(name, (size_t)(base - name));
@@ -1005,7 +1327,8 @@ static char *backup_name(const char *name, const char *suffix) {
 
 /* data written over path; when it cannot be opened, "sed: WHAT PATH: …"
  * and status 4. */
-static void write_over(Sed *s, const char *path, int flags, const GString *data, const char *what) {
+static void write_over(Sed *s, const char *path, int flags, const GString *data, const char *what)
+{
   int fd = box_open_file(path, O_WRONLY | O_TRUNC | flags);
   if (fd < 0) {
     g_autofree char *t = bx_errtext(s->c, errno);
@@ -1019,7 +1342,8 @@ static void write_over(Sed *s, const char *path, int flags, const GString *data,
 
 /* The current input edited in place: the script's output goes to a memfd,
  * then the backup (when -i has a suffix) and the file are written. */
-static void edit_in_place(Sed *s) {
+static void edit_in_place(Sed *s)
+{
   const char *name = s->cur_name;
   int mfd = memfd_create("sed-i", MFD_CLOEXEC);
   box_out_init(&s->file_out, mfd);
@@ -1038,7 +1362,10 @@ static void edit_in_place(Sed *s) {
     /* the original content: read again */
     GString *orig = g_string_new(NULL);
     int rfd = box_open_file(name, O_RDONLY);
-    if (rfd >= 0) { bx_read_all(rfd, orig); close(rfd); }
+    if (rfd >= 0) {
+      bx_read_all(rfd, orig);
+      close(rfd);
+    }
     write_over(s, bak, O_CREAT, orig, "couldn't open file");
     g_string_free(orig, TRUE);
   }
@@ -1046,7 +1373,8 @@ static void edit_in_place(Sed *s) {
   g_string_free(result, TRUE);
 }
 
-int box_cmd_sed(BoxCmd *c) {
+int box_cmd_sed(BoxCmd *c)
+{
   Sed s = { .c = c, .lwidth = 70 };
   s.cmds = g_array_new(FALSE, TRUE, sizeof(SedCmd));
   s.regexes = g_ptr_array_new();
@@ -1060,7 +1388,10 @@ int box_cmd_sed(BoxCmd *c) {
   while ((ch = bx_getopt(c, "sed", "ne:f:Ei::rszl:u", longopts)) != -1) {
     switch (ch) {
     case 'n': s.quiet = true; break;
-    case 'e': g_ptr_array_add(scripts, g_strdup(optarg)); g_ptr_array_add(script_names, NULL); break;
+    case 'e':
+      g_ptr_array_add(scripts, g_strdup(optarg));
+      g_ptr_array_add(script_names, NULL);
+      break;
     case 'f': {
       GString *t = bx_slurp_new(c, "sed", optarg);
       if (!t) goto out;
@@ -1069,21 +1400,28 @@ int box_cmd_sed(BoxCmd *c) {
       g_ptr_array_add(script_names, optarg);
       break;
     }
-    case 'E': case 'r': s.ere = true; break;
-    case 'i': s.in_place = s.separate = true; s.suffix = optarg; break;
+    case 'E':
+    case 'r': s.ere = true; break;
+    case 'i':
+      s.in_place = s.separate = true;
+      s.suffix = optarg;
+      break;
     case 's': s.separate = true; break;
     case 'z': s.null_data = true; break;
     case 'l': s.lwidth = strtoul(optarg, NULL, 10); break;
-    case 'u': case 1: case 2: case 3: case 4: break;
-    default:
-      status = 1;
-      goto out;
+    case 'u':
+    case 1:
+    case 2:
+    case 3:
+    case 4: break;
+    default: status = 1; goto out;
     }
   }
   if (scripts->len == 0) {
     if (optind >= c->argc) {
       box_out_flush(c->out);
-      box_fdprintf(c->err, "Usage: sed [OPTION]... {script-only-if-no-other-script} [input-file]...\n\n");
+      box_fdprintf(c->err,
+                   "Usage: sed [OPTION]... {script-only-if-no-other-script} [input-file]...\n\n");
       goto out;
     }
     g_ptr_array_add(scripts, g_strdup(c->argv[optind++]));
@@ -1105,8 +1443,14 @@ int box_cmd_sed(BoxCmd *c) {
     bad(&s, "unmatched `{'");
   }
   g_ptr_array_free(blocks, TRUE);
-  if (s.error) { status = s.status ? s.status : 1; goto out; }
-  if (!resolve_labels(&s)) { status = s.status; goto out; }
+  if (s.error) {
+    status = s.status ? s.status : 1;
+    goto out;
+  }
+  if (!resolve_labels(&s)) {
+    status = s.status;
+    goto out;
+  }
 
   s.ps = g_string_new(NULL);
   s.hs = g_string_new(NULL);
@@ -1152,7 +1496,10 @@ out:
     g_free(sc->text);
   }
   g_array_free(s.cmds, TRUE);
-  for (guint i = 0; i < s.regexes->len; i++) { regfree(s.regexes->pdata[i]); g_free(s.regexes->pdata[i]); }
+  for (guint i = 0; i < s.regexes->len; i++) {
+    regfree(s.regexes->pdata[i]);
+    g_free(s.regexes->pdata[i]);
+  }
   g_ptr_array_free(s.regexes, TRUE);
   for (guint i = 0; i < s.files->len; i++) {
     OutFile *f = s.files->pdata[i];

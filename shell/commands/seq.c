@@ -7,7 +7,8 @@
 
 #include "shell/commands/commands-private.h"
 
-static bool parse_num(const char *s, long double *v, int *frac, bool *is_int) {
+static bool parse_num(const char *s, long double *v, int *frac, bool *is_int)
+{
   char *end;
   errno = 0;
   *v = strtold(s, &end);
@@ -24,8 +25,8 @@ static bool parse_num(const char *s, long double *v, int *frac, bool *is_int) {
   return true;
 }
 
-
-int box_cmd_seq(BoxCmd *c) {
+int box_cmd_seq(BoxCmd *c)
+{
   const char *sep = "\n", *fmt = NULL;
   bool wide = false;
   /* negative numbers are operands, not options */
@@ -33,18 +34,41 @@ int box_cmd_seq(BoxCmd *c) {
   for (; i < c->argc; i++) {
     const char *a = c->argv[i];
     if (a[0] != '-' || !a[1] || g_ascii_isdigit(a[1]) || a[1] == '.') break;
-    if (!strcmp(a, "--")) { i++; break; }
-    if (!strcmp(a, "-w") || !strcmp(a, "--equal-width")) { wide = true; continue; }
-    if (!strncmp(a, "-s", 2)) { sep = a[2] ? a + 2 : (i + 1 < c->argc ? c->argv[++i] : ""); continue; }
-    if (!strncmp(a, "--separator=", 12)) { sep = a + 12; continue; }
-    if (!strncmp(a, "-f", 2)) { fmt = a[2] ? a + 2 : (i + 1 < c->argc ? c->argv[++i] : ""); continue; }
-    if (!strncmp(a, "--format=", 9)) { fmt = a + 9; continue; }
-    if (a[1] == '-') bx_usage(c, "seq", "unrecognized option '%s'", a);
-    else bx_usage(c, "seq", "invalid option -- '%c'", a[1]);
+    if (!strcmp(a, "--")) {
+      i++;
+      break;
+    }
+    if (!strcmp(a, "-w") || !strcmp(a, "--equal-width")) {
+      wide = true;
+      continue;
+    }
+    if (!strncmp(a, "-s", 2)) {
+      sep = a[2] ? a + 2 : (i + 1 < c->argc ? c->argv[++i] : "");
+      continue;
+    }
+    if (!strncmp(a, "--separator=", 12)) {
+      sep = a + 12;
+      continue;
+    }
+    if (!strncmp(a, "-f", 2)) {
+      fmt = a[2] ? a + 2 : (i + 1 < c->argc ? c->argv[++i] : "");
+      continue;
+    }
+    if (!strncmp(a, "--format=", 9)) {
+      fmt = a + 9;
+      continue;
+    }
+    if (a[1] == '-')
+      bx_usage(c, "seq", "unrecognized option '%s'", a);
+    else
+      bx_usage(c, "seq", "invalid option -- '%c'", a[1]);
     return 1;
   }
   int n = c->argc - i;
-  if (n < 1) { bx_usage(c, "seq", "missing operand"); return 1; }
+  if (n < 1) {
+    bx_usage(c, "seq", "missing operand");
+    return 1;
+  }
   if (n > 3) {
     bx_usage_q(c, "seq", "extra operand %s", c->argv[i + 3]);
     return 1;
@@ -53,9 +77,16 @@ int box_cmd_seq(BoxCmd *c) {
   int frac[3] = { 0, 0, 0 };
   bool isint[3] = { true, true, true };
   int idx[3];
-  if (n == 1) { idx[0] = 2; }
-  else if (n == 2) { idx[0] = 0; idx[1] = 2; }
-  else { idx[0] = 0; idx[1] = 1; idx[2] = 2; }
+  if (n == 1) {
+    idx[0] = 2;
+  } else if (n == 2) {
+    idx[0] = 0;
+    idx[1] = 2;
+  } else {
+    idx[0] = 0;
+    idx[1] = 1;
+    idx[2] = 2;
+  }
   for (int k = 0; k < n; k++) {
     const char *a = c->argv[i + k];
     if (!parse_num(a, &v[idx[k]], &frac[idx[k]], &isint[idx[k]])) {
@@ -72,7 +103,10 @@ int box_cmd_seq(BoxCmd *c) {
     int count = 0;
     for (const char *p = fmt; *p; p++) {
       if (*p != '%') continue;
-      if (p[1] == '%') { p++; continue; }
+      if (p[1] == '%') {
+        p++;
+        continue;
+      }
       count++;
       const char *q = p + 1;
       q += strspn(q, "-+ #0'123456789.");
@@ -84,7 +118,8 @@ int box_cmd_seq(BoxCmd *c) {
     }
     if (count != 1) {
       g_autofree char *qq = bx_quote_always(fmt);
-      bx_err(c, "seq", count ? "format %s has too many %% directives" : "format %s has no %% directive", qq);
+      bx_err(c, "seq",
+             count ? "format %s has too many %% directives" : "format %s has no %% directive", qq);
       return 1;
     }
   }
@@ -118,7 +153,10 @@ int box_cmd_seq(BoxCmd *c) {
           g_string_append_len(ff, q, (gssize)k2);
           g_string_append_c(ff, 'L');
           p = q + k2 - 1;
-        } else if (*p == '%') { g_string_append_c(ff, '%'); p++; }
+        } else if (*p == '%') {
+          g_string_append_c(ff, '%');
+          p++;
+        }
       }
       g_strlcpy(f2, ff->str, sizeof f2);
       g_string_free(ff, TRUE);
@@ -132,7 +170,11 @@ int box_cmd_seq(BoxCmd *c) {
       snprintf(b, sizeof b, "%0*.*Lf", width, prec, x);
     }
     g_string_append(out, b);
-    if (out->len > 65536) { box_out_write(c->out, out->str, out->len); g_string_truncate(out, 0); if (c->out->error) break; }
+    if (out->len > 65536) {
+      box_out_write(c->out, out->str, out->len);
+      g_string_truncate(out, 0);
+      if (c->out->error) break;
+    }
   }
   if (!first) g_string_append_c(out, '\n');
   box_out_write(c->out, out->str, out->len);

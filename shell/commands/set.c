@@ -3,31 +3,45 @@
 
 #include "shell/shell-private.h"
 
-static const struct { const char *name; char letter; unsigned flag; } opts[] = {
-  { "allexport", 'a', O_ALLEXPORT }, { "braceexpand", 'B', O_BRACE }, { "errexit", 'e', O_ERREXIT },
-  { "hashall", 'h', O_HASHALL }, { "noclobber", 'C', O_NOCLOBBER }, { "noexec", 'n', O_NOEXEC },
-  { "noglob", 'f', O_NOGLOB }, { "nounset", 'u', O_NOUNSET }, { "pipefail", 0, O_PIPEFAIL },
-  { "verbose", 'v', O_VERBOSE }, { "xtrace", 'x', O_XTRACE },
+static const struct {
+  const char *name;
+  char letter;
+  unsigned flag;
+} opts[] = {
+  { "allexport", 'a', O_ALLEXPORT }, { "braceexpand", 'B', O_BRACE },
+  { "errexit", 'e', O_ERREXIT },     { "hashall", 'h', O_HASHALL },
+  { "noclobber", 'C', O_NOCLOBBER }, { "noexec", 'n', O_NOEXEC },
+  { "noglob", 'f', O_NOGLOB },       { "nounset", 'u', O_NOUNSET },
+  { "pipefail", 0, O_PIPEFAIL },     { "verbose", 'v', O_VERBOSE },
+  { "xtrace", 'x', O_XTRACE },
 };
 
-static gint cmpstr(gconstpointer a, gconstpointer b) { return strcmp(a, b); }
+static gint cmpstr(gconstpointer a, gconstpointer b)
+{
+  return strcmp(a, b);
+}
 
-static void list_opts(BoxCmd *c, bool plus) {
+static void list_opts(BoxCmd *c, bool plus)
+{
   for (size_t i = 0; i < G_N_ELEMENTS(opts); i++) {
     bool on = c->sh->opts & opts[i].flag;
-    if (plus) box_out_printf(c->out, "set %co %s\n", on ? '-' : '+', opts[i].name);
-    else box_out_printf(c->out, "%-15s\t%s\n", opts[i].name, on ? "on" : "off");
+    if (plus)
+      box_out_printf(c->out, "set %co %s\n", on ? '-' : '+', opts[i].name);
+    else
+      box_out_printf(c->out, "%-15s\t%s\n", opts[i].name, on ? "on" : "off");
   }
 }
 
-static void set_positional(Shell *sh, int n, char **args) {
+static void set_positional(Shell *sh, int n, char **args)
+{
   g_strfreev(sh->pos);
   sh->pos = g_new0(char *, n + 1);
   for (int i = 0; i < n; i++) sh->pos[i] = g_strdup(args[i]);
   sh->npos = n;
 }
 
-int box_cmd_set(BoxCmd *c) {
+int box_cmd_set(BoxCmd *c)
+{
   Shell *sh = c->sh;
   if (c->argc == 1) {
     GList *keys = g_list_sort(g_hash_table_get_keys(sh->vars), cmpstr);
@@ -68,12 +82,15 @@ int box_cmd_set(BoxCmd *c) {
         bool found = false;
         for (size_t k = 0; k < G_N_ELEMENTS(opts); k++)
           if (strcmp(opts[k].name, name) == 0) {
-            if (on) sh->opts |= opts[k].flag;
-            else sh->opts &= ~opts[k].flag;
+            if (on)
+              sh->opts |= opts[k].flag;
+            else
+              sh->opts &= ~opts[k].flag;
             found = true;
           }
-        if (!found && strcmp(name, "posix") && strcmp(name, "monitor") && strcmp(name, "histexpand") &&
-            strcmp(name, "history") && strcmp(name, "emacs") && strcmp(name, "vi") && strcmp(name, "interactive-comments")) {
+        if (!found && strcmp(name, "posix") && strcmp(name, "monitor") &&
+            strcmp(name, "histexpand") && strcmp(name, "history") && strcmp(name, "emacs") &&
+            strcmp(name, "vi") && strcmp(name, "interactive-comments")) {
           box_cmd_error(c, "%s: invalid option name", name);
           return 2;
         }
@@ -82,13 +99,16 @@ int box_cmd_set(BoxCmd *c) {
       bool found = false;
       for (size_t k = 0; k < G_N_ELEMENTS(opts); k++)
         if (opts[k].letter == *p) {
-          if (on) sh->opts |= opts[k].flag;
-          else sh->opts &= ~opts[k].flag;
+          if (on)
+            sh->opts |= opts[k].flag;
+          else
+            sh->opts &= ~opts[k].flag;
           found = true;
         }
       if (!found && !strchr("mHTPEkt", *p)) {
         box_cmd_error(c, "%c%c: invalid option", a[0], *p);
-        box_fdprintf(c->err, "set: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [-] [arg ...]\n");
+        box_fdprintf(
+          c->err, "set: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [-] [arg ...]\n");
         return 2;
       }
     }

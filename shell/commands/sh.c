@@ -8,7 +8,8 @@
 
 #include "shell/shell-private.h"
 
-int box_cmd_sh(BoxCmd *c) {
+int box_cmd_sh(BoxCmd *c)
+{
   Shell *sh = c->sh;
   int i = 1;
   const char *text = NULL;
@@ -18,7 +19,10 @@ int box_cmd_sh(BoxCmd *c) {
   unsigned opts = 0;
   for (; i < c->argc && c->argv[i][0] == '-' && c->argv[i][1]; i++) {
     const char *a = c->argv[i];
-    if (!strcmp(a, "--")) { i++; break; }
+    if (!strcmp(a, "--")) {
+      i++;
+      break;
+    }
     if (!strcmp(a, "-c")) {
       if (i + 1 >= c->argc) {
         box_cmd_error(c, "-c: option requires an argument");
@@ -29,13 +33,22 @@ int box_cmd_sh(BoxCmd *c) {
       break;
     }
     for (const char *p = a + 1; *p; p++) {
-      if (*p == 'e') opts |= O_ERREXIT;
-      else if (*p == 'u') opts |= O_NOUNSET;
-      else if (*p == 'x') opts |= O_XTRACE;
-      else if (*p == 'n') check_only = true;
-      else if (*p == 'c') { text = i + 1 < c->argc ? c->argv[++i] : ""; }
+      if (*p == 'e')
+        opts |= O_ERREXIT;
+      else if (*p == 'u')
+        opts |= O_NOUNSET;
+      else if (*p == 'x')
+        opts |= O_XTRACE;
+      else if (*p == 'n')
+        check_only = true;
+      else if (*p == 'c') {
+        text = i + 1 < c->argc ? c->argv[++i] : "";
+      }
     }
-    if (text) { i++; break; }
+    if (text) {
+      i++;
+      break;
+    }
   }
   if (!text) {
     if (i >= c->argc) {

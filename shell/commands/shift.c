@@ -3,7 +3,8 @@
 
 #include "shell/shell-private.h"
 
-int box_cmd_shift(BoxCmd *c) {
+int box_cmd_shift(BoxCmd *c)
+{
   Shell *sh = c->sh;
   long n = 1;
   if (c->argc > 1 && !box_parse_int(c->argv[1], &n)) {

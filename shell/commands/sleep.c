@@ -8,8 +8,9 @@
 
 static const char longopts[] = "";
 
-int box_cmd_sleep(BoxCmd *c) {
-  BX_EACH_OPTION(ch, c, "sleep", "", longopts) return 1;
+int box_cmd_sleep(BoxCmd *c)
+{
+  BX_EACH_OPTION (ch, c, "sleep", "", longopts) return 1;
   if (optind >= c->argc) {
     bx_usage(c, "sleep", "missing operand");
     return 1;
@@ -24,10 +25,22 @@ int box_cmd_sleep(BoxCmd *c) {
     double mul = 1;
     if (end != a && *end && !end[1]) {
       switch (*end) {
-      case 's': mul = 1; end++; break;
-      case 'm': mul = 60; end++; break;
-      case 'h': mul = 3600; end++; break;
-      case 'd': mul = 86400; end++; break;
+      case 's':
+        mul = 1;
+        end++;
+        break;
+      case 'm':
+        mul = 60;
+        end++;
+        break;
+      case 'h':
+        mul = 3600;
+        end++;
+        break;
+      case 'd':
+        mul = 86400;
+        end++;
+        break;
       }
     }
     if (end == a || *end || v < 0 || isnan(v) || g_ascii_isspace(*a)) {

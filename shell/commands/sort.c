@@ -10,8 +10,8 @@
 #include "shell/commands/commands-private.h"
 
 typedef struct {
-  size_t sfield, schar;   /* 1-based field, 0-based char offset (0 = start) */
-  size_t efield, echar;   /* efield 0 = end of line; echar 0 = end of field */
+  size_t sfield, schar; /* 1-based field, 0-based char offset (0 = start) */
+  size_t efield, echar; /* efield 0 = end of line; echar 0 = end of field */
   bool skip_sblanks, skip_eblanks;
   bool numeric, general, human, month, version, fold, dict, nonprint, reverse;
 } SortKey;
@@ -25,15 +25,19 @@ typedef struct {
   SortKey *keys;
   size_t nkeys;
   SortKey global;
-  int tab;                /* -1: blanks */
+  int tab; /* -1: blanks */
   bool stable, unique, reverse_all;
-  bool plain;             /* one whole-line key, no options but -r */
+  bool plain; /* one whole-line key, no options but -r */
 } SortCtx;
 
-static inline bool is_blank(unsigned char ch) { return ch == ' ' || ch == '\t'; }
+static inline bool is_blank(unsigned char ch)
+{
+  return ch == ' ' || ch == '\t';
+}
 
 /* Start of field f (1-based) in line, after char offset. */
-static const char *field_start(const SortCtx *s, const char *p, const char *lim, size_t f) {
+static const char *field_start(const SortCtx *s, const char *p, const char *lim, size_t f)
+{
   while (f-- > 1 && p < lim) {
     if (s->tab >= 0) {
       const char *t = memchr(p, s->tab, (size_t)(lim - p));
@@ -46,10 +50,13 @@ static const char *field_start(const SortCtx *s, const char *p, const char *lim,
   return p;
 }
 
-static void key_span(const SortCtx *s, const SortKey *k, const Line *l, const char **kb, const char **ke) {
+static void key_span(const SortCtx *s, const SortKey *k, const Line *l, const char **kb,
+                     const char **ke)
+{
   const char *p = l->p, *lim = l->p + l->len;
   const char *b = field_start(s, p, lim, k->sfield);
-  if (k->skip_sblanks) while (b < lim && is_blank((unsigned char)*b)) b++;
+  if (k->skip_sblanks)
+    while (b < lim && is_blank((unsigned char)*b)) b++;
   b = (size_t)(lim - b) > k->schar ? b + k->schar : lim;
   const char *e;
   if (k->efield == 0) {
@@ -66,7 +73,8 @@ static void key_span(const SortCtx *s, const SortKey *k, const Line *l, const ch
         while (e < lim && !is_blank((unsigned char)*e)) e++;
       }
     } else {
-      if (k->skip_eblanks) while (e < lim && is_blank((unsigned char)*e)) e++;
+      if (k->skip_eblanks)
+        while (e < lim && is_blank((unsigned char)*e)) e++;
       e = (size_t)(lim - e) > k->echar ? e + k->echar : lim;
     }
   }
@@ -76,7 +84,8 @@ static void key_span(const SortCtx *s, const SortKey *k, const Line *l, const ch
 }
 
 /* GNU numeric compare of two strings (no float conversion). */
-static int num_cmp(const char *a, const char *ae, const char *b, const char *be) {
+static int num_cmp(const char *a, const char *ae, const char *b, const char *be)
+{
   while (a < ae && is_blank((unsigned char)*a)) a++;
   while (b < be && is_blank((unsigned char)*b)) b++;
   bool na = a < ae && *a == '-', nb = b < be && *b == '-';
@@ -94,26 +103,47 @@ static int num_cmp(const char *a, const char *ae, const char *b, const char *be)
   bool b_digits = bie > b || (bie < be && *bie == '.' && bie + 1 < be && g_ascii_isdigit(bie[1]));
   int cmp = 0;
   size_t la = (size_t)(aie - ai), lb = (size_t)(bie - bi);
-  if (la != lb) cmp = la < lb ? -1 : 1;
-  else if (la) { int m = memcmp(ai, bi, la); cmp = m < 0 ? -1 : m > 0; }
+  if (la != lb)
+    cmp = la < lb ? -1 : 1;
+  else if (la) {
+    int m = memcmp(ai, bi, la);
+    cmp = m < 0 ? -1 : m > 0;
+  }
   if (cmp == 0) {
-    const char *af = aie < ae && *aie == '.' ? aie + 1 : aie, *bf = bie < be && *bie == '.' ? bie + 1 : bie;
+    const char *af = aie < ae && *aie == '.' ? aie + 1 : aie,
+               *bf = bie < be && *bie == '.' ? bie + 1 : bie;
     const char *afe = af, *bfe = bf;
-    if (af != aie) while (afe < ae && g_ascii_isdigit(*afe)) afe++;
-    if (bf != bie) while (bfe < be && g_ascii_isdigit(*bfe)) bfe++;
+    if (af != aie)
+      while (afe < ae && g_ascii_isdigit(*afe)) afe++;
+    if (bf != bie)
+      while (bfe < be && g_ascii_isdigit(*bfe)) bfe++;
     while (afe > af && afe[-1] == '0') afe--;
     while (bfe > bf && bfe[-1] == '0') bfe--;
-    while (af < afe && bf < bfe && *af == *bf) { af++; bf++; }
-    if (af < afe && bf < bfe) cmp = *af < *bf ? -1 : 1;
-    else if (af < afe) cmp = 1;
-    else if (bf < bfe) cmp = -1;
+    while (af < afe && bf < bfe && *af == *bf) {
+      af++;
+      bf++;
+    }
+    if (af < afe && bf < bfe)
+      cmp = *af < *bf ? -1 : 1;
+    else if (af < afe)
+      cmp = 1;
+    else if (bf < bfe)
+      cmp = -1;
   }
   bool za = !a_digits || (la == 0 && cmp == 0 && 0);
   (void)za;
   /* zero compares equal whatever its sign */
   bool a_zero = true, b_zero = true;
-  for (const char *q = a; q < ae && (g_ascii_isdigit(*q) || *q == '.'); q++) if (*q != '0' && *q != '.') { a_zero = false; break; }
-  for (const char *q = b; q < be && (g_ascii_isdigit(*q) || *q == '.'); q++) if (*q != '0' && *q != '.') { b_zero = false; break; }
+  for (const char *q = a; q < ae && (g_ascii_isdigit(*q) || *q == '.'); q++)
+    if (*q != '0' && *q != '.') {
+      a_zero = false;
+      break;
+    }
+  for (const char *q = b; q < be && (g_ascii_isdigit(*q) || *q == '.'); q++)
+    if (*q != '0' && *q != '.') {
+      b_zero = false;
+      break;
+    }
   (void)b_digits;
   if (a_zero) na = false;
   if (b_zero) nb = false;
@@ -123,7 +153,8 @@ static int num_cmp(const char *a, const char *ae, const char *b, const char *be)
   return na ? -cmp : cmp;
 }
 
-static int human_unit(const char *p, const char *e) {
+static int human_unit(const char *p, const char *e)
+{
   while (p < e && is_blank((unsigned char)*p)) p++;
   if (p < e && *p == '-') p++;
   while (p < e && (g_ascii_isdigit(*p) || *p == '.')) p++;
@@ -132,37 +163,50 @@ static int human_unit(const char *p, const char *e) {
   return u && *p ? (int)(u - "KMGTPEZYRQ") + 1 : 0;
 }
 
-static int month_of(const char *p, const char *e) {
-  static const char *m[] = { "JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC" };
+static int month_of(const char *p, const char *e)
+{
+  static const char *m[] = { "JAN", "FEB", "MAR", "APR", "MAY", "JUN",
+                             "JUL", "AUG", "SEP", "OCT", "NOV", "DEC" };
   while (p < e && is_blank((unsigned char)*p)) p++;
   if (e - p < 3) return 0;
   for (int i = 0; i < 12; i++)
-    if (g_ascii_toupper(p[0]) == m[i][0] && g_ascii_toupper(p[1]) == m[i][1] && g_ascii_toupper(p[2]) == m[i][2]) return i + 1;
+    if (g_ascii_toupper(p[0]) == m[i][0] && g_ascii_toupper(p[1]) == m[i][1] &&
+        g_ascii_toupper(p[2]) == m[i][2])
+      return i + 1;
   return 0;
 }
 
-static double general_val(const char *p, const char *e, int *cls) {
+static double general_val(const char *p, const char *e, int *cls)
+{
   char buf[128];
   size_t n = MIN((size_t)(e - p), sizeof buf - 1);
   memcpy(buf, p, n);
   buf[n] = 0;
   char *end;
   double v = strtod(buf, &end);
-  if (end == buf) { *cls = 0; return 0; }          /* not a number: first */
-  if (v != v) { *cls = 1; return 0; }              /* NaN next */
+  if (end == buf) {
+    *cls = 0;
+    return 0;
+  } /* not a number: first */
+  if (v != v) {
+    *cls = 1;
+    return 0;
+  } /* NaN next */
   *cls = 2;
   return v;
 }
 
 /* Debian/gnulib version comparison (verrevcmp) on [a,ae) [b,be). */
-static int order(unsigned char c) {
+static int order(unsigned char c)
+{
   if (g_ascii_isdigit(c)) return 0;
   if (g_ascii_isalpha(c)) return c;
   if (c == '~') return -1;
   return (int)c + 256;
 }
 
-static int verrevcmp(const char *a, size_t alen, const char *b, size_t blen) {
+static int verrevcmp(const char *a, size_t alen, const char *b, size_t blen)
+{
   size_t ai = 0, bi = 0;
   while (ai < alen || bi < blen) {
     int first_diff = 0;
@@ -188,7 +232,8 @@ static int verrevcmp(const char *a, size_t alen, const char *b, size_t blen) {
 }
 
 /* Length of s without its file suffix (gnulib filevercmp). */
-static size_t prefix_len(const char *s, size_t len) {
+static size_t prefix_len(const char *s, size_t len)
+{
   size_t prefix = len;
   bool in_suffix = false;
   size_t i = 0;
@@ -196,10 +241,15 @@ static size_t prefix_len(const char *s, size_t len) {
   size_t suffix_start = len;
   for (; i < len; i++) {
     char c = s[i];
-    if (in_suffix && !(g_ascii_isalpha(c) || c == '~')) { /* allowed digits too */ }
+    if (in_suffix && !(g_ascii_isalpha(c) || c == '~')) { /* allowed digits too */
+    }
     if (c == '.') {
-      if (!in_suffix || (i > 0 && s[i - 1] == '.')) { suffix_start = i; in_suffix = true; }
-      if (i + 1 < len && !(g_ascii_isalpha(s[i + 1]) || s[i + 1] == '~')) in_suffix = false, suffix_start = len;
+      if (!in_suffix || (i > 0 && s[i - 1] == '.')) {
+        suffix_start = i;
+        in_suffix = true;
+      }
+      if (i + 1 < len && !(g_ascii_isalpha(s[i + 1]) || s[i + 1] == '~'))
+        in_suffix = false, suffix_start = len;
     } else if (!(g_ascii_isalnum(c) || c == '~')) {
       in_suffix = false;
       suffix_start = len;
@@ -210,7 +260,8 @@ static size_t prefix_len(const char *s, size_t len) {
 }
 
 int bx_filevercmp(const char *a, size_t alen, const char *b, size_t blen);
-int bx_filevercmp(const char *a, size_t alen, const char *b, size_t blen) {
+int bx_filevercmp(const char *a, size_t alen, const char *b, size_t blen)
+{
   if (alen == blen && memcmp(a, b, alen) == 0) return 0;
   if (!alen) return -1;
   if (!blen) return 1;
@@ -222,8 +273,10 @@ int bx_filevercmp(const char *a, size_t alen, const char *b, size_t blen) {
   if (ah != bh) return ah ? -1 : 1;
   size_t ap = prefix_len(a, alen), bp = prefix_len(b, blen);
   int r = 0;
-  if (ap == bp && memcmp(a, b, ap) == 0) r = verrevcmp(a, alen, b, blen);
-  else r = verrevcmp(a, ap, b, bp);
+  if (ap == bp && memcmp(a, b, ap) == 0)
+    r = verrevcmp(a, alen, b, blen);
+  else
+    r = verrevcmp(a, ap, b, bp);
   if (r == 0) {
     int m = memcmp(a, b, MIN(alen, blen));
     r = m ? m : (alen < blen ? -1 : alen > blen);
@@ -231,7 +284,8 @@ int bx_filevercmp(const char *a, size_t alen, const char *b, size_t blen) {
   return r;
 }
 
-static int text_cmp(const SortKey *k, const char *a, const char *ae, const char *b, const char *be) {
+static int text_cmp(const SortKey *k, const char *a, const char *ae, const char *b, const char *be)
+{
   if (!k->fold && !k->dict && !k->nonprint) {
     size_t la = (size_t)(ae - a), lb = (size_t)(be - b);
     int m = memcmp(a, b, MIN(la, lb));
@@ -240,24 +294,31 @@ static int text_cmp(const SortKey *k, const char *a, const char *ae, const char 
   }
   for (;;) {
     while (a < ae && ((k->dict && !(g_ascii_isalnum(*a) || is_blank((unsigned char)*a))) ||
-                      (k->nonprint && !g_ascii_isprint(*a)))) a++;
+                      (k->nonprint && !g_ascii_isprint(*a))))
+      a++;
     while (b < be && ((k->dict && !(g_ascii_isalnum(*b) || is_blank((unsigned char)*b))) ||
-                      (k->nonprint && !g_ascii_isprint(*b)))) b++;
+                      (k->nonprint && !g_ascii_isprint(*b))))
+      b++;
     if (a >= ae || b >= be) return (a < ae) - (b < be);
     unsigned char ca = (unsigned char)*a, cb = (unsigned char)*b;
-    if (k->fold) { ca = (unsigned char)g_ascii_toupper(ca); cb = (unsigned char)g_ascii_toupper(cb); }
+    if (k->fold) {
+      ca = (unsigned char)g_ascii_toupper(ca);
+      cb = (unsigned char)g_ascii_toupper(cb);
+    }
     if (ca != cb) return ca < cb ? -1 : 1;
     a++;
     b++;
   }
 }
 
-static int key_cmp(const SortCtx *s, const SortKey *k, const Line *x, const Line *y) {
+static int key_cmp(const SortCtx *s, const SortKey *k, const Line *x, const Line *y)
+{
   const char *a, *ae, *b, *be;
   key_span(s, k, x, &a, &ae);
   key_span(s, k, y, &b, &be);
   int r;
-  if (k->numeric) r = num_cmp(a, ae, b, be);
+  if (k->numeric)
+    r = num_cmp(a, ae, b, be);
   else if (k->human) {
     int ua = human_unit(a, ae), ub = human_unit(b, be);
     /* sign first: negative numbers before */
@@ -267,14 +328,18 @@ static int key_cmp(const SortCtx *s, const SortKey *k, const Line *x, const Line
       while (pa < ae && is_blank((unsigned char)*pa)) pa++;
       while (pb < be && is_blank((unsigned char)*pb)) pb++;
       bool na = pa < ae && *pa == '-', nb = pb < be && *pb == '-';
-      if (na != nb) r = na ? -1 : 1;
-      else r = na ? (ua < ub ? 1 : -1) : (ua < ub ? -1 : 1);
+      if (na != nb)
+        r = na ? -1 : 1;
+      else
+        r = na ? (ua < ub ? 1 : -1) : (ua < ub ? -1 : 1);
     }
   } else if (k->general) {
     int ca, cb;
     double va = general_val(a, ae, &ca), vb = general_val(b, be, &cb);
-    if (ca != cb) r = ca < cb ? -1 : 1;
-    else r = ca < 2 ? 0 : (va < vb ? -1 : va > vb);
+    if (ca != cb)
+      r = ca < cb ? -1 : 1;
+    else
+      r = ca < 2 ? 0 : (va < vb ? -1 : va > vb);
   } else if (k->month) {
     int ma = month_of(a, ae), mb = month_of(b, be);
     r = ma < mb ? -1 : ma > mb;
@@ -286,7 +351,8 @@ static int key_cmp(const SortCtx *s, const SortKey *k, const Line *x, const Line
   return k->reverse ? -r : r;
 }
 
-static int line_cmp(const SortCtx *s, const Line *x, const Line *y) {
+static int line_cmp(const SortCtx *s, const Line *x, const Line *y)
+{
   for (size_t i = 0; i < s->nkeys; i++) {
     int r = key_cmp(s, &s->keys[i], x, y);
     if (r) return r;
@@ -294,7 +360,8 @@ static int line_cmp(const SortCtx *s, const Line *x, const Line *y) {
   return 0;
 }
 
-static int full_cmp(const SortCtx *s, const Line *x, const Line *y) {
+static int full_cmp(const SortCtx *s, const Line *x, const Line *y)
+{
   if (s->plain) {
     /* the whole line, bytes: one memcmp */
     size_t n = x->len < y->len ? x->len : y->len;
@@ -310,13 +377,17 @@ static int full_cmp(const SortCtx *s, const Line *x, const Line *y) {
   return s->reverse_all ? -r : r;
 }
 
-static void merge_sort(const SortCtx *s, Line *v, Line *tmp, size_t n) {
+static void merge_sort(const SortCtx *s, Line *v, Line *tmp, size_t n)
+{
   if (n < 2) return;
   if (n <= 8) {
     for (size_t i = 1; i < n; i++) {
       Line t = v[i];
       size_t j = i;
-      while (j > 0 && full_cmp(s, &v[j - 1], &t) > 0) { v[j] = v[j - 1]; j--; }
+      while (j > 0 && full_cmp(s, &v[j - 1], &t) > 0) {
+        v[j] = v[j - 1];
+        j--;
+      }
       v[j] = t;
     }
     return;
@@ -331,7 +402,8 @@ static void merge_sort(const SortCtx *s, Line *v, Line *tmp, size_t n) {
   while (i < h) v[k++] = tmp[i++];
 }
 
-static bool set_flag(SortKey *k, char f) {
+static bool set_flag(SortKey *k, char f)
+{
   switch (f) {
   case 'b': k->skip_sblanks = k->skip_eblanks = true; return true;
   case 'd': k->dict = true; return true;
@@ -347,12 +419,14 @@ static bool set_flag(SortKey *k, char f) {
   }
 }
 
-static bool has_ordering(const SortKey *k) {
+static bool has_ordering(const SortKey *k)
+{
   return k->dict || k->fold || k->general || k->human || k->nonprint || k->month || k->numeric ||
          k->reverse || k->version || k->skip_sblanks || k->skip_eblanks;
 }
 
-static bool parse_key(BoxCmd *c, const char *spec, SortKey *k) {
+static bool parse_key(BoxCmd *c, const char *spec, SortKey *k)
+{
   const char *p = spec;
   char *end;
   memset(k, 0, sizeof *k);
@@ -373,8 +447,10 @@ static bool parse_key(BoxCmd *c, const char *spec, SortKey *k) {
     p = end;
   }
   for (; *p && *p != ','; p++) {
-    if (*p == 'b') k->skip_sblanks = true;
-    else if (!set_flag(k, *p)) goto bad;
+    if (*p == 'b')
+      k->skip_sblanks = true;
+    else if (!set_flag(k, *p))
+      goto bad;
   }
   if (*p == ',') {
     p++;
@@ -390,8 +466,10 @@ static bool parse_key(BoxCmd *c, const char *spec, SortKey *k) {
       p = end;
     }
     for (; *p; p++) {
-      if (*p == 'b') k->skip_eblanks = true;
-      else if (!set_flag(k, *p)) goto bad;
+      if (*p == 'b')
+        k->skip_eblanks = true;
+      else if (!set_flag(k, *p))
+        goto bad;
     }
   }
   return true;
@@ -400,20 +478,26 @@ bad:
   return false;
 }
 
-static const char longopts[] =
-  "ignore-leading-blanks=b dictionary-order=d ignore-case=f general-numeric-sort=g ignore-nonprinting=i "
-  "month-sort=M human-numeric-sort=h numeric-sort=n reverse=r version-sort=V check=c:: key=k: merge=m output=o: "
-  "stable=s field-separator=t: unique=u zero-terminated=z buffer-size=S: parallel=\1: temporary-directory=T:";
+static const char longopts[] = "ignore-leading-blanks=b dictionary-order=d ignore-case=f "
+                               "general-numeric-sort=g ignore-nonprinting=i "
+                               "month-sort=M human-numeric-sort=h numeric-sort=n reverse=r "
+                               "version-sort=V check=c:: key=k: merge=m output=o: "
+                               "stable=s field-separator=t: unique=u zero-terminated=z "
+                               "buffer-size=S: parallel=\1: temporary-directory=T:";
 
 /* The keys as the comparison reads them: a key without ordering options of
  * its own takes the global ones; no -k is one key, the whole line. */
-static void finish_keys(SortCtx *s, GArray *keys) {
+static void finish_keys(SortCtx *s, GArray *keys)
+{
   for (guint i = 0; i < keys->len; i++) {
     SortKey *k = &g_array_index(keys, SortKey, i);
     if (!has_ordering(k)) {
       bool sb = k->skip_sblanks, eb = k->skip_eblanks;
       SortKey g = s->global;
-      g.sfield = k->sfield; g.schar = k->schar; g.efield = k->efield; g.echar = k->echar;
+      g.sfield = k->sfield;
+      g.schar = k->schar;
+      g.efield = k->efield;
+      g.echar = k->echar;
       g.skip_sblanks = sb || s->global.skip_sblanks;
       g.skip_eblanks = eb || s->global.skip_eblanks;
       *k = g;
@@ -429,14 +513,15 @@ static void finish_keys(SortCtx *s, GArray *keys) {
   SortKey *k0 = &g_array_index(keys, SortKey, 0);
   SortKey probe = *k0;
   probe.reverse = false;
-  s->plain = keys->len == 1 && k0->sfield == 1 && k0->schar == 0 && k0->efield == 0 && !has_ordering(&probe) &&
-             k0->reverse == s->global.reverse && s->tab < 256;
+  s->plain = keys->len == 1 && k0->sfield == 1 && k0->schar == 0 && k0->efield == 0 &&
+             !has_ordering(&probe) && k0->reverse == s->global.reverse && s->tab < 256;
   s->nkeys = keys->len;
   s->reverse_all = s->global.reverse;
 }
 
 /* All inputs into data, each ending in delim.  false after sort's message. */
-static bool read_inputs(BoxCmd *c, char **files, int nf, char delim, GString *data) {
+static bool read_inputs(BoxCmd *c, char **files, int nf, char delim, GString *data)
+{
   for (int i = 0; i < nf; i++) {
     int fd = bx_open_in(c, files[i]);
     if (fd < 0) {
@@ -457,42 +542,49 @@ static bool read_inputs(BoxCmd *c, char **files, int nf, char delim, GString *da
   return true;
 }
 
-int box_cmd_sort(BoxCmd *c) {
+int box_cmd_sort(BoxCmd *c)
+{
   SortCtx s = { .tab = -1 };
   GArray *keys = g_array_new(FALSE, TRUE, sizeof(SortKey));
   const char *outfile = NULL;
-  int check = 0;      /* 1 -c, 2 -C */
+  int check = 0; /* 1 -c, 2 -C */
   char delim = '\n';
   int status = 2;
   GString *data = g_string_new(NULL);
   GArray *lines = g_array_new(FALSE, FALSE, sizeof(Line));
-  BX_EACH_OPTION(ch, c, "sort", "bdfghiMnrVcCk:mo:st:uzS:T:", longopts) switch (ch) {
-  case 'c':
-    check = optarg && (strcmp(optarg, "quiet") == 0 || strcmp(optarg, "silent") == 0) ? 2 : 1;
-    break;
-  case 'C': check = 2; break;
-  case 'k': {
-    SortKey k;
-    if (!parse_key(c, optarg, &k)) goto out;
-    g_array_append_val(keys, k);
-    break;
-  }
-  case 'm': case 'S': case 'T': case 1: break;
-  case 'o': outfile = optarg; break;
-  case 's': s.stable = true; break;
-  case 't':
-    if (strlen(optarg) != 1) {
-      if (strcmp(optarg, "\\0") == 0) { s.tab = 0; break; }
-      bx_err(c, "sort", "multi-character tab '%s'", optarg);
-      goto out;
+  BX_EACH_OPTION (ch, c, "sort", "bdfghiMnrVcCk:mo:st:uzS:T:", longopts) switch (ch) {
+    case 'c':
+      check = optarg && (strcmp(optarg, "quiet") == 0 || strcmp(optarg, "silent") == 0) ? 2 : 1;
+      break;
+    case 'C': check = 2; break;
+    case 'k': {
+      SortKey k;
+      if (!parse_key(c, optarg, &k)) goto out;
+      g_array_append_val(keys, k);
+      break;
     }
-    s.tab = (unsigned char)optarg[0];
-    break;
-  case 'u': s.unique = true; break;
-  case 'z': delim = '\0'; break;
-  case '?': goto out;
-  default: set_flag(&s.global, (char)ch); break;
-  }
+    case 'm':
+    case 'S':
+    case 'T':
+    case 1: break;
+    case 'o': outfile = optarg; break;
+    case 's': s.stable = true; break;
+    case 't':
+      if (strlen(optarg) != 1) {
+        if (strcmp(optarg, "\\0") == 0) {
+          s.tab = 0;
+          break;
+        }
+        bx_err(c, "sort", "multi-character tab '%s'", optarg);
+        goto out;
+      }
+      s.tab = (unsigned char)optarg[0];
+      break;
+    case 'u': s.unique = true; break;
+    case 'z': delim = '\0'; break;
+    case '?': goto out;
+    default: set_flag(&s.global, (char)ch); break;
+    }
   finish_keys(&s, keys);
 
   int nf;
@@ -518,7 +610,8 @@ int box_cmd_sort(BoxCmd *c) {
       if (r > 0 || (s.unique && r == 0)) {
         if (check == 1) {
           box_out_flush(c->out);
-          box_fdprintf(c->err, "sort: %s:%zu: disorder: ", strcmp(files[0], "-") == 0 ? "-" : files[0], i + 1);
+          box_fdprintf(
+            c->err, "sort: %s:%zu: disorder: ", strcmp(files[0], "-") == 0 ? "-" : files[0], i + 1);
           box_write_all(c->err, v[i].p, v[i].len);
           box_write_all(c->err, "\n", 1);
         }

@@ -7,7 +7,8 @@
 
 #include "shell/shell-private.h"
 
-int box_cmd_source(BoxCmd *c) {
+int box_cmd_source(BoxCmd *c)
+{
   Shell *sh = c->sh;
   if (c->argc < 2) {
     box_cmd_error(c, "filename argument required");

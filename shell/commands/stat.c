@@ -19,19 +19,21 @@
 typedef struct {
   const char *name;
   struct statx st;
-  char *link;            /* symlink target, read on demand for %N */
+  char *link; /* symlink target, read on demand for %N */
 } StatFile;
 
 static const char longopts[] = "dereference=L terse=t format=c: printf=P: file-system=f cached=C:";
 
-static const char *file_type(mode_t m, uint64_t size) {
+static const char *file_type(mode_t m, uint64_t size)
+{
   if (S_ISREG(m) && size == 0) return "regular empty file";
   return bx_file_type_name(m);
 }
 
 /* GNU's "%Y-%m-%d %H:%M:%S.NNNNNNNNN +ZZZZ" in local time; "-" for an
  * unknown birth time. */
-static char *human_time(const struct statx_timestamp *t, bool known) {
+static char *human_time(const struct statx_timestamp *t, bool known)
+{
   if (!known) return g_strdup("-");
   time_t s = (time_t)t->tv_sec;
   struct tm tm;
@@ -44,7 +46,8 @@ static char *human_time(const struct statx_timestamp *t, bool known) {
 
 /* Epoch seconds; a precision asks for that many fraction digits (GNU
  * truncates, never rounds). */
-static char *epoch_time(const struct statx_timestamp *t, bool known, int prec) {
+static char *epoch_time(const struct statx_timestamp *t, bool known, int prec)
+{
   if (!known) return g_strdup("0");
   if (prec <= 0) return g_strdup_printf("%" PRId64, (int64_t)t->tv_sec);
   char ns[16];
@@ -56,67 +59,87 @@ static char *epoch_time(const struct statx_timestamp *t, bool known, int prec) {
 }
 
 /* %m: walk up while the device stays the same (each step one stat). */
-static char *mount_point(const char *name) {
+static char *mount_point(const char *name)
+{
   char *abs = bx_canonicalize(name, 2, &(int){ 0 });
   if (!abs) return g_strdup("?");
   struct stat st;
-  if (stat(abs, &st) != 0) { g_free(abs); return g_strdup("?"); }
+  if (stat(abs, &st) != 0) {
+    g_free(abs);
+    return g_strdup("?");
+  }
   dev_t dev = st.st_dev;
   char *cur = abs;
   while (strcmp(cur, "/") != 0) {
     char *up = g_path_get_dirname(cur);
     struct stat ps;
-    if (stat(up, &ps) != 0 || ps.st_dev != dev) { g_free(up); break; }
+    if (stat(up, &ps) != 0 || ps.st_dev != dev) {
+      g_free(up);
+      break;
+    }
     g_free(cur);
     cur = up;
   }
   return cur;
 }
 
-static const char *user_of(uid_t u) {
+static const char *user_of(uid_t u)
+{
   const char *n = bx_user_name(u);
   return n ? n : "UNKNOWN";
 }
 
-static const char *group_of(gid_t g) {
+static const char *group_of(gid_t g)
+{
   const char *n = bx_group_name(g);
   return n ? n : "UNKNOWN";
 }
 
 /* One directive: flags/width/precision already collected in spec (without
  * the conversion); prints a string or a number through printf as GNU does. */
-static void put_str(GString *o, const char *spec, const char *s) {
+static void put_str(GString *o, const char *spec, const char *s)
+{
   char *f = g_strdup_printf("%ss", spec);
   g_string_append_printf(o, f, s);
   g_free(f);
 }
 
-static void put_u(GString *o, const char *spec, uintmax_t v, char conv) {
+static void put_u(GString *o, const char *spec, uintmax_t v, char conv)
+{
   char *f = g_strdup_printf("%sj%c", spec, conv);
   g_string_append_printf(o, f, v);
   g_free(f);
 }
 
-static void put_d(GString *o, const char *spec, intmax_t v) {
+static void put_d(GString *o, const char *spec, intmax_t v)
+{
   char *f = g_strdup_printf("%sjd", spec);
   g_string_append_printf(o, f, v);
   g_free(f);
 }
 
-static bool directive(BoxCmd *c, GString *o, StatFile *f, const char *spec, int prec, char mod, char conv) {
+static bool directive(BoxCmd *c, GString *o, StatFile *f, const char *spec, int prec, char mod,
+                      char conv)
+{
   struct statx *s = &f->st;
   mode_t m = s->stx_mode;
   bool have_birth = (s->stx_mask & STATX_BTIME) != 0;
   char mbuf[11];
   switch (conv) {
   case 'a': put_u(o, spec, m & 07777, 'o'); break;
-  case 'A': bx_mode_string(m, mbuf); put_str(o, spec, mbuf); break;
+  case 'A':
+    bx_mode_string(m, mbuf);
+    put_str(o, spec, mbuf);
+    break;
   case 'b': put_u(o, spec, s->stx_blocks, 'u'); break;
   case 'B': put_u(o, spec, 512, 'u'); break;
   case 'd':
-    if (mod == 'H') put_u(o, spec, s->stx_dev_major, 'u');
-    else if (mod == 'L') put_u(o, spec, s->stx_dev_minor, 'u');
-    else put_u(o, spec, makedev(s->stx_dev_major, s->stx_dev_minor), 'u');
+    if (mod == 'H')
+      put_u(o, spec, s->stx_dev_major, 'u');
+    else if (mod == 'L')
+      put_u(o, spec, s->stx_dev_minor, 'u');
+    else
+      put_u(o, spec, makedev(s->stx_dev_major, s->stx_dev_minor), 'u');
     break;
   case 'D': put_u(o, spec, makedev(s->stx_dev_major, s->stx_dev_minor), 'x'); break;
   case 'f': put_u(o, spec, m, 'x'); break;
@@ -125,7 +148,12 @@ static bool directive(BoxCmd *c, GString *o, StatFile *f, const char *spec, int 
   case 'G': put_str(o, spec, group_of(s->stx_gid)); break;
   case 'h': put_u(o, spec, s->stx_nlink, 'u'); break;
   case 'i': put_u(o, spec, s->stx_ino, 'u'); break;
-  case 'm': { char *mp = mount_point(f->name); put_str(o, spec, mp); g_free(mp); break; }
+  case 'm': {
+    char *mp = mount_point(f->name);
+    put_str(o, spec, mp);
+    g_free(mp);
+    break;
+  }
   case 'n': put_str(o, spec, f->name); break;
   case 'N': {
     g_autofree char *q = bx_quote_always(f->name);
@@ -143,29 +171,45 @@ static bool directive(BoxCmd *c, GString *o, StatFile *f, const char *spec, int 
   case 'o': put_u(o, spec, s->stx_blksize, 'u'); break;
   case 's': put_u(o, spec, s->stx_size, 'u'); break;
   case 'r':
-    if (mod == 'H') put_u(o, spec, S_ISCHR(m) || S_ISBLK(m) ? s->stx_rdev_major : 0, 'u');
-    else if (mod == 'L') put_u(o, spec, S_ISCHR(m) || S_ISBLK(m) ? s->stx_rdev_minor : 0, 'u');
-    else put_u(o, spec, S_ISCHR(m) || S_ISBLK(m) ? makedev(s->stx_rdev_major, s->stx_rdev_minor) : 0, 'u');
+    if (mod == 'H')
+      put_u(o, spec, S_ISCHR(m) || S_ISBLK(m) ? s->stx_rdev_major : 0, 'u');
+    else if (mod == 'L')
+      put_u(o, spec, S_ISCHR(m) || S_ISBLK(m) ? s->stx_rdev_minor : 0, 'u');
+    else
+      put_u(o, spec, S_ISCHR(m) || S_ISBLK(m) ? makedev(s->stx_rdev_major, s->stx_rdev_minor) : 0,
+            'u');
     break;
   case 't': put_u(o, spec, S_ISCHR(m) || S_ISBLK(m) ? s->stx_rdev_major : 0, 'x'); break;
   case 'T': put_u(o, spec, S_ISCHR(m) || S_ISBLK(m) ? s->stx_rdev_minor : 0, 'x'); break;
   case 'u': put_u(o, spec, s->stx_uid, 'u'); break;
   case 'U': put_str(o, spec, user_of(s->stx_uid)); break;
-  case 'w': case 'x': case 'y': case 'z': {
-    const struct statx_timestamp *t = conv == 'w' ? &s->stx_btime : conv == 'x' ? &s->stx_atime
-                                    : conv == 'y' ? &s->stx_mtime : &s->stx_ctime;
+  case 'w':
+  case 'x':
+  case 'y':
+  case 'z': {
+    const struct statx_timestamp *t = conv == 'w'   ? &s->stx_btime
+                                      : conv == 'x' ? &s->stx_atime
+                                      : conv == 'y' ? &s->stx_mtime
+                                                    : &s->stx_ctime;
     char *h = human_time(t, conv != 'w' || have_birth);
     put_str(o, spec, h);
     g_free(h);
     break;
   }
-  case 'W': case 'X': case 'Y': case 'Z': {
-    const struct statx_timestamp *t = conv == 'W' ? &s->stx_btime : conv == 'X' ? &s->stx_atime
-                                    : conv == 'Y' ? &s->stx_mtime : &s->stx_ctime;
+  case 'W':
+  case 'X':
+  case 'Y':
+  case 'Z': {
+    const struct statx_timestamp *t = conv == 'W'   ? &s->stx_btime
+                                      : conv == 'X' ? &s->stx_atime
+                                      : conv == 'Y' ? &s->stx_mtime
+                                                    : &s->stx_ctime;
     bool known = conv != 'W' || have_birth;
     if (prec < 0) {
-      if (known) put_d(o, spec, (intmax_t)t->tv_sec);
-      else put_str(o, spec, "0");
+      if (known)
+        put_d(o, spec, (intmax_t)t->tv_sec);
+      else
+        put_str(o, spec, "0");
     } else {
       /* the precision is spent on the fraction: drop it from the spec */
       char *sp = g_strdup(spec);
@@ -178,21 +222,20 @@ static bool directive(BoxCmd *c, GString *o, StatFile *f, const char *spec, int 
     }
     break;
   }
-  case 'C':
-  {
+  case 'C': {
     g_autofree char *q = bx_quote_always(f->name);
     bx_err(c, "stat", "failed to get security context of %s: %s", q, box_strerror(ENODATA));
     g_string_append_c(o, '?');
   }
     return false;
-  default:
-    return true;
+  default: return true;
   }
   return true;
 }
 
 /* --printf's backslash escapes (GNU's set). */
-static size_t escape(GString *o, const char *p) {
+static size_t escape(GString *o, const char *p)
+{
   switch (p[1]) {
   case 'a': g_string_append_c(o, '\a'); return 2;
   case 'b': g_string_append_c(o, '\b'); return 2;
@@ -226,11 +269,18 @@ static size_t escape(GString *o, const char *p) {
   return 2;
 }
 
-static bool format_one(BoxCmd *c, GString *o, StatFile *f, const char *fmt, bool escapes) {
+static bool format_one(BoxCmd *c, GString *o, StatFile *f, const char *fmt, bool escapes)
+{
   bool ok = true;
   for (const char *p = fmt; *p;) {
-    if (escapes && *p == '\\') { p += escape(o, p); continue; }
-    if (*p != '%') { g_string_append_c(o, *p++); continue; }
+    if (escapes && *p == '\\') {
+      p += escape(o, p);
+      continue;
+    }
+    if (*p != '%') {
+      g_string_append_c(o, *p++);
+      continue;
+    }
     const char *start = p++;
     GString *spec = g_string_new("%");
     while (*p && strchr("-#+ 0'", *p)) g_string_append_c(spec, *p++);
@@ -240,17 +290,26 @@ static bool format_one(BoxCmd *c, GString *o, StatFile *f, const char *fmt, bool
       g_string_append_c(spec, *p++);
       prec = 0;
       bool digits = g_ascii_isdigit(*p);
-      while (g_ascii_isdigit(*p)) { prec = prec * 10 + (*p - '0'); g_string_append_c(spec, *p++); }
-      if (!digits) prec = 9;   /* GNU: a bare "." on a time means all nine digits */
+      while (g_ascii_isdigit(*p)) {
+        prec = prec * 10 + (*p - '0');
+        g_string_append_c(spec, *p++);
+      }
+      if (!digits) prec = 9; /* GNU: a bare "." on a time means all nine digits */
     }
     char mod = 0;
     if ((*p == 'H' || *p == 'L') && (p[1] == 'd' || p[1] == 'r')) mod = *p++;
     char conv = *p;
-    if (!conv) { g_string_append(o, start); g_string_free(spec, TRUE); break; }
+    if (!conv) {
+      g_string_append(o, start);
+      g_string_free(spec, TRUE);
+      break;
+    }
     p++;
     if (conv == '%') {
-      if (spec->len == 1) g_string_append_c(o, '%');
-      else g_string_append_len(o, start, p - start);
+      if (spec->len == 1)
+        g_string_append_c(o, '%');
+      else
+        g_string_append_len(o, start, p - start);
     } else if (strchr("aAbBdDfFgGhimnNorstTuUwWxXyYzZC", conv)) {
       if (!directive(c, o, f, spec->str, prec, mod, conv)) ok = false;
     } else {
@@ -262,7 +321,8 @@ static bool format_one(BoxCmd *c, GString *o, StatFile *f, const char *fmt, bool
   return ok;
 }
 
-static const char *default_format(mode_t m) {
+static const char *default_format(mode_t m)
+{
   if (S_ISCHR(m) || S_ISBLK(m))
     return "  File: %n\n  Size: %-10s\tBlocks: %-10b IO Block: %-6o %F\n"
            "Device: %Hd,%Ld\tInode: %-10i  Links: %-5h Device type: %Hr,%Lr\n"
@@ -274,20 +334,30 @@ static const char *default_format(mode_t m) {
          "Access: %x\nModify: %y\nChange: %z\n Birth: %w\n";
 }
 
-int box_cmd_stat(BoxCmd *c) {
+int box_cmd_stat(BoxCmd *c)
+{
   bool follow = false, terse = false;
   const char *fmt = NULL;
   bool printf_mode = false;
-  BX_EACH_OPTION(ch, c, "stat", "Ltc:f", longopts) switch (ch) {
-  case 'L': follow = true; break;
-  case 't': terse = true; break;
-  case 'c': fmt = optarg; printf_mode = false; break;
-  case 'P': fmt = optarg; printf_mode = true; break;
-  case 'C': break;
-  case 'f': bx_err(c, "stat", "--file-system is not supported by the Shell"); return 1;
-  default: return 1;
+  BX_EACH_OPTION (ch, c, "stat", "Ltc:f", longopts) switch (ch) {
+    case 'L': follow = true; break;
+    case 't': terse = true; break;
+    case 'c':
+      fmt = optarg;
+      printf_mode = false;
+      break;
+    case 'P':
+      fmt = optarg;
+      printf_mode = true;
+      break;
+    case 'C': break;
+    case 'f': bx_err(c, "stat", "--file-system is not supported by the Shell"); return 1;
+    default: return 1;
+    }
+  if (optind >= c->argc) {
+    bx_usage(c, "stat", "missing operand");
+    return 1;
   }
-  if (optind >= c->argc) { bx_usage(c, "stat", "missing operand"); return 1; }
   int status = 0;
   for (int i = optind; i < c->argc; i++) {
     StatFile f = { .name = c->argv[i] };
@@ -295,7 +365,8 @@ int box_cmd_stat(BoxCmd *c) {
     if (strcmp(f.name, "-") == 0)
       r = statx(c->in, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME, &f.st);
     else
-      r = statx(AT_FDCWD, f.name, follow ? 0 : AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &f.st);
+      r = statx(AT_FDCWD, f.name, follow ? 0 : AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME,
+                &f.st);
     if (r != 0) {
       int e = errno;
       bx_err_q(c, "stat", "cannot statx %s", f.name, e);

@@ -6,7 +6,8 @@
 
 #include "shell/commands/head_tail.h"
 
-static bool copy_rest(BoxCmd *c, int fd) {
+static bool copy_rest(BoxCmd *c, int fd)
+{
   char buf[65536];
   for (;;) {
     ssize_t r = bx_read(fd, buf, sizeof buf);
@@ -17,7 +18,8 @@ static bool copy_rest(BoxCmd *c, int fd) {
   }
 }
 
-static bool tail_from_start(BoxCmd *c, int fd, const BxEnds *o) {
+static bool tail_from_start(BoxCmd *c, int fd, const BxEnds *o)
+{
   unsigned long long skip = o->n ? o->n - 1 : 0;
   char buf[65536];
   while (skip > 0) {
@@ -31,7 +33,10 @@ static bool tail_from_start(BoxCmd *c, int fd, const BxEnds *o) {
     } else {
       while (i < (size_t)r && skip > 0) {
         const char *nl = memchr(buf + i, o->delim, (size_t)r - i);
-        if (!nl) { i = (size_t)r; break; }
+        if (!nl) {
+          i = (size_t)r;
+          break;
+        }
         i = (size_t)(nl - buf) + 1;
         skip--;
       }
@@ -42,21 +47,30 @@ static bool tail_from_start(BoxCmd *c, int fd, const BxEnds *o) {
 }
 
 /* Last n records of data[0..len): start offset. */
-static size_t last_records(const char *data, size_t len, unsigned long long n, char delim, bool *enough) {
+static size_t last_records(const char *data, size_t len, unsigned long long n, char delim,
+                           bool *enough)
+{
   size_t end = len;
   *enough = false;
-  if (n == 0) { *enough = true; return len; }
-  if (end && data[end - 1] == delim) end--;   /* a final terminator ends the last record */
+  if (n == 0) {
+    *enough = true;
+    return len;
+  }
+  if (end && data[end - 1] == delim) end--; /* a final terminator ends the last record */
   while (end > 0) {
     const char *p = memrchr(data, delim, end);
     if (!p) break;
-    if (--n == 0) { *enough = true; return (size_t)(p - data) + 1; }
+    if (--n == 0) {
+      *enough = true;
+      return (size_t)(p - data) + 1;
+    }
     end = (size_t)(p - data);
   }
   return 0;
 }
 
-static bool tail_end(BoxCmd *c, int fd, const BxEnds *o) {
+static bool tail_end(BoxCmd *c, int fd, const BxEnds *o)
+{
   off_t size = lseek(fd, 0, SEEK_END);
   if (size >= 0) {
     /* seekable: read backwards in blocks until enough */
@@ -97,7 +111,10 @@ static bool tail_end(BoxCmd *c, int fd, const BxEnds *o) {
   char buf[65536];
   for (;;) {
     ssize_t r = bx_read(fd, buf, sizeof buf);
-    if (r < 0) { g_string_free(data, TRUE); return false; }
+    if (r < 0) {
+      g_string_free(data, TRUE);
+      return false;
+    }
     if (r == 0) break;
     g_string_append_len(data, buf, r);
     if (data->len > 4 * 1024 * 1024) {
@@ -115,10 +132,14 @@ static bool tail_end(BoxCmd *c, int fd, const BxEnds *o) {
   return true;
 }
 
-static bool tail_copy(BoxCmd *c, int fd, const BxEnds *o) {
+static bool tail_copy(BoxCmd *c, int fd, const BxEnds *o)
+{
   return o->flipped ? tail_from_start(c, fd, o) : tail_end(c, fd, o);
 }
 
 static const BxEndsCmd tail_cmd = { "tail", "n:c:qvzf", '+', false, tail_copy };
 
-int box_cmd_tail(BoxCmd *c) { return bx_ends_main(c, &tail_cmd); }
+int box_cmd_tail(BoxCmd *c)
+{
+  return bx_ends_main(c, &tail_cmd);
+}

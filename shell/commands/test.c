@@ -14,7 +14,8 @@
  * decimal digits; out of range is an error), then only blanks.  By hand:
  * loops test a counter every iteration and strtoll's locale machinery
  * costs more than the whole comparison. */
-static bool parse_num(const char *s, int64_t *v) {
+static bool parse_num(const char *s, int64_t *v)
+{
   while (g_ascii_isspace(*s)) s++;
   bool neg = *s == '-';
   if (*s == '-' || *s == '+') s++;
@@ -22,7 +23,7 @@ static bool parse_num(const char *s, int64_t *v) {
   while (*s == '0' && g_ascii_isdigit(s[1])) s++;
   const char *d = s;
   while (g_ascii_isdigit(*s)) s++;
-  if (s - d > 19) return false;  /* 19 digits still fit in 64 unsigned bits */
+  if (s - d > 19) return false; /* 19 digits still fit in 64 unsigned bits */
   uint64_t u = 0, limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
   for (; d < s; d++) u = u * 10 + (uint64_t)(*d - '0');
   if (u > limit) return false;
@@ -32,16 +33,19 @@ static bool parse_num(const char *s, int64_t *v) {
   return true;
 }
 
-int box_test_unary(Shell *sh, const char *op, const char *a) {
+int box_test_unary(Shell *sh, const char *op, const char *a)
+{
   struct stat st;
   if (op[0] != '-' || !op[1] || op[2]) return -1;
   switch (op[1]) {
   case 'z': return !*a;
   case 'n': return *a != 0;
-  case 'e': case 'a': return stat(a, &st) == 0;
+  case 'e':
+  case 'a': return stat(a, &st) == 0;
   case 'f': return stat(a, &st) == 0 && S_ISREG(st.st_mode);
   case 'd': return stat(a, &st) == 0 && S_ISDIR(st.st_mode);
-  case 'L': case 'h': return lstat(a, &st) == 0 && S_ISLNK(st.st_mode);
+  case 'L':
+  case 'h': return lstat(a, &st) == 0 && S_ISLNK(st.st_mode);
   case 'p': return stat(a, &st) == 0 && S_ISFIFO(st.st_mode);
   case 'S': return stat(a, &st) == 0 && S_ISSOCK(st.st_mode);
   case 'b': return stat(a, &st) == 0 && S_ISBLK(st.st_mode);
@@ -70,26 +74,31 @@ int box_test_unary(Shell *sh, const char *op, const char *a) {
 
 /* The integer comparisons -eq -ne -lt -le -gt -ge by their two letters,
  * or 0. */
-static int int_op(const char *op) {
+static int int_op(const char *op)
+{
   if (op[0] != '-' || !op[1] || !op[2] || op[3]) return 0;
   int k = op[1] << 8 | op[2];
   switch (k) {
-  case 'e' << 8 | 'q': case 'n' << 8 | 'e': case 'l' << 8 | 't':
-  case 'l' << 8 | 'e': case 'g' << 8 | 't': case 'g' << 8 | 'e':
-    return k;
-  default:
-    return 0;
+  case 'e' << 8 | 'q':
+  case 'n' << 8 | 'e':
+  case 'l' << 8 | 't':
+  case 'l' << 8 | 'e':
+  case 'g' << 8 | 't':
+  case 'g' << 8 | 'e': return k;
+  default: return 0;
   }
 }
 
 /* Both sides of an integer comparison; false after bash's message. */
-static bool int_operands(const char *a, const char *b, int64_t *x, int64_t *y, int err_fd) {
+static bool int_operands(const char *a, const char *b, int64_t *x, int64_t *y, int err_fd)
+{
   const char *bad = !parse_num(a, x) ? a : !parse_num(b, y) ? b : NULL;
   if (bad) box_fdprintf(err_fd, "strands-shell: test: %s: integer expression expected\n", bad);
   return !bad;
 }
 
-static int int_compare(const char *a, int k, const char *b, int err_fd) {
+static int int_compare(const char *a, int k, const char *b, int err_fd)
+{
   int64_t x, y;
   if (!int_operands(a, b, &x, &y, err_fd)) return 2;
   switch (k) {
@@ -103,7 +112,8 @@ static int int_compare(const char *a, int k, const char *b, int err_fd) {
 }
 
 /* 0 true, 1 false, 2 error. */
-int box_test_binary(Shell *sh, const char *a, const char *op, const char *b, int err_fd) {
+int box_test_binary(Shell *sh, const char *a, const char *op, const char *b, int err_fd)
+{
   (void)sh;
   int k = int_op(op);
   if (k) return int_compare(a, k, b, err_fd);
@@ -118,8 +128,11 @@ int box_test_binary(Shell *sh, const char *a, const char *op, const char *b, int
       bool ha = stat(a, &sa) == 0, hb = stat(b, &sb) == 0;
       if (!strcmp(o, "ef")) return !(ha && hb && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
       struct timespec ta = sa.st_mtim, tb = sb.st_mtim;
-      int cmp = !ha ? -1 : !hb ? 1 : (ta.tv_sec != tb.tv_sec ? (ta.tv_sec > tb.tv_sec ? 1 : -1)
-                                                              : (ta.tv_nsec > tb.tv_nsec) - (ta.tv_nsec < tb.tv_nsec));
+      int cmp =
+        !ha   ? -1
+        : !hb ? 1
+              : (ta.tv_sec != tb.tv_sec ? (ta.tv_sec > tb.tv_sec ? 1 : -1)
+                                        : (ta.tv_nsec > tb.tv_nsec) - (ta.tv_nsec < tb.tv_nsec));
       if (!ha && !hb) return 1;
       return !strcmp(o, "nt") ? !(cmp > 0) : !(cmp < 0);
     }
@@ -127,12 +140,13 @@ int box_test_binary(Shell *sh, const char *a, const char *op, const char *b, int
     int64_t x, y;
     if (!int_operands(a, b, &x, &y, err_fd)) return 2;
   }
-  return 3;  /* not a binary operator */
+  return 3; /* not a binary operator */
 }
 
-static bool is_binop(const char *s) {
-  static const char *const ops[] = { "=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt",
-                                     "-ge", "-nt", "-ot", "-ef", NULL };
+static bool is_binop(const char *s)
+{
+  static const char *const ops[] = { "=",   "==",  "!=",  "<",   ">",   "-eq", "-ne", "-lt",
+                                     "-le", "-gt", "-ge", "-nt", "-ot", "-ef", NULL };
   for (int i = 0; ops[i]; i++)
     if (!strcmp(ops[i], s)) return true;
   return false;
@@ -148,7 +162,8 @@ typedef struct {
 
 static int t_or(T *t);
 
-static void t_error(T *t, const char *fmt, const char *arg) {
+static void t_error(T *t, const char *fmt, const char *arg)
+{
   if (t->err) return;
   t->err = true;
   box_fdprintf(t->err_fd, "strands-shell: test: ");
@@ -156,7 +171,8 @@ static void t_error(T *t, const char *fmt, const char *arg) {
   box_fdprintf(t->err_fd, "\n");
 }
 
-static int t_prim(T *t) {
+static int t_prim(T *t)
+{
   if (t->i >= t->n) {
     t_error(t, "argument expected%s", "");
     return 0;
@@ -202,7 +218,8 @@ static int t_prim(T *t) {
   return *a != 0;
 }
 
-static int t_and(T *t) {
+static int t_and(T *t)
+{
   int r = t_prim(t);
   while (!t->err && t->i < t->n && !strcmp(t->v[t->i], "-a")) {
     t->i++;
@@ -212,7 +229,8 @@ static int t_and(T *t) {
   return r;
 }
 
-static int t_or(T *t) {
+static int t_or(T *t)
+{
   int r = t_and(t);
   while (!t->err && t->i < t->n && !strcmp(t->v[t->i], "-o")) {
     t->i++;
@@ -222,7 +240,8 @@ static int t_or(T *t) {
   return r;
 }
 
-int box_test_eval(Shell *sh, int argc, char **argv, int err_fd) {
+int box_test_eval(Shell *sh, int argc, char **argv, int err_fd)
+{
   T t = { sh, argv, argc, 0, err_fd, false };
   if (argc == 3) {
     /* `[ $i -lt N ]`, the test of every counting loop, first */
@@ -267,7 +286,8 @@ int box_test_eval(Shell *sh, int argc, char **argv, int err_fd) {
   return !r;
 }
 
-int box_cmd_test(BoxCmd *c) {
+int box_cmd_test(BoxCmd *c)
+{
   int argc = c->argc - 1;
   char **argv = c->argv + 1;
   if (!strcmp(c->argv[0], "[")) {

@@ -24,18 +24,23 @@
 
 static const char longopts[] = "signal=s: kill-after=k: preserve-status=p foreground=f verbose=v";
 
-static const struct { const char *name; int sig; } signames[] = {
-  { "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT }, { "ILL", SIGILL }, { "TRAP", SIGTRAP },
-  { "ABRT", SIGABRT }, { "IOT", SIGIOT }, { "BUS", SIGBUS }, { "FPE", SIGFPE }, { "KILL", SIGKILL },
-  { "USR1", SIGUSR1 }, { "SEGV", SIGSEGV }, { "USR2", SIGUSR2 }, { "PIPE", SIGPIPE },
-  { "ALRM", SIGALRM }, { "TERM", SIGTERM }, { "STKFLT", SIGSTKFLT }, { "CHLD", SIGCHLD },
-  { "CLD", SIGCHLD }, { "CONT", SIGCONT }, { "STOP", SIGSTOP }, { "TSTP", SIGTSTP },
-  { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU }, { "URG", SIGURG }, { "XCPU", SIGXCPU },
-  { "XFSZ", SIGXFSZ }, { "VTALRM", SIGVTALRM }, { "PROF", SIGPROF }, { "WINCH", SIGWINCH },
-  { "POLL", SIGPOLL }, { "IO", SIGIO }, { "PWR", SIGPWR }, { "SYS", SIGSYS },
+static const struct {
+  const char *name;
+  int sig;
+} signames[] = {
+  { "HUP", SIGHUP },       { "INT", SIGINT },     { "QUIT", SIGQUIT }, { "ILL", SIGILL },
+  { "TRAP", SIGTRAP },     { "ABRT", SIGABRT },   { "IOT", SIGIOT },   { "BUS", SIGBUS },
+  { "FPE", SIGFPE },       { "KILL", SIGKILL },   { "USR1", SIGUSR1 }, { "SEGV", SIGSEGV },
+  { "USR2", SIGUSR2 },     { "PIPE", SIGPIPE },   { "ALRM", SIGALRM }, { "TERM", SIGTERM },
+  { "STKFLT", SIGSTKFLT }, { "CHLD", SIGCHLD },   { "CLD", SIGCHLD },  { "CONT", SIGCONT },
+  { "STOP", SIGSTOP },     { "TSTP", SIGTSTP },   { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
+  { "URG", SIGURG },       { "XCPU", SIGXCPU },   { "XFSZ", SIGXFSZ }, { "VTALRM", SIGVTALRM },
+  { "PROF", SIGPROF },     { "WINCH", SIGWINCH }, { "POLL", SIGPOLL }, { "IO", SIGIO },
+  { "PWR", SIGPWR },       { "SYS", SIGSYS },
 };
 
-static int parse_signal(const char *s) {
+static int parse_signal(const char *s)
+{
   if (g_ascii_isdigit(*s)) {
     char *end;
     long v = strtol(s, &end, 10);
@@ -47,7 +52,8 @@ static int parse_signal(const char *s) {
   return -1;
 }
 
-static const char *signal_name(int sig, char *buf, size_t cap) {
+static const char *signal_name(int sig, char *buf, size_t cap)
+{
   for (size_t i = 0; i < G_N_ELEMENTS(signames); i++)
     if (signames[i].sig == sig) return signames[i].name;
   g_snprintf(buf, cap, "%d", sig);
@@ -55,7 +61,8 @@ static const char *signal_name(int sig, char *buf, size_t cap) {
 }
 
 /* GNU's DURATION: a floating-point number with an optional s/m/h/d. */
-static bool parse_duration(const char *s, double *out) {
+static bool parse_duration(const char *s, double *out)
+{
   char *end;
   errno = 0;
   double v = g_ascii_strtod(s, &end);
@@ -75,17 +82,22 @@ static bool parse_duration(const char *s, double *out) {
   return true;
 }
 
-static void bad_interval(BoxCmd *c, const char *s) {
+static void bad_interval(BoxCmd *c, const char *s)
+{
   bx_usage_q(c, "timeout", "invalid time interval %s", s);
 }
 
 /* Waits up to secs (<= 0: forever) for pid; true when it ended (*ws set). */
-static bool wait_for(pid_t pid, int pidfd, double secs, int *ws) {
+static bool wait_for(pid_t pid, int pidfd, double secs, int *ws)
+{
   gint64 deadline = secs > 0 ? g_get_monotonic_time() + (gint64)fmin(secs * 1e6, 9e15) : 0;
   for (;;) {
     pid_t r = waitpid(pid, ws, WNOHANG);
     if (r == pid) return true;
-    if (r < 0 && errno != EINTR) { *ws = 0; return true; }
+    if (r < 0 && errno != EINTR) {
+      *ws = 0;
+      return true;
+    }
     int ms = -1;
     if (deadline) {
       gint64 left = deadline - g_get_monotonic_time();
@@ -105,7 +117,8 @@ static bool wait_for(pid_t pid, int pidfd, double secs, int *ws) {
 /* After the signal the Shell child may be gone while a program it started
  * (which ignores the signal) lives on in the group: wait for the whole
  * group, up to secs (<= 0: forever).  true when it is empty. */
-static bool wait_group(pid_t pgid, double secs) {
+static bool wait_group(pid_t pgid, double secs)
+{
   gint64 deadline = secs > 0 ? g_get_monotonic_time() + (gint64)fmin(secs * 1e6, 9e15) : 0;
   while (kill(-pgid, 0) == 0) {
     if (deadline && g_get_monotonic_time() >= deadline) return false;
@@ -114,7 +127,8 @@ static bool wait_group(pid_t pgid, double secs) {
   return true;
 }
 
-static void send_sig(BoxCmd *c, pid_t pid, int sig, bool verbose, const char *cmd) {
+static void send_sig(BoxCmd *c, pid_t pid, int sig, bool verbose, const char *cmd)
+{
   if (verbose) {
     char b[16];
     g_autofree char *q = bx_quote_always(cmd);
@@ -124,33 +138,40 @@ static void send_sig(BoxCmd *c, pid_t pid, int sig, bool verbose, const char *cm
   if (sig != SIGKILL && sig != SIGCONT) kill(-pid, SIGCONT);
 }
 
-int box_cmd_timeout(BoxCmd *c) {
+int box_cmd_timeout(BoxCmd *c)
+{
   int sig = SIGTERM;
   double kill_after = 0;
   bool preserve = false, verbose = false;
-  BX_EACH_OPTION(ch, c, "timeout", "+s:k:v", longopts) switch (ch) {
-  case 's':
-    sig = parse_signal(optarg);
-    if (sig < 0) {
-      bx_usage_q(c, "timeout", "%s: invalid signal", optarg);
-      return EXIT_CANCELED;
+  BX_EACH_OPTION (ch, c, "timeout", "+s:k:v", longopts) switch (ch) {
+    case 's':
+      sig = parse_signal(optarg);
+      if (sig < 0) {
+        bx_usage_q(c, "timeout", "%s: invalid signal", optarg);
+        return EXIT_CANCELED;
+      }
+      break;
+    case 'k':
+      if (!parse_duration(optarg, &kill_after)) {
+        bad_interval(c, optarg);
+        return EXIT_CANCELED;
+      }
+      break;
+    case 'p': preserve = true; break;
+    case 'f': break; /* no terminal in a worker: nothing to keep in the foreground */
+    case 'v': verbose = true; break;
+    default: return EXIT_CANCELED;
     }
-    break;
-  case 'k':
-    if (!parse_duration(optarg, &kill_after)) { bad_interval(c, optarg); return EXIT_CANCELED; }
-    break;
-  case 'p': preserve = true; break;
-  case 'f': break;   /* no terminal in a worker: nothing to keep in the foreground */
-  case 'v': verbose = true; break;
-  default: return EXIT_CANCELED;
-  }
   if (c->argc - optind < 2) {
     box_out_flush(c->out);
     box_fdprintf(c->err, "Try 'timeout --help' for more information.\n");
     return EXIT_CANCELED;
   }
   double secs;
-  if (!parse_duration(c->argv[optind], &secs)) { bad_interval(c, c->argv[optind]); return EXIT_CANCELED; }
+  if (!parse_duration(c->argv[optind], &secs)) {
+    bad_interval(c, c->argv[optind]);
+    return EXIT_CANCELED;
+  }
   char **argv = c->argv + optind + 1;
   box_out_flush(c->out);
   pid_t pid = box_fork(c->sh);
@@ -160,7 +181,7 @@ int box_cmd_timeout(BoxCmd *c) {
     int st = box_run_argv(c->sh, argv, c->in, c->out_fd, c->err);
     box_child_exit(c->sh, st);
   }
-  setpgid(pid, pid);   /* also here, so the group exists before a signal is sent */
+  setpgid(pid, pid); /* also here, so the group exists before a signal is sent */
   int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
   int ws = 0;
   bool timed_out = false, killed = false;

@@ -4,13 +4,15 @@
 
 #include "shell/shell-private.h"
 
-static void put(BoxOut *o, clock_t t, long hz) {
+static void put(BoxOut *o, clock_t t, long hz)
+{
   double s = (double)t / (double)hz;
   int m = (int)(s / 60);
   box_out_printf(o, "%dm%.3fs", m, s - m * 60);
 }
 
-int box_cmd_times(BoxCmd *c) {
+int box_cmd_times(BoxCmd *c)
+{
   struct tms t;
   times(&t);
   long hz = sysconf(_SC_CLK_TCK);

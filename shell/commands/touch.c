@@ -9,10 +9,12 @@
 #include "shell/commands/commands-private.h"
 
 /* [[CC]YY]MMDDhhmm[.ss] */
-static bool parse_stamp(const char *s, struct timespec *out) {
+static bool parse_stamp(const char *s, struct timespec *out)
+{
   const char *dot = strchr(s, '.');
   size_t n = dot ? (size_t)(dot - s) : strlen(s);
-  for (size_t i = 0; i < n; i++) if (!g_ascii_isdigit(s[i])) return false;
+  for (size_t i = 0; i < n; i++)
+    if (!g_ascii_isdigit(s[i])) return false;
   int sec = 0;
   if (dot) {
     if (strlen(dot + 1) != 2 || !g_ascii_isdigit(dot[1]) || !g_ascii_isdigit(dot[2])) return false;
@@ -26,13 +28,25 @@ static bool parse_stamp(const char *s, struct timespec *out) {
   int v[6];
   const char *p = s;
   int year;
-  if (n == 12) { year = (p[0] - '0') * 1000 + (p[1] - '0') * 100 + (p[2] - '0') * 10 + (p[3] - '0'); p += 4; }
-  else if (n == 10) { int yy = (p[0] - '0') * 10 + (p[1] - '0'); year = yy < 69 ? 2000 + yy : 1900 + yy; p += 2; }
-  else year = nt.tm_year + 1900;
+  if (n == 12) {
+    year = (p[0] - '0') * 1000 + (p[1] - '0') * 100 + (p[2] - '0') * 10 + (p[3] - '0');
+    p += 4;
+  } else if (n == 10) {
+    int yy = (p[0] - '0') * 10 + (p[1] - '0');
+    year = yy < 69 ? 2000 + yy : 1900 + yy;
+    p += 2;
+  } else
+    year = nt.tm_year + 1900;
   for (int i = 0; i < 4; i++, p += 2) v[i] = (p[0] - '0') * 10 + (p[1] - '0');
-  tm.tm_year = year - 1900; tm.tm_mon = v[0] - 1; tm.tm_mday = v[1];
-  tm.tm_hour = v[2]; tm.tm_min = v[3]; tm.tm_sec = sec; tm.tm_isdst = -1;
-  if (v[0] < 1 || v[0] > 12 || v[1] < 1 || v[1] > 31 || v[2] > 23 || v[3] > 59 || sec > 60) return false;
+  tm.tm_year = year - 1900;
+  tm.tm_mon = v[0] - 1;
+  tm.tm_mday = v[1];
+  tm.tm_hour = v[2];
+  tm.tm_min = v[3];
+  tm.tm_sec = sec;
+  tm.tm_isdst = -1;
+  if (v[0] < 1 || v[0] > 12 || v[1] < 1 || v[1] > 31 || v[2] > 23 || v[3] > 59 || sec > 60)
+    return false;
   out->tv_sec = mktime(&tm);
   out->tv_nsec = 0;
   return true;
@@ -40,29 +54,35 @@ static bool parse_stamp(const char *s, struct timespec *out) {
 
 static const char longopts[] = "no-create=c date=d: reference=r: no-dereference=h time=T:";
 
-int box_cmd_touch(BoxCmd *c) {
+int box_cmd_touch(BoxCmd *c)
+{
   bool no_create = false, no_deref = false, set_a = false, set_m = false, given = false;
   struct timespec ts[2];
   const char *ref = NULL, *date = NULL, *stamp = NULL;
-  BX_EACH_OPTION(ch, c, "touch", "acd:fhmr:t:", longopts) switch (ch) {
-  case 'a': set_a = true; break;
-  case 'm': set_m = true; break;
-  case 'c': no_create = true; break;
-  case 'f': break;
-  case 'h': no_deref = true; no_create = true; break;
-  case 'd': date = optarg; break;
-  case 'r': ref = optarg; break;
-  case 't': stamp = optarg; break;
-  case 'T':
-    if (!strcmp(optarg, "atime") || !strcmp(optarg, "access") || !strcmp(optarg, "use")) set_a = true;
-    else if (!strcmp(optarg, "mtime") || !strcmp(optarg, "modify")) set_m = true;
-    else {
-      bx_usage_q(c, "touch", "invalid argument %s for '--time'", optarg);
-      return 1;
+  BX_EACH_OPTION (ch, c, "touch", "acd:fhmr:t:", longopts) switch (ch) {
+    case 'a': set_a = true; break;
+    case 'm': set_m = true; break;
+    case 'c': no_create = true; break;
+    case 'f': break;
+    case 'h':
+      no_deref = true;
+      no_create = true;
+      break;
+    case 'd': date = optarg; break;
+    case 'r': ref = optarg; break;
+    case 't': stamp = optarg; break;
+    case 'T':
+      if (!strcmp(optarg, "atime") || !strcmp(optarg, "access") || !strcmp(optarg, "use"))
+        set_a = true;
+      else if (!strcmp(optarg, "mtime") || !strcmp(optarg, "modify"))
+        set_m = true;
+      else {
+        bx_usage_q(c, "touch", "invalid argument %s for '--time'", optarg);
+        return 1;
+      }
+      break;
+    default: return 1;
     }
-    break;
-  default: return 1;
-  }
   if (!set_a && !set_m) set_a = set_m = true;
   if (stamp && (date || ref)) {
     bx_usage(c, "touch", "cannot specify times from more than one source");
@@ -136,8 +156,10 @@ int box_cmd_touch(BoxCmd *c) {
       if (no_create && e == ENOENT) continue;
       g_autofree char *q = bx_quote_always(f);
       g_autofree char *t = bx_errtext(c, e);
-      if (open_err && open_err != EISDIR) bx_err(c, "touch", "cannot touch %s: %s", q, t);
-      else bx_err(c, "touch", "setting times of %s: %s", q, t);
+      if (open_err && open_err != EISDIR)
+        bx_err(c, "touch", "cannot touch %s: %s", q, t);
+      else
+        bx_err(c, "touch", "setting times of %s: %s", q, t);
       status = 1;
     }
   }

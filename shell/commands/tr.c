@@ -6,7 +6,8 @@
 
 #include "shell/commands/commands-private.h"
 
-static int class_test(const char *name, int ch) {
+static int class_test(const char *name, int ch)
+{
   if (!strcmp(name, "alpha")) return g_ascii_isalpha(ch);
   if (!strcmp(name, "digit")) return g_ascii_isdigit(ch);
   if (!strcmp(name, "alnum")) return g_ascii_isalnum(ch);
@@ -23,27 +24,41 @@ static int class_test(const char *name, int ch) {
 }
 
 /* One character of a set, with backslash escapes. */
-static int set_char(const char *s, size_t *i) {
+static int set_char(const char *s, size_t *i)
+{
   unsigned char ch = (unsigned char)s[*i];
-  if (ch != '\\' || s[*i + 1] == '\0') { (*i)++; return ch; }
+  if (ch != '\\' || s[*i + 1] == '\0') {
+    (*i)++;
+    return ch;
+  }
   (*i)++;
   char e = s[*i];
   if (e >= '0' && e <= '7') {
     int v = 0, n = 0;
-    while (n < 3 && s[*i] >= '0' && s[*i] <= '7' && v * 8 + (s[*i] - '0') < 256) { v = v * 8 + (s[*i] - '0'); (*i)++; n++; }
+    while (n < 3 && s[*i] >= '0' && s[*i] <= '7' && v * 8 + (s[*i] - '0') < 256) {
+      v = v * 8 + (s[*i] - '0');
+      (*i)++;
+      n++;
+    }
     return v;
   }
   (*i)++;
   switch (e) {
-  case 'n': return '\n'; case 't': return '\t'; case 'r': return '\r'; case 'a': return '\a';
-  case 'b': return '\b'; case 'f': return '\f'; case 'v': return '\v';
+  case 'n': return '\n';
+  case 't': return '\t';
+  case 'r': return '\r';
+  case 'a': return '\a';
+  case 'b': return '\b';
+  case 'f': return '\f';
+  case 'v': return '\v';
   default: return (unsigned char)e;
   }
 }
 
 /* Expands a set into bytes.  repeat_at: index of a [c*] in SET2 (or -1). */
 static bool expand_set(BoxCmd *c, const char *s, GByteArray *out, int *repeat_at, bool is_set2,
-                       bool *has_upper, bool *has_lower) {
+                       bool *has_upper, bool *has_lower)
+{
   size_t i = 0;
   if (repeat_at) *repeat_at = -1;
   while (s[i]) {
@@ -60,7 +75,10 @@ static bool expand_set(BoxCmd *c, const char *s, GByteArray *out, int *repeat_at
         if (!strcmp(name, "upper") && has_upper) *has_upper = true;
         if (!strcmp(name, "lower") && has_lower) *has_lower = true;
         for (int ch = 0; ch < 256; ch++)
-          if (class_test(name, ch) > 0) { guint8 b = (guint8)ch; g_byte_array_append(out, &b, 1); }
+          if (class_test(name, ch) > 0) {
+            guint8 b = (guint8)ch;
+            g_byte_array_append(out, &b, 1);
+          }
         g_free(name);
         i = (size_t)(e - s) + 2;
         continue;
@@ -91,7 +109,10 @@ static bool expand_set(BoxCmd *c, const char *s, GByteArray *out, int *repeat_at
             guint8 b = (guint8)ch;
             g_byte_array_append(out, &b, 1);
           } else {
-            for (unsigned long k = 0; k < n; k++) { guint8 b = (guint8)ch; g_byte_array_append(out, &b, 1); }
+            for (unsigned long k = 0; k < n; k++) {
+              guint8 b = (guint8)ch;
+              g_byte_array_append(out, &b, 1);
+            }
           }
           i = (size_t)(close - s) + 1;
           continue;
@@ -107,7 +128,10 @@ static bool expand_set(BoxCmd *c, const char *s, GByteArray *out, int *repeat_at
         bx_err(c, "tr", "range-endpoints of '%c-%c' are in reverse collating sequence order", a, b);
         return false;
       }
-      for (int ch = a; ch <= b; ch++) { guint8 x = (guint8)ch; g_byte_array_append(out, &x, 1); }
+      for (int ch = a; ch <= b; ch++) {
+        guint8 x = (guint8)ch;
+        g_byte_array_append(out, &x, 1);
+      }
       i = j;
       continue;
     }
@@ -119,29 +143,44 @@ static bool expand_set(BoxCmd *c, const char *s, GByteArray *out, int *repeat_at
 
 static const char longopts[] = "complement=c delete=d squeeze-repeats=s truncate-set1=t";
 
-int box_cmd_tr(BoxCmd *c) {
+int box_cmd_tr(BoxCmd *c)
+{
   bool comp = false, del = false, squeeze = false, trunc = false;
-  BX_EACH_OPTION(ch, c, "tr", "cCdst", longopts) switch (ch) {
-  case 'c': case 'C': comp = true; break;
-  case 'd': del = true; break;
-  case 's': squeeze = true; break;
-  case 't': trunc = true; break;
-  default: return 1;
-  }
+  BX_EACH_OPTION (ch, c, "tr", "cCdst", longopts) switch (ch) {
+    case 'c':
+    case 'C': comp = true; break;
+    case 'd': del = true; break;
+    case 's': squeeze = true; break;
+    case 't': trunc = true; break;
+    default: return 1;
+    }
   int n = c->argc - optind;
   char **args = c->argv + optind;
   int need = (del && squeeze) ? 2 : (del || (squeeze && n < 2)) ? 1 : 2;
-  if (n < 1) { bx_usage(c, "tr", "missing operand"); return 1; }
+  if (n < 1) {
+    bx_usage(c, "tr", "missing operand");
+    return 1;
+  }
   if (n < need) {
     g_autofree char *q = bx_quote_always(args[0]);
-    if (del && squeeze) bx_usage(c, "tr", "missing operand after %s\nTwo strings must be given when both deleting and squeezing repeats.", q);
-    else bx_usage(c, "tr", "missing operand after %s\nTwo strings must be given when translating.", q);
+    if (del && squeeze)
+      bx_usage(c, "tr",
+               "missing operand after %s\nTwo strings must be given when both deleting and "
+               "squeezing repeats.",
+               q);
+    else
+      bx_usage(c, "tr", "missing operand after %s\nTwo strings must be given when translating.", q);
     return 1;
   }
   if (n > need) {
     g_autofree char *q = bx_quote_always(args[need]);
-    if (del && !squeeze) bx_usage(c, "tr", "extra operand %s\nOnly one string may be given when deleting without squeezing repeats.", q);
-    else bx_usage(c, "tr", "extra operand %s", q);
+    if (del && !squeeze)
+      bx_usage(
+        c, "tr",
+        "extra operand %s\nOnly one string may be given when deleting without squeezing repeats.",
+        q);
+    else
+      bx_usage(c, "tr", "extra operand %s", q);
     return 1;
   }
   GByteArray *s1 = g_byte_array_new(), *s2 = g_byte_array_new();
@@ -153,7 +192,11 @@ int box_cmd_tr(BoxCmd *c) {
   for (guint i = 0; i < s1->len; i++) in1[s1->data[i]] = true;
   if (comp) {
     g_byte_array_set_size(s1, 0);
-    for (int k = 0; k < 256; k++) if (!in1[k]) { guint8 b = (guint8)k; g_byte_array_append(s1, &b, 1); }
+    for (int k = 0; k < 256; k++)
+      if (!in1[k]) {
+        guint8 b = (guint8)k;
+        g_byte_array_append(s1, &b, 1);
+      }
     for (int k = 0; k < 256; k++) in1[k] = !in1[k];
   }
   bool translate = !del && n == 2;
@@ -161,7 +204,10 @@ int box_cmd_tr(BoxCmd *c) {
   for (int k = 0; k < 256; k++) map[k] = (unsigned char)k;
   bool sq[256] = { false };
   if (translate) {
-    if (s2->len == 0 && s1->len) { bx_err(c, "tr", "when not truncating set1, string2 must be non-empty"); goto out; }
+    if (s2->len == 0 && s1->len) {
+      bx_err(c, "tr", "when not truncating set1, string2 must be non-empty");
+      goto out;
+    }
     if (trunc && s1->len > s2->len) g_byte_array_set_size(s1, s2->len);
     if (rep >= 0) {
       /* [c*] fills SET2 up to SET1's length */
@@ -188,7 +234,10 @@ int box_cmd_tr(BoxCmd *c) {
   int last = -1;
   for (;;) {
     ssize_t r = c->in >= 0 ? bx_read(c->in, buf, sizeof buf) : 0;
-    if (r < 0) { bx_err(c, "tr", "read error: %s", box_strerror(errno)); goto out; }
+    if (r < 0) {
+      bx_err(c, "tr", "read error: %s", box_strerror(errno));
+      goto out;
+    }
     if (r == 0) break;
     size_t o = 0;
     for (ssize_t k = 0; k < r; k++) {

@@ -7,13 +7,15 @@
 
 void box_trap_install(Shell *sh, int sig);
 
-static const char *const signames[] = {
-  "EXIT", "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV",
-  "USR2", "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
-  "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS", NULL };
+static const char *const signames[] = { "EXIT",  "HUP",  "INT",    "QUIT", "ILL",  "TRAP",   "ABRT",
+                                        "BUS",   "FPE",  "KILL",   "USR1", "SEGV", "USR2",   "PIPE",
+                                        "ALRM",  "TERM", "STKFLT", "CHLD", "CONT", "STOP",   "TSTP",
+                                        "TTIN",  "TTOU", "URG",    "XCPU", "XFSZ", "VTALRM", "PROF",
+                                        "WINCH", "IO",   "PWR",    "SYS",  NULL };
 
 int box_signal_number(const char *s);
-int box_signal_number(const char *s) {
+int box_signal_number(const char *s)
+{
   if (g_ascii_isdigit(s[0])) {
     int n = atoi(s);
     return n >= 0 && n < BOX_NSIG ? n : -1;
@@ -29,7 +31,8 @@ int box_signal_number(const char *s) {
 }
 
 const char *box_signal_name(int n);
-const char *box_signal_name(int n) {
+const char *box_signal_name(int n)
+{
   if (n == TRAP_ERR) return "ERR";
   if (n == TRAP_DEBUG) return "DEBUG";
   if (n == TRAP_RETURN) return "RETURN";
@@ -37,7 +40,8 @@ const char *box_signal_name(int n) {
   return "?";
 }
 
-static void print_trap(BoxCmd *c, int s) {
+static void print_trap(BoxCmd *c, int s)
+{
   if (!c->sh->traps[s]) return;
   char *q = box_quote(c->sh->traps[s]);
   if (q[0] != '\'' && q[0] != '$') {
@@ -49,7 +53,8 @@ static void print_trap(BoxCmd *c, int s) {
   g_free(q);
 }
 
-int box_cmd_trap(BoxCmd *c) {
+int box_cmd_trap(BoxCmd *c)
+{
   Shell *sh = c->sh;
   int i = 1;
   if (i < c->argc && strcmp(c->argv[i], "-l") == 0) {

@@ -1,7 +1,8 @@
 /* true.c — `true` and `:`. */
 #include "shell/shell-private.h"
 
-int box_cmd_true(BoxCmd *c) {
+int box_cmd_true(BoxCmd *c)
+{
   (void)c;
   return 0;
 }

@@ -4,11 +4,13 @@
 
 #include "shell/commands/builtins.h"
 
-static const char *const keywords[] = { "if", "then", "else", "elif", "fi", "case", "esac", "for",
-                                        "select", "while", "until", "do", "done", "in", "function",
-                                        "time", "{", "}", "!", "[[", "]]", "coproc", NULL };
+static const char *const keywords[] = { "if",   "then", "else",     "elif",   "fi",    "case",
+                                        "esac", "for",  "select",   "while",  "until", "do",
+                                        "done", "in",   "function", "time",   "{",     "}",
+                                        "!",    "[[",   "]]",       "coproc", NULL };
 
-static bool is_keyword(const char *n) {
+static bool is_keyword(const char *n)
+{
   for (int i = 0; keywords[i]; i++)
     if (strcmp(keywords[i], n) == 0) return true;
   return false;
@@ -16,11 +18,13 @@ static bool is_keyword(const char *n) {
 
 /* mode: 't' type word, 'v' command -v, 'V' description; returns found. */
 int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs);
-int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs) {
+int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs)
+{
   Shell *sh = c->sh;
   const char *alias = g_hash_table_lookup(sh->aliases, name);
   if (alias) {
-    if (mode == 't') box_out_puts(c->out, "alias\n");
+    if (mode == 't')
+      box_out_puts(c->out, "alias\n");
     else if (mode == 'v') {
       char *q = box_quote(alias);
       box_out_printf(c->out, "alias %s=%s\n", name, q);
@@ -31,14 +35,19 @@ int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs) {
     return 1;
   }
   if (is_keyword(name)) {
-    if (mode == 't') box_out_puts(c->out, "keyword\n");
-    else if (mode == 'v') box_out_printf(c->out, "%s\n", name);
-    else box_out_printf(c->out, "%s is a shell keyword\n", name);
+    if (mode == 't')
+      box_out_puts(c->out, "keyword\n");
+    else if (mode == 'v')
+      box_out_printf(c->out, "%s\n", name);
+    else
+      box_out_printf(c->out, "%s is a shell keyword\n", name);
     return 1;
   }
   if (!skip_funcs && g_hash_table_lookup(sh->funcs, name)) {
-    if (mode == 't') box_out_puts(c->out, "function\n");
-    else if (mode == 'v') box_out_printf(c->out, "%s\n", name);
+    if (mode == 't')
+      box_out_puts(c->out, "function\n");
+    else if (mode == 'v')
+      box_out_printf(c->out, "%s\n", name);
     else {
       char *t = box_function_text(g_hash_table_lookup(sh->funcs, name));
       box_out_printf(c->out, "%s is a function\n%s\n", name, t);
@@ -47,10 +56,14 @@ int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs) {
     return 1;
   }
   if (box_command_lookup(name)) {
-    if (mode == 't') box_out_puts(c->out, "builtin\n");
-    else if (mode == 'v') box_out_printf(c->out, "%s\n", name);
-    else if (box_is_special_builtin(name)) box_out_printf(c->out, "%s is a special shell builtin\n", name);
-    else box_out_printf(c->out, "%s is a shell builtin\n", name);
+    if (mode == 't')
+      box_out_puts(c->out, "builtin\n");
+    else if (mode == 'v')
+      box_out_printf(c->out, "%s\n", name);
+    else if (box_is_special_builtin(name))
+      box_out_printf(c->out, "%s is a special shell builtin\n", name);
+    else
+      box_out_printf(c->out, "%s is a shell builtin\n", name);
     return 1;
   }
   /* a program: look on PATH without stat (access only) */
@@ -61,25 +74,37 @@ int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs) {
     found = box_lookup_on_path(sh, name);
   }
   if (!found) return 0;
-  if (mode == 't') box_out_puts(c->out, "file\n");
-  else if (mode == 'v') box_out_printf(c->out, "%s\n", found);
-  else if (g_hash_table_lookup(sh->hash, name)) box_out_printf(c->out, "%s is hashed (%s)\n", name, found);
-  else box_out_printf(c->out, "%s is %s\n", name, found);
+  if (mode == 't')
+    box_out_puts(c->out, "file\n");
+  else if (mode == 'v')
+    box_out_printf(c->out, "%s\n", found);
+  else if (g_hash_table_lookup(sh->hash, name))
+    box_out_printf(c->out, "%s is hashed (%s)\n", name, found);
+  else
+    box_out_printf(c->out, "%s is %s\n", name, found);
   g_free(found);
   return 1;
 }
 
-int box_cmd_type(BoxCmd *c) {
+int box_cmd_type(BoxCmd *c)
+{
   char mode = 'V';
   bool path_only = false;
   int i = 1;
   for (; i < c->argc && c->argv[i][0] == '-' && c->argv[i][1]; i++) {
-    if (strcmp(c->argv[i], "--") == 0) { i++; break; }
+    if (strcmp(c->argv[i], "--") == 0) {
+      i++;
+      break;
+    }
     for (const char *p = c->argv[i] + 1; *p; p++) {
-      if (*p == 't') mode = 't';
-      else if (*p == 'p' || *p == 'P') path_only = true;
-      else if (*p == 'a' || *p == 'f') continue;
-      else return bx_bad_option(c, *p, "type: usage: type [-afptP] name [name ...]");
+      if (*p == 't')
+        mode = 't';
+      else if (*p == 'p' || *p == 'P')
+        path_only = true;
+      else if (*p == 'a' || *p == 'f')
+        continue;
+      else
+        return bx_bad_option(c, *p, "type: usage: type [-afptP] name [name ...]");
     }
   }
   int st = 0;

@@ -5,7 +5,12 @@
 
 #include "shell/shell-private.h"
 
-static const struct { char opt; int res; long unit; const char *desc; } lims[] = {
+static const struct {
+  char opt;
+  int res;
+  long unit;
+  const char *desc;
+} lims[] = {
   { 'c', RLIMIT_CORE, 512, "core file size          (blocks, -c)" },
   { 'd', RLIMIT_DATA, 1024, "data seg size           (kbytes, -d)" },
   { 'f', RLIMIT_FSIZE, 512, "file size               (blocks, -f)" },
@@ -16,7 +21,8 @@ static const struct { char opt; int res; long unit; const char *desc; } lims[] =
   { 'v', RLIMIT_AS, 1024, "virtual memory          (kbytes, -v)" },
 };
 
-int box_cmd_ulimit(BoxCmd *c) {
+int box_cmd_ulimit(BoxCmd *c)
+{
   bool hard = false, all = false;
   char which = 'f';
   const char *value = NULL;
@@ -24,10 +30,14 @@ int box_cmd_ulimit(BoxCmd *c) {
     const char *a = c->argv[i];
     if (a[0] == '-' && a[1]) {
       for (const char *p = a + 1; *p; p++) {
-        if (*p == 'H') hard = true;
-        else if (*p == 'S') hard = false;
-        else if (*p == 'a') all = true;
-        else which = *p;
+        if (*p == 'H')
+          hard = true;
+        else if (*p == 'S')
+          hard = false;
+        else if (*p == 'a')
+          all = true;
+        else
+          which = *p;
       }
     } else {
       value = a;
@@ -38,9 +48,13 @@ int box_cmd_ulimit(BoxCmd *c) {
     struct rlimit rl;
     getrlimit(lims[k].res, &rl);
     if (value && !all) {
-      rlim_t v = strcmp(value, "unlimited") == 0 ? RLIM_INFINITY : (rlim_t)g_ascii_strtoull(value, NULL, 10) * (rlim_t)lims[k].unit;
-      if (hard) rl.rlim_max = v;
-      else rl.rlim_cur = v;
+      rlim_t v = strcmp(value, "unlimited") == 0
+                   ? RLIM_INFINITY
+                   : (rlim_t)g_ascii_strtoull(value, NULL, 10) * (rlim_t)lims[k].unit;
+      if (hard)
+        rl.rlim_max = v;
+      else
+        rl.rlim_cur = v;
       if (setrlimit(lims[k].res, &rl) < 0) {
         box_cmd_error(c, "%s: cannot modify limit: %s", lims[k].desc, box_strerror(errno));
         return 1;
@@ -49,8 +63,10 @@ int box_cmd_ulimit(BoxCmd *c) {
     }
     rlim_t v = hard ? rl.rlim_max : rl.rlim_cur;
     if (all) box_out_printf(c->out, "%s ", lims[k].desc);
-    if (v == RLIM_INFINITY) box_out_puts(c->out, "unlimited\n");
-    else box_out_printf(c->out, "%llu\n", (unsigned long long)(v / (rlim_t)lims[k].unit));
+    if (v == RLIM_INFINITY)
+      box_out_puts(c->out, "unlimited\n");
+    else
+      box_out_printf(c->out, "%llu\n", (unsigned long long)(v / (rlim_t)lims[k].unit));
     if (!all) return 0;
   }
   if (!all) {

@@ -4,7 +4,8 @@
 
 #include "shell/shell-private.h"
 
-int box_cmd_umask(BoxCmd *c) {
+int box_cmd_umask(BoxCmd *c)
+{
   Shell *sh = c->sh;
   bool sym = false;
   int i = 1;
@@ -15,9 +16,10 @@ int box_cmd_umask(BoxCmd *c) {
     mode_t m = sh->umask;
     if (sym) {
       mode_t p = ~m & 0777;
-      box_out_printf(c->out, "u=%s%s%s,g=%s%s%s,o=%s%s%s\n", p & 0400 ? "r" : "", p & 0200 ? "w" : "",
-                     p & 0100 ? "x" : "", p & 040 ? "r" : "", p & 020 ? "w" : "", p & 010 ? "x" : "",
-                     p & 04 ? "r" : "", p & 02 ? "w" : "", p & 01 ? "x" : "");
+      box_out_printf(c->out, "u=%s%s%s,g=%s%s%s,o=%s%s%s\n", p & 0400 ? "r" : "",
+                     p & 0200 ? "w" : "", p & 0100 ? "x" : "", p & 040 ? "r" : "",
+                     p & 020 ? "w" : "", p & 010 ? "x" : "", p & 04 ? "r" : "", p & 02 ? "w" : "",
+                     p & 01 ? "x" : "");
     } else {
       box_out_printf(c->out, "%04o\n", (unsigned)m);
     }

@@ -3,7 +3,8 @@
 
 #include "shell/shell-private.h"
 
-int box_cmd_unalias(BoxCmd *c) {
+int box_cmd_unalias(BoxCmd *c)
+{
   Shell *sh = c->sh;
   if (c->argc < 2) {
     box_fdprintf(c->err, "unalias: usage: unalias [-a] name [name ...]\n");

@@ -4,18 +4,22 @@
 
 #include "shell/commands/commands-private.h"
 
-static const char longopts[] =
-  "all=a kernel-name=s nodename=n kernel-release=r kernel-version=v machine=m processor=p hardware-platform=i "
-  "operating-system=o";
+static const char longopts[] = "all=a kernel-name=s nodename=n kernel-release=r kernel-version=v "
+                               "machine=m processor=p hardware-platform=i "
+                               "operating-system=o";
 
-int box_cmd_uname(BoxCmd *c) {
+int box_cmd_uname(BoxCmd *c)
+{
   unsigned f = 0;
   bool all = false;
-  BX_EACH_OPTION(ch, c, "uname", "asnrvmpio", longopts) {
+  BX_EACH_OPTION (ch, c, "uname", "asnrvmpio", longopts) {
     const char *k = strchr("snrvmpio", ch);
-    if (ch == 'a') all = true;
-    else if (k) f |= 1u << (k - "snrvmpio");
-    else return 1;
+    if (ch == 'a')
+      all = true;
+    else if (k)
+      f |= 1u << (k - "snrvmpio");
+    else
+      return 1;
   }
   if (optind < c->argc) {
     bx_usage_q(c, "uname", "extra operand %s", c->argv[optind]);
@@ -25,7 +29,8 @@ int box_cmd_uname(BoxCmd *c) {
   if (!f) f = 1;
   struct utsname u;
   uname(&u);
-  const char *v[8] = { u.sysname, u.nodename, u.release, u.version, u.machine, "unknown", "unknown", "GNU/Linux" };
+  const char *v[8] = { u.sysname, u.nodename, u.release, u.version,
+                       u.machine, "unknown",  "unknown", "GNU/Linux" };
   bool first = true;
   for (int k = 0; k < 8; k++) {
     if (!(f & (1u << k))) continue;

@@ -13,7 +13,8 @@ typedef struct {
   bool check_limit;
 } UniqOpt;
 
-static void key_of(const UniqOpt *o, const char *p, size_t len, const char **kb, size_t *kl) {
+static void key_of(const UniqOpt *o, const char *p, size_t len, const char **kb, size_t *kl)
+{
   const char *e = p + len;
   for (unsigned long f = 0; f < o->skip_fields; f++) {
     while (p < e && (*p == ' ' || *p == '\t')) p++;
@@ -27,7 +28,8 @@ static void key_of(const UniqOpt *o, const char *p, size_t len, const char **kb,
   *kl = n;
 }
 
-static bool same(const UniqOpt *o, const char *a, size_t al, const char *b, size_t bl) {
+static bool same(const UniqOpt *o, const char *a, size_t al, const char *b, size_t bl)
+{
   const char *ka, *kb;
   size_t la, lb;
   key_of(o, a, al, &ka, &la);
@@ -36,7 +38,8 @@ static bool same(const UniqOpt *o, const char *a, size_t al, const char *b, size
   return o->icase ? g_ascii_strncasecmp(ka, kb, la) == 0 : memcmp(ka, kb, la) == 0;
 }
 
-static bool num_arg(BoxCmd *c, const char *v, const char *what, unsigned long *out) {
+static bool num_arg(BoxCmd *c, const char *v, const char *what, unsigned long *out)
+{
   char *end;
   errno = 0;
   unsigned long n = strtoul(v, &end, 10);
@@ -48,25 +51,33 @@ static bool num_arg(BoxCmd *c, const char *v, const char *what, unsigned long *o
   return true;
 }
 
-static const char longopts[] =
-  "count=c repeated=d all-repeated=D:: unique=u ignore-case=i skip-fields=f: skip-chars=s: check-chars=w: "
-  "zero-terminated=z";
+static const char longopts[] = "count=c repeated=d all-repeated=D:: unique=u ignore-case=i "
+                               "skip-fields=f: skip-chars=s: check-chars=w: "
+                               "zero-terminated=z";
 
-int box_cmd_uniq(BoxCmd *c) {
+int box_cmd_uniq(BoxCmd *c)
+{
   UniqOpt o = { 0 };
   char delim = '\n';
-  BX_EACH_OPTION(ch, c, "uniq", "cdDuif:s:w:z", longopts) switch (ch) {
-  case 'c': o.count = true; break;
-  case 'd': o.dups = true; break;
-  case 'D': o.all_dups = true; break;
-  case 'u': o.uniq_only = true; break;
-  case 'i': o.icase = true; break;
-  case 'f': if (!num_arg(c, optarg, "fields to skip", &o.skip_fields)) return 1; break;
-  case 's': if (!num_arg(c, optarg, "bytes to skip", &o.skip_chars)) return 1; break;
-  case 'w': if (!num_arg(c, optarg, "bytes to compare", &o.check_chars)) return 1; o.check_limit = true; break;
-  case 'z': delim = '\0'; break;
-  default: return 1;
-  }
+  BX_EACH_OPTION (ch, c, "uniq", "cdDuif:s:w:z", longopts) switch (ch) {
+    case 'c': o.count = true; break;
+    case 'd': o.dups = true; break;
+    case 'D': o.all_dups = true; break;
+    case 'u': o.uniq_only = true; break;
+    case 'i': o.icase = true; break;
+    case 'f':
+      if (!num_arg(c, optarg, "fields to skip", &o.skip_fields)) return 1;
+      break;
+    case 's':
+      if (!num_arg(c, optarg, "bytes to skip", &o.skip_chars)) return 1;
+      break;
+    case 'w':
+      if (!num_arg(c, optarg, "bytes to compare", &o.check_chars)) return 1;
+      o.check_limit = true;
+      break;
+    case 'z': delim = '\0'; break;
+    default: return 1;
+    }
   if (o.all_dups && o.count) {
     bx_usage(c, "uniq", "printing all duplicated lines and repeat counts is meaningless");
     return 1;

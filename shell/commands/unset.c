@@ -3,19 +3,27 @@
 
 #include "shell/commands/builtins.h"
 
-int box_cmd_unset(BoxCmd *c) {
+int box_cmd_unset(BoxCmd *c)
+{
   Shell *sh = c->sh;
   bool funcs = false, vars = false;
   int i = 1;
   for (; i < c->argc; i++) {
     const char *a = c->argv[i];
-    if (strcmp(a, "--") == 0) { i++; break; }
+    if (strcmp(a, "--") == 0) {
+      i++;
+      break;
+    }
     if (a[0] != '-' || !a[1]) break;
     for (const char *p = a + 1; *p; p++) {
-      if (*p == 'f') funcs = true;
-      else if (*p == 'v') vars = true;
-      else if (*p == 'n') continue;
-      else return bx_bad_option(c, *p, "unset: usage: unset [-f] [-v] [-n] [name ...]");
+      if (*p == 'f')
+        funcs = true;
+      else if (*p == 'v')
+        vars = true;
+      else if (*p == 'n')
+        continue;
+      else
+        return bx_bad_option(c, *p, "unset: usage: unset [-f] [-v] [-n] [name ...]");
     }
   }
   int status = 0;

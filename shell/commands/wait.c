@@ -4,11 +4,15 @@
 
 #include "shell/shell-private.h"
 
-int box_cmd_wait(BoxCmd *c) {
+int box_cmd_wait(BoxCmd *c)
+{
   Shell *sh = c->sh;
   int i = 1;
   bool any = false;
-  if (i < c->argc && strcmp(c->argv[i], "-n") == 0) { any = true; i++; }
+  if (i < c->argc && strcmp(c->argv[i], "-n") == 0) {
+    any = true;
+    i++;
+  }
   if (i >= c->argc) {
     int st = 0;
     for (guint k = 0; k < sh->jobs->len; k++) {
@@ -32,7 +36,8 @@ int box_cmd_wait(BoxCmd *c) {
     } else {
       pid_t pid = (pid_t)atol(a);
       for (guint k = 0; k < sh->jobs->len; k++)
-        if (g_array_index(sh->jobs, BoxJob, k).pid == pid) found = &g_array_index(sh->jobs, BoxJob, k);
+        if (g_array_index(sh->jobs, BoxJob, k).pid == pid)
+          found = &g_array_index(sh->jobs, BoxJob, k);
     }
     if (!found) {
       box_cmd_error(c, "pid %s is not a child of this shell", a);

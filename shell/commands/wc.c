@@ -8,11 +8,12 @@
 
 typedef struct {
   unsigned long long lines, words, bytes, maxlen;
-  char *name;        /* NULL: stdin without a name */
+  char *name; /* NULL: stdin without a name */
   bool failed, regular;
 } WcCount;
 
-static bool count_fd(int fd, WcCount *w) {
+static bool count_fd(int fd, WcCount *w)
+{
   char buf[65536];
   bool in_word = false;
   unsigned long long col = 0;
@@ -27,7 +28,8 @@ static bool count_fd(int fd, WcCount *w) {
       case '\n':
         w->lines++;
         /* fallthrough */
-      case '\r': case '\f':
+      case '\r':
+      case '\f':
         if (col > w->maxlen) w->maxlen = col;
         col = 0;
         in_word = false;
@@ -40,13 +42,14 @@ static bool count_fd(int fd, WcCount *w) {
         col++;
         in_word = false;
         break;
-      case '\v':
-        in_word = false;
-        break;
+      case '\v': in_word = false; break;
       default:
         if (g_ascii_isprint(ch)) {
           col++;
-          if (!in_word) { w->words++; in_word = true; }
+          if (!in_word) {
+            w->words++;
+            in_word = true;
+          }
         } else if (ch >= 0x80 || g_ascii_iscntrl(ch)) {
           /* C locale: non-printable bytes neither start nor end a word */
         }
@@ -60,7 +63,8 @@ static bool count_fd(int fd, WcCount *w) {
 
 static const char longopts[] = "lines=l words=w bytes=c chars=m max-line-length=L total=\1:";
 
-static void put(BoxCmd *c, const WcCount *w, bool l, bool wd, bool ch, bool by, bool L, int width) {
+static void put(BoxCmd *c, const WcCount *w, bool l, bool wd, bool ch, bool by, bool L, int width)
+{
   bool first = true;
   unsigned long long v[5] = { w->lines, w->words, w->bytes, w->bytes, w->maxlen };
   bool on[5] = { l, wd, ch, by, L };
@@ -79,11 +83,12 @@ static void put(BoxCmd *c, const WcCount *w, bool l, bool wd, bool ch, bool by, 
   box_out_putc(c->out, '\n');
 }
 
-int box_cmd_wc(BoxCmd *c) {
+int box_cmd_wc(BoxCmd *c)
+{
   bool l = false, w = false, ch = false, by = false, L = false;
   const char *total = "auto";
   bool *const flags[] = { &l, &w, &by, &ch, &L };
-  BX_EACH_OPTION(o, c, "wc", "lwcmL", longopts) {
+  BX_EACH_OPTION (o, c, "wc", "lwcmL", longopts) {
     if (bx_set_flag(o, "lwcmL", flags)) continue;
     if (o != 1) return 1;
     total = optarg;
@@ -122,8 +127,10 @@ int box_cmd_wc(BoxCmd *c) {
     int minw = 1;
     for (guint i = 0; i < counts->len; i++) {
       if (v[i].failed) continue;
-      if (v[i].regular) reg += v[i].bytes;
-      else minw = 7;
+      if (v[i].regular)
+        reg += v[i].bytes;
+      else
+        minw = 7;
     }
     for (; reg >= 10; reg /= 10) width++;
     if (width < minw) width = minw;

@@ -4,14 +4,22 @@
 
 #include "shell/commands/commands-private.h"
 
-int box_cmd_which(BoxCmd *c) {
+int box_cmd_which(BoxCmd *c)
+{
   bool all = false;
   int i = 1;
   for (; i < c->argc && c->argv[i][0] == '-' && c->argv[i][1]; i++) {
-    if (!strcmp(c->argv[i], "--")) { i++; break; }
+    if (!strcmp(c->argv[i], "--")) {
+      i++;
+      break;
+    }
     for (const char *p = c->argv[i] + 1; *p; p++) {
-      if (*p == 'a') all = true;
-      else { bx_usage(c, "which", "invalid option -- '%c'", *p); return 2; }
+      if (*p == 'a')
+        all = true;
+      else {
+        bx_usage(c, "which", "invalid option -- '%c'", *p);
+        return 2;
+      }
     }
   }
   const char *path = box_var_get(c->sh, "PATH");
@@ -22,7 +30,10 @@ int box_cmd_which(BoxCmd *c) {
     const char *name = c->argv[i];
     bool found = false;
     if (strchr(name, '/')) {
-      if (access(name, X_OK) == 0) { box_out_printf(c->out, "%s\n", name); found = true; }
+      if (access(name, X_OK) == 0) {
+        box_out_printf(c->out, "%s\n", name);
+        found = true;
+      }
     } else {
       gchar **dirs = g_strsplit(path, ":", -1);
       for (gchar **d = dirs; *d && (all || !found); d++) {

@@ -16,32 +16,38 @@ typedef struct {
   char buf[65536];
   size_t len, pos;
   bool eof;
-  int delim;          /* -1: blanks and quotes; else the delimiter byte */
-  bool lines;         /* -I: an item is a line */
+  int delim;  /* -1: blanks and quotes; else the delimiter byte */
+  bool lines; /* -I: an item is a line */
   const char *eofstr;
   bool hit_eof_str;
 } XIn;
 
-static int getb(XIn *x) {
+static int getb(XIn *x)
+{
   if (x->pos < x->len) return (unsigned char)x->buf[x->pos++];
   if (x->eof) return -1;
   for (;;) {
     ssize_t r = bx_read(x->fd, x->buf, sizeof x->buf);
-    if (r <= 0) { x->eof = true; return -1; }
+    if (r <= 0) {
+      x->eof = true;
+      return -1;
+    }
     x->len = (size_t)r;
     x->pos = 1;
     return (unsigned char)x->buf[0];
   }
 }
 
-static int peekb(XIn *x) {
+static int peekb(XIn *x)
+{
   int ch = getb(x);
   if (ch >= 0) x->pos--;
   return ch;
 }
 
 /* 1: an item (in *out; *eol when it ended a logical line), 0: end, -1: error */
-static int next_item(XIn *x, GString *out, bool *eol) {
+static int next_item(XIn *x, GString *out, bool *eol)
+{
   g_string_truncate(out, 0);
   *eol = false;
   if (x->hit_eof_str) return 0;
@@ -50,7 +56,10 @@ static int next_item(XIn *x, GString *out, bool *eol) {
     bool any = false;
     while ((ch = getb(x)) >= 0) {
       any = true;
-      if (ch == x->delim) { *eol = true; return 1; }
+      if (ch == x->delim) {
+        *eol = true;
+        return 1;
+      }
       g_string_append_c(out, (char)ch);
     }
     return any && out->len > 0 ? 1 : 0;
@@ -64,13 +73,18 @@ static int next_item(XIn *x, GString *out, bool *eol) {
   }
   bool any = false;
   for (; ch >= 0; ch = getb(x)) {
-    if (ch == '\n') { *eol = true; break; }
+    if (ch == '\n') {
+      *eol = true;
+      break;
+    }
     if (!x->lines && (ch == ' ' || ch == '\t' || ch == '\v' || ch == '\f' || ch == '\r')) {
       /* -L: a line ending in blanks continues on the next line */
       int nx;
       while ((nx = peekb(x)) == ' ' || nx == '\t') getb(x);
-      if (nx == '\n') { getb(x); }
-      else if (nx < 0) *eol = true;
+      if (nx == '\n') {
+        getb(x);
+      } else if (nx < 0)
+        *eol = true;
       break;
     }
     if (ch == '\'' || ch == '"') {
@@ -78,7 +92,9 @@ static int next_item(XIn *x, GString *out, bool *eol) {
       for (;;) {
         ch = getb(x);
         if (ch < 0 || ch == '\n') {
-          bx_err(x->c, "xargs", "unmatched %s quote; by default quotes are special to xargs unless you use the -0 option",
+          bx_err(x->c, "xargs",
+                 "unmatched %s quote; by default quotes are special to xargs unless you use the -0 "
+                 "option",
                  q == '\'' ? "single" : "double");
           return -1;
         }
@@ -95,26 +111,56 @@ static int next_item(XIn *x, GString *out, bool *eol) {
     g_string_append_c(out, (char)ch);
     any = true;
   }
-  if (x->eofstr && !strcmp(out->str, x->eofstr)) { x->hit_eof_str = true; return 0; }
+  if (x->eofstr && !strcmp(out->str, x->eofstr)) {
+    x->hit_eof_str = true;
+    return 0;
+  }
   (void)any;
   return 1;
 }
 
-static int parse_delim(BoxCmd *c, const char *s) {
+static int parse_delim(BoxCmd *c, const char *s)
+{
   if (s[0] && !s[1]) return (unsigned char)s[0];
   if (s[0] == '\\') {
     switch (s[1]) {
-    case 'n': if (!s[2]) return '\n'; break;
-    case 't': if (!s[2]) return '\t'; break;
-    case '0': if (!s[2]) return 0; break;
-    case '\\': if (!s[2]) return '\\'; break;
-    case 'a': if (!s[2]) return '\a'; break;
-    case 'r': if (!s[2]) return '\r'; break;
-    case 'x': { char *end; long v = strtol(s + 2, &end, 16); if (!*end && v < 256) return (int)v; break; }
-    default: if (g_ascii_isdigit(s[1])) { char *end; long v = strtol(s + 1, &end, 8); if (!*end && v < 256) return (int)v; } break;
+    case 'n':
+      if (!s[2]) return '\n';
+      break;
+    case 't':
+      if (!s[2]) return '\t';
+      break;
+    case '0':
+      if (!s[2]) return 0;
+      break;
+    case '\\':
+      if (!s[2]) return '\\';
+      break;
+    case 'a':
+      if (!s[2]) return '\a';
+      break;
+    case 'r':
+      if (!s[2]) return '\r';
+      break;
+    case 'x': {
+      char *end;
+      long v = strtol(s + 2, &end, 16);
+      if (!*end && v < 256) return (int)v;
+      break;
+    }
+    default:
+      if (g_ascii_isdigit(s[1])) {
+        char *end;
+        long v = strtol(s + 1, &end, 8);
+        if (!*end && v < 256) return (int)v;
+      }
+      break;
     }
   }
-  bx_err_q(c, "xargs", "invalid input delimiter specification %s: the delimiter must be either a single character or an escape sequence starting with \\.", s, 0);
+  bx_err_q(c, "xargs",
+           "invalid input delimiter specification %s: the delimiter must be either a single "
+           "character or an escape sequence starting with \\.",
+           s, 0);
   return -2;
 }
 
@@ -126,7 +172,8 @@ typedef struct {
   bool stop;
 } XRun;
 
-static void run(XRun *r, GPtrArray *argv) {
+static void run(XRun *r, GPtrArray *argv)
+{
   g_ptr_array_add(argv, NULL);
   if (r->trace) {
     GString *s = g_string_new(NULL);
@@ -141,7 +188,8 @@ static void run(XRun *r, GPtrArray *argv) {
     box_write_all(r->c->err, s->str, s->len);
     g_string_free(s, TRUE);
   }
-  int rc = bx_run_argv(r->c, (char **)argv->pdata, (int)argv->len - 1, r->devnull, r->c->out_fd, r->c->err);
+  int rc = bx_run_argv(r->c, (char **)argv->pdata, (int)argv->len - 1, r->devnull, r->c->out_fd,
+                       r->c->err);
   g_ptr_array_remove_index(argv, argv->len - 1);
   if (rc == 255) {
     bx_err(r->c, "xargs", "%s: exited with status 255; aborting", (char *)argv->pdata[0]);
@@ -159,10 +207,12 @@ static void run(XRun *r, GPtrArray *argv) {
 }
 
 static const char longopts[] =
-  "null=0 delimiter=d: max-args=n: max-lines=l:: replace=i:: no-run-if-empty=r max-chars=s: verbose=t exit=x "
+  "null=0 delimiter=d: max-args=n: max-lines=l:: replace=i:: no-run-if-empty=r max-chars=s: "
+  "verbose=t exit=x "
   "eof=e:: arg-file=a: max-procs=P: interactive=p open-tty=o process-slot-var=S:";
 
-static bool parse_pos(BoxCmd *c, const char *v, char opt, long min, long *out) {
+static bool parse_pos(BoxCmd *c, const char *v, char opt, long min, long *out)
+{
   char *end;
   errno = 0;
   long n = strtol(v, &end, 10);
@@ -179,8 +229,9 @@ static bool parse_pos(BoxCmd *c, const char *v, char opt, long min, long *out) {
 }
 
 /* -I: one command per input item, REPLACE in each argument replaced by it. */
-static void run_replacing(XRun *r, XIn *x, const GPtrArray *base, const char *replace, GString *item,
-                          GPtrArray *argv) {
+static void run_replacing(XRun *r, XIn *x, const GPtrArray *base, const char *replace,
+                          GString *item, GPtrArray *argv)
+{
   bool eol;
   int k = 0;
   size_t rl = strlen(replace);
@@ -190,8 +241,11 @@ static void run_replacing(XRun *r, XIn *x, const GPtrArray *base, const char *re
       const char *a = base->pdata[i];
       GString *s = g_string_new(NULL);
       for (const char *p = a; *p;) {
-        if (!strncmp(p, replace, rl)) { g_string_append_len(s, item->str, item->len); p += rl; }
-        else g_string_append_c(s, *p++);
+        if (!strncmp(p, replace, rl)) {
+          g_string_append_len(s, item->str, item->len);
+          p += rl;
+        } else
+          g_string_append_c(s, *p++);
       }
       g_ptr_array_add(argv, g_string_free(s, FALSE));
     }
@@ -200,30 +254,49 @@ static void run_replacing(XRun *r, XIn *x, const GPtrArray *base, const char *re
   if (k < 0) r->status = 1;
 }
 
-int box_cmd_xargs(BoxCmd *c) {
+int box_cmd_xargs(BoxCmd *c)
+{
   long max_args = 0, max_lines = 0, max_chars = 131072 - 2048;
   const char *replace = NULL, *eofstr = NULL, *argfile = NULL;
   bool no_empty = false, trace = false, exit_big = false;
   int delim = -1;
-  BX_EACH_OPTION(ch, c, "xargs", "+0d:n:L:l::I:i::rs:txE:e::a:P:poS:", longopts) {
+  BX_EACH_OPTION (ch, c, "xargs", "+0d:n:L:l::I:i::rs:txE:e::a:P:poS:", longopts) {
     long v;
     switch (ch) {
     case '0': delim = 0; break;
-    case 'd': delim = parse_delim(c, optarg); if (delim == -2) return 1; break;
-    case 'n': if (!parse_pos(c, optarg, 'n', 1, &max_args)) return 1; max_lines = 0; break;
-    case 'L': if (!parse_pos(c, optarg, 'L', 1, &max_lines)) return 1; max_args = 0; break;
-    case 'l': max_lines = optarg ? atol(optarg) : 1; if (max_lines < 1) max_lines = 1; break;
+    case 'd':
+      delim = parse_delim(c, optarg);
+      if (delim == -2) return 1;
+      break;
+    case 'n':
+      if (!parse_pos(c, optarg, 'n', 1, &max_args)) return 1;
+      max_lines = 0;
+      break;
+    case 'L':
+      if (!parse_pos(c, optarg, 'L', 1, &max_lines)) return 1;
+      max_args = 0;
+      break;
+    case 'l':
+      max_lines = optarg ? atol(optarg) : 1;
+      if (max_lines < 1) max_lines = 1;
+      break;
     case 'I': replace = optarg; break;
     case 'i': replace = optarg ? optarg : "{}"; break;
     case 'r': no_empty = true; break;
-    case 's': if (!parse_pos(c, optarg, 's', 1, &max_chars)) return 1; break;
+    case 's':
+      if (!parse_pos(c, optarg, 's', 1, &max_chars)) return 1;
+      break;
     case 't': trace = true; break;
     case 'x': exit_big = true; break;
     case 'E': eofstr = optarg; break;
     case 'e': eofstr = optarg; break;
     case 'a': argfile = optarg; break;
-    case 'P': if (!parse_pos(c, optarg, 'P', 0, &v)) return 1; break;
-    case 'p': case 'o': case 'S': break;
+    case 'P':
+      if (!parse_pos(c, optarg, 'P', 0, &v)) return 1;
+      break;
+    case 'p':
+    case 'o':
+    case 'S': break;
     default: return 1;
     }
   }
@@ -247,8 +320,10 @@ int box_cmd_xargs(BoxCmd *c) {
     r.devnull = box_open_file("/dev/null", O_RDONLY);
   }
   GPtrArray *base = g_ptr_array_new();
-  if (optind < c->argc) for (int i = optind; i < c->argc; i++) g_ptr_array_add(base, c->argv[i]);
-  else g_ptr_array_add(base, (gpointer)"echo");
+  if (optind < c->argc)
+    for (int i = optind; i < c->argc; i++) g_ptr_array_add(base, c->argv[i]);
+  else
+    g_ptr_array_add(base, (gpointer) "echo");
   size_t base_len = 0;
   for (guint i = 0; i < base->len; i++) base_len += strlen(base->pdata[i]) + 1;
   if (base_len > (size_t)max_chars && !replace) {
@@ -275,7 +350,10 @@ int box_cmd_xargs(BoxCmd *c) {
       bool have_pending = false;
       for (;;) {
         k = next_item(x, item, &eol);
-        if (k <= 0) { done = true; break; }
+        if (k <= 0) {
+          done = true;
+          break;
+        }
         if (len + item->len + 1 > (size_t)max_chars) {
           if (nargs == 0 || exit_big) {
             bx_err(c, "xargs", "argument line too long");
@@ -312,7 +390,10 @@ int box_cmd_xargs(BoxCmd *c) {
         nargs = 1;
         while (!r.stop) {
           k = next_item(x, item, &eol);
-          if (k <= 0) { done = true; break; }
+          if (k <= 0) {
+            done = true;
+            break;
+          }
           if (len + item->len + 1 > (size_t)max_chars) {
             run(&r, argv);
             g_ptr_array_set_size(argv, 0);
@@ -323,12 +404,21 @@ int box_cmd_xargs(BoxCmd *c) {
           g_ptr_array_add(argv, g_strdup(item->str));
           len += item->len + 1;
           nargs++;
-          if (max_args && nargs >= max_args) { run(&r, argv); g_ptr_array_set_size(argv, 0); for (guint i = 0; i < base->len; i++) g_ptr_array_add(argv, g_strdup(base->pdata[i])); len = base_len; nargs = 0; }
+          if (max_args && nargs >= max_args) {
+            run(&r, argv);
+            g_ptr_array_set_size(argv, 0);
+            for (guint i = 0; i < base->len; i++) g_ptr_array_add(argv, g_strdup(base->pdata[i]));
+            len = base_len;
+            nargs = 0;
+          }
         }
         if (nargs > 0 && !r.stop) run(&r, argv);
         done = true;
       }
-      if (k < 0) { r.status = 1; break; }
+      if (k < 0) {
+        r.status = 1;
+        break;
+      }
     }
   }
   g_string_free(item, TRUE);

@@ -6,7 +6,8 @@
 
 #include "shell/commands/commands-private.h"
 
-static bool num(const char *s, long long *out) {
+static bool num(const char *s, long long *out)
+{
   char *end;
   errno = 0;
   long long v = strtoll(s, &end, 0);
@@ -15,20 +16,30 @@ static bool num(const char *s, long long *out) {
   return true;
 }
 
-int box_cmd_xxd(BoxCmd *c) {
+int box_cmd_xxd(BoxCmd *c)
+{
   bool plain = false, upper = false;
   long long cols = -1, group = -1, len = -1, skip = 0;
   int i = 1;
   for (; i < c->argc && c->argv[i][0] == '-' && c->argv[i][1]; i++) {
     const char *a = c->argv[i];
-    if (!strcmp(a, "--")) { i++; break; }
+    if (!strcmp(a, "--")) {
+      i++;
+      break;
+    }
     long long *dst = NULL;
-    if (!strcmp(a, "-p") || !strcmp(a, "-ps") || !strcmp(a, "-plain")) plain = true;
-    else if (!strcmp(a, "-u")) upper = true;
-    else if (!strncmp(a, "-c", 2)) dst = &cols;
-    else if (!strncmp(a, "-g", 2)) dst = &group;
-    else if (!strncmp(a, "-l", 2)) dst = &len;
-    else if (!strncmp(a, "-s", 2)) dst = &skip;
+    if (!strcmp(a, "-p") || !strcmp(a, "-ps") || !strcmp(a, "-plain"))
+      plain = true;
+    else if (!strcmp(a, "-u"))
+      upper = true;
+    else if (!strncmp(a, "-c", 2))
+      dst = &cols;
+    else if (!strncmp(a, "-g", 2))
+      dst = &group;
+    else if (!strncmp(a, "-l", 2))
+      dst = &len;
+    else if (!strncmp(a, "-s", 2))
+      dst = &skip;
     else {
       bx_err(c, "xxd", "unsupported option %s", a);
       return 1;
@@ -54,12 +65,14 @@ int box_cmd_xxd(BoxCmd *c) {
   if (plain) {
     for (size_t off = start; off < end; off += (size_t)cols) {
       g_string_truncate(line, 0);
-      for (size_t k = off; k < MIN(end, off + (size_t)cols); k++) g_string_append_printf(line, hx, d[k]);
+      for (size_t k = off; k < MIN(end, off + (size_t)cols); k++)
+        g_string_append_printf(line, hx, d[k]);
       g_string_append_c(line, '\n');
       bx_put(c, line->str, line->len);
     }
   } else {
-    size_t hexw = (size_t)cols * 2 + (group ? ((size_t)cols + (size_t)group - 1) / (size_t)group : 1);
+    size_t hexw =
+      (size_t)cols * 2 + (group ? ((size_t)cols + (size_t)group - 1) / (size_t)group : 1);
     for (size_t off = start; off < end; off += (size_t)cols) {
       g_string_truncate(line, 0);
       g_string_append_printf(line, "%08zx: ", off);
@@ -71,7 +84,8 @@ int box_cmd_xxd(BoxCmd *c) {
       if (!group && cnt == (size_t)cols) g_string_append_c(line, ' ');
       while (line->len - base < hexw) g_string_append_c(line, ' ');
       g_string_append_c(line, ' ');
-      for (size_t k = 0; k < cnt; k++) g_string_append_c(line, d[off + k] >= 32 && d[off + k] < 127 ? (char)d[off + k] : '.');
+      for (size_t k = 0; k < cnt; k++)
+        g_string_append_c(line, d[off + k] >= 32 && d[off + k] < 127 ? (char)d[off + k] : '.');
       g_string_append_c(line, '\n');
       bx_put(c, line->str, line->len);
     }

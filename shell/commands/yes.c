@@ -4,7 +4,8 @@
 
 #include "shell/commands/commands-private.h"
 
-int box_cmd_yes(BoxCmd *c) {
+int box_cmd_yes(BoxCmd *c)
+{
   int i = 1;
   if (i < c->argc && !strcmp(c->argv[i], "--")) i++;
   GString *line = g_string_new(NULL);

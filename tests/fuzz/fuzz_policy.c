@@ -11,16 +11,21 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const requests[][2] = {
-    {"fs:read", "{\"path\":\"~/src/a.txt\",\"operation\":\"read_content\"}"},
-    {"fs:write", "{\"path\":\"/tmp/x\",\"operation\":\"write_content\"}"},
-    {"net:connect", "{\"host\":\"example.com\",\"ip\":\"1.2.3.4\",\"port\":443}"},
-    {"http:request", "{\"host\":\"a\",\"port\":80,\"method\":\"GET\",\"path\":\"/\",\"body_bytes\":0,\"intercepted\":false}"},
-    {"shell:exec", "{\"command\":\"git status\",\"program\":\"git\",\"arg1\":\"status\",\"arg_count\":1,\"cwd\":\"/w\"}"},
-    {"shell:spawn", "{\"command\":\"git\",\"program\":\"git\",\"arg_count\":0,\"cwd\":\"/w\",\"program_path\":\"/usr/bin/git\",\"credential_reads\":[\"a\"]}"},
-    {"mcp:call", "{\"server\":\"demo\",\"method\":\"tools/call\",\"tool\":\"add\"}"},
+  { "fs:read", "{\"path\":\"~/src/a.txt\",\"operation\":\"read_content\"}" },
+  { "fs:write", "{\"path\":\"/tmp/x\",\"operation\":\"write_content\"}" },
+  { "net:connect", "{\"host\":\"example.com\",\"ip\":\"1.2.3.4\",\"port\":443}" },
+  { "http:request", "{\"host\":\"a\",\"port\":80,\"method\":\"GET\",\"path\":\"/"
+                    "\",\"body_bytes\":0,\"intercepted\":false}" },
+  { "shell:exec",
+    "{\"command\":\"git "
+    "status\",\"program\":\"git\",\"arg1\":\"status\",\"arg_count\":1,\"cwd\":\"/w\"}" },
+  { "shell:spawn", "{\"command\":\"git\",\"program\":\"git\",\"arg_count\":0,\"cwd\":\"/"
+                   "w\",\"program_path\":\"/usr/bin/git\",\"credential_reads\":[\"a\"]}" },
+  { "mcp:call", "{\"server\":\"demo\",\"method\":\"tools/call\",\"tool\":\"add\"}" },
 };
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
   if (size > 1 << 16) return 0;
   char *text = g_malloc(size + 1);
   memcpy(text, data, size);

@@ -24,23 +24,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * does not implement reaches decide_exec only as a function); everything
  * else — files, cd, source, read, programs — is refused. */
 static const char *const harmless[] = {
-    ":", "true", "false", "echo", "printf", "test", "[", "eval", "return", "break",
-    "continue", "shift", "local", "export", "unset", "set", "let", "readonly", "getopts",
-    "basename", "dirname", "expr", "seq", "type", "command", "builtin", "declare", "typeset",
+  ":",     "true",   "false", "echo",     "printf",  "test",     "[",
+  "eval",  "return", "break", "continue", "shift",   "local",    "export",
+  "unset", "set",    "let",   "readonly", "getopts", "basename", "dirname",
+  "expr",  "seq",    "type",  "command",  "builtin", "declare",  "typeset",
 };
 
-static bool decide_exec(void *data, const BoxShellCommand *cmd, char **message) {
+static bool decide_exec(void *data, const BoxShellCommand *cmd, char **message)
+{
   (void)data;
-  if (!box_shell_implements(cmd->program))
-    return true;
+  if (!box_shell_implements(cmd->program)) return true;
   for (size_t i = 0; i < G_N_ELEMENTS(harmless); i++)
-    if (strcmp(cmd->program, harmless[i]) == 0)
-      return true;
+    if (strcmp(cmd->program, harmless[i]) == 0) return true;
   *message = strdup("the fuzzer permits no effect");
   return false;
 }
 
-static BoxSpawnResult spawn(void *data, const BoxShellCommand *cmd, int fd_out, int fd_err) {
+static BoxSpawnResult spawn(void *data, const BoxShellCommand *cmd, int fd_out, int fd_err)
+{
   (void)data, (void)cmd, (void)fd_out, (void)fd_err;
   BoxSpawnResult r = { BOX_SPAWN_DENIED, 126, strdup("the fuzzer starts no program") };
   return r;
@@ -49,10 +50,10 @@ static BoxSpawnResult spawn(void *data, const BoxShellCommand *cmd, int fd_out, 
 /* Whatever a run left behind (a job still running at its deadline, the
  * children of one) ends before the next input: as a subreaper this
  * process inherits them all, and kills and reaps each it finds. */
-static void end_leftovers(void) {
+static void end_leftovers(void)
+{
   static bool reaper;
-  if (!reaper)
-    reaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+  if (!reaper) reaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
   for (bool found = true; found;) {
     found = false;
     char path[64];
@@ -64,21 +65,20 @@ static void end_leftovers(void) {
       found = true;
     }
     if (f) fclose(f);
-    while (waitpid(-1, NULL, WNOHANG) > 0) {
-    }
+    while (waitpid(-1, NULL, WNOHANG) > 0) {}
     if (found) usleep(1000);
   }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
   if (size > 1 << 16) return 0;
   char *text = g_malloc(size + 1);
   memcpy(text, data, size);
   text[size] = '\0';
 
   BoxShellCommand cmd;
-  if (box_shell_first_exec(text, "/w", &cmd))
-    box_shell_first_exec_free(&cmd);
+  if (box_shell_first_exec(text, "/w", &cmd)) box_shell_first_exec_free(&cmd);
   box_shell_check(text);
 
   /* Run it only when it can write no file: every redirection that writes

@@ -7,7 +7,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   size_t n = 0;
   for (int i = 1; i < argc; i++) {
     GDir *dir = g_dir_open(argv[i], 0, NULL);

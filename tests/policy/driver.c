@@ -19,14 +19,16 @@
 
 #include "policy/policy.h"
 
-static int cmd_decide(void) {
+static int cmd_decide(void)
+{
   char *line = NULL;
   size_t cap = 0;
   ssize_t n;
   while ((n = getline(&line, &cap, stdin)) > 0) {
     json_object *c = json_tokener_parse(line);
     json_object *pol = NULL, *reqs = NULL;
-    if (!c || !json_object_object_get_ex(c, "policy", &pol) || !json_object_object_get_ex(c, "requests", &reqs)) {
+    if (!c || !json_object_object_get_ex(c, "policy", &pol) ||
+        !json_object_object_get_ex(c, "requests", &reqs)) {
       fprintf(stderr, "policy_driver: bad case line\n");
       return 2;
     }
@@ -46,8 +48,9 @@ static int cmd_decide(void) {
         json_object_object_get_ex(r, "input", &input);
         BoxDecision *d = box_policy_decide(p, json_object_get_string(action), input);
         json_object *o = json_object_new_object();
-        json_object_object_add(o, "decision",
-                               json_object_new_string(d->verdict == BOX_VERDICT_PERMIT ? "allow" : "deny"));
+        json_object_object_add(
+          o, "decision",
+          json_object_new_string(d->verdict == BOX_VERDICT_PERMIT ? "allow" : "deny"));
         json_object_object_add(o, "cause", json_object_new_string(box_cause_name(d->cause)));
         json_object *ids = json_object_new_array();
         for (guint k = 0; k < d->determining_ids->len; k++)
@@ -69,18 +72,21 @@ static int cmd_decide(void) {
   return 0;
 }
 
-static double now_ns(void) {
+static double now_ns(void)
+{
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b) {
+static int cmp_double(const void *a, const void *b)
+{
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
 }
 
-static int cmd_bench(const char *policy_file, const char *requests_file, int rounds) {
+static int cmd_bench(const char *policy_file, const char *requests_file, int rounds)
+{
   double t0 = now_ns();
   GError *error = NULL;
   BoxPolicy *p = box_policy_load_file(policy_file, NULL, &error);
@@ -113,7 +119,8 @@ static int cmd_bench(const char *policy_file, const char *requests_file, int rou
   }
   double *sorted = g_memdup2(per, nreq * sizeof(double));
   qsort(sorted, nreq, sizeof(double), cmp_double);
-  printf("{\"load_ms\": %.3f, \"median_ns\": %.1f, \"decide_ns\": [", load_ms, nreq ? sorted[nreq / 2] : 0.0);
+  printf("{\"load_ms\": %.3f, \"median_ns\": %.1f, \"decide_ns\": [", load_ms,
+         nreq ? sorted[nreq / 2] : 0.0);
   for (size_t i = 0; i < nreq; i++) printf("%s%.1f", i ? ", " : "", per[i]);
   printf("]}\n");
   g_free(sorted);
@@ -124,7 +131,8 @@ static int cmd_bench(const char *policy_file, const char *requests_file, int rou
   return 0;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   if (argc >= 2 && strcmp(argv[1], "decide") == 0) return cmd_decide();
   if (argc == 5 && strcmp(argv[1], "bench") == 0) return cmd_bench(argv[2], argv[3], atoi(argv[4]));
   fprintf(stderr, "usage: policy_driver decide | bench POLICY REQUESTS ROUNDS\n");

@@ -52,9 +52,10 @@ static int run(const char *src, char **out, char **err)
     int in = open("/dev/null", O_RDONLY);
     int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
-      _exit(99);
-    BoxShellHost host = { .decide_exec = allow_exec, .spawn = no_program, .last_denial = no_denial };
+    if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0) _exit(99);
+    BoxShellHost host = { .decide_exec = allow_exec,
+                          .spawn = no_program,
+                          .last_denial = no_denial };
     BoxShellEnv env = { tmpdir, tmpdir, "/usr/bin:/bin", "strands-box" };
     _exit(box_shell_run(src, &env, &host));
   }
@@ -89,9 +90,10 @@ static void test_rows(void)
 #include "shell/commands/commands.def"
 #undef BOX_COMMAND
   };
-  static const char *const special[] = { ".", ":", "break", "continue", "eval", "exec", "exit",
-                                         "export", "readonly", "return", "set", "shift", "source",
-                                         "times", "trap", "unset" };
+  static const char *const special[] = { ".",        ":",      "break", "continue",
+                                         "eval",     "exec",   "exit",  "export",
+                                         "readonly", "return", "set",   "shift",
+                                         "source",   "times",  "trap",  "unset" };
   guint nspecial = 0;
   for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
     const BoxCommandDef *d = box_command_lookup(rows[i].name);
@@ -105,7 +107,8 @@ static void test_rows(void)
     nspecial += rows[i].kind == BOX_CMD_SPECIAL;
   }
   g_assert_cmpuint(nspecial, ==, G_N_ELEMENTS(special));
-  for (guint i = 0; i < G_N_ELEMENTS(special); i++) g_assert_true(box_is_special_builtin(special[i]));
+  for (guint i = 0; i < G_N_ELEMENTS(special); i++)
+    g_assert_true(box_is_special_builtin(special[i]));
   g_assert_null(box_command_lookup("python3"));
   g_assert_false(box_is_builtin("cat"));
   g_assert_true(box_is_builtin("["));
@@ -115,13 +118,16 @@ static void test_rows(void)
 static void test_break_continue(void)
 {
   g_autofree char *out = NULL, *err = NULL;
-  int status = run("for i in 1 2 3; do for j in a b; do [ $j = b ] && continue 2; echo $i$j; done; done;"
-                   " for k in x y; do echo $k; break; done; break 0; echo $?; continue; echo $?",
-                   &out, &err);
+  int status =
+    run("for i in 1 2 3; do for j in a b; do [ $j = b ] && continue 2; echo $i$j; done; done;"
+        " for k in x y; do echo $k; break; done; break 0; echo $?; continue; echo $?",
+        &out, &err);
   g_assert_cmpint(status, ==, 0);
   g_assert_cmpstr(out, ==, "1a\n2a\n3a\nx\n1\n0\n");
-  g_assert_cmpstr(err, ==, "strands-shell: break: 0: loop count out of range\n"
-                           "strands-shell: continue: only meaningful in a `for', `while', or `until' loop\n");
+  g_assert_cmpstr(
+    err, ==,
+    "strands-shell: break: 0: loop count out of range\n"
+    "strands-shell: continue: only meaningful in a `for', `while', or `until' loop\n");
 }
 
 int main(int argc, char **argv)
@@ -129,9 +135,9 @@ int main(int argc, char **argv)
   g_test_init(&argc, &argv, NULL);
   tmpdir = g_dir_make_tmp("cmdtable-XXXXXX", NULL);
   g_assert_nonnull(tmpdir);
-  static const TestCase cases[] = {
-    {"/cmdtable/lua-is-the-shells", test_lua_is_the_shells}, {"/cmdtable/rows", test_rows},
-    {"/cmdtable/break-continue", test_break_continue}};
+  static const TestCase cases[] = { { "/cmdtable/lua-is-the-shells", test_lua_is_the_shells },
+                                    { "/cmdtable/rows", test_rows },
+                                    { "/cmdtable/break-continue", test_break_continue } };
   test_add_table(cases, G_N_ELEMENTS(cases));
   int r = g_test_run();
   g_autofree char *out = g_build_filename(tmpdir, "out", NULL);

@@ -15,7 +15,8 @@
 
 static char *tmpdir; /* canonical */
 
-static char *write_config(const char *name, const char *text) {
+static char *write_config(const char *name, const char *text)
+{
   char *path = g_build_filename(tmpdir, name, NULL);
   GError *err = NULL;
   g_assert_true(g_file_set_contents(path, text, -1, &err));
@@ -25,12 +26,12 @@ static char *write_config(const char *name, const char *text) {
 
 /* Loads TEXT and expects failure with exactly EXPECT, where every "@" in
  * EXPECT stands for the canonical path of the file. */
-static void expect_error(const char *text, const char *expect) {
+static void expect_error(const char *text, const char *expect)
+{
   char *path = write_config("box.toml", text);
   GError *err = NULL;
   BoxConfig *cfg = box_config_load(path, HOME, &err);
-  if (cfg)
-    g_error("loaded, but expected: %s\n--- config ---\n%s", expect, text);
+  if (cfg) g_error("loaded, but expected: %s\n--- config ---\n%s", expect, text);
   g_assert_nonnull(err);
   GString *want = g_string_new(NULL);
   for (const char *p = expect; *p; p++) {
@@ -45,7 +46,8 @@ static void expect_error(const char *text, const char *expect) {
   g_free(path);
 }
 
-static BoxConfig *load_ok(const char *text) {
+static BoxConfig *load_ok(const char *text)
+{
   char *path = write_config("box.toml", text);
   GError *err = NULL;
   BoxConfig *cfg = box_config_load(path, HOME, &err);
@@ -60,35 +62,36 @@ static BoxConfig *load_ok(const char *text) {
 
 /* ---- good configurations ---- */
 
-static void test_good(void) {
-  BoxConfig *cfg = load_ok(
-      "name = \"demo-1.x_y\"\n"
-      "box_dir = \"/var/tmp/demo-box\"\n"
-      "policy = \"policy.dw\"\n"
-      "[agent]\n"
-      "command = [\"claude\", \"--endpoint\", \"${OTEL_EXPORTER_OTLP_ENDPOINT}/v1\"]\n"
-      "workspace = \"/home/op/src/project\"\n"
-      "env = { TERM = \"xterm\", HOME = \"/home/op/agent-home\" }\n"
-      "[agent.filesystem]\n"
-      "read = [\"~\", \"/usr/share/doc\"]\n"
-      "write = [\"~/src/project/\", \"/tmp//scratch\"]\n"
-      "read_file = [\"~/.gitconfig\"]\n"
-      "write_file = []\n"
-      "exec = [\"/usr/bin/git\"]\n"
-      "deny = [\"~/.ssh\"]\n"
-      "metadata = [\"/srv\"]\n"
-      "list = []\n"
-      "[tool.zeta]\n"
-      "command = [\"/usr/bin/zeta\"]\n"
-      "[tool.git]\n"
-      "command = [\"git\", \"-c\", \"core.pager=cat\"]\n"
-      "workspace = \"/home/op/src\"\n"
-      "env.PATH = \"/usr/bin:/bin\"\n"
-      "filesystem.read = [\"~/src\"]\n"
-      "filesystem.write_file = [\"~/src/x.txt\"]\n"
-      "network.contain_egress = false\n"
-      "[tool.\"a.b\"]\n"
-      "command = [\"/bin/true\"]\n");
+static void test_good(void)
+{
+  BoxConfig *cfg =
+    load_ok("name = \"demo-1.x_y\"\n"
+            "box_dir = \"/var/tmp/demo-box\"\n"
+            "policy = \"policy.dw\"\n"
+            "[agent]\n"
+            "command = [\"claude\", \"--endpoint\", \"${OTEL_EXPORTER_OTLP_ENDPOINT}/v1\"]\n"
+            "workspace = \"/home/op/src/project\"\n"
+            "env = { TERM = \"xterm\", HOME = \"/home/op/agent-home\" }\n"
+            "[agent.filesystem]\n"
+            "read = [\"~\", \"/usr/share/doc\"]\n"
+            "write = [\"~/src/project/\", \"/tmp//scratch\"]\n"
+            "read_file = [\"~/.gitconfig\"]\n"
+            "write_file = []\n"
+            "exec = [\"/usr/bin/git\"]\n"
+            "deny = [\"~/.ssh\"]\n"
+            "metadata = [\"/srv\"]\n"
+            "list = []\n"
+            "[tool.zeta]\n"
+            "command = [\"/usr/bin/zeta\"]\n"
+            "[tool.git]\n"
+            "command = [\"git\", \"-c\", \"core.pager=cat\"]\n"
+            "workspace = \"/home/op/src\"\n"
+            "env.PATH = \"/usr/bin:/bin\"\n"
+            "filesystem.read = [\"~/src\"]\n"
+            "filesystem.write_file = [\"~/src/x.txt\"]\n"
+            "network.contain_egress = false\n"
+            "[tool.\"a.b\"]\n"
+            "command = [\"/bin/true\"]\n");
   char *want_path = g_build_filename(tmpdir, "box.toml", NULL);
   g_assert_cmpstr(cfg->path, ==, want_path);
   g_free(want_path);
@@ -144,7 +147,8 @@ static void test_good(void) {
   box_config_free(cfg);
 }
 
-static void test_minimal_real(void) {
+static void test_minimal_real(void)
+{
   BoxConfig *cfg = load_ok(HEAD "policy = \"/etc/box/p.dw\"\n" AGENT);
   g_assert_cmpstr(cfg->policy, ==, "/etc/box/p.dw");
   g_assert_null(cfg->agent.workspace);
@@ -155,7 +159,8 @@ static void test_minimal_real(void) {
   box_config_free(cfg);
 }
 
-static void test_canonical_path(void) {
+static void test_canonical_path(void)
+{
   char *sub = g_build_filename(tmpdir, "sub", NULL);
   g_assert_cmpint(g_mkdir_with_parents(sub, 0700), ==, 0);
   char *link = g_build_filename(tmpdir, "link", NULL);
@@ -178,7 +183,8 @@ static void test_canonical_path(void) {
   g_free(sub);
 }
 
-static void test_nothing_created(void) {
+static void test_nothing_created(void)
+{
   char *bd = g_build_filename(tmpdir, "never-made", NULL);
   char *text = g_strdup_printf("name = \"n\"\nbox_dir = \"%s\"\n" AGENT, bd);
   BoxConfig *cfg = load_ok(text);
@@ -190,7 +196,8 @@ static void test_nothing_created(void) {
 
 /* ---- file and syntax errors ---- */
 
-static void test_file_errors(void) {
+static void test_file_errors(void)
+{
   GError *err = NULL;
   char *missing = g_build_filename(tmpdir, "nope.toml", NULL);
   g_assert_null(box_config_load(missing, HOME, &err));
@@ -216,7 +223,8 @@ static void test_file_errors(void) {
   g_free(path);
 }
 
-static void test_syntax_error(void) {
+static void test_syntax_error(void)
+{
   expect_error("name = \"demo\"\nbox_dir = \n",
                "cannot parse config file @: line 2, column 11: "
                "Error while parsing key-value pair: expected value, saw '\\n'");
@@ -227,7 +235,8 @@ static void test_syntax_error(void) {
                                 "key-value pair: cannot redefine existing string 'name'");
 }
 
-static void test_adapter(void) {
+static void test_adapter(void)
+{
   char *why = NULL;
   json_object *doc = box_toml_parse("i = 9007199254740993\nf = 1.5\nb = true\nd = 1979-05-27\n"
                                     "dt = 1979-05-27T07:32:00Z\nt = 07:32:00\n"
@@ -261,7 +270,8 @@ static void test_adapter(void) {
 
 /* ---- shape errors ---- */
 
-static void test_unknown_keys(void) {
+static void test_unknown_keys(void)
+{
   expect_error(HEAD "[agent]\ncmd = [\"/bin/a\"]\n",
                "cannot parse config file @: unknown field `agent.cmd`");
   expect_error(HEAD "colour = 1\n" AGENT, "cannot parse config file @: unknown field `colour`");
@@ -282,7 +292,8 @@ static void test_unknown_keys(void) {
                "build yet");
 }
 
-static void test_wrong_types(void) {
+static void test_wrong_types(void)
+{
   expect_error("name = 3\nbox_dir = \"/b\"\n" AGENT,
                "cannot parse config file @: `name` must be a string");
   expect_error("name = \"n\"\nbox_dir = [\"/b\"]\n" AGENT,
@@ -308,7 +319,8 @@ static void test_wrong_types(void) {
   expect_error(HEAD AGENT "tool = 1\n", "cannot parse config file @: unknown field `agent.tool`");
 }
 
-static void test_wrong_types_tool(void) {
+static void test_wrong_types_tool(void)
+{
   expect_error(HEAD AGENT "[tool]\ngit = 1\n",
                "cannot parse config file @: `tool.git` must be a table");
   expect_error(HEAD "tool = 1\n" AGENT, "cannot parse config file @: `tool` must be a table");
@@ -319,7 +331,8 @@ static void test_wrong_types_tool(void) {
                "strings");
 }
 
-static void test_missing(void) {
+static void test_missing(void)
+{
   expect_error("box_dir = \"/b\"\n" AGENT, "cannot parse config file @: missing field `name`");
   expect_error("name = \"n\"\n" AGENT, "cannot parse config file @: missing field `box_dir`");
   expect_error(HEAD, "no workload to run: the configuration has no `[agent]` table, and a "
@@ -332,7 +345,8 @@ static void test_missing(void) {
 
 /* ---- spec-worded errors ---- */
 
-static void test_name_and_box_dir(void) {
+static void test_name_and_box_dir(void)
+{
   expect_error("name = \"a/b\"\nbox_dir = \"/b\"\n" AGENT,
                "box name \"a/b\" is invalid: it contains `/`; use one component of letters, "
                "digits, '.', '_', or '-' (in @)");
@@ -355,27 +369,28 @@ static void test_name_and_box_dir(void) {
                "`policy` out");
 }
 
-static void test_removed(void) {
+static void test_removed(void)
+{
   const char *tail = ", which this build does not read; write ";
   const char *end = " instead. Edit the configuration, or select an empty `box_dir` to rebuild "
                     "a stored record";
   struct {
     const char *toml, *key, *repl;
   } cases[] = {
-      {HEAD "workspace = \"/w\"\n" AGENT, "workspace", "`[agent] workspace`"},
-      {HEAD "[filesystem]\nread = []\n" AGENT, "filesystem", "`[agent.filesystem]`"},
-      {HEAD "[env]\nA = \"b\"\n" AGENT, "env", "`[agent.env]`"},
-      {HEAD AGENT "read = [\"/x\"]\n", "agent.read", "`read` in `[agent.filesystem]`"},
-      {HEAD AGENT "default_command = [\"x\"]\n", "agent.default_command", "`[agent] command`"},
-      {HEAD AGENT "[tool.git]\ncommand = [\"git\"]\nexec = [\"/x\"]\n", "tool.git.exec",
-       "`[tool.git] command`"},
-      {HEAD AGENT "[tool.git]\ncommand = [\"git\"]\nwrite = [\"/x\"]\n", "tool.git.write",
-       "`write` in `[tool.git.filesystem]`"},
-      {HEAD AGENT "[tool.git]\ncommand = [\"git\"]\nfilesystem.metadata = [\"/x\"]\n",
-       "tool.git.filesystem.metadata", "`read` or `read_file` in `[tool.git.filesystem]`"},
-      {HEAD AGENT "[tool.git]\ncommand = [\"git\"]\nfilesystem.exec = [\"/x\"]\n",
-       "tool.git.filesystem.exec",
-       "the program in `[tool.git] command`, or an `[agent.filesystem] exec` entry"},
+    { HEAD "workspace = \"/w\"\n" AGENT, "workspace", "`[agent] workspace`" },
+    { HEAD "[filesystem]\nread = []\n" AGENT, "filesystem", "`[agent.filesystem]`" },
+    { HEAD "[env]\nA = \"b\"\n" AGENT, "env", "`[agent.env]`" },
+    { HEAD AGENT "read = [\"/x\"]\n", "agent.read", "`read` in `[agent.filesystem]`" },
+    { HEAD AGENT "default_command = [\"x\"]\n", "agent.default_command", "`[agent] command`" },
+    { HEAD AGENT "[tool.git]\ncommand = [\"git\"]\nexec = [\"/x\"]\n", "tool.git.exec",
+      "`[tool.git] command`" },
+    { HEAD AGENT "[tool.git]\ncommand = [\"git\"]\nwrite = [\"/x\"]\n", "tool.git.write",
+      "`write` in `[tool.git.filesystem]`" },
+    { HEAD AGENT "[tool.git]\ncommand = [\"git\"]\nfilesystem.metadata = [\"/x\"]\n",
+      "tool.git.filesystem.metadata", "`read` or `read_file` in `[tool.git.filesystem]`" },
+    { HEAD AGENT "[tool.git]\ncommand = [\"git\"]\nfilesystem.exec = [\"/x\"]\n",
+      "tool.git.filesystem.exec",
+      "the program in `[tool.git] command`, or an `[agent.filesystem] exec` entry" },
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     char *want = g_strdup_printf("@ carries `%s`%s%s%s", cases[i].key, tail, cases[i].repl, end);
@@ -384,14 +399,16 @@ static void test_removed(void) {
   }
 }
 
-static void test_agent_network(void) {
+static void test_agent_network(void)
+{
   expect_error(HEAD AGENT "network.contain_egress = true\n",
                "invalid `[agent]` table: `network` is refused on `[agent]`: the agent always "
                "reaches the network through the egress gateway, and only a `[tool.<name>]` or a "
                "stdio `[mcp.<name>]` takes `network.contain_egress` (in @)");
 }
 
-static void test_command_rules(void) {
+static void test_command_rules(void)
+{
   expect_error(HEAD "[agent]\ncommand = []\n",
                "invalid `[agent]` table: `command` must name a program as its first entry (in @)");
   expect_error(HEAD "[agent]\ncommand = [\"\", \"x\"]\n",
@@ -419,10 +436,14 @@ static void test_command_rules(void) {
                "invalid `[agent]` table: `workspace` must be an absolute path: \"src\" (in @)");
 }
 
-static void test_env_rules(void) {
-  const char *refused[] = {"LD_PRELOAD", "HTTP_PROXY", "no_proxy", "OTEL_EXPORTER_OTLP_HEADERS",
-                           "PYTHONPATH", "DYLD_INSERT_LIBRARIES", "BASH_ENV", "PWD", "USER",
-                           "_JAVA_OPTIONS", "GIT_SSL_CAINFO"};
+static void test_env_rules(void)
+{
+  const char *refused[] = { "LD_PRELOAD",    "HTTP_PROXY",
+                            "no_proxy",      "OTEL_EXPORTER_OTLP_HEADERS",
+                            "PYTHONPATH",    "DYLD_INSERT_LIBRARIES",
+                            "BASH_ENV",      "PWD",
+                            "USER",          "_JAVA_OPTIONS",
+                            "GIT_SSL_CAINFO" };
   for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
     char *toml = g_strdup_printf(HEAD AGENT "env.%s = \"x\"\n", refused[i]);
     char *want = g_strdup_printf("invalid `[agent]` table: `env` name \"%s\" is set by the box "
@@ -447,7 +468,8 @@ static void test_env_rules(void) {
                "invalid `[agent]` table: `env.TMPDIR` must be an absolute path: \"\" (in @)");
 }
 
-static void test_fs_spelling(void) {
+static void test_fs_spelling(void)
+{
   expect_error(HEAD AGENT "filesystem.read = [\"src\"]\n",
                "invalid `[agent]` table: `filesystem.read` path \"src\" must be absolute or start "
                "with `~/`, so a checked-in configuration holds in every clone (in @)");
@@ -477,7 +499,8 @@ static void test_fs_spelling(void) {
                "start with `~/`, so a checked-in configuration holds in every clone (in @)");
 }
 
-static void test_tool_label(void) {
+static void test_tool_label(void)
+{
   expect_error(HEAD AGENT "[tool.\"a b\"]\ncommand = [\"x\"]\n",
                "invalid `[tool.a b]` table: the label must be one component of letters, digits, "
                "'.', '_', or '-' (in @)");
@@ -486,7 +509,8 @@ static void test_tool_label(void) {
                "'.', '_', or '-' (in @)");
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
   (void)st;
   (void)flag;
   (void)ftw;
@@ -495,14 +519,16 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 
 /* ---- [gateway]: the address floor's exceptions, extra CAs ---- */
 
-static void test_gateway_keys(void) {
+static void test_gateway_keys(void)
+{
   BoxConfig *cfg = load_ok(HEAD AGENT);
   g_assert_nonnull(cfg->gateway_allow_local);
   g_assert_null(cfg->gateway_allow_local[0]);
   g_assert_nonnull(cfg->gateway_extra_ca);
   g_assert_null(cfg->gateway_extra_ca[0]);
   box_config_free(cfg);
-  cfg = load_ok(HEAD AGENT "[gateway]\nallow_local = [\"127.0.0.2\", \"[::1]:8443\", \"localhost:80\"]\n"
+  cfg = load_ok(HEAD AGENT
+                "[gateway]\nallow_local = [\"127.0.0.2\", \"[::1]:8443\", \"localhost:80\"]\n"
                 "extra_ca = [\"/etc/test-ca.pem\", \"certs/ca.pem\"]\n");
   g_assert_cmpuint(g_strv_length(cfg->gateway_allow_local), ==, 3);
   g_assert_cmpstr(cfg->gateway_allow_local[1], ==, "[::1]:8443");
@@ -520,18 +546,21 @@ static void test_gateway_keys(void) {
                "cannot parse config file @: `gateway.extra_ca` has an empty entry");
   expect_error(HEAD AGENT "[gateway]\nallow = [\"x\"]\n",
                "cannot parse config file @: unknown field `gateway.allow`");
-  expect_error(HEAD "gateway = 1\n" AGENT,
-               "cannot parse config file @: `gateway` must be a table");
+  expect_error(HEAD "gateway = 1\n" AGENT, "cannot parse config file @: `gateway` must be a table");
 }
 
 /* [agent] shell_timeout: the Shell's per-command wall clock. */
-static void test_shell_timeout(void) {
+static void test_shell_timeout(void)
+{
   BoxConfig *cfg = load_ok(HEAD AGENT);
   g_assert_cmpuint(cfg->agent.shell_timeout_ms, ==, 0);
   box_config_free(cfg);
-  static const struct { const char *v; unsigned ms; } good[] = {
-    { "\"30s\"", 30000 }, { "\"1500ms\"", 1500 }, { "\"2m\"", 120000 },
-    { "\"1h\"", 3600000 }, { "\"0.5s\"", 500 }, { "5", 5000 },
+  static const struct {
+    const char *v;
+    unsigned ms;
+  } good[] = {
+    { "\"30s\"", 30000 },  { "\"1500ms\"", 1500 }, { "\"2m\"", 120000 },
+    { "\"1h\"", 3600000 }, { "\"0.5s\"", 500 },    { "5", 5000 },
   };
   for (size_t i = 0; i < G_N_ELEMENTS(good); i++) {
     char *text = g_strdup_printf(HEAD AGENT "shell_timeout = %s\n", good[i].v);
@@ -563,21 +592,21 @@ static void test_shell_timeout(void) {
                "cannot parse config file @: unknown field `tool.git.shell_timeout`");
 }
 
-
-static void test_egress_routes(void) {
-  BoxConfig *cfg = load_ok(HEAD AGENT
-                           "[egress.zz]\n"
-                           "destinations = [\"*.example.com\", \"api.other.com:8443/v1\"]\n"
-                           "secret.ref = \"env://ZZ_TOKEN\"\n"
-                           "[egress.aa]\n"
-                           "destinations = [\"q.example.org\"]\n"
-                           "protocol = \"http\"\n"
-                           "secret = { ref = \"env://AA\", placement = \"query_param\", "
-                           "param = \"api_key\", inject = \"always\", phantom_prefix = \"p-\" }\n"
-                           "[egress.hh]\n"
-                           "destinations = [\"h.example.org\"]\n"
-                           "secret.ref = \"env://HH\"\n"
-                           "secret.header = \"X-Key\"\n");
+static void test_egress_routes(void)
+{
+  BoxConfig *cfg =
+    load_ok(HEAD AGENT "[egress.zz]\n"
+                       "destinations = [\"*.example.com\", \"api.other.com:8443/v1\"]\n"
+                       "secret.ref = \"env://ZZ_TOKEN\"\n"
+                       "[egress.aa]\n"
+                       "destinations = [\"q.example.org\"]\n"
+                       "protocol = \"http\"\n"
+                       "secret = { ref = \"env://AA\", placement = \"query_param\", "
+                       "param = \"api_key\", inject = \"always\", phantom_prefix = \"p-\" }\n"
+                       "[egress.hh]\n"
+                       "destinations = [\"h.example.org\"]\n"
+                       "secret.ref = \"env://HH\"\n"
+                       "secret.header = \"X-Key\"\n");
   g_assert_cmpuint(cfg->egress->len, ==, 3);
   BoxEgressRoute *aa = g_ptr_array_index(cfg->egress, 0);
   BoxEgressRoute *hh = g_ptr_array_index(cfg->egress, 1);
@@ -599,16 +628,18 @@ static void test_egress_routes(void) {
   g_assert_cmpstr(hh->prefix, ==, "");
   box_config_free(cfg);
   /* A route to a plain destination overlapping another route's. */
-  expect_error(HEAD AGENT "[egress.a]\ndestinations = [\"x.com/v1\"]\nsecret.ref = \"env://A\"\n"
-                          "[egress.b]\ndestinations = [\"x.com:443/v1/y\"]\nsecret.ref = \"env://B\"\n",
+  expect_error(HEAD AGENT
+               "[egress.a]\ndestinations = [\"x.com/v1\"]\nsecret.ref = \"env://A\"\n"
+               "[egress.b]\ndestinations = [\"x.com:443/v1/y\"]\nsecret.ref = \"env://B\"\n",
                "invalid `[egress.b]` table: `destinations` entry \"x.com:443/v1/y\" overlaps "
                "\"x.com/v1\" of `[egress.a]`: a request must meet one secret at most (in @)");
   expect_error(HEAD AGENT "[egress.a]\ndestinations = [\"x.com\"]\nsecret.ref = \"credsd://p\"\n",
                "invalid `[egress.a]` table: `secret.ref` \"credsd://p\": credsd:// credentials are "
                "not supported by this build yet; use `env://NAME` or `aws://PROFILE` (in @)");
-  expect_error(HEAD AGENT "[egress.a]\ndestinations = [\"x.com\"]\nsecret.ref = \"aws://p\"\n",
-               "invalid `[egress.a]` table: `destinations` entry \"x.com\" is not below "
-               "amazonaws.com or api.aws, so no SigV4 service and region can be read from it (in @)");
+  expect_error(
+    HEAD AGENT "[egress.a]\ndestinations = [\"x.com\"]\nsecret.ref = \"aws://p\"\n",
+    "invalid `[egress.a]` table: `destinations` entry \"x.com\" is not below "
+    "amazonaws.com or api.aws, so no SigV4 service and region can be read from it (in @)");
   {
     BoxConfig *aws = load_ok(HEAD AGENT "[egress.a]\ndestinations = [\"*.s3.amazonaws.com\", "
                                         "\"sts.us-east-1.amazonaws.com:8443\"]\n"
@@ -619,35 +650,46 @@ static void test_egress_routes(void) {
     g_assert_cmpstr(a->env_name, ==, "AWS_ACCESS_KEY_ID");
     box_config_free(aws);
   }
-  expect_error(HEAD AGENT "[egress.a]\ndestinations = [\"x.com\"]\nsecret.ref = \"env://A\"\n"
-                          "secret.header = \"Content-Length\"\n",
-               "invalid `[egress.a]` table: `secret.header` \"Content-Length\" frames or routes the "
-               "request and cannot carry a secret (in @)");
+  expect_error(
+    HEAD AGENT "[egress.a]\ndestinations = [\"x.com\"]\nsecret.ref = \"env://A\"\n"
+               "secret.header = \"Content-Length\"\n",
+    "invalid `[egress.a]` table: `secret.header` \"Content-Length\" frames or routes the "
+    "request and cannot carry a secret (in @)");
   expect_error(HEAD AGENT "[egress.a]\ndestinations = [\"x.com\"]\nsecret.ref = \"env://A\"\n"
                           "secret.placement = \"basic_auth\"\nsecret.prefix = \"x\"\n",
                "invalid `[egress.a]` table: `secret.prefix` applies only to placement = "
                "\"header\" (in @)");
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   g_test_init(&argc, &argv, NULL);
   char *t = g_dir_make_tmp("test_config-XXXXXX", NULL);
   g_assert_nonnull(t);
   tmpdir = realpath(t, NULL);
   g_free(t);
 
-  static const TestCase cases[] = {
-    {"/config/good", test_good}, {"/config/gateway", test_gateway_keys},
-    {"/config/shell-timeout", test_shell_timeout}, {"/config/minimal", test_minimal_real},
-    {"/config/canonical-path", test_canonical_path},
-    {"/config/nothing-created", test_nothing_created}, {"/config/file-errors", test_file_errors},
-    {"/config/syntax-error", test_syntax_error}, {"/config/adapter", test_adapter},
-    {"/config/unknown-keys", test_unknown_keys}, {"/config/wrong-types", test_wrong_types},
-    {"/config/wrong-types-tool", test_wrong_types_tool}, {"/config/missing", test_missing},
-    {"/config/name-and-box-dir", test_name_and_box_dir}, {"/config/removed-keys", test_removed},
-    {"/config/agent-network", test_agent_network}, {"/config/command", test_command_rules},
-    {"/config/env", test_env_rules}, {"/config/filesystem-spelling", test_fs_spelling},
-    {"/config/tool-label", test_tool_label}, {"/config/egress", test_egress_routes}};
+  static const TestCase cases[] = { { "/config/good", test_good },
+                                    { "/config/gateway", test_gateway_keys },
+                                    { "/config/shell-timeout", test_shell_timeout },
+                                    { "/config/minimal", test_minimal_real },
+                                    { "/config/canonical-path", test_canonical_path },
+                                    { "/config/nothing-created", test_nothing_created },
+                                    { "/config/file-errors", test_file_errors },
+                                    { "/config/syntax-error", test_syntax_error },
+                                    { "/config/adapter", test_adapter },
+                                    { "/config/unknown-keys", test_unknown_keys },
+                                    { "/config/wrong-types", test_wrong_types },
+                                    { "/config/wrong-types-tool", test_wrong_types_tool },
+                                    { "/config/missing", test_missing },
+                                    { "/config/name-and-box-dir", test_name_and_box_dir },
+                                    { "/config/removed-keys", test_removed },
+                                    { "/config/agent-network", test_agent_network },
+                                    { "/config/command", test_command_rules },
+                                    { "/config/env", test_env_rules },
+                                    { "/config/filesystem-spelling", test_fs_spelling },
+                                    { "/config/tool-label", test_tool_label },
+                                    { "/config/egress", test_egress_routes } };
   test_add_table(cases, G_N_ELEMENTS(cases));
   int rc = g_test_run();
 

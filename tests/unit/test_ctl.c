@@ -13,18 +13,21 @@
 
 #include "tests/unit/test_util.h"
 
-static void make_pair(int sv[2]) {
+static void make_pair(int sv[2])
+{
   g_assert_cmpint(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), ==, 0);
 }
 
 /* Room for messages of SIZE bytes (root may raise the limit by force). */
-static void allow_size(int sock, int size) {
+static void allow_size(int sock, int size)
+{
   int want = size + 65536;
   if (setsockopt(sock, SOL_SOCKET, SO_SNDBUFFORCE, &want, sizeof want) != 0)
     g_assert_cmpint(setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &want, sizeof want), ==, 0);
 }
 
-static void same_file(int a, int b) {
+static void same_file(int a, int b)
+{
   struct stat sa, sb;
   g_assert_cmpint(fstat(a, &sa), ==, 0);
   g_assert_cmpint(fstat(b, &sb), ==, 0);
@@ -32,7 +35,8 @@ static void same_file(int a, int b) {
   g_assert_cmpuint(sa.st_ino, ==, sb.st_ino);
 }
 
-static void test_message_with_fds(void) {
+static void test_message_with_fds(void)
+{
   int sv[2];
   make_pair(sv);
   int pipe_fds[2];
@@ -55,22 +59,21 @@ static void test_message_with_fds(void) {
     close(got[i]);
   }
   json_object_put(in);
-  for (int i = 0; i < 3; i++)
-    close(sent[i]);
+  for (int i = 0; i < 3; i++) close(sent[i]);
   close(sv[0]);
   close(sv[1]);
 }
 
 /* Messages of every size up to the limit come back byte for byte. */
-static void test_sizes_read_whole(void) {
+static void test_sizes_read_whole(void)
+{
   int sv[2];
   make_pair(sv);
   const int sizes[] = { 0, 1, 4095, 4096, 65536, 300000, BOX_CTL_MAX_MSG - 64 };
   allow_size(sv[0], BOX_CTL_MAX_MSG);
   for (size_t k = 0; k < G_N_ELEMENTS(sizes); k++) {
     char *payload = g_malloc((size_t)sizes[k] + 1);
-    for (int i = 0; i < sizes[k]; i++)
-      payload[i] = (char)('a' + (i * 7 + (int)k) % 26);
+    for (int i = 0; i < sizes[k]; i++) payload[i] = (char)('a' + (i * 7 + (int)k) % 26);
     payload[sizes[k]] = '\0';
     json_object *msg = json_object_new_object();
     json_object_object_add(msg, "p", json_object_new_string(payload));
@@ -91,15 +94,17 @@ static void test_sizes_read_whole(void) {
 
 /* A message of len bytes sent as it is, bypassing box_ctl_send's limit,
  * with fd riding along. */
-static void send_raw_with_fd(int sock, char *text, size_t len, int fd) {
+static void send_raw_with_fd(int sock, char *text, size_t len, int fd)
+{
   struct iovec iov = { .iov_base = text, .iov_len = len };
   union {
     char buf[CMSG_SPACE(sizeof(int))];
     struct cmsghdr align;
   } u;
   memset(&u, 0, sizeof u);
-  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf };
+  struct msghdr mh = {
+    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf
+  };
   struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
@@ -111,7 +116,8 @@ static void send_raw_with_fd(int sock, char *text, size_t len, int fd) {
 /* A peer that sends more than the channel allows (the worker is not
  * trusted) is refused with EMSGSIZE; the descriptors it sent are closed and
  * the message after it still arrives intact. */
-static void test_oversized_refused(void) {
+static void test_oversized_refused(void)
+{
   int sv[2];
   make_pair(sv);
   size_t big = BOX_CTL_MAX_MSG + 4096;
@@ -149,7 +155,8 @@ static void test_oversized_refused(void) {
 
 /* The devnull descriptor of the refused message was closed, not leaked:
  * a fresh open takes the lowest free number, the one it had. */
-static void test_refused_fds_closed(void) {
+static void test_refused_fds_closed(void)
+{
   int sv[2];
   make_pair(sv);
   allow_size(sv[0], BOX_CTL_MAX_MSG + 4096);
@@ -171,11 +178,11 @@ static void test_refused_fds_closed(void) {
   close(sv[1]);
 }
 
-int main(int argc, char **argv) {
-  static const TestCase cases[] = {
-    {"/ctl/message_with_fds", test_message_with_fds},
-    {"/ctl/sizes_read_whole", test_sizes_read_whole},
-    {"/ctl/oversized_refused", test_oversized_refused},
-    {"/ctl/refused_fds_closed", test_refused_fds_closed}};
+int main(int argc, char **argv)
+{
+  static const TestCase cases[] = { { "/ctl/message_with_fds", test_message_with_fds },
+                                    { "/ctl/sizes_read_whole", test_sizes_read_whole },
+                                    { "/ctl/oversized_refused", test_oversized_refused },
+                                    { "/ctl/refused_fds_closed", test_refused_fds_closed } };
   return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }

@@ -16,19 +16,25 @@
 #include "tests/unit/test_util.h"
 
 static int64_t now_ns;
-static int64_t test_clock(void *data) {
+static int64_t test_clock(void *data)
+{
   (void)data;
   return now_ns;
 }
-static void at(double seconds) { now_ns = (int64_t)(seconds * 1e9); }
+static void at(double seconds)
+{
+  now_ns = (int64_t)(seconds * 1e9);
+}
 
-static BoxPolicy *load(const char *text) {
+static BoxPolicy *load(const char *text)
+{
   BoxPolicy *p = load_ok(text);
   box_policy_set_clock(p, test_clock, NULL);
   return p;
 }
 
-static void assert_refused(const char *text, const char *expected) {
+static void assert_refused(const char *text, const char *expected)
+{
   GError *error = NULL;
   BoxPolicy *p = box_policy_load_string(text, NULL, &error);
   g_assert_null(p);
@@ -40,7 +46,8 @@ static void assert_refused(const char *text, const char *expected) {
 
 /* A spawn of PROGRAM found on the usual path (unlike the shared
  * spawn_input, which takes the path and no argument). */
-static json_object *spawn_arg(const char *program, const char *arg1) {
+static json_object *spawn_arg(const char *program, const char *arg1)
+{
   json_object *o = exec_input(program, "/w", arg1);
   char *pp = g_strdup_printf("/usr/bin/%s", program);
   json_object_object_add(o, "program_path", json_object_new_string(pp));
@@ -48,7 +55,8 @@ static json_object *spawn_arg(const char *program, const char *arg1) {
   return o;
 }
 
-static json_object *http_input(const char *host, int64_t bytes) {
+static json_object *http_input(const char *host, int64_t bytes)
+{
   json_object *o = json_object_new_object();
   json_object_object_add(o, "host", json_object_new_string(host));
   json_object_object_add(o, "port", json_object_new_int64(443));
@@ -60,7 +68,8 @@ static json_object *http_input(const char *host, int64_t bytes) {
 }
 
 /* decide and return whether permitted; consumes input */
-static bool permits(BoxPolicy *p, const char *action, json_object *input) {
+static bool permits(BoxPolicy *p, const char *action, json_object *input)
+{
   BoxDecision *d = box_policy_decide(p, action, input);
   bool ok = d->verdict == BOX_VERDICT_PERMIT;
   box_decision_free(d);
@@ -68,13 +77,15 @@ static bool permits(BoxPolicy *p, const char *action, json_object *input) {
   return ok;
 }
 
-static void spawn_status(BoxPolicy *p, const char *program, const char *arg1, int status) {
+static void spawn_status(BoxPolicy *p, const char *program, const char *arg1, int status)
+{
   json_object *in = spawn_arg(program, arg1);
   g_assert_true(box_policy_record_status(p, "shell:spawn", in, status));
   json_object_put(in);
 }
 
-static void fs_write_response(BoxPolicy *p, const char *path, const char *result) {
+static void fs_write_response(BoxPolicy *p, const char *path, const char *result)
+{
   json_object *in = fs_input(path, "write_content");
   json_object *out = json_object_new_object();
   json_object_object_add(out, "result", json_object_new_string(result));
@@ -86,23 +97,28 @@ static void fs_write_response(BoxPolicy *p, const char *path, const char *result
 /* ---- §2.7 worked examples ------------------------------------------------- */
 
 static const char *push_budget =
-    "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
-    "@id(\"push-budget\")\n"
-    "forbid (principal, action == Box::Action::\"shell:spawn\", resource)\n"
-    "when { context.input.program == \"git\" && context.input has arg1 && context.input.arg1 == \"push\" }\n"
-    "when temporal { (count for (t: Timepoint). where formerly within 1h (\n"
-    "  Box::Action::\"shell:spawn\"::request{ input.program: \"git\", input.arg1: \"push\" } && tp(t))) > 3 };\n";
+  "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
+  "@id(\"push-budget\")\n"
+  "forbid (principal, action == Box::Action::\"shell:spawn\", resource)\n"
+  "when { context.input.program == \"git\" && context.input has arg1 && context.input.arg1 == "
+  "\"push\" }\n"
+  "when temporal { (count for (t: Timepoint). where formerly within 1h (\n"
+  "  Box::Action::\"shell:spawn\"::request{ input.program: \"git\", input.arg1: \"push\" } && "
+  "tp(t))) > 3 };\n";
 
-static void test_nth_request(void) {
+static void test_nth_request(void)
+{
   BoxPolicy *p = load(push_budget);
   at(0);
   for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
-  g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "status"))); /* other commands do not count */
-  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push")));  /* the fourth */
+  g_assert_true(
+    permits(p, "shell:spawn", spawn_arg("git", "status"))); /* other commands do not count */
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push"))); /* the fourth */
   box_policy_free(p);
 }
 
-static void test_window_edge(void) {
+static void test_window_edge(void)
+{
   BoxPolicy *p = load(push_budget);
   at(100);
   g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
@@ -123,13 +139,15 @@ static void test_window_edge(void) {
 }
 
 static const char *commit_after_test =
-    "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
-    "forbid (principal, action == Box::Action::\"shell:spawn\", resource)\n"
-    "when { context.input.program == \"git\" && context.input has arg1 && context.input.arg1 == \"commit\" }\n"
-    "unless temporal { formerly within 1h (Box::Action::\"shell:spawn\"::response{\n"
-    "  input.program: \"cargo\", input.arg1: \"test\", output.status: 0 }) };\n";
+  "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
+  "forbid (principal, action == Box::Action::\"shell:spawn\", resource)\n"
+  "when { context.input.program == \"git\" && context.input has arg1 && context.input.arg1 == "
+  "\"commit\" }\n"
+  "unless temporal { formerly within 1h (Box::Action::\"shell:spawn\"::response{\n"
+  "  input.program: \"cargo\", input.arg1: \"test\", output.status: 0 }) };\n";
 
-static void test_status_zero_against_one(void) {
+static void test_status_zero_against_one(void)
+{
   BoxPolicy *p = load(commit_after_test);
   at(0);
   g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "commit")));
@@ -150,14 +168,17 @@ static void test_status_zero_against_one(void) {
 }
 
 static const char *write_budget =
-    "permit(principal, action == Box::Action::\"fs:write\", resource);\n"
-    "forbid (principal, action == Box::Action::\"fs:write\", resource)\n"
-    "when { context.input.operation == Box::FsWriteOperation::\"write_content\" }\n"
-    "when temporal { exists (total: Long). ((count for (t: Timepoint). where (formerly within 1h (\n"
-    "  Box::Action::\"fs:write\"::response{ input.path: _, input.operation: Box::FsWriteOperation::\"write_content\",\n"
-    "  output.result: Box::FsResponseResult::\"completed\" } && tp(t)))) == total && total >= 20) };\n";
+  "permit(principal, action == Box::Action::\"fs:write\", resource);\n"
+  "forbid (principal, action == Box::Action::\"fs:write\", resource)\n"
+  "when { context.input.operation == Box::FsWriteOperation::\"write_content\" }\n"
+  "when temporal { exists (total: Long). ((count for (t: Timepoint). where (formerly within 1h (\n"
+  "  Box::Action::\"fs:write\"::response{ input.path: _, input.operation: "
+  "Box::FsWriteOperation::\"write_content\",\n"
+  "  output.result: Box::FsResponseResult::\"completed\" } && tp(t)))) == total && total >= 20) "
+  "};\n";
 
-static void test_write_budget(void) {
+static void test_write_budget(void)
+{
   BoxPolicy *p = load(write_budget);
   at(0);
   for (int i = 0; i < 19; i++) {
@@ -175,12 +196,14 @@ static void test_write_budget(void) {
 }
 
 static const char *byte_budget =
-    "permit (principal, action == Box::Action::\"http:request\", resource)\n"
-    "when temporal { exists (total: Long). ((sum b for (b: Long), (t: Timepoint). where (\n"
-    "  formerly within 60s (Box::Action::\"http:request\"::response{ input.host: _, input.body_bytes: b }\n"
-    "  && tp(t)))) == total && total < 100) };\n";
+  "permit (principal, action == Box::Action::\"http:request\", resource)\n"
+  "when temporal { exists (total: Long). ((sum b for (b: Long), (t: Timepoint). where (\n"
+  "  formerly within 60s (Box::Action::\"http:request\"::response{ input.host: _, "
+  "input.body_bytes: b }\n"
+  "  && tp(t)))) == total && total < 100) };\n";
 
-static void http_response(BoxPolicy *p, int64_t bytes) {
+static void http_response(BoxPolicy *p, int64_t bytes)
+{
   json_object *in = http_input("api.example.com", bytes);
   json_object *out = json_object_new_object();
   json_object_object_add(out, "status", json_object_new_int(200));
@@ -189,7 +212,8 @@ static void http_response(BoxPolicy *p, int64_t bytes) {
   json_object_put(out);
 }
 
-static void test_byte_budget(void) {
+static void test_byte_budget(void)
+{
   BoxPolicy *p = load(byte_budget);
   g_assert_cmpuint(box_policy_warnings(p)->len, ==, 0); /* a lone temporal permit loads silently */
   at(0);
@@ -211,14 +235,15 @@ static void test_byte_budget(void) {
 }
 
 static const char *since_policy =
-    "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
-    "@id(\"stale-tests\")\n"
-    "forbid (principal, action == Box::Action::\"shell:spawn\", resource)\n"
-    "when { context.input.program == \"deploy\" }\n"
-    "unless temporal { !Box::Action::\"fs:write\"::response{ input.path: _ } since within 1h\n"
-    "  Box::Action::\"shell:spawn\"::response{ input.program: \"make\", output.status: 0 } };\n";
+  "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
+  "@id(\"stale-tests\")\n"
+  "forbid (principal, action == Box::Action::\"shell:spawn\", resource)\n"
+  "when { context.input.program == \"deploy\" }\n"
+  "unless temporal { !Box::Action::\"fs:write\"::response{ input.path: _ } since within 1h\n"
+  "  Box::Action::\"shell:spawn\"::response{ input.program: \"make\", output.status: 0 } };\n";
 
-static void test_since_reset(void) {
+static void test_since_reset(void)
+{
   BoxPolicy *p = load(since_policy);
   at(0);
   g_assert_false(permits(p, "shell:spawn", spawn_arg("deploy", NULL)));
@@ -240,23 +265,33 @@ static void test_since_reset(void) {
 
 /* The general evaluator against the match-list fast paths: the same
  * budgets, once in a fast shape and once correlated with context (slow). */
-static void test_fast_matches_general(void) {
+static void test_fast_matches_general(void)
+{
   const char *fast =
-      "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
-      "forbid (principal, action == Box::Action::\"shell:spawn\", resource) when { context.input.program == \"a\" }\n"
-      "when temporal { (count for (t: Timepoint). where formerly within 30s (\n"
-      "  Box::Action::\"shell:spawn\"::response{ input.program: \"a\", output.status: 0 } && tp(t))) >= 3 };\n"
-      "forbid (principal, action == Box::Action::\"shell:spawn\", resource) when { context.input.program == \"b\" }\n"
-      "unless temporal { !Box::Action::\"shell:spawn\"::response{ input.program: \"a\", output.status: 1 } since within 20s\n"
-      "  Box::Action::\"shell:spawn\"::response{ input.program: \"b\", output.status: 0 } };\n";
+    "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
+    "forbid (principal, action == Box::Action::\"shell:spawn\", resource) when { "
+    "context.input.program == \"a\" }\n"
+    "when temporal { (count for (t: Timepoint). where formerly within 30s (\n"
+    "  Box::Action::\"shell:spawn\"::response{ input.program: \"a\", output.status: 0 } && tp(t))) "
+    ">= 3 };\n"
+    "forbid (principal, action == Box::Action::\"shell:spawn\", resource) when { "
+    "context.input.program == \"b\" }\n"
+    "unless temporal { !Box::Action::\"shell:spawn\"::response{ input.program: \"a\", "
+    "output.status: 1 } since within 20s\n"
+    "  Box::Action::\"shell:spawn\"::response{ input.program: \"b\", output.status: 0 } };\n";
   const char *slow =
-      "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
-      "forbid (principal, action == Box::Action::\"shell:spawn\", resource) when { context.input.program == \"a\" }\n"
-      "when temporal { (count for (t: Timepoint). where formerly within 30s (\n"
-      "  Box::Action::\"shell:spawn\"::response{ input.program: context.input.program, output.status: 0 } && tp(t))) >= 3 };\n"
-      "forbid (principal, action == Box::Action::\"shell:spawn\", resource) when { context.input.program == \"b\" }\n"
-      "unless temporal { exists (s: Long). (!Box::Action::\"shell:spawn\"::response{ input.program: \"a\", output.status: 1 } since within 20s\n"
-      "  (Box::Action::\"shell:spawn\"::response{ input.program: context.input.program, output.status: s } && s == 0)) };\n";
+    "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
+    "forbid (principal, action == Box::Action::\"shell:spawn\", resource) when { "
+    "context.input.program == \"a\" }\n"
+    "when temporal { (count for (t: Timepoint). where formerly within 30s (\n"
+    "  Box::Action::\"shell:spawn\"::response{ input.program: context.input.program, "
+    "output.status: 0 } && tp(t))) >= 3 };\n"
+    "forbid (principal, action == Box::Action::\"shell:spawn\", resource) when { "
+    "context.input.program == \"b\" }\n"
+    "unless temporal { exists (s: Long). (!Box::Action::\"shell:spawn\"::response{ input.program: "
+    "\"a\", output.status: 1 } since within 20s\n"
+    "  (Box::Action::\"shell:spawn\"::response{ input.program: context.input.program, "
+    "output.status: s } && s == 0)) };\n";
   BoxPolicy *pf = load(fast), *ps = load(slow);
   GRand *r = g_rand_new_with_seed(9);
   double t = 0;
@@ -284,19 +319,25 @@ static void test_fast_matches_general(void) {
   box_policy_free(ps);
 }
 
-static void test_previous_and_macros(void) {
-  BoxPolicy *p = load(
-      "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
-      "forbid (principal, action == Box::Action::\"shell:spawn\", resource) when { context.input.program == \"rm\" }\n"
-      "unless temporal { previous within 5s Box::Action::\"shell:spawn\"::response{ input.program: \"ls\" } };\n"
-      "forbid (principal, action == Box::Action::\"shell:spawn\", resource) when { context.input.program == \"curl\" }\n"
-      "when temporal { count_within(1m, Box::Action::\"shell:spawn\"::request{ input.program: \"curl\" }) > 2 };\n");
+static void test_previous_and_macros(void)
+{
+  BoxPolicy *p = load("permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
+                      "forbid (principal, action == Box::Action::\"shell:spawn\", resource) when { "
+                      "context.input.program == \"rm\" }\n"
+                      "unless temporal { previous within 5s "
+                      "Box::Action::\"shell:spawn\"::response{ input.program: \"ls\" } };\n"
+                      "forbid (principal, action == Box::Action::\"shell:spawn\", resource) when { "
+                      "context.input.program == \"curl\" }\n"
+                      "when temporal { count_within(1m, Box::Action::\"shell:spawn\"::request{ "
+                      "input.program: \"curl\" }) > 2 };\n");
   at(0);
   g_assert_false(permits(p, "shell:spawn", spawn_arg("rm", NULL)));
   spawn_status(p, "ls", NULL, 0);
   at(5);
-  g_assert_true(permits(p, "shell:spawn", spawn_arg("rm", NULL)));  /* previous event is the ls response */
-  g_assert_false(permits(p, "shell:spawn", spawn_arg("rm", NULL))); /* now it is the last rm request */
+  g_assert_true(
+    permits(p, "shell:spawn", spawn_arg("rm", NULL))); /* previous event is the ls response */
+  g_assert_false(
+    permits(p, "shell:spawn", spawn_arg("rm", NULL))); /* now it is the last rm request */
   spawn_status(p, "ls", NULL, 0);
   at(11);
   g_assert_false(permits(p, "shell:spawn", spawn_arg("rm", NULL))); /* 6s: out of the window */
@@ -308,65 +349,84 @@ static void test_previous_and_macros(void) {
 
 /* ---- load checks ------------------------------------------------------------ */
 
-static void test_refusals(void) {
+static void test_refusals(void)
+{
   assert_refused("forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
                  "when temporal { formerly within 48h Box::Action::\"fs:read\"::request{} };",
-                 "policy fails schema validation: temporal window `48h` exceeds the maximum allowed window `24h` set "
-                 "by the event schema's `max_window`; shorten this window to at most `24h`, or raise `max_window` in "
+                 "policy fails schema validation: temporal window `48h` exceeds the maximum "
+                 "allowed window `24h` set "
+                 "by the event schema's `max_window`; shorten this window to at most `24h`, or "
+                 "raise `max_window` in "
                  "the event schema");
-  assert_refused("forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
-                 "when temporal { formerly within 1h Box::Action::\"fs:read\"::request{} || "
-                 "formerly within 1h Box::Action::\"fs:write\"::request{} };",
-                 "failed to parse policy source: dogwood parse: `||` is not allowed in a temporal body");
+  assert_refused(
+    "forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
+    "when temporal { formerly within 1h Box::Action::\"fs:read\"::request{} || "
+    "formerly within 1h Box::Action::\"fs:write\"::request{} };",
+    "failed to parse policy source: dogwood parse: `||` is not allowed in a temporal body");
   assert_refused("forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
                  "when temporal { formerly within 1h Box::Action::\"fs\"::request{} };",
-                 "policy fails schema validation: predicate `Box::Action::\"fs\"::request` does not name a declared "
+                 "policy fails schema validation: predicate `Box::Action::\"fs\"::request` does "
+                 "not name a declared "
                  "event");
-  assert_refused("forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
-                 "when temporal { formerly within 1h Box::Action::\"fs:read\"::request{ callerResorce: _ } };",
-                 "`callerResorce` is not a field of the event");
-  assert_refused("forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
-                 "when temporal { formerly within 1h Box::Action::\"fs:read\"::request{ output.result: _ } };",
-                 "only a ::response carries output");
-  assert_refused("forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
-                 "when temporal { formerly within 1h Box::Action::\"fs:read\"::request{ input.path: x } };",
-                 "variable `x` is not bound");
+  assert_refused(
+    "forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
+    "when temporal { formerly within 1h Box::Action::\"fs:read\"::request{ callerResorce: _ } };",
+    "`callerResorce` is not a field of the event");
+  assert_refused(
+    "forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
+    "when temporal { formerly within 1h Box::Action::\"fs:read\"::request{ output.result: _ } };",
+    "only a ::response carries output");
+  assert_refused(
+    "forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
+    "when temporal { formerly within 1h Box::Action::\"fs:read\"::request{ input.path: x } };",
+    "variable `x` is not bound");
   assert_refused("forbid(principal, action == Box::Action::\"http:request\", resource)\n"
-                 "when temporal { exists (a: Long). (a > 100 && Box::Action::\"http:request\"::response{ input.body_bytes: a }) };",
+                 "when temporal { exists (a: Long). (a > 100 && "
+                 "Box::Action::\"http:request\"::response{ input.body_bytes: a }) };",
                  "variable `a` is compared before anything restricts it");
   /* cap as a permit: beside an unconditioned permit refused, beside a conditioned one a warning */
   assert_refused("permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
                  "permit(principal, action == Box::Action::\"shell:spawn\", resource)\n"
                  "when temporal { formerly within 1h Box::Action::\"shell:spawn\"::request{} };",
-                 "policy writes a cap as a permit: the permit rule with no @id (rule 2) carries a temporal clause "
-                 "beside the permit rule with no @id (rule 1), which permits the same action with no condition; a "
+                 "policy writes a cap as a permit: the permit rule with no @id (rule 2) carries a "
+                 "temporal clause "
+                 "beside the permit rule with no @id (rule 1), which permits the same action with "
+                 "no condition; a "
                  "permit cannot narrow another permit, so write the cap as a forbid");
   GError *error = NULL;
   BoxPolicy *p = box_policy_load_string(
-      "permit(principal, action == Box::Action::\"shell:spawn\", resource) when { context.input.program == \"ls\" };\n"
-      "permit(principal, action == Box::Action::\"shell:spawn\", resource)\n"
-      "when temporal { formerly within 1h Box::Action::\"shell:spawn\"::request{} };",
-      NULL, &error);
+    "permit(principal, action == Box::Action::\"shell:spawn\", resource) when { "
+    "context.input.program == \"ls\" };\n"
+    "permit(principal, action == Box::Action::\"shell:spawn\", resource)\n"
+    "when temporal { formerly within 1h Box::Action::\"shell:spawn\"::request{} };",
+    NULL, &error);
   g_assert_no_error(error);
   g_assert_cmpuint(box_policy_warnings(p)->len, ==, 1);
   g_assert_cmpstr(g_ptr_array_index(box_policy_warnings(p), 0), ==,
-                  "the permit rule with no @id (rule 2) carries a temporal clause beside the permit rule with no @id "
-                  "(rule 1), which also permits that action; the budget is inert for every request the other rule "
+                  "the permit rule with no @id (rule 2) carries a temporal clause beside the "
+                  "permit rule with no @id "
+                  "(rule 1), which also permits that action; the budget is inert for every request "
+                  "the other rule "
                   "admits, so write a cap as a forbid");
   box_policy_free(p);
 }
 
 /* ---- durable history ------------------------------------------------------- */
 
-static char *tmpdir(void) { return g_dir_make_tmp("test-history-XXXXXX", NULL); }
+static char *tmpdir(void)
+{
+  return g_dir_make_tmp("test-history-XXXXXX", NULL);
+}
 
-static void rm_rf(const char *dir) {
+static void rm_rf(const char *dir)
+{
   char *cmd = g_strdup_printf("rm -rf '%s'", dir);
   g_assert_cmpint(system(cmd), ==, 0);
   g_free(cmd);
 }
 
-static BoxPolicy *load_with_history(const char *text, const char *dir) {
+static BoxPolicy *load_with_history(const char *text, const char *dir)
+{
   BoxPolicy *p = load(text);
   GError *error = NULL;
   g_assert_true(box_policy_open_history(p, dir, &error));
@@ -375,7 +435,8 @@ static BoxPolicy *load_with_history(const char *text, const char *dir) {
 }
 
 /* load_with_history, with what it prints on stderr in *errtext */
-static BoxPolicy *load_with_history_stderr(const char *text, const char *dir, char **errtext) {
+static BoxPolicy *load_with_history_stderr(const char *text, const char *dir, char **errtext)
+{
   char *errpath = g_build_filename(dir, "stderr", NULL);
   fflush(stderr);
   int saved = dup(2);
@@ -392,7 +453,8 @@ static BoxPolicy *load_with_history_stderr(const char *text, const char *dir, ch
   return p;
 }
 
-static void test_restart(void) {
+static void test_restart(void)
+{
   char *dir = tmpdir();
   BoxPolicy *p = load_with_history(push_budget, dir);
   at(0);
@@ -426,19 +488,22 @@ static void test_restart(void) {
 
 /* ---- inline `temporal { … }` (§1.3 primary, §2.1) -------------------------- */
 
-static void test_inline_temporal(void) {
+static void test_inline_temporal(void)
+{
   /* the block is one operand of `&&`: only pushes with a flag are capped */
-  BoxPolicy *p = load("permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
-                      "@id(\"forced\") forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
-                      "when { context.input.program == \"git\" && context.input.arg_count > 1 &&\n"
-                      "       temporal { count_within(1h, Box::Action::\"shell:spawn\"::request{ input.program: \"git\" }) > 2 } };\n");
+  BoxPolicy *p =
+    load("permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
+         "@id(\"forced\") forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
+         "when { context.input.program == \"git\" && context.input.arg_count > 1 &&\n"
+         "       temporal { count_within(1h, Box::Action::\"shell:spawn\"::request{ input.program: "
+         "\"git\" }) > 2 } };\n");
   at(0);
   json_object *two = spawn_arg("git", "push");
   json_object_object_add(two, "arg_count", json_object_new_int64(2));
   json_object_object_add(two, "arg2", json_object_new_string("-f"));
-  g_assert_true(permits(p, "shell:spawn", json_object_get(two)));   /* 1st git request */
+  g_assert_true(permits(p, "shell:spawn", json_object_get(two)));     /* 1st git request */
   g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push"))); /* 2nd, one argument */
-  g_assert_false(permits(p, "shell:spawn", json_object_get(two)));  /* 3rd: > 2, with a flag */
+  g_assert_false(permits(p, "shell:spawn", json_object_get(two)));    /* 3rd: > 2, with a flag */
   g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push"))); /* 4th: the `&&` is false */
   at(3601);
   /* the first three left the window: 4th (at 0) and this one */
@@ -446,29 +511,35 @@ static void test_inline_temporal(void) {
   json_object_put(two);
   box_policy_free(p);
   /* `||` beside it is an ordinary Cedar `||`; inside the block it is refused */
-  assert_refused("forbid(principal, action == Box::Action::\"shell:exec\", resource) when { temporal {\n"
-                 "formerly within 1h (Box::Action::\"shell:exec\"::request{} || Box::Action::\"fs:read\"::request{}) } };",
-                 "`||` is not allowed in a temporal body");
-  assert_refused("forbid(principal, action == Box::Action::\"shell:exec\", resource) when {\n"
-                 "temporal { formerly within 1h Box::Action::\"shell:exec\"::request{} } + 1 > 0 };",
-                 "unexpected type: expected Long but saw Bool");
+  assert_refused(
+    "forbid(principal, action == Box::Action::\"shell:exec\", resource) when { temporal {\n"
+    "formerly within 1h (Box::Action::\"shell:exec\"::request{} || "
+    "Box::Action::\"fs:read\"::request{}) } };",
+    "`||` is not allowed in a temporal body");
+  assert_refused(
+    "forbid(principal, action == Box::Action::\"shell:exec\", resource) when {\n"
+    "temporal { formerly within 1h Box::Action::\"shell:exec\"::request{} } + 1 > 0 };",
+    "unexpected type: expected Long but saw Bool");
   /* an inline block is a temporal clause for the cap-as-permit check */
   assert_refused("permit(principal, action == Box::Action::\"shell:exec\", resource);\n"
                  "permit(principal, action == Box::Action::\"shell:exec\", resource) when {\n"
                  "temporal { count_within(1h, Box::Action::\"shell:exec\"::request{}) <= 3 } };",
-                 "policy writes a cap as a permit: the permit rule with no @id (rule 2) carries a temporal clause");
+                 "policy writes a cap as a permit: the permit rule with no @id (rule 2) carries a "
+                 "temporal clause");
 }
 
 /* ---- requestId (§2.3): an outcome carries its request's id ------------------ */
 
 static const char *no_deploy_while_make_runs =
-    "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
-    "@id(\"make-running\") forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
-    "when { context.input.program == \"deploy\" }\n"
-    "when temporal { exists (r: String). (formerly within 1h Box::Action::\"shell:spawn\"::request{\n"
-    "  input.program: \"make\", requestId: r } && !formerly within 1h Box::Action::\"shell:spawn\"::response{ requestId: r }) };\n";
+  "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
+  "@id(\"make-running\") forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
+  "when { context.input.program == \"deploy\" }\n"
+  "when temporal { exists (r: String). (formerly within 1h Box::Action::\"shell:spawn\"::request{\n"
+  "  input.program: \"make\", requestId: r } && !formerly within 1h "
+  "Box::Action::\"shell:spawn\"::response{ requestId: r }) };\n";
 
-static void test_request_id(void) {
+static void test_request_id(void)
+{
   char *dir = tmpdir();
   BoxPolicy *p = load_with_history(no_deploy_while_make_runs, dir);
   at(0);
@@ -477,7 +548,7 @@ static void test_request_id(void) {
   g_assert_true(permits(p, "shell:spawn", spawn_arg("make", "test")));
   g_assert_false(permits(p, "shell:spawn", spawn_arg("deploy", NULL))); /* two in flight */
   at(1);
-  spawn_status(p, "make", NULL, 0); /* answers the first make */
+  spawn_status(p, "make", NULL, 0);                                     /* answers the first make */
   g_assert_false(permits(p, "shell:spawn", spawn_arg("deploy", NULL))); /* one still runs */
   box_policy_free(p);
   /* the recorded ids survive a restart (the first make stays answered); an
@@ -496,7 +567,8 @@ static void test_request_id(void) {
            "  when { context.input.program != \"never\" };\n"
            "@id(\"first\") forbid(principal, action == Box::Action::\"shell:spawn\", resource)\n"
            "when { context.input.program == \"check\" }\n"
-           "unless temporal { formerly within 1h Box::Action::\"shell:spawn\"::response{ requestId: \"req-1\", output.status: 0 } };\n");
+           "unless temporal { formerly within 1h Box::Action::\"shell:spawn\"::response{ "
+           "requestId: \"req-1\", output.status: 0 } };\n");
   at(0);
   g_assert_false(permits(p, "shell:spawn", spawn_arg("never", NULL))); /* req-0, denied */
   g_assert_true(permits(p, "shell:spawn", spawn_arg("make", NULL)));   /* req-1 */
@@ -508,7 +580,8 @@ static void test_request_id(void) {
   box_policy_free(p);
 }
 
-static void test_torn_tail(void) {
+static void test_torn_tail(void)
+{
   char *dir = tmpdir();
   BoxPolicy *p = load_with_history(push_budget, dir);
   at(0);
@@ -526,7 +599,8 @@ static void test_torn_tail(void) {
   box_policy_free(p);
   if (!g_pattern_match_simple("*torn record*cut it, keeping the 4 records before it*", errtext))
     g_printerr("stderr was: %s\n", errtext);
-  g_assert_true(g_pattern_match_simple("*torn record*cut it, keeping the 4 records before it*", errtext));
+  g_assert_true(
+    g_pattern_match_simple("*torn record*cut it, keeping the 4 records before it*", errtext));
   g_free(errtext);
   /* the file no longer ends in the torn record */
   char *text = NULL;
@@ -555,7 +629,8 @@ static void test_torn_tail(void) {
   g_free(dir);
 }
 
-static guint count_lines(const char *path) {
+static guint count_lines(const char *path)
+{
   char *text = NULL;
   g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
   guint n = 0;
@@ -567,7 +642,8 @@ static guint count_lines(const char *path) {
 /* A long history is read line by line: the records older than a day go
  * (the file is compacted once most of it is that old), the recent ones
  * still count, a torn tail is cut as well. */
-static void test_compaction(void) {
+static void test_compaction(void)
+{
   char *dir = tmpdir();
   BoxPolicy *p = load_with_history(push_budget, dir);
   at(0);
@@ -611,11 +687,13 @@ static void test_compaction(void) {
  * record (at ~1 KB of JSON objects per record, the old whole-file load of a
  * 124 MB history took 2.5 GB): 400,000 records open in a child whose
  * address space is capped at 768 MiB. */
-static void test_long_history_bounded(void) {
+static void test_long_history_bounded(void)
+{
   char *dir = tmpdir();
   BoxPolicy *p = load_with_history(push_budget, dir);
   at(0);
-  json_object *in = fs_input("/home/agent/src/project/some/rather/long/path/to/a/file.txt", "read_content");
+  json_object *in =
+    fs_input("/home/agent/src/project/some/rather/long/path/to/a/file.txt", "read_content");
   for (int i = 0; i < 400000; i++) box_policy_record_outcome(p, "fs:read", in, "completed");
   json_object_put(in);
   at(3600 * 3);
@@ -625,7 +703,7 @@ static void test_long_history_bounded(void) {
   pid_t pid = fork();
   g_assert_cmpint(pid, >=, 0);
   if (pid == 0) {
-    struct rlimit rl = {768u << 20, 768u << 20};
+    struct rlimit rl = { 768u << 20, 768u << 20 };
     if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(3);
     BoxPolicy *q = load(push_budget);
     GError *error = NULL;
@@ -641,7 +719,8 @@ static void test_long_history_bounded(void) {
   g_free(dir);
 }
 
-static void test_unwritable(void) {
+static void test_unwritable(void)
+{
   if (geteuid() == 0) {
     /* root ignores modes; a path under a regular file cannot be created */
     char *dir = tmpdir();
@@ -662,7 +741,8 @@ static void test_unwritable(void) {
   }
 }
 
-static void test_bounded_memory(void) {
+static void test_bounded_memory(void)
+{
   BoxPolicy *p = load(push_budget);
   size_t events, bytes1, bytes2;
   for (int i = 0; i < 20000; i++) {
@@ -692,17 +772,20 @@ typedef struct {
   bool taken;
 } Awaiting;
 
-static void test_request_id_ring(void) {
+static void test_request_id_ring(void)
+{
   char *dir = tmpdir();
   BoxPolicy *p = load_with_history("permit(principal, action, resource);", dir);
   GRand *rng = g_rand_new_with_seed(6);
   at(0);
-  const char *actions[] = {"fs:read", "fs:write"};
+  const char *actions[] = { "fs:read", "fs:write" };
   for (int i = 0; i < 6000; i++) {
     const char *action = actions[g_rand_int_range(rng, 0, 2)];
     char path[64];
-    if (g_rand_int_range(rng, 0, 10) < 4) g_snprintf(path, sizeof path, "/w/unique%d", i);
-    else g_snprintf(path, sizeof path, "/w/f%d", g_rand_int_range(rng, 0, 8));
+    if (g_rand_int_range(rng, 0, 10) < 4)
+      g_snprintf(path, sizeof path, "/w/unique%d", i);
+    else
+      g_snprintf(path, sizeof path, "/w/f%d", g_rand_int_range(rng, 0, 8));
     json_object *in = fs_input(path, action[3] == 'r' ? "read_content" : "write_content");
     if (g_rand_int_range(rng, 0, 10) < 6) {
       BoxDecision *d = box_policy_decide(p, action, in);
@@ -790,7 +873,8 @@ static void test_request_id_ring(void) {
 
 /* ---- batches (box_policy_history_batch_begin/_end) ------------------------ */
 
-static gsize lines_in(const char *dir) {
+static gsize lines_in(const char *dir)
+{
   char *path = g_build_filename(dir, "history.jsonl", NULL);
   char *text = NULL;
   gsize len = 0, n = 0;
@@ -801,12 +885,14 @@ static gsize lines_in(const char *dir) {
   return n;
 }
 
-static gpointer other_thread_decides(gpointer p) {
+static gpointer other_thread_decides(gpointer p)
+{
   g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "status")));
   return NULL;
 }
 
-static void test_batch(void) {
+static void test_batch(void)
+{
   char *dir = tmpdir();
   BoxPolicy *p = load_with_history(push_budget, dir);
   at(0);
@@ -844,23 +930,28 @@ static void test_batch(void) {
   g_free(dir);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   static const TestCase cases[] = {
-    {"/history/example/nth-request", test_nth_request},
-    {"/history/example/window-edge", test_window_edge},
-    {"/history/example/status-0-against-1", test_status_zero_against_one},
-    {"/history/example/write-budget", test_write_budget},
-    {"/history/example/byte-budget", test_byte_budget},
-    {"/history/example/since-reset", test_since_reset},
-    {"/history/eval/fast-matches-general", test_fast_matches_general},
-    {"/history/eval/previous-and-macros", test_previous_and_macros},
-    {"/history/load/refusals", test_refusals}, {"/history/store/restart", test_restart},
-    {"/history/eval/inline-temporal", test_inline_temporal},
-    {"/history/eval/request-id", test_request_id},
-    {"/history/eval/request-id-ring", test_request_id_ring},
-    {"/history/store/torn-tail", test_torn_tail}, {"/history/store/compaction", test_compaction},
-    {"/history/store/long-history-bounded", test_long_history_bounded},
-    {"/history/store/unwritable", test_unwritable},
-    {"/history/store/bounded-memory", test_bounded_memory}, {"/history/store/batch", test_batch}};
+    { "/history/example/nth-request", test_nth_request },
+    { "/history/example/window-edge", test_window_edge },
+    { "/history/example/status-0-against-1", test_status_zero_against_one },
+    { "/history/example/write-budget", test_write_budget },
+    { "/history/example/byte-budget", test_byte_budget },
+    { "/history/example/since-reset", test_since_reset },
+    { "/history/eval/fast-matches-general", test_fast_matches_general },
+    { "/history/eval/previous-and-macros", test_previous_and_macros },
+    { "/history/load/refusals", test_refusals },
+    { "/history/store/restart", test_restart },
+    { "/history/eval/inline-temporal", test_inline_temporal },
+    { "/history/eval/request-id", test_request_id },
+    { "/history/eval/request-id-ring", test_request_id_ring },
+    { "/history/store/torn-tail", test_torn_tail },
+    { "/history/store/compaction", test_compaction },
+    { "/history/store/long-history-bounded", test_long_history_bounded },
+    { "/history/store/unwritable", test_unwritable },
+    { "/history/store/bounded-memory", test_bounded_memory },
+    { "/history/store/batch", test_batch }
+  };
   return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }

@@ -13,7 +13,8 @@
 
 /* ---- evaluation ------------------------------------------------------------- */
 
-static void test_seed_decisions(void) {
+static void test_seed_decisions(void)
+{
   BoxPolicy *p = load_ok(seed_policy);
   BoxDecision *d;
 
@@ -41,7 +42,9 @@ static void test_seed_decisions(void) {
   g_assert_cmpstr(d->rule, ==, "no-rm");
   g_assert_cmpstr(d->description, ==, "Deleting is not allowed here.");
   g_assert_cmpstr(d->reason, ==, "a forbid rule matched");
-  g_assert_cmpstr(d->message, ==, "policy denied this operation on 'rm' [policy: no-rm]: Deleting is not allowed here.");
+  g_assert_cmpstr(
+    d->message, ==,
+    "policy denied this operation on 'rm' [policy: no-rm]: Deleting is not allowed here.");
   g_assert_cmpuint(d->determining_ids->len, ==, 1);
   g_assert_cmpstr(d->determining_ids->pdata[0], ==, "no-rm");
   box_decision_free(d);
@@ -54,7 +57,8 @@ static void test_seed_decisions(void) {
   d = decide(p, "fs:delete", fs_input("~/src/project/todo.txt", "remove_file"));
   g_assert_cmpint(d->cause, ==, BOX_CAUSE_NO_MATCH);
   g_assert_cmpstr(d->message, ==,
-                  "policy denied this operation on '~/src/project/todo.txt' [default-deny]: No permit policy matched this request.");
+                  "policy denied this operation on '~/src/project/todo.txt' [default-deny]: No "
+                  "permit policy matched this request.");
   box_decision_free(d);
 
   d = decide(p, "shell:spawn", spawn_input("git", "/usr/bin/git"));
@@ -80,66 +84,92 @@ static void test_seed_decisions(void) {
   box_policy_free(p);
 }
 
-
-static void test_like_has_sets(void) {
+static void test_like_has_sets(void)
+{
   BoxPolicy *p = load_ok(
-      "permit(principal, action == Box::Action::\"fs:read\", resource)\n"
-      "when { context.input.path like \"~/a*b\\*c*\" };\n"
-      "permit(principal, action == Box::Action::\"shell:exec\", resource)\n"
-      "when { context.input has arg1 && [\"status\", \"diff\"].contains(context.input.arg1) };\n"
-      "permit(principal, action == Box::Action::\"fs:write\", resource)\n"
-      "when { context.input.operation == Box::FsWriteOperation::\"create_dir\" && context has input "
-      "&& !(context.input has ip) && action in [Box::Action::\"fs:write\"] };\n"
-      "permit(principal, action == Box::Action::\"fs:move\", resource)\n"
-      "when { context.input.path == \"x\" || (if context.input.path like \"*.md\" then 1 + 2 * 3 == 7 else false) };\n");
-  g_assert_cmpint(decide_cause(p, "fs:read", fs_input("~/ab*c", "read_content")), ==, BOX_CAUSE_PERMITTED);
-  g_assert_cmpint(decide_cause(p, "fs:read", fs_input("~/a/x/b*c/d", "read_content")), ==, BOX_CAUSE_PERMITTED);
-  g_assert_cmpint(decide_cause(p, "fs:read", fs_input("~/abxc", "read_content")), ==, BOX_CAUSE_NO_MATCH);
-  g_assert_cmpint(decide_cause(p, "fs:read", fs_input("/~/ab*c", "read_content")), ==, BOX_CAUSE_NO_MATCH);
-  g_assert_cmpint(decide_cause(p, "shell:exec", exec_input("git", "/", "diff")), ==, BOX_CAUSE_PERMITTED);
-  g_assert_cmpint(decide_cause(p, "shell:exec", exec_input("git", "/", "push")), ==, BOX_CAUSE_NO_MATCH);
-  g_assert_cmpint(decide_cause(p, "shell:exec", exec_input("git", "/", NULL)), ==, BOX_CAUSE_NO_MATCH);
-  g_assert_cmpint(decide_cause(p, "fs:write", fs_input("~/d", "create_dir")), ==, BOX_CAUSE_PERMITTED);
-  g_assert_cmpint(decide_cause(p, "fs:write", fs_input("~/d", "write_content")), ==, BOX_CAUSE_NO_MATCH);
-  g_assert_cmpint(decide_cause(p, "fs:move", fs_input("~/README.md", "rename")), ==, BOX_CAUSE_PERMITTED);
-  g_assert_cmpint(decide_cause(p, "fs:move", fs_input("~/README.txt", "rename")), ==, BOX_CAUSE_NO_MATCH);
+    "permit(principal, action == Box::Action::\"fs:read\", resource)\n"
+    "when { context.input.path like \"~/a*b\\*c*\" };\n"
+    "permit(principal, action == Box::Action::\"shell:exec\", resource)\n"
+    "when { context.input has arg1 && [\"status\", \"diff\"].contains(context.input.arg1) };\n"
+    "permit(principal, action == Box::Action::\"fs:write\", resource)\n"
+    "when { context.input.operation == Box::FsWriteOperation::\"create_dir\" && context has input "
+    "&& !(context.input has ip) && action in [Box::Action::\"fs:write\"] };\n"
+    "permit(principal, action == Box::Action::\"fs:move\", resource)\n"
+    "when { context.input.path == \"x\" || (if context.input.path like \"*.md\" then 1 + 2 * 3 == "
+    "7 else false) };\n");
+  g_assert_cmpint(decide_cause(p, "fs:read", fs_input("~/ab*c", "read_content")), ==,
+                  BOX_CAUSE_PERMITTED);
+  g_assert_cmpint(decide_cause(p, "fs:read", fs_input("~/a/x/b*c/d", "read_content")), ==,
+                  BOX_CAUSE_PERMITTED);
+  g_assert_cmpint(decide_cause(p, "fs:read", fs_input("~/abxc", "read_content")), ==,
+                  BOX_CAUSE_NO_MATCH);
+  g_assert_cmpint(decide_cause(p, "fs:read", fs_input("/~/ab*c", "read_content")), ==,
+                  BOX_CAUSE_NO_MATCH);
+  g_assert_cmpint(decide_cause(p, "shell:exec", exec_input("git", "/", "diff")), ==,
+                  BOX_CAUSE_PERMITTED);
+  g_assert_cmpint(decide_cause(p, "shell:exec", exec_input("git", "/", "push")), ==,
+                  BOX_CAUSE_NO_MATCH);
+  g_assert_cmpint(decide_cause(p, "shell:exec", exec_input("git", "/", NULL)), ==,
+                  BOX_CAUSE_NO_MATCH);
+  g_assert_cmpint(decide_cause(p, "fs:write", fs_input("~/d", "create_dir")), ==,
+                  BOX_CAUSE_PERMITTED);
+  g_assert_cmpint(decide_cause(p, "fs:write", fs_input("~/d", "write_content")), ==,
+                  BOX_CAUSE_NO_MATCH);
+  g_assert_cmpint(decide_cause(p, "fs:move", fs_input("~/README.md", "rename")), ==,
+                  BOX_CAUSE_PERMITTED);
+  g_assert_cmpint(decide_cause(p, "fs:move", fs_input("~/README.txt", "rename")), ==,
+                  BOX_CAUSE_NO_MATCH);
   box_policy_free(p);
 }
 
-static void test_errors_deny(void) {
+static void test_errors_deny(void)
+{
   /* overflow in a forbid: internal fault, attribution = the matching permit */
-  BoxPolicy *p = load_ok("permit(principal, action, resource);\n"
-                         "forbid(principal, action, resource) when { 9223372036854775807 + 1 > 0 };");
+  BoxPolicy *p =
+    load_ok("permit(principal, action, resource);\n"
+            "forbid(principal, action, resource) when { 9223372036854775807 + 1 > 0 };");
   BoxDecision *d = decide(p, "fs:read", fs_input("~/x", "read_content"));
   g_assert_cmpint(d->verdict, ==, BOX_VERDICT_DENY);
   g_assert_cmpint(d->cause, ==, BOX_CAUSE_INTERNAL_FAULT);
   g_assert_cmpstr(d->rule, ==, "<default-deny>");
   g_assert_cmpstr(d->reason, ==, "the request could not be evaluated, so it was refused");
-  g_assert_cmpstr(d->message, ==, "policy denied this operation on '~/x' because the request could not be evaluated.");
+  g_assert_cmpstr(
+    d->message, ==,
+    "policy denied this operation on '~/x' because the request could not be evaluated.");
   g_assert_cmpuint(d->determining_ids->len, ==, 1);
   g_assert_cmpstr(d->determining_ids->pdata[0], ==, "policy_0");
   box_decision_free(d);
   box_policy_free(p);
 
   /* type mismatches are refused at load (strict validation) */
-  assert_load_error("permit(principal, action == Box::Action::\"fs:read\", resource) when { context.input.path == 1 || context.input.path == \"a\" };",
+  assert_load_error("permit(principal, action == Box::Action::\"fs:read\", resource) when { "
+                    "context.input.path == 1 || context.input.path == \"a\" };",
                     "policy fails schema validation: the types Long and String are not "
                     "compatible at line 1, column 89");
-  assert_load_error("permit(principal, action == Box::Action::\"fs:read\", resource) when { true };\n"
-                    "permit(principal, action == Box::Action::\"net:connect\", resource) when { context.input.host < 3 };",
-                    "policy fails schema validation: for policy `policy_1`, unexpected type: expected Long but saw "
-                    "String at line 2, column 88");
-  assert_load_error("permit(principal, action == Box::Action::\"shell:exec\", resource) when { context.input.arg_count - 1 };",
-                    "policy fails schema validation: for policy `policy_0`, unexpected type: expected Bool but saw "
-                    "Long at line 1, column 97");
-  assert_load_error("permit(principal, action == Box::Action::\"fs:read\", resource) when { context.input.operation == \"read_content\" };",
+  assert_load_error(
+    "permit(principal, action == Box::Action::\"fs:read\", resource) when { true };\n"
+    "permit(principal, action == Box::Action::\"net:connect\", resource) when { context.input.host "
+    "< 3 };",
+    "policy fails schema validation: for policy `policy_1`, unexpected type: expected Long but saw "
+    "String at line 2, column 88");
+  assert_load_error(
+    "permit(principal, action == Box::Action::\"shell:exec\", resource) when { "
+    "context.input.arg_count - 1 };",
+    "policy fails schema validation: for policy `policy_0`, unexpected type: expected Bool but saw "
+    "Long at line 1, column 97");
+  assert_load_error("permit(principal, action == Box::Action::\"fs:read\", resource) when { "
+                    "context.input.operation == \"read_content\" };",
                     "policy fails schema validation: the types String and Box::FsReadOperation "
                     "are not compatible at line 1, column 94");
   /* overflow is an evaluation error, which denies the whole request */
-  p = load_ok("permit(principal, action == Box::Action::\"http:request\", resource) when { -9223372036854775808 * -1 == 0 };\n"
-              "permit(principal, action == Box::Action::\"fs:read\", resource) when { context.input.path == \"a\" };\n");
-  g_assert_cmpint(decide_cause(p, "fs:read", fs_input("a", "read_content")), ==, BOX_CAUSE_PERMITTED);
-  g_assert_cmpint(decide_cause(p, "fs:read", fs_input("b", "read_content")), ==, BOX_CAUSE_NO_MATCH);
+  p = load_ok("permit(principal, action == Box::Action::\"http:request\", resource) when { "
+              "-9223372036854775808 * -1 == 0 };\n"
+              "permit(principal, action == Box::Action::\"fs:read\", resource) when { "
+              "context.input.path == \"a\" };\n");
+  g_assert_cmpint(decide_cause(p, "fs:read", fs_input("a", "read_content")), ==,
+                  BOX_CAUSE_PERMITTED);
+  g_assert_cmpint(decide_cause(p, "fs:read", fs_input("b", "read_content")), ==,
+                  BOX_CAUSE_NO_MATCH);
   json_object *http = json_object_new_object();
   json_object_object_add(http, "host", json_object_new_string("api.example.com"));
   json_object_object_add(http, "port", json_object_new_int64(443));
@@ -155,7 +185,8 @@ static void test_errors_deny(void) {
 
 /* A decision packed (the mount's cache, the log's queue), unpacked, packed
  * again from the unpacked one and unpacked: every field kept each way. */
-static void assert_same_decision(const BoxDecision *a, const BoxDecision *b) {
+static void assert_same_decision(const BoxDecision *a, const BoxDecision *b)
+{
   g_assert_cmpint(a->verdict, ==, b->verdict);
   g_assert_cmpint(a->cause, ==, b->cause);
   g_assert_cmpstr(a->action, ==, b->action);
@@ -170,14 +201,17 @@ static void assert_same_decision(const BoxDecision *a, const BoxDecision *b) {
     g_assert_cmpstr(a->determining_ids->pdata[i], ==, b->determining_ids->pdata[i]);
 }
 
-static void test_decision_pack(void) {
+static void test_decision_pack(void)
+{
   BoxPolicy *p = load_ok("@id(\"no_rm\") @description(\"Deleting is off\")\n"
-                         "forbid(principal, action == Box::Action::\"shell:exec\", resource) when { context.input.program == \"rm\" };\n"
-                         "forbid(principal, action == Box::Action::\"shell:exec\", resource) when { context.input.program == \"rm\" };\n"
+                         "forbid(principal, action == Box::Action::\"shell:exec\", resource) when "
+                         "{ context.input.program == \"rm\" };\n"
+                         "forbid(principal, action == Box::Action::\"shell:exec\", resource) when "
+                         "{ context.input.program == \"rm\" };\n"
                          "permit(principal, action, resource);\n");
   BoxDecision *denied = decide(p, "shell:exec", exec_input("rm", "/", NULL));
   BoxDecision *permitted = decide(p, "fs:read", fs_input("~/a.txt", "read_metadata"));
-  BoxDecision *both[] = {denied, permitted};
+  BoxDecision *both[] = { denied, permitted };
   for (guint k = 0; k < G_N_ELEMENTS(both); k++) {
     BoxPackedDecision *c = box_decision_pack(both[k], NULL);
     BoxDecision *u = box_decision_unpack(c);
@@ -202,15 +236,23 @@ static void test_decision_pack(void) {
   box_policy_free(p);
 }
 
-static void test_messages(void) {
-  BoxPolicy *p = load_ok("@id(\"no_rm\") @description(\"Deleting is off\")\n"
-                         "forbid(principal, action == Box::Action::\"shell:exec\", resource) when { context.input.program == \"rm\" };\n"
-                         "forbid(principal, action == Box::Action::\"shell:exec\", resource) when { context.input.program == \"rm\" };\n"
-                         "@id(\"x\") @description(\"Really?\") forbid(principal, action == Box::Action::\"fs:read\", resource) when { context.input.path like \"*env*\" };\n"
-                         "@id(\"tab\\there\") @description(\"quote \\\" and \\u{202e}\") forbid(principal, action == Box::Action::\"fs:write\", resource);\n"
-                         "permit(principal, action, resource);\n");
+static void test_messages(void)
+{
+  BoxPolicy *p =
+    load_ok("@id(\"no_rm\") @description(\"Deleting is off\")\n"
+            "forbid(principal, action == Box::Action::\"shell:exec\", resource) when { "
+            "context.input.program == \"rm\" };\n"
+            "forbid(principal, action == Box::Action::\"shell:exec\", resource) when { "
+            "context.input.program == \"rm\" };\n"
+            "@id(\"x\") @description(\"Really?\") forbid(principal, action == "
+            "Box::Action::\"fs:read\", resource) when { context.input.path like \"*env*\" };\n"
+            "@id(\"tab\\there\") @description(\"quote \\\" and \\u{202e}\") forbid(principal, "
+            "action == Box::Action::\"fs:write\", resource);\n"
+            "permit(principal, action, resource);\n");
   BoxDecision *d = decide(p, "shell:exec", exec_input("rm", "/", NULL));
-  g_assert_cmpstr(d->message, ==, "policy denied this operation on 'rm' [policy: no_rm]: Deleting is off; [policy: policy_1].");
+  g_assert_cmpstr(
+    d->message, ==,
+    "policy denied this operation on 'rm' [policy: no_rm]: Deleting is off; [policy: policy_1].");
   g_assert_cmpstr(d->rule, ==, "no_rm");
   g_assert_cmpuint(d->determining_ids->len, ==, 2);
   g_assert_cmpstr(d->determining_ids->pdata[1], ==, "policy_1");
@@ -219,12 +261,14 @@ static void test_messages(void) {
   /* resource escaping (escape_debug); description ending in '?' keeps its end */
   d = decide(p, "fs:read", fs_input("~/it's \"env\"\\\n\x1b\xe2\x80\xae", "read_content"));
   g_assert_cmpstr(d->message, ==,
-                  "policy denied this operation on '~/it\\'s \\\"env\\\"\\\\\\n\\u{1b}\\u{202e}' [policy: x]: Really?");
+                  "policy denied this operation on '~/it\\'s \\\"env\\\"\\\\\\n\\u{1b}\\u{202e}' "
+                  "[policy: x]: Really?");
   box_decision_free(d);
 
   /* annotation escaping: controls and bidi escaped, quotes verbatim */
   d = decide(p, "fs:write", fs_input("", "write_content"));
-  g_assert_cmpstr(d->message, ==, "policy denied this operation [policy: tab\\there]: quote \" and \\u{202e}.");
+  g_assert_cmpstr(d->message, ==,
+                  "policy denied this operation [policy: tab\\there]: quote \" and \\u{202e}.");
   box_decision_free(d);
 
   /* long resources are cut after 1024 bytes of escaped text */
@@ -266,7 +310,8 @@ static void test_messages(void) {
   box_policy_free(p);
 
   /* enforcement */
-  d = box_decision_new_enforcement("fs:read", "~/.box/x", "reach-floor", "the box directory is out of reach");
+  d = box_decision_new_enforcement("fs:read", "~/.box/x", "reach-floor",
+                                   "the box directory is out of reach");
   g_assert_cmpint(d->cause, ==, BOX_CAUSE_ENFORCEMENT);
   g_assert_cmpstr(d->rule, ==, "enforcement:reach-floor");
   g_assert_cmpstr(d->reason, ==, "the box directory is out of reach");
@@ -274,7 +319,8 @@ static void test_messages(void) {
   box_decision_free(d);
 }
 
-static void test_resource_labels(void) {
+static void test_resource_labels(void)
+{
   json_object *o = json_object_new_object();
   json_object_object_add(o, "host", json_object_new_string("api.example.com"));
   json_object_object_add(o, "port", json_object_new_int64(443));
@@ -305,22 +351,25 @@ static void test_resource_labels(void) {
 
 /* ---- threads ---------------------------------------------------------------------- */
 
-static gpointer thread_main(gpointer data) {
+static gpointer thread_main(gpointer data)
+{
   LogThread *a = data;
   for (int i = 0; i < 500; i++) {
     json_object *in = (i % 2) ? exec_input("rm", "/home/op/src/project", NULL)
                               : fs_input("~/src/project/x", "read_content");
     const char *action = (i % 2) ? "shell:exec" : "fs:read";
     BoxCause want = (i % 2) ? BOX_CAUSE_FORBIDDEN : BOX_CAUSE_PERMITTED;
-    if (decide_logged(a->policy, a->log, action, in, NULL, false) != want) g_atomic_int_inc(&a->failures);
+    if (decide_logged(a->policy, a->log, action, in, NULL, false) != want)
+      g_atomic_int_inc(&a->failures);
   }
   return NULL;
 }
 
-static void test_threads(void) {
+static void test_threads(void)
+{
   char *path = NULL;
   char *dir = log_dir_new("policy-thr-XXXXXX", &path);
-  LogThread arg = {load_ok(seed_policy), box_decision_log_open(path, "b", "r", NULL), 0, 0};
+  LogThread arg = { load_ok(seed_policy), box_decision_log_open(path, "b", "r", NULL), 0, 0 };
   GThread *t[8];
   for (int i = 0; i < 8; i++) t[i] = g_thread_new("decide", thread_main, &arg);
   for (int i = 0; i < 8; i++) g_thread_join(t[i]);
@@ -343,7 +392,6 @@ static void test_threads(void) {
   log_dir_remove(dir, path);
 }
 
-
 /* ---- what may lie beneath a directory (the mount's walk) ------------------ */
 
 typedef struct {
@@ -351,7 +399,8 @@ typedef struct {
   bool may;
 } BeneathCase;
 
-static void check_beneath(const char *text, const BeneathCase *cases, size_t n) {
+static void check_beneath(const char *text, const BeneathCase *cases, size_t n)
+{
   BoxPolicy *p = load_ok(text);
   for (size_t i = 0; i < n; i++) {
     if (box_policy_may_permit_beneath(p, cases[i].dir) != cases[i].may)
@@ -361,62 +410,79 @@ static void check_beneath(const char *text, const BeneathCase *cases, size_t n) 
   box_policy_free(p);
 }
 
-static void test_may_permit_beneath(void) {
+static void test_may_permit_beneath(void)
+{
   /* the seed's shape: a workspace grant; its ancestors are walked */
   const BeneathCase seed[] = {
-      {"~", true},           {"~/src", true},          {"~/src/project", true},
-      {"~/src/project/a", true}, {"~/secretdir", false}, {"~/secretdir/subdir", false},
-      {"~/.ssh", false},     {"~/src/projectx", false},
-      {"/etc", false},
+    { "~", true },
+    { "~/src", true },
+    { "~/src/project", true },
+    { "~/src/project/a", true },
+    { "~/secretdir", false },
+    { "~/secretdir/subdir", false },
+    { "~/.ssh", false },
+    { "~/src/projectx", false },
+    { "/etc", false },
   };
   check_beneath("permit(principal, action == Box::Action::\"fs:read\", resource)\n"
                 "when { context.input.path like \"~/src/project/*\" };\n"
                 "permit(principal, action == Box::Action::\"shell:exec\", resource);\n",
                 seed, G_N_ELEMENTS(seed));
   /* everything read, one tree forbidden: nothing below it */
-  const BeneathCase forbid[] = {{"~", true}, {"~/secretdir", false}, {"~/secretdir/a/b", false},
-                                {"~/secretdirx", true}, {"~/other", true}};
-  check_beneath("permit(principal, action, resource);\n"
-                "forbid(principal, action in [Box::Action::\"fs:read\", Box::Action::\"fs:write\",\n"
-                "  Box::Action::\"fs:delete\", Box::Action::\"fs:move\", Box::Action::\"fs:other\"], resource)\n"
-                "when { context.input.path like \"~/secretdir/*\" };\n",
-                forbid, G_N_ELEMENTS(forbid));
+  const BeneathCase forbid[] = { { "~", true },
+                                 { "~/secretdir", false },
+                                 { "~/secretdir/a/b", false },
+                                 { "~/secretdirx", true },
+                                 { "~/other", true } };
+  check_beneath(
+    "permit(principal, action, resource);\n"
+    "forbid(principal, action in [Box::Action::\"fs:read\", Box::Action::\"fs:write\",\n"
+    "  Box::Action::\"fs:delete\", Box::Action::\"fs:move\", Box::Action::\"fs:other\"], "
+    "resource)\n"
+    "when { context.input.path like \"~/secretdir/*\" };\n",
+    forbid, G_N_ELEMENTS(forbid));
   /* a forbid of one action leaves the others */
-  const BeneathCase one[] = {{"~/secretdir", true}};
+  const BeneathCase one[] = { { "~/secretdir", true } };
   check_beneath("permit(principal, action, resource);\n"
                 "forbid(principal, action == Box::Action::\"fs:write\", resource)\n"
                 "when { context.input.path like \"~/secretdir/*\" };\n",
                 one, G_N_ELEMENTS(one));
   /* == names one path; != and unknown conditions may permit anything */
-  const BeneathCase eq[] = {{"~/a", true}, {"~/a/b", true}, {"~/a/b/c", false}, {"~/b", false}};
+  const BeneathCase eq[] = {
+    { "~/a", true }, { "~/a/b", true }, { "~/a/b/c", false }, { "~/b", false }
+  };
   check_beneath("permit(principal, action == Box::Action::\"fs:read\", resource)\n"
-                "when { context.input.path == \"~/a/b/c\" && context.input.operation == Box::FsReadOperation::\"read_content\" };\n",
+                "when { context.input.path == \"~/a/b/c\" && context.input.operation == "
+                "Box::FsReadOperation::\"read_content\" };\n",
                 eq, G_N_ELEMENTS(eq));
-  const BeneathCase ne[] = {{"~/a", true}, {"~/x", true}};
+  const BeneathCase ne[] = { { "~/a", true }, { "~/x", true } };
   check_beneath("permit(principal, action == Box::Action::\"fs:read\", resource)\n"
                 "unless { context.input.path == \"~/a/b\" };\n",
                 ne, G_N_ELEMENTS(ne));
   /* a star in the middle, and a negated pattern */
-  const BeneathCase mid[] = {{"~/p", true}, {"~/p/q/logs", true}, {"~/q", false}};
+  const BeneathCase mid[] = { { "~/p", true }, { "~/p/q/logs", true }, { "~/q", false } };
   check_beneath("permit(principal, action == Box::Action::\"fs:write\", resource)\n"
                 "when { context.input.path like \"~/p/*/logs/*.txt\" };\n",
                 mid, G_N_ELEMENTS(mid));
-  const BeneathCase neg[] = {{"~/keep", false}, {"~/keep/x", false}, {"~/other", true}};
+  const BeneathCase neg[] = { { "~/keep", false }, { "~/keep/x", false }, { "~/other", true } };
   check_beneath("permit(principal, action == Box::Action::\"fs:read\", resource)\n"
                 "when { !(context.input.path like \"~/keep/*\") };\n",
                 neg, G_N_ELEMENTS(neg));
   /* no policy rule for fs at all: nothing anywhere */
-  const BeneathCase none[] = {{"~", false}, {"/", false}};
+  const BeneathCase none[] = { { "~", false }, { "/", false } };
   check_beneath("permit(principal, action == Box::Action::\"shell:exec\", resource);\n", none,
                 G_N_ELEMENTS(none));
 }
 
-int main(int argc, char **argv) {
-  static const TestCase cases[] = {
-    {"/policy/eval/seed", test_seed_decisions}, {"/policy/eval/like-has-sets", test_like_has_sets},
-    {"/policy/eval/errors-deny", test_errors_deny}, {"/policy/message/text", test_messages},
-    {"/policy/decision/pack", test_decision_pack},
-    {"/policy/message/resource-label", test_resource_labels}, {"/policy/threads", test_threads},
-    {"/policy/may-permit-beneath", test_may_permit_beneath}};
+int main(int argc, char **argv)
+{
+  static const TestCase cases[] = { { "/policy/eval/seed", test_seed_decisions },
+                                    { "/policy/eval/like-has-sets", test_like_has_sets },
+                                    { "/policy/eval/errors-deny", test_errors_deny },
+                                    { "/policy/message/text", test_messages },
+                                    { "/policy/decision/pack", test_decision_pack },
+                                    { "/policy/message/resource-label", test_resource_labels },
+                                    { "/policy/threads", test_threads },
+                                    { "/policy/may-permit-beneath", test_may_permit_beneath } };
   return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }

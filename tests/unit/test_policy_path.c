@@ -7,7 +7,8 @@
 #include "policy/path.h"
 #include "tests/unit/test_util.h"
 
-static void test_within_root(void) {
+static void test_within_root(void)
+{
   g_assert_true(box_path_within("/", "/"));
   g_assert_true(box_path_within("/a", "/"));
   g_assert_true(box_path_within("/a/b", "/"));
@@ -17,7 +18,8 @@ static void test_within_root(void) {
   g_assert_false(box_path_within("", "/"));
 }
 
-static void test_within_components(void) {
+static void test_within_components(void)
+{
   g_assert_true(box_path_within("/a", "/a"));
   g_assert_true(box_path_within("/a/b", "/a"));
   g_assert_true(box_path_within("/a/b/c", "/a/b"));
@@ -30,7 +32,8 @@ static void test_within_components(void) {
   g_assert_false(box_path_within("/ab", "/a/"));
 }
 
-static void test_within_len(void) {
+static void test_within_len(void)
+{
   const char *s = "/home/u/x";
   g_assert_true(box_path_within_len(s, 7, "/home/u"));
   g_assert_false(box_path_within_len(s, 6, "/home/u"));
@@ -39,12 +42,14 @@ static void test_within_len(void) {
   g_assert_false(box_path_within_len(s, 0, "/"));
 }
 
-static void expect_tilde(const char *path, const char *home, const char *want) {
+static void expect_tilde(const char *path, const char *home, const char *want)
+{
   g_autofree char *got = box_path_tilde(path, home);
   g_assert_cmpstr(got, ==, want);
 }
 
-static void test_tilde(void) {
+static void test_tilde(void)
+{
   expect_tilde("/home/u", "/home/u", "~");
   expect_tilde("/home/u/", "/home/u", "~");
   expect_tilde("/home/u/src/x", "/home/u", "~/src/x");
@@ -61,12 +66,14 @@ static void test_tilde(void) {
   g_assert_cmpstr(part, ==, "~/src");
 }
 
-static void expect_spell(const char *path, const char *home, const char *want) {
+static void expect_spell(const char *path, const char *home, const char *want)
+{
   g_autofree char *got = box_path_spell(path, home);
   g_assert_cmpstr(got, ==, want);
 }
 
-static void test_spell(void) {
+static void test_spell(void)
+{
   expect_spell("/home/u/src/x", "/home/u", "~/src/x");
   expect_spell("/home/u", "/home/u", "~");
   expect_spell("/etc/passwd", "/home/u", "/etc/passwd");
@@ -77,10 +84,12 @@ static void test_spell(void) {
   expect_spell("/home/u/x", "home/u", "/home/u/x");
 }
 
-int main(int argc, char **argv) {
-  static const TestCase cases[] = {
-    {"/path/within/root", test_within_root}, {"/path/within/components", test_within_components},
-    {"/path/within/len", test_within_len}, {"/path/tilde", test_tilde},
-    {"/path/spell", test_spell}};
+int main(int argc, char **argv)
+{
+  static const TestCase cases[] = { { "/path/within/root", test_within_root },
+                                    { "/path/within/components", test_within_components },
+                                    { "/path/within/len", test_within_len },
+                                    { "/path/tilde", test_tilde },
+                                    { "/path/spell", test_spell } };
   return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }

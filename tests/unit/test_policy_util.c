@@ -5,18 +5,21 @@
 #include "tests/unit/test_policy_util.h"
 
 const char *const seed_policy =
-    "// seed example\n"
-    "@id(\"exec-project\")\n"
-    "permit(principal, action == Box::Action::\"shell:exec\", resource)\n"
-    "when { context.input.cwd == \"/home/op/src/project\" || context.input.cwd like \"/home/op/src/project/*\" };\n"
-    "permit(principal, action in [Box::Action::\"fs:read\", Box::Action::\"fs:write\"], resource)\n"
-    "when { context.input.path like \"~/src/project/*\" };\n"
-    "permit(principal, action == Box::Action::\"shell:spawn\", resource)\n"
-    "when { context.input.program == \"git\" };\n"
-    "@id(\"no-rm\") @description(\"Deleting is not allowed here.\")\n"
-    "forbid(principal, action == Box::Action::\"shell:exec\", resource) when { context.input.program == \"rm\" };\n";
+  "// seed example\n"
+  "@id(\"exec-project\")\n"
+  "permit(principal, action == Box::Action::\"shell:exec\", resource)\n"
+  "when { context.input.cwd == \"/home/op/src/project\" || context.input.cwd like "
+  "\"/home/op/src/project/*\" };\n"
+  "permit(principal, action in [Box::Action::\"fs:read\", Box::Action::\"fs:write\"], resource)\n"
+  "when { context.input.path like \"~/src/project/*\" };\n"
+  "permit(principal, action == Box::Action::\"shell:spawn\", resource)\n"
+  "when { context.input.program == \"git\" };\n"
+  "@id(\"no-rm\") @description(\"Deleting is not allowed here.\")\n"
+  "forbid(principal, action == Box::Action::\"shell:exec\", resource) when { context.input.program "
+  "== \"rm\" };\n";
 
-BoxPolicy *load_ok(const char *text) {
+BoxPolicy *load_ok(const char *text)
+{
   GError *error = NULL;
   BoxPolicy *p = box_policy_load_string(text, NULL, &error);
   if (!p) g_printerr("unexpected load failure: %s\n", error->message);
@@ -25,7 +28,8 @@ BoxPolicy *load_ok(const char *text) {
   return p;
 }
 
-void assert_load_error(const char *text, const char *expected) {
+void assert_load_error(const char *text, const char *expected)
+{
   GError *error = NULL;
   BoxPolicy *p = box_policy_load_string(text, NULL, &error);
   g_assert_null(p);
@@ -35,14 +39,16 @@ void assert_load_error(const char *text, const char *expected) {
   g_error_free(error);
 }
 
-json_object *fs_input(const char *path, const char *op) {
+json_object *fs_input(const char *path, const char *op)
+{
   json_object *o = json_object_new_object();
   json_object_object_add(o, "path", json_object_new_string(path));
   json_object_object_add(o, "operation", json_object_new_string(op));
   return o;
 }
 
-json_object *exec_input(const char *program, const char *cwd, const char *arg1) {
+json_object *exec_input(const char *program, const char *cwd, const char *arg1)
+{
   json_object *o = json_object_new_object();
   GString *cmd = g_string_new(program);
   if (arg1) g_string_append_printf(cmd, " %s", arg1);
@@ -55,13 +61,15 @@ json_object *exec_input(const char *program, const char *cwd, const char *arg1) 
   return o;
 }
 
-json_object *spawn_input(const char *program, const char *path) {
+json_object *spawn_input(const char *program, const char *path)
+{
   json_object *o = exec_input(program, "/home/op/src/project", NULL);
   json_object_object_add(o, "program_path", json_object_new_string(path));
   return o;
 }
 
-BoxDecision *decide(BoxPolicy *p, const char *action, json_object *input) {
+BoxDecision *decide(BoxPolicy *p, const char *action, json_object *input)
+{
   BoxDecision *d = box_policy_decide(p, action, input);
   json_object_put(input);
   g_assert_nonnull(d);
@@ -71,7 +79,8 @@ BoxDecision *decide(BoxPolicy *p, const char *action, json_object *input) {
   return d;
 }
 
-BoxCause decide_cause(BoxPolicy *p, const char *action, json_object *input) {
+BoxCause decide_cause(BoxPolicy *p, const char *action, json_object *input)
+{
   BoxDecision *d = decide(p, action, input);
   BoxCause c = d->cause;
   box_decision_free(d);
@@ -79,7 +88,8 @@ BoxCause decide_cause(BoxPolicy *p, const char *action, json_object *input) {
 }
 
 BoxCause decide_logged(BoxPolicy *p, BoxDecisionLog *log, const char *action, json_object *input,
-                       const char *const *args, bool queued) {
+                       const char *const *args, bool queued)
+{
   BoxDecision *d = box_policy_decide(p, action, input);
   if (queued)
     box_decision_log_append_queued(log, action, input, d);
@@ -91,14 +101,17 @@ BoxCause decide_logged(BoxPolicy *p, BoxDecisionLog *log, const char *action, js
   return c;
 }
 
-char *log_dir_new(const char *tmpl, char **path) {
+char *log_dir_new(const char *tmpl, char **path)
+{
   char *dir = g_dir_make_tmp(tmpl, NULL);
   g_assert_nonnull(dir);
   *path = g_build_filename(dir, "records.jsonl", NULL);
   return dir;
 }
 
-BoxDecisionLog *log_tmp_open(const char *tmpl, const char *box_id, const char *run_id, char **dir, char **path) {
+BoxDecisionLog *log_tmp_open(const char *tmpl, const char *box_id, const char *run_id, char **dir,
+                             char **path)
+{
   *dir = log_dir_new(tmpl, path);
   GError *error = NULL;
   BoxDecisionLog *log = box_decision_log_open(*path, box_id, run_id, &error);
@@ -107,7 +120,8 @@ BoxDecisionLog *log_tmp_open(const char *tmpl, const char *box_id, const char *r
   return log;
 }
 
-void log_dir_remove(char *dir, char *path) {
+void log_dir_remove(char *dir, char *path)
+{
   g_unlink(path);
   g_rmdir(dir);
   g_free(path);

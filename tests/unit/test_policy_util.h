@@ -40,6 +40,7 @@ typedef struct {
 char *log_dir_new(const char *tmpl, char **path);
 void log_dir_remove(char *dir, char *path);
 /* log_dir_new, and the decision log opened there (it must open). */
-BoxDecisionLog *log_tmp_open(const char *tmpl, const char *box_id, const char *run_id, char **dir, char **path);
+BoxDecisionLog *log_tmp_open(const char *tmpl, const char *box_id, const char *run_id, char **dir,
+                             char **path);
 
 #endif

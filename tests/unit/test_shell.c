@@ -26,12 +26,12 @@
 
 typedef struct {
   int log_fd;
-  const char *deny_exec;     /* argv[0] refused by decide_exec */
+  const char *deny_exec; /* argv[0] refused by decide_exec */
   const char *deny_message;
-  const char *denial;        /* last_denial text, or NULL */
-  bool drop_privileges;      /* run as nobody (EACCES from modes) */
+  const char *denial;   /* last_denial text, or NULL */
+  bool drop_privileges; /* run as nobody (EACCES from modes) */
   const char *cwd;
-  bool show_literal;         /* log each word's literal flag: L or E */
+  bool show_literal; /* log each word's literal flag: L or E */
 } Fake;
 
 typedef struct {
@@ -41,7 +41,8 @@ typedef struct {
 
 static char *tmpdir;
 
-static void log_line(Fake *f, const char *kind, const BoxShellCommand *cmd) {
+static void log_line(Fake *f, const char *kind, const BoxShellCommand *cmd)
+{
   if (cmd && f->show_literal) {
     g_assert_nonnull(cmd->literal);
     GString *g = g_string_new(kind);
@@ -57,7 +58,8 @@ static void log_line(Fake *f, const char *kind, const BoxShellCommand *cmd) {
   g_free(s);
 }
 
-static bool fake_decide_exec(void *data, const BoxShellCommand *cmd, char **message) {
+static bool fake_decide_exec(void *data, const BoxShellCommand *cmd, char **message)
+{
   Fake *f = data;
   log_line(f, "exec", cmd);
   g_assert_cmpstr(cmd->program, ==, cmd->argv[0]);
@@ -70,7 +72,8 @@ static bool fake_decide_exec(void *data, const BoxShellCommand *cmd, char **mess
   return true;
 }
 
-static BoxSpawnResult fake_spawn(void *data, const BoxShellCommand *cmd, int fd_out, int fd_err) {
+static BoxSpawnResult fake_spawn(void *data, const BoxShellCommand *cmd, int fd_out, int fd_err)
+{
   Fake *f = data;
   log_line(f, "spawn", cmd);
   BoxSpawnResult r = { BOX_SPAWN_NOT_FOUND, 127, NULL };
@@ -93,11 +96,13 @@ static BoxSpawnResult fake_spawn(void *data, const BoxShellCommand *cmd, int fd_
     r.status = 0;
     return r;
   }
-  static const char *const real[] = { "printf", "tr", "wc", "sort", "head", "tail", "uniq", "cut",
-                                      "sed", "ls", "mkdir", "touch", "rm", "seq", "basename",
-                                      "dirname", "tee", "sh", NULL };
+  static const char *const real[] = { "printf",  "tr",    "wc",  "sort", "head",
+                                      "tail",    "uniq",  "cut", "sed",  "ls",
+                                      "mkdir",   "touch", "rm",  "seq",  "basename",
+                                      "dirname", "tee",   "sh",  NULL };
   bool ok = false;
-  for (int i = 0; real[i]; i++) if (strcmp(real[i], name) == 0) ok = true;
+  for (int i = 0; real[i]; i++)
+    if (strcmp(real[i], name) == 0) ok = true;
   if (!ok) return r;
   pid_t pid = fork();
   if (pid == 0) {
@@ -115,23 +120,34 @@ static BoxSpawnResult fake_spawn(void *data, const BoxShellCommand *cmd, int fd_
   return r;
 }
 
-static char *fake_last_denial(void *data) {
+static char *fake_last_denial(void *data)
+{
   Fake *f = data;
   log_line(f, "last_denial", NULL);
   return f->denial ? strdup(f->denial) : NULL;
 }
 
-static void drain(int fds[3], GString *bufs[3]) {
+static void drain(int fds[3], GString *bufs[3])
+{
   int open_n = 3;
   struct pollfd p[3];
-  for (int i = 0; i < 3; i++) { p[i].fd = fds[i]; p[i].events = POLLIN; }
+  for (int i = 0; i < 3; i++) {
+    p[i].fd = fds[i];
+    p[i].events = POLLIN;
+  }
   while (open_n > 0) {
-    if (poll(p, 3, -1) < 0) { if (errno == EINTR) continue; break; }
+    if (poll(p, 3, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
     for (int i = 0; i < 3; i++) {
       if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char buf[4096];
       ssize_t n = read(p[i].fd, buf, sizeof buf);
-      if (n > 0) { g_string_append_len(bufs[i], buf, n); continue; }
+      if (n > 0) {
+        g_string_append_len(bufs[i], buf, n);
+        continue;
+      }
       close(p[i].fd);
       p[i].fd = -1;
       open_n--;
@@ -140,7 +156,8 @@ static void drain(int fds[3], GString *bufs[3]) {
 }
 
 static Result run_with(const char *src, Fake *fake, const char *home, const char *workspace,
-                       void (*child_setup)(void)) {
+                       void (*child_setup)(void))
+{
   int po[2], pe[2], pl[2];
   g_assert_cmpint(pipe(po), ==, 0);
   g_assert_cmpint(pipe(pe), ==, 0);
@@ -153,20 +170,27 @@ static Result run_with(const char *src, Fake *fake, const char *home, const char
     dup2(dn, 0);
     dup2(po[1], 1);
     dup2(pe[1], 2);
-    close(po[0]); close(pe[0]); close(pl[0]);
-    close(po[1]); close(pe[1]);
+    close(po[0]);
+    close(pe[0]);
+    close(pl[0]);
+    close(po[1]);
+    close(pe[1]);
     fake->log_fd = pl[1];
     if (chdir(workspace) != 0) _exit(99);
     if (fake->drop_privileges && geteuid() == 0) {
       if (setgid(65534) != 0 || setuid(65534) != 0) _exit(98);
     }
-    BoxShellHost host = { .decide_exec = fake_decide_exec, .spawn = fake_spawn,
-                          .last_denial = fake_last_denial, .data = fake };
+    BoxShellHost host = { .decide_exec = fake_decide_exec,
+                          .spawn = fake_spawn,
+                          .last_denial = fake_last_denial,
+                          .data = fake };
     BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
     int st = box_shell_run(src, &env, &host);
     _exit(st);
   }
-  close(po[1]); close(pe[1]); close(pl[1]);
+  close(po[1]);
+  close(pe[1]);
+  close(pl[1]);
   GString *bufs[3] = { g_string_new(NULL), g_string_new(NULL), g_string_new(NULL) };
   int fds[3] = { po[0], pe[0], pl[0] };
   drain(fds, bufs);
@@ -180,37 +204,42 @@ static Result run_with(const char *src, Fake *fake, const char *home, const char
   return r;
 }
 
-static Result run_fake(const char *src, Fake *fake) {
+static Result run_fake(const char *src, Fake *fake)
+{
   return run_with(src, fake, tmpdir, tmpdir, NULL);
 }
 
-static Result run(const char *src) {
+static Result run(const char *src)
+{
   Fake f = { 0 };
   return run_fake(src, &f);
 }
 
-static void result_free(Result *r) {
+static void result_free(Result *r)
+{
   g_free(r->out);
   g_free(r->err);
   g_free(r->log);
 }
 
-#define CHECK(src, out_, err_, status_)            \
-  do {                                             \
-    Result r_ = run(src);                          \
-    g_assert_cmpstr(r_.out, ==, out_);             \
-    g_assert_cmpstr(r_.err, ==, err_);             \
-    g_assert_cmpint(r_.status, ==, status_);       \
-    result_free(&r_);                              \
+#define CHECK(src, out_, err_, status_)                                                            \
+  do {                                                                                             \
+    Result r_ = run(src);                                                                          \
+    g_assert_cmpstr(r_.out, ==, out_);                                                             \
+    g_assert_cmpstr(r_.err, ==, err_);                                                             \
+    g_assert_cmpint(r_.status, ==, status_);                                                       \
+    result_free(&r_);                                                                              \
   } while (0)
 
-static void write_file(const char *name, const char *content) {
+static void write_file(const char *name, const char *content)
+{
   char *p = g_build_filename(tmpdir, name, NULL);
   g_assert_true(g_file_set_contents(p, content, -1, NULL));
   g_free(p);
 }
 
-static char *read_file(const char *name) {
+static char *read_file(const char *name)
+{
   char *p = g_build_filename(tmpdir, name, NULL);
   char *c = NULL;
   if (!g_file_get_contents(p, &c, NULL, NULL)) c = NULL;
@@ -220,10 +249,12 @@ static char *read_file(const char *name) {
 
 /* ---- language -------------------------------------------------------------- */
 
-static void test_echo_quoting(void) {
+static void test_echo_quoting(void)
+{
   CHECK("echo hello   world", "hello world\n", "", 0);
   CHECK("echo 'a  b' \"c  d\" e\\ \\ f", "a  b c  d e  f\n", "", 0);
-  CHECK("echo \"it's\" 'say \"hi\"' \\$HOME \"\\$x \\\\ \\a\"", "it's say \"hi\" $HOME $x \\ \\a\n", "", 0);
+  CHECK("echo \"it's\" 'say \"hi\"' \\$HOME \"\\$x \\\\ \\a\"", "it's say \"hi\" $HOME $x \\ \\a\n",
+        "", 0);
   CHECK("echo -n a; echo b", "ab\n", "", 0);
   CHECK("echo -e 'a\\tb\\n\\x41\\0101' -E", "a\tb\nAA -E\n", "", 0);
   CHECK("echo 'a\\tb'", "a\\tb\n", "", 0);
@@ -233,14 +264,16 @@ static void test_echo_quoting(void) {
   CHECK("echo a \\\n b", "a b\n", "", 0);
 }
 
-static void test_variables(void) {
+static void test_variables(void)
+{
   CHECK("X=hello; echo $X ${X}world \"$X\"", "hello helloworld hello\n", "", 0);
   CHECK("X='a   b'; echo $X; echo \"$X\"", "a b\na   b\n", "", 0);
   CHECK("echo [$UNSET] [\"$UNSET\"]", "[] []\n", "", 0);
   CHECK("echo $HOME-$USER-$PATH", g_strdup_printf("%s-strands-box-/usr/bin:/bin\n", tmpdir), "", 0);
   CHECK("echo ${U:-def} ${U-d2} ${U:+alt}; X=v; echo ${X:+alt} ${#X}", "def d2\nalt 1\n", "", 0);
   CHECK("echo ${N:=set}; echo $N", "set\nset\n", "", 0);
-  CHECK("F=file.tar.gz; echo ${F%.gz} ${F%%.*} ${F#*.} ${F##*.}", "file.tar file tar.gz gz\n", "", 0);
+  CHECK("F=file.tar.gz; echo ${F%.gz} ${F%%.*} ${F#*.} ${F##*.}", "file.tar file tar.gz gz\n", "",
+        0);
   CHECK("A=1 B=2; echo $A$B", "12\n", "", 0);
   CHECK("X=1 true; echo ${X:-unset}", "unset\n", "", 0);
   CHECK("false; echo $?; true; echo $?", "1\n0\n", "", 0);
@@ -254,9 +287,10 @@ static void test_variables(void) {
   result_free(&r);
 }
 
-static void test_lists(void) {
-  CHECK("false && echo no; true || echo no; false || echo yes; true && echo yes2",
-        "yes\nyes2\n", "", 0);
+static void test_lists(void)
+{
+  CHECK("false && echo no; true || echo no; false || echo yes; true && echo yes2", "yes\nyes2\n",
+        "", 0);
   CHECK("true &&\n echo next", "next\n", "", 0);
   CHECK("echo a; echo b\necho c", "a\nb\nc\n", "", 0);
   CHECK("false", "", "", 1);
@@ -269,7 +303,8 @@ static void test_lists(void) {
   CHECK("\n\n", "", "", 0);
 }
 
-static void test_pipelines(void) {
+static void test_pipelines(void)
+{
   CHECK("echo hello | cat | cat", "hello\n", "", 0);
   CHECK("echo hello | grep -c hell", "1\n", "", 0);
   CHECK("echo hello | grep nope", "", "", 1);
@@ -280,11 +315,12 @@ static void test_pipelines(void) {
   CHECK("cd /; echo x | cd /tmp; pwd", "/\n", "", 0);
 }
 
-static void test_redirections(void) {
+static void test_redirections(void)
+{
   CHECK("echo hi > r1.txt; echo there >> r1.txt; cat < r1.txt", "hi\nthere\n", "", 0);
   CHECK("echo new > r1.txt; cat r1.txt", "new\n", "", 0);
-  CHECK("cat nosuch 2> r2.txt; echo $?; cat r2.txt",
-        "1\ncat: nosuch: No such file or directory\n", "", 0);
+  CHECK("cat nosuch 2> r2.txt; echo $?; cat r2.txt", "1\ncat: nosuch: No such file or directory\n",
+        "", 0);
   CHECK("cat nosuch 2>&1 | grep -c 'No such'", "1\n", "", 0);
   CHECK("cat nosuch 2>/dev/null", "", "", 1);
   CHECK("echo to-err 1>&2", "", "to-err\n", 0);
@@ -303,30 +339,34 @@ static void test_redirections(void) {
   g_assert_cmpstr(r.err, ==, "strands-shell: /nonexistent/x: No such file or directory\n");
   g_assert_cmpstr(r.log, ==, "exec echo hi\nexec echo 1\n");
   result_free(&r);
-  r = run("git status > /nonexistent/x");  /* git: never one of the Shell's */
+  r = run("git status > /nonexistent/x"); /* git: never one of the Shell's */
   g_assert_cmpint(r.status, ==, 1);
   g_assert_cmpstr(r.out, ==, "");
-  g_assert_cmpstr(r.log, ==, "");  /* not spawned */
+  g_assert_cmpstr(r.log, ==, ""); /* not spawned */
   result_free(&r);
 }
 
 /* BoxShellCommand.literal: which words the script wrote as they are. */
-static void test_literal_words(void) {
+static void test_literal_words(void)
+{
   Fake f = { 0 };
   f.show_literal = true;
-  Result r = run_fake("x=secret; echo plain 'quoted' \"dq\" $x \"$x\" $(echo sub) *.nomatch {a,b} ~; "
-                      "f() { echo \"$1\" lit; }; f $x; notfound a $x", &f);
+  Result r =
+    run_fake("x=secret; echo plain 'quoted' \"dq\" $x \"$x\" $(echo sub) *.nomatch {a,b} ~; "
+             "f() { echo \"$1\" lit; }; f $x; notfound a $x",
+             &f);
   /* echo: plain quoted dq | $x "$x" | $(…)'s echo sub | *.nomatch | a b | ~ */
   g_assert_cmpstr(r.log, ==,
-                  "exec LL\n"             /* echo sub, inside the substitution */
+                  "exec LL\n" /* echo sub, inside the substitution */
                   "exec LLLLEEEEEEE\n"
-                  "exec LE\n"             /* f $x */
-                  "exec LEL\n"            /* echo "$1" lit, in f */
+                  "exec LE\n"  /* f $x */
+                  "exec LEL\n" /* echo "$1" lit, in f */
                   "spawn LLE\n");
   result_free(&r);
 }
 
-static void test_syntax_errors(void) {
+static void test_syntax_errors(void)
+{
   CHECK("echo a |", "", "strands-shell: syntax error: unexpected end of file\n", 2);
   CHECK("echo 'abc", "", "strands-shell: unexpected EOF while looking for matching `''\n", 2);
   CHECK("echo \"abc", "", "strands-shell: unexpected EOF while looking for matching `\"'\n", 2);
@@ -335,7 +375,8 @@ static void test_syntax_errors(void) {
   CHECK("echo >", "", "strands-shell: syntax error near unexpected token `newline'\n", 2);
   CHECK("echo ${X", "", "strands-shell: unexpected EOF while looking for matching `}'\n", 2);
   /* lines before the bad one have run (bash reads line by line) */
-  CHECK("echo first\necho b |", "first\n", "strands-shell: syntax error: unexpected end of file\n", 2);
+  CHECK("echo first\necho b |", "first\n", "strands-shell: syntax error: unexpected end of file\n",
+        2);
   Result r = run("echo a; echo b |");
   g_assert_cmpstr(r.log, ==, "");
   result_free(&r);
@@ -343,7 +384,8 @@ static void test_syntax_errors(void) {
 
 /* ---- decisions -------------------------------------------------------------- */
 
-static void test_host_call_order(void) {
+static void test_host_call_order(void)
+{
   write_file("o.txt", "x\n");
   Result r = run("echo a; nosuch arg1 'arg 2'; cat o.txt; X=1 printf '%s\\n' y");
   g_assert_cmpstr(r.out, ==, "a\nx\ny\n");
@@ -366,26 +408,33 @@ static void test_host_call_order(void) {
   result_free(&r);
 }
 
-static void test_not_found_and_spawn_results(void) {
+static void test_not_found_and_spawn_results(void)
+{
   CHECK("nosuch; echo $?", "127\n", "strands-shell: nosuch: command not found\n", 0);
   CHECK("nosuch 2>/dev/null", "", "", 127);
-  CHECK("denyme x", "", "strands-shell: effect denied: policy denied this operation on '/usr/bin/denyme' [default-deny]\n", 126);
+  CHECK("denyme x", "",
+        "strands-shell: effect denied: policy denied this operation on '/usr/bin/denyme' "
+        "[default-deny]\n",
+        126);
   CHECK("notool", "", "strands-shell: notool: no tool runs /usr/bin/notool\n", 126);
   CHECK("sh -c 'exit 7'; echo $?", "7\n", "", 0);
 }
 
-static void test_exec_denial(void) {
+static void test_exec_denial(void)
+{
   Fake f = { 0 };
   f.deny_exec = "cat";
   f.deny_message = "policy denied this operation on 'cat' [policy: no_cat]";
   Result r = run_fake("cat o.txt > denied-out.txt; echo $?", &f);
   g_assert_cmpstr(r.out, ==, "126\n");
-  g_assert_cmpstr(r.err, ==, "strands-shell: effect denied: policy denied this operation on 'cat' [policy: no_cat]\n");
+  g_assert_cmpstr(
+    r.err, ==,
+    "strands-shell: effect denied: policy denied this operation on 'cat' [policy: no_cat]\n");
   g_assert_cmpstr(r.log, ==, "exec cat o.txt\nexec echo 126\n");
   g_assert_cmpint(r.status, ==, 0);
   result_free(&r);
   char *c = read_file("denied-out.txt");
-  g_assert_null(c);  /* the redirection was never opened */
+  g_assert_null(c); /* the redirection was never opened */
   /* in a pipeline stage too */
   r = run_fake("echo x | cat", &f);
   g_assert_cmpint(r.status, ==, 126);
@@ -393,24 +442,31 @@ static void test_exec_denial(void) {
   result_free(&r);
 }
 
-static void test_redirect_denial(void) {
+static void test_redirect_denial(void)
+{
   write_file("todo.txt", "old\n");
   char *p = g_build_filename(tmpdir, "todo.txt", NULL);
   g_chmod(p, 0);
   g_free(p);
   Fake f = { 0 };
   f.drop_privileges = true;
-  f.denial = "policy denied this operation on '~/src/project/todo.txt' [default-deny]: No permit policy matched this request.";
+  f.denial = "policy denied this operation on '~/src/project/todo.txt' [default-deny]: No permit "
+             "policy matched this request.";
   Result r = run_fake("echo hi > todo.txt", &f);
   g_assert_cmpint(r.status, ==, 1);
   g_assert_cmpstr(r.out, ==, "");
-  g_assert_cmpstr(r.err, ==, "strands-shell: todo.txt: policy denied this operation on '~/src/project/todo.txt' [default-deny]: No permit policy matched this request.\n");
+  g_assert_cmpstr(
+    r.err, ==,
+    "strands-shell: todo.txt: policy denied this operation on '~/src/project/todo.txt' "
+    "[default-deny]: No permit policy matched this request.\n");
   g_assert_cmpstr(r.log, ==, "exec echo hi\nlast_denial\n");
   result_free(&r);
 
   r = run_fake("cat todo.txt; echo $?", &f);
   g_assert_cmpstr(r.out, ==, "1\n");
-  g_assert_cmpstr(r.err, ==, "cat: todo.txt: policy denied this operation on '~/src/project/todo.txt' [default-deny]: No permit policy matched this request.\n");
+  g_assert_cmpstr(r.err, ==,
+                  "cat: todo.txt: policy denied this operation on '~/src/project/todo.txt' "
+                  "[default-deny]: No permit policy matched this request.\n");
   result_free(&r);
 
   r = run_fake("grep x todo.txt; echo $?", &f);
@@ -418,7 +474,7 @@ static void test_redirect_denial(void) {
   g_assert_true(g_str_has_prefix(r.err, "grep: todo.txt: policy denied"));
   result_free(&r);
 
-  f.denial = NULL;  /* no policy text: strerror */
+  f.denial = NULL; /* no policy text: strerror */
   r = run_fake("cat < todo.txt", &f);
   g_assert_cmpint(r.status, ==, 1);
   g_assert_cmpstr(r.err, ==, "strands-shell: todo.txt: Permission denied\n");
@@ -427,19 +483,22 @@ static void test_redirect_denial(void) {
 
 /* ---- commands ---------------------------------------------------------------- */
 
-static void test_cat(void) {
+static void test_cat(void)
+{
   write_file("c1.txt", "one\ntwo\n");
   write_file("c2.txt", "three");
   CHECK("cat c1.txt c2.txt", "one\ntwo\nthree", "", 0);
   CHECK("echo in | cat c1.txt - c2.txt", "one\ntwo\nin\nthree", "", 0);
   CHECK("echo in | cat", "in\n", "", 0);
   CHECK("cat -n c1.txt", "     1\tone\n     2\ttwo\n", "", 0);
-  CHECK("cat c1.txt nosuch c2.txt", "one\ntwo\nthree", "cat: nosuch: No such file or directory\n", 1);
+  CHECK("cat c1.txt nosuch c2.txt", "one\ntwo\nthree", "cat: nosuch: No such file or directory\n",
+        1);
   CHECK("cat .", "", "cat: .: Is a directory\n", 1);
   CHECK("cat -z", "", "cat: invalid option -- 'z'\nTry 'cat --help' for more information.\n", 1);
 }
 
-static void test_grep(void) {
+static void test_grep(void)
+{
   g_assert_cmpint(g_mkdir_with_parents(g_build_filename(tmpdir, "g", "sub", NULL), 0755), ==, 0);
   write_file("g/a.txt", "Hello world\nfoo bar\nhello again\n");
   write_file("g/sub/b.txt", "nothing\nHELLO\n");
@@ -458,7 +517,8 @@ static void test_grep(void) {
   CHECK("grep -w bar g/a.txt; grep -x 'foo bar' g/a.txt", "foo bar\nfoo bar\n", "", 0);
   CHECK("grep -o 'l\\+' g/a.txt", "ll\nl\nll\n", "", 0);
   CHECK("grep zzz g/a.txt", "", "", 1);
-  CHECK("grep hello nosuch g/a.txt", "g/a.txt:hello again\n", "grep: nosuch: No such file or directory\n", 2);
+  CHECK("grep hello nosuch g/a.txt", "g/a.txt:hello again\n",
+        "grep: nosuch: No such file or directory\n", 2);
   CHECK("grep -s hello nosuch", "", "", 2);
   CHECK("grep -q hello g/a.txt nosuch", "", "", 0);
   CHECK("grep hello g", "", "grep: g: Is a directory\n", 2);
@@ -472,27 +532,32 @@ static void test_grep(void) {
   CHECK("grep -rc nothing g | grep -c :", "2\n", "", 0);
   CHECK("echo abc | grep -H b", "(standard input):abc\n", "", 0);
   CHECK("grep 'a\\(' g/a.txt", "", "grep: Unmatched ( or \\(\n", 2);
-  CHECK("grep -k x", "", "grep: invalid option -- 'k'\nUsage: grep [OPTION]... PATTERNS [FILE]...\n"
-                         "Try 'grep --help' for more information.\n", 2);
+  CHECK("grep -k x", "",
+        "grep: invalid option -- 'k'\nUsage: grep [OPTION]... PATTERNS [FILE]...\n"
+        "Try 'grep --help' for more information.\n",
+        2);
   CHECK("grep hello g/a.txt -n", "3:hello again\n", "", 0);
   CHECK("grep -- -x g/a.txt", "", "", 1);
 }
 
-static void test_cd_pwd(void) {
+static void test_cd_pwd(void)
+{
   g_assert_cmpint(g_mkdir_with_parents(g_build_filename(tmpdir, "d1", "d2", NULL), 0755), ==, 0);
-  char *exp = g_strdup_printf("%s\n%s/d1/d2\n%s/d1/d2 %s\n%s/d1\n%s/d1/d2\n%s/d1/d2\n",
-                              tmpdir, tmpdir, tmpdir, tmpdir, tmpdir, tmpdir, tmpdir);
+  char *exp = g_strdup_printf("%s\n%s/d1/d2\n%s/d1/d2 %s\n%s/d1\n%s/d1/d2\n%s/d1/d2\n", tmpdir,
+                              tmpdir, tmpdir, tmpdir, tmpdir, tmpdir, tmpdir);
   CHECK("pwd; cd d1/./d2; pwd; echo $PWD $OLDPWD; cd ..; pwd; cd -; pwd", exp, "", 0);
   g_free(exp);
   CHECK("cd /; pwd; cd; pwd", g_strdup_printf("/\n%s\n", tmpdir), "", 0);
-  CHECK("cd nosuchdir; echo $?", "1\n", "strands-shell: cd: nosuchdir: No such file or directory\n", 0);
+  CHECK("cd nosuchdir; echo $?", "1\n", "strands-shell: cd: nosuchdir: No such file or directory\n",
+        0);
   CHECK("cd d1 d2", "", "strands-shell: cd: too many arguments\n", 1);
   CHECK("cd -", "", "strands-shell: cd: OLDPWD not set\n", 1);
   CHECK("cd d1; cat ../o.txt", "x\n", "", 0);
   CHECK("pwd -Z", "", "strands-shell: pwd: -Z: invalid option\npwd: usage: pwd [-LP]\n", 2);
 }
 
-static void test_export(void) {
+static void test_export(void)
+{
   char *exp = g_strdup_printf("declare -x A=\"1\"\ndeclare -x B\ndeclare -x HOME=\"%s\"\n"
                               "declare -x PATH=\"/usr/bin:/bin\"\ndeclare -x PWD=\"%s\"\n"
                               "declare -x Q=\"a\\\"b\\$\"\ndeclare -x USER=\"strands-box\"\n",
@@ -505,10 +570,14 @@ static void test_export(void) {
 
 /* ---- the conformance list ------------------------------------------------- */
 
-static char *unescape(const char *s) {
+static char *unescape(const char *s)
+{
   GString *r = g_string_new(NULL);
   for (; *s; s++) {
-    if (*s != '\\' || !s[1]) { g_string_append_c(r, *s); continue; }
+    if (*s != '\\' || !s[1]) {
+      g_string_append_c(r, *s);
+      continue;
+    }
     s++;
     switch (*s) {
     case '\\': g_string_append_c(r, '\\'); break;
@@ -529,13 +598,15 @@ static char *unescape(const char *s) {
 
 /* Rows SI-/CU- whose text parses are eligible; the whole suite runs through
  * real boxes in tests/integration/test_conformance.py. */
-static bool first_cut_case(const char *id, const char *src) {
+static bool first_cut_case(const char *id, const char *src)
+{
   if (strncmp(id, "SI-", 3) != 0 && strncmp(id, "CU-", 3) != 0) return false;
   (void)src;
   return true;
 }
 
-static void private_tmp(void) {
+static void private_tmp(void)
+{
   /* a fresh /tmp and /home/lash for each case (as root, in a mount namespace) */
   if (unshare(CLONE_NEWNS) != 0) _exit(97);
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) _exit(97);
@@ -544,7 +615,8 @@ static void private_tmp(void) {
   if (mkdir("/home/lash", 0755) != 0) _exit(97);
 }
 
-static void test_conformance(void) {
+static void test_conformance(void)
+{
   const char *path = g_getenv("BOX_SHELL_CASES");
   if (!path) path = "/work/shared/conformance/shell-cases.tsv";
   char *text;
@@ -564,9 +636,16 @@ static void test_conformance(void) {
   for (gchar **l = lines + 1; *l; l++) {
     if (!**l) continue;
     gchar **col = g_strsplit(*l, "\t", -1);
-    if (g_strv_length(col) < 5) { g_strfreev(col); continue; }
+    if (g_strv_length(col) < 5) {
+      g_strfreev(col);
+      continue;
+    }
     char *cmd = unescape(col[1]);
-    if (!first_cut_case(col[0], cmd)) { g_free(cmd); g_strfreev(col); continue; }
+    if (!first_cut_case(col[0], cmd)) {
+      g_free(cmd);
+      g_strfreev(col);
+      continue;
+    }
     eligible++;
     char *want = unescape(col[2]);
     bool exact = strstr(col[4], "[exact]") != NULL;
@@ -574,7 +653,8 @@ static void test_conformance(void) {
     Result r = run_with(cmd, &f, "/home/lash", "/home/lash", private_tmp);
     bool ok = true;
     if (strcmp(want, "<<unchecked>>") != 0) {
-      if (exact) ok = strcmp(want, r.out) == 0;
+      if (exact)
+        ok = strcmp(want, r.out) == 0;
       else {
         char *a = g_strstrip(g_strdup(want)), *b = g_strstrip(g_strdup(r.out));
         ok = strcmp(a, b) == 0;
@@ -583,11 +663,16 @@ static void test_conformance(void) {
       }
     }
     if (col[3][0]) {
-      if (strcmp(col[3], "!0") == 0) ok = ok && r.status != 0;
-      else ok = ok && r.status == atoi(col[3]);
+      if (strcmp(col[3], "!0") == 0)
+        ok = ok && r.status != 0;
+      else
+        ok = ok && r.status == atoi(col[3]);
     }
-    if (ok) passed++;
-    else g_string_append_printf(fails, "  %s [%s] status %d stdout %s stderr %s\n", col[0], cmd, r.status, r.out, r.err);
+    if (ok)
+      passed++;
+    else
+      g_string_append_printf(fails, "  %s [%s] status %d stdout %s stderr %s\n", col[0], cmd,
+                             r.status, r.out, r.err);
     result_free(&r);
     g_free(want);
     g_free(cmd);
@@ -603,15 +688,15 @@ static void test_conformance(void) {
   g_string_free(fails, TRUE);
 }
 
-
 /* boxd decides a command's first shell:exec from its text alone
  * when box_shell_first_exec says it can.  Each prediction is checked
  * against what the interpreter really asks first (and before anything
  * else), and the texts it must not predict are left to the run. */
-static void test_first_exec(void) {
+static void test_first_exec(void)
+{
   static const char *const taken[] = {
-    "true", "false", "echo hi there", "exit 3", "  true  ", "true\n", "# a comment\ntrue",
-    "cd /", "[ a = a ]", "echo a,b x}", "printf %s", "pwd", NULL,
+    "true", "false",     "echo hi there", "exit 3",    "  true  ", "true\n", "# a comment\ntrue",
+    "cd /", "[ a = a ]", "echo a,b x}",   "printf %s", "pwd",      NULL,
   };
   for (int i = 0; taken[i]; i++) {
     BoxShellCommand cmd;
@@ -639,10 +724,32 @@ static void test_first_exec(void) {
     box_shell_first_exec_free(&cmd);
   }
   static const char *const left[] = {
-    "", "echo $HOME", "echo 'hi'", "echo \"hi\"", "echo hi > out", "cat < /dev/null", "A=1 true",
-    "true; false", "true\nfalse", "true && false", "true | cat", "true &", "f() { :; }; f", "ls *",
-    "echo ~", "echo {a,b}", "echo $(true)", "(true)", "{ true; }", "! true", "if", "notacommand x",
-    "./run.sh", "[[ a ]]", "echo hi\\", NULL,
+    "",
+    "echo $HOME",
+    "echo 'hi'",
+    "echo \"hi\"",
+    "echo hi > out",
+    "cat < /dev/null",
+    "A=1 true",
+    "true; false",
+    "true\nfalse",
+    "true && false",
+    "true | cat",
+    "true &",
+    "f() { :; }; f",
+    "ls *",
+    "echo ~",
+    "echo {a,b}",
+    "echo $(true)",
+    "(true)",
+    "{ true; }",
+    "! true",
+    "if",
+    "notacommand x",
+    "./run.sh",
+    "[[ a ]]",
+    "echo hi\\",
+    NULL,
   };
   for (int i = 0; left[i]; i++) {
     BoxShellCommand cmd;
@@ -662,7 +769,8 @@ static void test_first_exec(void) {
   g_string_free(g, TRUE);
 }
 
-static char *repeat(const char *head, int n, const char *mid, const char *tail) {
+static char *repeat(const char *head, int n, const char *mid, const char *tail)
+{
   GString *g = g_string_new(NULL);
   for (int i = 0; i < n; i++) g_string_append(g, head);
   g_string_append(g, mid);
@@ -673,7 +781,8 @@ static char *repeat(const char *head, int n, const char *mid, const char *tail) 
 /* nesting 10,000 deep ended the interpreter (and boxd,
  * parsing the same text) with SIGSEGV.  Past BOX_MAX_NEST it is a syntax
  * error; up to it, it runs. */
-static void test_deep_nesting(void) {
+static void test_deep_nesting(void)
+{
   static const char *const shapes[][5] = {
     { "", "{ ", "true; ", "}; ", "" },
     { "", "( ", "true ", ") ", "" },
@@ -734,7 +843,8 @@ static void test_deep_nesting(void) {
 }
 
 /* The fuzzer's finds (tests/fuzz/corpus/shell/crash-*), each as it was. */
-static void test_fuzz_finds(void) {
+static void test_fuzz_finds(void)
+{
   /* ${v^^} on a value ending in a UTF-8 lead byte read past its end */
   Result r = run("v=$'abc\\xdd'; echo ${v^^} ${v,,} ${v^}");
   g_assert_cmpint(r.status, ==, 0);
@@ -767,23 +877,34 @@ static void test_fuzz_finds(void) {
   r = run("echo {a,b}{1..3}; echo {1..100000}{1..100000}; echo after");
   g_assert_cmpint(r.status, ==, 1);
   g_assert_cmpstr(r.out, ==, "a1 a2 a3 b1 b2 b3\n");
-  g_assert_cmpstr(r.err, ==, "strands-shell: brace expansion: the words would take more than 8388608 bytes\n");
+  g_assert_cmpstr(r.err, ==,
+                  "strands-shell: brace expansion: the words would take more than 8388608 bytes\n");
   result_free(&r);
 }
 
 /* glibc's regcomp and fnmatch (extglob) recurse once per `(`: patterns
  * and regular expressions from the text nest at most BOX_MAX_NEST deep. */
-static void test_deep_patterns(void) {
+static void test_deep_patterns(void)
+{
   char *ere = repeat("(", 20000, "x", ")");
   char *bre = repeat("\\(", 20000, "x", "\\)");
   char *ext = repeat("@(", 20000, "x", ")");
-  struct { char *src; const char *out, *err; } cases[] = {
-    { g_strdup_printf("[[ x =~ %s ]]; echo $?", ere), "2\n", "strands-shell: maximum nesting depth exceeded (256)\n" },
-    { g_strdup_printf("[[ x == %s ]]; echo $?", ext), "1\n", "strands-shell: maximum nesting depth exceeded (256)\n" },
-    { g_strdup_printf("case x in %s) echo m;; esac; echo $?", ext), "0\n", "strands-shell: maximum nesting depth exceeded (256)\n" },
-    { g_strdup_printf("echo x | grep -E '%s'; echo $?", ere), "2\n", "grep: maximum nesting depth exceeded (256)\n" },
-    { g_strdup_printf("echo x | grep '%s'; echo $?", bre), "2\n", "grep: maximum nesting depth exceeded (256)\n" },
-    { g_strdup_printf("expr x : '%s'; echo $?", bre), "2\n", "expr: maximum nesting depth exceeded (256)\n" },
+  struct {
+    char *src;
+    const char *out, *err;
+  } cases[] = {
+    { g_strdup_printf("[[ x =~ %s ]]; echo $?", ere), "2\n",
+      "strands-shell: maximum nesting depth exceeded (256)\n" },
+    { g_strdup_printf("[[ x == %s ]]; echo $?", ext), "1\n",
+      "strands-shell: maximum nesting depth exceeded (256)\n" },
+    { g_strdup_printf("case x in %s) echo m;; esac; echo $?", ext), "0\n",
+      "strands-shell: maximum nesting depth exceeded (256)\n" },
+    { g_strdup_printf("echo x | grep -E '%s'; echo $?", ere), "2\n",
+      "grep: maximum nesting depth exceeded (256)\n" },
+    { g_strdup_printf("echo x | grep '%s'; echo $?", bre), "2\n",
+      "grep: maximum nesting depth exceeded (256)\n" },
+    { g_strdup_printf("expr x : '%s'; echo $?", bre), "2\n",
+      "expr: maximum nesting depth exceeded (256)\n" },
     { g_strdup_printf("v=x; echo ${v#%s}", ext), "x\n", "" },
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -801,7 +922,8 @@ static void test_deep_patterns(void) {
 
 /* Long lists are as long as the input allows, not as deep as the stack:
  * `true;` 40,000 times, `true &&` 30,000, and a function printed with them. */
-static void test_long_lists(void) {
+static void test_long_lists(void)
+{
   char *seq = repeat("true; ", 40000, "echo end", "");
   Result r = run(seq);
   g_assert_cmpint(r.status, ==, 0);
@@ -820,7 +942,7 @@ static void test_long_lists(void) {
   char *fn = repeat("true; ", 20000, "", "");
   char *src = g_strdup_printf("f() { %s}; type f | wc -l", fn);
   r = run(src);
-  g_assert_cmpstr(r.out, ==, "20004\n");  /* "f is a function", "f ()", "{", 20,000, "}" */
+  g_assert_cmpstr(r.out, ==, "20004\n"); /* "f is a function", "f ()", "{", 20,000, "}" */
   result_free(&r);
   g_free(src);
   g_free(fn);
@@ -828,19 +950,22 @@ static void test_long_lists(void) {
 
 /* Recursion at run time: bounded by a count where there is one (function
  * nesting, text within text), else by the stack, with the Shell's message. */
-static void test_runtime_recursion(void) {
+static void test_runtime_recursion(void)
+{
   static const char *const cases[][2] = {
     { "f() { f; }; f", "strands-shell: f: maximum function nesting level exceeded (1000)\n" },
     { "f() { eval f; }; f", "strands-shell: maximum recursion depth exceeded\n" },
     { "x='eval \"$x\"'; eval \"$x\"", "strands-shell: maximum recursion depth exceeded\n" },
-    { "echo '. ./self.sh' > self.sh; . ./self.sh", "strands-shell: maximum recursion depth exceeded\n" },
-    { "echo 'sh ./self2.sh' > self2.sh; sh ./self2.sh", "strands-shell: maximum recursion depth exceeded\n" },
+    { "echo '. ./self.sh' > self.sh; . ./self.sh",
+      "strands-shell: maximum recursion depth exceeded\n" },
+    { "echo 'sh ./self2.sh' > self2.sh; sh ./self2.sh",
+      "strands-shell: maximum recursion depth exceeded\n" },
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     Result r = run(cases[i][0]);
     g_assert_cmpint(r.status, !=, 0);
     g_assert_true(g_str_has_suffix(r.err, cases[i][1]));
-    g_assert_cmpint(r.status, <, 256);  /* not killed by a signal */
+    g_assert_cmpint(r.status, <, 256); /* not killed by a signal */
     result_free(&r);
   }
   /* arithmetic: bash's message */
@@ -854,26 +979,37 @@ static void test_runtime_recursion(void) {
   g_free(ar);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
   g_test_init(&argc, &argv, NULL);
   signal(SIGPIPE, SIG_IGN);
   tmpdir = g_dir_make_tmp("test-shell-XXXXXX", NULL);
   g_assert_nonnull(tmpdir);
   g_chmod(tmpdir, 0777);
   write_file("o.txt", "x\n");
-  static const TestCase cases[] = {
-    {"/shell/echo-quoting", test_echo_quoting}, {"/shell/variables", test_variables},
-    {"/shell/lists", test_lists}, {"/shell/pipelines", test_pipelines},
-    {"/shell/redirections", test_redirections}, {"/shell/first-exec", test_first_exec},
-    {"/shell/deep-nesting", test_deep_nesting}, {"/shell/long-lists", test_long_lists},
-    {"/shell/runtime-recursion", test_runtime_recursion}, {"/shell/fuzz-finds", test_fuzz_finds},
-    {"/shell/deep-patterns", test_deep_patterns}, {"/shell/syntax-errors", test_syntax_errors},
-    {"/shell/host-call-order", test_host_call_order},
-    {"/shell/not-found-and-spawn", test_not_found_and_spawn_results},
-    {"/shell/exec-denial", test_exec_denial}, {"/shell/redirect-denial", test_redirect_denial},
-    {"/shell/cat", test_cat}, {"/shell/grep", test_grep}, {"/shell/cd-pwd", test_cd_pwd},
-    {"/shell/export", test_export}, {"/shell/literal-words", test_literal_words},
-    {"/shell/conformance", test_conformance}};
+  static const TestCase cases[] = { { "/shell/echo-quoting", test_echo_quoting },
+                                    { "/shell/variables", test_variables },
+                                    { "/shell/lists", test_lists },
+                                    { "/shell/pipelines", test_pipelines },
+                                    { "/shell/redirections", test_redirections },
+                                    { "/shell/first-exec", test_first_exec },
+                                    { "/shell/deep-nesting", test_deep_nesting },
+                                    { "/shell/long-lists", test_long_lists },
+                                    { "/shell/runtime-recursion", test_runtime_recursion },
+                                    { "/shell/fuzz-finds", test_fuzz_finds },
+                                    { "/shell/deep-patterns", test_deep_patterns },
+                                    { "/shell/syntax-errors", test_syntax_errors },
+                                    { "/shell/host-call-order", test_host_call_order },
+                                    { "/shell/not-found-and-spawn",
+                                      test_not_found_and_spawn_results },
+                                    { "/shell/exec-denial", test_exec_denial },
+                                    { "/shell/redirect-denial", test_redirect_denial },
+                                    { "/shell/cat", test_cat },
+                                    { "/shell/grep", test_grep },
+                                    { "/shell/cd-pwd", test_cd_pwd },
+                                    { "/shell/export", test_export },
+                                    { "/shell/literal-words", test_literal_words },
+                                    { "/shell/conformance", test_conformance } };
   test_add_table(cases, G_N_ELEMENTS(cases));
   int rc = g_test_run();
   char *cmd = g_strdup_printf("rm -rf '%s'", tmpdir);

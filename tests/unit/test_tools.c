@@ -68,7 +68,7 @@ static void test_resolve(Fixture *f, gconstpointer data)
 /* the questions a path-named lookup asks, in order, and a
  * refusal anywhere answering as an absent path does. */
 typedef struct {
-  GString *asked;   /* "operation path\n" per question */
+  GString *asked; /* "operation path\n" per question */
   const char *refuse;
 } Asked;
 
@@ -174,14 +174,15 @@ static void test_select(Fixture *f, gconstpointer data)
   BoxToolTable agent = { .label = "agent", .exec = exec_dir };
   g_assert_null(box_tools_select(only_status, &agent, f->prog, args_log, NULL, &fixed, &refusal));
   g_autofree char *want = g_strdup_printf(
-      "no tool runs %s: no `[tool.<name>] command` matches this program and its leading arguments",
-      f->prog);
+    "no tool runs %s: no `[tool.<name>] command` matches this program and its leading arguments",
+    f->prog);
   g_assert_cmpstr(refusal, ==, want);
   g_clear_pointer(&refusal, g_free);
 
   /* No table names it: the agent's exec entries, less its deny entries. */
   const BoxToolTable *none[] = { &other, NULL };
-  g_assert_true(box_tools_select(none, &agent, f->prog, args_log, NULL, &fixed, &refusal) == &agent);
+  g_assert_true(box_tools_select(none, &agent, f->prog, args_log, NULL, &fixed, &refusal) ==
+                &agent);
   char *deny[] = { f->prog, NULL };
   agent.deny = deny;
   g_assert_null(box_tools_select(none, &agent, f->prog, args_log, NULL, &fixed, &refusal));
@@ -231,8 +232,7 @@ static const char *env_get(char **env, const char *name)
 {
   size_t n = strlen(name);
   for (char **e = env; *e; e++)
-    if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
-      return *e + n + 1;
+    if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
   return NULL;
 }
 
@@ -294,7 +294,7 @@ static void test_compose_env_alias_spellings(void)
   BoxToolContext ctx = { .box_dir = dir, .alias_dir = bin };
   box_tools_set_context(&ctx);
   g_autofree char *declared =
-      g_strdup_printf("%s:/usr/bin:%s/:%s/./bin:%s:/bin", bin, bin, dir, link);
+    g_strdup_printf("%s:/usr/bin:%s/:%s/./bin:%s:/bin", bin, bin, dir, link);
   GHashTable *env = g_hash_table_new(g_str_hash, g_str_equal);
   g_hash_table_insert(env, "PATH", declared);
   BoxToolTable t = { .label = "x", .env = env };

@@ -13,13 +13,14 @@ typedef struct {
 } TestCase;
 
 /* Adds cases in table order (GTest runs them in the order added). */
-static inline void test_add_table(const TestCase *cases, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    g_test_add_func(cases[i].path, cases[i].func);
+static inline void test_add_table(const TestCase *cases, size_t n)
+{
+  for (size_t i = 0; i < n; i++) g_test_add_func(cases[i].path, cases[i].func);
 }
 
 /* g_test_init, the table, g_test_run: the whole of a plain main(). */
-static inline int test_run_table(int *argc, char ***argv, const TestCase *cases, size_t n) {
+static inline int test_run_table(int *argc, char ***argv, const TestCase *cases, size_t n)
+{
   g_test_init(argc, argv, NULL);
   test_add_table(cases, n);
   return g_test_run();

@@ -39,14 +39,14 @@ typedef struct {
   GCond cond;
   bool release;
   int pending_started;
-  int decides; /* calls of test_decide */
-  int notes;   /* calls of test_note (verdicts reused from the cache) */
-  int quiet;   /* calls of test_decide_quiet (a probe's verdict) */
+  int decides;        /* calls of test_decide */
+  int notes;          /* calls of test_note (verdicts reused from the cache) */
+  int quiet;          /* calls of test_decide_quiet (a probe's verdict) */
   bool track_batches; /* history batches recorded as "batch begin" / "batch end" */
 } Fx;
 
 #define FX_CACHED GINT_TO_POINTER(1)
-#define FX_CACHED_NO_PT GINT_TO_POINTER(2) /* as FX_CACHED, without FUSE passthrough */
+#define FX_CACHED_NO_PT GINT_TO_POINTER(2)   /* as FX_CACHED, without FUSE passthrough */
 #define FX_CACHED_BENEATH GINT_TO_POINTER(3) /* as FX_CACHED, told what may lie below a directory */
 
 void fx_setup(Fx *fx, gconstpointer data);
@@ -68,8 +68,8 @@ guint count_records(GPtrArray *r, const char *line);
 typedef struct {
   Fx *fx;
   int cmd;
-  char *ram;  /* <mnt>/ram/c<N> */
-  FILE *out;  /* key=value lines to the parent */
+  char *ram; /* <mnt>/ram/c<N> */
+  FILE *out; /* key=value lines to the parent */
 } Ctx;
 
 typedef void (*WorkerFn)(Ctx *ctx);

@@ -9,7 +9,8 @@
 #define PENDING_OPENERS 3
 
 /* Openers of ~/pending-N whose decisions never come: each reports its errno. */
-static void worker_pending_end(Ctx *c) {
+static void worker_pending_end(Ctx *c)
+{
   pid_t kids[PENDING_OPENERS];
   int pipes[PENDING_OPENERS][2];
   for (int i = 0; i < PENDING_OPENERS; i++) {
@@ -45,7 +46,8 @@ typedef struct {
 } Ender;
 
 /* Ends the command once `want` decisions are pending. */
-static void *end_thread(void *arg) {
+static void *end_thread(void *arg)
+{
   Ender *e = arg;
   gint64 until = g_get_monotonic_time() + 5 * G_TIME_SPAN_SECOND;
   g_mutex_lock(&e->fx->mu);
@@ -60,7 +62,8 @@ static void *end_thread(void *arg) {
 /* A command that ends while its requests wait for decisions: they are
  * answered EINTR at once (the callers are not left in D state until the
  * decision comes), and the loop threads stayed free meanwhile. */
-void test_pending_end(Fx *fx, gconstpointer data) {
+void test_pending_end(Fx *fx, gconstpointer data)
+{
   (void)data;
   for (int i = 0; i < PENDING_OPENERS; i++) {
     char *p = g_strdup_printf("%s/pending-%d", fx->home, i);
@@ -68,7 +71,7 @@ void test_pending_end(Fx *fx, gconstpointer data) {
     g_free(p);
   }
   int cmd = box_vfs_command_new(fx->vfs);
-  Ender e = {fx, cmd, PENDING_OPENERS, false};
+  Ender e = { fx, cmd, PENDING_OPENERS, false };
   pthread_t th;
   g_assert_cmpint(pthread_create(&th, NULL, end_thread, &e), ==, 0);
   GHashTable *h = run_worker(fx, cmd, true, worker_pending_end);
@@ -102,7 +105,8 @@ void test_pending_end(Fx *fx, gconstpointer data) {
 /* SIGKILL of a caller whose OPEN waits for a decision: the kernel sends
  * FUSE_INTERRUPT, the request is answered EINTR and the process dies at
  * once instead of waiting in D state for the decision. */
-static void worker_pending_kill(Ctx *c) {
+static void worker_pending_kill(Ctx *c)
+{
   pid_t kid = fork();
   if (kid == 0) {
     char *p = g_strdup_printf("%s/pending-k", c->fx->pass_home);
@@ -118,7 +122,8 @@ static void worker_pending_kill(Ctx *c) {
   put(c, "signaled", "%d", WIFSIGNALED(st) ? WTERMSIG(st) : -1);
 }
 
-void test_pending_interrupt(Fx *fx, gconstpointer data) {
+void test_pending_interrupt(Fx *fx, gconstpointer data)
+{
   (void)data;
   char *p = g_build_filename(fx->home, "pending-k", NULL);
   write_file(p, "k\n");
@@ -135,7 +140,8 @@ void test_pending_interrupt(Fx *fx, gconstpointer data) {
 
 /* ---- the decision cache (cache_decisions) ---- */
 
-static void worker_cache(Ctx *c) {
+static void worker_cache(Ctx *c)
+{
   char *p = g_strconcat(c->fx->pass_home, "/hello.txt", NULL);
   char *s = g_strconcat(c->fx->pass_home, "/secret.txt", NULL);
   struct stat st;
@@ -153,7 +159,8 @@ static void worker_cache(Ctx *c) {
   g_free(s);
 }
 
-void test_decision_cache(Fx *fx, gconstpointer data) {
+void test_decision_cache(Fx *fx, gconstpointer data)
+{
   (void)data;
   int cmd = box_vfs_command_new(fx->vfs);
   GHashTable *h = run_worker(fx, cmd, true, worker_cache);
@@ -207,7 +214,8 @@ void test_decision_cache(Fx *fx, gconstpointer data) {
 /* A missing name's probe asks policy quietly: a name the command may read
  * is ENOENT with nothing noted to the history nor logged; a refused one is
  * noted (its ::request) and logged, like any refusal. */
-static void worker_probe(Ctx *c) {
+static void worker_probe(Ctx *c)
+{
   char *plain = g_strconcat(c->fx->pass_home, "/plain-absent.txt", NULL);
   char *secret = g_strconcat(c->fx->pass_home, "/secret-absent.txt", NULL);
   struct stat st;
@@ -217,7 +225,8 @@ static void worker_probe(Ctx *c) {
   g_free(secret);
 }
 
-void test_quiet_probe(Fx *fx, gconstpointer data) {
+void test_quiet_probe(Fx *fx, gconstpointer data)
+{
   (void)data;
   int cmd = box_vfs_command_new(fx->vfs);
   g_ptr_array_unref(take_records(fx));
@@ -246,8 +255,9 @@ void test_quiet_probe(Fx *fx, gconstpointer data) {
  * lookup (EACCES, the read denial recorded), so mkdir, O_CREAT and a walk
  * through it never meet the kernel's entry (EEXIST, EISDIR).  One it may
  * write ("wonly") is walked, and found. */
-static void worker_refused_dirs(Ctx *c) {
-  static const char *const names[] = {"secretdir", "secretdix"};
+static void worker_refused_dirs(Ctx *c)
+{
+  static const char *const names[] = { "secretdir", "secretdix" };
   for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
     char *dir = g_strconcat(c->fx->pass_home, "/", names[i], NULL);
     char *sub = g_strconcat(dir, "/sub", NULL);
@@ -271,7 +281,8 @@ static void worker_refused_dirs(Ctx *c) {
   g_free(wonly);
 }
 
-void test_refused_dirs(Fx *fx, gconstpointer data) {
+void test_refused_dirs(Fx *fx, gconstpointer data)
+{
   (void)data;
   char *p = g_build_filename(fx->home, "secretdir", "sub", NULL);
   g_assert_cmpint(g_mkdir_with_parents(p, 0755), ==, 0);
@@ -282,7 +293,7 @@ void test_refused_dirs(Fx *fx, gconstpointer data) {
   int cmd = box_vfs_command_new(fx->vfs);
   g_ptr_array_unref(take_records(fx));
   GHashTable *h = run_worker(fx, cmd, true, worker_refused_dirs);
-  static const char *const ops[] = {"stat", "mkdir", "creat", "sub"};
+  static const char *const ops[] = { "stat", "mkdir", "creat", "sub" };
   for (size_t i = 0; i < G_N_ELEMENTS(ops); i++) {
     char *a = g_strdup_printf("secretdir.%s", ops[i]), *b = g_strdup_printf("secretdix.%s", ops[i]);
     g_assert_cmpstr(val(h, a), ==, "13");
@@ -311,7 +322,8 @@ void test_refused_dirs(Fx *fx, gconstpointer data) {
  * taken.  Without the caller's O_EXCL it opens the file that is there (its
  * contents kept), unless that is a floor object, refused as the floor
  * refuses it; with O_EXCL, EEXIST. */
-static void worker_create_raced(Ctx *c) {
+static void worker_create_raced(Ctx *c)
+{
   const char *home = c->fx->pass_home;
   char *plain = g_strconcat(home, "/raced-plain.txt", NULL);
   char *excl = g_strconcat(home, "/raced-excl.txt", NULL);
@@ -333,7 +345,8 @@ static void worker_create_raced(Ctx *c) {
   g_free(floor);
 }
 
-void test_create_raced(Fx *fx, gconstpointer data) {
+void test_create_raced(Fx *fx, gconstpointer data)
+{
   (void)data;
   int cmd = box_vfs_command_new(fx->vfs);
   g_ptr_array_unref(take_records(fx));
@@ -356,17 +369,22 @@ void test_create_raced(Fx *fx, gconstpointer data) {
   /* policy permitted each; the floor refusal found after it is logged as
    * an enforcement of its own, as an identity mismatch is, and the permit's
    * outcome is the error */
-  g_assert_cmpuint(count_records(r, "fs:write ~/raced-floor.txt other enforcement:reach-floor"), ==, 1);
-  g_assert_cmpuint(count_records(r, "outcome fs:write ~/raced-floor.txt write_content error"), ==, 1);
-  g_assert_cmpuint(count_records(r, "outcome fs:write ~/raced-excl.txt write_content error"), ==, 1);
-  g_assert_cmpuint(count_records(r, "outcome fs:write ~/raced-plain.txt write_content descriptor_issued"), ==, 1);
+  g_assert_cmpuint(count_records(r, "fs:write ~/raced-floor.txt other enforcement:reach-floor"), ==,
+                   1);
+  g_assert_cmpuint(count_records(r, "outcome fs:write ~/raced-floor.txt write_content error"), ==,
+                   1);
+  g_assert_cmpuint(count_records(r, "outcome fs:write ~/raced-excl.txt write_content error"), ==,
+                   1);
+  g_assert_cmpuint(
+    count_records(r, "outcome fs:write ~/raced-plain.txt write_content descriptor_issued"), ==, 1);
   g_ptr_array_unref(r);
   box_vfs_command_end(fx->vfs, cmd);
 }
 
 /* ---- the history raiser: the outcome of each permitted effect ---- */
 
-static void worker_outcome(Ctx *c) {
+static void worker_outcome(Ctx *c)
+{
   char *a = g_strconcat(c->fx->pass_home, "/out.txt", NULL);
   char *b = g_strconcat(c->fx->pass_home, "/moved.txt", NULL);
   char *d = g_strconcat(c->fx->pass_home, "/dir", NULL);
@@ -385,7 +403,8 @@ static void worker_outcome(Ctx *c) {
   g_free(d);
 }
 
-void test_outcomes(Fx *fx, gconstpointer data) {
+void test_outcomes(Fx *fx, gconstpointer data)
+{
   (void)data;
   int cmd = box_vfs_command_new(fx->vfs);
   GHashTable *h = run_worker(fx, cmd, true, worker_outcome);
@@ -393,20 +412,19 @@ void test_outcomes(Fx *fx, gconstpointer data) {
   g_assert_cmpstr(val(h, "rmdir"), ==, "39");
   g_hash_table_unref(h);
   GPtrArray *r = take_records(fx);
-  const char *want[] = {
-      "fs:write ~/out.txt write_content permit",
-      "outcome fs:write ~/out.txt write_content descriptor_issued",
-      "fs:move ~/out.txt rename permit",
-      "fs:read ~/out.txt read_content permit",
-      "fs:move ~/moved.txt rename permit",
-      "outcome fs:move ~/out.txt rename completed",
-      "outcome fs:read ~/out.txt read_content completed",
-      "outcome fs:move ~/moved.txt rename completed",
-      "fs:write ~/dir create_dir permit",
-      "outcome fs:write ~/dir create_dir completed",
-      "fs:delete ~/dir remove_dir permit",
-      "outcome fs:delete ~/dir remove_dir error",
-      NULL};
+  const char *want[] = { "fs:write ~/out.txt write_content permit",
+                         "outcome fs:write ~/out.txt write_content descriptor_issued",
+                         "fs:move ~/out.txt rename permit",
+                         "fs:read ~/out.txt read_content permit",
+                         "fs:move ~/moved.txt rename permit",
+                         "outcome fs:move ~/out.txt rename completed",
+                         "outcome fs:read ~/out.txt read_content completed",
+                         "outcome fs:move ~/moved.txt rename completed",
+                         "fs:write ~/dir create_dir permit",
+                         "outcome fs:write ~/dir create_dir completed",
+                         "fs:delete ~/dir remove_dir permit",
+                         "outcome fs:delete ~/dir remove_dir error",
+                         NULL };
   assert_in_order(r, want);
   /* one outcome per permit, none for a denial */
   guint permits = 0, outcomes = 0;
@@ -421,7 +439,8 @@ void test_outcomes(Fx *fx, gconstpointer data) {
 
 /* ---- one history batch per request ---- */
 
-static void worker_batches(Ctx *c) {
+static void worker_batches(Ctx *c)
+{
   char *a = g_strconcat(c->fx->pass_home, "/b.txt", NULL);
   char *b = g_strconcat(c->fx->pass_home, "/b2.txt", NULL);
   char *s = g_strconcat(c->fx->pass_home, "/secret.txt", NULL);
@@ -443,7 +462,8 @@ static void worker_batches(Ctx *c) {
 /* Every decision and outcome of a request lies inside one batch, which is
  * closed before the request is answered: batches never nest, none is left
  * open, and a request's records are not split over two. */
-void test_history_batches(Fx *fx, gconstpointer data) {
+void test_history_batches(Fx *fx, gconstpointer data)
+{
   (void)data;
   char *secret = g_build_filename(fx->home, "secret.txt", NULL);
   write_file(secret, "no\n");
@@ -482,10 +502,15 @@ void test_history_batches(Fx *fx, gconstpointer data) {
   }
   g_assert_false(open);
   /* the rename's four decisions and three outcomes share one batch */
-  const char *rename_batch[] = {"batch begin", "fs:move ~/b.txt rename permit", "fs:read ~/b.txt read_content permit",
-                                "fs:move ~/b2.txt rename permit", "outcome fs:move ~/b.txt rename completed",
-                                "outcome fs:read ~/b.txt read_content completed",
-                                "outcome fs:move ~/b2.txt rename completed", "batch end", NULL};
+  const char *rename_batch[] = { "batch begin",
+                                 "fs:move ~/b.txt rename permit",
+                                 "fs:read ~/b.txt read_content permit",
+                                 "fs:move ~/b2.txt rename permit",
+                                 "outcome fs:move ~/b.txt rename completed",
+                                 "outcome fs:read ~/b.txt read_content completed",
+                                 "outcome fs:move ~/b2.txt rename completed",
+                                 "batch end",
+                                 NULL };
   guint at = 0;
   while (at < r->len && strcmp(r->pdata[at], "fs:move ~/b.txt rename permit") != 0) at++;
   g_assert_cmpuint(at, >, 0);

@@ -6,7 +6,8 @@
 /* ---- policy stand-in: deny every path containing "secret", and the
  * reads of a path containing "wonly" (its writes are permitted) ---- */
 
-static BoxDecision *test_decide(void *data, int command, const char *action, json_object *input) {
+static BoxDecision *test_decide(void *data, int command, const char *action, json_object *input)
+{
   Fx *fx = data;
   (void)command;
   const char *path = json_object_get_string(json_object_object_get(input, "path"));
@@ -48,7 +49,8 @@ static BoxDecision *test_decide(void *data, int command, const char *action, jso
     d->cause = BOX_CAUSE_NO_MATCH;
     d->rule = g_strdup("<default-deny>");
     d->message = g_strdup_printf("policy denied this operation on '%s' [default-deny]: "
-                                 "No permit rule matched this request.", path);
+                                 "No permit rule matched this request.",
+                                 path);
     d->reason = g_strdup("no permit matched");
   } else {
     d->verdict = BOX_VERDICT_PERMIT;
@@ -59,13 +61,14 @@ static BoxDecision *test_decide(void *data, int command, const char *action, jso
 }
 
 static void test_record(void *data, int command, const char *action, json_object *input,
-                        const BoxDecision *decision) {
+                        const BoxDecision *decision)
+{
   Fx *fx = data;
   (void)command;
   const char *path = json_object_get_string(json_object_object_get(input, "path"));
   const char *op = json_object_get_string(json_object_object_get(input, "operation"));
   char *line = g_strdup_printf("%s %s %s %s", action, path, op,
-                               decision->verdict == BOX_VERDICT_PERMIT ? "permit"
+                               decision->verdict == BOX_VERDICT_PERMIT    ? "permit"
                                : decision->cause == BOX_CAUSE_ENFORCEMENT ? decision->rule
                                                                           : "deny");
   g_mutex_lock(&fx->mu);
@@ -74,7 +77,8 @@ static void test_record(void *data, int command, const char *action, json_object
 }
 
 static void test_note(void *data, int command, const char *action, json_object *input,
-                      const BoxDecision *decision) {
+                      const BoxDecision *decision)
+{
   Fx *fx = data;
   (void)command, (void)action, (void)input, (void)decision;
   g_mutex_lock(&fx->mu);
@@ -82,7 +86,9 @@ static void test_note(void *data, int command, const char *action, json_object *
   g_mutex_unlock(&fx->mu);
 }
 
-static BoxDecision *test_decide_quiet(void *data, int command, const char *action, json_object *input) {
+static BoxDecision *test_decide_quiet(void *data, int command, const char *action,
+                                      json_object *input)
+{
   Fx *fx = data;
   g_mutex_lock(&fx->mu);
   fx->quiet++;
@@ -92,13 +98,15 @@ static BoxDecision *test_decide_quiet(void *data, int command, const char *actio
 
 /* Below a path holding "secret" every path holds it too: nothing there is
  * permitted; elsewhere something may be. */
-static bool test_beneath(void *data, const char *dir) {
+static bool test_beneath(void *data, const char *dir)
+{
   (void)data;
   return strstr(dir, "secret") == NULL;
 }
 
 static void test_outcome(void *data, int command, const char *action, json_object *input,
-                         const char *result) {
+                         const char *result)
+{
   Fx *fx = data;
   (void)command;
   const char *path = json_object_get_string(json_object_object_get(input, "path"));
@@ -109,14 +117,17 @@ static void test_outcome(void *data, int command, const char *action, json_objec
   g_mutex_unlock(&fx->mu);
 }
 
-static void test_history_batch(void *data, bool begin) {
+static void test_history_batch(void *data, bool begin)
+{
   Fx *fx = data;
   g_mutex_lock(&fx->mu);
-  if (fx->track_batches) g_ptr_array_add(fx->records, g_strdup(begin ? "batch begin" : "batch end"));
+  if (fx->track_batches)
+    g_ptr_array_add(fx->records, g_strdup(begin ? "batch begin" : "batch end"));
   g_mutex_unlock(&fx->mu);
 }
 
-GPtrArray *take_records(Fx *fx) {
+GPtrArray *take_records(Fx *fx)
+{
   g_mutex_lock(&fx->mu);
   GPtrArray *r = fx->records;
   fx->records = g_ptr_array_new_with_free_func(g_free);
@@ -124,12 +135,14 @@ GPtrArray *take_records(Fx *fx) {
   return r;
 }
 
-void dump_records(GPtrArray *r) {
+void dump_records(GPtrArray *r)
+{
   for (guint i = 0; i < r->len; i++) g_test_message("record %u: %s", i, (char *)r->pdata[i]);
 }
 
 /* The expected lines appear in this order (other records may be between). */
-void assert_in_order(GPtrArray *r, const char *const *expected) {
+void assert_in_order(GPtrArray *r, const char *const *expected)
+{
   guint at = 0;
   for (guint k = 0; expected[k]; k++) {
     bool found = false;
@@ -146,7 +159,8 @@ void assert_in_order(GPtrArray *r, const char *const *expected) {
   }
 }
 
-guint count_records(GPtrArray *r, const char *line) {
+guint count_records(GPtrArray *r, const char *line)
+{
   guint n = 0;
   for (guint i = 0; i < r->len; i++)
     if (strcmp(r->pdata[i], line) == 0) n++;
@@ -155,21 +169,24 @@ guint count_records(GPtrArray *r, const char *line) {
 
 /* ---- fixture ---- */
 
-void write_file(const char *path, const char *text) {
+void write_file(const char *path, const char *text)
+{
   GError *err = NULL;
   g_assert_true(g_file_set_contents(path, text, -1, &err));
   g_assert_no_error(err);
 }
 
 /* dir (made with its parents) holding name with text */
-void write_file_in(const char *dir, const char *name, const char *text) {
+void write_file_in(const char *dir, const char *name, const char *text)
+{
   g_assert_cmpint(g_mkdir_with_parents(dir, 0755), ==, 0);
   char *f = g_build_filename(dir, name, NULL);
   write_file(f, text);
   g_free(f);
 }
 
-static bool is_mounted(const char *mnt) {
+static bool is_mounted(const char *mnt)
+{
   gchar *info = NULL;
   if (!g_file_get_contents("/proc/self/mountinfo", &info, NULL, NULL)) return false;
   gchar *needle = g_strdup_printf(" %s ", mnt);
@@ -182,13 +199,15 @@ static bool is_mounted(const char *mnt) {
 /* An assertion aborts the process before teardown: detach the mount then. */
 static char active_mnt[4096];
 
-void on_abort(int sig) {
+void on_abort(int sig)
+{
   if (active_mnt[0]) umount2(active_mnt, MNT_DETACH);
   signal(sig, SIG_DFL);
   raise(sig);
 }
 
-void fx_setup(Fx *fx, gconstpointer data) {
+void fx_setup(Fx *fx, gconstpointer data)
+{
   (void)data;
   GError *err = NULL;
   char *tmp = g_dir_make_tmp("boxvfs-XXXXXX", &err);
@@ -223,20 +242,20 @@ void fx_setup(Fx *fx, gconstpointer data) {
   g_mutex_init(&fx->mu);
   g_cond_init(&fx->cond);
   fx->records = g_ptr_array_new_with_free_func(g_free);
-  const char *roots[] = {fx->home, NULL};
-  const char *trees[] = {fx->floor_tree, NULL};
-  const char *files[] = {fx->floor_file, NULL};
+  const char *roots[] = { fx->home, NULL };
+  const char *trees[] = { fx->floor_tree, NULL };
+  const char *files[] = { fx->floor_file, NULL };
   BoxVfsConfig cfg = {
-      .mountpoint = fx->mnt,
-      .roots = roots,
-      .operator_home = fx->home,
-      .floor_trees = trees,
-      .floor_files = files,
-      .decide = test_decide,
-      .record = test_record,
-      .decide_data = fx,
-      .outcome = test_outcome,
-      .history_batch = test_history_batch,
+    .mountpoint = fx->mnt,
+    .roots = roots,
+    .operator_home = fx->home,
+    .floor_trees = trees,
+    .floor_files = files,
+    .decide = test_decide,
+    .record = test_record,
+    .decide_data = fx,
+    .outcome = test_outcome,
+    .history_batch = test_history_batch,
   };
   if (data == FX_CACHED || data == FX_CACHED_NO_PT || data == FX_CACHED_BENEATH) {
     /* as boxd runs it: decided on the loop thread, verdicts reused */
@@ -257,25 +276,27 @@ void fx_setup(Fx *fx, gconstpointer data) {
   g_strlcpy(active_mnt, fx->mnt, sizeof active_mnt);
 }
 
-void release_pending(Fx *fx) {
+void release_pending(Fx *fx)
+{
   g_mutex_lock(&fx->mu);
   fx->release = true;
   g_cond_broadcast(&fx->cond);
   g_mutex_unlock(&fx->mu);
 }
 
-void fx_teardown(Fx *fx, gconstpointer data) {
+void fx_teardown(Fx *fx, gconstpointer data)
+{
   (void)data;
   release_pending(fx);
   box_vfs_stop(fx->vfs);
   active_mnt[0] = '\0';
   if (is_mounted(fx->mnt)) {
     g_test_message("still mounted after box_vfs_stop; using fusermount3 -u -z");
-    char *argv[] = {"fusermount3", "-u", "-z", fx->mnt, NULL};
+    char *argv[] = { "fusermount3", "-u", "-z", fx->mnt, NULL };
     g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
   }
   g_assert_false(is_mounted(fx->mnt));
-  char *argv[] = {"rm", "-rf", "--one-file-system", fx->base, NULL};
+  char *argv[] = { "rm", "-rf", "--one-file-system", fx->base, NULL };
   g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
   g_ptr_array_unref(fx->records);
   g_mutex_clear(&fx->mu);
@@ -288,24 +309,31 @@ void fx_teardown(Fx *fx, gconstpointer data) {
   g_free(fx->mnt);
 }
 
-void put(Ctx *c, const char *key, const char *fmt, ...) {
+void put(Ctx *c, const char *key, const char *fmt, ...)
+{
   va_list ap;
   va_start(ap, fmt);
   char *text = g_strdup_vprintf(fmt, ap);
   va_end(ap);
   fprintf(c->out, "%s=", key);
   for (const char *t = text; *t; t++) /* one line per key: newlines as \n */
-    if (*t == '\n') fputs("\\n", c->out);
-    else fputc(*t, c->out);
+    if (*t == '\n')
+      fputs("\\n", c->out);
+    else
+      fputc(*t, c->out);
   fputc('\n', c->out);
   fflush(c->out);
   g_free(text);
 }
 
-int err_of(int rc) { return rc < 0 ? errno : 0; }
+int err_of(int rc)
+{
+  return rc < 0 ? errno : 0;
+}
 
 /* Reads a whole file ("" and errno on failure). */
-char *slurp(const char *path, int *e) {
+char *slurp(const char *path, int *e)
+{
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   *e = 0;
   if (fd < 0) {
@@ -321,7 +349,8 @@ char *slurp(const char *path, int *e) {
   return g_string_free(s, FALSE);
 }
 
-char *denial_text(Ctx *c) {
+char *denial_text(Ctx *c)
+{
   char *p = g_strconcat(c->ram, "/.box/mydenial", NULL);
   int e;
   char *t = slurp(p, &e);
@@ -333,11 +362,13 @@ char *denial_text(Ctx *c) {
   return t;
 }
 
-gint cmp_names(gconstpointer a, gconstpointer b) {
+gint cmp_names(gconstpointer a, gconstpointer b)
+{
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-char *listdir(const char *path) {
+char *listdir(const char *path)
+{
   DIR *d = opendir(path);
   if (!d) return g_strdup_printf("<errno %d>", errno);
   GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
@@ -360,7 +391,8 @@ char *listdir(const char *path) {
  * pid, whose status is the child's. */
 
 pid_t fork_placed(Fx *fx, int cmd, bool is_tool, const int *keep, int nkeep, int go_in,
-                         PlacedFn body, void *arg) {
+                  PlacedFn body, void *arg)
+{
   int pidp[2];
   g_assert_cmpint(pipe2(pidp, O_CLOEXEC), ==, 0);
   pid_t mid = fork();
@@ -403,20 +435,22 @@ typedef struct {
   int out;
 } WorkerArg;
 
-static void worker_body(Fx *fx, int cmd, void *arg) {
+static void worker_body(Fx *fx, int cmd, void *arg)
+{
   WorkerArg *a = arg;
-  Ctx c = {fx, cmd, box_vfs_ram_root(fx->vfs, cmd), fdopen(a->out, "w")};
+  Ctx c = { fx, cmd, box_vfs_ram_root(fx->vfs, cmd), fdopen(a->out, "w") };
   a->fn(&c);
   fclose(c.out);
 }
 
 /* Forks a process in a new PID namespace, attaches it to cmd (as the worker,
  * running if asked), lets it run fn and returns its key=value lines. */
-GHashTable *run_worker(Fx *fx, int cmd, bool running, WorkerFn fn) {
+GHashTable *run_worker(Fx *fx, int cmd, bool running, WorkerFn fn)
+{
   int go[2], res[2];
   g_assert_cmpint(pipe2(go, O_CLOEXEC), ==, 0);
   g_assert_cmpint(pipe2(res, O_CLOEXEC), ==, 0);
-  WorkerArg a = {fn, res[1]};
+  WorkerArg a = { fn, res[1] };
   pid_t mid = fork_placed(fx, cmd, false, &res[1], 1, go[0], worker_body, &a);
   close(res[1]);
   close(go[0]);
@@ -445,7 +479,8 @@ GHashTable *run_worker(Fx *fx, int cmd, bool running, WorkerFn fn) {
   return h;
 }
 
-const char *val(GHashTable *h, const char *key) {
+const char *val(GHashTable *h, const char *key)
+{
   const char *v = g_hash_table_lookup(h, key);
   if (!v) g_error("worker reported no %s", key);
   return v;

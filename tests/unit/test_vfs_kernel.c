@@ -7,7 +7,8 @@
  * the file intact ---- */
 
 static sigjmp_buf bus_jump;
-static void on_bus(int sig) {
+static void on_bus(int sig)
+{
   (void)sig;
   siglongjmp(bus_jump, 1);
 }
@@ -18,7 +19,8 @@ typedef struct {
 
 /* Maps wonly.txt and reads its second page once now and once when told;
  * "1" if both reads saw the file, "bus" on SIGBUS. */
-static void mapper_body(Fx *fx, int cmd, void *arg) {
+static void mapper_body(Fx *fx, int cmd, void *arg)
+{
   (void)cmd;
   MapperArg *a = arg;
   char *path = g_strconcat(fx->pass_home, "/wonly.txt", NULL);
@@ -26,26 +28,32 @@ static void mapper_body(Fx *fx, int cmd, void *arg) {
   volatile const char *m = fd < 0 ? MAP_FAILED : mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, 0);
   const char *result = "1";
   signal(SIGBUS, on_bus);
-  if (m == MAP_FAILED) result = "nomap";
-  else if (sigsetjmp(bus_jump, 1)) result = "bus";
-  else if (m[4096] != 'w') result = "first";
+  if (m == MAP_FAILED)
+    result = "nomap";
+  else if (sigsetjmp(bus_jump, 1))
+    result = "bus";
+  else if (m[4096] != 'w')
+    result = "first";
   char b;
   if (write(a->ready, "r", 1) != 1) _exit(96);
   if (read(a->go, &b, 1) != 1) _exit(97); /* another command looked it up */
   if (strcmp(result, "1") == 0) {
-    if (sigsetjmp(bus_jump, 1)) result = "bus";
-    else if (m[4096] != 'w') result = "second";
+    if (sigsetjmp(bus_jump, 1))
+      result = "bus";
+    else if (m[4096] != 'w')
+      result = "second";
   }
   if (write(a->ready, result, strlen(result)) < 0) _exit(98);
 }
 
 /* The mapper as a tool (no decisions) of cmd: *go_fd starts it and later
  * tells it to read again; *ready_fd gives "r", then its result. */
-static pid_t start_mapper(Fx *fx, int cmd, int *ready_fd, int *go_fd) {
+static pid_t start_mapper(Fx *fx, int cmd, int *ready_fd, int *go_fd)
+{
   int go[2], ready[2];
   g_assert_cmpint(pipe2(go, O_CLOEXEC), ==, 0);
   g_assert_cmpint(pipe2(ready, O_CLOEXEC), ==, 0);
-  MapperArg a = {go[0], ready[1]};
+  MapperArg a = { go[0], ready[1] };
   pid_t mid = fork_placed(fx, cmd, true, &ready[1], 1, go[0], mapper_body, &a);
   close(go[0]);
   close(ready[1]);
@@ -54,7 +62,8 @@ static pid_t start_mapper(Fx *fx, int cmd, int *ready_fd, int *go_fd) {
   return mid;
 }
 
-static void worker_stat_wonly(Ctx *c) {
+static void worker_stat_wonly(Ctx *c)
+{
   char *p = g_strconcat(c->fx->pass_home, "/wonly.txt", NULL);
   char *fresh = g_strconcat(c->fx->pass_home, "/wonly-fresh.txt", NULL);
   struct stat st;
@@ -64,28 +73,41 @@ static void worker_stat_wonly(Ctx *c) {
    * of the mapped file also the size the kernel had */
   struct statx sx;
   int rc = statx(AT_FDCWD, p, AT_STATX_DONT_SYNC, STATX_BASIC_STATS, &sx);
-  put(c, "held", "%s", rc < 0 ? g_strerror(errno) : g_strdup_printf("mode %o size %llu", sx.stx_mode, (unsigned long long)sx.stx_size));
+  put(c, "held", "%s",
+      rc < 0 ? g_strerror(errno)
+             : g_strdup_printf("mode %o size %llu", sx.stx_mode, (unsigned long long)sx.stx_size));
   rc = statx(AT_FDCWD, fresh, AT_STATX_DONT_SYNC, STATX_BASIC_STATS, &sx);
-  put(c, "fresh", "%s", rc < 0 ? g_strerror(errno) : g_strdup_printf("mode %o size %llu uid %u", sx.stx_mode, (unsigned long long)sx.stx_size, sx.stx_uid));
+  put(c, "fresh", "%s",
+      rc < 0 ? g_strerror(errno)
+             : g_strdup_printf("mode %o size %llu uid %u", sx.stx_mode,
+                               (unsigned long long)sx.stx_size, sx.stx_uid));
   g_free(fresh);
   g_free(p);
 }
 
 /* "stat": the errno of a stat of rel under the mounted home */
-static void put_stat_of(Ctx *c, const char *rel) {
+static void put_stat_of(Ctx *c, const char *rel)
+{
   char *p = g_strconcat(c->fx->pass_home, rel, NULL);
   struct stat st;
   put(c, "stat", "%d", err_of(stat(p, &st)));
   g_free(p);
 }
 
-static void worker_walk_watched(Ctx *c) { put_stat_of(c, "/w/d/f"); }
+static void worker_walk_watched(Ctx *c)
+{
+  put_stat_of(c, "/w/d/f");
+}
 
-static double ms_since(gint64 t0) { return (double)(g_get_monotonic_time() - t0) / 1000.0; }
+static double ms_since(gint64 t0)
+{
+  return (double)(g_get_monotonic_time() - t0) / 1000.0;
+}
 
 /* The names changed outside the mount: each change reaches the kernel at
  * once, whatever the entry's timeout. */
-static void worker_outside_changes(Ctx *c) {
+static void worker_outside_changes(Ctx *c)
+{
   char *d = g_strconcat(c->fx->pass_home, "/w/d", NULL);
   char *real = g_build_filename(c->fx->home, "w", "d", NULL);
   char *moved = g_build_filename(c->fx->home, "w", "d.moved", NULL);
@@ -121,9 +143,13 @@ static void worker_outside_changes(Ctx *c) {
   g_free(d);
 }
 
-static void tool_idle(Fx *fx, int cmd, void *arg) { (void)fx, (void)cmd, (void)arg; }
+static void tool_idle(Fx *fx, int cmd, void *arg)
+{
+  (void)fx, (void)cmd, (void)arg;
+}
 
-void test_watched_entries(Fx *fx, gconstpointer data) {
+void test_watched_entries(Fx *fx, gconstpointer data)
+{
   char *dir = g_build_filename(fx->home, "w", "d", NULL);
   write_file_in(dir, "f", "f\n");
   g_free(dir);
@@ -147,8 +173,10 @@ void test_watched_entries(Fx *fx, gconstpointer data) {
   /* with the decision cache (a policy that reads no history) the names are
    * kept for the long timeout: the walk asked nothing; without it, the
    * short timeout: w, d and f asked again */
-  if (data == FX_CACHED) g_assert_cmpuint(after, ==, before);
-  else g_assert_cmpuint(after, >=, before + 3);
+  if (data == FX_CACHED)
+    g_assert_cmpuint(after, ==, before);
+  else
+    g_assert_cmpuint(after, >=, before + 3);
   h = run_worker(fx, cmd, true, worker_outside_changes);
   g_assert_cmpstr(val(h, "dir"), ==, "1");
   g_assert_cmpstr(val(h, "fresh_before"), ==, "2");
@@ -184,19 +212,20 @@ void test_watched_entries(Fx *fx, gconstpointer data) {
     g_hash_table_unref(h);
     box_vfs_command_end(fx->vfs, cmd);
   }
-  g_test_message("with a tool: pass lookups %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT,
+  g_test_message("with a tool: pass lookups %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT
+                 ", %" G_GUINT64_FORMAT,
                  with_tool[0], with_tool[1], with_tool[2]);
   g_assert_cmpuint(with_tool[1], >=, with_tool[0] + 3); /* expired at the tool's coming */
   g_assert_cmpuint(with_tool[2], >=, with_tool[1] + 3); /* then kept 1 s only */
   box_vfs_command_end(fx->vfs, tool_cmd);
 }
 
-
 /* A stat of a node whose place no name change has touched since a walk
  * found it makes no walk (vfs_watch.c); a change outside the mount, even of
  * another name, makes the next one walk again; a node moved out of every
  * root is gone at once, not answered from its descriptor. */
-static void worker_stat_many(Ctx *c) {
+static void worker_stat_many(Ctx *c)
+{
   char *p = g_strconcat(c->fx->pass_home, "/w/s/f", NULL);
   struct stat st;
   int ok = 0;
@@ -205,9 +234,13 @@ static void worker_stat_many(Ctx *c) {
   g_free(p);
 }
 
-static void worker_stat_once(Ctx *c) { put_stat_of(c, "/w/s/f"); }
+static void worker_stat_once(Ctx *c)
+{
+  put_stat_of(c, "/w/s/f");
+}
 
-static guint64 walks_of(Fx *fx, int cmd, WorkerFn fn, const char *key, const char *want) {
+static guint64 walks_of(Fx *fx, int cmd, WorkerFn fn, const char *key, const char *want)
+{
   guint64 before = box_vfs_debug_reach_walks(fx->vfs);
   GHashTable *h = run_worker(fx, cmd, true, fn);
   g_assert_cmpstr(val(h, key), ==, want);
@@ -215,7 +248,8 @@ static guint64 walks_of(Fx *fx, int cmd, WorkerFn fn, const char *key, const cha
   return box_vfs_debug_reach_walks(fx->vfs) - before;
 }
 
-void test_settled_stats(Fx *fx, gconstpointer data) {
+void test_settled_stats(Fx *fx, gconstpointer data)
+{
   (void)data;
   char *dir = g_build_filename(fx->home, "w", "s", NULL);
   write_file_in(dir, "f", "f\n");
@@ -225,11 +259,12 @@ void test_settled_stats(Fx *fx, gconstpointer data) {
   guint64 again = walks_of(fx, cmd, worker_stat_many, "ok", "50");
   char *other = g_build_filename(dir, "other", NULL);
   write_file(other, "o\n"); /* outside the mount, beside f */
-  g_usleep(100 * 1000); /* counted (until then each stat walks: the event is queued) */
+  g_usleep(100 * 1000);     /* counted (until then each stat walks: the event is queued) */
   guint64 after_change = walks_of(fx, cmd, worker_stat_many, "ok", "50");
   guint64 settled_again = walks_of(fx, cmd, worker_stat_many, "ok", "50");
-  g_test_message("walks for 50 stats: %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT ", after a change %"
-                 G_GUINT64_FORMAT ", then %" G_GUINT64_FORMAT, first, again, after_change, settled_again);
+  g_test_message("walks for 50 stats: %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT
+                 ", after a change %" G_GUINT64_FORMAT ", then %" G_GUINT64_FORMAT,
+                 first, again, after_change, settled_again);
   g_assert_cmpuint(again, ==, 0);
   g_assert_cmpuint(after_change, >=, 1); /* the first stat after it */
   g_assert_cmpuint(after_change, <=, 2);
@@ -247,7 +282,8 @@ void test_settled_stats(Fx *fx, gconstpointer data) {
 }
 /* A bound root's own descriptor stands for every walk to it: creating
  * names in the root walks nothing, before any op has walked there. */
-static void worker_create_in_root(Ctx *c) {
+static void worker_create_in_root(Ctx *c)
+{
   int made = 0;
   for (int i = 0; i < 30; i++) {
     char *p = g_strdup_printf("%s/rooted-%d.txt", c->fx->pass_home, i);
@@ -259,7 +295,8 @@ static void worker_create_in_root(Ctx *c) {
   put(c, "made", "%d", made);
 }
 
-void test_root_creates(Fx *fx, gconstpointer data) {
+void test_root_creates(Fx *fx, gconstpointer data)
+{
   (void)data;
   g_usleep(100 * 1000); /* the watch has counted the fixture's own files */
   int cmd = box_vfs_command_new(fx->vfs);
@@ -269,7 +306,8 @@ void test_root_creates(Fx *fx, gconstpointer data) {
   box_vfs_command_end(fx->vfs, cmd);
 }
 
-void test_blanked_lookup(Fx *fx, gconstpointer data) {
+void test_blanked_lookup(Fx *fx, gconstpointer data)
+{
   (void)data;
   char *real = g_build_filename(fx->home, "wonly.txt", NULL);
   char *text = g_strnfill(8192, 'w');
@@ -311,7 +349,8 @@ void test_blanked_lookup(Fx *fx, gconstpointer data) {
 
 /* ---- readdirplus: attributes only where a read_metadata was permitted ---- */
 
-static void worker_plus(Ctx *c) {
+static void worker_plus(Ctx *c)
+{
   char *dir = g_strconcat(c->fx->pass_home, "/plus", NULL);
   char *a = g_strconcat(dir, "/a.txt", NULL);
   char *s = g_strconcat(dir, "/secret.txt", NULL);
@@ -341,10 +380,11 @@ static void worker_plus(Ctx *c) {
   g_free(s);
 }
 
-void test_readdirplus(Fx *fx, gconstpointer data) {
+void test_readdirplus(Fx *fx, gconstpointer data)
+{
   char *dir = g_build_filename(fx->home, "plus", NULL);
   g_assert_cmpint(g_mkdir(dir, 0755), ==, 0);
-  const char *files[] = {"a.txt", "b.txt", "c.txt", "secret.txt"};
+  const char *files[] = { "a.txt", "b.txt", "c.txt", "secret.txt" };
   for (guint i = 0; i < G_N_ELEMENTS(files); i++) {
     char *f = g_build_filename(dir, files[i], NULL);
     g_assert_true(g_file_set_contents(f, "x", 1, NULL));
@@ -369,7 +409,8 @@ void test_readdirplus(Fx *fx, gconstpointer data) {
   box_vfs_debug_readdirplus(fx->vfs, &shown, &hidden);
   shown -= shown0;
   hidden -= hidden0;
-  g_test_message("readdirplus: %" G_GUINT64_FORMAT " shown, %" G_GUINT64_FORMAT " hidden", shown, hidden);
+  g_test_message("readdirplus: %" G_GUINT64_FORMAT " shown, %" G_GUINT64_FORMAT " hidden", shown,
+                 hidden);
   /* the five names went out in a READDIRPLUS; with the decision cache only
    * a.txt (permitted before) with its attributes, without it none: not
    * authority.txt, whose cached permit the floor overrules */
@@ -382,7 +423,8 @@ void test_readdirplus(Fx *fx, gconstpointer data) {
   g_assert_cmpuint(count_records(r, "fs:read ~/plus/c.txt read_metadata permit"), ==, 0);
   g_assert_cmpuint(count_records(r, "fs:read ~/plus/secret.txt read_metadata deny"), ==, 2);
   g_assert_cmpuint(count_records(r, "fs:read ~/plus read_metadata permit") +
-                       count_records(r, "fs:read ~/plus enumerate permit"), >=, 1);
+                     count_records(r, "fs:read ~/plus enumerate permit"),
+                   >=, 1);
   g_ptr_array_unref(r);
   box_vfs_command_end(fx->vfs, cmd);
   g_free(dir);
@@ -390,13 +432,14 @@ void test_readdirplus(Fx *fx, gconstpointer data) {
 
 /* ---- the kernel's FUSE passthrough for opened real files ---- */
 
-static void worker_passthrough(Ctx *c) {
+static void worker_passthrough(Ctx *c)
+{
   char *p = g_strconcat(c->fx->pass_home, "/pt.txt", NULL);
   int fd = open(p, O_CREAT | O_RDWR | O_TRUNC, 0644);
   int ok = fd >= 0 && write(fd, "abc", 3) == 3;
   /* a second handle on the same inode while the first is open */
   int fd2 = open(p, O_RDONLY);
-  char b[8] = {0};
+  char b[8] = { 0 };
   ok = ok && fd2 >= 0 && pread(fd2, b, sizeof b, 0) == 3 && memcmp(b, "abc", 3) == 0;
   /* O_APPEND through its own handle */
   int fd3 = open(p, O_WRONLY | O_APPEND);
@@ -411,7 +454,8 @@ static void worker_passthrough(Ctx *c) {
   g_free(p);
 }
 
-void test_passthrough(Fx *fx, gconstpointer data) {
+void test_passthrough(Fx *fx, gconstpointer data)
+{
   (void)data;
   int cmd = box_vfs_command_new(fx->vfs);
   guint64 before = 0;

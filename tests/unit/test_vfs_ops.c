@@ -3,7 +3,8 @@
  * directory swapped with a symlink while it is walked. */
 #include "tests/unit/test_vfs.h"
 
-void test_unplaced(Fx *fx, gconstpointer data) {
+void test_unplaced(Fx *fx, gconstpointer data)
+{
   (void)data;
   struct stat st;
   g_assert_cmpint(stat(fx->mnt, &st), ==, 0); /* root GETATTR answered */
@@ -27,7 +28,8 @@ void test_unplaced(Fx *fx, gconstpointer data) {
   g_ptr_array_unref(r);
 }
 
-static void worker_pass_ops(Ctx *c) {
+static void worker_pass_ops(Ctx *c)
+{
   const char *P = c->fx->pass_home;
   char *p, *q;
   struct stat st;
@@ -125,7 +127,8 @@ static void worker_pass_ops(Ctx *c) {
     struct statx sx;
     int xrc = statx(AT_FDCWD, p, AT_STATX_DONT_SYNC, STATX_BASIC_STATS, &sx);
     put(c, "deny_statx_cached", "%d", xrc < 0 ? errno : 0);
-    if (xrc == 0) put(c, "deny_statx_shown", "mode %o size %llu", sx.stx_mode, (unsigned long long)sx.stx_size);
+    if (xrc == 0)
+      put(c, "deny_statx_shown", "mode %o size %llu", sx.stx_mode, (unsigned long long)sx.stx_size);
     put(c, "deny_stat_absent", "%d", stat(absent, &dst) < 0 ? errno : 0);
     int afd = open(absent, O_RDONLY | O_CLOEXEC);
     put(c, "deny_open_absent", "%d", afd < 0 ? errno : 0);
@@ -176,7 +179,8 @@ static void worker_pass_ops(Ctx *c) {
   g_free(p);
 }
 
-void test_pass_decisions(Fx *fx, gconstpointer data) {
+void test_pass_decisions(Fx *fx, gconstpointer data)
+{
   (void)data;
   int cmd = box_vfs_command_new(fx->vfs);
   g_assert_cmpint(cmd, >=, 0);
@@ -252,55 +256,46 @@ void test_pass_decisions(Fx *fx, gconstpointer data) {
   g_assert_cmpstr(val(h, "floor_link_unlink"), ==, "13");
   g_assert_cmpstr(val(h, "floor_link_rename"), ==, "13");
   g_assert_cmpstr(val(h, "floor_link_rename_over"), ==, "13");
-  g_assert_cmpstr(val(h, "floor_link_text"), ==,
-                  "~/other-name.toml: resolves to an authority source that this run loaded, which no "
-                  "policy may open or change");
+  g_assert_cmpstr(
+    val(h, "floor_link_text"), ==,
+    "~/other-name.toml: resolves to an authority source that this run loaded, which no "
+    "policy may open or change");
   g_assert_cmpstr(val(h, "floor_tree"), ==, "13");
   g_assert_cmpstr(val(h, "floor_tree_text"), ==,
                   "~/boxdir/state: resolves into trusted Box state, which no policy may open");
 
   const char *expected[] = {
-      "fs:read ~/hello.txt read_metadata permit",
-      "fs:read ~/hello.txt read_content permit",
-      "fs:write ~/hello.txt set_permissions permit",
-      "fs:read ~/hello.txt read_metadata permit", /* access(2) */
-      "fs:write ~/new.txt write_content permit",
-      "fs:write ~/new.txt write_content permit", /* append open */
-      "fs:write ~/new.txt write_content permit", /* truncate */
-      "fs:write ~/dir create_dir permit",
-      "fs:move ~/new.txt rename permit",
-      "fs:read ~/new.txt read_content permit",
-      "fs:move ~/dir/moved.txt rename permit",
-      "fs:read ~/dir/moved.txt read_content permit",
-      "fs:read ~/dir enumerate permit",
-      "fs:write ~/dir/moved.txt symlink permit",
-      "fs:read ~/dir/moved.txt read_content permit",
-      "fs:write ~/dir/link symlink permit",
-      "fs:read ~/dir/link read_link permit",
-      "fs:delete ~/dir/link remove_file permit",
-      "fs:read ~/dir/moved.txt read_content permit", /* link: source */
-      "fs:write ~/dir/hard write_content permit",
-      "fs:delete ~/dir/hard remove_file permit",
-      "fs:write ~/dir/moved.txt set_permissions permit",
-      "fs:write ~/dir/other.txt write_content permit",
-      "fs:move ~/dir/moved.txt rename permit",
-      "fs:read ~/dir/moved.txt read_content permit",
-      "fs:delete ~/dir/other.txt remove_file permit",
-      "fs:move ~/dir/other.txt rename permit",
-      "fs:delete ~/dir/other.txt remove_file permit",
-      "fs:delete ~/dir remove_dir permit",
-      /* an absent name that may be neither read nor written: the lookup
+    "fs:read ~/hello.txt read_metadata permit", "fs:read ~/hello.txt read_content permit",
+    "fs:write ~/hello.txt set_permissions permit",
+    "fs:read ~/hello.txt read_metadata permit", /* access(2) */
+    "fs:write ~/new.txt write_content permit",
+    "fs:write ~/new.txt write_content permit", /* append open */
+    "fs:write ~/new.txt write_content permit", /* truncate */
+    "fs:write ~/dir create_dir permit", "fs:move ~/new.txt rename permit",
+    "fs:read ~/new.txt read_content permit", "fs:move ~/dir/moved.txt rename permit",
+    "fs:read ~/dir/moved.txt read_content permit", "fs:read ~/dir enumerate permit",
+    "fs:write ~/dir/moved.txt symlink permit", "fs:read ~/dir/moved.txt read_content permit",
+    "fs:write ~/dir/link symlink permit", "fs:read ~/dir/link read_link permit",
+    "fs:delete ~/dir/link remove_file permit",
+    "fs:read ~/dir/moved.txt read_content permit", /* link: source */
+    "fs:write ~/dir/hard write_content permit", "fs:delete ~/dir/hard remove_file permit",
+    "fs:write ~/dir/moved.txt set_permissions permit",
+    "fs:write ~/dir/other.txt write_content permit", "fs:move ~/dir/moved.txt rename permit",
+    "fs:read ~/dir/moved.txt read_content permit", "fs:delete ~/dir/other.txt remove_file permit",
+    "fs:move ~/dir/other.txt rename permit", "fs:delete ~/dir/other.txt remove_file permit",
+    "fs:delete ~/dir remove_dir permit",
+    /* an absent name that may be neither read nor written: the lookup
        * is refused like an existing one, as a metadata read */
-      "fs:read ~/secret-new.txt read_metadata deny",
-      /* with the verdicts quiet and cached, the lookup of a name that may
+    "fs:read ~/secret-new.txt read_metadata deny",
+    /* with the verdicts quiet and cached, the lookup of a name that may
        * be neither read nor written is refused before its open, as a
        * missing one's is */
-      data == FX_CACHED ? "fs:read ~/secret.txt read_metadata deny" : "fs:read ~/secret.txt read_content deny",
-      "fs:read ~/secret.txt read_metadata deny",
-      "fs:read ~/secret-absent.txt read_metadata deny",
-      "fs:read ~/box.toml read_content enforcement:reach-floor",
-      "fs:read ~/boxdir/state read_metadata enforcement:reach-floor",
-      NULL};
+    data == FX_CACHED ? "fs:read ~/secret.txt read_metadata deny"
+                      : "fs:read ~/secret.txt read_content deny",
+    "fs:read ~/secret.txt read_metadata deny", "fs:read ~/secret-absent.txt read_metadata deny",
+    "fs:read ~/box.toml read_content enforcement:reach-floor",
+    "fs:read ~/boxdir/state read_metadata enforcement:reach-floor", NULL
+  };
   assert_in_order(r, expected);
   /* the denied create made one decision, and nothing was created */
   g_assert_cmpuint(count_records(r, "fs:read ~/secret-new.txt read_metadata deny"), ==, 1);
@@ -314,7 +309,8 @@ void test_pass_decisions(Fx *fx, gconstpointer data) {
   box_vfs_command_end(fx->vfs, cmd);
 }
 
-static void worker_setup_ops(Ctx *c) {
+static void worker_setup_ops(Ctx *c)
+{
   char *p = g_strconcat(c->fx->pass_home, "/secret.txt", NULL);
   int e;
   char *t = slurp(p, &e);
@@ -323,7 +319,8 @@ static void worker_setup_ops(Ctx *c) {
   g_free(p);
 }
 
-void test_setup_state(Fx *fx, gconstpointer data) {
+void test_setup_state(Fx *fx, gconstpointer data)
+{
   (void)data;
   int cmd = box_vfs_command_new(fx->vfs);
   GHashTable *h = run_worker(fx, cmd, false, worker_setup_ops);
@@ -336,7 +333,8 @@ void test_setup_state(Fx *fx, gconstpointer data) {
   box_vfs_command_end(fx->vfs, cmd);
 }
 
-static void worker_ram_ops(Ctx *c) {
+static void worker_ram_ops(Ctx *c)
+{
   char *p, *q, *t;
   int e;
   struct stat st;
@@ -428,7 +426,8 @@ static void worker_ram_ops(Ctx *c) {
   /* keep g.txt and d for the end-of-command check */
 }
 
-static void worker_ram_after(Ctx *c) {
+static void worker_ram_after(Ctx *c)
+{
   struct stat st;
   char *old = g_strconcat(c->ram, "/tmp/d/g.txt", NULL);
   put(c, "old_cmd_file", "%d", err_of(stat(old, &st)));
@@ -444,7 +443,8 @@ static void worker_ram_after(Ctx *c) {
   g_free(p);
 }
 
-void test_ram(Fx *fx, gconstpointer data) {
+void test_ram(Fx *fx, gconstpointer data)
+{
   (void)data;
   int cmd = box_vfs_command_new(fx->vfs);
   guint base = box_vfs_debug_ram_nodes(fx->vfs); /* the slot's layout */
@@ -496,25 +496,26 @@ void test_ram(Fx *fx, gconstpointer data) {
   g_assert_cmpstr(val(h, "link_layout"), ==, "1"); /* EPERM */
   g_assert_cmpstr(val(h, "chmod_layout"), ==, "0");
   const char *expected[] = {
-      "fs:read / enumerate permit",
-      "fs:write /tmp/f.txt write_content permit",
-      "fs:read /tmp/f.txt read_metadata permit",
-      "fs:write /tmp/f.txt write_content permit",
-      "fs:read /tmp/f.txt read_content permit",
-      "fs:write /tmp/d create_dir permit",
-      "fs:move /tmp/f.txt rename permit",
-      "fs:read /tmp/f.txt read_content permit",
-      "fs:move /tmp/d/g.txt rename permit",
-      "fs:write /tmp/d/g.txt symlink permit",
-      "fs:read /tmp/d/g.txt read_content permit",
-      "fs:write /tmp/d/l symlink permit",
-      "fs:read /tmp/d/l read_link permit",
-      "fs:read /tmp/d enumerate permit",
-      "fs:delete /tmp/d remove_dir permit",
-      "fs:write /tmp/d/h.txt write_content permit",
-      "fs:delete /tmp/d/h.txt remove_file permit",
-      "fs:read /tmp/secret read_metadata deny", /* the lookup of the absent name */
-      NULL};
+    "fs:read / enumerate permit",
+    "fs:write /tmp/f.txt write_content permit",
+    "fs:read /tmp/f.txt read_metadata permit",
+    "fs:write /tmp/f.txt write_content permit",
+    "fs:read /tmp/f.txt read_content permit",
+    "fs:write /tmp/d create_dir permit",
+    "fs:move /tmp/f.txt rename permit",
+    "fs:read /tmp/f.txt read_content permit",
+    "fs:move /tmp/d/g.txt rename permit",
+    "fs:write /tmp/d/g.txt symlink permit",
+    "fs:read /tmp/d/g.txt read_content permit",
+    "fs:write /tmp/d/l symlink permit",
+    "fs:read /tmp/d/l read_link permit",
+    "fs:read /tmp/d enumerate permit",
+    "fs:delete /tmp/d remove_dir permit",
+    "fs:write /tmp/d/h.txt write_content permit",
+    "fs:delete /tmp/d/h.txt remove_file permit",
+    "fs:read /tmp/secret read_metadata deny", /* the lookup of the absent name */
+    NULL
+  };
   assert_in_order(r, expected);
   g_ptr_array_unref(r);
   g_hash_table_unref(h);
@@ -539,8 +540,8 @@ void test_ram(Fx *fx, gconstpointer data) {
   g_assert_cmpstr(val(h, "layout_mode"), ==, "0:755");
   /* only the root chain's directory, if the home lies under /tmp */
   char *expect_tmp = g_str_has_prefix(fx->home, "/tmp/")
-                         ? g_strdup_printf("%.*s:4", (int)strcspn(fx->home + 5, "/"), fx->home + 5)
-                         : g_strdup("");
+                       ? g_strdup_printf("%.*s:4", (int)strcspn(fx->home + 5, "/"), fx->home + 5)
+                       : g_strdup("");
   g_assert_cmpstr(val(h, "fresh_tmp"), ==, expect_tmp);
   g_free(expect_tmp);
   g_hash_table_unref(h);
@@ -548,15 +549,16 @@ void test_ram(Fx *fx, gconstpointer data) {
   g_ptr_array_unref(take_records(fx));
 }
 
-static void worker_git(Ctx *c) {
+static void worker_git(Ctx *c)
+{
   char *cmd = g_strdup_printf(
-      "set -e; cd '%s'; git init -q repo; cd repo; echo hi > a.txt; mkdir -p sub; "
-      "echo there > sub/b.txt; chmod +x sub/b.txt; git add -A; "
-      "git -c user.name=t -c user.email=t@example.com commit -qm first; "
-      "echo more >> a.txt; git -c user.name=t -c user.email=t@example.com commit -qam second; "
-      "git fsck --no-progress 2>&1; git log --oneline | wc -l",
-      c->fx->pass_home);
-  char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+    "set -e; cd '%s'; git init -q repo; cd repo; echo hi > a.txt; mkdir -p sub; "
+    "echo there > sub/b.txt; chmod +x sub/b.txt; git add -A; "
+    "git -c user.name=t -c user.email=t@example.com commit -qm first; "
+    "echo more >> a.txt; git -c user.name=t -c user.email=t@example.com commit -qam second; "
+    "git fsck --no-progress 2>&1; git log --oneline | wc -l",
+    c->fx->pass_home);
+  char *argv[] = { "/bin/sh", "-c", cmd, NULL };
   char *out = NULL, *err = NULL;
   int status = -1;
   GError *e = NULL;
@@ -572,7 +574,8 @@ static void worker_git(Ctx *c) {
   g_clear_error(&e);
 }
 
-void test_git(Fx *fx, gconstpointer data) {
+void test_git(Fx *fx, gconstpointer data)
+{
   (void)data;
   if (!g_file_test("/usr/bin/git", G_FILE_TEST_IS_EXECUTABLE)) {
     g_test_skip("git is not installed");
@@ -586,7 +589,7 @@ void test_git(Fx *fx, gconstpointer data) {
   box_vfs_command_end(fx->vfs, cmd);
   /* the commits are real: read them from outside the mount */
   char *repo = g_build_filename(fx->home, "repo", NULL);
-  char *argv[] = {"git", "-C", repo, "log", "--format=%s", NULL};
+  char *argv[] = { "git", "-C", repo, "log", "--format=%s", NULL };
   char *out = NULL;
   int status = -1;
   g_assert_true(g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL,
@@ -608,7 +611,8 @@ typedef struct {
   int bad;
 } Stress;
 
-static void *stress_thread(void *arg) {
+static void *stress_thread(void *arg)
+{
   Stress *s = arg;
   char p[4096], q[4096], want[4096];
   for (int i = 0; i < 150; i++) {
@@ -631,11 +635,12 @@ static void *stress_thread(void *arg) {
   return NULL;
 }
 
-static void worker_stress(Ctx *c) {
+static void worker_stress(Ctx *c)
+{
   pthread_t th[4];
   Stress st[4];
   for (int i = 0; i < 4; i++) {
-    st[i] = (Stress){c, i, 0};
+    st[i] = (Stress){ c, i, 0 };
     pthread_create(&th[i], NULL, stress_thread, &st[i]);
   }
   int bad = 0;
@@ -657,22 +662,25 @@ typedef struct {
   int failed;
 } Swapper;
 
-static void *swap_thread(void *arg) {
+static void *swap_thread(void *arg)
+{
   Swapper *s = arg;
   char *a = g_build_filename(s->fx->home, "a", NULL);
   char *l = g_build_filename(s->fx->home, "a.lnk", NULL);
   /* Swap only once the worker reads: a late worker would see no race at all. */
   char *reading = g_build_filename(s->fx->base, "worker-reading", NULL);
-  for (int t = 0; t < 10000 && access(reading, F_OK) != 0; t++)
-    g_usleep(1000);
+  for (int t = 0; t < 10000 && access(reading, F_OK) != 0; t++) g_usleep(1000);
   g_free(reading);
   for (int i = 0; i < RACE_SWAPS; i++) {
-    if (renameat2(AT_FDCWD, a, AT_FDCWD, l, RENAME_EXCHANGE) == 0) s->swaps++;
-    else s->failed++;
+    if (renameat2(AT_FDCWD, a, AT_FDCWD, l, RENAME_EXCHANGE) == 0)
+      s->swaps++;
+    else
+      s->failed++;
   }
   /* leave the real directory in place */
   struct stat st;
-  if (lstat(a, &st) == 0 && S_ISLNK(st.st_mode)) renameat2(AT_FDCWD, a, AT_FDCWD, l, RENAME_EXCHANGE);
+  if (lstat(a, &st) == 0 && S_ISLNK(st.st_mode))
+    renameat2(AT_FDCWD, a, AT_FDCWD, l, RENAME_EXCHANGE);
   char *done = g_build_filename(s->fx->base, "swaps-done", NULL);
   write_file(done, "");
   g_free(done);
@@ -681,7 +689,8 @@ static void *swap_thread(void *arg) {
   return NULL;
 }
 
-static void worker_race(Ctx *c) {
+static void worker_race(Ctx *c)
+{
   char *p = g_strconcat(c->fx->pass_home, "/a/b/file", NULL);
   char *done = g_build_filename(c->fx->base, "swaps-done", NULL);
   char *reading = g_build_filename(c->fx->base, "worker-reading", NULL);
@@ -690,20 +699,22 @@ static void worker_race(Ctx *c) {
   /* Reads until the swaps are done, then once more: the real directory is
    * back in place, so that read must find the real file. */
   for (;;) {
-    if (!last && access(done, F_OK) == 0)
-      last = true;
+    if (!last && access(done, F_OK) == 0) last = true;
     int e;
     char *t = slurp(p, &e);
-    if (reads++ == 0)
-      write_file(reading, "");
-    if (!e && strcmp(t, "inside\n") == 0) real++;
-    else if (strstr(t, "OUTSIDE")) outside++;
-    else if (e == EACCES) refused++;
-    else if (e == ENOENT || e == ESTALE || e == ELOOP) absent++;
-    else other++;
+    if (reads++ == 0) write_file(reading, "");
+    if (!e && strcmp(t, "inside\n") == 0)
+      real++;
+    else if (strstr(t, "OUTSIDE"))
+      outside++;
+    else if (e == EACCES)
+      refused++;
+    else if (e == ENOENT || e == ESTALE || e == ELOOP)
+      absent++;
+    else
+      other++;
     g_free(t);
-    if (last)
-      break;
+    if (last) break;
   }
   g_free(reading);
   put(c, "reads", "%ld", reads);
@@ -719,7 +730,8 @@ static void worker_race(Ctx *c) {
 /* While the worker reads ~/a/b/file in a loop, the host swaps a with a
  * symlink to a directory outside every root: RACE_SWAPS swaps, and no read
  * may return the outside file (each is refused or reads the real one). */
-void test_race(Fx *fx, gconstpointer data) {
+void test_race(Fx *fx, gconstpointer data)
+{
   (void)data;
   char *d = g_build_filename(fx->home, "a", "b", NULL);
   write_file_in(d, "file", "inside\n");
@@ -731,7 +743,7 @@ void test_race(Fx *fx, gconstpointer data) {
   g_assert_cmpint(symlink("../outside/a", l), ==, 0);
   g_free(l);
   int cmd = box_vfs_command_new(fx->vfs);
-  Swapper s = {fx, 0, 0};
+  Swapper s = { fx, 0, 0 };
   pthread_t th;
   g_assert_cmpint(pthread_create(&th, NULL, swap_thread, &s), ==, 0);
   GHashTable *h = run_worker(fx, cmd, true, worker_race);
@@ -753,7 +765,8 @@ void test_race(Fx *fx, gconstpointer data) {
   box_vfs_command_end(fx->vfs, cmd);
 }
 
-void test_concurrent(Fx *fx, gconstpointer data) {
+void test_concurrent(Fx *fx, gconstpointer data)
+{
   (void)data;
   int cmd = box_vfs_command_new(fx->vfs);
   GHashTable *h = run_worker(fx, cmd, true, worker_stress);
@@ -770,7 +783,8 @@ void test_concurrent(Fx *fx, gconstpointer data) {
 
 /* A process in a PID namespace nested below the worker's (unshare -p,
  * bwrap) is placed by walking up with NS_GET_PARENT. */
-static void worker_nested(Ctx *c) {
+static void worker_nested(Ctx *c)
+{
   if (unshare(CLONE_NEWPID) != 0) {
     put(c, "nested", "unshare %d", errno);
     return;
@@ -787,7 +801,8 @@ static void worker_nested(Ctx *c) {
   put(c, "nested", "%d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
-void test_nested_pidns(Fx *fx, gconstpointer data) {
+void test_nested_pidns(Fx *fx, gconstpointer data)
+{
   (void)data;
   int cmd = box_vfs_command_new(fx->vfs);
   GHashTable *h = run_worker(fx, cmd, true, worker_nested);
