@@ -123,12 +123,12 @@ static int awk_run(Awk *A, int argc, char **argv) {
     const char *val = a[2] ? a + 2 : NULL;
     if (opt != 'F' && opt != 'v' && opt != 'f') {
       box_fdprintf(c->err, "awk: invalid option -- '%c'\nusage: awk [-F fs][-v var=value][prog | -f progfile][file ...]\n", opt);
-      return 2;
+      return 1;
     }
     if (!val) {
       if (i + 1 >= argc) {
         box_fdprintf(c->err, "awk: option requires an argument -- '%c'\n", opt);
-        return 2;
+        return 1;
       }
       val = argv[++i];
     }
@@ -162,7 +162,7 @@ static int awk_run(Awk *A, int argc, char **argv) {
     if (i >= argc) {
       box_fdprintf(c->err, "usage: awk [-F fs][-v var=value][prog | -f progfile][file ...]\n");
       g_ptr_array_free(assigns, TRUE);
-      return 2;
+      return 1;
     }
     prog = g_string_new(argv[i++]);
     A->srcname = "cmd. line";

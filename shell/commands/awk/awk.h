@@ -207,6 +207,8 @@ Val awk_eval(Awk *A, ANode *n);
 bool awk_eval_cond(Awk *A, ANode *n);
 void awk_assign(Awk *A, ANode *lv, Val v);
 AVar *awk_array_of(Awk *A, ANode *n);
+/* The variable a name node means, as it is (no conversion). */
+AVar *awk_var_peek(Awk *A, ANode *n);
 Val *awk_array_ref(Awk *A, AVar *arr, const char *key, bool create);
 void awk_array_clear(AVar *arr);
 int awk_exec(Awk *A, ANode *n);               /* 0, or 1 break, 2 continue, 3 return */

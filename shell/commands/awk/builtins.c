@@ -70,6 +70,10 @@ GPtrArray *awk_split_fs(Awk *A, const char *s, const char *fs, bool paragraph) {
     return out;
   }
   if (len == 0) return out;
+  if (fs[0] == 0) {
+    for (size_t i = 0; i < len; i++) g_ptr_array_add(out, g_strndup(s + i, 1));
+    return out;
+  }
   if (strlen(fs) == 1 && fs[0] != '\\' && !paragraph) {
     const char *p = s;
     for (;;) {
@@ -108,7 +112,7 @@ GPtrArray *awk_split_fs(Awk *A, const char *s, const char *fs, bool paragraph) {
 /* ---- printf ------------------------------------------------------------------ */
 
 static Val arg_val(Awk *A, ANode **args, int nargs, int *ai) {
-  if (*ai >= nargs) return (Val){T_UNINIT, 0, NULL};
+  if (*ai >= nargs) awk_fatal(A, "not enough arguments to satisfy format string");
   return awk_eval(A, args[(*ai)++]);
 }
 
@@ -417,11 +421,12 @@ static Val do_substr(Awk *A, ANode *n) {
   double len = (double)strlen(s);
   double m = num_arg(A, n->args[1]);
   double cnt = n->nargs == 3 ? num_arg(A, n->args[2]) : INFINITY;
-  /* gawk rounds the start and the length, then clips to the string */
-  double st = rint(m);
-  double en = isinf(cnt) ? INFINITY : st + rint(cnt);
-  if (isnan(m) || isnan(cnt)) en = st;
-  if (st < 1) st = 1;
+  /* gawk truncates the start and the length, and a start below 1 is 1
+     with the length kept */
+  double st = trunc(m);
+  if (st < 1 || isnan(st)) st = 1;
+  double en = isinf(cnt) ? INFINITY : st + trunc(cnt);
+  if (isnan(cnt)) en = st;
   if (en > len + 1) en = len + 1;
   char *r = en > st ? g_strndup(s + (size_t)st - 1, (gsize)(en - st)) : g_strdup("");
   g_free(s);
@@ -460,10 +465,8 @@ Val awk_builtin(Awk *A, ANode *n) {
       }
       ANode *a = n->args[0];
       if (a->op == AN_VAR || a->op == AN_LOCAL) {
-        AVar *v = a->op == AN_VAR ? &A->vars[a->ival] : NULL;
-        if (a->op == AN_LOCAL && A->frame->slots[a->ival] && A->frame->slots[a->ival]->kind == K_ARRAY)
-          v = A->frame->slots[a->ival];
-        if (v && v->kind == K_ARRAY) return awk_num(g_hash_table_size(v->arr));
+        AVar *v = awk_var_peek(A, a);
+        if (v->kind == K_ARRAY) return awk_num(g_hash_table_size(v->arr));
       }
       char *s = str_arg(A, a);
       double l = (double)strlen(s);

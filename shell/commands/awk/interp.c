@@ -100,6 +100,8 @@ char *awk_num_str(Awk *A, double n, const char *fmt) {
   if (isinf(n)) return g_strdup(n < 0 ? "-inf" : "+inf");
   if (n == (double)(long long)n) return g_strdup_printf("%lld", (long long)n);
   if (n == floor(n)) return g_strdup_printf("%.0f", n);
+  size_t fl = strlen(fmt);
+  if (fl && strchr("diouxXc", fmt[fl - 1])) return g_strdup_printf("%lld", (long long)n);
   return g_strdup_printf(fmt, n);
 }
 
@@ -157,6 +159,8 @@ static AVar *var_of(Awk *A, ANode *n, bool as_array) {
 }
 
 AVar *awk_array_of(Awk *A, ANode *n) { return var_of(A, n, true); }
+
+AVar *awk_var_peek(Awk *A, ANode *n) { return n->op == AN_LOCAL ? local_var(A, n->ival, false) : &A->vars[n->ival]; }
 
 static void free_elem(gpointer p) {
   Val *v = p;
@@ -264,7 +268,7 @@ Val awk_field(Awk *A, int i) {
   if (i < 0) awk_fatal(A, "attempt to access field %d", i);
   if (i == 0) return awk_val_copy(&A->fields[0]);
   awk_split_record(A);
-  if (i > A->nfields) return (Val){T_UNINIT, 0, NULL};
+  if (i > A->nfields) return awk_str(g_strdup(""));
   return awk_val_copy(&A->fields[i]);
 }
 
@@ -341,6 +345,7 @@ static Val get_lvalue(Awk *A, ANode *lv) {
 void awk_assign(Awk *A, ANode *lv, Val v) {
   switch (lv->op) {
     case AN_VAR:
+      if (lv->ival == AV_FS) awk_split_record(A);
       if (lv->ival == AV_NF) {
         double n = awk_to_num(A, &v);
         awk_val_free(&v);

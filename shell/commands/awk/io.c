@@ -110,9 +110,15 @@ static bool rr_next(Awk *A, RecReader *r, GString *out) {
         return true;
       }
     }
-    if (!rr_fill(r)) {
+    if (r->eof || !rr_fill(r)) {
+      if (!r->eof) continue;
       if (r->end == r->start) return false;
-      g_string_append_len(out, r->buf + r->start, (gssize)(r->end - r->start));
+      /* a separator that ends the input ends the last record */
+      r->buf[r->end] = 0;
+      size_t e = r->end - r->start;
+      if (awk_match(re, r->buf + r->start, e, 0, false, &m, 1) && m.rm_eo > m.rm_so && (size_t)m.rm_eo == e)
+        e = (size_t)m.rm_so;
+      g_string_append_len(out, r->buf + r->start, (gssize)e);
       r->start = r->end;
       return true;
     }

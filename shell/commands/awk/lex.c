@@ -136,6 +136,16 @@ again:
     }
     char *t = g_strndup(s + lx->tok_start, p - lx->tok_start);
     lx->num = strtod(t, &end);
+    /* gawk reads 017 as octal and 0x1F as hex in a program's text */
+    if (t[0] == '0' && t[1] && strspn(t, "01234567") == strlen(t)) lx->num = (double)strtoull(t, NULL, 8);
+    if (strcmp(t, "0") == 0 && p + 1 < lx->len && (s[p] == 'x' || s[p] == 'X') && isxdigit((unsigned char)s[p + 1])) {
+      p++;
+      size_t hs = p;
+      while (p < lx->len && isxdigit((unsigned char)s[p])) p++;
+      char *h = g_strndup(s + hs, p - hs);
+      lx->num = (double)strtoull(h, NULL, 16);
+      g_free(h);
+    }
     g_free(t);
     lx->pos = p;
     return TK_NUMBER;
