@@ -68,6 +68,7 @@ static void run_rules(Awk *A) {
       const char *s = A->fields[0].s ? A->fields[0].s : "";
       box_out_write(A->c->out, s, strlen(s));
       box_out_puts(A->c->out, awk_var_cstr(A, AV_ORS));
+      awk_check_out(A, A->c->out);
     }
   }
 }
@@ -237,6 +238,8 @@ static int awk_run(Awk *A, int argc, char **argv) {
   /* a longjmp out of a rule lands here: exit goes to END, a fatal error out */
   volatile int phase = 0;
   if (setjmp(exit_jb)) {
+    A->frame = NULL;
+    A->depth = 0;
     if (A->jmp_kind == 9 || phase == 2) goto out;
     A->exiting = true;
     phase = 2;
@@ -249,6 +252,8 @@ static int awk_run(Awk *A, int argc, char **argv) {
     jmp_buf next_jb;
     A->jmp_next = &next_jb;
     if (setjmp(next_jb)) {
+      A->frame = NULL;
+      A->depth = 0;
       if (A->jmp_kind == 2) awk_close_main(A);
     }
     while (awk_next_main(A, rec)) {
@@ -276,6 +281,7 @@ int box_cmd_awk(BoxCmd *c) {
   A->funcs = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, free_func);
   A->nodes = g_ptr_array_new_with_free_func(free_node);
   A->streams = g_ptr_array_new();
+  A->regexes = g_ptr_array_new_with_free_func(awk_regex_free);
   A->srcname = "cmd. line";
   srandom(0);
   int st = awk_run(A, c->argc, c->argv);
@@ -290,6 +296,7 @@ int box_cmd_awk(BoxCmd *c) {
   g_hash_table_destroy(A->funcs);
   g_ptr_array_free(A->nodes, TRUE);
   g_ptr_array_free(A->streams, TRUE);
+  g_ptr_array_free(A->regexes, TRUE);
   if (A->regex_cache) g_hash_table_destroy(A->regex_cache);
   g_free(A);
   return st;

@@ -155,6 +155,7 @@ typedef struct Awk {
   GPtrArray *var_names;
   GHashTable *funcs;     /* name -> Func* */
   GPtrArray *nodes;      /* every allocation of the tree, freed at the end */
+  GPtrArray *regexes;    /* the program's regular expression literals */
   const char *srcname;
   /* state */
   AVar *vars;
@@ -224,6 +225,9 @@ void awk_set_nf(Awk *A, int nf);
 
 /* builtins.c */
 regex_t *awk_regex(Awk *A, const char *ere);
+/* A regex of the program's text, owned by the caller (awk_regex_free). */
+regex_t *awk_regex_compile(Awk *A, const char *ere);
+void awk_regex_free(gpointer re);
 regex_t *awk_regex_of(Awk *A, ANode *n);
 bool awk_match(regex_t *re, const char *s, size_t len, size_t from, bool notbol, regmatch_t *m, int nm);
 Val awk_builtin(Awk *A, ANode *n);
@@ -237,5 +241,7 @@ int awk_close(Awk *A, const char *name);
 int awk_fflush(Awk *A, const char *name, bool all);
 int awk_system(Awk *A, const char *cmd);
 void awk_flush_all(Awk *A);
+/* Ends the run after a failed write on out (141 for a closed pipe). */
+void awk_check_out(Awk *A, BoxOut *out);
 
 #endif

@@ -13,10 +13,27 @@ static void free_re(gpointer p) {
   g_free(p);
 }
 
+regex_t *awk_regex_compile(Awk *A, const char *ere) {
+  if (box_pattern_too_deep(ere)) awk_fatal(A, "regular expression nested too deeply: /%s/", ere);
+  regex_t *re = g_new0(regex_t, 1);
+  int rc = regcomp(re, ere, REG_EXTENDED);
+  if (rc) {
+    char msg[256];
+    regerror(rc, re, msg, sizeof msg);
+    g_free(re);
+    awk_fatal(A, "invalid regexp: %s: /%s/", msg, ere);
+  }
+  return re;
+}
+
+void awk_regex_free(gpointer re) { free_re(re); }
+
 regex_t *awk_regex(Awk *A, const char *ere) {
   if (!A->regex_cache) A->regex_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, free_re);
   regex_t *re = g_hash_table_lookup(A->regex_cache, ere);
   if (re) return re;
+  /* dynamic regular expressions built from data are many: keep a bounded set */
+  if (g_hash_table_size(A->regex_cache) >= 1000) g_hash_table_remove_all(A->regex_cache);
   if (box_pattern_too_deep(ere)) awk_fatal(A, "regular expression nested too deeply: /%s/", ere);
   re = g_new0(regex_t, 1);
   int rc = regcomp(re, ere, REG_EXTENDED);

@@ -544,7 +544,7 @@ static Val call_user(Awk *A, ANode *n) {
   Func *f = g_hash_table_lookup(A->funcs, n->str);
   if (!f || !f->defined) awk_fatal(A, "function `%s' not defined", n->str);
   if (n->nargs > f->nparams) awk_fatal(A, "function `%s' called with more arguments than declared", n->str);
-  if (A->depth > 10000) awk_fatal(A, "function calls nested too deeply");
+  if (A->depth > 3000) awk_fatal(A, "function calls nested too deeply");
   Frame fr;
   fr.n = f->nparams;
   fr.slots = g_new0(AVar *, f->nparams + 1);

@@ -308,6 +308,23 @@ void awk_print(Awk *A, ANode *n) {
   }
   box_out_write(out, o->str, o->len);
   g_string_free(o, TRUE);
+  awk_check_out(A, out);
+}
+
+void awk_check_out(Awk *A, BoxOut *out) {
+  if (!out->error) return;
+  /* gawk ends as by SIGPIPE when its reader has gone (yes | awk | head) */
+  if (out->err == EPIPE) {
+    A->exit_status = 141;
+  } else {
+    char *t = box_error_text(A->c->sh, out->err);
+    box_fdprintf(A->c->err, "awk: write error: %s\n", t);
+    g_free(t);
+    A->exit_status = 2;
+  }
+  out->len = 0;
+  A->jmp_kind = 9;
+  longjmp(*A->jmp_exit, 1);
 }
 
 /* ---- the main input -------------------------------------------------------------- */

@@ -168,7 +168,8 @@ static ANode *primary(P *p) {
       n->str = lx->text;
       lx->text = NULL;
       g_ptr_array_add(p->A->nodes, n->str);
-      n->re = awk_regex(p->A, n->str);
+      n->re = awk_regex_compile(p->A, n->str);
+      g_ptr_array_add(p->A->regexes, n->re);
       adv(p);
       return n;
     }
