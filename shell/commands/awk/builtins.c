@@ -264,9 +264,32 @@ char *awk_sprintf(Awk *A, ANode **args, int nargs) {
 
 /* ---- sub, gsub, gensub ------------------------------------------------------------ */
 
-/* The replacement text for one match: & and \\& as POSIX says for
- * sub/gsub; gensub adds \0-\9. */
+/* The replacement text for one match, by gawk's rules.  sub/gsub: a run
+ * of backslashes before & gives half of them, and the & is literal when
+ * the run was odd; other backslashes stand.  gensub: \\ is \, \& is &,
+ * \0-\9 the groups, and a backslash before anything else goes. */
 static void replace_one(GString *o, const char *repl, const char *s, regmatch_t *m, bool gensub) {
+  if (!gensub) {
+    for (const char *r = repl; *r; r++) {
+      if (*r == '\\') {
+        size_t k = strspn(r, "\\");
+        if (r[k] == '&') {
+          for (size_t i = 0; i < k / 2; i++) g_string_append_c(o, '\\');
+          if (k % 2) g_string_append_c(o, '&');
+          else g_string_append_len(o, s + m[0].rm_so, m[0].rm_eo - m[0].rm_so);
+          r += k;
+        } else {
+          g_string_append_len(o, r, (gssize)k);
+          r += k - 1;
+        }
+      } else if (*r == '&') {
+        g_string_append_len(o, s + m[0].rm_so, m[0].rm_eo - m[0].rm_so);
+      } else {
+        g_string_append_c(o, *r);
+      }
+    }
+    return;
+  }
   for (const char *r = repl; *r; r++) {
     if (*r == '\\' && r[1]) {
       if (r[1] == '&') {
@@ -280,7 +303,7 @@ static void replace_one(GString *o, const char *repl, const char *s, regmatch_t 
         if (m[k].rm_so >= 0) g_string_append_len(o, s + m[k].rm_so, m[k].rm_eo - m[k].rm_so);
         r++;
       } else {
-        g_string_append_c(o, '\\');
+        g_string_append_c(o, *++r);
       }
     } else if (*r == '&') {
       g_string_append_len(o, s + m[0].rm_so, m[0].rm_eo - m[0].rm_so);

@@ -283,7 +283,7 @@ void awk_print(Awk *A, ANode *n) {
     if (n->ival != AR_PIPE && (strcmp(name, "/dev/stdout") == 0 || strcmp(name, "-") == 0)) {
       out = A->c->out;
     } else if (n->ival != AR_PIPE && strcmp(name, "/dev/stderr") == 0) {
-      box_out_flush(A->c->out);
+      /* unbuffered, and ahead of what stdout still holds, as gawk's */
       box_write_all(A->c->err, o->str, o->len);
       g_free(name);
       g_string_free(o, TRUE);
@@ -450,11 +450,8 @@ Val awk_getline(Awk *A, ANode *n) {
       g_string_free(s, TRUE);
       return awk_num(-1);
     }
+    /* gawk counts neither form in NR */
     got = rr_next(A, &st->rd, s);
-    if (got && n->ival == GL_CMD) {
-      A->nr = awk_to_num(A, &A->vars[AV_NR].v) + 1;
-      awk_set_var_num(A, AV_NR, A->nr);
-    }
   }
   if (!got) {
     g_string_free(s, TRUE);
