@@ -56,12 +56,10 @@ bool awk_looks_numeric(const char *s, double *out) {
       q = r;
     }
   }
-  const char *end = q;
   while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r' || *q == '\f' || *q == '\v') q++;
   if (*q) return false;
-  char *t = g_strndup(p, (gsize)(end - p));
-  *out = strtod(t, NULL);
-  g_free(t);
+  /* the text was checked above: strtod reads the same number */
+  *out = strtod(p, NULL);
   return true;
 }
 
