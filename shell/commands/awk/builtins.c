@@ -421,7 +421,7 @@ static Val do_split(Awk *A, ANode *n) {
     *e = awk_strnum(parts->pdata[i]);
   }
   int cnt = (int)parts->len;
-  g_ptr_array_free(parts, FALSE);
+  g_free(g_ptr_array_free(parts, FALSE));
   g_free(s);
   return awk_num(cnt);
 }

@@ -234,7 +234,7 @@ void awk_split_record(Awk *A) {
   ensure_fields(A, (int)parts->len);
   for (guint i = 0; i < parts->len; i++) A->fields[i + 1] = awk_strnum(parts->pdata[i]);
   A->nfields = (int)parts->len;
-  g_ptr_array_free(parts, FALSE);
+  g_free(g_ptr_array_free(parts, FALSE));
   awk_set_var_num(A, AV_NF, A->nfields);
 }
 
