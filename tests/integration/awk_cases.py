@@ -659,5 +659,13 @@ CASES = [
     "awk -f nope.awk 2>/dev/null; echo status $?",
     "awk 'BEGIN { undefined_fn(1) }' 2>/dev/null; echo status $?",
     "awk '{ print $(-1) }' small.txt 2>/dev/null; echo status $?",
+    "awk 'BEGIN { print substr(\"x\") }' 2>/dev/null; echo status $?",
+    "awk 'BEGIN { print length(1, 2) }' 2>/dev/null; echo status $?",
+    "awk 'BEGIN { x = split(\"a\") }' 2>/dev/null; echo status $?",
+    "awk 'BEGIN { print 1 } }' 2>/dev/null; echo status $?",
+    "awk 'BEGIN { x = \"unterminated }' 2>/dev/null; echo status $?",
+    "awk 'BEGIN { x = /unterminated }' 2>/dev/null; echo status $?",
+    "awk 'BEGIN { break }' 2>/dev/null; echo status $?",
+    "awk 'function f() { return 1 } function f() { return 2 } BEGIN { print f() }' 2>/dev/null; echo status $?",
     "awk 'BEGIN { getline x < \"nope\"; print \"ok\" }'",
 ]

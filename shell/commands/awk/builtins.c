@@ -369,7 +369,6 @@ static double num_arg(Awk *A, ANode *n) {
 }
 
 static Val do_sub(Awk *A, ANode *n, bool global) {
-  if (n->nargs < 2 || n->nargs > 3) awk_fatal(A, "%s: wrong number of arguments", global ? "gsub" : "sub");
   regex_t *re = awk_regex_of(A, n->args[0]);
   char *repl = str_arg(A, n->args[1]);
   ANode *target = n->nargs == 3 ? n->args[2] : NULL;
@@ -394,7 +393,6 @@ static Val do_sub(Awk *A, ANode *n, bool global) {
 }
 
 static Val do_split(Awk *A, ANode *n) {
-  if (n->nargs < 2 || n->nargs > 3) awk_fatal(A, "split: wrong number of arguments");
   char *s = str_arg(A, n->args[0]);
   AVar *arr = awk_array_of(A, n->args[1]);
   GPtrArray *parts;
@@ -427,7 +425,6 @@ static Val do_split(Awk *A, ANode *n) {
 }
 
 static Val do_match(Awk *A, ANode *n) {
-  if (n->nargs < 2 || n->nargs > 3) awk_fatal(A, "match: wrong number of arguments");
   char *s = str_arg(A, n->args[0]);
   regex_t *re = awk_regex_of(A, n->args[1]);
   regmatch_t m[10];
@@ -456,7 +453,6 @@ static Val do_match(Awk *A, ANode *n) {
 }
 
 static Val do_substr(Awk *A, ANode *n) {
-  if (n->nargs < 2 || n->nargs > 3) awk_fatal(A, "substr: wrong number of arguments");
   char *s = str_arg(A, n->args[0]);
   double len = (double)strlen(s);
   double m = num_arg(A, n->args[1]);
@@ -474,7 +470,6 @@ static Val do_substr(Awk *A, ANode *n) {
 }
 
 static Val do_gensub(Awk *A, ANode *n) {
-  if (n->nargs < 3 || n->nargs > 4) awk_fatal(A, "gensub: wrong number of arguments");
   regex_t *re = awk_regex_of(A, n->args[0]);
   char *repl = str_arg(A, n->args[1]);
   Val how = awk_eval(A, n->args[2]);
@@ -515,7 +510,6 @@ Val awk_builtin(Awk *A, ANode *n) {
     }
     case B_SUBSTR: return do_substr(A, n);
     case B_INDEX: {
-      if (na != 2) awk_fatal(A, "index: wrong number of arguments");
       char *s = str_arg(A, n->args[0]), *t = str_arg(A, n->args[1]);
       char *f = strstr(s, t);
       double r = f ? (double)(f - s) + 1 : 0;
@@ -529,10 +523,8 @@ Val awk_builtin(Awk *A, ANode *n) {
     case B_MATCH: return do_match(A, n);
     case B_GENSUB: return do_gensub(A, n);
     case B_SPRINTF:
-      if (na < 1) awk_fatal(A, "sprintf: no format");
       return awk_str(awk_sprintf(A, n->args, na));
     case B_SIN: case B_COS: case B_EXP: case B_LOG: case B_SQRT: case B_INT: {
-      if (na != 1) awk_fatal(A, "wrong number of arguments");
       double x = num_arg(A, n->args[0]);
       switch (n->ival) {
         case B_SIN: return awk_num(sin(x));
@@ -544,7 +536,6 @@ Val awk_builtin(Awk *A, ANode *n) {
       }
     }
     case B_ATAN2: {
-      if (na != 2) awk_fatal(A, "atan2: wrong number of arguments");
       double y = num_arg(A, n->args[0]), x = num_arg(A, n->args[1]);
       return awk_num(atan2(y, x));
     }
@@ -556,20 +547,17 @@ Val awk_builtin(Awk *A, ANode *n) {
       return awk_num(prev);
     }
     case B_TOLOWER: case B_TOUPPER: {
-      if (na != 1) awk_fatal(A, "wrong number of arguments");
       char *s = str_arg(A, n->args[0]);
       for (char *p = s; *p; p++) *p = (char)(n->ival == B_TOLOWER ? tolower((unsigned char)*p) : toupper((unsigned char)*p));
       return awk_str(s);
     }
     case B_SYSTEM: {
-      if (na != 1) awk_fatal(A, "system: wrong number of arguments");
       char *s = str_arg(A, n->args[0]);
       int st = awk_system(A, s);
       g_free(s);
       return awk_num(st);
     }
     case B_CLOSE: {
-      if (na < 1) awk_fatal(A, "close: wrong number of arguments");
       char *s = str_arg(A, n->args[0]);
       int st = awk_close(A, s);
       g_free(s);

@@ -22,6 +22,17 @@ typedef struct {
 
 static P *cur_p;
 
+/* How many arguments each builtin takes (gawk refuses others when it
+ * parses the program). */
+static const int builtin_arity[][2] = {
+  [B_LENGTH] = {0, 1}, [B_SUBSTR] = {2, 3}, [B_INDEX] = {2, 2}, [B_SPLIT] = {2, 3},
+  [B_SUB] = {2, 3}, [B_GSUB] = {2, 3}, [B_MATCH] = {2, 3}, [B_SPRINTF] = {1, 10000},
+  [B_SIN] = {1, 1}, [B_COS] = {1, 1}, [B_ATAN2] = {2, 2}, [B_EXP] = {1, 1}, [B_LOG] = {1, 1},
+  [B_SQRT] = {1, 1}, [B_INT] = {1, 1}, [B_RAND] = {0, 0}, [B_SRAND] = {0, 1},
+  [B_TOLOWER] = {1, 1}, [B_TOUPPER] = {1, 1}, [B_SYSTEM] = {1, 1}, [B_CLOSE] = {1, 2},
+  [B_FFLUSH] = {0, 1}, [B_GENSUB] = {3, 4}, [B_SYSTIME] = {0, 0},
+};
+
 ANode *awk_node(Awk *A, int op, int line) {
   ANode *n = g_new0(ANode, 1);
   n->op = op;
@@ -244,6 +255,8 @@ static ANode *primary(P *p) {
       return n;
     }
     case TK_BUILTIN: {
+      char builtin_name[16];
+      g_strlcpy(builtin_name, lx->text, sizeof builtin_name);
       ANode *n = mk(p, AN_BUILTIN, NULL, NULL);
       n->ival = lx->builtin;
       adv(p);
@@ -254,6 +267,8 @@ static ANode *primary(P *p) {
       } else if (n->ival != B_LENGTH) {
         awk_syntax(p->A, lx, "expected ( after a function's name");
       }
+      if (n->nargs < builtin_arity[n->ival][0] || n->nargs > builtin_arity[n->ival][1])
+        awk_syntax(p->A, lx, "%d is invalid as number of arguments for %s", n->nargs, builtin_name);
       return n;
     }
     case TK_GETLINE: adv(p); return simple_getline(p);
