@@ -19,7 +19,9 @@
 
 /* ---- values ---------------------------------------------------------------- */
 
-enum { T_UNINIT, T_NUM, T_STR, T_STRNUM };
+/* T_MAYBE: input text (a field, $0, split's pieces) not yet looked at:
+ * a T_STRNUM or a T_STR once it is (awk_resolve). */
+enum { T_UNINIT, T_NUM, T_STR, T_STRNUM, T_MAYBE };
 
 /* s is owned (g_malloc'd) for T_STR and T_STRNUM, NULL otherwise. */
 typedef struct {
@@ -199,6 +201,8 @@ Val awk_val_copy(const Val *v);
 Val awk_num(double n);
 Val awk_str(char *owned);
 Val awk_strnum(char *owned);
+Val awk_maybe(char *owned);
+void awk_resolve(Val *v);
 double awk_to_num(Awk *A, const Val *v);
 char *awk_to_str(Awk *A, const Val *v);      /* g_malloc'd, CONVFMT */
 char *awk_to_ostr(Awk *A, const Val *v);     /* g_malloc'd, OFMT */

@@ -416,7 +416,7 @@ static Val do_split(Awk *A, ANode *n) {
     char key[32];
     g_snprintf(key, sizeof key, "%u", i + 1);
     Val *e = awk_array_ref(A, arr, key, true);
-    *e = awk_strnum(parts->pdata[i]);
+    *e = awk_maybe(parts->pdata[i]);
   }
   int cnt = (int)parts->len;
   g_free(g_ptr_array_free(parts, FALSE));
@@ -474,6 +474,7 @@ static Val do_gensub(Awk *A, ANode *n) {
   char *repl = str_arg(A, n->args[1]);
   Val how = awk_eval(A, n->args[2]);
   int which = 1;
+  awk_resolve(&how);
   if (how.t == T_STR && (how.s[0] == 'g' || how.s[0] == 'G')) which = 0;
   else {
     which = (int)awk_to_num(A, &how);

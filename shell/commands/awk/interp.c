@@ -69,6 +69,19 @@ Val awk_strnum(char *owned) {
   return (Val){T_STR, 0, owned};
 }
 
+Val awk_maybe(char *owned) { return (Val){T_MAYBE, 0, owned}; }
+
+void awk_resolve(Val *v) {
+  if (v->t != T_MAYBE) return;
+  double n;
+  if (awk_looks_numeric(v->s, &n)) {
+    v->t = T_STRNUM;
+    v->n = n;
+  } else {
+    v->t = T_STR;
+  }
+}
+
 /* The leading number of a string, as awk reads one ("3x" is 3). */
 static double str_num(const char *s) {
   const char *p = s;
@@ -87,7 +100,8 @@ double awk_to_num(Awk *A, const Val *v) {
   switch (v->t) {
     case T_NUM:
     case T_STRNUM: return v->n;
-    case T_STR: return str_num(v->s);
+    case T_STR:
+    case T_MAYBE: return str_num(v->s);
     default: return 0;
   }
 }
@@ -222,7 +236,7 @@ void awk_set_record(Awk *A, const char *s, size_t n) {
   for (int i = 1; i <= A->nfields; i++) awk_val_free(&A->fields[i]);
   A->nfields = 0;
   awk_val_free(&A->fields[0]);
-  A->fields[0] = awk_strnum(g_strndup(s, n));
+  A->fields[0] = awk_maybe(g_strndup(s, n));
   A->split_done = false;
 }
 
@@ -232,7 +246,7 @@ void awk_split_record(Awk *A) {
   const char *rs = awk_var_cstr(A, AV_RS);
   GPtrArray *parts = awk_split_fs(A, A->fields[0].s ? A->fields[0].s : "", awk_var_cstr(A, AV_FS), rs[0] == 0);
   ensure_fields(A, (int)parts->len);
-  for (guint i = 0; i < parts->len; i++) A->fields[i + 1] = awk_strnum(parts->pdata[i]);
+  for (guint i = 0; i < parts->len; i++) A->fields[i + 1] = awk_maybe(parts->pdata[i]);
   A->nfields = (int)parts->len;
   g_free(g_ptr_array_free(parts, FALSE));
   awk_set_var_num(A, AV_NF, A->nfields);
@@ -379,6 +393,8 @@ void awk_assign(Awk *A, ANode *lv, Val v) {
 }
 
 static int compare(Awk *A, Val *a, Val *b) {
+  awk_resolve(a);
+  awk_resolve(b);
   bool an = a->t == T_NUM || a->t == T_STRNUM || a->t == T_UNINIT;
   bool bn = b->t == T_NUM || b->t == T_STRNUM || b->t == T_UNINIT;
   if (an && bn) {
@@ -409,6 +425,7 @@ static double arith(Awk *A, int op, double x, double y) {
 }
 
 static bool truthy(Awk *A, Val *v) {
+  awk_resolve(v);
   switch (v->t) {
     case T_NUM: return v->n != 0;
     case T_STRNUM: return v->n != 0;
@@ -418,6 +435,21 @@ static bool truthy(Awk *A, Val *v) {
 }
 
 static Val call_user(Awk *A, ANode *n);
+
+/* An operand's number: a field or a global read in place (the common
+ * `s += $2`), anything else evaluated. */
+static double num_of(Awk *A, ANode *n) {
+  if (n->op == AN_FIELD && n->a->op == AN_NUM && n->a->num >= 1) {
+    int i = (int)n->a->num;
+    awk_split_record(A);
+    return i <= A->nfields ? awk_to_num(A, &A->fields[i]) : 0;
+  }
+  if (n->op == AN_VAR && n->ival != AV_NF && A->vars[n->ival].kind != K_ARRAY) return awk_to_num(A, &A->vars[n->ival].v);
+  Val v = awk_eval(A, n);
+  double d = awk_to_num(A, &v);
+  awk_val_free(&v);
+  return d;
+}
 
 static bool match_node(Awk *A, ANode *target, ANode *re_node) {
   Val t = awk_eval(A, target);
@@ -456,10 +488,8 @@ Val awk_eval(Awk *A, ANode *n) {
       return awk_num(n->op == AN_MATCH ? m : !m);
     }
     case AN_ADD: case AN_SUB: case AN_MUL: case AN_DIV: case AN_MOD: case AN_POW: {
-      Val a = awk_eval(A, n->a), b = awk_eval(A, n->b);
-      double x = awk_to_num(A, &a), y = awk_to_num(A, &b);
-      awk_val_free(&a);
-      awk_val_free(&b);
+      double x = num_of(A, n->a);
+      double y = num_of(A, n->b);
       return awk_num(arith(A, n->op, x, y));
     }
     case AN_CONCAT: {
@@ -500,12 +530,8 @@ Val awk_eval(Awk *A, ANode *n) {
         v = awk_eval(A, n->b);
         if (v.t == T_UNINIT) v = (Val){T_UNINIT, 0, NULL};
       } else {
-        Val b = awk_eval(A, n->b);
-        double y = awk_to_num(A, &b);
-        awk_val_free(&b);
-        Val a = get_lvalue(A, n->a);
-        double x = awk_to_num(A, &a);
-        awk_val_free(&a);
+        double y = num_of(A, n->b);
+        double x = num_of(A, n->a);
         v = awk_num(arith(A, n->ival, x, y));
       }
       Val r = awk_val_copy(&v);
