@@ -221,10 +221,7 @@ static int awk_run(Awk *A, int argc, char **argv) {
     array_set(A, AV_ARGV, key, awk_strnum(g_strdup(argv[i])));
   }
   awk_set_var_num(A, AV_ARGC, nargs);
-  if (fs) {
-    if (strcmp(fs, "t") == 0) set_var_strnum(A, "FS", "\t");
-    else set_var_strnum(A, "FS", fs);
-  }
+  if (fs) set_var_strnum(A, "FS", fs);
   for (guint k = 0; k < assigns->len; k++) {
     const char *a = assigns->pdata[k];
     const char *eq = strchr(a, '=');

@@ -136,6 +136,7 @@ CASES = [
     "awk -F'[:,]' '{ print $1 }' colon.txt",
     "awk -F'::*' '{ print NF \":\" $2 }' colon.txt",
     "awk -FX '{ print NF }' xsep.txt",
+    "printf 'xtyab z\\\\q^r.s[u\\n' > fs.txt; for f in t '\\\\' '^' '[' ab ' +' '\\.'; do awk -F \"$f\" '{ print $2 }' fs.txt; done",
     "awk -F '' '{ print NF }' small.txt 2>/dev/null || true",
     "awk -v x=5 'BEGIN { print x * 2 }'",
     "awk -v 'msg=a\\tb' 'BEGIN { print msg }'",
