@@ -105,7 +105,8 @@ GPtrArray *awk_split_fs(Awk *A, const char *s, const char *fs, bool paragraph) {
     return out;
   }
   char *pat;
-  if (strlen(fs) == 1 && fs[0] != '\\') pat = g_strdup_printf("[%c\n]", fs[0]);
+  /* paragraph mode: the newline separates too; ] must lead a bracket */
+  if (strlen(fs) == 1 && fs[0] != '\\') pat = fs[0] == ']' ? g_strdup("[]\n]") : g_strdup_printf("[\n%c]", fs[0]);
   else if (strcmp(fs, "\\") == 0) pat = g_strdup("[\\]");
   else pat = paragraph ? g_strdup_printf("(%s)|\n", fs) : g_strdup(fs);
   regex_t *re = awk_regex(A, pat);
