@@ -9,7 +9,7 @@
 
 #include "shell/commands/awk/awk.h"
 
-bool awk_next_main(Awk *A, GString *s);
+bool awk_next_main(Awk *A, GString *s, bool to_record);
 void awk_close_all(Awk *A);
 void awk_close_main(Awk *A);
 bool awk_is_assignment(const char *arg);
@@ -253,10 +253,7 @@ static int awk_run(Awk *A, int argc, char **argv) {
       A->depth = 0;
       if (A->jmp_kind == 2) awk_close_main(A);
     }
-    while (awk_next_main(A, rec)) {
-      awk_set_record(A, rec->str, rec->len);
-      run_rules(A);
-    }
+    while (awk_next_main(A, rec, true)) run_rules(A);
     A->jmp_next = NULL;
     g_string_free(rec, TRUE);
   }

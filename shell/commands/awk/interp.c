@@ -210,8 +210,10 @@ const char *awk_var_cstr(Awk *A, int idx) {
 }
 
 void awk_set_var_num(Awk *A, int idx, double n) {
-  awk_val_free(&A->vars[idx].v);
-  A->vars[idx].v = awk_num(n);
+  Val *v = &A->vars[idx].v;
+  if (v->s) awk_val_free(v);
+  v->t = T_NUM;
+  v->n = n;
 }
 
 void awk_set_var_str(Awk *A, int idx, const char *s) {

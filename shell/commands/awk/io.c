@@ -43,8 +43,25 @@ static bool rr_fill(RecReader *r) {
   return true;
 }
 
-/* The next record by the current RS into out; false at end of input. */
+/* The next record by the current RS: one ended by a single-character RS
+ * is handed out of the reader's buffer in *rec (valid until the next
+ * call), any other is built in out with *rec NULL. */
+static bool rr_next_ptr(Awk *A, RecReader *r, GString *out, const char **rec, size_t *len);
+
 static bool rr_next(Awk *A, RecReader *r, GString *out) {
+  const char *rec;
+  size_t len;
+  if (!rr_next_ptr(A, r, out, &rec, &len)) return false;
+  if (rec) {
+    g_string_truncate(out, 0);
+    g_string_append_len(out, rec, (gssize)len);
+  }
+  return true;
+}
+
+static bool rr_next_ptr(Awk *A, RecReader *r, GString *out, const char **rec, size_t *len) {
+  *rec = NULL;
+  *len = 0;
   const char *rs = awk_var_cstr(A, AV_RS);
   g_string_truncate(out, 0);
   if (rs[0] == 0) {
@@ -83,7 +100,8 @@ static bool rr_next(Awk *A, RecReader *r, GString *out) {
     for (;;) {
       char *e = r->buf ? memchr(r->buf + scan, rs[0], r->end - scan) : NULL;
       if (e) {
-        g_string_append_len(out, r->buf + r->start, e - (r->buf + r->start));
+        *rec = r->buf + r->start;
+        *len = (size_t)(e - (r->buf + r->start));
         r->start = (size_t)(e - r->buf) + 1;
         return true;
       }
@@ -418,12 +436,21 @@ void awk_close_main(Awk *A) {
   A->main_open = false;
 }
 
-/* The next main record into s; false at the end of all input. */
-bool awk_next_main(Awk *A, GString *s);
-bool awk_next_main(Awk *A, GString *s) {
+/* The next main record into $0 (to_record) or into s; false at the end
+ * of all input. */
+bool awk_next_main(Awk *A, GString *s, bool to_record);
+bool awk_next_main(Awk *A, GString *s, bool to_record) {
   for (;;) {
     if (!A->main_open && !open_next_main(A)) return false;
-    if (rr_next(A, &A->main_rd, s)) {
+    const char *rec;
+    size_t len;
+    if (rr_next_ptr(A, &A->main_rd, s, &rec, &len)) {
+      if (to_record) {
+        awk_set_record(A, rec ? rec : s->str, rec ? len : s->len);
+      } else if (rec) {
+        g_string_truncate(s, 0);
+        g_string_append_len(s, rec, (gssize)len);
+      }
       /* NR and FNR may have been assigned */
       A->nr = awk_to_num(A, &A->vars[AV_NR].v) + 1;
       A->fnr = awk_to_num(A, &A->vars[AV_FNR].v) + 1;
@@ -439,7 +466,7 @@ Val awk_getline(Awk *A, ANode *n) {
   GString *s = g_string_new(NULL);
   bool got;
   if (n->ival == GL_PLAIN) {
-    got = awk_next_main(A, s);
+    got = awk_next_main(A, s, false);
   } else {
     Val t = awk_eval(A, n->b);
     char *name = awk_to_str(A, &t);
