@@ -246,7 +246,24 @@ void awk_split_record(Awk *A) {
   if (A->split_done) return;
   A->split_done = true;
   const char *rs = awk_var_cstr(A, AV_RS);
-  GPtrArray *parts = awk_split_fs(A, A->fields[0].s ? A->fields[0].s : "", awk_var_cstr(A, AV_FS), rs[0] == 0);
+  const char *fs = awk_var_cstr(A, AV_FS);
+  const char *rec = A->fields[0].s ? A->fields[0].s : "";
+  if (fs[0] == ' ' && fs[1] == 0) {
+    /* the default: runs of blanks and newlines, straight into the fields */
+    int nf = 0;
+    for (const char *p = rec;;) {
+      while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+      if (!*p) break;
+      const char *st = p;
+      while (*p && *p != ' ' && *p != '\t' && *p != '\n') p++;
+      ensure_fields(A, nf + 1);
+      A->fields[++nf] = awk_maybe(g_strndup(st, (gsize)(p - st)));
+    }
+    A->nfields = nf;
+    awk_set_var_num(A, AV_NF, nf);
+    return;
+  }
+  GPtrArray *parts = awk_split_fs(A, rec, fs, rs[0] == 0);
   ensure_fields(A, (int)parts->len);
   for (guint i = 0; i < parts->len; i++) A->fields[i + 1] = awk_maybe(parts->pdata[i]);
   A->nfields = (int)parts->len;
