@@ -284,6 +284,7 @@ int box_cmd_awk(BoxCmd *c) {
   g_free(A->vars);
   for (int k = 0; k < A->fields_cap; k++) awk_val_free(&A->fields[k]);
   g_free(A->fields);
+  g_free(A->spans);
   g_ptr_array_free(A->rules, TRUE);
   g_hash_table_destroy(A->var_index);
   g_ptr_array_free(A->var_names, TRUE);

@@ -165,6 +165,12 @@ typedef struct Awk {
   Val *fields;           /* fields[0] = $0 */
   int nfields, fields_cap;
   bool split_done;
+  /* after the default split, fields 1..nfields are spans of $0 (start,
+   * length pairs), made values only when one is read as a string or any
+   * is assigned: `{ s += $2 }` copies no field */
+  bool lazy;
+  size_t *spans;
+  int spans_cap;
   double nr, fnr;
   Frame *frame;
   int depth;

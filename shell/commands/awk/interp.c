@@ -240,6 +240,7 @@ void awk_set_record(Awk *A, const char *s, size_t n) {
   awk_val_free(&A->fields[0]);
   A->fields[0] = awk_maybe(g_strndup(s, n));
   A->split_done = false;
+  A->lazy = false;
 }
 
 void awk_split_record(Awk *A) {
@@ -256,9 +257,16 @@ void awk_split_record(Awk *A) {
       if (!*p) break;
       const char *st = p;
       while (*p && *p != ' ' && *p != '\t' && *p != '\n') p++;
-      ensure_fields(A, nf + 1);
-      A->fields[++nf] = awk_maybe(g_strndup(st, (gsize)(p - st)));
+      if (2 * (nf + 1) >= A->spans_cap) {
+        A->spans_cap = A->spans_cap * 2 + 64;
+        A->spans = g_renew(size_t, A->spans, A->spans_cap);
+      }
+      A->spans[2 * nf] = (size_t)(st - rec);
+      A->spans[2 * nf + 1] = (size_t)(p - st);
+      nf++;
     }
+    ensure_fields(A, nf);
+    A->lazy = true;
     A->nfields = nf;
     awk_set_var_num(A, AV_NF, nf);
     return;
@@ -269,6 +277,14 @@ void awk_split_record(Awk *A) {
   A->nfields = (int)parts->len;
   g_free(g_ptr_array_free(parts, FALSE));
   awk_set_var_num(A, AV_NF, A->nfields);
+}
+
+/* Turns the spans of a lazy split into values. */
+static void materialize(Awk *A) {
+  if (!A->lazy) return;
+  A->lazy = false;
+  for (int i = 1; i <= A->nfields; i++)
+    A->fields[i] = awk_maybe(g_strndup(A->fields[0].s + A->spans[2 * i - 2], A->spans[2 * i - 1]));
 }
 
 static void rebuild_record(Awk *A) {
@@ -286,6 +302,7 @@ static void rebuild_record(Awk *A) {
 
 void awk_set_nf(Awk *A, int nf) {
   awk_split_record(A);
+  materialize(A);
   if (nf < 0) awk_fatal(A, "NF set to negative value");
   ensure_fields(A, nf);
   for (int i = nf + 1; i <= A->nfields; i++) awk_val_free(&A->fields[i]);
@@ -300,6 +317,7 @@ Val awk_field(Awk *A, int i) {
   if (i == 0) return awk_val_copy(&A->fields[0]);
   awk_split_record(A);
   if (i > A->nfields) return awk_str(g_strdup(""));
+  if (A->lazy) return awk_maybe(g_strndup(A->fields[0].s + A->spans[2 * i - 2], A->spans[2 * i - 1]));
   return awk_val_copy(&A->fields[i]);
 }
 
@@ -313,6 +331,7 @@ void awk_set_field(Awk *A, int i, Val v) {
     return;
   }
   awk_split_record(A);
+  materialize(A);
   if (i > A->nfields) {
     ensure_fields(A, i);
     for (int k = A->nfields + 1; k <= i; k++) A->fields[k] = (Val){T_UNINIT, 0, NULL};
@@ -461,7 +480,10 @@ static double num_of(Awk *A, ANode *n) {
   if (n->op == AN_FIELD && n->a->op == AN_NUM && n->a->num >= 1) {
     int i = (int)n->a->num;
     awk_split_record(A);
-    return i <= A->nfields ? awk_to_num(A, &A->fields[i]) : 0;
+    if (i > A->nfields) return 0;
+    /* a default-split field ends at a blank or the end: strtod stops there */
+    if (A->lazy) return str_num(A->fields[0].s + A->spans[2 * i - 2]);
+    return awk_to_num(A, &A->fields[i]);
   }
   if (n->op == AN_VAR && n->ival != AV_NF && A->vars[n->ival].kind != K_ARRAY) return awk_to_num(A, &A->vars[n->ival].v);
   Val v = awk_eval(A, n);
