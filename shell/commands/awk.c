@@ -15,11 +15,12 @@ void awk_close_main(Awk *A);
 bool awk_is_assignment(const char *arg);
 
 static const char *const special_names[AV_NSPECIAL] = {
-  "NF", "NR", "FNR", "FS", "OFS", "ORS", "RS", "SUBSEP", "CONVFMT", "OFMT", "RSTART",
-  "RLENGTH", "FILENAME", "ENVIRON", "ARGC", "ARGV",
+  "NF",      "NR",   "FNR",    "FS",      "OFS",      "ORS",     "RS",   "SUBSEP",
+  "CONVFMT", "OFMT", "RSTART", "RLENGTH", "FILENAME", "ENVIRON", "ARGC", "ARGV",
 };
 
-static void grow_vars(Awk *A) {
+static void grow_vars(Awk *A)
+{
   int n = (int)A->var_names->len;
   if (n <= A->nvars) return;
   A->vars = g_renew(AVar, A->vars, n);
@@ -27,7 +28,8 @@ static void grow_vars(Awk *A) {
   A->nvars = n;
 }
 
-static void set_var_strnum(Awk *A, const char *name, const char *val) {
+static void set_var_strnum(Awk *A, const char *name, const char *val)
+{
   int idx = awk_var_lookup(A, name);
   grow_vars(A);
   awk_val_free(&A->vars[idx].v);
@@ -35,15 +37,17 @@ static void set_var_strnum(Awk *A, const char *name, const char *val) {
   A->vars[idx].v = awk_strnum(awk_unescape(val, strlen(val), false));
 }
 
-static void array_set(Awk *A, int idx, const char *key, Val v) {
-  AVar *arr = awk_array_of(A, &(ANode){.op = AN_VAR, .ival = idx});
+static void array_set(Awk *A, int idx, const char *key, Val v)
+{
+  AVar *arr = awk_array_of(A, &(ANode){ .op = AN_VAR, .ival = idx });
   Val *e = awk_array_ref(A, arr, key, true);
   awk_val_free(e);
   *e = v;
 }
 
 /* Runs the rules over one record (the record is in $0). */
-static void run_rules(Awk *A) {
+static void run_rules(Awk *A)
+{
   for (guint i = 0; i < A->rules->len; i++) {
     Rule *r = A->rules->pdata[i];
     if (r->kind) continue;
@@ -73,20 +77,23 @@ static void run_rules(Awk *A) {
   }
 }
 
-static bool has_kind(Awk *A, int kind) {
+static bool has_kind(Awk *A, int kind)
+{
   for (guint i = 0; i < A->rules->len; i++)
     if (((Rule *)A->rules->pdata[i])->kind == kind) return true;
   return false;
 }
 
-static void run_kind(Awk *A, int kind) {
+static void run_kind(Awk *A, int kind)
+{
   for (guint i = 0; i < A->rules->len; i++) {
     Rule *r = A->rules->pdata[i];
     if (r->kind == kind) awk_exec(A, r->action);
   }
 }
 
-static void free_var(AVar *v) {
+static void free_var(AVar *v)
+{
   awk_val_free(&v->v);
   if (v->arr) {
     awk_array_clear(v);
@@ -94,20 +101,23 @@ static void free_var(AVar *v) {
   }
 }
 
-static void free_func(gpointer p) {
+static void free_func(gpointer p)
+{
   Func *f = p;
   for (int i = 0; i < f->nparams; i++) g_free(f->params[i]);
   g_free(f->params);
   g_free(f);
 }
 
-static void free_node(gpointer p) {
+static void free_node(gpointer p)
+{
   /* the tree's arrays and strings are listed too; a node frees its regex
      through the cache */
   g_free(p);
 }
 
-static int awk_run(Awk *A, int argc, char **argv) {
+static int awk_run(Awk *A, int argc, char **argv)
+{
   BoxCmd *c = A->c;
   GString *volatile prog = NULL;
   GPtrArray *volatile assigns = g_ptr_array_new();
@@ -123,7 +133,10 @@ static int awk_run(Awk *A, int argc, char **argv) {
     char opt = a[1];
     const char *val = a[2] ? a + 2 : NULL;
     if (opt != 'F' && opt != 'v' && opt != 'f') {
-      box_fdprintf(c->err, "awk: invalid option -- '%c'\nusage: awk [-F fs][-v var=value][prog | -f progfile][file ...]\n", opt);
+      box_fdprintf(c->err,
+                   "awk: invalid option -- '%c'\nusage: awk [-F fs][-v var=value][prog | -f "
+                   "progfile][file ...]\n",
+                   opt);
       return 1;
     }
     if (!val) {
@@ -266,7 +279,8 @@ out:
   return A->exit_status;
 }
 
-int box_cmd_awk(BoxCmd *c) {
+int box_cmd_awk(BoxCmd *c)
+{
   Awk *A = g_new0(Awk, 1);
   A->c = c;
   A->rules = g_ptr_array_new_with_free_func(g_free);

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "shell/commands/util.h"
+#include "shell/commands/commands-private.h"
 
 /* ---- values ---------------------------------------------------------------- */
 
@@ -35,29 +35,107 @@ enum { K_UNTYPED, K_SCALAR, K_ARRAY };
 typedef struct AVar {
   int kind;
   Val v;
-  GHashTable *arr;       /* char* -> Val*, for K_ARRAY */
+  GHashTable *arr; /* char* -> Val*, for K_ARRAY */
 } AVar;
 
 /* ---- tokens and the tree --------------------------------------------------- */
 
 enum {
-  TK_EOF, TK_NL, TK_LBRACE, TK_RBRACE, TK_LPAREN, TK_RPAREN, TK_LBRACKET, TK_RBRACKET,
-  TK_SEMI, TK_COMMA, TK_NUMBER, TK_STRING, TK_ERE, TK_NAME, TK_FUNC_NAME, TK_BUILTIN,
-  TK_PLUS, TK_MINUS, TK_STAR, TK_SLASH, TK_PERCENT, TK_POW, TK_NOT, TK_GT, TK_LT, TK_PIPE,
-  TK_QUESTION, TK_COLON, TK_TILDE, TK_DOLLAR, TK_ASSIGN, TK_ADD_ASSIGN, TK_SUB_ASSIGN,
-  TK_MUL_ASSIGN, TK_DIV_ASSIGN, TK_MOD_ASSIGN, TK_POW_ASSIGN, TK_OR, TK_AND, TK_NOMATCH,
-  TK_EQ, TK_LE, TK_GE, TK_NE, TK_INCR, TK_DECR, TK_APPEND,
+  TK_EOF,
+  TK_NL,
+  TK_LBRACE,
+  TK_RBRACE,
+  TK_LPAREN,
+  TK_RPAREN,
+  TK_LBRACKET,
+  TK_RBRACKET,
+  TK_SEMI,
+  TK_COMMA,
+  TK_NUMBER,
+  TK_STRING,
+  TK_ERE,
+  TK_NAME,
+  TK_FUNC_NAME,
+  TK_BUILTIN,
+  TK_PLUS,
+  TK_MINUS,
+  TK_STAR,
+  TK_SLASH,
+  TK_PERCENT,
+  TK_POW,
+  TK_NOT,
+  TK_GT,
+  TK_LT,
+  TK_PIPE,
+  TK_QUESTION,
+  TK_COLON,
+  TK_TILDE,
+  TK_DOLLAR,
+  TK_ASSIGN,
+  TK_ADD_ASSIGN,
+  TK_SUB_ASSIGN,
+  TK_MUL_ASSIGN,
+  TK_DIV_ASSIGN,
+  TK_MOD_ASSIGN,
+  TK_POW_ASSIGN,
+  TK_OR,
+  TK_AND,
+  TK_NOMATCH,
+  TK_EQ,
+  TK_LE,
+  TK_GE,
+  TK_NE,
+  TK_INCR,
+  TK_DECR,
+  TK_APPEND,
   /* keywords */
-  TK_BEGIN, TK_END, TK_FUNCTION, TK_IF, TK_ELSE, TK_WHILE, TK_FOR, TK_DO, TK_BREAK,
-  TK_CONTINUE, TK_NEXT, TK_NEXTFILE, TK_EXIT, TK_RETURN, TK_DELETE, TK_GETLINE, TK_PRINT,
-  TK_PRINTF, TK_IN,
+  TK_BEGIN,
+  TK_END,
+  TK_FUNCTION,
+  TK_IF,
+  TK_ELSE,
+  TK_WHILE,
+  TK_FOR,
+  TK_DO,
+  TK_BREAK,
+  TK_CONTINUE,
+  TK_NEXT,
+  TK_NEXTFILE,
+  TK_EXIT,
+  TK_RETURN,
+  TK_DELETE,
+  TK_GETLINE,
+  TK_PRINT,
+  TK_PRINTF,
+  TK_IN,
 };
 
 /* The builtin functions (TK_BUILTIN's value). */
 enum {
-  B_LENGTH, B_SUBSTR, B_INDEX, B_SPLIT, B_SUB, B_GSUB, B_MATCH, B_SPRINTF, B_SIN, B_COS,
-  B_ATAN2, B_EXP, B_LOG, B_SQRT, B_INT, B_RAND, B_SRAND, B_TOLOWER, B_TOUPPER, B_SYSTEM,
-  B_CLOSE, B_FFLUSH, B_GENSUB, B_SYSTIME,
+  B_LENGTH,
+  B_SUBSTR,
+  B_INDEX,
+  B_SPLIT,
+  B_SUB,
+  B_GSUB,
+  B_MATCH,
+  B_SPRINTF,
+  B_SIN,
+  B_COS,
+  B_ATAN2,
+  B_EXP,
+  B_LOG,
+  B_SQRT,
+  B_INT,
+  B_RAND,
+  B_SRAND,
+  B_TOLOWER,
+  B_TOUPPER,
+  B_SYSTEM,
+  B_CLOSE,
+  B_FFLUSH,
+  B_GENSUB,
+  B_SYSTIME,
 };
 
 typedef struct {
@@ -66,21 +144,69 @@ typedef struct {
   int line;
   int tok;
   size_t tok_start;
-  char *text;            /* names, strings, regular expressions */
+  char *text; /* names, strings, regular expressions */
   double num;
   int builtin;
-  bool last_nl_ok;       /* a newline after this token is not a terminator */
+  bool last_nl_ok; /* a newline after this token is not a terminator */
   int prev;
 } Lexer;
 
 enum {
-  AN_NUM, AN_STR, AN_ERE, AN_VAR, AN_LOCAL, AN_FIELD, AN_INDEX, AN_IN, AN_MATCH, AN_NOMATCH, AN_ADD,
-  AN_SUB, AN_MUL, AN_DIV, AN_MOD, AN_POW, AN_CONCAT, AN_LT, AN_LE, AN_GT, AN_GE, AN_EQ, AN_NE, AN_AND,
-  AN_OR, AN_NOT, AN_NEG, AN_PLUS, AN_COND, AN_ASSIGN, AN_PREINC, AN_PREDEC, AN_POSTINC, AN_POSTDEC,
-  AN_BUILTIN, AN_CALL, AN_GETLINE, AN_GROUP,
+  AN_NUM,
+  AN_STR,
+  AN_ERE,
+  AN_VAR,
+  AN_LOCAL,
+  AN_FIELD,
+  AN_INDEX,
+  AN_IN,
+  AN_MATCH,
+  AN_NOMATCH,
+  AN_ADD,
+  AN_SUB,
+  AN_MUL,
+  AN_DIV,
+  AN_MOD,
+  AN_POW,
+  AN_CONCAT,
+  AN_LT,
+  AN_LE,
+  AN_GT,
+  AN_GE,
+  AN_EQ,
+  AN_NE,
+  AN_AND,
+  AN_OR,
+  AN_NOT,
+  AN_NEG,
+  AN_PLUS,
+  AN_COND,
+  AN_ASSIGN,
+  AN_PREINC,
+  AN_PREDEC,
+  AN_POSTINC,
+  AN_POSTDEC,
+  AN_BUILTIN,
+  AN_CALL,
+  AN_GETLINE,
+  AN_GROUP,
   /* statements */
-  S_PRINT, S_PRINTF, S_IF, S_WHILE, S_DO, S_FOR, S_FORIN, S_BREAK, S_CONTINUE, S_NEXT,
-  S_NEXTFILE, S_EXIT, S_RETURN, S_DELETE, S_BLOCK, S_EXPR,
+  S_PRINT,
+  S_PRINTF,
+  S_IF,
+  S_WHILE,
+  S_DO,
+  S_FOR,
+  S_FORIN,
+  S_BREAK,
+  S_CONTINUE,
+  S_NEXT,
+  S_NEXTFILE,
+  S_EXIT,
+  S_RETURN,
+  S_DELETE,
+  S_BLOCK,
+  S_EXPR,
 };
 
 /* getline's forms (ANode.ival). */
@@ -92,14 +218,14 @@ typedef struct ANode ANode;
 struct ANode {
   int op;
   int line;
-  int ival;              /* var index, builtin, assignment op, redirection, getline form */
+  int ival; /* var index, builtin, assignment op, redirection, getline form */
   int nargs;
   double num;
   char *str;
   regex_t *re;
-  ANode *a, *b, *c, *d;   /* operands / condition, body, ... */
-  ANode **args;           /* subscripts, call arguments, print items */
-  ANode *next;            /* statement lists */
+  ANode *a, *b, *c, *d; /* operands / condition, body, ... */
+  ANode **args;         /* subscripts, call arguments, print items */
+  ANode *next;          /* statement lists */
 };
 
 typedef struct {
@@ -111,9 +237,9 @@ typedef struct {
 } Func;
 
 typedef struct {
-  int kind;              /* 0 rule, 1 BEGIN, 2 END */
-  ANode *pat, *pat2;      /* pat2: a range's end */
-  ANode *action;          /* NULL: print $0 */
+  int kind;          /* 0 rule, 1 BEGIN, 2 END */
+  ANode *pat, *pat2; /* pat2: a range's end */
+  ANode *action;     /* NULL: print $0 */
   bool in_range;
 } Rule;
 
@@ -128,7 +254,7 @@ typedef struct {
 
 typedef struct {
   char *name;
-  int kind;              /* AR_FILE/AR_APPEND/AR_PIPE output, or 10 file input, 11 command input */
+  int kind; /* AR_FILE/AR_APPEND/AR_PIPE output, or 10 file input, 11 command input */
   int fd;
   pid_t pid;
   BoxOut *out;
@@ -139,8 +265,23 @@ typedef struct {
 
 /* The special variables: their indexes in Awk.vars. */
 enum {
-  AV_NF, AV_NR, AV_FNR, AV_FS, AV_OFS, AV_ORS, AV_RS, AV_SUBSEP, AV_CONVFMT, AV_OFMT, AV_RSTART,
-  AV_RLENGTH, AV_FILENAME, AV_ENVIRON, AV_ARGC, AV_ARGV, AV_NSPECIAL,
+  AV_NF,
+  AV_NR,
+  AV_FNR,
+  AV_FS,
+  AV_OFS,
+  AV_ORS,
+  AV_RS,
+  AV_SUBSEP,
+  AV_CONVFMT,
+  AV_OFMT,
+  AV_RSTART,
+  AV_RLENGTH,
+  AV_FILENAME,
+  AV_ENVIRON,
+  AV_ARGC,
+  AV_ARGV,
+  AV_NSPECIAL,
 };
 
 typedef struct {
@@ -155,14 +296,14 @@ typedef struct Awk {
   GPtrArray *rules;      /* Rule* */
   GHashTable *var_index; /* name -> index+1 */
   GPtrArray *var_names;
-  GHashTable *funcs;     /* name -> Func* */
-  GPtrArray *nodes;      /* every allocation of the tree, freed at the end */
-  GPtrArray *regexes;    /* the program's regular expression literals */
+  GHashTable *funcs;  /* name -> Func* */
+  GPtrArray *nodes;   /* every allocation of the tree, freed at the end */
+  GPtrArray *regexes; /* the program's regular expression literals */
   const char *srcname;
   /* state */
   AVar *vars;
   int nvars;
-  Val *fields;           /* fields[0] = $0 */
+  Val *fields; /* fields[0] = $0 */
   int nfields, fields_cap;
   bool split_done;
   /* after the default split, fields 1..nfields are spans of $0 (start,
@@ -175,7 +316,7 @@ typedef struct Awk {
   Frame *frame;
   int depth;
   GHashTable *regex_cache;
-  GPtrArray *streams;    /* Stream* */
+  GPtrArray *streams; /* Stream* */
   RecReader main_rd;
   bool main_open;
   int argi;
@@ -183,7 +324,7 @@ typedef struct Awk {
   int exit_status;
   bool exiting;
   jmp_buf *jmp_next, *jmp_exit;
-  int jmp_kind;          /* 1 next, 2 nextfile */
+  int jmp_kind; /* 1 next, 2 nextfile */
   double seed, prev_seed;
   char numbuf[64];
 } Awk;
@@ -210,8 +351,8 @@ Val awk_strnum(char *owned);
 Val awk_maybe(char *owned);
 void awk_resolve(Val *v);
 double awk_to_num(Awk *A, const Val *v);
-char *awk_to_str(Awk *A, const Val *v);      /* g_malloc'd, CONVFMT */
-char *awk_to_ostr(Awk *A, const Val *v);     /* g_malloc'd, OFMT */
+char *awk_to_str(Awk *A, const Val *v);  /* g_malloc'd, CONVFMT */
+char *awk_to_ostr(Awk *A, const Val *v); /* g_malloc'd, OFMT */
 char *awk_num_str(Awk *A, double n, const char *fmt);
 bool awk_looks_numeric(const char *s, double *out);
 Val awk_eval(Awk *A, ANode *n);
@@ -222,9 +363,9 @@ AVar *awk_array_of(Awk *A, ANode *n);
 AVar *awk_var_peek(Awk *A, ANode *n);
 Val *awk_array_ref(Awk *A, AVar *arr, const char *key, bool create);
 void awk_array_clear(AVar *arr);
-int awk_exec(Awk *A, ANode *n);               /* 0, or 1 break, 2 continue, 3 return */
+int awk_exec(Awk *A, ANode *n); /* 0, or 1 break, 2 continue, 3 return */
 G_NORETURN void awk_fatal(Awk *A, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-const char *awk_var_cstr(Awk *A, int idx);   /* the special var's string (owned by the var) */
+const char *awk_var_cstr(Awk *A, int idx); /* the special var's string (owned by the var) */
 void awk_set_var_num(Awk *A, int idx, double n);
 void awk_set_var_str(Awk *A, int idx, const char *s);
 Val awk_field(Awk *A, int i);
@@ -239,7 +380,8 @@ regex_t *awk_regex(Awk *A, const char *ere);
 regex_t *awk_regex_compile(Awk *A, const char *ere);
 void awk_regex_free(gpointer re);
 regex_t *awk_regex_of(Awk *A, ANode *n);
-bool awk_match(regex_t *re, const char *s, size_t len, size_t from, bool notbol, regmatch_t *m, int nm);
+bool awk_match(regex_t *re, const char *s, size_t len, size_t from, bool notbol, regmatch_t *m,
+               int nm);
 Val awk_builtin(Awk *A, ANode *n);
 char *awk_sprintf(Awk *A, ANode **args, int nargs);
 GPtrArray *awk_split_fs(Awk *A, const char *s, const char *fs, bool paragraph);

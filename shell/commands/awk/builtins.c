@@ -8,12 +8,14 @@
 
 #include "shell/commands/awk/awk.h"
 
-static void free_re(gpointer p) {
+static void free_re(gpointer p)
+{
   regfree(p);
   g_free(p);
 }
 
-regex_t *awk_regex_compile(Awk *A, const char *ere) {
+regex_t *awk_regex_compile(Awk *A, const char *ere)
+{
   if (box_pattern_too_deep(ere)) awk_fatal(A, "regular expression nested too deeply: /%s/", ere);
   regex_t *re = g_new0(regex_t, 1);
   int rc = regcomp(re, ere, REG_EXTENDED);
@@ -26,10 +28,15 @@ regex_t *awk_regex_compile(Awk *A, const char *ere) {
   return re;
 }
 
-void awk_regex_free(gpointer re) { free_re(re); }
+void awk_regex_free(gpointer re)
+{
+  free_re(re);
+}
 
-regex_t *awk_regex(Awk *A, const char *ere) {
-  if (!A->regex_cache) A->regex_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, free_re);
+regex_t *awk_regex(Awk *A, const char *ere)
+{
+  if (!A->regex_cache)
+    A->regex_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, free_re);
   regex_t *re = g_hash_table_lookup(A->regex_cache, ere);
   if (re) return re;
   /* dynamic regular expressions built from data are many: keep a bounded set */
@@ -47,7 +54,8 @@ regex_t *awk_regex(Awk *A, const char *ere) {
   return re;
 }
 
-regex_t *awk_regex_of(Awk *A, ANode *n) {
+regex_t *awk_regex_of(Awk *A, ANode *n)
+{
   if (n->op == AN_ERE) return n->re;
   Val v = awk_eval(A, n);
   char *s = awk_to_str(A, &v);
@@ -57,7 +65,9 @@ regex_t *awk_regex_of(Awk *A, ANode *n) {
   return re;
 }
 
-bool awk_match(regex_t *re, const char *s, size_t len, size_t from, bool notbol, regmatch_t *m, int nm) {
+bool awk_match(regex_t *re, const char *s, size_t len, size_t from, bool notbol, regmatch_t *m,
+               int nm)
+{
   regmatch_t local[10];
   if (!m || nm < 1) {
     m = local;
@@ -72,7 +82,8 @@ bool awk_match(regex_t *re, const char *s, size_t len, size_t from, bool notbol,
 
 /* ---- splitting --------------------------------------------------------------- */
 
-GPtrArray *awk_split_fs(Awk *A, const char *s, const char *fs, bool paragraph) {
+GPtrArray *awk_split_fs(Awk *A, const char *s, const char *fs, bool paragraph)
+{
   GPtrArray *out = g_ptr_array_new();
   size_t len = strlen(s);
   if (strcmp(fs, " ") == 0) {
@@ -106,9 +117,12 @@ GPtrArray *awk_split_fs(Awk *A, const char *s, const char *fs, bool paragraph) {
   }
   char *pat;
   /* paragraph mode: the newline separates too; ] must lead a bracket */
-  if (strlen(fs) == 1 && fs[0] != '\\') pat = fs[0] == ']' ? g_strdup("[]\n]") : g_strdup_printf("[\n%c]", fs[0]);
-  else if (strcmp(fs, "\\") == 0) pat = g_strdup("[\\]");
-  else pat = paragraph ? g_strdup_printf("(%s)|\n", fs) : g_strdup(fs);
+  if (strlen(fs) == 1 && fs[0] != '\\')
+    pat = fs[0] == ']' ? g_strdup("[]\n]") : g_strdup_printf("[\n%c]", fs[0]);
+  else if (strcmp(fs, "\\") == 0)
+    pat = g_strdup("[\\]");
+  else
+    pat = paragraph ? g_strdup_printf("(%s)|\n", fs) : g_strdup(fs);
   regex_t *re = awk_regex(A, pat);
   g_free(pat);
   size_t pos = 0, start = 0;
@@ -129,12 +143,14 @@ GPtrArray *awk_split_fs(Awk *A, const char *s, const char *fs, bool paragraph) {
 
 /* ---- printf ------------------------------------------------------------------ */
 
-static Val arg_val(Awk *A, ANode **args, int nargs, int *ai) {
+static Val arg_val(Awk *A, ANode **args, int nargs, int *ai)
+{
   if (*ai >= nargs) awk_fatal(A, "not enough arguments to satisfy format string");
   return awk_eval(A, args[(*ai)++]);
 }
 
-char *awk_sprintf(Awk *A, ANode **args, int nargs) {
+char *awk_sprintf(Awk *A, ANode **args, int nargs)
+{
   Val fv = awk_eval(A, args[0]);
   char *fmt = awk_to_str(A, &fv);
   awk_val_free(&fv);
@@ -170,7 +186,8 @@ char *awk_sprintf(Awk *A, ANode **args, int nargs) {
         while (isdigit((unsigned char)*p)) g_string_append_c(spec, *p++);
       }
     }
-    while (*p == 'h' || *p == 'l' || *p == 'L' || *p == 'q' || *p == 'j' || *p == 'z' || *p == 't') p++;
+    while (*p == 'h' || *p == 'l' || *p == 'L' || *p == 'q' || *p == 'j' || *p == 'z' || *p == 't')
+      p++;
     char conv = *p;
     if (!conv) {
       g_string_append(o, st);
@@ -180,82 +197,92 @@ char *awk_sprintf(Awk *A, ANode **args, int nargs) {
     p++;
     Val v;
     switch (conv) {
-      case 'd':
-      case 'i': {
-        v = arg_val(A, args, nargs, &ai);
-        double d = awk_to_num(A, &v);
-        awk_val_free(&v);
-        if (isnan(d) || isinf(d)) {
-          g_string_truncate(spec, 0);
-          g_string_append(spec, "%f");
-          g_string_append_printf(o, spec->str, d);
-        } else if (fabs(d) < 9.2e18) {
-          g_string_append(spec, "lld");
-          g_string_append_printf(o, spec->str, (long long)d);
-        } else {
-          char *dot = strchr(spec->str, '.');
-          if (dot) g_string_truncate(spec, (gsize)(dot - spec->str));
-          g_string_append(spec, ".0f");
-          g_string_append_printf(o, spec->str, trunc(d));
-        }
-        break;
-      }
-      case 'o': case 'x': case 'X': case 'u': {
-        v = arg_val(A, args, nargs, &ai);
-        double d = awk_to_num(A, &v);
-        awk_val_free(&v);
-        g_string_append(spec, "ll");
-        g_string_append_c(spec, conv);
-        unsigned long long u = d < 0 ? (unsigned long long)(long long)d : (unsigned long long)d;
-        g_string_append_printf(o, spec->str, u);
-        break;
-      }
-      case 'c': {
-        v = arg_val(A, args, nargs, &ai);
-        char buf[2] = {0, 0};
-        if (v.t == T_NUM) {
-          buf[0] = (char)(int)v.n;
-        } else {
-          char *s = awk_to_str(A, &v);
-          buf[0] = s[0];
-          g_free(s);
-        }
-        awk_val_free(&v);
+    case 'd':
+    case 'i': {
+      v = arg_val(A, args, nargs, &ai);
+      double d = awk_to_num(A, &v);
+      awk_val_free(&v);
+      if (isnan(d) || isinf(d)) {
+        g_string_truncate(spec, 0);
+        g_string_append(spec, "%f");
+        g_string_append_printf(o, spec->str, d);
+      } else if (fabs(d) < 9.2e18) {
+        g_string_append(spec, "lld");
+        g_string_append_printf(o, spec->str, (long long)d);
+      } else {
         char *dot = strchr(spec->str, '.');
         if (dot) g_string_truncate(spec, (gsize)(dot - spec->str));
-        g_string_append_c(spec, 'c');
-        if (buf[0] == 0) {
-          /* %c of 0 writes a NUL byte */
-          char *t = g_strdup_printf(spec->str, 1);
-          char *one = strchr(t, 1);
-          if (one) *one = 0;
-          g_string_append_len(o, t, (gssize)strlen(t) + (one ? 1 + (gssize)strlen(one + 1) : 0));
-          g_free(t);
-        } else {
-          g_string_append_printf(o, spec->str, buf[0]);
-        }
-        break;
+        g_string_append(spec, ".0f");
+        g_string_append_printf(o, spec->str, trunc(d));
       }
-      case 's': {
-        v = arg_val(A, args, nargs, &ai);
+      break;
+    }
+    case 'o':
+    case 'x':
+    case 'X':
+    case 'u': {
+      v = arg_val(A, args, nargs, &ai);
+      double d = awk_to_num(A, &v);
+      awk_val_free(&v);
+      g_string_append(spec, "ll");
+      g_string_append_c(spec, conv);
+      unsigned long long u = d < 0 ? (unsigned long long)(long long)d : (unsigned long long)d;
+      g_string_append_printf(o, spec->str, u);
+      break;
+    }
+    case 'c': {
+      v = arg_val(A, args, nargs, &ai);
+      char buf[2] = { 0, 0 };
+      if (v.t == T_NUM) {
+        buf[0] = (char)(int)v.n;
+      } else {
         char *s = awk_to_str(A, &v);
-        awk_val_free(&v);
-        g_string_append_c(spec, 's');
-        g_string_append_printf(o, spec->str, s);
+        buf[0] = s[0];
         g_free(s);
-        break;
       }
-      case 'e': case 'E': case 'f': case 'F': case 'g': case 'G': case 'a': case 'A': {
-        v = arg_val(A, args, nargs, &ai);
-        double d = awk_to_num(A, &v);
-        awk_val_free(&v);
-        g_string_append_c(spec, conv);
-        g_string_append_printf(o, spec->str, d);
-        break;
+      awk_val_free(&v);
+      char *dot = strchr(spec->str, '.');
+      if (dot) g_string_truncate(spec, (gsize)(dot - spec->str));
+      g_string_append_c(spec, 'c');
+      if (buf[0] == 0) {
+        /* %c of 0 writes a NUL byte */
+        char *t = g_strdup_printf(spec->str, 1);
+        char *one = strchr(t, 1);
+        if (one) *one = 0;
+        g_string_append_len(o, t, (gssize)strlen(t) + (one ? 1 + (gssize)strlen(one + 1) : 0));
+        g_free(t);
+      } else {
+        g_string_append_printf(o, spec->str, buf[0]);
       }
-      default:
-        /* not a conversion: copied as it stands */
-        g_string_append_len(o, st, p - st);
+      break;
+    }
+    case 's': {
+      v = arg_val(A, args, nargs, &ai);
+      char *s = awk_to_str(A, &v);
+      awk_val_free(&v);
+      g_string_append_c(spec, 's');
+      g_string_append_printf(o, spec->str, s);
+      g_free(s);
+      break;
+    }
+    case 'e':
+    case 'E':
+    case 'f':
+    case 'F':
+    case 'g':
+    case 'G':
+    case 'a':
+    case 'A': {
+      v = arg_val(A, args, nargs, &ai);
+      double d = awk_to_num(A, &v);
+      awk_val_free(&v);
+      g_string_append_c(spec, conv);
+      g_string_append_printf(o, spec->str, d);
+      break;
+    }
+    default:
+      /* not a conversion: copied as it stands */
+      g_string_append_len(o, st, p - st);
     }
     g_string_free(spec, TRUE);
   }
@@ -269,15 +296,18 @@ char *awk_sprintf(Awk *A, ANode **args, int nargs) {
  * of backslashes before & gives half of them, and the & is literal when
  * the run was odd; other backslashes stand.  gensub: \\ is \, \& is &,
  * \0-\9 the groups, and a backslash before anything else goes. */
-static void replace_one(GString *o, const char *repl, const char *s, regmatch_t *m, bool gensub) {
+static void replace_one(GString *o, const char *repl, const char *s, regmatch_t *m, bool gensub)
+{
   if (!gensub) {
     for (const char *r = repl; *r; r++) {
       if (*r == '\\') {
         size_t k = strspn(r, "\\");
         if (r[k] == '&') {
           for (size_t i = 0; i < k / 2; i++) g_string_append_c(o, '\\');
-          if (k % 2) g_string_append_c(o, '&');
-          else g_string_append_len(o, s + m[0].rm_so, m[0].rm_eo - m[0].rm_so);
+          if (k % 2)
+            g_string_append_c(o, '&');
+          else
+            g_string_append_len(o, s + m[0].rm_so, m[0].rm_eo - m[0].rm_so);
           r += k;
         } else {
           g_string_append_len(o, r, (gssize)k);
@@ -315,7 +345,9 @@ static void replace_one(GString *o, const char *repl, const char *s, regmatch_t 
 }
 
 /* Replaces matches of re in s: all when which is 0, else the which'th. */
-static char *substitute(regex_t *re, const char *s, const char *repl, int which, bool gensub, int *count) {
+static char *substitute(regex_t *re, const char *s, const char *repl, int which, bool gensub,
+                        int *count)
+{
   size_t len = strlen(s), pos = 0;
   GString *o = g_string_new(NULL);
   regmatch_t m[10];
@@ -355,26 +387,29 @@ static char *substitute(regex_t *re, const char *s, const char *repl, int which,
   return g_string_free(o, FALSE);
 }
 
-static char *str_arg(Awk *A, ANode *n) {
+static char *str_arg(Awk *A, ANode *n)
+{
   Val v = awk_eval(A, n);
   char *s = awk_to_str(A, &v);
   awk_val_free(&v);
   return s;
 }
 
-static double num_arg(Awk *A, ANode *n) {
+static double num_arg(Awk *A, ANode *n)
+{
   Val v = awk_eval(A, n);
   double d = awk_to_num(A, &v);
   awk_val_free(&v);
   return d;
 }
 
-static Val do_sub(Awk *A, ANode *n, bool global) {
+static Val do_sub(Awk *A, ANode *n, bool global)
+{
   regex_t *re = awk_regex_of(A, n->args[0]);
   char *repl = str_arg(A, n->args[1]);
   ANode *target = n->nargs == 3 ? n->args[2] : NULL;
-  ANode dollar0 = {0};
-  ANode zero = {0};
+  ANode dollar0 = { 0 };
+  ANode zero = { 0 };
   if (!target) {
     zero.op = AN_NUM;
     dollar0.op = AN_FIELD;
@@ -384,7 +419,8 @@ static Val do_sub(Awk *A, ANode *n, bool global) {
   char *s = str_arg(A, target);
   int count;
   char *r = substitute(re, s, repl, global ? 0 : 1, false, &count);
-  if (count > 0 && (target->op == AN_VAR || target->op == AN_LOCAL || target->op == AN_FIELD || target->op == AN_INDEX))
+  if (count > 0 && (target->op == AN_VAR || target->op == AN_LOCAL || target->op == AN_FIELD ||
+                    target->op == AN_INDEX))
     awk_assign(A, target, awk_str(r));
   else
     g_free(r);
@@ -393,7 +429,8 @@ static Val do_sub(Awk *A, ANode *n, bool global) {
   return awk_num(count);
 }
 
-static Val do_split(Awk *A, ANode *n) {
+static Val do_split(Awk *A, ANode *n)
+{
   char *s = str_arg(A, n->args[0]);
   AVar *arr = awk_array_of(A, n->args[1]);
   GPtrArray *parts;
@@ -425,7 +462,8 @@ static Val do_split(Awk *A, ANode *n) {
   return awk_num(cnt);
 }
 
-static Val do_match(Awk *A, ANode *n) {
+static Val do_match(Awk *A, ANode *n)
+{
   char *s = str_arg(A, n->args[0]);
   regex_t *re = awk_regex_of(A, n->args[1]);
   regmatch_t m[10];
@@ -440,7 +478,8 @@ static Val do_match(Awk *A, ANode *n) {
       if (m[k].rm_so < 0) continue;
       char key[48];
       g_snprintf(key, sizeof key, "%d", k);
-      *awk_array_ref(A, arr, key, true) = awk_strnum(g_strndup(s + m[k].rm_so, (gsize)(m[k].rm_eo - m[k].rm_so)));
+      *awk_array_ref(A, arr, key, true) =
+        awk_strnum(g_strndup(s + m[k].rm_so, (gsize)(m[k].rm_eo - m[k].rm_so)));
       const char *sep = awk_var_cstr(A, AV_SUBSEP);
       char *ks = g_strdup_printf("%d%sstart", k, sep), *kl = g_strdup_printf("%d%slength", k, sep);
       *awk_array_ref(A, arr, ks, true) = awk_num(m[k].rm_so + 1);
@@ -453,7 +492,8 @@ static Val do_match(Awk *A, ANode *n) {
   return awk_num(start);
 }
 
-static Val do_substr(Awk *A, ANode *n) {
+static Val do_substr(Awk *A, ANode *n)
+{
   char *s = str_arg(A, n->args[0]);
   double len = (double)strlen(s);
   double m = num_arg(A, n->args[1]);
@@ -470,21 +510,25 @@ static Val do_substr(Awk *A, ANode *n) {
   return awk_str(r);
 }
 
-static Val do_gensub(Awk *A, ANode *n) {
+static Val do_gensub(Awk *A, ANode *n)
+{
   regex_t *re = awk_regex_of(A, n->args[0]);
   char *repl = str_arg(A, n->args[1]);
   Val how = awk_eval(A, n->args[2]);
   int which = 1;
   awk_resolve(&how);
-  if (how.t == T_STR && (how.s[0] == 'g' || how.s[0] == 'G')) which = 0;
+  if (how.t == T_STR && (how.s[0] == 'g' || how.s[0] == 'G'))
+    which = 0;
   else {
     which = (int)awk_to_num(A, &how);
     if (which < 1) which = 1;
   }
   awk_val_free(&how);
   char *s;
-  if (n->nargs == 4) s = str_arg(A, n->args[3]);
-  else s = g_strdup(A->fields[0].s ? A->fields[0].s : "");
+  if (n->nargs == 4)
+    s = str_arg(A, n->args[3]);
+  else
+    s = g_strdup(A->fields[0].s ? A->fields[0].s : "");
   int count;
   char *r = substitute(re, s, repl, which, true, &count);
   g_free(s);
@@ -492,87 +536,95 @@ static Val do_gensub(Awk *A, ANode *n) {
   return awk_str(r);
 }
 
-Val awk_builtin(Awk *A, ANode *n) {
+Val awk_builtin(Awk *A, ANode *n)
+{
   int na = n->nargs;
   switch (n->ival) {
-    case B_LENGTH: {
-      if (na == 0) {
-        const char *s = A->fields[0].s ? A->fields[0].s : "";
-        return awk_num((double)strlen(s));
-      }
-      ANode *a = n->args[0];
-      if (a->op == AN_VAR || a->op == AN_LOCAL) {
-        AVar *v = awk_var_peek(A, a);
-        if (v->kind == K_ARRAY) return awk_num(g_hash_table_size(v->arr));
-      }
-      char *s = str_arg(A, a);
-      double l = (double)strlen(s);
-      g_free(s);
-      return awk_num(l);
+  case B_LENGTH: {
+    if (na == 0) {
+      const char *s = A->fields[0].s ? A->fields[0].s : "";
+      return awk_num((double)strlen(s));
     }
-    case B_SUBSTR: return do_substr(A, n);
-    case B_INDEX: {
-      char *s = str_arg(A, n->args[0]), *t = str_arg(A, n->args[1]);
-      char *f = strstr(s, t);
-      double r = f ? (double)(f - s) + 1 : 0;
-      g_free(s);
-      g_free(t);
-      return awk_num(r);
+    ANode *a = n->args[0];
+    if (a->op == AN_VAR || a->op == AN_LOCAL) {
+      AVar *v = awk_var_peek(A, a);
+      if (v->kind == K_ARRAY) return awk_num(g_hash_table_size(v->arr));
     }
-    case B_SPLIT: return do_split(A, n);
-    case B_SUB: return do_sub(A, n, false);
-    case B_GSUB: return do_sub(A, n, true);
-    case B_MATCH: return do_match(A, n);
-    case B_GENSUB: return do_gensub(A, n);
-    case B_SPRINTF:
-      return awk_str(awk_sprintf(A, n->args, na));
-    case B_SIN: case B_COS: case B_EXP: case B_LOG: case B_SQRT: case B_INT: {
-      double x = num_arg(A, n->args[0]);
-      switch (n->ival) {
-        case B_SIN: return awk_num(sin(x));
-        case B_COS: return awk_num(cos(x));
-        case B_EXP: return awk_num(exp(x));
-        case B_LOG: return awk_num(log(x));
-        case B_SQRT: return awk_num(sqrt(x));
-        default: return awk_num(trunc(x));
-      }
+    char *s = str_arg(A, a);
+    double l = (double)strlen(s);
+    g_free(s);
+    return awk_num(l);
+  }
+  case B_SUBSTR: return do_substr(A, n);
+  case B_INDEX: {
+    char *s = str_arg(A, n->args[0]), *t = str_arg(A, n->args[1]);
+    char *f = strstr(s, t);
+    double r = f ? (double)(f - s) + 1 : 0;
+    g_free(s);
+    g_free(t);
+    return awk_num(r);
+  }
+  case B_SPLIT: return do_split(A, n);
+  case B_SUB: return do_sub(A, n, false);
+  case B_GSUB: return do_sub(A, n, true);
+  case B_MATCH: return do_match(A, n);
+  case B_GENSUB: return do_gensub(A, n);
+  case B_SPRINTF: return awk_str(awk_sprintf(A, n->args, na));
+  case B_SIN:
+  case B_COS:
+  case B_EXP:
+  case B_LOG:
+  case B_SQRT:
+  case B_INT: {
+    double x = num_arg(A, n->args[0]);
+    switch (n->ival) {
+    case B_SIN: return awk_num(sin(x));
+    case B_COS: return awk_num(cos(x));
+    case B_EXP: return awk_num(exp(x));
+    case B_LOG: return awk_num(log(x));
+    case B_SQRT: return awk_num(sqrt(x));
+    default: return awk_num(trunc(x));
     }
-    case B_ATAN2: {
-      double y = num_arg(A, n->args[0]), x = num_arg(A, n->args[1]);
-      return awk_num(atan2(y, x));
-    }
-    case B_RAND: return awk_num(g_random_double_range(0, 1) * 0 + (double)random() / ((double)RAND_MAX + 1));
-    case B_SRAND: {
-      double prev = A->seed;
-      A->seed = na ? num_arg(A, n->args[0]) : (double)time(NULL);
-      srandom((unsigned)(long long)A->seed);
-      return awk_num(prev);
-    }
-    case B_TOLOWER: case B_TOUPPER: {
-      char *s = str_arg(A, n->args[0]);
-      for (char *p = s; *p; p++) *p = (char)(n->ival == B_TOLOWER ? tolower((unsigned char)*p) : toupper((unsigned char)*p));
-      return awk_str(s);
-    }
-    case B_SYSTEM: {
-      char *s = str_arg(A, n->args[0]);
-      int st = awk_system(A, s);
-      g_free(s);
-      return awk_num(st);
-    }
-    case B_CLOSE: {
-      char *s = str_arg(A, n->args[0]);
-      int st = awk_close(A, s);
-      g_free(s);
-      return awk_num(st);
-    }
-    case B_FFLUSH: {
-      if (na == 0) return awk_num(awk_fflush(A, NULL, true));
-      char *s = str_arg(A, n->args[0]);
-      int st = awk_fflush(A, s, false);
-      g_free(s);
-      return awk_num(st);
-    }
-    case B_SYSTIME: return awk_num((double)time(NULL));
-    default: awk_fatal(A, "unknown function");
+  }
+  case B_ATAN2: {
+    double y = num_arg(A, n->args[0]), x = num_arg(A, n->args[1]);
+    return awk_num(atan2(y, x));
+  }
+  case B_RAND:
+    return awk_num(g_random_double_range(0, 1) * 0 + (double)random() / ((double)RAND_MAX + 1));
+  case B_SRAND: {
+    double prev = A->seed;
+    A->seed = na ? num_arg(A, n->args[0]) : (double)time(NULL);
+    srandom((unsigned)(long long)A->seed);
+    return awk_num(prev);
+  }
+  case B_TOLOWER:
+  case B_TOUPPER: {
+    char *s = str_arg(A, n->args[0]);
+    for (char *p = s; *p; p++)
+      *p = (char)(n->ival == B_TOLOWER ? tolower((unsigned char)*p) : toupper((unsigned char)*p));
+    return awk_str(s);
+  }
+  case B_SYSTEM: {
+    char *s = str_arg(A, n->args[0]);
+    int st = awk_system(A, s);
+    g_free(s);
+    return awk_num(st);
+  }
+  case B_CLOSE: {
+    char *s = str_arg(A, n->args[0]);
+    int st = awk_close(A, s);
+    g_free(s);
+    return awk_num(st);
+  }
+  case B_FFLUSH: {
+    if (na == 0) return awk_num(awk_fflush(A, NULL, true));
+    char *s = str_arg(A, n->args[0]);
+    int st = awk_fflush(A, s, false);
+    g_free(s);
+    return awk_num(st);
+  }
+  case B_SYSTIME: return awk_num((double)time(NULL));
+  default: awk_fatal(A, "unknown function");
   }
 }

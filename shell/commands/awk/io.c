@@ -16,12 +16,14 @@
 
 /* ---- records ------------------------------------------------------------------ */
 
-static void rr_init(RecReader *r, int fd) {
+static void rr_init(RecReader *r, int fd)
+{
   memset(r, 0, sizeof *r);
   r->fd = fd;
 }
 
-static bool rr_fill(RecReader *r) {
+static bool rr_fill(RecReader *r)
+{
   if (r->eof) return false;
   if (r->start > 0) {
     memmove(r->buf, r->buf + r->start, r->end - r->start);
@@ -48,7 +50,8 @@ static bool rr_fill(RecReader *r) {
  * call), any other is built in out with *rec NULL. */
 static bool rr_next_ptr(Awk *A, RecReader *r, GString *out, const char **rec, size_t *len);
 
-static bool rr_next(Awk *A, RecReader *r, GString *out) {
+static bool rr_next(Awk *A, RecReader *r, GString *out)
+{
   const char *rec;
   size_t len;
   if (!rr_next_ptr(A, r, out, &rec, &len)) return false;
@@ -59,7 +62,8 @@ static bool rr_next(Awk *A, RecReader *r, GString *out) {
   return true;
 }
 
-static bool rr_next_ptr(Awk *A, RecReader *r, GString *out, const char **rec, size_t *len) {
+static bool rr_next_ptr(Awk *A, RecReader *r, GString *out, const char **rec, size_t *len)
+{
   *rec = NULL;
   *len = 0;
   const char *rs = awk_var_cstr(A, AV_RS);
@@ -121,8 +125,8 @@ static bool rr_next_ptr(Awk *A, RecReader *r, GString *out, const char **rec, si
     regmatch_t m;
     if (r->end > r->start) {
       r->buf[r->end] = 0;
-      if (awk_match(re, r->buf + r->start, r->end - r->start, 0, false, &m, 1) && m.rm_eo > m.rm_so &&
-          ((size_t)m.rm_eo < r->end - r->start || r->eof)) {
+      if (awk_match(re, r->buf + r->start, r->end - r->start, 0, false, &m, 1) &&
+          m.rm_eo > m.rm_so && ((size_t)m.rm_eo < r->end - r->start || r->eof)) {
         g_string_append_len(out, r->buf + r->start, m.rm_so);
         r->start += (size_t)m.rm_eo;
         return true;
@@ -134,7 +138,8 @@ static bool rr_next_ptr(Awk *A, RecReader *r, GString *out, const char **rec, si
       /* a separator that ends the input ends the last record */
       r->buf[r->end] = 0;
       size_t e = r->end - r->start;
-      if (awk_match(re, r->buf + r->start, e, 0, false, &m, 1) && m.rm_eo > m.rm_so && (size_t)m.rm_eo == e)
+      if (awk_match(re, r->buf + r->start, e, 0, false, &m, 1) && m.rm_eo > m.rm_so &&
+          (size_t)m.rm_eo == e)
         e = (size_t)m.rm_so;
       g_string_append_len(out, r->buf + r->start, (gssize)e);
       r->start = r->end;
@@ -145,7 +150,8 @@ static bool rr_next_ptr(Awk *A, RecReader *r, GString *out, const char **rec, si
 
 /* ---- streams -------------------------------------------------------------------- */
 
-static Stream *find_stream(Awk *A, const char *name) {
+static Stream *find_stream(Awk *A, const char *name)
+{
   for (guint i = 0; i < A->streams->len; i++) {
     Stream *s = A->streams->pdata[i];
     if (strcmp(s->name, name) == 0) return s;
@@ -154,7 +160,8 @@ static Stream *find_stream(Awk *A, const char *name) {
 }
 
 /* A child that runs text through the Shell; fd_in/fd_out are its 0 and 1. */
-static pid_t run_child(Awk *A, const char *text, int fd_in, int fd_out, int close_fd) {
+static pid_t run_child(Awk *A, const char *text, int fd_in, int fd_out, int close_fd)
+{
   BoxCmd *c = A->c;
   awk_flush_all(A);
   pid_t pid = box_fork(c->sh);
@@ -169,7 +176,8 @@ static pid_t run_child(Awk *A, const char *text, int fd_in, int fd_out, int clos
   box_child_exit(c->sh, st);
 }
 
-static int wait_status(pid_t pid) {
+static int wait_status(pid_t pid)
+{
   int st;
   while (waitpid(pid, &st, 0) < 0)
     if (errno != EINTR) return -1;
@@ -177,16 +185,19 @@ static int wait_status(pid_t pid) {
   return 256 + WTERMSIG(st);
 }
 
-static Stream *open_stream(Awk *A, const char *name, int kind) {
+static Stream *open_stream(Awk *A, const char *name, int kind)
+{
   Stream *s = find_stream(A, name);
   if (s) return s;
   int fd = -1;
   pid_t pid = 0;
   if (kind == AR_FILE || kind == AR_APPEND || kind == 10) {
-    if (kind == 10 && (strcmp(name, "-") == 0 || strcmp(name, "/dev/stdin") == 0)) fd = dup(A->c->in);
+    if (kind == 10 && (strcmp(name, "-") == 0 || strcmp(name, "/dev/stdin") == 0))
+      fd = dup(A->c->in);
     else
       fd = box_open_file(name, kind == 10 ? O_RDONLY | O_CLOEXEC
-                                          : O_WRONLY | O_CREAT | O_CLOEXEC | (kind == AR_APPEND ? O_APPEND : O_TRUNC));
+                                          : O_WRONLY | O_CREAT | O_CLOEXEC |
+                                              (kind == AR_APPEND ? O_APPEND : O_TRUNC));
     if (fd < 0) return NULL;
   } else {
     int p[2];
@@ -220,7 +231,8 @@ static Stream *open_stream(Awk *A, const char *name, int kind) {
   return s;
 }
 
-static int close_stream(Awk *A, Stream *s) {
+static int close_stream(Awk *A, Stream *s)
+{
   int st = 0;
   if (s->out) {
     box_out_flush(s->out);
@@ -235,13 +247,15 @@ static int close_stream(Awk *A, Stream *s) {
   return st;
 }
 
-int awk_close(Awk *A, const char *name) {
+int awk_close(Awk *A, const char *name)
+{
   Stream *s = find_stream(A, name);
   if (!s) return -1;
   return close_stream(A, s);
 }
 
-void awk_flush_all(Awk *A) {
+void awk_flush_all(Awk *A)
+{
   box_out_flush(A->c->out);
   for (guint i = 0; i < A->streams->len; i++) {
     Stream *s = A->streams->pdata[i];
@@ -249,10 +263,13 @@ void awk_flush_all(Awk *A) {
   }
 }
 
-int awk_fflush(Awk *A, const char *name, bool all) {
+int awk_fflush(Awk *A, const char *name, bool all)
+{
   if (all || strcmp(name, "/dev/stdout") == 0) {
-    if (all) awk_flush_all(A);
-    else box_out_flush(A->c->out);
+    if (all)
+      awk_flush_all(A);
+    else
+      box_out_flush(A->c->out);
     return 0;
   }
   Stream *s = find_stream(A, name);
@@ -261,7 +278,8 @@ int awk_fflush(Awk *A, const char *name, bool all) {
   return 0;
 }
 
-int awk_system(Awk *A, const char *cmd) {
+int awk_system(Awk *A, const char *cmd)
+{
   pid_t pid = run_child(A, cmd, A->c->in, A->c->out_fd, -1);
   if (pid < 0) return -1;
   return wait_status(pid);
@@ -269,12 +287,11 @@ int awk_system(Awk *A, const char *cmd) {
 
 /* ---- print ---------------------------------------------------------------------- */
 
-void awk_print(Awk *A, ANode *n) {
+void awk_print(Awk *A, ANode *n)
+{
   GString *o = g_string_new(NULL);
   if (n->op == S_PRINT) {
-    if (n->nargs == 0) {
-      g_string_append(o, A->fields[0].s ? A->fields[0].s : "");
-    }
+    if (n->nargs == 0) { g_string_append(o, A->fields[0].s ? A->fields[0].s : ""); }
     const char *ofs = NULL;
     for (int i = 0; i < n->nargs; i++) {
       if (i) {
@@ -329,7 +346,8 @@ void awk_print(Awk *A, ANode *n) {
   awk_check_out(A, out);
 }
 
-void awk_check_out(Awk *A, BoxOut *out) {
+void awk_check_out(Awk *A, BoxOut *out)
+{
   if (!out->error) return;
   /* gawk ends as by SIGPIPE when its reader has gone (yes | awk | head) */
   if (out->err == EPIPE) {
@@ -347,7 +365,8 @@ void awk_check_out(Awk *A, BoxOut *out) {
 
 /* ---- the main input -------------------------------------------------------------- */
 
-static void apply_assignment(Awk *A, const char *arg) {
+static void apply_assignment(Awk *A, const char *arg)
+{
   const char *eq = strchr(arg, '=');
   char *name = g_strndup(arg, (gsize)(eq - arg));
   int idx = awk_var_lookup(A, name);
@@ -366,14 +385,16 @@ static void apply_assignment(Awk *A, const char *arg) {
 }
 
 bool awk_is_assignment(const char *arg);
-bool awk_is_assignment(const char *arg) {
+bool awk_is_assignment(const char *arg)
+{
   const char *p = arg;
   if (!(g_ascii_isalpha(*p) || *p == '_')) return false;
   while (g_ascii_isalnum(*p) || *p == '_') p++;
   return *p == '=';
 }
 
-static char *argv_at(Awk *A, int i) {
+static char *argv_at(Awk *A, int i)
+{
   char key[32];
   g_snprintf(key, sizeof key, "%d", i);
   AVar *argv = &A->vars[AV_ARGV];
@@ -384,7 +405,8 @@ static char *argv_at(Awk *A, int i) {
 
 /* Opens the next operand of ARGV (assignments applied on the way);
  * false when none is left. */
-static bool open_next_main(Awk *A) {
+static bool open_next_main(Awk *A)
+{
   for (;;) {
     Val argc = awk_val_copy(&A->vars[AV_ARGC].v);
     int n = (int)awk_to_num(A, &argc);
@@ -407,7 +429,9 @@ static bool open_next_main(Awk *A) {
       continue;
     }
     A->used_file = true;
-    int fd = strcmp(arg, "-") == 0 || strcmp(arg, "/dev/stdin") == 0 ? dup(A->c->in) : box_open_file(arg, O_RDONLY | O_CLOEXEC);
+    int fd = strcmp(arg, "-") == 0 || strcmp(arg, "/dev/stdin") == 0
+               ? dup(A->c->in)
+               : box_open_file(arg, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       int e = errno;
       char *t = box_error_text(A->c->sh, e);
@@ -429,7 +453,8 @@ static bool open_next_main(Awk *A) {
 }
 
 void awk_close_main(Awk *A);
-void awk_close_main(Awk *A) {
+void awk_close_main(Awk *A)
+{
   if (!A->main_open) return;
   close(A->main_rd.fd);
   g_free(A->main_rd.buf);
@@ -439,7 +464,8 @@ void awk_close_main(Awk *A) {
 /* The next main record into $0 (to_record) or into s; false at the end
  * of all input. */
 bool awk_next_main(Awk *A, GString *s, bool to_record);
-bool awk_next_main(Awk *A, GString *s, bool to_record) {
+bool awk_next_main(Awk *A, GString *s, bool to_record)
+{
   for (;;) {
     if (!A->main_open && !open_next_main(A)) return false;
     const char *rec;
@@ -462,7 +488,8 @@ bool awk_next_main(Awk *A, GString *s, bool to_record) {
   }
 }
 
-Val awk_getline(Awk *A, ANode *n) {
+Val awk_getline(Awk *A, ANode *n)
+{
   GString *s = g_string_new(NULL);
   bool got;
   if (n->ival == GL_PLAIN) {
@@ -494,7 +521,8 @@ Val awk_getline(Awk *A, ANode *n) {
 }
 
 void awk_close_all(Awk *A);
-void awk_close_all(Awk *A) {
+void awk_close_all(Awk *A)
+{
   box_out_flush(A->c->out);
   while (A->streams->len) close_stream(A, A->streams->pdata[0]);
   awk_close_main(A);

@@ -10,26 +10,44 @@ static const struct {
   const char *name;
   int tok;
 } keywords[] = {
-  {"BEGIN", TK_BEGIN}, {"END", TK_END}, {"function", TK_FUNCTION}, {"func", TK_FUNCTION},
-  {"if", TK_IF}, {"else", TK_ELSE}, {"while", TK_WHILE}, {"for", TK_FOR}, {"do", TK_DO},
-  {"break", TK_BREAK}, {"continue", TK_CONTINUE}, {"next", TK_NEXT}, {"nextfile", TK_NEXTFILE},
-  {"exit", TK_EXIT}, {"return", TK_RETURN}, {"delete", TK_DELETE}, {"getline", TK_GETLINE},
-  {"print", TK_PRINT}, {"printf", TK_PRINTF}, {"in", TK_IN},
+  { "BEGIN", TK_BEGIN },
+  { "END", TK_END },
+  { "function", TK_FUNCTION },
+  { "func", TK_FUNCTION },
+  { "if", TK_IF },
+  { "else", TK_ELSE },
+  { "while", TK_WHILE },
+  { "for", TK_FOR },
+  { "do", TK_DO },
+  { "break", TK_BREAK },
+  { "continue", TK_CONTINUE },
+  { "next", TK_NEXT },
+  { "nextfile", TK_NEXTFILE },
+  { "exit", TK_EXIT },
+  { "return", TK_RETURN },
+  { "delete", TK_DELETE },
+  { "getline", TK_GETLINE },
+  { "print", TK_PRINT },
+  { "printf", TK_PRINTF },
+  { "in", TK_IN },
 };
 
 static const struct {
   const char *name;
   int b;
 } builtins[] = {
-  {"length", B_LENGTH}, {"substr", B_SUBSTR}, {"index", B_INDEX}, {"split", B_SPLIT},
-  {"sub", B_SUB}, {"gsub", B_GSUB}, {"match", B_MATCH}, {"sprintf", B_SPRINTF},
-  {"sin", B_SIN}, {"cos", B_COS}, {"atan2", B_ATAN2}, {"exp", B_EXP}, {"log", B_LOG},
-  {"sqrt", B_SQRT}, {"int", B_INT}, {"rand", B_RAND}, {"srand", B_SRAND},
-  {"tolower", B_TOLOWER}, {"toupper", B_TOUPPER}, {"system", B_SYSTEM}, {"close", B_CLOSE},
-  {"fflush", B_FFLUSH}, {"gensub", B_GENSUB}, {"systime", B_SYSTIME},
+  { "length", B_LENGTH },   { "substr", B_SUBSTR },   { "index", B_INDEX },
+  { "split", B_SPLIT },     { "sub", B_SUB },         { "gsub", B_GSUB },
+  { "match", B_MATCH },     { "sprintf", B_SPRINTF }, { "sin", B_SIN },
+  { "cos", B_COS },         { "atan2", B_ATAN2 },     { "exp", B_EXP },
+  { "log", B_LOG },         { "sqrt", B_SQRT },       { "int", B_INT },
+  { "rand", B_RAND },       { "srand", B_SRAND },     { "tolower", B_TOLOWER },
+  { "toupper", B_TOUPPER }, { "system", B_SYSTEM },   { "close", B_CLOSE },
+  { "fflush", B_FFLUSH },   { "gensub", B_GENSUB },   { "systime", B_SYSTIME },
 };
 
-void awk_lex_init(Lexer *lx, const char *src) {
+void awk_lex_init(Lexer *lx, const char *src)
+{
   memset(lx, 0, sizeof *lx);
   lx->src = src;
   lx->len = strlen(src);
@@ -38,7 +56,8 @@ void awk_lex_init(Lexer *lx, const char *src) {
 
 /* Decodes awk's escapes.  In a regular expression the ones regcomp
  * understands itself (\. \[ \\ ...) stay as they are. */
-char *awk_unescape(const char *s, size_t n, bool regex) {
+char *awk_unescape(const char *s, size_t n, bool regex)
+{
   GString *o = g_string_sized_new(n);
   for (size_t i = 0; i < n; i++) {
     if (s[i] != '\\' || i + 1 >= n) {
@@ -47,58 +66,66 @@ char *awk_unescape(const char *s, size_t n, bool regex) {
     }
     char e = s[++i];
     switch (e) {
-      case 'n': g_string_append_c(o, '\n'); break;
-      case 't': g_string_append_c(o, '\t'); break;
-      case 'r': g_string_append_c(o, '\r'); break;
-      case 'f': g_string_append_c(o, '\f'); break;
-      case 'v': g_string_append_c(o, '\v'); break;
-      case 'b': g_string_append_c(o, '\b'); break;
-      case 'a': g_string_append_c(o, '\a'); break;
-      case '/': g_string_append_c(o, '/'); break;
-      case '"': g_string_append_c(o, '"'); break;
-      case 'y':
-        if (regex) g_string_append(o, "\\b");
-        else g_string_append_c(o, 'y');
-        break;
-      case 'x': {
-        int v = 0, k = 0;
-        while (k < 2 && i + 1 < n && isxdigit((unsigned char)s[i + 1])) {
-          char h = s[++i];
-          v = v * 16 + (isdigit((unsigned char)h) ? h - '0' : (tolower((unsigned char)h) - 'a' + 10));
-          k++;
-        }
-        if (k == 0) g_string_append_c(o, 'x');
-        else g_string_append_c(o, (char)v);
-        break;
+    case 'n': g_string_append_c(o, '\n'); break;
+    case 't': g_string_append_c(o, '\t'); break;
+    case 'r': g_string_append_c(o, '\r'); break;
+    case 'f': g_string_append_c(o, '\f'); break;
+    case 'v': g_string_append_c(o, '\v'); break;
+    case 'b': g_string_append_c(o, '\b'); break;
+    case 'a': g_string_append_c(o, '\a'); break;
+    case '/': g_string_append_c(o, '/'); break;
+    case '"': g_string_append_c(o, '"'); break;
+    case 'y':
+      if (regex)
+        g_string_append(o, "\\b");
+      else
+        g_string_append_c(o, 'y');
+      break;
+    case 'x': {
+      int v = 0, k = 0;
+      while (k < 2 && i + 1 < n && isxdigit((unsigned char)s[i + 1])) {
+        char h = s[++i];
+        v = v * 16 + (isdigit((unsigned char)h) ? h - '0' : (tolower((unsigned char)h) - 'a' + 10));
+        k++;
       }
-      default:
-        if (e >= '0' && e <= '7') {
-          int v = e - '0', k = 1;
-          while (k < 3 && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '7') v = v * 8 + (s[++i] - '0'), k++;
-          g_string_append_c(o, (char)v);
-        } else if (regex) {
-          g_string_append_c(o, '\\');
-          g_string_append_c(o, e);
-        } else if (e == '\\') {
-          g_string_append_c(o, '\\');
-        } else {
-          g_string_append_c(o, e);
-        }
+      if (k == 0)
+        g_string_append_c(o, 'x');
+      else
+        g_string_append_c(o, (char)v);
+      break;
+    }
+    default:
+      if (e >= '0' && e <= '7') {
+        int v = e - '0', k = 1;
+        while (k < 3 && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '7')
+          v = v * 8 + (s[++i] - '0'), k++;
+        g_string_append_c(o, (char)v);
+      } else if (regex) {
+        g_string_append_c(o, '\\');
+        g_string_append_c(o, e);
+      } else if (e == '\\') {
+        g_string_append_c(o, '\\');
+      } else {
+        g_string_append_c(o, e);
+      }
     }
   }
   return g_string_free(o, FALSE);
 }
 
 /* Tokens after which a newline continues the statement. */
-static bool nl_continues(int tok) {
+static bool nl_continues(int tok)
+{
   return tok == TK_LBRACE || tok == TK_AND || tok == TK_OR || tok == TK_COMMA || tok == TK_DO ||
          tok == TK_ELSE || tok == TK_NL || tok == TK_SEMI;
 }
 
-static int lex_one(Awk *A, Lexer *lx) {
+static int lex_one(Awk *A, Lexer *lx)
+{
   const char *s = lx->src;
 again:
-  while (lx->pos < lx->len && (s[lx->pos] == ' ' || s[lx->pos] == '\t' || s[lx->pos] == '\r')) lx->pos++;
+  while (lx->pos < lx->len && (s[lx->pos] == ' ' || s[lx->pos] == '\t' || s[lx->pos] == '\r'))
+    lx->pos++;
   if (lx->pos < lx->len && s[lx->pos] == '\\' && lx->pos + 1 < lx->len && s[lx->pos + 1] == '\n') {
     lx->pos += 2;
     lx->line++;
@@ -137,8 +164,10 @@ again:
     char *t = g_strndup(s + lx->tok_start, p - lx->tok_start);
     lx->num = strtod(t, &end);
     /* gawk reads 017 as octal and 0x1F as hex in a program's text */
-    if (t[0] == '0' && t[1] && strspn(t, "01234567") == strlen(t)) lx->num = (double)strtoull(t, NULL, 8);
-    if (strcmp(t, "0") == 0 && p + 1 < lx->len && (s[p] == 'x' || s[p] == 'X') && isxdigit((unsigned char)s[p + 1])) {
+    if (t[0] == '0' && t[1] && strspn(t, "01234567") == strlen(t))
+      lx->num = (double)strtoull(t, NULL, 8);
+    if (strcmp(t, "0") == 0 && p + 1 < lx->len && (s[p] == 'x' || s[p] == 'X') &&
+        isxdigit((unsigned char)s[p + 1])) {
       p++;
       size_t hs = p;
       while (p < lx->len && isxdigit((unsigned char)s[p])) p++;
@@ -151,7 +180,8 @@ again:
     return TK_NUMBER;
   }
   if (isalpha((unsigned char)ch) || ch == '_') {
-    while (lx->pos < lx->len && (isalnum((unsigned char)s[lx->pos]) || s[lx->pos] == '_')) lx->pos++;
+    while (lx->pos < lx->len && (isalnum((unsigned char)s[lx->pos]) || s[lx->pos] == '_'))
+      lx->pos++;
     g_free(lx->text);
     lx->text = g_strndup(s + lx->tok_start, lx->pos - lx->tok_start);
     for (size_t i = 0; i < G_N_ELEMENTS(keywords); i++)
@@ -184,84 +214,86 @@ again:
     lx->pos++;
     return TK_STRING;
   }
-#define TWO(c2, t2, t1) \
-  if (nx == (c2)) { \
-    lx->pos++; \
-    return t2; \
-  } \
+#define TWO(c2, t2, t1)                                                                            \
+  if (nx == (c2)) {                                                                                \
+    lx->pos++;                                                                                     \
+    return t2;                                                                                     \
+  }                                                                                                \
   return t1
   switch (ch) {
-    case '{': return TK_LBRACE;
-    case '}': return TK_RBRACE;
-    case '(': return TK_LPAREN;
-    case ')': return TK_RPAREN;
-    case '[': return TK_LBRACKET;
-    case ']': return TK_RBRACKET;
-    case ';': return TK_SEMI;
-    case ',': return TK_COMMA;
-    case '?': return TK_QUESTION;
-    case ':': return TK_COLON;
-    case '~': return TK_TILDE;
-    case '$': return TK_DOLLAR;
-    case '+':
-      if (nx == '+') {
+  case '{': return TK_LBRACE;
+  case '}': return TK_RBRACE;
+  case '(': return TK_LPAREN;
+  case ')': return TK_RPAREN;
+  case '[': return TK_LBRACKET;
+  case ']': return TK_RBRACKET;
+  case ';': return TK_SEMI;
+  case ',': return TK_COMMA;
+  case '?': return TK_QUESTION;
+  case ':': return TK_COLON;
+  case '~': return TK_TILDE;
+  case '$': return TK_DOLLAR;
+  case '+':
+    if (nx == '+') {
+      lx->pos++;
+      return TK_INCR;
+    }
+    TWO('=', TK_ADD_ASSIGN, TK_PLUS);
+  case '-':
+    if (nx == '-') {
+      lx->pos++;
+      return TK_DECR;
+    }
+    TWO('=', TK_SUB_ASSIGN, TK_MINUS);
+  case '*':
+    if (nx == '*') {
+      lx->pos++;
+      if (lx->pos < lx->len && s[lx->pos] == '=') {
         lx->pos++;
-        return TK_INCR;
+        return TK_POW_ASSIGN;
       }
-      TWO('=', TK_ADD_ASSIGN, TK_PLUS);
-    case '-':
-      if (nx == '-') {
-        lx->pos++;
-        return TK_DECR;
-      }
-      TWO('=', TK_SUB_ASSIGN, TK_MINUS);
-    case '*':
-      if (nx == '*') {
-        lx->pos++;
-        if (lx->pos < lx->len && s[lx->pos] == '=') {
-          lx->pos++;
-          return TK_POW_ASSIGN;
-        }
-        return TK_POW;
-      }
-      TWO('=', TK_MUL_ASSIGN, TK_STAR);
-    case '/': TWO('=', TK_DIV_ASSIGN, TK_SLASH);
-    case '%': TWO('=', TK_MOD_ASSIGN, TK_PERCENT);
-    case '^': TWO('=', TK_POW_ASSIGN, TK_POW);
-    case '=': TWO('=', TK_EQ, TK_ASSIGN);
-    case '!':
-      if (nx == '~') {
-        lx->pos++;
-        return TK_NOMATCH;
-      }
-      TWO('=', TK_NE, TK_NOT);
-    case '<': TWO('=', TK_LE, TK_LT);
-    case '>':
-      if (nx == '>') {
-        lx->pos++;
-        return TK_APPEND;
-      }
-      TWO('=', TK_GE, TK_GT);
-    case '|': TWO('|', TK_OR, TK_PIPE);
-    case '&':
-      if (nx == '&') {
-        lx->pos++;
-        return TK_AND;
-      }
-      break;
-    default: break;
+      return TK_POW;
+    }
+    TWO('=', TK_MUL_ASSIGN, TK_STAR);
+  case '/': TWO('=', TK_DIV_ASSIGN, TK_SLASH);
+  case '%': TWO('=', TK_MOD_ASSIGN, TK_PERCENT);
+  case '^': TWO('=', TK_POW_ASSIGN, TK_POW);
+  case '=': TWO('=', TK_EQ, TK_ASSIGN);
+  case '!':
+    if (nx == '~') {
+      lx->pos++;
+      return TK_NOMATCH;
+    }
+    TWO('=', TK_NE, TK_NOT);
+  case '<': TWO('=', TK_LE, TK_LT);
+  case '>':
+    if (nx == '>') {
+      lx->pos++;
+      return TK_APPEND;
+    }
+    TWO('=', TK_GE, TK_GT);
+  case '|': TWO('|', TK_OR, TK_PIPE);
+  case '&':
+    if (nx == '&') {
+      lx->pos++;
+      return TK_AND;
+    }
+    break;
+  default: break;
   }
 #undef TWO
   awk_syntax(A, lx, "invalid char '%c' in expression", ch);
 }
 
-int awk_lex_next(Awk *A, Lexer *lx) {
+int awk_lex_next(Awk *A, Lexer *lx)
+{
   lx->tok = lex_one(A, lx);
   lx->prev = lx->tok;
   return lx->tok;
 }
 
-void awk_lex_regex(Awk *A, Lexer *lx) {
+void awk_lex_regex(Awk *A, Lexer *lx)
+{
   const char *s = lx->src;
   size_t p = lx->tok_start + 1;
   GString *raw = g_string_new(NULL);
@@ -270,8 +302,10 @@ void awk_lex_regex(Awk *A, Lexer *lx) {
     if (p >= lx->len || s[p] == '\n') awk_syntax(A, lx, "unterminated regexp");
     char ch = s[p];
     if (ch == '\\' && p + 1 < lx->len) {
-      if (s[p + 1] == '/') g_string_append_c(raw, '/');
-      else g_string_append_len(raw, s + p, 2);
+      if (s[p + 1] == '/')
+        g_string_append_c(raw, '/');
+      else
+        g_string_append_len(raw, s + p, 2);
       p += 2;
       continue;
     }
@@ -283,7 +317,8 @@ void awk_lex_regex(Awk *A, Lexer *lx) {
       if (p < lx->len && s[p] == ']') g_string_append_c(raw, s[p++]);
       continue;
     }
-    if (bracket && ch == '[' && p + 1 < lx->len && (s[p + 1] == ':' || s[p + 1] == '.' || s[p + 1] == '=')) {
+    if (bracket && ch == '[' && p + 1 < lx->len &&
+        (s[p + 1] == ':' || s[p + 1] == '.' || s[p + 1] == '=')) {
       char close = s[p + 1];
       const char *e = strchr(s + p + 2, close);
       if (e && e[1] == ']') {
