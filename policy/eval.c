@@ -320,6 +320,15 @@ static void set_bool(Value *out, bool b)
   out->b = b;
 }
 
+/* out was cleared by eval(), which every caller is under. */
+static void set_entity(Value *out, const char *type, const char *id, size_t n)
+{
+  out->kind = V_ENTITY;
+  out->type = type;
+  out->s = id;
+  out->n = n;
+}
+
 /* entity `in` entity-or-set: Box entities have no parents, so `in` is
  * equality (or membership). */
 static int entity_in(const Env *env, const Value *l, const Value *r, bool *res)
@@ -451,23 +460,11 @@ static int eval_ext_method(const Env *env, const Expr *e, const Value *s, Value 
 static int eval_var(const Env *env, const Expr *e, Value *out)
 {
   switch (e->var) {
-  case VAR_PRINCIPAL:
-    out->kind = V_ENTITY;
-    out->type = entity_agent;
-    out->s = "self";
-    out->n = 4;
-    return OK;
-  case VAR_RESOURCE:
-    out->kind = V_ENTITY;
-    out->type = entity_resource;
-    out->s = "unused";
-    out->n = 6;
-    return OK;
+  case VAR_PRINCIPAL: set_entity(out, entity_agent, "self", 4); return OK;
+  case VAR_RESOURCE: set_entity(out, entity_resource, "unused", 6); return OK;
   case VAR_ACTION:
-    out->kind = V_ENTITY;
-    out->type = entity_action;
-    out->s = policy_actions[env->action].term;
-    out->n = strlen(out->s);
+    set_entity(out, entity_action, policy_actions[env->action].term,
+               strlen(policy_actions[env->action].term));
     return OK;
   case VAR_CONTEXT:
     out->kind = V_RECORD;
@@ -573,12 +570,7 @@ static int eval(const Env *env, const Expr *e, Value *out)
     out->s = e->str;
     out->n = e->len;
     return OK;
-  case E_ENTITY:
-    out->kind = V_ENTITY;
-    out->type = e->etype;
-    out->s = e->str;
-    out->n = e->len;
-    return OK;
+  case E_ENTITY: set_entity(out, e->etype, e->str, e->len); return OK;
   case E_VAR: return eval_var(env, e, out);
   case E_SET:
   case E_RECORD:
