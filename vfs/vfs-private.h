@@ -543,6 +543,8 @@ int vfs_reach(const Caller *c, Node *n); /* lock held */
  * with *err set (ENOENT, or EACCES where the caller may not reach it). */
 Node *vfs_pin(BoxVfs *v, fuse_ino_t ino, const Caller *c, int *err);
 void vfs_unpin(BoxVfs *v, Node *n);
+/* vfs_pin for a request: NULL once the refusal is answered. */
+Node *vfs_pin_or_reply(BoxVfs *v, fuse_req_t req, fuse_ino_t ino, const Caller *c);
 /* A request's node: the caller placed (*c), the node pinned, or NULL
  * once the refusal is answered. */
 Node *vfs_pin_request(BoxVfs *v, fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
