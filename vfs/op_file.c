@@ -316,6 +316,15 @@ static Fh *fh_or_refuse(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi)
   return fh;
 }
 
+/* A copy of data's bytes [off, off + size): once the reply is written the
+ * kernel may RELEASE the handle, and a RAM file may change once the lock
+ * is let go. */
+static char *slice_copy(const void *data, size_t len, off_t off, size_t size, size_t *got)
+{
+  *got = off >= 0 && (size_t)off < len ? MIN(size, len - (size_t)off) : 0;
+  return *got ? g_memdup2((const char *)data + off, *got) : NULL;
+}
+
 void vfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
   BoxVfs *v = V(req);
@@ -341,9 +350,8 @@ void vfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct 
     return;
   }
   if (fh->kind == FH_MYDENIAL) {
-    /* A copy: once the reply is written the kernel may RELEASE the handle. */
-    size_t got = (size_t)off >= fh->text_len ? 0 : MIN(size, fh->text_len - (size_t)off);
-    char *copy = got ? g_memdup2(fh->text + off, got) : NULL;
+    size_t got;
+    char *copy = slice_copy(fh->text, fh->text_len, off, size, &got);
     fuse_reply_buf(req, copy, got);
     g_free(copy);
     return;
@@ -354,13 +362,8 @@ void vfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct 
   }
   g_mutex_lock(&v->lock);
   Node *n = fh->node;
-  size_t len = n->data->len;
-  char *copy = NULL;
-  size_t got = 0;
-  if (off >= 0 && (size_t)off < len) {
-    got = MIN(size, len - (size_t)off);
-    copy = g_memdup2(n->data->data + off, got);
-  }
+  size_t got;
+  char *copy = slice_copy(n->data->data, n->data->len, off, size, &got);
   now_ts(&n->atime);
   g_mutex_unlock(&v->lock);
   fuse_reply_buf(req, copy, got);
