@@ -185,9 +185,8 @@ void vfs_run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
 {
   BoxVfs *v = V(req);
   Caller c;
-  vfs_place(v, req, NULL, &c);
   NewName nn;
-  int err = vfs_new_name(v, &c, parent, name, &nn);
+  int err = vfs_new_name_request(v, req, &c, parent, name, &nn);
   /* The kernel sends CREATE for a name its lookup found missing: the floor
    * is asked of no object, and the file is made with O_EXCL, so that it is
    * that new file or nothing.  A name made since (by someone else) is asked

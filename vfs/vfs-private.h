@@ -620,6 +620,9 @@ typedef struct {
 } NewName;
 /* Pins a directory in which the caller may create or remove name. */
 int vfs_new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *name, NewName *nn);
+/* vfs_new_name for a request, placing its caller (*c) first. */
+int vfs_new_name_request(BoxVfs *v, fuse_req_t req, Caller *c, fuse_ino_t parent, const char *name,
+                         NewName *nn);
 void vfs_new_name_clear(BoxVfs *v, NewName *nn);
 const VfsObjId *vfs_name_obj(const NewName *nn, const char *name, VfsObjId *buf);
 bool vfs_daemon_root(void);
