@@ -118,23 +118,19 @@ static bool check_egress_secret(ConfigCtx *c, const char *key, const char *pre, 
       pre);
   json_object *ref = NULL, *placement = NULL, *header = NULL, *prefix = NULL, *param = NULL,
               *inject = NULL, *pprefix = NULL;
+  const ConfigField fields[] = { { "ref", &ref },
+                                 { "placement", &placement },
+                                 { "header", &header },
+                                 { "prefix", &prefix },
+                                 { "param", &param },
+                                 { "inject", &inject },
+                                 { "phantom_prefix", &pprefix },
+                                 { NULL, NULL } };
   json_object_object_foreach (v, k, val) {
     char *sub = config_key_join(key, k);
-    bool ok = true;
-    if (strcmp(k, "ref") == 0)
-      ref = val;
-    else if (strcmp(k, "placement") == 0)
-      placement = val;
-    else if (strcmp(k, "header") == 0)
-      header = val;
-    else if (strcmp(k, "prefix") == 0)
-      prefix = val;
-    else if (strcmp(k, "param") == 0)
-      param = val;
-    else if (strcmp(k, "inject") == 0)
-      inject = val;
-    else if (strcmp(k, "phantom_prefix") == 0)
-      pprefix = val;
+    bool ok;
+    if (config_take_field(fields, k, val))
+      ok = true;
     else if (strcmp(k, "phantom") == 0)
       ok = config_fail_removed(c, sub, "`secret.phantom_prefix`");
     else

@@ -75,6 +75,16 @@ char *config_key_join(const char *parent, const char *child)
 
 /* ---- json helpers -------------------------------------------------------- */
 
+bool config_take_field(const ConfigField *fields, const char *k, json_object *val)
+{
+  for (const ConfigField *f = fields; f->name; f++)
+    if (strcmp(k, f->name) == 0) {
+      *f->slot = val;
+      return true;
+    }
+  return false;
+}
+
 /* A string value without embedded NUL bytes, or NULL. */
 const char *config_json_cstring(json_object *v)
 {
