@@ -98,6 +98,16 @@ static bool has_control(const char *s)
   "an entry with no secret declares only a destination, which policy already decides; give it a "  \
   "secret, or set protocol = \"mcp\" for a remote MCP server"
 
+/* s is 1 to 64 letters, digits and characters of extra. */
+static bool word_of(const char *s, const char *extra)
+{
+  size_t n = strlen(s);
+  if (n < 1 || n > 64) return false;
+  for (const char *p = s; *p; p++)
+    if (!g_ascii_isalnum(*p) && !strchr(extra, *p)) return false;
+  return true;
+}
+
 /* fmt takes pre and the value, quoted. */
 G_GNUC_PRINTF(3, 0)
 static bool fail_quoted(ConfigCtx *c, const char *pre, const char *fmt, const char *value)
@@ -153,9 +163,7 @@ static bool check_egress_secret(ConfigCtx *c, const char *key, const char *pre, 
       pre, rq);
   if (g_str_has_prefix(rs, "aws://")) {
     const char *profile = rs + 6;
-    bool bad = !*profile || strlen(profile) > 64;
-    for (const char *p = profile; *p && !bad; p++) bad = !g_ascii_isalnum(*p) && !strchr("._-", *p);
-    if (bad)
+    if (!word_of(profile, "._-"))
       return config_fail_spec(
         c,
         "%s`secret.ref` %s does not name a profile of letters, digits, '.', '_' "
@@ -261,10 +269,7 @@ static bool check_egress_secret(ConfigCtx *c, const char *key, const char *pre, 
   else if (strcmp(is, "phantom") != 0)
     return fail_quoted(c, pre, "%s`secret.inject` %s is not \"phantom\" or \"always\"", is);
   const char *pp = pprefix ? json_object_get_string(pprefix) : "strands_box_";
-  size_t ppl = strlen(pp);
-  bool bad = ppl < 1 || ppl > 64;
-  for (const char *p = pp; *p && !bad; p++) bad = !g_ascii_isalnum(*p) && !strchr("-_.~", *p);
-  if (bad)
+  if (!word_of(pp, "-_.~"))
     return fail_quoted(c, pre,
                        "%s`secret.phantom_prefix` %s must be 1 to 64 characters of letters, "
                        "digits, '-', '_', '.' or '~'",
