@@ -313,6 +313,14 @@ static int eval_long(const Env *env, const Expr *e, int64_t *l)
   return OK;
 }
 
+/* A long, decimal, datetime or duration; OK, for the evaluator to return. */
+static int set_number(Value *out, VKind kind, int64_t l)
+{
+  out->kind = kind;
+  out->l = l;
+  return OK;
+}
+
 static void set_bool(Value *out, bool b)
 {
   memset(out, 0, sizeof *out);
@@ -430,14 +438,10 @@ static int eval_ext_method(const Env *env, const Expr *e, const Value *s, Value 
     return __builtin_sub_overflow(s->l, x.l, &out->l) ? ERR : OK;
   case M_TO_DATE:
     if (s->kind != V_DATETIME) return ERR;
-    out->kind = V_DATETIME;
-    out->l = floor_div(s->l, 86400000) * 86400000;
-    return OK;
+    return set_number(out, V_DATETIME, floor_div(s->l, 86400000) * 86400000);
   case M_TO_TIME:
     if (s->kind != V_DATETIME) return ERR;
-    out->kind = V_DURATION;
-    out->l = s->l - floor_div(s->l, 86400000) * 86400000;
-    return OK;
+    return set_number(out, V_DURATION, s->l - floor_div(s->l, 86400000) * 86400000);
   case M_TO_MILLISECONDS:
   case M_TO_SECONDS:
   case M_TO_MINUTES:
@@ -445,9 +449,7 @@ static int eval_ext_method(const Env *env, const Expr *e, const Value *s, Value 
   case M_TO_DAYS: {
     if (s->kind != V_DURATION) return ERR;
     static const int64_t div[] = { 1, 1000, 60000, 3600000, 86400000 };
-    out->kind = V_LONG;
-    out->l = s->l / div[e->method - M_TO_MILLISECONDS];
-    return OK;
+    return set_number(out, V_LONG, s->l / div[e->method - M_TO_MILLISECONDS]);
   }
   case M_HAS_TAG:
     if (s->kind != V_ENTITY || x.kind != V_STRING) return ERR;
@@ -561,10 +563,7 @@ static int eval(const Env *env, const Expr *e, Value *out)
     out->kind = V_BOOL;
     out->b = e->tf && e->tf->value;
     return OK; /* evaluated before the rules */
-  case E_LONG:
-    out->kind = V_LONG;
-    out->l = e->lval;
-    return OK;
+  case E_LONG: return set_number(out, V_LONG, e->lval);
   case E_STRING:
     out->kind = V_STRING;
     out->s = e->str;
@@ -610,9 +609,7 @@ static int eval(const Env *env, const Expr *e, Value *out)
     int64_t l;
     if (eval_long(env, e->a, &l) != OK) return ERR;
     if (l == INT64_MIN) return FAIL(env, "integer overflow");
-    out->kind = V_LONG;
-    out->l = -l;
-    return OK;
+    return set_number(out, V_LONG, -l);
   }
   case E_EQ:
   case E_NE: {
@@ -645,9 +642,7 @@ static int eval(const Env *env, const Expr *e, Value *out)
                : e->kind == E_SUB ? __builtin_sub_overflow(a, b, &r)
                                   : __builtin_mul_overflow(a, b, &r);
     if (ovf) return FAIL(env, "integer overflow");
-    out->kind = V_LONG;
-    out->l = r;
-    return OK;
+    return set_number(out, V_LONG, r);
   }
   case E_IN: {
     Value a, b;
@@ -675,18 +670,9 @@ static int eval(const Env *env, const Expr *e, Value *out)
   case E_EXT:
     if (!e->ext_ok) return ERR;
     switch (e->ext) {
-    case EXT_DECIMAL:
-      out->kind = V_DECIMAL;
-      out->l = e->ext_l;
-      return OK;
-    case EXT_DATETIME:
-      out->kind = V_DATETIME;
-      out->l = e->ext_l;
-      return OK;
-    case EXT_DURATION:
-      out->kind = V_DURATION;
-      out->l = e->ext_l;
-      return OK;
+    case EXT_DECIMAL: return set_number(out, V_DECIMAL, e->ext_l);
+    case EXT_DATETIME: return set_number(out, V_DATETIME, e->ext_l);
+    case EXT_DURATION: return set_number(out, V_DURATION, e->ext_l);
     case EXT_IP:
       out->kind = V_IP;
       out->ip = &e->ip;
