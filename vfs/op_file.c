@@ -324,6 +324,18 @@ static char *slice_copy(const void *data, size_t len, off_t off, size_t size, si
   return *got ? g_memdup2((const char *)data + off, *got) : NULL;
 }
 
+/* The RAM file of fh with the lock held, or NULL once err is answered for
+ * a handle of any other kind. */
+static Node *ram_file_locked(BoxVfs *v, fuse_req_t req, Fh *fh, int err)
+{
+  if (fh->kind != FH_RAM_FILE) {
+    vfs_reply_err(req, err);
+    return NULL;
+  }
+  g_mutex_lock(&v->lock);
+  return fh->node;
+}
+
 void vfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
   BoxVfs *v = V(req);
@@ -355,12 +367,8 @@ void vfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct 
     g_free(copy);
     return;
   }
-  if (fh->kind != FH_RAM_FILE) {
-    vfs_reply_err(req, EISDIR);
-    return;
-  }
-  g_mutex_lock(&v->lock);
-  Node *n = fh->node;
+  Node *n = ram_file_locked(v, req, fh, EISDIR);
+  if (!n) return;
   size_t got;
   char *copy = slice_copy(n->data->data, n->data->len, off, size, &got);
   now_ts(&n->atime);
@@ -385,12 +393,8 @@ void vfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
       fuse_reply_write(req, (size_t)n);
     return;
   }
-  if (fh->kind != FH_RAM_FILE) {
-    vfs_reply_err(req, EACCES);
-    return;
-  }
-  g_mutex_lock(&v->lock);
-  Node *n = fh->node;
+  Node *n = ram_file_locked(v, req, fh, EACCES);
+  if (!n) return;
   if (fh->flags & O_APPEND) off = (off_t)n->data->len;
   if (off < 0)
     err = EINVAL;
