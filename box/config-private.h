@@ -32,6 +32,8 @@ typedef struct {
 bool config_take_field(const ConfigField *fields, const char *k, json_object *val);
 /* A string value without embedded NUL bytes, or NULL. */
 const char *config_json_cstring(json_object *v);
+/* Fails unless v is a table. */
+bool config_need_table(ConfigCtx *c, json_object *v, const char *key);
 bool config_get_string(ConfigCtx *c, json_object *v, const char *key, const char **out);
 /* A NULL-terminated copy of an array of strings. */
 bool config_get_string_array(ConfigCtx *c, json_object *v, const char *key, char ***out);

@@ -10,8 +10,7 @@
 
 bool config_check_gateway(ConfigCtx *c, json_object *v, BoxConfig *cfg)
 {
-  if (!json_object_is_type(v, json_type_object))
-    return config_fail_parse(c, "`gateway` must be a table");
+  if (!config_need_table(c, v, "gateway")) return false;
   json_object_object_foreach (v, k, val) {
     if (strcmp(k, "allow_local") == 0) {
       char **list = NULL;
@@ -280,8 +279,7 @@ static bool check_egress_secret(ConfigCtx *c, const char *key, const char *pre, 
 
 bool config_check_egress(ConfigCtx *c, json_object *v, BoxConfig *cfg)
 {
-  if (!json_object_is_type(v, json_type_object))
-    return config_fail_parse(c, "`egress` must be a table");
+  if (!config_need_table(c, v, "egress")) return false;
   json_object_object_foreach (v, name, tbl) {
     g_autofree char *key = config_key_join("egress", name);
     g_autofree char *pre = g_strdup_printf("invalid `[%s]` table: ", key);
@@ -290,8 +288,7 @@ bool config_check_egress(ConfigCtx *c, json_object *v, BoxConfig *cfg)
                               "invalid `[egress.%s]` table: the name must be one component of "
                               "letters, digits, '.', '_', or '-'",
                               name);
-    if (!json_object_is_type(tbl, json_type_object))
-      return config_fail_parse(c, "`%s` must be a table", key);
+    if (!config_need_table(c, tbl, key)) return false;
     BoxEgressRoute *r = g_new0(BoxEgressRoute, 1);
     r->name = g_strdup(name);
     g_ptr_array_add(cfg->egress, r);

@@ -94,6 +94,12 @@ const char *config_json_cstring(json_object *v)
   return s;
 }
 
+bool config_need_table(ConfigCtx *c, json_object *v, const char *key)
+{
+  return json_object_is_type(v, json_type_object) ||
+         config_fail_parse(c, "`%s` must be a table", key);
+}
+
 bool config_get_string(ConfigCtx *c, json_object *v, const char *key, const char **out)
 {
   if (!json_object_is_type(v, json_type_string))
