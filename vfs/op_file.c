@@ -40,6 +40,14 @@ static bool open_reads_only(int flags)
   return (flags & O_ACCMODE) == O_RDONLY && !(flags & O_TRUNC);
 }
 
+static int reply_direct_open(fuse_req_t req, struct fuse_file_info *fi, Fh *fh)
+{
+  fi->fh = (uint64_t)(uintptr_t)fh;
+  fi->direct_io = 1;
+  fi->keep_cache = 0;
+  return vfs_reply_open(req, fi);
+}
+
 /* The control files, for reading only and read with direct_io: the
  * operator's decision log, a running command's record (.box/commands/<N>),
  * the caller's last denial (mydenial). */
@@ -57,10 +65,7 @@ static void open_control(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, c
     }
     Fh *fh = vfs_fh_new(FH_VIEW_LOG, c->cmd, n);
     fh->fd = fd;
-    fi->fh = (uint64_t)(uintptr_t)fh;
-    fi->direct_io = 1;
-    fi->keep_cache = 0;
-    if (vfs_reply_open(req, fi) != 0) vfs_fh_free(v, fh);
+    if (reply_direct_open(req, fi, fh) != 0) vfs_fh_free(v, fh);
     return;
   }
   if (n->special == SPECIAL_CMDINFO) {
@@ -73,10 +78,7 @@ static void open_control(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, c
     Fh *fh = vfs_fh_new(FH_MYDENIAL, c->cmd, n);
     fh->text = t;
     fh->text_len = strlen(t);
-    fi->fh = (uint64_t)(uintptr_t)fh;
-    fi->direct_io = 1;
-    fi->keep_cache = 0;
-    if (vfs_reply_open(req, fi) != 0) vfs_fh_free(v, fh);
+    if (reply_direct_open(req, fi, fh) != 0) vfs_fh_free(v, fh);
     return;
   }
   if (n->special == SPECIAL_MYDENIAL) {
@@ -89,10 +91,7 @@ static void open_control(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, c
       fh->text = g_strdup(t ? t : "");
       fh->text_len = strlen(fh->text);
       g_mutex_unlock(&v->lock);
-      fi->fh = (uint64_t)(uintptr_t)fh;
-      fi->direct_io = 1;
-      fi->keep_cache = 0;
-      if (vfs_reply_open(req, fi) != 0) {
+      if (reply_direct_open(req, fi, fh) != 0) {
         g_free(fh->text);
         g_free(fh);
         vfs_unpin(v, n);
