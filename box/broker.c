@@ -192,8 +192,18 @@ static FrameResult read_frame(Conn *c, char **text, gint64 deadline)
   return FRAME_OK;
 }
 
+/* A frame as read: root is NULL where it was refused, with the reason
+ * (type "version_mismatch" where that was the cause). */
+typedef struct {
+  json_object *root;
+  const char *type;
+  int program;
+  json_object *body;
+  char *reason;
+} Frame;
+
 /* Validates the envelope.  Returns the frame or NULL with *reason set. */
-static json_object *parse_frame(const char *text, const char **type, int *program,
+static json_object *frame_check(const char *text, const char **type, int *program,
                                 json_object **body, char **reason)
 {
   /* Frames are UTF-8 JSON (spec/runtime.md §4.2); json-c would pass other
@@ -244,6 +254,21 @@ static json_object *parse_frame(const char *text, const char **type, int *progra
   return f;
 }
 
+/* Takes text; *fr is to be let go with frame_clear whatever the outcome. */
+static bool parse_frame(char *text, Frame *fr)
+{
+  *fr = (Frame){ 0 };
+  fr->root = frame_check(text, &fr->type, &fr->program, &fr->body, &fr->reason);
+  g_free(text);
+  return fr->root != NULL;
+}
+
+static void frame_clear(Frame *fr)
+{
+  g_free(fr->reason);
+  json_object_put(fr->root);
+}
+
 static const char *body_string(json_object *body, const char *key)
 {
   json_object *v;
@@ -277,16 +302,10 @@ static bool on_conn_readable(void *data)
   char *text = NULL;
   if (read_frame(call->c, &text, g_get_monotonic_time() + G_TIME_SPAN_SECOND) != FRAME_OK)
     return true; /* the alias is gone: nobody waits for this command any more */
-  bool cancel = false;
-  const char *type = NULL;
-  int prog = 0;
-  json_object *body = NULL;
-  char *reason = NULL;
-  json_object *f = parse_frame(text, &type, &prog, &body, &reason);
-  g_free(text);
-  if (f && strcmp(type, "signal") == 0 && prog == call->program) cancel = true;
-  g_free(reason);
-  json_object_put(f);
+  Frame in;
+  bool cancel =
+    parse_frame(text, &in) && strcmp(in.type, "signal") == 0 && in.program == call->program;
+  frame_clear(&in);
   return cancel;
 }
 
@@ -482,47 +501,42 @@ static void conn_serve(Conn *c)
       send_denied(c, 0, "transport_error", "a frame was cut short or timed out");
       break;
     }
-    const char *type = NULL;
-    int program = 0;
-    json_object *body = NULL;
-    char *reason = NULL;
-    json_object *f = parse_frame(text, &type, &program, &body, &reason);
-    g_free(text);
-    if (!f) {
+    Frame in;
+    if (!parse_frame(text, &in)) {
       send_denied(c, 0,
-                  type && strcmp(type, "version_mismatch") == 0 ? "version_mismatch"
-                                                                : "transport_error",
-                  reason);
-      g_free(reason);
+                  in.type && strcmp(in.type, "version_mismatch") == 0 ? "version_mismatch"
+                                                                      : "transport_error",
+                  in.reason);
+      frame_clear(&in);
       break;
     }
     bool stop = false;
-    if (strcmp(type, "open") == 0) {
-      const char *mode = body_string(body, "mode");
+    if (strcmp(in.type, "open") == 0) {
+      const char *mode = body_string(in.body, "mode");
       if (open_program >= 0) {
-        send_denied(c, program, "over_budget", "this box serves one program per connection");
+        send_denied(c, in.program, "over_budget", "this box serves one program per connection");
         stop = true;
       } else if (!mode || strcmp(mode, "shell") != 0) {
-        send_denied(c, program, "transport_error", "this box serves only the shell mode");
+        send_denied(c, in.program, "transport_error", "this box serves only the shell mode");
         stop = true;
       } else {
-        open_program = program;
+        open_program = in.program;
       }
-    } else if (strcmp(type, "call") == 0) {
-      serve_call(c, program, open_program, called, body);
+    } else if (strcmp(in.type, "call") == 0) {
+      serve_call(c, in.program, open_program, called, in.body);
       called = true; /* one call per connection: it ends with this one */
       stop = true;
-    } else if (strcmp(type, "input") == 0 || strcmp(type, "input_eof") == 0 ||
-               strcmp(type, "signal") == 0) {
+    } else if (strcmp(in.type, "input") == 0 || strcmp(in.type, "input_eof") == 0 ||
+               strcmp(in.type, "signal") == 0) {
       /* Before a call these have nothing to act on. */
-    } else if (strcmp(type, "close") == 0) {
+    } else if (strcmp(in.type, "close") == 0) {
       stop = true;
     } else {
-      g_autofree char *r = g_strdup_printf("a client may not send a `%s` frame", type);
-      send_denied(c, program, "transport_error", r);
+      g_autofree char *r = g_strdup_printf("a client may not send a `%s` frame", in.type);
+      send_denied(c, in.program, "transport_error", r);
       stop = true;
     }
-    json_object_put(f);
+    frame_clear(&in);
     if (stop) break;
   }
   conn_unwait(c); /* before the close: no one may shut a reused descriptor */

@@ -23,8 +23,17 @@ bool config_fail_removed(ConfigCtx *c, const char *key, const char *replacement)
 char *config_quote(const char *s);
 /* Dotted key path: PARENT.CHILD, CHILD quoted when it is not a bare key. */
 char *config_key_join(const char *parent, const char *child);
+/* A table's plain fields: a {NULL} entry ends the list. */
+typedef struct {
+  const char *name;
+  json_object **slot;
+} ConfigField;
+/* Stores val in the slot of the field named k; false where none is. */
+bool config_take_field(const ConfigField *fields, const char *k, json_object *val);
 /* A string value without embedded NUL bytes, or NULL. */
 const char *config_json_cstring(json_object *v);
+/* Fails unless v is a table. */
+bool config_need_table(ConfigCtx *c, json_object *v, const char *key);
 bool config_get_string(ConfigCtx *c, json_object *v, const char *key, const char **out);
 /* A NULL-terminated copy of an array of strings. */
 bool config_get_string_array(ConfigCtx *c, json_object *v, const char *key, char ***out);

@@ -28,27 +28,18 @@ static bool validate(ConfigCtx *c, json_object *doc, const char *home, BoxConfig
 {
   json_object *name = NULL, *box_dir = NULL, *policy = NULL, *agent = NULL, *tool = NULL;
   json_object *gateway = NULL, *egress = NULL;
+  const ConfigField fields[] = { { "name", &name },     { "box_dir", &box_dir },
+                                 { "policy", &policy }, { "agent", &agent },
+                                 { "tool", &tool },     { "gateway", &gateway },
+                                 { "egress", &egress }, { NULL, NULL } };
   json_object_object_foreach (doc, k, val) {
-    if (strcmp(k, "name") == 0)
-      name = val;
-    else if (strcmp(k, "box_dir") == 0)
-      box_dir = val;
-    else if (strcmp(k, "policy") == 0)
-      policy = val;
-    else if (strcmp(k, "agent") == 0)
-      agent = val;
-    else if (strcmp(k, "tool") == 0)
-      tool = val;
-    else if (strcmp(k, "gateway") == 0)
-      gateway = val;
-    else if (strcmp(k, "filesystem") == 0)
+    if (config_take_field(fields, k, val)) continue;
+    if (strcmp(k, "filesystem") == 0)
       return config_fail_removed(c, "filesystem", "`[agent.filesystem]`");
     else if (strcmp(k, "workspace") == 0)
       return config_fail_removed(c, "workspace", "`[agent] workspace`");
     else if (strcmp(k, "env") == 0)
       return config_fail_removed(c, "env", "`[agent.env]`");
-    else if (strcmp(k, "egress") == 0)
-      egress = val;
     else if (strcmp(k, "mcp") == 0 || strcmp(k, "telemetry") == 0)
       return config_fail_parse(c, "`[%s.<name>]` tables are not supported by this build yet", k);
     else if (strcmp(k, "containment") == 0)

@@ -10,8 +10,7 @@
 
 bool config_check_gateway(ConfigCtx *c, json_object *v, BoxConfig *cfg)
 {
-  if (!json_object_is_type(v, json_type_object))
-    return config_fail_parse(c, "`gateway` must be a table");
+  if (!config_need_table(c, v, "gateway")) return false;
   json_object_object_foreach (v, k, val) {
     if (strcmp(k, "allow_local") == 0) {
       char **list = NULL;
@@ -98,6 +97,24 @@ static bool has_control(const char *s)
   "an entry with no secret declares only a destination, which policy already decides; give it a "  \
   "secret, or set protocol = \"mcp\" for a remote MCP server"
 
+/* s is 1 to 64 letters, digits and characters of extra. */
+static bool word_of(const char *s, const char *extra)
+{
+  size_t n = strlen(s);
+  if (n < 1 || n > 64) return false;
+  for (const char *p = s; *p; p++)
+    if (!g_ascii_isalnum(*p) && !strchr(extra, *p)) return false;
+  return true;
+}
+
+/* fmt takes pre and the value, quoted. */
+G_GNUC_PRINTF(3, 0)
+static bool fail_quoted(ConfigCtx *c, const char *pre, const char *fmt, const char *value)
+{
+  g_autofree char *q = config_quote(value);
+  return config_fail_spec(c, fmt, pre, q);
+}
+
 /* The `secret` table of route r.  pre is "invalid `[egress.<n>]` table: ". */
 static bool check_egress_secret(ConfigCtx *c, const char *key, const char *pre, json_object *v,
                                 BoxEgressRoute *r)
@@ -110,23 +127,19 @@ static bool check_egress_secret(ConfigCtx *c, const char *key, const char *pre, 
       pre);
   json_object *ref = NULL, *placement = NULL, *header = NULL, *prefix = NULL, *param = NULL,
               *inject = NULL, *pprefix = NULL;
+  const ConfigField fields[] = { { "ref", &ref },
+                                 { "placement", &placement },
+                                 { "header", &header },
+                                 { "prefix", &prefix },
+                                 { "param", &param },
+                                 { "inject", &inject },
+                                 { "phantom_prefix", &pprefix },
+                                 { NULL, NULL } };
   json_object_object_foreach (v, k, val) {
     char *sub = config_key_join(key, k);
-    bool ok = true;
-    if (strcmp(k, "ref") == 0)
-      ref = val;
-    else if (strcmp(k, "placement") == 0)
-      placement = val;
-    else if (strcmp(k, "header") == 0)
-      header = val;
-    else if (strcmp(k, "prefix") == 0)
-      prefix = val;
-    else if (strcmp(k, "param") == 0)
-      param = val;
-    else if (strcmp(k, "inject") == 0)
-      inject = val;
-    else if (strcmp(k, "phantom_prefix") == 0)
-      pprefix = val;
+    bool ok;
+    if (config_take_field(fields, k, val))
+      ok = true;
     else if (strcmp(k, "phantom") == 0)
       ok = config_fail_removed(c, sub, "`secret.phantom_prefix`");
     else
@@ -149,9 +162,7 @@ static bool check_egress_secret(ConfigCtx *c, const char *key, const char *pre, 
       pre, rq);
   if (g_str_has_prefix(rs, "aws://")) {
     const char *profile = rs + 6;
-    bool bad = !*profile || strlen(profile) > 64;
-    for (const char *p = profile; *p && !bad; p++) bad = !g_ascii_isalnum(*p) && !strchr("._-", *p);
-    if (bad)
+    if (!word_of(profile, "._-"))
       return config_fail_spec(
         c,
         "%s`secret.ref` %s does not name a profile of letters, digits, '.', '_' "
@@ -206,43 +217,33 @@ static bool check_egress_secret(ConfigCtx *c, const char *key, const char *pre, 
     r->placement = BOX_GATEWAY_PLACE_BASIC_AUTH;
   else if (strcmp(pl, "query_param") == 0)
     r->placement = BOX_GATEWAY_PLACE_QUERY;
-  else {
-    g_autofree char *q = config_quote(pl);
-    return config_fail_spec(c,
-                            "%s`secret.placement` %s is not one of \"header\", \"basic_auth\", "
-                            "\"query_param\"",
-                            pre, q);
-  }
+  else
+    return fail_quoted(c, pre,
+                       "%s`secret.placement` %s is not one of \"header\", \"basic_auth\", "
+                       "\"query_param\"",
+                       pl);
   if (r->placement != BOX_GATEWAY_PLACE_HEADER && (header || prefix))
     return config_fail_spec(c, "%s`secret.%s` applies only to placement = \"header\"", pre,
                             header ? "header" : "prefix");
   const char *hs = header ? json_object_get_string(header) : "Authorization";
-  if (!header_name_valid(hs)) {
-    g_autofree char *q = config_quote(hs);
-    return config_fail_spec(c, "%s`secret.header` %s is not a header name", pre, q);
-  }
+  if (!header_name_valid(hs))
+    return fail_quoted(c, pre, "%s`secret.header` %s is not a header name", hs);
   static const char *const framing[] = {
     "host", "content-length", "transfer-encoding", "connection", "proxy-authorization",
     "te",   "upgrade",        "trailer",           "keep-alive", "proxy-connection",
     NULL
   };
   for (int i = 0; framing[i]; i++)
-    if (g_ascii_strcasecmp(hs, framing[i]) == 0) {
-      g_autofree char *q = config_quote(hs);
-      return config_fail_spec(
-        c,
-        "%s`secret.header` %s frames or routes the request and cannot carry a "
-        "secret",
-        pre, q);
-    }
+    if (g_ascii_strcasecmp(hs, framing[i]) == 0)
+      return fail_quoted(c, pre,
+                         "%s`secret.header` %s frames or routes the request and cannot carry a "
+                         "secret",
+                         hs);
   r->header = g_strdup(hs);
   const char *ps = prefix ? json_object_get_string(prefix)
                           : (g_ascii_strcasecmp(hs, "Authorization") == 0 ? "Bearer " : "");
-  if (has_control(ps) || strchr(ps, '{') || strchr(ps, '}')) {
-    g_autofree char *q = config_quote(ps);
-    return config_fail_spec(c, "%s`secret.prefix` %s contains a control character or a brace", pre,
-                            q);
-  }
+  if (has_control(ps) || strchr(ps, '{') || strchr(ps, '}'))
+    return fail_quoted(c, pre, "%s`secret.prefix` %s contains a control character or a brace", ps);
   r->prefix = g_strdup(ps);
   if (r->placement == BOX_GATEWAY_PLACE_QUERY && !param)
     return config_fail_spec(c, "%s`secret.param` is required with placement = \"query_param\"",
@@ -254,42 +255,31 @@ static bool check_egress_secret(ConfigCtx *c, const char *key, const char *pre, 
     const char *qs = json_object_get_string(param);
     bool bad = !*qs || has_control(qs);
     for (const char *p = qs; *p && !bad; p++) bad = strchr(" &=#?+%", *p) != NULL;
-    if (bad) {
-      g_autofree char *q = config_quote(qs);
-      return config_fail_spec(
-        c,
-        "%s`secret.param` %s is not a query parameter name (no space, '&', '=', "
-        "'#', '?', '+' or '%%')",
-        pre, q);
-    }
+    if (bad)
+      return fail_quoted(c, pre,
+                         "%s`secret.param` %s is not a query parameter name (no space, '&', '=', "
+                         "'#', '?', '+' or '%%')",
+                         qs);
     r->param = g_strdup(qs);
   }
   const char *is = inject ? json_object_get_string(inject) : "phantom";
   if (strcmp(is, "always") == 0)
     r->inject_always = true;
-  else if (strcmp(is, "phantom") != 0) {
-    g_autofree char *q = config_quote(is);
-    return config_fail_spec(c, "%s`secret.inject` %s is not \"phantom\" or \"always\"", pre, q);
-  }
+  else if (strcmp(is, "phantom") != 0)
+    return fail_quoted(c, pre, "%s`secret.inject` %s is not \"phantom\" or \"always\"", is);
   const char *pp = pprefix ? json_object_get_string(pprefix) : "strands_box_";
-  size_t ppl = strlen(pp);
-  bool bad = ppl < 1 || ppl > 64;
-  for (const char *p = pp; *p && !bad; p++) bad = !g_ascii_isalnum(*p) && !strchr("-_.~", *p);
-  if (bad) {
-    g_autofree char *q = config_quote(pp);
-    return config_fail_spec(c,
-                            "%s`secret.phantom_prefix` %s must be 1 to 64 characters of letters, "
-                            "digits, '-', '_', '.' or '~'",
-                            pre, q);
-  }
+  if (!word_of(pp, "-_.~"))
+    return fail_quoted(c, pre,
+                       "%s`secret.phantom_prefix` %s must be 1 to 64 characters of letters, "
+                       "digits, '-', '_', '.' or '~'",
+                       pp);
   r->phantom_prefix = g_strdup(pp);
   return true;
 }
 
 bool config_check_egress(ConfigCtx *c, json_object *v, BoxConfig *cfg)
 {
-  if (!json_object_is_type(v, json_type_object))
-    return config_fail_parse(c, "`egress` must be a table");
+  if (!config_need_table(c, v, "egress")) return false;
   json_object_object_foreach (v, name, tbl) {
     g_autofree char *key = config_key_join("egress", name);
     g_autofree char *pre = g_strdup_printf("invalid `[%s]` table: ", key);
@@ -298,8 +288,7 @@ bool config_check_egress(ConfigCtx *c, json_object *v, BoxConfig *cfg)
                               "invalid `[egress.%s]` table: the name must be one component of "
                               "letters, digits, '.', '_', or '-'",
                               name);
-    if (!json_object_is_type(tbl, json_type_object))
-      return config_fail_parse(c, "`%s` must be a table", key);
+    if (!config_need_table(c, tbl, key)) return false;
     BoxEgressRoute *r = g_new0(BoxEgressRoute, 1);
     r->name = g_strdup(name);
     g_ptr_array_add(cfg->egress, r);

@@ -234,11 +234,8 @@ static bool check_fs_list(Proc *p, const char *list, json_object *v, char ***out
 static bool check_filesystem(Proc *p, json_object *v, BoxProcessSpec *out)
 {
   char *key = config_key_join(p->key, "filesystem");
-  bool ok = true;
-  if (!json_object_is_type(v, json_type_object)) {
-    ok = config_fail_parse(p->c, "`%s` must be a table", key);
-    goto done;
-  }
+  bool ok = config_need_table(p->c, v, key);
+  if (!ok) goto done;
   json_object_object_foreach (v, list, val) {
     char ***slot = NULL;
     bool discard = false;
@@ -292,11 +289,8 @@ done:
 static bool check_network(Proc *p, json_object *v)
 {
   char *key = config_key_join(p->key, "network");
-  bool ok = true;
-  if (!json_object_is_type(v, json_type_object)) {
-    ok = config_fail_parse(p->c, "`%s` must be a table", key);
-    goto done;
-  }
+  bool ok = config_need_table(p->c, v, key);
+  if (!ok) goto done;
   json_object_object_foreach (v, k, val) {
     char *sub = config_key_join(key, k);
     if (strcmp(k, "contain_egress") != 0)
@@ -435,8 +429,7 @@ static bool check_ram(Proc *p, const char *k, json_object *v, BoxProcessSpec *ou
 static bool check_process(Proc *p, json_object *tbl, BoxProcessSpec *out)
 {
   ConfigCtx *c = p->c;
-  if (!json_object_is_type(tbl, json_type_object))
-    return config_fail_parse(c, "`%s` must be a table", p->key);
+  if (!config_need_table(c, tbl, p->key)) return false;
   json_object *command = NULL;
   json_object_object_foreach (tbl, k, val) {
     char *sub = config_key_join(p->key, k);
@@ -526,8 +519,7 @@ void config_tool_free(gpointer p)
 
 bool config_check_tools(ConfigCtx *c, json_object *v, const char *home, BoxConfig *cfg)
 {
-  if (!json_object_is_type(v, json_type_object))
-    return config_fail_parse(c, "`tool` must be a table");
+  if (!config_need_table(c, v, "tool")) return false;
   json_object_object_foreach (v, label, tbl) {
     char *key = config_key_join("tool", label);
     char *table = g_strdup_printf("[%s]", key);

@@ -75,6 +75,16 @@ char *config_key_join(const char *parent, const char *child)
 
 /* ---- json helpers -------------------------------------------------------- */
 
+bool config_take_field(const ConfigField *fields, const char *k, json_object *val)
+{
+  for (const ConfigField *f = fields; f->name; f++)
+    if (strcmp(k, f->name) == 0) {
+      *f->slot = val;
+      return true;
+    }
+  return false;
+}
+
 /* A string value without embedded NUL bytes, or NULL. */
 const char *config_json_cstring(json_object *v)
 {
@@ -82,6 +92,12 @@ const char *config_json_cstring(json_object *v)
   const char *s = json_object_get_string(v);
   if ((size_t)json_object_get_string_len(v) != strlen(s)) return NULL;
   return s;
+}
+
+bool config_need_table(ConfigCtx *c, json_object *v, const char *key)
+{
+  return json_object_is_type(v, json_type_object) ||
+         config_fail_parse(c, "`%s` must be a table", key);
 }
 
 bool config_get_string(ConfigCtx *c, json_object *v, const char *key, const char **out)

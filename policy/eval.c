@@ -313,11 +313,28 @@ static int eval_long(const Env *env, const Expr *e, int64_t *l)
   return OK;
 }
 
+/* A long, decimal, datetime or duration; OK, for the evaluator to return. */
+static int set_number(Value *out, VKind kind, int64_t l)
+{
+  out->kind = kind;
+  out->l = l;
+  return OK;
+}
+
 static void set_bool(Value *out, bool b)
 {
   memset(out, 0, sizeof *out);
   out->kind = V_BOOL;
   out->b = b;
+}
+
+/* out was cleared by eval(), which every caller is under. */
+static void set_entity(Value *out, const char *type, const char *id, size_t n)
+{
+  out->kind = V_ENTITY;
+  out->type = type;
+  out->s = id;
+  out->n = n;
 }
 
 /* entity `in` entity-or-set: Box entities have no parents, so `in` is
@@ -421,14 +438,10 @@ static int eval_ext_method(const Env *env, const Expr *e, const Value *s, Value 
     return __builtin_sub_overflow(s->l, x.l, &out->l) ? ERR : OK;
   case M_TO_DATE:
     if (s->kind != V_DATETIME) return ERR;
-    out->kind = V_DATETIME;
-    out->l = floor_div(s->l, 86400000) * 86400000;
-    return OK;
+    return set_number(out, V_DATETIME, floor_div(s->l, 86400000) * 86400000);
   case M_TO_TIME:
     if (s->kind != V_DATETIME) return ERR;
-    out->kind = V_DURATION;
-    out->l = s->l - floor_div(s->l, 86400000) * 86400000;
-    return OK;
+    return set_number(out, V_DURATION, s->l - floor_div(s->l, 86400000) * 86400000);
   case M_TO_MILLISECONDS:
   case M_TO_SECONDS:
   case M_TO_MINUTES:
@@ -436,9 +449,7 @@ static int eval_ext_method(const Env *env, const Expr *e, const Value *s, Value 
   case M_TO_DAYS: {
     if (s->kind != V_DURATION) return ERR;
     static const int64_t div[] = { 1, 1000, 60000, 3600000, 86400000 };
-    out->kind = V_LONG;
-    out->l = s->l / div[e->method - M_TO_MILLISECONDS];
-    return OK;
+    return set_number(out, V_LONG, s->l / div[e->method - M_TO_MILLISECONDS]);
   }
   case M_HAS_TAG:
     if (s->kind != V_ENTITY || x.kind != V_STRING) return ERR;
@@ -451,23 +462,11 @@ static int eval_ext_method(const Env *env, const Expr *e, const Value *s, Value 
 static int eval_var(const Env *env, const Expr *e, Value *out)
 {
   switch (e->var) {
-  case VAR_PRINCIPAL:
-    out->kind = V_ENTITY;
-    out->type = entity_agent;
-    out->s = "self";
-    out->n = 4;
-    return OK;
-  case VAR_RESOURCE:
-    out->kind = V_ENTITY;
-    out->type = entity_resource;
-    out->s = "unused";
-    out->n = 6;
-    return OK;
+  case VAR_PRINCIPAL: set_entity(out, entity_agent, "self", 4); return OK;
+  case VAR_RESOURCE: set_entity(out, entity_resource, "unused", 6); return OK;
   case VAR_ACTION:
-    out->kind = V_ENTITY;
-    out->type = entity_action;
-    out->s = policy_actions[env->action].term;
-    out->n = strlen(out->s);
+    set_entity(out, entity_action, policy_actions[env->action].term,
+               strlen(policy_actions[env->action].term));
     return OK;
   case VAR_CONTEXT:
     out->kind = V_RECORD;
@@ -564,21 +563,13 @@ static int eval(const Env *env, const Expr *e, Value *out)
     out->kind = V_BOOL;
     out->b = e->tf && e->tf->value;
     return OK; /* evaluated before the rules */
-  case E_LONG:
-    out->kind = V_LONG;
-    out->l = e->lval;
-    return OK;
+  case E_LONG: return set_number(out, V_LONG, e->lval);
   case E_STRING:
     out->kind = V_STRING;
     out->s = e->str;
     out->n = e->len;
     return OK;
-  case E_ENTITY:
-    out->kind = V_ENTITY;
-    out->type = e->etype;
-    out->s = e->str;
-    out->n = e->len;
-    return OK;
+  case E_ENTITY: set_entity(out, e->etype, e->str, e->len); return OK;
   case E_VAR: return eval_var(env, e, out);
   case E_SET:
   case E_RECORD:
@@ -618,9 +609,7 @@ static int eval(const Env *env, const Expr *e, Value *out)
     int64_t l;
     if (eval_long(env, e->a, &l) != OK) return ERR;
     if (l == INT64_MIN) return FAIL(env, "integer overflow");
-    out->kind = V_LONG;
-    out->l = -l;
-    return OK;
+    return set_number(out, V_LONG, -l);
   }
   case E_EQ:
   case E_NE: {
@@ -653,9 +642,7 @@ static int eval(const Env *env, const Expr *e, Value *out)
                : e->kind == E_SUB ? __builtin_sub_overflow(a, b, &r)
                                   : __builtin_mul_overflow(a, b, &r);
     if (ovf) return FAIL(env, "integer overflow");
-    out->kind = V_LONG;
-    out->l = r;
-    return OK;
+    return set_number(out, V_LONG, r);
   }
   case E_IN: {
     Value a, b;
@@ -683,18 +670,9 @@ static int eval(const Env *env, const Expr *e, Value *out)
   case E_EXT:
     if (!e->ext_ok) return ERR;
     switch (e->ext) {
-    case EXT_DECIMAL:
-      out->kind = V_DECIMAL;
-      out->l = e->ext_l;
-      return OK;
-    case EXT_DATETIME:
-      out->kind = V_DATETIME;
-      out->l = e->ext_l;
-      return OK;
-    case EXT_DURATION:
-      out->kind = V_DURATION;
-      out->l = e->ext_l;
-      return OK;
+    case EXT_DECIMAL: return set_number(out, V_DECIMAL, e->ext_l);
+    case EXT_DATETIME: return set_number(out, V_DATETIME, e->ext_l);
+    case EXT_DURATION: return set_number(out, V_DURATION, e->ext_l);
     case EXT_IP:
       out->kind = V_IP;
       out->ip = &e->ip;

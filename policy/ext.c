@@ -12,6 +12,22 @@ static bool digit(char c)
   return c >= '0' && c <= '9';
 }
 
+/* *v = *v * 10 + d, or - d where the number is accumulated negatively;
+ * false on overflow. */
+static bool push_digit(int64_t *v, int d, bool negative)
+{
+  if (__builtin_mul_overflow(*v, 10, v)) return false;
+  return negative ? !__builtin_sub_overflow(*v, d, v) : !__builtin_add_overflow(*v, d, v);
+}
+
+/* Reads the digits at *i on into *v (as push_digit); false on overflow. */
+static bool read_digits(const char *s, size_t n, size_t *i, int64_t *v, bool negative)
+{
+  for (; *i < n && digit(s[*i]); (*i)++)
+    if (!push_digit(v, s[*i] - '0', negative)) return false;
+  return true;
+}
+
 /* Where a literal's digits start: past its optional '-' (*neg says). */
 static size_t leading_minus(const char *s, size_t n, bool *neg)
 {
@@ -27,11 +43,7 @@ bool policy_parse_decimal(const char *s, size_t n, int64_t *out)
   size_t start = i;
   /* accumulate as a negative number so that i64::MIN / 10^4 fits */
   int64_t v = 0;
-  while (i < n && digit(s[i])) {
-    if (__builtin_mul_overflow(v, 10, &v) || __builtin_sub_overflow(v, s[i] - '0', &v))
-      return false;
-    i++;
-  }
+  if (!read_digits(s, n, &i, &v, true)) return false;
   if (i == start || i >= n || s[i] != '.') return false;
   i++;
   size_t fstart = i;
@@ -40,7 +52,7 @@ bool policy_parse_decimal(const char *s, size_t n, int64_t *out)
   if (nf < 1 || nf > 4 || i != n) return false;
   for (size_t k = 0; k < 4; k++) {
     int d = k < nf ? s[fstart + k] - '0' : 0;
-    if (__builtin_mul_overflow(v, 10, &v) || __builtin_sub_overflow(v, d, &v)) return false;
+    if (!push_digit(&v, d, true)) return false;
   }
   if (!neg) {
     if (v == INT64_MIN) return false;
@@ -166,11 +178,7 @@ bool policy_parse_duration(const char *s, size_t n, int64_t *out)
   while (i < n) {
     size_t start = i;
     int64_t v = 0;
-    while (i < n && digit(s[i])) {
-      if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s[i] - '0', &v))
-        return false;
-      i++;
-    }
+    if (!read_digits(s, n, &i, &v, false)) return false;
     if (i == start) return false;
     int u = -1;
     if (i + 1 < n && s[i] == 'm' && s[i + 1] == 's')

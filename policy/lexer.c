@@ -256,3 +256,14 @@ bool tok_expect(TokReader *r, TokKind k, const char *expected)
   tok_next(r);
   return true;
 }
+
+bool tok_list_sep(TokReader *r, TokKind close, const char *expected)
+{
+  if (tok_peek(r)->kind == TOK_COMMA) {
+    tok_next(r);
+    return true;
+  }
+  if (tok_peek(r)->kind == close) return true;
+  tok_fail_expected(r, tok_peek(r), expected);
+  return false;
+}

@@ -89,5 +89,8 @@ void tok_fail(TokReader *r, const Token *t, const char *fmt, ...) G_GNUC_PRINTF(
 void tok_fail_expected(TokReader *r, const Token *t, const char *expected);
 /* Steps past a token of kind k, else fails; false once anything failed. */
 bool tok_expect(TokReader *r, TokKind k, const char *expected);
+/* Between a list's items: steps past a `,`, else fails unless the list's
+ * close comes next (left for the caller); false where it failed. */
+bool tok_list_sep(TokReader *r, TokKind close, const char *expected);
 
 #endif

@@ -304,10 +304,7 @@ static Expr *parse_primary(Parser *p)
       if (!v) break;
       g_ptr_array_add(keys, key);
       g_ptr_array_add(vals, v);
-      if (tok_peek(&p->r)->kind == TOK_COMMA)
-        tok_next(&p->r);
-      else if (tok_peek(&p->r)->kind != TOK_RBRACE)
-        tok_fail_expected(&p->r, tok_peek(&p->r), "`,` or `}`");
+      tok_list_sep(&p->r, TOK_RBRACE, "`,` or `}`");
     }
     if (!p->r.err) tok_next(&p->r);
     e->nitems = keys->len;
@@ -813,10 +810,7 @@ static bool parse_scope_item(Parser *p, Rule *r, bool seen[3])
         Expr *e = parse_entity_ref(p);
         if (!e) break;
         g_ptr_array_add(a, e);
-        if (tok_peek(&p->r)->kind == TOK_COMMA)
-          tok_next(&p->r);
-        else if (tok_peek(&p->r)->kind != TOK_RBRACKET)
-          tok_fail_expected(&p->r, tok_peek(&p->r), "`,` or `]`");
+        tok_list_sep(&p->r, TOK_RBRACKET, "`,` or `]`");
       }
       if (!p->r.err) tok_next(&p->r);
       sc->op = SC_IN_SET;
@@ -935,12 +929,7 @@ static bool parse_policy(Parser *p, int index)
       goto out;
     }
     if (!parse_scope_item(p, &r, seen)) goto out;
-    if (tok_peek(&p->r)->kind == TOK_COMMA)
-      tok_next(&p->r);
-    else if (tok_peek(&p->r)->kind != TOK_RPAREN) {
-      tok_fail_expected(&p->r, tok_peek(&p->r), "`,` or `)`");
-      goto out;
-    }
+    if (!tok_list_sep(&p->r, TOK_RPAREN, "`,` or `)`")) goto out;
   }
   tok_next(&p->r);
   for (;;) {

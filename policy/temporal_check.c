@@ -236,6 +236,14 @@ static uint32_t restrict_term_agg(Check *k, const TTerm *x, uint32_t r)
   return r;
 }
 
+/* fmt takes the policy's id and the first variable of un, the variables f
+ * uses before anything restricts them; nothing is refused where un is empty. */
+G_GNUC_PRINTF(4, 0)
+static void refuse_unrestricted(Check *k, const TForm *f, uint32_t un, const char *fmt)
+{
+  if (un) refuse(k, f->line, f->col, fmt, k->rule->engine_id, first_var(k->F, un));
+}
+
 static uint32_t restrict_form(Check *k, const TForm *f, uint32_t r)
 {
   switch (f->kind) {
@@ -250,23 +258,16 @@ static uint32_t restrict_form(Check *k, const TForm *f, uint32_t r)
     uint32_t ul = term_uses(f->l), ur = term_uses(f->r);
     if (f->cmp == TC_EQ && f->r->kind == TT_VAR && !(r & ur) && (ul & ~r) == 0) return r | ur;
     if (f->cmp == TC_EQ && f->l->kind == TT_VAR && !(r & ul) && (ur & ~r) == 0) return r | ul;
-    uint32_t un = (ul | ur) & ~r;
-    if (un)
-      refuse(k, f->line, f->col,
-             "for policy `%s`, variable `%s` is compared before anything restricts it; put the "
-             "event predicate, `tp` "
-             "or binding equality that binds it first",
-             k->rule->engine_id, first_var(k->F, un));
+    refuse_unrestricted(k, f, (ul | ur) & ~r,
+                        "for policy `%s`, variable `%s` is compared before anything restricts it; "
+                        "put the event predicate, `tp` or binding equality that binds it first");
     return r;
   }
   case TF_AND: return restrict_form(k, f->b, restrict_form(k, f->a, r));
   case TF_NOT: {
-    uint32_t un = f->a->uses & ~r;
-    if (un)
-      refuse(k, f->line, f->col,
-             "for policy `%s`, variable `%s` is used under `!` before anything restricts it; a "
-             "negation binds nothing",
-             k->rule->engine_id, first_var(k->F, un));
+    refuse_unrestricted(k, f, f->a->uses & ~r,
+                        "for policy `%s`, variable `%s` is used under `!` before anything "
+                        "restricts it; a negation binds nothing");
     restrict_form(k, f->a, r);
     return r;
   }
@@ -274,13 +275,9 @@ static uint32_t restrict_form(Check *k, const TForm *f, uint32_t r)
   case TF_PREVIOUS: return restrict_form(k, f->a, r);
   case TF_SINCE: {
     uint32_t after = restrict_form(k, f->b, r);
-    uint32_t un = f->a->uses & ~after;
-    if (un)
-      refuse(k, f->line, f->col,
-             "for policy `%s`, the left side of `since` uses `%s`, which neither its anchor nor an "
-             "earlier conjunct "
-             "restricts",
-             k->rule->engine_id, first_var(k->F, un));
+    refuse_unrestricted(k, f, f->a->uses & ~after,
+                        "for policy `%s`, the left side of `since` uses `%s`, which neither its "
+                        "anchor nor an earlier conjunct restricts");
     restrict_form(k, f->a, after);
     return after;
   }

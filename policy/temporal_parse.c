@@ -263,12 +263,7 @@ static bool parse_fields(TP *p, TForm *f, GArray *fields)
     }
     fd.term = *term;
     g_array_append_val(fields, fd);
-    if (tok_peek(p->r)->kind == TOK_COMMA)
-      tok_next(p->r);
-    else if (tok_peek(p->r)->kind != TOK_RBRACE) {
-      tok_fail_expected(p->r, tok_peek(p->r), "`,` or `}`");
-      return false;
-    }
+    if (!tok_list_sep(p->r, TOK_RBRACE, "`,` or `}`")) return false;
   }
   tok_next(p->r);
   (void)f;

@@ -135,14 +135,25 @@ typedef struct {
 
 static void walk(Walk *w, const char *path, int depth);
 
+/* The first reason is the one reported: a later one is a consequence of it. */
+G_GNUC_PRINTF(2, 3) static void walk_fail(Walk *w, const char *fmt, ...)
+{
+  if (!w->failed) {
+    va_list ap;
+    va_start(ap, fmt);
+    g_autofree char *m = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error_literal(w->error, BOX_TOOLS_ERROR, 1, m);
+  }
+  w->failed = true;
+}
+
 static void add_image(Walk *w, const char *found, int depth)
 {
   g_autofree char *canon = canonical(found);
   if (!canon || g_hash_table_contains(w->seen, canon)) return;
   if (g_hash_table_size(w->seen) >= MAX_IMAGES) {
-    if (!w->failed)
-      g_set_error(w->error, BOX_TOOLS_ERROR, 1, "the loader closure exceeds %d images", MAX_IMAGES);
-    w->failed = true;
+    walk_fail(w, "the loader closure exceeds %d images", MAX_IMAGES);
     return;
   }
   g_hash_table_add(w->seen, g_strdup(canon));
@@ -160,22 +171,63 @@ static void walk_script(Walk *w, const char *path, const unsigned char *b, size_
   char *sp = strpbrk(line, " \t");
   if (sp) *sp = '\0';
   if (line[0] != '/') {
-    if (!w->failed)
-      g_set_error(w->error, BOX_TOOLS_ERROR, 1,
-                  "%s names the interpreter \"%s\", which is not an "
-                  "absolute path",
-                  path, line);
-    w->failed = true;
+    walk_fail(w, "%s names the interpreter \"%s\", which is not an absolute path", path, line);
     return;
   }
   if (access(line, X_OK) != 0) {
-    if (!w->failed)
-      g_set_error(w->error, BOX_TOOLS_ERROR, 1, "%s names the interpreter %s, which is not there",
-                  path, line);
-    w->failed = true;
+    walk_fail(w, "%s names the interpreter %s, which is not there", path, line);
     return;
   }
   add_image(w, line, depth);
+}
+
+typedef struct {
+  GPtrArray *rpath, *runpath, *needed;
+  unsigned machine;
+} Dynamic;
+
+/* Walks the loader of the mapped ELF image b and reads its dynamic section
+ * into *dy, which stays empty where the image has none to follow. */
+static void read_image(Walk *w, const char *path, const unsigned char *b, size_t size, int depth,
+                       Dynamic *dy)
+{
+  if (!is_elf64(b, size)) return;
+  const Elf64_Ehdr *eh = (const Elf64_Ehdr *)b;
+  if (eh->e_phoff == 0 || eh->e_phoff + (size_t)eh->e_phnum * sizeof(Elf64_Phdr) > size) return;
+  Image im = { b, size, (const Elf64_Phdr *)(b + eh->e_phoff), eh->e_phnum };
+  const Elf64_Phdr *dyn = NULL;
+  for (int i = 0; i < im.phnum; i++) {
+    if (im.ph[i].p_type == PT_INTERP && im.ph[i].p_offset + im.ph[i].p_filesz <= size) {
+      g_autofree char *interp = g_strndup((const char *)b + im.ph[i].p_offset, im.ph[i].p_filesz);
+      if (access(interp, R_OK) != 0) {
+        walk_fail(w, "%s needs the loader %s, which is not there", path, interp);
+        break;
+      }
+      add_image(w, interp, depth);
+    } else if (im.ph[i].p_type == PT_DYNAMIC) {
+      dyn = &im.ph[i];
+    }
+  }
+  if (!dyn || w->failed || dyn->p_offset + dyn->p_filesz > size) return;
+  const Elf64_Dyn *d = (const Elf64_Dyn *)(b + dyn->p_offset);
+  size_t nd = dyn->p_filesz / sizeof(Elf64_Dyn);
+  Elf64_Addr strtab = 0;
+  for (size_t i = 0; i < nd && d[i].d_tag != DT_NULL; i++)
+    if (d[i].d_tag == DT_STRTAB) strtab = d[i].d_un.d_ptr;
+  size_t avail = 0;
+  const char *str = strtab ? at_vaddr(&im, strtab, &avail) : NULL;
+  if (!str) return;
+  g_autofree char *origin = g_path_get_dirname(path);
+  for (size_t i = 0; i < nd && d[i].d_tag != DT_NULL; i++) {
+    if (d[i].d_tag != DT_NEEDED && d[i].d_tag != DT_RPATH && d[i].d_tag != DT_RUNPATH) continue;
+    if (d[i].d_un.d_val >= avail) continue;
+    g_autofree char *s = g_strndup(str + d[i].d_un.d_val, avail - d[i].d_un.d_val);
+    if (d[i].d_tag == DT_NEEDED)
+      g_ptr_array_add(dy->needed, g_steal_pointer(&s));
+    else
+      split_path_list(d[i].d_tag == DT_RPATH ? dy->rpath : dy->runpath, s, origin);
+  }
+  dy->machine = eh->e_machine;
 }
 
 static void walk(Walk *w, const char *path, int depth)
@@ -193,95 +245,41 @@ static void walk(Walk *w, const char *path, int depth)
   close(fd);
   if (map == MAP_FAILED) return;
   const unsigned char *b = map;
-  if (b[0] == '#' && b[1] == '!') {
+  Dynamic dy = { g_ptr_array_new_with_free_func(g_free), g_ptr_array_new_with_free_func(g_free),
+                 g_ptr_array_new_with_free_func(g_free), 0 };
+  if (b[0] == '#' && b[1] == '!')
     walk_script(w, path, b, size, depth);
-    munmap(map, size);
-    return;
-  }
-  if (!is_elf64(b, size)) {
-    munmap(map, size);
-    return;
-  }
-  const Elf64_Ehdr *eh = map;
-  if (eh->e_phoff == 0 || eh->e_phoff + (size_t)eh->e_phnum * sizeof(Elf64_Phdr) > size) {
-    munmap(map, size);
-    return;
-  }
-  Image im = { b, size, (const Elf64_Phdr *)(b + eh->e_phoff), eh->e_phnum };
-  const Elf64_Phdr *dyn = NULL;
-  for (int i = 0; i < im.phnum; i++) {
-    if (im.ph[i].p_type == PT_INTERP && im.ph[i].p_offset + im.ph[i].p_filesz <= size) {
-      g_autofree char *interp = g_strndup((const char *)b + im.ph[i].p_offset, im.ph[i].p_filesz);
-      if (access(interp, R_OK) != 0) {
-        if (!w->failed)
-          g_set_error(w->error, BOX_TOOLS_ERROR, 1, "%s needs the loader %s, which is not there",
-                      path, interp);
-        w->failed = true;
-        break;
-      }
-      add_image(w, interp, depth);
-    } else if (im.ph[i].p_type == PT_DYNAMIC) {
-      dyn = &im.ph[i];
-    }
-  }
-  if (!dyn || w->failed || dyn->p_offset + dyn->p_filesz > size) {
-    munmap(map, size);
-    return;
-  }
-  const Elf64_Dyn *d = (const Elf64_Dyn *)(b + dyn->p_offset);
-  size_t nd = dyn->p_filesz / sizeof(Elf64_Dyn);
-  Elf64_Addr strtab = 0;
-  for (size_t i = 0; i < nd && d[i].d_tag != DT_NULL; i++)
-    if (d[i].d_tag == DT_STRTAB) strtab = d[i].d_un.d_ptr;
-  size_t avail = 0;
-  const char *str = strtab ? at_vaddr(&im, strtab, &avail) : NULL;
-  if (!str) {
-    munmap(map, size);
-    return;
-  }
-  g_autofree char *origin = g_path_get_dirname(path);
-  GPtrArray *rpath = g_ptr_array_new_with_free_func(g_free);
-  GPtrArray *runpath = g_ptr_array_new_with_free_func(g_free);
-  GPtrArray *needed = g_ptr_array_new_with_free_func(g_free);
-  for (size_t i = 0; i < nd && d[i].d_tag != DT_NULL; i++) {
-    if (d[i].d_tag != DT_NEEDED && d[i].d_tag != DT_RPATH && d[i].d_tag != DT_RUNPATH) continue;
-    if (d[i].d_un.d_val >= avail) continue;
-    g_autofree char *s = g_strndup(str + d[i].d_un.d_val, avail - d[i].d_un.d_val);
-    if (d[i].d_tag == DT_NEEDED)
-      g_ptr_array_add(needed, g_steal_pointer(&s));
-    else
-      split_path_list(d[i].d_tag == DT_RPATH ? rpath : runpath, s, origin);
-  }
-  unsigned machine = eh->e_machine;
+  else
+    read_image(w, path, b, size, depth, &dy);
+  /* The libraries are looked for with the image unmapped: a deep closure
+   * would otherwise hold every image on the way down. */
   munmap(map, size);
-  for (guint i = 0; i < needed->len && !w->failed; i++) {
-    const char *name = g_ptr_array_index(needed, i);
+  for (guint i = 0; i < dy.needed->len && !w->failed; i++) {
+    const char *name = g_ptr_array_index(dy.needed, i);
     g_autofree char *found = NULL;
     if (strchr(name, '/')) {
-      if (usable_library(name, machine)) found = g_strdup(name);
+      if (usable_library(name, dy.machine)) found = g_strdup(name);
     } else {
-      GPtrArray *order[] = { runpath->len ? NULL : rpath, runpath };
+      GPtrArray *order[] = { dy.runpath->len ? NULL : dy.rpath, dy.runpath };
       for (int k = 0; k < 2 && !found; k++)
         for (guint j = 0; order[k] && j < order[k]->len && !found; j++) {
           g_autofree char *c = g_build_filename(g_ptr_array_index(order[k], j), name, NULL);
-          if (usable_library(c, machine)) found = g_steal_pointer(&c);
+          if (usable_library(c, dy.machine)) found = g_steal_pointer(&c);
         }
       for (char *const *dd = default_dirs(); *dd && !found; dd++) {
         g_autofree char *c = g_build_filename(*dd, name, NULL);
-        if (usable_library(c, machine)) found = g_steal_pointer(&c);
+        if (usable_library(c, dy.machine)) found = g_steal_pointer(&c);
       }
     }
     if (!found) {
-      g_set_error(w->error, BOX_TOOLS_ERROR, 1, "%s needs the library %s, which is not there", path,
-                  name);
-      w->failed = true;
+      walk_fail(w, "%s needs the library %s, which is not there", path, name);
       break;
     }
     add_image(w, found, depth);
   }
-  g_ptr_array_free(rpath, TRUE);
-  g_ptr_array_free(runpath, TRUE);
-  g_ptr_array_free(needed, TRUE);
+  g_ptr_array_free(dy.rpath, TRUE);
+  g_ptr_array_free(dy.runpath, TRUE);
+  g_ptr_array_free(dy.needed, TRUE);
 }
 
 GPtrArray *box_tools_loader_closure(const char *path, GError **error)

@@ -52,12 +52,9 @@ void vfs_run_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     vfs_reply_attr(req, &st, 0.0);
     return;
   }
-  int err;
-  Node *n = vfs_pin(v, ino, &c, &err);
-  if (!n) {
-    vfs_reply_err(req, err);
-    return;
-  }
+  Node *n = vfs_pin_or_reply(v, req, ino, &c);
+  if (!n) return;
+  int err = 0;
   if (!fi && c.decides && decidable(n)) err = vfs_decide_getattr(v, &c, n);
   bool done = false;
   if (!err && !fi && is_pass(n)) {

@@ -40,6 +40,14 @@ static bool open_reads_only(int flags)
   return (flags & O_ACCMODE) == O_RDONLY && !(flags & O_TRUNC);
 }
 
+static int reply_direct_open(fuse_req_t req, struct fuse_file_info *fi, Fh *fh)
+{
+  fi->fh = (uint64_t)(uintptr_t)fh;
+  fi->direct_io = 1;
+  fi->keep_cache = 0;
+  return vfs_reply_open(req, fi);
+}
+
 /* The control files, for reading only and read with direct_io: the
  * operator's decision log, a running command's record (.box/commands/<N>),
  * the caller's last denial (mydenial). */
@@ -57,10 +65,7 @@ static void open_control(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, c
     }
     Fh *fh = vfs_fh_new(FH_VIEW_LOG, c->cmd, n);
     fh->fd = fd;
-    fi->fh = (uint64_t)(uintptr_t)fh;
-    fi->direct_io = 1;
-    fi->keep_cache = 0;
-    if (vfs_reply_open(req, fi) != 0) vfs_fh_free(v, fh);
+    if (reply_direct_open(req, fi, fh) != 0) vfs_fh_free(v, fh);
     return;
   }
   if (n->special == SPECIAL_CMDINFO) {
@@ -73,10 +78,7 @@ static void open_control(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, c
     Fh *fh = vfs_fh_new(FH_MYDENIAL, c->cmd, n);
     fh->text = t;
     fh->text_len = strlen(t);
-    fi->fh = (uint64_t)(uintptr_t)fh;
-    fi->direct_io = 1;
-    fi->keep_cache = 0;
-    if (vfs_reply_open(req, fi) != 0) vfs_fh_free(v, fh);
+    if (reply_direct_open(req, fi, fh) != 0) vfs_fh_free(v, fh);
     return;
   }
   if (n->special == SPECIAL_MYDENIAL) {
@@ -89,10 +91,7 @@ static void open_control(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, c
       fh->text = g_strdup(t ? t : "");
       fh->text_len = strlen(fh->text);
       g_mutex_unlock(&v->lock);
-      fi->fh = (uint64_t)(uintptr_t)fh;
-      fi->direct_io = 1;
-      fi->keep_cache = 0;
-      if (vfs_reply_open(req, fi) != 0) {
+      if (reply_direct_open(req, fi, fh) != 0) {
         g_free(fh->text);
         g_free(fh);
         vfs_unpin(v, n);
@@ -185,9 +184,8 @@ void vfs_run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
 {
   BoxVfs *v = V(req);
   Caller c;
-  vfs_place(v, req, NULL, &c);
   NewName nn;
-  int err = vfs_new_name(v, &c, parent, name, &nn);
+  int err = vfs_new_name_request(v, req, &c, parent, name, &nn);
   /* The kernel sends CREATE for a name its lookup found missing: the floor
    * is asked of no object, and the file is made with O_EXCL, so that it is
    * that new file or nothing.  A name made since (by someone else) is asked
@@ -316,6 +314,27 @@ static Fh *fh_or_refuse(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi)
   return fh;
 }
 
+/* A copy of data's bytes [off, off + size): once the reply is written the
+ * kernel may RELEASE the handle, and a RAM file may change once the lock
+ * is let go. */
+static char *slice_copy(const void *data, size_t len, off_t off, size_t size, size_t *got)
+{
+  *got = off >= 0 && (size_t)off < len ? MIN(size, len - (size_t)off) : 0;
+  return *got ? g_memdup2((const char *)data + off, *got) : NULL;
+}
+
+/* The RAM file of fh with the lock held, or NULL once err is answered for
+ * a handle of any other kind. */
+static Node *ram_file_locked(BoxVfs *v, fuse_req_t req, Fh *fh, int err)
+{
+  if (fh->kind != FH_RAM_FILE) {
+    vfs_reply_err(req, err);
+    return NULL;
+  }
+  g_mutex_lock(&v->lock);
+  return fh->node;
+}
+
 void vfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
   BoxVfs *v = V(req);
@@ -341,26 +360,16 @@ void vfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct 
     return;
   }
   if (fh->kind == FH_MYDENIAL) {
-    /* A copy: once the reply is written the kernel may RELEASE the handle. */
-    size_t got = (size_t)off >= fh->text_len ? 0 : MIN(size, fh->text_len - (size_t)off);
-    char *copy = got ? g_memdup2(fh->text + off, got) : NULL;
+    size_t got;
+    char *copy = slice_copy(fh->text, fh->text_len, off, size, &got);
     fuse_reply_buf(req, copy, got);
     g_free(copy);
     return;
   }
-  if (fh->kind != FH_RAM_FILE) {
-    vfs_reply_err(req, EISDIR);
-    return;
-  }
-  g_mutex_lock(&v->lock);
-  Node *n = fh->node;
-  size_t len = n->data->len;
-  char *copy = NULL;
-  size_t got = 0;
-  if (off >= 0 && (size_t)off < len) {
-    got = MIN(size, len - (size_t)off);
-    copy = g_memdup2(n->data->data + off, got);
-  }
+  Node *n = ram_file_locked(v, req, fh, EISDIR);
+  if (!n) return;
+  size_t got;
+  char *copy = slice_copy(n->data->data, n->data->len, off, size, &got);
   now_ts(&n->atime);
   g_mutex_unlock(&v->lock);
   fuse_reply_buf(req, copy, got);
@@ -383,12 +392,8 @@ void vfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
       fuse_reply_write(req, (size_t)n);
     return;
   }
-  if (fh->kind != FH_RAM_FILE) {
-    vfs_reply_err(req, EACCES);
-    return;
-  }
-  g_mutex_lock(&v->lock);
-  Node *n = fh->node;
+  Node *n = ram_file_locked(v, req, fh, EACCES);
+  if (!n) return;
   if (fh->flags & O_APPEND) off = (off_t)n->data->len;
   if (off < 0)
     err = EINVAL;

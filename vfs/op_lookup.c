@@ -210,12 +210,9 @@ void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     vfs_reply_err(req, ENAMETOOLONG);
     return;
   }
-  int err;
-  Node *p = vfs_pin(v, parent, &c, &err);
-  if (!p) {
-    vfs_reply_err(req, err);
-    return;
-  }
+  Node *p = vfs_pin_or_reply(v, req, parent, &c);
+  if (!p) return;
+  int err = 0;
   struct fuse_entry_param e;
   if (is_pass(p)) {
     __atomic_add_fetch(&v->pass_lookups, 1, __ATOMIC_RELAXED);

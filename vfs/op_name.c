@@ -42,6 +42,13 @@ static const VfsObjId *nameid_obj(bool pass, const NameId *id, VfsObjId *buf)
   return buf;
 }
 
+int vfs_new_name_request(BoxVfs *v, fuse_req_t req, Caller *c, fuse_ino_t parent, const char *name,
+                         NewName *nn)
+{
+  vfs_place(v, req, NULL, c);
+  return vfs_new_name(v, c, parent, name, nn);
+}
+
 /* Pins a directory in which the caller may create or remove name. */
 int vfs_new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *name, NewName *nn)
 {
@@ -147,9 +154,8 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 {
   BoxVfs *v = V(req);
   Caller c;
-  vfs_place(v, req, NULL, &c);
   NewName nn;
-  int err = vfs_new_name(v, &c, parent, name, &nn);
+  int err = vfs_new_name_request(v, req, &c, parent, name, &nn);
   VfsObjId at;
   if (!err)
     err = vfs_decide_make(v, &c, nn.path, nn.pass, nn.dirpath, mode & S_IFMT, link,
@@ -199,9 +205,8 @@ void vfs_run_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const ch
 {
   BoxVfs *v = V(req);
   Caller c;
-  vfs_place(v, req, NULL, &c);
   NewName nn;
-  int err = vfs_new_name(v, &c, newparent, newname, &nn);
+  int err = vfs_new_name_request(v, req, &c, newparent, newname, &nn);
   Node *n = err ? NULL : vfs_pin(v, ino, &c, &err);
   if (!err && (n->kind != NODE_PASS && n->kind != NODE_RAM)) err = EPERM;
   if (!err && (n->special != SPECIAL_NONE || n->skeleton)) err = EPERM;
@@ -302,9 +307,8 @@ static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name, b
 {
   BoxVfs *v = V(req);
   Caller c;
-  vfs_place(v, req, NULL, &c);
   NewName nn;
-  int err = vfs_new_name(v, &c, parent, name, &nn);
+  int err = vfs_new_name_request(v, req, &c, parent, name, &nn);
   NameId before = { 0 };
   if (!err && nn.pass) vfs_name_id(nn.dfd, name, &before);
   VfsObjId gone = { before.dev, before.ino };

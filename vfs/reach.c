@@ -39,14 +39,19 @@ Node *vfs_pin(BoxVfs *v, fuse_ino_t ino, const Caller *c, int *err)
   return n;
 }
 
-Node *vfs_pin_request(BoxVfs *v, fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
-                      Caller *c)
+Node *vfs_pin_or_reply(BoxVfs *v, fuse_req_t req, fuse_ino_t ino, const Caller *c)
 {
-  vfs_place(v, req, fi, c);
   int err;
   Node *n = vfs_pin(v, ino, c, &err);
   if (!n) vfs_reply_err(req, err);
   return n;
+}
+
+Node *vfs_pin_request(BoxVfs *v, fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+                      Caller *c)
+{
+  vfs_place(v, req, fi, c);
+  return vfs_pin_or_reply(v, req, ino, c);
 }
 
 void vfs_unpin(BoxVfs *v, Node *n)

@@ -543,6 +543,8 @@ int vfs_reach(const Caller *c, Node *n); /* lock held */
  * with *err set (ENOENT, or EACCES where the caller may not reach it). */
 Node *vfs_pin(BoxVfs *v, fuse_ino_t ino, const Caller *c, int *err);
 void vfs_unpin(BoxVfs *v, Node *n);
+/* vfs_pin for a request: NULL once the refusal is answered. */
+Node *vfs_pin_or_reply(BoxVfs *v, fuse_req_t req, fuse_ino_t ino, const Caller *c);
 /* A request's node: the caller placed (*c), the node pinned, or NULL
  * once the refusal is answered. */
 Node *vfs_pin_request(BoxVfs *v, fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
@@ -618,6 +620,9 @@ typedef struct {
 } NewName;
 /* Pins a directory in which the caller may create or remove name. */
 int vfs_new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *name, NewName *nn);
+/* vfs_new_name for a request, placing its caller (*c) first. */
+int vfs_new_name_request(BoxVfs *v, fuse_req_t req, Caller *c, fuse_ino_t parent, const char *name,
+                         NewName *nn);
 void vfs_new_name_clear(BoxVfs *v, NewName *nn);
 const VfsObjId *vfs_name_obj(const NewName *nn, const char *name, VfsObjId *buf);
 bool vfs_daemon_root(void);
