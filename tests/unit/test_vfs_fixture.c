@@ -60,20 +60,27 @@ static BoxDecision *test_decide(void *data, int command, const char *action, jso
   return d;
 }
 
-static void test_record(void *data, int command, const char *action, json_object *input,
-                        const BoxDecision *decision)
+/* A decision and an outcome are recorded as one line each, alike but for the
+ * prefix and the last word, so that expect_records can match either. */
+static void add_record(Fx *fx, const char *prefix, const char *action, json_object *input,
+                       const char *last)
 {
-  Fx *fx = data;
-  (void)command;
   const char *path = json_object_get_string(json_object_object_get(input, "path"));
   const char *op = json_object_get_string(json_object_object_get(input, "operation"));
-  char *line = g_strdup_printf("%s %s %s %s", action, path, op,
-                               decision->verdict == BOX_VERDICT_PERMIT    ? "permit"
-                               : decision->cause == BOX_CAUSE_ENFORCEMENT ? decision->rule
-                                                                          : "deny");
+  char *line = g_strdup_printf("%s%s %s %s %s", prefix, action, path, op, last);
   g_mutex_lock(&fx->mu);
   g_ptr_array_add(fx->records, line);
   g_mutex_unlock(&fx->mu);
+}
+
+static void test_record(void *data, int command, const char *action, json_object *input,
+                        const BoxDecision *decision)
+{
+  (void)command;
+  add_record(data, "", action, input,
+             decision->verdict == BOX_VERDICT_PERMIT    ? "permit"
+             : decision->cause == BOX_CAUSE_ENFORCEMENT ? decision->rule
+                                                        : "deny");
 }
 
 static void test_note(void *data, int command, const char *action, json_object *input,
@@ -107,14 +114,8 @@ static bool test_beneath(void *data, const char *dir)
 static void test_outcome(void *data, int command, const char *action, json_object *input,
                          const char *result)
 {
-  Fx *fx = data;
   (void)command;
-  const char *path = json_object_get_string(json_object_object_get(input, "path"));
-  const char *op = json_object_get_string(json_object_object_get(input, "operation"));
-  char *line = g_strdup_printf("outcome %s %s %s %s", action, path, op, result ? result : "error");
-  g_mutex_lock(&fx->mu);
-  g_ptr_array_add(fx->records, line);
-  g_mutex_unlock(&fx->mu);
+  add_record(data, "outcome ", action, input, result ? result : "error");
 }
 
 static void test_history_batch(void *data, bool begin)
