@@ -47,15 +47,8 @@ static run_t run_lua_env(const char *in, const char *init, const char *const *ar
   pid_t pid = fork();
   g_assert_cmpint(pid, >=, 0);
   if (pid == 0) {
-    dup2(pin[0], 0);
-    dup2(pout[1], 1);
-    dup2(perr[1], 2);
-    close(pin[0]);
-    close(pin[1]);
-    close(pout[0]);
-    close(pout[1]);
-    close(perr[0]);
-    close(perr[1]);
+    const int ends[] = { pin[0], pin[1], pout[0], pout[1], perr[0], perr[1] };
+    test_child_stdio(pin[0], pout[1], perr[1], ends, G_N_ELEMENTS(ends));
     g_unsetenv("LUA_INIT_5_4");
     if (init)
       g_setenv("LUA_INIT", init, TRUE);
