@@ -2,7 +2,6 @@
 #include "box/config.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -509,14 +508,6 @@ static void test_tool_label(void)
                "'.', '_', or '-' (in @)");
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-  (void)st;
-  (void)flag;
-  (void)ftw;
-  return remove(path);
-}
-
 /* ---- [gateway]: the address floor's exceptions, extra CAs ---- */
 
 static void test_gateway_keys(void)
@@ -693,7 +684,7 @@ int main(int argc, char **argv)
   test_add_table(cases, G_N_ELEMENTS(cases));
   int rc = g_test_run();
 
-  nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+  test_remove_tree(tmpdir);
   free(tmpdir);
   return rc;
 }

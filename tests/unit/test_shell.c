@@ -1006,8 +1006,6 @@ int main(int argc, char **argv)
                                     { "/shell/conformance", test_conformance } };
   test_add_table(cases, G_N_ELEMENTS(cases));
   int rc = g_test_run();
-  char *cmd = g_strdup_printf("rm -rf '%s'", tmpdir);
-  if (system(cmd) != 0) rc = rc ? rc : 0;
-  g_free(cmd);
+  test_remove_tree(tmpdir);
   return rc;
 }

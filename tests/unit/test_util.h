@@ -5,7 +5,9 @@
 #ifndef BOX_TEST_UTIL_H
 #define BOX_TEST_UTIL_H
 
+#include <ftw.h>
 #include <glib.h>
+#include <stdio.h>
 #include <unistd.h>
 
 typedef struct {
@@ -36,6 +38,20 @@ static inline void test_child_stdio(int in, int out, int err, const int *ends, s
   dup2(out, 1);
   dup2(err, 2);
   for (size_t i = 0; i < n; i++) close(ends[i]);
+}
+
+static inline int test_remove_entry(const char *path, const struct stat *st, int flag,
+                                    struct FTW *ftw)
+{
+  (void)st, (void)flag, (void)ftw;
+  return remove(path);
+}
+
+/* Removes the temporary tree a program's tests wrote in, depth first and
+ * without following its links; 0 when all of it went. */
+static inline int test_remove_tree(const char *dir)
+{
+  return nftw(dir, test_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 #endif
