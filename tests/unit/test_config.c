@@ -32,15 +32,11 @@ static void expect_error(const char *text, const char *expect)
   BoxConfig *cfg = box_config_load(path, HOME, &err);
   if (cfg) g_error("loaded, but expected: %s\n--- config ---\n%s", expect, text);
   g_assert_nonnull(err);
-  GString *want = g_string_new(NULL);
-  for (const char *p = expect; *p; p++) {
-    if (*p == '@')
-      g_string_append(want, path);
-    else
-      g_string_append_c(want, *p);
-  }
-  g_assert_cmpstr(err->message, ==, want->str);
-  g_string_free(want, TRUE);
+  char **parts = g_strsplit(expect, "@", -1);
+  char *want = g_strjoinv(path, parts);
+  g_strfreev(parts);
+  g_assert_cmpstr(err->message, ==, want);
+  g_free(want);
   g_error_free(err);
   g_free(path);
 }
