@@ -350,6 +350,33 @@ char *slurp(const char *path, int *e)
   return g_string_free(s, FALSE);
 }
 
+/* Reads path and puts "errno:contents" under key. */
+void put_read(Ctx *c, const char *key, const char *path)
+{
+  int e;
+  char *t = slurp(path, &e);
+  put(c, key, "%d:%s", e, t);
+  g_free(t);
+}
+
+/* Reads path and puts only the errno under key (0: it was read). */
+void put_read_errno(Ctx *c, const char *key, const char *path)
+{
+  int e;
+  g_free(slurp(path, &e));
+  put(c, key, "%d", e);
+}
+
+/* Makes path a symlink to target and puts how that went and what the link
+ * then reads as. */
+void put_symlink(Ctx *c, const char *target, const char *path)
+{
+  put(c, "symlink", "%d", err_of(symlink(target, path)));
+  char buf[256];
+  ssize_t n = readlink(path, buf, sizeof buf - 1);
+  put(c, "readlink", "%s", n < 0 ? "<err>" : (buf[n] = '\0', buf));
+}
+
 char *denial_text(Ctx *c)
 {
   char *p = g_strconcat(c->ram, "/.box/mydenial", NULL);
