@@ -77,6 +77,7 @@ typedef void (*WorkerFn)(Ctx *ctx);
 void put(Ctx *c, const char *key, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 int err_of(int rc);
 char *slurp(const char *path, int *e);
+void put_open(Ctx *c, const char *key, const char *path, int flags);
 void put_read(Ctx *c, const char *key, const char *path);
 void put_read_errno(Ctx *c, const char *key, const char *path);
 void put_symlink(Ctx *c, const char *target, const char *path);

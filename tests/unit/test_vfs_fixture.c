@@ -350,6 +350,15 @@ char *slurp(const char *path, int *e)
   return g_string_free(s, FALSE);
 }
 
+/* Opens path (made with mode 0644 where flags hold O_CREAT), puts the errno
+ * under key (0: it opened) and closes it again. */
+void put_open(Ctx *c, const char *key, const char *path, int flags)
+{
+  int fd = open(path, flags, 0644);
+  put(c, key, "%d", fd < 0 ? errno : 0);
+  if (fd >= 0) close(fd);
+}
+
 /* Reads path and puts "errno:contents" under key. */
 void put_read(Ctx *c, const char *key, const char *path)
 {

@@ -118,9 +118,7 @@ static void worker_pass_ops(Ctx *c)
     if (xrc == 0)
       put(c, "deny_statx_shown", "mode %o size %llu", sx.stx_mode, (unsigned long long)sx.stx_size);
     put(c, "deny_stat_absent", "%d", stat(absent, &dst) < 0 ? errno : 0);
-    int afd = open(absent, O_RDONLY | O_CLOEXEC);
-    put(c, "deny_open_absent", "%d", afd < 0 ? errno : 0);
-    if (afd >= 0) close(afd);
+    put_open(c, "deny_open_absent", absent, O_RDONLY | O_CLOEXEC);
     put(c, "deny_stat_absent2", "%d", stat(absent2, &dst) < 0 ? errno : 0);
     char *plain = g_strconcat(P, "/plain-absent.txt", NULL);
     put(c, "stat_absent", "%d", stat(plain, &dst) < 0 ? errno : 0);
