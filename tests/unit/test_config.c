@@ -2,7 +2,6 @@
 #include "box/config.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,15 +32,11 @@ static void expect_error(const char *text, const char *expect)
   BoxConfig *cfg = box_config_load(path, HOME, &err);
   if (cfg) g_error("loaded, but expected: %s\n--- config ---\n%s", expect, text);
   g_assert_nonnull(err);
-  GString *want = g_string_new(NULL);
-  for (const char *p = expect; *p; p++) {
-    if (*p == '@')
-      g_string_append(want, path);
-    else
-      g_string_append_c(want, *p);
-  }
-  g_assert_cmpstr(err->message, ==, want->str);
-  g_string_free(want, TRUE);
+  char **parts = g_strsplit(expect, "@", -1);
+  char *want = g_strjoinv(path, parts);
+  g_strfreev(parts);
+  g_assert_cmpstr(err->message, ==, want);
+  g_free(want);
   g_error_free(err);
   g_free(path);
 }
@@ -509,14 +504,6 @@ static void test_tool_label(void)
                "'.', '_', or '-' (in @)");
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-  (void)st;
-  (void)flag;
-  (void)ftw;
-  return remove(path);
-}
-
 /* ---- [gateway]: the address floor's exceptions, extra CAs ---- */
 
 static void test_gateway_keys(void)
@@ -693,7 +680,7 @@ int main(int argc, char **argv)
   test_add_table(cases, G_N_ELEMENTS(cases));
   int rc = g_test_run();
 
-  nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+  test_remove_tree(tmpdir);
   free(tmpdir);
   return rc;
 }

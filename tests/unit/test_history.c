@@ -106,11 +106,17 @@ static const char *push_budget =
   "  Box::Action::\"shell:spawn\"::request{ input.program: \"git\", input.arg1: \"push\" } && "
   "tp(t))) > 3 };\n";
 
+/* The budget's three pushes of the hour, each permitted. */
+static void spend_push_budget(BoxPolicy *p)
+{
+  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
+}
+
 static void test_nth_request(void)
 {
   BoxPolicy *p = load(push_budget);
   at(0);
-  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
+  spend_push_budget(p);
   g_assert_true(
     permits(p, "shell:spawn", spawn_arg("git", "status"))); /* other commands do not count */
   g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push"))); /* the fourth */
@@ -418,11 +424,11 @@ static char *tmpdir(void)
   return g_dir_make_tmp("test-history-XXXXXX", NULL);
 }
 
-static void rm_rf(const char *dir)
+/* Removes a tmpdir() and frees its name. */
+static void rm_rf(char *dir)
 {
-  char *cmd = g_strdup_printf("rm -rf '%s'", dir);
-  g_assert_cmpint(system(cmd), ==, 0);
-  g_free(cmd);
+  g_assert_cmpint(test_remove_tree(dir), ==, 0);
+  g_free(dir);
 }
 
 static BoxPolicy *load_with_history(const char *text, const char *dir)
@@ -432,6 +438,26 @@ static BoxPolicy *load_with_history(const char *text, const char *dir)
   g_assert_true(box_policy_open_history(p, dir, &error));
   g_assert_no_error(error);
   return p;
+}
+
+/* A new history directory (its name in *dir) with the push budget open on
+ * it, at time 0. */
+static BoxPolicy *open_push_history(char **dir)
+{
+  *dir = tmpdir();
+  BoxPolicy *p = load_with_history(push_budget, *dir);
+  at(0);
+  return p;
+}
+
+/* The push budget reopened from dir at time t: its history still holds
+ * three pushes of the hour, so a fourth is refused. */
+static void expect_pushes_spent_on_reopen(const char *dir, double t)
+{
+  BoxPolicy *p = load_with_history(push_budget, dir);
+  at(t);
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push")));
+  box_policy_free(p);
 }
 
 /* load_with_history, with what it prints on stderr in *errtext */
@@ -455,15 +481,11 @@ static BoxPolicy *load_with_history_stderr(const char *text, const char *dir, ch
 
 static void test_restart(void)
 {
-  char *dir = tmpdir();
-  BoxPolicy *p = load_with_history(push_budget, dir);
-  at(0);
-  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
+  char *dir = NULL;
+  BoxPolicy *p = open_push_history(&dir);
+  spend_push_budget(p);
   box_policy_free(p);
-  p = load_with_history(push_budget, dir);
-  at(10);
-  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push")));
-  box_policy_free(p);
+  expect_pushes_spent_on_reopen(dir, 10);
   /* an edited formula starts with an empty history (§3.5); 1h ≡ 60m */
   char *edited = g_strdup(push_budget);
   char *gt = strstr(edited, "> 3");
@@ -483,7 +505,6 @@ static void test_restart(void)
   g_free(same);
   g_free(edited);
   rm_rf(dir);
-  g_free(dir);
 }
 
 /* ---- inline `temporal { … }` (§1.3 primary, §2.1) -------------------------- */
@@ -560,7 +581,6 @@ static void test_request_id(void)
   g_assert_false(permits(p, "shell:spawn", spawn_arg("deploy", NULL)));
   box_policy_free(p);
   rm_rf(dir);
-  g_free(dir);
 
   /* in one run, a denied request awaits no outcome and a literal id matches */
   p = load("permit(principal, action == Box::Action::\"shell:spawn\", resource)\n"
@@ -582,10 +602,9 @@ static void test_request_id(void)
 
 static void test_torn_tail(void)
 {
-  char *dir = tmpdir();
-  BoxPolicy *p = load_with_history(push_budget, dir);
-  at(0);
-  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
+  char *dir = NULL;
+  BoxPolicy *p = open_push_history(&dir);
+  spend_push_budget(p);
   box_policy_free(p);
   char *path = g_build_filename(dir, "history.jsonl", NULL);
   FILE *f = fopen(path, "a");
@@ -626,7 +645,6 @@ static void test_torn_tail(void)
   box_policy_free(p);
   g_free(path);
   rm_rf(dir);
-  g_free(dir);
 }
 
 static guint count_lines(const char *path)
@@ -644,12 +662,11 @@ static guint count_lines(const char *path)
  * still count, a torn tail is cut as well. */
 static void test_compaction(void)
 {
-  char *dir = tmpdir();
-  BoxPolicy *p = load_with_history(push_budget, dir);
-  at(0);
+  char *dir = NULL;
+  BoxPolicy *p = open_push_history(&dir);
   for (int i = 0; i < 20000; i++) g_assert_true(permits(p, "shell:spawn", spawn_arg("ls", NULL)));
   at(2 * 86400);
-  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
+  spend_push_budget(p);
   box_policy_free(p);
   char *path = g_build_filename(dir, "history.jsonl", NULL);
   guint before = count_lines(path);
@@ -674,13 +691,9 @@ static void test_compaction(void)
   g_assert_null(strstr(text, "99999"));
   g_free(text);
   /* and once more from the compacted file: the same verdict, nothing lost */
-  p = load_with_history(push_budget, dir);
-  at(2 * 86400 + 20);
-  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push")));
-  box_policy_free(p);
+  expect_pushes_spent_on_reopen(dir, 2 * 86400 + 20);
   g_free(path);
   rm_rf(dir);
-  g_free(dir);
 }
 
 /* Opening a long history costs about its size in memory, not a tree per
@@ -689,15 +702,14 @@ static void test_compaction(void)
  * address space is capped at 768 MiB. */
 static void test_long_history_bounded(void)
 {
-  char *dir = tmpdir();
-  BoxPolicy *p = load_with_history(push_budget, dir);
-  at(0);
+  char *dir = NULL;
+  BoxPolicy *p = open_push_history(&dir);
   json_object *in =
     fs_input("/home/agent/src/project/some/rather/long/path/to/a/file.txt", "read_content");
   for (int i = 0; i < 400000; i++) box_policy_record_outcome(p, "fs:read", in, "completed");
   json_object_put(in);
   at(3600 * 3);
-  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
+  spend_push_budget(p);
   box_policy_free(p);
   fflush(NULL);
   pid_t pid = fork();
@@ -716,7 +728,6 @@ static void test_long_history_bounded(void)
   g_assert_true(WIFEXITED(st));
   g_assert_cmpint(WEXITSTATUS(st), ==, 0);
   rm_rf(dir);
-  g_free(dir);
 }
 
 static void test_unwritable(void)
@@ -737,7 +748,6 @@ static void test_unwritable(void)
     g_free(under);
     g_free(file);
     rm_rf(dir);
-    g_free(dir);
   }
 }
 
@@ -868,7 +878,6 @@ static void test_request_id_ring(void)
   g_free(text);
   g_free(path);
   rm_rf(dir);
-  g_free(dir);
 }
 
 /* ---- batches (box_policy_history_batch_begin/_end) ------------------------ */
@@ -893,12 +902,11 @@ static gpointer other_thread_decides(gpointer p)
 
 static void test_batch(void)
 {
-  char *dir = tmpdir();
-  BoxPolicy *p = load_with_history(push_budget, dir);
-  at(0);
+  char *dir = NULL;
+  BoxPolicy *p = open_push_history(&dir);
   gsize before = lines_in(dir);
   box_policy_history_batch_begin(p);
-  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
+  spend_push_budget(p);
   /* gathered, not yet written */
   g_assert_cmpuint(lines_in(dir), ==, before);
   /* another thread's record first writes what the batch gathered, so the
@@ -922,12 +930,8 @@ static void test_batch(void)
   g_assert_cmpuint(lines_in(dir), ==, before + 6);
   box_policy_free(p);
   /* every record reads back (CRC and seq order): the budget is still spent */
-  p = load_with_history(push_budget, dir);
-  at(10);
-  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push")));
-  box_policy_free(p);
+  expect_pushes_spent_on_reopen(dir, 10);
   rm_rf(dir);
-  g_free(dir);
 }
 
 int main(int argc, char **argv)

@@ -47,15 +47,8 @@ static run_t run_lua_env(const char *in, const char *init, const char *const *ar
   pid_t pid = fork();
   g_assert_cmpint(pid, >=, 0);
   if (pid == 0) {
-    dup2(pin[0], 0);
-    dup2(pout[1], 1);
-    dup2(perr[1], 2);
-    close(pin[0]);
-    close(pin[1]);
-    close(pout[0]);
-    close(pout[1]);
-    close(perr[0]);
-    close(perr[1]);
+    const int ends[] = { pin[0], pin[1], pout[0], pout[1], perr[0], perr[1] };
+    test_child_stdio(pin[0], pout[1], perr[1], ends, G_N_ELEMENTS(ends));
     g_unsetenv("LUA_INIT_5_4");
     if (init)
       g_setenv("LUA_INIT", init, TRUE);
@@ -85,26 +78,13 @@ static run_t run_lua_env(const char *in, const char *init, const char *const *ar
   }
   int rout = pout[0], rerr = perr[0];
   while (rout >= 0 || rerr >= 0 || win >= 0) {
-    struct pollfd fds[3];
-    int nf = 0, iw = -1, io = -1, ie = -1;
-    if (win >= 0) {
-      iw = nf;
-      fds[nf].fd = win;
-      fds[nf++].events = POLLOUT;
-    }
-    if (rout >= 0) {
-      io = nf;
-      fds[nf].fd = rout;
-      fds[nf++].events = POLLIN;
-    }
-    if (rerr >= 0) {
-      ie = nf;
-      fds[nf].fd = rerr;
-      fds[nf++].events = POLLIN;
-    }
-    int pr = poll(fds, (nfds_t)nf, 20000);
+    /* poll passes over a negative fd, so an end once closed keeps its slot */
+    struct pollfd fds[3] = { { .fd = win, .events = POLLOUT },
+                             { .fd = rout, .events = POLLIN },
+                             { .fd = rerr, .events = POLLIN } };
+    int pr = poll(fds, G_N_ELEMENTS(fds), 20000);
     g_assert_cmpint(pr, >, 0);
-    if (iw >= 0 && fds[iw].revents) {
+    if (fds[0].revents) {
       ssize_t w = write(win, in + in_off, in_len - in_off);
       if (w > 0) in_off += (size_t)w;
       if (w <= 0 || in_off == in_len) {
@@ -113,10 +93,9 @@ static run_t run_lua_env(const char *in, const char *init, const char *const *ar
       }
     }
     int *fdp[2] = { &rout, &rerr };
-    int idx[2] = { io, ie };
     GString *dst[2] = { out, err };
     for (int k = 0; k < 2; k++) {
-      if (idx[k] < 0 || !fds[idx[k]].revents) continue;
+      if (!fds[k + 1].revents) continue;
       char buf[4096];
       ssize_t n = read(*fdp[k], buf, sizeof buf);
       if (n > 0)

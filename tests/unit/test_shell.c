@@ -167,14 +167,8 @@ static Result run_with(const char *src, Fake *fake, const char *home, const char
   if (pid == 0) {
     if (child_setup) child_setup();
     int dn = open("/dev/null", O_RDONLY);
-    dup2(dn, 0);
-    dup2(po[1], 1);
-    dup2(pe[1], 2);
-    close(po[0]);
-    close(pe[0]);
-    close(pl[0]);
-    close(po[1]);
-    close(pe[1]);
+    const int ends[] = { po[0], pe[0], pl[0], po[1], pe[1] };
+    test_child_stdio(dn, po[1], pe[1], ends, G_N_ELEMENTS(ends));
     fake->log_fd = pl[1];
     if (chdir(workspace) != 0) _exit(99);
     if (fake->drop_privileges && geteuid() == 0) {
@@ -1012,8 +1006,6 @@ int main(int argc, char **argv)
                                     { "/shell/conformance", test_conformance } };
   test_add_table(cases, G_N_ELEMENTS(cases));
   int rc = g_test_run();
-  char *cmd = g_strdup_printf("rm -rf '%s'", tmpdir);
-  if (system(cmd) != 0) rc = rc ? rc : 0;
-  g_free(cmd);
+  test_remove_tree(tmpdir);
   return rc;
 }

@@ -22,43 +22,47 @@ int main(int argc, char **argv)
   }
   signal(SIGPIPE, SIG_IGN);
   signal(SIGABRT, on_abort);
-  g_test_add("/vfs/unplaced", Fx, NULL, fx_setup, test_unplaced, fx_teardown);
-  g_test_add("/vfs/decision-cache", Fx, FX_CACHED, fx_setup, test_decision_cache, fx_teardown);
-  g_test_add("/vfs/passthrough", Fx, NULL, fx_setup, test_passthrough, fx_teardown);
-  g_test_add("/vfs/readdirplus", Fx, NULL, fx_setup, test_readdirplus, fx_teardown);
-  g_test_add("/vfs/cached/readdirplus", Fx, FX_CACHED, fx_setup, test_readdirplus, fx_teardown);
-  g_test_add("/vfs/cached/quiet-probe", Fx, FX_CACHED, fx_setup, test_quiet_probe, fx_teardown);
-  g_test_add("/vfs/cached/refused-dirs", Fx, FX_CACHED_BENEATH, fx_setup, test_refused_dirs,
-             fx_teardown);
-  g_test_add("/vfs/create-raced", Fx, NULL, fx_setup, test_create_raced, fx_teardown);
-  g_test_add("/vfs/cached/create-raced", Fx, FX_CACHED, fx_setup, test_create_raced, fx_teardown);
-  g_test_add("/vfs/cached/watched-entries", Fx, FX_CACHED, fx_setup, test_watched_entries,
-             fx_teardown);
-  g_test_add("/vfs/watched-entries", Fx, NULL, fx_setup, test_watched_entries, fx_teardown);
-  g_test_add("/vfs/cached/settled-stats", Fx, FX_CACHED, fx_setup, test_settled_stats, fx_teardown);
-  g_test_add("/vfs/cached/root-creates", Fx, FX_CACHED, fx_setup, test_root_creates, fx_teardown);
-  g_test_add("/vfs/cached/blanked-lookup", Fx, FX_CACHED_NO_PT, fx_setup, test_blanked_lookup,
-             fx_teardown);
-  /* the decision tests again, decided on the loop thread with the cache */
-  g_test_add("/vfs/cached/pass-decisions", Fx, FX_CACHED, fx_setup, test_pass_decisions,
-             fx_teardown);
-  g_test_add("/vfs/cached/ram", Fx, FX_CACHED, fx_setup, test_ram, fx_teardown);
-  g_test_add("/vfs/cached/concurrent", Fx, FX_CACHED, fx_setup, test_concurrent, fx_teardown);
-  g_test_add("/vfs/cached/git", Fx, FX_CACHED, fx_setup, test_git, fx_teardown);
-  g_test_add("/vfs/cached/race-symlink-swap", Fx, FX_CACHED, fx_setup, test_race, fx_teardown);
-  g_test_add("/vfs/cached/outcomes", Fx, FX_CACHED, fx_setup, test_outcomes, fx_teardown);
-  g_test_add("/vfs/pass-decisions", Fx, NULL, fx_setup, test_pass_decisions, fx_teardown);
-  g_test_add("/vfs/setup-state", Fx, NULL, fx_setup, test_setup_state, fx_teardown);
-  g_test_add("/vfs/ram", Fx, NULL, fx_setup, test_ram, fx_teardown);
-  g_test_add("/vfs/concurrent", Fx, NULL, fx_setup, test_concurrent, fx_teardown);
-  g_test_add("/vfs/git", Fx, NULL, fx_setup, test_git, fx_teardown);
-  g_test_add("/vfs/race-symlink-swap", Fx, NULL, fx_setup, test_race, fx_teardown);
-  g_test_add("/vfs/pending-end", Fx, NULL, fx_setup, test_pending_end, fx_teardown);
-  g_test_add("/vfs/pending-interrupt", Fx, NULL, fx_setup, test_pending_interrupt, fx_teardown);
-  g_test_add("/vfs/nested-pidns", Fx, NULL, fx_setup, test_nested_pidns, fx_teardown);
-  g_test_add("/vfs/outcomes", Fx, NULL, fx_setup, test_outcomes, fx_teardown);
-  g_test_add("/vfs/history-batches", Fx, NULL, fx_setup, test_history_batches, fx_teardown);
-  g_test_add("/vfs/cached/history-batches", Fx, FX_CACHED, fx_setup, test_history_batches,
-             fx_teardown);
+  /* One fixture for all; the data says how fx_setup mounts (test_vfs.h). */
+  static const struct {
+    const char *path;
+    gconstpointer mount;
+    void (*func)(Fx *, gconstpointer);
+  } cases[] = {
+    { "/vfs/unplaced", NULL, test_unplaced },
+    { "/vfs/decision-cache", FX_CACHED, test_decision_cache },
+    { "/vfs/passthrough", NULL, test_passthrough },
+    { "/vfs/readdirplus", NULL, test_readdirplus },
+    { "/vfs/cached/readdirplus", FX_CACHED, test_readdirplus },
+    { "/vfs/cached/quiet-probe", FX_CACHED, test_quiet_probe },
+    { "/vfs/cached/refused-dirs", FX_CACHED_BENEATH, test_refused_dirs },
+    { "/vfs/create-raced", NULL, test_create_raced },
+    { "/vfs/cached/create-raced", FX_CACHED, test_create_raced },
+    { "/vfs/cached/watched-entries", FX_CACHED, test_watched_entries },
+    { "/vfs/watched-entries", NULL, test_watched_entries },
+    { "/vfs/cached/settled-stats", FX_CACHED, test_settled_stats },
+    { "/vfs/cached/root-creates", FX_CACHED, test_root_creates },
+    { "/vfs/cached/blanked-lookup", FX_CACHED_NO_PT, test_blanked_lookup },
+    /* the decision tests again, decided on the loop thread with the cache */
+    { "/vfs/cached/pass-decisions", FX_CACHED, test_pass_decisions },
+    { "/vfs/cached/ram", FX_CACHED, test_ram },
+    { "/vfs/cached/concurrent", FX_CACHED, test_concurrent },
+    { "/vfs/cached/git", FX_CACHED, test_git },
+    { "/vfs/cached/race-symlink-swap", FX_CACHED, test_race },
+    { "/vfs/cached/outcomes", FX_CACHED, test_outcomes },
+    { "/vfs/pass-decisions", NULL, test_pass_decisions },
+    { "/vfs/setup-state", NULL, test_setup_state },
+    { "/vfs/ram", NULL, test_ram },
+    { "/vfs/concurrent", NULL, test_concurrent },
+    { "/vfs/git", NULL, test_git },
+    { "/vfs/race-symlink-swap", NULL, test_race },
+    { "/vfs/pending-end", NULL, test_pending_end },
+    { "/vfs/pending-interrupt", NULL, test_pending_interrupt },
+    { "/vfs/nested-pidns", NULL, test_nested_pidns },
+    { "/vfs/outcomes", NULL, test_outcomes },
+    { "/vfs/history-batches", NULL, test_history_batches },
+    { "/vfs/cached/history-batches", FX_CACHED, test_history_batches },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++)
+    g_test_add(cases[i].path, Fx, cases[i].mount, fx_setup, cases[i].func, fx_teardown);
   return g_test_run();
 }

@@ -267,10 +267,8 @@ static void worker_refused_dirs(Ctx *c)
     put(c, key, "%d", stat(dir, &st) < 0 ? errno : 0);
     snprintf(key, sizeof key, "%s.mkdir", names[i]);
     put(c, key, "%d", mkdir(dir, 0755) < 0 ? errno : 0);
-    int fd = open(dir, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
     snprintf(key, sizeof key, "%s.creat", names[i]);
-    put(c, key, "%d", fd < 0 ? errno : 0);
-    if (fd >= 0) close(fd);
+    put_open(c, key, dir, O_CREAT | O_WRONLY | O_CLOEXEC);
     snprintf(key, sizeof key, "%s.sub", names[i]);
     put(c, key, "%d", mkdir(sub, 0755) < 0 ? errno : 0);
     g_free(sub);
@@ -334,12 +332,8 @@ static void worker_create_raced(Ctx *c)
     put(c, "plain_write", "%zd", write(fd, "+after", 6));
     close(fd);
   }
-  fd = open(excl, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
-  put(c, "excl", "%d", fd < 0 ? errno : 0);
-  if (fd >= 0) close(fd);
-  fd = open(floor, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-  put(c, "floor", "%d", fd < 0 ? errno : 0);
-  if (fd >= 0) close(fd);
+  put_open(c, "excl", excl, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC);
+  put_open(c, "floor", floor, O_CREAT | O_WRONLY | O_CLOEXEC);
   g_free(plain);
   g_free(excl);
   g_free(floor);
@@ -388,9 +382,7 @@ static void worker_outcome(Ctx *c)
   char *a = g_strconcat(c->fx->pass_home, "/out.txt", NULL);
   char *b = g_strconcat(c->fx->pass_home, "/moved.txt", NULL);
   char *d = g_strconcat(c->fx->pass_home, "/dir", NULL);
-  int fd = open(a, O_CREAT | O_WRONLY | O_EXCL, 0644);
-  put(c, "create", "%d", fd < 0 ? errno : 0);
-  if (fd >= 0) close(fd);
+  put_open(c, "create", a, O_CREAT | O_WRONLY | O_EXCL);
   put(c, "rename", "%d", err_of(rename(a, b)));
   put(c, "mkdir", "%d", err_of(mkdir(d, 0755)));
   char *f = g_strconcat(d, "/f", NULL);
@@ -445,9 +437,7 @@ static void worker_batches(Ctx *c)
   char *b = g_strconcat(c->fx->pass_home, "/b2.txt", NULL);
   char *s = g_strconcat(c->fx->pass_home, "/secret.txt", NULL);
   char *x = g_strconcat(c->fx->pass_home, "/absent.txt", NULL);
-  int fd = open(a, O_CREAT | O_WRONLY | O_EXCL, 0644);
-  put(c, "create", "%d", fd < 0 ? errno : 0);
-  if (fd >= 0) close(fd);
+  put_open(c, "create", a, O_CREAT | O_WRONLY | O_EXCL);
   struct stat st;
   put(c, "stat-secret", "%d", err_of(stat(s, &st)));
   put(c, "stat-absent", "%d", err_of(stat(x, &st)));

@@ -60,20 +60,27 @@ static BoxDecision *test_decide(void *data, int command, const char *action, jso
   return d;
 }
 
-static void test_record(void *data, int command, const char *action, json_object *input,
-                        const BoxDecision *decision)
+/* A decision and an outcome are recorded as one line each, alike but for the
+ * prefix and the last word, so that expect_records can match either. */
+static void add_record(Fx *fx, const char *prefix, const char *action, json_object *input,
+                       const char *last)
 {
-  Fx *fx = data;
-  (void)command;
   const char *path = json_object_get_string(json_object_object_get(input, "path"));
   const char *op = json_object_get_string(json_object_object_get(input, "operation"));
-  char *line = g_strdup_printf("%s %s %s %s", action, path, op,
-                               decision->verdict == BOX_VERDICT_PERMIT    ? "permit"
-                               : decision->cause == BOX_CAUSE_ENFORCEMENT ? decision->rule
-                                                                          : "deny");
+  char *line = g_strdup_printf("%s%s %s %s %s", prefix, action, path, op, last);
   g_mutex_lock(&fx->mu);
   g_ptr_array_add(fx->records, line);
   g_mutex_unlock(&fx->mu);
+}
+
+static void test_record(void *data, int command, const char *action, json_object *input,
+                        const BoxDecision *decision)
+{
+  (void)command;
+  add_record(data, "", action, input,
+             decision->verdict == BOX_VERDICT_PERMIT    ? "permit"
+             : decision->cause == BOX_CAUSE_ENFORCEMENT ? decision->rule
+                                                        : "deny");
 }
 
 static void test_note(void *data, int command, const char *action, json_object *input,
@@ -107,14 +114,8 @@ static bool test_beneath(void *data, const char *dir)
 static void test_outcome(void *data, int command, const char *action, json_object *input,
                          const char *result)
 {
-  Fx *fx = data;
   (void)command;
-  const char *path = json_object_get_string(json_object_object_get(input, "path"));
-  const char *op = json_object_get_string(json_object_object_get(input, "operation"));
-  char *line = g_strdup_printf("outcome %s %s %s %s", action, path, op, result ? result : "error");
-  g_mutex_lock(&fx->mu);
-  g_ptr_array_add(fx->records, line);
-  g_mutex_unlock(&fx->mu);
+  add_record(data, "outcome ", action, input, result ? result : "error");
 }
 
 static void test_history_batch(void *data, bool begin)
@@ -347,6 +348,42 @@ char *slurp(const char *path, int *e)
   if (n < 0) *e = errno;
   close(fd);
   return g_string_free(s, FALSE);
+}
+
+/* Opens path (made with mode 0644 where flags hold O_CREAT), puts the errno
+ * under key (0: it opened) and closes it again. */
+void put_open(Ctx *c, const char *key, const char *path, int flags)
+{
+  int fd = open(path, flags, 0644);
+  put(c, key, "%d", fd < 0 ? errno : 0);
+  if (fd >= 0) close(fd);
+}
+
+/* Reads path and puts "errno:contents" under key. */
+void put_read(Ctx *c, const char *key, const char *path)
+{
+  int e;
+  char *t = slurp(path, &e);
+  put(c, key, "%d:%s", e, t);
+  g_free(t);
+}
+
+/* Reads path and puts only the errno under key (0: it was read). */
+void put_read_errno(Ctx *c, const char *key, const char *path)
+{
+  int e;
+  g_free(slurp(path, &e));
+  put(c, key, "%d", e);
+}
+
+/* Makes path a symlink to target and puts how that went and what the link
+ * then reads as. */
+void put_symlink(Ctx *c, const char *target, const char *path)
+{
+  put(c, "symlink", "%d", err_of(symlink(target, path)));
+  char buf[256];
+  ssize_t n = readlink(path, buf, sizeof buf - 1);
+  put(c, "readlink", "%s", n < 0 ? "<err>" : (buf[n] = '\0', buf));
 }
 
 char *denial_text(Ctx *c)

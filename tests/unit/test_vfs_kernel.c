@@ -123,9 +123,7 @@ static void worker_outside_changes(Ctx *c)
   while (!(lstat(d, &st) == 0 && S_ISLNK(st.st_mode)) && ms_since(t0) < 5000) g_usleep(200);
   put(c, "link_seen", "%d", lstat(d, &st) == 0 && S_ISLNK(st.st_mode));
   put(c, "link_ms_under_500", "%d", ms_since(t0) < 500);
-  int fd = open(d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  put(c, "open_link", "%d", fd < 0 ? errno : 0);
-  if (fd >= 0) close(fd);
+  put_open(c, "open_link", d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   /* and back */
   if (unlink(real) != 0 || rename(moved, real) != 0) _exit(91);
   t0 = g_get_monotonic_time();

@@ -33,14 +33,11 @@ static void worker_pass_ops(Ctx *c)
   const char *P = c->fx->pass_home;
   char *p, *q;
   struct stat st;
-  int e;
 
   p = g_strconcat(P, "/hello.txt", NULL);
   put(c, "stat", "%d", err_of(stat(p, &st)));
   put(c, "stat_size", "%lld", (long long)st.st_size);
-  char *t = slurp(p, &e);
-  put(c, "read", "%d:%s", e, t);
-  g_free(t);
+  put_read(c, "read", p);
   put(c, "chmod", "%d", err_of(chmod(p, 0600)));
   put(c, "access", "%d", err_of(access(p, R_OK)));
   g_free(p);
@@ -65,23 +62,16 @@ static void worker_pass_ops(Ctx *c)
   g_free(q);
   q = g_strconcat(P, "/dir/moved.txt", NULL);
   put(c, "rename", "%d", err_of(rename(p, q)));
-  t = slurp(q, &e);
-  put(c, "read_moved", "%d:%s", e, t);
-  g_free(t);
+  put_read(c, "read_moved", q);
   g_free(p);
   p = g_strconcat(P, "/dir", NULL);
-  t = listdir(p);
+  char *t = listdir(p);
   put(c, "list_dir", "%s", t);
   g_free(t);
   g_free(p);
   p = g_strconcat(P, "/dir/link", NULL);
-  put(c, "symlink", "%d", err_of(symlink("moved.txt", p)));
-  char buf[256];
-  ssize_t n = readlink(p, buf, sizeof buf - 1);
-  put(c, "readlink", "%s", n < 0 ? "<err>" : (buf[n] = '\0', buf));
-  t = slurp(p, &e); /* through the link */
-  put(c, "read_link_target", "%d:%s", e, t);
-  g_free(t);
+  put_symlink(c, "moved.txt", p);
+  put_read(c, "read_link_target", p); /* through the link */
   put(c, "unlink_link", "%d", err_of(unlink(p)));
   g_free(p);
   p = g_strconcat(P, "/dir/hard", NULL);
@@ -110,9 +100,7 @@ static void worker_pass_ops(Ctx *c)
   g_free(t);
   g_free(p);
   p = g_strconcat(P, "/secret.txt", NULL);
-  t = slurp(p, &e);
-  put(c, "deny_read", "%d", e);
-  g_free(t);
+  put_read_errno(c, "deny_read", p);
   t = denial_text(c);
   put(c, "deny_read_text", "%s", t);
   g_free(t);
@@ -130,9 +118,7 @@ static void worker_pass_ops(Ctx *c)
     if (xrc == 0)
       put(c, "deny_statx_shown", "mode %o size %llu", sx.stx_mode, (unsigned long long)sx.stx_size);
     put(c, "deny_stat_absent", "%d", stat(absent, &dst) < 0 ? errno : 0);
-    int afd = open(absent, O_RDONLY | O_CLOEXEC);
-    put(c, "deny_open_absent", "%d", afd < 0 ? errno : 0);
-    if (afd >= 0) close(afd);
+    put_open(c, "deny_open_absent", absent, O_RDONLY | O_CLOEXEC);
     put(c, "deny_stat_absent2", "%d", stat(absent2, &dst) < 0 ? errno : 0);
     char *plain = g_strconcat(P, "/plain-absent.txt", NULL);
     put(c, "stat_absent", "%d", stat(plain, &dst) < 0 ? errno : 0);
@@ -144,17 +130,13 @@ static void worker_pass_ops(Ctx *c)
 
   /* floors */
   p = g_strconcat(P, "/box.toml", NULL);
-  t = slurp(p, &e);
-  put(c, "floor_file", "%d", e);
-  g_free(t);
+  put_read_errno(c, "floor_file", p);
   t = denial_text(c);
   put(c, "floor_file_text", "%s", t);
   g_free(t);
   g_free(p);
   p = g_strconcat(P, "/other-name.toml", NULL);
-  t = slurp(p, &e);
-  put(c, "floor_link", "%d", e);
-  g_free(t);
+  put_read_errno(c, "floor_link", p);
   put(c, "floor_link_stat", "%d", err_of(stat(p, &st)));
   t = denial_text(c);
   put(c, "floor_link_text", "%s", t);
@@ -312,10 +294,7 @@ void test_pass_decisions(Fx *fx, gconstpointer data)
 static void worker_setup_ops(Ctx *c)
 {
   char *p = g_strconcat(c->fx->pass_home, "/secret.txt", NULL);
-  int e;
-  char *t = slurp(p, &e);
-  put(c, "read_secret", "%d:%s", e, t);
-  g_free(t);
+  put_read(c, "read_secret", p);
   g_free(p);
 }
 
@@ -365,27 +344,18 @@ static void worker_ram_ops(Ctx *c)
   e = err_of(stat(p, &st));
   put(c, "size", "%d:%lld", e, (long long)st.st_size);
   put(c, "truncate", "%d", err_of(truncate(p, 8)));
-  t = slurp(p, &e);
-  put(c, "read", "%d:%s", e, t);
-  g_free(t);
+  put_read(c, "read", p);
   q = g_strconcat(c->ram, "/tmp/d", NULL);
   put(c, "mkdir", "%d", err_of(mkdir(q, 0700)));
   g_free(q);
   q = g_strconcat(c->ram, "/tmp/d/g.txt", NULL);
   put(c, "rename", "%d", err_of(rename(p, q)));
   put(c, "old_gone", "%d", err_of(stat(p, &st)));
-  t = slurp(q, &e);
-  put(c, "read_moved", "%d:%s", e, t);
-  g_free(t);
+  put_read(c, "read_moved", q);
   g_free(p);
   p = g_strconcat(c->ram, "/tmp/d/l", NULL);
-  put(c, "symlink", "%d", err_of(symlink("g.txt", p)));
-  char buf[64];
-  ssize_t n = readlink(p, buf, sizeof buf - 1);
-  put(c, "readlink", "%s", n < 0 ? "<err>" : (buf[n] = '\0', buf));
-  t = slurp(p, &e);
-  put(c, "read_via_link", "%d:%s", e, t);
-  g_free(t);
+  put_symlink(c, "g.txt", p);
+  put_read(c, "read_via_link", p);
   g_free(p);
   p = g_strconcat(c->ram, "/tmp/d", NULL);
   t = listdir(p);
