@@ -231,6 +231,8 @@ TOOLS = textwrap.dedent("""
     [tool.py]
     command = ["/usr/bin/python3"]
     """)
+# The same, both tools writing the workspace.
+TOOLS_WRITING = TOOLS + 'filesystem.write = ["~/src/project"]\n'
 
 # Lets the Shell start the curl and python3 tools of the gateway tests.
 SPAWN = """

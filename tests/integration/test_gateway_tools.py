@@ -10,11 +10,8 @@ import textwrap
 
 import pytest
 
-import gwutil
-from gwutil import FIELDS_POLICY, NET_POLICY, SERVER_ADDR, SPAWN, gateway_config, gateway_port
-
-# Both tools write the workspace here.
-TOOLS = gwutil.TOOLS + 'filesystem.write = ["~/src/project"]\n'
+from gwutil import (FIELDS_POLICY, NET_POLICY, SERVER_ADDR, SPAWN, TOOLS_WRITING, gateway_config,
+                    gateway_port)
 
 URLLIB = textwrap.dedent(r'''
     import json, sys, urllib.request, urllib.error
@@ -53,7 +50,7 @@ URLLIB = textwrap.dedent(r'''
 @pytest.fixture
 def toolbox(box, test_ca):
     ca_pem, _ = test_ca
-    box.write_config(extra=gateway_config(ca_pem) + TOOLS)
+    box.write_config(extra=gateway_config(ca_pem) + TOOLS_WRITING)
     box.seed_policy(extra=NET_POLICY + SPAWN)
     box.start()
     return box
@@ -149,7 +146,7 @@ def test_tool_decisions_carry_ip_and_interception(box, servers, test_ca):
     and after (ip), http:request with method, path, body_bytes, intercepted."""
     plain, secure = servers
     ca_pem, _ = test_ca
-    box.write_config(extra=gateway_config(ca_pem) + TOOLS)
+    box.write_config(extra=gateway_config(ca_pem) + TOOLS_WRITING)
     box.seed_policy(extra=SPAWN + FIELDS_POLICY)
     box.start()
     r = box.bash(f"/usr/bin/curl -sS -d hello https://{SERVER_ADDR}:{secure.port}/p")

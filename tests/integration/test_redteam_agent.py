@@ -19,12 +19,11 @@ import signal
 import socket
 import subprocess
 import textwrap
-import threading
 import time
 
 import pytest
 
-from conftest import BOX, Box, host_mounts
+from conftest import BOX, AcceptCounter, Box, host_mounts
 
 SECRET = "rt-agent-real-secret-8d1f0c"
 # boxd's descriptor limit: low enough that the agent's processes can hold more
@@ -878,38 +877,19 @@ class AgentBox(Box):
         return json.loads(line)
 
 
-class Listener:
+class Listener(AcceptCounter):
     """Host loopback TCP and abstract AF_UNIX listeners nothing contained may reach."""
 
     def __init__(self):
-        self.tcp = socket.socket()
-        self.tcp.bind(("0.0.0.0", 0))
-        self.tcp.listen(16)
-        self.port = self.tcp.getsockname()[1]
+        tcp = socket.socket()
+        tcp.bind(("0.0.0.0", 0))
+        tcp.listen(16)
+        self.port = tcp.getsockname()[1]
         self.abstract = "\0boxfs-rt-agent-%d" % os.getpid()
-        self.unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.unix.bind(self.abstract)
-        self.unix.listen(16)
-        self.accepted = 0
-        self.stop = False
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.thread.start()
-
-    def run(self):
-        while not self.stop:
-            for s in select.select([self.tcp, self.unix], [], [], 0.2)[0]:
-                try:
-                    c, _ = s.accept()
-                    self.accepted += 1
-                    c.close()
-                except OSError:
-                    pass
-
-    def close(self):
-        self.stop = True
-        self.thread.join()
-        self.tcp.close()
-        self.unix.close()
+        unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        unix.bind(self.abstract)
+        unix.listen(16)
+        super().__init__(tcp, unix)
 
 
 def host_ips():

@@ -13,27 +13,15 @@ boxd must answer the next command."""
 import base64
 import json
 import re
-import signal
-import subprocess
 import textwrap
 
 import pytest
 
 from conftest import Box, host_mounts
-from gwutil import (SECRET, SERVER_ADDR, CountingServer, Nginx, SiteServer, gateway_config,
-                    make_site, make_test_ca)
+from gwutil import (SECRET, SERVER_ADDR, TOOLS_WRITING, CountingServer, Nginx, SiteServer,
+                    gateway_config, make_site, make_test_ca)
 
 DENIED_ADDR = "127.0.0.1"   # no allowance names it, and policy forbids it
-
-TOOLS = textwrap.dedent("""
-    [tool.curl]
-    command = ["/usr/bin/curl"]
-    filesystem.write = ["~/src/project"]
-
-    [tool.py]
-    command = ["/usr/bin/python3"]
-    filesystem.write = ["~/src/project"]
-    """)
 
 # A client that writes exactly the bytes it is given to the gateway, the
 # way a hostile tool would: absolute-form requests, or a CONNECT then TLS
@@ -103,7 +91,7 @@ class Rig:
             ("/public/inside", "/private/secret.txt")]))
         (d / "box").mkdir()
         self.box = Box(d / "box")
-        self.box.write_config(extra=gateway_config(self.ca_pem) + TOOLS)
+        self.box.write_config(extra=gateway_config(self.ca_pem) + TOOLS_WRITING)
         self.box.seed_policy(extra=f"""
             permit(principal, action == Box::Action::"shell:spawn", resource)
             when {{ context.input.program == "/usr/bin/curl" ||
@@ -128,13 +116,8 @@ class Rig:
 
     def close(self):
         b = getattr(self, "box", None)
-        if b and b.proc and b.proc.poll() is None:
-            b.proc.send_signal(signal.SIGTERM)
-            try:
-                b.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                b.proc.kill()
-                b.proc.wait()
+        if b:
+            b.teardown()
         for srv in reversed(self.started):
             srv.close()
 
