@@ -967,6 +967,8 @@ NOT_OBJECT = ["transport_error", "a frame is not a JSON object"]
 STDIO = "a call's stdin, stdout and stderr must be files, pipes, sockets or character devices"
 RUNNING = "at most 64 commands run at once in this box; this one was not started"
 NEEDS = ["transport_error", "a frame needs a `program` number and a `frame_type`"]
+# boxd's replies to a call whose command exited 0: the exit frame, then the end of the connection
+EXITED = [{"version": 6, "program": 1, "frame_type": "exit", "body": {"status": 0}}, "closed"]
 
 
 # ---- the broker socket, bad input ----
@@ -1060,10 +1062,9 @@ def test_call_without_fds(rt):
 
 def test_call_with_too_many_fds(rt):
     r = attack(rt, "call_with_too_many_fds")
-    exit0 = {"version": 6, "program": 1, "frame_type": "exit", "body": {"status": 0}}
     for extra in ("5", "60"):
         # The call runs on the first three; boxd keeps none of the rest.
-        assert r[extra] == {"replies": [exit0, "closed"], "stdout": "many\n", "stderr": "",
+        assert r[extra] == {"replies": EXITED, "stdout": "many\n", "stderr": "",
                             "pipe": ""}, (extra, r[extra])
 
 
@@ -1074,8 +1075,7 @@ def test_descriptor_hoarding(rt):
 
 def test_concurrent_calls(rt):
     r = attack(rt, "concurrent_calls")
-    exit0 = json.dumps([{"version": 6, "program": 1, "frame_type": "exit", "body": {"status": 0}},
-                        "closed"])
+    exit0 = json.dumps(EXITED)
     refused = json.dumps([["over_budget", RUNNING], "closed"])
     assert r == {"legit": [125, "", "box-alias: " + RUNNING + "\n"],
                  "outcomes": {exit0: 64, refused: 36}}, r
@@ -1083,8 +1083,7 @@ def test_concurrent_calls(rt):
 
 def test_call_fds_are_sockets(rt):
     r = attack(rt, "call_fds_are_sockets")
-    exit0 = {"version": 6, "program": 1, "frame_type": "exit", "body": {"status": 0}}
-    assert r == {"replies": [exit0, "closed"], "out": "via-socket\n"}, r
+    assert r == {"replies": EXITED, "out": "via-socket\n"}, r
 
 
 def test_call_fds_are_o_path(rt):
@@ -1113,8 +1112,7 @@ def test_directory_fd_as_stdin_walked_from_the_shell(rt):
 
 def test_stdout_is_a_workspace_file(rt):
     r = attack(rt, "stdout_is_a_workspace_file")
-    exit0 = {"version": 6, "program": 1, "frame_type": "exit", "body": {"status": 0}}
-    assert r == {"replies": [exit0, "closed"], "file": "into-file\n"}, r
+    assert r == {"replies": EXITED, "file": "into-file\n"}, r
 
 
 def test_alias_with_directory_stdin(rt):
@@ -1124,8 +1122,7 @@ def test_alias_with_directory_stdin(rt):
 
 def test_frame_flood(rt):
     r = attack(rt, "frame_flood")
-    exit0 = {"version": 6, "program": 1, "frame_type": "exit", "body": {"status": 0}}
-    assert r == {"replies": [exit0, "closed"], "stdout": "after-flood\n"}, r
+    assert r == {"replies": EXITED, "stdout": "after-flood\n"}, r
 
 
 def test_idle_connections_do_not_lock_out_the_alias(rt):
@@ -1143,14 +1140,12 @@ def test_slowloris(rt):
 
 def test_signal_for_another_program(rt):
     r = attack(rt, "signal_for_another_program")
-    exit0 = {"version": 6, "program": 1, "frame_type": "exit", "body": {"status": 0}}
-    assert r == {"other": ["closed"], "replies": [exit0, "closed"], "stdout": "done\n"}, r
+    assert r == {"other": ["closed"], "replies": EXITED, "stdout": "done\n"}, r
 
 
 def test_second_call_on_one_connection(rt):
     r = attack(rt, "second_call_on_one_connection")
-    exit0 = {"version": 6, "program": 1, "frame_type": "exit", "body": {"status": 0}}
-    assert r == [[exit0, "closed"], "first\n", False], r
+    assert r == [EXITED, "first\n", False], r
 
 
 # ---- the agent's sandbox ----
