@@ -3,15 +3,11 @@
 its cases (box-shell -c and bash -c in twin directories; stdout, stderr with
 bash's prefix forgiven, and status compared).
 """
-import shutil
-
 import pytest
 
 from conftest import BOX_SHELL
-from test_shell_bash import _run
+from test_shell_bash import BASH, _run
 from test_shell_bash import test_like_bash as like_bash  # the comparison, not a test here
-
-BASH = shutil.which("bash")
 
 CASES = [
     # ---- text of -c is bytes: non-ASCII reaches the parser -----------------
