@@ -34,6 +34,15 @@ MAIN_RS = textwrap.dedent("""\
     """)
 
 
+def table_cases(argnames, table):
+    """Parametrizes a test over table, a list of tuples whose first item is
+    the case's id and the rest its arguments (argnames, as parametrize takes
+    them)."""
+    one = "," not in argnames
+    return pytest.mark.parametrize(argnames, [c[1] if one else c[1:] for c in table],
+                                   ids=[c[0] for c in table])
+
+
 def git(*args, cwd):
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
                    env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
