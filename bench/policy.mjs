@@ -9,7 +9,7 @@ import path from "node:path";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(path.join(here, "../tests/policy/package.json"));
 const cedar = require("@cedar-policy/cedar-wasm/nodejs");
-const { SCHEMA, ACTIONS, ENUMS } = await import(path.join(here, "../tests/policy/differential.mjs"));
+const { SCHEMA, cedarContext } = await import(path.join(here, "../tests/policy/differential.mjs"));
 
 // A realistic 100-rule policy: project reads/writes, per-program exec and
 // spawn rules with argument conditions, secrets forbidden, a few hosts.
@@ -58,15 +58,6 @@ function requests() {
     { action: "http:request", input: { host: "api.example.com", port: 443, method: "GET", path: "/v1", body_bytes: 0, intercepted: true } },
     { action: "http:request", input: { host: "api.example.com", port: 443, method: "POST", path: "/v1", body_bytes: 10, intercepted: true } },
   ];
-}
-
-function cedarContext(action, input) {
-  const out = {};
-  for (const [f, v] of Object.entries(input)) {
-    const type = ACTIONS[action][f][0];
-    out[f] = ENUMS[type] ? { __entity: { type, id: v } } : v;
-  }
-  return { input: out };
 }
 
 const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor(s.length / 2)]; };

@@ -7,9 +7,11 @@ test then drives the aliases itself) or a script that is the test's agent.
 """
 import json
 import os
+import select
 import signal
 import subprocess
 import textwrap
+import threading
 import time
 import zlib
 from pathlib import Path
@@ -30,6 +32,15 @@ MAIN_RS = textwrap.dedent("""\
         // TODO: handle errors
     }
     """)
+
+
+def table_cases(argnames, table):
+    """Parametrizes a test over table, a list of tuples whose first item is
+    the case's id and the rest its arguments (argnames, as parametrize takes
+    them)."""
+    one = "," not in argnames
+    return pytest.mark.parametrize(argnames, [c[1] if one else c[1:] for c in table],
+                                   ids=[c[0] for c in table])
 
 
 def git(*args, cwd):
@@ -64,6 +75,35 @@ def box_processes():
         if exe in targets:
             found.append(int(entry))
     return found
+
+
+class AcceptCounter:
+    """Accepts, counts and closes what connects to listening sockets, on a
+    thread of its own, until close(): the red-team tests' proof that nothing
+    contained reached a host listener."""
+
+    def __init__(self, *socks):
+        self.socks = socks
+        self.accepted = 0
+        self.stop = False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stop:
+            for s in select.select(self.socks, [], [], 0.2)[0]:
+                try:
+                    c, _ = s.accept()
+                    self.accepted += 1
+                    c.close()
+                except OSError:
+                    pass
+
+    def close(self):
+        self.stop = True
+        self.thread.join()
+        for s in self.socks:
+            s.close()
 
 
 class Box:

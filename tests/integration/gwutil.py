@@ -213,6 +213,23 @@ def raw_exchange(port, data: bytes, timeout=10):
         return out
 
 
+def curl_echo(box, curl, base, *more):
+    """Runs curl (a path or the Shell's own) through box against the echo
+    server at base: a GET with a query, a form POST, a PUT with a body, a
+    DELETE, then one call for each of more (curl's arguments). Checks what the
+    first four delivered; returns the echo documents of all."""
+    calls = [f"{base}/echo?q=1", f"-d 'a=1' -d b=2 {base}/echo",
+             f"-X PUT --data-binary 'put body' {base}/echo", f"-X DELETE {base}/echo", *more]
+    r = box.bash("; ".join(f"{curl} -sS {c}" for c in calls))
+    assert r.returncode == 0, r.stderr
+    docs = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [d["method"] for d in docs[:4]] == ["GET", "POST", "PUT", "DELETE"]
+    assert docs[0]["path"] == "/echo?q=1"
+    assert docs[1]["body"] == "a=1&b=2"
+    assert docs[2]["body"] == "put body"
+    return docs
+
+
 def gateway_config(ca_pem=None, allow=(SERVER_ADDR,)):
     allow_list = ", ".join(json.dumps(a) for a in allow)
     text = f"\n[gateway]\nallow_local = [{allow_list}]\n"
@@ -231,6 +248,8 @@ TOOLS = textwrap.dedent("""
     [tool.py]
     command = ["/usr/bin/python3"]
     """)
+# The same, both tools writing the workspace.
+TOOLS_WRITING = TOOLS + 'filesystem.write = ["~/src/project"]\n'
 
 # Lets the Shell start the curl and python3 tools of the gateway tests.
 SPAWN = """

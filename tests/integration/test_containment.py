@@ -8,12 +8,11 @@ import signal
 import socket
 import subprocess
 import textwrap
-import threading
 import time
 
 import pytest
 
-from conftest import Box, host_mounts
+from conftest import AcceptCounter, Box, host_mounts
 
 PROBE = textwrap.dedent(r'''
     import ctypes, errno, json, os, socket, subprocess, sys, time
@@ -205,32 +204,14 @@ def left_behind(role):
     return found
 
 
-class Listener:
+class Listener(AcceptCounter):
     """A TCP listener on host loopback: nothing contained may reach it."""
     def __init__(self):
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.port = self.sock.getsockname()[1]
-        self.accepted = 0
-        self.sock.settimeout(0.2)
-        self.stop = False
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.thread.start()
-
-    def run(self):
-        while not self.stop:
-            try:
-                c, _ = self.sock.accept()
-                self.accepted += 1
-                c.close()
-            except OSError:
-                pass
-
-    def close(self):
-        self.stop = True
-        self.thread.join()
-        self.sock.close()
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(8)
+        self.port = sock.getsockname()[1]
+        super().__init__(sock)
 
 
 def prepare(b: Box):

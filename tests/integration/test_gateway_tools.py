@@ -10,11 +10,8 @@ import textwrap
 
 import pytest
 
-import gwutil
-from gwutil import FIELDS_POLICY, NET_POLICY, SERVER_ADDR, SPAWN, gateway_config, gateway_port
-
-# Both tools write the workspace here.
-TOOLS = gwutil.TOOLS + 'filesystem.write = ["~/src/project"]\n'
+from gwutil import (FIELDS_POLICY, NET_POLICY, SERVER_ADDR, SPAWN, TOOLS_WRITING, curl_echo,
+                    gateway_config, gateway_port)
 
 URLLIB = textwrap.dedent(r'''
     import json, sys, urllib.request, urllib.error
@@ -53,7 +50,7 @@ URLLIB = textwrap.dedent(r'''
 @pytest.fixture
 def toolbox(box, test_ca):
     ca_pem, _ = test_ca
-    box.write_config(extra=gateway_config(ca_pem) + TOOLS)
+    box.write_config(extra=gateway_config(ca_pem) + TOOLS_WRITING)
     box.seed_policy(extra=NET_POLICY + SPAWN)
     box.start()
     return box
@@ -75,18 +72,8 @@ def test_tool_curl_through_gateway(toolbox, servers):
     for srv, scheme in ((plain, "http"), (secure, "https")):
         base = f"{scheme}://{SERVER_ADDR}:{srv.port}"
         before = len(http_decisions(toolbox))
-        r = toolbox.bash(
-            f"/usr/bin/curl -sS {base}/echo?q=1; "
-            f"/usr/bin/curl -sS -d 'a=1' -d b=2 {base}/echo; "
-            f"/usr/bin/curl -sS -X PUT --data-binary 'put body' {base}/echo; "
-            f"/usr/bin/curl -sS -X DELETE {base}/echo; "
-            f"/usr/bin/curl -sS -H 'X-Tool: curl' -A tool/1 {base}/echo")
-        assert r.returncode == 0, r.stderr
-        docs = [json.loads(line) for line in r.stdout.splitlines()]
+        docs = curl_echo(toolbox, "/usr/bin/curl", base, f"-H 'X-Tool: curl' -A tool/1 {base}/echo")
         assert [d["method"] for d in docs] == ["GET", "POST", "PUT", "DELETE", "GET"]
-        assert docs[0]["path"] == "/echo?q=1"
-        assert docs[1]["body"] == "a=1&b=2"
-        assert docs[2]["body"] == "put body"
         assert docs[4]["headers"]["x-tool"] == "curl"
         assert docs[4]["headers"]["user-agent"] == "tool/1"
         # The requests came through the gateway: every one was decided.
@@ -149,7 +136,7 @@ def test_tool_decisions_carry_ip_and_interception(box, servers, test_ca):
     and after (ip), http:request with method, path, body_bytes, intercepted."""
     plain, secure = servers
     ca_pem, _ = test_ca
-    box.write_config(extra=gateway_config(ca_pem) + TOOLS)
+    box.write_config(extra=gateway_config(ca_pem) + TOOLS_WRITING)
     box.seed_policy(extra=SPAWN + FIELDS_POLICY)
     box.start()
     r = box.bash(f"/usr/bin/curl -sS -d hello https://{SERVER_ADDR}:{secure.port}/p")

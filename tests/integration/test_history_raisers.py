@@ -3,6 +3,8 @@ real boxes: the Shell reports each command it implements with its exit
 status (also from forked stages and background jobs), and the egress
 gateway each exchange with its upstream status and delivered bytes."""
 
+import textwrap
+
 import pytest
 
 from gwutil import SERVER_ADDR, CountingServer, gateway_config
@@ -74,22 +76,29 @@ def server():
     srv.close()
 
 
-def test_gateway_status_and_delivered_bytes(box, server):
+def start_gateway(box, server, permits):
+    """Starts box with the gateway, permits and a stop on /echo after an
+    upstream's 503 in its policy; returns the test server's base URL."""
     box.write_config(extra=gateway_config())
+    box.seed_policy(extra=textwrap.dedent(permits) + textwrap.dedent("""\
+        @id("after-5xx")
+        forbid(principal, action == Box::Action::"http:request", resource)
+        when { context.input.path == "/echo" }
+        when temporal { formerly within 1h Box::Action::"http:request"::response{ output.status: 503 } };
+        """))
+    box.start()
+    return f"http://{SERVER_ADDR}:{server.port}"
+
+
+def test_gateway_status_and_delivered_bytes(box, server):
     # §2.7's outbound byte budget (the sole http:request permit), and a stop after a 5xx
-    box.seed_policy(extra="""\
+    base = start_gateway(box, server, """\
         permit(principal, action == Box::Action::"net:connect", resource);
         permit (principal, action == Box::Action::"http:request", resource)
         when temporal { exists (total: Long). ((sum b for (b: Long), (t: Timepoint). where (
           formerly within 60s (Box::Action::"http:request"::response{ input.host: _, input.body_bytes: b }
           && tp(t)))) == total && total < 100) };
-        @id("after-5xx")
-        forbid(principal, action == Box::Action::"http:request", resource)
-        when { context.input.path == "/echo" }
-        when temporal { formerly within 1h Box::Action::"http:request"::response{ output.status: 503 } };
         """)
-    box.start()
-    base = f"http://{SERVER_ADDR}:{server.port}"
     body = "x" * 60
     assert box.bash(f"curl -sS -d {body} {base}/status/201").returncode == 0
     assert box.bash(f"curl -sS -d {body} {base}/status/200").returncode == 0  # 60 < 100 delivered so far
@@ -102,17 +111,10 @@ def test_gateway_status_and_delivered_bytes(box, server):
 
 
 def test_gateway_server_status_read(box, server):
-    box.write_config(extra=gateway_config())
-    box.seed_policy(extra="""\
+    base = start_gateway(box, server, """\
         permit(principal, action == Box::Action::"net:connect", resource);
         permit(principal, action == Box::Action::"http:request", resource);
-        @id("after-5xx")
-        forbid(principal, action == Box::Action::"http:request", resource)
-        when { context.input.path == "/echo" }
-        when temporal { formerly within 1h Box::Action::"http:request"::response{ output.status: 503 } };
         """)
-    box.start()
-    base = f"http://{SERVER_ADDR}:{server.port}"
     assert box.bash(f"curl -sS {base}/echo").returncode == 0
     box.bash(f"curl -sS {base}/status/503")
     r = box.bash(f"curl -sS {base}/echo")

@@ -19,12 +19,11 @@ import signal
 import socket
 import subprocess
 import textwrap
-import threading
 import time
 
 import pytest
 
-from conftest import BOX, Box, host_mounts
+from conftest import BOX, AcceptCounter, Box, host_mounts
 
 SECRET = "rt-agent-real-secret-8d1f0c"
 # boxd's descriptor limit: low enough that the agent's processes can hold more
@@ -878,38 +877,19 @@ class AgentBox(Box):
         return json.loads(line)
 
 
-class Listener:
+class Listener(AcceptCounter):
     """Host loopback TCP and abstract AF_UNIX listeners nothing contained may reach."""
 
     def __init__(self):
-        self.tcp = socket.socket()
-        self.tcp.bind(("0.0.0.0", 0))
-        self.tcp.listen(16)
-        self.port = self.tcp.getsockname()[1]
+        tcp = socket.socket()
+        tcp.bind(("0.0.0.0", 0))
+        tcp.listen(16)
+        self.port = tcp.getsockname()[1]
         self.abstract = "\0boxfs-rt-agent-%d" % os.getpid()
-        self.unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.unix.bind(self.abstract)
-        self.unix.listen(16)
-        self.accepted = 0
-        self.stop = False
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.thread.start()
-
-    def run(self):
-        while not self.stop:
-            for s in select.select([self.tcp, self.unix], [], [], 0.2)[0]:
-                try:
-                    c, _ = s.accept()
-                    self.accepted += 1
-                    c.close()
-                except OSError:
-                    pass
-
-    def close(self):
-        self.stop = True
-        self.thread.join()
-        self.tcp.close()
-        self.unix.close()
+        unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        unix.bind(self.abstract)
+        unix.listen(16)
+        super().__init__(tcp, unix)
 
 
 def host_ips():
@@ -987,6 +967,8 @@ NOT_OBJECT = ["transport_error", "a frame is not a JSON object"]
 STDIO = "a call's stdin, stdout and stderr must be files, pipes, sockets or character devices"
 RUNNING = "at most 64 commands run at once in this box; this one was not started"
 NEEDS = ["transport_error", "a frame needs a `program` number and a `frame_type`"]
+# boxd's replies to a call whose command exited 0: the exit frame, then the end of the connection
+EXITED = [{"version": 6, "program": 1, "frame_type": "exit", "body": {"status": 0}}, "closed"]
 
 
 # ---- the broker socket, bad input ----
@@ -1080,10 +1062,9 @@ def test_call_without_fds(rt):
 
 def test_call_with_too_many_fds(rt):
     r = attack(rt, "call_with_too_many_fds")
-    exit0 = {"version": 6, "program": 1, "frame_type": "exit", "body": {"status": 0}}
     for extra in ("5", "60"):
         # The call runs on the first three; boxd keeps none of the rest.
-        assert r[extra] == {"replies": [exit0, "closed"], "stdout": "many\n", "stderr": "",
+        assert r[extra] == {"replies": EXITED, "stdout": "many\n", "stderr": "",
                             "pipe": ""}, (extra, r[extra])
 
 
@@ -1094,8 +1075,7 @@ def test_descriptor_hoarding(rt):
 
 def test_concurrent_calls(rt):
     r = attack(rt, "concurrent_calls")
-    exit0 = json.dumps([{"version": 6, "program": 1, "frame_type": "exit", "body": {"status": 0}},
-                        "closed"])
+    exit0 = json.dumps(EXITED)
     refused = json.dumps([["over_budget", RUNNING], "closed"])
     assert r == {"legit": [125, "", "box-alias: " + RUNNING + "\n"],
                  "outcomes": {exit0: 64, refused: 36}}, r
@@ -1103,8 +1083,7 @@ def test_concurrent_calls(rt):
 
 def test_call_fds_are_sockets(rt):
     r = attack(rt, "call_fds_are_sockets")
-    exit0 = {"version": 6, "program": 1, "frame_type": "exit", "body": {"status": 0}}
-    assert r == {"replies": [exit0, "closed"], "out": "via-socket\n"}, r
+    assert r == {"replies": EXITED, "out": "via-socket\n"}, r
 
 
 def test_call_fds_are_o_path(rt):
@@ -1133,8 +1112,7 @@ def test_directory_fd_as_stdin_walked_from_the_shell(rt):
 
 def test_stdout_is_a_workspace_file(rt):
     r = attack(rt, "stdout_is_a_workspace_file")
-    exit0 = {"version": 6, "program": 1, "frame_type": "exit", "body": {"status": 0}}
-    assert r == {"replies": [exit0, "closed"], "file": "into-file\n"}, r
+    assert r == {"replies": EXITED, "file": "into-file\n"}, r
 
 
 def test_alias_with_directory_stdin(rt):
@@ -1144,8 +1122,7 @@ def test_alias_with_directory_stdin(rt):
 
 def test_frame_flood(rt):
     r = attack(rt, "frame_flood")
-    exit0 = {"version": 6, "program": 1, "frame_type": "exit", "body": {"status": 0}}
-    assert r == {"replies": [exit0, "closed"], "stdout": "after-flood\n"}, r
+    assert r == {"replies": EXITED, "stdout": "after-flood\n"}, r
 
 
 def test_idle_connections_do_not_lock_out_the_alias(rt):
@@ -1163,14 +1140,12 @@ def test_slowloris(rt):
 
 def test_signal_for_another_program(rt):
     r = attack(rt, "signal_for_another_program")
-    exit0 = {"version": 6, "program": 1, "frame_type": "exit", "body": {"status": 0}}
-    assert r == {"other": ["closed"], "replies": [exit0, "closed"], "stdout": "done\n"}, r
+    assert r == {"other": ["closed"], "replies": EXITED, "stdout": "done\n"}, r
 
 
 def test_second_call_on_one_connection(rt):
     r = attack(rt, "second_call_on_one_connection")
-    exit0 = {"version": 6, "program": 1, "frame_type": "exit", "body": {"status": 0}}
-    assert r == [[exit0, "closed"], "first\n", False], r
+    assert r == [EXITED, "first\n", False], r
 
 
 # ---- the agent's sandbox ----

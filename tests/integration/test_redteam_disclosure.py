@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from conftest import BOX, BUILD, Box, host_mounts
+from conftest import BOX, BUILD, Box, host_mounts, table_cases
 
 NAME = "<NAME>"
 DENY = "policy denied this operation on '{}' [default-deny]: No permit policy matched this request."
@@ -176,8 +176,7 @@ LOOKUP = [
 ]
 
 
-@pytest.mark.parametrize("template,present,absent,err", [c[1:] for c in LOOKUP],
-                         ids=[c[0] for c in LOOKUP])
+@table_cases("template,present,absent,err", LOOKUP)
 def test_program_lookup(hidden, template, present, absent, err):
     got = compare(hidden, template, present, absent)
     expect(hidden, got, 127, "", err)
@@ -233,8 +232,7 @@ PATHS = [
 ]
 
 
-@pytest.mark.parametrize("template,status,out,err", [c[1:] for c in PATHS],
-                         ids=[c[0] for c in PATHS])
+@table_cases("template,status,out,err", PATHS)
 def test_program_search(hidden, template, status, out, err):
     got = compare(hidden, template, "deploy.sh", "absent.sh")
     expect(hidden, got, int(status), out, err)
@@ -301,8 +299,7 @@ HOST = [
 ]
 
 
-@pytest.mark.parametrize("template,present,absent", [c[1:] for c in HOST],
-                         ids=[c[0] for c in HOST])
+@table_cases("template,present,absent", HOST)
 @pytest.mark.parametrize("which", ["hidden", "open_box"])
 def test_program_proc_names_no_host_path(request, which, template, present, absent):
     """/proc in boxd is boxd's: its links (its binary, its cwd) are no
@@ -366,8 +363,7 @@ TESTS = [
 ]
 
 
-@pytest.mark.parametrize("template,present,absent", [c[1:] for c in TESTS],
-                         ids=[c[0] for c in TESTS])
+@table_cases("template,present,absent", TESTS)
 def test_existence_test(hidden, template, present, absent):
     got = compare(hidden, template, present, absent)
     expect(hidden, got, 0, "1\n", "")
@@ -416,8 +412,7 @@ READS = [
 ]
 
 
-@pytest.mark.parametrize("template,present,absent,status,out,err", [c[1:] for c in READS],
-                         ids=[c[0] for c in READS])
+@table_cases("template,present,absent,status,out,err", READS)
 def test_read_route(hidden, template, present, absent, status, out, err):
     got = compare(hidden, template, present, absent)
     expect(hidden, got, status, out, err)
@@ -449,8 +444,7 @@ GLOBS = [
 ]
 
 
-@pytest.mark.parametrize("template,present,absent,out", [c[1:] for c in GLOBS],
-                         ids=[c[0] for c in GLOBS])
+@table_cases("template,present,absent,out", GLOBS)
 def test_glob_route(hidden, template, present, absent, out):
     got = compare(hidden, template, present, absent)
     expect(hidden, got, 0, out, "")
@@ -498,7 +492,7 @@ LUA = [
 ]
 
 
-@pytest.mark.parametrize("template,out", [c[1:] for c in LUA], ids=[c[0] for c in LUA])
+@table_cases("template,out", LUA)
 def test_lua_route(hidden, template, out):
     got = compare(hidden, template, "notes.txt", "nopes.txt")
     expect(hidden, got, 0, out, "")
@@ -522,7 +516,7 @@ WRITES = [
 ]
 
 
-@pytest.mark.parametrize("template,err", [c[1:] for c in WRITES], ids=[c[0] for c in WRITES])
+@table_cases("template,err", WRITES)
 def test_write_route(hidden, template, err):
     got = compare(hidden, template, "notes.txt", "nopes.txt")
     expect(hidden, got, 0, "1\n", err)
@@ -547,7 +541,7 @@ KNOWN = [
 ]
 
 
-@pytest.mark.parametrize("template,err", [c[1:] for c in KNOWN], ids=[c[0] for c in KNOWN])
+@table_cases("template,err", KNOWN)
 def test_known_leak_of_a_refused_dir(hidden, template, err):
     got = compare(hidden, template, "subdir", "subdix")
     expect(hidden, got, 0, "1\n", err)
@@ -652,8 +646,7 @@ REFUSED_DIR = [
 ]
 
 
-@pytest.mark.parametrize("template,names,status,out,err", [c[1:] for c in REFUSED_DIR],
-                         ids=[c[0] for c in REFUSED_DIR])
+@table_cases("template,names,status,out,err", REFUSED_DIR)
 def test_refused_dir(refused_tree, template, names, status, out, err):
     b = refused_tree
     got = compare(b, template, *names)
@@ -689,7 +682,7 @@ TOOL_FIRST = [
 
 @pytest.mark.xfail(strict=True, reason="vfs: a tool's lookup leaves the kernel an entry the agent's "
                    "walk then uses without asking (EISDIR)")
-@pytest.mark.parametrize("template", [c[1] for c in TOOL_FIRST], ids=[c[0] for c in TOOL_FIRST])
+@table_cases("template", TOOL_FIRST)
 def test_refused_dir_after_a_tool_looked_it_up(box, template):
     b = start_tool_box(box)
     r = b.bash("/usr/bin/python3 -c \"import os; print(os.path.isdir('$HOME/secretdir/subdir'))\"")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, Box, host_mounts
+from conftest import BUILD, Box, host_mounts, table_cases
 
 TRUSTED = "resolves into trusted Box state, which no policy may open"
 HOLDER = "holds trusted Box state, which no policy may move or change"
@@ -224,7 +224,7 @@ def floor_denied(b, spelled):
     return bool(floor) and all(d["strands.box.policy.verdict"] == "deny" for d in floor)
 
 
-@pytest.mark.parametrize("text,refusal", [a[1:] for a in ATTACKS], ids=[a[0] for a in ATTACKS])
+@table_cases("text,refusal", ATTACKS)
 def test_attack_is_refused(shared, text, refusal):
     b = shared
     before = state(b)
@@ -237,8 +237,7 @@ def test_attack_is_refused(shared, text, refusal):
     b.alive()
 
 
-@pytest.mark.parametrize("code,spelled,error", [a[1:] for a in LUA_ATTACKS],
-                         ids=[a[0] for a in LUA_ATTACKS])
+@table_cases("code,spelled,error", LUA_ATTACKS)
 def test_lua_attack_is_refused(shared, code, spelled, error):
     b = shared
     (b.home / "empty").mkdir(exist_ok=True)
@@ -268,8 +267,7 @@ TOOL_ATTACKS = [
 ]
 
 
-@pytest.mark.parametrize("name,stmt", [a[1:] for a in TOOL_ATTACKS],
-                         ids=[a[0] for a in TOOL_ATTACKS])
+@table_cases("name,stmt", TOOL_ATTACKS)
 def test_tool_attack_is_refused(shared, name, stmt):
     b = shared
     link = b.workspace / name

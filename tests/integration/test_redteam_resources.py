@@ -50,6 +50,13 @@ def alive(box):
     assert worker_children() == []
 
 
+def ends(box, source, expected, **kw):
+    """The attack ends with exactly (status, stdout, stderr) and boxd is alive after."""
+    r = box.bash(source, **kw)
+    assert (r.returncode, r.stdout, r.stderr) == expected
+    alive(box)
+
+
 def nested(head, n, mid, tail, pre="", post=""):
     return pre + head * n + mid + tail * n + post
 
@@ -75,25 +82,19 @@ NESTINGS = {
 @pytest.mark.parametrize("src", NESTINGS.values(), ids=NESTINGS.keys())
 def test_deep_nesting_is_a_syntax_error(box, src):
     assert len(src.encode()) < 128 * 1024  # one argument of the alias
-    r = box.bash(src)
-    assert (r.returncode, r.stdout, r.stderr) == (2, "", NEST)
-    alive(box)
+    ends(box, src, (2, "", NEST))
 
 
 def test_deep_nesting_in_a_here_document(box):
     # a here-doc's body is expanded, never parsed: it ended the worker
     body = nested("${x:-", 20000, "y", "}")
-    r = box.bash(f"cat <<E\n{body}\nE\necho after")
-    assert (r.returncode, r.stdout, r.stderr) == (0, "after\n", NEST)
-    alive(box)
+    ends(box, f"cat <<E\n{body}\nE\necho after", (0, "after\n", NEST))
 
 
 def test_deep_keywords_boxd_parses_itself(box):
     # no character that opens a construct: boxd's own pre-parse (first.c)
     # reads this text on its connection thread
-    r = box.bash("if " * 30000)
-    assert (r.returncode, r.stdout, r.stderr) == (2, "", NEST)
-    alive(box)
+    ends(box, "if " * 30000, (2, "", NEST))
 
 
 def test_check_only_parse_of_deep_text(box):
@@ -229,14 +230,10 @@ def test_one_huge_tmp_file_stops_at_the_file_size_limit(box):
 
 def test_tmp_filled_with_big_files_is_given_back(box):
     fill = "for i in $(seq 1 20); do head -c 9000000 /dev/zero > /tmp/f$i || break; done; echo $i"
-    r = box.bash(fill, timeout=60)
-    assert (r.returncode, r.stdout, r.stderr) == (0, "20\n", "")
-    alive(box)
+    ends(box, fill, (0, "20\n", ""), timeout=60)
     # the command's RAM root went with it: the next one starts empty and
     # has the same room again
-    r = box.bash("[ -e /tmp/f1 ] || echo gone; " + fill, timeout=60)
-    assert (r.returncode, r.stdout, r.stderr) == (0, "gone\n20\n", "")
-    alive(box)
+    ends(box, "[ -e /tmp/f1 ] || echo gone; " + fill, (0, "gone\n20\n", ""), timeout=60)
 
 
 def test_inode_flood_stops_at_the_inode_limit(box):
@@ -265,9 +262,7 @@ def test_command_substitution_recursion(box):
 
 def test_eval_of_itself(box):
     # it ended the worker with SIGSEGV (139)
-    r = box.bash('x=\'eval "$x"\'; eval "$x"')
-    assert (r.returncode, r.stdout, r.stderr) == (2, "", DEEP)
-    alive(box)
+    ends(box, 'x=\'eval "$x"\'; eval "$x"', (2, "", DEEP))
 
 
 def test_function_eval_recursion(box):
@@ -278,9 +273,7 @@ def test_function_eval_recursion(box):
 
 
 def test_source_of_itself(box):
-    r = box.bash("echo '. /tmp/self.sh' > /tmp/self.sh; . /tmp/self.sh")
-    assert (r.returncode, r.stdout, r.stderr) == (1, "", DEEP)
-    alive(box)
+    ends(box, "echo '. /tmp/self.sh' > /tmp/self.sh; . /tmp/self.sh", (1, "", DEEP))
 
 
 def test_sh_of_itself(box):
@@ -295,28 +288,20 @@ def test_sh_of_itself(box):
 
 def test_long_command_list(box):
     # a left-leaning list as deep as it was long ended the worker
-    r = box.bash("true;" * 20000 + "echo end")
-    assert (r.returncode, r.stdout, r.stderr) == (0, "end\n", "")
-    alive(box)
+    ends(box, "true;" * 20000 + "echo end", (0, "end\n", ""))
 
 
 def test_long_and_chain(box):
-    r = box.bash("true&&" * 20000 + "echo end")
-    assert (r.returncode, r.stdout, r.stderr) == (0, "end\n", "")
-    alive(box)
+    ends(box, "true&&" * 20000 + "echo end", (0, "end\n", ""))
 
 
 def test_huge_here_document(box):
     body = "".join(f"line {i} of a long here-document\n" for i in range(3000))
-    r = box.bash(f"cat <<'EOF'\n{body}EOF\n")
-    assert (r.returncode, r.stdout, r.stderr) == (0, body, "")
-    alive(box)
+    ends(box, f"cat <<'EOF'\n{body}EOF\n", (0, body, ""))
 
 
 def test_huge_argument_count(box):
-    r = box.bash("set -- $(seq 1 20000); echo $# ${20000}", timeout=60)
-    assert (r.returncode, r.stdout, r.stderr) == (0, "20000 20000\n", "")
-    alive(box)
+    ends(box, "set -- $(seq 1 20000); echo $# ${20000}", (0, "20000 20000\n", ""), timeout=60)
 
 
 def test_argument_count_past_the_decision_channel(box):
@@ -330,9 +315,7 @@ def test_argument_count_past_the_decision_channel(box):
 
 def test_huge_single_argument(box):
     word = "a" * 120000
-    r = box.bash(f"x={word}; echo ${{#x}}")
-    assert (r.returncode, r.stdout, r.stderr) == (0, "120000\n", "")
-    alive(box)
+    ends(box, f"x={word}; echo ${{#x}}", (0, "120000\n", ""))
 
 
 # ---- pathological patterns ----
@@ -350,9 +333,7 @@ PATTERNS = {
 @pytest.mark.parametrize("src,out,err", PATTERNS.values(), ids=PATTERNS.keys())
 def test_deeply_nested_pattern(box, src, out, err):
     # glibc's regcomp and fnmatch recurse per `(`: these ended the worker
-    r = box.bash(src)
-    assert (r.returncode, r.stdout, r.stderr) == (0, out, err)
-    alive(box)
+    ends(box, src, (0, out, err))
 
 
 def test_regex_backtracking(box):

@@ -67,6 +67,10 @@ def tool_sleepers():
 # refused at that directory, as a missing one is: such denials name '~/.ssh',
 # whatever the file under it (a symlink's target is decided as written).
 DENY = "policy denied this operation on '{}' [default-deny]: No permit policy matched this request."
+SSH = DENY.format("~/.ssh")
+# the refusals of ~/.ssh/id that cat and the Shell itself (a redirection, source, sh) print
+CAT_ID = "cat: {H}/.ssh/id: " + SSH + "\n"
+SHELL_ID = "strands-shell: {H}/.ssh/id: " + SSH + "\n"
 RM_DENIED = "strands-shell: effect denied: policy denied this operation on 'rm' [policy: policy_3].\n"
 
 
@@ -109,73 +113,55 @@ def expand(b, text):
 # id -> (source, status, stdout, stderr); {H} = the operator home, {R} = the test's root
 FILE_ATTACKS = {
     # path spellings of a denied file
-    "tilde": ("cat ~/.ssh/id", 1, "", "cat: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
-    "dollar-home": ("cat $HOME/.ssh/id", 1, "",
-                    "cat: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
-    "dot-and-double-slash": ("cat $HOME/./.ssh//id", 1, "",
-                             "cat: {H}/./.ssh//id: " + DENY.format("~/.ssh") + "\n"),
-    "dotdot-walk-from-workspace": ("cat ../../.ssh/id", 1, "",
-                                   "cat: ../../.ssh/id: " + DENY.format("~/.ssh") + "\n"),
+    "tilde": ("cat ~/.ssh/id", 1, "", CAT_ID),
+    "dollar-home": ("cat $HOME/.ssh/id", 1, "", CAT_ID),
+    "dot-and-double-slash": ("cat $HOME/./.ssh//id", 1, "", "cat: {H}/./.ssh//id: " + SSH + "\n"),
+    "dotdot-walk-from-workspace": ("cat ../../.ssh/id", 1, "", "cat: ../../.ssh/id: " + SSH + "\n"),
     "dotdot-walk-through-allowed-root": (
         "cat ~/src/project/../../.ssh/id", 1, "",
-        "cat: {H}/src/project/../../.ssh/id: " + DENY.format("~/.ssh") + "\n"),
-    "trailing-slash": ("cat ~/.ssh/id/", 1, "",
-                       "cat: {H}/.ssh/id/: " + DENY.format("~/.ssh") + "\n"),
+        "cat: {H}/src/project/../../.ssh/id: " + SSH + "\n"),
+    "trailing-slash": ("cat ~/.ssh/id/", 1, "", "cat: {H}/.ssh/id/: " + SSH + "\n"),
     "glob-through-denied-dir": ("cat ~/.ss?/i[d]", 1, "",
                                 "cat: {H}/.ss?/i[d]: " + DENY.format("~/.ss?") + "\n"),
     "glob-lists-nothing": ("echo ~/.ssh/*", 0, "{H}/.ssh/*\n", ""),
     "tilde-user": ("cat ~root/.ssh/id", 1, "", "cat: ~root/.ssh/id: No such file or directory\n"),
-    "unicode-dotless-i": ("cat ~/.ssh/\u0131d", 1, "",
-                          "cat: {H}/.ssh/\u0131d: " + DENY.format("~/.ssh") + "\n"),
+    "unicode-dotless-i": ("cat ~/.ssh/\u0131d", 1, "", "cat: {H}/.ssh/\u0131d: " + SSH + "\n"),
     "unicode-fullwidth-ssh": ("cat ~/.\uff53\uff53\uff48/id", 1, "",
                               "cat: {H}/.\uff53\uff53\uff48/id: " + DENY.format("~/.\uff53\uff53\uff48")
                               + "\n"),
     "very-long-dotdot-path": ("cat " + "x/../" * 900 + "../../.ssh/id", 1, "",
                               "cat: " + "x/../" * 900 + "../../.ssh/id: File name too long\n"),
-    "directory-listing": ("ls ~/.ssh", 2, "",
-                          "ls: cannot access '{H}/.ssh': " + DENY.format("~/.ssh") + "\n"),
+    "directory-listing": ("ls ~/.ssh", 2, "", "ls: cannot access '{H}/.ssh': " + SSH + "\n"),
     "listing-parent-through-denied": ("ls ~/.ssh/..", 2, "",
-                                      "ls: cannot access '{H}/.ssh/..': " + DENY.format("~/.ssh") + "\n"),
-    "cd-into-denied-dir": ("cd ~/.ssh && cat id", 1, "",
-                           "strands-shell: cd: {H}/.ssh: " + DENY.format("~/.ssh") + "\n"),
-    "recursive-grep-of-home": ("grep -r SECRET ~", 2, "",
-                               "grep: {H}: " + DENY.format("~") + "\n"),
+                                      "ls: cannot access '{H}/.ssh/..': " + SSH + "\n"),
+    "cd-into-denied-dir": ("cd ~/.ssh && cat id", 1, "", "strands-shell: cd: {H}/.ssh: " + SSH + "\n"),
+    "recursive-grep-of-home": ("grep -r SECRET ~", 2, "", "grep: {H}: " + DENY.format("~") + "\n"),
     "find-over-home": ("find ~ -name id", 1, "", "find: '{H}': " + DENY.format("~") + "\n"),
-    "diff-discloses-lines": ("diff ~/.ssh/id ok.txt", 2, "",
-                             "diff: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
-    "jq-raw-input": ("jq -R . ~/.ssh/id", 2, "",
-                     "jq: error: Could not open file {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
+    "diff-discloses-lines": ("diff ~/.ssh/id ok.txt", 2, "", "diff: {H}/.ssh/id: " + SSH + "\n"),
+    "jq-raw-input": ("jq -R . ~/.ssh/id", 2, "", "jq: error: Could not open file {H}/.ssh/id: " + SSH + "\n"),
     "lua-io-open": ("lua -e 'print(io.open(os.getenv(\"HOME\")..\"/.ssh/id\"))'", 0,
                     "nil\t{H}/.ssh/id: Permission denied\t13\n", ""),
     "source-the-secret-as-script": (
         "source ~/.ssh/id", 1, "",
-        "strands-shell: source: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
-    "sh-the-secret-as-script": ("sh ~/.ssh/id", 127, "",
-                                "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
+        "strands-shell: source: {H}/.ssh/id: " + SSH + "\n"),
+    "sh-the-secret-as-script": ("sh ~/.ssh/id", 127, "", SHELL_ID),
     "copy-out": ("cp ~/.ssh/id stolen; cat stolen", 1, "",
-                 "cp: cannot open '{H}/.ssh/id' for reading: " + DENY.format("~/.ssh") + "\n"
+                 "cp: cannot open '{H}/.ssh/id' for reading: " + SSH + "\n"
                  "cat: stolen: No such file or directory\n"),
-    "move-out": ("mv ~/.ssh/id moved", 1, "",
-                 "mv: cannot move '{H}/.ssh/id' to 'moved': " + DENY.format("~/.ssh") + "\n"),
-    # redirections
-    "redirect-truncate": ("echo pwned > ~/.ssh/id", 1, "",
-                          "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
-    "redirect-append": ("echo pwned >> ~/.ssh/id", 1, "",
-                        "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
-    "redirect-clobber": ("set -C; echo pwned >| ~/.ssh/id", 1, "",
-                         "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
-    "redirect-read-write": ("cat <> ~/.ssh/id", 1, "",
-                            "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
-    "here-string-into-denied": ("cat <<< pwned > ~/.ssh/id", 1, "",
-                                "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
-    "read-loop-from-denied": ("while read l; do echo $l; done < ~/.ssh/id", 1, "",
-                              "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
-    "dev-stdin-from-denied": ("cat /dev/stdin < ~/.ssh/id", 1, "",
-                              "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
+    "move-out": ("mv ~/.ssh/id moved", 1, "", "mv: cannot move '{H}/.ssh/id' to 'moved': " + SSH + "\n"),
+    # redirections: each the Shell's own open, refused alike
+    **{name: (source, 1, "", SHELL_ID) for name, source in [
+        ("redirect-truncate", "echo pwned > ~/.ssh/id"),
+        ("redirect-append", "echo pwned >> ~/.ssh/id"),
+        ("redirect-clobber", "set -C; echo pwned >| ~/.ssh/id"),
+        ("redirect-read-write", "cat <> ~/.ssh/id"),
+        ("here-string-into-denied", "cat <<< pwned > ~/.ssh/id"),
+        ("read-loop-from-denied", "while read l; do echo $l; done < ~/.ssh/id"),
+        ("dev-stdin-from-denied", "cat /dev/stdin < ~/.ssh/id"),
+    ]},
     # fd tricks
     "exec-fd-on-denied": ("exec 3< ~/.ssh/id; cat <&3", 1, "",
-                          "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"
-                          "strands-shell: 3: Bad file descriptor\n"),
+                          SHELL_ID + "strands-shell: 3: Bad file descriptor\n"),
     "proc-self-fd-of-allowed": ("exec 3< ok.txt; cat /proc/self/fd/3", 1, "",
                                 "cat: /proc/self/fd/3: " + DENY.format("/proc") + "\n"),
     # /proc
@@ -183,8 +169,7 @@ FILE_ATTACKS = {
                        "cat: /proc/self/root{H}/.ssh/id: " + DENY.format("/proc") + "\n"),
     "proc-self-cwd": ("cat /proc/self/cwd/../../.ssh/id", 1, "",
                       "cat: /proc/self/cwd/../../.ssh/id: " + DENY.format("/proc") + "\n"),
-    "proc-1-environ": ("cat /proc/1/environ", 1, "",
-                       "cat: /proc/1/environ: " + DENY.format("/proc") + "\n"),
+    "proc-1-environ": ("cat /proc/1/environ", 1, "", "cat: /proc/1/environ: " + DENY.format("/proc") + "\n"),
     "proc-self-mountinfo": ("cat /proc/self/mountinfo", 1, "",
                             "cat: /proc/self/mountinfo: " + DENY.format("/proc") + "\n"),
     # links made by the agent
@@ -198,24 +183,19 @@ FILE_ATTACKS = {
         "cat: l2: No such file or directory\n"),
     "agent-symlink-to-denied-dir": (
         "ln -s ~/.ssh l3; ls l3", 2, "",
-        "ln: failed to create symbolic link 'l3': " + DENY.format("~/.ssh") + "\n"
+        "ln: failed to create symbolic link 'l3': " + SSH + "\n"
         "ls: cannot access 'l3': No such file or directory\n"),
     "agent-hardlink-to-denied": (
         "ln ~/.ssh/id h1; cat h1", 1, "",
-        "ln: failed to access '{H}/.ssh/id': " + DENY.format("~/.ssh") + "\n"
+        "ln: failed to access '{H}/.ssh/id': " + SSH + "\n"
         "cat: h1: No such file or directory\n"),
     # links the operator left in the workspace
-    "planted-symlink-read": ("cat planted", 1, "", "cat: planted: " + DENY.format("~/.ssh") + "\n"),
-    "planted-symlink-write": ("echo pwned > planted", 1, "",
-                              "strands-shell: planted: " + DENY.format("~/.ssh") + "\n"),
-    "planted-symlink-copy": ("cp planted p2", 1, "",
-                             "cp: cannot open 'planted' for reading: " + DENY.format("~/.ssh")
-                             + "\n"),
-    "planted-dir-symlink-walk": ("cat planted_dir/id", 1, "",
-                                 "cat: planted_dir/id: " + DENY.format("~/.ssh") + "\n"),
+    "planted-symlink-read": ("cat planted", 1, "", "cat: planted: " + SSH + "\n"),
+    "planted-symlink-write": ("echo pwned > planted", 1, "", "strands-shell: planted: " + SSH + "\n"),
+    "planted-symlink-copy": ("cp planted p2", 1, "", "cp: cannot open 'planted' for reading: " + SSH + "\n"),
+    "planted-dir-symlink-walk": ("cat planted_dir/id", 1, "", "cat: planted_dir/id: " + SSH + "\n"),
     "planted-dir-symlink-move": ("mv planted_dir/id x", 1, "",
-                                 "mv: cannot move 'planted_dir/id' to 'x': " + DENY.format("~/.ssh")
-                                 + "\n"),
+                                 "mv: cannot move 'planted_dir/id' to 'x': " + SSH + "\n"),
     "symlink-outside-the-roots": ("cat outside", 1, "", "cat: outside: " + DENY.format("/etc") + "\n"),
     "symlink-to-box-dir": ("ls boxlink/private", 2, "",
                            "ls: cannot access 'boxlink/private': " + DENY.format("{R}/state") + "\n"),
@@ -224,26 +204,18 @@ FILE_ATTACKS = {
         "cat: {H}/../state/box/private/history.jsonl: " + DENY.format("{R}/state") + "\n"),
     "create-through-planted-dir-link": (
         "cat ok.txt > planted_dir/new", 1, "",
-        "strands-shell: planted_dir/new: " + DENY.format("~/.ssh") + "\n"),
+        "strands-shell: planted_dir/new: " + SSH + "\n"),
     # the denied read through every route that runs text
-    "xargs-cat": ("echo ~/.ssh/id | xargs cat", 123, "",
-                  "cat: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
-    "find-exec-cat-planted": ("find planted -exec cat {} \\;", 0, "",
-                              "cat: planted: " + DENY.format("~/.ssh") + "\n"),
-    "eval-cat": ("eval 'cat ~/.ssh/id'", 1, "",
-                 "cat: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
-    "bash-c-cat": ("bash -c 'cat ~/.ssh/id'", 1, "",
-                   "cat: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
-    "substitution-cat": ("x=$(cat ~/.ssh/id); echo \"[$x]\"", 0, "[]\n",
-                         "cat: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
-    "lua-os-execute-cat": ("lua -e 'os.execute(\"cat ~/.ssh/id\")'", 0, "",
-                           "cat: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
-    "env-cat": ("env cat ~/.ssh/id", 1, "", "cat: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
-    "exec-cat": ("exec cat ~/.ssh/id", 1, "", "cat: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
-    "command-cat-from-planted": ("command cat < planted", 1, "",
-                                 "strands-shell: planted: " + DENY.format("~/.ssh") + "\n"),
-    "dev-fd-0-from-denied": ("head -c 3 /dev/fd/0 < ~/.ssh/id", 1, "",
-                             "strands-shell: {H}/.ssh/id: " + DENY.format("~/.ssh") + "\n"),
+    "xargs-cat": ("echo ~/.ssh/id | xargs cat", 123, "", CAT_ID),
+    "find-exec-cat-planted": ("find planted -exec cat {} \\;", 0, "", "cat: planted: " + SSH + "\n"),
+    "eval-cat": ("eval 'cat ~/.ssh/id'", 1, "", CAT_ID),
+    "bash-c-cat": ("bash -c 'cat ~/.ssh/id'", 1, "", CAT_ID),
+    "substitution-cat": ("x=$(cat ~/.ssh/id); echo \"[$x]\"", 0, "[]\n", CAT_ID),
+    "lua-os-execute-cat": ("lua -e 'os.execute(\"cat ~/.ssh/id\")'", 0, "", CAT_ID),
+    "env-cat": ("env cat ~/.ssh/id", 1, "", CAT_ID),
+    "exec-cat": ("exec cat ~/.ssh/id", 1, "", CAT_ID),
+    "command-cat-from-planted": ("command cat < planted", 1, "", "strands-shell: planted: " + SSH + "\n"),
+    "dev-fd-0-from-denied": ("head -c 3 /dev/fd/0 < ~/.ssh/id", 1, "", SHELL_ID),
     "overwrite-the-policy-file": (
         "echo 'permit(principal, action, resource);' > {R}/cfg/policy.dw", 1, "",
         "strands-shell: {R}/cfg/policy.dw: " + DENY.format("{R}/cfg") + "\n"),

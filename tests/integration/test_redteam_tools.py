@@ -17,7 +17,6 @@ import json
 import os
 import platform
 import re
-import signal
 import socket
 import subprocess
 import textwrap
@@ -199,13 +198,7 @@ def rbox(tmp_path_factory):
     b.start()
     yield b
     b.listener.close()
-    if b.proc and b.proc.poll() is None:
-        b.proc.send_signal(signal.SIGTERM)
-        try:
-            b.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            b.proc.kill()
-            b.proc.wait()
+    b.teardown()
 
 
 def alive(box):

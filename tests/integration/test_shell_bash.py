@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from conftest import BOX_SHELL
+from conftest import BOX_SHELL, table_cases
 
 BASH = shutil.which("bash")
 
@@ -298,7 +298,7 @@ def _run(argv, cwd):
 
 
 @pytest.mark.skipif(not BASH, reason="bash not installed")
-@pytest.mark.parametrize("text", [c[1] for c in CASES], ids=[c[0] for c in CASES])
+@table_cases("text", CASES)
 def test_like_bash(text, tmp_path):
     ours_dir, bash_dir = tmp_path / "ours", tmp_path / "bash"
     ours_dir.mkdir()

@@ -3,15 +3,11 @@
 its cases (box-shell -c and bash -c in twin directories; stdout, stderr with
 bash's prefix forgiven, and status compared).
 """
-import shutil
-
 import pytest
 
-from conftest import BOX_SHELL
-from test_shell_bash import _run
+from conftest import BOX_SHELL, table_cases
+from test_shell_bash import BASH, _run
 from test_shell_bash import test_like_bash as like_bash  # the comparison, not a test here
-
-BASH = shutil.which("bash")
 
 CASES = [
     # ---- text of -c is bytes: non-ASCII reaches the parser -----------------
@@ -140,7 +136,7 @@ CASES = [
 
 
 @pytest.mark.skipif(not BASH, reason="bash not installed")
-@pytest.mark.parametrize("text", [c[1] for c in CASES], ids=[c[0] for c in CASES])
+@table_cases("text", CASES)
 def test_like_bash_idiom(text, tmp_path):
     like_bash(text, tmp_path)
 
@@ -177,7 +173,7 @@ COMMANDS_CASES = [
 
 
 @pytest.mark.skipif(not BASH, reason="bash not installed")
-@pytest.mark.parametrize("text,reason", [c[1:] for c in COMMANDS_CASES], ids=[c[0] for c in COMMANDS_CASES])
+@table_cases("text,reason", COMMANDS_CASES)
 def test_commands_like_bash(text, reason, tmp_path):
     try:
         # a hang is the divergence too: timeout ends it

@@ -237,7 +237,7 @@ function genRequest() {
   return { action, input };
 }
 
-function cedarContext(action, input) {
+export function cedarContext(action, input) {
   const out = {};
   for (const [f, v] of Object.entries(input)) {
     const type = ACTIONS[action][f][0];
