@@ -214,11 +214,11 @@ again:
     lx->pos++;
     return TK_STRING;
   }
+/* The token is ch followed by c2 when that comes next. */
+#define IF_NEXT(c2, t2)                                                                            \
+  if (nx == (c2)) return lx->pos++, (t2)
 #define TWO(c2, t2, t1)                                                                            \
-  if (nx == (c2)) {                                                                                \
-    lx->pos++;                                                                                     \
-    return t2;                                                                                     \
-  }                                                                                                \
+  IF_NEXT(c2, t2);                                                                                 \
   return t1
   switch (ch) {
   case '{': return TK_LBRACE;
@@ -233,18 +233,8 @@ again:
   case ':': return TK_COLON;
   case '~': return TK_TILDE;
   case '$': return TK_DOLLAR;
-  case '+':
-    if (nx == '+') {
-      lx->pos++;
-      return TK_INCR;
-    }
-    TWO('=', TK_ADD_ASSIGN, TK_PLUS);
-  case '-':
-    if (nx == '-') {
-      lx->pos++;
-      return TK_DECR;
-    }
-    TWO('=', TK_SUB_ASSIGN, TK_MINUS);
+  case '+': IF_NEXT('+', TK_INCR); TWO('=', TK_ADD_ASSIGN, TK_PLUS);
+  case '-': IF_NEXT('-', TK_DECR); TWO('=', TK_SUB_ASSIGN, TK_MINUS);
   case '*':
     if (nx == '*') {
       lx->pos++;
@@ -259,29 +249,15 @@ again:
   case '%': TWO('=', TK_MOD_ASSIGN, TK_PERCENT);
   case '^': TWO('=', TK_POW_ASSIGN, TK_POW);
   case '=': TWO('=', TK_EQ, TK_ASSIGN);
-  case '!':
-    if (nx == '~') {
-      lx->pos++;
-      return TK_NOMATCH;
-    }
-    TWO('=', TK_NE, TK_NOT);
+  case '!': IF_NEXT('~', TK_NOMATCH); TWO('=', TK_NE, TK_NOT);
   case '<': TWO('=', TK_LE, TK_LT);
-  case '>':
-    if (nx == '>') {
-      lx->pos++;
-      return TK_APPEND;
-    }
-    TWO('=', TK_GE, TK_GT);
+  case '>': IF_NEXT('>', TK_APPEND); TWO('=', TK_GE, TK_GT);
   case '|': TWO('|', TK_OR, TK_PIPE);
-  case '&':
-    if (nx == '&') {
-      lx->pos++;
-      return TK_AND;
-    }
-    break;
+  case '&': IF_NEXT('&', TK_AND); break;
   default: break;
   }
 #undef TWO
+#undef IF_NEXT
   awk_syntax(A, lx, "invalid char '%c' in expression", ch);
 }
 

@@ -470,26 +470,26 @@ static ANode *in_expr(P *p)
   return n;
 }
 
-static ANode *and_expr(P *p)
+/* operand (tk operand)…, leaning left; a newline may follow tk. */
+static ANode *logical_chain(P *p, ANode *(*operand)(P *), int tk, int op)
 {
-  ANode *n = in_expr(p);
-  while (tok(p) == TK_AND) {
+  ANode *n = operand(p);
+  while (tok(p) == tk) {
     adv(p);
     skip_nl(p);
-    n = mk(p, AN_AND, n, in_expr(p));
+    n = mk(p, op, n, operand(p));
   }
   return n;
 }
 
+static ANode *and_expr(P *p)
+{
+  return logical_chain(p, in_expr, TK_AND, AN_AND);
+}
+
 static ANode *or_expr(P *p)
 {
-  ANode *n = and_expr(p);
-  while (tok(p) == TK_OR) {
-    adv(p);
-    skip_nl(p);
-    n = mk(p, AN_OR, n, and_expr(p));
-  }
-  return n;
+  return logical_chain(p, and_expr, TK_OR, AN_OR);
 }
 
 static ANode *ternary(P *p)
