@@ -185,49 +185,36 @@ static const unsigned char word_special[256] = {
 static bool scan_word_until(Parser *p, int close);
 static bool parse_subst(Parser *p);
 
-/* After an opening quote; stops after the closing one. */
-static bool scan_squote(Parser *p)
+/* After an opening quote; stops after the closing one.  Inside '…' a backslash is a plain
+ * byte; inside $'…' and `…` it keeps the next byte from closing the span. */
+static bool scan_closing(Parser *p, char close, bool backslash)
 {
-  while (p->pos < p->len && p->src[p->pos] != '\'') {
+  while (p->pos < p->len && p->src[p->pos] != close) {
+    if (backslash && p->src[p->pos] == '\\' && p->pos + 1 < p->len) p->pos++;
     if (p->src[p->pos] == '\n') p->line++;
     p->pos++;
   }
   if (p->pos >= p->len) {
-    perror_at(p, "unexpected EOF while looking for matching `''");
+    perror_at(p, "unexpected EOF while looking for matching `%c'", close);
     return false;
   }
   p->pos++;
   return true;
+}
+
+static bool scan_squote(Parser *p)
+{
+  return scan_closing(p, '\'', false);
 }
 
 static bool scan_ansi(Parser *p)
 {
-  while (p->pos < p->len && p->src[p->pos] != '\'') {
-    if (p->src[p->pos] == '\\' && p->pos + 1 < p->len) p->pos++;
-    if (p->src[p->pos] == '\n') p->line++;
-    p->pos++;
-  }
-  if (p->pos >= p->len) {
-    perror_at(p, "unexpected EOF while looking for matching `''");
-    return false;
-  }
-  p->pos++;
-  return true;
+  return scan_closing(p, '\'', true);
 }
 
 static bool scan_backquote(Parser *p)
 {
-  while (p->pos < p->len && p->src[p->pos] != '`') {
-    if (p->src[p->pos] == '\\' && p->pos + 1 < p->len) p->pos++;
-    if (p->src[p->pos] == '\n') p->line++;
-    p->pos++;
-  }
-  if (p->pos >= p->len) {
-    perror_at(p, "unexpected EOF while looking for matching ``'");
-    return false;
-  }
-  p->pos++;
-  return true;
+  return scan_closing(p, '`', true);
 }
 
 /* At '$': scans one expansion.  Returns false on error. */
@@ -445,6 +432,35 @@ static unsigned char keyword_of(const char *s, size_t n)
 
 static bool read_heredocs(Parser *p);
 
+/* An operator's text and the token or redirection it makes.  A table lists an operator's
+ * longer forms before the shorter ones they start with, so the first match is the longest. */
+typedef struct {
+  const char *text;
+  int kind;
+} LexOp;
+
+static const LexOp control_ops[] = {
+  { ";;&", T_DSEMIAMP }, { ";;", T_DSEMI }, { ";&", T_SEMIAMP }, { ";", T_SEMI },
+  { "&&", T_AND },       { "&", T_AMP },    { "||", T_OR },      { "|&", T_PIPEAMP },
+  { "|", T_PIPE },       { "(", T_LPAREN }, { ")", T_RPAREN },
+};
+
+static const LexOp redir_ops[] = {
+  { "&>>", R_APPEND_ERR }, { "&>", R_OUT_ERR }, { "<<<", R_HERESTR }, { "<<-", R_HEREDOC },
+  { "<<", R_HEREDOC },     { "<&", R_DUP_IN },  { "<>", R_RDWR },     { "<", R_IN },
+  { ">>", R_APPEND },      { ">|", R_CLOBBER }, { ">&", R_DUP_OUT },  { ">", R_OUT },
+};
+
+static const LexOp *match_op(Parser *p, const LexOp *ops, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    size_t k = 0;
+    while (ops[i].text[k] && pc(p, k) == (unsigned char)ops[i].text[k]) k++;
+    if (!ops[i].text[k]) return &ops[i];
+  }
+  return NULL;
+}
+
 static bool lex(Parser *p, Tok *t)
 {
   memset(t, 0, sizeof *t);
@@ -488,7 +504,7 @@ again : {
     t->kind = T_NEWLINE;
     return read_heredocs(p);
   }
-  int c1 = pc(p, 1), c2 = pc(p, 2);
+  int c1 = pc(p, 1);
   /* {NAME}> : a descriptor the shell chooses, named by NAME */
   if (c == '{' && !p->in_cond && (c1 == '_' || g_ascii_isalpha(c1))) {
     size_t e = 1;
@@ -499,7 +515,7 @@ again : {
       t->vname = p->src + p->pos + 1;
       t->vlen = e - 1;
       p->pos += e + 1;
-      c = pc(p, 0), c1 = pc(p, 1), c2 = pc(p, 2);
+      c = pc(p, 0), c1 = pc(p, 1);
     }
   }
   /* IO number */
@@ -509,116 +525,28 @@ again : {
   if (d > 0 && d < 5 && (pc(p, d) == '<' || pc(p, d) == '>')) {
     fd = atoi(p->src + p->pos);
     p->pos += d;
-    c = pc(p, 0), c1 = pc(p, 1), c2 = pc(p, 2);
+    c = pc(p, 0), c1 = pc(p, 1);
   }
   if (!p->in_cond && (c == '<' || c == '>' || (fd < 0 && c == '&' && c1 == '>'))) {
     if (c == '<' && c1 == '(') goto word; /* process substitution */
     if (c == '>' && c1 == '(' && fd < 0) goto word;
     t->kind = T_REDIR;
     t->fd = fd;
-    if (c == '&') {
-      if (c2 == '>') {
-        t->rkind = R_APPEND_ERR;
-        p->pos += 3;
-      } else {
-        t->rkind = R_OUT_ERR;
-        p->pos += 2;
-      }
-    } else if (c == '<') {
-      if (c1 == '<' && c2 == '<') {
-        t->rkind = R_HERESTR;
-        p->pos += 3;
-      } else if (c1 == '<' && c2 == '-') {
-        t->rkind = R_HEREDOC;
-        t->strip = true;
-        p->pos += 3;
-      } else if (c1 == '<') {
-        t->rkind = R_HEREDOC;
-        p->pos += 2;
-      } else if (c1 == '&') {
-        t->rkind = R_DUP_IN;
-        p->pos += 2;
-      } else if (c1 == '>') {
-        t->rkind = R_RDWR;
-        p->pos += 2;
-      } else {
-        t->rkind = R_IN;
-        p->pos += 1;
-      }
-    } else {
-      if (c1 == '>') {
-        t->rkind = R_APPEND;
-        p->pos += 2;
-      } else if (c1 == '|') {
-        t->rkind = R_CLOBBER;
-        p->pos += 2;
-      } else if (c1 == '&') {
-        t->rkind = R_DUP_OUT;
-        p->pos += 2;
-      } else {
-        t->rkind = R_OUT;
-        p->pos += 1;
-      }
-    }
+    const LexOp *op = match_op(p, redir_ops, G_N_ELEMENTS(redir_ops));
+    t->rkind = (RedirKind)op->kind;
+    t->strip = strcmp(op->text, "<<-") == 0;
+    p->pos += strlen(op->text);
     return true;
   }
   if (fd >= 0) {
     /* digits not followed by a redirection: a word */
     p->pos = t->start;
-    c = pc(p, 0), c1 = pc(p, 1);
   }
-  switch (c) {
-  case ';':
-    if (c1 == ';' && c2 == '&') {
-      t->kind = T_DSEMIAMP;
-      p->pos += 3;
-      return true;
-    }
-    if (c1 == ';') {
-      t->kind = T_DSEMI;
-      p->pos += 2;
-      return true;
-    }
-    if (c1 == '&') {
-      t->kind = T_SEMIAMP;
-      p->pos += 2;
-      return true;
-    }
-    t->kind = T_SEMI;
-    p->pos++;
+  const LexOp *op = match_op(p, control_ops, G_N_ELEMENTS(control_ops));
+  if (op) {
+    t->kind = (TokKind)op->kind;
+    p->pos += strlen(op->text);
     return true;
-  case '&':
-    if (c1 == '&') {
-      t->kind = T_AND;
-      p->pos += 2;
-      return true;
-    }
-    t->kind = T_AMP;
-    p->pos++;
-    return true;
-  case '|':
-    if (c1 == '|') {
-      t->kind = T_OR;
-      p->pos += 2;
-      return true;
-    }
-    if (c1 == '&') {
-      t->kind = T_PIPEAMP;
-      p->pos += 2;
-      return true;
-    }
-    t->kind = T_PIPE;
-    p->pos++;
-    return true;
-  case '(':
-    t->kind = T_LPAREN;
-    p->pos++;
-    return true;
-  case ')':
-    t->kind = T_RPAREN;
-    p->pos++;
-    return true;
-  default: break;
   }
 word : {
   bool plain = true, hard = false;
@@ -1499,7 +1427,8 @@ static Node *parse_compound(Parser *p)
       break;
     }
     if (!expect_kw(p, KW_FI)) return NULL;
-    if (!n->u.ifn.cond || !n->u.ifn.then) { /* empty condition or body: bash refuses */ }
+    if (!n->u.ifn.cond || !n->u.ifn.then) { /* empty condition or body: bash refuses */
+    }
     return n;
   }
   if (is_kw(p, KW_WHILE) || is_kw(p, KW_UNTIL)) {
