@@ -60,53 +60,27 @@ static void flush_docs(Pr *p)
   p->was_heredoc = true;
 }
 
+/* A redirection's operator, and the descriptor it acts on when none is written (-1: none is
+ * ever written). */
+static const struct {
+  const char *op;
+  int fd;
+} redir_text[] = {
+  [R_IN] = { "< ", 0 },        [R_OUT] = { "> ", 1 },       [R_CLOBBER] = { ">| ", 1 },
+  [R_APPEND] = { ">> ", 1 },   [R_RDWR] = { "<> ", 0 },     [R_DUP_IN] = { "<&", 0 },
+  [R_DUP_OUT] = { ">&", 1 },   [R_OUT_ERR] = { "&> ", -1 }, [R_APPEND_ERR] = { "&>> ", -1 },
+  [R_HERESTR] = { "<<< ", 0 }, [R_HEREDOC] = { "<<", 0 },
+};
+
 static void pr_redir(Pr *p, Redir *r)
 {
   GString *g = p->g;
-  const char *w = r->word ? r->word->text : "";
   int fd = r->fd;
   if (r->varname) g_string_append_printf(g, "{%s}", r->varname);
-  switch (r->kind) {
-  case R_IN:
-    if (fd >= 0 && fd != 0) g_string_append_printf(g, "%d", fd);
-    g_string_append_printf(g, "< %s", w);
-    break;
-  case R_OUT:
-    if (fd >= 0 && fd != 1) g_string_append_printf(g, "%d", fd);
-    g_string_append_printf(g, "> %s", w);
-    break;
-  case R_CLOBBER:
-    if (fd >= 0 && fd != 1) g_string_append_printf(g, "%d", fd);
-    g_string_append_printf(g, ">| %s", w);
-    break;
-  case R_APPEND:
-    if (fd >= 0 && fd != 1) g_string_append_printf(g, "%d", fd);
-    g_string_append_printf(g, ">> %s", w);
-    break;
-  case R_RDWR:
-    if (fd >= 0 && fd != 0) g_string_append_printf(g, "%d", fd);
-    g_string_append_printf(g, "<> %s", w);
-    break;
-  case R_DUP_IN:
-    if (fd >= 0 && fd != 0) g_string_append_printf(g, "%d", fd);
-    g_string_append_printf(g, "<&%s", w);
-    break;
-  case R_DUP_OUT:
-    if (fd >= 0 && fd != 1) g_string_append_printf(g, "%d", fd);
-    g_string_append_printf(g, ">&%s", w);
-    break;
-  case R_OUT_ERR: g_string_append_printf(g, "&> %s", w); break;
-  case R_APPEND_ERR: g_string_append_printf(g, "&>> %s", w); break;
-  case R_HERESTR:
-    if (fd >= 0 && fd != 0) g_string_append_printf(g, "%d", fd);
-    g_string_append_printf(g, "<<< %s", w);
-    break;
-  case R_HEREDOC:
-    if (fd >= 0 && fd != 0) g_string_append_printf(g, "%d", fd);
-    g_string_append_printf(g, "<<%s", w);
-    g_ptr_array_add(p->docs, r);
-    break;
-  }
+  if (redir_text[r->kind].fd >= 0 && fd >= 0 && fd != redir_text[r->kind].fd)
+    g_string_append_printf(g, "%d", fd);
+  g_string_append_printf(g, "%s%s", redir_text[r->kind].op, r->word ? r->word->text : "");
+  if (r->kind == R_HEREDOC) g_ptr_array_add(p->docs, r);
 }
 
 static void pr_redirs(Pr *p, Node *n)
