@@ -414,80 +414,59 @@ static int64_t equality(Ar *a)
   }
 }
 
-static int64_t band(Ar *a)
+/* One level of &, ^ or |, left to right.  Stops at the op doubled (&&, ||: the logical levels
+ * above) and at the op's assignment. */
+static int64_t bitwise(Ar *a, char op, int64_t (*operand)(Ar *))
 {
-  int64_t l = equality(a);
+  int64_t l = operand(a);
   for (;;) {
     ws(a);
-    if (a->p[0] == '&' && a->p[1] != '&' && a->p[1] != '=') {
-      a->p++;
-      l &= equality(a);
-    } else {
-      return l;
-    }
+    if (a->p[0] != op || (op != '^' && a->p[1] == op) || a->p[1] == '=') return l;
+    a->p++;
+    int64_t r = operand(a);
+    l = op == '&' ? l & r : op == '^' ? l ^ r : l | r;
   }
+}
+
+static int64_t band(Ar *a)
+{
+  return bitwise(a, '&', equality);
 }
 
 static int64_t bxor(Ar *a)
 {
-  int64_t l = band(a);
-  for (;;) {
-    ws(a);
-    if (a->p[0] == '^' && a->p[1] != '=') {
-      a->p++;
-      l ^= band(a);
-    } else {
-      return l;
-    }
-  }
+  return bitwise(a, '^', band);
 }
 
 static int64_t bor(Ar *a)
 {
-  int64_t l = bxor(a);
+  return bitwise(a, '|', bxor);
+}
+
+/* One level of && or ||: the right side is parsed but not evaluated once the left decides. */
+static int64_t logical(Ar *a, char op, int64_t (*operand)(Ar *))
+{
+  int64_t l = operand(a);
   for (;;) {
     ws(a);
-    if (a->p[0] == '|' && a->p[1] != '|' && a->p[1] != '=') {
-      a->p++;
-      l |= bxor(a);
-    } else {
-      return l;
-    }
+    if (a->p[0] != op || a->p[1] != op) return l;
+    a->p += 2;
+    bool decided = op == '&' ? !l : l != 0;
+    if (decided) a->noeval++;
+    int64_t r = operand(a);
+    if (decided) a->noeval--;
+    l = op == '&' ? l && r : l || r;
   }
 }
 
 static int64_t land(Ar *a)
 {
-  int64_t l = bor(a);
-  for (;;) {
-    ws(a);
-    if (a->p[0] == '&' && a->p[1] == '&') {
-      a->p += 2;
-      if (!l) a->noeval++;
-      int64_t r = bor(a);
-      if (!l) a->noeval--;
-      l = l && r;
-    } else {
-      return l;
-    }
-  }
+  return logical(a, '&', bor);
 }
 
 static int64_t lor(Ar *a)
 {
-  int64_t l = land(a);
-  for (;;) {
-    ws(a);
-    if (a->p[0] == '|' && a->p[1] == '|') {
-      a->p += 2;
-      if (l) a->noeval++;
-      int64_t r = land(a);
-      if (l) a->noeval--;
-      l = l || r;
-    } else {
-      return l;
-    }
-  }
+  return logical(a, '|', land);
 }
 
 static int64_t cond(Ar *a)
