@@ -147,14 +147,6 @@ static size_t subst_end(Shell *sh, const char *t, size_t i, size_t n)
 
 /* ---- ANSI-C quoting ---------------------------------------------------------------- */
 
-static int hexv(char c)
-{
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 char *box_ansi_c(const char *s, size_t n, size_t *consumed)
 {
   GString *g = g_string_new(NULL);
@@ -185,7 +177,8 @@ char *box_ansi_c(const char *s, size_t n, size_t *consumed)
       break;
     case 'x': {
       int v = 0, k = 0;
-      while (k < 2 && i + 1 < n && hexv(s[i + 1]) >= 0) v = v * 16 + hexv(s[++i]), k++;
+      while (k < 2 && i + 1 < n && g_ascii_isxdigit(s[i + 1]))
+        v = v * 16 + g_ascii_xdigit_value(s[++i]), k++;
       if (k == 0)
         g_string_append(g, "\\x");
       else
@@ -196,7 +189,8 @@ char *box_ansi_c(const char *s, size_t n, size_t *consumed)
     case 'U': {
       int max = c == 'u' ? 4 : 8, k = 0;
       gunichar v = 0;
-      while (k < max && i + 1 < n && hexv(s[i + 1]) >= 0) v = v * 16 + (gunichar)hexv(s[++i]), k++;
+      while (k < max && i + 1 < n && g_ascii_isxdigit(s[i + 1]))
+        v = v * 16 + (gunichar)g_ascii_xdigit_value(s[++i]), k++;
       if (k == 0) {
         g_string_append_c(g, '\\');
         g_string_append_c(g, c);
@@ -804,7 +798,8 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     if (indirect) {
       const char *target = v.list->len ? v.list->pdata[0] : NULL;
       if (!target) {
-        if (!(i < n)) { /* ${!x} with x unset: empty */ }
+        if (!(i < n)) { /* ${!x} with x unset: empty */
+        }
         g_ptr_array_set_size(v.list, 0);
         v.set = false;
       } else {
@@ -1545,6 +1540,25 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
 
 /* ---- brace expansion --------------------------------------------------------------------- */
 
+/* At a backslash, a quote or a ${…} / $(…) (and `…` when backquote): moves *i to the span's
+ * last byte, so braces inside it are not read as brace expansion.  False elsewhere. */
+static bool brace_skip(const char *t, size_t *i, size_t n, bool backquote)
+{
+  char c = t[*i];
+  if (c == '\\') {
+    ++*i;
+  } else if (c == '\'') {
+    while (++*i < n && t[*i] != '\'') {}
+  } else if (c == '"' || (backquote && c == '`')) {
+    *i = skip_to(t, *i + 1, n, c) - 1;
+  } else if (c == '$' && *i + 1 < n && (t[*i + 1] == '{' || t[*i + 1] == '(')) {
+    *i = skip_to(t, *i + 2, n, t[*i + 1] == '{' ? '}' : ')') - 1;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budget);
 
 static bool seq_expand(const char *body, size_t n, GPtrArray *items)
@@ -1608,50 +1622,15 @@ static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budge
   size_t n = strlen(t);
   if (depth > 20) return brace_add(out, t, n, budget);
   for (size_t i = 0; i < n; i++) {
-    char c = t[i];
-    if (c == '\\') {
-      i++;
-      continue;
-    }
-    if (c == '\'') {
-      while (++i < n && t[i] != '\'') {}
-      continue;
-    }
-    if (c == '"') {
-      i = skip_to(t, i + 1, n, '"') - 1;
-      continue;
-    }
-    if (c == '`') {
-      i = skip_to(t, i + 1, n, '`') - 1;
-      continue;
-    }
-    if (c == '$' && i + 1 < n && (t[i + 1] == '{' || t[i + 1] == '(')) {
-      i = skip_to(t, i + 2, n, t[i + 1] == '{' ? '}' : ')') - 1;
-      continue;
-    }
-    if (c != '{') continue;
+    if (brace_skip(t, &i, n, true)) continue;
+    if (t[i] != '{') continue;
     /* find the matching close and top-level commas */
     GArray *commas = g_array_new(FALSE, FALSE, sizeof(size_t));
     int d = 0;
     size_t j = i + 1, close = 0;
     for (; j < n; j++) {
+      if (brace_skip(t, &j, n, false)) continue;
       char e = t[j];
-      if (e == '\\') {
-        j++;
-        continue;
-      }
-      if (e == '\'') {
-        while (++j < n && t[j] != '\'') {}
-        continue;
-      }
-      if (e == '"') {
-        j = skip_to(t, j + 1, n, '"') - 1;
-        continue;
-      }
-      if (e == '$' && j + 1 < n && (t[j + 1] == '{' || t[j + 1] == '(')) {
-        j = skip_to(t, j + 2, n, t[j + 1] == '{' ? '}' : ')') - 1;
-        continue;
-      }
       if (e == '{')
         d++;
       else if (e == '}') {
