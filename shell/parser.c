@@ -202,21 +202,6 @@ static bool scan_closing(Parser *p, char close, bool backslash)
   return true;
 }
 
-static bool scan_squote(Parser *p)
-{
-  return scan_closing(p, '\'', false);
-}
-
-static bool scan_ansi(Parser *p)
-{
-  return scan_closing(p, '\'', true);
-}
-
-static bool scan_backquote(Parser *p)
-{
-  return scan_closing(p, '`', true);
-}
-
 /* At '$': scans one expansion.  Returns false on error. */
 static bool scan_dollar_in(Parser *p)
 {
@@ -271,7 +256,7 @@ static bool scan_dollar_in(Parser *p)
   }
   if (c == '\'') {
     p->pos++;
-    return scan_ansi(p);
+    return scan_closing(p, '\'', true);
   }
   if (c == '"') {
     p->pos++;
@@ -308,13 +293,13 @@ static bool scan_word_until_in(Parser *p, int close)
     }
     if (c == '`') {
       p->pos++;
-      if (!scan_backquote(p)) return false;
+      if (!scan_closing(p, '`', true)) return false;
       continue;
     }
     if (close == '}') {
       if (c == '\'') {
         p->pos++;
-        if (!scan_squote(p)) return false;
+        if (!scan_closing(p, '\'', false)) return false;
         continue;
       }
       if (c == '"') {
@@ -611,7 +596,7 @@ word : {
           }
           if (e == '\'') {
             p->pos++;
-            if (!scan_squote(p)) return false;
+            if (!scan_closing(p, '\'', false)) return false;
             continue;
           }
           if (e == '"') {
@@ -625,7 +610,7 @@ word : {
           }
           if (e == '`') {
             p->pos++;
-            if (!scan_backquote(p)) return false;
+            if (!scan_closing(p, '`', true)) return false;
             continue;
           }
           if (e == '\n') p->line++;
@@ -660,7 +645,7 @@ word : {
       plain = false;
       hard = true;
       p->pos++;
-      if (!scan_squote(p)) return false;
+      if (!scan_closing(p, '\'', false)) return false;
       continue;
     case '"':
       plain = false;
@@ -672,7 +657,7 @@ word : {
       plain = false;
       hard = true;
       p->pos++;
-      if (!scan_backquote(p)) return false;
+      if (!scan_closing(p, '`', true)) return false;
       continue;
     case '$':
       plain = false;
@@ -1147,7 +1132,7 @@ static Node *parse_compound_list(Parser *p)
   return n;
 }
 
-static Cond *cond_or(Parser *p);
+static Cond *cond_list(Parser *p, bool and_level);
 
 static Word *cond_word(Parser *p)
 {
@@ -1207,7 +1192,7 @@ static Word *cond_regex_word(Parser *p)
     }
     if (c == '\'') {
       p->pos++;
-      scan_squote(p);
+      scan_closing(p, '\'', false);
       plain = false;
       continue;
     }
@@ -1262,7 +1247,7 @@ static Cond *cond_primary_in(Parser *p)
   }
   if (cond_is(p, "(")) {
     next(p);
-    Cond *c = cond_or(p);
+    Cond *c = cond_list(p, false);
     if (!c) return NULL;
     if (!cond_is(p, ")")) {
       unexpected(p, peek(p));
@@ -1309,28 +1294,15 @@ static Cond *cond_primary_in(Parser *p)
   return c;
 }
 
-static Cond *cond_and(Parser *p)
+/* [[ a || b ]] (and_level false) or [[ a && b ]] (true), left to right; && binds tighter. */
+static Cond *cond_list(Parser *p, bool and_level)
 {
-  Cond *l = cond_primary(p);
-  while (l && !p->err && cond_is(p, "&&")) {
+  Cond *l = and_level ? cond_primary(p) : cond_list(p, true);
+  while (l && !p->err && cond_is(p, and_level ? "&&" : "||")) {
     next(p);
-    Cond *c = mkcond(p, C_AND);
+    Cond *c = mkcond(p, and_level ? C_AND : C_OR);
     c->l = l;
-    c->r = cond_primary(p);
-    if (!c->r) return NULL;
-    l = c;
-  }
-  return l;
-}
-
-static Cond *cond_or(Parser *p)
-{
-  Cond *l = cond_and(p);
-  while (l && !p->err && cond_is(p, "||")) {
-    next(p);
-    Cond *c = mkcond(p, C_OR);
-    c->l = l;
-    c->r = cond_and(p);
+    c->r = and_level ? cond_primary(p) : cond_list(p, true);
     if (!c->r) return NULL;
     l = c;
   }
@@ -1589,7 +1561,7 @@ static Node *parse_compound(Parser *p)
     next(p);
     p->in_cond = true;
     p->have = false;
-    Cond *c = cond_or(p);
+    Cond *c = cond_list(p, false);
     p->in_cond = false;
     if (!c) {
       if (!p->err) unexpected(p, peek(p));
