@@ -596,11 +596,9 @@ static void op_word(X *x, const char *w, size_t wn, int mode)
       if (x->q->data[i] == F_LIT) x->q->data[i] = F_EXP;
 }
 
-/* ${v@Q}: quoted even when nothing needs it, as bash prints it. */
-static char *quote_always(const char *s)
+/* s in single quotes, each quote in it written '\'' */
+static char *single_quoted(const char *s)
 {
-  for (const char *p = s; *p; p++)
-    if ((unsigned char)*p < 32 || *p == 127) return box_quote(s);
   GString *g = g_string_new("'");
   for (const char *p = s; *p; p++) {
     if (*p == '\'')
@@ -610,6 +608,14 @@ static char *quote_always(const char *s)
   }
   g_string_append_c(g, '\'');
   return g_string_free(g, FALSE);
+}
+
+/* ${v@Q}: quoted even when nothing needs it, as bash prints it. */
+static char *quote_always(const char *s)
+{
+  for (const char *p = s; *p; p++)
+    if ((unsigned char)*p < 32 || *p == 127) return box_quote(s);
+  return single_quoted(s);
 }
 
 /* upper: 1 up, 0 down, -1 toggled (${v~}, ${v~~}). */
@@ -654,34 +660,23 @@ char *box_quote(const char *s)
   bool ctrl = false;
   for (const char *p = s; *p; p++)
     if ((unsigned char)*p < 32 || *p == 127) ctrl = true;
-  GString *g = g_string_new(NULL);
-  if (ctrl) {
-    g_string_append(g, "$'");
-    for (const char *p = s; *p; p++) {
-      unsigned char c = (unsigned char)*p;
-      switch (c) {
-      case '\n': g_string_append(g, "\\n"); break;
-      case '\t': g_string_append(g, "\\t"); break;
-      case '\r': g_string_append(g, "\\r"); break;
-      case 033: g_string_append(g, "\\E"); break;
-      case '\'': g_string_append(g, "\\'"); break;
-      case '\\': g_string_append(g, "\\\\"); break;
-      default:
-        if (c < 32 || c == 127)
-          g_string_append_printf(g, "\\%03o", c);
-        else
-          g_string_append_c(g, (char)c);
-      }
-    }
-    g_string_append_c(g, '\'');
-    return g_string_free(g, FALSE);
-  }
-  g_string_append_c(g, '\'');
+  if (!ctrl) return single_quoted(s);
+  GString *g = g_string_new("$'");
   for (const char *p = s; *p; p++) {
-    if (*p == '\'')
-      g_string_append(g, "'\\''");
-    else
-      g_string_append_c(g, *p);
+    unsigned char c = (unsigned char)*p;
+    switch (c) {
+    case '\n': g_string_append(g, "\\n"); break;
+    case '\t': g_string_append(g, "\\t"); break;
+    case '\r': g_string_append(g, "\\r"); break;
+    case 033: g_string_append(g, "\\E"); break;
+    case '\'': g_string_append(g, "\\'"); break;
+    case '\\': g_string_append(g, "\\\\"); break;
+    default:
+      if (c < 32 || c == 127)
+        g_string_append_printf(g, "\\%03o", c);
+      else
+        g_string_append_c(g, (char)c);
+    }
   }
   g_string_append_c(g, '\'');
   return g_string_free(g, FALSE);
@@ -2072,6 +2067,39 @@ static char *flatten(X *x)
   return r;
 }
 
+/* Expands text to one string, unsplit.  With quoted_special, a quoted character of it gets a
+ * backslash (so a pattern or regex matches it literally), and with double_backslash so does an
+ * unquoted backslash. */
+static char *expand_flat(Shell *sh, const char *text, int mode, int *status,
+                         const char *quoted_special, bool double_backslash)
+{
+  X x;
+  xinit(&x, sh);
+  expand_text(&x, text, strlen(text), mode);
+  if (x.failed) {
+    if (status) *status = x.status;
+    xfree(&x);
+    return NULL;
+  }
+  if (!quoted_special) {
+    char *r = flatten(&x);
+    xfree(&x);
+    return r;
+  }
+  GString *g = g_string_new(NULL);
+  for (size_t i = 0; i < x.s->len; i++) {
+    guint8 f = x.q->data[i];
+    char c = x.s->str[i];
+    if (f == F_NUL) continue;
+    if (f == F_BRK) c = ' ';
+    if (f == F_QUO ? strchr(quoted_special, c) != NULL : double_backslash && c == '\\')
+      g_string_append_c(g, '\\');
+    g_string_append_c(g, c);
+  }
+  xfree(&x);
+  return g_string_free(g, FALSE);
+}
+
 char *box_expand_str(Shell *sh, const char *text, bool assign, int *status)
 {
   if (text[0] == '$' && text[1] == '(' && text[2] == '(') {
@@ -2099,82 +2127,23 @@ char *box_expand_str(Shell *sh, const char *text, bool assign, int *status)
       if (v || !(sh->opts & O_NOUNSET)) return g_strdup(v ? v : "");
     }
   }
-  X x;
-  xinit(&x, sh);
-  expand_text(&x, text, strlen(text), M_NOSPLIT | (assign ? M_ASSIGN : 0));
-  if (x.failed) {
-    if (status) *status = x.status;
-    xfree(&x);
-    return NULL;
-  }
-  char *r = flatten(&x);
-  xfree(&x);
-  return r;
+  return expand_flat(sh, text, M_NOSPLIT | (assign ? M_ASSIGN : 0), status, NULL, false);
 }
 
 char *box_expand_pattern(Shell *sh, const char *text, int *status)
 {
   /* nothing quoted or expanded: every character is the pattern's own */
   if (!strpbrk(text, "$`'\"\\~<>")) return g_strdup(text);
-  X x;
-  xinit(&x, sh);
-  expand_text(&x, text, strlen(text), M_NOSPLIT);
-  if (x.failed) {
-    if (status) *status = x.status;
-    xfree(&x);
-    return NULL;
-  }
-  GString *g = g_string_new(NULL);
-  for (size_t i = 0; i < x.s->len; i++) {
-    guint8 f = x.q->data[i];
-    char c = x.s->str[i];
-    if (f == F_NUL) continue;
-    if (f == F_BRK) c = ' ';
-    if (f == F_QUO && strchr("*?[]\\!@+()|", c))
-      g_string_append_c(g, '\\');
-    else if (f != F_QUO && c == '\\')
-      g_string_append_c(g, '\\');
-    g_string_append_c(g, c);
-  }
-  xfree(&x);
-  return g_string_free(g, FALSE);
+  return expand_flat(sh, text, M_NOSPLIT, status, "*?[]\\!@+()|", true);
 }
 
 char *box_expand_regex(Shell *sh, const char *text, int *status)
 {
-  X x;
-  xinit(&x, sh);
-  expand_text(&x, text, strlen(text), M_NOSPLIT);
-  if (x.failed) {
-    if (status) *status = x.status;
-    xfree(&x);
-    return NULL;
-  }
   /* quoted characters match themselves: escape what ERE would read */
-  GString *g = g_string_new(NULL);
-  for (size_t i = 0; i < x.s->len; i++) {
-    guint8 f = x.q->data[i];
-    char c = x.s->str[i];
-    if (f == F_NUL) continue;
-    if (f == F_BRK) c = ' ';
-    if (f == F_QUO && strchr(".[]()*+?{}|^$\\", c)) g_string_append_c(g, '\\');
-    g_string_append_c(g, c);
-  }
-  xfree(&x);
-  return g_string_free(g, FALSE);
+  return expand_flat(sh, text, M_NOSPLIT, status, ".[]()*+?{}|^$\\", false);
 }
 
 char *box_expand_heredoc(Shell *sh, const char *body, int *status)
 {
-  X x;
-  xinit(&x, sh);
-  expand_text(&x, body, strlen(body), M_HEREDOC | M_NOSPLIT);
-  if (x.failed) {
-    if (status) *status = x.status;
-    xfree(&x);
-    return NULL;
-  }
-  char *r = flatten(&x);
-  xfree(&x);
-  return r;
+  return expand_flat(sh, body, M_HEREDOC | M_NOSPLIT, status, NULL, false);
 }
