@@ -150,6 +150,14 @@ static void pr_function(Pr *p, Node *f, bool nested)
   if (body->kind == N_GROUP) pr_redirs(p, body);
 }
 
+/* A compound command's part, one level deeper. */
+static void pr_body(Pr *p, Node *body)
+{
+  p->indent += 4;
+  pr_node(p, body);
+  p->indent -= 4;
+}
+
 static void pr_node(Pr *p, Node *n)
 {
   if (!n) return;
@@ -243,15 +251,11 @@ static void pr_node(Pr *p, Node *n)
     pr_node(p, n->u.ifn.cond);
     semicolon(p);
     g_string_append(g, " then\n");
-    p->indent += 4;
-    pr_node(p, n->u.ifn.then);
-    p->indent -= 4;
+    pr_body(p, n->u.ifn.then);
     if (n->u.ifn.els) {
       semicolon(p);
       newline(p, "else\n");
-      p->indent += 4;
-      pr_node(p, n->u.ifn.els);
-      p->indent -= 4;
+      pr_body(p, n->u.ifn.els);
     }
     semicolon(p);
     newline(p, "fi");
@@ -264,9 +268,7 @@ static void pr_node(Pr *p, Node *n)
     pr_node(p, n->u.loop.cond);
     semicolon(p);
     g_string_append(g, " do\n");
-    p->indent += 4;
-    pr_node(p, n->u.loop.body);
-    p->indent -= 4;
+    pr_body(p, n->u.loop.body);
     semicolon(p);
     newline(p, "done");
     break;
@@ -278,9 +280,7 @@ static void pr_node(Pr *p, Node *n)
       g_string_append(g, "\"$@\"");
     g_string_append_c(g, ';');
     newline(p, "do\n");
-    p->indent += 4;
-    pr_node(p, n->u.forn.body);
-    p->indent -= 4;
+    pr_body(p, n->u.forn.body);
     semicolon(p);
     newline(p, "done");
     break;
@@ -291,9 +291,7 @@ static void pr_node(Pr *p, Node *n)
     g_free(b);
     g_free(c);
     newline(p, "do\n");
-    p->indent += 4;
-    pr_node(p, n->u.afor.body);
-    p->indent -= 4;
+    pr_body(p, n->u.afor.body);
     semicolon(p);
     newline(p, "done");
     break;
