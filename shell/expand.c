@@ -596,6 +596,20 @@ static void op_word(X *x, const char *w, size_t wn, int mode)
       if (x->q->data[i] == F_LIT) x->q->data[i] = F_EXP;
 }
 
+/* From just past a '[': the index of its matching ']' (brackets nest), or n when there is none. */
+static size_t bracket_end(const char *t, size_t e, size_t n)
+{
+  int depth = 1;
+  while (e < n && depth) {
+    if (t[e] == '[')
+      depth++;
+    else if (t[e] == ']')
+      depth--;
+    if (depth) e++;
+  }
+  return e;
+}
+
 /* s in single quotes, each quote in it written '\'' */
 static char *single_quoted(const char *s)
 {
@@ -737,16 +751,8 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
   char *name = g_strndup(t + ns, i - ns);
   char *sub = NULL;
   if (i < n && t[i] == '[') {
-    size_t e = i + 1;
-    int depth = 1;
-    while (e < n && depth) {
-      if (t[e] == '[')
-        depth++;
-      else if (t[e] == ']')
-        depth--;
-      if (depth) e++;
-    }
-    if (depth) {
+    size_t e = bracket_end(t, i + 1, n);
+    if (e >= n) {
       /* `${a[1}`: no `]`, as bash says; the rest would start past n */
       box_sh_error(sh, "${%s}: bad substitution", whole);
       g_free(name);
@@ -1448,16 +1454,8 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
       }
       if (d == '[' && !(mode & M_ARITH)) {
         /* $[expr], bash's old spelling of $((expr)) */
-        size_t e = i + 2;
-        int depth = 1;
-        while (e < n && depth) {
-          if (t[e] == '[')
-            depth++;
-          else if (t[e] == ']')
-            depth--;
-          if (depth) e++;
-        }
-        if (!depth) {
+        size_t e = bracket_end(t, i + 2, n);
+        if (e < n) {
           do_arith(x, t + i + 2, e - i - 2, mode);
           i = e + 1;
           continue;
