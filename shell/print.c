@@ -158,6 +158,23 @@ static void pr_body(Pr *p, Node *body)
   p->indent -= 4;
 }
 
+/* if's or a while/until loop's condition, on the keyword's line, and the word after it. */
+static void pr_test(Pr *p, const char *keyword, Node *cond, const char *then)
+{
+  g_string_append(p->g, keyword);
+  p->skip_indent++;
+  pr_node(p, cond);
+  semicolon(p);
+  g_string_append(p->g, then);
+}
+
+static void pr_loop_body(Pr *p, Node *body)
+{
+  pr_body(p, body);
+  semicolon(p);
+  newline(p, "done");
+}
+
 static void pr_node(Pr *p, Node *n)
 {
   if (!n) return;
@@ -246,11 +263,7 @@ static void pr_node(Pr *p, Node *n)
     g_string_append_c(g, '}');
     break;
   case N_IF: {
-    g_string_append(g, "if ");
-    p->skip_indent++;
-    pr_node(p, n->u.ifn.cond);
-    semicolon(p);
-    g_string_append(g, " then\n");
+    pr_test(p, "if ", n->u.ifn.cond, " then\n");
     pr_body(p, n->u.ifn.then);
     if (n->u.ifn.els) {
       semicolon(p);
@@ -263,14 +276,8 @@ static void pr_node(Pr *p, Node *n)
   }
   case N_WHILE:
   case N_UNTIL:
-    g_string_append(g, n->kind == N_WHILE ? "while " : "until ");
-    p->skip_indent++;
-    pr_node(p, n->u.loop.cond);
-    semicolon(p);
-    g_string_append(g, " do\n");
-    pr_body(p, n->u.loop.body);
-    semicolon(p);
-    newline(p, "done");
+    pr_test(p, n->kind == N_WHILE ? "while " : "until ", n->u.loop.cond, " do\n");
+    pr_loop_body(p, n->u.loop.body);
     break;
   case N_FOR:
     g_string_append_printf(g, "for %s in ", n->u.forn.var);
@@ -280,9 +287,7 @@ static void pr_node(Pr *p, Node *n)
       g_string_append(g, "\"$@\"");
     g_string_append_c(g, ';');
     newline(p, "do\n");
-    pr_body(p, n->u.forn.body);
-    semicolon(p);
-    newline(p, "done");
+    pr_loop_body(p, n->u.forn.body);
     break;
   case N_ARITH_FOR: {
     char *a = trimmed(n->u.afor.init), *b = trimmed(n->u.afor.cond), *c = trimmed(n->u.afor.step);
@@ -291,9 +296,7 @@ static void pr_node(Pr *p, Node *n)
     g_free(b);
     g_free(c);
     newline(p, "do\n");
-    pr_body(p, n->u.afor.body);
-    semicolon(p);
-    newline(p, "done");
+    pr_loop_body(p, n->u.afor.body);
     break;
   }
   case N_CASE:
