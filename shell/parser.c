@@ -272,6 +272,23 @@ static bool scan_dollar(Parser *p)
   return ok;
 }
 
+/* Whether c opens a span a word scans whole: '…', "…", `…` or a $ expansion. */
+static bool opens_span(char c)
+{
+  return c == '\'' || c == '"' || c == '`' || c == '$';
+}
+
+/* At a byte opens_span accepts: scans that span.  False on an error. */
+static bool scan_span(Parser *p)
+{
+  char c = p->src[p->pos];
+  if (c == '$') return scan_dollar(p);
+  p->pos++;
+  if (c == '\'') return scan_closing(p, '\'', false);
+  if (c == '"') return scan_word_until(p, '"');
+  return scan_closing(p, '`', true);
+}
+
 /* Scans inside "…" or ${…} up to the closing character (consumed). */
 static bool scan_word_until_in(Parser *p, int close)
 {
@@ -287,26 +304,12 @@ static bool scan_word_until_in(Parser *p, int close)
       continue;
     }
     if (c == '\n') p->line++;
-    if (c == '$' && !(close == '"' && pc(p, 1) == '"')) {
-      if (!scan_dollar(p)) return false;
-      continue;
-    }
-    if (c == '`') {
-      p->pos++;
-      if (!scan_closing(p, '`', true)) return false;
+    /* inside "…" a ' is a plain byte, and so is a $ just before the closing " */
+    if (opens_span(c) && !(close == '"' && (c == '\'' || (c == '$' && pc(p, 1) == '"')))) {
+      if (!scan_span(p)) return false;
       continue;
     }
     if (close == '}') {
-      if (c == '\'') {
-        p->pos++;
-        if (!scan_closing(p, '\'', false)) return false;
-        continue;
-      }
-      if (c == '"') {
-        p->pos++;
-        if (!scan_word_until(p, '"')) return false;
-        continue;
-      }
       if (c == '{')
         depth++;
       else if (c == '}')
@@ -594,23 +597,8 @@ word : {
             p->pos += 2;
             continue;
           }
-          if (e == '\'') {
-            p->pos++;
-            if (!scan_closing(p, '\'', false)) return false;
-            continue;
-          }
-          if (e == '"') {
-            p->pos++;
-            if (!scan_word_until(p, '"')) return false;
-            continue;
-          }
-          if (e == '$') {
-            if (!scan_dollar(p)) return false;
-            continue;
-          }
-          if (e == '`') {
-            p->pos++;
-            if (!scan_closing(p, '`', true)) return false;
+          if (opens_span(e)) {
+            if (!scan_span(p)) return false;
             continue;
           }
           if (e == '\n') p->line++;
@@ -642,27 +630,12 @@ word : {
       if (p->pos > p->len) p->pos = p->len;
       continue;
     case '\'':
-      plain = false;
-      hard = true;
-      p->pos++;
-      if (!scan_closing(p, '\'', false)) return false;
-      continue;
     case '"':
-      plain = false;
-      hard = true;
-      p->pos++;
-      if (!scan_word_until(p, '"')) return false;
-      continue;
     case '`':
-      plain = false;
-      hard = true;
-      p->pos++;
-      if (!scan_closing(p, '`', true)) return false;
-      continue;
     case '$':
       plain = false;
       hard = true;
-      if (!scan_dollar(p)) return false;
+      if (!scan_span(p)) return false;
       continue;
     case '*':
     case '?':
