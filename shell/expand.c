@@ -175,25 +175,20 @@ char *box_ansi_c(const char *s, size_t n, size_t *consumed)
     case 'c':
       if (i + 1 < n) g_string_append_c(g, (char)(s[++i] & 0x1f));
       break;
-    case 'x': {
-      int v = 0, k = 0;
-      while (k < 2 && i + 1 < n && g_ascii_isxdigit(s[i + 1]))
-        v = v * 16 + g_ascii_xdigit_value(s[++i]), k++;
-      if (k == 0)
-        g_string_append(g, "\\x");
-      else
-        g_string_append_c(g, (char)v);
-      break;
-    }
+    case 'x':
     case 'u':
     case 'U': {
-      int max = c == 'u' ? 4 : 8, k = 0;
+      /* up to 2, 4 or 8 hex digits: a byte, or a character in UTF-8; with none, the escape
+       * stays as written */
+      int max = c == 'x' ? 2 : c == 'u' ? 4 : 8, k = 0;
       gunichar v = 0;
       while (k < max && i + 1 < n && g_ascii_isxdigit(s[i + 1]))
         v = v * 16 + (gunichar)g_ascii_xdigit_value(s[++i]), k++;
       if (k == 0) {
         g_string_append_c(g, '\\');
         g_string_append_c(g, c);
+      } else if (c == 'x') {
+        g_string_append_c(g, (char)v);
       } else {
         g_string_append_unichar(g, v);
       }
