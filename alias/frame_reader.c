@@ -95,32 +95,24 @@ static bool json_string(Json *j, Buf *out)
     }
     if (j->p >= j->end) return false;
     char e = *j->p++;
-    const char *simple = NULL;
-    switch (e) {
-    case '"': simple = "\""; break;
-    case '\\': simple = "\\"; break;
-    case '/': simple = "/"; break;
-    case 'b': simple = "\b"; break;
-    case 'f': simple = "\f"; break;
-    case 'n': simple = "\n"; break;
-    case 'r': simple = "\r"; break;
-    case 't': simple = "\t"; break;
-    case 'u': {
-      unsigned int cp;
-      if (!json_hex4(j, &cp)) return false;
-      if (cp >= 0xd800 && cp <= 0xdbff) {
-        unsigned int lo;
-        if (!json_lit(j, "\\u") || !json_hex4(j, &lo) || lo < 0xdc00 || lo > 0xdfff) return false;
-        cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-      } else if (cp >= 0xdc00 && cp <= 0xdfff) {
-        return false;
-      }
-      if (out) put_utf8(out, cp);
+    /* JSON's one-character escapes, and the byte each stands for */
+    static const char escapes[] = "\"\\/bfnrt", bytes[] = "\"\\/\b\f\n\r\t";
+    const char *k = e ? strchr(escapes, e) : NULL;
+    if (k) {
+      if (out) buf_add(out, &bytes[k - escapes], 1);
       continue;
     }
-    default: return false;
+    if (e != 'u') return false;
+    unsigned int cp;
+    if (!json_hex4(j, &cp)) return false;
+    if (cp >= 0xd800 && cp <= 0xdbff) {
+      unsigned int lo;
+      if (!json_lit(j, "\\u") || !json_hex4(j, &lo) || lo < 0xdc00 || lo > 0xdfff) return false;
+      cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+    } else if (cp >= 0xdc00 && cp <= 0xdfff) {
+      return false;
     }
-    if (out) buf_add(out, simple, 1);
+    if (out) put_utf8(out, cp);
   }
   return false;
 }

@@ -414,85 +414,45 @@ static int64_t equality(Ar *a)
   }
 }
 
-static int64_t band(Ar *a)
+/* The levels of the single-character bitwise operators, loosest first. */
+static const char bitwise_ops[] = "|^&";
+
+/* One level of &, ^ or |, left to right.  Stops at the op doubled (&&, ||: the logical levels
+ * above) and at the op's assignment. */
+static int64_t bitwise(Ar *a, int level)
 {
-  int64_t l = equality(a);
+  char op = bitwise_ops[level];
+  int64_t l = bitwise_ops[level + 1] ? bitwise(a, level + 1) : equality(a);
   for (;;) {
     ws(a);
-    if (a->p[0] == '&' && a->p[1] != '&' && a->p[1] != '=') {
-      a->p++;
-      l &= equality(a);
-    } else {
-      return l;
-    }
+    if (a->p[0] != op || (op != '^' && a->p[1] == op) || a->p[1] == '=') return l;
+    a->p++;
+    int64_t r = bitwise_ops[level + 1] ? bitwise(a, level + 1) : equality(a);
+    l = op == '&' ? l & r : op == '^' ? l ^ r : l | r;
   }
 }
 
-static int64_t bxor(Ar *a)
+/* || (and_level false) or && (true): the right side is parsed but not evaluated once the
+ * left decides. */
+static int64_t logical(Ar *a, bool and_level)
 {
-  int64_t l = band(a);
+  char op = and_level ? '&' : '|';
+  int64_t l = and_level ? bitwise(a, 0) : logical(a, true);
   for (;;) {
     ws(a);
-    if (a->p[0] == '^' && a->p[1] != '=') {
-      a->p++;
-      l ^= band(a);
-    } else {
-      return l;
-    }
-  }
-}
-
-static int64_t bor(Ar *a)
-{
-  int64_t l = bxor(a);
-  for (;;) {
-    ws(a);
-    if (a->p[0] == '|' && a->p[1] != '|' && a->p[1] != '=') {
-      a->p++;
-      l |= bxor(a);
-    } else {
-      return l;
-    }
-  }
-}
-
-static int64_t land(Ar *a)
-{
-  int64_t l = bor(a);
-  for (;;) {
-    ws(a);
-    if (a->p[0] == '&' && a->p[1] == '&') {
-      a->p += 2;
-      if (!l) a->noeval++;
-      int64_t r = bor(a);
-      if (!l) a->noeval--;
-      l = l && r;
-    } else {
-      return l;
-    }
-  }
-}
-
-static int64_t lor(Ar *a)
-{
-  int64_t l = land(a);
-  for (;;) {
-    ws(a);
-    if (a->p[0] == '|' && a->p[1] == '|') {
-      a->p += 2;
-      if (l) a->noeval++;
-      int64_t r = land(a);
-      if (l) a->noeval--;
-      l = l || r;
-    } else {
-      return l;
-    }
+    if (a->p[0] != op || a->p[1] != op) return l;
+    a->p += 2;
+    bool decided = and_level ? !l : l != 0;
+    if (decided) a->noeval++;
+    int64_t r = and_level ? bitwise(a, 0) : logical(a, true);
+    if (decided) a->noeval--;
+    l = and_level ? l && r : l || r;
   }
 }
 
 static int64_t cond(Ar *a)
 {
-  int64_t c = lor(a);
+  int64_t c = logical(a, false);
   ws(a);
   if (*a->p != '?') return c;
   a->p++;

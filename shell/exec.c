@@ -134,6 +134,20 @@ static const bool *literal_for(Shell *sh, char **av, int argc, bool **owned)
   return *owned;
 }
 
+/* The host's view of a command about to run: line is its text (the caller's), *owned what
+ * literal_for allocated (g_free). */
+static void command_for_host(Shell *sh, BoxShellCommand *cmd, char *line, char **av, int argc,
+                             const char *program, const char *cwd, bool **owned)
+{
+  memset(cmd, 0, sizeof *cmd);
+  cmd->command = line;
+  cmd->program = program;
+  cmd->argv = av;
+  cmd->argc = argc;
+  cmd->cwd = cwd;
+  cmd->literal = literal_for(sh, av, argc, owned);
+}
+
 static bool decide(Shell *sh, char **av, int argc, const char *program)
 {
   const BoxShellHost *host = sh->host;
@@ -141,14 +155,8 @@ static bool decide(Shell *sh, char **av, int argc, const char *program)
   char buf[512];
   char *line = join_line_in(av, argc, buf, sizeof buf);
   BoxShellCommand cmd;
-  memset(&cmd, 0, sizeof cmd);
-  cmd.command = line;
-  cmd.program = program;
-  cmd.argv = av;
-  cmd.argc = argc;
-  cmd.cwd = sh->cwd;
   bool *owned;
-  cmd.literal = literal_for(sh, av, argc, &owned);
+  command_for_host(sh, &cmd, line, av, argc, program, sh->cwd, &owned);
   char *msg = NULL;
   bool ok = host->decide_exec(host->data, &cmd, &msg);
   g_free(owned);
@@ -245,15 +253,9 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv)
   return st;
 }
 
-typedef struct {
-  char *name;
-  ShellVar *old;
-  bool had;
-} TempVar;
-
 static GArray *temp_assign(Shell *sh, Word **as, size_t na, int *status)
 {
-  GArray *saved = g_array_new(FALSE, FALSE, sizeof(TempVar));
+  GArray *saved = g_array_new(FALSE, FALSE, sizeof(SavedVar));
   for (size_t i = 0; i < na; i++) {
     const char *t = as[i]->text;
     const char *eq = strchr(t, '=');
@@ -264,19 +266,17 @@ static GArray *temp_assign(Shell *sh, Word **as, size_t na, int *status)
       g_free(name);
       continue;
     }
-    TempVar tv = { name, NULL, false };
+    SavedVar tv = { name, NULL };
     gpointer k, v;
     if (g_hash_table_lookup_extended(sh->vars, name, &k, &v)) {
       ShellVar *copy = g_new0(ShellVar, 1);
       ShellVar *o = v;
       copy->flags = o->flags;
       copy->value = g_strdup(o->value);
-      tv.old = copy;
-      tv.had = true;
+      tv.saved = copy;
       if (o->flags & (V_ARRAY | V_ASSOC)) {
         g_free(copy);
-        tv.old = NULL;
-        tv.had = false;
+        tv.saved = NULL;
         g_free(name);
         do_assign(sh, t, false, status);
         continue;
@@ -287,17 +287,6 @@ static GArray *temp_assign(Shell *sh, Word **as, size_t na, int *status)
     box_var_export(sh, name);
   }
   return saved;
-}
-
-static void temp_restore(Shell *sh, GArray *saved)
-{
-  for (guint i = saved->len; i-- > 0;) {
-    TempVar *tv = &g_array_index(saved, TempVar, i);
-    g_hash_table_remove(sh->vars, tv->name);
-    if (tv->had) g_hash_table_insert(sh->vars, g_strdup(tv->name), tv->old);
-    g_free(tv->name);
-  }
-  g_array_free(saved, TRUE);
 }
 
 /* A script run by path (`./build.sh`, `/tmp/x.sh`) whose `#!` line names
@@ -368,7 +357,7 @@ static bool run_shebang(Shell *sh, int argc, char **av, Word **as, size_t na, in
     int st = 0;
     GArray *tmp = na ? temp_assign(sh, as, na, &st) : NULL;
     *status = run_builtin(sh, box_command_lookup("sh"), sc, sav);
-    if (tmp) temp_restore(sh, tmp);
+    if (tmp) box_var_restore(sh, tmp);
     g_free(sav);
   } else {
     *status = 126;
@@ -385,18 +374,12 @@ static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na)
   if (run_shebang(sh, argc, av, as, na, &status)) return status;
   GArray *tmp = na ? temp_assign(sh, as, na, &status) : NULL;
   char **envp = box_var_environ(sh);
-  if (tmp) temp_restore(sh, tmp);
+  if (tmp) box_var_restore(sh, tmp);
   char *line = join_line(av, argc);
   BoxShellCommand cmd;
-  memset(&cmd, 0, sizeof cmd);
-  cmd.command = line;
-  cmd.program = av[0];
-  cmd.argv = av;
-  cmd.argc = argc;
-  cmd.cwd = sh->cwd;
-  cmd.envp = envp;
   bool *owned;
-  cmd.literal = literal_for(sh, av, argc, &owned);
+  command_for_host(sh, &cmd, line, av, argc, av[0], sh->cwd, &owned);
+  cmd.envp = envp;
   int efd = sh->fd[2] >= 0 ? sh->fd[2] : -1;
   int ofd = sh->fd[1];
   BoxSpawnResult r = { BOX_SPAWN_NOT_FOUND, 127, NULL };
@@ -431,14 +414,8 @@ static void report_exec_status(Shell *sh, int argc, char **av, const char *cwd, 
 {
   char *line = join_line(av, argc);
   BoxShellCommand cmd;
-  memset(&cmd, 0, sizeof cmd);
-  cmd.command = line;
-  cmd.program = av[0];
-  cmd.argv = av;
-  cmd.argc = argc;
-  cmd.cwd = cwd;
   bool *owned;
-  cmd.literal = literal_for(sh, av, argc, &owned);
+  command_for_host(sh, &cmd, line, av, argc, av[0], cwd, &owned);
   sh->host->exec_status(sh->host->data, &cmd, status);
   g_free(owned);
   g_free(line);
@@ -460,7 +437,7 @@ static int run_found(Shell *sh, int argc, char **av, Word **as, size_t na, Node 
     status = box_call_function(sh, fn, argc, av);
   else
     status = run_builtin(sh, def, argc, av);
-  if (tmp) temp_restore(sh, tmp);
+  if (tmp) box_var_restore(sh, tmp);
   if (decided_cwd) report_exec_status(sh, argc, av, decided_cwd, status);
   g_free(decided_cwd);
   return status;

@@ -147,14 +147,6 @@ static size_t subst_end(Shell *sh, const char *t, size_t i, size_t n)
 
 /* ---- ANSI-C quoting ---------------------------------------------------------------- */
 
-static int hexv(char c)
-{
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 char *box_ansi_c(const char *s, size_t n, size_t *consumed)
 {
   GString *g = g_string_new(NULL);
@@ -183,23 +175,20 @@ char *box_ansi_c(const char *s, size_t n, size_t *consumed)
     case 'c':
       if (i + 1 < n) g_string_append_c(g, (char)(s[++i] & 0x1f));
       break;
-    case 'x': {
-      int v = 0, k = 0;
-      while (k < 2 && i + 1 < n && hexv(s[i + 1]) >= 0) v = v * 16 + hexv(s[++i]), k++;
-      if (k == 0)
-        g_string_append(g, "\\x");
-      else
-        g_string_append_c(g, (char)v);
-      break;
-    }
+    case 'x':
     case 'u':
     case 'U': {
-      int max = c == 'u' ? 4 : 8, k = 0;
+      /* up to 2, 4 or 8 hex digits: a byte, or a character in UTF-8; with none, the escape
+       * stays as written */
+      int max = c == 'x' ? 2 : c == 'u' ? 4 : 8, k = 0;
       gunichar v = 0;
-      while (k < max && i + 1 < n && hexv(s[i + 1]) >= 0) v = v * 16 + (gunichar)hexv(s[++i]), k++;
+      while (k < max && i + 1 < n && g_ascii_isxdigit(s[i + 1]))
+        v = v * 16 + (gunichar)g_ascii_xdigit_value(s[++i]), k++;
       if (k == 0) {
         g_string_append_c(g, '\\');
         g_string_append_c(g, c);
+      } else if (c == 'x') {
+        g_string_append_c(g, (char)v);
       } else {
         g_string_append_unichar(g, v);
       }
@@ -602,11 +591,23 @@ static void op_word(X *x, const char *w, size_t wn, int mode)
       if (x->q->data[i] == F_LIT) x->q->data[i] = F_EXP;
 }
 
-/* ${v@Q}: quoted even when nothing needs it, as bash prints it. */
-static char *quote_always(const char *s)
+/* From just past a '[': the index of its matching ']' (brackets nest), or n when there is none. */
+static size_t bracket_end(const char *t, size_t e, size_t n)
 {
-  for (const char *p = s; *p; p++)
-    if ((unsigned char)*p < 32 || *p == 127) return box_quote(s);
+  int depth = 1;
+  while (e < n && depth) {
+    if (t[e] == '[')
+      depth++;
+    else if (t[e] == ']')
+      depth--;
+    if (depth) e++;
+  }
+  return e;
+}
+
+/* s in single quotes, each quote in it written '\'' */
+static char *single_quoted(const char *s)
+{
   GString *g = g_string_new("'");
   for (const char *p = s; *p; p++) {
     if (*p == '\'')
@@ -616,6 +617,14 @@ static char *quote_always(const char *s)
   }
   g_string_append_c(g, '\'');
   return g_string_free(g, FALSE);
+}
+
+/* ${v@Q}: quoted even when nothing needs it, as bash prints it. */
+static char *quote_always(const char *s)
+{
+  for (const char *p = s; *p; p++)
+    if ((unsigned char)*p < 32 || *p == 127) return box_quote(s);
+  return single_quoted(s);
 }
 
 /* upper: 1 up, 0 down, -1 toggled (${v~}, ${v~~}). */
@@ -660,34 +669,23 @@ char *box_quote(const char *s)
   bool ctrl = false;
   for (const char *p = s; *p; p++)
     if ((unsigned char)*p < 32 || *p == 127) ctrl = true;
-  GString *g = g_string_new(NULL);
-  if (ctrl) {
-    g_string_append(g, "$'");
-    for (const char *p = s; *p; p++) {
-      unsigned char c = (unsigned char)*p;
-      switch (c) {
-      case '\n': g_string_append(g, "\\n"); break;
-      case '\t': g_string_append(g, "\\t"); break;
-      case '\r': g_string_append(g, "\\r"); break;
-      case 033: g_string_append(g, "\\E"); break;
-      case '\'': g_string_append(g, "\\'"); break;
-      case '\\': g_string_append(g, "\\\\"); break;
-      default:
-        if (c < 32 || c == 127)
-          g_string_append_printf(g, "\\%03o", c);
-        else
-          g_string_append_c(g, (char)c);
-      }
-    }
-    g_string_append_c(g, '\'');
-    return g_string_free(g, FALSE);
-  }
-  g_string_append_c(g, '\'');
+  if (!ctrl) return single_quoted(s);
+  GString *g = g_string_new("$'");
   for (const char *p = s; *p; p++) {
-    if (*p == '\'')
-      g_string_append(g, "'\\''");
-    else
-      g_string_append_c(g, *p);
+    unsigned char c = (unsigned char)*p;
+    switch (c) {
+    case '\n': g_string_append(g, "\\n"); break;
+    case '\t': g_string_append(g, "\\t"); break;
+    case '\r': g_string_append(g, "\\r"); break;
+    case 033: g_string_append(g, "\\E"); break;
+    case '\'': g_string_append(g, "\\'"); break;
+    case '\\': g_string_append(g, "\\\\"); break;
+    default:
+      if (c < 32 || c == 127)
+        g_string_append_printf(g, "\\%03o", c);
+      else
+        g_string_append_c(g, (char)c);
+    }
   }
   g_string_append_c(g, '\'');
   return g_string_free(g, FALSE);
@@ -748,16 +746,8 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
   char *name = g_strndup(t + ns, i - ns);
   char *sub = NULL;
   if (i < n && t[i] == '[') {
-    size_t e = i + 1;
-    int depth = 1;
-    while (e < n && depth) {
-      if (t[e] == '[')
-        depth++;
-      else if (t[e] == ']')
-        depth--;
-      if (depth) e++;
-    }
-    if (depth) {
+    size_t e = bracket_end(t, i + 1, n);
+    if (e >= n) {
       /* `${a[1}`: no `]`, as bash says; the rest would start past n */
       box_sh_error(sh, "${%s}: bad substitution", whole);
       g_free(name);
@@ -804,7 +794,8 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     if (indirect) {
       const char *target = v.list->len ? v.list->pdata[0] : NULL;
       if (!target) {
-        if (!(i < n)) { /* ${!x} with x unset: empty */ }
+        if (!(i < n)) { /* ${!x} with x unset: empty */
+        }
         g_ptr_array_set_size(v.list, 0);
         v.set = false;
       } else {
@@ -1458,16 +1449,8 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
       }
       if (d == '[' && !(mode & M_ARITH)) {
         /* $[expr], bash's old spelling of $((expr)) */
-        size_t e = i + 2;
-        int depth = 1;
-        while (e < n && depth) {
-          if (t[e] == '[')
-            depth++;
-          else if (t[e] == ']')
-            depth--;
-          if (depth) e++;
-        }
-        if (!depth) {
+        size_t e = bracket_end(t, i + 2, n);
+        if (e < n) {
           do_arith(x, t + i + 2, e - i - 2, mode);
           i = e + 1;
           continue;
@@ -1545,6 +1528,25 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
 
 /* ---- brace expansion --------------------------------------------------------------------- */
 
+/* At a backslash, a quote or a ${…} / $(…) (and `…` when backquote): moves *i to the span's
+ * last byte, so braces inside it are not read as brace expansion.  False elsewhere. */
+static bool brace_skip(const char *t, size_t *i, size_t n, bool backquote)
+{
+  char c = t[*i];
+  if (c == '\\') {
+    ++*i;
+  } else if (c == '\'') {
+    while (++*i < n && t[*i] != '\'') {}
+  } else if (c == '"' || (backquote && c == '`')) {
+    *i = skip_to(t, *i + 1, n, c) - 1;
+  } else if (c == '$' && *i + 1 < n && (t[*i + 1] == '{' || t[*i + 1] == '(')) {
+    *i = skip_to(t, *i + 2, n, t[*i + 1] == '{' ? '}' : ')') - 1;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budget);
 
 static bool seq_expand(const char *body, size_t n, GPtrArray *items)
@@ -1608,50 +1610,15 @@ static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budge
   size_t n = strlen(t);
   if (depth > 20) return brace_add(out, t, n, budget);
   for (size_t i = 0; i < n; i++) {
-    char c = t[i];
-    if (c == '\\') {
-      i++;
-      continue;
-    }
-    if (c == '\'') {
-      while (++i < n && t[i] != '\'') {}
-      continue;
-    }
-    if (c == '"') {
-      i = skip_to(t, i + 1, n, '"') - 1;
-      continue;
-    }
-    if (c == '`') {
-      i = skip_to(t, i + 1, n, '`') - 1;
-      continue;
-    }
-    if (c == '$' && i + 1 < n && (t[i + 1] == '{' || t[i + 1] == '(')) {
-      i = skip_to(t, i + 2, n, t[i + 1] == '{' ? '}' : ')') - 1;
-      continue;
-    }
-    if (c != '{') continue;
+    if (brace_skip(t, &i, n, true)) continue;
+    if (t[i] != '{') continue;
     /* find the matching close and top-level commas */
     GArray *commas = g_array_new(FALSE, FALSE, sizeof(size_t));
     int d = 0;
     size_t j = i + 1, close = 0;
     for (; j < n; j++) {
+      if (brace_skip(t, &j, n, false)) continue;
       char e = t[j];
-      if (e == '\\') {
-        j++;
-        continue;
-      }
-      if (e == '\'') {
-        while (++j < n && t[j] != '\'') {}
-        continue;
-      }
-      if (e == '"') {
-        j = skip_to(t, j + 1, n, '"') - 1;
-        continue;
-      }
-      if (e == '$' && j + 1 < n && (t[j + 1] == '{' || t[j + 1] == '(')) {
-        j = skip_to(t, j + 2, n, t[j + 1] == '{' ? '}' : ')') - 1;
-        continue;
-      }
       if (e == '{')
         d++;
       else if (e == '}') {
@@ -2093,6 +2060,39 @@ static char *flatten(X *x)
   return r;
 }
 
+/* Expands text to one string, unsplit.  With quoted_special, a quoted character of it gets a
+ * backslash (so a pattern or regex matches it literally), and with double_backslash so does an
+ * unquoted backslash. */
+static char *expand_flat(Shell *sh, const char *text, int mode, int *status,
+                         const char *quoted_special, bool double_backslash)
+{
+  X x;
+  xinit(&x, sh);
+  expand_text(&x, text, strlen(text), mode);
+  if (x.failed) {
+    if (status) *status = x.status;
+    xfree(&x);
+    return NULL;
+  }
+  if (!quoted_special) {
+    char *r = flatten(&x);
+    xfree(&x);
+    return r;
+  }
+  GString *g = g_string_new(NULL);
+  for (size_t i = 0; i < x.s->len; i++) {
+    guint8 f = x.q->data[i];
+    char c = x.s->str[i];
+    if (f == F_NUL) continue;
+    if (f == F_BRK) c = ' ';
+    if (f == F_QUO ? strchr(quoted_special, c) != NULL : double_backslash && c == '\\')
+      g_string_append_c(g, '\\');
+    g_string_append_c(g, c);
+  }
+  xfree(&x);
+  return g_string_free(g, FALSE);
+}
+
 char *box_expand_str(Shell *sh, const char *text, bool assign, int *status)
 {
   if (text[0] == '$' && text[1] == '(' && text[2] == '(') {
@@ -2120,82 +2120,23 @@ char *box_expand_str(Shell *sh, const char *text, bool assign, int *status)
       if (v || !(sh->opts & O_NOUNSET)) return g_strdup(v ? v : "");
     }
   }
-  X x;
-  xinit(&x, sh);
-  expand_text(&x, text, strlen(text), M_NOSPLIT | (assign ? M_ASSIGN : 0));
-  if (x.failed) {
-    if (status) *status = x.status;
-    xfree(&x);
-    return NULL;
-  }
-  char *r = flatten(&x);
-  xfree(&x);
-  return r;
+  return expand_flat(sh, text, M_NOSPLIT | (assign ? M_ASSIGN : 0), status, NULL, false);
 }
 
 char *box_expand_pattern(Shell *sh, const char *text, int *status)
 {
   /* nothing quoted or expanded: every character is the pattern's own */
   if (!strpbrk(text, "$`'\"\\~<>")) return g_strdup(text);
-  X x;
-  xinit(&x, sh);
-  expand_text(&x, text, strlen(text), M_NOSPLIT);
-  if (x.failed) {
-    if (status) *status = x.status;
-    xfree(&x);
-    return NULL;
-  }
-  GString *g = g_string_new(NULL);
-  for (size_t i = 0; i < x.s->len; i++) {
-    guint8 f = x.q->data[i];
-    char c = x.s->str[i];
-    if (f == F_NUL) continue;
-    if (f == F_BRK) c = ' ';
-    if (f == F_QUO && strchr("*?[]\\!@+()|", c))
-      g_string_append_c(g, '\\');
-    else if (f != F_QUO && c == '\\')
-      g_string_append_c(g, '\\');
-    g_string_append_c(g, c);
-  }
-  xfree(&x);
-  return g_string_free(g, FALSE);
+  return expand_flat(sh, text, M_NOSPLIT, status, "*?[]\\!@+()|", true);
 }
 
 char *box_expand_regex(Shell *sh, const char *text, int *status)
 {
-  X x;
-  xinit(&x, sh);
-  expand_text(&x, text, strlen(text), M_NOSPLIT);
-  if (x.failed) {
-    if (status) *status = x.status;
-    xfree(&x);
-    return NULL;
-  }
   /* quoted characters match themselves: escape what ERE would read */
-  GString *g = g_string_new(NULL);
-  for (size_t i = 0; i < x.s->len; i++) {
-    guint8 f = x.q->data[i];
-    char c = x.s->str[i];
-    if (f == F_NUL) continue;
-    if (f == F_BRK) c = ' ';
-    if (f == F_QUO && strchr(".[]()*+?{}|^$\\", c)) g_string_append_c(g, '\\');
-    g_string_append_c(g, c);
-  }
-  xfree(&x);
-  return g_string_free(g, FALSE);
+  return expand_flat(sh, text, M_NOSPLIT, status, ".[]()*+?{}|^$\\", false);
 }
 
 char *box_expand_heredoc(Shell *sh, const char *body, int *status)
 {
-  X x;
-  xinit(&x, sh);
-  expand_text(&x, body, strlen(body), M_HEREDOC | M_NOSPLIT);
-  if (x.failed) {
-    if (status) *status = x.status;
-    xfree(&x);
-    return NULL;
-  }
-  char *r = flatten(&x);
-  xfree(&x);
-  return r;
+  return expand_flat(sh, body, M_HEREDOC | M_NOSPLIT, status, NULL, false);
 }

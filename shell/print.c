@@ -60,53 +60,27 @@ static void flush_docs(Pr *p)
   p->was_heredoc = true;
 }
 
+/* A redirection's operator, and the descriptor it acts on when none is written (-1: none is
+ * ever written). */
+static const struct {
+  const char *op;
+  int fd;
+} redir_text[] = {
+  [R_IN] = { "< ", 0 },        [R_OUT] = { "> ", 1 },       [R_CLOBBER] = { ">| ", 1 },
+  [R_APPEND] = { ">> ", 1 },   [R_RDWR] = { "<> ", 0 },     [R_DUP_IN] = { "<&", 0 },
+  [R_DUP_OUT] = { ">&", 1 },   [R_OUT_ERR] = { "&> ", -1 }, [R_APPEND_ERR] = { "&>> ", -1 },
+  [R_HERESTR] = { "<<< ", 0 }, [R_HEREDOC] = { "<<", 0 },
+};
+
 static void pr_redir(Pr *p, Redir *r)
 {
   GString *g = p->g;
-  const char *w = r->word ? r->word->text : "";
   int fd = r->fd;
   if (r->varname) g_string_append_printf(g, "{%s}", r->varname);
-  switch (r->kind) {
-  case R_IN:
-    if (fd >= 0 && fd != 0) g_string_append_printf(g, "%d", fd);
-    g_string_append_printf(g, "< %s", w);
-    break;
-  case R_OUT:
-    if (fd >= 0 && fd != 1) g_string_append_printf(g, "%d", fd);
-    g_string_append_printf(g, "> %s", w);
-    break;
-  case R_CLOBBER:
-    if (fd >= 0 && fd != 1) g_string_append_printf(g, "%d", fd);
-    g_string_append_printf(g, ">| %s", w);
-    break;
-  case R_APPEND:
-    if (fd >= 0 && fd != 1) g_string_append_printf(g, "%d", fd);
-    g_string_append_printf(g, ">> %s", w);
-    break;
-  case R_RDWR:
-    if (fd >= 0 && fd != 0) g_string_append_printf(g, "%d", fd);
-    g_string_append_printf(g, "<> %s", w);
-    break;
-  case R_DUP_IN:
-    if (fd >= 0 && fd != 0) g_string_append_printf(g, "%d", fd);
-    g_string_append_printf(g, "<&%s", w);
-    break;
-  case R_DUP_OUT:
-    if (fd >= 0 && fd != 1) g_string_append_printf(g, "%d", fd);
-    g_string_append_printf(g, ">&%s", w);
-    break;
-  case R_OUT_ERR: g_string_append_printf(g, "&> %s", w); break;
-  case R_APPEND_ERR: g_string_append_printf(g, "&>> %s", w); break;
-  case R_HERESTR:
-    if (fd >= 0 && fd != 0) g_string_append_printf(g, "%d", fd);
-    g_string_append_printf(g, "<<< %s", w);
-    break;
-  case R_HEREDOC:
-    if (fd >= 0 && fd != 0) g_string_append_printf(g, "%d", fd);
-    g_string_append_printf(g, "<<%s", w);
-    g_ptr_array_add(p->docs, r);
-    break;
-  }
+  if (redir_text[r->kind].fd >= 0 && fd >= 0 && fd != redir_text[r->kind].fd)
+    g_string_append_printf(g, "%d", fd);
+  g_string_append_printf(g, "%s%s", redir_text[r->kind].op, r->word ? r->word->text : "");
+  if (r->kind == R_HEREDOC) g_ptr_array_add(p->docs, r);
 }
 
 static void pr_redirs(Pr *p, Node *n)
@@ -174,6 +148,31 @@ static void pr_function(Pr *p, Node *f, bool nested)
   p->indent = old;
   newline(p, "}");
   if (body->kind == N_GROUP) pr_redirs(p, body);
+}
+
+/* A compound command's part, one level deeper. */
+static void pr_body(Pr *p, Node *body)
+{
+  p->indent += 4;
+  pr_node(p, body);
+  p->indent -= 4;
+}
+
+/* if's or a while/until loop's condition, on the keyword's line, and the word after it. */
+static void pr_test(Pr *p, const char *keyword, Node *cond, const char *then)
+{
+  g_string_append(p->g, keyword);
+  p->skip_indent++;
+  pr_node(p, cond);
+  semicolon(p);
+  g_string_append(p->g, then);
+}
+
+static void pr_loop_body(Pr *p, Node *body)
+{
+  pr_body(p, body);
+  semicolon(p);
+  newline(p, "done");
 }
 
 static void pr_node(Pr *p, Node *n)
@@ -264,20 +263,12 @@ static void pr_node(Pr *p, Node *n)
     g_string_append_c(g, '}');
     break;
   case N_IF: {
-    g_string_append(g, "if ");
-    p->skip_indent++;
-    pr_node(p, n->u.ifn.cond);
-    semicolon(p);
-    g_string_append(g, " then\n");
-    p->indent += 4;
-    pr_node(p, n->u.ifn.then);
-    p->indent -= 4;
+    pr_test(p, "if ", n->u.ifn.cond, " then\n");
+    pr_body(p, n->u.ifn.then);
     if (n->u.ifn.els) {
       semicolon(p);
       newline(p, "else\n");
-      p->indent += 4;
-      pr_node(p, n->u.ifn.els);
-      p->indent -= 4;
+      pr_body(p, n->u.ifn.els);
     }
     semicolon(p);
     newline(p, "fi");
@@ -285,16 +276,8 @@ static void pr_node(Pr *p, Node *n)
   }
   case N_WHILE:
   case N_UNTIL:
-    g_string_append(g, n->kind == N_WHILE ? "while " : "until ");
-    p->skip_indent++;
-    pr_node(p, n->u.loop.cond);
-    semicolon(p);
-    g_string_append(g, " do\n");
-    p->indent += 4;
-    pr_node(p, n->u.loop.body);
-    p->indent -= 4;
-    semicolon(p);
-    newline(p, "done");
+    pr_test(p, n->kind == N_WHILE ? "while " : "until ", n->u.loop.cond, " do\n");
+    pr_loop_body(p, n->u.loop.body);
     break;
   case N_FOR:
     g_string_append_printf(g, "for %s in ", n->u.forn.var);
@@ -304,11 +287,7 @@ static void pr_node(Pr *p, Node *n)
       g_string_append(g, "\"$@\"");
     g_string_append_c(g, ';');
     newline(p, "do\n");
-    p->indent += 4;
-    pr_node(p, n->u.forn.body);
-    p->indent -= 4;
-    semicolon(p);
-    newline(p, "done");
+    pr_loop_body(p, n->u.forn.body);
     break;
   case N_ARITH_FOR: {
     char *a = trimmed(n->u.afor.init), *b = trimmed(n->u.afor.cond), *c = trimmed(n->u.afor.step);
@@ -317,11 +296,7 @@ static void pr_node(Pr *p, Node *n)
     g_free(b);
     g_free(c);
     newline(p, "do\n");
-    p->indent += 4;
-    pr_node(p, n->u.afor.body);
-    p->indent -= 4;
-    semicolon(p);
-    newline(p, "done");
+    pr_loop_body(p, n->u.afor.body);
     break;
   }
   case N_CASE:

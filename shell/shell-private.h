@@ -105,6 +105,13 @@ GPtrArray *box_var_values(ShellVar *v, bool keys);
 GPtrArray *box_var_assoc_keys(ShellVar *v);
 /* A local in the innermost function frame (saves the outer one). */
 ShellVar *box_var_local(Shell *sh, const char *name);
+/* A variable a local or a command's temporary assignment hides, kept to put back. */
+typedef struct {
+  char *name;
+  ShellVar *saved; /* the outer variable (owned), or NULL when there was none */
+} SavedVar;
+/* Puts back an array of SavedVar, newest first, and frees it. */
+void box_var_restore(Shell *sh, GArray *saved);
 /* Builds the environment of spawned programs (NULL-terminated, g_strfreev). */
 char **box_var_environ(Shell *sh);
 
@@ -222,10 +229,10 @@ struct Shell {
   bool discard;
   char *last_arg;            /* $_: the last word of the last simple command (NULL: "bash") */
   const Word *last_arg_word; /* the literal word that set it, if one did */
-    /* the error being reported drops the command (J_DISCARD), not the shell */
-    /* names an arithmetic error's context (bash's `[[: `) */
-    /* PIPESTATUS is (this status); -1 other */
-    /* monotonic µs at the start: $SECONDS counts from it */ /* fd[fd_high…] are all -1 (≥ 3): what a redirection saves */
+  /* the error being reported drops the command (J_DISCARD), not the shell */
+  /* names an arithmetic error's context (bash's `[[: `) */
+  /* PIPESTATUS is (this status); -1 other */
+  /* monotonic µs at the start: $SECONDS counts from it */ /* fd[fd_high…] are all -1 (≥ 3): what a redirection saves */
   int optind_sub; /* getopts position inside a clustered word */
   long lineno;
   gint64 deadline; /* monotonic µs, 0 = none */

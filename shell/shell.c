@@ -155,13 +155,15 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
     init_var(sh, "PWD", ws, true);
     init_var(sh, "USER", env->user, true);
   }
-  init_var(sh, "IFS", " \t\n", false);
-  init_var(sh, "PS4", "+ ", false);
-  init_var(sh, "OPTIND", "1", false);
-  init_var(sh, "BASH_VERSION", "5.2.15(1)-release", false);
-  init_var(sh, "HOSTNAME", "box", false);
-  init_var(sh, "SHELL", "/bin/bash", false);
-  init_var(sh, "PPID", "1", false);
+  /* what a fresh non-interactive bash sets, not exported */
+  static const char *const shell_vars[][2] = {
+    { "IFS", " \t\n" },    { "PS4", "+ " },
+    { "OPTIND", "1" },     { "BASH_VERSION", "5.2.15(1)-release" },
+    { "HOSTNAME", "box" }, { "SHELL", "/bin/bash" },
+    { "PPID", "1" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(shell_vars); i++)
+    init_var(sh, shell_vars[i][0], shell_vars[i][1], false);
   char uid[16];
   g_snprintf(uid, sizeof uid, "%d", (int)getuid());
   init_var(sh, "UID", uid, false);

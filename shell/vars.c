@@ -361,18 +361,13 @@ GPtrArray *box_var_values(ShellVar *v, bool keys)
   return r;
 }
 
-typedef struct {
-  char *name;
-  ShellVar *saved; /* the outer variable (owned), or NULL */
-} SavedLocal;
-
 ShellVar *box_var_local(Shell *sh, const char *name)
 {
   if (!sh->frames->len) return NULL;
   GArray *frame = g_ptr_array_index(sh->frames, sh->frames->len - 1);
   for (guint i = 0; i < frame->len; i++)
-    if (strcmp(g_array_index(frame, SavedLocal, i).name, name) == 0) return box_var_make(sh, name);
-  SavedLocal s;
+    if (strcmp(g_array_index(frame, SavedVar, i).name, name) == 0) return box_var_make(sh, name);
+  SavedVar s;
   s.name = g_strdup(name);
   gpointer key = NULL, val = NULL;
   if (g_hash_table_lookup_extended(sh->vars, name, &key, &val)) {
@@ -391,20 +386,24 @@ ShellVar *box_var_local(Shell *sh, const char *name)
 void box_frame_push(Shell *sh);
 void box_frame_push(Shell *sh)
 {
-  g_ptr_array_add(sh->frames, g_array_new(FALSE, FALSE, sizeof(SavedLocal)));
+  g_ptr_array_add(sh->frames, g_array_new(FALSE, FALSE, sizeof(SavedVar)));
 }
 
 void box_frame_pop(Shell *sh);
 void box_frame_pop(Shell *sh)
 {
-  GArray *frame = g_ptr_array_steal_index(sh->frames, sh->frames->len - 1);
-  for (guint i = frame->len; i-- > 0;) {
-    SavedLocal *s = &g_array_index(frame, SavedLocal, i);
+  box_var_restore(sh, g_ptr_array_steal_index(sh->frames, sh->frames->len - 1));
+}
+
+void box_var_restore(Shell *sh, GArray *saved)
+{
+  for (guint i = saved->len; i-- > 0;) {
+    SavedVar *s = &g_array_index(saved, SavedVar, i);
     g_hash_table_remove(sh->vars, s->name);
     if (s->saved) g_hash_table_insert(sh->vars, g_strdup(s->name), s->saved);
     g_free(s->name);
   }
-  g_array_free(frame, TRUE);
+  g_array_free(saved, TRUE);
 }
 
 static gint cmp_strp(gconstpointer a, gconstpointer b)
