@@ -55,13 +55,7 @@ int box_cmd_read(BoxCmd *c)
   double tmo = -1;
   int fd = c->in;
   int i = 1;
-  for (; i < c->argc; i++) {
-    const char *a = c->argv[i];
-    if (strcmp(a, "--") == 0) {
-      i++;
-      break;
-    }
-    if (a[0] != '-' || !a[1]) break;
+  for (const char *a; (a = bx_option_word(c, &i, "-")); i++) {
     for (const char *p = a + 1; *p; p++) {
       char o = *p;
       if (o == 'r') {
