@@ -1,7 +1,5 @@
 /* builtins.c — helpers the builtins share (builtins.h; box_cmd_error is
  * declared in shell-private.h). */
-#include <string.h>
-
 #include "shell/commands/builtins.h"
 
 void box_cmd_error(BoxCmd *c, const char *fmt, ...)
@@ -37,16 +35,4 @@ bool bx_status_operand(BoxCmd *c, bool only_one, int *st)
     *st = (int)(v & 255);
   }
   return true;
-}
-
-const char *bx_option_word(BoxCmd *c, int *i, const char *signs)
-{
-  if (*i >= c->argc) return NULL;
-  const char *a = c->argv[*i];
-  if (strcmp(a, "--") == 0) {
-    ++*i;
-    return NULL;
-  }
-  if (!a[0] || !strchr(signs, a[0]) || !a[1]) return NULL;
-  return a;
 }

@@ -12,9 +12,5 @@ int bx_bad_option(BoxCmd *c, char opt, const char *usage);
  * "N: numeric argument required".  When only_one, more operands after a
  * number are "too many arguments": false, and the caller returns 1. */
 bool bx_status_operand(BoxCmd *c, bool only_one, int *st);
-/* The option word at c->argv[*i]: NULL at the first operand, or after
- * "--" (with *i stepped past it).  A word is an option when it starts with
- * one of signs and has more after that. */
-const char *bx_option_word(BoxCmd *c, int *i, const char *signs);
 
 #endif

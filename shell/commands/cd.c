@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/commands/builtins.h"
+#include "shell/commands/commands-private.h"
 
 /* Folds "." and ".." and repeated slashes of an absolute path. */
 static char *normalize(const char *path)

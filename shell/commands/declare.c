@@ -2,7 +2,7 @@
  * and the implementation export, readonly and local share. */
 #include <string.h>
 
-#include "shell/commands/builtins.h"
+#include "shell/commands/commands-private.h"
 
 bool box_assign_word(Shell *sh, const char *text, bool local, int *status);
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "shell/commands/builtins.h"
+#include "shell/commands/commands-private.h"
 
 /* The fields of the line read: split at its unescaped IFS characters (a run
  * of IFS white space counts once), the want-th field taking the rest of the

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "shell/commands/builtins.h"
+#include "shell/commands/commands-private.h"
 
 static const char *const keywords[] = { "if",   "then", "else",     "elif",   "fi",    "case",
                                         "esac", "for",  "select",   "while",  "until", "do",
@@ -91,12 +92,8 @@ int box_cmd_type(BoxCmd *c)
   char mode = 'V';
   bool path_only = false;
   int i = 1;
-  for (; i < c->argc && c->argv[i][0] == '-' && c->argv[i][1]; i++) {
-    if (strcmp(c->argv[i], "--") == 0) {
-      i++;
-      break;
-    }
-    for (const char *p = c->argv[i] + 1; *p; p++) {
+  for (const char *a; (a = bx_option_word(c, &i, "-")); i++) {
+    for (const char *p = a + 1; *p; p++) {
       if (*p == 't')
         mode = 't';
       else if (*p == 'p' || *p == 'P')

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "shell/commands/builtins.h"
+#include "shell/commands/commands-private.h"
 
 int box_cmd_unset(BoxCmd *c)
 {
