@@ -138,6 +138,21 @@ static jv next_value(JqIn *in)
   }
 }
 
+/* Takes next_value's invalid v: true, after jq's message, when it was a
+ * parse error rather than the end of the input. */
+static bool parse_error(BoxCmd *c, jv v)
+{
+  if (!jv_invalid_has_msg(jv_copy(v))) {
+    jv_free(v);
+    return false;
+  }
+  jv m = jv_invalid_get_msg(v);
+  box_out_flush(c->out);
+  box_fdprintf(c->err, "parse error: %s\n", jv_string_value(m));
+  jv_free(m);
+  return true;
+}
+
 /* Raw slurp: every input concatenated into one string. */
 static jv slurp_raw(JqIn *in)
 {
@@ -340,17 +355,11 @@ static int run_inputs(BoxCmd *c, jq_state *jq, unsigned opts, int dumpopts, JqIn
           all = jv_array_append(all, v);
           continue;
         }
-        if (jv_invalid_has_msg(jv_copy(v))) {
-          jv m = jv_invalid_get_msg(v);
-          box_out_flush(c->out);
-          box_fdprintf(c->err, "parse error: %s\n", jv_string_value(m));
-          jv_free(m);
+        if (parse_error(c, v)) {
           jv_free(all);
           all = jv_invalid();
           r = 4;
-          break;
         }
-        jv_free(v);
         break;
       }
     }
@@ -366,15 +375,7 @@ static int run_inputs(BoxCmd *c, jq_state *jq, unsigned opts, int dumpopts, JqIn
         if (*exact) break;
         continue;
       }
-      if (jv_invalid_has_msg(jv_copy(v))) {
-        jv m = jv_invalid_get_msg(v);
-        box_out_flush(c->out);
-        box_fdprintf(c->err, "parse error: %s\n", jv_string_value(m));
-        jv_free(m);
-        r = 4; /* jq 1.6's status after a parse error */
-        break;
-      }
-      jv_free(v);
+      if (parse_error(c, v)) r = 4; /* jq 1.6's status after a parse error */
       break;
     }
   }
