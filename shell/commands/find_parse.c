@@ -499,15 +499,20 @@ static FNode *binary(Kind k, FNode *l, FNode *r)
   return n;
 }
 
-static FNode *parse_and(FParser *p)
+/* One level of the grammar: operands parsed by lower, joined into k by
+ * the operator ops spell (op in its message); with stop, operands side by
+ * side are joined too, up to a stop word. */
+static FNode *parse_level(FParser *p, Kind k, FNode *(*lower)(FParser *), const char *op,
+                          const char *const *ops, const char *const *stop)
 {
-  FNode *l = parse_primary(p);
+  FNode *l = lower(p);
   while (l && !p->error && p->i < p->ac) {
-    static const char *const stop[] = { "-o", "-or", ",", ")", NULL };
-    if (at_op(p, stop)) break;
-    static const char *const andops[] = { "-a", "-and", NULL };
-    if (at_op(p, andops) && !take_operator(p, "-a")) break;
-    l = binary(F_AND, l, parse_primary(p));
+    if (stop && at_op(p, stop)) break;
+    if (at_op(p, ops)) {
+      if (!take_operator(p, op)) break;
+    } else if (!stop)
+      break;
+    l = binary(k, l, lower(p));
     if (!l) return NULL;
   }
   if (p->error) {
@@ -517,20 +522,17 @@ static FNode *parse_and(FParser *p)
   return l;
 }
 
+static FNode *parse_and(FParser *p)
+{
+  static const char *const andops[] = { "-a", "-and", NULL };
+  static const char *const stop[] = { "-o", "-or", ",", ")", NULL };
+  return parse_level(p, F_AND, parse_primary, "-a", andops, stop);
+}
+
 static FNode *parse_orx(FParser *p)
 {
-  FNode *l = parse_and(p);
   static const char *const orops[] = { "-o", "-or", NULL };
-  while (l && !p->error && at_op(p, orops)) {
-    if (!take_operator(p, "-o")) break;
-    l = binary(F_OR, l, parse_and(p));
-    if (!l) return NULL;
-  }
-  if (p->error) {
-    bx_find_free(l);
-    return NULL;
-  }
-  return l;
+  return parse_level(p, F_OR, parse_and, "-o", orops, NULL);
 }
 
 static FNode *parse_or(FParser *p)
