@@ -55,6 +55,17 @@ static const char *need_arg(FParser *p, const char *pred)
   return p->av[p->i++];
 }
 
+/* find's answer to a test's argument that is not a number: NULL, with n
+ * freed. */
+static FNode *bad_arg(FParser *p, FNode *n, const char *v, const char *a)
+{
+  bx_find_free(n);
+  char *m = g_strdup_printf("invalid argument `%s' to `%s'", v, a);
+  perr(p, "%s", m);
+  g_free(m);
+  return NULL;
+}
+
 /* [+-]N → cmp, num; false when not a number */
 static bool parse_num(const char *s, int *cmp, long long *num, const char **rest)
 {
@@ -208,11 +219,7 @@ static FNode *parse_id_test(FParser *p, const char *a)
     }
     n->cmp = 0;
   } else if (!parse_num(v, &n->cmp, &n->num, NULL)) {
-    bx_find_free(n);
-    char *m = g_strdup_printf("invalid argument `%s' to `%s'", v, a);
-    perr(p, "%s", m);
-    g_free(m);
-    return NULL;
+    return bad_arg(p, n, v, a);
   }
   return n;
 }
@@ -356,13 +363,7 @@ static FNode *parse_primary(FParser *p)
     n = node(T_TIME);
     n->which = a[1];
     n->unit = strstr(a, "min") ? 60 : 86400;
-    if (!parse_num(v, &n->cmp, &n->num, NULL)) {
-      bx_find_free(n);
-      char *m = g_strdup_printf("invalid argument `%s' to `%s'", v, a);
-      perr(p, "%s", m);
-      g_free(m);
-      return NULL;
-    }
+    if (!parse_num(v, &n->cmp, &n->num, NULL)) { return bad_arg(p, n, v, a); }
     return n;
   }
   if (!strcmp(a, "-newer") || !strcmp(a, "-anewer") || !strcmp(a, "-cnewer") ||
