@@ -746,7 +746,7 @@ int box_cmd_find(BoxCmd *c)
   }
   int npaths = i - first_path;
   if (!bx_find_parse(&f, c->argv + i, c->argc - i)) {
-    g_ptr_array_free(f.execs, TRUE);
+    bx_find_clear(&f);
     return 1;
   }
   if (f.daystart) {
@@ -780,8 +780,7 @@ int box_cmd_find(BoxCmd *c)
     visit(&f, &e, NULL);
   }
   for (guint k = 0; k < f.execs->len; k++) flush_batch(&f, f.execs->pdata[k]);
-  g_ptr_array_free(f.execs, TRUE);
-  bx_find_free(f.expr);
+  bx_find_clear(&f);
   box_out_flush(c->out);
   return f.status;
 }

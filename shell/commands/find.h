@@ -89,6 +89,7 @@ typedef struct {
 /* Parses the expression av[0..ac) into f->expr, with -print after it when
  * it has no action; false after find's message. */
 bool bx_find_parse(Find *f, char **av, int ac);
-void bx_find_free(FNode *n);
+/* Frees what the parse made (the -exec … + nodes too). */
+void bx_find_clear(Find *f);
 
 #endif

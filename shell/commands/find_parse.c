@@ -24,11 +24,11 @@ static FNode *node(Kind k)
   return n;
 }
 
-void bx_find_free(FNode *n)
+static void free_node(FNode *n)
 {
   if (!n) return;
-  bx_find_free(n->l);
-  bx_find_free(n->r);
+  free_node(n->l);
+  free_node(n->r);
   g_free(n->s);
   if (n->re_ok) regfree(&n->re);
   g_free(n->argv);
@@ -59,7 +59,7 @@ static const char *need_arg(FParser *p, const char *pred)
  * freed. */
 static FNode *bad_arg(FParser *p, FNode *n, const char *v, const char *a)
 {
-  bx_find_free(n);
+  free_node(n);
   char *m = g_strdup_printf("invalid argument `%s' to `%s'", v, a);
   perr(p, "%s", m);
   g_free(m);
@@ -100,14 +100,14 @@ static FNode *parse_size_test(FParser *p, const char *a)
   n = node(T_SIZE);
   const char *rest;
   if (!parse_num(v, &n->cmp, &n->num, &rest)) {
-    bx_find_free(n);
+    free_node(n);
     perr(p, "invalid -size type `%s'", v);
     return NULL;
   }
   n->unit = 512;
   if (*rest) {
     if (rest[1]) {
-      bx_find_free(n);
+      free_node(n);
       perr(p, "invalid -size type `%s'", v);
       return NULL;
     }
@@ -120,7 +120,7 @@ static FNode *parse_size_test(FParser *p, const char *a)
     case 'G': n->unit = 1024LL * 1024 * 1024; break;
     default: {
       char t[2] = { *rest, 0 };
-      bx_find_free(n);
+      free_node(n);
       perr(p, "invalid -size type `%s'", t);
       return NULL;
     }
@@ -170,7 +170,7 @@ static FNode *parse_perm(FParser *p, const char *a)
   }
   mode_t mm;
   if (!bx_parse_mode(m, 0, false, &mm)) {
-    bx_find_free(n);
+    free_node(n);
     perr(p, "invalid mode `%s'", v);
     return NULL;
   }
@@ -206,7 +206,7 @@ static FNode *parse_id_test(FParser *p, const char *a)
     else if (gr)
       n->num = gr->gr_gid;
     else if (!parse_num(v, &n->cmp, &n->num, NULL) || n->cmp) {
-      bx_find_free(n);
+      free_node(n);
       char *m =
         g_strdup_printf("%s is not the name of a known %s", v, k == T_USER ? "user" : "group");
       char *q = bx_quote_always(v);
@@ -244,7 +244,7 @@ static FNode *parse_exec(FParser *p, const char *a)
     p->i++;
   }
   if (p->i >= p->ac || p->i == start) {
-    bx_find_free(n);
+    free_node(n);
     perr(p, "missing argument to `%s'", a);
     return NULL;
   }
@@ -254,7 +254,7 @@ static FNode *parse_exec(FParser *p, const char *a)
   if (n->plus) {
     for (int k = 0; k < n->argc - 1; k++)
       if (strstr(n->argv[k], "{}")) {
-        bx_find_free(n);
+        free_node(n);
         perr(p, "Only one instance of {} is supported with -exec%s ... +", n->dir ? "dir" : "");
         return NULL;
       }
@@ -280,11 +280,11 @@ static FNode *parse_primary(FParser *p)
     }
     FNode *n = parse_or(p);
     if (p->error) {
-      bx_find_free(n);
+      free_node(n);
       return NULL;
     }
     if (p->i >= p->ac || strcmp(p->av[p->i], ")")) {
-      bx_find_free(n);
+      free_node(n);
       perr(p, "%s",
            "invalid expression; I was expecting to find a ')' somewhere but did not see one.");
       return NULL;
@@ -296,7 +296,7 @@ static FNode *parse_primary(FParser *p)
     FNode *n = node(F_NOT);
     n->l = parse_primary(p);
     if (!n->l) {
-      bx_find_free(n);
+      free_node(n);
       if (!p->error) perr(p, "expected an expression after '%s'", a);
       return NULL;
     }
@@ -491,7 +491,7 @@ static bool take_operator(FParser *p, const char *op)
 static FNode *binary(Kind k, FNode *l, FNode *r)
 {
   if (!r) {
-    bx_find_free(l);
+    free_node(l);
     return NULL;
   }
   FNode *n = node(k);
@@ -517,7 +517,7 @@ static FNode *parse_level(FParser *p, Kind k, FNode *(*lower)(FParser *), const 
     if (!l) return NULL;
   }
   if (p->error) {
-    bx_find_free(l);
+    free_node(l);
     return NULL;
   }
   return l;
@@ -561,7 +561,7 @@ bool bx_find_parse(Find *f, char **av, int ac)
     }
     if (p.error || !expr) {
       if (!p.error) perr(&p, "%s", "invalid expression");
-      bx_find_free(expr);
+      free_node(expr);
       return false;
     }
   }
@@ -577,4 +577,10 @@ bool bx_find_parse(Find *f, char **av, int ac)
   }
   f->expr = expr;
   return true;
+}
+
+void bx_find_clear(Find *f)
+{
+  g_ptr_array_free(f->execs, TRUE);
+  free_node(f->expr);
 }
