@@ -17,6 +17,19 @@ static bool is_keyword(const char *n)
   return false;
 }
 
+/* -t's kind of name, or -v's word for it; false in the long mode ('V'),
+ * which each kind words its own way. */
+static bool brief(BoxCmd *c, char mode, const char *kind, const char *word)
+{
+  if (mode == 't')
+    box_out_printf(c->out, "%s\n", kind);
+  else if (mode == 'v')
+    box_out_printf(c->out, "%s\n", word);
+  else
+    return false;
+  return true;
+}
+
 /* mode: 't' type word, 'v' command -v, 'V' description; returns found. */
 int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs);
 int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs)
@@ -36,20 +49,11 @@ int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs)
     return 1;
   }
   if (is_keyword(name)) {
-    if (mode == 't')
-      box_out_puts(c->out, "keyword\n");
-    else if (mode == 'v')
-      box_out_printf(c->out, "%s\n", name);
-    else
-      box_out_printf(c->out, "%s is a shell keyword\n", name);
+    if (!brief(c, mode, "keyword", name)) box_out_printf(c->out, "%s is a shell keyword\n", name);
     return 1;
   }
   if (!skip_funcs && g_hash_table_lookup(sh->funcs, name)) {
-    if (mode == 't')
-      box_out_puts(c->out, "function\n");
-    else if (mode == 'v')
-      box_out_printf(c->out, "%s\n", name);
-    else {
+    if (!brief(c, mode, "function", name)) {
       char *t = box_function_text(g_hash_table_lookup(sh->funcs, name));
       box_out_printf(c->out, "%s is a function\n%s\n", name, t);
       g_free(t);
@@ -57,14 +61,9 @@ int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs)
     return 1;
   }
   if (box_command_lookup(name)) {
-    if (mode == 't')
-      box_out_puts(c->out, "builtin\n");
-    else if (mode == 'v')
-      box_out_printf(c->out, "%s\n", name);
-    else if (box_is_special_builtin(name))
-      box_out_printf(c->out, "%s is a special shell builtin\n", name);
-    else
-      box_out_printf(c->out, "%s is a shell builtin\n", name);
+    if (!brief(c, mode, "builtin", name))
+      box_out_printf(c->out, "%s is a %sshell builtin\n", name,
+                     box_is_special_builtin(name) ? "special " : "");
     return 1;
   }
   /* a program: look on PATH without stat (access only) */
@@ -75,11 +74,9 @@ int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs)
     found = box_lookup_on_path(sh, name);
   }
   if (!found) return 0;
-  if (mode == 't')
-    box_out_puts(c->out, "file\n");
-  else if (mode == 'v')
-    box_out_printf(c->out, "%s\n", found);
-  else if (g_hash_table_lookup(sh->hash, name))
+  if (brief(c, mode, "file", found)) {
+    /* nothing more to say */
+  } else if (g_hash_table_lookup(sh->hash, name))
     box_out_printf(c->out, "%s is hashed (%s)\n", name, found);
   else
     box_out_printf(c->out, "%s is %s\n", name, found);
