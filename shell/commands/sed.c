@@ -418,6 +418,16 @@ static bool selected(Sed *s, SedCmd *c)
 /* ---- execution ---------------------------------------------------------------------------------- */
 
 /* Runs the script over the current input stream. */
+/* g G h H: dst becomes src, or (appending) gets a newline, then src. */
+static void copy_space(GString *dst, const GString *src, bool append)
+{
+  if (append)
+    g_string_append_c(dst, '\n');
+  else
+    g_string_truncate(dst, 0);
+  g_string_append_len(dst, src->str, src->len);
+}
+
 static void run(Sed *s)
 {
   SedCmd *v = (SedCmd *)s->cmds->data;
@@ -467,22 +477,10 @@ static void run(Sed *s)
       case 'F':
         soutf(s, "%s\n", s->cur_name && strcmp(s->cur_name, "-") ? s->cur_name : "-");
         break;
-      case 'g':
-        g_string_assign(s->ps, "");
-        g_string_append_len(s->ps, s->hs->str, s->hs->len);
-        break;
-      case 'G':
-        g_string_append_c(s->ps, '\n');
-        g_string_append_len(s->ps, s->hs->str, s->hs->len);
-        break;
-      case 'h':
-        g_string_assign(s->hs, "");
-        g_string_append_len(s->hs, s->ps->str, s->ps->len);
-        break;
-      case 'H':
-        g_string_append_c(s->hs, '\n');
-        g_string_append_len(s->hs, s->ps->str, s->ps->len);
-        break;
+      case 'g': copy_space(s->ps, s->hs, false); break;
+      case 'G': copy_space(s->ps, s->hs, true); break;
+      case 'h': copy_space(s->hs, s->ps, false); break;
+      case 'H': copy_space(s->hs, s->ps, true); break;
       case 'x': {
         GString *t = s->ps;
         s->ps = s->hs;
