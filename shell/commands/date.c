@@ -96,11 +96,13 @@ static const DateForm rfc3339_forms[] = {
   { NULL, NULL },
 };
 
-/* NULL when arg is none of the table's. */
-static const char *form_of(const DateForm *t, const char *arg)
+/* arg's format; NULL after the usage error bad (arg quoted into its %s)
+ * when arg is none of the table's. */
+static const char *form_of(BoxCmd *c, const DateForm *t, const char *arg, const char *bad)
 {
   for (; t->arg; t++)
     if (!strcmp(t->arg, arg)) return t->fmt;
+  bx_usage_q(c, "date", bad, arg);
   return NULL;
 }
 
@@ -169,24 +171,20 @@ int box_cmd_date(BoxCmd *c)
   struct tm tm;
   localtime_r(&ts.tv_sec, &tm);
   if (have_iso) {
-    fmt = form_of(iso_forms, iso);
+    fmt = form_of(c, iso_forms, iso,
+                  "invalid argument %s for '--iso-8601'\nValid arguments are:\n  - 'hours'\n  - "
+                  "'minutes'\n  - 'date'\n  - 'seconds'\n  - 'ns'");
     if (!fmt) {
-      bx_usage_q(c, "date",
-                 "invalid argument %s for '--iso-8601'\nValid arguments are:\n  - 'hours'\n  - "
-                 "'minutes'\n  - 'date'\n  - 'seconds'\n  - 'ns'",
-                 iso);
       status = 1;
       goto out;
     }
   } else if (rfc) {
     fmt = "%a, %d %b %Y %H:%M:%S %z";
   } else if (rfc3339) {
-    fmt = form_of(rfc3339_forms, rfc3339);
+    fmt = form_of(c, rfc3339_forms, rfc3339,
+                  "invalid argument %s for '--rfc-3339'\nValid arguments are:\n  - 'date'\n  - "
+                  "'seconds'\n  - 'ns'");
     if (!fmt) {
-      bx_usage_q(c, "date",
-                 "invalid argument %s for '--rfc-3339'\nValid arguments are:\n  - 'date'\n  - "
-                 "'seconds'\n  - 'ns'",
-                 rfc3339);
       status = 1;
       goto out;
     }
