@@ -174,22 +174,18 @@ int box_cmd_date(BoxCmd *c)
     fmt = form_of(c, iso_forms, iso,
                   "invalid argument %s for '--iso-8601'\nValid arguments are:\n  - 'hours'\n  - "
                   "'minutes'\n  - 'date'\n  - 'seconds'\n  - 'ns'");
-    if (!fmt) {
-      status = 1;
-      goto out;
-    }
   } else if (rfc) {
     fmt = "%a, %d %b %Y %H:%M:%S %z";
   } else if (rfc3339) {
     fmt = form_of(c, rfc3339_forms, rfc3339,
                   "invalid argument %s for '--rfc-3339'\nValid arguments are:\n  - 'date'\n  - "
                   "'seconds'\n  - 'ns'");
-    if (!fmt) {
-      status = 1;
-      goto out;
-    }
   } else if (!fmt) {
     fmt = "%a %b %e %H:%M:%S %Z %Y";
+  }
+  if (!fmt) { /* an argument form_of did not know */
+    status = 1;
+    goto out;
   }
   GString *s = g_string_new(NULL);
   format_time(s, fmt, &ts, &tm);
