@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/shell-private.h"
+#include "shell/commands/commands-private.h"
 
 /* Folds "." and ".." and repeated slashes of an absolute path. */
 static char *normalize(const char *path)
@@ -33,13 +33,7 @@ int box_cmd_cd(BoxCmd *c)
 {
   Shell *sh = c->sh;
   int i = 1;
-  for (; i < c->argc; i++) {
-    const char *a = c->argv[i];
-    if (strcmp(a, "--") == 0) {
-      i++;
-      break;
-    }
-    if (a[0] != '-' || a[1] == '\0') break;
+  for (const char *a; (a = bx_option_word(c, &i, "-")); i++) {
     if (strcmp(a, "-L") && strcmp(a, "-P")) {
       box_fdprintf(c->err, "strands-shell: cd: %s: invalid option\ncd: usage: cd [-L|-P] [dir]\n",
                    a);

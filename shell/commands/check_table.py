@@ -15,7 +15,7 @@ import sys
 
 # Files of shell/commands/ that define no command.
 HELPERS = {
-    "registry.c", "builtins.c", "curl_dl.c", "head_tail.c",
+    "registry.c", "builtins.c", "curl_dl.c", "head_tail.c", "find_parse.c", "sed_script.c",
     "messages.c", "options.c", "input.c", "files.c", "values.c", "nested.c",
 }
 

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "shell/commands/builtins.h"
+#include "shell/commands/commands-private.h"
 
 int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs);
 
@@ -9,12 +10,8 @@ int box_cmd_command(BoxCmd *c)
 {
   char mode = 0;
   int i = 1;
-  for (; i < c->argc && c->argv[i][0] == '-' && c->argv[i][1]; i++) {
-    if (strcmp(c->argv[i], "--") == 0) {
-      i++;
-      break;
-    }
-    for (const char *p = c->argv[i] + 1; *p; p++) {
+  for (const char *a; (a = bx_option_word(c, &i, "-")); i++) {
+    for (const char *p = a + 1; *p; p++) {
       if (*p == 'v')
         mode = 'v';
       else if (*p == 'V')

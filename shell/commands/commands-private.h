@@ -36,6 +36,10 @@ void bx_err_q(BoxCmd *c, const char *cmd, const char *fmt, const char *name, int
 void bx_usage(BoxCmd *c, const char *cmd, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 /* bx_usage about one name, quoted into fmt's one %s as bx_err_q does. */
 void bx_usage_q(BoxCmd *c, const char *cmd, const char *fmt, const char *name);
+/* The option word at c->argv[*i]: NULL at the first operand, or after
+ * "--" (with *i stepped past it).  A word is an option when it starts with
+ * one of signs and has more after that. */
+const char *bx_option_word(BoxCmd *c, int *i, const char *signs);
 /* Starts a parse; usage: a line printed before "Try …" after an option
  * error (grep's "Usage: grep [OPTION]... PATTERNS [FILE]..."), or NULL. */
 void bx_getopt_start(const char *usage);

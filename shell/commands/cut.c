@@ -24,13 +24,7 @@ static bool parse_list(BoxCmd *c, const char *list, GArray *out, bool fields)
   bool ok = true;
   for (gchar **p = parts; *p && ok; p++) {
     const char *s = *p;
-    if (!*s) {
-      bx_usage(c, "cut", "%s",
-               fields ? "fields are numbered from 1"
-                      : "byte/character positions are numbered from 1");
-      ok = false;
-      break;
-    }
+    if (!*s) goto zero;
     Range r = { 1, SIZE_MAX };
     const char *dash = strchr(s, '-');
     char *end;
@@ -45,13 +39,7 @@ static bool parse_list(BoxCmd *c, const char *list, GArray *out, bool fields)
     } else {
       r.lo = strtoul(s, &end, 10);
       if (end == s) goto invalid;
-      if (r.lo == 0) {
-        bx_usage(c, "cut", "%s",
-                 fields ? "fields are numbered from 1"
-                        : "byte/character positions are numbered from 1");
-        ok = false;
-        break;
-      }
+      if (r.lo == 0) goto zero;
       if (*end == '-') {
         if (end[1]) {
           char *e2;
@@ -68,14 +56,14 @@ static bool parse_list(BoxCmd *c, const char *list, GArray *out, bool fields)
       else
         r.hi = r.lo;
     }
-    if (r.hi == 0) {
-      bx_usage(c, "cut", "%s",
-               fields ? "fields are numbered from 1"
-                      : "byte/character positions are numbered from 1");
-      ok = false;
-      break;
-    }
+    if (r.hi == 0) goto zero;
     g_array_append_val(out, r);
+    continue;
+  zero:
+    bx_usage(c, "cut", "%s",
+             fields ? "fields are numbered from 1"
+                    : "byte/character positions are numbered from 1");
+    ok = false;
     continue;
   invalid : {
     g_autofree char *q = bx_quote_always(s);

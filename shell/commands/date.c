@@ -74,6 +74,38 @@ static void format_time(GString *out, const char *fmt, const struct timespec *ts
 static const char longopts[] =
   "date=d: utc=u universal=u reference=r: iso-8601=I:: rfc-email=R rfc-2822=R rfc-3339=T:";
 
+/* --iso-8601[=ARG] and --rfc-3339=ARG: each ARG's format. */
+typedef struct {
+  const char *arg, *fmt;
+} DateForm;
+
+static const DateForm iso_forms[] = {
+  { "date", "%Y-%m-%d" },
+  { "", "%Y-%m-%d" },
+  { "hours", "%Y-%m-%dT%H%:z" },
+  { "minutes", "%Y-%m-%dT%H:%M%:z" },
+  { "seconds", "%Y-%m-%dT%H:%M:%S%:z" },
+  { "ns", "%Y-%m-%dT%H:%M:%S,%N%:z" },
+  { NULL, NULL },
+};
+
+static const DateForm rfc3339_forms[] = {
+  { "date", "%Y-%m-%d" },
+  { "seconds", "%Y-%m-%d %H:%M:%S%:z" },
+  { "ns", "%Y-%m-%d %H:%M:%S.%N%:z" },
+  { NULL, NULL },
+};
+
+/* arg's format; NULL after the usage error bad (arg quoted into its %s)
+ * when arg is none of the table's. */
+static const char *form_of(BoxCmd *c, const DateForm *t, const char *arg, const char *bad)
+{
+  for (; t->arg; t++)
+    if (!strcmp(t->arg, arg)) return t->fmt;
+  bx_usage_q(c, "date", bad, arg);
+  return NULL;
+}
+
 int box_cmd_date(BoxCmd *c)
 {
   bool utc = false;
@@ -139,43 +171,21 @@ int box_cmd_date(BoxCmd *c)
   struct tm tm;
   localtime_r(&ts.tv_sec, &tm);
   if (have_iso) {
-    if (!strcmp(iso, "date") || !strcmp(iso, ""))
-      fmt = "%Y-%m-%d";
-    else if (!strcmp(iso, "hours"))
-      fmt = "%Y-%m-%dT%H%:z";
-    else if (!strcmp(iso, "minutes"))
-      fmt = "%Y-%m-%dT%H:%M%:z";
-    else if (!strcmp(iso, "seconds"))
-      fmt = "%Y-%m-%dT%H:%M:%S%:z";
-    else if (!strcmp(iso, "ns"))
-      fmt = "%Y-%m-%dT%H:%M:%S,%N%:z";
-    else {
-      bx_usage_q(c, "date",
-                 "invalid argument %s for '--iso-8601'\nValid arguments are:\n  - 'hours'\n  - "
-                 "'minutes'\n  - 'date'\n  - 'seconds'\n  - 'ns'",
-                 iso);
-      status = 1;
-      goto out;
-    }
+    fmt = form_of(c, iso_forms, iso,
+                  "invalid argument %s for '--iso-8601'\nValid arguments are:\n  - 'hours'\n  - "
+                  "'minutes'\n  - 'date'\n  - 'seconds'\n  - 'ns'");
   } else if (rfc) {
     fmt = "%a, %d %b %Y %H:%M:%S %z";
   } else if (rfc3339) {
-    if (!strcmp(rfc3339, "date"))
-      fmt = "%Y-%m-%d";
-    else if (!strcmp(rfc3339, "seconds"))
-      fmt = "%Y-%m-%d %H:%M:%S%:z";
-    else if (!strcmp(rfc3339, "ns"))
-      fmt = "%Y-%m-%d %H:%M:%S.%N%:z";
-    else {
-      bx_usage_q(c, "date",
-                 "invalid argument %s for '--rfc-3339'\nValid arguments are:\n  - 'date'\n  - "
-                 "'seconds'\n  - 'ns'",
-                 rfc3339);
-      status = 1;
-      goto out;
-    }
+    fmt = form_of(c, rfc3339_forms, rfc3339,
+                  "invalid argument %s for '--rfc-3339'\nValid arguments are:\n  - 'date'\n  - "
+                  "'seconds'\n  - 'ns'");
   } else if (!fmt) {
     fmt = "%a %b %e %H:%M:%S %Z %Y";
+  }
+  if (!fmt) { /* an argument form_of did not know */
+    status = 1;
+    goto out;
   }
   GString *s = g_string_new(NULL);
   format_time(s, fmt, &ts, &tm);

@@ -2,7 +2,7 @@
  * and the implementation export, readonly and local share. */
 #include <string.h>
 
-#include "shell/shell-private.h"
+#include "shell/commands/commands-private.h"
 
 bool box_assign_word(Shell *sh, const char *text, bool local, int *status);
 
@@ -142,13 +142,7 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
   unsigned set = force, clear = 0;
   bool print = false, funcs = false, fnames = false, global = false, unexport = false;
   int i = 1;
-  for (; i < c->argc; i++) {
-    const char *a = c->argv[i];
-    if (strcmp(a, "--") == 0) {
-      i++;
-      break;
-    }
-    if ((a[0] != '-' && a[0] != '+') || !a[1]) break;
+  for (const char *a; (a = bx_option_word(c, &i, "-+")); i++) {
     bool on = a[0] == '-';
     for (const char *p = a + 1; *p; p++) {
       unsigned f = 0;

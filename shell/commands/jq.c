@@ -138,6 +138,32 @@ static jv next_value(JqIn *in)
   }
 }
 
+/* --arg, --argjson, --slurpfile, --rawfile: the first value given a name
+ * keeps it, as in jq 1.6; a later one is dropped. */
+static jv bind_named(jv named, const char *name, jv v)
+{
+  if (jv_object_has(jv_copy(named), jv_string(name))) {
+    jv_free(v);
+    return named;
+  }
+  return jv_object_set(named, jv_string(name), v);
+}
+
+/* Takes next_value's invalid v: true, after jq's message, when it was a
+ * parse error rather than the end of the input. */
+static bool parse_error(BoxCmd *c, jv v)
+{
+  if (!jv_invalid_has_msg(jv_copy(v))) {
+    jv_free(v);
+    return false;
+  }
+  jv m = jv_invalid_get_msg(v);
+  box_out_flush(c->out);
+  box_fdprintf(c->err, "parse error: %s\n", jv_string_value(m));
+  jv_free(m);
+  return true;
+}
+
 /* Raw slurp: every input concatenated into one string. */
 static jv slurp_raw(JqIn *in)
 {
@@ -340,17 +366,11 @@ static int run_inputs(BoxCmd *c, jq_state *jq, unsigned opts, int dumpopts, JqIn
           all = jv_array_append(all, v);
           continue;
         }
-        if (jv_invalid_has_msg(jv_copy(v))) {
-          jv m = jv_invalid_get_msg(v);
-          box_out_flush(c->out);
-          box_fdprintf(c->err, "parse error: %s\n", jv_string_value(m));
-          jv_free(m);
+        if (parse_error(c, v)) {
           jv_free(all);
           all = jv_invalid();
           r = 4;
-          break;
         }
-        jv_free(v);
         break;
       }
     }
@@ -366,15 +386,7 @@ static int run_inputs(BoxCmd *c, jq_state *jq, unsigned opts, int dumpopts, JqIn
         if (*exact) break;
         continue;
       }
-      if (jv_invalid_has_msg(jv_copy(v))) {
-        jv m = jv_invalid_get_msg(v);
-        box_out_flush(c->out);
-        box_fdprintf(c->err, "parse error: %s\n", jv_string_value(m));
-        jv_free(m);
-        r = 4; /* jq 1.6's status after a parse error */
-        break;
-      }
-      jv_free(v);
+      if (parse_error(c, v)) r = 4; /* jq 1.6's status after a parse error */
       break;
     }
   }
@@ -489,8 +501,7 @@ int box_cmd_jq(BoxCmd *c)
         ret = die_usage(c, "jq: --arg takes two parameters (e.g. --arg varname value)\n", NULL);
         goto out;
       }
-      if (!jv_object_has(jv_copy(named), jv_string(c->argv[i + 1])))
-        named = jv_object_set(named, jv_string(c->argv[i + 1]), jv_string(c->argv[i + 2]));
+      named = bind_named(named, c->argv[i + 1], jv_string(c->argv[i + 2]));
       i += 2;
     }
     if (OPT(0, "argjson")) {
@@ -505,10 +516,7 @@ int box_cmd_jq(BoxCmd *c)
         ret = die_usage(c, "jq: invalid JSON text passed to --argjson\n", NULL);
         goto out;
       }
-      if (!jv_object_has(jv_copy(named), jv_string(c->argv[i + 1])))
-        named = jv_object_set(named, jv_string(c->argv[i + 1]), v);
-      else
-        jv_free(v);
+      named = bind_named(named, c->argv[i + 1], v);
       i += 2;
     }
     bool raw_file = false;
@@ -531,10 +539,7 @@ int box_cmd_jq(BoxCmd *c)
         ret = 2;
         goto out;
       }
-      if (!jv_object_has(jv_copy(named), jv_string(c->argv[i + 1])))
-        named = jv_object_set(named, jv_string(c->argv[i + 1]), data);
-      else
-        jv_free(data);
+      named = bind_named(named, c->argv[i + 1], data);
       i += 2;
     }
     if (OPT('h', "help")) {

@@ -151,3 +151,15 @@ bool bx_set_flag(int ch, const char *letters, bool *const *vars)
   *vars[p - letters] = true;
   return true;
 }
+
+const char *bx_option_word(BoxCmd *c, int *i, const char *signs)
+{
+  if (*i >= c->argc) return NULL;
+  const char *a = c->argv[*i];
+  if (strcmp(a, "--") == 0) {
+    ++*i;
+    return NULL;
+  }
+  if (!a[0] || !strchr(signs, a[0]) || !a[1]) return NULL;
+  return a;
+}

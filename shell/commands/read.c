@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "shell/commands/builtins.h"
+#include "shell/commands/commands-private.h"
 
 /* The fields of the line read: split at its unescaped IFS characters (a run
  * of IFS white space counts once), the want-th field taking the rest of the
@@ -55,13 +56,7 @@ int box_cmd_read(BoxCmd *c)
   double tmo = -1;
   int fd = c->in;
   int i = 1;
-  for (; i < c->argc; i++) {
-    const char *a = c->argv[i];
-    if (strcmp(a, "--") == 0) {
-      i++;
-      break;
-    }
-    if (a[0] != '-' || !a[1]) break;
+  for (const char *a; (a = bx_option_word(c, &i, "-")); i++) {
     for (const char *p = a + 1; *p; p++) {
       char o = *p;
       if (o == 'r') {

@@ -25,6 +25,22 @@ static bool parse_num(const char *s, long double *v, int *frac, bool *is_int)
   return true;
 }
 
+/* -sSTR, -s STR or --separator=STR (and -f's forms): true with *dst
+ * set when c->argv[*i] is the option, *i then at its last word. */
+static bool string_opt(BoxCmd *c, int *i, const char *shrt, const char *lng, const char **dst)
+{
+  const char *a = c->argv[*i];
+  if (!strncmp(a, shrt, 2)) {
+    *dst = a[2] ? a + 2 : (*i + 1 < c->argc ? c->argv[++*i] : "");
+    return true;
+  }
+  if (!strncmp(a, lng, strlen(lng))) {
+    *dst = a + strlen(lng);
+    return true;
+  }
+  return false;
+}
+
 int box_cmd_seq(BoxCmd *c)
 {
   const char *sep = "\n", *fmt = NULL;
@@ -42,22 +58,8 @@ int box_cmd_seq(BoxCmd *c)
       wide = true;
       continue;
     }
-    if (!strncmp(a, "-s", 2)) {
-      sep = a[2] ? a + 2 : (i + 1 < c->argc ? c->argv[++i] : "");
-      continue;
-    }
-    if (!strncmp(a, "--separator=", 12)) {
-      sep = a + 12;
-      continue;
-    }
-    if (!strncmp(a, "-f", 2)) {
-      fmt = a[2] ? a + 2 : (i + 1 < c->argc ? c->argv[++i] : "");
-      continue;
-    }
-    if (!strncmp(a, "--format=", 9)) {
-      fmt = a + 9;
-      continue;
-    }
+    if (string_opt(c, &i, "-s", "--separator=", &sep)) continue;
+    if (string_opt(c, &i, "-f", "--format=", &fmt)) continue;
     if (a[1] == '-')
       bx_usage(c, "seq", "unrecognized option '%s'", a);
     else

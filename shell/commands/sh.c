@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/shell-private.h"
+#include "shell/commands/commands-private.h"
 
 int box_cmd_sh(BoxCmd *c)
 {
@@ -17,12 +17,7 @@ int box_cmd_sh(BoxCmd *c)
   const char *name = c->argv[0];
   bool check_only = false;
   unsigned opts = 0;
-  for (; i < c->argc && c->argv[i][0] == '-' && c->argv[i][1]; i++) {
-    const char *a = c->argv[i];
-    if (!strcmp(a, "--")) {
-      i++;
-      break;
-    }
+  for (const char *a; (a = bx_option_word(c, &i, "-")); i++) {
     if (!strcmp(a, "-c")) {
       if (i + 1 >= c->argc) {
         box_cmd_error(c, "-c: option requires an argument");

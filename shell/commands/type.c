@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "shell/commands/builtins.h"
+#include "shell/commands/commands-private.h"
 
 static const char *const keywords[] = { "if",   "then", "else",     "elif",   "fi",    "case",
                                         "esac", "for",  "select",   "while",  "until", "do",
@@ -14,6 +15,19 @@ static bool is_keyword(const char *n)
   for (int i = 0; keywords[i]; i++)
     if (strcmp(keywords[i], n) == 0) return true;
   return false;
+}
+
+/* -t's kind of name, or -v's word for it; false in the long mode ('V'),
+ * which each kind words its own way. */
+static bool brief(BoxCmd *c, char mode, const char *kind, const char *word)
+{
+  if (mode == 't')
+    box_out_printf(c->out, "%s\n", kind);
+  else if (mode == 'v')
+    box_out_printf(c->out, "%s\n", word);
+  else
+    return false;
+  return true;
 }
 
 /* mode: 't' type word, 'v' command -v, 'V' description; returns found. */
@@ -35,20 +49,11 @@ int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs)
     return 1;
   }
   if (is_keyword(name)) {
-    if (mode == 't')
-      box_out_puts(c->out, "keyword\n");
-    else if (mode == 'v')
-      box_out_printf(c->out, "%s\n", name);
-    else
-      box_out_printf(c->out, "%s is a shell keyword\n", name);
+    if (!brief(c, mode, "keyword", name)) box_out_printf(c->out, "%s is a shell keyword\n", name);
     return 1;
   }
   if (!skip_funcs && g_hash_table_lookup(sh->funcs, name)) {
-    if (mode == 't')
-      box_out_puts(c->out, "function\n");
-    else if (mode == 'v')
-      box_out_printf(c->out, "%s\n", name);
-    else {
+    if (!brief(c, mode, "function", name)) {
       char *t = box_function_text(g_hash_table_lookup(sh->funcs, name));
       box_out_printf(c->out, "%s is a function\n%s\n", name, t);
       g_free(t);
@@ -56,14 +61,9 @@ int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs)
     return 1;
   }
   if (box_command_lookup(name)) {
-    if (mode == 't')
-      box_out_puts(c->out, "builtin\n");
-    else if (mode == 'v')
-      box_out_printf(c->out, "%s\n", name);
-    else if (box_is_special_builtin(name))
-      box_out_printf(c->out, "%s is a special shell builtin\n", name);
-    else
-      box_out_printf(c->out, "%s is a shell builtin\n", name);
+    if (!brief(c, mode, "builtin", name))
+      box_out_printf(c->out, "%s is a %sshell builtin\n", name,
+                     box_is_special_builtin(name) ? "special " : "");
     return 1;
   }
   /* a program: look on PATH without stat (access only) */
@@ -74,11 +74,9 @@ int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs)
     found = box_lookup_on_path(sh, name);
   }
   if (!found) return 0;
-  if (mode == 't')
-    box_out_puts(c->out, "file\n");
-  else if (mode == 'v')
-    box_out_printf(c->out, "%s\n", found);
-  else if (g_hash_table_lookup(sh->hash, name))
+  if (brief(c, mode, "file", found)) {
+    /* nothing more to say */
+  } else if (g_hash_table_lookup(sh->hash, name))
     box_out_printf(c->out, "%s is hashed (%s)\n", name, found);
   else
     box_out_printf(c->out, "%s is %s\n", name, found);
@@ -91,12 +89,8 @@ int box_cmd_type(BoxCmd *c)
   char mode = 'V';
   bool path_only = false;
   int i = 1;
-  for (; i < c->argc && c->argv[i][0] == '-' && c->argv[i][1]; i++) {
-    if (strcmp(c->argv[i], "--") == 0) {
-      i++;
-      break;
-    }
-    for (const char *p = c->argv[i] + 1; *p; p++) {
+  for (const char *a; (a = bx_option_word(c, &i, "-")); i++) {
+    for (const char *p = a + 1; *p; p++) {
       if (*p == 't')
         mode = 't';
       else if (*p == 'p' || *p == 'P')

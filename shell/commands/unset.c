@@ -2,19 +2,14 @@
 #include <string.h>
 
 #include "shell/commands/builtins.h"
+#include "shell/commands/commands-private.h"
 
 int box_cmd_unset(BoxCmd *c)
 {
   Shell *sh = c->sh;
   bool funcs = false, vars = false;
   int i = 1;
-  for (; i < c->argc; i++) {
-    const char *a = c->argv[i];
-    if (strcmp(a, "--") == 0) {
-      i++;
-      break;
-    }
-    if (a[0] != '-' || !a[1]) break;
+  for (const char *a; (a = bx_option_word(c, &i, "-")); i++) {
     for (const char *p = a + 1; *p; p++) {
       if (*p == 'f')
         funcs = true;

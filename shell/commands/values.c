@@ -105,6 +105,18 @@ const char *bx_escape_name(unsigned char ch)
   }
 }
 
+/* Copies the letters at p (31 at most) into word; returns their count. */
+static int take_word(const char *p, char word[32])
+{
+  int n = 0;
+  while (g_ascii_isalpha(p[n]) && n < 31) {
+    word[n] = p[n];
+    n++;
+  }
+  word[n] = 0;
+  return n;
+}
+
 static int unit_seconds(const char *w, int *months)
 {
   size_t n = strlen(w);
@@ -254,12 +266,7 @@ bool bx_parse_date(const char *s, bool utc, struct timespec *out)
       p = end;
       while (g_ascii_isspace(*p)) p++;
     }
-    n = 0;
-    while (g_ascii_isalpha(p[n]) && n < 31) {
-      word[n] = p[n];
-      n++;
-    }
-    word[n] = 0;
+    n = take_word(p, word);
     if (n == 0) {
       ok = false;
       break;
@@ -291,13 +298,7 @@ bool bx_parse_date(const char *s, bool utc, struct timespec *out)
       }
       if (have_num) {
         while (g_ascii_isspace(*p)) p++;
-        n = 0;
-        while (g_ascii_isalpha(p[n]) && n < 31) {
-          word[n] = p[n];
-          n++;
-        }
-        word[n] = 0;
-        p += n;
+        p += take_word(p, word);
       }
     }
     int months;

@@ -8,12 +8,8 @@ int box_cmd_which(BoxCmd *c)
 {
   bool all = false;
   int i = 1;
-  for (; i < c->argc && c->argv[i][0] == '-' && c->argv[i][1]; i++) {
-    if (!strcmp(c->argv[i], "--")) {
-      i++;
-      break;
-    }
-    for (const char *p = c->argv[i] + 1; *p; p++) {
+  for (const char *a; (a = bx_option_word(c, &i, "-")); i++) {
+    for (const char *p = a + 1; *p; p++) {
       if (*p == 'a')
         all = true;
       else {

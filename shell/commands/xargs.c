@@ -123,38 +123,19 @@ static int parse_delim(BoxCmd *c, const char *s)
 {
   if (s[0] && !s[1]) return (unsigned char)s[0];
   if (s[0] == '\\') {
-    switch (s[1]) {
-    case 'n':
-      if (!s[2]) return '\n';
-      break;
-    case 't':
-      if (!s[2]) return '\t';
-      break;
-    case '0':
-      if (!s[2]) return 0;
-      break;
-    case '\\':
-      if (!s[2]) return '\\';
-      break;
-    case 'a':
-      if (!s[2]) return '\a';
-      break;
-    case 'r':
-      if (!s[2]) return '\r';
-      break;
-    case 'x': {
+    /* the escapes that stand alone: \n \t \0 \\ \a \r */
+    static const char names[] = "nt0\\ar", codes[] = "\n\t\0\\\a\r";
+    const char *k = s[1] ? strchr(names, s[1]) : NULL;
+    if (k) {
+      if (!s[2]) return (unsigned char)codes[k - names];
+    } else if (s[1] == 'x') {
       char *end;
       long v = strtol(s + 2, &end, 16);
       if (!*end && v < 256) return (int)v;
-      break;
-    }
-    default:
-      if (g_ascii_isdigit(s[1])) {
-        char *end;
-        long v = strtol(s + 1, &end, 8);
-        if (!*end && v < 256) return (int)v;
-      }
-      break;
+    } else if (g_ascii_isdigit(s[1])) {
+      char *end;
+      long v = strtol(s + 1, &end, 8);
+      if (!*end && v < 256) return (int)v;
     }
   }
   bx_err_q(c, "xargs",

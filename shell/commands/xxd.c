@@ -21,12 +21,7 @@ int box_cmd_xxd(BoxCmd *c)
   bool plain = false, upper = false;
   long long cols = -1, group = -1, len = -1, skip = 0;
   int i = 1;
-  for (; i < c->argc && c->argv[i][0] == '-' && c->argv[i][1]; i++) {
-    const char *a = c->argv[i];
-    if (!strcmp(a, "--")) {
-      i++;
-      break;
-    }
+  for (const char *a; (a = bx_option_word(c, &i, "-")); i++) {
     long long *dst = NULL;
     if (!strcmp(a, "-p") || !strcmp(a, "-ps") || !strcmp(a, "-plain"))
       plain = true;
