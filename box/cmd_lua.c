@@ -48,19 +48,6 @@ static void lua_quote(GString *out, const char *s, size_t n)
   g_string_append_c(out, '"');
 }
 
-/* s in single quotes for the Shell. */
-static void shell_quote(GString *out, const char *s)
-{
-  g_string_append_c(out, '\'');
-  for (const char *p = s; *p; p++) {
-    if (*p == '\'')
-      g_string_append(out, "'\\''");
-    else
-      g_string_append_c(out, *p);
-  }
-  g_string_append_c(out, '\'');
-}
-
 /* The -e chunk that runs text as the script `name` with args. */
 static char *loader(const char *name, const char *text, size_t len, char **args)
 {
@@ -125,7 +112,8 @@ int box_verb_lua(int argc, char **argv)
   }
   g_autofree char *chunk = loader(script, text, len, script_args + 1);
   GString *source = g_string_new("lua -e ");
-  shell_quote(source, chunk);
+  g_autofree char *quoted = g_shell_quote(chunk);
+  g_string_append(source, quoted);
   if (source->len > MAX_AGENT_TEXT) {
     fprintf(stderr,
             "box: error: the Lua script %s is too large to send (%zu bytes quoted; at most "

@@ -605,26 +605,12 @@ static size_t bracket_end(const char *t, size_t e, size_t n)
   return e;
 }
 
-/* s in single quotes, each quote in it written '\'' */
-static char *single_quoted(const char *s)
-{
-  GString *g = g_string_new("'");
-  for (const char *p = s; *p; p++) {
-    if (*p == '\'')
-      g_string_append(g, "'\\''");
-    else
-      g_string_append_c(g, *p);
-  }
-  g_string_append_c(g, '\'');
-  return g_string_free(g, FALSE);
-}
-
 /* ${v@Q}: quoted even when nothing needs it, as bash prints it. */
 static char *quote_always(const char *s)
 {
   for (const char *p = s; *p; p++)
     if ((unsigned char)*p < 32 || *p == 127) return box_quote(s);
-  return single_quoted(s);
+  return g_shell_quote(s);
 }
 
 /* upper: 1 up, 0 down, -1 toggled (${v~}, ${v~~}). */
@@ -669,7 +655,7 @@ char *box_quote(const char *s)
   bool ctrl = false;
   for (const char *p = s; *p; p++)
     if ((unsigned char)*p < 32 || *p == 127) ctrl = true;
-  if (!ctrl) return single_quoted(s);
+  if (!ctrl) return g_shell_quote(s);
   GString *g = g_string_new("$'");
   for (const char *p = s; *p; p++) {
     unsigned char c = (unsigned char)*p;

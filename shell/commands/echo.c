@@ -3,14 +3,6 @@
 
 #include "shell/commands/commands-private.h"
 
-static int hexval(char c)
-{
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 /* Writes s with backslash escapes; returns false at \c (stop output). */
 static bool put_escaped(BoxOut *o, const char *s)
 {
@@ -35,25 +27,27 @@ static bool put_escaped(BoxOut *o, const char *s)
       break;
     }
     case 'x': {
-      if (hexval(*s) < 0) {
+      if (g_ascii_xdigit_value(*s) < 0) {
         box_out_puts(o, "\\x");
         break;
       }
       int v = 0;
-      for (int k = 0; k < 2 && hexval(*s) >= 0; k++) v = v * 16 + hexval(*s++);
+      for (int k = 0; k < 2 && g_ascii_xdigit_value(*s) >= 0; k++)
+        v = v * 16 + g_ascii_xdigit_value(*s++);
       box_out_putc(o, (char)v);
       break;
     }
     case 'u':
     case 'U': {
       int max = c == 'u' ? 4 : 8;
-      if (hexval(*s) < 0) {
+      if (g_ascii_xdigit_value(*s) < 0) {
         box_out_putc(o, '\\');
         box_out_putc(o, c);
         break;
       }
       gunichar v = 0;
-      for (int k = 0; k < max && hexval(*s) >= 0; k++) v = v * 16 + (gunichar)hexval(*s++);
+      for (int k = 0; k < max && g_ascii_xdigit_value(*s) >= 0; k++)
+        v = v * 16 + (gunichar)g_ascii_xdigit_value(*s++);
       char buf[8];
       int n = g_unichar_to_utf8(v, buf);
       box_out_write(o, buf, (size_t)n);

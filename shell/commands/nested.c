@@ -13,15 +13,7 @@ char *bx_shell_quote(const char *s)
       break;
     }
   if (plain) return g_strdup(s);
-  GString *r = g_string_new("'");
-  for (const char *p = s; *p; p++) {
-    if (*p == '\'')
-      g_string_append(r, "'\\''");
-    else
-      g_string_append_c(r, *p);
-  }
-  g_string_append_c(r, '\'');
-  return g_string_free(r, FALSE);
+  return g_shell_quote(s);
 }
 
 int bx_run_argv(BoxCmd *c, char **argv, int argc, int in, int out, int err)
