@@ -145,6 +145,19 @@ static size_t subst_end(Shell *sh, const char *t, size_t i, size_t n)
   return e;
 }
 
+int box_escape_digits(const char *s, size_t n, size_t *i, int max, int base, unsigned *v)
+{
+  int k = 0;
+  for (; k < max && *i + 1 < n; k++) {
+    int d = base == 8 ? (s[*i + 1] >= '0' && s[*i + 1] <= '7' ? s[*i + 1] - '0' : -1)
+                      : g_ascii_xdigit_value(s[*i + 1]);
+    if (d < 0) break;
+    *v = *v * (unsigned)base + (unsigned)d;
+    ++*i;
+  }
+  return k;
+}
+
 /* ---- ANSI-C quoting ---------------------------------------------------------------- */
 
 char *box_ansi_c(const char *s, size_t n, size_t *consumed)
@@ -180,10 +193,8 @@ char *box_ansi_c(const char *s, size_t n, size_t *consumed)
     case 'U': {
       /* up to 2, 4 or 8 hex digits: a byte, or a character in UTF-8; with none, the escape
        * stays as written */
-      int max = c == 'x' ? 2 : c == 'u' ? 4 : 8, k = 0;
-      gunichar v = 0;
-      while (k < max && i + 1 < n && g_ascii_isxdigit(s[i + 1]))
-        v = v * 16 + (gunichar)g_ascii_xdigit_value(s[++i]), k++;
+      unsigned v = 0;
+      int k = box_escape_digits(s, n, &i, c == 'x' ? 2 : c == 'u' ? 4 : 8, 16, &v);
       if (k == 0) {
         g_string_append_c(g, '\\');
         g_string_append_c(g, c);
@@ -196,9 +207,8 @@ char *box_ansi_c(const char *s, size_t n, size_t *consumed)
     }
     default:
       if (c >= '0' && c <= '7') {
-        int v = c - '0', k = 1;
-        while (k < 3 && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '7')
-          v = v * 8 + (s[++i] - '0'), k++;
+        unsigned v = (unsigned)(c - '0');
+        box_escape_digits(s, n, &i, 2, 8, &v);
         g_string_append_c(g, (char)v);
       } else {
         g_string_append_c(g, '\\');

@@ -287,6 +287,10 @@ char *box_expand_heredoc(Shell *sh, const char *body, int *status);
 char *box_command_subst(Shell *sh, const char *text, int *status);
 /* Pattern matching as case/[[ ]] do (extglob always understood). */
 bool box_pattern_match(Shell *sh, const char *pattern, const char *s);
+/* The digits of an escape (\NNN, \xHH, \uHHHH…): up to max digits of base
+ * 8 or 16 that follow s[*i] in s[0..n), each added to *v; *i moves onto
+ * the last one read.  Returns how many were read. */
+int box_escape_digits(const char *s, size_t n, size_t *i, int max, int base, unsigned *v);
 /* ANSI-C $'…' decoding of text between the quotes. */
 char *box_ansi_c(const char *s, size_t n, size_t *consumed);
 /* Arithmetic (arith.c).  False after printing an error. */

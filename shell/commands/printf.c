@@ -33,10 +33,8 @@ static bool put_escapes(GString *out, const char *s, size_t n, bool bflag, size_
       g_string_append(out, "\\c");
       break;
     case 'x': {
-      int v = 0, k = 0;
-      while (k < 2 && i + 1 < n && g_ascii_isxdigit(s[i + 1]))
-        v = v * 16 + g_ascii_xdigit_value(s[++i]), k++;
-      if (!k)
+      unsigned v = 0;
+      if (!box_escape_digits(s, n, &i, 2, 16, &v))
         g_string_append(out, "\\x");
       else
         g_string_append_c(out, (char)v);
@@ -44,11 +42,8 @@ static bool put_escapes(GString *out, const char *s, size_t n, bool bflag, size_
     }
     case 'u':
     case 'U': {
-      int max = c == 'u' ? 4 : 8, k = 0;
-      gunichar v = 0;
-      while (k < max && i + 1 < n && g_ascii_isxdigit(s[i + 1]))
-        v = v * 16 + (gunichar)g_ascii_xdigit_value(s[++i]), k++;
-      if (!k) {
+      unsigned v = 0;
+      if (!box_escape_digits(s, n, &i, c == 'u' ? 4 : 8, 16, &v)) {
         g_string_append_c(out, '\\');
         g_string_append_c(out, c);
       } else
@@ -57,16 +52,11 @@ static bool put_escapes(GString *out, const char *s, size_t n, bool bflag, size_
     }
     default:
       if (c >= '0' && c <= '7') {
-        int v = 0, k = 0;
-        int max = 3;
-        if (bflag && c == '0') {
-          max = 3;
-        } else if (bflag) {
-        }
+        /* up to three digits, after %b's leading 0 (\0NNN) */
+        unsigned v = 0;
         i--;
         if (bflag && s[i + 1] == '0') i++;
-        while (k < max && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '7')
-          v = v * 8 + (s[++i] - '0'), k++;
+        box_escape_digits(s, n, &i, 3, 8, &v);
         g_string_append_c(out, (char)v);
       } else {
         g_string_append_c(out, '\\');

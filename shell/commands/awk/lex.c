@@ -82,13 +82,8 @@ char *awk_unescape(const char *s, size_t n, bool regex)
         g_string_append_c(o, 'y');
       break;
     case 'x': {
-      int v = 0, k = 0;
-      while (k < 2 && i + 1 < n && isxdigit((unsigned char)s[i + 1])) {
-        char h = s[++i];
-        v = v * 16 + (isdigit((unsigned char)h) ? h - '0' : (tolower((unsigned char)h) - 'a' + 10));
-        k++;
-      }
-      if (k == 0)
+      unsigned v = 0;
+      if (!box_escape_digits(s, n, &i, 2, 16, &v))
         g_string_append_c(o, 'x');
       else
         g_string_append_c(o, (char)v);
@@ -96,9 +91,8 @@ char *awk_unescape(const char *s, size_t n, bool regex)
     }
     default:
       if (e >= '0' && e <= '7') {
-        int v = e - '0', k = 1;
-        while (k < 3 && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '7')
-          v = v * 8 + (s[++i] - '0'), k++;
+        unsigned v = (unsigned)(e - '0');
+        box_escape_digits(s, n, &i, 2, 8, &v);
         g_string_append_c(o, (char)v);
       } else if (regex) {
         g_string_append_c(o, '\\');
