@@ -185,17 +185,45 @@ static const unsigned char word_special[256] = {
 static bool scan_word_until(Parser *p, int close);
 static bool parse_subst(Parser *p);
 
-/* After an opening quote; stops after the closing one.  Inside '…' a backslash is a plain
- * byte; inside $'…' and `…` it keeps the next byte from closing the span. */
-static bool scan_closing(Parser *p, char close, bool backslash)
+/* After an opening quote; stops after the closing one. */
+static bool scan_squote(Parser *p)
 {
-  while (p->pos < p->len && p->src[p->pos] != close) {
-    if (backslash && p->src[p->pos] == '\\' && p->pos + 1 < p->len) p->pos++;
+  while (p->pos < p->len && p->src[p->pos] != '\'') {
     if (p->src[p->pos] == '\n') p->line++;
     p->pos++;
   }
   if (p->pos >= p->len) {
-    perror_at(p, "unexpected EOF while looking for matching `%c'", close);
+    perror_at(p, "unexpected EOF while looking for matching `''");
+    return false;
+  }
+  p->pos++;
+  return true;
+}
+
+static bool scan_ansi(Parser *p)
+{
+  while (p->pos < p->len && p->src[p->pos] != '\'') {
+    if (p->src[p->pos] == '\\' && p->pos + 1 < p->len) p->pos++;
+    if (p->src[p->pos] == '\n') p->line++;
+    p->pos++;
+  }
+  if (p->pos >= p->len) {
+    perror_at(p, "unexpected EOF while looking for matching `''");
+    return false;
+  }
+  p->pos++;
+  return true;
+}
+
+static bool scan_backquote(Parser *p)
+{
+  while (p->pos < p->len && p->src[p->pos] != '`') {
+    if (p->src[p->pos] == '\\' && p->pos + 1 < p->len) p->pos++;
+    if (p->src[p->pos] == '\n') p->line++;
+    p->pos++;
+  }
+  if (p->pos >= p->len) {
+    perror_at(p, "unexpected EOF while looking for matching ``'");
     return false;
   }
   p->pos++;
@@ -256,7 +284,7 @@ static bool scan_dollar_in(Parser *p)
   }
   if (c == '\'') {
     p->pos++;
-    return scan_closing(p, '\'', true);
+    return scan_ansi(p);
   }
   if (c == '"') {
     p->pos++;
@@ -270,23 +298,6 @@ static bool scan_dollar(Parser *p)
   bool ok = nest_in(p) && scan_dollar_in(p);
   p->nest--;
   return ok;
-}
-
-/* Whether c opens a span a word scans whole: '…', "…", `…` or a $ expansion. */
-static bool opens_span(char c)
-{
-  return c == '\'' || c == '"' || c == '`' || c == '$';
-}
-
-/* At a byte opens_span accepts: scans that span.  False on an error. */
-static bool scan_span(Parser *p)
-{
-  char c = p->src[p->pos];
-  if (c == '$') return scan_dollar(p);
-  p->pos++;
-  if (c == '\'') return scan_closing(p, '\'', false);
-  if (c == '"') return scan_word_until(p, '"');
-  return scan_closing(p, '`', true);
 }
 
 /* Scans inside "…" or ${…} up to the closing character (consumed). */
@@ -304,12 +315,26 @@ static bool scan_word_until_in(Parser *p, int close)
       continue;
     }
     if (c == '\n') p->line++;
-    /* inside "…" a ' is a plain byte, and so is a $ just before the closing " */
-    if (opens_span(c) && !(close == '"' && (c == '\'' || (c == '$' && pc(p, 1) == '"')))) {
-      if (!scan_span(p)) return false;
+    if (c == '$' && !(close == '"' && pc(p, 1) == '"')) {
+      if (!scan_dollar(p)) return false;
+      continue;
+    }
+    if (c == '`') {
+      p->pos++;
+      if (!scan_backquote(p)) return false;
       continue;
     }
     if (close == '}') {
+      if (c == '\'') {
+        p->pos++;
+        if (!scan_squote(p)) return false;
+        continue;
+      }
+      if (c == '"') {
+        p->pos++;
+        if (!scan_word_until(p, '"')) return false;
+        continue;
+      }
       if (c == '{')
         depth++;
       else if (c == '}')
@@ -420,35 +445,6 @@ static unsigned char keyword_of(const char *s, size_t n)
 
 static bool read_heredocs(Parser *p);
 
-/* An operator's text and the token or redirection it makes.  A table lists an operator's
- * longer forms before the shorter ones they start with, so the first match is the longest. */
-typedef struct {
-  const char *text;
-  int kind;
-} LexOp;
-
-static const LexOp control_ops[] = {
-  { ";;&", T_DSEMIAMP }, { ";;", T_DSEMI }, { ";&", T_SEMIAMP }, { ";", T_SEMI },
-  { "&&", T_AND },       { "&", T_AMP },    { "||", T_OR },      { "|&", T_PIPEAMP },
-  { "|", T_PIPE },       { "(", T_LPAREN }, { ")", T_RPAREN },
-};
-
-static const LexOp redir_ops[] = {
-  { "&>>", R_APPEND_ERR }, { "&>", R_OUT_ERR }, { "<<<", R_HERESTR }, { "<<-", R_HEREDOC },
-  { "<<", R_HEREDOC },     { "<&", R_DUP_IN },  { "<>", R_RDWR },     { "<", R_IN },
-  { ">>", R_APPEND },      { ">|", R_CLOBBER }, { ">&", R_DUP_OUT },  { ">", R_OUT },
-};
-
-static const LexOp *match_op(Parser *p, const LexOp *ops, size_t n)
-{
-  for (size_t i = 0; i < n; i++) {
-    size_t k = 0;
-    while (ops[i].text[k] && pc(p, k) == (unsigned char)ops[i].text[k]) k++;
-    if (!ops[i].text[k]) return &ops[i];
-  }
-  return NULL;
-}
-
 static bool lex(Parser *p, Tok *t)
 {
   memset(t, 0, sizeof *t);
@@ -492,7 +488,7 @@ again : {
     t->kind = T_NEWLINE;
     return read_heredocs(p);
   }
-  int c1 = pc(p, 1);
+  int c1 = pc(p, 1), c2 = pc(p, 2);
   /* {NAME}> : a descriptor the shell chooses, named by NAME */
   if (c == '{' && !p->in_cond && (c1 == '_' || g_ascii_isalpha(c1))) {
     size_t e = 1;
@@ -503,7 +499,7 @@ again : {
       t->vname = p->src + p->pos + 1;
       t->vlen = e - 1;
       p->pos += e + 1;
-      c = pc(p, 0), c1 = pc(p, 1);
+      c = pc(p, 0), c1 = pc(p, 1), c2 = pc(p, 2);
     }
   }
   /* IO number */
@@ -513,28 +509,116 @@ again : {
   if (d > 0 && d < 5 && (pc(p, d) == '<' || pc(p, d) == '>')) {
     fd = atoi(p->src + p->pos);
     p->pos += d;
-    c = pc(p, 0), c1 = pc(p, 1);
+    c = pc(p, 0), c1 = pc(p, 1), c2 = pc(p, 2);
   }
   if (!p->in_cond && (c == '<' || c == '>' || (fd < 0 && c == '&' && c1 == '>'))) {
     if (c == '<' && c1 == '(') goto word; /* process substitution */
     if (c == '>' && c1 == '(' && fd < 0) goto word;
     t->kind = T_REDIR;
     t->fd = fd;
-    const LexOp *op = match_op(p, redir_ops, G_N_ELEMENTS(redir_ops));
-    t->rkind = (RedirKind)op->kind;
-    t->strip = strcmp(op->text, "<<-") == 0;
-    p->pos += strlen(op->text);
+    if (c == '&') {
+      if (c2 == '>') {
+        t->rkind = R_APPEND_ERR;
+        p->pos += 3;
+      } else {
+        t->rkind = R_OUT_ERR;
+        p->pos += 2;
+      }
+    } else if (c == '<') {
+      if (c1 == '<' && c2 == '<') {
+        t->rkind = R_HERESTR;
+        p->pos += 3;
+      } else if (c1 == '<' && c2 == '-') {
+        t->rkind = R_HEREDOC;
+        t->strip = true;
+        p->pos += 3;
+      } else if (c1 == '<') {
+        t->rkind = R_HEREDOC;
+        p->pos += 2;
+      } else if (c1 == '&') {
+        t->rkind = R_DUP_IN;
+        p->pos += 2;
+      } else if (c1 == '>') {
+        t->rkind = R_RDWR;
+        p->pos += 2;
+      } else {
+        t->rkind = R_IN;
+        p->pos += 1;
+      }
+    } else {
+      if (c1 == '>') {
+        t->rkind = R_APPEND;
+        p->pos += 2;
+      } else if (c1 == '|') {
+        t->rkind = R_CLOBBER;
+        p->pos += 2;
+      } else if (c1 == '&') {
+        t->rkind = R_DUP_OUT;
+        p->pos += 2;
+      } else {
+        t->rkind = R_OUT;
+        p->pos += 1;
+      }
+    }
     return true;
   }
   if (fd >= 0) {
     /* digits not followed by a redirection: a word */
     p->pos = t->start;
+    c = pc(p, 0), c1 = pc(p, 1);
   }
-  const LexOp *op = match_op(p, control_ops, G_N_ELEMENTS(control_ops));
-  if (op) {
-    t->kind = (TokKind)op->kind;
-    p->pos += strlen(op->text);
+  switch (c) {
+  case ';':
+    if (c1 == ';' && c2 == '&') {
+      t->kind = T_DSEMIAMP;
+      p->pos += 3;
+      return true;
+    }
+    if (c1 == ';') {
+      t->kind = T_DSEMI;
+      p->pos += 2;
+      return true;
+    }
+    if (c1 == '&') {
+      t->kind = T_SEMIAMP;
+      p->pos += 2;
+      return true;
+    }
+    t->kind = T_SEMI;
+    p->pos++;
     return true;
+  case '&':
+    if (c1 == '&') {
+      t->kind = T_AND;
+      p->pos += 2;
+      return true;
+    }
+    t->kind = T_AMP;
+    p->pos++;
+    return true;
+  case '|':
+    if (c1 == '|') {
+      t->kind = T_OR;
+      p->pos += 2;
+      return true;
+    }
+    if (c1 == '&') {
+      t->kind = T_PIPEAMP;
+      p->pos += 2;
+      return true;
+    }
+    t->kind = T_PIPE;
+    p->pos++;
+    return true;
+  case '(':
+    t->kind = T_LPAREN;
+    p->pos++;
+    return true;
+  case ')':
+    t->kind = T_RPAREN;
+    p->pos++;
+    return true;
+  default: break;
   }
 word : {
   bool plain = true, hard = false;
@@ -597,8 +681,23 @@ word : {
             p->pos += 2;
             continue;
           }
-          if (opens_span(e)) {
-            if (!scan_span(p)) return false;
+          if (e == '\'') {
+            p->pos++;
+            if (!scan_squote(p)) return false;
+            continue;
+          }
+          if (e == '"') {
+            p->pos++;
+            if (!scan_word_until(p, '"')) return false;
+            continue;
+          }
+          if (e == '$') {
+            if (!scan_dollar(p)) return false;
+            continue;
+          }
+          if (e == '`') {
+            p->pos++;
+            if (!scan_backquote(p)) return false;
             continue;
           }
           if (e == '\n') p->line++;
@@ -630,12 +729,27 @@ word : {
       if (p->pos > p->len) p->pos = p->len;
       continue;
     case '\'':
+      plain = false;
+      hard = true;
+      p->pos++;
+      if (!scan_squote(p)) return false;
+      continue;
     case '"':
+      plain = false;
+      hard = true;
+      p->pos++;
+      if (!scan_word_until(p, '"')) return false;
+      continue;
     case '`':
+      plain = false;
+      hard = true;
+      p->pos++;
+      if (!scan_backquote(p)) return false;
+      continue;
     case '$':
       plain = false;
       hard = true;
-      if (!scan_span(p)) return false;
+      if (!scan_dollar(p)) return false;
       continue;
     case '*':
     case '?':
@@ -1105,7 +1219,7 @@ static Node *parse_compound_list(Parser *p)
   return n;
 }
 
-static Cond *cond_list(Parser *p, bool and_level);
+static Cond *cond_or(Parser *p);
 
 static Word *cond_word(Parser *p)
 {
@@ -1165,7 +1279,7 @@ static Word *cond_regex_word(Parser *p)
     }
     if (c == '\'') {
       p->pos++;
-      scan_closing(p, '\'', false);
+      scan_squote(p);
       plain = false;
       continue;
     }
@@ -1220,7 +1334,7 @@ static Cond *cond_primary_in(Parser *p)
   }
   if (cond_is(p, "(")) {
     next(p);
-    Cond *c = cond_list(p, false);
+    Cond *c = cond_or(p);
     if (!c) return NULL;
     if (!cond_is(p, ")")) {
       unexpected(p, peek(p));
@@ -1267,15 +1381,28 @@ static Cond *cond_primary_in(Parser *p)
   return c;
 }
 
-/* [[ a || b ]] (and_level false) or [[ a && b ]] (true), left to right; && binds tighter. */
-static Cond *cond_list(Parser *p, bool and_level)
+static Cond *cond_and(Parser *p)
 {
-  Cond *l = and_level ? cond_primary(p) : cond_list(p, true);
-  while (l && !p->err && cond_is(p, and_level ? "&&" : "||")) {
+  Cond *l = cond_primary(p);
+  while (l && !p->err && cond_is(p, "&&")) {
     next(p);
-    Cond *c = mkcond(p, and_level ? C_AND : C_OR);
+    Cond *c = mkcond(p, C_AND);
     c->l = l;
-    c->r = and_level ? cond_primary(p) : cond_list(p, true);
+    c->r = cond_primary(p);
+    if (!c->r) return NULL;
+    l = c;
+  }
+  return l;
+}
+
+static Cond *cond_or(Parser *p)
+{
+  Cond *l = cond_and(p);
+  while (l && !p->err && cond_is(p, "||")) {
+    next(p);
+    Cond *c = mkcond(p, C_OR);
+    c->l = l;
+    c->r = cond_and(p);
     if (!c->r) return NULL;
     l = c;
   }
@@ -1372,8 +1499,7 @@ static Node *parse_compound(Parser *p)
       break;
     }
     if (!expect_kw(p, KW_FI)) return NULL;
-    if (!n->u.ifn.cond || !n->u.ifn.then) { /* empty condition or body: bash refuses */
-    }
+    if (!n->u.ifn.cond || !n->u.ifn.then) { /* empty condition or body: bash refuses */ }
     return n;
   }
   if (is_kw(p, KW_WHILE) || is_kw(p, KW_UNTIL)) {
@@ -1534,7 +1660,7 @@ static Node *parse_compound(Parser *p)
     next(p);
     p->in_cond = true;
     p->have = false;
-    Cond *c = cond_list(p, false);
+    Cond *c = cond_or(p);
     p->in_cond = false;
     if (!c) {
       if (!p->err) unexpected(p, peek(p));
