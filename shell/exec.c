@@ -696,6 +696,11 @@ static inline void set_last_arg(Shell *sh, const Word *w, const char *s)
     if (sh->last_arg_word == w) return;
   } else {
     w = NULL;
+    /* an assignment's "" every turn of a loop: nothing to copy again */
+    if (!*s && sh->last_arg && !*sh->last_arg) {
+      sh->last_arg_word = NULL;
+      return;
+    }
   }
   set_last_arg_copy(sh, w, s);
 }
