@@ -686,8 +686,11 @@ G_GNUC_NO_INLINE static bool is_decl_builtin(const Word *w)
 G_GNUC_NO_INLINE static void set_last_arg_copy(Shell *sh, const Word *w, const char *s)
 {
   sh->last_arg_word = w;
-  g_free(sh->last_arg);
-  sh->last_arg = g_strdup(s);
+  /* one buffer, assigned again: a loop's commands allocate nothing for it */
+  if (sh->last_arg)
+    g_string_assign(sh->last_arg, s);
+  else
+    sh->last_arg = g_string_new(s);
 }
 
 static inline void set_last_arg(Shell *sh, const Word *w, const char *s)
@@ -697,7 +700,7 @@ static inline void set_last_arg(Shell *sh, const Word *w, const char *s)
   } else {
     w = NULL;
     /* an assignment's "" every turn of a loop: nothing to copy again */
-    if (!*s && sh->last_arg && !*sh->last_arg) {
+    if (!*s && sh->last_arg && !sh->last_arg->len) {
       sh->last_arg_word = NULL;
       return;
     }

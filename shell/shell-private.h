@@ -227,7 +227,7 @@ struct Shell {
   int pipestatus_one;
   const char *arith_who;
   bool discard;
-  char *last_arg;            /* $_: the last word of the last simple command (NULL: "bash") */
+  GString *last_arg; /* $_: the last word of the last simple command (NULL: "bash"); reused */
   const Word *last_arg_word; /* the literal word that set it, if one did */
   /* the error being reported drops the command (J_DISCARD), not the shell */
   /* names an arithmetic error's context (bash's `[[: `) */
