@@ -315,28 +315,42 @@ static void invalidate_all(BoxVfs *v)
   g_ptr_array_unref(names);
 }
 
+/* The kernel aligns events to 4 bytes, and the metadata's mask is a u64:
+ * each event's metadata is copied out rather than read in place.  Returns
+ * the event at *off (its metadata in *m) and moves *off past it, or NULL
+ * at the end of the batch. */
+static char *next_event(char *buf, ssize_t len, ssize_t *off, struct fanotify_event_metadata *m)
+{
+  if (len - *off < (ssize_t)sizeof *m) return NULL;
+  memcpy(m, buf + *off, sizeof *m);
+  if (m->event_len < sizeof *m || m->event_len > (size_t)(len - *off)) return NULL;
+  char *ev = buf + *off;
+  *off += m->event_len;
+  return ev;
+}
+
 /* Does the batch hold a change this daemon did not make (or a loss)? */
 static bool any_outside(char *buf, ssize_t len)
 {
-  for (struct fanotify_event_metadata *m = (void *)buf; FAN_EVENT_OK(m, len);
-       m = FAN_EVENT_NEXT(m, len))
-    if (m->vers != FANOTIFY_METADATA_VERSION || (m->mask & FAN_Q_OVERFLOW) ||
-        !is_actor((pid_t)m->pid))
+  struct fanotify_event_metadata m;
+  for (ssize_t off = 0; next_event(buf, len, &off, &m);)
+    if (m.vers != FANOTIFY_METADATA_VERSION || (m.mask & FAN_Q_OVERFLOW) || !is_actor((pid_t)m.pid))
       return true;
   return false;
 }
 
 static void handle_events(BoxVfs *v, char *buf, ssize_t len)
 {
-  for (struct fanotify_event_metadata *m = (void *)buf; FAN_EVENT_OK(m, len);
-       m = FAN_EVENT_NEXT(m, len)) {
-    if (m->vers != FANOTIFY_METADATA_VERSION) return;
-    if (m->mask & FAN_Q_OVERFLOW) {
+  struct fanotify_event_metadata m;
+  char *ev;
+  for (ssize_t off = 0; (ev = next_event(buf, len, &off, &m));) {
+    if (m.vers != FANOTIFY_METADATA_VERSION) return;
+    if (m.mask & FAN_Q_OVERFLOW) {
       invalidate_all(v);
       continue;
     }
-    if (is_actor((pid_t)m->pid)) continue;
-    char *p = (char *)m + m->metadata_len, *end = (char *)m + m->event_len;
+    if (is_actor((pid_t)m.pid)) continue;
+    char *p = ev + m.metadata_len, *end = ev + m.event_len;
     while (p + sizeof(struct fanotify_event_info_header) <= end) {
       struct fanotify_event_info_header *h = (void *)p;
       if (h->len < sizeof *h || p + h->len > end) break;

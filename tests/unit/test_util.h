@@ -10,6 +10,20 @@
 #include <stdio.h>
 #include <unistd.h>
 
+/* Built with AddressSanitizer (gcc says so by a macro, clang by a feature):
+ * frames are several times larger and RLIMIT_AS cannot cap a process whose
+ * shadow memory is reserved up front. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_SANITIZED 1
+#endif
+#endif
+#ifndef TEST_SANITIZED
+#define TEST_SANITIZED 0
+#endif
+
 typedef struct {
   const char *path;
   GTestFunc func;
