@@ -2,6 +2,7 @@
  * variables and arrays, fields and $0, expressions and statements.
  * next, nextfile, exit and fatal errors leave by longjmp. */
 #include <ctype.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -104,6 +105,15 @@ static double str_num(const char *s)
   while (isspace((unsigned char)*p)) p++;
   const char *q = p;
   if (*q == '+' || *q == '-') q++;
+  /* most fields are short decimal integers ("s += $3"): read exactly in
+   * place; a fraction, an exponent or more than 15 digits go to strtod */
+  if (*q >= '1' && *q <= '9') {
+    const char *d = q;
+    int64_t v = 0;
+    while (*d >= '0' && *d <= '9' && d - q < 15) v = v * 10 + (*d++ - '0');
+    if (!(*d >= '0' && *d <= '9') && *d != '.' && *d != 'e' && *d != 'E')
+      return *p == '-' ? -(double)v : (double)v;
+  }
   if (g_ascii_strncasecmp(q, "0x", 2) == 0) return 0;
   if (g_ascii_strncasecmp(q, "inf", 3) == 0 || g_ascii_strncasecmp(q, "nan", 3) == 0) {
     if (q == p) return 0;
@@ -276,8 +286,18 @@ void awk_set_record(Awk *A, const char *s, size_t n)
   ensure_fields(A, 0);
   for (int i = 1; i <= A->nfields; i++) awk_val_free(&A->fields[i]);
   A->nfields = 0;
-  awk_val_free(&A->fields[0]);
-  A->fields[0] = awk_maybe(g_strndup(s, n));
+  /* one record after another: the last one's buffer is reused when the
+   * new one fits (g_malloc is malloc, so its usable size is known) */
+  Val *rec = &A->fields[0];
+  if (rec->s && malloc_usable_size(rec->s) > n) {
+    memcpy(rec->s, s, n);
+    rec->s[n] = 0;
+    rec->t = T_MAYBE;
+    rec->n = 0;
+  } else {
+    awk_val_free(rec);
+    *rec = awk_maybe(g_strndup(s, n));
+  }
   A->split_done = false;
   A->lazy = false;
 }
