@@ -184,8 +184,17 @@ static BoxSpawnResult host_spawn(void *data, const BoxShellCommand *cmd, int fd_
     while (cmd->envp[n]) n++;
     json_object_object_add(req, "env", string_array(cmd->envp, n));
   }
-  int fds[2] = { fd_out, fd_err };
-  json_object *reply = ctl_call(req, fds, 2);
+  /* stdout and stderr, then the rest, their numbers named by "fds" */
+  int fds[2 + BOX_SPAWN_MAX_FDS] = { fd_out, fd_err };
+  int nfds = 2;
+  json_object *targets = json_object_new_array();
+  for (int i = 0; i < cmd->nfds && i < BOX_SPAWN_MAX_FDS; i++)
+    if (i != 1 && i != 2 && cmd->fds[i] >= 0) {
+      fds[nfds++] = cmd->fds[i];
+      json_object_array_add(targets, json_object_new_int(i));
+    }
+  json_object_object_add(req, "fds", targets);
+  json_object *reply = ctl_call(req, fds, nfds);
   json_object_put(req);
   json_object *kind, *status, *msg;
   if (!reply || !json_object_object_get_ex(reply, "kind", &kind)) {
@@ -438,9 +447,8 @@ static BoxSpawnResult local_spawn(void *data, const BoxShellCommand *cmd, int fd
   BoxSpawnResult r = { BOX_SPAWN_RAN, 0, NULL };
   pid_t pid = fork();
   if (pid == 0) {
-    int null_fd = open("/dev/null", O_RDONLY);
-    if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(fd_out, 1) < 0 || dup2(fd_err, 2) < 0)
-      _exit(126);
+    int in = cmd->nfds > 0 && cmd->fds[0] >= 0 ? cmd->fds[0] : open("/dev/null", O_RDONLY);
+    if (in < 0 || dup2(in, 0) < 0 || dup2(fd_out, 1) < 0 || dup2(fd_err, 2) < 0) _exit(126);
     if (cmd->envp)
       execvpe(cmd->argv[0], cmd->argv, cmd->envp);
     else

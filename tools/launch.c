@@ -72,7 +72,9 @@ typedef struct {
   int link_fd;          /* to boxd: "g"o and "k" in, "v"iew prepared and "r"eleased out */
   int join_netns_fd;    /* the box's route-less namespace to join, or -1 */
   char *workload_stack; /* top of the workload's stack */
-  int fd_in, fd_out, fd_err;
+  int fd_out, fd_err;
+  int fds[BOX_TOOLS_MAX_FDS]; /* the workload's by number, 1 and 2 aside (-1: none) */
+  int nfds;
 } Child;
 
 static int last_cap(void)
@@ -340,14 +342,35 @@ void box_tools_set_workload_fd_limit(const struct rlimit *limit)
   workload_nofile_set = true;
 }
 
+/* Puts each descriptor at its number and closes everything else. */
+static bool place_fds(const Child *c)
+{
+  int n = MAX(c->nfds, 3);
+  int high[BOX_TOOLS_MAX_FDS];
+  /* Copies above every number first, so no dup2 clobbers a source. */
+  for (int i = 0; i < n; i++) {
+    int src = i == 1 ? c->fd_out : i == 2 ? c->fd_err : c->fds[i];
+    high[i] = src >= 0 ? fcntl(src, F_DUPFD_CLOEXEC, BOX_TOOLS_MAX_FDS)
+              : i == 0 ? open("/dev/null", O_RDONLY | O_CLOEXEC)
+                       : -1;
+    if (high[i] < 0 && i <= 2) return false;
+  }
+  int gap = -1; /* the first of a run of numbers left closed */
+  for (int i = 0; i < n; i++) {
+    if (high[i] >= 0 && dup2(high[i], i) < 0) return false;
+    if (high[i] < 0 && gap < 0) gap = i;
+    if (high[i] >= 0 && gap >= 0) {
+      close_range((unsigned)gap, (unsigned)i - 1, 0);
+      gap = -1;
+    }
+  }
+  close_range((unsigned)(gap >= 0 ? gap : n), ~0U, 0);
+  return true;
+}
+
 static void __attribute__((noreturn)) run_workload(const Child *c)
 {
-  /* Move the descriptors above 2 first so dup2 cannot clobber them. */
-  int in = c->fd_in >= 0 ? fcntl(c->fd_in, F_DUPFD_CLOEXEC, 10) : open("/dev/null", O_RDONLY);
-  int out = fcntl(c->fd_out, F_DUPFD_CLOEXEC, 10), err = fcntl(c->fd_err, F_DUPFD_CLOEXEC, 10);
-  if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-    _exit(127);
-  close_range(3, ~0U, 0);
+  if (!place_fds(c)) _exit(127);
   /* Dispositions came from PID 1 (all default); only the mask is left. */
   sigset_t none;
   sigemptyset(&none);
@@ -839,7 +862,8 @@ static gpointer held_thread(gpointer data)
     if (poll(p, polled->len, -1) < 0 && errno != EINTR) g_usleep(1000);
     if (p[0].revents) {
       guint64 n;
-      if (read(held_wake, &n, sizeof n) < 0) { /* nonblocking: nothing more to read */ }
+      if (read(held_wake, &n, sizeof n) < 0) { /* nonblocking: nothing more to read */
+      }
     }
     g_mutex_lock(&held_lock);
     for (guint k = 1; k < polled->len; k++) {
@@ -905,7 +929,8 @@ static void release_held(void)
   if (held) g_array_set_size(held, 0);
   g_mutex_unlock(&held_lock);
   guint64 one = 1;
-  if (held_wake >= 0 && write(held_wake, &one, sizeof one) < 0) { /* awake anyway */ }
+  if (held_wake >= 0 && write(held_wake, &one, sizeof one) < 0) { /* awake anyway */
+  }
 }
 
 /* ---- one network namespace for contained tools ---- */
@@ -997,9 +1022,12 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
               link[1],
               join_fd >= 0 && !new_user ? join_fd : -1,
               slot ? slot->base + SLOT_HALF : workload_stack + sizeof workload_stack,
-              l->is_agent ? l->fd_in : -1,
               fd_out,
-              fd_err };
+              fd_err,
+              { 0 },
+              MIN(l->nfds, BOX_TOOLS_MAX_FDS) };
+  for (int i = 0; i < BOX_TOOLS_MAX_FDS; i++) c.fds[i] = l->fds && i < c.nfds ? l->fds[i] : -1;
+  if (!l->fds && l->is_agent) c.fds[0] = l->fd_in;
   if (slot) {
     pid = clone(child_entry, slot->base + 2 * SLOT_HALF,
                 (int)(flags | CLONE_VM | CLONE_CHILD_CLEARTID | CLONE_PIDFD), &c, &pidfd, NULL,
