@@ -381,6 +381,8 @@ static json_object *run_spawn(Command *c, SpawnJob *job)
     box_policy_record_status(d->policy, "shell:spawn", permitted_input, 126);
     return spawn_reply("no_tool", 126, refusal);
   }
+  g_autofree char *ram = box_vfs_ram_root(d->vfs, c->w->command);
+  g_autofree char *tmp_area = g_strconcat(ram, "/tmp", NULL);
   BoxToolLaunch launch = {
     .program_path = resolved,
     .argv = (char *const *)argv,
@@ -393,6 +395,7 @@ static json_object *run_spawn(Command *c, SpawnJob *job)
     .staging_dir = d->staging_dir,
     .fds = fds,
     .nfds = nfds,
+    .tmp_area = tmp_area,
   };
   json_object *env_obj = NULL;
   json_object_object_get_ex(msg, "env", &env_obj);

@@ -75,6 +75,8 @@ typedef struct {
   int fd_out, fd_err;
   int fds[BOX_TOOLS_MAX_FDS]; /* the workload's by number, 1 and 2 aside (-1: none) */
   int nfds;
+  const char *tmp_area; /* bound as /tmp (the command's RAM /tmp), or NULL */
+  int tmp_tree;         /* tmp_area's detached copy, once PID 1 may look it up */
 } Child;
 
 static int last_cap(void)
@@ -223,6 +225,22 @@ static void replay_scaffold(const Child *c, const Step *s, const char *path)
   }
 }
 
+/* The launch's /tmp at path: the command's RAM /tmp, seen as the Shell
+ * sees it, with a tmpfs's flags (nothing runs from it, no device, no
+ * setuid); else a tmpfs of its own. */
+static void place_tmp(const Child *c, const char *path)
+{
+  if (c->tmp_tree < 0) {
+    if (mount(VIEW_TMP_SOURCE, path, "tmpfs", VIEW_TMP_FLAGS, VIEW_TMP_DATA) != 0)
+      child_fail(c, "/tmp");
+    return;
+  }
+  struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
+  if (mount_setattr(c->tmp_tree, "", AT_EMPTY_PATH, &attr, sizeof attr) != 0 ||
+      move_mount(c->tmp_tree, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) != 0)
+    child_fail(c, "/tmp");
+}
+
 /* This launch's own /tmp and /proc on a pivoted copy of a prepared view.
  * What the view mounts in /tmp (the objects the preparing launch resolved,
  * with their flags and the refusals inside them) is held by descriptor,
@@ -242,8 +260,7 @@ static void private_tmp_and_proc(const Child *c)
     if (trees[n] < 0) child_fail(c, s->dst + root_len);
     n++;
   }
-  if (mount(VIEW_TMP_SOURCE, "/tmp", "tmpfs", VIEW_TMP_FLAGS, VIEW_TMP_DATA) != 0)
-    child_fail(c, "/tmp");
+  place_tmp(c, "/tmp");
   for (guint i = 0; i < v->steps->len; i++) {
     const Step *s = &g_array_index(v->steps, Step, i);
     const char *path = s->dst + root_len;
@@ -292,6 +309,10 @@ static void build_view(const Child *c)
       break;
     case STEP_BIND: bind_exact(c, s); break;
     case STEP_TMPFS: {
+      if (s->per_launch) { /* /tmp */
+        place_tmp(c, s->dst);
+        break;
+      }
       char dst[32];
       int dfd = open_exact(s->dst);
       if (dfd < 0) child_fail(c, s->dst);
@@ -501,13 +522,23 @@ static void __attribute__((noreturn)) child_main(Child *c)
    * view, while boxd registers the launch; else once the view is built.
    * What PID 1 calls after that (chdir, prctl, capset, a plain clone,
    * send, the reaper's calls) the filter allows. */
-  if (c->mode == VIEW_ENTER) {
+  if (c->mode == VIEW_ENTER && !c->tmp_area) {
     enter_prepared_view(c);
     install_filter(c);
   }
   /* From here on the mount must be able to place this launch. */
   char go;
   if (read(c->link_fd, &go, 1) != 1) _exit(127);
+  if (c->tmp_area) {
+    /* Looked up in boxd's view (the launch has not left it yet), as a
+     * request of this command's tool. */
+    c->tmp_tree = open_tree(AT_FDCWD, c->tmp_area, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    if (c->tmp_tree < 0) child_fail(c, c->tmp_area);
+    if (c->mode == VIEW_ENTER) {
+      enter_prepared_view(c);
+      install_filter(c);
+    }
+  }
   if (c->new_net) loopback_up(c);
   if (c->mode != VIEW_ENTER) {
     build_view(c);
@@ -1025,7 +1056,9 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
               fd_out,
               fd_err,
               { 0 },
-              MIN(l->nfds, BOX_TOOLS_MAX_FDS) };
+              MIN(l->nfds, BOX_TOOLS_MAX_FDS),
+              l->tmp_area,
+              -1 };
   for (int i = 0; i < BOX_TOOLS_MAX_FDS; i++) c.fds[i] = l->fds && i < c.nfds ? l->fds[i] : -1;
   if (!l->fds && l->is_agent) c.fds[0] = l->fd_in;
   if (slot) {

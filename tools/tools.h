@@ -92,6 +92,10 @@ typedef struct {
    * is /dev/null (the agent's: fd_in). */
   const int *fds;
   int nfds; /* at most BOX_TOOLS_MAX_FDS */
+  /* A directory of the mount bound as the tool's /tmp (the command's RAM
+   * /tmp, so the Shell and its tools share one), or NULL: a tmpfs of its
+   * own. */
+  const char *tmp_area;
   /* The Shell's exported variables and `A=1 prog` prefixes ("NAME=value",
    * NULL-terminated, may be NULL): added to the composed environment,
    * except the names the box owns (box_tools_env_name_reserved, HOME, PATH). */
