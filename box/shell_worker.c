@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -168,6 +169,19 @@ static bool host_decide_dry(void *data, const char *action, const char *input_js
   return ok;
 }
 
+/* The caller's stdin as the command got it. */
+static struct stat caller_stdin;
+static bool caller_stdin_known;
+
+/* Whether fd is the caller's own stdin, which a program never reads
+ * (spec/runtime.md §4.4: its stdin is then /dev/null). */
+static bool is_caller_stdin(int fd)
+{
+  struct stat st;
+  return caller_stdin_known && fstat(fd, &st) == 0 && st.st_dev == caller_stdin.st_dev &&
+         st.st_ino == caller_stdin.st_ino;
+}
+
 static BoxSpawnResult host_spawn(void *data, const BoxShellCommand *cmd, int fd_out, int fd_err)
 {
   (void)data;
@@ -189,7 +203,7 @@ static BoxSpawnResult host_spawn(void *data, const BoxShellCommand *cmd, int fd_
   int nfds = 2;
   json_object *targets = json_object_new_array();
   for (int i = 0; i < cmd->nfds && i < BOX_SPAWN_MAX_FDS; i++)
-    if (i != 1 && i != 2 && cmd->fds[i] >= 0) {
+    if (i != 1 && i != 2 && cmd->fds[i] >= 0 && (i > 0 || !is_caller_stdin(cmd->fds[i]))) {
       fds[nfds++] = cmd->fds[i];
       json_object_array_add(targets, json_object_new_int(i));
     }
@@ -737,6 +751,7 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
     if (dup2(fds[i], i) < 0) die("take the alias's descriptors");
   for (int i = 0; i < nfds; i++)
     if (fds[i] > 2) close(fds[i]);
+  caller_stdin_known = fstat(0, &caller_stdin) == 0;
   set_env(run); /* only when the fork request could not carry it */
   take_decided(run);
   /* The wall-clock limit boxd carries from box.toml (0 = the default). */
