@@ -148,3 +148,29 @@ def test_deadlines_end_tools(box, source, status, limit):
     assert r.stdout == ("" if status else "status 124\n"), r.stdout
     assert limit <= took < limit + 0.5, took
     assert until(lambda: not sleepers(marker), 0.1)
+
+
+SIGNALLED = [
+    ("timeout_int", "timeout -s INT 1 " + PY + " -c 'import time\ntry:\n time.sleep(8)\n"
+     "except KeyboardInterrupt:\n print(\"interrupted\")'; echo $?"),
+    ("timeout_term_handled", "timeout 1 " + PY + " -c 'import signal, sys, time\n"
+     "signal.signal(signal.SIGTERM, lambda *a: (print(\"cleanup\"), sys.exit(3)))\n"
+     "time.sleep(8)'; echo $?"),
+    ("timeout_preserve", "timeout --preserve-status 1 " + PY + " -c 'import time; time.sleep(8)';"
+     " echo $?"),
+    ("kill_job", PY + " -c 'import signal, sys, time\n"
+     "signal.signal(signal.SIGTERM, lambda *a: (print(\"term\"), sys.exit(5)))\n"
+     "print(\"up\", flush=True)\ntime.sleep(8)' & sleep 0.5; kill $!; wait $!; echo $?"),
+    ("timeout_kill_after", "timeout -k 0.5 1 " + PY + " -c 'import signal, time\n"
+     "signal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(8)'; echo $?"),
+]
+
+
+@table_cases("source", SIGNALLED)
+def test_signals_reach_tools_as_in_bash(tbox, source):
+    """The signal a job or `timeout` sends reaches the tool itself, which
+    may handle it, as bash's child would be the program."""
+    r = tbox.bash(source)
+    want = subprocess.run(["bash", "-c", source], capture_output=True, text=True,
+                          cwd=str(tbox.workspace), timeout=30)
+    assert (r.returncode, r.stdout) == (want.returncode, want.stdout), r.stderr
