@@ -38,6 +38,11 @@ STREAMS = [
     ("heredoc", PY + " - <<'EOF'\nprint(6 * 7)\nEOF", "42\n"),
     ("heredoc_expanded", "n=5; " + PY + " - <<EOF\nprint($n * 2)\nEOF", "10\n"),
     ("herestring", UPPER + " <<< 'here'", "HERE\n"),
+    ("heredoc_large", PY + " -c 'import sys; print(len(sys.stdin.read()))' <<EOF\n$(seq 1 30000)\nEOF",
+     "168894\n"),
+    ("loop_shares_stdin", "printf '1\\n2\\n3\\n' > f; while read l; do echo \"got $l\"; " + PY
+     + " -c 'import sys; print(\"tool\", sys.stdin.readline().strip())'; done < f",
+     "got 1\ntool 2\n"),
     ("file", UPPER + " < src/main.rs | head -1", "FN MAIN() {\n"),
     ("out_of_tool", PY + " -c 'print(\"x\" * 300000)' | wc -c", "300001\n"),
     ("into_tool_large", "seq 1 200000 | " + PY + " -c 'import sys; print(sum(map(int, sys.stdin)))'",
