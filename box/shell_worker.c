@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -168,6 +169,21 @@ static bool host_decide_dry(void *data, const char *action, const char *input_js
   return ok;
 }
 
+/* The caller's stdin as the command got it. */
+static struct stat caller_stdin;
+static bool caller_stdin_known;
+
+/* Whether fd is the caller's own stdin, which a program never reads
+ * (spec/runtime.md §4.4: its stdin is then /dev/null). */
+static bool is_caller_stdin(int fd)
+{
+  struct stat st;
+  return caller_stdin_known && fstat(fd, &st) == 0 && st.st_dev == caller_stdin.st_dev &&
+         st.st_ino == caller_stdin.st_ino;
+}
+
+static json_object *spawn_call(json_object *req, const int *fds, int nfds);
+
 static BoxSpawnResult host_spawn(void *data, const BoxShellCommand *cmd, int fd_out, int fd_err)
 {
   (void)data;
@@ -184,8 +200,17 @@ static BoxSpawnResult host_spawn(void *data, const BoxShellCommand *cmd, int fd_
     while (cmd->envp[n]) n++;
     json_object_object_add(req, "env", string_array(cmd->envp, n));
   }
-  int fds[2] = { fd_out, fd_err };
-  json_object *reply = ctl_call(req, fds, 2);
+  /* stdout and stderr, then the rest, their numbers named by "fds" */
+  int fds[2 + BOX_SPAWN_MAX_FDS] = { fd_out, fd_err };
+  int nfds = 2;
+  json_object *targets = json_object_new_array();
+  for (int i = 0; i < cmd->nfds && i < BOX_SPAWN_MAX_FDS; i++)
+    if (i != 1 && i != 2 && cmd->fds[i] >= 0 && (i > 0 || !is_caller_stdin(cmd->fds[i]))) {
+      fds[nfds++] = cmd->fds[i];
+      json_object_array_add(targets, json_object_new_int(i));
+    }
+  json_object_object_add(req, "fds", targets);
+  json_object *reply = spawn_call(req, fds, nfds);
   json_object_put(req);
   json_object *kind, *status, *msg;
   if (!reply || !json_object_object_get_ex(reply, "kind", &kind)) {
@@ -228,15 +253,17 @@ static char *host_last_denial(void *data)
 
 /* Sends req (consumed) with a socket of its own for the answer, whose
  * other end is returned as the request's ticket (-1 when not sent). */
-static int send_with_ticket(json_object *req)
+static int send_with_ticket_fds(json_object *req, const int *fds, int nfds)
 {
   int pair[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
+  if (nfds >= BOX_CTL_MAX_FDS || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
     json_object_put(req);
     return -1;
   }
+  int all[BOX_CTL_MAX_FDS] = { pair[1] };
+  for (int i = 0; i < nfds; i++) all[i + 1] = fds[i];
   flush_status();
-  bool sent = box_ctl_send(ctl_fd, req, &pair[1], 1);
+  bool sent = box_ctl_send(ctl_fd, req, all, nfds + 1);
   json_object_put(req);
   close(pair[1]);
   if (!sent) {
@@ -244,6 +271,57 @@ static int send_with_ticket(json_object *req)
     return -1;
   }
   return pair[0];
+}
+
+static int send_with_ticket(json_object *req)
+{
+  return send_with_ticket_fds(req, NULL, 0);
+}
+
+/* The signals that would end a forked part of the Shell (a job, a
+ * pipeline's stage, `timeout`'s child) while it waits for its tool: there
+ * the process stands for the program, as bash's child would be the program
+ * itself, so they go to the tool (its PID 1 forwards them), which decides
+ * how it ends. */
+static const int tool_signals[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2 };
+
+/* The spawn request (consumed) and its answer, the signals above
+ * forwarded while it runs. */
+static json_object *spawn_call(json_object *req, const int *fds, int nfds)
+{
+  if (getpid() == worker_pid) return ctl_call(req, fds, nfds);
+  sigset_t set, old;
+  sigemptyset(&set);
+  for (size_t i = 0; i < G_N_ELEMENTS(tool_signals); i++) {
+    struct sigaction sa;
+    if (sigaction(tool_signals[i], NULL, &sa) == 0 && sa.sa_handler == SIG_DFL)
+      sigaddset(&set, tool_signals[i]);
+  }
+  pthread_sigmask(SIG_BLOCK, &set, &old);
+  int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  json_object_get(req);
+  int ticket = send_with_ticket_fds(req, fds, nfds);
+  json_object *reply = NULL;
+  while (ticket >= 0) {
+    struct pollfd p[2] = { { .fd = ticket, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+    if (poll(p, sfd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR) break;
+    struct signalfd_siginfo info;
+    if (sfd >= 0 && (p[1].revents & POLLIN) && read(sfd, &info, sizeof info) == sizeof info) {
+      json_object *sig = json_object_new_object();
+      json_object_object_add(sig, "op", json_object_new_string("signal"));
+      json_object_object_add(sig, "signal", json_object_new_int((int)info.ssi_signo));
+      box_ctl_send(ticket, sig, NULL, 0);
+      json_object_put(sig);
+    }
+    if (p[0].revents) {
+      reply = box_ctl_recv(ticket, NULL, NULL);
+      break;
+    }
+  }
+  if (ticket >= 0) close(ticket);
+  if (sfd >= 0) close(sfd);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return reply;
 }
 
 /* The fast path — boxd decides and opens regular files for us
@@ -438,9 +516,8 @@ static BoxSpawnResult local_spawn(void *data, const BoxShellCommand *cmd, int fd
   BoxSpawnResult r = { BOX_SPAWN_RAN, 0, NULL };
   pid_t pid = fork();
   if (pid == 0) {
-    int null_fd = open("/dev/null", O_RDONLY);
-    if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(fd_out, 1) < 0 || dup2(fd_err, 2) < 0)
-      _exit(126);
+    int in = cmd->nfds > 0 && cmd->fds[0] >= 0 ? cmd->fds[0] : open("/dev/null", O_RDONLY);
+    if (in < 0 || dup2(in, 0) < 0 || dup2(fd_out, 1) < 0 || dup2(fd_err, 2) < 0) _exit(126);
     if (cmd->envp)
       execvpe(cmd->argv[0], cmd->argv, cmd->envp);
     else
@@ -729,6 +806,7 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
     if (dup2(fds[i], i) < 0) die("take the alias's descriptors");
   for (int i = 0; i < nfds; i++)
     if (fds[i] > 2) close(fds[i]);
+  caller_stdin_known = fstat(0, &caller_stdin) == 0;
   set_env(run); /* only when the fork request could not carry it */
   take_decided(run);
   /* The wall-clock limit boxd carries from box.toml (0 = the default). */

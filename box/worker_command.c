@@ -299,10 +299,45 @@ static void put_json_input(json_object **j)
   json_object_put(*j);
 }
 
-static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_err,
-                              int requester_fd)
+/* The descriptors a spawn request carries after its ticket: stdout,
+ * stderr, then those "fds" numbers (stdin, `n<file`, process
+ * substitutions); into fds by the number the program gets. */
+static bool spawn_fds(const SpawnJob *job, int fds[BOX_TOOLS_MAX_FDS], int *nfds)
+{
+  json_object *targets;
+  *nfds = 0;
+  for (int i = 0; i < BOX_TOOLS_MAX_FDS; i++) fds[i] = -1;
+  if (job->nfds < 3 || !json_object_object_get_ex(job->msg, "fds", &targets) ||
+      !json_object_is_type(targets, json_type_array) ||
+      json_object_array_length(targets) != (size_t)(job->nfds - 3))
+    return false;
+  for (int i = 3; i < job->nfds; i++) {
+    int n = json_object_get_int(json_object_array_get_idx(targets, (size_t)(i - 3)));
+    if (n < 0 || n >= BOX_TOOLS_MAX_FDS || n == 1 || n == 2 || fds[n] >= 0) return false;
+    fds[n] = job->fds[i];
+    *nfds = MAX(*nfds, n + 1);
+  }
+  return true;
+}
+
+/* Once the tool has its own copies: a pipe's reader sees its end as soon
+ * as the tool and the Shell close theirs, not when boxd has the status. */
+static void close_passed_fds(SpawnJob *job)
+{
+  for (int i = 1; i < job->nfds; i++) {
+    if (job->fds[i] >= 0) close(job->fds[i]);
+    job->fds[i] = -1;
+  }
+}
+
+static json_object *run_spawn(Command *c, SpawnJob *job)
 {
   Boxd *d = c->d;
+  json_object *msg = job->msg;
+  int requester_fd = job->fds[0];
+  int fds[BOX_TOOLS_MAX_FDS], nfds;
+  if (!spawn_fds(job, fds, &nfds))
+    return spawn_reply("failed", 126, "the worker sent a malformed request");
   json_object *argv_obj, *cwd_obj, *command_obj;
   if (!json_object_object_get_ex(msg, "argv", &argv_obj) ||
       !json_object_object_get_ex(msg, "cwd", &cwd_obj) ||
@@ -346,6 +381,8 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
     box_policy_record_status(d->policy, "shell:spawn", permitted_input, 126);
     return spawn_reply("no_tool", 126, refusal);
   }
+  g_autofree char *ram = box_vfs_ram_root(d->vfs, c->w->command);
+  g_autofree char *tmp_area = g_strconcat(ram, "/tmp", NULL);
   BoxToolLaunch launch = {
     .program_path = resolved,
     .argv = (char *const *)argv,
@@ -356,13 +393,17 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
     .mountpoint = box_vfs_mountpoint(d->vfs),
     .roots = (const char *const *)d->roots,
     .staging_dir = d->staging_dir,
+    .fds = fds,
+    .nfds = nfds,
+    .tmp_area = tmp_area,
   };
   json_object *env_obj = NULL;
   json_object_object_get_ex(msg, "env", &env_obj);
   g_autofree const char **extra_env = string_array(env_obj);
   launch.extra_env = (char *const *)extra_env;
   g_autoptr(GError) error = NULL;
-  pid_t pid = box_tools_launch(&launch, fd_out, fd_err, attach_tool, c, &error);
+  pid_t pid = box_tools_launch(&launch, job->fds[1], job->fds[2], attach_tool, c, &error);
+  close_passed_fds(job);
   if (pid < 0) {
     box_policy_record_status(d->policy, "shell:spawn", permitted_input, 126);
     return spawn_reply("failed", 126,
@@ -385,13 +426,11 @@ static gpointer spawn_thread(gpointer data)
 {
   SpawnJob *job = data;
   json_object *reply;
-  if (job->nfds != 3)
-    reply = spawn_reply("failed", 126, "the worker sent a malformed request");
-  else
-    reply = run_spawn(job->c, job->msg, job->fds[1], job->fds[2], job->fds[0]);
+  reply = run_spawn(job->c, job);
   box_ctl_send(job->fds[0], reply, NULL, 0);
   json_object_put(reply);
-  for (int i = 0; i < job->nfds; i++) close(job->fds[i]);
+  for (int i = 0; i < job->nfds; i++)
+    if (job->fds[i] >= 0) close(job->fds[i]);
   json_object_put(job->msg);
   g_free(job);
   return NULL;

@@ -367,6 +367,28 @@ static bool run_shebang(Shell *sh, int argc, char **av, Word **as, size_t na, in
   return true;
 }
 
+/* What a program gets as its descriptors (BoxShellCommand.fds): the
+ * Shell's 0 and 3…9, then each pipe of a process substitution at its own
+ * number, which its /dev/fd/N word names. */
+static int program_fds(const Shell *sh, int fds[BOX_SPAWN_MAX_FDS])
+{
+  int n = 0;
+  for (int i = 0; i < BOX_SPAWN_MAX_FDS; i++) fds[i] = -1;
+  for (int i = 0; i <= 9; i++)
+    if (i > 2 || i == 0) {
+      fds[i] = sh->fd[i];
+      if (fds[i] >= 0) n = i + 1;
+    }
+  for (guint i = 0; sh->procsub_fds && i < sh->procsub_fds->len; i++) {
+    int fd = g_array_index(sh->procsub_fds, int, i);
+    if (fd > 2 && fd < BOX_SPAWN_MAX_FDS && fds[fd] < 0) {
+      fds[fd] = fd;
+      n = MAX(n, fd + 1);
+    }
+  }
+  return n;
+}
+
 static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na)
 {
   const BoxShellHost *host = sh->host;
@@ -380,6 +402,9 @@ static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na)
   bool *owned;
   command_for_host(sh, &cmd, line, av, argc, av[0], sh->cwd, &owned);
   cmd.envp = envp;
+  int fds[BOX_SPAWN_MAX_FDS];
+  cmd.nfds = program_fds(sh, fds);
+  cmd.fds = fds;
   int efd = sh->fd[2] >= 0 ? sh->fd[2] : -1;
   int ofd = sh->fd[1];
   BoxSpawnResult r = { BOX_SPAWN_NOT_FOUND, 127, NULL };

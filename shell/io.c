@@ -1,9 +1,11 @@
 /* io.c — output buffers and the file helpers the commands share. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "shell/shell-private.h"
@@ -438,31 +440,42 @@ void box_file_error(BoxCmd *c, const char *prefix, const char *name, int err)
   g_free(text);
 }
 
-int box_open_file(const char *path, int flags)
+/* The descriptor a /dev/fd/N or /dev/std* path names as the command sees
+ * it: its own 0-2 and `n<file`, else a pipe of a process substitution,
+ * named by its real number.  -1 (EBADF) when closed, -2 for other paths. */
+static int named_fd(const char *path)
 {
-  int fd;
-  Shell *sh = box_current_shell;
+  const Shell *sh = box_current_shell;
   int which = -1;
   if (strncmp(path, "/dev/fd/", 8) == 0 && path[8]) {
     char *end;
     long n = strtol(path + 8, &end, 10);
-    if (!*end && n >= 0) which = (int)n;
+    if (!*end && n >= 0 && n <= INT_MAX) which = (int)n;
   } else if (strcmp(path, "/dev/stdin") == 0)
     which = 0;
   else if (strcmp(path, "/dev/stdout") == 0)
     which = 1;
   else if (strcmp(path, "/dev/stderr") == 0)
     which = 2;
-  if (which >= 0) {
-    /* the Shell's own descriptors (process substitution, /dev/std*) */
-    int real = which;
-    if (sh && which < BOX_NFD && which <= 2) real = sh->fd[which];
-    if (real < 0) {
-      errno = EBADF;
-      return -1;
-    }
-    return fcntl(real, F_DUPFD_CLOEXEC, 10);
-  }
+  if (which < 0) return -2;
+  int real = which;
+  if (sh && which < BOX_NFD && (which <= 2 || sh->fd[which] >= 0)) real = sh->fd[which];
+  if (real < 0) errno = EBADF;
+  return real < 0 ? -1 : real;
+}
+
+int box_stat_file(const char *path, struct stat *st)
+{
+  int fd = named_fd(path);
+  if (fd == -2) return stat(path, st);
+  return fd < 0 ? -1 : fstat(fd, st);
+}
+
+int box_open_file(const char *path, int flags)
+{
+  int fd = named_fd(path);
+  if (fd != -2) return fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 10);
+  Shell *sh = box_current_shell;
   free(fast_denial);
   fast_denial = NULL;
   if (fast_open(sh, path, flags, &fd)) return fd;

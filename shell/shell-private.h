@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "shell/ast.h"
@@ -387,6 +388,8 @@ char *box_error_text(Shell *sh, int err);
  * /dev/stdout, /dev/stderr and /dev/fd/N name the Shell's descriptors
  * (process substitution hands out /dev/fd/N). */
 int box_open_file(const char *path, int flags);
+/* stat(2) of a file a command names, those descriptors' paths included. */
+int box_stat_file(const char *path, struct stat *st);
 /* The fast path, in batches: asks the host to decide and open these files
  * for reading now (a directory's files at once); box_open_file(path,
  * O_RDONLY) then takes each descriptor.  box_prefetch_drop closes what was

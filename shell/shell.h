@@ -15,6 +15,9 @@
 extern "C" {
 #endif
 
+/* A program gets its descriptors below this number (BoxShellCommand.fds). */
+#define BOX_SPAWN_MAX_FDS 60
+
 /* One resolved simple command, as policy sees it (spec/policy.md §4.1). */
 typedef struct {
   const char *command; /* command line rebuilt from the expanded words */
@@ -32,6 +35,13 @@ typedef struct {
    * from an expansion (spec/runtime.md §8.2: logged redacted).  Never NULL
    * from the Shell; a host that gets NULL must treat every word as expanded. */
   const bool *literal;
+  /* shell:spawn only: the descriptors the program gets besides stdout and
+   * stderr (fd_out, fd_err): fds[n] becomes its descriptor n, for n = 0
+   * and 3 … nfds-1 (-1: closed; entries 1 and 2 are not read).  Stdin and
+   * `n<file` up to 9 as the command sees them, and the pipes of its
+   * `<(…)`/`>(…)` at the numbers their /dev/fd/N names. */
+  const int *fds;
+  int nfds;
 } BoxShellCommand;
 
 typedef enum {
@@ -54,7 +64,7 @@ typedef struct {
   bool (*decide_exec)(void *data, const BoxShellCommand *cmd, char **message);
   /* Runs a program the Shell does not implement (shell:spawn and all that
    * follows happen on the host side).  fd_out/fd_err are where its output
-   * goes; its stdin is /dev/null. */
+   * goes; cmd->fds the rest of its descriptors, stdin first. */
   BoxSpawnResult (*spawn)(void *data, const BoxShellCommand *cmd, int fd_out, int fd_err);
   /* The policy text of the calling thread's last denied file operation,
    * or NULL (then the Shell prints strerror(EACCES)).  malloc'd. */

@@ -72,7 +72,11 @@ typedef struct {
   int link_fd;          /* to boxd: "g"o and "k" in, "v"iew prepared and "r"eleased out */
   int join_netns_fd;    /* the box's route-less namespace to join, or -1 */
   char *workload_stack; /* top of the workload's stack */
-  int fd_in, fd_out, fd_err;
+  int fd_out, fd_err;
+  int fds[BOX_TOOLS_MAX_FDS]; /* the workload's by number, 1 and 2 aside (-1: none) */
+  int nfds;
+  const char *tmp_area; /* bound as /tmp (the command's RAM /tmp), or NULL */
+  int tmp_tree;         /* tmp_area's detached copy, once PID 1 may look it up */
 } Child;
 
 static int last_cap(void)
@@ -221,6 +225,22 @@ static void replay_scaffold(const Child *c, const Step *s, const char *path)
   }
 }
 
+/* The launch's /tmp at path: the command's RAM /tmp, seen as the Shell
+ * sees it, with a tmpfs's flags (nothing runs from it, no device, no
+ * setuid); else a tmpfs of its own. */
+static void place_tmp(const Child *c, const char *path)
+{
+  if (c->tmp_tree < 0) {
+    if (mount(VIEW_TMP_SOURCE, path, "tmpfs", VIEW_TMP_FLAGS, VIEW_TMP_DATA) != 0)
+      child_fail(c, "/tmp");
+    return;
+  }
+  struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
+  if (mount_setattr(c->tmp_tree, "", AT_EMPTY_PATH, &attr, sizeof attr) != 0 ||
+      move_mount(c->tmp_tree, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) != 0)
+    child_fail(c, "/tmp");
+}
+
 /* This launch's own /tmp and /proc on a pivoted copy of a prepared view.
  * What the view mounts in /tmp (the objects the preparing launch resolved,
  * with their flags and the refusals inside them) is held by descriptor,
@@ -240,8 +260,7 @@ static void private_tmp_and_proc(const Child *c)
     if (trees[n] < 0) child_fail(c, s->dst + root_len);
     n++;
   }
-  if (mount(VIEW_TMP_SOURCE, "/tmp", "tmpfs", VIEW_TMP_FLAGS, VIEW_TMP_DATA) != 0)
-    child_fail(c, "/tmp");
+  place_tmp(c, "/tmp");
   for (guint i = 0; i < v->steps->len; i++) {
     const Step *s = &g_array_index(v->steps, Step, i);
     const char *path = s->dst + root_len;
@@ -290,6 +309,10 @@ static void build_view(const Child *c)
       break;
     case STEP_BIND: bind_exact(c, s); break;
     case STEP_TMPFS: {
+      if (s->per_launch) { /* /tmp */
+        place_tmp(c, s->dst);
+        break;
+      }
       char dst[32];
       int dfd = open_exact(s->dst);
       if (dfd < 0) child_fail(c, s->dst);
@@ -340,14 +363,35 @@ void box_tools_set_workload_fd_limit(const struct rlimit *limit)
   workload_nofile_set = true;
 }
 
+/* Puts each descriptor at its number and closes everything else. */
+static bool place_fds(const Child *c)
+{
+  int n = MAX(c->nfds, 3);
+  int high[BOX_TOOLS_MAX_FDS];
+  /* Copies above every number first, so no dup2 clobbers a source. */
+  for (int i = 0; i < n; i++) {
+    int src = i == 1 ? c->fd_out : i == 2 ? c->fd_err : c->fds[i];
+    high[i] = src >= 0 ? fcntl(src, F_DUPFD_CLOEXEC, BOX_TOOLS_MAX_FDS)
+              : i == 0 ? open("/dev/null", O_RDONLY | O_CLOEXEC)
+                       : -1;
+    if (high[i] < 0 && i <= 2) return false;
+  }
+  int gap = -1; /* the first of a run of numbers left closed */
+  for (int i = 0; i < n; i++) {
+    if (high[i] >= 0 && dup2(high[i], i) < 0) return false;
+    if (high[i] < 0 && gap < 0) gap = i;
+    if (high[i] >= 0 && gap >= 0) {
+      close_range((unsigned)gap, (unsigned)i - 1, 0);
+      gap = -1;
+    }
+  }
+  close_range((unsigned)(gap >= 0 ? gap : n), ~0U, 0);
+  return true;
+}
+
 static void __attribute__((noreturn)) run_workload(const Child *c)
 {
-  /* Move the descriptors above 2 first so dup2 cannot clobber them. */
-  int in = c->fd_in >= 0 ? fcntl(c->fd_in, F_DUPFD_CLOEXEC, 10) : open("/dev/null", O_RDONLY);
-  int out = fcntl(c->fd_out, F_DUPFD_CLOEXEC, 10), err = fcntl(c->fd_err, F_DUPFD_CLOEXEC, 10);
-  if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-    _exit(127);
-  close_range(3, ~0U, 0);
+  if (!place_fds(c)) _exit(127);
   /* Dispositions came from PID 1 (all default); only the mask is left. */
   sigset_t none;
   sigemptyset(&none);
@@ -478,13 +522,23 @@ static void __attribute__((noreturn)) child_main(Child *c)
    * view, while boxd registers the launch; else once the view is built.
    * What PID 1 calls after that (chdir, prctl, capset, a plain clone,
    * send, the reaper's calls) the filter allows. */
-  if (c->mode == VIEW_ENTER) {
+  if (c->mode == VIEW_ENTER && !c->tmp_area) {
     enter_prepared_view(c);
     install_filter(c);
   }
   /* From here on the mount must be able to place this launch. */
   char go;
   if (read(c->link_fd, &go, 1) != 1) _exit(127);
+  if (c->tmp_area) {
+    /* Looked up in boxd's view (the launch has not left it yet), as a
+     * request of this command's tool. */
+    c->tmp_tree = open_tree(AT_FDCWD, c->tmp_area, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    if (c->tmp_tree < 0) child_fail(c, c->tmp_area);
+    if (c->mode == VIEW_ENTER) {
+      enter_prepared_view(c);
+      install_filter(c);
+    }
+  }
   if (c->new_net) loopback_up(c);
   if (c->mode != VIEW_ENTER) {
     build_view(c);
@@ -839,7 +893,8 @@ static gpointer held_thread(gpointer data)
     if (poll(p, polled->len, -1) < 0 && errno != EINTR) g_usleep(1000);
     if (p[0].revents) {
       guint64 n;
-      if (read(held_wake, &n, sizeof n) < 0) { /* nonblocking: nothing more to read */ }
+      if (read(held_wake, &n, sizeof n) < 0) { /* nonblocking: nothing more to read */
+      }
     }
     g_mutex_lock(&held_lock);
     for (guint k = 1; k < polled->len; k++) {
@@ -905,7 +960,8 @@ static void release_held(void)
   if (held) g_array_set_size(held, 0);
   g_mutex_unlock(&held_lock);
   guint64 one = 1;
-  if (held_wake >= 0 && write(held_wake, &one, sizeof one) < 0) { /* awake anyway */ }
+  if (held_wake >= 0 && write(held_wake, &one, sizeof one) < 0) { /* awake anyway */
+  }
 }
 
 /* ---- one network namespace for contained tools ---- */
@@ -997,9 +1053,14 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
               link[1],
               join_fd >= 0 && !new_user ? join_fd : -1,
               slot ? slot->base + SLOT_HALF : workload_stack + sizeof workload_stack,
-              l->is_agent ? l->fd_in : -1,
               fd_out,
-              fd_err };
+              fd_err,
+              { 0 },
+              MIN(l->nfds, BOX_TOOLS_MAX_FDS),
+              l->tmp_area,
+              -1 };
+  for (int i = 0; i < BOX_TOOLS_MAX_FDS; i++) c.fds[i] = l->fds && i < c.nfds ? l->fds[i] : -1;
+  if (!l->fds && l->is_agent) c.fds[0] = l->fd_in;
   if (slot) {
     pid = clone(child_entry, slot->base + 2 * SLOT_HALF,
                 (int)(flags | CLONE_VM | CLONE_CHILD_CLEARTID | CLONE_PIDFD), &c, &pidfd, NULL,

@@ -18,6 +18,9 @@ G_BEGIN_DECLS
 #define BOX_TOOLS_ERROR (box_tools_error_quark())
 GQuark box_tools_error_quark(void);
 
+/* A launched program gets its descriptors below this number. */
+#define BOX_TOOLS_MAX_FDS 64
+
 /* A process table as the launcher needs it: absolute paths only. */
 typedef struct {
   const char *label;    /* "git", or "agent" for an exec entry */
@@ -81,7 +84,18 @@ typedef struct {
   const char *staging_dir;   /* an empty directory to build the view on */
   /* The agent's own sandbox (box/agent.c); tools leave these zero. */
   bool is_agent;
-  int fd_in; /* agent: its stdin (tools: /dev/null) */
+  int fd_in; /* agent: its stdin */
+  /* A tool's descriptors besides stdout and stderr: fds[n] becomes its
+   * descriptor n for n = 0 and 3 … nfds-1 (-1: closed, stdin then
+   * /dev/null; entries 1 and 2 are not read).  The same open files, so a
+   * pipe streams both ways, with its end and back-pressure.  NULL: stdin
+   * is /dev/null (the agent's: fd_in). */
+  const int *fds;
+  int nfds; /* at most BOX_TOOLS_MAX_FDS */
+  /* A directory of the mount bound as the tool's /tmp (the command's RAM
+   * /tmp, so the Shell and its tools share one), or NULL: a tmpfs of its
+   * own. */
+  const char *tmp_area;
   /* The Shell's exported variables and `A=1 prog` prefixes ("NAME=value",
    * NULL-terminated, may be NULL): added to the composed environment,
    * except the names the box owns (box_tools_env_name_reserved, HOME, PATH). */
@@ -146,8 +160,8 @@ char *box_tools_disclosure(const BoxToolTable *t, bool is_agent, const char *pro
  * anything in it touches the mount, so the mount can place its requests. */
 typedef bool (*BoxToolAttachFn)(void *data, pid_t pid);
 
-/* Starts the program in its sandbox with stdin /dev/null and the given
- * stdout/stderr.  Returns the pid of the sandbox's init (the program
+/* Starts the program in its sandbox with the given stdout/stderr and the
+ * launch's other descriptors.  Returns the pid of the sandbox's init (the program
  * itself), or -1 with error set. */
 pid_t box_tools_launch(const BoxToolLaunch *launch, int fd_out, int fd_err, BoxToolAttachFn attach,
                        void *attach_data, GError **error);

@@ -698,9 +698,9 @@ static int diff_entry(Opt *o, const char *d0, const char *d1, const char *name, 
   char *p0 = bx_path_join(d0, name), *p1 = bx_path_join(d1, name);
   struct stat s0, s1;
   int st = 0;
-  bool have0 = in0 && stat(p0, &s0) == 0;
+  bool have0 = in0 && box_stat_file(p0, &s0) == 0;
   int e0 = errno;
-  bool have1 = in1 && stat(p1, &s1) == 0;
+  bool have1 = in1 && box_stat_file(p1, &s1) == 0;
   int e1 = errno;
   if (in0 && !have0) {
     bx_ferr(o->c, "diff", p0, e0);
@@ -785,9 +785,9 @@ static int top(Opt *o, const char *n0, const char *n1)
 {
   struct stat s0, s1;
   bool in0 = strcmp(n0, "-") == 0, in1 = strcmp(n1, "-") == 0;
-  bool have0 = in0 ? fstat(o->c->in, &s0) == 0 : stat(n0, &s0) == 0;
+  bool have0 = in0 ? fstat(o->c->in, &s0) == 0 : box_stat_file(n0, &s0) == 0;
   int e0 = errno;
-  bool have1 = in1 ? fstat(o->c->in, &s1) == 0 : stat(n1, &s1) == 0;
+  bool have1 = in1 ? fstat(o->c->in, &s1) == 0 : box_stat_file(n1, &s1) == 0;
   int e1 = errno;
   int st = 0;
   bool absent0 = false, absent1 = false;
@@ -821,7 +821,7 @@ static int top(Opt *o, const char *n0, const char *n1)
     char *p = bx_path_join(dir, base);
     g_free(base);
     struct stat sp;
-    if (stat(p, &sp) != 0) {
+    if (box_stat_file(p, &sp) != 0) {
       bx_ferr(o->c, "diff", p, errno);
       g_free(p);
       return 2;

@@ -1,0 +1,181 @@
+"""The Shell and the tools it starts as one system (issue 30): pipes,
+here-documents, here-strings, `<file` and `n<file`/`n>file` reach a tool's
+descriptors and stream both ways; `<(…)`/`>(…)` work for tools and the
+Shell's own commands; a tool's /tmp is its command's RAM /tmp; deadlines,
+Ctrl-C and the box's shutdown end a command's tools."""
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import ALLOW_ALL, table_cases
+
+PY = "/usr/bin/python3"
+# A tool that names its stdin (stream) and args, for the cases below.
+UPPER = f"{PY} -c 'import sys; sys.stdout.write(sys.stdin.read().upper())'"
+
+
+def start_box(b, agent_extra=""):
+    """Starts b under a policy that permits everything, with python3 as a
+    tool and agent_extra added to [agent]."""
+    b.write_policy(ALLOW_ALL)
+    b.write_config(extra=f'\n[tool.python3]\ncommand = ["{PY}"]\n'
+                         'filesystem.write = ["~/src/project"]\n')
+    if agent_extra:
+        b.config.write_text(b.config.read_text().replace("[agent]\n", f"[agent]\n{agent_extra}\n", 1))
+    return b.start()
+
+
+@pytest.fixture
+def tbox(box):
+    return start_box(box)
+
+
+STREAMS = [
+    ("pipe", "echo 'print(42)' | " + PY + "; echo $?", "42\n0\n"),
+    ("pipe_upper", "printf 'a\\nb\\n' | " + UPPER, "A\nB\n"),
+    ("heredoc", PY + " - <<'EOF'\nprint(6 * 7)\nEOF", "42\n"),
+    ("heredoc_expanded", "n=5; " + PY + " - <<EOF\nprint($n * 2)\nEOF", "10\n"),
+    ("herestring", UPPER + " <<< 'here'", "HERE\n"),
+    ("heredoc_large", PY + " -c 'import sys; print(len(sys.stdin.read()))' <<EOF\n$(seq 1 30000)\nEOF",
+     "168894\n"),
+    ("loop_shares_stdin", "printf '1\\n2\\n3\\n' > f; while read l; do echo \"got $l\"; " + PY
+     + " -c 'import sys; print(\"tool\", sys.stdin.readline().strip())'; done < f",
+     "got 1\ntool 2\n"),
+    ("file", UPPER + " < src/main.rs | head -1", "FN MAIN() {\n"),
+    ("out_of_tool", PY + " -c 'print(\"x\" * 300000)' | wc -c", "300001\n"),
+    ("into_tool_large", "seq 1 200000 | " + PY + " -c 'import sys; print(sum(map(int, sys.stdin)))'",
+     "20000100000\n"),
+    ("tool_to_tool", "cat src/main.rs | " + PY + " -c 'import sys; print(len(sys.stdin.read()))' | "
+     + PY + " -c 'import sys; print(int(sys.stdin.read()) * 2)'", "186\n"),
+    ("eof_between_writes", "{ echo a; sleep 0.2; echo b; } | " + PY
+     + " -c 'import sys; [print(l.strip(), flush=True) for l in sys.stdin]; print(\"eof\")'",
+     "a\nb\neof\n"),
+    ("reader_ends_early", PY + " -c 'import signal\nsignal.signal(signal.SIGPIPE, signal.SIG_DFL)\n"
+     "while True: print(\"y\", flush=True)' | head -2; echo ${PIPESTATUS[0]}", "y\ny\n141\n"),
+    ("fd3_in_fd4_out", PY + " -c 'import os; os.write(4, os.read(3, 11))' 3< src/main.rs 4> o.txt;"
+     " cat o.txt; echo", "fn main() {\n"),
+    ("fd9", PY + " -c 'import os; print(os.read(9, 2))' 9<<< 'hi'", "b'hi'\n"),
+    ("procsub_in", PY + " -c 'import sys; print(open(sys.argv[1]).read() + open(sys.argv[2]).read(),"
+     " end=\"\")' <(echo a) <(echo b)", "a\nb\n"),
+    ("procsub_out", "echo hi > >(" + UPPER + "); wait", "HI\n"),
+    ("shell_diff_procsub", "diff <(echo a) <(echo b); echo $?", "1c1\n< a\n---\n> b\n1\n"),
+    ("shell_cat_fd3", "cat /dev/fd/3 3< src/main.rs | head -1", "fn main() {\n"),
+]
+
+
+@table_cases("source,expected", STREAMS)
+def test_streams_reach_tools(tbox, source, expected):
+    r = tbox.bash(source)
+    assert (r.stdout, r.stderr) == (expected, ""), (r.returncode, r.stdout, r.stderr)
+
+
+def test_callers_stdin_stays_out_of_tools(tbox):
+    """The alias's own stdin is the Shell's, never a tool's (§4.4): a tool
+    fed nothing reads /dev/null, while one fed by the command reads that."""
+    reader = PY + " -c 'import sys; print(repr(sys.stdin.read()))'"
+    r = tbox.bash(reader, input="caller\n")
+    assert (r.returncode, r.stdout) == (0, "''\n"), r.stderr
+    r = tbox.bash("cat | " + reader, input="caller\n")
+    assert (r.returncode, r.stdout) == (0, "'caller\\n'\n"), r.stderr
+
+
+def test_tmp_is_the_commands_ram_tmp(tbox):
+    r = tbox.bash("echo from-shell > /tmp/a; " + PY + " -c 'print(open(\"/tmp/a\").read(), end=\"\")'")
+    assert (r.returncode, r.stdout) == (0, "from-shell\n"), r.stderr
+    r = tbox.bash(PY + " -c 'open(\"/tmp/b\", \"w\").write(\"from-tool\\n\")'; cat /tmp/b; "
+                  + PY + " -c 'print(open(\"/tmp/b\").read(), end=\"\")'")
+    assert (r.returncode, r.stdout) == (0, "from-tool\nfrom-tool\n"), r.stderr
+    # Per command: the next one starts with neither.
+    r = tbox.bash(PY + " -c 'import os; print(os.path.exists(\"/tmp/a\"), os.path.exists(\"/tmp/b\"))'")
+    assert (r.returncode, r.stdout) == (0, "False False\n"), r.stderr
+
+
+def test_tmp_is_the_box_wide_area_with_ram_box(box):
+    start_box(box, 'ram = "box"')
+    r = box.bash("echo kept > /tmp/k")
+    assert r.returncode == 0, r.stderr
+    r = box.bash(PY + " -c 'print(open(\"/tmp/k\").read(), end=\"\"); open(\"/tmp/t\", \"w\").write(\"t\\n\")'")
+    assert (r.returncode, r.stdout) == (0, "kept\n"), r.stderr
+    r = box.bash("cat /tmp/t")
+    assert (r.returncode, r.stdout) == (0, "t\n"), r.stderr
+
+
+def sleepers(marker):
+    out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
+    return out.split()
+
+
+def until(cond, limit):
+    deadline = time.monotonic() + limit
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+SLEEP_TOOL = PY + " -c 'import time; time.sleep(30)  # {marker}'"
+
+
+@table_cases("how,status", [("interrupt", "int", 125), ("shutdown", "term", 125)])
+def test_interrupt_and_shutdown_end_tools(box, how, status):
+    start_box(box)
+    marker = f"tio-{how}-{time.monotonic_ns()}"
+    p = subprocess.Popen([str(box.box_dir / "bin" / "bash"), "-c",
+                          SLEEP_TOOL.format(marker=marker) + "; echo after"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         cwd=str(box.workspace), env=box.env())
+    assert until(lambda: sleepers(marker), 20)
+    t = time.monotonic()
+    if how == "int":
+        p.send_signal(signal.SIGINT)
+    else:
+        box.proc.send_signal(signal.SIGTERM)
+    out, _ = p.communicate(timeout=20)
+    assert (p.returncode, out) == (status, "")
+    # Gone within 100 ms of the signal (and 50 ms for pgrep's own runs).
+    assert until(lambda: not sleepers(marker), 0.15 - (time.monotonic() - t))
+
+
+@table_cases("source,status,limit", [
+    ("shell_timeout", "{tool}; echo after", 124, 2.0),
+    ("timeout", "timeout 1 {tool}; echo status $?", 0, 1.0),
+])
+def test_deadlines_end_tools(box, source, status, limit):
+    start_box(box, 'shell_timeout = "2s"')
+    marker = f"tio-deadline-{time.monotonic_ns()}"
+    t = time.monotonic()
+    r = box.bash(source.format(tool=SLEEP_TOOL.format(marker=marker)), timeout=30)
+    took = time.monotonic() - t
+    assert r.returncode == status, r.stderr
+    assert r.stdout == ("" if status else "status 124\n"), r.stdout
+    assert limit <= took < limit + 0.5, took
+    assert until(lambda: not sleepers(marker), 0.1)
+
+
+SIGNALLED = [
+    ("timeout_int", "timeout -s INT 1 " + PY + " -c 'import time\ntry:\n time.sleep(8)\n"
+     "except KeyboardInterrupt:\n print(\"interrupted\")'; echo $?"),
+    ("timeout_term_handled", "timeout 1 " + PY + " -c 'import signal, sys, time\n"
+     "signal.signal(signal.SIGTERM, lambda *a: (print(\"cleanup\"), sys.exit(3)))\n"
+     "time.sleep(8)'; echo $?"),
+    ("timeout_preserve", "timeout --preserve-status 1 " + PY + " -c 'import time; time.sleep(8)';"
+     " echo $?"),
+    ("kill_job", PY + " -c 'import signal, sys, time\n"
+     "signal.signal(signal.SIGTERM, lambda *a: (print(\"term\"), sys.exit(5)))\n"
+     "print(\"up\", flush=True)\ntime.sleep(8)' & sleep 0.5; kill $!; wait $!; echo $?"),
+    ("timeout_kill_after", "timeout -k 0.5 1 " + PY + " -c 'import signal, time\n"
+     "signal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(8)'; echo $?"),
+]
+
+
+@table_cases("source", SIGNALLED)
+def test_signals_reach_tools_as_in_bash(tbox, source):
+    """The signal a job or `timeout` sends reaches the tool itself, which
+    may handle it, as bash's child would be the program."""
+    r = tbox.bash(source)
+    want = subprocess.run(["bash", "-c", source], capture_output=True, text=True,
+                          cwd=str(tbox.workspace), timeout=30)
+    assert (r.returncode, r.stdout) == (want.returncode, want.stdout), r.stderr
