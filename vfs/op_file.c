@@ -212,7 +212,7 @@ void vfs_run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
       struct stat fst;
       bool have = fstat(fd, &fst) == 0;
       bool chowned = vfs_daemon_root() && (c.uid != 0 || c.gid != 0);
-      vfs_chown_new(&c, nn.dfd, name);
+      vfs_chown_new(&c, nn.dfd, name, S_IFREG | (mode & 07777));
       /* the node is found by what the open made (no fstatat of the name; a
        * new node's own O_PATH open is still compared below); after a chown
        * the attributes are read again */

@@ -120,10 +120,16 @@ bool vfs_daemon_root(void)
   return r;
 }
 
-void vfs_chown_new(const Caller *c, int dirfd, const char *name)
+void vfs_chown_new(const Caller *c, int dirfd, const char *name, mode_t mode)
 {
-  if (vfs_daemon_root() && (c->uid != 0 || c->gid != 0))
-    (void)!fchownat(dirfd, name, c->uid, c->gid, AT_SYMLINK_NOFOLLOW); /* best effort */
+  if (!vfs_daemon_root() || (c->uid == 0 && c->gid == 0)) return;
+  /* in a setgid directory the name keeps the directory's group, as made */
+  struct stat dst;
+  gid_t g = fstat(dirfd, &dst) == 0 && (dst.st_mode & S_ISGID) ? (gid_t)-1 : c->gid;
+  if (fchownat(dirfd, name, c->uid, g, AT_SYMLINK_NOFOLLOW) != 0) return; /* best effort */
+  /* a chown drops the set-id bits of a file: the caller asked for them */
+  if (!S_ISDIR(mode) && !S_ISLNK(mode) && (mode & (S_ISUID | S_ISGID)))
+    (void)!fchmodat(dirfd, name, mode & 07777, AT_SYMLINK_NOFOLLOW);
 }
 
 /* lock held: a new RAM node in dir, failing if the name exists */
@@ -165,7 +171,7 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     if (make_real(nn.dfd, name, mode, link) < 0)
       err = errno;
     else {
-      vfs_chown_new(&c, nn.dfd, name);
+      vfs_chown_new(&c, nn.dfd, name, link ? S_IFLNK : mode);
       err = vfs_pass_child_known(v, nn.dir, nn.dfd, name, &e, NULL, nn.moves);
     }
   } else if (!err) {

@@ -626,8 +626,9 @@ int vfs_new_name_request(BoxVfs *v, fuse_req_t req, Caller *c, fuse_ino_t parent
 void vfs_new_name_clear(BoxVfs *v, NewName *nn);
 const VfsObjId *vfs_name_obj(const NewName *nn, const char *name, VfsObjId *buf);
 bool vfs_daemon_root(void);
-/* A new name made for a caller other than root is given to the caller. */
-void vfs_chown_new(const Caller *c, int dirfd, const char *name);
+/* A new name made for a caller other than root is given to the caller;
+ * mode: what it was made with (type and permissions). */
+void vfs_chown_new(const Caller *c, int dirfd, const char *name, mode_t mode);
 void vfs_run_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode);
 void vfs_run_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev);
 void vfs_run_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name);
