@@ -315,6 +315,7 @@ static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name, b
   Caller c;
   NewName nn;
   int err = vfs_new_name_request(v, req, &c, parent, name, &nn);
+  if (!err) err = vfs_sticky_check(v, &c, &nn, name);
   NameId before = { 0 };
   if (!err && nn.pass) vfs_name_id(nn.dfd, name, &before);
   VfsObjId gone = { before.dev, before.ino };
@@ -390,6 +391,8 @@ void vfs_run_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_in
   int err = vfs_new_name(v, &c, parent, name, &src);
   if (!err) err = vfs_new_name(v, &c, newparent, newname, &dst);
   if (!err && src.pass != dst.pass) err = EXDEV;
+  if (!err) err = vfs_sticky_check(v, &c, &src, name);
+  if (!err) err = vfs_sticky_check(v, &c, &dst, newname);
   NameId sid, did;
   bool dst_exists = false, dst_dir = false;
   if (!err) {

@@ -61,3 +61,26 @@ bool vfs_caller_in_group(const Caller *c, gid_t g)
   fclose(f);
   return found;
 }
+
+/* Removing or replacing name in nn's directory: where the directory is
+ * sticky, only root, the directory's owner or the name's may (EPERM, as
+ * the kernel's may_delete).  A missing name is left to the op's ENOENT. */
+int vfs_sticky_check(BoxVfs *v, const Caller *c, const NewName *nn, const char *name)
+{
+  if (c->uid == 0) return 0;
+  uid_t dir_uid, victim_uid;
+  if (nn->pass) {
+    struct stat d, n;
+    if (fstat(nn->dfd, &d) < 0 || !(d.st_mode & S_ISVTX) || d.st_uid == c->uid) return 0;
+    if (fstatat(nn->dfd, name, &n, AT_SYMLINK_NOFOLLOW) < 0) return 0;
+    dir_uid = d.st_uid;
+    victim_uid = n.st_uid;
+  } else {
+    g_mutex_lock(&v->lock);
+    Node *n = (nn->dir->mode & S_ISVTX) ? g_hash_table_lookup(nn->dir->children, name) : NULL;
+    dir_uid = nn->dir->uid;
+    victim_uid = n ? n->uid : c->uid;
+    g_mutex_unlock(&v->lock);
+  }
+  return dir_uid == c->uid || victim_uid == c->uid ? 0 : EPERM;
+}

@@ -580,6 +580,8 @@ bool vfs_name_same(const NameId *a, const NameId *b);
 bool vfs_caller_in_group(const Caller *c, gid_t g);
 bool vfs_perm_ok(const struct stat *st, const Caller *c, int mask);
 int vfs_check_perm(BoxVfs *v, Node *n, const Caller *c, int mask);
+struct NewName;
+int vfs_sticky_check(BoxVfs *v, const Caller *c, const struct NewName *nn, const char *name);
 
 /* op_lookup.c */
 int vfs_fill_entry(BoxVfs *v, Node *n, struct fuse_entry_param *e); /* lock held */
@@ -609,7 +611,7 @@ void vfs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
 void vfs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
 
 /* op_name.c */
-typedef struct {
+typedef struct NewName {
   Node *dir;
   char *dirpath; /* worker-view path of the directory */
   char *path;    /* worker-view path of the new name */
