@@ -104,6 +104,18 @@ static void open_control(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, c
   }
 }
 
+/* An open for writing by a caller without CAP_FSETID drops the set-id bits
+ * a write would: the kernel asks for some of them before a write (a SETATTR,
+ * op_attr.c), none before a passed-through one, an atomic O_TRUNC or for
+ * set-gid without group execute. */
+static void kill_setid(const Caller *c, int fd)
+{
+  struct stat st;
+  if (c->uid == 0 || fstat(fd, &st) < 0) return;
+  mode_t kill = vfs_setid_kill(c, &st);
+  if (kill) (void)!fchmod(fd, st.st_mode & 07777 & ~kill);
+}
+
 void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   BoxVfs *v = V(req);
@@ -138,6 +150,7 @@ void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
       err = errno;
       close(fd);
     } else {
+      if (!ro) kill_setid(&c, fd);
       fh = fh_pass_file(v, c.cmd, n, fd);
       fh->backing = S_ISREG(n->ftype) ? vfs_backing_open(v, n, fd) : -1;
       /* the kernel refuses a passthrough open with any cache flag */
@@ -152,6 +165,11 @@ void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     else if (n->special != SPECIAL_NONE && !ro)
       err = EACCES;
     else {
+      if (!ro) {
+        struct stat st;
+        vfs_virt_stat(n, &st);
+        n->mode &= ~vfs_setid_kill(&c, &st);
+      }
       if (fi->flags & O_TRUNC) {
         vfs_ram_resize(v, n, 0);
         now_ts(&n->mtime);

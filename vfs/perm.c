@@ -84,3 +84,15 @@ int vfs_sticky_check(BoxVfs *v, const Caller *c, const NewName *nn, const char *
   }
   return dir_uid == c->uid || victim_uid == c->uid ? 0 : EPERM;
 }
+
+/* The set-id bits a write or truncate by c drops from a file of st, by the
+ * kernel's rules (setattr_should_drop_suidgid): none for root; set-uid;
+ * set-gid where group-executable or where c is not in the file's group. */
+mode_t vfs_setid_kill(const Caller *c, const struct stat *st)
+{
+  if (c->uid == 0 || !S_ISREG(st->st_mode)) return 0;
+  mode_t kill = st->st_mode & S_ISUID;
+  if ((st->st_mode & S_ISGID) && ((st->st_mode & S_IXGRP) || !vfs_caller_in_group(c, st->st_gid)))
+    kill |= S_ISGID;
+  return kill;
+}
