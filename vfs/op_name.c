@@ -212,8 +212,13 @@ void vfs_run_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const ch
   BoxVfs *v = V(req);
   Caller c;
   NewName nn;
-  int err = vfs_new_name_request(v, req, &c, newparent, newname, &nn);
-  Node *n = err ? NULL : vfs_pin(v, ino, &c, &err);
+  memset(&nn, 0, sizeof nn);
+  nn.dfd = -1;
+  vfs_place(v, req, NULL, &c);
+  int err = 0;
+  Node *n = vfs_pin(v, ino, &c, &err);
+  if (!err) err = vfs_link_source_check(v, &c, n);
+  if (!err) err = vfs_new_name(v, &c, newparent, newname, &nn);
   if (!err && (n->kind != NODE_PASS && n->kind != NODE_RAM)) err = EPERM;
   if (!err && (n->special != SPECIAL_NONE || n->skeleton)) err = EPERM;
   if (!err && is_pass(n) != nn.pass) err = EXDEV;

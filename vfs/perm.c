@@ -96,3 +96,30 @@ mode_t vfs_setid_kill(const Caller *c, const struct stat *st)
     kill |= S_ISGID;
   return kill;
 }
+
+/* fs.protected_hardlinks, read once: the kernel's check on a link's source
+ * (may_linkat) passes through FUSE's permission hook unchecked. */
+static bool protected_hardlinks(void)
+{
+  static int on = -1;
+  int r = __atomic_load_n(&on, __ATOMIC_RELAXED);
+  if (r < 0) {
+    FILE *f = fopen("/proc/sys/fs/protected_hardlinks", "re");
+    r = f && fgetc(f) == '1';
+    if (f) fclose(f);
+    __atomic_store_n(&on, r, __ATOMIC_RELAXED);
+  }
+  return r;
+}
+
+/* May c link to n?  Its owner and root may; others only a regular file
+ * without set-id bits that they may read and write (EPERM). */
+int vfs_link_source_check(BoxVfs *v, const Caller *c, Node *n)
+{
+  if (c->uid == 0 || !protected_hardlinks()) return 0;
+  struct stat st;
+  if (vfs_node_stat(v, n, &st) != 0 || st.st_uid == c->uid) return 0;
+  bool safe = S_ISREG(st.st_mode) && !(st.st_mode & S_ISUID) &&
+              (st.st_mode & (S_ISGID | S_IXGRP)) != (S_ISGID | S_IXGRP);
+  return safe && vfs_perm_ok(&st, c, R_OK | W_OK) ? 0 : EPERM;
+}
