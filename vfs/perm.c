@@ -123,3 +123,22 @@ int vfs_link_source_check(BoxVfs *v, const Caller *c, Node *n)
               (st.st_mode & (S_ISGID | S_IXGRP)) != (S_ISGID | S_IXGRP);
   return safe && vfs_perm_ok(&st, c, R_OK | W_OK) ? 0 : EPERM;
 }
+
+/* Lock held: may c search every directory above n?  The kernel asks for no
+ * search permission on names it holds (no default_permissions), so without
+ * this a directory made unsearchable would leave what lies below it open
+ * for as long as the kernel keeps the entries.  Root searches anything. */
+int vfs_search_check(BoxVfs *v, const Caller *c, Node *n)
+{
+  if (c->uid == 0) return 0;
+  int depth = 0;
+  for (Node *p = n->parent; p && depth < VFS_MAX_DEPTH; p = p->parent, depth++) {
+    struct stat st;
+    if (!is_pass(p))
+      vfs_virt_stat(p, &st);
+    else if (p->fd >= 0 ? fstat(p->fd, &st) < 0 : vfs_pass_node_stat(v, p, true, &st) != 0)
+      continue; /* not at its place: the op's own walk finds that */
+    if (!vfs_perm_ok(&st, c, X_OK)) return EACCES;
+  }
+  return 0;
+}

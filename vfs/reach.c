@@ -30,7 +30,7 @@ Node *vfs_pin(BoxVfs *v, fuse_ino_t ino, const Caller *c, int *err)
   Node *n = vfs_node_get(v, ino);
   if (!n) {
     *err = ENOENT;
-  } else if ((*err = vfs_reach(c, n)) != 0) {
+  } else if ((*err = vfs_reach(c, n)) != 0 || (*err = vfs_search_check(v, c, n)) != 0) {
     n = NULL;
   } else {
     vfs_node_ref(n);

@@ -582,6 +582,7 @@ bool vfs_perm_ok(const struct stat *st, const Caller *c, int mask);
 int vfs_check_perm(BoxVfs *v, Node *n, const Caller *c, int mask);
 mode_t vfs_setid_kill(const Caller *c, const struct stat *st);
 int vfs_link_source_check(BoxVfs *v, const Caller *c, Node *n);
+int vfs_search_check(BoxVfs *v, const Caller *c, Node *n); /* lock held */
 struct NewName;
 int vfs_sticky_check(BoxVfs *v, const Caller *c, const struct NewName *nn, const char *name);
 
