@@ -3,6 +3,7 @@
  * kernel would: the caller's uid, primary and supplementary groups. */
 #include "vfs/vfs-private.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,14 +16,18 @@ bool vfs_perm_ok(const struct stat *st, const Caller *c, int mask)
     if ((mask & X_OK) && !S_ISDIR(st->st_mode) && !(st->st_mode & 0111)) return false;
     return true;
   }
-  unsigned bits;
-  if (c->uid == st->st_uid)
+  unsigned bits, m = (unsigned)mask & 7;
+  if (c->uid == st->st_uid) {
     bits = (st->st_mode >> 6) & 7;
-  else if (vfs_caller_in_group(c, st->st_gid))
-    bits = (st->st_mode >> 3) & 7;
-  else
-    bits = st->st_mode & 7;
-  return ((unsigned)mask & bits) == (unsigned)mask;
+  } else {
+    unsigned group = (st->st_mode >> 3) & 7, other = st->st_mode & 7;
+    /* the groups are read from /proc only where they decide the answer */
+    if ((group & m) == (other & m))
+      bits = other;
+    else
+      bits = vfs_caller_in_group(c, st->st_gid) ? group : other;
+  }
+  return (m & bits) == m;
 }
 
 int vfs_check_perm(BoxVfs *v, Node *n, const Caller *c, int mask)
@@ -37,29 +42,32 @@ int vfs_check_perm(BoxVfs *v, Node *n, const Caller *c, int mask)
 }
 
 /* Is the caller in group g (primary or supplementary)?  The supplementary
- * groups are read from /proc/<tid>/status only when the primary differs. */
+ * groups are those the kernel holds for the calling thread now (a process
+ * may change them at any time, so they are not cached): its
+ * /proc/<tid>/status, read in one go, only when the primary differs. */
 bool vfs_caller_in_group(const Caller *c, gid_t g)
 {
   if (c->gid == g) return true;
-  char path[64];
+  char path[64], buf[4096];
   snprintf(path, sizeof path, "/proc/%d/status", (int)c->tid);
-  FILE *f = fopen(path, "re");
-  if (!f) return false;
-  char line[4096];
-  bool found = false;
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "Groups:", 7) != 0) continue;
-    char *p = line + 7, *end;
-    for (;;) {
-      unsigned long x = strtoul(p, &end, 10);
-      if (end == p) break;
-      if ((gid_t)x == g) found = true;
-      p = end;
-    }
-    break;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  const char *p = strstr(buf, "\nGroups:");
+  if (!p) return false;
+  p += 8;
+  char *eol = strchr(p, '\n');
+  if (eol) *eol = '\0';
+  for (;;) {
+    char *end;
+    unsigned long x = strtoul(p, &end, 10);
+    if (end == p) return false;
+    if ((gid_t)x == g) return true;
+    p = end;
   }
-  fclose(f);
-  return found;
 }
 
 /* Removing or replacing name in nn's directory: where the directory is
