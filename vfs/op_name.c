@@ -398,6 +398,9 @@ void vfs_run_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_in
   if (!err && src.pass != dst.pass) err = EXDEV;
   if (!err) err = vfs_sticky_check(v, &c, &src, name);
   if (!err) err = vfs_sticky_check(v, &c, &dst, newname);
+  if (!err && src.dir != dst.dir) err = vfs_movedir_check(v, &c, &src, name);
+  if (!err && src.dir != dst.dir && (flags & RENAME_EXCHANGE))
+    err = vfs_movedir_check(v, &c, &dst, newname);
   NameId sid, did;
   bool dst_exists = false, dst_dir = false;
   if (!err) {

@@ -150,3 +150,21 @@ int vfs_search_check(BoxVfs *v, const Caller *c, Node *n)
   }
   return 0;
 }
+
+/* A directory moved to another parent has its ".." rewritten: the caller
+ * needs write permission on it (EACCES, as the kernel's vfs_rename). */
+int vfs_movedir_check(BoxVfs *v, const Caller *c, const NewName *nn, const char *name)
+{
+  if (c->uid == 0) return 0;
+  struct stat st;
+  if (nn->pass) {
+    if (fstatat(nn->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) return 0;
+  } else {
+    g_mutex_lock(&v->lock);
+    Node *n = g_hash_table_lookup(nn->dir->children, name);
+    if (n) vfs_virt_stat(n, &st);
+    g_mutex_unlock(&v->lock);
+    if (!n) return 0;
+  }
+  return !S_ISDIR(st.st_mode) || vfs_perm_ok(&st, c, W_OK) ? 0 : EACCES;
+}

@@ -585,6 +585,7 @@ int vfs_link_source_check(BoxVfs *v, const Caller *c, Node *n);
 int vfs_search_check(BoxVfs *v, const Caller *c, Node *n); /* lock held */
 struct NewName;
 int vfs_sticky_check(BoxVfs *v, const Caller *c, const struct NewName *nn, const char *name);
+int vfs_movedir_check(BoxVfs *v, const Caller *c, const struct NewName *nn, const char *name);
 
 /* op_lookup.c */
 int vfs_fill_entry(BoxVfs *v, Node *n, struct fuse_entry_param *e); /* lock held */

@@ -12,7 +12,7 @@ Run it on a tmpfs and through the mount and compare the outputs
 (tests/integration/test_mount_perm.py does).
 
 Cases: one per reproduction of issue 38 (sticky, umask, setuid_write,
-search, fifo, longpath, other_users) and `matrix`, checks generated from
+search, fifo, longpath, other_users), setgid_dir and `matrix`, checks generated from
 the rules: owner/group/other x modes x sticky x operations x uids."""
 import ctypes
 import errno
@@ -273,6 +273,27 @@ def other_users(o):
     o.extend(as_user(U1, u1))
 
 
+@case
+def setgid_dir(o):
+    mkdir("g", 0o2777, (0, 5555))
+    mkdir("h", 0o2770, (0, 5555))
+
+    def u(who):
+        def run():
+            os.umask(0)
+            out = [res(open_close, f"g/f{who}", os.O_CREAT | os.O_WRONLY, 0o2775),
+                   res(os.mkdir, f"g/d{who}", 0o777), res(os.mkfifo, f"g/p{who}", 0o666),
+                   res(os.symlink, "x", f"g/l{who}"), res(open_close, f"h/f{who}", os.O_CREAT | os.O_WRONLY)]
+            for n in ("f", "d", "p", "l"):
+                out += [res(mode, f"g/{n}{who}"), res(owner, f"g/{n}{who}")]
+            out.append(res(lambda: os.mkdir(f"g/d{who}/sub") or mode(f"g/d{who}/sub")))
+            out.append(res(lambda: owner(f"g/d{who}/sub")))
+            return out
+        return run
+    o.extend(as_user(U1, u(1)))
+    o.extend(as_user(U2, u(2)))
+
+
 # ---- the generated matrix ----
 DIR_MODES = (0o777, 0o1777, 0o755, 0o1733, 0o770, 0o1770, 0o707, 0o311)
 FILE_MODES = (0o644, 0o620, 0o406, 0o070)
@@ -299,7 +320,8 @@ def matrix_ops(d):
         ("link", lambda: os.link(f, f"{d}/h")),
         ("rename", lambda: os.rename(f, f"{d}/g")),
         ("unlink", lambda: os.unlink(f"{d}/g") if os.path.lexists(f"{d}/g") else os.unlink(f)),
-        ("rmdir", lambda: os.rmdir(s)),
+        ("movedir", lambda: os.rename(s, f"{d}.s")),
+        ("rmdir", lambda: os.rmdir(s) if os.path.lexists(s) else os.rmdir(f"{d}.s")),
         ("chmod_dir", lambda: os.chmod(d, 0o755)),
     ]
 
