@@ -15,25 +15,18 @@ Cases: one per reproduction of issue 38 (sticky, umask, setuid_write,
 search, fifo, longpath, other_users), setgid_dir and `matrix`, checks generated from
 the rules: owner/group/other x modes x sticky x operations x uids."""
 import ctypes
-import errno
 import itertools
 import json
 import os
 import stat
 import sys
 
+from posix_suite import res  # one step's result: "ok", "ok:<value>" or the errno name
+
 U1 = (65534, 65534, [65534])
 U2 = (4321, 4321, [4321, 5555])  # 5555: a supplementary group only
 
 R = {}
-
-
-def res(f, *a, **k):
-    try:
-        v = f(*a, **k)
-        return "ok" if v is None else f"ok:{v}"
-    except OSError as e:
-        return errno.errorcode.get(e.errno, str(e.errno))
 
 
 def mode(p):
