@@ -9,6 +9,7 @@ holds, FIFOs, paths past PATH_MAX, other uids) and a matrix generated from
 the rules.  Needs root and /dev/fuse."""
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -41,16 +42,27 @@ def on_tmpfs(tmp_path, cases):
     return json.loads(r.stdout)
 
 
-def on_mount(tmp_path, where, cases):
+def on_mount(tmp_path, where, cases, small=False):
     d = tmp_path / where
     d.mkdir()
     os.chmod(tmp_path, 0o755)
     os.chmod(d, 0o755)
     script = f'exec "$0" {shlex.quote(SUITE)} {WHERE[where]} "$@"'
-    r = subprocess.run([RUN, "--root", str(d), "--", "/bin/sh", "-c", script, sys.executable,
-                        *cases], capture_output=True, text=True, timeout=600)
+    prefix = []
+    if small:
+        # as test_mount_posix's budget test: 100 files take the 64 node descriptors
+        # first, and the suite's nodes are reached by walks from the root
+        script = ('mkdir fill && i=0; while [ $i -lt 100 ]; do : > fill/f$i; i=$((i+1)); done; '
+                  + script)
+        prefix = ["setpriv", "--bounding-set", "-sys_resource", "--inh-caps", "-sys_resource",
+                  "prlimit", "--nofile=300:300", "--"]
+    r = subprocess.run([*prefix, RUN, "--root", str(d), "--", "/bin/sh", "-c", script,
+                        sys.executable, *cases], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     assert "(0 denied)" in r.stderr
+    if small:
+        past = re.search(r"boxfs-run: (\d+) nodes past the descriptor budget of 64\n", r.stderr)
+        assert past and int(past.group(1)) > 1000, r.stderr
     return json.loads(r.stdout)
 
 
@@ -65,6 +77,15 @@ def test_permissions_as_tmpfs(tmp_path, where):
     checks = [r for r in native["matrix"] if r.split(" ", 1)[0] in ("65534", "4321")]
     assert len(checks) >= 2000
     assert {r.rsplit(": ", 1)[1] for r in checks} >= {"ok", "EACCES", "EPERM"}
+
+
+def test_permissions_past_the_descriptor_budget(tmp_path):
+    """The checks on ancestors and long paths where nodes hold no descriptor."""
+    cases = ["search", "longpath", "matrix"]
+    native = on_tmpfs(tmp_path, cases)
+    mounted = on_mount(tmp_path, "pass", cases, small=True)
+    for case in cases:
+        assert mounted[case] == native[case], case
 
 
 @pytest.mark.xfail(strict=True, reason="a FIFO's open never reaches a FUSE daemon: the kernel "
