@@ -104,6 +104,9 @@ static void open_control(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, c
   }
 }
 
+/* The kernel's __FMODE_EXEC, in the flags of the OPEN an execve sends. */
+#define OPEN_FOR_EXEC 040
+
 /* An open for writing by a caller without CAP_FSETID drops the set-id bits
  * a write would: the kernel asks for some of them before a write (a SETATTR,
  * op_attr.c), none before a passed-through one, an atomic O_TRUNC or for
@@ -136,7 +139,11 @@ void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
                : (fi->flags & O_ACCMODE) == O_WRONLY ? W_OK
                                                      : (R_OK | W_OK);
     if (fi->flags & O_TRUNC) mask |= W_OK;
-    err = vfs_check_perm(v, n, &c, mask);
+    /* An exec's open asks to run the file, not to read it (the kernel
+     * reads it itself): execute permission alone, as natively.  The
+     * kernel has refused a file without any execute bit, all root needs. */
+    if (fi->flags & OPEN_FOR_EXEC) mask = c.uid == 0 ? 0 : X_OK;
+    if (mask) err = vfs_check_perm(v, n, &c, mask);
   }
   Fh *fh = NULL;
   if (!err && is_pass(n)) {

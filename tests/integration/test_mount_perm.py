@@ -22,7 +22,7 @@ BUILD = os.environ.get("BOXFS_BUILD", os.path.join(ROOT, "build"))
 SUITE = os.path.join(ROOT, "tests", "posix", "perm_suite.py")
 RUN = os.path.join(BUILD, "bench", "boxfs-run")
 CASES = ["sticky", "umask", "setuid_write", "search", "longpath", "other_users", "setgid_dir",
-         "matrix"]
+         "exec_modes", "matrix"]
 WHERE = {"pass": "$BOXFS_DIR", "ram": "${BOXFS_DIR%%/pass*}/ram/c0/tmp"}
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/fuse")

@@ -12,7 +12,7 @@ Run it on a tmpfs and through the mount and compare the outputs
 (tests/integration/test_mount_perm.py does).
 
 Cases: one per reproduction of issue 38 (sticky, umask, setuid_write,
-search, fifo, longpath, other_users), setgid_dir and `matrix`, checks generated from
+search, fifo, longpath, other_users), setgid_dir, exec_modes and `matrix`, checks generated from
 the rules: owner/group/other x modes x sticky x operations x uids."""
 import ctypes
 import itertools
@@ -285,6 +285,37 @@ def setgid_dir(o):
         return run
     o.extend(as_user(U1, u(1)))
     o.extend(as_user(U2, u(2)))
+
+
+def exec_file(p):
+    """Runs p (exec needs only execute permission); its errno if refused."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.execv(p, [p])
+        except OSError as e:
+            os._exit(e.errno)
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code:
+        raise OSError(code, os.strerror(code))
+
+
+@case
+def exec_modes(o):
+    with open("/bin/true", "rb") as f:
+        binary = f.read()
+    modes = (0o700, 0o711, 0o744, 0o755, 0o750, 0o710, 0o701, 0o4711, 0o000)
+    for m in modes:
+        fd = os.open(f"e{m:o}", os.O_CREAT | os.O_WRONLY, 0o700)
+        os.write(fd, binary)
+        os.close(fd)
+        os.chown(f"e{m:o}", 0, 5555)
+        os.chmod(f"e{m:o}", m)
+    for who in (U1, U2):
+        o.extend(as_user(who, lambda: [res(exec_file, f"./e{m:o}") for m in modes] +
+                         [res(open_close, f"e{m:o}", os.O_RDONLY) for m in modes]))
+    o.extend(res(exec_file, f"./e{m:o}") for m in modes)
 
 
 # ---- the generated matrix ----
