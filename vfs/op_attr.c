@@ -151,7 +151,6 @@ static int symlink_utimens(BoxVfs *v, Node *n, const struct timespec tv[2])
   return r;
 }
 
-/* The checks the kernel leaves to us for SETATTR (no default_permissions). */
 /* The kernel's own mode change before a write or truncate by a caller
  * without CAP_FSETID: libfuse 3.14 takes neither HANDLE_KILLPRIV flavour,
  * so file_remove_privs arrives as a SETATTR of the mode, sent as the writer.
@@ -166,6 +165,7 @@ static bool kills_setid(const Caller *c, const struct stat *st, const struct sta
   return has_fh || vfs_perm_ok(st, c, W_OK);
 }
 
+/* The checks the kernel leaves to us for SETATTR (no default_permissions). */
 static int setattr_allowed(const Caller *c, const struct stat *st, const struct stat *attr,
                            int to_set, bool has_fh)
 {
