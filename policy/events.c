@@ -10,7 +10,8 @@ bool tval_eq(const TVal *a, const TVal *b)
 {
   if (a->k != b->k) return false;
   switch (a->k) {
-  case TV_NONE: return false;
+  case TV_NONE:
+  case TV_SET: return false;
   case TV_LONG:
   case TV_BOOL: return a->l == b->l;
   case TV_ENT:
@@ -121,7 +122,11 @@ static size_t collect(Pending *out, int action, bool output, json_object *rec, s
       *strbytes += p.n + 1;
       break;
     }
-    default: continue; /* sets and records: present in no predicate's equality */
+    case json_type_array:
+    case json_type_object:
+      p.k = TV_SET; /* in no predicate's equality, but there for `_` */
+      break;
+    default: continue;
     }
     p.path = field_path(action, output, key);
     out[np++] = p;

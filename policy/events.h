@@ -16,7 +16,8 @@
 typedef enum { EV_REQUEST = 0, EV_RESPONSE = 1, EV_ERROR = 2 } EventKind;
 
 /* A value in an event field, a literal or a variable binding. */
-typedef enum { TV_NONE = 0, TV_LONG, TV_STR, TV_BOOL, TV_ENT } TValKind;
+/* TV_SET: a set or record the event holds, which only `_` matches. */
+typedef enum { TV_NONE = 0, TV_LONG, TV_STR, TV_BOOL, TV_ENT, TV_SET } TValKind;
 typedef struct {
   TValKind k;
   int64_t l;     /* TV_LONG, TV_BOOL; a Timepoint variable holds its seq here */

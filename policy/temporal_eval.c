@@ -315,6 +315,7 @@ static bool en(Ctx *c, const TForm *f, uint64_t j, TVal *row, Emit emit, void *d
       const TVal *v = event_field(e, fd->path);
       if (!v) return true;
       if (fd->term.kind == TT_WILD) continue;
+      if (v->k == TV_SET) return true; /* bound or compared: never */
       if (fd->term.kind == TT_VAR && row[fd->term.var].k == TV_NONE) {
         row[fd->term.var] = *v;
         continue;
@@ -443,7 +444,8 @@ static void key_val(GString *k, const TVal *v)
     g_string_append_len(k, (const char *)&v->n, sizeof v->n);
     g_string_append_len(k, v->s, (gssize)v->n);
     break;
-  case TV_NONE: break;
+  case TV_NONE:
+  case TV_SET: break;
   }
 }
 

@@ -891,7 +891,8 @@ static void render_val(GString *s, const TVal *v)
     }
     g_string_append_c(s, '"');
     break;
-  case TV_NONE: g_string_append(s, "?"); break;
+  case TV_NONE:
+  case TV_SET: g_string_append(s, "?"); break;
   }
 }
 

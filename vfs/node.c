@@ -192,6 +192,11 @@ Node *vfs_ram_new(BoxVfs *v, int cmd, Node *dir, const char *name, mode_t mode, 
   n->mode = mode;
   n->uid = uid;
   n->gid = gid;
+  if (dir->mode & S_ISGID) {
+    /* BSD group semantics below a setgid directory, as every Linux fs */
+    n->gid = dir->gid;
+    if (S_ISDIR(mode)) n->mode |= S_ISGID;
+  }
   if (S_ISDIR(mode)) {
     n->nlink = 2;
     n->children = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);

@@ -114,15 +114,12 @@ void vfs_run_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 /* chown(2) rules for a caller the kernel did not check (no
  * default_permissions): root may; the owner may keep the owner and change the
  * group to one of its own groups; nobody else may. */
-static int chown_allowed(BoxVfs *v, const Caller *c, int vfd, uid_t u, gid_t g)
+static int chown_allowed(const Caller *c, const struct stat *st, uid_t u, gid_t g)
 {
-  (void)v;
   if (c->uid == 0) return 0;
-  struct stat st;
-  if (fstat(vfd, &st) < 0) return errno;
-  bool owner = st.st_uid == c->uid;
-  if (u != (uid_t)-1 && (u != st.st_uid || !owner)) return EPERM;
-  if (g != (gid_t)-1 && (!owner || (g != st.st_gid && !vfs_caller_in_group(c, g)))) return EPERM;
+  bool owner = st->st_uid == c->uid;
+  if (u != (uid_t)-1 && (u != st->st_uid || !owner)) return EPERM;
+  if (g != (gid_t)-1 && (!owner || (g != st->st_gid && !vfs_caller_in_group(c, g)))) return EPERM;
   return 0;
 }
 
@@ -154,12 +151,27 @@ static int symlink_utimens(BoxVfs *v, Node *n, const struct timespec tv[2])
   return r;
 }
 
+/* The kernel's own mode change before a write or truncate by a caller
+ * without CAP_FSETID: libfuse 3.14 takes neither HANDLE_KILLPRIV flavour,
+ * so file_remove_privs arrives as a SETATTR of the mode, sent as the writer.
+ * It is told from a chmod by what it asks (the set-id bits off, nothing
+ * else) and by who may ask it (a writer of the file). */
+static bool kills_setid(const Caller *c, const struct stat *st, const struct stat *attr,
+                        bool has_fh)
+{
+  mode_t cur = st->st_mode & 07777, want = attr->st_mode & 07777;
+  mode_t setid = S_ISUID | S_ISGID;
+  if (!S_ISREG(st->st_mode) || want == cur || (want | setid) != (cur | setid)) return false;
+  return has_fh || vfs_perm_ok(st, c, W_OK);
+}
+
 /* The checks the kernel leaves to us for SETATTR (no default_permissions). */
-static int setattr_allowed(const Caller *c, const struct stat *st, int to_set, bool has_fh)
+static int setattr_allowed(const Caller *c, const struct stat *st, const struct stat *attr,
+                           int to_set, bool has_fh)
 {
   if (c->uid == 0) return 0;
   bool owner = st->st_uid == c->uid;
-  if ((to_set & FUSE_SET_ATTR_MODE) && !owner) return EPERM;
+  if ((to_set & FUSE_SET_ATTR_MODE) && !owner && !kills_setid(c, st, attr, has_fh)) return EPERM;
   if ((to_set & FUSE_SET_ATTR_SIZE) && !has_fh && !vfs_perm_ok(st, c, W_OK)) return EACCES;
   bool explicit_time = (to_set & FUSE_SET_ATTR_ATIME && !(to_set & FUSE_SET_ATTR_ATIME_NOW)) ||
                        (to_set & FUSE_SET_ATTR_MTIME && !(to_set & FUSE_SET_ATTR_MTIME_NOW));
@@ -183,7 +195,7 @@ static int setattr_pass(BoxVfs *v, const Caller *c, Node *n, int vfd, Fh *fh, st
   int ffd = (fh && fh->kind == FH_PASS_FILE) ? fh->fd : -1;
   struct stat cur;
   if (fstat(vfd, &cur) < 0) return errno;
-  int e0 = setattr_allowed(c, &cur, to_set, ffd >= 0);
+  int e0 = setattr_allowed(c, &cur, attr, to_set, ffd >= 0);
   if (e0) return e0;
   if (to_set & FUSE_SET_ATTR_MODE) {
     if (S_ISLNK(n->ftype)) return EOPNOTSUPP;
@@ -195,13 +207,15 @@ static int setattr_pass(BoxVfs *v, const Caller *c, Node *n, int vfd, Fh *fh, st
   if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
     uid_t u = (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
     gid_t g = (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
-    int e = chown_allowed(v, c, vfd, u, g);
+    int e = chown_allowed(c, &cur, u, g);
     if (e) return e;
     if (fchownat(vfd, "", u, g, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) return errno;
   }
   if (to_set & FUSE_SET_ATTR_SIZE) {
     int r = ffd >= 0 ? ftruncate(ffd, attr->st_size) : truncate(pp, attr->st_size);
     if (r < 0) return errno;
+    mode_t kill = (to_set & FUSE_SET_ATTR_MODE) ? 0 : vfs_setid_kill(c, &cur);
+    if (kill && chmod(pp, cur.st_mode & 07777 & ~kill) < 0) return errno;
   }
   if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
     struct timespec tv[2];
@@ -229,16 +243,20 @@ static int setattr_pass(BoxVfs *v, const Caller *c, Node *n, int vfd, Fh *fh, st
   return 0;
 }
 
-static int setattr_ram(BoxVfs *v, Node *n, const Caller *c, struct stat *attr, int to_set)
+static int setattr_ram(BoxVfs *v, Node *n, const Caller *c, struct stat *attr, int to_set,
+                       bool has_fh)
 {
   int err = 0;
   g_mutex_lock(&v->lock);
-  bool owner = c->uid == 0 || c->uid == n->uid;
+  struct stat cur;
+  vfs_virt_stat(n, &cur);
   struct timespec now;
   now_ts(&now);
   if (n->special != SPECIAL_NONE) err = EACCES;
-  if (!err && (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) && !owner)
-    err = EPERM;
+  if (!err) err = setattr_allowed(c, &cur, attr, to_set, has_fh);
+  if (!err && (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)))
+    err = chown_allowed(c, &cur, (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1,
+                        (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1);
   if (!err && (to_set & FUSE_SET_ATTR_SIZE)) {
     if (!n->data)
       err = S_ISDIR(n->mode) ? EISDIR : EINVAL;
@@ -247,8 +265,18 @@ static int setattr_ram(BoxVfs *v, Node *n, const Caller *c, struct stat *attr, i
     else
       err = vfs_ram_resize(v, n, (size_t)attr->st_size);
     if (!err) n->mtime = now;
+    if (!err && !(to_set & FUSE_SET_ATTR_MODE)) n->mode &= ~vfs_setid_kill(c, &cur);
   }
-  if (!err && (to_set & FUSE_SET_ATTR_MODE)) n->mode = (n->mode & S_IFMT) | (attr->st_mode & 07777);
+  if (!err && (to_set & FUSE_SET_ATTR_MODE)) {
+    mode_t m = attr->st_mode & 07777;
+    if (c->uid != 0 && (m & S_ISGID) && !vfs_caller_in_group(c, n->gid)) m &= ~(mode_t)S_ISGID;
+    n->mode = (n->mode & S_IFMT) | m;
+  }
+  if (!err && (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) && !S_ISDIR(n->mode)) {
+    /* as chown(2) on a file: the set-uid bit goes, set-gid where it means one */
+    n->mode &= ~(mode_t)S_ISUID;
+    if (n->mode & S_IXGRP) n->mode &= ~(mode_t)S_ISGID;
+  }
   if (!err && (to_set & FUSE_SET_ATTR_UID)) n->uid = attr->st_uid;
   if (!err && (to_set & FUSE_SET_ATTR_GID)) n->gid = attr->st_gid;
   if (!err && (to_set & FUSE_SET_ATTR_ATIME))
@@ -281,7 +309,7 @@ void vfs_run_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_s
       close(vfd);
     }
   } else if (!err) {
-    err = setattr_ram(v, n, &c, attr, to_set);
+    err = setattr_ram(v, n, &c, attr, to_set, FH(fi) != NULL);
   }
   struct stat st;
   if (!err) err = vfs_node_stat(v, n, &st);

@@ -104,6 +104,21 @@ static void open_control(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, c
   }
 }
 
+/* The kernel's __FMODE_EXEC, in the flags of the OPEN an execve sends. */
+#define OPEN_FOR_EXEC 040
+
+/* An open for writing by a caller without CAP_FSETID drops the set-id bits
+ * a write would: the kernel asks for some of them before a write (a SETATTR,
+ * op_attr.c), none before a passed-through one, an atomic O_TRUNC or for
+ * set-gid without group execute. */
+static void kill_setid(const Caller *c, int fd)
+{
+  struct stat st;
+  if (c->uid == 0 || fstat(fd, &st) < 0) return;
+  mode_t kill = vfs_setid_kill(c, &st);
+  if (kill) (void)!fchmod(fd, st.st_mode & 07777 & ~kill);
+}
+
 void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   BoxVfs *v = V(req);
@@ -124,7 +139,11 @@ void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
                : (fi->flags & O_ACCMODE) == O_WRONLY ? W_OK
                                                      : (R_OK | W_OK);
     if (fi->flags & O_TRUNC) mask |= W_OK;
-    err = vfs_check_perm(v, n, &c, mask);
+    /* An exec's open asks to run the file, not to read it (the kernel
+     * reads it itself): execute permission alone, as natively.  The
+     * kernel has refused a file without any execute bit, all root needs. */
+    if (fi->flags & OPEN_FOR_EXEC) mask = c.uid == 0 ? 0 : X_OK;
+    if (mask) err = vfs_check_perm(v, n, &c, mask);
   }
   Fh *fh = NULL;
   if (!err && is_pass(n)) {
@@ -138,6 +157,7 @@ void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
       err = errno;
       close(fd);
     } else {
+      if (!ro) kill_setid(&c, fd);
       fh = fh_pass_file(v, c.cmd, n, fd);
       fh->backing = S_ISREG(n->ftype) ? vfs_backing_open(v, n, fd) : -1;
       /* the kernel refuses a passthrough open with any cache flag */
@@ -152,6 +172,11 @@ void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     else if (n->special != SPECIAL_NONE && !ro)
       err = EACCES;
     else {
+      if (!ro) {
+        struct stat st;
+        vfs_virt_stat(n, &st);
+        n->mode &= ~vfs_setid_kill(&c, &st);
+      }
       if (fi->flags & O_TRUNC) {
         vfs_ram_resize(v, n, 0);
         now_ts(&n->mtime);
@@ -212,7 +237,7 @@ void vfs_run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
       struct stat fst;
       bool have = fstat(fd, &fst) == 0;
       bool chowned = vfs_daemon_root() && (c.uid != 0 || c.gid != 0);
-      vfs_chown_new(&c, nn.dfd, name);
+      vfs_chown_new(&c, nn.dfd, name, S_IFREG | (mode & 07777));
       /* the node is found by what the open made (no fstatat of the name; a
        * new node's own O_PATH open is still compared below); after a chown
        * the attributes are read again */

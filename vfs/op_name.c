@@ -120,10 +120,16 @@ bool vfs_daemon_root(void)
   return r;
 }
 
-void vfs_chown_new(const Caller *c, int dirfd, const char *name)
+void vfs_chown_new(const Caller *c, int dirfd, const char *name, mode_t mode)
 {
-  if (vfs_daemon_root() && (c->uid != 0 || c->gid != 0))
-    (void)!fchownat(dirfd, name, c->uid, c->gid, AT_SYMLINK_NOFOLLOW); /* best effort */
+  if (!vfs_daemon_root() || (c->uid == 0 && c->gid == 0)) return;
+  /* in a setgid directory the name keeps the directory's group, as made */
+  struct stat dst;
+  gid_t g = fstat(dirfd, &dst) == 0 && (dst.st_mode & S_ISGID) ? (gid_t)-1 : c->gid;
+  if (fchownat(dirfd, name, c->uid, g, AT_SYMLINK_NOFOLLOW) != 0) return; /* best effort */
+  /* a chown drops the set-id bits of a file: the caller asked for them */
+  if (!S_ISDIR(mode) && !S_ISLNK(mode) && (mode & (S_ISUID | S_ISGID)))
+    (void)!fchmodat(dirfd, name, mode & 07777, AT_SYMLINK_NOFOLLOW);
 }
 
 /* lock held: a new RAM node in dir, failing if the name exists */
@@ -165,7 +171,7 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     if (make_real(nn.dfd, name, mode, link) < 0)
       err = errno;
     else {
-      vfs_chown_new(&c, nn.dfd, name);
+      vfs_chown_new(&c, nn.dfd, name, link ? S_IFLNK : mode);
       err = vfs_pass_child_known(v, nn.dir, nn.dfd, name, &e, NULL, nn.moves);
     }
   } else if (!err) {
@@ -206,8 +212,13 @@ void vfs_run_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const ch
   BoxVfs *v = V(req);
   Caller c;
   NewName nn;
-  int err = vfs_new_name_request(v, req, &c, newparent, newname, &nn);
-  Node *n = err ? NULL : vfs_pin(v, ino, &c, &err);
+  memset(&nn, 0, sizeof nn);
+  nn.dfd = -1;
+  vfs_place(v, req, NULL, &c);
+  int err = 0;
+  Node *n = vfs_pin(v, ino, &c, &err);
+  if (!err) err = vfs_link_source_check(v, &c, n);
+  if (!err) err = vfs_new_name(v, &c, newparent, newname, &nn);
   if (!err && (n->kind != NODE_PASS && n->kind != NODE_RAM)) err = EPERM;
   if (!err && (n->special != SPECIAL_NONE || n->skeleton)) err = EPERM;
   if (!err && is_pass(n) != nn.pass) err = EXDEV;
@@ -309,6 +320,7 @@ static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name, b
   Caller c;
   NewName nn;
   int err = vfs_new_name_request(v, req, &c, parent, name, &nn);
+  if (!err) err = vfs_sticky_check(v, &c, &nn, name);
   NameId before = { 0 };
   if (!err && nn.pass) vfs_name_id(nn.dfd, name, &before);
   VfsObjId gone = { before.dev, before.ino };
@@ -384,6 +396,11 @@ void vfs_run_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_in
   int err = vfs_new_name(v, &c, parent, name, &src);
   if (!err) err = vfs_new_name(v, &c, newparent, newname, &dst);
   if (!err && src.pass != dst.pass) err = EXDEV;
+  if (!err) err = vfs_sticky_check(v, &c, &src, name);
+  if (!err) err = vfs_sticky_check(v, &c, &dst, newname);
+  if (!err && src.dir != dst.dir) err = vfs_movedir_check(v, &c, &src, name);
+  if (!err && src.dir != dst.dir && (flags & RENAME_EXCHANGE))
+    err = vfs_movedir_check(v, &c, &dst, newname);
   NameId sid, did;
   bool dst_exists = false, dst_dir = false;
   if (!err) {

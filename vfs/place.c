@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,9 +138,21 @@ static PidnsEntry *nested_pidns(BoxVfs *v, pid_t pid)
   return found;
 }
 
+/* The kernel has applied the caller's umask to a create's mode (no
+ * FUSE_CAP_DONT_MASK); ours must not be applied again.  Each thread that
+ * acts gets a umask of its own, 0, leaving the rest of the process's. */
+static void own_umask(void)
+{
+  static __thread bool done;
+  if (done) return;
+  done = true;
+  if (unshare(CLONE_FS) == 0) umask(0);
+}
+
 void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c)
 {
   vfs_watch_actor();
+  own_umask();
   if (vfs_job_caller(req, c)) return;
   const struct fuse_ctx *ctx = fuse_req_ctx(req);
   memset(c, 0, sizeof *c);

@@ -30,7 +30,7 @@ Node *vfs_pin(BoxVfs *v, fuse_ino_t ino, const Caller *c, int *err)
   Node *n = vfs_node_get(v, ino);
   if (!n) {
     *err = ENOENT;
-  } else if ((*err = vfs_reach(c, n)) != 0) {
+  } else if ((*err = vfs_reach(c, n)) != 0 || (*err = vfs_search_check(v, c, n)) != 0) {
     n = NULL;
   } else {
     vfs_node_ref(n);
@@ -143,7 +143,7 @@ static char *pass_rel(Node *n, int *rootfd)
   return g_string_free(s, FALSE);
 }
 
-int vfs_openat2_beneath(int dirfd, const char *rel, int flags)
+static int openat2_once(int dirfd, const char *rel, int flags)
 {
   struct open_how how;
   memset(&how, 0, sizeof how);
@@ -155,6 +155,36 @@ int vfs_openat2_beneath(int dirfd, const char *rel, int flags)
     if (errno != EAGAIN) break;
   }
   return -1;
+}
+
+/* openat2 takes a path shorter than PATH_MAX; one below a root can be
+ * longer.  It is walked in pieces that end at a '/', each beneath the
+ * directory the piece before opened, so still never out of the root. */
+int vfs_openat2_beneath(int dirfd, const char *rel, int flags)
+{
+  int at = dirfd;
+  while (strlen(rel) >= PATH_MAX) {
+    const char *cut = rel + PATH_MAX - 1;
+    while (cut > rel && *cut != '/') cut--;
+    char *piece = cut > rel ? g_strndup(rel, (gsize)(cut - rel)) : NULL;
+    int fd = piece ? openat2_once(at, piece, O_PATH | O_DIRECTORY) : -1;
+    int e = piece ? errno : ENAMETOOLONG;
+    g_free(piece);
+    if (at != dirfd) close(at);
+    if (fd < 0) {
+      errno = e;
+      return -1;
+    }
+    at = fd;
+    rel = cut + 1;
+  }
+  int fd = openat2_once(at, rel, flags);
+  if (at != dirfd) {
+    int e = errno;
+    close(at);
+    errno = e;
+  }
+  return fd;
 }
 
 static int deny_identity(BoxVfs *v, const Caller *c, Node *n, const char *action)

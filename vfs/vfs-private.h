@@ -580,6 +580,12 @@ bool vfs_name_same(const NameId *a, const NameId *b);
 bool vfs_caller_in_group(const Caller *c, gid_t g);
 bool vfs_perm_ok(const struct stat *st, const Caller *c, int mask);
 int vfs_check_perm(BoxVfs *v, Node *n, const Caller *c, int mask);
+mode_t vfs_setid_kill(const Caller *c, const struct stat *st);
+int vfs_link_source_check(BoxVfs *v, const Caller *c, Node *n);
+int vfs_search_check(BoxVfs *v, const Caller *c, Node *n); /* lock held */
+struct NewName;
+int vfs_sticky_check(BoxVfs *v, const Caller *c, const struct NewName *nn, const char *name);
+int vfs_movedir_check(BoxVfs *v, const Caller *c, const struct NewName *nn, const char *name);
 
 /* op_lookup.c */
 int vfs_fill_entry(BoxVfs *v, Node *n, struct fuse_entry_param *e); /* lock held */
@@ -609,7 +615,7 @@ void vfs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
 void vfs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
 
 /* op_name.c */
-typedef struct {
+typedef struct NewName {
   Node *dir;
   char *dirpath; /* worker-view path of the directory */
   char *path;    /* worker-view path of the new name */
@@ -626,8 +632,9 @@ int vfs_new_name_request(BoxVfs *v, fuse_req_t req, Caller *c, fuse_ino_t parent
 void vfs_new_name_clear(BoxVfs *v, NewName *nn);
 const VfsObjId *vfs_name_obj(const NewName *nn, const char *name, VfsObjId *buf);
 bool vfs_daemon_root(void);
-/* A new name made for a caller other than root is given to the caller. */
-void vfs_chown_new(const Caller *c, int dirfd, const char *name);
+/* A new name made for a caller other than root is given to the caller;
+ * mode: what it was made with (type and permissions). */
+void vfs_chown_new(const Caller *c, int dirfd, const char *name, mode_t mode);
 void vfs_run_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode);
 void vfs_run_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev);
 void vfs_run_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name);

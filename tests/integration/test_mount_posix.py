@@ -1,13 +1,12 @@
 """The mount against the native directory: the POSIX behaviour suite
 (tests/posix/posix_suite.py) runs natively and through a stand-alone boxfs mount
 (bench/boxfs-run: real policy engine, permit-all policy) and must give the same
-results, with two deliberate differences left out of the comparison:
+results, with one deliberate difference left out of the comparison:
   - xattr_cases: extended attributes are refused through the mount (EOPNOTSUPP),
-    one rule for every name;
-  - nonroot: the mount is made without allow_other (DESIGN.md "The mount"), so the
-    kernel refuses every caller whose uid is not the mounter's before the daemon
-    sees it; the section runs natively only.
-Needs root and /dev/fuse."""
+    one rule for every name.
+The nonroot section (uid 65534) is compared too: the mount takes allow_other and
+the daemon makes every permission check (tests/integration/test_mount_perm.py
+has the rest).  Needs root and /dev/fuse."""
 import json
 import os
 import re
@@ -21,7 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 BUILD = os.environ.get("BOXFS_BUILD", os.path.join(ROOT, "build"))
 SUITE = os.path.join(ROOT, "tests", "posix", "posix_suite.py")
 RUN = os.path.join(BUILD, "bench", "boxfs-run")
-SKIPPED = {"xattr_cases", "nonroot"}
+SKIPPED = {"xattr_cases"}
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/fuse")
                                 or not os.path.exists(RUN), reason="needs root, /dev/fuse, a build")

@@ -934,6 +934,60 @@ static void test_batch(void)
   rm_rf(dir);
 }
 
+/* `_` matches any value the field holds (spec/policy.md), whatever its type:
+ * String, Long, Bool, an enum and a Set; a field the event lacks matches
+ * nothing.  Each in a static predicate (matched as events arrive) and in
+ * one that binds a variable (matched at decision time). */
+static void test_wildcard_every_type(void)
+{
+  static const struct {
+    const char *action, *field;
+  } cases[] = {
+    { "shell:spawn", "input.program" },          /* String */
+    { "shell:spawn", "input.arg_count" },        /* Long */
+    { "shell:spawn", "input.credential_reads" }, /* Set<String> */
+    { "fs:write", "input.operation" },           /* enum */
+    { "fs:write", "output.result" },             /* enum, of the output */
+    { "http:request", "input.intercepted" },     /* Bool */
+    { "http:request", "output.status" },         /* Long, of the output */
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    for (int bound = 0; bound < 2; bound++) {
+      char *text = g_strdup_printf(
+        "permit(principal, action, resource);\n"
+        "forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
+        "when temporal { %sformerly within 1h Box::Action::\"%s\"::response{ %s: _%s }%s };\n",
+        bound ? "exists (r: String). (" : "", cases[i].action, cases[i].field,
+        bound ? ", requestId: r" : "", bound ? ")" : "");
+      BoxPolicy *p = load(text);
+      at(0);
+      g_assert_true(permits(p, "fs:read", fs_input("/w/f", "read_content")));
+      json_object *in, *out = json_object_new_object();
+      if (strcmp(cases[i].action, "shell:spawn") == 0) {
+        in = spawn_arg("make", NULL);
+        json_object *set = json_object_new_array();
+        json_object_array_add(set, json_object_new_string("~/.aws"));
+        json_object_object_add(in, "credential_reads", set);
+        json_object_object_add(out, "status", json_object_new_int64(0));
+      } else if (strcmp(cases[i].action, "fs:write") == 0) {
+        in = fs_input("/w/f", "write_content");
+        json_object_object_add(out, "result", json_object_new_string("success"));
+      } else {
+        in = http_input("example.org", 10);
+        json_object_object_add(out, "status", json_object_new_int64(200));
+      }
+      g_assert_true(box_policy_record_response(p, cases[i].action, in, out));
+      json_object_put(in);
+      json_object_put(out);
+      at(1);
+      if (permits(p, "fs:read", fs_input("/w/f", "read_content"))) g_printerr("%s", text);
+      g_assert_false(permits(p, "fs:read", fs_input("/w/f", "read_content")));
+      box_policy_free(p);
+      g_free(text);
+    }
+  }
+}
+
 int main(int argc, char **argv)
 {
   static const TestCase cases[] = {
@@ -950,6 +1004,7 @@ int main(int argc, char **argv)
     { "/history/eval/inline-temporal", test_inline_temporal },
     { "/history/eval/request-id", test_request_id },
     { "/history/eval/request-id-ring", test_request_id_ring },
+    { "/history/eval/wildcard-every-type", test_wildcard_every_type },
     { "/history/store/torn-tail", test_torn_tail },
     { "/history/store/compaction", test_compaction },
     { "/history/store/long-history-bounded", test_long_history_bounded },
