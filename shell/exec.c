@@ -681,29 +681,32 @@ G_GNUC_NO_INLINE static bool is_decl_builtin(const Word *w)
 }
 
 /* $_ after a simple command: its last word (an assignment alone: empty).
- * A literal last word that set it last time sets the same text: a loop's
- * `[ $i -lt 9 ]` does not copy its "]" each time round. */
+ * A loop's `[ $i -lt 9 ]; i=$((i+1))` alternates "]" and "": the buffer
+ * keeps the "]" of the literal word that copied it and "" is a flag, so
+ * neither is copied again each time round. */
 G_GNUC_NO_INLINE static void set_last_arg_copy(Shell *sh, const Word *w, const char *s)
 {
+  size_t n = strlen(s) + 1;
+  if (n > sh->last_arg_size) {
+    /* one buffer, grown only: a loop's commands allocate nothing for it */
+    g_free(sh->last_arg);
+    sh->last_arg_size = n < 64 ? 64 : n;
+    sh->last_arg = g_malloc(sh->last_arg_size);
+  }
+  memcpy(sh->last_arg, s, n);
   sh->last_arg_word = w;
-  /* one buffer, assigned again: a loop's commands allocate nothing for it */
-  if (sh->last_arg)
-    g_string_assign(sh->last_arg, s);
-  else
-    sh->last_arg = g_string_new(s);
+  sh->last_arg_empty = false;
 }
 
 static inline void set_last_arg(Shell *sh, const Word *w, const char *s)
 {
   if (w && (w->flags & W_PLAIN)) {
-    if (sh->last_arg_word == w) return;
-  } else {
-    w = NULL;
-    /* an assignment's "" every turn of a loop: nothing to copy again */
-    if (!*s && sh->last_arg && !sh->last_arg->len) {
-      sh->last_arg_word = NULL;
+    if (sh->last_arg_word == w) {
+      sh->last_arg_empty = false;
       return;
     }
+  } else {
+    w = NULL;
   }
   set_last_arg_copy(sh, w, s);
 }
@@ -767,7 +770,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
       }
     }
     status = sh->subst_status >= 0 ? sh->subst_status : 0;
-    set_last_arg(sh, NULL, "");
+    sh->last_arg_empty = true;
     if (n->nredirs) {
       BoxSaved sv;
       box_saved_begin(sh, &sv);
