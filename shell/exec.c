@@ -796,12 +796,17 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
   box_lookup_simple(sh, n, av[0], words[0]->flags & W_PLAIN, &fn, &def);
   bool implemented = fn || def;
   if (implemented && !decide(sh, av, argc, av[0])) { return 126; }
+  bool is_exec = argc == 1 && strcmp(av[0], "exec") == 0;
+  /* Without redirections there is nothing to put back: what the command
+   * does to the table stays, as `eval 'exec 3>f'` and a function's exec
+   * leave it in bash. */
   BoxSaved sv;
-  box_saved_begin(sh, &sv);
-  bool is_exec = strcmp(av[0], "exec") == 0 && argc == 1;
-  if (n->nredirs && !box_apply_redirs(sh, n->redirs, n->nredirs, is_exec ? NULL : &sv)) {
-    box_saved_restore(sh, &sv);
-    return 1;
+  if (n->nredirs) {
+    box_saved_begin(sh, &sv);
+    if (!box_apply_redirs(sh, n->redirs, n->nredirs, is_exec ? NULL : &sv)) {
+      box_saved_restore(sh, &sv);
+      return 1;
+    }
   }
   if (is_exec) {
     /* exec with only redirections: they stay */
@@ -809,7 +814,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
   }
   status = run_found(sh, argc, av, n->u.simple.assigns, na, fn, def, implemented);
   set_last_arg(sh, words[nw - 1], av[argc - 1]);
-  box_saved_restore(sh, &sv);
+  if (n->nredirs) box_saved_restore(sh, &sv);
   return status;
 }
 

@@ -103,6 +103,7 @@ CASES = [
     ("length-with-operator", 'x=5; echo ${#x:1:3}; echo after'),
     ("last-arg", 'x=1; echo a b; echo "[$_]"; y=2; echo "[$_]"; f() { :; }; f p q; echo "[$_]"; (echo z); echo "[$_]"; ls /nonexist 2>/dev/null; echo "[$_]"; [[ x ]]; echo "[$_]"; for i in 1; do :; done; echo "[$_]"'),
     ("last-arg-loop", 'i=0; while [ $i -lt 3 ]; do echo "<$_>"; i=$((i+1)); echo "<$_>"; done; echo "<$_>"; while [ $i -lt 6 ]; do i=$((i+1)); done; echo "<$_>"; x=$(printf "%0300d" 7); for w in a $x b; do true $w; echo "${#_}"; true ]; echo "$_"; done; echo "<$_>"; y=1; echo "<$_>"'),
+    ("exec-in-eval-function-source-stays", 'eval "exec 3>o3"; echo a >&3; f() { exec 4>o4; }; f; echo b >&4; echo "exec 5>o5" > s; . ./s; echo c >&5; exec 3>&- 4>&- 5>&-; cat o3 o4 o5; eval "exec 3>&-"; echo d >&3; echo $?'),
     ("lineno-subshell-in-trap", 'for ((i=0; i<2; i++)); do trap \'echo "err:$?:$LINENO"\' ERR\n(exit 5)\necho done; done'),
     ("heredoc-opword-quotes", 's=ab; cat <<EOF\nline "${s:+"a"b}"\nEOF'),
     ("transform-Q", 'a=foo.tar.gz; b="it\'s"; echo ${a@Q} ${b@Q} "${e@Q}"'),
