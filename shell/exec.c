@@ -635,12 +635,39 @@ bool box_assign_word(Shell *sh, const char *text, bool local, int *status)
   return do_assign(sh, text, local, status);
 }
 
-/* Per expanded word, whether it was literal (no heap for short lines). */
+/* Per expanded word, whether it was literal (no heap for short lines),
+ * and the copies of a command's literal words: argv holds a copy the
+ * command may write in, and a malloc and a free per word were most of the
+ * cost of `[ $i -lt 9 ]`. */
 typedef struct {
   bool *v;
   size_t n, cap;
   bool buf[32];
+  size_t used;
+  char text[256];
 } LitBuf;
+
+/* A copy of a literal word's text, in lit->text while it has room. */
+static char *lit_copy(LitBuf *l, const char *s)
+{
+  size_t n = strlen(s) + 1;
+  if (n > sizeof l->text - l->used) return g_strdup(s);
+  char *d = l->text + l->used;
+  memcpy(d, s, n);
+  l->used += n;
+  return d;
+}
+
+/* Frees the words of argv that are not copies in lit->text. */
+static void argv_release(GPtrArray *argv, const LitBuf *l)
+{
+  uintptr_t lo = (uintptr_t)l->text, hi = lo + sizeof l->text;
+  for (guint i = 0; i < argv->len; i++) {
+    uintptr_t w = (uintptr_t)argv->pdata[i];
+    if (w < lo || w >= hi) g_free(argv->pdata[i]);
+  }
+  g_ptr_array_set_size(argv, 0);
+}
 
 static void lit_push(LitBuf *l, bool b)
 {
@@ -738,13 +765,17 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
               is_decl_builtin(words[0]);
   for (size_t i = 0; i < nw && expand_ok; i++) {
     guint before = argv->len;
-    if (G_UNLIKELY(decl) && i > 0 && !(words[i]->flags & W_PLAIN) &&
-        decl_assignment(words[i]->text)) {
+    if (words[i]->flags & W_PLAIN) {
+      g_ptr_array_add(argv, lit_copy(lit, words[i]->text));
+      lit_push(lit, true);
+      continue;
+    }
+    if (G_UNLIKELY(decl) && i > 0 && decl_assignment(words[i]->text)) {
       expand_ok = expand_decl_value(sh, words[i], argv, &est);
     } else {
       expand_ok = box_expand_words(sh, &words[i], 1, argv, &est);
     }
-    bool literal = (words[i]->flags & W_PLAIN) || !strpbrk(words[i]->text, "$`*?[~{");
+    bool literal = !strpbrk(words[i]->text, "$`*?[~{");
     if (argv->len != before + 1) literal = false;
     for (guint k = before; k < argv->len; k++) lit_push(lit, literal);
   }
@@ -897,18 +928,19 @@ static int run_simple(Shell *sh, Node *n)
   lit.v = lit.buf;
   lit.n = 0;
   lit.cap = G_N_ELEMENTS(lit.buf);
+  lit.used = 0;
   /* argv arrays are reused: a loop runs its commands without allocating one */
   if (!sh->argv_pool) sh->argv_pool = g_ptr_array_new();
   GPtrArray *argv = sh->argv_pool->len
                       ? g_ptr_array_steal_index_fast(sh->argv_pool, sh->argv_pool->len - 1)
-                      : g_ptr_array_new_with_free_func(g_free);
+                      : g_ptr_array_new();
   int status = run_simple_inner(sh, n, &lit, argv);
-  if (argv->len <= 256 && sh->argv_pool->len < 64) {
-    g_ptr_array_set_size(argv, 0);
+  bool keep = argv->len <= 256 && sh->argv_pool->len < 64;
+  argv_release(argv, &lit);
+  if (keep)
     g_ptr_array_add(sh->argv_pool, argv);
-  } else {
+  else
     g_ptr_array_free(argv, TRUE);
-  }
   sh->lit_av = save_av;
   sh->lit = save_lit;
   sh->lit_argc = save_argc;
