@@ -918,8 +918,10 @@ static bool loop_jump(Shell *sh, bool *stop)
 }
 
 /* Runs a simple command; while it runs, the host can learn which of its
- * words were literal (BoxShellCommand.literal). */
-static int run_simple(Shell *sh, Node *n)
+ * words were literal (BoxShellCommand.literal).  Not inlined: its buffers
+ * would widen the frame of eval_inner, which recursion stacks several
+ * times per function call, and lower how deep scripts can recurse. */
+G_GNUC_NO_INLINE static int run_simple(Shell *sh, Node *n)
 {
   char **save_av = sh->lit_av;
   bool *save_lit = sh->lit;
@@ -1163,6 +1165,24 @@ static int too_deep(Shell *sh)
   return 1;
 }
 
+/* A compound with redirections.  Out of line: the saved table is over a
+ * kilobyte, and in box_eval's frame it would be stacked at every level of
+ * every recursion, lowering how deep a script's functions can go. */
+G_GNUC_NO_INLINE static int eval_redirected(Shell *sh, Node *n, bool *applied)
+{
+  BoxSaved sv;
+  box_saved_begin(sh, &sv);
+  *applied = box_apply_redirs(sh, n->redirs, n->nredirs, &sv);
+  if (!*applied) {
+    box_saved_restore(sh, &sv);
+    sh->status = 1;
+    return 1;
+  }
+  int status = eval_inner(sh, n);
+  box_saved_restore(sh, &sv);
+  return status;
+}
+
 int box_eval(Shell *sh, Node *n)
 {
   if (!n) return 0;
@@ -1170,15 +1190,9 @@ int box_eval(Shell *sh, Node *n)
   if (G_UNLIKELY(sh->depth > BOX_MAX_RECURSION || box_stack_low())) return too_deep(sh);
   int status;
   if (n->nredirs && n->kind != N_SIMPLE) {
-    BoxSaved sv;
-    box_saved_begin(sh, &sv);
-    if (!box_apply_redirs(sh, n->redirs, n->nredirs, &sv)) {
-      box_saved_restore(sh, &sv);
-      sh->status = 1;
-      return 1;
-    }
-    status = eval_inner(sh, n);
-    box_saved_restore(sh, &sv);
+    bool applied;
+    status = eval_redirected(sh, n, &applied);
+    if (!applied) return status;
   } else {
     status = eval_inner(sh, n);
   }
