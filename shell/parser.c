@@ -440,8 +440,15 @@ static unsigned char keyword_of(const char *s, size_t n)
   case 's': c = ks; break;
   default: c = none; break;
   }
-  for (; *c != KW_NONE; c++)
-    if (kw_len[*c] == n && memcmp(kw_text[*c], s, n) == 0) return *c;
+  /* by hand: at most 8 bytes, the first already matched, where a call to
+   * memcmp cost more than the comparison */
+  for (; *c != KW_NONE; c++) {
+    if (kw_len[*c] != n) continue;
+    const char *k = kw_text[*c];
+    size_t i = 1;
+    while (i < n && k[i] == s[i]) i++;
+    if (i == n) return *c;
+  }
   return KW_NONE;
 }
 
