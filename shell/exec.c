@@ -660,12 +660,39 @@ bool box_assign_word(Shell *sh, const char *text, bool local, int *status)
   return do_assign(sh, text, local, status);
 }
 
-/* Per expanded word, whether it was literal (no heap for short lines). */
+/* Per expanded word, whether it was literal (no heap for short lines),
+ * and the copies of a command's literal words: argv holds a copy the
+ * command may write in, and a malloc and a free per word were most of the
+ * cost of `[ $i -lt 9 ]`. */
 typedef struct {
   bool *v;
   size_t n, cap;
   bool buf[32];
+  size_t used;
+  char text[256];
 } LitBuf;
+
+/* A copy of a literal word's text, in lit->text while it has room. */
+static char *lit_copy(LitBuf *l, const char *s)
+{
+  size_t n = strlen(s) + 1;
+  if (n > sizeof l->text - l->used) return g_strdup(s);
+  char *d = l->text + l->used;
+  memcpy(d, s, n);
+  l->used += n;
+  return d;
+}
+
+/* Frees the words of argv that are not copies in lit->text. */
+static void argv_release(GPtrArray *argv, const LitBuf *l)
+{
+  uintptr_t lo = (uintptr_t)l->text, hi = lo + sizeof l->text;
+  for (guint i = 0; i < argv->len; i++) {
+    uintptr_t w = (uintptr_t)argv->pdata[i];
+    if (w < lo || w >= hi) g_free(argv->pdata[i]);
+  }
+  g_ptr_array_set_size(argv, 0);
+}
 
 static void lit_push(LitBuf *l, bool b)
 {
@@ -706,29 +733,32 @@ G_GNUC_NO_INLINE static bool is_decl_builtin(const Word *w)
 }
 
 /* $_ after a simple command: its last word (an assignment alone: empty).
- * A literal last word that set it last time sets the same text: a loop's
- * `[ $i -lt 9 ]` does not copy its "]" each time round. */
+ * A loop's `[ $i -lt 9 ]; i=$((i+1))` alternates "]" and "": the buffer
+ * keeps the "]" of the literal word that copied it and "" is a flag, so
+ * neither is copied again each time round. */
 G_GNUC_NO_INLINE static void set_last_arg_copy(Shell *sh, const Word *w, const char *s)
 {
+  size_t n = strlen(s) + 1;
+  if (n > sh->last_arg_size) {
+    /* one buffer, grown only: a loop's commands allocate nothing for it */
+    g_free(sh->last_arg);
+    sh->last_arg_size = n < 64 ? 64 : n;
+    sh->last_arg = g_malloc(sh->last_arg_size);
+  }
+  memcpy(sh->last_arg, s, n);
   sh->last_arg_word = w;
-  /* one buffer, assigned again: a loop's commands allocate nothing for it */
-  if (sh->last_arg)
-    g_string_assign(sh->last_arg, s);
-  else
-    sh->last_arg = g_string_new(s);
+  sh->last_arg_empty = false;
 }
 
 static inline void set_last_arg(Shell *sh, const Word *w, const char *s)
 {
   if (w && (w->flags & W_PLAIN)) {
-    if (sh->last_arg_word == w) return;
-  } else {
-    w = NULL;
-    /* an assignment's "" every turn of a loop: nothing to copy again */
-    if (!*s && sh->last_arg && !sh->last_arg->len) {
-      sh->last_arg_word = NULL;
+    if (sh->last_arg_word == w) {
+      sh->last_arg_empty = false;
       return;
     }
+  } else {
+    w = NULL;
   }
   set_last_arg_copy(sh, w, s);
 }
@@ -760,13 +790,17 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
               is_decl_builtin(words[0]);
   for (size_t i = 0; i < nw && expand_ok; i++) {
     guint before = argv->len;
-    if (G_UNLIKELY(decl) && i > 0 && !(words[i]->flags & W_PLAIN) &&
-        decl_assignment(words[i]->text)) {
+    if (words[i]->flags & W_PLAIN) {
+      g_ptr_array_add(argv, lit_copy(lit, words[i]->text));
+      lit_push(lit, true);
+      continue;
+    }
+    if (G_UNLIKELY(decl) && i > 0 && decl_assignment(words[i]->text)) {
       expand_ok = expand_decl_value(sh, words[i], argv, &est);
     } else {
       expand_ok = box_expand_words(sh, &words[i], 1, argv, &est);
     }
-    bool literal = (words[i]->flags & W_PLAIN) || !strpbrk(words[i]->text, "$`*?[~{");
+    bool literal = !strpbrk(words[i]->text, "$`*?[~{");
     if (argv->len != before + 1) literal = false;
     for (guint k = before; k < argv->len; k++) lit_push(lit, literal);
   }
@@ -792,7 +826,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
       }
     }
     status = sh->subst_status >= 0 ? sh->subst_status : 0;
-    set_last_arg(sh, NULL, "");
+    sh->last_arg_empty = true;
     if (n->nredirs) {
       BoxSaved sv;
       box_saved_begin(sh, &sv);
@@ -818,12 +852,17 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
   box_lookup_simple(sh, n, av[0], words[0]->flags & W_PLAIN, &fn, &def);
   bool implemented = fn || def;
   if (implemented && !decide(sh, av, argc, av[0])) { return 126; }
+  bool is_exec = argc == 1 && strcmp(av[0], "exec") == 0;
+  /* Without redirections there is nothing to put back: what the command
+   * does to the table stays, as `eval 'exec 3>f'` and a function's exec
+   * leave it in bash. */
   BoxSaved sv;
-  box_saved_begin(sh, &sv);
-  bool is_exec = strcmp(av[0], "exec") == 0 && argc == 1;
-  if (n->nredirs && !box_apply_redirs(sh, n->redirs, n->nredirs, is_exec ? NULL : &sv)) {
-    box_saved_restore(sh, &sv);
-    return 1;
+  if (n->nredirs) {
+    box_saved_begin(sh, &sv);
+    if (!box_apply_redirs(sh, n->redirs, n->nredirs, is_exec ? NULL : &sv)) {
+      box_saved_restore(sh, &sv);
+      return 1;
+    }
   }
   if (is_exec) {
     /* exec with only redirections: they stay */
@@ -831,7 +870,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
   }
   status = run_found(sh, argc, av, n->u.simple.assigns, na, fn, def, implemented);
   set_last_arg(sh, words[nw - 1], av[argc - 1]);
-  box_saved_restore(sh, &sv);
+  if (n->nredirs) box_saved_restore(sh, &sv);
   return status;
 }
 
@@ -904,8 +943,10 @@ static bool loop_jump(Shell *sh, bool *stop)
 }
 
 /* Runs a simple command; while it runs, the host can learn which of its
- * words were literal (BoxShellCommand.literal). */
-static int run_simple(Shell *sh, Node *n)
+ * words were literal (BoxShellCommand.literal).  Not inlined: its buffers
+ * would widen the frame of eval_inner, which recursion stacks several
+ * times per function call, and lower how deep scripts can recurse. */
+G_GNUC_NO_INLINE static int run_simple(Shell *sh, Node *n)
 {
   char **save_av = sh->lit_av;
   bool *save_lit = sh->lit;
@@ -914,18 +955,19 @@ static int run_simple(Shell *sh, Node *n)
   lit.v = lit.buf;
   lit.n = 0;
   lit.cap = G_N_ELEMENTS(lit.buf);
+  lit.used = 0;
   /* argv arrays are reused: a loop runs its commands without allocating one */
   if (!sh->argv_pool) sh->argv_pool = g_ptr_array_new();
   GPtrArray *argv = sh->argv_pool->len
                       ? g_ptr_array_steal_index_fast(sh->argv_pool, sh->argv_pool->len - 1)
-                      : g_ptr_array_new_with_free_func(g_free);
+                      : g_ptr_array_new();
   int status = run_simple_inner(sh, n, &lit, argv);
-  if (argv->len <= 256 && sh->argv_pool->len < 64) {
-    g_ptr_array_set_size(argv, 0);
+  bool keep = argv->len <= 256 && sh->argv_pool->len < 64;
+  argv_release(argv, &lit);
+  if (keep)
     g_ptr_array_add(sh->argv_pool, argv);
-  } else {
+  else
     g_ptr_array_free(argv, TRUE);
-  }
   sh->lit_av = save_av;
   sh->lit = save_lit;
   sh->lit_argc = save_argc;
@@ -1148,6 +1190,24 @@ static int too_deep(Shell *sh)
   return 1;
 }
 
+/* A compound with redirections.  Out of line: the saved table is over a
+ * kilobyte, and in box_eval's frame it would be stacked at every level of
+ * every recursion, lowering how deep a script's functions can go. */
+G_GNUC_NO_INLINE static int eval_redirected(Shell *sh, Node *n, bool *applied)
+{
+  BoxSaved sv;
+  box_saved_begin(sh, &sv);
+  *applied = box_apply_redirs(sh, n->redirs, n->nredirs, &sv);
+  if (!*applied) {
+    box_saved_restore(sh, &sv);
+    sh->status = 1;
+    return 1;
+  }
+  int status = eval_inner(sh, n);
+  box_saved_restore(sh, &sv);
+  return status;
+}
+
 int box_eval(Shell *sh, Node *n)
 {
   if (!n) return 0;
@@ -1155,15 +1215,9 @@ int box_eval(Shell *sh, Node *n)
   if (G_UNLIKELY(sh->depth > BOX_MAX_RECURSION || box_stack_low())) return too_deep(sh);
   int status;
   if (n->nredirs && n->kind != N_SIMPLE) {
-    BoxSaved sv;
-    box_saved_begin(sh, &sv);
-    if (!box_apply_redirs(sh, n->redirs, n->nredirs, &sv)) {
-      box_saved_restore(sh, &sv);
-      sh->status = 1;
-      return 1;
-    }
-    status = eval_inner(sh, n);
-    box_saved_restore(sh, &sv);
+    bool applied;
+    status = eval_redirected(sh, n, &applied);
+    if (!applied) return status;
   } else {
     status = eval_inner(sh, n);
   }

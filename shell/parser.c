@@ -57,20 +57,22 @@ static const char *const kw_text[KW_TIME + 1] = {
   "until", "for", "in",   "{",    "}",    "!",  "function", "[[",   "]]",   "select", "time"
 };
 
+/* Fields ordered by size: a token is cleared by lex and copied by next()
+ * once per token, 56 bytes rather than 80 with the padding. */
 typedef struct {
-  TokKind kind;
   char *text; /* T_WORD */
   size_t len;
-  bool plain;      /* T_WORD: no quotes/expansions */
-  bool soft;       /* T_WORD, not plain: only for characters of patterns, braces or assignments */
+  const char *vname; /* T_REDIR after {NAME} */
+  size_t start;      /* offset in src */
+  TokKind kind;
   RedirKind rkind; /* T_REDIR */
   int fd;
-  bool strip;        /* <<- */
-  unsigned char kw;  /* T_WORD: KW_* when the text is a reserved word */
-  const char *vname; /* T_REDIR after {NAME} */
-  size_t vlen;
-  size_t start; /* offset in src */
   int line;
+  unsigned vlen;
+  bool plain;       /* T_WORD: no quotes/expansions */
+  bool soft;        /* T_WORD, not plain: only for characters of patterns, braces or assignments */
+  bool strip;       /* <<- */
+  unsigned char kw; /* T_WORD: KW_* when the text is a reserved word */
 } Tok;
 
 typedef struct {
@@ -438,8 +440,15 @@ static unsigned char keyword_of(const char *s, size_t n)
   case 's': c = ks; break;
   default: c = none; break;
   }
-  for (; *c != KW_NONE; c++)
-    if (kw_len[*c] == n && memcmp(kw_text[*c], s, n) == 0) return *c;
+  /* by hand: at most 8 bytes, the first already matched, where a call to
+   * memcmp cost more than the comparison */
+  for (; *c != KW_NONE; c++) {
+    if (kw_len[*c] != n) continue;
+    const char *k = kw_text[*c];
+    size_t i = 1;
+    while (i < n && k[i] == s[i]) i++;
+    if (i == n) return *c;
+  }
   return KW_NONE;
 }
 
@@ -476,18 +485,17 @@ again : {
     t->kind = T_EOF;
     return true;
   }
-  if (c == '\n' && p->in_cond && !p->docs->len) {
-    /* [[ … ]] may span lines */
-    p->pos++;
-    p->line++;
-    goto again;
-  }
   if (c == '\n') {
     p->pos++;
     p->line++;
+    /* [[ … ]] may span lines */
+    if (p->in_cond && !p->docs->len) goto again;
     t->kind = T_NEWLINE;
     return read_heredocs(p);
   }
+  /* Most tokens are words that start with a letter: none of the tests for
+   * {NAME}, an IO number, a redirection or an operator can take those. */
+  if (!word_special[c] && !g_ascii_isdigit(c)) goto word;
   int c1 = pc(p, 1), c2 = pc(p, 2);
   /* {NAME}> : a descriptor the shell chooses, named by NAME */
   if (c == '{' && !p->in_cond && (c1 == '_' || g_ascii_isalpha(c1))) {
@@ -497,7 +505,7 @@ again : {
         !(pc(p, e + 1) == '<' && pc(p, e + 2) == '(') &&
         !(pc(p, e + 1) == '>' && pc(p, e + 2) == '(')) {
       t->vname = p->src + p->pos + 1;
-      t->vlen = e - 1;
+      t->vlen = (unsigned)(e - 1);
       p->pos += e + 1;
       c = pc(p, 0), c1 = pc(p, 1), c2 = pc(p, 2);
     }
@@ -1499,7 +1507,8 @@ static Node *parse_compound(Parser *p)
       break;
     }
     if (!expect_kw(p, KW_FI)) return NULL;
-    if (!n->u.ifn.cond || !n->u.ifn.then) { /* empty condition or body: bash refuses */ }
+    if (!n->u.ifn.cond || !n->u.ifn.then) { /* empty condition or body: bash refuses */
+    }
     return n;
   }
   if (is_kw(p, KW_WHILE) || is_kw(p, KW_UNTIL)) {
@@ -1715,17 +1724,30 @@ static Node *parse_command(Parser *p)
   return n;
 }
 
+/* The reserved words a compound command starts with; one switch on the
+ * token's kw, as every command's first word is asked. */
+static bool starts_compound(unsigned char kw)
+{
+  switch (kw) {
+  case KW_LBRACE:
+  case KW_IF:
+  case KW_WHILE:
+  case KW_UNTIL:
+  case KW_FOR:
+  case KW_CASE:
+  case KW_DLBRACK:
+  case KW_FUNCTION:
+  case KW_SELECT: return true;
+  default: return false;
+  }
+}
+
 static Node *parse_command_in(Parser *p)
 {
   if (p->err) return NULL;
   try_alias(p);
   Tok *t = peek(p);
-  bool compound =
-    t->kind == T_LPAREN ||
-    (t->kind == T_WORD && (is_kw(p, KW_LBRACE) || is_kw(p, KW_IF) || is_kw(p, KW_WHILE) ||
-                           is_kw(p, KW_UNTIL) || is_kw(p, KW_FOR) || is_kw(p, KW_CASE) ||
-                           is_kw(p, KW_DLBRACK) || is_kw(p, KW_FUNCTION) || is_kw(p, KW_SELECT)));
-  if (compound) {
+  if (t->kind == T_LPAREN || (t->kind == T_WORD && starts_compound(t->kw))) {
     Node *n = parse_compound(p);
     if (!n || p->err) return NULL;
     if (peek(p)->kind != T_REDIR) return p->err ? NULL : n;

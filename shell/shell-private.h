@@ -228,8 +228,10 @@ struct Shell {
   int pipestatus_one;
   const char *arith_who;
   bool discard;
-  GString *last_arg; /* $_: the last word of the last simple command (NULL: "bash"); reused */
-  const Word *last_arg_word; /* the literal word that set it, if one did */
+  char *last_arg;       /* $_: the last word of the last simple command (NULL: "bash"); reused */
+  size_t last_arg_size; /* bytes allocated at last_arg */
+  const Word *last_arg_word; /* the literal word whose text last_arg holds, if one did */
+  bool last_arg_empty;       /* $_ is "" (an assignment's), whatever last_arg holds */
   /* the error being reported drops the command (J_DISCARD), not the shell */
   /* names an arithmetic error's context (bash's `[[: `) */
   /* PIPESTATUS is (this status); -1 other */

@@ -196,7 +196,7 @@ static void shell_done(Shell *sh)
   g_free(sh->arg0);
   g_free(sh->cwd);
   g_free(sh->funcname);
-  if (sh->last_arg) g_string_free(sh->last_arg, TRUE);
+  g_free(sh->last_arg);
   g_ptr_array_free(sh->arena, TRUE);
   if (sh->argv_pool) {
     for (guint i = 0; i < sh->argv_pool->len; i++) g_ptr_array_free(sh->argv_pool->pdata[i], TRUE);
