@@ -47,19 +47,10 @@ pid_t box_agent_start(Boxd *d, char **argv, GError **error)
     return -1;
   }
   AgentAttach a = { d, command };
-  BoxToolLaunch launch = {
-    .program_path = program,
-    .argv = argv,
-    .table = d->agent_table,
-    .cwd = d->workspace,
-    .operator_home = d->agent_home,
-    .operator_path = d->operator_path,
-    .mountpoint = box_vfs_mountpoint(d->vfs),
-    .roots = (const char *const *)d->roots,
-    .staging_dir = d->staging_dir,
-    .is_agent = true,
-    .fd_in = STDIN_FILENO,
-  };
+  BoxToolLaunch launch = boxd_tool_launch(d, program, argv, d->agent_table, d->workspace);
+  launch.operator_home = d->agent_home;
+  launch.is_agent = true;
+  launch.fd_in = STDIN_FILENO;
   pid_t pid = box_tools_launch(&launch, STDOUT_FILENO, STDERR_FILENO, attach_agent, &a, error);
   if (pid < 0) g_prefix_error(error, "cannot start the agent: ");
   return pid;

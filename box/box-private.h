@@ -161,6 +161,10 @@ typedef void (*BoxdAnswerFn)(void *data, int status);
  * command (status 125).  answer(data, status) comes before the command's
  * cleanup.  Once the worker has the descriptors, they are closed and set
  * to -1 (the caller closes any left); they are not used after answer. */
+/* A launch of program by this box: what every one shares (the mount, its
+ * roots, the staging directory, the operator's home and PATH) filled in. */
+BoxToolLaunch boxd_tool_launch(Boxd *d, const char *program, char *const *argv,
+                               const BoxToolTable *table, const char *cwd);
 void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd, BoxdWatchFn on_watch,
                       BoxdAnswerFn answer, void *data);
 

@@ -330,6 +330,20 @@ static void close_passed_fds(SpawnJob *job)
   }
 }
 
+BoxToolLaunch boxd_tool_launch(Boxd *d, const char *program, char *const *argv,
+                               const BoxToolTable *table, const char *cwd)
+{
+  return (BoxToolLaunch){ .program_path = program,
+                          .argv = argv,
+                          .table = table,
+                          .cwd = cwd,
+                          .operator_home = d->operator_home,
+                          .operator_path = d->operator_path,
+                          .mountpoint = box_vfs_mountpoint(d->vfs),
+                          .roots = (const char *const *)d->roots,
+                          .staging_dir = d->staging_dir };
+}
+
 static json_object *run_spawn(Command *c, SpawnJob *job)
 {
   Boxd *d = c->d;
@@ -383,20 +397,10 @@ static json_object *run_spawn(Command *c, SpawnJob *job)
   }
   g_autofree char *ram = box_vfs_ram_root(d->vfs, c->w->command);
   g_autofree char *tmp_area = g_strconcat(ram, "/tmp", NULL);
-  BoxToolLaunch launch = {
-    .program_path = resolved,
-    .argv = (char *const *)argv,
-    .table = table,
-    .cwd = cwd,
-    .operator_home = d->operator_home,
-    .operator_path = d->operator_path,
-    .mountpoint = box_vfs_mountpoint(d->vfs),
-    .roots = (const char *const *)d->roots,
-    .staging_dir = d->staging_dir,
-    .fds = fds,
-    .nfds = nfds,
-    .tmp_area = tmp_area,
-  };
+  BoxToolLaunch launch = boxd_tool_launch(d, resolved, (char *const *)argv, table, cwd);
+  launch.fds = fds;
+  launch.nfds = nfds;
+  launch.tmp_area = tmp_area;
   json_object *env_obj = NULL;
   json_object_object_get_ex(msg, "env", &env_obj);
   g_autofree const char **extra_env = string_array(env_obj);

@@ -178,11 +178,8 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
 
 static void shell_done(Shell *sh)
 {
-  g_hash_table_destroy(sh->vars);
-  g_hash_table_destroy(sh->funcs);
-  g_hash_table_destroy(sh->aliases);
-  g_hash_table_destroy(sh->hash);
-  g_hash_table_destroy(sh->subst_cache);
+  GHashTable *tables[] = { sh->vars, sh->funcs, sh->aliases, sh->hash, sh->subst_cache };
+  for (size_t i = 0; i < G_N_ELEMENTS(tables); i++) g_hash_table_destroy(tables[i]);
   g_ptr_array_free(sh->frames, TRUE);
   g_ptr_array_free(sh->funcstack, TRUE);
   if (sh->procsub_fds) g_array_free(sh->procsub_fds, TRUE);
@@ -193,10 +190,8 @@ static void shell_done(Shell *sh)
   g_array_free(sh->jobs, TRUE);
   for (int i = 0; i < BOX_NTRAP; i++) g_free(sh->traps[i]);
   g_strfreev(sh->pos);
-  g_free(sh->arg0);
-  g_free(sh->cwd);
-  g_free(sh->funcname);
-  g_free(sh->last_arg);
+  char *texts[] = { sh->arg0, sh->cwd, sh->funcname, sh->last_arg };
+  for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) g_free(texts[i]);
   g_ptr_array_free(sh->arena, TRUE);
   if (sh->argv_pool) {
     for (guint i = 0; i < sh->argv_pool->len; i++) g_ptr_array_free(sh->argv_pool->pdata[i], TRUE);

@@ -499,15 +499,16 @@ static void put_line(BoxCmd *c, const char *prefix, const File *f, size_t i)
   if (i == f->n - 1 && f->last_incomplete) box_out_printf(c->out, "\\ No newline at end of file\n");
 }
 
-static void normal_range(GString *s, size_t from, size_t count)
+/* Lines from+1 .. from+count as a hunk header writes them: normal diff's
+ * "F,L" (the line before when empty), unified's "F,COUNT" ("F,0" when empty). */
+static void put_range(GString *s, size_t from, size_t count, bool unified)
 {
-  /* lines from+1 .. from+count, or the line before when empty */
   if (count == 0)
-    g_string_append_printf(s, "%zu", from);
+    g_string_append_printf(s, unified ? "%zu,0" : "%zu", from);
   else if (count == 1)
     g_string_append_printf(s, "%zu", from + 1);
   else
-    g_string_append_printf(s, "%zu,%zu", from + 1, from + count);
+    g_string_append_printf(s, "%zu,%zu", from + 1, unified ? count : from + count);
 }
 
 static void print_normal(Opt *o, File *a, File *b, GArray *v)
@@ -515,9 +516,9 @@ static void print_normal(Opt *o, File *a, File *b, GArray *v)
   for (guint k = 0; k < v->len; k++) {
     Change *ch = &g_array_index(v, Change, k);
     GString *h = g_string_new(NULL);
-    normal_range(h, ch->x, ch->del);
+    put_range(h, ch->x, ch->del, false);
     g_string_append_c(h, ch->del && ch->ins ? 'c' : ch->del ? 'd' : 'a');
-    normal_range(h, ch->y, ch->ins);
+    put_range(h, ch->y, ch->ins, false);
     box_out_printf(o->c->out, "%s\n", h->str);
     g_string_free(h, TRUE);
     for (size_t i = 0; i < ch->del; i++) put_line(o->c, "< ", a, ch->x + i);
@@ -541,16 +542,6 @@ static void header_time(const File *f, char *buf, size_t cap)
   strftime(a, sizeof a, "%Y-%m-%d %H:%M:%S", &tm);
   strftime(z, sizeof z, "%z", &tm);
   snprintf(buf, cap, "%s.%09ld %s", a, t.tv_nsec, z);
-}
-
-static void unified_range(GString *s, size_t start, size_t count)
-{
-  if (count == 0)
-    g_string_append_printf(s, "%zu,0", start);
-  else if (count == 1)
-    g_string_append_printf(s, "%zu", start + 1);
-  else
-    g_string_append_printf(s, "%zu,%zu", start + 1, count);
 }
 
 static void print_unified(Opt *o, File *a, File *b, GArray *v)
@@ -581,9 +572,9 @@ static void print_unified(Opt *o, File *a, File *b, GArray *v)
     size_t e0 = MIN(a->n, fin->x + fin->del + ctx);
     size_t e1 = fin->y + fin->ins + (e0 - (fin->x + fin->del));
     GString *h = g_string_new("@@ -");
-    unified_range(h, s0, e0 - s0);
+    put_range(h, s0, e0 - s0, true);
     g_string_append(h, " +");
-    unified_range(h, s1, e1 - s1);
+    put_range(h, s1, e1 - s1, true);
     box_out_printf(o->c->out, "%s @@\n", h->str);
     g_string_free(h, TRUE);
     size_t i = s0;
