@@ -6,7 +6,7 @@
 #include "shell/commands/head_tail.h"
 
 /* Copies the first n records (or bytes). */
-bool bx_head_first(BoxCmd *c, int fd, const BxEnds *o)
+static bool head_first(BoxCmd *c, int fd, const BxEnds *o)
 {
   char buf[65536];
   unsigned long long left = o->n;
@@ -38,7 +38,7 @@ bool bx_head_first(BoxCmd *c, int fd, const BxEnds *o)
 }
 
 /* All but the last n records (or bytes): hold back a window. */
-bool bx_head_all_but(BoxCmd *c, int fd, const BxEnds *o)
+static bool head_all_but(BoxCmd *c, int fd, const BxEnds *o)
 {
   GString *data = g_string_new(NULL);
   if (o->bytes) {
@@ -86,4 +86,16 @@ bool bx_head_all_but(BoxCmd *c, int fd, const BxEnds *o)
     return false;
   }
   return true;
+}
+
+static bool head_copy(BoxCmd *c, int fd, const BxEnds *o)
+{
+  return o->flipped ? head_all_but(c, fd, o) : head_first(c, fd, o);
+}
+
+static const BxEndsCmd head_cmd = { "head", "n:c:qvz", '-', true, head_copy };
+
+int box_cmd_head(BoxCmd *c)
+{
+  return bx_ends_main(c, &head_cmd);
 }

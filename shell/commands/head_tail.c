@@ -57,8 +57,7 @@ static int each_file(BoxCmd *c, const char *cmd, const BxEnds *o, int verbose,
 }
 
 static int run(BoxCmd *c, const char *cmd, const char *shortopts, BxEnds o, int verbose,
-               const char *count, char flip, bool stop_on_out_error, BxEndsFn fn,
-               BxEndsFn fn_flipped)
+               const char *count, char flip, bool stop_on_out_error, BxEndsFn fn)
 {
   BX_EACH_OPTION (ch, c, cmd, shortopts, longopts) switch (ch) {
     case 'n':
@@ -76,7 +75,7 @@ static int run(BoxCmd *c, const char *cmd, const char *shortopts, BxEnds o, int 
     default: break;
     }
   if (count && !parse_count(c, cmd, count, o.bytes, flip, &o.flipped, &o.n)) return 1;
-  return each_file(c, cmd, &o, verbose, stop_on_out_error, o.flipped ? fn_flipped : fn);
+  return each_file(c, cmd, &o, verbose, stop_on_out_error, fn);
 }
 
 /* The obsolete first argument: head's -NUM[c|l|q|v…], tail's -NUM or +NUM
@@ -124,20 +123,5 @@ int bx_ends_main(BoxCmd *c, const BxEndsCmd *cmd)
   cc.argc = ac;
   cc.argv = av;
   return run(&cc, cmd->name, cmd->shortopts, o, verbose, count, cmd->flip, cmd->stop_on_out_error,
-             cmd->copy, cmd->copy_flipped);
-}
-
-static const BxEndsCmd head_cmd = { "head", "n:c:qvz", '-', true, bx_head_first, bx_head_all_but };
-static const BxEndsCmd tail_cmd = {
-  "tail", "n:c:qvzf", '+', false, bx_tail_end, bx_tail_from_start
-};
-
-int box_cmd_head(BoxCmd *c)
-{
-  return bx_ends_main(c, &head_cmd);
-}
-
-int box_cmd_tail(BoxCmd *c)
-{
-  return bx_ends_main(c, &tail_cmd);
+             cmd->copy);
 }

@@ -22,8 +22,7 @@ typedef struct {
   const char *shortopts;  /* letters beyond n, c, q, v, z are accepted and ignored */
   char flip;              /* the count's sign that changes its meaning: head's '-', tail's '+' */
   bool stop_on_out_error; /* a failed write to the output ends the walk over the files */
-  BxEndsFn copy;          /* the count as given */
-  BxEndsFn copy_flipped;  /* the count with the flip sign */
+  BxEndsFn copy;
 } BxEndsCmd;
 
 /* The whole command: the obsolete first argument (head's -NUM[clqv…],
@@ -31,12 +30,5 @@ typedef struct {
  * through cmd->copy with GNU's headers and messages.  Returns the exit
  * status. */
 int bx_ends_main(BoxCmd *c, const BxEndsCmd *cmd);
-
-/* head.c: the first N records or bytes; all but the last N. */
-bool bx_head_first(BoxCmd *c, int fd, const BxEnds *o);
-bool bx_head_all_but(BoxCmd *c, int fd, const BxEnds *o);
-/* tail.c: from the Nth on; the last N. */
-bool bx_tail_from_start(BoxCmd *c, int fd, const BxEnds *o);
-bool bx_tail_end(BoxCmd *c, int fd, const BxEnds *o);
 
 #endif

@@ -18,7 +18,7 @@ static bool copy_rest(BoxCmd *c, int fd)
   }
 }
 
-bool bx_tail_from_start(BoxCmd *c, int fd, const BxEnds *o)
+static bool tail_from_start(BoxCmd *c, int fd, const BxEnds *o)
 {
   unsigned long long skip = o->n ? o->n - 1 : 0;
   char buf[65536];
@@ -69,7 +69,7 @@ static size_t last_records(const char *data, size_t len, unsigned long long n, c
   return 0;
 }
 
-bool bx_tail_end(BoxCmd *c, int fd, const BxEnds *o)
+static bool tail_end(BoxCmd *c, int fd, const BxEnds *o)
 {
   off_t size = lseek(fd, 0, SEEK_END);
   if (size >= 0) {
@@ -130,4 +130,16 @@ bool bx_tail_end(BoxCmd *c, int fd, const BxEnds *o)
   box_out_write(c->out, data->str + st, data->len - st);
   g_string_free(data, TRUE);
   return true;
+}
+
+static bool tail_copy(BoxCmd *c, int fd, const BxEnds *o)
+{
+  return o->flipped ? tail_from_start(c, fd, o) : tail_end(c, fd, o);
+}
+
+static const BxEndsCmd tail_cmd = { "tail", "n:c:qvzf", '+', false, tail_copy };
+
+int box_cmd_tail(BoxCmd *c)
+{
+  return bx_ends_main(c, &tail_cmd);
 }
