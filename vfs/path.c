@@ -24,14 +24,16 @@ char *vfs_child_path(const char *dir, const char *name)
 }
 
 /* The walk measures the path first and then writes it right to left into
- * one allocation of its size: this runs for every decided operation. */
-char *vfs_node_path(BoxVfs *v, Node *n)
+ * one allocation of its size: this runs for every decided operation.  With
+ * name, the path of that name in n, in the same allocation (a create,
+ * unlink or lookup needs only that one, not n's path copied again). */
+static char *node_path(Node *n, const char *name)
 {
-  (void)v;
   Node *p = n;
   int depth = 0;
   bool ok = false;
-  size_t total = 0;
+  size_t nlen = name ? strlen(name) + 1 : 0;
+  size_t total = nlen;
   while (p && depth < VFS_MAX_DEPTH) {
     if (p->kind == NODE_PASSDIR || p->special == SPECIAL_CMDROOT) {
       ok = true;
@@ -48,6 +50,11 @@ char *vfs_node_path(BoxVfs *v, Node *n)
   char *out = g_malloc(total + 1);
   size_t pos = total;
   out[pos] = '\0';
+  if (name) {
+    pos -= nlen;
+    out[pos] = '/';
+    memcpy(out + pos + 1, name, nlen - 1);
+  }
   for (Node *q = n; q != p; q = q->parent) {
     size_t len = strlen(q->name);
     pos -= len;
@@ -55,6 +62,18 @@ char *vfs_node_path(BoxVfs *v, Node *n)
     out[--pos] = '/';
   }
   return out;
+}
+
+char *vfs_node_path(BoxVfs *v, Node *n)
+{
+  (void)v;
+  return node_path(n, NULL);
+}
+
+char *vfs_node_child_path(BoxVfs *v, Node *n, const char *name)
+{
+  (void)v;
+  return node_path(n, name);
 }
 
 char *vfs_spell(BoxVfs *v, const char *path)

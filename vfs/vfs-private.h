@@ -333,6 +333,8 @@ Node *vfs_pass_insert(BoxVfs *v, Node *parent, const char *name, int fd, const s
 /* ---- path.c ---- */
 /* Worker-view absolute path of a node ("/..." ; RAM: relative to c<N>). NULL if unknown. */
 char *vfs_node_path(BoxVfs *v, Node *n); /* lock held */
+/* vfs_child_path(vfs_node_path(n), name) in one allocation; lock held */
+char *vfs_node_child_path(BoxVfs *v, Node *n, const char *name);
 /* parts[0..n) joined into buf (NUL-terminated); false when they do not fit.
  * For keys and paths built once per listed entry (snprintf costs more). */
 bool vfs_concat(char *buf, size_t size, const char *const *parts, size_t n);
@@ -611,8 +613,7 @@ void vfs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
 /* op_name.c */
 typedef struct {
   Node *dir;
-  char *dirpath; /* worker-view path of the directory */
-  char *path;    /* worker-view path of the new name */
+  char *path; /* worker-view path of the new name */
   bool pass;
   int dfd;       /* pass: the directory reached again from its root, or its node's own */
   bool dfd_node; /* dfd is dir->fd (settled: no name on its path changed), not ours to close */
