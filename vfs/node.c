@@ -153,6 +153,7 @@ void vfs_node_set_parent(BoxVfs *v, Node *n, Node *parent, const char *name)
   if (!n->name || strcmp(n->name, name) != 0) {
     g_free(n->name);
     n->name = g_strdup(name);
+    n->namelen = strlen(name);
   }
   if (old) vfs_node_unref(v, old);
 }
@@ -170,6 +171,7 @@ Node *vfs_dir_node_new(BoxVfs *v, NodeKind kind, int cmd, Node *parent, const ch
     parent->nlink++;
   } else {
     n->name = g_strdup(name);
+    n->namelen = strlen(name);
   }
   vfs_node_ref(n); /* the link (or permanence) */
   return n;

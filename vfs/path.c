@@ -40,7 +40,7 @@ static char *node_path(Node *n, const char *name)
       break;
     }
     if (p->kind == NODE_ROOT || p->kind == NODE_RAMDIR) break;
-    total += strlen(p->name) + 1;
+    total += p->namelen + 1;
     p = p->parent;
     depth++;
   }
@@ -56,9 +56,8 @@ static char *node_path(Node *n, const char *name)
     memcpy(out + pos + 1, name, nlen - 1);
   }
   for (Node *q = n; q != p; q = q->parent) {
-    size_t len = strlen(q->name);
-    pos -= len;
-    memcpy(out + pos, q->name, len);
+    pos -= q->namelen;
+    memcpy(out + pos, q->name, q->namelen);
     out[--pos] = '/';
   }
   return out;

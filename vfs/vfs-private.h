@@ -64,7 +64,8 @@ struct Node {
   int cmd;      /* owning command (RAM nodes), else -1 */
   Node *parent; /* holds a reference on the parent */
   char *name;
-  guint64 refs; /* nlookup + child parent-pointers + RAM links + pins */
+  size_t namelen; /* strlen(name): the path walks run on every decided op */
+  guint64 refs;   /* nlookup + child parent-pointers + RAM links + pins */
   guint64 nlookup;
   bool chain;       /* a directory of the root chain (no metadata decision) */
   bool watched;     /* a pass directory with a fanotify mark (watch.c) */

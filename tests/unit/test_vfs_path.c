@@ -11,6 +11,7 @@ static Node *node(NodeKind kind, NodeSpecial special, Node *parent, const char *
   n->special = special;
   n->parent = parent;
   n->name = g_strdup(name);
+  n->namelen = strlen(name);
   return n;
 }
 
