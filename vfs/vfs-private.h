@@ -455,7 +455,8 @@ int vfs_probe_present(BoxVfs *v, const Caller *c, const char *path, bool host_ba
 
 /* ---- outcome.c ----
  * The history raiser: permitted decisions of the request this thread is
- * handling wait for its reply, which gives their outcome (NULL: error). */
+ * handling wait for its reply, which gives their outcome (NULL: error).
+ * action is kept, not copied, until then: the fs:* actions are literals. */
 void vfs_outcome_flush(const char *result);
 void vfs_outcome_push(BoxVfs *v, int cmd, const char *action, json_object *input);
 /* Opens this thread's history batch (closed by vfs_outcome_flush). */
