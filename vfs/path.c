@@ -75,9 +75,11 @@ char *vfs_node_child_path(BoxVfs *v, Node *n, const char *name)
   return node_path(n, name);
 }
 
-char *vfs_spell(BoxVfs *v, const char *path)
+const char *vfs_spelled(BoxVfs *v, const char *path, bool host_backed, char **owned)
 {
-  return box_path_spell(path, v->operator_home);
+  const char *home = v->operator_home;
+  *owned = host_backed && home && strcmp(home, "/") != 0 ? box_path_tilde(path, home) : NULL;
+  return *owned ? *owned : path;
 }
 
 bool vfs_host_backed(BoxVfs *v, const char *path)

@@ -341,7 +341,10 @@ char *vfs_node_child_path(BoxVfs *v, Node *n, const char *name);
 bool vfs_concat(char *buf, size_t size, const char *const *parts, size_t n);
 char *vfs_child_path(const char *dir, const char *name);
 /* path is base or below it ("/" holds every absolute path) */
-char *vfs_spell(BoxVfs *v, const char *path);
+/* path as policy is told it: ~/... where a host-backed path is in the
+ * operator's home (*owned, to free), else path itself (*owned NULL): every
+ * decided op spells one, most of them outside the home */
+const char *vfs_spelled(BoxVfs *v, const char *path, bool host_backed, char **owned);
 bool vfs_host_backed(BoxVfs *v, const char *path);
 /* Closes "." and ".." lexically in an absolute path. */
 char *vfs_normalize(const char *abs);

@@ -1,5 +1,6 @@
 /* test_vfs_path.c — a node's worker-view path built from the node tree,
- * alone and with a child's name (no mount: the nodes are made here). */
+ * alone and with a child's name, and its spelling for policy (no mount:
+ * the nodes are made here). */
 #include <string.h>
 #include <glib.h>
 #include "vfs/vfs-private.h"
@@ -56,9 +57,41 @@ static void test_child_path(void)
   node_free(ramdir);
 }
 
+/* the operator's home is spelled ~ for host-backed paths in it; any other
+ * path is the caller's own text, not a copy */
+static void test_spelled(void)
+{
+  BoxVfs *v = g_malloc0(sizeof *v);
+  v->operator_home = g_strdup("/home/op");
+  char *owned;
+  const char *in = "/home/op/src/a.c";
+  const char *s = vfs_spelled(v, in, true, &owned);
+  g_assert_cmpstr(s, ==, "~/src/a.c");
+  g_assert_true(s == owned);
+  g_free(owned);
+  s = vfs_spelled(v, "/home/op", true, &owned);
+  g_assert_cmpstr(s, ==, "~");
+  g_free(owned);
+  const char *outside = "/home/opera/x";
+  g_assert_true(vfs_spelled(v, outside, true, &owned) == outside);
+  g_assert_null(owned);
+  g_assert_true(vfs_spelled(v, in, false, &owned) == in); /* not host-backed: as it is */
+  g_assert_null(owned);
+  g_free(v->operator_home);
+  v->operator_home = g_strdup("/");
+  g_assert_true(vfs_spelled(v, in, true, &owned) == in);
+  g_assert_null(owned);
+  g_free(v->operator_home);
+  v->operator_home = NULL;
+  g_assert_true(vfs_spelled(v, in, true, &owned) == in);
+  g_assert_null(owned);
+  g_free(v);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
   g_test_add_func("/vfs-path/child-path", test_child_path);
+  g_test_add_func("/vfs-path/spelled", test_spelled);
   return g_test_run();
 }
