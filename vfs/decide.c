@@ -100,13 +100,14 @@ int vfs_decide_obj(BoxVfs *v, const Caller *c, const char *action, const char *p
 {
   if (!c->decides || !v->decide) return vfs_tool_floor(v, c, path, host_backed, mutating, obj);
   if (!path) path = "/";
-  char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
+  char *spelled_own;
+  const char *spelled = vfs_spelled(v, path, host_backed, &spelled_own);
   json_object *input = vfs_fs_input(spelled, operation);
   Job *job = vfs_job_current();
   if (job && !vfs_job_decide_begin(job)) {
     /* interrupted before policy was asked: nothing decided, nothing logged */
     vfs_fs_input_done(input, false);
-    g_free(spelled);
+    g_free(spelled_own);
     return EINTR;
   }
   vfs_history_batch_open(v);
@@ -132,7 +133,7 @@ int vfs_decide_obj(BoxVfs *v, const Caller *c, const char *action, const char *p
   if (raised) vfs_outcome_push(v, c->cmd, action, input);
   if (!live) rc = EINTR;
   vfs_fs_input_done(input, raised);
-  g_free(spelled);
+  g_free(spelled_own);
   return rc;
 }
 
@@ -141,14 +142,15 @@ void vfs_enforce(BoxVfs *v, const Caller *c, const char *action, const char *pat
 {
   if (!c->decides) return;
   if (!path) path = "/";
-  char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
+  char *spelled_own;
+  const char *spelled = vfs_spelled(v, path, host_backed, &spelled_own);
   char *text = g_strdup_printf("%s: %s", spelled, why);
   json_object *input = vfs_fs_input(spelled, "other");
   BoxDecision *d = box_decision_new_enforcement(action, spelled, gate, text);
   vfs_finish_decision(v, c, action, input, d);
   vfs_fs_input_done(input, false);
   g_free(text);
-  g_free(spelled);
+  g_free(spelled_own);
 }
 
 /* ---- what each operation asks ----

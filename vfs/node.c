@@ -27,13 +27,15 @@ static gboolean pass_key_equal(gconstpointer a, gconstpointer b)
 
 void vfs_nodes_init(BoxVfs *v)
 {
-  v->nodes = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  /* keyed by the inode number itself: no key to allocate and free per node */
+  G_STATIC_ASSERT(sizeof(gpointer) >= sizeof(fuse_ino_t));
+  v->nodes = g_hash_table_new(g_direct_hash, NULL);
   v->pass_nodes = g_hash_table_new_full(pass_key_hash, pass_key_equal, g_free, NULL);
 }
 
 Node *vfs_node_get(BoxVfs *v, fuse_ino_t ino)
 {
-  return g_hash_table_lookup(v->nodes, &(guint64){ ino });
+  return g_hash_table_lookup(v->nodes, (gpointer)(uintptr_t)ino);
 }
 
 Node *vfs_node_new(BoxVfs *v, NodeKind kind, int cmd)
@@ -48,9 +50,7 @@ Node *vfs_node_new(BoxVfs *v, NodeKind kind, int cmd)
   n->gid = 0;
   now_ts(&n->atime);
   n->mtime = n->ctime = n->atime;
-  guint64 *key = g_new(guint64, 1);
-  *key = n->ino;
-  g_hash_table_insert(v->nodes, key, n);
+  g_hash_table_insert(v->nodes, (gpointer)(uintptr_t)n->ino, n);
   return n;
 }
 
@@ -100,7 +100,7 @@ static void node_memory_free(Node *n)
 
 static void node_free(BoxVfs *v, Node *n)
 {
-  g_hash_table_remove(v->nodes, &(guint64){ n->ino });
+  g_hash_table_remove(v->nodes, (gpointer)(uintptr_t)n->ino);
   if (n->kind == NODE_PASS) {
     PassKey k = { n->rdev_key, n->rino };
     if (g_hash_table_lookup(v->pass_nodes, &k) == n) g_hash_table_remove(v->pass_nodes, &k);
@@ -153,6 +153,7 @@ void vfs_node_set_parent(BoxVfs *v, Node *n, Node *parent, const char *name)
   if (!n->name || strcmp(n->name, name) != 0) {
     g_free(n->name);
     n->name = g_strdup(name);
+    n->namelen = strlen(name);
   }
   if (old) vfs_node_unref(v, old);
 }
@@ -170,6 +171,7 @@ Node *vfs_dir_node_new(BoxVfs *v, NodeKind kind, int cmd, Node *parent, const ch
     parent->nlink++;
   } else {
     n->name = g_strdup(name);
+    n->namelen = strlen(name);
   }
   vfs_node_ref(n); /* the link (or permanence) */
   return n;

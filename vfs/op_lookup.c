@@ -231,11 +231,11 @@ void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
       }
     }
     if ((err == ENOENT || err == 0) && c.decides) {
-      char *dir = vfs_path_of(v, p);
-      char *path = dir ? vfs_child_path(dir, name) : NULL;
+      g_mutex_lock(&v->lock);
+      char *path = vfs_node_child_path(v, p, name);
+      g_mutex_unlock(&v->lock);
       err = err ? vfs_probe_absent(v, &c, path, true) : admit_found(v, &c, path, true, &e);
       g_free(path);
-      g_free(dir);
     }
     vfs_unpin(v, p);
     vfs_reply_entry_or_err(req, err, &e);
@@ -277,9 +277,7 @@ void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
   bool found = !err && n && n->special == SPECIAL_NONE;
   if ((err == ENOENT || found) && c.decides && p->kind == NODE_RAM &&
       p->special != SPECIAL_BOXDIR) {
-    char *dir = vfs_node_path(v, p);
-    probe = dir ? vfs_child_path(dir, name) : NULL;
-    g_free(dir);
+    probe = vfs_node_child_path(v, p, name);
   }
   g_mutex_unlock(&v->lock);
   if (probe) {

@@ -17,7 +17,6 @@ void vfs_new_name_clear(BoxVfs *v, NewName *nn)
   if (nn->dfd >= 0 && !nn->dfd_node) close(nn->dfd);
   nn->dfd = -1;
   vfs_unpin(v, nn->dir);
-  g_free(nn->dirpath);
   g_free(nn->path);
 }
 
@@ -77,11 +76,8 @@ int vfs_new_name(BoxVfs *v, const Caller *c, fuse_ino_t parent, const char *name
   }
   if (!err) {
     nn->pass = d->kind == NODE_PASS;
-    nn->dirpath = vfs_node_path(v, d);
-    if (!nn->dirpath)
-      err = EACCES;
-    else
-      nn->path = vfs_child_path(nn->dirpath, name);
+    nn->path = vfs_node_child_path(v, d, name);
+    if (!nn->path) err = EACCES;
   }
   g_mutex_unlock(&v->lock);
   if (!err) err = vfs_check_perm(v, d, c, W_OK | X_OK);
@@ -163,9 +159,12 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
   NewName nn;
   int err = vfs_new_name_request(v, req, &c, parent, name, &nn);
   VfsObjId at;
-  if (!err)
-    err = vfs_decide_make(v, &c, nn.path, nn.pass, nn.dirpath, mode & S_IFMT, link,
+  if (!err) {
+    /* only a symlink's target is read relative to the directory */
+    g_autofree char *dirpath = link ? g_path_get_dirname(nn.path) : NULL;
+    err = vfs_decide_make(v, &c, nn.path, nn.pass, dirpath, mode & S_IFMT, link,
                           link ? NULL : vfs_name_obj(&nn, name, &at));
+  }
   struct fuse_entry_param e;
   if (!err && nn.pass) {
     if (make_real(nn.dfd, name, mode, link) < 0)

@@ -5,7 +5,7 @@
 typedef struct {
   BoxVfs *v;
   int cmd;
-  char *action;
+  const char *action; /* a literal (vfs_outcome_push) */
   json_object *input;
 } Raised;
 
@@ -32,7 +32,7 @@ static void history_batch_close(void)
 void vfs_outcome_push(BoxVfs *v, int cmd, const char *action, json_object *input)
 {
   if (!tls_raised) tls_raised = g_array_new(FALSE, FALSE, sizeof(Raised));
-  Raised r = { v, cmd, g_strdup(action), json_object_get(input) };
+  Raised r = { v, cmd, action, json_object_get(input) };
   g_array_append_val(tls_raised, r);
 }
 
@@ -41,7 +41,6 @@ void vfs_outcome_flush(const char *result)
   for (guint i = 0; tls_raised && i < tls_raised->len; i++) {
     Raised *r = &g_array_index(tls_raised, Raised, i);
     r->v->outcome(r->v->decide_data, r->cmd, r->action, r->input, result);
-    g_free(r->action);
     /* the last reference (neither policy nor the log keeps an input): the
      * thread's spare again */
     vfs_fs_input_done(r->input, false);

@@ -24,21 +24,23 @@ char *vfs_child_path(const char *dir, const char *name)
 }
 
 /* The walk measures the path first and then writes it right to left into
- * one allocation of its size: this runs for every decided operation. */
-char *vfs_node_path(BoxVfs *v, Node *n)
+ * one allocation of its size: this runs for every decided operation.  With
+ * name, the path of that name in n, in the same allocation (a create,
+ * unlink or lookup needs only that one, not n's path copied again). */
+static char *node_path(Node *n, const char *name)
 {
-  (void)v;
   Node *p = n;
   int depth = 0;
   bool ok = false;
-  size_t total = 0;
+  size_t nlen = name ? strlen(name) + 1 : 0;
+  size_t total = nlen;
   while (p && depth < VFS_MAX_DEPTH) {
     if (p->kind == NODE_PASSDIR || p->special == SPECIAL_CMDROOT) {
       ok = true;
       break;
     }
     if (p->kind == NODE_ROOT || p->kind == NODE_RAMDIR) break;
-    total += strlen(p->name) + 1;
+    total += p->namelen + 1;
     p = p->parent;
     depth++;
   }
@@ -48,18 +50,36 @@ char *vfs_node_path(BoxVfs *v, Node *n)
   char *out = g_malloc(total + 1);
   size_t pos = total;
   out[pos] = '\0';
+  if (name) {
+    pos -= nlen;
+    out[pos] = '/';
+    memcpy(out + pos + 1, name, nlen - 1);
+  }
   for (Node *q = n; q != p; q = q->parent) {
-    size_t len = strlen(q->name);
-    pos -= len;
-    memcpy(out + pos, q->name, len);
+    pos -= q->namelen;
+    memcpy(out + pos, q->name, q->namelen);
     out[--pos] = '/';
   }
   return out;
 }
 
-char *vfs_spell(BoxVfs *v, const char *path)
+char *vfs_node_path(BoxVfs *v, Node *n)
 {
-  return box_path_spell(path, v->operator_home);
+  (void)v;
+  return node_path(n, NULL);
+}
+
+char *vfs_node_child_path(BoxVfs *v, Node *n, const char *name)
+{
+  (void)v;
+  return node_path(n, name);
+}
+
+const char *vfs_spelled(BoxVfs *v, const char *path, bool host_backed, char **owned)
+{
+  const char *home = v->operator_home;
+  *owned = host_backed && home && strcmp(home, "/") != 0 ? box_path_tilde(path, home) : NULL;
+  return *owned ? *owned : path;
 }
 
 bool vfs_host_backed(BoxVfs *v, const char *path)

@@ -46,7 +46,8 @@ typedef enum {
 static int probe(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool quiet,
                  Refuse refuse, bool *may_read)
 {
-  char *spelled = host_backed ? vfs_spell(v, path) : g_strdup(path);
+  char *spelled_own;
+  const char *spelled = vfs_spelled(v, path, host_backed, &spelled_own);
   json_object *input = vfs_fs_input(spelled, "read_metadata");
   vfs_history_batch_open(v);
   BoxDecision *d = vfs_verdict_ask(v, c->cmd, "fs:read", input, spelled, "read_metadata", quiet);
@@ -75,14 +76,15 @@ static int probe(BoxVfs *v, const Caller *c, const char *path, bool host_backed,
   }
   if (d) box_decision_free(d);
   vfs_fs_input_done(input, false);
-  g_free(spelled);
+  g_free(spelled_own);
   return rc;
 }
 
 bool box_vfs_lookup_refuses(BoxVfs *v, int cmd, const char *path)
 {
   if (!v->decide || !v->cache_decisions || !v->decide_quiet || !v->beneath || !path) return false;
-  char *spelled = vfs_spell(v, path);
+  char *spelled_own;
+  const char *spelled = vfs_spelled(v, path, true, &spelled_own);
   bool refused = false;
   const char *ops[][2] = { { "fs:read", "read_metadata" }, { "fs:write", "write_content" } };
   for (size_t i = 0; i < G_N_ELEMENTS(ops); i++) {
@@ -94,7 +96,7 @@ bool box_vfs_lookup_refuses(BoxVfs *v, int cmd, const char *path)
     if (!refused) break;
   }
   if (refused) refused = !walk_needs(v, path, spelled, true);
-  g_free(spelled);
+  g_free(spelled_own);
   return refused;
 }
 

@@ -211,7 +211,7 @@ const char *vfs_pass_rel_buf(Node *n, int *rootfd, char *buf, size_t size)
   Node *p = n;
   int depth = 0;
   while (p && p->kind == NODE_PASS && !p->root_path && depth < VFS_MAX_DEPTH) {
-    size_t len = strlen(p->name);
+    size_t len = p->namelen;
     if (len + 1 > pos) return NULL;
     if (pos != size - 1) buf[--pos] = '/';
     pos -= len;

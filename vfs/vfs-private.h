@@ -64,7 +64,8 @@ struct Node {
   int cmd;      /* owning command (RAM nodes), else -1 */
   Node *parent; /* holds a reference on the parent */
   char *name;
-  guint64 refs; /* nlookup + child parent-pointers + RAM links + pins */
+  size_t namelen; /* strlen(name): the path walks run on every decided op */
+  guint64 refs;   /* nlookup + child parent-pointers + RAM links + pins */
   guint64 nlookup;
   bool chain;       /* a directory of the root chain (no metadata decision) */
   bool watched;     /* a pass directory with a fanotify mark (watch.c) */
@@ -333,12 +334,17 @@ Node *vfs_pass_insert(BoxVfs *v, Node *parent, const char *name, int fd, const s
 /* ---- path.c ---- */
 /* Worker-view absolute path of a node ("/..." ; RAM: relative to c<N>). NULL if unknown. */
 char *vfs_node_path(BoxVfs *v, Node *n); /* lock held */
+/* vfs_child_path(vfs_node_path(n), name) in one allocation; lock held */
+char *vfs_node_child_path(BoxVfs *v, Node *n, const char *name);
 /* parts[0..n) joined into buf (NUL-terminated); false when they do not fit.
  * For keys and paths built once per listed entry (snprintf costs more). */
 bool vfs_concat(char *buf, size_t size, const char *const *parts, size_t n);
 char *vfs_child_path(const char *dir, const char *name);
 /* path is base or below it ("/" holds every absolute path) */
-char *vfs_spell(BoxVfs *v, const char *path);
+/* path as policy is told it: ~/... where a host-backed path is in the
+ * operator's home (*owned, to free), else path itself (*owned NULL): every
+ * decided op spells one, most of them outside the home */
+const char *vfs_spelled(BoxVfs *v, const char *path, bool host_backed, char **owned);
 bool vfs_host_backed(BoxVfs *v, const char *path);
 /* Closes "." and ".." lexically in an absolute path. */
 char *vfs_normalize(const char *abs);
@@ -452,7 +458,8 @@ int vfs_probe_present(BoxVfs *v, const Caller *c, const char *path, bool host_ba
 
 /* ---- outcome.c ----
  * The history raiser: permitted decisions of the request this thread is
- * handling wait for its reply, which gives their outcome (NULL: error). */
+ * handling wait for its reply, which gives their outcome (NULL: error).
+ * action is kept, not copied, until then: the fs:* actions are literals. */
 void vfs_outcome_flush(const char *result);
 void vfs_outcome_push(BoxVfs *v, int cmd, const char *action, json_object *input);
 /* Opens this thread's history batch (closed by vfs_outcome_flush). */
@@ -617,8 +624,7 @@ void vfs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
 /* op_name.c */
 typedef struct NewName {
   Node *dir;
-  char *dirpath; /* worker-view path of the directory */
-  char *path;    /* worker-view path of the new name */
+  char *path; /* worker-view path of the new name */
   bool pass;
   int dfd;       /* pass: the directory reached again from its root, or its node's own */
   bool dfd_node; /* dfd is dir->fd (settled: no name on its path changed), not ours to close */
