@@ -4,8 +4,6 @@
 #include "shell/commands/builtins.h"
 #include "shell/commands/commands-private.h"
 
-int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs);
-
 int box_cmd_command(BoxCmd *c)
 {
   char mode = 0;
