@@ -112,6 +112,23 @@ void box_lookup_ran(Shell *sh, const char *name, const char *found)
 {
   if (strchr(name, '/')) return;
   BoxHashed *h = g_hash_table_lookup(sh->hash, name);
-  if (!h && found) h = box_lookup_remember(sh, name, found);
-  if (h) h->hits++;
+  /* A program the host ran is remembered by name: its file is asked for
+   * only if `hash` or `type` wants it, so running costs no request. */
+  if (!h) h = box_lookup_remember(sh, name, found ? found : "");
+  h->hits++;
+}
+
+const BoxHashed *box_lookup_hashed(Shell *sh, const char *name)
+{
+  BoxHashed *h = g_hash_table_lookup(sh->hash, name);
+  if (!h || h->path[0]) return h;
+  int hits = h->hits;
+  g_autofree char *path = box_lookup_program(sh, name);
+  if (!path) {
+    g_hash_table_remove(sh->hash, name);
+    return NULL;
+  }
+  h = box_lookup_remember(sh, name, path);
+  h->hits = hits;
+  return h;
 }

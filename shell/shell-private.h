@@ -360,6 +360,8 @@ bool box_lookup_in_system_tree(Shell *sh, const char *path);
  * counted as bash counts it (found: its file, when the Shell knows it). */
 BoxHashed *box_lookup_remember(Shell *sh, const char *name, const char *path);
 void box_lookup_ran(Shell *sh, const char *name, const char *found);
+/* name's entry in that table with its file known, or NULL. */
+const BoxHashed *box_lookup_hashed(Shell *sh, const char *name);
 
 /* name's row of commands.def, or NULL when the Shell does not implement it. */
 const BoxCommandDef *box_command_lookup(const char *name);

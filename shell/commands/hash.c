@@ -14,23 +14,27 @@ static gint by_name(gconstpointer a, gconstpointer b)
 static int list(BoxCmd *c, bool reusable)
 {
   Shell *sh = c->sh;
-  if (g_hash_table_size(sh->hash) == 0) {
-    /* bash says so on stdout */
-    box_out_puts(c->out, "hash: hash table empty\n");
-    return 0;
-  }
   guint n = 0;
   gpointer *names = g_hash_table_get_keys_as_array(sh->hash, &n);
+  /* names are the table's own keys: fill in the files first, on copies */
+  for (guint k = 0; k < n; k++) names[k] = g_strdup(names[k]);
+  for (guint k = 0; k < n; k++) box_lookup_hashed(sh, names[k]);
   qsort(names, n, sizeof *names, by_name);
-  if (!reusable) box_out_puts(c->out, "hits\tcommand\n");
+  /* bash says so on stdout */
+  if (g_hash_table_size(sh->hash) == 0)
+    box_out_puts(c->out, "hash: hash table empty\n");
+  else if (!reusable)
+    box_out_puts(c->out, "hits\tcommand\n");
   for (guint k = 0; k < n; k++) {
     const char *name = names[k];
     const BoxHashed *h = g_hash_table_lookup(sh->hash, name);
+    if (!h) continue; /* nothing runs it any more */
     if (reusable)
       box_out_printf(c->out, "builtin hash -p %s %s\n", h->path, name);
     else
       box_out_printf(c->out, "%4d\t%s\n", h->hits, h->path);
   }
+  for (guint k = 0; k < n; k++) g_free(names[k]);
   g_free(names);
   return 0;
 }
@@ -59,7 +63,7 @@ int box_cmd_hash(BoxCmd *c)
   int st = 0;
   for (; i < c->argc; i++) {
     const char *name = c->argv[i];
-    const BoxHashed *h = g_hash_table_lookup(sh->hash, name);
+    const BoxHashed *h = box_lookup_hashed(sh, name);
     if (show || drop) {
       if (!h) {
         box_cmd_error(c, "%s: not found", name);

@@ -92,7 +92,7 @@ static int type_one(BoxCmd *c, const char *name, char mode, int flags)
     }
   }
   if (found) return 1;
-  const BoxHashed *hashed = strchr(name, '/') ? NULL : g_hash_table_lookup(sh->hash, name);
+  const BoxHashed *hashed = strchr(name, '/') ? NULL : box_lookup_hashed(sh, name);
   g_autofree char *path = hashed ? g_strdup(hashed->path) : box_lookup_program(sh, name);
   if (!path) return 0;
   say_file(c, mode, name, path, hashed != NULL);
