@@ -85,8 +85,8 @@ static int type_one(BoxCmd *c, const char *name, char mode, int flags)
       found = true;
     }
     if (box_command_lookup(name)) {
-      say(c, mode, name, "builtin",
-          box_is_special_builtin(name) ? "is a special shell builtin" : "is a shell builtin");
+      /* bash says "special" only in POSIX mode */
+      say(c, mode, name, "builtin", "is a shell builtin");
       if (!all) return 1;
       found = true;
     }
