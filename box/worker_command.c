@@ -343,9 +343,8 @@ static json_object *run_spawn(Command *c, json_object *msg, int fd_out, int fd_e
   if (!argv || !argv[0]) return spawn_reply("failed", 126, "the worker sent a malformed request");
   const char *cwd = json_object_get_string(cwd_obj);
   json_object *path_obj;
-  const char *found = json_object_object_get_ex(msg, "path", &path_obj)
-                        ? json_object_get_string(path_obj)
-                        : NULL;
+  const char *found =
+    json_object_object_get_ex(msg, "path", &path_obj) ? json_object_get_string(path_obj) : NULL;
   g_autofree char *resolved = resolve_word(d, found ? found : argv[0], cwd);
   if (!resolved) return spawn_reply("not_found", 127, NULL);
   /* Nothing would run it, whatever policy says: the message names the

@@ -50,8 +50,8 @@ void box_lookup_simple(Shell *sh, Node *simple, const char *name, bool literal, 
  * resolves programs there, with no decision, as tools/resolve.c says. */
 bool box_lookup_in_system_tree(Shell *sh, const char *path)
 {
-  static const char *const tree[] = { "/usr", "/bin", "/sbin", "/lib",  "/lib32", "/lib64",
-                                      "/libx32", "/opt", "/etc", "/nix", "/snap", NULL };
+  static const char *const tree[] = { "/usr",    "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+                                      "/libx32", "/opt", "/etc",  "/nix", "/snap",  NULL };
   g_autofree char *abs = path[0] == '/' ? g_strdup(path) : g_build_filename(sh->cwd, path, NULL);
   for (int i = 0; tree[i]; i++) {
     size_t n = strlen(tree[i]);
