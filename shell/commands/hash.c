@@ -42,22 +42,18 @@ static int list(BoxCmd *c, bool reusable)
 int box_cmd_hash(BoxCmd *c)
 {
   Shell *sh = c->sh;
-  bool forget = false, reusable = false, show = false, drop = false;
+  /* -r forget all, -l list reusably, -t show, -d drop */
+  static const char letters[] = "rltd";
+  bool opt[sizeof letters] = { false };
   int i = 1;
-  for (const char *a; (a = bx_option_word(c, &i, "-")); i++) {
+  for (const char *a; (a = bx_option_word(c, &i, "-")); i++)
     for (const char *p = a + 1; *p; p++) {
-      if (*p == 'r')
-        forget = true;
-      else if (*p == 'l')
-        reusable = true;
-      else if (*p == 't')
-        show = true;
-      else if (*p == 'd')
-        drop = true;
-      else
+      const char *at = strchr(letters, *p);
+      if (!at)
         return bx_bad_option(c, *p, "hash: usage: hash [-lr] [-p pathname] [-dt] [name ...]");
+      opt[at - letters] = true;
     }
-  }
+  bool forget = opt[0], reusable = opt[1], show = opt[2], drop = opt[3];
   if (forget) g_hash_table_remove_all(sh->hash);
   if (i >= c->argc) return forget ? 0 : list(c, reusable);
   int st = 0;

@@ -47,49 +47,61 @@ static void say_file(BoxCmd *c, char mode, const char *name, const char *path, b
 /* flags of box_type_one */
 enum { TYPE_SKIP_FUNCS = 1, TYPE_PATH_ONLY = 2, TYPE_ALL = 4 };
 
+/* The Shell's own kinds of name, in bash's order. */
+enum { KIND_ALIAS, KIND_KEYWORD, KIND_FUNCTION, KIND_BUILTIN, KIND_N };
+
+/* Prints name as a kind-th kind of name if it is one. */
+static bool describe(BoxCmd *c, int kind, const char *name, char mode, int flags)
+{
+  Shell *sh = c->sh;
+  switch (kind) {
+  case KIND_ALIAS: {
+    const char *alias = g_hash_table_lookup(sh->aliases, name);
+    if (!alias) return false;
+    if (mode == 'v') {
+      char *q = box_quote(alias);
+      box_out_printf(c->out, "alias %s=%s\n", name, q);
+      g_free(q);
+    } else {
+      g_autofree char *s = g_strdup_printf("is aliased to `%s'", alias);
+      say(c, mode, name, "alias", s);
+    }
+    return true;
+  }
+  case KIND_KEYWORD:
+    if (!is_keyword(name)) return false;
+    say(c, mode, name, "keyword", "is a shell keyword");
+    return true;
+  case KIND_FUNCTION: {
+    Node *fn = flags & TYPE_SKIP_FUNCS ? NULL : box_lookup_function(sh, name);
+    if (!fn) return false;
+    if (mode == 'V') {
+      char *t = box_function_text(fn);
+      box_out_printf(c->out, "%s is a function\n%s\n", name, t);
+      g_free(t);
+    } else {
+      say(c, mode, name, "function", NULL);
+    }
+    return true;
+  }
+  default:
+    if (!box_command_lookup(name)) return false;
+    /* bash says "special" only in POSIX mode */
+    say(c, mode, name, "builtin", "is a shell builtin");
+    return true;
+  }
+}
+
 /* Prints what name is (mode as say's); returns whether it is anything.
  * TYPE_PATH_ONLY searches for a file even past the Shell's own names. */
 static int type_one(BoxCmd *c, const char *name, char mode, int flags)
 {
   Shell *sh = c->sh;
-  bool found = false, all = flags & TYPE_ALL;
-  if (!(flags & TYPE_PATH_ONLY)) {
-    const char *alias = g_hash_table_lookup(sh->aliases, name);
-    if (alias) {
-      if (mode == 'v') {
-        char *q = box_quote(alias);
-        box_out_printf(c->out, "alias %s=%s\n", name, q);
-        g_free(q);
-      } else {
-        g_autofree char *s = g_strdup_printf("is aliased to `%s'", alias);
-        say(c, mode, name, "alias", s);
-      }
-      if (!all) return 1;
-      found = true;
-    }
-    if (is_keyword(name)) {
-      say(c, mode, name, "keyword", "is a shell keyword");
-      if (!all) return 1;
-      found = true;
-    }
-    Node *fn = flags & TYPE_SKIP_FUNCS ? NULL : box_lookup_function(sh, name);
-    if (fn) {
-      if (mode == 'V') {
-        char *t = box_function_text(fn);
-        box_out_printf(c->out, "%s is a function\n%s\n", name, t);
-        g_free(t);
-      } else {
-        say(c, mode, name, "function", NULL);
-      }
-      if (!all) return 1;
-      found = true;
-    }
-    if (box_command_lookup(name)) {
-      /* bash says "special" only in POSIX mode */
-      say(c, mode, name, "builtin", "is a shell builtin");
-      if (!all) return 1;
-      found = true;
-    }
+  bool found = false;
+  for (int k = 0; k < KIND_N && !(flags & TYPE_PATH_ONLY); k++) {
+    if (!describe(c, k, name, mode, flags)) continue;
+    if (!(flags & TYPE_ALL)) return 1;
+    found = true;
   }
   if (found) return 1;
   const BoxHashed *hashed = strchr(name, '/') ? NULL : box_lookup_hashed(sh, name);

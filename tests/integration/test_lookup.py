@@ -149,22 +149,23 @@ def _shim_box(root, shim_text=None, link_to=None):
     return b, greet
 
 
-def test_table_and_shell_resolve_a_shim_alike(tmp_path):
-    b, greet = _shim_box(tmp_path, shim_text="#!/bin/sh\nexec /usr/bin/printf '%s,' shim \"$@\"\n")
+def _greet(root, text, want, **shim):
+    b, greet = _shim_box(root, **shim)
     try:
         b.start()
-        r = b.bash("greet a b; echo; command -v greet; type -t greet")
-        assert (r.stdout, r.stderr, r.returncode) == (f"shim,a,b,\n{greet}\nfile\n", "", 0)
+        r = b.bash(text)
+        assert (r.stdout, r.stderr, r.returncode) == (want.format(greet=greet), "", 0)
     finally:
         b.teardown()
+
+
+def test_table_and_shell_resolve_a_shim_alike(tmp_path):
+    _greet(tmp_path, "greet a b; echo; command -v greet; type -t greet",
+           "shim,a,b,\n{greet}\nfile\n",
+           shim_text="#!/bin/sh\nexec /usr/bin/printf '%s,' shim \"$@\"\n")
 
 
 def test_table_and_shell_resolve_a_link_alike(tmp_path):
     printf = os.path.realpath("/usr/bin/printf")
-    b, _ = _shim_box(tmp_path, link_to=printf)
-    try:
-        b.start()
-        r = b.bash("greet '%s.' x y; echo; command -v greet")
-        assert (r.stdout, r.stderr, r.returncode) == (f"x.y.\n{printf}\n", "", 0)
-    finally:
-        b.teardown()
+    _greet(tmp_path, "greet '%s.' x y; echo; command -v greet", f"x.y.\n{printf}\n",
+           link_to=printf)
