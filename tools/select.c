@@ -61,15 +61,21 @@ const BoxToolTable *box_tools_select(const BoxToolTable *const *tables, const Bo
   int best_len = -1;
   bool named = false;
   int n_args = strv_len(args);
+  /* the tables that run this file with other leading arguments */
+  g_autoptr(GString) others = g_string_new(NULL);
   for (int i = 0; tables && tables[i]; i++) {
     const BoxToolTable *t = tables[i];
     g_autofree char *resolved = box_tools_table_program(t, operator_path);
     if (!resolved || strcmp(resolved, program_path) != 0) continue;
     named = true;
     int fixed = strv_len(t->command) - 1;
-    if (fixed > n_args) continue;
-    bool same = true;
+    bool same = fixed <= n_args;
     for (int k = 0; k < fixed && same; k++) same = strcmp(t->command[k + 1], args[k]) == 0;
+    if (!same) {
+      g_autofree char *lead = g_strjoinv(" ", (char **)t->command + 1);
+      g_string_append_printf(others, "%s`[tool.%s]` (%s)", others->len ? ", " : "", t->label, lead);
+      continue;
+    }
     /* Ties keep the first table in label order: tables come sorted. */
     if (same && fixed > best_len) {
       best = t;
@@ -84,9 +90,11 @@ const BoxToolTable *box_tools_select(const BoxToolTable *const *tables, const Bo
     *n_fixed = 0;
     return agent;
   }
+  /* the tables that name this program are named too: the fix is in one of them */
   *refusal = g_strdup_printf("no tool runs %s: no `[tool.<name>] command` matches this program "
-                             "and its leading arguments",
-                             program_path);
+                             "and its leading arguments%s%s%s",
+                             program_path, others->len ? "; it runs under " : "", others->str,
+                             others->len ? " only with those leading arguments" : "");
   return NULL;
 }
 
