@@ -68,17 +68,22 @@ static bool executable_file(const char *path)
   return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
-char *box_lookup_in_view(Shell *sh, const char *name)
+/* name on the Shell's PATH; with_system: the system tree's directories
+ * too, for a Shell with no host to ask (box-shell on its own, whose view
+ * is the host's). */
+static char *search(Shell *sh, const char *name, bool with_system)
 {
   if (!*name) return NULL;
   if (strchr(name, '/'))
-    return !box_lookup_in_system_tree(sh, name) && executable_file(name) ? g_strdup(name) : NULL;
+    return (with_system || !box_lookup_in_system_tree(sh, name)) && executable_file(name)
+             ? g_strdup(name)
+             : NULL;
   const char *path = box_var_get(sh, "PATH");
   g_auto(GStrv) dirs = g_strsplit(path ? path : "", ":", -1);
   for (gchar **d = dirs; *d; d++) {
     /* an empty entry is the working directory, as in bash */
     const char *dir = **d ? *d : ".";
-    if (box_lookup_in_system_tree(sh, dir)) continue;
+    if (!with_system && box_lookup_in_system_tree(sh, dir)) continue;
     char *cand = g_build_filename(dir, name, NULL);
     if (executable_file(cand)) return cand;
     g_free(cand);
@@ -86,12 +91,17 @@ char *box_lookup_in_view(Shell *sh, const char *name)
   return NULL;
 }
 
+char *box_lookup_in_view(Shell *sh, const char *name)
+{
+  return search(sh, name, false);
+}
+
 char *box_lookup_program(Shell *sh, const char *name)
 {
-  char *found = box_lookup_in_view(sh, name);
-  if (found) return found;
   const BoxShellHost *host = sh->host;
-  if (!host || !host->resolve) return NULL;
+  if (!host || !host->resolve) return search(sh, name, true);
+  char *found = search(sh, name, false);
+  if (found) return found;
   char *r = host->resolve(host->data, name, sh->cwd);
   found = r ? g_strdup(r) : NULL;
   free(r);

@@ -1,8 +1,8 @@
 /* which.c — `which [-a] NAME…`: where each name's program is, as the Shell
  * would find it (lookup.c): on its PATH in its own view, else the file a
  * `[tool.*]` table runs.  A program the Shell implements itself (cat, ls…)
- * is named as `command -v` names it; the language's builtins and
- * functions are not programs, as for debianutils' which. */
+ * and no file stands for is named as `command -v` names it; the language's
+ * builtins and functions are not programs, as for debianutils' which. */
 #include <string.h>
 
 #include "shell/commands/commands-private.h"
@@ -23,14 +23,12 @@ int box_cmd_which(BoxCmd *c)
   if (i >= c->argc) return 1;
   for (; i < c->argc; i++) {
     const char *name = c->argv[i];
-    const BoxCommandDef *def = strchr(name, '/') ? NULL : box_command_lookup(name);
-    if (def && def->kind == BOX_CMD_UTILITY) {
-      box_out_printf(c->out, "%s\n", name);
-      continue;
-    }
     g_autofree char *found = box_lookup_program(c->sh, name);
+    const BoxCommandDef *def = strchr(name, '/') ? NULL : box_command_lookup(name);
     if (found)
       box_out_printf(c->out, "%s\n", found);
+    else if (def && def->kind == BOX_CMD_UTILITY)
+      box_out_printf(c->out, "%s\n", name);
     else
       status = 1;
   }
