@@ -3,6 +3,7 @@
  * simple command (function, builtin, implemented command) asks shell:exec,
  * every other program goes to the host as shell:spawn.  Pipelines and jobs
  * are in jobs.c, redirections in redir.c, [[ ]] in cond.c. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -373,6 +374,12 @@ static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na)
   if (found && run_script(sh, found, argc, av, as, na, &status)) {
     box_lookup_ran(sh, av[0], found);
     return status;
+  }
+  int why = found ? 0 : box_lookup_why_not(sh, av[0]);
+  if (why) {
+    /* bash's words and status for a file execve refuses */
+    box_sh_error(sh, "%s: %s", av[0], why == EISDIR ? "Is a directory" : "Permission denied");
+    return 126;
   }
   GArray *tmp = na ? temp_assign(sh, as, na, &status) : NULL;
   char **envp = box_var_environ(sh);

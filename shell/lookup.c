@@ -8,6 +8,7 @@
  * `command -v`, `type`, `which` and `hash` ask the same two questions. */
 #include "shell/shell-private.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -89,6 +90,14 @@ static char *search(Shell *sh, const char *name, bool with_system)
     g_free(cand);
   }
   return NULL;
+}
+
+int box_lookup_why_not(Shell *sh, const char *path)
+{
+  struct stat st;
+  if (!strchr(path, '/') || box_lookup_in_system_tree(sh, path) || stat(path, &st) != 0) return 0;
+  if (S_ISDIR(st.st_mode)) return EISDIR;
+  return S_ISREG(st.st_mode) && access(path, X_OK) != 0 ? EACCES : 0;
 }
 
 char *box_lookup_in_view(Shell *sh, const char *name)

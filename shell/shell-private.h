@@ -352,6 +352,9 @@ void box_lookup_first_word(Shell *sh, const char *name, bool skip_funcs, Node **
 void box_lookup_simple(Shell *sh, Node *simple, const char *name, bool literal, Node **fn,
                        const BoxCommandDef **def);
 char *box_lookup_in_view(Shell *sh, const char *name);
+/* Why a path word the view holds cannot run, as execve would say it
+ * (EISDIR, EACCES: no execute bit), or 0. */
+int box_lookup_why_not(Shell *sh, const char *path);
 char *box_lookup_program(Shell *sh, const char *name);
 /* path (absolute, or against the Shell's cwd) lies in the host's system
  * tree, which the Shell's view does not hold. */

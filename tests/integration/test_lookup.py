@@ -41,6 +41,9 @@ CASES = [
     ("hash-empty", "hash; echo $?; hash 2>/dev/null; hash >/dev/null; echo $?"),
     ("hash-builtin-function", FUNC + "hash cd f; echo $?; hash; hash -t cd; echo $?"),
     ("hash-missing", "hash nosuch-xyz; echo $?; hash -t nosuch-xyz; echo $?; hash -r; hash"),
+    # files execve refuses, and one made executable
+    ("path-not-executable", "echo 'echo hi $0' > x.sh; ./x.sh; echo $?; mkdir -p d; ./d; echo $?; "
+                            "chmod +x x.sh; ./x.sh; rm -r x.sh d"),
     # a program a table runs: the same file bash finds
     ("command-v-tool", "command -v git; echo $?; command -V git; type -t git"),
     ("type-tool", "type git; type -p git; type -P git; which git; echo $?"),
