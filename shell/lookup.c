@@ -48,7 +48,8 @@ void box_lookup_simple(Shell *sh, Node *simple, const char *name, bool literal, 
 
 /* The host's system tree is not in the Shell's view (its worker is rooted
  * in the mount, where those paths are the command's RAM area): the host
- * resolves programs there, with no decision, as tools/resolve.c says. */
+ * resolves programs there (tools/resolve.c), and asking the mount about
+ * them would only log a refusal per PATH directory. */
 bool box_lookup_in_system_tree(Shell *sh, const char *path)
 {
   static const char *const tree[] = { "/usr",    "/bin", "/sbin", "/lib", "/lib32", "/lib64",
