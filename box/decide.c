@@ -91,12 +91,7 @@ static bool declared_program(Boxd *d, const char *path)
   for (int i = 0; exec && exec[i]; i++)
     if (box_path_within(real, exec[i]) || box_path_within(exec[i], real)) return true;
   for (int i = 0; d->tool_tables && d->tool_tables[i]; i++) {
-    const BoxToolTable *t = d->tool_tables[i];
-    const char *search = t->env ? g_hash_table_lookup(t->env, "PATH") : NULL;
-    g_autofree char *program =
-      t->command && t->command[0]
-        ? box_tools_resolve(t->command[0], "/", search && *search ? search : d->operator_path)
-        : NULL;
+    g_autofree char *program = box_tools_table_program(d->tool_tables[i], d->operator_path);
     if (program && box_path_within(program, real)) return true;
   }
   return false;

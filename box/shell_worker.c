@@ -184,6 +184,23 @@ static bool is_caller_stdin(int fd)
 
 static json_object *spawn_call(json_object *req, const int *fds, int nfds);
 
+static char *host_resolve(void *data, const char *word, const char *cwd)
+{
+  (void)data;
+  json_object *req = json_object_new_object();
+  json_object_object_add(req, "op", json_object_new_string("resolve"));
+  json_object_object_add(req, "word", json_object_new_string(word));
+  json_object_object_add(req, "cwd", json_object_new_string(cwd));
+  json_object *reply = ctl_call(req, NULL, 0);
+  json_object_put(req);
+  json_object *path;
+  char *found = reply && json_object_object_get_ex(reply, "path", &path)
+                  ? strdup(json_object_get_string(path))
+                  : NULL;
+  json_object_put(reply);
+  return found;
+}
+
 static BoxSpawnResult host_spawn(void *data, const BoxShellCommand *cmd, int fd_out, int fd_err)
 {
   (void)data;
@@ -194,6 +211,9 @@ static BoxSpawnResult host_spawn(void *data, const BoxShellCommand *cmd, int fd_
   add_literal(req, cmd);
   json_object_object_add(req, "command", json_object_new_string(cmd->command));
   json_object_object_add(req, "cwd", json_object_new_string(cmd->cwd));
+  /* the file the Shell found on its own PATH, in its view */
+  if (cmd->program && strcmp(cmd->program, cmd->argv[0]) != 0)
+    json_object_object_add(req, "path", json_object_new_string(cmd->program));
   if (cmd->envp) {
     /* the program's environment: exported variables and `A=1 prog` prefixes */
     int n = 0;
@@ -788,7 +808,8 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
                         .list_dir_send = host_list_dir_send,
                         .list_dir_recv = host_list_dir_recv,
                         .open_read_send = host_open_read_send,
-                        .open_read_recv = host_open_read_recv };
+                        .open_read_recv = host_open_read_recv,
+                        .resolve = host_resolve };
   BoxShellNew *shell = box_shell_new(&env, &host);
   worker_pid = getpid();
   pthread_atfork(flush_status, NULL, NULL);

@@ -344,6 +344,37 @@ BoxToolLaunch boxd_tool_launch(Boxd *d, const char *program, char *const *argv,
                           .staging_dir = d->staging_dir };
 }
 
+/* The file a program word runs, by the one rule README's "Programs"
+ * gives: a word with '/' (or the path the Shell found on its PATH in its
+ * view) is looked up as the mount stats it, decided first; a bare word a
+ * `[tool.*]` command spells is that table's program; any other bare word
+ * is searched on boxd's PATH, each file found there decided. */
+static char *resolve_word(Boxd *d, const char *word, const char *cwd)
+{
+  char *by_table =
+    box_tools_resolve_by_table((const BoxToolTable *const *)d->tool_tables, word, d->operator_path);
+  if (by_table) return by_table;
+  return box_tools_resolve_decided(word, cwd, d->operator_path, boxd_lookup_may_read, d);
+}
+
+/* `command -v`, `type`, `which`, `hash` for a word the Shell did not
+ * find in its view: the file that would run, only when something runs it. */
+static void handle_resolve(Command *c, json_object *msg, int reply_fd)
+{
+  Boxd *d = c->d;
+  json_object *word_obj, *cwd_obj;
+  json_object *reply = json_object_new_object();
+  if (json_object_object_get_ex(msg, "word", &word_obj) &&
+      json_object_object_get_ex(msg, "cwd", &cwd_obj)) {
+    g_autofree char *path =
+      resolve_word(d, json_object_get_string(word_obj), json_object_get_string(cwd_obj));
+    if (path && box_tools_runs((const BoxToolTable *const *)d->tool_tables, d->agent_table, path,
+                               d->operator_path))
+      json_object_object_add(reply, "path", json_object_new_string(path));
+  }
+  reply_and_close(c, reply_fd, reply);
+}
+
 static json_object *run_spawn(Command *c, SpawnJob *job)
 {
   Boxd *d = c->d;
@@ -360,10 +391,18 @@ static json_object *run_spawn(Command *c, SpawnJob *job)
   g_autofree const char **argv = string_array(argv_obj);
   if (!argv || !argv[0]) return spawn_reply("failed", 126, "the worker sent a malformed request");
   const char *cwd = json_object_get_string(cwd_obj);
-  /* a path is looked up as the mount stats it, decided first */
-  g_autofree char *resolved =
-    box_tools_resolve_decided(argv[0], cwd, d->operator_path, boxd_lookup_may_read, d);
+  json_object *path_obj;
+  const char *found =
+    json_object_object_get_ex(msg, "path", &path_obj) ? json_object_get_string(path_obj) : NULL;
+  g_autofree char *resolved = resolve_word(d, found ? found : argv[0], cwd);
   if (!resolved) return spawn_reply("not_found", 127, NULL);
+  /* Nothing would run it, whatever policy says: the message names the
+   * table to add rather than reading as a policy denial. */
+  if (!box_tools_runs((const BoxToolTable *const *)d->tool_tables, d->agent_table, resolved,
+                      d->operator_path)) {
+    g_autofree char *why = box_tools_no_table(argv[0], resolved);
+    return spawn_reply("no_tool", 126, why);
+  }
   int argc = 0;
   while (argv[argc]) argc++;
   g_autofree char *spelled = box_tools_spell_home(resolved, d->operator_home);
@@ -585,6 +624,12 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
     }
     if (strcmp(op, "list") == 0 && nfds >= 1) { /* a listing's fast path */
       box_fastlist_handle(c->d, w->command, msg, fds[0]);
+      for (int i = 1; i < nfds; i++) close(fds[i]);
+      json_object_put(msg);
+      continue;
+    }
+    if (strcmp(op, "resolve") == 0) { /* command -v, type, which, hash */
+      handle_resolve(c, msg, nfds >= 1 ? fds[0] : -1);
       for (int i = 1; i < nfds; i++) close(fds[i]);
       json_object_put(msg);
       continue;

@@ -3,6 +3,7 @@
  * simple command (function, builtin, implemented command) asks shell:exec,
  * every other program goes to the host as shell:spawn.  Pipelines and jobs
  * are in jobs.c, redirections in redir.c, [[ ]] in cond.c. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,33 +290,28 @@ static GArray *temp_assign(Shell *sh, Word **as, size_t na, int *status)
   return saved;
 }
 
-/* A script run by path (`./build.sh`, `/tmp/x.sh`) whose `#!` line names
- * sh, bash or dash (directly or through `env`) runs in the Shell as `sh
- * FILE` would, so its commands are decided one by one (reading its first
- * line is an fs:read decision, as for `sh FILE`).  Programs under the
- * system's directories are not read: they go to the host as before.
- * Returns the interpreter's argv[0] and sets *opt to an option word of
- * the #! line (or NULL), or NULL. */
-static char *shebang_shell(Shell *sh, const char *path, char **opt)
+/* A script the Shell runs itself, so that its commands are decided one by
+ * one (reading its first line is an fs:read decision, as for `sh FILE`):
+ * path is an executable file of the Shell's view whose `#!` line names
+ * sh, bash or dash (directly or through `env`), or that has no `#!` line
+ * and reads as text, which bash runs as a shell script when execve says
+ * ENOEXEC.  Returns the interpreter's argv[0] and sets *opt to an option
+ * word of the #! line (or NULL), or NULL. */
+static char *script_shell(const char *path, char **opt)
 {
-  static const char *const system_dirs[] = { "/usr/", "/bin/", "/sbin/", "/lib", "/opt/",
-                                             "/etc/", "/nix/", "/snap/", NULL };
   *opt = NULL;
-  if (!strchr(path, '/')) return NULL;
-  char *abs = path[0] == '/' ? g_strdup(path) : g_build_filename(sh->cwd, path, NULL);
-  bool system = false;
-  for (int i = 0; system_dirs[i]; i++)
-    if (g_str_has_prefix(abs, system_dirs[i])) system = true;
-  g_free(abs);
-  if (system) return NULL;
-  struct stat st;
-  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || !(st.st_mode & 0111)) return NULL;
   int fd = box_open_file(path, O_RDONLY);
   if (fd < 0) return NULL;
   char head[256];
   ssize_t n = read(fd, head, sizeof head - 1);
   close(fd);
-  if (n < 3 || head[0] != '#' || head[1] != '!') return NULL;
+  if (n < 0) return NULL;
+  if (n < 2 || head[0] != '#' || head[1] != '!') {
+    /* bash's test for a binary: a NUL before the first newline */
+    for (ssize_t i = 0; i < n && head[i] != '\n'; i++)
+      if (head[i] == '\0') return NULL;
+    return g_strdup("sh");
+  }
   head[n] = 0;
   char *nl = strchr(head, '\n');
   if (nl) *nl = 0;
@@ -340,20 +336,22 @@ static char *shebang_shell(Shell *sh, const char *path, char **opt)
   return found;
 }
 
-/* Runs av as a shebang script if it is one: decided as the program the
- * text names, then `sh [OPT] FILE ARG…` with the command's assignments in
- * its environment.  False if it is not one. */
-static bool run_shebang(Shell *sh, int argc, char **av, Word **as, size_t na, int *status)
+/* Runs av, whose file is path, as a shell script if it is one: decided as
+ * the program the text names, then `sh [OPT] PATH ARG…` with the command's
+ * assignments in its environment.  False if it is not one. */
+static bool run_script(Shell *sh, const char *path, int argc, char **av, Word **as, size_t na,
+                       int *status)
 {
   char *opt = NULL;
-  char *interp = shebang_shell(sh, av[0], &opt);
+  char *interp = script_shell(path, &opt);
   if (!interp) return false;
   if (decide(sh, av, argc, av[0])) {
     char **sav = g_new0(char *, argc + 3);
     int sc = 0;
     sav[sc++] = interp;
     if (opt) sav[sc++] = opt;
-    for (int i = 0; i < argc; i++) sav[sc++] = av[i];
+    sav[sc++] = (char *)path;
+    for (int i = 1; i < argc; i++) sav[sc++] = av[i];
     int st = 0;
     GArray *tmp = na ? temp_assign(sh, as, na, &st) : NULL;
     *status = run_builtin(sh, box_command_lookup("sh"), sc, sav);
@@ -393,14 +391,25 @@ static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na)
 {
   const BoxShellHost *host = sh->host;
   int status = 0;
-  if (run_shebang(sh, argc, av, as, na, &status)) return status;
+  /* the Shell's PATH, where its own view holds it; the host finds the rest */
+  g_autofree char *found = box_lookup_in_view(sh, av[0]);
+  if (found && run_script(sh, found, argc, av, as, na, &status)) {
+    box_lookup_ran(sh, av[0], found);
+    return status;
+  }
+  int why = found ? 0 : box_lookup_why_not(sh, av[0]);
+  if (why) {
+    /* bash's words and status for a file execve refuses */
+    box_sh_error(sh, "%s: %s", av[0], why == EISDIR ? "Is a directory" : "Permission denied");
+    return 126;
+  }
   GArray *tmp = na ? temp_assign(sh, as, na, &status) : NULL;
   char **envp = box_var_environ(sh);
   if (tmp) box_var_restore(sh, tmp);
   char *line = join_line(av, argc);
   BoxShellCommand cmd;
   bool *owned;
-  command_for_host(sh, &cmd, line, av, argc, av[0], sh->cwd, &owned);
+  command_for_host(sh, &cmd, line, av, argc, found ? found : av[0], sh->cwd, &owned);
   cmd.envp = envp;
   int fds[BOX_SPAWN_MAX_FDS];
   cmd.nfds = program_fds(sh, fds);
@@ -410,7 +419,10 @@ static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na)
   BoxSpawnResult r = { BOX_SPAWN_NOT_FOUND, 127, NULL };
   if (host && host->spawn) r = host->spawn(host->data, &cmd, ofd, efd);
   switch (r.kind) {
-  case BOX_SPAWN_RAN: status = r.status; break;
+  case BOX_SPAWN_RAN:
+    status = r.status;
+    box_lookup_ran(sh, av[0], found);
+    break;
   case BOX_SPAWN_NOT_FOUND:
     box_sh_error(sh, "%s: command not found", av[0]);
     status = 127;

@@ -201,7 +201,7 @@ struct Shell {
   GHashTable *vars;        /* name → ShellVar* */
   GHashTable *funcs;       /* name → Node* (N_FUNCDEF) */
   GHashTable *aliases;     /* name → value */
-  GHashTable *hash;        /* hashed program names → "" */
+  GHashTable *hash;        /* hashed program names → BoxHashed (g_free) */
   GHashTable *subst_cache; /* $(…) text → Node* */
   GPtrArray *frames;       /* per function call: GPtrArray of saved locals */
   char *cwd;               /* logical, absolute */
@@ -336,17 +336,38 @@ typedef struct {
 #include "shell/commands/commands.def"
 #undef BOX_COMMAND
 
+/* A program `hash` remembers: how often it ran since, and its file. */
+typedef struct {
+  int hits;
+  char path[];
+} BoxHashed;
+
 /* lookup.c: what a first word names.  A function (NULL: none); the
  * function, else the implemented command, name names (skip_funcs: as
  * `command` looks, past functions); the same for a simple command's node,
  * whose literal first word's answer the node keeps; a program's file on
- * the Shell's PATH (access only), newly allocated, or NULL. */
+ * the Shell's PATH as the Shell's own view has it (system directories
+ * aside), or, that failing, as the host would run it; newly allocated,
+ * or NULL. */
 Node *box_lookup_function(Shell *sh, const char *name);
 void box_lookup_first_word(Shell *sh, const char *name, bool skip_funcs, Node **fn,
                            const BoxCommandDef **def);
 void box_lookup_simple(Shell *sh, Node *simple, const char *name, bool literal, Node **fn,
                        const BoxCommandDef **def);
-char *box_lookup_on_path(Shell *sh, const char *name);
+char *box_lookup_in_view(Shell *sh, const char *name);
+/* Why a path word the view holds cannot run, as execve would say it
+ * (EISDIR, EACCES: no execute bit), or 0. */
+int box_lookup_why_not(Shell *sh, const char *path);
+char *box_lookup_program(Shell *sh, const char *name);
+/* path (absolute, or against the Shell's cwd) lies in the host's system
+ * tree, which the Shell's view does not hold. */
+bool box_lookup_in_system_tree(Shell *sh, const char *path);
+/* `hash`'s table: name remembered at path (hits 0); a bare name run,
+ * counted as bash counts it (found: its file, when the Shell knows it). */
+BoxHashed *box_lookup_remember(Shell *sh, const char *name, const char *path);
+void box_lookup_ran(Shell *sh, const char *name, const char *found);
+/* name's entry in that table with its file known, or NULL. */
+const BoxHashed *box_lookup_hashed(Shell *sh, const char *name);
 
 /* name's row of commands.def, or NULL when the Shell does not implement it. */
 const BoxCommandDef *box_command_lookup(const char *name);

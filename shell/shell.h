@@ -111,6 +111,11 @@ typedef struct {
   int (*list_dir_send)(void *data, const char *cwd, const char *path, int open_first);
   int (*list_dir_recv)(void *data, int ticket, char **records, size_t *len, int *err,
                        char **message, int open_first, int *fds, int *errs, char **messages);
+  /* What a program word the Shell did not find in its own view would run
+   * as (`command -v`, `type`, `which`, `hash`): the file a `[tool.*]`
+   * table or an exec entry runs for it (malloc'd), or NULL when nothing
+   * would.  cwd: the Shell's.  May be NULL. */
+  char *(*resolve)(void *data, const char *word, const char *cwd);
 } BoxShellHost;
 
 /* The environment every Shell call starts with (spec/runtime.md §4.4). */

@@ -68,6 +68,26 @@ const BoxToolTable *box_tools_select(const BoxToolTable *const *tables, const Bo
                                      const char *program_path, char *const *args,
                                      const char *operator_path, int *n_fixed, char **refusal);
 
+/* The program a table runs: its command[0] resolved on its env.PATH,
+ * else operator_path (box_tools_resolve's answer), or NULL. */
+char *box_tools_table_program(const BoxToolTable *t, const char *operator_path);
+
+/* The one resolution rule's table step (README, "Programs"): a bare word
+ * that a table's command[0] spells runs that table's program, resolved as
+ * the table resolves it (so a shim or a link on the table's PATH is the
+ * same file for the table and the Shell).  NULL when no table spells it. */
+char *box_tools_resolve_by_table(const BoxToolTable *const *tables, const char *word,
+                                 const char *operator_path);
+
+/* Whether any table (whatever its leading arguments) or an exec entry of
+ * agent would run program_path. */
+bool box_tools_runs(const BoxToolTable *const *tables, const BoxToolTable *agent,
+                    const char *program_path, const char *operator_path);
+
+/* The refusal (as box_tools_select's) for a program no table and no exec
+ * entry runs at all: it names the `[tool.<name>]` table to add for word. */
+char *box_tools_no_table(const char *word, const char *program_path);
+
 /* The descriptor limit the launched programs get (boxd raised its own for
  * the mount: box_vfs_raise_fd_limit); unset, they inherit boxd's. */
 void box_tools_set_workload_fd_limit(const struct rlimit *limit);

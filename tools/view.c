@@ -314,6 +314,15 @@ static bool inside_any(Planner *pl, const char *path)
   return false;
 }
 
+static bool encloses_any(Planner *pl, const char *path)
+{
+  for (guint i = 0; i < pl->mounts->len; i++) {
+    Mnt *m = &g_array_index(pl->mounts, Mnt, i);
+    if (m->kind != MOUNT_DENY && box_path_within(m->path, path)) return true;
+  }
+  return false;
+}
+
 static gint mnt_cmp(gconstpointer a, gconstpointer b)
 {
   const Mnt *x = a, *y = b;
@@ -618,7 +627,11 @@ bool tools_view_plan(View *v, const BoxToolLaunch *l, GError **error)
       if (access(bash, X_OK) == 0) add_program(&pl, bash);
     }
     if (c->broker_socket) add_mount(&pl, MOUNT_SOCKET, c->broker_socket, true);
-    if (t->workspace && !inside_any(&pl, t->workspace))
+    /* Entry only: an empty directory.  When a grant lies below it (an
+     * exec entry for <workspace>/build), the scaffold's directories lead
+     * there instead, since the empty tmpfs would hide that grant's
+     * mount point. */
+    if (t->workspace && !inside_any(&pl, t->workspace) && !encloses_any(&pl, t->workspace))
       add_mount(&pl, MOUNT_ENTER, t->workspace, true);
   }
   if (pl.ctx->ca_cert) add_mount(&pl, MOUNT_READ, pl.ctx->ca_cert, true);

@@ -12,5 +12,9 @@ int bx_bad_option(BoxCmd *c, char opt, const char *usage);
  * "N: numeric argument required".  When only_one, more operands after a
  * number are "too many arguments": false, and the caller returns 1. */
 bool bx_status_operand(BoxCmd *c, bool only_one, int *st);
+/* type.c: prints what name runs as (mode 't' type -t, 'v' command -v,
+ * 'V' type's sentence), skip_funcs as `command` looks; whether it is
+ * anything. */
+int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs);
 
 #endif

@@ -4,8 +4,6 @@
 #include "shell/commands/builtins.h"
 #include "shell/commands/commands-private.h"
 
-int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs);
-
 int box_cmd_command(BoxCmd *c)
 {
   char mode = 0;
@@ -24,13 +22,14 @@ int box_cmd_command(BoxCmd *c)
   }
   if (i >= c->argc) return 0;
   if (mode) {
-    int st = 0;
+    /* bash fails only when no name is found */
+    bool any = false;
     for (; i < c->argc; i++)
-      if (!box_type_one(c, c->argv[i], mode, false)) {
-        if (mode == 'V') box_cmd_error(c, "%s: not found", c->argv[i]);
-        st = 1;
-      }
-    return st;
+      if (box_type_one(c, c->argv[i], mode, false))
+        any = true;
+      else if (mode == 'V')
+        box_cmd_error(c, "%s: not found", c->argv[i]);
+    return any ? 0 : 1;
   }
   box_out_flush(c->out);
   Shell *sh = c->sh;

@@ -1,6 +1,8 @@
-/* type.c — `type [-afptP] NAME…`; also the lookup `command -v/-V` uses. */
+/* type.c — `type [-afptP] NAME…`; also the lookup `command -v/-V` and
+ * `which` use: what a name would run as, in bash's order (alias, keyword,
+ * function, the Shell's own command, a program found as lookup.c finds
+ * it) and in bash's words. */
 #include <string.h>
-#include <unistd.h>
 
 #include "shell/commands/builtins.h"
 #include "shell/commands/commands-private.h"
@@ -17,100 +19,130 @@ static bool is_keyword(const char *n)
   return false;
 }
 
-/* -t's kind of name, or -v's word for it; false in the long mode ('V'),
- * which each kind words its own way. */
-static bool brief(BoxCmd *c, char mode, const char *kind, const char *word)
+/* How one answer is printed: 't' the kind's word (type -t), 'v' the word
+ * that runs (command -v), 'p' a file's path only (type -p/-P), 'V' bash's
+ * sentence (type, command -V). */
+static void say(BoxCmd *c, char mode, const char *name, const char *kind, const char *sentence)
 {
   if (mode == 't')
     box_out_printf(c->out, "%s\n", kind);
   else if (mode == 'v')
-    box_out_printf(c->out, "%s\n", word);
-  else
-    return false;
-  return true;
+    box_out_printf(c->out, "%s\n", name);
+  else if (mode == 'V')
+    box_out_printf(c->out, "%s %s\n", name, sentence);
 }
 
-/* mode: 't' type word, 'v' command -v, 'V' description; returns found. */
-int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs);
-int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs)
+static void say_file(BoxCmd *c, char mode, const char *name, const char *path, bool hashed)
+{
+  if (mode == 't')
+    box_out_puts(c->out, "file\n");
+  else if (mode == 'V' && hashed)
+    box_out_printf(c->out, "%s is hashed (%s)\n", name, path);
+  else if (mode == 'V')
+    box_out_printf(c->out, "%s is %s\n", name, path);
+  else
+    box_out_printf(c->out, "%s\n", path);
+}
+
+/* flags of box_type_one */
+enum { TYPE_SKIP_FUNCS = 1, TYPE_PATH_ONLY = 2, TYPE_ALL = 4 };
+
+/* The Shell's own kinds of name, in bash's order. */
+enum { KIND_ALIAS, KIND_KEYWORD, KIND_FUNCTION, KIND_BUILTIN, KIND_N };
+
+/* Prints name as a kind-th kind of name if it is one. */
+static bool describe(BoxCmd *c, int kind, const char *name, char mode, int flags)
 {
   Shell *sh = c->sh;
-  const char *alias = g_hash_table_lookup(sh->aliases, name);
-  if (alias) {
-    if (mode == 't')
-      box_out_puts(c->out, "alias\n");
-    else if (mode == 'v') {
+  switch (kind) {
+  case KIND_ALIAS: {
+    const char *alias = g_hash_table_lookup(sh->aliases, name);
+    if (!alias) return false;
+    if (mode == 'v') {
       char *q = box_quote(alias);
       box_out_printf(c->out, "alias %s=%s\n", name, q);
       g_free(q);
     } else {
-      box_out_printf(c->out, "%s is aliased to `%s'\n", name, alias);
+      g_autofree char *s = g_strdup_printf("is aliased to `%s'", alias);
+      say(c, mode, name, "alias", s);
     }
-    return 1;
+    return true;
   }
-  if (is_keyword(name)) {
-    if (!brief(c, mode, "keyword", name)) box_out_printf(c->out, "%s is a shell keyword\n", name);
-    return 1;
-  }
-  if (!skip_funcs && g_hash_table_lookup(sh->funcs, name)) {
-    if (!brief(c, mode, "function", name)) {
-      char *t = box_function_text(g_hash_table_lookup(sh->funcs, name));
+  case KIND_KEYWORD:
+    if (!is_keyword(name)) return false;
+    say(c, mode, name, "keyword", "is a shell keyword");
+    return true;
+  case KIND_FUNCTION: {
+    Node *fn = flags & TYPE_SKIP_FUNCS ? NULL : box_lookup_function(sh, name);
+    if (!fn) return false;
+    if (mode == 'V') {
+      char *t = box_function_text(fn);
       box_out_printf(c->out, "%s is a function\n%s\n", name, t);
       g_free(t);
+    } else {
+      say(c, mode, name, "function", NULL);
     }
-    return 1;
+    return true;
   }
-  if (box_command_lookup(name)) {
-    if (!brief(c, mode, "builtin", name))
-      box_out_printf(c->out, "%s is a %sshell builtin\n", name,
-                     box_is_special_builtin(name) ? "special " : "");
-    return 1;
+  default:
+    if (!box_command_lookup(name)) return false;
+    /* bash says "special" only in POSIX mode */
+    say(c, mode, name, "builtin", "is a shell builtin");
+    return true;
   }
-  /* a program: look on PATH without stat (access only) */
-  char *found = NULL;
-  if (strchr(name, '/')) {
-    if (access(name, X_OK) == 0) found = g_strdup(name);
-  } else {
-    found = box_lookup_on_path(sh, name);
+}
+
+/* Prints what name is (mode as say's); returns whether it is anything.
+ * TYPE_PATH_ONLY searches for a file even past the Shell's own names. */
+static int type_one(BoxCmd *c, const char *name, char mode, int flags)
+{
+  Shell *sh = c->sh;
+  bool found = false;
+  for (int k = 0; k < KIND_N && !(flags & TYPE_PATH_ONLY); k++) {
+    if (!describe(c, k, name, mode, flags)) continue;
+    if (!(flags & TYPE_ALL)) return 1;
+    found = true;
   }
-  if (!found) return 0;
-  if (brief(c, mode, "file", found)) {
-    /* nothing more to say */
-  } else if (g_hash_table_lookup(sh->hash, name))
-    box_out_printf(c->out, "%s is hashed (%s)\n", name, found);
-  else
-    box_out_printf(c->out, "%s is %s\n", name, found);
-  g_free(found);
+  if (found) return 1;
+  const BoxHashed *hashed = strchr(name, '/') ? NULL : box_lookup_hashed(sh, name);
+  g_autofree char *path = hashed ? g_strdup(hashed->path) : box_lookup_program(sh, name);
+  if (!path) return 0;
+  say_file(c, mode, name, path, hashed != NULL);
   return 1;
+}
+
+int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs)
+{
+  return type_one(c, name, mode, skip_funcs ? TYPE_SKIP_FUNCS : 0);
 }
 
 int box_cmd_type(BoxCmd *c)
 {
   char mode = 'V';
-  bool path_only = false;
+  int flags = 0;
   int i = 1;
   for (const char *a; (a = bx_option_word(c, &i, "-")); i++) {
     for (const char *p = a + 1; *p; p++) {
       if (*p == 't')
         mode = 't';
-      else if (*p == 'p' || *p == 'P')
-        path_only = true;
-      else if (*p == 'a' || *p == 'f')
-        continue;
+      else if (*p == 'p')
+        mode = 'p';
+      else if (*p == 'P')
+        mode = 'p', flags |= TYPE_PATH_ONLY;
+      else if (*p == 'a')
+        flags |= TYPE_ALL;
+      else if (*p == 'f')
+        flags |= TYPE_SKIP_FUNCS;
       else
         return bx_bad_option(c, *p, "type: usage: type [-afptP] name [name ...]");
     }
   }
   int st = 0;
   for (; i < c->argc; i++) {
-    if (path_only) {
-      if (!box_type_one(c, c->argv[i], 'v', true)) st = 1;
-      continue;
-    }
-    if (!box_type_one(c, c->argv[i], mode, false)) {
-      if (mode != 't') box_cmd_error(c, "%s: not found", c->argv[i]);
-      st = 1;
-    }
+    if (type_one(c, c->argv[i], mode, flags)) continue;
+    /* bash words only the long form's failure */
+    if (mode == 'V') box_cmd_error(c, "%s: not found", c->argv[i]);
+    st = 1;
   }
   return st;
 }

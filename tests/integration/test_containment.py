@@ -373,3 +373,24 @@ def test_agent_disclosure(agent_results):
     assert "strands-box: [agent] runtime minimum, added by Core:\n" in err
     assert "strands-box: [agent] HOME=" in err
     assert "/bin:" in err.split("strands-box: [agent] HOME=")[1].split("PATH=")[1]
+
+
+def test_agent_exec_entry_below_an_unread_workspace(box):
+    """An exec entry inside a workspace the agent may only enter: the
+    workspace's empty placeholder must not hide the entry's mount point
+    (the box died at start with "namespace reaper could not build the
+    view")."""
+    build = box.workspace / "build"
+    build.mkdir()
+    (build / "hello").write_text("#!/bin/sh\necho built\n")
+    (build / "hello").chmod(0o755)
+    box.seed_policy()
+    box.write_config(agent_command=["/bin/sh", "-c", "cd \"$1\" && ./build/hello && echo *", "sh",
+                                    str(box.workspace)])
+    text = box.config.read_text().replace(
+        f'workspace = "{box.workspace}"\n',
+        f'workspace = "{box.workspace}"\nfilesystem.exec = ["{build}"]\n')
+    box.config.write_text(text)
+    assert box.run_to_end() == 0, box.stderr()
+    # the workspace stays entry only: the exec entry is all that shows
+    assert box.stdout_path.read_text() == "built\nbuild\n"

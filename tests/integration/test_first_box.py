@@ -122,20 +122,28 @@ def test_unknown_command_is_127(box):
 
 
 def test_spawn_denied_and_no_tool(box):
-    box.start_seeded(extra="""
+    box.seed_policy(extra="""
         permit(principal, action == Box::Action::"shell:spawn", resource)
         when { context.input.program == "tsort" };
         """)
-    r = box.bash("factor 12")
+    box.write_config(extra='\n[tool.pr]\ncommand = ["pr"]\n')
+    box.start()
+    # No table runs it: the message names the table to add, whether policy
+    # would permit the spawn (tsort) or not (factor), and no spawn is asked.
+    for prog in ("factor", "tsort"):
+        r = box.bash(f"{prog} /dev/null")
+        assert r.returncode == 126
+        path = os.path.realpath(shutil.which(prog))
+        assert r.stderr == (f"strands-shell: {prog}: no tool runs {path}: no `[tool.{prog}]` "
+                            "table in box.toml runs this program; add one with command = "
+                            f"[\"{prog}\"] to run it outside the Shell\n")
+    assert not [d for d in box.decision_summary() if d[1] == "shell:spawn"]
+    # A program a table runs is still policy's to refuse.
+    r = box.bash("pr /dev/null")
     assert r.returncode == 126
-    factor = os.path.realpath(shutil.which("factor"))
-    assert r.stderr == (f"strands-shell: effect denied: policy denied this operation on '{factor}' "
+    pr = os.path.realpath(shutil.which("pr"))
+    assert r.stderr == (f"strands-shell: effect denied: policy denied this operation on '{pr}' "
                         "[default-deny]: No permit policy matched this request.\n")
-    r = box.bash("tsort /dev/null")
-    assert r.returncode == 126
-    tsort = os.path.realpath(shutil.which("tsort"))
-    assert r.stderr == (f"strands-shell: tsort: no tool runs {tsort}: no `[tool.<name>] command` "
-                        "matches this program and its leading arguments\n")
 
 
 def test_output_streams_and_status(box):

@@ -174,7 +174,8 @@ static void test_select(Fixture *f, gconstpointer data)
   BoxToolTable agent = { .label = "agent", .exec = exec_dir };
   g_assert_null(box_tools_select(only_status, &agent, f->prog, args_log, NULL, &fixed, &refusal));
   g_autofree char *want = g_strdup_printf(
-    "no tool runs %s: no `[tool.<name>] command` matches this program and its leading arguments",
+    "no tool runs %s: no `[tool.<name>] command` matches this program and its leading arguments; "
+    "it runs under `[tool.b-status]` (status) only with those leading arguments",
     f->prog);
   g_assert_cmpstr(refusal, ==, want);
   g_clear_pointer(&refusal, g_free);
@@ -194,6 +195,39 @@ static void test_select(Fixture *f, gconstpointer data)
   agent.exec = exec_sibling;
   g_assert_null(box_tools_select(none, &agent, f->prog, args_log, NULL, &fixed, &refusal));
   g_clear_pointer(&refusal, g_free);
+}
+
+/* One rule for a table and a bare word: the word a table's command spells
+ * is that table's program, resolved on the table's PATH, through links. */
+static void test_resolve_by_table(Fixture *f, gconstpointer data)
+{
+  (void)data;
+  char *cmd[] = { "alias-of-tool", NULL };
+  GHashTable *env = g_hash_table_new(g_str_hash, g_str_equal);
+  g_hash_table_insert(env, "PATH", f->dir);
+  BoxToolTable t = { .label = "tool", .command = cmd, .env = env };
+  const BoxToolTable *tables[] = { &t, NULL };
+  g_autofree char *found = box_tools_resolve_by_table(tables, "alias-of-tool", "/usr/bin:/bin");
+  g_assert_cmpstr(found, ==, f->prog);
+  g_assert_true(box_tools_runs(tables, NULL, f->prog, "/usr/bin:/bin"));
+  /* no table spells it, or a path: not the table's to say */
+  g_assert_null(box_tools_resolve_by_table(tables, "tool", "/usr/bin:/bin"));
+  g_assert_null(box_tools_resolve_by_table(tables, f->link, "/usr/bin:/bin"));
+  g_assert_false(box_tools_runs(tables, NULL, f->plain, "/usr/bin:/bin"));
+  g_hash_table_destroy(env);
+}
+
+static void test_no_table(void)
+{
+  g_autofree char *m = box_tools_no_table("awk", "/usr/bin/mawk");
+  g_assert_cmpstr(m, ==,
+                  "no tool runs /usr/bin/mawk: no `[tool.awk]` table in box.toml runs this "
+                  "program; add one with command = [\"awk\"] to run it outside the Shell");
+  /* a path is named whole; a name no label can spell leaves the label open */
+  g_autofree char *p = box_tools_no_table("./b d", "/w/b d");
+  g_assert_cmpstr(p, ==,
+                  "no tool runs /w/b d: no `[tool.<name>]` table in box.toml runs this "
+                  "program; add one with command = [\"/w/b d\"] to run it outside the Shell");
 }
 
 static void test_loader_closure(void)
@@ -317,6 +351,9 @@ int main(int argc, char **argv)
              fixture_teardown);
   g_test_add_func("/tools/spell-home", test_spell_home);
   g_test_add("/tools/select", Fixture, NULL, fixture_setup, test_select, fixture_teardown);
+  g_test_add("/tools/resolve-by-table", Fixture, NULL, fixture_setup, test_resolve_by_table,
+             fixture_teardown);
+  g_test_add_func("/tools/no-table", test_no_table);
   g_test_add_func("/tools/loader-closure", test_loader_closure);
   g_test_add_func("/tools/compose-env", test_compose_env);
   g_test_add_func("/tools/compose-env-alias-spellings", test_compose_env_alias_spellings);
