@@ -94,6 +94,12 @@ ShellVar *box_var_lookup(Shell *sh, const char *name);
 void box_var_clear(ShellVar *v);
 ShellVar *box_var_make(Shell *sh, const char *name); /* finds or creates */
 bool box_is_name(const char *s, size_t len);
+/* NAME or NAME[SUB], as printf -v, unset and test -v take a variable: false
+ * when NAME is no identifier or the subscript is empty or unclosed; *key is
+ * NULL without brackets.  Both results are the caller's to free. */
+bool box_split_ref(const char *ref, char **name, char **key);
+/* test -v REF: a scalar's value, an array's element 0 (or SUB; any for @). */
+bool box_var_isset(Shell *sh, const char *ref);
 /* Arrays. */
 void box_var_make_array(ShellVar *v, bool assoc);
 const char *box_var_elem(ShellVar *v, const char *key); /* key: index text or assoc key */
@@ -218,6 +224,9 @@ struct Shell {
   int loop_depth, func_depth, depth, max_depth;
   int expand_nest; /* ${…} within ${…} being expanded (expand.c) */
   int errexit_off; /* >0: in a context where set -e is ignored */
+  /* A pipeline's element or a & job as its child runs it: its own status
+   * is the parent's to judge, so it fires no ERR trap (commands inside do) */
+  const struct Node *status_quiet;
   bool in_child;   /* forked (subshell, stage, job, substitution) */
   bool in_trap;
   char *traps[BOX_NTRAP];

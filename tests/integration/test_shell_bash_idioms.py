@@ -132,6 +132,28 @@ CASES = [
     ("trap-err-function-status", "f() { return 3; }; trap 'echo E$?' ERR; f; echo $?"),
     ("trap-err-line-after-call", 'trap \'echo "E$? $LINENO"\' ERR\nf() {\n  false\n}\nf'),
     ("trap-err-pipeline", "trap 'echo E$?' ERR; false | true; true | false; echo x"),
+    # ---- a variable named NAME[SUB] by printf -v, test -v, [[ -v ]] -----------------
+    ("printf-v-bad-name", 'printf -v "a[" %s foo; echo $?; printf -v "a[x" %s foo; echo $?; printf -v 1a %s x; echo $?'),
+    ("printf-v-bad-subscript", 'printf -v "a[]" %s foo; echo $?; printf -v "a[1]x" %s foo; echo $?; declare -p a'),
+    ("printf-v-element", 'printf -v "a[2]" %s foo; declare -A m; printf -v "m[k y]" %d 7; declare -p a m'),
+    ("test-v-element", "a=(1 2 3); test -v 'a[1]'; echo $?; test -v 'a[5]'; echo $?; test -v 'a[-1]'; echo $?"),
+    ("test-v-array-zero", 'a=([1]=x); [[ -v a ]]; echo $?; test -v a; echo $?; test -v "a[@]"; echo $?; [[ -v a[@] ]]; echo $?; e=(); test -v "e[@]"; echo $?'),
+    ("test-v-assoc", 'declare -A m=([k]=1); test -v "m[k]"; echo $?; test -v "m[j]"; echo $?; test -v m; echo $?; [[ -v m[k] ]]; echo $?'),
+    ("test-v-scalar-forms", 'x=1; test -v "x[0]"; echo $?; test -v "x[1]"; echo $?; test -v 1x; echo $?; test -v "a["; echo $?; test -v RANDOM; echo $?; declare y; test -v y; echo $?'),
+    # ---- getopts: a function's local OPTIND leaves the caller's parse as it was --------
+    ("getopts-clustered-nested", 'f() { local OPTIND=1 opt; while getopts "xy" opt; do echo "opt: $opt"; [[ $opt = x ]] && f -y; done; }; f -xy'),
+    ("getopts-clustered-nested-three", 'f() { local OPTIND=1 opt; while getopts "xyz" opt; do echo "opt: $opt"; [[ $opt = x ]] && f -yz; done; }; f -xyz'),
+    ("getopts-optind-reset-mid-word", 'getopts xy o -xy; echo $o $OPTIND; OPTIND=1; getopts xy o -xy; echo $o $OPTIND; getopts xy o -xy; echo $o; getopts xy o -xy; echo $? $o $OPTIND'),
+    # ---- errtrace / functrace, and where ERR fires ------------------------------------
+    ("set-errtrace", "set -o errtrace; trap 'echo trapped' ERR; h() { false; echo in-h; }; h; echo st=$?"),
+    ("set-E", "set -E; trap 'echo trapped' ERR; h() { false; echo in-h; }; h; echo st=$?"),
+    ("set-E-subshells", "set -E; trap 'echo E' ERR; (false); x=$(false); echo \"[$x]\"; { false; echo x; } & wait"),
+    ("set-T-return-trap", "set -T; trap 'echo ret' RETURN; f() { :; }; g() { f; }; g; set -o | grep trace; set +E; set +o | grep trace"),
+    ("set-flags-letters", 'set -aefuxCET -o pipefail; echo $-; set +aefuxCET; echo $-'),
+    ("err-not-for-job", "set -E; trap 'echo E' ERR; false & wait; echo $?; f() { false; }; f & wait"),
+    ("err-not-for-pipe-element", "set -E; trap 'echo E$?' ERR; f() { false; }; f | cat; false | true; true | false; echo $(false)"),
+    ("err-pipe-element-group", "set -E; trap 'echo E' ERR; true | { false; echo y; }; set -o pipefail; false | true; echo $?"),
+    ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
 ]
 
 
@@ -155,35 +177,3 @@ def test_getopts_clustered_nested_reads_no_garbage(tmp_path):
     out, err, _ = _run([str(BOX_SHELL), "-c", text], tmp_path)
     assert b"illegal option" not in err
     assert out.startswith(b"opt: x\nopt: y\n")
-
-
-
-# Divergences the differential tester finds whose fix lies in shell/commands/
-# (another engineer's files): strict expected failures, so the fix there
-# turns them into failures to remove.
-COMMANDS_CASES = [
-    ("printf-v-bad-name-crash", 'printf -v "a[" %s foo; echo $?', "commands/printf.c: g_strndup of a negative length (segfault, 139)"),
-    ("set-errtrace", "set -o errtrace; trap 'echo trapped' ERR; h() { false; echo in-h; }; h; echo st=$?",
-     "commands/set.c: no errtrace/functrace rows (O_ERRTRACE/O_FUNCTRACE exist in shell-private.h)"),
-    ("set-E", "set -E; trap 'echo trapped' ERR; h() { false; echo in-h; }; h; echo st=$?", "commands/set.c: -E/-T letters"),
-    ("test-v-element", "a=(1 2 3); test -v 'a[1]'; echo $?; test -v 'a[5]'; echo $?", "commands/test.c: -v NAME[SUB]"),
-    ("getopts-clustered-nested", 'f() { local OPTIND=1 opt; while getopts "xy" opt; do echo "opt: $opt"; [[ $opt = x ]] && f -y; done; }; f -xy',
-     "commands/getopts.c: a static last OPTIND outlives the caller's restored state (loops until the deadline)"),
-]
-
-
-@pytest.mark.skipif(not BASH, reason="bash not installed")
-@table_cases("text,reason", COMMANDS_CASES)
-def test_commands_like_bash(text, reason, tmp_path):
-    try:
-        # a hang is the divergence too: timeout ends it
-        like_bash(text, tmp_path) if "getopts" not in text else _hang_free(text, tmp_path)
-    except AssertionError:
-        pytest.xfail(reason)
-    pytest.fail(f"now like bash: remove from COMMANDS_CASES ({reason})")
-
-
-def _hang_free(text, tmp_path):
-    ours = _run(["timeout", "3", str(BOX_SHELL), "-c", text], tmp_path)
-    ref = _run([BASH, "-c", text], tmp_path)
-    assert ours == ref
