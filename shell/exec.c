@@ -40,9 +40,9 @@ static int expansion_failed(Shell *sh, int st)
 
 /* ---- errexit / ERR -------------------------------------------------------------- */
 
-static void after_status(Shell *sh, int status)
+static void after_status(Shell *sh, const Node *n, int status)
 {
-  if (status == 0 || sh->errexit_off > 0 || sh->jump != J_NONE) return;
+  if (status == 0 || sh->errexit_off > 0 || sh->jump != J_NONE || n == sh->status_quiet) return;
   /* the trap sees the failed command's status as $? */
   if (sh->traps[TRAP_ERR] && !sh->in_trap) {
     sh->status = status;
@@ -922,12 +922,12 @@ static int eval_inner(Shell *sh, Node *n)
       g_array_set_size(sh->procsub_fds, nps);
     }
     box_set_pipestatus1(sh, status);
-    after_status(sh, status);
+    after_status(sh, n, status);
     break;
   }
   case N_PIPE:
     status = box_run_pipe(sh, n);
-    after_status(sh, status);
+    after_status(sh, n, status);
     break;
   case N_SEQ:
     /* the chain leans right (parser.c, list_add): walked, not recursed */
@@ -953,7 +953,7 @@ static int eval_inner(Shell *sh, Node *n)
     }
     status = box_wait_pid(pid);
     box_set_pipestatus1(sh, status);
-    after_status(sh, status);
+    after_status(sh, n, status);
     break;
   }
   case N_GROUP: status = box_eval(sh, n->u.un.child); break;
@@ -1094,7 +1094,7 @@ static int eval_inner(Shell *sh, Node *n)
       return sh->exit_status;
     }
     g_free(x);
-    after_status(sh, status);
+    after_status(sh, n, status);
     break;
   }
   case N_COND: {
@@ -1103,7 +1103,7 @@ static int eval_inner(Shell *sh, Node *n)
     int r = box_cond_eval(sh, n->u.cond.c, &err);
     if (err & BOX_COND_FATAL) return expansion_failed(sh, err & 0xff);
     status = err ? err : !r;
-    after_status(sh, status);
+    after_status(sh, n, status);
     break;
   }
   }

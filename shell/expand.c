@@ -371,15 +371,17 @@ static const char *ifs(Shell *sh)
 
 static char *opts_string(Shell *sh)
 {
+  /* bash's order */
+  static const struct {
+    char letter;
+    unsigned flag;
+  } letters[] = { { 'a', O_ALLEXPORT }, { 'e', O_ERREXIT },  { 'f', O_NOGLOB },
+                  { 'h', O_HASHALL },   { 'u', O_NOUNSET },  { 'v', O_VERBOSE },
+                  { 'x', O_XTRACE },    { 'B', O_BRACE },    { 'C', O_NOCLOBBER },
+                  { 'E', O_ERRTRACE },  { 'T', O_FUNCTRACE } };
   GString *g = g_string_new(NULL);
-  if (sh->opts & O_ERREXIT) g_string_append_c(g, 'e');
-  if (sh->opts & O_NOGLOB) g_string_append_c(g, 'f');
-  g_string_append_c(g, 'h');
-  if (sh->opts & O_NOUNSET) g_string_append_c(g, 'u');
-  if (sh->opts & O_XTRACE) g_string_append_c(g, 'x');
-  if (sh->opts & O_NOCLOBBER) g_string_append_c(g, 'C');
-  g_string_append(g, "B");
-  if (sh->opts & O_ALLEXPORT) g_string_prepend_c(g, 'a');
+  for (size_t i = 0; i < G_N_ELEMENTS(letters); i++)
+    if (sh->opts & letters[i].flag) g_string_append_c(g, letters[i].letter);
   g_string_append_c(g, 'c');
   return g_string_free(g, FALSE);
 }

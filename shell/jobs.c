@@ -203,6 +203,7 @@ int box_run_pipe(Shell *sh, Node *n)
         sh->fd[1] = p[1];
         if (n->u.pipe.errpipe[i]) sh->fd[2] = p[1];
       }
+      sh->status_quiet = n->u.pipe.cmds[i];
       int st = box_eval(sh, n->u.pipe.cmds[i]);
       box_child_exit(sh, st);
     }
@@ -233,6 +234,7 @@ int box_run_background(Shell *sh, Node *n)
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (sh->fd[0] == 0) sh->fd[0] = devnull;
     sh->errexit_off = 0;
+    sh->status_quiet = n->u.un.child;
     int st = box_eval(sh, n->u.un.child);
     box_child_exit(sh, st);
   }

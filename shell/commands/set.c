@@ -9,7 +9,8 @@ static const struct {
   unsigned flag;
 } opts[] = {
   { "allexport", 'a', O_ALLEXPORT }, { "braceexpand", 'B', O_BRACE },
-  { "errexit", 'e', O_ERREXIT },     { "hashall", 'h', O_HASHALL },
+  { "errexit", 'e', O_ERREXIT },     { "errtrace", 'E', O_ERRTRACE },
+  { "functrace", 'T', O_FUNCTRACE }, { "hashall", 'h', O_HASHALL },
   { "noclobber", 'C', O_NOCLOBBER }, { "noexec", 'n', O_NOEXEC },
   { "noglob", 'f', O_NOGLOB },       { "nounset", 'u', O_NOUNSET },
   { "pipefail", 0, O_PIPEFAIL },     { "verbose", 'v', O_VERBOSE },
@@ -105,7 +106,7 @@ int box_cmd_set(BoxCmd *c)
             sh->opts &= ~opts[k].flag;
           found = true;
         }
-      if (!found && !strchr("mHTPEkt", *p)) {
+      if (!found && !strchr("mHPkt", *p)) {
         box_cmd_error(c, "%c%c: invalid option", a[0], *p);
         box_fdprintf(
           c->err, "set: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [-] [arg ...]\n");
