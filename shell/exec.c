@@ -40,11 +40,13 @@ static int expansion_failed(Shell *sh, int st)
 
 /* ---- errexit / ERR -------------------------------------------------------------- */
 
-static void after_status(Shell *sh, const Node *n, int status)
+/* armed: the ERR trap was set when the command began — bash's rule, so a
+ * function that sets the trap and returns 1 does not fire it at its call */
+static void after_status(Shell *sh, const Node *n, int status, bool armed)
 {
   if (status == 0 || sh->errexit_off > 0 || sh->jump != J_NONE || n == sh->status_quiet) return;
   /* the trap sees the failed command's status as $? */
-  if (sh->traps[TRAP_ERR] && !sh->in_trap) {
+  if (armed && sh->traps[TRAP_ERR] && !sh->in_trap) {
     sh->status = status;
     box_run_trap_text(sh, sh->traps[TRAP_ERR]);
   }
@@ -914,6 +916,7 @@ static int eval_inner(Shell *sh, Node *n)
   switch (n->kind) {
   case N_SIMPLE: {
     guint nps = sh->procsub_fds ? sh->procsub_fds->len : 0;
+    bool armed = sh->traps[TRAP_ERR] != NULL;
     status = run_simple(sh, n);
     /* the command is done with the pipes of its <(…) and >(…) */
     if (sh->procsub_fds && sh->procsub_fds->len > nps) {
@@ -922,12 +925,12 @@ static int eval_inner(Shell *sh, Node *n)
       g_array_set_size(sh->procsub_fds, nps);
     }
     box_set_pipestatus1(sh, status);
-    after_status(sh, n, status);
+    after_status(sh, n, status, armed);
     break;
   }
   case N_PIPE:
     status = box_run_pipe(sh, n);
-    after_status(sh, n, status);
+    after_status(sh, n, status, true);
     break;
   case N_SEQ:
     /* the chain leans right (parser.c, list_add): walked, not recursed */
@@ -953,7 +956,7 @@ static int eval_inner(Shell *sh, Node *n)
     }
     status = box_wait_pid(pid);
     box_set_pipestatus1(sh, status);
-    after_status(sh, n, status);
+    after_status(sh, n, status, true);
     break;
   }
   case N_GROUP: status = box_eval(sh, n->u.un.child); break;
@@ -1094,7 +1097,7 @@ static int eval_inner(Shell *sh, Node *n)
       return sh->exit_status;
     }
     g_free(x);
-    after_status(sh, n, status);
+    after_status(sh, n, status, true);
     break;
   }
   case N_COND: {
@@ -1103,7 +1106,7 @@ static int eval_inner(Shell *sh, Node *n)
     int r = box_cond_eval(sh, n->u.cond.c, &err);
     if (err & BOX_COND_FATAL) return expansion_failed(sh, err & 0xff);
     status = err ? err : !r;
-    after_status(sh, n, status);
+    after_status(sh, n, status, true);
     break;
   }
   }

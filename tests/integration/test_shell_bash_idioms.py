@@ -153,6 +153,9 @@ CASES = [
     ("err-not-for-job", "set -E; trap 'echo E' ERR; false & wait; echo $?; f() { false; }; f & wait"),
     ("err-not-for-pipe-element", "set -E; trap 'echo E$?' ERR; f() { false; }; f | cat; false | true; true | false; echo $(false)"),
     ("err-pipe-element-group", "set -E; trap 'echo E' ERR; true | { false; echo y; }; set -o pipefail; false | true; echo $?"),
+    ("err-armed-at-start", "f() { trap 'echo E$?' ERR; return 3; }; f; echo $?; g() { trap 'echo G$?' ERR; (exit 4); }; g; echo $?"),
+    ("err-armed-nested-function", "f() { g() { trap 'echo err:$?' ERR; false; echo after; return 1; }; g; }; f; f | cat"),
+    ("err-armed-eval", "eval \"trap 'echo E' ERR; false\"; echo $?; eval false; echo $?"),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
 ]
 
