@@ -177,6 +177,7 @@ enum {
   SH_EXPAND_ALIASES = 1 << 7,
   SH_LASTPIPE = 1 << 8,
   SH_INHERIT_ERREXIT = 1 << 9,
+  SH_XPG_ECHO = 1 << 10,
 };
 
 /* J_DISCARD: the rest of the top-level command is dropped and the next
@@ -219,6 +220,7 @@ struct Shell {
   char **pos; /* $1… (NULL-terminated, g_strfreev) */
   int npos;
   unsigned opts, shopts;
+  uint64_t shopts_inert; /* commands/shopt.c: the names it only remembers */
   int jump, jump_n; /* J_* pending, and its count for break/continue */
   int exit_status;
   int loop_depth, func_depth, depth, max_depth;

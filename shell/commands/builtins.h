@@ -12,5 +12,13 @@ int bx_bad_option(BoxCmd *c, char opt, const char *usage);
  * "N: numeric argument required".  When only_one, more operands after a
  * number are "too many arguments": false, and the caller returns 1. */
 bool bx_status_operand(BoxCmd *c, bool only_one, int *st);
+/* set -o's options, which shopt -o shares: NAME's row, or -1. */
+int box_set_option(const char *name);
+/* Whether row is on; printed first to show (set -o's line, set +o's when
+ * plus) unless show is NULL. */
+bool box_set_option_get(Shell *sh, int row, BoxCmd *show, bool plus);
+void box_set_option_change(Shell *sh, int row, bool on);
+/* set -o's listing (set +o's when plus) of all, or only: 1 those on, -1 off. */
+void box_set_list(BoxCmd *c, bool plus, int only);
 
 #endif

@@ -156,6 +156,14 @@ CASES = [
     ("err-armed-at-start", "f() { trap 'echo E$?' ERR; return 3; }; f; echo $?; g() { trap 'echo G$?' ERR; (exit 4); }; g; echo $?"),
     ("err-armed-nested-function", "f() { g() { trap 'echo err:$?' ERR; false; echo after; return 1; }; g; }; f; f | cat"),
     ("err-armed-eval", "eval \"trap 'echo E' ERR; false\"; echo $?; eval false; echo $?"),
+    # ---- shopt: all of bash's names, -o for set's options -------------------------------
+    ("shopt-o-show", 'shopt -o errexit; echo $?; shopt -op errexit; echo $?; set -e; shopt -qo errexit; echo $?'),
+    ("shopt-o-set", 'shopt -so pipefail; false | true; echo $?; shopt -uo pipefail; shopt -so; shopt -po; shopt -o nosuch; echo $?'),
+    ("set-o-listing", 'set -o; set +o; set -o keyword; set -o posix; echo $?'),
+    ("shopt-listing", 'shopt; shopt -p; shopt -s; shopt -u | head -5'),
+    ("shopt-inert-names", 'shopt -s extdebug; shopt -u globskipdots; shopt -q globskipdots; echo $?; shopt -p extdebug globskipdots sourcepath'),
+    ("shopt-xpg-echo", 'shopt -s xpg_echo; echo "a\\tb"; echo -E "a\\tb"; shopt -u xpg_echo; echo "a\\tb"'),
+    ("shopt-bad-name", 'shopt nosuch extglob; echo $?; shopt -s nosuch; echo $?; shopt -pq extglob; echo $?'),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
 ]
 
