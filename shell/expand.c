@@ -333,6 +333,8 @@ static char *replace(Shell *sh, const char *s, const char *pat, const char *rep,
     g_string_free(g, TRUE);
     return g_strdup(s);
   }
+  /* an empty value is replaced when the pattern matches nothing (`*`) */
+  if (n == 0 && match_at(sh, pat, s, 0, 0)) add_repl(g, rep, s, 0, 0);
   size_t i = 0;
   bool done = false;
   while (i < n) {
@@ -568,7 +570,9 @@ static char *word_string(X *outer, const char *t, size_t n, int mode, int kind)
 {
   X x;
   xinit(&x, outer->sh);
-  int m = kind == WS_PLAIN && (mode & M_DQ) ? M_DQ | M_DQWORD : 0;
+  /* a here-document's body reads the word as "…" does (quotes stay) */
+  int m =
+    kind == WS_PLAIN && (mode & (M_DQ | M_HEREDOC)) ? (mode & (M_DQ | M_HEREDOC)) | M_DQWORD : 0;
   expand_text(&x, t, n, m | M_NOSPLIT);
   if (x.failed) xfail(outer, x.status);
   GString *r = g_string_new(NULL);
@@ -704,6 +708,27 @@ static char *attr_string(ShellVar *v)
 }
 
 /* ${…}: t points after "${", returns false on a bad substitution. */
+/* Where ${NAME[@]:off} starts in the list of values: an indexed array's
+ * off is an index (the set elements from it on; negative from past the
+ * last), an associative array's counts from 1 as bash's does; cnt when
+ * nothing is left. */
+static int64_t list_start(Shell *sh, const char *name, const char *sub, int64_t off, int64_t cnt)
+{
+  ShellVar *av = sub ? box_var_lookup(sh, name) : NULL;
+  if (av && (av->flags & V_ASSOC) && off > 0) off--;
+  if (av && (av->flags & V_ARRAY)) {
+    guint top = av->arr->len;
+    while (top && !av->arr->pdata[top - 1]) top--;
+    int64_t idx = off < 0 ? off + (int64_t)top : off;
+    if (idx < 0) return cnt;
+    int64_t p = 0;
+    for (guint i = 0; i < top && (int64_t)i < idx; i++) p += av->arr->pdata[i] != NULL;
+    return p;
+  }
+  if (off < 0) off += cnt;
+  return off < 0 ? cnt : off;
+}
+
 static bool param_brace(X *x, const char *t, size_t n, int mode)
 {
   Shell *sh = x->sh;
@@ -1017,8 +1042,10 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
         g_ptr_array_insert(src, 0, g_strdup(sh->arg0));
         cnt++;
       }
-      if (off < 0) off += cnt;
-      if (off < 0) off = cnt;
+      off = pos ? (off < 0 && off + cnt >= 0 ? off + cnt
+                   : off < 0                 ? cnt
+                                             : off)
+                : list_start(sh, name, sub, off, cnt);
       if (has_len && len < 0) {
         box_sh_error(sh, "%s: substring expression < 0", name);
         xfail(x, 1);
