@@ -164,6 +164,14 @@ CASES = [
     ("shopt-inert-names", 'shopt -s extdebug; shopt -u globskipdots; shopt -q globskipdots; echo $?; shopt -p extdebug globskipdots sourcepath'),
     ("shopt-xpg-echo", 'shopt -s xpg_echo; echo "a\\tb"; echo -E "a\\tb"; shopt -u xpg_echo; echo "a\\tb"'),
     ("shopt-bad-name", 'shopt nosuch extglob; echo $?; shopt -s nosuch; echo $?; shopt -pq extglob; echo $?'),
+    # ---- arrays' substrings, replacing in "", here-document words, doubled signs --------
+    ("arr-substr-sparse", 'a=([0]=a [5]=b [6]=c); echo ${a[@]:5}; echo ${a[@]: -1}; echo ${a[@]: -2}; echo "[${a[@]: -9}]"; echo ${a[@]:2:1}; unset "a[6]"; echo ${a[@]: -1}'),
+    ("assoc-substr-counts-from-one", 'declare -A m=([k]=v [x]=y [z]=w); echo "${m[@]}"; echo "${m[@]:0}"; echo "${m[@]:1}"; echo "${m[@]:2}"; echo "${m[@]:1:1}"; echo "${m[@]: -1}"'),
+    ("positional-substr", 'set -- a b c; echo ${@:1}; echo ${@: -1}; echo "[${@: -5}]"; echo ${*:2:1}; b=(1 2 3); echo ${b[@]:1:1} ${b[@]: -2:1}'),
+    ("repl-empty-value", 'x=; echo "[${x//*/r}]" "[${x/#/r}]" "[${x/%/r}]" "[${x//?/r}]" "[${x/*/r}]"; echo "<${u//*//-}"; a=("" b); echo "${a[@]//*/z}"'),
+    ("heredoc-assign-word-quotes", 'cat <<EOF\nA ${u=\'q r\'} ${v:-\'x\'} ${w:-"y"} ${k:="a b"}\nEOF\necho "[${u2=\'q r\'}]" "$u2"'),
+    ("arith-doubled-signs", 'n=3; echo $((3+++n)) $n; echo $((n+++n)) $n; echo $((3++ +n)) $((1+++ +n)) $((++ n)) $((3---n)) $n'),
+    ("arith-doubled-sign-errors", 'n=3; echo $((3--n)); echo $((3++n)); echo next'),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
 ]
 
