@@ -820,7 +820,7 @@ static bool arith_for_part(Shell *sh, const char *e, int64_t *v)
 {
   if (!strpbrk(e, "$`\"'")) return box_arith(sh, e, v);
   int st = 1;
-  char *x = box_expand_str(sh, e, false, &st);
+  char *x = box_expand_arith(sh, e, &st);
   bool ok = x && box_arith(sh, x, v);
   g_free(x);
   return ok;
@@ -1078,7 +1078,7 @@ static int eval_inner(Shell *sh, Node *n)
     char *x = NULL;
     if (strpbrk(e, "$`\"'")) {
       int st = 1;
-      x = box_expand_str(sh, e, false, &st);
+      x = box_expand_arith(sh, e, &st);
       if (!x) return 1;
       e = x;
     }

@@ -1142,7 +1142,12 @@ static int copy_file_in(Shell *sh, Node *n)
 char *box_command_subst(Shell *sh, const char *text, int *status)
 {
   Node *n = NULL;
-  if (!box_parse_all(sh, text, NULL, &n)) {
+  /* parsing `…` here moves $LINENO to the text's own lines: the command
+   * around it (and its ERR trap) keeps its line */
+  long line = sh->lineno;
+  bool parsed = box_parse_all(sh, text, NULL, &n);
+  sh->lineno = line;
+  if (!parsed) {
     if (status) *status = 2;
     return NULL;
   }
@@ -1521,7 +1526,8 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
         continue;
       }
     }
-    if ((c == '<' || c == '>') && i + 1 < n && t[i + 1] == '(' && !dq && !(mode & M_HEREDOC)) {
+    if ((c == '<' || c == '>') && i + 1 < n && t[i + 1] == '(' && !dq &&
+        !(mode & (M_HEREDOC | M_ARITH))) {
       size_t e = skip_to(t, i + 2, n, ')');
       if (!closed_at(t, i + 2, e, ')')) {
         box_sh_error(x->sh, "%.*s: bad substitution", (int)(n - i), t + i);
@@ -2146,6 +2152,11 @@ char *box_expand_str(Shell *sh, const char *text, bool assign, int *status)
     }
   }
   return expand_flat(sh, text, M_NOSPLIT | (assign ? M_ASSIGN : 0), status, NULL, false);
+}
+
+char *box_expand_arith(Shell *sh, const char *text, int *status)
+{
+  return expand_flat(sh, text, M_NOSPLIT | M_ARITH, status, NULL, false);
 }
 
 char *box_expand_pattern(Shell *sh, const char *text, int *status)

@@ -287,6 +287,8 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
 /* One word to one string: no splitting or globbing (assignments, redirect
  * targets with bash's rules, case words). */
 char *box_expand_str(Shell *sh, const char *text, bool assign, int *status);
+/* The text of (( … )) or for (( … )): `1<<($j)` holds no <(…). */
+char *box_expand_arith(Shell *sh, const char *text, int *status);
 /* One word to a pattern: quoted characters come out backslash-escaped. */
 char *box_expand_pattern(Shell *sh, const char *text, int *status);
 /* The right side of [[ =~ ]] as an ERE: quoted characters escaped. */

@@ -172,6 +172,8 @@ CASES = [
     ("heredoc-assign-word-quotes", 'cat <<EOF\nA ${u=\'q r\'} ${v:-\'x\'} ${w:-"y"} ${k:="a b"}\nEOF\necho "[${u2=\'q r\'}]" "$u2"'),
     ("arith-doubled-signs", 'n=3; echo $((3+++n)) $n; echo $((n+++n)) $n; echo $((3++ +n)) $((1+++ +n)) $((++ n)) $((3---n)) $n'),
     ("arith-doubled-sign-errors", 'n=3; echo $((3--n)); echo $((3++n)); echo next'),
+    ("arith-command-paren-after-shift", 'j=2; ((0x1f<<($j)**1)); echo $?; ((1<<($j))); echo $?; for ((i=0; i<($j); i++)); do echo $i; done; ((x=1>($j))); echo $x'),
+    ("trap-err-line-backquote", 'trap \'echo "e:$LINENO"\' ERR\necho\n\n`false`; echo $LINENO\nfalse'),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
 ]
 
