@@ -174,6 +174,7 @@ CASES = [
     ("arith-doubled-sign-errors", 'n=3; echo $((3--n)); echo $((3++n)); echo next'),
     ("arith-command-paren-after-shift", 'j=2; ((0x1f<<($j)**1)); echo $?; ((1<<($j))); echo $?; for ((i=0; i<($j); i++)); do echo $i; done; ((x=1>($j))); echo $x'),
     ("trap-err-line-backquote", 'trap \'echo "e:$LINENO"\' ERR\necho\n\n`false`; echo $LINENO\nfalse'),
+    ("trap-keeps-pipestatus", "trap 'echo t; true | true | true' ERR; false | true | false; echo ${PIPESTATUS[@]}; f() { trap 'true|true' RETURN; false | true; }; f; echo ${PIPESTATUS[@]}"),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
 ]
 
