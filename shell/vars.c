@@ -381,10 +381,9 @@ bool box_var_isset(Shell *sh, const char *ref)
   if (!box_split_ref(ref, &name, &key)) return false;
   ShellVar *v = box_var_lookup(sh, name);
   bool r = false;
-  if (v && key && (strcmp(key, "@") == 0 || strcmp(key, "*") == 0)) {
-    if (v->flags & V_ASSOC)
-      r = g_hash_table_size(v->assoc) > 0;
-    else if (v->flags & V_ARRAY)
+  /* an associative array's @ is a key like another (bash's reading) */
+  if (v && key && !(v->flags & V_ASSOC) && (strcmp(key, "@") == 0 || strcmp(key, "*") == 0)) {
+    if (v->flags & V_ARRAY)
       for (guint i = 0; i < v->arr->len && !r; i++) r = v->arr->pdata[i] != NULL;
     else
       r = v->value != NULL;
