@@ -138,7 +138,7 @@ CASES = [
     ("printf-v-element", 'printf -v "a[2]" %s foo; declare -A m; printf -v "m[k y]" %d 7; declare -p a m'),
     ("test-v-element", "a=(1 2 3); test -v 'a[1]'; echo $?; test -v 'a[5]'; echo $?; test -v 'a[-1]'; echo $?"),
     ("test-v-array-zero", 'a=([1]=x); [[ -v a ]]; echo $?; test -v a; echo $?; test -v "a[@]"; echo $?; [[ -v a[@] ]]; echo $?; e=(); test -v "e[@]"; echo $?'),
-    ("test-v-assoc", 'declare -A m=([k]=1); test -v "m[k]"; echo $?; test -v "m[j]"; echo $?; test -v m; echo $?; [[ -v m[k] ]]; echo $?; test -v 'm[@]'; echo $?; m[@]=z; test -v 'm[@]'; echo $?; s=1; test -v 's[@]'; echo $?'),
+    ("test-v-assoc", 'declare -A m=([k]=1); test -v "m[k]"; echo $?; test -v "m[j]"; echo $?; test -v m; echo $?; [[ -v m[k] ]]; echo $?; test -v "m[@]"; echo $?; m[@]=z; test -v "m[@]"; echo $?; s=1; test -v "s[@]"; echo $?'),
     ("test-v-scalar-forms", 'x=1; test -v "x[0]"; echo $?; test -v "x[1]"; echo $?; test -v 1x; echo $?; test -v "a["; echo $?; test -v RANDOM; echo $?; declare y; test -v y; echo $?'),
     # ---- getopts: a function's local OPTIND leaves the caller's parse as it was --------
     ("getopts-clustered-nested", 'f() { local OPTIND=1 opt; while getopts "xy" opt; do echo "opt: $opt"; [[ $opt = x ]] && f -y; done; }; f -xy'),
