@@ -951,6 +951,7 @@ static int eval_inner(Shell *sh, Node *n)
     pid_t pid = box_fork(sh);
     if (pid < 0) return 1;
     if (pid == 0) {
+      sh->loop_depth = 0; /* ( break ) leaves no loop of the parent's */
       int st = box_eval(sh, n->u.un.child);
       box_child_exit(sh, st);
     }

@@ -244,6 +244,7 @@ int box_run_background(Shell *sh, Node *n)
     if (sh->fd[0] == 0) sh->fd[0] = devnull;
     sh->errexit_off = 0;
     sh->status_quiet = n->u.un.child;
+    sh->loop_depth = 0;
     int st = box_eval(sh, n->u.un.child);
     box_child_exit(sh, st);
   }
