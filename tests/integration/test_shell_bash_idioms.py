@@ -177,7 +177,7 @@ CASES = [
     ("trap-keeps-pipestatus", "trap 'echo t; true | true | true' ERR; false | true | false; echo ${PIPESTATUS[@]}; f() { trap 'true|true' RETURN; false | true; }; f; echo ${PIPESTATUS[@]}"),
     # ---- break/continue counts ---------------------------------------------------------
     ("break-not-a-number-ends", 'x=abc; for i in 1 2; do break $x; done; echo after $?'),
-    ("continue-not-a-number-in-function", 'f() { for i in 1; do continue 1x; done; echo in; }; f; echo after $?'),
+    ("continue-not-a-number-in-function", 'f() { for i in 1; do continue 1x; done; echo in; }; f 2>/dev/null; echo after $?'),
     ("break-two-counts-ends", 'for i in 1 2; do break 1 2; done; echo after $?'),
     ("break-zero-leaves-all", 'for i in 1 2 3; do for j in 1 2; do break 0; done; echo $i; done; echo $?; for i in 1 2; do break -1; done; echo after $?'),
     ("break-in-subshell-no-loop", 'for i in 1 2; do (break); echo x; done; for i in 1 2; do { break; } & wait; echo y; done; for i in 1 2; do echo | break; echo z$?; done'),
