@@ -181,6 +181,9 @@ CASES = [
     ("break-two-counts-ends", 'for i in 1 2; do break 1 2; done; echo after $?'),
     ("break-zero-leaves-all", 'for i in 1 2 3; do for j in 1 2; do break 0; done; echo $i; done; echo $?; for i in 1 2; do break -1; done; echo after $?'),
     ("break-in-subshell-no-loop", 'for i in 1 2; do (break); echo x; done; for i in 1 2; do { break; } & wait; echo y; done; for i in 1 2; do echo | break; echo z$?; done'),
+    # ---- read: the last name's rest ----------------------------------------------------
+    ("read-ifs-colon-space-rest", 'echo "::" | ( IFS=": " read x y; echo "($x)($y)" ); for l in "a:b:" "a::" "a: :" "a:b: " "a:b :" "a:b::"; do IFS=": " read x y <<< "$l"; echo "($x)($y)"; done'),
+    ("read-ifs-colon-rest", 'for l in "a:b:" "a::" "a: :" "a:b: " " : : " "a :b: :"; do IFS=: read x y <<< "$l"; echo "($x)($y)"; IFS=: read x y z <<< "$l"; echo "($x)($y)($z)"; done'),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
 ]
 
