@@ -259,8 +259,16 @@ bool box_pattern_match(Shell *sh, const char *pattern, const char *s)
 }
 
 /* Longest/shortest prefix or suffix matching pat; returns the cut index. */
+/* Inside a UTF-8 character: a continuation byte after a non-ASCII one. */
+static bool mid_char(const char *s, size_t p)
+{
+  return p > 0 && ((guchar)s[p] & 0xC0) == 0x80 && ((guchar)s[p - 1] & 0x80);
+}
+
 static bool match_at(Shell *sh, const char *pat, const char *s, size_t from, size_t to)
 {
+  /* ${s#?} of μx takes μ whole, as fnmatch (UTF-8) reads it */
+  if (mid_char(s, from) || mid_char(s, to)) return false;
   char *sub = g_strndup(s + from, to - from);
   bool m = fnm(sh, pat, sub);
   g_free(sub);

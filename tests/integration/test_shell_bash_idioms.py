@@ -184,6 +184,10 @@ CASES = [
     # ---- read: the last name's rest ----------------------------------------------------
     ("read-ifs-colon-space-rest", 'echo "::" | ( IFS=": " read x y; echo "($x)($y)" ); for l in "a:b:" "a::" "a: :" "a:b: " "a:b :" "a:b::"; do IFS=": " read x y <<< "$l"; echo "($x)($y)"; done'),
     ("read-ifs-colon-rest", 'for l in "a:b:" "a::" "a: :" "a:b: " " : : " "a :b: :"; do IFS=: read x y <<< "$l"; echo "($x)($y)"; IFS=: read x y z <<< "$l"; echo "($x)($y)($z)"; done'),
+    # ---- UTF-8: ? is one character ----------------------------------------------------
+    ("utf8-case-any", 's=μ; case $s in ?) echo one;; *) echo many;; esac; [[ μx == ?x ]] && echo y; [[ μx == [μ]x ]] && echo br'),
+    ("utf8-trim-replace", 's=μxμ; echo ${s#?} ${s%?} ${s##*μ} ${s%%μ*} ${s/?/Z} ${s//?/Z} ${s/#?/Z} ${s/%?/Z}; a=(μa bμ); echo ${a[@]#?}'),
+    ("utf8-glob-any", 'touch μ ab; echo ?'),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
 ]
 
