@@ -3,88 +3,64 @@
 
 #include "shell/commands/builtins.h"
 
-/* All of bash's names, in its order: those the Shell does not implement
- * (flag 0) only keep what the script set (Shell.shopts_inert holds which
- * differ from bash's default), so listings and -q answer as bash does. */
+/* All of bash's names, in its order, each after its default ('+' on, '-'
+ * off).  Those the Shell does not implement (no row in flags) only keep
+ * what the script set (Shell.shopts_inert holds which differ from the
+ * default), so listings and -q answer as bash does. */
+static const char bash_names[] =
+  "-autocd -assoc_expand_once -cdable_vars -cdspell -checkhash -checkjobs +checkwinsize "
+  "+cmdhist -compat31 -compat32 -compat40 -compat41 -compat42 -compat43 -compat44 "
+  "+complete_fullquote -direxpand -dirspell -dotglob -execfail -expand_aliases "
+  "-extdebug -extglob +extquote -failglob +force_fignore +globasciiranges +globskipdots "
+  "-globstar -gnu_errfmt -histappend -histreedit -histverify +hostcomplete -huponexit "
+  "-inherit_errexit +interactive_comments -lastpipe -lithist -localvar_inherit "
+  "-localvar_unset -login_shell -mailwarn -no_empty_cmd_completion -nocaseglob "
+  "-nocasematch -noexpand_translation -nullglob +patsub_replacement +progcomp "
+  "-progcomp_alias +promptvars -restricted_shell -shift_verbose +sourcepath "
+  "-varredir_close -xpg_echo";
+static char **opts; /* bash_names, split once */
+static size_t nopts;
+
+static void split_names(void)
+{
+  if (opts) return;
+  opts = g_strsplit(bash_names, " ", -1);
+  nopts = g_strv_length(opts);
+  g_assert(nopts <= 64); /* one bit each in shopts_inert */
+}
+
 static const struct {
   const char *name;
   unsigned flag;
-  bool dflt;
-} opts[] = {
-  { "autocd", 0, false },
-  { "assoc_expand_once", 0, false },
-  { "cdable_vars", 0, false },
-  { "cdspell", 0, false },
-  { "checkhash", 0, false },
-  { "checkjobs", 0, false },
-  { "checkwinsize", 0, true },
-  { "cmdhist", 0, true },
-  { "compat31", 0, false },
-  { "compat32", 0, false },
-  { "compat40", 0, false },
-  { "compat41", 0, false },
-  { "compat42", 0, false },
-  { "compat43", 0, false },
-  { "compat44", 0, false },
-  { "complete_fullquote", 0, true },
-  { "direxpand", 0, false },
-  { "dirspell", 0, false },
-  { "dotglob", SH_DOTGLOB, false },
-  { "execfail", 0, false },
-  { "expand_aliases", SH_EXPAND_ALIASES, false },
-  { "extdebug", 0, false },
-  { "extglob", SH_EXTGLOB, false },
-  { "extquote", 0, true },
-  { "failglob", SH_FAILGLOB, false },
-  { "force_fignore", 0, true },
-  { "globasciiranges", 0, true },
-  { "globskipdots", 0, true },
-  { "globstar", SH_GLOBSTAR, false },
-  { "gnu_errfmt", 0, false },
-  { "histappend", 0, false },
-  { "histreedit", 0, false },
-  { "histverify", 0, false },
-  { "hostcomplete", 0, true },
-  { "huponexit", 0, false },
-  { "inherit_errexit", SH_INHERIT_ERREXIT, false },
-  { "interactive_comments", 0, true },
-  { "lastpipe", SH_LASTPIPE, false },
-  { "lithist", 0, false },
-  { "localvar_inherit", 0, false },
-  { "localvar_unset", 0, false },
-  { "login_shell", 0, false },
-  { "mailwarn", 0, false },
-  { "no_empty_cmd_completion", 0, false },
-  { "nocaseglob", SH_NOCASEGLOB, false },
-  { "nocasematch", SH_NOCASEMATCH, false },
-  { "noexpand_translation", 0, false },
-  { "nullglob", SH_NULLGLOB, false },
-  { "patsub_replacement", 0, true },
-  { "progcomp", 0, true },
-  { "progcomp_alias", 0, false },
-  { "promptvars", 0, true },
-  { "restricted_shell", 0, false },
-  { "shift_verbose", 0, false },
-  { "sourcepath", 0, true },
-  { "varredir_close", 0, false },
-  { "xpg_echo", SH_XPG_ECHO, false },
-};
+} flags[] = { { "dotglob", SH_DOTGLOB },         { "expand_aliases", SH_EXPAND_ALIASES },
+              { "extglob", SH_EXTGLOB },         { "failglob", SH_FAILGLOB },
+              { "globstar", SH_GLOBSTAR },       { "inherit_errexit", SH_INHERIT_ERREXIT },
+              { "lastpipe", SH_LASTPIPE },       { "nocaseglob", SH_NOCASEGLOB },
+              { "nocasematch", SH_NOCASEMATCH }, { "nullglob", SH_NULLGLOB },
+              { "xpg_echo", SH_XPG_ECHO } };
 
-G_STATIC_ASSERT(G_N_ELEMENTS(opts) <= 64); /* one bit each in shopts_inert */
+static unsigned flag_of(size_t k)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS(flags); i++)
+    if (strcmp(flags[i].name, opts[k] + 1) == 0) return flags[i].flag;
+  return 0;
+}
 
 static bool shopt_on(Shell *sh, size_t k)
 {
-  if (opts[k].flag) return (sh->shopts & opts[k].flag) != 0;
-  return opts[k].dflt != ((sh->shopts_inert >> k) & 1);
+  unsigned flag = flag_of(k);
+  if (flag) return (sh->shopts & flag) != 0;
+  return (opts[k][0] == '+') != ((sh->shopts_inert >> k) & 1);
 }
 
 static void shopt_change(Shell *sh, size_t k, bool on)
 {
-  if (opts[k].flag && on)
-    sh->shopts |= opts[k].flag;
-  else if (opts[k].flag)
-    sh->shopts &= ~opts[k].flag;
-  else if (on != opts[k].dflt)
+  unsigned flag = flag_of(k);
+  if (flag && on)
+    sh->shopts |= flag;
+  else if (flag)
+    sh->shopts &= ~flag;
+  else if (on != (opts[k][0] == '+'))
     sh->shopts_inert |= (uint64_t)1 << k;
   else
     sh->shopts_inert &= ~((uint64_t)1 << k);
@@ -94,9 +70,9 @@ static void shopt_show(BoxCmd *c, size_t k, bool print)
 {
   bool on = shopt_on(c->sh, k);
   if (print)
-    box_out_printf(c->out, "shopt %s %s\n", on ? "-s" : "-u", opts[k].name);
+    box_out_printf(c->out, "shopt %s %s\n", on ? "-s" : "-u", opts[k] + 1);
   else
-    box_out_printf(c->out, "%-15s\t%s\n", opts[k].name, on ? "on" : "off");
+    box_out_printf(c->out, "%-15s\t%s\n", opts[k] + 1, on ? "on" : "off");
 }
 
 /* shopt -o: set -o's options by shopt's verbs */
@@ -144,17 +120,18 @@ int box_cmd_shopt(BoxCmd *c)
     }
   }
   if (set_opts) return set_options(c, i, mode, quiet, print);
+  split_names();
   int st = 0;
   if (i >= c->argc) {
-    for (size_t k = 0; k < G_N_ELEMENTS(opts); k++)
+    for (size_t k = 0; k < nopts; k++)
       if (!mode || shopt_on(sh, k) == (mode > 0)) shopt_show(c, k, print);
     return 0;
   }
   for (; i < c->argc; i++) {
     size_t k = 0;
-    for (; k < G_N_ELEMENTS(opts); k++)
-      if (strcmp(opts[k].name, c->argv[i]) == 0) break;
-    if (k == G_N_ELEMENTS(opts)) {
+    for (; k < nopts; k++)
+      if (strcmp(opts[k] + 1, c->argv[i]) == 0) break;
+    if (k == nopts) {
       box_cmd_error(c, "%s: invalid shell option name", c->argv[i]);
       st = 1;
     } else if (mode) {
