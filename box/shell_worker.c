@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <glib.h>
 #include <limits.h>
+#include <locale.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -979,6 +980,10 @@ static int zygote_main(int ctl)
 
 int main(int argc, char **argv)
 {
+  /* Text is UTF-8 to the Shell (${#s} counts characters): fnmatch and
+   * regcomp must read it so too, or `?` matches one byte of μ.  Only the
+   * character type: collation and messages stay C's. */
+  setlocale(LC_CTYPE, "C.UTF-8");
   g_autofree char *root = NULL, *workspace = NULL, *home = NULL, *command = NULL;
   gboolean check_only = FALSE, zygote = FALSE;
   g_auto(GStrv) binds = NULL;

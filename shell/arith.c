@@ -259,11 +259,21 @@ static int64_t primary(Ar *a)
   return 0;
 }
 
+/* ++NAME or --NAME at p: bash takes the doubled sign as one operator
+ * only when a name follows (`++3` and `++-n` are two signs). */
+static bool inc_dec_name(const char *p)
+{
+  if ((p[0] != '+' && p[0] != '-') || p[1] != p[0]) return false;
+  p += 2;
+  while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+  return *p == '_' || g_ascii_isalpha(*p);
+}
+
 static int64_t unary(Ar *a)
 {
   ws(a);
   const char *p = a->p;
-  if ((p[0] == '+' && p[1] == '+') || (p[0] == '-' && p[1] == '-')) {
+  if (inc_dec_name(p)) {
     bool inc = p[0] == '+';
     a->p += 2;
     ws(a);
@@ -350,7 +360,9 @@ static int64_t add(Ar *a)
   for (;;) {
     ws(a);
     char c = a->p[0];
-    if ((c == '+' || c == '-') && a->p[1] != '=' && a->p[1] != c) {
+    /* `3+++n` is 3 + ++n: a doubled sign starts ++NAME only with the
+     * name right after it (bash's reading), else it is two signs */
+    if ((c == '+' || c == '-') && a->p[1] != '=' && (a->p[1] != c || !inc_dec_name(a->p))) {
       a->p++;
       int64_t r = mul(a);
       l = c == '+' ? (int64_t)((uint64_t)l + (uint64_t)r) : (int64_t)((uint64_t)l - (uint64_t)r);

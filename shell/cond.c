@@ -79,18 +79,7 @@ int box_cond_eval(Shell *sh, Cond *c, int *err)
     if (!s) return 0;
     int r;
     if (strcmp(c->op, "-v") == 0) {
-      char *br = strchr(s, '[');
-      if (br && s[strlen(s) - 1] == ']') {
-        *br = 0;
-        char *k = g_strndup(br + 1, strlen(br + 1) - 1);
-        ShellVar *v = box_var_lookup(sh, s);
-        r = v && box_var_elem(v, k) != NULL;
-        g_free(k);
-      } else {
-        ShellVar *v = box_var_lookup(sh, s);
-        r = v && (v->value || (v->arr && v->arr->len) || (v->assoc && g_hash_table_size(v->assoc)));
-        if (!v && box_var_get(sh, s)) r = 1;
-      }
+      r = box_var_isset(sh, s);
     } else {
       r = box_test_unary(sh, c->op, s);
     }

@@ -41,11 +41,13 @@ static int expansion_failed(Shell *sh, int st)
 
 /* ---- errexit / ERR -------------------------------------------------------------- */
 
-static void after_status(Shell *sh, int status)
+/* armed: the ERR trap was set when the command began — bash's rule, so a
+ * function that sets the trap and returns 1 does not fire it at its call */
+static void after_status(Shell *sh, const Node *n, int status, bool armed)
 {
-  if (status == 0 || sh->errexit_off > 0 || sh->jump != J_NONE) return;
+  if (status == 0 || sh->errexit_off > 0 || sh->jump != J_NONE || n == sh->status_quiet) return;
   /* the trap sees the failed command's status as $? */
-  if (sh->traps[TRAP_ERR] && !sh->in_trap) {
+  if (armed && sh->traps[TRAP_ERR] && !sh->in_trap) {
     sh->status = status;
     box_run_trap_text(sh, sh->traps[TRAP_ERR]);
   }
@@ -894,7 +896,7 @@ static bool arith_for_part(Shell *sh, const char *e, int64_t *v)
 {
   if (!strpbrk(e, "$`\"'")) return box_arith(sh, e, v);
   int st = 1;
-  char *x = box_expand_str(sh, e, false, &st);
+  char *x = box_expand_arith(sh, e, &st);
   bool ok = x && box_arith(sh, x, v);
   g_free(x);
   return ok;
@@ -993,6 +995,7 @@ static int eval_inner(Shell *sh, Node *n)
   switch (n->kind) {
   case N_SIMPLE: {
     guint nps = sh->procsub_fds ? sh->procsub_fds->len : 0;
+    bool armed = sh->traps[TRAP_ERR] != NULL;
     status = run_simple(sh, n);
     /* the command is done with the pipes of its <(…) and >(…) */
     if (sh->procsub_fds && sh->procsub_fds->len > nps) {
@@ -1001,12 +1004,12 @@ static int eval_inner(Shell *sh, Node *n)
       g_array_set_size(sh->procsub_fds, nps);
     }
     box_set_pipestatus1(sh, status);
-    after_status(sh, status);
+    after_status(sh, n, status, armed);
     break;
   }
   case N_PIPE:
     status = box_run_pipe(sh, n);
-    after_status(sh, status);
+    after_status(sh, n, status, true);
     break;
   case N_SEQ:
     /* the chain leans right (parser.c, list_add): walked, not recursed */
@@ -1027,12 +1030,13 @@ static int eval_inner(Shell *sh, Node *n)
     pid_t pid = box_fork(sh);
     if (pid < 0) return 1;
     if (pid == 0) {
+      sh->loop_depth = 0; /* ( break ) leaves no loop of the parent's */
       int st = box_eval(sh, n->u.un.child);
       box_child_exit(sh, st);
     }
     status = box_wait_pid(pid);
     box_set_pipestatus1(sh, status);
-    after_status(sh, status);
+    after_status(sh, n, status, true);
     break;
   }
   case N_GROUP: status = box_eval(sh, n->u.un.child); break;
@@ -1154,7 +1158,7 @@ static int eval_inner(Shell *sh, Node *n)
     char *x = NULL;
     if (strpbrk(e, "$`\"'")) {
       int st = 1;
-      x = box_expand_str(sh, e, false, &st);
+      x = box_expand_arith(sh, e, &st);
       if (!x) return 1;
       e = x;
     }
@@ -1173,7 +1177,7 @@ static int eval_inner(Shell *sh, Node *n)
       return sh->exit_status;
     }
     g_free(x);
-    after_status(sh, status);
+    after_status(sh, n, status, true);
     break;
   }
   case N_COND: {
@@ -1182,7 +1186,7 @@ static int eval_inner(Shell *sh, Node *n)
     int r = box_cond_eval(sh, n->u.cond.c, &err);
     if (err & BOX_COND_FATAL) return expansion_failed(sh, err & 0xff);
     status = err ? err : !r;
-    after_status(sh, status);
+    after_status(sh, n, status, true);
     break;
   }
   }

@@ -259,8 +259,16 @@ bool box_pattern_match(Shell *sh, const char *pattern, const char *s)
 }
 
 /* Longest/shortest prefix or suffix matching pat; returns the cut index. */
+/* Inside a UTF-8 character: a continuation byte after a non-ASCII one. */
+static bool mid_char(const char *s, size_t p)
+{
+  return p > 0 && ((guchar)s[p] & 0xC0) == 0x80 && ((guchar)s[p - 1] & 0x80);
+}
+
 static bool match_at(Shell *sh, const char *pat, const char *s, size_t from, size_t to)
 {
+  /* ${s#?} of μx takes μ whole, as fnmatch (UTF-8) reads it */
+  if (mid_char(s, from) || mid_char(s, to)) return false;
   char *sub = g_strndup(s + from, to - from);
   bool m = fnm(sh, pat, sub);
   g_free(sub);
@@ -333,6 +341,8 @@ static char *replace(Shell *sh, const char *s, const char *pat, const char *rep,
     g_string_free(g, TRUE);
     return g_strdup(s);
   }
+  /* an empty value is replaced when the pattern matches nothing (`*`) */
+  if (n == 0 && match_at(sh, pat, s, 0, 0)) add_repl(g, rep, s, 0, 0);
   size_t i = 0;
   bool done = false;
   while (i < n) {
@@ -371,15 +381,17 @@ static const char *ifs(Shell *sh)
 
 static char *opts_string(Shell *sh)
 {
+  /* bash's order */
+  static const struct {
+    char letter;
+    unsigned flag;
+  } letters[] = { { 'a', O_ALLEXPORT }, { 'e', O_ERREXIT },  { 'f', O_NOGLOB },
+                  { 'h', O_HASHALL },   { 'u', O_NOUNSET },  { 'v', O_VERBOSE },
+                  { 'x', O_XTRACE },    { 'B', O_BRACE },    { 'C', O_NOCLOBBER },
+                  { 'E', O_ERRTRACE },  { 'T', O_FUNCTRACE } };
   GString *g = g_string_new(NULL);
-  if (sh->opts & O_ERREXIT) g_string_append_c(g, 'e');
-  if (sh->opts & O_NOGLOB) g_string_append_c(g, 'f');
-  g_string_append_c(g, 'h');
-  if (sh->opts & O_NOUNSET) g_string_append_c(g, 'u');
-  if (sh->opts & O_XTRACE) g_string_append_c(g, 'x');
-  if (sh->opts & O_NOCLOBBER) g_string_append_c(g, 'C');
-  g_string_append(g, "B");
-  if (sh->opts & O_ALLEXPORT) g_string_prepend_c(g, 'a');
+  for (size_t i = 0; i < G_N_ELEMENTS(letters); i++)
+    if (sh->opts & letters[i].flag) g_string_append_c(g, letters[i].letter);
   g_string_append_c(g, 'c');
   return g_string_free(g, FALSE);
 }
@@ -566,7 +578,9 @@ static char *word_string(X *outer, const char *t, size_t n, int mode, int kind)
 {
   X x;
   xinit(&x, outer->sh);
-  int m = kind == WS_PLAIN && (mode & M_DQ) ? M_DQ | M_DQWORD : 0;
+  /* a here-document's body reads the word as "…" does (quotes stay) */
+  int m =
+    kind == WS_PLAIN && (mode & (M_DQ | M_HEREDOC)) ? (mode & (M_DQ | M_HEREDOC)) | M_DQWORD : 0;
   expand_text(&x, t, n, m | M_NOSPLIT);
   if (x.failed) xfail(outer, x.status);
   GString *r = g_string_new(NULL);
@@ -702,6 +716,27 @@ static char *attr_string(ShellVar *v)
 }
 
 /* ${…}: t points after "${", returns false on a bad substitution. */
+/* Where ${NAME[@]:off} starts in the list of values: an indexed array's
+ * off is an index (the set elements from it on; negative from past the
+ * last), an associative array's counts from 1 as bash's does; cnt when
+ * nothing is left. */
+static int64_t list_start(Shell *sh, const char *name, const char *sub, int64_t off, int64_t cnt)
+{
+  ShellVar *av = sub ? box_var_lookup(sh, name) : NULL;
+  if (av && (av->flags & V_ASSOC) && off > 0) off--;
+  if (av && (av->flags & V_ARRAY)) {
+    guint top = av->arr->len;
+    while (top && !av->arr->pdata[top - 1]) top--;
+    int64_t idx = off < 0 ? off + (int64_t)top : off;
+    if (idx < 0) return cnt;
+    int64_t p = 0;
+    for (guint i = 0; i < top && (int64_t)i < idx; i++) p += av->arr->pdata[i] != NULL;
+    return p;
+  }
+  if (off < 0) off += cnt;
+  return off < 0 ? cnt : off;
+}
+
 static bool param_brace(X *x, const char *t, size_t n, int mode)
 {
   Shell *sh = x->sh;
@@ -1015,8 +1050,10 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
         g_ptr_array_insert(src, 0, g_strdup(sh->arg0));
         cnt++;
       }
-      if (off < 0) off += cnt;
-      if (off < 0) off = cnt;
+      off = pos ? (off < 0 && off + cnt >= 0 ? off + cnt
+                   : off < 0                 ? cnt
+                                             : off)
+                : list_start(sh, name, sub, off, cnt);
       if (has_len && len < 0) {
         box_sh_error(sh, "%s: substring expression < 0", name);
         xfail(x, 1);
@@ -1113,7 +1150,12 @@ static int copy_file_in(Shell *sh, Node *n)
 char *box_command_subst(Shell *sh, const char *text, int *status)
 {
   Node *n = NULL;
-  if (!box_parse_all(sh, text, NULL, &n)) {
+  /* parsing `…` here moves $LINENO to the text's own lines: the command
+   * around it (and its ERR trap) keeps its line */
+  long line = sh->lineno;
+  bool parsed = box_parse_all(sh, text, NULL, &n);
+  sh->lineno = line;
+  if (!parsed) {
     if (status) *status = 2;
     return NULL;
   }
@@ -1492,7 +1534,8 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
         continue;
       }
     }
-    if ((c == '<' || c == '>') && i + 1 < n && t[i + 1] == '(' && !dq && !(mode & M_HEREDOC)) {
+    if ((c == '<' || c == '>') && i + 1 < n && t[i + 1] == '(' && !dq &&
+        !(mode & (M_HEREDOC | M_ARITH))) {
       size_t e = skip_to(t, i + 2, n, ')');
       if (!closed_at(t, i + 2, e, ')')) {
         box_sh_error(x->sh, "%.*s: bad substitution", (int)(n - i), t + i);
@@ -2117,6 +2160,11 @@ char *box_expand_str(Shell *sh, const char *text, bool assign, int *status)
     }
   }
   return expand_flat(sh, text, M_NOSPLIT | (assign ? M_ASSIGN : 0), status, NULL, false);
+}
+
+char *box_expand_arith(Shell *sh, const char *text, int *status)
+{
+  return expand_flat(sh, text, M_NOSPLIT | M_ARITH, status, NULL, false);
 }
 
 char *box_expand_pattern(Shell *sh, const char *text, int *status)

@@ -40,7 +40,16 @@ void box_run_trap_text(Shell *sh, const char *text)
   sh->jump = J_NONE;
   bool was = sh->in_trap;
   sh->in_trap = true;
+  /* the trap's own commands leave the PIPESTATUS of the one it follows */
+  gpointer ps_key = NULL, ps = NULL;
+  g_hash_table_steal_extended(sh->vars, "PIPESTATUS", &ps_key, &ps);
+  int ps_one = sh->pipestatus_one;
   box_eval_text_at(sh, text, NULL, (int)sh->lineno);
+  if (ps)
+    g_hash_table_insert(sh->vars, ps_key, ps);
+  else
+    g_hash_table_remove(sh->vars, "PIPESTATUS");
+  sh->pipestatus_one = ps_one;
   sh->in_trap = was;
   if (sh->jump != J_EXIT) {
     sh->jump = saved_jump;
@@ -203,6 +212,7 @@ int box_run_pipe(Shell *sh, Node *n)
         sh->fd[1] = p[1];
         if (n->u.pipe.errpipe[i]) sh->fd[2] = p[1];
       }
+      sh->status_quiet = n->u.pipe.cmds[i];
       int st = box_eval(sh, n->u.pipe.cmds[i]);
       box_child_exit(sh, st);
     }
@@ -233,6 +243,8 @@ int box_run_background(Shell *sh, Node *n)
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (sh->fd[0] == 0) sh->fd[0] = devnull;
     sh->errexit_off = 0;
+    sh->status_quiet = n->u.un.child;
+    sh->loop_depth = 0;
     int st = box_eval(sh, n->u.un.child);
     box_child_exit(sh, st);
   }

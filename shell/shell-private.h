@@ -95,6 +95,12 @@ ShellVar *box_var_lookup(Shell *sh, const char *name);
 void box_var_clear(ShellVar *v);
 ShellVar *box_var_make(Shell *sh, const char *name); /* finds or creates */
 bool box_is_name(const char *s, size_t len);
+/* NAME or NAME[SUB], as printf -v, unset and test -v take a variable: false
+ * when NAME is no identifier or the subscript is empty or unclosed; *key is
+ * NULL without brackets.  Both results are the caller's to free. */
+bool box_split_ref(const char *ref, char **name, char **key);
+/* test -v REF: a scalar's value, an array's element 0 (or SUB; any for @). */
+bool box_var_isset(Shell *sh, const char *ref);
 /* Arrays. */
 void box_var_make_array(ShellVar *v, bool assoc);
 const char *box_var_elem(ShellVar *v, const char *key); /* key: index text or assoc key */
@@ -172,6 +178,7 @@ enum {
   SH_EXPAND_ALIASES = 1 << 7,
   SH_LASTPIPE = 1 << 8,
   SH_INHERIT_ERREXIT = 1 << 9,
+  SH_XPG_ECHO = 1 << 10,
 };
 
 /* J_DISCARD: the rest of the top-level command is dropped and the next
@@ -214,11 +221,15 @@ struct Shell {
   char **pos; /* $1… (NULL-terminated, g_strfreev) */
   int npos;
   unsigned opts, shopts;
+  uint64_t shopts_inert; /* commands/shopt.c: the names it only remembers */
   int jump, jump_n; /* J_* pending, and its count for break/continue */
   int exit_status;
   int loop_depth, func_depth, depth, max_depth;
   int expand_nest; /* ${…} within ${…} being expanded (expand.c) */
   int errexit_off; /* >0: in a context where set -e is ignored */
+  /* A pipeline's element or a & job as its child runs it: its own status
+   * is the parent's to judge, so it fires no ERR trap (commands inside do) */
+  const struct Node *status_quiet;
   bool in_child;   /* forked (subshell, stage, job, substitution) */
   bool in_trap;
   char *traps[BOX_NTRAP];
@@ -279,6 +290,8 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
 /* One word to one string: no splitting or globbing (assignments, redirect
  * targets with bash's rules, case words). */
 char *box_expand_str(Shell *sh, const char *text, bool assign, int *status);
+/* The text of (( … )) or for (( … )): `1<<($j)` holds no <(…). */
+char *box_expand_arith(Shell *sh, const char *text, int *status);
 /* One word to a pattern: quoted characters come out backslash-escaped. */
 char *box_expand_pattern(Shell *sh, const char *text, int *status);
 /* The right side of [[ =~ ]] as an ERE: quoted characters escaped. */

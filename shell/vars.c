@@ -14,6 +14,16 @@ bool box_is_name(const char *s, size_t len)
   return true;
 }
 
+bool box_split_ref(const char *ref, char **name, char **key)
+{
+  const char *br = strchr(ref, '[');
+  size_t rl = strlen(ref), nl = br ? (size_t)(br - ref) : rl;
+  if (!box_is_name(ref, nl) || (br && (rl < nl + 3 || ref[rl - 1] != ']'))) return false;
+  *name = g_strndup(ref, nl);
+  *key = br ? g_strndup(br + 1, rl - nl - 2) : NULL;
+  return true;
+}
+
 void box_var_clear(ShellVar *v)
 {
   g_free(v->value);
@@ -148,9 +158,10 @@ bool box_var_set(Shell *sh, const char *name, const char *value)
     g_free(nv);
     return r;
   }
-  /* a new OPTIND starts getopts over at the word it names (bash resets
-   * its state on any assignment; getopts's own keeps the value) */
-  if (name[0] == 'O' && strcmp(name, "OPTIND") == 0 && (!v->value || strcmp(v->value, nv) != 0))
+  /* a new OPTIND starts getopts over at the word it names, and OPTIND=1
+   * over from the start as POSIX asks (getopts's own store keeps its place) */
+  if (name[0] == 'O' && strcmp(name, "OPTIND") == 0 &&
+      (!v->value || strcmp(v->value, nv) != 0 || strcmp(nv, "1") == 0))
     sh->optind_sub = 0;
   g_free(v->value);
   v->value = nv;
@@ -161,8 +172,10 @@ bool box_var_set(Shell *sh, const char *name, const char *value)
 bool box_var_set_take(Shell *sh, const char *name, char *value)
 {
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  /* OPTIND's assignments reset getopts: box_var_set's */
   if (v &&
-      !(v->flags & (V_READONLY | V_INTEGER | V_LOWER | V_UPPER | V_ARRAY | V_ASSOC | V_NAMEREF))) {
+      !(v->flags & (V_READONLY | V_INTEGER | V_LOWER | V_UPPER | V_ARRAY | V_ASSOC | V_NAMEREF)) &&
+      !(name[0] == 'O' && strcmp(name, "OPTIND") == 0)) {
     g_free(v->value);
     v->value = value;
     if (sh->opts & O_ALLEXPORT) v->flags |= V_EXPORT;
@@ -183,6 +196,7 @@ void box_var_unset(Shell *sh, const char *name)
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
   if (!v) return;
   if (name[0] == 'P' && strcmp(name, "PIPESTATUS") == 0) sh->pipestatus_one = -1;
+  if (name[0] == 'O' && strcmp(name, "OPTIND") == 0) sh->optind_sub = 0;
   /* a local stays declared-local in its frame: just drop the value */
   g_hash_table_remove(sh->vars, name);
 }
@@ -359,6 +373,28 @@ GPtrArray *box_var_values(ShellVar *v, bool keys)
     return r;
   }
   if (v->value) g_ptr_array_add(r, keys ? g_strdup("0") : v->value);
+  return r;
+}
+
+bool box_var_isset(Shell *sh, const char *ref)
+{
+  char *name, *key;
+  if (!box_split_ref(ref, &name, &key)) return false;
+  ShellVar *v = box_var_lookup(sh, name);
+  bool r = false;
+  /* an associative array's @ is a key like another (bash's reading) */
+  if (v && key && !(v->flags & V_ASSOC) && (strcmp(key, "@") == 0 || strcmp(key, "*") == 0)) {
+    if (v->flags & V_ARRAY)
+      for (guint i = 0; i < v->arr->len && !r; i++) r = v->arr->pdata[i] != NULL;
+    else
+      r = v->value != NULL;
+  } else if (v) {
+    r = box_var_elem(v, key ? key : "0") != NULL;
+  }
+  /* the dynamic ones (RANDOM, LINENO, …) have no entry of their own */
+  if (!r && !key) r = box_var_get(sh, name) != NULL;
+  g_free(name);
+  g_free(key);
   return r;
 }
 

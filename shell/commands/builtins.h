@@ -16,5 +16,13 @@ bool bx_status_operand(BoxCmd *c, bool only_one, int *st);
  * 'V' type's sentence), skip_funcs as `command` looks; whether it is
  * anything. */
 int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs);
+/* set -o's options, which shopt -o shares: NAME's row, or -1. */
+int box_set_option(const char *name);
+/* Whether row is on; printed first to show (set -o's line, set +o's when
+ * plus) unless show is NULL. */
+bool box_set_option_get(Shell *sh, int row, BoxCmd *show, bool plus);
+void box_set_option_change(Shell *sh, int row, bool on);
+/* set -o's listing (set +o's when plus) of all, or only: 1 those on, -1 off. */
+void box_set_list(BoxCmd *c, bool plus, int only);
 
 #endif

@@ -61,7 +61,7 @@ static bool put_escaped(BoxOut *o, const char *s)
 
 int box_cmd_echo(BoxCmd *c)
 {
-  bool newline = true, escapes = false;
+  bool newline = true, escapes = (c->sh->shopts & SH_XPG_ECHO) != 0;
   int i = 1;
   for (; i < c->argc; i++) {
     const char *a = c->argv[i];

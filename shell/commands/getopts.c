@@ -4,16 +4,17 @@
 
 #include "shell/shell-private.h"
 
-/* OPTIND as this call left it: a script that sets OPTIND itself starts a
- * new parse (the position inside a word of options starts over). */
-static long last_optind = -1;
-
+/* The script's own assignments to OPTIND start a new parse (vars.c);
+ * getopts's keeps its place inside a word of options.  No copy of OPTIND
+ * lives here: a function's `local OPTIND` must leave its caller's parse as
+ * it was (exec.c restores the position). */
 static void store_optind(Shell *sh, long optind)
 {
   char buf[32];
+  int sub = sh->optind_sub;
   g_snprintf(buf, sizeof buf, "%ld", optind);
   box_var_set(sh, "OPTIND", buf);
-  last_optind = optind;
+  sh->optind_sub = sub;
 }
 
 int box_cmd_getopts(BoxCmd *c)
@@ -39,7 +40,6 @@ int box_cmd_getopts(BoxCmd *c)
   const char *oi = box_var_get(sh, "OPTIND");
   long optind = oi ? atol(oi) : 1;
   if (optind < 1) optind = 1;
-  if (optind != last_optind) sh->optind_sub = 0;
   if (optind > nargs) {
     box_var_set(sh, name, "?");
     return 1;

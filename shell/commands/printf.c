@@ -317,6 +317,7 @@ int box_cmd_printf(BoxCmd *c)
 {
   int i = 1;
   const char *var = NULL;
+  char *name = NULL, *key = NULL;
   if (i < c->argc && strcmp(c->argv[i], "-v") == 0) {
     if (i + 1 >= c->argc) {
       box_cmd_error(c, "-v: option requires an argument");
@@ -324,25 +325,26 @@ int box_cmd_printf(BoxCmd *c)
     }
     var = c->argv[i + 1];
     i += 2;
+    if (!box_split_ref(var, &name, &key)) {
+      box_cmd_error(c, "`%s': not a valid identifier", var);
+      return 2;
+    }
   }
   if (i < c->argc && strcmp(c->argv[i], "--") == 0) i++;
   if (i >= c->argc) {
     box_fdprintf(c->err, "printf: usage: printf [-v var] format [arguments]\n");
+    g_free(name);
+    g_free(key);
     return 2;
   }
   GString *out = g_string_new(NULL);
   int st = box_printf_format(c->sh, out, c->argc - i, c->argv + i, c->err);
   if (var) {
-    char *br = strchr(var, '[');
-    if (br) {
-      char *name = g_strndup(var, (size_t)(br - var));
-      char *key = g_strndup(br + 1, strlen(br + 1) - 1);
-      box_var_set_elem(c->sh, name, key, out->str, false);
-      g_free(name);
-      g_free(key);
-    } else if (!box_var_set(c->sh, var, out->str)) {
+    if (!(key ? box_var_set_elem(c->sh, name, key, out->str, false)
+              : box_var_set(c->sh, var, out->str)))
       st = 1;
-    }
+    g_free(name);
+    g_free(key);
   } else {
     box_out_write(c->out, out->str, out->len);
   }

@@ -26,6 +26,15 @@ static void split_fields(GPtrArray *fields, const GString *line, const GByteArra
       /* the last name takes the rest, minus trailing IFS whitespace */
       size_t e = len;
       while (e > pos && ISWS(e - 1)) e--;
+      /* but a rest that is one field and its delimiter is that field, as
+       * bash reads it: "b:" gives b, "b::" and "b: :" stay */
+      size_t q = pos;
+      while (q < len && !ISIFS(q)) q++;
+      size_t fe = q;
+      while (q < len && ISWS(q)) q++;
+      if (q < len && ISIFS(q)) q++;
+      while (q < len && ISWS(q)) q++;
+      if (q == len) e = fe;
       GString *f = g_string_new(NULL);
       for (size_t k = pos; k < e; k++) g_string_append_c(f, s[k]);
       g_ptr_array_add(fields, g_string_free(f, FALSE));

@@ -1,35 +1,84 @@
 /* set.c — `set [-+eufxCnavb] [-o|+o NAME] [--] [ARG…]`. */
 #include <string.h>
 
-#include "shell/shell-private.h"
+#include "shell/commands/builtins.h"
 
+/* All of bash's -o names, in its order: the ones the Shell does not
+ * implement (flag 0) are accepted and keep bash's value for `bash -c`. */
 static const struct {
   const char *name;
   char letter;
   unsigned flag;
+  bool fixed_on;
 } opts[] = {
-  { "allexport", 'a', O_ALLEXPORT }, { "braceexpand", 'B', O_BRACE },
-  { "errexit", 'e', O_ERREXIT },     { "hashall", 'h', O_HASHALL },
-  { "noclobber", 'C', O_NOCLOBBER }, { "noexec", 'n', O_NOEXEC },
-  { "noglob", 'f', O_NOGLOB },       { "nounset", 'u', O_NOUNSET },
-  { "pipefail", 0, O_PIPEFAIL },     { "verbose", 'v', O_VERBOSE },
-  { "xtrace", 'x', O_XTRACE },
+  { "allexport", 'a', O_ALLEXPORT, false },
+  { "braceexpand", 'B', O_BRACE, false },
+  { "emacs", 0, 0, false },
+  { "errexit", 'e', O_ERREXIT, false },
+  { "errtrace", 'E', O_ERRTRACE, false },
+  { "functrace", 'T', O_FUNCTRACE, false },
+  { "hashall", 'h', O_HASHALL, false },
+  { "histexpand", 'H', 0, false },
+  { "history", 0, 0, false },
+  { "ignoreeof", 0, 0, false },
+  { "interactive-comments", 0, 0, true },
+  { "keyword", 'k', 0, false },
+  { "monitor", 'm', 0, false },
+  { "noclobber", 'C', O_NOCLOBBER, false },
+  { "noexec", 'n', O_NOEXEC, false },
+  { "noglob", 'f', O_NOGLOB, false },
+  { "nolog", 0, 0, false },
+  { "notify", 'b', 0, false },
+  { "nounset", 'u', O_NOUNSET, false },
+  { "onecmd", 't', 0, false },
+  { "physical", 'P', 0, false },
+  { "pipefail", 0, O_PIPEFAIL, false },
+  { "posix", 0, 0, false },
+  { "privileged", 'p', 0, false },
+  { "verbose", 'v', O_VERBOSE, false },
+  { "vi", 0, 0, false },
+  { "xtrace", 'x', O_XTRACE, false },
 };
+
+int box_set_option(const char *name)
+{
+  for (size_t k = 0; k < G_N_ELEMENTS(opts); k++)
+    if (strcmp(opts[k].name, name) == 0) return (int)k;
+  return -1;
+}
+
+static bool option_on(Shell *sh, size_t k)
+{
+  return opts[k].flag ? (sh->opts & opts[k].flag) != 0 : opts[k].fixed_on;
+}
+
+bool box_set_option_get(Shell *sh, int row, BoxCmd *show, bool plus)
+{
+  bool on = option_on(sh, (size_t)row);
+  if (show && plus)
+    box_out_printf(show->out, "set %co %s\n", on ? '-' : '+', opts[row].name);
+  else if (show)
+    box_out_printf(show->out, "%-15s\t%s\n", opts[row].name, on ? "on" : "off");
+  return on;
+}
+
+void box_set_option_change(Shell *sh, int row, bool on)
+{
+  if (on)
+    sh->opts |= opts[row].flag;
+  else
+    sh->opts &= ~opts[row].flag;
+}
+
+void box_set_list(BoxCmd *c, bool plus, int only)
+{
+  for (size_t k = 0; k < G_N_ELEMENTS(opts); k++)
+    if (!only || option_on(c->sh, k) == (only > 0)) box_set_option_get(c->sh, (int)k, c, plus);
+}
 
 static gint cmpstr(gconstpointer a, gconstpointer b)
 {
   return strcmp(a, b);
-}
-
-static void list_opts(BoxCmd *c, bool plus)
-{
-  for (size_t i = 0; i < G_N_ELEMENTS(opts); i++) {
-    bool on = c->sh->opts & opts[i].flag;
-    if (plus)
-      box_out_printf(c->out, "set %co %s\n", on ? '-' : '+', opts[i].name);
-    else
-      box_out_printf(c->out, "%-15s\t%s\n", opts[i].name, on ? "on" : "off");
-  }
 }
 
 static void set_positional(Shell *sh, int n, char **args)
@@ -75,37 +124,25 @@ int box_cmd_set(BoxCmd *c)
     for (const char *p = a + 1; *p; p++) {
       if (*p == 'o') {
         if (i + 1 >= c->argc) {
-          list_opts(c, !on);
+          box_set_list(c, !on, 0);
           break;
         }
         const char *name = c->argv[++i];
-        bool found = false;
-        for (size_t k = 0; k < G_N_ELEMENTS(opts); k++)
-          if (strcmp(opts[k].name, name) == 0) {
-            if (on)
-              sh->opts |= opts[k].flag;
-            else
-              sh->opts &= ~opts[k].flag;
-            found = true;
-          }
-        if (!found && strcmp(name, "posix") && strcmp(name, "monitor") &&
-            strcmp(name, "histexpand") && strcmp(name, "history") && strcmp(name, "emacs") &&
-            strcmp(name, "vi") && strcmp(name, "interactive-comments")) {
+        int row = box_set_option(name);
+        if (row < 0) {
           box_cmd_error(c, "%s: invalid option name", name);
           return 2;
         }
+        box_set_option_change(sh, row, on);
         break;
       }
       bool found = false;
       for (size_t k = 0; k < G_N_ELEMENTS(opts); k++)
         if (opts[k].letter == *p) {
-          if (on)
-            sh->opts |= opts[k].flag;
-          else
-            sh->opts &= ~opts[k].flag;
+          box_set_option_change(sh, (int)k, on);
           found = true;
         }
-      if (!found && !strchr("mHTPEkt", *p)) {
+      if (!found) {
         box_cmd_error(c, "%c%c: invalid option", a[0], *p);
         box_fdprintf(
           c->err, "set: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [-] [arg ...]\n");

@@ -66,7 +66,7 @@ int box_test_unary(Shell *sh, const char *op, const char *a)
     int real = fd >= 0 && fd < BOX_NFD ? sh->fd[fd] : -1;
     return real >= 0 && isatty(real);
   }
-  case 'v': return box_var_get(sh, a) != NULL || box_var_lookup(sh, a) != NULL;
+  case 'v': return box_var_isset(sh, a);
   case 'o': return 0;
   default: return -1;
   }

@@ -150,7 +150,7 @@ class Gen:
         if k == 4:
             return "${" + arr + "[" + self.pick(["0", "1", "-1", "i", "k", "x y", "$j"]) + "]}"
         if k == 5:
-            return "${" + arr + "[@]:" + self.pick(["1", "0:2", "1:1", " -1", "2"]) + "}"
+            return "${" + arr + "[@]:" + self.pick(["1", "0:2", "1:1", " -1", "2", "3", " -2:1", "0"]) + "}"
         if k == 6:
             return "${" + arr + "[@]" + self.pick(["#a", "%.*", "/a/X", "//?/_", "^^", "#*/"]) + "}"
         if k == 7:
@@ -302,7 +302,9 @@ class Gen:
             return "m[" + self.pick(["k", "x", "$a", '"$s"', "new"]) + "]=" + self.value_word()
         if k == 7:
             self.tag("arr-test-v")
-            return "test -v " + self.pick(["'arr[1]'", "'arr[0]'", "'m[k]'", "arr", "'e[0]'"]) + "; echo $?"
+            return ("test -v " + self.pick(["'arr[1]'", "'arr[0]'", "'m[k]'", "arr", "'e[0]'", "'arr[-1]'", "'m[@]'",
+                                            "'arr[5]'", "'e[@]'", "m", "'a['", "1x"]) + "; echo $?; [[ -v "
+                    + self.pick(["arr[2]", "m[x]", "a", "e"]) + " ]]; echo $?")
         if k == 8:
             return 'for el in "${arr[@]}"; do printf "<%s>" "$el"; done; echo'
         if k == 9:
@@ -409,7 +411,20 @@ class Gen:
 
     def trap(self):
         self.tag("trap")
-        k = self.r.randrange(6)
+        k = self.r.randrange(9)
+        if k == 6:
+            self.tag("trap-err-pipe")
+            return ("set " + self.pick(["-E", "+E"]) + "; trap 'echo E$?' ERR; ef() { false; }; "
+                    + self.pick(["ef | cat", "true | false", "false & wait", "{ false; echo x; } & wait", "ef & wait",
+                                 "true | { false; echo y; }"])
+                    + "; echo ${PIPESTATUS[@]}; trap - ERR; set +E")
+        if k == 7:
+            self.tag("trap-err-armed")
+            return ("ef() { trap 'echo E$?' ERR; " + self.pick(["return 3", "(exit 4)", "false", "eval false"])
+                    + "; }; ef; echo $?; trap - ERR")
+        if k == 8:
+            self.tag("trap-err-lineno")
+            return "trap 'echo \"e:$?:$LINENO\"' ERR\n" + self.pick(["`false`", "$(false)", "x=`false`", "false | true"]) + "\ntrap - ERR"
         if k == 0:
             return "trap 'echo \"err:$?\"' ERR; false; echo after"
         if k == 1:
@@ -487,7 +502,8 @@ class Gen:
             return "IFS=" + self.pick([":", "': '", ",", "''"]) + " read -r p1 p2 <<< " + self.value_word() + '; echo "($p1)($p2)"'
         if k == 2:
             self.tag("printf-v")
-            return "printf -v pv '%s-%d' " + self.value_word() + " 5; echo \"$pv\""
+            name = self.pick(["pv", "pv", "'arr[1]'", "'m[k]'", "'a['", "1pv", "'arr[x'"])
+            return "printf -v " + name + " '%s-%d' " + self.value_word() + " 5; echo \"$? ${pv-} ${arr[1]-} ${m[k]-}\""
         if k == 3:
             return "declare -p " + self.var() + " 2>/dev/null || echo undeclared"
         if k == 4:
@@ -500,7 +516,8 @@ class Gen:
         if k == 7:
             self.tag("getopts")
             return ("go() { local OPTIND=1 o; while getopts 'ab:c' o; do echo \"o=$o ${OPTARG-}\"; done; shift $((OPTIND-1)); echo \"rest=$*\"; }; go "
-                    + self.pick(["-a -b x y", "-ac z", "-b", "-x", "--", "-a -- -b"]))
+                    + self.pick(["-a -b x y", "-ac z", "-b", "-x", "--", "-a -- -b"])
+                    + self.pick(["", "", "; g2() { local OPTIND=1 o; while getopts 'xy' o; do echo \"o:$o\"; [[ $o = x ]] && g2 -y; done; }; g2 -xy"]))
         if k == 8:
             self.tag("special-vars")
             return self.pick(["true | false; echo ${PIPESTATUS[@]}", "echo \"$_\"", "echo ${#PIPESTATUS[@]}",
@@ -509,7 +526,10 @@ class Gen:
             self.tag("shopt")
             return self.pick(["shopt -s nullglob; echo none*; shopt -u nullglob", "shopt -q extglob; echo $?",
                               "set -o | grep -c pipefail", "shopt -s extglob; x=aab; echo ${x/+(a)/Z}",
-                              "set -f; echo *; set +f", "shopt -o -p errexit"])
+                              "set -f; echo *; set +f", "shopt -o -p errexit", "shopt -po errexit pipefail",
+                              "shopt -so pipefail; false | true; echo $?; shopt -uo pipefail", "set -ET; echo $-; set +ET",
+                              "shopt -p extdebug globskipdots", "shopt -s xpg_echo; echo 'a\\tb'; shopt -u xpg_echo",
+                              "set +o | grep -c trace", "shopt -q nosuch; echo $?"])
         if k == 10:
             self.tag("local-split")
             return "words='a b c'; fn2() { local q=$words; echo \"[$q]\"; }; fn2; export ex2=$words; echo \"[$ex2]\""

@@ -123,10 +123,11 @@ static void test_break_continue(void)
         " for k in x y; do echo $k; break; done; break 0; echo $?; continue; echo $?",
         &out, &err);
   g_assert_cmpint(status, ==, 0);
-  g_assert_cmpstr(out, ==, "1a\n2a\n3a\nx\n1\n0\n");
+  /* outside a loop bash looks at no count: break 0 is only "meaningless" */
+  g_assert_cmpstr(out, ==, "1a\n2a\n3a\nx\n0\n0\n");
   g_assert_cmpstr(
     err, ==,
-    "strands-shell: break: 0: loop count out of range\n"
+    "strands-shell: break: only meaningful in a `for', `while', or `until' loop\n"
     "strands-shell: continue: only meaningful in a `for', `while', or `until' loop\n");
 }
 
