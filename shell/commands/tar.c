@@ -31,10 +31,10 @@ typedef struct {
   int status;
   bool fatal; /* "Error is not recoverable" said */
   int ugswidth;
-  int list_fd;             /* where -v writes: stderr when stdout carries data */
-  GHashTable *reported;    /* the "Removing leading" prefixes said once */
-  GPtrArray *delayed;      /* symlinks made last: path, target, path, … */
-  GHashTable *links;       /* -c: "dev:ino" of multiply linked files → name */
+  int list_fd;          /* where -v writes: stderr when stdout carries data */
+  GHashTable *reported; /* the "Removing leading" prefixes said once */
+  GPtrArray *delayed;   /* symlinks made last: path, target, path, … */
+  GHashTable *links;    /* -c: "dev:ino" of multiply linked files → name */
   struct archive *out;
 } Tar;
 
@@ -77,7 +77,7 @@ static bool has_dot_dot(const char *s)
 
 /* GNU's safer_name_suffix: name past its leading "/" and past its last
  * ".." component, the prefix removed said once per prefix. */
-static const char *safer_name(Tar *t, const char *name, const char *what)
+static size_t unsafe_prefix(const char *name)
 {
   size_t cut = 0;
   for (const char *p = name; *p;) {
@@ -86,6 +86,12 @@ static const char *safer_name(Tar *t, const char *name, const char *what)
     while (*p == '/') p++;
   }
   while (name[cut] == '/') cut++;
+  return cut;
+}
+
+static const char *safer_name(Tar *t, const char *name, const char *what)
+{
+  size_t cut = unsafe_prefix(name);
   if (!cut) return name;
   g_autofree char *prefix = g_strndup(name, cut);
   if (!g_hash_table_contains(t->reported, prefix)) {
@@ -159,8 +165,9 @@ static void list_long(Tar *t, struct archive_entry *e, GString *o)
   char when[64];
   localtime_r(&mt, &tm);
   strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm);
-  g_string_append_printf(o, "%s %s/%s %*s %-16s %s", mode, u, g, t->ugswidth - pad + (int)strlen(size),
-                         size, when, archive_entry_pathname(e));
+  g_string_append_printf(o, "%s %s/%s %*s %-16s %s", mode, u, g,
+                         t->ugswidth - pad + (int)strlen(size), size, when,
+                         archive_entry_pathname(e));
   if (archive_entry_hardlink(e))
     g_string_append_printf(o, " link to %s", archive_entry_hardlink(e));
   else if (type == AE_IFLNK)
@@ -281,13 +288,16 @@ static void extract_symlink(Tar *t, struct archive_entry *e, const char *path, c
 static void extract_dir(Tar *t, struct archive_entry *e, const char *path, const char *name)
 {
   mode_t mode = archive_entry_perm(e) & 07777;
-  if (WITH_PARENTS(path, mkdir(path, mode | 0700)) < 0 && errno != EEXIST) {
+  bool made = WITH_PARENTS(path, mkdir(path, mode | 0700)) == 0;
+  if (!made && errno != EEXIST) {
     fail(t, name, "Cannot mkdir", errno);
     return;
   }
   mode_t um = umask(0);
   umask(um);
-  if (((mode | 0700) & ~um) != mode && geteuid() == 0) chmod(path, mode);
+  /* root gives the member's mode to a directory already there too */
+  if (geteuid() == 0 && (!made || ((mode | 0700) & ~um) != mode))
+    fchmodat(AT_FDCWD, path, mode, AT_SYMLINK_NOFOLLOW);
 }
 
 static void extract_entry(Tar *t, struct archive *a, struct archive_entry *e, const char *name)
@@ -353,12 +363,14 @@ static int read_archive(Tar *t, char **ops, int nops)
     if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) break;
     n++;
     const char *orig = archive_entry_pathname(e);
-    const char *safe = safer_name(t, orig, "member names");
+    /* GNU says what it removes from the members it handles only */
+    size_t cut = unsafe_prefix(orig);
     if (nops) {
-      int k = selected(ops, nops, safe);
+      int k = selected(ops, nops, orig[cut] ? orig + cut : ".");
       if (k < 0) continue;
       found[k] = true;
     }
+    const char *safe = safer_name(t, orig, "member names");
     if (t->excludes->len && excluded(t, safe)) continue;
     const char *name = strip_components(safe, t->strip);
     if (!name) continue;
@@ -405,50 +417,55 @@ static bool write_data(Tar *t, int fd, const char *name)
   return true;
 }
 
-static bool add_path(Tar *t, const char *disk, const char *name);
+static bool add_path(Tar *t, const char *disk, const char *shown);
 
-static bool add_dir(Tar *t, const char *disk, const char *name)
+static bool add_dir(Tar *t, const char *disk, const char *shown)
 {
   int err = 0;
   GArray *v = bx_list_dir(disk, &err);
   if (!v) {
-    fail(t, name, "Cannot open", err);
+    fail(t, shown, "Cannot open", err);
     return true;
   }
   bool ok = true;
-  bool slash = name[strlen(name) - 1] == '/';
+  bool slash = shown[strlen(shown) - 1] == '/';
   for (guint i = 0; ok && i < v->len; i++) {
     const char *child = g_array_index(v, BxDirEnt, i).name;
     g_autofree char *cd = bx_path_join(disk, child);
-    g_autofree char *cn = slash ? g_strconcat(name, child, NULL) : bx_path_join(name, child);
+    g_autofree char *cn = slash ? g_strconcat(shown, child, NULL) : bx_path_join(shown, child);
     ok = add_path(t, cd, cn);
   }
   bx_dir_free(v);
   return ok;
 }
 
-/* false when the archive itself failed (nothing more can be written) */
-static bool add_path(Tar *t, const char *disk, const char *name)
+/* shown: the name as given (messages say it), stored without what
+ * safer_name removes.  false when the archive itself failed (nothing more
+ * can be written). */
+static bool add_path(Tar *t, const char *disk, const char *shown)
 {
+  size_t cut = unsafe_prefix(shown);
+  const char *name = shown[cut] ? shown + cut : ".";
   if (t->excludes->len && excluded(t, name)) return true;
   struct stat st;
   if (lstat(disk, &st) < 0) {
-    fail(t, name, "Cannot stat", errno);
+    fail(t, shown, "Cannot stat", errno);
     return true;
   }
   int fd = -1;
   if (S_ISREG(st.st_mode)) {
     fd = box_open_file(disk, O_RDONLY | O_NOCTTY);
     if (fd < 0) {
-      fail(t, name, "Cannot open", errno);
+      fail(t, shown, "Cannot open", errno);
       return true;
     }
   }
   struct archive_entry *e = archive_entry_new();
   archive_entry_copy_stat(e, &st);
-  g_autofree char *stored =
-    S_ISDIR(st.st_mode) && name[strlen(name) - 1] != '/' ? g_strconcat(name, "/", NULL)
-                                                         : g_strdup(name);
+  if (!S_ISREG(st.st_mode)) archive_entry_set_size(e, 0);
+  g_autofree char *stored = S_ISDIR(st.st_mode) && name[strlen(name) - 1] != '/'
+                              ? g_strconcat(name, "/", NULL)
+                              : g_strdup(name);
   archive_entry_set_pathname(e, stored);
   const char *u = bx_user_name(st.st_uid), *g = bx_group_name(st.st_gid);
   if (u) archive_entry_set_uname(e, u);
@@ -457,15 +474,15 @@ static bool add_path(Tar *t, const char *disk, const char *name)
     char target[4096];
     ssize_t n = readlink(disk, target, sizeof target - 1);
     if (n < 0) {
-      fail(t, name, "Cannot readlink", errno);
+      fail(t, shown, "Cannot readlink", errno);
       archive_entry_free(e);
       return true;
     }
     target[n] = '\0';
     archive_entry_set_symlink(e, target);
   } else if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
-    char *key = g_strdup_printf("%llu:%llu", (unsigned long long)st.st_dev,
-                                (unsigned long long)st.st_ino);
+    char *key =
+      g_strdup_printf("%llu:%llu", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
     const char *first = g_hash_table_lookup(t->links, key);
     if (first) {
       archive_entry_set_hardlink(e, first);
@@ -479,10 +496,10 @@ static bool add_path(Tar *t, const char *disk, const char *name)
   }
   if (t->verbose) list_entry(t, e, t->verbose);
   bool ok = archive_write_header(t->out, e) >= ARCHIVE_WARN;
-  if (ok && fd >= 0) ok = write_data(t, fd, name);
+  if (ok && fd >= 0) ok = write_data(t, fd, shown);
   if (fd >= 0) close(fd);
   archive_entry_free(e);
-  if (ok && S_ISDIR(st.st_mode)) ok = add_dir(t, disk, stored);
+  if (ok && S_ISDIR(st.st_mode)) ok = add_dir(t, disk, shown);
   return ok;
 }
 
@@ -506,9 +523,10 @@ static int create_archive(Tar *t, char **ops, int nops)
   }
   bool ok = true;
   for (int i = 0; ok && i < nops; i++) {
-    const char *name = safer_name(t, ops[i], "member names");
-    g_autofree char *disk = t->dir && ops[i][0] != '/' ? bx_path_join(t->dir, ops[i]) : g_strdup(ops[i]);
-    ok = add_path(t, disk, name);
+    safer_name(t, ops[i], "member names");
+    g_autofree char *disk =
+      t->dir && ops[i][0] != '/' ? bx_path_join(t->dir, ops[i]) : g_strdup(ops[i]);
+    ok = add_path(t, disk, ops[i]);
   }
   if (!ok || archive_write_close(t->out) != ARCHIVE_OK) {
     bx_err(t->c, "tar", "%s", archive_error_string(t->out));
@@ -580,7 +598,8 @@ static int run_tar(Tar *t, BoxCmd *c)
   char **ops = c->argv + optind;
   int nops = c->argc - optind;
   int st = t->op == 'c' ? create_archive(t, ops, nops) : read_archive(t, ops, nops);
-  if (t->status && !t->fatal) bx_err(c, "tar", "Exiting with failure status due to previous errors");
+  if (t->status && !t->fatal)
+    bx_err(c, "tar", "Exiting with failure status due to previous errors");
   return st;
 }
 

@@ -47,10 +47,10 @@ TAR = [
     'mkdir o && tar -xvf evil.tar -C o; echo $?', 'tar -tvf evil.tar', 'mkdir o && tar -xOf evil.tar ok in',
     'tar -tf junk.tar; echo $?', 'tar -tf empty.tar; echo $?', 'tar -xf nope.tar; echo $?', 'tar -f src.tar; echo $?',
     'tar -cf o.tar; echo $?', 'tar -ctf o.tar src; echo $?', 'tar -xf junk.tar; echo $?',
-    'tar -cf o.tar src && tar -tvf o.tar', 'tar -czvf o.tgz src && tar -tzvf o.tgz', 'tar -cJf o.txz src && tar -tJvf o.txz',
+    'tar -cf o.tar src && tar -tvf o.tar', 'tar -czvf o.tgz src && tar -tzvf o.tgz && rm o.tgz', 'tar -cJf o.txz src && tar -tJvf o.txz && rm o.txz',
     'tar -cjf - src | tar -tjvf -', 'tar -cf - src | tar -xf - -C e2', 'tar -C src -cf o.tar . && tar -tvf o.tar',
     'tar -cvf o.tar src/sub nope src/f1; echo $?', 'tar -cf o.tar --exclude=sub src && tar -tf o.tar',
-    'tar -czf o.tgz d && mkdir x && tar -xzf o.tgz -C x', 'tar cvf o.tar src/sub', 'tar -cvvf o.tar src/sub src/lk',
+    'tar -czf o.tgz d && mkdir x && tar -xzf o.tgz -C x && rm o.tgz', 'tar cvf o.tar src/sub', 'tar -cvvf o.tar src/sub src/lk',
     'tar -cf o.tar /nonexistent; echo $?', 'tar -cf - src/sub | tar -tvf -', 'tar -cvf - src/sub > o.tar',
 ]
 
