@@ -8,7 +8,11 @@
  * before a member replaces it (so a planted symlink is replaced, not
  * written through), and a symlink that points up or away is made last,
  * after every other member, with a placeholder file in its place until
- * then (so no later member is written through it). */
+ * then (so no later member is written through it).
+ *
+ * A member is one decision: its file is created with its mode, and its
+ * time is not set after (that would be a second write on the mount), as
+ * GNU tar's -m leaves it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -30,6 +34,7 @@ typedef struct {
   GPtrArray *excludes;
   int status;
   bool fatal; /* "Error is not recoverable" said */
+  bool dir_checked;
   int ugswidth;
   int list_fd;          /* where -v writes: stderr when stdout carries data */
   GHashTable *reported; /* the "Removing leading" prefixes said once */
@@ -45,6 +50,7 @@ static const char longopts[] = "create=c extract=x get=x list=t file=f: gzip=z g
 
 static void fail(Tar *t, const char *name, const char *what, int err)
 {
+  if (t->fatal) return;
   g_autofree char *text = bx_errtext(t->c, err);
   bx_err(t->c, "tar", "%s: %s: %s", name, what, text);
   t->status = 2;
@@ -192,11 +198,29 @@ static void list_entry(Tar *t, struct archive_entry *e, int level)
 
 /* ---- extraction -------------------------------------------------------------- */
 
+/* Whether a missing directory on the way may be made: not -C's own (GNU
+ * tar cannot change into it and stops).  Asked only after a member's path
+ * was missing, so a member costs no decision more. */
+static bool may_make_parents(Tar *t)
+{
+  if (!t->dir || t->dir_checked) return !t->fatal;
+  t->dir_checked = true;
+  int d = open(t->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (d < 0) return fatal(t, t->dir, "Cannot open", errno), false;
+  close(d);
+  return true;
+}
+
 /* open(2)/mkdir(2)/… again after making the missing directories on the way. */
 #define WITH_PARENTS(path, call)                                                                   \
   ({                                                                                               \
     int r_ = (call);                                                                               \
-    if (r_ < 0 && errno == ENOENT && bx_make_parents(path) == 0) r_ = (call);                      \
+    if (r_ < 0 && errno == ENOENT) {                                                               \
+      if (may_make_parents(t))                                                                     \
+        r_ = bx_make_parents(path) == 0 ? (call) : -1;                                             \
+      else                                                                                         \
+        errno = 0;                                                                                 \
+    }                                                                                              \
     r_;                                                                                            \
   })
 
@@ -234,9 +258,6 @@ static void extract_file(Tar *t, struct archive *a, struct archive_entry *e, con
   umask(um);
   /* root restores the member's mode whole, as GNU tar's --same-permissions */
   if (geteuid() == 0 && (mode & um)) fchmod(fd, mode);
-  struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
-                            { archive_entry_mtime(e), archive_entry_mtime_nsec(e) } };
-  futimens(fd, ts);
   close(fd);
   if (r < 0) {
     bx_err(t->c, "tar", "%s", archive_error_string(a));
@@ -260,6 +281,13 @@ static void extract_link(Tar *t, struct archive_entry *e, const char *path, cons
   }
 }
 
+static void symlink_failed(Tar *t, const char *name, const char *target, int err)
+{
+  g_autofree char *q = bx_quote_always(target);
+  g_autofree char *what = g_strdup_printf("Cannot create symlink to %s", q);
+  fail(t, name, what, err);
+}
+
 static void extract_symlink(Tar *t, struct archive_entry *e, const char *path, const char *name)
 {
   const char *target = archive_entry_symlink(e);
@@ -274,7 +302,7 @@ static void extract_symlink(Tar *t, struct archive_entry *e, const char *path, c
   else if (r < 0 && errno == EEXIST)
     return;
   if (r < 0) {
-    fail(t, name, "Cannot create symlink to", errno);
+    symlink_failed(t, name, target, errno);
     return;
   }
   if (later) {
@@ -336,17 +364,12 @@ static void finish_delayed(Tar *t)
   for (guint i = 0; i + 2 < t->delayed->len; i += 3) {
     const char *path = t->delayed->pdata[i], *target = t->delayed->pdata[i + 1];
     if (unlink(path) < 0 || symlink(target, path) < 0)
-      fail(t, t->delayed->pdata[i + 2], "Cannot create symlink to", errno);
+      symlink_failed(t, t->delayed->pdata[i + 2], target, errno);
   }
 }
 
 static int read_archive(Tar *t, char **ops, int nops)
 {
-  if (t->dir && t->op == 'x' && !t->to_stdout) {
-    int d = open(t->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (d < 0) return fatal(t, t->dir, "Cannot open", errno);
-    close(d);
-  }
   bool std = !t->file || strcmp(t->file, "-") == 0;
   int fd = std ? dup(t->c->in) : box_open_file(t->file, O_RDONLY | O_NOCTTY);
   if (fd < 0) return fatal(t, std ? "-" : t->file, "Cannot open", errno);
@@ -385,6 +408,7 @@ static int read_archive(Tar *t, char **ops, int nops)
     }
     if (t->verbose) list_entry(t, e, t->verbose);
     extract_entry(t, a, e, name);
+    if (t->fatal) break;
   }
   if (rc == ARCHIVE_FATAL) {
     const char *why = archive_error_string(a);
@@ -395,6 +419,10 @@ static int read_archive(Tar *t, char **ops, int nops)
     t->status = 2;
   }
   archive_read_free(a);
+  if (t->fatal) {
+    g_free(found);
+    return 2;
+  }
   finish_delayed(t);
   for (int i = 0; i < nops; i++)
     if (!found[i]) {
