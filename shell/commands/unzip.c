@@ -233,6 +233,11 @@ static int run(Unzip *u, char **ops, int nops)
     bx_zip_entries_free(v);
     return 0;
   }
+  /* unzip makes -d's directory before it looks for members */
+  if (u->dir && !u->pipe) {
+    g_autofree char *d = g_strconcat(u->dir, "/", NULL);
+    bx_make_parents(d);
+  }
   bool *matched = g_new0(bool, nops + 1);
   for (guint i = 0; i < v->len; i++) {
     const BxZipEntry *e = &g_array_index(v, BxZipEntry, i);

@@ -12,16 +12,31 @@
 
 #include "shell/commands/archive.h"
 
+/* A member as it will be written: its local header and data, and its
+ * central record (the offset, its last field but the name, set when the
+ * archive is put together). */
+typedef struct {
+  char *name;
+  GString *local, *central;
+  char *note; /* zip's line for it, after its verb */
+} Member;
+
 typedef struct {
   BoxCmd *c;
   bool recurse, quiet;
   int level;
-  GString *out;     /* the local headers and data */
-  GString *central; /* the central directory */
-  guint16 count;
-  GHashTable *old;  /* names of the members kept from the archive there */
-  bool added;
+  GPtrArray *members; /* the new ones, in the order given */
 } Zip;
+
+static void member_free(gpointer p)
+{
+  Member *m = p;
+  g_free(m->name);
+  g_string_free(m->local, TRUE);
+  g_string_free(m->central, TRUE);
+  g_free(m->note);
+  g_free(m);
+}
 
 /* zip's percentage: what compression saved, rounded. */
 static int percent(guint32 n, guint32 m)
@@ -29,51 +44,41 @@ static int percent(guint32 n, guint32 m)
   return n > m ? (int)((1 + 200ULL * (n - m) / n) / 2) : 0;
 }
 
-/* One member: its local header and data, its central record.  attr: the
- * Unix mode (high half) and MS-DOS's directory bit. */
-static void add_member(Zip *z, const char *name, const GString *data, const struct stat *st,
-                       guint32 crc, guint16 method, guint32 csize, const char *cdata,
-                       guint32 attr)
+/* The fields a local header and a central record share, from "version
+ * needed" to the extra field's length. */
+static void put_common(GString *s, guint16 need, guint16 method, time_t mtime, guint32 crc,
+                       guint32 csize, guint32 usize, const char *name)
 {
   guint16 t, d;
-  bx_zip_dos_time(st->st_mtime, &t, &d);
-  guint32 offset = (guint32)z->out->len;
-  guint16 need = method == 8 ? 20 : 10, nlen = (guint16)strlen(name);
-  bx_put_le32(z->out, BX_ZIP_LOCAL);
-  bx_put_le16(z->out, need);
-  bx_put_le16(z->out, 0);
-  bx_put_le16(z->out, method);
-  bx_put_le16(z->out, t);
-  bx_put_le16(z->out, d);
-  bx_put_le32(z->out, crc);
-  bx_put_le32(z->out, csize);
-  bx_put_le32(z->out, (guint32)data->len);
-  bx_put_le16(z->out, nlen);
-  bx_put_le16(z->out, 0);
-  g_string_append(z->out, name);
-  g_string_append_len(z->out, cdata, csize);
-
-  bx_put_le32(z->central, BX_ZIP_CENTRAL);
-  bx_put_le16(z->central, 3 << 8 | 30); /* Unix, zip 3.0 */
-  bx_put_le16(z->central, need);
-  bx_put_le16(z->central, 0);
-  bx_put_le16(z->central, method);
-  bx_put_le16(z->central, t);
-  bx_put_le16(z->central, d);
-  bx_put_le32(z->central, crc);
-  bx_put_le32(z->central, csize);
-  bx_put_le32(z->central, (guint32)data->len);
-  bx_put_le16(z->central, nlen);
-  bx_put_le32(z->central, 0); /* extra and comment lengths */
-  bx_put_le32(z->central, 0); /* disk, internal attributes */
-  bx_put_le32(z->central, attr);
-  bx_put_le32(z->central, offset);
-  g_string_append(z->central, name);
-  z->count++;
+  bx_zip_dos_time(mtime, &t, &d);
+  bx_put_le16(s, need);
+  bx_put_le16(s, 0);
+  bx_put_le16(s, method);
+  bx_put_le16(s, t);
+  bx_put_le16(s, d);
+  bx_put_le32(s, crc);
+  bx_put_le32(s, csize);
+  bx_put_le32(s, usize);
+  bx_put_le16(s, (guint16)strlen(name));
+  bx_put_le16(s, 0);
 }
 
-static void add_data(Zip *z, const char *name, const GString *data, const struct stat *st,
-                     bool dir)
+/* A member's central record but its offset and name.  attr: the Unix
+ * mode (high half) and MS-DOS's directory bit. */
+static GString *central_of(guint16 made_by, guint16 method, time_t mtime, guint32 crc,
+                           guint32 csize, guint32 usize, const char *name, guint32 attr)
+{
+  GString *c = g_string_new(NULL);
+  bx_put_le32(c, BX_ZIP_CENTRAL);
+  bx_put_le16(c, made_by);
+  put_common(c, method == 8 ? 20 : 10, method, mtime, crc, csize, usize, name);
+  bx_put_le16(c, 0); /* comment */
+  bx_put_le32(c, 0); /* disk, internal attributes */
+  bx_put_le32(c, attr);
+  return c;
+}
+
+static void add_data(Zip *z, const char *name, const GString *data, const struct stat *st, bool dir)
 {
   guint32 crc = (guint32)crc32(0, (const unsigned char *)data->str, (uInt)data->len);
   uLong bound = compressBound((uLong)data->len);
@@ -91,20 +96,23 @@ static void add_data(Zip *z, const char *name, const GString *data, const struct
     deflateEnd(&s);
   }
   bool deflated = data->len && z->level > 0 && csize < data->len;
-  const char *verb = g_hash_table_remove(z->old, name) ? "updating" : "adding";
-  if (!z->quiet) {
-    if (deflated)
-      box_out_printf(z->c->out, "  %s: %s (deflated %d%%)\n", verb, name,
-                     percent((guint32)data->len, csize));
-    else
-      box_out_printf(z->c->out, "  %s: %s (stored 0%%)\n", verb, name);
-  }
+  guint16 method = deflated ? 8 : 0;
+  if (!deflated) csize = (guint32)data->len;
+  Member *m = g_new0(Member, 1);
+  m->name = g_strdup(name);
+  m->note = deflated
+              ? g_strdup_printf("%s (deflated %d%%)", name, percent((guint32)data->len, csize))
+              : g_strdup_printf("%s (stored 0%%)", name);
+  m->local = g_string_new(NULL);
+  bx_put_le32(m->local, BX_ZIP_LOCAL);
+  put_common(m->local, deflated ? 20 : 10, method, st->st_mtime, crc, csize, (guint32)data->len,
+             name);
+  g_string_append(m->local, name);
+  g_string_append_len(m->local, deflated ? (const char *)buf : data->str, csize);
   guint32 attr = (guint32)(st->st_mode & 0xffff) << 16 | (dir ? 0x10 : 0);
-  if (deflated)
-    add_member(z, name, data, st, crc, 8, csize, (const char *)buf, attr);
-  else
-    add_member(z, name, data, st, crc, 0, (guint32)data->len, data->str, attr);
-  z->added = true;
+  m->central = central_of(3 << 8 | 30 /* Unix, zip 3.0 */, method, st->st_mtime, crc, csize,
+                          (guint32)data->len, name, attr);
+  g_ptr_array_add(z->members, m);
 }
 
 static void add_path(Zip *z, const char *path, bool top)
@@ -115,7 +123,8 @@ static void add_path(Zip *z, const char *path, bool top)
     return;
   }
   if (S_ISDIR(st.st_mode)) {
-    g_autofree char *name = g_str_has_suffix(path, "/") ? g_strdup(path) : g_strconcat(path, "/", NULL);
+    g_autofree char *name =
+      g_str_has_suffix(path, "/") ? g_strdup(path) : g_strconcat(path, "/", NULL);
     g_autoptr(GString) none = g_string_new(NULL);
     add_data(z, name, none, &st, true);
     if (!z->recurse) return;
@@ -139,62 +148,56 @@ static void add_path(Zip *z, const char *path, bool top)
   add_data(z, path, data, &st, false);
 }
 
-/* The members of the archive there, copied as they are (those named again
- * are dropped when the new ones are added: see finish). */
-static bool load_old(Zip *z, const GString *s, GArray **old)
+static void place(GString *out, GString *central, guint16 *count, const Member *m)
 {
-  *old = bx_zip_entries((const unsigned char *)s->str, s->len);
-  for (guint i = 0; *old && i < (*old)->len; i++)
-    g_hash_table_add(z->old, g_strdup(g_array_index(*old, BxZipEntry, i).name));
-  return *old != NULL;
+  guint32 offset = (guint32)out->len;
+  g_string_append_len(out, m->local->str, (gssize)m->local->len);
+  g_string_append_len(central, m->central->str, (gssize)m->central->len);
+  bx_put_le32(central, offset);
+  g_string_append(central, m->name);
+  (*count)++;
 }
 
+/* The archive: the members there in their order (one named again is
+ * replaced in its place, "updating"), then the new ones ("adding"). */
 static int finish(Zip *z, const char *archive, const GString *s, GArray *old)
 {
-  /* kept members first, raw, with their records rebuilt at their new place */
   g_autoptr(GString) out = g_string_new(NULL);
   g_autoptr(GString) central = g_string_new(NULL);
   guint16 count = 0;
+  GHashTable *fresh = g_hash_table_new(g_str_hash, g_str_equal);
+  for (guint i = 0; i < z->members->len; i++) {
+    Member *m = z->members->pdata[i];
+    g_hash_table_insert(fresh, m->name, m);
+  }
   for (guint i = 0; old && i < old->len; i++) {
     const BxZipEntry *e = &g_array_index(old, BxZipEntry, i);
-    if (!g_hash_table_contains(z->old, e->name)) continue; /* replaced */
+    Member *m = g_hash_table_lookup(fresh, e->name);
+    if (m) {
+      if (!z->quiet) box_out_printf(z->c->out, "updating: %s\n", m->note);
+      place(out, central, &count, m);
+      g_hash_table_remove(fresh, e->name);
+      m->note[0] = '\0';
+      continue;
+    }
     size_t data = bx_zip_data_offset(e, (const unsigned char *)s->str, s->len);
     if (!data && e->csize) continue;
-    guint32 offset = (guint32)out->len;
-    size_t start = e->offset, end = data ? data + e->csize : start + 30 + strlen(e->name);
-    g_string_append_len(out, s->str + start, (gssize)(end - start));
-    guint16 t, d;
-    bx_zip_dos_time(e->mtime, &t, &d);
-    bx_put_le32(central, BX_ZIP_CENTRAL);
-    bx_put_le16(central, e->made_by);
-    bx_put_le16(central, e->method == 8 ? 20 : 10);
-    bx_put_le16(central, 0);
-    bx_put_le16(central, e->method);
-    bx_put_le16(central, t);
-    bx_put_le16(central, d);
-    bx_put_le32(central, e->crc);
-    bx_put_le32(central, e->csize);
-    bx_put_le32(central, e->usize);
-    bx_put_le16(central, (guint16)strlen(e->name));
-    bx_put_le32(central, 0);
-    bx_put_le32(central, 0);
-    bx_put_le32(central, e->attr);
-    bx_put_le32(central, offset);
-    g_string_append(central, e->name);
-    count++;
+    Member kept = { .name = e->name };
+    size_t end = data ? data + e->csize : e->offset + 30 + strlen(e->name);
+    kept.local = g_string_new_len(s->str + e->offset, (gssize)(end - e->offset));
+    kept.central =
+      central_of(e->made_by, e->method, e->mtime, e->crc, e->csize, e->usize, e->name, e->attr);
+    place(out, central, &count, &kept);
+    g_string_free(kept.local, TRUE);
+    g_string_free(kept.central, TRUE);
   }
-  /* then the new ones, their offsets moved past the kept */
-  guint32 shift = (guint32)out->len;
-  for (size_t at = 0; at + 46 <= z->central->len;) {
-    unsigned char *h = (unsigned char *)z->central->str + at;
-    guint32 off = bx_le32(h + 42) + shift;
-    h[42] = (unsigned char)off, h[43] = (unsigned char)(off >> 8);
-    h[44] = (unsigned char)(off >> 16), h[45] = (unsigned char)(off >> 24);
-    at += 46 + bx_le16(h + 28);
+  for (guint i = 0; i < z->members->len; i++) {
+    Member *m = z->members->pdata[i];
+    if (!*m->note) continue;
+    if (!z->quiet) box_out_printf(z->c->out, "  adding: %s\n", m->note);
+    place(out, central, &count, m);
   }
-  g_string_append_len(out, z->out->str, (gssize)z->out->len);
-  g_string_append_len(central, z->central->str, (gssize)z->central->len);
-  count = (guint16)(count + z->count);
+  g_hash_table_destroy(fresh);
   guint32 cd = (guint32)out->len;
   g_string_append_len(out, central->str, (gssize)central->len);
   bx_put_le32(out, BX_ZIP_END);
@@ -236,34 +239,28 @@ int box_cmd_zip(BoxCmd *c)
   const char *given = c->argv[optind];
   const char *base = strrchr(given, '/') ? strrchr(given, '/') + 1 : given;
   g_autofree char *archive = strchr(base, '.') ? g_strdup(given) : g_strconcat(given, ".zip", NULL);
-  z.out = g_string_new(NULL);
-  z.central = g_string_new(NULL);
-  z.old = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  z.members = g_ptr_array_new_with_free_func(member_free);
   g_autoptr(GString) s = g_string_new(NULL);
   GArray *old = NULL;
   int fd = box_open_file(archive, O_RDONLY | O_NOCTTY);
   if (fd >= 0) {
-    bool ok = bx_read_all(fd, s) && load_old(&z, s, &old);
+    bool ok = bx_read_all(fd, s) && (old = bx_zip_entries((const unsigned char *)s->str, s->len));
     close(fd);
     if (!ok) {
       box_out_printf(c->out, "\nzip error: Zip file structure invalid (%s)\n", archive);
-      g_string_free(z.out, TRUE);
-      g_string_free(z.central, TRUE);
-      g_hash_table_destroy(z.old);
+      g_ptr_array_free(z.members, TRUE);
       return 3;
     }
   }
   for (int i = optind + 1; i < c->argc; i++) add_path(&z, c->argv[i], true);
   int st = 0;
-  if (!z.added && !old) {
+  if (!z.members->len && !old) {
     box_out_printf(c->out, "\nzip error: Nothing to do! (%s)\n", archive);
     st = 12;
   } else {
     st = finish(&z, archive, s, old);
   }
   bx_zip_entries_free(old);
-  g_string_free(z.out, TRUE);
-  g_string_free(z.central, TRUE);
-  g_hash_table_destroy(z.old);
+  g_ptr_array_free(z.members, TRUE);
   return st;
 }
