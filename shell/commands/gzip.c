@@ -1,7 +1,8 @@
 /* gzip.c — GNU gzip, gunzip (gzip -d) and zcat (gzip -dc) with -c -d -k
  * -f -n -q -t -1..-9, over zlib.  The header is written as GNU gzip
  * writes it (name, time, extra flags, OS 3) around zlib's raw deflate, so
- * the same input at the same level gives gzip's bytes.  Sizes and times
+ * the same input at the same level gives gzip's bytes (but for input that
+ * does not compress, where the two deflates may block it differently).  Sizes and times
  * come from fstat of the descriptor already opened (no stat of a path). */
 #include <errno.h>
 #include <fcntl.h>
