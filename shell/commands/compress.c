@@ -45,7 +45,7 @@ static int create_out(BxPack *p, const char *out_name)
   if (fd < 0 && errno == EEXIST && p->force && unlink(out_name) == 0)
     fd = open(out_name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0 && errno == EEXIST)
-    bx_pack_say(p, p->codec->exists_is_error ? 1 : 2, p->codec->exists, out_name);
+    bx_pack_say(p, p->codec->exists_is_error ? 1 : 2, p->codec->texts[BX_PACK_EXISTS], out_name);
   else if (fd < 0) {
     bx_ferr(p->c, p->cmd, out_name, errno);
     p->status = 1;
@@ -70,12 +70,12 @@ static void one(BxPack *p, const char *name)
   bool std = strcmp(name, "-") == 0;
   bool to_stdout = p->to_stdout || std || p->test;
   if (!to_stdout && !p->decompress && suffix_of(p, name) && !p->force) {
-    bx_pack_say(p, k->has_suffix_status, k->has_suffix, name);
+    bx_pack_say(p, k->has_suffix_status, k->texts[BX_PACK_HAS_SUFFIX], name);
     return;
   }
   bool bad_suffix = !to_stdout && p->decompress && !suffix_of(p, name);
   if (bad_suffix && !k->format_first) {
-    bx_pack_say(p, 2, k->unknown_suffix, name);
+    bx_pack_say(p, 2, k->texts[BX_PACK_UNKNOWN_SUFFIX], name);
     return;
   }
   int in = bx_open_in(p->c, name);
@@ -86,16 +86,16 @@ static void one(BxPack *p, const char *name)
   }
   ssize_t n = bx_read(in, p->in, BX_PACK_CHUNK);
   if (n < 0 && errno == EISDIR) {
-    bx_pack_say(p, 2, k->is_dir, name);
+    bx_pack_say(p, 2, k->texts[BX_PACK_IS_DIR], name);
     bx_close_in(p->c, in);
     return;
   }
   if (bad_suffix) {
     size_t m = strlen(k->magic);
     if (n < (ssize_t)m || memcmp(p->in, k->magic, m) != 0)
-      bx_pack_say(p, 1, k->not_format, name);
+      bx_pack_say(p, 1, k->texts[BX_PACK_NOT_FORMAT], name);
     else
-      bx_pack_say(p, 2, k->unknown_suffix, name);
+      bx_pack_say(p, 2, k->texts[BX_PACK_UNKNOWN_SUFFIX], name);
     bx_close_in(p->c, in);
     return;
   }

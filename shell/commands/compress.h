@@ -11,6 +11,14 @@
 
 #define BX_PACK_CHUNK (1 << 17)
 
+enum {
+  BX_PACK_EXISTS,
+  BX_PACK_HAS_SUFFIX,
+  BX_PACK_UNKNOWN_SUFFIX,
+  BX_PACK_IS_DIR,
+  BX_PACK_NOT_FORMAT
+};
+
 typedef struct BxPack BxPack;
 
 typedef struct {
@@ -19,8 +27,8 @@ typedef struct {
   const char *magic;           /* a compressed file's first bytes */
   const char *stdin_name;      /* standard input in messages */
   bool format_first;           /* a wrong format is said before a wrong suffix */
-  /* the messages, each about one name (%s) */
-  const char *exists, *has_suffix, *unknown_suffix, *is_dir, *not_format;
+  /* the messages, each about one name (%s): BX_PACK_EXISTS… */
+  const char *texts[5];
   bool exists_is_error; /* status 1, else a warning (2) */
   int has_suffix_status;
   /* in to out (out -1: stdout, -2: nowhere); n bytes of in are in p->in

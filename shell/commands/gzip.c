@@ -149,18 +149,19 @@ static bool inflate_fd(Gz *g, int in, int out, const char *name, ssize_t n)
 
 static const char *const gz_suffixes[] = { ".gz", "-gz", ".z", "-z", "_z", ".tgz", ".taz", NULL };
 
+/* in BxCodec's order: suffixes, magic, stdin, then the messages */
 static const BxCodec gz_codec = {
-  .suffix = ".gz",
-  .suffixes = gz_suffixes,
-  .magic = "\x1f\x8b",
-  .stdin_name = "stdin",
-  .exists = "%s already exists;\tnot overwritten",
-  .has_suffix = "%s already has .gz suffix -- unchanged",
-  .unknown_suffix = "%s: unknown suffix -- ignored",
-  .is_dir = "%s is a directory -- ignored",
-  .not_format = "%s: not in gzip format",
-  .pack = deflate_fd,
-  .unpack = inflate_fd,
+  ".gz",
+  gz_suffixes,
+  "\x1f\x8b",
+  "stdin",
+  false,
+  { "%s already exists;\tnot overwritten", "%s already has .gz suffix -- unchanged",
+    "%s: unknown suffix -- ignored", "%s is a directory -- ignored", "%s: not in gzip format" },
+  false,
+  0,
+  deflate_fd,
+  inflate_fd,
 };
 
 int box_cmd_gzip(BoxCmd *c)

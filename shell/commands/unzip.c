@@ -284,27 +284,20 @@ int box_cmd_unzip(BoxCmd *c)
       g_ptr_array_add(ops, (char *)a);
       continue;
     }
+    bool *const flags[] = { &u.list, &u.overwrite, &u.never, &u.quiet, &u.pipe };
     for (const char *p = a + 1; *p; p++) {
-      bool rest = false; /* -dDIR: the word's rest is the directory */
-      switch (*p) {
-      case 'l': u.list = true; break;
-      case 'o': u.overwrite = true; break;
-      case 'n': u.never = true; break;
-      case 'q': u.quiet = true; break;
-      case 'p': u.pipe = true; break;
-      case 'd':
-        if (p[1])
-          u.dir = p + 1;
-        else if (i + 1 < c->argc)
-          u.dir = c->argv[++i];
-        rest = true;
-        break;
-      default:
+      if (bx_set_flag(*p, "lonqp", flags)) continue;
+      if (*p != 'd') {
         bx_err(c, "unzip", "invalid option -- '%c'", *p);
         g_ptr_array_free(ops, TRUE);
         return 10;
       }
-      if (rest) break;
+      /* -dDIR or -d DIR: the rest of the word, else the next */
+      if (p[1])
+        u.dir = p + 1;
+      else if (i + 1 < c->argc)
+        u.dir = c->argv[++i];
+      break;
     }
   }
   if (ops->len == 0) {

@@ -74,7 +74,7 @@ static bool unpack(BxPack *p, int in, int out, const char *name, ssize_t n)
   /* too short to be a stream, but not a stream's start either */
   size_t m = strlen(p->codec->magic);
   if (n > 0 && memcmp(p->in, p->codec->magic, MIN((size_t)n, m)) != 0) {
-    bx_pack_say(p, 1, p->codec->not_format, name);
+    bx_pack_say(p, 1, p->codec->texts[BX_PACK_NOT_FORMAT], name);
     return false;
   }
   lzma_stream s = LZMA_STREAM_INIT;
@@ -94,13 +94,11 @@ static const BxCodec xz_codec = {
            "7zXZ",
   .stdin_name = "(stdin)",
   .format_first = true,
-  .exists = "%s: File exists",
   .exists_is_error = true,
-  .has_suffix = "%s: File already has `.xz' suffix, skipping",
   .has_suffix_status = 2,
-  .unknown_suffix = "%s: Filename has an unknown suffix, skipping",
-  .is_dir = "%s: Is a directory, skipping",
-  .not_format = "%s: File format not recognized",
+  .texts = { "%s: File exists", "%s: File already has `.xz' suffix, skipping",
+             "%s: Filename has an unknown suffix, skipping", "%s: Is a directory, skipping",
+             "%s: File format not recognized" },
   .pack = pack,
   .unpack = unpack,
 };
