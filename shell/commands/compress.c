@@ -1,0 +1,149 @@
+/* compress.c — the file handling gzip and xz share (compress.h).  Sizes
+ * and times come from fstat of the descriptor already opened (no stat of a
+ * path, which would be a decision of its own). */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shell/commands/compress.h"
+
+void bx_pack_say(BxPack *p, int status, const char *fmt, const char *name)
+{
+  box_out_flush(p->c->out);
+  g_autofree char *m = g_strdup_printf(fmt, name);
+  box_fdprintf(p->c->err, "%s: %s\n", p->cmd, m);
+  if (status == 1 || (status && !p->status)) p->status = status;
+}
+
+bool bx_pack_put(BxPack *p, int fd, const void *data, size_t n)
+{
+  if (fd == -2) return true;
+  if (fd < 0) {
+    bx_put(p->c, data, n);
+    return true;
+  }
+  return box_write_all(fd, data, n);
+}
+
+static const char *suffix_of(BxPack *p, const char *name)
+{
+  size_t n = strlen(name);
+  for (const char *const *s = p->codec->suffixes; *s; s++) {
+    size_t k = strlen(*s);
+    if (n > k && g_ascii_strcasecmp(name + n - k, *s) == 0) return name + n - k;
+  }
+  return NULL;
+}
+
+/* The output file created afresh (-f replaces one there).  -1 after the
+ * message. */
+static int create_out(BxPack *p, const char *out_name)
+{
+  int fd = open(out_name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EEXIST && p->force && unlink(out_name) == 0)
+    fd = open(out_name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EEXIST)
+    bx_pack_say(p, p->codec->exists_is_error ? 1 : 2, p->codec->texts[BX_PACK_EXISTS], out_name);
+  else if (fd < 0) {
+    bx_ferr(p->c, p->cmd, out_name, errno);
+    p->status = 1;
+  }
+  return fd;
+}
+
+static char *out_name_of(BxPack *p, const char *name)
+{
+  if (!p->decompress) return g_strconcat(name, p->codec->suffix, NULL);
+  const char *s = suffix_of(p, name);
+  /* .tgz and .txz are tarballs */
+  bool tarball = g_ascii_strcasecmp(s, ".tgz") == 0 || g_ascii_strcasecmp(s, ".taz") == 0 ||
+                 g_ascii_strcasecmp(s, ".txz") == 0;
+  g_autofree char *stem = g_strndup(name, (size_t)(s - name));
+  return g_strconcat(stem, tarball ? ".tar" : "", NULL);
+}
+
+static void one(BxPack *p, const char *name)
+{
+  const BxCodec *k = p->codec;
+  bool std = strcmp(name, "-") == 0;
+  bool to_stdout = p->to_stdout || std || p->test;
+  if (!to_stdout && !p->decompress && suffix_of(p, name) && !p->force) {
+    bx_pack_say(p, k->has_suffix_status, k->texts[BX_PACK_HAS_SUFFIX], name);
+    return;
+  }
+  bool bad_suffix = !to_stdout && p->decompress && !suffix_of(p, name);
+  if (bad_suffix && !k->format_first) {
+    bx_pack_say(p, 2, k->texts[BX_PACK_UNKNOWN_SUFFIX], name);
+    return;
+  }
+  int in = bx_open_in(p->c, name);
+  if (in < 0) {
+    bx_ferr(p->c, p->cmd, name, errno);
+    p->status = 1;
+    return;
+  }
+  ssize_t n = bx_read(in, p->in, BX_PACK_CHUNK);
+  if (n < 0 && errno == EISDIR) {
+    bx_pack_say(p, 2, k->texts[BX_PACK_IS_DIR], name);
+    bx_close_in(p->c, in);
+    return;
+  }
+  if (bad_suffix) {
+    size_t m = strlen(k->magic);
+    if (n < (ssize_t)m || memcmp(p->in, k->magic, m) != 0)
+      bx_pack_say(p, 1, k->texts[BX_PACK_NOT_FORMAT], name);
+    else
+      bx_pack_say(p, 2, k->texts[BX_PACK_UNKNOWN_SUFFIX], name);
+    bx_close_in(p->c, in);
+    return;
+  }
+  struct stat st = { 0 };
+  if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) st.st_mtime = 0;
+  g_autofree char *out_name = NULL;
+  int out = p->test ? -2 : -1;
+  if (!to_stdout) {
+    out_name = out_name_of(p, name);
+    out = create_out(p, out_name);
+    if (out < 0) {
+      bx_close_in(p->c, in);
+      return;
+    }
+  }
+  const char *shown = std ? k->stdin_name : name;
+  const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+  bool ok = p->decompress ? k->unpack(p, in, out, shown, n)
+                          : k->pack(p, in, out, shown, std || p->no_name ? NULL : base,
+                                    p->no_name ? 0 : st.st_mtime, n);
+  bx_close_in(p->c, in);
+  if (out < 0) return;
+  if (ok) {
+    /* the new file takes the old one's mode and times */
+    fchmod(out, st.st_mode & 07777);
+    struct timespec ts[2] = { st.st_atim, st.st_mtim };
+    futimens(out, ts);
+  }
+  if (close(out) < 0 && ok) {
+    bx_ferr(p->c, p->cmd, out_name, errno);
+    p->status = 1;
+    ok = false;
+  }
+  if (!ok)
+    unlink(out_name);
+  else if (!p->keep)
+    unlink(name);
+}
+
+int bx_pack_run(BxPack *p)
+{
+  if (p->test) p->decompress = true;
+  p->in = g_malloc(BX_PACK_CHUNK);
+  p->out = g_malloc(BX_PACK_CHUNK);
+  int n;
+  char **names = bx_file_operands(p->c, &n);
+  for (int i = 0; i < n; i++) one(p, names[i]);
+  g_free(p->in);
+  g_free(p->out);
+  return p->status;
+}

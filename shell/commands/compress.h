@@ -1,0 +1,59 @@
+/* compress.h — what gzip and xz share: the walk over the operands, the
+ * output file named by a suffix and given the input's mode and times, the
+ * input removed after (-k keeps it).  Each command brings its codec and its
+ * tool's messages. */
+#ifndef BOX_SHELL_COMMANDS_COMPRESS_H
+#define BOX_SHELL_COMMANDS_COMPRESS_H
+
+#include <time.h>
+
+#include "shell/commands/commands-private.h"
+
+#define BX_PACK_CHUNK (1 << 17)
+
+enum {
+  BX_PACK_EXISTS,
+  BX_PACK_HAS_SUFFIX,
+  BX_PACK_UNKNOWN_SUFFIX,
+  BX_PACK_IS_DIR,
+  BX_PACK_NOT_FORMAT
+};
+
+typedef struct BxPack BxPack;
+
+typedef struct {
+  const char *suffix;          /* what compressing adds */
+  const char *const *suffixes; /* what decompressing takes off, NULL-ended */
+  const char *magic;           /* a compressed file's first bytes */
+  const char *stdin_name;      /* standard input in messages */
+  bool format_first;           /* a wrong format is said before a wrong suffix */
+  /* the messages, each about one name (%s): BX_PACK_EXISTS… */
+  const char *texts[5];
+  bool exists_is_error; /* status 1, else a warning (2) */
+  int has_suffix_status;
+  /* in to out (out -1: stdout, -2: nowhere); n bytes of in are in p->in
+   * already.  stored: the name to record (NULL: none).  false after the
+   * message. */
+  bool (*pack)(BxPack *p, int in, int out, const char *name, const char *stored, time_t mtime,
+               ssize_t n);
+  bool (*unpack)(BxPack *p, int in, int out, const char *name, ssize_t n);
+} BxCodec;
+
+struct BxPack {
+  BoxCmd *c;
+  const char *cmd; /* the messages' prefix */
+  const BxCodec *codec;
+  bool to_stdout, decompress, keep, force, no_name, test;
+  int level;
+  int status;              /* 1 error, 2 warning (an error wins) */
+  unsigned char *in, *out; /* BX_PACK_CHUNK each */
+};
+
+/* Runs p over c's operands (stdin when none); returns the status. */
+int bx_pack_run(BxPack *p);
+/* "cmd: " fmt with name, as an error (1), a warning (2) or a note (0). */
+void bx_pack_say(BxPack *p, int status, const char *fmt, const char *name);
+/* Writes to fd (-1: stdout, -2: nowhere).  false with errno. */
+bool bx_pack_put(BxPack *p, int fd, const void *data, size_t n);
+
+#endif

@@ -1,0 +1,122 @@
+/* xz.c — xz and unxz (xz -d) of xz-utils with -c -d -k -f -t -0..-9 over
+ * liblzma: the same encoder xz runs, so the same bytes. */
+#include <errno.h>
+#include <lzma.h>
+#include <string.h>
+
+#include "shell/commands/compress.h"
+
+static const char longopts[] = "stdout=c to-stdout=c decompress=d uncompress=d keep=k force=f "
+                               "test=t quiet=q fast=0 best=9";
+
+/* Runs s over in (n bytes already read) into out.  false after the message. */
+static bool run(BxPack *p, lzma_stream *s, int in, int out, const char *name, ssize_t n)
+{
+  bool ok = true;
+  lzma_action action = LZMA_RUN;
+  s->next_in = p->in;
+  s->avail_in = n > 0 ? (size_t)n : 0;
+  if (n == 0) action = LZMA_FINISH;
+  for (;;) {
+    if (s->avail_in == 0 && action == LZMA_RUN) {
+      n = bx_read(in, p->in, BX_PACK_CHUNK);
+      if (n < 0) {
+        bx_ferr(p->c, p->cmd, name, errno);
+        p->status = 1;
+        ok = false;
+        break;
+      }
+      s->next_in = p->in;
+      s->avail_in = (size_t)n;
+      if (n == 0) action = LZMA_FINISH;
+    }
+    s->next_out = p->out;
+    s->avail_out = BX_PACK_CHUNK;
+    lzma_ret r = lzma_code(s, action);
+    if (!bx_pack_put(p, out, p->out, BX_PACK_CHUNK - s->avail_out)) {
+      bx_ferr(p->c, p->cmd, name, errno);
+      p->status = 1;
+      ok = false;
+      break;
+    }
+    if (r == LZMA_STREAM_END) break;
+    if (r == LZMA_OK) continue;
+    const char *why = r == LZMA_FORMAT_ERROR    ? "File format not recognized"
+                      : r == LZMA_DATA_ERROR    ? "Compressed data is corrupt"
+                      : r == LZMA_BUF_ERROR     ? "Unexpected end of input"
+                      : r == LZMA_MEM_ERROR     ? "Cannot allocate memory"
+                      : r == LZMA_OPTIONS_ERROR ? "Unsupported options"
+                                                : "Internal error (bug)";
+    g_autofree char *fmt = g_strconcat("%s: ", why, NULL);
+    bx_pack_say(p, 1, fmt, name);
+    ok = false;
+    break;
+  }
+  lzma_end(s);
+  return ok;
+}
+
+static bool pack(BxPack *p, int in, int out, const char *name, const char *stored, time_t mtime,
+                 ssize_t n)
+{
+  (void)stored;
+  (void)mtime;
+  lzma_stream s = LZMA_STREAM_INIT;
+  if (lzma_easy_encoder(&s, (uint32_t)p->level, LZMA_CHECK_CRC64) != LZMA_OK) {
+    bx_pack_say(p, 1, "%s: Cannot allocate memory", name);
+    return false;
+  }
+  return run(p, &s, in, out, name, n);
+}
+
+static bool unpack(BxPack *p, int in, int out, const char *name, ssize_t n)
+{
+  /* too short to be a stream, but not a stream's start either */
+  size_t m = strlen(p->codec->magic);
+  if (n > 0 && memcmp(p->in, p->codec->magic, MIN((size_t)n, m)) != 0) {
+    bx_pack_say(p, 1, p->codec->texts[BX_PACK_NOT_FORMAT], name);
+    return false;
+  }
+  lzma_stream s = LZMA_STREAM_INIT;
+  if (lzma_stream_decoder(&s, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) {
+    bx_pack_say(p, 1, "%s: Cannot allocate memory", name);
+    return false;
+  }
+  return run(p, &s, in, out, name, n);
+}
+
+static const char *const xz_suffixes[] = { ".xz", ".txz", NULL };
+
+static const BxCodec xz_codec = {
+  .suffix = ".xz",
+  .suffixes = xz_suffixes,
+  .magic = "\xfd"
+           "7zXZ",
+  .stdin_name = "(stdin)",
+  .format_first = true,
+  .exists_is_error = true,
+  .has_suffix_status = 2,
+  .texts = { "%s: File exists", "%s: File already has `.xz' suffix, skipping",
+             "%s: Filename has an unknown suffix, skipping", "%s: Is a directory, skipping",
+             "%s: File format not recognized" },
+  .pack = pack,
+  .unpack = unpack,
+};
+
+int box_cmd_xz(BoxCmd *c)
+{
+  const char *cmd = strrchr(c->argv[0], '/') ? strrchr(c->argv[0], '/') + 1 : c->argv[0];
+  BxPack p = { .c = c, .cmd = cmd, .codec = &xz_codec, .level = 6 };
+  p.decompress = strcmp(cmd, "unxz") == 0;
+  bool quiet = false;
+  BX_EACH_OPTION (o, c, cmd, "cdkftq0123456789", longopts) {
+    if (o >= '0' && o <= '9') {
+      p.level = o - '0';
+      continue;
+    }
+    bool *const flags[] = { &p.to_stdout, &p.decompress, &p.keep, &p.force, &p.test, &quiet };
+    if (bx_set_flag(o, "cdkftq", flags)) continue;
+    return 1;
+  }
+  return bx_pack_run(&p);
+}
