@@ -43,7 +43,7 @@ typedef struct {
 
 typedef struct {
   char *old_name, *new_name; /* NULL when the header has none */
-  Line old_hdr, new_hdr;     /* the header lines after "--- "/"+++ " */
+  Line old_rest, new_rest;   /* what follows each name in its header (the date) */
   bool context;
   bool git, git_new, git_deleted;
   unsigned git_mode;
@@ -124,13 +124,15 @@ static void fatal(Patch *pt, const char *fmt, ...)
 
 /* The name in a "--- NAME\tDATE" header: up to a tab, else the whole line
  * without trailing blanks. */
-static char *header_name(const Line *l, size_t skip)
+static char *header_name(const Line *l, size_t skip, Line *rest)
 {
   const char *p = l->p + skip, *e = l->p + l->n;
+  const char *end = e;
   while (p < e && (*p == ' ' || *p == '\t')) p++;
   const char *t = memchr(p, '\t', (size_t)(e - p));
   if (t) e = t;
   while (e > p && (e[-1] == ' ' || e[-1] == '\r')) e--;
+  *rest = (Line){ e, (size_t)(end - e), true };
   if (e - p >= 2 && *p == '"' && e[-1] == '"') {
     g_autofree char *q = g_strndup(p + 1, (size_t)(e - p - 2));
     return g_strcompress(q);
@@ -433,10 +435,8 @@ static bool next_file_patch(Patch *pt, long *i, FilePatch *fp)
     fp->git = git;
     g_free(fp->old_name);
     g_free(fp->new_name);
-    fp->old_name = header_name(l, 4);
-    fp->new_name = header_name(&pt->pl[k + 1], 4);
-    fp->old_hdr = (Line){ l->p + 4, l->n - 4, true };
-    fp->new_hdr = (Line){ pt->pl[k + 1].p + 4, pt->pl[k + 1].n - 4, true };
+    fp->old_name = header_name(l, 4, &fp->old_rest);
+    fp->new_name = header_name(&pt->pl[k + 1], 4, &fp->new_rest);
     fp->lead_to = k + 2;
     fp->first_hunk_line = k + 3;
     fp->hunks = g_ptr_array_new_with_free_func(hunk_free);
@@ -508,9 +508,12 @@ static void swap_hunk(Hunk *h)
 static void swap_file_patch(FilePatch *fp)
 {
   for (guint i = 0; i < fp->hunks->len; i++) swap_hunk(g_ptr_array_index(fp->hunks, i));
-  Line t = fp->old_hdr;
-  fp->old_hdr = fp->new_hdr;
-  fp->new_hdr = t;
+  Line t = fp->old_rest;
+  fp->old_rest = fp->new_rest;
+  fp->new_rest = t;
+  char *n = fp->old_name;
+  fp->old_name = fp->new_name;
+  fp->new_name = n;
 }
 
 /* ---- placing hunks ----------------------------------------------------------- */
@@ -631,9 +634,20 @@ static void context_range_out(GString *s, long first, long n)
 static void rej_line(GString *s, const char *mark, const Line *l)
 {
   g_string_append(s, mark);
-  g_string_append_len(s, l->p, (gssize)l->n);
-  g_string_append_c(s, '\n');
-  if (!l->nl) g_string_append(s, "\\ No newline at end of file\n");
+  /* GNU writes a last line without its newline and with no marker */
+  put_line(s, l);
+}
+
+/* A reject file's header line: the name as -p (or its absence) leaves
+ * it, its date kept. */
+static void rej_header(Patch *pt, GString *rej, const char *lead, const char *name,
+                       const Line *rest)
+{
+  g_autofree char *shown = strip_name(pt, name);
+  g_string_append(rej, lead);
+  g_string_append(rej, shown ? shown : name ? name : "/dev/null");
+  g_string_append_len(rej, rest->p, (gssize)rest->n);
+  g_string_append_c(rej, '\n');
 }
 
 static void reject_hunk(GString *rej, const FilePatch *fp, const Hunk *h, long offset)
@@ -716,18 +730,11 @@ static void ignored(Patch *pt, long n, const char *rej)
 static char *choose_file(Patch *pt, FilePatch *fp, bool *creating, bool *deleting)
 {
   g_autofree char *on = strip_name(pt, fp->old_name), *nn = strip_name(pt, fp->new_name);
+  /* the patch as written (before -R swaps it) names the file */
   bool old_null = is_dev_null(fp->old_name) || fp->git_new;
   bool new_null = is_dev_null(fp->new_name) || fp->git_deleted;
-  if (pt->reverse) {
-    bool t = old_null;
-    old_null = new_null;
-    new_null = t;
-    char *tn = on;
-    on = nn;
-    nn = tn;
-  }
-  *creating = old_null;
-  *deleting = new_null;
+  *creating = pt->reverse ? new_null : old_null;
+  *deleting = pt->reverse ? old_null : new_null;
   if (pt->file_arg) return g_strdup(pt->file_arg);
   bool eo = on && file_exists(on), en = nn && file_exists(nn);
   if (eo && en) return g_strdup(best_name(on, nn));
@@ -750,10 +757,10 @@ static char *choose_file(Patch *pt, FilePatch *fp, bool *creating, bool *deletin
 
 static void patch_one(Patch *pt, FilePatch *fp)
 {
-  if (pt->reverse) swap_file_patch(fp);
   bool creating, deleting;
   g_autofree char *name = choose_file(pt, fp, &creating, &deleting);
   if (!name) return;
+  if (pt->reverse) swap_file_patch(fp);
   long nh = (long)fp->hunks->len;
   bool exists = file_exists(name);
   if ((creating && exists) || (deleting && !exists && !pt->file_arg)) {
@@ -794,15 +801,8 @@ static void patch_one(Patch *pt, FilePatch *fp)
   t.in = split_lines(text, &t.nin);
   GString *out = g_string_sized_new(text->len + 64);
   GString *rej = g_string_new(NULL);
-  if (fp->git) {
-    Line named = { name, strlen(name), true };
-    fp->old_hdr = fp->new_hdr = named;
-  }
-  g_string_append(rej, fp->context ? "*** " : "--- ");
-  g_string_append_len(rej, fp->old_hdr.p, (gssize)fp->old_hdr.n);
-  g_string_append(rej, fp->context ? "\n--- " : "\n+++ ");
-  g_string_append_len(rej, fp->new_hdr.p, (gssize)fp->new_hdr.n);
-  g_string_append_c(rej, '\n');
+  rej_header(pt, rej, fp->context ? "*** " : "--- ", fp->old_name, &fp->old_rest);
+  rej_header(pt, rej, fp->context ? "--- " : "+++ ", fp->new_name, &fp->new_rest);
   long failed = 0;
   bool skip_rest = false, mismatch = false, asked = false;
   for (guint hi = 0; hi < fp->hunks->len; hi++) {
@@ -918,7 +918,8 @@ int box_cmd_patch(BoxCmd *c)
 {
   Patch pt = { .c = c, .strip = -1, .max_fuzz = 2 };
   const char *input = NULL;
-  BX_EACH_OPTION (ch, c, "patch", "p:RNi:F:sft", longopts) switch (ch) {
+  bx_getopt_start_try_prefixed();
+  for (int ch; (ch = bx_getopt(c, "patch", "p:RNi:F:sft", longopts)) != -1;) switch (ch) {
     case 'p':
       if (!long_arg(&pt, optarg, "strip count", &pt.strip)) return 2;
       break;
@@ -936,7 +937,7 @@ int box_cmd_patch(BoxCmd *c)
     }
   int nops = c->argc - optind;
   if (nops > 2) {
-    fatal(&pt, "extra operand %s", c->argv[optind + 2]);
+    bx_usage(c, "patch", "%s: extra operand", c->argv[optind + 2]);
     return 2;
   }
   if (nops >= 1) pt.file_arg = c->argv[optind];
