@@ -48,7 +48,7 @@ typedef struct {
   bool git, git_new, git_deleted;
   unsigned git_mode;
   long lead_from, lead_to; /* the text before the hunks, as lines */
-  long first_hunk_line;    /* 1-based */
+  long first_hunk_line;    /* 1-based, as GNU counts (see marks_before) */
   GPtrArray *hunks;        /* Hunk* */
 } FilePatch;
 
@@ -394,6 +394,14 @@ static long parse_context_hunk(Patch *pt, long i, Hunk *h)
   return i;
 }
 
+/* GNU's count of input lines leaves out the "\ No newline" marks. */
+static long marks_before(const Patch *pt, long k)
+{
+  long n = 0;
+  for (long i = 0; i < k; i++) n += starts(&pt->pl[i], "\\");
+  return n;
+}
+
 /* The next file's patch from line *i on; false at the end (or after a
  * fatal error, pt->status 2). */
 static bool next_file_patch(Patch *pt, long *i, FilePatch *fp)
@@ -438,7 +446,7 @@ static bool next_file_patch(Patch *pt, long *i, FilePatch *fp)
     fp->old_name = header_name(l, 4, &fp->old_rest);
     fp->new_name = header_name(&pt->pl[k + 1], 4, &fp->new_rest);
     fp->lead_to = k + 2;
-    fp->first_hunk_line = k + 3;
+    fp->first_hunk_line = k + 3 - marks_before(pt, k);
     fp->hunks = g_ptr_array_new_with_free_func(hunk_free);
     k += 2;
     while (k < pt->npl &&
@@ -456,7 +464,7 @@ static bool next_file_patch(Patch *pt, long *i, FilePatch *fp)
   if (git && (fp->git_new || fp->git_deleted)) {
     fp->git = true;
     fp->lead_to = k;
-    fp->first_hunk_line = k + 1;
+    fp->first_hunk_line = k + 1 - marks_before(pt, k);
     fp->hunks = g_ptr_array_new_with_free_func(hunk_free);
     *i = k;
     return true;
@@ -884,10 +892,12 @@ static void patch_one(Patch *pt, FilePatch *fp)
   }
   if (failed) {
     if (skip_rest) {
-      ignored(pt, failed, rej_name);
+      ignored(pt, failed, pt->dry_run ? NULL : rej_name);
     } else {
-      box_out_printf(pt->c->out, "%ld out of %u hunk%s FAILED -- saving rejects to file %s\n",
-                     failed, fp->hunks->len, fp->hunks->len == 1 ? "" : "s", rej_name);
+      box_out_printf(pt->c->out, "%ld out of %u hunk%s FAILED", failed, fp->hunks->len,
+                     fp->hunks->len == 1 ? "" : "s");
+      if (!pt->dry_run) box_out_printf(pt->c->out, " -- saving rejects to file %s", rej_name);
+      box_out_putc(pt->c->out, '\n');
       pt->status = MAX(pt->status, 1);
     }
     if (!pt->dry_run) write_file(pt, rej_name, rej, 0);
