@@ -1,6 +1,6 @@
 /* bc.c — POSIX bc with GNU's extensions agents use: -l (s c a l e j and
  * scale=20), -q, files then standard input; arbitrary precision decimals
- * with POSIX's scale rules, ibase/obase 2..16 (obase above 16 as GNU
+ * with POSIX's scale rules, ibase 2..36, obase 2 up (above 16 as GNU
  * prints it), arrays, functions with auto and array parameters (dynamic
  * scope), if/else, while, for, break, continue, return, quit, halt,
  * print, strings, ++/--, the op= assignments, && || !, last and ".",
@@ -351,6 +351,7 @@ typedef struct {
   const char *src; /* "(standard_in)" or the file's name */
   bool syntax_error;
   bool reported; /* the syntax error's message is out already */
+  int err_pos;   /* the token it was found at */
   int in_func, in_loop;
   GHashTable *vars, *arrs, *funcs;
   long scale, ibase, obase;
@@ -585,7 +586,8 @@ static Tok *lex(const char *p, size_t len, int *nt)
     add_tok(v, T_OP, g_strndup(p, 1), line);
     p++;
   }
-  add_tok(v, T_EOF, NULL, line);
+  /* at the end of its input GNU's line count has started again */
+  add_tok(v, T_EOF, NULL, 1);
   *nt = (int)v->len;
   return (Tok *)g_array_free(v, FALSE);
 }
@@ -610,8 +612,10 @@ static bool accept(Bc *bc, const char *s)
   return true;
 }
 
+/* A syntax error at the current token (the first one counts). */
 static void fail(Bc *bc)
 {
+  if (!bc->syntax_error) bc->err_pos = bc->pos;
   bc->syntax_error = true;
 }
 
@@ -1168,7 +1172,8 @@ static Num *lvalue_slot(Bc *bc, BcNode *n, Flow *fl)
     bool ok = num_to_long(&idx, &i);
     num_free(&idx);
     if (!ok || i < 0 || i > 16777215) {
-      runtime_error(bc, "Array n too big");
+      g_autofree char *m = g_strdup_printf("Array %s subscript out of bounds.", n->name);
+      runtime_error(bc, m);
       *fl = FL_ERROR;
       return NULL;
     }
@@ -1211,7 +1216,7 @@ static void set_special(Bc *bc, const char *name, const Num *v)
     bc->scale = x;
   } else {
     const char *what = name[0] == 'i' ? "ibase" : "obase";
-    long max = name[0] == 'i' ? 16 : 999;
+    long max = name[0] == 'i' ? 36 : INT_MAX;
     if (x < 2) {
       g_autofree char *m = g_strdup_printf("%s too small, set to 2", what);
       runtime_warning(bc, m);
@@ -1555,7 +1560,9 @@ static Flow call(Bc *bc, BcNode *n, Num *out)
     const char *p = g_ptr_array_index(f->params, i);
     bool want_arr = p[strlen(p) - 1] == ']';
     if (want_arr != a->array_arg) {
-      runtime_error(bc, "Parameter type mismatch");
+      g_autofree char *m =
+        g_strdup_printf("Parameter type mismatch parameter %.*s.", (int)strcspn(p, "["), p);
+      runtime_error(bc, m);
       for (guint k = 0; k < i; k++)
         if (arrs[k])
           g_hash_table_unref(arrs[k]);
@@ -1729,12 +1736,11 @@ static bool run_source(Bc *bc, const char *src, const char *text, size_t len)
         g_ptr_array_add(line, parse_stmt(bc));
         if (bc->syntax_error || bc->quit) break;
         if (accept(bc, ";")) {
-          if (peek(bc)->k == T_NL || peek(bc)->k == T_EOF) break;
-          if (is_op(bc, "define")) break;
+          if (peek(bc)->k == T_NL || is_op(bc, "define")) break;
           continue;
         }
-        if (peek(bc)->k == T_NL || peek(bc)->k == T_EOF) break;
-        fail(bc);
+        /* a line needs its newline */
+        if (peek(bc)->k != T_NL) fail(bc);
         break;
       }
     }
@@ -1743,6 +1749,7 @@ static bool run_source(Bc *bc, const char *src, const char *text, size_t len)
       return false;
     }
     if (bc->syntax_error) {
+      bc->pos = bc->err_pos;
       Tok *t = peek(bc);
       if (!bc->reported) {
         box_out_flush(bc->c->out);
@@ -1876,14 +1883,37 @@ static const char mathlib[] =
 int box_cmd_bc(BoxCmd *c)
 {
   bool mathl = false;
-  static const char longopts[] = "mathlib=l quiet=q standard=s warn=w";
-  BX_EACH_OPTION (ch, c, "bc", "lqsw", longopts) switch (ch) {
-    case 'l': mathl = true; break;
-    case 'q':
-    case 's':
-    case 'w': break;
-    default: return 1;
+  int optind = 1;
+  for (const char *w; (w = bx_option_word(c, &optind, "-"));) {
+    optind++;
+    static const char *const longs[] = { "--mathlib", "--quiet", "--standard", "--warn", NULL };
+    bool known = false;
+    for (int i = 0; longs[i]; i++)
+      if (!strcmp(w, longs[i])) {
+        mathl |= i == 0;
+        known = true;
+      }
+    for (const char *p = w + 1; !known && *p && strchr("lqsw", *p); p++) {
+      mathl |= *p == 'l';
+      known = !p[1];
     }
+    if (!known) {
+      box_out_flush(c->out);
+      if (w[1] == '-')
+        box_fdprintf(c->err, "bc: unrecognized option '%s'\n", w);
+      else
+        box_fdprintf(c->err, "bc: invalid option -- '%c'\n", w[strspn(w + 1, "lqsw") + 1]);
+      box_out_puts(c->out, "usage: bc [options] [file ...]\n"
+                           "  -h  --help         print this usage and exit\n"
+                           "  -i  --interactive  force interactive mode\n"
+                           "  -l  --mathlib      use the predefined math routines\n"
+                           "  -q  --quiet        don't print initial banner\n"
+                           "  -s  --standard     non-standard bc constructs are errors\n"
+                           "  -w  --warn         warn about non-standard bc constructs\n"
+                           "  -v  --version      print version information and exit\n");
+      return 1;
+    }
+  }
   Bc bc = { .c = c, .scale = 0, .ibase = 10, .obase = 10, .cur_func = "(main)" };
   bc.vars = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, var_free);
   bc.arrs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, arr_free);
