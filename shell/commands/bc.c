@@ -952,16 +952,17 @@ static BcNode *parse_stmt(Bc *bc)
     }
     if (!strcmp(w, "return")) {
       bc->pos++;
-      if (!bc->in_func) {
+      BcNode *n = node(bc, S_RETURN);
+      if (!(peek(bc)->k == T_NL || is_op(bc, ";") || is_op(bc, "}") || peek(bc)->k == T_EOF))
+        n->a = parse_expr(bc);
+      if (!bc->in_func && !bc->syntax_error) {
+        /* GNU knows the statement ended at the token after it */
         box_out_flush(bc->c->out);
-        box_fdprintf(bc->c->err, "%s %d: Return outside of a function.\n", bc->src, t->line);
+        box_fdprintf(bc->c->err, "%s %d: Return outside of a function.\n", bc->src, peek(bc)->line);
         bc->reported = true;
         fail(bc);
         return NULL;
       }
-      BcNode *n = node(bc, S_RETURN);
-      if (!(peek(bc)->k == T_NL || is_op(bc, ";") || is_op(bc, "}") || peek(bc)->k == T_EOF))
-        n->a = parse_expr(bc);
       return n;
     }
     if (!strcmp(w, "print")) {
