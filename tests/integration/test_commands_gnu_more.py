@@ -1,0 +1,33 @@
+"""column (util-linux) against the host's, and the other small commands of
+issue 31 against GNU's.
+
+Same method as test_commands_gnu.py (gnu_compare.py): each case runs once
+through `box-shell -c` and once through `bash -c` with the host's tools
+(LC_ALL=C) in two fresh copies of one generated tree; stdout, stderr,
+status and the resulting tree must be equal.
+"""
+import pytest
+
+from gnu_compare import assert_same_run, need_shell, run_both
+
+EXTRA = r"""
+printf 'a b c\nlonger x\n\nfoo  bar   baz qux\n' > ct; printf 'a:b::c\n:x:y\nlong:z\n' > cs; printf 'abcdefgh\nx\n' > c8
+"""
+
+COLUMN = [
+    'column -t ct', 'column -t -s: cs', 'column -t -s: -o "|" cs', 'column -s: cs', 'seq 1 30 | column',
+    'column nope; echo $?', 'printf "a\\tb c\\n" | column -t', 'printf "a,b;c\\n" | column -t -s ",;"',
+    'printf "ab\\n\\ncd\\n" | column', 'seq 1 5 | column -c 20', 'printf "%085d\\n" 0 | column',
+    'printf "a b\\n" | column -t -o " | "', 'printf "  lead  x\\n" | column -t', 'seq 100 130 | column -x',
+    'printf "a b\\n" | column -z; echo $?', 'column c8', 'column ct cs', 'column -t ct cs', 'seq 1 100 | column -c 60',
+    'seq 1 7 | column -x -c 20', 'printf "" | column -t', 'sort -k2 ct | uniq -c | column -t',
+    'printf "a b\\n\\n  \\nc d\\n" | column -t', 'printf "a:b\\n\\n:\\n" | column -t -s:', 'column -c x ct; echo $?',
+    'column --table --separator=: --output-separator=- cs', 'column -t nope ct; echo $?', 'column -t ct nope; echo $?',
+    'column -t nope nope2; echo $?', 'column ct nope; echo $?', 'column nope nope2 nope3; echo $?',
+]
+
+
+@pytest.mark.parametrize("text", COLUMN)
+def test_column(tmp_path, text):
+    need_shell()
+    assert_same_run(*run_both(tmp_path, text, EXTRA))
