@@ -11,6 +11,7 @@ import pytest
 from gnu_compare import assert_same_run, need_shell, run_both
 
 EXTRA = r"""
+printf 'a\nb\nc\n' > t1; printf 'a\nb' > t2; printf 'x::y::z' > t3; printf '' > t0; mkdir dd
 printf 'a b c\nlonger x\n\nfoo  bar   baz qux\n' > ct; printf 'a:b::c\n:x:y\nlong:z\n' > cs; printf 'abcdefgh\nx\n' > c8
 """
 
@@ -25,6 +26,19 @@ COLUMN = [
     'column --table --separator=: --output-separator=- cs', 'column -t nope ct; echo $?', 'column -t ct nope; echo $?',
     'column -t nope nope2; echo $?', 'column ct nope; echo $?', 'column nope nope2 nope3; echo $?',
 ]
+
+TAC = [
+    'tac t1', 'tac t2', 'tac t1 t2', 'tac -s :: t3', 'tac -b t1', 'tac -b -s :: t3', 'tac --separator=: t3',
+    'tac -s "" t1; echo $?', 'tac nope; echo $?', 'tac t1 nope t2; echo $?', 'seq 1 5 | tac', 'tac t0', 'tac < t2',
+    'tac -x; echo $?', 'printf "\\n\\n" | tac', 'tac -b t2', 'tac - t1 < t2', 'printf "a\\0b\\0" | tac -s "" | od -c',
+    'tac dd; echo $?', 'tac "sp ace" dd; echo $?', 'tac --before --separator=b t1',
+]
+
+
+@pytest.mark.parametrize("text", TAC)
+def test_tac(tmp_path, text):
+    need_shell()
+    assert_same_run(*run_both(tmp_path, text, EXTRA))
 
 
 @pytest.mark.parametrize("text", COLUMN)
