@@ -1,5 +1,4 @@
-"""column (util-linux) against the host's, and the other small commands of
-issue 31 against GNU's.
+"""column (util-linux) against the host's, tac and cmp against GNU's.
 
 Same method as test_commands_gnu.py (gnu_compare.py): each case runs once
 through `box-shell -c` and once through `bash -c` with the host's tools
@@ -12,6 +11,9 @@ from gnu_compare import assert_same_run, need_shell, run_both
 
 EXTRA = r"""
 printf 'a\nb\nc\n' > t1; printf 'a\nb' > t2; printf 'x::y::z' > t3; printf '' > t0; mkdir dd
+printf 'abcdef\nxyz\n' > a; printf 'abXdef\nxyZ\n' > b; printf 'abc' > p; printf '' > e; cp a a2
+seq 1 2000 > big; seq 1 2000 | sed 's/^1500$/X/' > big2; printf 'abc\n' > q1; printf 'abc\nd' > q2
+printf 'a\nb\n' > r1; printf 'a\nc\n' > r2; printf '\n\001\200\377' > n1; printf 'x\002\201\376' > n2
 printf 'a b c\nlonger x\n\nfoo  bar   baz qux\n' > ct; printf 'a:b::c\n:x:y\nlong:z\n' > cs; printf 'abcdefgh\nx\n' > c8
 """
 
@@ -33,6 +35,21 @@ TAC = [
     'tac -x; echo $?', 'printf "\\n\\n" | tac', 'tac -b t2', 'tac - t1 < t2', 'printf "a\\0b\\0" | tac -s "" | od -c',
     'tac dd; echo $?', 'tac "sp ace" dd; echo $?', 'tac --before --separator=b t1',
 ]
+
+CMP = [t + '; echo $?' for t in [
+    'cmp a b', 'cmp a a2', 'cmp -s a b', 'cmp -l a b', 'cmp -b a b', 'cmp a p', 'cmp p a', 'cmp a e', 'cmp e a',
+    'cmp -l a p', 'cmp nope a', 'cmp a < /dev/null', 'cmp -n 2 a b', 'cmp -i 3 a b', 'cmp -i 1:2 a b', 'cmp big big2',
+    'cmp -l big big2 | head -3', 'cmp -lb a b', 'cmp - b < a', 'cmp a b 2 3', 'cmp --verbose a b', 'cmp -s a nope',
+    'cmp q1 q2', 'cmp -b r1 r2', 'cmp -lb n1 n2', 'cmp -b n1 n2', 'cmp -n 2k big big2', 'cmp -n x a b', 'cmp -i x a b',
+    'cmp dd a', 'cmp -l -s a b', 'cmp a b -', 'cmp', 'cmp a b 1 2 3', 'cmp -n 3 a p', 'cmp -n 4 a p',
+    'cmp --bytes=10 --print-bytes a b', 'cmp --ignore-initial=2 p a', 'cmp a p 0 0', 'cmp --silent p a',
+]]
+
+
+@pytest.mark.parametrize("text", CMP)
+def test_cmp(tmp_path, text):
+    need_shell()
+    assert_same_run(*run_both(tmp_path, text, EXTRA))
 
 
 @pytest.mark.parametrize("text", TAC)
