@@ -1,4 +1,5 @@
-"""column (util-linux) against the host's, tac and cmp against GNU's.
+"""column (util-linux) against the host's, tac, cmp and truncate against
+GNU's.
 
 Same method as test_commands_gnu.py (gnu_compare.py): each case runs once
 through `box-shell -c` and once through `bash -c` with the host's tools
@@ -48,6 +49,21 @@ CMP = [t + '; echo $?' for t in [
 
 @pytest.mark.parametrize("text", CMP)
 def test_cmp(tmp_path, text):
+    need_shell()
+    assert_same_run(*run_both(tmp_path, text, EXTRA))
+
+TRUNCATE = [t + '; echo $?' for t in [
+    'truncate -s 5 a; wc -c a', 'truncate -s +3 a; wc -c a', 'truncate -s -3 a; wc -c a', 'truncate -s 1K new; wc -c new',
+    'truncate -c -s 5 nf; ls nf', 'truncate a', 'truncate -s 5', 'truncate -s x a', 'truncate -s 5 dd',
+    'truncate -s 5 nodir/x', 'truncate -r big a; wc -c a', 'truncate -s %4 p; wc -c p', 'truncate -s /4 big; wc -c big',
+    'truncate -s "<5" a; wc -c a', 'truncate -s ">50" a; wc -c a', 'truncate -r nope a', 'truncate -s 0 a big; wc -c a big',
+    'truncate -s 10 a new2 dd new3; ls', 'truncate --size=2 --no-create a nf; cat a', 'truncate -s -100 p; wc -c p',
+    'truncate -r p -s +2 a; wc -c a', 'truncate -s /0 a', 'truncate -s 1M a; wc -c a', 'truncate -s 5MB a; wc -c a',
+]]
+
+
+@pytest.mark.parametrize("text", TRUNCATE)
+def test_truncate(tmp_path, text):
     need_shell()
     assert_same_run(*run_both(tmp_path, text, EXTRA))
 
