@@ -360,6 +360,7 @@ typedef struct {
   bool quit;
   const char *cur_func;
   GPtrArray *all_nodes;
+  GPtrArray *texts; /* the tokens' strings, freed at the end */
 } Bc;
 
 /* ---- output ---------------------------------------------------------------------- */
@@ -641,24 +642,35 @@ static void skip_nl(Bc *bc)
 
 static BcNode *parse_expr(Bc *bc);
 
+/* A node for the current token (a number or a string), past it. */
+static BcNode *leaf(Bc *bc, Kind k)
+{
+  BcNode *n = node(bc, k);
+  n->name = peek(bc)->s;
+  bc->pos++;
+  return n;
+}
+
 static bool is_lvalue(const BcNode *n)
 {
   return n && (n->k == E_VAR || n->k == E_ELEM || n->k == E_SPECIAL);
+}
+
+/* What inner parses, then the closing bracket. */
+static BcNode *enclosed(Bc *bc, BcNode *(*inner)(Bc *), const char *close)
+{
+  BcNode *n = inner(bc);
+  expect(bc, close);
+  return n;
 }
 
 static BcNode *parse_primary(Bc *bc)
 {
   Tok *t = peek(bc);
   if (bc->syntax_error) return NULL;
-  if (t->k == T_NUM) {
-    bc->pos++;
-    BcNode *n = node(bc, E_NUM);
-    n->name = t->s;
-    return n;
-  }
+  if (t->k == T_NUM) return leaf(bc, E_NUM);
   if (accept(bc, "(")) {
-    BcNode *n = parse_expr(bc);
-    expect(bc, ")");
+    BcNode *n = enclosed(bc, parse_expr, ")");
     if (n) n->paren = true;
     return n;
   }
@@ -669,8 +681,7 @@ static BcNode *parse_primary(Bc *bc)
       if (!strcmp(w, "scale") && is_op(bc, "(")) {
         bc->pos++;
         BcNode *n = node(bc, E_SCALE);
-        n->a = parse_expr(bc);
-        expect(bc, ")");
+        n->a = enclosed(bc, parse_expr, ")");
         return n;
       }
       BcNode *n = node(bc, E_SPECIAL);
@@ -681,8 +692,7 @@ static BcNode *parse_primary(Bc *bc)
       bc->pos++;
       BcNode *n = node(bc, w[0] == 'l' ? E_LENGTH : E_SQRT);
       expect(bc, "(");
-      n->a = parse_expr(bc);
-      expect(bc, ")");
+      n->a = enclosed(bc, parse_expr, ")");
       return n;
     }
     fail(bc);
@@ -716,8 +726,7 @@ static BcNode *parse_primary(Bc *bc)
     if (accept(bc, "[")) {
       BcNode *n = node(bc, E_ELEM);
       n->name = t->s;
-      n->a = parse_expr(bc);
-      expect(bc, "]");
+      n->a = enclosed(bc, parse_expr, "]");
       return n;
     }
     BcNode *n = node(bc, E_VAR);
@@ -754,14 +763,14 @@ static BcNode *parse_postfix(Bc *bc)
   return x;
 }
 
-static BcNode *parse_unary(Bc *bc)
+/* A prefix operator op (k) applied to what self parses, or else next. */
+static BcNode *prefixed(Bc *bc, const char *op, Kind k, BcNode *(*self)(Bc *),
+                        BcNode *(*next)(Bc *))
 {
-  if (accept(bc, "-")) {
-    BcNode *n = node(bc, E_NEG);
-    n->a = parse_unary(bc);
-    return n;
-  }
-  return parse_postfix(bc);
+  if (!accept(bc, op)) return next(bc);
+  BcNode *n = node(bc, k);
+  n->a = self(bc);
+  return n;
 }
 
 static BcNode *bin(Bc *bc, Kind k, const char *op, BcNode *a, BcNode *b)
@@ -773,6 +782,25 @@ static BcNode *bin(Bc *bc, Kind k, const char *op, BcNode *a, BcNode *b)
   return n;
 }
 
+/* Operands from next joined left to right by any of ops (k). */
+static BcNode *left_assoc(Bc *bc, const char *const *ops, Kind k, BcNode *(*next)(Bc *))
+{
+  BcNode *x = next(bc);
+  while (!bc->syntax_error) {
+    int i = 0;
+    while (ops[i] && !is_op(bc, ops[i])) i++;
+    if (!ops[i]) break;
+    bc->pos++;
+    x = bin(bc, k, ops[i], x, next(bc));
+  }
+  return x;
+}
+
+static BcNode *parse_unary(Bc *bc)
+{
+  return prefixed(bc, "-", E_NEG, parse_unary, parse_postfix);
+}
+
 static BcNode *parse_pow(Bc *bc)
 {
   BcNode *x = parse_unary(bc);
@@ -782,26 +810,17 @@ static BcNode *parse_pow(Bc *bc)
 
 static BcNode *parse_mul(Bc *bc)
 {
-  BcNode *x = parse_pow(bc);
-  while (!bc->syntax_error && (is_op(bc, "*") || is_op(bc, "/") || is_op(bc, "%"))) {
-    char op[2] = { peek(bc)->s[0], 0 };
-    bc->pos++;
-    x = bin(bc, E_BIN, op, x, parse_pow(bc));
-  }
-  return x;
+  static const char *const ops[] = { "*", "/", "%", NULL };
+  return left_assoc(bc, ops, E_BIN, parse_pow);
 }
 
 static BcNode *parse_add(Bc *bc)
 {
-  BcNode *x = parse_mul(bc);
-  while (!bc->syntax_error && (is_op(bc, "+") || is_op(bc, "-"))) {
-    char op[2] = { peek(bc)->s[0], 0 };
-    bc->pos++;
-    x = bin(bc, E_BIN, op, x, parse_mul(bc));
-  }
-  return x;
+  static const char *const ops[] = { "+", "-", NULL };
+  return left_assoc(bc, ops, E_BIN, parse_mul);
 }
 
+/* Assignment binds tighter than comparison in bc: a = 1 < 2 is (a = 1) < 2. */
 static BcNode *parse_assign(Bc *bc)
 {
   BcNode *x = parse_add(bc);
@@ -820,42 +839,25 @@ static BcNode *parse_assign(Bc *bc)
 
 static BcNode *parse_rel(Bc *bc)
 {
-  BcNode *x = parse_assign(bc);
   static const char *const ops[] = { "==", "!=", "<=", ">=", "<", ">", NULL };
-  for (bool more = true; more && !bc->syntax_error;) {
-    more = false;
-    for (int i = 0; ops[i]; i++)
-      if (is_op(bc, ops[i])) {
-        bc->pos++;
-        x = bin(bc, E_REL, ops[i], x, parse_assign(bc));
-        more = true;
-        break;
-      }
-  }
-  return x;
+  return left_assoc(bc, ops, E_REL, parse_assign);
 }
 
 static BcNode *parse_not(Bc *bc)
 {
-  if (accept(bc, "!")) {
-    BcNode *n = node(bc, E_NOT);
-    n->a = parse_not(bc);
-    return n;
-  }
-  return parse_rel(bc);
+  return prefixed(bc, "!", E_NOT, parse_not, parse_rel);
 }
 
 static BcNode *parse_and(Bc *bc)
 {
-  BcNode *x = parse_not(bc);
-  while (!bc->syntax_error && accept(bc, "&&")) x = bin(bc, E_AND, "&&", x, parse_not(bc));
-  return x;
+  static const char *const ops[] = { "&&", NULL };
+  return left_assoc(bc, ops, E_AND, parse_not);
 }
 
 static BcNode *parse_expr(Bc *bc)
 {
-  BcNode *x = parse_and(bc);
-  while (!bc->syntax_error && accept(bc, "||")) x = bin(bc, E_OR, "||", x, parse_and(bc));
+  static const char *const ops[] = { "||", NULL };
+  BcNode *x = left_assoc(bc, ops, E_OR, parse_and);
   if (!x) fail(bc);
   return x;
 }
@@ -884,17 +886,8 @@ static BcNode *parse_stmt(Bc *bc)
 {
   Tok *t = peek(bc);
   if (bc->syntax_error) return NULL;
-  if (t->k == T_STR) {
-    bc->pos++;
-    BcNode *n = node(bc, S_STR);
-    n->name = t->s;
-    return n;
-  }
-  if (accept(bc, "{")) {
-    BcNode *n = parse_block_body(bc);
-    expect(bc, "}");
-    return n;
-  }
+  if (t->k == T_STR) return leaf(bc, S_STR);
+  if (accept(bc, "{")) return enclosed(bc, parse_block_body, "}");
   if (t->k == T_KEY) {
     const char *w = t->s;
     if (!strcmp(w, "quit")) {
@@ -906,8 +899,7 @@ static BcNode *parse_stmt(Bc *bc)
       bc->pos++;
       BcNode *n = node(bc, w[0] == 'i' ? S_IF : S_WHILE);
       expect(bc, "(");
-      n->a = parse_expr(bc);
-      expect(bc, ")");
+      n->a = enclosed(bc, parse_expr, ")");
       skip_nl(bc);
       if (n->k == S_WHILE) bc->in_loop++;
       n->b = parse_stmt(bc);
@@ -970,14 +962,7 @@ static BcNode *parse_stmt(Bc *bc)
       BcNode *n = node(bc, S_PRINT);
       n->list = g_ptr_array_new();
       do {
-        if (peek(bc)->k == T_STR) {
-          BcNode *s = node(bc, S_STR);
-          s->name = peek(bc)->s;
-          bc->pos++;
-          g_ptr_array_add(n->list, s);
-        } else {
-          g_ptr_array_add(n->list, parse_expr(bc));
-        }
+        g_ptr_array_add(n->list, peek(bc)->k == T_STR ? leaf(bc, S_STR) : parse_expr(bc));
       } while (!bc->syntax_error && accept(bc, ","));
       return n;
     }
@@ -985,6 +970,18 @@ static BcNode *parse_stmt(Bc *bc)
   BcNode *n = node(bc, S_EXPR);
   n->a = parse_expr(bc);
   return n;
+}
+
+/* Parameters or autos: "a, b[], c", an array's name kept with its "[]". */
+static void name_list(Bc *bc, GPtrArray *into)
+{
+  while (!bc->syntax_error && peek(bc)->k == T_NAME) {
+    char *p = peek(bc)->s;
+    bc->pos++;
+    bool arr = accept(bc, "[") && expect(bc, "]");
+    g_ptr_array_add(into, arr ? g_strconcat(p, "[]", NULL) : g_strdup(p));
+    if (!accept(bc, ",")) break;
+  }
 }
 
 static void parse_define(Bc *bc)
@@ -1001,25 +998,13 @@ static void parse_define(Bc *bc)
   f->params = g_ptr_array_new_with_free_func(g_free);
   f->autos = g_ptr_array_new_with_free_func(g_free);
   expect(bc, "(");
-  while (!bc->syntax_error && peek(bc)->k == T_NAME) {
-    char *p = peek(bc)->s;
-    bc->pos++;
-    bool arr = accept(bc, "[") && expect(bc, "]");
-    g_ptr_array_add(f->params, arr ? g_strconcat(p, "[]", NULL) : g_strdup(p));
-    if (!accept(bc, ",")) break;
-  }
+  name_list(bc, f->params);
   expect(bc, ")");
   skip_nl(bc);
   expect(bc, "{");
   skip_nl(bc);
   if (!bc->syntax_error && accept(bc, "auto")) {
-    while (!bc->syntax_error && peek(bc)->k == T_NAME) {
-      char *p = peek(bc)->s;
-      bc->pos++;
-      bool arr = accept(bc, "[") && expect(bc, "]");
-      g_ptr_array_add(f->autos, arr ? g_strconcat(p, "[]", NULL) : g_strdup(p));
-      if (!accept(bc, ",")) break;
-    }
+    name_list(bc, f->autos);
     if (!accept(bc, ";") && peek(bc)->k != T_NL) fail(bc);
   }
   bc->in_func++;
@@ -1366,6 +1351,15 @@ static bool arith(Bc *bc, char op, const Num *a, const Num *b, Num *out)
 
 static Flow call(Bc *bc, BcNode *n, Num *out);
 
+/* Both operands of n, left first; neither is left allocated on failure. */
+static Flow eval_both(Bc *bc, BcNode *n, Num *a, Num *b)
+{
+  Flow fl = eval(bc, n->a, a);
+  if (fl != FL_OK) return fl;
+  if ((fl = eval(bc, n->b, b)) != FL_OK) num_free(a);
+  return fl;
+}
+
 static Flow eval(Bc *bc, BcNode *n, Num *out)
 {
   Flow fl;
@@ -1407,11 +1401,7 @@ static Flow eval(Bc *bc, BcNode *n, Num *out)
   }
   case E_REL: {
     Num a, b;
-    if ((fl = eval(bc, n->a, &a)) != FL_OK) return fl;
-    if ((fl = eval(bc, n->b, &b)) != FL_OK) {
-      num_free(&a);
-      return fl;
-    }
+    if ((fl = eval_both(bc, n, &a, &b)) != FL_OK) return fl;
     int c = num_cmp(&a, &b);
     const char *op = n->op;
     bool r = !strcmp(op, "==")   ? c == 0
@@ -1427,11 +1417,7 @@ static Flow eval(Bc *bc, BcNode *n, Num *out)
   }
   case E_BIN: {
     Num a, b;
-    if ((fl = eval(bc, n->a, &a)) != FL_OK) return fl;
-    if ((fl = eval(bc, n->b, &b)) != FL_OK) {
-      num_free(&a);
-      return fl;
-    }
+    if ((fl = eval_both(bc, n, &a, &b)) != FL_OK) return fl;
     bool ok = arith(bc, n->op[0], &a, &b, out);
     num_free(&a);
     num_free(&b);
@@ -1541,6 +1527,18 @@ static void pop_local(Bc *bc, const char *name)
   g_array_set_size(v->stack, v->stack->len - 1);
 }
 
+/* The first n arguments evaluated for a call that will not happen. */
+static void drop_args(Num *vals, GHashTable **arrs, guint n)
+{
+  for (guint k = 0; k < n; k++)
+    if (arrs[k])
+      g_hash_table_unref(arrs[k]);
+    else
+      num_free(&vals[k]);
+  g_free(vals);
+  g_free(arrs);
+}
+
 static Flow call(Bc *bc, BcNode *n, Num *out)
 {
   Func *f = g_hash_table_lookup(bc->funcs, n->name);
@@ -1564,13 +1562,7 @@ static Flow call(Bc *bc, BcNode *n, Num *out)
       g_autofree char *m =
         g_strdup_printf("Parameter type mismatch parameter %.*s.", (int)strcspn(p, "["), p);
       runtime_error(bc, m);
-      for (guint k = 0; k < i; k++)
-        if (arrs[k])
-          g_hash_table_unref(arrs[k]);
-        else
-          num_free(&vals[k]);
-      g_free(vals);
-      g_free(arrs);
+      drop_args(vals, arrs, i);
       return FL_ERROR;
     }
     if (want_arr) {
@@ -1579,13 +1571,7 @@ static Flow call(Bc *bc, BcNode *n, Num *out)
     }
     Flow fl = eval(bc, a, &vals[i]);
     if (fl != FL_OK) {
-      for (guint k = 0; k < i; k++)
-        if (arrs[k])
-          g_hash_table_unref(arrs[k]);
-        else
-          num_free(&vals[k]);
-      g_free(vals);
-      g_free(arrs);
+      drop_args(vals, arrs, i);
       return fl;
     }
   }
@@ -1776,7 +1762,11 @@ static bool run_source(Bc *bc, const char *src, const char *text, size_t len)
     }
     g_ptr_array_free(line, TRUE);
   }
-  for (int i = 0; i < bc->nt; i++) (void)0;
+  /* the nodes (and the functions) keep the tokens' texts */
+  for (int i = 0; i < bc->nt; i++)
+    if (bc->t[i].s) g_ptr_array_add(bc->texts, bc->t[i].s);
+  g_free(bc->t);
+  bc->t = NULL;
   return go_on;
 }
 
@@ -1922,14 +1912,10 @@ int box_cmd_bc(BoxCmd *c)
   bc.all_nodes = g_ptr_array_new_with_free_func(node_free);
   bc.last = num_zero(0);
   bc.ret = num_zero(0);
-  GPtrArray *toks = g_ptr_array_new();
+  bc.texts = g_ptr_array_new_with_free_func(g_free);
   int status = 0;
   bool go_on = true;
-  if (mathl) {
-    go_on = run_source(&bc, "(library)", mathlib, sizeof mathlib - 1);
-    g_ptr_array_add(toks, bc.t);
-    g_ptr_array_add(toks, GINT_TO_POINTER(bc.nt));
-  }
+  if (mathl) { go_on = run_source(&bc, "(library)", mathlib, sizeof mathlib - 1); }
   for (int i = optind; go_on && i <= c->argc; i++) {
     const char *name = i < c->argc ? c->argv[i] : "-";
     GString *s = g_string_new(NULL);
@@ -1945,10 +1931,7 @@ int box_cmd_bc(BoxCmd *c)
     bx_read_all(fd, s);
     bx_close_in(c, fd);
     go_on = run_source(&bc, i < c->argc ? name : "(standard_in)", s->str, s->len);
-    g_ptr_array_add(toks, bc.t);
-    g_ptr_array_add(toks, GINT_TO_POINTER(bc.nt));
-    /* the tokens' texts live on in the nodes */
-    g_ptr_array_add(toks, g_string_free(s, FALSE));
+    g_string_free(s, TRUE);
   }
   box_out_flush(c->out);
   g_ptr_array_free(bc.all_nodes, TRUE);
@@ -1957,6 +1940,6 @@ int box_cmd_bc(BoxCmd *c)
   g_hash_table_destroy(bc.arrs);
   num_free(&bc.last);
   num_free(&bc.ret);
-  (void)toks;
+  g_ptr_array_free(bc.texts, TRUE);
   return status;
 }

@@ -658,6 +658,19 @@ static void rej_header(Patch *pt, GString *rej, const char *lead, const char *na
   g_string_append_c(rej, '\n');
 }
 
+/* One side of a context diff's hunk: its range, then every line it has. */
+static void rej_context_side(GString *rej, const Hunk *h, bool old, long offset)
+{
+  g_string_append(rej, old ? "*** " : "--- ");
+  context_range_out(rej, (old ? h->old_first : h->new_first) + offset, old ? h->old_n : h->new_n);
+  g_string_append(rej, old ? " ****\n" : " ----\n");
+  for (guint i = 0; i < h->ops->len; i++) {
+    const Op *o = &g_array_index(h->ops, Op, i);
+    if (o->op == (old ? '+' : '-')) continue;
+    rej_line(rej, o->op == ' ' ? "  " : o->mark == '!' ? "! " : old ? "- " : "+ ", &o->l);
+  }
+}
+
 static void reject_hunk(GString *rej, const FilePatch *fp, const Hunk *h, long offset)
 {
   if (!fp->context) {
@@ -677,20 +690,9 @@ static void reject_hunk(GString *rej, const FilePatch *fp, const Hunk *h, long o
   }
   g_string_append(rej, "***************");
   g_string_append_len(rej, h->tail, (gssize)h->tail_n);
-  g_string_append(rej, "\n*** ");
-  context_range_out(rej, h->old_first + offset, h->old_n);
-  g_string_append(rej, " ****\n");
-  for (guint i = 0; i < h->ops->len; i++) {
-    const Op *o = &g_array_index(h->ops, Op, i);
-    if (o->op != '+') rej_line(rej, o->op == ' ' ? "  " : o->mark == '!' ? "! " : "- ", &o->l);
-  }
-  g_string_append(rej, "--- ");
-  context_range_out(rej, h->new_first + offset, h->new_n);
-  g_string_append(rej, " ----\n");
-  for (guint i = 0; i < h->ops->len; i++) {
-    const Op *o = &g_array_index(h->ops, Op, i);
-    if (o->op != '-') rej_line(rej, o->op == ' ' ? "  " : o->mark == '!' ? "! " : "+ ", &o->l);
-  }
+  g_string_append_c(rej, '\n');
+  rej_context_side(rej, h, true, offset);
+  rej_context_side(rej, h, false, offset);
 }
 
 /* ---- one file ---------------------------------------------------------------- */

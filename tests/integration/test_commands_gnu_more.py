@@ -47,11 +47,6 @@ CMP = [t + '; echo $?' for t in [
 ]]
 
 
-@pytest.mark.parametrize("text", CMP)
-def test_cmp(tmp_path, text):
-    need_shell()
-    assert_same_run(*run_both(tmp_path, text, EXTRA))
-
 TRUNCATE = [t + '; echo $?' for t in [
     'truncate -s 5 a; wc -c a', 'truncate -s +3 a; wc -c a', 'truncate -s -3 a; wc -c a', 'truncate -s 1K new; wc -c new',
     'truncate -c -s 5 nf; ls nf', 'truncate a', 'truncate -s 5', 'truncate -s x a', 'truncate -s 5 dd',
@@ -62,19 +57,7 @@ TRUNCATE = [t + '; echo $?' for t in [
 ]]
 
 
-@pytest.mark.parametrize("text", TRUNCATE)
-def test_truncate(tmp_path, text):
-    need_shell()
-    assert_same_run(*run_both(tmp_path, text, EXTRA))
-
-
-@pytest.mark.parametrize("text", TAC)
-def test_tac(tmp_path, text):
-    need_shell()
-    assert_same_run(*run_both(tmp_path, text, EXTRA))
-
-
-@pytest.mark.parametrize("text", COLUMN)
-def test_column(tmp_path, text):
+@pytest.mark.parametrize("text", COLUMN + TAC + CMP + TRUNCATE)
+def test_against_gnu(tmp_path, text):
     need_shell()
     assert_same_run(*run_both(tmp_path, text, EXTRA))

@@ -85,25 +85,11 @@ MANY_CASES = [
 ]
 
 
-@pytest.mark.parametrize("text", ONE_CASES)
-def test_one_file(tmp_path, text):
+CASES = ([(t, ONE) for t in ONE_CASES] + [(t, TREES) for t in TREE_CASES] + [(t, GIT) for t in GIT_CASES]
+         + [(t, MANY) for t in MANY_CASES])
+
+
+@pytest.mark.parametrize("text,setup", CASES)
+def test_against_gnu(tmp_path, text, setup):
     need_shell()
-    assert_same_run(*run_both(tmp_path, text, ONE))
-
-
-@pytest.mark.parametrize("text", TREE_CASES)
-def test_trees(tmp_path, text):
-    need_shell()
-    assert_same_run(*run_both(tmp_path, text, TREES))
-
-
-@pytest.mark.parametrize("text", GIT_CASES)
-def test_git_diff(tmp_path, text):
-    need_shell()
-    assert_same_run(*run_both(tmp_path, text, GIT))
-
-
-@pytest.mark.parametrize("text", MANY_CASES)
-def test_many_hunks(tmp_path, text):
-    need_shell()
-    assert_same_run(*run_both(tmp_path, text, MANY))
+    assert_same_run(*run_both(tmp_path, text, setup))
