@@ -1,5 +1,5 @@
-"""column (util-linux) against the host's, tac, cmp, truncate and mkfifo
-against GNU's.
+"""column (util-linux) against the host's, tac, cmp and truncate against
+GNU's.
 
 Same method as test_commands_gnu.py (gnu_compare.py): each case runs once
 through `box-shell -c` and once through `bash -c` with the host's tools
@@ -56,17 +56,8 @@ TRUNCATE = [t + '; echo $?' for t in [
     'truncate -r p -s +2 a; wc -c a', 'truncate -s /0 a', 'truncate -s 1M a; wc -c a', 'truncate -s 5MB a; wc -c a',
 ]]
 
-# each case removes its fifos: the comparison of the trees would open them
-MKFIFO = [t + '; echo $?; rm -f ff* p1' for t in [
-    'mkfifo ff; ls -l ff | cut -c1-10', 'mkfifo ff ff', 'mkfifo -m 600 ff2; ls -l ff2 | cut -c1-10', 'mkfifo -m x ff3',
-    'mkfifo', 'mkfifo nodir/f', 'mkfifo -m u=rw,g=r ff4; ls -l ff4 | cut -c1-10',
-    'mkfifo --mode=644 ff5; ls -l ff5 | cut -c1-10', 'mkfifo -m 1777 ff6; ls -l ff6 | cut -c1-10',
-    'mkfifo ffa ffb; ls -l ffa ffb | cut -c1-10', 'mkfifo -z ff7', 'mkfifo p1 && (echo hi > p1 &) && cat p1',
-]]
 
-
-@pytest.mark.parametrize("text", COLUMN + TAC + CMP + TRUNCATE + MKFIFO)
+@pytest.mark.parametrize("text", COLUMN + TAC + CMP + TRUNCATE)
 def test_against_gnu(tmp_path, text):
     need_shell()
     assert_same_run(*run_both(tmp_path, text, EXTRA))
-
