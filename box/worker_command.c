@@ -369,8 +369,11 @@ static void handle_resolve(Command *c, json_object *msg, int reply_fd)
     g_autofree char *path =
       resolve_word(d, json_object_get_string(word_obj), json_object_get_string(cwd_obj));
     if (path && box_tools_runs((const BoxToolTable *const *)d->tool_tables, d->agent_table, path,
-                               d->operator_path))
-      json_object_object_add(reply, "path", json_object_new_string(path));
+                               d->operator_path)) {
+      g_autofree char *shown =
+        box_tools_spelling(json_object_get_string(word_obj), d->operator_path, path);
+      json_object_object_add(reply, "path", json_object_new_string(shown));
+    }
   }
   reply_and_close(c, reply_fd, reply);
 }

@@ -43,6 +43,19 @@ char *box_tools_resolve(const char *word, const char *cwd, const char *search_pa
   return NULL;
 }
 
+char *box_tools_spelling(const char *word, const char *search_path, const char *resolved)
+{
+  const char *path = search_path && *search_path ? search_path : "/usr/bin:/bin";
+  g_auto(GStrv) dirs = g_strsplit(path, ":", -1);
+  for (char **d = dirs; *d && !strchr(word, '/'); d++) {
+    if ((*d)[0] != '/') continue;
+    g_autofree char *candidate = g_build_filename(*d, word, NULL);
+    g_autofree char *found = canonical_executable(candidate);
+    if (found && strcmp(found, resolved) == 0) return g_steal_pointer(&candidate);
+  }
+  return g_strdup(resolved);
+}
+
 /* cwd + word as one absolute path, with "." and empty components dropped
  * and ".." folded: the path as the agent named it.  NULL when cwd is not
  * absolute. */

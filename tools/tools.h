@@ -37,6 +37,10 @@ typedef struct {
  * result is canonical (every link resolved) and names an executable
  * regular file.  NULL when nothing resolves. */
 char *box_tools_resolve(const char *word, const char *cwd, const char *search_path);
+/* How a lookup shows the program a bare word resolved to: the first
+ * search_path entry's DIR/word that is that file (a link such as
+ * /usr/bin/python3 shown as bash shows it), else resolved itself. */
+char *box_tools_spelling(const char *word, const char *search_path, const char *resolved);
 
 /* Asked of each path a lookup reads, absolute, with no ".", ".." or empty
  * component; operation is the fs:read operation ("read_metadata",

@@ -182,7 +182,6 @@ def day(tmp_path):
     b.teardown()
 
 
-@pytest.mark.xfail(strict=True, reason="command -v and type do not see tools")
 def test_a_day_of_an_agent_matches_bash(day):
     box, bash_home = day
     bash_ws = bash_home / "src" / "project"
