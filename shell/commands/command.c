@@ -10,13 +10,9 @@ int box_cmd_command(BoxCmd *c)
   int i = 1;
   for (const char *a; (a = bx_option_word(c, &i, "-")); i++) {
     for (const char *p = a + 1; *p; p++) {
-      if (*p == 'v')
-        mode = 'v';
-      else if (*p == 'V')
-        mode = 'V';
-      else if (*p == 'p')
-        continue;
-      else
+      if (*p == 'v' || *p == 'V')
+        mode = *p;
+      else if (*p != 'p') /* -p: the default PATH, which the box's search already is */
         return bx_bad_option(c, *p, "command: usage: command [-pVv] command [arg ...]");
     }
   }

@@ -59,13 +59,12 @@ static bool describe(BoxCmd *c, int kind, const char *name, char mode, int flags
     const char *alias = g_hash_table_lookup(sh->aliases, name);
     if (!alias) return false;
     if (mode == 'v') {
-      char *q = box_quote(alias);
+      g_autofree char *q = box_quote(alias);
       box_out_printf(c->out, "alias %s=%s\n", name, q);
-      g_free(q);
-    } else {
-      g_autofree char *s = g_strdup_printf("is aliased to `%s'", alias);
-      say(c, mode, name, "alias", s);
+      return true;
     }
+    g_autofree char *s = g_strdup_printf("is aliased to `%s'", alias);
+    say(c, mode, name, "alias", s);
     return true;
   }
   case KIND_KEYWORD:
@@ -76,12 +75,11 @@ static bool describe(BoxCmd *c, int kind, const char *name, char mode, int flags
     Node *fn = flags & TYPE_SKIP_FUNCS ? NULL : box_lookup_function(sh, name);
     if (!fn) return false;
     if (mode == 'V') {
-      char *t = box_function_text(fn);
+      g_autofree char *t = box_function_text(fn);
       box_out_printf(c->out, "%s is a function\n%s\n", name, t);
-      g_free(t);
-    } else {
-      say(c, mode, name, "function", NULL);
+      return true;
     }
+    say(c, mode, name, "function", NULL);
     return true;
   }
   default:
