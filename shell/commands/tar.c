@@ -11,8 +11,8 @@
  * then (so no later member is written through it).
  *
  * A member is one decision: its file is created with its mode, and its
- * time is not set after (that would be a second write on the mount), as
- * GNU tar's -m leaves it. */
+ * modification time is set on the descriptor that wrote it, before it is
+ * closed, which the mount counts as part of that write (-m leaves it). */
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -29,7 +29,7 @@ typedef struct {
   char comp;
   const char *file, *dir;
   int verbose;
-  bool to_stdout, keep_old;
+  bool to_stdout, keep_old, touch;
   long strip;
   GPtrArray *excludes;
   int status;
@@ -45,7 +45,7 @@ typedef struct {
 
 static const char longopts[] = "create=c extract=x get=x list=t file=f: gzip=z gunzip=z "
                                "ungzip=z bzip2=j xz=J directory=C: verbose=v to-stdout=O "
-                               "keep-old-files=k preserve-permissions=p same-permissions=p "
+                               "keep-old-files=k touch=m preserve-permissions=p same-permissions=p "
                                "strip-components=\1: exclude=\2: no-same-owner=\3 overwrite=\4";
 
 static void fail(Tar *t, const char *name, const char *what, int err)
@@ -258,6 +258,12 @@ static void extract_file(Tar *t, struct archive *a, struct archive_entry *e, con
   umask(um);
   /* root restores the member's mode whole, as GNU tar's --same-permissions */
   if (geteuid() == 0 && (mode & um)) fchmod(fd, mode);
+  if (!t->touch && archive_entry_mtime_is_set(e)) {
+    /* as GNU tar: the access time is left as the extraction made it */
+    struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+                              { archive_entry_mtime(e), archive_entry_mtime_nsec(e) } };
+    futimens(fd, ts);
+  }
   close(fd);
   if (r < 0) {
     bx_err(t->c, "tar", "%s", archive_error_string(a));
@@ -586,7 +592,7 @@ static char **old_style(BoxCmd *c, int *argc)
 
 static int run_tar(Tar *t, BoxCmd *c)
 {
-  BX_EACH_OPTION (o, c, "tar", "cxtf:zjJC:vOkp", longopts) switch (o) {
+  BX_EACH_OPTION (o, c, "tar", "cxtf:zjJC:vOkmp", longopts) switch (o) {
     case 'c':
     case 'x':
     case 't':
@@ -603,6 +609,7 @@ static int run_tar(Tar *t, BoxCmd *c)
     case 'v': t->verbose++; break;
     case 'O': t->to_stdout = true; break;
     case 'k': t->keep_old = true; break;
+    case 'm': t->touch = true; break;
     case 'p':
     case 3:
     case 4: break;
