@@ -311,15 +311,17 @@ void vfs_run_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_s
   if (!n) return;
   int err = 0;
   if (n->kind != NODE_PASS && n->kind != NODE_RAM) err = EACCES;
-  if (!err && decidable(n) && !times_covered(v, &c, n, to_set))
-    err = vfs_decide_setattr(v, &c, n, to_set);
+  bool covered = times_covered(v, &c, n, to_set);
+  if (!err && decidable(n) && !covered) err = vfs_decide_setattr(v, &c, n, to_set);
   if (!err && is_pass(n)) {
-    int vfd = vfs_pass_reach(v, &c, n, O_PATH, "fs:write");
+    /* covered: the object the command holds open, wherever its name is
+     * now, as futimens on that handle would set (no walk from the root) */
+    int vfd = covered ? vfs_node_fd_get(v, n, false) : vfs_pass_reach(v, &c, n, O_PATH, "fs:write");
     if (vfd < 0) {
       err = -vfd;
     } else {
       err = setattr_pass(v, &c, n, vfd, FH(fi), attr, to_set);
-      close(vfd);
+      vfs_node_fd_put(n, vfd);
     }
   } else if (!err) {
     err = setattr_ram(v, n, &c, attr, to_set, FH(fi) != NULL);

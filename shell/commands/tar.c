@@ -35,6 +35,8 @@ typedef struct {
   int status;
   bool fatal; /* "Error is not recoverable" said */
   bool dir_checked;
+  mode_t umask; /* -x: the umask, read once (not two syscalls a member) */
+  bool root;    /* -x: run as root, so modes are restored whole */
   int ugswidth;
   int list_fd;          /* where -v writes: stderr when stdout carries data */
   GHashTable *reported; /* the "Removing leading" prefixes said once */
@@ -254,10 +256,8 @@ static void extract_file(Tar *t, struct archive *a, struct archive_entry *e, con
   }
   int r = bx_archive_copy_data(a, t->c, fd);
   if (r > 0) fail(t, name, "Cannot write", r);
-  mode_t um = umask(0);
-  umask(um);
   /* root restores the member's mode whole, as GNU tar's --same-permissions */
-  if (geteuid() == 0 && (mode & um)) fchmod(fd, mode);
+  if (t->root && (mode & t->umask)) fchmod(fd, mode);
   if (!t->touch && archive_entry_mtime_is_set(e)) {
     /* as GNU tar: the access time is left as the extraction made it */
     struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
@@ -327,10 +327,8 @@ static void extract_dir(Tar *t, struct archive_entry *e, const char *path, const
     fail(t, name, "Cannot mkdir", errno);
     return;
   }
-  mode_t um = umask(0);
-  umask(um);
   /* root gives the member's mode to a directory already there too */
-  if (geteuid() == 0 && (!made || ((mode | 0700) & ~um) != mode))
+  if (t->root && (!made || ((mode | 0700) & ~t->umask) != mode))
     fchmodat(AT_FDCWD, path, mode, AT_SYMLINK_NOFOLLOW);
 }
 
@@ -379,6 +377,9 @@ static int read_archive(Tar *t, char **ops, int nops)
   bool std = !t->file || strcmp(t->file, "-") == 0;
   int fd = std ? dup(t->c->in) : box_open_file(t->file, O_RDONLY | O_NOCTTY);
   if (fd < 0) return fatal(t, std ? "-" : t->file, "Cannot open", errno);
+  t->umask = umask(0);
+  umask(t->umask);
+  t->root = geteuid() == 0;
   struct archive *a = archive_read_new();
   archive_read_support_filter_all(a);
   archive_read_support_format_tar(a);
