@@ -35,9 +35,10 @@ static Fh *fh_pass_file(BoxVfs *v, int cmd, Node *n, int fd)
   return fh;
 }
 
-/* A handle for writing is counted on its node, with the command holding
- * it: that command's later change of the node's times (futimens, as tar
- * restores a member's) is covered by the decision that opened it. */
+/* A handle for writing, opened by a deciding caller, is counted on its
+ * node with the command holding it: that command's later change of the
+ * node's times (futimens, as tar restores a member's) is covered by the
+ * decision that opened it.  A tool's handle (no decision) covers nothing. */
 static void fh_count_write(BoxVfs *v, Fh *fh, bool on)
 {
   Node *n = fh->node;
@@ -221,7 +222,7 @@ void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     return;
   }
   fh->flags = fi->flags;
-  if (!ro) fh_count_write(v, fh, true);
+  if (!ro && c.decides) fh_count_write(v, fh, true);
   fi->fh = (uint64_t)(uintptr_t)fh;
   vfs_backing_for_reply(fh->backing);
   int sent = vfs_reply_open(req, fi);
@@ -322,7 +323,7 @@ void vfs_run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
     return;
   }
   fh->flags = fi->flags;
-  fh_count_write(v, fh, true);
+  if (c.decides) fh_count_write(v, fh, true);
   fi->fh = (uint64_t)(uintptr_t)fh;
   vfs_backing_for_reply(fh->backing);
   int sent = vfs_reply_create(req, &e, fi);
