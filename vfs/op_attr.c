@@ -290,6 +290,18 @@ static int setattr_ram(BoxVfs *v, Node *n, const Caller *c, struct stat *attr, i
   return err;
 }
 
+/* A change of times alone, by a command that holds the node open for
+ * writing: the decision that opened it covers it (a write sets the times
+ * too), so that restoring a file's times after writing it is no second
+ * decision.  Times of a file the command did not open for writing, or set
+ * with anything else, are decided. */
+static bool times_covered(BoxVfs *v, const Caller *c, Node *n, int to_set)
+{
+  const int times = FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+                    FUSE_SET_ATTR_MTIME_NOW | FUSE_SET_ATTR_CTIME;
+  return c->decides && to_set && !(to_set & ~times) && vfs_writing(v, c, n);
+}
+
 void vfs_run_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
                      struct fuse_file_info *fi)
 {
@@ -299,14 +311,17 @@ void vfs_run_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_s
   if (!n) return;
   int err = 0;
   if (n->kind != NODE_PASS && n->kind != NODE_RAM) err = EACCES;
-  if (!err && decidable(n)) err = vfs_decide_setattr(v, &c, n, to_set);
+  bool covered = times_covered(v, &c, n, to_set);
+  if (!err && decidable(n) && !covered) err = vfs_decide_setattr(v, &c, n, to_set);
   if (!err && is_pass(n)) {
-    int vfd = vfs_pass_reach(v, &c, n, O_PATH, "fs:write");
+    /* covered: the object the command holds open, wherever its name is
+     * now, as futimens on that handle would set (no walk from the root) */
+    int vfd = covered ? vfs_node_fd_get(v, n, false) : vfs_pass_reach(v, &c, n, O_PATH, "fs:write");
     if (vfd < 0) {
       err = -vfd;
     } else {
       err = setattr_pass(v, &c, n, vfd, FH(fi), attr, to_set);
-      close(vfd);
+      vfs_node_fd_put(n, vfd);
     }
   } else if (!err) {
     err = setattr_ram(v, n, &c, attr, to_set, FH(fi) != NULL);

@@ -35,6 +35,36 @@ static Fh *fh_pass_file(BoxVfs *v, int cmd, Node *n, int fd)
   return fh;
 }
 
+/* A handle for writing, opened by a deciding caller, is counted on its
+ * node with the command holding it: that command's later change of the
+ * node's times (futimens, as tar restores a member's) is covered by the
+ * decision that opened it.  A tool's handle (no decision) covers nothing. */
+static void fh_count_write(BoxVfs *v, Fh *fh, bool on)
+{
+  Node *n = fh->node;
+  if (fh->cmd < 0 || fh->writes == on) return;
+  g_mutex_lock(&v->lock);
+  if (on && n->writes++ == 0) {
+    n->writer = fh->cmd;
+    n->writers = false;
+  } else if (on && n->writer != fh->cmd) {
+    n->writers = true;
+  } else if (!on) {
+    n->writes--;
+  }
+  g_mutex_unlock(&v->lock);
+  fh->writes = on;
+}
+
+/* Whether c's command holds n open for writing, alone. */
+bool vfs_writing(BoxVfs *v, const Caller *c, Node *n)
+{
+  g_mutex_lock(&v->lock);
+  bool mine = n->writes > 0 && !n->writers && n->writer == c->cmd;
+  g_mutex_unlock(&v->lock);
+  return mine;
+}
+
 static bool open_reads_only(int flags)
 {
   return (flags & O_ACCMODE) == O_RDONLY && !(flags & O_TRUNC);
@@ -192,11 +222,13 @@ void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     return;
   }
   fh->flags = fi->flags;
+  if (!ro && c.decides) fh_count_write(v, fh, true);
   fi->fh = (uint64_t)(uintptr_t)fh;
   vfs_backing_for_reply(fh->backing);
   int sent = vfs_reply_open(req, fi);
   vfs_backing_for_reply(-1);
   if (sent != 0) {
+    fh_count_write(v, fh, false);
     vfs_backing_close(v, n, fh->backing);
     if (fh->fd >= 0) close(fh->fd);
     g_free(fh);
@@ -291,12 +323,14 @@ void vfs_run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
     return;
   }
   fh->flags = fi->flags;
+  if (c.decides) fh_count_write(v, fh, true);
   fi->fh = (uint64_t)(uintptr_t)fh;
   vfs_backing_for_reply(fh->backing);
   int sent = vfs_reply_create(req, &e, fi);
   vfs_backing_for_reply(-1);
   if (sent != 0) {
     Node *n = fh->node;
+    fh_count_write(v, fh, false);
     vfs_backing_close(v, n, fh->backing);
     if (fh->fd >= 0) close(fh->fd);
     g_free(fh);
@@ -446,6 +480,7 @@ void vfs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 void vfs_fh_free(BoxVfs *v, Fh *fh)
 {
+  fh_count_write(v, fh, false);
   vfs_backing_close(v, fh->node, fh->backing);
   if (fh->kind == FH_PASS_FILE && fh->node->fd < 0) {
     g_mutex_lock(&v->lock);

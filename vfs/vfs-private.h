@@ -74,6 +74,9 @@ struct Node {
   bool skeleton;    /* part of a reused RAM root's fixed layout (kept, restored) */
   mode_t skel_mode; /* its mode as built */
   guint opens;      /* open file handles (atomic) */
+  guint writes;     /* open handles for writing (lock held) */
+  int writer;       /* the command of those handles, while they are all one's */
+  bool writers;     /* more than one command has held them since writes was 0 */
   /* NODE_PASS */
   int fd;             /* O_PATH|O_NOFOLLOW, or -1 past the descriptor budget */
   dev_t rdev_key;     /* real st_dev */
@@ -263,6 +266,7 @@ typedef struct {
   int fd;     /* pass file */
   DIR *dir;   /* pass directory */
   int flags;
+  bool writes;     /* counted in its node's writes */
   GArray *entries; /* DirEnt, snapshot at offset 0 */
   char *text;      /* mydenial snapshot */
   size_t text_len;
@@ -653,6 +657,7 @@ void vfs_run_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_in
 /* op_file.c */
 Fh *vfs_fh_new(FhKind kind, int cmd, Node *n); /* takes over the caller's pin */
 void vfs_fh_free(BoxVfs *v, Fh *fh);
+bool vfs_writing(BoxVfs *v, const Caller *c, Node *n);
 Fh *vfs_fh_check(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, int *err);
 void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void vfs_run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,

@@ -11,8 +11,8 @@
  * then (so no later member is written through it).
  *
  * A member is one decision: its file is created with its mode, and its
- * time is not set after (that would be a second write on the mount), as
- * GNU tar's -m leaves it. */
+ * modification time is set on the descriptor that wrote it, before it is
+ * closed, which the mount counts as part of that write (-m leaves it). */
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -29,12 +29,14 @@ typedef struct {
   char comp;
   const char *file, *dir;
   int verbose;
-  bool to_stdout, keep_old;
+  bool to_stdout, keep_old, touch;
   long strip;
   GPtrArray *excludes;
   int status;
   bool fatal; /* "Error is not recoverable" said */
   bool dir_checked;
+  mode_t umask; /* -x: the umask, read once (not two syscalls a member) */
+  bool root;    /* -x: run as root, so modes are restored whole */
   int ugswidth;
   int list_fd;          /* where -v writes: stderr when stdout carries data */
   GHashTable *reported; /* the "Removing leading" prefixes said once */
@@ -45,7 +47,7 @@ typedef struct {
 
 static const char longopts[] = "create=c extract=x get=x list=t file=f: gzip=z gunzip=z "
                                "ungzip=z bzip2=j xz=J directory=C: verbose=v to-stdout=O "
-                               "keep-old-files=k preserve-permissions=p same-permissions=p "
+                               "keep-old-files=k touch=m preserve-permissions=p same-permissions=p "
                                "strip-components=\1: exclude=\2: no-same-owner=\3 overwrite=\4";
 
 static void fail(Tar *t, const char *name, const char *what, int err)
@@ -254,10 +256,14 @@ static void extract_file(Tar *t, struct archive *a, struct archive_entry *e, con
   }
   int r = bx_archive_copy_data(a, t->c, fd);
   if (r > 0) fail(t, name, "Cannot write", r);
-  mode_t um = umask(0);
-  umask(um);
   /* root restores the member's mode whole, as GNU tar's --same-permissions */
-  if (geteuid() == 0 && (mode & um)) fchmod(fd, mode);
+  if (t->root && (mode & t->umask)) fchmod(fd, mode);
+  if (!t->touch && archive_entry_mtime_is_set(e)) {
+    /* as GNU tar: the access time is left as the extraction made it */
+    struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
+                              { archive_entry_mtime(e), archive_entry_mtime_nsec(e) } };
+    futimens(fd, ts);
+  }
   close(fd);
   if (r < 0) {
     bx_err(t->c, "tar", "%s", archive_error_string(a));
@@ -321,10 +327,8 @@ static void extract_dir(Tar *t, struct archive_entry *e, const char *path, const
     fail(t, name, "Cannot mkdir", errno);
     return;
   }
-  mode_t um = umask(0);
-  umask(um);
   /* root gives the member's mode to a directory already there too */
-  if (geteuid() == 0 && (!made || ((mode | 0700) & ~um) != mode))
+  if (t->root && (!made || ((mode | 0700) & ~t->umask) != mode))
     fchmodat(AT_FDCWD, path, mode, AT_SYMLINK_NOFOLLOW);
 }
 
@@ -373,6 +377,9 @@ static int read_archive(Tar *t, char **ops, int nops)
   bool std = !t->file || strcmp(t->file, "-") == 0;
   int fd = std ? dup(t->c->in) : box_open_file(t->file, O_RDONLY | O_NOCTTY);
   if (fd < 0) return fatal(t, std ? "-" : t->file, "Cannot open", errno);
+  t->umask = umask(0);
+  umask(t->umask);
+  t->root = geteuid() == 0;
   struct archive *a = archive_read_new();
   archive_read_support_filter_all(a);
   archive_read_support_format_tar(a);
@@ -586,7 +593,7 @@ static char **old_style(BoxCmd *c, int *argc)
 
 static int run_tar(Tar *t, BoxCmd *c)
 {
-  BX_EACH_OPTION (o, c, "tar", "cxtf:zjJC:vOkp", longopts) switch (o) {
+  BX_EACH_OPTION (o, c, "tar", "cxtf:zjJC:vOkmp", longopts) switch (o) {
     case 'c':
     case 'x':
     case 't':
@@ -603,6 +610,7 @@ static int run_tar(Tar *t, BoxCmd *c)
     case 'v': t->verbose++; break;
     case 'O': t->to_stdout = true; break;
     case 'k': t->keep_old = true; break;
+    case 'm': t->touch = true; break;
     case 'p':
     case 3:
     case 4: break;

@@ -3,7 +3,9 @@ its own on the mount, and an archive cannot write outside the roots, by a
 `..` member, an absolute one, or a symlink it plants and then writes
 through."""
 import io
+import subprocess
 import tarfile
+import time
 
 from test_commands_decisions import run
 
@@ -94,3 +96,44 @@ def test_tar_members_cannot_escape(box):
     assert r.returncode == 2 and "dir/planted: Cannot open" in r.stderr, r.stderr
     assert not (outside / "planted").exists()
     assert any(x[0] == "deny" and x[2].startswith("~/other") for x in d), d
+
+
+def test_tar_extract_restores_mtimes(box):
+    """-x gives each file its member's modification time, as GNU tar does,
+    still one decision a member: the time is set on the descriptor that
+    wrote the file.  Times of a file not open for writing are decided."""
+    box.start_seeded()
+    ws = box.workspace
+    with tarfile.open(ws / "t.tgz", "w:gz") as t:
+        for i in range(20):
+            info = tarfile.TarInfo(f"m{i:02}.txt")
+            info.mtime = 1600000000 + i * 86407
+            data = b"%d\n" % i
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    gnu = box.home / "gnu-mtimes"
+    gnu.mkdir()
+    subprocess.run(["tar", "-xzf", str(ws / "t.tgz"), "-C", str(gnu)], check=True)
+    want = {p.name: p.stat().st_mtime_ns for p in gnu.iterdir()}
+    assert len(set(want.values())) == 20, want
+
+    (ws / "out").mkdir()
+    r, d = run(box, "tar -xzf t.tgz -C out")
+    assert r.returncode == 0, r.stderr
+    got = {p.name: p.stat().st_mtime_ns for p in (ws / "out").iterdir()}
+    assert got == want
+    writes = [x for x in d if "/out/m" in x[2]]
+    assert len(writes) == 20 and len({x[2] for x in writes}) == 20, writes
+    assert len(d) == 21, d
+
+    # -m (--touch) leaves the extraction's own time
+    (ws / "touched").mkdir()
+    r, d = run(box, "tar -xmzf t.tgz -C touched m05.txt")
+    assert r.returncode == 0, r.stderr
+    assert (ws / "touched" / "m05.txt").stat().st_mtime > time.time() - 3600
+
+    # a time set on a file the command did not open is its own decision
+    r, d = run(box, "touch -c -d @1500000000 out/m03.txt")
+    assert r.returncode == 0, r.stderr
+    assert (ws / "out" / "m03.txt").stat().st_mtime == 1500000000
+    assert [x[:2] for x in d if x[2].endswith("/out/m03.txt")] == [("permit", "fs:write")], d
