@@ -16,10 +16,26 @@
 
 typedef struct {
   bool all, dirs_only;
-  long depth; /* 0: no limit */
+  const char *const *art; /* branch, last branch, continuation, after the last */
+  long depth;             /* 0: no limit */
   GPtrArray *ignore;
   unsigned long ndirs, nfiles;
 } TreeOpt;
+
+/* tree draws with box characters in a UTF-8 locale, with ASCII otherwise
+ * (its continuation carries two no-break spaces) */
+static const char *const utf8_art[] = { "├── ", "└── ", "│\u00a0\u00a0 ", "    " };
+static const char *const ascii_art[] = { "|-- ", "`-- ", "|   ", "    " };
+
+static bool utf8_locale(BoxCmd *c)
+{
+  const char *names[] = { "LC_ALL", "LC_CTYPE", "LANG" };
+  for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+    const char *v = box_var_get(c->sh, names[i]);
+    if (v && *v) return strcasestr(v, "utf-8") || strcasestr(v, "utf8");
+  }
+  return false;
+}
 
 static bool ignored(const TreeOpt *o, const char *name)
 {
@@ -48,7 +64,7 @@ static void entry(BoxCmd *c, TreeOpt *o, const char *path, const BxDirEnt *e, bo
                   GString *indent, long level)
 {
   g_autofree char *full = bx_path_join(path, e->name);
-  box_out_printf(c->out, "%s%s%s", indent->str, last ? "└── " : "├── ", e->name);
+  box_out_printf(c->out, "%s%s%s", indent->str, o->art[last ? 1 : 0], e->name);
   bool link = e->type == DT_LNK;
   if (link) {
     char buf[4096];
@@ -64,8 +80,7 @@ static void entry(BoxCmd *c, TreeOpt *o, const char *path, const BxDirEnt *e, bo
     return;
   }
   size_t was = indent->len;
-  /* tree draws the continuation with two no-break spaces */
-  g_string_append(indent, last ? "    " : "│\u00a0\u00a0 ");
+  g_string_append(indent, o->art[last ? 3 : 2]);
   walk(c, o, full, indent, level + 1);
   g_string_truncate(indent, was);
 }
@@ -113,6 +128,7 @@ int box_cmd_tree(BoxCmd *c)
 {
   TreeOpt o = { .ignore = g_ptr_array_new_with_free_func(g_free) };
   bool report = true;
+  o.art = utf8_locale(c) ? utf8_art : ascii_art;
   int status = 0;
   BX_EACH_OPTION (ch, c, "tree", "adL:I:", longopts) switch (ch) {
     case 'a': o.all = true; break;
