@@ -8,9 +8,11 @@ stderr, status and the resulting tree must be equal.  shuf is compared
 exactly with --random-source (GNU's draws are then fixed); without one
 only what does not depend on chance: sorted output, counts, messages.
 """
+import subprocess
+
 import pytest
 
-from gnu_compare import assert_same_run, need_shell, run_both
+from gnu_compare import BOX_SHELL, SETUP, assert_same_run, need_shell, run_both, tree
 
 EXTRA = r"""
 mkdir -p tt/a/b tt/.h tt/c; touch tt/f1 tt/a/f2 tt/a/b/f3 tt/.hid tt/c/x.log tt/B tt/.h/in
@@ -99,3 +101,21 @@ SHUF = [
 def test_against_gnu(tmp_path, text):
     need_shell()
     assert_same_run(*run_both(tmp_path, text, EXTRA))
+
+
+# A sample of the cases with no PATH on the Shell's side: the answer must
+# be the Shell's own (bash finds the host's tools as before), not the
+# host program's run through PATH.
+OWN = ['tree tt', 'strings sb', 'hexdump -C az', 'join j1 j2', 'split -n l/3 in; cat xab', 'shuf --random-source=rs s1000']
+
+
+@pytest.mark.parametrize("text", OWN)
+def test_the_shells_own(tmp_path, text):
+    need_shell()
+    box, gnu = run_both(tmp_path, text, EXTRA)
+    d = tmp_path / "nopath"
+    d.mkdir()
+    subprocess.run(["bash", "-c", SETUP + EXTRA], cwd=d, check=True)
+    p = subprocess.run([str(BOX_SHELL), "-c", text], cwd=d, capture_output=True, timeout=60,
+                       env={"PATH": "/nonexistent", "HOME": str(d), "LC_ALL": "C"})
+    assert_same_run((p.stdout, p.stderr, p.returncode, tree(d)), gnu)
