@@ -330,10 +330,7 @@ int box_cmd_join(BoxCmd *c)
       bx_usage_q(c, "join", "missing operand after %s", c->argv[optind]);
     goto out;
   }
-  if (nops > 2) {
-    bx_usage_q(c, "join", "extra operand %s", c->argv[optind + 2]);
-    goto out;
-  }
+  if (!bx_operands_at_most(c, "join", 2)) goto out;
   for (k = 0; k < 2; k++) {
     j.in[k].name = c->argv[optind + k];
     j.in[k].data = bx_slurp_new(c, "join", j.in[k].name);

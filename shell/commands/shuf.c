@@ -185,11 +185,9 @@ int box_cmd_shuf(BoxCmd *c)
     bx_usage(c, "shuf", "cannot combine -e and -i options");
     return 1;
   }
+  /* -e's operands are its lines; -i takes none, else one input */
+  if (!echo && !bx_operands_at_most(c, "shuf", range ? 0 : 1)) return 1;
   int nops = c->argc - optind;
-  if ((range && nops > 0) || (!echo && nops > 1)) {
-    bx_usage_q(c, "shuf", "extra operand %s", c->argv[optind + (range ? 0 : 1)]);
-    return 1;
-  }
   if (count == 0 && !repeat) return 0;
   Rand r = { .c = c, .fd = -1, .name = source };
   if (source) {

@@ -244,11 +244,8 @@ int box_cmd_split(BoxCmd *c)
       return 1;
     }
   }
+  if (!bx_operands_at_most(c, "split", 2)) return 1;
   int nops = c->argc - optind;
-  if (nops > 2) {
-    bx_usage_q(c, "split", "extra operand %s", c->argv[optind + 2]);
-    return 1;
-  }
   const char *name = nops ? c->argv[optind] : "-";
   if (nops > 1) o.prefix = c->argv[optind + 1];
   if (how == 'n') {
