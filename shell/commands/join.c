@@ -278,8 +278,7 @@ static bool file_number(BoxCmd *c, const char *v, int *out)
   return false;
 }
 
-static const char longopts[] = "ignore-case=i check-order=\1 nocheck-order=\2 header=\3 "
-                               "zero-terminated=z";
+static const char longopts[] = "ignore-case=i check-order=\1 nocheck-order=\2 header=\3";
 
 int box_cmd_join(BoxCmd *c)
 {
