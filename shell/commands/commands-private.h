@@ -64,6 +64,9 @@ bool bx_set_flag(int ch, const char *letters, bool *const *vars);
   for (int ch = (bx_getopt_start(NULL), 0);                                                        \
        ((ch) = bx_getopt((c), (cmd), (shortopts), (longopts))) != -1;)
 
+/* At most max operands from optind on: else GNU's "extra operand"
+ * usage message (naming the first one too many) and false. */
+bool bx_operands_at_most(BoxCmd *c, const char *cmd, int max);
 /* cp's and mv's operands (n of them at args): GNU's usage message and false
  * when there is none, no destination (no -t), or more than two with -T. */
 bool bx_move_operands_ok(BoxCmd *c, const char *cmd, int n, char **args, const char *target_dir,

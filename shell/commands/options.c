@@ -47,6 +47,13 @@ bool bx_move_operands_ok(BoxCmd *c, const char *cmd, int n, char **args, const c
   return true;
 }
 
+bool bx_operands_at_most(BoxCmd *c, const char *cmd, int max)
+{
+  if (c->argc - optind <= max) return true;
+  bx_usage_q(c, cmd, "extra operand %s", c->argv[optind + max]);
+  return false;
+}
+
 void bx_getopt_start(const char *usage)
 {
   usage_line = usage;
