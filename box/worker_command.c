@@ -272,6 +272,12 @@ typedef struct {
   int nfds;
 } SpawnJob;
 
+static bool tool_tmp_point(void *data, const char *path, bool dir)
+{
+  Command *c = data;
+  return box_vfs_ram_mount_point(c->d->vfs, c->w->command, path, dir);
+}
+
 static bool attach_tool(void *data, pid_t pid)
 {
   Command *c = data;
@@ -443,6 +449,8 @@ static json_object *run_spawn(Command *c, SpawnJob *job)
   launch.fds = fds;
   launch.nfds = nfds;
   launch.tmp_area = tmp_area;
+  launch.tmp_point = tool_tmp_point;
+  launch.tmp_point_data = c;
   json_object *env_obj = NULL;
   json_object_object_get_ex(msg, "env", &env_obj);
   g_autofree const char **extra_env = string_array(env_obj);

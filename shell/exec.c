@@ -426,7 +426,10 @@ static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na)
     box_lookup_ran(sh, av[0], found);
     break;
   case BOX_SPAWN_NOT_FOUND:
-    box_sh_error(sh, "%s: command not found", av[0]);
+    /* bash's words: a path word names a file that is not there (a refused
+     * one answers exactly so), a bare name one no PATH entry holds */
+    box_sh_error(sh, strchr(av[0], '/') ? "%s: No such file or directory" : "%s: command not found",
+                 av[0]);
     status = 127;
     break;
   case BOX_SPAWN_DENIED:

@@ -973,6 +973,26 @@ void box_tools_set_netns(int netns_fd)
   __atomic_store_n(&shared_netns, netns_fd, __ATOMIC_RELEASE);
 }
 
+/* The scaffold the launch lays in its /tmp, made first by the caller in the
+ * command's RAM /tmp, where it stays out of the Shell's sight. */
+static bool tmp_points(const BoxToolLaunch *l, const View *v, GError **error)
+{
+  if (!l->tmp_area || !l->tmp_point) return true;
+  size_t root_len = strlen(v->root);
+  for (guint i = 0; i < v->steps->len; i++) {
+    const Step *s = &g_array_index(v->steps, Step, i);
+    if (s->per_launch || (s->kind != STEP_MKDIR && s->kind != STEP_FILE)) continue;
+    const char *path = s->dst + root_len;
+    if (strncmp(path, "/tmp/", 5) != 0) continue;
+    if (!l->tmp_point(l->tmp_point_data, path, s->kind == STEP_MKDIR)) {
+      g_set_error(error, BOX_TOOLS_ERROR, 1, "containment setup failed: no mount point at %s",
+                  path);
+      return false;
+    }
+  }
+  return true;
+}
+
 pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAttachFn attach,
                        void *attach_data, GError **error)
 {
@@ -991,6 +1011,7 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
     return -1;
   }
   const View *view = &plan->view;
+  if (!tmp_points(l, view, error)) return -1;
   const char *cwd = l->cwd && tools_view_contains(view, l->cwd) ? l->cwd
                     : l->table->workspace && tools_view_contains(view, l->table->workspace)
                       ? l->table->workspace

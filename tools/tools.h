@@ -120,6 +120,11 @@ typedef struct {
    * /tmp, so the Shell and its tools share one), or NULL: a tmpfs of its
    * own. */
   const char *tmp_area;
+  /* With tmp_area: makes the mount point the view binds onto at path
+   * ("/tmp/...": a directory, or an empty file), so the launch finds it
+   * made rather than making it through the mount, in the Shell's /tmp. */
+  bool (*tmp_point)(void *data, const char *path, bool dir);
+  void *tmp_point_data;
   /* The Shell's exported variables and `A=1 prog` prefixes ("NAME=value",
    * NULL-terminated, may be NULL): added to the composed environment,
    * except the names the box owns (box_tools_env_name_reserved, HOME, PATH). */

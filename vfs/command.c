@@ -177,6 +177,38 @@ int box_vfs_command_area(BoxVfs *v, int command)
   return area;
 }
 
+/* Made by boxd, not by the launch's own mkdir through the mount: the
+ * scaffold is the launch's, not the command's, so no policy decides it and
+ * the Shell, whose /tmp this is too, never lists it. */
+bool box_vfs_ram_mount_point(BoxVfs *v, int command, const char *path, bool dir)
+{
+  g_mutex_lock(&v->lock);
+  Command *cm = vfs_command(v, command);
+  Command *area = cm ? vfs_command(v, cm->area) : NULL;
+  Node *d = area ? area->root : NULL;
+  gchar **comps = g_strsplit(path, "/", -1);
+  guint last = g_strv_length(comps);
+  while (last > 0 && comps[last - 1][0] == '\0') last--;
+  for (guint k = 0; d && k < last; k++) {
+    if (comps[k][0] == '\0') continue;
+    if (!d->children || !S_ISDIR(d->mode)) {
+      d = NULL;
+      break;
+    }
+    Node *n = g_hash_table_lookup(d->children, comps[k]);
+    if (!n) {
+      int err;
+      mode_t mode = k + 1 < last || dir ? S_IFDIR | 0755 : S_IFREG | 0444;
+      n = vfs_ram_new(v, d->cmd, d, comps[k], mode, 0, 0, &err);
+      if (n) n->mount_point = true;
+    }
+    d = n;
+  }
+  g_strfreev(comps);
+  g_mutex_unlock(&v->lock);
+  return d != NULL;
+}
+
 bool box_vfs_command_attach(BoxVfs *v, int command, pid_t pid, bool is_tool, GError **error)
 {
   guint64 ns;

@@ -37,6 +37,7 @@ static void dispatch(fuse_req_t req, struct fuse_file_info *place_fi,
   Caller c;
   vfs_job_set_inline(NULL, NULL);
   vfs_place(V(req), req, place_fi, &c);
+  vfs_place_node(V(req), &c, args.ino);
   args.req = req;
   args.caller = c;
   if (fi) {

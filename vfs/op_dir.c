@@ -103,6 +103,7 @@ static void fill_entries(BoxVfs *v, Fh *fh, const Caller *c)
     while (g_hash_table_iter_next(&it, &key, &val)) {
       Node *ch = val;
       if (ch->special == SPECIAL_BOXDIR) continue; /* hidden */
+      if (ch->mount_point && !c->is_tool) continue;
       mode_t m = ch->kind == NODE_PASS ? ch->ftype : ch->mode;
       add_ent(fh->entries, key, shown_ino(ch), dtype_of(m));
     }
@@ -162,6 +163,7 @@ static Fh *listing_handle(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, 
     vfs_reply_err(req, EACCES);
     return NULL;
   }
+  vfs_place_node(v, c, fh->node->ino);
   return fh;
 }
 

@@ -210,6 +210,7 @@ void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     vfs_reply_err(req, ENAMETOOLONG);
     return;
   }
+  vfs_place_node(v, &c, parent);
   Node *p = vfs_pin_or_reply(v, req, parent, &c);
   if (!p) return;
   int err = 0;
@@ -270,11 +271,12 @@ void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     err = ENOTDIR;
   } else {
     n = g_hash_table_lookup(p->children, name);
+    if (n && n->mount_point && !c.is_tool) n = NULL;
   }
   if (!n && !err) err = ENOENT;
   if (n) err = vfs_fill_entry(v, n, &e);
   char *probe = NULL;
-  bool found = !err && n && n->special == SPECIAL_NONE;
+  bool found = !err && n && n->special == SPECIAL_NONE && !n->mount_point;
   if ((err == ENOENT || found) && c.decides && p->kind == NODE_RAM &&
       p->special != SPECIAL_BOXDIR) {
     probe = vfs_node_child_path(v, p, name);

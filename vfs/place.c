@@ -189,7 +189,24 @@ void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c)
       c->area = cm->area;
       c->is_tool = e->is_tool;
       c->decides = !e->is_tool && cm->running;
+      c->ram_decides = e->is_tool && cm->running;
     }
   }
+  g_mutex_unlock(&v->lock);
+}
+
+/* A tool reaches its command's RAM tree through the /tmp its launch binds
+ * from the mount: the same files the Shell's /tmp holds, so the same policy
+ * decides them.  Its host paths stay the view's and the floor's to answer
+ * (a decision each would be a second, different policy for tools), and so
+ * do the directories below /tmp that lead to a bound root (the host's
+ * directories, which the Shell sees there only as its way to the root). */
+void vfs_place_node(BoxVfs *v, Caller *c, fuse_ino_t ino)
+{
+  if (!c->ram_decides || c->decides) return;
+  g_mutex_lock(&v->lock);
+  Node *n = vfs_node_get(v, ino);
+  bool tmp = n && n->parent && n->parent->special == SPECIAL_CMDROOT && strcmp(n->name, "tmp") == 0;
+  if (n && n->kind == NODE_RAM && !n->mount_point && (!n->chain || tmp)) c->decides = true;
   g_mutex_unlock(&v->lock);
 }

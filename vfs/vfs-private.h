@@ -71,6 +71,7 @@ struct Node {
   bool watched;     /* a pass directory with a fanotify mark (watch.c) */
   guint64 settled;  /* the watch's count of moves when a walk from the root last
                         * found it at its place, or 0 (vfs_watch_proven) */
+  bool mount_point; /* a tool launch's, in a RAM /tmp: no entry for the Shell, no decision */
   bool skeleton;    /* part of a reused RAM root's fixed layout (kept, restored) */
   mode_t skel_mode; /* its mode as built */
   guint opens;      /* open file handles (atomic) */
@@ -206,7 +207,8 @@ typedef struct {
   int cmd;
   int area; /* whose RAM tree the caller's command uses */
   bool is_tool;
-  bool decides; /* worker of a running command */
+  bool decides;     /* worker of a running command */
+  bool ram_decides; /* a running command's tool: its RAM tree's requests decide */
   pid_t tid;
   uid_t uid;
   gid_t gid;
@@ -365,6 +367,7 @@ const char *vfs_denial_text(BoxVfs *v, int cmd, pid_t tid); /* lock held */
 
 /* ---- place.c ---- */
 void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c);
+void vfs_place_node(BoxVfs *v, Caller *c, fuse_ino_t ino);
 /* The inode number of pid's PID namespace. */
 bool vfs_pidns_inode(pid_t pid, guint64 *out);
 

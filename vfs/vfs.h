@@ -140,6 +140,11 @@ const char *box_vfs_mountpoint(const BoxVfs *vfs);
 /* "<mountpoint>/ram/c<N>" ("<mountpoint>/ram/box" with a per-box RAM area)
  * and "<mountpoint>/pass<real>"; newly allocated. */
 char *box_vfs_ram_root(BoxVfs *vfs, int command);
+/* A mount point a tool's launch binds a grant onto in the command's RAM
+ * tree (path below that tree's root, "/tmp/..."): a directory (dir) or an
+ * empty file, with the directories leading to it; made where missing,
+ * listed and found for tools only. */
+bool box_vfs_ram_mount_point(BoxVfs *vfs, int command, const char *path, bool dir);
 char *box_vfs_pass_path(const BoxVfs *vfs, const char *real_path);
 
 /* For tests: how many RAM nodes (of every command, ended ones included) the

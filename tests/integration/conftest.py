@@ -159,18 +159,18 @@ class Box:
             when {{ context.input.program == "git" }};
             """ + textwrap.dedent(extra))
 
-    def permit_spawn(self, *programs):
+    def permit_spawn(self, *programs, extra=""):
         """The seed policy, and the Shell may spawn any of programs as a tool."""
         cond = " || ".join(f'context.input.program == "{p}"' for p in programs)
         self.seed_policy(extra=f"""
             permit(principal, action == Box::Action::"shell:spawn", resource)
             when {{ {cond} }};
-            """)
+            """ + extra)
 
-    def start_with_tool(self, name, command):
+    def start_with_tool(self, name, command, extra=""):
         """A box whose Shell may run one tool: [tool.<name>] runs command
         with the workspace writable."""
-        self.permit_spawn(command)
+        self.permit_spawn(command, extra=extra)
         self.write_config(extra=f'\n[tool.{name}]\ncommand = ["{command}"]\n'
                                 'filesystem.write = ["~/src/project"]\n')
         return self.start()
@@ -277,6 +277,13 @@ class Box:
 
 
 ALLOW_ALL = "permit(principal, action, resource);\n"
+# A tool's /tmp is its command's RAM /tmp, decided as the Shell's is: a
+# compiler's or a probe's temporary files need this as the Shell's would.
+PERMIT_TMP = """
+    permit(principal, action in [Box::Action::"fs:read", Box::Action::"fs:write",
+                                 Box::Action::"fs:delete"], resource)
+    when { context.input.path == "/tmp" || context.input.path like "/tmp/*" };
+    """
 
 
 def permissive_box(root: Path):

@@ -7,7 +7,7 @@ import textwrap
 import threading
 import time
 
-from conftest import BOX
+from conftest import BOX, PERMIT_TMP
 
 def test_git_clone_commit_log(box):
     bare = box.home / "bare.git"
@@ -41,7 +41,7 @@ def test_make_cc_builds_and_runs(box):
         '#include <stdio.h>\nint main(void) { printf("built in the box\\n"); return 0; }\n')
     (box.workspace / "Makefile").write_text(
         "run: hello\n\t./hello > out.txt\nhello: hello.c\n\tcc -O1 -o hello hello.c\n")
-    box.start_with_tool("make", "make")
+    box.start_with_tool("make", "make", extra=PERMIT_TMP)
     r = box.bash("make run")
     assert r.returncode == 0, r.stdout + r.stderr
     assert (box.workspace / "out.txt").read_text() == "built in the box\n"
@@ -201,7 +201,7 @@ def view_config(box):
     (box.workspace / "denied").mkdir()
     (box.workspace / "denied" / "secret.txt").write_text("no\n")
     (box.workspace / "mounts.py").write_text(MOUNTS)
-    box.permit_spawn("/usr/bin/python3")
+    box.permit_spawn("/usr/bin/python3", extra=PERMIT_TMP)
     box.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\n'
                            'filesystem.write = ["~/src/project"]\n'
                            'filesystem.read = ["~/ro"]\n'

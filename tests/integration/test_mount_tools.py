@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import git
+from conftest import PERMIT_TMP, git
 
 HELLO_C = r"""#include <stdio.h>
 #include "greet.h"
@@ -39,7 +39,7 @@ def test_clone_build_and_run_a_c_project(box):
     box.seed_policy(extra="""
         permit(principal, action == Box::Action::"shell:spawn", resource)
         when { context.input.program == "git" || context.input.program == "make" };
-        """)
+        """ + PERMIT_TMP)
     box.write_config(extra='\n[tool.make]\ncommand = ["make"]\nfilesystem.write = ["~/src/project"]\n')
     box.config.write_text(box.config.read_text().replace(
         'filesystem.write = ["~/src/project"]\n',

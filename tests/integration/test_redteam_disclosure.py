@@ -130,7 +130,8 @@ def expect(b, got, status, out, err):
     assert got == (status, out.format(H=h, N=NAME), err.format(H=h, N=NAME))
 
 
-NOT_FOUND = "strands-shell: {path}: command not found\n"
+# bash's words for a path word that names nothing: a refused one says the same
+NOT_FOUND = "strands-shell: {path}: No such file or directory\n"
 
 
 def missing(path):
@@ -199,7 +200,7 @@ def test_program_link_under_ssh_names_no_target(hidden):
     nowhere, neither in the answer nor in the decision log."""
     r = hidden.bash("~/.ssh/tool")
     assert (r.returncode, r.stdout) == (127, "")
-    assert r.stderr == f"strands-shell: {hidden.home}/.ssh/tool: command not found\n"
+    assert r.stderr == f"strands-shell: {hidden.home}/.ssh/tool: No such file or directory\n"
     log = (hidden.box_dir / "private" / "telemetry" / "records.jsonl").read_text()
     assert "agent-helper" not in log
     alive(hidden)
@@ -222,7 +223,7 @@ PATHS = [
     ("type_P_path_named", "type -P ~/secretdir/@; echo $?", "0", "1\n", ""),
     ("type_t_path_named", "type -t ~/secretdir/@; echo $?", "0", "1\n", ""),
     ("find_exec_path", "find ./src -name main.rs -exec ~/secretdir/@ {} \\; ; echo $?", "0",
-     "0\n", "strands-shell: {H}/secretdir/{N}: command not found\n"),
+     "0\n", "strands-shell: {H}/secretdir/{N}: No such file or directory\n"),
     ("type_via_path", "export PATH=~/secretdir:$PATH; type @; echo $?", "0", "1\n",
      "strands-shell: type: {N}: not found\n"),
     ("hash_via_path", "export PATH=~/secretdir:$PATH; hash @; echo $?", "0", "1\n",

@@ -24,7 +24,7 @@ import time
 
 import pytest
 
-from conftest import Box, parent_of
+from conftest import PERMIT_TMP, Box, parent_of
 
 assert platform.machine() == "x86_64", "the worker attacks inject x86_64 system calls"
 
@@ -187,7 +187,7 @@ PROBE = textwrap.dedent(r'''
 @pytest.fixture(scope="module")
 def rbox(tmp_path_factory):
     b = Box(tmp_path_factory.mktemp("redteam"))
-    b.seed_policy(extra=POLICY_EXTRA)
+    b.seed_policy(extra=POLICY_EXTRA + PERMIT_TMP)
     b.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\nfilesystem.read = ["~/src/project"]\n'
                          '\n[tool.mount]\ncommand = ["/usr/bin/mount"]\n')
     (b.workspace / "probe.py").write_text(PROBE)

@@ -406,6 +406,8 @@ static void test_not_found_and_spawn_results(void)
 {
   CHECK("nosuch; echo $?", "127\n", "strands-shell: nosuch: command not found\n", 0);
   CHECK("nosuch 2>/dev/null", "", "", 127);
+  /* a path word: bash's words for a file that is not there */
+  CHECK("./nosuch; echo $?", "127\n", "strands-shell: ./nosuch: No such file or directory\n", 0);
   CHECK("denyme x", "",
         "strands-shell: effect denied: policy denied this operation on '/usr/bin/denyme' "
         "[default-deny]\n",
