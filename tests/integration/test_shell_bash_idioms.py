@@ -192,6 +192,8 @@ CASES = [
     ("utf8-case-any", 's=μ; case $s in ?) echo one;; *) echo many;; esac; [[ μx == ?x ]] && echo y; [[ μx == [μ]x ]] && echo br'),
     ("utf8-trim-replace", 's=μxμ; echo ${s#?} ${s%?} ${s##*μ} ${s%%μ*} ${s/?/Z} ${s//?/Z} ${s/#?/Z} ${s/%?/Z}; a=(μa bμ); echo ${a[@]#?}'),
     ("utf8-glob-any", 'touch μ ab; echo ?'),
+    # ---- lookups pass aliases by while expand_aliases is off (bash -c's default) ------
+    ("alias-lookup-expansion-off", "alias ll='ls -l'; type ll; echo $?; command -v ll; echo $?; type -t ll; echo $?; alias; shopt -s expand_aliases; type ll; command -v ll"),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
 ]
 
