@@ -127,6 +127,11 @@ pid_t box_fork(Shell *sh)
       g_free(sh->traps[TRAP_ERR]);
       sh->traps[TRAP_ERR] = NULL;
     }
+    if (!(sh->opts & O_FUNCTRACE)) {
+      /* and without DEBUG unless functrace (set -T) */
+      g_free(sh->traps[TRAP_DEBUG]);
+      sh->traps[TRAP_DEBUG] = NULL;
+    }
     for (int s = 1; s < BOX_NSIG; s++)
       if (sh->traps[s] && *sh->traps[s]) {
         g_free(sh->traps[s]);
@@ -196,6 +201,15 @@ int box_run_pipe(Shell *sh, Node *n)
       status = 1;
       break;
     }
+    /* bash runs a simple element's DEBUG trap before it forks it */
+    if (!box_debug_trap(sh, n->u.pipe.cmds[i])) {
+      if (p[0] >= 0) {
+        close(p[0]);
+        close(p[1]);
+      }
+      status = sh->exit_status;
+      break;
+    }
     pid_t pid = box_fork(sh);
     if (pid < 0) {
       if (p[0] >= 0) {
@@ -213,6 +227,7 @@ int box_run_pipe(Shell *sh, Node *n)
         if (n->u.pipe.errpipe[i]) sh->fd[2] = p[1];
       }
       sh->status_quiet = n->u.pipe.cmds[i];
+      sh->debug_done = n->u.pipe.cmds[i];
       int st = box_eval(sh, n->u.pipe.cmds[i]);
       box_child_exit(sh, st);
     }
@@ -237,6 +252,7 @@ int box_run_pipe(Shell *sh, Node *n)
 
 int box_run_background(Shell *sh, Node *n)
 {
+  if (!box_debug_trap(sh, n->u.un.child)) return sh->exit_status;
   pid_t pid = box_fork(sh);
   if (pid < 0) return 1;
   if (pid == 0) {
@@ -244,6 +260,7 @@ int box_run_background(Shell *sh, Node *n)
     if (sh->fd[0] == 0) sh->fd[0] = devnull;
     sh->errexit_off = 0;
     sh->status_quiet = n->u.un.child;
+    sh->debug_done = n->u.un.child;
     sh->loop_depth = 0;
     int st = box_eval(sh, n->u.un.child);
     box_child_exit(sh, st);

@@ -230,6 +230,9 @@ struct Shell {
   /* A pipeline's element or a & job as its child runs it: its own status
    * is the parent's to judge, so it fires no ERR trap (commands inside do) */
   const struct Node *status_quiet;
+  /* the DEBUG trap ran for this command in the parent, before the fork
+   * that runs it as a pipeline's element or a & job */
+  const struct Node *debug_done;
   bool in_child;   /* forked (subshell, stage, job, substitution) */
   bool in_trap;
   char *traps[BOX_NTRAP];
@@ -505,6 +508,9 @@ extern volatile sig_atomic_t box_any_pending;
 void box_run_pending_traps(Shell *sh);
 /* Runs a trap's text; $? and a pending break/return survive it. */
 void box_run_trap_text(Shell *sh, const char *text);
+/* bash's DEBUG trap before n (a simple command, (( )) or [[ ]]; others are
+ * passed by); false when the trap ended the shell */
+bool box_debug_trap(Shell *sh, const struct Node *n);
 void box_trap_install(Shell *sh, int sig);
 int box_run_pipe(Shell *sh, Node *n);
 void box_set_pipestatus1(Shell *sh, int status);

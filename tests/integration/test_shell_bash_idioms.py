@@ -192,6 +192,13 @@ CASES = [
     ("utf8-case-any", 's=μ; case $s in ?) echo one;; *) echo many;; esac; [[ μx == ?x ]] && echo y; [[ μx == [μ]x ]] && echo br'),
     ("utf8-trim-replace", 's=μxμ; echo ${s#?} ${s%?} ${s##*μ} ${s%%μ*} ${s/?/Z} ${s//?/Z} ${s/#?/Z} ${s/%?/Z}; a=(μa bμ); echo ${a[@]#?}'),
     ("utf8-glob-any", 'touch μ ab; echo ?'),
+    # ---- the DEBUG trap: before each simple command, (( )), [[ ]], for round, case ------
+    ("trap-debug-simple", 'trap \'echo "d[$BASH_COMMAND]$?"\' DEBUG; false; echo a; x=1; ((x++)); [[ $x == 2 ]]; trap - DEBUG; echo end'),
+    ("trap-debug-compound", 'trap \'echo "d[$BASH_COMMAND]$LINENO"\' DEBUG; for i in 1 "$x"; do :; done\nfor ((i=0;i<2;i++)); do :; done; case x in x) true;; esac; if true; then :; fi; { echo g; }'),
+    ("trap-debug-not-inherited", "trap 'echo \"d[$BASH_COMMAND]\"' DEBUG; f() { echo inf; }; f; (echo sub); y=$(echo cs); echo $y | cat; f | cat; echo x | (read v; echo $v)"),
+    ("trap-debug-functrace", "trap 'echo \"d[$BASH_COMMAND]\"' DEBUG; set -T; f() { echo inf; }; f; (echo sub); g() { return 3; }; g; echo $?"),
+    ("trap-debug-set-in-function", "f() { trap 'echo FD' DEBUG; echo in; }; f; echo out; trap -p DEBUG; trap - DEBUG; trap -p; echo none"),
+    ("trap-debug-exit", "trap 'echo X; exit 4' DEBUG; echo no; echo never"),
     # ---- lookups pass aliases by while expand_aliases is off (bash -c's default) ------
     ("alias-lookup-expansion-off", "alias ll='ls -l'; type ll; echo $?; command -v ll; echo $?; type -t ll; echo $?; alias; shopt -s expand_aliases; type ll; command -v ll"),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
