@@ -428,6 +428,11 @@ static bool is_special_name(const char *n)
 static void get_vals(X *x, const char *name, const char *sub, Vals *v)
 {
   Shell *sh = x->sh;
+  g_autofree char *ref_arr = NULL, *ref_key = NULL;
+  if (!sub && box_nameref_elem(sh, name, &ref_arr, &ref_key)) {
+    name = ref_arr;
+    sub = ref_key;
+  }
   v->list = g_ptr_array_new_with_free_func(g_free);
   v->is_list = false;
   v->star = false;

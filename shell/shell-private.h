@@ -99,6 +99,9 @@ bool box_is_name(const char *s, size_t len);
  * when NAME is no identifier or the subscript is empty or unclosed; *key is
  * NULL without brackets.  Both results are the caller's to free. */
 bool box_split_ref(const char *ref, char **name, char **key);
+/* name is a nameref that leads to an array's element (declare -n r='A[k]'):
+ * its array and key, both the caller's to free. */
+bool box_nameref_elem(Shell *sh, const char *name, char **arr, char **key);
 /* test -v REF: a scalar's value, an array's element 0 (or SUB; any for @). */
 bool box_var_isset(Shell *sh, const char *ref);
 /* Arrays. */

@@ -199,6 +199,11 @@ CASES = [
     ("trap-debug-functrace", "trap 'echo \"d[$BASH_COMMAND]\"' DEBUG; set -T; f() { echo inf; }; f; (echo sub); g() { return 3; }; g; echo $?"),
     ("trap-debug-set-in-function", "f() { trap 'echo FD' DEBUG; echo in; }; f; echo out; trap -p DEBUG; trap - DEBUG; trap -p; echo none"),
     ("trap-debug-exit", "trap 'echo X; exit 4' DEBUG; echo no; echo never"),
+    # ---- namerefs to an array's element -------------------------------------------------
+    ("nameref-assoc-elem", 'declare -A A=([k]=1); declare -n r="A[k]"; echo "$r"; r=5; echo "${A[k]}"; r+=6; declare -p A r'),
+    ("nameref-indexed-elem", 'a=(x y z); declare -n e="a[1]"; echo $e ${e^^} "${e:-u}"; e=Y; echo "${a[@]}"; declare -n q=a[2]; q+=Q; echo ${a[2]}; read e <<< "from read"; declare -p a e'),
+    ("nameref-local-elem", 'f() { local -n ref=$1; ref=7; echo "[$ref]"; }; a=(x y); f "a[1]"; declare -A m; f "m[key]"; declare -p a m'),
+    ("nameref-declare-p", 'b=1; declare -n br=b; declare -p br; br=2; echo $b; declare -n c; declare -p c'),
     # ---- lookups pass aliases by while expand_aliases is off (bash -c's default) ------
     ("alias-lookup-expansion-off", "alias ll='ls -l'; type ll; echo $?; command -v ll; echo $?; type -t ll; echo $?; alias; shopt -s expand_aliases; type ll; command -v ll"),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
