@@ -204,6 +204,9 @@ CASES = [
     ("nameref-indexed-elem", 'a=(x y z); declare -n e="a[1]"; echo $e ${e^^} "${e:-u}"; e=Y; echo "${a[@]}"; declare -n q=a[2]; q+=Q; echo ${a[2]}; read e <<< "from read"; declare -p a e'),
     ("nameref-local-elem", 'f() { local -n ref=$1; ref=7; echo "[$ref]"; }; a=(x y); f "a[1]"; declare -A m; f "m[key]"; declare -p a m'),
     ("nameref-declare-p", 'b=1; declare -n br=b; declare -p br; br=2; echo $b; declare -n c; declare -p c'),
+    # ---- builtin: the shell's own command past a function of its name ---------------------
+    ("builtin-wrapper", 'echo() { builtin echo "[$*]"; }; echo x; cd() { builtin cd "$@" && echo moved; }; cd /; pwd; builtin echo hi; builtin; echo $?; type -t builtin'),
+    ("builtin-not-builtin", 'builtin nosuch; echo $?; builtin cat </dev/null; echo $?; builtin -- true; echo $?'),
     # ---- lookups pass aliases by while expand_aliases is off (bash -c's default) ------
     ("alias-lookup-expansion-off", "alias ll='ls -l'; type ll; echo $?; command -v ll; echo $?; type -t ll; echo $?; alias; shopt -s expand_aliases; type ll; command -v ll"),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
