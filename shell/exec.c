@@ -254,6 +254,7 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv)
   sh->func_depth++;
   box_frame_push(sh);
   long call_line = sh->lineno;
+  g_array_append_val(sh->call_lines, call_line);
   /* a function with its own OPTIND (`local OPTIND`) leaves the caller's
    * getopts where it was, as bash restores its state */
   int optind_sub = sh->optind_sub;
@@ -281,6 +282,7 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv)
   sh->pos = old_pos;
   sh->npos = old_npos;
   g_ptr_array_set_size(sh->funcstack, sh->funcstack->len - 1);
+  g_array_set_size(sh->call_lines, sh->call_lines->len - 1);
   g_free(sh->funcname);
   sh->funcname = old_name;
   return st;

@@ -264,6 +264,7 @@ struct Shell {
   const char *script_name; /* for messages of sourced files */
   char *funcname;          /* FUNCNAME of the innermost call */
   GPtrArray *funcstack;    /* the names of the calls in progress, outermost first (borrowed) */
+  GArray *call_lines;      /* long: the line each of them was called from (caller) */
   int subst_status;        /* status of the last $(…), -1 none */
   bool check_only;         /* -n: parse only; no tree outlives its command */
   GArray *procsub_fds; /* int: our ends of the pipes of <(…)/>(…), closed after their command */

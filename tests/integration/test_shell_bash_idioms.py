@@ -207,6 +207,9 @@ CASES = [
     # ---- builtin: the shell's own command past a function of its name ---------------------
     ("builtin-wrapper", 'echo() { builtin echo "[$*]"; }; echo x; cd() { builtin cd "$@" && echo moved; }; cd /; pwd; builtin echo hi; builtin; echo $?; type -t builtin'),
     ("builtin-not-builtin", 'builtin nosuch; echo $?; builtin cat </dev/null; echo $?; builtin -- true; echo $?'),
+    # ---- caller: where the function was called from -----------------------------------------
+    ("caller-frames", 'f() { caller; caller 0; echo $?; }\ng() {\n f; caller 0; caller 1; echo $?\n}\ng\nf\nh() { g; }; h; caller; echo $?'),
+    ("caller-bad-operand", 'f() { caller 1 2; echo $?; caller -1 2>/dev/null; echo $?; caller x 2>/dev/null; echo $?; }; f; g() { f; }; g'),
     # ---- lookups pass aliases by while expand_aliases is off (bash -c's default) ------
     ("alias-lookup-expansion-off", "alias ll='ls -l'; type ll; echo $?; command -v ll; echo $?; type -t ll; echo $?; alias; shopt -s expand_aliases; type ll; command -v ll"),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
