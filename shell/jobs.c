@@ -193,9 +193,23 @@ int box_run_pipe(Shell *sh, Node *n)
   int prev = -1;
   size_t started = 0;
   int status = 0;
+  /* lastpipe: the last element runs in this shell (job control is never
+   * on), so `… | read x` keeps x */
+  bool here_last = (sh->shopts & SH_LASTPIPE) && k > 1;
   for (size_t i = 0; i < k; i++) {
     int p[2] = { -1, -1 };
     bool last = i + 1 == k;
+    if (last && here_last) {
+      int in = sh->fd[0];
+      const Node *quiet = sh->status_quiet;
+      sh->fd[0] = prev;
+      sh->status_quiet = n->u.pipe.cmds[i];
+      sts[i] = box_eval(sh, n->u.pipe.cmds[i]);
+      sh->fd[0] = in;
+      sh->status_quiet = quiet;
+      pids[started++] = 0;
+      break;
+    }
     if (!last && pipe2(p, O_CLOEXEC) < 0) {
       box_sh_error(sh, "pipe: %s", box_strerror(errno));
       status = 1;
@@ -237,7 +251,8 @@ int box_run_pipe(Shell *sh, Node *n)
     prev = p[0];
   }
   if (prev >= 0) close(prev);
-  for (size_t i = 0; i < started; i++) sts[i] = box_wait_pid(pids[i]);
+  for (size_t i = 0; i < started; i++)
+    if (pids[i]) sts[i] = box_wait_pid(pids[i]);
   if (started == k) {
     status = sts[k - 1];
     if (sh->opts & O_PIPEFAIL)

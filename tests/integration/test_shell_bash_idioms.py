@@ -210,6 +210,10 @@ CASES = [
     # ---- caller: where the function was called from -----------------------------------------
     ("caller-frames", 'f() { caller; caller 0; echo $?; }\ng() {\n f; caller 0; caller 1; echo $?\n}\ng\nf\nh() { g; }; h; caller; echo $?'),
     ("caller-bad-operand", 'f() { caller 1 2; echo $?; caller -1 2>/dev/null; echo $?; caller x 2>/dev/null; echo $?; }; f; g() { f; }; g'),
+    # ---- lastpipe: the last element of a pipeline runs in the shell ---------------------------
+    ("lastpipe-read", 'shopt -s lastpipe; echo hi | read x; echo "[$x]"; printf "a\\nb\\n" | while read l; do last=$l; done; echo $last; seq 3 | mapfile -t arr; echo ${#arr[@]}; yes | head -1'),
+    ("lastpipe-status", 'shopt -s lastpipe; false | true; echo $? ${PIPESTATUS[@]}; true | false; echo $? ${PIPESTATUS[@]}; set -o pipefail; false | true; echo $?; echo 7 | { read v; (exit $v); }; echo $? $v; set -e; trap "echo E" ERR; echo x | false; echo no'),
+    ("lastpipe-control", 'shopt -s lastpipe; for i in 1 2 3; do echo $i | while read l; do [ $l = 2 ] && break 2; echo $l; done; done; echo end; f() { echo r | { read v; return 4; }; echo not; }; f; echo $? $v; echo | exit 3; echo never'),
     # ---- lookups pass aliases by while expand_aliases is off (bash -c's default) ------
     ("alias-lookup-expansion-off", "alias ll='ls -l'; type ll; echo $?; command -v ll; echo $?; type -t ll; echo $?; alias; shopt -s expand_aliases; type ll; command -v ll"),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
