@@ -8,6 +8,14 @@ bool box_assign_word(Shell *sh, const char *text, bool local, int *status);
 
 static void print_value(BoxOut *o, const char *v)
 {
+  /* a control character is shown as bash shows it, in $'…' */
+  for (const char *p = v; *p; p++)
+    if ((unsigned char)*p < 32 || *p == 127) {
+      char *q = box_quote(v);
+      box_out_puts(o, q);
+      g_free(q);
+      return;
+    }
   box_out_putc(o, '"');
   for (const char *p = v; *p; p++) {
     if (strchr("\"\\$`", *p)) box_out_putc(o, '\\');
