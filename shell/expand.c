@@ -1158,7 +1158,11 @@ char *box_command_subst(Shell *sh, const char *text, int *status)
   /* parsing `…` here moves $LINENO to the text's own lines: the command
    * around it (and its ERR trap) keeps its line */
   long line = sh->lineno;
-  bool parsed = box_parse_all(sh, text, NULL, &n);
+  /* a `…` text the parser left unread counts its lines as bash's does: on
+   * from the line its closing quote is on (a $(…) was parsed in place) */
+  int base = (int)line;
+  for (const char *c = text; (c = strchr(c, '\n')); c++) base++;
+  bool parsed = box_parse_all_at(sh, text, NULL, base, &n);
   sh->lineno = line;
   if (!parsed) {
     if (status) *status = 2;

@@ -57,6 +57,8 @@ ParseResult box_parse_next(Parser *p, Node **out);
 /* Parses a whole text (for $(…), eval, trap text); NULL + message printed
  * on a syntax error.  The result of $(…) texts is cached by content. */
 bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out);
+/* The same, the text's first line counted as line (a `…` substitution's). */
+bool box_parse_all_at(Shell *sh, const char *text, const char *name, int line, Node **out);
 /* Lexes the inside of an array literal `(a b c)` into words. */
 GPtrArray *box_parse_words(Shell *sh, const char *text);
 

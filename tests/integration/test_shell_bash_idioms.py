@@ -218,6 +218,8 @@ CASES = [
     ("mapfile-callback", 'mapfile -t -C "printf \\"<%s|%s>\\" " -c 2 b < <(seq 5); echo; echo "${b[@]}"; cb() { echo "at $1 [$2] have ${#c[@]}"; }; mapfile -t -C cb -c 3 c < <(seq 7); mapfile -C cb -c 1 -O 4 c <<< "it\'s"; mapfile -t -C cb d < <(seq 5001); echo ${#d[@]}; mapfile -c 0 -C cb e <<< y; echo $?'),
     # ---- declare -p: a value with a control character in $'…' -------------------------------
     ("declare-p-control-chars", "b='x\ty'; declare -p b; a=($'l\\n' \"q's\" $'\\e[0m' $'x\\001y'); declare -p a; declare -A m=([k]=$'a\\nb\\\\c'); declare -p m; export E=$'1\\n2'; declare -p E"),
+    # ---- $LINENO inside `…`: counted on from the closing quote's line -------------------------
+    ("lineno-backquote", 'echo a\nx=`echo $LINENO`; echo $x\necho `echo $LINENO` $(echo $LINENO)\ny=`\n\necho $LINENO`; echo $y\nf() {\n echo `echo $LINENO`\n}\nf; echo $LINENO'),
     # ---- lookups pass aliases by while expand_aliases is off (bash -c's default) ------
     ("alias-lookup-expansion-off", "alias ll='ls -l'; type ll; echo $?; command -v ll; echo $?; type -t ll; echo $?; alias; shopt -s expand_aliases; type ll; command -v ll"),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
