@@ -1952,16 +1952,16 @@ ParseResult box_parse_next(Parser *p, Node **out)
 
 bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out)
 {
-  return box_parse_all_at(sh, text, name, 1, out);
-}
-
-bool box_parse_all_at(Shell *sh, const char *text, const char *name, int line, Node **out)
-{
   Node *n = g_hash_table_lookup(sh->subst_cache, text);
   if (n) {
     *out = n;
     return true;
   }
+  return box_parse_all_at(sh, text, name, 1, out);
+}
+
+bool box_parse_all_at(Shell *sh, const char *text, const char *name, int line, Node **out)
+{
   Parser *p = box_parser_new_at(sh, text, name, line);
   List res = { NULL, NULL };
   for (;;) {

@@ -57,7 +57,8 @@ ParseResult box_parse_next(Parser *p, Node **out);
 /* Parses a whole text (for $(…), eval, trap text); NULL + message printed
  * on a syntax error.  The result of $(…) texts is cached by content. */
 bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out);
-/* The same, the text's first line counted as line (a `…` substitution's). */
+/* The same, past the cache, the text's first line counted as line (a `…`
+ * substitution's, whose lines depend on where it is). */
 bool box_parse_all_at(Shell *sh, const char *text, const char *name, int line, Node **out);
 /* Lexes the inside of an array literal `(a b c)` into words. */
 GPtrArray *box_parse_words(Shell *sh, const char *text);
@@ -309,7 +310,7 @@ char *box_expand_regex(Shell *sh, const char *text, int *status);
 char *box_expand_heredoc(Shell *sh, const char *body, int *status);
 /* Runs text as a command substitution and returns its output with
  * trailing newlines removed. */
-char *box_command_subst(Shell *sh, const char *text, int *status);
+char *box_command_subst(Shell *sh, const char *text, bool backquote, int *status);
 /* Pattern matching as case/[[ ]] do (extglob always understood). */
 bool box_pattern_match(Shell *sh, const char *pattern, const char *s);
 /* The digits of an escape (\NNN, \xHH, \uHHHH…): up to max digits of base
