@@ -41,6 +41,8 @@ static int expansion_failed(Shell *sh, int st)
 
 /* ---- errexit / ERR -------------------------------------------------------------- */
 
+static bool debug_run(Shell *sh, long line, const char *text);
+
 /* armed: the ERR trap was set when the command began — bash's rule, so a
  * function that sets the trap and returns 1 does not fire it at its call */
 static void after_status(Shell *sh, const Node *n, int status, bool armed)
@@ -49,6 +51,8 @@ static void after_status(Shell *sh, const Node *n, int status, bool armed)
   /* the trap sees the failed command's status as $? */
   if (armed && sh->traps[TRAP_ERR] && !sh->in_trap) {
     sh->status = status;
+    /* bash runs DEBUG first, as for a command of its own */
+    if (sh->traps[TRAP_DEBUG] && !debug_run(sh, sh->lineno, NULL)) return;
     box_run_trap_text(sh, sh->traps[TRAP_ERR]);
   }
   if (sh->opts & O_ERREXIT) {

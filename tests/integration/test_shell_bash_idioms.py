@@ -198,6 +198,7 @@ CASES = [
     ("trap-debug-not-inherited", "trap 'echo \"d[$BASH_COMMAND]\"' DEBUG; f() { echo inf; }; f; (echo sub); y=$(echo cs); echo $y | cat; f | cat; echo x | (read v; echo $v)"),
     ("trap-debug-functrace", "trap 'echo \"d[$BASH_COMMAND]\"' DEBUG; set -T; f() { echo inf; }; f; (echo sub); g() { return 3; }; g; echo $?"),
     ("trap-debug-set-in-function", "f() { trap 'echo FD' DEBUG; echo in; }; f; echo out; trap -p DEBUG; trap - DEBUG; trap -p; echo none"),
+    ("trap-debug-before-err", 'trap "echo E" ERR; trap \'echo "d[$BASH_COMMAND]$?"\' DEBUG; false; echo $?; df() { return 3; }; trap \'echo "d$?"\' DEBUG; df; echo $?; set -e; false; echo no'),
     ("trap-debug-exit", "trap 'echo X; exit 4' DEBUG; echo no; echo never"),
     # ---- namerefs to an array's element -------------------------------------------------
     ("nameref-assoc-elem", 'declare -A A=([k]=1); declare -n r="A[k]"; echo "$r"; r=5; echo "${A[k]}"; r+=6; declare -p A r'),
