@@ -39,6 +39,11 @@ static int expansion_failed(Shell *sh, int st)
   return sh->exit_status;
 }
 
+int box_expansion_failed(Shell *sh, int st)
+{
+  return expansion_failed(sh, st);
+}
+
 /* ---- errexit / ERR -------------------------------------------------------------- */
 
 static bool debug_run(Shell *sh, long line, const char *text);
@@ -911,7 +916,12 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
     box_saved_begin(sh, &sv);
     if (!box_apply_redirs(sh, n->redirs, n->nredirs, is_exec ? NULL : &sv)) {
       box_saved_restore(sh, &sv);
-      return 1;
+      /* bash expands a program's redirections in the child it forked, so
+       * a fatal expansion (${u:?}) there ends only that command */
+      bool program = !fn && (!def || def->kind == BOX_CMD_UTILITY);
+      if (sh->jump != J_EXIT || !program) return 1;
+      sh->jump = J_NONE;
+      return sh->exit_status;
     }
   }
   if (is_exec) {

@@ -536,6 +536,9 @@ typedef struct {
 void box_saved_begin(Shell *sh, BoxSaved *s);
 void box_saved_restore(Shell *sh, BoxSaved *s);
 /* sv NULL: what they open stays open (exec with only redirections). */
+/* An expansion that failed ends the shell as bash's does (its status from
+ * st), or only drops the command when the failure said so. */
+int box_expansion_failed(Shell *sh, int st);
 bool box_apply_redirs(Shell *sh, const Redir *rs, size_t n, BoxSaved *sv);
 
 /* ---- [[ ]] (cond.c) --------------------------------------------------------- */

@@ -221,6 +221,11 @@ CASES = [
     ("declare-p-control-chars", "b='x\ty'; declare -p b; a=($'l\\n' \"q's\" $'\\e[0m' $'x\\001y'); declare -p a; declare -A m=([k]=$'a\\nb\\\\c'); declare -p m; export E=$'1\\n2'; declare -p E"),
     # ---- $LINENO inside `…`: counted on from the closing quote's line -------------------------
     ("lineno-backquote", 'echo a\nx=`echo $LINENO`; echo $x\necho `echo $LINENO` $(echo $LINENO)\ny=`\n\necho $LINENO`; echo $y\nf() {\n echo `echo $LINENO`\n}\nf; echo $LINENO'),
+    # ---- a redirection's fatal expansion: a program's ends the command, a builtin's the shell --
+    ("redir-expansion-program", 'cat <<< "${u:?}"; echo after $?; cat < "${u:?}"; echo after $?; set -u; cat <<< "$nope"; echo $?; f() { cat <<< "${v:?}"; }; f 2>/dev/null; echo after $?'),
+    ("redir-expansion-heredoc", 'cat <<EOF\n${u:?}\nEOF\necho after $?'),
+    ("redir-expansion-builtin-ends", 'echo <<< "${u:?}"; echo never'),
+    ("redir-expansion-compound-ends", 'for i in 1; do :; done < "${u:?}"; echo never'),
     # ---- lookups pass aliases by while expand_aliases is off (bash -c's default) ------
     ("alias-lookup-expansion-off", "alias ll='ls -l'; type ll; echo $?; command -v ll; echo $?; type -t ll; echo $?; alias; shopt -s expand_aliases; type ll; command -v ll"),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
