@@ -39,7 +39,14 @@ static int expansion_failed(Shell *sh, int st)
   return sh->exit_status;
 }
 
+int box_expansion_failed(Shell *sh, int st)
+{
+  return expansion_failed(sh, st);
+}
+
 /* ---- errexit / ERR -------------------------------------------------------------- */
+
+static bool debug_run(Shell *sh, long line, const char *text);
 
 /* armed: the ERR trap was set when the command began — bash's rule, so a
  * function that sets the trap and returns 1 does not fire it at its call */
@@ -49,6 +56,8 @@ static void after_status(Shell *sh, const Node *n, int status, bool armed)
   /* the trap sees the failed command's status as $? */
   if (armed && sh->traps[TRAP_ERR] && !sh->in_trap) {
     sh->status = status;
+    /* bash runs DEBUG first, as for a command of its own */
+    if (sh->traps[TRAP_DEBUG] && !debug_run(sh, sh->lineno, NULL)) return;
     box_run_trap_text(sh, sh->traps[TRAP_ERR]);
   }
   if (sh->opts & O_ERREXIT) {
@@ -207,6 +216,34 @@ static void trap_unhide(Shell *sh, int trap, char *saved)
     sh->traps[trap] = saved;
 }
 
+/* The DEBUG trap runs before a command with its text as $BASH_COMMAND and
+ * the status before it as $?; NULL text leaves $BASH_COMMAND (a function's
+ * entry under functrace repeats its call's). */
+static bool debug_run(Shell *sh, long line, const char *text)
+{
+  if (!sh->traps[TRAP_DEBUG] || sh->in_trap) return true;
+  sh->lineno = line;
+  if (text) box_var_set(sh, "BASH_COMMAND", text);
+  box_run_trap_text(sh, sh->traps[TRAP_DEBUG]);
+  return sh->jump != J_EXIT;
+}
+
+bool box_debug_trap(Shell *sh, const Node *n)
+{
+  if (!sh->traps[TRAP_DEBUG] || sh->in_trap) return true;
+  if (n == sh->debug_done) {
+    sh->debug_done = NULL;
+    return true;
+  }
+  if (n->kind != N_SIMPLE && n->kind != N_ARITH && n->kind != N_COND) return true;
+  /* (( )) as written, where the printer would space it */
+  char *t =
+    n->kind == N_ARITH ? g_strdup_printf("((%s))", n->u.arith.expr) : box_command_text((Node *)n);
+  bool ok = debug_run(sh, n->line, t);
+  g_free(t);
+  return ok;
+}
+
 int box_call_function(Shell *sh, Node *fn, int argc, char **argv)
 {
   if (sh->func_depth >= sh->max_depth) {
@@ -226,6 +263,7 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv)
   sh->func_depth++;
   box_frame_push(sh);
   long call_line = sh->lineno;
+  g_array_append_val(sh->call_lines, call_line);
   /* a function with its own OPTIND (`local OPTIND`) leaves the caller's
    * getopts where it was, as bash restores its state */
   int optind_sub = sh->optind_sub;
@@ -233,7 +271,8 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv)
   char *optind_before = g_strdup(oi);
   char *err_trap = trap_hide(sh, TRAP_ERR, O_ERRTRACE);
   char *ret_trap = trap_hide(sh, TRAP_RETURN, O_FUNCTRACE);
-  int st = box_eval(sh, fn->u.func.body);
+  char *debug_trap = trap_hide(sh, TRAP_DEBUG, O_FUNCTRACE);
+  int st = debug_run(sh, call_line, NULL) ? box_eval(sh, fn->u.func.body) : sh->exit_status;
   sh->lineno = call_line; /* $LINENO after the call is the caller's line */
   if (sh->jump == J_RETURN) {
     sh->jump = J_NONE;
@@ -242,6 +281,7 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv)
   if (sh->traps[TRAP_RETURN] && !sh->in_trap) box_run_trap_text(sh, sh->traps[TRAP_RETURN]);
   trap_unhide(sh, TRAP_ERR, err_trap);
   trap_unhide(sh, TRAP_RETURN, ret_trap);
+  trap_unhide(sh, TRAP_DEBUG, debug_trap);
   box_frame_pop(sh);
   oi = box_var_get(sh, "OPTIND");
   if (g_strcmp0(oi, optind_before) == 0) sh->optind_sub = optind_sub;
@@ -251,6 +291,7 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv)
   sh->pos = old_pos;
   sh->npos = old_npos;
   g_ptr_array_set_size(sh->funcstack, sh->funcstack->len - 1);
+  g_array_set_size(sh->call_lines, sh->call_lines->len - 1);
   g_free(sh->funcname);
   sh->funcname = old_name;
   return st;
@@ -878,7 +919,12 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
     box_saved_begin(sh, &sv);
     if (!box_apply_redirs(sh, n->redirs, n->nredirs, is_exec ? NULL : &sv)) {
       box_saved_restore(sh, &sv);
-      return 1;
+      /* bash expands a program's redirections in the child it forked, so
+       * a fatal expansion (${u:?}) there ends only that command */
+      bool program = !fn && (!def || def->kind == BOX_CMD_UTILITY);
+      if (sh->jump != J_EXIT || !program) return 1;
+      sh->jump = J_NONE;
+      return sh->exit_status;
     }
   }
   if (is_exec) {
@@ -895,8 +941,12 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
 
 /* An arithmetic text of for (( … )): expanded first when it holds $, `
  * or quotes (`i<$n`), as (( )) is. */
-static bool arith_for_part(Shell *sh, const char *e, int64_t *v)
+static bool arith_for_part(Shell *sh, const Node *n, const char *e, int64_t *v)
 {
+  if (sh->traps[TRAP_DEBUG]) {
+    g_autofree char *t = g_strdup_printf("((%s))", e + strspn(e, " \t"));
+    if (!debug_run(sh, n->line, t)) return false;
+  }
   if (!strpbrk(e, "$`\"'")) return box_arith(sh, e, v);
   int st = 1;
   char *x = box_expand_arith(sh, e, &st);
@@ -992,6 +1042,20 @@ G_GNUC_NO_INLINE static int run_simple(Shell *sh, Node *n)
   return status;
 }
 
+/* A for loop's DEBUG trap, before each of its rounds: the loop's head as
+ * written is its $BASH_COMMAND. */
+static bool debug_for(Shell *sh, const Node *n)
+{
+  GString *g = g_string_new("for ");
+  g_string_append(g, n->u.forn.var);
+  if (n->u.forn.in) g_string_append(g, " in");
+  for (size_t k = 0; k < n->u.forn.nwords; k++)
+    g_string_append_printf(g, " %s", n->u.forn.words[k]->text);
+  bool ok = debug_run(sh, n->line, g->str);
+  g_string_free(g, TRUE);
+  return ok;
+}
+
 static int eval_inner(Shell *sh, Node *n)
 {
   int status = 0;
@@ -999,6 +1063,7 @@ static int eval_inner(Shell *sh, Node *n)
   case N_SIMPLE: {
     guint nps = sh->procsub_fds ? sh->procsub_fds->len : 0;
     bool armed = sh->traps[TRAP_ERR] != NULL;
+    if (!box_debug_trap(sh, n)) return sh->exit_status;
     status = run_simple(sh, n);
     /* the command is done with the pipes of its <(…) and >(…) */
     if (sh->procsub_fds && sh->procsub_fds->len > nps) {
@@ -1083,6 +1148,7 @@ static int eval_inner(Shell *sh, Node *n)
     sh->loop_depth++;
     for (guint i = 0; i < items->len; i++) {
       if (!box_check_limits(sh)) break;
+      if (sh->traps[TRAP_DEBUG] && !debug_for(sh, n)) break;
       if (!box_var_set(sh, n->u.forn.var, items->pdata[i])) {
         status = 1;
         break;
@@ -1097,14 +1163,14 @@ static int eval_inner(Shell *sh, Node *n)
   }
   case N_ARITH_FOR: {
     int64_t v;
-    if (!arith_for_part(sh, n->u.afor.init, &v)) return 1;
+    if (!arith_for_part(sh, n, n->u.afor.init, &v)) return 1;
     sh->loop_depth++;
     for (;;) {
       if (!box_check_limits(sh)) break;
       const char *c = n->u.afor.cond;
       while (*c == ' ') c++;
       if (*c) {
-        if (!arith_for_part(sh, n->u.afor.cond, &v)) {
+        if (!arith_for_part(sh, n, n->u.afor.cond, &v)) {
           status = 1;
           break;
         }
@@ -1113,7 +1179,7 @@ static int eval_inner(Shell *sh, Node *n)
       status = box_eval(sh, n->u.afor.body);
       bool stop;
       if (sh->jump != J_NONE && loop_jump(sh, &stop) && stop) break;
-      if (!arith_for_part(sh, n->u.afor.step, &v)) {
+      if (!arith_for_part(sh, n, n->u.afor.step, &v)) {
         status = 1;
         break;
       }
@@ -1122,6 +1188,10 @@ static int eval_inner(Shell *sh, Node *n)
     break;
   }
   case N_CASE: {
+    if (sh->traps[TRAP_DEBUG]) {
+      g_autofree char *t = g_strdup_printf("case %s in ", n->u.casen.word->text);
+      if (!debug_run(sh, n->line, t)) return sh->exit_status;
+    }
     int st = 1;
     char *w = box_expand_str(sh, n->u.casen.word->text, false, &st);
     if (!w) return expansion_failed(sh, st);
@@ -1155,6 +1225,7 @@ static int eval_inner(Shell *sh, Node *n)
     status = 0;
     break;
   case N_ARITH: {
+    if (!box_debug_trap(sh, n)) return sh->exit_status;
     sh->lineno = n->line;
     int64_t v;
     const char *e = n->u.arith.expr;
@@ -1184,6 +1255,7 @@ static int eval_inner(Shell *sh, Node *n)
     break;
   }
   case N_COND: {
+    if (!box_debug_trap(sh, n)) return sh->exit_status;
     sh->lineno = n->line;
     int err = 0;
     int r = box_cond_eval(sh, n->u.cond.c, &err);

@@ -428,6 +428,11 @@ static bool is_special_name(const char *n)
 static void get_vals(X *x, const char *name, const char *sub, Vals *v)
 {
   Shell *sh = x->sh;
+  g_autofree char *ref_arr = NULL, *ref_key = NULL;
+  if (!sub && box_nameref_elem(sh, name, &ref_arr, &ref_key)) {
+    name = ref_arr;
+    sub = ref_key;
+  }
   v->list = g_ptr_array_new_with_free_func(g_free);
   v->is_list = false;
   v->star = false;
@@ -1147,13 +1152,18 @@ static int copy_file_in(Shell *sh, Node *n)
   return 0;
 }
 
-char *box_command_subst(Shell *sh, const char *text, int *status)
+char *box_command_subst(Shell *sh, const char *text, bool backquote, int *status)
 {
   Node *n = NULL;
   /* parsing `…` here moves $LINENO to the text's own lines: the command
    * around it (and its ERR trap) keeps its line */
   long line = sh->lineno;
-  bool parsed = box_parse_all(sh, text, NULL, &n);
+  /* a `…` text the parser left unread counts its lines as bash's does: on
+   * from the line its closing quote is on (a $(…) was parsed in place) */
+  int base = (int)line;
+  for (const char *c = text; (c = strchr(c, '\n')); c++) base++;
+  bool parsed =
+    backquote ? box_parse_all_at(sh, text, NULL, base, &n) : box_parse_all(sh, text, NULL, &n);
   sh->lineno = line;
   if (!parsed) {
     if (status) *status = 2;
@@ -1191,10 +1201,10 @@ char *box_command_subst(Shell *sh, const char *text, int *status)
   return g_string_free(g, FALSE);
 }
 
-static void do_subst(X *x, const char *text, int mode)
+static void do_subst(X *x, const char *text, int mode, bool backquote)
 {
   int st = 0;
-  char *out = box_command_subst(x->sh, text, &st);
+  char *out = box_command_subst(x->sh, text, backquote, &st);
   if (!out) {
     if (st == 2) xfail(x, 2);
     return;
@@ -1415,7 +1425,7 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
         g_string_append_c(cmd, t[e]);
         e++;
       }
-      do_subst(x, cmd->str, mode);
+      do_subst(x, cmd->str, mode, true);
       g_string_free(cmd, TRUE);
       i = e + 1;
       continue;
@@ -1480,7 +1490,7 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
           return false;
         }
         char *cmd = g_strndup(t + i + 2, e - i - 3);
-        do_subst(x, cmd, mode);
+        do_subst(x, cmd, mode, false);
         g_free(cmd);
         i = e;
         continue;

@@ -127,6 +127,11 @@ pid_t box_fork(Shell *sh)
       g_free(sh->traps[TRAP_ERR]);
       sh->traps[TRAP_ERR] = NULL;
     }
+    if (!(sh->opts & O_FUNCTRACE)) {
+      /* and without DEBUG unless functrace (set -T) */
+      g_free(sh->traps[TRAP_DEBUG]);
+      sh->traps[TRAP_DEBUG] = NULL;
+    }
     for (int s = 1; s < BOX_NSIG; s++)
       if (sh->traps[s] && *sh->traps[s]) {
         g_free(sh->traps[s]);
@@ -188,12 +193,35 @@ int box_run_pipe(Shell *sh, Node *n)
   int prev = -1;
   size_t started = 0;
   int status = 0;
+  /* lastpipe: the last element runs in this shell (job control is never
+   * on), so `… | read x` keeps x */
+  bool here_last = (sh->shopts & SH_LASTPIPE) && k > 1;
   for (size_t i = 0; i < k; i++) {
     int p[2] = { -1, -1 };
     bool last = i + 1 == k;
+    if (last && here_last) {
+      int in = sh->fd[0];
+      const Node *quiet = sh->status_quiet;
+      sh->fd[0] = prev;
+      sh->status_quiet = n->u.pipe.cmds[i];
+      sts[i] = box_eval(sh, n->u.pipe.cmds[i]);
+      sh->fd[0] = in;
+      sh->status_quiet = quiet;
+      pids[started++] = 0;
+      break;
+    }
     if (!last && pipe2(p, O_CLOEXEC) < 0) {
       box_sh_error(sh, "pipe: %s", box_strerror(errno));
       status = 1;
+      break;
+    }
+    /* bash runs a simple element's DEBUG trap before it forks it */
+    if (!box_debug_trap(sh, n->u.pipe.cmds[i])) {
+      if (p[0] >= 0) {
+        close(p[0]);
+        close(p[1]);
+      }
+      status = sh->exit_status;
       break;
     }
     pid_t pid = box_fork(sh);
@@ -213,6 +241,7 @@ int box_run_pipe(Shell *sh, Node *n)
         if (n->u.pipe.errpipe[i]) sh->fd[2] = p[1];
       }
       sh->status_quiet = n->u.pipe.cmds[i];
+      sh->debug_done = n->u.pipe.cmds[i];
       int st = box_eval(sh, n->u.pipe.cmds[i]);
       box_child_exit(sh, st);
     }
@@ -222,7 +251,8 @@ int box_run_pipe(Shell *sh, Node *n)
     prev = p[0];
   }
   if (prev >= 0) close(prev);
-  for (size_t i = 0; i < started; i++) sts[i] = box_wait_pid(pids[i]);
+  for (size_t i = 0; i < started; i++)
+    if (pids[i]) sts[i] = box_wait_pid(pids[i]);
   if (started == k) {
     status = sts[k - 1];
     if (sh->opts & O_PIPEFAIL)
@@ -237,6 +267,7 @@ int box_run_pipe(Shell *sh, Node *n)
 
 int box_run_background(Shell *sh, Node *n)
 {
+  if (!box_debug_trap(sh, n->u.un.child)) return sh->exit_status;
   pid_t pid = box_fork(sh);
   if (pid < 0) return 1;
   if (pid == 0) {
@@ -244,6 +275,7 @@ int box_run_background(Shell *sh, Node *n)
     if (sh->fd[0] == 0) sh->fd[0] = devnull;
     sh->errexit_off = 0;
     sh->status_quiet = n->u.un.child;
+    sh->debug_done = n->u.un.child;
     sh->loop_depth = 0;
     int st = box_eval(sh, n->u.un.child);
     box_child_exit(sh, st);

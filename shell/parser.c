@@ -1957,7 +1957,12 @@ bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out)
     *out = n;
     return true;
   }
-  Parser *p = box_parser_new(sh, text, name);
+  return box_parse_all_at(sh, text, name, 1, out);
+}
+
+bool box_parse_all_at(Shell *sh, const char *text, const char *name, int line, Node **out)
+{
+  Parser *p = box_parser_new_at(sh, text, name, line);
   List res = { NULL, NULL };
   for (;;) {
     Node *c = NULL;

@@ -114,7 +114,10 @@ bool box_apply_redirs(Shell *sh, const Redir *rs, size_t n, BoxSaved *sv)
     int st = 1;
     if (r->kind == R_HEREDOC) {
       char *body = r->quoted ? g_strdup(r->doc->body) : box_expand_heredoc(sh, r->doc->body, &st);
-      if (!body) return false;
+      if (!body) {
+        box_expansion_failed(sh, st);
+        return false;
+      }
       int fd = text_fd(sh, body, strlen(body));
       g_free(body);
       if (fd < 0) return false;
@@ -127,12 +130,16 @@ bool box_apply_redirs(Shell *sh, const Redir *rs, size_t n, BoxSaved *sv)
       t = g_strdup(r->word->text);
     } else if (r->kind == R_HERESTR) {
       t = box_expand_str(sh, r->word->text, false, &st);
-      if (!t) return false;
+      if (!t) {
+        box_expansion_failed(sh, st);
+        return false;
+      }
     } else {
       GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
       Word *w = r->word;
       if (!box_expand_words(sh, &w, 1, f, &st)) {
         g_ptr_array_free(f, TRUE);
+        box_expansion_failed(sh, st);
         return false;
       }
       if (f->len != 1) {

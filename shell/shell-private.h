@@ -57,6 +57,9 @@ ParseResult box_parse_next(Parser *p, Node **out);
 /* Parses a whole text (for $(…), eval, trap text); NULL + message printed
  * on a syntax error.  The result of $(…) texts is cached by content. */
 bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out);
+/* The same, past the cache, the text's first line counted as line (a `…`
+ * substitution's, whose lines depend on where it is). */
+bool box_parse_all_at(Shell *sh, const char *text, const char *name, int line, Node **out);
 /* Lexes the inside of an array literal `(a b c)` into words. */
 GPtrArray *box_parse_words(Shell *sh, const char *text);
 
@@ -99,6 +102,9 @@ bool box_is_name(const char *s, size_t len);
  * when NAME is no identifier or the subscript is empty or unclosed; *key is
  * NULL without brackets.  Both results are the caller's to free. */
 bool box_split_ref(const char *ref, char **name, char **key);
+/* name is a nameref that leads to an array's element (declare -n r='A[k]'):
+ * its array and key, both the caller's to free. */
+bool box_nameref_elem(Shell *sh, const char *name, char **arr, char **key);
 /* test -v REF: a scalar's value, an array's element 0 (or SUB; any for @). */
 bool box_var_isset(Shell *sh, const char *ref);
 /* Arrays. */
@@ -230,6 +236,9 @@ struct Shell {
   /* A pipeline's element or a & job as its child runs it: its own status
    * is the parent's to judge, so it fires no ERR trap (commands inside do) */
   const struct Node *status_quiet;
+  /* the DEBUG trap ran for this command in the parent, before the fork
+   * that runs it as a pipeline's element or a & job */
+  const struct Node *debug_done;
   bool in_child;   /* forked (subshell, stage, job, substitution) */
   bool in_trap;
   char *traps[BOX_NTRAP];
@@ -258,6 +267,7 @@ struct Shell {
   const char *script_name; /* for messages of sourced files */
   char *funcname;          /* FUNCNAME of the innermost call */
   GPtrArray *funcstack;    /* the names of the calls in progress, outermost first (borrowed) */
+  GArray *call_lines;      /* long: the line each of them was called from (caller) */
   int subst_status;        /* status of the last $(…), -1 none */
   bool check_only;         /* -n: parse only; no tree outlives its command */
   GArray *procsub_fds; /* int: our ends of the pipes of <(…)/>(…), closed after their command */
@@ -300,7 +310,7 @@ char *box_expand_regex(Shell *sh, const char *text, int *status);
 char *box_expand_heredoc(Shell *sh, const char *body, int *status);
 /* Runs text as a command substitution and returns its output with
  * trailing newlines removed. */
-char *box_command_subst(Shell *sh, const char *text, int *status);
+char *box_command_subst(Shell *sh, const char *text, bool backquote, int *status);
 /* Pattern matching as case/[[ ]] do (extglob always understood). */
 bool box_pattern_match(Shell *sh, const char *pattern, const char *s);
 /* The digits of an escape (\NNN, \xHH, \uHHHH…): up to max digits of base
@@ -505,6 +515,9 @@ extern volatile sig_atomic_t box_any_pending;
 void box_run_pending_traps(Shell *sh);
 /* Runs a trap's text; $? and a pending break/return survive it. */
 void box_run_trap_text(Shell *sh, const char *text);
+/* bash's DEBUG trap before n (a simple command, (( )) or [[ ]]; others are
+ * passed by); false when the trap ended the shell */
+bool box_debug_trap(Shell *sh, const struct Node *n);
 void box_trap_install(Shell *sh, int sig);
 int box_run_pipe(Shell *sh, Node *n);
 void box_set_pipestatus1(Shell *sh, int status);
@@ -523,6 +536,9 @@ typedef struct {
 void box_saved_begin(Shell *sh, BoxSaved *s);
 void box_saved_restore(Shell *sh, BoxSaved *s);
 /* sv NULL: what they open stays open (exec with only redirections). */
+/* An expansion that failed ends the shell as bash's does (its status from
+ * st), or only drops the command when the failure said so. */
+int box_expansion_failed(Shell *sh, int st);
 bool box_apply_redirs(Shell *sh, const Redir *rs, size_t n, BoxSaved *sv);
 
 /* ---- [[ ]] (cond.c) --------------------------------------------------------- */

@@ -126,6 +126,7 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
   sh->subst_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   sh->frames = g_ptr_array_new();
   sh->funcstack = g_ptr_array_new();
+  sh->call_lines = g_array_new(FALSE, FALSE, sizeof(long));
   sh->jobs = g_array_new(FALSE, FALSE, sizeof(BoxJob));
   sh->arena = g_ptr_array_new_with_free_func(g_free);
   sh->host = host;
@@ -182,6 +183,7 @@ static void shell_done(Shell *sh)
   for (size_t i = 0; i < G_N_ELEMENTS(tables); i++) g_hash_table_destroy(tables[i]);
   g_ptr_array_free(sh->frames, TRUE);
   g_ptr_array_free(sh->funcstack, TRUE);
+  g_array_free(sh->call_lines, TRUE);
   if (sh->procsub_fds) g_array_free(sh->procsub_fds, TRUE);
   for (guint i = 0; i < sh->jobs->len; i++) {
     g_free(g_array_index(sh->jobs, BoxJob, i).text);

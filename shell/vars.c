@@ -61,6 +61,19 @@ static const char *deref(Shell *sh, const char *name, ShellVar **found)
   return name;
 }
 
+bool box_nameref_elem(Shell *sh, const char *name, char **arr, char **key)
+{
+  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  if (!v || !(v->flags & V_NAMEREF)) return false;
+  name = deref(sh, name, &v);
+  /* deref stops at the last nameref when its value is no plain name */
+  if (!v || !(v->flags & V_NAMEREF) || !v->value) return false;
+  if (box_split_ref(v->value, arr, key) && *key) return true;
+  g_free(*arr);
+  g_free(*key);
+  return false;
+}
+
 ShellVar *box_var_lookup(Shell *sh, const char *name)
 {
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
@@ -108,7 +121,14 @@ static const char *dyn_value(Shell *sh, const char *name)
 const char *box_var_get(Shell *sh, const char *name)
 {
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
-  if (v && (v->flags & V_NAMEREF)) name = deref(sh, name, &v);
+  if (v && (v->flags & V_NAMEREF)) {
+    g_autofree char *arr = NULL, *key = NULL;
+    if (box_nameref_elem(sh, name, &arr, &key)) {
+      ShellVar *a = g_hash_table_lookup(sh->vars, arr);
+      return a ? box_var_elem(a, key) : NULL;
+    }
+    name = deref(sh, name, &v);
+  }
   if (!v) return dyn_value(sh, name);
   if (v->flags & V_ARRAY) return v->arr && v->arr->len ? v->arr->pdata[0] : NULL;
   if (v->flags & V_ASSOC) return v->assoc ? g_hash_table_lookup(v->assoc, "0") : NULL;
@@ -147,7 +167,11 @@ static char *int_value(Shell *sh, ShellVar *v, const char *value, bool *ok)
 bool box_var_set(Shell *sh, const char *name, const char *value)
 {
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
-  if (v && (v->flags & V_NAMEREF)) name = deref(sh, name, &v);
+  if (v && (v->flags & V_NAMEREF)) {
+    g_autofree char *arr = NULL, *key = NULL;
+    if (box_nameref_elem(sh, name, &arr, &key)) return box_var_set_elem(sh, arr, key, value, false);
+    name = deref(sh, name, &v);
+  }
   if (!check_ro(sh, v, name)) return false;
   if (!v) v = box_var_make(sh, name);
   bool ok;

@@ -16,6 +16,8 @@ bool bx_status_operand(BoxCmd *c, bool only_one, int *st);
  * 'V' type's sentence), skip_funcs as `command` looks; whether it is
  * anything. */
 int box_type_one(BoxCmd *c, const char *name, char mode, bool skip_funcs);
+/* command.c: runs argv as `command` does, a function of its name passed by. */
+int bx_run_past_functions(BoxCmd *c, char **argv);
 /* set -o's options, which shopt -o shares: NAME's row, or -1. */
 int box_set_option(const char *name);
 /* Whether row is on; printed first to show (set -o's line, set +o's when

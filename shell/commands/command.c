@@ -27,14 +27,19 @@ int box_cmd_command(BoxCmd *c)
         box_cmd_error(c, "%s: not found", c->argv[i]);
     return any ? 0 : 1;
   }
+  return bx_run_past_functions(c, c->argv + i);
+}
+
+int bx_run_past_functions(BoxCmd *c, char **argv)
+{
   box_out_flush(c->out);
   Shell *sh = c->sh;
-  /* skip functions: temporarily hide the function table */
+  /* a function of the name is hidden while it runs */
   GHashTable *f = sh->funcs;
-  const char *name = c->argv[i];
+  const char *name = argv[0];
   Node *fn = g_hash_table_lookup(f, name);
   if (fn) g_hash_table_steal(f, name);
-  int st = box_run_argv(sh, c->argv + i, c->in, c->out_fd, c->err);
+  int st = box_run_argv(sh, argv, c->in, c->out_fd, c->err);
   if (fn) g_hash_table_insert(f, g_strdup(name), fn);
   return st;
 }

@@ -8,6 +8,14 @@ bool box_assign_word(Shell *sh, const char *text, bool local, int *status);
 
 static void print_value(BoxOut *o, const char *v)
 {
+  /* a control character is shown as bash shows it, in $'…' */
+  for (const char *p = v; *p; p++)
+    if ((unsigned char)*p < 32 || *p == 127) {
+      char *q = box_quote(v);
+      box_out_puts(o, q);
+      g_free(q);
+      return;
+    }
   box_out_putc(o, '"');
   for (const char *p = v; *p; p++) {
     if (strchr("\"\\$`", *p)) box_out_putc(o, '\\');
@@ -24,6 +32,7 @@ static void print_var(BoxCmd *c, const char *name, ShellVar *v, const char *who)
   if (v->flags & V_ASSOC) g_string_append_c(f, 'A');
   if (v->flags & V_INTEGER) g_string_append_c(f, 'i');
   if (v->flags & V_LOWER) g_string_append_c(f, 'l');
+  if (v->flags & V_NAMEREF) g_string_append_c(f, 'n');
   if (v->flags & V_READONLY) g_string_append_c(f, 'r');
   if (v->flags & V_UPPER) g_string_append_c(f, 'u');
   if (v->flags & V_EXPORT) g_string_append_c(f, 'x');
@@ -196,7 +205,9 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
       continue;
     }
     if (print) {
-      ShellVar *v = box_var_lookup(sh, name);
+      /* a nameref is shown as itself, not as what it leads to */
+      ShellVar *v = g_hash_table_lookup(sh->vars, name);
+      if (!v || !(v->flags & V_NAMEREF)) v = box_var_lookup(sh, name);
       if (!v) {
         box_cmd_error(c, "%s: not found", name);
         status = 1;

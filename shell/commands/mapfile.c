@@ -10,7 +10,8 @@ int box_cmd_mapfile(BoxCmd *c)
   Shell *sh = c->sh;
   bool trim = false;
   int delim = '\n';
-  long count = 0, skip = 0, origin = 0;
+  long count = 0, skip = 0, origin = 0, quantum = 5000;
+  const char *callback = NULL, *quantum_text = NULL;
   int fd = c->in;
   int i = 1;
   for (; i < c->argc; i++) {
@@ -32,13 +33,20 @@ int box_cmd_mapfile(BoxCmd *c)
       fd = u >= 0 && u < BOX_NFD ? sh->fd[u] : -1;
       break;
     }
-    case 'C':
-    case 'c': break;
+    case 'C': callback = v; break;
+    case 'c':
+      quantum = atol(v);
+      quantum_text = v;
+      break;
     default: box_cmd_error(c, "-%c: invalid option", o); return 2;
     }
   }
   const char *name = i < c->argc ? c->argv[i] : "MAPFILE";
   if (fd < 0) return 1;
+  if (quantum <= 0) {
+    box_cmd_error(c, "%s: invalid callback quantum", quantum_text);
+    return 1;
+  }
   GString *all = box_read_all(fd, 0);
   if (!origin) box_var_unset(sh, name);
   ShellVar *v = box_var_make(sh, name);
@@ -53,6 +61,15 @@ int box_cmd_mapfile(BoxCmd *c)
       char *item = g_strndup(all->str + pos, end - pos);
       char key[24];
       g_snprintf(key, sizeof key, "%ld", idx++);
+      if (callback && (n + 1) % quantum == 0) {
+        /* bash's callback: before each quantum-th element is stored, with
+         * its index and line as two more words */
+        char *q = box_quote(item);
+        char *text = g_strdup_printf("%s %s %s", callback, key, q);
+        box_eval_text(sh, text, NULL);
+        g_free(text);
+        g_free(q);
+      }
       box_var_set_elem(sh, name, key, item, false);
       g_free(item);
       n++;

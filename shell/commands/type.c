@@ -56,6 +56,10 @@ static bool describe(BoxCmd *c, int kind, const char *name, char mode, int flags
   Shell *sh = c->sh;
   switch (kind) {
   case KIND_ALIAS: {
+    /* bash -c leaves expand_aliases off, and then its lookups pass aliases
+     * by though `alias` still lists them (the Shell expands them anyway:
+     * spec/shell.md's documented difference) */
+    if (!(sh->shopts & SH_EXPAND_ALIASES)) return false;
     const char *alias = g_hash_table_lookup(sh->aliases, name);
     if (!alias) return false;
     if (mode == 'v') {

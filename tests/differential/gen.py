@@ -280,7 +280,14 @@ class Gen:
 
     def arrays(self):
         self.tag("arrays")
-        k = self.r.randrange(16)
+        k = self.r.randrange(17)
+        if k == 16:
+            self.tag("nameref")
+            target = self.pick(["arr", "'arr[1]'", "arr[i]", "'m[k]'", "'m[x y]'", "v"])
+            return ("declare -n nr=" + target + "; " + self.pick(["echo \"[$nr]\"", "nr=" + self.value_word(),
+                                                                "nr+=" + self.value_word(), "read nr <<< " + self.value_word(),
+                                                                "printf -v nr %s " + self.value_word()])
+                    + "; declare -p nr; unset -n nr")
         if k == 0:
             return "arr=(" + " ".join(self.value_word() for _ in range(self.r.randrange(0, 4))) + ")"
         if k == 1:
@@ -411,7 +418,16 @@ class Gen:
 
     def trap(self):
         self.tag("trap")
-        k = self.r.randrange(9)
+        k = self.r.randrange(11)
+        if k in (9, 10):
+            self.tag("trap-debug")
+            show = self.pick(["'echo \"d[$BASH_COMMAND]$?\"'", "'echo \"d$LINENO:$?\"'", "'echo d'"])
+            return ("set " + self.pick(["-T", "+T"]) + "; trap " + show + " DEBUG; "
+                    + self.pick(["false; echo a", "x=1; ((x++)); echo $x", "for i in 1 2; do :; done",
+                                 "case a in a) true;; esac", "df() { echo in; }; df", "(echo sub)",
+                                 "y=$(echo cs); echo $y", "[[ a == a ]]", "if true; then :; fi",
+                                 "df() { return 3; }; df; echo $?"])
+                    + "; trap - DEBUG; set +T")
         if k == 6:
             self.tag("trap-err-pipe")
             return ("set " + self.pick(["-E", "+E"]) + "; trap 'echo E$?' ERR; ef() { false; }; "

@@ -192,6 +192,42 @@ CASES = [
     ("utf8-case-any", 's=μ; case $s in ?) echo one;; *) echo many;; esac; [[ μx == ?x ]] && echo y; [[ μx == [μ]x ]] && echo br'),
     ("utf8-trim-replace", 's=μxμ; echo ${s#?} ${s%?} ${s##*μ} ${s%%μ*} ${s/?/Z} ${s//?/Z} ${s/#?/Z} ${s/%?/Z}; a=(μa bμ); echo ${a[@]#?}'),
     ("utf8-glob-any", 'touch μ ab; echo ?'),
+    # ---- the DEBUG trap: before each simple command, (( )), [[ ]], for round, case ------
+    ("trap-debug-simple", 'trap \'echo "d[$BASH_COMMAND]$?"\' DEBUG; false; echo a; x=1; ((x++)); [[ $x == 2 ]]; trap - DEBUG; echo end'),
+    ("trap-debug-compound", 'trap \'echo "d[$BASH_COMMAND]$LINENO"\' DEBUG; for i in 1 "$x"; do :; done\nfor ((i=0;i<2;i++)); do :; done; case x in x) true;; esac; if true; then :; fi; { echo g; }'),
+    ("trap-debug-not-inherited", "trap 'echo \"d[$BASH_COMMAND]\"' DEBUG; f() { echo inf; }; f; (echo sub); y=$(echo cs); echo $y | cat; f | cat; echo x | (read v; echo $v)"),
+    ("trap-debug-functrace", "trap 'echo \"d[$BASH_COMMAND]\"' DEBUG; set -T; f() { echo inf; }; f; (echo sub); g() { return 3; }; g; echo $?"),
+    ("trap-debug-set-in-function", "f() { trap 'echo FD' DEBUG; echo in; }; f; echo out; trap -p DEBUG; trap - DEBUG; trap -p; echo none"),
+    ("trap-debug-before-err", 'trap "echo E" ERR; trap \'echo "d[$BASH_COMMAND]$?"\' DEBUG; false; echo $?; df() { return 3; }; trap \'echo "d$?"\' DEBUG; df; echo $?; set -e; false; echo no'),
+    ("trap-debug-exit", "trap 'echo X; exit 4' DEBUG; echo no; echo never"),
+    # ---- namerefs to an array's element -------------------------------------------------
+    ("nameref-assoc-elem", 'declare -A A=([k]=1); declare -n r="A[k]"; echo "$r"; r=5; echo "${A[k]}"; r+=6; declare -p A r'),
+    ("nameref-indexed-elem", 'a=(x y z); declare -n e="a[1]"; echo $e ${e^^} "${e:-u}"; e=Y; echo "${a[@]}"; declare -n q=a[2]; q+=Q; echo ${a[2]}; read e <<< "from read"; declare -p a e'),
+    ("nameref-local-elem", 'f() { local -n ref=$1; ref=7; echo "[$ref]"; }; a=(x y); f "a[1]"; declare -A m; f "m[key]"; declare -p a m'),
+    ("nameref-declare-p", 'b=1; declare -n br=b; declare -p br; br=2; echo $b; declare -n c; declare -p c'),
+    # ---- builtin: the shell's own command past a function of its name ---------------------
+    ("builtin-wrapper", 'echo() { builtin echo "[$*]"; }; echo x; cd() { builtin cd "$@" && echo moved; }; cd /; pwd; builtin echo hi; builtin; echo $?; type -t builtin'),
+    ("builtin-not-builtin", 'builtin nosuch; echo $?; builtin cat </dev/null; echo $?; builtin -- true; echo $?'),
+    # ---- caller: where the function was called from -----------------------------------------
+    ("caller-frames", 'f() { caller; caller 0; echo $?; }\ng() {\n f; caller 0; caller 1; echo $?\n}\ng\nf\nh() { g; }; h; caller; echo $?'),
+    ("caller-bad-operand", 'f() { caller 1 2; echo $?; caller -1 2>/dev/null; echo $?; caller x 2>/dev/null; echo $?; }; f; g() { f; }; g'),
+    # ---- lastpipe: the last element of a pipeline runs in the shell ---------------------------
+    ("lastpipe-read", 'shopt -s lastpipe; echo hi | read x; echo "[$x]"; printf "a\\nb\\n" | while read l; do last=$l; done; echo $last; seq 3 | mapfile -t arr; echo ${#arr[@]}; yes | head -1'),
+    ("lastpipe-status", 'shopt -s lastpipe; false | true; echo $? ${PIPESTATUS[@]}; true | false; echo $? ${PIPESTATUS[@]}; set -o pipefail; false | true; echo $?; echo 7 | { read v; (exit $v); }; echo $? $v; set -e; trap "echo E" ERR; echo x | false; echo no'),
+    ("lastpipe-control", 'shopt -s lastpipe; for i in 1 2 3; do echo $i | while read l; do [ $l = 2 ] && break 2; echo $l; done; done; echo end; f() { echo r | { read v; return 4; }; echo not; }; f; echo $? $v; echo | exit 3; echo never'),
+    # ---- mapfile -C: the callback every quantum lines -----------------------------------------
+    ("mapfile-callback", 'mapfile -t -C "printf \\"<%s|%s>\\" " -c 2 b < <(seq 5); echo; echo "${b[@]}"; cb() { echo "at $1 [$2] have ${#c[@]}"; }; mapfile -t -C cb -c 3 c < <(seq 7); mapfile -C cb -c 1 -O 4 c <<< "it\'s"; mapfile -t -C cb d < <(seq 5001); echo ${#d[@]}; mapfile -c 0 -C cb e <<< y; echo $?'),
+    # ---- declare -p: a value with a control character in $'…' -------------------------------
+    ("declare-p-control-chars", "b='x\ty'; declare -p b; a=($'l\\n' \"q's\" $'\\e[0m' $'x\\001y'); declare -p a; declare -A m=([k]=$'a\\nb\\\\c'); declare -p m; export E=$'1\\n2'; declare -p E"),
+    # ---- $LINENO inside `…`: counted on from the closing quote's line -------------------------
+    ("lineno-backquote", 'echo a\nx=`echo $LINENO`; echo $x\necho `echo $LINENO` $(echo $LINENO)\ny=`\n\necho $LINENO`; echo $y\nf() {\n echo `echo $LINENO`\n}\nf; echo $LINENO'),
+    # ---- a redirection's fatal expansion: a program's ends the command, a builtin's the shell --
+    ("redir-expansion-program", 'cat <<< "${u:?}"; echo after $?; cat < "${u:?}"; echo after $?; set -u; cat <<< "$nope"; echo $?; f() { cat <<< "${v:?}"; }; f 2>/dev/null; echo after $?'),
+    ("redir-expansion-heredoc", 'cat <<EOF\n${u:?}\nEOF\necho after $?'),
+    ("redir-expansion-builtin-ends", 'echo <<< "${u:?}"; echo never'),
+    ("redir-expansion-compound-ends", 'for i in 1; do :; done < "${u:?}"; echo never'),
+    # ---- lookups pass aliases by while expand_aliases is off (bash -c's default) ------
+    ("alias-lookup-expansion-off", "alias ll='ls -l'; type ll; echo $?; command -v ll; echo $?; type -t ll; echo $?; alias; shopt -s expand_aliases; type ll; command -v ll"),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
 ]
 
