@@ -1,0 +1,55 @@
+"""sha224sum, sha384sum, sha512sum and b2sum against GNU's (the first and
+the last are written out in shell/commands/digest.c, so they run over the
+sizes where padding changes: 0, 55, 56, 63, 64, 65, 111, 112, 127, 128,
+129 bytes and 1 MB).
+
+Same method as test_commands_gnu.py (gnu_compare.py): each case runs once
+through `box-shell -c` and once through `bash -c` with the host's tools
+(LC_ALL=C) in two fresh copies of one generated tree; stdout, stderr,
+status and the resulting tree must be equal.
+"""
+import pytest
+
+from gnu_compare import assert_same_run, need_shell, run_both
+
+SIZES = [0, 1, 3, 55, 56, 57, 63, 64, 65, 111, 112, 119, 120, 127, 128, 129, 255, 256, 257, 1000, 1048576]
+
+# Bytes that are not all alike (a program), so a wrong word order or
+# rotation shows.
+EXTRA = "".join(f"head -c {n} /usr/bin/bash > z{n}\n" for n in SIZES) + r"""
+printf 'x\n' > 'back\\slash'; printf 'y\n' > "$(printf 'n\nl')"
+for s in sha224 sha384 sha512 b2; do ${s}sum a.txt s > $s.ok; ${s}sum a.txt nope s 2>/dev/null > $s.miss; done
+b2sum -l 256 a.txt s > b2-256.ok; b2sum -l 8 a.txt > b2-8.ok; cp b2-256.ok b2-mixed.ok; cat b2.ok >> b2-mixed.ok
+printf 'garbage\n' >> sha224.bad; sha224sum s >> sha224.bad; printf '%056d  a.txt\n' 0 >> sha224.bad
+"""
+
+SUMS = ["sha224sum", "sha384sum", "sha512sum", "b2sum"]
+
+ALL_SIZES = [f"{s} {' '.join(f'z{n}' for n in SIZES)}" for s in SUMS] + [
+    f"b2sum -l {bits} {' '.join(f'z{n}' for n in SIZES)}" for bits in (8, 160, 256, 384, 504)]
+
+CASES = [t + "; echo $?" for s in SUMS for t in [
+    f"{s} a.txt s", f"{s} < a.txt", f"{s} -b a.txt", f"{s} nope a.txt", f"{s} back*", f"{s} n?l",
+    f"{s} -z a.txt back* | tr '\\0' @", f"{s} -c {s.replace('sum', '')}.ok", f"{s} -c --quiet {s.replace('sum', '')}.ok",
+    f"{s} -c --status {s.replace('sum', '')}.ok", f"echo x >> a.txt; {s} -c {s.replace('sum', '')}.ok",
+    f"{s} -c {s.replace('sum', '')}.miss", f"{s} -c --ignore-missing {s.replace('sum', '')}.miss",
+    f"{s} -c -w a.txt", f"{s} -c a.txt", f"{s} d; echo", f"{s} -x", f"{s} --check --strict md5.bad",
+    f"{s} a.txt | {s} -c", f"{s} -c - < {s.replace('sum', '')}.ok",
+]] + [t + "; echo $?" for t in [
+    "b2sum -l 256 a.txt", "b2sum --length=128 a.txt", "b2sum -l 0 a.txt", "b2sum -l 512 a.txt", "b2sum -l 7 a.txt",
+    "b2sum -l 1024 a.txt", "b2sum -l x a.txt", "b2sum -l '' a.txt", "b2sum -l -8 a.txt", "b2sum -l", "b2sum -c b2-256.ok",
+    "b2sum -c b2-8.ok", "b2sum -c b2-mixed.ok", "b2sum -l 128 -c b2-256.ok", "sha256sum -c b2-256.ok",
+    "sha224sum -c sha224.bad", "sha224sum -c -w sha224.bad", "sha224sum -c --strict sha224.bad", "sha384sum -l 8 a.txt",
+    "printf '%0130d  a.txt\\n' 0 | b2sum -c -w", "printf '%0126d  a.txt\\n' 0 | b2sum -c", "printf '0  a.txt\\n' | b2sum -c -w",
+    "sha256sum -c -w 'sp ace'", "printf 'x\\n' | sha256sum -c -w",
+]]
+
+MD5_BAD = r"""
+printf '%s  a.txt\n' 0123456789abcdef0123456789abcdef > md5.bad; echo garbage >> md5.bad
+"""
+
+
+@pytest.mark.parametrize("text", ALL_SIZES + CASES)
+def test_sums_against_gnu(tmp_path, text):
+    need_shell()
+    assert_same_run(*run_both(tmp_path, text, EXTRA + MD5_BAD))
