@@ -68,6 +68,12 @@ bool bx_set_flag(int ch, const char *letters, bool *const *vars);
  * when there is none, no destination (no -t), or more than two with -T. */
 bool bx_move_operands_ok(BoxCmd *c, const char *cmd, int n, char **args, const char *target_dir,
                          bool no_target);
+/* The loop of the commands that make or remove each operand (mkdir,
+ * mkfifo): GNU's "missing operand" usage error and 1 when there is none;
+ * else each operand from optind on through one, which prints its own
+ * error, and 1 when one answered false for any. */
+int bx_each_operand(BoxCmd *c, const char *cmd,
+                    bool (*one)(BoxCmd *c, const char *name, void *data), void *data);
 
 /* ---- input.c: inputs --------------------------------------------------------- */
 

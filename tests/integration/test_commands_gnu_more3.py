@@ -8,9 +8,12 @@ through `box-shell -c` and once through `bash -c` with the host's tools
 (LC_ALL=C) in two fresh copies of one generated tree; stdout, stderr,
 status and the resulting tree must be equal.
 """
+import subprocess
+
 import pytest
 
-from gnu_compare import assert_same_run, need_shell, run_both
+from conftest import BOX_SHELL
+from gnu_compare import SETUP, assert_same_run, need_shell, run_both
 
 SIZES = [0, 1, 3, 55, 56, 57, 63, 64, 65, 111, 112, 119, 120, 127, 128, 129, 255, 256, 257, 1000, 1048576]
 
@@ -53,3 +56,41 @@ printf '%s  a.txt\n' 0123456789abcdef0123456789abcdef > md5.bad; echo garbage >>
 def test_sums_against_gnu(tmp_path, text):
     need_shell()
     assert_same_run(*run_both(tmp_path, text, EXTRA + MD5_BAD))
+
+
+# each case removes its fifos: the comparison of the trees would open them
+MKFIFO = [t + '; echo $?; rm -f ff* p1' for t in [
+    'mkfifo ff; ls -l ff | cut -c1-10', 'mkfifo ff ff', 'mkfifo -m 600 ff2; ls -l ff2 | cut -c1-10', 'mkfifo -m x ff3',
+    'mkfifo', 'mkfifo nodir/f', 'mkfifo -m u=rw,g=r ff4; ls -l ff4 | cut -c1-10', 'mkfifo -m +x ff; ls -l ff | cut -c1-10',
+    'mkfifo --mode=644 ff5; ls -l ff5 | cut -c1-10', 'mkfifo -m 1777 ff6; ls -l ff6 | cut -c1-10', 'mkfifo a.txt ff',
+    'mkfifo ffa ffb; ls -l ffa ffb | cut -c1-10', 'mkfifo -z ff7', 'mkfifo p1 && (echo hi > p1 &) && cat p1',
+    'umask 077; mkfifo ff; ls -l ff | cut -c1-10', 'umask 077; mkfifo -m g+w ff; ls -l ff | cut -c1-10',
+    'mkfifo -m 0 ff nodir/x ff8; ls -l ff ff8 | cut -c1-10', 'mkdir d2 d2 d3/x; echo $?; mkdir -p d/e d4/e/f; ls -d d*',
+]]
+
+
+@pytest.mark.parametrize("text", MKFIFO)
+def test_mkfifo_against_gnu(tmp_path, text):
+    need_shell()
+    assert_same_run(*run_both(tmp_path, text))
+
+
+# The commands above, with no program on PATH: the Shell's own answer what
+# GNU's is, so a host tool cannot stand in for a missing one.
+BUILT_IN = [
+    "sha224sum a.txt", "sha384sum a.txt", "sha512sum a.txt", "b2sum -l 96 a.txt", "sha224sum -c sha224.ok",
+    "mkfifo ff; echo $?; [ -p ff ] && echo fifo; rm -f ff",
+]
+
+
+@pytest.mark.parametrize("text", BUILT_IN)
+def test_built_in_without_path(tmp_path, text):
+    need_shell()
+    d = tmp_path / "t"
+    d.mkdir()
+    subprocess.run(["bash", "-c", SETUP + EXTRA], cwd=d, check=True)
+    runs = []
+    for argv, path in (([str(BOX_SHELL), "-c", text], "/nonexistent"), (["bash", "-c", text], "/usr/bin:/bin")):
+        p = subprocess.run(argv, cwd=d, env={"PATH": path, "LC_ALL": "C"}, capture_output=True, timeout=60)
+        runs.append((p.stdout, p.stderr, p.returncode))
+    assert runs[0] == runs[1]
