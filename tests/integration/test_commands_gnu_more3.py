@@ -8,6 +8,7 @@ through `box-shell -c` and once through `bash -c` with the host's tools
 (LC_ALL=C) in two fresh copies of one generated tree; stdout, stderr,
 status and the resulting tree must be equal.
 """
+import shlex
 import subprocess
 
 import pytest
@@ -80,6 +81,7 @@ def test_mkfifo_against_gnu(tmp_path, text):
 BUILT_IN = [
     "sha224sum a.txt", "sha384sum a.txt", "sha512sum a.txt", "b2sum -l 96 a.txt", "sha224sum -c sha224.ok",
     "mkfifo ff; echo $?; [ -p ff ] && echo fifo; rm -f ff",
+    "nohup sha256sum a.txt; echo $?", "nohup; echo $?",
 ]
 
 
@@ -94,3 +96,39 @@ def test_built_in_without_path(tmp_path, text):
         p = subprocess.run(argv, cwd=d, env={"PATH": path, "LC_ALL": "C"}, capture_output=True, timeout=60)
         runs.append((p.stdout, p.stderr, p.returncode))
     assert runs[0] == runs[1]
+
+
+NOHUP = [t + '; echo $?' for t in [
+    'nohup', 'nohup nosuch', 'nohup ./a.txt', 'nohup d', 'nohup /nonexistent/x', 'nohup /tmp', 'nohup echo hi',
+    'nohup -x', 'nohup --', 'nohup -- echo x', 'nohup false', 'nohup sh -c "exit 3"', 'echo in | nohup cat',
+    'nohup sh -c "kill -HUP \\$\\$; echo alive"', 'nohup sha256sum a.txt', 'nohup nosuch 2>&1 | cat',
+]]
+
+# Through a terminal (script(1) gives the case one): nohup.out, its messages
+# and the input made unreadable.
+NOHUP_TTY = [t + '; echo $?; cat nohup.out' for t in [
+    'nohup echo hi', 'nohup echo hi < /dev/null', 'nohup echo hi > o; cat o', 'nohup sh -c "echo e >&2" 2> e; cat e',
+    'nohup sh -c "echo e >&2; echo o" > o; cat o', 'nohup cat; nohup read x', 'nohup nosuch', 'nohup echo a; nohup echo b',
+    'nohup sh -c "echo e >&2" < /dev/null > o; cat o',
+]]
+
+
+@pytest.mark.parametrize("text", NOHUP)
+def test_nohup_against_gnu(tmp_path, text):
+    need_shell()
+    assert_same_run(*run_both(tmp_path, text))
+
+
+@pytest.mark.parametrize("text", NOHUP_TTY)
+def test_nohup_on_a_terminal(tmp_path, text):
+    need_shell()
+    results = []
+    for shell in (str(BOX_SHELL), "bash"):
+        d = tmp_path / shell.replace("/", "_")
+        d.mkdir()
+        subprocess.run(["bash", "-c", SETUP], cwd=d, check=True)
+        cmd = f"script -qec {shlex.quote(shell + ' -c ' + shlex.quote(text))} /dev/null"
+        p = subprocess.run(["bash", "-c", cmd], cwd=d, capture_output=True, timeout=60,
+                           env={"PATH": "/usr/bin:/bin", "HOME": str(d), "LC_ALL": "C", "TERM": "dumb"})
+        results.append((p.stdout, p.stderr, p.returncode))
+    assert results[0] == results[1]
