@@ -75,6 +75,10 @@ bool bx_move_operands_ok(BoxCmd *c, const char *cmd, int n, char **args, const c
 int bx_each_operand(BoxCmd *c, const char *cmd,
                     bool (*one)(BoxCmd *c, const char *name, void *data), void *data);
 
+/* cd.c: the directory change of cd, pushd and popd: dir against the
+ * logical cwd, PWD and OLDPWD set; 1 after "strands-shell: cmd: dir: why". */
+int bx_chdir(BoxCmd *c, const char *cmd, const char *dir);
+
 /* ---- input.c: inputs --------------------------------------------------------- */
 
 /* The file operands from optind on; "-" (standard input) alone when there

@@ -8,6 +8,7 @@ through `box-shell -c` and once through `bash -c` with the host's tools
 (LC_ALL=C) in two fresh copies of one generated tree; stdout, stderr,
 status and the resulting tree must be equal.
 """
+import re
 import shlex
 import subprocess
 
@@ -132,3 +133,35 @@ def test_nohup_on_a_terminal(tmp_path, text):
                            env={"PATH": "/usr/bin:/bin", "HOME": str(d), "LC_ALL": "C", "TERM": "dumb"})
         results.append((p.stdout, p.stderr, p.returncode))
     assert results[0] == results[1]
+
+
+# bash's directory stack; HOME is each run's own directory, so the paths
+# dirs prints (with "~") are the same in both.
+DIRSTACK = [
+    'pushd; echo $?; popd; echo $?; dirs; dirs +3; echo $?', 'pushd d; pushd ../e2; dirs; dirs -v; dirs -p; dirs -l',
+    'pushd d >/dev/null; pushd /tmp; echo ${DIRSTACK[@]}; pushd +1; pushd -1; pushd; popd +5; echo $?',
+    'pushd d; popd -n; echo $?; popd -n; echo $?; dirs', 'pushd -n /tmp; dirs; pwd', 'pushd -x; echo $?',
+    'pushd +x; echo $?', 'dirs +x; echo $?', 'dirs -lv; echo $?', 'dirs a; echo $?', 'popd a; echo $?', 'popd -x; echo $?',
+    'pushd a b; echo $?', 'pushd nosuch; echo $?', 'pushd a.txt; echo $?', 'pushd d; pushd d/e; echo $?; dirs',
+    'pushd d >/dev/null; dirs +9; echo $?; dirs -9; echo $?; popd -9; echo $?; pushd +9; echo $?; pushd -9; echo $?',
+    'pushd d >/dev/null; dirs -c; echo $?; dirs; pushd e; dirs -c -v; dirs', 'dirs -0; dirs +0; dirs -1; echo $?',
+    'pushd d; pushd e; dirs -v -l; dirs -l -p +1; dirs -v +1; dirs -2; popd +1; pwd; popd; pwd; popd; echo $?',
+    'pushd -- d; echo $?; dirs -- ; cd /; pushd /tmp; pushd +0; popd +0; echo ${DIRSTACK[@]}',
+    'pushd d; pushd /; pushd e2; pushd +2; pushd -0; popd -1; popd; echo $PWD $OLDPWD; dirs -v',
+    'HOME=/; pushd /tmp; dirs', 'cd d; pushd ..; cd e2; dirs; pushd; pwd', 'pushd d >/dev/null; rmdir e 2>&1; pushd +1; popd; echo $?',
+]
+
+
+@pytest.mark.parametrize("text", DIRSTACK)
+def test_dirstack_against_bash(tmp_path, text):
+    need_shell()
+    runs = []
+    for name, argv in (("box", [str(BOX_SHELL), "-c", text]), ("bash", ["bash", "-c", text])):
+        d = tmp_path / name
+        d.mkdir()
+        subprocess.run(["bash", "-c", SETUP], cwd=d, check=True)
+        p = subprocess.run(argv, cwd=d, capture_output=True, timeout=60,
+                           env={"PATH": "/usr/bin:/bin", "HOME": str(d), "LC_ALL": "C"})
+        err = re.sub(rb"(?m)^bash: (line \d+: )?", b"strands-shell: ", p.stderr)
+        runs.append((p.stdout.replace(bytes(d), b"HOME"), err.replace(bytes(d), b"HOME"), p.returncode))
+    assert runs[0] == runs[1]
