@@ -83,6 +83,7 @@ BUILT_IN = [
     "sha224sum a.txt", "sha384sum a.txt", "sha512sum a.txt", "b2sum -l 96 a.txt", "sha224sum -c sha224.ok",
     "mkfifo ff; echo $?; [ -p ff ] && echo fifo; rm -f ff",
     "nohup sha256sum a.txt; echo $?", "nohup; echo $?",
+    "iconv -f UTF-8 -t UTF-16 a.txt | od -c", "pushd d; dirs -p; popd",
 ]
 
 
@@ -165,3 +166,55 @@ def test_dirstack_against_bash(tmp_path, text):
         err = re.sub(rb"(?m)^bash: (line \d+: )?", b"strands-shell: ", p.stderr)
         runs.append((p.stdout.replace(bytes(d), b"HOME"), err.replace(bytes(d), b"HOME"), p.returncode))
     assert runs[0] == runs[1]
+
+
+ICONV_FILES = r"""
+printf 'caf\303\251 \342\202\254\n' > u8; printf 'bad\377\376ok\n' > bad; printf 'ab\303' > cut
+"""
+
+# one case a line, each followed by its status
+ICONV = [t + "; echo $?" for t in r"""
+iconv -f UTF-8 -t LATIN1 u8
+iconv -f UTF-8 -t ASCII u8
+iconv -c -f UTF-8 -t ASCII u8
+iconv -f UTF-8 -t UTF-16 u8 | od -c
+iconv -f XX -t UTF-8 u8
+iconv -f UTF-8 -t YY u8
+iconv -f UTF-8 -t LATIN1 bad
+iconv -c -f UTF-8 -t LATIN1 bad
+iconv -f UTF-8 -t LATIN1 nope
+iconv -f UTF-8 -t LATIN1 nope u8
+iconv u8
+iconv -f latin1 -t utf-8 bad | od -c
+iconv -t ASCII//TRANSLIT u8
+iconv -f UTF-8 -t LATIN1 < cut
+iconv -x
+iconv --from-code=UTF-8 --to-code=ASCII -c u8
+iconv -f UTF-8 -t ASCII u8 u8
+iconv -f UTF-8 -t ASCII d
+iconv -f UTF-8 -t ASCII d u8
+iconv -f UTF-8 -t UTF-16 u8 u8 | od -c
+iconv -f
+iconv -t ASCII - < u8
+iconv -c -f UTF-8 -t ASCII bad u8
+iconv -f UTF-16 -t UTF-8 < u8
+iconv -c -f UTF-16 -t UTF-8 < u8 | od -c
+iconv -cf utf8 -t ascii u8
+iconv -f utf8 -t ascii -c u8
+iconv --to-code ascii -c u8
+iconv -c -t ASCII//TRANSLIT u8
+seq 1 5000 | iconv -f ascii -t utf-16 | iconv -f utf-16 -t ascii | md5sum
+iconv -f UTF-8 -t UTF-7 u8 u8 | od -c
+iconv -f UTF-8 -t ISO-2022-JP u8 - u8 < u8 | od -c
+iconv -f LATIN1 -t UTF-8 a.txt bin | od -c
+iconv --to-code
+LC_ALL=C.UTF-8 iconv -c -t ASCII//TRANSLIT u8
+LC_ALL=C.UTF-8 iconv -t LATIN1 u8 | od -c
+LC_ALL= LANG=C.UTF-8 iconv -t UTF-16LE u8 | od -c
+""".strip().split("\n")]
+
+
+@pytest.mark.parametrize("text", ICONV)
+def test_iconv_against_glibc(tmp_path, text):
+    need_shell()
+    assert_same_run(*run_both(tmp_path, text, ICONV_FILES))
