@@ -1,7 +1,8 @@
-"""sha224sum, sha384sum, sha512sum and b2sum against GNU's (the first and
-the last are written out in shell/commands/digest.c, so they run over the
-sizes where padding changes: 0, 55, 56, 63, 64, 65, 111, 112, 127, 128,
-129 bytes and 1 MB).
+"""sha224sum, sha384sum, sha512sum, b2sum, mkfifo and nohup against GNU's,
+iconv against glibc's, file against file(1) and pushd, popd and dirs
+against bash's.  SHA-224 and BLAKE2b are written out in
+shell/commands/digest.c, so the sums run over the sizes where padding
+changes: 0, 55, 56, 63, 64, 65, 111, 112, 127, 128, 129 bytes and 1 MB.
 
 Same method as test_commands_gnu.py (gnu_compare.py): each case runs once
 through `box-shell -c` and once through `bash -c` with the host's tools
@@ -84,6 +85,7 @@ BUILT_IN = [
     "mkfifo ff; echo $?; [ -p ff ] && echo fifo; rm -f ff",
     "nohup sha256sum a.txt; echo $?", "nohup; echo $?",
     "iconv -f UTF-8 -t UTF-16 a.txt | od -c", "pushd d; dirs -p; popd",
+    "file a.txt d lnk",
 ]
 
 
@@ -216,5 +218,34 @@ LC_ALL= LANG=C.UTF-8 iconv -t UTF-16LE u8 | od -c
 
 @pytest.mark.parametrize("text", ICONV)
 def test_iconv_against_glibc(tmp_path, text):
+    need_shell()
+    assert_same_run(*run_both(tmp_path, text, ICONV_FILES))
+
+
+# file(1) and the Shell's `file` read the same magic database
+FILE = [t + "; echo $?" for t in r"""
+file a.txt bin d nope lnk
+file -b a.txt
+file -i a.txt bin s
+file -L lnk f
+file -x
+file
+file lnk
+file -bi lnk
+file -biL lnk
+file --foo
+file --mime --brief a.txt
+file -- -dash 'sp ace'
+file u8 bad cut
+file --dereference --no-dereference lnk
+file -h -L lnk
+printf '#!/bin/sh\necho\n' > sc; file sc
+printf '%s' '{"a": 1}' > j.json; file j.json
+gzip -c a.txt > a.gz; file a.gz; file -i a.gz
+""".strip().split("\n")]
+
+
+@pytest.mark.parametrize("text", FILE)
+def test_file_against_file(tmp_path, text):
     need_shell()
     assert_same_run(*run_both(tmp_path, text, ICONV_FILES))
