@@ -80,13 +80,19 @@ def test_mkfifo_against_gnu(tmp_path, text):
 
 # The commands above, with no program on PATH: the Shell's own answer what
 # GNU's is, so a host tool cannot stand in for a missing one.
-BUILT_IN = [
-    "sha224sum a.txt", "sha384sum a.txt", "sha512sum a.txt", "b2sum -l 96 a.txt", "sha224sum -c sha224.ok",
-    "mkfifo ff; echo $?; [ -p ff ] && echo fifo; rm -f ff",
-    "nohup sha256sum a.txt; echo $?", "nohup; echo $?",
-    "iconv -f UTF-8 -t UTF-16 a.txt | od -c", "pushd d; dirs -p; popd",
-    "file a.txt d lnk",
-]
+BUILT_IN = r"""
+sha224sum a.txt
+sha384sum a.txt
+sha512sum a.txt
+b2sum -l 96 a.txt
+sha224sum -c sha224.ok
+mkfifo ff; echo $?; [ -p ff ] && echo fifo; rm -f ff
+nohup sha256sum a.txt; echo $?
+nohup; echo $?
+iconv -f UTF-8 -t UTF-16 a.txt | od -c
+pushd d; dirs -p; popd
+file a.txt d lnk
+""".strip().split("\n")
 
 
 @pytest.mark.parametrize("text", BUILT_IN)
