@@ -63,12 +63,20 @@ int box_cmd_cd(BoxCmd *c)
     dir = c->argv[i];
   }
   if (dir[0] == '\0') return 0;
+  if (bx_chdir(c, "cd", dir) != 0) return 1;
+  if (print) box_out_printf(c->out, "%s\n", sh->cwd);
+  return 0;
+}
+
+int bx_chdir(BoxCmd *c, const char *cmd, const char *dir)
+{
+  Shell *sh = c->sh;
   char *joined = dir[0] == '/' ? g_strdup(dir) : g_strconcat(sh->cwd, "/", dir, NULL);
   char *target = normalize(joined);
   g_free(joined);
   if (chdir(target) != 0) {
     char *text = box_error_text(sh, errno);
-    box_fdprintf(c->err, "strands-shell: cd: %s: %s\n", dir, text);
+    box_fdprintf(c->err, "strands-shell: %s: %s: %s\n", cmd, dir, text);
     g_free(text);
     g_free(target);
     return 1;
@@ -78,6 +86,5 @@ int box_cmd_cd(BoxCmd *c)
   g_free(sh->cwd);
   sh->cwd = target;
   box_var_set(sh, "PWD", target);
-  if (print) box_out_printf(c->out, "%s\n", target);
   return 0;
 }

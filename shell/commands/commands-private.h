@@ -71,6 +71,16 @@ bool bx_operands_at_most(BoxCmd *c, const char *cmd, int max);
  * when there is none, no destination (no -t), or more than two with -T. */
 bool bx_move_operands_ok(BoxCmd *c, const char *cmd, int n, char **args, const char *target_dir,
                          bool no_target);
+/* The loop of the commands that make or remove each operand (mkdir,
+ * mkfifo): GNU's "missing operand" usage error and 1 when there is none;
+ * else each operand from optind on through one, which prints its own
+ * error, and 1 when one answered false for any. */
+int bx_each_operand(BoxCmd *c, const char *cmd,
+                    bool (*one)(BoxCmd *c, const char *name, void *data), void *data);
+
+/* cd.c: the directory change of cd, pushd and popd: dir against the
+ * logical cwd, PWD and OLDPWD set; 1 after "strands-shell: cmd: dir: why". */
+int bx_chdir(BoxCmd *c, const char *cmd, const char *dir);
 
 /* ---- input.c: inputs --------------------------------------------------------- */
 

@@ -170,3 +170,16 @@ const char *bx_option_word(BoxCmd *c, int *i, const char *signs)
   if (!a[0] || !strchr(signs, a[0]) || !a[1]) return NULL;
   return a;
 }
+
+int bx_each_operand(BoxCmd *c, const char *cmd,
+                    bool (*one)(BoxCmd *c, const char *name, void *data), void *data)
+{
+  if (optind >= c->argc) {
+    bx_usage(c, cmd, "missing operand");
+    return 1;
+  }
+  int status = 0;
+  for (int i = optind; i < c->argc; i++)
+    if (!one(c, c->argv[i], data)) status = 1;
+  return status;
+}

@@ -1,42 +1,53 @@
-/* sums.c — GNU md5sum, sha1sum, sha256sum: "HASH  NAME" lines (names with
- * '\\' or a newline escaped behind a leading '\\'), -b/-t, -z, and -c
- * with --quiet --status --strict --ignore-missing -w. */
+/* sums.c — GNU md5sum, sha1sum, sha224sum, sha256sum, sha384sum,
+ * sha512sum, b2sum: "HASH  NAME" lines (names with '\\' or a newline
+ * escaped behind a leading '\\'), -b/-t, -z, b2sum's -l, and -c with
+ * --quiet --status --strict --ignore-missing -w. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "shell/commands/commands-private.h"
+#include "shell/commands/digest.h"
+
+/* One command's algorithm: its type, the name its messages give it, and
+ * the digest's length in bytes (b2sum's -l, or what a -c line shows). */
+typedef struct {
+  const char *cmd, *label;
+  BxDigestType type;
+  size_t bytes;
+} Algo;
 
 enum { OPT_QUIET = 1, OPT_STATUS, OPT_STRICT, OPT_IGNORE_MISSING, OPT_TAG };
-static const char longopts[] =
-  "check=c binary=b text=t zero=z quiet=\1 status=\2 strict=\3 warn=w ignore-missing=\4";
+#define SUM_LONGOPTS                                                                               \
+  "check=c binary=b text=t zero=z quiet=\1 status=\2 strict=\3 warn=w ignore-missing=\4"
+static const char longopts[] = SUM_LONGOPTS;
+static const char b2_longopts[] = SUM_LONGOPTS " length=l:";
 
 /* The hex digest of a file, or NULL with errno. */
-static char *digest_fd(GChecksumType t, int fd)
+static char *digest_fd(const Algo *a, int fd)
 {
-  GChecksum *ck = g_checksum_new(t);
+  BxDigest *ck = bx_digest_new(a->type, a->bytes);
   char buf[65536];
   for (;;) {
     ssize_t r = bx_read(fd, buf, sizeof buf);
     if (r < 0) {
       int e = errno;
-      g_checksum_free(ck);
+      g_free(bx_digest_finish(ck));
       errno = e;
       return NULL;
     }
     if (r == 0) break;
-    g_checksum_update(ck, (const guchar *)buf, r);
+    bx_digest_update(ck, buf, (size_t)r);
   }
-  char *s = g_strdup(g_checksum_get_string(ck));
-  g_checksum_free(ck);
-  return s;
+  return bx_digest_finish(ck);
 }
 
-static char *digest_name(BoxCmd *c, GChecksumType t, const char *name)
+static char *digest_name(BoxCmd *c, const Algo *a, const char *name)
 {
   int fd = bx_open_in(c, name);
   if (fd < 0) return NULL;
-  char *d = digest_fd(t, fd);
+  char *d = digest_fd(a, fd);
   int e = errno;
   bx_close_in(c, fd);
   errno = e;
@@ -47,16 +58,13 @@ typedef struct {
   bool quiet, status, strict, warn, ignore_missing;
 } CheckOpts;
 
-static int check_file(BoxCmd *c, const char *cmd, GChecksumType t, const char *list,
-                      const CheckOpts *o)
+static int check_file(BoxCmd *c, const Algo *algo, const char *list, const CheckOpts *o)
 {
+  const char *cmd = algo->cmd;
   GString *text = bx_slurp_new(c, cmd, list);
   if (!text) return 1;
-  size_t hexlen = (size_t)g_checksum_type_get_length(t) * 2;
   unsigned long long bad_format = 0, unread = 0, mismatch = 0, good = 0, lineno = 0;
   bool matched_any = false;
-  char *save = NULL;
-  (void)save;
   size_t pos = 0;
   while (pos < text->len) {
     const char *ln = text->str + pos;
@@ -73,14 +81,16 @@ static int check_file(BoxCmd *c, const char *cmd, GChecksumType t, const char *l
     }
     size_t h = 0;
     while (g_ascii_isxdigit(p[h])) h++;
-    if (h != hexlen || p[h] != ' ' || (p[h + 1] != ' ' && p[h + 1] != '*') || !p[h + 2]) {
+    /* b2sum takes each line's length as the digest's, up to BLAKE2b's 512
+     * bits */
+    Algo a = *algo;
+    if (a.type == BX_DIGEST_BLAKE2B && h >= 2 && h % 2 == 0 && h <= 128) a.bytes = h / 2;
+    if (h != a.bytes * 2 || p[h] != ' ' || (p[h + 1] != ' ' && p[h + 1] != '*') || !p[h + 2]) {
       bad_format++;
-      if (o->warn)
-        bx_err(c, cmd, "%s: %llu: improperly formatted %s checksum line",
-               strcmp(list, "-") ? list : "standard input", lineno,
-               t == G_CHECKSUM_MD5    ? "MD5"
-               : t == G_CHECKSUM_SHA1 ? "SHA1"
-                                      : "SHA256");
+      if (o->warn) {
+        g_autofree char *q = bx_quote(strcmp(list, "-") ? list : "standard input");
+        bx_err(c, cmd, "%s: %llu: improperly formatted %s checksum line", q, lineno, a.label);
+      }
       g_free(line);
       continue;
     }
@@ -96,7 +106,7 @@ static int check_file(BoxCmd *c, const char *cmd, GChecksumType t, const char *l
       } else
         g_string_append_c(name, *q);
     }
-    char *got = digest_name(c, t, name->str);
+    char *got = digest_name(c, &a, name->str);
     if (!got) {
       int e = errno;
       if (!(o->ignore_missing && e == ENOENT)) {
@@ -146,16 +156,48 @@ static int check_file(BoxCmd *c, const char *cmd, GChecksumType t, const char *l
   return (unread || mismatch || (o->strict && bad_format)) ? 1 : 0;
 }
 
-static int sum_main(BoxCmd *c, const char *cmd, GChecksumType t)
+/* b2sum's -l BITS: a multiple of 8 up to 512, 0 for the default. */
+static bool b2_length(BoxCmd *c, Algo *a, const char *arg)
 {
+  g_autofree char *q = bx_quote_always(arg);
+  char *end;
+  errno = 0;
+  unsigned long long bits = g_ascii_strtoull(arg, &end, 10);
+  if (!*arg || *end || errno || !g_ascii_isdigit(*arg)) {
+    bx_err(c, a->cmd, "invalid length: %s", q);
+    return false;
+  }
+  if (bits % 8) {
+    bx_err(c, a->cmd, "invalid length: %s", q);
+    bx_err(c, a->cmd, "length is not a multiple of 8");
+    return false;
+  }
+  if (bits > 512) {
+    bx_err(c, a->cmd, "invalid length: %s", q);
+    bx_err(c, a->cmd, "maximum digest length for 'BLAKE2b' is 512 bits");
+    return false;
+  }
+  a->bytes = bits ? bits / 8 : 64;
+  return true;
+}
+
+static int sum_main(BoxCmd *c, const Algo *named)
+{
+  Algo algo = *named;
+  const char *cmd = algo.cmd;
+  algo.bytes = bx_digest_default_bytes(algo.type);
+  bool b2 = algo.type == BX_DIGEST_BLAKE2B;
   bool check = false, binary = false, zero = false;
   CheckOpts co = { false, false, false, false, false };
-  BX_EACH_OPTION (o, c, cmd, "bctwz", longopts) switch (o) {
+  BX_EACH_OPTION (o, c, cmd, b2 ? "bctwzl:" : "bctwz", b2 ? b2_longopts : longopts) switch (o) {
     case 'c': check = true; break;
     case 'b': binary = true; break;
     case 't': binary = false; break;
     case 'z': zero = true; break;
     case 'w': co.warn = true; break;
+    case 'l':
+      if (!b2_length(c, &algo, optarg)) return 1;
+      break;
     case OPT_QUIET: co.quiet = true; break;
     case OPT_STATUS: co.status = true; break;
     case OPT_STRICT: co.strict = true; break;
@@ -167,10 +209,10 @@ static int sum_main(BoxCmd *c, const char *cmd, GChecksumType t)
   int status = 0;
   for (int i = 0; i < n; i++) {
     if (check) {
-      if (check_file(c, cmd, t, names[i], &co)) status = 1;
+      if (check_file(c, &algo, names[i], &co)) status = 1;
       continue;
     }
-    char *d = digest_name(c, t, names[i]);
+    char *d = digest_name(c, &algo, names[i]);
     if (!d) {
       bx_ferr(c, cmd, names[i], errno);
       status = 1;
@@ -194,15 +236,21 @@ static int sum_main(BoxCmd *c, const char *cmd, GChecksumType t)
   return status;
 }
 
-int box_cmd_md5sum(BoxCmd *c)
+static const Algo algos[] = {
+  { "b2sum", "BLAKE2b", BX_DIGEST_BLAKE2B, 0 },   { "md5sum", "MD5", BX_DIGEST_MD5, 0 },
+  { "sha1sum", "SHA1", BX_DIGEST_SHA1, 0 },       { "sha224sum", "SHA224", BX_DIGEST_SHA224, 0 },
+  { "sha256sum", "SHA256", BX_DIGEST_SHA256, 0 }, { "sha384sum", "SHA384", BX_DIGEST_SHA384, 0 },
+  { "sha512sum", "SHA512", BX_DIGEST_SHA512, 0 },
+};
+
+/* One function for the seven names, as they differ only in the algorithm. */
+int box_cmd_sums(BoxCmd *c)
 {
-  return sum_main(c, "md5sum", G_CHECKSUM_MD5);
-}
-int box_cmd_sha1sum(BoxCmd *c)
-{
-  return sum_main(c, "sha1sum", G_CHECKSUM_SHA1);
-}
-int box_cmd_sha256sum(BoxCmd *c)
-{
-  return sum_main(c, "sha256sum", G_CHECKSUM_SHA256);
+  const char *cmd = c->argv[0];
+  const char *slash = strrchr(cmd, '/');
+  if (slash) cmd = slash + 1;
+  for (size_t i = 0; i < G_N_ELEMENTS(algos); i++)
+    if (strcmp(algos[i].cmd, cmd) == 0) return sum_main(c, &algos[i]);
+  /* only commands.def's names reach here; sha256sum for any other */
+  return sum_main(c, &algos[4]);
 }

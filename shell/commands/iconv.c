@@ -1,0 +1,168 @@
+/* iconv.c — glibc's iconv program through glibc's iconv(3): -f/--from-code,
+ * -t/--to-code (the locale's charset by default), -c to omit what cannot
+ * be converted, FILE... or standard input; its messages (`quoted' as
+ * glibc's are), 1 for a conversion or file error and 64 for a usage one.
+ * Conversion stops at the first bad sequence, after the output before it,
+ * as glibc's does. */
+#include <errno.h>
+#include <iconv.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shell/commands/commands-private.h"
+
+static int usage_error(BoxCmd *c, const char *what, char opt)
+{
+  box_out_flush(c->out);
+  box_fdprintf(c->err,
+               "iconv: %s -- '%c'\nTry `iconv --help' or `iconv --usage' for more information.\n",
+               what, opt);
+  return 64;
+}
+
+/* Converts in (n bytes) onto out; false after glibc's message.  in NULL:
+ * writes the shift state's close and resets it. */
+static bool convert(BoxCmd *c, iconv_t cd, const char *in, size_t n, bool omit)
+{
+  char buf[16384];
+  char *ip = (char *)in;
+  size_t left = n;
+  for (;;) {
+    char *op = buf, *before = ip;
+    size_t room = sizeof buf;
+    size_t r = in ? iconv(cd, &ip, &left, &op, &room) : iconv(cd, NULL, NULL, &op, &room);
+    int e = errno;
+    box_out_write(c->out, buf, sizeof buf - room);
+    if (r != (size_t)-1) return true;
+    if (e == E2BIG) continue;
+    if (e == EILSEQ && omit) {
+      /* //IGNORE passes over what it cannot convert but still ends with
+       * EILSEQ; a byte it stopped at without converting is passed here */
+      if (ip == before && left) {
+        ip++;
+        left--;
+      }
+      if (!left) return true;
+      continue;
+    }
+    if (e == EILSEQ)
+      bx_err(c, "iconv", "illegal input sequence at position %zu", (size_t)(ip - in));
+    else if (e == EINVAL)
+      bx_err(c, "iconv", "incomplete character or shift sequence at end of buffer");
+    else
+      bx_err(c, "iconv", "internal error (illegal descriptor)");
+    return false;
+  }
+}
+
+int box_cmd_iconv(BoxCmd *c)
+{
+  const char *from = NULL, *to = NULL;
+  bool omit = false;
+  GPtrArray *files = g_ptr_array_new();
+  bool opts = true;
+  for (int i = 1; i < c->argc; i++) {
+    const char *a = c->argv[i];
+    const char **slot = NULL;
+    if (!opts || a[0] != '-' || !a[1]) {
+      g_ptr_array_add(files, (gpointer)a);
+    } else if (!strcmp(a, "--")) {
+      opts = false;
+    } else if (g_str_has_prefix(a, "--from-code=")) {
+      from = a + 12;
+    } else if (g_str_has_prefix(a, "--to-code=")) {
+      to = a + 10;
+    } else if (!strcmp(a, "--from-code") || !strcmp(a, "--to-code")) {
+      slot = a[4] == 'r' ? &from : &to;
+      if (i + 1 >= c->argc) {
+        box_out_flush(c->out);
+        box_fdprintf(c->err,
+                     "iconv: option '%s' requires an argument\nTry `iconv --help' or `iconv "
+                     "--usage' for more information.\n",
+                     a);
+        g_ptr_array_free(files, TRUE);
+        return 64;
+      }
+      *slot = c->argv[++i];
+    } else {
+      for (const char *p = a + 1; *p; p++) {
+        if (*p == 'c') {
+          omit = true;
+          continue;
+        }
+        if (*p != 'f' && *p != 't') {
+          g_ptr_array_free(files, TRUE);
+          return usage_error(c, "invalid option", *p);
+        }
+        slot = *p == 'f' ? &from : &to;
+        if (p[1]) {
+          *slot = p + 1;
+        } else if (i + 1 < c->argc) {
+          *slot = c->argv[++i];
+        } else {
+          g_ptr_array_free(files, TRUE);
+          return usage_error(c, "option requires an argument", *p);
+        }
+        break;
+      }
+    }
+  }
+  if (!files->len) g_ptr_array_add(files, "-");
+  /* the locale the Shell's variables name, not the Shell process's own:
+   * it gives the default charset and //TRANSLIT's replacements */
+  const char *lname = NULL;
+  const char *vars[] = { "LC_ALL", "LC_CTYPE", "LANG" };
+  for (size_t i = 0; i < G_N_ELEMENTS(vars) && !lname; i++) {
+    const char *v = box_var_get(c->sh, vars[i]);
+    if (v && *v) lname = v;
+  }
+  locale_t loc = newlocale(LC_CTYPE_MASK, lname ? lname : "C", (locale_t)0);
+  if (!loc) loc = newlocale(LC_CTYPE_MASK, "C", (locale_t)0);
+  locale_t old_loc = uselocale(loc);
+  const char *locale_set = nl_langinfo_l(CODESET, loc);
+  g_autofree char *to_code =
+    omit ? g_strconcat(to ? to : locale_set, "//IGNORE", NULL) : g_strdup(to ? to : locale_set);
+  iconv_t cd = iconv_open(to_code, from ? from : locale_set);
+  if (cd == (iconv_t)-1) {
+    bx_err(c, "iconv", "failed to start conversion processing");
+    uselocale(old_loc);
+    freelocale(loc);
+    g_ptr_array_free(files, TRUE);
+    return 1;
+  }
+  int status = 0;
+  bool ok = true;
+  for (guint i = 0; ok && i < files->len; i++) {
+    const char *name = files->pdata[i];
+    int fd = bx_open_in(c, name);
+    if (fd < 0) {
+      g_autofree char *text = bx_errtext(c, errno);
+      bx_err(c, "iconv", "cannot open input file `%s': %s", name, text);
+      status = 1;
+      continue;
+    }
+    GString *s = g_string_new(NULL);
+    char buf[65536];
+    ssize_t r;
+    while ((r = bx_read(fd, buf, sizeof buf)) > 0) g_string_append_len(s, buf, r);
+    int e = errno;
+    bx_close_in(c, fd);
+    if (r < 0) {
+      g_autofree char *text = bx_errtext(c, e);
+      bx_err(c, "iconv", "error while reading the input: %s", text);
+      ok = false;
+    } else {
+      /* each file ends the shift state and starts anew, a byte-order
+       * mark included, as glibc's iconv does */
+      ok = convert(c, cd, s->str, s->len, omit) && convert(c, cd, NULL, 0, omit);
+    }
+    g_string_free(s, TRUE);
+  }
+  iconv_close(cd);
+  uselocale(old_loc);
+  freelocale(loc);
+  g_ptr_array_free(files, TRUE);
+  return ok ? status : 1;
+}
