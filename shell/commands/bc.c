@@ -16,352 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shell/commands/commands-private.h"
-
-/* ---- numbers: little-endian decimal digits, value = sum d[i] * 10^(i - scale) -- */
-
-typedef struct {
-  bool neg;
-  int scale;
-  int n; /* digits in d, n >= scale */
-  unsigned char *d;
-} Num;
-
-static Num num_zero(int scale)
-{
-  Num r = { false, scale, scale, g_malloc0((size_t)MAX(scale, 1)) };
-  return r;
-}
-
-static void num_free(Num *a)
-{
-  g_free(a->d);
-  a->d = NULL;
-}
-
-static Num num_copy(const Num *a)
-{
-  Num r = *a;
-  r.d = g_memdup2(a->d, (size_t)MAX(a->n, 1));
-  return r;
-}
-
-static bool num_is_zero(const Num *a)
-{
-  for (int i = 0; i < a->n; i++)
-    if (a->d[i]) return false;
-  return true;
-}
-
-/* Drops high zeros of the integer part; zero is never negative. */
-static void num_norm(Num *a)
-{
-  while (a->n > a->scale && a->d[a->n - 1] == 0) a->n--;
-  if (num_is_zero(a)) a->neg = false;
-}
-
-static Num num_from_long(long v)
-{
-  Num r = num_zero(0);
-  unsigned long u = v < 0 ? -(unsigned long)v : (unsigned long)v;
-  g_free(r.d);
-  r.d = g_malloc0(24);
-  while (u) {
-    r.d[r.n++] = (unsigned char)(u % 10);
-    u /= 10;
-  }
-  r.neg = v < 0;
-  return r;
-}
-
-/* The digit of 10^k in a (0 outside). */
-static int dig(const Num *a, int k)
-{
-  int i = k + a->scale;
-  return i >= 0 && i < a->n ? a->d[i] : 0;
-}
-
-/* a with exactly `scale` fraction digits (truncating, or adding zeros). */
-static Num num_rescale(const Num *a, int scale)
-{
-  int ip = a->n - a->scale;
-  Num r = { a->neg, scale, ip + scale, g_malloc0((size_t)MAX(ip + scale, 1)) };
-  for (int i = 0; i < r.n; i++) r.d[i] = (unsigned char)dig(a, i - scale);
-  num_norm(&r);
-  return r;
-}
-
-static int cmp_abs(const Num *a, const Num *b)
-{
-  int hi = MAX(a->n - a->scale, b->n - b->scale), lo = -MAX(a->scale, b->scale);
-  for (int k = hi - 1; k >= lo; k--) {
-    int x = dig(a, k), y = dig(b, k);
-    if (x != y) return x < y ? -1 : 1;
-  }
-  return 0;
-}
-
-static int num_cmp(const Num *a, const Num *b)
-{
-  bool za = num_is_zero(a), zb = num_is_zero(b);
-  bool na = a->neg && !za, nb = b->neg && !zb;
-  if (na != nb) return na ? -1 : 1;
-  int c = cmp_abs(a, b);
-  return na ? -c : c;
-}
-
-/* |a| + |b| or |a| - |b| (|a| >= |b|), at the larger scale. */
-static Num add_abs(const Num *a, const Num *b, bool sub)
-{
-  int scale = MAX(a->scale, b->scale);
-  int hi = MAX(a->n - a->scale, b->n - b->scale) + 1;
-  Num r = { false, scale, hi + scale, g_malloc0((size_t)(hi + scale)) };
-  int carry = 0;
-  for (int i = 0; i < r.n; i++) {
-    int k = i - scale;
-    int v = sub ? dig(a, k) - dig(b, k) - carry : dig(a, k) + dig(b, k) + carry;
-    carry = sub ? v < 0 : v >= 10;
-    r.d[i] = (unsigned char)(sub ? (v + 10) % 10 : v % 10);
-  }
-  return r;
-}
-
-static Num num_add(const Num *a, const Num *b, bool subtract)
-{
-  bool bneg = subtract ? !b->neg : b->neg;
-  Num r;
-  if (a->neg == bneg) {
-    r = add_abs(a, b, false);
-    r.neg = a->neg;
-  } else if (cmp_abs(a, b) >= 0) {
-    r = add_abs(a, b, true);
-    r.neg = a->neg;
-  } else {
-    r = add_abs(b, a, true);
-    r.neg = bneg;
-  }
-  num_norm(&r);
-  return r;
-}
-
-/* The exact product, then cut to `scale` digits. */
-static Num num_mul(const Num *a, const Num *b, int scale)
-{
-  int n = a->n + b->n;
-  unsigned *acc = g_malloc0(sizeof(unsigned) * (size_t)(n + 1));
-  for (int i = 0; i < a->n; i++) {
-    if (!a->d[i]) continue;
-    for (int j = 0; j < b->n; j++) acc[i + j] += (unsigned)a->d[i] * b->d[j];
-    if ((i & 31) == 31)
-      for (int k = 0; k < n; k++) {
-        acc[k + 1] += acc[k] / 10;
-        acc[k] %= 10;
-      }
-  }
-  Num full = { a->neg != b->neg, a->scale + b->scale, n, g_malloc0((size_t)MAX(n, 1)) };
-  unsigned carry = 0;
-  for (int k = 0; k < n; k++) {
-    unsigned v = acc[k] + carry;
-    full.d[k] = (unsigned char)(v % 10);
-    carry = v / 10;
-  }
-  g_free(acc);
-  Num r = num_rescale(&full, MIN(scale, full.scale));
-  num_free(&full);
-  return r;
-}
-
-/* The integer digits of |a| * 10^shift, most significant first. */
-static GByteArray *int_digits(const Num *a, int shift)
-{
-  GByteArray *v = g_byte_array_new();
-  for (int k = a->n - a->scale - 1; k >= -shift; k--) {
-    unsigned char d = (unsigned char)dig(a, k);
-    if (v->len || d) g_byte_array_append(v, &d, 1);
-  }
-  return v;
-}
-
-/* rem (most significant first, len digits) >= b? */
-static int cmp_digits(const unsigned char *r, int rn, const unsigned char *b, int bn)
-{
-  while (rn > 0 && *r == 0) r++, rn--;
-  if (rn != bn) return rn < bn ? -1 : 1;
-  return memcmp(r, b, (size_t)rn);
-}
-
-/* a / b truncated to `scale` digits; false when b is zero. */
-static bool num_div(const Num *a, const Num *b, int scale, Num *out)
-{
-  if (num_is_zero(b)) return false;
-  /* q = floor(|a| * 10^(scale + sb) / (|b| * 10^sb)) */
-  GByteArray *x = int_digits(a, scale + b->scale), *y = int_digits(b, b->scale);
-  int yn = (int)y->len;
-  unsigned char *rem = g_malloc0((size_t)yn + 2);
-  int rn = 0;
-  GByteArray *q = g_byte_array_new();
-  for (guint i = 0; i < x->len; i++) {
-    if (rn == 0 && x->data[i] == 0 && q->len == 0) {
-      unsigned char z = 0;
-      g_byte_array_append(q, &z, 1);
-      continue;
-    }
-    rem[rn++] = x->data[i];
-    /* keep rem without leading zeros so it fits yn + 1 digits */
-    int lead = 0;
-    while (lead < rn - 1 && rem[lead] == 0) lead++;
-    if (lead) {
-      memmove(rem, rem + lead, (size_t)(rn - lead));
-      rn -= lead;
-    }
-    unsigned char qd = 0;
-    while (cmp_digits(rem, rn, y->data, yn) >= 0) {
-      int borrow = 0;
-      for (int k = 0; k < rn; k++) {
-        int ri = rn - 1 - k, yi = yn - 1 - k;
-        int v = rem[ri] - (yi >= 0 ? y->data[yi] : 0) - borrow;
-        borrow = v < 0;
-        rem[ri] = (unsigned char)(v < 0 ? v + 10 : v);
-      }
-      qd++;
-    }
-    g_byte_array_append(q, &qd, 1);
-  }
-  int qn = (int)q->len;
-  Num r = { a->neg != b->neg, scale, MAX(qn, scale), g_malloc0((size_t)MAX(MAX(qn, scale), 1)) };
-  for (int k = 0; k < qn; k++) r.d[k] = q->data[qn - 1 - k];
-  num_norm(&r);
-  g_byte_array_free(x, TRUE);
-  g_byte_array_free(y, TRUE);
-  g_byte_array_free(q, TRUE);
-  g_free(rem);
-  *out = r;
-  return true;
-}
-
-/* The integer part as a long; false when it does not fit. */
-static bool num_to_long(const Num *a, long *out)
-{
-  long v = 0;
-  for (int i = a->n - 1; i >= a->scale; i--) {
-    if (v > (LONG_MAX - 9) / 10) return false;
-    v = v * 10 + a->d[i];
-  }
-  *out = a->neg ? -v : v;
-  return true;
-}
-
-/* length(): significant digits (the fraction's all count). */
-static int num_length(const Num *a)
-{
-  int n = a->n;
-  while (n > a->scale && a->d[n - 1] == 0) n--;
-  if (n == a->scale) {
-    /* below one: leading zeros of the fraction do not count */
-    int k = n;
-    while (k > 0 && a->d[k - 1] == 0) k--;
-    return a->scale ? MAX(a->scale, 1) : 1;
-  }
-  return n;
-}
-
-/* ---- the program ----------------------------------------------------------------- */
-
-typedef enum {
-  T_EOF,
-  T_NL,
-  T_NUM,
-  T_STR,
-  T_NAME,
-  T_OP, /* punctuation and operators, text in s */
-  T_KEY,
-} TokKind;
-
-typedef struct {
-  TokKind k;
-  char *s;
-  int line;
-} Tok;
-
-typedef enum {
-  E_NUM,
-  E_VAR,
-  E_ELEM,
-  E_SPECIAL, /* scale ibase obase last */
-  E_BIN,
-  E_NEG,
-  E_NOT,
-  E_AND,
-  E_OR,
-  E_REL,
-  E_ASSIGN,
-  E_INC, /* op: 'p' pre ++, 'q' pre --, 'P' post ++, 'Q' post -- */
-  E_CALL,
-  E_LENGTH,
-  E_SQRT,
-  E_SCALE,
-  S_EXPR,
-  S_STR,
-  S_PRINT,
-  S_BLOCK,
-  S_IF,
-  S_WHILE,
-  S_FOR,
-  S_BREAK,
-  S_CONTINUE,
-  S_RETURN,
-  S_HALT,
-  S_NOP,
-} Kind;
-
-typedef struct BcNode BcNode;
-struct BcNode {
-  Kind k;
-  char op[3];
-  char *name;
-  Num num;
-  BcNode *a, *b, *c, *d;
-  GPtrArray *list; /* BcNode*: args, statements, print items */
-  bool array_arg;  /* E_VAR as an argument `name[]` */
-  bool paren;      /* an assignment in parentheses prints its value */
-};
-
-typedef struct {
-  char *name;
-  GPtrArray *params; /* char*, "name[]" for an array */
-  GPtrArray *autos;
-  BcNode *body;
-  bool defined;
-} Func;
-
-typedef struct {
-  GArray *stack; /* Num, the innermost last */
-} Var;
-
-typedef struct {
-  GPtrArray *stack; /* GHashTable long -> Num*, the innermost last */
-} Arr;
-
-typedef enum { FL_OK, FL_BREAK, FL_CONTINUE, FL_RETURN, FL_ERROR, FL_HALT } Flow;
-
-typedef struct {
-  BoxCmd *c;
-  Tok *t;
-  int nt, pos;
-  const char *src; /* "(standard_in)" or the file's name */
-  bool syntax_error;
-  bool reported; /* the syntax error's message is out already */
-  int err_pos;   /* the token it was found at */
-  int in_func, in_loop;
-  GHashTable *vars, *arrs, *funcs;
-  long scale, ibase, obase;
-  Num last, ret;
-  int col;
-  bool quit;
-  const char *cur_func;
-  GPtrArray *all_nodes;
-  GPtrArray *texts; /* the tokens' strings, freed at the end */
-} Bc;
+#include "shell/commands/bc/bc.h"
 
 /* ---- output ---------------------------------------------------------------------- */
 
@@ -386,7 +41,7 @@ static void out_str(Bc *bc, const char *s)
 
 static void print_num(Bc *bc, const Num *a)
 {
-  if (num_is_zero(a)) {
+  if (bc_num_is_zero(a)) {
     out_ch(bc, '0');
     return;
   }
@@ -401,25 +56,25 @@ static void print_num(Bc *bc, const Num *a)
   }
   /* other bases: the integer part by division, the fraction by
    * multiplication until a digit's place is finer than 10^-scale */
-  Num ob = num_from_long(bc->obase);
-  Num ip = num_rescale(a, 0), fr;
+  Num ob = bc_num_from_long(bc->obase);
+  Num ip = bc_num_rescale(a, 0), fr;
   ip.neg = false;
-  Num absa = num_copy(a);
+  Num absa = bc_num_copy(a);
   absa.neg = false;
-  fr = num_add(&absa, &ip, true);
-  num_free(&absa);
+  fr = bc_num_add(&absa, &ip, true);
+  bc_num_free(&absa);
   GArray *digits = g_array_new(FALSE, FALSE, sizeof(long));
-  while (!num_is_zero(&ip)) {
+  while (!bc_num_is_zero(&ip)) {
     Num q;
-    num_div(&ip, &ob, 0, &q);
-    Num back = num_mul(&q, &ob, 0);
-    Num r = num_add(&ip, &back, true);
+    bc_num_div(&ip, &ob, 0, &q);
+    Num back = bc_num_mul(&q, &ob, 0);
+    Num r = bc_num_add(&ip, &back, true);
     long v = 0;
-    num_to_long(&r, &v);
+    bc_num_to_long(&r, &v);
     g_array_append_val(digits, v);
-    num_free(&back);
-    num_free(&r);
-    num_free(&ip);
+    bc_num_free(&back);
+    bc_num_free(&r);
+    bc_num_free(&ip);
     ip = q;
   }
   int width = 1;
@@ -436,21 +91,21 @@ static void print_num(Bc *bc, const Num *a)
   }
   if (a->scale) {
     out_ch(bc, '.');
-    Num place = num_from_long(1);
-    Num limit = num_zero(0);
-    num_free(&limit);
+    Num place = bc_num_from_long(1);
+    Num limit = bc_num_zero(0);
+    bc_num_free(&limit);
     while (true) {
       /* digits until obase^k reaches 10^scale */
       bool done = (int)(place.n - place.scale) > a->scale;
       if (done) break;
-      Num f2 = num_mul(&fr, &ob, fr.scale);
-      Num d = num_rescale(&f2, 0);
+      Num f2 = bc_num_mul(&fr, &ob, fr.scale);
+      Num d = bc_num_rescale(&f2, 0);
       long v = 0;
-      num_to_long(&d, &v);
-      Num f3 = num_add(&f2, &d, true);
-      num_free(&f2);
-      num_free(&d);
-      num_free(&fr);
+      bc_num_to_long(&d, &v);
+      Num f3 = bc_num_add(&f2, &d, true);
+      bc_num_free(&f2);
+      bc_num_free(&d);
+      bc_num_free(&fr);
       fr = f3;
       if (big) {
         g_autofree char *s = g_strdup_printf(" %0*ld", width, v);
@@ -458,16 +113,16 @@ static void print_num(Bc *bc, const Num *a)
       } else {
         out_ch(bc, "0123456789ABCDEF"[v]);
       }
-      Num p2 = num_mul(&place, &ob, 0);
-      num_free(&place);
+      Num p2 = bc_num_mul(&place, &ob, 0);
+      bc_num_free(&place);
       place = p2;
     }
-    num_free(&place);
+    bc_num_free(&place);
   }
   g_array_free(digits, TRUE);
-  num_free(&ob);
-  num_free(&ip);
-  num_free(&fr);
+  bc_num_free(&ob);
+  bc_num_free(&ip);
+  bc_num_free(&fr);
 }
 
 static void runtime_error(Bc *bc, const char *msg)
@@ -482,545 +137,6 @@ static void runtime_warning(Bc *bc, const char *msg)
   box_fdprintf(bc->c->err, "Runtime warning (func=%s, adr=0): %s\n", bc->cur_func, msg);
 }
 
-/* ---- lexing ---------------------------------------------------------------------- */
-
-static const char *const keywords[] = { "define", "auto",  "return",   "if",    "else",  "while",
-                                        "for",    "break", "continue", "quit",  "halt",  "print",
-                                        "length", "sqrt",  "scale",    "ibase", "obase", "last",
-                                        "limits", "read",  "warranty", NULL };
-
-static bool is_keyword(const char *s)
-{
-  for (int i = 0; keywords[i]; i++)
-    if (strcmp(keywords[i], s) == 0) return true;
-  return false;
-}
-
-static void add_tok(GArray *v, TokKind k, char *s, int line)
-{
-  Tok t = { k, s, line };
-  g_array_append_val(v, t);
-}
-
-static Tok *lex(const char *p, size_t len, int *nt)
-{
-  GArray *v = g_array_new(FALSE, FALSE, sizeof(Tok));
-  const char *e = p + len;
-  int line = 1;
-  while (p < e) {
-    char ch = *p;
-    if (ch == '\\' && p + 1 < e && p[1] == '\n') {
-      p += 2;
-      line++;
-      continue;
-    }
-    if (ch == ' ' || ch == '\t' || ch == '\r') {
-      p++;
-      continue;
-    }
-    if (ch == '\n') {
-      line++;
-      add_tok(v, T_NL, NULL, line);
-      p++;
-      continue;
-    }
-    if (ch == '#') {
-      while (p < e && *p != '\n') p++;
-      continue;
-    }
-    if (ch == '/' && p + 1 < e && p[1] == '*') {
-      const char *q = p + 2;
-      while (q + 1 < e && !(q[0] == '*' && q[1] == '/')) line += *q++ == '\n';
-      p = q + 1 < e ? q + 2 : e;
-      continue;
-    }
-    if (ch == '"') {
-      const char *q = p + 1;
-      while (q < e && *q != '"') line += *q++ == '\n';
-      add_tok(v, T_STR, g_strndup(p + 1, (size_t)(q - p - 1)), line);
-      p = q < e ? q + 1 : e;
-      continue;
-    }
-    if (g_ascii_isdigit(ch) || (ch >= 'A' && ch <= 'F') || ch == '.') {
-      GString *s = g_string_new(NULL);
-      bool dot = false;
-      while (p < e) {
-        if (*p == '\\' && p + 1 < e && p[1] == '\n') {
-          p += 2;
-          line++;
-          continue;
-        }
-        if (g_ascii_isdigit(*p) || (*p >= 'A' && *p <= 'F'))
-          g_string_append_c(s, *p++);
-        else if (*p == '.' && !dot) {
-          dot = true;
-          g_string_append_c(s, *p++);
-        } else
-          break;
-      }
-      if (strcmp(s->str, ".") == 0) {
-        add_tok(v, T_KEY, g_strdup("last"), line);
-        g_string_free(s, TRUE);
-      } else {
-        add_tok(v, T_NUM, g_string_free(s, FALSE), line);
-      }
-      continue;
-    }
-    if (g_ascii_islower(ch)) {
-      const char *q = p;
-      while (q < e && (g_ascii_islower(*q) || g_ascii_isdigit(*q) || *q == '_')) q++;
-      char *w = g_strndup(p, (size_t)(q - p));
-      add_tok(v, is_keyword(w) ? T_KEY : T_NAME, w, line);
-      p = q;
-      continue;
-    }
-    static const char *const two[] = { "++", "--", "+=", "-=", "*=", "/=", "%=", "^=",
-                                       "==", "!=", "<=", ">=", "&&", "||", NULL };
-    bool done = false;
-    for (int i = 0; two[i] && !done; i++)
-      if (p + 1 < e && p[0] == two[i][0] && p[1] == two[i][1]) {
-        add_tok(v, T_OP, g_strdup(two[i]), line);
-        p += 2;
-        done = true;
-      }
-    if (done) continue;
-    add_tok(v, T_OP, g_strndup(p, 1), line);
-    p++;
-  }
-  /* at the end of its input GNU's line count has started again */
-  add_tok(v, T_EOF, NULL, 1);
-  *nt = (int)v->len;
-  return (Tok *)g_array_free(v, FALSE);
-}
-
-/* ---- parsing --------------------------------------------------------------------- */
-
-static Tok *peek(Bc *bc)
-{
-  return &bc->t[bc->pos];
-}
-
-static bool is_op(Bc *bc, const char *s)
-{
-  Tok *t = peek(bc);
-  return (t->k == T_OP || t->k == T_KEY) && strcmp(t->s, s) == 0;
-}
-
-static bool accept(Bc *bc, const char *s)
-{
-  if (!is_op(bc, s)) return false;
-  bc->pos++;
-  return true;
-}
-
-/* A syntax error at the current token (the first one counts). */
-static void fail(Bc *bc)
-{
-  if (!bc->syntax_error) bc->err_pos = bc->pos;
-  bc->syntax_error = true;
-}
-
-static bool expect(Bc *bc, const char *s)
-{
-  if (accept(bc, s)) return true;
-  fail(bc);
-  return false;
-}
-
-static BcNode *node(Bc *bc, Kind k)
-{
-  BcNode *n = g_new0(BcNode, 1);
-  n->k = k;
-  g_ptr_array_add(bc->all_nodes, n);
-  return n;
-}
-
-static void skip_nl(Bc *bc)
-{
-  while (peek(bc)->k == T_NL) bc->pos++;
-}
-
-static BcNode *parse_expr(Bc *bc);
-
-/* A node for the current token (a number or a string), past it. */
-static BcNode *leaf(Bc *bc, Kind k)
-{
-  BcNode *n = node(bc, k);
-  n->name = peek(bc)->s;
-  bc->pos++;
-  return n;
-}
-
-static bool is_lvalue(const BcNode *n)
-{
-  return n && (n->k == E_VAR || n->k == E_ELEM || n->k == E_SPECIAL);
-}
-
-/* What inner parses, then the closing bracket. */
-static BcNode *enclosed(Bc *bc, BcNode *(*inner)(Bc *), const char *close)
-{
-  BcNode *n = inner(bc);
-  expect(bc, close);
-  return n;
-}
-
-static BcNode *parse_primary(Bc *bc)
-{
-  Tok *t = peek(bc);
-  if (bc->syntax_error) return NULL;
-  if (t->k == T_NUM) return leaf(bc, E_NUM);
-  if (accept(bc, "(")) {
-    BcNode *n = enclosed(bc, parse_expr, ")");
-    if (n) n->paren = true;
-    return n;
-  }
-  if (t->k == T_KEY) {
-    const char *w = t->s;
-    if (!strcmp(w, "scale") || !strcmp(w, "ibase") || !strcmp(w, "obase") || !strcmp(w, "last")) {
-      bc->pos++;
-      if (!strcmp(w, "scale") && is_op(bc, "(")) {
-        bc->pos++;
-        BcNode *n = node(bc, E_SCALE);
-        n->a = enclosed(bc, parse_expr, ")");
-        return n;
-      }
-      BcNode *n = node(bc, E_SPECIAL);
-      n->name = t->s;
-      return n;
-    }
-    if (!strcmp(w, "length") || !strcmp(w, "sqrt")) {
-      bc->pos++;
-      BcNode *n = node(bc, w[0] == 'l' ? E_LENGTH : E_SQRT);
-      expect(bc, "(");
-      n->a = enclosed(bc, parse_expr, ")");
-      return n;
-    }
-    fail(bc);
-    return NULL;
-  }
-  if (t->k == T_NAME) {
-    bc->pos++;
-    if (accept(bc, "(")) {
-      BcNode *n = node(bc, E_CALL);
-      n->name = t->s;
-      n->list = g_ptr_array_new();
-      if (!accept(bc, ")")) {
-        do {
-          Tok *a = peek(bc);
-          if (a->k == T_NAME && bc->t[bc->pos + 1].k == T_OP &&
-              !strcmp(bc->t[bc->pos + 1].s, "[") && bc->t[bc->pos + 2].k == T_OP &&
-              !strcmp(bc->t[bc->pos + 2].s, "]")) {
-            BcNode *v = node(bc, E_VAR);
-            v->name = a->s;
-            v->array_arg = true;
-            bc->pos += 3;
-            g_ptr_array_add(n->list, v);
-          } else {
-            g_ptr_array_add(n->list, parse_expr(bc));
-          }
-        } while (!bc->syntax_error && accept(bc, ","));
-        expect(bc, ")");
-      }
-      return n;
-    }
-    if (accept(bc, "[")) {
-      BcNode *n = node(bc, E_ELEM);
-      n->name = t->s;
-      n->a = enclosed(bc, parse_expr, "]");
-      return n;
-    }
-    BcNode *n = node(bc, E_VAR);
-    n->name = t->s;
-    return n;
-  }
-  fail(bc);
-  return NULL;
-}
-
-static BcNode *parse_postfix(Bc *bc)
-{
-  if (is_op(bc, "++") || is_op(bc, "--")) {
-    bool inc = peek(bc)->s[0] == '+';
-    bc->pos++;
-    BcNode *x = parse_primary(bc);
-    if (!is_lvalue(x)) {
-      fail(bc);
-      return NULL;
-    }
-    BcNode *n = node(bc, E_INC);
-    n->op[0] = inc ? 'p' : 'q';
-    n->a = x;
-    return n;
-  }
-  BcNode *x = parse_primary(bc);
-  if (is_lvalue(x) && (is_op(bc, "++") || is_op(bc, "--"))) {
-    BcNode *n = node(bc, E_INC);
-    n->op[0] = peek(bc)->s[0] == '+' ? 'P' : 'Q';
-    bc->pos++;
-    n->a = x;
-    return n;
-  }
-  return x;
-}
-
-/* A prefix operator op (k) applied to what self parses, or else next. */
-static BcNode *prefixed(Bc *bc, const char *op, Kind k, BcNode *(*self)(Bc *),
-                        BcNode *(*next)(Bc *))
-{
-  if (!accept(bc, op)) return next(bc);
-  BcNode *n = node(bc, k);
-  n->a = self(bc);
-  return n;
-}
-
-static BcNode *bin(Bc *bc, Kind k, const char *op, BcNode *a, BcNode *b)
-{
-  BcNode *n = node(bc, k);
-  g_strlcpy(n->op, op, sizeof n->op);
-  n->a = a;
-  n->b = b;
-  return n;
-}
-
-/* Operands from next joined left to right by any of ops (k). */
-static BcNode *left_assoc(Bc *bc, const char *const *ops, Kind k, BcNode *(*next)(Bc *))
-{
-  BcNode *x = next(bc);
-  while (!bc->syntax_error) {
-    int i = 0;
-    while (ops[i] && !is_op(bc, ops[i])) i++;
-    if (!ops[i]) break;
-    bc->pos++;
-    x = bin(bc, k, ops[i], x, next(bc));
-  }
-  return x;
-}
-
-static BcNode *parse_unary(Bc *bc)
-{
-  return prefixed(bc, "-", E_NEG, parse_unary, parse_postfix);
-}
-
-static BcNode *parse_pow(Bc *bc)
-{
-  BcNode *x = parse_unary(bc);
-  if (accept(bc, "^")) return bin(bc, E_BIN, "^", x, parse_pow(bc));
-  return x;
-}
-
-static BcNode *parse_mul(Bc *bc)
-{
-  static const char *const ops[] = { "*", "/", "%", NULL };
-  return left_assoc(bc, ops, E_BIN, parse_pow);
-}
-
-static BcNode *parse_add(Bc *bc)
-{
-  static const char *const ops[] = { "+", "-", NULL };
-  return left_assoc(bc, ops, E_BIN, parse_mul);
-}
-
-/* Assignment binds tighter than comparison in bc: a = 1 < 2 is (a = 1) < 2. */
-static BcNode *parse_assign(Bc *bc)
-{
-  BcNode *x = parse_add(bc);
-  static const char *const ops[] = { "=", "+=", "-=", "*=", "/=", "%=", "^=", NULL };
-  for (int i = 0; ops[i]; i++)
-    if (is_op(bc, ops[i])) {
-      if (!is_lvalue(x)) {
-        fail(bc);
-        return NULL;
-      }
-      bc->pos++;
-      return bin(bc, E_ASSIGN, ops[i], x, parse_assign(bc));
-    }
-  return x;
-}
-
-static BcNode *parse_rel(Bc *bc)
-{
-  static const char *const ops[] = { "==", "!=", "<=", ">=", "<", ">", NULL };
-  return left_assoc(bc, ops, E_REL, parse_assign);
-}
-
-static BcNode *parse_not(Bc *bc)
-{
-  return prefixed(bc, "!", E_NOT, parse_not, parse_rel);
-}
-
-static BcNode *parse_and(Bc *bc)
-{
-  static const char *const ops[] = { "&&", NULL };
-  return left_assoc(bc, ops, E_AND, parse_not);
-}
-
-static BcNode *parse_expr(Bc *bc)
-{
-  static const char *const ops[] = { "||", NULL };
-  BcNode *x = left_assoc(bc, ops, E_OR, parse_and);
-  if (!x) fail(bc);
-  return x;
-}
-
-static BcNode *parse_stmt(Bc *bc);
-
-/* Statements separated by ';' and newlines up to '}'. */
-static BcNode *parse_block_body(Bc *bc)
-{
-  BcNode *n = node(bc, S_BLOCK);
-  n->list = g_ptr_array_new();
-  for (;;) {
-    while (peek(bc)->k == T_NL || is_op(bc, ";")) bc->pos++;
-    if (is_op(bc, "}") || peek(bc)->k == T_EOF || bc->syntax_error) break;
-    g_ptr_array_add(n->list, parse_stmt(bc));
-    if (bc->syntax_error) break;
-    if (!(peek(bc)->k == T_NL || is_op(bc, ";") || is_op(bc, "}"))) {
-      fail(bc);
-      break;
-    }
-  }
-  return n;
-}
-
-static BcNode *parse_stmt(Bc *bc)
-{
-  Tok *t = peek(bc);
-  if (bc->syntax_error) return NULL;
-  if (t->k == T_STR) return leaf(bc, S_STR);
-  if (accept(bc, "{")) return enclosed(bc, parse_block_body, "}");
-  if (t->k == T_KEY) {
-    const char *w = t->s;
-    if (!strcmp(w, "quit")) {
-      bc->quit = true;
-      bc->pos++;
-      return node(bc, S_NOP);
-    }
-    if (!strcmp(w, "if") || !strcmp(w, "while")) {
-      bc->pos++;
-      BcNode *n = node(bc, w[0] == 'i' ? S_IF : S_WHILE);
-      expect(bc, "(");
-      n->a = enclosed(bc, parse_expr, ")");
-      skip_nl(bc);
-      if (n->k == S_WHILE) bc->in_loop++;
-      n->b = parse_stmt(bc);
-      if (n->k == S_WHILE) bc->in_loop--;
-      if (n->k == S_IF && accept(bc, "else")) {
-        skip_nl(bc);
-        n->c = parse_stmt(bc);
-      }
-      return n;
-    }
-    if (!strcmp(w, "for")) {
-      bc->pos++;
-      BcNode *n = node(bc, S_FOR);
-      expect(bc, "(");
-      if (!is_op(bc, ";")) n->a = parse_expr(bc);
-      expect(bc, ";");
-      if (!is_op(bc, ";")) n->b = parse_expr(bc);
-      expect(bc, ";");
-      if (!is_op(bc, ")")) n->c = parse_expr(bc);
-      expect(bc, ")");
-      skip_nl(bc);
-      bc->in_loop++;
-      n->d = parse_stmt(bc);
-      bc->in_loop--;
-      return n;
-    }
-    if (!strcmp(w, "break") || !strcmp(w, "continue")) {
-      bc->pos++;
-      if (!bc->in_loop) {
-        box_out_flush(bc->c->out);
-        box_fdprintf(bc->c->err, "%s %d: %s outside a for/while\n", bc->src, t->line,
-                     w[0] == 'b' ? "Break" : "Continue");
-        bc->reported = true;
-        fail(bc);
-        return NULL;
-      }
-      return node(bc, w[0] == 'b' ? S_BREAK : S_CONTINUE);
-    }
-    if (!strcmp(w, "halt")) {
-      bc->pos++;
-      return node(bc, S_HALT);
-    }
-    if (!strcmp(w, "return")) {
-      bc->pos++;
-      BcNode *n = node(bc, S_RETURN);
-      if (!(peek(bc)->k == T_NL || is_op(bc, ";") || is_op(bc, "}") || peek(bc)->k == T_EOF))
-        n->a = parse_expr(bc);
-      if (!bc->in_func && !bc->syntax_error) {
-        /* GNU knows the statement ended at the token after it */
-        box_out_flush(bc->c->out);
-        box_fdprintf(bc->c->err, "%s %d: Return outside of a function.\n", bc->src, peek(bc)->line);
-        bc->reported = true;
-        fail(bc);
-        return NULL;
-      }
-      return n;
-    }
-    if (!strcmp(w, "print")) {
-      bc->pos++;
-      BcNode *n = node(bc, S_PRINT);
-      n->list = g_ptr_array_new();
-      do {
-        g_ptr_array_add(n->list, peek(bc)->k == T_STR ? leaf(bc, S_STR) : parse_expr(bc));
-      } while (!bc->syntax_error && accept(bc, ","));
-      return n;
-    }
-  }
-  BcNode *n = node(bc, S_EXPR);
-  n->a = parse_expr(bc);
-  return n;
-}
-
-/* Parameters or autos: "a, b[], c", an array's name kept with its "[]". */
-static void name_list(Bc *bc, GPtrArray *into)
-{
-  while (!bc->syntax_error && peek(bc)->k == T_NAME) {
-    char *p = peek(bc)->s;
-    bc->pos++;
-    bool arr = accept(bc, "[") && expect(bc, "]");
-    g_ptr_array_add(into, arr ? g_strconcat(p, "[]", NULL) : g_strdup(p));
-    if (!accept(bc, ",")) break;
-  }
-}
-
-static void parse_define(Bc *bc)
-{
-  bc->pos++;
-  Tok *name = peek(bc);
-  if (name->k != T_NAME) {
-    fail(bc);
-    return;
-  }
-  bc->pos++;
-  Func *f = g_new0(Func, 1);
-  f->name = name->s;
-  f->params = g_ptr_array_new_with_free_func(g_free);
-  f->autos = g_ptr_array_new_with_free_func(g_free);
-  expect(bc, "(");
-  name_list(bc, f->params);
-  expect(bc, ")");
-  skip_nl(bc);
-  expect(bc, "{");
-  skip_nl(bc);
-  if (!bc->syntax_error && accept(bc, "auto")) {
-    name_list(bc, f->autos);
-    if (!accept(bc, ";") && peek(bc)->k != T_NL) fail(bc);
-  }
-  bc->in_func++;
-  f->body = parse_block_body(bc);
-  bc->in_func--;
-  expect(bc, "}");
-  if (bc->syntax_error) {
-    g_ptr_array_free(f->params, TRUE);
-    g_ptr_array_free(f->autos, TRUE);
-    g_free(f);
-    return;
-  }
-  f->defined = true;
-  g_hash_table_replace(bc->funcs, f->name, f);
-}
-
 /* ---- running --------------------------------------------------------------------- */
 
 static Var *var_of(Bc *bc, const char *name)
@@ -1029,7 +145,7 @@ static Var *var_of(Bc *bc, const char *name)
   if (!v) {
     v = g_new0(Var, 1);
     v->stack = g_array_new(FALSE, FALSE, sizeof(Num));
-    Num z = num_zero(0);
+    Num z = bc_num_zero(0);
     g_array_append_val(v->stack, z);
     g_hash_table_insert(bc->vars, g_strdup(name), v);
   }
@@ -1038,7 +154,7 @@ static Var *var_of(Bc *bc, const char *name)
 
 static void num_ptr_free(gpointer p)
 {
-  num_free(p);
+  bc_num_free(p);
   g_free(p);
 }
 
@@ -1073,7 +189,7 @@ static GHashTable *array_copy(GHashTable *src)
   g_hash_table_iter_init(&it, src);
   while (g_hash_table_iter_next(&it, &k, &v)) {
     Num *n = g_new(Num, 1);
-    *n = num_copy(v);
+    *n = bc_num_copy(v);
     g_hash_table_insert(d, g_memdup2(k, sizeof(gint64)), n);
   }
   return d;
@@ -1096,50 +212,50 @@ static Num parse_number(Bc *bc, const char *s)
       r.d[k++] = (unsigned char)(strlen(s) - (dot ? 1 : 0) == 1 ? d : MIN(d, 9));
     }
     if (strlen(s) - (dot ? 1 : 0) == 1 && r.d[0] >= 10) {
-      num_free(&r);
-      return num_from_long(s[0] - 'A' + 10);
+      bc_num_free(&r);
+      return bc_num_from_long(s[0] - 'A' + 10);
     }
-    num_norm(&r);
+    bc_num_norm(&r);
     return r;
   }
   size_t ndig = strlen(s) - (strchr(s, '.') ? 1 : 0);
-  Num base = num_from_long(bc->ibase), r = num_zero(0);
+  Num base = bc_num_from_long(bc->ibase), r = bc_num_zero(0);
   const char *p = s;
   for (; *p && *p != '.'; p++) {
     int d = g_ascii_isdigit(*p) ? *p - '0' : *p - 'A' + 10;
     if (ndig > 1) d = (int)MIN(d, bc->ibase - 1);
-    Num t = num_mul(&r, &base, 0), dn = num_from_long(d);
-    num_free(&r);
-    r = num_add(&t, &dn, false);
-    num_free(&t);
-    num_free(&dn);
+    Num t = bc_num_mul(&r, &base, 0), dn = bc_num_from_long(d);
+    bc_num_free(&r);
+    r = bc_num_add(&t, &dn, false);
+    bc_num_free(&t);
+    bc_num_free(&dn);
   }
   if (*p == '.') {
     /* the fraction: its digits over ibase^k, at k decimal places */
     p++;
     int k = (int)strlen(p);
-    Num f = num_zero(0), pw = num_from_long(1);
+    Num f = bc_num_zero(0), pw = bc_num_from_long(1);
     for (; *p; p++) {
       int d = g_ascii_isdigit(*p) ? *p - '0' : *p - 'A' + 10;
       d = (int)MIN(d, bc->ibase - 1);
-      Num t = num_mul(&f, &base, 0), dn = num_from_long(d), p2 = num_mul(&pw, &base, 0);
-      num_free(&f);
-      f = num_add(&t, &dn, false);
-      num_free(&t);
-      num_free(&dn);
-      num_free(&pw);
+      Num t = bc_num_mul(&f, &base, 0), dn = bc_num_from_long(d), p2 = bc_num_mul(&pw, &base, 0);
+      bc_num_free(&f);
+      f = bc_num_add(&t, &dn, false);
+      bc_num_free(&t);
+      bc_num_free(&dn);
+      bc_num_free(&pw);
       pw = p2;
     }
     Num q;
-    num_div(&f, &pw, k, &q);
-    Num t = num_add(&r, &q, false);
-    num_free(&r);
+    bc_num_div(&f, &pw, k, &q);
+    Num t = bc_num_add(&r, &q, false);
+    bc_num_free(&r);
     r = t;
-    num_free(&q);
-    num_free(&f);
-    num_free(&pw);
+    bc_num_free(&q);
+    bc_num_free(&f);
+    bc_num_free(&pw);
   }
-  num_free(&base);
+  bc_num_free(&base);
   return r;
 }
 
@@ -1155,8 +271,8 @@ static Num *lvalue_slot(Bc *bc, BcNode *n, Flow *fl)
     *fl = eval(bc, n->a, &idx);
     if (*fl != FL_OK) return NULL;
     long i;
-    bool ok = num_to_long(&idx, &i);
-    num_free(&idx);
+    bool ok = bc_num_to_long(&idx, &i);
+    bc_num_free(&idx);
     if (!ok || i < 0 || i > 16777215) {
       g_autofree char *m = g_strdup_printf("Array %s subscript out of bounds.", n->name);
       runtime_error(bc, m);
@@ -1168,7 +284,7 @@ static Num *lvalue_slot(Bc *bc, BcNode *n, Flow *fl)
     Num *slot = g_hash_table_lookup(t, &key);
     if (!slot) {
       slot = g_new(Num, 1);
-      *slot = num_zero(0);
+      *slot = bc_num_zero(0);
       g_hash_table_insert(t, g_memdup2(&key, sizeof key), slot);
     }
     return slot;
@@ -1179,21 +295,21 @@ static Num *lvalue_slot(Bc *bc, BcNode *n, Flow *fl)
 static Flow get_special(Bc *bc, const char *name, Num *out)
 {
   if (!strcmp(name, "last"))
-    *out = num_copy(&bc->last);
+    *out = bc_num_copy(&bc->last);
   else
-    *out = num_from_long(name[0] == 's' ? bc->scale : name[0] == 'i' ? bc->ibase : bc->obase);
+    *out = bc_num_from_long(name[0] == 's' ? bc->scale : name[0] == 'i' ? bc->ibase : bc->obase);
   return FL_OK;
 }
 
 static void set_special(Bc *bc, const char *name, const Num *v)
 {
   if (!strcmp(name, "last")) {
-    num_free(&bc->last);
-    bc->last = num_copy(v);
+    bc_num_free(&bc->last);
+    bc->last = bc_num_copy(v);
     return;
   }
   long x;
-  if (!num_to_long(v, &x)) x = LONG_MAX;
+  if (!bc_num_to_long(v, &x)) x = LONG_MAX;
   if (name[0] == 's') {
     if (x < 0) {
       runtime_warning(bc, "negative scale, set to 0");
@@ -1218,103 +334,103 @@ static void set_special(Bc *bc, const char *name, const Num *v)
 
 static bool num_pow(Bc *bc, const Num *a, const Num *b, Num *out)
 {
-  if (b->scale && !num_is_zero(&(Num){ false, b->scale, b->scale, b->d })) {
+  if (b->scale && !bc_num_is_zero(&(Num){ false, b->scale, b->scale, b->d })) {
     runtime_warning(bc, "non-zero scale in exponent");
   }
   long e;
-  if (!num_to_long(b, &e)) {
+  if (!bc_num_to_long(b, &e)) {
     runtime_error(bc, "exponent too large in raise");
     return false;
   }
   bool neg = e < 0;
   unsigned long ue = neg ? -(unsigned long)e : (unsigned long)e;
   if (ue == 0) {
-    *out = num_from_long(1);
+    *out = bc_num_from_long(1);
     return true;
   }
   /* the scale of a^e: min(scale(a) * e, max(scale, scale(a))) */
   long want = neg ? bc->scale : MIN((long)a->scale * (long)ue, MAX(bc->scale, a->scale));
   long full = (long)a->scale * (long)ue;
-  Num r = num_from_long(1), p = num_copy(a);
+  Num r = bc_num_from_long(1), p = bc_num_copy(a);
   bool first = true;
   while (ue) {
     if (ue & 1) {
-      Num t = num_mul(&r, &p, first ? p.scale : (int)MIN(full, INT_MAX / 2));
-      num_free(&r);
+      Num t = bc_num_mul(&r, &p, first ? p.scale : (int)MIN(full, INT_MAX / 2));
+      bc_num_free(&r);
       r = t;
       first = false;
     }
     ue >>= 1;
     if (ue) {
-      Num t = num_mul(&p, &p, (int)MIN(full, INT_MAX / 2));
-      num_free(&p);
+      Num t = bc_num_mul(&p, &p, (int)MIN(full, INT_MAX / 2));
+      bc_num_free(&p);
       p = t;
     }
   }
-  num_free(&p);
+  bc_num_free(&p);
   if (neg) {
-    Num one = num_from_long(1), q;
-    if (!num_div(&one, &r, (int)want, &q)) {
-      num_free(&one);
-      num_free(&r);
+    Num one = bc_num_from_long(1), q;
+    if (!bc_num_div(&one, &r, (int)want, &q)) {
+      bc_num_free(&one);
+      bc_num_free(&r);
       runtime_error(bc, "divide by zero");
       return false;
     }
-    num_free(&one);
-    num_free(&r);
+    bc_num_free(&one);
+    bc_num_free(&r);
     *out = q;
     return true;
   }
-  *out = num_rescale(&r, (int)MIN(want, r.scale));
-  num_free(&r);
+  *out = bc_num_rescale(&r, (int)MIN(want, r.scale));
+  bc_num_free(&r);
   return true;
 }
 
 static bool num_sqrt(const Num *a, int scale, Num *out)
 {
-  if (a->neg && !num_is_zero(a)) return false;
-  if (num_is_zero(a)) {
-    *out = num_zero(0);
+  if (a->neg && !bc_num_is_zero(a)) return false;
+  if (bc_num_is_zero(a)) {
+    *out = bc_num_zero(0);
     return true;
   }
   int rs = MAX(scale, a->scale);
   int work = rs + 2;
   /* Newton's iteration from above, at two more digits, then cut */
-  Num x = num_from_long(1);
+  Num x = bc_num_from_long(1);
   int ip = a->n - a->scale;
   for (int i = 0; i < (ip + 1) / 2 + 1; i++) {
-    Num t = num_from_long(10), y = num_mul(&x, &t, 0);
-    num_free(&t);
-    num_free(&x);
+    Num t = bc_num_from_long(10), y = bc_num_mul(&x, &t, 0);
+    bc_num_free(&t);
+    bc_num_free(&x);
     x = y;
   }
-  Num two = num_from_long(2);
+  Num two = bc_num_from_long(2);
   for (;;) {
     Num q, s, nx;
-    num_div(a, &x, work, &q);
-    s = num_add(&x, &q, false);
-    num_div(&s, &two, work, &nx);
-    num_free(&q);
-    num_free(&s);
-    int c = num_cmp(&nx, &x);
-    num_free(&x);
+    bc_num_div(a, &x, work, &q);
+    s = bc_num_add(&x, &q, false);
+    bc_num_div(&s, &two, work, &nx);
+    bc_num_free(&q);
+    bc_num_free(&s);
+    int c = bc_num_cmp(&nx, &x);
+    bc_num_free(&x);
     x = nx;
     if (c >= 0) break;
   }
   /* x may be one unit of the last place above the root */
-  Num sq = num_mul(&x, &x, 2 * work);
-  if (num_cmp(&sq, a) > 0) {
-    Num ulp = num_zero(work);
+  Num sq = bc_num_mul(&x, &x, 2 * work);
+  if (bc_num_cmp(&sq, a) > 0) {
+    Num ulp = bc_num_zero(work);
     ulp.d[0] = 1;
-    Num y = num_add(&x, &ulp, true);
-    num_free(&x);
-    num_free(&ulp);
+    Num y = bc_num_add(&x, &ulp, true);
+    bc_num_free(&x);
+    bc_num_free(&ulp);
     x = y;
   }
-  num_free(&sq);
-  num_free(&two);
-  *out = num_rescale(&x, rs);
-  num_free(&x);
+  bc_num_free(&sq);
+  bc_num_free(&two);
+  *out = bc_num_rescale(&x, rs);
+  bc_num_free(&x);
   return true;
 }
 
@@ -1323,26 +439,26 @@ static bool arith(Bc *bc, char op, const Num *a, const Num *b, Num *out)
 {
   switch (op) {
   case '+':
-  case '-': *out = num_add(a, b, op == '-'); return true;
+  case '-': *out = bc_num_add(a, b, op == '-'); return true;
   case '*':
-    *out = num_mul(a, b, (int)MIN(a->scale + b->scale, MAX(bc->scale, MAX(a->scale, b->scale))));
+    *out = bc_num_mul(a, b, (int)MIN(a->scale + b->scale, MAX(bc->scale, MAX(a->scale, b->scale))));
     return true;
   case '/':
-    if (num_div(a, b, (int)bc->scale, out)) return true;
+    if (bc_num_div(a, b, (int)bc->scale, out)) return true;
     runtime_error(bc, "Divide by zero");
     return false;
   case '%': {
     /* a - (a / b) * b, the quotient at scale, the product at
      * max(scale + scale(b), scale(a)) */
     Num q;
-    if (!num_div(a, b, (int)bc->scale, &q)) {
+    if (!bc_num_div(a, b, (int)bc->scale, &q)) {
       runtime_error(bc, "Modulo by zero");
       return false;
     }
-    Num qb = num_mul(&q, b, (int)MAX(bc->scale + b->scale, a->scale));
-    *out = num_add(a, &qb, true);
-    num_free(&q);
-    num_free(&qb);
+    Num qb = bc_num_mul(&q, b, (int)MAX(bc->scale + b->scale, a->scale));
+    *out = bc_num_add(a, &qb, true);
+    bc_num_free(&q);
+    bc_num_free(&qb);
     return true;
   }
   default: return num_pow(bc, a, b, out);
@@ -1356,7 +472,7 @@ static Flow eval_both(Bc *bc, BcNode *n, Num *a, Num *b)
 {
   Flow fl = eval(bc, n->a, a);
   if (fl != FL_OK) return fl;
-  if ((fl = eval(bc, n->b, b)) != FL_OK) num_free(a);
+  if ((fl = eval(bc, n->b, b)) != FL_OK) bc_num_free(a);
   return fl;
 }
 
@@ -1369,40 +485,40 @@ static Flow eval(Bc *bc, BcNode *n, Num *out)
   case E_ELEM: {
     Num *slot = lvalue_slot(bc, n, &fl);
     if (!slot) return fl;
-    *out = num_copy(slot);
+    *out = bc_num_copy(slot);
     return FL_OK;
   }
   case E_SPECIAL: return get_special(bc, n->name, out);
   case E_NEG:
     if ((fl = eval(bc, n->a, out)) != FL_OK) return fl;
     out->neg = !out->neg;
-    num_norm(out);
+    bc_num_norm(out);
     return FL_OK;
   case E_NOT:
   case E_AND:
   case E_OR: {
     Num a;
     if ((fl = eval(bc, n->a, &a)) != FL_OK) return fl;
-    bool t = !num_is_zero(&a);
-    num_free(&a);
+    bool t = !bc_num_is_zero(&a);
+    bc_num_free(&a);
     if (n->k == E_NOT) {
-      *out = num_from_long(!t);
+      *out = bc_num_from_long(!t);
       return FL_OK;
     }
     if (n->k == E_AND ? !t : t) {
-      *out = num_from_long(t);
+      *out = bc_num_from_long(t);
       return FL_OK;
     }
     Num b;
     if ((fl = eval(bc, n->b, &b)) != FL_OK) return fl;
-    *out = num_from_long(!num_is_zero(&b));
-    num_free(&b);
+    *out = bc_num_from_long(!bc_num_is_zero(&b));
+    bc_num_free(&b);
     return FL_OK;
   }
   case E_REL: {
     Num a, b;
     if ((fl = eval_both(bc, n, &a, &b)) != FL_OK) return fl;
-    int c = num_cmp(&a, &b);
+    int c = bc_num_cmp(&a, &b);
     const char *op = n->op;
     bool r = !strcmp(op, "==")   ? c == 0
              : !strcmp(op, "!=") ? c != 0
@@ -1410,17 +526,17 @@ static Flow eval(Bc *bc, BcNode *n, Num *out)
              : !strcmp(op, "<=") ? c <= 0
              : !strcmp(op, ">")  ? c > 0
                                  : c >= 0;
-    num_free(&a);
-    num_free(&b);
-    *out = num_from_long(r);
+    bc_num_free(&a);
+    bc_num_free(&b);
+    *out = bc_num_from_long(r);
     return FL_OK;
   }
   case E_BIN: {
     Num a, b;
     if ((fl = eval_both(bc, n, &a, &b)) != FL_OK) return fl;
     bool ok = arith(bc, n->op[0], &a, &b, out);
-    num_free(&a);
-    num_free(&b);
+    bc_num_free(&a);
+    bc_num_free(&b);
     return ok ? FL_OK : FL_ERROR;
   }
   case E_ASSIGN:
@@ -1433,25 +549,25 @@ static Flow eval(Bc *bc, BcNode *n, Num *out)
     else {
       Num *slot = lvalue_slot(bc, n->a, &fl);
       if (!slot) return fl;
-      old = num_copy(slot);
+      old = bc_num_copy(slot);
     }
     if (n->k == E_INC) {
-      Num one = num_from_long(1);
-      v = num_add(&old, &one, n->op[0] == 'q' || n->op[0] == 'Q');
-      num_free(&one);
+      Num one = bc_num_from_long(1);
+      v = bc_num_add(&old, &one, n->op[0] == 'q' || n->op[0] == 'Q');
+      bc_num_free(&one);
     } else {
       Num rhs;
       if ((fl = eval(bc, n->b, &rhs)) != FL_OK) {
-        num_free(&old);
+        bc_num_free(&old);
         return fl;
       }
       if (n->op[0] == '=') {
         v = rhs;
       } else {
         bool ok = arith(bc, n->op[0], &old, &rhs, &v);
-        num_free(&rhs);
+        bc_num_free(&rhs);
         if (!ok) {
-          num_free(&old);
+          bc_num_free(&old);
           return FL_ERROR;
         }
       }
@@ -1461,18 +577,18 @@ static Flow eval(Bc *bc, BcNode *n, Num *out)
     } else {
       Num *slot = lvalue_slot(bc, n->a, &fl);
       if (!slot) {
-        num_free(&old);
-        num_free(&v);
+        bc_num_free(&old);
+        bc_num_free(&v);
         return fl;
       }
-      num_free(slot);
-      *slot = num_copy(&v);
+      bc_num_free(slot);
+      *slot = bc_num_copy(&v);
     }
     if (post) {
-      num_free(&v);
+      bc_num_free(&v);
       *out = old;
     } else {
-      num_free(&old);
+      bc_num_free(&old);
       *out = v;
     }
     return FL_OK;
@@ -1484,15 +600,15 @@ static Flow eval(Bc *bc, BcNode *n, Num *out)
     Num a;
     if ((fl = eval(bc, n->a, &a)) != FL_OK) return fl;
     if (n->k == E_LENGTH)
-      *out = num_from_long(num_length(&a));
+      *out = bc_num_from_long(bc_num_length(&a));
     else if (n->k == E_SCALE)
-      *out = num_from_long(a.scale);
+      *out = bc_num_from_long(a.scale);
     else if (!num_sqrt(&a, (int)bc->scale, out)) {
-      num_free(&a);
+      bc_num_free(&a);
       runtime_error(bc, "Square root of a negative number");
       return FL_ERROR;
     }
-    num_free(&a);
+    bc_num_free(&a);
     return FL_OK;
   }
   default: return FL_ERROR;
@@ -1509,7 +625,7 @@ static void push_local(Bc *bc, const char *name, Num *val, GHashTable *arr)
     g_ptr_array_add(arr_of(bc, base)->stack, arr ? arr : new_array());
     return;
   }
-  Num v = val ? *val : num_zero(0);
+  Num v = val ? *val : bc_num_zero(0);
   g_array_append_val(var_of(bc, name)->stack, v);
 }
 
@@ -1523,7 +639,7 @@ static void pop_local(Bc *bc, const char *name)
     return;
   }
   Var *v = var_of(bc, name);
-  num_free(&g_array_index(v->stack, Num, v->stack->len - 1));
+  bc_num_free(&g_array_index(v->stack, Num, v->stack->len - 1));
   g_array_set_size(v->stack, v->stack->len - 1);
 }
 
@@ -1534,7 +650,7 @@ static void drop_args(Num *vals, GHashTable **arrs, guint n)
     if (arrs[k])
       g_hash_table_unref(arrs[k]);
     else
-      num_free(&vals[k]);
+      bc_num_free(&vals[k]);
   g_free(vals);
   g_free(arrs);
 }
@@ -1582,15 +698,15 @@ static Flow call(Bc *bc, BcNode *n, Num *out)
   g_free(arrs);
   const char *saved = bc->cur_func;
   bc->cur_func = f->name;
-  num_free(&bc->ret);
-  bc->ret = num_zero(0);
+  bc_num_free(&bc->ret);
+  bc->ret = bc_num_zero(0);
   Flow fl = exec(bc, f->body);
   bc->cur_func = saved;
   for (guint i = 0; i < f->autos->len; i++) pop_local(bc, g_ptr_array_index(f->autos, i));
   for (guint i = 0; i < np; i++) pop_local(bc, g_ptr_array_index(f->params, i));
   if (fl == FL_ERROR || fl == FL_HALT) return fl;
   *out = bc->ret;
-  bc->ret = num_zero(0);
+  bc->ret = bc_num_zero(0);
   return FL_OK;
 }
 
@@ -1624,12 +740,12 @@ static Flow exec(Bc *bc, BcNode *n)
     Num v;
     if ((fl = eval(bc, n->a, &v)) != FL_OK) return fl;
     if (n->a->k == E_ASSIGN && !n->a->paren) {
-      num_free(&v);
+      bc_num_free(&v);
       return FL_OK;
     }
     print_num(bc, &v);
     out_ch(bc, '\n');
-    num_free(&bc->last);
+    bc_num_free(&bc->last);
     bc->last = v;
     return FL_OK;
   }
@@ -1643,7 +759,7 @@ static Flow exec(Bc *bc, BcNode *n)
       Num v;
       if ((fl = eval(bc, x, &v)) != FL_OK) return fl;
       print_num(bc, &v);
-      num_free(&bc->last);
+      bc_num_free(&bc->last);
       bc->last = v;
     }
     return FL_OK;
@@ -1656,8 +772,8 @@ static Flow exec(Bc *bc, BcNode *n)
     for (;;) {
       Num v;
       if ((fl = eval(bc, n->a, &v)) != FL_OK) return fl;
-      bool t = !num_is_zero(&v);
-      num_free(&v);
+      bool t = !bc_num_is_zero(&v);
+      bc_num_free(&v);
       if (n->k == S_IF) return exec(bc, t ? n->b : n->c);
       if (!t) return FL_OK;
       fl = exec(bc, n->b);
@@ -1668,13 +784,13 @@ static Flow exec(Bc *bc, BcNode *n)
     Num v;
     if (n->a) {
       if ((fl = eval(bc, n->a, &v)) != FL_OK) return fl;
-      num_free(&v);
+      bc_num_free(&v);
     }
     for (;;) {
       if (n->b) {
         if ((fl = eval(bc, n->b, &v)) != FL_OK) return fl;
-        bool t = !num_is_zero(&v);
-        num_free(&v);
+        bool t = !bc_num_is_zero(&v);
+        bc_num_free(&v);
         if (!t) return FL_OK;
       }
       fl = exec(bc, n->d);
@@ -1682,7 +798,7 @@ static Flow exec(Bc *bc, BcNode *n)
       if (fl != FL_OK && fl != FL_CONTINUE) return fl;
       if (n->c) {
         if ((fl = eval(bc, n->c, &v)) != FL_OK) return fl;
-        num_free(&v);
+        bc_num_free(&v);
       }
     }
   }
@@ -1690,9 +806,9 @@ static Flow exec(Bc *bc, BcNode *n)
   case S_CONTINUE: return FL_CONTINUE;
   case S_HALT: return FL_HALT;
   case S_RETURN: {
-    Num v = num_zero(0);
+    Num v = bc_num_zero(0);
     if (n->a && (fl = eval(bc, n->a, &v)) != FL_OK) return fl;
-    num_free(&bc->ret);
+    bc_num_free(&bc->ret);
     bc->ret = v;
     return FL_RETURN;
   }
@@ -1705,29 +821,29 @@ static Flow exec(Bc *bc, BcNode *n)
 /* Runs one source; false after halt or quit. */
 static bool run_source(Bc *bc, const char *src, const char *text, size_t len)
 {
-  bc->t = lex(text, len, &bc->nt);
+  bc->t = bc_lex(text, len, &bc->nt);
   bc->pos = 0;
   bc->src = src;
   bool go_on = true;
-  while (go_on && peek(bc)->k != T_EOF) {
-    if (peek(bc)->k == T_NL || is_op(bc, ";")) {
+  while (go_on && bc_peek(bc)->k != T_EOF) {
+    if (bc_peek(bc)->k == T_NL || bc_is_op(bc, ";")) {
       bc->pos++;
       continue;
     }
     bc->syntax_error = bc->reported = false;
     GPtrArray *line = g_ptr_array_new();
-    if (is_op(bc, "define")) {
-      parse_define(bc);
+    if (bc_is_op(bc, "define")) {
+      bc_parse_define(bc);
     } else {
       for (;;) {
-        g_ptr_array_add(line, parse_stmt(bc));
+        g_ptr_array_add(line, bc_parse_stmt(bc));
         if (bc->syntax_error || bc->quit) break;
-        if (accept(bc, ";")) {
-          if (peek(bc)->k == T_NL || is_op(bc, "define")) break;
+        if (bc_accept(bc, ";")) {
+          if (bc_peek(bc)->k == T_NL || bc_is_op(bc, "define")) break;
           continue;
         }
         /* a line needs its newline */
-        if (peek(bc)->k != T_NL) fail(bc);
+        if (bc_peek(bc)->k != T_NL) bc_fail(bc);
         break;
       }
     }
@@ -1737,7 +853,7 @@ static bool run_source(Bc *bc, const char *src, const char *text, size_t len)
     }
     if (bc->syntax_error) {
       bc->pos = bc->err_pos;
-      Tok *t = peek(bc);
+      Tok *t = bc_peek(bc);
       if (!bc->reported) {
         box_out_flush(bc->c->out);
         box_fdprintf(bc->c->err, "%s %d: syntax error\n", src, t->line);
@@ -1746,8 +862,8 @@ static bool run_source(Bc *bc, const char *src, const char *text, size_t len)
       if (t->k == T_NL)
         bc->pos++;
       else {
-        while (peek(bc)->k != T_NL && peek(bc)->k != T_EOF) bc->pos++;
-        if (peek(bc)->k == T_NL) bc->pos++;
+        while (bc_peek(bc)->k != T_NL && bc_peek(bc)->k != T_EOF) bc->pos++;
+        if (bc_peek(bc)->k == T_NL) bc->pos++;
       }
       g_ptr_array_free(line, TRUE);
       continue;
@@ -1773,7 +889,7 @@ static bool run_source(Bc *bc, const char *src, const char *text, size_t len)
 static void var_free(gpointer p)
 {
   Var *v = p;
-  for (guint i = 0; i < v->stack->len; i++) num_free(&g_array_index(v->stack, Num, i));
+  for (guint i = 0; i < v->stack->len; i++) bc_num_free(&g_array_index(v->stack, Num, i));
   g_array_free(v->stack, TRUE);
   g_free(v);
 }
@@ -1910,8 +1026,8 @@ int box_cmd_bc(BoxCmd *c)
   bc.arrs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, arr_free);
   bc.funcs = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, func_free);
   bc.all_nodes = g_ptr_array_new_with_free_func(node_free);
-  bc.last = num_zero(0);
-  bc.ret = num_zero(0);
+  bc.last = bc_num_zero(0);
+  bc.ret = bc_num_zero(0);
   bc.texts = g_ptr_array_new_with_free_func(g_free);
   int status = 0;
   bool go_on = true;
@@ -1938,8 +1054,8 @@ int box_cmd_bc(BoxCmd *c)
   g_hash_table_destroy(bc.funcs);
   g_hash_table_destroy(bc.vars);
   g_hash_table_destroy(bc.arrs);
-  num_free(&bc.last);
-  num_free(&bc.ret);
+  bc_num_free(&bc.last);
+  bc_num_free(&bc.ret);
   g_ptr_array_free(bc.texts, TRUE);
   return status;
 }
