@@ -228,7 +228,7 @@ struct Shell {
   int npos;
   unsigned opts, shopts;
   uint64_t shopts_inert; /* commands/shopt.c: the names it only remembers */
-  int jump, jump_n; /* J_* pending, and its count for break/continue */
+  int jump, jump_n;      /* J_* pending, and its count for break/continue */
   int exit_status;
   int loop_depth, func_depth, depth, max_depth;
   int expand_nest; /* ${…} within ${…} being expanded (expand.c) */
@@ -239,7 +239,7 @@ struct Shell {
   /* the DEBUG trap ran for this command in the parent, before the fork
    * that runs it as a pipeline's element or a & job */
   const struct Node *debug_done;
-  bool in_child;   /* forked (subshell, stage, job, substitution) */
+  bool in_child; /* forked (subshell, stage, job, substitution) */
   bool in_trap;
   char *traps[BOX_NTRAP];
   int fd[BOX_NFD]; /* the shell's descriptors as commands see them; -1 closed */
@@ -535,10 +535,14 @@ typedef struct {
 } BoxSaved;
 void box_saved_begin(Shell *sh, BoxSaved *s);
 void box_saved_restore(Shell *sh, BoxSaved *s);
-/* sv NULL: what they open stays open (exec with only redirections). */
 /* An expansion that failed ends the shell as bash's does (its status from
  * st), or only drops the command when the failure said so. */
 int box_expansion_failed(Shell *sh, int st);
+/* assign.c: one assignment word (NAME=value, NAME+=value, NAME[k]=value,
+ * NAME=(…)), local to the current function when local; false when it
+ * failed (*status then says how: 1, or a fatal expansion's). */
+bool box_assign_word(Shell *sh, const char *text, bool local, int *status);
+/* sv NULL: what they open stays open (exec with only redirections). */
 bool box_apply_redirs(Shell *sh, const Redir *rs, size_t n, BoxSaved *sv);
 
 /* ---- [[ ]] (cond.c) --------------------------------------------------------- */

@@ -4,8 +4,6 @@
 
 #include "shell/commands/commands-private.h"
 
-bool box_assign_word(Shell *sh, const char *text, bool local, int *status);
-
 static void print_value(BoxOut *o, const char *v)
 {
   /* a control character is shown as bash shows it, in $'…' */

@@ -1,0 +1,160 @@
+/* assign.c — assignments: NAME=value, NAME+=value, NAME[k]=value and
+ * NAME=(…), for simple commands (exec.c) and for declare, local, export
+ * and readonly. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shell/shell-private.h"
+
+/* NAME=value, NAME+=value, NAME[k]=value, NAME=(…). */
+bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
+{
+  const char *eq = strchr(t, '=');
+  size_t nl = (size_t)(eq - t);
+  bool append = nl && t[nl - 1] == '+';
+  if (append) nl--;
+  if (!append && nl < 64 && !memchr(t, '[', nl) && eq[1] != '(') {
+    /* NAME=value, the assignment of every loop: the name on the stack and
+     * the expanded value handed to the variable without a copy */
+    char name[64];
+    memcpy(name, t, nl);
+    name[nl] = 0;
+    if (local) box_var_local(sh, name);
+    char *val = box_expand_str(sh, eq + 1, true, status);
+    return val && box_var_set_take(sh, name, val);
+  }
+  char *lhs = g_strndup(t, nl);
+  char *sub = NULL;
+  char *br = strchr(lhs, '[');
+  if (br) {
+    sub = g_strndup(br + 1, strlen(br + 1) - 1);
+    *br = 0;
+  }
+  const char *rhs = eq + 1;
+  bool ok = true;
+  if (local) box_var_local(sh, lhs);
+  size_t rl = strlen(rhs);
+  if (!sub && rl >= 2 && rhs[0] == '(' && rhs[rl - 1] == ')') {
+    /* array literal */
+    char *inner = g_strndup(rhs + 1, rl - 2);
+    GPtrArray *ws = box_parse_words(sh, inner);
+    g_free(inner);
+    ShellVar *v = box_var_lookup(sh, lhs);
+    if (v && (v->flags & V_READONLY)) {
+      box_sh_error(sh, "%s: readonly variable", lhs);
+      g_ptr_array_free(ws, TRUE);
+      g_free(lhs);
+      return false;
+    }
+    bool assoc = v && (v->flags & V_ASSOC);
+    /* every word is expanded before the array changes: the right side of
+     * `arr=("${arr[@]}" c)` sees the old array */
+    GPtrArray *items =
+      g_ptr_array_new_with_free_func(g_free); /* key (or NULL), value, "+" (or NULL) */
+    for (guint i = 0; i < ws->len && ok; i++) {
+      Word *w = ws->pdata[i];
+      const char *wt = w->text;
+      if (wt[0] == '[') {
+        const char *close = strstr(wt, "]=");
+        if (!close) close = strstr(wt, "]+=");
+        if (close) {
+          char *key = g_strndup(wt + 1, (size_t)(close - wt - 1));
+          bool app = close[1] == '+';
+          char *k = box_expand_str(sh, key, false, status);
+          char *val = box_expand_str(sh, close + (app ? 3 : 2), true, status);
+          if (!k || !val) ok = false;
+          g_ptr_array_add(items, k);
+          g_ptr_array_add(items, val);
+          g_ptr_array_add(items, app ? g_strdup("+") : NULL);
+          g_free(key);
+          continue;
+        }
+      }
+      GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
+      if (!box_expand_words(sh, &w, 1, f, status)) ok = false;
+      for (guint j = 0; ok && j < f->len; j++) {
+        g_ptr_array_add(items, NULL);
+        g_ptr_array_add(items, g_strdup(f->pdata[j]));
+        g_ptr_array_add(items, NULL);
+      }
+      g_ptr_array_free(f, TRUE);
+    }
+    v = box_var_lookup(sh, lhs);
+    if (!v) v = box_var_make(sh, lhs);
+    long next = 0;
+    if (append) {
+      if (!(v->flags & (V_ARRAY | V_ASSOC))) box_var_make_array(v, false);
+      if (v->arr) next = v->arr->len;
+    } else {
+      box_var_clear(v);
+      v->flags &= ~(V_ARRAY | V_ASSOC);
+      box_var_make_array(v, assoc);
+    }
+    bool pairs = assoc && items->len && !items->pdata[0];
+    for (guint i = 0; ok && i < items->len; i += 3) {
+      const char *k = items->pdata[i], *val = items->pdata[i + 1];
+      if (pairs) {
+        /* declare -A m=(k1 v1 k2 v2): words taken two by two (bash 5.1) */
+        k = val;
+        val = i + 3 < items->len ? items->pdata[i + 4] : "";
+        i += 3;
+      }
+      if (k) {
+        if (!assoc) {
+          int64_t idx;
+          if (box_arith(sh, k, &idx)) next = (long)idx + 1;
+        }
+        ok = box_var_set_elem(sh, lhs, k, val, items->pdata[i + 2] != NULL);
+      } else {
+        char key[32];
+        g_snprintf(key, sizeof key, "%ld", next++);
+        ok = box_var_set_elem(sh, lhs, key, val, false);
+      }
+    }
+    g_ptr_array_free(items, TRUE);
+    g_ptr_array_free(ws, TRUE);
+    g_free(lhs);
+    return ok;
+  }
+  char *val = box_expand_str(sh, rhs, true, status);
+  if (!val) {
+    g_free(lhs);
+    g_free(sub);
+    return false;
+  }
+  if (sub) {
+    ShellVar *v = box_var_lookup(sh, lhs);
+    char *k = box_expand_str(sh, sub, false, status);
+    if (k && !*k && v && (v->flags & V_ASSOC)) {
+      /* `m[$empty]=x`: bash names the subscript as written */
+      box_sh_error(sh, "%.*s: bad array subscript", (int)(eq - t - append), t);
+      sh->discard = true; /* the command goes, not the shell */
+      ok = false;
+    } else {
+      ok = k && box_var_set_elem(sh, lhs, k, val, append);
+    }
+    g_free(k);
+  } else if (append) {
+    ShellVar *v = box_var_lookup(sh, lhs);
+    if (v && (v->flags & (V_ARRAY | V_ASSOC))) {
+      ok = box_var_set_elem(sh, lhs, "0", val, true);
+    } else if (v && (v->flags & V_INTEGER)) {
+      char *e = g_strdup_printf("%s+(%s)", v->value && *v->value ? v->value : "0", val);
+      ok = box_var_set(sh, lhs, e);
+      g_free(e);
+    } else {
+      const char *old = box_var_get(sh, lhs);
+      char *nv = g_strconcat(old ? old : "", val, NULL);
+      ok = box_var_set(sh, lhs, nv);
+      g_free(nv);
+    }
+  } else {
+    ok = box_var_set(sh, lhs, val);
+  }
+  g_free(val);
+  g_free(lhs);
+  g_free(sub);
+  return ok;
+}
