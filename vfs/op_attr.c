@@ -171,8 +171,10 @@ static int setattr_allowed(const Caller *c, const struct stat *st, const struct 
 {
   if (c->uid == 0) return 0;
   bool owner = st->st_uid == c->uid;
-  if ((to_set & FUSE_SET_ATTR_MODE) && !owner && !kills_setid(c, st, attr, has_fh)) return EPERM;
+  /* a truncate's write permission first: its set-id kill rides in the
+   * same request, and the kernel's own check would have said EACCES */
   if ((to_set & FUSE_SET_ATTR_SIZE) && !has_fh && !vfs_perm_ok(st, c, W_OK)) return EACCES;
+  if ((to_set & FUSE_SET_ATTR_MODE) && !owner && !kills_setid(c, st, attr, has_fh)) return EPERM;
   bool explicit_time = (to_set & FUSE_SET_ATTR_ATIME && !(to_set & FUSE_SET_ATTR_ATIME_NOW)) ||
                        (to_set & FUSE_SET_ATTR_MTIME && !(to_set & FUSE_SET_ATTR_MTIME_NOW));
   if (explicit_time && !owner) return EPERM;

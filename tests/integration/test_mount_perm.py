@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 BUILD = os.environ.get("BOXFS_BUILD", os.path.join(ROOT, "build"))
 SUITE = os.path.join(ROOT, "tests", "posix", "perm_suite.py")
 RUN = os.path.join(BUILD, "bench", "boxfs-run")
-CASES = ["sticky", "umask", "setuid_write", "search", "longpath", "other_users", "setgid_dir",
+CASES = ["sticky", "umask", "setuid_write", "setid_kill", "search", "longpath", "other_users", "setgid_dir",
          "exec_modes", "matrix"]
 WHERE = {"pass": "$BOXFS_DIR", "ram": "${BOXFS_DIR%%/pass*}/ram/c0/tmp"}
 

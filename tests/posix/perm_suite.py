@@ -12,7 +12,7 @@ Run it on a tmpfs and through the mount and compare the outputs
 (tests/integration/test_mount_perm.py does).
 
 Cases: one per reproduction of issue 38 (sticky, umask, setuid_write,
-search, fifo, longpath, other_users), setgid_dir, exec_modes and `matrix`, checks generated from
+search, fifo, longpath, other_users), setid_kill, setgid_dir, exec_modes and `matrix`, checks generated from
 the rules: owner/group/other x modes x sticky x operations x uids."""
 import ctypes
 import itertools
@@ -166,6 +166,36 @@ def setuid_write(o):
     os.chmod("own", 0o6770)
     o.append(res(write_one, "own"))
     o.append(res(mode, "own"))
+
+
+def ftruncate_one(p, n):
+    fd = os.open(p, os.O_WRONLY)
+    try:
+        os.ftruncate(fd, n)
+    finally:
+        os.close(fd)
+
+
+@case
+def setid_kill(o):
+    """Which set-id bits a truncate or write by another uid clears: set-user-ID
+    always; set-group-ID with group execute, or when the caller is not in the
+    file's group; through a path, an open O_TRUNC, an fd, a write."""
+    modes = (0o6777, 0o6767, 0o6707, 0o2757, 0o2777, 0o4757)
+    ways = {"t": lambda p: os.truncate(p, 1), "o": lambda p: open_close(p, os.O_WRONLY | os.O_TRUNC),
+            "f": lambda p: ftruncate_one(p, 2), "w": write_one}
+    users = {"u1": U1, "g": (4321, 4321, [4321, 5555])}
+    old = os.umask(0)
+    for u, m, k in itertools.product(users, modes, ways):
+        open_close(f"{u}{k}{m:o}", os.O_CREAT | os.O_WRONLY, 0o600)
+        os.chown(f"{u}{k}{m:o}", 0, 5555)
+        os.chmod(f"{u}{k}{m:o}", m)
+    os.umask(old)
+    for u, who in users.items():
+        o.extend(as_user(who, lambda u=u: [f"{u}{k}{m:o} {res(fn, f'{u}{k}{m:o}')}"
+                                          for m in modes for k, fn in ways.items()]))
+    o.extend(f"{u}{k}{m:o} {res(mode, f'{u}{k}{m:o}')}"
+             for u, m, k in itertools.product(users, modes, ways))
 
 
 @case
