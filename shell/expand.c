@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <locale.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +223,26 @@ char *box_ansi_c(const char *s, size_t n, size_t *consumed)
 
 /* ---- patterns --------------------------------------------------------------------- */
 
+/* fnmatch in C.UTF-8 converts pattern and name to wide characters on
+ * every call; for ASCII text the C locale's byte matching gives the same
+ * answer (classes, ranges and case folding agree on ASCII) for a third of
+ * the work, which find over a tree and every `case` pay. */
+int box_fnmatch(const char *pattern, const char *s, int flags)
+{
+  const unsigned char *p = (const unsigned char *)pattern, *q = (const unsigned char *)s;
+  unsigned char any = 0;
+  while (*p) any |= *p++;
+  while (*q) any |= *q++;
+  if (any & 0x80) return fnmatch(pattern, s, flags);
+  static locale_t c_locale;
+  if (!c_locale) c_locale = newlocale(LC_CTYPE_MASK, "C", (locale_t)0);
+  if (!c_locale) return fnmatch(pattern, s, flags);
+  locale_t old = uselocale(c_locale);
+  int r = fnmatch(pattern, s, flags);
+  uselocale(old);
+  return r;
+}
+
 bool box_pattern_too_deep(const char *pat)
 {
   /* `\(` groups in a basic regular expression: counted as `(` is (in an
@@ -246,7 +267,7 @@ static int fnm_flags(Shell *sh)
 /* fnmatch, with a pattern nested too deep for it matching nothing. */
 static bool fnm(Shell *sh, const char *pat, const char *s)
 {
-  return !box_pattern_too_deep(pat) && fnmatch(pat, s, fnm_flags(sh)) == 0;
+  return !box_pattern_too_deep(pat) && box_fnmatch(pat, s, fnm_flags(sh)) == 0;
 }
 
 bool box_pattern_match(Shell *sh, const char *pattern, const char *s)
@@ -255,7 +276,7 @@ bool box_pattern_match(Shell *sh, const char *pattern, const char *s)
     box_sh_error(sh, "maximum nesting depth exceeded (%d)", BOX_MAX_NEST);
     return false;
   }
-  return fnmatch(pattern, s, fnm_flags(sh)) == 0;
+  return box_fnmatch(pattern, s, fnm_flags(sh)) == 0;
 }
 
 /* Longest/shortest prefix or suffix matching pat; returns the cut index. */
@@ -1824,7 +1845,7 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
       g_free(nb);
       continue;
     }
-    if (fnmatch(comp, name, flags) != 0) continue;
+    if (box_fnmatch(comp, name, flags) != 0) continue;
     if (last) {
       g_ptr_array_add(res, g_strconcat(base, name, NULL));
     } else if (ty == DT_DIR || ty == DT_LNK || ty == DT_UNKNOWN) {

@@ -425,6 +425,9 @@ static inline bool box_stack_low(void)
  * once per level, and 20,000 levels end the process. */
 bool box_pattern_too_deep(const char *pat);
 
+/* fnmatch(3), the same answers in less time for ASCII text (expand.c). */
+int box_fnmatch(const char *pattern, const char *s, int flags);
+
 /* Prints "<prefix>: <name>: <text>" for a failed file operation: the
  * policy's text after EACCES when the host has it, else strerror(err). */
 void box_file_error(BoxCmd *c, const char *prefix, const char *name, int err);

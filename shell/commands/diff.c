@@ -673,7 +673,7 @@ static GPtrArray *names_of(Opt *o, const char *dir, bool absent, bool *ok)
     const char *n = g_array_index(ents, BxDirEnt, i).name;
     bool skip = false;
     for (guint k = 0; k < o->exclude->len && !skip; k++)
-      skip = fnmatch(o->exclude->pdata[k], n, 0) == 0;
+      skip = box_fnmatch(o->exclude->pdata[k], n, 0) == 0;
     if (!skip) g_ptr_array_add(v, g_strdup(n));
   }
   bx_dir_free(ents);

@@ -507,12 +507,12 @@ static bool eval(Find *f, FNode *n, FEnt *e, bool *prune)
       }
       name = tmp;
     }
-    bool r = fnmatch(n->s, name, n->kind == T_INAME ? FNM_CASEFOLD : 0) == 0;
+    bool r = box_fnmatch(n->s, name, n->kind == T_INAME ? FNM_CASEFOLD : 0) == 0;
     g_free(tmp);
     return r;
   }
   case T_PATH:
-  case T_IPATH: return fnmatch(n->s, e->path, n->kind == T_IPATH ? FNM_CASEFOLD : 0) == 0;
+  case T_IPATH: return box_fnmatch(n->s, e->path, n->kind == T_IPATH ? FNM_CASEFOLD : 0) == 0;
   case T_REGEX: {
     regmatch_t m;
     if (!n->re_ok) return false;

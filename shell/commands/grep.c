@@ -341,13 +341,14 @@ static bool glob_any(GPtrArray *globs, const char *path)
   const char *base = strrchr(path, '/');
   base = base && base[1] ? base + 1 : path;
   for (guint i = 0; i < globs->len; i++)
-    if (fnmatch(globs->pdata[i], base, 0) == 0) return true;
+    if (box_fnmatch(globs->pdata[i], base, 0) == 0) return true;
   return false;
 }
 
 static bool skip_file(Grep *g, const char *path, bool top)
 {
-  if (top && !g->recursive) { /* command-line files: GNU applies --exclude/--include too */ }
+  if (top && !g->recursive) { /* command-line files: GNU applies --exclude/--include too */
+  }
   if (g->include->len && !glob_any(g->include, path)) return true;
   return g->exclude->len && glob_any(g->exclude, path);
 }

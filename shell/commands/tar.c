@@ -128,7 +128,7 @@ static bool excluded(Tar *t, const char *name)
   for (guint i = 0; i < t->excludes->len; i++) {
     const char *pat = t->excludes->pdata[i];
     for (const char *p = name; p; p = strchr(p, '/') ? strchr(p, '/') + 1 : NULL)
-      if (fnmatch(pat, p, FNM_LEADING_DIR) == 0) return true;
+      if (box_fnmatch(pat, p, FNM_LEADING_DIR) == 0) return true;
   }
   return false;
 }

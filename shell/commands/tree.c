@@ -40,7 +40,7 @@ static bool utf8_locale(BoxCmd *c)
 static bool ignored(const TreeOpt *o, const char *name)
 {
   for (guint i = 0; i < o->ignore->len; i++)
-    if (fnmatch(g_ptr_array_index(o->ignore, i), name, 0) == 0) return true;
+    if (box_fnmatch(g_ptr_array_index(o->ignore, i), name, 0) == 0) return true;
   return false;
 }
 

@@ -172,7 +172,7 @@ static void list(Unzip *u, GArray *v, char **ops, int nops)
   for (guint i = 0; i < v->len; i++) {
     const BxZipEntry *e = &g_array_index(v, BxZipEntry, i);
     bool want = nops == 0;
-    for (int k = 0; !want && k < nops; k++) want = fnmatch(ops[k], e->name, 0) == 0;
+    for (int k = 0; !want && k < nops; k++) want = box_fnmatch(ops[k], e->name, 0) == 0;
     if (!want) continue;
     struct tm tm;
     char when[32];
@@ -243,7 +243,7 @@ static int run(Unzip *u, char **ops, int nops)
     const BxZipEntry *e = &g_array_index(v, BxZipEntry, i);
     bool want = nops == 0;
     for (int k = 0; k < nops; k++)
-      if (fnmatch(ops[k], e->name, 0) == 0) want = matched[k] = true;
+      if (box_fnmatch(ops[k], e->name, 0) == 0) want = matched[k] = true;
     if (!want) continue;
     if (u->pipe) {
       g_autoptr(GString) data = member_data(u, e, d, s->len);

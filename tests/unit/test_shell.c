@@ -5,6 +5,8 @@
  * are processes too), so the tests see outputs, status and the exact
  * sequence of host calls. */
 #include <errno.h>
+#include <fnmatch.h>
+#include <locale.h>
 #include <fcntl.h>
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -980,6 +982,42 @@ static void test_runtime_recursion(void)
   g_free(ar);
 }
 
+/* box_fnmatch against fnmatch in the Shell's locale (C.UTF-8): generated
+ * patterns and names over an alphabet of ASCII letters, digits, classes,
+ * ranges, negations, extglob and two-byte characters, with every flag mix. */
+static void test_fnmatch_fast_path(void)
+{
+  static const char *pat_atoms[] = { "a",           "B",           "?",   "*",      "[a-c]", "[!b]",
+                                     "[[:upper:]]", "[[:digit:]]", "\\*", "@(a|b)", "!(a)",  "+(x)",
+                                     "\xce\xbc",    "[^a]",        "/",   ".",      "1" };
+  static const char *name_atoms[] = {
+    "a", "b", "B", "c", "x", "1", "*", "/", ".", "\xce\xbc", "A"
+  };
+  static const int flags[] = { 0,
+                               FNM_CASEFOLD,
+                               FNM_EXTMATCH,
+                               FNM_EXTMATCH | FNM_CASEFOLD,
+                               FNM_PATHNAME | FNM_PERIOD,
+                               FNM_LEADING_DIR };
+  g_assert_nonnull(setlocale(LC_CTYPE, "C.UTF-8"));
+  GRand *rnd = g_rand_new_with_seed(38);
+  for (int i = 0; i < 20000; i++) {
+    GString *p = g_string_new(NULL), *n = g_string_new(NULL);
+    for (int k = g_rand_int_range(rnd, 0, 5); k > 0; k--)
+      g_string_append(p, pat_atoms[g_rand_int_range(rnd, 0, G_N_ELEMENTS(pat_atoms))]);
+    for (int k = g_rand_int_range(rnd, 0, 5); k > 0; k--)
+      g_string_append(n, name_atoms[g_rand_int_range(rnd, 0, G_N_ELEMENTS(name_atoms))]);
+    int f = flags[g_rand_int_range(rnd, 0, G_N_ELEMENTS(flags))];
+    int want = fnmatch(p->str, n->str, f) == 0, got = box_fnmatch(p->str, n->str, f) == 0;
+    if (want != got)
+      g_error("pattern '%s' name '%s' flags %#x: %d, fnmatch %d", p->str, n->str, f, got, want);
+    g_string_free(p, TRUE);
+    g_string_free(n, TRUE);
+  }
+  g_rand_free(rnd);
+  setlocale(LC_CTYPE, "C");
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -1010,7 +1048,8 @@ int main(int argc, char **argv)
                                     { "/shell/cd-pwd", test_cd_pwd },
                                     { "/shell/export", test_export },
                                     { "/shell/literal-words", test_literal_words },
-                                    { "/shell/conformance", test_conformance } };
+                                    { "/shell/conformance", test_conformance },
+                                    { "/shell/fnmatch-fast-path", test_fnmatch_fast_path } };
   test_add_table(cases, G_N_ELEMENTS(cases));
   int rc = g_test_run();
   test_remove_tree(tmpdir);
