@@ -16,11 +16,12 @@ typedef struct {
   int command;
 } AgentAttach;
 
-static bool attach_agent(void *data, pid_t pid)
+static bool attach_agent(void *data, pid_t pid, const char *const *paths, const char *reach)
 {
   AgentAttach *a = data;
   g_autoptr(GError) error = NULL;
-  if (!box_vfs_command_attach(a->d->vfs, a->command, pid, true, &error)) {
+
+  if (!box_vfs_tool_attach(a->d->vfs, a->command, pid, paths, reach, &error)) {
     g_printerr("box: error: the agent could not be placed in the mount: %s\n", error->message);
     return false;
   }

@@ -278,7 +278,7 @@ static bool tool_tmp_point(void *data, const char *path, bool dir)
   return box_vfs_ram_mount_point(c->d->vfs, c->w->command, path, dir);
 }
 
-static bool attach_tool(void *data, pid_t pid)
+static bool attach_tool(void *data, pid_t pid, const char *const *paths, const char *reach)
 {
   Command *c = data;
   boxd_track_pid(c->d, pid);
@@ -288,7 +288,8 @@ static bool attach_tool(void *data, pid_t pid)
   g_mutex_unlock(&c->lock);
   if (ended) return false;
   g_autoptr(GError) error = NULL;
-  return box_vfs_command_attach(c->d->vfs, c->w->command, pid, true, &error);
+
+  return box_vfs_tool_attach(c->d->vfs, c->w->command, pid, paths, reach, &error);
 }
 
 static json_object *spawn_reply(const char *kind, int status, const char *message)

@@ -1011,6 +1011,8 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
     return -1;
   }
   const View *view = &plan->view;
+  g_autofree char *reach = NULL;
+  g_auto(GStrv) reach_paths = NULL;
   if (!tmp_points(l, view, error)) return -1;
   const char *cwd = l->cwd && tools_view_contains(view, l->cwd) ? l->cwd
                     : l->table->workspace && tools_view_contains(view, l->table->workspace)
@@ -1109,7 +1111,8 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
   }
   bool ok = true;
   if (new_user) ok = map_user(pid, error);
-  if (ok && attach && !attach(attach_data, pid)) {
+  if (attach) reach_paths = tools_view_reach(view, &reach);
+  if (ok && attach && !attach(attach_data, pid, (const char *const *)reach_paths, reach)) {
     g_set_error(error, BOX_TOOLS_ERROR, 1, "the mount could not place the sandbox");
     ok = false;
   }

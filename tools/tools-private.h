@@ -82,6 +82,9 @@ typedef struct {
 
 void tools_view_init(View *v, const char *root);
 bool tools_view_plan(View *v, const BoxToolLaunch *l, GError **error);
+/* The view's mount points and what each lets the sandbox do below it
+ * (BoxToolAttachFn): paths, and in *reach one of 'n', 'r', 'w' each. */
+char **tools_view_reach(const View *v, char **reach);
 /* True when path is inside a bind or an entered tmpfs of the view. */
 bool tools_view_contains(const View *v, const char *path);
 void tools_view_clear(View *v);

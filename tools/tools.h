@@ -186,8 +186,11 @@ char *box_tools_disclosure(const BoxToolTable *t, bool is_agent, const char *pro
                            const char *operator_home, const char *operator_path);
 
 /* Called in the parent once the sandbox's PID namespace exists and before
- * anything in it touches the mount, so the mount can place its requests. */
-typedef bool (*BoxToolAttachFn)(void *data, pid_t pid);
+ * anything in it touches the mount, so the mount can place its requests
+ * and hold them to the view: paths (NULL-terminated) are the view's mount
+ * points, reach[i] what its mount lets the sandbox do below paths[i] ('n'
+ * nothing, 'r' read, 'w' write), as box_vfs_tool_attach takes them. */
+typedef bool (*BoxToolAttachFn)(void *data, pid_t pid, const char *const *paths, const char *reach);
 
 /* Starts the program in its sandbox with the given stdout/stderr and the
  * launch's other descriptors.  Returns the pid of the sandbox's init (the program

@@ -646,6 +646,30 @@ bool tools_view_plan(View *v, const BoxToolLaunch *l, GError **error)
   return ok;
 }
 
+char **tools_view_reach(const View *v, char **reach)
+{
+  GPtrArray *paths = g_ptr_array_new();
+  GString *r = g_string_new(NULL);
+  g_autofree char *empty = g_strconcat(v->root, VIEW_EMPTY_FILE, NULL);
+  size_t root_len = strlen(v->root);
+  for (guint i = 0; i < v->steps->len; i++) {
+    const Step *s = &g_array_index(v->steps, Step, i);
+    char what;
+    if (s->per_launch || strncmp(s->dst, v->root, root_len) != 0) continue;
+    if (s->kind == STEP_BIND)
+      what = strcmp(s->src, empty) == 0 ? 'n' : (s->flags & MS_RDONLY) ? 'r' : 'w';
+    else if (s->kind == STEP_TMPFS && strcmp(s->src, "box-refused") == 0)
+      what = 'n';
+    else
+      continue;
+    g_ptr_array_add(paths, g_strdup(s->dst[root_len] ? s->dst + root_len : "/"));
+    g_string_append_c(r, what);
+  }
+  g_ptr_array_add(paths, NULL);
+  *reach = g_string_free(r, FALSE);
+  return (char **)g_ptr_array_free(paths, FALSE);
+}
+
 bool tools_view_contains(const View *v, const char *path)
 {
   g_autofree char *dst = g_strconcat(v->root, path, NULL);

@@ -209,7 +209,31 @@ bool box_vfs_ram_mount_point(BoxVfs *v, int command, const char *path, bool dir)
   return d != NULL;
 }
 
+void vfs_pidns_entry_free(gpointer entry)
+{
+  PidnsEntry *e = entry;
+  g_strfreev(e->reach_paths);
+  g_free(e->reach);
+  g_free(e);
+}
+
+static bool attach(BoxVfs *v, int command, pid_t pid, bool is_tool, const char *const *paths,
+                   const char *reach, GError **error);
+
 bool box_vfs_command_attach(BoxVfs *v, int command, pid_t pid, bool is_tool, GError **error)
+{
+  return attach(v, command, pid, is_tool, NULL, NULL, error);
+}
+
+bool box_vfs_tool_attach(BoxVfs *v, int command, pid_t pid, const char *const *paths,
+                         const char *reach, GError **error)
+{
+  g_return_val_if_fail(paths && reach && strlen(reach) == g_strv_length((char **)paths), false);
+  return attach(v, command, pid, true, paths, reach, error);
+}
+
+static bool attach(BoxVfs *v, int command, pid_t pid, bool is_tool, const char *const *paths,
+                   const char *reach, GError **error)
 {
   guint64 ns;
   if (!vfs_pidns_inode(pid, &ns)) {
@@ -251,6 +275,11 @@ bool box_vfs_command_attach(BoxVfs *v, int command, pid_t pid, bool is_tool, GEr
       if (old->is_tool != is_tool) vfs_watch_tools(v, is_tool ? +1 : -1);
       old->is_tool = is_tool;
     }
+    PidnsEntry *e = g_hash_table_lookup(v->pidns, &ns);
+    g_strfreev(e->reach_paths);
+    g_free(e->reach);
+    e->reach_paths = paths ? g_strdupv((char **)paths) : NULL;
+    e->reach = g_strdup(reach);
     ok = true;
   }
   g_mutex_unlock(&v->lock);

@@ -214,6 +214,8 @@ int vfs_decide_opendir(BoxVfs *v, const Caller *c, Node *n)
 int vfs_decide_create(BoxVfs *v, const Caller *c, const char *path, bool pass)
 {
   VfsObjId none = { 0, 0 };
+  if (!c->decides || !v->decide)
+    return vfs_tool_floor_make(v, c, path, pass, true, true, pass ? &none : NULL);
   return vfs_decide_obj(v, c, "fs:write", path, pass, "write_content", true, pass ? &none : NULL);
 }
 
@@ -223,10 +225,10 @@ int vfs_decide_create(BoxVfs *v, const Caller *c, const char *path, bool pass)
 int vfs_decide_make(BoxVfs *v, const Caller *c, const char *path, bool pass, const char *dirpath,
                     mode_t type, const char *link, const VfsObjId *at)
 {
+  if (!c->decides || !v->decide) return vfs_tool_floor_make(v, c, path, pass, true, true, at);
   if (!link)
     return vfs_decide_obj(v, c, "fs:write", path, pass,
                           S_ISDIR(type) ? "create_dir" : "write_content", true, at);
-  if (!c->decides) return 0;
   g_autofree char *joined = link[0] == '/' ? g_strdup(link) : vfs_child_path(dirpath, link);
   g_autofree char *target = vfs_normalize(joined);
   bool tb = vfs_host_backed(v, target);

@@ -184,6 +184,79 @@ const char *vfs_floor_reason(BoxVfs *v, const char *path, const VfsObjId *obj)
 int vfs_tool_floor(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool mutating,
                    const VfsObjId *obj)
 {
-  if (!c->placed || !c->is_tool || !host_backed || !path) return 0;
-  return vfs_floor_reason_obj(v, path, mutating, obj) ? EACCES : 0;
+  return vfs_tool_floor_make(v, c, path, host_backed, mutating, false, obj);
+}
+
+int vfs_tool_floor_make(BoxVfs *v, const Caller *c, const char *path, bool host_backed,
+                        bool mutating, bool creates, const VfsObjId *obj)
+{
+  if (!c->placed || !c->is_tool || !path || !host_backed) return 0;
+  if (vfs_floor_reason_obj(v, path, mutating, obj)) return EACCES;
+  /* the view's mounts inside the bound roots are all of the mount (or
+   * masks over it): only there do its paths and the request's agree */
+  return vfs_tool_reach(v, c, path, mutating, creates);
+}
+
+/* lock held */
+static const PidnsEntry *reach_of(BoxVfs *v, const Caller *c)
+{
+  if (!c->nsino || !c->is_tool) return NULL;
+  const PidnsEntry *e = g_hash_table_lookup(v->pidns, &c->nsino);
+  return e && e->reach_paths ? e : NULL;
+}
+
+/* lock held: what e's view lets do at path, by the longest of its paths
+ * that holds it (strict: the longest that holds it and is not it) */
+static char reach_at(const PidnsEntry *e, const char *path, bool strict, bool *exact)
+{
+  char reach = 'w';
+  size_t best = 0;
+  *exact = false;
+  for (int i = 0; e && e->reach_paths[i]; i++) {
+    const char *p = e->reach_paths[i];
+    size_t n = strlen(p);
+    bool same = strcmp(path, p) == 0;
+    if (n >= best && !(strict && same) && box_path_within(path, p)) {
+      best = n;
+      reach = e->reach[i];
+      *exact = same;
+    }
+  }
+  return reach;
+}
+
+int vfs_tool_reach(BoxVfs *v, const Caller *c, const char *path, bool mutating, bool creates)
+{
+  if (!c->nsino || !path) return 0;
+  g_mutex_lock(&v->lock);
+  const PidnsEntry *e = reach_of(v, c);
+  bool exact;
+  char reach = reach_at(e, path, false, &exact);
+  /* making a missing mount point is its parent's business (the view's own
+   * scaffold does it as it is built) */
+  if (exact && creates) reach = reach_at(e, path, true, &exact);
+  g_mutex_unlock(&v->lock);
+  if (reach == 'n') return EACCES;
+  return reach == 'r' && mutating ? EROFS : 0;
+}
+
+int vfs_tool_reach_name(BoxVfs *v, const Caller *c, const char *path)
+{
+  g_autofree char *parent = g_path_get_dirname(path);
+  if (vfs_tool_reach(v, c, parent, false, false) != EACCES) return 0;
+  /* a name on the way to a grant below the hidden one (a mount point of
+   * the view, looked up as its bind is made) */
+  bool leads = false;
+  g_mutex_lock(&v->lock);
+  const PidnsEntry *e = reach_of(v, c);
+  for (int i = 0; e && e->reach_paths[i] && !leads; i++)
+    leads = e->reach[i] != 'n' && box_path_within(e->reach_paths[i], path);
+  g_mutex_unlock(&v->lock);
+  return leads ? 0 : EACCES;
+}
+
+bool vfs_tool_has_hidden(BoxVfs *v, const Caller *c)
+{
+  const PidnsEntry *e = reach_of(v, c);
+  return e && strchr(e->reach, 'n');
 }

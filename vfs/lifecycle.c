@@ -186,7 +186,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error)
   vfs_guards_record(v);
   v->node_fd_budget = node_fd_budget();
   vfs_nodes_init(v);
-  v->pidns = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+  v->pidns = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, vfs_pidns_entry_free);
   v->commands = g_ptr_array_new();
   v->free_slots = g_array_new(FALSE, FALSE, sizeof(int));
   v->next_ino = FUSE_ROOT_ID;

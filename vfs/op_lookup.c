@@ -197,6 +197,26 @@ static int admit_found(BoxVfs *v, const Caller *c, const char *path, bool host_b
   return 0;
 }
 
+/* A tool's lookup of a name below one its view hides (a mask the kernel
+ * may have detached): refused, the reference just taken given back.  The
+ * hidden name itself is found, so that the mask's own mount point stays
+ * valid in the kernel. */
+static int tool_may_see(BoxVfs *v, const Caller *c, Node *p, const char *name,
+                        const struct fuse_entry_param *e)
+{
+  g_mutex_lock(&v->lock);
+  char *path = vfs_tool_has_hidden(v, c) ? vfs_node_child_path(v, p, name) : NULL;
+  g_mutex_unlock(&v->lock);
+  if (!path) return 0;
+  int err = vfs_tool_reach_name(v, c, path);
+  g_free(path);
+  if (!err) return 0;
+  g_mutex_lock(&v->lock);
+  vfs_node_forget(v, e->ino, 1);
+  g_mutex_unlock(&v->lock);
+  return err;
+}
+
 void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
   BoxVfs *v = V(req);
@@ -237,6 +257,8 @@ void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
       g_mutex_unlock(&v->lock);
       err = err ? vfs_probe_absent(v, &c, path, true) : admit_found(v, &c, path, true, &e);
       g_free(path);
+    } else if (err == 0 && c.is_tool) {
+      err = tool_may_see(v, &c, p, name, &e);
     }
     vfs_unpin(v, p);
     vfs_reply_entry_or_err(req, err, &e);

@@ -185,6 +185,7 @@ void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c)
     Command *cm = vfs_command(v, e->cmd);
     if (cm) {
       c->placed = true;
+      c->nsino = e->nsino;
       c->cmd = e->cmd;
       c->area = cm->area;
       c->is_tool = e->is_tool;

@@ -122,6 +122,8 @@ typedef struct {
   guint64 nsino;
   int cmd;
   bool is_tool;
+  char **reach_paths; /* box_vfs_tool_attach; NULL: none given */
+  char *reach;
 } PidnsEntry;
 
 struct BoxVfs {
@@ -212,6 +214,7 @@ typedef struct {
   pid_t tid;
   uid_t uid;
   gid_t gid;
+  guint64 nsino; /* its PidnsEntry's, 0: none */
 } Caller;
 
 /* ---- liveness: pending decisions (job.c) ----
@@ -370,6 +373,7 @@ void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c);
 void vfs_place_node(BoxVfs *v, Caller *c, fuse_ino_t ino);
 /* The inode number of pid's PID namespace. */
 bool vfs_pidns_inode(pid_t pid, guint64 *out);
+void vfs_pidns_entry_free(gpointer entry);
 
 /* ---- floor.c ---- */
 /* Records the identities the floor guards (at start). */
@@ -390,6 +394,17 @@ const char *vfs_floor_reason(BoxVfs *v, const char *path, const VfsObjId *obj);
 /* The floor for a caller that raises no decision (a tool): 0 or EACCES. */
 int vfs_tool_floor(BoxVfs *v, const Caller *c, const char *path, bool host_backed, bool mutating,
                    const VfsObjId *obj);
+/* vfs_tool_floor for a request that makes path (creates: a missing name). */
+int vfs_tool_floor_make(BoxVfs *v, const Caller *c, const char *path, bool host_backed,
+                        bool mutating, bool creates, const VfsObjId *obj);
+/* A tool's request on path checked against its view's reach
+ * (box_vfs_tool_attach): 0, EACCES (nothing) or EROFS (read only). */
+int vfs_tool_reach(BoxVfs *v, const Caller *c, const char *path, bool mutating, bool creates);
+/* The same for a tool's lookup of path: EACCES when its parent is one the
+ * view hides and no grant of the view lies at or below path. */
+int vfs_tool_reach_name(BoxVfs *v, const Caller *c, const char *path);
+/* lock held: whether c's view holds any path it may not reach at all. */
+bool vfs_tool_has_hidden(BoxVfs *v, const Caller *c);
 
 /* ---- decide.c ---- */
 /* Asks policy and applies the floor.  Returns 0 or EACCES.  No lock held. */

@@ -115,6 +115,15 @@ int box_vfs_command_area(BoxVfs *vfs, int command);
  * The namespace must be new (a worker's, a tool's): an entry another command
  * holds for its inode number is one the kernel has reused, and moves to N. */
 bool box_vfs_command_attach(BoxVfs *vfs, int command, pid_t pid, bool is_tool, GError **error);
+/* Attaches pid's namespace as a tool of N (box_vfs_command_attach) held to
+ * its view's reach: paths (NULL-terminated) are its mount points, reach[i]
+ * what it may do below paths[i] ('n' nothing, 'r' read, 'w' write; the
+ * longest path that holds a name rules).  Why the mount checks what the
+ * view's mounts already bound: a mount point that is a name of this mount
+ * is detached by the kernel (in every namespace) when a lookup of that
+ * name fails, which a refused Shell walk makes happen at will. */
+bool box_vfs_tool_attach(BoxVfs *vfs, int command, pid_t pid, const char *const *paths,
+                         const char *reach, GError **error);
 /* The command's text, for the operator (published to live_dir). */
 void box_vfs_command_describe(BoxVfs *vfs, int command, const char *text);
 /* While false (setup), the worker's requests raise no decision. */
