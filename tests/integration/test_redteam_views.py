@@ -111,3 +111,50 @@ def test_a_tool_launched_after_the_walk_enters_no_unmasked_view(viewbox):
     assert "SECRET-KEY" not in r.stdout
     assert first in (EXPECT, AFTER), first
     assert later in (EXPECT, AFTER), later
+
+
+AGENT = textwrap.dedent(r'''
+    import json, os, subprocess, sys, time
+    box_dir, home, out = sys.argv[1], sys.argv[2], sys.argv[3]
+    def read():
+        try:
+            return "ok:" + open(home + "/vault/secretdir/key.txt").read().strip()
+        except OSError as e:
+            return type(e).__name__
+    first = read()
+    walk = subprocess.run([box_dir + "/bin/bash", "-c", "ls ~/vault/secretdir; sleep 1.2; "
+                           "ls ~/vault/secretdir"], capture_output=True, text=True)
+    later = read()
+    with open(out, "w") as f:
+        json.dump([first, walk.returncode, later], f)
+''')
+
+
+def test_the_agent_cannot_unmask_its_own_view_through_the_shell(box):
+    """The agent's own view masks ~/vault/secretdir inside its read grant;
+    its Shell's refused walk of that name must not hand it the secret.
+    (Held before the mount checked the reach too: the Shell's refusal here
+    left the agent's mask in place; kept as a named attack.)"""
+    h = box.home
+    (h / "vault" / "secretdir").mkdir(parents=True)
+    (h / "vault" / "secretdir" / "key.txt").write_text("SECRET-KEY\n")
+    probe = box.root / "probe"
+    probe.mkdir()
+    (probe / "agent.py").write_text(AGENT)
+    out = box.workspace / "agent-out.json"
+    box.seed_policy()
+    box.write_config(
+        agent_command=["/usr/bin/python3", str(probe / "agent.py"), str(box.box_dir), str(h),
+                       str(out)],
+        extra=textwrap.dedent(f'''
+            [agent.filesystem]
+            read = ["{probe}", "~/vault"]
+            write = ["~/src/project"]
+            exec = ["/usr/lib/python3.11"]
+            deny = ["~/vault/secretdir"]
+            '''))
+    assert box.run_to_end(timeout=60) == 0, box.stderr()
+    first, walked, later = json.loads(out.read_text())
+    assert walked != 0  # the Shell's walk was refused
+    assert first == "FileNotFoundError"
+    assert later in ("FileNotFoundError", "PermissionError"), later
