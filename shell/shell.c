@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "shell/commands/lazy_dl.h"
 #include "shell/shell-private.h"
 
 Shell *box_current_shell;
@@ -271,14 +272,23 @@ int box_shell_run(const char *source, const BoxShellEnv *env, const BoxShellHost
   return box_shell_run_limits(source, env, host, NULL);
 }
 
+/* What commands open on first use (see commands/lazy_dl.h). */
+static BoxDl *const lazy_libraries[] = { &box_curl_dl, &box_archive_dl, &box_magic_dl };
+
 bool box_shell_preload(void)
 {
-  return box_curl_preload();
+  bool ok = true;
+  for (size_t i = 0; i < G_N_ELEMENTS(lazy_libraries); i++)
+    ok = box_dl_preload(lazy_libraries[i]) && ok;
+  return ok;
 }
 
 bool box_shell_prepare(void)
 {
-  return box_curl_prepare();
+  bool ok = true;
+  for (size_t i = 0; i < G_N_ELEMENTS(lazy_libraries); i++)
+    ok = box_dl_prepare(lazy_libraries[i]) && ok;
+  return ok;
 }
 
 int box_shell_check(const char *source)
