@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,9 +24,45 @@ void box_var_free(gpointer p);
  * thread; a fork keeps the stack where it was, so the child's is right. */
 __thread uintptr_t box_stack_floor;
 
+/* The floor of a stack of size bytes from low up. */
+static uintptr_t floor_above(uintptr_t low, size_t size)
+{
+  size_t keep = size / 8 > 256 * 1024 ? size / 8 : 256 * 1024;
+  if (keep > size / 2) keep = size / 2;
+  return low + keep;
+}
+
+/* RLIMIT_STACK; 0 when there is none */
+static size_t stack_limit(void)
+{
+  struct rlimit rl;
+  return getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur : 0;
+}
+
+/* The floor of a stack that may grow to size below top. */
+static uintptr_t floor_below(uintptr_t top, size_t size)
+{
+  if (size > top) size = top;
+  return floor_above(top - size, size);
+}
+
 uintptr_t box_stack_floor_find(void)
 {
   uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+  size_t limit = stack_limit();
+  /* The main thread's stack may grow to RLIMIT_STACK below its top.
+   * pthread_getattr_np finds the top in /proc/self/maps, a tenth of a
+   * Shell start's instructions (and a worker may have no /proc); the
+   * kernel puts the program's name (AT_EXECFN) at the top already, so
+   * that marks it too, when it lies above here within the limit.  With
+   * no limit, the stack may grow down to the next mapping, which only
+   * /proc tells. */
+  uintptr_t execfn = getauxval(AT_EXECFN);
+  if (limit && execfn > here && execfn - here < limit) {
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t end = execfn + strlen((const char *)execfn) + 1 + sizeof(void *);
+    return floor_below((end + page - 1) & ~(page - 1), limit);
+  }
   pthread_attr_t a;
   void *addr = NULL;
   size_t size = 0;
@@ -33,21 +70,12 @@ uintptr_t box_stack_floor_find(void)
     if (pthread_attr_getstack(&a, &addr, &size) != 0) size = 0;
     pthread_attr_destroy(&a);
   }
-  if (size == 0) {
-    /* the main thread's is read from /proc, which a worker may not have:
-     * RLIMIT_STACK below where we are now */
-    struct rlimit rl;
-    size = getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur
-                                                                             : 8 * 1024 * 1024;
-    if (size > here) size = here;
-    addr = (void *)(here - size);
-  }
-  size_t keep = size / 8 > 256 * 1024 ? size / 8 : 256 * 1024;
-  if (keep > size / 2) keep = size / 2;
-  return (uintptr_t)addr + keep;
+  /* else RLIMIT_STACK below where we are now */
+  return size ? floor_above((uintptr_t)addr, size)
+              : floor_below(here, limit ? limit : 8 * 1024 * 1024);
 }
 
-/* The main thread's, found at start, while /proc is still there. */
+/* The main thread's, found at start. */
 __attribute__((constructor)) static void main_stack_floor(void)
 {
   box_stack_floor = box_stack_floor_find();

@@ -43,6 +43,15 @@ def test_tar_and_file_load_their_libraries_on_first_use(tmp_path):
     assert r.stdout == "a.txt\n" + host + "status=0\n", (r.stdout, r.stderr)
 
 
+def test_start_reads_no_proc_maps():
+    # the main thread's stack is found without /proc/self/maps (a tenth of a
+    # Shell start's instructions in pthread_getattr_np's sscanf)
+    r = subprocess.run(["strace", "-f", "-e", "trace=open,openat", str(BOX_SHELL), "-c",
+                        "f() { eval f; }; f"], capture_output=True, text=True, timeout=60)
+    assert "maximum recursion depth exceeded" in r.stderr, r.stderr[-2000:]
+    assert "/proc/self/maps" not in r.stderr, r.stderr
+
+
 def test_curl_loads_libcurl_on_first_use():
     # `curl` opens libcurl before anything else (status 2, "failed to
     # initialize" when it cannot); with no gateway configured it then stops
