@@ -301,7 +301,8 @@ int box_shell_run(const char *source, const BoxShellEnv *env, const BoxShellHost
 }
 
 /* What commands open on first use (see commands/lazy_dl.h). */
-static BoxDl *const lazy_libraries[] = { &box_curl_dl, &box_archive_dl, &box_magic_dl };
+static BoxDl *const lazy_libraries[] = { &box_curl_dl, &box_archive_dl, &box_magic_dl, &box_zlib_dl,
+                                         &box_lzma_dl };
 
 bool box_shell_preload(void)
 {

@@ -62,8 +62,8 @@ typedef struct {
   BOX_ARCHIVE_FUNCTIONS(BOX_DL_FIELD)
 } BoxArchiveApi;
 
+extern const BoxArchiveApi *box_archive; /* set before any call (box_dl_command) */
 #ifndef BOX_ARCHIVE_DL_IMPL
-extern const BoxArchiveApi *box_archive; /* tar.c: set before any archive_* call */
 #define archive_entry_copy_stat(...) (box_archive->archive_entry_copy_stat(__VA_ARGS__))
 #define archive_entry_filetype(...) (box_archive->archive_entry_filetype(__VA_ARGS__))
 #define archive_entry_free(...) (box_archive->archive_entry_free(__VA_ARGS__))

@@ -3,13 +3,6 @@
 #define BOX_CURL_DL_IMPL 1
 #include "shell/commands/curl_dl.h"
 
-static BoxCurlApi api;
-
-#define SYMBOL(f) BOX_DL_SYMBOL(BoxCurlApi, f)
-static const BoxDlSymbol symbols[] = {
-  BOX_CURL_FUNCTIONS(SYMBOL)
-  /* searched in libcurl's dependencies too */
-  { "OPENSSL_init_crypto", offsetof(BoxCurlApi, openssl_init_crypto), false },
-};
-
-BoxDl box_curl_dl = BOX_DL_INIT("libcurl.so.4", symbols, &api, NULL);
+/* OpenSSL's, searched in libcurl's dependencies too */
+#define OPTIONAL(X) X("OPENSSL_init_crypto", openssl_init_crypto)
+BOX_DL_DEFINE(box_curl_dl, BoxCurlApi, "libcurl.so.4", BOX_CURL_FUNCTIONS, OPTIONAL, NULL);

@@ -9,8 +9,6 @@
 #include "shell/commands/commands-private.h"
 #include "shell/commands/magic_dl.h"
 
-const BoxMagicApi *box_magic;
-
 static const struct option longopts[] = {
   { "brief", no_argument, NULL, 'b' },
   { "mime", no_argument, NULL, 'i' },
@@ -79,12 +77,7 @@ int box_cmd_file(BoxCmd *c)
     }
   }
   if (optind >= c->argc) return usage(c);
-  const char *load_error = NULL;
-  box_magic = box_dl_api(&box_magic_dl, &load_error);
-  if (!box_magic) {
-    bx_err(c, "file", "%s", load_error ? load_error : "libmagic could not be loaded");
-    return 1;
-  }
+  if (!(box_magic = box_dl_command(&box_magic_dl, c, "file"))) return 1;
   magic_t m = magic_open((mime ? MAGIC_MIME : MAGIC_NONE) | (follow ? MAGIC_SYMLINK : 0));
   if (!m || load_database(m) != 0) {
     bx_err(c, "file", "could not find any valid magic files!");

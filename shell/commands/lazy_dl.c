@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "shell/shell-private.h"
+#include "shell/commands/commands-private.h"
 
 struct BoxDlFile {
   int dir;    /* index into dirs */
@@ -308,6 +308,14 @@ const void *box_dl_api(BoxDl *dl, const char **error)
   if (dl->loaded == 1) return dl->table;
   if (error) *error = dl->error;
   return NULL;
+}
+
+const void *box_dl_command(BoxDl *dl, BoxCmd *c, const char *cmd)
+{
+  const char *error = NULL;
+  const void *api = box_dl_api(dl, &error);
+  if (!api) bx_err(c, cmd, "%s", error ? error : dl->soname);
+  return api;
 }
 
 int box_dl_data_fd(const BoxDl *dl)

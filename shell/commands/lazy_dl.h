@@ -25,15 +25,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "shell/shell-private.h"
+
 typedef struct {
   const char *name;
   size_t offset; /* of its pointer in the library's table */
   bool required; /* else NULL when missing */
 } BoxDlSymbol;
 
-/* An entry of a table whose fields are named like the functions. */
+/* A field of a table named like the function it points to. */
 #define BOX_DL_FIELD(f) __typeof__(f) *f;
-#define BOX_DL_SYMBOL(table, f) { #f, offsetof(table, f), true },
 
 typedef struct BoxDlFile BoxDlFile;
 
@@ -57,11 +58,23 @@ typedef struct {
   gsize loaded; /* 1 = loaded, 2 = failed */
 } BoxDl;
 
-#define BOX_DL_INIT(name, syms, tbl, data)                                                         \
-  {                                                                                                \
-    .soname = (name), .symbols = (syms), .n_symbols = G_N_ELEMENTS(syms), .table = (tbl),          \
-    .data_path = (data), .data_fd = -1                                                             \
-  }
+/* Defines dl, the library soname, whose table of type Api has a field
+ * for each of FUNCTIONS (an X-macro of BOX_DL_FIELD's), and those OPTIONAL
+ * names (an X-macro of (symbol, field)) may leave NULL. */
+#define BOX_DL_DEFINE(dl, Api, soname_, FUNCTIONS, OPTIONAL, data)                                 \
+  typedef Api BoxDlApi;                                                                            \
+  static BoxDlApi dl##_table;                                                                      \
+  static const BoxDlSymbol dl##_symbols[] = { FUNCTIONS(BOX_DL_REQUIRED)                           \
+                                                OPTIONAL(BOX_DL_OPTIONAL) };                       \
+  BoxDl dl = { .soname = (soname_),                                                                \
+               .symbols = dl##_symbols,                                                            \
+               .n_symbols = G_N_ELEMENTS(dl##_symbols),                                            \
+               .table = &dl##_table,                                                               \
+               .data_path = (data),                                                                \
+               .data_fd = -1 }
+#define BOX_DL_REQUIRED(f) { #f, offsetof(BoxDlApi, f), true },
+#define BOX_DL_OPTIONAL(name, field) { name, offsetof(BoxDlApi, field), false },
+#define BOX_DL_NONE(X)
 
 /* The zygote: arrange for workers to load dl on first use, else (if that
  * cannot be arranged) load it now.  False when it can be neither. */
@@ -72,12 +85,15 @@ bool box_dl_preload(BoxDl *dl);
 /* The filled table, loading the library on the first call (thread-safe);
  * NULL when it cannot be loaded, *error (if given) then says why. */
 const void *box_dl_api(BoxDl *dl, const char **error);
+/* dl's table for command cmd of c, or NULL after "cmd: why" on c's
+ * standard error. */
+const void *box_dl_command(BoxDl *dl, BoxCmd *c, const char *cmd);
 /* The data file's descriptor (read-only, on a read-only mount) when the
  * library was prepared or preloaded for a worker rooted in the mount;
  * otherwise -1, and the library finds its data file by name itself. */
 int box_dl_data_fd(const BoxDl *dl);
 
-/* The libraries (curl_dl.c, archive_dl.c, magic_dl.c). */
-extern BoxDl box_curl_dl, box_archive_dl, box_magic_dl;
+/* The libraries (curl_dl.c, archive_dl.c, magic_dl.c, zlib_dl.c, lzma_dl.c). */
+extern BoxDl box_curl_dl, box_archive_dl, box_magic_dl, box_zlib_dl, box_lzma_dl;
 
 #endif

@@ -6,11 +6,6 @@
 #include <dlfcn.h>
 #include <string.h>
 
-static BoxMagicApi api;
-
-#define SYMBOL(f) BOX_DL_SYMBOL(BoxMagicApi, f)
-static const BoxDlSymbol symbols[] = { BOX_MAGIC_FUNCTIONS(SYMBOL) };
-
 /* The first compiled database on libmagic's search path (MAGIC, else
  * its default), the one magic_load(m, NULL) would read. */
 static char *database(void *lib)
@@ -29,4 +24,6 @@ static char *database(void *lib)
   return NULL;
 }
 
-BoxDl box_magic_dl = BOX_DL_INIT("libmagic.so.1", symbols, &api, database);
+const BoxMagicApi *box_magic;
+BOX_DL_DEFINE(box_magic_dl, BoxMagicApi, "libmagic.so.1", BOX_MAGIC_FUNCTIONS, BOX_DL_NONE,
+              database);

@@ -25,8 +25,8 @@ typedef struct {
   BOX_MAGIC_FUNCTIONS(BOX_DL_FIELD)
 } BoxMagicApi;
 
+extern const BoxMagicApi *box_magic; /* set before any call (box_dl_command) */
 #ifndef BOX_MAGIC_DL_IMPL
-extern const BoxMagicApi *box_magic; /* file.c: set before any magic_* call */
 #define magic_open(...) (box_magic->magic_open(__VA_ARGS__))
 #define magic_close(...) (box_magic->magic_close(__VA_ARGS__))
 #define magic_load(...) (box_magic->magic_load(__VA_ARGS__))

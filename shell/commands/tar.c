@@ -639,16 +639,9 @@ static int run_tar(Tar *t, BoxCmd *c)
   return st;
 }
 
-const BoxArchiveApi *box_archive;
-
 int box_cmd_tar(BoxCmd *c)
 {
-  const char *load_error = NULL;
-  box_archive = box_dl_api(&box_archive_dl, &load_error);
-  if (!box_archive) {
-    bx_err(c, "tar", "%s", load_error ? load_error : "libarchive could not be loaded");
-    return 2;
-  }
+  if (!(box_archive = box_dl_command(&box_archive_dl, c, "tar"))) return 2;
   Tar t = { .c = c, .ugswidth = 19 };
   t.excludes = g_ptr_array_new();
   t.reported = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);

@@ -1,6 +1,6 @@
 """box-shell's start: libcurl (about 30 shared libraries), libarchive (libxml2,
-ICU, libstdc++, ...) and libmagic are not linked at load time; `curl`, `tar`
-and `file` open them on first use.  In a box the zygote maps none of them
+ICU, libstdc++, ...), libmagic, zlib and liblzma are not linked at load time;
+`curl`, `tar`, `file`, gzip/zip/unzip and `xz` open them on first use.  In a box the zygote maps none of them
 (each fork would copy its mappings); a worker's first use opens them
 through directories the zygote kept open (see test_gateway.py for curl
 inside a box)."""
@@ -22,25 +22,28 @@ def test_box_shell_does_not_link_libcurl():
     assert not [lib for lib in libs if "curl" in lib or "ssl" in lib or "crypto" in lib], libs
 
 
-# what a Shell start would load and bind with libarchive and libmagic linked
-LAZY = ("libarchive", "libmagic", "libxml2", "libicu", "libstdc++", "libnettle", "libzstd")
+# what a Shell start would load and bind with libarchive, libmagic, zlib and
+# liblzma linked
+LAZY = ("libarchive", "libmagic", "libxml2", "libicu", "libstdc++", "libnettle", "libzstd",
+        "libz.so", "liblzma")
 
 
-def test_box_shell_loads_no_archive_or_magic_chain():
+def test_box_shell_loads_no_archive_magic_or_compression_chain():
     out = subprocess.run(["ldd", str(BOX_SHELL)], capture_output=True, text=True,
                          check=True).stdout
     assert "libglib" in out, out
     assert not [lib for lib in LAZY if lib in out], out
 
 
-def test_tar_and_file_load_their_libraries_on_first_use(tmp_path):
+def test_archive_commands_load_their_libraries_on_first_use(tmp_path):
     (tmp_path / "a.txt").write_text("hello\n")
     r = subprocess.run([str(BOX_SHELL), "-c", "tar -czf t.tgz a.txt && tar -tzf t.tgz && "
-                        "file -b a.txt t.tgz; echo status=$?"], cwd=tmp_path,
+                        "gzip -c a.txt | zcat && xz -c a.txt | xz -dc && zip -q z.zip a.txt && "
+                        "unzip -p z.zip && file -b a.txt t.tgz; echo status=$?"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=30)
     host = subprocess.run(["file", "-b", "a.txt", "t.tgz"], cwd=tmp_path, capture_output=True,
                           text=True, check=True).stdout
-    assert r.stdout == "a.txt\n" + host + "status=0\n", (r.stdout, r.stderr)
+    assert r.stdout == "a.txt\nhello\nhello\nhello\n" + host + "status=0\n", (r.stdout, r.stderr)
 
 
 def test_start_reads_no_proc_maps():
