@@ -189,7 +189,7 @@ static char *child_output(BoxDl *dl)
     g_string_append_len(text, buf, n);
   }
   close(pipefd[0]);
-  int st;
+  int st = -1; /* not an exit, should waitpid fail */
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
   /* the data line and at least one file */
   const char *nl = strchr(text->str, '\n');
