@@ -1,13 +1,15 @@
 /* lazy_dl.h — a shared library opened on a command's first use, for the
- * libraries box-shell does not link (libcurl, libarchive, libmagic).
+ * libraries box-shell does not link (libcurl, libarchive, libmagic, zlib,
+ * liblzma).
  *
  * Linked, each would be loaded and bound (-z now) at every Shell start,
  * with all its dependencies (libarchive alone brings libxml2, ICU and
  * libstdc++): milliseconds and millions of instructions that only `curl`,
- * `tar` or `file` need.  So the library is dlopen'ed by the command and its
- * functions are called through a table of pointers; each library's header
- * (curl_dl.h, archive_dl.h, magic_dl.h) defines macros named like the
- * functions, so the command's code reads as ordinary library calls.
+ * `tar`, `file`, gzip/zip/unzip or `xz` need.  So the library is dlopen'ed
+ * by the command and its functions are called through a table of
+ * pointers; each library's header (curl_dl.h, archive_dl.h, magic_dl.h,
+ * zlib_dl.h, lzma_dl.h) defines macros named like the functions, so the
+ * command's code reads as ordinary library calls.
  *
  * A worker rooted in the box's mount can no longer reach the host's
  * library files by name.  So the zygote learns beforehand which files the
