@@ -558,9 +558,6 @@ int box_cond_eval(Shell *sh, Cond *c, int *err);
 
 /* ---- what the commands share (one file each in commands/) ----------------- */
 
-bool box_curl_preload(void); /* commands/curl_dl.c: dlopen libcurl now */
-bool box_curl_prepare(void); /* commands/curl_dl.c: only learn how to, later */
-
 /* Helpers builtins share (builtins.c). */
 /* Prints "strands-shell: NAME: text" on the command's stderr. */
 void box_cmd_error(BoxCmd *c, const char *fmt, ...) G_GNUC_PRINTF(2, 3);

@@ -4,10 +4,12 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "shell/commands/lazy_dl.h"
 #include "shell/shell-private.h"
 
 Shell *box_current_shell;
@@ -22,9 +24,45 @@ void box_var_free(gpointer p);
  * thread; a fork keeps the stack where it was, so the child's is right. */
 __thread uintptr_t box_stack_floor;
 
+/* The floor of a stack of size bytes from low up. */
+static uintptr_t floor_above(uintptr_t low, size_t size)
+{
+  size_t keep = size / 8 > 256 * 1024 ? size / 8 : 256 * 1024;
+  if (keep > size / 2) keep = size / 2;
+  return low + keep;
+}
+
+/* RLIMIT_STACK; 0 when there is none */
+static size_t stack_limit(void)
+{
+  struct rlimit rl;
+  return getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur : 0;
+}
+
+/* The floor of a stack that may grow to size below top. */
+static uintptr_t floor_below(uintptr_t top, size_t size)
+{
+  if (size > top) size = top;
+  return floor_above(top - size, size);
+}
+
 uintptr_t box_stack_floor_find(void)
 {
   uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+  size_t limit = stack_limit();
+  /* The main thread's stack may grow to RLIMIT_STACK below its top.
+   * pthread_getattr_np finds the top in /proc/self/maps, a tenth of a
+   * Shell start's instructions (and a worker may have no /proc); the
+   * kernel puts the program's name (AT_EXECFN) at the top already, so
+   * that marks it too, when it lies above here within the limit.  With
+   * no limit, the stack may grow down to the next mapping, which only
+   * /proc tells. */
+  uintptr_t execfn = getauxval(AT_EXECFN);
+  if (limit && execfn > here && execfn - here < limit) {
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t end = execfn + strlen((const char *)execfn) + 1 + sizeof(void *);
+    return floor_below((end + page - 1) & ~(page - 1), limit);
+  }
   pthread_attr_t a;
   void *addr = NULL;
   size_t size = 0;
@@ -32,21 +70,12 @@ uintptr_t box_stack_floor_find(void)
     if (pthread_attr_getstack(&a, &addr, &size) != 0) size = 0;
     pthread_attr_destroy(&a);
   }
-  if (size == 0) {
-    /* the main thread's is read from /proc, which a worker may not have:
-     * RLIMIT_STACK below where we are now */
-    struct rlimit rl;
-    size = getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur
-                                                                             : 8 * 1024 * 1024;
-    if (size > here) size = here;
-    addr = (void *)(here - size);
-  }
-  size_t keep = size / 8 > 256 * 1024 ? size / 8 : 256 * 1024;
-  if (keep > size / 2) keep = size / 2;
-  return (uintptr_t)addr + keep;
+  /* else RLIMIT_STACK below where we are now */
+  return size ? floor_above((uintptr_t)addr, size)
+              : floor_below(here, limit ? limit : 8 * 1024 * 1024);
 }
 
-/* The main thread's, found at start, while /proc is still there. */
+/* The main thread's, found at start. */
 __attribute__((constructor)) static void main_stack_floor(void)
 {
   box_stack_floor = box_stack_floor_find();
@@ -271,14 +300,24 @@ int box_shell_run(const char *source, const BoxShellEnv *env, const BoxShellHost
   return box_shell_run_limits(source, env, host, NULL);
 }
 
+/* What commands open on first use (see commands/lazy_dl.h). */
+static BoxDl *const lazy_libraries[] = { &box_curl_dl, &box_archive_dl, &box_magic_dl, &box_zlib_dl,
+                                         &box_lzma_dl };
+
 bool box_shell_preload(void)
 {
-  return box_curl_preload();
+  bool ok = true;
+  for (size_t i = 0; i < G_N_ELEMENTS(lazy_libraries); i++)
+    ok = box_dl_preload(lazy_libraries[i]) && ok;
+  return ok;
 }
 
 bool box_shell_prepare(void)
 {
-  return box_curl_prepare();
+  bool ok = true;
+  for (size_t i = 0; i < G_N_ELEMENTS(lazy_libraries); i++)
+    ok = box_dl_prepare(lazy_libraries[i]) && ok;
+  return ok;
 }
 
 int box_shell_check(const char *source)

@@ -186,9 +186,10 @@ void box_shell_first_exec_free(BoxShellCommand *cmd);
 bool box_shell_implements(const char *name);
 
 /* Loads now what commands otherwise load on first use (libcurl for
- * `curl`): for a worker started alone, or a zygote whose
- * box_shell_prepare failed; once a worker is rooted in the box's mount the
- * host's library files are out of reach by name.
+ * `curl`, libarchive for `tar`, libmagic and its database for `file`): for
+ * a worker started alone; once a worker is rooted in the box's mount the
+ * host's files are out of reach by name.  What box_shell_prepare arranged
+ * for is left to load on first use.
  * Returns false if something could not be loaded (the command then fails
  * with the reason when run). */
 bool box_shell_preload(void);
@@ -197,8 +198,9 @@ bool box_shell_preload(void);
  * more for each fork to copy) but keeps, for its workers to inherit,
  * read-only descriptors of the host's directories holding what commands
  * load lazily, so that a worker rooted in the mount can still load it on
- * first use.  Returns false if that could not be arranged (the caller then
- * preloads). */
+ * first use.  What cannot be arranged so is loaded now instead.  Returns
+ * false if something could be neither (its command fails with the reason
+ * when run; box_shell_preload changes nothing then). */
 bool box_shell_prepare(void);
 
 #ifdef __cplusplus

@@ -8,8 +8,7 @@
 #ifndef BOX_SHELL_COMMANDS_ARCHIVE_H
 #define BOX_SHELL_COMMANDS_ARCHIVE_H
 
-#include <archive.h>
-#include <archive_entry.h>
+#include "shell/commands/archive_dl.h"
 
 #include "shell/commands/commands-private.h"
 

@@ -17,7 +17,8 @@ import sys
 HELPERS = {
     "registry.c", "builtins.c", "curl_dl.c", "head_tail.c", "find_parse.c", "sed_script.c",
     "messages.c", "options.c", "input.c", "files.c", "values.c", "nested.c",
-    "archive.c", "compress.c", "digest.c",
+    "archive.c", "compress.c", "digest.c", "lazy_dl.c", "archive_dl.c", "magic_dl.c",
+    "zlib_dl.c", "lzma_dl.c",
 }
 
 ROW = re.compile(r'^BOX_COMMAND\("([^"]+)",\s*(\w+),\s*(SPECIAL|BUILTIN|UTILITY)\)\s*$')

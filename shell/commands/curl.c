@@ -819,7 +819,7 @@ static void init_openssl_once(void)
 int box_cmd_curl(BoxCmd *c)
 {
   const char *load_error = NULL;
-  box_curl = box_curl_api(&load_error);
+  box_curl = box_dl_api(&box_curl_dl, &load_error);
   if (!box_curl) {
     box_fdprintf(c->err, "curl: (2) failed to initialize: %s\n",
                  load_error ? load_error : "libcurl could not be loaded");

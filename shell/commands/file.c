@@ -2,10 +2,12 @@
  * TYPE lines with the names padded to one column, -b (no names), -i (MIME
  * type and charset), -L (follow symlinks); a file it cannot open is a line
  * of its own, status 0, as file's. */
-#include <magic.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "shell/commands/commands-private.h"
+#include "shell/commands/magic_dl.h"
 
 static const struct option longopts[] = {
   { "brief", no_argument, NULL, 'b' },
@@ -27,6 +29,30 @@ static int usage(BoxCmd *c)
                        "       file -C [-m <magicfiles>]\n"
                        "       file [--help]\n");
   return 1;
+}
+
+/* The database a box's worker cannot open by name: mapped once through
+ * the descriptor the zygote kept, and left mapped (libmagic reads it in
+ * place). */
+static int load_database(magic_t m)
+{
+  static void *map;
+  static size_t size;
+  int fd = box_dl_data_fd(&box_magic_dl);
+  if (fd < 0) return magic_load(m, NULL);
+  if (g_once_init_enter(&map)) {
+    struct stat st;
+    void *p = NULL;
+    if (fstat(fd, &st) == 0 && st.st_size > 0) {
+      p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+      size = (size_t)st.st_size;
+    }
+    g_once_init_leave(&map, p && p != MAP_FAILED ? p : (void *)MAP_FAILED);
+  }
+  if (map == MAP_FAILED) return -1;
+  void *bufs[] = { map };
+  size_t sizes[] = { size };
+  return magic_load_buffers(m, bufs, sizes, 1);
 }
 
 int box_cmd_file(BoxCmd *c)
@@ -51,8 +77,9 @@ int box_cmd_file(BoxCmd *c)
     }
   }
   if (optind >= c->argc) return usage(c);
+  if (!(box_magic = box_dl_command(&box_magic_dl, c, "file"))) return 1;
   magic_t m = magic_open((mime ? MAGIC_MIME : MAGIC_NONE) | (follow ? MAGIC_SYMLINK : 0));
-  if (!m || magic_load(m, NULL) != 0) {
+  if (!m || load_database(m) != 0) {
     bx_err(c, "file", "could not find any valid magic files!");
     if (m) magic_close(m);
     return 1;

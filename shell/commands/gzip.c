@@ -9,9 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "shell/commands/compress.h"
+#include "shell/commands/zlib_dl.h"
 
 #define CHUNK BX_PACK_CHUNK
 
@@ -187,5 +187,6 @@ int box_cmd_gzip(BoxCmd *c)
     }
     return 1;
   }
+  if (!(box_zlib = box_dl_command(&box_zlib_dl, c, g.cmd))) return 1;
   return bx_pack_run(&g);
 }

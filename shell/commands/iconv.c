@@ -1,10 +1,13 @@
 /* iconv.c — glibc's iconv program through glibc's iconv(3): -f/--from-code,
  * -t/--to-code (the locale's charset by default), -c to omit what cannot
- * be converted, FILE... or standard input; its messages (`quoted' as
- * glibc's are), 1 for a conversion or file error and 64 for a usage one.
+ * be converted, FILE... or standard input, -l/--list the names glibc's
+ * gconv knows; its messages (`quoted' as glibc's are), 1 for a
+ * conversion or file error and 64 for a usage one.
  * Conversion stops at the first bad sequence, after the output before it,
  * as glibc's does. */
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <iconv.h>
 #include <langinfo.h>
 #include <locale.h>
@@ -57,10 +60,115 @@ static bool convert(BoxCmd *c, iconv_t cd, const char *in, size_t n, bool omit)
   }
 }
 
+/* gconv's cache (iconvconfig's output, which glibc reads instead of the
+ * gconv-modules files when it is there): a header, then a hash table of
+ * offsets into a table of names, native-endian. */
+#define GCONV_CACHE_MAGIC 0x20010324u
+
+static guint16 cache_u16(const char *p)
+{
+  guint16 v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static int by_version(gconstpointer a, gconstpointer b)
+{
+  return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names in the cache beside libc (glibc's gconv directory is lib/gconv
+ * next to it), sorted as glibc's iconv -l sorts them; NULL with errno, or
+ * EINVAL when the file is not a cache. */
+static GPtrArray *cached_names(char **path)
+{
+  Dl_info info;
+  if (!dladdr((void *)iconv_open, &info) || !info.dli_fname) {
+    errno = ENOENT;
+    return NULL;
+  }
+  g_autofree char *dir = g_path_get_dirname(info.dli_fname);
+  *path = g_build_filename(dir, "gconv", "gconv-modules.cache", NULL);
+  int fd = open(*path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  GString *text = g_string_new(NULL);
+  char buf[65536];
+  ssize_t r;
+  while ((r = bx_read(fd, buf, sizeof buf)) > 0) g_string_append_len(text, buf, r);
+  int e = errno;
+  close(fd);
+  gsize n = text->len;
+  g_autofree char *data = g_string_free(text, FALSE);
+  if (r < 0) {
+    errno = e;
+    return NULL;
+  }
+  guint32 magic = 0;
+  if (n >= 14) memcpy(&magic, data, sizeof magic);
+  guint16 strings = n >= 14 ? cache_u16(data + 4) : 0, hash = n >= 14 ? cache_u16(data + 6) : 0,
+          hash_size = n >= 14 ? cache_u16(data + 8) : 0;
+  if (magic != GCONV_CACHE_MAGIC || strings >= n || (gsize)hash + 4u * hash_size > n) {
+    errno = EINVAL;
+    return NULL;
+  }
+  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  for (guint i = 0; i < hash_size; i++) {
+    guint16 off = cache_u16(data + hash + 4 * i);
+    if (!off || (gsize)strings + off >= n) continue;
+    const char *name = data + strings + off;
+    /* the converter's own internal form is no name to ask for */
+    if (memchr(name, '\0', n - (name - data)) && strcmp(name, "INTERNAL") != 0)
+      g_ptr_array_add(names, g_strdup(name));
+  }
+  g_ptr_array_sort(names, by_version);
+  return names;
+}
+
+/* What glibc's iconv -l prints: a name a line ("//" closing those that do
+ * not end in "/"), or on a terminal its preamble and the names, their
+ * slashes off, in comma-separated lines of under 80 columns. */
+static int list_charsets(BoxCmd *c)
+{
+  g_autofree char *path = NULL;
+  GPtrArray *names = cached_names(&path);
+  if (!names) {
+    g_autofree char *text = bx_errtext(c, errno);
+    bx_err(c, "iconv", "%s: %s", path ? path : "gconv", text);
+    return 1;
+  }
+  bool human = c->out_fd >= 0 && isatty(c->out_fd);
+  if (human)
+    box_out_printf(c->out, "The following list contains all the coded character sets known.  "
+                           "This does\nnot necessarily mean that all combinations of these "
+                           "names can be used for\nthe FROM and TO command line parameters.  "
+                           "One coded character set can be\nlisted with several different "
+                           "names (aliases).\n\n  ");
+  size_t column = 2;
+  for (guint i = 0; i < names->len; i++) {
+    const char *name = names->pdata[i];
+    size_t len = strlen(name);
+    if (!human) {
+      box_out_printf(c->out, "%s%s\n", name, name[len - 1] == '/' ? "" : "//");
+      continue;
+    }
+    while (len && name[len - 1] == '/') len--;
+    if (column > 2) {
+      bool wrap = column + len > 76; /* glibc's measure, trailing comma aside */
+      box_out_printf(c->out, wrap ? ",\n  " : ", ");
+      column = wrap ? 2 : column + 2;
+    }
+    box_out_write(c->out, name, len);
+    column += len;
+  }
+  if (human) box_out_printf(c->out, "\n");
+  g_ptr_array_free(names, TRUE);
+  return 0;
+}
+
 int box_cmd_iconv(BoxCmd *c)
 {
   const char *from = NULL, *to = NULL;
-  bool omit = false;
+  bool omit = false, list = false;
   GPtrArray *files = g_ptr_array_new();
   bool opts = true;
   for (int i = 1; i < c->argc; i++) {
@@ -70,6 +178,8 @@ int box_cmd_iconv(BoxCmd *c)
       g_ptr_array_add(files, (gpointer)a);
     } else if (!strcmp(a, "--")) {
       opts = false;
+    } else if (!strcmp(a, "--list")) {
+      list = true;
     } else if (g_str_has_prefix(a, "--from-code=")) {
       from = a + 12;
     } else if (g_str_has_prefix(a, "--to-code=")) {
@@ -88,8 +198,8 @@ int box_cmd_iconv(BoxCmd *c)
       *slot = c->argv[++i];
     } else {
       for (const char *p = a + 1; *p; p++) {
-        if (*p == 'c') {
-          omit = true;
+        if (*p == 'c' || *p == 'l') {
+          *(*p == 'c' ? &omit : &list) = true;
           continue;
         }
         if (*p != 'f' && *p != 't') {
@@ -108,6 +218,10 @@ int box_cmd_iconv(BoxCmd *c)
         break;
       }
     }
+  }
+  if (list) {
+    g_ptr_array_free(files, TRUE);
+    return list_charsets(c);
   }
   if (!files->len) g_ptr_array_add(files, "-");
   /* the locale the Shell's variables name, not the Shell process's own:

@@ -641,6 +641,7 @@ static int run_tar(Tar *t, BoxCmd *c)
 
 int box_cmd_tar(BoxCmd *c)
 {
+  if (!(box_archive = box_dl_command(&box_archive_dl, c, "tar"))) return 2;
   Tar t = { .c = c, .ugswidth = 19 };
   t.excludes = g_ptr_array_new();
   t.reported = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "shell/commands/archive.h"
+#include "shell/commands/zlib_dl.h"
 
 typedef struct {
   BoxCmd *c;
@@ -275,6 +275,7 @@ static int run(Unzip *u, char **ops, int nops)
 
 int box_cmd_unzip(BoxCmd *c)
 {
+  if (!(box_zlib = box_dl_command(&box_zlib_dl, c, "unzip"))) return 1;
   Unzip u = { .c = c };
   /* unzip takes its options anywhere, -d's directory among them */
   GPtrArray *ops = g_ptr_array_new();

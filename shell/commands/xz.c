@@ -1,10 +1,10 @@
 /* xz.c — xz and unxz (xz -d) of xz-utils with -c -d -k -f -t -0..-9 over
  * liblzma: the same encoder xz runs, so the same bytes. */
 #include <errno.h>
-#include <lzma.h>
 #include <string.h>
 
 #include "shell/commands/compress.h"
+#include "shell/commands/lzma_dl.h"
 
 static const char longopts[] = "stdout=c to-stdout=c decompress=d uncompress=d keep=k force=f "
                                "test=t quiet=q fast=0 best=9";
@@ -118,5 +118,6 @@ int box_cmd_xz(BoxCmd *c)
     if (bx_set_flag(o, "cdkftq", flags)) continue;
     return 1;
   }
+  if (!(box_lzma = box_dl_command(&box_lzma_dl, c, cmd))) return 1;
   return bx_pack_run(&p);
 }

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "shell/commands/archive.h"
+#include "shell/commands/zlib_dl.h"
 
 /* A member as it will be written: its local header and data, and its
  * central record (the offset, its last field but the name, set when the
@@ -221,6 +221,7 @@ static int finish(Zip *z, const char *archive, const GString *s, GArray *old)
 
 int box_cmd_zip(BoxCmd *c)
 {
+  if (!(box_zlib = box_dl_command(&box_zlib_dl, c, "zip"))) return 1;
   Zip z = { .c = c, .level = 6 };
   BX_EACH_OPTION (o, c, "zip", "rq0123456789", "recurse-paths=r quiet=q") {
     if (o >= '0' && o <= '9')

@@ -219,6 +219,12 @@ iconv --to-code
 LC_ALL=C.UTF-8 iconv -c -t ASCII//TRANSLIT u8
 LC_ALL=C.UTF-8 iconv -t LATIN1 u8 | od -c
 LC_ALL= LANG=C.UTF-8 iconv -t UTF-16LE u8 | od -c
+iconv -l
+iconv --list | grep -c //
+iconv -cl nope
+iconv -l -f XX -t YY u8
+iconv -f UTF-8 -l
+iconv -lf
 """.strip().split("\n")]
 
 
@@ -226,6 +232,21 @@ LC_ALL= LANG=C.UTF-8 iconv -t UTF-16LE u8 | od -c
 def test_iconv_against_glibc(tmp_path, text):
     need_shell()
     assert_same_run(*run_both(tmp_path, text, ICONV_FILES))
+
+
+def test_iconv_list_on_a_terminal_against_glibc(tmp_path):
+    # on a terminal glibc's iconv -l prints a preamble, then the names
+    # without their slashes in comma-separated lines
+    need_shell()
+    outs = []
+    for argv in ([str(BOX_SHELL), "-c", "iconv -l"], ["iconv", "-l"]):
+        p = subprocess.run(["script", "-qec", shlex.join(argv), "/dev/null"], cwd=tmp_path,
+                           capture_output=True, env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"},
+                           timeout=60)
+        outs.append((p.stdout, p.returncode))
+    assert outs[0] == outs[1]
+    assert outs[0][0].startswith(b"The following list contains all the coded character sets")
+    assert b"  437, 500, 500V1," in outs[0][0] and b"UTF-8, " in outs[0][0]
 
 
 # file(1) and the Shell's `file` read the same magic database

@@ -1,6 +1,7 @@
-"""box-shell's start: libcurl (about 30 shared libraries) is not linked at
-load time; `curl` opens it on first use.  In a box the zygote maps none of
-it (each fork would copy its mappings); a worker's first curl opens it
+"""box-shell's start: libcurl (about 30 shared libraries), libarchive (libxml2,
+ICU, libstdc++, ...), libmagic, zlib and liblzma are not linked at load time;
+`curl`, `tar`, `file`, gzip/zip/unzip and `xz` open them on first use.  In a box the zygote maps none of them
+(each fork would copy its mappings); a worker's first use opens them
 through directories the zygote kept open (see test_gateway.py for curl
 inside a box)."""
 import os
@@ -19,6 +20,39 @@ def test_box_shell_does_not_link_libcurl():
     libs = needed(BOX_SHELL)
     assert libs, "readelf found no NEEDED entries"
     assert not [lib for lib in libs if "curl" in lib or "ssl" in lib or "crypto" in lib], libs
+
+
+# what a Shell start would load and bind with libarchive, libmagic, zlib and
+# liblzma linked
+LAZY = ("libarchive", "libmagic", "libxml2", "libicu", "libstdc++", "libnettle", "libzstd",
+        "libz.so", "liblzma")
+
+
+def test_box_shell_loads_no_archive_magic_or_compression_chain():
+    out = subprocess.run(["ldd", str(BOX_SHELL)], capture_output=True, text=True,
+                         check=True).stdout
+    assert "libglib" in out, out
+    assert not [lib for lib in LAZY if lib in out], out
+
+
+def test_archive_commands_load_their_libraries_on_first_use(tmp_path):
+    (tmp_path / "a.txt").write_text("hello\n")
+    r = subprocess.run([str(BOX_SHELL), "-c", "tar -czf t.tgz a.txt && tar -tzf t.tgz && "
+                        "gzip -c a.txt | zcat && xz -c a.txt | xz -dc && zip -q z.zip a.txt && "
+                        "unzip -p z.zip && file -b a.txt t.tgz; echo status=$?"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=30)
+    host = subprocess.run(["file", "-b", "a.txt", "t.tgz"], cwd=tmp_path, capture_output=True,
+                          text=True, check=True).stdout
+    assert r.stdout == "a.txt\nhello\nhello\nhello\n" + host + "status=0\n", (r.stdout, r.stderr)
+
+
+def test_start_reads_no_proc_maps():
+    # the main thread's stack is found without /proc/self/maps (a tenth of a
+    # Shell start's instructions in pthread_getattr_np's sscanf)
+    r = subprocess.run(["strace", "-f", "-e", "trace=open,openat", str(BOX_SHELL), "-c",
+                        "f() { eval f; }; f"], capture_output=True, text=True, timeout=60)
+    assert "maximum recursion depth exceeded" in r.stderr, r.stderr[-2000:]
+    assert "/proc/self/maps" not in r.stderr, r.stderr
 
 
 def test_curl_loads_libcurl_on_first_use():
@@ -74,6 +108,7 @@ def test_zygote_and_waiting_workers_map_no_libcurl_yet_curl_loads(box):
         with open(f"/proc/{pid}/maps") as f:
             maps = f.read()
         assert "libcurl" not in maps and "libssl" not in maps, (pid, maps)
+        assert not [lib for lib in LAZY if lib in maps], (pid, maps)
     # rooted in the mount, a worker still opens libcurl on first use: curl
     # then fails at the network, not at loading ("failed to initialize", 2)
     r = box.bash("curl -sS http://127.0.0.1:1/; echo status=$?")
@@ -107,3 +142,28 @@ def test_every_worker_has_the_gateway_environment(box):
         r = box.bash("curl -sS http://example.invalid/; echo status=$?")
         assert "net:connect gate: policy denied this operation on 'example.invalid:80'" in r.stderr, \
             (i, r.stdout, r.stderr)
+
+
+def test_archive_commands_and_file_in_a_box(box):
+    # rooted in the mount, a worker loads libarchive through the directories
+    # the zygote kept, and libmagic reads the database the zygote kept open
+    # (by name it is out of reach there: "could not find any valid magic
+    # files!")
+    box.start_seeded()
+    ws = box.workspace
+    (ws / "a.txt").write_text("hello\n")
+    r = box.bash("tar -czf t.tgz a.txt && tar -tvzf t.tgz | wc -l && zip -q z.zip a.txt && "
+                 "unzip -p z.zip && gzip -c a.txt > a.gz && gzip -dc a.gz && xz -c a.txt | xz -dc"
+                 " && file -b a.txt t.tgz a.gz && file -i a.txt; echo status=$?", cwd=ws)
+    host = subprocess.run(["file", "-b", "a.txt", "t.tgz", "a.gz"], cwd=ws, capture_output=True,
+                          text=True, check=True).stdout
+    assert r.stdout == ("1\nhello\nhello\nhello\n" + host +
+                        "a.txt: text/plain; charset=us-ascii\nstatus=0\n"), (r.stdout, r.stderr)
+    assert r.stderr == "", r.stderr
+    # the workers that ran them are gone; the zygote still maps none of it
+    procs = shell_processes(box)
+    zygotes = [p for p in procs if int(parent_of(str(p))) not in procs]
+    assert len(zygotes) == 1, procs
+    with open(f"/proc/{zygotes[0]}/maps") as f:
+        maps = f.read()
+    assert not [lib for lib in LAZY if lib in maps], maps

@@ -11,12 +11,14 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -948,6 +950,25 @@ static void test_long_lists(void)
 
 /* Recursion at run time: bounded by a count where there is one (function
  * nesting, text within text), else by the stack, with the Shell's message. */
+/* The main thread's floor, found from where the kernel put the program's
+ * name, lies above the lowest address pthread_getattr_np's reading of
+ * /proc/self/maps gives (RLIMIT_STACK below the stack's top) by an eighth
+ * of the limit. */
+static void test_main_stack_floor(void)
+{
+  pthread_attr_t a;
+  void *addr = NULL;
+  size_t size = 0;
+  struct rlimit rl;
+  g_assert_cmpint(getrlimit(RLIMIT_STACK, &rl), ==, 0);
+  g_assert_cmpuint(rl.rlim_cur, !=, RLIM_INFINITY);
+  g_assert_cmpint(pthread_getattr_np(pthread_self(), &a), ==, 0);
+  g_assert_cmpint(pthread_attr_getstack(&a, &addr, &size), ==, 0);
+  pthread_attr_destroy(&a);
+  g_assert_cmpuint(box_stack_floor, ==, (uintptr_t)addr + MAX(rl.rlim_cur / 8, 256 * 1024));
+  g_assert_cmpuint(box_stack_floor_find(), ==, box_stack_floor);
+}
+
 static void test_runtime_recursion(void)
 {
   static const char *const cases[][2] = {
@@ -1034,6 +1055,7 @@ int main(int argc, char **argv)
                                     { "/shell/first-exec", test_first_exec },
                                     { "/shell/deep-nesting", test_deep_nesting },
                                     { "/shell/long-lists", test_long_lists },
+                                    { "/shell/main-stack-floor", test_main_stack_floor },
                                     { "/shell/runtime-recursion", test_runtime_recursion },
                                     { "/shell/fuzz-finds", test_fuzz_finds },
                                     { "/shell/deep-patterns", test_deep_patterns },
