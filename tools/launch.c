@@ -290,6 +290,9 @@ static void enter_prepared_view(const Child *c)
   private_tmp_and_proc(c);
 }
 
+/* box_tools_set_user_namespace */
+static bool in_user_namespace;
+
 static void build_view(const Child *c)
 {
   const View *v = c->view;
@@ -299,7 +302,7 @@ static void build_view(const Child *c)
     child_fail(c, "tmpfs root");
   for (guint i = 0; i < v->steps->len; i++) {
     const Step *s = &g_array_index(v->steps, Step, i);
-    if (prepare && s->per_launch) continue;
+    if (prepare && s->per_launch && !(s->kind == STEP_PROC && in_user_namespace)) continue;
     switch (s->kind) {
     case STEP_MKDIR:
     case STEP_FILE:
@@ -971,6 +974,11 @@ static int shared_netns = -1;
 void box_tools_set_netns(int netns_fd)
 {
   __atomic_store_n(&shared_netns, netns_fd, __ATOMIC_RELEASE);
+}
+
+void box_tools_set_user_namespace(bool in_one)
+{
+  in_user_namespace = in_one;
 }
 
 /* The scaffold the launch lays in its /tmp, made first by the caller in the
