@@ -91,7 +91,6 @@ static int mount_view(Boxd *d, char **live_dir)
     .live_dir = *live_dir,
     .in_user_namespace = boxd_in_user_namespace(),
   };
-  box_tools_set_user_namespace(vc.in_user_namespace);
   d->vfs = box_vfs_start(&vc, &error);
   if (!d->vfs) {
     rmdir(d->mountpoint);

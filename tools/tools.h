@@ -168,12 +168,6 @@ void box_tools_set_gateway(const char *proxy_url, const char *ca_cert,
  * stays the caller's and must outlive every launch. */
 void box_tools_set_netns(int netns_fd);
 
-/* Launches are made from a user namespace that is not the host's (an
- * ordinary user's box): a new proc is refused there unless one is already
- * in sight (the kernel's mount_too_revealing), so a prepared view keeps
- * one of its own under each launch's. */
-void box_tools_set_user_namespace(bool in_one);
-
 /* The ELF loader closure of path: its PT_INTERP and every DT_NEEDED image
  * found by DT_RUNPATH / DT_RPATH / the default directories, spelled the way
  * the loader opens them (links are the caller's to resolve), at most 512.
