@@ -62,13 +62,22 @@ static int refused(int e, bool entered)
                   g_strerror(e));
 }
 
-static bool write_proc(const char *path, const char *text)
+/* This process as uid and gid 0 of its new user namespace, and no group
+ * but that (an unprivileged writer of gid_map must give up setgroups). */
+static bool map_self_to_root(uid_t uid, gid_t gid)
 {
-  int fd = open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  bool ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
-  close(fd);
-  return ok;
+  g_autofree char *uline = g_strdup_printf("0 %u 1\n", (unsigned)uid);
+  g_autofree char *gline = g_strdup_printf("0 %u 1\n", (unsigned)gid);
+  const char *const writes[][2] = { { "/proc/self/setgroups", "deny" },
+                                    { "/proc/self/uid_map", uline },
+                                    { "/proc/self/gid_map", gline } };
+  for (size_t i = 0; i < G_N_ELEMENTS(writes); i++) {
+    FILE *f = fopen(writes[i][0], "we");
+    if (!f) return false;
+    bool ok = fputs(writes[i][1], f) >= 0;
+    if (fclose(f) != 0 || !ok) return false;
+  }
+  return true;
 }
 
 bool boxd_in_user_namespace(void)
@@ -97,14 +106,10 @@ int boxd_enter_user_namespace(char **argv)
   gid_t gid = getegid();
   /* Before any thread exists: the kernel refuses a threaded caller. */
   if (unshare(CLONE_NEWUSER) != 0) return refused(errno, false);
-  g_autofree char *uline = g_strdup_printf("0 %u 1\n", (unsigned)uid);
-  g_autofree char *gline = g_strdup_printf("0 %u 1\n", (unsigned)gid);
-  if (!write_proc("/proc/self/setgroups", "deny") || !write_proc("/proc/self/uid_map", uline) ||
-      !write_proc("/proc/self/gid_map", gline))
-    return box_fail("containment setup failed during user namespace: %s", g_strerror(errno));
   /* A security module may leave the namespace without its capabilities
-   * (Ubuntu's AppArmor restriction): the first mount namespace shows it. */
-  if (unshare(CLONE_NEWNS) != 0) return refused(errno, true);
+   * (Ubuntu's AppArmor restriction): writing the maps, or the first mount
+   * namespace, shows it. */
+  if (!map_self_to_root(uid, gid) || unshare(CLONE_NEWNS) != 0) return refused(errno, true);
   /* Said to a person only: a script's stderr is the agent's alone. */
   if (isatty(STDERR_FILENO))
     fprintf(stderr,
