@@ -245,24 +245,19 @@ int box_gateway_serve(BoxGateway *gw, int fd, int until_fd, GError **error)
 {
   struct sockaddr_in sa;
   socklen_t len = sizeof sa;
-  int pipe_ok = 0;
-  Listener *l = NULL;
-  if (getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
-    g_set_error(error, BOX_GATEWAY_ERROR, 1, "getsockname: %s", g_strerror(errno));
-  } else {
-    l = g_new0(Listener, 1);
-    pipe_ok = pipe2(l->wake, O_CLOEXEC) == 0;
-    if (!pipe_ok) g_set_error(error, BOX_GATEWAY_ERROR, 1, "pipe: %s", g_strerror(errno));
-  }
-  if (!pipe_ok) {
+  int wake[2];
+  if (getsockname(fd, (struct sockaddr *)&sa, &len) != 0 || pipe2(wake, O_CLOEXEC) != 0) {
+    g_set_error(error, BOX_GATEWAY_ERROR, 1, "cannot serve 127.0.0.1: %s", g_strerror(errno));
     close(fd);
     if (until_fd >= 0) close(until_fd);
-    g_free(l);
     return -1;
   }
+  Listener *l = g_new0(Listener, 1);
   l->gw = gw;
   l->fd = fd;
   l->until = until_fd;
+  l->wake[0] = wake[0];
+  l->wake[1] = wake[1];
   l->thread = g_thread_new("box-gw-listen", listener_main, l);
   g_mutex_lock(&gw->lock);
   g_ptr_array_add(gw->listeners, l);
