@@ -90,6 +90,14 @@ void box_run_signals(sigset_t *set);
  * there only); returns the agent's status, or 1. */
 int boxd_serve(Boxd *d, char **agent_argv);
 
+/* For an ordinary user: a user namespace of boxd's own, where it is uid 0,
+ * entered before any thread exists, then box's argv run again in it;
+ * returns only as root (0), or with the CLI's status after saying which
+ * setting refuses it. */
+int boxd_enter_user_namespace(char **argv);
+/* boxd runs in a user namespace that is not the host's. */
+bool boxd_in_user_namespace(void);
+
 /* reaper.c: main thread reaps every child; others wait on theirs. */
 void box_reaper_init(void);
 /* Called by the main thread on SIGCHLD. */

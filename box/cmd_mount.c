@@ -145,9 +145,6 @@ int box_verb_mount(int argc, char **argv)
     fprintf(stderr, "box: error: need --config FILE and one MOUNTPOINT\n%s", usage);
     return 2;
   }
-  if (geteuid() != 0)
-    return box_fail("box mount needs root for now: it mounts the view with FUSE and binds it");
-
   const char *h = getenv("HOME");
   g_autofree char *operator_home = box_canonical_path(h && *h ? h : "/");
   if (!operator_home) return box_fail("cannot resolve the operator's home directory");
@@ -160,6 +157,13 @@ int box_verb_mount(int argc, char **argv)
   struct stat st;
   if (!target || stat(target, &st) != 0 || !S_ISDIR(st.st_mode))
     return box_fail("mount point %s is not an existing directory", rest[0]);
+
+  /* box run works for an ordinary user because its mounts stay in a user
+   * namespace of its own; this view must be seen by the host's processes. */
+  if (geteuid() != 0)
+    return box_fail("box mount needs root: it binds the view at %s for the host's processes, "
+                    "which an ordinary user cannot (box run and box lua work unprivileged)",
+                    target);
 
   g_autofree char *workspace = NULL;
   g_auto(GStrv) roots = live_roots(cfg->box_dir, &workspace);

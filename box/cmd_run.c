@@ -190,9 +190,6 @@ int box_verb_run(int argc, char **argv)
   if (failed) return failed;
   d.box_shell = box_sibling_binary("box-shell");
   if (!d.box_shell) return box_fail("box-shell is not installed beside box");
-  if (geteuid() != 0)
-    return box_fail("box run needs root for now: it mounts the box's view with FUSE and builds "
-                    "namespaces (an unprivileged mode is planned)");
   int lock = boxd_box_dir_prepare(&d, &error);
   if (lock < 0) return box_fail("%s", error->message);
   if (!boxd_install_aliases(&d, &error)) return box_fail("%s", error->message);

@@ -91,42 +91,37 @@ static bool loopback_up(GError **error)
 }
 
 typedef struct {
-  BoxGateway *gw;
   int netns;
   int port;
-  int until;
+  int fd;
   GError *error;
 } RelayJob;
 
-/* On a thread of its own: enter the namespace, listen, end (the socket
- * keeps its namespace; the listener serves from the gateway's). */
+/* On a thread of its own, since it may not come back: enter the
+ * namespace, bring lo up, bind there, end. */
 static gpointer relay_thread(gpointer data)
 {
   RelayJob *job = data;
-  if (setns(job->netns, CLONE_NEWNET) != 0) {
+  if (setns(job->netns, CLONE_NEWNET) != 0)
     g_set_error(&job->error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
                 "cannot enter the network namespace: %s", g_strerror(errno));
-    if (job->until >= 0) close(job->until);
-    return NULL;
-  }
-  if (!loopback_up(&job->error)) {
-    if (job->until >= 0) close(job->until);
-    return NULL;
-  }
-  box_gateway_listen(job->gw, job->port, job->until, &job->error);
+  else if (loopback_up(&job->error))
+    job->fd = box_gateway_bind(job->port, &job->error);
   return NULL;
 }
 
+/* The socket keeps the namespace it was bound in; this thread, in the
+ * gateway's, serves it. */
 static bool relay_into(BoxGateway *gw, int netns, int port, int until, GError **error)
 {
-  RelayJob job = { gw, netns, port, until, NULL };
-  GThread *t = g_thread_new("box-gw-relay", relay_thread, &job);
-  g_thread_join(t);
-  if (job.error) {
+  RelayJob job = { netns, port, -1, NULL };
+  g_thread_join(g_thread_new("box-gw-relay", relay_thread, &job));
+  if (job.fd < 0) {
+    if (until >= 0) close(until);
     g_propagate_error(error, job.error);
     return false;
   }
-  return true;
+  return box_gateway_serve(gw, job.fd, until, error) >= 0;
 }
 
 /* ---- credentials (spec/runtime.md §7) ---- */

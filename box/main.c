@@ -34,6 +34,10 @@ int main(int argc, char **argv)
     printf("box %s\n", BOX_VERSION);
     return 0;
   }
+  bool boxd = strcmp(verb, "run") == 0 || strcmp(verb, "lua") == 0 ||
+              (strcmp(verb, "demo") == 0 && argc == 2);
+  int refused = boxd ? boxd_enter_user_namespace(argv) : 0;
+  if (refused) return refused;
   if (strcmp(verb, "run") == 0) return box_verb_run(argc - 1, argv + 1);
   if (strcmp(verb, "mount") == 0) return box_verb_mount(argc - 1, argv + 1);
   if (strcmp(verb, "lua") == 0) return box_verb_lua(argc - 1, argv + 1);

@@ -89,6 +89,7 @@ static int mount_view(Boxd *d, char **live_dir)
     .ram_max_bytes = d->config->agent.ram_max_bytes,
     .ram_max_inodes = d->config->agent.ram_max_inodes,
     .live_dir = *live_dir,
+    .in_user_namespace = boxd_in_user_namespace(),
   };
   d->vfs = box_vfs_start(&vc, &error);
   if (!d->vfs) {

@@ -96,7 +96,6 @@ struct BoxGateway {
   int active;      /* connection threads alive */
   GHashTable *fds; /* every socket a connection holds, to end them at stop */
   GPtrArray *listeners;
-  int home_netns; /* where connections are served and dialled from */
   bool stopping;
   GwRoute *routes; /* credential routes (credentials.c) */
   size_t n_routes;

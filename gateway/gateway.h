@@ -69,11 +69,19 @@ typedef struct {
  * Serves nothing until box_gateway_listen. */
 BoxGateway *box_gateway_new(const BoxGatewayConfig *config, GError **error);
 /* Listens on 127.0.0.1:port (0: any) in the calling thread's network
- * namespace; connections are served (and dialled out) in the network
- * namespace box_gateway_new ran in.  until_fd, when not -1, is taken over:
- * once it turns readable (a pidfd whose process ended) this listener
- * closes.  Returns the port, or -1 with error. */
+ * namespace; connections are served (and dialled out) in it too.
+ * until_fd, when not -1, is taken over: once it turns readable (a pidfd
+ * whose process ended) this listener closes.  Returns the port, or -1 with
+ * error. */
 int box_gateway_listen(BoxGateway *gw, int port, int until_fd, GError **error);
+/* box_gateway_listen in two halves, for a socket that lives in another
+ * namespace than the one that serves it: a thread may enter a namespace
+ * it cannot leave (an ordinary user's boxd cannot return to the host's),
+ * so a throwaway thread binds there and the serving thread, still at
+ * home, serves.  bind: a listening socket's fd, or -1; serve takes fd and
+ * until_fd over and returns the port, or -1. */
+int box_gateway_bind(int port, GError **error);
+int box_gateway_serve(BoxGateway *gw, int fd, int until_fd, GError **error);
 /* The per-run CA certificate (PEM text). */
 const char *box_gateway_ca_pem(const BoxGateway *gw);
 /* Stops listening, ends open connections, frees. */

@@ -18,7 +18,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -136,11 +135,6 @@ static gpointer listener_main(gpointer data)
 {
   Listener *l = data;
   BoxGateway *gw = l->gw;
-  /* The socket keeps the namespace it was bound in; the threads serving
-   * it dial from the gateway's own. */
-  if (gw->home_netns >= 0 && setns(gw->home_netns, CLONE_NEWNET) != 0)
-    g_printerr("box: warning: egress gateway listener stays in its namespace: %s\n",
-               g_strerror(errno));
   for (;;) {
     struct pollfd p[3] = { { .fd = l->fd, .events = POLLIN },
                            { .fd = l->wake[0], .events = POLLIN },
@@ -210,7 +204,6 @@ BoxGateway *box_gateway_new(const BoxGatewayConfig *config, GError **error)
   g_cond_init(&gw->idle);
   gw->fds = g_hash_table_new(g_direct_hash, g_direct_equal);
   gw->listeners = g_ptr_array_new();
-  gw->home_netns = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
   gw->routes = g_new0(GwRoute, config->n_routes ? config->n_routes : 1);
   for (size_t i = 0; i < config->n_routes; i++) {
     gw->n_routes = i + 1;
@@ -228,23 +221,33 @@ BoxGateway *box_gateway_new(const BoxGatewayConfig *config, GError **error)
   return gw;
 }
 
-int box_gateway_listen(BoxGateway *gw, int port, int until_fd, GError **error)
+int box_gateway_bind(int port, GError **error)
 {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     g_set_error(error, BOX_GATEWAY_ERROR, 1, "socket: %s", g_strerror(errno));
-    if (until_fd >= 0) close(until_fd);
     return -1;
   }
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
   sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof sa;
-  if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 512) != 0 ||
-      getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
+  if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 512) != 0) {
     g_set_error(error, BOX_GATEWAY_ERROR, 1, "cannot listen on 127.0.0.1:%d: %s", port,
                 g_strerror(errno));
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int box_gateway_serve(BoxGateway *gw, int fd, int until_fd, GError **error)
+{
+  struct sockaddr_in sa;
+  socklen_t len = sizeof sa;
+  int wake[2];
+  if (getsockname(fd, (struct sockaddr *)&sa, &len) != 0 || pipe2(wake, O_CLOEXEC) != 0) {
+    g_set_error(error, BOX_GATEWAY_ERROR, 1, "cannot serve 127.0.0.1: %s", g_strerror(errno));
     close(fd);
     if (until_fd >= 0) close(until_fd);
     return -1;
@@ -253,18 +256,23 @@ int box_gateway_listen(BoxGateway *gw, int port, int until_fd, GError **error)
   l->gw = gw;
   l->fd = fd;
   l->until = until_fd;
-  if (pipe2(l->wake, O_CLOEXEC) != 0) {
-    g_set_error(error, BOX_GATEWAY_ERROR, 1, "pipe: %s", g_strerror(errno));
-    close(fd);
-    if (until_fd >= 0) close(until_fd);
-    g_free(l);
-    return -1;
-  }
+  l->wake[0] = wake[0];
+  l->wake[1] = wake[1];
   l->thread = g_thread_new("box-gw-listen", listener_main, l);
   g_mutex_lock(&gw->lock);
   g_ptr_array_add(gw->listeners, l);
   g_mutex_unlock(&gw->lock);
   return ntohs(sa.sin_port);
+}
+
+int box_gateway_listen(BoxGateway *gw, int port, int until_fd, GError **error)
+{
+  int fd = box_gateway_bind(port, error);
+  if (fd < 0) {
+    if (until_fd >= 0) close(until_fd);
+    return -1;
+  }
+  return box_gateway_serve(gw, fd, until_fd, error);
 }
 
 const char *box_gateway_ca_pem(const BoxGateway *gw)
@@ -277,7 +285,8 @@ void box_gateway_free(BoxGateway *gw)
   if (!gw) return;
   for (guint i = 0; gw->listeners && i < gw->listeners->len; i++) {
     Listener *l = g_ptr_array_index(gw->listeners, i);
-    if (write(l->wake[1], "x", 1) < 0) { /* the listener then ends at its next wakeup */ }
+    if (write(l->wake[1], "x", 1) < 0) { /* the listener then ends at its next wakeup */
+    }
     g_thread_join(l->thread);
     if (l->fd >= 0) close(l->fd);
     if (l->until >= 0) close(l->until);
@@ -301,7 +310,6 @@ void box_gateway_free(BoxGateway *gw)
   for (size_t i = 0; i < gw->n_routes; i++) gw_route_clear(&gw->routes[i]);
   g_free(gw->routes);
   gw_tls_free(gw->tls);
-  if (gw->home_netns >= 0) close(gw->home_netns);
   g_hash_table_destroy(gw->fds);
   g_strfreev(gw->allow);
   g_strfreev(gw->extra_ca);

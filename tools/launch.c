@@ -77,6 +77,7 @@ typedef struct {
   int nfds;
   const char *tmp_area; /* bound as /tmp (the command's RAM /tmp), or NULL */
   int tmp_tree;         /* tmp_area's detached copy, once PID 1 may look it up */
+  int proc_tree;        /* a detached proc of the launch's PID namespace, or -1 */
 } Child;
 
 static int last_cap(void)
@@ -189,7 +190,9 @@ static void bind_exact(const Child *c, const Step *s)
 static void mount_proc(const Child *c, const char *proc)
 {
   static const char *const global[] = { "/sys", "/sysrq-trigger", "/irq", "/bus", "/fs", NULL };
-  if (mount("proc", proc, "proc", VIEW_PROC_FLAGS, NULL) != 0) child_fail(c, proc);
+  if (c->proc_tree >= 0 ? move_mount(c->proc_tree, "", AT_FDCWD, proc, MOVE_MOUNT_F_EMPTY_PATH) != 0
+                        : mount("proc", proc, "proc", VIEW_PROC_FLAGS, NULL) != 0)
+    child_fail(c, proc);
   size_t len = cstrlen(proc);
   for (int i = 0; global[i]; i++) {
     char path[PATH_MAX];
@@ -204,6 +207,19 @@ static void mount_proc(const Child *c, const char *proc)
     if (mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | VIEW_PROC_FLAGS, NULL) != 0)
       child_fail(c, path);
   }
+}
+
+/* A launch that adds its proc after pivot_root makes it first, while a
+ * full proc is still in sight: in a user namespace other than the host's
+ * the kernel refuses a new proc where none is (mount_too_revealing). */
+static void detach_proc(Child *c)
+{
+  int fs = fsopen("proc", FSOPEN_CLOEXEC);
+  if (fs < 0 || fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) != 0) child_fail(c, "/proc");
+  c->proc_tree =
+    fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+  if (c->proc_tree < 0) child_fail(c, "/proc");
+  close(fs);
 }
 
 static void replay_scaffold(const Child *c, const Step *s, const char *path)
@@ -513,6 +529,7 @@ static void __attribute__((noreturn)) child_main(Child *c)
       sigaction(sig, &dfl, NULL);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   setpgid(0, 0);
+  if (c->mode != VIEW_REPLAY) detach_proc(c);
   if (c->join_netns_fd >= 0) {
     if (setns(c->join_netns_fd, CLONE_NEWNET) != 0)
       child_fail(c, "join the box's network namespace");
@@ -1081,6 +1098,7 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
               { 0 },
               MIN(l->nfds, BOX_TOOLS_MAX_FDS),
               l->tmp_area,
+              -1,
               -1 };
   for (int i = 0; i < BOX_TOOLS_MAX_FDS; i++) c.fds[i] = l->fds && i < c.nfds ? l->fds[i] : -1;
   if (!l->fds && l->is_agent) c.fds[0] = l->fd_in;

@@ -183,6 +183,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error)
   v->view_log = g_strdup(config->view_log);
   v->view_live_dir = g_strdup(config->view_live_dir);
   v->live_dir = g_strdup(config->live_dir);
+  v->in_user_namespace = config->in_user_namespace;
   vfs_guards_record(v);
   v->node_fd_budget = node_fd_budget();
   vfs_nodes_init(v);

@@ -164,7 +164,7 @@ bool vfs_mount(BoxVfs *v, GError **error)
     .splice_send = pt_splice_send,
   };
   const char *off = g_getenv("BOXFS_NO_PASSTHROUGH");
-  v->pt_wanted = !(off && strcmp(off, "1") == 0);
+  v->pt_wanted = !(off && strcmp(off, "1") == 0) && !v->in_user_namespace;
   v->fuse_fd = fd;
   /* libfuse passes the session's userdata (v) to the hooks */
   if (fuse_session_custom_io(v->se, &io, fd) != 0) {

@@ -158,6 +158,7 @@ struct BoxVfs {
   char *view_log;
   char *view_live_dir;
   char *live_dir;
+  bool in_user_namespace;
 
   struct fuse_session *se;
   int fuse_fd; /* /dev/fuse, mounted by vfs_mount */
@@ -165,7 +166,7 @@ struct BoxVfs {
   /* the kernel's FUSE passthrough (passthrough.c) */
   bool pt_offered; /* the kernel's INIT offered it */
   bool pt_enabled; /* our INIT reply took it */
-  bool pt_wanted;  /* not turned off (BOXFS_NO_PASSTHROUGH) */
+  bool pt_wanted;  /* not turned off (BOXFS_NO_PASSTHROUGH, a user namespace) */
   bool pt_failed;  /* a registration failed: off from then on */
   guint64 pt_init_unique;
   guint64 pt_registered; /* backing files registered (atomic) */

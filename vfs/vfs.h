@@ -88,6 +88,10 @@ typedef struct {
    * read live) and commands/ (the commands published in view_live_dir). */
   const char *view_log;
   const char *view_live_dir;
+  /* Mounted from a user namespace of the process's own (an ordinary
+   * user's box): no FUSE passthrough, which needs CAP_SYS_ADMIN in the
+   * host's. */
+  bool in_user_namespace;
 } BoxVfsConfig;
 
 /* The mount holds a descriptor for each node the kernel keeps, so a 1024

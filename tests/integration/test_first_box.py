@@ -247,7 +247,9 @@ touch "$mnt/pass$HOME/src/project/planted" 2>/dev/null; echo "create=$?"
 stat "$mnt" >/dev/null 2>&1; echo "root=$?"
 '''
     box.start_seeded()
-    r = subprocess.run(["nsenter", "-t", str(box.proc.pid), "-m", "/bin/sh", "-c", script],
+    # an ordinary user's boxd owns its mount namespace through its user one
+    user = [] if os.geteuid() == 0 else ["-U", "--preserve-credentials"]
+    r = subprocess.run(["nsenter", "-t", str(box.proc.pid), *user, "-m", "/bin/sh", "-c", script],
                        capture_output=True, text=True, env=box.env(), timeout=30)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout == "read=1\nlist=2\ncreate=1\nroot=0\n"
@@ -391,3 +393,26 @@ def test_log_redacts_words_that_came_from_expansions(box):
     d = [x for x in box.decisions() if x["strands.box.policy.action"] == "shell:exec"][-1]
     words = [v["stringValue"] for v in d["process.command_args"]["values"]]
     assert words == ["grep", "-n", "<redacted>", "--color=<redacted>", "--count", "src/main.rs"]
+
+
+def test_box_dir_is_the_runners_own_with_the_same_modes(box):
+    """Root or an ordinary user (CI runs this file both ways): what the box
+    keeps, and what its Shell writes, belongs to whoever ran it, with the
+    same modes."""
+    box.start_seeded()
+    r = box.bash("echo hi > f.txt")
+    assert r.returncode == 0, r.stderr
+    box.stop()
+    modes = {}
+    for top, dirs, files in os.walk(box.box_dir):
+        for path in [top, *(os.path.join(top, f) for f in files)]:
+            st = os.lstat(path)
+            assert (st.st_uid, st.st_gid) == (os.geteuid(), os.getegid()), path
+            modes[os.path.relpath(path, box.box_dir)] = st.st_mode & 0o7777
+    assert modes == {
+        ".": 0o700, "private": 0o700, "private/.lock": 0o600, "private/history.jsonl": 0o600,
+        "private/box-id": 0o600, "private/telemetry": 0o700,
+        "private/telemetry/records.jsonl": 0o600, "trust": 0o700, "trust/cert.pem": 0o644,
+        "run": 0o700, "bin": 0o700, "bin/sh": 0o555, "bin/bash": 0o555, "bin/zsh": 0o555}
+    st = os.stat(box.workspace / "f.txt")
+    assert (st.st_uid, st.st_mode & 0o7777) == (os.geteuid(), 0o644)

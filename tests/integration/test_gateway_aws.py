@@ -6,6 +6,7 @@ local HTTPS server stands in for sts.us-east-1.amazonaws.com (box run gets
 a private /etc/hosts naming it, in a mount namespace of its own) and
 checks every signature it receives with botocore and the real keys."""
 import json
+import os
 import re
 import subprocess
 import textwrap
@@ -81,9 +82,12 @@ def with_hosts(box, monkeypatch):
     hosts = box.root / "hosts"
     hosts.write_text(f"127.0.0.1 localhost\n{SERVER_ADDR} {AWS_HOST}\n")
     wrapper = box.root / "box-in-ns"
+    # an ordinary user owns a mount namespace only in a user namespace of
+    # its own, where it is root as its box would be in the one it makes
+    user = "" if os.geteuid() == 0 else "--map-root-user "
     wrapper.write_text(
         "#!/bin/sh\n"
-        f"exec unshare --mount --propagation private sh -c "
+        f"exec unshare {user}--mount --propagation private sh -c "
         f"'mount --bind \"$0\" /etc/hosts && exec \"$@\"' {hosts} {conftest.BOX} \"$@\"\n")
     wrapper.chmod(0o755)
     monkeypatch.setattr(conftest, "BOX", wrapper)

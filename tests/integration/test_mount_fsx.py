@@ -20,8 +20,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 FSX = os.path.join(ROOT, "tests", "posix", "fsx.py")
 RUN = str(BUILD / "bench" / "boxfs-run")
 
-needs_mount = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/fuse")
-                                 or not os.path.exists(RUN), reason="needs root, /dev/fuse, a build")
+def needs_mount(test):
+    return pytest.mark.root_only(reason="boxfs-run mounts in the host's namespaces")(
+        pytest.mark.skipif(not os.path.exists("/dev/fuse") or not os.path.exists(RUN),
+                           reason="needs /dev/fuse, a build")(test))
 
 
 def assert_clean_run(r, min_ops):

@@ -18,6 +18,13 @@ def seen_within(box, script, want, limit):
         time.sleep(0.02)
 
 
+# The mount's fanotify watch expires a name the moment it changes outside.
+# An ordinary user's box has none (reporting the acting thread and decoding
+# a directory's handle need capabilities in the host's namespaces): a name
+# is kept for the 1 s entry timeout there, and the change seen after it.
+AT_ONCE = 0.5 if os.geteuid() == 0 else 1.5
+
+
 def test_outside_changes_reach_the_shell_at_once(box):
     ws = box.workspace
     (ws / "d").mkdir()
@@ -31,7 +38,7 @@ def test_outside_changes_reach_the_shell_at_once(box):
     os.rename(ws / "d", ws / "d.old")
     os.symlink("d.old", ws / "d")
     took = seen_within(box, "[ -L d ] && echo link", "link\n", 10)
-    assert took < 0.5, took
+    assert took < AT_ONCE, took
     r = box.bash("cat d/f")
     assert (r.returncode, r.stdout) == (0, "inside\n"), r.stderr
 
@@ -41,7 +48,7 @@ def test_outside_changes_reach_the_shell_at_once(box):
     (ws / "d").mkdir()
     (ws / "d" / "g").write_text("made outside\n")
     took = seen_within(box, "[ -L d ] || ls d", "g\n", 10)
-    assert took < 0.5, took
+    assert took < AT_ONCE, took
     r = box.bash("cat d/g; cat d/f")
     assert r.stdout == "made outside\n", (r.stdout, r.stderr)
     assert r.returncode == 1
@@ -54,4 +61,4 @@ def test_outside_changes_reach_the_shell_at_once(box):
     os.unlink(ws / "n")
     (ws / "n").mkdir()
     took = seen_within(box, "[ -d n ] && echo dir", "dir\n", 10)
-    assert took < 0.5, took
+    assert took < AT_ONCE, took

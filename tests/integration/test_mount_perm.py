@@ -25,8 +25,9 @@ CASES = ["sticky", "umask", "setuid_write", "setid_kill", "search", "longpath", 
          "exec_modes", "matrix"]
 WHERE = {"pass": "$BOXFS_DIR", "ram": "${BOXFS_DIR%%/pass*}/ram/c0/tmp"}
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/fuse")
-                                or not os.path.exists(RUN), reason="needs root, /dev/fuse, a build")
+pytestmark = [pytest.mark.root_only(reason="boxfs-run mounts in the host's namespaces"),
+              pytest.mark.skipif(not os.path.exists("/dev/fuse") or not os.path.exists(RUN),
+                                 reason="needs /dev/fuse, a build")]
 
 
 def on_tmpfs(tmp_path, cases):

@@ -22,8 +22,9 @@ SUITE = os.path.join(ROOT, "tests", "posix", "posix_suite.py")
 RUN = os.path.join(BUILD, "bench", "boxfs-run")
 SKIPPED = {"xattr_cases"}
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/fuse")
-                                or not os.path.exists(RUN), reason="needs root, /dev/fuse, a build")
+pytestmark = [pytest.mark.root_only(reason="boxfs-run mounts in the host's namespaces"),
+              pytest.mark.skipif(not os.path.exists("/dev/fuse") or not os.path.exists(RUN),
+                                 reason="needs /dev/fuse, a build")]
 
 
 def run_suite(tmp_path, through_mount, prefix=(), name=None, fill=0):

@@ -1,0 +1,90 @@
+"""box run refused to an ordinary user says which setting refuses it.
+
+Root sets the machine up as an administrator would have (a /dev/fuse of mode
+0600, user namespaces limited to none) in namespaces of the test's own, then
+runs box as uid 1000 there.  The runs that work are CI's second, unprivileged
+run of the suites (.ci/run)."""
+import os
+import subprocess
+
+import pytest
+
+from conftest import BOX
+
+pytestmark = pytest.mark.root_only(reason="sets the machine up as its administrator")
+
+USER = ["setpriv", "--reuid", "1000", "--regid", "1000", "--clear-groups"]
+
+
+def fuse_of_mode(tmp_path, mode):
+    """A shell line that puts a /dev/fuse of mode over the real one (in the
+    mount namespace it runs in)."""
+    node = tmp_path / "fuse"
+    return (f"mknod {node} c 10 229 && chmod {mode:o} {node} && "
+            f"mount --bind {node} /dev/fuse")
+
+
+# A user namespace of the test's, every uid below 65536 mapped to itself
+# (written by the parent, root outside), whose root lets none be made below
+# it; then uid 1000 runs argv there.
+IN_USERNS = r"""
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(w)
+    if libc.unshare(0x10000000) != 0:
+        os._exit(90)
+    os.read(r, 1)
+    with open("/proc/sys/user/max_user_namespaces", "w") as f:
+        f.write("0")
+    os.setgroups([])
+    os.setresgid(1000, 1000, 1000)
+    os.setresuid(1000, 1000, 1000)
+    os.execvp(sys.argv[1], sys.argv[1:])
+os.close(r)
+import time
+for _ in range(200):
+    if os.readlink(f"/proc/{pid}/ns/user") != os.readlink("/proc/self/ns/user"):
+        break
+    time.sleep(0.01)
+for m in ("uid_map", "gid_map"):
+    with open(f"/proc/{pid}/{m}", "w") as f:
+        f.write("0 0 65536")
+os.write(w, b"g")
+_, st = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(st))
+"""
+
+
+def run_as_user(tmp_path, setup, in_userns=False):
+    config = tmp_path / "box.toml"
+    config.write_text("")
+    os.chmod(tmp_path, 0o755)
+    box = [str(BOX), "run", "--config", str(config)]
+    if in_userns:
+        helper = tmp_path / "in_userns.py"
+        helper.write_text(IN_USERNS)
+        argv = ["/usr/bin/python3", str(helper), *box]
+    else:
+        argv = [*USER, *box]
+    script = f'{setup} && exec "$@"'
+    return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
+                           "sh", *argv], capture_output=True, text=True, timeout=30, cwd="/")
+
+
+def test_unusable_dev_fuse_is_named_with_its_fix(tmp_path):
+    r = run_as_user(tmp_path, fuse_of_mode(tmp_path, 0o600))
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.startswith("box: error: /dev/fuse cannot be opened by uid 1000 "
+                               "(Permission denied)"), r.stderr
+    assert "chmod 0666 /dev/fuse" in r.stderr
+
+
+def test_refused_user_namespace_names_the_sysctl(tmp_path):
+    r = run_as_user(tmp_path, fuse_of_mode(tmp_path, 0o666), in_userns=True)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.startswith("box: error: box needs an unprivileged user namespace, which "
+                               "user.max_user_namespaces=0 refuses"), r.stderr
+    assert "sysctl -w user.max_user_namespaces=" in r.stderr
