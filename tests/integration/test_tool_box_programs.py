@@ -47,8 +47,9 @@ def test_a_binary_built_in_tmp_runs_as_the_tool_that_names_it(box):
     prog = unique("hello")
     start(box, ALLOW_ALL, tables(cc="cc", hello=prog))
     r = box.bash(heredoc("/tmp/a.c", HELLO_C) +
-                 f"cc -o {prog} /tmp/a.c && {prog} x 'y z'; echo $?; p={prog}; $p; echo $?")
-    assert (r.stdout, r.stderr, r.returncode) == ("hello x y z\n3\nhello\n3\n", "", 0)
+                 f"cc -o {prog} /tmp/a.c && {prog} x 'y z'; echo $?; p={prog}; $p; echo $?; "
+                 f"cd /tmp && ./{prog[5:]} here")
+    assert (r.stdout, r.stderr, r.returncode) == ("hello x y z\n3\nhello\n3\nhello here\n", "", 3)
     summary = box.decision_summary()
     assert ("permit", "fs:read", prog) in summary
     assert ("permit", "shell:spawn", prog) in summary
