@@ -34,7 +34,7 @@ char *box_tools_resolve_by_table(const BoxToolTable *const *tables, const char *
 const BoxToolTable *box_tools_table_named(const BoxToolTable *const *tables, const char *word,
                                           const char *cwd)
 {
-  if (!strchr(word, '/')) return NULL;
+  if (!strchr(word, '/') || word[strlen(word) - 1] == '/') return NULL;
   g_autofree char *named = box_tools_named_path(word, cwd);
   for (int i = 0; named && tables && tables[i]; i++) {
     const char *c = tables[i]->command ? tables[i]->command[0] : NULL;

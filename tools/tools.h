@@ -70,7 +70,7 @@ char *box_tools_resolve_decided(const char *word, const char *cwd, const char *s
 char *box_tools_named_path(const char *word, const char *cwd);
 
 /* The table whose command[0] is a path (not a bare word) that word names
- * from cwd, or NULL. */
+ * from cwd, or NULL ("a/" names a directory, never a table's file). */
 const BoxToolTable *box_tools_table_named(const BoxToolTable *const *tables, const char *word,
                                           const char *cwd);
 
