@@ -168,3 +168,28 @@ def test_tmp_stays_noexec_but_for_the_named_file(box):
                  "/tmp/other.sh")
     assert r.stdout == (f"refused /tmp/other.sh\nwrite refused\nrefused /tmp/other.sh\n"
                         f"refused {prog}\nOTHER\n"), (r.stdout, r.stderr)
+
+
+def test_with_a_box_ram_area_a_program_built_once_runs_in_later_commands(box):
+    """`ram = "box"`: the program one command builds in /tmp is there for
+    the next; per command (the default) it is gone with its command."""
+    prog = unique("kept")
+    box.write_policy(ALLOW_ALL)
+    box.write_config(extra=tables(cc="cc", kept=prog))
+    marker = f'workspace = "{box.workspace}"\n'
+    box.config.write_text(box.config.read_text().replace(marker, marker + 'ram = "box"\n', 1))
+    box.start()
+    r = box.bash(heredoc("/tmp/a.c", HELLO_C) + f"cc -o {prog} /tmp/a.c")
+    assert (r.returncode, r.stderr) == (0, "")
+    r = box.bash(f"{prog} again; echo $?")
+    assert (r.stdout, r.stderr) == ("hello again\n3\n", "")
+    assert not os.path.exists(prog)
+
+
+def test_per_command_the_program_ends_with_its_command(box):
+    prog = unique("gone")
+    start(box, ALLOW_ALL, tables(cc="cc", gone=prog))
+    r = box.bash(heredoc("/tmp/a.c", HELLO_C) + f"cc -o {prog} /tmp/a.c && {prog}")
+    assert (r.stdout, r.stderr, r.returncode) == ("hello\n", "", 3)
+    r = box.bash(f"{prog}; echo $?")
+    assert (r.stdout, r.stderr) == ("127\n", f"strands-shell: {prog}: No such file or directory\n")
