@@ -193,3 +193,46 @@ def test_per_command_the_program_ends_with_its_command(box):
     assert (r.stdout, r.stderr, r.returncode) == ("hello\n", "", 3)
     r = box.bash(f"{prog}; echo $?")
     assert (r.stdout, r.stderr) == ("127\n", f"strands-shell: {prog}: No such file or directory\n")
+
+
+PROBE_C = r'''#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <unistd.h>
+static void try_open(const char *p)
+{
+  int fd = open(p, O_RDONLY);
+  printf("open %s: %s\n", p, fd >= 0 ? "OPENED" : strerror(errno));
+}
+int main(int argc, char **argv)
+{
+  for (int i = 1; i < argc; i++) try_open(argv[i]);
+  char *av[] = { "/tmp/other", NULL };
+  execv(av[0], av);
+  printf("exec /tmp/other: %s\n", strerror(errno));
+  printf("mount: %s\n", mount("none", "/tmp", "tmpfs", 0, NULL) == 0 ? "MOUNTED" : "refused");
+  printf("uid %d\n", (int)getuid());
+  return 0;
+}
+'''
+
+
+def test_a_program_in_tmp_is_contained_as_any_tool(box):
+    """Built by the agent and named by a table, it runs in that table's
+    sandbox: the host's files outside its grants are not there, nothing
+    else in /tmp runs, and it holds no authority to change its view."""
+    prog = unique("probe")
+    secret = box.home / "secret.txt"
+    secret.write_text("s3cret\n")
+    start(box, ALLOW_ALL, tables(cc="cc", probe=prog))
+    r = box.bash(heredoc("/tmp/p.c", PROBE_C) +
+                 "printf '#!/bin/sh\\necho OTHER\\n' > /tmp/other; chmod +x /tmp/other; "
+                 f"cc -o {prog} /tmp/p.c && {prog} /etc/shadow {secret} {box.config}")
+    assert "OPENED" not in r.stdout and "OTHER" not in r.stdout and "MOUNTED" not in r.stdout
+    assert r.stdout.splitlines()[:3] == ["open /etc/shadow: No such file or directory",
+                                        f"open {secret}: No such file or directory",
+                                        f"open {box.config}: No such file or directory"], r.stdout
+    assert "exec /tmp/other: Permission denied" in r.stdout
+    assert "mount: refused" in r.stdout
