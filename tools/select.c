@@ -14,7 +14,7 @@ static const char *table_search_path(const BoxToolTable *t, const char *operator
 char *box_tools_table_program(const BoxToolTable *t, const char *operator_path)
 {
   if (!t->command || !t->command[0]) return NULL;
-  if (t->box_tmp) return g_strdup(t->command[0]);
+  if (t->box_tmp) return box_tools_named_path(t->command[0], "/");
   return box_tools_resolve(t->command[0], "/", table_search_path(t, operator_path));
 }
 

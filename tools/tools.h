@@ -88,7 +88,8 @@ const BoxToolTable *box_tools_select(const BoxToolTable *const *tables, const Bo
 
 /* The program a table runs: its command[0] resolved on its env.PATH,
  * else operator_path (box_tools_resolve's answer), or NULL; a box_tmp
- * table's is its command[0] as written (the mount finds it, per run). */
+ * table's is its command[0] with "." and "//" folded (the mount finds it,
+ * per run). */
 char *box_tools_table_program(const BoxToolTable *t, const char *operator_path);
 
 /* The one resolution rule's table step (README, "Programs"): a bare word

@@ -222,7 +222,7 @@ static void test_resolve_by_table(Fixture *f, gconstpointer data)
  * however the agent spells it from its cwd. */
 static void test_box_tmp_table(void)
 {
-  char *cmd_tmp[] = { "/tmp/box-tools-unit/a", NULL };
+  char *cmd_tmp[] = { "/tmp//box-tools-unit/./a", NULL };
   char *cmd_host[] = { "/bin/sh", NULL };
   BoxToolTable tmp = { .label = "a", .command = cmd_tmp, .box_tmp = true };
   BoxToolTable host = { .label = "sh", .command = cmd_host };
