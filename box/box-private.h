@@ -122,9 +122,9 @@ void boxd_vfs_outcome(void *data, int command, const char *action, json_object *
                       const char *result);
 /* A program lookup's question of one path (BoxToolsLookupFn, data = Boxd). */
 bool boxd_lookup_may_read(void *data, const char *path, const char *operation);
-/* The read of a table's program inside the box: NULL when policy permits
- * it, else the policy's message. */
-char *boxd_program_read_refused(Boxd *d, const char *path);
+/* The read (operation) of a program inside the box: NULL when policy
+ * permits it, else the policy's message. */
+char *boxd_program_read_refused(Boxd *d, const char *path, const char *operation);
 
 /* worker_pool.c: the warm pool of Shell workers, forked by one zygote. */
 bool boxd_workers_start(Boxd *d, GError **error);

@@ -157,14 +157,14 @@ bool boxd_lookup_may_read(void *data, const char *path, const char *operation)
   return permit;
 }
 
-/* Running a table's program that lies in the box (README, "Programs")
- * reads it: decided before anything looks at the file, so a refusal says
- * the same whether it is there or not, and in the policy's words, since the
- * table has already named the path. */
-char *boxd_program_read_refused(Boxd *d, const char *path)
+/* Running a program that lies in the box (README, "Programs") reads it:
+ * decided before anything looks at the file, so a refusal says the same
+ * whether it is there or not, and in the policy's words when a table has
+ * already named the path. */
+char *boxd_program_read_refused(Boxd *d, const char *path, const char *operation)
 {
   g_autofree char *spelled = NULL;
-  json_object *input = read_input(d, path, "read_content", &spelled);
+  json_object *input = read_input(d, path, operation, &spelled);
   BoxDecision *decision = boxd_decide(d, "fs:read", input, NULL);
   char *refused = decision->verdict == BOX_VERDICT_PERMIT ? NULL : g_strdup(decision->message);
   box_decision_free(decision);

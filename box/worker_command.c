@@ -363,11 +363,14 @@ static char *resolve_word(Boxd *d, const char *word, const char *cwd)
   return box_tools_resolve_decided(word, cwd, d->operator_path, boxd_lookup_may_read, d);
 }
 
-/* A path word naming a table's program that lies in the box (README,
- * "Programs"), perhaps written after the box started: its read is decided
- * first, and *refused gets the policy's message; one in the box's /tmp is
- * looked up in the command's RAM tree (*in_tmp), where the tool will run it,
- * never on the host.  Any other word resolves as resolve_word does. */
+/* A path word naming a program inside the box (README, "Programs"),
+ * perhaps written after the box started.  One a table names (in a bound
+ * root or the box's /tmp) has its read decided first, and *refused gets
+ * the policy's message.  One in the box's /tmp is looked up in the command's
+ * RAM tree, where the tool will run it, never on the host (*in_tmp); with
+ * no table naming it, so that the refusal can name the table to add, and
+ * only if the RAM holds it (else the host's, as for any other word: an exec
+ * entry there).  Any other word resolves as resolve_word does. */
 static char *resolve_program(Command *c, const char *word, const char *cwd, bool *in_tmp,
                              char **refused)
 {
@@ -375,15 +378,23 @@ static char *resolve_program(Command *c, const char *word, const char *cwd, bool
   *in_tmp = false;
   const BoxToolTable *t =
     box_tools_table_named((const BoxToolTable *const *)d->tool_tables, word, cwd);
-  g_autofree char *named = t ? box_tools_named_path(word, cwd) : NULL;
+  bool path = strchr(word, '/') && word[strlen(word) - 1] != '/';
+  g_autofree char *named = path ? box_tools_named_path(word, cwd) : NULL;
   bool in_root = false;
   for (char **r = d->roots; named && r && *r; r++) in_root |= box_path_within(named, *r);
-  if (!t || (!t->box_tmp && !in_root)) return resolve_word(d, word, cwd);
-  *refused = boxd_program_read_refused(d, named);
-  if (*refused) return NULL;
-  if (!t->box_tmp) return resolve_word(d, word, cwd);
-  *in_tmp = true;
-  return box_vfs_ram_executable(d->vfs, c->w->command, named) ? g_steal_pointer(&named) : NULL;
+  bool tmp = named && !in_root && box_path_within(named, "/tmp") && strcmp(named, "/tmp") != 0;
+  if (!(t && (in_root || t->box_tmp)) && !(tmp && !t)) return resolve_word(d, word, cwd);
+  g_autofree char *why = boxd_program_read_refused(d, named, t ? "read_content" : "read_metadata");
+  if (why) {
+    if (t) *refused = g_steal_pointer(&why);
+    return NULL;
+  }
+  if (!tmp) return resolve_word(d, word, cwd);
+  if (box_vfs_ram_executable(d->vfs, c->w->command, named)) {
+    *in_tmp = true;
+    return g_steal_pointer(&named);
+  }
+  return t ? NULL : resolve_word(d, word, cwd);
 }
 
 /* `command -v`, `type`, `which`, `hash` for a word the Shell did not

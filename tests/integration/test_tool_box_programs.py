@@ -236,3 +236,17 @@ def test_a_program_in_tmp_is_contained_as_any_tool(box):
                                         f"open {box.config}: No such file or directory"], r.stdout
     assert "exec /tmp/other: Permission denied" in r.stdout
     assert "mount: refused" in r.stdout
+
+
+def test_a_binary_in_tmp_no_table_names_gets_the_table_to_add(box):
+    """bash would run it; the box says which table would (issue 30), where
+    it used to say the file it had just listed was not there."""
+    prog = unique("nameless")
+    start(box, ALLOW_ALL, "")
+    r = box.bash(f"printf '\\177ELF\\000\\000' > {prog}; chmod +x {prog}; {prog}; echo $?; "
+                 f"cd /tmp && ./{prog[5:]}; echo $?")
+    label = prog[5:]
+    why = (f"no tool runs {prog}: no `[tool.{label}]` table in box.toml runs this program; "
+           f'add one with command = ["{prog}"] to run it outside the Shell\n')
+    assert (r.stdout, r.stderr) == ("126\n126\n", f"strands-shell: {prog}: {why}"
+                                    f"strands-shell: ./{label}: {why}")
