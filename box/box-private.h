@@ -237,6 +237,11 @@ bool box_verb_parse(const char *prgname, const char *parameter, const char *oper
 char *box_sibling_binary(const char *name);
 /* realpath(3) as a g_free()able string, or NULL. */
 char *box_canonical_path(const char *path);
+typedef enum { BOX_PLACE_ELSEWHERE, BOX_PLACE_ROOT, BOX_PLACE_TMP } BoxPlace;
+/* Where an absolute path (no "." or "..") lies in the box: in a bound
+ * root, in the box's /tmp (below it, outside the roots), or elsewhere
+ * (and NULL). */
+BoxPlace boxd_place_of(Boxd *d, const char *path);
 /* box_path_within: policy/path.h */
 
 /* config_check.c: §2.1–§2.2 checks that need the filesystem (after box_dir

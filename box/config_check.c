@@ -177,19 +177,21 @@ static bool check_command(Boxd *d, const BoxProcessSpec *spec, BoxToolTable *t, 
   const char *search = g_hash_table_lookup(spec->env, "PATH");
   g_autofree char *prog =
     box_tools_resolve(word, "/", search && *search ? search : d->operator_path);
+  g_autofree char *named = word[0] == '/' ? box_tools_named_path(word, "/") : NULL;
+  BoxPlace place = boxd_place_of(d, named);
+  if (prog && place == BOX_PLACE_TMP) /* the host's /tmp is anyone's: say whose file this is */
+    g_printerr("box: warning: `[tool.%s]` `command` \"%s\" is the host's file, which exists "
+               "now; the box's /tmp is another place, and a program written there under that "
+               "name does not run as this table\n",
+               spec->label, word);
   if (prog) return true;
   if (!strchr(word, '/')) {
     g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
                 "containment config failed: path does not exist: %s", word);
     return false;
   }
-  g_autofree char *named = word[0] == '/' ? box_tools_named_path(word, "/") : NULL;
-  for (char **r = d->roots; named && r && *r; r++)
-    if (box_path_within(named, *r)) return true;
-  if (named && box_path_within(named, "/tmp") && strcmp(named, "/tmp") != 0) {
-    t->box_tmp = true;
-    return true;
-  }
+  if (place == BOX_PLACE_TMP) t->box_tmp = true;
+  if (place != BOX_PLACE_ELSEWHERE) return true;
   g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
               "`[tool.%s]` `command` \"%s\" is refused: the host has no such program, and %s",
               spec->label, word,

@@ -380,10 +380,10 @@ static char *resolve_program(Command *c, const char *word, const char *cwd, bool
     box_tools_table_named((const BoxToolTable *const *)d->tool_tables, word, cwd);
   bool path = strchr(word, '/') && word[strlen(word) - 1] != '/';
   g_autofree char *named = path ? box_tools_named_path(word, cwd) : NULL;
-  bool in_root = false;
-  for (char **r = d->roots; named && r && *r; r++) in_root |= box_path_within(named, *r);
-  bool tmp = named && !in_root && box_path_within(named, "/tmp") && strcmp(named, "/tmp") != 0;
-  if (!(t && (in_root || t->box_tmp)) && !(tmp && !t)) return resolve_word(d, word, cwd);
+  BoxPlace place = boxd_place_of(d, named);
+  bool tmp = place == BOX_PLACE_TMP;
+  if (!(t && (place == BOX_PLACE_ROOT || t->box_tmp)) && !(tmp && !t))
+    return resolve_word(d, word, cwd);
   g_autofree char *why = boxd_program_read_refused(d, named, t ? "read_content" : "read_metadata");
   if (why) {
     if (t) *refused = g_steal_pointer(&why);

@@ -250,3 +250,20 @@ def test_a_binary_in_tmp_no_table_names_gets_the_table_to_add(box):
            f'add one with command = ["{prog}"] to run it outside the Shell\n')
     assert (r.stdout, r.stderr) == ("126\n126\n", f"strands-shell: {prog}: {why}"
                                     f"strands-shell: ./{label}: {why}")
+
+
+def test_a_tmp_path_the_host_holds_at_start_is_the_hosts_program_with_a_warning(box):
+    """As before, a path the host holds is the operator's program; in /tmp,
+    which anyone on the host may write, the start says whose file it is."""
+    prog = unique("hostheld")
+    with open(prog, "w") as f:
+        f.write("#!/bin/sh\necho host program\n")
+    try:
+        os.chmod(prog, 0o755)
+        start(box, ALLOW_ALL, tables(hostheld=prog))
+        assert (f'box: warning: `[tool.hostheld]` `command` "{prog}" is the host\'s file, which '
+                "exists now; the box's /tmp is another place") in box.stderr()
+        r = box.bash(f"{prog}")
+        assert (r.stdout, r.stderr, r.returncode) == ("host program\n", "", 0)
+    finally:
+        os.unlink(prog)
