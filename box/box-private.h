@@ -130,6 +130,9 @@ void boxd_vfs_outcome(void *data, int command, const char *action, json_object *
                       const char *result);
 /* A program lookup's question of one path (BoxToolsLookupFn, data = Boxd). */
 bool boxd_lookup_may_read(void *data, const char *path, const char *operation);
+/* The read (operation) of a program inside the box: NULL when policy
+ * permits it, else the policy's message. */
+char *boxd_program_read_refused(Boxd *d, const char *path, const char *operation);
 
 /* worker_pool.c: the warm pool of Shell workers, forked by one zygote. */
 bool boxd_workers_start(Boxd *d, GError **error);
@@ -242,6 +245,11 @@ bool box_verb_parse(const char *prgname, const char *parameter, const char *oper
 char *box_sibling_binary(const char *name);
 /* realpath(3) as a g_free()able string, or NULL. */
 char *box_canonical_path(const char *path);
+typedef enum { BOX_PLACE_ELSEWHERE, BOX_PLACE_ROOT, BOX_PLACE_TMP } BoxPlace;
+/* Where an absolute path (no "." or "..") lies in the box: in a bound
+ * root, in the box's /tmp (below it, outside the roots), or elsewhere
+ * (and NULL). */
+BoxPlace boxd_place_of(Boxd *d, const char *path);
 /* box_path_within: policy/path.h */
 
 /* config_check.c: §2.1–§2.2 checks that need the filesystem (after box_dir

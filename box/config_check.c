@@ -161,17 +161,44 @@ static bool check_spec(Boxd *d, const BoxProcessSpec *spec, bool agent, GError *
                         "may enclose it only when it is subtracted, and nothing subtracts it here",
                         canon);
       }
-  if (!agent) {
-    const char *search = g_hash_table_lookup(spec->env, "PATH");
-    g_autofree char *prog =
-      box_tools_resolve(spec->command[0], "/", search && *search ? search : d->operator_path);
-    if (!prog) {
-      g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
-                  "containment config failed: path does not exist: %s", spec->command[0]);
-      return false;
-    }
-  }
   return true;
+}
+
+/* A table's command (README, "Programs"): a bare word, or a path the host
+ * holds at start, is that host program, as ever.  A path the host does not
+ * hold names a program the agent or a tool writes later, so it must lie
+ * inside the box: in a bound root (the same file on the host, looked up at
+ * each run) or in the box's /tmp (the command's RAM /tmp, looked up on the
+ * mount at each run and run from the tool's view of it).  Anywhere else
+ * nothing the box writes could ever be there. */
+static bool check_command(Boxd *d, const BoxProcessSpec *spec, BoxToolTable *t, GError **error)
+{
+  const char *word = spec->command[0];
+  const char *search = g_hash_table_lookup(spec->env, "PATH");
+  g_autofree char *prog =
+    box_tools_resolve(word, "/", search && *search ? search : d->operator_path);
+  g_autofree char *named = word[0] == '/' ? box_tools_named_path(word, "/") : NULL;
+  BoxPlace place = boxd_place_of(d, named);
+  if (prog && place == BOX_PLACE_TMP) /* the host's /tmp is anyone's: say whose file this is */
+    g_printerr("box: warning: `[tool.%s]` `command` \"%s\" is the host's file, which exists "
+               "now; the box's /tmp is another place, and a program written there under that "
+               "name does not run as this table\n",
+               spec->label, word);
+  if (prog) return true;
+  if (!strchr(word, '/')) {
+    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
+                "containment config failed: path does not exist: %s", word);
+    return false;
+  }
+  if (place == BOX_PLACE_TMP) t->box_tmp = true;
+  if (place != BOX_PLACE_ELSEWHERE) return true;
+  g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
+              "`[tool.%s]` `command` \"%s\" is refused: the host has no such program, and %s",
+              spec->label, word,
+              named ? "the path lies outside the box, where nothing the box writes could ever "
+                      "be; name a host program, or a path in the workspace, a home or /tmp"
+                    : "a program the box writes later is named by its absolute path");
+  return false;
 }
 
 static bool host_network(const BoxConfig *config, const char *label)
@@ -187,8 +214,11 @@ static bool host_network(const BoxConfig *config, const char *label)
 bool box_config_check(Boxd *d, GError **error)
 {
   if (!check_spec(d, &d->config->agent, true, error)) return false;
+  /* the tables are the config's tools, in order (cmd_run.c) */
   for (guint i = 0; i < d->config->tools->len; i++)
-    if (!check_spec(d, g_ptr_array_index(d->config->tools, i), false, error)) return false;
+    if (!check_spec(d, g_ptr_array_index(d->config->tools, i), false, error) ||
+        !check_command(d, g_ptr_array_index(d->config->tools, i), d->tool_tables[i], error))
+      return false;
   for (int i = 0; d->tool_tables && d->tool_tables[i]; i++)
     d->tool_tables[i]->host_network = host_network(d->config, d->tool_tables[i]->label);
   if (!d->agent_table->workspace) d->agent_table->workspace = d->workspace;
@@ -228,9 +258,9 @@ bool box_config_check(Boxd *d, GError **error)
   }
   for (int i = 0; d->tool_tables && d->tool_tables[i]; i++) {
     BoxToolTable *t = d->tool_tables[i];
-    const char *search = t->env ? g_hash_table_lookup(t->env, "PATH") : NULL;
-    g_autofree char *prog =
-      box_tools_resolve(t->command[0], "/", search && *search ? search : d->operator_path);
+    g_autofree char *prog = box_tools_table_program(t, d->operator_path);
+    /* a program in a bound root that is written later: its path, as declared */
+    if (!prog && t->command[0][0] == '/') prog = box_tools_named_path(t->command[0], "/");
     if (!prog) continue;
     g_autofree char *text =
       box_tools_disclosure(t, false, prog, d->operator_home, d->operator_path);

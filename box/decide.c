@@ -91,6 +91,7 @@ static bool declared_program(Boxd *d, const char *path)
   for (int i = 0; exec && exec[i]; i++)
     if (box_path_within(real, exec[i]) || box_path_within(exec[i], real)) return true;
   for (int i = 0; d->tool_tables && d->tool_tables[i]; i++) {
+    if (d->tool_tables[i]->box_tmp) continue; /* a file of the box's /tmp, not the host's */
     g_autofree char *program = box_tools_table_program(d->tool_tables[i], d->operator_path);
     if (program && box_path_within(program, real)) return true;
   }
@@ -128,13 +129,20 @@ static const char *lookup_floor(Boxd *d, const char *path)
 /* One path a program's lookup reads (tools/resolve.c), decided as
  * the mount decides a stat of it — fs:read on the path, logged, then the
  * floors — so that a refused path answers as an absent one. */
+static json_object *read_input(Boxd *d, const char *path, const char *operation, char **spelled)
+{
+  *spelled = box_tools_spell_home(path, d->operator_home);
+  json_object *input = json_object_new_object();
+  json_object_object_add(input, "path", json_object_new_string(*spelled));
+  json_object_object_add(input, "operation", json_object_new_string(operation));
+  return input;
+}
+
 bool boxd_lookup_may_read(void *data, const char *path, const char *operation)
 {
   Boxd *d = data;
-  g_autofree char *spelled = box_tools_spell_home(path, d->operator_home);
-  json_object *input = json_object_new_object();
-  json_object_object_add(input, "path", json_object_new_string(spelled));
-  json_object_object_add(input, "operation", json_object_new_string(operation));
+  g_autofree char *spelled = NULL;
+  json_object *input = read_input(d, path, operation, &spelled);
   BoxDecision *decision = box_policy_decide(d->policy, "fs:read", input);
   const char *why = decision->verdict == BOX_VERDICT_PERMIT ? lookup_floor(d, path) : NULL;
   if (why) {
@@ -147,4 +155,19 @@ bool boxd_lookup_may_read(void *data, const char *path, const char *operation)
   box_decision_free(decision);
   json_object_put(input);
   return permit;
+}
+
+/* Running a program that lies in the box (README, "Programs") reads it:
+ * decided before anything looks at the file, so a refusal says the same
+ * whether it is there or not, and in the policy's words when a table has
+ * already named the path. */
+char *boxd_program_read_refused(Boxd *d, const char *path, const char *operation)
+{
+  g_autofree char *spelled = NULL;
+  json_object *input = read_input(d, path, operation, &spelled);
+  BoxDecision *decision = boxd_decide(d, "fs:read", input, NULL);
+  char *refused = decision->verdict == BOX_VERDICT_PERMIT ? NULL : g_strdup(decision->message);
+  box_decision_free(decision);
+  json_object_put(input);
+  return refused;
 }

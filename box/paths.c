@@ -25,3 +25,13 @@ char *box_sibling_binary(const char *name)
   }
   return NULL;
 }
+
+/* The agent and its tools see the bound roots as the host's directories
+ * and /tmp as the command's RAM /tmp (README, "Programs"). */
+BoxPlace boxd_place_of(Boxd *d, const char *path)
+{
+  for (char **r = d->roots; path && r && *r; r++)
+    if (box_path_within(path, *r)) return BOX_PLACE_ROOT;
+  if (path && box_path_within(path, "/tmp") && strcmp(path, "/tmp") != 0) return BOX_PLACE_TMP;
+  return BOX_PLACE_ELSEWHERE;
+}

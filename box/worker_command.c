@@ -364,6 +364,40 @@ static char *resolve_word(Boxd *d, const char *word, const char *cwd)
   return box_tools_resolve_decided(word, cwd, d->operator_path, boxd_lookup_may_read, d);
 }
 
+/* A path word naming a program inside the box (README, "Programs"),
+ * perhaps written after the box started.  One a table names (in a bound
+ * root or the box's /tmp) has its read decided first, and *refused gets
+ * the policy's message.  One in the box's /tmp is looked up in the command's
+ * RAM tree, where the tool will run it, never on the host (*in_tmp); with
+ * no table naming it, so that the refusal can name the table to add, and
+ * only if the RAM holds it (else the host's, as for any other word: an exec
+ * entry there).  Any other word resolves as resolve_word does. */
+static char *resolve_program(Command *c, const char *word, const char *cwd, bool *in_tmp,
+                             char **refused)
+{
+  Boxd *d = c->d;
+  *in_tmp = false;
+  const BoxToolTable *t =
+    box_tools_table_named((const BoxToolTable *const *)d->tool_tables, word, cwd);
+  bool path = strchr(word, '/') && word[strlen(word) - 1] != '/';
+  g_autofree char *named = path ? box_tools_named_path(word, cwd) : NULL;
+  BoxPlace place = boxd_place_of(d, named);
+  bool tmp = place == BOX_PLACE_TMP;
+  if (!(t && (place == BOX_PLACE_ROOT || t->box_tmp)) && !(tmp && !t))
+    return resolve_word(d, word, cwd);
+  g_autofree char *why = boxd_program_read_refused(d, named, t ? "read_content" : "read_metadata");
+  if (why) {
+    if (t) *refused = g_steal_pointer(&why);
+    return NULL;
+  }
+  if (!tmp) return resolve_word(d, word, cwd);
+  if (box_vfs_ram_executable(d->vfs, c->w->command, named)) {
+    *in_tmp = true;
+    return g_steal_pointer(&named);
+  }
+  return t ? NULL : resolve_word(d, word, cwd);
+}
+
 /* `command -v`, `type`, `which`, `hash` for a word the Shell did not
  * find in its view: the file that would run, only when something runs it. */
 static void handle_resolve(Command *c, json_object *msg, int reply_fd)
@@ -373,8 +407,10 @@ static void handle_resolve(Command *c, json_object *msg, int reply_fd)
   json_object *reply = json_object_new_object();
   if (json_object_object_get_ex(msg, "word", &word_obj) &&
       json_object_object_get_ex(msg, "cwd", &cwd_obj)) {
-    g_autofree char *path =
-      resolve_word(d, json_object_get_string(word_obj), json_object_get_string(cwd_obj));
+    bool in_tmp;
+    g_autofree char *refused = NULL;
+    g_autofree char *path = resolve_program(c, json_object_get_string(word_obj),
+                                            json_object_get_string(cwd_obj), &in_tmp, &refused);
     if (path && box_tools_runs((const BoxToolTable *const *)d->tool_tables, d->agent_table, path,
                                d->operator_path)) {
       g_autofree char *shown =
@@ -404,7 +440,11 @@ static json_object *run_spawn(Command *c, SpawnJob *job)
   json_object *path_obj;
   const char *found =
     json_object_object_get_ex(msg, "path", &path_obj) ? json_object_get_string(path_obj) : NULL;
-  g_autofree char *resolved = resolve_word(d, found ? found : argv[0], cwd);
+  bool in_tmp;
+  g_autofree char *read_refused = NULL;
+  g_autofree char *resolved =
+    resolve_program(c, found ? found : argv[0], cwd, &in_tmp, &read_refused);
+  if (read_refused) return spawn_reply("denied", 126, read_refused);
   if (!resolved) return spawn_reply("not_found", 127, NULL);
   /* Nothing would run it, whatever policy says: the message names the
    * table to add rather than reading as a policy denial. */
@@ -440,6 +480,11 @@ static json_object *run_spawn(Command *c, SpawnJob *job)
   const BoxToolTable *table =
     box_tools_select((const BoxToolTable *const *)d->tool_tables, d->agent_table, resolved,
                      (char *const *)argv + 1, d->operator_path, &n_fixed, &refusal);
+  if (table && in_tmp && !table->box_tmp) {
+    /* a host program that happens to share the path: never the box's file */
+    table = NULL;
+    refusal = box_tools_no_table(argv[0], resolved);
+  }
   if (!table) {
     box_policy_record_status(d->policy, "shell:spawn", permitted_input, 126);
     return spawn_reply("no_tool", 126, refusal);
@@ -452,6 +497,7 @@ static json_object *run_spawn(Command *c, SpawnJob *job)
   launch.tmp_area = tmp_area;
   launch.tmp_point = tool_tmp_point;
   launch.tmp_point_data = c;
+  if (in_tmp) launch.tmp_program = resolved + strlen("/tmp/");
   json_object *env_obj = NULL;
   json_object_object_get_ex(msg, "env", &env_obj);
   g_autofree const char **extra_env = string_array(env_obj);

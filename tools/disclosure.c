@@ -63,7 +63,9 @@ char *box_tools_disclosure(const BoxToolTable *t, bool is_agent, const char *pro
       any = true;
     }
   if (!listed_exactly(t->exec, program)) {
-    line(s, "exec", program, "command, implicit");
+    line(s, "exec", program,
+         t->box_tmp ? "command, implicit: the box's /tmp file, executable alone"
+                    : "command, implicit");
     any = true;
   }
   if (!any) g_string_append(s, "  (no filesystem entry)\n");
@@ -84,7 +86,8 @@ char *box_tools_disclosure(const BoxToolTable *t, bool is_agent, const char *pro
   for (int i = 0; devices[i]; i++) line(s, "read_file", devices[i], NULL);
   line(s, "write_file", "/dev/null", NULL);
   line(s, "write", "/tmp", "private to each launch, noexec");
-  GPtrArray *closure = box_tools_loader_closure(program, NULL);
+  /* a file of the box's /tmp is not the host's: its closure is known at a run */
+  GPtrArray *closure = t->box_tmp ? NULL : box_tools_loader_closure(program, NULL);
   for (guint i = 0; closure && i < closure->len; i++) {
     const char *img = g_ptr_array_index(closure, i);
     char *canon = realpath(img, NULL);

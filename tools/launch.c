@@ -75,9 +75,10 @@ typedef struct {
   int fd_out, fd_err;
   int fds[BOX_TOOLS_MAX_FDS]; /* the workload's by number, 1 and 2 aside (-1: none) */
   int nfds;
-  const char *tmp_area; /* bound as /tmp (the command's RAM /tmp), or NULL */
-  int tmp_tree;         /* tmp_area's detached copy, once PID 1 may look it up */
-  int proc_tree;        /* a detached proc of the launch's PID namespace, or -1 */
+  const char *tmp_area;    /* bound as /tmp (the command's RAM /tmp), or NULL */
+  int tmp_tree;            /* tmp_area's detached copy, once PID 1 may look it up */
+  int proc_tree;           /* a detached proc of the launch's PID namespace, or -1 */
+  const char *tmp_program; /* the program's path below tmp_area, or NULL */
 } Child;
 
 static int last_cap(void)
@@ -241,9 +242,41 @@ static void replay_scaffold(const Child *c, const Step *s, const char *path)
   }
 }
 
+/* The program a table names in the box's /tmp: that one file is bound
+ * over itself, executable, read-only, no setuid.  It is found below the
+ * /tmp at path with no symlink and no mount on the way, so what runs is
+ * the file boxd found and policy let it read, not a host file a link
+ * leads to; and the rest of /tmp stays noexec, so what a tool or the
+ * agent drops there runs only when a table names it. */
+static void place_tmp_program(const Child *c, const char *path)
+{
+  struct open_how how;
+  memset(&how, 0, sizeof how);
+  how.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+  int dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  int file = dir < 0 ? -1 : (int)syscall(SYS_openat2, dir, c->tmp_program, &how, sizeof how);
+  struct stat st;
+  if (file < 0 || fstat(file, &st) != 0) child_fail(c, c->program);
+  if (!S_ISREG(st.st_mode)) {
+    errno = EACCES;
+    child_fail(c, c->program);
+  }
+  struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                             .attr_clr = MOUNT_ATTR_NOEXEC };
+  int tree = open_tree(file, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof attr) != 0 ||
+      move_mount(tree, "", file, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
+    child_fail(c, c->program);
+  close(tree);
+  close(file);
+  close(dir);
+}
+
 /* The launch's /tmp at path: the command's RAM /tmp, seen as the Shell
  * sees it, with a tmpfs's flags (nothing runs from it, no device, no
- * setuid); else a tmpfs of its own. */
+ * setuid) but for the program a table names there; else a tmpfs of its
+ * own. */
 static void place_tmp(const Child *c, const char *path)
 {
   if (c->tmp_tree < 0) {
@@ -255,6 +288,7 @@ static void place_tmp(const Child *c, const char *path)
   if (mount_setattr(c->tmp_tree, "", AT_EMPTY_PATH, &attr, sizeof attr) != 0 ||
       move_mount(c->tmp_tree, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) != 0)
     child_fail(c, "/tmp");
+  if (c->tmp_program) place_tmp_program(c, path);
 }
 
 /* This launch's own /tmp and /proc on a pivoted copy of a prepared view.
@@ -1099,7 +1133,8 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
               MIN(l->nfds, BOX_TOOLS_MAX_FDS),
               l->tmp_area,
               -1,
-              -1 };
+              -1,
+              l->tmp_area ? l->tmp_program : NULL };
   for (int i = 0; i < BOX_TOOLS_MAX_FDS; i++) c.fds[i] = l->fds && i < c.nfds ? l->fds[i] : -1;
   if (!l->fds && l->is_agent) c.fds[0] = l->fd_in;
   if (slot) {

@@ -56,10 +56,7 @@ char *box_tools_spelling(const char *word, const char *search_path, const char *
   return g_strdup(resolved);
 }
 
-/* cwd + word as one absolute path, with "." and empty components dropped
- * and ".." folded: the path as the agent named it.  NULL when cwd is not
- * absolute. */
-static char *named_path(const char *word, const char *cwd)
+char *box_tools_named_path(const char *word, const char *cwd)
 {
   if (word[0] != '/' && (!cwd || cwd[0] != '/')) return NULL;
   g_autofree char *joined = word[0] == '/' ? g_strdup(word) : g_strconcat(cwd, "/", word, NULL);
@@ -197,7 +194,7 @@ char *box_tools_resolve_decided(const char *word, const char *cwd, const char *s
   if (strchr(word, '/')) {
     /* "prog/" names a directory: no file runs, as the kernel would say */
     if (word[strlen(word) - 1] == '/') return NULL;
-    g_autofree char *named = named_path(word, cwd);
+    g_autofree char *named = box_tools_named_path(word, cwd);
     return named ? lookup(named, &asker) : NULL;
   }
   /* A bare name is searched on boxd's PATH, which the operator chose; one
@@ -209,7 +206,7 @@ char *box_tools_resolve_decided(const char *word, const char *cwd, const char *s
   for (char **d = dirs; *d; d++) {
     if ((*d)[0] != '/') continue; /* as in box_tools_resolve */
     g_autofree char *candidate = g_strconcat(*d, "/", word, NULL);
-    g_autofree char *named = named_path(candidate, "/");
+    g_autofree char *named = box_tools_named_path(candidate, "/");
     struct stat st;
     if (lstat(named, &st) != 0) continue;
     char *found = lookup(named, &asker);

@@ -14,6 +14,7 @@ static const char *table_search_path(const BoxToolTable *t, const char *operator
 char *box_tools_table_program(const BoxToolTable *t, const char *operator_path)
 {
   if (!t->command || !t->command[0]) return NULL;
+  if (t->box_tmp) return box_tools_named_path(t->command[0], "/");
   return box_tools_resolve(t->command[0], "/", table_search_path(t, operator_path));
 }
 
@@ -26,6 +27,20 @@ char *box_tools_resolve_by_table(const BoxToolTable *const *tables, const char *
     if (!t->command || !t->command[0] || strcmp(t->command[0], word) != 0) continue;
     char *found = box_tools_table_program(t, operator_path);
     if (found) return found;
+  }
+  return NULL;
+}
+
+const BoxToolTable *box_tools_table_named(const BoxToolTable *const *tables, const char *word,
+                                          const char *cwd)
+{
+  if (!strchr(word, '/') || word[strlen(word) - 1] == '/') return NULL;
+  g_autofree char *named = box_tools_named_path(word, cwd);
+  for (int i = 0; named && tables && tables[i]; i++) {
+    const char *c = tables[i]->command ? tables[i]->command[0] : NULL;
+    if (!c || !strchr(c, '/')) continue;
+    g_autofree char *declared = box_tools_named_path(c, "/");
+    if (declared && strcmp(declared, named) == 0) return tables[i];
   }
   return NULL;
 }

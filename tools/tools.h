@@ -30,6 +30,10 @@ typedef struct {
   GHashTable *env;                 /* char* -> char*, may be NULL */
   const char *workspace;           /* or NULL */
   bool host_network;               /* network.contain_egress = false */
+  /* command[0] names a file of the box's /tmp, the command's RAM /tmp
+   * (README, "Programs"): found at each run on the mount, never on the
+   * host, and run from the tool's view of that /tmp. */
+  bool box_tmp;
 } BoxToolTable;
 
 /* Resolves a program word like the Shell's spawn: a name with '/' against
@@ -60,6 +64,16 @@ typedef bool (*BoxToolsLookupFn)(void *data, const char *path, const char *opera
 char *box_tools_resolve_decided(const char *word, const char *cwd, const char *search_path,
                                 BoxToolsLookupFn may_read, void *data);
 
+/* cwd + word as one absolute path, "." and empty components dropped and
+ * ".." folded: the path as the agent named it.  NULL when neither is
+ * absolute. */
+char *box_tools_named_path(const char *word, const char *cwd);
+
+/* The table whose command[0] is a path (not a bare word) that word names
+ * from cwd, or NULL ("a/" names a directory, never a table's file). */
+const BoxToolTable *box_tools_table_named(const BoxToolTable *const *tables, const char *word,
+                                          const char *cwd);
+
 /* Spells path as "~" or "~/rest" when it lies under home (component-bounded). */
 char *box_tools_spell_home(const char *path, const char *home);
 
@@ -73,7 +87,9 @@ const BoxToolTable *box_tools_select(const BoxToolTable *const *tables, const Bo
                                      const char *operator_path, int *n_fixed, char **refusal);
 
 /* The program a table runs: its command[0] resolved on its env.PATH,
- * else operator_path (box_tools_resolve's answer), or NULL. */
+ * else operator_path (box_tools_resolve's answer), or NULL; a box_tmp
+ * table's is its command[0] with "." and "//" folded (the mount finds it,
+ * per run). */
 char *box_tools_table_program(const BoxToolTable *t, const char *operator_path);
 
 /* The one resolution rule's table step (README, "Programs"): a bare word
@@ -125,6 +141,10 @@ typedef struct {
    * made rather than making it through the mount, in the Shell's /tmp. */
   bool (*tmp_point)(void *data, const char *path, bool dir);
   void *tmp_point_data;
+  /* With tmp_area: program_path lies in it, at this path below it ("a"
+   * for /tmp/a).  That one file is bound over itself executable and
+   * read-only; the rest of /tmp stays noexec. */
+  const char *tmp_program;
   /* The Shell's exported variables and `A=1 prog` prefixes ("NAME=value",
    * NULL-terminated, may be NULL): added to the composed environment,
    * except the names the box owns (box_tools_env_name_reserved, HOME, PATH). */

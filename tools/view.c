@@ -618,7 +618,10 @@ bool tools_view_plan(View *v, const BoxToolLaunch *l, GError **error)
     }
   }
   add_table_lists(&pl, t, l->is_agent);
-  if (l->program_path) add_program(&pl, l->program_path);
+  /* A program in the box's /tmp is the mount's file, which the launch
+   * makes executable itself (launch.c, place_tmp); the host's file of that
+   * name is never looked at.  Its loader closure is the system tree's. */
+  if (l->program_path && !l->tmp_program) add_program(&pl, l->program_path);
   if (l->is_agent) {
     const BoxToolContext *c = pl.ctx;
     if (c->alias_dir) {

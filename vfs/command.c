@@ -220,6 +220,27 @@ void vfs_pidns_entry_free(gpointer entry)
 static bool attach(BoxVfs *v, int command, pid_t pid, bool is_tool, const char *const *paths,
                    const char *reach, GError **error);
 
+/* The lookup a tool's launch replays on its /tmp (tools/launch.c,
+ * place_tmp): component by component, never through a symlink or a
+ * launch's mount point, so the answer is the file the tool would run. */
+bool box_vfs_ram_executable(BoxVfs *v, int command, const char *path)
+{
+  g_mutex_lock(&v->lock);
+  Command *cm = vfs_command(v, command);
+  Command *area = cm ? vfs_command(v, cm->area) : NULL;
+  Node *n = area ? area->root : NULL;
+  gchar **comps = g_strsplit(path, "/", -1);
+  for (gchar **k = comps; n && *k; k++) {
+    if (!**k) continue;
+    n = S_ISDIR(n->mode) && n->children ? g_hash_table_lookup(n->children, *k) : NULL;
+    if (n && n->mount_point) n = NULL;
+  }
+  g_strfreev(comps);
+  bool ok = n && S_ISREG(n->mode) && (n->mode & 0111);
+  g_mutex_unlock(&v->lock);
+  return ok;
+}
+
 bool box_vfs_command_attach(BoxVfs *v, int command, pid_t pid, bool is_tool, GError **error)
 {
   return attach(v, command, pid, is_tool, NULL, NULL, error);

@@ -158,6 +158,9 @@ char *box_vfs_ram_root(BoxVfs *vfs, int command);
  * empty file, with the directories leading to it; made where missing,
  * listed and found for tools only. */
 bool box_vfs_ram_mount_point(BoxVfs *vfs, int command, const char *path, bool dir);
+/* Whether path ("/tmp/...") names an executable regular file of the
+ * command's RAM tree, reached with no symlink on the way. */
+bool box_vfs_ram_executable(BoxVfs *vfs, int command, const char *path);
 char *box_vfs_pass_path(const BoxVfs *vfs, const char *real_path);
 
 /* For tests: how many RAM nodes (of every command, ended ones included) the

@@ -217,6 +217,30 @@ static void test_resolve_by_table(Fixture *f, gconstpointer data)
   g_hash_table_destroy(env);
 }
 
+/* A table naming a file of the box's /tmp: its program is that path as
+ * written, never the host's file of that name, and a path word names it
+ * however the agent spells it from its cwd. */
+static void test_box_tmp_table(void)
+{
+  char *cmd_tmp[] = { "/tmp//box-tools-unit/./a", NULL };
+  char *cmd_host[] = { "/bin/sh", NULL };
+  BoxToolTable tmp = { .label = "a", .command = cmd_tmp, .box_tmp = true };
+  BoxToolTable host = { .label = "sh", .command = cmd_host };
+  const BoxToolTable *tables[] = { &host, &tmp, NULL };
+  g_autofree char *program = box_tools_table_program(&tmp, "/usr/bin:/bin");
+  g_assert_cmpstr(program, ==, "/tmp/box-tools-unit/a");
+  g_assert_true(box_tools_runs(tables, NULL, "/tmp/box-tools-unit/a", NULL));
+  g_assert_true(box_tools_table_named(tables, "/tmp/box-tools-unit/a", "/") == &tmp);
+  g_assert_true(box_tools_table_named(tables, "./a", "/tmp/box-tools-unit") == &tmp);
+  g_assert_true(box_tools_table_named(tables, "../box-tools-unit//./a", "/tmp/x") == &tmp);
+  g_assert_true(box_tools_table_named(tables, "/bin/sh", "/") == &host);
+  /* a bare word is the PATH's, and another file is no table's */
+  g_assert_null(box_tools_table_named(tables, "a", "/tmp/box-tools-unit"));
+  g_assert_null(box_tools_table_named(tables, "/tmp/box-tools-unit/b", "/"));
+  /* "a/" names a directory: no file runs, as the kernel would say */
+  g_assert_null(box_tools_table_named(tables, "/tmp/box-tools-unit/a/", "/"));
+}
+
 static void test_no_table(void)
 {
   g_autofree char *m = box_tools_no_table("awk", "/usr/bin/mawk");
@@ -354,6 +378,7 @@ int main(int argc, char **argv)
   g_test_add("/tools/resolve-by-table", Fixture, NULL, fixture_setup, test_resolve_by_table,
              fixture_teardown);
   g_test_add_func("/tools/no-table", test_no_table);
+  g_test_add_func("/tools/box-tmp-table", test_box_tmp_table);
   g_test_add_func("/tools/loader-closure", test_loader_closure);
   g_test_add_func("/tools/compose-env", test_compose_env);
   g_test_add_func("/tools/compose-env-alias-spellings", test_compose_env_alias_spellings);
