@@ -425,13 +425,6 @@ static void h_str(GString *o, bool *first, const char *key, const char *s)
     h_text((o), (s));                                                                              \
     LIT((o), "\"}}");                                                                              \
   } while (0)
-/* the same with a value whose text is known to need no escaping nor cut */
-#define ATTR_PLAIN(o, key, s)                                                                      \
-  do {                                                                                             \
-    LIT((o), ",{\"key\":\"" key "\",\"value\":{\"stringValue\":\"");                               \
-    policy_app((o), (s));                                                                          \
-    LIT((o), "\"}}");                                                                              \
-  } while (0)
 
 static void h_array_values(GString *o, const char *const *items, size_t n)
 {
@@ -457,9 +450,9 @@ static void h_attributes(GString *o, const char *action, json_object *input,
     LIT(o, ",{\"key\":\"strands.box.policy.verdict\",\"value\":{\"stringValue\":\"deny\"}}");
   else
     LIT(o, ",{\"key\":\"strands.box.policy.verdict\",\"value\":{\"stringValue\":\"permit\"}}");
-  ATTR_PLAIN(o, "strands.box.policy.cause", box_cause_name(d->cause));
+  ATTR_STR(o, "strands.box.policy.cause", box_cause_name(d->cause));
   if (d->cause == BOX_CAUSE_INTERNAL_FAULT)
-    ATTR_PLAIN(o, "error.type", "strands.box.policy.evaluation_error");
+    ATTR_STR(o, "error.type", "strands.box.policy.evaluation_error");
   if (deny) ATTR_STR(o, "strands.box.policy.reason", d->reason);
   ATTR_STR(o, "strands.box.policy.rule", d->rule);
   const char *colon = strchr(action, ':');
