@@ -30,7 +30,12 @@
  * directory and daemon from BOXFS_DIR and BOXFS_DAEMON_PID (the system this
  * runs under).  There the readdir phase is 20 listings, one a block.  Each
  * phase starts after a sync(2).  Prints "il ROUND NAME OP SECONDS" and, with a daemon,
- * "il ROUND NAME cpu-OP MS" for create, stat, readdir, read and unlink. */
+ * "il ROUND NAME cpu-OP MS" for create, stat, readdir, read and unlink.
+ *
+ *   mount-work --ops OPS N DIR
+ * N files created in DIR (a fresh directory), then, by the letters of OPS,
+ * stat'ed (s) and unlinked (u), with nothing timed: bench/mount-instr counts
+ * the daemon's instructions for it under callgrind. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -107,9 +112,26 @@ static int daemon_pid;
 static void big_file(long mib);
 static int interleave(int argc, char **argv);
 
+static int ops_only(const char *ops, long n, const char *dir)
+{
+  if (mkdir(dir, 0755) < 0 || chdir(dir) < 0) die(dir);
+  char buf[128], name[32];
+  memset(buf, 'x', sizeof buf);
+  for (int op = 0; op < 5; op++) {
+    if ((op == 1 && !strchr(ops, 's')) || (op == 4 && !strchr(ops, 'u')) || op == 2 || op == 3)
+      continue;
+    for (long i = 0; i < n; i++) {
+      snprintf(name, sizeof name, "f%ld", i);
+      small_op(name, op, buf);
+    }
+  }
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   if (argc > 1 && strcmp(argv[1], "--interleave") == 0) return interleave(argc - 2, argv + 2);
+  if (argc == 5 && strcmp(argv[1], "--ops") == 0) return ops_only(argv[2], atol(argv[3]), argv[4]);
   long n = argc > 1 ? atol(argv[1]) : 10000;
   long mib = argc > 2 ? atol(argv[2]) : 1024;
   int rounds = argc > 3 ? atoi(argv[3]) : 1;

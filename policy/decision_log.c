@@ -45,7 +45,8 @@ struct BoxDecisionLog {
   char *box_id;
   char *run_id;
   GMutex lock;         /* the file: one write at a time, queued lines first */
-  char *resource_json; /* the constant "resource" object, rendered at open */
+  GString *head_logs;  /* the text before each record's time (h_heads) */
+  GString *head_spans; /* and between its two lines' attributes and trace id */
   GMutex qlock;        /* queued, writer_idle, stopping */
   GCond qcond;
   GPtrArray *queued; /* Queued*, in the order they were made */
@@ -59,7 +60,7 @@ struct BoxDecisionLog {
 
 static gpointer writer_main(gpointer data);
 
-static void h_resource(GString *o, const BoxDecisionLog *log);
+static void h_heads(const BoxDecisionLog *log, GString *logs, GString *spans);
 
 BoxDecisionLog *box_decision_log_open(const char *path, const char *box_id, const char *run_id,
                                       GError **error)
@@ -89,9 +90,9 @@ BoxDecisionLog *box_decision_log_open(const char *path, const char *box_id, cons
   log->spare = g_ptr_array_new();
   log->out = g_string_sized_new(64 * 1024);
   log->attrs = g_string_sized_new(2048);
-  GString *res = g_string_new(NULL);
-  h_resource(res, log);
-  log->resource_json = g_string_free(res, FALSE);
+  log->head_logs = g_string_new(NULL);
+  log->head_spans = g_string_new(NULL);
+  h_heads(log, log->head_logs, log->head_spans);
   log->writer = g_thread_new("box-log", writer_main, log);
   return log;
 }
@@ -113,7 +114,8 @@ void box_decision_log_close(BoxDecisionLog *log)
   g_cond_clear(&log->qcond);
   g_mutex_clear(&log->qlock);
   g_mutex_clear(&log->lock);
-  g_free(log->resource_json);
+  g_string_free(log->head_logs, TRUE);
+  g_string_free(log->head_spans, TRUE);
   g_free(log->box_id);
   g_free(log->run_id);
   g_free(log);
@@ -371,25 +373,28 @@ char *policy_decision_log_render_ref(const BoxDecisionLog *log, const char *acti
  * without building about a hundred json-c objects per decision: the log is
  * written on every file operation of the mount, so this is its hot path. */
 
-static void esc(GString *o, const char *s)
+#define LIT(o, s) policy_app_len((o), (s), sizeof(s) - 1)
+
+/* s as the text of a JSON string (no quotes), cut to ATTR_MAX as
+ * str_value cuts it */
+static void h_text(GString *o, const char *s)
 {
-  policy_app_c(o, '"');
-  policy_json_escaped(o, s, strlen(s));
-  policy_app_c(o, '"');
+  if (!s) s = "";
+  size_t n = strlen(s);
+  if (n <= ATTR_MAX) {
+    policy_json_escaped(o, s, n); /* nothing to cut: no copy */
+  } else {
+    char *capped = policy_cap_utf8(s, ATTR_MAX, TRUNCATED);
+    policy_json_escaped(o, capped, strlen(capped));
+    g_free(capped);
+  }
 }
 
 static void h_strval(GString *o, const char *s)
 {
-  if (!s) s = "";
-  policy_app(o, "{\"stringValue\":");
-  if (strlen(s) <= ATTR_MAX) {
-    esc(o, s); /* nothing to cut: no copy */
-  } else {
-    char *capped = policy_cap_utf8(s, ATTR_MAX, TRUNCATED);
-    esc(o, capped);
-    g_free(capped);
-  }
-  policy_app_c(o, '}');
+  LIT(o, "{\"stringValue\":\"");
+  h_text(o, s);
+  LIT(o, "\"}");
 }
 
 /* appends `,` between the attributes of one array; the keys are fixed
@@ -410,64 +415,82 @@ static void h_str(GString *o, bool *first, const char *key, const char *s)
   policy_app_c(o, '}');
 }
 
-static void h_array(GString *o, bool *first, const char *key, const char *const *items, size_t n)
+/* The attributes after the first: each one's key and the text around its
+ * value are one literal (KEY a string literal), so a decision's dozen
+ * attributes cost a copy each, not a dozen calls and strlens. */
+#define ATTR_HEAD(o, key) LIT((o), ",{\"key\":\"" key "\",\"value\":")
+#define ATTR_STR(o, key, s)                                                                        \
+  do {                                                                                             \
+    LIT((o), ",{\"key\":\"" key "\",\"value\":{\"stringValue\":\"");                               \
+    h_text((o), (s));                                                                              \
+    LIT((o), "\"}}");                                                                              \
+  } while (0)
+
+static void h_array_values(GString *o, const char *const *items, size_t n)
 {
-  h_key(o, first, key);
-  policy_app(o, "{\"arrayValue\":{\"values\":[");
+  LIT(o, "{\"arrayValue\":{\"values\":[");
   for (size_t i = 0; i < n; i++) {
     if (i) policy_app_c(o, ',');
     h_strval(o, items[i]);
   }
-  policy_app(o, "]}}}");
+  LIT(o, "]}}}");
 }
 
 static void h_attributes(GString *o, const char *action, json_object *input,
                          const BoxCommandArgs *cargs, const BoxDecision *d)
 {
-  bool first = true;
   bool deny = d->verdict == BOX_VERDICT_DENY;
-  policy_app_c(o, '[');
-  h_str(o, &first, "strands.box.policy.principal", "agent:self");
-  h_str(o, &first, "strands.box.policy.action", action);
-  h_str(o, &first, "strands.box.policy.resource", d->resource);
-  h_str(o, &first, "strands.box.policy.verdict", deny ? "deny" : "permit");
-  h_str(o, &first, "strands.box.policy.cause", box_cause_name(d->cause));
+  LIT(o, "[{\"key\":\"strands.box.policy.principal\",\"value\":{\"stringValue\":\"agent:self\"}}");
+  ATTR_STR(o, "strands.box.policy.action", action);
+  /* the resource's text, kept to be copied again as file.path */
+  size_t res_at = o->len + sizeof(",{\"key\":\"strands.box.policy.resource\",\"value\":") - 1;
+  ATTR_STR(o, "strands.box.policy.resource", d->resource);
+  size_t res_len = o->len - 1 - res_at; /* {"stringValue":"…"} */
+  if (deny)
+    LIT(o, ",{\"key\":\"strands.box.policy.verdict\",\"value\":{\"stringValue\":\"deny\"}}");
+  else
+    LIT(o, ",{\"key\":\"strands.box.policy.verdict\",\"value\":{\"stringValue\":\"permit\"}}");
+  ATTR_STR(o, "strands.box.policy.cause", box_cause_name(d->cause));
   if (d->cause == BOX_CAUSE_INTERNAL_FAULT)
-    h_str(o, &first, "error.type", "strands.box.policy.evaluation_error");
-  if (deny) h_str(o, &first, "strands.box.policy.reason", d->reason ? d->reason : "");
-  h_str(o, &first, "strands.box.policy.rule", d->rule ? d->rule : "");
+    ATTR_STR(o, "error.type", "strands.box.policy.evaluation_error");
+  if (deny) ATTR_STR(o, "strands.box.policy.reason", d->reason);
+  ATTR_STR(o, "strands.box.policy.rule", d->rule);
   const char *colon = strchr(action, ':');
-  if (colon && (size_t)(colon - action) < 32) {
-    char category[32]; /* no allocation for the common case */
-    memcpy(category, action, (size_t)(colon - action));
-    category[colon - action] = '\0';
-    h_str(o, &first, "strands.box.policy.category", category);
+  size_t clen = colon ? (size_t)(colon - action) : strlen(action);
+  if (clen <= ATTR_MAX) {
+    LIT(o, ",{\"key\":\"strands.box.policy.category\",\"value\":{\"stringValue\":\"");
+    policy_json_escaped(o, action, clen); /* no copy of the group */
+    LIT(o, "\"}}");
   } else {
-    char *category = colon ? g_strndup(action, (gsize)(colon - action)) : g_strdup(action);
-    h_str(o, &first, "strands.box.policy.category", category);
+    char *category = g_strndup(action, clen);
+    ATTR_STR(o, "strands.box.policy.category", category);
     g_free(category);
   }
   if (d->description && *d->description)
-    h_str(o, &first, "strands.box.policy.description", d->description);
+    ATTR_STR(o, "strands.box.policy.description", d->description);
   if (g_str_has_prefix(action, "fs:")) {
-    h_str(o, &first, "file.path", d->resource);
+    ATTR_HEAD(o, "file.path");
+    g_string_set_size(o, o->len + res_len); /* room first: the copy is from o itself */
+    memcpy(o->str + o->len - res_len, o->str + res_at, res_len);
+    policy_app_c(o, '}');
   } else if (g_str_has_prefix(action, "shell:")) {
     const char *program = input_str(input, "program");
-    if (program) h_str(o, &first, "process.command", program);
+    if (program) ATTR_STR(o, "process.command", program);
     size_t n = cargs ? MIN(cargs->argc, ARGS_MAX) : 0;
     char **words = g_new0(char *, n + 1);
     for (size_t i = 0; i < n; i++)
       words[i] = box_command_arg_redact(cargs->argv[i], !cargs->literal || cargs->literal[i]);
-    h_array(o, &first, "process.command_args", (const char *const *)words, n);
+    ATTR_HEAD(o, "process.command_args");
+    h_array_values(o, (const char *const *)words, n);
     g_strfreev(words);
     const char *cwd = input_str(input, "cwd");
-    if (cwd) h_str(o, &first, "process.working_directory", cwd);
+    if (cwd) ATTR_STR(o, "process.working_directory", cwd);
   } else if (strcmp(action, "net:connect") == 0 || strcmp(action, "http:request") == 0) {
     const char *host = input_str(input, "host");
-    if (host) h_str(o, &first, "server.address", host);
+    if (host) ATTR_STR(o, "server.address", host);
     json_object *v = NULL;
     if (input && json_object_object_get_ex(input, "port", &v) && v) {
-      h_key(o, &first, "server.port");
+      ATTR_HEAD(o, "server.port");
       if (json_object_is_type(v, json_type_int)) {
         g_string_append_printf(o, "{\"intValue\":\"%" G_GINT64_FORMAT "\"}",
                                (gint64)json_object_get_int64(v));
@@ -478,16 +501,13 @@ static void h_attributes(GString *o, const char *action, json_object *input,
       policy_app_c(o, '}');
     }
     const char *method = input_str(input, "method");
-    if (method && strcmp(action, "http:request") == 0)
-      h_str(o, &first, "http.request.method", method);
+    if (method && strcmp(action, "http:request") == 0) ATTR_STR(o, "http.request.method", method);
   }
-  if (d->dry_run) {
-    h_key(o, &first, "strands.box.policy.dry_run");
-    policy_app(o, "{\"boolValue\":true}}");
-  }
+  if (d->dry_run)
+    LIT(o, ",{\"key\":\"strands.box.policy.dry_run\",\"value\":{\"boolValue\":true}}");
   const GPtrArray *ids = d->determining_ids;
-  h_array(o, &first, "strands.box.policy.determining.ids",
-          ids ? (const char *const *)ids->pdata : NULL, ids ? ids->len : 0);
+  ATTR_HEAD(o, "strands.box.policy.determining.ids");
+  h_array_values(o, ids ? (const char *const *)ids->pdata : NULL, ids ? ids->len : 0);
   policy_app_c(o, ']');
 }
 
@@ -502,7 +522,23 @@ static void h_resource(GString *o, const BoxDecisionLog *log)
   policy_app(o, "]}");
 }
 
-#define LIT(o, s) policy_app_len((o), (s), sizeof(s) - 1)
+/* What comes before a record's time, and what lies between its log
+ * record's attributes and its span's trace id: the same for every line of
+ * the log (its resource inside), rendered once at open. */
+static void h_heads(const BoxDecisionLog *log, GString *logs, GString *spans)
+{
+  GString *res = g_string_new(NULL);
+  h_resource(res, log);
+  LIT(logs, "{\"resourceLogs\":[{\"resource\":");
+  policy_app_len(logs, res->str, res->len);
+  LIT(logs, ",\"scopeLogs\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"logRecords\":[{"
+            "\"timeUnixNano\":\"");
+  LIT(spans, "}]}]}]}\n{\"resourceSpans\":[{\"resource\":");
+  policy_app_len(spans, res->str, res->len);
+  LIT(spans,
+      ",\"scopeSpans\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"spans\":[{\"traceId\":\"");
+  g_string_free(res, TRUE);
+}
 
 /* The two lines appended to o; attrs is scratch space. */
 static void render_into(const BoxDecisionLog *log, GString *o, GString *attrs, const char *action,
@@ -514,51 +550,44 @@ static void render_into(const BoxDecisionLog *log, GString *o, GString *attrs, c
   bool deny = decision->verdict == BOX_VERDICT_DENY;
   g_string_truncate(attrs, 0);
   h_attributes(attrs, action, input, command_args, decision);
-  GString *res = NULL;
-  if (!log->resource_json) {
-    res = g_string_sized_new(256);
-    h_resource(res, log);
+  size_t nlen = strlen(nanos), tlen = strlen(trace), slen = strlen(span);
+  /* room for all but the escaped body: one growth at most */
+  size_t need = log->head_logs->len + log->head_spans->len + 2 * attrs->len + 4 * nlen +
+                2 * (tlen + slen) + strlen(action) + 512;
+  if (o->len + need >= o->allocated_len) {
+    size_t len = o->len;
+    g_string_set_size(o, len + need);
+    g_string_truncate(o, len);
   }
-  const char *res_str = log->resource_json ? log->resource_json : res->str;
-  LIT(o, "{\"resourceLogs\":[{\"resource\":");
-  policy_app(o, res_str);
-  LIT(o, ",\"scopeLogs\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"logRecords\":[{"
-         "\"timeUnixNano\":\"");
-  policy_app(o, nanos);
+  policy_app_len(o, log->head_logs->str, log->head_logs->len);
+  policy_app_len(o, nanos, nlen);
   LIT(o, "\",\"observedTimeUnixNano\":\"");
-  policy_app(o, nanos);
+  policy_app_len(o, nanos, nlen);
   if (deny)
     LIT(o, "\",\"severityNumber\":13,\"severityText\":\"deny\"");
   else
     LIT(o, "\",\"severityNumber\":9,\"severityText\":\"permit\"");
   LIT(o, ",\"eventName\":\"strands.box.policy.decision\",\"body\":");
-  h_strval(o, decision->message ? decision->message : "");
+  h_strval(o, decision->message);
   LIT(o, ",\"traceId\":\"");
-  policy_app(o, trace);
+  policy_app_len(o, trace, tlen);
   LIT(o, "\",\"spanId\":\"");
-  policy_app(o, span);
+  policy_app_len(o, span, slen);
   LIT(o, "\",\"attributes\":");
   policy_app_len(o, attrs->str, attrs->len);
-  LIT(o, "}]}]}]}\n{\"resourceSpans\":[{\"resource\":");
-  policy_app(o, res_str);
-  LIT(o,
-      ",\"scopeSpans\":[{\"scope\":{\"name\":\"strands-box.policy\"},\"spans\":[{\"traceId\":\"");
-  policy_app(o, trace);
+  policy_app_len(o, log->head_spans->str, log->head_spans->len);
+  policy_app_len(o, trace, tlen);
   LIT(o, "\",\"spanId\":\"");
-  policy_app(o, span);
+  policy_app_len(o, span, slen);
   LIT(o, "\",\"name\":\"policy ");
-  /* esc() of "policy <action>" less its opening quote */
-  size_t q = o->len;
-  esc(o, action);
-  g_string_erase(o, (gssize)q, 1);
-  LIT(o, ",\"kind\":1,\"startTimeUnixNano\":\"");
-  policy_app(o, nanos);
+  policy_json_escaped(o, action, strlen(action));
+  LIT(o, "\",\"kind\":1,\"startTimeUnixNano\":\"");
+  policy_app_len(o, nanos, nlen);
   LIT(o, "\",\"endTimeUnixNano\":\"");
-  policy_app(o, nanos);
+  policy_app_len(o, nanos, nlen);
   LIT(o, "\",\"attributes\":");
   policy_app_len(o, attrs->str, attrs->len);
   LIT(o, "}]}]}]}\n");
-  if (res) g_string_free(res, TRUE);
 }
 
 char *policy_decision_log_render(const BoxDecisionLog *log, const char *action, json_object *input,

@@ -381,26 +381,10 @@ static bool write_record(History *h, json_object *rec, char **why)
   return put_line(h, o, at, why);
 }
 
-/* two digits a step: a record has five numbers, its times 19 digits long */
 static void put_u64(GString *o, uint64_t v)
 {
-  static const char pairs[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
   char buf[24];
-  int i = (int)sizeof buf;
-  for (; v >= 100; v /= 100) {
-    i -= 2;
-    memcpy(buf + i, pairs + 2 * (v % 100), 2);
-  }
-  if (v >= 10) {
-    i -= 2;
-    memcpy(buf + i, pairs + 2 * v, 2);
-  } else {
-    buf[--i] = (char)('0' + v);
-  }
-  policy_app_len(o, buf + i, sizeof buf - (size_t)i);
+  policy_app_len(o, buf, policy_put_decimal(buf, v));
 }
 
 static const int json_flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;

@@ -62,15 +62,27 @@ void policy_json_escaped(GString *o, const char *s, size_t n)
   policy_app_len(o, (const char *)run, (size_t)(end - run));
 }
 
+/* two digits a step: a log line's time and a history record's are 19 digits */
 size_t policy_put_decimal(char *out, uint64_t v)
 {
+  static const char pairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
   char tmp[24];
-  size_t n = 0;
-  do {
-    tmp[n++] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
-  for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+  size_t i = sizeof tmp;
+  for (; v >= 100; v /= 100) {
+    i -= 2;
+    memcpy(tmp + i, pairs + 2 * (v % 100), 2);
+  }
+  if (v >= 10) {
+    i -= 2;
+    memcpy(tmp + i, pairs + 2 * v, 2);
+  } else {
+    tmp[--i] = (char)('0' + v);
+  }
+  size_t n = sizeof tmp - i;
+  memcpy(out, tmp + i, n);
   out[n] = '\0';
   return n;
 }

@@ -515,6 +515,25 @@ static void test_json_append_matches_json_c(void)
   json_object_put(rec);
 }
 
+/* The digits of the log's times and the history's numbers, as %llu prints
+ * them, at every length and each power of ten's edges. */
+static void test_put_decimal(void)
+{
+  uint64_t p = 1;
+  for (int k = 0; k <= 20; k++) {
+    const uint64_t vs[] = { p - 1, p, p + 1, p * 7 + 3, UINT64_MAX - p + 1 };
+    for (size_t i = 0; i < G_N_ELEMENTS(vs); i++) {
+      char got[24], want[24];
+      memset(got, '#', sizeof got);
+      size_t n = policy_put_decimal(got, vs[i]);
+      g_snprintf(want, sizeof want, "%" G_GUINT64_FORMAT, (guint64)vs[i]);
+      g_assert_cmpstr(got, ==, want);
+      g_assert_cmpuint(n, ==, strlen(want));
+    }
+    if (k < 19) p *= 10;
+  }
+}
+
 int main(int argc, char **argv)
 {
   static const TestCase cases[] = { { "/policy/log/redaction", test_redaction },
@@ -523,6 +542,7 @@ int main(int argc, char **argv)
                                     { "/policy/log/render", test_log_render_matches_json_c },
                                     { "/policy/log/truncation", test_log_truncation },
                                     { "/policy/history/json-append",
-                                      test_json_append_matches_json_c } };
+                                      test_json_append_matches_json_c },
+                                    { "/policy/log/put-decimal", test_put_decimal } };
   return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }
