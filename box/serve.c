@@ -67,6 +67,7 @@ static int mount_view(Boxd *d, char **live_dir)
   const char *floor_trees[] = { d->config->box_dir, NULL };
   const char *floor_files[] = { d->config->path, d->config->policy, NULL };
   *live_dir = boxd_live_prepare(d);
+  boxd_checkpoints_start(d);
   BoxVfsConfig vc = {
     .mountpoint = d->mountpoint,
     .roots = (const char *const *)d->roots,
@@ -89,6 +90,8 @@ static int mount_view(Boxd *d, char **live_dir)
     .ram_max_bytes = d->config->agent.ram_max_bytes,
     .ram_max_inodes = d->config->agent.ram_max_inodes,
     .live_dir = *live_dir,
+    .changed = d->checkpoints ? boxd_checkpoints_changed : NULL,
+    .changed_data = d,
   };
   d->vfs = box_vfs_start(&vc, &error);
   if (!d->vfs) {
@@ -149,6 +152,7 @@ static void teardown(Boxd *d, int status, const char *live_dir)
   /* Prepared tool views hold binds of the mount: drop them before it goes. */
   box_tools_release_views();
   box_vfs_stop(d->vfs);
+  boxd_checkpoints_stop(d);
   rmdir(d->mountpoint);
   rmdir(d->staging_dir);
   boxd_mount_dirs_forget(d);

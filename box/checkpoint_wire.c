@@ -1,0 +1,324 @@
+/* checkpoint_wire.c — boxd's side of the checkpoints: the paths each
+ * command changed, gathered from the mount (a set per command), and one
+ * thread that turns them into commits in the order the commands ended, so
+ * that no command's reply waits for git.
+ *
+ * Outside changes.  The mount sees only what the box does.  The operator's
+ * editor and `box mount --rw` write the workspace directly, so boxd keeps
+ * an inotify watch on the workspace's directories: every name it reports
+ * that no running command claims is recorded first, as an "outside"
+ * checkpoint, before the next command's (a path a command also changed in
+ * the meantime goes with the command).  The mount's own fanotify watch
+ * (vfs/watch.c) sees name changes only, in the directories the kernel
+ * holds, which misses an edit in place.
+ *
+ * Restore (the `box restore` verb, another process) must not run while a
+ * command does, nor while its checkpoint is being written: each command
+ * holds a shared flock on private/checkpoints.lock from its start to its
+ * commit, and a restore takes it exclusively, without waiting. */
+#include "box/box-private.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checkpoints/checkpoints.h"
+
+#define INOTIFY_MASK                                                                        \
+  (IN_CLOSE_WRITE | IN_MODIFY | IN_ATTRIB | IN_CREATE | IN_DELETE | IN_MOVED_FROM |       \
+   IN_MOVED_TO | IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
+
+typedef struct {
+  int command;
+  char *text;
+  GHashTable *paths; /* owned set of host paths */
+  int lock_fd;       /* held shared until the commit is made, or -1 */
+  bool late;         /* writes seen after the command's reply */
+} Job;
+
+struct BoxdCheckpoints {
+  BoxCheckpoints *cp;
+  const BoxCheckpointsLimits *limits;
+  char *workspace;
+  char *lock_path;
+  GMutex lock;
+  GHashTable *sets;    /* command -> GHashTable* of paths (owned strings) */
+  GHashTable *outside; /* paths the workspace watch reported */
+  GAsyncQueue *jobs;   /* Job*; a NULL command text ends the thread */
+  GThread *thread;
+  /* the workspace watch */
+  int inotify_fd;
+  int wake_fd;
+  GHashTable *wds; /* wd -> directory path (owned) */
+  GThread *watch_thread;
+};
+
+static GHashTable *path_set(void)
+{
+  return g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+}
+
+void boxd_checkpoints_changed(void *data, int command, const char *path)
+{
+  BoxdCheckpoints *k = ((Boxd *)data)->checkpoints;
+  g_mutex_lock(&k->lock);
+  GHashTable *set = g_hash_table_lookup(k->sets, GINT_TO_POINTER(command));
+  if (!set) {
+    set = path_set();
+    g_hash_table_insert(k->sets, GINT_TO_POINTER(command), set);
+  }
+  if (!g_hash_table_contains(set, path)) g_hash_table_add(set, g_strdup(path));
+  g_mutex_unlock(&k->lock);
+}
+
+/* ---- the workspace watch (lock not held) ---- */
+
+static void watch_tree(BoxdCheckpoints *k, const char *dir)
+{
+  const char *rel = dir + strlen(k->workspace);
+  if (*rel == '/') rel++;
+  int wd = inotify_add_watch(k->inotify_fd, dir, INOTIFY_MASK);
+  if (wd < 0) return;
+  g_mutex_lock(&k->lock);
+  g_hash_table_insert(k->wds, GINT_TO_POINTER(wd), g_strdup(dir));
+  g_mutex_unlock(&k->lock);
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    if (e->d_type != DT_DIR || strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+      continue;
+    g_autofree char *child = g_build_filename(dir, e->d_name, NULL);
+    g_autofree char *child_rel = *rel ? g_strconcat(rel, "/", e->d_name, NULL) : g_strdup(e->d_name);
+    if (box_checkpoints_excluded(k->limits, child_rel, true)) continue;
+    watch_tree(k, child);
+  }
+  if (d) closedir(d);
+}
+
+static void watch_events(BoxdCheckpoints *k, const char *buf, ssize_t len)
+{
+  for (const char *p = buf; p < buf + len;) {
+    const struct inotify_event *ev = (const void *)p;
+    p += sizeof *ev + ev->len;
+    g_mutex_lock(&k->lock);
+    const char *dir = g_hash_table_lookup(k->wds, GINT_TO_POINTER(ev->wd));
+    char *path = dir && ev->len ? g_build_filename(dir, ev->name, NULL) : NULL;
+    if (ev->mask & (IN_IGNORED | IN_DELETE_SELF))
+      g_hash_table_remove(k->wds, GINT_TO_POINTER(ev->wd));
+    else if (ev->mask & IN_Q_OVERFLOW)
+      g_hash_table_add(k->outside, g_strdup(k->workspace)); /* lost: read it all */
+    if (path) g_hash_table_add(k->outside, g_strdup(path));
+    g_mutex_unlock(&k->lock);
+    if (path && (ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO))) {
+      const char *rel = path + strlen(k->workspace) + 1;
+      if (!box_checkpoints_excluded(k->limits, rel, true)) watch_tree(k, path);
+    }
+    g_free(path);
+  }
+}
+
+static gpointer watch_main(gpointer data)
+{
+  BoxdCheckpoints *k = data;
+  watch_tree(k, k->workspace);
+  char buf[64 * 1024] __attribute__((aligned(8)));
+  struct pollfd fds[2] = { { .fd = k->inotify_fd, .events = POLLIN },
+                           { .fd = k->wake_fd, .events = POLLIN } };
+  for (;;) {
+    if (poll(fds, 2, -1) < 0 && errno != EINTR) break;
+    if (fds[1].revents) break;
+    ssize_t len = read(k->inotify_fd, buf, sizeof buf);
+    if (len > 0) watch_events(k, buf, len);
+  }
+  return NULL;
+}
+
+/* ---- the commits ---- */
+
+static char **set_strv(GHashTable *set)
+{
+  GPtrArray *a = g_ptr_array_new();
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init(&it, set);
+  while (g_hash_table_iter_next(&it, &key, NULL)) g_ptr_array_add(a, key);
+  g_ptr_array_add(a, NULL);
+  return (char **)g_ptr_array_free(a, FALSE);
+}
+
+static void record(BoxdCheckpoints *k, GHashTable *set, const char *subject, const char *body)
+{
+  g_autofree char **paths = set_strv(set);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *id = NULL;
+  if (!box_checkpoints_record(k->cp, (const char *const *)paths, subject, body, &id, &error))
+    g_printerr("box: warning: checkpoint not recorded: %s\n", error->message);
+}
+
+/* What the watch saw that no running command claims: the outside's. */
+static GHashTable *take_outside(BoxdCheckpoints *k, GHashTable *also_mine)
+{
+  GHashTable *out = path_set();
+  g_mutex_lock(&k->lock);
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init(&it, k->outside);
+  while (g_hash_table_iter_next(&it, &key, NULL)) {
+    bool claimed = also_mine && g_hash_table_contains(also_mine, key);
+    GHashTableIter ci;
+    gpointer set;
+    g_hash_table_iter_init(&ci, k->sets);
+    while (!claimed && g_hash_table_iter_next(&ci, NULL, &set))
+      claimed = g_hash_table_contains(set, key);
+    if (!claimed) g_hash_table_add(out, g_strdup(key));
+  }
+  g_hash_table_remove_all(k->outside);
+  g_mutex_unlock(&k->lock);
+  return out;
+}
+
+static void record_outside(BoxdCheckpoints *k, GHashTable *mine)
+{
+  GHashTable *outside = take_outside(k, mine);
+  if (g_hash_table_size(outside))
+    record(k, outside, "outside the box", "kind: outside\n");
+  g_hash_table_unref(outside);
+}
+
+static gpointer commit_main(gpointer data)
+{
+  BoxdCheckpoints *k = data;
+  /* the first checkpoint: the whole workspace as the box found it */
+  g_autoptr(GError) error = NULL;
+  g_autofree char *id = NULL;
+  if (!box_checkpoints_record(k->cp, NULL, "box started", "kind: start\n", &id, &error))
+    g_printerr("box: warning: checkpoint not recorded: %s\n", error->message);
+  for (;;) {
+    Job *job = g_async_queue_pop(k->jobs);
+    if (!job->text) {
+      g_free(job);
+      break;
+    }
+    record_outside(k, job->paths);
+    g_autofree char *first = g_strdup(job->text);
+    char *nl = strchr(first, '\n');
+    if (nl) *nl = '\0';
+    if (strlen(first) > 72) strcpy(first + 69, "...");
+    /* the decision log's records are written before the command ends: the
+     * mapping from the command to its checkpoint is this message */
+    g_autofree char *body = g_strdup_printf("kind: %s\ncommand-id: %d\ncommand: %s\n",
+                                            job->late ? "command (after its reply)" : "command",
+                                            job->command, job->text);
+    record(k, job->paths, first, body);
+    if (job->lock_fd >= 0) close(job->lock_fd);
+    g_hash_table_unref(job->paths);
+    g_free(job->text);
+    g_free(job);
+  }
+  record_outside(k, NULL);
+  return NULL;
+}
+
+int boxd_checkpoints_begin(Boxd *d)
+{
+  BoxdCheckpoints *k = d->checkpoints;
+  if (!k) return -1;
+  int fd = open(k->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  /* waits only while a restore runs (the verb takes it without waiting) */
+  while (fd >= 0 && flock(fd, LOCK_SH) != 0 && errno == EINTR) continue;
+  return fd;
+}
+
+/* Hands the paths command changed so far to the commit thread. */
+static void enqueue(BoxdCheckpoints *k, int command, const char *text, int lock_fd, bool late)
+{
+  g_mutex_lock(&k->lock);
+  GHashTable *set = NULL;
+  g_hash_table_steal_extended(k->sets, GINT_TO_POINTER(command), NULL, (gpointer *)&set);
+  g_mutex_unlock(&k->lock);
+  if (!set && late) {
+    if (lock_fd >= 0) close(lock_fd);
+    return;
+  }
+  Job *job = g_new0(Job, 1);
+  job->command = command;
+  job->text = g_strdup(text ? text : "");
+  job->paths = set ? set : path_set();
+  job->lock_fd = lock_fd;
+  job->late = late;
+  g_async_queue_push(k->jobs, job);
+}
+
+void boxd_checkpoints_end(Boxd *d, int command, const char *text, int lock_fd)
+{
+  if (d->checkpoints) enqueue(d->checkpoints, command, text, lock_fd, false);
+}
+
+void boxd_checkpoints_after(Boxd *d, int command, const char *text)
+{
+  if (d->checkpoints) enqueue(d->checkpoints, command, text, -1, true);
+}
+
+bool boxd_checkpoints_start(Boxd *d)
+{
+  const BoxCheckpointsLimits *limits = &d->config->checkpoints;
+  if (!limits->enabled) return true;
+  g_autofree char *repo = g_build_filename(d->config->box_dir, "private", "checkpoints.git", NULL);
+  g_autoptr(GError) error = NULL;
+  BoxCheckpoints *cp = box_checkpoints_open(repo, d->workspace, limits, &error);
+  if (!cp) {
+    g_printerr("box: warning: no checkpoints: %s\n", error->message);
+    return false;
+  }
+  box_checkpoints_prune(cp, limits->keep);
+  BoxdCheckpoints *k = g_new0(BoxdCheckpoints, 1);
+  k->cp = cp;
+  k->limits = limits;
+  k->workspace = g_strdup(d->workspace);
+  k->lock_path = g_build_filename(d->config->box_dir, "private", "checkpoints.lock", NULL);
+  g_mutex_init(&k->lock);
+  k->sets = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
+                                  (GDestroyNotify)g_hash_table_unref);
+  k->outside = path_set();
+  k->wds = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  k->jobs = g_async_queue_new();
+  k->inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  k->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  d->checkpoints = k;
+  if (k->inotify_fd >= 0 && k->wake_fd >= 0)
+    k->watch_thread = g_thread_new("box-ckpt-watch", watch_main, k);
+  k->thread = g_thread_new("box-checkpoints", commit_main, k);
+  return true;
+}
+
+void boxd_checkpoints_stop(Boxd *d)
+{
+  BoxdCheckpoints *k = d->checkpoints;
+  if (!k) return;
+  /* the commits of every command that ended are made before boxd goes */
+  g_async_queue_push(k->jobs, g_new0(Job, 1));
+  g_thread_join(k->thread);
+  if (k->watch_thread) {
+    uint64_t one = 1;
+    if (write(k->wake_fd, &one, sizeof one) == sizeof one) g_thread_join(k->watch_thread);
+  }
+  if (k->inotify_fd >= 0) close(k->inotify_fd);
+  if (k->wake_fd >= 0) close(k->wake_fd);
+  box_checkpoints_close(k->cp);
+  g_hash_table_unref(k->sets);
+  g_hash_table_unref(k->outside);
+  g_hash_table_unref(k->wds);
+  g_async_queue_unref(k->jobs);
+  g_mutex_clear(&k->lock);
+  g_free(k->workspace);
+  g_free(k->lock_path);
+  g_free(k);
+  d->checkpoints = NULL;
+}
