@@ -190,13 +190,16 @@ bool boxd_gateway_net_setup(void *data, pid_t pid);
 json_object *boxd_gateway_worker_env(Boxd *d);
 
 /* checkpoint_wire.c: a checkpoint per command ([checkpoints] of box.toml).
- * start before the mount (false: none, said on stderr), stop after it.
+ * start before the mount (false: none, said on stderr), run once it is up
+ * (the floor has recorded what the box directory holds: the repository's
+ * writes come after), stop after it.
  * begin when a command starts (a lock descriptor, or -1), end with its
  * text once it has ended (before its reply: the commit is made on a thread
  * of its own), after once its tools are gone too (what they wrote late).
  * changed is the mount's BoxVfsChangedFn (data = Boxd). */
 typedef struct BoxdCheckpoints BoxdCheckpoints;
 bool boxd_checkpoints_start(Boxd *d);
+void boxd_checkpoints_run(Boxd *d);
 void boxd_checkpoints_stop(Boxd *d);
 int boxd_checkpoints_begin(Boxd *d);
 void boxd_checkpoints_end(Boxd *d, int command, const char *text, int lock_fd);

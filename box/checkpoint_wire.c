@@ -27,6 +27,7 @@
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "checkpoints/checkpoints.h"
@@ -35,7 +36,11 @@
   (IN_CLOSE_WRITE | IN_MODIFY | IN_ATTRIB | IN_CREATE | IN_DELETE | IN_MOVED_FROM |       \
    IN_MOVED_TO | IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
 
+typedef enum { JOB_COMMAND, JOB_OUTSIDE, JOB_QUIT } JobKind;
+
 typedef struct {
+  JobKind kind;
+  guint64 seq;
   int command;
   char *text;
   GHashTable *paths; /* owned set of host paths */
@@ -51,10 +56,13 @@ struct BoxdCheckpoints {
   GMutex lock;
   GHashTable *sets;    /* command -> GHashTable* of paths (owned strings) */
   GHashTable *outside; /* paths the workspace watch reported */
-  GAsyncQueue *jobs;   /* Job*; a NULL command text ends the thread */
+  GAsyncQueue *jobs;   /* Job* */
   GThread *thread;
+  guint64 queued, done; /* Job seq: the last pushed, the last made (lock) */
+  GCond done_cond;
   /* the workspace watch */
   int inotify_fd;
+  GMutex inotify_read; /* one reader of inotify_fd at a time */
   int wake_fd;
   GHashTable *wds; /* wd -> directory path (owned) */
   GThread *watch_thread;
@@ -68,6 +76,7 @@ static GHashTable *path_set(void)
 void boxd_checkpoints_changed(void *data, int command, const char *path)
 {
   BoxdCheckpoints *k = ((Boxd *)data)->checkpoints;
+  if (getenv("BOX_DEBUG_CKPT")) g_printerr("%.3f changed %d %s\n", g_get_monotonic_time()/1e6, command, path);
   g_mutex_lock(&k->lock);
   GHashTable *set = g_hash_table_lookup(k->sets, GINT_TO_POINTER(command));
   if (!set) {
@@ -134,10 +143,24 @@ static gpointer watch_main(gpointer data)
   for (;;) {
     if (poll(fds, 2, -1) < 0 && errno != EINTR) break;
     if (fds[1].revents) break;
+    g_mutex_lock(&k->inotify_read);
     ssize_t len = read(k->inotify_fd, buf, sizeof buf);
     if (len > 0) watch_events(k, buf, len);
+    g_mutex_unlock(&k->inotify_read);
   }
   return NULL;
+}
+
+/* The events already queued, read now: a change made before a command
+ * started is the outside's, whether or not the watch thread woke for it. */
+static void watch_drain(BoxdCheckpoints *k)
+{
+  if (!k->watch_thread) return;
+  static char buf[64 * 1024] __attribute__((aligned(8))); /* the commit thread's */
+  g_mutex_lock(&k->inotify_read);
+  ssize_t len;
+  while ((len = read(k->inotify_fd, buf, sizeof buf)) > 0) watch_events(k, buf, len);
+  g_mutex_unlock(&k->inotify_read);
 }
 
 /* ---- the commits ---- */
@@ -186,10 +209,25 @@ static GHashTable *take_outside(BoxdCheckpoints *k, GHashTable *also_mine)
 
 static void record_outside(BoxdCheckpoints *k, GHashTable *mine)
 {
+  watch_drain(k);
   GHashTable *outside = take_outside(k, mine);
   if (g_hash_table_size(outside))
     record(k, outside, "outside the box", "kind: outside\n");
   g_hash_table_unref(outside);
+}
+
+static void record_command(BoxdCheckpoints *k, Job *job)
+{
+  g_autofree char *first = g_strdup(job->text);
+  char *nl = strchr(first, '\n');
+  if (nl) *nl = '\0';
+  if (strlen(first) > 72) strcpy(first + 69, "...");
+  /* the decision log's records are written before the command ends: the
+   * mapping from the command to its checkpoint is this message */
+  g_autofree char *body =
+    g_strdup_printf("kind: %s\ncommand-id: %d\ncommand: %s\n",
+                    job->late ? "command (after its reply)" : "command", job->command, job->text);
+  record(k, job->paths, first, body);
 }
 
 static gpointer commit_main(gpointer data)
@@ -200,30 +238,31 @@ static gpointer commit_main(gpointer data)
   g_autofree char *id = NULL;
   if (!box_checkpoints_record(k->cp, NULL, "box started", "kind: start\n", &id, &error))
     g_printerr("box: warning: checkpoint not recorded: %s\n", error->message);
-  for (;;) {
+  for (bool quit = false; !quit;) {
     Job *job = g_async_queue_pop(k->jobs);
-    if (!job->text) {
-      g_free(job);
-      break;
-    }
-    record_outside(k, job->paths);
-    g_autofree char *first = g_strdup(job->text);
-    char *nl = strchr(first, '\n');
-    if (nl) *nl = '\0';
-    if (strlen(first) > 72) strcpy(first + 69, "...");
-    /* the decision log's records are written before the command ends: the
-     * mapping from the command to its checkpoint is this message */
-    g_autofree char *body = g_strdup_printf("kind: %s\ncommand-id: %d\ncommand: %s\n",
-                                            job->late ? "command (after its reply)" : "command",
-                                            job->command, job->text);
-    record(k, job->paths, first, body);
+    quit = job->kind == JOB_QUIT;
+    record_outside(k, job->kind == JOB_COMMAND ? job->paths : NULL);
+    if (job->kind == JOB_COMMAND) record_command(k, job);
     if (job->lock_fd >= 0) close(job->lock_fd);
-    g_hash_table_unref(job->paths);
+    g_mutex_lock(&k->lock);
+    k->done = job->seq;
+    g_cond_broadcast(&k->done_cond);
+    g_mutex_unlock(&k->lock);
+    if (job->paths) g_hash_table_unref(job->paths);
     g_free(job->text);
     g_free(job);
   }
-  record_outside(k, NULL);
   return NULL;
+}
+
+/* Queues job in order; its seq. */
+static guint64 push(BoxdCheckpoints *k, Job *job)
+{
+  g_mutex_lock(&k->lock);
+  guint64 seq = job->seq = ++k->queued;
+  g_async_queue_push(k->jobs, job); /* the commit thread may free it from here */
+  g_mutex_unlock(&k->lock);
+  return seq;
 }
 
 int boxd_checkpoints_begin(Boxd *d)
@@ -233,6 +272,20 @@ int boxd_checkpoints_begin(Boxd *d)
   int fd = open(k->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   /* waits only while a restore runs (the verb takes it without waiting) */
   while (fd >= 0 && flock(fd, LOCK_SH) != 0 && errno == EINTR) continue;
+  /* The checkpoints of the commands that ended, and what changed outside
+   * since, are made before this one changes anything: each reads the
+   * workspace as its command left it.  The reply of the command before
+   * did not wait for them; this start does (an agent's pause between two
+   * commands usually hides it). */
+  if (k->thread) {
+    Job *job = g_new0(Job, 1);
+    job->kind = JOB_OUTSIDE;
+    job->lock_fd = -1;
+    guint64 seq = push(k, job);
+    g_mutex_lock(&k->lock);
+    while (k->done < seq) g_cond_wait(&k->done_cond, &k->lock);
+    g_mutex_unlock(&k->lock);
+  }
   return fd;
 }
 
@@ -248,12 +301,13 @@ static void enqueue(BoxdCheckpoints *k, int command, const char *text, int lock_
     return;
   }
   Job *job = g_new0(Job, 1);
+  job->kind = JOB_COMMAND;
   job->command = command;
   job->text = g_strdup(text ? text : "");
   job->paths = set ? set : path_set();
   job->lock_fd = lock_fd;
   job->late = late;
-  g_async_queue_push(k->jobs, job);
+  push(k, job);
 }
 
 void boxd_checkpoints_end(Boxd *d, int command, const char *text, int lock_fd)
@@ -284,6 +338,8 @@ bool boxd_checkpoints_start(Boxd *d)
   k->workspace = g_strdup(d->workspace);
   k->lock_path = g_build_filename(d->config->box_dir, "private", "checkpoints.lock", NULL);
   g_mutex_init(&k->lock);
+  g_mutex_init(&k->inotify_read);
+  g_cond_init(&k->done_cond);
   k->sets = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
                                   (GDestroyNotify)g_hash_table_unref);
   k->outside = path_set();
@@ -292,10 +348,16 @@ bool boxd_checkpoints_start(Boxd *d)
   k->inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
   k->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   d->checkpoints = k;
+  return true;
+}
+
+void boxd_checkpoints_run(Boxd *d)
+{
+  BoxdCheckpoints *k = d->checkpoints;
+  if (!k) return;
   if (k->inotify_fd >= 0 && k->wake_fd >= 0)
     k->watch_thread = g_thread_new("box-ckpt-watch", watch_main, k);
   k->thread = g_thread_new("box-checkpoints", commit_main, k);
-  return true;
 }
 
 void boxd_checkpoints_stop(Boxd *d)
@@ -303,8 +365,11 @@ void boxd_checkpoints_stop(Boxd *d)
   BoxdCheckpoints *k = d->checkpoints;
   if (!k) return;
   /* the commits of every command that ended are made before boxd goes */
-  g_async_queue_push(k->jobs, g_new0(Job, 1));
-  g_thread_join(k->thread);
+  Job *quit = g_new0(Job, 1);
+  quit->kind = JOB_QUIT;
+  quit->lock_fd = -1;
+  push(k, quit);
+  if (k->thread) g_thread_join(k->thread);
   if (k->watch_thread) {
     uint64_t one = 1;
     if (write(k->wake_fd, &one, sizeof one) == sizeof one) g_thread_join(k->watch_thread);
@@ -317,6 +382,8 @@ void boxd_checkpoints_stop(Boxd *d)
   g_hash_table_unref(k->wds);
   g_async_queue_unref(k->jobs);
   g_mutex_clear(&k->lock);
+  g_mutex_clear(&k->inotify_read);
+  g_cond_clear(&k->done_cond);
   g_free(k->workspace);
   g_free(k->lock_path);
   g_free(k);

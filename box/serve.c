@@ -99,6 +99,7 @@ static int mount_view(Boxd *d, char **live_dir)
     rmdir(d->staging_dir);
     return box_fail("cannot mount the box's view: %s", error->message);
   }
+  boxd_checkpoints_run(d);
   return 0;
 }
 

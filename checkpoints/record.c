@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 G_DEFINE_QUARK(box - checkpoints - error - quark, box_checkpoints_error)
@@ -386,6 +387,7 @@ bool box_checkpoints_record(BoxCheckpoints *cp, const char *const *paths, const 
   close(wfd);
   g_hash_table_unref(set);
   char *modes = modes_render(cp->modes);
+  if (getenv("BOX_DEBUG_CKPT")) g_printerr("%.3f record %s: rc %d whole %d modes [%s] was [%s]\n", g_get_monotonic_time()/1e6, subject, rc, whole, modes, cp->modes_text);
   bool same = rc == 0 && base && git_oid_equal(&tree_id, git_tree_id(base)) &&
               g_strcmp0(modes, cp->modes_text) == 0;
   git_tree *tree = NULL;
