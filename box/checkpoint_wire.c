@@ -27,14 +27,13 @@
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include "checkpoints/checkpoints.h"
 
-#define INOTIFY_MASK                                                                        \
-  (IN_CLOSE_WRITE | IN_MODIFY | IN_ATTRIB | IN_CREATE | IN_DELETE | IN_MOVED_FROM |       \
-   IN_MOVED_TO | IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
+#define INOTIFY_MASK                                                                               \
+  (IN_CLOSE_WRITE | IN_MODIFY | IN_ATTRIB | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |  \
+   IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
 
 typedef enum { JOB_COMMAND, JOB_OUTSIDE, JOB_QUIT } JobKind;
 
@@ -76,7 +75,6 @@ static GHashTable *path_set(void)
 void boxd_checkpoints_changed(void *data, int command, const char *path)
 {
   BoxdCheckpoints *k = ((Boxd *)data)->checkpoints;
-  if (getenv("BOX_DEBUG_CKPT")) g_printerr("%.3f changed %d %s\n", g_get_monotonic_time()/1e6, command, path);
   g_mutex_lock(&k->lock);
   GHashTable *set = g_hash_table_lookup(k->sets, GINT_TO_POINTER(command));
   if (!set) {
@@ -104,7 +102,8 @@ static void watch_tree(BoxdCheckpoints *k, const char *dir)
     if (e->d_type != DT_DIR || strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
       continue;
     g_autofree char *child = g_build_filename(dir, e->d_name, NULL);
-    g_autofree char *child_rel = *rel ? g_strconcat(rel, "/", e->d_name, NULL) : g_strdup(e->d_name);
+    g_autofree char *child_rel =
+      *rel ? g_strconcat(rel, "/", e->d_name, NULL) : g_strdup(e->d_name);
     if (box_checkpoints_excluded(k->limits, child_rel, true)) continue;
     watch_tree(k, child);
   }
@@ -211,8 +210,7 @@ static void record_outside(BoxdCheckpoints *k, GHashTable *mine)
 {
   watch_drain(k);
   GHashTable *outside = take_outside(k, mine);
-  if (g_hash_table_size(outside))
-    record(k, outside, "outside the box", "kind: outside\n");
+  if (g_hash_table_size(outside)) record(k, outside, "outside the box", "kind: outside\n");
   g_hash_table_unref(outside);
 }
 
@@ -340,8 +338,8 @@ bool boxd_checkpoints_start(Boxd *d)
   g_mutex_init(&k->lock);
   g_mutex_init(&k->inotify_read);
   g_cond_init(&k->done_cond);
-  k->sets = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
-                                  (GDestroyNotify)g_hash_table_unref);
+  k->sets =
+    g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_hash_table_unref);
   k->outside = path_set();
   k->wds = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
   k->jobs = g_async_queue_new();

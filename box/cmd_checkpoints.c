@@ -23,8 +23,7 @@ static char *workspace_of(BoxConfig *cfg)
   json_object *o = json_object_from_file(live);
   json_object *x;
   char *ws = NULL;
-  if (o && json_object_object_get_ex(o, "workspace", &x))
-    ws = g_strdup(json_object_get_string(x));
+  if (o && json_object_object_get_ex(o, "workspace", &x)) ws = g_strdup(json_object_get_string(x));
   if (o) json_object_put(o);
   if (ws) return ws;
   g_autofree char *cwd = g_get_current_dir();
@@ -119,9 +118,8 @@ int box_verb_checkpoints(int argc, char **argv)
   BoxConfig *cfg = NULL;
   int status;
   BoxCheckpoints *cp = open_verb(
-    "box checkpoints", "",
-    "The box's checkpoints, newest first: id, time, files changed, command.", extra, &argc, &argv,
-    &rest, &cfg, &status);
+    "box checkpoints", "", "The box's checkpoints, newest first: id, time, files changed, command.",
+    extra, &argc, &argv, &rest, &cfg, &status);
   if (!cp) return status;
   if ((rest && rest[0]) || n < 0) {
     box_checkpoints_close(cp);
@@ -161,8 +159,8 @@ int box_verb_diff(int argc, char **argv)
   }
   GString *out = g_string_new(NULL);
   GError *error = NULL;
-  bool ok = box_checkpoints_diff(cp, rest[0], nops > 1 ? rest[1] : NULL,
-                                 (const char *const *)paths, stat, out, &error);
+  bool ok = box_checkpoints_diff(cp, rest[0], nops > 1 ? rest[1] : NULL, (const char *const *)paths,
+                                 stat, out, &error);
   return finish(cp, cfg, ok, out, error);
 }
 
@@ -199,7 +197,8 @@ int box_verb_restore(int argc, char **argv)
   char *made = NULL;
   bool ok =
     box_checkpoints_restore(cp, rest[0], (const char *const *)(rest + 1), &made, out, &error);
-  if (ok) g_string_append_printf(out, "restored %s%s%s\n", rest[0], made ? " as " : "", made ? made : "");
+  if (ok)
+    g_string_append_printf(out, "restored %s%s%s\n", rest[0], made ? " as " : "", made ? made : "");
   g_free(made);
   close(fd);
   return finish(cp, cfg, ok, out, error);

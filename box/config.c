@@ -28,14 +28,10 @@ static bool validate(ConfigCtx *c, json_object *doc, const char *home, BoxConfig
 {
   json_object *name = NULL, *box_dir = NULL, *policy = NULL, *agent = NULL, *tool = NULL;
   json_object *gateway = NULL, *egress = NULL, *checkpoints = NULL;
-  const ConfigField fields[] = { { "name", &name },
-                                 { "box_dir", &box_dir },
-                                 { "policy", &policy },
-                                 { "agent", &agent },
-                                 { "tool", &tool },
-                                 { "gateway", &gateway },
-                                 { "egress", &egress },
-                                 { "checkpoints", &checkpoints },
+  const ConfigField fields[] = { { "name", &name },     { "box_dir", &box_dir },
+                                 { "policy", &policy }, { "agent", &agent },
+                                 { "tool", &tool },     { "gateway", &gateway },
+                                 { "egress", &egress }, { "checkpoints", &checkpoints },
                                  { NULL, NULL } };
   json_object_object_foreach (doc, k, val) {
     if (config_take_field(fields, k, val)) continue;

@@ -81,7 +81,7 @@ typedef struct {
    * Both NULL-terminated, never NULL. */
   char **gateway_allow_local;
   char **gateway_extra_ca;
-  GPtrArray *egress; /* BoxEgressRoute*, sorted by name; never NULL */
+  GPtrArray *egress;                /* BoxEgressRoute*, sorted by name; never NULL */
   BoxCheckpointsLimits checkpoints; /* [checkpoints]; exclude never NULL */
 } BoxConfig;
 

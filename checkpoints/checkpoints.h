@@ -30,7 +30,8 @@ typedef struct {
   guint keep;
   /* Globs of workspace paths never recorded nor restored: "NAME/" names a
    * directory at any depth, a glob without '/' a base name, any other a
-   * path relative to the workspace.  NULL-terminated. */
+   * path relative to the workspace.  NULL-terminated.  A `.git` directory
+   * is never recorded, listed or not. */
   char **exclude;
 } BoxCheckpointsLimits;
 

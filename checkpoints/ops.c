@@ -276,8 +276,7 @@ static void put_link(Restore *r, int dfd, const char *name, const git_oid *id)
     r->err = r->err ? r->err : EIO;
     return;
   }
-  g_autofree char *target =
-    g_strndup(git_blob_rawcontent(blob), (gsize)git_blob_rawsize(blob));
+  g_autofree char *target = g_strndup(git_blob_rawcontent(blob), (gsize)git_blob_rawsize(blob));
   git_blob_free(blob);
   char now[PATH_MAX];
   ssize_t n = readlinkat(dfd, name, now, sizeof now - 1);
@@ -424,8 +423,8 @@ bool box_checkpoints_restore(BoxCheckpoints *cp, const char *id, const char *con
       r.err = -1;
       break;
     }
-    g_ptr_array_add(abs, *rel ? g_build_filename(cp->workspace, rel, NULL)
-                              : g_strdup(cp->workspace));
+    g_ptr_array_add(abs,
+                    *rel ? g_build_filename(cp->workspace, rel, NULL) : g_strdup(cp->workspace));
     if (!*rel) {
       put_tree(&r, wfd, "", tree);
       continue;
@@ -454,9 +453,8 @@ bool box_checkpoints_restore(BoxCheckpoints *cp, const char *id, const char *con
   g_autofree char *body = g_strdup_printf("kind: restore\nrestored: %s\n", id);
   char *made = NULL;
   /* what was put back is recorded even after a failure part way */
-  if (r.err >= 0 &&
-      !box_checkpoints_record(cp, (const char *const *)abs->pdata, subject, body, &made,
-                              ok ? error : NULL))
+  if (r.err >= 0 && !box_checkpoints_record(cp, (const char *const *)abs->pdata, subject, body,
+                                            &made, ok ? error : NULL))
     ok = false;
   if (new_id)
     *new_id = made;

@@ -14,7 +14,6 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 G_DEFINE_QUARK(box - checkpoints - error - quark, box_checkpoints_error)
@@ -44,8 +43,8 @@ BoxCheckpoints *box_checkpoints_open(const char *repo_dir, const char *workspace
   cp->repo = repo;
   cp->workspace = g_strdup(workspace);
   cp->limits = *limits;
-  cp->limits.exclude = g_strdupv(limits->exclude ? limits->exclude
-                                                 : (char **)box_checkpoints_exclude_default);
+  cp->limits.exclude =
+    g_strdupv(limits->exclude ? limits->exclude : (char **)box_checkpoints_exclude_default);
   cp->modes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   return cp;
 }
@@ -66,9 +65,13 @@ void box_checkpoints_close(BoxCheckpoints *cp)
 
 bool box_checkpoints_excluded(const BoxCheckpointsLimits *limits, const char *rel, bool is_dir)
 {
-  if (!*rel || !limits->exclude) return false;
+  if (!*rel) return false;
   const char *base = strrchr(rel, '/');
   base = base ? base + 1 : rel;
+  /* git can hold no entry of that name, whatever the list says */
+  if (strcmp(base, ".git") == 0 || strncmp(rel, ".git/", 5) == 0 || strstr(rel, "/.git/"))
+    return true;
+  if (!limits->exclude) return false;
   for (char **p = limits->exclude; *p; p++) {
     const char *pat = *p;
     size_t len = strlen(pat);
@@ -283,8 +286,7 @@ static bool ancestor_in(GHashTable *set, const char *rel)
 }
 
 /* The tree of base with each of rels (no one below another) read anew. */
-static int update_tree(BoxCheckpoints *cp, git_tree *base, GPtrArray *rels, int wfd,
-                       git_oid *out)
+static int update_tree(BoxCheckpoints *cp, git_tree *base, GPtrArray *rels, int wfd, git_oid *out)
 {
   GArray *removes = g_array_new(FALSE, TRUE, sizeof(git_tree_update));
   GArray *upserts = g_array_new(FALSE, TRUE, sizeof(git_tree_update));
@@ -326,8 +328,8 @@ static int update_tree(BoxCheckpoints *cp, git_tree *base, GPtrArray *rels, int 
   git_oid mid = *git_tree_id(base);
   git_tree *middle = NULL;
   if (rc == 0 && removes->len) {
-    rc = git_tree_create_updated(&mid, cp->repo, base, removes->len,
-                                 (git_tree_update *)removes->data);
+    rc =
+      git_tree_create_updated(&mid, cp->repo, base, removes->len, (git_tree_update *)removes->data);
   }
   if (rc == 0) rc = git_tree_lookup(&middle, cp->repo, &mid);
   if (rc == 0 && upserts->len)
@@ -354,8 +356,8 @@ bool box_checkpoints_record(BoxCheckpoints *cp, const char *const *paths, const 
   }
   int wfd = open(cp->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (wfd < 0) {
-    g_set_error(error, BOX_CHECKPOINTS_ERROR, 1, "cannot open the workspace %s: %s",
-                cp->workspace, g_strerror(errno));
+    g_set_error(error, BOX_CHECKPOINTS_ERROR, 1, "cannot open the workspace %s: %s", cp->workspace,
+                g_strerror(errno));
     git_tree_free(base);
     git_commit_free(head);
     return false;
@@ -387,7 +389,6 @@ bool box_checkpoints_record(BoxCheckpoints *cp, const char *const *paths, const 
   close(wfd);
   g_hash_table_unref(set);
   char *modes = modes_render(cp->modes);
-  if (getenv("BOX_DEBUG_CKPT")) g_printerr("%.3f record %s: rc %d whole %d modes [%s] was [%s]\n", g_get_monotonic_time()/1e6, subject, rc, whole, modes, cp->modes_text);
   bool same = rc == 0 && base && git_oid_equal(&tree_id, git_tree_id(base)) &&
               g_strcmp0(modes, cp->modes_text) == 0;
   git_tree *tree = NULL;
