@@ -185,7 +185,7 @@ static void record(BoxdCheckpoints *k, GHashTable *set, const char *subject, con
 }
 
 /* What the watch saw that no running command claims: the outside's. */
-static GHashTable *take_outside(BoxdCheckpoints *k, GHashTable *also_mine)
+static GHashTable *take_outside(BoxdCheckpoints *k)
 {
   GHashTable *out = path_set();
   g_mutex_lock(&k->lock);
@@ -193,7 +193,7 @@ static GHashTable *take_outside(BoxdCheckpoints *k, GHashTable *also_mine)
   gpointer key;
   g_hash_table_iter_init(&it, k->outside);
   while (g_hash_table_iter_next(&it, &key, NULL)) {
-    bool claimed = also_mine && g_hash_table_contains(also_mine, key);
+    bool claimed = false;
     GHashTableIter ci;
     gpointer set;
     g_hash_table_iter_init(&ci, k->sets);
@@ -206,10 +206,10 @@ static GHashTable *take_outside(BoxdCheckpoints *k, GHashTable *also_mine)
   return out;
 }
 
-static void record_outside(BoxdCheckpoints *k, GHashTable *mine)
+static void record_outside(BoxdCheckpoints *k)
 {
   watch_drain(k);
-  GHashTable *outside = take_outside(k, mine);
+  GHashTable *outside = take_outside(k);
   if (g_hash_table_size(outside)) record(k, outside, "outside the box", "kind: outside\n");
   g_hash_table_unref(outside);
 }
@@ -239,8 +239,13 @@ static gpointer commit_main(gpointer data)
   for (bool quit = false; !quit;) {
     Job *job = g_async_queue_pop(k->jobs);
     quit = job->kind == JOB_QUIT;
-    record_outside(k, job->kind == JOB_COMMAND ? job->paths : NULL);
-    if (job->kind == JOB_COMMAND) record_command(k, job);
+    /* what changed outside before a command started was recorded as it
+     * started (its JOB_OUTSIDE): what changes outside after it ended is
+     * the next command's to wait for */
+    if (job->kind == JOB_COMMAND)
+      record_command(k, job);
+    else
+      record_outside(k);
     if (job->lock_fd >= 0) close(job->lock_fd);
     g_mutex_lock(&k->lock);
     k->done = job->seq;

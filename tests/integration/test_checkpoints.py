@@ -274,3 +274,21 @@ def test_killed_mid_command_leaves_a_valid_repository(box):
     wait_count(box, before + 1)
     assert "after.txt" in tree_of(box, "HEAD")
     fsck_clean(box)
+
+
+def test_concurrent_commands_each_get_their_own_checkpoint(box):
+    start(box)
+    slow = subprocess.Popen([str(box.box_dir / "bin" / "bash"), "-c",
+                             "echo a > ca.txt; sleep 1.5; echo a2 >> ca.txt"],
+                            cwd=str(box.workspace), env=box.env())
+    time.sleep(0.5)
+    assert box.bash("echo b > cb.txt").returncode == 0
+    assert slow.wait(timeout=60) == 0
+    wait_count(box, 3)
+    subjects = git_repo(box, "log", "--format=%s").splitlines()
+    assert subjects[:2] == ["echo a > ca.txt; sleep 1.5; echo a2 >> ca.txt", "echo b > cb.txt"]
+    ids = commits(box)
+    changed = [git_repo(box, "diff-tree", "--no-commit-id", "--name-only", "-r", c).split()
+               for c in ids[1:]]
+    assert changed == [["cb.txt"], ["ca.txt"]]
+    assert git_repo(box, "show", "HEAD:ca.txt") == "a\na2\n"
