@@ -380,9 +380,8 @@ void boxd_checkpoints_stop(Boxd *d)
   if (k->inotify_fd >= 0) close(k->inotify_fd);
   if (k->wake_fd >= 0) close(k->wake_fd);
   box_checkpoints_close(k->cp);
-  g_hash_table_unref(k->sets);
-  g_hash_table_unref(k->outside);
-  g_hash_table_unref(k->wds);
+  GHashTable *tables[] = { k->sets, k->outside, k->wds };
+  for (guint i = 0; i < G_N_ELEMENTS(tables); i++) g_hash_table_unref(tables[i]);
   g_async_queue_unref(k->jobs);
   g_mutex_clear(&k->lock);
   g_mutex_clear(&k->inotify_read);

@@ -32,10 +32,28 @@ static char *workspace_of(BoxConfig *cfg)
 
 /* The options every verb takes, parsed; the checkpoints opened.  argv
  * after a "--" is left in *after. */
-static BoxCheckpoints *open_verb(const char *prgname, const char *operands, const char *summary,
-                                 GOptionEntry *extra, int *argc, char ***argv, char ***rest,
-                                 BoxConfig **cfg_out, int *status)
+typedef struct {
+  const char *prgname, *operands, *summary;
+} VerbText;
+
+static const VerbText log_text = {
+  "box checkpoints", "", "The box's checkpoints, newest first: id, time, files changed, command."
+};
+static const VerbText diff_text = {
+  "box diff", "A [B] [-- PATHS…]",
+  "What changed from checkpoint A to B, or what A itself changed (from the one before it),\n"
+  "as a unified diff; PATHS (relative to the workspace) narrow it."
+};
+static const VerbText restore_text = {
+  "box restore", "ID [PATHS…]",
+  "Puts the workspace (or PATHS in it) back as it was at checkpoint ID, and records that as a\n"
+  "checkpoint.  Refused while a command runs in the box."
+};
+
+static BoxCheckpoints *open_verb(const VerbText *text, GOptionEntry *extra, int *argc, char ***argv,
+                                 char ***rest, BoxConfig **cfg_out, int *status)
 {
+  const char *prgname = text->prgname, *operands = text->operands, *summary = text->summary;
   g_autofree char *config_path = NULL;
   GOptionEntry entries[] = {
     { "config", 0, 0, G_OPTION_ARG_FILENAME, &config_path, "The box's configuration", "FILE" },
@@ -96,6 +114,15 @@ static void split_dashes(int *argc, char **argv, char ***after)
     }
 }
 
+/* A usage error after the checkpoints were opened: status 2. */
+static int refuse(BoxCheckpoints *cp, BoxConfig *cfg, const char *why)
+{
+  box_checkpoints_close(cp);
+  box_config_free(cfg);
+  fprintf(stderr, "box: error: %s\n", why);
+  return 2;
+}
+
 static int finish(BoxCheckpoints *cp, BoxConfig *cfg, bool ok, GString *out, GError *error)
 {
   if (ok) fputs(out->str, stdout);
@@ -117,16 +144,10 @@ int box_verb_checkpoints(int argc, char **argv)
   };
   BoxConfig *cfg = NULL;
   int status;
-  BoxCheckpoints *cp = open_verb(
-    "box checkpoints", "", "The box's checkpoints, newest first: id, time, files changed, command.",
-    extra, &argc, &argv, &rest, &cfg, &status);
+  BoxCheckpoints *cp = open_verb(&log_text, extra, &argc, &argv, &rest, &cfg, &status);
   if (!cp) return status;
-  if ((rest && rest[0]) || n < 0) {
-    box_checkpoints_close(cp);
-    box_config_free(cfg);
-    fprintf(stderr, "box: error: box checkpoints takes no operand and N >= 0\n");
-    return 2;
-  }
+  if ((rest && rest[0]) || n < 0)
+    return refuse(cp, cfg, "box checkpoints takes no operand and N >= 0");
   GString *out = g_string_new(NULL);
   GError *error = NULL;
   bool ok = box_checkpoints_log(cp, (guint)n, out, &error);
@@ -144,19 +165,10 @@ int box_verb_diff(int argc, char **argv)
   };
   BoxConfig *cfg = NULL;
   int status;
-  BoxCheckpoints *cp = open_verb(
-    "box diff", "A [B] [-- PATHS…]",
-    "What changed from checkpoint A to B, or what A itself changed (from the one before it),\n"
-    "as a unified diff; PATHS (relative to the workspace) narrow it.",
-    extra, &argc, &argv, &rest, &cfg, &status);
+  BoxCheckpoints *cp = open_verb(&diff_text, extra, &argc, &argv, &rest, &cfg, &status);
   if (!cp) return status;
   guint nops = rest ? g_strv_length(rest) : 0;
-  if (nops < 1 || nops > 2) {
-    box_checkpoints_close(cp);
-    box_config_free(cfg);
-    fprintf(stderr, "box: error: box diff takes one or two checkpoints\n");
-    return 2;
-  }
+  if (nops < 1 || nops > 2) return refuse(cp, cfg, "box diff takes one or two checkpoints");
   GString *out = g_string_new(NULL);
   GError *error = NULL;
   bool ok = box_checkpoints_diff(cp, rest[0], nops > 1 ? rest[1] : NULL, (const char *const *)paths,
@@ -169,18 +181,9 @@ int box_verb_restore(int argc, char **argv)
   g_auto(GStrv) rest = NULL;
   BoxConfig *cfg = NULL;
   int status;
-  BoxCheckpoints *cp = open_verb(
-    "box restore", "ID [PATHS…]",
-    "Puts the workspace (or PATHS in it) back as it was at checkpoint ID, and records that as a\n"
-    "checkpoint.  Refused while a command runs in the box.",
-    NULL, &argc, &argv, &rest, &cfg, &status);
+  BoxCheckpoints *cp = open_verb(&restore_text, NULL, &argc, &argv, &rest, &cfg, &status);
   if (!cp) return status;
-  if (!rest || !rest[0]) {
-    box_checkpoints_close(cp);
-    box_config_free(cfg);
-    fprintf(stderr, "box: error: box restore needs a checkpoint ID\n");
-    return 2;
-  }
+  if (!rest || !rest[0]) return refuse(cp, cfg, "box restore needs a checkpoint ID");
   /* boxd holds it shared from a command's start to its checkpoint */
   g_autofree char *lock = g_build_filename(cfg->box_dir, "private", "checkpoints.lock", NULL);
   int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);

@@ -51,10 +51,8 @@ bool config_check_checkpoints(ConfigCtx *c, json_object *v, BoxConfig *cfg)
       g_strfreev(l->exclude);
       l->exclude = list;
     } else {
-      char *q = config_key_join("checkpoints", k);
-      config_fail_parse(c, "unknown field `%s`", q);
-      g_free(q);
-      return false;
+      g_autofree char *q = config_key_join("checkpoints", k);
+      return config_fail_parse(c, "unknown field `%s`", q);
     }
   }
   return true;
