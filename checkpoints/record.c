@@ -32,12 +32,22 @@ BoxCheckpoints *box_checkpoints_open(const char *repo_dir, const char *workspace
                                      const BoxCheckpointsLimits *limits, GError **error)
 {
   git_libgit2_init();
+  /* Every object a tree or commit names is one this library has just
+   * written or read: checking that each exists costs a lookup per entry. */
+  git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 0);
   git_repository *repo = NULL;
   if (git_repository_open_bare(&repo, repo_dir) != 0 &&
       git_repository_init(&repo, repo_dir, 1) != 0) {
     cp_git_fail(error, "cannot open the checkpoint repository");
     git_libgit2_shutdown();
     return NULL;
+  }
+  /* no reflog: the log of checkpoints is the history itself, and each
+   * commit would append to two more files */
+  git_config *conf = NULL;
+  if (git_repository_config(&conf, repo) == 0) {
+    git_config_set_bool(conf, "core.logAllRefUpdates", 0);
+    git_config_free(conf);
   }
   BoxCheckpoints *cp = g_new0(BoxCheckpoints, 1);
   cp->repo = repo;
@@ -187,15 +197,14 @@ static int entry_blob(BoxCheckpoints *cp, int dirfd, const char *name, const str
   if (cp->limits.max_file_size && (guint64)st->st_size > cp->limits.max_file_size) {
     rc = hash_only_blob(cp, fd, st->st_size, out);
   } else {
-    git_writestream *ws = NULL;
-    rc = git_blob_create_from_stream(&ws, cp->repo, NULL);
-    char buf[65536];
+    /* read whole (bounded by max_file_size): a stream would go through a
+     * temporary file */
+    GByteArray *data = g_byte_array_sized_new((guint)st->st_size);
+    guint8 buf[65536];
     ssize_t n;
-    while (rc == 0 && (n = read(fd, buf, sizeof buf)) > 0) rc = ws->write(ws, buf, (size_t)n);
-    if (rc == 0)
-      rc = git_blob_create_from_stream_commit(out, ws);
-    else if (ws)
-      ws->free(ws);
+    while ((n = read(fd, buf, sizeof buf)) > 0) g_byte_array_append(data, buf, (guint)n);
+    rc = n < 0 ? -1 : git_blob_create_from_buffer(out, cp->repo, data->data, data->len);
+    g_byte_array_unref(data);
   }
   close(fd);
   return rc;
