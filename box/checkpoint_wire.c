@@ -135,7 +135,6 @@ static void watch_events(BoxdCheckpoints *k, const char *buf, ssize_t len)
 static gpointer watch_main(gpointer data)
 {
   BoxdCheckpoints *k = data;
-  watch_tree(k, k->workspace);
   char buf[64 * 1024] __attribute__((aligned(8)));
   struct pollfd fds[2] = { { .fd = k->inotify_fd, .events = POLLIN },
                            { .fd = k->wake_fd, .events = POLLIN } };
@@ -231,11 +230,6 @@ static void record_command(BoxdCheckpoints *k, Job *job)
 static gpointer commit_main(gpointer data)
 {
   BoxdCheckpoints *k = data;
-  /* the first checkpoint: the whole workspace as the box found it */
-  g_autoptr(GError) error = NULL;
-  g_autofree char *id = NULL;
-  if (!box_checkpoints_record(k->cp, NULL, "box started", "kind: start\n", &id, &error))
-    g_printerr("box: warning: checkpoint not recorded: %s\n", error->message);
   for (bool quit = false; !quit;) {
     Job *job = g_async_queue_pop(k->jobs);
     quit = job->kind == JOB_QUIT;
@@ -358,8 +352,16 @@ void boxd_checkpoints_run(Boxd *d)
 {
   BoxdCheckpoints *k = d->checkpoints;
   if (!k) return;
-  if (k->inotify_fd >= 0 && k->wake_fd >= 0)
-    k->watch_thread = g_thread_new("box-ckpt-watch", watch_main, k);
+  /* Before the box takes commands (its first would wait for this anyway),
+   * and with nothing of the workspace held open once it does: the watch's
+   * marks, and the first checkpoint, the workspace as the box found it. */
+  bool watching = k->inotify_fd >= 0 && k->wake_fd >= 0;
+  if (watching) watch_tree(k, k->workspace);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *id = NULL;
+  if (!box_checkpoints_record(k->cp, NULL, "box started", "kind: start\n", &id, &error))
+    g_printerr("box: warning: checkpoint not recorded: %s\n", error->message);
+  if (watching) k->watch_thread = g_thread_new("box-ckpt-watch", watch_main, k);
   k->thread = g_thread_new("box-checkpoints", commit_main, k);
 }
 

@@ -241,9 +241,10 @@ static void put_file(Restore *r, int dfd, const char *name, const char *rel, con
         same = git_oid_equal(&now, id);
       g_io_channel_unref(ch);
     }
+    /* the mode through the descriptor: the name could be a link by now */
+    if (same && (st.st_mode & 07777) != mode && fchmod(fd, mode) != 0) fail_errno(r);
     if (fd >= 0) close(fd);
     if (same) {
-      if ((st.st_mode & 07777) != mode && fchmodat(dfd, name, mode, 0) != 0) fail_errno(r);
       git_blob_free(blob);
       return;
     }

@@ -12,8 +12,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 G_DEFINE_QUARK(box - checkpoints - error - quark, box_checkpoints_error)
@@ -311,26 +313,33 @@ static int update_tree(BoxCheckpoints *cp, git_tree *base, GPtrArray *rels, int 
       git_tree_entry_free(was);
     }
     forget_modes(cp, rel);
+    /* the directory that holds it, reached without a symlink: a path the
+     * agent made into a link to elsewhere is recorded as that link, and
+     * nothing outside the workspace is read */
+    g_autofree char *dir = g_path_get_dirname(rel);
+    g_autofree char *name = g_path_get_basename(rel);
+    struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                            .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS };
+    int dfd = (int)syscall(SYS_openat2, wfd, dir, &how, sizeof how);
     struct stat st;
-    if (fstatat(wfd, rel, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (dfd < 0) continue;
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      close(dfd);
+      continue;
+    }
     git_tree_update u = { .action = GIT_TREE_UPDATE_UPSERT, .path = rel };
+    int r = 0;
     if (S_ISDIR(st.st_mode)) {
-      int sub = openat(wfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       bool empty = true;
-      if (sub < 0 || scan_dir(cp, sub, rel, &u.id, &empty) != 0 || empty) continue;
+      r = sub < 0 || scan_dir(cp, sub, rel, &u.id, &empty) != 0 || empty ? 1 : 0;
       u.filemode = GIT_FILEMODE_TREE;
     } else {
-      g_autofree char *dir = g_path_get_dirname(rel);
-      g_autofree char *name = g_path_get_basename(rel);
-      int dfd = strcmp(dir, ".") == 0
-                  ? dup(wfd)
-                  : openat(wfd, dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (dfd < 0) continue;
-      int r = entry_blob(cp, dfd, name, &st, &u.id, &u.filemode);
-      close(dfd);
-      if (r == 1) continue;
-      rc = r;
+      r = entry_blob(cp, dfd, name, &st, &u.id, &u.filemode);
     }
+    close(dfd);
+    if (r == 1) continue;
+    rc = r;
     note_mode(cp, rel, st.st_mode);
     g_array_append_val(upserts, u);
   }

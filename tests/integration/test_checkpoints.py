@@ -292,3 +292,20 @@ def test_concurrent_commands_each_get_their_own_checkpoint(box):
                for c in ids[1:]]
     assert changed == [["cb.txt"], ["ca.txt"]]
     assert git_repo(box, "show", "HEAD:ca.txt") == "a\na2\n"
+
+
+def test_keep_drops_the_oldest_when_the_box_starts(box):
+    start(box, extra="\n[checkpoints]\nkeep = 3\n")
+    for n in range(5):
+        assert box.bash(f"echo {n} > k{n}").returncode == 0
+    wait_count(box, 6)
+    newest = git_repo(box, "log", "-3", "--format=%s%n%T").splitlines()
+    box.teardown()
+    (box.box_dir / "run" / "box.sock").unlink(missing_ok=True)
+    box.start()
+    assert box.bash("true").returncode == 0
+    lines = log(box)
+    assert len(lines) == 3, lines
+    assert git_repo(box, "log", "--format=%s%n%T").splitlines() == newest
+    assert git_repo(box, "rev-list", "--max-parents=0", "HEAD").split() == [commits(box)[0]]
+    fsck_clean(box)
