@@ -40,12 +40,12 @@ static const VerbText log_text = {
   "box checkpoints", "", "The box's checkpoints, newest first: id, time, files changed, command."
 };
 static const VerbText diff_text = {
-  "box diff", "A [B] [-- PATHS…]",
+  "box diff", "A [B] [-- PATHS...]",
   "What changed from checkpoint A to B, or what A itself changed (from the one before it),\n"
   "as a unified diff; PATHS (relative to the workspace) narrow it."
 };
 static const VerbText restore_text = {
-  "box restore", "ID [PATHS…]",
+  "box restore", "ID [PATHS...]",
   "Puts the workspace (or PATHS in it) back as it was at checkpoint ID, and records that as a\n"
   "checkpoint.  Refused while a command runs in the box."
 };
@@ -61,7 +61,7 @@ static BoxCheckpoints *open_verb(const VerbText *text, GOptionEntry *extra, int 
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   g_set_prgname(prgname);
-  g_autoptr(GOptionContext) ctx = g_option_context_new(operands);
+  g_autoptr(GOptionContext) ctx = g_option_context_new(NULL);
   g_option_context_set_summary(ctx, summary);
   g_option_context_add_main_entries(ctx, entries, NULL);
   if (extra) g_option_context_add_main_entries(ctx, extra, NULL);

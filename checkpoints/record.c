@@ -37,6 +37,9 @@ BoxCheckpoints *box_checkpoints_open(const char *repo_dir, const char *workspace
   /* Every object a tree or commit names is one this library has just
    * written or read: checking that each exists costs a lookup per entry. */
   git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 0);
+  /* boxd keeps the repository open for the box's life: its object cache
+   * (256 MiB by default) would grow with every checkpoint */
+  git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE, (ssize_t)(4 * 1024 * 1024));
   git_repository *repo = NULL;
   if (git_repository_open_bare(&repo, repo_dir) != 0 &&
       git_repository_init(&repo, repo_dir, 1) != 0) {

@@ -207,9 +207,12 @@ def test_restore_is_refused_while_a_command_runs(box):
 
 
 def test_verbs_help_and_errors(box):
-    for v in ("checkpoints", "diff", "restore"):
+    for v, operands in (("checkpoints", ""), ("diff", "A [B] [-- PATHS...]"),
+                        ("restore", "ID [PATHS...]")):
         r = subprocess.run([str(BOX), v, "--help"], capture_output=True, text=True)
         assert r.returncode == 0 and r.stdout.startswith(f"Usage:\n  box {v}"), r.stdout
+        usage = r.stdout.splitlines()[1]
+        assert usage.endswith(operands) and usage.count(operands or "x") <= 1, usage
     box.write_policy(ALLOW_ALL)
     box.write_config(extra="\n[checkpoints]\nkeep = -1\n")
     r = subprocess.run([str(BOX), "checkpoints", "--config", str(box.config)],
