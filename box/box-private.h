@@ -64,6 +64,7 @@ struct Boxd {
   struct BoxdEgress *egress;
   char **phantom_env;
   bool stopping;
+  struct BoxdCheckpoints *checkpoints; /* checkpoint_wire.c; NULL when off */
 };
 
 /* box_dir.c: creates or reopens the box directory, checks it is safe,
@@ -199,6 +200,23 @@ bool boxd_gateway_net_setup(void *data, pid_t pid);
  * after inherits it; one asked for before gets it with its run message. */
 json_object *boxd_gateway_worker_env(Boxd *d);
 
+/* checkpoint_wire.c: a checkpoint per command ([checkpoints] of box.toml).
+ * start before the mount (false: none, said on stderr), run once it is up
+ * (the floor has recorded what the box directory holds: the repository's
+ * writes come after), stop after it.
+ * begin when a command starts (a lock descriptor, or -1), end with its
+ * text once it has ended (before its reply: the commit is made on a thread
+ * of its own), after once its tools are gone too (what they wrote late).
+ * changed is the mount's BoxVfsChangedFn (data = Boxd). */
+typedef struct BoxdCheckpoints BoxdCheckpoints;
+bool boxd_checkpoints_start(Boxd *d);
+void boxd_checkpoints_run(Boxd *d);
+void boxd_checkpoints_stop(Boxd *d);
+int boxd_checkpoints_begin(Boxd *d);
+void boxd_checkpoints_end(Boxd *d, int command, const char *text, int lock_fd);
+void boxd_checkpoints_after(Boxd *d, int command, const char *text);
+void boxd_checkpoints_changed(void *data, int command, const char *path);
+
 /* broker.c: the alias protocol on run/box.sock. */
 bool boxd_broker_start(Boxd *d, GError **error);
 void boxd_broker_stop(Boxd *d);
@@ -228,6 +246,11 @@ int box_verb_policy(int argc, char **argv);
 BoxPolicy *box_verb_policy_load(const char *file, const char *home, bool quiet);
 /* cmd_policy_replay.c: `box policy replay FILE [--home DIR] EVENTS`. */
 int box_verb_policy_replay(int argc, char **argv);
+
+/* cmd_checkpoints.c: `box checkpoints`, `box diff`, `box restore`. */
+int box_verb_checkpoints(int argc, char **argv);
+int box_verb_diff(int argc, char **argv);
+int box_verb_restore(int argc, char **argv);
 
 /* cli.c: "box: error: <message>" on stderr; returns 1, the CLI's status. */
 int box_fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2);

@@ -13,6 +13,9 @@ static const char usage[] =
   "  mount --config FILE [--rw] MOUNTPOINT  Show a box's view live at MOUNTPOINT until Ctrl-C\n"
   "  demo                            Run a demo box on the built-in example config and policy\n"
   "  policy check|decide|generate-schema  Test a policy file as a box would load it\n"
+  "  checkpoints --config FILE [-n N]  List the box's checkpoints, newest first\n"
+  "  diff --config FILE A [B] [--stat] [-- PATHS...]  Show what changed between checkpoints\n"
+  "  restore --config FILE ID [PATHS...]  Put the workspace back as it was at a checkpoint\n"
   "\n"
   "Options:\n"
   "  -h, --help     Print help\n"
@@ -43,6 +46,9 @@ int main(int argc, char **argv)
   if (strcmp(verb, "lua") == 0) return box_verb_lua(argc - 1, argv + 1);
   if (strcmp(verb, "policy") == 0) return box_verb_policy(argc - 1, argv + 1);
   if (strcmp(verb, "demo") == 0 && argc == 2) return box_verb_demo();
+  if (strcmp(verb, "checkpoints") == 0) return box_verb_checkpoints(argc - 1, argv + 1);
+  if (strcmp(verb, "diff") == 0) return box_verb_diff(argc - 1, argv + 1);
+  if (strcmp(verb, "restore") == 0) return box_verb_restore(argc - 1, argv + 1);
   if (verb[0] == '-')
     fprintf(stderr, "error: unexpected argument '%s' found\n\n%s", verb, usage);
   else

@@ -67,6 +67,7 @@ static int mount_view(Boxd *d, char **live_dir)
   const char *floor_trees[] = { d->config->box_dir, NULL };
   const char *floor_files[] = { d->config->path, d->config->policy, NULL };
   *live_dir = boxd_live_prepare(d);
+  boxd_checkpoints_start(d);
   BoxVfsConfig vc = {
     .mountpoint = d->mountpoint,
     .roots = (const char *const *)d->roots,
@@ -90,6 +91,8 @@ static int mount_view(Boxd *d, char **live_dir)
     .ram_max_inodes = d->config->agent.ram_max_inodes,
     .live_dir = *live_dir,
     .in_user_namespace = boxd_in_user_namespace(),
+    .changed = d->checkpoints ? boxd_checkpoints_changed : NULL,
+    .changed_data = d,
   };
   d->vfs = box_vfs_start(&vc, &error);
   if (!d->vfs) {
@@ -97,6 +100,7 @@ static int mount_view(Boxd *d, char **live_dir)
     rmdir(d->staging_dir);
     return box_fail("cannot mount the box's view: %s", error->message);
   }
+  boxd_checkpoints_run(d);
   return 0;
 }
 
@@ -150,6 +154,7 @@ static void teardown(Boxd *d, int status, const char *live_dir)
   /* Prepared tool views hold binds of the mount: drop them before it goes. */
   box_tools_release_views();
   box_vfs_stop(d->vfs);
+  boxd_checkpoints_stop(d);
   rmdir(d->mountpoint);
   rmdir(d->staging_dir);
   boxd_mount_dirs_forget(d);
