@@ -13,6 +13,7 @@
 #include "policy/decision_log.h"
 #include "policy/history.h"
 #include "policy/path.h"
+#include "telemetry/telemetry.h"
 #include "tools/tools.h"
 #include "vfs/vfs.h"
 
@@ -32,6 +33,7 @@ struct Boxd {
   BoxConfig *config;
   BoxPolicy *policy;
   BoxDecisionLog *log;
+  BoxTelemetry *telemetry; /* the log's targets, control records, counters */
   BoxVfs *vfs;
   char *box_id;
   char *run_id;
@@ -64,6 +66,8 @@ struct Boxd {
   struct BoxdEgress *egress;
   char **phantom_env;
   bool stopping;
+  int stop_signal; /* the signal that stopped the agent (SIGTERM: box stop), or 0 */
+  bool quiet;      /* box run --quiet: no startup disclosure */
 };
 
 /* box_dir.c: creates or reopens the box directory, checks it is safe,
@@ -208,6 +212,8 @@ extern char **box_run_agent_override;
 /* cmd_lua.c: `box lua --config FILE SCRIPT [ARGS...]`. */
 int box_verb_lua(int argc, char **argv);
 int box_verb_demo(void);
+/* `box demo [--help]` */
+int box_verb_demo_main(int argc, char **argv);
 /* cmd_mount.c: `box mount --config FILE [--rw] MOUNTPOINT`. */
 int box_verb_mount(int argc, char **argv);
 /* cmd_policy.c: `box policy check|decide|generate-schema|replay …`. */
@@ -218,8 +224,29 @@ BoxPolicy *box_verb_policy_load(const char *file, const char *home, bool quiet);
 /* cmd_policy_replay.c: `box policy replay FILE [--home DIR] EVENTS`. */
 int box_verb_policy_replay(int argc, char **argv);
 
+/* registry.c: the boxes running on this host (box ls, status, stop, logs). */
+char *box_registry_dir(void);
+void boxd_registry_add(Boxd *d);
+void boxd_registry_remove(Boxd *d);
+/* Running boxes, by name (json_object*: name, box_id, box_dir, config,
+ * decision_log, pid, started, uptime, commands, decisions, denials). */
+GPtrArray *box_registry_list(void);
+/* The one running box with this name or id; NULL after saying why. */
+json_object *box_registry_find(const char *name);
+int box_verb_ls(int argc, char **argv); /* also `box status` */
+int box_verb_stop(int argc, char **argv);
+/* cmd_logs.c: `box logs NAME [-f] [--deny] [--json]`. */
+int box_verb_logs(int argc, char **argv);
+/* cmd_init.c: `box init`: a commented box.toml and policy in the cwd. */
+int box_verb_init(int argc, char **argv);
+/* cmd_demo.c: one decision record (a log line of the decision log) as a
+ * person reads it, or NULL when the line is not one. */
+char *box_decision_line_text(const char *line);
+
 /* cli.c: "box: error: <message>" on stderr; returns 1, the CLI's status. */
 int box_fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* cli.c: what box_fail said last, or NULL. */
+const char *box_failure(void);
 /* cli.c: parses the options of a verb that takes --config FILE and
  * operands (into *config_path and *rest; prgname "box <verb>", parameter,
  * operands and summary for --help; strict_posix: options end at the first

@@ -7,14 +7,24 @@
 
 G_DEFINE_QUARK(box - boxd - error - quark, box_boxd_error)
 
+/* The last failure said, for the run's box_stopped record. */
+static char *last_failure;
+
 int box_fail(const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  char *msg = g_strdup_vprintf(fmt, ap);
   va_end(ap);
   fprintf(stderr, "box: error: %s\n", msg);
+  g_free(last_failure);
+  last_failure = msg;
   return 1;
+}
+
+const char *box_failure(void)
+{
+  return last_failure;
 }
 
 bool box_verb_parse(const char *prgname, const char *parameter, const char *operands,

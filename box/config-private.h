@@ -56,4 +56,7 @@ bool config_check_egress(ConfigCtx *c, json_object *v, BoxConfig *cfg);
 /* GDestroyNotify of cfg->egress. */
 void config_egress_free(gpointer p);
 
+/* config_telemetry.c: [telemetry.<label>] into cfg. */
+bool config_check_telemetry(ConfigCtx *c, json_object *v, BoxConfig *cfg);
+
 #endif

@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 
 #include "gateway/route.h"
+#include "telemetry/telemetry.h"
 
 G_BEGIN_DECLS
 
@@ -81,6 +82,9 @@ typedef struct {
   char **gateway_allow_local;
   char **gateway_extra_ca;
   GPtrArray *egress; /* BoxEgressRoute*, sorted by name; never NULL */
+  /* `[telemetry.<label>]` (BoxTelemetryTarget*, sorted by label; never
+   * NULL): empty = the default file. */
+  GPtrArray *telemetry;
 } BoxConfig;
 
 /* Reads and validates FILE.  operator_home expands "~".  On failure the

@@ -221,7 +221,7 @@ bool box_config_check(Boxd *d, GError **error)
   const char *declared = g_hash_table_lookup(d->config->agent.env, "PATH");
   g_autofree char *program = box_tools_resolve(d->config->agent.command[0], d->workspace,
                                                declared && *declared ? declared : d->operator_path);
-  if (program) {
+  if (program && !d->quiet) {
     g_autofree char *text =
       box_tools_disclosure(d->agent_table, true, program, d->agent_home, d->operator_path);
     fputs(text, stderr);
@@ -231,7 +231,7 @@ bool box_config_check(Boxd *d, GError **error)
     const char *search = t->env ? g_hash_table_lookup(t->env, "PATH") : NULL;
     g_autofree char *prog =
       box_tools_resolve(t->command[0], "/", search && *search ? search : d->operator_path);
-    if (!prog) continue;
+    if (!prog || d->quiet) continue;
     g_autofree char *text =
       box_tools_disclosure(t, false, prog, d->operator_home, d->operator_path);
     fputs(text, stderr);
