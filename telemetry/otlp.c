@@ -36,13 +36,11 @@ struct BoxOtlp {
   struct curl_slist *headers;
   CURL *curl; /* the thread's: one connection kept alive */
   GMutex lock;
-  GCond wake; /* the thread: a batch is full, a flush is asked, or stop */
-  GCond sent; /* flushers: done caught up */
+  GCond wake; /* the thread: a batch is full, or stop */
   Pending logs, spans;
   size_t bytes;        /* queued, both signals */
   guint64 queued;      /* lines ever queued */
   guint64 done;        /* of those, sent or dropped */
-  guint64 flush_until; /* a flusher waits for done to reach this */
   guint64 dropped;
   bool stopping;
   GThread *thread;
@@ -95,7 +93,6 @@ static void send_pending(BoxOtlp *o, long timeout_ms)
   g_mutex_lock(&o->lock);
   o->dropped += lost;
   o->done = upto;
-  g_cond_broadcast(&o->sent);
 }
 
 static gpointer exporter_main(gpointer data)
@@ -104,8 +101,7 @@ static gpointer exporter_main(gpointer data)
   g_mutex_lock(&o->lock);
   while (!o->stopping) {
     gint64 until = g_get_monotonic_time() + SEND_EVERY_MS * G_TIME_SPAN_MILLISECOND;
-    while (!o->stopping && o->bytes < BATCH_BYTES && o->flush_until <= o->done &&
-           g_cond_wait_until(&o->wake, &o->lock, until))
+    while (!o->stopping && o->bytes < BATCH_BYTES && g_cond_wait_until(&o->wake, &o->lock, until))
       ;
     if (o->stopping) break;
     send_pending(o, REQUEST_TIMEOUT_MS);
@@ -143,7 +139,6 @@ BoxOtlp *box_otlp_start(const char *label, const char *url, const char *header)
   curl_easy_setopt(o->curl, CURLOPT_PROXY, "");
   g_mutex_init(&o->lock);
   g_cond_init(&o->wake);
-  g_cond_init(&o->sent);
   o->logs = (Pending){ g_string_sized_new(64 * 1024), 0 };
   o->spans = (Pending){ g_string_sized_new(64 * 1024), 0 };
   o->thread = g_thread_new("box-otlp", exporter_main, o);
@@ -184,20 +179,27 @@ void box_otlp_queue(BoxOtlp *o, const char *lines, size_t len)
     }
     p = stop + 1;
   }
-  if (wake) g_cond_signal(&o->wake);
+  if (!o->thread && o->bytes)
+    send_pending(o, FINAL_TIMEOUT_MS); /* the thread has ended: sent now, by the caller */
+  else if (wake)
+    g_cond_signal(&o->wake);
   g_mutex_unlock(&o->lock);
 }
 
-void box_otlp_flush(BoxOtlp *o, unsigned timeout_ms)
+void box_otlp_end(BoxOtlp *o)
 {
-  gint64 until = g_get_monotonic_time() + (gint64)timeout_ms * G_TIME_SPAN_MILLISECOND;
   g_mutex_lock(&o->lock);
-  guint64 target = o->queued;
-  if (o->flush_until < target) o->flush_until = target;
+  o->stopping = true;
   g_cond_signal(&o->wake);
-  while (o->done < target && g_cond_wait_until(&o->sent, &o->lock, until))
-    ;
   g_mutex_unlock(&o->lock);
+}
+
+void box_otlp_join(BoxOtlp *o)
+{
+  if (!o->thread) return;
+  box_otlp_end(o);
+  g_thread_join(o->thread);
+  o->thread = NULL;
 }
 
 uint64_t box_otlp_dropped(BoxOtlp *o)
@@ -216,17 +218,12 @@ const char *box_otlp_label(const BoxOtlp *o)
 void box_otlp_stop(BoxOtlp *o)
 {
   if (!o) return;
-  g_mutex_lock(&o->lock);
-  o->stopping = true;
-  g_cond_signal(&o->wake);
-  g_mutex_unlock(&o->lock);
-  g_thread_join(o->thread);
+  box_otlp_join(o);
   curl_easy_cleanup(o->curl);
   curl_slist_free_all(o->headers);
   g_string_free(o->logs.body, TRUE);
   g_string_free(o->spans.body, TRUE);
   g_cond_clear(&o->wake);
-  g_cond_clear(&o->sent);
   g_mutex_clear(&o->lock);
   g_free(o->label);
   g_free(o->logs_url);

@@ -14,12 +14,15 @@ BoxOtlp *box_otlp_start(const char *label, const char *url, const char *header);
  * each ending in '\n'); what the queue cannot hold is dropped and counted.
  * Never blocks on the network. */
 void box_otlp_queue(BoxOtlp *o, const char *lines, size_t len);
-/* Waits up to timeout_ms for what is queued now to be sent (or dropped). */
-void box_otlp_flush(BoxOtlp *o, unsigned timeout_ms);
+/* Asks the thread to send what is queued (bounded) and end; returns at once. */
+void box_otlp_end(BoxOtlp *o);
+/* Waits for the thread to end.  Lines queued after it are sent at once, by
+ * whoever queues them. */
+void box_otlp_join(BoxOtlp *o);
 /* Lines dropped so far: the queue was full, or the receiver failed them. */
 uint64_t box_otlp_dropped(BoxOtlp *o);
 const char *box_otlp_label(const BoxOtlp *o);
-/* Sends what is left (bounded), ends the thread, frees o. */
+/* Joins the thread (what is left sent, bounded) and frees o. */
 void box_otlp_stop(BoxOtlp *o);
 
 /* ---- control.c ---- */

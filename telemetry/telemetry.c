@@ -15,8 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define STOP_FLUSH_MS 2000 /* what the run's end waits for each receiver */
-
 static const struct {
   const char *word;
   unsigned bit;
@@ -375,10 +373,13 @@ void box_telemetry_stop(BoxTelemetry *t, const char *subject, const char *reason
   if (!t) return;
   GString *said = g_string_new(detail);
   uint64_t dropped = 0;
+  /* every receiver at once: each sends what it holds, within its timeouts */
+  for (size_t i = 0; i < t->n; i++)
+    if (t->targets[i].otlp) box_otlp_end(t->targets[i].otlp);
   for (size_t i = 0; i < t->n; i++) {
     BoxOtlp *o = t->targets[i].otlp;
     if (!o) continue;
-    box_otlp_flush(o, STOP_FLUSH_MS);
+    box_otlp_join(o); /* its count is final: box_stopped can report it */
     uint64_t lost = box_otlp_dropped(o);
     dropped += lost;
     if (lost)

@@ -87,10 +87,11 @@ typedef enum {
 void box_telemetry_count(BoxTelemetry *t, BoxTelemetryStat stat);
 uint64_t box_telemetry_stat(const BoxTelemetry *t, BoxTelemetryStat stat);
 
-/* The run's end (§1 teardown, §8.7): each OTLP queue drained within a
- * bounded time, then box_stopped written (reason NULL: outcome ok; detail
- * says why it stopped, and how many records an export dropped), then the
- * threads ended and every target closed.  t is freed. */
+/* The run's end (§1 teardown, §8.7): each OTLP thread sends what it holds
+ * (bounded by its timeouts) and ends, then box_stopped is written (reason
+ * NULL: outcome ok; detail says why it stopped, and how many records each
+ * export dropped) and sent at once, then every target is closed.  t is
+ * freed. */
 void box_telemetry_stop(BoxTelemetry *t, const char *subject, const char *reason,
                         const char *detail);
 
