@@ -93,8 +93,7 @@ static char *name_of(const char *dir)
   GString *s = g_string_new(NULL);
   for (const char *p = base; *p && s->len < 32; p++)
     g_string_append_c(s, g_ascii_isalnum(*p) || strchr("._-", *p) ? *p : '-');
-  if (!s->len || strcmp(s->str, ".") == 0 || strcmp(s->str, "..") == 0)
-    g_string_assign(s, "box");
+  if (!s->len || strcmp(s->str, ".") == 0 || strcmp(s->str, "..") == 0) g_string_assign(s, "box");
   return g_string_free(s, FALSE);
 }
 
@@ -157,7 +156,6 @@ int box_verb_init(int argc, char **argv)
   if (g_mkdir_with_parents(state, 0700) != 0)
     return box_fail("cannot create %s: %s", state, g_strerror(errno));
   if (!create_new(toml_path, toml) || !create_new(policy_path, policy)) return 1;
-  printf("wrote %s and %s\nrun the box with: box run --config box.toml\n", toml_path,
-         policy_path);
+  printf("wrote %s and %s\nrun the box with: box run --config box.toml\n", toml_path, policy_path);
   return 0;
 }

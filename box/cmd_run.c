@@ -119,7 +119,7 @@ static int open_records_and_tables(Boxd *d)
    * refusal is recorded as the run's box_stopped. */
   g_autofree char *stats_path = g_build_filename(d->config->box_dir, "private", "stats", NULL);
   d->run_id = g_uuid_string_random();
-  BoxTelemetryRun run = { d->config->name, d->box_id,       d->run_id,
+  BoxTelemetryRun run = { d->config->name,    d->box_id,        d->run_id,
                           d->config->box_dir, d->operator_home, stats_path };
   GPtrArray *declared = d->config->telemetry;
   g_autofree gpointer *targets = g_new0(gpointer, declared->len + 1);

@@ -94,8 +94,10 @@ static bool check_target(ConfigCtx *c, const char *key, BoxTelemetryTarget *t, j
   if (!config_get_string(c, kind, kind_key, &s)) return false;
   if (strcmp(s, "file") != 0 && strcmp(s, "otlp") != 0) {
     g_autofree char *q = config_quote(s);
-    return config_fail_spec(c, "invalid `[telemetry.%s]` target: `kind` %s is not \"file\" or "
-                               "\"otlp\"", t->label, q);
+    return config_fail_spec(c,
+                            "invalid `[telemetry.%s]` target: `kind` %s is not \"file\" or "
+                            "\"otlp\"",
+                            t->label, q);
   }
   t->otlp = strcmp(s, "otlp") == 0;
   if (!dest) return config_fail_parse(c, "missing field `%s.destination`", key);

@@ -112,10 +112,14 @@ static json_object *live_record(const char *path)
     if (pread(fd, counts, sizeof counts, 0) < 0) memset(counts, 0, sizeof counts);
     close(fd);
   }
-  json_object_object_add(o, "commands", json_object_new_int64((int64_t)counts[BOX_TELEMETRY_STAT_COMMANDS]));
-  json_object_object_add(o, "decisions", json_object_new_int64((int64_t)counts[BOX_TELEMETRY_STAT_DECISIONS]));
-  json_object_object_add(o, "denials", json_object_new_int64((int64_t)counts[BOX_TELEMETRY_STAT_DENIALS]));
-  json_object_object_add(o, "uptime", json_object_new_int64((int64_t)time(NULL) - number(o, "started")));
+  json_object_object_add(o, "commands",
+                         json_object_new_int64((int64_t)counts[BOX_TELEMETRY_STAT_COMMANDS]));
+  json_object_object_add(o, "decisions",
+                         json_object_new_int64((int64_t)counts[BOX_TELEMETRY_STAT_DECISIONS]));
+  json_object_object_add(o, "denials",
+                         json_object_new_int64((int64_t)counts[BOX_TELEMETRY_STAT_DENIALS]));
+  json_object_object_add(o, "uptime",
+                         json_object_new_int64((int64_t)time(NULL) - number(o, "started")));
   return o;
 }
 
@@ -172,8 +176,10 @@ json_object *box_registry_find(const char *name)
 /* "1h02m", "3m04s", "12s" */
 static char *uptime_text(gint64 s)
 {
-  if (s >= 3600) return g_strdup_printf("%" G_GINT64_FORMAT "h%02" G_GINT64_FORMAT "m", s / 3600, s / 60 % 60);
-  if (s >= 60) return g_strdup_printf("%" G_GINT64_FORMAT "m%02" G_GINT64_FORMAT "s", s / 60, s % 60);
+  if (s >= 3600)
+    return g_strdup_printf("%" G_GINT64_FORMAT "h%02" G_GINT64_FORMAT "m", s / 3600, s / 60 % 60);
+  if (s >= 60)
+    return g_strdup_printf("%" G_GINT64_FORMAT "m%02" G_GINT64_FORMAT "s", s / 60, s % 60);
   return g_strdup_printf("%" G_GINT64_FORMAT "s", s < 0 ? 0 : s);
 }
 
@@ -220,7 +226,8 @@ int box_verb_ls(int argc, char **argv)
   for (guint i = 0; i < boxes->len; i++) {
     json_object *o = g_ptr_array_index(boxes, i);
     if (json) {
-      puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+      puts(
+        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
       continue;
     }
     g_autofree char *up = uptime_text(number(o, "uptime"));
@@ -258,7 +265,8 @@ int box_verb_stop(int argc, char **argv)
   guint64 start = (guint64)number(o, "pid_start");
   g_autofree char *name = g_strdup(field(o, "name"));
   json_object_put(o);
-  if (kill(pid, SIGTERM) != 0) return box_fail("cannot stop %s (pid %d): %s", name, (int)pid, g_strerror(errno));
+  if (kill(pid, SIGTERM) != 0)
+    return box_fail("cannot stop %s (pid %d): %s", name, (int)pid, g_strerror(errno));
   for (int i = 0; i < STOP_WAIT_S * 20; i++) {
     if (process_start(pid) != start) {
       printf("stopped %s (pid %d)\n", name, (int)pid);

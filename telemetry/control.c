@@ -70,8 +70,8 @@ static char *export_line(const char *resource_json, const char *root, const char
   json_object_array_add(scoped_list, scoped);
   /* the resource is spliced in as text: it is the decisions' own */
   const char *inner = json_object_to_json_string_ext(scoped_list, json_flags);
-  char *line = g_strdup_printf("{\"%s\":[{\"resource\":%s,\"%s\":%s}]}\n", root, resource_json,
-                               scopes, inner);
+  char *line =
+    g_strdup_printf("{\"%s\":[{\"resource\":%s,\"%s\":%s}]}\n", root, resource_json, scopes, inner);
   json_object_put(scoped_list);
   return line;
 }
@@ -126,7 +126,9 @@ char *box_telemetry_control_lines(const char *resource_json, const char *operati
     json_object_object_add(sp, "status", status);
   }
 
-  g_autofree char *log_line = export_line(resource_json, "resourceLogs", "scopeLogs", "logRecords", rec);
-  g_autofree char *span_line = export_line(resource_json, "resourceSpans", "scopeSpans", "spans", sp);
+  g_autofree char *log_line =
+    export_line(resource_json, "resourceLogs", "scopeLogs", "logRecords", rec);
+  g_autofree char *span_line =
+    export_line(resource_json, "resourceSpans", "scopeSpans", "spans", sp);
   return g_strconcat(log_line, span_line, NULL);
 }

@@ -38,9 +38,9 @@ struct BoxOtlp {
   GMutex lock;
   GCond wake; /* the thread: a batch is full, or stop */
   Pending logs, spans;
-  size_t bytes;        /* queued, both signals */
-  guint64 queued;      /* lines ever queued */
-  guint64 done;        /* of those, sent or dropped */
+  size_t bytes;   /* queued, both signals */
+  guint64 queued; /* lines ever queued */
+  guint64 done;   /* of those, sent or dropped */
   guint64 dropped;
   bool stopping;
   GThread *thread;

@@ -19,8 +19,8 @@ static const struct {
   const char *word;
   unsigned bit;
 } signal_words[] = {
-  { "deny", BOX_TELEMETRY_DENY },   { "permit", BOX_TELEMETRY_PERMIT },
-  { "trace", BOX_TELEMETRY_TRACE }, { "logs", BOX_TELEMETRY_LOGS },
+  { "deny", BOX_TELEMETRY_DENY },       { "permit", BOX_TELEMETRY_PERMIT },
+  { "trace", BOX_TELEMETRY_TRACE },     { "logs", BOX_TELEMETRY_LOGS },
   { "metrics", BOX_TELEMETRY_METRICS }, { "kernel", BOX_TELEMETRY_KERNEL },
 };
 
@@ -73,8 +73,8 @@ static bool refuse(GError **error, const char *label, const char *fmt, ...)
   va_start(ap, fmt);
   g_autofree char *why = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "invalid `[telemetry.%s]` target: %s",
-              label, why);
+  g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "invalid `[telemetry.%s]` target: %s", label,
+              why);
   return false;
 }
 
@@ -196,8 +196,8 @@ static void close_targets(Target *targets, size_t n)
   g_free(targets);
 }
 
-BoxTelemetry *box_telemetry_open(const BoxTelemetryTarget *const *specs,
-                                 const BoxTelemetryRun *run, GError **error)
+BoxTelemetry *box_telemetry_open(const BoxTelemetryTarget *const *specs, const BoxTelemetryRun *run,
+                                 GError **error)
 {
   size_t n = 0;
   while (specs && specs[n]) n++;
@@ -206,8 +206,7 @@ BoxTelemetry *box_telemetry_open(const BoxTelemetryTarget *const *specs,
   bool ok = true;
   if (!n) { /* the default: every record, in the box's private tree */
     targets[0] = (Target){ .include = BOX_TELEMETRY_ALL, .fd = -1 };
-    targets[0].path =
-      g_build_filename(run->box_dir, "private", "telemetry", "records.jsonl", NULL);
+    targets[0].path = g_build_filename(run->box_dir, "private", "telemetry", "records.jsonl", NULL);
     g_mutex_init(&targets[0].lock);
     opened = 1;
     targets[0].fd = open_file(targets[0].path, NULL, error);
@@ -241,7 +240,8 @@ BoxTelemetry *box_telemetry_open(const BoxTelemetryTarget *const *specs,
   t->targets = targets;
   t->n = n ? n : 1;
   for (size_t i = 0; i < n; i++) {
-    if (specs[i]->otlp) targets[i].otlp = box_otlp_start(specs[i]->label, specs[i]->destination, headers[i]);
+    if (specs[i]->otlp)
+      targets[i].otlp = box_otlp_start(specs[i]->label, specs[i]->destination, headers[i]);
     g_free(headers[i]);
   }
   for (size_t i = 0; i < t->n; i++) {
