@@ -247,6 +247,11 @@ char *box_decision_line_text(const char *line);
 int box_fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 /* cli.c: what box_fail said last, or NULL. */
 const char *box_failure(void);
+/* cli.c: whether arg asks for help (-h, --help); the help on stdout, 0. */
+bool box_help_word(const char *arg);
+int box_help_print(const char *help);
+/* cli.c: "error: <message>" and the verb's help on stderr; returns 2. */
+int box_usage_error(const char *help, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* cli.c: parses the options of a verb that takes --config FILE and
  * operands (into *config_path and *rest; prgname "box <verb>", parameter,
  * operands and summary for --help; strict_posix: options end at the first

@@ -129,26 +129,17 @@ static void print_decisions(const char *log_path)
 }
 
 static const char demo_help[] =
-  "Usage: box demo\n"
+  "Usage: box demo [-h|--help]\n"
   "\n"
   "Runs a throwaway box on the built-in example config and policy: an agent\n"
   "tries a few things in a demo git project, and every decision the box made\n"
-  "is printed after it.  Needs root, as `box run` does.\n"
-  "\n"
-  "Options:\n"
-  "  -h, --help  Print help\n";
+  "is printed after it.  Needs root, as `box run` does.\n";
 
 int box_verb_demo_main(int argc, char **argv)
 {
-  if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-    fputs(demo_help, stdout);
-    return 0;
-  }
-  if (argc != 1) {
-    fprintf(stderr, "error: unexpected argument '%s' found\n\n%s", argv[1], demo_help);
-    return 2;
-  }
-  return box_verb_demo();
+  if (argc == 1) return box_verb_demo();
+  if (argc == 2 && box_help_word(argv[1])) return box_help_print(demo_help);
+  return box_usage_error(demo_help, "unexpected argument '%s' found", argv[1]);
 }
 
 int box_verb_demo(void)

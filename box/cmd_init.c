@@ -121,10 +121,7 @@ int box_verb_init(int argc, char **argv)
 {
   g_autofree char *name = NULL;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-      fputs(init_help, stdout);
-      return 0;
-    }
+    if (box_help_word(argv[i])) return box_help_print(init_help);
     if (strcmp(argv[i], "--name") == 0 && i + 1 < argc) {
       name = name_of(argv[++i]); /* a name box.toml would refuse is not written */
       if (strcmp(name, argv[i]) == 0) continue;
@@ -132,8 +129,7 @@ int box_verb_init(int argc, char **argv)
                       "'_', or '-'",
                       argv[i]);
     }
-    fprintf(stderr, "error: unexpected argument '%s' found\n\n%s", argv[i], init_help);
-    return 2;
+    return box_usage_error(init_help, "unexpected argument '%s' found", argv[i]);
   }
   g_autofree char *cwd = g_get_current_dir();
   if (!name) name = name_of(cwd);

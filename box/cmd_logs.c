@@ -91,9 +91,8 @@ int box_verb_logs(int argc, char **argv)
   const char *name = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-      fputs(logs_help, stdout);
-      return 0;
+    if (box_help_word(a)) {
+      return box_help_print(logs_help);
     } else if (strcmp(a, "-f") == 0 || strcmp(a, "--follow") == 0) {
       follow = true;
     } else if (strcmp(a, "--deny") == 0) {
@@ -103,14 +102,11 @@ int box_verb_logs(int argc, char **argv)
     } else if (a[0] != '-' && !name) {
       name = a;
     } else {
-      fprintf(stderr, "error: unexpected argument '%s' found\n\n%s", a, logs_help);
-      return 2;
+      return box_usage_error(logs_help, "unexpected argument '%s' found", a);
     }
   }
   if (!name) {
-    fprintf(stderr, "error: the following required arguments were not provided: NAME\n\n%s",
-            logs_help);
-    return 2;
+    return box_usage_error(logs_help, "the following required arguments were not provided: NAME");
   }
   json_object *box = box_registry_find(name);
   if (!box) return 1;

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -140,15 +141,14 @@ GPtrArray *box_registry_list(void)
 {
   GPtrArray *boxes = g_ptr_array_new_with_free_func(record_free);
   g_autofree char *dir = box_registry_dir();
-  GDir *g = g_dir_open(dir, 0, NULL);
-  const char *e;
-  while (g && (e = g_dir_read_name(g)) != NULL) {
-    if (!g_str_has_suffix(e, ".json")) continue;
-    g_autofree char *path = g_build_filename(dir, e, NULL);
-    json_object *o = live_record(path);
-    if (o) g_ptr_array_add(boxes, o);
-  }
-  if (g) g_dir_close(g);
+  g_autofree char *pattern = g_build_filename(dir, "*.json", NULL);
+  glob_t found = { 0 };
+  if (glob(pattern, GLOB_NOSORT, NULL, &found) == 0)
+    for (size_t i = 0; i < found.gl_pathc; i++) {
+      json_object *o = live_record(found.gl_pathv[i]);
+      if (o) g_ptr_array_add(boxes, o);
+    }
+  globfree(&found);
   g_ptr_array_sort(boxes, by_name);
   return boxes;
 }
@@ -200,17 +200,13 @@ int box_verb_ls(int argc, char **argv)
   const char *name = NULL;
   bool status = strcmp(argv[0], "status") == 0;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-      fputs(ls_help, stdout);
-      return 0;
-    }
+    if (box_help_word(argv[i])) return box_help_print(ls_help);
     if (strcmp(argv[i], "--json") == 0) {
       json = true;
     } else if (status && !name && argv[i][0] != '-') {
       name = argv[i];
     } else {
-      fprintf(stderr, "error: unexpected argument '%s' found\n\n%s", argv[i], ls_help);
-      return 2;
+      return box_usage_error(ls_help, "unexpected argument '%s' found", argv[i]);
     }
   }
   g_autoptr(GPtrArray) boxes = box_registry_list();
@@ -251,14 +247,8 @@ static const char stop_help[] =
 
 int box_verb_stop(int argc, char **argv)
 {
-  if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-    fputs(stop_help, stdout);
-    return 0;
-  }
-  if (argc != 2 || argv[1][0] == '-') {
-    fprintf(stderr, "error: box stop takes one NAME\n\n%s", stop_help);
-    return 2;
-  }
+  if (argc == 2 && box_help_word(argv[1])) return box_help_print(stop_help);
+  if (argc != 2 || argv[1][0] == '-') return box_usage_error(stop_help, "box stop takes one NAME");
   json_object *o = box_registry_find(argv[1]);
   if (!o) return 1;
   pid_t pid = (pid_t)number(o, "pid");

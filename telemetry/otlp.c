@@ -221,12 +221,10 @@ void box_otlp_stop(BoxOtlp *o)
   box_otlp_join(o);
   curl_easy_cleanup(o->curl);
   curl_slist_free_all(o->headers);
-  g_string_free(o->logs.body, TRUE);
-  g_string_free(o->spans.body, TRUE);
+  for (Pending *p = &o->logs; p; p = p == &o->logs ? &o->spans : NULL) g_string_free(p->body, TRUE);
   g_cond_clear(&o->wake);
   g_mutex_clear(&o->lock);
-  g_free(o->label);
-  g_free(o->logs_url);
-  g_free(o->traces_url);
+  char *strings[] = { o->label, o->logs_url, o->traces_url };
+  for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(strings[i]);
   g_free(o);
 }
