@@ -119,6 +119,8 @@ static json_object *live_record(const char *path)
                          json_object_new_int64((int64_t)counts[BOX_TELEMETRY_STAT_DECISIONS]));
   json_object_object_add(o, "denials",
                          json_object_new_int64((int64_t)counts[BOX_TELEMETRY_STAT_DENIALS]));
+  json_object_object_add(o, "dropped",
+                         json_object_new_int64((int64_t)counts[BOX_TELEMETRY_STAT_DROPPED]));
   json_object_object_add(o, "uptime",
                          json_object_new_int64((int64_t)time(NULL) - number(o, "started")));
   return o;

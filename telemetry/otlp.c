@@ -42,6 +42,7 @@ struct BoxOtlp {
   guint64 queued; /* lines ever queued */
   guint64 done;   /* of those, sent or dropped */
   guint64 dropped;
+  uint64_t *drops; /* the run's count, shared by every target */
   bool stopping;
   GThread *thread;
 };
@@ -92,6 +93,7 @@ static void send_pending(BoxOtlp *o, long timeout_ms)
   g_string_free(spans.body, TRUE);
   g_mutex_lock(&o->lock);
   o->dropped += lost;
+  __atomic_add_fetch(o->drops, lost, __ATOMIC_RELAXED);
   o->done = upto;
 }
 
@@ -111,7 +113,7 @@ static gpointer exporter_main(gpointer data)
   return NULL;
 }
 
-BoxOtlp *box_otlp_start(const char *label, const char *url, const char *header)
+BoxOtlp *box_otlp_start(const char *label, const char *url, const char *header, uint64_t *drops)
 {
   if (g_once_init_enter(&curl_ready)) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -119,6 +121,7 @@ BoxOtlp *box_otlp_start(const char *label, const char *url, const char *header)
   }
   BoxOtlp *o = g_new0(BoxOtlp, 1);
   o->label = g_strdup(label);
+  o->drops = drops;
   size_t n = strlen(url);
   while (n > 0 && url[n - 1] == '/') n--;
   o->logs_url = g_strdup_printf("%.*s/v1/logs", (int)n, url);
@@ -168,6 +171,7 @@ void box_otlp_queue(BoxOtlp *o, const char *lines, size_t len)
       o->queued++;
       if (o->bytes + inner + 1 > QUEUE_BYTES) {
         o->dropped++;
+        __atomic_add_fetch(o->drops, 1, __ATOMIC_RELAXED);
         o->done++; /* nothing of it is left to send */
       } else {
         if (to->lines) g_string_append_c(to->body, ',');

@@ -8,8 +8,9 @@
 /* ---- otlp.c: one receiver, one thread, one bounded queue ---- */
 typedef struct BoxOtlp BoxOtlp;
 /* url: the receiver's base URL (/v1/logs and /v1/traces are appended);
- * header: "Name: value" carrying the secret, or NULL. */
-BoxOtlp *box_otlp_start(const char *label, const char *url, const char *header);
+ * header: "Name: value" carrying the secret, or NULL; each line dropped is
+ * also added to *drops (atomically: `box ls` reads it live). */
+BoxOtlp *box_otlp_start(const char *label, const char *url, const char *header, uint64_t *drops);
 /* Queues whole export lines ({"resourceLogs":[…]} or {"resourceSpans":[…]},
  * each ending in '\n'); what the queue cannot hold is dropped and counted.
  * Never blocks on the network. */

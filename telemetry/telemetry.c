@@ -239,9 +239,11 @@ BoxTelemetry *box_telemetry_open(const BoxTelemetryTarget *const *specs, const B
   BoxTelemetry *t = g_new0(BoxTelemetry, 1);
   t->targets = targets;
   t->n = n ? n : 1;
+  map_stats(t, run->stats_path);
   for (size_t i = 0; i < n; i++) {
     if (specs[i]->otlp)
-      targets[i].otlp = box_otlp_start(specs[i]->label, specs[i]->destination, headers[i]);
+      targets[i].otlp = box_otlp_start(specs[i]->label, specs[i]->destination, headers[i],
+                                       &t->stats[BOX_TELEMETRY_STAT_DROPPED]);
     g_free(headers[i]);
   }
   for (size_t i = 0; i < t->n; i++) {
@@ -254,7 +256,6 @@ BoxTelemetry *box_telemetry_open(const BoxTelemetryTarget *const *specs, const B
   t->resource_json = box_telemetry_resource_json(run->box_id, run->run_id);
   random_hex(t->trace, 16);
   g_mutex_init(&t->control_lock);
-  map_stats(t, run->stats_path);
   return t;
 }
 
@@ -372,7 +373,6 @@ void box_telemetry_stop(BoxTelemetry *t, const char *subject, const char *reason
 {
   if (!t) return;
   GString *said = g_string_new(detail);
-  uint64_t dropped = 0;
   /* every receiver at once: each sends what it holds, within its timeouts */
   for (size_t i = 0; i < t->n; i++)
     if (t->targets[i].otlp) box_otlp_end(t->targets[i].otlp);
@@ -381,12 +381,10 @@ void box_telemetry_stop(BoxTelemetry *t, const char *subject, const char *reason
     if (!o) continue;
     box_otlp_join(o); /* its count is final: box_stopped can report it */
     uint64_t lost = box_otlp_dropped(o);
-    dropped += lost;
     if (lost)
       g_string_append_printf(said, "%s[telemetry.%s] dropped %" G_GUINT64_FORMAT " records",
                              said->len ? "; " : "", box_otlp_label(o), lost);
   }
-  t->stats[BOX_TELEMETRY_STAT_DROPPED] = dropped;
   box_telemetry_control(t, "box_stopped", subject, reason, said->len ? said->str : NULL);
   g_string_free(said, TRUE);
   close_targets(t->targets, t->n);
