@@ -25,7 +25,7 @@
 #define SPANS_OPEN "{\"resourceSpans\":["
 
 typedef struct {
-  GString *body; /* the resource lists of the queued lines, comma-joined */
+  GString *body; /* the request's opening, then the queued lines' resource lists, comma-joined */
   guint lines;
 } Pending;
 
@@ -49,6 +49,13 @@ struct BoxOtlp {
 
 static gsize curl_ready;
 
+static void pending_init(Pending *p, const char *open)
+{
+  p->body = g_string_sized_new(64 * 1024);
+  g_string_append(p->body, open);
+  p->lines = 0;
+}
+
 static size_t discard_reply(char *p, size_t size, size_t n, void *data)
 {
   (void)p;
@@ -58,13 +65,9 @@ static size_t discard_reply(char *p, size_t size, size_t n, void *data)
 
 /* One export request of the lines in body; false when the receiver did
  * not take it. */
-static bool post(BoxOtlp *o, const char *url, const char *open, const GString *body,
-                 long timeout_ms)
+static bool post(BoxOtlp *o, const char *url, GString *req, long timeout_ms)
 {
-  GString *req = g_string_sized_new(body->len + 32);
-  g_string_append(req, open);
-  g_string_append_len(req, body->str, (gssize)body->len);
-  g_string_append(req, "]}");
+  g_string_append(req, "]}"); /* the body was built in place: no copy of a batch */
   curl_easy_setopt(o->curl, CURLOPT_URL, url);
   curl_easy_setopt(o->curl, CURLOPT_POSTFIELDS, req->str);
   curl_easy_setopt(o->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->len);
@@ -72,7 +75,6 @@ static bool post(BoxOtlp *o, const char *url, const char *open, const GString *b
   CURLcode rc = curl_easy_perform(o->curl);
   long code = 0;
   if (rc == CURLE_OK) curl_easy_getinfo(o->curl, CURLINFO_RESPONSE_CODE, &code);
-  g_string_free(req, TRUE);
   return rc == CURLE_OK && code >= 200 && code < 300;
 }
 
@@ -80,15 +82,14 @@ static bool post(BoxOtlp *o, const char *url, const char *open, const GString *b
 static void send_pending(BoxOtlp *o, long timeout_ms)
 {
   Pending logs = o->logs, spans = o->spans;
-  o->logs = (Pending){ g_string_sized_new(64 * 1024), 0 };
-  o->spans = (Pending){ g_string_sized_new(64 * 1024), 0 };
+  pending_init(&o->logs, LOGS_OPEN);
+  pending_init(&o->spans, SPANS_OPEN);
   o->bytes = 0;
   guint64 upto = o->queued;
   g_mutex_unlock(&o->lock);
   guint64 lost = 0;
-  if (logs.lines && !post(o, o->logs_url, LOGS_OPEN, logs.body, timeout_ms)) lost += logs.lines;
-  if (spans.lines && !post(o, o->traces_url, SPANS_OPEN, spans.body, timeout_ms))
-    lost += spans.lines;
+  if (logs.lines && !post(o, o->logs_url, logs.body, timeout_ms)) lost += logs.lines;
+  if (spans.lines && !post(o, o->traces_url, spans.body, timeout_ms)) lost += spans.lines;
   g_string_free(logs.body, TRUE);
   g_string_free(spans.body, TRUE);
   g_mutex_lock(&o->lock);
@@ -142,8 +143,8 @@ BoxOtlp *box_otlp_start(const char *label, const char *url, const char *header, 
   curl_easy_setopt(o->curl, CURLOPT_PROXY, "");
   g_mutex_init(&o->lock);
   g_cond_init(&o->wake);
-  o->logs = (Pending){ g_string_sized_new(64 * 1024), 0 };
-  o->spans = (Pending){ g_string_sized_new(64 * 1024), 0 };
+  pending_init(&o->logs, LOGS_OPEN);
+  pending_init(&o->spans, SPANS_OPEN);
   o->thread = g_thread_new("box-otlp", exporter_main, o);
   return o;
 }
