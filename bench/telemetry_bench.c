@@ -74,8 +74,8 @@ int main(int argc, char **argv)
   char *private_dir = g_build_filename(dir, "private", "telemetry", NULL);
   g_mkdir_with_parents(private_dir, 0700);
   char *file = g_build_filename(dir, "private", "file.jsonl", NULL);
-  BoxTelemetryTarget file_target = { "file", false, file, BOX_TELEMETRY_ALL, NULL, NULL };
-  BoxTelemetryTarget otlp_target = { "otel", true, argv[1], BOX_TELEMETRY_ALL, NULL, NULL };
+  BoxTelemetryTarget file_target = { "file", false, file, BOX_TELEMETRY_ALL, NULL, NULL, false };
+  BoxTelemetryTarget otlp_target = { "otel", true, argv[1], BOX_TELEMETRY_ALL, NULL, NULL, false };
   BoxTelemetryTarget *both[] = { &file_target, &otlp_target, NULL };
   BoxTelemetryTarget *none[] = { NULL };
   /* alternated, best of three each: the first rounds warm the allocator

@@ -76,12 +76,10 @@ static bool take_secret(ConfigCtx *c, const char *key, BoxTelemetryTarget *t, js
 
 static bool check_target(ConfigCtx *c, const char *key, BoxTelemetryTarget *t, json_object *tbl)
 {
-  json_object *kind = NULL, *dest = NULL, *include = NULL, *secret = NULL;
-  const ConfigField fields[] = { { "kind", &kind },
-                                 { "destination", &dest },
-                                 { "include", &include },
-                                 { "secret", &secret },
-                                 { NULL, NULL } };
+  json_object *kind = NULL, *dest = NULL, *include = NULL, *secret = NULL, *protocol = NULL;
+  const ConfigField fields[] = { { "kind", &kind },         { "destination", &dest },
+                                 { "include", &include },   { "secret", &secret },
+                                 { "protocol", &protocol }, { NULL, NULL } };
   json_object_object_foreach (tbl, k, val) {
     if (config_take_field(fields, k, val)) continue;
     g_autofree char *sub = config_key_join(key, k);
@@ -106,6 +104,18 @@ static bool check_target(ConfigCtx *c, const char *key, BoxTelemetryTarget *t, j
   t->destination = g_strdup(s);
   g_autofree char *include_key = config_key_join(key, "include");
   if (include && !take_include(c, include_key, t->label, include, &t->include)) return false;
+  if (protocol) { /* boxfs: OTLP/HTTP's two encodings, JSON unless asked */
+    g_autofree char *protocol_key = config_key_join(key, "protocol");
+    if (!config_get_string(c, protocol, protocol_key, &s)) return false;
+    if (!t->otlp || (strcmp(s, "http/json") != 0 && strcmp(s, "http/protobuf") != 0)) {
+      g_autofree char *q = config_quote(s);
+      return config_fail_spec(c,
+                              "invalid `[telemetry.%s]` target: `protocol` %s is not "
+                              "\"http/json\" or \"http/protobuf\" of an otlp target",
+                              t->label, q);
+    }
+    t->protobuf = strcmp(s, "http/protobuf") == 0;
+  }
   if (!secret) return true;
   if (!t->otlp)
     return config_fail_spec(c,

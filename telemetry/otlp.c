@@ -43,6 +43,7 @@ struct BoxOtlp {
   guint64 done;   /* of those, sent or dropped */
   guint64 dropped;
   uint64_t *drops; /* the run's count, shared by every target */
+  bool protobuf;   /* sent as OTLP/protobuf, re-encoded from the JSON batch */
   bool stopping;
   GThread *thread;
 };
@@ -68,13 +69,17 @@ static size_t discard_reply(char *p, size_t size, size_t n, void *data)
 static bool post(BoxOtlp *o, const char *url, GString *req, long timeout_ms)
 {
   g_string_append(req, "]}"); /* the body was built in place: no copy of a batch */
+  GByteArray *binary = o->protobuf ? box_otlp_protobuf(req->str, req->len) : NULL;
+  if (o->protobuf && !binary) return false;
   curl_easy_setopt(o->curl, CURLOPT_URL, url);
-  curl_easy_setopt(o->curl, CURLOPT_POSTFIELDS, req->str);
-  curl_easy_setopt(o->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->len);
+  curl_easy_setopt(o->curl, CURLOPT_POSTFIELDS, binary ? (const char *)binary->data : req->str);
+  curl_easy_setopt(o->curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                   (curl_off_t)(binary ? binary->len : req->len));
   curl_easy_setopt(o->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
   CURLcode rc = curl_easy_perform(o->curl);
   long code = 0;
   if (rc == CURLE_OK) curl_easy_getinfo(o->curl, CURLINFO_RESPONSE_CODE, &code);
+  if (binary) g_byte_array_unref(binary);
   return rc == CURLE_OK && code >= 200 && code < 300;
 }
 
@@ -114,7 +119,8 @@ static gpointer exporter_main(gpointer data)
   return NULL;
 }
 
-BoxOtlp *box_otlp_start(const char *label, const char *url, const char *header, uint64_t *drops)
+BoxOtlp *box_otlp_start(const char *label, const char *url, const char *header, bool protobuf,
+                        uint64_t *drops)
 {
   if (g_once_init_enter(&curl_ready)) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -127,7 +133,9 @@ BoxOtlp *box_otlp_start(const char *label, const char *url, const char *header, 
   while (n > 0 && url[n - 1] == '/') n--;
   o->logs_url = g_strdup_printf("%.*s/v1/logs", (int)n, url);
   o->traces_url = g_strdup_printf("%.*s/v1/traces", (int)n, url);
-  o->headers = curl_slist_append(NULL, "Content-Type: application/json");
+  o->protobuf = protobuf;
+  o->headers = curl_slist_append(NULL, protobuf ? "Content-Type: application/x-protobuf"
+                                                : "Content-Type: application/json");
   /* no "Expect: 100-continue": a receiver that never answers it costs a
    * second per batch */
   o->headers = curl_slist_append(o->headers, "Expect:");

@@ -10,7 +10,8 @@ typedef struct BoxOtlp BoxOtlp;
 /* url: the receiver's base URL (/v1/logs and /v1/traces are appended);
  * header: "Name: value" carrying the secret, or NULL; each line dropped is
  * also added to *drops (atomically: `box ls` reads it live). */
-BoxOtlp *box_otlp_start(const char *label, const char *url, const char *header, uint64_t *drops);
+BoxOtlp *box_otlp_start(const char *label, const char *url, const char *header, bool protobuf,
+                        uint64_t *drops);
 /* Queues whole export lines ({"resourceLogs":[…]} or {"resourceSpans":[…]},
  * each ending in '\n'); what the queue cannot hold is dropped and counted.
  * Never blocks on the network. */
@@ -25,6 +26,11 @@ uint64_t box_otlp_dropped(BoxOtlp *o);
 const char *box_otlp_label(const BoxOtlp *o);
 /* Joins the thread (what is left sent, bounded) and frees o. */
 void box_otlp_stop(BoxOtlp *o);
+
+/* ---- otlp_proto.c ---- */
+/* An OTLP/JSON export request (logs or traces) in the protobuf encoding,
+ * or NULL when it does not parse. */
+GByteArray *box_otlp_protobuf(const char *json, size_t len);
 
 /* ---- control.c ---- */
 /* The resource every box record carries (§8.1), as OTLP/JSON. */

@@ -243,7 +243,7 @@ BoxTelemetry *box_telemetry_open(const BoxTelemetryTarget *const *specs, const B
   for (size_t i = 0; i < n; i++) {
     if (specs[i]->otlp)
       targets[i].otlp = box_otlp_start(specs[i]->label, specs[i]->destination, headers[i],
-                                       &t->stats[BOX_TELEMETRY_STAT_DROPPED]);
+                                       specs[i]->protobuf, &t->stats[BOX_TELEMETRY_STAT_DROPPED]);
     g_free(headers[i]);
   }
   for (size_t i = 0; i < t->n; i++) {

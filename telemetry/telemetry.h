@@ -38,6 +38,7 @@ typedef struct {
   unsigned include;    /* BoxTelemetrySignal bits; BOX_TELEMETRY_ALL when absent */
   char *secret_env;    /* otlp: secret.ref env://NAME, or NULL */
   char *secret_header; /* otlp: the header the secret travels in */
+  bool protobuf;       /* otlp: protocol = "http/protobuf"; else OTLP/JSON */
 } BoxTelemetryTarget;
 void box_telemetry_target_free(gpointer target);
 
