@@ -74,6 +74,21 @@ static bool take_secret(ConfigCtx *c, const char *key, BoxTelemetryTarget *t, js
   return true;
 }
 
+/* The value of FIELD, one of a and b (fits: the target may take it at
+ * all); NULL after saying why. */
+static const char *one_of(ConfigCtx *c, const char *key, const char *label, const char *field,
+                          json_object *v, const char *a, const char *b, const char *tail, bool fits)
+{
+  g_autofree char *field_key = config_key_join(key, field);
+  const char *s = NULL;
+  if (!config_get_string(c, v, field_key, &s)) return NULL;
+  if (fits && (strcmp(s, a) == 0 || strcmp(s, b) == 0)) return s;
+  g_autofree char *q = config_quote(s);
+  config_fail_spec(c, "invalid `[telemetry.%s]` target: `%s` %s is not \"%s\" or \"%s\"%s", label,
+                   field, q, a, b, tail);
+  return NULL;
+}
+
 static bool check_target(ConfigCtx *c, const char *key, BoxTelemetryTarget *t, json_object *tbl)
 {
   json_object *kind = NULL, *dest = NULL, *include = NULL, *secret = NULL, *protocol = NULL;
@@ -88,15 +103,7 @@ static bool check_target(ConfigCtx *c, const char *key, BoxTelemetryTarget *t, j
   }
   const char *s = NULL;
   if (!kind) return config_fail_parse(c, "missing field `%s.kind`", key);
-  g_autofree char *kind_key = config_key_join(key, "kind");
-  if (!config_get_string(c, kind, kind_key, &s)) return false;
-  if (strcmp(s, "file") != 0 && strcmp(s, "otlp") != 0) {
-    g_autofree char *q = config_quote(s);
-    return config_fail_spec(c,
-                            "invalid `[telemetry.%s]` target: `kind` %s is not \"file\" or "
-                            "\"otlp\"",
-                            t->label, q);
-  }
+  if (!(s = one_of(c, key, t->label, "kind", kind, "file", "otlp", "", true))) return false;
   t->otlp = strcmp(s, "otlp") == 0;
   if (!dest) return config_fail_parse(c, "missing field `%s.destination`", key);
   g_autofree char *dest_key = config_key_join(key, "destination");
@@ -105,15 +112,9 @@ static bool check_target(ConfigCtx *c, const char *key, BoxTelemetryTarget *t, j
   g_autofree char *include_key = config_key_join(key, "include");
   if (include && !take_include(c, include_key, t->label, include, &t->include)) return false;
   if (protocol) { /* boxfs: OTLP/HTTP's two encodings, JSON unless asked */
-    g_autofree char *protocol_key = config_key_join(key, "protocol");
-    if (!config_get_string(c, protocol, protocol_key, &s)) return false;
-    if (!t->otlp || (strcmp(s, "http/json") != 0 && strcmp(s, "http/protobuf") != 0)) {
-      g_autofree char *q = config_quote(s);
-      return config_fail_spec(c,
-                              "invalid `[telemetry.%s]` target: `protocol` %s is not "
-                              "\"http/json\" or \"http/protobuf\" of an otlp target",
-                              t->label, q);
-    }
+    s = one_of(c, key, t->label, "protocol", protocol, "http/json", "http/protobuf",
+               " of an otlp target", t->otlp);
+    if (!s) return false;
     t->protobuf = strcmp(s, "http/protobuf") == 0;
   }
   if (!secret) return true;

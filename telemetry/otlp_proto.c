@@ -208,32 +208,34 @@ static void span(GByteArray *out, json_object *o)
   if (st) put_message(out, 15, status, st);
 }
 
+/* The four levels above a record share one shape: field 1 what they are
+ * about (a resource, a scope), field 2 the list below them. */
+static void about_and_list(GByteArray *out, json_object *o, const char *about_key, Encoder about,
+                           const char *list_key, Encoder item)
+{
+  json_object *a = get(o, about_key);
+  if (a) put_message(out, 1, about, a);
+  put_each(out, 2, item, o, list_key);
+}
+
 static void scope_logs(GByteArray *out, json_object *o)
 {
-  json_object *s = get(o, "scope");
-  if (s) put_message(out, 1, scope, s);
-  put_each(out, 2, log_record, o, "logRecords");
+  about_and_list(out, o, "scope", scope, "logRecords", log_record);
 }
 
 static void scope_spans(GByteArray *out, json_object *o)
 {
-  json_object *s = get(o, "scope");
-  if (s) put_message(out, 1, scope, s);
-  put_each(out, 2, span, o, "spans");
+  about_and_list(out, o, "scope", scope, "spans", span);
 }
 
 static void resource_logs(GByteArray *out, json_object *o)
 {
-  json_object *r = get(o, "resource");
-  if (r) put_message(out, 1, resource, r);
-  put_each(out, 2, scope_logs, o, "scopeLogs");
+  about_and_list(out, o, "resource", resource, "scopeLogs", scope_logs);
 }
 
 static void resource_spans(GByteArray *out, json_object *o)
 {
-  json_object *r = get(o, "resource");
-  if (r) put_message(out, 1, resource, r);
-  put_each(out, 2, scope_spans, o, "scopeSpans");
+  about_and_list(out, o, "resource", resource, "scopeSpans", scope_spans);
 }
 
 GByteArray *box_otlp_protobuf(const char *json, size_t len)
