@@ -127,6 +127,10 @@ static int open_records_and_tables(Boxd *d)
   d->telemetry = box_telemetry_open((const BoxTelemetryTarget *const *)targets, &run, &error);
   if (!d->telemetry) return box_fail("%s", error->message);
   box_telemetry_control(d->telemetry, "box_started", d->config->name, NULL, NULL);
+  if (d->config->policy) { /* loaded before any box state: recorded now */
+    g_autofree char *policy_name = g_path_get_basename(d->config->policy);
+    box_telemetry_control(d->telemetry, "policy_installed", policy_name, NULL, NULL);
+  }
   d->log = box_decision_log_open_sink(box_telemetry_decisions, d->telemetry, d->box_id, d->run_id);
   /* A box that cannot keep the policy's history denies every request (the
    * policy says why). */

@@ -144,18 +144,21 @@ def test_control_records_of_a_run(tmp_path):
     assert r.returncode == 3
     entries = file_entries(box.box_dir / "private" / "telemetry" / "records.jsonl")
     control = control_records(entries)
-    assert [c["strands.box.control.operation"] for c in control] == ["box_started", "box_stopped"]
+    assert [c["strands.box.control.operation"] for c in control] == [
+        "box_started", "policy_installed", "box_stopped"]
     assert control[0]["strands.box.control.outcome"] == "ok"
     assert control[0]["strands.box.control.subject"] == "test"
-    assert control[1]["strands.box.control.outcome"] == "ok"
-    assert control[1]["strands.box.control.detail"] == "the agent exited with status 3"
-    assert "strands.box.control.reason" not in control[1]
+    assert control[1]["strands.box.control.subject"] == "policy.dw"
+    assert control[2]["strands.box.control.outcome"] == "ok"
+    assert control[2]["strands.box.control.detail"] == "the agent exited with status 3"
+    assert "strands.box.control.reason" not in control[2]
     # one trace, one root: box_started's span; the others its children
     spans = [it for k, _, it in items(entries, "strands-box.control") if k == "resourceSpans"]
-    assert [s["name"] for s in spans] == ["control box_started", "control box_stopped"]
+    assert [s["name"] for s in spans] == ["control box_started", "control policy_installed",
+                                          "control box_stopped"]
     assert len({s["traceId"] for s in spans}) == 1
     assert "parentSpanId" not in spans[0]
-    assert spans[1]["parentSpanId"] == spans[0]["spanId"]
+    assert {s["parentSpanId"] for s in spans[1:]} == {spans[0]["spanId"]}
 
 
 def test_box_stopped_on_an_early_failure(tmp_path):
@@ -165,9 +168,10 @@ def test_box_stopped_on_an_early_failure(tmp_path):
     m = re.search(r"box: error: (.*)\n", r.stderr)
     assert m, r.stderr
     control = control_records(file_entries(box.box_dir / "private" / "telemetry" / "records.jsonl"))
-    assert [c["strands.box.control.operation"] for c in control] == ["box_started", "box_stopped"]
-    assert control[1]["strands.box.control.outcome"] == "refused"
-    assert control[1]["strands.box.control.reason"] == m.group(1)
+    assert [c["strands.box.control.operation"] for c in control] == [
+        "box_started", "policy_installed", "box_stopped"]
+    assert control[2]["strands.box.control.outcome"] == "refused"
+    assert control[2]["strands.box.control.reason"] == m.group(1)
 
 
 # ---- OTLP export ----
