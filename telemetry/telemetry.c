@@ -55,10 +55,11 @@ typedef struct {
 struct BoxTelemetry {
   Target *targets;
   size_t n;
-  bool split;          /* some target takes one verdict only */
-  char *resource_json; /* the resource of every box record */
-  char trace[33];      /* the run's control-plane trace */
-  char root_span[17];  /* box_started's span: the trace's one root */
+  bool split;           /* some target takes one verdict only */
+  char *resource_json;  /* the resource of every box record */
+  size_t resource_skip; /* a decision's log line up to the end of its resource */
+  char trace[33];       /* the run's control-plane trace */
+  char root_span[17];   /* box_started's span: the trace's one root */
   bool started;
   GMutex control_lock; /* the control trace's root */
   uint64_t *stats;     /* BoxTelemetryStat counters, mapped from stats_path */
@@ -254,6 +255,7 @@ BoxTelemetry *box_telemetry_open(const BoxTelemetryTarget *const *specs, const B
     }
   }
   t->resource_json = box_telemetry_resource_json(run->box_id, run->run_id);
+  t->resource_skip = strlen("{\"resourceLogs\":[{\"resource\":") + strlen(t->resource_json);
   random_hex(t->trace, 16);
   g_mutex_init(&t->control_lock);
   return t;
@@ -285,11 +287,14 @@ static void deliver(Target *tg, const char *lines, size_t len)
 
 /* Whether the decision whose log line starts at p is a denial: its
  * severity is the first "severityNumber" of the line (the resource before
- * it holds strings only, where a quote is escaped). */
-static bool is_denial(const char *p, size_t n)
+ * it holds strings only, where a quote is escaped).  The search starts past
+ * the resource the decision log rendered (skip: its opening and our
+ * rendering of the same resource), and from the start if that missed. */
+static bool is_denial(const char *p, size_t n, size_t skip)
 {
   static const char key[] = "\"severityNumber\":";
-  const char *s = memmem(p, n, key, sizeof key - 1);
+  const char *s = skip < n ? memmem(p + skip, n - skip, key, sizeof key - 1) : NULL;
+  if (!s) s = memmem(p, n, key, sizeof key - 1);
   return s && (size_t)(p + n - s) > sizeof key && memcmp(s + sizeof key - 1, "13", 2) == 0;
 }
 
@@ -303,7 +308,7 @@ void box_telemetry_decisions(void *data, const char *lines, size_t len)
     if (!log_end) break;
     const char *span_end = memchr(log_end + 1, '\n', (size_t)(end - log_end - 1));
     const char *next = span_end ? span_end + 1 : end;
-    bool deny = is_denial(p, (size_t)(log_end - p));
+    bool deny = is_denial(p, (size_t)(log_end - p), t->resource_skip);
     decisions++;
     denials += deny;
     if (t->split) {
