@@ -13,6 +13,7 @@
 #include "policy/decision_log.h"
 #include "policy/history.h"
 #include "policy/path.h"
+#include "telemetry/telemetry.h"
 #include "tools/tools.h"
 #include "vfs/vfs.h"
 
@@ -32,6 +33,7 @@ struct Boxd {
   BoxConfig *config;
   BoxPolicy *policy;
   BoxDecisionLog *log;
+  BoxTelemetry *telemetry; /* the log's targets, control records, counters */
   BoxVfs *vfs;
   char *box_id;
   char *run_id;
@@ -65,6 +67,8 @@ struct Boxd {
   char **phantom_env;
   bool stopping;
   struct BoxdCheckpoints *checkpoints; /* checkpoint_wire.c; NULL when off */
+  int stop_signal; /* the signal that stopped the agent (SIGTERM: box stop), or 0 */
+  bool quiet;      /* box run --quiet: no startup disclosure */
 };
 
 /* box_dir.c: creates or reopens the box directory, checks it is safe,
@@ -237,6 +241,8 @@ extern char **box_run_agent_override;
 /* cmd_lua.c: `box lua --config FILE SCRIPT [ARGS...]`. */
 int box_verb_lua(int argc, char **argv);
 int box_verb_demo(void);
+/* `box demo [--help]` */
+int box_verb_demo_main(int argc, char **argv);
 /* cmd_mount.c: `box mount --config FILE [--rw] MOUNTPOINT`. */
 int box_verb_mount(int argc, char **argv);
 /* cmd_policy.c: `box policy check|decide|generate-schema|replay …`. */
@@ -251,9 +257,34 @@ int box_verb_policy_replay(int argc, char **argv);
 int box_verb_checkpoints(int argc, char **argv);
 int box_verb_diff(int argc, char **argv);
 int box_verb_restore(int argc, char **argv);
+/* registry.c: the boxes running on this host (box ls, status, stop, logs). */
+char *box_registry_dir(void);
+void boxd_registry_add(Boxd *d);
+void boxd_registry_remove(Boxd *d);
+/* Running boxes, by name (json_object*: name, box_id, box_dir, config,
+ * decision_log, pid, started, uptime, commands, decisions, denials). */
+GPtrArray *box_registry_list(void);
+/* The one running box with this name or id; NULL after saying why. */
+json_object *box_registry_find(const char *name);
+int box_verb_ls(int argc, char **argv); /* also `box status` */
+int box_verb_stop(int argc, char **argv);
+/* cmd_logs.c: `box logs NAME [-f] [--deny] [--json]`. */
+int box_verb_logs(int argc, char **argv);
+/* cmd_init.c: `box init`: a commented box.toml and policy in the cwd. */
+int box_verb_init(int argc, char **argv);
+/* cmd_demo.c: one decision record (a log line of the decision log) as a
+ * person reads it, or NULL when the line is not one. */
+char *box_decision_line_text(const char *line);
 
 /* cli.c: "box: error: <message>" on stderr; returns 1, the CLI's status. */
 int box_fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* cli.c: what box_fail said last, or NULL. */
+const char *box_failure(void);
+/* cli.c: whether arg asks for help (-h, --help); the help on stdout, 0. */
+bool box_help_word(const char *arg);
+int box_help_print(const char *help);
+/* cli.c: "error: <message>" and the verb's help on stderr; returns 2. */
+int box_usage_error(const char *help, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* cli.c: parses the options of a verb that takes --config FILE and
  * operands (into *config_path and *rest; prgname "box <verb>", parameter,
  * operands and summary for --help; strict_posix: options end at the first

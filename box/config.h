@@ -8,6 +8,7 @@
 
 #include "checkpoints/checkpoints.h"
 #include "gateway/route.h"
+#include "telemetry/telemetry.h"
 
 G_BEGIN_DECLS
 
@@ -83,6 +84,9 @@ typedef struct {
   char **gateway_extra_ca;
   GPtrArray *egress;                /* BoxEgressRoute*, sorted by name; never NULL */
   BoxCheckpointsLimits checkpoints; /* [checkpoints]; exclude never NULL */
+  /* `[telemetry.<label>]` (BoxTelemetryTarget*, sorted by label; never
+   * NULL): empty = the default file. */
+  GPtrArray *telemetry;
 } BoxConfig;
 
 /* Reads and validates FILE.  operator_home expands "~".  On failure the

@@ -106,7 +106,7 @@ static int mount_view(Boxd *d, char **live_dir)
 
 /* Until the agent ends: the signals of set are forwarded to its group, and
  * if it lingers a second after the first, it is killed.  Its status. */
-static int wait_for_agent(pid_t agent, const sigset_t *set)
+static int wait_for_agent(pid_t agent, const sigset_t *set, int *stop_signal)
 {
   int status;
   bool stopping = false;
@@ -118,6 +118,7 @@ static int wait_for_agent(pid_t agent, const sigset_t *set)
     if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
       /* Forward to the agent's group; if it lingers, it is killed. */
       kill(-agent, sig == SIGHUP ? SIGTERM : sig);
+      if (!*stop_signal) *stop_signal = sig;
       if (!stopping) {
         stopping = true;
         kill_at = g_get_monotonic_time() + G_TIME_SPAN_SECOND;
@@ -185,7 +186,7 @@ int boxd_serve(Boxd *d, char **agent_argv)
     if (agent < 0)
       box_fail("%s", error->message);
     else
-      status = wait_for_agent(agent, &set);
+      status = wait_for_agent(agent, &set, &d->stop_signal);
   }
   teardown(d, status, live_dir);
   return status;

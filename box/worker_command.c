@@ -821,6 +821,7 @@ void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd, Box
                       BoxdAnswerFn answer, void *data)
 {
   int status = -1;
+  box_telemetry_count(d->telemetry, BOX_TELEMETRY_STAT_COMMANDS); /* what `box ls` shows */
   for (int attempt = 0; attempt < 3; attempt++) {
     gint64 t0 = g_get_monotonic_time();
     BoxdWorker *w = boxd_worker_take(d);

@@ -41,7 +41,9 @@ typedef struct {
 G_STATIC_ASSERT(sizeof(Queued) % 8 == 0); /* the packed decision follows it */
 
 struct BoxDecisionLog {
-  int fd;
+  int fd;                  /* or -1, with a sink */
+  BoxDecisionLogSink sink; /* where the lines go instead of fd */
+  void *sink_data;
   char *box_id;
   char *run_id;
   GMutex lock;         /* the file: one write at a time, queued lines first */
@@ -79,8 +81,18 @@ BoxDecisionLog *box_decision_log_open(const char *path, const char *box_id, cons
                 "cannot set the mode of the decision log %s: %s", path, g_strerror(e));
     return NULL;
   }
-  BoxDecisionLog *log = g_new0(BoxDecisionLog, 1);
+  BoxDecisionLog *log = box_decision_log_open_sink(NULL, NULL, box_id, run_id);
   log->fd = fd;
+  return log;
+}
+
+BoxDecisionLog *box_decision_log_open_sink(BoxDecisionLogSink sink, void *data, const char *box_id,
+                                           const char *run_id)
+{
+  BoxDecisionLog *log = g_new0(BoxDecisionLog, 1);
+  log->fd = -1;
+  log->sink = sink;
+  log->sink_data = data;
   log->box_id = g_strdup(box_id ? box_id : "");
   log->run_id = g_strdup(run_id ? run_id : "");
   g_mutex_init(&log->lock);
@@ -106,7 +118,7 @@ void box_decision_log_close(BoxDecisionLog *log)
   g_mutex_unlock(&log->qlock);
   g_thread_join(log->writer);
   box_decision_log_flush(log);
-  close(log->fd);
+  if (log->fd >= 0) close(log->fd);
   g_ptr_array_free(log->queued, TRUE);
   g_ptr_array_free(log->spare, TRUE);
   g_string_free(log->out, TRUE);
@@ -662,6 +674,10 @@ void box_decision_log_render_into(const BoxDecisionLog *log, GString *buf, const
  * effort: a failed write is lost) */
 static void write_out(BoxDecisionLog *log, const char *line, size_t len)
 {
+  if (log->sink) {
+    log->sink(log->sink_data, line, len);
+    return;
+  }
   size_t off = 0;
   while (off < len) {
     ssize_t w = write(log->fd, line + off, len - off);

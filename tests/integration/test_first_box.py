@@ -412,7 +412,7 @@ def test_box_dir_is_the_runners_own_with_the_same_modes(box):
             if not rel.startswith("private/checkpoints.git/"):  # libgit2's own layout
                 modes[rel] = st.st_mode & 0o7777
     assert modes == {
-        "private/checkpoints.git": 0o755, "private/checkpoints.lock": 0o600,
+        "private/checkpoints.git": 0o755, "private/checkpoints.lock": 0o600, "private/stats": 0o600,
         ".": 0o700, "private": 0o700, "private/.lock": 0o600, "private/history.jsonl": 0o600,
         "private/box-id": 0o600, "private/telemetry": 0o700,
         "private/telemetry/records.jsonl": 0o600, "trust": 0o700, "trust/cert.pem": 0o644,
