@@ -557,6 +557,14 @@ int box_cond_eval(Shell *sh, Cond *c, int *err);
 
 bool box_curl_preload(void); /* commands/curl_dl.c: dlopen libcurl now */
 bool box_curl_prepare(void); /* commands/curl_dl.c: only learn how to, later */
+/* commands/python_dl.c: keep the embedded CPython's directories open for
+ * the workers (idempotent); run it in this process (-1 and *error when it
+ * cannot be loaded). */
+bool box_python_prepare(void);
+int box_python_run(BoxCmd *c, int argc, char **argv, char **error);
+/* commands/interp.c: runs body(c) in a child on the command's descriptors
+ * 0, 1, 2 with the environment a spawned program gets; its status. */
+int box_cmd_in_child(BoxCmd *c, int (*body)(BoxCmd *c));
 
 /* Helpers builtins share (builtins.c). */
 /* Prints "strands-shell: NAME: text" on the command's stderr. */

@@ -273,11 +273,13 @@ int box_shell_run(const char *source, const BoxShellEnv *env, const BoxShellHost
 
 bool box_shell_preload(void)
 {
+  box_python_prepare(); /* libpython is never mapped ahead of `python3` */
   return box_curl_preload();
 }
 
 bool box_shell_prepare(void)
 {
+  box_python_prepare();
   return box_curl_prepare();
 }
 

@@ -1,0 +1,292 @@
+/* importer.c — the `_boxpython` module: the standard library imported
+ * through descriptors, and refusals that carry the policy's text.
+ *
+ * In a box the interpreter runs rooted in the box's mount, where
+ * /usr/lib/python3.11 is not the host's (it is the command's RAM /usr,
+ * decided by policy like any path).  The host keeps a descriptor of the
+ * host's directory instead, and the finders below read modules through it
+ * (openat, never a path), while every module keeps its native spelling:
+ * __file__, __path__, sys.path and tracebacks read as they do outside.
+ * They sit in sys.path_importer_cache under those spellings, so the stock
+ * PathFinder consults them and never stats the paths themselves; packages
+ * add theirs as they are found.  Any other sys.path entry (the script's
+ * directory, a venv in the workspace) is imported by path, through the
+ * mount, decided per operation. */
+#include "python/python-private.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+static const BoxPythonHost *host;
+
+/* Compiled under importlib's own file name so that CPython trims these
+ * frames from tracebacks, as it trims importlib's. */
+static const char boot_name[] = "<frozen importlib._bootstrap_external>";
+static const char boot_source[] =
+  "import sys, posix, marshal, _imp, builtins, errno\n"
+  "_ModuleSpec = sys.modules['_frozen_importlib'].ModuleSpec\n"
+  "_O_DIR = posix.O_RDONLY | posix.O_DIRECTORY | posix.O_CLOEXEC\n"
+  "_O_FILE = posix.O_RDONLY | posix.O_CLOEXEC\n"
+  "_SUFFIXES = tuple(_imp.extension_suffixes()) + ('.py',)\n"
+  "_INITS = tuple('__init__' + s for s in _SUFFIXES)\n"
+  "_roots = []  # (native path, descriptor)\n"
+  "\n"
+  "def _read(root, rel):\n"
+  "    fd = posix.open(rel, _O_FILE, dir_fd=root)\n"
+  "    try:\n"
+  "        parts = []\n"
+  "        while True:\n"
+  "            b = posix.read(fd, 1 << 20)\n"
+  "            if not b:\n"
+  "                return b''.join(parts)\n"
+  "            parts.append(b)\n"
+  "    finally:\n"
+  "        posix.close(fd)\n"
+  "\n"
+  "def _locate(path):\n"
+  "    for prefix, root in _roots:\n"
+  "        if path == prefix:\n"
+  "            return root, '.'\n"
+  "        if path.startswith(prefix + '/'):\n"
+  "            return root, path[len(prefix) + 1:]\n"
+  "    return None\n"
+  "\n"
+  "def _join(rel, name):\n"
+  "    return name if rel == '.' else rel + '/' + name\n"
+  "\n"
+  "def _cache_path(path):\n"
+  "    head, _, tail = path.rpartition('/')\n"
+  "    opt = sys.flags.optimize\n"
+  "    tag = sys.implementation.cache_tag + ('.opt-%d' % opt if opt else '')\n"
+  "    return '%s/__pycache__/%s.%s.pyc' % (head, tail.rpartition('.')[0], tag)\n"
+  "\n"
+  "class _Absent:\n"
+  "    def find_spec(self, fullname, target=None):\n"
+  "        return None\n"
+  "    def invalidate_caches(self):\n"
+  "        pass\n"
+  "\n"
+  "class _Loader:\n"
+  "    def __init__(self, root, rel, path):\n"
+  "        self.root, self.rel, self.path = root, rel, path\n"
+  "    def get_filename(self, fullname=None):\n"
+  "        return self.path\n"
+  "    def is_package(self, fullname):\n"
+  "        return self.path.rpartition('/')[2].startswith('__init__.')\n"
+  "    def get_data(self, path):\n"
+  "        where = _locate(path)\n"
+  "        if where is None:\n"
+  "            with open(path, 'rb') as f:\n"
+  "                return f.read()\n"
+  "        return _read(*where)\n"
+  "\n"
+  "class _Source(_Loader):\n"
+  "    def create_module(self, spec):\n"
+  "        return None\n"
+  "    def exec_module(self, module):\n"
+  "        exec(self.get_code(module.__name__), module.__dict__)\n"
+  "    def get_code(self, fullname):\n"
+  "        st = posix.stat(self.rel, dir_fd=self.root)\n"
+  "        try:\n"
+  "            data = self.get_data(_cache_path(self.path))\n"
+  "        except OSError:\n"
+  "            data = b''\n"
+  "        if (len(data) > 16 and data[:4] == MAGIC and data[4:8] == bytes(4)\n"
+  "                and int.from_bytes(data[8:12], 'little') == int(st.st_mtime) & 0xFFFFFFFF\n"
+  "                and int.from_bytes(data[12:16], 'little') == st.st_size & 0xFFFFFFFF):\n"
+  "            return marshal.loads(memoryview(data)[16:])\n"
+  "        return compile(self.get_data(self.path), self.path, 'exec', dont_inherit=True)\n"
+  "    def get_source(self, fullname):\n"
+  "        external = sys.modules['_frozen_importlib_external']\n"
+  "        return external.decode_source(self.get_data(self.path))\n"
+  "\n"
+  "class _Origin:\n"
+  "    def __init__(self, name, origin):\n"
+  "        self.name, self.origin = name, origin\n"
+  "\n"
+  "class _Extension(_Loader):\n"
+  "    def __init__(self, root, dirrel, name, path):\n"
+  "        super().__init__(root, _join(dirrel, name), path)\n"
+  "        self.dirrel, self.name = dirrel, name\n"
+  "    def create_module(self, spec):\n"
+  "        fd = posix.open(self.dirrel, _O_DIR, dir_fd=self.root)\n"
+  "        try:\n"
+  "            load_library(fd, self.name)\n"
+  "        finally:\n"
+  "            posix.close(fd)\n"
+  "        # loaded already under this name: dlopen finds it without a search\n"
+  "        module = _imp.create_dynamic(_Origin(spec.name, './' + self.name))\n"
+  "        module.__file__ = spec.origin\n"
+  "        return module\n"
+  "    def exec_module(self, module):\n"
+  "        _imp.exec_dynamic(module)\n"
+  "    def is_package(self, fullname):\n"
+  "        return False\n"
+  "\n"
+  "def _spec(fullname, finder, name, locations):\n"
+  "    path = finder.path + '/' + name\n"
+  "    if name.endswith('.py'):\n"
+  "        loader = _Source(finder.root, _join(finder.rel, name), path)\n"
+  "    else:\n"
+  "        loader = _Extension(finder.root, finder.rel, name, path)\n"
+  "    spec = _ModuleSpec(fullname, loader, origin=path, is_package=locations is not None)\n"
+  "    if locations is not None:\n"
+  "        spec.submodule_search_locations = locations\n"
+  "    spec.has_location = True\n"
+  "    if name.endswith('.py'):\n"
+  "        spec.cached = _cache_path(path)\n"
+  "    return spec\n"
+  "\n"
+  "class _Finder:\n"
+  "    def __init__(self, root, rel, path):\n"
+  "        self.root, self.rel, self.path, self._names = root, rel, path, None\n"
+  "    def invalidate_caches(self):\n"
+  "        self._names = None\n"
+  "    def _list(self):\n"
+  "        if self._names is None:\n"
+  "            try:\n"
+  "                fd = posix.open(self.rel, _O_DIR, dir_fd=self.root)\n"
+  "            except OSError:\n"
+  "                self._names = frozenset()\n"
+  "            else:\n"
+  "                try:\n"
+  "                    self._names = frozenset(posix.listdir(fd))\n"
+  "                finally:\n"
+  "                    posix.close(fd)\n"
+  "        return self._names\n"
+  "    def find_spec(self, fullname, target=None):\n"
+  "        tail = fullname.rpartition('.')[2]\n"
+  "        names = self._list()\n"
+  "        portion = None\n"
+  "        if tail in names:\n"
+  "            sub = _finder(self.path + '/' + tail)\n"
+  "            for init in _INITS:\n"
+  "                if init in sub._list():\n"
+  "                    return _spec(fullname, sub, init, [sub.path])\n"
+  "            portion = sub.path\n"
+  "        for suffix in _SUFFIXES:\n"
+  "            if tail + suffix in names:\n"
+  "                return _spec(fullname, self, tail + suffix, None)\n"
+  "        if portion is not None:\n"
+  "            spec = _ModuleSpec(fullname, None)\n"
+  "            spec.submodule_search_locations = [portion]\n"
+  "            return spec\n"
+  "        return None\n"
+  "\n"
+  "def _finder(path):\n"
+  "    f = sys.path_importer_cache.get(path)\n"
+  "    if not isinstance(f, _Finder):\n"
+  "        f = _Finder(*_locate(path), path)\n"
+  "        sys.path_importer_cache[path] = f\n"
+  "    return f\n"
+  "\n"
+  "class PermissionError(builtins.PermissionError):\n"
+  "    __module__ = 'builtins'\n"
+  "    def __init__(self, *args):\n"
+  "        super().__init__(*args)\n"
+  "        if self.errno == errno.EACCES and self.strerror == posix.strerror(errno.EACCES):\n"
+  "            text = last_denial()\n"
+  "            if text:\n"
+  "                self.strerror = text\n"
+  "\n"
+  "def _install(stdlib, dist, magic):\n"
+  "    global MAGIC\n"
+  "    MAGIC = magic\n"
+  "    if stdlib >= 0:\n"
+  "        _roots.append(('" BOX_PYTHON_STDLIB "', stdlib))\n"
+  "        sys.path_importer_cache['/usr/lib/python311.zip'] = _Absent()\n"
+  "    if dist >= 0:\n"
+  "        _roots.append(('" BOX_PYTHON_DIST "', dist))\n"
+  "    for path, _ in _roots:\n"
+  "        _finder(path)\n"
+  "    if stdlib >= 0:\n"
+  "        _finder('" BOX_PYTHON_STDLIB "' + '/lib-dynload')\n";
+
+static PyObject *py_load_library(PyObject *self, PyObject *args)
+{
+  (void)self;
+  int dir;
+  const char *file;
+  if (!PyArg_ParseTuple(args, "is", &dir, &file)) return NULL;
+  if (!host || !host->load_library) {
+    PyErr_Format(PyExc_ImportError, "%s: no loader for the host's libraries", file);
+    return NULL;
+  }
+  char *why = host->load_library(host->data, dir, file);
+  if (why) {
+    PyErr_SetString(PyExc_ImportError, why);
+    free(why);
+    return NULL;
+  }
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_last_denial(PyObject *self, PyObject *args)
+{
+  (void)self, (void)args;
+  char *text = host && host->last_denial ? host->last_denial(host->data) : NULL;
+  if (!text) Py_RETURN_NONE;
+  PyObject *r = PyUnicode_DecodeFSDefault(text);
+  free(text);
+  return r;
+}
+
+static PyMethodDef methods[] = {
+  { "load_library", py_load_library, METH_VARARGS,
+    "load_library(dir_fd, file): load a shared object of the host and what it needs" },
+  { "last_denial", py_last_denial, METH_NOARGS,
+    "last_denial() -> the policy's text of this thread's last refusal, or None" },
+  { NULL, NULL, 0, NULL },
+};
+
+static struct PyModuleDef module_def = {
+  PyModuleDef_HEAD_INIT,
+  "_boxpython",
+  "The box's side of the interpreter.",
+  -1,
+  methods,
+  NULL,
+  NULL,
+  NULL,
+  NULL,
+};
+
+static PyObject *init_module(void)
+{
+  return PyModule_Create(&module_def);
+}
+
+void box_python_register(const BoxPythonHost *h)
+{
+  host = h;
+  PyImport_AppendInittab("_boxpython", init_module);
+}
+
+bool box_python_install(void)
+{
+  PyObject *mod = PyImport_ImportModule("_boxpython");
+  if (!mod) return false;
+  PyObject *dict = PyModule_GetDict(mod); /* borrowed */
+  PyObject *code = Py_CompileString(boot_source, boot_name, Py_file_input);
+  PyObject *r = code ? PyEval_EvalCode(code, dict, dict) : NULL;
+  Py_XDECREF(code);
+  bool ok = r != NULL;
+  Py_XDECREF(r);
+  long magic = PyImport_GetMagicNumber();
+  unsigned char m[4] = { magic & 0xff, (magic >> 8) & 0xff, (magic >> 16) & 0xff,
+                         (magic >> 24) & 0xff };
+  if (ok) {
+    r = PyObject_CallMethod(mod, "_install", "iiy#", host ? host->stdlib_dir : -1,
+                            host ? host->dist_dir : -1, (const char *)m, (Py_ssize_t)4);
+    ok = r != NULL;
+    Py_XDECREF(r);
+  }
+  if (ok) {
+    PyObject *refused = PyDict_GetItemString(dict, "PermissionError"); /* borrowed */
+    ok = refused && box_python_map_errno(EACCES, refused);
+    if (!ok && !PyErr_Occurred())
+      PyErr_SetString(PyExc_RuntimeError, "the refusal type could not be installed");
+  }
+  Py_DECREF(mod);
+  return ok;
+}
