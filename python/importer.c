@@ -24,7 +24,8 @@ static const BoxPythonHost *host;
 static const char boot_name[] = "<frozen importlib._bootstrap_external>";
 static const char boot_source[] =
   "import sys, posix, marshal, _imp, builtins, errno\n"
-  "_ModuleSpec = sys.modules['_frozen_importlib'].ModuleSpec\n"
+  "_bootstrap = sys.modules['_frozen_importlib']\n"
+  "_ModuleSpec = _bootstrap.ModuleSpec\n"
   "_O_DIR = posix.O_RDONLY | posix.O_DIRECTORY | posix.O_CLOEXEC\n"
   "_O_FILE = posix.O_RDONLY | posix.O_CLOEXEC\n"
   "_SUFFIXES = tuple(_imp.extension_suffixes()) + ('.py',)\n"
@@ -84,7 +85,8 @@ static const char boot_source[] =
   "    def create_module(self, spec):\n"
   "        return None\n"
   "    def exec_module(self, module):\n"
-  "        exec(self.get_code(module.__name__), module.__dict__)\n"
+  "        _bootstrap._call_with_frames_removed(exec, self.get_code(module.__name__),\n"
+  "                                             module.__dict__)\n"
   "    def get_code(self, fullname):\n"
   "        st = posix.stat(self.rel, dir_fd=self.root)\n"
   "        try:\n"
@@ -154,6 +156,14 @@ static const char boot_source[] =
   "                finally:\n"
   "                    posix.close(fd)\n"
   "        return self._names\n"
+  "    def _usable(self, name):\n"
+  "        # a link out of the directory (Debian's sitecustomize.py into /etc)\n"
+  "        # leads nowhere from the descriptor: as if it were not there\n"
+  "        try:\n"
+  "            posix.stat(_join(self.rel, name), dir_fd=self.root)\n"
+  "            return True\n"
+  "        except OSError:\n"
+  "            return False\n"
   "    def find_spec(self, fullname, target=None):\n"
   "        tail = fullname.rpartition('.')[2]\n"
   "        names = self._list()\n"
@@ -165,7 +175,7 @@ static const char boot_source[] =
   "                    return _spec(fullname, sub, init, [sub.path])\n"
   "            portion = sub.path\n"
   "        for suffix in _SUFFIXES:\n"
-  "            if tail + suffix in names:\n"
+  "            if tail + suffix in names and self._usable(tail + suffix):\n"
   "                return _spec(fullname, self, tail + suffix, None)\n"
   "        if portion is not None:\n"
   "            spec = _ModuleSpec(fullname, None)\n"
@@ -267,6 +277,11 @@ bool box_python_install(void)
   PyObject *mod = PyImport_ImportModule("_boxpython");
   if (!mod) return false;
   PyObject *dict = PyModule_GetDict(mod); /* borrowed */
+  /* what C code importing from these frames looks up */
+  if (PyDict_SetItemString(dict, "__builtins__", PyEval_GetBuiltins()) != 0) {
+    Py_DECREF(mod);
+    return false;
+  }
   PyObject *code = Py_CompileString(boot_source, boot_name, Py_file_input);
   PyObject *r = code ? PyEval_EvalCode(code, dict, dict) : NULL;
   Py_XDECREF(code);

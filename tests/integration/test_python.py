@@ -1,0 +1,141 @@
+"""`python3`/`python` in the Shell and as aliases: the real CPython 3.11,
+embedded (python/), running in the box's worker on the mount.
+
+Command-line behaviour is compared with /usr/bin/python3 run natively in
+the same workspace; refusals with the policy's text.
+"""
+import os
+import subprocess
+
+import pytest
+
+from conftest import BUILD, Box, permissive_box
+
+PY = "/usr/bin/python3"
+
+
+@pytest.fixture(scope="module")
+def py_box(tmp_path_factory):
+    b = permissive_box(tmp_path_factory.mktemp("pybox"))
+    yield b
+    b.teardown()
+
+
+def native(args, cwd, input=None):
+    env = {"HOME": "/nonexistent", "PATH": "/usr/bin:/bin", "LANG": "C"}
+    return subprocess.run(["python3", *args], executable=PY, capture_output=True, text=True,
+                          input=input, cwd=cwd,
+                          env=env, timeout=60)
+
+
+def test_version_is_the_real_one(py_box):
+    want = native(["--version"], py_box.workspace).stdout
+    assert want.startswith("Python 3.11")
+    for name in ("python3", "python"):
+        r = py_box.bash(f"{name} --version")
+        assert (r.stdout, r.stderr, r.returncode) == (want, "", 0)
+
+
+# Programs whose stdout, stderr and status are CPython's own (no path,
+# time or host detail in them).
+SNIPPETS = [
+    ["-c", "print(6 * 7)"],
+    ["-c", "import json, re, collections; print(json.dumps({'a': re.sub('b+', 'c', 'abbb')}))"],
+    ["-c", "import sys; print(sys.argv); sys.exit(3)"],
+    ["-c", "import sys; print(sys.argv)", "x", "-y", "--z"],
+    ["-c", "raise ValueError('boom')"],
+    ["-c", "import sys; sys.exit('bye')"],
+    ["-c", "import sqlite3, decimal, hashlib, ctypes, zlib; "
+           "print(sqlite3.connect(':memory:').execute('select 2*21').fetchone(), "
+           "decimal.Decimal('1.10') + 2, hashlib.sha256(b'x').hexdigest()[:8])"],
+    ["-I", "-c", "import sys; print(sys.flags.isolated, sys.flags.ignore_environment, sys.path[0])"],
+    ["-E", "-B", "-c", "import sys; print(sys.flags.ignore_environment, sys.dont_write_bytecode)"],
+    ["-W", "error", "-c", "import warnings; warnings.warn('w')"],
+    ["-X", "utf8", "-c", "import sys; print(sys.flags.utf8_mode, sys._xoptions)"],
+    ["-u", "-c", "import sys; print(sys.stdout.line_buffering, sys.stdout.write_through)"],
+    ["-m", "this"],
+    ["-c", "import nosuchmodule"],
+    ["--bogus"],
+]
+
+
+@pytest.mark.parametrize("args", SNIPPETS, ids=lambda a: " ".join(a)[:40])
+def test_like_native_python(py_box, args):
+    want = native(args, py_box.workspace)
+    quoted = " ".join("'" + a.replace("'", "'\\''") + "'" for a in args)
+    got = py_box.bash(f"python3 {quoted}")
+    assert (got.stdout, got.stderr, got.returncode) == (want.stdout, want.stderr, want.returncode)
+
+
+def test_stdin_script_and_module(py_box):
+    ws = py_box.workspace
+    (ws / "prog.py").write_text(
+        "import os, sys\nprint(__file__, sys.argv, os.getcwd(), sys.executable)\n")
+    r = py_box.bash("python3 prog.py a b; cd src && python3 ../prog.py")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == (f"{ws}/prog.py ['prog.py', 'a', 'b'] {ws} /usr/bin/python3\n"
+                        f"{ws}/src/../prog.py ['../prog.py'] {ws}/src /usr/bin/python3\n")
+    r = py_box.bash("echo 'print(6*7)' | python3")
+    assert (r.stdout, r.returncode) == ("42\n", 0)
+    r = py_box.bash("python3 - one <<'EOF'\nimport sys\nprint(sys.argv)\nEOF")
+    assert (r.stdout, r.returncode) == ("['-', 'one']\n", 0)
+    r = py_box.bash("echo '{\"b\": [1]}' | python3 -m json.tool --compact")
+    assert (r.stdout, r.returncode) == ('{"b":[1]}\n', 0)
+    # files the interpreter writes are the workspace's
+    r = py_box.bash("python3 -c \"open('made.txt', 'w').write('hi')\" && cat made.txt")
+    assert (r.stdout, r.returncode) == ("hi", 0)
+    assert (ws / "made.txt").read_text() == "hi"
+
+
+def test_standard_library_reports_native_paths(py_box):
+    r = py_box.bash("python3 -c \"import json, sys, _json; "
+                    "print(json.__file__, _json.__file__, sys.path[1:4])\"")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ("/usr/lib/python3.11/json/__init__.py "
+                        "/usr/lib/python3.11/lib-dynload/_json.cpython-311-x86_64-linux-gnu.so "
+                        "['/usr/lib/python311.zip', '/usr/lib/python3.11', "
+                        "'/usr/lib/python3.11/lib-dynload']\n")
+
+
+def test_each_run_is_a_shell_exec_decision(tmp_path):
+    b = Box(tmp_path)
+    try:
+        b.seed_policy()
+        b.write_config()
+        b.start()
+        r = b.bash("python3 -c 'print(1)'; python -c 'print(2)'")
+        assert (r.stdout, r.returncode) == ("1\n2\n", 0)
+        execs = [d for d in b.decision_summary() if d[1] == "shell:exec"]
+        assert execs == [("permit", "shell:exec", "python3"), ("permit", "shell:exec", "python")]
+    finally:
+        b.teardown()
+
+
+def test_refused_file_raises_permission_error_with_policy_text(tmp_path):
+    b = Box(tmp_path)
+    try:
+        b.seed_policy(extra='forbid(principal, action == Box::Action::"fs:read", resource) '
+                            'when { context.input.path like "*secret*" };')
+        b.write_config()
+        b.start()
+        (b.workspace / "secret.txt").write_text("s")
+        r = b.bash("python3 -c \"\ntry:\n    open('secret.txt')\nexcept PermissionError as e:\n"
+                   "    print(e.errno, e.strerror, e.filename)\nopen('secret.txt')\"")
+        text = "policy denied this operation on '~/src/project/secret.txt' [policy: policy_3]."
+        assert r.stdout == f"13 {text} secret.txt\n"
+        assert r.stderr.endswith(f"PermissionError: [Errno 13] {text}: 'secret.txt'\n")
+        assert r.returncode == 1
+        assert ("deny", "fs:read", "~/src/project/secret.txt") in b.decision_summary()
+        # the Shell's own commands print the same text
+        r = b.bash("cat secret.txt")
+        assert r.stderr == f"cat: secret.txt: {text}\n"
+    finally:
+        b.teardown()
+
+
+def test_box_shell_does_not_link_libpython():
+    out = subprocess.run(["ldd", str(BUILD / "box" / "box-shell")], capture_output=True,
+                         text=True, check=True).stdout
+    assert "libpython" not in out
+    assert "libpython3.11" in subprocess.run(["ldd", str(BUILD / "python" / "boxpython.so")],
+                                             capture_output=True, text=True).stdout
