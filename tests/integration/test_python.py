@@ -139,3 +139,39 @@ def test_box_shell_does_not_link_libpython():
     assert "libpython" not in out
     assert "libpython3.11" in subprocess.run(["ldd", str(BUILD / "python" / "boxpython.so")],
                                              capture_output=True, text=True).stdout
+
+
+PY_USAGE = "box-alias: Python alias accepts only -c SOURCE or SCRIPT\n"
+
+
+@pytest.mark.parametrize("name", ["python3", "python"])
+def test_alias_forms(py_box, name):
+    r = py_box.alias("-c", "import sys; print('it''s', sys.argv); sys.exit(4)", name=name)
+    assert (r.stdout, r.stderr, r.returncode) == ("its ['-c']\n", "", 4)
+    r = py_box.alias("-c", "print(\"a 'quoted' $HOME `x` \\\\ word\")", name=name)
+    assert (r.stdout, r.stderr, r.returncode) == ("a 'quoted' $HOME `x` \\ word\n", "", 0)
+    script = py_box.workspace / "job.py"
+    script.write_text("import os\nprint(len(os.listdir('.')) > 0, 'ran')\n")
+    r = py_box.alias(str(script), name=name)
+    assert (r.stdout, r.stderr, r.returncode) == ("True ran\n", "", 0)
+    for args in ([], ["--version"], ["-c"], ["-c", "1", "2"], ["-m", "json"], ["a.py", "b.py"],
+                 ["-i"], ["-", "x"]):
+        r = py_box.alias(*args, name=name)
+        assert (r.stdout, r.stderr, r.returncode) == ("", PY_USAGE, 125), args
+    r = py_box.alias("missing.py", name=name)
+    assert (r.stdout, r.returncode) == ("", 125)
+    assert r.stderr == "box-alias: read Python script missing.py: No such file or directory\n"
+
+
+def test_alias_runs_are_decided_as_python3(tmp_path):
+    b = Box(tmp_path)
+    try:
+        b.seed_policy()
+        b.write_config()
+        b.start()
+        r = b.alias("-c", "print(1)", name="python")
+        assert (r.stdout, r.returncode) == ("1\n", 0)
+        assert [d for d in b.decision_summary() if d[1] == "shell:exec"] == [
+            ("permit", "shell:exec", "python3")]
+    finally:
+        b.teardown()
