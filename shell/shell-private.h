@@ -561,6 +561,10 @@ bool box_curl_prepare(void); /* commands/curl_dl.c: only learn how to, later */
  * the workers (idempotent); run it in this process (-1 and *error when it
  * cannot be loaded). */
 bool box_python_prepare(void);
+/* commands/hostdir.c: a read-only detached copy of the host's directory
+ * dir, for workers to load files from once rooted in the mount (-1 when
+ * the kernel refuses). */
+int box_host_dir_open(const char *dir);
 int box_python_run(BoxCmd *c, int argc, char **argv, char **error);
 /* commands/interp.c: runs body(c) in a child on the command's descriptors
  * 0, 1, 2 with the environment a spawned program gets; its status. */

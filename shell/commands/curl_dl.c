@@ -122,16 +122,8 @@ static int dir_index(GPtrArray *names, const char *dir)
 {
   for (guint i = 0; i < names->len; i++)
     if (strcmp(g_ptr_array_index(names, i), dir) == 0) return (int)i;
-  /* A detached copy of the directory, read-only: from it ".." leads
-   * nowhere, so the descriptor reaches these library files and nothing
-   * else of the host. */
-  int fd = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  int fd = box_host_dir_open(dir);
   if (fd < 0) return -1;
-  struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
-  if (mount_setattr(fd, "", AT_EMPTY_PATH, &ro, sizeof ro) != 0) {
-    close(fd);
-    return -1;
-  }
   g_ptr_array_add(names, g_strdup(dir));
   dirs = g_renew(int, dirs, n_dirs + 1);
   dirs[n_dirs++] = fd;

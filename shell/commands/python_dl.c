@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,20 +38,6 @@
  * libraries'.  -1 when not prepared. */
 static int lib_dirs[2] = { -1, -1 };
 static int stdlib_dir = -1, dist_dir = -1;
-
-/* A read-only detached copy of dir: from it ".." leads nowhere, so the
- * descriptor reaches that directory's files and nothing else of the host. */
-static int keep_dir(const char *dir)
-{
-  int fd = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-  if (fd < 0) return -1;
-  struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
-  if (mount_setattr(fd, "", AT_EMPTY_PATH, &ro, sizeof ro) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 static char *find_module(void)
 {
@@ -90,10 +75,10 @@ bool box_python_prepare(void)
   g_autofree char *sys_dir = system_lib_dir();
   if (!module_path || !sys_dir) return false;
   g_autofree char *mod_dir = g_path_get_dirname(module_path);
-  lib_dirs[0] = keep_dir(mod_dir);
-  lib_dirs[1] = keep_dir(sys_dir);
-  stdlib_dir = keep_dir("/usr/lib/python3.11");
-  dist_dir = keep_dir("/usr/lib/python3/dist-packages"); /* optional */
+  lib_dirs[0] = box_host_dir_open(mod_dir);
+  lib_dirs[1] = box_host_dir_open(sys_dir);
+  stdlib_dir = box_host_dir_open("/usr/lib/python3.11");
+  dist_dir = box_host_dir_open("/usr/lib/python3/dist-packages"); /* optional */
   if (lib_dirs[0] >= 0 && lib_dirs[1] >= 0 && stdlib_dir >= 0) return true;
   for (int i = 0; i < 2; i++)
     if (lib_dirs[i] >= 0) close(lib_dirs[i]);

@@ -4,7 +4,7 @@ embedded (python/), running in the box's worker on the mount.
 Command-line behaviour is compared with /usr/bin/python3 run natively in
 the same workspace; refusals with the policy's text.
 """
-import os
+import contextlib
 import subprocess
 
 import pytest
@@ -12,6 +12,19 @@ import pytest
 from conftest import BUILD, Box, permissive_box
 
 PY = "/usr/bin/python3"
+
+
+@contextlib.contextmanager
+def seeded_box(tmp_path, extra=""):
+    """A box under the seed policy (plus extra), ended on the way out."""
+    b = Box(tmp_path)
+    try:
+        b.seed_policy(extra=extra)
+        b.write_config()
+        b.start()
+        yield b
+    finally:
+        b.teardown()
 
 
 @pytest.fixture(scope="module")
@@ -98,26 +111,17 @@ def test_standard_library_reports_native_paths(py_box):
 
 
 def test_each_run_is_a_shell_exec_decision(tmp_path):
-    b = Box(tmp_path)
-    try:
-        b.seed_policy()
-        b.write_config()
-        b.start()
+    with seeded_box(tmp_path) as b:
         r = b.bash("python3 -c 'print(1)'; python -c 'print(2)'")
         assert (r.stdout, r.returncode) == ("1\n2\n", 0)
         execs = [d for d in b.decision_summary() if d[1] == "shell:exec"]
         assert execs == [("permit", "shell:exec", "python3"), ("permit", "shell:exec", "python")]
-    finally:
-        b.teardown()
 
 
 def test_refused_file_raises_permission_error_with_policy_text(tmp_path):
-    b = Box(tmp_path)
-    try:
-        b.seed_policy(extra='forbid(principal, action == Box::Action::"fs:read", resource) '
-                            'when { context.input.path like "*secret*" };')
-        b.write_config()
-        b.start()
+    forbid = ('forbid(principal, action == Box::Action::"fs:read", resource) '
+              'when { context.input.path like "*secret*" };')
+    with seeded_box(tmp_path, forbid) as b:
         (b.workspace / "secret.txt").write_text("s")
         r = b.bash("python3 -c \"\ntry:\n    open('secret.txt')\nexcept PermissionError as e:\n"
                    "    print(e.errno, e.strerror, e.filename)\nopen('secret.txt')\"")
@@ -129,8 +133,6 @@ def test_refused_file_raises_permission_error_with_policy_text(tmp_path):
         # the Shell's own commands print the same text
         r = b.bash("cat secret.txt")
         assert r.stderr == f"cat: secret.txt: {text}\n"
-    finally:
-        b.teardown()
 
 
 def test_box_shell_does_not_link_libpython():
@@ -164,14 +166,8 @@ def test_alias_forms(py_box, name):
 
 
 def test_alias_runs_are_decided_as_python3(tmp_path):
-    b = Box(tmp_path)
-    try:
-        b.seed_policy()
-        b.write_config()
-        b.start()
+    with seeded_box(tmp_path) as b:
         r = b.alias("-c", "print(1)", name="python")
         assert (r.stdout, r.returncode) == ("1\n", 0)
         assert [d for d in b.decision_summary() if d[1] == "shell:exec"] == [
             ("permit", "shell:exec", "python3")]
-    finally:
-        b.teardown()
