@@ -29,6 +29,13 @@ typedef struct {
    * loaded.  Returns NULL, or why it failed (malloc'd).  NULL: extensions
    * load by path. */
   char *(*load_library)(void *data, int dir, const char *file);
+  /* Runs text through the Shell's decision point on fds 0, 1, 2 of the
+   * calling process, a child forked for this purpose that ends right after
+   * with the returned status (0..255).  subprocess, os.system and os.popen
+   * start their commands through it: a list of arguments is quoted into
+   * one command, `shell=True` text is the Shell's text.  NULL: they fail as
+   * exec does in the box. */
+  int (*shell_run)(void *data, const char *text);
   /* The policy text of the calling thread's last refused file operation
    * (malloc'd), or NULL.  A PermissionError for EACCES carries it as its
    * strerror.  May be NULL. */

@@ -77,5 +77,10 @@ int box_python_main(int argc, char **argv, const BoxPythonHost *host)
   }
   st = _Py_InitializeMain();
   if (PyStatus_Exception(st)) return status_exit(st);
+  if (host && host->shell_run &&
+      PyRun_SimpleString("import _boxpython\n_boxpython._route_processes()\n") != 0) {
+    Py_Finalize();
+    return 1;
+  }
   return Py_RunMain();
 }

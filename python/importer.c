@@ -15,6 +15,7 @@
 #include "python/python-private.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static const BoxPythonHost *host;
@@ -199,9 +200,75 @@ static const char boot_source[] =
   "            if text:\n"
   "                self.strerror = text\n"
   "\n"
-  "def _install(stdlib, dist, magic):\n"
+  "_start_cwd = posix.getcwd()\n"
+  "\n"
+  "def _quote(word):\n"
+  "    return \"'\" + word.replace(\"'\", \"'\\\\''\") + \"'\"\n"
+  "\n"
+  "def _in_cwd(text, cwd=None):\n"
+  "    # the Shell runs in the directory it had when python3 started\n"
+  "    where = posix.getcwd() if cwd is None else posix.fspath(cwd)\n"
+  "    if isinstance(where, bytes):\n"
+  "        where = where.decode(sys.getfilesystemencoding(), 'surrogateescape')\n"
+  "    if where == _start_cwd:\n"
+  "        return text\n"
+  "    return 'cd -- %s && %s' % (_quote(where), text)\n"
+  "\n"
+  "def _run_in_child(text):\n"
+  "    status = 126\n"
+  "    try:\n"
+  "        status = shell_run(text)\n"
+  "    finally:\n"
+  "        posix._exit(status & 255)\n"
+  "\n"
+  "def _word(a):\n"
+  "    if isinstance(a, bytes):\n"
+  "        return a.decode(sys.getfilesystemencoding(), 'surrogateescape')\n"
+  "    return posix.fspath(a)\n"
+  "\n"
+  "def _fork_exec(args, executable_list, close_fds, fds_to_keep, cwd, env,\n"
+  "               p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite,\n"
+  "               errpipe_read, errpipe_write, *rest):\n"
+  "    words = [_word(a) for a in args]\n"
+  "    if len(words) >= 3 and words[0] == '/bin/sh' and words[1] == '-c':\n"
+  "        text = words[2]  # shell=True: the text is the Shell's\n"
+  "    else:\n"
+  "        text = ' '.join(_quote(w) for w in words)\n"
+  "    text = _in_cwd(text, cwd)\n"
+  "    pid = posix.fork()\n"
+  "    if pid:\n"
+  "        return pid\n"
+  "    try:\n"
+  "        for fd, target in ((p2cread, 0), (c2pwrite, 1), (errwrite, 2)):\n"
+  "            if fd != -1 and fd != target:\n"
+  "                posix.dup2(fd, target)\n"
+  "        for fd in {p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite, errpipe_read,\n"
+  "                   errpipe_write}:\n"
+  "            if fd > 2:\n"
+  "                posix.close(fd)  # errpipe_write closed: what exec's success says\n"
+  "    except BaseException:\n"
+  "        posix._exit(126)\n"
+  "    _run_in_child(text)\n"
+  "\n"
+  "def _system(command):\n"
+  "    text = _in_cwd(_word(command))\n"
+  "    pid = posix.fork()\n"
+  "    if pid == 0:\n"
+  "        _run_in_child(text)\n"
+  "    return posix.waitpid(pid, 0)[1]\n"
+  "\n"
+  "def _route_processes():\n"
+  "    import _posixsubprocess\n"
+  "    _posixsubprocess.fork_exec = _fork_exec\n"
+  "    posix.system = _system\n"
+  "    if 'os' in sys.modules:  # imported (frozen) before this ran\n"
+  "        sys.modules['os'].system = _system\n"
+  "\n"
+  "def _install(stdlib, dist, magic, route):\n"
   "    global MAGIC\n"
   "    MAGIC = magic\n"
+  "    if route:\n"
+  "        _route_processes()\n"
   "    if stdlib >= 0:\n"
   "        _roots.append(('" BOX_PYTHON_STDLIB "', stdlib))\n"
   "        sys.path_importer_cache['/usr/lib/python311.zip'] = _Absent()\n"
@@ -241,7 +308,22 @@ static PyObject *py_last_denial(PyObject *self, PyObject *args)
   return r;
 }
 
+static PyObject *py_shell_run(PyObject *self, PyObject *args)
+{
+  (void)self;
+  const char *text;
+  if (!PyArg_ParseTuple(args, "s", &text)) return NULL;
+  if (!host || !host->shell_run) {
+    errno = ENOSYS;
+    return PyErr_SetFromErrno(PyExc_OSError);
+  }
+  fflush(NULL);
+  return PyLong_FromLong(host->shell_run(host->data, text));
+}
+
 static PyMethodDef methods[] = {
+  { "shell_run", py_shell_run, METH_VARARGS,
+    "shell_run(text) -> status: text through the Shell, in a child forked for it" },
   { "load_library", py_load_library, METH_VARARGS,
     "load_library(dir_fd, file): load a shared object of the host and what it needs" },
   { "last_denial", py_last_denial, METH_NOARGS,
@@ -291,8 +373,9 @@ bool box_python_install(void)
   unsigned char m[4] = { magic & 0xff, (magic >> 8) & 0xff, (magic >> 16) & 0xff,
                          (magic >> 24) & 0xff };
   if (ok) {
-    r = PyObject_CallMethod(mod, "_install", "iiy#", host ? host->stdlib_dir : -1,
-                            host ? host->dist_dir : -1, (const char *)m, (Py_ssize_t)4);
+    r = PyObject_CallMethod(mod, "_install", "iiy#i", host ? host->stdlib_dir : -1,
+                            host ? host->dist_dir : -1, (const char *)m, (Py_ssize_t)4,
+                            host && host->shell_run);
     ok = r != NULL;
     Py_XDECREF(r);
   }

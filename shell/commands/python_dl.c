@@ -223,10 +223,18 @@ static char *last_denial(void *data)
   return h && h->last_denial ? h->last_denial(h->data) : NULL;
 }
 
+/* In a child the interpreter forked for the route: a copy of the Shell as
+ * it was when python3 started, on the child's fds 0, 1, 2 (as lua's). */
+static int shell_run(void *data, const char *text)
+{
+  BoxCmd *c = data;
+  return box_run_text(c->sh, text, 0, 1, 2);
+}
+
 int box_python_run(BoxCmd *c, int argc, char **argv, char **error)
 {
   void *lib = NULL;
-  BoxPythonHost host = { -1, -1, NULL, last_denial, c };
+  BoxPythonHost host = { -1, -1, NULL, shell_run, last_denial, c };
   if (lib_dirs[0] >= 0) {
     char *why = load_library(NULL, lib_dirs[0], MODULE_FILE);
     if (why) {

@@ -171,3 +171,34 @@ def test_alias_runs_are_decided_as_python3(tmp_path):
         assert (r.stdout, r.returncode) == ("1\n", 0)
         assert [d for d in b.decision_summary() if d[1] == "shell:exec"] == [
             ("permit", "shell:exec", "python3")]
+
+
+def test_subprocess_and_os_system_go_through_the_shell(tmp_path):
+    with seeded_box(tmp_path) as b:
+        (b.workspace / "src" / "x.txt").write_text("x")
+        r = b.bash("python3 -c \"\nimport subprocess, os\n"
+                   "r = subprocess.run(['echo', 'hi'], capture_output=True)\n"
+                   "print(r.returncode, r.stdout)\n"
+                   "print(subprocess.run('echo a | tr a b', shell=True, capture_output=True, "
+                   "text=True).stdout, end='')\n"
+                   "print(os.system('exit 3'), os.popen('echo popen').read(), end='')\n"
+                   "print(subprocess.check_output(['cat'], input=b'fed'))\n"
+                   "print(subprocess.run(['ls'], cwd='src', capture_output=True).stdout)\n\"")
+        assert r.stderr == ""
+        assert r.stdout == "0 b'hi\\n'\nb\n768 popen\nb'fed'\nb'main.rs\\nx.txt\\n'\n"
+        assert r.returncode == 0
+        execs = [d[2] for d in b.decision_summary() if d[1] == "shell:exec"]
+        assert execs == ["python3", "echo", "echo", "tr", "exit", "echo", "cat", "cd", "ls"]
+
+
+def test_subprocess_is_refused_like_the_shell(tmp_path):
+    forbid = ('forbid(principal, action == Box::Action::"shell:exec", resource) '
+              'when { context.input.program == "rm" };')
+    with seeded_box(tmp_path, forbid) as b:
+        (b.workspace / "keep.txt").write_text("k")
+        r = b.bash("python3 -c \"import subprocess; "
+                   "r = subprocess.run(['rm', 'keep.txt'], capture_output=True, text=True); "
+                   "print(r.returncode, r.stderr)\"")
+        assert r.stdout.startswith("126 strands-shell: effect denied: policy denied this operation")
+        assert (b.workspace / "keep.txt").exists()
+        assert ("deny", "shell:exec", "rm") in b.decision_summary()
