@@ -27,6 +27,10 @@ def seeded_box(tmp_path, extra=""):
         b.teardown()
 
 
+def forbid(action, condition):
+    return f'forbid(principal, action == Box::Action::"{action}", resource) when {{ {condition} }};'
+
+
 @pytest.fixture(scope="module")
 def py_box(tmp_path_factory):
     b = permissive_box(tmp_path_factory.mktemp("pybox"))
@@ -119,9 +123,7 @@ def test_each_run_is_a_shell_exec_decision(tmp_path):
 
 
 def test_refused_file_raises_permission_error_with_policy_text(tmp_path):
-    forbid = ('forbid(principal, action == Box::Action::"fs:read", resource) '
-              'when { context.input.path like "*secret*" };')
-    with seeded_box(tmp_path, forbid) as b:
+    with seeded_box(tmp_path, forbid("fs:read", 'context.input.path like "*secret*"')) as b:
         (b.workspace / "secret.txt").write_text("s")
         r = b.bash("python3 -c \"\ntry:\n    open('secret.txt')\nexcept PermissionError as e:\n"
                    "    print(e.errno, e.strerror, e.filename)\nopen('secret.txt')\"")
@@ -192,9 +194,7 @@ def test_subprocess_and_os_system_go_through_the_shell(tmp_path):
 
 
 def test_subprocess_is_refused_like_the_shell(tmp_path):
-    forbid = ('forbid(principal, action == Box::Action::"shell:exec", resource) '
-              'when { context.input.program == "rm" };')
-    with seeded_box(tmp_path, forbid) as b:
+    with seeded_box(tmp_path, forbid("shell:exec", 'context.input.program == "rm"')) as b:
         (b.workspace / "keep.txt").write_text("k")
         r = b.bash("python3 -c \"import subprocess; "
                    "r = subprocess.run(['rm', 'keep.txt'], capture_output=True, text=True); "
