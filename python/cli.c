@@ -77,8 +77,8 @@ int box_python_main(int argc, char **argv, const BoxPythonHost *host)
   }
   st = _Py_InitializeMain();
   if (PyStatus_Exception(st)) return status_exit(st);
-  if (host && host->shell_run &&
-      PyRun_SimpleString("import _boxpython\n_boxpython._route_processes()\n") != 0) {
+  if (!box_python_after_main()) {
+    PyErr_Print();
     Py_Finalize();
     return 1;
   }

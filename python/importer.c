@@ -94,7 +94,8 @@ static const char boot_source[] =
   "            data = self.get_data(_cache_path(self.path))\n"
   "        except OSError:\n"
   "            data = b''\n"
-  "        if (len(data) > 16 and data[:4] == MAGIC and data[4:8] == bytes(4)\n"
+  "        magic = sys.modules['_frozen_importlib_external'].MAGIC_NUMBER\n"
+  "        if (len(data) > 16 and data[:4] == magic and data[4:8] == bytes(4)\n"
   "                and int.from_bytes(data[8:12], 'little') == int(st.st_mtime) & 0xFFFFFFFF\n"
   "                and int.from_bytes(data[12:16], 'little') == st.st_size & 0xFFFFFFFF):\n"
   "            return marshal.loads(memoryview(data)[16:])\n"
@@ -257,6 +258,26 @@ static const char boot_source[] =
   "        _run_in_child(text)\n"
   "    return posix.waitpid(pid, 0)[1]\n"
   "\n"
+  "def _open_source(file, mode='r', *args, **kwargs):\n"
+  "    # what CPython's traceback printer opens a frame's file with\n"
+  "    if type(file) is str and mode == 'rb' and not args and not kwargs:\n"
+  "        where = _locate(file)\n"
+  "        if where is not None:\n"
+  "            return _io_open(posix.open(where[1], _O_FILE, dir_fd=where[0]), 'rb')\n"
+  "    return _io_open(file, mode, *args, **kwargs)\n"
+  "\n"
+  "def _show_sources():\n"
+  "    global _io_open\n"
+  "    if _roots:\n"
+  "        io = sys.modules['io']\n"
+  "        _io_open = io.open\n"
+  "        io.open = _open_source\n"
+  "\n"
+  "def _after_main(route):\n"
+  "    if route:\n"
+  "        _route_processes()\n"
+  "    _show_sources()\n"
+  "\n"
   "def _route_processes():\n"
   "    import _posixsubprocess\n"
   "    _posixsubprocess.fork_exec = _fork_exec\n"
@@ -264,9 +285,7 @@ static const char boot_source[] =
   "    if 'os' in sys.modules:  # imported (frozen) before this ran\n"
   "        sys.modules['os'].system = _system\n"
   "\n"
-  "def _install(stdlib, dist, magic, route):\n"
-  "    global MAGIC\n"
-  "    MAGIC = magic\n"
+  "def _install(stdlib, dist, route):\n"
   "    if route:\n"
   "        _route_processes()\n"
   "    if stdlib >= 0:\n"
@@ -369,13 +388,9 @@ bool box_python_install(void)
   Py_XDECREF(code);
   bool ok = r != NULL;
   Py_XDECREF(r);
-  long magic = PyImport_GetMagicNumber();
-  unsigned char m[4] = { magic & 0xff, (magic >> 8) & 0xff, (magic >> 16) & 0xff,
-                         (magic >> 24) & 0xff };
   if (ok) {
-    r = PyObject_CallMethod(mod, "_install", "iiy#i", host ? host->stdlib_dir : -1,
-                            host ? host->dist_dir : -1, (const char *)m, (Py_ssize_t)4,
-                            host && host->shell_run);
+    r = PyObject_CallMethod(mod, "_install", "iii", host ? host->stdlib_dir : -1,
+                            host ? host->dist_dir : -1, host && host->shell_run);
     ok = r != NULL;
     Py_XDECREF(r);
   }
@@ -387,4 +402,13 @@ bool box_python_install(void)
   }
   Py_DECREF(mod);
   return ok;
+}
+
+bool box_python_after_main(void)
+{
+  PyObject *mod = PyImport_ImportModule("_boxpython");
+  PyObject *r = mod ? PyObject_CallMethod(mod, "_after_main", "i", host && host->shell_run) : NULL;
+  Py_XDECREF(mod);
+  Py_XDECREF(r);
+  return r != NULL;
 }

@@ -23,5 +23,9 @@ void box_python_register(const BoxPythonHost *host);
  * refused file operation raises the policy's text.  False with a Python
  * exception set. */
 bool box_python_install(void);
+/* After the main phase (os and io exist only now): subprocess and
+ * os.system through the host, the standard library's source for
+ * tracebacks.  False with a Python exception set. */
+bool box_python_after_main(void);
 
 #endif

@@ -61,6 +61,8 @@ SNIPPETS = [
     ["-c", "import sys; print(sys.argv); sys.exit(3)"],
     ["-c", "import sys; print(sys.argv)", "x", "-y", "--z"],
     ["-c", "raise ValueError('boom')"],
+    # a traceback through the standard library shows its source lines
+    ["-c", "import json; json.loads('{')"],
     ["-c", "import sys; sys.exit('bye')"],
     ["-c", "import sqlite3, decimal, hashlib, ctypes, zlib; "
            "print(sqlite3.connect(':memory:').execute('select 2*21').fetchone(), "
