@@ -18,6 +18,7 @@ HELPERS = {
     "registry.c", "builtins.c", "curl_dl.c", "head_tail.c", "find_parse.c", "sed_script.c",
     "messages.c", "options.c", "input.c", "files.c", "values.c", "nested.c",
     "archive.c", "compress.c", "digest.c",
+    "interp.c", "python_dl.c", "hostdir.c",
 }
 
 ROW = re.compile(r'^BOX_COMMAND\("([^"]+)",\s*(\w+),\s*(SPECIAL|BUILTIN|UTILITY)\)\s*$')
