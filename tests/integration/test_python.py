@@ -6,6 +6,7 @@ the same workspace; refusals with the policy's text.
 """
 import contextlib
 import subprocess
+import time
 
 import pytest
 
@@ -204,3 +205,20 @@ def test_subprocess_is_refused_like_the_shell(tmp_path):
         assert r.stdout.startswith("126 strands-shell: effect denied: policy denied this operation")
         assert (b.workspace / "keep.txt").exists()
         assert ("deny", "shell:exec", "rm") in b.decision_summary()
+
+
+def test_shell_timeout_ends_a_python_loop_and_its_subprocesses(box):
+    from test_shell_limits import set_shell_timeout, worker_children
+    set_shell_timeout(box, '"1s"')
+    box.seed_policy()
+    box.start()
+    before = set(worker_children())
+    r = box.bash("python3 -c \"import subprocess; subprocess.Popen(['sleep', '60']); "
+                 "exec('while True: pass')\"; echo never")
+    assert r.returncode == 124, r.stderr
+    assert "strands-shell: execution timeout exceeded" in r.stderr
+    assert r.stdout == ""
+    deadline = time.time() + 5
+    while set(worker_children()) - before and time.time() < deadline:
+        time.sleep(0.05)
+    assert not set(worker_children()) - before
