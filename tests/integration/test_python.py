@@ -222,3 +222,15 @@ def test_shell_timeout_ends_a_python_loop_and_its_subprocesses(box):
     while set(worker_children()) - before and time.time() < deadline:
         time.sleep(0.05)
     assert not set(worker_children()) - before
+
+
+def test_exec_and_posix_spawn_go_through_the_shell(tmp_path):
+    with seeded_box(tmp_path) as b:
+        r = b.bash("python3 -u -c \"\nimport os\n"
+                   "pid = os.posix_spawnp('echo', ['echo', 'spawned'], os.environ)\n"
+                   "print(os.waitpid(pid, 0)[1])\n"
+                   "os.execlp('sh', 'sh', '-c', 'echo replaced; exit 5')\n"
+                   "print('never')\"; echo status $?")
+        assert (r.stdout, r.stderr) == ("spawned\n0\nreplaced\nstatus 5\n", "")
+        execs = [d[2] for d in b.decision_summary() if d[1] == "shell:exec"]
+        assert execs == ["python3", "echo", "sh", "echo", "exit", "echo"]
