@@ -234,3 +234,18 @@ def test_exec_and_posix_spawn_go_through_the_shell(tmp_path):
         assert (r.stdout, r.stderr) == ("spawned\n0\nreplaced\nstatus 5\n", "")
         execs = [d[2] for d in b.decision_summary() if d[1] == "shell:exec"]
         assert execs == ["python3", "echo", "sh", "echo", "exit", "echo"]
+
+
+def test_pythonpath_and_workspace_imports(py_box):
+    ws = py_box.workspace
+    (ws / "lib").mkdir(exist_ok=True)
+    (ws / "lib" / "helper.py").write_text("VALUE = 'from lib'\n")
+    (ws / "pkg").mkdir(exist_ok=True)
+    (ws / "pkg" / "__init__.py").write_text("from .inner import X\n")
+    (ws / "pkg" / "inner.py").write_text("X = 'inner'\n")
+    r = py_box.bash("PYTHONPATH=lib python3 -c \"import sys, helper, pkg; "
+                    "print(helper.VALUE, pkg.X, sys.path[1], helper.__file__)\"")
+    assert (r.stdout, r.stderr, r.returncode) == (
+        f"from lib inner {ws}/lib {ws}/lib/helper.py\n", "", 0)
+    r = py_box.bash("PYTHONPATH=lib python3 -E -c \"import helper\"")
+    assert r.returncode == 1 and "No module named 'helper'" in r.stderr
