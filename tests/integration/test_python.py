@@ -249,3 +249,19 @@ def test_pythonpath_and_workspace_imports(py_box):
         f"from lib inner {ws}/lib {ws}/lib/helper.py\n", "", 0)
     r = py_box.bash("PYTHONPATH=lib python3 -E -c \"import helper\"")
     assert r.returncode == 1 and "No module named 'helper'" in r.stderr
+
+
+def test_ctypes_meets_the_workers_seccomp_filter(py_box):
+    r = py_box.bash("python3 -u -c \"\nimport ctypes, os, socket\n"
+                    "libc = ctypes.CDLL(None, use_errno=True)\n"
+                    "for name, call in (('execve', lambda: libc.execve(b'/bin/true', None, None)),\n"
+                    "                   ('raw execve', lambda: libc.syscall(59, b'/bin/true', 0, 0)),\n"
+                    "                   ('mount', lambda: libc.mount(b'none', b'/tmp', b'tmpfs', 0, None)),\n"
+                    "                   ('ptrace', lambda: libc.ptrace(0, 0, None, None))):\n"
+                    "    print(name, call(), os.strerror(ctypes.get_errno()))\n"
+                    "s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n"
+                    "s.settimeout(5)\n"
+                    "print(s.connect_ex(('1.1.1.1', 80)) != 0)\"")
+    assert (r.stdout, r.stderr, r.returncode) == (
+        "execve -1 Operation not permitted\nraw execve -1 Operation not permitted\n"
+        "mount -1 Operation not permitted\nptrace -1 Operation not permitted\nTrue\n", "", 0)
