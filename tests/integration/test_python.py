@@ -265,3 +265,10 @@ def test_ctypes_meets_the_workers_seccomp_filter(py_box):
     assert (r.stdout, r.stderr, r.returncode) == (
         "execve -1 Operation not permitted\nraw execve -1 Operation not permitted\n"
         "mount -1 Operation not permitted\nptrace -1 Operation not permitted\nTrue\n", "", 0)
+
+
+def test_sys_executable_runs_the_boxs_python(py_box):
+    r = py_box.bash("python3 -c \"import subprocess, sys; "
+                    "print(subprocess.run([sys.executable, '-c', 'import sys; print(sys.argv)', 'a'], "
+                    "capture_output=True, text=True).stdout, end='')\"")
+    assert (r.stdout, r.stderr, r.returncode) == ("['-c', 'a']\n", "", 0)
