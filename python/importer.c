@@ -11,7 +11,14 @@
  * PathFinder consults them and never stats the paths themselves; packages
  * add theirs as they are found.  Any other sys.path entry (the script's
  * directory, a venv in the workspace) is imported by path, through the
- * mount, decided per operation. */
+ * mount, decided per operation.
+ *
+ * The same module routes processes: the child side of subprocess
+ * (_posixsubprocess.fork_exec), os.system, os.exec* and os.posix_spawn* run
+ * their command through the host's shell_run in a forked child, so each
+ * is the Shell's decision, never an exec (which the worker's filter
+ * refuses anyway).  And OSError for EACCES is created as a PermissionError
+ * subclass that takes the policy's text as its strerror (errnomap.c). */
 #include "python/python-private.h"
 
 #include <errno.h>

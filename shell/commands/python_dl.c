@@ -11,10 +11,8 @@
  * linker matches each by soname and never searches paths that do not
  * exist in the mount), with the descriptor as the working directory of a
  * thread of its own.  The standard library itself is imported through its
- * descriptor by the module (python/importer.c).
- *
- * What this shares with curl_dl.c (library directories kept open for
- * workers) is meant to become one helper; see the branch's notes. */
+ * descriptor by the module (python/importer.c).  The descriptors are
+ * hostdir.c's, as curl_dl.c's are. */
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -234,7 +232,9 @@ static int shell_run(void *data, const char *text)
 int box_python_run(BoxCmd *c, int argc, char **argv, char **error)
 {
   void *lib = NULL;
-  BoxPythonHost host = { -1, -1, NULL, shell_run, last_denial, c };
+  BoxPythonHost host = {
+    .stdlib_dir = -1, .dist_dir = -1, .shell_run = shell_run, .last_denial = last_denial, .data = c
+  };
   if (lib_dirs[0] >= 0) {
     char *why = load_library(NULL, lib_dirs[0], MODULE_FILE);
     if (why) {
