@@ -193,7 +193,7 @@ def test_box_dir_layout(box):
     box.start_seeded()
     assert sorted(os.listdir(box.box_dir)) == ["bin", "private", "run", "trust"]
     assert os.stat(box.box_dir).st_mode & 0o7777 == 0o700
-    assert sorted(os.listdir(box.box_dir / "bin")) == ["bash", "sh", "zsh"]
+    assert sorted(os.listdir(box.box_dir / "bin")) == ["bash", "python", "python3", "sh", "zsh"]
     assert (box.box_dir / "run" / "box.sock").exists()
 
 
