@@ -196,12 +196,12 @@ int box_verb_run(int argc, char **argv)
   sigprocmask(SIG_BLOCK, &blocked, NULL);
   g_autofree char *config_path = NULL;
   g_auto(GStrv) rest = NULL;
+  static const char help[] = "Starts the box described by FILE, runs its [agent] command with "
+                             "ARGS appended, and exits with the agent's status.  --quiet: no "
+                             "startup disclosure.";
   bool quiet = take_quiet(&argc, argv);
-  if (!box_verb_parse("box run", "- run a box and its agent", "[--quiet] [-- ARGS…]",
-                      "Starts the box described by FILE, runs its [agent] command with ARGS "
-                      "appended, and exits with the agent's status.  --quiet: no startup "
-                      "disclosure.",
-                      false, &config_path, &rest, &argc, &argv))
+  if (!box_verb_parse("box run", "- run a box and its agent", "[--quiet] [-- ARGS…]", help, false,
+                      &config_path, &rest, &argc, &argv))
     return 2;
   if (!config_path) {
     fprintf(stderr, "box: error: the following required arguments were not provided: --config "

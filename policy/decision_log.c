@@ -173,6 +173,17 @@ static const char *input_str(json_object *input, const char *key)
   return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
+/* The command's words as the log shows them (at most ARGS_MAX), each
+ * redacted where it came from an expansion; g_strfreev. */
+static char **redacted_args(const BoxCommandArgs *cargs, size_t *n)
+{
+  *n = cargs ? MIN(cargs->argc, ARGS_MAX) : 0;
+  char **words = g_new0(char *, *n + 1);
+  for (size_t i = 0; i < *n; i++)
+    words[i] = box_command_arg_redact(cargs->argv[i], !cargs->literal || cargs->literal[i]);
+  return words;
+}
+
 static void add_int_from_input(json_object *attrs, const char *key, json_object *input,
                                const char *field)
 {
@@ -247,10 +258,8 @@ static json_object *decision_attributes(const char *action, json_object *input,
   } else if (g_str_has_prefix(action, "shell:")) {
     const char *program = input_str(input, "program");
     if (program) add_str(attrs, "process.command", program);
-    size_t n = cargs ? MIN(cargs->argc, ARGS_MAX) : 0;
-    char **words = g_new0(char *, n + 1);
-    for (size_t i = 0; i < n; i++)
-      words[i] = box_command_arg_redact(cargs->argv[i], !cargs->literal || cargs->literal[i]);
+    size_t n;
+    char **words = redacted_args(cargs, &n);
     add_attr(attrs, "process.command_args", array_value((const char *const *)words, n));
     g_strfreev(words);
     const char *cwd = input_str(input, "cwd");
@@ -488,10 +497,8 @@ static void h_attributes(GString *o, const char *action, json_object *input,
   } else if (g_str_has_prefix(action, "shell:")) {
     const char *program = input_str(input, "program");
     if (program) ATTR_STR(o, "process.command", program);
-    size_t n = cargs ? MIN(cargs->argc, ARGS_MAX) : 0;
-    char **words = g_new0(char *, n + 1);
-    for (size_t i = 0; i < n; i++)
-      words[i] = box_command_arg_redact(cargs->argv[i], !cargs->literal || cargs->literal[i]);
+    size_t n;
+    char **words = redacted_args(cargs, &n);
     ATTR_HEAD(o, "process.command_args");
     h_array_values(o, (const char *const *)words, n);
     g_strfreev(words);

@@ -88,14 +88,8 @@ static bool head_all_but(BoxCmd *c, int fd, const BxEnds *o)
   return true;
 }
 
-static bool head_copy(BoxCmd *c, int fd, const BxEnds *o)
-{
-  return o->flipped ? head_all_but(c, fd, o) : head_first(c, fd, o);
-}
-
-static const BxEndsCmd head_cmd = { "head", "n:c:qvz", '-', true, head_copy };
-
 int box_cmd_head(BoxCmd *c)
 {
-  return bx_ends_main(c, &head_cmd);
+  static const BxEndsCmd cmd = { "head", "n:c:qvz", '-', true, head_first, head_all_but };
+  return bx_ends_main(c, &cmd);
 }

@@ -132,14 +132,8 @@ static bool tail_end(BoxCmd *c, int fd, const BxEnds *o)
   return true;
 }
 
-static bool tail_copy(BoxCmd *c, int fd, const BxEnds *o)
-{
-  return o->flipped ? tail_from_start(c, fd, o) : tail_end(c, fd, o);
-}
-
-static const BxEndsCmd tail_cmd = { "tail", "n:c:qvzf", '+', false, tail_copy };
-
 int box_cmd_tail(BoxCmd *c)
 {
-  return bx_ends_main(c, &tail_cmd);
+  static const BxEndsCmd cmd = { "tail", "n:c:qvzf", '+', false, tail_end, tail_from_start };
+  return bx_ends_main(c, &cmd);
 }
