@@ -109,6 +109,14 @@ static bool obsolete_count(BoxCmd *c, const BxEndsCmd *cmd, BxEnds *o, int *verb
   return true;
 }
 
+ssize_t bx_ends_append(int fd, GString *data)
+{
+  char buf[65536];
+  ssize_t r = bx_read(fd, buf, sizeof buf);
+  if (r > 0) g_string_append_len(data, buf, r);
+  return r;
+}
+
 int bx_ends_main(BoxCmd *c, const BxEndsCmd *cmd)
 {
   BxEnds o = { false, false, 10, '\n' };

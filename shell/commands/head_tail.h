@@ -32,4 +32,8 @@ typedef struct {
  * status. */
 int bx_ends_main(BoxCmd *c, const BxEndsCmd *cmd);
 
+/* Appends the next read of fd (up to 64 KiB) to data: its length, 0 at
+ * the end, -1 with errno on an error. */
+ssize_t bx_ends_append(int fd, GString *data);
+
 #endif

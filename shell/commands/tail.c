@@ -107,16 +107,9 @@ static bool tail_end(BoxCmd *c, int fd, const BxEnds *o)
     return true;
   }
   /* a pipe: keep a window */
-  GString *data = g_string_new(NULL);
-  char buf[65536];
-  for (;;) {
-    ssize_t r = bx_read(fd, buf, sizeof buf);
-    if (r < 0) {
-      g_string_free(data, TRUE);
-      return false;
-    }
-    if (r == 0) break;
-    g_string_append_len(data, buf, r);
+  g_autoptr(GString) data = g_string_new(NULL);
+  ssize_t r;
+  while ((r = bx_ends_append(fd, data)) > 0) {
     if (data->len > 4 * 1024 * 1024) {
       bool enough = false;
       size_t st = o->bytes ? (data->len > o->n ? data->len - (size_t)o->n : 0)
@@ -124,11 +117,11 @@ static bool tail_end(BoxCmd *c, int fd, const BxEnds *o)
       if (o->bytes ? data->len > o->n : enough) g_string_erase(data, 0, (gssize)st);
     }
   }
+  if (r < 0) return false;
   bool enough;
   size_t st = o->bytes ? (data->len > o->n ? data->len - (size_t)o->n : 0)
                        : last_records(data->str, data->len, o->n, o->delim, &enough);
   box_out_write(c->out, data->str + st, data->len - st);
-  g_string_free(data, TRUE);
   return true;
 }
 
