@@ -678,46 +678,34 @@ def start_tool_box(b):
 
 
 SF = ("notes.txt", "notes.txx")
+ECHO = (0, "1\n")
+# id, template, status and stdout, stderr's prefix and what follows the
+# name, the (present, absent) pairs tried: each a case of its own
+AFTER_TOOL = [
+    ("redirect_write", "echo x > ~/secretdir/@; echo $?", ECHO, "strands-shell: {P}: ", "", [SD]),
+    ("append", "echo x >> ~/secretdir/@; echo $?", ECHO, "strands-shell: {P}: ", "", [SD]),
+    ("noclobber", "set -C; echo x > ~/secretdir/@; echo $?", ECHO, "strands-shell: {P}: ", "",
+     [SD, SF]),
+    ("stat", "stat ~/secretdir/@", (1, ""), "stat: cannot statx '{P}': ", "", [SD, SF]),
+    ("ls", "ls ~/secretdir/@", (2, ""), "ls: cannot access '{P}': ", "", [FD, SF]),
+    ("cd", "cd ~/secretdir/@; echo $?", ECHO, "strands-shell: cd: {P}: ", "", [SD]),
+    ("mkdir_over", "mkdir ~/secretdir/@; echo $?", ECHO, "mkdir: cannot create directory '{P}': ",
+     "", [SD, SF]),
+    ("mkdir_below", "mkdir ~/secretdir/@/new; echo $?", ECHO,
+     "mkdir: cannot create directory '{P}': ", "/new", [SF]),
+    ("touch", "touch ~/secretdir/@; echo $?", ECHO, "touch: cannot touch '{P}': ", "", [SD, SF]),
+    ("touch_below", "touch ~/secretdir/@/new; echo $?", ECHO, "touch: cannot touch '{P}': ", "/new",
+     [SF]),
+    ("symlink_over", "ln -s /x ~/secretdir/@; echo $?", ECHO,
+     "ln: failed to create symbolic link '{P}': ", "", [SD, SF]),
+    ("hard_link_over", "ln ./lnsrc ~/secretdir/@; echo $?", ECHO,
+     "ln: failed to create hard link '{P}': ", "", [SF]),
+    ("cat_through", "cat ~/secretdir/@/inner.txt", (1, ""), "cat: {P}: ", "/inner.txt", [FD]),
+]
 TOOL_FIRST = [
-    # id, template, (present, absent), status, stdout, stderr
-    ("redirect_write_after_tool_lookup", "echo x > ~/secretdir/@; echo $?", SD, 0, "1\n",
-     under("strands-shell: {P}: ")),
-    ("append_after_tool_lookup", "echo x >> ~/secretdir/@; echo $?", SD, 0, "1\n",
-     under("strands-shell: {P}: ")),
-    ("noclobber_after_tool_lookup", "set -C; echo x > ~/secretdir/@; echo $?", SD, 0, "1\n",
-     under("strands-shell: {P}: ")),
-    ("noclobber_file_after_tool_lookup", "set -C; echo x > ~/secretdir/@; echo $?", SF, 0, "1\n",
-     under("strands-shell: {P}: ")),
-    ("stat_dir_after_tool_lookup", "stat ~/secretdir/@", SD, 1, "",
-     under("stat: cannot statx '{P}': ")),
-    ("stat_file_after_tool_lookup", "stat ~/secretdir/@", SF, 1, "",
-     under("stat: cannot statx '{P}': ")),
-    ("ls_dir_after_tool_lookup", "ls ~/secretdir/@", FD, 2, "",
-     under("ls: cannot access '{P}': ")),
-    ("ls_file_after_tool_lookup", "ls ~/secretdir/@", SF, 2, "",
-     under("ls: cannot access '{P}': ")),
-    ("cd_after_tool_lookup", "cd ~/secretdir/@; echo $?", SD, 0, "1\n",
-     under("strands-shell: cd: {P}: ")),
-    ("mkdir_over_dir_after_tool_lookup", "mkdir ~/secretdir/@; echo $?", SD, 0, "1\n",
-     under("mkdir: cannot create directory '{P}': ")),
-    ("mkdir_over_file_after_tool_lookup", "mkdir ~/secretdir/@; echo $?", SF, 0, "1\n",
-     under("mkdir: cannot create directory '{P}': ")),
-    ("mkdir_below_file_after_tool_lookup", "mkdir ~/secretdir/@/new; echo $?", SF, 0, "1\n",
-     under("mkdir: cannot create directory '{P}': ", "/new")),
-    ("touch_dir_after_tool_lookup", "touch ~/secretdir/@; echo $?", SD, 0, "1\n",
-     under("touch: cannot touch '{P}': ")),
-    ("touch_file_after_tool_lookup", "touch ~/secretdir/@; echo $?", SF, 0, "1\n",
-     under("touch: cannot touch '{P}': ")),
-    ("touch_below_file_after_tool_lookup", "touch ~/secretdir/@/new; echo $?", SF, 0, "1\n",
-     under("touch: cannot touch '{P}': ", "/new")),
-    ("symlink_over_dir_after_tool_lookup", "ln -s /x ~/secretdir/@; echo $?", SD, 0, "1\n",
-     under("ln: failed to create symbolic link '{P}': ")),
-    ("symlink_over_file_after_tool_lookup", "ln -s /x ~/secretdir/@; echo $?", SF, 0, "1\n",
-     under("ln: failed to create symbolic link '{P}': ")),
-    ("hard_link_over_file_after_tool_lookup", "ln ./lnsrc ~/secretdir/@; echo $?", SF, 0, "1\n",
-     under("ln: failed to create hard link '{P}': ")),
-    ("cat_through_dir_after_tool_lookup", "cat ~/secretdir/@/inner.txt", FD, 1, "",
-     under("cat: {P}: ", "/inner.txt")),
+    (f"{what}_{'file' if names is SF else 'dir'}_after_tool_lookup", template, names, *answer_,
+     under(prefix, below))
+    for what, template, answer_, prefix, below, pairs in AFTER_TOOL for names in pairs
 ]
 
 
