@@ -347,6 +347,7 @@ BoxToolLaunch boxd_tool_launch(Boxd *d, const char *program, char *const *argv,
                           .operator_home = d->operator_home,
                           .operator_path = d->operator_path,
                           .mountpoint = box_vfs_mountpoint(d->vfs),
+                          .views_epoch = box_vfs_views_epoch(d->vfs),
                           .roots = (const char *const *)d->roots,
                           .staging_dir = d->staging_dir };
 }

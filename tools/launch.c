@@ -679,6 +679,7 @@ typedef struct {
   bool preparable;
   int prepared; /* its prepared mount namespace, or -1; plans_lock */
   gint64 prepared_at;
+  guint64 prepared_epoch; /* the views_epoch of the launch that built it */
 } Plan;
 
 static GMutex plans_lock;
@@ -695,23 +696,28 @@ static void plan_unref(gpointer data)
 }
 
 /* A descriptor of the plan's prepared view for one launch (its own, so a
- * concurrent replacement cannot close it under the clone), or -1. */
-static int prepared_view(Plan *p)
+ * concurrent replacement cannot close it under the clone), or -1.  Not
+ * after the mount's epoch moved: the kernel may have detached binds of the
+ * view (their mount points, or what the /tmp scaffold moves them onto),
+ * and the launch would miss them or fail to place them. */
+static int prepared_view(Plan *p, guint64 epoch)
 {
   int fd = -1;
   g_mutex_lock(&plans_lock);
-  if (p->prepared >= 0 && g_get_monotonic_time() - p->prepared_at < PREPARED_MAX_AGE)
+  if (p->prepared >= 0 && p->prepared_epoch == epoch &&
+      g_get_monotonic_time() - p->prepared_at < PREPARED_MAX_AGE)
     fd = fcntl(p->prepared, F_DUPFD_CLOEXEC, 3);
   g_mutex_unlock(&plans_lock);
   return fd;
 }
 
-static void keep_prepared_view(Plan *p, int fd)
+static void keep_prepared_view(Plan *p, int fd, guint64 epoch)
 {
   g_mutex_lock(&plans_lock);
   int old = p->prepared;
   p->prepared = fd;
   p->prepared_at = g_get_monotonic_time();
+  p->prepared_epoch = epoch;
   g_mutex_unlock(&plans_lock);
   if (old >= 0) close(old);
 }
@@ -720,12 +726,12 @@ static void keep_prepared_view(Plan *p, int fd)
  * its own /tmp and /proc: keep that namespace, then let it go on. */
 static bool link_wait(int fd, char want);
 
-static void take_prepared_view(Plan *p, pid_t pid, int handoff)
+static void take_prepared_view(Plan *p, pid_t pid, int handoff, guint64 epoch)
 {
   if (link_wait(handoff, 'v')) {
     g_autofree char *ns = g_strdup_printf("/proc/%d/ns/mnt", (int)pid);
     int fd = open(ns, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) keep_prepared_view(p, fd);
+    if (fd >= 0) keep_prepared_view(p, fd, epoch);
     if (send(handoff, "k", 1, MSG_NOSIGNAL) != 1) {
       /* the launch has ended: it reports its own failure */
     }
@@ -1084,7 +1090,7 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
   ViewMode mode = VIEW_REPLAY;
   int prepared = -1;
   if (plan->preparable && !new_user) {
-    prepared = prepared_view(plan);
+    prepared = prepared_view(plan, l->views_epoch);
     mode = prepared >= 0 ? VIEW_ENTER : VIEW_PREPARE;
   }
   unsigned long flags = CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
@@ -1185,7 +1191,7 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
   if (!ok)
     kill(pid, SIGKILL); /* boxd's reaper collects it */
   else if (mode == VIEW_PREPARE)
-    take_prepared_view(plan, pid, link[0]);
+    take_prepared_view(plan, pid, link[0], l->views_epoch);
   /* The child reads c, envp and the plan until its workload has exec'd.
    * One sharing boxd's memory that ends before saying so may leave a
    * workload that still does for a moment: wait until its whole namespace

@@ -122,6 +122,9 @@ typedef struct {
   const char *mountpoint;    /* the box's FUSE mount */
   const char *const *roots;  /* bound roots (reachable as <mnt>/pass<root>) */
   const char *staging_dir;   /* an empty directory to build the view on */
+  /* The mount's box_vfs_views_epoch, read before the launch: a prepared
+   * view is entered only by launches of the epoch it was built in. */
+  guint64 views_epoch;
   /* The agent's own sandbox (box/agent.c); tools leave these zero. */
   bool is_agent;
   int fd_in; /* agent: its stdin */

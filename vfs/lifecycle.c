@@ -277,6 +277,11 @@ const char *box_vfs_mountpoint(const BoxVfs *v)
   return v->mountpoint;
 }
 
+guint64 box_vfs_views_epoch(BoxVfs *v)
+{
+  return __atomic_load_n(&v->held_refusals, __ATOMIC_RELAXED);
+}
+
 char *box_vfs_ram_root(BoxVfs *v, int command)
 {
   if (v->box_area >= 0) return g_strdup_printf("%s/ram/box", v->mountpoint);

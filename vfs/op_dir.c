@@ -224,7 +224,9 @@ static bool plus_entry(BoxVfs *v, Fh *fh, const Caller *c, const char *name,
 {
   if (fh->kind == FH_PASS_DIR) {
     int dfd = dirfd(fh->dir);
-    return dfd >= 0 && vfs_pass_child(v, fh->node, dfd, name, e) == 0;
+    if (dfd < 0 || vfs_pass_child(v, fh->node, dfd, name, e) != 0) return false;
+    if (c->is_tool) e->entry_timeout = 0.0; /* as a tool's LOOKUP (op_lookup.c) */
+    return true;
   }
   bool ok = false;
   g_mutex_lock(&v->lock);

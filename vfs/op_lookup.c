@@ -155,6 +155,18 @@ static bool pass_settled_child(BoxVfs *v, Node *dir, const char *name, struct fu
 
 /* ---- init / lookup / forget ---- */
 
+/* Gives back the reference a refused lookup took.  Where the kernel held
+ * the node already, the refusal is a failed revalidation: the kernel drops
+ * its entry and detaches every mount whose mount point it was, in every
+ * mount namespace (prepared tool views too, which is why they are counted:
+ * box_vfs_views_epoch).  lock held */
+static void forget_refused(BoxVfs *v, fuse_ino_t ino)
+{
+  Node *n = vfs_node_get(v, ino);
+  if (n && n->nlookup > 1) __atomic_add_fetch(&v->held_refusals, 1, __ATOMIC_RELAXED);
+  vfs_node_forget(v, ino, 1);
+}
+
 /* A name the lookup found, for a deciding caller: refused like a missing
  * one where policy lets the command neither read nor write the path (a
  * directory only where no walk to a permitted path goes through it, else
@@ -170,7 +182,7 @@ static int admit_found(BoxVfs *v, const Caller *c, const char *path, bool host_b
   int err = vfs_probe_present(v, c, path, host_backed, S_ISDIR(e->attr.st_mode), &may_read);
   if (err) {
     g_mutex_lock(&v->lock);
-    vfs_node_forget(v, e->ino, 1);
+    forget_refused(v, e->ino);
     g_mutex_unlock(&v->lock);
     return err;
   }
@@ -212,7 +224,7 @@ static int tool_may_see(BoxVfs *v, const Caller *c, Node *p, const char *name,
   g_free(path);
   if (!err) return 0;
   g_mutex_lock(&v->lock);
-  vfs_node_forget(v, e->ino, 1);
+  forget_refused(v, e->ino);
   g_mutex_unlock(&v->lock);
   return err;
 }
@@ -259,6 +271,12 @@ void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
       g_free(path);
     } else if (err == 0 && c.is_tool) {
       err = tool_may_see(v, &c, p, name, &e);
+      /* A tool decides nothing: the name it found may be one the agent's
+       * policy refuses, and an entry the kernel kept would answer the
+       * agent's next walk by itself (EISDIR, EEXIST, ENOTDIR from its
+       * type) where a refused name must look absent.  So the agent's walk
+       * always asks (and, refused, detaches the mounts on it: counted). */
+      e.entry_timeout = 0.0;
     }
     vfs_unpin(v, p);
     vfs_reply_entry_or_err(req, err, &e);
@@ -293,7 +311,10 @@ void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     err = ENOTDIR;
   } else {
     n = g_hash_table_lookup(p->children, name);
-    if (n && n->mount_point && !c.is_tool) n = NULL;
+    if (n && n->mount_point && !c.is_tool) {
+      if (n->nlookup > 0) __atomic_add_fetch(&v->held_refusals, 1, __ATOMIC_RELAXED);
+      n = NULL;
+    }
   }
   if (!n && !err) err = ENOENT;
   if (n) err = vfs_fill_entry(v, n, &e);

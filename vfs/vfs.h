@@ -159,6 +159,10 @@ bool box_vfs_lookup_refuses(BoxVfs *vfs, int command, const char *path);
 void box_vfs_invalidate_decisions(BoxVfs *vfs);
 
 const char *box_vfs_mountpoint(const BoxVfs *vfs);
+/* Grows each time the kernel may have detached mounts made on names of the
+ * mount (a refused lookup of a name it held): a prepared tool view built
+ * before it grew may have lost binds (BoxToolLaunch.views_epoch). */
+guint64 box_vfs_views_epoch(BoxVfs *vfs);
 /* "<mountpoint>/ram/c<N>" ("<mountpoint>/ram/box" with a per-box RAM area)
  * and "<mountpoint>/pass<real>"; newly allocated. */
 char *box_vfs_ram_root(BoxVfs *vfs, int command);

@@ -655,15 +655,13 @@ def test_refused_dir(refused_tree, template, names, status, out, err):
     assert not (b.workspace / "moved").exists()
 
 
-# A tool that the operator lets read ~/secretdir looks the refused
-# directory up too (tools decide nothing; their views bound them), and the
-# kernel keeps that entry for its timeout: the agent's next walk finds it
-# without asking, so O_CREAT on it is EISDIR from the kernel.  Still open:
-# answering a tool's lookup with no entry timeout makes the agent's next
-# walk revalidate and drop the entry at once, which a prepared tool view
-# (kept for the same timeout, tools/launch.c) does not survive (its next
-# launch fails).  Strict, so that the fix turns these red; a box of their
-# own, so that an expected failure hides no teardown.
+# A tool that the operator lets read ~/secretdir looks the refused names up
+# too (tools decide nothing; their views bound them).  An entry the kernel
+# kept from that lookup would answer the agent's next walk without asking
+# the mount (EISDIR, EEXIST, ENOTDIR from the entry's type), so a tool's
+# lookups leave no entry, and the agent's walk that the mount then refuses
+# (which makes the kernel detach mounts on the name) leaves no prepared
+# tool view behind to be entered again: the tool runs again right after.
 
 def start_tool_box(b):
     b.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\nfilesystem.read = ["~/secretdir"]\n')
@@ -672,22 +670,56 @@ def start_tool_box(b):
         when { context.input.program_path like "/usr/bin/python3*" };
         """)
     layout(b)
+    full = b.home / "secretdir" / "fulldir"
+    full.mkdir()
+    (full / "inner.txt").write_text("inner\n")
+    (b.workspace / "lnsrc").write_text("source\n")
     return b.start()
 
 
+SF = ("notes.txt", "notes.txx")
+ECHO = (0, "1\n")
+# id, template, status and stdout, stderr's prefix and what follows the
+# name, the (present, absent) pairs tried: each a case of its own
+AFTER_TOOL = [
+    ("redirect_write", "echo x > ~/secretdir/@; echo $?", ECHO, "strands-shell: {P}: ", "", [SD]),
+    ("append", "echo x >> ~/secretdir/@; echo $?", ECHO, "strands-shell: {P}: ", "", [SD]),
+    ("noclobber", "set -C; echo x > ~/secretdir/@; echo $?", ECHO, "strands-shell: {P}: ", "",
+     [SD, SF]),
+    ("stat", "stat ~/secretdir/@", (1, ""), "stat: cannot statx '{P}': ", "", [SD, SF]),
+    ("ls", "ls ~/secretdir/@", (2, ""), "ls: cannot access '{P}': ", "", [FD, SF]),
+    ("cd", "cd ~/secretdir/@; echo $?", ECHO, "strands-shell: cd: {P}: ", "", [SD]),
+    ("mkdir_over", "mkdir ~/secretdir/@; echo $?", ECHO, "mkdir: cannot create directory '{P}': ",
+     "", [SD, SF]),
+    ("mkdir_below", "mkdir ~/secretdir/@/new; echo $?", ECHO,
+     "mkdir: cannot create directory '{P}': ", "/new", [SF]),
+    ("touch", "touch ~/secretdir/@; echo $?", ECHO, "touch: cannot touch '{P}': ", "", [SD, SF]),
+    ("touch_below", "touch ~/secretdir/@/new; echo $?", ECHO, "touch: cannot touch '{P}': ", "/new",
+     [SF]),
+    ("symlink_over", "ln -s /x ~/secretdir/@; echo $?", ECHO,
+     "ln: failed to create symbolic link '{P}': ", "", [SD, SF]),
+    ("hard_link_over", "ln ./lnsrc ~/secretdir/@; echo $?", ECHO,
+     "ln: failed to create hard link '{P}': ", "", [SF]),
+    ("cat_through", "cat ~/secretdir/@/inner.txt", (1, ""), "cat: {P}: ", "/inner.txt", [FD]),
+]
 TOOL_FIRST = [
-    ("redirect_write_after_tool_lookup", "echo x > ~/secretdir/@; echo $?"),
-    ("append_after_tool_lookup", "echo x >> ~/secretdir/@; echo $?"),
+    (f"{what}_{'file' if names is SF else 'dir'}_after_tool_lookup", template, names, *answer_,
+     under(prefix, below))
+    for what, template, answer_, prefix, below, pairs in AFTER_TOOL for names in pairs
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="vfs: a tool's lookup leaves the kernel an entry the agent's "
-                   "walk then uses without asking (EISDIR)")
-@table_cases("template", TOOL_FIRST)
-def test_refused_dir_after_a_tool_looked_it_up(box, template):
+@table_cases("template,names,status,out,err", TOOL_FIRST)
+def test_refused_dir_after_a_tool_looked_it_up(box, template, names, status, out, err):
     b = start_tool_box(box)
     r = b.bash("/usr/bin/python3 -c \"import os; print(os.path.isdir('$HOME/secretdir/subdir'))\"")
     assert (r.returncode, r.stdout) == (0, "True\n"), r.stderr  # the tool's own view has it
-    tool = "/usr/bin/python3 -c \"import os; os.stat('$HOME/secretdir/@/.')\" >/dev/null 2>&1; "
-    got = compare(b, tool + template, "subdir", "subdix")
-    expect(b, got, 0, "1\n", denied("strands-shell: {P}: "))
+    # the tool looks the name up (and lists its directory, READDIRPLUS);
+    # the same tool runs again after the agent's attack, in its view
+    tool = ("/usr/bin/python3 -c \"import os; os.listdir('$HOME/secretdir'); "
+            "os.path.exists('$HOME/secretdir/@/.')\" >/dev/null 2>&1; ")
+    again = "; s=$?; /usr/bin/python3 -c \"import os; print(os.listdir('$HOME/secretdir/subdir'))\" >&2; (exit $s)"
+    got = compare(b, tool + template + again, *names)
+    expect(b, got[:2] + (got[2].replace("[]\n", ""),), status, out, err)
+    assert got[2].endswith("[]\n"), got
+    assert not (b.home / "secretdir" / "subdir" / "new").exists()
