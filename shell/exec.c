@@ -757,12 +757,16 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
    * leave it in bash. */
   BoxSaved sv;
   if (n->nredirs) {
+    /* bash expands a program's redirections in the child it forked: what
+     * they assign (${u=v}, $((i++)), {fd}>f) is gone after it, and a fatal
+     * expansion (${u:?}) ends only that command */
+    bool program = !fn && (!def || def->kind == BOX_CMD_UTILITY);
+    GArray *journal = program ? box_var_journal_begin(sh) : NULL;
     box_saved_begin(sh, &sv);
-    if (!box_apply_redirs(sh, n->redirs, n->nredirs, is_exec ? NULL : &sv)) {
+    bool ok = box_apply_redirs(sh, n->redirs, n->nredirs, is_exec ? NULL : &sv);
+    if (journal) box_var_journal_end(sh, journal);
+    if (!ok) {
       box_saved_restore(sh, &sv);
-      /* bash expands a program's redirections in the child it forked, so
-       * a fatal expansion (${u:?}) there ends only that command */
-      bool program = !fn && (!def || def->kind == BOX_CMD_UTILITY);
       if (sh->jump != J_EXIT || !program) return 1;
       sh->jump = J_NONE;
       return sh->exit_status;

@@ -125,6 +125,11 @@ typedef struct {
 } SavedVar;
 /* Puts back an array of SavedVar, newest first, and frees it. */
 void box_var_restore(Shell *sh, GArray *saved);
+/* Starts recording what variables are before each change, so that
+ * box_var_journal_end puts them back (a program's redirections, which bash
+ * expands in its child); NULL when one is being recorded already. */
+GArray *box_var_journal_begin(Shell *sh);
+void box_var_journal_end(Shell *sh, GArray *journal);
 /* Builds the environment of spawned programs (NULL-terminated, g_strfreev). */
 char **box_var_environ(Shell *sh);
 
@@ -276,6 +281,7 @@ struct Shell {
   int lit_argc;
   GPtrArray *argv_pool; /* emptied argv arrays of finished simple commands, for reuse */
   bool arith_unbound;   /* set -u stopped an expression at an unset name (cleared by the caller) */
+  GArray *var_journal;  /* SavedVar: variables as they were (box_var_journal_begin), or NULL */
 };
 
 static inline void *box_arena_alloc(Shell *sh, size_t n)
