@@ -78,7 +78,9 @@ void box_run_exit_trap(Shell *sh)
   if (sh->jump == J_EXIT) st = sh->exit_status;
   sh->status = st;
   sh->jump = J_NONE;
+  sh->in_exit_trap = true; /* $BASH_COMMAND stays the last command's */
   box_eval_text(sh, t, NULL);
+  sh->in_exit_trap = false;
   if (sh->jump != J_EXIT) { sh->exit_status = st; }
   sh->jump = J_EXIT;
   g_free(t);

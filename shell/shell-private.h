@@ -246,6 +246,7 @@ struct Shell {
   const struct Node *debug_done;
   bool in_child; /* forked (subshell, stage, job, substitution) */
   bool in_trap;
+  bool in_exit_trap;
   char *traps[BOX_NTRAP];
   int fd[BOX_NFD]; /* the shell's descriptors as commands see them; -1 closed */
   int fd_high;
@@ -281,7 +282,9 @@ struct Shell {
   int lit_argc;
   GPtrArray *argv_pool; /* emptied argv arrays of finished simple commands, for reuse */
   bool arith_unbound;   /* set -u stopped an expression at an unset name (cleared by the caller) */
-  GArray *var_journal;  /* SavedVar: variables as they were (box_var_journal_begin), or NULL */
+  const struct Node *cmd_node; /* $BASH_COMMAND's command (exec.c, note_command) */
+  char *cmd_text;              /* its text once printed, or the DEBUG trap's */
+  GArray *var_journal; /* SavedVar: variables as they were (box_var_journal_begin), or NULL */
 };
 
 static inline void *box_arena_alloc(Shell *sh, size_t n)
@@ -524,6 +527,8 @@ void box_run_trap_text(Shell *sh, const char *text);
 /* bash's DEBUG trap before n (a simple command, (( )) or [[ ]]; others are
  * passed by); false when the trap ended the shell */
 bool box_debug_trap(Shell *sh, const struct Node *n);
+/* $BASH_COMMAND's value (NULL before the first command). */
+const char *box_bash_command(Shell *sh);
 void box_trap_install(Shell *sh, int sig);
 int box_run_pipe(Shell *sh, Node *n);
 void box_set_pipestatus1(Shell *sh, int status);

@@ -154,6 +154,7 @@ static const char *dyn_value(Shell *sh, const char *name)
     g_snprintf(buf, sizeof buf, "%ld", (long)((g_get_monotonic_time() - sh->started) / 1000000));
     return buf;
   }
+  if (name[0] == 'B' && strcmp(name, "BASH_COMMAND") == 0) return box_bash_command(sh);
   if (name[0] == 'B' && strcmp(name, "BASHPID") == 0) {
     g_snprintf(buf, sizeof buf, "%d", (int)getpid());
     return buf;

@@ -12,3 +12,22 @@ $((k=4))
 EOF2
 echo "[${k-unset}]"
 g() { echo "$# $1"; }; g "<${u:?msg}" | cat
+### gen-bash-command-outside-debug
+# $BASH_COMMAND outside a DEBUG trap: the command being run, the one a
+# trap interrupted (ERR, EXIT), the eval or source that ran a text
+echo "$BASH_COMMAND"; x=$BASH_COMMAND; echo "$x"
+f() { echo "in f: $BASH_COMMAND"; }; f a   b
+echo $(echo "$BASH_COMMAND"); for i in 1; do echo "$BASH_COMMAND" | cat; done
+true; (( y=${#BASH_COMMAND} )); echo "$y"
+true; [ -n "${w:=$BASH_COMMAND}" ]; echo "$w"
+echo "$BASH_COMMAND" >&2 2>&1 <<< "a b"; cat <<< "$BASH_COMMAND"
+trap 'echo "ERR $BASH_COMMAND"' ERR
+(( 0 )); [[ a == b ]]; g() { false; }; g; x=$(false)
+true 1; echo a | false; true 2; (false); true 3; { false; }
+eval "true a; false"; . /dev/null; [ 1 = 2 ]
+trap 'true q; echo "exit: $BASH_COMMAND"' EXIT
+v=$BASH_COMMAND echo2=1; echo "$v"
+### gen-print-dup-redirections
+# declare -f spells descriptor copies and closes as bash does
+f() { echo a >&2; cat <&3; echo b 2>&1; echo c >&-; cat <&-; echo d 3<&-; echo e >&"$x"; echo f 5>&2; cat 4<&0; echo j 2>&1 >&2; }
+declare -f f
