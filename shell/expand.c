@@ -420,6 +420,12 @@ static char *special(Shell *sh, const char *name)
   return NULL;
 }
 
+static bool is_nameref(Shell *sh, const char *name)
+{
+  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  return v && (v->flags & V_NAMEREF);
+}
+
 static bool is_special_name(const char *n)
 {
   return (n[0] && !n[1] && strchr("?$!#-0@*", n[0])) || g_ascii_isdigit(n[0]);
@@ -453,6 +459,8 @@ static void get_vals(X *x, const char *name, const char *sub, Vals *v)
     return;
   }
   ShellVar *var = box_var_lookup(sh, name);
+  /* a nameref to an element (declare -n r='A[k]') has no elements itself */
+  if (sub && var && (var->flags & V_NAMEREF)) var = NULL;
   if (!var && sub && strcmp(name, "FUNCNAME") == 0) {
     /* the call stack, innermost first */
     GPtrArray *st = sh->funcstack;
@@ -810,8 +818,9 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
   }
   Vals v;
   if (indirect && sub && (strcmp(sub, "@") == 0 || strcmp(sub, "*") == 0)) {
-    /* ${!arr[@]}: keys */
+    /* ${!arr[@]}: keys (none for a nameref to an element) */
     ShellVar *var = box_var_lookup(sh, name);
+    if (var && (var->flags & V_NAMEREF)) var = NULL;
     v.list = g_ptr_array_new_with_free_func(g_free);
     GPtrArray *keys = box_var_values(var, true);
     for (guint k = 0; k < keys->len; k++)
@@ -824,6 +833,14 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     v.is_list = true;
     v.star = sub[0] == '*';
     v.set = v.list->len > 0;
+    indirect = false;
+  } else if (indirect && !sub && is_nameref(sh, name)) {
+    /* ${!ref} of a nameref is the name it leads to */
+    const char *target = ((ShellVar *)g_hash_table_lookup(sh->vars, name))->value;
+    v.list = g_ptr_array_new_with_free_func(g_free);
+    if (target) g_ptr_array_add(v.list, g_strdup(target));
+    v.is_list = v.star = false;
+    v.set = target != NULL;
     indirect = false;
   } else {
     get_vals(x, name, sub, &v);
@@ -870,8 +887,14 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
   }
   if (length) {
     char buf[32];
+    g_autofree char *ref_arr = NULL, *ref_key = NULL;
     if (v.is_list) {
       g_snprintf(buf, sizeof buf, "%u", v.list->len);
+    } else if (!sub && box_nameref_elem(sh, name, &ref_arr, &ref_key)) {
+      /* bash 5.2 measures a nameref to an element (declare -n r='A[k]')
+       * only under set -u, unset counting 0 there too; 0 otherwise */
+      const char *s = v.list->len && (sh->opts & O_NOUNSET) ? v.list->pdata[0] : NULL;
+      g_snprintf(buf, sizeof buf, "%ld", s ? g_utf8_strlen(s, -1) : 0L);
     } else {
       const char *s = v.list->len ? v.list->pdata[0] : NULL;
       if (!s && (sh->opts & O_NOUNSET)) {

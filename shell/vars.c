@@ -454,6 +454,14 @@ bool box_var_isset(Shell *sh, const char *ref)
 {
   char *name, *key;
   if (!box_split_ref(ref, &name, &key)) return false;
+  char *elem_arr = NULL, *elem_key = NULL;
+  if (!key && box_nameref_elem(sh, name, &elem_arr, &elem_key)) {
+    /* bash's -v finds no variable behind a nameref to an element */
+    g_free(elem_arr);
+    g_free(elem_key);
+    g_free(name);
+    return false;
+  }
   ShellVar *v = box_var_lookup(sh, name);
   bool r = false;
   /* an associative array's @ is a key like another (bash's reading) */

@@ -31,3 +31,15 @@ v=$BASH_COMMAND echo2=1; echo "$v"
 # declare -f spells descriptor copies and closes as bash does
 f() { echo a >&2; cat <&3; echo b 2>&1; echo c >&-; cat <&-; echo d 3<&-; echo e >&"$x"; echo f 5>&2; cat 4<&0; echo j 2>&1 >&2; }
 declare -f f
+### gen-nameref-to-element
+# a nameref to an array element: its value is the element's, but bash's
+# ${#r} measures it only under set -u, -v finds nothing, ${!r} is its name
+declare -A A=([k]=hello [e]=)
+declare -n r='A[k]'
+echo "${#r}" "$r" "${r:1:2}" "${r^^}" "${r-unset}" "${r@Q}" "${!r}"
+[[ -v r ]] && echo set1; test -v r || echo unset1
+declare -n s='A[nope]'; [[ -v s ]] || echo unset2; echo "${#s}" "${s-unset}"
+a=(x yy zzz); declare -n t='a[2]'; echo "${#t}" "$t"; t+=X; echo "${a[@]}"
+echo "${#t[@]}" "[${t[@]}]" "[${!t[@]}]"
+x=val; declare -n p=x; echo "${!p}" "${#p}"
+set -u; echo "${#r}" "${#s}" "${#t}"
