@@ -750,6 +750,14 @@ static int64_t list_start(Shell *sh, const char *name, const char *sub, int64_t 
   return off < 0 ? cnt : off;
 }
 
+/* An end before the start: bash drops the command, not the shell. */
+static void substring_negative(X *x, const char *len_text)
+{
+  box_sh_error(x->sh, "%s: substring expression < 0", len_text);
+  x->sh->discard = true;
+  xfail(x, 1);
+}
+
 static bool param_brace(X *x, const char *t, size_t n, int mode)
 {
   Shell *sh = x->sh;
@@ -1061,13 +1069,14 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
       ok = false;
     }
     g_free(offs);
+    /* the length as expanded names a negative end in bash's message */
+    g_autofree char *ls = NULL;
     if (ok && has_len) {
-      char *ls = word_string(x, w + k + 1, wn - k - 1, 0, WS_PLAIN);
+      ls = word_string(x, w + k + 1, wn - k - 1, 0, WS_PLAIN);
       if (!box_arith(sh, ls, &len)) {
         xfail(x, 1);
         ok = false;
       }
-      g_free(ls);
     }
     if (ok && v.is_list) {
       GPtrArray *src = v.list;
@@ -1083,8 +1092,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
                                              : off)
                 : list_start(sh, name, sub, off, cnt);
       if (has_len && len < 0) {
-        box_sh_error(sh, "%s: substring expression < 0", name);
-        xfail(x, 1);
+        substring_negative(x, ls);
         ok = false;
       }
       int64_t end = has_len ? off + len : cnt;
@@ -1101,8 +1109,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
         }
         int64_t l2 = has_len ? (len < 0 ? sl + len - o2 : len) : sl - o2;
         if (l2 < 0) {
-          box_sh_error(sh, "%s: substring expression < 0", name);
-          xfail(x, 1);
+          substring_negative(x, ls);
           ok = false;
           break;
         }

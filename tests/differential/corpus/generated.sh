@@ -43,3 +43,16 @@ a=(x yy zzz); declare -n t='a[2]'; echo "${#t}" "$t"; t+=X; echo "${a[@]}"
 echo "${#t[@]}" "[${t[@]}]" "[${!t[@]}]"
 x=val; declare -n p=x; echo "${!p}" "${#p}"
 set -u; echo "${#r}" "${#s}" "${#t}"
+### gen-7986-substring-negative-length
+# a length that ends before the offset: bash says so, drops the rest of
+# the top-level command (a function's caller too) and goes on with $? 1
+x=; echo ${x:0:-1}; echo same-line
+echo next-line $?
+y=abc; echo ${y:1:-5}; echo same2
+f() { echo in-f; echo "${y: -1:-3}"; echo after-in-f; }; f; echo after-f
+echo next3 $?
+z=${y:0:-9}; echo same3
+a=(1 2 3); echo "${a[@]:1:-1}" "${a[@]:1:-5}"; echo same5
+trap 'echo "e:$?:$LINENO"' ERR
+$(false)
+echo end $?
