@@ -37,8 +37,27 @@ KNOWN_HEAD = ("# Seeds of gen.py whose program the Shell answers differently fro
               "# not listed here; a fix removes seeds.  Reduce one: difftest.py --reduce SEED\n")
 
 
+REPLAY = Path(__file__).resolve().parent / "replay-seeds.txt"
+
+
+def seed_file(path):
+    """The seeds of a list: one a line, `#` starts a comment."""
+    out = []
+    for line in path.read_text().split("\n"):
+        line = line.split("#", 1)[0].strip()
+        if line:
+            out.append(int(line))
+    return out
+
+
 def known_divergent():
-    return {int(l) for l in KNOWN.read_text().split("\n") if l.strip() and not l.startswith("#")}
+    return set(seed_file(KNOWN))
+
+
+def replay_seeds():
+    """Seeds past CI's range that a long run found divergent: the fixed
+    ones (replay-seeds.txt) and the listed ones, for CI to replay."""
+    return sorted(set(seed_file(REPLAY)) | known_divergent())
 
 
 def run(argv, text):
