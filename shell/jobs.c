@@ -108,6 +108,15 @@ static bool past_deadline(Shell *sh)
   return true;
 }
 
+/* bash forks a simple command of a pipeline or a & job where it runs it,
+ * with nothing there to catch a fatal error: it ends that child as it would
+ * end the shell (127 for ${u?} and set -u), where a forked ( ), compound or
+ * substitution ends with 1. */
+void box_child_simple(Shell *sh, const Node *n)
+{
+  if (n->kind == N_SIMPLE) sh->in_child = false;
+}
+
 pid_t box_fork(Shell *sh)
 {
   /* A process tree grows by forks, each child running little before it
@@ -244,6 +253,7 @@ int box_run_pipe(Shell *sh, Node *n)
       }
       sh->status_quiet = n->u.pipe.cmds[i];
       sh->debug_done = n->u.pipe.cmds[i];
+      box_child_simple(sh, n->u.pipe.cmds[i]);
       int st = box_eval(sh, n->u.pipe.cmds[i]);
       box_child_exit(sh, st);
     }
@@ -278,6 +288,7 @@ int box_run_background(Shell *sh, Node *n)
     sh->errexit_off = 0;
     sh->status_quiet = n->u.un.child;
     sh->debug_done = n->u.un.child;
+    box_child_simple(sh, n->u.un.child);
     sh->loop_depth = 0;
     int st = box_eval(sh, n->u.un.child);
     box_child_exit(sh, st);

@@ -244,7 +244,9 @@ struct Shell {
   /* the DEBUG trap ran for this command in the parent, before the fork
    * that runs it as a pipeline's element or a & job */
   const struct Node *debug_done;
-  bool in_child; /* forked (subshell, stage, job, substitution) */
+  /* forked (subshell, stage, job, substitution): a fatal error ends it
+   * with 1, not 127 — but for a simple stage or job (box_child_simple) */
+  bool in_child;
   bool in_trap;
   bool in_exit_trap;
   char *traps[BOX_NTRAP];
@@ -515,6 +517,8 @@ void box_run_exit_trap(Shell *sh);
 bool box_check_limits(Shell *sh);
 /* Forks with the signal state a child needs.  0 in the child. */
 pid_t box_fork(Shell *sh);
+/* In the child of a pipeline's stage or a & job, before it runs n. */
+void box_child_simple(Shell *sh, const struct Node *n);
 
 /* ---- processes and signals (jobs.c) ---------------------------------------- */
 

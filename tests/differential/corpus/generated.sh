@@ -56,3 +56,10 @@ a=(1 2 3); echo "${a[@]:1:-1}" "${a[@]:1:-5}"; echo same5
 trap 'echo "e:$?:$LINENO"' ERR
 $(false)
 echo end $?
+### gen-15309-fatal-in-simple-stage
+# a fatal expansion in a simple pipeline stage or & job ends it as it would
+# end the shell (127); in a ( ), a compound stage or a substitution with 1
+echo "${a?oops}" | cat; echo "simple=${PIPESTATUS[0]}"; { echo "${a?oops}"; } | cat; echo "group=${PIPESTATUS[0]}"; f() { echo "${a?oops}"; }; f | cat; echo "func=${PIPESTATUS[0]}"; (echo "${a?oops}") | cat; echo "subsh=${PIPESTATUS[0]}"; cat | echo "${a?oops}"; echo "last=${PIPESTATUS[1]}"; echo "${a?oops}" & wait $!; echo "bg=$?"; { echo "${a?oops}"; } & wait $!; echo "bggroup=$?"; f & wait $!; echo "bgf=$?"; x=$(f); echo "csf=$?"
+[[ ${a?x} ]] | cat; echo "cond=${PIPESTATUS[0]}"; (( ${a?x} )) | cat; echo "arith=${PIPESTATUS[0]}"; x=1 ${a?x} | cat; echo "assign=${PIPESTATUS[0]}"; echo hi > ${a?x} | cat; echo "redir=${PIPESTATUS[0]}"; f() { (echo ${a?x}); echo "in f $?"; }; f | cat; echo "fsub=${PIPESTATUS[0]}"
+g() { trap 'echo exiting $?' EXIT; echo "${a?oops}"; }; g | cat
+set -u; echo "$zz" | cat; echo "u-simple=${PIPESTATUS[0]}"; { echo "$zz"; } | cat; echo "u-group=${PIPESTATUS[0]}"; g() { echo "$zz"; }; g | cat; echo "u-func=${PIPESTATUS[0]}"; (( zz + 1 )) | cat; echo "u-arith=${PIPESTATUS[0]}"; h() { (( zz + 1 )); }; h | cat;  echo "u-harith=${PIPESTATUS[0]}"
