@@ -735,6 +735,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
   }
   if (!expand_ok) {
     /* an expansion error ends a non-interactive shell */
+    box_child_words_failed(sh, n);
     expansion_failed(sh, est);
     return est;
   }
@@ -745,6 +746,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
       if (!box_assign_word(sh, n->u.simple.assigns[i]->text, false, &st)) {
         if (st == 1 || st == 2 || st == 127) {
           /* as bash: an expansion error ends the shell, set -u's with 127 */
+          box_child_words_failed(sh, n);
           expansion_failed(sh, st == 127 ? 127 : 1);
         }
         return 1;

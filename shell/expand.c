@@ -991,9 +991,9 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
       break;
     case '?':
       if (empty) {
-        char *msg = wn
-                      ? word_string(x, w, wn, 0, WS_PLAIN)
-                      : g_strdup(v.set ? "parameter null or not set" : "parameter null or not set");
+        char *msg = wn      ? word_string(x, w, wn, 0, WS_PLAIN)
+                    : colon ? g_strdup("parameter null or not set")
+                            : g_strdup("parameter not set");
         box_sh_error(sh, "%s: %s", name, msg);
         g_free(msg);
         xfail(x, 127);

@@ -114,7 +114,19 @@ static bool past_deadline(Shell *sh)
  * substitution ends with 1. */
 void box_child_simple(Shell *sh, const Node *n)
 {
-  if (n->kind == N_SIMPLE) sh->in_child = false;
+  if (n->kind != N_SIMPLE) return;
+  sh->in_child = false;
+  sh->simple_child = n;
+}
+
+/* …and when that fatal error comes from the command's own words, the
+ * child still has the shell's EXIT trap: bash drops it only once they
+ * are expanded. */
+void box_child_words_failed(Shell *sh, const Node *n)
+{
+  if (n != sh->simple_child || !sh->exit_trap_held || sh->traps[TRAP_EXIT]) return;
+  sh->traps[TRAP_EXIT] = sh->exit_trap_held;
+  sh->exit_trap_held = NULL;
 }
 
 pid_t box_fork(Shell *sh)
@@ -130,7 +142,8 @@ pid_t box_fork(Shell *sh)
   }
   if (pid == 0) {
     sh->in_child = true;
-    g_free(sh->traps[TRAP_EXIT]);
+    g_free(sh->exit_trap_held);
+    sh->exit_trap_held = sh->traps[TRAP_EXIT];
     sh->traps[TRAP_EXIT] = NULL;
     if (!(sh->opts & O_ERRTRACE)) {
       /* a subshell, substitution or job runs without the ERR trap unless

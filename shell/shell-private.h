@@ -247,6 +247,8 @@ struct Shell {
   /* forked (subshell, stage, job, substitution): a fatal error ends it
    * with 1, not 127 — but for a simple stage or job (box_child_simple) */
   bool in_child;
+  const struct Node *simple_child; /* the simple command this child was forked for */
+  char *exit_trap_held;            /* in a child: the parent's EXIT trap, not run */
   bool in_trap;
   bool in_exit_trap;
   char *traps[BOX_NTRAP];
@@ -519,6 +521,8 @@ bool box_check_limits(Shell *sh);
 pid_t box_fork(Shell *sh);
 /* In the child of a pipeline's stage or a & job, before it runs n. */
 void box_child_simple(Shell *sh, const struct Node *n);
+/* n's words or assignments failed to expand, fatally. */
+void box_child_words_failed(Shell *sh, const struct Node *n);
 
 /* ---- processes and signals (jobs.c) ---------------------------------------- */
 

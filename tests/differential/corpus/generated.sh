@@ -63,3 +63,16 @@ echo "${a?oops}" | cat; echo "simple=${PIPESTATUS[0]}"; { echo "${a?oops}"; } | 
 [[ ${a?x} ]] | cat; echo "cond=${PIPESTATUS[0]}"; (( ${a?x} )) | cat; echo "arith=${PIPESTATUS[0]}"; x=1 ${a?x} | cat; echo "assign=${PIPESTATUS[0]}"; echo hi > ${a?x} | cat; echo "redir=${PIPESTATUS[0]}"; f() { (echo ${a?x}); echo "in f $?"; }; f | cat; echo "fsub=${PIPESTATUS[0]}"
 g() { trap 'echo exiting $?' EXIT; echo "${a?oops}"; }; g | cat
 set -u; echo "$zz" | cat; echo "u-simple=${PIPESTATUS[0]}"; { echo "$zz"; } | cat; echo "u-group=${PIPESTATUS[0]}"; g() { echo "$zz"; }; g | cat; echo "u-func=${PIPESTATUS[0]}"; (( zz + 1 )) | cat; echo "u-arith=${PIPESTATUS[0]}"; h() { (( zz + 1 )); }; h | cat;  echo "u-harith=${PIPESTATUS[0]}"
+### gen-16434-exit-trap-in-simple-stage
+# a simple stage whose own words fail fatally still runs the shell's EXIT
+# trap (127); a failure inside the function it runs, or in its redirections, does not
+trap 'echo exiting $?' EXIT
+echo ${u?} | cat; echo "PS ${PIPESTATUS[@]}"
+f() { echo ${u?}; }; f | cat; echo "PS ${PIPESTATUS[@]}"
+f() { :; }; f ${u?} | cat; echo "PS ${PIPESTATUS[@]}"
+echo ${u?} & wait; echo "PS ${PIPESTATUS[@]}"
+f > ${u?} | cat; echo "PS ${PIPESTATUS[@]}"
+x=${u?} | cat; echo "PS ${PIPESTATUS[@]}"
+exit 3 | cat; echo "PS ${PIPESTATUS[@]}"
+{ echo ${u?}; } | cat; echo "PS ${PIPESTATUS[@]}"
+echo ${u?} | cat; ${u:?} | cat
