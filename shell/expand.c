@@ -1029,13 +1029,17 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
       rmode = 2, w++, wn--;
     else if (wn && w[0] == '%')
       rmode = 3, w++, wn--;
-    /* split pattern/replacement at an unquoted "/" */
-    size_t k = 0;
+    /* split pattern/replacement at an unquoted "/"; as bash, not at the
+     * first character of a // pattern (${p////_} replaces every "/") */
+    size_t k = rmode == 1 && wn && w[0] == '/' ? 1 : 0;
     while (k < wn && w[k] != '/') {
       if (w[k] == '\\')
         k++;
-      else if (w[k] == '\'' || w[k] == '"' || w[k] == '`')
-        k = skip_to(w, k + 1, wn, w[k] == '\'' ? '\'' : w[k]) - 1;
+      else if (w[k] == '\'') { /* '…' holds no quote, escape or $ */
+        const char *q = memchr(w + k + 1, '\'', wn - k - 1);
+        k = q ? (size_t)(q - w) : wn - 1;
+      } else if (w[k] == '"' || w[k] == '`')
+        k = skip_to(w, k + 1, wn, w[k]) - 1;
       else if (w[k] == '$' && k + 1 < wn && (w[k + 1] == '{' || w[k + 1] == '('))
         k = skip_to(w, k + 2, wn, w[k + 1] == '{' ? '}' : ')') - 1;
       k++;

@@ -76,3 +76,15 @@ x=${u?} | cat; echo "PS ${PIPESTATUS[@]}"
 exit 3 | cat; echo "PS ${PIPESTATUS[@]}"
 { echo ${u?}; } | cat; echo "PS ${PIPESTATUS[@]}"
 echo ${u?} | cat; ${u:?} | cat
+### gen-20999-replace-all-slash
+# ${v//pat/rep} whose pattern starts with "/": bash looks for the
+# separator from the pattern's second character
+b=/usr/local/bin; echo "${b////c}" "${b/////&}" "${b///x}" "${b/////}" "${b/////x}" "${b//////}"
+echo "${b/#//x}" "${b/%n/&&}" "${b//\//_}"; a=(/a/b /c); echo "${a[@]////-}"
+### gen-22985-arith-postfix-after-prefix
+# a doubled sign right after ++name/--name is its postfix operator: bash
+# refuses it (no lvalue), where one sign apart it is a prefix again
+n=3; j=1; echo $(( n---j )) $n $j; echo $(( --n - --j )) $n $j
+echo $(( ++n + ++j )) $n $j
+echo $(( --n---j )); echo not-here
+echo "st=$?"; x=$(( ++n++ )); echo "st=$?"
