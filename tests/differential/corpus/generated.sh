@@ -88,3 +88,7 @@ n=3; j=1; echo $(( n---j )) $n $j; echo $(( --n - --j )) $n $j
 echo $(( ++n + ++j )) $n $j
 echo $(( --n---j )); echo not-here
 echo "st=$?"; x=$(( ++n++ )); echo "st=$?"
+### gen-26724-replace-quoted-pattern
+# single quotes in ${v//pat/rep}'s pattern quote it, in double quotes too
+b='a*b'; printf '[%s]' ${b//'*'/X} "${b//'*'/X}" ${b/'*'/X} ${b//"*"/X} ${b//\*/X} ${b//*/X}; echo
+c="x'a'y"; printf '[%s]' "${c//'a'/Z}" ${c//'a'/Z} "${c//'/'/Z}" "${c/'"'/Z}" "${c//\'/Z}" ${b//'b'}; echo
