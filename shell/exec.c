@@ -692,6 +692,16 @@ static inline void set_last_arg(Shell *sh, const Word *w, const char *s)
   set_last_arg_copy(sh, w, s);
 }
 
+/* A declaration's NAME=(…) or NAME+=(…) as written: bash leaves NAME as
+ * $_.  The length of NAME, or 0. */
+static size_t compound_name_len(const char *s)
+{
+  size_t nl = strcspn(s, "+=");
+  if (!box_is_name(s, nl)) return 0;
+  const char *op = s[nl] == '+' ? "+=(" : "=(";
+  return strncmp(s + nl, op, strlen(op)) == 0 ? nl : 0;
+}
+
 G_GNUC_NO_INLINE static bool expand_decl_value(Shell *sh, const Word *w, GPtrArray *argv, int *est)
 {
   char *val = box_expand_str(sh, w->text, true, est);
@@ -809,7 +819,14 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
     return 0;
   }
   status = run_found(sh, argc, av, n->u.simple.assigns, na, fn, def, implemented);
-  set_last_arg(sh, words[nw - 1], av[argc - 1]);
+  const char *last = av[argc - 1];
+  size_t nl = compound_name_len(last);
+  if (nl && strcmp(last, words[nw - 1]->text) == 0) {
+    g_autofree char *name = g_strndup(last, nl);
+    set_last_arg(sh, NULL, name);
+  } else {
+    set_last_arg(sh, words[nw - 1], last);
+  }
   if (n->nredirs) box_saved_restore(sh, &sv);
   return status;
 }

@@ -92,3 +92,9 @@ echo "st=$?"; x=$(( ++n++ )); echo "st=$?"
 # single quotes in ${v//pat/rep}'s pattern quote it, in double quotes too
 b='a*b'; printf '[%s]' ${b//'*'/X} "${b//'*'/X}" ${b/'*'/X} ${b//"*"/X} ${b//\*/X} ${b//*/X}; echo
 c="x'a'y"; printf '[%s]' "${c//'a'/Z}" ${c//'a'/Z} "${c//'/'/Z}" "${c/'"'/Z}" "${c//\'/Z}" ${b//'b'}; echo
+### gen-61051-last-arg-compound-declaration
+# $_ after a declaration whose last word is NAME=(…): bash leaves NAME
+f() { local -a la=("$@"); echo "1[$_]"; local x=1; echo "2[$_]"; local -a lb=(a b) y=2; echo "3[$_]"
+  declare -A m=([k]=v); echo "5[$_]"; declare -a q=(); echo "6[$_]"; export e=(1); echo "8[$_]"
+  a=(1 2); echo "9[$_]"; declare -a la+=(x); echo "10[$_]"; echo "a=(b)"; echo "11[$_]"; }
+f p q | cat
