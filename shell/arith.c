@@ -285,6 +285,15 @@ static int64_t unary(Ar *a)
     int64_t v = var_num(a, lval_get(a, &lv)) + (inc ? 1 : -1);
     lval_set(a, &lv, v);
     g_free(lv.sub);
+    ws(a);
+    if ((a->p[0] == '+' || a->p[0] == '-') && a->p[1] == a->p[0]) {
+      /* bash reads a doubled sign after a name as its postfix operator,
+       * and --n is no variable to apply it to */
+      ar_error(a,
+               a->p[0] == '+' ? "++: assignment requires lvalue" : "--: assignment requires lvalue",
+               a->p);
+      return 0;
+    }
     return v;
   }
   switch (p[0]) {

@@ -214,6 +214,32 @@ static void trap_unhide(Shell *sh, int trap, char *saved)
     sh->traps[trap] = saved;
 }
 
+/* $BASH_COMMAND is the command being run, the one a trap interrupted
+ * while the trap runs; printed only when something reads it, as most
+ * scripts never do. */
+static void note_command(Shell *sh, const Node *n)
+{
+  if (sh->in_trap || sh->in_exit_trap) return;
+  sh->cmd_node = n;
+  if (G_UNLIKELY(sh->cmd_text != NULL)) {
+    g_free(sh->cmd_text);
+    sh->cmd_text = NULL;
+  }
+}
+
+/* (( )) as written, where the printer would space it */
+static char *command_text(const Node *n)
+{
+  return n->kind == N_ARITH ? g_strdup_printf("((%s))", n->u.arith.expr)
+                            : box_command_text((Node *)n);
+}
+
+const char *box_bash_command(Shell *sh)
+{
+  if (!sh->cmd_text && sh->cmd_node) sh->cmd_text = command_text(sh->cmd_node);
+  return sh->cmd_text;
+}
+
 /* The DEBUG trap runs before a command with its text as $BASH_COMMAND and
  * the status before it as $?; NULL text leaves $BASH_COMMAND (a function's
  * entry under functrace repeats its call's). */
@@ -221,22 +247,26 @@ static bool debug_run(Shell *sh, long line, const char *text)
 {
   if (!sh->traps[TRAP_DEBUG] || sh->in_trap) return true;
   sh->lineno = line;
-  if (text) box_var_set(sh, "BASH_COMMAND", text);
+  if (text && !sh->in_exit_trap) {
+    g_free(sh->cmd_text);
+    sh->cmd_text = g_strdup(text);
+  }
   box_run_trap_text(sh, sh->traps[TRAP_DEBUG]);
   return sh->jump != J_EXIT;
 }
 
+/* Also where bash notes a simple command as $BASH_COMMAND: the parent does
+ * for a pipeline's simple elements and & jobs, before it forks them. */
 bool box_debug_trap(Shell *sh, const Node *n)
 {
+  if (n->kind == N_SIMPLE) note_command(sh, n);
   if (!sh->traps[TRAP_DEBUG] || sh->in_trap) return true;
   if (n == sh->debug_done) {
     sh->debug_done = NULL;
     return true;
   }
   if (n->kind != N_SIMPLE && n->kind != N_ARITH && n->kind != N_COND) return true;
-  /* (( )) as written, where the printer would space it */
-  char *t =
-    n->kind == N_ARITH ? g_strdup_printf("((%s))", n->u.arith.expr) : box_command_text((Node *)n);
+  char *t = command_text(n);
   bool ok = debug_run(sh, n->line, t);
   g_free(t);
   return ok;
@@ -662,6 +692,16 @@ static inline void set_last_arg(Shell *sh, const Word *w, const char *s)
   set_last_arg_copy(sh, w, s);
 }
 
+/* A declaration's NAME=(…) or NAME+=(…) as written: bash leaves NAME as
+ * $_.  The length of NAME, or 0. */
+static size_t compound_name_len(const char *s)
+{
+  size_t nl = strcspn(s, "+=");
+  if (!box_is_name(s, nl)) return 0;
+  const char *op = s[nl] == '+' ? "+=(" : "=(";
+  return strncmp(s + nl, op, strlen(op)) == 0 ? nl : 0;
+}
+
 G_GNUC_NO_INLINE static bool expand_decl_value(Shell *sh, const Word *w, GPtrArray *argv, int *est)
 {
   char *val = box_expand_str(sh, w->text, true, est);
@@ -705,6 +745,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
   }
   if (!expand_ok) {
     /* an expansion error ends a non-interactive shell */
+    box_child_words_failed(sh, n);
     expansion_failed(sh, est);
     return est;
   }
@@ -715,6 +756,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
       if (!box_assign_word(sh, n->u.simple.assigns[i]->text, false, &st)) {
         if (st == 1 || st == 2 || st == 127) {
           /* as bash: an expansion error ends the shell, set -u's with 127 */
+          box_child_words_failed(sh, n);
           expansion_failed(sh, st == 127 ? 127 : 1);
         }
         return 1;
@@ -757,12 +799,16 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
    * leave it in bash. */
   BoxSaved sv;
   if (n->nredirs) {
+    /* bash expands a program's redirections in the child it forked: what
+     * they assign (${u=v}, $((i++)), {fd}>f) is gone after it, and a fatal
+     * expansion (${u:?}) ends only that command */
+    bool program = !fn && (!def || def->kind == BOX_CMD_UTILITY);
+    GArray *journal = program ? box_var_journal_begin(sh) : NULL;
     box_saved_begin(sh, &sv);
-    if (!box_apply_redirs(sh, n->redirs, n->nredirs, is_exec ? NULL : &sv)) {
+    bool ok = box_apply_redirs(sh, n->redirs, n->nredirs, is_exec ? NULL : &sv);
+    if (journal) box_var_journal_end(sh, journal);
+    if (!ok) {
       box_saved_restore(sh, &sv);
-      /* bash expands a program's redirections in the child it forked, so
-       * a fatal expansion (${u:?}) there ends only that command */
-      bool program = !fn && (!def || def->kind == BOX_CMD_UTILITY);
       if (sh->jump != J_EXIT || !program) return 1;
       sh->jump = J_NONE;
       return sh->exit_status;
@@ -773,7 +819,14 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
     return 0;
   }
   status = run_found(sh, argc, av, n->u.simple.assigns, na, fn, def, implemented);
-  set_last_arg(sh, words[nw - 1], av[argc - 1]);
+  const char *last = av[argc - 1];
+  size_t nl = compound_name_len(last);
+  if (nl && strcmp(last, words[nw - 1]->text) == 0) {
+    g_autofree char *name = g_strndup(last, nl);
+    set_last_arg(sh, NULL, name);
+  } else {
+    set_last_arg(sh, words[nw - 1], last);
+  }
   if (n->nredirs) box_saved_restore(sh, &sv);
   return status;
 }
@@ -936,6 +989,8 @@ static int eval_inner(Shell *sh, Node *n)
   case N_BACKGROUND: status = box_run_background(sh, n); break;
   case N_SUBSHELL: {
     sh->lineno = n->line;
+    /* bash's ERR trap names a ( … ) that failed */
+    if (sh->traps[TRAP_ERR]) note_command(sh, n);
     pid_t pid = box_fork(sh);
     if (pid < 0) return 1;
     if (pid == 0) {
@@ -1066,6 +1121,7 @@ static int eval_inner(Shell *sh, Node *n)
     status = 0;
     break;
   case N_ARITH: {
+    note_command(sh, n);
     if (!box_debug_trap(sh, n)) return sh->exit_status;
     sh->lineno = n->line;
     int64_t v;
@@ -1096,6 +1152,7 @@ static int eval_inner(Shell *sh, Node *n)
     break;
   }
   case N_COND: {
+    note_command(sh, n);
     if (!box_debug_trap(sh, n)) return sh->exit_status;
     sh->lineno = n->line;
     int err = 0;
@@ -1160,7 +1217,16 @@ int box_eval(Shell *sh, Node *n)
 
 int box_eval_text(Shell *sh, const char *text, const char *name)
 {
-  return box_eval_text_at(sh, text, name, 1);
+  /* after eval, source or mapfile's callback, $BASH_COMMAND is again the
+   * command that ran the text, as bash's parse_and_execute leaves it */
+  const Node *cmd = sh->cmd_node;
+  char *cmd_text = sh->cmd_text;
+  sh->cmd_text = NULL;
+  int st = box_eval_text_at(sh, text, name, 1);
+  g_free(sh->cmd_text);
+  sh->cmd_node = cmd;
+  sh->cmd_text = cmd_text;
+  return st;
 }
 
 int box_eval_text_at(Shell *sh, const char *text, const char *name, int line)

@@ -441,6 +441,12 @@ static char *special(Shell *sh, const char *name)
   return NULL;
 }
 
+static bool is_nameref(Shell *sh, const char *name)
+{
+  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  return v && (v->flags & V_NAMEREF);
+}
+
 static bool is_special_name(const char *n)
 {
   return (n[0] && !n[1] && strchr("?$!#-0@*", n[0])) || g_ascii_isdigit(n[0]);
@@ -474,6 +480,8 @@ static void get_vals(X *x, const char *name, const char *sub, Vals *v)
     return;
   }
   ShellVar *var = box_var_lookup(sh, name);
+  /* a nameref to an element (declare -n r='A[k]') has no elements itself */
+  if (sub && var && (var->flags & V_NAMEREF)) var = NULL;
   if (!var && sub && strcmp(name, "FUNCNAME") == 0) {
     /* the call stack, innermost first */
     GPtrArray *st = sh->funcstack;
@@ -763,6 +771,14 @@ static int64_t list_start(Shell *sh, const char *name, const char *sub, int64_t 
   return off < 0 ? cnt : off;
 }
 
+/* An end before the start: bash drops the command, not the shell. */
+static void substring_negative(X *x, const char *len_text)
+{
+  box_sh_error(x->sh, "%s: substring expression < 0", len_text);
+  x->sh->discard = true;
+  xfail(x, 1);
+}
+
 static bool param_brace(X *x, const char *t, size_t n, int mode)
 {
   Shell *sh = x->sh;
@@ -831,8 +847,9 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
   }
   Vals v;
   if (indirect && sub && (strcmp(sub, "@") == 0 || strcmp(sub, "*") == 0)) {
-    /* ${!arr[@]}: keys */
+    /* ${!arr[@]}: keys (none for a nameref to an element) */
     ShellVar *var = box_var_lookup(sh, name);
+    if (var && (var->flags & V_NAMEREF)) var = NULL;
     v.list = g_ptr_array_new_with_free_func(g_free);
     GPtrArray *keys = box_var_values(var, true);
     for (guint k = 0; k < keys->len; k++)
@@ -845,6 +862,14 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     v.is_list = true;
     v.star = sub[0] == '*';
     v.set = v.list->len > 0;
+    indirect = false;
+  } else if (indirect && !sub && is_nameref(sh, name)) {
+    /* ${!ref} of a nameref is the name it leads to */
+    const char *target = ((ShellVar *)g_hash_table_lookup(sh->vars, name))->value;
+    v.list = g_ptr_array_new_with_free_func(g_free);
+    if (target) g_ptr_array_add(v.list, g_strdup(target));
+    v.is_list = v.star = false;
+    v.set = target != NULL;
     indirect = false;
   } else {
     get_vals(x, name, sub, &v);
@@ -891,8 +916,14 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
   }
   if (length) {
     char buf[32];
+    g_autofree char *ref_arr = NULL, *ref_key = NULL;
     if (v.is_list) {
       g_snprintf(buf, sizeof buf, "%u", v.list->len);
+    } else if (!sub && box_nameref_elem(sh, name, &ref_arr, &ref_key)) {
+      /* bash 5.2 measures a nameref to an element (declare -n r='A[k]')
+       * only under set -u, unset counting 0 there too; 0 otherwise */
+      const char *s = v.list->len && (sh->opts & O_NOUNSET) ? v.list->pdata[0] : NULL;
+      g_snprintf(buf, sizeof buf, "%ld", s ? g_utf8_strlen(s, -1) : 0L);
     } else {
       const char *s = v.list->len ? v.list->pdata[0] : NULL;
       if (!s && (sh->opts & O_NOUNSET)) {
@@ -981,9 +1012,9 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
       break;
     case '?':
       if (empty) {
-        char *msg = wn
-                      ? word_string(x, w, wn, 0, WS_PLAIN)
-                      : g_strdup(v.set ? "parameter null or not set" : "parameter null or not set");
+        char *msg = wn      ? word_string(x, w, wn, 0, WS_PLAIN)
+                    : colon ? g_strdup("parameter null or not set")
+                            : g_strdup("parameter not set");
         box_sh_error(sh, "%s: %s", name, msg);
         g_free(msg);
         xfail(x, 127);
@@ -1019,13 +1050,17 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
       rmode = 2, w++, wn--;
     else if (wn && w[0] == '%')
       rmode = 3, w++, wn--;
-    /* split pattern/replacement at an unquoted "/" */
-    size_t k = 0;
+    /* split pattern/replacement at an unquoted "/"; as bash, not at the
+     * first character of a // pattern (${p////_} replaces every "/") */
+    size_t k = rmode == 1 && wn && w[0] == '/' ? 1 : 0;
     while (k < wn && w[k] != '/') {
       if (w[k] == '\\')
         k++;
-      else if (w[k] == '\'' || w[k] == '"' || w[k] == '`')
-        k = skip_to(w, k + 1, wn, w[k] == '\'' ? '\'' : w[k]) - 1;
+      else if (w[k] == '\'') { /* '…' holds no quote, escape or $ */
+        const char *q = memchr(w + k + 1, '\'', wn - k - 1);
+        k = q ? (size_t)(q - w) : wn - 1;
+      } else if (w[k] == '"' || w[k] == '`')
+        k = skip_to(w, k + 1, wn, w[k]) - 1;
       else if (w[k] == '$' && k + 1 < wn && (w[k + 1] == '{' || w[k + 1] == '('))
         k = skip_to(w, k + 2, wn, w[k + 1] == '{' ? '}' : ')') - 1;
       k++;
@@ -1059,13 +1094,14 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
       ok = false;
     }
     g_free(offs);
+    /* the length as expanded names a negative end in bash's message */
+    g_autofree char *ls = NULL;
     if (ok && has_len) {
-      char *ls = word_string(x, w + k + 1, wn - k - 1, 0, WS_PLAIN);
+      ls = word_string(x, w + k + 1, wn - k - 1, 0, WS_PLAIN);
       if (!box_arith(sh, ls, &len)) {
         xfail(x, 1);
         ok = false;
       }
-      g_free(ls);
     }
     if (ok && v.is_list) {
       GPtrArray *src = v.list;
@@ -1081,8 +1117,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
                                              : off)
                 : list_start(sh, name, sub, off, cnt);
       if (has_len && len < 0) {
-        box_sh_error(sh, "%s: substring expression < 0", name);
-        xfail(x, 1);
+        substring_negative(x, ls);
         ok = false;
       }
       int64_t end = has_len ? off + len : cnt;
@@ -1099,8 +1134,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
         }
         int64_t l2 = has_len ? (len < 0 ? sl + len - o2 : len) : sl - o2;
         if (l2 < 0) {
-          box_sh_error(sh, "%s: substring expression < 0", name);
-          xfail(x, 1);
+          substring_negative(x, ls);
           ok = false;
           break;
         }

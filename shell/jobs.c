@@ -78,7 +78,9 @@ void box_run_exit_trap(Shell *sh)
   if (sh->jump == J_EXIT) st = sh->exit_status;
   sh->status = st;
   sh->jump = J_NONE;
+  sh->in_exit_trap = true; /* $BASH_COMMAND stays the last command's */
   box_eval_text(sh, t, NULL);
+  sh->in_exit_trap = false;
   if (sh->jump != J_EXIT) { sh->exit_status = st; }
   sh->jump = J_EXIT;
   g_free(t);
@@ -106,6 +108,27 @@ static bool past_deadline(Shell *sh)
   return true;
 }
 
+/* bash forks a simple command of a pipeline or a & job where it runs it,
+ * with nothing there to catch a fatal error: it ends that child as it would
+ * end the shell (127 for ${u?} and set -u), where a forked ( ), compound or
+ * substitution ends with 1. */
+void box_child_simple(Shell *sh, const Node *n)
+{
+  if (n->kind != N_SIMPLE) return;
+  sh->in_child = false;
+  sh->simple_child = n;
+}
+
+/* …and when that fatal error comes from the command's own words, the
+ * child still has the shell's EXIT trap: bash drops it only once they
+ * are expanded. */
+void box_child_words_failed(Shell *sh, const Node *n)
+{
+  if (n != sh->simple_child || !sh->exit_trap_held || sh->traps[TRAP_EXIT]) return;
+  sh->traps[TRAP_EXIT] = sh->exit_trap_held;
+  sh->exit_trap_held = NULL;
+}
+
 pid_t box_fork(Shell *sh)
 {
   /* A process tree grows by forks, each child running little before it
@@ -119,7 +142,8 @@ pid_t box_fork(Shell *sh)
   }
   if (pid == 0) {
     sh->in_child = true;
-    g_free(sh->traps[TRAP_EXIT]);
+    g_free(sh->exit_trap_held);
+    sh->exit_trap_held = sh->traps[TRAP_EXIT];
     sh->traps[TRAP_EXIT] = NULL;
     if (!(sh->opts & O_ERRTRACE)) {
       /* a subshell, substitution or job runs without the ERR trap unless
@@ -242,6 +266,7 @@ int box_run_pipe(Shell *sh, Node *n)
       }
       sh->status_quiet = n->u.pipe.cmds[i];
       sh->debug_done = n->u.pipe.cmds[i];
+      box_child_simple(sh, n->u.pipe.cmds[i]);
       int st = box_eval(sh, n->u.pipe.cmds[i]);
       box_child_exit(sh, st);
     }
@@ -276,6 +301,7 @@ int box_run_background(Shell *sh, Node *n)
     sh->errexit_off = 0;
     sh->status_quiet = n->u.un.child;
     sh->debug_done = n->u.un.child;
+    box_child_simple(sh, n->u.un.child);
     sh->loop_depth = 0;
     int st = box_eval(sh, n->u.un.child);
     box_child_exit(sh, st);

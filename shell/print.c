@@ -76,10 +76,21 @@ static void pr_redir(Pr *p, Redir *r)
 {
   GString *g = p->g;
   int fd = r->fd;
+  const char *op = redir_text[r->kind].op;
   if (r->varname) g_string_append_printf(g, "{%s}", r->varname);
+  bool dup = (r->kind == R_DUP_IN || r->kind == R_DUP_OUT) && r->word && !r->varname;
+  if (dup && (strcmp(r->word->text, "-") == 0 ||
+              strspn(r->word->text, "0123456789") == strlen(r->word->text))) {
+    /* bash spells a copy or a close of a numbered descriptor with both
+     * numbers (`1>&2`, `0<&3`), and every close as `N>&-` */
+    if (fd < 0) fd = redir_text[r->kind].fd;
+    if (r->word->text[0] == '-') op = ">&";
+    g_string_append_printf(g, "%d%s%s", fd, op, r->word->text);
+    return;
+  }
   if (redir_text[r->kind].fd >= 0 && fd >= 0 && fd != redir_text[r->kind].fd)
     g_string_append_printf(g, "%d", fd);
-  g_string_append_printf(g, "%s%s", redir_text[r->kind].op, r->word ? r->word->text : "");
+  g_string_append_printf(g, "%s%s", op, r->word ? r->word->text : "");
   if (r->kind == R_HEREDOC) g_ptr_array_add(p->docs, r);
 }
 

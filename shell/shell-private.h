@@ -125,6 +125,11 @@ typedef struct {
 } SavedVar;
 /* Puts back an array of SavedVar, newest first, and frees it. */
 void box_var_restore(Shell *sh, GArray *saved);
+/* Starts recording what variables are before each change, so that
+ * box_var_journal_end puts them back (a program's redirections, which bash
+ * expands in its child); NULL when one is being recorded already. */
+GArray *box_var_journal_begin(Shell *sh);
+void box_var_journal_end(Shell *sh, GArray *journal);
 /* Builds the environment of spawned programs (NULL-terminated, g_strfreev). */
 char **box_var_environ(Shell *sh);
 
@@ -239,8 +244,13 @@ struct Shell {
   /* the DEBUG trap ran for this command in the parent, before the fork
    * that runs it as a pipeline's element or a & job */
   const struct Node *debug_done;
-  bool in_child; /* forked (subshell, stage, job, substitution) */
+  /* forked (subshell, stage, job, substitution): a fatal error ends it
+   * with 1, not 127 — but for a simple stage or job (box_child_simple) */
+  bool in_child;
+  const struct Node *simple_child; /* the simple command this child was forked for */
+  char *exit_trap_held;            /* in a child: the parent's EXIT trap, not run */
   bool in_trap;
+  bool in_exit_trap;
   char *traps[BOX_NTRAP];
   int fd[BOX_NFD]; /* the shell's descriptors as commands see them; -1 closed */
   int fd_high;
@@ -276,6 +286,9 @@ struct Shell {
   int lit_argc;
   GPtrArray *argv_pool; /* emptied argv arrays of finished simple commands, for reuse */
   bool arith_unbound;   /* set -u stopped an expression at an unset name (cleared by the caller) */
+  const struct Node *cmd_node; /* $BASH_COMMAND's command (exec.c, note_command) */
+  char *cmd_text;              /* its text once printed, or the DEBUG trap's */
+  GArray *var_journal; /* SavedVar: variables as they were (box_var_journal_begin), or NULL */
 };
 
 static inline void *box_arena_alloc(Shell *sh, size_t n)
@@ -509,6 +522,10 @@ void box_run_exit_trap(Shell *sh);
 bool box_check_limits(Shell *sh);
 /* Forks with the signal state a child needs.  0 in the child. */
 pid_t box_fork(Shell *sh);
+/* In the child of a pipeline's stage or a & job, before it runs n. */
+void box_child_simple(Shell *sh, const struct Node *n);
+/* n's words or assignments failed to expand, fatally. */
+void box_child_words_failed(Shell *sh, const struct Node *n);
 
 /* ---- processes and signals (jobs.c) ---------------------------------------- */
 
@@ -521,6 +538,8 @@ void box_run_trap_text(Shell *sh, const char *text);
 /* bash's DEBUG trap before n (a simple command, (( )) or [[ ]]; others are
  * passed by); false when the trap ended the shell */
 bool box_debug_trap(Shell *sh, const struct Node *n);
+/* $BASH_COMMAND's value (NULL before the first command). */
+const char *box_bash_command(Shell *sh);
 void box_trap_install(Shell *sh, int sig);
 int box_run_pipe(Shell *sh, Node *n);
 void box_set_pipestatus1(Shell *sh, int status);

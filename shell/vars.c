@@ -45,6 +45,52 @@ void box_var_free(gpointer p)
   g_free(v);
 }
 
+static ShellVar *var_copy(const ShellVar *v)
+{
+  ShellVar *c = g_new0(ShellVar, 1);
+  c->flags = v->flags;
+  c->value = g_strdup(v->value);
+  if (v->arr) {
+    c->arr = g_ptr_array_new_full(v->arr->len, g_free);
+    for (guint i = 0; i < v->arr->len; i++) g_ptr_array_add(c->arr, g_strdup(v->arr->pdata[i]));
+  }
+  if (v->assoc) {
+    c->assoc = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    c->keys = g_ptr_array_new_full(v->keys->len, g_free);
+    for (guint i = 0; i < v->keys->len; i++) {
+      const char *k = v->keys->pdata[i];
+      g_ptr_array_add(c->keys, g_strdup(k));
+      g_hash_table_insert(c->assoc, g_strdup(k), g_strdup(g_hash_table_lookup(v->assoc, k)));
+    }
+  }
+  return c;
+}
+
+GArray *box_var_journal_begin(Shell *sh)
+{
+  if (sh->var_journal) return NULL;
+  sh->var_journal = g_array_new(FALSE, FALSE, sizeof(SavedVar));
+  return sh->var_journal;
+}
+
+void box_var_journal_end(Shell *sh, GArray *journal)
+{
+  sh->var_journal = NULL;
+  box_var_restore(sh, journal);
+}
+
+/* name is about to change: the first change of a journal keeps a copy */
+static void journal_note(Shell *sh, const char *name)
+{
+  if (G_LIKELY(!sh->var_journal)) return;
+  GArray *j = sh->var_journal;
+  for (guint i = 0; i < j->len; i++)
+    if (strcmp(g_array_index(j, SavedVar, i).name, name) == 0) return;
+  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  SavedVar s = { g_strdup(name), v ? var_copy(v) : NULL };
+  g_array_append_val(j, s);
+}
+
 /* The name a nameref (declare -n) leads to: followed while its value is a
  * plain name, at most 8 times (a cycle stops there); name otherwise.  A
  * nameref without a value yet is itself (declare -n r=x sets r). */
@@ -108,6 +154,7 @@ static const char *dyn_value(Shell *sh, const char *name)
     g_snprintf(buf, sizeof buf, "%ld", (long)((g_get_monotonic_time() - sh->started) / 1000000));
     return buf;
   }
+  if (name[0] == 'B' && strcmp(name, "BASH_COMMAND") == 0) return box_bash_command(sh);
   if (name[0] == 'B' && strcmp(name, "BASHPID") == 0) {
     g_snprintf(buf, sizeof buf, "%d", (int)getpid());
     return buf;
@@ -173,6 +220,7 @@ bool box_var_set(Shell *sh, const char *name, const char *value)
     name = deref(sh, name, &v);
   }
   if (!check_ro(sh, v, name)) return false;
+  journal_note(sh, name);
   if (!v) v = box_var_make(sh, name);
   bool ok;
   char *nv = int_value(sh, v, value, &ok);
@@ -200,6 +248,7 @@ bool box_var_set_take(Shell *sh, const char *name, char *value)
   if (v &&
       !(v->flags & (V_READONLY | V_INTEGER | V_LOWER | V_UPPER | V_ARRAY | V_ASSOC | V_NAMEREF)) &&
       !(name[0] == 'O' && strcmp(name, "OPTIND") == 0)) {
+    journal_note(sh, name);
     g_free(v->value);
     v->value = value;
     if (sh->opts & O_ALLEXPORT) v->flags |= V_EXPORT;
@@ -274,6 +323,7 @@ bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
   if (v && (v->flags & V_NAMEREF)) name = deref(sh, name, &v);
   if (!check_ro(sh, v, name)) return false;
+  journal_note(sh, name);
   if (!v) v = box_var_make(sh, name);
   if (!(v->flags & (V_ARRAY | V_ASSOC))) box_var_make_array(v, false);
   char *nv;
@@ -404,6 +454,14 @@ bool box_var_isset(Shell *sh, const char *ref)
 {
   char *name, *key;
   if (!box_split_ref(ref, &name, &key)) return false;
+  char *elem_arr = NULL, *elem_key = NULL;
+  if (!key && box_nameref_elem(sh, name, &elem_arr, &elem_key)) {
+    /* bash's -v finds no variable behind a nameref to an element */
+    g_free(elem_arr);
+    g_free(elem_key);
+    g_free(name);
+    return false;
+  }
   ShellVar *v = box_var_lookup(sh, name);
   bool r = false;
   /* an associative array's @ is a key like another (bash's reading) */

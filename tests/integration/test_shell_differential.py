@@ -22,10 +22,16 @@ import difftest  # noqa: E402
 SEEDS = range(0, 2000)
 
 
+def ci_seeds():
+    """SEEDS, and the ones a longer run found divergent (replay-seeds.txt,
+    known-divergent.txt)."""
+    return sorted(set(SEEDS) | set(difftest.replay_seeds()))
+
+
 @pytest.mark.skipif(not shutil.which("bash"), reason="bash not installed")
 def test_generated_programs_like_bash():
     difftest.BOX_SHELL = str(BOX_SHELL)
-    n, bad = difftest.sweep(list(SEEDS))
+    n, bad = difftest.sweep(ci_seeds())
     known = difftest.known_divergent()
     new = [(seed, diff) for seed, _, diff in bad if seed not in known]
     fixed = sorted(known - {seed for seed, _, _ in bad})
