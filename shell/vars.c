@@ -115,8 +115,8 @@ bool box_nameref_elem(Shell *sh, const char *name, char **arr, char **key)
   /* deref stops at the last nameref when its value is no plain name */
   if (!v || !(v->flags & V_NAMEREF) || !v->value) return false;
   if (box_split_ref(v->value, arr, key) && *key) return true;
-  g_free(*arr);
-  g_free(*key);
+  g_clear_pointer(arr, g_free); /* the caller's to free only on true */
+  g_clear_pointer(key, g_free);
   return false;
 }
 

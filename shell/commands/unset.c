@@ -7,7 +7,7 @@
 int box_cmd_unset(BoxCmd *c)
 {
   Shell *sh = c->sh;
-  bool funcs = false, vars = false;
+  bool funcs = false, vars = false, ref = false;
   int i = 1;
   for (const char *a; (a = bx_option_word(c, &i, "-")); i++) {
     for (const char *p = a + 1; *p; p++) {
@@ -16,7 +16,7 @@ int box_cmd_unset(BoxCmd *c)
       else if (*p == 'v')
         vars = true;
       else if (*p == 'n')
-        continue;
+        ref = true;
       else
         return bx_bad_option(c, *p, "unset: usage: unset [-f] [-v] [-n] [name ...]");
     }
@@ -39,13 +39,34 @@ int box_cmd_unset(BoxCmd *c)
       box_cmd_error(c, "`%s': not a valid identifier", c->argv[i]);
       status = 1;
     } else {
-      ShellVar *v = box_var_lookup(sh, name);
+      ShellVar *own = g_hash_table_lookup(sh->vars, name);
+      g_autofree char *arr = NULL, *elem = NULL;
+      if (own && (own->flags & V_NAMEREF) && !key) {
+        if (ref) {
+          /* -n: the reference itself */
+        } else if (box_nameref_elem(sh, name, &arr, &elem)) {
+          /* through a reference to an element: that element */
+          g_free(name);
+          name = g_steal_pointer(&arr);
+          key = g_steal_pointer(&elem);
+        } else {
+          /* through a reference: the variable it names, the reference stays */
+          for (int hops = 0; hops < 8 && own && (own->flags & V_NAMEREF) && own->value &&
+                             box_is_name(own->value, strlen(own->value));
+               hops++) {
+            g_free(name);
+            name = g_strdup(own->value);
+            own = g_hash_table_lookup(sh->vars, name);
+          }
+        }
+      }
+      ShellVar *v = ref ? own : box_var_lookup(sh, name);
       if (v && (v->flags & V_READONLY)) {
         box_cmd_error(c, "%s: cannot unset: readonly variable", name);
         status = 1;
       } else if (key) {
         box_var_unset_elem(sh, name, key);
-      } else if (v || vars) {
+      } else if (v || vars || ref) {
         box_var_unset(sh, name);
       } else if (g_hash_table_lookup(sh->funcs, name)) {
         g_hash_table_remove(sh->funcs, name);

@@ -98,3 +98,8 @@ f() { local -a la=("$@"); echo "1[$_]"; local x=1; echo "2[$_]"; local -a lb=(a 
   declare -A m=([k]=v); echo "5[$_]"; declare -a q=(); echo "6[$_]"; export e=(1); echo "8[$_]"
   a=(1 2); echo "9[$_]"; declare -a la+=(x); echo "10[$_]"; echo "a=(b)"; echo "11[$_]"; }
 f p q | cat
+### gen-99733-unset-through-a-nameref
+# unset -n drops the reference; a plain unset reaches the variable (or element) it names
+k=0; while (( k < 2 )); do declare -n nr=v; echo "[$nr]"; declare -p nr; unset -n nr; ((k++)); done
+declare -n nr=v; v=5; unset nr; declare -p nr; echo "${v-gone}"
+A=(1 2 3); declare -n e="A[1]"; unset e; declare -p A e; x=1; declare -n rx=x; unset -v rx; echo "${x-gone}"
