@@ -416,6 +416,7 @@ def test_box_dir_is_the_runners_own_with_the_same_modes(box):
         ".": 0o700, "private": 0o700, "private/.lock": 0o600, "private/history.jsonl": 0o600,
         "private/box-id": 0o600, "private/telemetry": 0o700,
         "private/telemetry/records.jsonl": 0o600, "trust": 0o700, "trust/cert.pem": 0o644,
-        "run": 0o700, "bin": 0o700, "bin/sh": 0o555, "bin/bash": 0o555, "bin/zsh": 0o555}
+        "run": 0o700, "bin": 0o700, "bin/sh": 0o555, "bin/bash": 0o555, "bin/zsh": 0o555,
+        "bin/python": 0o555, "bin/python3": 0o555}
     st = os.stat(box.workspace / "f.txt")
     assert (st.st_uid, st.st_mode & 0o7777) == (os.geteuid(), 0o644)
