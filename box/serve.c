@@ -91,6 +91,8 @@ static int mount_view(Boxd *d, char **live_dir)
     .live_dir = *live_dir,
     .in_user_namespace = boxd_in_user_namespace(),
   };
+  vc.premounted_at = boxd_premounted(&vc.premounted_fd);
+  boxd_host_ids(&vc.host_uid, &vc.host_gid);
   d->vfs = box_vfs_start(&vc, &error);
   if (!d->vfs) {
     rmdir(d->mountpoint);
