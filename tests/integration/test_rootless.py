@@ -5,11 +5,16 @@ Root sets the machine up as an administrator would have (a /dev/fuse of mode
 runs box as uid 1000 there.  The runs that work are CI's second, unprivileged
 run of the suites (.ci/run)."""
 import os
+import shutil
+import signal
 import subprocess
+import tempfile
+import time
+from pathlib import Path
 
 import pytest
 
-from conftest import BOX
+from conftest import BOX, Box, host_mounts
 
 pytestmark = pytest.mark.root_only(reason="sets the machine up as its administrator")
 
@@ -88,3 +93,52 @@ def test_refused_user_namespace_names_the_sysctl(tmp_path):
     assert r.stderr.startswith("box: error: box needs an unprivileged user namespace, which "
                                "user.max_user_namespaces=0 refuses"), r.stderr
     assert "sysctl -w user.max_user_namespaces=" in r.stderr
+
+
+def fusermount_mounts():
+    """The host's mounts fusermount3 made for box (a private directory of
+    the user's, box-fuse-*)."""
+    return [line for line in host_mounts().splitlines()
+            if " - fuse.boxfs " in line and "/box-fuse-" in line]
+
+
+@pytest.fixture
+def user_box():
+    """A box whose files are uid 1000's, in a directory it may reach (the
+    test's own tmp_path lies below one closed to it)."""
+    root = Path(tempfile.mkdtemp(prefix="boxfs-user-"))
+    os.chmod(root, 0o755)
+    b = Box(root)
+    yield b
+    b.teardown()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_mount_through_fusermount3_runs_commands_and_goes_with_the_box(user_box):
+    box = user_box
+    box.seed_policy()
+    box.write_config()
+    subprocess.run(["chown", "-R", "1000:1000", str(box.root)], check=True)
+    before = fusermount_mounts()
+    box.start(prefix=[*USER, "env", "BOXFS_MOUNT=fusermount3"])
+    made = [m for m in fusermount_mounts() if m not in before]
+    assert len(made) == 1, box.stderr()
+    # fusermount3's mount, the user's, in the host's namespaces
+    assert "user_id=1000,group_id=1000" in made[0]
+    r = box.bash("echo hi > out.txt && cat out.txt && ls -ln out.txt")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "hi"
+    # the user is uid 0 inside, on both sides of the connection
+    assert lines[1].split()[2:4] == ["0", "0"], r.stdout
+    st = os.stat(box.workspace / "out.txt")
+    assert (st.st_uid, st.st_gid) == (1000, 1000)
+    assert box.stop() == 128 + signal.SIGTERM
+    # the watcher detaches the mount and removes its directory
+    for _ in range(100):
+        if not [m for m in fusermount_mounts() if m not in before]:
+            break
+        time.sleep(0.05)
+    assert [m for m in fusermount_mounts() if m not in before] == []
+    place = made[0].split()[4]
+    assert not os.path.exists(os.path.dirname(place))
