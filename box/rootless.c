@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -267,12 +268,37 @@ int box_fusermount(bool allow_other, char **at, int *alive)
   return fd;
 }
 
-/* BOXFS_MOUNT=fusermount3: the mount through fusermount3 rather than in the
- * box's user namespace (where a machine refuses FUSE mounts in one). */
-static bool mount_through_fusermount(void)
+/* Whether a user namespace of this user's may mount FUSE (Linux 4.18 and
+ * later let it, unless a security module or a container's filter says
+ * no), tried in a child that goes at once: its mount with it. */
+static bool fuse_mounts_in_user_namespace(uid_t uid, gid_t gid)
+{
+  pid_t pid = fork();
+  if (pid == 0) {
+    /* a namespace refused is reported by the caller's own attempt */
+    if (unshare(CLONE_NEWUSER) != 0 || !map_self_to_root(uid, gid) || unshare(CLONE_NEWNS) != 0)
+      _exit(0);
+    int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+    char opts[96];
+    snprintf(opts, sizeof opts, "fd=%d,rootmode=40000,user_id=0,group_id=0", fd);
+    _exit(fd >= 0 && mount("boxfs", g_get_tmp_dir(), "fuse.boxfs", MS_NOSUID | MS_NODEV, opts) == 0
+            ? 0
+            : 1);
+  }
+  int status;
+  while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  return pid < 0 || (WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* The route of the mount, chosen per machine: in the box's user namespace
+ * where the kernel lets it, else through fusermount3; BOXFS_MOUNT
+ * (namespace or fusermount3) chooses instead. */
+static bool mount_through_fusermount(uid_t uid, gid_t gid)
 {
   const char *route = g_getenv("BOXFS_MOUNT");
-  return route && strcmp(route, "fusermount3") == 0;
+  if (route && strcmp(route, "fusermount3") == 0) return true;
+  if (route && strcmp(route, "namespace") == 0) return false;
+  return !fuse_mounts_in_user_namespace(uid, gid);
 }
 
 /* The mount made now, in the host's namespaces; its place and descriptors
@@ -345,18 +371,18 @@ int boxd_enter_user_namespace(char **argv)
     return 0;
   }
   /* The one device the mount needs is opened with the user's own uid
-   * whatever namespace it is in: where the user may not, fusermount3
-   * mounts it. */
+   * whatever the route: Debian's fusermount3 opens it so too. */
   int fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
   if (fuse < 0)
     return box_fail("/dev/fuse cannot be opened by uid %u (%s): an ordinary user's box mounts "
-                    "FUSE itself; make the device usable by users as Debian's udev rule does "
+                    "FUSE itself (and fusermount3 opens the device as the user too); make "
+                    "the device usable by users as Debian's udev rule does "
                     "(mode 0666: `chmod 0666 /dev/fuse`), or run box as root",
                     (unsigned)getuid(), g_strerror(errno));
   close(fuse);
-  bool through_fusermount = mount_through_fusermount();
   uid_t uid = geteuid();
   gid_t gid = getegid();
+  bool through_fusermount = mount_through_fusermount(uid, gid);
   if (through_fusermount) {
     int failed = premount();
     if (failed) return failed;
