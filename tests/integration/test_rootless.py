@@ -125,6 +125,10 @@ def test_mount_through_fusermount3_runs_commands_and_goes_with_the_box(user_box)
     assert len(made) == 1, box.stderr()
     # fusermount3's mount, the user's, in the host's namespaces
     assert "user_id=1000,group_id=1000" in made[0]
+    # the user's own processes on the host find the place, not the box
+    where = made[0].split()[4]
+    seen = subprocess.run([*USER, "ls", f"{where}/pass"], capture_output=True, text=True)
+    assert seen.returncode != 0 and "Permission denied" in seen.stderr, seen
     r = box.bash("echo hi > out.txt && cat out.txt && ls -ln out.txt")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
