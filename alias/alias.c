@@ -3,7 +3,9 @@
  * glibc's start-up (its CPU feature probing traps under virtualisation) costs
  * more than the whole round trip through the box.
  *
- * It is installed as read-only copies named zsh, bash and sh in <box_dir>/bin.  It
+ * It is installed as read-only copies named zsh, bash, sh, python3 and python
+ * in <box_dir>/bin (the last two send mode "python": -c SOURCE or one SCRIPT's
+ * text, run by the box's embedded CPython).  It
  * checks the argument form, connects to <box_dir>/run/box.sock, and sends
  * three frames (4-byte big-endian length + UTF-8 JSON, at most 1 MiB), all
  * in one sendmsg() whose SCM_RIGHTS carries fds 0, 1, 2 (in that order),
@@ -320,13 +322,14 @@ static bool is_flag(const char *a, const char *f)
   return strcmp(a, f) == 0;
 }
 
-static char *read_script(const char *path, size_t *len_out)
+/* kind: "Shell" or "Python", for the messages. */
+static char *read_script(const char *kind, const char *path, size_t *len_out)
 {
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) die("read Shell script %s: %s", path, strerror(errno));
+  if (fd < 0) die("read %s script %s: %s", kind, path, strerror(errno));
   struct stat st;
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > MAX_SCRIPT)
-    die("Shell script %s is %lld bytes; maximum is %d", path, (long long)st.st_size, MAX_SCRIPT);
+    die("%s script %s is %lld bytes; maximum is %d", kind, path, (long long)st.st_size, MAX_SCRIPT);
   char *text = xmalloc(MAX_SCRIPT + 1);
   size_t len = 0;
   unsigned long long total = 0;
@@ -336,7 +339,7 @@ static char *read_script(const char *path, size_t *len_out)
     size_t room = len < MAX_SCRIPT + 1 ? MAX_SCRIPT + 1 - len : sizeof sink;
     ssize_t n = read(fd, dst, room);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) die("read Shell script %s: %s", path, strerror(errno));
+    if (n < 0) die("read %s script %s: %s", kind, path, strerror(errno));
     if (n == 0) break;
     total += (unsigned long long)n;
     if (dst == text + len) len += (size_t)n;
@@ -345,10 +348,10 @@ static char *read_script(const char *path, size_t *len_out)
   }
   close(fd);
   if (total > 64ULL * 1024 * 1024)
-    die("Shell script %s is more than %llu bytes; maximum is %d", path, 64ULL * 1024 * 1024,
+    die("%s script %s is more than %llu bytes; maximum is %d", kind, path, 64ULL * 1024 * 1024,
         MAX_SCRIPT);
   if (total > MAX_SCRIPT)
-    die("Shell script %s is %llu bytes; maximum is %d", path, total, MAX_SCRIPT);
+    die("%s script %s is %llu bytes; maximum is %d", kind, path, total, MAX_SCRIPT);
   text[len] = '\0';
   *len_out = len;
   return text;
@@ -367,7 +370,7 @@ static char *shell_source(int argc, char **argv, size_t *len)
              (is_flag(argv[1], "-c") || is_flag(argv[2], "-c"))) {
     cmd = argv[3];
   } else if (argc == 2 && argv[1][0] != '-') {
-    char *text = read_script(argv[1], len);
+    char *text = read_script("Shell", argv[1], len);
     if (!valid_utf8((const unsigned char *)text, *len)) die("Shell command is not valid UTF-8");
     return text;
   } else {
@@ -377,6 +380,24 @@ static char *shell_source(int argc, char **argv, size_t *len)
   if (!valid_utf8((const unsigned char *)cmd, *len)) die("Shell command is not valid UTF-8");
   char *text = xmalloc(*len + 1);
   memcpy(text, cmd, *len + 1);
+  return text;
+}
+
+/* The source for a Python call (spec/runtime.md §4.1): exactly -c SOURCE
+ * or one SCRIPT, whose text the alias reads and sends; else dies with the
+ * usage text. */
+static char *python_source(int argc, char **argv, size_t *len)
+{
+  if (argc == 2 && argv[1][0] != '-') {
+    char *text = read_script("Python", argv[1], len);
+    if (!valid_utf8((const unsigned char *)text, *len)) die("Python source is not valid UTF-8");
+    return text;
+  }
+  if (argc != 3 || !is_flag(argv[1], "-c")) die("Python alias accepts only -c SOURCE or SCRIPT");
+  *len = strlen(argv[2]);
+  if (!valid_utf8((const unsigned char *)argv[2], *len)) die("Python source is not valid UTF-8");
+  char *text = xmalloc(*len + 1);
+  memcpy(text, argv[2], *len + 1);
   return text;
 }
 
@@ -683,11 +704,13 @@ int main(int argc, char **argv)
     name = base_name(argv[0]); /* a symlink to box-alias is named by argv[0] */
   if (strcmp(name, ALIAS_NAME) == 0)
     die("%s is not an alias name; the trusted box run process serves broker requests", ALIAS_NAME);
-  if (strcmp(name, "zsh") != 0 && strcmp(name, "bash") != 0 && strcmp(name, "sh") != 0)
-    die("%s is not a Shell alias; this build serves only zsh, bash and sh", name);
+  bool python = strcmp(name, "python3") == 0 || strcmp(name, "python") == 0;
+  if (!python && strcmp(name, "zsh") != 0 && strcmp(name, "bash") != 0 && strcmp(name, "sh") != 0)
+    die("%s is not an alias; this build serves only zsh, bash, sh, python3 and python", name);
 
   size_t src_len = 0;
-  char *source = shell_source(argc, argv, &src_len);
+  char *source = python ? python_source(argc, argv, &src_len) : shell_source(argc, argv, &src_len);
+  const char *open_body = python ? "{\"mode\":\"python\"}" : "{\"mode\":\"shell\"}";
 
   char *path = socket_path(exe);
   sock_path_for_msgs = path;
@@ -696,7 +719,7 @@ int main(int argc, char **argv)
   /* The three frames leave in one sendmsg, the descriptors on its first
    * byte: the broker wakes once and finds the whole request. */
   Buf request = { 0 }, frame = { 0 };
-  make_frame(&frame, "open", "{\"mode\":\"shell\"}", strlen("{\"mode\":\"shell\"}"));
+  make_frame(&frame, "open", open_body, strlen(open_body));
   buf_add(&request, frame.data, frame.len);
   Buf body = { 0 };
   buf_str(&body, "{\"source\":");

@@ -1,4 +1,5 @@
-/* aliases.c — the box's aliases (<box_dir>/bin/zsh, bash, sh): its own
+/* aliases.c — the box's aliases (<box_dir>/bin/zsh, bash, sh, python3,
+ * python): its own
  * read-only copies of box-alias, checked and replaced at every start. */
 #include "box/box-private.h"
 
@@ -89,7 +90,7 @@ bool boxd_install_aliases(Boxd *d, GError **error)
   g_autofree char *image = NULL;
   gsize len = 0;
   if (!g_file_get_contents(alias, &image, &len, error)) return false;
-  const char *names[] = { "zsh", "bash", "sh", NULL };
+  const char *names[] = { "zsh", "bash", "sh", "python3", "python", NULL };
   for (int i = 0; names[i]; i++) {
     g_autofree char *dst = g_build_filename(d->config->box_dir, "bin", names[i], NULL);
     struct stat st;

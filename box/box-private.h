@@ -13,6 +13,7 @@
 #include "policy/decision_log.h"
 #include "policy/history.h"
 #include "policy/path.h"
+#include "telemetry/telemetry.h"
 #include "tools/tools.h"
 #include "vfs/vfs.h"
 
@@ -32,6 +33,7 @@ struct Boxd {
   BoxConfig *config;
   BoxPolicy *policy;
   BoxDecisionLog *log;
+  BoxTelemetry *telemetry; /* the log's targets, control records, counters */
   BoxVfs *vfs;
   char *box_id;
   char *run_id;
@@ -64,6 +66,9 @@ struct Boxd {
   struct BoxdEgress *egress;
   char **phantom_env;
   bool stopping;
+  struct BoxdCheckpoints *checkpoints; /* checkpoint_wire.c; NULL when off */
+  int stop_signal; /* the signal that stopped the agent (SIGTERM: box stop), or 0 */
+  bool quiet;      /* box run --quiet: no startup disclosure */
 };
 
 /* box_dir.c: creates or reopens the box directory, checks it is safe,
@@ -209,6 +214,23 @@ bool boxd_gateway_net_setup(void *data, pid_t pid);
  * after inherits it; one asked for before gets it with its run message. */
 json_object *boxd_gateway_worker_env(Boxd *d);
 
+/* checkpoint_wire.c: a checkpoint per command ([checkpoints] of box.toml).
+ * start before the mount (false: none, said on stderr), run once it is up
+ * (the floor has recorded what the box directory holds: the repository's
+ * writes come after), stop after it.
+ * begin when a command starts (a lock descriptor, or -1), end with its
+ * text once it has ended (before its reply: the commit is made on a thread
+ * of its own), after once its tools are gone too (what they wrote late).
+ * changed is the mount's BoxVfsChangedFn (data = Boxd). */
+typedef struct BoxdCheckpoints BoxdCheckpoints;
+bool boxd_checkpoints_start(Boxd *d);
+void boxd_checkpoints_run(Boxd *d);
+void boxd_checkpoints_stop(Boxd *d);
+int boxd_checkpoints_begin(Boxd *d);
+void boxd_checkpoints_end(Boxd *d, int command, const char *text, int lock_fd);
+void boxd_checkpoints_after(Boxd *d, int command, const char *text);
+void boxd_checkpoints_changed(void *data, int command, const char *path);
+
 /* broker.c: the alias protocol on run/box.sock. */
 bool boxd_broker_start(Boxd *d, GError **error);
 void boxd_broker_stop(Boxd *d);
@@ -229,6 +251,8 @@ extern char **box_run_agent_override;
 /* cmd_lua.c: `box lua --config FILE SCRIPT [ARGS...]`. */
 int box_verb_lua(int argc, char **argv);
 int box_verb_demo(void);
+/* `box demo [--help]` */
+int box_verb_demo_main(int argc, char **argv);
 /* cmd_mount.c: `box mount --config FILE [--rw] MOUNTPOINT`. */
 int box_verb_mount(int argc, char **argv);
 /* cmd_policy.c: `box policy check|decide|generate-schema|replay …`. */
@@ -239,8 +263,38 @@ BoxPolicy *box_verb_policy_load(const char *file, const char *home, bool quiet);
 /* cmd_policy_replay.c: `box policy replay FILE [--home DIR] EVENTS`. */
 int box_verb_policy_replay(int argc, char **argv);
 
+/* cmd_checkpoints.c: `box checkpoints`, `box diff`, `box restore`. */
+int box_verb_checkpoints(int argc, char **argv);
+int box_verb_diff(int argc, char **argv);
+int box_verb_restore(int argc, char **argv);
+/* registry.c: the boxes running on this host (box ls, status, stop, logs). */
+char *box_registry_dir(void);
+void boxd_registry_add(Boxd *d);
+void boxd_registry_remove(Boxd *d);
+/* Running boxes, by name (json_object*: name, box_id, box_dir, config,
+ * decision_log, pid, started, uptime, commands, decisions, denials). */
+GPtrArray *box_registry_list(void);
+/* The one running box with this name or id; NULL after saying why. */
+json_object *box_registry_find(const char *name);
+int box_verb_ls(int argc, char **argv); /* also `box status` */
+int box_verb_stop(int argc, char **argv);
+/* cmd_logs.c: `box logs NAME [-f] [--deny] [--json]`. */
+int box_verb_logs(int argc, char **argv);
+/* cmd_init.c: `box init`: a commented box.toml and policy in the cwd. */
+int box_verb_init(int argc, char **argv);
+/* cmd_demo.c: one decision record (a log line of the decision log) as a
+ * person reads it, or NULL when the line is not one. */
+char *box_decision_line_text(const char *line);
+
 /* cli.c: "box: error: <message>" on stderr; returns 1, the CLI's status. */
 int box_fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* cli.c: what box_fail said last, or NULL. */
+const char *box_failure(void);
+/* cli.c: whether arg asks for help (-h, --help); the help on stdout, 0. */
+bool box_help_word(const char *arg);
+int box_help_print(const char *help);
+/* cli.c: "error: <message>" and the verb's help on stderr; returns 2. */
+int box_usage_error(const char *help, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* cli.c: parses the options of a verb that takes --config FILE and
  * operands (into *config_path and *rest; prgname "box <verb>", parameter,
  * operands and summary for --help; strict_posix: options end at the first

@@ -479,10 +479,32 @@ static void serve_call(Conn *c, int program, int open_program, bool called, json
   g_mutex_unlock(&conns_lock);
 }
 
+/* A Python program's call runs as the Shell's `python3 -c SOURCE`: the
+ * same shell:exec decision on program python3, the same interpreter and
+ * limits as inside the Shell.  A source the call frame's checks would
+ * refuse (none, or with a NUL) is passed on as it came. */
+static json_object *python_call_body(json_object *body)
+{
+  const char *source = body_string(body, "source");
+  if (!source || strlen(source) != body_string_len(body, "source")) return json_object_get(body);
+  GString *text = g_string_new("python3 -c '");
+  for (const char *p = source; *p; p++) {
+    if (*p == '\'')
+      g_string_append(text, "'\\''");
+    else
+      g_string_append_c(text, *p);
+  }
+  g_string_append_c(text, '\'');
+  json_object *out = json_object_new_object();
+  json_object_object_add(out, "source", json_object_new_string_len(text->str, (int)text->len));
+  g_string_free(text, TRUE);
+  return out;
+}
+
 static void conn_serve(Conn *c)
 {
   int open_program = -1;
-  bool called = false;
+  bool called = false, python = false;
   gint64 deadline = g_get_monotonic_time() + REQUEST_TIMEOUT_MS * G_TIME_SPAN_MILLISECOND;
   for (;;) {
     char *text = NULL;
@@ -516,14 +538,18 @@ static void conn_serve(Conn *c)
       if (open_program >= 0) {
         send_denied(c, in.program, "over_budget", "this box serves one program per connection");
         stop = true;
-      } else if (!mode || strcmp(mode, "shell") != 0) {
-        send_denied(c, in.program, "transport_error", "this box serves only the shell mode");
+      } else if (!mode || (strcmp(mode, "shell") != 0 && strcmp(mode, "python") != 0)) {
+        send_denied(c, in.program, "transport_error",
+                    "this box serves only the shell and python modes");
         stop = true;
       } else {
         open_program = in.program;
+        python = strcmp(mode, "python") == 0;
       }
     } else if (strcmp(in.type, "call") == 0) {
-      serve_call(c, in.program, open_program, called, in.body);
+      json_object *body = python ? python_call_body(in.body) : json_object_get(in.body);
+      serve_call(c, in.program, open_program, called, body);
+      json_object_put(body);
       called = true; /* one call per connection: it ends with this one */
       stop = true;
     } else if (strcmp(in.type, "input") == 0 || strcmp(in.type, "input_eof") == 0 ||

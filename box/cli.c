@@ -4,17 +4,49 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 G_DEFINE_QUARK(box - boxd - error - quark, box_boxd_error)
+
+/* The last failure said, for the run's box_stopped record. */
+static char *last_failure;
 
 int box_fail(const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  char *msg = g_strdup_vprintf(fmt, ap);
   va_end(ap);
   fprintf(stderr, "box: error: %s\n", msg);
+  g_free(last_failure);
+  last_failure = msg;
   return 1;
+}
+
+const char *box_failure(void)
+{
+  return last_failure;
+}
+
+int box_usage_error(const char *help, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "error: %s\n\n%s", msg, help);
+  return 2;
+}
+
+bool box_help_word(const char *arg)
+{
+  return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+int box_help_print(const char *help)
+{
+  fputs(help, stdout);
+  return 0;
 }
 
 bool box_verb_parse(const char *prgname, const char *parameter, const char *operands,

@@ -97,6 +97,25 @@ static const char *attr(json_object *attrs, const char *key)
   return "";
 }
 
+char *box_decision_line_text(const char *line)
+{
+  json_object *rec = json_tokener_parse(line), *rl, *sl, *lr, *attrs, *scope, *name;
+  char *text = NULL;
+  if (rec && json_object_object_get_ex(rec, "resourceLogs", &rl) &&
+      json_object_object_get_ex(json_object_array_get_idx(rl, 0), "scopeLogs", &sl) &&
+      json_object_object_get_ex(json_object_array_get_idx(sl, 0), "scope", &scope) &&
+      json_object_object_get_ex(scope, "name", &name) &&
+      strcmp(json_object_get_string(name), "strands-box.policy") == 0 &&
+      json_object_object_get_ex(json_object_array_get_idx(sl, 0), "logRecords", &lr) &&
+      json_object_object_get_ex(json_object_array_get_idx(lr, 0), "attributes", &attrs))
+    text = g_strdup_printf("%-6s %-12s %-40s %s", attr(attrs, "strands.box.policy.verdict"),
+                           attr(attrs, "strands.box.policy.action"),
+                           attr(attrs, "strands.box.policy.resource"),
+                           attr(attrs, "strands.box.policy.rule"));
+  json_object_put(rec);
+  return text;
+}
+
 static void print_decisions(const char *log_path)
 {
   g_autofree char *text = NULL;
@@ -104,17 +123,23 @@ static void print_decisions(const char *log_path)
   printf("\nDecision log (%s):\n", log_path);
   g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
   for (char **l = lines; *l; l++) {
-    if (!**l) continue;
-    json_object *rec = json_tokener_parse(*l), *rl, *sl, *lr, *attrs;
-    if (rec && json_object_object_get_ex(rec, "resourceLogs", &rl) &&
-        json_object_object_get_ex(json_object_array_get_idx(rl, 0), "scopeLogs", &sl) &&
-        json_object_object_get_ex(json_object_array_get_idx(sl, 0), "logRecords", &lr) &&
-        json_object_object_get_ex(json_object_array_get_idx(lr, 0), "attributes", &attrs))
-      printf("  %-6s %-12s %-40s %s\n", attr(attrs, "strands.box.policy.verdict"),
-             attr(attrs, "strands.box.policy.action"), attr(attrs, "strands.box.policy.resource"),
-             attr(attrs, "strands.box.policy.rule"));
-    json_object_put(rec);
+    g_autofree char *said = **l ? box_decision_line_text(*l) : NULL;
+    if (said) printf("  %s\n", said);
   }
+}
+
+static const char demo_help[] =
+  "Usage: box demo [-h|--help]\n"
+  "\n"
+  "Runs a throwaway box on the built-in example config and policy: an agent\n"
+  "tries a few things in a demo git project, and every decision the box made\n"
+  "is printed after it.  Needs root, as `box run` does.\n";
+
+int box_verb_demo_main(int argc, char **argv)
+{
+  if (argc == 1) return box_verb_demo();
+  if (argc == 2 && box_help_word(argv[1])) return box_help_print(demo_help);
+  return box_usage_error(demo_help, "unexpected argument '%s' found", argv[1]);
 }
 
 int box_verb_demo(void)

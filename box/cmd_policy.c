@@ -245,6 +245,12 @@ static int cmd_generate_schema(int argc, char **argv)
   const char *config = NULL, *outdir = NULL;
   for (int i = 0; i < argc; i++) {
     const char *s = argv[i];
+    if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+      printf("Usage: box policy generate-schema --config FILE --output-dir DIR\n\n"
+             "Writes DIR/actions.cedarschema and DIR/events.dwschema: the schema a policy\n"
+             "for the box of FILE is checked against.\n");
+      return 0;
+    }
     const char **slot = strcmp(s, "--config") == 0       ? &config
                         : strcmp(s, "--output-dir") == 0 ? &outdir
                                                          : NULL;

@@ -115,6 +115,23 @@ static int load_policy(Boxd *d)
 static int open_records_and_tables(Boxd *d)
 {
   g_autoptr(GError) error = NULL;
+  /* The targets first (spec/runtime.md §1 step 3): from here on every
+   * refusal is recorded as the run's box_stopped. */
+  g_autofree char *stats_path = g_build_filename(d->config->box_dir, "private", "stats", NULL);
+  d->run_id = g_uuid_string_random();
+  BoxTelemetryRun run = { d->config->name,    d->box_id,        d->run_id,
+                          d->config->box_dir, d->operator_home, stats_path };
+  GPtrArray *declared = d->config->telemetry;
+  g_autofree gpointer *targets = g_new0(gpointer, declared->len + 1);
+  if (declared->len) memcpy(targets, declared->pdata, declared->len * sizeof(gpointer));
+  d->telemetry = box_telemetry_open((const BoxTelemetryTarget *const *)targets, &run, &error);
+  if (!d->telemetry) return box_fail("%s", error->message);
+  box_telemetry_control(d->telemetry, "box_started", d->config->name, NULL, NULL);
+  if (d->config->policy) { /* loaded before any box state: recorded now */
+    g_autofree char *policy_name = g_path_get_basename(d->config->policy);
+    box_telemetry_control(d->telemetry, "policy_installed", policy_name, NULL, NULL);
+  }
+  d->log = box_decision_log_open_sink(box_telemetry_decisions, d->telemetry, d->box_id, d->run_id);
   /* A box that cannot keep the policy's history denies every request (the
    * policy says why). */
   g_autofree char *history_dir = g_build_filename(d->config->box_dir, "private", NULL);
@@ -122,11 +139,6 @@ static int open_records_and_tables(Boxd *d)
     fprintf(stderr, "box: warning: %s; every request will be denied\n", error->message);
     g_clear_error(&error);
   }
-  g_autofree char *log_path =
-    g_build_filename(d->config->box_dir, "private", "telemetry", "records.jsonl", NULL);
-  d->run_id = g_uuid_string_random();
-  d->log = box_decision_log_open(log_path, d->box_id, d->run_id, &error);
-  if (!d->log) return box_fail("telemetry setup failed: %s", error->message);
   d->socket_path = g_build_filename(d->config->box_dir, "run", "box.sock", NULL);
   d->roots = bound_roots(d);
   GPtrArray *tables = g_ptr_array_new();
@@ -153,6 +165,28 @@ static GPtrArray *agent_argv_of(Boxd *d, char **rest)
   return agent_argv;
 }
 
+/* --quiet (or -q) before "--", taken out of argv: the startup disclosure
+ * is not printed (warnings and errors still are). */
+static bool take_quiet(int *argc, char **argv)
+{
+  bool quiet = false;
+  int out = 0;
+  for (int i = 0; i < *argc; i++) {
+    if (strcmp(argv[i], "--") == 0) {
+      while (i < *argc) argv[out++] = argv[i++];
+      break;
+    }
+    if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
+      quiet = true;
+      continue;
+    }
+    argv[out++] = argv[i];
+  }
+  if (out < *argc) argv[out] = NULL;
+  *argc = out;
+  return quiet;
+}
+
 int box_verb_run(int argc, char **argv)
 {
   /* Blocked before any thread exists (history's flusher starts early), so
@@ -162,10 +196,12 @@ int box_verb_run(int argc, char **argv)
   sigprocmask(SIG_BLOCK, &blocked, NULL);
   g_autofree char *config_path = NULL;
   g_auto(GStrv) rest = NULL;
-  if (!box_verb_parse("box run", "- run a box and its agent", "[-- ARGS…]",
-                      "Starts the box described by FILE, runs its [agent] command with ARGS "
-                      "appended, and exits with the agent's status.",
-                      false, &config_path, &rest, &argc, &argv))
+  static const char help[] = "Starts the box described by FILE, runs its [agent] command with "
+                             "ARGS appended, and exits with the agent's status.  --quiet: no "
+                             "startup disclosure.";
+  bool quiet = take_quiet(&argc, argv);
+  if (!box_verb_parse("box run", "- run a box and its agent", "[--quiet] [-- ARGS…]", help, false,
+                      &config_path, &rest, &argc, &argv))
     return 2;
   if (!config_path) {
     fprintf(stderr, "box: error: the following required arguments were not provided: --config "
@@ -173,7 +209,7 @@ int box_verb_run(int argc, char **argv)
     return 2;
   }
   g_autoptr(GError) error = NULL;
-  Boxd d = { .listen_fd = -1, .worker_netns_fd = -1 };
+  Boxd d = { .listen_fd = -1, .worker_netns_fd = -1, .quiet = quiet };
   g_mutex_init(&d.lock);
   box_vfs_raise_fd_limit(&d.workload_nofile);
   box_tools_set_workload_fd_limit(&d.workload_nofile);
@@ -194,13 +230,24 @@ int box_verb_run(int argc, char **argv)
   if (lock < 0) return box_fail("%s", error->message);
   if (!boxd_install_aliases(&d, &error)) return box_fail("%s", error->message);
   failed = open_records_and_tables(&d);
-  if (failed) return failed;
-  d.live_pids = g_hash_table_new(g_direct_hash, g_direct_equal);
-
-  GPtrArray *agent_argv = agent_argv_of(&d, rest);
-  int status = boxd_serve(&d, (char **)agent_argv->pdata);
-  g_ptr_array_free(agent_argv, TRUE);
+  int status = failed;
+  if (!failed) {
+    d.live_pids = g_hash_table_new(g_direct_hash, g_direct_equal);
+    boxd_registry_add(&d);
+    GPtrArray *agent_argv = agent_argv_of(&d, rest);
+    status = boxd_serve(&d, (char **)agent_argv->pdata);
+    g_ptr_array_free(agent_argv, TRUE);
+    boxd_registry_remove(&d);
+  }
   box_decision_log_close(d.log);
   close(lock);
+  /* The one exit point (§8.7): box_stopped even when the run failed early. */
+  const char *refusal = box_failure();
+  g_autofree char *why = NULL;
+  if (!refusal && d.stop_signal)
+    why = g_strdup_printf("stopped by SIG%s", sigabbrev_np(d.stop_signal));
+  else if (!refusal)
+    why = g_strdup_printf("the agent exited with status %d", status);
+  box_telemetry_stop(d.telemetry, d.config->name, refusal, why);
   return status;
 }

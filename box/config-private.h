@@ -56,4 +56,10 @@ bool config_check_egress(ConfigCtx *c, json_object *v, BoxConfig *cfg);
 /* GDestroyNotify of cfg->egress. */
 void config_egress_free(gpointer p);
 
+/* config_checkpoints.c: [checkpoints] into cfg->checkpoints. */
+void config_checkpoints_defaults(BoxCheckpointsLimits *l);
+bool config_check_checkpoints(ConfigCtx *c, json_object *v, BoxConfig *cfg);
+/* config_telemetry.c: [telemetry.<label>] into cfg. */
+bool config_check_telemetry(ConfigCtx *c, json_object *v, BoxConfig *cfg);
+
 #endif

@@ -6,7 +6,9 @@
 #include <glib.h>
 #include <json-c/json.h>
 
+#include "checkpoints/checkpoints.h"
 #include "gateway/route.h"
+#include "telemetry/telemetry.h"
 
 G_BEGIN_DECLS
 
@@ -80,7 +82,11 @@ typedef struct {
    * Both NULL-terminated, never NULL. */
   char **gateway_allow_local;
   char **gateway_extra_ca;
-  GPtrArray *egress; /* BoxEgressRoute*, sorted by name; never NULL */
+  GPtrArray *egress;                /* BoxEgressRoute*, sorted by name; never NULL */
+  BoxCheckpointsLimits checkpoints; /* [checkpoints]; exclude never NULL */
+  /* `[telemetry.<label>]` (BoxTelemetryTarget*, sorted by label; never
+   * NULL): empty = the default file. */
+  GPtrArray *telemetry;
 } BoxConfig;
 
 /* Reads and validates FILE.  operator_home expands "~".  On failure the

@@ -251,7 +251,7 @@ bool box_config_check(Boxd *d, GError **error)
   const char *declared = g_hash_table_lookup(d->config->agent.env, "PATH");
   g_autofree char *program = box_tools_resolve(d->config->agent.command[0], d->workspace,
                                                declared && *declared ? declared : d->operator_path);
-  if (program) {
+  if (program && !d->quiet) {
     g_autofree char *text =
       box_tools_disclosure(d->agent_table, true, program, d->agent_home, d->operator_path);
     fputs(text, stderr);
@@ -261,7 +261,7 @@ bool box_config_check(Boxd *d, GError **error)
     g_autofree char *prog = box_tools_table_program(t, d->operator_path);
     /* a program in a bound root that is written later: its path, as declared */
     if (!prog && t->command[0][0] == '/') prog = box_tools_named_path(t->command[0], "/");
-    if (!prog) continue;
+    if (!prog || d->quiet) continue;
     g_autofree char *text =
       box_tools_disclosure(t, false, prog, d->operator_home, d->operator_path);
     fputs(text, stderr);

@@ -8,11 +8,19 @@ static const char usage[] =
   "Usage: box <COMMAND>\n"
   "\n"
   "Commands:\n"
-  "  run --config FILE [-- ARGS...]  Run a box and its agent; exit with the agent's status\n"
+  "  run --config FILE [--quiet] [-- ARGS...]  Run a box and its agent; exit with the agent's "
+  "status\n"
   "  lua --config FILE SCRIPT [ARGS...]  Run a Lua script as the box's agent\n"
   "  mount --config FILE [--rw] MOUNTPOINT  Show a box's view live at MOUNTPOINT until Ctrl-C\n"
   "  demo                            Run a demo box on the built-in example config and policy\n"
-  "  policy check|decide|generate-schema  Test a policy file as a box would load it\n"
+  "  policy check|decide|generate-schema|replay  Test a policy file as a box would load it\n"
+  "  init [--name NAME]              Write a commented box.toml and policy.dw here\n"
+  "  ls | status [NAME]              List the boxes running on this host\n"
+  "  stop NAME                       Stop a running box\n"
+  "  logs NAME [-f] [--deny] [--json]  Print a running box's decisions\n"
+  "  checkpoints --config FILE [-n N]  List the box's checkpoints, newest first\n"
+  "  diff --config FILE A [B] [--stat] [-- PATHS...]  Show what changed between checkpoints\n"
+  "  restore --config FILE ID [PATHS...]  Put the workspace back as it was at a checkpoint\n"
   "\n"
   "Options:\n"
   "  -h, --help     Print help\n"
@@ -42,7 +50,15 @@ int main(int argc, char **argv)
   if (strcmp(verb, "mount") == 0) return box_verb_mount(argc - 1, argv + 1);
   if (strcmp(verb, "lua") == 0) return box_verb_lua(argc - 1, argv + 1);
   if (strcmp(verb, "policy") == 0) return box_verb_policy(argc - 1, argv + 1);
-  if (strcmp(verb, "demo") == 0 && argc == 2) return box_verb_demo();
+  if (strcmp(verb, "demo") == 0) return box_verb_demo_main(argc - 1, argv + 1);
+  if (strcmp(verb, "checkpoints") == 0) return box_verb_checkpoints(argc - 1, argv + 1);
+  if (strcmp(verb, "diff") == 0) return box_verb_diff(argc - 1, argv + 1);
+  if (strcmp(verb, "restore") == 0) return box_verb_restore(argc - 1, argv + 1);
+  if (strcmp(verb, "ls") == 0 || strcmp(verb, "status") == 0)
+    return box_verb_ls(argc - 1, argv + 1);
+  if (strcmp(verb, "stop") == 0) return box_verb_stop(argc - 1, argv + 1);
+  if (strcmp(verb, "logs") == 0) return box_verb_logs(argc - 1, argv + 1);
+  if (strcmp(verb, "init") == 0) return box_verb_init(argc - 1, argv + 1);
   if (verb[0] == '-')
     fprintf(stderr, "error: unexpected argument '%s' found\n\n%s", verb, usage);
   else

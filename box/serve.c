@@ -67,6 +67,7 @@ static int mount_view(Boxd *d, char **live_dir)
   const char *floor_trees[] = { d->config->box_dir, NULL };
   const char *floor_files[] = { d->config->path, d->config->policy, NULL };
   *live_dir = boxd_live_prepare(d);
+  boxd_checkpoints_start(d);
   BoxVfsConfig vc = {
     .mountpoint = d->mountpoint,
     .roots = (const char *const *)d->roots,
@@ -90,6 +91,8 @@ static int mount_view(Boxd *d, char **live_dir)
     .ram_max_inodes = d->config->agent.ram_max_inodes,
     .live_dir = *live_dir,
     .in_user_namespace = boxd_in_user_namespace(),
+    .changed = d->checkpoints ? boxd_checkpoints_changed : NULL,
+    .changed_data = d,
   };
   vc.premounted_at = boxd_premounted(&vc.premounted_fd);
   boxd_host_ids(&vc.host_uid, &vc.host_gid);
@@ -99,12 +102,13 @@ static int mount_view(Boxd *d, char **live_dir)
     rmdir(d->staging_dir);
     return box_fail("cannot mount the box's view: %s", error->message);
   }
+  boxd_checkpoints_run(d);
   return 0;
 }
 
 /* Until the agent ends: the signals of set are forwarded to its group, and
  * if it lingers a second after the first, it is killed.  Its status. */
-static int wait_for_agent(pid_t agent, const sigset_t *set)
+static int wait_for_agent(pid_t agent, const sigset_t *set, int *stop_signal)
 {
   int status;
   bool stopping = false;
@@ -116,6 +120,7 @@ static int wait_for_agent(pid_t agent, const sigset_t *set)
     if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
       /* Forward to the agent's group; if it lingers, it is killed. */
       kill(-agent, sig == SIGHUP ? SIGTERM : sig);
+      if (!*stop_signal) *stop_signal = sig;
       if (!stopping) {
         stopping = true;
         kill_at = g_get_monotonic_time() + G_TIME_SPAN_SECOND;
@@ -152,6 +157,7 @@ static void teardown(Boxd *d, int status, const char *live_dir)
   /* Prepared tool views hold binds of the mount: drop them before it goes. */
   box_tools_release_views();
   box_vfs_stop(d->vfs);
+  boxd_checkpoints_stop(d);
   rmdir(d->mountpoint);
   rmdir(d->staging_dir);
   boxd_mount_dirs_forget(d);
@@ -182,7 +188,7 @@ int boxd_serve(Boxd *d, char **agent_argv)
     if (agent < 0)
       box_fail("%s", error->message);
     else
-      status = wait_for_agent(agent, &set);
+      status = wait_for_agent(agent, &set, &d->stop_signal);
   }
   teardown(d, status, live_dir);
   return status;

@@ -821,6 +821,7 @@ void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd, Box
                       BoxdAnswerFn answer, void *data)
 {
   int status = -1;
+  box_telemetry_count(d->telemetry, BOX_TELEMETRY_STAT_COMMANDS); /* what `box ls` shows */
   for (int attempt = 0; attempt < 3; attempt++) {
     gint64 t0 = g_get_monotonic_time();
     BoxdWorker *w = boxd_worker_take(d);
@@ -828,7 +829,9 @@ void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd, Box
     gint64 t1 = g_get_monotonic_time();
     int command = w->command;
     gint64 t2 = 0;
+    int ckpt_lock = boxd_checkpoints_begin(d);
     Command *c = run_on_worker(d, w, source, fds, watch_fd, on_watch, data, &status, &t2);
+    if (!c && ckpt_lock >= 0) close(ckpt_lock);
     if (!c) {
       g_printerr("box: warning: a Shell worker ended before it was ready; trying another\n");
       status = -1;
@@ -840,6 +843,9 @@ void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd, Box
      * reported. */
     box_decision_log_flush(d->log);
     box_policy_history_sync(d->policy);
+    /* queued before the reply, so that checkpoints follow the commands'
+     * order; made after it */
+    boxd_checkpoints_end(d, command, source, ckpt_lock);
     answer(data, status);
     if (getenv("BOX_DEBUG_TIMING"))
       g_printerr("command %d: waited %.3f ms for a worker, %.3f ms for it to be ready, "
@@ -848,6 +854,7 @@ void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd, Box
                  (g_get_monotonic_time() - t2) / 1000.0);
     boxd_pool_refill(d);
     command_cleanup(c);
+    boxd_checkpoints_after(d, command, source);
     return;
   }
   box_decision_log_flush(d->log);

@@ -307,11 +307,11 @@ void box_gateway_free(BoxGateway *gw)
   bool drained = gw->active == 0;
   g_mutex_unlock(&gw->lock);
   if (!drained) return; /* a connection thread still runs: leave it its state */
-  for (size_t i = 0; i < gw->n_routes; i++) gw_route_clear(&gw->routes[i]);
-  g_free(gw->routes);
   gw_tls_free(gw->tls);
   g_hash_table_destroy(gw->fds);
   g_strfreev(gw->allow);
+  for (size_t i = 0; i < gw->n_routes; i++) gw_route_clear(&gw->routes[i]);
+  g_free(gw->routes);
   g_strfreev(gw->extra_ca);
   g_mutex_clear(&gw->lock);
   g_cond_clear(&gw->idle);

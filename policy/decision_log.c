@@ -41,7 +41,9 @@ typedef struct {
 G_STATIC_ASSERT(sizeof(Queued) % 8 == 0); /* the packed decision follows it */
 
 struct BoxDecisionLog {
-  int fd;
+  int fd;                  /* or -1, with a sink */
+  BoxDecisionLogSink sink; /* where the lines go instead of fd */
+  void *sink_data;
   char *box_id;
   char *run_id;
   GMutex lock;         /* the file: one write at a time, queued lines first */
@@ -79,8 +81,18 @@ BoxDecisionLog *box_decision_log_open(const char *path, const char *box_id, cons
                 "cannot set the mode of the decision log %s: %s", path, g_strerror(e));
     return NULL;
   }
-  BoxDecisionLog *log = g_new0(BoxDecisionLog, 1);
+  BoxDecisionLog *log = box_decision_log_open_sink(NULL, NULL, box_id, run_id);
   log->fd = fd;
+  return log;
+}
+
+BoxDecisionLog *box_decision_log_open_sink(BoxDecisionLogSink sink, void *data, const char *box_id,
+                                           const char *run_id)
+{
+  BoxDecisionLog *log = g_new0(BoxDecisionLog, 1);
+  log->fd = -1;
+  log->sink = sink;
+  log->sink_data = data;
   log->box_id = g_strdup(box_id ? box_id : "");
   log->run_id = g_strdup(run_id ? run_id : "");
   g_mutex_init(&log->lock);
@@ -106,7 +118,7 @@ void box_decision_log_close(BoxDecisionLog *log)
   g_mutex_unlock(&log->qlock);
   g_thread_join(log->writer);
   box_decision_log_flush(log);
-  close(log->fd);
+  if (log->fd >= 0) close(log->fd);
   g_ptr_array_free(log->queued, TRUE);
   g_ptr_array_free(log->spare, TRUE);
   g_string_free(log->out, TRUE);
@@ -159,6 +171,17 @@ static const char *input_str(json_object *input, const char *key)
   json_object *v = NULL;
   if (!input || !json_object_object_get_ex(input, key, &v) || !v) return NULL;
   return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+/* The command's words as the log shows them (at most ARGS_MAX), each
+ * redacted where it came from an expansion; g_strfreev. */
+static char **redacted_args(const BoxCommandArgs *cargs, size_t *n)
+{
+  *n = cargs ? MIN(cargs->argc, ARGS_MAX) : 0;
+  char **words = g_new0(char *, *n + 1);
+  for (size_t i = 0; i < *n; i++)
+    words[i] = box_command_arg_redact(cargs->argv[i], !cargs->literal || cargs->literal[i]);
+  return words;
 }
 
 static void add_int_from_input(json_object *attrs, const char *key, json_object *input,
@@ -235,10 +258,8 @@ static json_object *decision_attributes(const char *action, json_object *input,
   } else if (g_str_has_prefix(action, "shell:")) {
     const char *program = input_str(input, "program");
     if (program) add_str(attrs, "process.command", program);
-    size_t n = cargs ? MIN(cargs->argc, ARGS_MAX) : 0;
-    char **words = g_new0(char *, n + 1);
-    for (size_t i = 0; i < n; i++)
-      words[i] = box_command_arg_redact(cargs->argv[i], !cargs->literal || cargs->literal[i]);
+    size_t n;
+    char **words = redacted_args(cargs, &n);
     add_attr(attrs, "process.command_args", array_value((const char *const *)words, n));
     g_strfreev(words);
     const char *cwd = input_str(input, "cwd");
@@ -476,10 +497,8 @@ static void h_attributes(GString *o, const char *action, json_object *input,
   } else if (g_str_has_prefix(action, "shell:")) {
     const char *program = input_str(input, "program");
     if (program) ATTR_STR(o, "process.command", program);
-    size_t n = cargs ? MIN(cargs->argc, ARGS_MAX) : 0;
-    char **words = g_new0(char *, n + 1);
-    for (size_t i = 0; i < n; i++)
-      words[i] = box_command_arg_redact(cargs->argv[i], !cargs->literal || cargs->literal[i]);
+    size_t n;
+    char **words = redacted_args(cargs, &n);
     ATTR_HEAD(o, "process.command_args");
     h_array_values(o, (const char *const *)words, n);
     g_strfreev(words);
@@ -662,6 +681,10 @@ void box_decision_log_render_into(const BoxDecisionLog *log, GString *buf, const
  * effort: a failed write is lost) */
 static void write_out(BoxDecisionLog *log, const char *line, size_t len)
 {
+  if (log->sink) {
+    log->sink(log->sink_data, line, len);
+    return;
+  }
   size_t off = 0;
   while (off < len) {
     ssize_t w = write(log->fd, line + off, len - off);

@@ -14,6 +14,12 @@ G_BEGIN_DECLS
 typedef struct BoxDecisionLog BoxDecisionLog;
 BoxDecisionLog *box_decision_log_open(const char *path, const char *box_id, const char *run_id,
                                       GError **error);
+/* The same log, its lines handed to sink instead of a file (the telemetry
+ * targets): whole decisions (two lines each), one call at a time, with the
+ * log's lock held. */
+typedef void (*BoxDecisionLogSink)(void *data, const char *lines, size_t len);
+BoxDecisionLog *box_decision_log_open_sink(BoxDecisionLogSink sink, void *data, const char *box_id,
+                                           const char *run_id);
 /* Appends one line for the decision (thread-safe; the queued lines first,
  * then this one, in one write each, before it returns).
  * command_args: the shell decisions' argv (process.command_args), else NULL. */

@@ -558,6 +558,19 @@ int box_cond_eval(Shell *sh, Cond *c, int *err);
 
 /* ---- what the commands share (one file each in commands/) ----------------- */
 
+/* commands/python_dl.c: keep the embedded CPython's directories open for
+ * the workers (idempotent); run it in this process (-1 and *error when it
+ * cannot be loaded). */
+bool box_python_prepare(void);
+/* commands/hostdir.c: a read-only detached copy of the host's directory
+ * dir, for workers to load files from once rooted in the mount (-1 when
+ * the kernel refuses). */
+int box_host_dir_open(const char *dir);
+int box_python_run(BoxCmd *c, int argc, char **argv, char **error);
+/* commands/interp.c: runs body(c) in a child on the command's descriptors
+ * 0, 1, 2 with the environment a spawned program gets; its status. */
+int box_cmd_in_child(BoxCmd *c, int (*body)(BoxCmd *c));
+
 /* Helpers builtins share (builtins.c). */
 /* Prints "strands-shell: NAME: text" on the command's stderr. */
 void box_cmd_error(BoxCmd *c, const char *fmt, ...) G_GNUC_PRINTF(2, 3);

@@ -306,6 +306,7 @@ static BoxDl *const lazy_libraries[] = { &box_curl_dl, &box_archive_dl, &box_mag
 
 bool box_shell_preload(void)
 {
+  box_python_prepare(); /* libpython is never mapped ahead of `python3` */
   bool ok = true;
   for (size_t i = 0; i < G_N_ELEMENTS(lazy_libraries); i++)
     ok = box_dl_preload(lazy_libraries[i]) && ok;
@@ -314,6 +315,7 @@ bool box_shell_preload(void)
 
 bool box_shell_prepare(void)
 {
+  box_python_prepare();
   bool ok = true;
   for (size_t i = 0; i < G_N_ELEMENTS(lazy_libraries); i++)
     ok = box_dl_prepare(lazy_libraries[i]) && ok;

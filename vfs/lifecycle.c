@@ -170,6 +170,8 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error)
   v->decide_quiet = config->decide_quiet;
   v->record = config->record;
   v->outcome = config->outcome;
+  v->changed = config->changed;
+  v->changed_data = config->changed_data;
   v->decide_data = config->decide_data;
   v->decide_prompt = config->decide_prompt;
   v->cache_decisions = config->cache_decisions && config->decide;

@@ -337,6 +337,10 @@ void vfs_run_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_s
     } else {
       err = setattr_pass(v, &c, n, vfd, FH(fi), attr, to_set);
       vfs_node_fd_put(n, vfd);
+      /* times alone are not kept by a checkpoint */
+      if (!err && (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_UID |
+                             FUSE_SET_ATTR_GID)))
+        vfs_changed_node(v, &c, n);
     }
   } else if (!err) {
     err = setattr_ram(v, n, &c, attr, to_set, FH(fi) != NULL);

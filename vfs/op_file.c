@@ -188,6 +188,7 @@ void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
       close(fd);
     } else {
       if (!ro) kill_setid(&c, fd);
+      if (!ro) vfs_changed_node(v, &c, n);
       fh = fh_pass_file(v, c.cmd, n, fd);
       fh->backing = S_ISREG(n->ftype) ? vfs_backing_open(v, n, fd) : -1;
       /* the kernel refuses a passthrough open with any cache flag */
@@ -270,6 +271,7 @@ void vfs_run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
       bool have = fstat(fd, &fst) == 0;
       bool chowned = vfs_daemon_root() && (c.uid != 0 || c.gid != 0);
       vfs_chown_new(&c, nn.dfd, name, S_IFREG | (mode & 07777));
+      vfs_changed(v, &c, nn.path);
       /* the node is found by what the open made (no fstatat of the name; a
        * new node's own O_PATH open is still compared below); after a chown
        * the attributes are read again */

@@ -171,6 +171,7 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
       err = errno;
     else {
       vfs_chown_new(&c, nn.dfd, name, link ? S_IFLNK : mode);
+      vfs_changed(v, &c, nn.path);
       err = vfs_pass_child_known(v, nn.dir, nn.dfd, name, &e, NULL, nn.moves);
     }
   } else if (!err) {
@@ -232,6 +233,7 @@ void vfs_run_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const ch
       err = errno;
     if (sfd >= 0) close(sfd);
     if (!err) {
+      vfs_changed(v, &c, nn.path);
       g_mutex_lock(&v->lock);
       vfs_node_set_parent(v, n, nn.dir, newname); /* follow the newest name */
       err = vfs_fill_entry(v, n, &e);
@@ -334,8 +336,10 @@ static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name, b
     } else if (dir ? (vfs_watch_moved(v), unlinkat(nn.dfd, name, AT_REMOVEDIR)) < 0
                    : (unsettle_name(v, &before), unlinkat(nn.dfd, name, 0)) < 0) {
       err = errno;
-    } else if (!dir && before.exists && before.nlink > 1) {
-      pass_follow_other_link(v, nn.dir, name, &before);
+    } else {
+      vfs_changed(v, &c, nn.path);
+      if (!dir && before.exists && before.nlink > 1)
+        pass_follow_other_link(v, nn.dir, name, &before);
     }
   } else if (!err) {
     g_mutex_lock(&v->lock);
@@ -434,10 +438,12 @@ void vfs_run_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_in
       err = EACCES;
     } else if (vfs_watch_moved(v), renameat2(src.dfd, name, dst.dfd, newname, flags) < 0) {
       err = errno;
-    } else if (sid.exists) {
+    } else {
+      vfs_changed(v, &c, src.path);
+      vfs_changed(v, &c, dst.path);
       g_mutex_lock(&v->lock);
-      Node *moved = vfs_pass_find(v, sid.dev, sid.ino);
-      Node *back = exchange && did.exists ? vfs_pass_find(v, did.dev, did.ino) : NULL;
+      Node *moved = sid.exists ? vfs_pass_find(v, sid.dev, sid.ino) : NULL;
+      Node *back = sid.exists && exchange && did.exists ? vfs_pass_find(v, did.dev, did.ino) : NULL;
       if (moved && !moved->root_path && !ancestor_of(moved, dst.dir))
         vfs_node_set_parent(v, moved, dst.dir, newname);
       if (back && !back->root_path && !ancestor_of(back, src.dir))

@@ -138,6 +138,8 @@ struct BoxVfs {
   BoxVfsRecordFn record;
   void *decide_data;
   BoxVfsOutcomeFn outcome;
+  BoxVfsChangedFn changed;
+  void *changed_data;
   bool decide_prompt;
   bool cache_decisions;
   BoxVfsNoteFn note;
@@ -287,6 +289,12 @@ typedef struct {
   struct dirent *ent; /* read and not yet sent */
   off_t pos;          /* the offset of ent (or of the next entry to read) */
 } Fh;
+
+/* ---- changed.c: the changed callback (BoxVfsConfig.changed) of a
+ * placed caller's effect on a pass node: by its path (spelled as the host
+ * knows it), or by the node (lock not held). ---- */
+void vfs_changed(BoxVfs *v, const Caller *c, const char *path);
+void vfs_changed_node(BoxVfs *v, const Caller *c, Node *n);
 
 /* ---- watch.c: marks on pass directories, expiry of the names that
  * change outside the mount. ----

@@ -28,6 +28,13 @@ typedef BoxDecision *(*BoxVfsDecideFn)(void *data, int command, const char *acti
 typedef void (*BoxVfsRecordFn)(void *data, int command, const char *action, json_object *input,
                                const BoxDecision *decision);
 
+/* A real path below a bound root that command (its worker or a tool it
+ * launched) made, opened for writing, truncated, changed the mode or owner
+ * of, removed, or renamed (both names): after the effect, on the thread
+ * that acted, possibly more than once per path.  No tree scan then tells
+ * what a command changed. */
+typedef void (*BoxVfsChangedFn)(void *data, int command, const char *path);
+
 /* A request answered from the decision cache (cache_decisions): policy was
  * not asked, so its history has not seen the request yet. */
 typedef void (*BoxVfsNoteFn)(void *data, int command, const char *action, json_object *input,
@@ -92,6 +99,8 @@ typedef struct {
    * user's box): no FUSE passthrough, which needs CAP_SYS_ADMIN in the
    * host's. */
   bool in_user_namespace;
+  BoxVfsChangedFn changed; /* optional */
+  void *changed_data;
   /* A connection fusermount3 mounted already at premounted_at (in the
    * host's namespaces), premounted_fd its /dev/fuse: shown at mountpoint
    * too, it speaks the host's ids, where 0 of this namespace is host_uid

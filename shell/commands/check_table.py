@@ -19,6 +19,7 @@ HELPERS = {
     "messages.c", "options.c", "input.c", "files.c", "values.c", "nested.c",
     "archive.c", "compress.c", "digest.c", "lazy_dl.c", "archive_dl.c", "magic_dl.c",
     "zlib_dl.c", "lzma_dl.c",
+    "interp.c", "python_dl.c", "hostdir.c",
 }
 
 ROW = re.compile(r'^BOX_COMMAND\("([^"]+)",\s*(\w+),\s*(SPECIAL|BUILTIN|UTILITY)\)\s*$')

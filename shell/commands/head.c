@@ -40,25 +40,18 @@ static bool head_first(BoxCmd *c, int fd, const BxEnds *o)
 /* All but the last n records (or bytes): hold back a window. */
 static bool head_all_but(BoxCmd *c, int fd, const BxEnds *o)
 {
-  GString *data = g_string_new(NULL);
   if (o->bytes) {
-    char buf[65536];
-    for (;;) {
-      ssize_t r = bx_read(fd, buf, sizeof buf);
-      if (r < 0) {
-        g_string_free(data, TRUE);
-        return false;
-      }
-      if (r == 0) break;
-      g_string_append_len(data, buf, r);
+    g_autoptr(GString) data = g_string_new(NULL);
+    ssize_t r;
+    while ((r = bx_ends_append(fd, data)) > 0) {
       if (data->len > o->n + 65536) {
         size_t out = data->len - o->n;
         box_out_write(c->out, data->str, out);
         g_string_erase(data, 0, (gssize)out);
       }
     }
+    if (r < 0) return false;
     if (data->len > o->n) box_out_write(c->out, data->str, data->len - o->n);
-    g_string_free(data, TRUE);
     return true;
   }
   /* lines: keep the last n lines in a queue of offsets */
@@ -80,7 +73,6 @@ static bool head_all_but(BoxCmd *c, int fd, const BxEnds *o)
   g_queue_clear_full(&q, (GDestroyNotify)g_bytes_unref);
   int err = r.err;
   bx_reader_free(&r);
-  g_string_free(data, TRUE);
   if (err) {
     errno = err;
     return false;
@@ -88,14 +80,8 @@ static bool head_all_but(BoxCmd *c, int fd, const BxEnds *o)
   return true;
 }
 
-static bool head_copy(BoxCmd *c, int fd, const BxEnds *o)
-{
-  return o->flipped ? head_all_but(c, fd, o) : head_first(c, fd, o);
-}
-
-static const BxEndsCmd head_cmd = { "head", "n:c:qvz", '-', true, head_copy };
-
 int box_cmd_head(BoxCmd *c)
 {
-  return bx_ends_main(c, &head_cmd);
+  static const BxEndsCmd cmd = { "head", "n:c:qvz", '-', true, head_first, head_all_but };
+  return bx_ends_main(c, &cmd);
 }

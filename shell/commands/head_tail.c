@@ -57,7 +57,8 @@ static int each_file(BoxCmd *c, const char *cmd, const BxEnds *o, int verbose,
 }
 
 static int run(BoxCmd *c, const char *cmd, const char *shortopts, BxEnds o, int verbose,
-               const char *count, char flip, bool stop_on_out_error, BxEndsFn fn)
+               const char *count, char flip, bool stop_on_out_error, BxEndsFn fn,
+               BxEndsFn flipped_fn)
 {
   BX_EACH_OPTION (ch, c, cmd, shortopts, longopts) switch (ch) {
     case 'n':
@@ -75,7 +76,7 @@ static int run(BoxCmd *c, const char *cmd, const char *shortopts, BxEnds o, int 
     default: break;
     }
   if (count && !parse_count(c, cmd, count, o.bytes, flip, &o.flipped, &o.n)) return 1;
-  return each_file(c, cmd, &o, verbose, stop_on_out_error, fn);
+  return each_file(c, cmd, &o, verbose, stop_on_out_error, o.flipped ? flipped_fn : fn);
 }
 
 /* The obsolete first argument: head's -NUM[c|l|q|v…], tail's -NUM or +NUM
@@ -108,6 +109,14 @@ static bool obsolete_count(BoxCmd *c, const BxEndsCmd *cmd, BxEnds *o, int *verb
   return true;
 }
 
+ssize_t bx_ends_append(int fd, GString *data)
+{
+  char buf[65536];
+  ssize_t r = bx_read(fd, buf, sizeof buf);
+  if (r > 0) g_string_append_len(data, buf, r);
+  return r;
+}
+
 int bx_ends_main(BoxCmd *c, const BxEndsCmd *cmd)
 {
   BxEnds o = { false, false, 10, '\n' };
@@ -123,5 +132,5 @@ int bx_ends_main(BoxCmd *c, const BxEndsCmd *cmd)
   cc.argc = ac;
   cc.argv = av;
   return run(&cc, cmd->name, cmd->shortopts, o, verbose, count, cmd->flip, cmd->stop_on_out_error,
-             cmd->copy);
+             cmd->copy, cmd->copy_flipped);
 }

@@ -22,13 +22,18 @@ typedef struct {
   const char *shortopts;  /* letters beyond n, c, q, v, z are accepted and ignored */
   char flip;              /* the count's sign that changes its meaning: head's '-', tail's '+' */
   bool stop_on_out_error; /* a failed write to the output ends the walk over the files */
-  BxEndsFn copy;
+  BxEndsFn copy;          /* the count as given: the first N, the last N */
+  BxEndsFn copy_flipped;  /* the count flipped: all but the last N, from the Nth on */
 } BxEndsCmd;
 
 /* The whole command: the obsolete first argument (head's -NUM[clqv…],
  * tail's -NUM or +NUM[cl]), the options, the count, then each file operand
- * through cmd->copy with GNU's headers and messages.  Returns the exit
+ * through cmd->copy (or copy_flipped) with GNU's headers and messages.  Returns the exit
  * status. */
 int bx_ends_main(BoxCmd *c, const BxEndsCmd *cmd);
+
+/* Appends the next read of fd (up to 64 KiB) to data: its length, 0 at
+ * the end, -1 with errno on an error. */
+ssize_t bx_ends_append(int fd, GString *data);
 
 #endif

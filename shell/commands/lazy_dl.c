@@ -107,20 +107,6 @@ static void list_files(BoxDl *dl, int fd)
   _exit(fclose(out) == 0 ? 0 : 1);
 }
 
-/* A detached copy of the directory, read-only: from it ".." leads nowhere,
- * so the descriptor reaches these files and nothing else of the host. */
-static int open_detached(const char *dir)
-{
-  int fd = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-  if (fd < 0) return -1;
-  struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
-  if (mount_setattr(fd, "", AT_EMPTY_PATH, &ro, sizeof ro) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 /* path's directory and base name, symlinks resolved (g_free both). */
 static bool split_real(const char *path, char **dir, char **base)
 {
@@ -137,7 +123,7 @@ static bool open_data(BoxDl *dl, const char *path)
 {
   g_autofree char *dir = NULL, *base = NULL;
   if (!split_real(path, &dir, &base)) return false;
-  int d = open_detached(dir);
+  int d = box_host_dir_open(dir);
   if (d < 0) return false;
   dl->data_fd = openat(d, base, O_RDONLY | O_CLOEXEC);
   close(d);
@@ -148,7 +134,7 @@ static int dir_index(BoxDl *dl, GPtrArray *names, const char *dir)
 {
   for (guint i = 0; i < names->len; i++)
     if (strcmp(g_ptr_array_index(names, i), dir) == 0) return (int)i;
-  int fd = open_detached(dir);
+  int fd = box_host_dir_open(dir);
   if (fd < 0) return -1;
   g_ptr_array_add(names, g_strdup(dir));
   dl->dirs = g_renew(int, dl->dirs, dl->n_dirs + 1);

@@ -107,16 +107,9 @@ static bool tail_end(BoxCmd *c, int fd, const BxEnds *o)
     return true;
   }
   /* a pipe: keep a window */
-  GString *data = g_string_new(NULL);
-  char buf[65536];
-  for (;;) {
-    ssize_t r = bx_read(fd, buf, sizeof buf);
-    if (r < 0) {
-      g_string_free(data, TRUE);
-      return false;
-    }
-    if (r == 0) break;
-    g_string_append_len(data, buf, r);
+  g_autoptr(GString) data = g_string_new(NULL);
+  ssize_t r;
+  while ((r = bx_ends_append(fd, data)) > 0) {
     if (data->len > 4 * 1024 * 1024) {
       bool enough = false;
       size_t st = o->bytes ? (data->len > o->n ? data->len - (size_t)o->n : 0)
@@ -124,22 +117,16 @@ static bool tail_end(BoxCmd *c, int fd, const BxEnds *o)
       if (o->bytes ? data->len > o->n : enough) g_string_erase(data, 0, (gssize)st);
     }
   }
+  if (r < 0) return false;
   bool enough;
   size_t st = o->bytes ? (data->len > o->n ? data->len - (size_t)o->n : 0)
                        : last_records(data->str, data->len, o->n, o->delim, &enough);
   box_out_write(c->out, data->str + st, data->len - st);
-  g_string_free(data, TRUE);
   return true;
 }
 
-static bool tail_copy(BoxCmd *c, int fd, const BxEnds *o)
-{
-  return o->flipped ? tail_from_start(c, fd, o) : tail_end(c, fd, o);
-}
-
-static const BxEndsCmd tail_cmd = { "tail", "n:c:qvzf", '+', false, tail_copy };
-
 int box_cmd_tail(BoxCmd *c)
 {
-  return bx_ends_main(c, &tail_cmd);
+  static const BxEndsCmd cmd = { "tail", "n:c:qvzf", '+', false, tail_end, tail_from_start };
+  return bx_ends_main(c, &cmd);
 }

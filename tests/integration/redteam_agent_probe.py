@@ -201,7 +201,7 @@ def wrong_types(a):
             denied(exchange(frame({"version": 6, "program": 1, "frame_type": 7}))),
             denied(exchange(f("open", body={"mode": "shell"}) +
                             f("call", body={"source": ["echo", "x"]}), fds=[0, 1, 2])),
-            denied(exchange(f("open", body={"mode": "python"})))]
+            denied(exchange(f("open", body={"mode": ["python"]})))]
 
 @attack
 def unknown_field(a):
@@ -534,7 +534,7 @@ def write_box_bin(a):
     return {
         "append": try_(lambda: open(b + "bash", "ab").write(b"#evil") and None),
         "truncate": try_(lambda: os.truncate(b + "sh", 0)),
-        "create": try_(lambda: open(b + "python3", "w").write("x") and None),
+        "create": try_(lambda: open(b + "node", "w").write("x") and None),
         "unlink": try_(lambda: os.unlink(b + "zsh")),
         "rename": try_(lambda: os.rename(b + "zsh", b + "zsh2")),
         "chmod": try_(lambda: os.chmod(b + "bash", 0o777)),

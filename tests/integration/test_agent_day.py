@@ -142,7 +142,7 @@ STEPS = [
     "wc -l py/calc/*.py | tail -1",
     "sort py/data.txt | uniq -c | sort -rn | head -3",
     "diff <(echo a) <(echo b); echo $?",
-    "command -v python3",
+    "command -v make",
     "type -t git",
     "mkdir -p build && python3 -c 'print(\"gen\")' > build/out.txt && cat build/out.txt",
     "git stash -q && git stash list | wc -l && git stash pop -q && git status --short | wc -l",

@@ -187,7 +187,7 @@ EXPECTED = {
 TOOL_EXPECTED = dict(EXPECTED, connect_broker={"ENOENT"}, agent_bin_contents={"ENOENT"})
 # The agent sees of box_dir only its aliases and the broker socket; its
 # writable workspace is noexec (W^X), so the setuid copy does not even run.
-AGENT_EXPECTED = dict(EXPECTED, connect_broker={"connected"}, agent_bin_contents={"bash,sh,zsh"}, open_box_dir={"bin,run,trust"},
+AGENT_EXPECTED = dict(EXPECTED, connect_broker={"connected"}, agent_bin_contents={"bash,python,python3,sh,zsh"}, open_box_dir={"bin,run,trust"},
                       symlink_to_box_dir={"bin,run,trust"},
                       setuid_binary={"EACCES", "CapEff:\t0000000000000000"})
 

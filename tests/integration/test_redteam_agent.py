@@ -225,7 +225,7 @@ def test_wrong_types(rt):
         [["transport_error", "a frame carries no protocol version"], "closed"],
         [NEEDS, "closed"], [NEEDS, "closed"], [NEEDS, "closed"],
         [["transport_error", "a call frame needs a `source` string"], "closed"],
-        [["transport_error", "this box serves only the shell mode"], "closed"]]
+        [["transport_error", "this box serves only the shell and python modes"], "closed"]]
 
 
 def test_unknown_frame_field(rt):
@@ -347,12 +347,13 @@ def test_read_box_private(rt):
 
 
 def test_write_box_bin(rt):
-    before = {n: digest(rt.box_dir / "bin" / n) for n in ("bash", "sh", "zsh")}
+    names = ("bash", "python", "python3", "sh", "zsh")
+    before = {n: digest(rt.box_dir / "bin" / n) for n in names}
     r = attack(rt, "write_box_bin")
     assert r == {"append": "EACCES", "truncate": "EACCES", "create": "EROFS", "unlink": "EROFS",
                  "rename": "EROFS", "chmod": "EROFS"}, r
-    assert {n: digest(rt.box_dir / "bin" / n) for n in ("bash", "sh", "zsh")} == before
-    assert sorted(os.listdir(rt.box_dir / "bin")) == ["bash", "sh", "zsh"]
+    assert {n: digest(rt.box_dir / "bin" / n) for n in names} == before
+    assert sorted(os.listdir(rt.box_dir / "bin")) == list(names)
 
 
 def test_replace_broker_socket(rt):

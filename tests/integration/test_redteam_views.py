@@ -143,16 +143,11 @@ def test_the_agent_cannot_unmask_its_own_view_through_the_shell(box):
     (probe / "agent.py").write_text(AGENT)
     out = box.workspace / "agent-out.json"
     box.seed_policy()
-    box.write_config(
-        agent_command=["/usr/bin/python3", str(probe / "agent.py"), str(box.box_dir), str(h),
-                       str(out)],
-        extra=textwrap.dedent(f'''
-            [agent.filesystem]
-            read = ["{probe}", "~/vault"]
-            write = ["~/src/project"]
-            exec = ["/usr/lib/python3.11"]
-            deny = ["~/vault/secretdir"]
-            '''))
+    lists = {"read": [str(probe), "~/vault"], "write": ["~/src/project"],
+             "exec": ["/usr/lib/python3.11"], "deny": ["~/vault/secretdir"]}
+    argv = ["/usr/bin/python3", str(probe / "agent.py"), str(box.box_dir), str(h), str(out)]
+    box.write_config(agent_command=argv, extra="\n[agent.filesystem]\n" + "".join(
+        f"{k} = {json.dumps(v)}\n" for k, v in lists.items()))
     assert box.run_to_end(timeout=60) == 0, box.stderr()
     first, walked, later = json.loads(out.read_text())
     assert walked != 0  # the Shell's walk was refused

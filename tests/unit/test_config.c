@@ -648,6 +648,47 @@ static void test_egress_routes(void)
                "\"header\" (in @)");
 }
 
+/* [telemetry.<label>]: what is kept of each target, sorted by label, and
+ * the rules the integration tests do not reach through `box run`. */
+static void test_telemetry_targets(void)
+{
+  BoxConfig *cfg =
+    load_ok(HEAD AGENT "[telemetry.z]\nkind = \"file\"\ndestination = \"~/r.jsonl\"\n"
+                       "[telemetry.a]\nkind = \"otlp\"\ndestination = "
+                       "\"http://127.0.0.1:4318\"\ninclude = [\"deny\", \"trace\", "
+                       "\"logs\"]\nsecret = { ref = \"env://TOKEN\", header = "
+                       "\"X-Token\" }\n");
+  g_assert_cmpuint(cfg->telemetry->len, ==, 2);
+  const BoxTelemetryTarget *a = g_ptr_array_index(cfg->telemetry, 0);
+  const BoxTelemetryTarget *z = g_ptr_array_index(cfg->telemetry, 1);
+  g_assert_cmpstr(a->label, ==, "a");
+  g_assert_true(a->otlp);
+  g_assert_cmpuint(a->include, ==, BOX_TELEMETRY_DENY | BOX_TELEMETRY_TRACE | BOX_TELEMETRY_LOGS);
+  g_assert_cmpstr(a->secret_env, ==, "TOKEN");
+  g_assert_cmpstr(a->secret_header, ==, "X-Token");
+  g_assert_false(z->otlp);
+  g_assert_cmpstr(z->destination, ==, "~/r.jsonl"); /* expanded when opened */
+  g_assert_cmpuint(z->include, ==, BOX_TELEMETRY_ALL);
+  box_config_free(cfg);
+  cfg = load_ok(HEAD AGENT);
+  g_assert_cmpuint(cfg->telemetry->len, ==, 0); /* the default file */
+  box_config_free(cfg);
+  expect_error(HEAD AGENT "[telemetry.\"a b\"]\nkind = \"file\"\ndestination = \"/x\"\n",
+               "invalid `[telemetry.a b]` target: the label must be one component of letters, "
+               "digits, '.', '_', or '-' (in @)");
+  expect_error(HEAD AGENT "[telemetry.t]\nkind = \"otlp\"\ndestination = \"http://h\"\n"
+                          "secret = { ref = \"env://T\", header = \"X: y\" }\n",
+               "invalid `[telemetry.t]` target: `secret.header` is not a header name (in @)");
+  expect_error(HEAD AGENT "[telemetry.t]\nkind = \"otlp\"\ndestination = \"http://h\"\n"
+                          "secret = { ref = \"env://T\", placement = \"header\" }\n",
+               "cannot parse config file @: unknown field `telemetry.t.secret.placement`");
+  expect_error(HEAD AGENT "[telemetry.t]\nkind = \"file\"\ndestination = \"/x\"\n"
+                          "include = [\"permit\", \"kernel\", \"kernel\"]\n",
+               "invalid `[telemetry.t]` target: the target names kernel twice (in @)");
+  expect_error(HEAD AGENT "[telemetry]\nkind = \"file\"\n",
+               "cannot parse config file @: `telemetry.kind` must be a table");
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -676,7 +717,8 @@ int main(int argc, char **argv)
                                     { "/config/env", test_env_rules },
                                     { "/config/filesystem-spelling", test_fs_spelling },
                                     { "/config/tool-label", test_tool_label },
-                                    { "/config/egress", test_egress_routes } };
+                                    { "/config/egress", test_egress_routes },
+                                    { "/config/telemetry", test_telemetry_targets } };
   test_add_table(cases, G_N_ELEMENTS(cases));
   int rc = g_test_run();
 

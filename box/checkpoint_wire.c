@@ -1,0 +1,395 @@
+/* checkpoint_wire.c — boxd's side of the checkpoints: the paths each
+ * command changed, gathered from the mount (a set per command), and one
+ * thread that turns them into commits in the order the commands ended, so
+ * that no command's reply waits for git.
+ *
+ * Outside changes.  The mount sees only what the box does.  The operator's
+ * editor and `box mount --rw` write the workspace directly, so boxd keeps
+ * an inotify watch on the workspace's directories: every name it reports
+ * that no running command claims is recorded first, as an "outside"
+ * checkpoint, before the next command's (a path a command also changed in
+ * the meantime goes with the command).  The mount's own fanotify watch
+ * (vfs/watch.c) sees name changes only, in the directories the kernel
+ * holds, which misses an edit in place.
+ *
+ * Restore (the `box restore` verb, another process) must not run while a
+ * command does, nor while its checkpoint is being written: each command
+ * holds a shared flock on private/checkpoints.lock from its start to its
+ * commit, and a restore takes it exclusively, without waiting. */
+#include "box/box-private.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checkpoints/checkpoints.h"
+
+#define INOTIFY_MASK                                                                               \
+  (IN_CLOSE_WRITE | IN_MODIFY | IN_ATTRIB | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |  \
+   IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
+
+typedef enum { JOB_COMMAND, JOB_OUTSIDE, JOB_QUIT } JobKind;
+
+typedef struct {
+  JobKind kind;
+  guint64 seq;
+  int command;
+  char *text;
+  GHashTable *paths; /* owned set of host paths */
+  int lock_fd;       /* held shared until the commit is made, or -1 */
+  bool late;         /* writes seen after the command's reply */
+} Job;
+
+struct BoxdCheckpoints {
+  BoxCheckpoints *cp;
+  const BoxCheckpointsLimits *limits;
+  char *workspace;
+  char *lock_path;
+  GMutex lock;
+  GHashTable *sets;    /* command -> GHashTable* of paths (owned strings) */
+  GHashTable *outside; /* paths the workspace watch reported */
+  GAsyncQueue *jobs;   /* Job* */
+  GThread *thread;
+  guint64 queued, done; /* Job seq: the last pushed, the last made (lock) */
+  GCond done_cond;
+  /* the workspace watch */
+  int inotify_fd;
+  GMutex inotify_read; /* one reader of inotify_fd at a time */
+  int wake_fd;
+  GHashTable *wds; /* wd -> directory path (owned) */
+  GThread *watch_thread;
+};
+
+static GHashTable *path_set(void)
+{
+  return g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+}
+
+void boxd_checkpoints_changed(void *data, int command, const char *path)
+{
+  BoxdCheckpoints *k = ((Boxd *)data)->checkpoints;
+  g_mutex_lock(&k->lock);
+  GHashTable *set = g_hash_table_lookup(k->sets, GINT_TO_POINTER(command));
+  if (!set) {
+    set = path_set();
+    g_hash_table_insert(k->sets, GINT_TO_POINTER(command), set);
+  }
+  if (!g_hash_table_contains(set, path)) g_hash_table_add(set, g_strdup(path));
+  g_mutex_unlock(&k->lock);
+}
+
+/* ---- the workspace watch (lock not held) ---- */
+
+static void watch_tree(BoxdCheckpoints *k, const char *dir)
+{
+  const char *rel = dir + strlen(k->workspace);
+  if (*rel == '/') rel++;
+  int wd = inotify_add_watch(k->inotify_fd, dir, INOTIFY_MASK);
+  if (wd < 0) return;
+  g_mutex_lock(&k->lock);
+  g_hash_table_insert(k->wds, GINT_TO_POINTER(wd), g_strdup(dir));
+  g_mutex_unlock(&k->lock);
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    if (e->d_type != DT_DIR || strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+      continue;
+    g_autofree char *child = g_build_filename(dir, e->d_name, NULL);
+    g_autofree char *child_rel =
+      *rel ? g_strconcat(rel, "/", e->d_name, NULL) : g_strdup(e->d_name);
+    if (box_checkpoints_excluded(k->limits, child_rel, true)) continue;
+    watch_tree(k, child);
+  }
+  if (d) closedir(d);
+}
+
+static void watch_events(BoxdCheckpoints *k, const char *buf, ssize_t len)
+{
+  for (const char *p = buf; p < buf + len;) {
+    const struct inotify_event *ev = (const void *)p;
+    p += sizeof *ev + ev->len;
+    g_mutex_lock(&k->lock);
+    const char *dir = g_hash_table_lookup(k->wds, GINT_TO_POINTER(ev->wd));
+    char *path = dir && ev->len ? g_build_filename(dir, ev->name, NULL) : NULL;
+    if (ev->mask & (IN_IGNORED | IN_DELETE_SELF))
+      g_hash_table_remove(k->wds, GINT_TO_POINTER(ev->wd));
+    else if (ev->mask & IN_Q_OVERFLOW)
+      g_hash_table_add(k->outside, g_strdup(k->workspace)); /* lost: read it all */
+    if (path) g_hash_table_add(k->outside, g_strdup(path));
+    g_mutex_unlock(&k->lock);
+    if (path && (ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO))) {
+      const char *rel = path + strlen(k->workspace) + 1;
+      if (!box_checkpoints_excluded(k->limits, rel, true)) watch_tree(k, path);
+    }
+    g_free(path);
+  }
+}
+
+static gpointer watch_main(gpointer data)
+{
+  BoxdCheckpoints *k = data;
+  char buf[64 * 1024] __attribute__((aligned(8)));
+  struct pollfd fds[2] = { { .fd = k->inotify_fd, .events = POLLIN },
+                           { .fd = k->wake_fd, .events = POLLIN } };
+  for (;;) {
+    if (poll(fds, 2, -1) < 0 && errno != EINTR) break;
+    if (fds[1].revents) break;
+    g_mutex_lock(&k->inotify_read);
+    ssize_t len = read(k->inotify_fd, buf, sizeof buf);
+    if (len > 0) watch_events(k, buf, len);
+    g_mutex_unlock(&k->inotify_read);
+  }
+  return NULL;
+}
+
+/* The events already queued, read now: a change made before a command
+ * started is the outside's, whether or not the watch thread woke for it. */
+static void watch_drain(BoxdCheckpoints *k)
+{
+  if (!k->watch_thread) return;
+  static char buf[64 * 1024] __attribute__((aligned(8))); /* the commit thread's */
+  g_mutex_lock(&k->inotify_read);
+  ssize_t len;
+  while ((len = read(k->inotify_fd, buf, sizeof buf)) > 0) watch_events(k, buf, len);
+  g_mutex_unlock(&k->inotify_read);
+}
+
+/* ---- the commits ---- */
+
+static char **set_strv(GHashTable *set)
+{
+  GPtrArray *a = g_ptr_array_new();
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init(&it, set);
+  while (g_hash_table_iter_next(&it, &key, NULL)) g_ptr_array_add(a, key);
+  g_ptr_array_add(a, NULL);
+  return (char **)g_ptr_array_free(a, FALSE);
+}
+
+static void record(BoxdCheckpoints *k, GHashTable *set, const char *subject, const char *body)
+{
+  g_autofree char **paths = set_strv(set);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *id = NULL;
+  if (!box_checkpoints_record(k->cp, (const char *const *)paths, subject, body, &id, &error))
+    g_printerr("box: warning: checkpoint not recorded: %s\n", error->message);
+}
+
+/* What the watch saw that no running command claims: the outside's. */
+static GHashTable *take_outside(BoxdCheckpoints *k)
+{
+  GHashTable *out = path_set();
+  g_mutex_lock(&k->lock);
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init(&it, k->outside);
+  while (g_hash_table_iter_next(&it, &key, NULL)) {
+    bool claimed = false;
+    GHashTableIter ci;
+    gpointer set;
+    g_hash_table_iter_init(&ci, k->sets);
+    while (!claimed && g_hash_table_iter_next(&ci, NULL, &set))
+      claimed = g_hash_table_contains(set, key);
+    if (!claimed) g_hash_table_add(out, g_strdup(key));
+  }
+  g_hash_table_remove_all(k->outside);
+  g_mutex_unlock(&k->lock);
+  return out;
+}
+
+static void record_outside(BoxdCheckpoints *k)
+{
+  watch_drain(k);
+  GHashTable *outside = take_outside(k);
+  if (g_hash_table_size(outside)) record(k, outside, "outside the box", "kind: outside\n");
+  g_hash_table_unref(outside);
+}
+
+static void record_command(BoxdCheckpoints *k, Job *job)
+{
+  g_autofree char *first = g_strdup(job->text);
+  char *nl = strchr(first, '\n');
+  if (nl) *nl = '\0';
+  if (strlen(first) > 72) strcpy(first + 69, "...");
+  /* the decision log's records are written before the command ends: the
+   * mapping from the command to its checkpoint is this message */
+  g_autofree char *body =
+    g_strdup_printf("kind: %s\ncommand-id: %d\ncommand: %s\n",
+                    job->late ? "command (after its reply)" : "command", job->command, job->text);
+  record(k, job->paths, first, body);
+}
+
+static gpointer commit_main(gpointer data)
+{
+  BoxdCheckpoints *k = data;
+  for (bool quit = false; !quit;) {
+    Job *job = g_async_queue_pop(k->jobs);
+    quit = job->kind == JOB_QUIT;
+    /* what changed outside before a command started was recorded as it
+     * started (its JOB_OUTSIDE): what changes outside after it ended is
+     * the next command's to wait for */
+    if (job->kind == JOB_COMMAND)
+      record_command(k, job);
+    else
+      record_outside(k);
+    if (job->lock_fd >= 0) close(job->lock_fd);
+    g_mutex_lock(&k->lock);
+    k->done = job->seq;
+    g_cond_broadcast(&k->done_cond);
+    g_mutex_unlock(&k->lock);
+    if (job->paths) g_hash_table_unref(job->paths);
+    g_free(job->text);
+    g_free(job);
+  }
+  return NULL;
+}
+
+/* Queues job in order; its seq. */
+static guint64 push(BoxdCheckpoints *k, Job *job)
+{
+  g_mutex_lock(&k->lock);
+  guint64 seq = job->seq = ++k->queued;
+  g_async_queue_push(k->jobs, job); /* the commit thread may free it from here */
+  g_mutex_unlock(&k->lock);
+  return seq;
+}
+
+int boxd_checkpoints_begin(Boxd *d)
+{
+  BoxdCheckpoints *k = d->checkpoints;
+  if (!k) return -1;
+  int fd = open(k->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  /* waits only while a restore runs (the verb takes it without waiting) */
+  while (fd >= 0 && flock(fd, LOCK_SH) != 0 && errno == EINTR) continue;
+  /* The checkpoints of the commands that ended, and what changed outside
+   * since, are made before this one changes anything: each reads the
+   * workspace as its command left it.  The reply of the command before
+   * did not wait for them; this start does (an agent's pause between two
+   * commands usually hides it). */
+  if (k->thread) {
+    Job *job = g_new0(Job, 1);
+    job->kind = JOB_OUTSIDE;
+    job->lock_fd = -1;
+    guint64 seq = push(k, job);
+    g_mutex_lock(&k->lock);
+    while (k->done < seq) g_cond_wait(&k->done_cond, &k->lock);
+    g_mutex_unlock(&k->lock);
+  }
+  return fd;
+}
+
+/* Hands the paths command changed so far to the commit thread. */
+static void enqueue(BoxdCheckpoints *k, int command, const char *text, int lock_fd, bool late)
+{
+  g_mutex_lock(&k->lock);
+  GHashTable *set = NULL;
+  g_hash_table_steal_extended(k->sets, GINT_TO_POINTER(command), NULL, (gpointer *)&set);
+  g_mutex_unlock(&k->lock);
+  if (!set && late) {
+    if (lock_fd >= 0) close(lock_fd);
+    return;
+  }
+  Job *job = g_new0(Job, 1);
+  job->kind = JOB_COMMAND;
+  job->command = command;
+  job->text = g_strdup(text ? text : "");
+  job->paths = set ? set : path_set();
+  job->lock_fd = lock_fd;
+  job->late = late;
+  push(k, job);
+}
+
+void boxd_checkpoints_end(Boxd *d, int command, const char *text, int lock_fd)
+{
+  if (d->checkpoints) enqueue(d->checkpoints, command, text, lock_fd, false);
+}
+
+void boxd_checkpoints_after(Boxd *d, int command, const char *text)
+{
+  if (d->checkpoints) enqueue(d->checkpoints, command, text, -1, true);
+}
+
+bool boxd_checkpoints_start(Boxd *d)
+{
+  const BoxCheckpointsLimits *limits = &d->config->checkpoints;
+  if (!limits->enabled) return true;
+  g_autofree char *repo = g_build_filename(d->config->box_dir, "private", "checkpoints.git", NULL);
+  g_autoptr(GError) error = NULL;
+  BoxCheckpoints *cp = box_checkpoints_open(repo, d->workspace, limits, &error);
+  if (!cp) {
+    g_printerr("box: warning: no checkpoints: %s\n", error->message);
+    return false;
+  }
+  box_checkpoints_prune(cp, limits->keep);
+  BoxdCheckpoints *k = g_new0(BoxdCheckpoints, 1);
+  k->cp = cp;
+  k->limits = limits;
+  k->workspace = g_strdup(d->workspace);
+  k->lock_path = g_build_filename(d->config->box_dir, "private", "checkpoints.lock", NULL);
+  g_mutex_init(&k->lock);
+  g_mutex_init(&k->inotify_read);
+  g_cond_init(&k->done_cond);
+  k->sets =
+    g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_hash_table_unref);
+  k->outside = path_set();
+  k->wds = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  k->jobs = g_async_queue_new();
+  k->inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  k->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  d->checkpoints = k;
+  return true;
+}
+
+void boxd_checkpoints_run(Boxd *d)
+{
+  BoxdCheckpoints *k = d->checkpoints;
+  if (!k) return;
+  /* Before the box takes commands (its first would wait for this anyway),
+   * and with nothing of the workspace held open once it does: the watch's
+   * marks, and the first checkpoint, the workspace as the box found it. */
+  bool watching = k->inotify_fd >= 0 && k->wake_fd >= 0;
+  if (watching) watch_tree(k, k->workspace);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *id = NULL;
+  if (!box_checkpoints_record(k->cp, NULL, "box started", "kind: start\n", &id, &error))
+    g_printerr("box: warning: checkpoint not recorded: %s\n", error->message);
+  if (watching) k->watch_thread = g_thread_new("box-ckpt-watch", watch_main, k);
+  k->thread = g_thread_new("box-checkpoints", commit_main, k);
+}
+
+void boxd_checkpoints_stop(Boxd *d)
+{
+  BoxdCheckpoints *k = d->checkpoints;
+  if (!k) return;
+  /* the commits of every command that ended are made before boxd goes */
+  Job *quit = g_new0(Job, 1);
+  quit->kind = JOB_QUIT;
+  quit->lock_fd = -1;
+  push(k, quit);
+  if (k->thread) g_thread_join(k->thread);
+  if (k->watch_thread) {
+    uint64_t one = 1;
+    if (write(k->wake_fd, &one, sizeof one) == sizeof one) g_thread_join(k->watch_thread);
+  }
+  if (k->inotify_fd >= 0) close(k->inotify_fd);
+  if (k->wake_fd >= 0) close(k->wake_fd);
+  box_checkpoints_close(k->cp);
+  GHashTable *tables[] = { k->sets, k->outside, k->wds };
+  for (guint i = 0; i < G_N_ELEMENTS(tables); i++) g_hash_table_unref(tables[i]);
+  g_async_queue_unref(k->jobs);
+  g_mutex_clear(&k->lock);
+  g_mutex_clear(&k->inotify_read);
+  g_cond_clear(&k->done_cond);
+  g_free(k->workspace);
+  g_free(k->lock_path);
+  g_free(k);
+  d->checkpoints = NULL;
+}

@@ -1,0 +1,60 @@
+/* python/boxpython.h — public interface of the embedded CPython (the
+ * boxpython module, a shared object linked against libpython3.11).
+ *
+ * box-shell does not link libpython: it dlopens this module on the first
+ * `python3` and looks up box_python_main (BOX_PYTHON_MAIN_SYMBOL). */
+#ifndef BOX_PYTHON_H
+#define BOX_PYTHON_H
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What the embedding needs from the program that runs it. */
+typedef struct {
+  /* A descriptor of the host's standard library directory
+   * (/usr/lib/python3.11), or -1.  With one, the standard library (and
+   * lib-dynload's extensions) is imported through it, never by path: the
+   * interpreter may run where that path does not exist (rooted in a box's
+   * mount).  Modules still report their native paths (__file__,
+   * sys.path), and every other import and file goes by path as usual. */
+  int stdlib_dir;
+  /* Likewise for Debian's site directory (/usr/lib/python3/dist-packages),
+   * or -1. */
+  int dist_dir;
+  /* Loads the shared object file of directory dir (a descriptor) with
+   * everything it needs, so that a later dlopen of "./FILE" finds it
+   * loaded.  Returns NULL, or why it failed (malloc'd).  NULL: extensions
+   * load by path. */
+  char *(*load_library)(void *data, int dir, const char *file);
+  /* Runs text through the Shell's decision point on fds 0, 1, 2 of the
+   * calling process, a child forked for this purpose that ends right after
+   * with the returned status (0..255).  subprocess, os.system and os.popen
+   * start their commands through it: a list of arguments is quoted into
+   * one command, `shell=True` text is the Shell's text.  NULL: they fail as
+   * exec does in the box. */
+  int (*shell_run)(void *data, const char *text);
+  /* The policy text of the calling thread's last refused file operation
+   * (malloc'd), or NULL.  A PermissionError for EACCES carries it as its
+   * strerror.  May be NULL. */
+  char *(*last_denial)(void *data);
+  void *data;
+} BoxPythonHost;
+
+/* The `python3` command: CPython 3.11's own command line (-c, -m, SCRIPT,
+ * `-`, stdin, -u -I -E -B -W -X -S …, --version) and behaviour, with
+ * sys.executable /usr/bin/python3.  Output goes through the process's
+ * descriptors 0, 1, 2.  Returns the exit status; the interpreter is
+ * finalized, so a process calls it once.  host may be NULL. */
+int box_python_main(int argc, char **argv, const BoxPythonHost *host);
+
+#define BOX_PYTHON_MAIN_SYMBOL "box_python_main"
+typedef int BoxPythonMain(int argc, char **argv, const BoxPythonHost *host);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BOX_PYTHON_H */

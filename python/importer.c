@@ -1,0 +1,481 @@
+/* importer.c — the `_boxpython` module: the standard library imported
+ * through descriptors, and refusals that carry the policy's text.
+ *
+ * In a box the interpreter runs rooted in the box's mount, where
+ * /usr/lib/python3.11 is not the host's (it is the command's RAM /usr,
+ * decided by policy like any path).  The host keeps a descriptor of the
+ * host's directory instead, and the finders below read modules through it
+ * (openat, never a path), while every module keeps its native spelling:
+ * __file__, __path__, sys.path and tracebacks read as they do outside.
+ * They sit in sys.path_importer_cache under those spellings, so the stock
+ * PathFinder consults them and never stats the paths themselves; packages
+ * add theirs as they are found.  Any other sys.path entry (the script's
+ * directory, a venv in the workspace) is imported by path, through the
+ * mount, decided per operation.
+ *
+ * The same module routes processes: the child side of subprocess
+ * (_posixsubprocess.fork_exec), os.system, os.exec* and os.posix_spawn* run
+ * their command through the host's shell_run in a forked child, so each
+ * is the Shell's decision, never an exec (which the worker's filter
+ * refuses anyway).  And OSError for EACCES is created as a PermissionError
+ * subclass that takes the policy's text as its strerror (errnomap.c). */
+#include "python/python-private.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const BoxPythonHost *host;
+
+/* Compiled under importlib's own file name so that CPython trims these
+ * frames from tracebacks, as it trims importlib's. */
+static const char boot_name[] = "<frozen importlib._bootstrap_external>";
+static const char boot_source[] =
+  "import sys, posix, marshal, _imp, builtins, errno\n"
+  "_bootstrap = sys.modules['_frozen_importlib']\n"
+  "_ModuleSpec = _bootstrap.ModuleSpec\n"
+  "_O_DIR = posix.O_RDONLY | posix.O_DIRECTORY | posix.O_CLOEXEC\n"
+  "_O_FILE = posix.O_RDONLY | posix.O_CLOEXEC\n"
+  "_SUFFIXES = tuple(_imp.extension_suffixes()) + ('.py',)\n"
+  "_INITS = tuple('__init__' + s for s in _SUFFIXES)\n"
+  "_roots = []  # (native path, descriptor)\n"
+  "\n"
+  "def _read(root, rel):\n"
+  "    fd = posix.open(rel, _O_FILE, dir_fd=root)\n"
+  "    try:\n"
+  "        parts = []\n"
+  "        while True:\n"
+  "            b = posix.read(fd, 1 << 20)\n"
+  "            if not b:\n"
+  "                return b''.join(parts)\n"
+  "            parts.append(b)\n"
+  "    finally:\n"
+  "        posix.close(fd)\n"
+  "\n"
+  "def _locate(path):\n"
+  "    for prefix, root in _roots:\n"
+  "        if path == prefix:\n"
+  "            return root, '.'\n"
+  "        if path.startswith(prefix + '/'):\n"
+  "            return root, path[len(prefix) + 1:]\n"
+  "    return None\n"
+  "\n"
+  "def _join(rel, name):\n"
+  "    return name if rel == '.' else rel + '/' + name\n"
+  "\n"
+  "def _cache_path(path):\n"
+  "    head, _, tail = path.rpartition('/')\n"
+  "    opt = sys.flags.optimize\n"
+  "    tag = sys.implementation.cache_tag + ('.opt-%d' % opt if opt else '')\n"
+  "    return '%s/__pycache__/%s.%s.pyc' % (head, tail.rpartition('.')[0], tag)\n"
+  "\n"
+  "class _Absent:\n"
+  "    def find_spec(self, fullname, target=None):\n"
+  "        return None\n"
+  "    def invalidate_caches(self):\n"
+  "        pass\n"
+  "\n"
+  "class _Loader:\n"
+  "    def __init__(self, root, rel, path):\n"
+  "        self.root, self.rel, self.path = root, rel, path\n"
+  "    def get_filename(self, fullname=None):\n"
+  "        return self.path\n"
+  "    def is_package(self, fullname):\n"
+  "        return self.path.rpartition('/')[2].startswith('__init__.')\n"
+  "    def get_data(self, path):\n"
+  "        where = _locate(path)\n"
+  "        if where is None:\n"
+  "            with open(path, 'rb') as f:\n"
+  "                return f.read()\n"
+  "        return _read(*where)\n"
+  "\n"
+  "class _Source(_Loader):\n"
+  "    def create_module(self, spec):\n"
+  "        return None\n"
+  "    def exec_module(self, module):\n"
+  "        _bootstrap._call_with_frames_removed(exec, self.get_code(module.__name__),\n"
+  "                                             module.__dict__)\n"
+  "    def get_code(self, fullname):\n"
+  "        st = posix.stat(self.rel, dir_fd=self.root)\n"
+  "        try:\n"
+  "            data = self.get_data(_cache_path(self.path))\n"
+  "        except OSError:\n"
+  "            data = b''\n"
+  "        magic = sys.modules['_frozen_importlib_external'].MAGIC_NUMBER\n"
+  "        if (len(data) > 16 and data[:4] == magic and data[4:8] == bytes(4)\n"
+  "                and int.from_bytes(data[8:12], 'little') == int(st.st_mtime) & 0xFFFFFFFF\n"
+  "                and int.from_bytes(data[12:16], 'little') == st.st_size & 0xFFFFFFFF):\n"
+  "            return marshal.loads(memoryview(data)[16:])\n"
+  "        return compile(self.get_data(self.path), self.path, 'exec', dont_inherit=True)\n"
+  "    def get_source(self, fullname):\n"
+  "        external = sys.modules['_frozen_importlib_external']\n"
+  "        return external.decode_source(self.get_data(self.path))\n"
+  "\n"
+  "class _Origin:\n"
+  "    def __init__(self, name, origin):\n"
+  "        self.name, self.origin = name, origin\n"
+  "\n"
+  "class _Extension(_Loader):\n"
+  "    def __init__(self, root, dirrel, name, path):\n"
+  "        super().__init__(root, _join(dirrel, name), path)\n"
+  "        self.dirrel, self.name = dirrel, name\n"
+  "    def create_module(self, spec):\n"
+  "        fd = posix.open(self.dirrel, _O_DIR, dir_fd=self.root)\n"
+  "        try:\n"
+  "            load_library(fd, self.name)\n"
+  "        finally:\n"
+  "            posix.close(fd)\n"
+  "        # loaded already under this name: dlopen finds it without a search\n"
+  "        module = _imp.create_dynamic(_Origin(spec.name, './' + self.name))\n"
+  "        module.__file__ = spec.origin\n"
+  "        return module\n"
+  "    def exec_module(self, module):\n"
+  "        _imp.exec_dynamic(module)\n"
+  "    def is_package(self, fullname):\n"
+  "        return False\n"
+  "\n"
+  "def _spec(fullname, finder, name, locations):\n"
+  "    path = finder.path + '/' + name\n"
+  "    if name.endswith('.py'):\n"
+  "        loader = _Source(finder.root, _join(finder.rel, name), path)\n"
+  "    else:\n"
+  "        loader = _Extension(finder.root, finder.rel, name, path)\n"
+  "    spec = _ModuleSpec(fullname, loader, origin=path, is_package=locations is not None)\n"
+  "    if locations is not None:\n"
+  "        spec.submodule_search_locations = locations\n"
+  "    spec.has_location = True\n"
+  "    if name.endswith('.py'):\n"
+  "        spec.cached = _cache_path(path)\n"
+  "    return spec\n"
+  "\n"
+  "class _Finder:\n"
+  "    def __init__(self, root, rel, path):\n"
+  "        self.root, self.rel, self.path, self._names = root, rel, path, None\n"
+  "    def invalidate_caches(self):\n"
+  "        self._names = None\n"
+  "    def _list(self):\n"
+  "        if self._names is None:\n"
+  "            try:\n"
+  "                fd = posix.open(self.rel, _O_DIR, dir_fd=self.root)\n"
+  "            except OSError:\n"
+  "                self._names = frozenset()\n"
+  "            else:\n"
+  "                try:\n"
+  "                    self._names = frozenset(posix.listdir(fd))\n"
+  "                finally:\n"
+  "                    posix.close(fd)\n"
+  "        return self._names\n"
+  "    def _usable(self, name):\n"
+  "        # a link out of the directory (Debian's sitecustomize.py into /etc)\n"
+  "        # leads nowhere from the descriptor: as if it were not there\n"
+  "        try:\n"
+  "            posix.stat(_join(self.rel, name), dir_fd=self.root)\n"
+  "            return True\n"
+  "        except OSError:\n"
+  "            return False\n"
+  "    def find_spec(self, fullname, target=None):\n"
+  "        tail = fullname.rpartition('.')[2]\n"
+  "        names = self._list()\n"
+  "        portion = None\n"
+  "        if tail in names:\n"
+  "            sub = _finder(self.path + '/' + tail)\n"
+  "            for init in _INITS:\n"
+  "                if init in sub._list():\n"
+  "                    return _spec(fullname, sub, init, [sub.path])\n"
+  "            portion = sub.path\n"
+  "        for suffix in _SUFFIXES:\n"
+  "            if tail + suffix in names and self._usable(tail + suffix):\n"
+  "                return _spec(fullname, self, tail + suffix, None)\n"
+  "        if portion is not None:\n"
+  "            spec = _ModuleSpec(fullname, None)\n"
+  "            spec.submodule_search_locations = [portion]\n"
+  "            return spec\n"
+  "        return None\n"
+  "\n"
+  "def _finder(path):\n"
+  "    f = sys.path_importer_cache.get(path)\n"
+  "    if not isinstance(f, _Finder):\n"
+  "        f = _Finder(*_locate(path), path)\n"
+  "        sys.path_importer_cache[path] = f\n"
+  "    return f\n"
+  "\n"
+  "class PermissionError(builtins.PermissionError):\n"
+  "    __module__ = 'builtins'\n"
+  "    def __init__(self, *args):\n"
+  "        super().__init__(*args)\n"
+  "        if self.errno == errno.EACCES and self.strerror == posix.strerror(errno.EACCES):\n"
+  "            text = last_denial()\n"
+  "            if text:\n"
+  "                self.strerror = text\n"
+  "\n"
+  "_start_cwd = posix.getcwd()\n"
+  "\n"
+  "def _quote(word):\n"
+  "    return \"'\" + word.replace(\"'\", \"'\\\\''\") + \"'\"\n"
+  "\n"
+  "def _in_cwd(text, cwd=None):\n"
+  "    # the Shell runs in the directory it had when python3 started\n"
+  "    where = posix.getcwd() if cwd is None else posix.fspath(cwd)\n"
+  "    if isinstance(where, bytes):\n"
+  "        where = where.decode(sys.getfilesystemencoding(), 'surrogateescape')\n"
+  "    if where == _start_cwd:\n"
+  "        return text\n"
+  "    return 'cd -- %s && %s' % (_quote(where), text)\n"
+  "\n"
+  "def _run_in_child(text):\n"
+  "    status = 126\n"
+  "    try:\n"
+  "        status = shell_run(text)\n"
+  "    finally:\n"
+  "        posix._exit(status & 255)\n"
+  "\n"
+  "def _word(a):\n"
+  "    if isinstance(a, bytes):\n"
+  "        return a.decode(sys.getfilesystemencoding(), 'surrogateescape')\n"
+  "    return posix.fspath(a)\n"
+  "\n"
+  "def _fork_exec(args, executable_list, close_fds, fds_to_keep, cwd, env,\n"
+  "               p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite,\n"
+  "               errpipe_read, errpipe_write, *rest):\n"
+  "    words = [_word(a) for a in args]\n"
+  "    if len(words) >= 3 and words[0] == '/bin/sh' and words[1] == '-c':\n"
+  "        text = words[2]  # shell=True: the text is the Shell's\n"
+  "    else:\n"
+  "        text = _command(words)\n"
+  "    text = _in_cwd(text, cwd)\n"
+  "    pid = posix.fork()\n"
+  "    if pid:\n"
+  "        return pid\n"
+  "    try:\n"
+  "        for fd, target in ((p2cread, 0), (c2pwrite, 1), (errwrite, 2)):\n"
+  "            if fd != -1 and fd != target:\n"
+  "                posix.dup2(fd, target)\n"
+  "        for fd in {p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite, errpipe_read,\n"
+  "                   errpipe_write}:\n"
+  "            if fd > 2:\n"
+  "                posix.close(fd)  # errpipe_write closed: what exec's success says\n"
+  "    except BaseException:\n"
+  "        posix._exit(126)\n"
+  "    _run_in_child(text)\n"
+  "\n"
+  "def _command(words):\n"
+  "    words = [_word(w) for w in words]\n"
+  "    # sys.executable names this interpreter, which the Shell runs as python3\n"
+  "    if words and words[0] in (sys.executable, '/usr/bin/python3.11', '/usr/bin/python'):\n"
+  "        words[0] = 'python3'\n"
+  "    return ' '.join(_quote(w) for w in words)\n"
+  "\n"
+  "def _exec(program, args):\n"
+  "    # the process becomes the command, as after exec: its status is ours\n"
+  "    args = list(args)\n"
+  "    if not args:\n"
+  "        raise ValueError('exec: argv must not be empty')\n"
+  "    _run_in_child(_in_cwd(_command([program] + args[1:])))\n"
+  "\n"
+  "def _execv(path, args):\n"
+  "    _exec(path, args)\n"
+  "\n"
+  "def _execve(path, args, env):\n"
+  "    _exec(path, args)\n"
+  "\n"
+  "def _execvpe(file, args, env=None):\n"
+  "    _exec(file, args)\n"
+  "\n"
+  "def _spawn(program, argv, env, *, file_actions=(), **attributes):\n"
+  "    text = _in_cwd(_command([program] + list(argv)[1:]))\n"
+  "    pid = posix.fork()\n"
+  "    if pid:\n"
+  "        return pid\n"
+  "    try:\n"
+  "        for action in file_actions or ():\n"
+  "            if action[0] == posix.POSIX_SPAWN_OPEN:\n"
+  "                fd = posix.open(action[2], action[3], action[4])\n"
+  "                if fd != action[1]:\n"
+  "                    posix.dup2(fd, action[1])\n"
+  "                    posix.close(fd)\n"
+  "            elif action[0] == posix.POSIX_SPAWN_CLOSE:\n"
+  "                posix.close(action[1])\n"
+  "            elif action[0] == posix.POSIX_SPAWN_DUP2:\n"
+  "                posix.dup2(action[1], action[2])\n"
+  "    except BaseException:\n"
+  "        posix._exit(127)\n"
+  "    _run_in_child(text)\n"
+  "def _system(command):\n"
+  "    text = _in_cwd(_word(command))\n"
+  "    pid = posix.fork()\n"
+  "    if pid == 0:\n"
+  "        _run_in_child(text)\n"
+  "    return posix.waitpid(pid, 0)[1]\n"
+  "\n"
+  "def _open_source(file, mode='r', *args, **kwargs):\n"
+  "    # what CPython's traceback printer opens a frame's file with\n"
+  "    if type(file) is str and mode == 'rb' and not args and not kwargs:\n"
+  "        where = _locate(file)\n"
+  "        if where is not None:\n"
+  "            return _io_open(posix.open(where[1], _O_FILE, dir_fd=where[0]), 'rb')\n"
+  "    return _io_open(file, mode, *args, **kwargs)\n"
+  "\n"
+  "def _show_sources():\n"
+  "    global _io_open\n"
+  "    if _roots:\n"
+  "        io = sys.modules['io']\n"
+  "        _io_open = io.open\n"
+  "        io.open = _open_source\n"
+  "\n"
+  "def _pythonpath():\n"
+  "    # sys.path is fixed, so CPython left PYTHONPATH out: before the\n"
+  "    # standard library, absolute, as its own path computation puts it\n"
+  "    text = None if sys.flags.ignore_environment else posix.environ.get(b'PYTHONPATH')\n"
+  "    if text:\n"
+  "        os = sys.modules['os']\n"
+  "        sys.path[0:0] = [os.path.abspath(os.fsdecode(p)) for p in text.split(b':')]\n"
+  "\n"
+  "def _after_main(route):\n"
+  "    if route:\n"
+  "        _route_processes()\n"
+  "    if _roots:\n"
+  "        _pythonpath()\n"
+  "    _show_sources()\n"
+  "\n"
+  "def _route_processes():\n"
+  "    import _posixsubprocess\n"
+  "    _posixsubprocess.fork_exec = _fork_exec\n"
+  "    routes = {'system': _system, 'execv': _execv, 'execve': _execve, 'posix_spawn': _spawn,\n"
+  "              'posix_spawnp': _spawn}\n"
+  "    for name, fn in routes.items():\n"
+  "        setattr(posix, name, fn)\n"
+  "    if 'os' in sys.modules:  # imported (frozen) before this ran\n"
+  "        os = sys.modules['os']\n"
+  "        for name, fn in routes.items():\n"
+  "            setattr(os, name, fn)\n"
+  "        # PATH is the Shell's to search: the bare name goes to it\n"
+  "        os.execvp = _execv\n"
+  "        os.execvpe = _execvpe\n"
+  "\n"
+  "def _install(stdlib, dist, route):\n"
+  "    if route:\n"
+  "        _route_processes()\n"
+  "    if stdlib >= 0:\n"
+  "        _roots.append(('" BOX_PYTHON_STDLIB "', stdlib))\n"
+  "        sys.path_importer_cache['/usr/lib/python311.zip'] = _Absent()\n"
+  "    if dist >= 0:\n"
+  "        _roots.append(('" BOX_PYTHON_DIST "', dist))\n"
+  "    for path, _ in _roots:\n"
+  "        _finder(path)\n"
+  "    if stdlib >= 0:\n"
+  "        _finder('" BOX_PYTHON_STDLIB "' + '/lib-dynload')\n";
+
+static PyObject *py_load_library(PyObject *self, PyObject *args)
+{
+  (void)self;
+  int dir;
+  const char *file;
+  if (!PyArg_ParseTuple(args, "is", &dir, &file)) return NULL;
+  if (!host || !host->load_library) {
+    PyErr_Format(PyExc_ImportError, "%s: no loader for the host's libraries", file);
+    return NULL;
+  }
+  char *why = host->load_library(host->data, dir, file);
+  if (why) {
+    PyErr_SetString(PyExc_ImportError, why);
+    free(why);
+    return NULL;
+  }
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_last_denial(PyObject *self, PyObject *args)
+{
+  (void)self, (void)args;
+  char *text = host && host->last_denial ? host->last_denial(host->data) : NULL;
+  if (!text) Py_RETURN_NONE;
+  PyObject *r = PyUnicode_DecodeFSDefault(text);
+  free(text);
+  return r;
+}
+
+static PyObject *py_shell_run(PyObject *self, PyObject *args)
+{
+  (void)self;
+  const char *text;
+  if (!PyArg_ParseTuple(args, "s", &text)) return NULL;
+  if (!host || !host->shell_run) {
+    errno = ENOSYS;
+    return PyErr_SetFromErrno(PyExc_OSError);
+  }
+  fflush(NULL);
+  return PyLong_FromLong(host->shell_run(host->data, text));
+}
+
+static PyMethodDef methods[] = {
+  { "shell_run", py_shell_run, METH_VARARGS,
+    "shell_run(text) -> status: text through the Shell, in a child forked for it" },
+  { "load_library", py_load_library, METH_VARARGS,
+    "load_library(dir_fd, file): load a shared object of the host and what it needs" },
+  { "last_denial", py_last_denial, METH_NOARGS,
+    "last_denial() -> the policy's text of this thread's last refusal, or None" },
+  { NULL, NULL, 0, NULL },
+};
+
+static struct PyModuleDef module_def = {
+  PyModuleDef_HEAD_INIT,
+  "_boxpython",
+  "The box's side of the interpreter.",
+  -1,
+  methods,
+  NULL,
+  NULL,
+  NULL,
+  NULL,
+};
+
+static PyObject *init_module(void)
+{
+  return PyModule_Create(&module_def);
+}
+
+void box_python_register(const BoxPythonHost *h)
+{
+  host = h;
+  PyImport_AppendInittab("_boxpython", init_module);
+}
+
+bool box_python_install(void)
+{
+  PyObject *mod = PyImport_ImportModule("_boxpython");
+  if (!mod) return false;
+  PyObject *dict = PyModule_GetDict(mod); /* borrowed */
+  /* what C code importing from these frames looks up */
+  if (PyDict_SetItemString(dict, "__builtins__", PyEval_GetBuiltins()) != 0) {
+    Py_DECREF(mod);
+    return false;
+  }
+  PyObject *code = Py_CompileString(boot_source, boot_name, Py_file_input);
+  PyObject *r = code ? PyEval_EvalCode(code, dict, dict) : NULL;
+  Py_XDECREF(code);
+  bool ok = r != NULL;
+  Py_XDECREF(r);
+  if (ok) {
+    r = PyObject_CallMethod(mod, "_install", "iii", host ? host->stdlib_dir : -1,
+                            host ? host->dist_dir : -1, host && host->shell_run);
+    ok = r != NULL;
+    Py_XDECREF(r);
+  }
+  if (ok) {
+    PyObject *refused = PyDict_GetItemString(dict, "PermissionError"); /* borrowed */
+    ok = refused && box_python_map_errno(EACCES, refused);
+    if (!ok && !PyErr_Occurred())
+      PyErr_SetString(PyExc_RuntimeError, "the refusal type could not be installed");
+  }
+  Py_DECREF(mod);
+  return ok;
+}
+
+bool box_python_after_main(void)
+{
+  PyObject *mod = PyImport_ImportModule("_boxpython");
+  PyObject *r = mod ? PyObject_CallMethod(mod, "_after_main", "i", host && host->shell_run) : NULL;
+  Py_XDECREF(mod);
+  Py_XDECREF(r);
+  return r != NULL;
+}

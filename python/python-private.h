@@ -1,0 +1,31 @@
+/* python-private.h — shared by the files of python/ (not installed). */
+#ifndef BOX_PYTHON_PRIVATE_H
+#define BOX_PYTHON_PRIVATE_H
+
+#define PY_SSIZE_T_CLEAN 1
+#include <Python.h>
+#include <stdbool.h>
+
+#include "python/boxpython.h"
+
+/* The native spelling of the directories the host hands over. */
+#define BOX_PYTHON_STDLIB "/usr/lib/python3.11"
+#define BOX_PYTHON_DIST "/usr/lib/python3/dist-packages"
+
+/* errnomap.c: OSError(err, …) is created as type from now on. */
+bool box_python_map_errno(int err, PyObject *type);
+
+/* importer.c: the `_boxpython` module, registered before the interpreter
+ * starts (host kept for its functions). */
+void box_python_register(const BoxPythonHost *host);
+/* Between the core and the main phase of initialization: imports of the
+ * host's directories go through their descriptors from here on, and a
+ * refused file operation raises the policy's text.  False with a Python
+ * exception set. */
+bool box_python_install(void);
+/* After the main phase (os and io exist only now): subprocess and
+ * os.system through the host, the standard library's source for
+ * tracebacks.  False with a Python exception set. */
+bool box_python_after_main(void);
+
+#endif

@@ -1,0 +1,67 @@
+/* interp.c — what the commands that embed an interpreter (lua, python3)
+ * share: the interpreter runs in a child process on the command's
+ * descriptors, so it behaves like the stock program: its C stdio is its
+ * own, its exit ends only the command, and its environment is the one a
+ * spawned program gets.  Its file functions reach the box's mount like any
+ * builtin's. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "shell/shell-private.h"
+
+/* Moves the command's descriptors onto 0, 1, 2 (any of them may alias
+ * another, or be -1 = closed). */
+static bool take_stdio(BoxCmd *c)
+{
+  int want[3] = { c->in, c->out_fd, c->err };
+  int tmp[3];
+  for (int i = 0; i < 3; i++) {
+    tmp[i] = want[i] >= 0 ? fcntl(want[i], F_DUPFD_CLOEXEC, 10) : -1;
+    if (want[i] >= 0 && tmp[i] < 0) return false;
+  }
+  for (int i = 0; i < 3; i++) {
+    if (tmp[i] < 0) {
+      close(i);
+      continue;
+    }
+    if (dup2(tmp[i], i) < 0) return false;
+    close(tmp[i]);
+  }
+  return true;
+}
+
+/* The interpreter's environment: what a spawned program would get. */
+static void export_environment(Shell *sh)
+{
+  char **env = box_var_environ(sh);
+  clearenv();
+  for (char **e = env; e && *e; e++) putenv(g_strdup(*e));
+  g_strfreev(env);
+}
+
+int box_cmd_in_child(BoxCmd *c, int (*body)(BoxCmd *c))
+{
+  box_out_flush(c->out);
+  pid_t pid = box_fork(c->sh);
+  if (pid < 0) {
+    box_fdprintf(c->err, "%s: fork: %s\n", c->argv[0], box_strerror(errno));
+    return 126;
+  }
+  if (pid == 0) {
+    signal(SIGPIPE, SIG_DFL);
+    if (!take_stdio(c)) _exit(126);
+    export_environment(c->sh);
+    _exit(body(c) & 255);
+  }
+  int st;
+  while (waitpid(pid, &st, 0) < 0) {
+    if (errno != EINTR) return 126;
+  }
+  if (WIFEXITED(st)) return WEXITSTATUS(st);
+  return 128 + WTERMSIG(st);
+}

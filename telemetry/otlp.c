@@ -1,0 +1,243 @@
+/* otlp.c — one OTLP/HTTP target (spec/runtime.md §2.6, §8.7): export lines
+ * queued by whoever records them, sent by a thread of the target's own as
+ * OTLP/JSON export requests to <url>/v1/logs and <url>/v1/traces.
+ *
+ * The lines arrive as the file target writes them, one export request
+ * each; a batch is their resource lists joined into one request per signal,
+ * so the receiver gets exactly the records a file would hold.  Whoever
+ * queues holds the lock for a copy only: a decision never waits for the
+ * network.  The queue is bounded in bytes; a line that does not fit, and a
+ * batch the receiver fails or does not answer in time, is dropped and
+ * counted (best effort, no retry, §8.7). */
+#include "telemetry/telemetry-private.h"
+
+#include <string.h>
+#include <curl/curl.h>
+
+#define QUEUE_BYTES (8u * 1024 * 1024) /* beyond, a line is dropped */
+#define BATCH_BYTES (512u * 1024)      /* the thread is woken to send this much */
+#define SEND_EVERY_MS 200              /* or sends what it has this often */
+#define CONNECT_TIMEOUT_MS 1000
+#define REQUEST_TIMEOUT_MS 2000
+#define FINAL_TIMEOUT_MS 1000 /* at the run's end, per request */
+
+#define LOGS_OPEN "{\"resourceLogs\":["
+#define SPANS_OPEN "{\"resourceSpans\":["
+
+typedef struct {
+  GString *body; /* the request's opening, then the queued lines' resource lists, comma-joined */
+  guint lines;
+} Pending;
+
+struct BoxOtlp {
+  char *label;
+  char *logs_url;
+  char *traces_url;
+  struct curl_slist *headers;
+  CURL *curl; /* the thread's: one connection kept alive */
+  GMutex lock;
+  GCond wake; /* the thread: a batch is full, or stop */
+  Pending logs, spans;
+  size_t bytes;   /* queued, both signals */
+  guint64 queued; /* lines ever queued */
+  guint64 done;   /* of those, sent or dropped */
+  guint64 dropped;
+  uint64_t *drops; /* the run's count, shared by every target */
+  bool protobuf;   /* sent as OTLP/protobuf, re-encoded from the JSON batch */
+  bool stopping;
+  GThread *thread;
+};
+
+static gsize curl_ready;
+
+static void pending_init(Pending *p, const char *open)
+{
+  p->body = g_string_sized_new(64 * 1024);
+  g_string_append(p->body, open);
+  p->lines = 0;
+}
+
+static size_t discard_reply(char *p, size_t size, size_t n, void *data)
+{
+  (void)p;
+  (void)data;
+  return size * n;
+}
+
+/* One export request of the lines in body; false when the receiver did
+ * not take it. */
+static bool post(BoxOtlp *o, const char *url, GString *req, long timeout_ms)
+{
+  g_string_append(req, "]}"); /* the body was built in place: no copy of a batch */
+  GByteArray *binary = o->protobuf ? box_otlp_protobuf(req->str, req->len) : NULL;
+  if (o->protobuf && !binary) return false;
+  curl_easy_setopt(o->curl, CURLOPT_URL, url);
+  curl_easy_setopt(o->curl, CURLOPT_POSTFIELDS, binary ? (const char *)binary->data : req->str);
+  curl_easy_setopt(o->curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                   (curl_off_t)(binary ? binary->len : req->len));
+  curl_easy_setopt(o->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+  CURLcode rc = curl_easy_perform(o->curl);
+  long code = 0;
+  if (rc == CURLE_OK) curl_easy_getinfo(o->curl, CURLINFO_RESPONSE_CODE, &code);
+  if (binary) g_byte_array_unref(binary);
+  return rc == CURLE_OK && code >= 200 && code < 300;
+}
+
+/* lock held on entry and exit: sends what is queued */
+static void send_pending(BoxOtlp *o, long timeout_ms)
+{
+  Pending logs = o->logs, spans = o->spans;
+  pending_init(&o->logs, LOGS_OPEN);
+  pending_init(&o->spans, SPANS_OPEN);
+  o->bytes = 0;
+  guint64 upto = o->queued;
+  g_mutex_unlock(&o->lock);
+  guint64 lost = 0;
+  if (logs.lines && !post(o, o->logs_url, logs.body, timeout_ms)) lost += logs.lines;
+  if (spans.lines && !post(o, o->traces_url, spans.body, timeout_ms)) lost += spans.lines;
+  g_string_free(logs.body, TRUE);
+  g_string_free(spans.body, TRUE);
+  g_mutex_lock(&o->lock);
+  o->dropped += lost;
+  __atomic_add_fetch(o->drops, lost, __ATOMIC_RELAXED);
+  o->done = upto;
+}
+
+static gpointer exporter_main(gpointer data)
+{
+  BoxOtlp *o = data;
+  g_mutex_lock(&o->lock);
+  while (!o->stopping) {
+    gint64 until = g_get_monotonic_time() + SEND_EVERY_MS * G_TIME_SPAN_MILLISECOND;
+    while (!o->stopping && o->bytes < BATCH_BYTES && g_cond_wait_until(&o->wake, &o->lock, until))
+      ;
+    if (o->stopping) break;
+    send_pending(o, REQUEST_TIMEOUT_MS);
+  }
+  send_pending(o, FINAL_TIMEOUT_MS);
+  g_mutex_unlock(&o->lock);
+  return NULL;
+}
+
+BoxOtlp *box_otlp_start(const char *label, const char *url, const char *header, bool protobuf,
+                        uint64_t *drops)
+{
+  if (g_once_init_enter(&curl_ready)) {
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    g_once_init_leave(&curl_ready, 1);
+  }
+  BoxOtlp *o = g_new0(BoxOtlp, 1);
+  o->label = g_strdup(label);
+  o->drops = drops;
+  size_t n = strlen(url);
+  while (n > 0 && url[n - 1] == '/') n--;
+  o->logs_url = g_strdup_printf("%.*s/v1/logs", (int)n, url);
+  o->traces_url = g_strdup_printf("%.*s/v1/traces", (int)n, url);
+  o->protobuf = protobuf;
+  o->headers = curl_slist_append(NULL, protobuf ? "Content-Type: application/x-protobuf"
+                                                : "Content-Type: application/json");
+  /* no "Expect: 100-continue": a receiver that never answers it costs a
+   * second per batch */
+  o->headers = curl_slist_append(o->headers, "Expect:");
+  if (header) o->headers = curl_slist_append(o->headers, header);
+  o->curl = curl_easy_init();
+  curl_easy_setopt(o->curl, CURLOPT_HTTPHEADER, o->headers);
+  curl_easy_setopt(o->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)CONNECT_TIMEOUT_MS);
+  curl_easy_setopt(o->curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(o->curl, CURLOPT_WRITEFUNCTION, discard_reply);
+  curl_easy_setopt(o->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  /* the box's own records go straight to the receiver, never through a
+   * proxy the operator's environment names */
+  curl_easy_setopt(o->curl, CURLOPT_PROXY, "");
+  g_mutex_init(&o->lock);
+  g_cond_init(&o->wake);
+  pending_init(&o->logs, LOGS_OPEN);
+  pending_init(&o->spans, SPANS_OPEN);
+  o->thread = g_thread_new("box-otlp", exporter_main, o);
+  return o;
+}
+
+void box_otlp_queue(BoxOtlp *o, const char *lines, size_t len)
+{
+  const char *end = lines + len;
+  bool wake = false;
+  g_mutex_lock(&o->lock);
+  for (const char *p = lines; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    const char *stop = nl ? nl : end;
+    size_t n = (size_t)(stop - p);
+    Pending *to = NULL;
+    size_t open = 0;
+    if (n > sizeof LOGS_OPEN && memcmp(p, LOGS_OPEN, sizeof LOGS_OPEN - 1) == 0) {
+      to = &o->logs;
+      open = sizeof LOGS_OPEN - 1;
+    } else if (n > sizeof SPANS_OPEN && memcmp(p, SPANS_OPEN, sizeof SPANS_OPEN - 1) == 0) {
+      to = &o->spans;
+      open = sizeof SPANS_OPEN - 1;
+    }
+    if (to) {
+      size_t inner = n - open - 2; /* less the closing "]}" */
+      o->queued++;
+      if (o->bytes + inner + 1 > QUEUE_BYTES) {
+        o->dropped++;
+        __atomic_add_fetch(o->drops, 1, __ATOMIC_RELAXED);
+        o->done++; /* nothing of it is left to send */
+      } else {
+        if (to->lines) g_string_append_c(to->body, ',');
+        g_string_append_len(to->body, p + open, (gssize)inner);
+        to->lines++;
+        o->bytes += inner + 1;
+        wake |= o->bytes >= BATCH_BYTES;
+      }
+    }
+    p = stop + 1;
+  }
+  if (!o->thread && o->bytes)
+    send_pending(o, FINAL_TIMEOUT_MS); /* the thread has ended: sent now, by the caller */
+  else if (wake)
+    g_cond_signal(&o->wake);
+  g_mutex_unlock(&o->lock);
+}
+
+void box_otlp_end(BoxOtlp *o)
+{
+  g_mutex_lock(&o->lock);
+  o->stopping = true;
+  g_cond_signal(&o->wake);
+  g_mutex_unlock(&o->lock);
+}
+
+void box_otlp_join(BoxOtlp *o)
+{
+  if (!o->thread) return;
+  box_otlp_end(o);
+  g_thread_join(o->thread);
+  o->thread = NULL;
+}
+
+uint64_t box_otlp_dropped(BoxOtlp *o)
+{
+  g_mutex_lock(&o->lock);
+  uint64_t n = o->dropped;
+  g_mutex_unlock(&o->lock);
+  return n;
+}
+
+const char *box_otlp_label(const BoxOtlp *o)
+{
+  return o->label;
+}
+
+void box_otlp_stop(BoxOtlp *o)
+{
+  if (!o) return;
+  box_otlp_join(o);
+  curl_easy_cleanup(o->curl);
+  curl_slist_free_all(o->headers);
+  for (Pending *p = &o->logs; p; p = p == &o->logs ? &o->spans : NULL) g_string_free(p->body, TRUE);
+  g_cond_clear(&o->wake);
+  g_mutex_clear(&o->lock);
+  char *strings[] = { o->label, o->logs_url, o->traces_url };
+  for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(strings[i]);
+  g_free(o);
+}

@@ -1,0 +1,44 @@
+/* telemetry-private.h — what the files of telemetry/ share: the OTLP
+ * exporter (otlp.c) and the control records' rendering (control.c). */
+#ifndef BOX_TELEMETRY_PRIVATE_H
+#define BOX_TELEMETRY_PRIVATE_H
+
+#include "telemetry/telemetry.h"
+
+/* ---- otlp.c: one receiver, one thread, one bounded queue ---- */
+typedef struct BoxOtlp BoxOtlp;
+/* url: the receiver's base URL (/v1/logs and /v1/traces are appended);
+ * header: "Name: value" carrying the secret, or NULL; each line dropped is
+ * also added to *drops (atomically: `box ls` reads it live). */
+BoxOtlp *box_otlp_start(const char *label, const char *url, const char *header, bool protobuf,
+                        uint64_t *drops);
+/* Queues whole export lines ({"resourceLogs":[…]} or {"resourceSpans":[…]},
+ * each ending in '\n'); what the queue cannot hold is dropped and counted.
+ * Never blocks on the network. */
+void box_otlp_queue(BoxOtlp *o, const char *lines, size_t len);
+/* Asks the thread to send what is queued (bounded) and end; returns at once. */
+void box_otlp_end(BoxOtlp *o);
+/* Waits for the thread to end.  Lines queued after it are sent at once, by
+ * whoever queues them. */
+void box_otlp_join(BoxOtlp *o);
+/* Lines dropped so far: the queue was full, or the receiver failed them. */
+uint64_t box_otlp_dropped(BoxOtlp *o);
+const char *box_otlp_label(const BoxOtlp *o);
+/* Joins the thread (what is left sent, bounded) and frees o. */
+void box_otlp_stop(BoxOtlp *o);
+
+/* ---- otlp_proto.c ---- */
+/* An OTLP/JSON export request (logs or traces) in the protobuf encoding,
+ * or NULL when it does not parse. */
+GByteArray *box_otlp_protobuf(const char *json, size_t len);
+
+/* ---- control.c ---- */
+/* The resource every box record carries (§8.1), as OTLP/JSON. */
+char *box_telemetry_resource_json(const char *box_id, const char *run_id);
+/* A control record's two lines (log record, then span), each ending '\n'.
+ * trace: 32 hex; span: 16 hex; parent: 16 hex or NULL for the root. */
+char *box_telemetry_control_lines(const char *resource_json, const char *operation,
+                                  const char *subject, const char *reason, const char *detail,
+                                  const char *trace, const char *span, const char *parent);
+
+#endif

@@ -1,0 +1,274 @@
+"""`python3`/`python` in the Shell and as aliases: the real CPython 3.11,
+embedded (python/), running in the box's worker on the mount.
+
+Command-line behaviour is compared with /usr/bin/python3 run natively in
+the same workspace; refusals with the policy's text.
+"""
+import contextlib
+import subprocess
+import time
+
+import pytest
+
+from conftest import BUILD, Box, permissive_box
+
+PY = "/usr/bin/python3"
+
+
+@contextlib.contextmanager
+def seeded_box(tmp_path, extra=""):
+    """A box under the seed policy (plus extra), ended on the way out."""
+    b = Box(tmp_path)
+    try:
+        b.seed_policy(extra=extra)
+        b.write_config()
+        b.start()
+        yield b
+    finally:
+        b.teardown()
+
+
+def forbid(action, condition):
+    return f'forbid(principal, action == Box::Action::"{action}", resource) when {{ {condition} }};'
+
+
+@pytest.fixture(scope="module")
+def py_box(tmp_path_factory):
+    b = permissive_box(tmp_path_factory.mktemp("pybox"))
+    yield b
+    b.teardown()
+
+
+def native(args, cwd, input=None):
+    env = {"HOME": "/nonexistent", "PATH": "/usr/bin:/bin", "LANG": "C"}
+    return subprocess.run(["python3", *args], executable=PY, capture_output=True, text=True,
+                          input=input, cwd=cwd,
+                          env=env, timeout=60)
+
+
+def test_version_is_the_real_one(py_box):
+    want = native(["--version"], py_box.workspace).stdout
+    assert want.startswith("Python 3.11")
+    for name in ("python3", "python"):
+        r = py_box.bash(f"{name} --version")
+        assert (r.stdout, r.stderr, r.returncode) == (want, "", 0)
+
+
+# Programs whose stdout, stderr and status are CPython's own (no path,
+# time or host detail in them).
+SNIPPETS = [
+    ["-c", "print(6 * 7)"],
+    ["-c", "import json, re, collections; print(json.dumps({'a': re.sub('b+', 'c', 'abbb')}))"],
+    ["-c", "import sys; print(sys.argv); sys.exit(3)"],
+    ["-c", "import sys; print(sys.argv)", "x", "-y", "--z"],
+    ["-c", "raise ValueError('boom')"],
+    # a traceback through the standard library shows its source lines
+    ["-c", "import json; json.loads('{')"],
+    ["-c", "import sys; sys.exit('bye')"],
+    ["-c", "import sqlite3, decimal, hashlib, ctypes, zlib; "
+           "print(sqlite3.connect(':memory:').execute('select 2*21').fetchone(), "
+           "decimal.Decimal('1.10') + 2, hashlib.sha256(b'x').hexdigest()[:8])"],
+    ["-I", "-c", "import sys; print(sys.flags.isolated, sys.flags.ignore_environment, sys.path[0])"],
+    ["-E", "-B", "-c", "import sys; print(sys.flags.ignore_environment, sys.dont_write_bytecode)"],
+    ["-W", "error", "-c", "import warnings; warnings.warn('w')"],
+    ["-X", "utf8", "-c", "import sys; print(sys.flags.utf8_mode, sys._xoptions)"],
+    ["-u", "-c", "import sys; print(sys.stdout.line_buffering, sys.stdout.write_through)"],
+    ["-m", "this"],
+    ["-c", "import nosuchmodule"],
+    ["--bogus"],
+]
+
+
+@pytest.mark.parametrize("args", SNIPPETS, ids=lambda a: " ".join(a)[:40])
+def test_like_native_python(py_box, args):
+    want = native(args, py_box.workspace)
+    quoted = " ".join("'" + a.replace("'", "'\\''") + "'" for a in args)
+    got = py_box.bash(f"python3 {quoted}")
+    assert (got.stdout, got.stderr, got.returncode) == (want.stdout, want.stderr, want.returncode)
+
+
+def test_stdin_script_and_module(py_box):
+    ws = py_box.workspace
+    (ws / "prog.py").write_text(
+        "import os, sys\nprint(__file__, sys.argv, os.getcwd(), sys.executable)\n")
+    r = py_box.bash("python3 prog.py a b; cd src && python3 ../prog.py")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == (f"{ws}/prog.py ['prog.py', 'a', 'b'] {ws} /usr/bin/python3\n"
+                        f"{ws}/src/../prog.py ['../prog.py'] {ws}/src /usr/bin/python3\n")
+    r = py_box.bash("echo 'print(6*7)' | python3")
+    assert (r.stdout, r.returncode) == ("42\n", 0)
+    r = py_box.bash("python3 - one <<'EOF'\nimport sys\nprint(sys.argv)\nEOF")
+    assert (r.stdout, r.returncode) == ("['-', 'one']\n", 0)
+    r = py_box.bash("echo '{\"b\": [1]}' | python3 -m json.tool --compact")
+    assert (r.stdout, r.returncode) == ('{"b":[1]}\n', 0)
+    # files the interpreter writes are the workspace's
+    r = py_box.bash("python3 -c \"open('made.txt', 'w').write('hi')\" && cat made.txt")
+    assert (r.stdout, r.returncode) == ("hi", 0)
+    assert (ws / "made.txt").read_text() == "hi"
+
+
+def test_standard_library_reports_native_paths(py_box):
+    r = py_box.bash("python3 -c \"import json, sys, _json; "
+                    "print(json.__file__, _json.__file__, sys.path[1:4])\"")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ("/usr/lib/python3.11/json/__init__.py "
+                        "/usr/lib/python3.11/lib-dynload/_json.cpython-311-x86_64-linux-gnu.so "
+                        "['/usr/lib/python311.zip', '/usr/lib/python3.11', "
+                        "'/usr/lib/python3.11/lib-dynload']\n")
+
+
+def test_each_run_is_a_shell_exec_decision(tmp_path):
+    with seeded_box(tmp_path) as b:
+        r = b.bash("python3 -c 'print(1)'; python -c 'print(2)'")
+        assert (r.stdout, r.returncode) == ("1\n2\n", 0)
+        execs = [d for d in b.decision_summary() if d[1] == "shell:exec"]
+        assert execs == [("permit", "shell:exec", "python3"), ("permit", "shell:exec", "python")]
+
+
+def test_refused_file_raises_permission_error_with_policy_text(tmp_path):
+    with seeded_box(tmp_path, forbid("fs:read", 'context.input.path like "*secret*"')) as b:
+        (b.workspace / "secret.txt").write_text("s")
+        r = b.bash("python3 -c \"\ntry:\n    open('secret.txt')\nexcept PermissionError as e:\n"
+                   "    print(e.errno, e.strerror, e.filename)\nopen('secret.txt')\"")
+        text = "policy denied this operation on '~/src/project/secret.txt' [policy: policy_3]."
+        assert r.stdout == f"13 {text} secret.txt\n"
+        assert r.stderr.endswith(f"PermissionError: [Errno 13] {text}: 'secret.txt'\n")
+        assert r.returncode == 1
+        assert ("deny", "fs:read", "~/src/project/secret.txt") in b.decision_summary()
+        # the Shell's own commands print the same text
+        r = b.bash("cat secret.txt")
+        assert r.stderr == f"cat: secret.txt: {text}\n"
+
+
+def test_box_shell_does_not_link_libpython():
+    out = subprocess.run(["ldd", str(BUILD / "box" / "box-shell")], capture_output=True,
+                         text=True, check=True).stdout
+    assert "libpython" not in out
+    assert "libpython3.11" in subprocess.run(["ldd", str(BUILD / "python" / "boxpython.so")],
+                                             capture_output=True, text=True).stdout
+
+
+PY_USAGE = "box-alias: Python alias accepts only -c SOURCE or SCRIPT\n"
+
+
+@pytest.mark.parametrize("name", ["python3", "python"])
+def test_alias_forms(py_box, name):
+    r = py_box.alias("-c", "import sys; print('it''s', sys.argv); sys.exit(4)", name=name)
+    assert (r.stdout, r.stderr, r.returncode) == ("its ['-c']\n", "", 4)
+    r = py_box.alias("-c", "print(\"a 'quoted' $HOME `x` \\\\ word\")", name=name)
+    assert (r.stdout, r.stderr, r.returncode) == ("a 'quoted' $HOME `x` \\ word\n", "", 0)
+    script = py_box.workspace / "job.py"
+    script.write_text("import os\nprint(len(os.listdir('.')) > 0, 'ran')\n")
+    r = py_box.alias(str(script), name=name)
+    assert (r.stdout, r.stderr, r.returncode) == ("True ran\n", "", 0)
+    for args in ([], ["--version"], ["-c"], ["-c", "1", "2"], ["-m", "json"], ["a.py", "b.py"],
+                 ["-i"], ["-", "x"]):
+        r = py_box.alias(*args, name=name)
+        assert (r.stdout, r.stderr, r.returncode) == ("", PY_USAGE, 125), args
+    r = py_box.alias("missing.py", name=name)
+    assert (r.stdout, r.returncode) == ("", 125)
+    assert r.stderr == "box-alias: read Python script missing.py: No such file or directory\n"
+
+
+def test_alias_runs_are_decided_as_python3(tmp_path):
+    with seeded_box(tmp_path) as b:
+        r = b.alias("-c", "print(1)", name="python")
+        assert (r.stdout, r.returncode) == ("1\n", 0)
+        assert [d for d in b.decision_summary() if d[1] == "shell:exec"] == [
+            ("permit", "shell:exec", "python3")]
+
+
+def test_subprocess_and_os_system_go_through_the_shell(tmp_path):
+    with seeded_box(tmp_path) as b:
+        (b.workspace / "src" / "x.txt").write_text("x")
+        r = b.bash("python3 -c \"\nimport subprocess, os\n"
+                   "r = subprocess.run(['echo', 'hi'], capture_output=True)\n"
+                   "print(r.returncode, r.stdout)\n"
+                   "print(subprocess.run('echo a | tr a b', shell=True, capture_output=True, "
+                   "text=True).stdout, end='')\n"
+                   "print(os.system('exit 3'), os.popen('echo popen').read(), end='')\n"
+                   "print(subprocess.check_output(['cat'], input=b'fed'))\n"
+                   "print(subprocess.run(['ls'], cwd='src', capture_output=True).stdout)\n\"")
+        assert r.stderr == ""
+        assert r.stdout == "0 b'hi\\n'\nb\n768 popen\nb'fed'\nb'main.rs\\nx.txt\\n'\n"
+        assert r.returncode == 0
+        execs = [d[2] for d in b.decision_summary() if d[1] == "shell:exec"]
+        assert execs == ["python3", "echo", "echo", "tr", "exit", "echo", "cat", "cd", "ls"]
+
+
+def test_subprocess_is_refused_like_the_shell(tmp_path):
+    with seeded_box(tmp_path, forbid("shell:exec", 'context.input.program == "rm"')) as b:
+        (b.workspace / "keep.txt").write_text("k")
+        r = b.bash("python3 -c \"import subprocess; "
+                   "r = subprocess.run(['rm', 'keep.txt'], capture_output=True, text=True); "
+                   "print(r.returncode, r.stderr)\"")
+        assert r.stdout.startswith("126 strands-shell: effect denied: policy denied this operation")
+        assert (b.workspace / "keep.txt").exists()
+        assert ("deny", "shell:exec", "rm") in b.decision_summary()
+
+
+def test_shell_timeout_ends_a_python_loop_and_its_subprocesses(box):
+    from test_shell_limits import set_shell_timeout, worker_children
+    set_shell_timeout(box, '"1s"')
+    box.seed_policy()
+    box.start()
+    before = set(worker_children())
+    r = box.bash("python3 -c \"import subprocess; subprocess.Popen(['sleep', '60']); "
+                 "exec('while True: pass')\"; echo never")
+    assert r.returncode == 124, r.stderr
+    assert "strands-shell: execution timeout exceeded" in r.stderr
+    assert r.stdout == ""
+    deadline = time.time() + 5
+    while set(worker_children()) - before and time.time() < deadline:
+        time.sleep(0.05)
+    assert not set(worker_children()) - before
+
+
+def test_exec_and_posix_spawn_go_through_the_shell(tmp_path):
+    with seeded_box(tmp_path) as b:
+        r = b.bash("python3 -u -c \"\nimport os\n"
+                   "pid = os.posix_spawnp('echo', ['echo', 'spawned'], os.environ)\n"
+                   "print(os.waitpid(pid, 0)[1])\n"
+                   "os.execlp('sh', 'sh', '-c', 'echo replaced; exit 5')\n"
+                   "print('never')\"; echo status $?")
+        assert (r.stdout, r.stderr) == ("spawned\n0\nreplaced\nstatus 5\n", "")
+        execs = [d[2] for d in b.decision_summary() if d[1] == "shell:exec"]
+        assert execs == ["python3", "echo", "sh", "echo", "exit", "echo"]
+
+
+def test_pythonpath_and_workspace_imports(py_box):
+    ws = py_box.workspace
+    (ws / "lib").mkdir(exist_ok=True)
+    (ws / "lib" / "helper.py").write_text("VALUE = 'from lib'\n")
+    (ws / "pkg").mkdir(exist_ok=True)
+    (ws / "pkg" / "__init__.py").write_text("from .inner import X\n")
+    (ws / "pkg" / "inner.py").write_text("X = 'inner'\n")
+    r = py_box.bash("PYTHONPATH=lib python3 -c \"import sys, helper, pkg; "
+                    "print(helper.VALUE, pkg.X, sys.path[1], helper.__file__)\"")
+    assert (r.stdout, r.stderr, r.returncode) == (
+        f"from lib inner {ws}/lib {ws}/lib/helper.py\n", "", 0)
+    r = py_box.bash("PYTHONPATH=lib python3 -E -c \"import helper\"")
+    assert r.returncode == 1 and "No module named 'helper'" in r.stderr
+
+
+def test_ctypes_meets_the_workers_seccomp_filter(py_box):
+    r = py_box.bash("python3 -u -c \"\nimport ctypes, os, socket\n"
+                    "libc = ctypes.CDLL(None, use_errno=True)\n"
+                    "for name, call in (('execve', lambda: libc.execve(b'/bin/true', None, None)),\n"
+                    "                   ('raw execve', lambda: libc.syscall(59, b'/bin/true', 0, 0)),\n"
+                    "                   ('mount', lambda: libc.mount(b'none', b'/tmp', b'tmpfs', 0, None)),\n"
+                    "                   ('ptrace', lambda: libc.ptrace(0, 0, None, None))):\n"
+                    "    print(name, call(), os.strerror(ctypes.get_errno()))\n"
+                    "s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n"
+                    "s.settimeout(5)\n"
+                    "print(s.connect_ex(('1.1.1.1', 80)) != 0)\"")
+    assert (r.stdout, r.stderr, r.returncode) == (
+        "execve -1 Operation not permitted\nraw execve -1 Operation not permitted\n"
+        "mount -1 Operation not permitted\nptrace -1 Operation not permitted\nTrue\n", "", 0)
+
+
+def test_sys_executable_runs_the_boxs_python(py_box):
+    r = py_box.bash("python3 -c \"import subprocess, sys; "
+                    "print(subprocess.run([sys.executable, '-c', 'import sys; print(sys.argv)', 'a'], "
+                    "capture_output=True, text=True).stdout, end='')\"")
+    assert (r.stdout, r.stderr, r.returncode) == ("['-c', 'a']\n", "", 0)
