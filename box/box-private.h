@@ -102,6 +102,16 @@ int boxd_serve(Boxd *d, char **agent_argv);
 int boxd_enter_user_namespace(char **argv);
 /* boxd runs in a user namespace that is not the host's. */
 bool boxd_in_user_namespace(void);
+/* Where fusermount3 mounted the box's FUSE before the namespace was
+ * entered, and *fd its device; NULL (and -1) where boxd mounts it. */
+const char *boxd_premounted(int *fd);
+/* The FUSE mount fusermount3 makes for this user, in a new private
+ * directory (*at), and its /dev/fuse; *alive is a pipe's end: once every
+ * process holding it is gone, the mount is detached and the directory
+ * removed.  -1 after saying why. */
+int box_fusermount(bool allow_other, char **at, int *alive);
+/* The host's uid and gid of this namespace's 0. */
+void boxd_host_ids(uid_t *uid, gid_t *gid);
 
 /* reaper.c: main thread reaps every child; others wait on theirs. */
 void box_reaper_init(void);

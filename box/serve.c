@@ -94,6 +94,8 @@ static int mount_view(Boxd *d, char **live_dir)
     .changed = d->checkpoints ? boxd_checkpoints_changed : NULL,
     .changed_data = d,
   };
+  vc.premounted_at = boxd_premounted(&vc.premounted_fd);
+  boxd_host_ids(&vc.host_uid, &vc.host_gid);
   d->vfs = box_vfs_start(&vc, &error);
   if (!d->vfs) {
     rmdir(d->mountpoint);

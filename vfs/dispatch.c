@@ -73,10 +73,12 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     /* fstat(2), or the kernel checking a file it reads: covered by the
      * decision that opened the handle, answered from its descriptor */
     struct stat st;
-    if (fstat(fh->fd, &st) < 0)
+    if (fstat(fh->fd, &st) < 0) {
       fuse_reply_err(req, errno);
-    else
+    } else {
+      vfs_attr_out(V(req), &st);
       fuse_reply_attr(req, &st, 0.0);
+    }
     return;
   }
   if (fi) { /* an open handle: covered by its opening decision */

@@ -139,6 +139,7 @@ static void vfs_free(BoxVfs *v)
   if (v->beneath_seen) g_hash_table_unref(v->beneath_seen);
   g_mutex_clear(&v->lock);
   g_free(v->mountpoint);
+  g_free(v->premounted_at);
   g_free(v->view_log);
   g_free(v->view_live_dir);
   g_free(v->live_dir);
@@ -186,6 +187,11 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error)
   v->view_live_dir = g_strdup(config->view_live_dir);
   v->live_dir = g_strdup(config->live_dir);
   v->in_user_namespace = config->in_user_namespace;
+  v->premounted_at = g_strdup(config->premounted_at);
+  v->premounted_fd = config->premounted_fd;
+  v->host_ids = config->premounted_at != NULL;
+  v->host_uid = config->host_uid;
+  v->host_gid = config->host_gid;
   vfs_guards_record(v);
   v->node_fd_budget = node_fd_budget();
   vfs_nodes_init(v);

@@ -324,6 +324,8 @@ void vfs_run_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_s
   if (!n) return;
   int err = 0;
   if (n->kind != NODE_PASS && n->kind != NODE_RAM) err = EACCES;
+  /* chown's ids, as the caller's, in this namespace's terms */
+  vfs_ids_in(v, &attr->st_uid, &attr->st_gid);
   bool covered = times_covered(v, &c, n, to_set);
   if (!err && decidable(n) && !covered) err = vfs_decide_setattr(v, &c, n, to_set);
   if (!err && is_pass(n)) {

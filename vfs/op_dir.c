@@ -265,6 +265,7 @@ static void fill_readdirplus(BoxVfs *v, fuse_req_t req, Fh *fh, const Caller *c,
       shown = false;
     }
     if (shown) {
+      vfs_attr_out(v, &e.attr);
       g_array_append_val(given, e.ino);
       __atomic_add_fetch(&v->plus_shown, 1, __ATOMIC_RELAXED);
     } else {

@@ -126,7 +126,7 @@ static ssize_t pt_splice_receive(int fdin, off_t *offin, int fdout, off_t *offou
 /* allow_other lets every uid reach the daemon, which makes every check (no
  * default_permissions).  fusermount's rule: root may, others only where
  * the administrator allows it. */
-static bool allow_other_permitted(void)
+bool box_vfs_allow_other(void)
 {
   if (geteuid() == 0) return true;
   FILE *f = fopen("/etc/fuse.conf", "re");
@@ -139,24 +139,66 @@ static bool allow_other_permitted(void)
   return yes;
 }
 
-bool vfs_mount(BoxVfs *v, GError **error)
+/* The connection at v->mountpoint, mounted here; its /dev/fuse or -1. */
+static int mount_here(BoxVfs *v, GError **error)
 {
   int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
   if (fd < 0) {
     g_set_error(error, BOX_VFS_ERROR, 0, "cannot open /dev/fuse: %s", g_strerror(errno));
-    return false;
+    return -1;
   }
   /* what libfuse's mount would pass, for a root mounter */
   char opts[160];
   snprintf(opts, sizeof opts, "fd=%d,rootmode=40000,user_id=%u,group_id=%u%s", fd,
-           (unsigned)getuid(), (unsigned)getgid(), allow_other_permitted() ? ",allow_other" : "");
+           (unsigned)getuid(), (unsigned)getgid(), box_vfs_allow_other() ? ",allow_other" : "");
   if (mount("boxfs", v->mountpoint, "fuse.boxfs", MS_NOSUID | MS_NODEV, opts) != 0) {
     int e = errno;
     close(fd);
     g_set_error(error, BOX_VFS_ERROR, 0, "cannot mount FUSE at %s: %s", v->mountpoint,
                 g_strerror(e));
-    return false;
+    return -1;
   }
+  return fd;
+}
+
+/* The connection fusermount3 mounted, at v->mountpoint as well; its own
+ * place is then covered, so that no walk of a bound root (the host's /tmp)
+ * reaches the mount through the daemon itself.  The mount is locked in
+ * this namespace: it cannot be taken away, only hidden. */
+static int adopt_premounted(BoxVfs *v, GError **error)
+{
+  g_autofree char *parent = g_path_get_dirname(v->premounted_at);
+  if (mount(v->premounted_at, v->mountpoint, NULL, MS_BIND, NULL) != 0 ||
+      mount("boxfs-hidden", parent, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+            "size=4k,mode=0700") != 0) {
+    g_set_error(error, BOX_VFS_ERROR, 0, "cannot show the mount made at %s at %s: %s",
+                v->premounted_at, v->mountpoint, g_strerror(errno));
+    return -1;
+  }
+  int fd = v->premounted_fd;
+  v->premounted_fd = -1;
+  return fd;
+}
+
+void vfs_ids_in(const BoxVfs *v, uid_t *uid, gid_t *gid)
+{
+  if (!v->host_ids) return;
+  /* nothing but the user is mapped here: any other id is nobody */
+  *uid = *uid == v->host_uid ? 0 : 65534;
+  *gid = *gid == v->host_gid ? 0 : 65534;
+}
+
+void vfs_attr_out(const BoxVfs *v, struct stat *st)
+{
+  if (!v->host_ids) return;
+  if (st->st_uid == 0) st->st_uid = v->host_uid;
+  if (st->st_gid == 0) st->st_gid = v->host_gid;
+}
+
+bool vfs_mount(BoxVfs *v, GError **error)
+{
+  int fd = v->premounted_at ? adopt_premounted(v, error) : mount_here(v, error);
+  if (fd < 0) return false;
   static const struct fuse_custom_io io = {
     .writev = pt_writev,
     .read = pt_read,
@@ -178,10 +220,28 @@ bool vfs_mount(BoxVfs *v, GError **error)
   return true;
 }
 
+/* A lookup no cache answers: the loop, told to exit, ends at the next
+ * request it reads (unanswered: this thread waits until the connection
+ * closes, at the latest with boxd). */
+static gpointer wake_loop(gpointer data)
+{
+  int root = GPOINTER_TO_INT(data);
+  g_autofree char *name = g_strdup_printf(".box-stop-%d-%u", (int)getpid(), g_random_int());
+  struct stat st;
+  (void)fstatat(root, name, &st, AT_SYMLINK_NOFOLLOW);
+  close(root);
+  return NULL;
+}
+
 void vfs_unmount(BoxVfs *v)
 {
   if (!v->mounted) return;
   v->mounted = false;
+  /* A premounted connection outlives this unmount (the host's namespace,
+   * and a locked copy in ours, keep it), so the loop never reads ENODEV;
+   * a request wakes it instead, through the root held past the unmount. */
+  int root = v->premounted_at ? open(v->mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+  if (root >= 0) g_thread_unref(g_thread_new("vfs-wake", wake_loop, GINT_TO_POINTER(root)));
   /* as libfuse does for root: detach; the loop then reads ENODEV */
   umount2(v->mountpoint, MNT_DETACH);
 }

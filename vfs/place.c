@@ -161,6 +161,7 @@ void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c)
   c->tid = ctx->pid;
   c->uid = ctx->uid;
   c->gid = ctx->gid;
+  vfs_ids_in(v, &c->uid, &c->gid);
   if (ctx->pid == 0) {
     Fh *fh = fi ? (Fh *)(uintptr_t)fi->fh : NULL;
     if (fh && fh->cmd >= 0) {

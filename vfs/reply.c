@@ -28,12 +28,16 @@ int vfs_reply_err(fuse_req_t req, int err)
 
 int vfs_reply_entry(fuse_req_t req, const struct fuse_entry_param *e)
 {
-  return reply_gate("completed") ? fuse_reply_entry(req, e) : -1;
+  struct fuse_entry_param out = *e;
+  vfs_attr_out(V(req), &out.attr);
+  return reply_gate("completed") ? fuse_reply_entry(req, &out) : -1;
 }
 
 int vfs_reply_attr(fuse_req_t req, const struct stat *st, double timeout)
 {
-  return reply_gate("completed") ? fuse_reply_attr(req, st, timeout) : -1;
+  struct stat out = *st;
+  vfs_attr_out(V(req), &out);
+  return reply_gate("completed") ? fuse_reply_attr(req, &out, timeout) : -1;
 }
 
 int vfs_reply_open(fuse_req_t req, const struct fuse_file_info *fi)
@@ -44,7 +48,9 @@ int vfs_reply_open(fuse_req_t req, const struct fuse_file_info *fi)
 int vfs_reply_create(fuse_req_t req, const struct fuse_entry_param *e,
                      const struct fuse_file_info *fi)
 {
-  return reply_gate("descriptor_issued") ? fuse_reply_create(req, e, fi) : -1;
+  struct fuse_entry_param out = *e;
+  vfs_attr_out(V(req), &out.attr);
+  return reply_gate("descriptor_issued") ? fuse_reply_create(req, &out, fi) : -1;
 }
 
 int vfs_reply_readlink(fuse_req_t req, const char *link)

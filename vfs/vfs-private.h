@@ -162,6 +162,12 @@ struct BoxVfs {
   char *view_live_dir;
   char *live_dir;
   bool in_user_namespace;
+  char *premounted_at;
+  int premounted_fd;
+  /* the connection speaks the host's ids (premounted): these are 0 here */
+  bool host_ids;
+  uid_t host_uid;
+  gid_t host_gid;
 
   struct fuse_session *se;
   int fuse_fd; /* /dev/fuse, mounted by vfs_mount */
@@ -530,6 +536,10 @@ void vfs_job_free(Job *job);
 /* ---- passthrough.c: the mount (our own, so that INIT can take the
  * kernel's passthrough) and the backing files of passed-through opens. ---- */
 bool vfs_mount(BoxVfs *v, GError **error);
+/* The ids of a request in this namespace's terms, and a reply's attributes
+ * in the connection's. */
+void vfs_ids_in(const BoxVfs *v, uid_t *uid, gid_t *gid);
+void vfs_attr_out(const BoxVfs *v, struct stat *st);
 void vfs_unmount(BoxVfs *v);
 /* The backing id for an open of pass node n whose real file is fd, or -1
  * (no passthrough).  The kernel ties an inode to one backing file while it

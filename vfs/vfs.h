@@ -101,6 +101,14 @@ typedef struct {
   bool in_user_namespace;
   BoxVfsChangedFn changed; /* optional */
   void *changed_data;
+  /* A connection fusermount3 mounted already at premounted_at (in the
+   * host's namespaces), premounted_fd its /dev/fuse: shown at mountpoint
+   * too, it speaks the host's ids, where 0 of this namespace is host_uid
+   * and host_gid.  NULL: the mount is made here. */
+  const char *premounted_at;
+  int premounted_fd;
+  uid_t host_uid;
+  gid_t host_gid;
 } BoxVfsConfig;
 
 /* The mount holds a descriptor for each node the kernel keeps, so a 1024
@@ -163,6 +171,9 @@ const char *box_vfs_mountpoint(const BoxVfs *vfs);
  * mount (a refused lookup of a name it held): a prepared tool view built
  * before it grew may have lost binds (BoxToolLaunch.views_epoch). */
 guint64 box_vfs_views_epoch(BoxVfs *vfs);
+/* Whether this process may mount with allow_other: root, or anyone where
+ * /etc/fuse.conf says user_allow_other (fusermount3's rule). */
+bool box_vfs_allow_other(void);
 /* "<mountpoint>/ram/c<N>" ("<mountpoint>/ram/box" with a per-box RAM area)
  * and "<mountpoint>/pass<real>"; newly allocated. */
 char *box_vfs_ram_root(BoxVfs *vfs, int command);

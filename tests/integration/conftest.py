@@ -202,8 +202,12 @@ class Box:
 
     # ---- running ----
     def env(self):
-        return {"HOME": str(self.home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                "LANG": "C"}
+        env = {"HOME": str(self.home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+               "LANG": "C"}
+        # the route of an ordinary user's mount, when a run chooses it
+        if "BOXFS_MOUNT" in os.environ:
+            env["BOXFS_MOUNT"] = os.environ["BOXFS_MOUNT"]
+        return env
 
     def start(self, wait_socket=True, args=(), prefix=()):
         self.proc = subprocess.Popen(

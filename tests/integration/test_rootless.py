@@ -1,15 +1,21 @@
-"""box run refused to an ordinary user says which setting refuses it.
+"""box run for an ordinary user: refused, it says which setting refuses it.
 
 Root sets the machine up as an administrator would have (a /dev/fuse of mode
 0600, user namespaces limited to none) in namespaces of the test's own, then
-runs box as uid 1000 there.  The runs that work are CI's second, unprivileged
-run of the suites (.ci/run)."""
+runs box as uid 1000 there; and a box of uid 1000's whose mount fusermount3
+makes.  The other runs that work are CI's unprivileged runs of the suites
+(.ci/run)."""
 import os
+import shutil
+import signal
 import subprocess
+import tempfile
+import time
+from pathlib import Path
 
 import pytest
 
-from conftest import BOX
+from conftest import BOX, Box, host_mounts
 
 pytestmark = pytest.mark.root_only(reason="sets the machine up as its administrator")
 
@@ -80,6 +86,8 @@ def test_unusable_dev_fuse_is_named_with_its_fix(tmp_path):
     assert r.stderr.startswith("box: error: /dev/fuse cannot be opened by uid 1000 "
                                "(Permission denied)"), r.stderr
     assert "chmod 0666 /dev/fuse" in r.stderr
+    # no route around it: Debian's fusermount3 opens the device as the user
+    assert "fusermount3 opens the device as the user too" in r.stderr
 
 
 def test_refused_user_namespace_names_the_sysctl(tmp_path):
@@ -88,3 +96,56 @@ def test_refused_user_namespace_names_the_sysctl(tmp_path):
     assert r.stderr.startswith("box: error: box needs an unprivileged user namespace, which "
                                "user.max_user_namespaces=0 refuses"), r.stderr
     assert "sysctl -w user.max_user_namespaces=" in r.stderr
+
+
+def fusermount_mounts():
+    """The host's mounts fusermount3 made for box (a private directory of
+    the user's, box-fuse-*)."""
+    return [line for line in host_mounts().splitlines()
+            if " - fuse.boxfs " in line and "/box-fuse-" in line]
+
+
+@pytest.fixture
+def user_box():
+    """A box whose files are uid 1000's, in a directory it may reach (the
+    test's own tmp_path lies below one closed to it)."""
+    root = Path(tempfile.mkdtemp(prefix="boxfs-user-"))
+    os.chmod(root, 0o755)
+    b = Box(root)
+    yield b
+    b.teardown()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_mount_through_fusermount3_runs_commands_and_goes_with_the_box(user_box):
+    box = user_box
+    box.seed_policy()
+    box.write_config()
+    subprocess.run(["chown", "-R", "1000:1000", str(box.root)], check=True)
+    before = fusermount_mounts()
+    box.start(prefix=[*USER, "env", "BOXFS_MOUNT=fusermount3"])
+    made = [m for m in fusermount_mounts() if m not in before]
+    assert len(made) == 1, box.stderr()
+    # fusermount3's mount, the user's, in the host's namespaces
+    assert "user_id=1000,group_id=1000" in made[0]
+    # the user's own processes on the host find the place, not the box
+    where = made[0].split()[4]
+    seen = subprocess.run([*USER, "ls", f"{where}/pass"], capture_output=True, text=True)
+    assert seen.returncode != 0 and "Permission denied" in seen.stderr, seen
+    r = box.bash("echo hi > out.txt && cat out.txt && ls -ln out.txt")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "hi"
+    # the user is uid 0 inside, on both sides of the connection
+    assert lines[1].split()[2:4] == ["0", "0"], r.stdout
+    st = os.stat(box.workspace / "out.txt")
+    assert (st.st_uid, st.st_gid) == (1000, 1000)
+    assert box.stop() == 128 + signal.SIGTERM
+    # the watcher detaches the mount, then removes its directory
+    place = os.path.dirname(made[0].split()[4])
+    for _ in range(100):
+        if not [m for m in fusermount_mounts() if m not in before] and not os.path.exists(place):
+            break
+        time.sleep(0.05)
+    assert [m for m in fusermount_mounts() if m not in before] == []
+    assert not os.path.exists(place)
