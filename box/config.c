@@ -27,11 +27,12 @@ G_DEFINE_QUARK(box - config - error - quark, box_config_error)
 static bool validate(ConfigCtx *c, json_object *doc, const char *home, BoxConfig *cfg)
 {
   json_object *name = NULL, *box_dir = NULL, *policy = NULL, *agent = NULL, *tool = NULL;
-  json_object *gateway = NULL, *egress = NULL;
+  json_object *gateway = NULL, *egress = NULL, *mcp = NULL;
   const ConfigField fields[] = { { "name", &name },     { "box_dir", &box_dir },
                                  { "policy", &policy }, { "agent", &agent },
                                  { "tool", &tool },     { "gateway", &gateway },
-                                 { "egress", &egress }, { NULL, NULL } };
+                                 { "egress", &egress }, { "mcp", &mcp },
+                                 { NULL, NULL } };
   json_object_object_foreach (doc, k, val) {
     if (config_take_field(fields, k, val)) continue;
     if (strcmp(k, "filesystem") == 0)
@@ -40,7 +41,7 @@ static bool validate(ConfigCtx *c, json_object *doc, const char *home, BoxConfig
       return config_fail_removed(c, "workspace", "`[agent] workspace`");
     else if (strcmp(k, "env") == 0)
       return config_fail_removed(c, "env", "`[agent.env]`");
-    else if (strcmp(k, "mcp") == 0 || strcmp(k, "telemetry") == 0)
+    else if (strcmp(k, "telemetry") == 0)
       return config_fail_parse(c, "`[%s.<name>]` tables are not supported by this build yet", k);
     else if (strcmp(k, "containment") == 0)
       return config_fail_parse(c, "`[containment]` is not supported by this build yet");
@@ -94,6 +95,7 @@ static bool validate(ConfigCtx *c, json_object *doc, const char *home, BoxConfig
   if (tool && !config_check_tools(c, tool, home, cfg)) return false;
   if (gateway && !config_check_gateway(c, gateway, cfg)) return false;
   if (egress && !config_check_egress(c, egress, cfg)) return false;
+  if (mcp && !config_check_mcp(c, mcp, home, cfg)) return false;
   return true;
 }
 
@@ -183,6 +185,7 @@ BoxConfig *box_config_load(const char *file, const char *operator_home, GError *
   cfg->gateway_allow_local = g_new0(char *, 1);
   cfg->gateway_extra_ca = g_new0(char *, 1);
   cfg->egress = g_ptr_array_new_with_free_func(config_egress_free);
+  cfg->mcp = g_ptr_array_new_with_free_func(config_mcp_free);
   if (!validate(&c, doc, home, cfg)) {
     box_config_free(cfg);
     return NULL;
@@ -203,5 +206,6 @@ void box_config_free(BoxConfig *config)
   g_strfreev(config->gateway_allow_local);
   g_strfreev(config->gateway_extra_ca);
   if (config->egress) g_ptr_array_unref(config->egress);
+  if (config->mcp) g_ptr_array_unref(config->mcp);
   g_free(config);
 }
