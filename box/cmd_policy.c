@@ -1,6 +1,8 @@
 /* cmd_policy.c — `box policy check|decide|generate-schema|replay`
  * (spec/runtime.md §1): test a policy file the way a box would load it. */
 #include "box/box-private.h"
+#include "mcp/discover.h"
+#include "mcp/schema.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -240,6 +242,34 @@ static bool write_atomic(const char *dir, const char *name, const char *text, ch
   return true;
 }
 
+/* Each stdio server's per-tool actions, from its tools/list, after the Box
+ * schema; false (and the failure on stderr) when a server fails. */
+static bool mcp_fragments(const BoxConfig *cfg, GString *out)
+{
+  for (guint i = 0; i < cfg->mcp->len; i++) {
+    const BoxMcpServer *m = g_ptr_array_index(cfg->mcp, i);
+    if (m->http) continue; /* remote discovery: not in this build yet */
+    char *why = NULL;
+    json_object *tools =
+      mcp_discover_stdio(m->name, m->spec.command, m->spec.env, m->spec.workspace, &why);
+    char *fragment = tools ? mcp_schema_fragment(m->name, tools, &why) : NULL;
+    if (!fragment) {
+      if (tools)
+        fprintf(stderr, "box: error: cannot generate the schema of MCP server \"%s\": %s\n",
+                m->name, why);
+      else
+        fprintf(stderr, "box: error: %s\n", why);
+      json_object_put(tools);
+      g_free(why);
+      return false;
+    }
+    json_object_put(tools);
+    g_string_append_printf(out, "\n%s", fragment);
+    g_free(fragment);
+  }
+  return true;
+}
+
 static int cmd_generate_schema(int argc, char **argv)
 {
   const char *config = NULL, *outdir = NULL;
@@ -270,15 +300,23 @@ static int cmd_generate_schema(int argc, char **argv)
     g_error_free(error);
     return 1;
   }
+  GString *actions = g_string_new(actions_schema);
+  bool found = mcp_fragments(cfg, actions);
   box_config_free(cfg);
+  if (!found) {
+    g_string_free(actions, TRUE);
+    return 1;
+  }
   if (g_mkdir_with_parents(outdir, 0755) != 0) {
+    g_string_free(actions, TRUE);
     fprintf(stderr, "box: error: cannot create %s: %s\n", outdir, g_strerror(errno));
     return 1;
   }
   char *events = events_schema(), *p1 = NULL, *p2 = NULL;
-  bool ok = write_atomic(outdir, "actions.cedarschema", actions_schema, &p1) &&
+  bool ok = write_atomic(outdir, "actions.cedarschema", actions->str, &p1) &&
             write_atomic(outdir, "events.dwschema", events, &p2);
   g_free(events);
+  g_string_free(actions, TRUE);
   if (ok) { printf("Generated %s\nGenerated %s\n", p1, p2); }
   g_free(p1);
   g_free(p2);
