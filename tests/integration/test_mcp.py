@@ -1,0 +1,155 @@
+"""MCP servers in the box (spec/runtime.md §2.5, §1 `policy generate-schema`;
+spec/policy.md per-tool actions), with the real reference servers from the
+npm registry that tests/mcp pins (CI runs `npm ci` there)."""
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BOX, REPO
+
+NODE_BIN = REPO / "tests" / "mcp" / "node_modules" / ".bin"
+PATH = f"{NODE_BIN}:/usr/bin:/bin"
+
+
+
+def config(tmp_path, servers):
+    (tmp_path / "home").mkdir(exist_ok=True)
+    cfg = tmp_path / "box.toml"
+    cfg.write_text(f'name = "m"\nbox_dir = "{tmp_path}/state"\n[agent]\ncommand = ["/bin/true"]\n'
+                   f'workspace = "{tmp_path}/home"\n' + servers)
+    return cfg
+
+
+def stdio(name, *command, path=PATH):
+    argv = ", ".join(f'"{c}"' for c in command)
+    return f'[mcp.{name}]\ntype = "stdio"\ncommand = [{argv}]\nenv = {{ PATH = "{path}" }}\n'
+
+
+def generate(cfg, out):
+    return subprocess.run([str(BOX), "policy", "generate-schema", "--config", str(cfg),
+                           "--output-dir", str(out)], capture_output=True, text=True, timeout=120)
+
+
+def test_mcp_tables_load(tmp_path):
+    """[mcp.*] tables of both types are read, not refused as unsupported."""
+    cfg = config(tmp_path, '[mcp.gh]\ntype = "http"\ndestinations = ["mcp.example.com"]\n'
+                           'secret.ref = "env://GH_TOKEN"\n')
+    r = generate(cfg, tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    assert "not supported" not in r.stderr
+
+
+def test_mcp_table_errors(tmp_path):
+    cfg = config(tmp_path, '[mcp.py]\ntype = "stdio"\ncommand = ["python3", "srv.py"]\n')
+    r = generate(cfg, tmp_path / "out")
+    assert r.returncode == 1
+    assert r.stderr == (
+        "box: error: invalid `[mcp.py]` table: `command` element 0 \"python3\" is the name of the "
+        "box's own Shell or Python alias; an MCP program cannot be zsh, bash, sh, python3, or "
+        f"python (in {cfg})\n")
+    cfg = config(tmp_path, '[mcp.x]\ntype = "sse"\n')
+    r = generate(cfg, tmp_path / "out")
+    assert r.returncode == 1
+    assert r.stderr == f"box: error: invalid `[mcp.x]` table: `type` \"sse\" is not \"stdio\" or \"http\" (in {cfg})\n"
+
+
+def test_generate_schema_real_servers(tmp_path):
+    """Each stdio server's tools/list becomes one namespace of per-tool
+    actions, the server name mangled and the arguments typed."""
+    assert (NODE_BIN / "mcp-server-everything").exists(), "run `npm ci` in tests/mcp"
+    home = tmp_path / "home"
+    home.mkdir()
+    cfg = config(tmp_path, stdio("demo-mcp", "mcp-server-everything") +
+                 stdio("7-fs", "mcp-server-filesystem", str(home)))
+    out = tmp_path / "out"
+    r = generate(cfg, out)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"Generated {out}/actions.cedarschema\nGenerated {out}/events.dwschema\n"
+    text = (out / "actions.cedarschema").read_text()
+    assert 'action "mcp:call"' in text  # the Box schema stays in front
+    assert "namespace demo_mcp {\n" in text and "namespace _7_fs {\n" in text
+    assert ('  action "echo" appliesTo { principal: Box::Agent, resource: Box::Resource,\n'
+            '    context: { input: { message: String } } };\n') in text
+    assert 'action "get-sum" appliesTo' in text and "{ a: Long, b: Long }" in text
+    assert ('  action "read_multiple_files" appliesTo { principal: Box::Agent, '
+            'resource: Box::Resource,\n    context: { input: { paths: Set<String> } } };\n') in text
+    assert "edits: Set<{ newText: String, oldText: String }>" in text
+
+
+FAKE = r'''
+import json, sys
+mode = sys.argv[1]
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "initialize":
+        if mode == "refuse":
+            print(json.dumps({"jsonrpc": "2.0", "id": msg["id"],
+                              "error": {"code": -32600, "message": "no thanks"}}), flush=True)
+            continue
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "fake", "version": "1"}}}), flush=True)
+    elif msg["method"] == "tools/list":
+        if mode == "die":
+            sys.exit(3)
+        # a log notification and a request of the server's own come first
+        print(json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
+                          "params": {"level": "info", "data": "hi"}}), flush=True)
+        print(json.dumps({"jsonrpc": "2.0", "id": 99, "method": "roots/list"}), flush=True)
+        if mode == "paged" and "params" not in msg:
+            print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                "tools": [{"name": "one", "inputSchema": {"type": "object"}}],
+                "nextCursor": "p2"}}), flush=True)
+            continue
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": [
+            {"name": "if", "inputSchema": {"type": "object", "properties": {
+                "n": {"type": ["integer", "null"]}, "k": {"enum": ["a", "b"]}},
+                "required": ["k"]}}]}}), flush=True)
+'''
+
+
+def fake_server(tmp_path, mode):
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    prog = bindir / f"fake-{mode}"
+    prog.write_text(f"#!{sys.executable}\n{FAKE}")
+    prog.chmod(0o755)
+    return stdio(f"srv-{mode}", prog.name, mode, path=f"{bindir}:/usr/bin:/bin")
+
+
+def test_generate_schema_paged_and_chatty(tmp_path):
+    cfg = config(tmp_path, fake_server(tmp_path, "paged"))
+    r = generate(cfg, tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    text = (tmp_path / "out" / "actions.cedarschema").read_text()
+    assert text.endswith(
+        '\nnamespace srv_paged {\n'
+        '  action "one" appliesTo { principal: Box::Agent, resource: Box::Resource,\n'
+        '    context: { input: {} } };\n'
+        '  action "if" appliesTo { principal: Box::Agent, resource: Box::Resource,\n'
+        '    context: { input: { k: String, n?: Long } } };\n'
+        '}\n')
+
+
+@pytest.mark.parametrize("mode,step,detail", [
+    ("die", "tools/list", "the server closed its output"),
+    ("refuse", "initialize", "the server answered with an error: no thanks"),
+])
+def test_generate_schema_server_fails(tmp_path, mode, step, detail):
+    cfg = config(tmp_path, fake_server(tmp_path, mode))
+    out = tmp_path / "out"
+    r = generate(cfg, out)
+    assert r.returncode == 1
+    assert f'box: error: MCP server "srv-{mode}" failed during {step}: {detail}\n' in r.stderr
+    assert not (out / "actions.cedarschema").exists()
+
+
+def test_generate_schema_server_cannot_start(tmp_path):
+    cfg = config(tmp_path, stdio("gone", "no-such-mcp-server", path="/nonexistent"))
+    r = generate(cfg, tmp_path / "out")
+    assert r.returncode == 1
+    assert "cannot run no-such-mcp-server: No such file or directory" in r.stderr
+    assert 'box: error: MCP server "gone" failed during initialize: ' in r.stderr
