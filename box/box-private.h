@@ -199,6 +199,16 @@ bool boxd_gateway_net_setup(void *data, pid_t pid);
  * after inherits it; one asked for before gets it with its run message. */
 json_object *boxd_gateway_worker_env(Boxd *d);
 
+/* cmd_run.c: the launcher's table of a process spec (borrowing its
+ * strings; g_free the table alone). */
+BoxToolTable *boxd_table_of(const BoxProcessSpec *spec);
+
+/* mcp_serve.c: serves the stdio MCP server whose program (or name) is
+ * NAME over the alias's fds[0] (agent -> server) and fds[1] (server ->
+ * agent) until either side ends; the caller keeps and closes fds.  -1 with
+ * *refusal set when the server may not start or is not declared. */
+int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal);
+
 /* broker.c: the alias protocol on run/box.sock. */
 bool boxd_broker_start(Boxd *d, GError **error);
 void boxd_broker_stop(Boxd *d);

@@ -1,6 +1,7 @@
 """MCP servers in the box (spec/runtime.md §2.5, §1 `policy generate-schema`;
 spec/policy.md per-tool actions), with the real reference servers from the
 npm registry that tests/mcp pins (CI runs `npm ci` there)."""
+import json
 import subprocess
 import sys
 
@@ -153,3 +154,47 @@ def test_generate_schema_server_cannot_start(tmp_path):
     assert r.returncode == 1
     assert "cannot run no-such-mcp-server: No such file or directory" in r.stderr
     assert 'box: error: MCP server "gone" failed during initialize: ' in r.stderr
+
+
+# ---- stdio servers through the alias (spec/runtime.md §4.1 MCP mode, §5.10) ----
+
+CLIENT = REPO / "tests" / "mcp" / "client.mjs"
+
+
+def mcp_box(tmp_path, policy_extra, server=None):
+    from conftest import Box
+    box = Box(tmp_path)
+    server = server or stdio("demo-mcp", "mcp-server-everything") + \
+        f'[mcp.demo-mcp.filesystem]\nread = ["{REPO}/tests/mcp"]\n'
+    box.seed_policy(extra=policy_extra)
+    box.write_config(extra="\n" + server)
+    box.start()
+    return box
+
+
+def client(box, program, *steps, timeout=60):
+    r = subprocess.run(["node", str(CLIENT), str(box.box_dir / "bin" / program),
+                        *map(json.dumps, steps)], capture_output=True, text=True,
+                       timeout=timeout, env={"PATH": "/usr/bin:/bin", "HOME": str(box.home)})
+    return r, [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+
+
+PERMIT_SERVER = """
+permit(principal, action == Box::Action::"shell:spawn", resource)
+when { context.input.program == "mcp-server-everything" };
+"""
+
+
+def test_stdio_list_and_call(tmp_path):
+    box = mcp_box(tmp_path, PERMIT_SERVER + """
+permit(principal, action == Box::Action::"mcp:call", resource)
+when { context.input.server == "demo-mcp" };
+""")
+    try:
+        r, out = client(box, "mcp-server-everything", {"list": True},
+                        {"call": "echo", "args": {"message": "hi from the box"}})
+        assert r.returncode == 0, r.stderr
+        assert "echo" in out[0]["tools"] and "get-sum" in out[0]["tools"]
+        assert out[1]["result"]["content"][0]["text"] == "Echo: hi from the box"
+    finally:
+        box.stop()
