@@ -198,3 +198,89 @@ when { context.input.server == "demo-mcp" };
         assert out[1]["result"]["content"][0]["text"] == "Echo: hi from the box"
     finally:
         box.stop()
+
+
+def records(box):
+    path = box.box_dir / "private" / "telemetry" / "records.jsonl"
+    out = []
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        attrs = rec.get("attributes") or {}
+        out.append(attrs)
+    return out
+
+
+def test_stdio_refused_call_and_decisions(tmp_path):
+    box = mcp_box(tmp_path, PERMIT_SERVER + """
+permit(principal, action == Box::Action::"mcp:call", resource)
+when { context.input.server == "demo-mcp" };
+@id("no_sum")
+forbid(principal, action == Box::Action::"mcp:call", resource)
+when { context.input has tool && context.input.tool == "get-sum" };
+""")
+    try:
+        r, out = client(box, "mcp-server-everything",
+                        {"call": "get-sum", "args": {"a": 1, "b": 2}},
+                        {"call": "echo", "args": {"message": "still served"}})
+        assert r.returncode == 0, r.stderr
+        assert out[0]["code"] == -32001
+        assert out[0]["error"].startswith(
+            'MCP error -32001: mcp:call gate (server "demo-mcp" method "tools/call"): '
+            "policy denied this operation on 'demo-mcp/get-sum' [policy: no_sum]"), out[0]
+        assert out[1]["result"]["content"][0]["text"] == "Echo: still served"
+    finally:
+        box.stop()
+    text = (box.box_dir / "private" / "telemetry" / "records.jsonl").read_text()
+    assert '"mcp:call"' in text and "demo-mcp/get-sum" in text and "no_sum" in text
+    assert '"shell:spawn"' in text
+
+
+def test_stdio_server_may_not_start(tmp_path):
+    box = mcp_box(tmp_path, "")
+    try:
+        r = subprocess.run([str(box.box_dir / "bin" / "mcp-server-everything")],
+                           input="", capture_output=True, text=True, timeout=30)
+        assert r.returncode == 125
+        assert r.stderr.startswith('box-alias: MCP server "demo-mcp" may not start: '
+                                   "policy denied this operation on "), r.stderr
+        r = subprocess.run([str(box.box_dir / "bin" / "mcp-server-everything"), "-x"],
+                           input="", capture_output=True, text=True, timeout=30)
+        assert r.returncode == 125
+        assert "takes no arguments" in r.stderr
+    finally:
+        box.stop()
+
+
+DYING = r'''
+import json, sys, os
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+            "serverInfo": {"name": "dying", "version": "1"}}}), flush=True)
+    elif msg.get("method") == "tools/call":
+        os._exit(7)
+'''
+
+
+def test_stdio_server_dies_mid_call(tmp_path):
+    bindir = tmp_path / "srvbin"
+    bindir.mkdir()
+    prog = bindir / "dying-mcp"
+    prog.write_text(f"#!/usr/bin/python3\n{DYING}")
+    prog.chmod(0o755)
+    server = (f'[mcp.dying]\ntype = "stdio"\ncommand = ["dying-mcp"]\n'
+              f'env = {{ PATH = "{bindir}:/usr/bin:/bin" }}\n'
+              f'[mcp.dying.filesystem]\nread = ["{bindir}"]\n')
+    box = mcp_box(tmp_path, """
+permit(principal, action == Box::Action::"shell:spawn", resource)
+when { context.input.program == "dying-mcp" };
+permit(principal, action == Box::Action::"mcp:call", resource);
+""", server=server)
+    try:
+        r, out = client(box, "dying-mcp", {"call": "anything", "args": {}})
+        assert out and out[0].get("code") == -32001, (out, r.stderr)
+        assert 'MCP server "dying" ended before it answered' in out[0]["error"]
+    finally:
+        box.stop()
