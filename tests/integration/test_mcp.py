@@ -284,3 +284,54 @@ permit(principal, action == Box::Action::"mcp:call", resource);
         assert 'MCP server "dying" ended before it answered' in out[0]["error"]
     finally:
         box.stop()
+
+
+def start_fails(tmp_path, server):
+    from conftest import Box
+    box = Box(tmp_path)
+    box.seed_policy()
+    box.write_config(extra="\n" + server)
+    r = subprocess.run([str(BOX), "run", "--config", str(box.config), "--", "/bin/true"],
+                       capture_output=True, text=True, timeout=60, env=box.env(), cwd=str(tmp_path))
+    assert r.returncode == 1
+    return r.stderr
+
+
+def test_stdio_server_lists_and_program_judged_at_start(tmp_path):
+    err = start_fails(tmp_path / "a", stdio("fs", "mcp-server-filesystem") +
+                      '[mcp.fs.filesystem]\nread_file = ["/etc/shadow"]\n')
+    assert 'box: error: `[mcp.fs]` filesystem entry "/etc/shadow" is refused: ' in err, err
+    err = start_fails(tmp_path / "b", stdio("gone", "no-such-mcp-server"))
+    assert "box: error: containment config failed: path does not exist: no-such-mcp-server" in err, err
+
+
+def test_stdio_server_is_contained(tmp_path):
+    """The filesystem server is told it may serve a whole directory, but its
+    own lists grant one file there: the box's containment, not the
+    server's word, decides what it reads."""
+    from conftest import Box
+    box = Box(tmp_path)
+    data = tmp_path / "data"
+    data.mkdir()
+    secret = data / "secret.txt"
+    secret.write_text("the server must not read this\n")
+    (data / "open.txt").write_text("served\n")
+    box.seed_policy(extra="""
+permit(principal, action == Box::Action::"shell:spawn", resource)
+when { context.input.program == "mcp-server-filesystem" };
+permit(principal, action == Box::Action::"mcp:call", resource);
+""")
+    box.write_config(extra="\n" + stdio("fs", "mcp-server-filesystem", str(data)) +
+                     f'[mcp.fs.filesystem]\nread = ["{REPO}/tests/mcp"]\n'
+                     f'read_file = ["{data}/open.txt"]\n')
+    box.start()
+    try:
+        r, out = client(box, "mcp-server-filesystem",
+                        {"call": "read_text_file", "args": {"path": str(data / "open.txt")}},
+                        {"call": "read_text_file", "args": {"path": str(secret)}})
+        assert len(out) == 2, r.stderr
+        assert out[0]["result"]["content"][0]["text"] == "served\n", out
+        assert "the server must not read this" not in json.dumps(out[1])
+        assert out[1]["result"]["isError"], out
+    finally:
+        box.stop()
