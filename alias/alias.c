@@ -16,7 +16,12 @@
  * then reads frames until "exit" (status 0..255 → that status, else 125) or
  * "denied" (prints "box-alias: <reason>", 125).  SIGINT/SIGTERM while waiting
  * are forwarded as "signal" frames (kind "interrupt"/"terminate").  Every
- * alias-side failure prints "box-alias: <error>" and exits 125. */
+ * alias-side failure prints "box-alias: <error>" and exits 125.
+ *
+ * Under any other name (a copy named for a stdio MCP server's program) it
+ * takes no argument and sends one open frame, mode {"mcp":{"server":NAME}},
+ * with the same descriptors: the broker relays the JSON-RPC stream on
+ * stdin and stdout itself, and the alias waits for "exit" or "denied". */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
