@@ -203,6 +203,12 @@ json_object *boxd_gateway_worker_env(Boxd *d);
  * strings; g_free the table alone). */
 BoxToolTable *boxd_table_of(const BoxProcessSpec *spec);
 
+/* worker_command.c: a shell:spawn decision's input (spec/policy.md):
+ * argv[0] the program as spelled, program_path the resolved file (spelled
+ * "~/…" under the operator home).  Takes command (the command line). */
+json_object *boxd_spawn_input(Boxd *d, json_object *command, const char *const *argv,
+                              const char *cwd, const char *program_path);
+
 /* mcp_serve.c: serves the stdio MCP server whose program (or name) is
  * NAME over the alias's fds[0] (agent -> server) and fds[1] (server ->
  * agent) until either side ends; the caller keeps and closes fds.  -1 with

@@ -40,6 +40,9 @@ bool config_get_string_array(ConfigCtx *c, json_object *v, const char *key, char
 /* NULL when NAME is one component of [A-Za-z0-9._-], 1..32 bytes, not . or
  * ..; else the reason (static). */
 const char *config_component_problem(const char *name);
+/* The table [KIND.NAME] (at KEY): NAME one component, the value a table. */
+bool config_named_table(ConfigCtx *c, const char *kind, const char *name, json_object *tbl,
+                        const char *key);
 bool config_env_name_valid(const char *n);
 bool config_env_name_reserved(const char *n);
 

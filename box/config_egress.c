@@ -332,12 +332,7 @@ bool config_check_egress(ConfigCtx *c, json_object *v, BoxConfig *cfg)
   json_object_object_foreach (v, name, tbl) {
     g_autofree char *key = config_key_join("egress", name);
     g_autofree char *pre = g_strdup_printf("invalid `[%s]` table: ", key);
-    if (config_component_problem(name))
-      return config_fail_spec(c,
-                              "invalid `[egress.%s]` table: the name must be one component of "
-                              "letters, digits, '.', '_', or '-'",
-                              name);
-    if (!config_need_table(c, tbl, key)) return false;
+    if (!config_named_table(c, "egress", name, tbl, key)) return false;
     BoxEgressRoute *r = g_new0(BoxEgressRoute, 1);
     r->name = g_strdup(name);
     g_ptr_array_add(cfg->egress, r);

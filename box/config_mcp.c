@@ -113,12 +113,7 @@ bool config_check_mcp(ConfigCtx *c, json_object *v, const char *home, BoxConfig 
   json_object_object_foreach (v, name, tbl) {
     g_autofree char *key = config_key_join("mcp", name);
     g_autofree char *pre = g_strdup_printf("invalid `[%s]` table: ", key);
-    if (config_component_problem(name))
-      return config_fail_spec(c,
-                              "invalid `[mcp.%s]` table: the name must be one component of "
-                              "letters, digits, '.', '_', or '-'",
-                              name);
-    if (!config_need_table(c, tbl, key)) return false;
+    if (!config_named_table(c, "mcp", name, tbl, key)) return false;
     json_object *type = NULL;
     if (!json_object_object_get_ex(tbl, "type", &type))
       return config_fail_parse(c, "missing field `%s.type`", key);

@@ -32,6 +32,7 @@ typedef struct {
   int srv_in, srv_out, srv_err;
   GString *from_agent, *from_server;
   GHashTable *pending; /* request ids forwarded, unanswered (JSON text) */
+  int command;         /* the server's command of the mount */
 } McpRun;
 
 static const BoxMcpServer *find_server(Boxd *d, const char *name)
@@ -208,17 +209,12 @@ static void relay(McpRun *r, pid_t pid)
   (void)pid;
 }
 
-typedef struct {
-  Boxd *d;
-  int command;
-} McpAttach;
-
+/* data: the server's command of the mount, in an McpRun. */
 static bool attach_server(void *data, pid_t pid, const char *const *paths, const char *reach)
 {
-  McpAttach *a = data;
-  g_autoptr(GError) error = NULL;
-  boxd_track_pid(a->d, pid);
-  return box_vfs_tool_attach(a->d->vfs, a->command, pid, paths, reach, &error);
+  McpRun *r = data;
+  boxd_track_pid(r->d, pid);
+  return box_vfs_tool_attach(r->d->vfs, r->command, pid, paths, reach, NULL);
 }
 
 /* The shell:spawn decision of a server's start (the Shell's input shape,
@@ -227,17 +223,9 @@ static BoxDecision *decide_start(Boxd *d, const BoxMcpServer *m, const char *pro
                                  const char *cwd)
 {
   char *const *argv = m->spec.command;
-  int argc = (int)g_strv_length((char **)argv);
   g_autofree char *line = g_strjoinv(" ", (char **)argv);
-  g_autofree char *spelled = box_tools_spell_home(program, d->operator_home);
-  json_object *input = json_object_new_object();
-  json_object_object_add(input, "command", json_object_new_string(line));
-  json_object_object_add(input, "program", json_object_new_string(argv[0]));
-  if (argc > 1) json_object_object_add(input, "arg1", json_object_new_string(argv[1]));
-  if (argc > 2) json_object_object_add(input, "arg2", json_object_new_string(argv[2]));
-  json_object_object_add(input, "arg_count", json_object_new_int64(argc - 1));
-  json_object_object_add(input, "cwd", json_object_new_string(cwd));
-  json_object_object_add(input, "program_path", json_object_new_string(spelled));
+  json_object *input =
+    boxd_spawn_input(d, json_object_new_string(line), (const char *const *)argv, cwd, program);
   BoxDecision *decision = boxd_decide(d, "shell:spawn", input, (const char *const *)argv);
   json_object_put(input);
   return decision;
@@ -275,26 +263,6 @@ int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal)
     g_free(t);
     return -1;
   }
-  McpAttach a = { d, box_vfs_command_new(d->vfs) };
-  BoxToolLaunch launch = boxd_tool_launch(d, program, m->spec.command, t, cwd);
-  int child_fds[1] = { in[0] };
-  launch.fds = child_fds;
-  launch.nfds = 1;
-  g_autoptr(GError) error = NULL;
-  pid_t pid = box_tools_launch(&launch, out[1], err[1], attach_server, &a, &error);
-  close(in[0]);
-  close(out[1]);
-  close(err[1]);
-  if (pid < 0) {
-    *refusal = g_strdup_printf("MCP server \"%s\" may not start: %s", m->name,
-                               error ? error->message : "the launch failed");
-    close(in[1]);
-    close(out[0]);
-    close(err[0]);
-    box_vfs_command_end(d->vfs, a.command);
-    g_free(t);
-    return -1;
-  }
   McpRun r = { d,
                m,
                fds[0],
@@ -304,7 +272,30 @@ int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal)
                err[0],
                g_string_new(NULL),
                g_string_new(NULL),
-               g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL) };
+               g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+               box_vfs_command_new(d->vfs) };
+  BoxToolLaunch launch = boxd_tool_launch(d, program, m->spec.command, t, cwd);
+  int child_fds[1] = { in[0] };
+  launch.fds = child_fds;
+  launch.nfds = 1;
+  g_autoptr(GError) error = NULL;
+  pid_t pid = box_tools_launch(&launch, out[1], err[1], attach_server, &r, &error);
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  if (pid < 0) {
+    *refusal = g_strdup_printf("MCP server \"%s\" may not start: %s", m->name,
+                               error ? error->message : "the launch failed");
+    close(in[1]);
+    close(out[0]);
+    close(err[0]);
+    box_vfs_command_end(d->vfs, r.command);
+    g_string_free(r.from_agent, TRUE);
+    g_string_free(r.from_server, TRUE);
+    g_hash_table_destroy(r.pending);
+    g_free(t);
+    return -1;
+  }
   signal(SIGPIPE, SIG_IGN);
   relay(&r, pid);
   if (r.srv_in >= 0) close(r.srv_in);
@@ -313,7 +304,7 @@ int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal)
   kill(pid, SIGKILL); /* its PID namespace, and all the server started, go with it */
   int status = box_reaper_wait(pid);
   boxd_untrack_pid(d, pid);
-  box_vfs_command_end(d->vfs, a.command);
+  box_vfs_command_end(d->vfs, r.command);
   g_string_free(r.from_agent, TRUE);
   g_string_free(r.from_server, TRUE);
   g_hash_table_destroy(r.pending);

@@ -664,11 +664,11 @@ static void test_mcp_good(void)
                                       "destinations = [\"open.example.com:8080\"]\n"
                                       "[mcp.echo]\ntype = \"stdio\"\ncommand = [\"echo-mcp\"]\n");
   g_assert_cmpuint(cfg->mcp->len, ==, 4);
-  BoxMcpServer *anon = g_ptr_array_index(cfg->mcp, 0);
-  BoxMcpServer *echo = g_ptr_array_index(cfg->mcp, 1);
-  BoxMcpServer *fs = g_ptr_array_index(cfg->mcp, 2);
-  BoxMcpServer *gh = g_ptr_array_index(cfg->mcp, 3);
-  g_assert_cmpstr(anon->name, ==, "anon");
+  /* sorted by name */
+  BoxMcpServer **servers = (BoxMcpServer **)cfg->mcp->pdata;
+  const char *const names[] = { "anon", "echo", "fs", "gh" };
+  for (int i = 0; i < 4; i++) g_assert_cmpstr(servers[i]->name, ==, names[i]);
+  BoxMcpServer *anon = servers[0], *echo = servers[1], *fs = servers[2], *gh = servers[3];
   g_assert_true(anon->http);
   g_assert_null(anon->route->env_name);
   g_assert_cmpstr(anon->route->destinations[0], ==, "open.example.com:8080");
