@@ -22,6 +22,8 @@
 
 /* JSON-RPC error code of a refusal by the box (spec/policy.md, MCP gates). */
 #define MCP_REFUSED -32001
+/* A connection that hosts an MCP server may sit idle this long (§4.2). */
+#define MCP_IDLE_MS (12 * 60 * 60 * 1000)
 /* A line longer than this is no MCP message: the stream is ended. */
 #define MCP_LINE_MAX (16 * 1024 * 1024)
 
@@ -178,10 +180,9 @@ static void relay(McpRun *r, pid_t pid)
     struct pollfd p[3] = { { agent_open ? r->agent_in : -1, POLLIN, 0 },
                            { r->srv_out, POLLIN, 0 },
                            { err_open ? r->srv_err : -1, POLLIN, 0 } };
-    if (poll(p, 3, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
+    int ready = poll(p, 3, MCP_IDLE_MS);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) break;
     if (p[0].revents && !pump(r, r->agent_in, r->from_agent, agent_line)) {
       agent_open = false;
       close(r->srv_in); /* the server sees the end of its input and leaves */
