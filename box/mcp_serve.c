@@ -24,6 +24,8 @@
 #define MCP_REFUSED -32001
 /* A connection that hosts an MCP server may sit idle this long (§4.2). */
 #define MCP_IDLE_MS (12 * 60 * 60 * 1000)
+/* How long a server may outlive the end of its input. */
+#define MCP_LINGER_MS (5 * 1000)
 /* A line longer than this is no MCP message: the stream is ended. */
 #define MCP_LINE_MAX (16 * 1024 * 1024)
 
@@ -180,7 +182,8 @@ static void relay(McpRun *r, pid_t pid)
     struct pollfd p[3] = { { agent_open ? r->agent_in : -1, POLLIN, 0 },
                            { r->srv_out, POLLIN, 0 },
                            { err_open ? r->srv_err : -1, POLLIN, 0 } };
-    int ready = poll(p, 3, MCP_IDLE_MS);
+    /* Once the agent is gone the server has a moment to finish, then is ended. */
+    int ready = poll(p, 3, agent_open ? MCP_IDLE_MS : MCP_LINGER_MS);
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) break;
     if (p[0].revents && !pump(r, r->agent_in, r->from_agent, agent_line)) {

@@ -4,6 +4,7 @@ npm registry that tests/mcp pins (CI runs `npm ci` there)."""
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -333,5 +334,37 @@ permit(principal, action == Box::Action::"mcp:call", resource);
         assert out[0]["result"]["content"][0]["text"] == "served\n", out
         assert "the server must not read this" not in json.dumps(out[1])
         assert out[1]["result"]["isError"], out
+    finally:
+        box.stop()
+
+
+STUBBORN = r'''
+import sys, time
+sys.stdin.read()
+time.sleep(3600)  # ignores the end of its input
+'''
+
+
+def test_stdio_server_outliving_its_input_is_ended(tmp_path):
+    """Once the agent's client is gone, a server that does not leave is
+    ended after a short grace, and the alias returns."""
+    bindir = tmp_path / "srvbin"
+    bindir.mkdir()
+    prog = bindir / "stubborn-mcp"
+    prog.write_text(f"#!/usr/bin/python3\n{STUBBORN}")
+    prog.chmod(0o755)
+    server = (f'[mcp.stubborn]\ntype = "stdio"\ncommand = ["stubborn-mcp"]\n'
+              f'env = {{ PATH = "{bindir}:/usr/bin:/bin" }}\n'
+              f'[mcp.stubborn.filesystem]\nread = ["{bindir}"]\n')
+    box = mcp_box(tmp_path, """
+permit(principal, action == Box::Action::"shell:spawn", resource)
+when { context.input.program == "stubborn-mcp" };
+""", server=server)
+    try:
+        t0 = time.monotonic()
+        r = subprocess.run([str(box.box_dir / "bin" / "stubborn-mcp")], input="",
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, r.stderr
+        assert time.monotonic() - t0 < 20
     finally:
         box.stop()
