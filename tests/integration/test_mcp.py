@@ -368,3 +368,65 @@ when { context.input.program == "stubborn-mcp" };
         assert time.monotonic() - t0 < 20
     finally:
         box.stop()
+
+
+def frames(sock):
+    """Every frame the broker sends until it closes."""
+    import struct
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    out = []
+    while data:
+        (n,) = struct.unpack(">I", data[:4])
+        out.append(json.loads(data[4:4 + n]))
+        data = data[4 + n:]
+    return out
+
+
+def test_open_names_no_server(tmp_path):
+    import socket
+    import struct
+    box = mcp_box(tmp_path, PERMIT_SERVER)
+    try:
+        def open_frame(server, fds):
+            body = json.dumps({"version": 6, "program": 1, "frame_type": "open",
+                               "body": {"mode": {"mcp": {"server": server}}}}).encode()
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(str(box.box_dir / "run" / "box.sock"))
+            socket.send_fds(s, [struct.pack(">I", len(body)) + body], fds)
+            got = frames(s)
+            s.close()
+            return got
+        with open("/dev/null", "rb") as i, open("/dev/null", "wb") as o:
+            got = open_frame("nope", [i.fileno(), o.fileno(), o.fileno()])
+            assert got == [{"version": 6, "program": 1, "frame_type": "denied", "body": {
+                "kind": "internal",
+                "reason": 'no MCP server declares the program "nope" in box.toml'}}]
+        got = open_frame("demo-mcp", [])
+        assert got[0]["body"] == {"kind": "transport_error", "reason":
+                                  "an MCP open frame must carry the caller's stdin, stdout and stderr"}
+    finally:
+        box.stop()
+
+
+def test_two_clients_at_once(tmp_path):
+    """Each open gets its own server; two agents' clients run side by side."""
+    box = mcp_box(tmp_path, PERMIT_SERVER + """
+permit(principal, action == Box::Action::"mcp:call", resource);
+""")
+    try:
+        procs = [subprocess.Popen(["node", str(CLIENT), str(box.box_dir / "bin" / "mcp-server-everything"),
+                                   json.dumps({"call": "echo", "args": {"message": f"n{i}"}})],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env={"PATH": "/usr/bin:/bin", "HOME": str(box.home)})
+                 for i in range(2)]
+        for i, p in enumerate(procs):
+            out, err = p.communicate(timeout=60)
+            assert p.returncode == 0, err
+            assert json.loads(out.splitlines()[-1])["result"]["content"][0]["text"] == f"Echo: n{i}"
+    finally:
+        box.stop()
