@@ -37,6 +37,7 @@ typedef struct {
   GString *from_agent, *from_server;
   GHashTable *pending; /* request ids forwarded, unanswered (JSON text) */
   int command;         /* the server's command of the mount */
+  GHashTable *asked;   /* the server's own requests: id (JSON text) -> method */
 } McpRun;
 
 static const BoxMcpServer *find_server(Boxd *d, const char *name)
@@ -64,7 +65,7 @@ static bool write_all(int fd, const char *p, size_t len)
   return true;
 }
 
-static void answer_error(McpRun *r, json_object *id, const char *message)
+static void answer_error(int fd, json_object *id, const char *message)
 {
   json_object *resp = json_object_new_object(), *err = json_object_new_object();
   json_object_object_add(resp, "jsonrpc", json_object_new_string("2.0"));
@@ -74,7 +75,7 @@ static void answer_error(McpRun *r, json_object *id, const char *message)
   json_object_object_add(resp, "error", err);
   g_autofree char *line =
     g_strdup_printf("%s\n", json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PLAIN));
-  write_all(r->agent_out, line, strlen(line));
+  write_all(fd, line, strlen(line));
   json_object_put(resp);
 }
 
@@ -121,12 +122,24 @@ static bool agent_line(McpRun *r, const char *line, size_t len)
     json_object_object_get_ex(msg, "params", &params);
     g_autofree char *refusal = undecided(name) ? NULL : mcp_gate(r, name, params);
     if (refusal) {
-      answer_error(r, id, refusal);
+      answer_error(r->agent_out, id, refusal);
       json_object_put(msg);
       return true;
     }
     g_hash_table_add(r->pending,
                      g_strdup(json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN)));
+  } else if (msg && !method && json_object_object_get_ex(msg, "id", &id)) {
+    /* The agent's reply to a request of the server's: decided as that
+     * method; a refused reply reaches the server as the refusal. */
+    const char *key = json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN);
+    g_autofree char *asked = NULL;
+    g_hash_table_steal_extended(r->asked, key, NULL, (gpointer *)&asked);
+    g_autofree char *refusal = asked && !undecided(asked) ? mcp_gate(r, asked, NULL) : NULL;
+    if (refusal) {
+      answer_error(r->srv_in, id, refusal);
+      json_object_put(msg);
+      return true;
+    }
   }
   json_object_put(msg);
   return write_all(r->srv_in, line, len) && write_all(r->srv_in, "\n", 1);
@@ -135,10 +148,13 @@ static bool agent_line(McpRun *r, const char *line, size_t len)
 /* One line from the server: relayed; an answer settles its request. */
 static bool server_line(McpRun *r, const char *line, size_t len)
 {
-  json_object *msg = json_tokener_parse(line), *id = NULL;
-  if (msg && !json_object_object_get_ex(msg, "method", NULL) &&
-      json_object_object_get_ex(msg, "id", &id))
-    g_hash_table_remove(r->pending, json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN));
+  json_object *msg = json_tokener_parse(line), *id = NULL, *method = NULL;
+  bool has_id = msg && json_object_object_get_ex(msg, "id", &id);
+  const char *key = has_id ? json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN) : NULL;
+  if (has_id && !json_object_object_get_ex(msg, "method", &method))
+    g_hash_table_remove(r->pending, key);
+  else if (has_id && json_object_is_type(method, json_type_string))
+    g_hash_table_replace(r->asked, g_strdup(key), g_strdup(json_object_get_string(method)));
   json_object_put(msg);
   return write_all(r->agent_out, line, len) && write_all(r->agent_out, "\n", 1);
 }
@@ -206,7 +222,7 @@ static void relay(McpRun *r, pid_t pid)
     g_hash_table_iter_init(&it, r->pending);
     while (g_hash_table_iter_next(&it, &key, NULL)) {
       json_object *id = json_tokener_parse(key);
-      answer_error(r, id, why);
+      answer_error(r->agent_out, id, why);
       json_object_put(id);
     }
   }
@@ -277,7 +293,8 @@ int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal)
                g_string_new(NULL),
                g_string_new(NULL),
                g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
-               box_vfs_command_new(d->vfs) };
+               box_vfs_command_new(d->vfs),
+               g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free) };
   BoxToolLaunch launch = boxd_tool_launch(d, program, m->spec.command, t, cwd);
   int child_fds[1] = { in[0] };
   launch.fds = child_fds;
@@ -297,6 +314,7 @@ int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal)
     g_string_free(r.from_agent, TRUE);
     g_string_free(r.from_server, TRUE);
     g_hash_table_destroy(r.pending);
+    g_hash_table_destroy(r.asked);
     g_free(t);
     return -1;
   }
@@ -312,6 +330,7 @@ int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal)
   g_string_free(r.from_agent, TRUE);
   g_string_free(r.from_server, TRUE);
   g_hash_table_destroy(r.pending);
+  g_hash_table_destroy(r.asked);
   g_free(t);
   (void)status;
   return 0;

@@ -430,3 +430,67 @@ permit(principal, action == Box::Action::"mcp:call", resource);
             assert json.loads(out.splitlines()[-1])["result"]["content"][0]["text"] == f"Echo: n{i}"
     finally:
         box.stop()
+
+
+ASKING = r'''
+import json, sys
+def send(m):
+    print(json.dumps(m), flush=True)
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": "2025-06-18",
+              "capabilities": {"tools": {}}, "serverInfo": {"name": "asking", "version": "1"}}})
+    elif msg.get("method") == "tools/call":
+        # ask the client for its roots, and report what came back
+        send({"jsonrpc": "2.0", "id": "s1", "method": "roots/list"})
+        reply = json.loads(sys.stdin.readline())
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {
+              "content": [{"type": "text", "text": json.dumps(reply)}]}})
+'''
+
+
+@pytest.mark.parametrize("forbid_roots", [False, True])
+def test_client_reply_is_decided_as_the_servers_method(tmp_path, forbid_roots):
+    bindir = tmp_path / "srvbin"
+    bindir.mkdir()
+    prog = bindir / "asking-mcp"
+    prog.write_text(f"#!/usr/bin/python3\n{ASKING}")
+    prog.chmod(0o755)
+    server = (f'[mcp.asking]\ntype = "stdio"\ncommand = ["asking-mcp"]\n'
+              f'env = {{ PATH = "{bindir}:/usr/bin:/bin" }}\n'
+              f'[mcp.asking.filesystem]\nread = ["{bindir}"]\n')
+    forbid = """
+@id("no_roots")
+forbid(principal, action == Box::Action::"mcp:call", resource)
+when { context.input.method == "roots/list" };
+""" if forbid_roots else ""
+    box = mcp_box(tmp_path, """
+permit(principal, action == Box::Action::"shell:spawn", resource)
+when { context.input.program == "asking-mcp" };
+permit(principal, action == Box::Action::"mcp:call", resource);
+""" + forbid, server=server)
+    try:
+        p = subprocess.Popen([str(box.box_dir / "bin" / "asking-mcp")], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+        def send(m):
+            p.stdin.write(json.dumps(m) + "\n")
+            p.stdin.flush()
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
+        assert json.loads(p.stdout.readline())["id"] == 1
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "t"}})
+        ask = json.loads(p.stdout.readline())
+        assert ask == {"jsonrpc": "2.0", "id": "s1", "method": "roots/list"}
+        send({"jsonrpc": "2.0", "id": "s1", "result": {"roots": []}})
+        seen = json.loads(json.loads(p.stdout.readline())["result"]["content"][0]["text"])
+        p.stdin.close()
+        assert p.wait(timeout=20) == 0
+        if forbid_roots:
+            assert seen["error"]["code"] == -32001
+            assert seen["error"]["message"].startswith(
+                'mcp:call gate (server "asking" method "roots/list"): policy denied this operation '
+                "on 'asking/roots/list' [policy: no_roots]"), seen
+        else:
+            assert seen == {"jsonrpc": "2.0", "id": "s1", "result": {"roots": []}}
+    finally:
+        box.stop()
