@@ -191,7 +191,7 @@ static void drain(int fd)
   while (n < 0 && errno == EINTR);
 }
 
-static void relay(McpRun *r, pid_t pid)
+static void relay(McpRun *r)
 {
   bool agent_open = true, server_open = true, err_open = true;
   while (server_open) {
@@ -226,7 +226,6 @@ static void relay(McpRun *r, pid_t pid)
       json_object_put(id);
     }
   }
-  (void)pid;
 }
 
 /* data: the server's command of the mount, in an McpRun. */
@@ -277,9 +276,13 @@ int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal)
     return -1;
   }
   box_decision_free(decision);
-  int in[2], out[2], err[2];
+  int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
   if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
     *refusal = g_strdup_printf("MCP server \"%s\" may not start: %s", m->name, g_strerror(errno));
+    int *ends[] = { in, out, err };
+    for (int i = 0; i < 3; i++)
+      for (int k = 0; k < 2; k++)
+        if (ends[i][k] >= 0) close(ends[i][k]);
     g_free(t);
     return -1;
   }
@@ -307,31 +310,22 @@ int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal)
   if (pid < 0) {
     *refusal = g_strdup_printf("MCP server \"%s\" may not start: %s", m->name,
                                error ? error->message : "the launch failed");
-    close(in[1]);
-    close(out[0]);
-    close(err[0]);
-    box_vfs_command_end(d->vfs, r.command);
-    g_string_free(r.from_agent, TRUE);
-    g_string_free(r.from_server, TRUE);
-    g_hash_table_destroy(r.pending);
-    g_hash_table_destroy(r.asked);
-    g_free(t);
-    return -1;
+  } else {
+    /* A server or an agent gone mid-write must be an EPIPE, never boxd's end. */
+    signal(SIGPIPE, SIG_IGN);
+    relay(&r);
+    kill(pid, SIGKILL); /* its PID namespace, and all the server started, go with it */
+    box_reaper_wait(pid);
+    boxd_untrack_pid(d, pid);
   }
-  signal(SIGPIPE, SIG_IGN);
-  relay(&r, pid);
   if (r.srv_in >= 0) close(r.srv_in);
   close(r.srv_out);
   close(r.srv_err);
-  kill(pid, SIGKILL); /* its PID namespace, and all the server started, go with it */
-  int status = box_reaper_wait(pid);
-  boxd_untrack_pid(d, pid);
   box_vfs_command_end(d->vfs, r.command);
   g_string_free(r.from_agent, TRUE);
   g_string_free(r.from_server, TRUE);
   g_hash_table_destroy(r.pending);
   g_hash_table_destroy(r.asked);
   g_free(t);
-  (void)status;
-  return 0;
+  return pid < 0 ? -1 : 0;
 }

@@ -265,15 +265,20 @@ for line in sys.stdin:
 '''
 
 
-def test_stdio_server_dies_mid_call(tmp_path):
+def script_server(tmp_path, name, text):
+    """[mcp.NAME] running the Python script text as NAME-mcp, its
+    directory readable to it."""
     bindir = tmp_path / "srvbin"
-    bindir.mkdir()
-    prog = bindir / "dying-mcp"
-    prog.write_text(f"#!/usr/bin/python3\n{DYING}")
+    bindir.mkdir(exist_ok=True)
+    prog = bindir / f"{name}-mcp"
+    prog.write_text(f"#!/usr/bin/python3\n{text}")
     prog.chmod(0o755)
-    server = (f'[mcp.dying]\ntype = "stdio"\ncommand = ["dying-mcp"]\n'
-              f'env = {{ PATH = "{bindir}:/usr/bin:/bin" }}\n'
-              f'[mcp.dying.filesystem]\nread = ["{bindir}"]\n')
+    return (stdio(name, prog.name, path=f"{bindir}:/usr/bin:/bin") +
+            f'[mcp.{name}.filesystem]\nread = ["{bindir}"]\n')
+
+
+def test_stdio_server_dies_mid_call(tmp_path):
+    server = script_server(tmp_path, "dying", DYING)
     box = mcp_box(tmp_path, """
 permit(principal, action == Box::Action::"shell:spawn", resource)
 when { context.input.program == "dying-mcp" };
@@ -348,14 +353,7 @@ time.sleep(3600)  # ignores the end of its input
 def test_stdio_server_outliving_its_input_is_ended(tmp_path):
     """Once the agent's client is gone, a server that does not leave is
     ended after a short grace, and the alias returns."""
-    bindir = tmp_path / "srvbin"
-    bindir.mkdir()
-    prog = bindir / "stubborn-mcp"
-    prog.write_text(f"#!/usr/bin/python3\n{STUBBORN}")
-    prog.chmod(0o755)
-    server = (f'[mcp.stubborn]\ntype = "stdio"\ncommand = ["stubborn-mcp"]\n'
-              f'env = {{ PATH = "{bindir}:/usr/bin:/bin" }}\n'
-              f'[mcp.stubborn.filesystem]\nread = ["{bindir}"]\n')
+    server = script_server(tmp_path, "stubborn", STUBBORN)
     box = mcp_box(tmp_path, """
 permit(principal, action == Box::Action::"shell:spawn", resource)
 when { context.input.program == "stubborn-mcp" };
@@ -452,14 +450,7 @@ for line in sys.stdin:
 
 @pytest.mark.parametrize("forbid_roots", [False, True])
 def test_client_reply_is_decided_as_the_servers_method(tmp_path, forbid_roots):
-    bindir = tmp_path / "srvbin"
-    bindir.mkdir()
-    prog = bindir / "asking-mcp"
-    prog.write_text(f"#!/usr/bin/python3\n{ASKING}")
-    prog.chmod(0o755)
-    server = (f'[mcp.asking]\ntype = "stdio"\ncommand = ["asking-mcp"]\n'
-              f'env = {{ PATH = "{bindir}:/usr/bin:/bin" }}\n'
-              f'[mcp.asking.filesystem]\nread = ["{bindir}"]\n')
+    server = script_server(tmp_path, "asking", ASKING)
     forbid = """
 @id("no_roots")
 forbid(principal, action == Box::Action::"mcp:call", resource)
