@@ -152,7 +152,8 @@ static bool append_type(GString *out, json_object *schema, int depth)
   return true;
 }
 
-char *mcp_schema_fragment(const char *server, json_object *tools_result, char **why)
+char *mcp_schema_fragment(const char *server, json_object *tools_result, McpActionFn fn, void *data,
+                          char **why)
 {
   *why = NULL;
   json_object *tools = NULL;
@@ -180,13 +181,24 @@ char *mcp_schema_fragment(const char *server, json_object *tools_result, char **
       g_string_free(q, TRUE);
       break;
     }
-    g_string_append(out, "  action ");
-    append_quoted(out, n);
-    g_string_append(out, " appliesTo { principal: Box::Agent, resource: Box::Resource,\n"
-                         "    context: { input: ");
+    GString *term = g_string_new(NULL), *record = g_string_new(NULL);
+    append_quoted(term, n);
     json_object_object_get_ex(tool, "inputSchema", &input);
-    if (!input || !append_type(out, input, 0)) g_string_append(out, "{}");
-    g_string_append(out, " } };\n");
+    if (!input || !append_type(record, input, 0)) g_string_assign(record, "{}");
+    g_string_append_printf(out,
+                           "  action %s appliesTo { principal: Box::Agent, resource: "
+                           "Box::Resource,\n    context: { input: %s } };\n",
+                           term->str, record->str);
+    if (fn) {
+      /* "{ a: Long }" -> "a: Long"; "{}" -> "" */
+      g_autofree char *fields =
+        record->len > 2 ? g_strndup(record->str + 2, record->len - 4) : g_strdup("");
+      g_string_prepend(term, "::Action::");
+      g_string_prepend(term, ns);
+      fn(data, term->str, fields);
+    }
+    g_string_free(term, TRUE);
+    g_string_free(record, TRUE);
   }
   g_hash_table_destroy(seen);
   if (*why) {

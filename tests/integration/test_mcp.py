@@ -77,6 +77,13 @@ def test_generate_schema_real_servers(tmp_path):
     assert ('  action "read_multiple_files" appliesTo { principal: Box::Agent, '
             'resource: Box::Resource,\n    context: { input: { paths: Set<String> } } };\n') in text
     assert "edits: Set<{ newText: String, oldText: String }>" in text
+    # three event kinds for every generated action too (spec/policy.md §2.3)
+    events = (out / "events.dwschema").read_text()
+    for kind in ("request", "response", "error"):
+        assert (f'event demo_mcp::Action::"get-sum"::{kind} {{ input: {{ a: Long, b: Long }}, '
+                "callerPrincipal: Box::Agent, callerResource: Box::Resource, "
+                "requestId: String };\n") in events
+    assert 'event _7_fs::Action::"list_allowed_directories"::request { input: {}, ' in events
 
 
 FAKE = r'''

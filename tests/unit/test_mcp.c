@@ -37,7 +37,7 @@ static char *fragment(const char *server, const char *json, char **why)
 {
   json_object *doc = json_tokener_parse(json);
   g_assert_nonnull(doc);
-  char *out = mcp_schema_fragment(server, doc, why);
+  char *out = mcp_schema_fragment(server, doc, NULL, NULL, why);
   json_object_put(doc);
   return out;
 }
