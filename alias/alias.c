@@ -18,7 +18,12 @@
  * then reads frames until "exit" (status 0..255 → that status, else 125) or
  * "denied" (prints "box-alias: <reason>", 125).  SIGINT/SIGTERM while waiting
  * are forwarded as "signal" frames (kind "interrupt"/"terminate").  Every
- * alias-side failure prints "box-alias: <error>" and exits 125. */
+ * alias-side failure prints "box-alias: <error>" and exits 125.
+ *
+ * Under any other name (a copy named for a stdio MCP server's program) it
+ * takes no argument and sends one open frame, mode {"mcp":{"server":NAME}},
+ * with the same descriptors: the broker relays the JSON-RPC stream on
+ * stdin and stdout itself, and the alias waits for "exit" or "denied". */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -692,6 +697,27 @@ static void send_or_finish(const Buf *frame, bool with_fds, const char *what)
   die("%s", msg);
 }
 
+/* Any other name is an MCP server's program (spec/runtime.md §4.1): the
+ * open frame carries stdin and stdout, the JSON-RPC stream, to the broker,
+ * which relays it to the server until either side ends. */
+__attribute__((noreturn)) static void mcp_mode(char *exe, const char *name, int argc)
+{
+  if (argc > 1) die("MCP alias %s takes no arguments; its stdin and stdout are the stream", name);
+  char *path = socket_path(exe);
+  sock_path_for_msgs = path;
+  conn_fd = connect_box(path);
+  Buf body = { 0 }, frame = { 0 };
+  buf_str(&body, "{\"mode\":{\"mcp\":{\"server\":");
+  buf_json_string(&body, name, strlen(name));
+  buf_str(&body, "}}}");
+  make_frame(&frame, "open", body.data, body.len);
+  free(body.data);
+  send_or_finish(&frame, true, "open");
+  free(frame.data);
+  forward_signals();
+  wait_for_result(NULL);
+}
+
 int main(int argc, char **argv)
 {
   sanitize_fds();
@@ -706,7 +732,7 @@ int main(int argc, char **argv)
     die("%s is not an alias name; the trusted box run process serves broker requests", ALIAS_NAME);
   bool python = strcmp(name, "python3") == 0 || strcmp(name, "python") == 0;
   if (!python && strcmp(name, "zsh") != 0 && strcmp(name, "bash") != 0 && strcmp(name, "sh") != 0)
-    die("%s is not an alias; this build serves only zsh, bash, sh, python3 and python", name);
+    mcp_mode(exe, name, argc);
 
   size_t src_len = 0;
   char *source = python ? python_source(argc, argv, &src_len) : shell_source(argc, argv, &src_len);

@@ -75,6 +75,21 @@ static bool alias_write(const char *path, const char *image, gsize len, GError *
   return true;
 }
 
+/* Installs bin/NAME, unless a sound copy is there already. */
+static bool alias_install(Boxd *d, const char *name, const char *image, gsize len, GError **error)
+{
+  g_autofree char *dst = g_build_filename(d->config->box_dir, "bin", name, NULL);
+  struct stat st;
+  bool present = lstat(dst, &st) == 0;
+  const char *why = alias_unsound(dst, image, len);
+  if (present && !why) return true;
+  if (why)
+    g_printerr("box: warning: alias %s was changed since Box installed it (%s); installing a "
+               "fresh copy of box-alias\n",
+               dst, why);
+  return alias_write(dst, image, len, error);
+}
+
 /* Each box's aliases are its own copies of box-alias, read-only: never a
  * hard link, which would make a box's alias and the binary the host runs
  * one file, so that whoever changed one changed the other.  At start each
@@ -91,17 +106,12 @@ bool boxd_install_aliases(Boxd *d, GError **error)
   gsize len = 0;
   if (!g_file_get_contents(alias, &image, &len, error)) return false;
   const char *names[] = { "zsh", "bash", "sh", "python3", "python", NULL };
-  for (int i = 0; names[i]; i++) {
-    g_autofree char *dst = g_build_filename(d->config->box_dir, "bin", names[i], NULL);
-    struct stat st;
-    bool present = lstat(dst, &st) == 0;
-    const char *why = alias_unsound(dst, image, len);
-    if (present && !why) continue;
-    if (why)
-      g_printerr("box: warning: alias %s was changed since Box installed it (%s); installing a "
-                 "fresh copy of box-alias\n",
-                 dst, why);
-    if (!alias_write(dst, image, len, error)) return false;
+  for (int i = 0; names[i]; i++)
+    if (!alias_install(d, names[i], image, len, error)) return false;
+  /* A stdio MCP server is reached by running its program's name (§4.1). */
+  for (guint i = 0; i < d->config->mcp->len; i++) {
+    const BoxMcpServer *m = g_ptr_array_index(d->config->mcp, i);
+    if (!m->http && !alias_install(d, m->spec.command[0], image, len, error)) return false;
   }
   return true;
 }

@@ -230,6 +230,21 @@ int boxd_checkpoints_begin(Boxd *d);
 void boxd_checkpoints_end(Boxd *d, int command, const char *text, int lock_fd);
 void boxd_checkpoints_after(Boxd *d, int command, const char *text);
 void boxd_checkpoints_changed(void *data, int command, const char *path);
+/* cmd_run.c: the launcher's table of a process spec (borrowing its
+ * strings; g_free the table alone). */
+BoxToolTable *boxd_table_of(const BoxProcessSpec *spec);
+
+/* worker_command.c: a shell:spawn decision's input (spec/policy.md):
+ * argv[0] the program as spelled, program_path the resolved file (spelled
+ * "~/…" under the operator home).  Takes command (the command line). */
+json_object *boxd_spawn_input(Boxd *d, json_object *command, const char *const *argv,
+                              const char *cwd, const char *program_path);
+
+/* mcp_serve.c: serves the stdio MCP server whose program (or name) is
+ * NAME over the alias's fds[0] (agent -> server) and fds[1] (server ->
+ * agent) until either side ends; the caller keeps and closes fds.  -1 with
+ * *refusal set when the server may not start or is not declared. */
+int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal);
 
 /* broker.c: the alias protocol on run/box.sock. */
 bool boxd_broker_start(Boxd *d, GError **error);

@@ -501,6 +501,42 @@ static json_object *python_call_body(json_object *body)
   return out;
 }
 
+/* The MCP server a mode names ({"mcp":{"server":NAME}}), or NULL. */
+static const char *mcp_mode_server(json_object *body)
+{
+  json_object *mode = NULL, *mcp = NULL, *server = NULL;
+  if (!json_object_object_get_ex(body, "mode", &mode) ||
+      !json_object_object_get_ex(mode, "mcp", &mcp) ||
+      !json_object_object_get_ex(mcp, "server", &server) ||
+      !json_object_is_type(server, json_type_string))
+    return NULL;
+  return json_object_get_string(server);
+}
+
+/* An MCP program: the open carries the alias's stdio, and the server is
+ * served over it until either side ends (mcp_serve.c). */
+static void serve_mcp(Conn *c, int program, const char *server)
+{
+  if (c->fds->len < 3) {
+    send_denied(c, program, "transport_error",
+                "an MCP open frame must carry the caller's stdin, stdout and stderr");
+    return;
+  }
+  int fds[3];
+  take_fds(c, fds);
+  if (conn_unwait(c)) {
+    send_denied(c, program, "over_budget", EVICTED);
+  } else {
+    g_autofree char *refusal = NULL;
+    int status = boxd_mcp_serve(c->d, server, fds, &refusal);
+    if (status < 0)
+      send_denied(c, program, "internal", refusal);
+    else
+      send_exit(c, program, status);
+  }
+  for (int i = 0; i < 3; i++) close(fds[i]);
+}
+
 static void conn_serve(Conn *c)
 {
   int open_program = -1;
@@ -535,7 +571,11 @@ static void conn_serve(Conn *c)
     bool stop = false;
     if (strcmp(in.type, "open") == 0) {
       const char *mode = body_string(in.body, "mode");
-      if (open_program >= 0) {
+      const char *mcp = mcp_mode_server(in.body);
+      if (open_program < 0 && mcp) {
+        serve_mcp(c, in.program, mcp);
+        stop = true;
+      } else if (open_program >= 0) {
         send_denied(c, in.program, "over_budget", "this box serves one program per connection");
         stop = true;
       } else if (!mode || (strcmp(mode, "shell") != 0 && strcmp(mode, "python") != 0)) {

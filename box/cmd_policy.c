@@ -1,6 +1,8 @@
 /* cmd_policy.c — `box policy check|decide|generate-schema|replay`
  * (spec/runtime.md §1): test a policy file the way a box would load it. */
 #include "box/box-private.h"
+#include "mcp/discover.h"
+#include "mcp/schema.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -174,26 +176,38 @@ static const char actions_schema[] =
   "String } } };\n"
   "}\n";
 
-static void append_events(GString *s, const char *action, const char *input, const char *output)
+/* The three event kinds of the action whose whole term is TERM. */
+static void append_term_events(GString *s, const char *term, const char *input, const char *output)
 {
-  g_string_append_printf(
-    s,
-    "event Box::Action::\"%s\"::request { input: { %s }, callerPrincipal: Box::Agent, "
-    "callerResource: Box::Resource, requestId: String };\n",
-    action, input);
-  g_string_append_printf(
-    s,
-    "event Box::Action::\"%s\"::response { input: { %s }, %s%s%scallerPrincipal: Box::Agent, "
-    "callerResource: Box::Resource, requestId: String };\n",
-    action, input, output ? "output: { " : "", output ? output : "", output ? " }, " : "");
-  g_string_append_printf(
-    s,
-    "event Box::Action::\"%s\"::error { input: { %s }, callerPrincipal: Box::Agent, "
-    "callerResource: Box::Resource, requestId: String };\n",
-    action, input);
+  g_autofree char *in = *input ? g_strdup_printf("{ %s }", input) : g_strdup("{}");
+  g_string_append_printf(s,
+                         "event %s::request { input: %s, callerPrincipal: Box::Agent, "
+                         "callerResource: Box::Resource, requestId: String };\n",
+                         term, in);
+  g_string_append_printf(s,
+                         "event %s::response { input: %s, %s%s%scallerPrincipal: Box::Agent, "
+                         "callerResource: Box::Resource, requestId: String };\n",
+                         term, in, output ? "output: { " : "", output ? output : "",
+                         output ? " }, " : "");
+  g_string_append_printf(s,
+                         "event %s::error { input: %s, callerPrincipal: Box::Agent, "
+                         "callerResource: Box::Resource, requestId: String };\n",
+                         term, in);
 }
 
-static char *events_schema(void)
+static void append_events(GString *s, const char *action, const char *input, const char *output)
+{
+  g_autofree char *term = g_strdup_printf("Box::Action::\"%s\"", action);
+  append_term_events(s, term, input, output);
+}
+
+/* McpActionFn: a generated action's events, into the GString data. */
+static void generated_events(void *data, const char *term, const char *fields)
+{
+  append_term_events(data, term, fields, NULL);
+}
+
+static char *events_schema(const char *generated)
 {
   GString *s =
     g_string_new("// Box event schema (spec/policy.md §2.3): three event kinds per action.\n"
@@ -222,6 +236,7 @@ static char *events_schema(void)
   append_events(s, "mcp:call",
                 "server: String, method: String, tool?: String, prompt?: String, uri?: String",
                 NULL);
+  g_string_append(s, generated);
   return g_string_free(s, FALSE);
 }
 
@@ -237,6 +252,35 @@ static bool write_atomic(const char *dir, const char *name, const char *text, ch
     return false;
   }
   *out_path = path;
+  return true;
+}
+
+/* Each stdio server's per-tool actions, from its tools/list, after the Box
+ * schema; false (and the failure on stderr) when a server fails. */
+static bool mcp_fragments(const BoxConfig *cfg, GString *out, GString *events)
+{
+  for (guint i = 0; i < cfg->mcp->len; i++) {
+    const BoxMcpServer *m = g_ptr_array_index(cfg->mcp, i);
+    if (m->http) continue; /* remote discovery: not in this build yet */
+    char *why = NULL;
+    json_object *tools =
+      mcp_discover_stdio(m->name, m->spec.command, m->spec.env, m->spec.workspace, &why);
+    char *fragment =
+      tools ? mcp_schema_fragment(m->name, tools, generated_events, events, &why) : NULL;
+    if (!fragment) {
+      if (tools)
+        fprintf(stderr, "box: error: cannot generate the schema of MCP server \"%s\": %s\n",
+                m->name, why);
+      else
+        fprintf(stderr, "box: error: %s\n", why);
+      json_object_put(tools);
+      g_free(why);
+      return false;
+    }
+    json_object_put(tools);
+    g_string_append_printf(out, "\n%s", fragment);
+    g_free(fragment);
+  }
   return true;
 }
 
@@ -276,15 +320,21 @@ static int cmd_generate_schema(int argc, char **argv)
     g_error_free(error);
     return 1;
   }
+  GString *actions = g_string_new(actions_schema), *generated = g_string_new(NULL);
+  bool found = mcp_fragments(cfg, actions, generated);
   box_config_free(cfg);
-  if (g_mkdir_with_parents(outdir, 0755) != 0) {
-    fprintf(stderr, "box: error: cannot create %s: %s\n", outdir, g_strerror(errno));
+  if (!found || g_mkdir_with_parents(outdir, 0755) != 0) {
+    if (found) fprintf(stderr, "box: error: cannot create %s: %s\n", outdir, g_strerror(errno));
+    g_string_free(actions, TRUE);
+    g_string_free(generated, TRUE);
     return 1;
   }
-  char *events = events_schema(), *p1 = NULL, *p2 = NULL;
-  bool ok = write_atomic(outdir, "actions.cedarschema", actions_schema, &p1) &&
+  char *events = events_schema(generated->str), *p1 = NULL, *p2 = NULL;
+  g_string_free(generated, TRUE);
+  bool ok = write_atomic(outdir, "actions.cedarschema", actions->str, &p1) &&
             write_atomic(outdir, "events.dwschema", events, &p2);
   g_free(events);
+  g_string_free(actions, TRUE);
   if (ok) { printf("Generated %s\nGenerated %s\n", p1, p2); }
   g_free(p1);
   g_free(p2);

@@ -41,7 +41,7 @@ static char **bound_roots(Boxd *d)
   return (char **)g_ptr_array_free(roots, FALSE);
 }
 
-static BoxToolTable *table_of(const BoxProcessSpec *spec)
+BoxToolTable *boxd_table_of(const BoxProcessSpec *spec)
 {
   BoxToolTable *t = g_new0(BoxToolTable, 1);
   t->label = spec->label;
@@ -143,10 +143,10 @@ static int open_records_and_tables(Boxd *d)
   d->roots = bound_roots(d);
   GPtrArray *tables = g_ptr_array_new();
   for (guint i = 0; i < d->config->tools->len; i++)
-    g_ptr_array_add(tables, table_of(g_ptr_array_index(d->config->tools, i)));
+    g_ptr_array_add(tables, boxd_table_of(g_ptr_array_index(d->config->tools, i)));
   g_ptr_array_add(tables, NULL);
   d->tool_tables = (BoxToolTable **)g_ptr_array_free(tables, FALSE);
-  d->agent_table = table_of(&d->config->agent);
+  d->agent_table = boxd_table_of(&d->config->agent);
   if (!box_config_check(d, &error)) return box_fail("%s", error->message);
   return 0;
 }

@@ -40,6 +40,9 @@ bool config_get_string_array(ConfigCtx *c, json_object *v, const char *key, char
 /* NULL when NAME is one component of [A-Za-z0-9._-], 1..32 bytes, not . or
  * ..; else the reason (static). */
 const char *config_component_problem(const char *name);
+/* The table [KIND.NAME] (at KEY): NAME one component, the value a table. */
+bool config_named_table(ConfigCtx *c, const char *kind, const char *name, json_object *tbl,
+                        const char *key);
 bool config_env_name_valid(const char *n);
 bool config_env_name_reserved(const char *n);
 
@@ -49,12 +52,29 @@ bool config_check_tools(ConfigCtx *c, json_object *v, const char *home, BoxConfi
 void config_spec_clear(BoxProcessSpec *s);
 /* GDestroyNotify of cfg->tools. */
 void config_tool_free(gpointer p);
+/* A tool-shaped table under KEY ("mcp.<n>") into out, labelled LABEL;
+ * own_key is a key of the table the caller reads itself. */
+bool config_check_leaf(ConfigCtx *c, const char *key, const char *own_key, json_object *tbl,
+                       const char *home, const char *label, BoxProcessSpec *out);
 
 /* config_egress.c: [gateway] and [egress.<name>] into cfg. */
 bool config_check_gateway(ConfigCtx *c, json_object *v, BoxConfig *cfg);
 bool config_check_egress(ConfigCtx *c, json_object *v, BoxConfig *cfg);
 /* GDestroyNotify of cfg->egress. */
 void config_egress_free(gpointer p);
+/* The `secret` table v (at KEY) of route r; pre is "invalid `[<table>]` table: ". */
+bool config_check_secret(ConfigCtx *c, const char *key, const char *pre, json_object *v,
+                         BoxEgressRoute *r);
+
+/* Reads dest (at KEY.destinations, NULL when absent) into r and checks
+ * each entry, also against every other route of cfg. */
+bool config_check_destinations(ConfigCtx *c, const char *key, const char *pre, json_object *dest,
+                               BoxEgressRoute *r, const BoxConfig *cfg);
+
+/* config_mcp.c: [mcp.<name>] into cfg (after [egress.*], whose
+ * destinations an http server's must not overlap). */
+bool config_check_mcp(ConfigCtx *c, json_object *v, const char *home, BoxConfig *cfg);
+void config_mcp_free(gpointer p);
 
 /* config_checkpoints.c: [checkpoints] into cfg->checkpoints. */
 void config_checkpoints_defaults(BoxCheckpointsLimits *l);

@@ -27,12 +27,18 @@ G_DEFINE_QUARK(box - config - error - quark, box_config_error)
 static bool validate(ConfigCtx *c, json_object *doc, const char *home, BoxConfig *cfg)
 {
   json_object *name = NULL, *box_dir = NULL, *policy = NULL, *agent = NULL, *tool = NULL;
-  json_object *gateway = NULL, *egress = NULL, *checkpoints = NULL, *telemetry = NULL;
-  const ConfigField fields[] = { { "name", &name },           { "box_dir", &box_dir },
-                                 { "policy", &policy },       { "agent", &agent },
-                                 { "tool", &tool },           { "gateway", &gateway },
-                                 { "egress", &egress },       { "checkpoints", &checkpoints },
-                                 { "telemetry", &telemetry }, { NULL, NULL } };
+  json_object *gateway = NULL, *egress = NULL, *checkpoints = NULL, *telemetry = NULL, *mcp = NULL;
+  const ConfigField fields[] = { { "name", &name },
+                                 { "box_dir", &box_dir },
+                                 { "policy", &policy },
+                                 { "agent", &agent },
+                                 { "tool", &tool },
+                                 { "gateway", &gateway },
+                                 { "egress", &egress },
+                                 { "checkpoints", &checkpoints },
+                                 { "telemetry", &telemetry },
+                                 { "mcp", &mcp },
+                                 { NULL, NULL } };
   json_object_object_foreach (doc, k, val) {
     if (config_take_field(fields, k, val)) continue;
     if (strcmp(k, "filesystem") == 0)
@@ -41,8 +47,6 @@ static bool validate(ConfigCtx *c, json_object *doc, const char *home, BoxConfig
       return config_fail_removed(c, "workspace", "`[agent] workspace`");
     else if (strcmp(k, "env") == 0)
       return config_fail_removed(c, "env", "`[agent.env]`");
-    else if (strcmp(k, "mcp") == 0)
-      return config_fail_parse(c, "`[%s.<name>]` tables are not supported by this build yet", k);
     else if (strcmp(k, "containment") == 0)
       return config_fail_parse(c, "`[containment]` is not supported by this build yet");
     else {
@@ -97,6 +101,7 @@ static bool validate(ConfigCtx *c, json_object *doc, const char *home, BoxConfig
   if (egress && !config_check_egress(c, egress, cfg)) return false;
   if (checkpoints && !config_check_checkpoints(c, checkpoints, cfg)) return false;
   if (telemetry && !config_check_telemetry(c, telemetry, cfg)) return false;
+  if (mcp && !config_check_mcp(c, mcp, home, cfg)) return false;
   return true;
 }
 
@@ -188,6 +193,7 @@ BoxConfig *box_config_load(const char *file, const char *operator_home, GError *
   cfg->egress = g_ptr_array_new_with_free_func(config_egress_free);
   config_checkpoints_defaults(&cfg->checkpoints);
   cfg->telemetry = g_ptr_array_new_with_free_func(box_telemetry_target_free);
+  cfg->mcp = g_ptr_array_new_with_free_func(config_mcp_free);
   if (!validate(&c, doc, home, cfg)) {
     box_config_free(cfg);
     return NULL;
@@ -210,5 +216,6 @@ void box_config_free(BoxConfig *config)
   if (config->egress) g_ptr_array_unref(config->egress);
   g_strfreev(config->checkpoints.exclude);
   if (config->telemetry) g_ptr_array_unref(config->telemetry);
+  if (config->mcp) g_ptr_array_unref(config->mcp);
   g_free(config);
 }

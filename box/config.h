@@ -68,6 +68,19 @@ typedef struct {
   char *phantom_prefix;          /* default "strands_box_" */
 } BoxEgressRoute;
 
+/* An `[mcp.<name>]` server (spec/runtime.md §2.5).  stdio: spec holds
+ * command (element 0 a bare program name, the alias's name in bin/),
+ * workspace, env and the six lists, labelled with the server name.  http:
+ * route holds the destinations and, when given, the secret (env_name NULL
+ * without one); its name is the server's. */
+typedef struct {
+  char *name;
+  bool http;
+  BoxProcessSpec spec;   /* stdio */
+  bool contain_egress;   /* stdio: network.contain_egress, default true */
+  BoxEgressRoute *route; /* http */
+} BoxMcpServer;
+
 typedef struct {
   char *path; /* canonical path of box.toml */
   char *name;
@@ -87,6 +100,7 @@ typedef struct {
   /* `[telemetry.<label>]` (BoxTelemetryTarget*, sorted by label; never
    * NULL): empty = the default file. */
   GPtrArray *telemetry;
+  GPtrArray *mcp; /* BoxMcpServer*, sorted by name; never NULL */
 } BoxConfig;
 
 /* Reads and validates FILE.  operator_home expands "~".  On failure the

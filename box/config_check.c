@@ -133,9 +133,11 @@ static bool check_nesting(Check *c, const char *list, char *const *entries, char
   return true;
 }
 
-static bool check_spec(Boxd *d, const BoxProcessSpec *spec, bool agent, GError **error)
+static bool check_spec_as(Boxd *d, const BoxProcessSpec *spec, const char *kind, GError **error)
 {
-  g_autofree char *label = agent ? g_strdup("[agent]") : g_strdup_printf("[tool.%s]", spec->label);
+  g_autofree char *label = strcmp(kind, "agent") == 0
+                             ? g_strdup("[agent]")
+                             : g_strdup_printf("[%s.%s]", kind, spec->label);
   Check c = { d, label, spec, error };
   struct {
     const char *name;
@@ -162,6 +164,11 @@ static bool check_spec(Boxd *d, const BoxProcessSpec *spec, bool agent, GError *
                         canon);
       }
   return true;
+}
+
+static bool check_spec(Boxd *d, const BoxProcessSpec *spec, bool agent, GError **error)
+{
+  return check_spec_as(d, spec, agent ? "agent" : "tool", error);
 }
 
 /* A table's command (README, "Programs"): a bare word, or a path the host
@@ -221,6 +228,21 @@ bool box_config_check(Boxd *d, GError **error)
       return false;
   for (int i = 0; d->tool_tables && d->tool_tables[i]; i++)
     d->tool_tables[i]->host_network = host_network(d->config, d->tool_tables[i]->label);
+  /* A stdio MCP server's lists are judged like a tool's; its program, a
+   * bare name, must resolve now, since nothing the box writes is one. */
+  for (guint i = 0; i < d->config->mcp->len; i++) {
+    const BoxMcpServer *m = g_ptr_array_index(d->config->mcp, i);
+    if (m->http) continue;
+    if (!check_spec_as(d, &m->spec, "mcp", error)) return false;
+    const char *search = g_hash_table_lookup(m->spec.env, "PATH");
+    g_autofree char *prog =
+      box_tools_resolve(m->spec.command[0], "/", search && *search ? search : d->operator_path);
+    if (!prog) {
+      g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
+                  "containment config failed: path does not exist: %s", m->spec.command[0]);
+      return false;
+    }
+  }
   if (!d->agent_table->workspace) d->agent_table->workspace = d->workspace;
 
   g_autofree char *box_dir = box_canonical_path(d->config->box_dir);

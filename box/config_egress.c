@@ -116,8 +116,8 @@ static bool fail_quoted(ConfigCtx *c, const char *pre, const char *fmt, const ch
 }
 
 /* The `secret` table of route r.  pre is "invalid `[egress.<n>]` table: ". */
-static bool check_egress_secret(ConfigCtx *c, const char *key, const char *pre, json_object *v,
-                                BoxEgressRoute *r)
+bool config_check_secret(ConfigCtx *c, const char *key, const char *pre, json_object *v,
+                         BoxEgressRoute *r)
 {
   if (!json_object_is_type(v, json_type_object))
     return config_fail_spec(
@@ -277,18 +277,62 @@ static bool check_egress_secret(ConfigCtx *c, const char *key, const char *pre, 
   return true;
 }
 
+/* A route's destinations must not overlap among themselves nor with any
+ * other route's, egress or http MCP alike: a request meets one secret at
+ * most. */
+static bool overlaps_other(ConfigCtx *c, const char *pre, const char *d, const BoxEgressRoute *r,
+                           const BoxEgressRoute *o, const char *kind)
+{
+  if (o == r) return true;
+  for (char **e = o->destinations; *e; e++)
+    if (box_gateway_destinations_overlap(*e, d)) {
+      g_autofree char *q = config_quote(d);
+      g_autofree char *qe = config_quote(*e);
+      return config_fail_spec(c,
+                              "%s`destinations` entry %s overlaps %s of `[%s.%s]`: a request "
+                              "must meet one secret at most",
+                              pre, q, qe, kind, o->name);
+    }
+  return true;
+}
+
+bool config_check_destinations(ConfigCtx *c, const char *key, const char *pre, json_object *dest,
+                               BoxEgressRoute *r, const BoxConfig *cfg)
+{
+  if (!dest) return config_fail_parse(c, "missing field `%s.destinations`", key);
+  g_autofree char *dkey = config_key_join(key, "destinations");
+  if (!config_get_string_array(c, dest, dkey, &r->destinations)) return false;
+  if (!r->destinations[0])
+    return config_fail_spec(c, "%s`destinations` is empty; name the hosts the secret is for", pre);
+  for (char **d = r->destinations; *d; d++) {
+    const char *why = box_gateway_destination_problem(*d);
+    g_autofree char *q = config_quote(*d);
+    if (why) return config_fail_spec(c, "%s`destinations` entry %s is invalid: %s", pre, q, why);
+    for (char **e = r->destinations; e < d; e++)
+      if (box_gateway_destinations_overlap(*e, *d)) {
+        g_autofree char *qe = config_quote(*e);
+        return config_fail_spec(c,
+                                "%s`destinations` entry %s overlaps %s: a request must meet one "
+                                "secret at most",
+                                pre, q, qe);
+      }
+    for (guint i = 0; i < cfg->egress->len; i++)
+      if (!overlaps_other(c, pre, *d, r, g_ptr_array_index(cfg->egress, i), "egress")) return false;
+    for (guint i = 0; i < cfg->mcp->len; i++) {
+      const BoxMcpServer *m = g_ptr_array_index(cfg->mcp, i);
+      if (m->route && !overlaps_other(c, pre, *d, r, m->route, "mcp")) return false;
+    }
+  }
+  return true;
+}
+
 bool config_check_egress(ConfigCtx *c, json_object *v, BoxConfig *cfg)
 {
   if (!config_need_table(c, v, "egress")) return false;
   json_object_object_foreach (v, name, tbl) {
     g_autofree char *key = config_key_join("egress", name);
     g_autofree char *pre = g_strdup_printf("invalid `[%s]` table: ", key);
-    if (config_component_problem(name))
-      return config_fail_spec(c,
-                              "invalid `[egress.%s]` table: the name must be one component of "
-                              "letters, digits, '.', '_', or '-'",
-                              name);
-    if (!config_need_table(c, tbl, key)) return false;
+    if (!config_named_table(c, "egress", name, tbl, key)) return false;
     BoxEgressRoute *r = g_new0(BoxEgressRoute, 1);
     r->name = g_strdup(name);
     g_ptr_array_add(cfg->egress, r);
@@ -314,40 +358,10 @@ bool config_check_egress(ConfigCtx *c, json_object *v, BoxConfig *cfg)
         return config_fail_parse(c, "unknown field `%s`", sub);
       }
     }
-    if (!dest) return config_fail_parse(c, "missing field `%s.destinations`", key);
-    g_autofree char *dkey = config_key_join(key, "destinations");
-    if (!config_get_string_array(c, dest, dkey, &r->destinations)) return false;
-    if (!r->destinations[0])
-      return config_fail_spec(c, "%s`destinations` is empty; name the hosts the secret is for",
-                              pre);
-    for (char **d = r->destinations; *d; d++) {
-      const char *why = box_gateway_destination_problem(*d);
-      g_autofree char *q = config_quote(*d);
-      if (why) return config_fail_spec(c, "%s`destinations` entry %s is invalid: %s", pre, q, why);
-      for (char **e = r->destinations; e < d; e++)
-        if (box_gateway_destinations_overlap(*e, *d)) {
-          g_autofree char *qe = config_quote(*e);
-          return config_fail_spec(c,
-                                  "%s`destinations` entry %s overlaps %s: a request must meet one "
-                                  "secret at most",
-                                  pre, q, qe);
-        }
-      for (guint i = 0; i + 1 < cfg->egress->len; i++) {
-        BoxEgressRoute *o = g_ptr_array_index(cfg->egress, i);
-        for (char **e = o->destinations; *e; e++)
-          if (box_gateway_destinations_overlap(*e, *d)) {
-            g_autofree char *qe = config_quote(*e);
-            return config_fail_spec(
-              c,
-              "%s`destinations` entry %s overlaps %s of `[egress.%s]`: a request "
-              "must meet one secret at most",
-              pre, q, qe, o->name);
-          }
-      }
-    }
+    if (!config_check_destinations(c, key, pre, dest, r, cfg)) return false;
     if (!secret) return config_fail_spec(c, "%s%s", pre, NO_SECRET_TEXT);
     g_autofree char *skey = config_key_join(key, "secret");
-    if (!check_egress_secret(c, skey, pre, secret, r)) return false;
+    if (!config_check_secret(c, skey, pre, secret, r)) return false;
     if (r->aws) {
       /* Service and region come from the host (spec/runtime.md §7). */
       for (char **d = r->destinations; *d; d++) {

@@ -16,6 +16,7 @@ typedef struct {
   const char *prefix; /* "invalid `[agent]` table: " or "invalid `[tool.<l>]` table: " */
   const char *table;  /* "[agent]" or "[tool.<l>]" for replacement texts */
   const char *home;
+  const char *own_key; /* a key the caller reads itself ("type" of `[mcp.<n>]`), or NULL */
 } Proc;
 
 static bool check_command(Proc *p, json_object *v, BoxProcessSpec *out)
@@ -434,7 +435,9 @@ static bool check_process(Proc *p, json_object *tbl, BoxProcessSpec *out)
   json_object_object_foreach (tbl, k, val) {
     char *sub = config_key_join(p->key, k);
     bool ok = true;
-    if (strcmp(k, "command") == 0) {
+    if (p->own_key && strcmp(k, p->own_key) == 0) {
+      /* read by the caller */
+    } else if (strcmp(k, "command") == 0) {
       command = val;
     } else if (strcmp(k, "workspace") == 0) {
       ok = check_workspace(p, val, out);
@@ -504,7 +507,7 @@ static gint tool_cmp(gconstpointer a, gconstpointer b)
 
 bool config_check_agent(ConfigCtx *c, json_object *v, const char *home, BoxConfig *cfg)
 {
-  Proc p = { c, true, "agent", "invalid `[agent]` table: ", "[agent]", home };
+  Proc p = { c, true, "agent", "invalid `[agent]` table: ", "[agent]", home, NULL };
   spec_init(&cfg->agent, "agent");
   bool ok = check_process(&p, v, &cfg->agent);
   spec_fill_lists(&cfg->agent);
@@ -535,7 +538,7 @@ bool config_check_tools(ConfigCtx *c, json_object *v, const char *home, BoxConfi
       BoxProcessSpec *s = g_new0(BoxProcessSpec, 1);
       spec_init(s, label);
       g_ptr_array_add(cfg->tools, s);
-      Proc p = { c, false, key, prefix, table, home };
+      Proc p = { c, false, key, prefix, table, home, NULL };
       ok = check_process(&p, tbl, s);
       spec_fill_lists(s);
     }
@@ -546,4 +549,16 @@ bool config_check_tools(ConfigCtx *c, json_object *v, const char *home, BoxConfi
   }
   g_ptr_array_sort(cfg->tools, tool_cmp);
   return true;
+}
+
+bool config_check_leaf(ConfigCtx *c, const char *key, const char *own_key, json_object *tbl,
+                       const char *home, const char *label, BoxProcessSpec *out)
+{
+  spec_init(out, label);
+  g_autofree char *table = g_strdup_printf("[%s]", key);
+  g_autofree char *prefix = g_strdup_printf("invalid `%s` table: ", table);
+  Proc p = { c, false, key, prefix, table, home, own_key };
+  bool ok = check_process(&p, tbl, out);
+  spec_fill_lists(out);
+  return ok;
 }

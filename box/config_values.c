@@ -160,3 +160,14 @@ bool config_env_name_reserved(const char *n)
 {
   return box_tools_env_name_reserved(n);
 }
+
+bool config_named_table(ConfigCtx *c, const char *kind, const char *name, json_object *tbl,
+                        const char *key)
+{
+  if (config_component_problem(name))
+    return config_fail_spec(c,
+                            "invalid `[%s.%s]` table: the name must be one component of letters, "
+                            "digits, '.', '_', or '-'",
+                            kind, name);
+  return config_need_table(c, tbl, key);
+}

@@ -422,6 +422,23 @@ static void handle_resolve(Command *c, json_object *msg, int reply_fd)
   reply_and_close(c, reply_fd, reply);
 }
 
+json_object *boxd_spawn_input(Boxd *d, json_object *command, const char *const *argv,
+                              const char *cwd, const char *program_path)
+{
+  int argc = 0;
+  while (argv[argc]) argc++;
+  g_autofree char *spelled = box_tools_spell_home(program_path, d->operator_home);
+  json_object *input = json_object_new_object();
+  json_object_object_add(input, "command", command);
+  json_object_object_add(input, "program", json_object_new_string(argv[0]));
+  if (argc > 1) json_object_object_add(input, "arg1", json_object_new_string(argv[1]));
+  if (argc > 2) json_object_object_add(input, "arg2", json_object_new_string(argv[2]));
+  json_object_object_add(input, "arg_count", json_object_new_int64(argc - 1));
+  json_object_object_add(input, "cwd", json_object_new_string(cwd));
+  json_object_object_add(input, "program_path", json_object_new_string(spelled));
+  return input;
+}
+
 static json_object *run_spawn(Command *c, SpawnJob *job)
 {
   Boxd *d = c->d;
@@ -454,17 +471,7 @@ static json_object *run_spawn(Command *c, SpawnJob *job)
     g_autofree char *why = box_tools_no_table(argv[0], resolved);
     return spawn_reply("no_tool", 126, why);
   }
-  int argc = 0;
-  while (argv[argc]) argc++;
-  g_autofree char *spelled = box_tools_spell_home(resolved, d->operator_home);
-  json_object *input = json_object_new_object();
-  json_object_object_add(input, "command", json_object_get(command_obj));
-  json_object_object_add(input, "program", json_object_new_string(argv[0]));
-  if (argc > 1) json_object_object_add(input, "arg1", json_object_new_string(argv[1]));
-  if (argc > 2) json_object_object_add(input, "arg2", json_object_new_string(argv[2]));
-  json_object_object_add(input, "arg_count", json_object_new_int64(argc - 1));
-  json_object_object_add(input, "cwd", json_object_new_string(cwd));
-  json_object_object_add(input, "program_path", json_object_new_string(spelled));
+  json_object *input = boxd_spawn_input(d, json_object_get(command_obj), argv, cwd, resolved);
   g_autofree bool *literal = literal_flags(msg, argv);
   BoxDecision *decision = boxd_decide_args(d, "shell:spawn", input, argv, literal);
   if (decision->verdict != BOX_VERDICT_PERMIT) {

@@ -282,9 +282,6 @@ static void test_unknown_keys(void)
                "invalid `[egress.gh]` table: an entry with no secret declares only a destination, "
                "which policy already decides; give it a secret, or set protocol = \"mcp\" for a "
                "remote MCP server (in @)");
-  expect_error(HEAD AGENT "[mcp.x]\ntype = \"stdio\"\n",
-               "cannot parse config file @: `[mcp.<name>]` tables are not supported by this "
-               "build yet");
 }
 
 static void test_wrong_types(void)
@@ -689,6 +686,125 @@ static void test_telemetry_targets(void)
                "cannot parse config file @: `telemetry.kind` must be a table");
 }
 
+/* ---- [mcp.<name>] (spec/runtime.md §2.5) ---- */
+
+static void test_mcp_good(void)
+{
+  BoxConfig *cfg = load_ok(HEAD AGENT "[egress.api]\ndestinations = [\"api.example.com\"]\n"
+                                      "secret.ref = \"env://API\"\n"
+                                      "[mcp.fs]\ntype = \"stdio\"\n"
+                                      "command = [\"mcp-server-filesystem\", \"/srv\"]\n"
+                                      "workspace = \"/srv\"\nenv = { A = \"1\" }\n"
+                                      "[mcp.fs.filesystem]\nread = [\"/srv\"]\n"
+                                      "deny = [\"/srv/private\"]\n"
+                                      "[mcp.fs.network]\ncontain_egress = false\n"
+                                      "[mcp.gh]\ntype = \"http\"\n"
+                                      "destinations = [\"mcp.example.com\"]\n"
+                                      "secret.ref = \"env://GH_TOKEN\"\n"
+                                      "[mcp.anon]\ntype = \"http\"\n"
+                                      "destinations = [\"open.example.com:8080\"]\n"
+                                      "[mcp.echo]\ntype = \"stdio\"\ncommand = [\"echo-mcp\"]\n");
+  g_assert_cmpuint(cfg->mcp->len, ==, 4);
+  /* sorted by name */
+  BoxMcpServer **servers = (BoxMcpServer **)cfg->mcp->pdata;
+  const char *const names[] = { "anon", "echo", "fs", "gh" };
+  for (int i = 0; i < 4; i++) g_assert_cmpstr(servers[i]->name, ==, names[i]);
+  BoxMcpServer *anon = servers[0], *echo = servers[1], *fs = servers[2], *gh = servers[3];
+  g_assert_true(anon->http);
+  g_assert_null(anon->route->env_name);
+  g_assert_cmpstr(anon->route->destinations[0], ==, "open.example.com:8080");
+  g_assert_false(echo->http);
+  g_assert_true(echo->contain_egress);
+  g_assert_cmpstr(echo->spec.command[0], ==, "echo-mcp");
+  g_assert_false(fs->contain_egress);
+  g_assert_cmpstr(fs->spec.label, ==, "fs");
+  g_assert_cmpstr(fs->spec.command[1], ==, "/srv");
+  g_assert_cmpstr(fs->spec.workspace, ==, "/srv");
+  g_assert_cmpstr(g_hash_table_lookup(fs->spec.env, "A"), ==, "1");
+  g_assert_cmpstr(fs->spec.fs.read[0], ==, "/srv");
+  g_assert_cmpstr(fs->spec.fs.deny[0], ==, "/srv/private");
+  g_assert_true(gh->http);
+  g_assert_cmpstr(gh->route->env_name, ==, "GH_TOKEN");
+  g_assert_cmpstr(gh->route->header, ==, "Authorization");
+  g_assert_cmpstr(gh->route->prefix, ==, "Bearer ");
+  box_config_free(cfg);
+}
+
+#define MCP_STDIO "[mcp.fs]\ntype = \"stdio\"\n"
+
+static void test_mcp_errors(void)
+{
+  expect_error(HEAD AGENT "[mcp.fs]\ncommand = [\"x\"]\n",
+               "cannot parse config file @: missing field `mcp.fs.type`");
+  expect_error(HEAD AGENT "[mcp.fs]\ntype = \"sse\"\n",
+               "invalid `[mcp.fs]` table: `type` \"sse\" is not \"stdio\" or \"http\" (in @)");
+  expect_error(HEAD AGENT "[mcp.fs]\ntype = 1\n",
+               "cannot parse config file @: `mcp.fs.type` must be a string");
+  expect_error(HEAD AGENT "[mcp.\"a/b\"]\ntype = \"stdio\"\ncommand = [\"x\"]\n",
+               "invalid `[mcp.a/b]` table: the name must be one component of letters, digits, "
+               "'.', '_', or '-' (in @)");
+  expect_error(HEAD AGENT MCP_STDIO, "cannot parse config file @: missing field `mcp.fs.command`");
+  expect_error(HEAD AGENT MCP_STDIO "command = [\"x\"]\ndestinations = [\"a.com\"]\n",
+               "cannot parse config file @: unknown field `mcp.fs.destinations`");
+  expect_error(HEAD AGENT MCP_STDIO "command = [\"/usr/bin/srv\"]\n",
+               "invalid `[mcp.fs]` table: `command` element 0 \"/usr/bin/srv\" is not a bare "
+               "program name; the box places an alias named for the program in its `bin/`, so "
+               "write one component of letters, digits, '.', '_', or '-' that `env.PATH` "
+               "resolves (in @)");
+  expect_error(HEAD AGENT MCP_STDIO "command = [\"bin/srv\"]\n",
+               "invalid `[mcp.fs]` table: `command` element 0 \"bin/srv\" is a relative path; "
+               "write an absolute path, or a bare name that `env.PATH` resolves (in @)");
+  expect_error(HEAD AGENT MCP_STDIO "command = [\"python3\", \"-m\", \"srv\"]\n",
+               "invalid `[mcp.fs]` table: `command` element 0 \"python3\" is the name of the "
+               "box's own Shell or Python alias; an MCP program cannot be zsh, bash, sh, python3, "
+               "or python (in @)");
+  expect_error(HEAD AGENT MCP_STDIO "command = [\"srv\"]\n"
+                                    "[mcp.other]\ntype = \"stdio\"\ncommand = [\"srv\"]\n",
+               "invalid `[mcp.other]` table: `command` element 0 \"srv\" is already the program "
+               "of `[mcp.fs]`; each server has its own program (in @)");
+  expect_error(HEAD AGENT MCP_STDIO "command = [\"srv\"]\n[mcp.fs.filesystem]\nexec = [\"/x\"]\n",
+               "@ carries `mcp.fs.filesystem.exec`, which this build does not read; write the "
+               "program in `[mcp.fs] command`, or an `[agent.filesystem] exec` entry instead. "
+               "Edit the configuration, or select an empty `box_dir` to rebuild a stored record");
+  expect_error(HEAD AGENT MCP_STDIO "command = [\"srv\"]\n[mcp.fs.filesystem]\nmetadata = []\n",
+               "@ carries `mcp.fs.filesystem.metadata`, which this build does not read; write "
+               "`read` or `read_file` in `[mcp.fs.filesystem]` instead. Edit the configuration, "
+               "or select an empty `box_dir` to rebuild a stored record");
+  expect_error(HEAD AGENT MCP_STDIO "command = [\"srv\"]\nenv = { LD_PRELOAD = \"x\" }\n",
+               "invalid `[mcp.fs]` table: `env` name \"LD_PRELOAD\" is set by the box itself, so "
+               "a table cannot claim it (in @)");
+  expect_error(HEAD AGENT MCP_STDIO "command = [\"srv\"]\nnetwork.contain_egress = 1\n",
+               "cannot parse config file @: `mcp.fs.network.contain_egress` must be a boolean");
+  expect_error(HEAD AGENT "[mcp.gh]\ntype = \"http\"\ncommand = [\"x\"]\n",
+               "cannot parse config file @: unknown field `mcp.gh.command`");
+  expect_error(HEAD AGENT "[mcp.gh]\ntype = \"http\"\n",
+               "cannot parse config file @: missing field `mcp.gh.destinations`");
+  expect_error(HEAD AGENT "[mcp.gh]\ntype = \"http\"\ndestinations = []\n",
+               "invalid `[mcp.gh]` table: `destinations` is empty; name the hosts the secret is "
+               "for (in @)");
+  expect_error(HEAD AGENT "[mcp.gh]\ntype = \"http\"\ndestinations = [\"*\"]\n"
+                          "secret.ref = \"env://T\"\n",
+               "invalid `[mcp.gh]` table: `destinations` entry \"*\" is invalid: `*` would match "
+               "every host (in @)");
+  expect_error(HEAD AGENT "[mcp.gh]\ntype = \"http\"\ndestinations = [\"a.com\"]\n"
+                          "secret = \"literal\"\n",
+               "invalid `[mcp.gh]` table: `secret` must be a table with `ref = \"env://NAME\"`; a "
+               "literal secret is refused, so that the configuration never holds one (in @)");
+  expect_error(HEAD AGENT "[egress.api]\ndestinations = [\"a.com\"]\nsecret.ref = \"env://A\"\n"
+                          "[mcp.gh]\ntype = \"http\"\ndestinations = [\"a.com/mcp\"]\n",
+               "invalid `[mcp.gh]` table: `destinations` entry \"a.com/mcp\" overlaps \"a.com\" of "
+               "`[egress.api]`: a request must meet one secret at most (in @)");
+  expect_error(HEAD AGENT "[egress.api]\ndestinations = [\"a.com\"]\nsecret.ref = \"env://A\"\n"
+                          "[mcp.gh]\ntype = \"http\"\ndestinations = [\"b.com\"]\n"
+                          "secret.ref = \"env://A\"\n",
+               "invalid `[mcp.gh]` table: `secret.ref` env://A is already the secret of "
+               "`[egress.api]`, and one variable holds one phantom (in @)");
+  expect_error(HEAD AGENT "[mcp.a]\ntype = \"http\"\ndestinations = [\"a.com\"]\n"
+                          "[mcp.b]\ntype = \"http\"\ndestinations = [\"a.com:443\"]\n",
+               "invalid `[mcp.b]` table: `destinations` entry \"a.com:443\" overlaps \"a.com\" of "
+               "`[mcp.a]`: a request must meet one secret at most (in @)");
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
@@ -718,7 +834,10 @@ int main(int argc, char **argv)
                                     { "/config/filesystem-spelling", test_fs_spelling },
                                     { "/config/tool-label", test_tool_label },
                                     { "/config/egress", test_egress_routes },
-                                    { "/config/telemetry", test_telemetry_targets } };
+                                    { "/config/telemetry", test_telemetry_targets },
+
+                                    { "/config/mcp/good", test_mcp_good },
+                                    { "/config/mcp/errors", test_mcp_errors } };
   test_add_table(cases, G_N_ELEMENTS(cases));
   int rc = g_test_run();
 

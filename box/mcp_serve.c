@@ -1,0 +1,331 @@
+/* mcp_serve.c — a stdio MCP server behind its alias (spec/runtime.md §2.5,
+ * §4.1 "MCP mode", §5.10; spec/policy.md mcp:call).
+ *
+ * The alias hands over its stdin and stdout: the agent's JSON-RPC stream.
+ * Each open starts the server contained like a tool, after a `shell:spawn`
+ * permit, then relays newline-delimited messages both ways.  A request the
+ * spec decides (tools/call, prompts/get, resources/read, and every method
+ * but the lifecycle ones) is an mcp:call decision first; a refused one is
+ * answered by the box with a JSON-RPC error and never reaches the server.
+ * The server's stderr is drained so that it never blocks on it.  Requests
+ * still in flight when the server ends are answered with an error, so the
+ * agent's client never waits for an answer that cannot come. */
+#include "box/box-private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* JSON-RPC error code of a refusal by the box (spec/policy.md, MCP gates). */
+#define MCP_REFUSED -32001
+/* A connection that hosts an MCP server may sit idle this long (§4.2). */
+#define MCP_IDLE_MS (12 * 60 * 60 * 1000)
+/* How long a server may outlive the end of its input. */
+#define MCP_LINGER_MS (5 * 1000)
+/* A line longer than this is no MCP message: the stream is ended. */
+#define MCP_LINE_MAX (16 * 1024 * 1024)
+
+typedef struct {
+  Boxd *d;
+  const BoxMcpServer *m;
+  int agent_in, agent_out;
+  int srv_in, srv_out, srv_err;
+  GString *from_agent, *from_server;
+  GHashTable *pending; /* request ids forwarded, unanswered (JSON text) */
+  int command;         /* the server's command of the mount */
+  GHashTable *asked;   /* the server's own requests: id (JSON text) -> method */
+} McpRun;
+
+static const BoxMcpServer *find_server(Boxd *d, const char *name)
+{
+  for (guint i = 0; i < d->config->mcp->len; i++) {
+    const BoxMcpServer *m = g_ptr_array_index(d->config->mcp, i);
+    if (!m->http && strcmp(m->spec.command[0], name) == 0) return m;
+  }
+  for (guint i = 0; i < d->config->mcp->len; i++) {
+    const BoxMcpServer *m = g_ptr_array_index(d->config->mcp, i);
+    if (!m->http && strcmp(m->name, name) == 0) return m;
+  }
+  return NULL;
+}
+
+static bool write_all(int fd, const char *p, size_t len)
+{
+  while (len > 0) {
+    ssize_t n = write(fd, p, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    len -= (size_t)n;
+  }
+  return true;
+}
+
+static void answer_error(int fd, json_object *id, const char *message)
+{
+  json_object *resp = json_object_new_object(), *err = json_object_new_object();
+  json_object_object_add(resp, "jsonrpc", json_object_new_string("2.0"));
+  json_object_object_add(resp, "id", json_object_get(id));
+  json_object_object_add(err, "code", json_object_new_int(MCP_REFUSED));
+  json_object_object_add(err, "message", json_object_new_string(message));
+  json_object_object_add(resp, "error", err);
+  g_autofree char *line =
+    g_strdup_printf("%s\n", json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PLAIN));
+  write_all(fd, line, strlen(line));
+  json_object_put(resp);
+}
+
+/* Methods no decision is asked of (spec/policy.md, mcp:call: stdio). */
+static bool undecided(const char *method)
+{
+  static const char *const free_methods[] = { "initialize", "server/discover", "ping",
+                                              "subscriptions/listen", NULL };
+  return g_strv_contains(free_methods, method) || g_str_has_prefix(method, "notifications/");
+}
+
+/* The mcp:call gate of one request: NULL when permitted, else the text
+ * the agent's client receives. */
+static char *mcp_gate(McpRun *r, const char *method, json_object *params)
+{
+  json_object *input = json_object_new_object();
+  json_object_object_add(input, "server", json_object_new_string(r->m->name));
+  json_object_object_add(input, "method", json_object_new_string(method));
+  const char *key = strcmp(method, "tools/call") == 0       ? "tool"
+                    : strcmp(method, "prompts/get") == 0    ? "prompt"
+                    : strcmp(method, "resources/read") == 0 ? "uri"
+                                                            : NULL;
+  json_object *v = NULL;
+  if (key && json_object_object_get_ex(params, strcmp(key, "uri") == 0 ? "uri" : "name", &v) &&
+      json_object_is_type(v, json_type_string))
+    json_object_object_add(input, key, json_object_get(v));
+  BoxDecision *decision = boxd_decide(r->d, "mcp:call", input, NULL);
+  json_object_put(input);
+  char *refusal = NULL;
+  if (decision->verdict != BOX_VERDICT_PERMIT)
+    refusal = g_strdup_printf("mcp:call gate (server \"%s\" method \"%s\"): %s", r->m->name, method,
+                              decision->message);
+  box_decision_free(decision);
+  return refusal;
+}
+
+/* One line from the agent: forwarded, or answered with the refusal. */
+static bool agent_line(McpRun *r, const char *line, size_t len)
+{
+  json_object *msg = json_tokener_parse(line), *method = NULL, *id = NULL, *params = NULL;
+  if (msg && json_object_object_get_ex(msg, "method", &method) &&
+      json_object_is_type(method, json_type_string) && json_object_object_get_ex(msg, "id", &id)) {
+    const char *name = json_object_get_string(method);
+    json_object_object_get_ex(msg, "params", &params);
+    g_autofree char *refusal = undecided(name) ? NULL : mcp_gate(r, name, params);
+    if (refusal) {
+      answer_error(r->agent_out, id, refusal);
+      json_object_put(msg);
+      return true;
+    }
+    g_hash_table_add(r->pending,
+                     g_strdup(json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN)));
+  } else if (msg && !method && json_object_object_get_ex(msg, "id", &id)) {
+    /* The agent's reply to a request of the server's: decided as that
+     * method; a refused reply reaches the server as the refusal. */
+    const char *key = json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN);
+    g_autofree char *asked = NULL;
+    g_hash_table_steal_extended(r->asked, key, NULL, (gpointer *)&asked);
+    g_autofree char *refusal = asked && !undecided(asked) ? mcp_gate(r, asked, NULL) : NULL;
+    if (refusal) {
+      answer_error(r->srv_in, id, refusal);
+      json_object_put(msg);
+      return true;
+    }
+  }
+  json_object_put(msg);
+  return write_all(r->srv_in, line, len) && write_all(r->srv_in, "\n", 1);
+}
+
+/* One line from the server: relayed; an answer settles its request. */
+static bool server_line(McpRun *r, const char *line, size_t len)
+{
+  json_object *msg = json_tokener_parse(line), *id = NULL, *method = NULL;
+  bool has_id = msg && json_object_object_get_ex(msg, "id", &id);
+  const char *key = has_id ? json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN) : NULL;
+  if (has_id && !json_object_object_get_ex(msg, "method", &method))
+    g_hash_table_remove(r->pending, key);
+  else if (has_id && json_object_is_type(method, json_type_string))
+    g_hash_table_replace(r->asked, g_strdup(key), g_strdup(json_object_get_string(method)));
+  json_object_put(msg);
+  return write_all(r->agent_out, line, len) && write_all(r->agent_out, "\n", 1);
+}
+
+/* Reads what fd holds into buf and hands each whole line to fn; false at
+ * end of input or on an error of fn. */
+static bool pump(McpRun *r, int fd, GString *buf, bool (*fn)(McpRun *, const char *, size_t))
+{
+  char chunk[65536];
+  ssize_t n = read(fd, chunk, sizeof chunk);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
+  if (n <= 0) {
+    if (buf->len) fn(r, buf->str, buf->len); /* a last line without its newline */
+    g_string_truncate(buf, 0);
+    return false;
+  }
+  g_string_append_len(buf, chunk, n);
+  char *nl;
+  while ((nl = memchr(buf->str, '\n', buf->len)) != NULL) {
+    size_t len = (size_t)(nl - buf->str);
+    *nl = '\0';
+    bool ok = len == 0 || fn(r, buf->str, len);
+    g_string_erase(buf, 0, (gssize)len + 1);
+    if (!ok) return false;
+  }
+  return buf->len <= MCP_LINE_MAX;
+}
+
+static void drain(int fd)
+{
+  char chunk[65536];
+  ssize_t n;
+  do n = read(fd, chunk, sizeof chunk);
+  while (n < 0 && errno == EINTR);
+}
+
+static void relay(McpRun *r)
+{
+  bool agent_open = true, server_open = true, err_open = true;
+  while (server_open) {
+    struct pollfd p[3] = { { agent_open ? r->agent_in : -1, POLLIN, 0 },
+                           { r->srv_out, POLLIN, 0 },
+                           { err_open ? r->srv_err : -1, POLLIN, 0 } };
+    /* Once the agent is gone the server has a moment to finish, then is ended. */
+    int ready = poll(p, 3, agent_open ? MCP_IDLE_MS : MCP_LINGER_MS);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) break;
+    if (p[0].revents && !pump(r, r->agent_in, r->from_agent, agent_line)) {
+      agent_open = false;
+      close(r->srv_in); /* the server sees the end of its input and leaves */
+      r->srv_in = -1;
+    }
+    if (p[1].revents && !pump(r, r->srv_out, r->from_server, server_line)) server_open = false;
+    if (p[2].revents & (POLLHUP | POLLERR | POLLNVAL) && !(p[2].revents & POLLIN))
+      err_open = false;
+    else if (p[2].revents)
+      drain(r->srv_err);
+  }
+  if (agent_open) {
+    /* The server ended first: every request it never answered gets one. */
+    g_autofree char *why =
+      g_strdup_printf("MCP server \"%s\" ended before it answered", r->m->name);
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init(&it, r->pending);
+    while (g_hash_table_iter_next(&it, &key, NULL)) {
+      json_object *id = json_tokener_parse(key);
+      answer_error(r->agent_out, id, why);
+      json_object_put(id);
+    }
+  }
+}
+
+/* data: the server's command of the mount, in an McpRun. */
+static bool attach_server(void *data, pid_t pid, const char *const *paths, const char *reach)
+{
+  McpRun *r = data;
+  boxd_track_pid(r->d, pid);
+  return box_vfs_tool_attach(r->d->vfs, r->command, pid, paths, reach, NULL);
+}
+
+/* The shell:spawn decision of a server's start (the Shell's input shape,
+ * its cwd the server's working directory). */
+static BoxDecision *decide_start(Boxd *d, const BoxMcpServer *m, const char *program,
+                                 const char *cwd)
+{
+  char *const *argv = m->spec.command;
+  g_autofree char *line = g_strjoinv(" ", (char **)argv);
+  json_object *input =
+    boxd_spawn_input(d, json_object_new_string(line), (const char *const *)argv, cwd, program);
+  BoxDecision *decision = boxd_decide(d, "shell:spawn", input, (const char *const *)argv);
+  json_object_put(input);
+  return decision;
+}
+
+int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal)
+{
+  *refusal = NULL;
+  const BoxMcpServer *m = find_server(d, name);
+  if (!m) {
+    *refusal = g_strdup_printf("no MCP server declares the program \"%s\" in box.toml", name);
+    return -1;
+  }
+  BoxToolTable *t = boxd_table_of(&m->spec);
+  t->host_network = !m->contain_egress;
+  const char *cwd = m->spec.workspace ? m->spec.workspace : d->workspace;
+  g_autofree char *program = box_tools_table_program(t, d->operator_path);
+  if (!program) {
+    *refusal = g_strdup_printf("MCP server \"%s\" may not start: its program \"%s\" is not found",
+                               m->name, m->spec.command[0]);
+    g_free(t);
+    return -1;
+  }
+  BoxDecision *decision = decide_start(d, m, program, cwd);
+  if (decision->verdict != BOX_VERDICT_PERMIT) {
+    *refusal = g_strdup_printf("MCP server \"%s\" may not start: %s", m->name, decision->message);
+    box_decision_free(decision);
+    g_free(t);
+    return -1;
+  }
+  box_decision_free(decision);
+  int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+    *refusal = g_strdup_printf("MCP server \"%s\" may not start: %s", m->name, g_strerror(errno));
+    int *ends[] = { in, out, err };
+    for (int i = 0; i < 3; i++)
+      for (int k = 0; k < 2; k++)
+        if (ends[i][k] >= 0) close(ends[i][k]);
+    g_free(t);
+    return -1;
+  }
+  McpRun r = { d,
+               m,
+               fds[0],
+               fds[1],
+               in[1],
+               out[0],
+               err[0],
+               g_string_new(NULL),
+               g_string_new(NULL),
+               g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+               box_vfs_command_new(d->vfs),
+               g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free) };
+  BoxToolLaunch launch = boxd_tool_launch(d, program, m->spec.command, t, cwd);
+  int child_fds[1] = { in[0] };
+  launch.fds = child_fds;
+  launch.nfds = 1;
+  g_autoptr(GError) error = NULL;
+  pid_t pid = box_tools_launch(&launch, out[1], err[1], attach_server, &r, &error);
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  if (pid < 0) {
+    *refusal = g_strdup_printf("MCP server \"%s\" may not start: %s", m->name,
+                               error ? error->message : "the launch failed");
+  } else {
+    /* A server or an agent gone mid-write must be an EPIPE, never boxd's end. */
+    signal(SIGPIPE, SIG_IGN);
+    relay(&r);
+    kill(pid, SIGKILL); /* its PID namespace, and all the server started, go with it */
+    box_reaper_wait(pid);
+    boxd_untrack_pid(d, pid);
+  }
+  if (r.srv_in >= 0) close(r.srv_in);
+  close(r.srv_out);
+  close(r.srv_err);
+  box_vfs_command_end(d->vfs, r.command);
+  g_string_free(r.from_agent, TRUE);
+  g_string_free(r.from_server, TRUE);
+  g_hash_table_destroy(r.pending);
+  g_hash_table_destroy(r.asked);
+  g_free(t);
+  return pid < 0 ? -1 : 0;
+}

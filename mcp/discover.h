@@ -1,0 +1,23 @@
+/* discover.h — `tools/list` of a stdio MCP server, for `box policy
+ * generate-schema` (spec/runtime.md §1: the one place a server runs outside
+ * containment). */
+#ifndef MCP_DISCOVER_H
+#define MCP_DISCOVER_H
+
+#include <stdbool.h>
+#include <glib.h>
+#include <json-c/json.h>
+
+G_BEGIN_DECLS
+
+/* Runs COMMAND (element 0 a bare name resolved on the PATH that env gives,
+ * else on PATH_FALLBACK) in WORKSPACE (NULL: the current directory) with
+ * ENV (name -> value) plus HOME and PATH of this process unless env sets
+ * them; does initialize, notifications/initialized and tools/list, then
+ * ends the server.  Returns the tools/list result, or NULL with *why set
+ * to "MCP server \"<name>\" failed during <step>: <detail>". */
+json_object *mcp_discover_stdio(const char *name, char *const *command, GHashTable *env,
+                                const char *workspace, char **why);
+
+G_END_DECLS
+#endif

@@ -1,0 +1,494 @@
+"""MCP servers in the box (spec/runtime.md §2.5, §1 `policy generate-schema`;
+spec/policy.md per-tool actions), with the real reference servers from the
+npm registry that tests/mcp pins (CI runs `npm ci` there)."""
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import BOX, REPO
+
+NODE_BIN = REPO / "tests" / "mcp" / "node_modules" / ".bin"
+PATH = f"{NODE_BIN}:/usr/bin:/bin"
+
+
+
+def config(tmp_path, servers):
+    (tmp_path / "home").mkdir(exist_ok=True)
+    cfg = tmp_path / "box.toml"
+    cfg.write_text(f'name = "m"\nbox_dir = "{tmp_path}/state"\n[agent]\ncommand = ["/bin/true"]\n'
+                   f'workspace = "{tmp_path}/home"\n' + servers)
+    return cfg
+
+
+def stdio(name, *command, path=PATH):
+    argv = ", ".join(f'"{c}"' for c in command)
+    return f'[mcp.{name}]\ntype = "stdio"\ncommand = [{argv}]\nenv = {{ PATH = "{path}" }}\n'
+
+
+def generate(cfg, out):
+    return subprocess.run([str(BOX), "policy", "generate-schema", "--config", str(cfg),
+                           "--output-dir", str(out)], capture_output=True, text=True, timeout=120)
+
+
+def test_mcp_tables_load(tmp_path):
+    """[mcp.*] tables of both types are read, not refused as unsupported."""
+    cfg = config(tmp_path, '[mcp.gh]\ntype = "http"\ndestinations = ["mcp.example.com"]\n'
+                           'secret.ref = "env://GH_TOKEN"\n')
+    r = generate(cfg, tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    assert "not supported" not in r.stderr
+
+
+def test_mcp_table_errors(tmp_path):
+    cfg = config(tmp_path, '[mcp.py]\ntype = "stdio"\ncommand = ["python3", "srv.py"]\n')
+    r = generate(cfg, tmp_path / "out")
+    assert r.returncode == 1
+    assert r.stderr == (
+        "box: error: invalid `[mcp.py]` table: `command` element 0 \"python3\" is the name of the "
+        "box's own Shell or Python alias; an MCP program cannot be zsh, bash, sh, python3, or "
+        f"python (in {cfg})\n")
+    cfg = config(tmp_path, '[mcp.x]\ntype = "sse"\n')
+    r = generate(cfg, tmp_path / "out")
+    assert r.returncode == 1
+    assert r.stderr == f"box: error: invalid `[mcp.x]` table: `type` \"sse\" is not \"stdio\" or \"http\" (in {cfg})\n"
+
+
+def test_generate_schema_real_servers(tmp_path):
+    """Each stdio server's tools/list becomes one namespace of per-tool
+    actions, the server name mangled and the arguments typed."""
+    assert (NODE_BIN / "mcp-server-everything").exists(), "run `npm ci` in tests/mcp"
+    home = tmp_path / "home"
+    home.mkdir()
+    cfg = config(tmp_path, stdio("demo-mcp", "mcp-server-everything") +
+                 stdio("7-fs", "mcp-server-filesystem", str(home)))
+    out = tmp_path / "out"
+    r = generate(cfg, out)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"Generated {out}/actions.cedarschema\nGenerated {out}/events.dwschema\n"
+    text = (out / "actions.cedarschema").read_text()
+    assert 'action "mcp:call"' in text  # the Box schema stays in front
+    assert "namespace demo_mcp {\n" in text and "namespace _7_fs {\n" in text
+    assert ('  action "echo" appliesTo { principal: Box::Agent, resource: Box::Resource,\n'
+            '    context: { input: { message: String } } };\n') in text
+    assert 'action "get-sum" appliesTo' in text and "{ a: Long, b: Long }" in text
+    assert ('  action "read_multiple_files" appliesTo { principal: Box::Agent, '
+            'resource: Box::Resource,\n    context: { input: { paths: Set<String> } } };\n') in text
+    assert "edits: Set<{ newText: String, oldText: String }>" in text
+    # three event kinds for every generated action too (spec/policy.md §2.3)
+    events = (out / "events.dwschema").read_text()
+    for kind in ("request", "response", "error"):
+        assert (f'event demo_mcp::Action::"get-sum"::{kind} {{ input: {{ a: Long, b: Long }}, '
+                "callerPrincipal: Box::Agent, callerResource: Box::Resource, "
+                "requestId: String };\n") in events
+    assert 'event _7_fs::Action::"list_allowed_directories"::request { input: {}, ' in events
+
+
+FAKE = r'''
+import json, sys
+mode = sys.argv[1]
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "initialize":
+        if mode == "refuse":
+            print(json.dumps({"jsonrpc": "2.0", "id": msg["id"],
+                              "error": {"code": -32600, "message": "no thanks"}}), flush=True)
+            continue
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "fake", "version": "1"}}}), flush=True)
+    elif msg["method"] == "tools/list":
+        if mode == "die":
+            sys.exit(3)
+        # a log notification and a request of the server's own come first
+        print(json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
+                          "params": {"level": "info", "data": "hi"}}), flush=True)
+        print(json.dumps({"jsonrpc": "2.0", "id": 99, "method": "roots/list"}), flush=True)
+        if mode == "paged" and "params" not in msg:
+            print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                "tools": [{"name": "one", "inputSchema": {"type": "object"}}],
+                "nextCursor": "p2"}}), flush=True)
+            continue
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": [
+            {"name": "if", "inputSchema": {"type": "object", "properties": {
+                "n": {"type": ["integer", "null"]}, "k": {"enum": ["a", "b"]}},
+                "required": ["k"]}}]}}), flush=True)
+'''
+
+
+def fake_server(tmp_path, mode):
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    prog = bindir / f"fake-{mode}"
+    prog.write_text(f"#!{sys.executable}\n{FAKE}")
+    prog.chmod(0o755)
+    return stdio(f"srv-{mode}", prog.name, mode, path=f"{bindir}:/usr/bin:/bin")
+
+
+def test_generate_schema_paged_and_chatty(tmp_path):
+    cfg = config(tmp_path, fake_server(tmp_path, "paged"))
+    r = generate(cfg, tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    text = (tmp_path / "out" / "actions.cedarschema").read_text()
+    assert text.endswith(
+        '\nnamespace srv_paged {\n'
+        '  action "one" appliesTo { principal: Box::Agent, resource: Box::Resource,\n'
+        '    context: { input: {} } };\n'
+        '  action "if" appliesTo { principal: Box::Agent, resource: Box::Resource,\n'
+        '    context: { input: { k: String, n?: Long } } };\n'
+        '}\n')
+
+
+@pytest.mark.parametrize("mode,step,detail", [
+    ("die", "tools/list", "the server closed its output"),
+    ("refuse", "initialize", "the server answered with an error: no thanks"),
+])
+def test_generate_schema_server_fails(tmp_path, mode, step, detail):
+    cfg = config(tmp_path, fake_server(tmp_path, mode))
+    out = tmp_path / "out"
+    r = generate(cfg, out)
+    assert r.returncode == 1
+    assert f'box: error: MCP server "srv-{mode}" failed during {step}: {detail}\n' in r.stderr
+    assert not (out / "actions.cedarschema").exists()
+
+
+def test_generate_schema_server_cannot_start(tmp_path):
+    cfg = config(tmp_path, stdio("gone", "no-such-mcp-server", path="/nonexistent"))
+    r = generate(cfg, tmp_path / "out")
+    assert r.returncode == 1
+    assert "cannot run no-such-mcp-server: No such file or directory" in r.stderr
+    assert 'box: error: MCP server "gone" failed during initialize: ' in r.stderr
+
+
+# ---- stdio servers through the alias (spec/runtime.md §4.1 MCP mode, §5.10) ----
+
+CLIENT = REPO / "tests" / "mcp" / "client.mjs"
+
+
+def mcp_box(tmp_path, policy_extra, server=None):
+    from conftest import Box
+    box = Box(tmp_path)
+    server = server or stdio("demo-mcp", "mcp-server-everything") + \
+        f'[mcp.demo-mcp.filesystem]\nread = ["{REPO}/tests/mcp"]\n'
+    box.seed_policy(extra=policy_extra)
+    box.write_config(extra="\n" + server)
+    box.start()
+    return box
+
+
+def client(box, program, *steps, timeout=60):
+    r = subprocess.run(["node", str(CLIENT), str(box.box_dir / "bin" / program),
+                        *map(json.dumps, steps)], capture_output=True, text=True,
+                       timeout=timeout, env={"PATH": "/usr/bin:/bin", "HOME": str(box.home)})
+    return r, [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+
+
+PERMIT_SERVER = """
+permit(principal, action == Box::Action::"shell:spawn", resource)
+when { context.input.program == "mcp-server-everything" };
+"""
+
+
+def test_stdio_list_and_call(tmp_path):
+    box = mcp_box(tmp_path, PERMIT_SERVER + """
+permit(principal, action == Box::Action::"mcp:call", resource)
+when { context.input.server == "demo-mcp" };
+""")
+    try:
+        r, out = client(box, "mcp-server-everything", {"list": True},
+                        {"call": "echo", "args": {"message": "hi from the box"}})
+        assert r.returncode == 0, r.stderr
+        assert "echo" in out[0]["tools"] and "get-sum" in out[0]["tools"]
+        assert out[1]["result"]["content"][0]["text"] == "Echo: hi from the box"
+    finally:
+        box.stop()
+
+
+def records(box):
+    path = box.box_dir / "private" / "telemetry" / "records.jsonl"
+    out = []
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        attrs = rec.get("attributes") or {}
+        out.append(attrs)
+    return out
+
+
+def test_stdio_refused_call_and_decisions(tmp_path):
+    box = mcp_box(tmp_path, PERMIT_SERVER + """
+permit(principal, action == Box::Action::"mcp:call", resource)
+when { context.input.server == "demo-mcp" };
+@id("no_sum")
+forbid(principal, action == Box::Action::"mcp:call", resource)
+when { context.input has tool && context.input.tool == "get-sum" };
+""")
+    try:
+        r, out = client(box, "mcp-server-everything",
+                        {"call": "get-sum", "args": {"a": 1, "b": 2}},
+                        {"call": "echo", "args": {"message": "still served"}})
+        assert r.returncode == 0, r.stderr
+        assert out[0]["code"] == -32001
+        assert out[0]["error"].startswith(
+            'MCP error -32001: mcp:call gate (server "demo-mcp" method "tools/call"): '
+            "policy denied this operation on 'demo-mcp/get-sum' [policy: no_sum]"), out[0]
+        assert out[1]["result"]["content"][0]["text"] == "Echo: still served"
+    finally:
+        box.stop()
+    text = (box.box_dir / "private" / "telemetry" / "records.jsonl").read_text()
+    assert '"mcp:call"' in text and "demo-mcp/get-sum" in text and "no_sum" in text
+    assert '"shell:spawn"' in text
+
+
+def test_stdio_server_may_not_start(tmp_path):
+    box = mcp_box(tmp_path, "")
+    try:
+        r = subprocess.run([str(box.box_dir / "bin" / "mcp-server-everything")],
+                           input="", capture_output=True, text=True, timeout=30)
+        assert r.returncode == 125
+        assert r.stderr.startswith('box-alias: MCP server "demo-mcp" may not start: '
+                                   "policy denied this operation on "), r.stderr
+        r = subprocess.run([str(box.box_dir / "bin" / "mcp-server-everything"), "-x"],
+                           input="", capture_output=True, text=True, timeout=30)
+        assert r.returncode == 125
+        assert "takes no arguments" in r.stderr
+    finally:
+        box.stop()
+
+
+DYING = r'''
+import json, sys, os
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+            "serverInfo": {"name": "dying", "version": "1"}}}), flush=True)
+    elif msg.get("method") == "tools/call":
+        os._exit(7)
+'''
+
+
+def script_server(tmp_path, name, text):
+    """[mcp.NAME] running the Python script text as NAME-mcp, its
+    directory readable to it."""
+    bindir = tmp_path / "srvbin"
+    bindir.mkdir(exist_ok=True)
+    prog = bindir / f"{name}-mcp"
+    prog.write_text(f"#!/usr/bin/python3\n{text}")
+    prog.chmod(0o755)
+    return (stdio(name, prog.name, path=f"{bindir}:/usr/bin:/bin") +
+            f'[mcp.{name}.filesystem]\nread = ["{bindir}"]\n')
+
+
+def test_stdio_server_dies_mid_call(tmp_path):
+    server = script_server(tmp_path, "dying", DYING)
+    box = mcp_box(tmp_path, """
+permit(principal, action == Box::Action::"shell:spawn", resource)
+when { context.input.program == "dying-mcp" };
+permit(principal, action == Box::Action::"mcp:call", resource);
+""", server=server)
+    try:
+        r, out = client(box, "dying-mcp", {"call": "anything", "args": {}})
+        assert out and out[0].get("code") == -32001, (out, r.stderr)
+        assert 'MCP server "dying" ended before it answered' in out[0]["error"]
+    finally:
+        box.stop()
+
+
+def start_fails(tmp_path, server):
+    from conftest import Box
+    box = Box(tmp_path)
+    box.seed_policy()
+    box.write_config(extra="\n" + server)
+    r = subprocess.run([str(BOX), "run", "--config", str(box.config), "--", "/bin/true"],
+                       capture_output=True, text=True, timeout=60, env=box.env(), cwd=str(tmp_path))
+    assert r.returncode == 1
+    return r.stderr
+
+
+def test_stdio_server_lists_and_program_judged_at_start(tmp_path):
+    err = start_fails(tmp_path / "a", stdio("fs", "mcp-server-filesystem") +
+                      '[mcp.fs.filesystem]\nread_file = ["/etc/shadow"]\n')
+    assert 'box: error: `[mcp.fs]` filesystem entry "/etc/shadow" is refused: ' in err, err
+    err = start_fails(tmp_path / "b", stdio("gone", "no-such-mcp-server"))
+    assert "box: error: containment config failed: path does not exist: no-such-mcp-server" in err, err
+
+
+def test_stdio_server_is_contained(tmp_path):
+    """The filesystem server is told it may serve a whole directory, but its
+    own lists grant one file there: the box's containment, not the
+    server's word, decides what it reads."""
+    from conftest import Box
+    box = Box(tmp_path)
+    data = tmp_path / "data"
+    data.mkdir()
+    secret = data / "secret.txt"
+    secret.write_text("the server must not read this\n")
+    (data / "open.txt").write_text("served\n")
+    box.seed_policy(extra="""
+permit(principal, action == Box::Action::"shell:spawn", resource)
+when { context.input.program == "mcp-server-filesystem" };
+permit(principal, action == Box::Action::"mcp:call", resource);
+""")
+    box.write_config(extra="\n" + stdio("fs", "mcp-server-filesystem", str(data)) +
+                     f'[mcp.fs.filesystem]\nread = ["{REPO}/tests/mcp"]\n'
+                     f'read_file = ["{data}/open.txt"]\n')
+    box.start()
+    try:
+        r, out = client(box, "mcp-server-filesystem",
+                        {"call": "read_text_file", "args": {"path": str(data / "open.txt")}},
+                        {"call": "read_text_file", "args": {"path": str(secret)}})
+        assert len(out) == 2, r.stderr
+        assert out[0]["result"]["content"][0]["text"] == "served\n", out
+        assert "the server must not read this" not in json.dumps(out[1])
+        assert out[1]["result"]["isError"], out
+    finally:
+        box.stop()
+
+
+STUBBORN = r'''
+import sys, time
+sys.stdin.read()
+time.sleep(3600)  # ignores the end of its input
+'''
+
+
+def test_stdio_server_outliving_its_input_is_ended(tmp_path):
+    """Once the agent's client is gone, a server that does not leave is
+    ended after a short grace, and the alias returns."""
+    server = script_server(tmp_path, "stubborn", STUBBORN)
+    box = mcp_box(tmp_path, """
+permit(principal, action == Box::Action::"shell:spawn", resource)
+when { context.input.program == "stubborn-mcp" };
+""", server=server)
+    try:
+        t0 = time.monotonic()
+        r = subprocess.run([str(box.box_dir / "bin" / "stubborn-mcp")], input="",
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, r.stderr
+        assert time.monotonic() - t0 < 20
+    finally:
+        box.stop()
+
+
+def frames(sock):
+    """Every frame the broker sends until it closes."""
+    import struct
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    out = []
+    while data:
+        (n,) = struct.unpack(">I", data[:4])
+        out.append(json.loads(data[4:4 + n]))
+        data = data[4 + n:]
+    return out
+
+
+def test_open_names_no_server(tmp_path):
+    import socket
+    import struct
+    box = mcp_box(tmp_path, PERMIT_SERVER)
+    try:
+        def open_frame(server, fds):
+            body = json.dumps({"version": 6, "program": 1, "frame_type": "open",
+                               "body": {"mode": {"mcp": {"server": server}}}}).encode()
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(str(box.box_dir / "run" / "box.sock"))
+            socket.send_fds(s, [struct.pack(">I", len(body)) + body], fds)
+            got = frames(s)
+            s.close()
+            return got
+        with open("/dev/null", "rb") as i, open("/dev/null", "wb") as o:
+            got = open_frame("nope", [i.fileno(), o.fileno(), o.fileno()])
+            assert got == [{"version": 6, "program": 1, "frame_type": "denied", "body": {
+                "kind": "internal",
+                "reason": 'no MCP server declares the program "nope" in box.toml'}}]
+        got = open_frame("demo-mcp", [])
+        assert got[0]["body"] == {"kind": "transport_error", "reason":
+                                  "an MCP open frame must carry the caller's stdin, stdout and stderr"}
+    finally:
+        box.stop()
+
+
+def test_two_clients_at_once(tmp_path):
+    """Each open gets its own server; two agents' clients run side by side."""
+    box = mcp_box(tmp_path, PERMIT_SERVER + """
+permit(principal, action == Box::Action::"mcp:call", resource);
+""")
+    try:
+        procs = [subprocess.Popen(["node", str(CLIENT), str(box.box_dir / "bin" / "mcp-server-everything"),
+                                   json.dumps({"call": "echo", "args": {"message": f"n{i}"}})],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env={"PATH": "/usr/bin:/bin", "HOME": str(box.home)})
+                 for i in range(2)]
+        for i, p in enumerate(procs):
+            out, err = p.communicate(timeout=60)
+            assert p.returncode == 0, err
+            assert json.loads(out.splitlines()[-1])["result"]["content"][0]["text"] == f"Echo: n{i}"
+    finally:
+        box.stop()
+
+
+ASKING = r'''
+import json, sys
+def send(m):
+    print(json.dumps(m), flush=True)
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": "2025-06-18",
+              "capabilities": {"tools": {}}, "serverInfo": {"name": "asking", "version": "1"}}})
+    elif msg.get("method") == "tools/call":
+        # ask the client for its roots, and report what came back
+        send({"jsonrpc": "2.0", "id": "s1", "method": "roots/list"})
+        reply = json.loads(sys.stdin.readline())
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {
+              "content": [{"type": "text", "text": json.dumps(reply)}]}})
+'''
+
+
+@pytest.mark.parametrize("forbid_roots", [False, True])
+def test_client_reply_is_decided_as_the_servers_method(tmp_path, forbid_roots):
+    server = script_server(tmp_path, "asking", ASKING)
+    forbid = """
+@id("no_roots")
+forbid(principal, action == Box::Action::"mcp:call", resource)
+when { context.input.method == "roots/list" };
+""" if forbid_roots else ""
+    box = mcp_box(tmp_path, """
+permit(principal, action == Box::Action::"shell:spawn", resource)
+when { context.input.program == "asking-mcp" };
+permit(principal, action == Box::Action::"mcp:call", resource);
+""" + forbid, server=server)
+    try:
+        p = subprocess.Popen([str(box.box_dir / "bin" / "asking-mcp")], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+        def send(m):
+            p.stdin.write(json.dumps(m) + "\n")
+            p.stdin.flush()
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
+        assert json.loads(p.stdout.readline())["id"] == 1
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "t"}})
+        ask = json.loads(p.stdout.readline())
+        assert ask == {"jsonrpc": "2.0", "id": "s1", "method": "roots/list"}
+        send({"jsonrpc": "2.0", "id": "s1", "result": {"roots": []}})
+        seen = json.loads(json.loads(p.stdout.readline())["result"]["content"][0]["text"])
+        p.stdin.close()
+        assert p.wait(timeout=20) == 0
+        if forbid_roots:
+            assert seen["error"]["code"] == -32001
+            assert seen["error"]["message"].startswith(
+                'mcp:call gate (server "asking" method "roots/list"): policy denied this operation '
+                "on 'asking/roots/list' [policy: no_roots]"), seen
+        else:
+            assert seen == {"jsonrpc": "2.0", "id": "s1", "result": {"roots": []}}
+    finally:
+        box.stop()
