@@ -419,8 +419,8 @@ static void run_creates(Run *run)
     const char *p = json_object_get_string(json_object_array_get_idx(run->paths, i));
     json_object *m = json_object_array_get_idx(run->modes, i);
     run->slots[i] = (Slot){ .kind = SLOT_FALLBACK, .fd = -1 };
-    going = going && p && *p && m && create_one(run, &dc, p, (mode_t)json_object_get_int(m),
-                                                &run->slots[i]);
+    going = going && p && *p && m &&
+            create_one(run, &dc, p, (mode_t)json_object_get_int(m), &run->slots[i]);
   }
   if (dc.fd >= 0) close(dc.fd);
   g_free(dc.path);

@@ -43,9 +43,9 @@ typedef struct {
   GPtrArray *delayed;   /* symlinks made last: path, target, path, … */
   GHashTable *links;    /* -c: "dev:ino" of multiply linked files → name */
   struct archive *out;
-  bool fast;        /* -x: small files are made in batches through the host */
-  bool slow;        /* --box-slow-path: never (to compare the two) */
-  GArray *pending;  /* -x: Pending, the batch not made yet */
+  bool fast;       /* -x: small files are made in batches through the host */
+  bool slow;       /* --box-slow-path: never (to compare the two) */
+  GArray *pending; /* -x: Pending, the batch not made yet */
   size_t pending_bytes;
 } Tar;
 
@@ -272,6 +272,13 @@ static int member_fd(Tar *t, const char *path, const char *name, mode_t mode, in
   return fd;
 }
 
+/* A new member's descriptor, through the mount (the parents it needs made). */
+static int open_member(Tar *t, const char *path, const char *name, mode_t mode)
+{
+  return member_fd(t, path, name, mode,
+                   WITH_PARENTS(path, open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)));
+}
+
 /* After the data: the mode and the modification time set on the
  * descriptor that wrote it, then closed.  werr: a failed write's errno. */
 static void finish_member(Tar *t, int fd, const char *name, mode_t mode, bool has_mtime,
@@ -292,8 +299,7 @@ static void extract_file(Tar *t, struct archive *a, struct archive_entry *e, con
                          const char *name)
 {
   mode_t mode = archive_entry_perm(e) & 07777;
-  int fd = member_fd(t, path, name, mode,
-                     WITH_PARENTS(path, open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)));
+  int fd = open_member(t, path, name, mode);
   if (fd < 0) return;
   int r = bx_archive_copy_data(a, t->c, fd);
   struct timespec mtime = { archive_entry_mtime(e), archive_entry_mtime_nsec(e) };
@@ -317,8 +323,8 @@ static bool fast_member(Tar *t, struct archive_entry *e, const char *orig)
 {
   mode_t mode = archive_entry_perm(e) & 07777;
   return t->fast && archive_entry_filetype(e) == AE_IFREG && !archive_entry_hardlink(e) &&
-         archive_entry_size(e) <= FAST_FILE_MAX &&
-         !(t->root && (mode & t->umask)) && unsafe_prefix(orig) == 0 && !has_dot_dot(orig);
+         archive_entry_size(e) <= FAST_FILE_MAX && !(t->root && (mode & t->umask)) &&
+         unsafe_prefix(orig) == 0 && !has_dot_dot(orig);
 }
 
 static void write_pending(Tar *t, Pending *p, int fd)
@@ -367,10 +373,7 @@ static void flush_pending(Tar *t)
       int fd = fds[j];
       if (fd < 0 && !errs[j]) {
         /* not taken, nor anything after it: made here, the rest asked again */
-        if (!t->fatal)
-          fd = member_fd(
-            t, p->path, p->name, p->mode,
-            WITH_PARENTS(p->path, open(p->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, p->mode)));
+        if (!t->fatal) fd = open_member(t, p->path, p->name, p->mode);
         write_pending(t, p, fd);
         i++;
         break;
