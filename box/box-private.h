@@ -367,6 +367,17 @@ void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, i
  * that is not one, "." and ".." aside), as a walk would ask next. */
 void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd);
 
+/* Most files one "create" request may name (at most BOX_CTL_MAX_FDS). */
+#define BOX_FASTCREATE_MAX 64
+
+/* Answers a worker's {"op":"create","cwd":…,"paths":[…],"modes":[…]} on
+ * reply_fd as box_fastopen_handle answers an "open": each path a new
+ * regular file of its mode (the caller's umask applied), decided as the
+ * mount's CREATE (fs:write/write_content), made with O_EXCL and opened for
+ * writing.  From the first path not for this on, every answer is
+ * {"fallback":true}: the worker makes those through the mount, in order. */
+void box_fastcreate_handle(Boxd *d, int command, json_object *msg, int reply_fd);
+
 /* toolwait.c: waits for the tool pid like box_reaper_wait and returns its
  * wait status; if the worker process that asked for it goes away first
  * (requester_fd, its reply socket, hangs up: `timeout` stopped it, or it was killed), the

@@ -132,6 +132,7 @@ typedef struct {
   bool have_cred;
   const char *cwd;
   json_object *paths;
+  json_object *modes; /* a create's: each path's mode; NULL: an open */
   size_t n;
   Slot *slots;
   GString *log; /* the batch's decision log lines, in path order */
@@ -140,9 +141,9 @@ typedef struct {
 
 /* The outcome of a permitted request, recorded as the mount records it:
  * descriptor_issued, or an ::error when it was not acted on. */
-static void record_outcome(Boxd *d, int command, json_object *input, int fd)
+static void record_outcome(Boxd *d, int command, const char *action, json_object *input, int fd)
 {
-  boxd_vfs_outcome(d, command, "fs:read", input, fd >= 0 ? "descriptor_issued" : NULL);
+  boxd_vfs_outcome(d, command, action, input, fd >= 0 ? "descriptor_issued" : NULL);
 }
 
 static void open_one(Run *run, DirCache *dc, const char *name, Slot *slot)
@@ -223,7 +224,7 @@ static void open_one(Run *run, DirCache *dc, const char *name, Slot *slot)
   slot->kind = fd >= 0 ? SLOT_FD : SLOT_ERR;
   slot->fd = fd;
   slot->err = err;
-  record_outcome(d, run->command, input, fd);
+  record_outcome(d, run->command, "fs:read", input, fd);
   json_object_put(input);
 }
 
@@ -259,8 +260,12 @@ static GString *thread_buf(GPrivate *key)
   return b;
 }
 
-/* Decides and opens paths (relative ones from cwd) and answers on reply_fd. */
-static void answer_batch(Boxd *d, int command, const char *cwd, json_object *paths, int reply_fd)
+static void run_creates(Run *run);
+
+/* Decides and opens paths (relative ones from cwd) and answers on
+ * reply_fd; with modes, creates them (run_creates). */
+static void answer_batch(Boxd *d, int command, const char *cwd, json_object *paths,
+                         json_object *modes, int reply_fd)
 {
   struct ucred cred = { 0 };
   socklen_t cl = sizeof cred;
@@ -271,8 +276,9 @@ static void answer_batch(Boxd *d, int command, const char *cwd, json_object *pat
   box_decision_log_now(nanos);
   size_t n =
     paths && json_object_is_type(paths, json_type_array) ? json_object_array_length(paths) : 0;
-  if (n > BOX_FASTOPEN_MAX) n = BOX_FASTOPEN_MAX;
-  Slot slots[BOX_FASTOPEN_MAX];
+  size_t most = modes ? BOX_FASTCREATE_MAX : BOX_FASTOPEN_MAX;
+  if (n > most) n = most;
+  Slot slots[BOX_FASTCREATE_MAX];
   memset(slots, 0, sizeof slots);
   Run run = { .d = d,
               .command = command,
@@ -281,6 +287,7 @@ static void answer_batch(Boxd *d, int command, const char *cwd, json_object *pat
               .have_cred = have_cred,
               .cwd = cwd,
               .paths = paths,
+              .modes = modes,
               .n = n,
               .slots = slots,
               .log = log_buf,
@@ -289,11 +296,14 @@ static void answer_batch(Boxd *d, int command, const char *cwd, json_object *pat
    * write(2), after all its decisions and before the reply: nothing is
    * answered that is not on disk. */
   box_policy_history_batch_begin(d->policy);
-  run_paths(&run);
+  if (modes)
+    run_creates(&run);
+  else
+    run_paths(&run);
   bool recorded = box_policy_history_batch_end(d->policy);
   box_decision_log_write(d->log, log_buf);
   json_object *answers = json_object_new_array();
-  int fds[BOX_FASTOPEN_MAX];
+  int fds[BOX_FASTCREATE_MAX];
   int nfds = 0;
   for (size_t i = 0; i < n; i++) {
     Slot *s = &slots[i];
@@ -321,13 +331,119 @@ static void answer_batch(Boxd *d, int command, const char *cwd, json_object *pat
   for (int i = 0; i < nfds; i++) close(fds[i]);
 }
 
+/* ---- creating files ------------------------------------------------------
+ * An extraction's new files, decided as the mount decides a CREATE of a
+ * name its lookup found missing (fs:write/write_content, the floor asked
+ * of no object, the outcome descriptor_issued) and made with O_EXCL in
+ * the directory reached without a symlink.  The first name this cannot
+ * judge exactly as the mount would ends the batch (it and the rest are
+ * "fallback"), so that the log holds the decisions in the order the
+ * archive asks them: one that exists, has a missing or refused directory,
+ * is guarded, or that policy would not permit (the mount's lookup and
+ * CREATE decide and word a refusal; nothing is logged here). */
+
+/* The mount's check of the directory for a create (vfs_check_perm,
+ * W_OK | X_OK), where it needs no supplementary group: otherwise the
+ * mount's. */
+static bool may_create_in(const struct stat *st, uid_t uid, gid_t gid)
+{
+  if (uid == 0) return true;
+  if (uid == st->st_uid) return ((st->st_mode >> 6) & 3) == 3;
+  return gid == st->st_gid && ((st->st_mode >> 3) & 3) == 3;
+}
+
+static bool create_one(Run *run, DirCache *dc, const char *name, mode_t mode, Slot *slot)
+{
+  Boxd *d = run->d;
+  g_autofree char *path = absolute(run->cwd, name);
+  if (!path || !root_of(d, path)) return false;
+  char *slash = strrchr(path, '/');
+  *slash = '\0';
+  int dfd = dir_fd(dc, path[0] ? path : "/");
+  if (dfd >= 0 && dc->refused < 0)
+    dc->refused = box_vfs_lookup_refuses(d->vfs, run->command, dc->path);
+  *slash = '/';
+  const char *base = slash + 1;
+  struct stat dst, st;
+  if (dfd < 0 || dc->refused > 0 || fstat(dfd, &dst) != 0 ||
+      !may_create_in(&dst, run->uid, run->gid) ||
+      fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT ||
+      box_vfs_floor_refuses_create(d->vfs, path))
+    return false;
+  g_autofree char *spelled = spell(d, path);
+  json_object *input = json_object_new_object();
+  json_object_object_add(input, "path", json_object_new_string(spelled));
+  json_object_object_add(input, "operation", json_object_new_string("write_content"));
+  /* asked quietly first (no log, no history; NULL where policy reads
+   * history): a refusal is the mount's to decide and record */
+  BoxDecision *dec = boxd_vfs_decide_quiet(d, run->command, "fs:write", input);
+  bool permitted = dec && dec->verdict == BOX_VERDICT_PERMIT;
+  if (dec) box_decision_free(dec);
+  dec = permitted ? boxd_vfs_decide(d, run->command, "fs:write", input) : NULL;
+  if (!dec || dec->verdict != BOX_VERDICT_PERMIT) {
+    if (dec) box_decision_free(dec);
+    json_object_put(input);
+    return false;
+  }
+  box_decision_log_render_into(d->log, run->log, "fs:write", input, NULL, dec, run->nanos);
+  box_decision_free(dec);
+  struct open_how how = { .flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                          .mode = mode & 07777,
+                          .resolve =
+                            RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+  int fd = (int)syscall(SYS_openat2, dfd, base, &how, sizeof how);
+  slot->permitted = true;
+  slot->kind = fd >= 0 ? SLOT_FD : SLOT_ERR;
+  slot->fd = fd;
+  slot->err = fd >= 0 ? 0 : errno;
+  if (fd >= 0) {
+    /* made as the mount makes it: owned by the caller (vfs_chown_new),
+     * its mode as asked (the caller's umask is applied; boxd's is not) */
+    struct stat fst;
+    if (geteuid() == 0 && (run->uid != 0 || run->gid != 0))
+      (void)!fchown(fd, run->uid, (dst.st_mode & S_ISGID) ? (gid_t)-1 : run->gid);
+    if (fstat(fd, &fst) == 0 && (fst.st_mode & 07777) != (mode & 07777))
+      (void)!fchmod(fd, mode & 07777);
+    box_vfs_notify_new_name(d->vfs, dst.st_dev, dst.st_ino, base);
+  }
+  record_outcome(d, run->command, "fs:write", input, fd);
+  json_object_put(input);
+  return true;
+}
+
+static void run_creates(Run *run)
+{
+  DirCache dc = { NULL, -1, -1 };
+  bool going = run->have_cred;
+  for (size_t i = 0; i < run->n; i++) {
+    const char *p = json_object_get_string(json_object_array_get_idx(run->paths, i));
+    json_object *m = json_object_array_get_idx(run->modes, i);
+    run->slots[i] = (Slot){ .kind = SLOT_FALLBACK, .fd = -1 };
+    going = going && p && *p && m &&
+            create_one(run, &dc, p, (mode_t)json_object_get_int(m), &run->slots[i]);
+  }
+  if (dc.fd >= 0) close(dc.fd);
+  g_free(dc.path);
+}
+
+void box_fastcreate_handle(Boxd *d, int command, json_object *msg, int reply_fd)
+{
+  json_object *cwd_o = NULL, *paths = NULL, *modes = NULL;
+  json_object_object_get_ex(msg, "cwd", &cwd_o);
+  json_object_object_get_ex(msg, "paths", &paths);
+  json_object_object_get_ex(msg, "modes", &modes);
+  if (!modes || !json_object_is_type(modes, json_type_array)) paths = NULL;
+  answer_batch(d, command, cwd_o ? json_object_get_string(cwd_o) : NULL, paths, modes, reply_fd);
+  close(reply_fd);
+}
+
 void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, int reply_fd)
 {
   (void)worker;
   json_object *cwd_o = NULL, *paths = NULL;
   json_object_object_get_ex(msg, "cwd", &cwd_o);
   json_object_object_get_ex(msg, "paths", &paths);
-  answer_batch(d, command, cwd_o ? json_object_get_string(cwd_o) : NULL, paths, reply_fd);
+  answer_batch(d, command, cwd_o ? json_object_get_string(cwd_o) : NULL, paths, NULL, reply_fd);
   close(reply_fd);
 }
 
@@ -487,7 +603,7 @@ void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd)
     if (lead.paths) {
       /* the first files as the worker would ask for them next, decided
        * after the listing: one request less per directory */
-      if (ok) answer_batch(d, command, NULL, lead.paths, reply_fd);
+      if (ok) answer_batch(d, command, NULL, lead.paths, NULL, reply_fd);
       json_object_put(lead.paths);
     }
   }

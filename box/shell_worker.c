@@ -411,6 +411,30 @@ static void host_open_read(void *data, const char *cwd, const char *const *paths
   host_open_read_recv(data, host_open_read_send(data, cwd, paths, n), n, fds, errs, messages);
 }
 
+/* An extraction's new files through boxd (box/fastopen.c): one request
+ * for a batch instead of the mount's LOOKUP and CREATE for each. */
+static void host_create_write(void *data, const char *cwd, const char *const *paths,
+                              const mode_t *modes, int n, int *fds, int *errs)
+{
+  (void)data;
+  json_object *req = json_object_new_object();
+  json_object_object_add(req, "op", json_object_new_string("create"));
+  json_object_object_add(req, "cwd", json_object_new_string(cwd ? cwd : ""));
+  json_object_object_add(req, "paths", string_array((char *const *)paths, n));
+  json_object *m = json_object_new_array_ext(n);
+  for (int i = 0; i < n; i++) json_object_array_add(m, json_object_new_int((int)modes[i]));
+  json_object_object_add(req, "modes", m);
+  int ticket = send_with_ticket(req);
+  char *messages[BOX_CTL_MAX_FDS];
+  if (ticket < 0) {
+    for (int i = 0; i < n; i++) fds[i] = -1, errs[i] = 0;
+    return;
+  }
+  take_answers(ticket, n, fds, errs, messages);
+  close(ticket);
+  for (int i = 0; i < n; i++) free(messages[i]); /* a refusal is the mount's to word */
+}
+
 /* A directory's listing through boxd (box/fastopen.c): one
  * request instead of the mount's OPENDIR, READDIRs and RELEASEDIR. */
 static int host_list_dir_send(void *data, const char *cwd, const char *path, int open_first)
@@ -805,6 +829,7 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
                         .decide_dry = host_decide_dry,
                         .exec_status = host_exec_status,
                         .open_read = host_open_read,
+                        .create_write = host_create_write,
                         .list_dir = host_list_dir,
                         .list_dir_send = host_list_dir_send,
                         .list_dir_recv = host_list_dir_recv,

@@ -688,6 +688,12 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
       json_object_put(msg);
       continue;
     }
+    if (strcmp(op, "create") == 0 && nfds >= 1) { /* an extraction's files */
+      box_fastcreate_handle(c->d, w->command, msg, fds[0]);
+      for (int i = 1; i < nfds; i++) close(fds[i]);
+      json_object_put(msg);
+      continue;
+    }
     if (strcmp(op, "list") == 0 && nfds >= 1) { /* a listing's fast path */
       box_fastlist_handle(c->d, w->command, msg, fds[0]);
       for (int i = 1; i < nfds; i++) close(fds[i]);

@@ -479,6 +479,11 @@ bool box_list_fast(const char *path, const char *prefix, int open_first, char **
  * sent.  box_list_ahead_drop takes in and drops one left unasked. */
 bool box_list_ahead(const char *path, const char *prefix, int open_first);
 void box_list_ahead_drop(void);
+/* The host's fast path for new files (BoxShellHost.create_write): false
+ * when there is none (n = 0 only asks).  Relative paths are the kernel's
+ * cwd's. */
+#define BOX_CREATE_FAST_MAX 64
+bool box_create_fast(const char *const *paths, const mode_t *modes, int n, int *fds, int *errs);
 /* Parses an exit-status-like integer; false when not a number. */
 bool box_parse_int(const char *s, long *out);
 

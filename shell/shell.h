@@ -111,6 +111,16 @@ typedef struct {
   int (*list_dir_send)(void *data, const char *cwd, const char *path, int open_first);
   int (*list_dir_recv)(void *data, int ticket, char **records, size_t *len, int *err,
                        char **message, int open_first, int *fds, int *errs, char **messages);
+  /* The fast path for an extraction's new files: asks the host to decide
+   * and create n (<= 64) regular files, each of modes[i] (the umask
+   * applied), with O_EXCL, and open them for writing.  For each i, in
+   * order: fds[i] >= 0; or fds[i] = -1 and errs[i] the errno the create
+   * failed with after it was permitted; or errs[i] = 0: not handled here,
+   * and neither is any path after it (make it the ordinary way, through
+   * the mount, then ask again for the rest).  cwd: the Shell's.  May be
+   * NULL. */
+  void (*create_write)(void *data, const char *cwd, const char *const *paths, const mode_t *modes,
+                       int n, int *fds, int *errs);
   /* What a program word the Shell did not find in its own view would run
    * as (`command -v`, `type`, `which`, `hash`): the file a `[tool.*]`
    * table or an exec entry runs for it (malloc'd), or NULL when nothing

@@ -171,6 +171,11 @@ bool box_vfs_floor_refuses(BoxVfs *v, const char *path, dev_t dev, ino_t ino)
   return vfs_floor_reason_obj(v, path, false, &(VfsObjId){ dev, ino }) != NULL;
 }
 
+bool box_vfs_floor_refuses_create(BoxVfs *v, const char *path)
+{
+  return vfs_floor_reason_obj(v, path, true, &(VfsObjId){ 0, 0 }) != NULL;
+}
+
 const char *vfs_floor_reason(BoxVfs *v, const char *path, const VfsObjId *obj)
 {
   return vfs_floor_reason_obj(v, path, true, obj);

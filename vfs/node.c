@@ -263,6 +263,16 @@ Node *vfs_pass_find(BoxVfs *v, dev_t dev, ino_t ino)
   return g_hash_table_lookup(v->pass_nodes, &k);
 }
 
+void box_vfs_notify_new_name(BoxVfs *v, dev_t dev, ino_t ino, const char *name)
+{
+  g_mutex_lock(&v->lock);
+  Node *dir = vfs_pass_find(v, dev, ino);
+  fuse_ino_t parent = dir ? dir->ino : 0;
+  g_mutex_unlock(&v->lock);
+  /* a directory the kernel was never told of holds no entry to forget */
+  if (parent && v->se) fuse_lowlevel_notify_inval_entry(v->se, parent, name, strlen(name));
+}
+
 Node *vfs_pass_insert(BoxVfs *v, Node *parent, const char *name, int fd, const struct stat *st)
 {
   Node *n = vfs_pass_find(v, st->st_dev, st->st_ino);

@@ -162,6 +162,13 @@ bool box_vfs_floor_refuses(BoxVfs *vfs, const char *path, dev_t dev, ino_t ino);
  * lookup that refuses it does.  For the Shell's fast path, which must send
  * a file below such a directory to the mount rather than decide it. */
 bool box_vfs_lookup_refuses(BoxVfs *vfs, int command, const char *path);
+/* Whether the reach floor refuses to create the host path (a name that
+ * does not exist yet): the question the mount's CREATE asks. */
+bool box_vfs_floor_refuses_create(BoxVfs *vfs, const char *path);
+/* boxd made name in the host directory (dev, ino) outside the mount: the
+ * kernel forgets any entry it holds for it, so that no cached lookup hides
+ * the new file. */
+void box_vfs_notify_new_name(BoxVfs *vfs, dev_t dev, ino_t ino, const char *name);
 
 /* Forgets every cached verdict (the policy changed). */
 void box_vfs_invalidate_decisions(BoxVfs *vfs);

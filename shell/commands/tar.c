@@ -43,12 +43,31 @@ typedef struct {
   GPtrArray *delayed;   /* symlinks made last: path, target, path, … */
   GHashTable *links;    /* -c: "dev:ino" of multiply linked files → name */
   struct archive *out;
+  bool fast;       /* -x: small files are made in batches through the host */
+  bool slow;       /* --box-slow-path: never (to compare the two) */
+  GArray *pending; /* -x: Pending, the batch not made yet */
+  size_t pending_bytes;
 } Tar;
+
+/* A small file read ahead of its creation, for a batch. */
+typedef struct {
+  char *path, *name;
+  mode_t mode;
+  bool has_mtime;
+  struct timespec mtime;
+  char *data;
+  size_t len;
+  char *error; /* the archive's, when reading the data failed */
+} Pending;
+
+#define FAST_FILE_MAX (64 * 1024)
+#define FAST_BYTES_MAX (1024 * 1024)
 
 static const char longopts[] = "create=c extract=x get=x list=t file=f: gzip=z gunzip=z "
                                "ungzip=z bzip2=j xz=J directory=C: verbose=v to-stdout=O "
                                "keep-old-files=k touch=m preserve-permissions=p same-permissions=p "
-                               "strip-components=\1: exclude=\2: no-same-owner=\3 overwrite=\4";
+                               "strip-components=\1: exclude=\2: no-same-owner=\3 overwrite=\4 "
+                               "box-slow-path=\5";
 
 static void fail(Tar *t, const char *name, const char *what, int err)
 {
@@ -241,34 +260,157 @@ static bool make_room(Tar *t, const char *path, const char *name)
   return true;
 }
 
+/* The member's descriptor after the first open(2) gave fd (errno set when
+ * it failed): an existing file is replaced; -1 when it cannot be (said). */
+static int member_fd(Tar *t, const char *path, const char *name, mode_t mode, int fd)
+{
+  if (fd < 0 && errno == EEXIST && make_room(t, path, name))
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  else if (fd < 0 && errno == EEXIST)
+    return -1;
+  if (fd < 0) fail(t, name, "Cannot open", errno);
+  return fd;
+}
+
+/* A new member's descriptor, through the mount (the parents it needs made). */
+static int open_member(Tar *t, const char *path, const char *name, mode_t mode)
+{
+  return member_fd(t, path, name, mode,
+                   WITH_PARENTS(path, open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)));
+}
+
+/* After the data: the mode and the modification time set on the
+ * descriptor that wrote it, then closed.  werr: a failed write's errno. */
+static void finish_member(Tar *t, int fd, const char *name, mode_t mode, bool has_mtime,
+                          struct timespec mtime, int werr)
+{
+  if (werr > 0) fail(t, name, "Cannot write", werr);
+  /* root restores the member's mode whole, as GNU tar's --same-permissions */
+  if (t->root && (mode & t->umask)) fchmod(fd, mode);
+  if (!t->touch && has_mtime) {
+    /* as GNU tar: the access time is left as the extraction made it */
+    struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, mtime };
+    futimens(fd, ts);
+  }
+  close(fd);
+}
+
 static void extract_file(Tar *t, struct archive *a, struct archive_entry *e, const char *path,
                          const char *name)
 {
   mode_t mode = archive_entry_perm(e) & 07777;
-  int fd = WITH_PARENTS(path, open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
-  if (fd < 0 && errno == EEXIST && make_room(t, path, name))
-    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-  else if (fd < 0 && errno == EEXIST)
-    return;
-  if (fd < 0) {
-    fail(t, name, "Cannot open", errno);
-    return;
-  }
+  int fd = open_member(t, path, name, mode);
+  if (fd < 0) return;
   int r = bx_archive_copy_data(a, t->c, fd);
-  if (r > 0) fail(t, name, "Cannot write", r);
-  /* root restores the member's mode whole, as GNU tar's --same-permissions */
-  if (t->root && (mode & t->umask)) fchmod(fd, mode);
-  if (!t->touch && archive_entry_mtime_is_set(e)) {
-    /* as GNU tar: the access time is left as the extraction made it */
-    struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT },
-                              { archive_entry_mtime(e), archive_entry_mtime_nsec(e) } };
-    futimens(fd, ts);
-  }
-  close(fd);
+  struct timespec mtime = { archive_entry_mtime(e), archive_entry_mtime_nsec(e) };
+  finish_member(t, fd, name, mode, archive_entry_mtime_is_set(e), mtime, r);
   if (r < 0) {
     bx_err(t->c, "tar", "%s", archive_error_string(a));
     t->status = 2;
   }
+}
+
+/* ---- the fast path: small files made in batches -------------------------------
+ * Each new file is decided and made by the host in one request for many,
+ * instead of a lookup and a create on the mount each; the data, mode and
+ * time are then written through its descriptor, as the mount's CREATE
+ * would have handed it.  A file the host does not take is made here the
+ * ordinary way, in its turn, so the decisions keep the archive's order. */
+
+/* Whether e, an archive's next member, may wait in the batch: a small
+ * regular file whose name needs nothing said about it. */
+static bool fast_member(Tar *t, struct archive_entry *e, const char *orig)
+{
+  mode_t mode = archive_entry_perm(e) & 07777;
+  return t->fast && archive_entry_filetype(e) == AE_IFREG && !archive_entry_hardlink(e) &&
+         archive_entry_size(e) <= FAST_FILE_MAX && !(t->root && (mode & t->umask)) &&
+         unsafe_prefix(orig) == 0 && !has_dot_dot(orig);
+}
+
+static void write_pending(Tar *t, Pending *p, int fd)
+{
+  if (fd < 0) return;
+  int werr = box_write_all(fd, p->data, p->len) ? 0 : errno;
+  finish_member(t, fd, p->name, p->mode, p->has_mtime, p->mtime, werr);
+  if (p->error) {
+    bx_err(t->c, "tar", "%s", p->error);
+    t->status = 2;
+  }
+}
+
+static void pending_clear(Tar *t)
+{
+  for (guint i = 0; i < t->pending->len; i++) {
+    Pending *p = &g_array_index(t->pending, Pending, i);
+    g_free(p->path);
+    g_free(p->name);
+    g_free(p->data);
+    g_free(p->error);
+  }
+  g_array_set_size(t->pending, 0);
+  t->pending_bytes = 0;
+}
+
+/* Makes the batch: what the host answers, then the first it did not take
+ * the ordinary way, then the rest asked for again. */
+static void flush_pending(Tar *t)
+{
+  guint n = t->pending ? t->pending->len : 0;
+  for (guint i = 0; i < n;) {
+    const char *paths[BOX_CREATE_FAST_MAX];
+    mode_t modes[BOX_CREATE_FAST_MAX];
+    int fds[BOX_CREATE_FAST_MAX], errs[BOX_CREATE_FAST_MAX];
+    int k = (int)MIN(n - i, BOX_CREATE_FAST_MAX);
+    for (int j = 0; j < k; j++) {
+      Pending *p = &g_array_index(t->pending, Pending, i + (guint)j);
+      paths[j] = p->path;
+      modes[j] = p->mode & ~t->umask; /* as the kernel applies it to open(2) */
+    }
+    if (t->fatal || !box_create_fast(paths, modes, k, fds, errs))
+      for (int j = 0; j < k; j++) fds[j] = -1, errs[j] = 0;
+    for (int j = 0; j < k; j++, i++) {
+      Pending *p = &g_array_index(t->pending, Pending, i);
+      int fd = fds[j];
+      if (fd < 0 && !errs[j]) {
+        /* not taken, nor anything after it: made here, the rest asked again */
+        if (!t->fatal) fd = open_member(t, p->path, p->name, p->mode);
+        write_pending(t, p, fd);
+        i++;
+        break;
+      }
+      if (fd < 0) {
+        errno = errs[j];
+        fd = member_fd(t, p->path, p->name, p->mode, -1);
+      }
+      write_pending(t, p, fd);
+    }
+  }
+  if (t->pending) pending_clear(t);
+}
+
+/* Reads e's data into the batch; the batch is made when full. */
+static void add_pending(Tar *t, struct archive *a, struct archive_entry *e, const char *name)
+{
+  Pending p = { .path = target_path(t, name),
+                .name = g_strdup(archive_entry_pathname(e)),
+                .mode = archive_entry_perm(e) & 07777,
+                .has_mtime = archive_entry_mtime_is_set(e),
+                .mtime = { archive_entry_mtime(e), archive_entry_mtime_nsec(e) } };
+  /* the blocks one after another, as bx_archive_copy_data writes them */
+  GString *data = g_string_sized_new((size_t)archive_entry_size(e));
+  const void *buf;
+  size_t n;
+  la_int64_t off;
+  int r;
+  while ((r = archive_read_data_block(a, &buf, &n, &off)) == ARCHIVE_OK)
+    g_string_append_len(data, buf, (gssize)n);
+  if (r != ARCHIVE_EOF) p.error = g_strdup(archive_error_string(a));
+  p.len = data->len;
+  p.data = g_string_free(data, FALSE);
+  g_array_append_val(t->pending, p);
+  t->pending_bytes += p.len;
+  if (t->pending->len >= BOX_CREATE_FAST_MAX || t->pending_bytes >= FAST_BYTES_MAX)
+    flush_pending(t);
 }
 
 static void extract_link(Tar *t, struct archive_entry *e, const char *path, const char *name)
@@ -380,6 +522,8 @@ static int read_archive(Tar *t, char **ops, int nops)
   t->umask = umask(0);
   umask(t->umask);
   t->root = geteuid() == 0;
+  t->fast = t->op == 'x' && !t->to_stdout && !t->verbose && !t->slow &&
+            box_create_fast(NULL, NULL, 0, NULL, NULL);
   struct archive *a = archive_read_new();
   archive_read_support_filter_all(a);
   archive_read_support_format_tar(a);
@@ -393,6 +537,9 @@ static int read_archive(Tar *t, char **ops, int nops)
     if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) break;
     n++;
     const char *orig = archive_entry_pathname(e);
+    /* anything else first makes the batch, so that it keeps its turn */
+    bool fast = fast_member(t, e, orig);
+    if (!fast) flush_pending(t);
     /* GNU says what it removes from the members it handles only */
     size_t cut = unsafe_prefix(orig);
     if (nops) {
@@ -414,9 +561,13 @@ static int read_archive(Tar *t, char **ops, int nops)
       continue;
     }
     if (t->verbose) list_entry(t, e, t->verbose);
-    extract_entry(t, a, e, name);
+    if (fast)
+      add_pending(t, a, e, name);
+    else
+      extract_entry(t, a, e, name);
     if (t->fatal) break;
   }
+  flush_pending(t);
   if (rc == ARCHIVE_FATAL) {
     const char *why = archive_error_string(a);
     if (n == 0 || (why && strstr(why, "Unrecognized archive format")))
@@ -614,6 +765,7 @@ static int run_tar(Tar *t, BoxCmd *c)
     case 'p':
     case 3:
     case 4: break;
+    case 5: t->slow = true; break;
     case 1: {
       char *end;
       t->strip = strtol(optarg, &end, 10);
@@ -647,6 +799,7 @@ int box_cmd_tar(BoxCmd *c)
   t.reported = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   t.delayed = g_ptr_array_new_with_free_func(g_free);
   t.links = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  t.pending = g_array_new(FALSE, FALSE, sizeof(Pending));
   BoxCmd oc = *c;
   char **argv = NULL;
   if (c->argc > 1 && c->argv[1][0] != '-') {
@@ -659,5 +812,7 @@ int box_cmd_tar(BoxCmd *c)
   g_hash_table_destroy(t.reported);
   g_ptr_array_free(t.delayed, TRUE);
   g_hash_table_destroy(t.links);
+  pending_clear(&t);
+  g_array_free(t.pending, TRUE);
   return st;
 }
