@@ -46,8 +46,6 @@ int box_expansion_failed(Shell *sh, int st)
 
 /* ---- errexit / ERR -------------------------------------------------------------- */
 
-static bool debug_run(Shell *sh, long line, const char *text);
-
 /* armed: the ERR trap was set when the command began — bash's rule, so a
  * function that sets the trap and returns 1 does not fire it at its call */
 static void after_status(Shell *sh, const Node *n, int status, bool armed)
@@ -57,7 +55,7 @@ static void after_status(Shell *sh, const Node *n, int status, bool armed)
   if (armed && sh->traps[TRAP_ERR] && !sh->in_trap) {
     sh->status = status;
     /* bash runs DEBUG first, as for a command of its own */
-    if (sh->traps[TRAP_DEBUG] && !debug_run(sh, sh->lineno, NULL)) return;
+    if (sh->traps[TRAP_DEBUG] && !box_debug_run(sh, sh->lineno, NULL)) return;
     box_run_trap_text(sh, sh->traps[TRAP_ERR]);
   }
   if (sh->opts & O_ERREXIT) {
@@ -193,85 +191,6 @@ static int run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av)
   return status;
 }
 
-/* A function runs without the caller's ERR trap unless errtrace (set -E),
- * and without its RETURN trap unless functrace (set -T); a trap it sets
- * stays after it, one it leaves unset gives the caller's back — bash's
- * rules, which `trap - ERR` inside a function also follows. */
-static char *trap_hide(Shell *sh, int trap, unsigned keep_opt)
-{
-  if (sh->opts & keep_opt) return NULL;
-  char *t = sh->traps[trap];
-  sh->traps[trap] = NULL;
-  return t;
-}
-
-static void trap_unhide(Shell *sh, int trap, char *saved)
-{
-  if (!saved) return;
-  if (sh->traps[trap])
-    g_free(saved);
-  else
-    sh->traps[trap] = saved;
-}
-
-/* $BASH_COMMAND is the command being run, the one a trap interrupted
- * while the trap runs; printed only when something reads it, as most
- * scripts never do. */
-static void note_command(Shell *sh, const Node *n)
-{
-  if (sh->in_trap || sh->in_exit_trap) return;
-  sh->cmd_node = n;
-  if (G_UNLIKELY(sh->cmd_text != NULL)) {
-    g_free(sh->cmd_text);
-    sh->cmd_text = NULL;
-  }
-}
-
-/* (( )) as written, where the printer would space it */
-static char *command_text(const Node *n)
-{
-  return n->kind == N_ARITH ? g_strdup_printf("((%s))", n->u.arith.expr)
-                            : box_command_text((Node *)n);
-}
-
-const char *box_bash_command(Shell *sh)
-{
-  if (!sh->cmd_text && sh->cmd_node) sh->cmd_text = command_text(sh->cmd_node);
-  return sh->cmd_text;
-}
-
-/* The DEBUG trap runs before a command with its text as $BASH_COMMAND and
- * the status before it as $?; NULL text leaves $BASH_COMMAND (a function's
- * entry under functrace repeats its call's). */
-static bool debug_run(Shell *sh, long line, const char *text)
-{
-  if (!sh->traps[TRAP_DEBUG] || sh->in_trap) return true;
-  sh->lineno = line;
-  if (text && !sh->in_exit_trap) {
-    g_free(sh->cmd_text);
-    sh->cmd_text = g_strdup(text);
-  }
-  box_run_trap_text(sh, sh->traps[TRAP_DEBUG]);
-  return sh->jump != J_EXIT;
-}
-
-/* Also where bash notes a simple command as $BASH_COMMAND: the parent does
- * for a pipeline's simple elements and & jobs, before it forks them. */
-bool box_debug_trap(Shell *sh, const Node *n)
-{
-  if (n->kind == N_SIMPLE) note_command(sh, n);
-  if (!sh->traps[TRAP_DEBUG] || sh->in_trap) return true;
-  if (n == sh->debug_done) {
-    sh->debug_done = NULL;
-    return true;
-  }
-  if (n->kind != N_SIMPLE && n->kind != N_ARITH && n->kind != N_COND) return true;
-  char *t = command_text(n);
-  bool ok = debug_run(sh, n->line, t);
-  g_free(t);
-  return ok;
-}
-
 int box_call_function(Shell *sh, Node *fn, int argc, char **argv)
 {
   if (sh->func_depth >= sh->max_depth) {
@@ -297,19 +216,19 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv)
   int optind_sub = sh->optind_sub;
   const char *oi = box_var_get(sh, "OPTIND");
   char *optind_before = g_strdup(oi);
-  char *err_trap = trap_hide(sh, TRAP_ERR, O_ERRTRACE);
-  char *ret_trap = trap_hide(sh, TRAP_RETURN, O_FUNCTRACE);
-  char *debug_trap = trap_hide(sh, TRAP_DEBUG, O_FUNCTRACE);
-  int st = debug_run(sh, call_line, NULL) ? box_eval(sh, fn->u.func.body) : sh->exit_status;
+  char *err_trap = box_trap_hide(sh, TRAP_ERR, O_ERRTRACE);
+  char *ret_trap = box_trap_hide(sh, TRAP_RETURN, O_FUNCTRACE);
+  char *debug_trap = box_trap_hide(sh, TRAP_DEBUG, O_FUNCTRACE);
+  int st = box_debug_run(sh, call_line, NULL) ? box_eval(sh, fn->u.func.body) : sh->exit_status;
   sh->lineno = call_line; /* $LINENO after the call is the caller's line */
   if (sh->jump == J_RETURN) {
     sh->jump = J_NONE;
     st = sh->exit_status;
   }
   if (sh->traps[TRAP_RETURN] && !sh->in_trap) box_run_trap_text(sh, sh->traps[TRAP_RETURN]);
-  trap_unhide(sh, TRAP_ERR, err_trap);
-  trap_unhide(sh, TRAP_RETURN, ret_trap);
-  trap_unhide(sh, TRAP_DEBUG, debug_trap);
+  box_trap_unhide(sh, TRAP_ERR, err_trap);
+  box_trap_unhide(sh, TRAP_RETURN, ret_trap);
+  box_trap_unhide(sh, TRAP_DEBUG, debug_trap);
   box_frame_pop(sh);
   oi = box_var_get(sh, "OPTIND");
   if (g_strcmp0(oi, optind_before) == 0) sh->optind_sub = optind_sub;
@@ -839,7 +758,7 @@ static bool arith_for_part(Shell *sh, const Node *n, const char *e, int64_t *v)
 {
   if (sh->traps[TRAP_DEBUG]) {
     g_autofree char *t = g_strdup_printf("((%s))", e + strspn(e, " \t"));
-    if (!debug_run(sh, n->line, t)) return false;
+    if (!box_debug_run(sh, n->line, t)) return false;
   }
   if (!strpbrk(e, "$`\"'")) return box_arith(sh, e, v);
   int st = 1;
@@ -945,7 +864,7 @@ static bool debug_for(Shell *sh, const Node *n)
   if (n->u.forn.in) g_string_append(g, " in");
   for (size_t k = 0; k < n->u.forn.nwords; k++)
     g_string_append_printf(g, " %s", n->u.forn.words[k]->text);
-  bool ok = debug_run(sh, n->line, g->str);
+  bool ok = box_debug_run(sh, n->line, g->str);
   g_string_free(g, TRUE);
   return ok;
 }
@@ -990,7 +909,7 @@ static int eval_inner(Shell *sh, Node *n)
   case N_SUBSHELL: {
     sh->lineno = n->line;
     /* bash's ERR trap names a ( … ) that failed */
-    if (sh->traps[TRAP_ERR]) note_command(sh, n);
+    if (sh->traps[TRAP_ERR]) box_note_command(sh, n);
     pid_t pid = box_fork(sh);
     if (pid < 0) return 1;
     if (pid == 0) {
@@ -1086,7 +1005,7 @@ static int eval_inner(Shell *sh, Node *n)
   case N_CASE: {
     if (sh->traps[TRAP_DEBUG]) {
       g_autofree char *t = g_strdup_printf("case %s in ", n->u.casen.word->text);
-      if (!debug_run(sh, n->line, t)) return sh->exit_status;
+      if (!box_debug_run(sh, n->line, t)) return sh->exit_status;
     }
     int st = 1;
     char *w = box_expand_str(sh, n->u.casen.word->text, false, &st);
@@ -1121,7 +1040,7 @@ static int eval_inner(Shell *sh, Node *n)
     status = 0;
     break;
   case N_ARITH: {
-    note_command(sh, n);
+    box_note_command(sh, n);
     if (!box_debug_trap(sh, n)) return sh->exit_status;
     sh->lineno = n->line;
     int64_t v;
@@ -1152,7 +1071,7 @@ static int eval_inner(Shell *sh, Node *n)
     break;
   }
   case N_COND: {
-    note_command(sh, n);
+    box_note_command(sh, n);
     if (!box_debug_trap(sh, n)) return sh->exit_status;
     sh->lineno = n->line;
     int err = 0;

@@ -565,6 +565,16 @@ void box_saved_restore(Shell *sh, BoxSaved *s);
 /* An expansion that failed ends the shell as bash's does (its status from
  * st), or only drops the command when the failure said so. */
 int box_expansion_failed(Shell *sh, int st);
+/* debug_trap.c: a function call hides the caller's ERR trap unless
+ * errtrace, its RETURN and DEBUG traps unless functrace (returns the trap
+ * to give back, or NULL); box_trap_unhide gives it back unless the body
+ * set one.  box_note_command notes n as $BASH_COMMAND; box_debug_run runs
+ * the DEBUG trap before a command of text (NULL: keep $BASH_COMMAND) at
+ * line, false when it ended the shell. */
+char *box_trap_hide(Shell *sh, int trap, unsigned keep_opt);
+void box_trap_unhide(Shell *sh, int trap, char *saved);
+void box_note_command(Shell *sh, const Node *n);
+bool box_debug_run(Shell *sh, long line, const char *text);
 /* assign.c: one assignment word (NAME=value, NAME+=value, NAME[k]=value,
  * NAME=(…)), local to the current function when local; false when it
  * failed (*status then says how: 1, or a fatal expansion's). */

@@ -641,30 +641,6 @@ static int child_entry(void *data)
 
 /* ---- the parent's half ---- */
 
-static bool write_file(const char *path, const char *text)
-{
-  int fd = open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  bool ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
-  close(fd);
-  return ok;
-}
-
-static bool map_user(pid_t pid, GError **error)
-{
-  g_autofree char *sg = g_strdup_printf("/proc/%d/setgroups", (int)pid);
-  g_autofree char *um = g_strdup_printf("/proc/%d/uid_map", (int)pid);
-  g_autofree char *gm = g_strdup_printf("/proc/%d/gid_map", (int)pid);
-  g_autofree char *uline = g_strdup_printf("0 %u 1\n", (unsigned)geteuid());
-  g_autofree char *gline = g_strdup_printf("0 %u 1\n", (unsigned)getegid());
-  if (!write_file(sg, "deny") || !write_file(um, uline) || !write_file(gm, gline)) {
-    g_set_error(error, BOX_TOOLS_ERROR, 1, "containment setup failed during user namespace: %s",
-                g_strerror(errno));
-    return false;
-  }
-  return true;
-}
-
 /* ---- plans, kept per (table, program) while what they read holds ---- */
 
 /* A prepared view lives no longer than the mount's entry timeout (1 s):
@@ -1169,7 +1145,7 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
     goto out;
   }
   bool ok = true;
-  if (new_user) ok = map_user(pid, error);
+  if (new_user) ok = tools_map_user(pid, error);
   if (attach) reach_paths = tools_view_reach(view, &reach);
   if (ok && attach && !attach(attach_data, pid, (const char *const *)reach_paths, reach)) {
     g_set_error(error, BOX_TOOLS_ERROR, 1, "the mount could not place the sandbox");

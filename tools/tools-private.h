@@ -80,6 +80,10 @@ typedef struct {
 #define VIEW_TMP_DATA "mode=1777"
 #define VIEW_PROC_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
+/* userns.c: maps the user to 0 in pid's new user namespace (setgroups
+ * denied first, as the kernel requires of an unprivileged writer). */
+bool tools_map_user(pid_t pid, GError **error);
+
 void tools_view_init(View *v, const char *root);
 bool tools_view_plan(View *v, const BoxToolLaunch *l, GError **error);
 /* The view's mount points and what each lets the sandbox do below it
