@@ -26,6 +26,7 @@
 #include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -262,6 +263,21 @@ static guint64 push(BoxdCheckpoints *k, Job *job)
   return seq;
 }
 
+/* Nothing for a start to wait for: no commit queued, nothing the watch
+ * saw or has yet to read (the usual case between an agent's commands, which
+ * then costs no hand-off to the commit thread). */
+static bool quiet_since_last(BoxdCheckpoints *k)
+{
+  g_mutex_lock(&k->inotify_read);
+  int pending = 0;
+  bool quiet = ioctl(k->inotify_fd, FIONREAD, &pending) == 0 && pending == 0;
+  g_mutex_lock(&k->lock);
+  quiet = quiet && k->done == k->queued && g_hash_table_size(k->outside) == 0;
+  g_mutex_unlock(&k->lock);
+  g_mutex_unlock(&k->inotify_read);
+  return quiet;
+}
+
 int boxd_checkpoints_begin(Boxd *d)
 {
   BoxdCheckpoints *k = d->checkpoints;
@@ -274,7 +290,7 @@ int boxd_checkpoints_begin(Boxd *d)
    * workspace as its command left it.  The reply of the command before
    * did not wait for them; this start does (an agent's pause between two
    * commands usually hides it). */
-  if (k->thread) {
+  if (k->thread && !quiet_since_last(k)) {
     Job *job = g_new0(Job, 1);
     job->kind = JOB_OUTSIDE;
     job->lock_fd = -1;
@@ -293,7 +309,8 @@ static void enqueue(BoxdCheckpoints *k, int command, const char *text, int lock_
   GHashTable *set = NULL;
   g_hash_table_steal_extended(k->sets, GINT_TO_POINTER(command), NULL, (gpointer *)&set);
   g_mutex_unlock(&k->lock);
-  if (!set && late) {
+  if (!set) {
+    /* it changed nothing: no checkpoint, and a restore may go ahead now */
     if (lock_fd >= 0) close(lock_fd);
     return;
   }
