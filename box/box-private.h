@@ -178,6 +178,8 @@ bool boxd_worker_wait_ready(BoxdWorker *w);
 void boxd_worker_discard(Boxd *d, BoxdWorker *w);
 /* Frees a worker whose process is gone. */
 void boxd_worker_free(BoxdWorker *w);
+/* BOX_DEBUG_TIMING set: each command's and worker's times on stderr. */
+bool boxd_debug_timing(void);
 /* Asks for the workers the pool lacks (off the pool thread). */
 void boxd_pool_refill(Boxd *d);
 

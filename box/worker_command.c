@@ -861,7 +861,7 @@ void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd, Box
      * order; made after it */
     boxd_checkpoints_end(d, command, source, ckpt_lock);
     answer(data, status);
-    if (getenv("BOX_DEBUG_TIMING"))
+    if (boxd_debug_timing())
       g_printerr("command %d: waited %.3f ms for a worker, %.3f ms for it to be ready, "
                  "served in %.3f ms\n",
                  command, (t1 - t0) / 1000.0, (t2 - t1) / 1000.0,

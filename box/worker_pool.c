@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -31,6 +32,18 @@ static GThread *pool_thread;
 static GMutex pool_lock;
 static GCond pool_cond;
 static bool pool_stop;
+
+bool boxd_debug_timing(void)
+{
+  /* read once: the environment is walked for each getenv, twice a command */
+  static gsize once;
+  static bool on;
+  if (g_once_init_enter(&once)) {
+    on = getenv("BOX_DEBUG_TIMING") != NULL;
+    g_once_init_leave(&once, 1);
+  }
+  return on;
+}
 
 void boxd_track_pid(Boxd *d, pid_t pid)
 {
@@ -154,7 +167,7 @@ static void worker_forked(Boxd *d, BoxdWorker *w, pid_t pid)
       json_object_put(go);
     }
   }
-  if (getenv("BOX_DEBUG_TIMING"))
+  if (boxd_debug_timing())
     g_printerr("worker %d placed in %.3f ms\n", w->command,
                (g_get_monotonic_time() - w->asked) / 1000.0);
   if (ok) {
