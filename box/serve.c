@@ -154,6 +154,7 @@ static void teardown(Boxd *d, int status, const char *live_dir)
   boxd_gateway_stop(d);
   boxd_egress_clear(d);
   box_reaper_collect();
+  boxd_refusals_stop(g_steal_pointer(&d->refusals));
   /* Prepared tool views hold binds of the mount: drop them before it goes. */
   box_tools_release_views();
   box_vfs_stop(d->vfs);
@@ -184,6 +185,7 @@ int boxd_serve(Boxd *d, char **agent_argv)
     box_tools_set_gateway(d->gateway_url, d->gateway_ca_path, boxd_gateway_net_setup, d);
     /* Contained tools share the workers' route-less namespace and its relay. */
     box_tools_set_netns(d->worker_netns_fd);
+    boxd_refusals_start(d);
     pid_t agent = box_agent_start(d, agent_argv, &error);
     if (agent < 0)
       box_fail("%s", error->message);

@@ -5,6 +5,8 @@
 
 #include "telemetry/telemetry.h"
 
+#include <json-c/json.h>
+
 /* ---- otlp.c: one receiver, one thread, one bounded queue ---- */
 typedef struct BoxOtlp BoxOtlp;
 /* url: the receiver's base URL (/v1/logs and /v1/traces are appended);
@@ -32,7 +34,19 @@ void box_otlp_stop(BoxOtlp *o);
  * or NULL when it does not parse. */
 GByteArray *box_otlp_protobuf(const char *json, size_t len);
 
-/* ---- control.c ---- */
+/* ---- control.c: what every record built with json-c shares ---- */
+/* Now, in nanoseconds since the epoch, as OTLP/JSON spells a time. */
+void box_telemetry_now(char nanos[32]);
+/* s as a JSON string, cut to 4 KiB on a character boundary, saying so. */
+json_object *box_telemetry_bounded_string(const char *s);
+/* Appends {"key": key, "value": {type: value}} to list (value is taken). */
+void box_telemetry_attr_value(json_object *list, const char *key, const char *type,
+                              json_object *value);
+/* One export line, ending '\n': {root: [{"resource": <resource_json>,
+ * scopes: [{"scope": {"name": scope_name}, items: [item]}]}]}; item is taken. */
+char *box_telemetry_export_line(const char *resource_json, const char *scope_name, const char *root,
+                                const char *scopes, const char *items, json_object *item);
+
 /* The resource every box record carries (§8.1), as OTLP/JSON. */
 char *box_telemetry_resource_json(const char *box_id, const char *run_id);
 /* A control record's two lines (log record, then span), each ending '\n'.
@@ -40,5 +54,20 @@ char *box_telemetry_resource_json(const char *box_id, const char *run_id);
 char *box_telemetry_control_lines(const char *resource_json, const char *operation,
                                   const char *subject, const char *reason, const char *detail,
                                   const char *trace, const char *span, const char *parent);
+
+typedef struct BoxKernelRecords BoxKernelRecords;
+
+/* ---- telemetry.c ---- */
+/* Hands lines to every target whose include has signal (a BoxTelemetrySignal bit). */
+void box_telemetry_deliver(BoxTelemetry *t, unsigned signal, const char *lines);
+const char *box_telemetry_resource(const BoxTelemetry *t);
+/* The kernel records' state, or NULL when no target takes `kernel`. */
+BoxKernelRecords *box_telemetry_kernel_records(BoxTelemetry *t);
+
+/* ---- kernel.c: kernel refusal records, rate limited (§8.4) ---- */
+BoxKernelRecords *box_kernel_records_new(void);
+/* Emits what is left counted (every key's repeats, every bucket's count)
+ * and frees k. */
+void box_kernel_records_flush_free(BoxKernelRecords *k, BoxTelemetry *t);
 
 #endif

@@ -185,6 +185,14 @@ void box_tools_set_phantoms(const char *const *env);
 void box_tools_set_gateway(const char *proxy_url, const char *ca_cert,
                            bool (*net_setup)(void *data, pid_t pid), void *net_setup_data);
 
+/* Kernel refusals (spec/runtime.md §5.8, §8.4): once set, each launch
+ * installs the observed filter, whose refusals wait on a listener, and
+ * hands take that listener (install_errno 0) right after the launch, or
+ * listener -1 and the errno that refused one (the plain filter runs then).
+ * take runs on the launching thread and owns the descriptor. */
+typedef void (*BoxToolRefusalsFn)(void *data, int listener, int install_errno);
+void box_tools_set_refusals(BoxToolRefusalsFn take, void *data);
+
 /* The route-less network namespace contained tools share (its only
  * listener is the gateway's relay), or -1: each contained tool then gets a
  * namespace of its own and net_setup hands the relay in.  The descriptor
