@@ -36,6 +36,7 @@ struct Boxd {
   BoxDecisionLog *log;
   BoxTelemetry *telemetry; /* the log's targets, control records, counters */
   BoxRefusals *refusals;   /* seccomp's refusals observed (refusals.c), or NULL */
+  BoxOtelReceiver *otel;   /* the agent's own telemetry (§8.5), or NULL */
   BoxVfs *vfs;
   char *box_id;
   char *run_id;

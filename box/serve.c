@@ -152,6 +152,7 @@ static void teardown(Boxd *d, int status, const char *live_dir)
   boxd_broker_drain(d);
   boxd_workers_stop(d);
   boxd_gateway_stop(d);
+  box_otel_receiver_stop(g_steal_pointer(&d->otel));
   boxd_egress_clear(d);
   box_reaper_collect();
   boxd_refusals_stop(g_steal_pointer(&d->refusals));
@@ -177,6 +178,16 @@ int boxd_serve(Boxd *d, char **agent_argv)
   if (failed) return failed;
   g_autoptr(GError) error = NULL;
   int status = 1;
+  /* Before the gateway, which relays it into the sandboxes' namespaces. */
+  d->otel = box_otel_receiver_start(d->telemetry, &error);
+  if (!d->otel) {
+    g_printerr("box: warning: %s; the agent's own telemetry is not received\n", error->message);
+    g_clear_error(&error);
+  } else {
+    g_autofree char *endpoint =
+      g_strdup_printf("http://127.0.0.1:%d", box_otel_receiver_port(d->otel));
+    box_tools_set_telemetry_endpoint(endpoint);
+  }
   if (!boxd_workers_start(d, &error) || !boxd_gateway_start(d, &error) ||
       !boxd_broker_start(d, &error)) {
     box_fail("%s", error->message);

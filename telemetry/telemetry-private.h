@@ -7,6 +7,9 @@
 
 #include <json-c/json.h>
 
+/* An export request's signal. */
+typedef enum { BOX_OTLP_TRACES, BOX_OTLP_LOGS, BOX_OTLP_METRICS } BoxOtlpSignal;
+
 /* ---- otlp.c: one receiver, one thread, one bounded queue ---- */
 typedef struct BoxOtlp BoxOtlp;
 /* url: the receiver's base URL (/v1/logs and /v1/traces are appended);
@@ -23,6 +26,10 @@ void box_otlp_end(BoxOtlp *o);
 /* Waits for the thread to end.  Lines queued after it are sent at once, by
  * whoever queues them. */
 void box_otlp_join(BoxOtlp *o);
+/* A relayed request (§8.5) sent now, on the caller's thread, past the
+ * queue: JSON text of the signal's export request; false when the receiver
+ * did not take it.  One caller at a time. */
+bool box_otlp_post_now(BoxOtlp *o, BoxOtlpSignal signal, json_object *request);
 /* Lines dropped so far: the queue was full, or the receiver failed them. */
 uint64_t box_otlp_dropped(BoxOtlp *o);
 const char *box_otlp_label(const BoxOtlp *o);
@@ -33,6 +40,11 @@ void box_otlp_stop(BoxOtlp *o);
 /* An OTLP/JSON export request (logs or traces) in the protobuf encoding,
  * or NULL when it does not parse. */
 GByteArray *box_otlp_protobuf(const char *json, size_t len);
+
+/* ---- otlp_codec.c: any export request, protobuf <-> OTLP/JSON ---- */
+/* The request in the JSON mapping, or NULL when it is not one. */
+json_object *box_otlp_decode(BoxOtlpSignal signal, const void *data, size_t len);
+GByteArray *box_otlp_encode(BoxOtlpSignal signal, json_object *request);
 
 /* ---- control.c: what every record built with json-c shares ---- */
 /* Now, in nanoseconds since the epoch, as OTLP/JSON spells a time. */
@@ -61,6 +73,9 @@ typedef struct BoxKernelRecords BoxKernelRecords;
 /* Hands lines to every target whose include has signal (a BoxTelemetrySignal bit). */
 void box_telemetry_deliver(BoxTelemetry *t, unsigned signal, const char *lines);
 const char *box_telemetry_resource(const BoxTelemetry *t);
+/* The agent's request (already stripped and stamped) to every target that
+ * takes it: a file gets it as one line, a receiver at once. */
+void box_telemetry_relay(BoxTelemetry *t, BoxOtlpSignal signal, json_object *request);
 /* The kernel records' state, or NULL when no target takes `kernel`. */
 BoxKernelRecords *box_telemetry_kernel_records(BoxTelemetry *t);
 

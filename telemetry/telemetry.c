@@ -342,6 +342,26 @@ void box_telemetry_deliver(BoxTelemetry *t, unsigned signal, const char *lines)
     if (t->targets[i].include & signal) deliver(&t->targets[i], lines, strlen(lines));
 }
 
+void box_telemetry_relay(BoxTelemetry *t, BoxOtlpSignal signal, json_object *request)
+{
+  /* §8.6: agent spans go where `trace` does; its logs and metrics always pass */
+  char *line = NULL;
+  for (size_t i = 0; i < t->n; i++) {
+    Target *tg = &t->targets[i];
+    if (signal == BOX_OTLP_TRACES && !(tg->include & BOX_TELEMETRY_TRACE)) continue;
+    if (tg->otlp) {
+      box_otlp_post_now(tg->otlp, signal, request); /* best effort (§8.7) */
+      continue;
+    }
+    if (!line)
+      line = g_strconcat(json_object_to_json_string_ext(request, JSON_C_TO_STRING_PLAIN |
+                                                                   JSON_C_TO_STRING_NOSLASHESCAPE),
+                         "\n", NULL);
+    deliver(tg, line, strlen(line));
+  }
+  g_free(line);
+}
+
 const char *box_telemetry_resource(const BoxTelemetry *t)
 {
   return t->resource_json;

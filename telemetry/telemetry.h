@@ -94,6 +94,23 @@ void box_telemetry_kernel(BoxTelemetry *t, const BoxTelemetryRefusal *r);
  * second while refusals may be counted. */
 void box_telemetry_kernel_tick(BoxTelemetry *t);
 
+/* The agent's own telemetry (§8.5): an OTLP/HTTP receiver on 127.0.0.1 of
+ * the caller's network namespace (any port), whose payloads, made the
+ * agent's, reach the targets (spans those that take `trace`, logs and
+ * metrics every target), past their queues. */
+typedef struct BoxOtelReceiver BoxOtelReceiver;
+BoxOtelReceiver *box_otel_receiver_start(BoxTelemetry *t, GError **error);
+int box_otel_receiver_port(const BoxOtelReceiver *r);
+/* A socket listening on 127.0.0.1:port in the calling thread's network
+ * namespace (another sandbox's), or -1 with error. */
+int box_otel_receiver_listen(int port, GError **error);
+/* Also serves fd (from box_otel_receiver_listen, taken) until until_fd
+ * (taken; -1: for the whole run) turns readable: a pidfd whose process
+ * ended. */
+void box_otel_receiver_serve(BoxOtelReceiver *r, int fd, int until_fd);
+/* Before box_telemetry_stop. */
+void box_otel_receiver_stop(BoxOtelReceiver *r);
+
 /* The first file target that takes every decision (what `box logs` reads),
  * or NULL. */
 const char *box_telemetry_decision_file(const BoxTelemetry *t);

@@ -193,6 +193,15 @@ void box_tools_set_gateway(const char *proxy_url, const char *ca_cert,
 typedef void (*BoxToolRefusalsFn)(void *data, int listener, int install_errno);
 void box_tools_set_refusals(BoxToolRefusalsFn take, void *data);
 
+/* The agent telemetry receiver's base URL (http://127.0.0.1:<port>), or
+ * NULL: the OTEL_EXPORTER_OTLP_* variables of every composed environment
+ * (§5.6) and what `${…}` in a command's fixed arguments expands to. */
+void box_tools_set_telemetry_endpoint(const char *url);
+/* arg with ${OTEL_EXPORTER_OTLP_ENDPOINT}, ${OTEL_EXPORTER_OTLP_TRACES_ENDPOINT}
+ * and ${OTEL_EXPORTER_OTLP_PROTOCOL} expanded (the config refused every
+ * other `${`); newly allocated. */
+char *box_tools_expand_telemetry(const char *arg);
+
 /* The route-less network namespace contained tools share (its only
  * listener is the gateway's relay), or -1: each contained tool then gets a
  * namespace of its own and net_setup hands the relay in.  The descriptor
