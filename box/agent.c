@@ -51,13 +51,8 @@ pid_t box_agent_start(Boxd *d, char **argv, GError **error)
   /* §2.1: the command's own fixed arguments may name the telemetry
    * receiver; the arguments `box run` was given are never expanded */
   char **fixed = box_run_agent_override ? box_run_agent_override : d->config->agent.command;
-  guint nfixed = g_strv_length(fixed);
-  g_autoptr(GPtrArray) expanded = g_ptr_array_new_with_free_func(g_free);
-  for (guint i = 0; argv[i]; i++)
-    g_ptr_array_add(expanded,
-                    i > 0 && i < nfixed ? box_tools_expand_telemetry(argv[i]) : g_strdup(argv[i]));
-  g_ptr_array_add(expanded, NULL);
-  argv = (char **)expanded->pdata;
+  g_auto(GStrv) expanded = box_tools_expand_telemetry_args(argv, g_strv_length(fixed));
+  argv = expanded;
   BoxToolLaunch launch = boxd_tool_launch(d, program, argv, d->agent_table, d->workspace);
   launch.operator_home = d->agent_home;
   launch.is_agent = true;

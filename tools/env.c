@@ -50,6 +50,15 @@ char *box_tools_expand_telemetry(const char *arg)
   return g_string_free(out, FALSE);
 }
 
+char **box_tools_expand_telemetry_args(char *const *argv, guint fixed)
+{
+  guint n = g_strv_length((char **)argv);
+  char **out = g_new0(char *, n + 1);
+  for (guint i = 0; i < n; i++)
+    out[i] = i > 0 && i < fixed ? box_tools_expand_telemetry(argv[i]) : g_strdup(argv[i]);
+  return out;
+}
+
 void box_tools_set_phantoms(const char *const *env)
 {
   g_strfreev(ctx_phantoms);

@@ -201,6 +201,9 @@ void box_tools_set_telemetry_endpoint(const char *url);
  * and ${OTEL_EXPORTER_OTLP_PROTOCOL} expanded (the config refused every
  * other `${`); newly allocated. */
 char *box_tools_expand_telemetry(const char *arg);
+/* argv (g_strfreev-able) with elements 1 .. fixed-1 expanded: a command's
+ * own fixed arguments, never those the caller appended. */
+char **box_tools_expand_telemetry_args(char *const *argv, guint fixed);
 
 /* The route-less network namespace contained tools share (its only
  * listener is the gateway's relay), or -1: each contained tool then gets a

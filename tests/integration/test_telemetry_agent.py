@@ -221,3 +221,26 @@ def test_caps_and_the_one_relay_slot(tmp_path):
         assert [attrs(e["resource"])["n"] for _, e in got] == ["first", "last"]
     finally:
         slow.close()
+
+
+def test_the_agent_reaches_the_receiver_in_its_own_namespace(tmp_path):
+    box = Box(tmp_path)
+    box.seed_policy()
+    # (no `${` in a command: only the receiver's names may follow one)
+    body = ('{"resourceLogs":[{"resource":{"attributes":'
+            '[{"key":"from","value":{"stringValue":"the agent"}}]}}]}')
+    script = (
+        "port=$(IFS=:; set -- $OTEL_EXPORTER_OTLP_ENDPOINT; echo $3)\n"
+        "exec 3<>/dev/tcp/127.0.0.1/$port\n"
+        "printf 'POST /v1/logs HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/json\\r\\n"
+        f"Content-Length: {len(body)}\\r\\nConnection: close\\r\\n\\r\\n%s' '{body}' >&3\n"
+        "IFS= read -r -d '' -u 3 reply; printf %s \"$reply\"\n")
+    box.write_config(agent_command=["/bin/bash", "-c", script])
+    r = subprocess.run([str(BOX), "run", "--quiet", "--config", str(box.config)],
+                       capture_output=True, text=True, env=box.env(), timeout=120)
+    assert r.returncode == 0, r.stderr
+    # (text mode: the reply's CRLFs read as newlines)
+    assert r.stdout.startswith("HTTP/1.1 200 OK\n") and r.stdout.endswith("\n\n{}"), r.stdout
+    got = agent_entries(box.box_dir / "private" / "telemetry" / "records.jsonl")
+    assert [e["resource"]["attributes"] for _, e in got] == [
+        [kv("from", "the agent"), kv("strands.box.source", "agent")]]
