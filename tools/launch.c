@@ -924,27 +924,36 @@ static bool link_wait_passed(int fd, char want, int *passed)
 {
   for (;;) {
     char b;
-    struct iovec iov = { &b, 1 };
-    union {
-      struct cmsghdr h;
-      char buf[CMSG_SPACE(sizeof(int))];
-    } u;
-    struct msghdr m = {
-      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf
-    };
-    ssize_t n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
-    struct cmsghdr *h = n == 1 ? CMSG_FIRSTHDR(&m) : NULL;
-    if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
-      int got;
-      memcpy(&got, CMSG_DATA(h), sizeof got);
-      if (passed && *passed < 0)
-        *passed = got;
-      else
-        close(got);
-    }
+    int got = -1;
+    ssize_t n = box_tools_recv_byte_fd(fd, &b, &got, MSG_CMSG_CLOEXEC);
+    if (got >= 0 && passed && *passed < 0)
+      *passed = got;
+    else if (got >= 0)
+      close(got);
     if (n == 1 && b == want) return true;
-    if (n == 0 || (n < 0 && errno != EINTR)) return false;
+    if (n <= 0) return false;
   }
+}
+
+ssize_t box_tools_recv_byte_fd(int sock, char *byte, int *fd, int flags)
+{
+  struct iovec iov = { byte, 1 };
+  union {
+    struct cmsghdr h;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } u;
+  struct msghdr m = {
+    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf
+  };
+  ssize_t n;
+  do n = recvmsg(sock, &m, flags);
+  while (n < 0 && errno == EINTR);
+  struct cmsghdr *h = n > 0 ? CMSG_FIRSTHDR(&m) : NULL;
+  *fd = -1;
+  if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
+      h->cmsg_len == CMSG_LEN(sizeof(int)))
+    memcpy(fd, CMSG_DATA(h), sizeof *fd);
+  return n;
 }
 
 static bool link_wait(int fd, char want)

@@ -185,6 +185,10 @@ void box_tools_set_phantoms(const char *const *env);
 void box_tools_set_gateway(const char *proxy_url, const char *ca_cert,
                            bool (*net_setup)(void *data, pid_t pid), void *net_setup_data);
 
+/* One byte from sock and the descriptor passed with it (*fd, else -1);
+ * recvmsg's result (EINTR retried).  flags: recvmsg's (MSG_CMSG_CLOEXEC). */
+ssize_t box_tools_recv_byte_fd(int sock, char *byte, int *fd, int flags);
+
 /* Kernel refusals (spec/runtime.md §5.8, §8.4): once set, each launch
  * installs the observed filter, whose refusals wait on a listener, and
  * hands take that listener (install_errno 0) right after the launch, or
