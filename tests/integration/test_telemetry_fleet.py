@@ -1,4 +1,4 @@
-"""A fleet on one host (issue's acceptance): 50 boxes, each running its
+"""A fleet on one host: 50 boxes, each running its
 commands, all exporting to one OTLP receiver: every record a box's file
 target holds reaches the receiver or is counted as dropped in that box's
 box_stopped, and `box ls` lists all 50 while they run.
