@@ -10,6 +10,7 @@ import ssl
 import subprocess
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -225,7 +226,10 @@ def gateway_port(pid):
             if state == "0A" and ip == "0100007F" and inode in inodes:
                 ports.append(int(port, 16))
     assert ports, "box run has no 127.0.0.1 listener"
-    proxy = _proxy_port(pid)
+    # the agent, whose environment says, may start a moment after the socket
+    deadline = time.time() + 15
+    while (proxy := _proxy_port(pid)) is None and time.time() < deadline:
+        time.sleep(0.05)
     assert proxy in ports, (proxy, ports)
     return proxy
 
