@@ -750,6 +750,15 @@ int main(int argc, char **argv)
   Buf body = { 0 };
   buf_str(&body, "{\"source\":");
   buf_json_string(&body, source, src_len);
+  /* §4.1: the only variables the alias reads, for the records' correlation */
+  static const char *const correlation[][2] = { { "TRACEPARENT", ",\"traceparent\":" },
+                                                { "TRACESTATE", ",\"tracestate\":" } };
+  for (size_t i = 0; i < sizeof correlation / sizeof correlation[0]; i++) {
+    const char *v = getenv(correlation[i][0]);
+    if (!v) continue;
+    buf_str(&body, correlation[i][1]);
+    buf_json_string(&body, v, strlen(v));
+  }
   buf_str(&body, "}");
   free(source);
   make_frame(&frame, "call", body.data, body.len);

@@ -48,6 +48,11 @@ pid_t box_agent_start(Boxd *d, char **argv, GError **error)
     return -1;
   }
   AgentAttach a = { d, command };
+  /* §2.1: the command's own fixed arguments may name the telemetry
+   * receiver; the arguments `box run` was given are never expanded */
+  char **fixed = box_run_agent_override ? box_run_agent_override : d->config->agent.command;
+  g_auto(GStrv) expanded = box_tools_expand_telemetry_args(argv, g_strv_length(fixed));
+  argv = expanded;
   BoxToolLaunch launch = boxd_tool_launch(d, program, argv, d->agent_table, d->workspace);
   launch.operator_home = d->agent_home;
   launch.is_agent = true;

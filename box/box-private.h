@@ -27,6 +27,7 @@ typedef enum {
 } BoxBoxdError;
 
 typedef struct Boxd Boxd;
+typedef struct BoxRefusals BoxRefusals;
 
 struct Boxd {
   struct rlimit workload_nofile; /* RLIMIT_NOFILE as `box run` started: what it runs gets it */
@@ -34,6 +35,8 @@ struct Boxd {
   BoxPolicy *policy;
   BoxDecisionLog *log;
   BoxTelemetry *telemetry; /* the log's targets, control records, counters */
+  BoxRefusals *refusals;   /* seccomp's refusals observed (refusals.c), or NULL */
+  BoxOtelReceiver *otel;   /* the agent's own telemetry (§8.5), or NULL */
   BoxVfs *vfs;
   char *box_id;
   char *run_id;
@@ -390,5 +393,11 @@ void box_fastcreate_handle(Boxd *d, int command, json_object *msg, int reply_fd)
  * (requester_fd, its reply socket, hangs up: `timeout` stopped it, or it was killed), the
  * tool is killed too, as a program dies with its process group. */
 int boxd_wait_tool(pid_t pid, int requester_fd);
+
+/* refusals.c: every launch from now on is observed (its listener answered
+ * and recorded, spec/runtime.md §8.4) until boxd_refusals_stop, which runs
+ * once the launched processes are gone and before the telemetry stops. */
+void boxd_refusals_start(Boxd *d);
+void boxd_refusals_stop(BoxRefusals *r);
 
 #endif

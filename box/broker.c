@@ -342,11 +342,17 @@ static void refuse_long_text(Conn *c, int program, size_t len, int fds[3])
 }
 
 /* Runs the call in this thread while still reading frames, so a `signal`
- * can end it; answers it. */
-static void run_call(Conn *c, int program, const char *source, int fds[3])
+ * can end it; answers it.  The decisions it makes here are spans of the
+ * trace the alias was given (its TRACEPARENT and TRACESTATE), if any. */
+static void run_call(Conn *c, int program, const char *source, int fds[3], json_object *body)
 {
   Call call = { c, program, fds };
+  BoxTraceContext trace;
+  if (box_trace_context_parse(&trace, body_string(body, "traceparent"),
+                              body_string(body, "tracestate")))
+    box_decision_log_set_trace(&trace);
   boxd_run_command(c->d, source, fds, c->sock, on_conn_readable, answer_call, &call);
+  box_decision_log_set_trace(NULL);
 }
 
 /* Why the caller's descriptor cannot be the call's stdio, or NULL.  They
@@ -473,7 +479,7 @@ static void serve_call(Conn *c, int program, int open_program, bool called, json
     for (int i = 0; i < 3; i++) close(fds[i]);
     return;
   }
-  run_call(c, program, source, fds);
+  run_call(c, program, source, fds, body);
   g_mutex_lock(&conns_lock);
   running--;
   g_mutex_unlock(&conns_lock);

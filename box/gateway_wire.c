@@ -95,6 +95,8 @@ typedef struct {
   int port;
   int fd;
   GError *error;
+  int otel_port; /* the agent telemetry receiver's, relayed too, or 0 */
+  int otel_fd;
 } RelayJob;
 
 /* On a thread of its own, since it may not come back: enter the
@@ -107,21 +109,29 @@ static gpointer relay_thread(gpointer data)
                 "cannot enter the network namespace: %s", g_strerror(errno));
   else if (loopback_up(&job->error))
     job->fd = box_gateway_bind(job->port, &job->error);
+  if (job->fd >= 0 && job->otel_port > 0)
+    job->otel_fd = box_otel_receiver_listen(job->otel_port, NULL);
   return NULL;
 }
 
 /* The socket keeps the namespace it was bound in; this thread, in the
  * gateway's, serves it. */
-static bool relay_into(BoxGateway *gw, int netns, int port, int until, GError **error)
+/* The agent's telemetry receiver (§8.5) is relayed the same way, at its
+ * own port, for as long. */
+static bool relay_into(Boxd *d, int netns, int port, int until, GError **error)
 {
-  RelayJob job = { netns, port, -1, NULL };
+  RelayJob job = { netns, port, -1, NULL, box_otel_receiver_port(d->otel), -1 };
+  if (job.otel_port < 0) job.otel_port = 0;
   g_thread_join(g_thread_new("box-gw-relay", relay_thread, &job));
   if (job.fd < 0) {
     if (until >= 0) close(until);
     g_propagate_error(error, job.error);
     return false;
   }
-  return box_gateway_serve(gw, job.fd, until, error) >= 0;
+  if (job.otel_fd >= 0)
+    box_otel_receiver_serve(d->otel, job.otel_fd,
+                            until >= 0 ? fcntl(until, F_DUPFD_CLOEXEC, 0) : -1);
+  return box_gateway_serve(d->gateway, job.fd, until, error) >= 0;
 }
 
 /* ---- credentials (spec/runtime.md §7) ---- */
@@ -328,7 +338,7 @@ bool boxd_gateway_net_setup(void *data, pid_t pid)
   if (netns < 0) return false;
   int until = (int)syscall(SYS_pidfd_open, pid, 0);
   g_autoptr(GError) error = NULL;
-  bool ok = relay_into(d->gateway, netns, d->gateway_port, until, &error);
+  bool ok = relay_into(d, netns, d->gateway_port, until, &error);
   close(netns);
   if (!ok)
     g_printerr("box: warning: egress gateway relay for process %d: %s\n", (int)pid, error->message);
@@ -376,7 +386,7 @@ bool boxd_gateway_start(Boxd *d, GError **error)
     boxd_gateway_stop(d);
     return false;
   }
-  if (!relay_into(d->gateway, netns, d->gateway_port, -1, &local)) {
+  if (!relay_into(d, netns, d->gateway_port, -1, &local)) {
     g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED, "egress proxy failed: %s",
                 local->message);
     boxd_gateway_stop(d);

@@ -298,7 +298,10 @@ int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal)
                g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
                box_vfs_command_new(d->vfs),
                g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free) };
-  BoxToolLaunch launch = boxd_tool_launch(d, program, m->spec.command, t, cwd);
+  /* §2.1: its fixed arguments may name the agent telemetry receiver */
+  g_auto(GStrv) argv =
+    box_tools_expand_telemetry_args(m->spec.command, g_strv_length(m->spec.command));
+  BoxToolLaunch launch = boxd_tool_launch(d, program, argv, t, cwd);
   int child_fds[1] = { in[0] };
   launch.fds = child_fds;
   launch.nfds = 1;

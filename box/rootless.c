@@ -113,24 +113,8 @@ static struct {
 static int receive_fd(int sock)
 {
   char byte;
-  struct iovec iov = { &byte, 1 };
-  union {
-    struct cmsghdr h;
-    char buf[CMSG_SPACE(sizeof(int))];
-  } u;
-  struct msghdr m = {
-    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf
-  };
-  ssize_t n;
-  do n = recvmsg(sock, &m, 0);
-  while (n < 0 && errno == EINTR);
-  struct cmsghdr *h = n > 0 ? CMSG_FIRSTHDR(&m) : NULL;
-  if (!h || h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS ||
-      h->cmsg_len != CMSG_LEN(sizeof(int)))
-    return -1;
-  int fd;
-  memcpy(&fd, CMSG_DATA(h), sizeof fd);
-  return fd;
+  int fd = -1;
+  return box_tools_recv_byte_fd(sock, &byte, &fd, 0) > 0 ? fd : -1;
 }
 
 /* The setuid helper at a fixed place: never one found through PATH. */

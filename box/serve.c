@@ -152,8 +152,10 @@ static void teardown(Boxd *d, int status, const char *live_dir)
   boxd_broker_drain(d);
   boxd_workers_stop(d);
   boxd_gateway_stop(d);
+  box_otel_receiver_stop(g_steal_pointer(&d->otel));
   boxd_egress_clear(d);
   box_reaper_collect();
+  boxd_refusals_stop(g_steal_pointer(&d->refusals));
   /* Prepared tool views hold binds of the mount: drop them before it goes. */
   box_tools_release_views();
   box_vfs_stop(d->vfs);
@@ -176,6 +178,16 @@ int boxd_serve(Boxd *d, char **agent_argv)
   if (failed) return failed;
   g_autoptr(GError) error = NULL;
   int status = 1;
+  /* Before the gateway, which relays it into the sandboxes' namespaces. */
+  d->otel = box_otel_receiver_start(d->telemetry, &error);
+  if (!d->otel) {
+    g_printerr("box: warning: %s; the agent's own telemetry is not received\n", error->message);
+    g_clear_error(&error);
+  } else {
+    g_autofree char *endpoint =
+      g_strdup_printf("http://127.0.0.1:%d", box_otel_receiver_port(d->otel));
+    box_tools_set_telemetry_endpoint(endpoint);
+  }
   if (!boxd_workers_start(d, &error) || !boxd_gateway_start(d, &error) ||
       !boxd_broker_start(d, &error)) {
     box_fail("%s", error->message);
@@ -184,6 +196,7 @@ int boxd_serve(Boxd *d, char **agent_argv)
     box_tools_set_gateway(d->gateway_url, d->gateway_ca_path, boxd_gateway_net_setup, d);
     /* Contained tools share the workers' route-less namespace and its relay. */
     box_tools_set_netns(d->worker_netns_fd);
+    boxd_refusals_start(d);
     pid_t agent = box_agent_start(d, agent_argv, &error);
     if (agent < 0)
       box_fail("%s", error->message);

@@ -270,6 +270,8 @@ typedef struct {
   json_object *msg;
   int fds[BOX_CTL_MAX_FDS];
   int nfds;
+  BoxTraceContext trace; /* the command's, for the spawn's decisions */
+  bool traced;
 } SpawnJob;
 
 static bool tool_tmp_point(void *data, const char *path, bool dir)
@@ -535,6 +537,7 @@ static gpointer spawn_thread(gpointer data)
 {
   SpawnJob *job = data;
   json_object *reply;
+  box_decision_log_set_trace(job->traced ? &job->trace : NULL);
   reply = run_spawn(job->c, job);
   box_ctl_send(job->fds[0], reply, NULL, 0);
   json_object_put(reply);
@@ -718,6 +721,8 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
       job->msg = msg;
       memcpy(job->fds, fds, sizeof(int) * (size_t)nfds);
       job->nfds = nfds;
+      const BoxTraceContext *trace = box_decision_log_trace();
+      if ((job->traced = trace != NULL)) job->trace = *trace;
       g_mutex_lock(&c->lock);
       g_ptr_array_add(c->threads, g_thread_new("box-spawn", spawn_thread, job));
       g_mutex_unlock(&c->lock);

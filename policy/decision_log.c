@@ -559,12 +559,77 @@ static void h_heads(const BoxDecisionLog *log, GString *logs, GString *spans)
   g_string_free(res, TRUE);
 }
 
-/* The two lines appended to o; attrs is scratch space. */
+static __thread BoxTraceContext thread_trace;
+static __thread bool thread_traced;
+
+static bool lower_hex(const char *s, size_t n)
+{
+  bool nonzero = false;
+  for (size_t i = 0; i < n; i++) {
+    if (!g_ascii_isxdigit(s[i]) || g_ascii_isupper(s[i])) return false;
+    nonzero |= s[i] != '0';
+  }
+  return nonzero;
+}
+
+bool box_trace_context_parse(BoxTraceContext *ctx, const char *tp, const char *ts)
+{
+  /* version-trace-parent-flags; a later version may add "-…" after flags */
+  if (!tp || strlen(tp) < 55 || tp[2] != '-' || tp[35] != '-' || tp[52] != '-') return false;
+  if (!g_ascii_isxdigit(tp[0]) || !g_ascii_isxdigit(tp[1]) || g_ascii_isupper(tp[0]) ||
+      g_ascii_isupper(tp[1]) || strncmp(tp, "ff", 2) == 0)
+    return false;
+  if (strncmp(tp, "00", 2) == 0 ? tp[55] != '\0' : tp[55] != '\0' && tp[55] != '-') return false;
+  if (!lower_hex(tp + 3, 32) || !lower_hex(tp + 36, 16)) return false;
+  if (!g_ascii_isxdigit(tp[53]) || !g_ascii_isxdigit(tp[54]) || g_ascii_isupper(tp[53]) ||
+      g_ascii_isupper(tp[54]))
+    return false;
+  memcpy(ctx->trace, tp + 3, 32);
+  ctx->trace[32] = '\0';
+  memcpy(ctx->parent, tp + 36, 16);
+  ctx->parent[16] = '\0';
+  ctx->sampled = g_ascii_xdigit_value(tp[54]) & 1;
+  g_strlcpy(ctx->state, ts ? ts : "", sizeof ctx->state);
+  return true;
+}
+
+void box_decision_log_set_trace(const BoxTraceContext *ctx)
+{
+  thread_traced = ctx != NULL;
+  if (ctx) thread_trace = *ctx;
+}
+
+const BoxTraceContext *box_decision_log_trace(void)
+{
+  return thread_traced ? &thread_trace : NULL;
+}
+
+/* The log record's own attributes: the decision's (attrs, a JSON array),
+ * then the parent it was made under. */
+static void log_attributes(GString *o, const GString *attrs, const BoxTraceContext *ctx)
+{
+  if (!ctx) {
+    policy_app_len(o, attrs->str, attrs->len);
+    return;
+  }
+  policy_app_len(o, attrs->str, attrs->len - 1); /* up to its closing ']' */
+  ATTR_STR(o, "strands.box.trace.parent_span_id", ctx->parent);
+  if (ctx->sampled)
+    LIT(o, ",{\"key\":\"strands.box.trace.parent_sampled\",\"value\":{\"boolValue\":true}}");
+  else
+    LIT(o, ",{\"key\":\"strands.box.trace.parent_sampled\",\"value\":{\"boolValue\":false}}");
+  if (ctx->state[0]) ATTR_STR(o, "strands.box.trace.state", ctx->state);
+  LIT(o, "]");
+}
+
+/* The two lines appended to o; attrs is scratch space.  With ctx, the span
+ * is in ctx's trace (trace is not used) and a child of its parent. */
 static void render_into(const BoxDecisionLog *log, GString *o, GString *attrs, const char *action,
                         json_object *input, const BoxCommandArgs *command_args,
                         const BoxDecision *decision, const char *nanos, const char *trace,
-                        const char *span)
+                        const char *span, const BoxTraceContext *ctx)
 {
+  if (ctx) trace = ctx->trace;
   if (!action) action = decision->action ? decision->action : "";
   bool deny = decision->verdict == BOX_VERDICT_DENY;
   g_string_truncate(attrs, 0);
@@ -572,7 +637,7 @@ static void render_into(const BoxDecisionLog *log, GString *o, GString *attrs, c
   size_t nlen = strlen(nanos), tlen = strlen(trace), slen = strlen(span);
   /* room for all but the escaped body: one growth at most */
   size_t need = log->head_logs->len + log->head_spans->len + 2 * attrs->len + 4 * nlen +
-                2 * (tlen + slen) + strlen(action) + 512;
+                2 * (tlen + slen) + strlen(action) + 512 + (ctx ? 2 * sizeof *ctx + 256 : 0);
   if (o->len + need >= o->allocated_len) {
     size_t len = o->len;
     g_string_set_size(o, len + need);
@@ -593,11 +658,19 @@ static void render_into(const BoxDecisionLog *log, GString *o, GString *attrs, c
   LIT(o, "\",\"spanId\":\"");
   policy_app_len(o, span, slen);
   LIT(o, "\",\"attributes\":");
-  policy_app_len(o, attrs->str, attrs->len);
+  log_attributes(o, attrs, ctx);
   policy_app_len(o, log->head_spans->str, log->head_spans->len);
   policy_app_len(o, trace, tlen);
   LIT(o, "\",\"spanId\":\"");
   policy_app_len(o, span, slen);
+  if (ctx) {
+    LIT(o, "\",\"parentSpanId\":\"");
+    policy_app_len(o, ctx->parent, strlen(ctx->parent));
+    if (ctx->state[0]) {
+      LIT(o, "\",\"traceState\":\"");
+      h_text(o, ctx->state);
+    }
+  }
   LIT(o, "\",\"name\":\"policy ");
   policy_json_escaped(o, action, strlen(action));
   LIT(o, "\",\"kind\":1,\"startTimeUnixNano\":\"");
@@ -615,7 +688,7 @@ char *policy_decision_log_render(const BoxDecisionLog *log, const char *action, 
 {
   GString *attrs = g_string_sized_new(1024);
   GString *o = g_string_sized_new(4096);
-  render_into(log, o, attrs, action, input, command_args, decision, nanos, trace, span);
+  render_into(log, o, attrs, action, input, command_args, decision, nanos, trace, span, NULL);
   g_string_free(attrs, TRUE);
   return g_string_free(o, FALSE);
 }
@@ -674,7 +747,8 @@ void box_decision_log_render_into(const BoxDecisionLog *log, GString *buf, const
   char trace[33], span[17];
   random_hex_fast(trace, 16);
   random_hex_fast(span, 8);
-  render_into(log, buf, attrs, action, input, command_args, decision, nanos, trace, span);
+  render_into(log, buf, attrs, action, input, command_args, decision, nanos, trace, span,
+              box_decision_log_trace());
 }
 
 /* lock held: all of len written, or as much as the file took (best
@@ -735,7 +809,7 @@ static void drain(BoxDecisionLog *log)
     char trace[33], span[17];
     random_hex_fast(trace, 16);
     random_hex_fast(span, 8);
-    render_into(log, log->out, log->attrs, p->action, NULL, NULL, &d, e->nanos, trace, span);
+    render_into(log, log->out, log->attrs, p->action, NULL, NULL, &d, e->nanos, trace, span, NULL);
     g_free(e);
   }
   g_ptr_array_set_size(q, 0);

@@ -57,5 +57,25 @@ void box_decision_log_write(BoxDecisionLog *log, GString *buf);
 char *box_command_arg_redact(const char *word, bool literal);
 void box_decision_log_close(BoxDecisionLog *log);
 
+/* The trace context a command was given (spec/runtime.md §4.1, §8.2: the
+ * alias's TRACEPARENT and TRACESTATE).  While a thread has one set, each
+ * decision it logs is a span of that trace, a child of its parent span,
+ * and the log record says the parent, its sampled flag and the state.
+ * Correlation only: it never changes a verdict. */
+typedef struct {
+  char trace[33];  /* 32 lowercase hex, not all zero */
+  char parent[17]; /* 16 lowercase hex, not all zero */
+  bool sampled;
+  char state[513]; /* TRACESTATE (at most 512 bytes kept), or "" */
+} BoxTraceContext;
+/* ctx from a traceparent header value ("00-<trace>-<parent>-<flags>", or a
+ * later version's longer form) and a tracestate (may be NULL): false, and
+ * ctx untouched, when traceparent is not a valid one. */
+bool box_trace_context_parse(BoxTraceContext *ctx, const char *traceparent, const char *tracestate);
+/* The calling thread's context: copied from ctx, or cleared (NULL). */
+void box_decision_log_set_trace(const BoxTraceContext *ctx);
+/* The calling thread's context, or NULL. */
+const BoxTraceContext *box_decision_log_trace(void);
+
 G_END_DECLS
 #endif

@@ -17,7 +17,7 @@
 static const int json_flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
 
 /* s cut to ATTR_MAX bytes on a character boundary, saying so */
-static json_object *bounded_string(const char *s)
+json_object *box_telemetry_bounded_string(const char *s)
 {
   size_t n = strlen(s);
   if (n <= ATTR_MAX) return json_object_new_string(s);
@@ -30,15 +30,21 @@ static json_object *bounded_string(const char *s)
   return v;
 }
 
-static void attr(json_object *list, const char *key, const char *value)
+void box_telemetry_attr_value(json_object *list, const char *key, const char *type,
+                              json_object *value)
 {
-  if (!value) return;
   json_object *v = json_object_new_object();
-  json_object_object_add(v, "stringValue", bounded_string(value));
+  json_object_object_add(v, type, value);
   json_object *a = json_object_new_object();
   json_object_object_add(a, "key", json_object_new_string(key));
   json_object_object_add(a, "value", v);
   json_object_array_add(list, a);
+}
+
+static void attr(json_object *list, const char *key, const char *value)
+{
+  if (value)
+    box_telemetry_attr_value(list, key, "stringValue", box_telemetry_bounded_string(value));
 }
 
 char *box_telemetry_resource_json(const char *box_id, const char *run_id)
@@ -55,14 +61,13 @@ char *box_telemetry_resource_json(const char *box_id, const char *run_id)
   return text;
 }
 
-/* {root: [{"resource": <resource>, scopes: [{"scope": {"name"}, items: [item]}]}]} */
-static char *export_line(const char *resource_json, const char *root, const char *scopes,
-                         const char *items, json_object *item)
+char *box_telemetry_export_line(const char *resource_json, const char *scope_name, const char *root,
+                                const char *scopes, const char *items, json_object *item)
 {
   json_object *list = json_object_new_array();
   json_object_array_add(list, item);
   json_object *scope = json_object_new_object();
-  json_object_object_add(scope, "name", json_object_new_string(CONTROL_SCOPE));
+  json_object_object_add(scope, "name", json_object_new_string(scope_name));
   json_object *scoped = json_object_new_object();
   json_object_object_add(scoped, "scope", scope);
   json_object_object_add(scoped, items, list);
@@ -76,15 +81,20 @@ static char *export_line(const char *resource_json, const char *root, const char
   return line;
 }
 
+void box_telemetry_now(char nanos[32])
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  g_snprintf(nanos, 32, "%" G_GUINT64_FORMAT,
+             (guint64)ts.tv_sec * G_GUINT64_CONSTANT(1000000000) + (guint64)ts.tv_nsec);
+}
+
 char *box_telemetry_control_lines(const char *resource_json, const char *operation,
                                   const char *subject, const char *reason, const char *detail,
                                   const char *trace, const char *span, const char *parent)
 {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
   char nanos[32];
-  g_snprintf(nanos, sizeof nanos, "%" G_GUINT64_FORMAT,
-             (guint64)ts.tv_sec * G_GUINT64_CONSTANT(1000000000) + (guint64)ts.tv_nsec);
+  box_telemetry_now(nanos);
   const char *outcome = reason ? "refused" : "ok";
 
   json_object *attrs = json_object_new_array();
@@ -103,7 +113,7 @@ char *box_telemetry_control_lines(const char *resource_json, const char *operati
   json_object *body = json_object_new_object();
   g_autofree char *said = reason ? g_strdup_printf("%s %s: %s", operation, outcome, reason)
                                  : g_strdup_printf("%s %s", operation, outcome);
-  json_object_object_add(body, "stringValue", bounded_string(said));
+  json_object_object_add(body, "stringValue", box_telemetry_bounded_string(said));
   json_object_object_add(rec, "body", body);
   json_object_object_add(rec, "traceId", json_object_new_string(trace));
   json_object_object_add(rec, "spanId", json_object_new_string(span));
@@ -122,13 +132,13 @@ char *box_telemetry_control_lines(const char *resource_json, const char *operati
   if (reason) { /* STATUS_CODE_ERROR: a refused operation is a failed span */
     json_object *status = json_object_new_object();
     json_object_object_add(status, "code", json_object_new_int(2));
-    json_object_object_add(status, "message", bounded_string(reason));
+    json_object_object_add(status, "message", box_telemetry_bounded_string(reason));
     json_object_object_add(sp, "status", status);
   }
 
-  g_autofree char *log_line =
-    export_line(resource_json, "resourceLogs", "scopeLogs", "logRecords", rec);
-  g_autofree char *span_line =
-    export_line(resource_json, "resourceSpans", "scopeSpans", "spans", sp);
+  g_autofree char *log_line = box_telemetry_export_line(
+    resource_json, CONTROL_SCOPE, "resourceLogs", "scopeLogs", "logRecords", rec);
+  g_autofree char *span_line = box_telemetry_export_line(
+    resource_json, CONTROL_SCOPE, "resourceSpans", "scopeSpans", "spans", sp);
   return g_strconcat(log_line, span_line, NULL);
 }

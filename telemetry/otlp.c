@@ -33,8 +33,10 @@ struct BoxOtlp {
   char *label;
   char *logs_url;
   char *traces_url;
+  char *metrics_url;
   struct curl_slist *headers;
-  CURL *curl; /* the thread's: one connection kept alive */
+  CURL *curl;       /* the thread's: one connection kept alive */
+  CURL *relay_curl; /* box_otlp_post_now's, made at its first use */
   GMutex lock;
   GCond wake; /* the thread: a batch is full, or stop */
   Pending logs, spans;
@@ -103,6 +105,41 @@ static void send_pending(BoxOtlp *o, long timeout_ms)
   o->done = upto;
 }
 
+static CURL *easy_new(BoxOtlp *o)
+{
+  CURL *c = curl_easy_init();
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, o->headers);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)CONNECT_TIMEOUT_MS);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard_reply);
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  /* the box's own records go straight to the receiver, never through a
+   * proxy the operator's environment names */
+  curl_easy_setopt(c, CURLOPT_PROXY, "");
+  return c;
+}
+
+bool box_otlp_post_now(BoxOtlp *o, BoxOtlpSignal signal, json_object *request)
+{
+  if (!o->relay_curl) o->relay_curl = easy_new(o);
+  const char *url = signal == BOX_OTLP_TRACES ? o->traces_url
+                    : signal == BOX_OTLP_LOGS ? o->logs_url
+                                              : o->metrics_url;
+  GByteArray *binary = o->protobuf ? box_otlp_encode(signal, request) : NULL;
+  const char *text =
+    binary ? NULL : json_object_to_json_string_ext(request, JSON_C_TO_STRING_PLAIN);
+  curl_easy_setopt(o->relay_curl, CURLOPT_URL, url);
+  curl_easy_setopt(o->relay_curl, CURLOPT_POSTFIELDS, binary ? (const char *)binary->data : text);
+  curl_easy_setopt(o->relay_curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                   (curl_off_t)(binary ? binary->len : strlen(text)));
+  curl_easy_setopt(o->relay_curl, CURLOPT_TIMEOUT_MS, (long)REQUEST_TIMEOUT_MS);
+  CURLcode rc = curl_easy_perform(o->relay_curl);
+  long code = 0;
+  if (rc == CURLE_OK) curl_easy_getinfo(o->relay_curl, CURLINFO_RESPONSE_CODE, &code);
+  if (binary) g_byte_array_unref(binary);
+  return rc == CURLE_OK && code >= 200 && code < 300;
+}
+
 static gpointer exporter_main(gpointer data)
 {
   BoxOtlp *o = data;
@@ -133,6 +170,7 @@ BoxOtlp *box_otlp_start(const char *label, const char *url, const char *header, 
   while (n > 0 && url[n - 1] == '/') n--;
   o->logs_url = g_strdup_printf("%.*s/v1/logs", (int)n, url);
   o->traces_url = g_strdup_printf("%.*s/v1/traces", (int)n, url);
+  o->metrics_url = g_strdup_printf("%.*s/v1/metrics", (int)n, url);
   o->protobuf = protobuf;
   o->headers = curl_slist_append(NULL, protobuf ? "Content-Type: application/x-protobuf"
                                                 : "Content-Type: application/json");
@@ -140,15 +178,7 @@ BoxOtlp *box_otlp_start(const char *label, const char *url, const char *header, 
    * second per batch */
   o->headers = curl_slist_append(o->headers, "Expect:");
   if (header) o->headers = curl_slist_append(o->headers, header);
-  o->curl = curl_easy_init();
-  curl_easy_setopt(o->curl, CURLOPT_HTTPHEADER, o->headers);
-  curl_easy_setopt(o->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)CONNECT_TIMEOUT_MS);
-  curl_easy_setopt(o->curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(o->curl, CURLOPT_WRITEFUNCTION, discard_reply);
-  curl_easy_setopt(o->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  /* the box's own records go straight to the receiver, never through a
-   * proxy the operator's environment names */
-  curl_easy_setopt(o->curl, CURLOPT_PROXY, "");
+  o->curl = easy_new(o);
   g_mutex_init(&o->lock);
   g_cond_init(&o->wake);
   pending_init(&o->logs, LOGS_OPEN);
@@ -233,11 +263,12 @@ void box_otlp_stop(BoxOtlp *o)
   if (!o) return;
   box_otlp_join(o);
   curl_easy_cleanup(o->curl);
+  if (o->relay_curl) curl_easy_cleanup(o->relay_curl);
   curl_slist_free_all(o->headers);
   for (Pending *p = &o->logs; p; p = p == &o->logs ? &o->spans : NULL) g_string_free(p->body, TRUE);
   g_cond_clear(&o->wake);
   g_mutex_clear(&o->lock);
-  char *strings[] = { o->label, o->logs_url, o->traces_url };
+  char *strings[] = { o->label, o->logs_url, o->traces_url, o->metrics_url };
   for (size_t i = 0; i < G_N_ELEMENTS(strings); i++) g_free(strings[i]);
   g_free(o);
 }

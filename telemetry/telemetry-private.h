@@ -5,6 +5,11 @@
 
 #include "telemetry/telemetry.h"
 
+#include <json-c/json.h>
+
+/* An export request's signal. */
+typedef enum { BOX_OTLP_TRACES, BOX_OTLP_LOGS, BOX_OTLP_METRICS } BoxOtlpSignal;
+
 /* ---- otlp.c: one receiver, one thread, one bounded queue ---- */
 typedef struct BoxOtlp BoxOtlp;
 /* url: the receiver's base URL (/v1/logs and /v1/traces are appended);
@@ -21,6 +26,10 @@ void box_otlp_end(BoxOtlp *o);
 /* Waits for the thread to end.  Lines queued after it are sent at once, by
  * whoever queues them. */
 void box_otlp_join(BoxOtlp *o);
+/* A relayed request (§8.5) sent now, on the caller's thread, past the
+ * queue: JSON text of the signal's export request; false when the receiver
+ * did not take it.  One caller at a time. */
+bool box_otlp_post_now(BoxOtlp *o, BoxOtlpSignal signal, json_object *request);
 /* Lines dropped so far: the queue was full, or the receiver failed them. */
 uint64_t box_otlp_dropped(BoxOtlp *o);
 const char *box_otlp_label(const BoxOtlp *o);
@@ -32,7 +41,24 @@ void box_otlp_stop(BoxOtlp *o);
  * or NULL when it does not parse. */
 GByteArray *box_otlp_protobuf(const char *json, size_t len);
 
-/* ---- control.c ---- */
+/* ---- otlp_codec.c: any export request, protobuf <-> OTLP/JSON ---- */
+/* The request in the JSON mapping, or NULL when it is not one. */
+json_object *box_otlp_decode(BoxOtlpSignal signal, const void *data, size_t len);
+GByteArray *box_otlp_encode(BoxOtlpSignal signal, json_object *request);
+
+/* ---- control.c: what every record built with json-c shares ---- */
+/* Now, in nanoseconds since the epoch, as OTLP/JSON spells a time. */
+void box_telemetry_now(char nanos[32]);
+/* s as a JSON string, cut to 4 KiB on a character boundary, saying so. */
+json_object *box_telemetry_bounded_string(const char *s);
+/* Appends {"key": key, "value": {type: value}} to list (value is taken). */
+void box_telemetry_attr_value(json_object *list, const char *key, const char *type,
+                              json_object *value);
+/* One export line, ending '\n': {root: [{"resource": <resource_json>,
+ * scopes: [{"scope": {"name": scope_name}, items: [item]}]}]}; item is taken. */
+char *box_telemetry_export_line(const char *resource_json, const char *scope_name, const char *root,
+                                const char *scopes, const char *items, json_object *item);
+
 /* The resource every box record carries (§8.1), as OTLP/JSON. */
 char *box_telemetry_resource_json(const char *box_id, const char *run_id);
 /* A control record's two lines (log record, then span), each ending '\n'.
@@ -40,5 +66,23 @@ char *box_telemetry_resource_json(const char *box_id, const char *run_id);
 char *box_telemetry_control_lines(const char *resource_json, const char *operation,
                                   const char *subject, const char *reason, const char *detail,
                                   const char *trace, const char *span, const char *parent);
+
+typedef struct BoxKernelRecords BoxKernelRecords;
+
+/* ---- telemetry.c ---- */
+/* Hands lines to every target whose include has signal (a BoxTelemetrySignal bit). */
+void box_telemetry_deliver(BoxTelemetry *t, unsigned signal, const char *lines);
+const char *box_telemetry_resource(const BoxTelemetry *t);
+/* The agent's request (already stripped and stamped) to every target that
+ * takes it: a file gets it as one line, a receiver at once. */
+void box_telemetry_relay(BoxTelemetry *t, BoxOtlpSignal signal, json_object *request);
+/* The kernel records' state, or NULL when no target takes `kernel`. */
+BoxKernelRecords *box_telemetry_kernel_records(BoxTelemetry *t);
+
+/* ---- kernel.c: kernel refusal records, rate limited (§8.4) ---- */
+BoxKernelRecords *box_kernel_records_new(void);
+/* Emits what is left counted (every key's repeats, every bucket's count)
+ * and frees k. */
+void box_kernel_records_flush_free(BoxKernelRecords *k, BoxTelemetry *t);
 
 #endif

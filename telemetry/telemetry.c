@@ -65,6 +65,7 @@ struct BoxTelemetry {
   uint64_t *stats;     /* BoxTelemetryStat counters, mapped from stats_path */
   uint64_t local_stats[BOX_TELEMETRY_STAT_N];
   size_t stats_len;
+  BoxKernelRecords *kernel; /* NULL: no target takes `kernel` */
 };
 
 static bool refuse(GError **error, const char *label, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
@@ -258,6 +259,8 @@ BoxTelemetry *box_telemetry_open(const BoxTelemetryTarget *const *specs, const B
   t->resource_skip = strlen("{\"resourceLogs\":[{\"resource\":") + strlen(t->resource_json);
   random_hex(t->trace, 16);
   g_mutex_init(&t->control_lock);
+  for (size_t i = 0; i < t->n && !t->kernel; i++)
+    if (targets[i].include & BOX_TELEMETRY_KERNEL) t->kernel = box_kernel_records_new();
   return t;
 }
 
@@ -333,6 +336,42 @@ void box_telemetry_decisions(void *data, const char *lines, size_t len)
   }
 }
 
+void box_telemetry_deliver(BoxTelemetry *t, unsigned signal, const char *lines)
+{
+  for (size_t i = 0; i < t->n; i++)
+    if (t->targets[i].include & signal) deliver(&t->targets[i], lines, strlen(lines));
+}
+
+void box_telemetry_relay(BoxTelemetry *t, BoxOtlpSignal signal, json_object *request)
+{
+  /* §8.6: agent spans go where `trace` does; its logs and metrics always pass */
+  char *line = NULL;
+  for (size_t i = 0; i < t->n; i++) {
+    Target *tg = &t->targets[i];
+    if (signal == BOX_OTLP_TRACES && !(tg->include & BOX_TELEMETRY_TRACE)) continue;
+    if (tg->otlp) {
+      box_otlp_post_now(tg->otlp, signal, request); /* best effort (§8.7) */
+      continue;
+    }
+    if (!line)
+      line = g_strconcat(json_object_to_json_string_ext(request, JSON_C_TO_STRING_PLAIN |
+                                                                   JSON_C_TO_STRING_NOSLASHESCAPE),
+                         "\n", NULL);
+    deliver(tg, line, strlen(line));
+  }
+  g_free(line);
+}
+
+const char *box_telemetry_resource(const BoxTelemetry *t)
+{
+  return t->resource_json;
+}
+
+BoxKernelRecords *box_telemetry_kernel_records(BoxTelemetry *t)
+{
+  return t->kernel;
+}
+
 void box_telemetry_control(BoxTelemetry *t, const char *operation, const char *subject,
                            const char *reason, const char *detail)
 {
@@ -348,8 +387,7 @@ void box_telemetry_control(BoxTelemetry *t, const char *operation, const char *s
   char *lines = box_telemetry_control_lines(t->resource_json, operation, subject, reason, detail,
                                             t->trace, span, parent);
   g_mutex_unlock(&t->control_lock);
-  for (size_t i = 0; i < t->n; i++)
-    if (t->targets[i].include & BOX_TELEMETRY_TRACE) deliver(&t->targets[i], lines, strlen(lines));
+  box_telemetry_deliver(t, BOX_TELEMETRY_TRACE, lines);
   g_free(lines);
 }
 
@@ -378,6 +416,8 @@ void box_telemetry_stop(BoxTelemetry *t, const char *subject, const char *reason
 {
   if (!t) return;
   GString *said = g_string_new(detail);
+  /* the counts still held go out before the receivers are told to end */
+  box_kernel_records_flush_free(g_steal_pointer(&t->kernel), t);
   /* every receiver at once: each sends what it holds, within its timeouts */
   for (size_t i = 0; i < t->n; i++)
     if (t->targets[i].otlp) box_otlp_end(t->targets[i].otlp);

@@ -73,6 +73,44 @@ void box_telemetry_decisions(void *telemetry, const char *lines, size_t len);
 void box_telemetry_control(BoxTelemetry *t, const char *operation, const char *subject,
                            const char *reason, const char *detail);
 
+/* A call the kernel refused a contained process (§8.4, §5.8), as the
+ * listener saw it. */
+typedef struct {
+  const char *syscall;     /* "socket", or "syscall_<n>" for one libseccomp cannot name */
+  const char *arguments;   /* "family=AF_PACKET type=SOCK_RAW" when an argument rule decided */
+  const char *error_name;  /* "EPERM" */
+  int pid;                 /* in boxd's PID namespace */
+  const char *executable;  /* /proc/<pid>/exe, or NULL */
+  const char *const *args; /* its command line (NULL-terminated), or NULL */
+} BoxTelemetryRefusal;
+
+/* Records a refusal for the targets that take `kernel`, rate limited: the
+ * first of a key (executable, syscall, arguments) at once, its repeats
+ * counted and emitted (`suppressed`) when its 10 s window ends; past 256
+ * keys, counted per syscall and said once (refusals_unobserved, rate_cap).
+ * What is still counted is emitted at stop. */
+void box_telemetry_kernel(BoxTelemetry *t, const BoxTelemetryRefusal *r);
+/* Emits the repeats of every window that has ended; call about once a
+ * second while refusals may be counted. */
+void box_telemetry_kernel_tick(BoxTelemetry *t);
+
+/* The agent's own telemetry (§8.5): an OTLP/HTTP receiver on 127.0.0.1 of
+ * the caller's network namespace (any port), whose payloads, made the
+ * agent's, reach the targets (spans those that take `trace`, logs and
+ * metrics every target), past their queues. */
+typedef struct BoxOtelReceiver BoxOtelReceiver;
+BoxOtelReceiver *box_otel_receiver_start(BoxTelemetry *t, GError **error);
+int box_otel_receiver_port(const BoxOtelReceiver *r);
+/* A socket listening on 127.0.0.1:port in the calling thread's network
+ * namespace (another sandbox's), or -1 with error. */
+int box_otel_receiver_listen(int port, GError **error);
+/* Also serves fd (from box_otel_receiver_listen, taken) until until_fd
+ * (taken; -1: for the whole run) turns readable: a pidfd whose process
+ * ended. */
+void box_otel_receiver_serve(BoxOtelReceiver *r, int fd, int until_fd);
+/* Before box_telemetry_stop. */
+void box_otel_receiver_stop(BoxOtelReceiver *r);
+
 /* The first file target that takes every decision (what `box logs` reads),
  * or NULL. */
 const char *box_telemetry_decision_file(const BoxTelemetry *t);

@@ -8,6 +8,56 @@
 static BoxToolContext ctx;
 static char **ctx_authority, **ctx_hidden;
 static char **ctx_phantoms; /* "NAME=phantom" of every egress route */
+static char *ctx_otel;      /* the agent telemetry receiver's base URL */
+
+void box_tools_set_telemetry_endpoint(const char *url)
+{
+  g_free(ctx_otel);
+  ctx_otel = g_strdup(url);
+  tools_plans_forget();
+}
+
+/* §5.6: what the box tells every process about its telemetry receiver. */
+static const char *otel_value(const char *name, char **owned)
+{
+  if (!ctx_otel) return NULL;
+  if (strcmp(name, "OTEL_EXPORTER_OTLP_ENDPOINT") == 0) return ctx_otel;
+  if (strcmp(name, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == 0)
+    return *owned = g_strconcat(ctx_otel, "/v1/traces", NULL);
+  if (strcmp(name, "OTEL_EXPORTER_OTLP_PROTOCOL") == 0) return "http/protobuf";
+  return NULL;
+}
+
+static const char *const otel_names[] = { "OTEL_EXPORTER_OTLP_ENDPOINT",
+                                          "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                                          "OTEL_EXPORTER_OTLP_PROTOCOL", NULL };
+
+char *box_tools_expand_telemetry(const char *arg)
+{
+  GString *out = g_string_new(NULL);
+  const char *p = arg;
+  for (const char *s; (s = strstr(p, "${"));) {
+    const char *end = strchr(s + 2, '}');
+    if (!end) break;
+    g_autofree char *name = g_strndup(s + 2, (gsize)(end - s - 2));
+    g_autofree char *owned = NULL;
+    const char *value = otel_value(name, &owned);
+    g_string_append_len(out, p, s - p);
+    g_string_append(out, value ? value : "");
+    p = end + 1;
+  }
+  g_string_append(out, p);
+  return g_string_free(out, FALSE);
+}
+
+char **box_tools_expand_telemetry_args(char *const *argv, guint fixed)
+{
+  guint n = g_strv_length((char **)argv);
+  char **out = g_new0(char *, n + 1);
+  for (guint i = 0; i < n; i++)
+    out[i] = i > 0 && i < fixed ? box_tools_expand_telemetry(argv[i]) : g_strdup(argv[i]);
+  return out;
+}
 
 void box_tools_set_phantoms(const char *const *env)
 {
@@ -173,6 +223,11 @@ char **box_tools_compose_env(const BoxToolTable *t, bool is_agent, const char *o
     g_hash_table_insert(env, g_strdup("NO_PROXY"), g_strdup("127.0.0.1,localhost"));
     g_hash_table_insert(env, g_strdup("no_proxy"), g_strdup("127.0.0.1,localhost"));
     g_hash_table_insert(env, g_strdup("NODE_USE_ENV_PROXY"), g_strdup("1"));
+  }
+  for (int i = 0; ctx_otel && otel_names[i]; i++) {
+    char *owned = NULL;
+    const char *value = otel_value(otel_names[i], &owned);
+    g_hash_table_insert(env, g_strdup(otel_names[i]), owned ? owned : g_strdup(value));
   }
   if (ctx.ca_cert) {
     const char *names[] = { "SSL_CERT_FILE",

@@ -8,11 +8,18 @@
 
 #include <glib.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 /* spec/runtime.md §5.8: what every contained program (a tool, the agent)
  * runs under.  Refuses (EPERM) the calls that leave or widen a sandbox and
  * the kernel's riskiest surface; allows the rest. */
 const void *box_seccomp_contained(GError **error);
+
+/* A call the contained filter refused, as a listener's notification gives
+ * it (arch, number, arguments): its name ("syscall_<n>" when libseccomp
+ * has none) and, when an argument rule refused it, *arguments
+ * ("family=AF_PACKET type=SOCK_RAW"; else NULL).  Both are g_free'd. */
+char *box_seccomp_describe(uint32_t arch, int nr, const uint64_t args[6], char **arguments);
 
 /* DESIGN.md "Trust boundaries": the Shell worker's allow-list, installed
  * once the worker is placed.  Anything not listed (execve, mount, setns,

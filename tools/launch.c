@@ -79,6 +79,9 @@ typedef struct {
   int tmp_tree;            /* tmp_area's detached copy, once PID 1 may look it up */
   int proc_tree;           /* a detached proc of the launch's PID namespace, or -1 */
   const char *tmp_program; /* the program's path below tmp_area, or NULL */
+  const void *observed;    /* the filter whose refusals boxd's listener answers, or NULL */
+  int listener;            /* PID 1's listener of observed, handed to boxd at release */
+  int listener_errno;      /* why observed could not be installed with a listener, or 0 */
 } Child;
 
 static int last_cap(void)
@@ -459,8 +462,20 @@ static void __attribute__((noreturn)) run_workload(const Child *c)
   _exit(e == ENOENT ? 127 : 126);
 }
 
-static void install_filter(const Child *c)
+/* The observed filter when boxd records refusals and the kernel gives it a
+ * listener (not with Yama or a kernel that refuses one): else the plain
+ * one, and boxd is told why at release. */
+static void install_filter(Child *c)
 {
+  if (c->observed) {
+    long fd =
+      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, c->observed);
+    if (fd >= 0) {
+      c->listener = (int)fd;
+      return;
+    }
+    c->listener_errno = errno ? errno : EINVAL;
+  }
   if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, c->seccomp, 0, 0) != 0)
     child_fail(c, "install the seccomp filter");
 }
@@ -552,6 +567,29 @@ static void __attribute__((noreturn)) reap(pid_t w, const sigset_t *waited)
   }
 }
 
+/* "r" and the listener's errno (0: its descriptor rides with the "r"). */
+static bool send_release(const Child *c)
+{
+  char said[2] = { 'r', (char)(c->listener >= 0 ? 0 : MIN(c->listener_errno, 127)) };
+  struct iovec iov = { said, sizeof said };
+  union {
+    struct cmsghdr h;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } u;
+  struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+  if (c->listener >= 0) {
+    memset(&u, 0, sizeof u);
+    m.msg_control = u.buf;
+    m.msg_controllen = sizeof u.buf;
+    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+    h->cmsg_level = SOL_SOCKET;
+    h->cmsg_type = SCM_RIGHTS;
+    h->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(h), &c->listener, sizeof(int));
+  }
+  return sendmsg(c->link_fd, &m, MSG_NOSIGNAL) == (ssize_t)sizeof said;
+}
+
 static void __attribute__((noreturn)) child_main(Child *c)
 {
   /* boxd's handlers are boxd's code: a signal a sandboxed process sends to
@@ -628,7 +666,7 @@ static void __attribute__((noreturn)) child_main(Child *c)
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   /* PID 1: release boxd, forward, reap, end with the workload (the kernel
    * then ends everything else in the namespace). */
-  if (send(c->link_fd, "r", 1, MSG_NOSIGNAL) != 1) _exit(127);
+  if (!send_release(c)) _exit(127);
 #if RAW_SYSCALLS
   raw4(SYS_close_range, 0, ~0U, 0, 0);
 #else
@@ -883,15 +921,71 @@ static gpointer hide_args(gpointer data)
 }
 
 /* Reads from the sandbox's link until want or its end (every copy of the
- * child's end closed: that PID 1 no longer runs in boxd's memory). */
-static bool link_wait(int fd, char want)
+ * child's end closed: that PID 1 no longer runs in boxd's memory).  A
+ * descriptor passed with a byte goes to *passed (else it is closed). */
+static bool link_wait_passed(int fd, char want, int *passed)
 {
   for (;;) {
     char b;
-    ssize_t n = read(fd, &b, 1);
+    int got = -1;
+    ssize_t n = box_tools_recv_byte_fd(fd, &b, &got, MSG_CMSG_CLOEXEC);
+    if (got >= 0 && passed && *passed < 0)
+      *passed = got;
+    else if (got >= 0)
+      close(got);
     if (n == 1 && b == want) return true;
-    if (n == 0 || (n < 0 && errno != EINTR)) return false;
+    if (n <= 0) return false;
   }
+}
+
+ssize_t box_tools_recv_byte_fd(int sock, char *byte, int *fd, int flags)
+{
+  struct iovec iov = { byte, 1 };
+  union {
+    struct cmsghdr h;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } u;
+  struct msghdr m = {
+    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf
+  };
+  ssize_t n;
+  do n = recvmsg(sock, &m, flags);
+  while (n < 0 && errno == EINTR);
+  struct cmsghdr *h = n > 0 ? CMSG_FIRSTHDR(&m) : NULL;
+  *fd = -1;
+  if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
+      h->cmsg_len == CMSG_LEN(sizeof(int)))
+    memcpy(fd, CMSG_DATA(h), sizeof *fd);
+  return n;
+}
+
+static bool link_wait(int fd, char want)
+{
+  return link_wait_passed(fd, want, NULL);
+}
+
+static BoxToolRefusalsFn refusals_take;
+static void *refusals_data;
+
+void box_tools_set_refusals(BoxToolRefusalsFn take, void *data)
+{
+  refusals_data = data;
+  __atomic_store_n(&refusals_take, take, __ATOMIC_RELEASE);
+}
+
+/* The release ("r", then the listener's errno byte) and what rides with it:
+ * the listener goes to boxd's refusal records, or why there is none. */
+static bool link_released(int fd, BoxToolRefusalsFn take)
+{
+  int listener = -1;
+  bool released = link_wait_passed(fd, 'r', &listener);
+  char err = 0;
+  if (released && read(fd, &err, 1) != 1) err = 0;
+  if (take && (listener >= 0 || err))
+    take(refusals_data, listener, err);
+  else if (listener >= 0)
+    close(listener);
+  return released;
 }
 
 /* ---- a launch's mount namespace ends after its status is out ----
@@ -1035,6 +1129,7 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
   const BoxToolContext *ctx = tools_context();
   const void *seccomp = tools_seccomp_program(error);
   if (!seccomp) return -1;
+  BoxToolRefusalsFn take = __atomic_load_n(&refusals_take, __ATOMIC_ACQUIRE);
   static GOnce args_once = G_ONCE_INIT;
   if (!g_once(&args_once, hide_args, NULL)) {
     g_set_error(error, BOX_TOOLS_ERROR, 1,
@@ -1119,7 +1214,10 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
               l->tmp_area,
               -1,
               -1,
-              l->tmp_area ? l->tmp_program : NULL };
+              l->tmp_area ? l->tmp_program : NULL,
+              take ? tools_seccomp_observed(NULL) : NULL,
+              -1,
+              0 };
   for (int i = 0; i < BOX_TOOLS_MAX_FDS; i++) c.fds[i] = l->fds && i < c.nfds ? l->fds[i] : -1;
   if (!l->fds && l->is_agent) c.fds[0] = l->fd_in;
   if (slot) {
@@ -1176,7 +1274,7 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
    * workload that still does for a moment: wait until its whole namespace
    * is gone (PID 1 becomes a zombie only once every other process in it
    * has ended). */
-  bool released = link_wait(link[0], 'r');
+  bool released = link_released(link[0], c.observed ? take : NULL);
   if (!released && pidfd >= 0) {
     struct pollfd p = { .fd = pidfd, .events = POLLIN };
     while (poll(&p, 1, -1) < 0 && errno == EINTR)

@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <termios.h>
 #include <unistd.h>
@@ -362,45 +363,128 @@ static int add_names(scmp_filter_ctx c, const char *const *names, uint32_t actio
   return rc;
 }
 
-static gpointer compile_contained(gpointer data)
+/* refuse: EPERM for the plain filter, a notification for the observed one
+ * (boxd's listener answers EPERM and records the call, §5.8). */
+static struct sock_fprog *compile_contained_with(uint32_t refuse, GError **error)
 {
-  GError **error = data;
   scmp_filter_ctx c = seccomp_init(SCMP_ACT_ALLOW);
   if (!c) return NULL;
   /* A binary tree over the syscall numbers instead of a list: the kernel
    * evaluates the filter for every syscall number when it installs it (its
    * allow cache), so a list cost each launch about 140 us. */
   int rc = seccomp_attr_set(c, SCMP_FLTATR_CTL_OPTIMIZE, 2);
-  if (rc == 0) rc = add_names(c, denied, SCMP_ACT_ERRNO(EPERM));
+  if (rc == 0) rc = add_names(c, denied, refuse);
   /* New namespaces: clone with a CLONE_NEW* flag; clone3 cannot be
    * inspected, so it reports ENOSYS and libc falls back to clone. */
   const scmp_datum_t ns_flags[] = { CLONE_NEWNS,  CLONE_NEWUSER, CLONE_NEWPID,   CLONE_NEWNET,
                                     CLONE_NEWUTS, CLONE_NEWIPC,  CLONE_NEWCGROUP };
   for (size_t i = 0; i < G_N_ELEMENTS(ns_flags) && rc == 0; i++)
-    rc = seccomp_rule_add(c, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+    rc = seccomp_rule_add(c, refuse, SCMP_SYS(clone), 1,
                           SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
   if (rc == 0) rc = seccomp_rule_add(c, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
   /* Sockets: AF_UNIX and AF_INET only; pairs: AF_UNIX only. */
   if (rc == 0)
-    rc = seccomp_rule_add(c, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
-                          SCMP_A0(SCMP_CMP_GE, AF_INET + 1, 0));
+    rc = seccomp_rule_add(c, refuse, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GE, AF_INET + 1, 0));
   if (rc == 0)
-    rc = seccomp_rule_add(c, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socketpair), 1,
-                          SCMP_A0(SCMP_CMP_GE, AF_UNIX + 1, 0));
+    rc = seccomp_rule_add(c, refuse, SCMP_SYS(socketpair), 1, SCMP_A0(SCMP_CMP_GE, AF_UNIX + 1, 0));
   /* Typing into the operator's terminal. */
   const scmp_datum_t ioctls[] = { TIOCSTI, TIOCLINUX };
   for (size_t i = 0; i < G_N_ELEMENTS(ioctls) && rc == 0; i++)
-    rc = seccomp_rule_add(c, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+    rc = seccomp_rule_add(c, refuse, SCMP_SYS(ioctl), 1,
                           SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, ioctls[i]));
   /* Running a descriptor rather than a path in the view. */
   if (rc == 0)
-    rc = seccomp_rule_add(c, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(execveat), 1,
+    rc = seccomp_rule_add(c, refuse, SCMP_SYS(execveat), 1,
                           SCMP_A4(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH));
   struct sock_fprog *prog = rc == 0 ? export(c) : NULL;
   seccomp_release(c);
   if (!prog)
     g_set_error(error, BOX_TOOLS_ERROR, 1, "the seccomp filter could not be compiled (%d)", rc);
   return prog;
+}
+
+static gpointer compile_contained(gpointer data)
+{
+  return compile_contained_with(SCMP_ACT_ERRNO(EPERM), data);
+}
+
+static gpointer compile_observed(gpointer data)
+{
+  return compile_contained_with(SCMP_ACT_NOTIFY, data);
+}
+
+/* The values a refusal's arguments are spelled with. */
+typedef struct {
+  unsigned long value;
+  const char *name;
+} Named;
+
+static const Named families[] = {
+  { AF_UNIX, "AF_UNIX" },
+  { AF_INET, "AF_INET" },
+  { AF_INET6, "AF_INET6" },
+  { AF_NETLINK, "AF_NETLINK" },
+  { AF_PACKET, "AF_PACKET" },
+  { AF_KEY, "AF_KEY" },
+  { AF_BLUETOOTH, "AF_BLUETOOTH" },
+  { AF_ALG, "AF_ALG" },
+  { AF_VSOCK, "AF_VSOCK" },
+  { AF_CAN, "AF_CAN" },
+  { AF_TIPC, "AF_TIPC" },
+  { AF_RDS, "AF_RDS" },
+  { AF_XDP, "AF_XDP" },
+  { AF_APPLETALK, "AF_APPLETALK" },
+  { AF_AX25, "AF_AX25" },
+  { AF_X25, "AF_X25" },
+  { AF_PPPOX, "AF_PPPOX" },
+  { AF_LLC, "AF_LLC" },
+};
+static const Named socket_types[] = {
+  { SOCK_STREAM, "SOCK_STREAM" }, { SOCK_DGRAM, "SOCK_DGRAM" },         { SOCK_RAW, "SOCK_RAW" },
+  { SOCK_RDM, "SOCK_RDM" },       { SOCK_SEQPACKET, "SOCK_SEQPACKET" }, { SOCK_DCCP, "SOCK_DCCP" },
+  { SOCK_PACKET, "SOCK_PACKET" },
+};
+static const Named namespaces[] = {
+  { CLONE_NEWNS, "CLONE_NEWNS" },         { CLONE_NEWUSER, "CLONE_NEWUSER" },
+  { CLONE_NEWPID, "CLONE_NEWPID" },       { CLONE_NEWNET, "CLONE_NEWNET" },
+  { CLONE_NEWUTS, "CLONE_NEWUTS" },       { CLONE_NEWIPC, "CLONE_NEWIPC" },
+  { CLONE_NEWCGROUP, "CLONE_NEWCGROUP" },
+};
+static const Named ioctl_requests[] = { { TIOCSTI, "TIOCSTI" }, { TIOCLINUX, "TIOCLINUX" } };
+
+static void named(GString *out, const char *key, const Named *t, size_t n, unsigned long v)
+{
+  g_string_append_printf(out, "%s%s=", out->len ? " " : "", key);
+  for (size_t i = 0; i < n; i++)
+    if (t[i].value == v) {
+      g_string_append(out, t[i].name);
+      return;
+    }
+  g_string_append_printf(out, "%lu", v);
+}
+
+char *box_seccomp_describe(uint32_t arch, int nr, const uint64_t args[6], char **arguments)
+{
+  char *resolved = seccomp_syscall_resolve_num_arch(arch, nr);
+  char *name = resolved ? g_strdup(resolved) : g_strdup_printf("syscall_%d", nr);
+  free(resolved);
+  /* the calls an argument rule of compile_contained_with refuses */
+  GString *said = g_string_new(NULL);
+  if (strcmp(name, "socket") == 0 || strcmp(name, "socketpair") == 0) {
+    named(said, "family", families, G_N_ELEMENTS(families), (unsigned long)args[0]);
+    named(said, "type", socket_types, G_N_ELEMENTS(socket_types), (unsigned long)args[1] & 0xf);
+  } else if (strcmp(name, "clone") == 0) {
+    for (size_t i = 0; i < G_N_ELEMENTS(namespaces); i++)
+      if (args[0] & namespaces[i].value)
+        g_string_append_printf(said, "%s%s", said->len ? "|" : "flags=", namespaces[i].name);
+  } else if (strcmp(name, "ioctl") == 0) {
+    named(said, "request", ioctl_requests, G_N_ELEMENTS(ioctl_requests),
+          (unsigned long)(args[1] & 0xffffffffu));
+  } else if (strcmp(name, "execveat") == 0) {
+    g_string_append(said, "flags=AT_EMPTY_PATH");
+  }
+  *arguments = g_string_free(said, !said->len);
+  return name;
 }
 
 /* Whether name is in the contained filter's refusals, which no allow-list
@@ -522,6 +606,12 @@ const void *box_seccomp_zygote(GError **error)
 const void *tools_seccomp_program(GError **error)
 {
   return box_seccomp_contained(error);
+}
+
+const void *tools_seccomp_observed(GError **error)
+{
+  static GOnce once = G_ONCE_INIT;
+  return compiled(&once, compile_observed, error);
 }
 
 bool box_seccomp_install(const void *prog)

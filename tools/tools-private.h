@@ -13,6 +13,9 @@ char **tools_env_merge(char **envp, char *const *extra);
 
 /* The seccomp program of §5.8, compiled once: a struct sock_fprog *. */
 const void *tools_seccomp_program(GError **error);
+/* The same filter with every EPERM a notification to a listener instead
+ * (installed with SECCOMP_FILTER_FLAG_NEW_LISTENER, box_tools_set_refusals). */
+const void *tools_seccomp_observed(GError **error);
 
 /* Drops every kept plan (the box-wide context changed). */
 void tools_plans_forget(void);

@@ -185,6 +185,30 @@ void box_tools_set_phantoms(const char *const *env);
 void box_tools_set_gateway(const char *proxy_url, const char *ca_cert,
                            bool (*net_setup)(void *data, pid_t pid), void *net_setup_data);
 
+/* One byte from sock and the descriptor passed with it (*fd, else -1);
+ * recvmsg's result (EINTR retried).  flags: recvmsg's (MSG_CMSG_CLOEXEC). */
+ssize_t box_tools_recv_byte_fd(int sock, char *byte, int *fd, int flags);
+
+/* Kernel refusals (spec/runtime.md §5.8, §8.4): once set, each launch
+ * installs the observed filter, whose refusals wait on a listener, and
+ * hands take that listener (install_errno 0) right after the launch, or
+ * listener -1 and the errno that refused one (the plain filter runs then).
+ * take runs on the launching thread and owns the descriptor. */
+typedef void (*BoxToolRefusalsFn)(void *data, int listener, int install_errno);
+void box_tools_set_refusals(BoxToolRefusalsFn take, void *data);
+
+/* The agent telemetry receiver's base URL (http://127.0.0.1:<port>), or
+ * NULL: the OTEL_EXPORTER_OTLP_* variables of every composed environment
+ * (§5.6) and what `${…}` in a command's fixed arguments expands to. */
+void box_tools_set_telemetry_endpoint(const char *url);
+/* arg with ${OTEL_EXPORTER_OTLP_ENDPOINT}, ${OTEL_EXPORTER_OTLP_TRACES_ENDPOINT}
+ * and ${OTEL_EXPORTER_OTLP_PROTOCOL} expanded (the config refused every
+ * other `${`); newly allocated. */
+char *box_tools_expand_telemetry(const char *arg);
+/* argv (g_strfreev-able) with elements 1 .. fixed-1 expanded: a command's
+ * own fixed arguments, never those the caller appended. */
+char **box_tools_expand_telemetry_args(char *const *argv, guint fixed);
+
 /* The route-less network namespace contained tools share (its only
  * listener is the gateway's relay), or -1: each contained tool then gets a
  * namespace of its own and net_setup hands the relay in.  The descriptor

@@ -10,6 +10,7 @@ import ssl
 import subprocess
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -176,8 +177,37 @@ def make_test_ca(d: Path):
     return d / "ca.pem", ctx
 
 
+def _proxy_port(pid):
+    """The port HTTP_PROXY names in the environment of a process box run
+    (pid) started, or None."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    todo = list(children.get(pid, []))
+    while todo:
+        p = todo.pop()
+        todo.extend(children.get(p, []))
+        try:
+            with open(f"/proc/{p}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        for var in env:
+            if var.startswith(b"HTTP_PROXY=http://127.0.0.1:"):
+                return int(var.rsplit(b":", 1)[1])
+    return None
+
+
 def gateway_port(pid):
-    """The 127.0.0.1 port box run (pid) listens on: its gateway."""
+    """The 127.0.0.1 port box run (pid) listens on for its gateway: the one
+    its processes' HTTP_PROXY names (it listens for the agent's telemetry
+    too, on another)."""
     inodes = set()
     for fd in os.listdir(f"/proc/{pid}/fd"):
         try:
@@ -186,6 +216,7 @@ def gateway_port(pid):
             continue
         if link.startswith("socket:["):
             inodes.add(link[8:-1])
+    ports = []
     with open(f"/proc/{pid}/net/tcp") as f:
         next(f)
         for line in f:
@@ -193,8 +224,14 @@ def gateway_port(pid):
             local, state, inode = parts[1], parts[3], parts[9]
             ip, port = local.split(":")
             if state == "0A" and ip == "0100007F" and inode in inodes:
-                return int(port, 16)
-    raise AssertionError("box run has no 127.0.0.1 listener")
+                ports.append(int(port, 16))
+    assert ports, "box run has no 127.0.0.1 listener"
+    # the agent, whose environment says, may start a moment after the socket
+    deadline = time.time() + 15
+    while (proxy := _proxy_port(pid)) is None and time.time() < deadline:
+        time.sleep(0.05)
+    assert proxy in ports, (proxy, ports)
+    return proxy
 
 
 def raw_exchange(port, data: bytes, timeout=10):

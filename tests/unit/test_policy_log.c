@@ -534,9 +534,43 @@ static void test_put_decimal(void)
   }
 }
 
+/* W3C traceparent: what makes a context, and what is left a root. */
+static void test_trace_context_parse(void)
+{
+  static const char trace[] = "4bf92f3577b34da6a3ce929d0e0e4736", parent[] = "00f067aa0ba902b7";
+  BoxTraceContext c;
+  g_autofree char *ok = g_strdup_printf("00-%s-%s-01", trace, parent);
+  g_assert_true(box_trace_context_parse(&c, ok, "a=b"));
+  g_assert_cmpstr(c.trace, ==, trace);
+  g_assert_cmpstr(c.parent, ==, parent);
+  g_assert_true(c.sampled);
+  g_assert_cmpstr(c.state, ==, "a=b");
+  g_autofree char *later = g_strdup_printf("cc-%s-%s-02-extra", trace, parent);
+  g_assert_true(box_trace_context_parse(&c, later, NULL));
+  g_assert_false(c.sampled);
+  g_assert_cmpstr(c.state, ==, "");
+  const char *bad[] = {
+    NULL,
+    "",
+    "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0",
+    "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x", /* 00 has nothing after */
+    "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+    "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+    "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+    "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+    "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+    "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0g",
+  };
+  memset(&c, 0x5a, sizeof c);
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
+    g_assert_false(box_trace_context_parse(&c, bad[i], "s"));
+  g_assert_cmpint(c.trace[0], ==, 0x5a); /* untouched */
+}
+
 int main(int argc, char **argv)
 {
-  static const TestCase cases[] = { { "/policy/log/redaction", test_redaction },
+  static const TestCase cases[] = { { "/policy/log/trace-context", test_trace_context_parse },
+                                    { "/policy/log/redaction", test_redaction },
                                     { "/policy/log/record", test_decision_log },
                                     { "/policy/log/queue", test_decision_log_queue },
                                     { "/policy/log/render", test_log_render_matches_json_c },

@@ -1,5 +1,12 @@
 /* test_tools.c — program resolution, ~ spelling and table choice. */
 #include "tools/tools.h"
+#include "tools/filter.h"
+
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include <glib/gstdio.h>
 #include <stdlib.h>
@@ -367,9 +374,48 @@ static void test_compose_env_alias_spellings(void)
   box_tools_set_context(&none);
 }
 
+/* A kernel refusal's name and, when an argument rule refused it, its
+ * arguments (spec/runtime.md §8.4). */
+static void test_seccomp_describe(void)
+{
+  const guint32 arch = SCMP_ARCH_NATIVE;
+  struct {
+    const char *call;
+    guint64 args[6];
+    const char *name, *arguments;
+  } cases[] = {
+    { "socket",
+      { AF_PACKET, SOCK_RAW | SOCK_CLOEXEC },
+      "socket",
+      "family=AF_PACKET type=SOCK_RAW" },
+    { "socketpair", { 77, SOCK_STREAM }, "socketpair", "family=77 type=SOCK_STREAM" },
+    { "clone",
+      { CLONE_NEWUSER | CLONE_NEWNET | SIGCHLD },
+      "clone",
+      "flags=CLONE_NEWUSER|CLONE_NEWNET" },
+    { "ioctl", { 0, TIOCSTI }, "ioctl", "request=TIOCSTI" },
+    { "bpf", { 0 }, "bpf", NULL },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    char *arguments = NULL;
+    char *name = box_seccomp_describe(arch, seccomp_syscall_resolve_name(cases[i].call),
+                                      cases[i].args, &arguments);
+    g_assert_cmpstr(name, ==, cases[i].name);
+    g_assert_cmpstr(arguments, ==, cases[i].arguments);
+    g_free(name);
+    g_free(arguments);
+  }
+  char *arguments = NULL;
+  char *name = box_seccomp_describe(arch, 4000, (guint64[6]){ 0 }, &arguments);
+  g_assert_cmpstr(name, ==, "syscall_4000");
+  g_assert_null(arguments);
+  g_free(name);
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
+  g_test_add_func("/tools/seccomp-describe", test_seccomp_describe);
   g_test_add("/tools/resolve", Fixture, NULL, fixture_setup, test_resolve, fixture_teardown);
   g_test_add("/tools/resolve-decided", Fixture, NULL, fixture_setup, test_resolve_decided,
              fixture_teardown);

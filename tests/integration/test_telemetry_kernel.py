@@ -1,0 +1,129 @@
+"""Kernel refusal records (spec/runtime.md §8.4, §5.8): what seccomp refuses
+a tool reaches the targets that take `kernel` as a `strands-box.containment`
+log record, the call still fails with EPERM, repeats are counted rather
+than written, and past 256 kinds only a count per syscall is kept."""
+import json
+import time
+
+from conftest import Box
+from telemetry_util import attrs, control_records, file_entries, items
+
+KERNEL_SCOPE = "strands-box.containment"
+
+# Each refusal a tool makes: (family, type) of a socket the filter refuses,
+# or "bpf"; the tool prints the errno of each attempt.
+PROBE = """
+import ctypes, errno, socket, sys
+libc = ctypes.CDLL(None, use_errno=True)
+for arg in sys.argv[1:]:
+    if arg == "bpf":
+        r = libc.syscall(321, 0, 0, 0)  # bpf(2) on x86_64
+        print("bpf", errno.errorcode.get(ctypes.get_errno()) if r < 0 else "ran")
+        continue
+    family, kind = (int(x) for x in arg.split(","))
+    try:
+        socket.socket(family, kind).close()
+        print(arg, "ran")
+    except OSError as e:
+        print(arg, errno.errorcode.get(e.errno))
+"""
+
+
+def kernel_box(tmp_path, include=None):
+    box = Box(tmp_path)
+    box.permit_spawn("/usr/bin/python3")
+    (box.workspace / "probe.py").write_text(PROBE)
+    target = ('\n[telemetry.all]\nkind = "file"\n'
+              f'destination = "{tmp_path}/records.jsonl"\n')
+    if include:
+        target += f"include = {json.dumps(include)}\n"
+    box.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\n'
+                     'filesystem.read = ["~/src/project"]\n' + target)
+    return box.start()
+
+
+def refusals(path):
+    return [attrs(it) for _, _, it in items(file_entries(path), KERNEL_SCOPE)]
+
+
+def test_a_refused_socket_is_recorded_and_still_fails(tmp_path):
+    box = kernel_box(tmp_path)
+    try:
+        r = box.bash("/usr/bin/python3 probe.py 17,3 17,3 17,3 2,1 bpf")
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.splitlines() == ["17,3 EPERM", "17,3 EPERM", "17,3 EPERM", "2,1 ran",
+                                         "bpf EPERM"]
+        # the first of each kind at once, while the box runs
+        now = refusals(tmp_path / "records.jsonl")
+        packet = [a for a in now if a["strands.box.containment.syscall"] == "socket"]
+        assert len(packet) == 1, now
+        assert packet[0]["strands.box.containment.arguments"] == "family=AF_PACKET type=SOCK_RAW"
+        assert packet[0]["strands.box.containment.errno"] == "EPERM"
+        assert packet[0]["strands.box.containment.suppressed"] == "0"
+        assert packet[0]["process.executable.path"].startswith("/usr/bin/python3")
+        assert packet[0]["process.command_args"]["values"][1] == {"stringValue": "probe.py"}
+        bpf = [a for a in now if a["strands.box.containment.syscall"] == "bpf"]
+        assert len(bpf) == 1 and "strands.box.containment.arguments" not in bpf[0], now
+    finally:
+        box.stop()
+    # the two repeats inside the window, counted and flushed at stop
+    after = refusals(tmp_path / "records.jsonl")
+    packet = [a["strands.box.containment.suppressed"] for a in after
+              if a["strands.box.containment.syscall"] == "socket"]
+    assert packet == ["0", "2"], after
+    # every record of the scope is a log, never a span
+    assert {key for key, _, _ in items(file_entries(tmp_path / "records.jsonl"), KERNEL_SCOPE)} \
+        == {"resourceLogs"}
+
+
+def test_a_target_without_kernel_gets_none(tmp_path):
+    box = kernel_box(tmp_path, include=["deny", "permit", "trace"])
+    try:
+        r = box.bash("/usr/bin/python3 probe.py 17,3")
+        assert r.stdout == "17,3 EPERM\n", r.stderr
+    finally:
+        box.stop()
+    assert refusals(tmp_path / "records.jsonl") == []
+
+
+def test_past_256_kinds_counts_per_syscall_and_says_so(tmp_path):
+    box = kernel_box(tmp_path)
+    # 300 kinds: every refused family from 3 on (the family is part of the key)
+    kinds = " ".join(f"{f},1" for f in range(3, 303))
+    try:
+        r = box.bash(f"/usr/bin/python3 probe.py {kinds}")
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.count(" EPERM\n") == 300, r.stdout
+    finally:
+        box.stop()
+    path = tmp_path / "records.jsonl"
+    recs = refusals(path)
+    kinds_recorded = {a.get("strands.box.containment.arguments") for a in recs
+                      if "process.pid" in a}
+    assert len(kinds_recorded) == 256
+    bucket = [a for a in recs if "process.pid" not in a]
+    assert [(a["strands.box.containment.syscall"], a["strands.box.containment.suppressed"])
+            for a in bucket] == [("socket", "44")]
+    capped = [c for c in control_records(file_entries(path))
+              if c["strands.box.control.operation"] == "refusals_unobserved"]
+    assert len(capped) == 1 and capped[0]["strands.box.control.reason"] == "rate_cap", capped
+
+
+def test_repeats_are_emitted_when_their_window_ends(tmp_path):
+    box = kernel_box(tmp_path)
+    try:
+        r = box.bash("/usr/bin/python3 probe.py 17,3 17,3 17,3")
+        assert r.stdout == "17,3 EPERM\n" * 3, r.stderr
+        # the 10 s window ends while the box runs: the two repeats go out
+        deadline = time.time() + 15
+        while time.time() < deadline:
+            counts = [a["strands.box.containment.suppressed"]
+                      for a in refusals(tmp_path / "records.jsonl")]
+            if counts == ["0", "2"]:
+                break
+            time.sleep(0.5)
+        assert counts == ["0", "2"]
+    finally:
+        box.stop()
+    # nothing left counted at stop
+    assert len(refusals(tmp_path / "records.jsonl")) == 2
