@@ -440,6 +440,11 @@ void box_python_register(const BoxPythonHost *h)
   PyImport_AppendInittab("_boxpython", init_module);
 }
 
+void box_python_rehost(const BoxPythonHost *h)
+{
+  host = h;
+}
+
 bool box_python_install(void)
 {
   PyObject *mod = PyImport_ImportModule("_boxpython");

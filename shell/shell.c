@@ -316,7 +316,7 @@ bool box_shell_preload(void)
 
 bool box_shell_prepare(void)
 {
-  box_python_prepare();
+  box_python_warm_up();
   bool ok = true;
   for (size_t i = 0; i < G_N_ELEMENTS(lazy_libraries); i++)
     ok = box_dl_prepare(lazy_libraries[i]) && ok;
