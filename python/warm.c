@@ -18,6 +18,7 @@
  * per box, not per command. */
 #include "python/python-private.h"
 
+#include <link.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,10 +32,51 @@ extern char **environ;
 static bool warm;
 static PyObject *helpers; /* the dict of warm_source's functions */
 
+/* libpython's writable memory as it was loaded, before the warm-up. */
+typedef struct {
+  char *at;
+  size_t len;
+  char *copy;
+} Pristine;
+static Pristine pristine[4];
+static int n_pristine;
+
+static int keep_pristine(struct dl_phdr_info *info, size_t size, void *data)
+{
+  (void)size, (void)data;
+  const char *slash = strrchr(info->dlpi_name, '/');
+  if (strncmp(slash ? slash + 1 : info->dlpi_name, "libpython3", 10) != 0) return 0;
+  /* the part made read-only after relocation cannot change */
+  ElfW(Addr) relro_end = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++)
+    if (info->dlpi_phdr[i].p_type == PT_GNU_RELRO)
+      relro_end = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr + info->dlpi_phdr[i].p_memsz;
+  for (int i = 0; i < info->dlpi_phnum && n_pristine < 4; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W)) continue;
+    ElfW(Addr) start = info->dlpi_addr + ph->p_vaddr, end = start + ph->p_memsz;
+    if (start < relro_end) start = relro_end;
+    if (start >= end) continue;
+    Pristine *p = &pristine[n_pristine];
+    p->at = (char *)start;
+    p->len = end - start;
+    p->copy = malloc(p->len);
+    if (!p->copy) return -1;
+    memcpy(p->copy, p->at, p->len);
+    n_pristine++;
+  }
+  return 1;
+}
+
+static void restore_pristine(void)
+{
+  for (int i = 0; i < n_pristine; i++) memcpy(pristine[i].at, pristine[i].copy, pristine[i].len);
+}
+
 /* Modules most programs import; site's module, whose main runs per
  * command. */
 static const char warm_source[] =
-  "import sys, posix, _io, gc\n"
+  "import sys, posix, _io, gc, codecs\n"
   "import site, os, json, re, pathlib, collections\n"
   "_box = sys.modules['_boxpython']\n"
   "if posix.system is _box._system:  # routed before os was imported: os's own too\n"
@@ -56,6 +98,7 @@ static const char warm_source[] =
   "    return stream\n"
   "\n"
   "def _begin(env, encoding, errors, buffered):\n"
+  "    encoding = codecs.lookup(encoding).name  # the codec's own name, as start-up sets it\n"
   "    posix.environ.clear()  # os.environ's data: it follows\n"
   "    posix.environ.update(env)\n"
   "    sys.stdin = sys.__stdin__ = _stdio(0, False, encoding, errors, buffered)\n"
@@ -68,6 +111,8 @@ static const char warm_source[] =
   "        _box._pythonpath()\n"
   "    if not sys.flags.no_site:\n"
   "        site.main()\n"
+  "    elif '" BOX_PYTHON_DIST "' in sys.path:  # site's to add, not ours\n"
+  "        sys.path.remove('" BOX_PYTHON_DIST "')\n"
   "\n"
   "gc.collect()\n"
   "gc.freeze()  # kept out of every collection: a command's copies no page of it\n";
@@ -93,6 +138,7 @@ bool box_python_warm(const BoxPythonHost *host)
   /* As a command's in the box's usual environment (no locale: C, so
    * CPython runs in UTF-8 mode), without touching the process's locale or
    * environment (coercion would export LC_CTYPE to every worker). */
+  if (dl_iterate_phdr(keep_pristine, NULL) != 1 || n_pristine == 0) return false;
   PyPreConfig pre;
   PyPreConfig_InitPythonConfig(&pre);
   pre.utf8_mode = 1;
@@ -309,8 +355,7 @@ int box_python_warm_main(int argc, char **argv, const BoxPythonHost *host)
   PyOS_AfterFork_Child();
   int status = run_warm(argc, argv, host);
   if (status >= 0) return status;
-  PyErr_Clear();
-  Py_FinalizeEx();
+  restore_pristine();
   warm = false;
   return box_python_main(argc, argv, host);
 }
