@@ -316,11 +316,21 @@ bool box_shell_preload(void)
 
 bool box_shell_prepare(void)
 {
-  box_python_warm_up();
+  box_python_prepare();
   bool ok = true;
   for (size_t i = 0; i < G_N_ELEMENTS(lazy_libraries); i++)
     ok = box_dl_prepare(lazy_libraries[i]) && ok;
   return ok;
+}
+
+void box_shell_warm_python(void)
+{
+  box_python_warm_up();
+}
+
+bool box_shell_is_python(const char *program)
+{
+  return program && box_is_python_name(program);
 }
 
 int box_shell_check(const char *source)
