@@ -132,13 +132,12 @@ static PyStatus warm_config(PyConfig *c)
   return st;
 }
 
-bool box_python_warm(const BoxPythonHost *host)
+/* The warm-up proper; false with the runtime in any state. */
+static bool warm_init(const BoxPythonHost *host)
 {
-  if (warm || !host || host->stdlib_dir < 0) return warm;
   /* As a command's in the box's usual environment (no locale: C, so
    * CPython runs in UTF-8 mode), without touching the process's locale or
    * environment (coercion would export LC_CTYPE to every worker). */
-  if (dl_iterate_phdr(keep_pristine, NULL) != 1 || n_pristine == 0) return false;
   PyPreConfig pre;
   PyPreConfig_InitPythonConfig(&pre);
   pre.utf8_mode = 1;
@@ -164,9 +163,18 @@ bool box_python_warm(const BoxPythonHost *host)
     Py_XDECREF(r);
   }
   Py_XDECREF(code);
-  if (!ok || !helpers) {
-    PyErr_Clear();
-    Py_FinalizeEx();
+  return ok && helpers;
+}
+
+bool box_python_warm(const BoxPythonHost *host)
+{
+  static bool tried;
+  if (tried || !host || host->stdlib_dir < 0) return warm;
+  tried = true;
+  if (dl_iterate_phdr(keep_pristine, NULL) != 1 || n_pristine == 0) return false;
+  if (!warm_init(host)) {
+    /* as loaded again: a command's python3 starts a fresh runtime */
+    restore_pristine();
     return false;
   }
   /* The GIL stays with this thread: the process runs no Python until a
