@@ -11,8 +11,12 @@
  * configuration, as CPython's own command line sets them), site's paths
  * looked up from inside the box.  A command whose options or environment
  * would have initialized the interpreter differently (-O, -X, -W, another
- * locale, PYTHONHASHSEED…) is not served warm: the warm interpreter is
- * finalized and a fresh one started, as without warming.
+ * locale, PYTHONHASHSEED…) is not served warm: libpython's own writable
+ * memory is put back as it was loaded (the initialized state lives there:
+ * the hash secret, which a runtime sets only once even across a
+ * finalization, every static object, the allocator's state; what it
+ * pointed to is left to the process's end) and a fresh interpreter
+ * started, as without warming.
  *
  * All commands of a zygote share one hash seed: str hashes are randomized
  * per box, not per command. */
