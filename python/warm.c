@@ -249,15 +249,21 @@ static PyStatus copy_list(PyWideStringList *to, const PyWideStringList *from)
 /* The command's own settings onto the warm interpreter's (w). */
 static PyStatus take_command(PyConfig *w, const PyConfig *cmd)
 {
-  w->parse_argv = 0; /* cmd's argv is parsed already */
-  w->isolated = cmd->isolated;
-  w->use_environment = cmd->use_environment;
-  w->user_site_directory = cmd->user_site_directory;
-  w->site_import = cmd->site_import;
-  w->safe_path = cmd->safe_path;
-  w->write_bytecode = cmd->write_bytecode;
-  w->buffered_stdio = cmd->buffered_stdio;
-  w->install_signal_handlers = 1;
+  struct {
+    int *to;
+    int from;
+  } flags[] = {
+    { &w->parse_argv, 0 }, /* cmd's argv is parsed already */
+    { &w->install_signal_handlers, 1 },
+    { &w->isolated, cmd->isolated },
+    { &w->use_environment, cmd->use_environment },
+    { &w->user_site_directory, cmd->user_site_directory },
+    { &w->site_import, cmd->site_import },
+    { &w->safe_path, cmd->safe_path },
+    { &w->write_bytecode, cmd->write_bytecode },
+    { &w->buffered_stdio, cmd->buffered_stdio },
+  };
+  for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) *flags[i].to = flags[i].from;
   PyStatus st = copy_list(&w->argv, &cmd->argv);
   if (!PyStatus_Exception(st)) st = copy_list(&w->orig_argv, &cmd->orig_argv);
   struct {
