@@ -283,7 +283,7 @@ static GArray *temp_assign(Shell *sh, Word **as, size_t na, int *status)
 /* A script the Shell runs itself, so that its commands are decided one by
  * one (reading its first line is an fs:read decision, as for `sh FILE`):
  * path is an executable file of the Shell's view whose `#!` line names
- * sh, bash, dash or python3 (directly or through `env`), or that has no `#!` line
+ * sh, bash or dash (directly or through `env`), or that has no `#!` line
  * and reads as text, which bash runs as a shell script when execve says
  * ENOEXEC.  Returns the interpreter's argv[0] and sets *opt to an option
  * word of the #! line (or NULL), or NULL. */
@@ -310,19 +310,15 @@ static char *script_shell(const char *path, char **opt)
   int k = 0;
   while (words[k] && !*words[k]) k++;
   if (words[k]) {
-    const char *word = words[k];
-    const char *prog = strrchr(word, '/') ? strrchr(word, '/') + 1 : word;
+    const char *prog = strrchr(words[k], '/') ? strrchr(words[k], '/') + 1 : words[k];
     k++;
     while (words[k] && !*words[k]) k++;
     if (!strcmp(prog, "env") && words[k]) {
-      prog = word = words[k++];
+      prog = words[k++];
       while (words[k] && !*words[k]) k++;
     }
-    /* python3 sees the #! line's word as its argv[0] (sys.orig_argv) */
-    if (box_is_python_name(prog)) found = g_strdup(word);
-    if (!strcmp(prog, "sh") || !strcmp(prog, "bash") || !strcmp(prog, "dash"))
+    if (!strcmp(prog, "sh") || !strcmp(prog, "bash") || !strcmp(prog, "dash")) {
       found = g_strdup(prog);
-    if (found) {
       if (words[k] && words[k][0] == '-') *opt = g_strdup(words[k]);
     }
   }
@@ -348,10 +344,7 @@ static bool run_script(Shell *sh, const char *path, int argc, char **av, Word **
     for (int i = 1; i < argc; i++) sav[sc++] = av[i];
     int st = 0;
     GArray *tmp = na ? temp_assign(sh, as, na, &st) : NULL;
-    /* a Python script goes to the Shell's python3, as the #! line's would */
-    const char *base = strrchr(interp, '/') ? strrchr(interp, '/') + 1 : interp;
-    *status =
-      run_builtin(sh, box_command_lookup(box_is_python_name(base) ? "python3" : "sh"), sc, sav);
+    *status = run_builtin(sh, box_command_lookup("sh"), sc, sav);
     if (tmp) box_var_restore(sh, tmp);
     g_free(sav);
   } else {

@@ -596,8 +596,8 @@ int box_cond_eval(Shell *sh, Cond *c, int *err);
  * the workers (idempotent); run it in this process (-1 and *error when it
  * cannot be loaded). */
 bool box_python_prepare(void);
-/* commands/python.c: whether a #! line's program name is the Shell's
- * python3 (python3, python, python3.11). */
+/* commands/python.c: whether a program name is the Shell's python3
+ * (python3, python, python3.11). */
 bool box_is_python_name(const char *name);
 /* After box_python_prepare, in the zygote: an interpreter initialized now,
  * that every `python3` of the workers forked after starts from. */

@@ -1,8 +1,7 @@
 """How `python3` starts in the box: from the zygote's warm interpreter
 (initialized once, forked for each command), yet looking as a fresh
 /usr/bin/python3 would to the program — sys.argv, sys.executable,
-__file__, os.getcwd(), the environment, flags, streams and signals —
-and scripts run by path through their `#!` line.
+__file__, os.getcwd(), the environment, flags, streams and signals.
 
 Each observation is compared with /usr/bin/python3 run natively in the
 same workspace with the box's environment.
@@ -154,45 +153,3 @@ def test_cwd_and_processes_follow_the_command(py_box):
                     "subprocess.run([\"pwd\"]); os.system(\"echo $PWD\")'")
     d = py_box.workspace / "src" / "deep"
     assert (r.stdout, r.stderr, r.returncode) == (f"{d}\n{d}\n{d}\n", "", 0)
-
-
-SCRIPTS = {
-    "env.py": "#!/usr/bin/env python3\n",
-    "direct.py": "#!/usr/bin/python3\n",
-    "opt.py": "#!/usr/bin/python3 -u\n",
-}
-
-
-@pytest.mark.parametrize("name", sorted(SCRIPTS))
-def test_scripts_run_by_path(py_box, name):
-    ws = py_box.workspace
-    (ws / "bin").mkdir(exist_ok=True)
-    body = SCRIPTS[name] + PROBE + "import sys; sys.exit(3)\n"
-    script = ws / "bin" / name
-    script.write_text(body)
-    script.chmod(0o755)
-    for text, cwd in ((f"./bin/{name} a 'b c'", ws), (f"../bin/{name}", ws / "src"),
-                      (f"{script} x", ws / "src")):
-        want = native(py_box, ["/bin/sh", "-c", text], {"PWD": str(cwd)}, cwd=cwd)
-        assert want.returncode == 3, want.stderr
-        got = in_box(py_box, f"cd {quote([str(cwd)])} && {text}")
-        assert (got.stdout, got.stderr, got.returncode) == (want.stdout, "", 3)
-
-
-def test_a_script_on_path_and_its_decision(tmp_path):
-    b = permissive_box(tmp_path)
-    try:
-        (b.workspace / "tools").mkdir()
-        s = b.workspace / "tools" / "hello"
-        s.write_text("#!/usr/bin/env python3\nimport sys\nprint('hello', sys.argv)\n")
-        s.chmod(0o755)
-        r = b.bash(f"export PATH={b.workspace}/tools:$PATH; hello there")
-        assert (r.stdout, r.stderr, r.returncode) == (f"hello ['{s}', 'there']\n", "", 0)
-        assert ("permit", "shell:exec", "hello") in b.decision_summary()
-        # not executable: refused as bash refuses it, Python never started
-        s.chmod(0o644)
-        r = b.bash("./tools/hello")
-        assert (r.stdout, r.returncode) == ("", 126)
-        assert "Permission denied" in r.stderr
-    finally:
-        b.teardown()
