@@ -63,6 +63,10 @@ struct Boxd {
   /* boxd_gateway_worker_env rendered once the gateway listens (atomic:
    * the workers' fork requests read it from other threads), else NULL. */
   char *worker_env_json;
+  /* Set (atomic) once a command of the box has run python3: the workers'
+   * fork requests then ask the zygote to warm an interpreter up
+   * (worker_pool.c), which every later fork copies. */
+  bool python_used;
   /* The `[egress.<name>]` routes with their secrets (gateway_wire.c), and
    * the phantom of each as "NAME=phantom" (NULL-terminated, never NULL
    * after boxd_egress_prepare): in every process's environment. */

@@ -968,6 +968,9 @@ static int zygote_main(int ctl)
     /* Set here once (boxd sends it with one request): every worker forked
      * after inherits it. */
     set_env(req);
+    json_object *python;
+    if (json_object_object_get_ex(req, "python", &python) && json_object_get_boolean(python))
+      box_shell_warm_python();
     const char *op = json_str(req, "op");
     if (!op || strcmp(op, "fork") != 0 || nfds < 1 || nfds > 2 || !json_str(req, "root") ||
         !json_str(req, "workspace") || !json_str(req, "home")) {

@@ -147,6 +147,10 @@ static void reply_and_close(Command *c, int fd, json_object *reply)
 /* A permitted shell:exec whose status is owed (history rules). */
 static void note_permitted(Command *c, json_object *input)
 {
+  json_object *program;
+  if (json_object_object_get_ex(input, "program", &program) &&
+      box_shell_is_python(json_object_get_string(program)))
+    __atomic_store_n(&c->d->python_used, true, __ATOMIC_RELEASE);
   if (!c->exec_permitted)
     c->exec_permitted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   char *key = g_strdup(json_object_to_json_string_ext(input, JSON_C_TO_STRING_PLAIN));

@@ -289,6 +289,8 @@ static json_object *fork_request(Boxd *d, int command, bool *carries_env)
     }
   }
   json_object_object_add(req, "op", json_object_new_string("fork"));
+  if (__atomic_load_n(&d->python_used, __ATOMIC_ACQUIRE))
+    json_object_object_add(req, "python", json_object_new_boolean(true));
   g_autofree char *root = box_vfs_ram_root(d->vfs, command);
   json_object_object_add(req, "root", json_object_new_string(root));
   json_object_object_add(req, "workspace", json_object_new_string(d->workspace));

@@ -50,7 +50,18 @@ typedef struct {
  * finalized, so a process calls it once.  host may be NULL. */
 int box_python_main(int argc, char **argv, const BoxPythonHost *host);
 
+/* Initializes an interpreter now, in a process that forks the ones that
+ * will call box_python_main: each of them then starts from it (its
+ * site, os, json, re, pathlib and collections loaded) rather than from
+ * nothing.  host (with stdlib_dir, kept for the process's life) is the
+ * one the warm-up's imports go through; each command's replaces it.
+ * False if it could not be done (box_python_main then starts a fresh
+ * one, as without). */
+bool box_python_warm(const BoxPythonHost *host);
+
 #define BOX_PYTHON_MAIN_SYMBOL "box_python_main"
+#define BOX_PYTHON_WARM_SYMBOL "box_python_warm"
+typedef bool BoxPythonWarm(const BoxPythonHost *host);
 typedef int BoxPythonMain(int argc, char **argv, const BoxPythonHost *host);
 
 #ifdef __cplusplus

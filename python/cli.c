@@ -13,7 +13,7 @@
 
 /* CPython's status: an exit it asked for (--version, a usage error), or
  * an error printed as the python3 program prints it. */
-static int status_exit(PyStatus st)
+int box_python_status_exit(PyStatus st)
 {
   fflush(stdout); /* --version and usage are printed through C stdio */
   if (PyStatus_IsExit(st)) return st.exitcode;
@@ -25,7 +25,7 @@ static int status_exit(PyStatus st)
   return 1;
 }
 
-static PyStatus set_locations(PyConfig *c, bool fixed_paths)
+PyStatus box_python_set_locations(PyConfig *c, bool fixed_paths)
 {
   struct {
     wchar_t **field;
@@ -55,6 +55,7 @@ static PyStatus set_locations(PyConfig *c, bool fixed_paths)
 
 int box_python_main(int argc, char **argv, const BoxPythonHost *host)
 {
+  if (box_python_is_warm()) return box_python_warm_main(argc, argv, host);
   bool through_host = host && host->stdlib_dir >= 0;
   box_python_register(host);
   PyConfig config;
@@ -66,17 +67,17 @@ int box_python_main(int argc, char **argv, const BoxPythonHost *host)
    * imports encodings and site. */
   config._init_main = 0;
   PyStatus st = PyConfig_SetBytesArgv(&config, argc, argv);
-  if (!PyStatus_Exception(st)) st = set_locations(&config, through_host);
+  if (!PyStatus_Exception(st)) st = box_python_set_locations(&config, through_host);
   if (!PyStatus_Exception(st)) st = Py_InitializeFromConfig(&config);
   PyConfig_Clear(&config);
-  if (PyStatus_Exception(st)) return status_exit(st);
+  if (PyStatus_Exception(st)) return box_python_status_exit(st);
   if (!box_python_install()) {
     PyErr_Print();
     Py_Finalize();
     return 1;
   }
   st = _Py_InitializeMain();
-  if (PyStatus_Exception(st)) return status_exit(st);
+  if (PyStatus_Exception(st)) return box_python_status_exit(st);
   if (!box_python_after_main()) {
     PyErr_Print();
     Py_Finalize();

@@ -436,8 +436,17 @@ static PyObject *init_module(void)
 
 void box_python_register(const BoxPythonHost *h)
 {
+  /* as compiled: a runtime started again after a warm one (warm.c) must
+   * not find the first one's module copy in it */
+  static const PyModuleDef_Base fresh = PyModuleDef_HEAD_INIT;
+  module_def.m_base = fresh;
   host = h;
   PyImport_AppendInittab("_boxpython", init_module);
+}
+
+void box_python_rehost(const BoxPythonHost *h)
+{
+  host = h;
 }
 
 bool box_python_install(void)

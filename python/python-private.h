@@ -28,4 +28,20 @@ bool box_python_install(void);
  * tracebacks.  False with a Python exception set. */
 bool box_python_after_main(void);
 
+/* importer.c: the host's functions are h's from now on (a warm
+ * interpreter's command brings its own). */
+void box_python_rehost(const BoxPythonHost *h);
+
+/* cli.c: CPython's exit or error status (printed as python3 prints it). */
+int box_python_status_exit(PyStatus st);
+/* cli.c: where the interpreter lives (/usr/bin/python3); with fixed_paths
+ * sys.path too, for the standard library through the host's descriptors. */
+PyStatus box_python_set_locations(PyConfig *c, bool fixed_paths);
+
+/* warm.c: whether this process holds a warm interpreter (box_python_warm),
+ * and a command run on it, in a child forked since (falls back to a fresh
+ * interpreter when the command's start-up would differ). */
+bool box_python_is_warm(void);
+int box_python_warm_main(int argc, char **argv, const BoxPythonHost *host);
+
 #endif

@@ -596,6 +596,12 @@ int box_cond_eval(Shell *sh, Cond *c, int *err);
  * the workers (idempotent); run it in this process (-1 and *error when it
  * cannot be loaded). */
 bool box_python_prepare(void);
+/* commands/python.c: whether a program name is the Shell's python3
+ * (python3, python, python3.11). */
+bool box_is_python_name(const char *name);
+/* After box_python_prepare, in the zygote: an interpreter initialized now,
+ * that every `python3` of the workers forked after starts from. */
+void box_python_warm_up(void);
 /* commands/hostdir.c: a read-only detached copy of the host's directory
  * dir, for workers to load files from once rooted in the mount (-1 when
  * the kernel refuses). */

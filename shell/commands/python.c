@@ -9,6 +9,7 @@
  * (python_dl.c). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "shell/shell-private.h"
 
@@ -27,4 +28,9 @@ static int python_child(BoxCmd *c)
 int box_cmd_python(BoxCmd *c)
 {
   return box_cmd_in_child(c, python_child);
+}
+
+bool box_is_python_name(const char *name)
+{
+  return !strcmp(name, "python3") || !strcmp(name, "python") || !strcmp(name, "python3.11");
 }

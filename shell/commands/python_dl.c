@@ -217,7 +217,7 @@ static char *load_library(void *data, int dir, const char *file)
 static char *last_denial(void *data)
 {
   BoxCmd *c = data;
-  const BoxShellHost *h = c->sh->host;
+  const BoxShellHost *h = c ? c->sh->host : NULL;
   return h && h->last_denial ? h->last_denial(h->data) : NULL;
 }
 
@@ -229,13 +229,37 @@ static int shell_run(void *data, const char *text)
   return box_run_text(c->sh, text, 0, 1, 2);
 }
 
+/* The module once loaded and warmed by box_python_warm_up, or NULL. */
+static void *warm_lib;
+
+void box_python_warm_up(void)
+{
+  /* kept for the process's life: the warm interpreter holds it */
+  static BoxPythonHost host = { .shell_run = shell_run, .last_denial = last_denial };
+  if (warm_lib || !box_python_prepare()) return;
+  host.stdlib_dir = stdlib_dir;
+  host.dist_dir = dist_dir;
+  host.load_library = load_library;
+  char *why = load_library(NULL, lib_dirs[0], MODULE_FILE);
+  void *lib = why ? NULL : dlopen("./" MODULE_FILE, RTLD_NOW | RTLD_NOLOAD);
+  free(why);
+  void *sym = lib ? dlsym(lib, BOX_PYTHON_WARM_SYMBOL) : NULL;
+  BoxPythonWarm *warm_fn;
+  memcpy(&warm_fn, &sym, sizeof sym);
+  if (sym && warm_fn(&host)) warm_lib = lib;
+}
+
 int box_python_run(BoxCmd *c, int argc, char **argv, char **error)
 {
-  void *lib = NULL;
+  void *lib = warm_lib;
   BoxPythonHost host = {
     .stdlib_dir = -1, .dist_dir = -1, .shell_run = shell_run, .last_denial = last_denial, .data = c
   };
-  if (lib_dirs[0] >= 0) {
+  if (lib) {
+    host.stdlib_dir = stdlib_dir;
+    host.dist_dir = dist_dir;
+    host.load_library = load_library;
+  } else if (lib_dirs[0] >= 0) {
     char *why = load_library(NULL, lib_dirs[0], MODULE_FILE);
     if (why) {
       *error = why;
