@@ -163,9 +163,10 @@ typedef struct {
   int area;     /* the RAM area it roots in (box_vfs_command_area) */
 } BoxdWorker;
 
-/* A ready worker, or NULL after waiting its time out; asks the pool for
- * the replacement when this leaves it empty. */
-BoxdWorker *boxd_worker_take(Boxd *d);
+/* A ready worker (python: one forked from the zygote holding a warm
+ * CPython), or NULL after waiting its time out; asks the pool for the
+ * replacement when this leaves it empty. */
+BoxdWorker *boxd_worker_take(Boxd *d, bool python);
 /* Waits for the worker's "ready" (it rooted itself and dropped its
  * privileges); false when it never came. */
 bool boxd_worker_wait_ready(BoxdWorker *w);

@@ -831,14 +831,24 @@ static Command *run_on_worker(Boxd *d, BoxdWorker *w, const char *source, int fd
   return c;
 }
 
+/* A text that starts with python3 (the Python alias's calls are such
+ * texts, broker.c) runs on a worker of the warm Python zygote. */
+static bool starts_with_python(const char *source)
+{
+  source += strspn(source, " \t\n");
+  size_t n = strncmp(source, "python3", 7) == 0 ? 7 : strncmp(source, "python", 6) == 0 ? 6 : 0;
+  return n && (!source[n] || strchr(" \t\n;", source[n]));
+}
+
 void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd, BoxdWatchFn on_watch,
                       BoxdAnswerFn answer, void *data)
 {
+  bool python = starts_with_python(source);
   int status = -1;
   box_telemetry_count(d->telemetry, BOX_TELEMETRY_STAT_COMMANDS); /* what `box ls` shows */
   for (int attempt = 0; attempt < 3; attempt++) {
     gint64 t0 = g_get_monotonic_time();
-    BoxdWorker *w = boxd_worker_take(d);
+    BoxdWorker *w = boxd_worker_take(d, python);
     if (!w) break;
     gint64 t1 = g_get_monotonic_time();
     int command = w->command;

@@ -314,9 +314,14 @@ bool box_shell_preload(void)
   return ok;
 }
 
-bool box_shell_prepare(void)
+void box_shell_warm_python(void)
 {
   box_python_warm_up();
+}
+
+bool box_shell_prepare(void)
+{
+  box_python_prepare();
   bool ok = true;
   for (size_t i = 0; i < G_N_ELEMENTS(lazy_libraries); i++)
     ok = box_dl_prepare(lazy_libraries[i]) && ok;

@@ -212,6 +212,11 @@ bool box_shell_preload(void);
  * false if something could be neither (its command fails with the reason
  * when run; box_shell_preload changes nothing then). */
 bool box_shell_prepare(void);
+/* For the zygote of Python's workers, after box_shell_prepare: an
+ * initialized CPython that each of its workers' python3 starts from
+ * (python/warm.c).  Kept out of the Shell's zygote, whose every fork it
+ * would make dearer. */
+void box_shell_warm_python(void);
 
 #ifdef __cplusplus
 }
