@@ -63,10 +63,6 @@ struct Boxd {
   /* boxd_gateway_worker_env rendered once the gateway listens (atomic:
    * the workers' fork requests read it from other threads), else NULL. */
   char *worker_env_json;
-  /* Set (atomic) once a command of the box has run python3: the workers'
-   * fork requests then ask the zygote to warm an interpreter up
-   * (worker_pool.c), which every later fork copies. */
-  bool python_used;
   /* The `[egress.<name>]` routes with their secrets (gateway_wire.c), and
    * the phantom of each as "NAME=phantom" (NULL-terminated, never NULL
    * after boxd_egress_prepare): in every process's environment. */
@@ -175,9 +171,10 @@ typedef struct {
   int area;     /* the RAM area it roots in (box_vfs_command_area) */
 } BoxdWorker;
 
-/* A ready worker, or NULL after waiting its time out; asks the pool for
- * the replacement when this leaves it empty. */
-BoxdWorker *boxd_worker_take(Boxd *d);
+/* A ready worker (python: one forked from the zygote holding a warm
+ * CPython), or NULL after waiting its time out; asks the pool for the
+ * replacement when this leaves it empty. */
+BoxdWorker *boxd_worker_take(Boxd *d, bool python);
 /* Waits for the worker's "ready" (it rooted itself and dropped its
  * privileges); false when it never came. */
 bool boxd_worker_wait_ready(BoxdWorker *w);

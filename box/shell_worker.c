@@ -934,7 +934,7 @@ static void zygote_report_deaths(int ctl)
   }
 }
 
-static int zygote_main(int ctl)
+static int zygote_main(int ctl, bool warm_python)
 {
   sigset_t chld;
   sigemptyset(&chld);
@@ -946,6 +946,7 @@ static int zygote_main(int ctl)
    * workers rooted in the mount; mapping it here instead would cost every
    * fork ~155 more mappings to copy. */
   if (!box_shell_prepare()) box_shell_preload();
+  if (warm_python) box_shell_warm_python();
   drop_bounding_set();
   zygote_drop_privileges();
   install_filter(box_seccomp_zygote);
@@ -968,9 +969,6 @@ static int zygote_main(int ctl)
     /* Set here once (boxd sends it with one request): every worker forked
      * after inherits it. */
     set_env(req);
-    json_object *python;
-    if (json_object_object_get_ex(req, "python", &python) && json_object_get_boolean(python))
-      box_shell_warm_python();
     const char *op = json_str(req, "op");
     if (!op || strcmp(op, "fork") != 0 || nfds < 1 || nfds > 2 || !json_str(req, "root") ||
         !json_str(req, "workspace") || !json_str(req, "home")) {
@@ -1013,7 +1011,7 @@ int main(int argc, char **argv)
    * character type: collation and messages stay C's. */
   setlocale(LC_CTYPE, "C.UTF-8");
   g_autofree char *root = NULL, *workspace = NULL, *home = NULL, *command = NULL;
-  gboolean check_only = FALSE, zygote = FALSE;
+  gboolean check_only = FALSE, zygote = FALSE, warm_python = FALSE;
   g_auto(GStrv) binds = NULL;
   int ctl = -1;
   GOptionEntry entries[] = {
@@ -1025,6 +1023,7 @@ int main(int argc, char **argv)
       "With -c: only parse TEXT (a syntax error exits 2)", NULL },
     { "ctl-fd", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT, &ctl, NULL, NULL },
     { "zygote", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, &zygote, NULL, NULL },
+    { "warm-python", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, &warm_python, NULL, NULL },
     { "root", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &root, NULL, NULL },
     { "workspace", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &workspace, NULL, NULL },
     { "home", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &home, NULL, NULL },
@@ -1055,7 +1054,7 @@ int main(int argc, char **argv)
     BoxShellHost host = { .decide_exec = local_decide_exec, .spawn = local_spawn };
     return box_shell_run(command, &env, &host);
   }
-  if (zygote && ctl >= 0) return zygote_main(ctl);
+  if (zygote && ctl >= 0) return zygote_main(ctl, warm_python);
   if (ctl < 0 || !root || !workspace || !home) {
     fprintf(stderr, "box-shell: started outside a box; use -c TEXT to run the interpreter alone\n");
     return 2;

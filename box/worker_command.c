@@ -147,10 +147,6 @@ static void reply_and_close(Command *c, int fd, json_object *reply)
 /* A permitted shell:exec whose status is owed (history rules). */
 static void note_permitted(Command *c, json_object *input)
 {
-  json_object *program;
-  if (json_object_object_get_ex(input, "program", &program) &&
-      box_shell_is_python(json_object_get_string(program)))
-    __atomic_store_n(&c->d->python_used, true, __ATOMIC_RELEASE);
   if (!c->exec_permitted)
     c->exec_permitted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   char *key = g_strdup(json_object_to_json_string_ext(input, JSON_C_TO_STRING_PLAIN));
@@ -840,14 +836,24 @@ static Command *run_on_worker(Boxd *d, BoxdWorker *w, const char *source, int fd
   return c;
 }
 
+/* A text that starts with python3 (the Python alias's calls are such
+ * texts, broker.c) runs on a worker of the warm Python zygote. */
+static bool starts_with_python(const char *source)
+{
+  source += strspn(source, " \t\n");
+  size_t n = strncmp(source, "python3", 7) == 0 ? 7 : strncmp(source, "python", 6) == 0 ? 6 : 0;
+  return n && (!source[n] || strchr(" \t\n;", source[n]));
+}
+
 void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd, BoxdWatchFn on_watch,
                       BoxdAnswerFn answer, void *data)
 {
+  bool python = starts_with_python(source);
   int status = -1;
   box_telemetry_count(d->telemetry, BOX_TELEMETRY_STAT_COMMANDS); /* what `box ls` shows */
   for (int attempt = 0; attempt < 3; attempt++) {
     gint64 t0 = g_get_monotonic_time();
-    BoxdWorker *w = boxd_worker_take(d);
+    BoxdWorker *w = boxd_worker_take(d, python);
     if (!w) break;
     gint64 t1 = g_get_monotonic_time();
     int command = w->command;

@@ -27,7 +27,32 @@
 #define POOL_SIZE 3
 #define READY_TIMEOUT_MS 10000
 
-static GAsyncQueue *ready_queue;
+/* Two kinds of worker, each from its own zygote: the Shell's, and one
+ * whose zygote holds an initialized CPython (python/warm.c) for commands
+ * that start with python3.  Every Shell worker forked from a process that
+ * large would copy its page tables and fault on its heap: the Python
+ * zygote starts with the first such command, and only its workers pay. */
+typedef struct {
+  bool python;
+  bool wanted; /* the Python pool: a command asked for one (pool_lock) */
+  bool broken; /* its zygote could not start: its commands go to the Shell's pool */
+  int zygote_ctl;
+  pid_t zygote_pid;
+  GThread *zygote_reader;
+  GQueue forking; /* BoxdWorker*, fork requested, in order; pool_lock */
+  int preparing;  /* forks not yet placed (pool_lock) */
+  int failures;   /* consecutive workers that failed to start (pool_lock) */
+  /* The gateway's environment goes to the zygote once, with the first fork
+   * request after the gateway started: the zygote sets it in its own
+   * environment, and every worker it forks from then on inherits it, so no
+   * later request carries (and no process parses) its few KiB (pool_lock). */
+  bool has_env;
+  GAsyncQueue *ready;
+  Boxd *d;
+} Pool;
+
+static Pool pools[2] = { { .python = false, .wanted = true, .zygote_ctl = -1, .zygote_pid = -1 },
+                         { .python = true, .zygote_ctl = -1, .zygote_pid = -1 } };
 static GThread *pool_thread;
 static GMutex pool_lock;
 static GCond pool_cond;
@@ -99,17 +124,6 @@ void boxd_worker_discard(Boxd *d, BoxdWorker *w)
  * of its set-up, and one that fails is replaced there.
  */
 
-static int zygote_ctl = -1;
-static pid_t zygote_pid = -1;
-static GThread *zygote_reader;
-static GQueue forking = G_QUEUE_INIT; /* BoxdWorker*, fork requested, in order; pool_lock */
-static int preparing;                 /* forks not yet placed (pool_lock) */
-static int failures;                  /* consecutive workers that failed to start (pool_lock) */
-/* The gateway's environment goes to the zygote once, with the first fork
- * request after the gateway started: the zygote sets it in its own
- * environment, and every worker it forks from then on inherits it, so no
- * later request carries (and no process parses) its few KiB (pool_lock). */
-static bool zygote_has_env;
 /* The mount namespace a worker built around each RAM area (area id ->
  * descriptor; pool_lock).  An area keeps its layout from one command to
  * the next, so the workers forked after it only join that namespace:
@@ -149,8 +163,9 @@ static gpointer discard_main(gpointer data)
 
 /* The zygote forked w (pid, or <= 0 when it could not): place it, let it
  * go, and queue it as ready. */
-static void worker_forked(Boxd *d, BoxdWorker *w, pid_t pid)
+static void worker_forked(Pool *pl, BoxdWorker *w, pid_t pid)
 {
+  Boxd *d = pl->d;
   bool ok = pid > 0;
   if (ok) {
     w->pid = pid;
@@ -171,7 +186,7 @@ static void worker_forked(Boxd *d, BoxdWorker *w, pid_t pid)
     g_printerr("worker %d placed in %.3f ms\n", w->command,
                (g_get_monotonic_time() - w->asked) / 1000.0);
   if (ok) {
-    g_async_queue_push(ready_queue, w);
+    g_async_queue_push(pl->ready, w);
   } else if (pid > 0) {
     /* Reaped elsewhere: this thread delivers the zygote's "died". */
     kill(pid, SIGKILL);
@@ -184,34 +199,34 @@ static void worker_forked(Boxd *d, BoxdWorker *w, pid_t pid)
     boxd_worker_free(w);
   }
   g_mutex_lock(&pool_lock);
-  preparing--;
-  failures = ok ? 0 : failures + 1;
+  pl->preparing--;
+  pl->failures = ok ? 0 : pl->failures + 1;
   /* A worker that joined the queue leaves the count as it was: only a
    * failure leaves a place for the pool thread to fill (or back off). */
   if (!ok) g_cond_broadcast(&pool_cond);
   g_mutex_unlock(&pool_lock);
 }
 
-static BoxdWorker *pop_forking(void)
+static BoxdWorker *pop_forking(Pool *pl)
 {
   g_mutex_lock(&pool_lock);
-  BoxdWorker *w = g_queue_pop_head(&forking);
+  BoxdWorker *w = g_queue_pop_head(&pl->forking);
   g_mutex_unlock(&pool_lock);
   return w;
 }
 
 static gpointer zygote_read_main(gpointer data)
 {
-  Boxd *d = data;
+  Pool *pl = data;
   for (;;) {
-    json_object *msg = box_ctl_recv(zygote_ctl, NULL, NULL);
+    json_object *msg = box_ctl_recv(pl->zygote_ctl, NULL, NULL);
     if (!msg) break;
     json_object *op, *pid, *status;
     if (json_object_object_get_ex(msg, "op", &op) && json_object_object_get_ex(msg, "pid", &pid)) {
       const char *o = json_object_get_string(op);
       if (strcmp(o, "forked") == 0) {
-        BoxdWorker *w = pop_forking();
-        if (w) worker_forked(d, w, json_object_get_int(pid));
+        BoxdWorker *w = pop_forking(pl);
+        if (w) worker_forked(pl, w, json_object_get_int(pid));
       } else if (strcmp(o, "died") == 0 && json_object_object_get_ex(msg, "status", &status)) {
         box_reaper_store(json_object_get_int(pid), json_object_get_int(status));
       }
@@ -220,16 +235,18 @@ static gpointer zygote_read_main(gpointer data)
   }
   /* The zygote is gone: the forks it never answered will not come. */
   BoxdWorker *w;
-  while ((w = pop_forking())) worker_forked(d, w, -1);
+  while ((w = pop_forking(pl))) worker_forked(pl, w, -1);
   return NULL;
 }
 
 /* Called from the pool thread, inside the workers' network namespace. */
-static bool zygote_start(Boxd *d)
+static bool zygote_start(Pool *pl)
 {
+  Boxd *d = pl->d;
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return false;
-  char *argv[] = { "box-shell", "--zygote", "--ctl-fd=3", NULL };
+  char *argv[] = { "box-shell", "--zygote", "--ctl-fd=3", pl->python ? "--warm-python" : NULL,
+                   NULL };
   /* The egress routes' phantoms, for the Shell's variables (shell_worker.c). */
   g_autofree char *phantoms = NULL;
   if (d->phantom_env && d->phantom_env[0]) {
@@ -257,30 +274,32 @@ static bool zygote_start(Boxd *d)
     return false;
   }
   boxd_track_pid(d, pid);
-  zygote_pid = pid;
-  __atomic_store_n(&zygote_ctl, pair[0], __ATOMIC_RELEASE);
-  zygote_reader = g_thread_new("box-zygote", zygote_read_main, d);
+  pl->zygote_pid = pid;
+  __atomic_store_n(&pl->zygote_ctl, pair[0], __ATOMIC_RELEASE);
+  pl->zygote_reader = g_thread_new("box-zygote", zygote_read_main, pl);
   return true;
 }
 
-static void zygote_stop(Boxd *d)
+static void zygote_stop(Pool *pl)
 {
-  if (zygote_pid < 0) return;
-  kill(zygote_pid, SIGKILL);
-  shutdown(zygote_ctl, SHUT_RDWR);
-  g_thread_join(zygote_reader);
-  box_reaper_wait(zygote_pid);
-  boxd_untrack_pid(d, zygote_pid);
-  close(zygote_ctl);
-  zygote_pid = -1;
-  zygote_has_env = false;
+  if (pl->zygote_pid < 0) return;
+  kill(pl->zygote_pid, SIGKILL);
+  shutdown(pl->zygote_ctl, SHUT_RDWR);
+  g_thread_join(pl->zygote_reader);
+  box_reaper_wait(pl->zygote_pid);
+  boxd_untrack_pid(pl->d, pl->zygote_pid);
+  close(pl->zygote_ctl);
+  pl->zygote_ctl = -1;
+  pl->zygote_pid = -1;
+  pl->has_env = false;
 }
 
-static json_object *fork_request(Boxd *d, int command, bool *carries_env)
+static json_object *fork_request(Pool *pl, int command, bool *carries_env)
 {
+  Boxd *d = pl->d;
   json_object *req = json_object_new_object();
   *carries_env = false;
-  if (!zygote_has_env) {
+  if (!pl->has_env) {
     const char *env = __atomic_load_n(&d->worker_env_json, __ATOMIC_ACQUIRE);
     json_object *env_obj = env ? json_tokener_parse(env) : NULL;
     if (env_obj) {
@@ -289,8 +308,6 @@ static json_object *fork_request(Boxd *d, int command, bool *carries_env)
     }
   }
   json_object_object_add(req, "op", json_object_new_string("fork"));
-  if (__atomic_load_n(&d->python_used, __ATOMIC_ACQUIRE))
-    json_object_object_add(req, "python", json_object_new_boolean(true));
   g_autofree char *root = box_vfs_ram_root(d->vfs, command);
   json_object_object_add(req, "root", json_object_new_string(root));
   json_object_object_add(req, "workspace", json_object_new_string(d->workspace));
@@ -307,8 +324,9 @@ static json_object *fork_request(Boxd *d, int command, bool *carries_env)
 
 /* Asks the zygote for one more worker; the reader thread takes it from
  * there.  Called with pool_lock held. */
-static bool worker_request(Boxd *d)
+static bool worker_request(Pool *pl)
 {
+  Boxd *d = pl->d;
   int command = box_vfs_command_new(d->vfs);
   if (command < 0) return false;
   int pair[2];
@@ -324,18 +342,18 @@ static bool worker_request(Boxd *d)
   w->area = box_vfs_command_area(d->vfs, command);
   int fds[2] = { pair[1], area_ns_get(w->area) };
   /* Queued before it is asked for: the answer may come at once. */
-  g_queue_push_tail(&forking, w);
-  preparing++;
+  g_queue_push_tail(&pl->forking, w);
+  pl->preparing++;
   bool carries_env;
-  json_object *req = fork_request(d, command, &carries_env);
-  bool sent = box_ctl_send(zygote_ctl, req, fds, fds[1] >= 0 ? 2 : 1);
-  if (sent && carries_env) zygote_has_env = true;
-  w->has_env = zygote_has_env;
+  json_object *req = fork_request(pl, command, &carries_env);
+  bool sent = box_ctl_send(pl->zygote_ctl, req, fds, fds[1] >= 0 ? 2 : 1);
+  if (sent && carries_env) pl->has_env = true;
+  w->has_env = pl->has_env;
   json_object_put(req);
   close(pair[1]);
   if (!sent) {
-    g_queue_remove(&forking, w);
-    preparing--;
+    g_queue_remove(&pl->forking, w);
+    pl->preparing--;
     box_vfs_command_end(d->vfs, command);
     boxd_worker_free(w);
   }
@@ -345,18 +363,58 @@ static bool worker_request(Boxd *d)
 /* Asks for the workers the pool lacks, from the calling thread: a command's
  * thread once it has answered, rather than waking the pool thread for it.
  * After failures the pool thread takes over (it backs off). */
-void boxd_pool_refill(Boxd *d)
+static void pool_refill(Pool *pl)
 {
   g_mutex_lock(&pool_lock);
-  bool started = __atomic_load_n(&zygote_ctl, __ATOMIC_ACQUIRE) >= 0;
-  bool handed_over = !started || pool_stop || failures > 0;
-  while (!handed_over && g_async_queue_length(ready_queue) + preparing < POOL_SIZE)
-    if (!worker_request(d)) {
-      failures++;
+  bool started = __atomic_load_n(&pl->zygote_ctl, __ATOMIC_ACQUIRE) >= 0;
+  bool handed_over = !started || pool_stop || pl->failures > 0;
+  while (!handed_over && g_async_queue_length(pl->ready) + pl->preparing < POOL_SIZE)
+    if (!worker_request(pl)) {
+      pl->failures++;
       handed_over = true;
     }
   if (handed_over) g_cond_broadcast(&pool_cond);
   g_mutex_unlock(&pool_lock);
+}
+
+void boxd_pool_refill(Boxd *d)
+{
+  (void)d;
+  for (size_t i = 0; i < G_N_ELEMENTS(pools); i++)
+    if (pools[i].wanted) pool_refill(&pools[i]);
+}
+
+/* pool_lock held: asks pl's zygote for what its pool lacks, starting the
+ * zygote first if need be; false when pl needs nothing (or is not wanted). */
+static bool pool_tend(Pool *pl)
+{
+  if (!pl->wanted) return false;
+  if (pl->zygote_pid < 0) {
+    g_mutex_unlock(&pool_lock);
+    bool ok = zygote_start(pl);
+    g_mutex_lock(&pool_lock);
+    if (!ok) {
+      g_printerr("box: error: cannot start the %s workers' zygote %s: %s\n",
+                 pl->python ? "Python" : "Shell", pl->d->box_shell, g_strerror(errno));
+      pl->wanted = false;
+      pl->broken = true;
+      return false;
+    }
+  }
+  if (pl->failures > 3) {
+    /* Back off instead of spinning when workers cannot start. */
+    pl->failures = 0;
+    gint64 until = g_get_monotonic_time() + G_TIME_SPAN_SECOND;
+    while (!pool_stop && g_cond_wait_until(&pool_cond, &pool_lock, until)) {}
+    return true;
+  }
+  if (g_async_queue_length(pl->ready) + pl->preparing >= POOL_SIZE) return false;
+  if (!worker_request(pl)) {
+    pl->failures++;
+    gint64 until = g_get_monotonic_time() + 100 * G_TIME_SPAN_MILLISECOND;
+    g_cond_wait_until(&pool_cond, &pool_lock, until);
+  }
+  return true;
 }
 
 static gpointer pool_main(gpointer data)
@@ -372,29 +430,12 @@ static gpointer pool_main(gpointer data)
   }
   __atomic_store_n(&d->worker_netns_fd, open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC),
                    __ATOMIC_RELEASE);
-  if (!zygote_start(d)) {
-    g_printerr("box: error: cannot start the Shell workers' zygote %s: %s\n", d->box_shell,
-               g_strerror(errno));
-    return NULL;
-  }
   g_mutex_lock(&pool_lock);
   while (!pool_stop) {
-    if (failures > 3) {
-      /* Back off instead of spinning when workers cannot start. */
-      failures = 0;
-      gint64 until = g_get_monotonic_time() + G_TIME_SPAN_SECOND;
-      while (!pool_stop && g_cond_wait_until(&pool_cond, &pool_lock, until)) {}
-      continue;
-    }
-    if (g_async_queue_length(ready_queue) + preparing >= POOL_SIZE) {
-      g_cond_wait(&pool_cond, &pool_lock);
-      continue;
-    }
-    if (!worker_request(d)) {
-      failures++;
-      gint64 until = g_get_monotonic_time() + 100 * G_TIME_SPAN_MILLISECOND;
-      g_cond_wait_until(&pool_cond, &pool_lock, until);
-    }
+    bool busy = false;
+    for (size_t i = 0; i < G_N_ELEMENTS(pools) && !pool_stop; i++)
+      busy = pool_tend(&pools[i]) || busy;
+    if (!busy && !pool_stop) g_cond_wait(&pool_cond, &pool_lock);
   }
   g_mutex_unlock(&pool_lock);
   return NULL;
@@ -403,7 +444,13 @@ static gpointer pool_main(gpointer data)
 bool boxd_workers_start(Boxd *d, GError **error)
 {
   (void)error;
-  ready_queue = g_async_queue_new();
+  for (size_t i = 0; i < G_N_ELEMENTS(pools); i++) {
+    pools[i].d = d;
+    pools[i].ready = g_async_queue_new();
+    pools[i].wanted = !pools[i].python;
+    pools[i].failures = pools[i].preparing = 0;
+    pools[i].broken = false;
+  }
   pool_stop = false;
   g_mutex_lock(&pool_lock);
   area_ns = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -421,10 +468,14 @@ void boxd_workers_stop(Boxd *d)
   g_cond_broadcast(&pool_cond);
   g_mutex_unlock(&pool_lock);
   g_thread_join(pool_thread);
-  zygote_stop(d);
-  BoxdWorker *w;
-  while ((w = g_async_queue_try_pop(ready_queue))) boxd_worker_discard(d, w);
-  g_async_queue_unref(ready_queue);
+  for (size_t i = 0; i < G_N_ELEMENTS(pools); i++) {
+    Pool *pl = &pools[i];
+    zygote_stop(pl);
+    BoxdWorker *w;
+    while ((w = g_async_queue_try_pop(pl->ready))) boxd_worker_discard(d, w);
+    g_async_queue_unref(pl->ready);
+    pl->ready = NULL;
+  }
   /* Before the mount goes: a namespace kept open holds binds of it. */
   g_mutex_lock(&pool_lock);
   GHashTableIter it;
@@ -440,12 +491,21 @@ void boxd_workers_stop(Boxd *d)
  * asked for once the command is answered (asking takes time, and the
  * zygote's fork would compete with the command), or at once when this
  * leaves the pool empty. */
-BoxdWorker *boxd_worker_take(Boxd *d)
+BoxdWorker *boxd_worker_take(Boxd *d, bool python)
 {
-  BoxdWorker *w = g_async_queue_try_pop(ready_queue);
-  if (w && g_async_queue_length(ready_queue) > 0) return w;
-  boxd_pool_refill(d);
-  return w ? w : g_async_queue_timeout_pop(ready_queue, (guint64)READY_TIMEOUT_MS * 1000);
+  (void)d;
+  Pool *pl = &pools[python && !pools[1].broken ? 1 : 0];
+  if (!pl->wanted) {
+    /* the first Python command: the pool thread starts its zygote */
+    g_mutex_lock(&pool_lock);
+    pl->wanted = true;
+    g_cond_broadcast(&pool_cond);
+    g_mutex_unlock(&pool_lock);
+  }
+  BoxdWorker *w = g_async_queue_try_pop(pl->ready);
+  if (w && g_async_queue_length(pl->ready) > 0) return w;
+  pool_refill(pl);
+  return w ? w : g_async_queue_timeout_pop(pl->ready, (guint64)READY_TIMEOUT_MS * 1000);
 }
 
 /* The worker's "ready": it has rooted itself in its RAM root and dropped

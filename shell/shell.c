@@ -328,11 +328,6 @@ void box_shell_warm_python(void)
   box_python_warm_up();
 }
 
-bool box_shell_is_python(const char *program)
-{
-  return program && box_is_python_name(program);
-}
-
 int box_shell_check(const char *source)
 {
   Shell sh;

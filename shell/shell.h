@@ -213,16 +213,13 @@ bool box_shell_preload(void);
  * when run; box_shell_preload changes nothing then). */
 bool box_shell_prepare(void);
 
-/* For a zygote whose box runs Python (after box_shell_prepare): an
- * interpreter initialized now, in this process, that every `python3` of
- * the workers forked after starts from, instead of initializing its own.
- * Not done up front: it makes every fork copy ~11 MB more of mappings.
+/* For the zygote of Python's workers (box-shell --zygote --warm-python),
+ * after box_shell_prepare: an interpreter initialized now, in this
+ * process, that every `python3` of the workers forked after starts from
+ * (python/warm.c), instead of initializing its own.  Kept out of the
+ * Shell's zygote: it makes every fork copy ~11 MB more of mappings.
  * Idempotent; failing, python3 starts as without it. */
 void box_shell_warm_python(void);
-
-/* Whether a shell:exec's program (an input's "program") is the Shell's
- * python3 (python3, python, python3.11). */
-bool box_shell_is_python(const char *program);
 
 #ifdef __cplusplus
 }
