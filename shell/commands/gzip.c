@@ -117,6 +117,10 @@ static bool inflate_fd(Gz *g, int in, int out, const char *name, ssize_t n)
       if (z.avail_in >= 2 && z.next_in[0] == 0x1f && z.next_in[1] == 0x8b) {
         inflateReset(&z);
         ended = false;
+      } else if (g->force && out < 0) {
+        /* -f to standard output: what follows the last member is copied */
+        ok = bx_pack_copy(g, in, out, name, z.next_in, z.avail_in);
+        break;
       } else {
         box_out_flush(g->c->out);
         box_fdprintf(g->c->err, "\ngzip: %s: decompression OK, trailing garbage ignored\n", name);
@@ -162,6 +166,7 @@ static const BxCodec gz_codec = {
   0,
   deflate_fd,
   inflate_fd,
+  true,
 };
 
 int box_cmd_gzip(BoxCmd *c)
@@ -173,7 +178,9 @@ int box_cmd_gzip(BoxCmd *c)
   g.decompress = strcmp(cmd, "gunzip") == 0 || strcmp(cmd, "zcat") == 0;
   g.to_stdout = strcmp(cmd, "zcat") == 0;
   bool quiet = false;
-  BX_EACH_OPTION (o, c, "gzip", "cdkfnNqt123456789", longopts) {
+  BX_EACH_OPTION_TRY(o, c, "gzip", "cdkfnNqt123456789", longopts,
+                     "Try `@ --help' for more information.")
+  {
     if (o >= '1' && o <= '9') {
       g.level = o - '0';
       continue;

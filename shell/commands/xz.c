@@ -1,4 +1,4 @@
-/* xz.c — xz and unxz (xz -d) of xz-utils with -c -d -k -f -t -0..-9 over
+/* xz.c — xz and unxz (xz -d) of xz-utils with -c -d -k -f -t -e -0..-9 over
  * liblzma: the same encoder xz runs, so the same bytes. */
 #include <errno.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #include "shell/commands/lzma_dl.h"
 
 static const char longopts[] = "stdout=c to-stdout=c decompress=d uncompress=d keep=k force=f "
-                               "test=t quiet=q fast=0 best=9";
+                               "test=t quiet=q fast=0 best=9 extreme=e";
 
 /* Runs s over in (n bytes already read) into out.  false after the message. */
 static bool run(BxPack *p, lzma_stream *s, int in, int out, const char *name, ssize_t n)
@@ -62,7 +62,8 @@ static bool pack(BxPack *p, int in, int out, const char *name, const char *store
   (void)stored;
   (void)mtime;
   lzma_stream s = LZMA_STREAM_INIT;
-  if (lzma_easy_encoder(&s, (uint32_t)p->level, LZMA_CHECK_CRC64) != LZMA_OK) {
+  if (lzma_easy_encoder(&s, (uint32_t)p->level | (p->extreme ? LZMA_PRESET_EXTREME : 0),
+                        LZMA_CHECK_CRC64) != LZMA_OK) {
     bx_pack_say(p, 1, "%s: Cannot allocate memory", name);
     return false;
   }
@@ -109,7 +110,13 @@ int box_cmd_xz(BoxCmd *c)
   BxPack p = { .c = c, .cmd = cmd, .codec = &xz_codec, .level = 6 };
   p.decompress = strcmp(cmd, "unxz") == 0;
   bool quiet = false;
-  BX_EACH_OPTION (o, c, cmd, "cdkftq0123456789", longopts) {
+  BX_EACH_OPTION_TRY(o, c, cmd, "cdkftqe0123456789", longopts,
+                     "@: Try `@ --help' for more information.")
+  {
+    if (o == 'e') {
+      p.extreme = true;
+      continue;
+    }
     if (o >= '0' && o <= '9') {
       p.level = o - '0';
       continue;

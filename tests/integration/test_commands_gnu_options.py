@@ -1,0 +1,63 @@
+"""The options of issue 31's list that the other test_commands_gnu_* files
+leave out or take only in one spelling: gzip's levels -2 to -8, zcat -f
+and gunzip -f, xz's levels and -f, tar's long options, patch's options
+together (gnu_options.md maps every option to its cases).
+
+Same method as test_commands_gnu.py (gnu_compare.py): each case runs once
+through `box-shell -c` and once through `bash -c` with the GNU tools
+(LC_ALL=C) in two fresh copies of one generated tree; stdout, stderr,
+status and the resulting tree must be equal.
+"""
+import pytest
+
+from gnu_compare import assert_same_run, need_shell, run_both
+from test_commands_gnu_archives import EXTRA as TAR_TREE, EXTRA_PACK
+from test_commands_gnu_patch import ONE
+
+GZIP = [t + '; echo $?' for t in [f'gzip -{n} -c big | md5sum' for n in range(1, 10)] + [
+    f'xz -{n} -c big | md5sum' for n in range(0, 10)] + [
+    'zcat -f small', 'zcat -f big.gz small | wc -l', 'gunzip -f small', 'gunzip -cf small',
+    'gzip -d -f big.gz; ls big*', 'touch big.gz; gzip -f big; ls big*', 'gzip big; echo x > big; gunzip -f big.gz; wc -l big',
+    'gzip -dk big.gz; ls big*', 'gzip -cd big.gz | wc -l', 'gzip --stdout --best small | gzip --decompress',
+    'gzip --fast --keep big; ls big*', 'gzip --force --quiet small; ls small*', 'zcat -c big.gz | wc -l',
+    'gunzip -k -c big.gz | wc -l', 'zcat small', 'gzip -10 -c small', 'gzip -0 -c small', 'gzip -c -- -x',
+    'xz -f big; ls big*', 'unxz -f big.xz; ls big*', 'xz -d -f small', 'xz -k -f big; xz -k -f big; ls big*',
+    'unxz -k big.xz; ls big*', 'unxz -c big.xz | wc -l', 'xz --keep --stdout small | xz --decompress',
+    'xz -dc big.xz | wc -l', 'xz -c -d -k two.xz | wc -l', 'xz -1e -c small | xz -d',
+    'unzip -q -o z.zip -d out; ls -R out', 'unzip -qq z.zip -d out; echo x', 'unzip -l -q z.zip',
+    'zip -q -r o.zip zd; unzip -l o.zip | tail -1; rm o.zip', 'unzip -qq -l z.zip', 'unzip -lqq z.zip zd/a',
+    'unzip -l z.zip nope', 'unzip -l -q z.zip zd/a nope', 'unzip -qq z.zip -d out', 'unzip -q nope.zip',
+    '(cat big.gz; echo junk) | zcat -f | tail -2', '(cat big.gz; printf "\\037") | zcat -f | od -c | tail -2',
+    '(cat big.gz; echo junk) | gzip -tf', 'gzip -tf small', 'xz -tf small', ': | xz -dcf', ': | zcat -f',
+    'xz -dcf small', 'gunzip -f junk.gz; ls junk*', 'printf "\\037\\213" | zcat -f', 'zcat -f < small',
+    'gzip -x', 'zcat --bogus', 'xz -x', 'unxz --bogus', 'xz -1e -c big | md5sum', 'xz --extreme -c -3 small | xz -d',
+    'xz -e -k big; ls big*',
+]]
+
+TAR = [t + '; echo $?' for t in [
+    'tar --list --gzip --file=src.tgz', 'tar --list --bzip2 --verbose --file src.tbz', 'tar --list --xz -f src.txz',
+    'mkdir o && tar --extract --file=src.tgz --gzip --directory=o --strip-components=1 && find o | sort',
+    'tar --extract --to-stdout --file=src.tgz src/f1', 'tar -xzOf src.tgz src/sub/f2', 'tar -xJOf src.txz src/f1',
+    'tar -xjOf src.tbz src/f1', 'tar --create --gzip --file=o.tgz --exclude=big src && tar -tzf o.tgz; rm o.tgz',
+    'tar --create --xz --verbose --file=o.txz src/sub && tar -tJf o.txz; rm o.txz',
+    'tar --create --bzip2 -f o.tbz src/f1 && tar -tjvf o.tbz; rm o.tbz',
+    'tar -cvzf o.tgz -C src sub && tar -tzf o.tgz; rm o.tgz', 'tar -Q', 'tar --bogus',
+    'mkdir o && tar -xvzf src.tgz -C o --exclude="*big" --strip-components=1 && find o | sort',
+    'mkdir o && tar -xf src.tgz -C o; find o | sort', 'tar -tf src.tbz', 'tar -tvf src.txz',
+    'mkdir o && tar -x -v -z -f src.tgz -C o src/sub', 'tar -xzf src.tgz --strip-components=5; ls',
+]]
+
+PATCH = [t + '; echo $?' for t in [
+    'patch -i u.diff -p0 --dry-run -R', 'patch -R -i u.diff; patch -R -N -i u.diff b', 'patch -N -i c.diff; cat a',
+    'patch --dry-run -i c.diff off', 'patch -p0 -i u.diff -o out; cat out', 'patch --dry-run -N a < u.diff',
+    'patch -i u.diff fl; ls; cat fl.rej', 'patch -o - -i u.diff', 'patch -R --dry-run b c.diff', 'patch -s -N -i u.diff; patch -s -N -i u.diff',
+    'patch -p0 off u.diff', 'patch --reverse --input=c.diff b', 'patch --dry-run --forward --input=u.diff a',
+]]
+
+CASES = [(t, EXTRA_PACK) for t in GZIP] + [(t, TAR_TREE) for t in TAR] + [(t, ONE) for t in PATCH]
+
+
+@pytest.mark.parametrize("text,extra", CASES, ids=[t for t, _ in CASES])
+def test_against_gnu(tmp_path, text, extra):
+    need_shell()
+    assert_same_run(*run_both(tmp_path, text, extra))
