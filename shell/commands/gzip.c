@@ -178,9 +178,8 @@ int box_cmd_gzip(BoxCmd *c)
   g.decompress = strcmp(cmd, "gunzip") == 0 || strcmp(cmd, "zcat") == 0;
   g.to_stdout = strcmp(cmd, "zcat") == 0;
   bool quiet = false;
-  BX_EACH_OPTION_TRY(o, c, "gzip", "cdkfnNqt123456789", longopts,
-                     "Try `@ --help' for more information.")
-  {
+  BX_EACH_OPTION_TRY (o, c, "gzip", "cdkfnNqt123456789", longopts,
+                      "Try `@ --help' for more information.") {
     if (o >= '1' && o <= '9') {
       g.level = o - '0';
       continue;

@@ -744,43 +744,42 @@ static char **old_style(BoxCmd *c, int *argc)
 
 static int run_tar(Tar *t, BoxCmd *c)
 {
-  BX_EACH_OPTION_TRY(o, c, "tar", "cxtf:zjJC:vOkmp", longopts,
-                     "Try '@ --help' or '@ --usage' for more information.")
-  switch (o)
-  {
-  case 'c':
-  case 'x':
-  case 't':
-    if (t->op && t->op != o)
-      return try_usage(c, "You may not specify more than one '-Acdtrux', '--delete' or  "
-                          "'--test-label' option");
-    t->op = (char)o;
-    break;
-  case 'f': t->file = optarg; break;
-  case 'z':
-  case 'j':
-  case 'J': t->comp = (char)o; break;
-  case 'C': t->dir = optarg; break;
-  case 'v': t->verbose++; break;
-  case 'O': t->to_stdout = true; break;
-  case 'k': t->keep_old = true; break;
-  case 'm': t->touch = true; break;
-  case 'p':
-  case 3:
-  case 4: break;
-  case 5: t->slow = true; break;
-  case 1: {
-    char *end;
-    t->strip = strtol(optarg, &end, 10);
-    if (*end || t->strip < 0) {
-      g_autofree char *m = g_strdup_printf("Invalid number of elements: %s", optarg);
-      return try_usage(c, m);
+  BX_EACH_OPTION_TRY (o, c, "tar", "cxtf:zjJC:vOkmp", longopts,
+                      "Try '@ --help' or '@ --usage' for more information.")
+    switch (o) {
+    case 'c':
+    case 'x':
+    case 't':
+      if (t->op && t->op != o)
+        return try_usage(c, "You may not specify more than one '-Acdtrux', '--delete' or  "
+                            "'--test-label' option");
+      t->op = (char)o;
+      break;
+    case 'f': t->file = optarg; break;
+    case 'z':
+    case 'j':
+    case 'J': t->comp = (char)o; break;
+    case 'C': t->dir = optarg; break;
+    case 'v': t->verbose++; break;
+    case 'O': t->to_stdout = true; break;
+    case 'k': t->keep_old = true; break;
+    case 'm': t->touch = true; break;
+    case 'p':
+    case 3:
+    case 4: break;
+    case 5: t->slow = true; break;
+    case 1: {
+      char *end;
+      t->strip = strtol(optarg, &end, 10);
+      if (*end || t->strip < 0) {
+        g_autofree char *m = g_strdup_printf("Invalid number of elements: %s", optarg);
+        return try_usage(c, m);
+      }
+      break;
     }
-    break;
-  }
-  case 2: g_ptr_array_add(t->excludes, optarg); break;
-  default: return 64;
-  }
+    case 2: g_ptr_array_add(t->excludes, optarg); break;
+    default: return 64;
+    }
   if (!t->op)
     return try_usage(c, "You must specify one of the '-Acdtrux', '--delete' or '--test-label' "
                         "options");

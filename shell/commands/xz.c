@@ -110,9 +110,8 @@ int box_cmd_xz(BoxCmd *c)
   BxPack p = { .c = c, .cmd = cmd, .codec = &xz_codec, .level = 6 };
   p.decompress = strcmp(cmd, "unxz") == 0;
   bool quiet = false;
-  BX_EACH_OPTION_TRY(o, c, cmd, "cdkftqe0123456789", longopts,
-                     "@: Try `@ --help' for more information.")
-  {
+  BX_EACH_OPTION_TRY (o, c, cmd, "cdkftqe0123456789", longopts,
+                      "@: Try `@ --help' for more information.") {
     if (o == 'e') {
       p.extreme = true;
       continue;
