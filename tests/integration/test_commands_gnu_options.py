@@ -1,7 +1,7 @@
 """The options of issue 31's list that the other test_commands_gnu_* files
 leave out or take only in one spelling: gzip's levels -2 to -8, zcat -f
 and gunzip -f, xz's levels and -f, tar's long options, patch's options
-together (gnu_options.md maps every option to its cases).
+together and -o (gnu_options.md maps every option to its cases).
 
 Same method as test_commands_gnu.py (gnu_compare.py): each case runs once
 through `box-shell -c` and once through `bash -c` with the GNU tools
@@ -49,9 +49,16 @@ TAR = [t + '; echo $?' for t in [
 
 PATCH = [t + '; echo $?' for t in [
     'patch -i u.diff -p0 --dry-run -R', 'patch -R -i u.diff; patch -R -N -i u.diff b', 'patch -N -i c.diff; cat a',
-    'patch --dry-run -i c.diff off', 'patch -p0 -i u.diff -o out; cat out', 'patch --dry-run -N a < u.diff',
-    'patch -i u.diff fl; ls; cat fl.rej', 'patch -o - -i u.diff', 'patch -R --dry-run b c.diff', 'patch -s -N -i u.diff; patch -s -N -i u.diff',
-    'patch -p0 off u.diff', 'patch --reverse --input=c.diff b', 'patch --dry-run --forward --input=u.diff a',
+    'patch --dry-run -i c.diff off', 'patch --dry-run -N a < u.diff', 'patch -i u.diff fl; ls; cat fl.rej',
+    'patch -R --dry-run b c.diff', 'patch -s -N -i u.diff; patch -s -N -i u.diff', 'patch -p0 off u.diff',
+    'patch --reverse --input=c.diff b', 'patch --dry-run --forward --input=u.diff a',
+    # -o: the result elsewhere, a new file private, an old one keeping its mode, rejects beside it
+    'patch -p0 -i u.diff -o out; cat out', 'patch -o - -i u.diff', 'patch --output=o2 a u.diff; cat o2 a | md5sum',
+    'patch -o o1 -i u.diff; ls -l o1 | cut -c1-10', 'patch -o - -i u.diff 2>&1 >/dev/null | cat',
+    'patch -o o3 fl u.diff; cat o3.rej', 'patch -R -o o6 b u.diff; cmp o6 a', 'patch -s -o o4 -i u.diff',
+    'touch o7; chmod 644 o7; patch -o o7 a u.diff; ls -l o7 | cut -c1-10', 'patch -o o5 off u.diff',
+    'patch -o - fl u.diff 2>&1; cat ./-.rej', 'patch -N -o o9 b u.diff', 'patch --dry-run -o o10 fl u.diff',
+    'patch -N -o - b u.diff',
 ]]
 
 CASES = [(t, EXTRA_PACK) for t in GZIP] + [(t, TAR_TREE) for t in TAR] + [(t, ONE) for t in PATCH]

@@ -1,0 +1,66 @@
+"""The GNU comparisons of issue 31's commands again, in a real box: each
+case of the test_commands_gnu_* lists named below runs through the box's
+`bash` alias (a Shell worker whose every file is a decision through the
+FUSE mount) in a fresh directory of the workspace, and through `bash -c`
+with the GNU tools in a native directory made by the same setup; stdout,
+stderr, status and the resulting tree must be equal.  The box-shell runs
+of those files prove the commands; these prove the mount changes nothing
+of what they print or write (gnu_options.md maps each option to its
+cases).
+"""
+import itertools
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import permissive_box
+from gnu_compare import SETUP, tree
+import test_commands_gnu_archives as archives
+import test_commands_gnu_bc as bc
+import test_commands_gnu_more as more
+import test_commands_gnu_more2 as more2
+import test_commands_gnu_more3 as more3
+import test_commands_gnu_options as options
+import test_commands_gnu_patch as patch
+
+# (case, the setup added to SETUP)
+CASES = ([(t, archives.EXTRA) for t in archives.TAR] + [(t, archives.EXTRA_PACK) for t in archives.PACK]
+         + patch.CASES
+         + [(t, more.EXTRA) for t in more.COLUMN + more.TAC + more.CMP + more.TRUNCATE]
+         + [(t, more2.EXTRA) for t in more2.TREE + more2.STRINGS + more2.HEXDUMP + more2.JOIN + more2.SPLIT
+            + more2.SHUF]
+         + [(t, more3.EXTRA + more3.MD5_BAD) for t in more3.CASES] + [(t, "") for t in more3.MKFIFO + more3.NOHUP]
+         + [(t, more3.ICONV_FILES) for t in more3.ICONV + more3.FILE]
+         + [(t, bc.EXTRA) for t in bc.CASES]
+         + options.CASES)
+
+_count = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def gnu_box(tmp_path_factory):
+    b = permissive_box(tmp_path_factory.mktemp("gnu-in-box"))
+    yield b
+    b.teardown()
+
+
+def run(argv, d: Path, env):
+    p = subprocess.run(argv, cwd=d, env=env, capture_output=True, stdin=subprocess.DEVNULL, timeout=120)
+    return p.stdout, p.stderr.decode(errors="replace"), p.returncode, tree(d)
+
+
+@pytest.mark.parametrize("text,extra", CASES)
+def test_in_box_against_gnu(gnu_box, tmp_path, text, extra):
+    n = next(_count)
+    inside = gnu_box.workspace / f"c{n}"
+    native = tmp_path / "gnu"
+    for d in (inside, native):
+        d.mkdir()
+        subprocess.run(["bash", "-c", SETUP + extra], cwd=d, check=True)
+    box = run([str(gnu_box.box_dir / "bin" / "bash"), "-c", text], inside, gnu_box.env())
+    gnu = run(["bash", "-c", text], native, {"PATH": "/usr/bin:/bin", "HOME": str(native), "LC_ALL": "C"})
+    assert box[1] == gnu[1], "stderr"
+    assert box[0] == gnu[0], "stdout"
+    assert box[2] == gnu[2], "status"
+    assert box[3] == gnu[3], "resulting tree"
