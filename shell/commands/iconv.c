@@ -16,12 +16,16 @@
 
 #include "shell/commands/commands-private.h"
 
-static int usage_error(BoxCmd *c, const char *what, char opt)
+static int usage_error(BoxCmd *c, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static int usage_error(BoxCmd *c, const char *fmt, ...)
 {
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *m = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
   box_out_flush(c->out);
-  box_fdprintf(c->err,
-               "iconv: %s -- '%c'\nTry `iconv --help' or `iconv --usage' for more information.\n",
-               what, opt);
+  box_fdprintf(c->err, "iconv: %s\nTry `iconv --help' or `iconv --usage' for more information.\n",
+               m);
   return 64;
 }
 
@@ -187,15 +191,13 @@ int box_cmd_iconv(BoxCmd *c)
     } else if (!strcmp(a, "--from-code") || !strcmp(a, "--to-code")) {
       slot = a[4] == 'r' ? &from : &to;
       if (i + 1 >= c->argc) {
-        box_out_flush(c->out);
-        box_fdprintf(c->err,
-                     "iconv: option '%s' requires an argument\nTry `iconv --help' or `iconv "
-                     "--usage' for more information.\n",
-                     a);
         g_ptr_array_free(files, TRUE);
-        return 64;
+        return usage_error(c, "option '%s' requires an argument", a);
       }
       *slot = c->argv[++i];
+    } else if (a[1] == '-') {
+      g_ptr_array_free(files, TRUE);
+      return usage_error(c, "unrecognized option '%s'", a);
     } else {
       for (const char *p = a + 1; *p; p++) {
         if (*p == 'c' || *p == 'l') {
@@ -204,7 +206,7 @@ int box_cmd_iconv(BoxCmd *c)
         }
         if (*p != 'f' && *p != 't') {
           g_ptr_array_free(files, TRUE);
-          return usage_error(c, "invalid option", *p);
+          return usage_error(c, "invalid option -- '%c'", *p);
         }
         slot = *p == 'f' ? &from : &to;
         if (p[1]) {
@@ -213,7 +215,7 @@ int box_cmd_iconv(BoxCmd *c)
           *slot = c->argv[++i];
         } else {
           g_ptr_array_free(files, TRUE);
-          return usage_error(c, "option requires an argument", *p);
+          return usage_error(c, "option requires an argument -- '%c'", *p);
         }
         break;
       }

@@ -45,12 +45,13 @@ def gnu_box(tmp_path_factory):
     b.teardown()
 
 
-def run(argv, d: Path, env):
-    p = subprocess.run(argv, cwd=d, env=env, capture_output=True, stdin=subprocess.DEVNULL, timeout=120)
+def run(argv, cwd: Path, d: Path, env):
+    """(stdout, stderr, status, d's tree) of argv run in cwd."""
+    p = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, stdin=subprocess.DEVNULL, timeout=120)
     return p.stdout, p.stderr.decode(errors="replace"), p.returncode, tree(d)
 
 
-@pytest.mark.parametrize("text,extra", CASES)
+@pytest.mark.parametrize("text,extra", CASES, ids=[t for t, _ in CASES])
 def test_in_box_against_gnu(gnu_box, tmp_path, text, extra):
     n = next(_count)
     inside = gnu_box.workspace / f"c{n}"
@@ -58,8 +59,10 @@ def test_in_box_against_gnu(gnu_box, tmp_path, text, extra):
     for d in (inside, native):
         d.mkdir()
         subprocess.run(["bash", "-c", SETUP + extra], cwd=d, check=True)
-    box = run([str(gnu_box.box_dir / "bin" / "bash"), "-c", text], inside, gnu_box.env())
-    gnu = run(["bash", "-c", text], native, {"PATH": "/usr/bin:/bin", "HOME": str(native), "LC_ALL": "C"})
+    # the alias starts in the workspace whatever its caller's directory
+    box = run([str(gnu_box.box_dir / "bin" / "bash"), "-c", f"cd {inside.name} || exit 99\n{text}"],
+              gnu_box.workspace, inside, gnu_box.env())
+    gnu = run(["bash", "-c", text], native, native, {"PATH": "/usr/bin:/bin", "HOME": str(native), "LC_ALL": "C"})
     assert box[1] == gnu[1], "stderr"
     assert box[0] == gnu[0], "stdout"
     assert box[2] == gnu[2], "status"

@@ -61,7 +61,10 @@ PATCH = [t + '; echo $?' for t in [
     'patch -N -o - b u.diff',
 ]]
 
-CASES = [(t, EXTRA_PACK) for t in GZIP] + [(t, TAR_TREE) for t in TAR] + [(t, ONE) for t in PATCH]
+# usage errors name the option as the tool does
+USAGE = [t + '; echo $?' for t in ['iconv --bogus', 'iconv --list --bogus', 'iconv --to-code=ASCII --frobnicate a.txt']]
+
+CASES = [(t, "") for t in USAGE] + [(t, EXTRA_PACK) for t in GZIP] + [(t, TAR_TREE) for t in TAR] + [(t, ONE) for t in PATCH]
 
 
 @pytest.mark.parametrize("text,extra", CASES, ids=[t for t, _ in CASES])
