@@ -173,7 +173,7 @@ int bx_pack_run(BxPack *p)
   p->out = g_malloc(BX_PACK_CHUNK);
   int n;
   char **names = bx_file_operands(p->c, &n);
-  for (int i = 0; i < n; i++) one(p, names[i]);
+  for (int i = 0; i < n && !p->abort; i++) one(p, names[i]);
   g_free(p->in);
   g_free(p->out);
   return p->status;

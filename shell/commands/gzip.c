@@ -28,6 +28,14 @@ static void format_error(Gz *g, const char *name, const char *what)
   g->status = 1;
 }
 
+/* Broken compressed data ends gzip's run: the operands after it are not
+ * looked at. */
+static void data_error(Gz *g, const char *name, const char *what)
+{
+  format_error(g, name, what);
+  g->abort = true;
+}
+
 /* Compresses in to out (c->out when out < 0), as one gzip member.  first,
  * n: what was already read of in.  false after the message. */
 static bool deflate_fd(Gz *g, int in, int out, const char *name, const char *stored, time_t mtime,
@@ -84,11 +92,12 @@ static bool deflate_fd(Gz *g, int in, int out, const char *name, const char *sto
  * out == -2 discards (-t).  false after the message. */
 static bool inflate_fd(Gz *g, int in, int out, const char *name, ssize_t n)
 {
-  if (n >= 0 && (n < 2 || g->in[0] != 0x1f || g->in[1] != 0x8b)) {
-    if (n == 0)
-      format_error(g, name, "unexpected end of file");
-    else
-      format_error(g, name, "not in gzip format");
+  if (n == 0 || n == 1) {
+    data_error(g, name, "unexpected end of file");
+    return false;
+  }
+  if (n > 0 && (g->in[0] != 0x1f || g->in[1] != 0x8b)) {
+    format_error(g, name, "not in gzip format");
     return false;
   }
   z_stream z = { 0 };
@@ -106,7 +115,7 @@ static bool inflate_fd(Gz *g, int in, int out, const char *name, ssize_t n)
         break;
       }
       if (n == 0) {
-        if (!ended) format_error(g, name, "unexpected end of file"), ok = false;
+        if (!ended) data_error(g, name, "unexpected end of file"), ok = false;
         break;
       }
       z.next_in = g->in;
@@ -138,12 +147,12 @@ static bool inflate_fd(Gz *g, int in, int out, const char *name, ssize_t n)
     } else if (r == Z_STREAM_END) {
       ended = true;
     } else if (r == Z_DATA_ERROR) {
-      format_error(g, name,
-                   z.msg && strstr(z.msg, "check") ? "invalid compressed data--crc error"
-                                                   : "invalid compressed data--format violated");
+      data_error(g, name,
+                 z.msg && strstr(z.msg, "check") ? "invalid compressed data--crc error"
+                                                 : "invalid compressed data--format violated");
       ok = false;
     } else if (r != Z_OK && r != Z_BUF_ERROR) {
-      format_error(g, name, "invalid compressed data--format violated");
+      data_error(g, name, "invalid compressed data--format violated");
       ok = false;
     }
   }

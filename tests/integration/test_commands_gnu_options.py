@@ -32,6 +32,11 @@ GZIP = [t + '; echo $?' for t in [f'gzip -{n} -c big | md5sum' for n in range(1,
     'xz -dcf small', 'gunzip -f junk.gz; ls junk*', 'printf "\\037\\213" | zcat -f', 'zcat -f < small',
     'gzip -x', 'zcat --bogus', 'xz -x', 'unxz --bogus', 'xz -1e -c big | md5sum', 'xz --extreme -c -3 small | xz -d',
     'xz -e -k big; ls big*',
+    # broken data ends gzip's run (the operands after it are not read); a wrong format does not
+    'zcat cut.gz big.gz | wc -l; echo ${PIPESTATUS[0]}', 'zcat big.gz cut.gz big.gz | wc -l', 'zcat *.gz | wc -l',
+    'cp cut.gz c2.gz; cp big.gz b2.gz; gunzip c2.gz b2.gz; ls c2* b2*', ': > e.gz; zcat e.gz big.gz | wc -l',
+    'printf x | zcat', 'printf xy | zcat', ': | gzip -d', 'zcat small big.gz | wc -l', 'gzip -t cut.gz big.gz',
+    'xz -dc cut.xz big.xz | wc -l',
 ]]
 
 TAR = [t + '; echo $?' for t in [
