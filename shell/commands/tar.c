@@ -469,9 +469,16 @@ static void extract_dir(Tar *t, struct archive_entry *e, const char *path, const
     fail(t, name, "Cannot mkdir", errno);
     return;
   }
-  /* root gives the member's mode to a directory already there too */
-  if (t->root && (!made || ((mode | 0700) & ~t->umask) != mode))
-    fchmodat(AT_FDCWD, path, mode, AT_SYMLINK_NOFOLLOW);
+  /* root gives the member's mode to a directory already there too; through
+   * a descriptor, as glibc's fchmodat(AT_SYMLINK_NOFOLLOW) needs /proc,
+   * which a box has not, and O_NOFOLLOW leaves a symlink alone */
+  if (t->root && (!made || ((mode | 0700) & ~t->umask) != mode)) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+      fchmod(fd, mode);
+      close(fd);
+    }
+  }
 }
 
 static void extract_entry(Tar *t, struct archive *a, struct archive_entry *e, const char *name)

@@ -50,6 +50,7 @@ TAR = [t + '; echo $?' for t in [
     'mkdir o && tar -xvzf src.tgz -C o --exclude="*big" --strip-components=1 && find o | sort',
     'mkdir o && tar -xf src.tgz -C o; find o | sort', 'tar -tf src.tbz', 'tar -tvf src.txz',
     'mkdir o && tar -x -v -z -f src.tgz -C o src/sub', 'tar -xzf src.tgz --strip-components=5; ls',
+    'mkdir -p o/src/sub && tar -xf src.tar -C o && ls -ld o/src/sub | cut -c1-10',
 ]]
 
 PATCH = [t + '; echo $?' for t in [
