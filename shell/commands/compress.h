@@ -46,6 +46,7 @@ struct BxPack {
   const BxCodec *codec;
   bool to_stdout, decompress, keep, force, no_name, test;
   bool extreme; /* xz -e */
+  int threads;  /* xz -T */
   bool abort;   /* the operands left are not looked at */
   int level;
   int status;              /* 1 error, 2 warning (an error wins) */

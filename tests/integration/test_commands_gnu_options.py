@@ -37,6 +37,13 @@ GZIP = [t + '; echo $?' for t in [f'gzip -{n} -c big | md5sum' for n in range(1,
     'cp cut.gz c2.gz; cp big.gz b2.gz; gunzip c2.gz b2.gz; ls c2* b2*', ': > e.gz; zcat e.gz big.gz | wc -l',
     'printf x | zcat', 'printf xy | zcat', ': | gzip -d', 'zcat small big.gz | wc -l', 'gzip -t cut.gz big.gz',
     'xz -dc cut.xz big.xz | wc -l',
+    # xz -T: the multithreaded format whatever the count, -T1 the plain one
+    'xz -T0 -c big | md5sum', 'xz -T2 -c big | md5sum', 'xz -T1 -c big | md5sum', 'xz --threads=0 -9 -c big | md5sum',
+    'xz -T0 -k big; xz -dc big.xz | md5sum', 'xz -T0 -c small | xz -dc', 'xz -T x -c small', 'xz -T -1 -c small',
+    'xz -T 99999 -c small', 'xz -dc -T0 big.xz | wc -l', 'xz -T0 -e -c small | md5sum',
+    # what is shorter than xz's six-byte magic is not recognized, a cut stream ends early
+    'xz -dc < /dev/null', 'printf "\\375" | xz -dc', 'printf "\\3757zXZ" | xz -dc', 'printf "\\3757zXZ\\0" | xz -dc',
+    ': > e.xz; xz -d e.xz; ls e*', 'xz -t < /dev/null',
 ]]
 
 TAR = [t + '; echo $?' for t in [
@@ -51,6 +58,11 @@ TAR = [t + '; echo $?' for t in [
     'mkdir o && tar -xf src.tgz -C o; find o | sort', 'tar -tf src.tbz', 'tar -tvf src.txz',
     'mkdir o && tar -x -v -z -f src.tgz -C o src/sub', 'tar -xzf src.tgz --strip-components=5; ls',
     'mkdir -p o/src/sub && tar -xf src.tar -C o && ls -ld o/src/sub | cut -c1-10',
+    # member operands as patterns under --wildcards ('*' crosses '/'), GNU's warning without it
+    'tar -tf src.tar --wildcards "src/*2"', 'tar -tf src.tar --wildcards "*/sub"', 'tar -tf src.tar --wildcards "sub*"',
+    'tar -tf src.tar --wildcards "src/s?b/"', 'tar -tf src.tar "src/*2"', 'tar -tf src.tar --no-wildcards "src/*"',
+    'tar -tf src.tar --wildcards "[s]rc/sub/f2" "x*"', 'tar -tf src.tar --wildcards "src*" "*f2"',
+    'tar -xzf src.tgz --wildcards "*/f?" && find src | sort', 'tar -tf src.tar src src/sub',
 ]]
 
 PATCH = [t + '; echo $?' for t in [
