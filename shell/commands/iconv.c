@@ -16,19 +16,6 @@
 
 #include "shell/commands/commands-private.h"
 
-static int usage_error(BoxCmd *c, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static int usage_error(BoxCmd *c, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *m = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  box_out_flush(c->out);
-  box_fdprintf(c->err, "iconv: %s\nTry `iconv --help' or `iconv --usage' for more information.\n",
-               m);
-  return 64;
-}
-
 /* Converts in (n bytes) onto out; false after glibc's message.  in NULL:
  * writes the shift state's close and resets it. */
 static bool convert(BoxCmd *c, iconv_t cd, const char *in, size_t n, bool omit)
@@ -171,6 +158,8 @@ static int list_charsets(BoxCmd *c)
 
 int box_cmd_iconv(BoxCmd *c)
 {
+  /* argp's usage errors, for bx_usage */
+  bx_getopt_start_try("Try `@ --help' or `@ --usage' for more information.");
   const char *from = NULL, *to = NULL;
   bool omit = false, list = false;
   GPtrArray *files = g_ptr_array_new();
@@ -192,12 +181,14 @@ int box_cmd_iconv(BoxCmd *c)
       slot = a[4] == 'r' ? &from : &to;
       if (i + 1 >= c->argc) {
         g_ptr_array_free(files, TRUE);
-        return usage_error(c, "option '%s' requires an argument", a);
+        bx_usage(c, "iconv", "option '%s' requires an argument", a);
+        return 64;
       }
       *slot = c->argv[++i];
     } else if (a[1] == '-') {
       g_ptr_array_free(files, TRUE);
-      return usage_error(c, "unrecognized option '%s'", a);
+      bx_usage(c, "iconv", "unrecognized option '%s'", a);
+      return 64;
     } else {
       for (const char *p = a + 1; *p; p++) {
         if (*p == 'c' || *p == 'l') {
@@ -206,7 +197,8 @@ int box_cmd_iconv(BoxCmd *c)
         }
         if (*p != 'f' && *p != 't') {
           g_ptr_array_free(files, TRUE);
-          return usage_error(c, "invalid option -- '%c'", *p);
+          bx_usage(c, "iconv", "invalid option -- '%c'", *p);
+          return 64;
         }
         slot = *p == 'f' ? &from : &to;
         if (p[1]) {
@@ -215,7 +207,8 @@ int box_cmd_iconv(BoxCmd *c)
           *slot = c->argv[++i];
         } else {
           g_ptr_array_free(files, TRUE);
-          return usage_error(c, "option requires an argument -- '%c'", *p);
+          bx_usage(c, "iconv", "option requires an argument -- '%c'", *p);
+          return 64;
         }
         break;
       }
