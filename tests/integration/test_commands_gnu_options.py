@@ -14,40 +14,102 @@ from gnu_compare import assert_same_run, need_shell, run_both
 from test_commands_gnu_archives import EXTRA as TAR_TREE, EXTRA_PACK
 from test_commands_gnu_patch import ONE
 
+# gzip and xz at every level, then one case a line, each followed by its
+# status: -f passing what is not compressed through, unzip's -q and -qq,
+# zip to standard output ("-", its lines then on stderr), broken data ending
+# gzip's run (a wrong format does not), xz -T's multithreaded format (-T1
+# the plain one), what is shorter than xz's six-byte magic
 GZIP = [t + '; echo $?' for t in [f'gzip -{n} -c big | md5sum' for n in range(1, 10)] + [
-    f'xz -{n} -c big | md5sum' for n in range(0, 10)] + [
-    'zcat -f small', 'zcat -f big.gz small | wc -l', 'gunzip -f small', 'gunzip -cf small',
-    'gzip -d -f big.gz; ls big*', 'touch big.gz; gzip -f big; ls big*', 'gzip big; echo x > big; gunzip -f big.gz; wc -l big',
-    'gzip -dk big.gz; ls big*', 'gzip -cd big.gz | wc -l', 'gzip --stdout --best small | gzip --decompress',
-    'gzip --fast --keep big; ls big*', 'gzip --force --quiet small; ls small*', 'zcat -c big.gz | wc -l',
-    'gunzip -k -c big.gz | wc -l', 'zcat small', 'gzip -10 -c small', 'gzip -0 -c small', 'gzip -c -- -x',
-    'xz -f big; ls big*', 'unxz -f big.xz; ls big*', 'xz -d -f small', 'xz -k -f big; xz -k -f big; ls big*',
-    'unxz -k big.xz; ls big*', 'unxz -c big.xz | wc -l', 'xz --keep --stdout small | xz --decompress',
-    'xz -dc big.xz | wc -l', 'xz -c -d -k two.xz | wc -l', 'xz -1e -c small | xz -d',
-    'unzip -q -o z.zip -d out; ls -R out', 'unzip -qq z.zip -d out; echo x', 'unzip -l -q z.zip',
-    'zip -q -r o.zip zd; unzip -l o.zip | tail -1; rm o.zip',
-    # zip to standard output ("-"), its lines then on stderr
-    'zip -r - zd > o.zip; unzip -l o.zip; rm o.zip', 'zip -r - zd 2>err > o.zip; cat err; rm o.zip err', 'zip - nope',
-    'zip -q - zd/a > o.zip; mkdir x; cd x; unzip -q ../o.zip; md5sum zd/a; cd ..; rm -rf x o.zip', 'unzip -qq -l z.zip', 'unzip -lqq z.zip zd/a',
-    'unzip -l z.zip nope', 'unzip -l -q z.zip zd/a nope', 'unzip -qq z.zip -d out', 'unzip -q nope.zip',
-    '(cat big.gz; echo junk) | zcat -f | tail -2', '(cat big.gz; printf "\\037") | zcat -f | od -c | tail -2',
-    '(cat big.gz; echo junk) | gzip -tf', 'gzip -tf small', 'xz -tf small', ': | xz -dcf', ': | zcat -f',
-    'xz -dcf small', 'gunzip -f junk.gz; ls junk*', 'printf "\\037\\213" | zcat -f', 'zcat -f < small',
-    'gzip -x', 'zcat --bogus', 'xz -x', 'unxz --bogus', 'xz -1e -c big | md5sum', 'xz --extreme -c -3 small | xz -d',
-    'xz -e -k big; ls big*',
-    # broken data ends gzip's run (the operands after it are not read); a wrong format does not
-    'zcat cut.gz big.gz | wc -l; echo ${PIPESTATUS[0]}', 'zcat big.gz cut.gz big.gz | wc -l', 'zcat *.gz | wc -l',
-    'cp cut.gz c2.gz; cp big.gz b2.gz; gunzip c2.gz b2.gz; ls c2* b2*', ': > e.gz; zcat e.gz big.gz | wc -l',
-    'printf x | zcat', 'printf xy | zcat', ': | gzip -d', 'zcat small big.gz | wc -l', 'gzip -t cut.gz big.gz',
-    'xz -dc cut.xz big.xz | wc -l',
-    # xz -T: the multithreaded format whatever the count, -T1 the plain one
-    'xz -T0 -c big | md5sum', 'xz -T2 -c big | md5sum', 'xz -T1 -c big | md5sum', 'xz --threads=0 -9 -c big | md5sum',
-    'xz -T0 -k big; xz -dc big.xz | md5sum', 'xz -T0 -c small | xz -dc', 'xz -T x -c small', 'xz -T -1 -c small',
-    'xz -T 99999 -c small', 'xz -dc -T0 big.xz | wc -l', 'xz -T0 -e -c small | md5sum',
-    # what is shorter than xz's six-byte magic is not recognized, a cut stream ends early
-    'xz -dc < /dev/null', 'printf "\\375" | xz -dc', 'printf "\\3757zXZ" | xz -dc', 'printf "\\3757zXZ\\0" | xz -dc',
-    ': > e.xz; xz -d e.xz; ls e*', 'xz -t < /dev/null',
-]]
+    f'xz -{n} -c big | md5sum' for n in range(0, 10)] + r"""
+zcat -f small
+zcat -f big.gz small | wc -l
+gunzip -f small
+gunzip -cf small
+gzip -d -f big.gz; ls big*
+touch big.gz; gzip -f big; ls big*
+gzip big; echo x > big; gunzip -f big.gz; wc -l big
+gzip -dk big.gz; ls big*
+gzip -cd big.gz | wc -l
+gzip --stdout --best small | gzip --decompress
+gzip --fast --keep big; ls big*
+gzip --force --quiet small; ls small*
+zcat -c big.gz | wc -l
+gunzip -k -c big.gz | wc -l
+zcat small
+gzip -10 -c small
+gzip -0 -c small
+gzip -c -- -x
+xz -f big; ls big*
+unxz -f big.xz; ls big*
+xz -d -f small
+xz -k -f big; xz -k -f big; ls big*
+unxz -k big.xz; ls big*
+unxz -c big.xz | wc -l
+xz --keep --stdout small | xz --decompress
+xz -dc big.xz | wc -l
+xz -c -d -k two.xz | wc -l
+xz -1e -c small | xz -d
+unzip -q -o z.zip -d out; ls -R out
+unzip -qq z.zip -d out; echo x
+unzip -l -q z.zip
+zip -q -r o.zip zd; unzip -l o.zip | tail -1; rm o.zip
+zip -r - zd > o.zip; unzip -l o.zip; rm o.zip
+zip -r - zd 2>err > o.zip; cat err; rm o.zip err
+zip - nope
+zip -q - zd/a > o.zip; mkdir x; cd x; unzip -q ../o.zip; md5sum zd/a; cd ..; rm -rf x o.zip
+unzip -qq -l z.zip
+unzip -lqq z.zip zd/a
+unzip -l z.zip nope
+unzip -l -q z.zip zd/a nope
+unzip -qq z.zip -d out
+unzip -q nope.zip
+(cat big.gz; echo junk) | zcat -f | tail -2
+(cat big.gz; printf "\037") | zcat -f | od -c | tail -2
+(cat big.gz; echo junk) | gzip -tf
+gzip -tf small
+xz -tf small
+: | xz -dcf
+: | zcat -f
+xz -dcf small
+gunzip -f junk.gz; ls junk*
+printf "\037\213" | zcat -f
+zcat -f < small
+gzip -x
+zcat --bogus
+xz -x
+unxz --bogus
+xz -1e -c big | md5sum
+xz --extreme -c -3 small | xz -d
+xz -e -k big; ls big*
+zcat cut.gz big.gz | wc -l; echo ${PIPESTATUS[0]}
+zcat big.gz cut.gz big.gz | wc -l
+zcat *.gz | wc -l
+cp cut.gz c2.gz; cp big.gz b2.gz; gunzip c2.gz b2.gz; ls c2* b2*
+: > e.gz; zcat e.gz big.gz | wc -l
+printf x | zcat
+printf xy | zcat
+: | gzip -d
+zcat small big.gz | wc -l
+gzip -t cut.gz big.gz
+xz -dc cut.xz big.xz | wc -l
+xz -T0 -c big | md5sum
+xz -T2 -c big | md5sum
+xz -T1 -c big | md5sum
+xz --threads=0 -9 -c big | md5sum
+xz -T0 -k big; xz -dc big.xz | md5sum
+xz -T0 -c small | xz -dc
+xz -T x -c small
+xz -T -1 -c small
+xz -T 99999 -c small
+xz -dc -T0 big.xz | wc -l
+xz -T0 -e -c small | md5sum
+xz -dc < /dev/null
+printf "\375" | xz -dc
+printf "\3757zXZ" | xz -dc
+printf "\3757zXZ\0" | xz -dc
+: > e.xz; xz -d e.xz; ls e*
+xz -t < /dev/null
+""".strip().split("\n")]
 
 TAR = [t + '; echo $?' for t in [
     'tar --list --gzip --file=src.tgz', 'tar --list --bzip2 --verbose --file src.tbz', 'tar --list --xz -f src.txz',
