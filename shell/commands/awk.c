@@ -291,7 +291,10 @@ int box_cmd_awk(BoxCmd *c)
   A->streams = g_ptr_array_new();
   A->regexes = g_ptr_array_new_with_free_func(awk_regex_free);
   A->srcname = "cmd. line";
-  srandom(0);
+  /* gawk starts from seed 1 (glibc's srandom(0) is srandom(1) too), and
+   * the first srand() returns it */
+  A->seed = 1;
+  srandom(1);
   int st = awk_run(A, c->argc, c->argv);
   awk_close_all(A);
   for (int k = 0; k < A->nvars; k++) free_var(&A->vars[k]);

@@ -46,6 +46,9 @@ void bx_getopt_start(const char *usage);
 /* The same, for diffutils' "cmd: Try 'cmd --help' …" (its line carries the
  * command's name); bx_usage then prints that form too. */
 void bx_getopt_start_try_prefixed(void);
+/* The parse's usage errors end in line, its "@" the command's name
+ * (gzip's "Try `@ --help' for more information.") */
+void bx_getopt_start_try(const char *line);
 /* getopt_long over c->argv with GNU's error texts printed on c->err; '?'
  * after an error (message printed, caller returns its usage status).
  * optarg/optind as usual.  longspec: the long options, one string of
@@ -61,7 +64,10 @@ bool bx_set_flag(int ch, const char *letters, bool *const *vars);
  * once per option, ch in scope of the body only; optind is the first
  * operand after it. */
 #define BX_EACH_OPTION(ch, c, cmd, shortopts, longopts)                                            \
-  for (int ch = (bx_getopt_start(NULL), 0);                                                        \
+  BX_EACH_OPTION_TRY(ch, c, cmd, shortopts, longopts, NULL)
+/* The same, the usage errors ending in try (bx_getopt_start_try). */
+#define BX_EACH_OPTION_TRY(ch, c, cmd, shortopts, longopts, try)                                   \
+  for (int ch = (bx_getopt_start_try(try), 0);                                                     \
        ((ch) = bx_getopt((c), (cmd), (shortopts), (longopts))) != -1;)
 
 /* At most max operands from optind on: else GNU's "extra operand"

@@ -27,6 +27,26 @@ bool bx_pack_put(BxPack *p, int fd, const void *data, size_t n)
   return box_write_all(fd, data, n);
 }
 
+bool bx_pack_copy(BxPack *p, int in, int out, const char *name, const void *data, size_t n)
+{
+  for (;;) {
+    if (!bx_pack_put(p, out, data, n)) {
+      bx_ferr(p->c, p->cmd, name, errno);
+      p->status = 1;
+      return false;
+    }
+    ssize_t got = bx_read(in, p->in, BX_PACK_CHUNK);
+    if (got <= 0) {
+      if (got == 0) return true;
+      bx_ferr(p->c, p->cmd, name, errno);
+      p->status = 1;
+      return false;
+    }
+    data = p->in;
+    n = (size_t)got;
+  }
+}
+
 static const char *suffix_of(BxPack *p, const char *name)
 {
   size_t n = strlen(name);
@@ -64,6 +84,12 @@ static char *out_name_of(BxPack *p, const char *name)
   return g_strconcat(stem, tarball ? ".tar" : "", NULL);
 }
 
+static bool has_magic(const BxCodec *k, const unsigned char *b, ssize_t n)
+{
+  size_t m = strlen(k->magic);
+  return n >= (ssize_t)m && memcmp(b, k->magic, m) == 0;
+}
+
 static void one(BxPack *p, const char *name)
 {
   const BxCodec *k = p->codec;
@@ -91,11 +117,17 @@ static void one(BxPack *p, const char *name)
     return;
   }
   if (bad_suffix) {
-    size_t m = strlen(k->magic);
-    if (n < (ssize_t)m || memcmp(p->in, k->magic, m) != 0)
+    if (!has_magic(k, p->in, n))
       bx_pack_say(p, 1, k->texts[BX_PACK_NOT_FORMAT], name);
     else
       bx_pack_say(p, 2, k->texts[BX_PACK_UNKNOWN_SUFFIX], name);
+    bx_close_in(p->c, in);
+    return;
+  }
+  const char *shown = std ? k->stdin_name : name;
+  if (p->decompress && p->force && to_stdout && (!p->test || k->force_copies_under_test) &&
+      n >= 0 && !has_magic(k, p->in, n)) {
+    bx_pack_copy(p, in, p->test ? -2 : -1, shown, p->in, (size_t)n);
     bx_close_in(p->c, in);
     return;
   }
@@ -111,7 +143,6 @@ static void one(BxPack *p, const char *name)
       return;
     }
   }
-  const char *shown = std ? k->stdin_name : name;
   const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
   bool ok = p->decompress ? k->unpack(p, in, out, shown, n)
                           : k->pack(p, in, out, shown, std || p->no_name ? NULL : base,
@@ -142,7 +173,7 @@ int bx_pack_run(BxPack *p)
   p->out = g_malloc(BX_PACK_CHUNK);
   int n;
   char **names = bx_file_operands(p->c, &n);
-  for (int i = 0; i < n; i++) one(p, names[i]);
+  for (int i = 0; i < n && !p->abort; i++) one(p, names[i]);
   g_free(p->in);
   g_free(p->out);
   return p->status;

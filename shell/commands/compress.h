@@ -37,6 +37,7 @@ typedef struct {
   bool (*pack)(BxPack *p, int in, int out, const char *name, const char *stored, time_t mtime,
                ssize_t n);
   bool (*unpack)(BxPack *p, int in, int out, const char *name, ssize_t n);
+  bool force_copies_under_test; /* -tf passes what is not ours, as -dcf does */
 } BxCodec;
 
 struct BxPack {
@@ -44,6 +45,9 @@ struct BxPack {
   const char *cmd; /* the messages' prefix */
   const BxCodec *codec;
   bool to_stdout, decompress, keep, force, no_name, test;
+  bool extreme; /* xz -e */
+  int threads;  /* xz -T */
+  bool abort;   /* the operands left are not looked at */
   int level;
   int status;              /* 1 error, 2 warning (an error wins) */
   unsigned char *in, *out; /* BX_PACK_CHUNK each */
@@ -55,5 +59,8 @@ int bx_pack_run(BxPack *p);
 void bx_pack_say(BxPack *p, int status, const char *fmt, const char *name);
 /* Writes to fd (-1: stdout, -2: nowhere).  false with errno. */
 bool bx_pack_put(BxPack *p, int fd, const void *data, size_t n);
+/* -f's decompression of what is not compressed: n bytes at data, then the
+ * rest of in, to out unchanged.  false after the message. */
+bool bx_pack_copy(BxPack *p, int in, int out, const char *name, const void *data, size_t n);
 
 #endif

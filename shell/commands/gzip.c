@@ -28,6 +28,14 @@ static void format_error(Gz *g, const char *name, const char *what)
   g->status = 1;
 }
 
+/* Broken compressed data ends gzip's run: the operands after it are not
+ * looked at. */
+static void data_error(Gz *g, const char *name, const char *what)
+{
+  format_error(g, name, what);
+  g->abort = true;
+}
+
 /* Compresses in to out (c->out when out < 0), as one gzip member.  first,
  * n: what was already read of in.  false after the message. */
 static bool deflate_fd(Gz *g, int in, int out, const char *name, const char *stored, time_t mtime,
@@ -84,11 +92,12 @@ static bool deflate_fd(Gz *g, int in, int out, const char *name, const char *sto
  * out == -2 discards (-t).  false after the message. */
 static bool inflate_fd(Gz *g, int in, int out, const char *name, ssize_t n)
 {
-  if (n >= 0 && (n < 2 || g->in[0] != 0x1f || g->in[1] != 0x8b)) {
-    if (n == 0)
-      format_error(g, name, "unexpected end of file");
-    else
-      format_error(g, name, "not in gzip format");
+  if (n == 0 || n == 1) {
+    data_error(g, name, "unexpected end of file");
+    return false;
+  }
+  if (n > 0 && (g->in[0] != 0x1f || g->in[1] != 0x8b)) {
+    format_error(g, name, "not in gzip format");
     return false;
   }
   z_stream z = { 0 };
@@ -106,7 +115,7 @@ static bool inflate_fd(Gz *g, int in, int out, const char *name, ssize_t n)
         break;
       }
       if (n == 0) {
-        if (!ended) format_error(g, name, "unexpected end of file"), ok = false;
+        if (!ended) data_error(g, name, "unexpected end of file"), ok = false;
         break;
       }
       z.next_in = g->in;
@@ -117,6 +126,10 @@ static bool inflate_fd(Gz *g, int in, int out, const char *name, ssize_t n)
       if (z.avail_in >= 2 && z.next_in[0] == 0x1f && z.next_in[1] == 0x8b) {
         inflateReset(&z);
         ended = false;
+      } else if (g->force && out < 0) {
+        /* -f to standard output: what follows the last member is copied */
+        ok = bx_pack_copy(g, in, out, name, z.next_in, z.avail_in);
+        break;
       } else {
         box_out_flush(g->c->out);
         box_fdprintf(g->c->err, "\ngzip: %s: decompression OK, trailing garbage ignored\n", name);
@@ -134,12 +147,12 @@ static bool inflate_fd(Gz *g, int in, int out, const char *name, ssize_t n)
     } else if (r == Z_STREAM_END) {
       ended = true;
     } else if (r == Z_DATA_ERROR) {
-      format_error(g, name,
-                   z.msg && strstr(z.msg, "check") ? "invalid compressed data--crc error"
-                                                   : "invalid compressed data--format violated");
+      data_error(g, name,
+                 z.msg && strstr(z.msg, "check") ? "invalid compressed data--crc error"
+                                                 : "invalid compressed data--format violated");
       ok = false;
     } else if (r != Z_OK && r != Z_BUF_ERROR) {
-      format_error(g, name, "invalid compressed data--format violated");
+      data_error(g, name, "invalid compressed data--format violated");
       ok = false;
     }
   }
@@ -162,6 +175,7 @@ static const BxCodec gz_codec = {
   0,
   deflate_fd,
   inflate_fd,
+  true,
 };
 
 int box_cmd_gzip(BoxCmd *c)
@@ -173,7 +187,8 @@ int box_cmd_gzip(BoxCmd *c)
   g.decompress = strcmp(cmd, "gunzip") == 0 || strcmp(cmd, "zcat") == 0;
   g.to_stdout = strcmp(cmd, "zcat") == 0;
   bool quiet = false;
-  BX_EACH_OPTION (o, c, "gzip", "cdkfnNqt123456789", longopts) {
+  BX_EACH_OPTION_TRY (o, c, "gzip", "cdkfnNqt123456789", longopts,
+                      "Try `@ --help' for more information.") {
     if (o >= '1' && o <= '9') {
       g.level = o - '0';
       continue;

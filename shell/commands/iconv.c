@@ -16,15 +16,6 @@
 
 #include "shell/commands/commands-private.h"
 
-static int usage_error(BoxCmd *c, const char *what, char opt)
-{
-  box_out_flush(c->out);
-  box_fdprintf(c->err,
-               "iconv: %s -- '%c'\nTry `iconv --help' or `iconv --usage' for more information.\n",
-               what, opt);
-  return 64;
-}
-
 /* Converts in (n bytes) onto out; false after glibc's message.  in NULL:
  * writes the shift state's close and resets it. */
 static bool convert(BoxCmd *c, iconv_t cd, const char *in, size_t n, bool omit)
@@ -167,6 +158,8 @@ static int list_charsets(BoxCmd *c)
 
 int box_cmd_iconv(BoxCmd *c)
 {
+  /* argp's usage errors, for bx_usage */
+  bx_getopt_start_try("Try `@ --help' or `@ --usage' for more information.");
   const char *from = NULL, *to = NULL;
   bool omit = false, list = false;
   GPtrArray *files = g_ptr_array_new();
@@ -187,15 +180,15 @@ int box_cmd_iconv(BoxCmd *c)
     } else if (!strcmp(a, "--from-code") || !strcmp(a, "--to-code")) {
       slot = a[4] == 'r' ? &from : &to;
       if (i + 1 >= c->argc) {
-        box_out_flush(c->out);
-        box_fdprintf(c->err,
-                     "iconv: option '%s' requires an argument\nTry `iconv --help' or `iconv "
-                     "--usage' for more information.\n",
-                     a);
         g_ptr_array_free(files, TRUE);
+        bx_usage(c, "iconv", "option '%s' requires an argument", a);
         return 64;
       }
       *slot = c->argv[++i];
+    } else if (a[1] == '-') {
+      g_ptr_array_free(files, TRUE);
+      bx_usage(c, "iconv", "unrecognized option '%s'", a);
+      return 64;
     } else {
       for (const char *p = a + 1; *p; p++) {
         if (*p == 'c' || *p == 'l') {
@@ -204,7 +197,8 @@ int box_cmd_iconv(BoxCmd *c)
         }
         if (*p != 'f' && *p != 't') {
           g_ptr_array_free(files, TRUE);
-          return usage_error(c, "invalid option", *p);
+          bx_usage(c, "iconv", "invalid option -- '%c'", *p);
+          return 64;
         }
         slot = *p == 'f' ? &from : &to;
         if (p[1]) {
@@ -213,7 +207,8 @@ int box_cmd_iconv(BoxCmd *c)
           *slot = c->argv[++i];
         } else {
           g_ptr_array_free(files, TRUE);
-          return usage_error(c, "option requires an argument", *p);
+          bx_usage(c, "iconv", "option requires an argument -- '%c'", *p);
+          return 64;
         }
         break;
       }

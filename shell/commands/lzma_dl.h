@@ -11,6 +11,7 @@
 
 #define BOX_LZMA_FUNCTIONS(X)                                                                      \
   X(lzma_easy_encoder)                                                                             \
+  X(lzma_stream_encoder_mt)                                                                        \
   X(lzma_stream_decoder)                                                                           \
   X(lzma_code)                                                                                     \
   X(lzma_end)
@@ -22,6 +23,7 @@ typedef struct {
 extern const BoxLzmaApi *box_lzma; /* set before any call (box_dl_command) */
 #ifndef BOX_LZMA_DL_IMPL
 #define lzma_easy_encoder(...) (box_lzma->lzma_easy_encoder(__VA_ARGS__))
+#define lzma_stream_encoder_mt(...) (box_lzma->lzma_stream_encoder_mt(__VA_ARGS__))
 #define lzma_stream_decoder(...) (box_lzma->lzma_stream_decoder(__VA_ARGS__))
 #define lzma_code(...) (box_lzma->lzma_code(__VA_ARGS__))
 #define lzma_end(...) (box_lzma->lzma_end(__VA_ARGS__))

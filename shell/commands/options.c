@@ -5,7 +5,7 @@
 #include <string.h>
 
 static const char *usage_line;
-static bool try_prefixed;
+static const char *try_line; /* "@" stands for the command's name */
 
 void bx_usage(BoxCmd *c, const char *cmd, const char *fmt, ...)
 {
@@ -14,9 +14,11 @@ void bx_usage(BoxCmd *c, const char *cmd, const char *fmt, ...)
   g_autofree char *s = g_strdup_vprintf(fmt, ap);
   va_end(ap);
   bx_err(c, cmd, "%s", s);
-  if (try_prefixed)
-    box_fdprintf(c->err, "%s: Try '%s --help' for more information.\n", cmd, cmd);
-  else if (usage_line)
+  if (try_line) {
+    g_auto(GStrv) parts = g_strsplit(try_line, "@", -1);
+    g_autofree char *t = g_strjoinv(cmd, parts);
+    box_fdprintf(c->err, "%s\n", t);
+  } else if (usage_line)
     box_fdprintf(c->err, "%s\nTry '%s --help' for more information.\n", usage_line, cmd);
   else
     box_fdprintf(c->err, "Try '%s --help' for more information.\n", cmd);
@@ -57,7 +59,7 @@ bool bx_operands_at_most(BoxCmd *c, const char *cmd, int max)
 void bx_getopt_start(const char *usage)
 {
   usage_line = usage;
-  try_prefixed = false;
+  try_line = NULL;
   optind = 0; /* GNU: full re-initialisation */
   opterr = 0;
 }
@@ -145,10 +147,15 @@ int bx_getopt(BoxCmd *c, const char *cmd, const char *shortopts, const char *lon
   return '?';
 }
 
-void bx_getopt_start_try_prefixed(void)
+void bx_getopt_start_try(const char *line)
 {
   bx_getopt_start(NULL);
-  try_prefixed = true;
+  try_line = line;
+}
+
+void bx_getopt_start_try_prefixed(void)
+{
+  bx_getopt_start_try("@: Try '@ --help' for more information.");
 }
 
 bool bx_set_flag(int ch, const char *letters, bool *const *vars)

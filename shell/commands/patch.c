@@ -1,6 +1,6 @@
 /* patch.c — GNU patch: unified and context diffs (git's headers too),
- * [ORIGFILE [PATCHFILE]], -p N, -R, -N, -i FILE, -F N, -s, -f, -t,
- * --dry-run; exit 0 all applied, 1 some hunk failed or was ignored, 2
+ * [ORIGFILE [PATCHFILE]], -p N, -R, -N, -i FILE, -o FILE, -F N, -s, -f,
+ * -t, --dry-run; exit 0 all applied, 1 some hunk failed or was ignored, 2
  * trouble.
  *
  * Hunks are placed as GNU places them, so the "succeeded at N (offset K
@@ -54,7 +54,9 @@ typedef struct {
 
 typedef struct {
   BoxCmd *c;
-  long strip; /* -1: basename */
+  BoxOut *out;          /* the messages: stdout, stderr when -o - takes stdout */
+  const char *out_file; /* -o: every result goes there, no FILE.orig */
+  long strip;           /* -1: basename */
   bool reverse, forward, dry_run, silent, force, batch;
   long max_fuzz;
   const char *file_arg;
@@ -98,14 +100,14 @@ static void say(Patch *pt, const char *fmt, ...)
   va_start(ap, fmt);
   g_autofree char *s = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  box_out_puts(pt->c->out, s);
+  box_out_puts(pt->out, s);
 }
 
 /* A question no one can answer: printed, its default taken. */
 static void ask(Patch *pt, const char *q)
 {
-  box_out_puts(pt->c->out, q);
-  box_out_putc(pt->c->out, '\n');
+  box_out_puts(pt->out, q);
+  box_out_putc(pt->out, '\n');
 }
 
 static void fatal(Patch *pt, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
@@ -115,6 +117,7 @@ static void fatal(Patch *pt, const char *fmt, ...)
   va_start(ap, fmt);
   g_autofree char *s = g_strdup_vprintf(fmt, ap);
   va_end(ap);
+  box_out_flush(pt->out);
   box_out_flush(pt->c->out);
   box_fdprintf(pt->c->err, "patch: **** %s\n", s);
   pt->status = 2;
@@ -719,20 +722,20 @@ static bool write_file(Patch *pt, const char *name, const GString *s, unsigned m
 
 static void print_lead(Patch *pt, const FilePatch *fp)
 {
-  box_out_puts(pt->c->out, "The text leading up to this was:\n--------------------------\n");
+  box_out_puts(pt->out, "The text leading up to this was:\n--------------------------\n");
   for (long k = fp->lead_from; k < fp->lead_to; k++) {
-    box_out_putc(pt->c->out, '|');
-    box_out_write(pt->c->out, pt->pl[k].p, pt->pl[k].n);
-    box_out_putc(pt->c->out, '\n');
+    box_out_putc(pt->out, '|');
+    box_out_write(pt->out, pt->pl[k].p, pt->pl[k].n);
+    box_out_putc(pt->out, '\n');
   }
-  box_out_puts(pt->c->out, "--------------------------\n");
+  box_out_puts(pt->out, "--------------------------\n");
 }
 
 static void ignored(Patch *pt, long n, const char *rej)
 {
-  box_out_printf(pt->c->out, "%ld out of %ld hunk%s ignored", n, n, n == 1 ? "" : "s");
-  if (rej) box_out_printf(pt->c->out, " -- saving rejects to file %s", rej);
-  box_out_putc(pt->c->out, '\n');
+  box_out_printf(pt->out, "%ld out of %ld hunk%s ignored", n, n, n == 1 ? "" : "s");
+  if (rej) box_out_printf(pt->out, " -- saving rejects to file %s", rej);
+  box_out_putc(pt->out, '\n');
   pt->status = MAX(pt->status, 1);
 }
 
@@ -753,8 +756,8 @@ static char *choose_file(Patch *pt, FilePatch *fp, bool *creating, bool *deletin
   if (old_null && nn) return g_strdup(on ? best_name(on, nn) : nn);
   if (new_null && on) return g_strdup(nn ? best_name(on, nn) : on);
   if (!pt->silent) {
-    box_out_printf(pt->c->out, "can't find file to patch at input line %ld\n", fp->first_hunk_line);
-    box_out_printf(pt->c->out, "Perhaps you %s -p or --strip option?\n",
+    box_out_printf(pt->out, "can't find file to patch at input line %ld\n", fp->first_hunk_line);
+    box_out_printf(pt->out, "Perhaps you %s -p or --strip option?\n",
                    pt->strip >= 0 ? "used the wrong" : "should have used the");
   }
   print_lead(pt, fp);
@@ -778,10 +781,10 @@ static void patch_one(Patch *pt, FilePatch *fp)
      * that empties a file */
     const char *what = creating ? nh ? "create" : "empty out" : "delete";
     const char *why = creating ? nh ? "already exists" : "is already empty" : "does not exist";
-    box_out_printf(pt->c->out, "The next patch%s would %s the file %s,\nwhich %s!  ",
+    box_out_printf(pt->out, "The next patch%s would %s the file %s,\nwhich %s!  ",
                    pt->reverse ? ", when reversed," : "", what, name, why);
     if (pt->forward) {
-      box_out_puts(pt->c->out, "Skipping patch.\n");
+      box_out_puts(pt->out, "Skipping patch.\n");
     } else {
       ask(pt, pt->reverse ? "Ignore -R? [n] " : "Assume -R? [n] ");
       ask(pt, "Apply anyway? [n] ");
@@ -806,7 +809,10 @@ static void patch_one(Patch *pt, FilePatch *fp)
     }
     close(fd);
   }
-  say(pt, "%s file %s\n", pt->dry_run ? "checking" : "patching", name);
+  const char *dest = pt->out_file ? pt->out_file : name;
+  say(pt, "%s file %s", pt->dry_run ? "checking" : "patching", dest);
+  if (pt->out_file) say(pt, " (read from %s)", name);
+  say(pt, "\n");
   Target t = { 0 };
   t.in = split_lines(text, &t.nin);
   GString *out = g_string_sized_new(text->len + 64);
@@ -830,11 +836,10 @@ static void patch_one(Patch *pt, FilePatch *fp)
           const char *what = pt->reverse ? "Unreversed patch detected!  "
                                          : "Reversed (or previously applied) patch detected!  ";
           if (pt->forward) {
-            box_out_printf(pt->c->out, "%sSkipping patch.\n", what);
+            box_out_printf(pt->out, "%sSkipping patch.\n", what);
             skip_rest = true;
           } else if (pt->batch) {
-            box_out_printf(pt->c->out, "%s%s\n", what,
-                           pt->reverse ? "Ignoring -R." : "Assuming -R.");
+            box_out_printf(pt->out, "%s%s\n", what, pt->reverse ? "Ignoring -R." : "Assuming -R.");
             pt->reverse = !pt->reverse;
             continue;
           } else {
@@ -876,9 +881,17 @@ static void patch_one(Patch *pt, FilePatch *fp)
     t.grown += h->new_n - h->old_n;
   }
   for (long k = t.frozen + 1; k <= t.nin; k++) put_line(out, &t.in[k - 1]);
-  g_autofree char *rej_name = g_strconcat(name, ".rej", NULL);
+  g_autofree char *rej_name = g_strconcat(dest, ".rej", NULL);
   bool all_skipped = skip_rest;
-  if (!pt->dry_run && !all_skipped) {
+  if (pt->out_file) {
+    /* GNU writes -o's file even in a dry run, and leaves it empty when the
+     * patch is skipped; a file made anew is private to its owner */
+    if (all_skipped) g_string_truncate(out, 0);
+    if (strcmp(dest, "-") == 0)
+      bx_put(pt->c, out->str, out->len);
+    else
+      write_file(pt, dest, out, file_exists(dest) ? 0 : 0600);
+  } else if (!pt->dry_run && !all_skipped) {
     if (mismatch && exists) {
       g_autofree char *orig = g_strconcat(name, ".orig", NULL);
       write_file(pt, orig, text, 0);
@@ -896,10 +909,10 @@ static void patch_one(Patch *pt, FilePatch *fp)
     if (skip_rest) {
       ignored(pt, failed, pt->dry_run ? NULL : rej_name);
     } else {
-      box_out_printf(pt->c->out, "%ld out of %u hunk%s FAILED", failed, fp->hunks->len,
+      box_out_printf(pt->out, "%ld out of %u hunk%s FAILED", failed, fp->hunks->len,
                      fp->hunks->len == 1 ? "" : "s");
-      if (!pt->dry_run) box_out_printf(pt->c->out, " -- saving rejects to file %s", rej_name);
-      box_out_putc(pt->c->out, '\n');
+      if (!pt->dry_run) box_out_printf(pt->out, " -- saving rejects to file %s", rej_name);
+      box_out_putc(pt->out, '\n');
       pt->status = MAX(pt->status, 1);
     }
     if (!pt->dry_run) write_file(pt, rej_name, rej, 0);
@@ -911,7 +924,7 @@ static void patch_one(Patch *pt, FilePatch *fp)
 }
 
 static const char longopts[] = "strip=p: reverse=R forward=N dry-run=\1 input=i: fuzz=F: "
-                               "silent=s quiet=s force=f batch=t";
+                               "silent=s quiet=s force=f batch=t output=o:";
 
 static bool long_arg(Patch *pt, const char *v, const char *what, long *out)
 {
@@ -928,10 +941,11 @@ static bool long_arg(Patch *pt, const char *v, const char *what, long *out)
 
 int box_cmd_patch(BoxCmd *c)
 {
-  Patch pt = { .c = c, .strip = -1, .max_fuzz = 2 };
+  BoxOut msgs;
+  Patch pt = { .c = c, .out = c->out, .strip = -1, .max_fuzz = 2 };
   const char *input = NULL;
   bx_getopt_start_try_prefixed();
-  for (int ch; (ch = bx_getopt(c, "patch", "p:RNi:F:sft", longopts)) != -1;) switch (ch) {
+  for (int ch; (ch = bx_getopt(c, "patch", "p:RNi:o:F:sft", longopts)) != -1;) switch (ch) {
     case 'p':
       if (!long_arg(&pt, optarg, "strip count", &pt.strip)) return 2;
       break;
@@ -941,6 +955,7 @@ int box_cmd_patch(BoxCmd *c)
     case 'R': pt.reverse = true; break;
     case 'N': pt.forward = true; break;
     case 'i': input = optarg; break;
+    case 'o': pt.out_file = optarg; break;
     case 's': pt.silent = true; break;
     case 'f': pt.force = pt.batch = true; break;
     case 't': pt.batch = true; break;
@@ -951,6 +966,10 @@ int box_cmd_patch(BoxCmd *c)
   if (nops > 2) {
     bx_usage(c, "patch", "%s: extra operand", c->argv[optind + 2]);
     return 2;
+  }
+  if (pt.out_file && strcmp(pt.out_file, "-") == 0) {
+    box_out_init(&msgs, c->err);
+    pt.out = &msgs;
   }
   if (nops >= 1) pt.file_arg = c->argv[optind];
   if (nops == 2) input = c->argv[optind + 1];
@@ -981,5 +1000,6 @@ int box_cmd_patch(BoxCmd *c)
   }
   g_free(pt.pl);
   g_string_free(ptext, TRUE);
+  box_out_flush(pt.out);
   return pt.status;
 }

@@ -45,6 +45,7 @@ typedef struct {
   struct archive *out;
   bool fast;       /* -x: small files are made in batches through the host */
   bool slow;       /* --box-slow-path: never (to compare the two) */
+  int wildcards;   /* --wildcards 1, --no-wildcards -1, neither 0 */
   GArray *pending; /* -x: Pending, the batch not made yet */
   size_t pending_bytes;
 } Tar;
@@ -67,7 +68,7 @@ static const char longopts[] = "create=c extract=x get=x list=t file=f: gzip=z g
                                "ungzip=z bzip2=j xz=J directory=C: verbose=v to-stdout=O "
                                "keep-old-files=k touch=m preserve-permissions=p same-permissions=p "
                                "strip-components=\1: exclude=\2: no-same-owner=\3 overwrite=\4 "
-                               "box-slow-path=\5";
+                               "box-slow-path=\5 wildcards=\6 no-wildcards=\7";
 
 static void fail(Tar *t, const char *name, const char *what, int err)
 {
@@ -152,13 +153,19 @@ static bool excluded(Tar *t, const char *name)
   return false;
 }
 
-/* A member named by an operand: the operand itself or under it. */
-static int selected(char **ops, int nops, const char *name)
+/* The first operand that names a member: the operand itself or under it;
+ * with --wildcards a pattern whose '*' crosses '/', as GNU's for members. */
+static int selected(Tar *t, char **ops, int nops, const char *name)
 {
   for (int i = 0; i < nops; i++) {
     size_t n = strlen(ops[i]);
     while (n > 1 && ops[i][n - 1] == '/') n--;
-    if (strncmp(name, ops[i], n) == 0 && (!name[n] || name[n] == '/')) return i;
+    if (t->wildcards > 0) {
+      g_autofree char *pat = g_strndup(ops[i], n);
+      if (box_fnmatch(pat, name, FNM_LEADING_DIR) == 0) return i;
+    } else if (strncmp(name, ops[i], n) == 0 && (!name[n] || name[n] == '/')) {
+      return i;
+    }
   }
   return -1;
 }
@@ -469,9 +476,16 @@ static void extract_dir(Tar *t, struct archive_entry *e, const char *path, const
     fail(t, name, "Cannot mkdir", errno);
     return;
   }
-  /* root gives the member's mode to a directory already there too */
-  if (t->root && (!made || ((mode | 0700) & ~t->umask) != mode))
-    fchmodat(AT_FDCWD, path, mode, AT_SYMLINK_NOFOLLOW);
+  /* root gives the member's mode to a directory already there too; through
+   * a descriptor, as glibc's fchmodat(AT_SYMLINK_NOFOLLOW) needs /proc,
+   * which a box has not, and O_NOFOLLOW leaves a symlink alone */
+  if (t->root && (!made || ((mode | 0700) & ~t->umask) != mode)) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+      fchmod(fd, mode);
+      close(fd);
+    }
+  }
 }
 
 static void extract_entry(Tar *t, struct archive *a, struct archive_entry *e, const char *name)
@@ -543,7 +557,7 @@ static int read_archive(Tar *t, char **ops, int nops)
     /* GNU says what it removes from the members it handles only */
     size_t cut = unsafe_prefix(orig);
     if (nops) {
-      int k = selected(ops, nops, orig[cut] ? orig + cut : ".");
+      int k = selected(t, ops, nops, orig[cut] ? orig + cut : ".");
       if (k < 0) continue;
       found[k] = true;
     }
@@ -584,6 +598,12 @@ static int read_archive(Tar *t, char **ops, int nops)
   finish_delayed(t);
   for (int i = 0; i < nops; i++)
     if (!found[i]) {
+      if (!t->wildcards && strpbrk(ops[i], "*?[")) {
+        bx_err(t->c, "tar", "Pattern matching characters used in file names");
+        bx_err(t->c, "tar",
+               "Use --wildcards to enable pattern matching, or --no-wildcards to suppress this "
+               "warning");
+      }
       bx_err(t->c, "tar", "%s: Not found in archive", ops[i]);
       t->status = 2;
     }
@@ -744,7 +764,9 @@ static char **old_style(BoxCmd *c, int *argc)
 
 static int run_tar(Tar *t, BoxCmd *c)
 {
-  BX_EACH_OPTION (o, c, "tar", "cxtf:zjJC:vOkmp", longopts) switch (o) {
+  BX_EACH_OPTION_TRY (o, c, "tar", "cxtf:zjJC:vOkmp", longopts,
+                      "Try '@ --help' or '@ --usage' for more information.")
+    switch (o) {
     case 'c':
     case 'x':
     case 't':
@@ -766,6 +788,8 @@ static int run_tar(Tar *t, BoxCmd *c)
     case 3:
     case 4: break;
     case 5: t->slow = true; break;
+    case 6: t->wildcards = 1; break;
+    case 7: t->wildcards = -1; break;
     case 1: {
       char *end;
       t->strip = strtol(optarg, &end, 10);

@@ -19,7 +19,8 @@
 
 typedef struct {
   BoxCmd *c;
-  bool list, overwrite, never, quiet, pipe, refused;
+  bool list, overwrite, never, pipe, refused;
+  int quiet; /* -qq lists without the heading and the totals */
   const char *dir;
   int status;
   GPtrArray *links; /* symlinks made last: path, target, … */
@@ -164,10 +165,12 @@ static void extract(Unzip *u, const BxZipEntry *e, const unsigned char *d, size_
   close(fd);
 }
 
-static void list(Unzip *u, GArray *v, char **ops, int nops)
+/* 11 when operands were given and none matched, as unzip */
+static int list(Unzip *u, GArray *v, char **ops, int nops)
 {
   BoxOut *o = u->c->out;
-  box_out_puts(o, "  Length      Date    Time    Name\n---------  ---------- -----   ----\n");
+  if (u->quiet < 2)
+    box_out_puts(o, "  Length      Date    Time    Name\n---------  ---------- -----   ----\n");
   unsigned long long total = 0, files = 0;
   for (guint i = 0; i < v->len; i++) {
     const BxZipEntry *e = &g_array_index(v, BxZipEntry, i);
@@ -182,9 +185,11 @@ static void list(Unzip *u, GArray *v, char **ops, int nops)
     total += e->usize;
     files++;
   }
-  box_out_printf(o,
-                 "---------                     -------\n%9llu                     %llu file%s\n",
-                 total, files, files == 1 ? "" : "s");
+  if (u->quiet < 2)
+    box_out_printf(o,
+                   "---------                     -------\n%9llu                     %llu file%s\n",
+                   total, files, files == 1 ? "" : "s");
+  return nops && !files ? 11 : 0;
 }
 
 static int run(Unzip *u, char **ops, int nops)
@@ -215,7 +220,7 @@ static int run(Unzip *u, char **ops, int nops)
   }
   const unsigned char *d = (const unsigned char *)s->str;
   GArray *v = bx_zip_entries(d, s->len);
-  if (!u->pipe && !(u->quiet && !u->list)) box_out_printf(u->c->out, "Archive:  %s\n", shown);
+  if (!u->pipe && !u->quiet) box_out_printf(u->c->out, "Archive:  %s\n", shown);
   if (!v) {
     box_out_flush(u->c->out);
     box_fdprintf(u->c->err,
@@ -229,9 +234,9 @@ static int run(Unzip *u, char **ops, int nops)
     return 9;
   }
   if (u->list) {
-    list(u, v, ops, nops);
+    int st = list(u, v, ops, nops);
     bx_zip_entries_free(v);
-    return 0;
+    return st;
   }
   /* unzip makes -d's directory before it looks for members */
   if (u->dir && !u->pipe) {
@@ -285,9 +290,13 @@ int box_cmd_unzip(BoxCmd *c)
       g_ptr_array_add(ops, (char *)a);
       continue;
     }
-    bool *const flags[] = { &u.list, &u.overwrite, &u.never, &u.quiet, &u.pipe };
+    bool *const flags[] = { &u.list, &u.overwrite, &u.never, &u.pipe };
     for (const char *p = a + 1; *p; p++) {
-      if (bx_set_flag(*p, "lonqp", flags)) continue;
+      if (bx_set_flag(*p, "lonp", flags)) continue;
+      if (*p == 'q') {
+        u.quiet++;
+        continue;
+      }
       if (*p != 'd') {
         bx_err(c, "unzip", "invalid option -- '%c'", *p);
         g_ptr_array_free(ops, TRUE);

@@ -1,4 +1,4 @@
-/* xz.c — xz and unxz (xz -d) of xz-utils with -c -d -k -f -t -0..-9 over
+/* xz.c — xz and unxz (xz -d) of xz-utils with -c -d -k -f -t -e -T -0..-9 over
  * liblzma: the same encoder xz runs, so the same bytes. */
 #include <errno.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #include "shell/commands/lzma_dl.h"
 
 static const char longopts[] = "stdout=c to-stdout=c decompress=d uncompress=d keep=k force=f "
-                               "test=t quiet=q fast=0 best=9";
+                               "test=t quiet=q fast=0 best=9 extreme=e threads=T:";
 
 /* Runs s over in (n bytes already read) into out.  false after the message. */
 static bool run(BxPack *p, lzma_stream *s, int in, int out, const char *name, ssize_t n)
@@ -62,7 +62,13 @@ static bool pack(BxPack *p, int in, int out, const char *name, const char *store
   (void)stored;
   (void)mtime;
   lzma_stream s = LZMA_STREAM_INIT;
-  if (lzma_easy_encoder(&s, (uint32_t)p->level, LZMA_CHECK_CRC64) != LZMA_OK) {
+  uint32_t preset = (uint32_t)p->level | (p->extreme ? LZMA_PRESET_EXTREME : 0);
+  /* -T other than 1 is xz's multithreaded format (blocks that record their
+   * sizes), the same bytes for any number of threads: one thread makes it */
+  lzma_mt mt = { .threads = 1, .preset = preset, .check = LZMA_CHECK_CRC64 };
+  lzma_ret r = p->threads == 1 ? lzma_easy_encoder(&s, preset, LZMA_CHECK_CRC64)
+                               : lzma_stream_encoder_mt(&s, &mt);
+  if (r != LZMA_OK) {
     bx_pack_say(p, 1, "%s: Cannot allocate memory", name);
     return false;
   }
@@ -71,9 +77,10 @@ static bool pack(BxPack *p, int in, int out, const char *name, const char *store
 
 static bool unpack(BxPack *p, int in, int out, const char *name, ssize_t n)
 {
-  /* too short to be a stream, but not a stream's start either */
-  size_t m = strlen(p->codec->magic);
-  if (n > 0 && memcmp(p->in, p->codec->magic, MIN((size_t)n, m)) != 0) {
+  /* xz calls what is shorter than the magic (six bytes: the string and
+   * its NUL) or does not start with it "not recognized" */
+  size_t m = strlen(p->codec->magic) + 1;
+  if (n >= 0 && ((size_t)n < m || memcmp(p->in, p->codec->magic, m) != 0)) {
     bx_pack_say(p, 1, p->codec->texts[BX_PACK_NOT_FORMAT], name);
     return false;
   }
@@ -106,10 +113,29 @@ static const BxCodec xz_codec = {
 int box_cmd_xz(BoxCmd *c)
 {
   const char *cmd = strrchr(c->argv[0], '/') ? strrchr(c->argv[0], '/') + 1 : c->argv[0];
-  BxPack p = { .c = c, .cmd = cmd, .codec = &xz_codec, .level = 6 };
+  BxPack p = { .c = c, .cmd = cmd, .codec = &xz_codec, .level = 6, .threads = 1 };
   p.decompress = strcmp(cmd, "unxz") == 0;
   bool quiet = false;
-  BX_EACH_OPTION (o, c, cmd, "cdkftq0123456789", longopts) {
+  BX_EACH_OPTION_TRY (o, c, cmd, "cdkftqeT:0123456789", longopts,
+                      "@: Try `@ --help' for more information.") {
+    if (o == 'e') {
+      p.extreme = true;
+      continue;
+    }
+    if (o == 'T') {
+      char *end;
+      long n = strtol(optarg, &end, 10);
+      if (*optarg < '0' || *optarg > '9' || *end) {
+        bx_err(c, cmd, "%s: Value is not a non-negative decimal integer", optarg);
+        return 1;
+      }
+      if (n > 16384) {
+        bx_err(c, cmd, "Value of the option `threads' must be in the range [0, 16384]");
+        return 1;
+      }
+      p.threads = (int)n;
+      continue;
+    }
     if (o >= '0' && o <= '9') {
       p.level = o - '0';
       continue;

@@ -23,6 +23,7 @@ typedef struct {
 
 typedef struct {
   BoxCmd *c;
+  BoxOut *out; /* zip's lines: stderr when the archive is "-", standard output */
   bool recurse, quiet;
   int level;
   GPtrArray *members; /* the new ones, in the order given */
@@ -119,7 +120,7 @@ static void add_path(Zip *z, const char *path, bool top)
 {
   struct stat st;
   if (stat(path, &st) < 0) {
-    if (top) box_out_printf(z->c->out, "\tzip warning: name not matched: %s\n", path);
+    if (top) box_out_printf(z->out, "\tzip warning: name not matched: %s\n", path);
     return;
   }
   if (S_ISDIR(st.st_mode)) {
@@ -140,7 +141,7 @@ static void add_path(Zip *z, const char *path, bool top)
   int fd = box_open_file(path, O_RDONLY | O_NOCTTY);
   g_autoptr(GString) data = g_string_new(NULL);
   if (fd < 0 || !bx_read_all(fd, data)) {
-    box_out_printf(z->c->out, "\tzip warning: could not open for reading: %s\n", path);
+    box_out_printf(z->out, "\tzip warning: could not open for reading: %s\n", path);
     if (fd >= 0) close(fd);
     return;
   }
@@ -174,7 +175,7 @@ static int finish(Zip *z, const char *archive, const GString *s, GArray *old)
     const BxZipEntry *e = &g_array_index(old, BxZipEntry, i);
     Member *m = g_hash_table_lookup(fresh, e->name);
     if (m) {
-      if (!z->quiet) box_out_printf(z->c->out, "updating: %s\n", m->note);
+      if (!z->quiet) box_out_printf(z->out, "updating: %s\n", m->note);
       place(out, central, &count, m);
       g_hash_table_remove(fresh, e->name);
       m->note[0] = '\0';
@@ -194,7 +195,7 @@ static int finish(Zip *z, const char *archive, const GString *s, GArray *old)
   for (guint i = 0; i < z->members->len; i++) {
     Member *m = z->members->pdata[i];
     if (!*m->note) continue;
-    if (!z->quiet) box_out_printf(z->c->out, "  adding: %s\n", m->note);
+    if (!z->quiet) box_out_printf(z->out, "  adding: %s\n", m->note);
     place(out, central, &count, m);
   }
   g_hash_table_destroy(fresh);
@@ -207,10 +208,14 @@ static int finish(Zip *z, const char *archive, const GString *s, GArray *old)
   bx_put_le32(out, (guint32)central->len);
   bx_put_le32(out, cd);
   bx_put_le16(out, 0);
+  if (strcmp(archive, "-") == 0) {
+    bx_put(z->c, out->str, out->len);
+    return 0;
+  }
   int fd = open(archive, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0 || !box_write_all(fd, out->str, out->len)) {
     g_autofree char *text = bx_errtext(z->c, errno);
-    box_out_printf(z->c->out, "zip I/O error: %s\nzip error: Could not create output file (%s)\n",
+    box_out_printf(z->out, "zip I/O error: %s\nzip error: Could not create output file (%s)\n",
                    text, archive);
     if (fd >= 0) close(fd);
     return 15;
@@ -239,11 +244,19 @@ int box_cmd_zip(BoxCmd *c)
   }
   const char *given = c->argv[optind];
   const char *base = strrchr(given, '/') ? strrchr(given, '/') + 1 : given;
-  g_autofree char *archive = strchr(base, '.') ? g_strdup(given) : g_strconcat(given, ".zip", NULL);
+  bool to_stdout = strcmp(given, "-") == 0;
+  g_autofree char *archive =
+    strchr(base, '.') || to_stdout ? g_strdup(given) : g_strconcat(given, ".zip", NULL);
+  BoxOut err;
+  z.out = c->out;
+  if (to_stdout) {
+    box_out_init(&err, c->err);
+    z.out = &err;
+  }
   z.members = g_ptr_array_new_with_free_func(member_free);
   g_autoptr(GString) s = g_string_new(NULL);
   GArray *old = NULL;
-  int fd = box_open_file(archive, O_RDONLY | O_NOCTTY);
+  int fd = to_stdout ? -1 : box_open_file(archive, O_RDONLY | O_NOCTTY);
   if (fd >= 0) {
     bool ok = bx_read_all(fd, s) && (old = bx_zip_entries((const unsigned char *)s->str, s->len));
     close(fd);
@@ -256,12 +269,13 @@ int box_cmd_zip(BoxCmd *c)
   for (int i = optind + 1; i < c->argc; i++) add_path(&z, c->argv[i], true);
   int st = 0;
   if (!z.members->len && !old) {
-    box_out_printf(c->out, "\nzip error: Nothing to do! (%s)\n", archive);
+    box_out_printf(z.out, "\nzip error: Nothing to do! (%s)\n", archive);
     st = 12;
   } else {
     st = finish(&z, archive, s, old);
   }
   bx_zip_entries_free(old);
   g_ptr_array_free(z.members, TRUE);
+  box_out_flush(z.out);
   return st;
 }

@@ -6,6 +6,7 @@ import io
 import subprocess
 import tarfile
 import time
+import zipfile
 
 from test_commands_decisions import run
 
@@ -137,3 +138,46 @@ def test_tar_extract_restores_mtimes(box):
     assert r.returncode == 0, r.stderr
     assert (ws / "out" / "m03.txt").stat().st_mtime == 1500000000
     assert [x[:2] for x in d if x[2].endswith("/out/m03.txt")] == [("permit", "fs:write")], d
+
+
+def test_archive_escapes_named_in_the_issue(box):
+    """A member named ../../etc/x and a symlink to /etc followed by a member
+    under it: tar refuses the name, unzip drops the "../" as Info-ZIP does;
+    neither writes outside the workspace, and the mount refuses the link."""
+    box.start_seeded(extra="""
+        permit(principal, action == Box::Action::"fs:delete", resource)
+        when { context.input.path like "~/src/project/*" };
+        """)
+    ws = box.workspace
+    make_tgz(ws / "e.tgz", [("../../etc/x", b"x\n"), ("lk", "->/etc"), ("lk/y", b"y\n"), ("ok", b"ok\n")])
+    with zipfile.ZipFile(ws / "e.zip", "w") as z:
+        z.writestr("../../etc/x", "x\n")
+        link = zipfile.ZipInfo("lk")
+        link.external_attr = 0o120777 << 16
+        z.writestr(link, "/etc")
+        z.writestr("lk/y", "y\n")
+        z.writestr("ok", "ok\n")
+    (ws / "t").mkdir()
+    r, d = run(box, "tar -xzf e.tgz -C t")
+    print("tar", r.returncode, r.stderr, d)
+    assert r.returncode == 2
+    assert "tar: ../../etc/x: Member name contains '..'" in r.stderr
+    assert "tar: lk: Cannot create symlink to '/etc': policy denied" in r.stderr
+    assert (ws / "t" / "ok").read_text() == "ok\n"
+    assert not (ws / "t" / "lk").is_symlink()
+    assert ("deny", "fs:write", "/etc", None) in d
+    assert not any(x[0] == "permit" and x[1] == "fs:write" and not x[2].startswith("~/src/project/")
+                   for x in d), d
+
+    r, d = run(box, "unzip -q e.zip -d z")
+    print("unzip", r.returncode, r.stdout, r.stderr, d)
+    assert (ws / "z" / "etc" / "x").read_text() == "x\n"
+    assert (ws / "z" / "ok").read_text() == "ok\n"
+    assert not (ws / "z" / "lk").is_symlink()
+    assert "error:  cannot create symlink z/lk -> /etc\n        policy denied" in r.stdout
+    assert ("deny", "fs:write", "/etc", None) in d
+    assert r.returncode != 0
+    assert not any(x[0] == "permit" and x[1] == "fs:write" and not x[2].startswith("~/src/project/")
+                   for x in d), d
+    writes = {x[2] for x in d if x[:2] == ("permit", "fs:write")}
+    assert "~/src/project/z/etc/x" in writes and "~/src/project/z/ok" in writes, writes

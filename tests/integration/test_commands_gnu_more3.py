@@ -268,7 +268,7 @@ file --dereference --no-dereference lnk
 file -h -L lnk
 printf '#!/bin/sh\necho\n' > sc; file sc
 printf '%s' '{"a": 1}' > j.json; file j.json
-gzip -c a.txt > a.gz; file a.gz; file -i a.gz
+touch -d '2024-01-02 03:04:05' a.txt; gzip -c a.txt > a.gz; file a.gz; file -i a.gz
 """.strip().split("\n")]
 
 

@@ -136,6 +136,8 @@ enum {
   B_FFLUSH,
   B_GENSUB,
   B_SYSTIME,
+  B_ASORT,
+  B_ASORTI,
 };
 
 typedef struct {

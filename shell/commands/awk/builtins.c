@@ -462,6 +462,63 @@ static Val do_split(Awk *A, ANode *n)
   return awk_num(cnt);
 }
 
+typedef struct {
+  const char *key;
+  Val *v;
+} SortItem;
+
+/* gawk's default order for asort: numbers (numeric strings among them)
+ * before strings, numbers by value, strings by their bytes; ties by index */
+static int by_value(const void *pa, const void *pb)
+{
+  const SortItem *a = pa, *b = pb;
+  bool an = a->v->t == T_NUM || a->v->t == T_STRNUM || a->v->t == T_UNINIT;
+  bool bn = b->v->t == T_NUM || b->v->t == T_STRNUM || b->v->t == T_UNINIT;
+  int r = an != bn ? (an ? -1 : 1)
+          : an     ? (a->v->n > b->v->n) - (a->v->n < b->v->n)
+                   : strcmp(a->v->s, b->v->s);
+  return r ? r : strcmp(a->key, b->key);
+}
+
+static int by_key(const void *pa, const void *pb)
+{
+  return strcmp(((const SortItem *)pa)->key, ((const SortItem *)pb)->key);
+}
+
+/* asort(src [, dest]) and asorti(src [, dest]): the values (asorti: the
+ * indices) sorted into dest[1..n], src itself when there is no dest */
+static Val do_asort(Awk *A, ANode *n, bool indices)
+{
+  AVar *src = awk_array_of(A, n->args[0]);
+  AVar *dest = n->nargs == 2 ? awk_array_of(A, n->args[1]) : src;
+  guint len = src->arr ? g_hash_table_size(src->arr) : 0;
+  SortItem *items = g_new(SortItem, len + 1);
+  GHashTableIter it;
+  gpointer k, v;
+  guint i = 0;
+  if (src->arr) {
+    g_hash_table_iter_init(&it, src->arr);
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+      awk_resolve(v);
+      items[i++] = (SortItem){ k, v };
+    }
+  }
+  qsort(items, len, sizeof *items, indices ? by_key : by_value);
+  /* the sorted copies are made before dest (perhaps src) is emptied */
+  Val *sorted = g_new(Val, len + 1);
+  for (i = 0; i < len; i++)
+    sorted[i] = indices ? awk_str(g_strdup(items[i].key)) : awk_val_copy(items[i].v);
+  g_free(items);
+  awk_array_clear(dest);
+  for (i = 0; i < len; i++) {
+    char key[32];
+    g_snprintf(key, sizeof key, "%u", i + 1);
+    *awk_array_ref(A, dest, key, true) = sorted[i];
+  }
+  g_free(sorted);
+  return awk_num(len);
+}
+
 static Val do_match(Awk *A, ANode *n)
 {
   char *s = str_arg(A, n->args[0]);
@@ -565,6 +622,8 @@ Val awk_builtin(Awk *A, ANode *n)
     return awk_num(r);
   }
   case B_SPLIT: return do_split(A, n);
+  case B_ASORT:
+  case B_ASORTI: return do_asort(A, n, n->ival == B_ASORTI);
   case B_SUB: return do_sub(A, n, false);
   case B_GSUB: return do_sub(A, n, true);
   case B_MATCH: return do_match(A, n);

@@ -31,6 +31,7 @@ static const int builtin_arity[][2] = {
   [B_LOG] = { 1, 1 },    [B_SQRT] = { 1, 1 },    [B_INT] = { 1, 1 },     [B_RAND] = { 0, 0 },
   [B_SRAND] = { 0, 1 },  [B_TOLOWER] = { 1, 1 }, [B_TOUPPER] = { 1, 1 }, [B_SYSTEM] = { 1, 1 },
   [B_CLOSE] = { 1, 2 },  [B_FFLUSH] = { 0, 1 },  [B_GENSUB] = { 3, 4 },  [B_SYSTIME] = { 0, 0 },
+  [B_ASORT] = { 1, 2 },  [B_ASORTI] = { 1, 2 },
 };
 
 ANode *awk_node(Awk *A, int op, int line)
