@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "python/boxpython.h"
+#include "shell/commands/python_launcher.h"
 #include "shell/shell-private.h"
 
 #define MODULE_FILE "boxpython.so"
@@ -222,10 +223,13 @@ static char *last_denial(void *data)
 }
 
 /* In a child the interpreter forked for the route: a copy of the Shell as
- * it was when python3 started, on the child's fds 0, 1, 2 (as lua's). */
+ * it was when python3 started, on the child's fds 0, 1, 2 (as lua's), run
+ * by the launcher so that a python3 in the text starts afresh. */
 static int shell_run(void *data, const char *text)
 {
   BoxCmd *c = data;
+  int status;
+  if (box_python_launcher_run(text, &status)) return status;
   return box_run_text(c->sh, text, 0, 1, 2);
 }
 
@@ -262,5 +266,8 @@ int box_python_run(BoxCmd *c, int argc, char **argv, char **error)
   }
   BoxPythonMain *main_fn;
   memcpy(&main_fn, &sym, sizeof sym);
-  return main_fn(argc, argv, &host);
+  box_python_launcher_start(c->sh);
+  int status = main_fn(argc, argv, &host);
+  box_python_launcher_stop();
+  return status;
 }

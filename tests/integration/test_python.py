@@ -272,3 +272,22 @@ def test_sys_executable_runs_the_boxs_python(py_box):
                     "print(subprocess.run([sys.executable, '-c', 'import sys; print(sys.argv)', 'a'], "
                     "capture_output=True, text=True).stdout, end='')\"")
     assert (r.stdout, r.stderr, r.returncode) == ("['-c', 'a']\n", "", 0)
+
+
+def test_a_python3_subprocess_starts_a_fresh_interpreter(py_box):
+    # the child the route forks is a copy of this interpreter: the python3
+    # it runs must not find it initialized (its modules, __main__, sys.stdout
+    # and atexit handlers)
+    (py_box.workspace / "nested.py").write_text(
+        "import atexit, io, subprocess, sys\n"
+        "atexit.register(print, 'parent atexit')\n"
+        "marker = 1\n"
+        "sys.stdout = io.StringIO()\n"
+        "child = \"import sys; print('marker' in dir(), 'subprocess' in sys.modules, sys.argv)\"\n"
+        "r = subprocess.run([sys.executable, '-c', child, 'a'], capture_output=True, text=True)\n"
+        "sys.stdout = sys.__stdout__\n"
+        "print(r.returncode, repr(r.stdout), repr(r.stderr))\n")
+    want = native(["nested.py"], py_box.workspace)
+    assert want.stdout == "0 \"False False ['-c', 'a']\\n\" ''\nparent atexit\n"
+    r = py_box.bash("python3 nested.py")
+    assert (r.stdout, r.stderr, r.returncode) == (want.stdout, want.stderr, 0)

@@ -1,0 +1,241 @@
+/* python_launcher.c — where a python3 run's processes start: a copy of
+ * the command's child made before the interpreter starts.
+ *
+ * The interpreter runs subprocess, os.system and os.exec* through the
+ * Shell in a child it forks (python/importer.c).  That child is a copy of
+ * an initialized interpreter, so a `python3` the Shell ran there (a test's
+ * sys.executable) would find CPython initialized: Py_InitializeFromConfig
+ * only reconfigures it, and the new program would run among the parent's
+ * modules, __main__, sys.stdout and atexit handlers.  So the command forks
+ * a launcher first; the interpreter's child hands it the text and its
+ * descriptors 0, 1, 2, the launcher forks a job from its clean image, the
+ * job runs the text through the Shell in a child of its own and sends
+ * back the status, which becomes the interpreter's child's.  That child
+ * ending first (Popen.kill) ends the job's Shell. */
+#include "shell/commands/python_launcher.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* the interpreter's end; above the descriptors programs number themselves */
+#define LAUNCHER_FD_MIN 900
+#define PASSED_FDS 4 /* 0, 1, 2 and the job's reply socket */
+
+static int to_launcher = -1;
+static pid_t launcher_pid = -1;
+
+static bool write_all(int fd, const void *buf, size_t len)
+{
+  const char *p = buf;
+  while (len) {
+    ssize_t n = write(fd, p, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n, len -= (size_t)n;
+  }
+  return true;
+}
+
+static bool read_all(int fd, void *buf, size_t len)
+{
+  char *p = buf;
+  while (len) {
+    ssize_t n = read(fd, p, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n, len -= (size_t)n;
+  }
+  return true;
+}
+
+static int recv_fds(int sock, int fds[PASSED_FDS])
+{
+  char byte;
+  struct iovec iov = { &byte, 1 };
+  union {
+    struct cmsghdr h;
+    char buf[CMSG_SPACE(sizeof(int) * PASSED_FDS)];
+  } u;
+  struct msghdr m = {
+    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf
+  };
+  ssize_t n;
+  do n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0) return -1;
+  struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+  if (!h || h->cmsg_type != SCM_RIGHTS || h->cmsg_len != CMSG_LEN(sizeof(int) * PASSED_FDS)) {
+    /* a short or odd message: whatever came with it is not kept */
+    for (; h; h = CMSG_NXTHDR(&m, h))
+      if (h->cmsg_type == SCM_RIGHTS)
+        for (size_t i = 0; i < (h->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++)
+          close(((int *)CMSG_DATA(h))[i]);
+    return 0;
+  }
+  memcpy(fds, CMSG_DATA(h), sizeof(int) * PASSED_FDS);
+  return 1;
+}
+
+/* The job: the text on the passed descriptors, in a child that the
+ * requester's end closing kills. */
+static _Noreturn void run_job(Shell *sh, int fds[PASSED_FDS])
+{
+  int reply = fds[3];
+  uint32_t len;
+  char *text = NULL;
+  if (!read_all(reply, &len, sizeof len) || !(text = malloc((size_t)len + 1)) ||
+      !read_all(reply, text, len))
+    _exit(126);
+  text[len] = '\0';
+  for (int i = 0; i < PASSED_FDS; i++) {
+    int high = fcntl(fds[i], F_DUPFD_CLOEXEC, 10); /* out of the way of 0, 1, 2 */
+    close(fds[i]);
+    fds[i] = high;
+  }
+  reply = fds[3];
+  for (int i = 0; i < 3; i++) {
+    if (fds[i] < 0 || dup2(fds[i], i) < 0) _exit(126);
+    close(fds[i]);
+  }
+  pid_t pid = fork();
+  if (pid < 0) _exit(126);
+  if (pid == 0) {
+    close(reply);
+    _exit(box_run_text(sh, text, 0, 1, 2) & 255);
+  }
+  for (int i = 0; i < 3; i++) close(i); /* the requester's pipes see their end when the text's do */
+  int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  struct pollfd pf[2] = { { .fd = pidfd, .events = POLLIN }, { .fd = reply, .events = POLLIN } };
+  while (pidfd >= 0) {
+    if (poll(pf, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (pf[0].revents) break;
+    if (pf[1].revents) {
+      kill(pid, SIGKILL); /* the requester is gone: nobody waits for the text */
+      break;
+    }
+  }
+  int ws;
+  while (waitpid(pid, &ws, 0) < 0)
+    if (errno != EINTR) _exit(126);
+  int32_t status = (int32_t)ws;
+  write_all(reply, &status, sizeof status);
+  _exit(0);
+}
+
+static _Noreturn void launcher_main(Shell *sh, int sock)
+{
+  for (int i = 0; i < 3; i++) close(i); /* the command's own pipes end with the interpreter */
+  for (;;) {
+    int fds[PASSED_FDS];
+    int got = recv_fds(sock, fds);
+    if (got < 0) _exit(0); /* no interpreter (nor any of its children) is left */
+    while (waitpid(-1, NULL, WNOHANG) > 0) {}
+    if (got == 0) continue;
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(sock);
+      run_job(sh, fds);
+    }
+    for (int i = 0; i < PASSED_FDS; i++) close(fds[i]);
+    if (pid < 0) continue; /* the requester reads no status: its text fails */
+  }
+}
+
+void box_python_launcher_start(Shell *sh)
+{
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return;
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(sv[0]);
+    launcher_main(sh, sv[1]);
+  }
+  close(sv[1]);
+  if (pid < 0) {
+    close(sv[0]);
+    return;
+  }
+  int high = fcntl(sv[0], F_DUPFD_CLOEXEC, LAUNCHER_FD_MIN);
+  if (high >= 0) {
+    close(sv[0]);
+    sv[0] = high;
+  }
+  to_launcher = sv[0];
+  launcher_pid = pid;
+}
+
+bool box_python_launcher_run(const char *text, int *status)
+{
+  size_t n = strlen(text);
+  int pair[2];
+  if (to_launcher < 0 || n > UINT32_MAX ||
+      socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
+    return false;
+  int passed[PASSED_FDS] = { 0, 1, 2, pair[1] };
+  char byte = 0;
+  struct iovec iov = { &byte, 1 };
+  union {
+    struct cmsghdr h;
+    char buf[CMSG_SPACE(sizeof passed)];
+  } u;
+  memset(&u, 0, sizeof u);
+  struct msghdr m = {
+    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf
+  };
+  struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+  h->cmsg_level = SOL_SOCKET;
+  h->cmsg_type = SCM_RIGHTS;
+  h->cmsg_len = CMSG_LEN(sizeof passed);
+  memcpy(CMSG_DATA(h), passed, sizeof passed);
+  ssize_t sent;
+  do sent = sendmsg(to_launcher, &m, MSG_NOSIGNAL);
+  while (sent < 0 && errno == EINTR);
+  close(pair[1]);
+  /* not sent (the program closed or replaced the descriptor): the caller
+   * runs the text itself, as before there was a launcher */
+  if (sent < 0) {
+    close(pair[0]);
+    return false;
+  }
+  uint32_t len = (uint32_t)n;
+  int32_t ws;
+  bool ok = write_all(pair[0], &len, sizeof len) && write_all(pair[0], text, n) &&
+            read_all(pair[0], &ws, sizeof ws);
+  close(pair[0]);
+  if (!ok) {
+    *status = 126;
+    return true;
+  }
+  if (WIFSIGNALED(ws)) {
+    /* the job's Shell was killed: so is this process, as it would have been */
+    signal(WTERMSIG(ws), SIG_DFL);
+    raise(WTERMSIG(ws));
+    *status = 128 + WTERMSIG(ws);
+  } else {
+    *status = WEXITSTATUS(ws);
+  }
+  return true;
+}
+
+void box_python_launcher_stop(void)
+{
+  if (launcher_pid < 0) return;
+  close(to_launcher);
+  to_launcher = -1;
+  /* the interpreter's own children may still hold the other end */
+  kill(launcher_pid, SIGKILL);
+  while (waitpid(launcher_pid, NULL, 0) < 0 && errno == EINTR) {}
+  launcher_pid = -1;
+}
