@@ -291,3 +291,18 @@ def test_a_python3_subprocess_starts_a_fresh_interpreter(py_box):
     assert want.stdout == "0 \"False False ['-c', 'a']\\n\" ''\nparent atexit\n"
     r = py_box.bash("python3 nested.py")
     assert (r.stdout, r.stderr, r.returncode) == (want.stdout, want.stderr, 0)
+
+
+def test_uid_0_is_root_as_the_shell_says(py_box):
+    # the box's root has no /etc/passwd: pwd and grp answer for root as
+    # whoami and ls do (tarfile, shutil.make_archive and Path.home need it)
+    r = py_box.bash("whoami; python3 -c \"import grp, os, pathlib, pwd\n"
+                    "print(pwd.getpwuid(os.getuid()).pw_name, pwd.getpwnam('root').pw_uid, "
+                    "grp.getgrgid(0).gr_name, grp.getgrnam('root').gr_gid)\n"
+                    "print([e.pw_name for e in pwd.getpwall()], [e.gr_name for e in grp.getgrall()])\n"
+                    "home = os.environ.pop('HOME')\n"
+                    "print(pathlib.Path.home() == pathlib.Path(home), os.path.expanduser('~root') == home)\n"
+                    "try:\n    pwd.getpwuid(4242)\nexcept KeyError as e:\n    print(e)\"")
+    assert (r.stdout, r.stderr, r.returncode) == (
+        "root\nroot 0 root 0\n['root'] ['root']\nTrue True\n'getpwuid(): uid not found: 4242'\n",
+        "", 0)
