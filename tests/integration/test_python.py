@@ -306,3 +306,24 @@ def test_uid_0_is_root_as_the_shell_says(py_box):
     assert (r.stdout, r.stderr, r.returncode) == (
         "root\nroot 0 root 0\n['root'] ['root']\nTrue True\n'getpwuid(): uid not found: 4242'\n",
         "", 0)
+
+
+def test_exec_refuses_bad_arguments_as_natively(py_box):
+    # routed or not, an exec whose arguments exec would refuse raises in the
+    # caller; it must not end the process with the Shell's "not found"
+    (py_box.workspace / "badexec.py").write_text(
+        "import os\n"
+        "calls = [(os.execv, ('notepad', ())), (os.execv, ('notepad', [''])),\n"
+        "         (os.execv, ('notepad', 'ab')), (os.execvpe, ('notepad', [], None)),\n"
+        "         (os.execvpe, ('notepad', [''], {})), (os.execv, ('x', ['x', 'a\\0b'])),\n"
+        "         (os.execve, ('x', ['x'], {'A=B': 'c'})), (os.execve, ('x', ['x'], {'A': 'c\\0'})),\n"
+        "         (os.execve, ('x', ['x'], 3))]\n"
+        "for f, a in calls:\n"
+        "    try:\n"
+        "        f(*a)\n"
+        "    except Exception as e:\n"
+        "        print(type(e).__name__, e)\n")
+    want = native(["badexec.py"], py_box.workspace)
+    assert want.stdout.count("\n") == 9 and want.returncode == 0
+    r = py_box.bash("python3 badexec.py")
+    assert (r.stdout, r.stderr, r.returncode) == (want.stdout, want.stderr, 0)
