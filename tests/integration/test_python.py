@@ -327,3 +327,21 @@ def test_exec_refuses_bad_arguments_as_natively(py_box):
     assert want.stdout.count("\n") == 9 and want.returncode == 0
     r = py_box.bash("python3 badexec.py")
     assert (r.stdout, r.stderr, r.returncode) == (want.stdout, want.stderr, 0)
+
+
+def test_io_open_kept_as_a_class_attribute_is_called_unbound(py_box):
+    # as the builtin is (test_io keeps it so); tracebacks still show the
+    # standard library's source through it
+    (py_box.workspace / "ioattr.py").write_text(
+        "import io\n"
+        "class Files:\n"
+        "    open = io.open\n"
+        "with Files().open('ioattr.txt', 'w', -1, 'utf-8', newline='') as f:\n"
+        "    f.write('hi')\n"
+        "print(Files.open('ioattr.txt', 'rb').read(), io.open.__name__)\n"
+        "import json\n"
+        "json.loads('{')\n")
+    want = native(["ioattr.py"], py_box.workspace)
+    assert want.stdout == "b'hi' open\n" and "obj, end = self.scan_once(s, idx)" in want.stderr
+    r = py_box.bash("python3 ioattr.py")
+    assert (r.stdout, r.stderr, r.returncode) == (want.stdout, want.stderr, 1)
