@@ -32,6 +32,7 @@
 #include "shell/shell-private.h"
 
 #define MODULE_FILE "boxpython.so"
+#define LIBGCC_S "libgcc_s.so.1"
 
 /* Directories kept for the workers: [0] the module's, [1] the system
  * libraries'.  -1 when not prepared. */
@@ -245,6 +246,11 @@ int box_python_run(BoxCmd *c, int argc, char **argv, char **error)
       *error = why;
       return -1;
     }
+    /* The C library loads libgcc_s by name when a thread ends through
+     * pthread_exit (a daemon thread at the interpreter's exit), which in
+     * the mount finds nothing and aborts: it is loaded ahead, where it
+     * exists. */
+    if (!is_loaded(LIBGCC_S)) free(load_library(NULL, lib_dirs[1], LIBGCC_S));
     /* loaded by the thread under this name: found without a search */
     lib = dlopen("./" MODULE_FILE, RTLD_NOW | RTLD_NOLOAD);
     host.stdlib_dir = stdlib_dir;

@@ -345,3 +345,13 @@ def test_io_open_kept_as_a_class_attribute_is_called_unbound(py_box):
     assert want.stdout == "b'hi' open\n" and "obj, end = self.scan_once(s, idx)" in want.stderr
     r = py_box.bash("python3 ioattr.py")
     assert (r.stdout, r.stderr, r.returncode) == (want.stdout, want.stderr, 1)
+
+
+def test_a_thread_may_end_through_pthread_exit(py_box):
+    # what a daemon thread does at the interpreter's exit: the C library
+    # then needs libgcc_s, which the mount does not hold
+    r = py_box.bash("python3 -c 'import ctypes, os, threading, time\n"
+                    "threading.Thread(target=ctypes.CDLL(None).pthread_exit, args=(None,), "
+                    "daemon=True).start()\n"
+                    "time.sleep(0.2)\nprint(\"ended\", flush=True)\nos._exit(0)'")
+    assert (r.stdout, r.stderr, r.returncode) == ("ended\n", "", 0)
