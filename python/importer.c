@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const BoxPythonHost *host;
 
@@ -222,12 +223,18 @@ static const char boot_source[] =
   "        return text\n"
   "    return 'cd -- %s && %s' % (_quote(where), text)\n"
   "\n"
-  "def _run_in_child(text):\n"
+  "def _run_in_child(text, env=None):\n"
   "    status = 126\n"
   "    try:\n"
-  "        status = shell_run(text)\n"
+  "        status = shell_run(text, _env_list(env))\n"
   "    finally:\n"
   "        posix._exit(status & 255)\n"
+  "\n"
+  "def _env_list(env):\n"
+  "    # what exec's environment would have been (None: this process's)\n"
+  "    if env is None or isinstance(env, (list, tuple)):\n"
+  "        return env\n"
+  "    return [_bytes(k) + b'=' + _bytes(v) for k, v in env.items()]\n"
   "\n"
   "def _word(a):\n"
   "    if isinstance(a, bytes):\n"
@@ -236,7 +243,9 @@ static const char boot_source[] =
   "\n"
   "def _fork_exec(args, executable_list, close_fds, fds_to_keep, cwd, env,\n"
   "               p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite,\n"
-  "               errpipe_read, errpipe_write, *rest):\n"
+  "               errpipe_read, errpipe_write, restore_signals=True, call_setsid=False,\n"
+  "               pgid_to_set=-1, gid=None, extra_groups=None, uid=None, child_umask=-1,\n"
+  "               preexec_fn=None, *rest):\n"
   "    words = [_word(a) for a in args]\n"
   "    if len(words) >= 3 and words[0] == '/bin/sh' and words[1] == '-c':\n"
   "        text = words[2]  # shell=True: the text is the Shell's\n"
@@ -246,17 +255,38 @@ static const char boot_source[] =
   "    pid = posix.fork()\n"
   "    if pid:\n"
   "        return pid\n"
+  "    # _posixsubprocess's child, up to its exec: what fails before it is\n"
+  "    # reported through errpipe_write, which Popen raises\n"
   "    try:\n"
+  "        if c2pwrite == 0:  # moved out of the way of the dup2s\n"
+  "            c2pwrite = posix.dup(c2pwrite)\n"
+  "        while errwrite in (0, 1):\n"
+  "            errwrite = posix.dup(errwrite)\n"
   "        for fd, target in ((p2cread, 0), (c2pwrite, 1), (errwrite, 2)):\n"
   "            if fd != -1 and fd != target:\n"
   "                posix.dup2(fd, target)\n"
-  "        for fd in {p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite, errpipe_read,\n"
-  "                   errpipe_write}:\n"
+  "        for fd in {p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite, errpipe_read}:\n"
   "            if fd > 2:\n"
-  "                posix.close(fd)  # errpipe_write closed: what exec's success says\n"
+  "                posix.close(fd)\n"
+  "        try:\n"
+  "            if cwd is not None:\n"
+  "                posix.chdir(cwd)\n"
+  "        except OSError as e:\n"
+  "            posix.write(errpipe_write, b'OSError:%x:noexec' % (e.errno or 0))\n"
+  "            posix._exit(255)\n"
+  "        if child_umask >= 0:\n"
+  "            posix.umask(child_umask)\n"
+  "        if preexec_fn is not None:\n"
+  "            try:\n"
+  "                preexec_fn()\n"
+  "            except BaseException:\n"
+  "                posix.write(errpipe_write,\n"
+  "                            b'SubprocessError:0:Exception occurred in preexec_fn.')\n"
+  "                posix._exit(255)\n"
+  "        posix.close(errpipe_write)  # what exec's success says\n"
   "    except BaseException:\n"
   "        posix._exit(126)\n"
-  "    _run_in_child(text)\n"
+  "    _run_in_child(text, env)\n"
   "\n"
   "def _command(words):\n"
   "    words = [_word(w) for w in words]\n"
@@ -265,7 +295,7 @@ static const char boot_source[] =
   "        words[0] = 'python3'\n"
   "    return ' '.join(_quote(w) for w in words)\n"
   "\n"
-  "def _exec(program, args, what):\n"
+  "def _exec(program, args, what, env=None):\n"
   "    # the process becomes the command, as after exec: its status is ours;\n"
   "    # what exec would refuse is refused here, before the process is gone\n"
   "    if not isinstance(args, (tuple, list)):\n"
@@ -277,11 +307,12 @@ static const char boot_source[] =
   "        raise ValueError('%s first element cannot be empty' % what)\n"
   "    if any(b'\\0' in w for w in words):\n"
   "        raise ValueError('embedded null byte')\n"
-  "    _run_in_child(_in_cwd(_command([program] + list(args[1:]))))\n"
+  "    _run_in_child(_in_cwd(_command([program] + list(args[1:]))), env)\n"
   "\n"
   "def _bytes(a):\n"
   "    a = posix.fspath(a)\n"
-  "    return a.encode(sys.getfilesystemencoding(), 'surrogateescape') if isinstance(a, str) else a\n"
+  "    return a.encode(sys.getfilesystemencoding(), 'surrogateescape') if isinstance(a, str) else "
+  "a\n"
   "\n"
   "def _check_env(env):\n"
   "    if not hasattr(env, 'keys'):\n"
@@ -298,14 +329,15 @@ static const char boot_source[] =
   "\n"
   "def _execve(path, args, env):\n"
   "    _check_env(env)\n"
-  "    _exec(path, args, 'execve: argv')\n"
+  "    _exec(path, args, 'execve: argv', env)\n"
   "\n"
   "def _execvpe(file, args, env=None):\n"
   "    if env is None:\n"
   "        _execv(file, args)\n"
   "    else:\n"
   "        _execve(file, args, env)\n"
-  "\n"  "def _spawn(program, argv, env, *, file_actions=(), **attributes):\n"
+  "\n"
+  "def _spawn(program, argv, env, *, file_actions=(), **attributes):\n"
   "    text = _in_cwd(_command([program] + list(argv)[1:]))\n"
   "    pid = posix.fork()\n"
   "    if pid:\n"
@@ -323,7 +355,8 @@ static const char boot_source[] =
   "                posix.dup2(action[1], action[2])\n"
   "    except BaseException:\n"
   "        posix._exit(127)\n"
-  "    _run_in_child(text)\n"
+  "    _run_in_child(text, env)\n"
+  "\n"
   "def _system(command):\n"
   "    text = _in_cwd(_word(command))\n"
   "    pid = posix.fork()\n"
@@ -350,7 +383,8 @@ static const char boot_source[] =
   "    io = sys.modules['io']\n"
   "    if _roots and not isinstance(io.open, _SourceOpener):\n"
   "        io.open = _SourceOpener(io.open)\n"
-  "\n"  "def _pythonpath():\n"
+  "\n"
+  "def _pythonpath():\n"
   "    # sys.path is fixed, so CPython left PYTHONPATH out: before the\n"
   "    # standard library, absolute, as its own path computation puts it\n"
   "    text = None if sys.flags.ignore_environment else posix.environ.get(b'PYTHONPATH')\n"
@@ -459,22 +493,42 @@ static PyObject *py_last_denial(PyObject *self, PyObject *args)
   return r;
 }
 
+/* In the child about to run a command: its environment becomes env
+ * (bytes "NAME=value"), as exec would have made it, for the Shell to
+ * hand the command. */
+static bool set_environment(PyObject *env)
+{
+  PyObject *items = PySequence_Fast(env, "env must be a sequence");
+  if (!items) return false;
+  clearenv();
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items); i++) {
+    PyObject *item = PySequence_Fast_GET_ITEM(items, i); /* borrowed */
+    const char *entry = PyBytes_Check(item) ? PyBytes_AsString(item) : NULL;
+    if (!entry || !strchr(entry, '=')) continue;
+    putenv(strdup(entry)); /* the process ends with the command */
+  }
+  Py_DECREF(items);
+  return true;
+}
+
 static PyObject *py_shell_run(PyObject *self, PyObject *args)
 {
   (void)self;
   const char *text;
-  if (!PyArg_ParseTuple(args, "s", &text)) return NULL;
+  PyObject *env = Py_None;
+  if (!PyArg_ParseTuple(args, "s|O", &text, &env)) return NULL;
   if (!host || !host->shell_run) {
     errno = ENOSYS;
     return PyErr_SetFromErrno(PyExc_OSError);
   }
+  if (env != Py_None && !set_environment(env)) return NULL;
   fflush(NULL);
   return PyLong_FromLong(host->shell_run(host->data, text));
 }
 
 static PyMethodDef methods[] = {
   { "shell_run", py_shell_run, METH_VARARGS,
-    "shell_run(text) -> status: text through the Shell, in a child forked for it" },
+    "shell_run(text, env=None) -> status: text through the Shell, in a child forked for it" },
   { "load_library", py_load_library, METH_VARARGS,
     "load_library(dir_fd, file): load a shared object of the host and what it needs" },
   { "last_denial", py_last_denial, METH_NOARGS,

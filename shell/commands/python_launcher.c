@@ -15,6 +15,7 @@
 #include "shell/commands/python_launcher.h"
 
 #include <errno.h>
+#include <glib.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -85,17 +87,61 @@ static int recv_fds(int sock, int fds[PASSED_FDS])
   return 1;
 }
 
+/* A length and that many bytes (a NUL after them), or NULL. */
+static char *read_block(int fd)
+{
+  uint32_t len;
+  char *p;
+  if (!read_all(fd, &len, sizeof len) || !(p = malloc((size_t)len + 1))) return NULL;
+  if (!read_all(fd, p, len)) {
+    free(p);
+    return NULL;
+  }
+  p[len] = '\0';
+  return p;
+}
+
+static bool write_block(int fd, const char *p, size_t len)
+{
+  uint32_t n = (uint32_t)len;
+  return len <= UINT32_MAX && write_all(fd, &n, sizeof n) && write_all(fd, p, len);
+}
+
+/* The text's exported variables become the requester's environment
+ * (entries "NAME=value", each ended by a NUL), as exec would have made a
+ * shell's: what it set is exported, what it dropped is unset. */
+static void take_environment(Shell *sh, const char *env)
+{
+  g_autoptr(GHashTable) given = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  for (const char *p = env; *p; p += strlen(p) + 1) {
+    const char *eq = strchr(p, '=');
+    if (!eq || !box_is_name(p, (size_t)(eq - p))) continue;
+    char *name = g_strndup(p, (size_t)(eq - p));
+    ShellVar *v = box_var_lookup(sh, name);
+    if (!v || !(v->flags & V_READONLY)) {
+      if (g_strcmp0(box_var_get(sh, name), eq + 1) != 0) box_var_set(sh, name, eq + 1);
+      box_var_export(sh, name);
+    }
+    g_hash_table_add(given, name);
+  }
+  g_auto(GStrv) now = box_var_environ(sh);
+  for (char **e = now; *e; e++) {
+    char *eq = strchr(*e, '=');
+    if (!eq) continue;
+    *eq = '\0';
+    ShellVar *v = box_var_lookup(sh, *e);
+    if (!g_hash_table_contains(given, *e) && v && !(v->flags & V_READONLY)) box_var_unset(sh, *e);
+  }
+}
+
 /* The job: the text on the passed descriptors, in a child that the
  * requester's end closing kills. */
 static _Noreturn void run_job(Shell *sh, int fds[PASSED_FDS])
 {
   int reply = fds[3];
-  uint32_t len;
-  char *text = NULL;
-  if (!read_all(reply, &len, sizeof len) || !(text = malloc((size_t)len + 1)) ||
-      !read_all(reply, text, len))
-    _exit(126);
-  text[len] = '\0';
+  uint32_t mask;
+  char *text = read_block(reply), *env = text ? read_block(reply) : NULL;
+  if (!env || !read_all(reply, &mask, sizeof mask)) _exit(126);
   for (int i = 0; i < PASSED_FDS; i++) {
     int high = fcntl(fds[i], F_DUPFD_CLOEXEC, 10); /* out of the way of 0, 1, 2 */
     close(fds[i]);
@@ -110,6 +156,8 @@ static _Noreturn void run_job(Shell *sh, int fds[PASSED_FDS])
   if (pid < 0) _exit(126);
   if (pid == 0) {
     close(reply);
+    umask((mode_t)mask);
+    take_environment(sh, env);
     _exit(box_run_text(sh, text, 0, 1, 2) & 255);
   }
   for (int i = 0; i < 3; i++) close(i); /* the requester's pipes see their end when the text's do */
@@ -209,10 +257,15 @@ bool box_python_launcher_run(const char *text, int *status)
     close(pair[0]);
     return false;
   }
-  uint32_t len = (uint32_t)n;
+  mode_t mask = umask(0);
+  umask(mask);
+  uint32_t mask32 = (uint32_t)mask;
+  GString *env = g_string_new(NULL);
+  for (char **e = environ; e && *e; e++) g_string_append_len(env, *e, (gssize)strlen(*e) + 1);
   int32_t ws;
-  bool ok = write_all(pair[0], &len, sizeof len) && write_all(pair[0], text, n) &&
-            read_all(pair[0], &ws, sizeof ws);
+  bool ok = write_block(pair[0], text, n) && write_block(pair[0], env->str, env->len) &&
+            write_all(pair[0], &mask32, sizeof mask32) && read_all(pair[0], &ws, sizeof ws);
+  g_string_free(env, TRUE);
   close(pair[0]);
   if (!ok) {
     *status = 126;

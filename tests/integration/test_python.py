@@ -355,3 +355,41 @@ def test_a_thread_may_end_through_pthread_exit(py_box):
                     "daemon=True).start()\n"
                     "time.sleep(0.2)\nprint(\"ended\", flush=True)\nos._exit(0)'")
     assert (r.stdout, r.stderr, r.returncode) == ("ended\n", "", 0)
+
+
+SUBPROCESS_AS_EXEC = '''\
+import os, subprocess, sys
+os.environ["FRUIT"] = "orange"
+os.putenv("VEG", "leek")
+os.environ.pop("USER", None)
+code = ("import os; print(os.environ.get('FRUIT'), os.environ.get('VEG'), "
+        "os.environ.get('USER'), os.environ.get('ONLY'), oct(os.umask(0)))")
+for kw in ({}, {"env": {"ONLY": "this"}}, {"umask": 0o027}):
+    print(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, **kw).stdout, end="")
+print(subprocess.run("echo $FRUIT $ONLY", shell=True, env={"ONLY": "sh"}, capture_output=True, text=True).stdout, end="")
+print(subprocess.run([sys.executable, "-c", "import os; print(os.environ['PRE'])"], capture_output=True,
+                     text=True, preexec_fn=lambda: os.putenv("PRE", "apple")).stdout, end="")
+try:
+    subprocess.run(["echo"], cwd="/no/such/dir")
+except FileNotFoundError as e:
+    print(type(e).__name__, e.errno, e.filename)
+def bad():
+    raise ValueError("x")
+try:
+    subprocess.run(["echo"], preexec_fn=bad)
+except subprocess.SubprocessError as e:
+    print(type(e).__name__, e)
+r = subprocess.run([sys.executable, "-c", "import sys; sys.stdout.write('out'); sys.stderr.write('err')"],
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+print(r.stdout)
+'''
+
+
+def test_subprocess_gets_what_exec_would_give(py_box):
+    # the environment (os.environ's changes, env=), umask=, cwd= and
+    # preexec_fn, and their failures raised in the parent, as exec's
+    (py_box.workspace / "asexec.py").write_text(SUBPROCESS_AS_EXEC)
+    want = native(["asexec.py"], py_box.workspace)
+    assert want.stdout.startswith("orange leek None None 0o22\nNone None None this 0o22\n")
+    r = py_box.bash("python3 asexec.py")
+    assert (r.stdout, r.stderr, r.returncode) == (want.stdout, want.stderr, 0)
