@@ -15,8 +15,8 @@
 #include "shell/commands/python_launcher.h"
 
 #include <errno.h>
-#include <glib.h>
 #include <fcntl.h>
+#include <glib.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -35,76 +35,67 @@
 static int to_launcher = -1;
 static pid_t launcher_pid = -1;
 
-static bool write_all(int fd, const void *buf, size_t len)
+/* One message of a byte and PASSED_FDS descriptors on sock, sent from fds
+ * or received into them: 1, or 0 for a message without them (whatever
+ * came with it closed), or -1 (errno; 0 at the end of the stream). */
+static int pass_fds(int sock, int fds[PASSED_FDS], bool sending)
 {
-  const char *p = buf;
-  while (len) {
-    ssize_t n = write(fd, p, len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n, len -= (size_t)n;
-  }
-  return true;
-}
-
-static bool read_all(int fd, void *buf, size_t len)
-{
-  char *p = buf;
-  while (len) {
-    ssize_t n = read(fd, p, len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n, len -= (size_t)n;
-  }
-  return true;
-}
-
-static int recv_fds(int sock, int fds[PASSED_FDS])
-{
-  char byte;
+  char byte = 0;
   struct iovec iov = { &byte, 1 };
   union {
     struct cmsghdr h;
     char buf[CMSG_SPACE(sizeof(int) * PASSED_FDS)];
   } u;
-  struct msghdr m = {
-    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf
-  };
-  ssize_t n;
-  do n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
-  if (n <= 0) return -1;
+  memset(&u, 0, sizeof u);
+  struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+  m.msg_control = u.buf, m.msg_controllen = sizeof u.buf;
   struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-  if (!h || h->cmsg_type != SCM_RIGHTS || h->cmsg_len != CMSG_LEN(sizeof(int) * PASSED_FDS)) {
-    /* a short or odd message: whatever came with it is not kept */
-    for (; h; h = CMSG_NXTHDR(&m, h))
-      if (h->cmsg_type == SCM_RIGHTS)
-        for (size_t i = 0; i < (h->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++)
-          close(((int *)CMSG_DATA(h))[i]);
-    return 0;
+  const size_t size = sizeof(int) * PASSED_FDS;
+  if (sending) {
+    h->cmsg_level = SOL_SOCKET, h->cmsg_type = SCM_RIGHTS, h->cmsg_len = CMSG_LEN(size);
+    memcpy(CMSG_DATA(h), fds, size);
   }
-  memcpy(fds, CMSG_DATA(h), sizeof(int) * PASSED_FDS);
-  return 1;
+  ssize_t n;
+  do n = sending ? sendmsg(sock, &m, MSG_NOSIGNAL) : recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0) {
+    if (n == 0) errno = 0;
+    return -1;
+  }
+  if (sending) return 1;
+  for (h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
+    if (h->cmsg_type != SCM_RIGHTS) continue;
+    if (h->cmsg_len == CMSG_LEN(size)) {
+      memcpy(fds, CMSG_DATA(h), size);
+      return 1;
+    }
+    for (size_t i = 0; i < (h->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++)
+      close(((int *)CMSG_DATA(h))[i]);
+  }
+  return 0;
 }
 
-/* A length and that many bytes (a NUL after them), or NULL. */
-static char *read_block(int fd)
-{
-  uint32_t len;
-  char *p;
-  if (!read_all(fd, &len, sizeof len) || !(p = malloc((size_t)len + 1))) return NULL;
-  if (!read_all(fd, p, len)) {
-    free(p);
-    return NULL;
-  }
-  p[len] = '\0';
-  return p;
-}
-
-static bool write_block(int fd, const char *p, size_t len)
+/* The request on the job's socket: three blocks (text, environment,
+ * umask), each a length and its bytes, then the end of the stream. */
+static bool put_block(int fd, const void *p, size_t len)
 {
   uint32_t n = (uint32_t)len;
-  return len <= UINT32_MAX && write_all(fd, &n, sizeof n) && write_all(fd, p, len);
+  return len <= UINT32_MAX && box_write_all(fd, &n, sizeof n) && box_write_all(fd, p, len);
+}
+
+/* The next block of req from *at (a NUL after it), or NULL. */
+static char *take_block(const GString *req, size_t *at)
+{
+  uint32_t n;
+  if (req->len - *at < sizeof n) return NULL;
+  memcpy(&n, req->str + *at, sizeof n);
+  *at += sizeof n;
+  if (req->len - *at < n) return NULL;
+  char *p = g_malloc((size_t)n + 1);
+  memcpy(p, req->str + *at, n);
+  p[n] = '\0';
+  *at += n;
+  return p;
 }
 
 /* The text's exported variables become the requester's environment
@@ -134,20 +125,21 @@ static void take_environment(Shell *sh, const char *env)
   }
 }
 
-/* The job: the text on the passed descriptors, in a child that the
- * requester's end closing kills. */
+/* The job: the request's text on the passed descriptors, in a child
+ * that the requester's end closing kills. */
 static _Noreturn void run_job(Shell *sh, int fds[PASSED_FDS])
 {
-  int reply = fds[3];
-  uint32_t mask;
-  char *text = read_block(reply), *env = text ? read_block(reply) : NULL;
-  if (!env || !read_all(reply, &mask, sizeof mask)) _exit(126);
   for (int i = 0; i < PASSED_FDS; i++) {
     int high = fcntl(fds[i], F_DUPFD_CLOEXEC, 10); /* out of the way of 0, 1, 2 */
     close(fds[i]);
     fds[i] = high;
   }
-  reply = fds[3];
+  int reply = fds[3];
+  g_autoptr(GString) req = box_read_all(reply, 0);
+  size_t at = 0;
+  g_autofree char *text = take_block(req, &at), *env = text ? take_block(req, &at) : NULL;
+  g_autofree char *mask = env ? take_block(req, &at) : NULL;
+  if (!mask) _exit(126);
   for (int i = 0; i < 3; i++) {
     if (fds[i] < 0 || dup2(fds[i], i) < 0) _exit(126);
     close(fds[i]);
@@ -156,13 +148,14 @@ static _Noreturn void run_job(Shell *sh, int fds[PASSED_FDS])
   if (pid < 0) _exit(126);
   if (pid == 0) {
     close(reply);
-    umask((mode_t)mask);
+    umask((mode_t)strtoul(mask, NULL, 8));
     take_environment(sh, env);
     _exit(box_run_text(sh, text, 0, 1, 2) & 255);
   }
   for (int i = 0; i < 3; i++) close(i); /* the requester's pipes see their end when the text's do */
   int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-  struct pollfd pf[2] = { { .fd = pidfd, .events = POLLIN }, { .fd = reply, .events = POLLIN } };
+  /* no events asked of reply: its hang-up (the requester gone) shows anyway */
+  struct pollfd pf[2] = { { .fd = pidfd, .events = POLLIN }, { .fd = reply } };
   while (pidfd >= 0) {
     if (poll(pf, 2, -1) < 0) {
       if (errno == EINTR) continue;
@@ -170,15 +163,15 @@ static _Noreturn void run_job(Shell *sh, int fds[PASSED_FDS])
     }
     if (pf[0].revents) break;
     if (pf[1].revents) {
-      kill(pid, SIGKILL); /* the requester is gone: nobody waits for the text */
+      kill(pid, SIGKILL); /* nobody waits for the text any more */
       break;
     }
   }
   int ws;
   while (waitpid(pid, &ws, 0) < 0)
     if (errno != EINTR) _exit(126);
-  int32_t status = (int32_t)ws;
-  write_all(reply, &status, sizeof status);
+  g_autofree char *status = g_strdup_printf("%d", ws);
+  box_write_all(reply, status, strlen(status));
   _exit(0);
 }
 
@@ -187,7 +180,7 @@ static _Noreturn void launcher_main(Shell *sh, int sock)
   for (int i = 0; i < 3; i++) close(i); /* the command's own pipes end with the interpreter */
   for (;;) {
     int fds[PASSED_FDS];
-    int got = recv_fds(sock, fds);
+    int got = pass_fds(sock, fds, false);
     if (got < 0) _exit(0); /* no interpreter (nor any of its children) is left */
     while (waitpid(-1, NULL, WNOHANG) > 0) {}
     if (got == 0) continue;
@@ -196,8 +189,8 @@ static _Noreturn void launcher_main(Shell *sh, int sock)
       close(sock);
       run_job(sh, fds);
     }
+    /* not forked: the requester reads no status and its text fails */
     for (int i = 0; i < PASSED_FDS; i++) close(fds[i]);
-    if (pid < 0) continue; /* the requester reads no status: its text fails */
   }
 }
 
@@ -226,30 +219,10 @@ void box_python_launcher_start(Shell *sh)
 
 bool box_python_launcher_run(const char *text, int *status)
 {
-  size_t n = strlen(text);
   int pair[2];
-  if (to_launcher < 0 || n > UINT32_MAX ||
-      socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
-    return false;
+  if (to_launcher < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) return false;
   int passed[PASSED_FDS] = { 0, 1, 2, pair[1] };
-  char byte = 0;
-  struct iovec iov = { &byte, 1 };
-  union {
-    struct cmsghdr h;
-    char buf[CMSG_SPACE(sizeof passed)];
-  } u;
-  memset(&u, 0, sizeof u);
-  struct msghdr m = {
-    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf
-  };
-  struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-  h->cmsg_level = SOL_SOCKET;
-  h->cmsg_type = SCM_RIGHTS;
-  h->cmsg_len = CMSG_LEN(sizeof passed);
-  memcpy(CMSG_DATA(h), passed, sizeof passed);
-  ssize_t sent;
-  do sent = sendmsg(to_launcher, &m, MSG_NOSIGNAL);
-  while (sent < 0 && errno == EINTR);
+  int sent = pass_fds(to_launcher, passed, true);
   close(pair[1]);
   /* not sent (the program closed or replaced the descriptor): the caller
    * runs the text itself, as before there was a launcher */
@@ -259,15 +232,16 @@ bool box_python_launcher_run(const char *text, int *status)
   }
   mode_t mask = umask(0);
   umask(mask);
-  uint32_t mask32 = (uint32_t)mask;
-  GString *env = g_string_new(NULL);
+  g_autofree char *mask_text = g_strdup_printf("%o", (unsigned)mask);
+  g_autoptr(GString) env = g_string_new(NULL);
   for (char **e = environ; e && *e; e++) g_string_append_len(env, *e, (gssize)strlen(*e) + 1);
-  int32_t ws;
-  bool ok = write_block(pair[0], text, n) && write_block(pair[0], env->str, env->len) &&
-            write_all(pair[0], &mask32, sizeof mask32) && read_all(pair[0], &ws, sizeof ws);
-  g_string_free(env, TRUE);
+  bool ok = put_block(pair[0], text, strlen(text)) && put_block(pair[0], env->str, env->len) &&
+            put_block(pair[0], mask_text, strlen(mask_text)) && shutdown(pair[0], SHUT_WR) == 0;
+  g_autoptr(GString) answer = ok ? box_read_all(pair[0], 64) : NULL;
   close(pair[0]);
-  if (!ok) {
+  char *end;
+  int ws = answer && answer->len ? (int)strtol(answer->str, &end, 10) : 0;
+  if (!answer || !answer->len || *end) {
     *status = 126;
     return true;
   }

@@ -274,11 +274,18 @@ def test_sys_executable_runs_the_boxs_python(py_box):
     assert (r.stdout, r.stderr, r.returncode) == ("['-c', 'a']\n", "", 0)
 
 
+def natively_and_boxed(py_box, name, source):
+    """source as the workspace's script name, run by the host's python3
+    and by the box's."""
+    (py_box.workspace / name).write_text(source)
+    return native([name], py_box.workspace), py_box.bash(f"python3 {name}")
+
+
 def test_a_python3_subprocess_starts_a_fresh_interpreter(py_box):
     # the child the route forks is a copy of this interpreter: the python3
     # it runs must not find it initialized (its modules, __main__, sys.stdout
     # and atexit handlers)
-    (py_box.workspace / "nested.py").write_text(
+    want, r = natively_and_boxed(py_box, "nested.py",
         "import atexit, io, subprocess, sys\n"
         "atexit.register(print, 'parent atexit')\n"
         "marker = 1\n"
@@ -287,9 +294,7 @@ def test_a_python3_subprocess_starts_a_fresh_interpreter(py_box):
         "r = subprocess.run([sys.executable, '-c', child, 'a'], capture_output=True, text=True)\n"
         "sys.stdout = sys.__stdout__\n"
         "print(r.returncode, repr(r.stdout), repr(r.stderr))\n")
-    want = native(["nested.py"], py_box.workspace)
     assert want.stdout == "0 \"False False ['-c', 'a']\\n\" ''\nparent atexit\n"
-    r = py_box.bash("python3 nested.py")
     assert (r.stdout, r.stderr, r.returncode) == (want.stdout, want.stderr, 0)
 
 
@@ -311,7 +316,7 @@ def test_uid_0_is_root_as_the_shell_says(py_box):
 def test_exec_refuses_bad_arguments_as_natively(py_box):
     # routed or not, an exec whose arguments exec would refuse raises in the
     # caller; it must not end the process with the Shell's "not found"
-    (py_box.workspace / "badexec.py").write_text(
+    want, r = natively_and_boxed(py_box, "badexec.py",
         "import os\n"
         "calls = [(os.execv, ('notepad', ())), (os.execv, ('notepad', [''])),\n"
         "         (os.execv, ('notepad', 'ab')), (os.execvpe, ('notepad', [], None)),\n"
@@ -323,16 +328,14 @@ def test_exec_refuses_bad_arguments_as_natively(py_box):
         "        f(*a)\n"
         "    except Exception as e:\n"
         "        print(type(e).__name__, e)\n")
-    want = native(["badexec.py"], py_box.workspace)
     assert want.stdout.count("\n") == 9 and want.returncode == 0
-    r = py_box.bash("python3 badexec.py")
     assert (r.stdout, r.stderr, r.returncode) == (want.stdout, want.stderr, 0)
 
 
 def test_io_open_kept_as_a_class_attribute_is_called_unbound(py_box):
     # as the builtin is (test_io keeps it so); tracebacks still show the
     # standard library's source through it
-    (py_box.workspace / "ioattr.py").write_text(
+    want, r = natively_and_boxed(py_box, "ioattr.py",
         "import io\n"
         "class Files:\n"
         "    open = io.open\n"
@@ -341,9 +344,7 @@ def test_io_open_kept_as_a_class_attribute_is_called_unbound(py_box):
         "print(Files.open('ioattr.txt', 'rb').read(), io.open.__name__)\n"
         "import json\n"
         "json.loads('{')\n")
-    want = native(["ioattr.py"], py_box.workspace)
     assert want.stdout == "b'hi' open\n" and "obj, end = self.scan_once(s, idx)" in want.stderr
-    r = py_box.bash("python3 ioattr.py")
     assert (r.stdout, r.stderr, r.returncode) == (want.stdout, want.stderr, 1)
 
 
@@ -388,8 +389,6 @@ print(r.stdout)
 def test_subprocess_gets_what_exec_would_give(py_box):
     # the environment (os.environ's changes, env=), umask=, cwd= and
     # preexec_fn, and their failures raised in the parent, as exec's
-    (py_box.workspace / "asexec.py").write_text(SUBPROCESS_AS_EXEC)
-    want = native(["asexec.py"], py_box.workspace)
+    want, r = natively_and_boxed(py_box, "asexec.py", SUBPROCESS_AS_EXEC)
     assert want.stdout.startswith("orange leek None None 0o22\nNone None None this 0o22\n")
-    r = py_box.bash("python3 asexec.py")
     assert (r.stdout, r.stderr, r.returncode) == (want.stdout, want.stderr, 0)
