@@ -364,25 +364,19 @@ static const char boot_source[] =
   "        _run_in_child(text)\n"
   "    return posix.waitpid(pid, 0)[1]\n"
   "\n"
-  "class _SourceOpener:\n"
-  "    # What CPython's traceback printer opens a frame's file with.  Not a\n"
-  "    # function: a class that keeps io.open as an attribute calls it\n"
-  "    # unbound, as it calls the builtin (test_io's tests do).\n"
-  "    def __init__(self, open):\n"
-  "        self.__wrapped__ = open\n"
-  "        self.__name__ = self.__qualname__ = open.__name__\n"
-  "        self.__doc__ = open.__doc__\n"
-  "    def __call__(self, file, mode='r', *args, **kwargs):\n"
-  "        if type(file) is str and mode == 'rb' and not args and not kwargs:\n"
-  "            where = _locate(file)\n"
-  "            if where is not None:\n"
-  "                return self.__wrapped__(posix.open(where[1], _O_FILE, dir_fd=where[0]), 'rb')\n"
-  "        return self.__wrapped__(file, mode, *args, **kwargs)\n"
+  "def _open_located(file):\n"
+  "    # a frame's file the traceback printer opens (io.open(file, 'rb')),\n"
+  "    # through the host's descriptor when it is there; else None\n"
+  "    where = _locate(file)\n"
+  "    if where is not None:\n"
+  "        return _io.open(posix.open(where[1], _O_FILE, dir_fd=where[0]), 'rb')\n"
   "\n"
   "def _show_sources():\n"
+  "    global _io\n"
   "    io = sys.modules['io']\n"
-  "    if _roots and not isinstance(io.open, _SourceOpener):\n"
-  "        io.open = _SourceOpener(io.open)\n"
+  "    if _roots and io.open is sys.modules['_io'].open:\n"
+  "        _io = sys.modules['_io']\n"
+  "        io.open = _source_opener(io.open, _open_located)\n"
   "\n"
   "def _pythonpath():\n"
   "    # sys.path is fixed, so CPython left PYTHONPATH out: before the\n"
@@ -483,6 +477,47 @@ static PyObject *py_load_library(PyObject *self, PyObject *args)
   Py_RETURN_NONE;
 }
 
+/* io.open as the traceback printer calls it: (file, "rb") of a frame's
+ * file goes to open_located first.  A builtin, as the io.open it wraps:
+ * a class keeping it as an attribute calls it unbound (test_io's do), and
+ * it adds no frame for a warning's stack level to land on. */
+static PyObject *io_open, *open_located, *open_doc;
+
+static PyObject *py_open(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+  (void)self;
+  if (PyTuple_GET_SIZE(args) == 2 && (!kwargs || PyDict_GET_SIZE(kwargs) == 0) &&
+      PyUnicode_CheckExact(PyTuple_GET_ITEM(args, 0)) &&
+      PyUnicode_Check(PyTuple_GET_ITEM(args, 1)) &&
+      PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(args, 1), "rb") == 0) {
+    PyObject *f = PyObject_CallOneArg(open_located, PyTuple_GET_ITEM(args, 0));
+    if (f != Py_None) return f;
+    Py_DECREF(f);
+  }
+  return PyObject_Call(io_open, args, kwargs);
+}
+
+static PyMethodDef open_def = { "open", (PyCFunction)(void (*)(void))py_open,
+                                METH_VARARGS | METH_KEYWORDS, NULL };
+
+static PyObject *py_source_opener(PyObject *self, PyObject *args)
+{
+  (void)self;
+  PyObject *wrapped, *located;
+  if (!PyArg_ParseTuple(args, "OO", &wrapped, &located)) return NULL;
+  Py_XSETREF(io_open, Py_NewRef(wrapped));
+  Py_XSETREF(open_located, Py_NewRef(located));
+  if (!open_doc) { /* kept: the method's doc points into it */
+    open_doc = PyObject_GetAttrString(wrapped, "__doc__");
+    if (open_doc && PyUnicode_Check(open_doc)) open_def.ml_doc = PyUnicode_AsUTF8(open_doc);
+    PyErr_Clear();
+  }
+  PyObject *module = PyUnicode_FromString("io");
+  PyObject *f = module ? PyCFunction_NewEx(&open_def, NULL, module) : NULL;
+  Py_XDECREF(module);
+  return f;
+}
+
 static PyObject *py_last_denial(PyObject *self, PyObject *args)
 {
   (void)self, (void)args;
@@ -531,6 +566,8 @@ static PyMethodDef methods[] = {
     "shell_run(text, env=None) -> status: text through the Shell, in a child forked for it" },
   { "load_library", py_load_library, METH_VARARGS,
     "load_library(dir_fd, file): load a shared object of the host and what it needs" },
+  { "_source_opener", py_source_opener, METH_VARARGS,
+    "_source_opener(io_open, open_located) -> io.open for the traceback printer" },
   { "last_denial", py_last_denial, METH_NOARGS,
     "last_denial() -> the policy's text of this thread's last refusal, or None" },
   { NULL, NULL, 0, NULL },

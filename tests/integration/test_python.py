@@ -392,3 +392,13 @@ def test_subprocess_gets_what_exec_would_give(py_box):
     want, r = natively_and_boxed(py_box, "asexec.py", SUBPROCESS_AS_EXEC)
     assert want.stdout.startswith("orange leek None None 0o22\nNone None None this 0o22\n")
     assert (r.stdout, r.stderr, r.returncode) == (want.stdout, want.stderr, 0)
+
+
+def test_a_warning_from_io_open_names_the_callers_line(py_box):
+    # the traceback printer's io.open adds no frame of its own
+    (py_box.workspace / "enc.txt").write_text("x")
+    code = "from io import open\nwith open('enc.txt') as f:\n    pass\n"
+    want = native(["-X", "warn_default_encoding", "-c", code], py_box.workspace)
+    assert want.stderr.startswith("<string>:2: EncodingWarning: 'encoding' argument not specified")
+    r = py_box.bash(f"python3 -X warn_default_encoding -c \"{code}\"")
+    assert (r.stdout, r.stderr, r.returncode) == (want.stdout, want.stderr, 0)
