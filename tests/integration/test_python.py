@@ -402,3 +402,23 @@ def test_a_warning_from_io_open_names_the_callers_line(py_box):
     assert want.stderr.startswith("<string>:2: EncodingWarning: 'encoding' argument not specified")
     r = py_box.bash(f"python3 -X warn_default_encoding -c \"{code}\"")
     assert (r.stdout, r.stderr, r.returncode) == (want.stdout, want.stderr, 0)
+
+
+def test_an_unlinked_open_file_takes_ftruncate_and_fchmod(py_box):
+    # the mount answers for the object once its name is gone, as fstat does
+    # (tempfile's files are unlinked while open)
+    want, r = natively_and_boxed(py_box, "unlinked.py",
+        "import os, tempfile\n"
+        "fd = os.open('u.bin', os.O_RDWR | os.O_CREAT, 0o600)\n"
+        "os.write(fd, b'abc')\n"
+        "os.unlink('u.bin')\n"
+        "os.ftruncate(fd, 20)\n"
+        "os.fchmod(fd, 0o640)\n"
+        "st = os.fstat(fd)\n"
+        "print(st.st_size, oct(st.st_mode & 0o777), os.pread(fd, 4, 0))\n"
+        "f = tempfile.SpooledTemporaryFile(max_size=10, dir='.')\n"
+        "f.write(b'abcdefg')\n"
+        "f.truncate(20)\n"
+        "print(f._rolled, os.fstat(f.fileno()).st_size)\n")
+    assert want.stdout == "20 0o640 b'abc\\x00'\nTrue 20\n"
+    assert (r.stdout, r.stderr, r.returncode) == (want.stdout, want.stderr, 0)
