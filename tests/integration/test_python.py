@@ -422,3 +422,16 @@ def test_an_unlinked_open_file_takes_ftruncate_and_fchmod(py_box):
         "print(f._rolled, os.fstat(f.fileno()).st_size)\n")
     assert want.stdout == "20 0o640 b'abc\\x00'\nTrue 20\n"
     assert (r.stdout, r.stderr, r.returncode) == (want.stdout, want.stderr, 0)
+
+
+def test_popen_runs_its_executable_argument(py_box):
+    # executable= is the program; args[0] only names it
+    want, r = natively_and_boxed(py_box, "exe.py",
+        "import os, subprocess, sys\n"
+        "ghost = os.path.join(os.path.dirname(sys.executable), 'doesnotexist')\n"
+        "print(subprocess.run([ghost, '-c', 'import sys; sys.exit(47)'], "
+        "executable=sys.executable).returncode)\n"
+        "print(subprocess.run(['whatever', 'hi'], executable='echo', capture_output=True, "
+        "text=True).stdout, end='')\n")
+    assert want.stdout == "47\nhi\n"
+    assert (r.stdout, r.stderr, r.returncode) == (want.stdout, want.stderr, 0)
