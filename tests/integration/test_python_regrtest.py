@@ -91,7 +91,8 @@ class Runs:
         for side in ("native", "box"):
             (ws / f"tmp-{side}").mkdir()
         self.box.write_policy("permit(principal, action, resource);\n")
-        self.box.write_config()
+        # the box ends with its agent: one that outlives every module
+        self.box.write_config(agent_command=["/bin/sleep", "86400"])
         # regrtest runs a module in one command: the Shell's default limit
         # is for an agent's commands, not for test_io
         text = self.box.config.read_text()
