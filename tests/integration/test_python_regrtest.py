@@ -13,14 +13,14 @@ its own TMPDIR in the workspace (regrtest works in a directory there), so
 the box's run does its file work on the mount rather than in a command's
 RAM /tmp.
 
-CI runs CI_MODULES; the whole list is a by-hand run:
+CI runs CI_MODULES (all but the three slowest); the whole list is a
+by-hand run:
   BOXFS_REGRTEST=all /usr/bin/python3 -m pytest tests/integration/test_python_regrtest.py
 (or a comma-separated list of modules in BOXFS_REGRTEST).
 """
 import collections
 import json
 import os
-import re
 import shutil
 import subprocess
 import threading
@@ -43,7 +43,11 @@ ALL_MODULES = ["test_json", "test_re", "test_csv", "test_pathlib", "test_os", "t
                "test_sqlite3", "test_zipfile", "test_tarfile", "test_gzip", "test_subprocess",
                "test_argparse", "test_datetime", "test_collections", "test_itertools",
                "test_textwrap", "test_difflib", "test_hashlib", "test_urllib2"]
-CI_MODULES = ALL_MODULES
+# the slowest three (big archives and buffers, on the mount and natively)
+# are left to the by-hand run: with them the comparison takes about twice
+# as long on two cores
+SLOW_MODULES = {"test_io", "test_zipfile", "test_tarfile"}
+CI_MODULES = [m for m in ALL_MODULES if m not in SLOW_MODULES]
 RUN_TIMEOUT = 900
 REASONS = ("routing", "permissions", "mount")
 
@@ -53,6 +57,13 @@ def chosen_modules():
     if which == "all":
         return ALL_MODULES
     return [m for m in which.split(",") if m] or CI_MODULES
+
+
+def module_of(case):
+    """The module a case id belongs to (test_datetime's cases live in
+    test.datetimetester)."""
+    name = case.split(".")[1]
+    return "test_datetime" if name == "datetimetester" else name
 
 
 def known_differences():
@@ -113,7 +124,7 @@ class Runs:
         # cannot run): the box's run leaves every listed case out
         ignore = ws / f"{module}.ignore"
         ignore.write_text("".join(f"{c}\n" for c in known_differences()
-                                  if c.startswith(f"test.{module}.")))
+                                  if module_of(c) == module))
         runner = str(self.dir / "run.py")
         done = {}
 
@@ -173,8 +184,7 @@ def test_listed_differences_are_few_and_real(runs):
     native_ok = set()
     for m in modules:
         native_ok |= differences(runs, m)[0]
-    listed = {c: r for c, r in known_differences().items()
-              if re.match(r"test\.(\w+)\.", c).group(1) in modules}
+    listed = {c: r for c, r in known_differences().items() if module_of(c) in modules}
     # a listed case names one that passes natively (or the list has gone stale)
     assert not sorted(set(listed) - native_ok)
     assert len(listed) <= 0.02 * len(native_ok), (len(listed), len(native_ok))
