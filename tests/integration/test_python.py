@@ -384,12 +384,18 @@ except subprocess.SubprocessError as e:
 r = subprocess.run([sys.executable, "-c", "import sys; sys.stdout.write('out'); sys.stderr.write('err')"],
                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 print(r.stdout)
+for kw in ({"args": ["echo", "a\\0b"]}, {"args": ["echo"], "env": {"A": "b\\0c"}}):
+    try:
+        subprocess.run(**kw)
+    except ValueError as e:
+        print("ValueError", e)
 '''
 
 
 def test_subprocess_gets_what_exec_would_give(py_box):
     # the environment (os.environ's changes, env=), umask=, cwd= and
-    # preexec_fn, and their failures raised in the parent, as exec's
+    # preexec_fn, and their failures raised in the parent, as exec's; NUL
+    # bytes refused before the fork
     want = natively_and_boxed(py_box, "asexec.py", SUBPROCESS_AS_EXEC)
     assert want.stdout.startswith("orange leek None None 0o22\nNone None None this 0o22\n")
 
