@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const BoxPythonHost *host;
 
@@ -222,12 +223,18 @@ static const char boot_source[] =
   "        return text\n"
   "    return 'cd -- %s && %s' % (_quote(where), text)\n"
   "\n"
-  "def _run_in_child(text):\n"
+  "def _run_in_child(text, env=None):\n"
   "    status = 126\n"
   "    try:\n"
-  "        status = shell_run(text)\n"
+  "        status = shell_run(text, _env_list(env))\n"
   "    finally:\n"
   "        posix._exit(status & 255)\n"
+  "\n"
+  "def _env_list(env):\n"
+  "    # what exec's environment would have been (None: this process's)\n"
+  "    if env is None or isinstance(env, (list, tuple)):\n"
+  "        return env\n"
+  "    return [_bytes(k) + b'=' + _bytes(v) for k, v in env.items()]\n"
   "\n"
   "def _word(a):\n"
   "    if isinstance(a, bytes):\n"
@@ -236,27 +243,63 @@ static const char boot_source[] =
   "\n"
   "def _fork_exec(args, executable_list, close_fds, fds_to_keep, cwd, env,\n"
   "               p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite,\n"
-  "               errpipe_read, errpipe_write, *rest):\n"
+  "               errpipe_read, errpipe_write, restore_signals=True, call_setsid=False,\n"
+  "               pgid_to_set=-1, gid=None, extra_groups=None, uid=None, child_umask=-1,\n"
+  "               preexec_fn=None, *rest):\n"
+  "    # what _posixsubprocess refuses in the parent, before any fork\n"
+  "    for a in [*args, *(executable_list or ()), *(env or ())]:\n"
+  "        if b'\\0' in _bytes(a):\n"
+  "            raise ValueError('embedded null byte')\n"
   "    words = [_word(a) for a in args]\n"
   "    if len(words) >= 3 and words[0] == '/bin/sh' and words[1] == '-c':\n"
   "        text = words[2]  # shell=True: the text is the Shell's\n"
   "    else:\n"
-  "        text = _command(words)\n"
+  "        text = _command([_program(words, executable_list)] + words[1:])\n"
   "    text = _in_cwd(text, cwd)\n"
   "    pid = posix.fork()\n"
   "    if pid:\n"
   "        return pid\n"
+  "    # _posixsubprocess's child, up to its exec: what fails before it is\n"
+  "    # reported through errpipe_write, which Popen raises\n"
   "    try:\n"
+  "        if c2pwrite == 0:  # moved out of the way of the dup2s\n"
+  "            c2pwrite = posix.dup(c2pwrite)\n"
+  "        while errwrite in (0, 1):\n"
+  "            errwrite = posix.dup(errwrite)\n"
   "        for fd, target in ((p2cread, 0), (c2pwrite, 1), (errwrite, 2)):\n"
   "            if fd != -1 and fd != target:\n"
   "                posix.dup2(fd, target)\n"
-  "        for fd in {p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite, errpipe_read,\n"
-  "                   errpipe_write}:\n"
+  "        for fd in {p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite, errpipe_read}:\n"
   "            if fd > 2:\n"
-  "                posix.close(fd)  # errpipe_write closed: what exec's success says\n"
+  "                posix.close(fd)\n"
+  "        try:\n"
+  "            if cwd is not None:\n"
+  "                posix.chdir(cwd)\n"
+  "        except OSError as e:\n"
+  "            posix.write(errpipe_write, b'OSError:%x:noexec' % (e.errno or 0))\n"
+  "            posix._exit(255)\n"
+  "        if child_umask >= 0:\n"
+  "            posix.umask(child_umask)\n"
+  "        if preexec_fn is not None:\n"
+  "            try:\n"
+  "                preexec_fn()\n"
+  "            except BaseException:\n"
+  "                posix.write(errpipe_write,\n"
+  "                            b'SubprocessError:0:Exception occurred in preexec_fn.')\n"
+  "                posix._exit(255)\n"
+  "        posix.close(errpipe_write)  # what exec's success says\n"
   "    except BaseException:\n"
   "        posix._exit(126)\n"
-  "    _run_in_child(text)\n"
+  "    _run_in_child(text, env)\n"
+  "\n"
+  "def _program(words, candidates):\n"
+  "    # Popen's executable= is what runs, args[0] only its argv[0] (which a\n"
+  "    # command of the Shell cannot be given): the candidates are that\n"
+  "    # program's path, or its name joined to each PATH entry\n"
+  "    found = _word(candidates[0]) if candidates else words[0]\n"
+  "    if found.rpartition('/')[2] == words[0].rpartition('/')[2]:\n"
+  "        return words[0]\n"
+  "    return found if len(candidates) == 1 else found.rpartition('/')[2]\n"
   "\n"
   "def _command(words):\n"
   "    words = [_word(w) for w in words]\n"
@@ -265,21 +308,47 @@ static const char boot_source[] =
   "        words[0] = 'python3'\n"
   "    return ' '.join(_quote(w) for w in words)\n"
   "\n"
-  "def _exec(program, args):\n"
-  "    # the process becomes the command, as after exec: its status is ours\n"
-  "    args = list(args)\n"
+  "def _exec(program, args, what, env=None):\n"
+  "    # the process becomes the command, as after exec: its status is ours;\n"
+  "    # what exec would refuse is refused here, before the process is gone\n"
+  "    if not isinstance(args, (tuple, list)):\n"
+  "        raise TypeError('%s must be a tuple or list' % what)\n"
   "    if not args:\n"
-  "        raise ValueError('exec: argv must not be empty')\n"
-  "    _run_in_child(_in_cwd(_command([program] + args[1:])))\n"
+  "        raise ValueError('%s must not be empty' % what)\n"
+  "    words = [_bytes(a) for a in args]\n"
+  "    if not words[0]:\n"
+  "        raise ValueError('%s first element cannot be empty' % what)\n"
+  "    if any(b'\\0' in w for w in words):\n"
+  "        raise ValueError('embedded null byte')\n"
+  "    _run_in_child(_in_cwd(_command([program] + list(args[1:]))), env)\n"
+  "\n"
+  "def _bytes(a):\n"
+  "    a = posix.fspath(a)\n"
+  "    return a.encode(sys.getfilesystemencoding(), 'surrogateescape') if isinstance(a, str) else "
+  "a\n"
+  "\n"
+  "def _check_env(env):\n"
+  "    if not hasattr(env, 'keys'):\n"
+  "        raise TypeError('execve: environment must be a mapping object')\n"
+  "    for key, value in env.items():\n"
+  "        key, value = _bytes(key), _bytes(value)\n"
+  "        if b'\\0' in key or b'\\0' in value:\n"
+  "            raise ValueError('embedded null byte')\n"
+  "        if not key or b'=' in key:\n"
+  "            raise ValueError('illegal environment variable name')\n"
   "\n"
   "def _execv(path, args):\n"
-  "    _exec(path, args)\n"
+  "    _exec(path, args, 'execv() arg 2')\n"
   "\n"
   "def _execve(path, args, env):\n"
-  "    _exec(path, args)\n"
+  "    _check_env(env)\n"
+  "    _exec(path, args, 'execve: argv', env)\n"
   "\n"
   "def _execvpe(file, args, env=None):\n"
-  "    _exec(file, args)\n"
+  "    if env is None:\n"
+  "        _execv(file, args)\n"
+  "    else:\n"
+  "        _execve(file, args, env)\n"
   "\n"
   "def _spawn(program, argv, env, *, file_actions=(), **attributes):\n"
   "    text = _in_cwd(_command([program] + list(argv)[1:]))\n"
@@ -299,7 +368,8 @@ static const char boot_source[] =
   "                posix.dup2(action[1], action[2])\n"
   "    except BaseException:\n"
   "        posix._exit(127)\n"
-  "    _run_in_child(text)\n"
+  "    _run_in_child(text, env)\n"
+  "\n"
   "def _system(command):\n"
   "    text = _in_cwd(_word(command))\n"
   "    pid = posix.fork()\n"
@@ -307,20 +377,19 @@ static const char boot_source[] =
   "        _run_in_child(text)\n"
   "    return posix.waitpid(pid, 0)[1]\n"
   "\n"
-  "def _open_source(file, mode='r', *args, **kwargs):\n"
-  "    # what CPython's traceback printer opens a frame's file with\n"
-  "    if type(file) is str and mode == 'rb' and not args and not kwargs:\n"
-  "        where = _locate(file)\n"
-  "        if where is not None:\n"
-  "            return _io_open(posix.open(where[1], _O_FILE, dir_fd=where[0]), 'rb')\n"
-  "    return _io_open(file, mode, *args, **kwargs)\n"
+  "def _open_located(file):\n"
+  "    # a frame's file the traceback printer opens (io.open(file, 'rb')),\n"
+  "    # through the host's descriptor when it is there; else None\n"
+  "    where = _locate(file)\n"
+  "    if where is not None:\n"
+  "        return _io.open(posix.open(where[1], _O_FILE, dir_fd=where[0]), 'rb')\n"
   "\n"
   "def _show_sources():\n"
-  "    global _io_open\n"
-  "    if _roots:\n"
-  "        io = sys.modules['io']\n"
-  "        _io_open = io.open\n"
-  "        io.open = _open_source\n"
+  "    global _io\n"
+  "    io = sys.modules['io']\n"
+  "    if _roots and io.open is sys.modules['_io'].open:\n"
+  "        _io = sys.modules['_io']\n"
+  "        io.open = _source_opener(io.open, _open_located)\n"
   "\n"
   "def _pythonpath():\n"
   "    # sys.path is fixed, so CPython left PYTHONPATH out: before the\n"
@@ -330,11 +399,48 @@ static const char boot_source[] =
   "        os = sys.modules['os']\n"
   "        sys.path[0:0] = [os.path.abspath(os.fsdecode(p)) for p in text.split(b':')]\n"
   "\n"
+  "def _root_entries():\n"
+  "    # A box's root has no /etc, so the C library knows no user: uid and\n"
+  "    # gid 0 are root's, as the Shell's ls, stat and whoami say, at the\n"
+  "    # home the box gives every process.\n"
+  "    import pwd, grp\n"
+  "    home = posix.environ.get(b'HOME', b'/').decode(sys.getfilesystemencoding(),\n"
+  "                                                   'surrogateescape')\n"
+  "    user = pwd.struct_passwd(('root', 'x', 0, 0, 'root', home, '/bin/sh'))\n"
+  "    group = grp.struct_group(('root', 'x', 0, []))\n"
+  "    def lookup(module, name, root, entry):\n"
+  "        known = getattr(module, name)\n"
+  "        def call(key):\n"
+  "            try:\n"
+  "                return known(key)\n"
+  "            except KeyError:\n"
+  "                if type(key) in (int, str) and key == root:\n"
+  "                    return entry\n"
+  "                raise\n"
+  "        call.__name__ = call.__qualname__ = name\n"
+  "        call.__doc__ = known.__doc__\n"
+  "        setattr(module, name, call)\n"
+  "    def every(module, name, entry):\n"
+  "        known = getattr(module, name)\n"
+  "        def call():\n"
+  "            found = known()\n"
+  "            return found if any(e[2] == 0 for e in found) else found + [entry]\n"
+  "        call.__name__ = call.__qualname__ = name\n"
+  "        call.__doc__ = known.__doc__\n"
+  "        setattr(module, name, call)\n"
+  "    lookup(pwd, 'getpwuid', 0, user)\n"
+  "    lookup(pwd, 'getpwnam', 'root', user)\n"
+  "    every(pwd, 'getpwall', user)\n"
+  "    lookup(grp, 'getgrgid', 0, group)\n"
+  "    lookup(grp, 'getgrnam', 'root', group)\n"
+  "    every(grp, 'getgrall', group)\n"
+  "\n"
   "def _after_main(route):\n"
   "    if route:\n"
   "        _route_processes()\n"
   "    if _roots:\n"
   "        _pythonpath()\n"
+  "        _root_entries()\n"
   "    _show_sources()\n"
   "\n"
   "def _route_processes():\n"
@@ -384,6 +490,47 @@ static PyObject *py_load_library(PyObject *self, PyObject *args)
   Py_RETURN_NONE;
 }
 
+/* io.open as the traceback printer calls it: (file, "rb") of a frame's
+ * file goes to open_located first.  A builtin, as the io.open it wraps:
+ * a class keeping it as an attribute calls it unbound (test_io's do), and
+ * it adds no frame for a warning's stack level to land on. */
+static PyObject *io_open, *open_located, *open_doc;
+
+static PyObject *py_open(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+  (void)self;
+  if (PyTuple_GET_SIZE(args) == 2 && (!kwargs || PyDict_GET_SIZE(kwargs) == 0) &&
+      PyUnicode_CheckExact(PyTuple_GET_ITEM(args, 0)) &&
+      PyUnicode_Check(PyTuple_GET_ITEM(args, 1)) &&
+      PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(args, 1), "rb") == 0) {
+    PyObject *f = PyObject_CallOneArg(open_located, PyTuple_GET_ITEM(args, 0));
+    if (f != Py_None) return f;
+    Py_DECREF(f);
+  }
+  return PyObject_Call(io_open, args, kwargs);
+}
+
+static PyMethodDef open_def = { "open", (PyCFunction)(void (*)(void))py_open,
+                                METH_VARARGS | METH_KEYWORDS, NULL };
+
+static PyObject *py_source_opener(PyObject *self, PyObject *args)
+{
+  (void)self;
+  PyObject *wrapped, *located;
+  if (!PyArg_ParseTuple(args, "OO", &wrapped, &located)) return NULL;
+  Py_XSETREF(io_open, Py_NewRef(wrapped));
+  Py_XSETREF(open_located, Py_NewRef(located));
+  if (!open_doc) { /* kept: the method's doc points into it */
+    open_doc = PyObject_GetAttrString(wrapped, "__doc__");
+    if (open_doc && PyUnicode_Check(open_doc)) open_def.ml_doc = PyUnicode_AsUTF8(open_doc);
+    PyErr_Clear();
+  }
+  PyObject *module = PyUnicode_FromString("io");
+  PyObject *f = module ? PyCFunction_NewEx(&open_def, NULL, module) : NULL;
+  Py_XDECREF(module);
+  return f;
+}
+
 static PyObject *py_last_denial(PyObject *self, PyObject *args)
 {
   (void)self, (void)args;
@@ -394,24 +541,46 @@ static PyObject *py_last_denial(PyObject *self, PyObject *args)
   return r;
 }
 
+/* In the child about to run a command: its environment becomes env
+ * (bytes "NAME=value"), as exec would have made it, for the Shell to
+ * hand the command. */
+static bool set_environment(PyObject *env)
+{
+  PyObject *items = PySequence_Fast(env, "env must be a sequence");
+  if (!items) return false;
+  clearenv();
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items); i++) {
+    PyObject *item = PySequence_Fast_GET_ITEM(items, i); /* borrowed */
+    const char *entry = PyBytes_Check(item) ? PyBytes_AsString(item) : NULL;
+    if (!entry || !strchr(entry, '=')) continue;
+    putenv(strdup(entry)); /* the process ends with the command */
+  }
+  Py_DECREF(items);
+  return true;
+}
+
 static PyObject *py_shell_run(PyObject *self, PyObject *args)
 {
   (void)self;
   const char *text;
-  if (!PyArg_ParseTuple(args, "s", &text)) return NULL;
+  PyObject *env = Py_None;
+  if (!PyArg_ParseTuple(args, "s|O", &text, &env)) return NULL;
   if (!host || !host->shell_run) {
     errno = ENOSYS;
     return PyErr_SetFromErrno(PyExc_OSError);
   }
+  if (env != Py_None && !set_environment(env)) return NULL;
   fflush(NULL);
   return PyLong_FromLong(host->shell_run(host->data, text));
 }
 
 static PyMethodDef methods[] = {
   { "shell_run", py_shell_run, METH_VARARGS,
-    "shell_run(text) -> status: text through the Shell, in a child forked for it" },
+    "shell_run(text, env=None) -> status: text through the Shell, in a child forked for it" },
   { "load_library", py_load_library, METH_VARARGS,
     "load_library(dir_fd, file): load a shared object of the host and what it needs" },
+  { "_source_opener", py_source_opener, METH_VARARGS,
+    "_source_opener(io_open, open_located) -> io.open for the traceback printer" },
   { "last_denial", py_last_denial, METH_NOARGS,
     "last_denial() -> the policy's text of this thread's last refusal, or None" },
   { NULL, NULL, 0, NULL },

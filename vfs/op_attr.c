@@ -332,14 +332,22 @@ void vfs_run_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_s
     /* covered: the object the command holds open, wherever its name is
      * now, as futimens on that handle would set (no walk from the root) */
     int vfd = covered ? vfs_node_fd_get(v, n, false) : vfs_pass_reach(v, &c, n, O_PATH, "fs:write");
+    g_mutex_lock(&v->lock);
+    bool gone = vfd == -ESTALE && n->opens > 0;
+    g_mutex_unlock(&v->lock);
+    /* ftruncate(2), fchmod(2)… on an open file whose name is gone
+     * (unlinked, as a TemporaryFile's): the object itself, as fstat's
+     * answer; no name is left for a checkpoint to keep */
+    if (gone) vfd = vfs_node_fd_get(v, n, false);
     if (vfd < 0) {
       err = -vfd;
     } else {
       err = setattr_pass(v, &c, n, vfd, FH(fi), attr, to_set);
       vfs_node_fd_put(n, vfd);
       /* times alone are not kept by a checkpoint */
-      if (!err && (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_UID |
-                             FUSE_SET_ATTR_GID)))
+      if (!err && !gone &&
+          (to_set &
+           (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)))
         vfs_changed_node(v, &c, n);
     }
   } else if (!err) {

@@ -28,9 +28,11 @@
 #include <unistd.h>
 
 #include "python/boxpython.h"
+#include "shell/commands/python_launcher.h"
 #include "shell/shell-private.h"
 
 #define MODULE_FILE "boxpython.so"
+#define LIBGCC_S "libgcc_s.so.1"
 
 /* Directories kept for the workers: [0] the module's, [1] the system
  * libraries'.  -1 when not prepared. */
@@ -222,10 +224,13 @@ static char *last_denial(void *data)
 }
 
 /* In a child the interpreter forked for the route: a copy of the Shell as
- * it was when python3 started, on the child's fds 0, 1, 2 (as lua's). */
+ * it was when python3 started, on the child's fds 0, 1, 2 (as lua's), run
+ * by the launcher so that a python3 in the text starts afresh. */
 static int shell_run(void *data, const char *text)
 {
   BoxCmd *c = data;
+  int status;
+  if (box_python_launcher_run(text, &status)) return status;
   return box_run_text(c->sh, text, 0, 1, 2);
 }
 
@@ -265,6 +270,11 @@ int box_python_run(BoxCmd *c, int argc, char **argv, char **error)
       *error = why;
       return -1;
     }
+    /* The C library loads libgcc_s by name when a thread ends through
+     * pthread_exit (a daemon thread at the interpreter's exit), which in
+     * the mount finds nothing and aborts: it is loaded ahead, where it
+     * exists. */
+    if (!is_loaded(LIBGCC_S)) free(load_library(NULL, lib_dirs[1], LIBGCC_S));
     /* loaded by the thread under this name: found without a search */
     lib = dlopen("./" MODULE_FILE, RTLD_NOW | RTLD_NOLOAD);
     host.stdlib_dir = stdlib_dir;
@@ -286,5 +296,8 @@ int box_python_run(BoxCmd *c, int argc, char **argv, char **error)
   }
   BoxPythonMain *main_fn;
   memcpy(&main_fn, &sym, sizeof sym);
-  return main_fn(argc, argv, &host);
+  box_python_launcher_start(c->sh);
+  int status = main_fn(argc, argv, &host);
+  box_python_launcher_stop();
+  return status;
 }

@@ -272,3 +272,170 @@ def test_sys_executable_runs_the_boxs_python(py_box):
                     "print(subprocess.run([sys.executable, '-c', 'import sys; print(sys.argv)', 'a'], "
                     "capture_output=True, text=True).stdout, end='')\"")
     assert (r.stdout, r.stderr, r.returncode) == ("['-c', 'a']\n", "", 0)
+
+
+def natively_and_boxed(py_box, name, source, status=0):
+    """source as the workspace's script name, run by the host's python3 and
+    by the box's, which prints and exits as the host's (status); the host's
+    result, for the test to say what that is."""
+    (py_box.workspace / name).write_text(source)
+    want = native([name], py_box.workspace)
+    r = py_box.bash(f"python3 {name}")
+    assert (r.stdout, r.stderr, r.returncode) == (want.stdout, want.stderr, status)
+    return want
+
+
+def test_a_python3_subprocess_starts_a_fresh_interpreter(py_box):
+    # the child the route forks is a copy of this interpreter: the python3
+    # it runs must not find it initialized (its modules, __main__, sys.stdout
+    # and atexit handlers)
+    want = natively_and_boxed(py_box, "nested.py",
+        "import atexit, io, subprocess, sys\n"
+        "atexit.register(print, 'parent atexit')\n"
+        "marker = 1\n"
+        "sys.stdout = io.StringIO()\n"
+        "child = \"import sys; print('marker' in dir(), 'subprocess' in sys.modules, sys.argv)\"\n"
+        "r = subprocess.run([sys.executable, '-c', child, 'a'], capture_output=True, text=True)\n"
+        "sys.stdout = sys.__stdout__\n"
+        "print(r.returncode, repr(r.stdout), repr(r.stderr))\n")
+    assert want.stdout == "0 \"False False ['-c', 'a']\\n\" ''\nparent atexit\n"
+
+
+def test_uid_0_is_root_as_the_shell_says(py_box):
+    # the box's root has no /etc/passwd: pwd and grp answer for root as
+    # whoami and ls do (tarfile, shutil.make_archive and Path.home need it)
+    r = py_box.bash("whoami; python3 -c \"import grp, os, pathlib, pwd\n"
+                    "print(pwd.getpwuid(os.getuid()).pw_name, pwd.getpwnam('root').pw_uid, "
+                    "grp.getgrgid(0).gr_name, grp.getgrnam('root').gr_gid)\n"
+                    "print([e.pw_name for e in pwd.getpwall()], [e.gr_name for e in grp.getgrall()])\n"
+                    "home = os.environ.pop('HOME')\n"
+                    "print(pathlib.Path.home() == pathlib.Path(home), os.path.expanduser('~root') == home)\n"
+                    "try:\n    pwd.getpwuid(4242)\nexcept KeyError as e:\n    print(e)\"")
+    assert (r.stdout, r.stderr, r.returncode) == (
+        "root\nroot 0 root 0\n['root'] ['root']\nTrue True\n'getpwuid(): uid not found: 4242'\n",
+        "", 0)
+
+
+def test_exec_refuses_bad_arguments_as_natively(py_box):
+    # routed or not, an exec whose arguments exec would refuse raises in the
+    # caller; it must not end the process with the Shell's "not found"
+    want = natively_and_boxed(py_box, "badexec.py",
+        "import os\n"
+        "calls = [(os.execv, ('notepad', ())), (os.execv, ('notepad', [''])),\n"
+        "         (os.execv, ('notepad', 'ab')), (os.execvpe, ('notepad', [], None)),\n"
+        "         (os.execvpe, ('notepad', [''], {})), (os.execv, ('x', ['x', 'a\\0b'])),\n"
+        "         (os.execve, ('x', ['x'], {'A=B': 'c'})), (os.execve, ('x', ['x'], {'A': 'c\\0'})),\n"
+        "         (os.execve, ('x', ['x'], 3))]\n"
+        "for f, a in calls:\n"
+        "    try:\n"
+        "        f(*a)\n"
+        "    except Exception as e:\n"
+        "        print(type(e).__name__, e)\n")
+    assert want.stdout.count("\n") == 9 and want.returncode == 0
+
+
+def test_io_open_kept_as_a_class_attribute_is_called_unbound(py_box):
+    # as the builtin is (test_io keeps it so); tracebacks still show the
+    # standard library's source through it
+    want = natively_and_boxed(py_box, "ioattr.py", status=1, source=
+        "import io\n"
+        "class Files:\n"
+        "    open = io.open\n"
+        "with Files().open('ioattr.txt', 'w', -1, 'utf-8', newline='') as f:\n"
+        "    f.write('hi')\n"
+        "print(Files.open('ioattr.txt', 'rb').read(), io.open.__name__)\n"
+        "import json\n"
+        "json.loads('{')\n")
+    assert want.stdout == "b'hi' open\n" and "obj, end = self.scan_once(s, idx)" in want.stderr
+
+
+def test_a_thread_may_end_through_pthread_exit(py_box):
+    # what a daemon thread does at the interpreter's exit: the C library
+    # then needs libgcc_s, which the mount does not hold
+    r = py_box.bash("python3 -c 'import ctypes, os, threading, time\n"
+                    "threading.Thread(target=ctypes.CDLL(None).pthread_exit, args=(None,), "
+                    "daemon=True).start()\n"
+                    "time.sleep(0.2)\nprint(\"ended\", flush=True)\nos._exit(0)'")
+    assert (r.stdout, r.stderr, r.returncode) == ("ended\n", "", 0)
+
+
+SUBPROCESS_AS_EXEC = '''\
+import os, subprocess, sys
+os.environ["FRUIT"] = "orange"
+os.putenv("VEG", "leek")
+os.environ.pop("USER", None)
+code = ("import os; print(os.environ.get('FRUIT'), os.environ.get('VEG'), "
+        "os.environ.get('USER'), os.environ.get('ONLY'), oct(os.umask(0)))")
+for kw in ({}, {"env": {"ONLY": "this"}}, {"umask": 0o027}):
+    print(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, **kw).stdout, end="")
+print(subprocess.run("echo $FRUIT $ONLY", shell=True, env={"ONLY": "sh"}, capture_output=True, text=True).stdout, end="")
+print(subprocess.run([sys.executable, "-c", "import os; print(os.environ['PRE'])"], capture_output=True,
+                     text=True, preexec_fn=lambda: os.putenv("PRE", "apple")).stdout, end="")
+try:
+    subprocess.run(["echo"], cwd="/no/such/dir")
+except FileNotFoundError as e:
+    print(type(e).__name__, e.errno, e.filename)
+def bad():
+    raise ValueError("x")
+try:
+    subprocess.run(["echo"], preexec_fn=bad)
+except subprocess.SubprocessError as e:
+    print(type(e).__name__, e)
+r = subprocess.run([sys.executable, "-c", "import sys; sys.stdout.write('out'); sys.stderr.write('err')"],
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+print(r.stdout)
+for kw in ({"args": ["echo", "a\\0b"]}, {"args": ["echo"], "env": {"A": "b\\0c"}}):
+    try:
+        subprocess.run(**kw)
+    except ValueError as e:
+        print("ValueError", e)
+'''
+
+
+def test_subprocess_gets_what_exec_would_give(py_box):
+    # the environment (os.environ's changes, env=), umask=, cwd= and
+    # preexec_fn, and their failures raised in the parent, as exec's; NUL
+    # bytes refused before the fork
+    want = natively_and_boxed(py_box, "asexec.py", SUBPROCESS_AS_EXEC)
+    assert want.stdout.startswith("orange leek None None 0o22\nNone None None this 0o22\n")
+
+
+def test_a_warning_from_io_open_names_the_callers_line(py_box):
+    # the traceback printer's io.open adds no frame of its own
+    (py_box.workspace / "enc.txt").write_text("x")
+    code = "from io import open\nwith open('enc.txt') as f:\n    pass\n"
+    want = native(["-X", "warn_default_encoding", "-c", code], py_box.workspace)
+    assert want.stderr.startswith("<string>:2: EncodingWarning: 'encoding' argument not specified")
+    r = py_box.bash(f"python3 -X warn_default_encoding -c \"{code}\"")
+    assert (r.stdout, r.stderr, r.returncode) == (want.stdout, want.stderr, 0)
+
+
+def test_an_unlinked_open_file_takes_ftruncate_and_fchmod(py_box):
+    # the mount answers for the object once its name is gone, as fstat does
+    # (tempfile's files are unlinked while open)
+    want = natively_and_boxed(py_box, "unlinked.py",
+        "import os, tempfile\n"
+        "fd = os.open('u.bin', os.O_RDWR | os.O_CREAT, 0o600)\n"
+        "os.write(fd, b'abc')\n"
+        "os.unlink('u.bin')\n"
+        "os.ftruncate(fd, 20)\n"
+        "os.fchmod(fd, 0o640)\n"
+        "st = os.fstat(fd)\n"
+        "print(st.st_size, oct(st.st_mode & 0o777), os.pread(fd, 4, 0))\n"
+        "f = tempfile.SpooledTemporaryFile(max_size=10, dir='.')\n"
+        "f.write(b'abcdefg')\n"
+        "f.truncate(20)\n"
+        "print(f._rolled, os.fstat(f.fileno()).st_size)\n")
+    assert want.stdout == "20 0o640 b'abc\\x00'\nTrue 20\n"
+
+
+def test_popen_runs_its_executable_argument(py_box):
+    # executable= is the program; args[0] only names it
+    want = natively_and_boxed(py_box, "exe.py",
+        "import os, subprocess, sys\n"
+        "ghost = os.path.join(os.path.dirname(sys.executable), 'doesnotexist')\n"
+        "print(subprocess.run([ghost, '-c', 'import sys; sys.exit(47)'], "
+        "executable=sys.executable).returncode)\n"
+        "print(subprocess.run(['whatever', 'hi'], executable='echo', capture_output=True, "
+        "text=True).stdout, end='')\n")
+    assert want.stdout == "47\nhi\n"
