@@ -245,6 +245,9 @@ json_object *boxd_spawn_input(Boxd *d, json_object *command, const char *const *
  * agent) until either side ends; the caller keeps and closes fds.  -1 with
  * *refusal set when the server may not start or is not declared. */
 int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal);
+/* Before the policy loads: its rules may name the servers' tools, which
+ * are known only once each server lists them (spec/policy.md per-tool). */
+void box_mcp_declare_namespaces(const BoxConfig *config);
 
 /* broker.c: the alias protocol on run/box.sock. */
 bool boxd_broker_start(Boxd *d, GError **error);

@@ -202,8 +202,9 @@ static void append_events(GString *s, const char *action, const char *input, con
 }
 
 /* McpActionFn: a generated action's events, into the GString data. */
-static void generated_events(void *data, const char *term, const char *fields)
+static void generated_events(void *data, const char *term, const char *tool, const char *fields)
 {
+  (void)tool;
   append_term_events(data, term, fields, NULL);
 }
 

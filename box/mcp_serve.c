@@ -9,13 +9,21 @@
  * answered by the box with a JSON-RPC error and never reaches the server.
  * The server's stderr is drained so that it never blocks on it.  Requests
  * still in flight when the server ends are answered with an error, so the
- * agent's client never waits for an answer that cannot come. */
+ * agent's client never waits for an answer that cannot come.
+ *
+ * Once the agent's client has initialized the server, the broker lists the
+ * server's tools itself (its own request ids, its answers kept from the
+ * agent): each tool becomes a generated action, and a tools/call is then
+ * decided twice (spec/policy.md, two-gate semantics).  The agent's calls
+ * wait while the list is made. */
 #include "box/box-private.h"
+#include "mcp/schema.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +36,21 @@
 #define MCP_LINGER_MS (5 * 1000)
 /* A line longer than this is no MCP message: the stream is ended. */
 #define MCP_LINE_MAX (16 * 1024 * 1024)
+/* A server that has not listed its tools in this long is degraded. */
+#define MCP_LIST_MS (30 * 1000)
+/* The id prefix of the broker's own tools/list requests. */
+#define MCP_LIST_ID "box-tools-"
+
+/* What the broker knows of the server's tools (spec/policy.md: a tool with
+ * no generated action is allowed unless its server is degraded or its
+ * schema pending). */
+typedef enum {
+  TOOLS_UNASKED,   /* the agent's client has not initialized the server yet */
+  TOOLS_LISTING,   /* the broker's tools/list is out: calls wait */
+  TOOLS_INSTALLED, /* every tool's action is in the policy */
+  TOOLS_PENDING,   /* listed, but the policy's rules do not fit them */
+  TOOLS_DEGRADED,  /* the server failed to list them */
+} ToolsState;
 
 typedef struct {
   Boxd *d;
@@ -38,6 +61,14 @@ typedef struct {
   GHashTable *pending; /* request ids forwarded, unanswered (JSON text) */
   int command;         /* the server's command of the mount */
   GHashTable *asked;   /* the server's own requests: id (JSON text) -> method */
+  ToolsState tools;
+  char *init_id;       /* the agent's initialize request (JSON text) */
+  bool has_tools;      /* the server's initialize result offers tools */
+  json_object *listed; /* the tools of the pages listed so far */
+  int page;
+  gint64 list_deadline; /* monotonic µs */
+  GHashTable *terms;    /* tool name -> its generated action's term */
+  GPtrArray *held;      /* the agent's calls made while the tools are listed */
 } McpRun;
 
 static const BoxMcpServer *find_server(Boxd *d, const char *name)
@@ -87,8 +118,51 @@ static bool undecided(const char *method)
   return g_strv_contains(free_methods, method) || g_str_has_prefix(method, "notifications/");
 }
 
-/* The mcp:call gate of one request: NULL when permitted, else the text
- * the agent's client receives. */
+/* The per-tool gate of a tools/call that mcp:call permitted (COARSE): its
+ * generated action decides, a rule-less answer riding the coarse grant;
+ * a tool with no generated action is allowed unless the server's tools
+ * are unknown.  NULL when permitted, else the refusal. */
+static char *tool_gate(McpRun *r, const char *tool, json_object *params, const BoxDecision *coarse)
+{
+  const char *term = g_hash_table_lookup(r->terms, tool);
+  if (!term && r->tools == TOOLS_INSTALLED) return NULL;
+  json_object *args = NULL;
+  json_object_object_get_ex(params, "arguments", &args);
+  json_object *input = args && json_object_is_type(args, json_type_object)
+                         ? json_object_get(args)
+                         : json_object_new_object();
+  g_autofree char *own = NULL;
+  BoxDecision *decision;
+  if (term) {
+    decision = box_policy_decide(r->d->policy, term, input);
+    if (decision->cause == BOX_CAUSE_NO_MATCH) {
+      BoxDecision *ride =
+        box_decision_new(term, decision->resource, BOX_CAUSE_PERMITTED, coarse->rule);
+      box_decision_free(decision);
+      decision = ride;
+    }
+  } else {
+    g_autofree char *ns = mcp_action_namespace(r->m->name);
+    GString *t = g_string_new(NULL);
+    g_string_append_printf(t, "%s::Action::", ns);
+    g_string_append(t, json_object_to_json_string_ext(json_object_object_get(params, "name"),
+                                                      JSON_C_TO_STRING_PLAIN));
+    own = g_string_free(t, FALSE);
+    g_autofree char *label = g_strdup_printf("%s/%s", r->m->name, tool);
+    decision = box_decision_new(
+      own, label, r->tools == TOOLS_DEGRADED ? BOX_CAUSE_NO_MATCH : BOX_CAUSE_POLICY_PENDING, NULL);
+  }
+  box_decision_log_append_args(r->d->log, term ? term : own, input, NULL, decision);
+  json_object_put(input);
+  char *refusal = NULL;
+  if (decision->verdict != BOX_VERDICT_PERMIT)
+    refusal = g_strdup_printf("per-tool gate (%s): %s", term ? term : own, decision->message);
+  box_decision_free(decision);
+  return refusal;
+}
+
+/* The mcp:call gate of one request, then a call's per-tool gate: NULL
+ * when permitted, else the text the agent's client receives. */
 static char *mcp_gate(McpRun *r, const char *method, json_object *params)
 {
   json_object *input = json_object_new_object();
@@ -108,8 +182,107 @@ static char *mcp_gate(McpRun *r, const char *method, json_object *params)
   if (decision->verdict != BOX_VERDICT_PERMIT)
     refusal = g_strdup_printf("mcp:call gate (server \"%s\" method \"%s\"): %s", r->m->name, method,
                               decision->message);
+  else if (strcmp(key ? key : "", "tool") == 0 && v && json_object_is_type(v, json_type_string))
+    refusal = tool_gate(r, json_object_get_string(v), params, decision);
   box_decision_free(decision);
   return refusal;
+}
+
+static bool send_server(McpRun *r, json_object *msg)
+{
+  const char *text = json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN);
+  return r->srv_in >= 0 && write_all(r->srv_in, text, strlen(text)) &&
+         write_all(r->srv_in, "\n", 1);
+}
+
+/* The broker's tools/list, of the page after cursor (NULL: the first). */
+static bool list_page(McpRun *r, const char *cursor)
+{
+  json_object *req = json_object_new_object(), *params = json_object_new_object();
+  g_autofree char *id = g_strdup_printf(MCP_LIST_ID "%d", ++r->page);
+  json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
+  json_object_object_add(req, "id", json_object_new_string(id));
+  json_object_object_add(req, "method", json_object_new_string("tools/list"));
+  if (cursor) json_object_object_add(params, "cursor", json_object_new_string(cursor));
+  json_object_object_add(req, "params", params);
+  bool ok = send_server(r, req);
+  json_object_put(req);
+  return ok;
+}
+
+/* McpActionFn: a listed tool's action, registered for this server. */
+static void register_tool(void *data, const char *term, const char *tool, const char *fields)
+{
+  McpRun *r = data;
+  if (box_policy_register_action(r->m->name, term, tool, fields) >= 0)
+    g_hash_table_replace(r->terms, g_strdup(tool), g_strdup(term));
+}
+
+static bool agent_line(McpRun *r, const char *line, size_t len);
+
+/* The tools are known (or will not be): the calls held meanwhile go on. */
+static void tools_settled(McpRun *r, ToolsState state, const char *why)
+{
+  r->tools = state;
+  if (why) fprintf(stderr, "box: warning: MCP server \"%s\": %s\n", r->m->name, why);
+  GPtrArray *held = g_steal_pointer(&r->held);
+  r->held = g_ptr_array_new_with_free_func(g_free);
+  for (guint i = 0; i < held->len; i++) {
+    const char *line = g_ptr_array_index(held, i);
+    agent_line(r, line, strlen(line));
+  }
+  g_ptr_array_free(held, TRUE);
+}
+
+static void start_listing(McpRun *r)
+{
+  if (!r->has_tools) {
+    r->tools = TOOLS_INSTALLED; /* it offers none */
+    return;
+  }
+  r->tools = TOOLS_LISTING;
+  r->list_deadline = g_get_monotonic_time() + MCP_LIST_MS * (gint64)1000;
+  if (!list_page(r, NULL))
+    tools_settled(r, TOOLS_DEGRADED, "its tools/list failed; its tools are refused");
+}
+
+/* The server's answer to one of the broker's tools/list pages. */
+static void listed_page(McpRun *r, json_object *msg)
+{
+  json_object *result = NULL, *tools = NULL, *next = NULL;
+  if (!json_object_object_get_ex(msg, "result", &result) ||
+      !json_object_object_get_ex(result, "tools", &tools) ||
+      !json_object_is_type(tools, json_type_array)) {
+    tools_settled(r, TOOLS_DEGRADED, "its tools/list failed; its tools are refused");
+    return;
+  }
+  for (size_t i = 0; i < json_object_array_length(tools); i++)
+    json_object_array_add(r->listed, json_object_get(json_object_array_get_idx(tools, i)));
+  if (json_object_object_get_ex(result, "nextCursor", &next) &&
+      json_object_is_type(next, json_type_string)) {
+    if (!list_page(r, json_object_get_string(next)))
+      tools_settled(r, TOOLS_DEGRADED, "its tools/list failed; its tools are refused");
+    return;
+  }
+  json_object *all = json_object_new_object();
+  json_object_object_add(all, "tools", json_object_get(r->listed));
+  g_autofree char *why = NULL;
+  g_autofree char *fragment = mcp_schema_fragment(r->m->name, all, register_tool, r, &why);
+  json_object_put(all);
+  if (!fragment) {
+    g_autofree char *text = g_strdup_printf("its tools are refused: %s", why);
+    tools_settled(r, TOOLS_DEGRADED, text);
+    return;
+  }
+  g_autofree char *ns = mcp_action_namespace(r->m->name);
+  g_autoptr(GError) error = NULL;
+  if (box_policy_install_actions(r->d->policy, ns, &error)) {
+    tools_settled(r, TOOLS_INSTALLED, NULL);
+  } else {
+    g_autofree char *text =
+      g_strdup_printf("the policy does not fit its tools, which stay pending: %s", error->message);
+    tools_settled(r, TOOLS_PENDING, text);
+  }
 }
 
 /* One line from the agent: forwarded, or answered with the refusal. */
@@ -120,6 +293,17 @@ static bool agent_line(McpRun *r, const char *line, size_t len)
       json_object_is_type(method, json_type_string) && json_object_object_get_ex(msg, "id", &id)) {
     const char *name = json_object_get_string(method);
     json_object_object_get_ex(msg, "params", &params);
+    /* a client that never said it initialized the server calls it all the same */
+    if (r->tools == TOOLS_UNASKED && strcmp(name, "tools/call") == 0) start_listing(r);
+    if (r->tools == TOOLS_LISTING && strcmp(name, "tools/call") == 0) {
+      g_ptr_array_add(r->held, g_strndup(line, len));
+      json_object_put(msg);
+      return true;
+    }
+    if (strcmp(name, "initialize") == 0) {
+      g_free(r->init_id);
+      r->init_id = g_strdup(json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN));
+    }
     g_autofree char *refusal = undecided(name) ? NULL : mcp_gate(r, name, params);
     if (refusal) {
       answer_error(r->agent_out, id, refusal);
@@ -141,8 +325,13 @@ static bool agent_line(McpRun *r, const char *line, size_t len)
       return true;
     }
   }
+  /* the server is initialized: the broker lists its tools before a call */
+  bool initialized = msg && !id && method && r->tools == TOOLS_UNASKED &&
+                     g_strcmp0(json_object_get_string(method), "notifications/initialized") == 0;
   json_object_put(msg);
-  return write_all(r->srv_in, line, len) && write_all(r->srv_in, "\n", 1);
+  if (!write_all(r->srv_in, line, len) || !write_all(r->srv_in, "\n", 1)) return false;
+  if (initialized) start_listing(r);
+  return true;
 }
 
 /* One line from the server: relayed; an answer settles its request. */
@@ -151,7 +340,19 @@ static bool server_line(McpRun *r, const char *line, size_t len)
   json_object *msg = json_tokener_parse(line), *id = NULL, *method = NULL;
   bool has_id = msg && json_object_object_get_ex(msg, "id", &id);
   const char *key = has_id ? json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN) : NULL;
-  if (has_id && !json_object_object_get_ex(msg, "method", &method))
+  bool answer = has_id && !json_object_object_get_ex(msg, "method", &method);
+  if (answer && json_object_is_type(id, json_type_string) &&
+      g_str_has_prefix(json_object_get_string(id), MCP_LIST_ID)) {
+    if (r->tools == TOOLS_LISTING) listed_page(r, msg); /* the broker's own: not the agent's */
+    json_object_put(msg);
+    return true;
+  }
+  json_object *result = NULL, *caps = NULL;
+  if (answer && g_strcmp0(key, r->init_id) == 0 &&
+      json_object_object_get_ex(msg, "result", &result) &&
+      json_object_object_get_ex(result, "capabilities", &caps))
+    r->has_tools = json_object_object_get_ex(caps, "tools", NULL);
+  if (answer)
     g_hash_table_remove(r->pending, key);
   else if (has_id && json_object_is_type(method, json_type_string))
     g_hash_table_replace(r->asked, g_strdup(key), g_strdup(json_object_get_string(method)));
@@ -199,8 +400,15 @@ static void relay(McpRun *r)
                            { r->srv_out, POLLIN, 0 },
                            { err_open ? r->srv_err : -1, POLLIN, 0 } };
     /* Once the agent is gone the server has a moment to finish, then is ended. */
-    int ready = poll(p, 3, agent_open ? MCP_IDLE_MS : MCP_LINGER_MS);
+    int wait = agent_open ? MCP_IDLE_MS : MCP_LINGER_MS;
+    if (r->tools == TOOLS_LISTING)
+      wait = (int)MIN(wait, MAX(0, (r->list_deadline - g_get_monotonic_time()) / 1000));
+    int ready = poll(p, 3, wait);
     if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0 && r->tools == TOOLS_LISTING) {
+      tools_settled(r, TOOLS_DEGRADED, "it did not list its tools in time; its tools are refused");
+      continue;
+    }
     if (ready <= 0) break;
     if (p[0].revents && !pump(r, r->agent_in, r->from_agent, agent_line)) {
       agent_open = false;
@@ -214,9 +422,15 @@ static void relay(McpRun *r)
       drain(r->srv_err);
   }
   if (agent_open) {
-    /* The server ended first: every request it never answered gets one. */
+    /* The server ended first: every request it never answered gets one,
+     * and so does every call still held. */
     g_autofree char *why =
       g_strdup_printf("MCP server \"%s\" ended before it answered", r->m->name);
+    for (guint i = 0; i < r->held->len; i++) {
+      json_object *msg = json_tokener_parse(g_ptr_array_index(r->held, i)), *id = NULL;
+      if (json_object_object_get_ex(msg, "id", &id)) answer_error(r->agent_out, id, why);
+      json_object_put(msg);
+    }
     GHashTableIter it;
     gpointer key;
     g_hash_table_iter_init(&it, r->pending);
@@ -297,7 +511,15 @@ int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal)
                g_string_new(NULL),
                g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
                box_vfs_command_new(d->vfs),
-               g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free) };
+               g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+               TOOLS_UNASKED,
+               NULL,
+               false,
+               json_object_new_array(),
+               0,
+               0,
+               g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+               g_ptr_array_new_with_free_func(g_free) };
   BoxToolLaunch launch = boxd_tool_launch(d, program, m->spec.command, t, cwd);
   int child_fds[1] = { in[0] };
   launch.fds = child_fds;
@@ -326,6 +548,19 @@ int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal)
   g_string_free(r.from_server, TRUE);
   g_hash_table_destroy(r.pending);
   g_hash_table_destroy(r.asked);
+  g_free(r.init_id);
+  json_object_put(r.listed);
+  g_hash_table_destroy(r.terms);
+  g_ptr_array_free(r.held, TRUE);
   g_free(t);
   return pid < 0 ? -1 : 0;
+}
+
+void box_mcp_declare_namespaces(const BoxConfig *config)
+{
+  for (guint i = 0; config->mcp && i < config->mcp->len; i++) {
+    const BoxMcpServer *m = g_ptr_array_index(config->mcp, i);
+    g_autofree char *ns = mcp_action_namespace(m->name);
+    box_policy_declare_namespace(ns);
+  }
 }

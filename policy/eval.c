@@ -763,6 +763,27 @@ static BoxDecision *decision_fault(const char *action, const char *resource, con
   return policy_decision_made(&m, NULL, 0, NULL, 0);
 }
 
+BoxDecision *box_decision_new(const char *action, const char *resource, BoxCause cause,
+                              const char *rule)
+{
+  BoxDecision m = { .verdict = cause == BOX_CAUSE_PERMITTED ? BOX_VERDICT_PERMIT : BOX_VERDICT_DENY,
+                    .cause = cause };
+  m.action = (char *)action;
+  m.resource = (char *)resource;
+  switch (cause) {
+  case BOX_CAUSE_POLICY_PENDING:
+    m.rule = (char *)"<policy-pending>";
+    m.reason = (char *)"the complete policy bundle is not installed";
+    break;
+  case BOX_CAUSE_PERMITTED: m.rule = (char *)rule; break;
+  default:
+    m.rule = (char *)"<default-deny>";
+    m.reason = (char *)"no permit matched";
+    break;
+  }
+  return policy_decision_made(&m, NULL, 0, rule ? &rule : NULL, rule ? 1 : 0);
+}
+
 static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *input, bool quiet)
 {
   char *owned;
@@ -781,12 +802,7 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
   }
 
   if (ai >= POLICY_BOX_ACTIONS && (!policy || !policy_installed(policy, ai))) {
-    BoxDecision m = { .verdict = BOX_VERDICT_DENY, .cause = BOX_CAUSE_POLICY_PENDING };
-    m.action = (char *)action;
-    m.resource = (char *)resource;
-    m.rule = (char *)"<policy-pending>";
-    m.reason = (char *)"the complete policy bundle is not installed";
-    BoxDecision *d = policy_decision_made(&m, NULL, 0, NULL, 0);
+    BoxDecision *d = box_decision_new(action, resource, BOX_CAUSE_POLICY_PENDING, NULL);
     g_free(owned);
     return d;
   }

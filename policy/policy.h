@@ -84,6 +84,10 @@ GPtrArray *box_policy_explain(BoxPolicy *policy, const char *action, json_object
  * enforcement, rule "enforcement:<gate>", message and reason = text. */
 BoxDecision *box_decision_new_enforcement(const char *action, const char *resource,
                                           const char *gate, const char *text);
+/* A decision no rule made (policy_pending, no_match), or one a gate
+ * grants on another decision's permit (permitted; rule that one's rule). */
+BoxDecision *box_decision_new(const char *action, const char *resource, BoxCause cause,
+                              const char *rule);
 void box_decision_free(BoxDecision *decision);
 /* The cause as the decision log and the differential driver spell it
  * ("no_match"). */

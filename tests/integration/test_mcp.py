@@ -267,6 +267,9 @@ for line in sys.stdin:
         print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
             "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
             "serverInfo": {"name": "dying", "version": "1"}}}), flush=True)
+    elif msg.get("method") == "tools/list":
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": [
+            {"name": "anything", "inputSchema": {"type": "object"}}]}}), flush=True)
     elif msg.get("method") == "tools/call":
         os._exit(7)
 '''
@@ -295,6 +298,110 @@ permit(principal, action == Box::Action::"mcp:call", resource);
         r, out = client(box, "dying-mcp", {"call": "anything", "args": {}})
         assert out and out[0].get("code") == -32001, (out, r.stderr)
         assert 'MCP server "dying" ended before it answered' in out[0]["error"]
+    finally:
+        box.stop()
+
+
+def test_stdio_per_tool_gate(tmp_path):
+    """The broker lists the server's tools itself: get-sum is the action
+    demo_mcp::Action::"get-sum", typed { a: Long, b: Long }, and its own
+    rule refuses a call mcp:call permitted; a call no per-tool rule
+    matches rides the coarse grant."""
+    box = mcp_box(tmp_path, PERMIT_SERVER + """
+@id("coarse")
+permit(principal, action == Box::Action::"mcp:call", resource)
+when { context.input.server == "demo-mcp" };
+@id("small_sums")
+forbid(principal, action == demo_mcp::Action::"get-sum", resource)
+when { context.input.a > 100 };
+""")
+    try:
+        r, out = client(box, "mcp-server-everything",
+                        {"call": "get-sum", "args": {"a": 1, "b": 2}},
+                        {"call": "get-sum", "args": {"a": 500, "b": 1}},
+                        {"call": "echo", "args": {"message": "rides the coarse grant"}})
+        assert r.returncode == 0, r.stderr
+        assert "3" in out[0]["result"]["content"][0]["text"], out
+        assert out[1]["code"] == -32001, out
+        assert out[1]["error"] == (
+            'MCP error -32001: per-tool gate (demo_mcp::Action::"get-sum"): policy denied this '
+            "operation on 'demo-mcp/get-sum' [policy: small_sums].")
+        assert out[2]["result"]["content"][0]["text"] == "Echo: rides the coarse grant"
+    finally:
+        box.stop()
+    recs = [a for a in records_attrs(box) if a.get("strands.box.policy.category") == "demo_mcp"]
+    got = [(a["strands.box.policy.action"], a["strands.box.policy.resource"],
+            a["strands.box.policy.verdict"], a["strands.box.policy.cause"],
+            a["strands.box.policy.rule"]) for a in recs]
+    assert got == [("get-sum", "demo-mcp/get-sum", "permit", "permitted", "coarse"),
+                   ("get-sum", "demo-mcp/get-sum", "deny", "forbidden", "small_sums"),
+                   ("echo", "demo-mcp/echo", "permit", "permitted", "coarse")], got
+
+
+def records_attrs(box):
+    """Every decision record's attributes, as name -> plain value."""
+    path = box.box_dir / "private" / "telemetry" / "records.jsonl"
+    out = []
+    for line in path.read_text().splitlines():
+        for rl in json.loads(line).get("resourceLogs", []):
+            for sl in rl["scopeLogs"]:
+                for rec in sl.get("logRecords", []):
+                    attrs = {}
+                    for kv in rec.get("attributes", []):
+                        v = kv["value"]
+                        attrs[kv["key"]] = v.get("stringValue", v)
+                    out.append(attrs)
+    return out
+
+
+UNLISTED = r'''
+import json, sys
+mode = sys.argv[1]
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+            "serverInfo": {"name": "unlisted", "version": "1"}}}), flush=True)
+    elif msg.get("method") == "tools/list":
+        if mode == "fail":
+            print(json.dumps({"jsonrpc": "2.0", "id": msg["id"],
+                              "error": {"code": -32603, "message": "cannot list"}}), flush=True)
+        else:
+            print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": [
+                {"name": "t", "inputSchema": {"type": "object"}}]}}), flush=True)
+    elif msg.get("method") == "tools/call":
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "content": [{"type": "text", "text": "called"}]}}), flush=True)
+'''
+
+
+@pytest.mark.parametrize("mode,policy,tail", [
+    # a server that cannot list its tools is degraded: each call is refused
+    ("fail", "", "policy denied this operation on 'unlisted/t' [default-deny]: "
+                 "No permit policy matched this request."),
+    # a rule that names a tool the server does not list leaves the schema pending
+    ("list", '@id("ghost") forbid(principal, action == unlisted::Action::"gone", resource);',
+     "policy denied this operation on 'unlisted/t' [policy-pending]: "
+     "The complete policy bundle is not installed."),
+])
+def test_stdio_tools_degraded_or_pending(tmp_path, mode, policy, tail):
+    bindir = tmp_path / "srvbin"
+    bindir.mkdir()
+    prog = bindir / "unlisted-mcp"
+    prog.write_text(f"#!/usr/bin/python3\n{UNLISTED}")
+    prog.chmod(0o755)
+    server = (stdio("unlisted", prog.name, mode, path=f"{bindir}:/usr/bin:/bin") +
+              f'[mcp.unlisted.filesystem]\nread = ["{bindir}"]\n')
+    box = mcp_box(tmp_path, """
+permit(principal, action == Box::Action::"shell:spawn", resource)
+when { context.input.program == "unlisted-mcp" };
+permit(principal, action == Box::Action::"mcp:call", resource);
+""" + policy, server=server)
+    try:
+        r, out = client(box, "unlisted-mcp", {"call": "t", "args": {}})
+        assert out and out[0].get("code") == -32001, (out, r.stderr)
+        assert out[0]["error"] == f'MCP error -32001: per-tool gate (unlisted::Action::"t"): {tail}'
     finally:
         box.stop()
 
@@ -446,6 +553,8 @@ for line in sys.stdin:
     if msg.get("method") == "initialize":
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": "2025-06-18",
               "capabilities": {"tools": {}}, "serverInfo": {"name": "asking", "version": "1"}}})
+    elif msg.get("method") == "tools/list":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": [{"name": "t"}]}})
     elif msg.get("method") == "tools/call":
         # ask the client for its roots, and report what came back
         send({"jsonrpc": "2.0", "id": "s1", "method": "roots/list"})
