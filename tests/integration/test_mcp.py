@@ -86,6 +86,41 @@ def test_generate_schema_real_servers(tmp_path):
     assert 'event _7_fs::Action::"list_allowed_directories"::request { input: {}, ' in events
 
 
+def test_policy_check_knows_generated_actions(tmp_path):
+    """`box policy check --config` lists the servers' tools: a rule on a
+    tool's argument is checked against the tool's typed arguments."""
+    cfg = config(tmp_path, fake_server(tmp_path, "paged"))
+    pol = tmp_path / "p.dw"
+
+    def check(text, *extra):
+        pol.write_text(text)
+        return subprocess.run([str(BOX), "policy", "check", str(pol), *extra],
+                              capture_output=True, text=True, timeout=120)
+    ok = ('forbid(principal, action == srv_paged::Action::"if", resource)\n'
+          'when { context.input.k == "a" && context has input.n && context.input.n > 2 };\n')
+    r = check(ok, "--config", str(cfg))
+    assert (r.returncode, r.stdout) == (0, "ok\n"), r.stderr
+    # without the box's servers the action is unknown
+    r = check(ok)
+    assert r.returncode == 1
+    assert "unrecognized action `srv_paged::Action::\"if\"`" in r.stderr
+    # an argument the tool does not take, and one compared as the wrong type
+    r = check('forbid(principal, action == srv_paged::Action::"if", resource)\n'
+              'when { context.input.kk == "a" };\n', "--config", str(cfg))
+    assert r.returncode == 1
+    assert ("attribute `input.kk` in context for srv_paged::Action::\"if\" not found"
+            in r.stderr), r.stderr
+    r = check('forbid(principal, action == srv_paged::Action::"if", resource)\n'
+              'when { context.input.k > 1 };\n', "--config", str(cfg))
+    assert r.returncode == 1
+    assert "policy fails schema validation: " in r.stderr, r.stderr
+    r = check('forbid(principal, action == srv_paged::Action::"one", resource);\n'
+              'forbid(principal, action == srv_paged::Action::"two", resource);\n',
+              "--config", str(cfg))
+    assert r.returncode == 1
+    assert "unrecognized action `srv_paged::Action::\"two\"`" in r.stderr, r.stderr
+
+
 FAKE = r'''
 import json, sys
 mode = sys.argv[1]
