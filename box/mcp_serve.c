@@ -69,6 +69,7 @@ typedef struct {
   gint64 list_deadline; /* monotonic µs */
   GHashTable *terms;    /* tool name -> its generated action's term */
   GPtrArray *held;      /* the agent's calls made while the tools are listed */
+  unsigned calls;       /* decided requests so far, for the operator's view */
 } McpRun;
 
 static const BoxMcpServer *find_server(Boxd *d, const char *name)
@@ -161,6 +162,23 @@ static char *tool_gate(McpRun *r, const char *tool, json_object *params, const B
   return refusal;
 }
 
+/* The server and its calls, as `box mount` shows the operator under
+ * .box/commands/ while it runs. */
+static void describe(McpRun *r, const char *method, const char *what, bool permitted)
+{
+  g_autofree char *line = g_strjoinv(" ", (char **)r->m->spec.command);
+  GString *s = g_string_new(NULL);
+  g_string_append_printf(s, "mcp %s: %s", r->m->name, line);
+  if (method) {
+    r->calls++;
+    g_string_append_printf(s, " (%u call%s; last: %s%s%s, %s)", r->calls, r->calls == 1 ? "" : "s",
+                           method, what ? " " : "", what ? what : "",
+                           permitted ? "permitted" : "refused");
+  }
+  box_vfs_command_describe(r->d->vfs, r->command, s->str);
+  g_string_free(s, TRUE);
+}
+
 /* The mcp:call gate of one request, then a call's per-tool gate: NULL
  * when permitted, else the text the agent's client receives. */
 static char *mcp_gate(McpRun *r, const char *method, json_object *params)
@@ -177,7 +195,6 @@ static char *mcp_gate(McpRun *r, const char *method, json_object *params)
       json_object_is_type(v, json_type_string))
     json_object_object_add(input, key, json_object_get(v));
   BoxDecision *decision = boxd_decide(r->d, "mcp:call", input, NULL);
-  json_object_put(input);
   char *refusal = NULL;
   if (decision->verdict != BOX_VERDICT_PERMIT)
     refusal = g_strdup_printf("mcp:call gate (server \"%s\" method \"%s\"): %s", r->m->name, method,
@@ -185,6 +202,9 @@ static char *mcp_gate(McpRun *r, const char *method, json_object *params)
   else if (strcmp(key ? key : "", "tool") == 0 && v && json_object_is_type(v, json_type_string))
     refusal = tool_gate(r, json_object_get_string(v), params, decision);
   box_decision_free(decision);
+  describe(r, method, key ? json_object_get_string(json_object_object_get(input, key)) : NULL,
+           refusal == NULL);
+  json_object_put(input);
   return refusal;
 }
 
@@ -519,7 +539,8 @@ int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal)
                0,
                0,
                g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
-               g_ptr_array_new_with_free_func(g_free) };
+               g_ptr_array_new_with_free_func(g_free),
+               0 };
   BoxToolLaunch launch = boxd_tool_launch(d, program, m->spec.command, t, cwd);
   int child_fds[1] = { in[0] };
   launch.fds = child_fds;
@@ -533,6 +554,7 @@ int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal)
     *refusal = g_strdup_printf("MCP server \"%s\" may not start: %s", m->name,
                                error ? error->message : "the launch failed");
   } else {
+    describe(&r, NULL, NULL, true);
     /* A server or an agent gone mid-write must be an EPIPE, never boxd's end. */
     signal(SIGPIPE, SIG_IGN);
     relay(&r);

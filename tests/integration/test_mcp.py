@@ -636,3 +636,57 @@ permit(principal, action == Box::Action::"mcp:call", resource);
             assert seen == {"jsonrpc": "2.0", "id": "s1", "result": {"roots": []}}
     finally:
         box.stop()
+
+
+def test_mount_view_shows_servers_and_calls(tmp_path):
+    """`box mount` lists a running MCP server under .box/commands/ with its
+    calls so far, and drops it when the agent's client leaves."""
+    import os
+    from test_mount_view import View, mounted_at
+    if os.geteuid() != 0:
+        pytest.skip("box mount binds the view where host processes see it, which needs root")
+    box = mcp_box(tmp_path, PERMIT_SERVER + """
+permit(principal, action == Box::Action::"mcp:call", resource);
+@id("no_sum") forbid(principal, action == demo_mcp::Action::"get-sum", resource);
+""")
+    mnt = tmp_path / "view"
+    mnt.mkdir()
+    view = View(box, mnt)
+    p = subprocess.Popen([str(box.box_dir / "bin" / "mcp-server-everything")],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        def ask(msg):
+            p.stdin.write(json.dumps(msg) + "\n")
+            p.stdin.flush()
+            if "id" not in msg:
+                return None
+            while True:
+                got = json.loads(p.stdout.readline())
+                if got.get("id") == msg["id"]:
+                    return got
+        ask({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}})
+        ask({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        ask({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+             "params": {"name": "echo", "arguments": {"message": "m"}}})
+        assert "error" in ask({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                               "params": {"name": "get-sum", "arguments": {"a": 1, "b": 2}}})
+        cmds = mnt / ".box" / "commands"
+        names = os.listdir(cmds)
+        assert len(names) == 1, names
+        text = (cmds / names[0]).read_text()
+        assert ("text: mcp demo-mcp: mcp-server-everything "
+                "(2 calls; last: tools/call get-sum, refused)\n") in text, text
+        p.stdin.close()
+        assert p.wait(timeout=20) == 0
+        deadline = time.time() + 5
+        while time.time() < deadline and os.listdir(cmds):
+            time.sleep(0.05)
+        assert os.listdir(cmds) == []
+    finally:
+        if p.poll() is None:
+            p.kill()
+        view.stop()
+        box.stop()
+    assert not mounted_at(str(mnt))
