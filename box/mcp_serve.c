@@ -245,6 +245,14 @@ static void tools_settled(McpRun *r, ToolsState state, const char *why)
 {
   r->tools = state;
   if (why) fprintf(stderr, "box: warning: MCP server \"%s\": %s\n", r->m->name, why);
+  /* the operator's record of it (spec/runtime.md §8.3) */
+  g_autofree char *subject = g_strdup_printf("mcp:%s", r->m->name);
+  g_autofree char *detail = g_strdup_printf("%u tools", g_hash_table_size(r->terms));
+  box_telemetry_control(r->d->telemetry, "discovery_complete", subject,
+                        state == TOOLS_DEGRADED ? why : NULL, detail);
+  if (state != TOOLS_DEGRADED)
+    box_telemetry_control(r->d->telemetry, "schema_installed", subject,
+                          state == TOOLS_PENDING ? why : NULL, NULL);
   GPtrArray *held = g_steal_pointer(&r->held);
   r->held = g_ptr_array_new_with_free_func(g_free);
   for (guint i = 0; i < held->len; i++) {

@@ -368,6 +368,11 @@ when { context.input.a > 100 };
     got = [(a["strands.box.policy.action"], a["strands.box.policy.resource"],
             a["strands.box.policy.verdict"], a["strands.box.policy.cause"],
             a["strands.box.policy.rule"]) for a in recs]
+    control = [(a["strands.box.control.operation"], a["strands.box.control.outcome"],
+                a.get("strands.box.control.detail")) for a in records_attrs(box)
+               if a.get("strands.box.control.subject") == "mcp:demo-mcp"]
+    assert [c[:2] for c in control] == [("discovery_complete", "ok"), ("schema_installed", "ok")]
+    assert control[0][2].endswith(" tools") and int(control[0][2].split()[0]) > 5, control
     assert got == [("get-sum", "demo-mcp/get-sum", "permit", "permitted", "coarse"),
                    ("get-sum", "demo-mcp/get-sum", "deny", "forbidden", "small_sums"),
                    ("echo", "demo-mcp/echo", "permit", "permitted", "coarse")], got
@@ -439,6 +444,11 @@ permit(principal, action == Box::Action::"mcp:call", resource);
         assert out[0]["error"] == f'MCP error -32001: per-tool gate (unlisted::Action::"t"): {tail}'
     finally:
         box.stop()
+    control = [(a["strands.box.control.operation"], a["strands.box.control.outcome"])
+               for a in records_attrs(box)
+               if a.get("strands.box.control.subject") == "mcp:unlisted"]
+    assert control == ([("discovery_complete", "refused")] if mode == "fail" else
+                       [("discovery_complete", "ok"), ("schema_installed", "refused")]), control
 
 
 def start_fails(tmp_path, server):
