@@ -70,6 +70,7 @@ typedef struct {
   GHashTable *terms;    /* tool name -> its generated action's term */
   GPtrArray *held;      /* the agent's calls made while the tools are listed */
   unsigned calls;       /* decided requests so far, for the operator's view */
+  char *label;          /* the server's command line, or its endpoint */
 } McpRun;
 
 static const BoxMcpServer *find_server(Boxd *d, const char *name)
@@ -80,7 +81,7 @@ static const BoxMcpServer *find_server(Boxd *d, const char *name)
   }
   for (guint i = 0; i < d->config->mcp->len; i++) {
     const BoxMcpServer *m = g_ptr_array_index(d->config->mcp, i);
-    if (!m->http && strcmp(m->name, name) == 0) return m;
+    if (strcmp(m->name, name) == 0) return m; /* an http server's alias is its name */
   }
   return NULL;
 }
@@ -111,12 +112,14 @@ static void answer_error(int fd, json_object *id, const char *message)
   json_object_put(resp);
 }
 
-/* Methods no decision is asked of (spec/policy.md, mcp:call: stdio). */
-static bool undecided(const char *method)
+/* Methods no decision is asked of (spec/policy.md, mcp:call): an http
+ * server's initialize is decided, a stdio server's is not. */
+static bool undecided(const McpRun *r, const char *method)
 {
-  static const char *const free_methods[] = { "initialize", "server/discover", "ping",
-                                              "subscriptions/listen", NULL };
-  return g_strv_contains(free_methods, method) || g_str_has_prefix(method, "notifications/");
+  static const char *const free_methods[] = { "server/discover", "ping", "subscriptions/listen",
+                                              NULL };
+  return g_strv_contains(free_methods, method) || g_str_has_prefix(method, "notifications/") ||
+         (!r->m->http && strcmp(method, "initialize") == 0);
 }
 
 /* The per-tool gate of a tools/call that mcp:call permitted (COARSE): its
@@ -166,9 +169,8 @@ static char *tool_gate(McpRun *r, const char *tool, json_object *params, const B
  * .box/commands/ while it runs. */
 static void describe(McpRun *r, const char *method, const char *what, bool permitted)
 {
-  g_autofree char *line = g_strjoinv(" ", (char **)r->m->spec.command);
   GString *s = g_string_new(NULL);
-  g_string_append_printf(s, "mcp %s: %s", r->m->name, line);
+  g_string_append_printf(s, "mcp %s: %s", r->m->name, r->label);
   if (method) {
     r->calls++;
     g_string_append_printf(s, " (%u call%s; last: %s%s%s, %s)", r->calls, r->calls == 1 ? "" : "s",
@@ -332,7 +334,7 @@ static bool agent_line(McpRun *r, const char *line, size_t len)
       g_free(r->init_id);
       r->init_id = g_strdup(json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN));
     }
-    g_autofree char *refusal = undecided(name) ? NULL : mcp_gate(r, name, params);
+    g_autofree char *refusal = undecided(r, name) ? NULL : mcp_gate(r, name, params);
     if (refusal) {
       answer_error(r->agent_out, id, refusal);
       json_object_put(msg);
@@ -346,7 +348,7 @@ static bool agent_line(McpRun *r, const char *line, size_t len)
     const char *key = json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN);
     g_autofree char *asked = NULL;
     g_hash_table_steal_extended(r->asked, key, NULL, (gpointer *)&asked);
-    g_autofree char *refusal = asked && !undecided(asked) ? mcp_gate(r, asked, NULL) : NULL;
+    g_autofree char *refusal = asked && !undecided(r, asked) ? mcp_gate(r, asked, NULL) : NULL;
     if (refusal) {
       answer_error(r->srv_in, id, refusal);
       json_object_put(msg);
@@ -492,6 +494,70 @@ static BoxDecision *decide_start(Boxd *d, const BoxMcpServer *m, const char *pro
   return decision;
 }
 
+static McpRun *run_new(Boxd *d, const BoxMcpServer *m, int fds[3], int srv_in, int srv_out,
+                       int srv_err)
+{
+  McpRun *r = g_new0(McpRun, 1);
+  *r = (McpRun){ .d = d,
+                 .m = m,
+                 .agent_in = fds[0],
+                 .agent_out = fds[1],
+                 .srv_in = srv_in,
+                 .srv_out = srv_out,
+                 .srv_err = srv_err,
+                 .from_agent = g_string_new(NULL),
+                 .from_server = g_string_new(NULL),
+                 .pending = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+                 .command = box_vfs_command_new(d->vfs),
+                 .asked = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+                 .tools = TOOLS_UNASKED,
+                 .listed = json_object_new_array(),
+                 .terms = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+                 .held = g_ptr_array_new_with_free_func(g_free) };
+  return r;
+}
+
+static void run_free(McpRun *r)
+{
+  if (r->srv_in >= 0) close(r->srv_in);
+  close(r->srv_out);
+  if (r->srv_err >= 0) close(r->srv_err);
+  box_vfs_command_end(r->d->vfs, r->command);
+  g_string_free(r->from_agent, TRUE);
+  g_string_free(r->from_server, TRUE);
+  g_hash_table_destroy(r->pending);
+  g_hash_table_destroy(r->asked);
+  g_free(r->init_id);
+  json_object_put(r->listed);
+  g_hash_table_destroy(r->terms);
+  g_ptr_array_free(r->held, TRUE);
+  g_free(r->label);
+  g_free(r);
+}
+
+/* An http server: its messages through the bridge (mcp_http.c). */
+static int serve_http(Boxd *d, const BoxMcpServer *m, int fds[3], char **refusal)
+{
+  char *endpoint = boxd_mcp_endpoint(m, refusal);
+  if (!endpoint) return -1;
+  int to = -1, from = -1;
+  GThread *bridge = boxd_mcp_http_start(d, m, endpoint, &to, &from, refusal);
+  if (!bridge) {
+    g_free(endpoint);
+    return -1;
+  }
+  McpRun *r = run_new(d, m, fds, to, from, -1);
+  r->label = endpoint;
+  describe(r, NULL, NULL, true);
+  signal(SIGPIPE, SIG_IGN);
+  relay(r);
+  if (r->srv_in >= 0) close(r->srv_in); /* the bridge ends with its input */
+  r->srv_in = -1;
+  g_thread_join(bridge);
+  run_free(r);
+  return 0;
+}
+
 int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal)
 {
   *refusal = NULL;
@@ -500,6 +566,7 @@ int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal)
     *refusal = g_strdup_printf("no MCP server declares the program \"%s\" in box.toml", name);
     return -1;
   }
+  if (m->http) return serve_http(d, m, fds, refusal);
   BoxToolTable *t = boxd_table_of(&m->spec);
   t->host_network = !m->contain_egress;
   const char *cwd = m->spec.workspace ? m->spec.workspace : d->workspace;
@@ -528,33 +595,14 @@ int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal)
     g_free(t);
     return -1;
   }
-  McpRun r = { d,
-               m,
-               fds[0],
-               fds[1],
-               in[1],
-               out[0],
-               err[0],
-               g_string_new(NULL),
-               g_string_new(NULL),
-               g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
-               box_vfs_command_new(d->vfs),
-               g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
-               TOOLS_UNASKED,
-               NULL,
-               false,
-               json_object_new_array(),
-               0,
-               0,
-               g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
-               g_ptr_array_new_with_free_func(g_free),
-               0 };
+  McpRun *r = run_new(d, m, fds, in[1], out[0], err[0]);
+  r->label = g_strjoinv(" ", (char **)m->spec.command);
   BoxToolLaunch launch = boxd_tool_launch(d, program, m->spec.command, t, cwd);
   int child_fds[1] = { in[0] };
   launch.fds = child_fds;
   launch.nfds = 1;
   g_autoptr(GError) error = NULL;
-  pid_t pid = box_tools_launch(&launch, out[1], err[1], attach_server, &r, &error);
+  pid_t pid = box_tools_launch(&launch, out[1], err[1], attach_server, r, &error);
   close(in[0]);
   close(out[1]);
   close(err[1]);
@@ -562,26 +610,15 @@ int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal)
     *refusal = g_strdup_printf("MCP server \"%s\" may not start: %s", m->name,
                                error ? error->message : "the launch failed");
   } else {
-    describe(&r, NULL, NULL, true);
+    describe(r, NULL, NULL, true);
     /* A server or an agent gone mid-write must be an EPIPE, never boxd's end. */
     signal(SIGPIPE, SIG_IGN);
-    relay(&r);
+    relay(r);
     kill(pid, SIGKILL); /* its PID namespace, and all the server started, go with it */
     box_reaper_wait(pid);
     boxd_untrack_pid(d, pid);
   }
-  if (r.srv_in >= 0) close(r.srv_in);
-  close(r.srv_out);
-  close(r.srv_err);
-  box_vfs_command_end(d->vfs, r.command);
-  g_string_free(r.from_agent, TRUE);
-  g_string_free(r.from_server, TRUE);
-  g_hash_table_destroy(r.pending);
-  g_hash_table_destroy(r.asked);
-  g_free(r.init_id);
-  json_object_put(r.listed);
-  g_hash_table_destroy(r.terms);
-  g_ptr_array_free(r.held, TRUE);
+  run_free(r);
   g_free(t);
   return pid < 0 ? -1 : 0;
 }

@@ -700,3 +700,105 @@ permit(principal, action == Box::Action::"mcp:call", resource);
         view.stop()
         box.stop()
     assert not mounted_at(str(mnt))
+
+
+HTTP_SERVER = REPO / "tests" / "mcp" / "http_server.mjs"
+
+
+@pytest.fixture
+def http_server():
+    """The reference server behind the SDK's streamable HTTP transport,
+    wanting the token it prints beside its port."""
+    import os
+    token = "tok-" + os.urandom(8).hex()
+    srv = subprocess.Popen(["node", str(HTTP_SERVER)], stdout=subprocess.PIPE, text=True,
+                           env={"PATH": "/usr/bin:/bin", "TOKEN": token})
+    try:
+        yield int(srv.stdout.readline()), token
+    finally:
+        srv.kill()
+        srv.wait()
+
+
+def http_box(tmp_path, port, token, policy):
+    from conftest import Box
+    box = Box(tmp_path)
+    box.seed_policy(extra=policy)
+    box.write_config(extra=f'\n[gateway]\nallow_local = ["127.0.0.1:{port}"]\n'
+                           f'[mcp.remote]\ntype = "http"\ndestinations = ["127.0.0.1:{port}"]\n'
+                           'secret.ref = "env://REMOTE_TOKEN"\n')
+    env = box.env
+    box.env = lambda: {**env(), "REMOTE_TOKEN": token}
+    box.start()
+    return box
+
+
+REACH_LOCAL = """
+permit(principal, action in [Box::Action::"net:connect", Box::Action::"http:request"], resource)
+when { context.input.host == "127.0.0.1" };
+"""
+
+
+def test_http_server_through_its_alias(tmp_path, http_server):
+    """An http server is reached by its name's alias: the broker posts each
+    message to http://127.0.0.1:<port>/mcp through the gateway with the
+    route's secret, and decides the calls as a stdio server's."""
+    port, token = http_server
+    box = http_box(tmp_path, port, token, REACH_LOCAL + """
+@id("coarse")
+permit(principal, action == Box::Action::"mcp:call", resource)
+when { context.input.server == "remote" };
+@id("small_sums")
+forbid(principal, action == remote::Action::"get-sum", resource)
+when { context.input.a > 100 };
+""")
+    try:
+        r, out = client(box, "remote", {"list": True},
+                        {"call": "echo", "args": {"message": "over http"}},
+                        {"call": "get-sum", "args": {"a": 500, "b": 1}},
+                        {"call": "get-sum", "args": {"a": 2, "b": 3}})
+        assert r.returncode == 0, r.stderr
+        assert "echo" in out[0]["tools"], out
+        assert out[1]["result"]["content"][0]["text"] == "Echo: over http"
+        assert out[2]["code"] == -32001
+        assert out[2]["error"] == (
+            'MCP error -32001: per-tool gate (remote::Action::"get-sum"): policy denied this '
+            "operation on 'remote/get-sum' [policy: small_sums].")
+        assert "5" in out[3]["result"]["content"][0]["text"], out
+    finally:
+        box.stop()
+    attrs = records_attrs(box)
+    # an http server's initialize is decided; the exchanges went through the gateway
+    assert any(a.get("strands.box.policy.resource") == "remote/initialize" for a in attrs)
+    assert any(a.get("strands.box.policy.action") == "http:request" and
+               a.get("strands.box.policy.resource") == f"127.0.0.1:{port}/mcp" for a in attrs)
+    assert token not in (box.box_dir / "private" / "telemetry" / "records.jsonl").read_text()
+
+
+def test_http_server_refusals(tmp_path, http_server):
+    """A method mcp:call refuses never leaves the box; an exchange the
+    gateway refuses is the agent's error, with the gateway's reason."""
+    port, token = http_server
+    box = http_box(tmp_path / "a", port, token, REACH_LOCAL + """
+permit(principal, action == Box::Action::"mcp:call", resource)
+when { context.input.server == "remote" && context.input.method == "initialize" };
+""")
+    try:
+        r, out = client(box, "remote", {"list": True})
+        assert out[0]["error"].startswith(
+            'MCP error -32001: mcp:call gate (server "remote" method "tools/list"): policy denied '
+            "this operation on 'remote/tools/list' [default-deny]"), out
+    finally:
+        box.stop()
+    box = http_box(tmp_path / "b", port, token, """
+permit(principal, action == Box::Action::"mcp:call", resource);
+""")
+    try:
+        r, out = client(box, "remote", {"list": True})
+        assert r.returncode == 3, (out, r.stderr)
+        assert out[0]["error"] == (
+            'MCP error -32001: MCP server "remote" was not reached: net:connect gate: policy '
+            f"denied this operation on '127.0.0.1:{port}' [default-deny]: No permit policy "
+            "matched this request."), out
+    finally:
+        box.stop()
