@@ -248,6 +248,9 @@ int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal);
 /* Before the policy loads: its rules may name the servers' tools, which
  * are known only once each server lists them (spec/policy.md per-tool). */
 void box_mcp_declare_namespaces(const BoxConfig *config);
+/* Writes all of p (a pipe or socket of the MCP relay); false when the
+ * other end is gone. */
+bool boxd_mcp_write_all(int fd, const char *p, size_t len);
 /* The secret an http MCP server's route names, or NULL (gateway_wire.c). */
 const char *boxd_mcp_secret(Boxd *d, const char *server);
 /* mcp_http.c: an http server's endpoint (spec/runtime.md §2.5), or NULL

@@ -49,22 +49,10 @@ typedef struct {
   int in, out;   /* lines from the broker; lines to it */
 } Bridge;
 
-static bool put_all(int fd, const char *p, size_t len)
-{
-  while (len > 0) {
-    ssize_t n = write(fd, p, len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    len -= (size_t)n;
-  }
-  return true;
-}
-
 static void emit(Bridge *b, const char *msg, size_t len)
 {
   while (len && (msg[len - 1] == '\n' || msg[len - 1] == '\r')) len--;
-  if (len && put_all(b->out, msg, len)) put_all(b->out, "\n", 1);
+  if (len && boxd_mcp_write_all(b->out, msg, len)) boxd_mcp_write_all(b->out, "\n", 1);
 }
 
 /* The broker's answer, as the server's, to a request the exchange failed. */
@@ -203,7 +191,7 @@ static void exchange(Bridge *b, const char *line)
   g_string_append(req, "\r\n");
   g_string_append(req, line);
   int fd = dial_gateway(b->d);
-  bool sent = fd >= 0 && put_all(fd, req->str, req->len);
+  bool sent = fd >= 0 && boxd_mcp_write_all(fd, req->str, req->len);
   OPENSSL_cleanse(req->str, req->len); /* it holds the secret */
   g_string_free(req, TRUE);
   GString *reply = sent ? read_reply(fd) : NULL;
@@ -274,19 +262,17 @@ GThread *boxd_mcp_http_start(Boxd *d, const BoxMcpServer *m, const char *endpoin
                            m->name, endpoint);
     return NULL;
   }
-  int in[2], out[2];
-  if (pipe2(in, O_CLOEXEC) != 0) goto fail;
-  if (pipe2(out, O_CLOEXEC) != 0) {
-    close(in[0]);
-    close(in[1]);
-    goto fail;
+  int in[2] = { -1, -1 }, out[2] = { -1, -1 };
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+    *why = g_strdup_printf("MCP server \"%s\" may not start: %s", m->name, g_strerror(errno));
+    int ends[] = { in[0], in[1], out[0], out[1] };
+    for (size_t i = 0; i < G_N_ELEMENTS(ends); i++)
+      if (ends[i] >= 0) close(ends[i]);
+    return NULL;
   }
   Bridge *b = g_new0(Bridge, 1);
   *b = (Bridge){ d, m, g_strdup(endpoint), NULL, in[0], out[1] };
   *to_server = in[1];
   *from_server = out[0];
   return g_thread_new("mcp-http", bridge_main, b);
-fail:
-  *why = g_strdup_printf("MCP server \"%s\" may not start: %s", m->name, g_strerror(errno));
-  return NULL;
 }

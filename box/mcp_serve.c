@@ -86,7 +86,7 @@ static const BoxMcpServer *find_server(Boxd *d, const char *name)
   return NULL;
 }
 
-static bool write_all(int fd, const char *p, size_t len)
+bool boxd_mcp_write_all(int fd, const char *p, size_t len)
 {
   while (len > 0) {
     ssize_t n = write(fd, p, len);
@@ -108,7 +108,7 @@ static void answer_error(int fd, json_object *id, const char *message)
   json_object_object_add(resp, "error", err);
   g_autofree char *line =
     g_strdup_printf("%s\n", json_object_to_json_string_ext(resp, JSON_C_TO_STRING_PLAIN));
-  write_all(fd, line, strlen(line));
+  boxd_mcp_write_all(fd, line, strlen(line));
   json_object_put(resp);
 }
 
@@ -213,8 +213,8 @@ static char *mcp_gate(McpRun *r, const char *method, json_object *params)
 static bool send_server(McpRun *r, json_object *msg)
 {
   const char *text = json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN);
-  return r->srv_in >= 0 && write_all(r->srv_in, text, strlen(text)) &&
-         write_all(r->srv_in, "\n", 1);
+  return r->srv_in >= 0 && boxd_mcp_write_all(r->srv_in, text, strlen(text)) &&
+         boxd_mcp_write_all(r->srv_in, "\n", 1);
 }
 
 /* The broker's tools/list, of the page after cursor (NULL: the first). */
@@ -359,7 +359,8 @@ static bool agent_line(McpRun *r, const char *line, size_t len)
   bool initialized = msg && !id && method && r->tools == TOOLS_UNASKED &&
                      g_strcmp0(json_object_get_string(method), "notifications/initialized") == 0;
   json_object_put(msg);
-  if (!write_all(r->srv_in, line, len) || !write_all(r->srv_in, "\n", 1)) return false;
+  if (!boxd_mcp_write_all(r->srv_in, line, len) || !boxd_mcp_write_all(r->srv_in, "\n", 1))
+    return false;
   if (initialized) start_listing(r);
   return true;
 }
@@ -387,7 +388,7 @@ static bool server_line(McpRun *r, const char *line, size_t len)
   else if (has_id && json_object_is_type(method, json_type_string))
     g_hash_table_replace(r->asked, g_strdup(key), g_strdup(json_object_get_string(method)));
   json_object_put(msg);
-  return write_all(r->agent_out, line, len) && write_all(r->agent_out, "\n", 1);
+  return boxd_mcp_write_all(r->agent_out, line, len) && boxd_mcp_write_all(r->agent_out, "\n", 1);
 }
 
 /* Reads what fd holds into buf and hands each whole line to fn; false at

@@ -294,22 +294,6 @@ def test_stdio_server_may_not_start(tmp_path):
         box.stop()
 
 
-DYING = r'''
-import json, sys, os
-for line in sys.stdin:
-    msg = json.loads(line)
-    if msg.get("method") == "initialize":
-        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
-            "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-            "serverInfo": {"name": "dying", "version": "1"}}}), flush=True)
-    elif msg.get("method") == "tools/list":
-        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": [
-            {"name": "anything", "inputSchema": {"type": "object"}}]}}), flush=True)
-    elif msg.get("method") == "tools/call":
-        os._exit(7)
-'''
-
-
 def script_server(tmp_path, name, text):
     """[mcp.NAME] running the Python script text as NAME-mcp, its
     directory readable to it."""
@@ -322,19 +306,37 @@ def script_server(tmp_path, name, text):
             f'[mcp.{name}.filesystem]\nread = ["{bindir}"]\n')
 
 
-def test_stdio_server_dies_mid_call(tmp_path):
-    server = script_server(tmp_path, "dying", DYING)
-    box = mcp_box(tmp_path, """
+def started_and_called(program):
+    """Policy: the server PROGRAM may start, and every call of it is permitted."""
+    return f"""
 permit(principal, action == Box::Action::"shell:spawn", resource)
-when { context.input.program == "dying-mcp" };
+when {{ context.input.program == "{program}" }};
 permit(principal, action == Box::Action::"mcp:call", resource);
-""", server=server)
+"""
+
+
+def test_stdio_server_dies_mid_call(tmp_path):
+    server = script_server(tmp_path, "dying", "mode = 'die'\n" + SCRIPTED)
+    box = mcp_box(tmp_path, started_and_called("dying-mcp"), server=server)
     try:
-        r, out = client(box, "dying-mcp", {"call": "anything", "args": {}})
+        r, out = client(box, "dying-mcp", {"call": "t", "args": {}})
         assert out and out[0].get("code") == -32001, (out, r.stderr)
         assert 'MCP server "dying" ended before it answered' in out[0]["error"]
     finally:
         box.stop()
+
+
+def two_gates(server, ns):
+    """Policy: SERVER's calls permitted by mcp:call, and get-sum's own rule
+    refusing a large first argument."""
+    return f"""
+@id("coarse")
+permit(principal, action == Box::Action::"mcp:call", resource)
+when {{ context.input.server == "{server}" }};
+@id("small_sums")
+forbid(principal, action == {ns}::Action::"get-sum", resource)
+when {{ context.input.a > 100 }};
+"""
 
 
 def test_stdio_per_tool_gate(tmp_path):
@@ -342,14 +344,7 @@ def test_stdio_per_tool_gate(tmp_path):
     demo_mcp::Action::"get-sum", typed { a: Long, b: Long }, and its own
     rule refuses a call mcp:call permitted; a call no per-tool rule
     matches rides the coarse grant."""
-    box = mcp_box(tmp_path, PERMIT_SERVER + """
-@id("coarse")
-permit(principal, action == Box::Action::"mcp:call", resource)
-when { context.input.server == "demo-mcp" };
-@id("small_sums")
-forbid(principal, action == demo_mcp::Action::"get-sum", resource)
-when { context.input.a > 100 };
-""")
+    box = mcp_box(tmp_path, PERMIT_SERVER + two_gates("demo-mcp", "demo_mcp"))
     try:
         r, out = client(box, "mcp-server-everything",
                         {"call": "get-sum", "args": {"a": 1, "b": 2}},
@@ -379,30 +374,24 @@ when { context.input.a > 100 };
 
 
 def records_attrs(box):
-    """Every decision record's attributes, as name -> plain value."""
-    path = box.box_dir / "private" / "telemetry" / "records.jsonl"
-    out = []
-    for line in path.read_text().splitlines():
-        for rl in json.loads(line).get("resourceLogs", []):
-            for sl in rl["scopeLogs"]:
-                for rec in sl.get("logRecords", []):
-                    attrs = {}
-                    for kv in rec.get("attributes", []):
-                        v = kv["value"]
-                        attrs[kv["key"]] = v.get("stringValue", v)
-                    out.append(attrs)
-    return out
+    """Every record's attributes (decisions and control), as name -> plain value."""
+    text = (box.box_dir / "private" / "telemetry" / "records.jsonl").read_text()
+    recs = [rec for line in text.splitlines() for rl in json.loads(line).get("resourceLogs", [])
+            for sl in rl["scopeLogs"] for rec in sl.get("logRecords", [])]
+    return [{kv["key"]: kv["value"].get("stringValue", kv["value"])
+             for kv in rec.get("attributes", [])} for rec in recs]
 
 
-UNLISTED = r'''
-import json, sys
-mode = sys.argv[1]
+SCRIPTED = r'''
+import json, os, sys
+# mode (set in front): "list" lists the tool t and answers its calls, "fail"
+# fails tools/list, "die" lists t and dies at a call
 for line in sys.stdin:
     msg = json.loads(line)
     if msg.get("method") == "initialize":
         print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
             "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-            "serverInfo": {"name": "unlisted", "version": "1"}}}), flush=True)
+            "serverInfo": {"name": mode, "version": "1"}}}), flush=True)
     elif msg.get("method") == "tools/list":
         if mode == "fail":
             print(json.dumps({"jsonrpc": "2.0", "id": msg["id"],
@@ -411,6 +400,8 @@ for line in sys.stdin:
             print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": [
                 {"name": "t", "inputSchema": {"type": "object"}}]}}), flush=True)
     elif msg.get("method") == "tools/call":
+        if mode == "die":
+            os._exit(7)
         print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
             "content": [{"type": "text", "text": "called"}]}}), flush=True)
 '''
@@ -426,18 +417,8 @@ for line in sys.stdin:
      "The complete policy bundle is not installed."),
 ])
 def test_stdio_tools_degraded_or_pending(tmp_path, mode, policy, tail):
-    bindir = tmp_path / "srvbin"
-    bindir.mkdir()
-    prog = bindir / "unlisted-mcp"
-    prog.write_text(f"#!/usr/bin/python3\n{UNLISTED}")
-    prog.chmod(0o755)
-    server = (stdio("unlisted", prog.name, mode, path=f"{bindir}:/usr/bin:/bin") +
-              f'[mcp.unlisted.filesystem]\nread = ["{bindir}"]\n')
-    box = mcp_box(tmp_path, """
-permit(principal, action == Box::Action::"shell:spawn", resource)
-when { context.input.program == "unlisted-mcp" };
-permit(principal, action == Box::Action::"mcp:call", resource);
-""" + policy, server=server)
+    server = script_server(tmp_path, "unlisted", f"mode = {mode!r}\n" + SCRIPTED)
+    box = mcp_box(tmp_path, started_and_called("unlisted-mcp") + policy, server=server)
     try:
         r, out = client(box, "unlisted-mcp", {"call": "t", "args": {}})
         assert out and out[0].get("code") == -32001, (out, r.stderr)
@@ -744,14 +725,7 @@ def test_http_server_through_its_alias(tmp_path, http_server):
     message to http://127.0.0.1:<port>/mcp through the gateway with the
     route's secret, and decides the calls as a stdio server's."""
     port, token = http_server
-    box = http_box(tmp_path, port, token, REACH_LOCAL + """
-@id("coarse")
-permit(principal, action == Box::Action::"mcp:call", resource)
-when { context.input.server == "remote" };
-@id("small_sums")
-forbid(principal, action == remote::Action::"get-sum", resource)
-when { context.input.a > 100 };
-""")
+    box = http_box(tmp_path, port, token, REACH_LOCAL + two_gates("remote", "remote"))
     try:
         r, out = client(box, "remote", {"list": True},
                         {"call": "echo", "args": {"message": "over http"}},
