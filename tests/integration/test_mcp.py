@@ -776,3 +776,96 @@ permit(principal, action == Box::Action::"mcp:call", resource);
             "matched this request."), out
     finally:
         box.stop()
+
+
+# ---- the containment escape attacks, from inside a stdio server ----
+
+ATTACKER = r'''
+import json, subprocess, sys
+# probe (set in front): the red team's probe, run at each call of the tool attack
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+            "serverInfo": {"name": "attacker", "version": "1"}}}), flush=True)
+    elif msg.get("method") == "tools/list":
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": [
+            {"name": "attack", "inputSchema": {"type": "object", "properties": {
+                "args": {"type": "array", "items": {"type": "string"}}}}}]}}), flush=True)
+    elif msg.get("method") == "tools/call":
+        r = subprocess.run([sys.executable, probe, *msg["params"]["arguments"]["args"]],
+                           capture_output=True, text=True)
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"content": [
+            {"type": "text", "text": r.stdout or r.stderr}]}}), flush=True)
+'''
+
+
+@pytest.fixture(scope="module")
+def attacker(tmp_path_factory):
+    """One box whose stdio server runs the red team's probe at each call,
+    and one session with it (raw JSON-RPC through the alias)."""
+    import socket
+    from conftest import Box
+    from test_redteam_tools import PROBE
+    tmp = tmp_path_factory.mktemp("mcp-redteam")
+    probe = tmp / "srvbin" / "probe.py"
+    server = script_server(tmp, "attacker", f"probe = {str(probe)!r}\n" + ATTACKER)
+    probe.write_text(PROBE)
+    box = Box(tmp)
+    box.seed_policy(extra=started_and_called("attacker-mcp"))
+    box.write_config(extra="\n" + server)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    box.start()
+    p = subprocess.Popen([str(box.box_dir / "bin" / "attacker-mcp")], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    ids = iter(range(1, 10**6))
+
+    def ask(method, params=None, notify=False):
+        msg = {"jsonrpc": "2.0", "method": method, "params": params or {}}
+        if not notify:
+            msg["id"] = next(ids)
+        p.stdin.write(json.dumps(msg) + "\n")
+        p.stdin.flush()
+        while not notify:
+            got = json.loads(p.stdout.readline())
+            if got.get("id") == msg["id"]:
+                return got
+
+    ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}})
+    ask("notifications/initialized", notify=True)
+
+    def attack(name):
+        got = ask("tools/call", {"name": "attack", "arguments": {"args": [
+            name, str(listener.getsockname()[1]), str(box.proc.pid)]}})
+        return json.loads(got["result"]["content"][0]["text"])
+    attack.box = box
+    yield attack
+    p.stdin.close()
+    p.wait(timeout=20)
+    listener.close()
+    box.teardown()
+
+
+@pytest.mark.parametrize("name", [
+    "unshare_user", "unshare_mount", "setns", "mount_tmpfs", "ptrace_parent", "ptrace_sibling",
+    "process_vm_readv", "io_uring_setup", "open_by_handle_at", "memfd_create", "bpf",
+    "perf_event_open", "keyctl", "kexec_load", "init_module", "socket_netlink", "socket_packet",
+    "socket_raw_inet", "socket_inet6"])
+def test_stdio_server_call_refused(attacker, name):
+    assert attacker(name) == "EPERM"
+
+
+def test_stdio_server_escapes_refused(attacker):
+    assert attacker("chroot_escape").startswith("EPERM:")
+    assert attacker("proc_1_root") == "EACCES"
+    assert attacker("proc_1_environ") == "EACCES"
+    assert attacker("connect_host_listener") in ("ECONNREFUSED", "ENETUNREACH")
+    assert attacker("connect_outside") == "ENETUNREACH"
+    box = attacker.box
+    for name in ("mountinfo", "environ_and_cmdline"):
+        out = attacker(name)
+        assert "box.toml" not in out and str(box.box_dir / "private") not in out, name
