@@ -383,9 +383,10 @@ def records_attrs(box):
 
 
 SCRIPTED = r'''
-import json, os, sys
+import json, os, subprocess, sys
 # mode (set in front): "list" lists the tool t and answers its calls, "fail"
-# fails tools/list, "die" lists t and dies at a call
+# fails tools/list, "die" lists t and dies at a call, "probe" runs the file
+# probe (set in front too) with t's args at each call
 for line in sys.stdin:
     msg = json.loads(line)
     if msg.get("method") == "initialize":
@@ -398,12 +399,18 @@ for line in sys.stdin:
                               "error": {"code": -32603, "message": "cannot list"}}), flush=True)
         else:
             print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": [
-                {"name": "t", "inputSchema": {"type": "object"}}]}}), flush=True)
+                {"name": "t", "inputSchema": {"type": "object", "properties": {
+                    "args": {"type": "array", "items": {"type": "string"}}}}}]}}), flush=True)
     elif msg.get("method") == "tools/call":
         if mode == "die":
             os._exit(7)
+        text = "called"
+        if mode == "probe":
+            r = subprocess.run([sys.executable, probe, *msg["params"]["arguments"]["args"]],
+                               capture_output=True, text=True)
+            text = r.stdout or r.stderr
         print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
-            "content": [{"type": "text", "text": "called"}]}}), flush=True)
+            "content": [{"type": "text", "text": text}]}}), flush=True)
 '''
 
 
@@ -780,27 +787,6 @@ permit(principal, action == Box::Action::"mcp:call", resource);
 
 # ---- the containment escape attacks, from inside a stdio server ----
 
-ATTACKER = r'''
-import json, subprocess, sys
-# probe (set in front): the red team's probe, run at each call of the tool attack
-for line in sys.stdin:
-    msg = json.loads(line)
-    if msg.get("method") == "initialize":
-        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
-            "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-            "serverInfo": {"name": "attacker", "version": "1"}}}), flush=True)
-    elif msg.get("method") == "tools/list":
-        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": [
-            {"name": "attack", "inputSchema": {"type": "object", "properties": {
-                "args": {"type": "array", "items": {"type": "string"}}}}}]}}), flush=True)
-    elif msg.get("method") == "tools/call":
-        r = subprocess.run([sys.executable, probe, *msg["params"]["arguments"]["args"]],
-                           capture_output=True, text=True)
-        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"content": [
-            {"type": "text", "text": r.stdout or r.stderr}]}}), flush=True)
-'''
-
-
 @pytest.fixture(scope="module")
 def attacker(tmp_path_factory):
     """One box whose stdio server runs the red team's probe at each call,
@@ -810,7 +796,7 @@ def attacker(tmp_path_factory):
     from test_redteam_tools import PROBE
     tmp = tmp_path_factory.mktemp("mcp-redteam")
     probe = tmp / "srvbin" / "probe.py"
-    server = script_server(tmp, "attacker", f"probe = {str(probe)!r}\n" + ATTACKER)
+    server = script_server(tmp, "attacker", f"mode = 'probe'\nprobe = {str(probe)!r}\n" + SCRIPTED)
     probe.write_text(PROBE)
     box = Box(tmp)
     box.seed_policy(extra=started_and_called("attacker-mcp"))
@@ -839,7 +825,7 @@ def attacker(tmp_path_factory):
     ask("notifications/initialized", notify=True)
 
     def attack(name):
-        got = ask("tools/call", {"name": "attack", "arguments": {"args": [
+        got = ask("tools/call", {"name": "t", "arguments": {"args": [
             name, str(listener.getsockname()[1]), str(box.proc.pid)]}})
         return json.loads(got["result"]["content"][0]["text"])
     attack.box = box
