@@ -8,14 +8,21 @@
  * request: net:connect, http:request, the address floor), with the route's
  * secret in its placement, and hands back the messages of each reply (one
  * JSON body, or the events of an SSE stream) as lines.  One request at a
- * time, on a connection of its own. */
+ * time, on a connection of its own: for an https endpoint a CONNECT
+ * tunnel, where the gateway's certificate (its per-run CA's) is the one
+ * trusted, as the gateway itself verifies the server's. */
 #include "box/box-private.h"
+#include "gateway/gateway.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -86,13 +93,104 @@ static int dial_gateway(Boxd *d)
   return fd;
 }
 
+/* One exchange's connection to the gateway, and TLS inside its tunnel. */
+typedef struct {
+  int fd;
+  SSL *ssl;
+  SSL_CTX *ctx;
+} Conn;
+
+static void conn_close(Conn *c)
+{
+  if (c->ssl) {
+    SSL_shutdown(c->ssl);
+    SSL_free(c->ssl);
+  }
+  if (c->ctx) SSL_CTX_free(c->ctx);
+  if (c->fd >= 0) close(c->fd);
+}
+
+static bool conn_write(Conn *c, const char *p, size_t len)
+{
+  if (!c->ssl) return boxd_mcp_write_all(c->fd, p, len);
+  while (len > 0) {
+    int n = SSL_write(c->ssl, p, (int)MIN(len, (size_t)G_MAXINT));
+    if (n <= 0) return false;
+    p += n;
+    len -= (size_t)n;
+  }
+  return true;
+}
+
+static ssize_t conn_read(Conn *c, char *buf, size_t len)
+{
+  if (!c->ssl) return read(c->fd, buf, len);
+  int n = SSL_read(c->ssl, buf, (int)len);
+  if (n > 0) return n;
+  /* a server that closes without close_notify has still said all it will */
+  int e = SSL_get_error(c->ssl, n);
+  return e == SSL_ERROR_ZERO_RETURN || e == SSL_ERROR_SYSCALL ? 0 : -1;
+}
+
+static GString *read_reply(Conn *c);
+
+/* The tunnel to host:443 through the gateway, and TLS in it that trusts
+ * only the gateway's CA; false with *why. */
+static bool conn_tunnel(Boxd *d, Conn *c, const char *host, char **why)
+{
+  g_autofree char *req =
+    g_strdup_printf("CONNECT %s:443 HTTP/1.1\r\nHost: %s:443\r\n\r\n", host, host);
+  if (!boxd_mcp_write_all(c->fd, req, strlen(req))) {
+    *why = g_strdup("could not be reached through the gateway");
+    return false;
+  }
+  /* the gateway's answer to CONNECT, read a byte at a time: TLS follows it */
+  GString *head = g_string_new(NULL);
+  char ch;
+  while (!g_str_has_suffix(head->str, "\r\n\r\n") && head->len < 65536 && read(c->fd, &ch, 1) == 1)
+    g_string_append_c(head, ch);
+  bool open =
+    g_str_has_prefix(head->str, "HTTP/1.1 200") || g_str_has_prefix(head->str, "HTTP/1.0 200");
+  g_string_free(head, TRUE);
+  if (!open) {
+    /* a refusal's body says why */
+    GString *body = read_reply(c);
+    *why = g_strdup_printf("was not reached: %.*s", body ? (int)MIN(body->len, 1024) : 0,
+                           body ? body->str : "");
+    g_strchomp(*why);
+    if (body) g_string_free(body, TRUE);
+    return false;
+  }
+  c->ctx = SSL_CTX_new(TLS_client_method());
+  BIO *bio = BIO_new_mem_buf(box_gateway_ca_pem(d->gateway), -1);
+  X509 *ca = bio ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
+  BIO_free(bio);
+  bool trusted = c->ctx && ca && X509_STORE_add_cert(SSL_CTX_get_cert_store(c->ctx), ca) == 1;
+  X509_free(ca);
+  if (trusted) {
+    SSL_CTX_set_verify(c->ctx, SSL_VERIFY_PEER, NULL);
+    c->ssl = SSL_new(c->ctx);
+  }
+  unsigned char ip[16];
+  bool literal = inet_pton(AF_INET, host, ip) == 1 || inet_pton(AF_INET6, host, ip) == 1;
+  bool named = c->ssl && (literal ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), host)
+                                  : SSL_set_tlsext_host_name(c->ssl, host) == 1 &&
+                                      SSL_set1_host(c->ssl, host)) == 1;
+  if (!named || SSL_set_fd(c->ssl, c->fd) != 1 || SSL_connect(c->ssl) != 1) {
+    ERR_clear_error();
+    *why = g_strdup("could not be reached: TLS through the gateway failed");
+    return false;
+  }
+  return true;
+}
+
 /* The whole reply (the request says Connection: close), or NULL. */
-static GString *read_reply(int fd)
+static GString *read_reply(Conn *c)
 {
   GString *s = g_string_new(NULL);
   char chunk[65536];
   for (;;) {
-    ssize_t n = read(fd, chunk, sizeof chunk);
+    ssize_t n = conn_read(c, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       g_string_free(s, TRUE);
@@ -174,14 +272,16 @@ static void exchange(Bridge *b, const char *line)
   json_object *msg = json_tokener_parse(line), *id = NULL;
   if (msg && json_object_object_get_ex(msg, "method", NULL))
     json_object_object_get_ex(msg, "id", &id);
+  bool tls = g_str_has_prefix(b->endpoint, "https://");
   const char *authority = strstr(b->endpoint, "://") + 3;
-  g_autofree char *host = g_strndup(authority, strcspn(authority, "/"));
+  size_t alen = strcspn(authority, "/");
+  g_autofree char *host = g_strndup(authority, alen);
   GString *req = g_string_new(NULL);
   g_string_append_printf(req,
                          "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
                          "Accept: application/json, text/event-stream\r\n"
                          "Connection: close\r\nContent-Length: %zu\r\n",
-                         b->endpoint, host, strlen(line));
+                         tls ? authority + alen : b->endpoint, host, strlen(line));
   if (b->session) g_string_append_printf(req, "Mcp-Session-Id: %s\r\n", b->session);
   const char *secret = boxd_mcp_secret(b->d, b->m->name);
   if (secret)
@@ -190,12 +290,14 @@ static void exchange(Bridge *b, const char *line)
                            b->m->route->prefix ? b->m->route->prefix : "Bearer ", secret);
   g_string_append(req, "\r\n");
   g_string_append(req, line);
-  int fd = dial_gateway(b->d);
-  bool sent = fd >= 0 && boxd_mcp_write_all(fd, req->str, req->len);
+  Conn c = { dial_gateway(b->d), NULL, NULL };
+  g_autofree char *refused = NULL;
+  bool sent = c.fd >= 0 && (!tls || conn_tunnel(b->d, &c, host, &refused)) &&
+              conn_write(&c, req->str, req->len);
   OPENSSL_cleanse(req->str, req->len); /* it holds the secret */
   g_string_free(req, TRUE);
-  GString *reply = sent ? read_reply(fd) : NULL;
-  if (fd >= 0) close(fd);
+  GString *reply = sent ? read_reply(&c) : NULL;
+  conn_close(&c);
   const char *split = reply ? g_strstr_len(reply->str, (gssize)reply->len, "\r\n\r\n") : NULL;
   int status = split ? atoi(reply->str + strcspn(reply->str, " ")) : 0;
   g_autofree char *head = split ? g_strndup(reply->str, (gsize)(split - reply->str)) : NULL;
@@ -209,15 +311,15 @@ static void exchange(Bridge *b, const char *line)
                           ? unchunk(raw, raw_len, body)
                           : (g_string_append_len(body, raw, (gssize)raw_len), true));
   if (!split || !framed) {
-    emit_failure(b, id, "could not be reached through the gateway");
+    emit_failure(b, id, refused ? refused : "could not be reached through the gateway");
   } else if (status >= 200 && status < 300) {
     if (sid && !b->session) b->session = g_steal_pointer(&sid);
     if (body->len) emit_body(b, type, body->str, body->len);
   } else {
     /* the gateway's refusal says why in its body; another status is the server's */
-    g_autofree char *refused = header(head, "x-strands-box-egress");
+    g_autofree char *marked = header(head, "x-strands-box-egress");
     g_autofree char *why =
-      refused
+      marked
         ? g_strdup_printf("was not reached: %.*s", (int)MIN(body->len, 1024), body->str)
         : g_strdup_printf("answered HTTP %d: %.*s", status, (int)MIN(body->len, 512), body->str);
     emit_failure(b, id, g_strchomp(why));
@@ -256,12 +358,6 @@ static gpointer bridge_main(gpointer data)
 GThread *boxd_mcp_http_start(Boxd *d, const BoxMcpServer *m, const char *endpoint, int *to_server,
                              int *from_server, char **why)
 {
-  if (g_str_has_prefix(endpoint, "https://")) {
-    *why = g_strdup_printf("MCP server \"%s\" may not start: its endpoint %s is https, which this "
-                           "build's broker does not speak yet",
-                           m->name, endpoint);
-    return NULL;
-  }
   int in[2] = { -1, -1 }, out[2] = { -1, -1 };
   if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
     *why = g_strdup_printf("MCP server \"%s\" may not start: %s", m->name, g_strerror(errno));

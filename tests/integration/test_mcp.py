@@ -693,27 +693,33 @@ permit(principal, action == Box::Action::"mcp:call", resource);
 HTTP_SERVER = REPO / "tests" / "mcp" / "http_server.mjs"
 
 
-@pytest.fixture
-def http_server():
-    """The reference server behind the SDK's streamable HTTP transport,
-    wanting the token it prints beside its port."""
+def serve_http(extra_env=None):
+    """The reference server behind the SDK's streamable HTTP transport:
+    the process, its port and the token it wants."""
     import os
     token = "tok-" + os.urandom(8).hex()
     srv = subprocess.Popen(["node", str(HTTP_SERVER)], stdout=subprocess.PIPE, text=True,
-                           env={"PATH": "/usr/bin:/bin", "TOKEN": token})
+                           env={"PATH": "/usr/bin:/bin", "TOKEN": token, **(extra_env or {})})
+    return srv, int(srv.stdout.readline()), token
+
+
+@pytest.fixture
+def http_server():
+    srv, port, token = serve_http()
     try:
-        yield int(srv.stdout.readline()), token
+        yield port, token
     finally:
         srv.kill()
         srv.wait()
 
 
-def http_box(tmp_path, port, token, policy):
+def http_box(tmp_path, port, token, policy, host="127.0.0.1", gateway=""):
     from conftest import Box
     box = Box(tmp_path)
     box.seed_policy(extra=policy)
-    box.write_config(extra=f'\n[gateway]\nallow_local = ["127.0.0.1:{port}"]\n'
-                           f'[mcp.remote]\ntype = "http"\ndestinations = ["127.0.0.1:{port}"]\n'
+    dest = host if port == 443 else f"{host}:{port}"
+    box.write_config(extra=f'\n[gateway]\nallow_local = ["{host}:{port}"]\n{gateway}'
+                           f'[mcp.remote]\ntype = "http"\ndestinations = ["{dest}"]\n'
                            'secret.ref = "env://REMOTE_TOKEN"\n')
     env = box.env
     box.env = lambda: {**env(), "REMOTE_TOKEN": token}
@@ -855,3 +861,37 @@ def test_stdio_server_escapes_refused(attacker):
     for name in ("mountinfo", "environ_and_cmdline"):
         out = attacker(name)
         assert "box.toml" not in out and str(box.box_dir / "private") not in out, name
+
+
+def test_https_server_through_the_gateways_tunnel(tmp_path):
+    """A destination without a port is https://host/mcp: the broker's
+    exchange goes through a CONNECT tunnel of the gateway, which verifies
+    the server's certificate (here one [gateway] extra_ca names)."""
+    import os
+    if os.geteuid() != 0:
+        pytest.skip("the server listens on port 443")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.2",
+                    "-addext", "subjectAltName=IP:127.0.0.2"], check=True, capture_output=True)
+    srv, port, token = serve_http({"CERT": str(cert), "KEY": str(key), "HOST": "127.0.0.2",
+                                   "PORT": "443"})
+    try:
+        box = http_box(tmp_path / "box", port, token, """
+permit(principal, action in [Box::Action::"net:connect", Box::Action::"http:request"], resource)
+when { context.input.host == "127.0.0.2" };
+permit(principal, action == Box::Action::"mcp:call", resource);
+""", host="127.0.0.2", gateway=f'extra_ca = ["{cert}"]\n')
+        try:
+            r, out = client(box, "remote", {"call": "echo", "args": {"message": "over https"}})
+            assert r.returncode == 0, (out, r.stderr)
+            assert out[0]["result"]["content"][0]["text"] == "Echo: over https", out
+        finally:
+            box.stop()
+        attrs = records_attrs(box)
+        # decided inside the tunnel, as any https request is
+        assert any(a.get("strands.box.policy.action") == "http:request" and
+                   a.get("strands.box.policy.resource") == "127.0.0.2:443/mcp" for a in attrs)
+    finally:
+        srv.kill()
+        srv.wait()

@@ -3,7 +3,10 @@
 // Usage: TOKEN=... node http_server.mjs   Listens on 127.0.0.1 at a free port, prints the
 // port on stdout, serves /mcp with one session per initialize, and refuses (401) a request
 // whose Authorization is not "Bearer $TOKEN": the box must bring the route's secret.
+// With CERT and KEY (PEM files) it serves https instead, at HOST:PORT when given.
+import fs from "node:fs";
 import http from "node:http";
+import https from "node:https";
 import { randomUUID } from "node:crypto";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { createServer } from "@modelcontextprotocol/server-everything/dist/server/index.js";
@@ -18,7 +21,10 @@ async function body(req) {
   return text ? JSON.parse(text) : undefined;
 }
 
-const server = http.createServer(async (req, res) => {
+const tls = process.env.CERT
+  ? { cert: fs.readFileSync(process.env.CERT), key: fs.readFileSync(process.env.KEY) }
+  : null;
+const serve = async (req, res) => {
   if (req.headers.authorization !== `Bearer ${token}`) {
     res.writeHead(401, { "content-type": "text/plain" }).end("no token\n");
     return;
@@ -43,5 +49,8 @@ const server = http.createServer(async (req, res) => {
     await mcp.connect(transport);
   }
   await transport.handleRequest(req, res, parsed);
-});
-server.listen(0, "127.0.0.1", () => console.log(server.address().port));
+};
+const server = tls ? https.createServer(tls, serve) : http.createServer(serve);
+server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? "127.0.0.1", () =>
+  console.log(server.address().port),
+);
