@@ -56,10 +56,20 @@ typedef struct {
   int in, out;   /* lines from the broker; lines to it */
 } Bridge;
 
+/* One message to the broker, on one line whatever its layout was (a
+ * pretty-printed body, an event's several data lines); what is no JSON is
+ * no message. */
 static void emit(Bridge *b, const char *msg, size_t len)
 {
-  while (len && (msg[len - 1] == '\n' || msg[len - 1] == '\r')) len--;
-  if (len && boxd_mcp_write_all(b->out, msg, len)) boxd_mcp_write_all(b->out, "\n", 1);
+  json_tokener *tok = json_tokener_new();
+  json_object *o = json_tokener_parse_ex(tok, msg, (int)MIN(len, (size_t)G_MAXINT));
+  bool whole = o && json_tokener_get_error(tok) == json_tokener_success;
+  json_tokener_free(tok);
+  if (whole) {
+    const char *line = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+    if (boxd_mcp_write_all(b->out, line, strlen(line))) boxd_mcp_write_all(b->out, "\n", 1);
+  }
+  json_object_put(o);
 }
 
 /* The broker's answer, as the server's, to a request the exchange failed. */

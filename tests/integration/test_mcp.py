@@ -895,3 +895,49 @@ permit(principal, action == Box::Action::"mcp:call", resource);
     finally:
         srv.kill()
         srv.wait()
+
+
+def test_http_server_pretty_json_replies(tmp_path):
+    """A server that answers with JSON bodies laid out over several lines:
+    each reply reaches the agent as one message."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            msg = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if "id" not in msg:
+                self.send_response(202)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            result = {"initialize": {"protocolVersion": msg.get("params", {}).get(
+                          "protocolVersion", "2025-06-18"), "capabilities": {"tools": {}},
+                          "serverInfo": {"name": "pretty", "version": "1"}},
+                      "tools/list": {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]},
+                      "tools/call": {"content": [{"type": "text", "text": "laid out"}]}}
+            body = json.dumps({"jsonrpc": "2.0", "id": msg["id"],
+                               "result": result[msg["method"]]}, indent=2).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        box = http_box(tmp_path, srv.server_address[1], "tok", REACH_LOCAL + """
+permit(principal, action == Box::Action::"mcp:call", resource);
+""")
+        try:
+            r, out = client(box, "remote", {"call": "t", "args": {}})
+            assert r.returncode == 0, (out, r.stderr)
+            assert out[0]["result"]["content"][0]["text"] == "laid out", out
+        finally:
+            box.stop()
+    finally:
+        srv.shutdown()
