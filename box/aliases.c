@@ -108,10 +108,11 @@ bool boxd_install_aliases(Boxd *d, GError **error)
   const char *names[] = { "zsh", "bash", "sh", "python3", "python", NULL };
   for (int i = 0; names[i]; i++)
     if (!alias_install(d, names[i], image, len, error)) return false;
-  /* A stdio MCP server is reached by running its program's name (§4.1). */
+  /* A stdio MCP server is reached by running its program's name (§4.1), an
+   * http one by its own name. */
   for (guint i = 0; i < d->config->mcp->len; i++) {
     const BoxMcpServer *m = g_ptr_array_index(d->config->mcp, i);
-    if (!m->http && !alias_install(d, m->spec.command[0], image, len, error)) return false;
+    if (!alias_install(d, m->http ? m->name : m->spec.command[0], image, len, error)) return false;
   }
   return true;
 }

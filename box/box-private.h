@@ -256,6 +256,23 @@ json_object *boxd_spawn_input(Boxd *d, json_object *command, const char *const *
  * agent) until either side ends; the caller keeps and closes fds.  -1 with
  * *refusal set when the server may not start or is not declared. */
 int boxd_mcp_serve(Boxd *d, const char *name, int fds[3], char **refusal);
+/* Before the policy loads: its rules may name the servers' tools, which
+ * are known only once each server lists them (spec/policy.md per-tool). */
+void box_mcp_declare_namespaces(const BoxConfig *config);
+/* Writes all of p (a pipe or socket of the MCP relay); false when the
+ * other end is gone. */
+bool boxd_mcp_write_all(int fd, const char *p, size_t len);
+/* The secret an http MCP server's route names, or NULL (gateway_wire.c). */
+const char *boxd_mcp_secret(Boxd *d, const char *server);
+/* mcp_http.c: an http server's endpoint (spec/runtime.md §2.5), or NULL
+ * with *why when its destinations name none. */
+char *boxd_mcp_endpoint(const BoxMcpServer *m, char **why);
+/* Starts the bridge to http server M at endpoint: lines of JSON-RPC
+ * written to *to_server are POSTed through the gateway, and the messages
+ * of each reply come back as lines on *from_server (ended when *to_server
+ * is closed).  NULL with *why when it cannot start. */
+GThread *boxd_mcp_http_start(Boxd *d, const BoxMcpServer *m, const char *endpoint, int *to_server,
+                             int *from_server, char **why);
 
 /* broker.c: the alias protocol on run/box.sock. */
 bool boxd_broker_start(Boxd *d, GError **error);

@@ -13,7 +13,7 @@
 static const char policy_usage[] = "Usage: box policy <COMMAND>\n"
                                    "\n"
                                    "Commands:\n"
-                                   "  check FILE [--home DIR]                                  "
+                                   "  check FILE [--home DIR] [--config BOX_TOML]              "
                                    "Load FILE as a box would; print ok or why not\n"
                                    "  decide FILE [--home DIR] [--explain] ACTION INPUT_JSON   "
                                    "Print the message the agent would see\n"
@@ -32,6 +32,7 @@ static int usage_error(const char *fmt, const char *arg)
 
 typedef struct {
   const char *home;
+  const char *config; /* check: the box whose MCP servers' tools the policy may name */
   bool explain;
   const char *pos[3];
   int npos;
@@ -48,6 +49,10 @@ static int parse_args(int argc, char **argv, PolicyArgs *a, int max_pos, bool al
       a->home = argv[++i];
     } else if (g_str_has_prefix(s, "--home=")) {
       a->home = s + 7;
+    } else if (!allow_explain && strcmp(s, "--config") == 0) {
+      if (i + 1 >= argc)
+        return usage_error("a value is required for '%s' but none was supplied", s);
+      a->config = argv[++i];
     } else if (allow_explain && strcmp(s, "--explain") == 0) {
       a->explain = true;
     } else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
@@ -80,11 +85,14 @@ BoxPolicy *box_verb_policy_load(const char *file, const char *home, bool quiet)
   return p;
 }
 
+static bool register_generated(const char *config);
+
 static int cmd_check(int argc, char **argv)
 {
   PolicyArgs a = { 0 };
   int rc = parse_args(argc, argv, &a, 1, false);
   if (rc >= 0) return rc;
+  if (a.config && !register_generated(a.config)) return 1;
   BoxPolicy *p = box_verb_policy_load(a.pos[0], a.home, false);
   if (!p) return 1;
   puts("ok");
@@ -201,10 +209,21 @@ static void append_events(GString *s, const char *action, const char *input, con
   append_term_events(s, term, input, output);
 }
 
-/* McpActionFn: a generated action's events, into the GString data. */
-static void generated_events(void *data, const char *term, const char *fields)
+/* Where a server's generated actions go: their events into a schema, or
+ * (events NULL) this process's policy engine. */
+typedef struct {
+  const char *server;
+  GString *events;
+} Generated;
+
+/* McpActionFn, data a Generated. */
+static void generated_action(void *data, const char *term, const char *tool, const char *fields)
 {
-  append_term_events(data, term, fields, NULL);
+  Generated *g = data;
+  if (g->events)
+    append_term_events(g->events, term, fields, NULL);
+  else
+    box_policy_register_action(g->server, term, tool, fields);
 }
 
 static char *events_schema(const char *generated)
@@ -256,7 +275,8 @@ static bool write_atomic(const char *dir, const char *name, const char *text, ch
 }
 
 /* Each stdio server's per-tool actions, from its tools/list, after the Box
- * schema; false (and the failure on stderr) when a server fails. */
+ * schema in out (events NULL: registered instead); false (and the failure
+ * on stderr) when a server fails. */
 static bool mcp_fragments(const BoxConfig *cfg, GString *out, GString *events)
 {
   for (guint i = 0; i < cfg->mcp->len; i++) {
@@ -265,8 +285,8 @@ static bool mcp_fragments(const BoxConfig *cfg, GString *out, GString *events)
     char *why = NULL;
     json_object *tools =
       mcp_discover_stdio(m->name, m->spec.command, m->spec.env, m->spec.workspace, &why);
-    char *fragment =
-      tools ? mcp_schema_fragment(m->name, tools, generated_events, events, &why) : NULL;
+    Generated g = { m->name, events };
+    char *fragment = tools ? mcp_schema_fragment(m->name, tools, generated_action, &g, &why) : NULL;
     if (!fragment) {
       if (tools)
         fprintf(stderr, "box: error: cannot generate the schema of MCP server \"%s\": %s\n",
@@ -278,10 +298,32 @@ static bool mcp_fragments(const BoxConfig *cfg, GString *out, GString *events)
       return false;
     }
     json_object_put(tools);
-    g_string_append_printf(out, "\n%s", fragment);
+    if (out) g_string_append_printf(out, "\n%s", fragment);
     g_free(fragment);
   }
   return true;
+}
+
+/* The actions of the tools config's MCP servers list, registered so that
+ * a policy naming them is checked against them. */
+static BoxConfig *config_said(const char *config)
+{
+  GError *error = NULL;
+  BoxConfig *cfg = box_config_load(config, g_get_home_dir(), &error);
+  if (!cfg) {
+    fprintf(stderr, "box: error: %s\n", error->message);
+    g_error_free(error);
+  }
+  return cfg;
+}
+
+static bool register_generated(const char *config)
+{
+  BoxConfig *cfg = config_said(config);
+  if (!cfg) return false;
+  bool found = mcp_fragments(cfg, NULL, NULL);
+  box_config_free(cfg);
+  return found;
 }
 
 static int cmd_generate_schema(int argc, char **argv)
@@ -313,13 +355,8 @@ static int cmd_generate_schema(int argc, char **argv)
   if (!config || !outdir)
     return usage_error(
       "%s", "the following required arguments were not provided: --config, --output-dir");
-  GError *error = NULL;
-  BoxConfig *cfg = box_config_load(config, g_get_home_dir(), &error);
-  if (!cfg) {
-    fprintf(stderr, "box: error: %s\n", error->message);
-    g_error_free(error);
-    return 1;
-  }
+  BoxConfig *cfg = config_said(config);
+  if (!cfg) return 1;
   GString *actions = g_string_new(actions_schema), *generated = g_string_new(NULL);
   bool found = mcp_fragments(cfg, actions, generated);
   box_config_free(cfg);

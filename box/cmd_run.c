@@ -93,6 +93,7 @@ static int resolve_places(Boxd *d)
  * CLI's status after saying why. */
 static int load_policy(Boxd *d)
 {
+  box_mcp_declare_namespaces(d->config);
   if (!d->config->policy) {
     d->policy = box_policy_new_empty();
     return 0;

@@ -139,6 +139,7 @@ static bool relay_into(Boxd *d, int netns, int port, int until, GError **error)
 struct BoxdEgress {
   BoxGatewayRoute *routes;
   size_t n;
+  GHashTable *mcp_secrets; /* an http MCP server's name -> its secret */
 };
 
 static void wipe_free(char *p)
@@ -186,6 +187,36 @@ static bool secret_problem(const BoxEgressRoute *r, const char *value, const cha
   else
     return false;
   return true;
+}
+
+/* The secret of an env:// route, read once: the copy in this process's
+ * environment block (which /proc/<pid>/environ shows) is wiped, and
+ * nothing started later inherits it.  NULL with error when it is unset or
+ * unfit. */
+static char *take_secret(Boxd *d, const char *table, const BoxEgressRoute *r, GError **error)
+{
+  char *value = getenv(r->env_name);
+  const char *why = NULL;
+  if (!value)
+    why = "is not set in the environment of `box run`";
+  else
+    secret_problem(r, value, &why);
+  if (why) {
+    g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
+                "invalid `[%s.%s]` table: `secret.ref` env://%s %s (in %s)", table, r->name,
+                r->env_name, why, d->config->path);
+    return NULL;
+  }
+  char *secret = g_strdup(value);
+  OPENSSL_cleanse(value, strlen(value));
+  unsetenv(r->env_name);
+  return secret;
+}
+
+const char *boxd_mcp_secret(Boxd *d, const char *server)
+{
+  return d->egress && d->egress->mcp_secrets ? g_hash_table_lookup(d->egress->mcp_secrets, server)
+                                             : NULL;
 }
 
 /* A static-key profile of the operator's ~/.aws/credentials (no ambient
@@ -275,16 +306,8 @@ bool boxd_egress_prepare(Boxd *d, GError **error)
       g_free(phantom_secret);
       continue;
     }
-    char *value = getenv(r->env_name);
-    const char *why = NULL;
-    if (!value)
-      why = "is not set in the environment of `box run`";
-    else
-      secret_problem(r, value, &why);
-    if (why) {
-      g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
-                  "invalid `[egress.%s]` table: `secret.ref` env://%s %s (in %s)", r->name,
-                  r->env_name, why, d->config->path);
+    char *secret = take_secret(d, "egress", r, error);
+    if (!secret) {
       ok = false;
       break;
     }
@@ -296,12 +319,7 @@ bool boxd_egress_prepare(Boxd *d, GError **error)
     g->prefix = r->prefix;
     g->param = r->param;
     g->inject_always = r->inject_always;
-    g->secret = g_strdup(value);
-    /* Read once: the copy in this process's environment block (which
-     * /proc/<pid>/environ shows) is wiped, and nothing started later
-     * inherits it. */
-    OPENSSL_cleanse(value, strlen(value));
-    unsetenv(r->env_name);
+    g->secret = secret;
     char *phantom = mint_phantom(r->phantom_prefix, error);
     if (!phantom) {
       ok = false;
@@ -309,6 +327,19 @@ bool boxd_egress_prepare(Boxd *d, GError **error)
     }
     g->phantom = phantom;
     g_ptr_array_add(env, g_strdup_printf("%s=%s", r->env_name, phantom));
+  }
+  /* An http MCP server's secret: the broker itself sends it (no phantom:
+   * the agent never holds the server's credential). */
+  d->egress->mcp_secrets =
+    g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)wipe_free);
+  for (guint i = 0; i < d->config->mcp->len && ok; i++) {
+    const BoxMcpServer *m = g_ptr_array_index(d->config->mcp, i);
+    if (!m->http || !m->route->env_name) continue;
+    char *secret = take_secret(d, "mcp", m->route, error);
+    if (secret)
+      g_hash_table_insert(d->egress->mcp_secrets, m->name, secret);
+    else
+      ok = false;
   }
   g_ptr_array_add(env, NULL);
   d->phantom_env = (char **)g_ptr_array_free(env, FALSE);
@@ -326,6 +357,7 @@ void boxd_egress_clear(Boxd *d)
     g_free((char *)d->egress->routes[i].phantom);
   }
   g_free(d->egress->routes);
+  if (d->egress->mcp_secrets) g_hash_table_destroy(d->egress->mcp_secrets);
   g_clear_pointer(&d->egress, g_free);
 }
 

@@ -195,7 +195,7 @@ char *mcp_schema_fragment(const char *server, json_object *tools_result, McpActi
         record->len > 2 ? g_strndup(record->str + 2, record->len - 4) : g_strdup("");
       g_string_prepend(term, "::Action::");
       g_string_prepend(term, ns);
-      fn(data, term->str, fields);
+      fn(data, term->str, n, fields);
     }
     g_string_free(term, TRUE);
     g_string_free(record, TRUE);

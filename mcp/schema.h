@@ -16,9 +16,10 @@ G_BEGIN_DECLS
  * "_7_demo", "if" -> "if_".  g_free the result. */
 char *mcp_action_namespace(const char *server);
 
-/* Told of each generated action: its whole term (ns::Action::"tool") and
- * its input record's fields ("a: Long, b?: String"; "" for none). */
-typedef void (*McpActionFn)(void *data, const char *term, const char *fields);
+/* Told of each generated action: its whole term (ns::Action::"tool"), the
+ * tool's name and its input record's fields ("a: Long, b?: String"; ""
+ * for none). */
+typedef void (*McpActionFn)(void *data, const char *term, const char *tool, const char *fields);
 
 /* The schema fragment of SERVER from its `tools/list` result (the object
  * holding "tools"): one namespace, one action per tool whose context input

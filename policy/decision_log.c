@@ -16,6 +16,7 @@
 #include "policy/decision.h"
 #include "policy/json_out.h"
 #include "policy/message.h"
+#include "policy/schema.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -232,6 +233,23 @@ char *box_command_arg_redact(const char *word, bool literal)
   return g_strdup("<redacted>");
 }
 
+/* The record's action and category (spec/policy.md §5.1): "fs:read" in
+ * "fs"; a tool's own action by its tool's name ("add"), in its namespace
+ * ("demo"). */
+static const char *action_words(const char *action, const char **category, size_t *clen)
+{
+  int a = strstr(action, "::Action::") ? policy_action_index(action) : -1;
+  if (a >= POLICY_BOX_ACTIONS) {
+    *category = policy_action_etype(a);
+    *clen = strlen(*category) - strlen("::Action");
+    return policy_action_id(a);
+  }
+  const char *colon = strchr(action, ':');
+  *category = action;
+  *clen = colon ? (size_t)(colon - action) : strlen(action);
+  return action;
+}
+
 /* Builds the record's attributes in the order of spec/policy.md §5.1. */
 static json_object *decision_attributes(const char *action, json_object *input,
                                         const BoxCommandArgs *cargs, const BoxDecision *d)
@@ -239,7 +257,9 @@ static json_object *decision_attributes(const char *action, json_object *input,
   json_object *attrs = json_object_new_array();
   bool deny = d->verdict == BOX_VERDICT_DENY;
   add_str(attrs, "strands.box.policy.principal", "agent:self");
-  add_str(attrs, "strands.box.policy.action", action);
+  const char *group;
+  size_t glen;
+  add_str(attrs, "strands.box.policy.action", action_words(action, &group, &glen));
   add_str(attrs, "strands.box.policy.resource", d->resource);
   add_str(attrs, "strands.box.policy.verdict", deny ? "deny" : "permit");
   add_str(attrs, "strands.box.policy.cause", box_cause_name(d->cause));
@@ -247,8 +267,7 @@ static json_object *decision_attributes(const char *action, json_object *input,
     add_str(attrs, "error.type", "strands.box.policy.evaluation_error");
   if (deny) add_str(attrs, "strands.box.policy.reason", d->reason ? d->reason : "");
   add_str(attrs, "strands.box.policy.rule", d->rule ? d->rule : "");
-  const char *colon = strchr(action, ':');
-  char *category = colon ? g_strndup(action, (gsize)(colon - action)) : g_strdup(action);
+  char *category = g_strndup(group, glen);
   add_str(attrs, "strands.box.policy.category", category);
   g_free(category);
   if (d->description && *d->description)
@@ -462,7 +481,9 @@ static void h_attributes(GString *o, const char *action, json_object *input,
 {
   bool deny = d->verdict == BOX_VERDICT_DENY;
   LIT(o, "[{\"key\":\"strands.box.policy.principal\",\"value\":{\"stringValue\":\"agent:self\"}}");
-  ATTR_STR(o, "strands.box.policy.action", action);
+  const char *group;
+  size_t clen;
+  ATTR_STR(o, "strands.box.policy.action", action_words(action, &group, &clen));
   /* the resource's text, kept to be copied again as file.path */
   size_t res_at = o->len + sizeof(",{\"key\":\"strands.box.policy.resource\",\"value\":") - 1;
   ATTR_STR(o, "strands.box.policy.resource", d->resource);
@@ -476,14 +497,12 @@ static void h_attributes(GString *o, const char *action, json_object *input,
     ATTR_STR(o, "error.type", "strands.box.policy.evaluation_error");
   if (deny) ATTR_STR(o, "strands.box.policy.reason", d->reason);
   ATTR_STR(o, "strands.box.policy.rule", d->rule);
-  const char *colon = strchr(action, ':');
-  size_t clen = colon ? (size_t)(colon - action) : strlen(action);
   if (clen <= ATTR_MAX) {
     LIT(o, ",{\"key\":\"strands.box.policy.category\",\"value\":{\"stringValue\":\"");
-    policy_json_escaped(o, action, clen); /* no copy of the group */
+    policy_json_escaped(o, group, clen); /* no copy of the group */
     LIT(o, "\"}}");
   } else {
-    char *category = g_strndup(action, clen);
+    char *category = g_strndup(group, clen);
     ATTR_STR(o, "strands.box.policy.category", category);
     g_free(category);
   }

@@ -54,7 +54,6 @@ static int eval(const Env *env, const Expr *e, Value *out);
 
 static const char *const entity_agent = "Box::Agent";
 static const char *const entity_resource = "Box::Resource";
-static const char *const entity_action = "Box::Action";
 
 static int from_json(const Env *env, json_object *j, const char *enum_type, Value *out)
 {
@@ -465,8 +464,8 @@ static int eval_var(const Env *env, const Expr *e, Value *out)
   case VAR_PRINCIPAL: set_entity(out, entity_agent, "self", 4); return OK;
   case VAR_RESOURCE: set_entity(out, entity_resource, "unused", 6); return OK;
   case VAR_ACTION:
-    set_entity(out, entity_action, policy_actions[env->action].term,
-               strlen(policy_actions[env->action].term));
+    set_entity(out, policy_action_etype(env->action), policy_action_id(env->action),
+               strlen(policy_action_id(env->action)));
     return OK;
   case VAR_CONTEXT:
     out->kind = V_RECORD;
@@ -764,6 +763,27 @@ static BoxDecision *decision_fault(const char *action, const char *resource, con
   return policy_decision_made(&m, NULL, 0, NULL, 0);
 }
 
+BoxDecision *box_decision_new(const char *action, const char *resource, BoxCause cause,
+                              const char *rule)
+{
+  BoxDecision m = { .verdict = cause == BOX_CAUSE_PERMITTED ? BOX_VERDICT_PERMIT : BOX_VERDICT_DENY,
+                    .cause = cause };
+  m.action = (char *)action;
+  m.resource = (char *)resource;
+  switch (cause) {
+  case BOX_CAUSE_POLICY_PENDING:
+    m.rule = (char *)"<policy-pending>";
+    m.reason = (char *)"the complete policy bundle is not installed";
+    break;
+  case BOX_CAUSE_PERMITTED: m.rule = (char *)rule; break;
+  default:
+    m.rule = (char *)"<default-deny>";
+    m.reason = (char *)"no permit matched";
+    break;
+  }
+  return policy_decision_made(&m, NULL, 0, rule ? &rule : NULL, rule ? 1 : 0);
+}
+
 static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *input, bool quiet)
 {
   char *owned;
@@ -781,9 +801,16 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
     return d;
   }
 
-  /* append the ::request event, evaluate the temporal clauses */
+  if (ai >= POLICY_BOX_ACTIONS && (!policy || !policy_installed(policy, ai))) {
+    BoxDecision *d = box_decision_new(action, resource, BOX_CAUSE_POLICY_PENDING, NULL);
+    g_free(owned);
+    return d;
+  }
+
+  /* append the ::request event, evaluate the temporal clauses; a tool's
+   * own action has no events in the history's schema */
   const char *history_fault = NULL;
-  bool temporal = policy && policy->temporal && !quiet;
+  bool temporal = policy && policy->temporal && !quiet && ai < POLICY_BOX_ACTIONS;
   if (temporal && !policy_temporal_begin(policy, ai, input, &history_fault)) {
     char *text =
       g_strdup_printf("the request could not be evaluated, so it was refused: %s", history_fault);

@@ -322,6 +322,10 @@ static char *label_built(const char *action, json_object *input)
         break;
       }
     }
+  } else if (policy_action_index(action) >= POLICY_BOX_ACTIONS) {
+    /* a tool's own action: labelled as its mcp:call is */
+    const ActionDecl *ad = &policy_actions[policy_action_index(action)];
+    g_string_append_printf(s, "%s/%s", ad->server, ad->id);
   }
   return g_string_free(s, FALSE);
 }

@@ -167,11 +167,18 @@ struct BoxPolicy {
   /* per action: the rules that apply to it, in file order (filled at load) */
   const Rule **by_action[POLICY_MAX_ACTIONS];
   size_t nby_action[POLICY_MAX_ACTIONS];
+  /* per action: indexed (a generated one once its namespace is installed) */
+  bool installed[POLICY_MAX_ACTIONS];
   GPtrArray *allocs;            /* every AST allocation, freed with the policy */
   GPtrArray *warnings;          /* char* */
   GPtrArray *formulas;          /* every temporal block (TFormula*), in parse order, owned */
   struct BoxTemporal *temporal; /* the history rules' state (policy/temporal_eval.h), or NULL */
 };
+
+static inline bool policy_installed(const BoxPolicy *policy, int action)
+{
+  return __atomic_load_n(&policy->installed[action], __ATOMIC_ACQUIRE);
+}
 
 /* Records p in policy->allocs (for freeing) and returns it. */
 static inline void *policy_own(BoxPolicy *policy, void *p)

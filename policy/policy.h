@@ -84,6 +84,10 @@ GPtrArray *box_policy_explain(BoxPolicy *policy, const char *action, json_object
  * enforcement, rule "enforcement:<gate>", message and reason = text. */
 BoxDecision *box_decision_new_enforcement(const char *action, const char *resource,
                                           const char *gate, const char *text);
+/* A decision no rule made (policy_pending, no_match), or one a gate
+ * grants on another decision's permit (permitted; rule that one's rule). */
+BoxDecision *box_decision_new(const char *action, const char *resource, BoxCause cause,
+                              const char *rule);
 void box_decision_free(BoxDecision *decision);
 /* The cause as the decision log and the differential driver spell it
  * ("no_match"). */
@@ -110,6 +114,25 @@ BoxPackedDecision *box_decision_pack_after(const BoxDecision *decision, size_t h
  * the decision's to replace. */
 BoxDecision *box_decision_unpack(const BoxPackedDecision *packed);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(BoxDecision, box_decision_free)
+
+/* Generated actions (spec/policy.md, "Per-tool action"): an MCP server's
+ * tools, known only once the server has listed them.
+ *
+ * Declares the namespace of a server whose tools are not known yet: a
+ * policy loaded now may name its actions (NS::Action::"tool"), and those
+ * rules wait for box_policy_install_actions. */
+void box_policy_declare_namespace(const char *ns);
+/* Registers the action TERM (ns::Action::"tool", as mcp/schema.c spells
+ * it) of SERVER's TOOL, its input record's fields as the schema fragment
+ * spells them ("a: Long, b?: String").  Process-wide, once per term (a
+ * second registration keeps the first).  Returns its index, or -1. */
+int box_policy_register_action(const char *server, const char *term, const char *tool,
+                               const char *fields);
+/* Checks policy's rules against the actions registered in NS and indexes
+ * them: until then a decision of those actions is PolicyPending.  False
+ * with the load's error text (unknown action, schema) when a rule does
+ * not fit them; the actions then stay pending. */
+bool box_policy_install_actions(BoxPolicy *policy, const char *ns, GError **error);
 
 /* The resource label for a request (spec/policy.md §3.2). Newly allocated. */
 char *box_policy_resource_label(const char *action, json_object *input);

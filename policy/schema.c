@@ -3,6 +3,8 @@
  * input checked against them. */
 #include "policy/schema.h"
 
+#include "policy/policy.h"
+
 #include <glib.h>
 #include <string.h>
 
@@ -33,20 +35,170 @@ static const FieldDecl mcp_in[] = { { "server", FT_STRING, false },
                                     { "uri", FT_STRING, true } };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
-const ActionDecl policy_actions[] = {
-  { "fs:read", "Box::FsReadOperation", fs_in, N(fs_in), fs_out, N(fs_out) },
-  { "fs:write", "Box::FsWriteOperation", fs_in, N(fs_in), fs_out, N(fs_out) },
-  { "fs:delete", "Box::FsDeleteOperation", fs_in, N(fs_in), fs_out, N(fs_out) },
-  { "fs:move", "Box::FsMoveOperation", fs_in, N(fs_in), fs_out, N(fs_out) },
-  { "fs:other", "Box::FsOtherOperation", fs_in, N(fs_in), fs_out, N(fs_out) },
-  { "net:connect", NULL, net_in, N(net_in), NULL, 0 },
-  { "http:request", NULL, http_in, N(http_in), status_out, N(status_out) },
-  { "shell:exec", NULL, exec_in, N(exec_in), status_out, N(status_out) },
-  { "shell:spawn", NULL, spawn_in, N(spawn_in), status_out, N(status_out) },
-  { "mcp:call", NULL, mcp_in, N(mcp_in), NULL, 0 },
+ActionDecl policy_actions[POLICY_MAX_ACTIONS] = {
+  { "fs:read", "Box::FsReadOperation", fs_in, N(fs_in), fs_out, N(fs_out), NULL, NULL, NULL },
+  { "fs:write", "Box::FsWriteOperation", fs_in, N(fs_in), fs_out, N(fs_out), NULL, NULL, NULL },
+  { "fs:delete", "Box::FsDeleteOperation", fs_in, N(fs_in), fs_out, N(fs_out), NULL, NULL, NULL },
+  { "fs:move", "Box::FsMoveOperation", fs_in, N(fs_in), fs_out, N(fs_out), NULL, NULL, NULL },
+  { "fs:other", "Box::FsOtherOperation", fs_in, N(fs_in), fs_out, N(fs_out), NULL, NULL, NULL },
+  { "net:connect", NULL, net_in, N(net_in), NULL, 0, NULL, NULL, NULL },
+  { "http:request", NULL, http_in, N(http_in), status_out, N(status_out), NULL, NULL, NULL },
+  { "shell:exec", NULL, exec_in, N(exec_in), status_out, N(status_out), NULL, NULL, NULL },
+  { "shell:spawn", NULL, spawn_in, N(spawn_in), status_out, N(status_out), NULL, NULL, NULL },
+  { "mcp:call", NULL, mcp_in, N(mcp_in), NULL, 0, NULL, NULL, NULL },
 };
-const size_t policy_nactions = N(policy_actions);
+size_t policy_actions_count = POLICY_BOX_ACTIONS;
 #define FS_OTHER 4
+
+/* Registrations and declared namespaces: few, and never in a decision's path. */
+static GMutex registry_lock;
+static GHashTable *declared; /* "<ns>::Action" */
+
+const char *policy_action_etype(int action)
+{
+  return policy_actions[action].etype ? policy_actions[action].etype : "Box::Action";
+}
+
+const char *policy_action_id(int action)
+{
+  return policy_actions[action].id ? policy_actions[action].id : policy_actions[action].term;
+}
+
+int policy_action_lookup(const char *etype, const char *id, size_t len)
+{
+  size_t n = policy_nactions;
+  for (size_t i = 0; i < n; i++) {
+    const char *aid = policy_action_id((int)i);
+    if (strcmp(policy_action_etype((int)i), etype) == 0 && strlen(aid) == len &&
+        memcmp(aid, id, len) == 0)
+      return (int)i;
+  }
+  return -1;
+}
+
+void box_policy_declare_namespace(const char *ns)
+{
+  g_mutex_lock(&registry_lock);
+  if (!declared) declared = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  g_hash_table_add(declared, g_strconcat(ns, "::Action", NULL));
+  g_mutex_unlock(&registry_lock);
+}
+
+bool policy_namespace_pending(const char *etype)
+{
+  g_mutex_lock(&registry_lock);
+  bool yes = declared && g_hash_table_contains(declared, etype);
+  g_mutex_unlock(&registry_lock);
+  return yes;
+}
+
+/* One field name of a schema record: an identifier, or a quoted string
+ * with the escapes mcp/schema.c writes. */
+static char *field_name(const char **at)
+{
+  const char *p = *at;
+  GString *s = g_string_new(NULL);
+  if (*p != '"') {
+    while (g_ascii_isalnum(*p) || *p == '_') g_string_append_c(s, *p++);
+  } else {
+    for (p++; *p && *p != '"'; p++) {
+      if (*p == '\\' && p[1] == 'u' && p[2] == '{') {
+        g_string_append_c(s, (char)g_ascii_strtoull(p + 3, NULL, 16));
+        p = strchr(p, '}');
+        if (!p) break;
+      } else {
+        if (*p == '\\' && p[1]) p++;
+        g_string_append_c(s, *p);
+      }
+    }
+    if (p && *p == '"') p++;
+  }
+  *at = p ? p : *at + strlen(*at);
+  return g_string_free(s, FALSE);
+}
+
+/* The end of one field's type: the next ", " outside braces and angles. */
+static const char *type_end(const char *p)
+{
+  int depth = 0;
+  bool quoted = false;
+  for (; *p; p++) {
+    if (quoted) {
+      if (*p == '\\' && p[1])
+        p++;
+      else if (*p == '"')
+        quoted = false;
+    } else if (*p == '"') {
+      quoted = true;
+    } else if (*p == '{' || *p == '<') {
+      depth++;
+    } else if (*p == '}' || *p == '>') {
+      depth--;
+    } else if (*p == ',' && depth == 0) {
+      break;
+    }
+  }
+  return p;
+}
+
+int box_policy_register_action(const char *server, const char *term, const char *tool,
+                               const char *fields)
+{
+  const char *sep = strstr(term, "::Action::");
+  if (!sep) return -1;
+  g_autofree char *etype = g_strndup(term, (gsize)(sep - term) + strlen("::Action"));
+  g_mutex_lock(&registry_lock);
+  int a = policy_action_lookup(etype, tool, strlen(tool));
+  if (a >= 0 || policy_nactions >= POLICY_MAX_ACTIONS) {
+    g_mutex_unlock(&registry_lock);
+    return a;
+  }
+  /* Only the types a rule can compare a call's values with are declared:
+   * a field of another type (a record, a set of numbers) is no attribute
+   * a rule can name, so the load refuses a rule that names it. */
+  GArray *decls = g_array_new(FALSE, FALSE, sizeof(FieldDecl));
+  for (const char *p = fields; p && *p;) {
+    while (*p == ' ' || *p == ',') p++;
+    if (!*p) break;
+    char *name = field_name(&p);
+    bool optional = *p == '?';
+    if (optional) p++;
+    if (*p == ':') p++;
+    while (*p == ' ') p++;
+    const char *end = type_end(p);
+    g_autofree char *type = g_strndup(p, (gsize)(end - p));
+    p = end;
+    static const struct {
+      const char *text;
+      FieldType type;
+    } known[] = { { "String", FT_STRING },
+                  { "Long", FT_LONG },
+                  { "Bool", FT_BOOL },
+                  { "Set<String>", FT_SET_STRING } };
+    FieldDecl f = { name, FT_STRING, optional };
+    bool typed = false;
+    for (size_t i = 0; i < G_N_ELEMENTS(known) && !typed; i++)
+      if (strcmp(type, known[i].text) == 0) {
+        f.type = known[i].type;
+        typed = true;
+      }
+    if (typed)
+      g_array_append_val(decls, f);
+    else
+      g_free(name);
+  }
+  a = (int)policy_nactions;
+  ActionDecl *d = &policy_actions[a];
+  d->term = g_strdup(term);
+  d->etype = g_steal_pointer(&etype);
+  d->id = g_strdup(tool);
+  d->server = g_strdup(server);
+  d->ninput = decls->len;
+  d->input = (const FieldDecl *)g_array_free(decls, FALSE);
+  __atomic_store_n(&policy_actions_count, (size_t)a + 1, __ATOMIC_RELEASE);
+  g_mutex_unlock(&registry_lock);
+  return a;
+}
 
 typedef struct {
   const char *type;
@@ -70,7 +222,8 @@ static const EnumDecl enums[] = {
 int policy_action_index(const char *term)
 {
   if (!term) return -1;
-  for (size_t i = 0; i < policy_nactions; i++)
+  size_t n = policy_nactions;
+  for (size_t i = 0; i < n; i++)
     if (strcmp(policy_actions[i].term, term) == 0) return (int)i;
   return -1;
 }
@@ -118,9 +271,11 @@ bool policy_request_valid(int action, json_object *input, char **why)
   json_object_object_foreach (input, key, val) {
     const FieldDecl *f = policy_field(ad->input, ad->ninput, key, strlen(key));
     if (f && !f->optional) required_seen++;
+    /* a tool's argument of a type no rule can name is none of the policy's */
+    if (!f && ad->etype) continue;
     if (!f) {
-      *why = g_strdup_printf("attribute `input.%s` is not declared for Box::Action::\"%s\"", key,
-                             ad->term);
+      *why = g_strdup_printf("attribute `input.%s` is not declared for %s::\"%s\"", key,
+                             policy_action_etype(action), policy_action_id(action));
       return false;
     }
     bool ok = false;
@@ -140,8 +295,8 @@ bool policy_request_valid(int action, json_object *input, char **why)
       break;
     }
     if (!ok) {
-      *why = g_strdup_printf("attribute `input.%s` has the wrong type for Box::Action::\"%s\"", key,
-                             ad->term);
+      *why = g_strdup_printf("attribute `input.%s` has the wrong type for %s::\"%s\"", key,
+                             policy_action_etype(action), policy_action_id(action));
       return false;
     }
   }
@@ -150,8 +305,9 @@ bool policy_request_valid(int action, json_object *input, char **why)
   if (required_seen == required) return true;
   for (size_t i = 0; i < ad->ninput; i++) {
     if (!ad->input[i].optional && !json_object_object_get_ex(input, ad->input[i].name, NULL)) {
-      *why = g_strdup_printf("required attribute `input.%s` is missing for Box::Action::\"%s\"",
-                             ad->input[i].name, ad->term);
+      *why =
+        g_strdup_printf("required attribute `input.%s` is missing for %s::\"%s\"",
+                        ad->input[i].name, policy_action_etype(action), policy_action_id(action));
       return false;
     }
   }

@@ -6,7 +6,10 @@
 #include <stddef.h>
 #include <json-c/json.h>
 
-#define POLICY_MAX_ACTIONS 16
+/* The Box actions, then the generated ones (an MCP server's tools,
+ * spec/policy.md "Per-tool action") registered while a box runs. */
+#define POLICY_MAX_ACTIONS 256
+#define POLICY_BOX_ACTIONS 10
 
 typedef enum { FT_STRING, FT_LONG, FT_BOOL, FT_ENUM, FT_SET_STRING } FieldType;
 
@@ -23,10 +26,27 @@ typedef struct {
   size_t ninput;
   const FieldDecl *output; /* NULL when the action declares no output */
   size_t noutput;
+  /* generated actions only (NULL on Box's): */
+  const char *etype;  /* "demo::Action" */
+  const char *id;     /* the tool's name */
+  const char *server; /* the MCP server's own name, the resource label's head */
 } ActionDecl;
 
-extern const ActionDecl policy_actions[];
-extern const size_t policy_nactions;
+/* Entries below policy_nactions never change once counted: a registration
+ * fills its entry before it raises the count. */
+extern ActionDecl policy_actions[POLICY_MAX_ACTIONS];
+#define policy_nactions (__atomic_load_n(&policy_actions_count, __ATOMIC_ACQUIRE))
+extern size_t policy_actions_count;
+
+/* The action's entity type and id: Box::Action and the term, or the
+ * generated action's namespace and tool. */
+const char *policy_action_etype(int action);
+const char *policy_action_id(int action);
+/* Index of the action ETYPE::"ID" (id of len bytes), or -1. */
+int policy_action_lookup(const char *etype, const char *id, size_t len);
+/* Whether ETYPE is "<ns>::Action" of a namespace box_policy_declare_namespace
+ * declared: its actions are known once its server's tools are. */
+bool policy_namespace_pending(const char *etype);
 
 /* Index of an action term in policy_actions, or -1. */
 int policy_action_index(const char *term);

@@ -382,8 +382,8 @@ static const Ty *get_attr(Tc *t, const Expr *at, const Ty *r, const char *name, 
   int level = ctx_level(r);
   if (i < 0) {
     if (level >= 0)
-      tc_error(t, at, "attribute `%s%s` in context for Box::Action::\"%s\" not found",
-               level_prefix(level), name, policy_actions[t->action].term);
+      tc_error(t, at, "attribute `%s%s` in context for %s::\"%s\" not found", level_prefix(level),
+               name, policy_action_etype(t->action), policy_action_id(t->action));
     else
       tc_error(t, at, "attribute `%s` in record not found", name);
     return NULL;
@@ -391,8 +391,9 @@ static const Ty *get_attr(Tc *t, const Expr *at, const Ty *r, const char *name, 
   if (f.optional[i] && !(level >= 0 && caps_has(in, level, name))) {
     tc_error(t, at,
              "unable to guarantee safety of access to optional attribute `%s%s` in context for "
-             "Box::Action::\"%s\"",
-             level_prefix(level), name, policy_actions[t->action].term);
+             "%s::\"%s\"",
+             level_prefix(level), name, policy_action_etype(t->action),
+             policy_action_id(t->action));
     return NULL;
   }
   return f.type[i];

@@ -41,7 +41,8 @@ static void check_entity(Check *c, const Expr *e)
   const char *pid = c->rule->engine_id;
   if (strcmp(e->etype, "Box::Action") == 0 || g_str_has_suffix(e->etype, "::Action") ||
       strcmp(e->etype, "Action") == 0) {
-    if (strcmp(e->etype, "Box::Action") != 0 || policy_action_index(e->str) < 0)
+    /* a pending namespace's actions are checked when its tools are known */
+    if (policy_action_lookup(e->etype, e->str, e->len) < 0 && !policy_namespace_pending(e->etype))
       add_err(c->unknown_action, e, 0, 0, "for policy `%s`, unrecognized action `%s::\"%s\"`", pid,
               e->etype, e->str);
     return;
@@ -205,6 +206,36 @@ static bool scope_matches_fixed(const ScopeConstraint *sc, const char *type, con
   return false;
 }
 
+/* Marks the actions rule r applies to (those of type etype only, unless
+ * NULL) and lists them in order; whether it names or reaches any. */
+static bool applicable(Rule *r, const char *etype, int *order, int *norder)
+{
+  bool fixed = scope_matches_fixed(&r->principal, "Box::Agent", "self") &&
+               scope_matches_fixed(&r->resource, "Box::Resource", "unused");
+  bool any = false;
+  size_t n = policy_nactions;
+  if (r->action.op == SC_ANY) {
+    for (size_t a = 0; a < n; a++) {
+      if (etype && strcmp(policy_action_etype((int)a), etype) != 0) continue;
+      r->applies[a] = fixed;
+      order[(*norder)++] = (int)a;
+    }
+    return true;
+  }
+  for (size_t j = 0; j < r->action.nents; j++) {
+    const Expr *e = r->action.ents[j];
+    if (etype && strcmp(e->etype, etype) != 0) continue;
+    int a = policy_action_lookup(e->etype, e->str, e->len);
+    if (a < 0) continue;
+    bool dup = false;
+    for (int k = 0; k < *norder; k++) dup |= order[k] == a;
+    if (!dup) order[(*norder)++] = a;
+    r->applies[a] = fixed;
+    any = true;
+  }
+  return any;
+}
+
 static char *join_errors(const char *prefix, GPtrArray *errs)
 {
   GString *m = g_string_new(prefix);
@@ -213,6 +244,19 @@ static char *join_errors(const char *prefix, GPtrArray *errs)
     g_string_append(m, errs->pdata[i]);
   }
   return g_string_free(m, FALSE);
+}
+
+/* The rules that can apply to action a, in file order; from now on its
+ * decisions are made. */
+static void index_action(BoxPolicy *pol, int a)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < pol->nrules; i++) n += pol->rules[i].applies[a];
+  pol->by_action[a] = policy_own(pol, g_new0(const Rule *, n + 1));
+  pol->nby_action[a] = 0;
+  for (size_t i = 0; i < pol->nrules; i++)
+    if (pol->rules[i].applies[a]) pol->by_action[a][pol->nby_action[a]++] = &pol->rules[i];
+  __atomic_store_n(&pol->installed[a], true, __ATOMIC_RELEASE);
 }
 
 bool policy_validate(BoxPolicy *pol, const char *operator_home, GError **error)
@@ -235,31 +279,14 @@ bool policy_validate(BoxPolicy *pol, const char *operator_home, GError **error)
     for (size_t j = 0; j < r->action.nents; j++) check_entity(&c, r->action.ents[j]);
     /* applicable actions */
     memset(r->applies, 0, sizeof r->applies);
-    bool any = false;
-    bool fixed = scope_matches_fixed(&r->principal, "Box::Agent", "self") &&
-                 scope_matches_fixed(&r->resource, "Box::Resource", "unused");
     int order[POLICY_MAX_ACTIONS];
     int norder = 0;
-    if (r->action.op == SC_ANY) {
-      for (size_t a = 0; a < policy_nactions; a++) {
-        r->applies[a] = fixed;
-        order[norder++] = (int)a;
-      }
-      any = true;
-    } else {
-      for (size_t j = 0; j < r->action.nents; j++) {
-        const Expr *e = r->action.ents[j];
-        int a = strcmp(e->etype, "Box::Action") == 0 ? policy_action_index(e->str) : -1;
-        if (a < 0) continue;
-        if (!any || !r->applies[a]) {
-          bool dup = false;
-          for (int k = 0; k < norder; k++) dup |= order[k] == a;
-          if (!dup) order[norder++] = a;
-        }
-        r->applies[a] = fixed;
-        any = true;
-      }
-      if (!any)
+    bool any = applicable(r, NULL, order, &norder);
+    if (r->action.op != SC_ANY) {
+      bool waits = false; /* it names only actions of servers not listed yet */
+      for (size_t j = 0; j < r->action.nents; j++)
+        waits |= policy_namespace_pending(r->action.ents[j]->etype);
+      if (!any && !waits)
         add_err(
           c.unknown_action, NULL, r->action.line, r->action.col,
           "for policy `%s`, unable to find an applicable action given the policy scope constraints",
@@ -286,14 +313,46 @@ bool policy_validate(BoxPolicy *pol, const char *operator_home, GError **error)
   g_ptr_array_free(c.schema, TRUE);
   if (!ok) return false;
   if (!policy_check_inert(pol, operator_home, error)) return false;
-  /* index: the rules that can apply to each action, in file order */
-  for (size_t a = 0; a < policy_nactions; a++) {
-    size_t n = 0;
-    for (size_t i = 0; i < pol->nrules; i++) n += pol->rules[i].applies[a];
-    pol->by_action[a] = policy_own(pol, g_new0(const Rule *, n + 1));
-    pol->nby_action[a] = 0;
-    for (size_t i = 0; i < pol->nrules; i++)
-      if (pol->rules[i].applies[a]) pol->by_action[a][pol->nby_action[a]++] = &pol->rules[i];
-  }
+  size_t n = policy_nactions;
+  for (size_t a = 0; a < n; a++) index_action(pol, (int)a);
   return true;
+}
+
+/* Installs serialized: two servers may finish listing at once. */
+static GMutex install_lock;
+
+bool box_policy_install_actions(BoxPolicy *pol, const char *ns, GError **error)
+{
+  g_autofree char *etype = g_strconcat(ns, "::Action", NULL);
+  g_mutex_lock(&install_lock);
+  GPtrArray *unknown = g_ptr_array_new_with_free_func(g_free),
+            *schema = g_ptr_array_new_with_free_func(g_free);
+  for (size_t i = 0; i < pol->nrules; i++) {
+    Rule *r = &pol->rules[i];
+    for (size_t j = 0; j < r->action.nents; j++) {
+      const Expr *e = r->action.ents[j];
+      if (strcmp(e->etype, etype) == 0 && policy_action_lookup(e->etype, e->str, e->len) < 0)
+        add_err(unknown, e, 0, 0, "for policy `%s`, unrecognized action `%s::\"%s\"`", r->engine_id,
+                e->etype, e->str);
+    }
+    int order[POLICY_MAX_ACTIONS], norder = 0;
+    applicable(r, etype, order, &norder);
+    policy_typecheck_rule(r, order, norder, schema);
+  }
+  bool ok = unknown->len == 0 && schema->len == 0;
+  if (!ok) {
+    char *m = join_errors(unknown->len ? POLICY_UNKNOWN_ACTION_PREFIX : POLICY_SCHEMA_PREFIX,
+                          unknown->len ? unknown : schema);
+    g_set_error_literal(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_SCHEMA, m);
+    g_free(m);
+  } else {
+    size_t n = policy_nactions;
+    for (size_t a = 0; a < n; a++)
+      if (strcmp(policy_action_etype((int)a), etype) == 0 && !policy_installed(pol, (int)a))
+        index_action(pol, (int)a);
+  }
+  g_ptr_array_free(unknown, TRUE);
+  g_ptr_array_free(schema, TRUE);
+  g_mutex_unlock(&install_lock);
+  return ok;
 }

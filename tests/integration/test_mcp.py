@@ -86,6 +86,41 @@ def test_generate_schema_real_servers(tmp_path):
     assert 'event _7_fs::Action::"list_allowed_directories"::request { input: {}, ' in events
 
 
+def test_policy_check_knows_generated_actions(tmp_path):
+    """`box policy check --config` lists the servers' tools: a rule on a
+    tool's argument is checked against the tool's typed arguments."""
+    cfg = config(tmp_path, fake_server(tmp_path, "paged"))
+    pol = tmp_path / "p.dw"
+
+    def check(text, *extra):
+        pol.write_text(text)
+        return subprocess.run([str(BOX), "policy", "check", str(pol), *extra],
+                              capture_output=True, text=True, timeout=120)
+    ok = ('forbid(principal, action == srv_paged::Action::"if", resource)\n'
+          'when { context.input.k == "a" && context has input.n && context.input.n > 2 };\n')
+    r = check(ok, "--config", str(cfg))
+    assert (r.returncode, r.stdout) == (0, "ok\n"), r.stderr
+    # without the box's servers the action is unknown
+    r = check(ok)
+    assert r.returncode == 1
+    assert "unrecognized action `srv_paged::Action::\"if\"`" in r.stderr
+    # an argument the tool does not take, and one compared as the wrong type
+    r = check('forbid(principal, action == srv_paged::Action::"if", resource)\n'
+              'when { context.input.kk == "a" };\n', "--config", str(cfg))
+    assert r.returncode == 1
+    assert ("attribute `input.kk` in context for srv_paged::Action::\"if\" not found"
+            in r.stderr), r.stderr
+    r = check('forbid(principal, action == srv_paged::Action::"if", resource)\n'
+              'when { context.input.k > 1 };\n', "--config", str(cfg))
+    assert r.returncode == 1
+    assert "policy fails schema validation: " in r.stderr, r.stderr
+    r = check('forbid(principal, action == srv_paged::Action::"one", resource);\n'
+              'forbid(principal, action == srv_paged::Action::"two", resource);\n',
+              "--config", str(cfg))
+    assert r.returncode == 1
+    assert "unrecognized action `srv_paged::Action::\"two\"`" in r.stderr, r.stderr
+
+
 FAKE = r'''
 import json, sys
 mode = sys.argv[1]
@@ -259,19 +294,6 @@ def test_stdio_server_may_not_start(tmp_path):
         box.stop()
 
 
-DYING = r'''
-import json, sys, os
-for line in sys.stdin:
-    msg = json.loads(line)
-    if msg.get("method") == "initialize":
-        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
-            "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-            "serverInfo": {"name": "dying", "version": "1"}}}), flush=True)
-    elif msg.get("method") == "tools/call":
-        os._exit(7)
-'''
-
-
 def script_server(tmp_path, name, text):
     """[mcp.NAME] running the Python script text as NAME-mcp, its
     directory readable to it."""
@@ -284,19 +306,137 @@ def script_server(tmp_path, name, text):
             f'[mcp.{name}.filesystem]\nread = ["{bindir}"]\n')
 
 
-def test_stdio_server_dies_mid_call(tmp_path):
-    server = script_server(tmp_path, "dying", DYING)
-    box = mcp_box(tmp_path, """
+def started_and_called(program):
+    """Policy: the server PROGRAM may start, and every call of it is permitted."""
+    return f"""
 permit(principal, action == Box::Action::"shell:spawn", resource)
-when { context.input.program == "dying-mcp" };
+when {{ context.input.program == "{program}" }};
 permit(principal, action == Box::Action::"mcp:call", resource);
-""", server=server)
+"""
+
+
+def test_stdio_server_dies_mid_call(tmp_path):
+    server = script_server(tmp_path, "dying", "mode = 'die'\n" + SCRIPTED)
+    box = mcp_box(tmp_path, started_and_called("dying-mcp"), server=server)
     try:
-        r, out = client(box, "dying-mcp", {"call": "anything", "args": {}})
+        r, out = client(box, "dying-mcp", {"call": "t", "args": {}})
         assert out and out[0].get("code") == -32001, (out, r.stderr)
         assert 'MCP server "dying" ended before it answered' in out[0]["error"]
     finally:
         box.stop()
+
+
+def two_gates(server, ns):
+    """Policy: SERVER's calls permitted by mcp:call, and get-sum's own rule
+    refusing a large first argument."""
+    return f"""
+@id("coarse")
+permit(principal, action == Box::Action::"mcp:call", resource)
+when {{ context.input.server == "{server}" }};
+@id("small_sums")
+forbid(principal, action == {ns}::Action::"get-sum", resource)
+when {{ context.input.a > 100 }};
+"""
+
+
+def test_stdio_per_tool_gate(tmp_path):
+    """The broker lists the server's tools itself: get-sum is the action
+    demo_mcp::Action::"get-sum", typed { a: Long, b: Long }, and its own
+    rule refuses a call mcp:call permitted; a call no per-tool rule
+    matches rides the coarse grant."""
+    box = mcp_box(tmp_path, PERMIT_SERVER + two_gates("demo-mcp", "demo_mcp"))
+    try:
+        r, out = client(box, "mcp-server-everything",
+                        {"call": "get-sum", "args": {"a": 1, "b": 2}},
+                        {"call": "get-sum", "args": {"a": 500, "b": 1}},
+                        {"call": "echo", "args": {"message": "rides the coarse grant"}})
+        assert r.returncode == 0, r.stderr
+        assert "3" in out[0]["result"]["content"][0]["text"], out
+        assert out[1]["code"] == -32001, out
+        assert out[1]["error"] == (
+            'MCP error -32001: per-tool gate (demo_mcp::Action::"get-sum"): policy denied this '
+            "operation on 'demo-mcp/get-sum' [policy: small_sums].")
+        assert out[2]["result"]["content"][0]["text"] == "Echo: rides the coarse grant"
+    finally:
+        box.stop()
+    recs = [a for a in records_attrs(box) if a.get("strands.box.policy.category") == "demo_mcp"]
+    got = [(a["strands.box.policy.action"], a["strands.box.policy.resource"],
+            a["strands.box.policy.verdict"], a["strands.box.policy.cause"],
+            a["strands.box.policy.rule"]) for a in recs]
+    control = [(a["strands.box.control.operation"], a["strands.box.control.outcome"],
+                a.get("strands.box.control.detail")) for a in records_attrs(box)
+               if a.get("strands.box.control.subject") == "mcp:demo-mcp"]
+    assert [c[:2] for c in control] == [("discovery_complete", "ok"), ("schema_installed", "ok")]
+    assert control[0][2].endswith(" tools") and int(control[0][2].split()[0]) > 5, control
+    assert got == [("get-sum", "demo-mcp/get-sum", "permit", "permitted", "coarse"),
+                   ("get-sum", "demo-mcp/get-sum", "deny", "forbidden", "small_sums"),
+                   ("echo", "demo-mcp/echo", "permit", "permitted", "coarse")], got
+
+
+def records_attrs(box):
+    """Every record's attributes (decisions and control), as name -> plain value."""
+    text = (box.box_dir / "private" / "telemetry" / "records.jsonl").read_text()
+    recs = [rec for line in text.splitlines() for rl in json.loads(line).get("resourceLogs", [])
+            for sl in rl["scopeLogs"] for rec in sl.get("logRecords", [])]
+    return [{kv["key"]: kv["value"].get("stringValue", kv["value"])
+             for kv in rec.get("attributes", [])} for rec in recs]
+
+
+SCRIPTED = r'''
+import json, os, subprocess, sys
+# mode (set in front): "list" lists the tool t and answers its calls, "fail"
+# fails tools/list, "die" lists t and dies at a call, "probe" runs the file
+# probe (set in front too) with t's args at each call
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+            "serverInfo": {"name": mode, "version": "1"}}}), flush=True)
+    elif msg.get("method") == "tools/list":
+        if mode == "fail":
+            print(json.dumps({"jsonrpc": "2.0", "id": msg["id"],
+                              "error": {"code": -32603, "message": "cannot list"}}), flush=True)
+        else:
+            print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": [
+                {"name": "t", "inputSchema": {"type": "object", "properties": {
+                    "args": {"type": "array", "items": {"type": "string"}}}}}]}}), flush=True)
+    elif msg.get("method") == "tools/call":
+        if mode == "die":
+            os._exit(7)
+        text = "called"
+        if mode == "probe":
+            r = subprocess.run([sys.executable, probe, *msg["params"]["arguments"]["args"]],
+                               capture_output=True, text=True)
+            text = r.stdout or r.stderr
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "content": [{"type": "text", "text": text}]}}), flush=True)
+'''
+
+
+@pytest.mark.parametrize("mode,policy,tail", [
+    # a server that cannot list its tools is degraded: each call is refused
+    ("fail", "", "policy denied this operation on 'unlisted/t' [default-deny]: "
+                 "No permit policy matched this request."),
+    # a rule that names a tool the server does not list leaves the schema pending
+    ("list", '@id("ghost") forbid(principal, action == unlisted::Action::"gone", resource);',
+     "policy denied this operation on 'unlisted/t' [policy-pending]: "
+     "The complete policy bundle is not installed."),
+])
+def test_stdio_tools_degraded_or_pending(tmp_path, mode, policy, tail):
+    server = script_server(tmp_path, "unlisted", f"mode = {mode!r}\n" + SCRIPTED)
+    box = mcp_box(tmp_path, started_and_called("unlisted-mcp") + policy, server=server)
+    try:
+        r, out = client(box, "unlisted-mcp", {"call": "t", "args": {}})
+        assert out and out[0].get("code") == -32001, (out, r.stderr)
+        assert out[0]["error"] == f'MCP error -32001: per-tool gate (unlisted::Action::"t"): {tail}'
+    finally:
+        box.stop()
+    control = [(a["strands.box.control.operation"], a["strands.box.control.outcome"])
+               for a in records_attrs(box)
+               if a.get("strands.box.control.subject") == "mcp:unlisted"]
+    assert control == ([("discovery_complete", "refused")] if mode == "fail" else
+                       [("discovery_complete", "ok"), ("schema_installed", "refused")]), control
 
 
 def start_fails(tmp_path, server):
@@ -446,6 +586,8 @@ for line in sys.stdin:
     if msg.get("method") == "initialize":
         send({"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": "2025-06-18",
               "capabilities": {"tools": {}}, "serverInfo": {"name": "asking", "version": "1"}}})
+    elif msg.get("method") == "tools/list":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": [{"name": "t"}]}})
     elif msg.get("method") == "tools/call":
         # ask the client for its roots, and report what came back
         send({"jsonrpc": "2.0", "id": "s1", "method": "roots/list"})
@@ -492,3 +634,310 @@ permit(principal, action == Box::Action::"mcp:call", resource);
             assert seen == {"jsonrpc": "2.0", "id": "s1", "result": {"roots": []}}
     finally:
         box.stop()
+
+
+def test_mount_view_shows_servers_and_calls(tmp_path):
+    """`box mount` lists a running MCP server under .box/commands/ with its
+    calls so far, and drops it when the agent's client leaves."""
+    import os
+    from test_mount_view import View, mounted_at
+    if os.geteuid() != 0:
+        pytest.skip("box mount binds the view where host processes see it, which needs root")
+    box = mcp_box(tmp_path, PERMIT_SERVER + """
+permit(principal, action == Box::Action::"mcp:call", resource);
+@id("no_sum") forbid(principal, action == demo_mcp::Action::"get-sum", resource);
+""")
+    mnt = tmp_path / "view"
+    mnt.mkdir()
+    view = View(box, mnt)
+    p = subprocess.Popen([str(box.box_dir / "bin" / "mcp-server-everything")],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        def ask(msg):
+            p.stdin.write(json.dumps(msg) + "\n")
+            p.stdin.flush()
+            if "id" not in msg:
+                return None
+            while True:
+                got = json.loads(p.stdout.readline())
+                if got.get("id") == msg["id"]:
+                    return got
+        ask({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}})
+        ask({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        ask({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+             "params": {"name": "echo", "arguments": {"message": "m"}}})
+        assert "error" in ask({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                               "params": {"name": "get-sum", "arguments": {"a": 1, "b": 2}}})
+        cmds = mnt / ".box" / "commands"
+        names = os.listdir(cmds)
+        assert len(names) == 1, names
+        text = (cmds / names[0]).read_text()
+        assert ("text: mcp demo-mcp: mcp-server-everything "
+                "(2 calls; last: tools/call get-sum, refused)\n") in text, text
+        p.stdin.close()
+        assert p.wait(timeout=20) == 0
+        deadline = time.time() + 5
+        while time.time() < deadline and os.listdir(cmds):
+            time.sleep(0.05)
+        assert os.listdir(cmds) == []
+    finally:
+        if p.poll() is None:
+            p.kill()
+        view.stop()
+        box.stop()
+    assert not mounted_at(str(mnt))
+
+
+HTTP_SERVER = REPO / "tests" / "mcp" / "http_server.mjs"
+
+
+def serve_http(extra_env=None):
+    """The reference server behind the SDK's streamable HTTP transport:
+    the process, its port and the token it wants."""
+    import os
+    token = "tok-" + os.urandom(8).hex()
+    srv = subprocess.Popen(["node", str(HTTP_SERVER)], stdout=subprocess.PIPE, text=True,
+                           env={"PATH": "/usr/bin:/bin", "TOKEN": token, **(extra_env or {})})
+    return srv, int(srv.stdout.readline()), token
+
+
+@pytest.fixture
+def http_server():
+    srv, port, token = serve_http()
+    try:
+        yield port, token
+    finally:
+        srv.kill()
+        srv.wait()
+
+
+def http_box(tmp_path, port, token, policy, host="127.0.0.1", gateway=""):
+    from conftest import Box
+    box = Box(tmp_path)
+    box.seed_policy(extra=policy)
+    dest = host if port == 443 else f"{host}:{port}"
+    box.write_config(extra=f'\n[gateway]\nallow_local = ["{host}:{port}"]\n{gateway}'
+                           f'[mcp.remote]\ntype = "http"\ndestinations = ["{dest}"]\n'
+                           'secret.ref = "env://REMOTE_TOKEN"\n')
+    env = box.env
+    box.env = lambda: {**env(), "REMOTE_TOKEN": token}
+    box.start()
+    return box
+
+
+REACH_LOCAL = """
+permit(principal, action in [Box::Action::"net:connect", Box::Action::"http:request"], resource)
+when { context.input.host == "127.0.0.1" };
+"""
+
+
+def test_http_server_through_its_alias(tmp_path, http_server):
+    """An http server is reached by its name's alias: the broker posts each
+    message to http://127.0.0.1:<port>/mcp through the gateway with the
+    route's secret, and decides the calls as a stdio server's."""
+    port, token = http_server
+    box = http_box(tmp_path, port, token, REACH_LOCAL + two_gates("remote", "remote"))
+    try:
+        r, out = client(box, "remote", {"list": True},
+                        {"call": "echo", "args": {"message": "over http"}},
+                        {"call": "get-sum", "args": {"a": 500, "b": 1}},
+                        {"call": "get-sum", "args": {"a": 2, "b": 3}})
+        assert r.returncode == 0, r.stderr
+        assert "echo" in out[0]["tools"], out
+        assert out[1]["result"]["content"][0]["text"] == "Echo: over http"
+        assert out[2]["code"] == -32001
+        assert out[2]["error"] == (
+            'MCP error -32001: per-tool gate (remote::Action::"get-sum"): policy denied this '
+            "operation on 'remote/get-sum' [policy: small_sums].")
+        assert "5" in out[3]["result"]["content"][0]["text"], out
+    finally:
+        box.stop()
+    attrs = records_attrs(box)
+    # an http server's initialize is decided; the exchanges went through the gateway
+    assert any(a.get("strands.box.policy.resource") == "remote/initialize" for a in attrs)
+    assert any(a.get("strands.box.policy.action") == "http:request" and
+               a.get("strands.box.policy.resource") == f"127.0.0.1:{port}/mcp" for a in attrs)
+    assert token not in (box.box_dir / "private" / "telemetry" / "records.jsonl").read_text()
+
+
+def test_http_server_refusals(tmp_path, http_server):
+    """A method mcp:call refuses never leaves the box; an exchange the
+    gateway refuses is the agent's error, with the gateway's reason."""
+    port, token = http_server
+    box = http_box(tmp_path / "a", port, token, REACH_LOCAL + """
+permit(principal, action == Box::Action::"mcp:call", resource)
+when { context.input.server == "remote" && context.input.method == "initialize" };
+""")
+    try:
+        r, out = client(box, "remote", {"list": True})
+        assert out[0]["error"].startswith(
+            'MCP error -32001: mcp:call gate (server "remote" method "tools/list"): policy denied '
+            "this operation on 'remote/tools/list' [default-deny]"), out
+    finally:
+        box.stop()
+    box = http_box(tmp_path / "b", port, token, """
+permit(principal, action == Box::Action::"mcp:call", resource);
+""")
+    try:
+        r, out = client(box, "remote", {"list": True})
+        assert r.returncode == 3, (out, r.stderr)
+        assert out[0]["error"] == (
+            'MCP error -32001: MCP server "remote" was not reached: net:connect gate: policy '
+            f"denied this operation on '127.0.0.1:{port}' [default-deny]: No permit policy "
+            "matched this request."), out
+    finally:
+        box.stop()
+
+
+# ---- the containment escape attacks, from inside a stdio server ----
+
+@pytest.fixture(scope="module")
+def attacker(tmp_path_factory):
+    """One box whose stdio server runs the red team's probe at each call,
+    and one session with it (raw JSON-RPC through the alias)."""
+    import socket
+    from conftest import Box
+    from test_redteam_tools import PROBE
+    tmp = tmp_path_factory.mktemp("mcp-redteam")
+    probe = tmp / "srvbin" / "probe.py"
+    server = script_server(tmp, "attacker", f"mode = 'probe'\nprobe = {str(probe)!r}\n" + SCRIPTED)
+    probe.write_text(PROBE)
+    box = Box(tmp)
+    box.seed_policy(extra=started_and_called("attacker-mcp"))
+    box.write_config(extra="\n" + server)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    box.start()
+    p = subprocess.Popen([str(box.box_dir / "bin" / "attacker-mcp")], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    ids = iter(range(1, 10**6))
+
+    def ask(method, params=None, notify=False):
+        msg = {"jsonrpc": "2.0", "method": method, "params": params or {}}
+        if not notify:
+            msg["id"] = next(ids)
+        p.stdin.write(json.dumps(msg) + "\n")
+        p.stdin.flush()
+        while not notify:
+            got = json.loads(p.stdout.readline())
+            if got.get("id") == msg["id"]:
+                return got
+
+    ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}})
+    ask("notifications/initialized", notify=True)
+
+    def attack(name):
+        got = ask("tools/call", {"name": "t", "arguments": {"args": [
+            name, str(listener.getsockname()[1]), str(box.proc.pid)]}})
+        return json.loads(got["result"]["content"][0]["text"])
+    attack.box = box
+    yield attack
+    p.stdin.close()
+    p.wait(timeout=20)
+    listener.close()
+    box.teardown()
+
+
+@pytest.mark.parametrize("name", [
+    "unshare_user", "unshare_mount", "setns", "mount_tmpfs", "ptrace_parent", "ptrace_sibling",
+    "process_vm_readv", "io_uring_setup", "open_by_handle_at", "memfd_create", "bpf",
+    "perf_event_open", "keyctl", "kexec_load", "init_module", "socket_netlink", "socket_packet",
+    "socket_raw_inet", "socket_inet6"])
+def test_stdio_server_call_refused(attacker, name):
+    assert attacker(name) == "EPERM"
+
+
+def test_stdio_server_escapes_refused(attacker):
+    assert attacker("chroot_escape").startswith("EPERM:")
+    assert attacker("proc_1_root") == "EACCES"
+    assert attacker("proc_1_environ") == "EACCES"
+    assert attacker("connect_host_listener") in ("ECONNREFUSED", "ENETUNREACH")
+    assert attacker("connect_outside") == "ENETUNREACH"
+    box = attacker.box
+    for name in ("mountinfo", "environ_and_cmdline"):
+        out = attacker(name)
+        assert "box.toml" not in out and str(box.box_dir / "private") not in out, name
+
+
+def test_https_server_through_the_gateways_tunnel(tmp_path):
+    """A destination without a port is https://host/mcp: the broker's
+    exchange goes through a CONNECT tunnel of the gateway, which verifies
+    the server's certificate (here one [gateway] extra_ca names)."""
+    import os
+    if os.geteuid() != 0:
+        pytest.skip("the server listens on port 443")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.2",
+                    "-addext", "subjectAltName=IP:127.0.0.2"], check=True, capture_output=True)
+    srv, port, token = serve_http({"CERT": str(cert), "KEY": str(key), "HOST": "127.0.0.2",
+                                   "PORT": "443"})
+    try:
+        box = http_box(tmp_path / "box", port, token, """
+permit(principal, action in [Box::Action::"net:connect", Box::Action::"http:request"], resource)
+when { context.input.host == "127.0.0.2" };
+permit(principal, action == Box::Action::"mcp:call", resource);
+""", host="127.0.0.2", gateway=f'extra_ca = ["{cert}"]\n')
+        try:
+            r, out = client(box, "remote", {"call": "echo", "args": {"message": "over https"}})
+            assert r.returncode == 0, (out, r.stderr)
+            assert out[0]["result"]["content"][0]["text"] == "Echo: over https", out
+        finally:
+            box.stop()
+        attrs = records_attrs(box)
+        # decided inside the tunnel, as any https request is
+        assert any(a.get("strands.box.policy.action") == "http:request" and
+                   a.get("strands.box.policy.resource") == "127.0.0.2:443/mcp" for a in attrs)
+    finally:
+        srv.kill()
+        srv.wait()
+
+
+def test_http_server_pretty_json_replies(tmp_path):
+    """A server that answers with JSON bodies laid out over several lines:
+    each reply reaches the agent as one message."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            msg = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if "id" not in msg:
+                self.send_response(202)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            result = {"initialize": {"protocolVersion": msg.get("params", {}).get(
+                          "protocolVersion", "2025-06-18"), "capabilities": {"tools": {}},
+                          "serverInfo": {"name": "pretty", "version": "1"}},
+                      "tools/list": {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]},
+                      "tools/call": {"content": [{"type": "text", "text": "laid out"}]}}
+            body = json.dumps({"jsonrpc": "2.0", "id": msg["id"],
+                               "result": result[msg["method"]]}, indent=2).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        box = http_box(tmp_path, srv.server_address[1], "tok", REACH_LOCAL + """
+permit(principal, action == Box::Action::"mcp:call", resource);
+""")
+        try:
+            r, out = client(box, "remote", {"call": "t", "args": {}})
+            assert r.returncode == 0, (out, r.stderr)
+            assert out[0]["result"]["content"][0]["text"] == "laid out", out
+        finally:
+            box.stop()
+    finally:
+        srv.shutdown()

@@ -474,6 +474,99 @@ static void test_may_permit_beneath(void)
                 G_N_ELEMENTS(none));
 }
 
+/* ---- generated (MCP per-tool) actions ------------------------------------------------ */
+
+static json_object *args_of(const char *json)
+{
+  json_object *o = json_tokener_parse(json);
+  g_assert_nonnull(o);
+  return o;
+}
+
+static void test_generated_actions(void)
+{
+  /* a policy may name a server's tools before the server has listed them */
+  box_policy_declare_namespace("demo_mcp");
+  BoxPolicy *p = load_ok("permit(principal, action, resource);\n"
+                         "@id(\"no_big\") forbid(principal, action == demo_mcp::Action::\"add\", "
+                         "resource) when { context.input.a > 100 };\n"
+                         "@id(\"no_tag\") forbid(principal, action == demo_mcp::Action::\"add\", "
+                         "resource) when { context has input.tags && context.input.tags.contains("
+                         "\"x\") };\n");
+  int a =
+    box_policy_register_action("demo-mcp", "demo_mcp::Action::\"add\"", "add",
+                               "a: Long, b?: Long, opts?: { deep: Bool }, tags?: Set<String>");
+  g_assert_cmpint(a, >=, 10);
+  g_assert_cmpint(box_policy_register_action("demo-mcp", "demo_mcp::Action::\"add\"", "add", ""),
+                  ==, a);
+  /* listed but not installed: pending */
+  BoxDecision *d = decide(p, "demo_mcp::Action::\"add\"", args_of("{\"a\":1}"));
+  g_assert_cmpint(d->cause, ==, BOX_CAUSE_POLICY_PENDING);
+  g_assert_cmpstr(d->rule, ==, "<policy-pending>");
+  g_assert_cmpstr(d->message, ==,
+                  "policy denied this operation on 'demo-mcp/add' [policy-pending]: The complete "
+                  "policy bundle is not installed.");
+  box_decision_free(d);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(box_policy_install_actions(p, "demo_mcp", &error));
+  g_assert_cmpint(decide_cause(p, "demo_mcp::Action::\"add\"", args_of("{\"a\":1,\"b\":2}")), ==,
+                  BOX_CAUSE_PERMITTED);
+  d = decide(p, "demo_mcp::Action::\"add\"", args_of("{\"a\":500}"));
+  g_assert_cmpint(d->cause, ==, BOX_CAUSE_FORBIDDEN);
+  g_assert_cmpstr(d->message, ==,
+                  "policy denied this operation on 'demo-mcp/add' [policy: no_big].");
+  box_decision_free(d);
+  g_assert_cmpint(
+    decide_cause(p, "demo_mcp::Action::\"add\"", args_of("{\"a\":1,\"tags\":[\"y\",\"x\"]}")), ==,
+    BOX_CAUSE_FORBIDDEN);
+  /* an argument of a type no rule can name is no part of the request */
+  g_assert_cmpint(
+    decide_cause(p, "demo_mcp::Action::\"add\"", args_of("{\"a\":1,\"opts\":{\"deep\":true}}")), ==,
+    BOX_CAUSE_PERMITTED);
+  /* a declared argument of the wrong type cannot be evaluated */
+  g_assert_cmpint(decide_cause(p, "demo_mcp::Action::\"add\"", args_of("{\"a\":\"one\"}")), ==,
+                  BOX_CAUSE_INTERNAL_FAULT);
+  box_policy_free(p);
+
+  /* a rule may name no action of an undeclared namespace */
+  assert_load_error(
+    "forbid(principal, action == elsewhere::Action::\"x\", resource);",
+    "policy references unknown action: for policy `policy_0`, unrecognized action "
+    "`elsewhere::Action::\"x\"` at line 1, column 29; for policy `policy_0`, unable to "
+    "find an applicable action given the policy scope constraints at line 1, "
+    "column 19");
+  /* a rule that names a tool the server did not list, or an argument it
+   * does not take, keeps the server's actions pending */
+  box_policy_declare_namespace("demo2");
+  p = load_ok("forbid(principal, action == demo2::Action::\"nope\", resource);\n");
+  box_policy_register_action("demo2", "demo2::Action::\"yes\"", "yes", "");
+  g_assert_false(box_policy_install_actions(p, "demo2", &error));
+  g_assert_cmpstr(error->message, ==,
+                  "policy references unknown action: for policy `policy_0`, unrecognized action "
+                  "`demo2::Action::\"nope\"` at line 1, column 29");
+  g_clear_error(&error);
+  g_assert_cmpint(decide_cause(p, "demo2::Action::\"yes\"", json_object_new_object()), ==,
+                  BOX_CAUSE_POLICY_PENDING);
+  box_policy_free(p);
+  box_policy_declare_namespace("demo3");
+  p = load_ok("permit(principal, action == demo3::Action::\"t\", resource) "
+              "when { context.input.missing == 1 };\n");
+  box_policy_register_action("demo3", "demo3::Action::\"t\"", "t", "n: Long");
+  g_assert_false(box_policy_install_actions(p, "demo3", &error));
+  g_assert_nonnull(strstr(error->message, "policy fails schema validation: for policy `policy_0`, "
+                                          "attribute `input.missing` in context for "
+                                          "demo3::Action::\"t\" not found"));
+  box_policy_free(p);
+  /* a policy loaded once the tools are known takes them as it takes Box's */
+  p = load_ok("permit(principal, action == demo3::Action::\"t\", resource) "
+              "when { context.input.n == 1 };\n");
+  g_assert_cmpint(decide_cause(p, "demo3::Action::\"t\"", args_of("{\"n\":1}")), ==,
+                  BOX_CAUSE_PERMITTED);
+  g_assert_cmpint(decide_cause(p, "demo3::Action::\"t\"", args_of("{\"n\":2}")), ==,
+                  BOX_CAUSE_NO_MATCH);
+  box_policy_free(p);
+}
+
 int main(int argc, char **argv)
 {
   static const TestCase cases[] = { { "/policy/eval/seed", test_seed_decisions },
@@ -483,6 +576,7 @@ int main(int argc, char **argv)
                                     { "/policy/decision/pack", test_decision_pack },
                                     { "/policy/message/resource-label", test_resource_labels },
                                     { "/policy/threads", test_threads },
-                                    { "/policy/may-permit-beneath", test_may_permit_beneath } };
+                                    { "/policy/may-permit-beneath", test_may_permit_beneath },
+                                    { "/policy/generated-actions", test_generated_actions } };
   return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }
