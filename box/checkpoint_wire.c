@@ -43,9 +43,10 @@ typedef struct {
   guint64 seq;
   int command;
   char *text;
-  GHashTable *paths; /* owned set of host paths */
-  int lock_fd;       /* held shared until the commit is made, or -1 */
-  bool late;         /* writes seen after the command's reply */
+  GHashTable *paths;  /* owned set of host paths */
+  GString *decisions; /* the ids of its decisions that may change, or NULL */
+  int lock_fd;        /* held shared until the commit is made, or -1 */
+  bool late;          /* writes seen after the command's reply */
 } Job;
 
 struct BoxdCheckpoints {
@@ -55,6 +56,8 @@ struct BoxdCheckpoints {
   char *lock_path;
   GMutex lock;
   GHashTable *sets;    /* command -> GHashTable* of paths (owned strings) */
+  GHashTable *decided; /* command -> GString of decision ids, space-separated */
+  BoxTelemetry *telemetry;
   GHashTable *outside; /* paths the workspace watch reported */
   GAsyncQueue *jobs;   /* Job* */
   GThread *thread;
@@ -67,6 +70,11 @@ struct BoxdCheckpoints {
   GHashTable *wds; /* wd -> directory path (owned) */
   GThread *watch_thread;
 };
+
+static void string_free(gpointer s)
+{
+  g_string_free(s, TRUE);
+}
 
 static GHashTable *path_set(void)
 {
@@ -83,6 +91,25 @@ void boxd_checkpoints_changed(void *data, int command, const char *path)
     g_hash_table_insert(k->sets, GINT_TO_POINTER(command), set);
   }
   if (!g_hash_table_contains(set, path)) g_hash_table_add(set, g_strdup(path));
+  g_mutex_unlock(&k->lock);
+}
+
+/* A command's decisions, named in its commit, are the ones that may change
+ * the workspace: a read names no change, and a command's reads can be
+ * thousands. */
+#define DECISIONS_MAX 1000
+
+void boxd_checkpoints_decided(Boxd *d, int command, const char *action, const char *id)
+{
+  BoxdCheckpoints *k = d->checkpoints;
+  if (!k || command < 0 || strcmp(action, "fs:read") == 0) return;
+  g_mutex_lock(&k->lock);
+  GString *ids = g_hash_table_lookup(k->decided, GINT_TO_POINTER(command));
+  if (!ids) {
+    ids = g_string_new(NULL);
+    g_hash_table_insert(k->decided, GINT_TO_POINTER(command), ids);
+  }
+  if (ids->len < DECISIONS_MAX * 17) g_string_append_printf(ids, "%s%s", ids->len ? " " : "", id);
   g_mutex_unlock(&k->lock);
 }
 
@@ -175,13 +202,19 @@ static char **set_strv(GHashTable *set)
   return (char **)g_ptr_array_free(a, FALSE);
 }
 
-static void record(BoxdCheckpoints *k, GHashTable *set, const char *subject, const char *body)
+/* The commit, then its control record: the log's way from a command (its
+ * id, its decisions' ids) to the checkpoint, as the commit's message is the
+ * way back. */
+static void record(BoxdCheckpoints *k, GHashTable *set, const char *subject, const char *body,
+                   const char *detail)
 {
-  g_autofree char **paths = set_strv(set);
+  g_autofree char **paths = set ? set_strv(set) : NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *id = NULL;
   if (!box_checkpoints_record(k->cp, (const char *const *)paths, subject, body, &id, &error))
     g_printerr("box: warning: checkpoint not recorded: %s\n", error->message);
+  else if (id)
+    box_telemetry_control(k->telemetry, "checkpoint", id, NULL, detail);
 }
 
 /* What the watch saw that no running command claims: the outside's. */
@@ -210,7 +243,8 @@ static void record_outside(BoxdCheckpoints *k)
 {
   watch_drain(k);
   GHashTable *outside = take_outside(k);
-  if (g_hash_table_size(outside)) record(k, outside, "outside the box", "kind: outside\n");
+  if (g_hash_table_size(outside))
+    record(k, outside, "outside the box", "kind: outside\n", "changed outside the box");
   g_hash_table_unref(outside);
 }
 
@@ -222,10 +256,13 @@ static void record_command(BoxdCheckpoints *k, Job *job)
   if (strlen(first) > 72) strcpy(first + 69, "...");
   /* the decision log's records are written before the command ends: the
    * mapping from the command to its checkpoint is this message */
-  g_autofree char *body =
-    g_strdup_printf("kind: %s\ncommand-id: %d\ncommand: %s\n",
-                    job->late ? "command (after its reply)" : "command", job->command, job->text);
-  record(k, job->paths, first, body);
+  const char *decisions = job->decisions ? job->decisions->str : "";
+  g_autofree char *body = g_strdup_printf("kind: %s\ncommand-id: %d\ndecisions: %s\ncommand: %s\n",
+                                          job->late ? "command (after its reply)" : "command",
+                                          job->command, decisions, job->text);
+  g_autofree char *detail =
+    g_strdup_printf("command-id: %d; decisions: %s", job->command, decisions);
+  record(k, job->paths, first, body, detail);
 }
 
 static gpointer commit_main(gpointer data)
@@ -247,6 +284,7 @@ static gpointer commit_main(gpointer data)
     g_cond_broadcast(&k->done_cond);
     g_mutex_unlock(&k->lock);
     if (job->paths) g_hash_table_unref(job->paths);
+    if (job->decisions) g_string_free(job->decisions, TRUE);
     g_free(job->text);
     g_free(job);
   }
@@ -307,9 +345,12 @@ static void enqueue(BoxdCheckpoints *k, int command, const char *text, int lock_
 {
   g_mutex_lock(&k->lock);
   GHashTable *set = NULL;
+  GString *decisions = NULL;
   g_hash_table_steal_extended(k->sets, GINT_TO_POINTER(command), NULL, (gpointer *)&set);
+  g_hash_table_steal_extended(k->decided, GINT_TO_POINTER(command), NULL, (gpointer *)&decisions);
   g_mutex_unlock(&k->lock);
   if (!set) {
+    if (decisions) g_string_free(decisions, TRUE);
     /* it changed nothing: no checkpoint, and a restore may go ahead now */
     if (lock_fd >= 0) close(lock_fd);
     return;
@@ -318,7 +359,8 @@ static void enqueue(BoxdCheckpoints *k, int command, const char *text, int lock_
   job->kind = JOB_COMMAND;
   job->command = command;
   job->text = g_strdup(text ? text : "");
-  job->paths = set ? set : path_set();
+  job->paths = set;
+  job->decisions = decisions;
   job->lock_fd = lock_fd;
   job->late = late;
   push(k, job);
@@ -357,6 +399,8 @@ bool boxd_checkpoints_start(Boxd *d)
   k->sets =
     g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_hash_table_unref);
   k->outside = path_set();
+  k->decided = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, string_free);
+  k->telemetry = d->telemetry;
   k->wds = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
   k->jobs = g_async_queue_new();
   k->inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
@@ -374,10 +418,7 @@ void boxd_checkpoints_run(Boxd *d)
    * marks, and the first checkpoint, the workspace as the box found it. */
   bool watching = k->inotify_fd >= 0 && k->wake_fd >= 0;
   if (watching) watch_tree(k, k->workspace);
-  g_autoptr(GError) error = NULL;
-  g_autofree char *id = NULL;
-  if (!box_checkpoints_record(k->cp, NULL, "box started", "kind: start\n", &id, &error))
-    g_printerr("box: warning: checkpoint not recorded: %s\n", error->message);
+  record(k, NULL, "box started", "kind: start\n", "the workspace as the box found it");
   if (watching) k->watch_thread = g_thread_new("box-ckpt-watch", watch_main, k);
   k->thread = g_thread_new("box-checkpoints", commit_main, k);
 }
@@ -399,7 +440,7 @@ void boxd_checkpoints_stop(Boxd *d)
   if (k->inotify_fd >= 0) close(k->inotify_fd);
   if (k->wake_fd >= 0) close(k->wake_fd);
   box_checkpoints_close(k->cp);
-  GHashTable *tables[] = { k->sets, k->outside, k->wds };
+  GHashTable *tables[] = { k->sets, k->outside, k->wds, k->decided };
   for (guint i = 0; i < G_N_ELEMENTS(tables); i++) g_hash_table_unref(tables[i]);
   g_async_queue_unref(k->jobs);
   g_mutex_clear(&k->lock);

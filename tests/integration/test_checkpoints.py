@@ -4,6 +4,7 @@ the workspace, built from the paths the mount saw it change, plus "outside"
 commits for changes made around the box; `box checkpoints`, `box diff` and
 `box restore` on real boxes."""
 import hashlib
+import json
 import os
 import signal
 import stat
@@ -312,3 +313,55 @@ def test_keep_drops_the_oldest_when_the_box_starts(box):
     assert git_repo(box, "log", "--format=%s%n%T").splitlines() == newest
     assert git_repo(box, "rev-list", "--max-parents=0", "HEAD").split() == [commits(box)[0]]
     fsck_clean(box)
+
+
+def log_records(box, scope):
+    """(spanId, attributes) of every log record of scope in the records file."""
+    path = box.box_dir / "private" / "telemetry" / "records.jsonl"
+    out = []
+    for line in path.read_text().splitlines():
+        for rl in json.loads(line).get("resourceLogs", []):
+            for sl in rl["scopeLogs"]:
+                if sl["scope"]["name"] == scope:
+                    out += [(lr["spanId"], {a["key"]: next(iter(a["value"].values()))
+                                            for a in lr["attributes"]})
+                            for lr in sl["logRecords"]]
+    return out
+
+
+def test_a_checkpoint_and_the_decision_log_name_each_other(box):
+    start(box)
+    assert box.bash("echo one > named.txt && mkdir dd && mv named.txt dd/moved.txt").returncode == 0
+    wait_count(box, 2)
+    head = git_repo(box, "rev-parse", "HEAD").strip()
+    msg = git_repo(box, "log", "-1", "--format=%B", head)
+    fields = dict(line.split(": ", 1) for line in msg.splitlines()[2:] if ": " in line)
+    assert fields["command"] == "echo one > named.txt && mkdir dd && mv named.txt dd/moved.txt"
+    command_id = fields["command-id"]
+    named = fields["decisions"].split()
+    # from the commit to the log: each decision it names is a record there,
+    # one that let the command change a path it changed
+    deadline = time.time() + 10
+    while True:
+        decisions = dict(log_records(box, "strands-box.policy"))
+        checkpoints = [a for _, a in log_records(box, "strands-box.control")
+                       if a["strands.box.control.operation"] == "checkpoint"]
+        if all(n in decisions for n in named) and any(
+                a["strands.box.control.subject"] == head for a in checkpoints) or \
+                time.time() > deadline:
+            break
+        time.sleep(0.1)
+    assert named and all(n in decisions for n in named), (named, list(decisions)[:5])
+    resources = {decisions[n]["file.path"] for n in named}
+    assert {"~/src/project/named.txt", "~/src/project/dd", "~/src/project/dd/moved.txt"} \
+        <= resources, resources
+    assert all(decisions[n]["strands.box.policy.action"] != "fs:read" for n in named)
+    # from the log to the commit: the checkpoint's record names the command
+    # and the same decisions
+    mine = [a for a in checkpoints if a["strands.box.control.subject"] == head]
+    assert len(mine) == 1, checkpoints
+    assert mine[0]["strands.box.control.detail"] == \
+        f"command-id: {command_id}; decisions: {' '.join(named)}"
+    # the first checkpoint, the box as it started, has its record too
+    first = commits(box)[0]
+    assert any(a["strands.box.control.subject"] == first for a in checkpoints)
