@@ -36,7 +36,7 @@
   (IN_CLOSE_WRITE | IN_MODIFY | IN_ATTRIB | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |  \
    IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
 
-typedef enum { JOB_COMMAND, JOB_OUTSIDE, JOB_QUIT } JobKind;
+typedef enum { JOB_START, JOB_COMMAND, JOB_OUTSIDE, JOB_QUIT } JobKind;
 
 typedef struct {
   JobKind kind;
@@ -62,6 +62,7 @@ struct BoxdCheckpoints {
   GAsyncQueue *jobs;   /* Job* */
   GThread *thread;
   guint64 queued, done; /* Job seq: the last pushed, the last made (lock) */
+  bool started;         /* the first checkpoint is made (lock) */
   GCond done_cond;
   /* the workspace watch */
   int inotify_fd;
@@ -274,13 +275,16 @@ static gpointer commit_main(gpointer data)
     /* what changed outside before a command started was recorded as it
      * started (its JOB_OUTSIDE): what changes outside after it ended is
      * the next command's to wait for */
-    if (job->kind == JOB_COMMAND)
+    if (job->kind == JOB_START)
+      record(k, NULL, "box started", "kind: start\n", "the workspace as the box found it");
+    else if (job->kind == JOB_COMMAND)
       record_command(k, job);
     else
       record_outside(k);
     if (job->lock_fd >= 0) close(job->lock_fd);
     g_mutex_lock(&k->lock);
     k->done = job->seq;
+    k->started = true;
     g_cond_broadcast(&k->done_cond);
     g_mutex_unlock(&k->lock);
     if (job->paths) g_hash_table_unref(job->paths);
@@ -310,7 +314,10 @@ static bool quiet_since_last(BoxdCheckpoints *k)
   int pending = 0;
   bool quiet = ioctl(k->inotify_fd, FIONREAD, &pending) == 0 && pending == 0;
   g_mutex_lock(&k->lock);
-  quiet = quiet && k->done == k->queued && g_hash_table_size(k->outside) == 0;
+  /* while the first checkpoint is made, no start waits: what changes
+   * meanwhile, outside or by a command that ends first, is read by it or
+   * goes on top of it in order */
+  quiet = !k->started || (quiet && k->done == k->queued && g_hash_table_size(k->outside) == 0);
   g_mutex_unlock(&k->lock);
   g_mutex_unlock(&k->inotify_read);
   return quiet;
@@ -413,12 +420,16 @@ void boxd_checkpoints_run(Boxd *d)
 {
   BoxdCheckpoints *k = d->checkpoints;
   if (!k) return;
-  /* Before the box takes commands (its first would wait for this anyway),
-   * and with nothing of the workspace held open once it does: the watch's
-   * marks, and the first checkpoint, the workspace as the box found it. */
+  /* The watch's marks before the box takes commands, with nothing of the
+   * workspace held open once it does.  The first checkpoint, the whole
+   * tree, is the commit thread's first job: a large workspace took seconds
+   * that the box's start and its first commands waited for. */
   bool watching = k->inotify_fd >= 0 && k->wake_fd >= 0;
   if (watching) watch_tree(k, k->workspace);
-  record(k, NULL, "box started", "kind: start\n", "the workspace as the box found it");
+  Job *first = g_new0(Job, 1);
+  first->kind = JOB_START;
+  first->lock_fd = -1;
+  push(k, first);
   if (watching) k->watch_thread = g_thread_new("box-ckpt-watch", watch_main, k);
   k->thread = g_thread_new("box-checkpoints", commit_main, k);
 }

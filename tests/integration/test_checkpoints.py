@@ -365,3 +365,40 @@ def test_a_checkpoint_and_the_decision_log_name_each_other(box):
     # the first checkpoint, the box as it started, has its record too
     first = commits(box)[0]
     assert any(a["strands.box.control.subject"] == first for a in checkpoints)
+
+
+def test_the_first_checkpoint_holds_up_neither_the_start_nor_a_command(box):
+    # a workspace whose whole-tree checkpoint takes a while: 64 MiB that
+    # does not compress
+    big = box.workspace / "big"
+    big.mkdir()
+    for i in range(16):
+        (big / f"r{i}").write_bytes(os.urandom(4 << 20))
+    box.write_policy(ALLOW_ALL)
+    box.write_config()
+    box.start()
+    r = box.bash("echo first > first.txt")
+    assert r.returncode == 0, r.stderr
+    head = subprocess.run(["git", "--git-dir", str(repo(box)), "rev-parse", "-q", "--verify",
+                           "HEAD"], capture_output=True, text=True)
+    assert head.returncode != 0, "the command waited for the first checkpoint"
+    wait_count(box, 1, timeout=120)
+    # what the command wrote is in the first checkpoint or on top of it
+    deadline = time.time() + 60
+    while "first.txt" not in tree_of(box, "HEAD") and time.time() < deadline:
+        time.sleep(0.1)
+    assert box.bash("echo second > second.txt").returncode == 0
+    deadline = time.time() + 60
+    while "second.txt" not in tree_of(box, "HEAD") and time.time() < deadline:
+        time.sleep(0.1)
+    files, _ = snapshot(box.workspace)
+    assert tree_of(box, "HEAD") == {p: (m, o) for p, (m, o, _) in files.items()}
+    msgs = [git_repo(box, "log", "-1", "--format=%B", c) for c in commits(box)]
+    assert "kind: start" in msgs[0] and "command: echo second > second.txt" in msgs[-1]
+    # the whole tree went to one pack, not a loose object per file
+    objects = repo(box) / "objects"
+    packs = sorted(p.name for p in (objects / "pack").iterdir())
+    assert len(packs) == 2 and packs[0].endswith(".idx") and packs[1].endswith(".pack"), packs
+    loose = [p for d in objects.iterdir() if len(d.name) == 2 for p in d.iterdir()]
+    assert len(loose) <= 8, loose
+    fsck_clean(box)
