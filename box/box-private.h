@@ -280,6 +280,13 @@ BoxPolicy *box_verb_policy_load(const char *file, const char *home, bool quiet);
 /* cmd_policy_replay.c: `box policy replay FILE [--home DIR] EVENTS`. */
 int box_verb_policy_replay(int argc, char **argv);
 
+/* checkpoint_view.c: `box mount`'s .box/checkpoints/, the checkpoint
+ * repository read-only at mountpoint (NULL with error: none, or no box
+ * repository yet). */
+typedef struct BoxCheckpointView BoxCheckpointView;
+BoxCheckpointView *box_checkpoint_view_start(BoxConfig *cfg, const char *workspace,
+                                             const char *mountpoint, GError **error);
+void box_checkpoint_view_stop(BoxCheckpointView *cv);
 /* cmd_checkpoints.c: `box checkpoints`, `box diff`, `box restore`. */
 int box_verb_checkpoints(int argc, char **argv);
 int box_verb_diff(int argc, char **argv);

@@ -65,6 +65,11 @@ BoxCheckpoints *box_checkpoints_open(const char *repo_dir, const char *workspace
   return cp;
 }
 
+struct git_repository *box_checkpoints_repository(BoxCheckpoints *cp)
+{
+  return cp->repo;
+}
+
 void box_checkpoints_close(BoxCheckpoints *cp)
 {
   if (!cp) return;
