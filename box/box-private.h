@@ -110,6 +110,11 @@ const char *boxd_premounted(int *fd);
  * process holding it is gone, the mount is detached and the directory
  * removed.  -1 after saying why. */
 int box_fusermount(bool allow_other, char **at, int *alive);
+/* fusermount3 mounts FUSE at mnt itself, for an ordinary user's view
+ * (box mount): its /dev/fuse, or -1 after saying why.  Undone with
+ * box_fusermount_unmount. */
+int box_fusermount_at(const char *mnt, bool allow_other, bool read_only);
+void box_fusermount_unmount(const char *mnt);
 /* The host's uid and gid of this namespace's 0. */
 void boxd_host_ids(uid_t *uid, gid_t *gid);
 

@@ -13,7 +13,7 @@
  *                    10 ms): its text, its working directory now and its
  *                    RAM area
  *   checkpoints/     the box's checkpoints, read-only: log, and <id>/ the
- *                    workspace at each (checkpoint_view.c)
+ *                    workspace at each (checkpoint_view.c; root's views)
  * The view is its own FUSE daemon (libboxvfs, no policy: the operator is not
  * the agent), so it works with or without a running box; the running box
  * publishes its roots and commands under <box_dir>/private/live.
@@ -41,7 +41,8 @@ static void clear_dead_mount(const char *path)
 {
   struct stat st;
   for (int i = 0; i < 8 && stat(path, &st) != 0 && errno == ENOTCONN; i++)
-    umount2(path, MNT_DETACH);
+    if (umount2(path, MNT_DETACH) != 0 && errno == EPERM)
+      box_fusermount_unmount(path); /* an ordinary user's view, fusermount3's */
 }
 
 /* The hidden directories of views whose `box mount` was killed. */
@@ -128,6 +129,119 @@ static BoxCheckpointView *mount_checkpoints(BoxConfig *cfg, const char *workspac
   return cv;
 }
 
+typedef struct {
+  const char *name, *workspace;
+  BoxConfig *cfg;
+} Shown;
+
+static void say_mounted(const Shown *shown, const char *target, bool rw)
+{
+  fprintf(stderr, "box: mounted the view of box %s at %s (%s); workspace %s; stop with Ctrl-C\n",
+          shown->name ? shown->name : "?", target, rw ? "read-write" : "read-only",
+          shown->workspace ? shown->workspace : "?");
+}
+
+/* Root: the mount at a hidden place, its RAM root bound on target and each
+ * bound root's /pass directory bound at its path there, read-only unless
+ * rw, so that the host's processes see the view. */
+static int view_by_binds(BoxVfsConfig *vc, const Shown *shown, const char *target, bool rw,
+                         sigset_t *set)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *hidden = g_dir_make_tmp("boxfs-opview-XXXXXX", &error);
+  if (!hidden) return box_fail("cannot create the view's mount point: %s", error->message);
+  chmod(hidden, 0755);
+  vc->mountpoint = hidden;
+  box_vfs_raise_fd_limit(NULL);
+  BoxVfs *vfs = box_vfs_start(vc, &error);
+  if (!vfs) {
+    rmdir(hidden);
+    return box_fail("cannot mount the view: %s", error->message);
+  }
+  /* Every host process reading the view is placed as a tool of one
+   * command: no policy decisions, the binds' flags bound it. */
+  int command = box_vfs_command_new(vfs);
+  int status = 0;
+  g_autofree char *ram = box_vfs_ram_root(vfs, command);
+  GPtrArray *binds = g_ptr_array_new_with_free_func(g_free);
+  BoxCheckpointView *checkpoints = NULL;
+  if (!box_vfs_command_attach(vfs, command, getpid(), true, &error)) {
+    status = box_fail("cannot place the view's readers: %s", error->message);
+    goto out;
+  }
+  if (mount(ram, target, NULL, MS_BIND, NULL) != 0) {
+    status = box_fail("cannot bind the view on %s: %s", target, g_strerror(errno));
+    goto out;
+  }
+  g_ptr_array_add(binds, g_strdup(target));
+  for (const char *const *r = vc->roots; *r; r++) {
+    g_autofree char *pass = box_vfs_pass_path(vfs, *r);
+    char *at = g_strconcat(target, *r, NULL);
+    if (mount(pass, at, NULL, MS_BIND, NULL) != 0) {
+      status = box_fail("cannot bind %s on %s: %s", *r, at, g_strerror(errno));
+      g_free(at);
+      goto out;
+    }
+    g_ptr_array_add(binds, at);
+  }
+  if (!rw)
+    for (guint i = 0; i < binds->len; i++)
+      if (mount(NULL, g_ptr_array_index(binds, i), NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) !=
+          0) {
+        status = box_fail("cannot make the view read-only: %s", g_strerror(errno));
+        goto out;
+      }
+  checkpoints = mount_checkpoints(shown->cfg, shown->workspace, target);
+  say_mounted(shown, target, rw);
+  int sig = 0;
+  sigwait(set, &sig);
+out:
+  box_checkpoint_view_stop(checkpoints);
+  unbind_all(binds);
+  g_ptr_array_unref(binds);
+  box_vfs_command_end(vfs, command);
+  box_vfs_stop(vfs);
+  rmdir(hidden);
+  return status;
+}
+
+/* An ordinary user binds nothing: Debian's set-uid fusermount3 mounts the
+ * connection at target itself (read-only unless rw, as sshfs's are), and
+ * the mount serves the whole view from its own root, each bound root at
+ * its path. */
+static int view_by_fusermount(BoxVfsConfig *vc, const Shown *shown, const char *target, bool rw,
+                              sigset_t *set)
+{
+  g_autoptr(GError) error = NULL;
+  int fd = box_fusermount_at(target, box_vfs_allow_other(), !rw);
+  if (fd < 0) return 1;
+  vc->mountpoint = target;
+  vc->mounted_by_fusermount = true;
+  vc->mounted_fd = fd;
+  box_vfs_raise_fd_limit(NULL);
+  BoxVfs *vfs = box_vfs_start(vc, &error);
+  if (!vfs) {
+    box_fusermount_unmount(target);
+    close(fd);
+    return box_fail("cannot serve the view at %s: %s", target, error->message);
+  }
+  int command = box_vfs_command_new(vfs);
+  int status = 0;
+  if (!box_vfs_command_attach(vfs, command, getpid(), true, &error)) {
+    status = box_fail("cannot place the view's readers: %s", error->message);
+  } else {
+    box_vfs_serve_view(vfs, command);
+    say_mounted(shown, target, rw);
+    int sig = 0;
+    sigwait(set, &sig);
+  }
+  /* fusermount3 -u ends the connection, which the loop reads as its end */
+  box_fusermount_unmount(target);
+  box_vfs_command_end(vfs, command);
+  box_vfs_stop(vfs);
+  return status;
+}
+
 int box_verb_mount(int argc, char **argv)
 {
   sigset_t set;
@@ -173,13 +287,6 @@ int box_verb_mount(int argc, char **argv)
   if (!target || stat(target, &st) != 0 || !S_ISDIR(st.st_mode))
     return box_fail("mount point %s is not an existing directory", rest[0]);
 
-  /* box run works for an ordinary user because its mounts stay in a user
-   * namespace of its own; this view must be seen by the host's processes. */
-  if (geteuid() != 0)
-    return box_fail("box mount needs root: it binds the view at %s for the host's processes, "
-                    "which an ordinary user cannot (box run and box lua work unprivileged)",
-                    target);
-
   g_autofree char *workspace = NULL;
   g_auto(GStrv) roots = live_roots(cfg->box_dir, &workspace);
   if (!roots) roots = config_roots(cfg, operator_home, &workspace);
@@ -190,69 +297,17 @@ int box_verb_mount(int argc, char **argv)
   g_autofree char *log =
     g_build_filename(cfg->box_dir, "private", "telemetry", "records.jsonl", NULL);
   g_autofree char *live = g_build_filename(cfg->box_dir, "private", "live", NULL);
-  g_autofree char *hidden = g_dir_make_tmp("boxfs-opview-XXXXXX", &error);
-  if (!hidden) return box_fail("cannot create the view's mount point: %s", error->message);
-  chmod(hidden, 0755);
   BoxVfsConfig vc = {
-    .mountpoint = hidden,
     .roots = (const char *const *)roots,
     .operator_home = operator_home,
     .view_log = log,
     .view_live_dir = live,
-    .view_checkpoints = true,
+    /* fusermount3 mounts nothing inside an ordinary user's view */
+    .view_checkpoints = geteuid() == 0,
   };
-  box_vfs_raise_fd_limit(NULL);
-  BoxVfs *vfs = box_vfs_start(&vc, &error);
-  if (!vfs) {
-    rmdir(hidden);
-    return box_fail("cannot mount the view: %s", error->message);
-  }
-  /* Every host process reading the view is placed as a tool of one
-   * command: no policy decisions, the binds' flags bound it. */
-  int command = box_vfs_command_new(vfs);
-  int status = 0;
-  g_autofree char *ram = box_vfs_ram_root(vfs, command);
-  GPtrArray *binds = g_ptr_array_new_with_free_func(g_free);
-  BoxCheckpointView *checkpoints = NULL;
-  if (!box_vfs_command_attach(vfs, command, getpid(), true, &error)) {
-    status = box_fail("cannot place the view's readers: %s", error->message);
-    goto out;
-  }
-  if (mount(ram, target, NULL, MS_BIND, NULL) != 0) {
-    status = box_fail("cannot bind the view on %s: %s", target, g_strerror(errno));
-    goto out;
-  }
-  g_ptr_array_add(binds, g_strdup(target));
-  for (char **r = roots; *r; r++) {
-    g_autofree char *pass = box_vfs_pass_path(vfs, *r);
-    char *at = g_strconcat(target, *r, NULL);
-    if (mount(pass, at, NULL, MS_BIND, NULL) != 0) {
-      status = box_fail("cannot bind %s on %s: %s", *r, at, g_strerror(errno));
-      g_free(at);
-      goto out;
-    }
-    g_ptr_array_add(binds, at);
-  }
-  if (!rw)
-    for (guint i = 0; i < binds->len; i++)
-      if (mount(NULL, g_ptr_array_index(binds, i), NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) !=
-          0) {
-        status = box_fail("cannot make the view read-only: %s", g_strerror(errno));
-        goto out;
-      }
-  checkpoints = mount_checkpoints(cfg, workspace, target);
-  fprintf(stderr, "box: mounted the view of box %s at %s (%s); workspace %s; stop with Ctrl-C\n",
-          cfg->name ? cfg->name : "?", target, rw ? "read-write" : "read-only",
-          workspace ? workspace : "?");
-  int sig = 0;
-  sigwait(&set, &sig);
-out:
-  box_checkpoint_view_stop(checkpoints);
-  unbind_all(binds);
-  g_ptr_array_unref(binds);
-  box_vfs_command_end(vfs, command);
-  box_vfs_stop(vfs);
-  rmdir(hidden);
+  Shown shown = { cfg->name, workspace, cfg };
+  int status = geteuid() == 0 ? view_by_binds(&vc, &shown, target, rw, &set)
+                              : view_by_fusermount(&vc, &shown, target, rw, &set);
   if (status == 0) fprintf(stderr, "box: unmounted %s\n", target);
   return status;
 }

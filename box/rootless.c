@@ -158,15 +158,15 @@ static void sweep_premounts(const char *tmp)
 
 /* fusermount3 mounts FUSE at mnt for this user and sends the device back
  * over a socket; the device, or -1 after saying why. */
-static int fusermount(const char *helper, const char *mnt, bool allow_other)
+static int fusermount(const char *helper, const char *mnt, bool allow_other, bool read_only)
 {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
     box_fail("cannot make fusermount3's socket: %s", g_strerror(errno));
     return -1;
   }
-  const char *opts =
-    allow_other ? "fsname=boxfs,subtype=boxfs,allow_other" : "fsname=boxfs,subtype=boxfs";
+  g_autofree char *opts = g_strdup_printf(
+    "fsname=boxfs,subtype=boxfs%s%s", allow_other ? ",allow_other" : "", read_only ? ",ro" : "");
   pid_t pid = fork();
   if (pid == 0) {
     g_autofree char *num = g_strdup_printf("%d", sv[1]);
@@ -257,7 +257,7 @@ int box_fusermount(bool allow_other, char **at, int *alive)
     rmdir(top);
     return -1;
   }
-  int fd = fusermount(helper, mnt, allow_other);
+  int fd = fusermount(helper, mnt, allow_other, false);
   if (fd < 0) {
     /* the watcher removes the directories */
     close(*alive);
@@ -266,6 +266,28 @@ int box_fusermount(bool allow_other, char **at, int *alive)
   }
   *at = g_steal_pointer(&mnt);
   return fd;
+}
+
+int box_fusermount_at(const char *mnt, bool allow_other, bool read_only)
+{
+  const char *helper = fusermount_path();
+  if (!helper) {
+    box_fail("fusermount3 is not installed (Debian: apt install fuse3)");
+    return -1;
+  }
+  return fusermount(helper, mnt, allow_other, read_only);
+}
+
+void box_fusermount_unmount(const char *mnt)
+{
+  const char *helper = fusermount_path();
+  pid_t pid = helper ? fork() : -1;
+  if (pid == 0) {
+    execl(helper, "fusermount3", "-u", "-z", "-q", "--", mnt, (char *)NULL);
+    _exit(127);
+  }
+  int status;
+  while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
 }
 
 /* Whether a user namespace of this user's may mount FUSE (Linux 4.18 and

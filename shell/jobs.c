@@ -209,6 +209,23 @@ void box_set_pipestatus1(Shell *sh, int status)
   if (sh->pipestatus_one != status) set_pipestatus(sh, &status, 1);
 }
 
+/* A last stage that only starts a program (literal words, no assignment
+ * or redirection, naming no function and no command of the Shell) can
+ * change nothing of this shell, so it runs from here as bash's lastpipe
+ * would run it, without a fork: `git log | python3 -c …` costs what
+ * `python3 -c … <file` does. */
+static bool stage_only_spawns(Shell *sh, Node *c)
+{
+  if (c->kind != N_SIMPLE || c->nredirs || c->u.simple.nassigns || !c->u.simple.nwords)
+    return false;
+  for (size_t i = 0; i < c->u.simple.nwords; i++)
+    if (!(c->u.simple.words[i]->flags & W_PLAIN)) return false;
+  Node *fn;
+  const BoxCommandDef *def;
+  box_lookup_first_word(sh, c->u.simple.words[0]->text, false, &fn, &def);
+  return !fn && !def;
+}
+
 int box_run_pipe(Shell *sh, Node *n)
 {
   size_t k = n->u.pipe.n;
@@ -219,7 +236,8 @@ int box_run_pipe(Shell *sh, Node *n)
   int status = 0;
   /* lastpipe: the last element runs in this shell (job control is never
    * on), so `… | read x` keeps x */
-  bool here_last = (sh->shopts & SH_LASTPIPE) && k > 1;
+  bool here_last =
+    k > 1 && ((sh->shopts & SH_LASTPIPE) || stage_only_spawns(sh, n->u.pipe.cmds[k - 1]));
   for (size_t i = 0; i < k; i++) {
     int p[2] = { -1, -1 };
     bool last = i + 1 == k;

@@ -95,6 +95,7 @@ static bool build_pass_chain(BoxVfs *v, const char *root, GError **error)
   }
   Node *pn = vfs_pass_insert(v, dir, comps[n - 1], fd, &st);
   pn->root_path = g_strdup(root);
+  g_hash_table_insert(v->root_nodes, pn->root_path, pn);
   g_hash_table_insert(dir->children, g_strdup(pn->name), pn);
   vfs_node_ref(pn); /* permanent */
   g_strfreev(comps);
@@ -133,6 +134,7 @@ static void vfs_free(BoxVfs *v)
     g_ptr_array_unref(v->commands);
     if (v->free_slots) g_array_free(v->free_slots, TRUE);
   }
+  if (v->root_nodes) g_hash_table_unref(v->root_nodes);
   vfs_nodes_free(v);
   if (v->pidns) g_hash_table_unref(v->pidns);
   if (v->floor_ids) g_hash_table_unref(v->floor_ids);
@@ -156,6 +158,8 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error)
   BoxVfs *v = g_new0(BoxVfs, 1);
   v->fuse_fd = -1;
   v->watch_fd = v->watch_wake = -1;
+  v->mounted_fd = -1;
+  v->root_nodes = g_hash_table_new(g_str_hash, g_str_equal);
   g_mutex_init(&v->lock);
   g_mutex_init(&v->pending_lock);
   v->pending = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -193,6 +197,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error)
   v->host_ids = config->premounted_at != NULL;
   v->host_uid = config->host_uid;
   v->host_gid = config->host_gid;
+  if (config->mounted_by_fusermount) v->mounted_fd = config->mounted_fd;
   vfs_guards_record(v);
   v->node_fd_budget = node_fd_budget();
   vfs_nodes_init(v);
@@ -293,6 +298,15 @@ char *box_vfs_ram_root(BoxVfs *v, int command)
 {
   if (v->box_area >= 0) return g_strdup_printf("%s/ram/box", v->mountpoint);
   return g_strdup_printf("%s/ram/c%d", v->mountpoint, box_vfs_command_area(v, command));
+}
+
+void box_vfs_serve_view(BoxVfs *v, int command)
+{
+  g_mutex_lock(&v->lock);
+  Command *c = vfs_command(v, command);
+  Command *area = c ? vfs_command(v, c->area) : NULL;
+  v->view_root = area ? area->root : NULL;
+  g_mutex_unlock(&v->lock);
 }
 
 char *box_vfs_pass_path(const BoxVfs *v, const char *real_path)

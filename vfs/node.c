@@ -35,7 +35,19 @@ void vfs_nodes_init(BoxVfs *v)
 
 Node *vfs_node_get(BoxVfs *v, fuse_ino_t ino)
 {
+  if (ino == FUSE_ROOT_ID && v->view_root) return v->view_root;
   return g_hash_table_lookup(v->nodes, (gpointer)(uintptr_t)ino);
+}
+
+/* lock held: in the view served at the root (box_vfs_serve_view), a bound
+ * root shows its /pass node where the view's RAM tree holds the directory
+ * a bind would cover. */
+Node *vfs_view_shown(BoxVfs *v, Node *parent, Node *n)
+{
+  if (!v->view_root || !n || n->kind != NODE_RAM || parent->cmd != v->view_root->cmd) return n;
+  g_autofree char *path = vfs_node_path(v, n);
+  Node *root = path ? g_hash_table_lookup(v->root_nodes, path) : NULL;
+  return root ? root : n;
 }
 
 Node *vfs_node_new(BoxVfs *v, NodeKind kind, int cmd)

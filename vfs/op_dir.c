@@ -231,6 +231,7 @@ static bool plus_entry(BoxVfs *v, Fh *fh, const Caller *c, const char *name,
   bool ok = false;
   g_mutex_lock(&v->lock);
   Node *n = fh->node->children ? g_hash_table_lookup(fh->node->children, name) : NULL;
+  n = vfs_view_shown(v, fh->node, n);
   if (n && n->special == SPECIAL_NONE && vfs_reach(c, n) == 0) ok = vfs_fill_entry(v, n, e) == 0;
   g_mutex_unlock(&v->lock);
   return ok;

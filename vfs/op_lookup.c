@@ -317,6 +317,7 @@ void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     }
   }
   if (!n && !err) err = ENOENT;
+  n = vfs_view_shown(v, p, n);
   if (n) err = vfs_fill_entry(v, n, &e);
   char *probe = NULL;
   bool found = !err && n && n->special == SPECIAL_NONE && !n->mount_point;

@@ -197,7 +197,10 @@ void vfs_attr_out(const BoxVfs *v, struct stat *st)
 
 bool vfs_mount(BoxVfs *v, GError **error)
 {
-  int fd = v->premounted_at ? adopt_premounted(v, error) : mount_here(v, error);
+  int fd = v->mounted_fd >= 0 ? v->mounted_fd
+           : v->premounted_at ? adopt_premounted(v, error)
+                              : mount_here(v, error);
+  v->mounted_fd = -1;
   if (fd < 0) return false;
   static const struct fuse_custom_io io = {
     .writev = pt_writev,
@@ -206,7 +209,7 @@ bool vfs_mount(BoxVfs *v, GError **error)
     .splice_send = pt_splice_send,
   };
   const char *off = g_getenv("BOXFS_NO_PASSTHROUGH");
-  v->pt_wanted = !(off && strcmp(off, "1") == 0) && !v->in_user_namespace;
+  v->pt_wanted = !(off && strcmp(off, "1") == 0) && !v->in_user_namespace && geteuid() == 0;
   v->fuse_fd = fd;
   /* libfuse passes the session's userdata (v) to the hooks */
   if (fuse_session_custom_io(v->se, &io, fd) != 0) {

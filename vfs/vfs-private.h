@@ -169,6 +169,9 @@ struct BoxVfs {
   bool host_ids;
   uid_t host_uid;
   gid_t host_gid;
+  int mounted_fd;         /* fusermount3's connection at mountpoint, or -1 */
+  Node *view_root;        /* box_vfs_serve_view: what the root shows, or NULL */
+  GHashTable *root_nodes; /* a bound root's path -> its /pass node */
 
   struct fuse_session *se;
   int fuse_fd; /* /dev/fuse, mounted by vfs_mount */
@@ -359,7 +362,8 @@ Node *vfs_pass_insert(BoxVfs *v, Node *parent, const char *name, int fd, const s
 
 /* ---- path.c ---- */
 /* Worker-view absolute path of a node ("/..." ; RAM: relative to c<N>). NULL if unknown. */
-char *vfs_node_path(BoxVfs *v, Node *n); /* lock held */
+char *vfs_node_path(BoxVfs *v, Node *n);                /* lock held */
+Node *vfs_view_shown(BoxVfs *v, Node *parent, Node *n); /* lock held */
 /* vfs_child_path(vfs_node_path(n), name) in one allocation; lock held */
 char *vfs_node_child_path(BoxVfs *v, Node *n, const char *name);
 /* parts[0..n) joined into buf (NUL-terminated); false when they do not fit.

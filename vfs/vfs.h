@@ -112,6 +112,12 @@ typedef struct {
   int premounted_fd;
   uid_t host_uid;
   gid_t host_gid;
+  /* The connection fusermount3 mounted at mountpoint itself, in this
+   * namespace, for an ordinary user (box mount without root): nothing is
+   * mounted or bound here, and no FUSE passthrough is asked for.  Its
+   * /dev/fuse in mounted_fd. */
+  bool mounted_by_fusermount;
+  int mounted_fd;
 } BoxVfsConfig;
 
 /* The mount holds a descriptor for each node the kernel keeps, so a 1024
@@ -187,6 +193,10 @@ bool box_vfs_allow_other(void);
 /* "<mountpoint>/ram/c<N>" ("<mountpoint>/ram/box" with a per-box RAM area)
  * and "<mountpoint>/pass<real>"; newly allocated. */
 char *box_vfs_ram_root(BoxVfs *vfs, int command);
+/* The operator's view at the mount's own root, where no bind can place it
+ * (box mount without root): the root shows command's RAM root, and each
+ * bound root at its own path there. */
+void box_vfs_serve_view(BoxVfs *vfs, int command);
 /* A mount point a tool's launch binds a grant onto in the command's RAM
  * tree (path below that tree's root, "/tmp/..."): a directory (dir) or an
  * empty file, with the directories leading to it; made where missing,

@@ -16,9 +16,6 @@ import pytest
 
 from conftest import BOX
 
-ROOT_ONLY = pytest.mark.root_only(reason="box mount binds the view where host processes see it, which needs root")
-
-
 def mounted_at(path):
     with open("/proc/self/mountinfo") as f:
         return [l for l in f if f" {path} " in l or f" {path}/" in l]
@@ -72,7 +69,6 @@ def running(box, tmp_path):
     assert not mounted_at(str(mnt))
 
 
-@ROOT_ONLY
 def test_view_shows_the_roots_read_only_and_unmounts_on_sigterm(running):
     box, make = running
     v = make()
@@ -97,7 +93,6 @@ def test_view_shows_the_roots_read_only_and_unmounts_on_sigterm(running):
                 and os.path.ismount(os.path.join("/tmp", d))]
 
 
-@ROOT_ONLY
 def test_rw_view_writes_through_and_sigint_unmounts(running):
     box, make = running
     v = make(rw=True)
@@ -109,7 +104,6 @@ def test_rw_view_writes_through_and_sigint_unmounts(running):
     assert not mounted_at(str(v.mnt))
 
 
-@ROOT_ONLY
 def test_decisions_file_follows_the_log_and_tail_f_works(running):
     box, make = running
     assert box.bash("cat src/main.rs").returncode == 0
@@ -138,7 +132,6 @@ def test_decisions_file_follows_the_log_and_tail_f_works(running):
     assert view_log.read_bytes() == log.read_bytes()
 
 
-@ROOT_ONLY
 def test_commands_lists_what_runs_now(running):
     box, make = running
     v = make()
@@ -174,7 +167,6 @@ def test_commands_lists_what_runs_now(running):
         (cmds / names[0]).read_text()
 
 
-@ROOT_ONLY
 def test_view_killed_by_sigkill_is_cleared_by_the_next(running):
     box, make = running
     v = make()
@@ -203,7 +195,8 @@ def test_mount_usage_errors(box, tmp_path):
     assert "is not an existing directory" in r.stderr
 
 
-@ROOT_ONLY
+@pytest.mark.root_only(reason="an ordinary user's view is fusermount3's, which mounts nothing "
+                        "inside it: the checkpoints are shown to root's views")
 def test_view_shows_each_checkpoint_read_only(running):
     box, make = running
     assert box.bash("mkdir -p d && printf 'one\\n' > d/f && chmod +x d/f && "

@@ -62,6 +62,17 @@ STREAMS = [
     ("procsub_out", "echo hi > >(" + UPPER + "); wait", "HI\n"),
     ("shell_diff_procsub", "diff <(echo a) <(echo b); echo $?", "1c1\n< a\n---\n> b\n1\n"),
     ("shell_cat_fd3", "cat /dev/fd/3 3< src/main.rs | head -1", "fn main() {\n"),
+    # A last stage that only starts a program runs from the Shell itself:
+    # statuses, errexit, traps and PIPESTATUS as bash gives them.
+    ("last_status", "echo x | " + PY + " -c 'import sys; sys.exit(len(sys.stdin.read()))'; "
+     "echo $? ${PIPESTATUS[@]}", "2 0 2\n"),
+    ("last_not_found", "echo x | no-such-program-here 2>/dev/null; echo $?", "127\n"),
+    ("last_errexit", "set -e; echo x | " + PY + " -c 'raise SystemExit(3)'; echo not-here", ""),
+    ("last_err_trap", "trap 'echo trapped $?' ERR; echo x | " + PY + " -c 'raise SystemExit(4)'",
+     "trapped 4\n"),
+    ("last_pipefail", "set -o pipefail; " + PY + " -c 'raise SystemExit(5)' | " + PY
+     + " -c 'import sys; sys.stdin.read()'; echo $?", "5\n"),
+    ("last_keeps_vars", "x=1; echo x | " + PY + " -c 'import sys'; echo $x", "1\n"),
 ]
 
 
