@@ -380,9 +380,9 @@ def test_a_checkpoint_and_the_decision_log_name_each_other(box):
     assert any(a["strands.box.control.subject"] == first for a in checkpoints)
 
 
-def test_the_first_checkpoint_holds_up_neither_the_start_nor_a_command(box):
-    # a workspace whose whole-tree checkpoint takes a while: 64 MiB that
-    # does not compress
+def start_big(box):
+    """A box on a workspace whose whole-tree checkpoint takes a while: 64 MiB
+    that does not compress; not waiting for that checkpoint."""
     big = box.workspace / "big"
     big.mkdir()
     for i in range(16):
@@ -390,6 +390,10 @@ def test_the_first_checkpoint_holds_up_neither_the_start_nor_a_command(box):
     box.write_policy(ALLOW_ALL)
     box.write_config()
     box.start()
+
+
+def test_the_first_checkpoint_holds_up_neither_the_start_nor_a_command(box):
+    start_big(box)
     r = box.bash("echo first > first.txt")
     assert r.returncode == 0, r.stderr
     head = subprocess.run(["git", "--git-dir", str(repo(box)), "rev-parse", "-q", "--verify",
@@ -418,13 +422,7 @@ def test_the_first_checkpoint_holds_up_neither_the_start_nor_a_command(box):
 
 
 def test_killed_while_the_first_checkpoint_is_made_leaves_a_valid_repository(box):
-    big = box.workspace / "big"
-    big.mkdir()
-    for i in range(16):
-        (big / f"r{i}").write_bytes(os.urandom(4 << 20))
-    box.write_policy(ALLOW_ALL)
-    box.write_config()
-    box.start()
+    start_big(box)
     pack = repo(box) / "objects" / "pack"
     deadline = time.time() + 30
     while not (pack.exists() and any(p.name.startswith("tmp_") for p in pack.iterdir())):
