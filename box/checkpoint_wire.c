@@ -275,9 +275,12 @@ static gpointer commit_main(gpointer data)
     /* what changed outside before a command started was recorded as it
      * started (its JOB_OUTSIDE): what changes outside after it ended is
      * the next command's to wait for */
-    if (job->kind == JOB_START)
+    if (job->kind == JOB_START) {
+      /* the marks first: what changes outside before one is placed is read
+       * by the scan after it */
+      if (k->watch_thread) watch_tree(k, k->workspace);
       record(k, NULL, "box started", "kind: start\n", "the workspace as the box found it");
-    else if (job->kind == JOB_COMMAND)
+    } else if (job->kind == JOB_COMMAND)
       record_command(k, job);
     else
       record_outside(k);
@@ -420,12 +423,11 @@ void boxd_checkpoints_run(Boxd *d)
 {
   BoxdCheckpoints *k = d->checkpoints;
   if (!k) return;
-  /* The watch's marks before the box takes commands, with nothing of the
-   * workspace held open once it does.  The first checkpoint, the whole
-   * tree, is the commit thread's first job: a large workspace took seconds
-   * that the box's start and its first commands waited for. */
+  /* The watch's marks and the first checkpoint, the whole tree, are the
+   * commit thread's first job: a large workspace took seconds (a walk of
+   * every directory, then every file read) that the box's start and its
+   * first commands waited for. */
   bool watching = k->inotify_fd >= 0 && k->wake_fd >= 0;
-  if (watching) watch_tree(k, k->workspace);
   Job *first = g_new0(Job, 1);
   first->kind = JOB_START;
   first->lock_fd = -1;
