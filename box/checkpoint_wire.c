@@ -386,6 +386,25 @@ void boxd_checkpoints_after(Boxd *d, int command, const char *text)
   if (d->checkpoints) enqueue(d->checkpoints, command, text, -1, true);
 }
 
+/* The temporary pack of a whole-tree checkpoint a killed run left (the
+ * checkpoints' pack.c).  Only with the lock shared: a restore, the only
+ * other writer, holds it exclusively while it writes. */
+static void drop_stale_packs(const char *repo, const char *lock_path)
+{
+  int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  g_autofree char *dir = g_build_filename(repo, "objects", "pack", NULL);
+  GDir *d = flock(fd, LOCK_SH | LOCK_NB) == 0 ? g_dir_open(dir, 0, NULL) : NULL;
+  const char *e;
+  while (d && (e = g_dir_read_name(d)) != NULL)
+    if (g_str_has_prefix(e, "tmp_box_pack_")) {
+      g_autofree char *p = g_build_filename(dir, e, NULL);
+      unlink(p);
+    }
+  if (d) g_dir_close(d);
+  close(fd);
+}
+
 bool boxd_checkpoints_start(Boxd *d)
 {
   const BoxCheckpointsLimits *limits = &d->config->checkpoints;
@@ -403,6 +422,7 @@ bool boxd_checkpoints_start(Boxd *d)
   k->limits = limits;
   k->workspace = g_strdup(d->workspace);
   k->lock_path = g_build_filename(d->config->box_dir, "private", "checkpoints.lock", NULL);
+  drop_stale_packs(repo, k->lock_path);
   g_mutex_init(&k->lock);
   g_mutex_init(&k->inotify_read);
   g_cond_init(&k->done_cond);

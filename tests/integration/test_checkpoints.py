@@ -434,6 +434,9 @@ def test_killed_while_the_first_checkpoint_is_made_leaves_a_valid_repository(box
     (box.box_dir / "run" / "box.sock").unlink()  # the killed run's
     box.start()
     assert box.bash("echo after > after.txt").returncode == 0
+    # the half-written pack is gone, whether or not the new one is begun
+    left = [p.name for p in pack.iterdir() if p.name.startswith("tmp_")]
+    assert len(left) <= 1, left
     deadline = time.time() + 120
     while time.time() < deadline:
         if len(log(box)) >= 1 and "after.txt" in tree_of(box, "HEAD"):
@@ -441,4 +444,5 @@ def test_killed_while_the_first_checkpoint_is_made_leaves_a_valid_repository(box
         time.sleep(0.1)
     files, _ = snapshot(box.workspace)
     assert tree_of(box, "HEAD") == {p: (m, o) for p, (m, o, _) in files.items()}
+    assert not [p.name for p in pack.iterdir() if p.name.startswith("tmp_")]
     fsck_clean(box)
