@@ -203,9 +203,10 @@ static char **set_strv(GHashTable *set)
   return (char **)g_ptr_array_free(a, FALSE);
 }
 
-/* The commit, then its control record: the log's way from a command (its
- * id, its decisions' ids) to the checkpoint, as the commit's message is the
- * way back. */
+/* The commit, then its control record (detail NULL: none, as for the
+ * first, which no command made): the log's way from a command (its id, its
+ * decisions' ids) to the checkpoint, as the commit's message is the way
+ * back. */
 static void record(BoxdCheckpoints *k, GHashTable *set, const char *subject, const char *body,
                    const char *detail)
 {
@@ -214,7 +215,7 @@ static void record(BoxdCheckpoints *k, GHashTable *set, const char *subject, con
   g_autofree char *id = NULL;
   if (!box_checkpoints_record(k->cp, (const char *const *)paths, subject, body, &id, &error))
     g_printerr("box: warning: checkpoint not recorded: %s\n", error->message);
-  else if (id)
+  else if (id && detail)
     box_telemetry_control(k->telemetry, "checkpoint", id, NULL, detail);
 }
 
@@ -279,7 +280,7 @@ static gpointer commit_main(gpointer data)
       /* the marks first: what changes outside before one is placed is read
        * by the scan after it */
       if (k->watch_thread) watch_tree(k, k->workspace);
-      record(k, NULL, "box started", "kind: start\n", "the workspace as the box found it");
+      record(k, NULL, "box started", "kind: start\n", NULL);
     } else if (job->kind == JOB_COMMAND)
       record_command(k, job);
     else
