@@ -62,7 +62,7 @@ static void run_record(void *data, int command, const char *action, json_object 
   (void)command;
   g_atomic_int_inc(&r->decisions);
   if (d->verdict != BOX_VERDICT_PERMIT) g_atomic_int_inc(&r->denied);
-  if (r->log) box_decision_log_append_queued(r->log, action, input, d);
+  if (r->log) box_decision_log_append_queued(r->log, action, input, d, NULL);
 }
 
 /* As boxd's raiser (box/decide.c): the outcome of a permitted operation. */

@@ -232,7 +232,8 @@ json_object *boxd_gateway_worker_env(Boxd *d);
  * begin when a command starts (a lock descriptor, or -1), end with its
  * text once it has ended (before its reply: the commit is made on a thread
  * of its own), after once its tools are gone too (what they wrote late).
- * changed is the mount's BoxVfsChangedFn (data = Boxd). */
+ * changed is the mount's BoxVfsChangedFn (data = Boxd); decided names a decision
+ * the log recorded for command by its id (a checkpoint lists its command's). */
 typedef struct BoxdCheckpoints BoxdCheckpoints;
 bool boxd_checkpoints_start(Boxd *d);
 void boxd_checkpoints_run(Boxd *d);
@@ -241,6 +242,7 @@ int boxd_checkpoints_begin(Boxd *d);
 void boxd_checkpoints_end(Boxd *d, int command, const char *text, int lock_fd);
 void boxd_checkpoints_after(Boxd *d, int command, const char *text);
 void boxd_checkpoints_changed(void *data, int command, const char *path);
+void boxd_checkpoints_decided(Boxd *d, int command, const char *action, const char *id);
 /* cmd_run.c: the launcher's table of a process spec (borrowing its
  * strings; g_free the table alone). */
 BoxToolTable *boxd_table_of(const BoxProcessSpec *spec);
@@ -306,6 +308,13 @@ BoxPolicy *box_verb_policy_load(const char *file, const char *home, bool quiet);
 /* cmd_policy_replay.c: `box policy replay FILE [--home DIR] EVENTS`. */
 int box_verb_policy_replay(int argc, char **argv);
 
+/* checkpoint_view.c: `box mount`'s .box/checkpoints/, the checkpoint
+ * repository read-only at mountpoint (NULL with error: none, or no box
+ * repository yet). */
+typedef struct BoxCheckpointView BoxCheckpointView;
+BoxCheckpointView *box_checkpoint_view_start(BoxConfig *cfg, const char *workspace,
+                                             const char *mountpoint, GError **error);
+void box_checkpoint_view_stop(BoxCheckpointView *cv);
 /* cmd_checkpoints.c: `box checkpoints`, `box diff`, `box restore`. */
 int box_verb_checkpoints(int argc, char **argv);
 int box_verb_diff(int argc, char **argv);

@@ -36,16 +36,17 @@
   (IN_CLOSE_WRITE | IN_MODIFY | IN_ATTRIB | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO |  \
    IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
 
-typedef enum { JOB_COMMAND, JOB_OUTSIDE, JOB_QUIT } JobKind;
+typedef enum { JOB_START, JOB_COMMAND, JOB_OUTSIDE, JOB_QUIT } JobKind;
 
 typedef struct {
   JobKind kind;
   guint64 seq;
   int command;
   char *text;
-  GHashTable *paths; /* owned set of host paths */
-  int lock_fd;       /* held shared until the commit is made, or -1 */
-  bool late;         /* writes seen after the command's reply */
+  GHashTable *paths;  /* owned set of host paths */
+  GString *decisions; /* the ids of its decisions that may change, or NULL */
+  int lock_fd;        /* held shared until the commit is made, or -1 */
+  bool late;          /* writes seen after the command's reply */
 } Job;
 
 struct BoxdCheckpoints {
@@ -55,10 +56,13 @@ struct BoxdCheckpoints {
   char *lock_path;
   GMutex lock;
   GHashTable *sets;    /* command -> GHashTable* of paths (owned strings) */
+  GHashTable *decided; /* command -> GString of decision ids, space-separated */
+  BoxTelemetry *telemetry;
   GHashTable *outside; /* paths the workspace watch reported */
   GAsyncQueue *jobs;   /* Job* */
   GThread *thread;
   guint64 queued, done; /* Job seq: the last pushed, the last made (lock) */
+  bool started;         /* the first checkpoint is made (lock) */
   GCond done_cond;
   /* the workspace watch */
   int inotify_fd;
@@ -67,6 +71,11 @@ struct BoxdCheckpoints {
   GHashTable *wds; /* wd -> directory path (owned) */
   GThread *watch_thread;
 };
+
+static void string_free(gpointer s)
+{
+  g_string_free(s, TRUE);
+}
 
 static GHashTable *path_set(void)
 {
@@ -83,6 +92,25 @@ void boxd_checkpoints_changed(void *data, int command, const char *path)
     g_hash_table_insert(k->sets, GINT_TO_POINTER(command), set);
   }
   if (!g_hash_table_contains(set, path)) g_hash_table_add(set, g_strdup(path));
+  g_mutex_unlock(&k->lock);
+}
+
+/* A command's decisions, named in its commit, are the ones that may change
+ * the workspace: a read names no change, and a command's reads can be
+ * thousands. */
+#define DECISIONS_MAX 1000
+
+void boxd_checkpoints_decided(Boxd *d, int command, const char *action, const char *id)
+{
+  BoxdCheckpoints *k = d->checkpoints;
+  if (!k || command < 0 || strcmp(action, "fs:read") == 0) return;
+  g_mutex_lock(&k->lock);
+  GString *ids = g_hash_table_lookup(k->decided, GINT_TO_POINTER(command));
+  if (!ids) {
+    ids = g_string_new(NULL);
+    g_hash_table_insert(k->decided, GINT_TO_POINTER(command), ids);
+  }
+  if (ids->len < DECISIONS_MAX * 17) g_string_append_printf(ids, "%s%s", ids->len ? " " : "", id);
   g_mutex_unlock(&k->lock);
 }
 
@@ -175,13 +203,20 @@ static char **set_strv(GHashTable *set)
   return (char **)g_ptr_array_free(a, FALSE);
 }
 
-static void record(BoxdCheckpoints *k, GHashTable *set, const char *subject, const char *body)
+/* The commit, then its control record (detail NULL: none, as for the
+ * first, which no command made): the log's way from a command (its id, its
+ * decisions' ids) to the checkpoint, as the commit's message is the way
+ * back. */
+static void record(BoxdCheckpoints *k, GHashTable *set, const char *subject, const char *body,
+                   const char *detail)
 {
-  g_autofree char **paths = set_strv(set);
+  g_autofree char **paths = set ? set_strv(set) : NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *id = NULL;
   if (!box_checkpoints_record(k->cp, (const char *const *)paths, subject, body, &id, &error))
     g_printerr("box: warning: checkpoint not recorded: %s\n", error->message);
+  else if (id && detail)
+    box_telemetry_control(k->telemetry, "checkpoint", id, NULL, detail);
 }
 
 /* What the watch saw that no running command claims: the outside's. */
@@ -210,7 +245,8 @@ static void record_outside(BoxdCheckpoints *k)
 {
   watch_drain(k);
   GHashTable *outside = take_outside(k);
-  if (g_hash_table_size(outside)) record(k, outside, "outside the box", "kind: outside\n");
+  if (g_hash_table_size(outside))
+    record(k, outside, "outside the box", "kind: outside\n", "changed outside the box");
   g_hash_table_unref(outside);
 }
 
@@ -222,10 +258,13 @@ static void record_command(BoxdCheckpoints *k, Job *job)
   if (strlen(first) > 72) strcpy(first + 69, "...");
   /* the decision log's records are written before the command ends: the
    * mapping from the command to its checkpoint is this message */
-  g_autofree char *body =
-    g_strdup_printf("kind: %s\ncommand-id: %d\ncommand: %s\n",
-                    job->late ? "command (after its reply)" : "command", job->command, job->text);
-  record(k, job->paths, first, body);
+  const char *decisions = job->decisions ? job->decisions->str : "";
+  g_autofree char *body = g_strdup_printf("kind: %s\ncommand-id: %d\ndecisions: %s\ncommand: %s\n",
+                                          job->late ? "command (after its reply)" : "command",
+                                          job->command, decisions, job->text);
+  g_autofree char *detail =
+    g_strdup_printf("command-id: %d; decisions: %s", job->command, decisions);
+  record(k, job->paths, first, body, detail);
 }
 
 static gpointer commit_main(gpointer data)
@@ -237,16 +276,23 @@ static gpointer commit_main(gpointer data)
     /* what changed outside before a command started was recorded as it
      * started (its JOB_OUTSIDE): what changes outside after it ended is
      * the next command's to wait for */
-    if (job->kind == JOB_COMMAND)
+    if (job->kind == JOB_START) {
+      /* the marks first: what changes outside before one is placed is read
+       * by the scan after it */
+      if (k->watch_thread) watch_tree(k, k->workspace);
+      record(k, NULL, "box started", "kind: start\n", NULL);
+    } else if (job->kind == JOB_COMMAND)
       record_command(k, job);
     else
       record_outside(k);
     if (job->lock_fd >= 0) close(job->lock_fd);
     g_mutex_lock(&k->lock);
     k->done = job->seq;
+    k->started = true;
     g_cond_broadcast(&k->done_cond);
     g_mutex_unlock(&k->lock);
     if (job->paths) g_hash_table_unref(job->paths);
+    if (job->decisions) g_string_free(job->decisions, TRUE);
     g_free(job->text);
     g_free(job);
   }
@@ -272,7 +318,10 @@ static bool quiet_since_last(BoxdCheckpoints *k)
   int pending = 0;
   bool quiet = ioctl(k->inotify_fd, FIONREAD, &pending) == 0 && pending == 0;
   g_mutex_lock(&k->lock);
-  quiet = quiet && k->done == k->queued && g_hash_table_size(k->outside) == 0;
+  /* while the first checkpoint is made, no start waits: what changes
+   * meanwhile, outside or by a command that ends first, is read by it or
+   * goes on top of it in order */
+  quiet = !k->started || (quiet && k->done == k->queued && g_hash_table_size(k->outside) == 0);
   g_mutex_unlock(&k->lock);
   g_mutex_unlock(&k->inotify_read);
   return quiet;
@@ -307,9 +356,12 @@ static void enqueue(BoxdCheckpoints *k, int command, const char *text, int lock_
 {
   g_mutex_lock(&k->lock);
   GHashTable *set = NULL;
+  GString *decisions = NULL;
   g_hash_table_steal_extended(k->sets, GINT_TO_POINTER(command), NULL, (gpointer *)&set);
+  g_hash_table_steal_extended(k->decided, GINT_TO_POINTER(command), NULL, (gpointer *)&decisions);
   g_mutex_unlock(&k->lock);
   if (!set) {
+    if (decisions) g_string_free(decisions, TRUE);
     /* it changed nothing: no checkpoint, and a restore may go ahead now */
     if (lock_fd >= 0) close(lock_fd);
     return;
@@ -318,7 +370,8 @@ static void enqueue(BoxdCheckpoints *k, int command, const char *text, int lock_
   job->kind = JOB_COMMAND;
   job->command = command;
   job->text = g_strdup(text ? text : "");
-  job->paths = set ? set : path_set();
+  job->paths = set;
+  job->decisions = decisions;
   job->lock_fd = lock_fd;
   job->late = late;
   push(k, job);
@@ -332,6 +385,25 @@ void boxd_checkpoints_end(Boxd *d, int command, const char *text, int lock_fd)
 void boxd_checkpoints_after(Boxd *d, int command, const char *text)
 {
   if (d->checkpoints) enqueue(d->checkpoints, command, text, -1, true);
+}
+
+/* The temporary pack of a whole-tree checkpoint a killed run left (the
+ * checkpoints' pack.c).  Only with the lock shared: a restore, the only
+ * other writer, holds it exclusively while it writes. */
+static void drop_stale_packs(const char *repo, const char *lock_path)
+{
+  int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  g_autofree char *dir = g_build_filename(repo, "objects", "pack", NULL);
+  GDir *d = flock(fd, LOCK_SH | LOCK_NB) == 0 ? g_dir_open(dir, 0, NULL) : NULL;
+  const char *e;
+  while (d && (e = g_dir_read_name(d)) != NULL)
+    if (g_str_has_prefix(e, "tmp_box_pack_")) {
+      g_autofree char *p = g_build_filename(dir, e, NULL);
+      unlink(p);
+    }
+  if (d) g_dir_close(d);
+  close(fd);
 }
 
 bool boxd_checkpoints_start(Boxd *d)
@@ -351,12 +423,15 @@ bool boxd_checkpoints_start(Boxd *d)
   k->limits = limits;
   k->workspace = g_strdup(d->workspace);
   k->lock_path = g_build_filename(d->config->box_dir, "private", "checkpoints.lock", NULL);
+  drop_stale_packs(repo, k->lock_path);
   g_mutex_init(&k->lock);
   g_mutex_init(&k->inotify_read);
   g_cond_init(&k->done_cond);
   k->sets =
     g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_hash_table_unref);
   k->outside = path_set();
+  k->decided = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, string_free);
+  k->telemetry = d->telemetry;
   k->wds = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
   k->jobs = g_async_queue_new();
   k->inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
@@ -369,15 +444,15 @@ void boxd_checkpoints_run(Boxd *d)
 {
   BoxdCheckpoints *k = d->checkpoints;
   if (!k) return;
-  /* Before the box takes commands (its first would wait for this anyway),
-   * and with nothing of the workspace held open once it does: the watch's
-   * marks, and the first checkpoint, the workspace as the box found it. */
+  /* The watch's marks and the first checkpoint, the whole tree, are the
+   * commit thread's first job: a large workspace took seconds (a walk of
+   * every directory, then every file read) that the box's start and its
+   * first commands waited for. */
   bool watching = k->inotify_fd >= 0 && k->wake_fd >= 0;
-  if (watching) watch_tree(k, k->workspace);
-  g_autoptr(GError) error = NULL;
-  g_autofree char *id = NULL;
-  if (!box_checkpoints_record(k->cp, NULL, "box started", "kind: start\n", &id, &error))
-    g_printerr("box: warning: checkpoint not recorded: %s\n", error->message);
+  Job *first = g_new0(Job, 1);
+  first->kind = JOB_START;
+  first->lock_fd = -1;
+  push(k, first);
   if (watching) k->watch_thread = g_thread_new("box-ckpt-watch", watch_main, k);
   k->thread = g_thread_new("box-checkpoints", commit_main, k);
 }
@@ -399,7 +474,7 @@ void boxd_checkpoints_stop(Boxd *d)
   if (k->inotify_fd >= 0) close(k->inotify_fd);
   if (k->wake_fd >= 0) close(k->wake_fd);
   box_checkpoints_close(k->cp);
-  GHashTable *tables[] = { k->sets, k->outside, k->wds };
+  GHashTable *tables[] = { k->sets, k->outside, k->wds, k->decided };
   for (guint i = 0; i < G_N_ELEMENTS(tables); i++) g_hash_table_unref(tables[i]);
   g_async_queue_unref(k->jobs);
   g_mutex_clear(&k->lock);

@@ -55,8 +55,9 @@ void boxd_vfs_record(void *data, int command, const char *action, json_object *i
                      const BoxDecision *decision)
 {
   Boxd *d = data;
-  (void)command;
-  box_decision_log_append_queued(d->log, action, input, decision);
+  char id[17];
+  box_decision_log_append_queued(d->log, action, input, decision, id);
+  boxd_checkpoints_decided(d, command, action, id);
 }
 
 /* One file operation's history records, written together before its answer. */

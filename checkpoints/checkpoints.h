@@ -49,6 +49,8 @@ bool box_checkpoints_excluded(const BoxCheckpointsLimits *limits, const char *re
 BoxCheckpoints *box_checkpoints_open(const char *repo_dir, const char *workspace,
                                      const BoxCheckpointsLimits *limits, GError **error);
 void box_checkpoints_close(BoxCheckpoints *cp);
+/* The repository itself, to read it (owned by cp). */
+struct git_repository *box_checkpoints_repository(BoxCheckpoints *cp);
 
 /* Records the workspace as the newest checkpoint: the previous one's tree
  * with each of paths (absolute; those outside the workspace are ignored;

@@ -61,7 +61,13 @@ BoxCheckpoints *box_checkpoints_open(const char *repo_dir, const char *workspace
   cp->limits.exclude =
     g_strdupv(limits->exclude ? limits->exclude : (char **)box_checkpoints_exclude_default);
   cp->modes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  cp_pack_attach(cp);
   return cp;
+}
+
+struct git_repository *box_checkpoints_repository(BoxCheckpoints *cp)
+{
+  return cp->repo;
 }
 
 void box_checkpoints_close(BoxCheckpoints *cp)
@@ -179,7 +185,7 @@ static int hash_only_blob(BoxCheckpoints *cp, int fd, off_t size, git_oid *out)
   g_autofree char *text = g_strdup_printf("%ssize %lld\nsha256 %s\n", CP_HASH_ONLY_HEAD,
                                           (long long)size, g_checksum_get_string(sum));
   g_checksum_free(sum);
-  return git_blob_create_from_buffer(out, cp->repo, text, strlen(text));
+  return cp_pack_blob(cp, out, text, strlen(text));
 }
 
 /* The blob of the entry name in dirfd, whose lstat is st; *mode the git
@@ -192,7 +198,7 @@ static int entry_blob(BoxCheckpoints *cp, int dirfd, const char *name, const str
     ssize_t n = readlinkat(dirfd, name, target, sizeof target);
     if (n < 0) return 1;
     *mode = GIT_FILEMODE_LINK;
-    return git_blob_create_from_buffer(out, cp->repo, target, (size_t)n);
+    return cp_pack_blob(cp, out, target, (size_t)n);
   }
   if (!S_ISREG(st->st_mode)) return 1;
   int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -208,7 +214,7 @@ static int entry_blob(BoxCheckpoints *cp, int dirfd, const char *name, const str
     guint8 buf[65536];
     ssize_t n;
     while ((n = read(fd, buf, sizeof buf)) > 0) g_byte_array_append(data, buf, (guint)n);
-    rc = n < 0 ? -1 : git_blob_create_from_buffer(out, cp->repo, data->data, data->len);
+    rc = n < 0 ? -1 : cp_pack_blob(cp, out, data->data, data->len);
     g_byte_array_unref(data);
   }
   close(fd);
@@ -395,7 +401,11 @@ bool box_checkpoints_record(BoxCheckpoints *cp, const char *const *paths, const 
   if (whole) {
     g_hash_table_remove_all(cp->modes);
     bool empty;
+    bool batch = cp_pack_begin(cp);
     rc = scan_dir(cp, dup(wfd), "", &tree_id, &empty);
+    /* the tree's objects on disk before the commit that names them */
+    int end = batch ? cp_pack_end(cp, rc == 0) : 0;
+    if (rc == 0) rc = end;
   } else {
     GPtrArray *rels = g_ptr_array_new();
     GHashTableIter it;

@@ -38,6 +38,7 @@
 typedef struct {
   char nanos[32];
   BoxPackedDecision *d;
+  char span[17]; /* chosen as it is queued: the caller may name the record by it */
 } Queued;
 G_STATIC_ASSERT(sizeof(Queued) % 8 == 0); /* the packed decision follows it */
 
@@ -825,10 +826,10 @@ static void drain(BoxDecisionLog *log)
                       &ids,
                       p->dry_run,
                       p };
-    char trace[33], span[17];
+    char trace[33];
     random_hex_fast(trace, 16);
-    random_hex_fast(span, 8);
-    render_into(log, log->out, log->attrs, p->action, NULL, NULL, &d, e->nanos, trace, span, NULL);
+    render_into(log, log->out, log->attrs, p->action, NULL, NULL, &d, e->nanos, trace, e->span,
+                NULL);
     g_free(e);
   }
   g_ptr_array_set_size(q, 0);
@@ -926,15 +927,24 @@ void box_decision_log_append_args(BoxDecisionLog *log, const char *action, json_
 }
 
 void box_decision_log_append_queued(BoxDecisionLog *log, const char *action, json_object *input,
-                                    const BoxDecision *decision)
+                                    const BoxDecision *decision, char id[17])
 {
   if (!log || !decision) return;
   if (!action) action = decision->action ? decision->action : "";
   if (!g_str_has_prefix(action, "fs:")) { /* only an fs decision's lines ignore the input */
-    box_decision_log_append_args(log, action, input, NULL, decision);
+    char nanos[32], trace[33], span[17];
+    box_decision_log_now(nanos);
+    random_hex_fast(trace, 16);
+    random_hex_fast(span, 8);
+    char *line = policy_decision_log_render(log, action, input, NULL, decision, nanos, trace, span);
+    log_write(log, line, strlen(line));
+    g_free(line);
+    if (id) memcpy(id, span, sizeof span);
     return;
   }
   Queued *q = queued_new(action, decision);
+  random_hex_fast(q->span, 8);
+  if (id) memcpy(id, q->span, sizeof q->span);
   g_mutex_lock(&log->qlock);
   g_ptr_array_add(log->queued, q);
   bool full = log->queued->len > QUEUE_MAX;

@@ -39,9 +39,11 @@ void box_decision_log_append_args(BoxDecisionLog *log, const char *action, json_
                                   const BoxCommandArgs *args, const BoxDecision *decision);
 /* As box_decision_log_append, for a file operation: the line is queued and
  * written within a few ms by the log's writer thread, or at once by the
- * next other append or flush.  Lost if the process is killed first. */
+ * next other append or flush.  Lost if the process is killed first.
+ * id (may be NULL) gets the record's span id, the decision's id: what a
+ * checkpoint names the decisions of its command by. */
 void box_decision_log_append_queued(BoxDecisionLog *log, const char *action, json_object *input,
-                                    const BoxDecision *decision);
+                                    const BoxDecision *decision, char id[17]);
 /* Writes every queued line (before a command's end is reported). */
 void box_decision_log_flush(BoxDecisionLog *log);
 /* A batch of decisions: each one's lines rendered onto buf (nanos: the

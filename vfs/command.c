@@ -104,6 +104,7 @@ Command *vfs_command_create(BoxVfs *v, const char *root_name)
       Node *cd = vfs_ram_new(v, c->id, box, "commands", S_IFDIR | 0555, 0, 0, &err);
       if (cd) cd->special = SPECIAL_COMMANDS;
     }
+    if (v->view_checkpoints) vfs_ram_new(v, c->id, box, "checkpoints", S_IFDIR | 0555, 0, 0, &err);
   }
   return c;
 }

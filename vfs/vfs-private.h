@@ -160,6 +160,7 @@ struct BoxVfs {
   /* the operator's view and what boxd publishes for it */
   char *view_log;
   char *view_live_dir;
+  bool view_checkpoints;
   char *live_dir;
   bool in_user_namespace;
   char *premounted_at;

@@ -95,6 +95,9 @@ typedef struct {
    * read live) and commands/ (the commands published in view_live_dir). */
   const char *view_log;
   const char *view_live_dir;
+  /* `box mount`: an empty .box/checkpoints/ too, where the view mounts the
+   * box's checkpoints (box/checkpoint_view.c). */
+  bool view_checkpoints;
   /* Mounted from a user namespace of the process's own (an ordinary
    * user's box): no FUSE passthrough, which needs CAP_SYS_ADMIN in the
    * host's. */

@@ -4,6 +4,7 @@ the workspace, built from the paths the mount saw it change, plus "outside"
 commits for changes made around the box; `box checkpoints`, `box diff` and
 `box restore` on real boxes."""
 import hashlib
+import json
 import os
 import signal
 import stat
@@ -125,7 +126,7 @@ def test_twenty_commands_give_twenty_one_checkpoints(box):
     step(": > a2.txt")
     step("rm link")
     step("mkdir -p x/y/z && echo deep > x/y/z/f")
-    step("/usr/bin/python3 -c \"import os; os.rename('py.txt', 'x/y/py2.txt')\"")
+    step("python3 -c \"import os; os.rename('py.txt', 'x/y/py2.txt')\"")
     step("rm -r x/y/z")
     step("mkdir -p node_modules/m && echo skip > node_modules/m/i.js && echo c > c.txt")
     step("chmod 700 d3 && echo e > d3/e.txt")
@@ -145,6 +146,19 @@ def test_twenty_commands_give_twenty_one_checkpoints(box):
     lines = log(box)
     assert lines[0].split(None, 3)[3] == "chmod 700 d3 && echo e > d3/e.txt"
     assert lines[-1].endswith("box started")
+    fsck_clean(box)
+    # any of them restored: the workspace as it was after that step, byte
+    # and mode exact (git keeps no empty directory: those are not compared)
+    for i in [*range(len(ids) - 1, -1, -1), len(ids) - 1]:
+        files, dirs = snaps[i]
+        r = subprocess.run([str(BOX), "restore", "--config", str(box.config), ids[i]],
+                           capture_output=True, text=True, env=box.env())
+        assert r.returncode == 0, (i, r.stderr)
+        now_files, now_dirs = snapshot(ws)
+        assert now_files == files, f"restore of checkpoint {i}"
+        assert {k: v for k, v in now_dirs.items() if k in dirs and any(
+            f.startswith(k + "/") for f in files)} == {k: v for k, v in dirs.items() if any(
+                f.startswith(k + "/") for f in files)}, f"restore of checkpoint {i}"
     fsck_clean(box)
 
 
@@ -311,4 +325,125 @@ def test_keep_drops_the_oldest_when_the_box_starts(box):
     assert len(lines) == 3, lines
     assert git_repo(box, "log", "--format=%s%n%T").splitlines() == newest
     assert git_repo(box, "rev-list", "--max-parents=0", "HEAD").split() == [commits(box)[0]]
+    fsck_clean(box)
+
+
+def log_records(box, scope):
+    """(spanId, attributes) of every log record of scope in the records file."""
+    path = box.box_dir / "private" / "telemetry" / "records.jsonl"
+    out = []
+    for line in path.read_text().splitlines():
+        for rl in json.loads(line).get("resourceLogs", []):
+            for sl in rl["scopeLogs"]:
+                if sl["scope"]["name"] == scope:
+                    out += [(lr["spanId"], {a["key"]: next(iter(a["value"].values()))
+                                            for a in lr["attributes"]})
+                            for lr in sl["logRecords"]]
+    return out
+
+
+def test_a_checkpoint_and_the_decision_log_name_each_other(box):
+    start(box)
+    assert box.bash("echo one > named.txt && mkdir dd && mv named.txt dd/moved.txt").returncode == 0
+    wait_count(box, 2)
+    head = git_repo(box, "rev-parse", "HEAD").strip()
+    msg = git_repo(box, "log", "-1", "--format=%B", head)
+    fields = dict(line.split(": ", 1) for line in msg.splitlines()[2:] if ": " in line)
+    assert fields["command"] == "echo one > named.txt && mkdir dd && mv named.txt dd/moved.txt"
+    command_id = fields["command-id"]
+    named = fields["decisions"].split()
+    # from the commit to the log: each decision it names is a record there,
+    # one that let the command change a path it changed
+    deadline = time.time() + 10
+    while True:
+        decisions = dict(log_records(box, "strands-box.policy"))
+        checkpoints = [a for _, a in log_records(box, "strands-box.control")
+                       if a["strands.box.control.operation"] == "checkpoint"]
+        if all(n in decisions for n in named) and any(
+                a["strands.box.control.subject"] == head for a in checkpoints) or \
+                time.time() > deadline:
+            break
+        time.sleep(0.1)
+    assert named and all(n in decisions for n in named), (named, list(decisions)[:5])
+    resources = {decisions[n]["file.path"] for n in named}
+    assert {"~/src/project/named.txt", "~/src/project/dd", "~/src/project/dd/moved.txt"} \
+        <= resources, resources
+    assert all(decisions[n]["strands.box.policy.action"] != "fs:read" for n in named)
+    # from the log to the commit: the checkpoint's record names the command
+    # and the same decisions
+    mine = [a for a in checkpoints if a["strands.box.control.subject"] == head]
+    assert len(mine) == 1, checkpoints
+    assert mine[0]["strands.box.control.detail"] == \
+        f"command-id: {command_id}; decisions: {' '.join(named)}"
+    # the first checkpoint, which no command made, has none: a run that
+    # runs no command keeps its control records as they were
+    first = commits(box)[0]
+    assert not any(a["strands.box.control.subject"] == first for a in checkpoints)
+
+
+def start_big(box):
+    """A box on a workspace whose whole-tree checkpoint takes a while: 64 MiB
+    that does not compress; not waiting for that checkpoint."""
+    big = box.workspace / "big"
+    big.mkdir()
+    for i in range(16):
+        (big / f"r{i}").write_bytes(os.urandom(4 << 20))
+    box.write_policy(ALLOW_ALL)
+    box.write_config()
+    box.start()
+
+
+def test_the_first_checkpoint_holds_up_neither_the_start_nor_a_command(box):
+    start_big(box)
+    r = box.bash("echo first > first.txt")
+    assert r.returncode == 0, r.stderr
+    head = subprocess.run(["git", "--git-dir", str(repo(box)), "rev-parse", "-q", "--verify",
+                           "HEAD"], capture_output=True, text=True)
+    assert head.returncode != 0, "the command waited for the first checkpoint"
+    wait_count(box, 1, timeout=120)
+    # what the command wrote is in the first checkpoint or on top of it
+    deadline = time.time() + 60
+    while "first.txt" not in tree_of(box, "HEAD") and time.time() < deadline:
+        time.sleep(0.1)
+    assert box.bash("echo second > second.txt").returncode == 0
+    deadline = time.time() + 60
+    while "second.txt" not in tree_of(box, "HEAD") and time.time() < deadline:
+        time.sleep(0.1)
+    files, _ = snapshot(box.workspace)
+    assert tree_of(box, "HEAD") == {p: (m, o) for p, (m, o, _) in files.items()}
+    msgs = [git_repo(box, "log", "-1", "--format=%B", c) for c in commits(box)]
+    assert "kind: start" in msgs[0] and "command: echo second > second.txt" in msgs[-1]
+    # the whole tree went to one pack, not a loose object per file
+    objects = repo(box) / "objects"
+    packs = sorted(p.name for p in (objects / "pack").iterdir())
+    assert len(packs) == 2 and packs[0].endswith(".idx") and packs[1].endswith(".pack"), packs
+    loose = [p for d in objects.iterdir() if len(d.name) == 2 for p in d.iterdir()]
+    assert len(loose) <= 8, loose
+    fsck_clean(box)
+
+
+def test_killed_while_the_first_checkpoint_is_made_leaves_a_valid_repository(box):
+    start_big(box)
+    pack = repo(box) / "objects" / "pack"
+    deadline = time.time() + 30
+    while not (pack.exists() and any(p.name.startswith("tmp_") for p in pack.iterdir())):
+        assert time.time() < deadline, "the first checkpoint's pack never started"
+        time.sleep(0.005)
+    box.proc.send_signal(signal.SIGKILL)
+    box.proc.wait(timeout=30)
+    fsck_clean(box)
+    (box.box_dir / "run" / "box.sock").unlink()  # the killed run's
+    box.start()
+    assert box.bash("echo after > after.txt").returncode == 0
+    # the half-written pack is gone, whether or not the new one is begun
+    left = [p.name for p in pack.iterdir() if p.name.startswith("tmp_")]
+    assert len(left) <= 1, left
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if len(log(box)) >= 1 and "after.txt" in tree_of(box, "HEAD"):
+            break
+        time.sleep(0.1)
+    files, _ = snapshot(box.workspace)
+    assert tree_of(box, "HEAD") == {p: (m, o) for p, (m, o, _) in files.items()}
+    assert not [p.name for p in pack.iterdir() if p.name.startswith("tmp_")]
     fsck_clean(box)

@@ -193,3 +193,63 @@ def test_mount_usage_errors(box, tmp_path):
                        capture_output=True, text=True, env=box.env())
     assert r.returncode == 1
     assert "is not an existing directory" in r.stderr
+
+
+@pytest.mark.root_only(reason="an ordinary user's view is fusermount3's, which mounts nothing "
+                        "inside it: the checkpoints are shown to root's views")
+def test_view_shows_each_checkpoint_read_only(running):
+    box, make = running
+    assert box.bash("mkdir -p d && printf 'one\\n' > d/f && chmod +x d/f && "
+                    "ln -s d/f ln").returncode == 0
+    assert box.bash("printf 'two\\n' > d/f && echo x > x").returncode == 0
+    repo = ["git", "--git-dir", str(box.box_dir / "private" / "checkpoints.git")]
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        r = subprocess.run([*repo, "rev-list", "HEAD"], capture_output=True, text=True)
+        if len(r.stdout.split()) == 3:
+            break
+        time.sleep(0.05)
+    start, first, second = reversed(r.stdout.split())
+    v = make()
+    ck = v.mnt / ".box" / "checkpoints"
+    assert os.listdir(ck) == ["log", second, first, start]
+    # the log is `box checkpoints`'s
+    listed = subprocess.run([str(BOX), "checkpoints", "--config", str(box.config)],
+                            capture_output=True, text=True, env=box.env()).stdout
+    assert (ck / "log").read_text() == listed and second[:12] in listed
+    # each checkpoint's tree, as git keeps it, with its modes less write
+    one = ck / first
+    assert (one / "d" / "f").read_text() == "one\n"
+    assert (ck / second / "d" / "f").read_text() == "two\n"
+    assert not (one / "x").exists() and (ck / second / "x").read_text() == "x\n"
+    assert os.readlink(one / "ln") == "d/f" and (one / "ln").read_text() == "one\n"
+    assert oct(os.lstat(one / "d" / "f").st_mode & 0o7777) == "0o555"
+    assert oct(os.lstat(one / "d").st_mode & 0o7777) == "0o555"
+    tree = sorted(subprocess.run([*repo, "ls-tree", "-r", "--name-only", first],
+                                 capture_output=True, text=True).stdout.split())
+    walked = sorted(os.path.relpath(os.path.join(dp, f), one)
+                    for dp, dns, fns in os.walk(one) for f in fns + [d for d in dns
+                                                                      if os.path.islink(os.path.join(dp, d))])
+    assert walked == tree
+    # the 12 digits the log shows name a checkpoint too
+    assert (ck / second[:12] / "d" / "f").read_text() == "two\n"
+    # read-only
+    for attempt in (lambda: (one / "d" / "f").write_text("no"),
+                    lambda: (one / "new").write_text("no"),
+                    lambda: os.unlink(one / "d" / "f"),
+                    lambda: os.mkdir(one / "m"),
+                    lambda: os.chmod(one / "d" / "f", 0o777),
+                    lambda: open(one / "d" / "f", "r+")):
+        with pytest.raises(OSError) as e:
+            attempt()
+        assert e.value.errno == errno.EROFS
+    # a checkpoint made while the view is mounted appears in it
+    assert box.bash("echo three > three").returncode == 0
+    deadline = time.time() + 30
+    while len(os.listdir(ck)) < 5 and time.time() < deadline:
+        time.sleep(0.05)
+    newest = os.listdir(ck)[1]
+    assert (ck / newest / "three").read_text() == "three\n"
+    assert newest[:12] in (ck / "log").read_text()
+    assert v.stop() == 0
+    assert not mounted_at(str(v.mnt))

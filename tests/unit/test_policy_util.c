@@ -92,7 +92,7 @@ BoxCause decide_logged(BoxPolicy *p, BoxDecisionLog *log, const char *action, js
 {
   BoxDecision *d = box_policy_decide(p, action, input);
   if (queued)
-    box_decision_log_append_queued(log, action, input, d);
+    box_decision_log_append_queued(log, action, input, d, NULL);
   else
     box_decision_log_append(log, action, input, args, d);
   BoxCause c = d->cause;
