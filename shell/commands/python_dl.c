@@ -248,6 +248,8 @@ void box_python_warm_up(void)
   char *why = load_library(NULL, lib_dirs[0], MODULE_FILE);
   void *lib = why ? NULL : dlopen("./" MODULE_FILE, RTLD_NOW | RTLD_NOLOAD);
   free(why);
+  /* as for a cold start (box_python_run): pthread_exit's libgcc_s */
+  if (lib && !is_loaded(LIBGCC_S)) free(load_library(NULL, lib_dirs[1], LIBGCC_S));
   void *sym = lib ? dlsym(lib, BOX_PYTHON_WARM_SYMBOL) : NULL;
   BoxPythonWarm *warm_fn;
   memcpy(&warm_fn, &sym, sizeof sym);
