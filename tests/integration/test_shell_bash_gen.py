@@ -1,0 +1,26 @@
+"""The divergences from GNU bash that the differential generator's second
+grammar (tests/differential/gen_more.py) found, one case each, run as
+test_shell_bash.py runs its cases (box-shell -c and bash -c in twin
+directories; stdout, stderr with bash's prefix forgiven, and status).
+"""
+import pytest
+
+from conftest import table_cases
+from test_shell_bash import BASH
+from test_shell_bash import test_like_bash as like_bash  # the comparison, not a test here
+
+CASES = [
+    # ---- builtins that take no option: "--" passed over, "-X" refused --------------------
+    ("eval-dashdash", "eval -- 'echo ev'; eval -x; echo $?; eval -- ; echo $?; eval - 2>/dev/null; echo $?"),
+    ("source-dashdash", "echo 'echo in $1' > s; source -- s a; . -- s; . -q s; echo $?; source --; echo $?"),
+]
+
+
+@pytest.mark.skipif(not BASH, reason="bash not installed")
+@table_cases("text", CASES)
+def test_like_bash_generated(text, tmp_path):
+    like_bash(text, tmp_path)
+
+
+def test_unique_ids():
+    assert len({c[0] for c in CASES}) == len(CASES)
