@@ -72,9 +72,12 @@ static bool expand_text(X *x, const char *t, size_t n, int mode);
 
 /* ---- scanning helpers --------------------------------------------------------- */
 
+static size_t skip_subst(const char *t, size_t i, size_t n);
+
 /* Index just past the construct closing at `close`, starting inside it. */
 static size_t skip_to(const char *t, size_t i, size_t n, char close)
 {
+  if (close == ')') return skip_subst(t, i, n);
   int depth = 0;
   while (i < n) {
     char c = t[i];
@@ -113,6 +116,73 @@ static size_t skip_to(const char *t, size_t i, size_t n, char close)
     i++;
   }
   return n;
+}
+
+/* Whether c is one of set's bytes (never the NUL that ends set). */
+static bool one_of(char c, const char *set)
+{
+  return c && strchr(set, c);
+}
+
+/* The reserved word of length len at t[i], standing as a word of its own. */
+static bool reserved_at(const char *t, size_t i, size_t n, const char *word, size_t len)
+{
+  return i + len <= n && memcmp(t + i, word, len) == 0 &&
+         (i + len == n || one_of(t[i + len], " \t\n;&|()"));
+}
+
+/* skip_to for the command text of $( ), <( ) and >( ): a `)` closes it
+ * unless it ends a pattern of a case the text opened (`$(case $x in a)
+ * …;; esac)`), which a count of parentheses alone takes for the end, and
+ * then the rest of a "…" around it for a quoted word of its own.  Reserved
+ * words count only where a command starts; a case never closed gives the
+ * first `)` a count would have taken. */
+static size_t skip_subst(const char *t, size_t i, size_t n)
+{
+  static const char *const lead[] = { "then",  "do",    "else", "elif", "if",
+                                      "while", "until", "!",    "{",    "time" };
+  int depth = 0, cases = 0;
+  size_t counted = 0;
+  bool command = true;
+  while (i < n) {
+    char c = t[i];
+    if (c == '\\') {
+      i += 2, command = false;
+    } else if (c == '\'') {
+      const char *q = memchr(t + i + 1, '\'', n - i - 1);
+      i = q ? (size_t)(q - t) + 1 : n, command = false;
+    } else if (c == '"' || c == '`') {
+      i = skip_to(t, i + 1, n, c), command = false;
+    } else if (c == '$' && i + 1 < n && one_of(t[i + 1], "{(")) {
+      i = skip_to(t, i + 2, n, t[i + 1] == '{' ? '}' : ')'), command = false;
+    } else if (c == '(' || c == ')' || one_of(c, " \t\n;&|")) {
+      if (c == '(') depth++;
+      if (c == ')' && depth == 0) {
+        if (!cases) return i + 1;
+        if (!counted) counted = i + 1;
+      } else if (c == ')') {
+        depth--;
+      }
+      if (c != ' ' && c != '\t') command = true;
+      i++;
+    } else if (command && reserved_at(t, i, n, "case", 4)) {
+      cases++, i += 4, command = false;
+    } else if (cases && reserved_at(t, i, n, "esac", 4) && one_of(t[i - 1], " \t\n;&|(")) {
+      cases--, i += 4, command = false;
+    } else {
+      /* a word: after a reserved word that leads one, a command starts again */
+      bool lead_word = false;
+      for (size_t k = 0; command && k < G_N_ELEMENTS(lead) && !lead_word; k++) {
+        size_t l = strlen(lead[k]);
+        if (reserved_at(t, i, n, lead[k], l)) i += l, lead_word = true;
+      }
+      if (lead_word) continue;
+      do i++;
+      while (i < n && !one_of(t[i], " \t\n;&|()\\'\"`$"));
+      command = false;
+    }
+  }
+  return counted ? counted : n;
 }
 
 /* Whether skip_to's answer e ends the construct opened before t[from]

@@ -13,6 +13,13 @@ CASES = [
     # ---- builtins that take no option: "--" passed over, "-X" refused --------------------
     ("eval-dashdash", "eval -- 'echo ev'; eval -x; echo $?; eval -- ; echo $?; eval - 2>/dev/null; echo $?"),
     ("source-dashdash", "echo 'echo in $1' > s; source -- s a; . -- s; . -q s; echo $?; source --; echo $?"),
+    # ---- a case inside $( ) inside "…": its pattern's `)` does not end the substitution --------
+    ("subst-case-dq-inner-quotes", 'echo "$(case x in *) echo "in quotes";; esac)"; echo "$(case a in a) echo "x";; esac) y"'),
+    ("subst-case-dq-nested", 'echo "$(case x in x) echo "a$(case y in y) echo "n";; esac)";; esac)"; '
+     'echo "$(for i in 1; do case $i in 1) echo "one";; esac; done)"'),
+    ("subst-case-dq-in-word", 'echo "${u:-$(case a in a) echo "d q";; esac)}"; cat <(case a in a) echo "pa";; esac); '
+     'x="pre $(case $HOME in /*) echo "abs";; *) echo "rel";; esac) post"; echo "$x"'),
+    ("subst-case-word-not-reserved", 'echo "$(echo case x in y)" "b"; echo "$(echo esac "(")"'),
 ]
 
 
