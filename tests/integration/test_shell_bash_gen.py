@@ -20,6 +20,12 @@ CASES = [
     ("subst-case-dq-in-word", 'echo "${u:-$(case a in a) echo "d q";; esac)}"; cat <(case a in a) echo "pa";; esac); '
      'x="pre $(case $HOME in /*) echo "abs";; *) echo "rel";; esac) post"; echo "$x"'),
     ("subst-case-word-not-reserved", 'echo "$(echo case x in y)" "b"; echo "$(echo esac "(")"'),
+    # ---- unset 'a[@]': every element of an indexed array, which stays declared -----------------
+    ("unset-all-elements", 'arr=(a b); unset "arr[@]"; declare -p arr; echo ${#arr[@]}; arr+=(c); declare -p arr; '
+     'a=(1 2); f() { local -a a=(x); unset "a[*]"; declare -p a; }; f; declare -p a; declare -ai ia=(1 2); '
+     'unset "ia[@]"; ia+=(3+4); declare -p ia'),
+    ("unset-all-elements-not-array", 's=x; unset "s[@]"; echo $?; declare -p s; unset "nope[@]"; echo $?; '
+     'declare -A m=([k]=v [j]=w); unset "m[@]"; declare -p m; readonly ra=(1); unset "ra[@]"; echo $?; declare -p ra'),
 ]
 
 
