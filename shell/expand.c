@@ -303,7 +303,10 @@ int box_fnmatch(const char *pattern, const char *s, int flags)
   unsigned char any = 0;
   while (*p) any |= *p++;
   while (*q) any |= *q++;
-  if (any & 0x80) return fnmatch(pattern, s, flags);
+  if (any & 0x80)
+    return flags & ~(FNM_PERIOD | FNM_CASEFOLD | FNM_EXTMATCH)
+             ? fnmatch(pattern, s, flags)
+             : box_utf8_fnmatch(pattern, s, flags);
   static locale_t c_locale;
   if (!c_locale) c_locale = newlocale(LC_CTYPE_MASK, "C", (locale_t)0);
   if (!c_locale) return fnmatch(pattern, s, flags);

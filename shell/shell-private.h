@@ -440,6 +440,9 @@ bool box_pattern_too_deep(const char *pat);
 
 /* fnmatch(3), the same answers in less time for ASCII text (expand.c). */
 int box_fnmatch(const char *pattern, const char *s, int flags);
+/* fnmatch(3) character by character over UTF-8 (pattern.c), with only
+ * FNM_PERIOD, FNM_CASEFOLD and FNM_EXTMATCH. */
+int box_utf8_fnmatch(const char *pattern, const char *s, int flags);
 
 /* Prints "<prefix>: <name>: <text>" for a failed file operation: the
  * policy's text after EACCES when the host has it, else strerror(err). */

@@ -26,6 +26,16 @@ CASES = [
      'unset "ia[@]"; ia+=(3+4); declare -p ia'),
     ("unset-all-elements-not-array", 's=x; unset "s[@]"; echo $?; declare -p s; unset "nope[@]"; echo $?; '
      'declare -A m=([k]=v [j]=w); unset "m[@]"; declare -p m; readonly ra=(1); unset "ra[@]"; echo $?; declare -p ra'),
+    # ---- UTF-8: `?` and a bracket take one character, never one byte of it ---------------------
+    ("utf8-question-cond", 'u=μ; [[ $u == ?? ]]; echo $?; [[ $u == ? ]]; echo $?; [[ $u == [μ] ]]; echo $?; '
+     'u=μx; [[ $u == ?x ]]; echo $?; [[ $u == ??? ]]; echo $?; [[ $u == ?? ]]; echo $?'),
+    ("utf8-question-case", 'for u in μ 日 héllo; do case $u in ???) echo three;; ??) echo two;; ?) echo one;; *) echo more;; esac; done'),
+    ("utf8-trim-replace", 'u=μxé; echo "${u#?}" "${u%?}" "${u//?/.}" "${u/[[:alpha:]]/A}" "${u%%[!x]}" "${u#[μ]}" "${u/#??/_}" "${u/%[!a]?/_}"'),
+    ("utf8-extglob", 'shopt -s extglob; u=ééx; [[ $u == +(é)x ]]; echo $?; [[ $u == !(é*) ]]; echo $?; '
+     '[[ $u == @(é|x)* ]]; echo $?; echo ${u//+(é)/E} ${u##*(é)}; [[ $u == *([[:alpha:]]) ]]; echo $?'),
+    ("utf8-nocasematch", 'shopt -s nocasematch; [[ ÉTÉ == été ]]; echo $?; [[ É == [é] ]]; echo $?; case Ä in [a-zä]) echo y;; esac'),
+    ("utf8-glob", 'touch μ1 μ22 .μ μ ab 日; echo μ?; echo ?1; echo *; echo μ[0-9][0-9]; echo ??; echo ???; echo [!a]?'),
+    ("utf8-invalid-bytes", "s=$'\\xff\\xfe'; [[ $s == ?? ]]; echo $?; [[ $s == ? ]]; echo $?; x=$'a\\xffb'; [[ $x == a?b ]]; echo $?"),
 ]
 
 
