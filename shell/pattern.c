@@ -84,8 +84,7 @@ static int bracket(const Match *m, size_t i, size_t pe, gunichar c, size_t *end)
         for (size_t k = q + 2; k < e && n < sizeof name; k++)
           name[n++] = p[k] < 128 ? (char)p[k] : '?';
         if (kind == ':')
-          hit |= in_class(name, n, c) || (m->fold && (in_class(name, n, g_unichar_toupper(c)) ||
-                                                      in_class(name, n, g_unichar_tolower(c))));
+          hit |= in_class(name, n, c); /* bash folds no class: [[:upper:]] never matches "c" */
         else
           hit |= e == q + 3 && fold(m, p[q + 2]) == fc;
         q = e + 2;
