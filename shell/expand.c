@@ -1359,7 +1359,8 @@ static void do_arith(X *x, const char *t, size_t n, int mode)
   if (memchr(t, '$', n) || memchr(t, '`', n) || memchr(t, '"', n) || memchr(t, '\'', n)) {
     X sub;
     xinit(&sub, x->sh);
-    expand_text(&sub, t, n, M_DQ | M_ARITH);
+    /* as inside "…", whose own double quotes bash drops here too */
+    expand_text(&sub, t, n, M_DQ | M_ARITH | M_DQWORD);
     if (sub.failed) {
       xfail(x, sub.status);
       xfree(&sub);
@@ -2302,7 +2303,8 @@ char *box_expand_str(Shell *sh, const char *text, bool assign, int *status)
 
 char *box_expand_arith(Shell *sh, const char *text, int *status)
 {
-  return expand_flat(sh, text, M_NOSPLIT | M_ARITH, status, NULL, false);
+  /* (( )) is $(( )): as inside "…", its double quotes dropped */
+  return expand_flat(sh, text, M_NOSPLIT | M_DQ | M_ARITH | M_DQWORD, status, NULL, false);
 }
 
 char *box_expand_pattern(Shell *sh, const char *text, int *status)

@@ -36,6 +36,21 @@ CASES = [
     ("utf8-nocasematch", 'shopt -s nocasematch; [[ ÉTÉ == été ]]; echo $?; [[ É == [é] ]]; echo $?; case Ä in [a-zä]) echo y;; esac'),
     ("utf8-glob", 'touch μ1 μ22 .μ μ ab 日; echo μ?; echo ?1; echo *; echo μ[0-9][0-9]; echo ??; echo ???; echo [!a]?'),
     ("utf8-invalid-bytes", "s=$'\\xff\\xfe'; [[ $s == ?? ]]; echo $?; [[ $s == ? ]]; echo $?; x=$'a\\xffb'; [[ $x == a?b ]]; echo $?"),
+    # ---- arithmetic: constants, quotes, and bash's error texts ----------------------------------
+    ("arith-0x-alone", 'echo $((0x)) $((0x+1)) $((0X)); for ((q=0; q<0x; q++)); do echo no; done; echo st=$?'),
+    ("arith-base-no-digits", 'echo $((10#)); echo after'),
+    ("arith-base-no-digits-cmd", '(( 2# )); echo st=$?; x=$(( 3# + 1 )) || echo failed; echo next'),
+    ("arith-constant-errors", 'for e in "1#1" "65#1" "2#3" "0xg" "0x1g" "08" "1a" "10#a" "10#1a" "0#1" "2#1_" "09" "1a+1" '
+     '"2#3*2" "10#+1"; do (echo $((e)) ); (( $e )); echo "st=$?"; done'),
+    ("arith-dq-quotes-dropped", 'echo $(( "1" + 1 )); x=5; (( "$x" > 3 )) && echo big; echo $(( "${x}" * 2 )); '
+     'for (( i="0"; i<1; i++ )); do echo x; done'),
+    ("arith-sq-quotes-kept", "(( '1' )); echo $?; for (( i='0'; i<1; i++ )); do echo x; done; echo $?; let \"x='1'\"; echo $?"),
+    ("arith-assoc-quoted-key", "declare -A m=([a]=5 ['a b']=6); echo $(( m['a'] + 1 )) $(( m[\"a\"] )) $(( m['a b'] )); "
+     "(( m['a b']++ )); k=a; (( m[\"$k\"] += 2 )); (( m['c']=1 )); declare -p m"),
+    ("arith-error-texts", 'for e in "1 + " "1 +" "1/0 " "5 % 0 " "x[ " "1 2 " "1 ? 20 : x+=2 " "2**-1 " "a b " "1 = 2 " '
+     '"e= " "--i++ " "3 > " "! " "1,  " "x = 1 ? : 2 " "1 ** 64 ** " "1/0 + 1 " "2**-1 + 3 " "x[ + 1 " "1 ? 2 " '
+     '"1 ? 2 : " "1 ? " "1 ? 2 : 3 ? "; do (echo $(( $e ))); done'),
+    ("arith-error-texts-cmd", "(( '1' )); (( 1/0 )); let 'y=2**-1'; for ((i=0; i<1+; i++)); do :; done; echo end"),
 ]
 
 
