@@ -51,6 +51,10 @@ CASES = [
      '"e= " "--i++ " "3 > " "! " "1,  " "x = 1 ? : 2 " "1 ** 64 ** " "1/0 + 1 " "2**-1 + 3 " "x[ + 1 " "1 ? 2 " '
      '"1 ? 2 : " "1 ? " "1 ? 2 : 3 ? "; do (echo $(( $e ))); done'),
     ("arith-error-texts-cmd", "(( '1' )); (( 1/0 )); let 'y=2**-1'; for ((i=0; i<1+; i++)); do :; done; echo end"),
+    # ---- getopts: OPTERR=0 silences its messages ----------------------------------------------
+    ("getopts-opterr", 'for v in 0 1 00 "" x " 0" -0 2; do OPTERR=$v; OPTIND=1; echo "[$v]"; getopts a o -z; echo "$o"; done'),
+    ("getopts-opterr-local", 'gm() { local OPTIND=1 o; local OPTERR=0; while getopts "a:" o; do echo "o=$o a=${OPTARG-none}"; '
+     'done; echo "ind=$OPTIND st=$?"; }; gm -c -a; gm -z; getopts a o -z; echo $o'),
 ]
 
 
