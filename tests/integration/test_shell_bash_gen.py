@@ -55,6 +55,10 @@ CASES = [
     ("getopts-opterr", 'for v in 0 1 00 "" x " 0" -0 2; do OPTERR=$v; OPTIND=1; echo "[$v]"; getopts a o -z; echo "$o"; done'),
     ("getopts-opterr-local", 'gm() { local OPTIND=1 o; local OPTERR=0; while getopts "a:" o; do echo "o=$o a=${OPTARG-none}"; '
      'done; echo "ind=$OPTIND st=$?"; }; gm -c -a; gm -z; getopts a o -z; echo $o'),
+    # ---- read -N: the characters as read, not split or trimmed ---------------------------------
+    ("read-N-unsplit", "read -N 3 v <<< '  lead'; echo \"$? [$v]\"; read -N 4 a b <<< ' x y z'; echo \"[$a][$b]\"; "
+     "IFS=: read -N 3 v <<< ':a:'; echo \"[$v]\"; read -n 3 v <<< '  lead'; echo \"[$v]\"; read -N 4 -a x <<< ' a b c'; "
+     "declare -p x; read -N 3 <<< '  ab'; echo \"[$REPLY]\"; read -N 9 v <<< 'ab'; echo \"$? [$v]\""),
 ]
 
 
