@@ -1478,6 +1478,9 @@ static bool expand_text(X *x, const char *t, size_t n, int mode)
 static bool expand_text_in(X *x, const char *t, size_t n, int mode)
 {
   bool dq = mode & M_DQ;
+  /* inside the "…" of a "${v-"…"}" word: bash reads its backslashes as
+   * unquoted ones ("${u-"a\tb"}" is atb) */
+  bool inner = false;
   size_t i = 0;
   if (!dq && !(mode & M_HEREDOC) && n && t[0] == '~') {
     if (!tilde(x, t, n, &i, mode)) {
@@ -1494,16 +1497,16 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
         continue;
       }
       char d = t[i + 1];
-      if (mode & M_HEREDOC) {
-        if (d == '$' || d == '`' || d == '\\')
+      if ((mode & M_HEREDOC) && !inner) {
+        if (d == '$' || d == '`' || d == '\\' || (d == '}' && (mode & M_DQWORD)))
           xaddc(x, d, F_QUO);
         else if (d == '\n') {
         } else {
           xaddc(x, '\\', F_QUO);
           xaddc(x, d, F_QUO);
         }
-      } else if (dq) {
-        if (d == '$' || d == '`' || d == '"' || d == '\\')
+      } else if (dq && !inner) {
+        if (d == '$' || d == '`' || d == '"' || d == '\\' || (d == '}' && (mode & M_DQWORD)))
           xaddc(x, d, F_QUO);
         else if (d == '\n') {
         } else {
@@ -1513,11 +1516,13 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
         x->other = true;
       } else {
         if (d != '\n') xaddc(x, d, F_QUO);
+        x->other |= inner;
       }
       i += 2;
       continue;
     }
     if (c == '"' && (mode & M_DQWORD)) {
+      inner = !inner && (dq || (mode & M_HEREDOC));
       i++;
       continue;
     }

@@ -59,6 +59,11 @@ CASES = [
     ("read-N-unsplit", "read -N 3 v <<< '  lead'; echo \"$? [$v]\"; read -N 4 a b <<< ' x y z'; echo \"[$a][$b]\"; "
      "IFS=: read -N 3 v <<< ':a:'; echo \"[$v]\"; read -n 3 v <<< '  lead'; echo \"[$v]\"; read -N 4 -a x <<< ' a b c'; "
      "declare -p x; read -N 3 <<< '  ab'; echo \"[$REPLY]\"; read -N 9 v <<< 'ab'; echo \"$? [$v]\""),
+    # ---- backslashes in the word of "${v-word}": `\}` is `}`, and inside its own "…" unquoted ---------
+    ("opword-dq-backslash-brace", 'printf "[%s]" "${w:=\\}}" "${u:-\\}}" "${u:-a\\}b}" ${u:-\\}}; echo "[$w]"'),
+    ("opword-dq-inner-backslash", 'a="x  y"; printf "[%s]" "${u-a\\tb}" "${u-"a\\tb"}" "${u-"a\\}b"}" "${u-"a\'b"}" '
+     '"${u-"$a"}" "${u-"*"}" "${u-"a\\"b"}" "${u-\'a\\tb\'}" "${u-"\\a"\\b}" "${a/x/"\\t"}" "${a#"\\x"}" "${u:-\\"}"; echo'),
+    ("opword-heredoc-backslash", 'cat <<E\n${u-"a\\tb"} ${u-a\\}b} "${u-x}" ${u-"\\$x"} \\} "\\t" ${u-\\t}\nE'),
 ]
 
 
