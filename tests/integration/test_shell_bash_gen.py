@@ -64,6 +64,10 @@ CASES = [
     ("opword-dq-inner-backslash", 'a="x  y"; printf "[%s]" "${u-a\\tb}" "${u-"a\\tb"}" "${u-"a\\}b"}" "${u-"a\'b"}" '
      '"${u-"$a"}" "${u-"*"}" "${u-"a\\"b"}" "${u-\'a\\tb\'}" "${u-"\\a"\\b}" "${a/x/"\\t"}" "${a#"\\x"}" "${u:-\\"}"; echo'),
     ("opword-heredoc-backslash", 'cat <<E\n${u-"a\\tb"} ${u-a\\}b} "${u-x}" ${u-"\\$x"} \\} "\\t" ${u-\\t}\nE'),
+    # ---- declare -n again on a reference: it now names the new variable ---------------------------
+    ("nameref-redeclare", 'x1=one x2=two; declare -n cur=x1; declare -n cur=x2; echo "$cur $x1"; declare -p cur; '
+     'for ref in x1 x2; do declare -n it=$ref; echo "$it"; done; f() { local -n r=x1; local -n r=x2; echo $r; }; f; '
+     'a=(1 2); declare -n e=a; declare -n e="a[1]"; echo $e; e=z; declare -p a e'),
 ]
 
 
