@@ -68,6 +68,12 @@ CASES = [
     ("nameref-redeclare", 'x1=one x2=two; declare -n cur=x1; declare -n cur=x2; echo "$cur $x1"; declare -p cur; '
      'for ref in x1 x2; do declare -n it=$ref; echo "$it"; done; f() { local -n r=x1; local -n r=x2; echo $r; }; f; '
      'a=(1 2); declare -n e=a; declare -n e="a[1]"; echo $e; e=z; declare -p a e'),
+    # ---- enable: builtins listed, turned off (then found as programs) and on again -----------------
+    ("enable-n-off-on", 'enable -n echo; echo hi; type -t echo; command -v echo; enable echo; type -t echo; '
+     'enable -n type; command -v type; enable type; command -v type'),
+    ("enable-list-errors", 'enable -a | grep -c -w -e "enable echo" -e "enable printf"; enable -n printf test; enable -n; '
+     'enable nosuch; echo $?; enable -x; echo $?; enable -s | grep -c -w "enable eval"'),
+    ("enable-builtin-off", 'enable -n echo; f() { echo in-f; }; f; builtin echo still; echo $?; enable -a | grep -w echo'),
 ]
 
 
