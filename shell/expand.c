@@ -1566,7 +1566,9 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
     }
     if (c == '$' && i + 1 < n) {
       char d = t[i + 1];
-      if (d == '\'' && !dq && !(mode & M_HEREDOC)) {
+      /* bash decodes $'…' in the word of "${v-word}" too, outside its inner "…" */
+      bool word_ansi = dq && (mode & M_DQWORD) && !inner;
+      if (d == '\'' && (!dq || word_ansi) && !(mode & M_HEREDOC)) {
         size_t used;
         char *s = box_ansi_c(t + i + 2, n - i - 2, &used);
         xaddc(x, 0, F_NUL);

@@ -74,6 +74,9 @@ CASES = [
     ("enable-list-errors", 'enable -a | grep -c -w -e "enable echo" -e "enable printf"; enable -n printf test; enable -n; '
      'enable nosuch; echo $?; enable -x; echo $?; enable -s | grep -c -w "enable eval"'),
     ("enable-builtin-off", 'enable -n echo; f() { echo in-f; }; f; builtin echo still; echo $?; enable -a | grep -w echo'),
+    # ---- $'…' in the word of "${v-word}" is decoded, outside the word's inner "…" ------------------
+    ("opword-dq-ansi-c", "printf '[%s]' \"${u-$'t\\tx'}\" \"$'a\\tb'\" \"${u:-x$'\\x41'y}\" \"${u-\"$'q'\"}\" "
+     "\"${a:-${u:-$'n\\tm'}}\"; x=abc; echo \"${x/b/$'\\t'}\" \"${x#$'a'}\"; cat <<E\n${u-$'t\\tx'} $'n'\nE"),
 ]
 
 
