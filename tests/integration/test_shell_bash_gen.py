@@ -77,6 +77,9 @@ CASES = [
     # ---- $'…' in the word of "${v-word}" is decoded, outside the word's inner "…" ------------------
     ("opword-dq-ansi-c", "printf '[%s]' \"${u-$'t\\tx'}\" \"$'a\\tb'\" \"${u:-x$'\\x41'y}\" \"${u-\"$'q'\"}\" "
      "\"${a:-${u:-$'n\\tm'}}\"; x=abc; echo \"${x/b/$'\\t'}\" \"${x#$'a'}\"; cat <<E\n${u-$'t\\tx'} $'n'\nE"),
+    # ---- an alias defined on the line of a $( ) applies inside it (bash parses it again to run it) --
+    ("alias-in-subst-same-line", 'shopt -s expand_aliases; alias e="echo x"; echo $(e); y=$(e; e); echo "$y"; '
+     'f() { echo "$(e)"; }; f; unalias e; echo "$(e 2>/dev/null)" $?'),
 ]
 
 
