@@ -80,6 +80,9 @@ CASES = [
     # ---- an alias defined on the line of a $( ) applies inside it (bash parses it again to run it) --
     ("alias-in-subst-same-line", 'shopt -s expand_aliases; alias e="echo x"; echo $(e); y=$(e; e); echo "$y"; '
      'f() { echo "$(e)"; }; f; unalias e; echo "$(e 2>/dev/null)" $?'),
+    # ---- printf %q: bash's backslash set (',' too) and multibyte characters as they are ----------
+    ("printf-q-comma-utf8", 'for s in "a,b" "μx" "a{b}" "é," "a~b" "~a" "a=b" "a:b" "#a" "a#" "!a" "a b" "it\'s" "q\\"d" '
+     '"a*b" "" "-n" "a%b" "a@b"; do printf "%q|" "$s"; done; echo; printf -v v %q "a,b c"; echo "$v"'),
 ]
 
 
