@@ -208,17 +208,18 @@ class More(Gen):
 
     def arith_errors(self):
         self.tag("more-arith-error")
-        e = self.pick(["1/0", "5%0", "1 ? 20 : x+=2", "08", "2**-1", "a b", "1 +", "(1", "x[", "1 2",
+        e = self.pick(["1/0", "5%0", "1 ? 20 : x+=2", "08", "2**-1", "a b", "1 +", "(1 +)", "x[", "1 2",
                        "0x", "2#3", "i++ ++", "'1'", "10#", "64#@", "1=2", "++5", "e=", "--i++"])
-        # a for's (( )) takes no unbalanced parenthesis: bash's parser reads on past it
-        loop = "" if "(" in e else "for ((q=0; q<" + e + "; q++)); do :; done; echo st=$?"
+        # every expression balances its parentheses: an unbalanced one is the parser's error, not
+        # arithmetic's, and bash's parser reads on past it
+        loop = "for ((q=0; q<" + e + "; q++)); do :; done; echo st=$?"
         return "{ " + self.pick([
             "echo \"$(( " + e + " ))\"; echo after=$?",
             "(( " + e + " )); echo st=$?",
             "x=$(( " + e + " )) || echo failed; echo next",
             "let 'v=" + e + "'; echo st=$?",
             "( echo $(( " + e + " )); echo in ); echo out=$?",
-            loop or "echo $(( " + e + " ))",
+            loop,
         ]) + "; } 2>/dev/null"
 
     def heredoc_more(self):
