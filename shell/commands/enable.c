@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "shell/commands/builtins.h"
+#include "shell/commands/commands-private.h"
 
 static const char usage[] = "enable: usage: enable [-a] [-dnps] [-f filename] [name ...]";
 
@@ -13,24 +14,16 @@ int box_cmd_enable(BoxCmd *c)
   Shell *sh = c->sh;
   bool all = false, off = false, special = false;
   int i = 1;
-  for (; i < c->argc && c->argv[i][0] == '-' && c->argv[i][1]; i++) {
-    if (strcmp(c->argv[i], "--") == 0) {
-      i++;
-      break;
+  for (const char *a; (a = bx_option_word(c, &i, "-")); i++) {
+    size_t bad = strspn(a + 1, "anps");
+    if (a[1 + bad] == 'f' || a[1 + bad] == 'd') {
+      box_cmd_error(c, "-%c: loading builtins is not supported", a[1 + bad]);
+      return 1;
     }
-    for (const char *p = c->argv[i] + 1; *p; p++) {
-      if (*p == 'a')
-        all = true;
-      else if (*p == 'n')
-        off = true;
-      else if (*p == 's')
-        special = true;
-      else if (*p == 'f' || *p == 'd') {
-        box_cmd_error(c, "-%c: loading builtins is not supported", *p);
-        return 1;
-      } else if (*p != 'p')
-        return bx_bad_option(c, *p, usage);
-    }
+    if (a[1 + bad]) return bx_bad_option(c, a[1 + bad], usage);
+    all |= strchr(a, 'a') != NULL;
+    off |= strchr(a, 'n') != NULL;
+    special |= strchr(a, 's') != NULL;
   }
   if (i >= c->argc) {
     size_t n;

@@ -5,7 +5,6 @@ directories; stdout, stderr with bash's prefix forgiven, and status).
 """
 import pytest
 
-from conftest import table_cases
 from test_shell_bash import BASH
 from test_shell_bash import test_like_bash as like_bash  # the comparison, not a test here
 
@@ -86,11 +85,14 @@ CASES = [
 ]
 
 
+IDS = [name for name, _ in CASES]
+
+
 @pytest.mark.skipif(not BASH, reason="bash not installed")
-@table_cases("text", CASES)
+@pytest.mark.parametrize("text", [text for _, text in CASES], ids=IDS)
 def test_like_bash_generated(text, tmp_path):
     like_bash(text, tmp_path)
 
 
-def test_unique_ids():
-    assert len({c[0] for c in CASES}) == len(CASES)
+def test_case_names_unique():
+    assert sorted(set(IDS)) == sorted(IDS)
