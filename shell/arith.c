@@ -13,6 +13,12 @@ typedef struct {
   bool err;
   int depth; /* of variables holding expressions */
   int nest;  /* of ( ), unary operators, ?: and = (nested) */
+  /* where a bad constant ends: bash's message shows the expression only
+   * up to there (it cuts its text there to read the number) */
+  const char *cut;
+  /* where the token last read starts: at the end of the text, the one
+   * before it, as bash's message names the offending token */
+  const char *tok;
 } Ar;
 
 static void ar_error(Ar *a, const char *msg, const char *tok)
@@ -21,10 +27,11 @@ static void ar_error(Ar *a, const char *msg, const char *tok)
   a->err = true;
   const char *e = a->expr;
   while (*e == ' ' || *e == '\t' || *e == '\n') e++;
-  char *ex = g_strdup(e);
-  g_strchomp(ex);
+  /* bash keeps the blanks after the expression and after the token */
+  char *ex = a->cut && a->cut > e ? g_strndup(e, (size_t)(a->cut - e)) : g_strdup(e);
+  if (a->cut) g_strchomp(ex);
   char *t = g_strdup(tok ? tok : "");
-  g_strstrip(t);
+  g_strchug(t);
   if (a->sh->arith_who)
     box_sh_error(a->sh, "%s: %s: %s (error token is \"%s\")", a->sh->arith_who, ex, msg, t);
   else
@@ -36,6 +43,7 @@ static void ar_error(Ar *a, const char *msg, const char *tok)
 static void ws(Ar *a)
 {
   while (*a->p == ' ' || *a->p == '\t' || *a->p == '\n') a->p++;
+  if (*a->p) a->tok = a->p;
 }
 
 static int64_t comma(Ar *a);
@@ -57,11 +65,15 @@ static int64_t nested(Ar *a, int64_t (*f)(Ar *))
   return v;
 }
 
-static bool parse_number(const char *s, const char **end, int64_t *out)
+/* A constant: false with bash's complaint in *why when it is not one.  "0x"
+ * alone is 0, as bash's; "N#" alone is not a number. */
+static bool parse_number_why(const char *s, const char **end, int64_t *out, const char **why)
 {
   const char *p = s;
   int64_t v = 0;
   int base = 10;
+  bool hash = false;
+  *why = "value too great for base";
   if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
     base = 16;
     p += 2;
@@ -73,8 +85,12 @@ static bool parse_number(const char *s, const char **end, int64_t *out)
     while (g_ascii_isdigit(*q)) q++;
     if (*q == '#' && q > p) {
       base = atoi(p);
-      if (base < 2 || base > 64) return false;
+      if (base < 2 || base > 64) {
+        *why = base ? "invalid arithmetic base" : "invalid number";
+        return false;
+      }
       p = q + 1;
+      hash = true;
     }
   }
   const char *start = p;
@@ -96,10 +112,19 @@ static bool parse_number(const char *s, const char **end, int64_t *out)
     if (d >= base) return false;
     v = (int64_t)((uint64_t)v * (uint64_t)base + (uint64_t)d);
   }
-  if (p == start && base != 10) return false;
+  if (p == start && hash) {
+    *why = "invalid integer constant";
+    return false;
+  }
   *end = p;
   *out = v;
   return true;
+}
+
+static bool parse_number(const char *s, const char **end, int64_t *out)
+{
+  const char *why;
+  return parse_number_why(s, end, out, &why);
 }
 
 /* A variable's value as a number (evaluating it as an expression). */
@@ -123,7 +148,7 @@ static int64_t var_num(Ar *a, const char *val)
     ar_error(a, "expression recursion level exceeded", val);
     return 0;
   }
-  Ar sub = { a->sh, val, val, a->noeval, false, a->depth + 1, 0 };
+  Ar sub = { a->sh, val, val, a->noeval, false, a->depth + 1, 0, NULL, NULL };
   int64_t r = comma(&sub);
   ws(&sub);
   if (!sub.err && *sub.p) ar_error(&sub, "syntax error in expression", sub.p);
@@ -135,6 +160,24 @@ typedef struct {
   char name[256];
   char *sub; /* subscript text, or NULL */
 } LVal;
+
+/* An associative array's key as written in an expression, its quotes
+ * removed (the expression's own expansions already ran). */
+static char *unquote_key(const char *s)
+{
+  GString *g = g_string_new(NULL);
+  for (char q = 0; *s; s++) {
+    if (!q && (*s == '\'' || *s == '"'))
+      q = *s;
+    else if (q && *s == q)
+      q = 0;
+    else if (*s == '\\' && q != '\'' && s[1] && (!q || strchr("\"\\$`", s[1])))
+      g_string_append_c(g, *++s);
+    else
+      g_string_append_c(g, *s);
+  }
+  return g_string_free(g, FALSE);
+}
 
 static bool read_lval(Ar *a, LVal *lv)
 {
@@ -157,11 +200,17 @@ static bool read_lval(Ar *a, LVal *lv)
       if (depth) a->p++;
     }
     if (!*a->p) {
-      ar_error(a, "bad array subscript", st);
+      ar_error(a, "bad array subscript", s);
       return false;
     }
     lv->sub = g_strndup(st, (size_t)(a->p - st));
     a->p++;
+    ShellVar *v = box_var_lookup(a->sh, lv->name);
+    if (v && (v->flags & V_ASSOC) && strpbrk(lv->sub, "'\"\\")) {
+      char *k = unquote_key(lv->sub);
+      g_free(lv->sub);
+      lv->sub = k;
+    }
   }
   return true;
 }
@@ -225,11 +274,13 @@ static int64_t primary(Ar *a)
   if (g_ascii_isdigit(c)) {
     const char *e;
     int64_t v;
-    if (!parse_number(a->p, &e, &v) || g_ascii_isalnum(*e) || *e == '_' || *e == '#') {
+    const char *why;
+    if (!parse_number_why(a->p, &e, &v, &why) || g_ascii_isalnum(*e) || *e == '_' || *e == '#') {
       const char *q = a->p;
-      while (g_ascii_isalnum(*q) || *q == '_' || *q == '#') q++;
+      while (g_ascii_isalnum(*q) || *q == '_' || *q == '#' || *q == '@') q++;
       char *tok = g_strndup(a->p, (size_t)(q - a->p));
-      ar_error(a, strchr(tok, '#') ? "invalid arithmetic base" : "value too great for base", tok);
+      a->cut = q;
+      ar_error(a, why, tok);
       g_free(tok);
       return 0;
     }
@@ -252,10 +303,7 @@ static int64_t primary(Ar *a)
     g_free(lv.sub);
     return r;
   }
-  if (!c)
-    ar_error(a, "syntax error: operand expected", a->p);
-  else
-    ar_error(a, "syntax error: operand expected", a->p);
+  ar_error(a, "syntax error: operand expected", a->tok);
   return 0;
 }
 
@@ -279,7 +327,7 @@ static int64_t unary(Ar *a)
     ws(a);
     LVal lv;
     if (!read_lval(a, &lv)) {
-      ar_error(a, "syntax error: operand expected", a->p);
+      ar_error(a, "syntax error: operand expected", a->tok);
       return 0;
     }
     int64_t v = var_num(a, lval_get(a, &lv)) + (inc ? 1 : -1);
@@ -325,7 +373,7 @@ static int64_t power(Ar *a)
     a->p += 2;
     int64_t e = power(a);
     if (e < 0) {
-      if (!a->noeval) ar_error(a, "exponent less than 0", a->p);
+      if (!a->noeval) ar_error(a, "exponent less than 0", a->tok);
       return 0;
     }
     return ipow(b, e);
@@ -346,12 +394,7 @@ static int64_t mul(Ar *a)
       if (c == '*')
         l = (int64_t)((uint64_t)l * (uint64_t)r);
       else if (r == 0) {
-        if (!a->noeval) {
-          ws(a);
-          char *t = g_strndup(tok, (size_t)(a->p - tok));
-          ar_error(a, "division by 0", t);
-          g_free(t);
-        }
+        if (!a->noeval) { ar_error(a, "division by 0", tok); }
         l = 0;
       } else if (l == INT64_MIN && r == -1)
         l = c == '/' ? l : 0;
@@ -477,15 +520,25 @@ static int64_t cond(Ar *a)
   ws(a);
   if (*a->p != '?') return c;
   a->p++;
+  ws(a);
+  if (*a->p == ':' || !*a->p) {
+    ar_error(a, "expression expected", a->tok);
+    return 0;
+  }
   if (!c) a->noeval++;
   int64_t t = nested(a, assign);
   if (!c) a->noeval--;
   ws(a);
   if (*a->p != ':') {
-    ar_error(a, "`:' expected for conditional expression", a->p);
+    ar_error(a, "`:' expected for conditional expression", a->tok);
     return 0;
   }
   a->p++;
+  ws(a);
+  if (!*a->p) {
+    ar_error(a, "expression expected", a->tok);
+    return 0;
+  }
   if (c) a->noeval++;
   int64_t f = nested(a, cond);
   if (c) a->noeval--;
@@ -673,7 +726,7 @@ static bool arith_short(Ar *a, int64_t *out)
 
 bool box_arith(Shell *sh, const char *expr, int64_t *out)
 {
-  Ar a = { sh, expr, expr, 0, false, 0, 0 };
+  Ar a = { sh, expr, expr, 0, false, 0, 0, NULL, NULL };
   int64_t v;
   if (arith_short(&a, &v)) {
     if (a.err) return false;

@@ -760,10 +760,13 @@ static bool arith_for_part(Shell *sh, const Node *n, const char *e, int64_t *v)
     g_autofree char *t = g_strdup_printf("((%s))", e + strspn(e, " \t"));
     if (!box_debug_run(sh, n->line, t)) return false;
   }
-  if (!strpbrk(e, "$`\"'")) return box_arith(sh, e, v);
+  /* its messages name "((" as (( )) does */
+  const char *who = sh->arith_who;
+  sh->arith_who = "((";
   int st = 1;
-  char *x = box_expand_arith(sh, e, &st);
-  bool ok = x && box_arith(sh, x, v);
+  char *x = strpbrk(e, "$`\"'") ? box_expand_arith(sh, e, &st) : NULL;
+  bool ok = (x || !strpbrk(e, "$`\"'")) && box_arith(sh, x ? x : e, v);
+  sh->arith_who = who;
   g_free(x);
   return ok;
 }

@@ -72,9 +72,12 @@ static bool expand_text(X *x, const char *t, size_t n, int mode);
 
 /* ---- scanning helpers --------------------------------------------------------- */
 
+static size_t skip_subst(const char *t, size_t i, size_t n);
+
 /* Index just past the construct closing at `close`, starting inside it. */
 static size_t skip_to(const char *t, size_t i, size_t n, char close)
 {
+  if (close == ')') return skip_subst(t, i, n);
   int depth = 0;
   while (i < n) {
     char c = t[i];
@@ -113,6 +116,73 @@ static size_t skip_to(const char *t, size_t i, size_t n, char close)
     i++;
   }
   return n;
+}
+
+/* Whether c is one of set's bytes (never the NUL that ends set). */
+static bool one_of(char c, const char *set)
+{
+  return c && strchr(set, c);
+}
+
+/* The reserved word of length len at t[i], standing as a word of its own. */
+static bool reserved_at(const char *t, size_t i, size_t n, const char *word, size_t len)
+{
+  return i + len <= n && memcmp(t + i, word, len) == 0 &&
+         (i + len == n || one_of(t[i + len], " \t\n;&|()"));
+}
+
+/* skip_to for the command text of $( ), <( ) and >( ): a `)` closes it
+ * unless it ends a pattern of a case the text opened (`$(case $x in a)
+ * …;; esac)`), which a count of parentheses alone takes for the end, and
+ * then the rest of a "…" around it for a quoted word of its own.  Reserved
+ * words count only where a command starts; a case never closed gives the
+ * first `)` a count would have taken. */
+static size_t skip_subst(const char *t, size_t i, size_t n)
+{
+  static const char *const lead[] = { "then",  "do",    "else", "elif", "if",
+                                      "while", "until", "!",    "{",    "time" };
+  int depth = 0, cases = 0;
+  size_t counted = 0;
+  bool command = true;
+  while (i < n) {
+    char c = t[i];
+    if (c == '\\') {
+      i += 2, command = false;
+    } else if (c == '\'') {
+      const char *q = memchr(t + i + 1, '\'', n - i - 1);
+      i = q ? (size_t)(q - t) + 1 : n, command = false;
+    } else if (c == '"' || c == '`') {
+      i = skip_to(t, i + 1, n, c), command = false;
+    } else if (c == '$' && i + 1 < n && one_of(t[i + 1], "{(")) {
+      i = skip_to(t, i + 2, n, t[i + 1] == '{' ? '}' : ')'), command = false;
+    } else if (c == '(' || c == ')' || one_of(c, " \t\n;&|")) {
+      if (c == '(') depth++;
+      if (c == ')' && depth == 0) {
+        if (!cases) return i + 1;
+        if (!counted) counted = i + 1;
+      } else if (c == ')') {
+        depth--;
+      }
+      if (c != ' ' && c != '\t') command = true;
+      i++;
+    } else if (command && reserved_at(t, i, n, "case", 4)) {
+      cases++, i += 4, command = false;
+    } else if (cases && reserved_at(t, i, n, "esac", 4) && one_of(t[i - 1], " \t\n;&|(")) {
+      cases--, i += 4, command = false;
+    } else {
+      /* a word: after a reserved word that leads one, a command starts again */
+      bool lead_word = false;
+      for (size_t k = 0; command && k < G_N_ELEMENTS(lead) && !lead_word; k++) {
+        size_t l = strlen(lead[k]);
+        if (reserved_at(t, i, n, lead[k], l)) i += l, lead_word = true;
+      }
+      if (lead_word) continue;
+      do i++;
+      while (i < n && !one_of(t[i], " \t\n;&|()\\'\"`$"));
+      command = false;
+    }
+  }
+  return counted ? counted : n;
 }
 
 /* Whether skip_to's answer e ends the construct opened before t[from]
@@ -233,7 +303,10 @@ int box_fnmatch(const char *pattern, const char *s, int flags)
   unsigned char any = 0;
   while (*p) any |= *p++;
   while (*q) any |= *q++;
-  if (any & 0x80) return fnmatch(pattern, s, flags);
+  if (any & 0x80)
+    return flags & ~(FNM_PERIOD | FNM_CASEFOLD | FNM_EXTMATCH)
+             ? fnmatch(pattern, s, flags)
+             : box_utf8_fnmatch(pattern, s, flags);
   static locale_t c_locale;
   if (!c_locale) c_locale = newlocale(LC_CTYPE_MASK, "C", (locale_t)0);
   if (!c_locale) return fnmatch(pattern, s, flags);
@@ -1286,7 +1359,8 @@ static void do_arith(X *x, const char *t, size_t n, int mode)
   if (memchr(t, '$', n) || memchr(t, '`', n) || memchr(t, '"', n) || memchr(t, '\'', n)) {
     X sub;
     xinit(&sub, x->sh);
-    expand_text(&sub, t, n, M_DQ | M_ARITH);
+    /* as inside "…", whose own double quotes bash drops here too */
+    expand_text(&sub, t, n, M_DQ | M_ARITH | M_DQWORD);
     if (sub.failed) {
       xfail(x, sub.status);
       xfree(&sub);
@@ -1404,6 +1478,9 @@ static bool expand_text(X *x, const char *t, size_t n, int mode)
 static bool expand_text_in(X *x, const char *t, size_t n, int mode)
 {
   bool dq = mode & M_DQ;
+  /* inside the "…" of a "${v-"…"}" word: bash reads its backslashes as
+   * unquoted ones ("${u-"a\tb"}" is atb) */
+  bool inner = false;
   size_t i = 0;
   if (!dq && !(mode & M_HEREDOC) && n && t[0] == '~') {
     if (!tilde(x, t, n, &i, mode)) {
@@ -1420,16 +1497,16 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
         continue;
       }
       char d = t[i + 1];
-      if (mode & M_HEREDOC) {
-        if (d == '$' || d == '`' || d == '\\')
+      if ((mode & M_HEREDOC) && !inner) {
+        if (d == '$' || d == '`' || d == '\\' || (d == '}' && (mode & M_DQWORD)))
           xaddc(x, d, F_QUO);
         else if (d == '\n') {
         } else {
           xaddc(x, '\\', F_QUO);
           xaddc(x, d, F_QUO);
         }
-      } else if (dq) {
-        if (d == '$' || d == '`' || d == '"' || d == '\\')
+      } else if (dq && !inner) {
+        if (d == '$' || d == '`' || d == '"' || d == '\\' || (d == '}' && (mode & M_DQWORD)))
           xaddc(x, d, F_QUO);
         else if (d == '\n') {
         } else {
@@ -1439,11 +1516,13 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
         x->other = true;
       } else {
         if (d != '\n') xaddc(x, d, F_QUO);
+        x->other |= inner;
       }
       i += 2;
       continue;
     }
     if (c == '"' && (mode & M_DQWORD)) {
+      inner = !inner && (dq || (mode & M_HEREDOC));
       i++;
       continue;
     }
@@ -1487,7 +1566,9 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
     }
     if (c == '$' && i + 1 < n) {
       char d = t[i + 1];
-      if (d == '\'' && !dq && !(mode & M_HEREDOC)) {
+      /* bash decodes $'…' in the word of "${v-word}" too, outside its inner "…" */
+      bool word_ansi = dq && (mode & M_DQWORD) && !inner;
+      if (d == '\'' && (!dq || word_ansi) && !(mode & M_HEREDOC)) {
         size_t used;
         char *s = box_ansi_c(t + i + 2, n - i - 2, &used);
         xaddc(x, 0, F_NUL);
@@ -2229,7 +2310,8 @@ char *box_expand_str(Shell *sh, const char *text, bool assign, int *status)
 
 char *box_expand_arith(Shell *sh, const char *text, int *status)
 {
-  return expand_flat(sh, text, M_NOSPLIT | M_ARITH, status, NULL, false);
+  /* (( )) is $(( )): as inside "…", its double quotes dropped */
+  return expand_flat(sh, text, M_NOSPLIT | M_DQ | M_ARITH | M_DQWORD, status, NULL, false);
 }
 
 char *box_expand_pattern(Shell *sh, const char *text, int *status)

@@ -20,11 +20,17 @@ Node *box_lookup_function(Shell *sh, const char *name)
   return g_hash_table_size(sh->funcs) ? g_hash_table_lookup(sh->funcs, name) : NULL;
 }
 
+/* A builtin `enable -n` turned off is looked for as a program. */
+static const BoxCommandDef *enabled(Shell *sh, const BoxCommandDef *def)
+{
+  return def && sh->disabled && g_hash_table_contains(sh->disabled, def->name) ? NULL : def;
+}
+
 void box_lookup_first_word(Shell *sh, const char *name, bool skip_funcs, Node **fn,
                            const BoxCommandDef **def)
 {
   *fn = skip_funcs ? NULL : box_lookup_function(sh, name);
-  *def = *fn ? NULL : box_command_lookup(name);
+  *def = *fn ? NULL : enabled(sh, box_command_lookup(name));
 }
 
 /* The mark of a literal name no command has. */
@@ -39,11 +45,12 @@ void box_lookup_simple(Shell *sh, Node *simple, const char *name, bool literal, 
   /* A literal first word names the same command every time the node runs
    * (functions aside, looked up above): its answer is kept on the node. */
   if (simple->u.simple.def) {
-    *def = simple->u.simple.def == &a_program ? NULL : simple->u.simple.def;
+    *def = simple->u.simple.def == &a_program ? NULL : enabled(sh, simple->u.simple.def);
     return;
   }
-  *def = box_command_lookup(name);
-  if (literal) simple->u.simple.def = *def ? (const void *)*def : &a_program;
+  const BoxCommandDef *row = box_command_lookup(name);
+  if (literal) simple->u.simple.def = row ? (const void *)row : &a_program;
+  *def = enabled(sh, row);
 }
 
 /* The host's system tree is not in the Shell's view (its worker is rooted

@@ -1952,7 +1952,10 @@ ParseResult box_parse_next(Parser *p, Node **out)
 
 bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out)
 {
-  Node *n = g_hash_table_lookup(sh->subst_cache, text);
+  /* bash parses a substitution's text again when it runs it, so an alias
+   * defined since (`alias e=…; echo $(e)` on one line) applies there */
+  bool aliases = (sh->shopts & SH_EXPAND_ALIASES) && g_hash_table_size(sh->aliases);
+  Node *n = aliases ? NULL : g_hash_table_lookup(sh->subst_cache, text);
   if (n) {
     *out = n;
     return true;

@@ -221,6 +221,7 @@ struct Shell {
   GHashTable *aliases;     /* name → value */
   GHashTable *hash;        /* hashed program names → BoxHashed (g_free) */
   GHashTable *subst_cache; /* $(…) text → Node* */
+  GHashTable *disabled;    /* builtins `enable -n` turned off (NULL: none) */
   GPtrArray *frames;       /* per function call: GPtrArray of saved locals */
   char *cwd;               /* logical, absolute */
   int status;              /* $? */
@@ -407,6 +408,8 @@ const BoxHashed *box_lookup_hashed(Shell *sh, const char *name);
 
 /* name's row of commands.def, or NULL when the Shell does not implement it. */
 const BoxCommandDef *box_command_lookup(const char *name);
+/* The rows of commands.def, in order; *n of them. */
+const BoxCommandDef *box_command_rows(size_t *n);
 /* bash's special builtins (POSIX): found before functions. */
 bool box_is_special_builtin(const char *name);
 /* A builtin of the shell language, special or not (not a utility). */
@@ -440,6 +443,9 @@ bool box_pattern_too_deep(const char *pat);
 
 /* fnmatch(3), the same answers in less time for ASCII text (expand.c). */
 int box_fnmatch(const char *pattern, const char *s, int flags);
+/* fnmatch(3) character by character over UTF-8 (pattern.c), with only
+ * FNM_PERIOD, FNM_CASEFOLD and FNM_EXTMATCH. */
+int box_utf8_fnmatch(const char *pattern, const char *s, int flags);
 
 /* Prints "<prefix>: <name>: <text>" for a failed file operation: the
  * policy's text after EACCES when the host has it, else strerror(err). */

@@ -214,6 +214,7 @@ static void shell_done(Shell *sh)
   g_ptr_array_free(sh->funcstack, TRUE);
   g_array_free(sh->call_lines, TRUE);
   if (sh->procsub_fds) g_array_free(sh->procsub_fds, TRUE);
+  if (sh->disabled) g_hash_table_destroy(sh->disabled);
   for (guint i = 0; i < sh->jobs->len; i++) {
     g_free(g_array_index(sh->jobs, BoxJob, i).text);
     g_free(g_array_index(sh->jobs, BoxJob, i).cmd);

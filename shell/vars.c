@@ -373,6 +373,11 @@ void box_var_unset_elem(Shell *sh, const char *name, const char *key)
       }
     return;
   }
+  if ((v->flags & V_ARRAY) && (strcmp(key, "@") == 0 || strcmp(key, "*") == 0)) {
+    /* every element; the array stays, empty, with its attributes */
+    g_ptr_array_set_size(v->arr, 0);
+    return;
+  }
   bool ok;
   long i = elem_index(sh, v, key, &ok);
   if (!ok) return;

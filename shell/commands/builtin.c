@@ -10,7 +10,8 @@ int box_cmd_builtin(BoxCmd *c)
   if (i >= c->argc) return 0;
   /* bash's own builtins only: the Shell's versions of programs are not */
   const BoxCommandDef *d = box_command_lookup(c->argv[i]);
-  if (!d || d->kind == BOX_CMD_UTILITY) {
+  if (!d || d->kind == BOX_CMD_UTILITY ||
+      (c->sh->disabled && g_hash_table_contains(c->sh->disabled, d->name))) {
     box_cmd_error(c, "%s: not a shell builtin", c->argv[i]);
     return 1;
   }

@@ -1,5 +1,7 @@
 /* builtins.c — helpers the builtins share (builtins.h; box_cmd_error is
  * declared in shell-private.h). */
+#include <string.h>
+
 #include "shell/commands/builtins.h"
 
 void box_cmd_error(BoxCmd *c, const char *fmt, ...)
@@ -18,6 +20,15 @@ int bx_bad_option(BoxCmd *c, char opt, const char *usage)
   box_cmd_error(c, "-%c: invalid option", opt);
   box_fdprintf(c->err, "%s\n", usage);
   return 2;
+}
+
+int bx_no_options(BoxCmd *c, const char *usage)
+{
+  const char *a = c->argc > 1 ? c->argv[1] : NULL;
+  if (!a || a[0] != '-' || !a[1]) return 1;
+  if (strcmp(a, "--") == 0) return 2;
+  bx_bad_option(c, a[1], usage);
+  return -1;
 }
 
 bool bx_status_operand(BoxCmd *c, bool only_one, int *st)

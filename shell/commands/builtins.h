@@ -8,6 +8,10 @@
 /* bash's answer to an unknown option letter: "-X: invalid option", then
  * usage ("NAME: usage: NAME …") on its own line.  Returns 2, the status. */
 int bx_bad_option(BoxCmd *c, char opt, const char *usage);
+/* Where the operands of a builtin that takes no option start (bash's
+ * no_options): past a first "--"; a first word "-X" is bx_bad_option's
+ * message and -1 (the status is 2). */
+int bx_no_options(BoxCmd *c, const char *usage);
 /* exit's and return's [n]: $? when absent, else n's low 8 bits, or 2 after
  * "N: numeric argument required".  When only_one, more operands after a
  * number are "too many arguments": false, and the caller returns 1. */

@@ -225,7 +225,9 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
       }
       v = box_var_local(sh, name);
     } else {
-      v = box_var_lookup(sh, name);
+      /* -n works on the reference itself, not on what it leads to */
+      v = set & V_NAMEREF ? g_hash_table_lookup(sh->vars, name) : NULL;
+      if (!v) v = box_var_lookup(sh, name);
       if (v && (v->flags & V_READONLY) && (eq || (clear & V_READONLY))) {
         box_sh_error(sh, "%s: readonly variable", name);
         g_free(name);
@@ -259,6 +261,11 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
         char *nv = g_strconcat(old ? old : "", val, NULL);
         if (!box_var_set(sh, name, nv)) status = 1;
         g_free(nv);
+      } else if (set & V_NAMEREF) {
+        /* `declare -n r=b` again: r now names b (the value it named stays) */
+        v->flags &= ~V_NAMEREF;
+        if (!box_var_set(sh, name, val)) status = 1;
+        v->flags |= V_NAMEREF;
       } else if (!box_var_set(sh, name, val)) {
         status = 1;
       }

@@ -26,6 +26,10 @@ int box_cmd_getopts(BoxCmd *c)
   }
   const char *spec = c->argv[1];
   const char *name = c->argv[2];
+  /* OPTERR=0 silences the messages too, without silent mode's answers;
+   * bash reads it with atoi, and an empty or unset one as 1 */
+  const char *opterr = box_var_get(sh, "OPTERR");
+  bool quiet = opterr && *opterr && atoi(opterr) == 0;
   bool silent = spec[0] == ':';
   if (silent) spec++;
   char **args;
@@ -65,7 +69,7 @@ int box_cmd_getopts(BoxCmd *c)
   if (!p) {
     if (silent) {
       box_var_set(sh, "OPTARG", opt);
-    } else {
+    } else if (!quiet) {
       box_fdprintf(c->err, "strands-shell: illegal option -- %c\n", o);
     }
     box_var_set(sh, name, "?");
@@ -81,7 +85,7 @@ int box_cmd_getopts(BoxCmd *c)
         box_var_set(sh, name, ":");
         box_var_set(sh, "OPTARG", opt);
       } else {
-        box_fdprintf(c->err, "strands-shell: option requires an argument -- %c\n", o);
+        if (!quiet) box_fdprintf(c->err, "strands-shell: option requires an argument -- %c\n", o);
         box_var_set(sh, name, "?");
       }
       optind++;

@@ -8,7 +8,11 @@ int box_cmd_let(BoxCmd *c)
     return 1;
   }
   int64_t v = 0;
-  for (int i = 1; i < c->argc; i++)
-    if (!box_arith(c->sh, c->argv[i], &v)) return 1;
-  return v == 0;
+  /* its messages name it, as (( ))'s name "((" */
+  const char *who = c->sh->arith_who;
+  c->sh->arith_who = "let";
+  bool ok = true;
+  for (int i = 1; i < c->argc && ok; i++) ok = box_arith(c->sh, c->argv[i], &v);
+  c->sh->arith_who = who;
+  return ok ? v == 0 : 1;
 }

@@ -98,16 +98,19 @@ static bool num_arg(const char *a, int64_t *v, int err_fd, bool *bad)
   return true;
 }
 
-/* %q: bash quotes with backslashes where box_quote would use single quotes. */
+/* %q: bash quotes with backslashes where box_quote would use single
+ * quotes, its set of characters (',' among them; '~' and '#' only first),
+ * and leaves a multibyte character as it is; $'…' where box_quote needs it. */
 static char *quote_q(const char *arg)
 {
   if (!arg || !*arg) return g_strdup("''");
   char *q = box_quote(arg);
-  if (q[0] != '\'') return q;
+  if (q[0] == '$') return q;
   g_free(q);
   GString *g = g_string_new(NULL);
   for (const char *p = arg; *p; p++) {
-    if (!(g_ascii_isalnum(*p) || strchr("_-./=+:,@%^", *p))) g_string_append_c(g, '\\');
+    if (strchr(" \t\n'\"\\|&;()<>!{}*[]?^$`,", *p) || (p == arg && (*p == '~' || *p == '#')))
+      g_string_append_c(g, '\\');
     g_string_append_c(g, *p);
   }
   return g_string_free(g, FALSE);

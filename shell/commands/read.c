@@ -163,7 +163,8 @@ int box_cmd_read(BoxCmd *c)
   bool reply = !arr && names->len == 0;
   if (reply) g_ptr_array_add(names, (gpointer) "REPLY");
   GPtrArray *fields = g_ptr_array_new_with_free_func(g_free);
-  if (reply)
+  /* -N's text is not split: all of it goes to the first name */
+  if (reply || exact)
     g_ptr_array_add(fields, g_strndup(line->str, line->len));
   else
     split_fields(fields, line, esc, ifsv, arr ? G_MAXUINT : names->len);

@@ -23,6 +23,12 @@ const BoxCommandDef *box_command_lookup(const char *name)
   return bsearch(name, commands, G_N_ELEMENTS(commands), sizeof commands[0], cmp);
 }
 
+const BoxCommandDef *box_command_rows(size_t *n)
+{
+  *n = G_N_ELEMENTS(commands);
+  return commands;
+}
+
 bool box_is_special_builtin(const char *name)
 {
   const BoxCommandDef *d = box_command_lookup(name);

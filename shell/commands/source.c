@@ -5,17 +5,21 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shell/shell-private.h"
+#include "shell/commands/builtins.h"
 
 int box_cmd_source(BoxCmd *c)
 {
   Shell *sh = c->sh;
-  if (c->argc < 2) {
+  g_autofree char *usage =
+    g_strdup_printf("%s: usage: %s filename [arguments]", c->argv[0], c->argv[0]);
+  int first = bx_no_options(c, usage);
+  if (first < 0) return 2;
+  if (c->argc <= first) {
     box_cmd_error(c, "filename argument required");
-    box_fdprintf(c->err, "%s: usage: %s filename [arguments]\n", c->argv[0], c->argv[0]);
+    box_fdprintf(c->err, "%s\n", usage);
     return 2;
   }
-  const char *name = c->argv[1];
+  const char *name = c->argv[first];
   char *path = NULL;
   if (!strchr(name, '/')) {
     /* bash looks in PATH first, then the current directory */
@@ -46,12 +50,12 @@ int box_cmd_source(BoxCmd *c)
   close(fd);
   char **old_pos = NULL;
   int old_n = 0;
-  if (c->argc > 2) {
+  if (c->argc > first + 1) {
     old_pos = sh->pos;
     old_n = sh->npos;
-    sh->pos = g_new0(char *, c->argc - 1);
-    for (int i = 2; i < c->argc; i++) sh->pos[i - 2] = g_strdup(c->argv[i]);
-    sh->npos = c->argc - 2;
+    sh->pos = g_new0(char *, c->argc - first);
+    for (int i = first + 1; i < c->argc; i++) sh->pos[i - first - 1] = g_strdup(c->argv[i]);
+    sh->npos = c->argc - first - 1;
   }
   const char *old_script = sh->script_name;
   sh->script_name = name;

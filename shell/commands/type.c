@@ -87,7 +87,9 @@ static bool describe(BoxCmd *c, int kind, const char *name, char mode, int flags
     return true;
   }
   default:
-    if (!box_command_lookup(name)) return false;
+    if (!box_command_lookup(name) ||
+        (c->sh->disabled && g_hash_table_contains(c->sh->disabled, name)))
+      return false;
     /* bash says "special" only in POSIX mode */
     say(c, mode, name, "builtin", "is a shell builtin");
     return true;

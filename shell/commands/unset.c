@@ -64,6 +64,10 @@ int box_cmd_unset(BoxCmd *c)
       if (v && (v->flags & V_READONLY)) {
         box_cmd_error(c, "%s: cannot unset: readonly variable", name);
         status = 1;
+      } else if (key && v && !(v->flags & (V_ARRAY | V_ASSOC)) &&
+                 (!strcmp(key, "@") || !strcmp(key, "*"))) {
+        box_cmd_error(c, "%s: not an array variable", name);
+        status = 1;
       } else if (key) {
         box_var_unset_elem(sh, name, key);
       } else if (v || vars || ref) {

@@ -563,6 +563,13 @@ def gen_program(seed):
         stmts.append(g.assign())
     for _ in range(g.r.randrange(2, 5)):
         stmts.append(g.stmt())
+    # the second grammar's statements, from a stream of their own, go
+    # between the first's (gen_more.py says why)
+    from gen_more import More
+    more = More(seed + 1_000_003)
+    for _ in range(more.r.randrange(1, 3)):
+        stmts.insert(more.r.randrange(1, len(stmts) + 1), more.stmt_more())
+    g.tags |= more.tags
     text = "\n".join(stmts)
     if "XX" in text:
         # the fd a high-descriptor redirection opened, named once

@@ -1003,9 +1003,28 @@ static void test_runtime_recursion(void)
   g_free(ar);
 }
 
+/* "μ" written as "m", a letter neither alphabet below holds otherwise, in
+ * the same class and matching only itself: what glibc's fnmatch answers
+ * for the text so written is the answer for μ.  (On μ itself it is not:
+ * glibc 2.36 also lets `?` or a bracket take one byte of it.) */
+static char *mu_as_m(const char *s)
+{
+  GString *g = g_string_new(NULL);
+  for (; *s; s++) {
+    if ((unsigned char)s[0] == 0xce && (unsigned char)s[1] == 0xbc)
+      g_string_append_c(g, 'm'), s++;
+    else
+      g_string_append_c(g, *s);
+  }
+  return g_string_free(g, FALSE);
+}
+
 /* box_fnmatch against fnmatch in the Shell's locale (C.UTF-8): generated
  * patterns and names over an alphabet of ASCII letters, digits, classes,
- * ranges, negations, extglob and two-byte characters, with every flag mix. */
+ * ranges, negations, extglob and two-byte characters, with every flag mix
+ * (the two-byte character compared as mu_as_m writes it where box_fnmatch
+ * matches it character by character: flags without FNM_PATHNAME and
+ * FNM_LEADING_DIR). */
 static void test_fnmatch_fast_path(void)
 {
   static const char *pat_atoms[] = { "a",           "B",           "?",   "*",      "[a-c]", "[!b]",
@@ -1029,7 +1048,10 @@ static void test_fnmatch_fast_path(void)
     for (int k = g_rand_int_range(rnd, 0, 5); k > 0; k--)
       g_string_append(n, name_atoms[g_rand_int_range(rnd, 0, G_N_ELEMENTS(name_atoms))]);
     int f = flags[g_rand_int_range(rnd, 0, G_N_ELEMENTS(flags))];
-    int want = fnmatch(p->str, n->str, f) == 0, got = box_fnmatch(p->str, n->str, f) == 0;
+    bool by_char = !(f & (FNM_PATHNAME | FNM_LEADING_DIR));
+    g_autofree char *wp = by_char ? mu_as_m(p->str) : g_strdup(p->str);
+    g_autofree char *wn = by_char ? mu_as_m(n->str) : g_strdup(n->str);
+    int want = fnmatch(wp, wn, f) == 0, got = box_fnmatch(p->str, n->str, f) == 0;
     if (want != got)
       g_error("pattern '%s' name '%s' flags %#x: %d, fnmatch %d", p->str, n->str, f, got, want);
     g_string_free(p, TRUE);

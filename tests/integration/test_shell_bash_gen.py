@@ -1,0 +1,98 @@
+"""The divergences from GNU bash that the differential generator's second
+grammar (tests/differential/gen_more.py) found, one case each, run as
+test_shell_bash.py runs its cases (box-shell -c and bash -c in twin
+directories; stdout, stderr with bash's prefix forgiven, and status).
+"""
+import pytest
+
+from test_shell_bash import BASH
+from test_shell_bash import test_like_bash as like_bash  # the comparison, not a test here
+
+CASES = [
+    # ---- builtins that take no option: "--" passed over, "-X" refused --------------------
+    ("eval-dashdash", "eval -- 'echo ev'; eval -x; echo $?; eval -- ; echo $?; eval - 2>/dev/null; echo $?"),
+    ("source-dashdash", "echo 'echo in $1' > s; source -- s a; . -- s; . -q s; echo $?; source --; echo $?"),
+    # ---- a case inside $( ) inside "…": its pattern's `)` does not end the substitution --------
+    ("subst-case-dq-inner-quotes", 'echo "$(case x in *) echo "in quotes";; esac)"; echo "$(case a in a) echo "x";; esac) y"'),
+    ("subst-case-dq-nested", 'echo "$(case x in x) echo "a$(case y in y) echo "n";; esac)";; esac)"; '
+     'echo "$(for i in 1; do case $i in 1) echo "one";; esac; done)"'),
+    ("subst-case-dq-in-word", 'echo "${u:-$(case a in a) echo "d q";; esac)}"; cat <(case a in a) echo "pa";; esac); '
+     'x="pre $(case $HOME in /*) echo "abs";; *) echo "rel";; esac) post"; echo "$x"'),
+    ("subst-case-word-not-reserved", 'echo "$(echo case x in y)" "b"; echo "$(echo esac "(")"'),
+    # ---- unset 'a[@]': every element of an indexed array, which stays declared -----------------
+    ("unset-all-elements", 'arr=(a b); unset "arr[@]"; declare -p arr; echo ${#arr[@]}; arr+=(c); declare -p arr; '
+     'a=(1 2); f() { local -a a=(x); unset "a[*]"; declare -p a; }; f; declare -p a; declare -ai ia=(1 2); '
+     'unset "ia[@]"; ia+=(3+4); declare -p ia'),
+    ("unset-all-elements-not-array", 's=x; unset "s[@]"; echo $?; declare -p s; unset "nope[@]"; echo $?; '
+     'declare -A m=([k]=v [j]=w); unset "m[@]"; declare -p m; readonly ra=(1); unset "ra[@]"; echo $?; declare -p ra'),
+    # ---- UTF-8: `?` and a bracket take one character, never one byte of it ---------------------
+    ("utf8-question-cond", 'u=μ; [[ $u == ?? ]]; echo $?; [[ $u == ? ]]; echo $?; [[ $u == [μ] ]]; echo $?; '
+     'u=μx; [[ $u == ?x ]]; echo $?; [[ $u == ??? ]]; echo $?; [[ $u == ?? ]]; echo $?'),
+    ("utf8-question-case", 'for u in μ 日 héllo; do case $u in ???) echo three;; ??) echo two;; ?) echo one;; *) echo more;; esac; done'),
+    ("utf8-trim-replace", 'u=μxé; echo "${u#?}" "${u%?}" "${u//?/.}" "${u/[[:alpha:]]/A}" "${u%%[!x]}" "${u#[μ]}" "${u/#??/_}" "${u/%[!a]?/_}"'),
+    ("utf8-extglob", 'shopt -s extglob; u=ééx; [[ $u == +(é)x ]]; echo $?; [[ $u == !(é*) ]]; echo $?; '
+     '[[ $u == @(é|x)* ]]; echo $?; echo ${u//+(é)/E} ${u##*(é)}; [[ $u == *([[:alpha:]]) ]]; echo $?'),
+    ("utf8-nocasematch", 'shopt -s nocasematch; [[ ÉTÉ == été ]]; echo $?; [[ É == [é] ]]; echo $?; case Ä in [a-zä]) echo y;; esac'),
+    ("utf8-glob", 'touch μ1 μ22 .μ μ ab 日; echo μ?; echo ?1; echo *; echo μ[0-9][0-9]; echo ??; echo ???; echo [!a]?'),
+    ("utf8-invalid-bytes", "s=$'\\xff\\xfe'; [[ $s == ?? ]]; echo $?; [[ $s == ? ]]; echo $?; x=$'a\\xffb'; [[ $x == a?b ]]; echo $?"),
+    # ---- arithmetic: constants, quotes, and bash's error texts ----------------------------------
+    ("arith-0x-alone", 'echo $((0x)) $((0x+1)) $((0X)); for ((q=0; q<0x; q++)); do echo no; done; echo st=$?'),
+    ("arith-base-no-digits", 'echo $((10#)); echo after'),
+    ("arith-base-no-digits-cmd", '(( 2# )); echo st=$?; x=$(( 3# + 1 )) || echo failed; echo next'),
+    ("arith-constant-errors", 'for e in "1#1" "65#1" "2#3" "0xg" "0x1g" "08" "1a" "10#a" "10#1a" "0#1" "2#1_" "09" "1a+1" '
+     '"2#3*2" "10#+1"; do (echo $((e)) ); (( $e )); echo "st=$?"; done'),
+    ("arith-dq-quotes-dropped", 'echo $(( "1" + 1 )); x=5; (( "$x" > 3 )) && echo big; echo $(( "${x}" * 2 )); '
+     'for (( i="0"; i<1; i++ )); do echo x; done'),
+    ("arith-sq-quotes-kept", "(( '1' )); echo $?; for (( i='0'; i<1; i++ )); do echo x; done; echo $?; let \"x='1'\"; echo $?"),
+    ("arith-assoc-quoted-key", "declare -A m=([a]=5 ['a b']=6); echo $(( m['a'] + 1 )) $(( m[\"a\"] )) $(( m['a b'] )); "
+     "(( m['a b']++ )); k=a; (( m[\"$k\"] += 2 )); (( m['c']=1 )); declare -p m"),
+    ("arith-error-texts", 'for e in "1 + " "1 +" "1/0 " "5 % 0 " "x[ " "1 2 " "1 ? 20 : x+=2 " "2**-1 " "a b " "1 = 2 " '
+     '"e= " "--i++ " "3 > " "! " "1,  " "x = 1 ? : 2 " "1 ** 64 ** " "1/0 + 1 " "2**-1 + 3 " "x[ + 1 " "1 ? 2 " '
+     '"1 ? 2 : " "1 ? " "1 ? 2 : 3 ? "; do (echo $(( $e ))); done'),
+    ("arith-error-texts-cmd", "(( '1' )); (( 1/0 )); let 'y=2**-1'; for ((i=0; i<1+; i++)); do :; done; echo end"),
+    # ---- getopts: OPTERR=0 silences its messages ----------------------------------------------
+    ("getopts-opterr", 'for v in 0 1 00 "" x " 0" -0 2; do OPTERR=$v; OPTIND=1; echo "[$v]"; getopts a o -z; echo "$o"; done'),
+    ("getopts-opterr-local", 'gm() { local OPTIND=1 o; local OPTERR=0; while getopts "a:" o; do echo "o=$o a=${OPTARG-none}"; '
+     'done; echo "ind=$OPTIND st=$?"; }; gm -c -a; gm -z; getopts a o -z; echo $o'),
+    # ---- read -N: the characters as read, not split or trimmed ---------------------------------
+    ("read-N-unsplit", "read -N 3 v <<< '  lead'; echo \"$? [$v]\"; read -N 4 a b <<< ' x y z'; echo \"[$a][$b]\"; "
+     "IFS=: read -N 3 v <<< ':a:'; echo \"[$v]\"; read -n 3 v <<< '  lead'; echo \"[$v]\"; read -N 4 -a x <<< ' a b c'; "
+     "declare -p x; read -N 3 <<< '  ab'; echo \"[$REPLY]\"; read -N 9 v <<< 'ab'; echo \"$? [$v]\""),
+    # ---- backslashes in the word of "${v-word}": `\}` is `}`, and inside its own "…" unquoted ---------
+    ("opword-dq-backslash-brace", 'printf "[%s]" "${w:=\\}}" "${u:-\\}}" "${u:-a\\}b}" ${u:-\\}}; echo "[$w]"'),
+    ("opword-dq-inner-backslash", 'a="x  y"; printf "[%s]" "${u-a\\tb}" "${u-"a\\tb"}" "${u-"a\\}b"}" "${u-"a\'b"}" '
+     '"${u-"$a"}" "${u-"*"}" "${u-"a\\"b"}" "${u-\'a\\tb\'}" "${u-"\\a"\\b}" "${a/x/"\\t"}" "${a#"\\x"}" "${u:-\\"}"; echo'),
+    ("opword-heredoc-backslash", 'cat <<E\n${u-"a\\tb"} ${u-a\\}b} "${u-x}" ${u-"\\$x"} \\} "\\t" ${u-\\t}\nE'),
+    # ---- declare -n again on a reference: it now names the new variable ---------------------------
+    ("nameref-redeclare", 'x1=one x2=two; declare -n cur=x1; declare -n cur=x2; echo "$cur $x1"; declare -p cur; '
+     'for ref in x1 x2; do declare -n it=$ref; echo "$it"; done; f() { local -n r=x1; local -n r=x2; echo $r; }; f; '
+     'a=(1 2); declare -n e=a; declare -n e="a[1]"; echo $e; e=z; declare -p a e'),
+    # ---- enable: builtins listed, turned off (then found as programs) and on again -----------------
+    ("enable-n-off-on", 'enable -n echo; echo hi; type -t echo; command -v echo; enable echo; type -t echo; '
+     'enable -n type; command -v type; enable type; command -v type'),
+    ("enable-list-errors", 'enable -a | grep -c -w -e "enable echo" -e "enable printf"; enable -n printf test; enable -n; '
+     'enable nosuch; echo $?; enable -x; echo $?; enable -s | grep -c -w "enable eval"'),
+    ("enable-builtin-off", 'enable -n echo; f() { echo in-f; }; f; builtin echo still; echo $?; enable -a | grep -w echo'),
+    # ---- $'…' in the word of "${v-word}" is decoded, outside the word's inner "…" ------------------
+    ("opword-dq-ansi-c", "printf '[%s]' \"${u-$'t\\tx'}\" \"$'a\\tb'\" \"${u:-x$'\\x41'y}\" \"${u-\"$'q'\"}\" "
+     "\"${a:-${u:-$'n\\tm'}}\"; x=abc; echo \"${x/b/$'\\t'}\" \"${x#$'a'}\"; cat <<E\n${u-$'t\\tx'} $'n'\nE"),
+    # ---- an alias defined on the line of a $( ) applies inside it (bash parses it again to run it) --
+    ("alias-in-subst-same-line", 'shopt -s expand_aliases; alias e="echo x"; echo $(e); y=$(e; e); echo "$y"; '
+     'f() { echo "$(e)"; }; f; unalias e; echo "$(e 2>/dev/null)" $?'),
+    # ---- printf %q: bash's backslash set (',' too) and multibyte characters as they are ----------
+    ("printf-q-comma-utf8", 'for s in "a,b" "μx" "a{b}" "é," "a~b" "~a" "a=b" "a:b" "#a" "a#" "!a" "a b" "it\'s" "q\\"d" '
+     '"a*b" "" "-n" "a%b" "a@b"; do printf "%q|" "$s"; done; echo; printf -v v %q "a,b c"; echo "$v"'),
+]
+
+
+IDS = [name for name, _ in CASES]
+
+
+@pytest.mark.skipif(not BASH, reason="bash not installed")
+@pytest.mark.parametrize("text", [text for _, text in CASES], ids=IDS)
+def test_like_bash_generated(text, tmp_path):
+    like_bash(text, tmp_path)
+
+
+def test_case_names_unique():
+    assert sorted(set(IDS)) == sorted(IDS)
