@@ -182,6 +182,8 @@ bool boxd_worker_wait_ready(BoxdWorker *w);
 void boxd_worker_discard(Boxd *d, BoxdWorker *w);
 /* Frees a worker whose process is gone. */
 void boxd_worker_free(BoxdWorker *w);
+/* Takes value (an int or a pid_t) out of a, if there; the order is not kept. */
+void boxd_array_remove_int(GArray *a, int value);
 /* BOX_DEBUG_TIMING set: each command's and worker's times on stderr. */
 bool boxd_debug_timing(void);
 /* Asks for the workers the pool lacks (off the pool thread). */

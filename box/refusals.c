@@ -76,11 +76,7 @@ static void forget(BoxRefusals *r, int fd)
 {
   epoll_ctl(r->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
   g_mutex_lock(&r->lock);
-  for (guint i = 0; i < r->listeners->len; i++)
-    if (g_array_index(r->listeners, int, i) == fd) {
-      g_array_remove_index_fast(r->listeners, i);
-      break;
-    }
+  boxd_array_remove_int(r->listeners, fd);
   g_mutex_unlock(&r->lock);
   close(fd);
 }

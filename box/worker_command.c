@@ -523,11 +523,7 @@ static json_object *run_spawn(Command *c, SpawnJob *job)
   int status = boxd_wait_tool(pid, requester_fd); /* dies with its requester (toolwait.c) */
   boxd_untrack_pid(d, pid);
   g_mutex_lock(&c->lock);
-  for (guint i = 0; i < c->tool_pids->len; i++)
-    if (g_array_index(c->tool_pids, pid_t, i) == pid) {
-      g_array_remove_index_fast(c->tool_pids, i);
-      break;
-    }
+  boxd_array_remove_int(c->tool_pids, pid);
   g_mutex_unlock(&c->lock);
   box_policy_record_status(d->policy, "shell:spawn", permitted_input, box_status_code(status));
   return spawn_reply("ran", box_status_code(status), NULL);

@@ -58,6 +58,15 @@ static GMutex pool_lock;
 static GCond pool_cond;
 static bool pool_stop;
 
+void boxd_array_remove_int(GArray *a, int value)
+{
+  for (guint i = 0; i < a->len; i++)
+    if (g_array_index(a, int, i) == value) {
+      g_array_remove_index_fast(a, i);
+      return;
+    }
+}
+
 bool boxd_debug_timing(void)
 {
   /* read once: the environment is walked for each getenv, twice a command */

@@ -306,22 +306,22 @@ int box_shell_run(const char *source, const BoxShellEnv *env, const BoxShellHost
 static BoxDl *const lazy_libraries[] = { &box_curl_dl, &box_archive_dl, &box_magic_dl, &box_zlib_dl,
                                          &box_lzma_dl };
 
-bool box_shell_preload(void)
+static bool each_lazy_library(bool (*step)(BoxDl *))
 {
   box_python_prepare(); /* libpython is never mapped ahead of `python3` */
   bool ok = true;
-  for (size_t i = 0; i < G_N_ELEMENTS(lazy_libraries); i++)
-    ok = box_dl_preload(lazy_libraries[i]) && ok;
+  for (size_t i = 0; i < G_N_ELEMENTS(lazy_libraries); i++) ok = step(lazy_libraries[i]) && ok;
   return ok;
+}
+
+bool box_shell_preload(void)
+{
+  return each_lazy_library(box_dl_preload);
 }
 
 bool box_shell_prepare(void)
 {
-  box_python_prepare();
-  bool ok = true;
-  for (size_t i = 0; i < G_N_ELEMENTS(lazy_libraries); i++)
-    ok = box_dl_prepare(lazy_libraries[i]) && ok;
-  return ok;
+  return each_lazy_library(box_dl_prepare);
 }
 
 void box_shell_warm_python(void)

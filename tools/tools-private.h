@@ -107,4 +107,9 @@ bool tools_view_still_valid(const View *v);
  * launch carries over onto its own /tmp (tmp_top). */
 bool tools_view_preparable(View *v);
 
+/* held.c: pid's mount namespace held (by its PID 1's *pidfd, taken)
+ * until that PID 1 has ended; all of them let go at once. */
+void tools_hold_mount_namespace(pid_t pid, int *pidfd);
+void tools_release_held(void);
+
 #endif

@@ -79,6 +79,19 @@ def parent_of(pid):
         return int(f.read().rsplit(")", 1)[1].split()[1])
 
 
+def children_of(pid):
+    """The pids whose parent is pid now, from /proc."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if parent_of(entry) == pid:
+                    out.append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
 def box_processes():
     """PIDs of processes running this build's box or box-shell."""
     found = []

@@ -5,6 +5,7 @@ Command-line behaviour is compared with /usr/bin/python3 run natively in
 the same workspace; refusals with the policy's text.
 """
 import contextlib
+import shlex
 import subprocess
 import time
 
@@ -352,10 +353,10 @@ def test_io_open_kept_as_a_class_attribute_is_called_unbound(py_box):
 def test_a_thread_may_end_through_pthread_exit(py_box):
     # what a daemon thread does at the interpreter's exit: the C library
     # then needs libgcc_s, which the mount does not hold
-    r = py_box.bash("python3 -c 'import ctypes, os, threading, time\n"
-                    "threading.Thread(target=ctypes.CDLL(None).pthread_exit, args=(None,), "
-                    "daemon=True).start()\n"
-                    "time.sleep(0.2)\nprint(\"ended\", flush=True)\nos._exit(0)'")
+    source = ("import ctypes, os, threading, time\n"
+              "threading.Thread(target=ctypes.CDLL(None).pthread_exit, args=(None,), daemon=True)"
+              ".start()\ntime.sleep(0.2)\nprint('ended', flush=True)\nos._exit(0)")
+    r = py_box.bash("python3 -c " + shlex.quote(source))
     assert (r.stdout, r.stderr, r.returncode) == ("ended\n", "", 0)
 
 

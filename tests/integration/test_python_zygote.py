@@ -3,27 +3,22 @@ zygote, which forks a worker for every command, never maps libpython (a
 fork of a process that large costs each command its page tables and
 faults), and the Python zygote starts with the first command whose text
 starts with python3 — the Python alias's calls are such texts."""
-import os
 import time
 
-from conftest import permissive_box
+from conftest import children_of, permissive_box
 
 
 def zygotes(boxd_pid):
     """{pid: argv} of boxd's box-shell zygotes."""
     found = {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
+    for pid in children_of(boxd_pid):
         try:
-            with open(f"/proc/{pid}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 argv = f.read().split(b"\0")
         except OSError:
             continue
-        if ppid == boxd_pid and b"--zygote" in argv:
-            found[int(pid)] = argv
+        if b"--zygote" in argv:
+            found[pid] = argv
     return found
 
 

@@ -24,7 +24,7 @@ import time
 
 import pytest
 
-from conftest import PERMIT_TMP, Box, parent_of
+from conftest import PERMIT_TMP, Box, children_of
 
 assert platform.machine() == "x86_64", "the worker attacks inject x86_64 system calls"
 
@@ -214,18 +214,6 @@ def tool_attack(box, name):
 
 
 # ---- the Shell worker's processes, seen from the host ----
-
-def children_of(pid):
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if parent_of(entry) == pid:
-                    out.append(int(entry))
-            except (OSError, ValueError, IndexError):
-                pass
-    return out
-
 
 def zygote_of(box):
     for pid in children_of(box.proc.pid):
