@@ -283,7 +283,8 @@ class Box:
         if not path.exists():
             return []
         out = []
-        for line in path.read_text().splitlines():
+        # only whole lines: a record being written may show half of itself
+        for line in path.read_text().split("\n")[:-1]:
             rec = json.loads(line)
             for rl in rec.get("resourceLogs", []):
                 for sl in rl["scopeLogs"]:
