@@ -234,7 +234,7 @@ void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
   BoxVfs *v = V(req);
   Caller c;
   vfs_place(v, req, NULL, &c);
-  if (!c.placed) {
+  if (!c.placed && !vfs_place_daemon(v, req, parent, &c)) {
     vfs_reply_err(req, EACCES);
     return;
   }

@@ -197,6 +197,31 @@ void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c)
   g_mutex_unlock(&v->lock);
 }
 
+/* boxd's own threads walk the mount too (a launch checks the paths of its
+ * plan, resolves programs).  Such a walk belongs to no command, but once
+ * the kernel's entry for a name has expired (the watch expires a watched
+ * directory's names when the first tool comes) it asks LOOKUP again, and a
+ * refusal there makes the kernel drop the entry and detach every mount
+ * made on or below it, in every namespace: the binds of views other
+ * launches are building that very moment.  So boxd's own lookups of the
+ * host-backed tree are answered as a tool's (no decision, no cached
+ * entry); its RAM trees stay out of reach. */
+bool vfs_place_daemon(BoxVfs *v, fuse_req_t req, fuse_ino_t parent, Caller *c)
+{
+  char task[48];
+  snprintf(task, sizeof task, "/proc/self/task/%d", (int)fuse_req_ctx(req)->pid);
+  if (fuse_req_ctx(req)->pid <= 0 || access(task, F_OK) != 0) return false;
+  g_mutex_lock(&v->lock);
+  Node *p = vfs_node_get(v, parent);
+  bool host = p && (p->kind == NODE_ROOT || p->kind == NODE_PASSDIR || p->kind == NODE_CHAIN ||
+                    p->kind == NODE_PASS);
+  g_mutex_unlock(&v->lock);
+  if (!host) return false;
+  c->placed = true;
+  c->is_tool = true;
+  return true;
+}
+
 /* A tool reaches its command's RAM tree through the /tmp its launch binds
  * from the mount: the same files the Shell's /tmp holds, so the same policy
  * decides them.  Its host paths stay the view's and the floor's to answer

@@ -391,6 +391,7 @@ const char *vfs_denial_text(BoxVfs *v, int cmd, pid_t tid); /* lock held */
 
 /* ---- place.c ---- */
 void vfs_place(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, Caller *c);
+bool vfs_place_daemon(BoxVfs *v, fuse_req_t req, fuse_ino_t parent, Caller *c);
 void vfs_place_node(BoxVfs *v, Caller *c, fuse_ino_t ino);
 /* The inode number of pid's PID namespace. */
 bool vfs_pidns_inode(pid_t pid, guint64 *out);

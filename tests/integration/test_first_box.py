@@ -402,7 +402,8 @@ def test_box_dir_is_the_runners_own_with_the_same_modes(box):
     box.start_seeded()
     r = box.bash("echo hi > f.txt")
     assert r.returncode == 0, r.stderr
-    box.stop()
+    status = box.stop()
+    assert status == 128 + signal.SIGTERM, (status, box.stderr())
     modes = {}
     for top, dirs, files in os.walk(box.box_dir):
         for path in [top, *(os.path.join(top, f) for f in files)]:
@@ -417,6 +418,6 @@ def test_box_dir_is_the_runners_own_with_the_same_modes(box):
         "private/box-id": 0o600, "private/telemetry": 0o700,
         "private/telemetry/records.jsonl": 0o600, "trust": 0o700, "trust/cert.pem": 0o644,
         "run": 0o700, "bin": 0o700, "bin/sh": 0o555, "bin/bash": 0o555, "bin/zsh": 0o555,
-        "bin/python": 0o555, "bin/python3": 0o555}
+        "bin/python": 0o555, "bin/python3": 0o555}, box.stderr()
     st = os.stat(box.workspace / "f.txt")
     assert (st.st_uid, st.st_mode & 0o7777) == (os.geteuid(), 0o644)
