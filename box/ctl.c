@@ -1,5 +1,6 @@
 /* ctl.c — JSON messages with descriptors over SOCK_SEQPACKET. */
 #include "box/ctl.h"
+#include "tools/fdpass.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -90,35 +91,15 @@ json_object *box_ctl_recv(int sock, int *fds, int *nfds)
   char *buf = recv_buffer();
   if (!buf) return NULL;
   /* One byte more than a message may hold: a longer one shows as MSG_TRUNC. */
-  struct iovec iov = { .iov_base = buf, .iov_len = BOX_CTL_MAX_MSG + 1 };
-  union {
-    char buf[CMSG_SPACE(sizeof(int) * BOX_CTL_MAX_FDS * 2)];
-    struct cmsghdr align;
-  } u;
-  struct msghdr msg = {
-    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf
-  };
-  ssize_t n;
-  do n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
+  int none;
+  bool truncated;
+  ssize_t n = box_fdpass_recv(sock, buf, BOX_CTL_MAX_MSG + 1, MSG_CMSG_CLOEXEC, fds,
+                              fds && nfds ? BOX_CTL_MAX_FDS : 0, nfds ? nfds : &none, &truncated);
   if (n <= 0) {
     if (n == 0) errno = 0;
     return NULL;
   }
-  for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    int count = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-    int got[BOX_CTL_MAX_FDS * 2];
-    memcpy(got, CMSG_DATA(c), sizeof(int) * (size_t)count);
-    for (int i = 0; i < count; i++) {
-      if (fds && nfds && *nfds < BOX_CTL_MAX_FDS)
-        fds[(*nfds)++] = got[i];
-      else
-        close(got[i]);
-    }
-  }
-  if (n > BOX_CTL_MAX_MSG || (msg.msg_flags & MSG_TRUNC))
-    return refuse_message(fds, nfds, EMSGSIZE);
+  if (n > BOX_CTL_MAX_MSG || truncated) return refuse_message(fds, nfds, EMSGSIZE);
   buf[n] = '\0';
   json_object *obj = json_tokener_parse(buf);
   if (!obj || !json_object_is_type(obj, json_type_object)) {

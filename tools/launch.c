@@ -21,6 +21,7 @@
  *   ended, not in PID 1's exit before its status is out.
  */
 #include "tools/tools-private.h"
+#include "tools/fdpass.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -938,23 +939,10 @@ static bool link_wait_passed(int fd, char want, int *passed)
 
 ssize_t box_tools_recv_byte_fd(int sock, char *byte, int *fd, int flags)
 {
-  struct iovec iov = { byte, 1 };
-  union {
-    struct cmsghdr h;
-    char buf[CMSG_SPACE(sizeof(int))];
-  } u;
-  struct msghdr m = {
-    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf
-  };
-  ssize_t n;
-  do n = recvmsg(sock, &m, flags);
-  while (n < 0 && errno == EINTR);
-  struct cmsghdr *h = n > 0 ? CMSG_FIRSTHDR(&m) : NULL;
-  *fd = -1;
-  if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
-      h->cmsg_len == CMSG_LEN(sizeof(int)))
-    memcpy(fd, CMSG_DATA(h), sizeof *fd);
-  return n;
+  int n;
+  ssize_t got = box_fdpass_recv(sock, byte, 1, flags, fd, 1, &n, NULL);
+  if (n == 0) *fd = -1;
+  return got;
 }
 
 static bool link_wait(int fd, char want)
