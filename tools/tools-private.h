@@ -81,7 +81,7 @@ typedef struct {
 #define VIEW_TMP_SOURCE "box-tmp"
 #define VIEW_TMP_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
 #define VIEW_TMP_DATA "mode=1777"
-#define VIEW_PROC_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+#define VIEW_PROC_FLAGS (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
 /* userns.c: maps the user to 0 in pid's new user namespace (setgroups
  * denied first, as the kernel requires of an unprivileged writer). */

@@ -97,11 +97,13 @@ PROBE = textwrap.dedent(r'''
                                        text=True).stdout.splitlines() if l.startswith("CapEff")][0])
     # PID 1 of the sandbox is boxd's launcher: its memory (a copy of boxd's,
     # or boxd's own) is nobody's to read or write.
-    def reaper_memory():
-        with open("/proc/1/mem", "r+b", buffering=0) as f:
+    def reaper_memory(mode):
+        with open("/proc/1/mem", mode, buffering=0) as f:
             f.seek(0x400000)
             f.read(16)
-    attempt("reaper_memory", reaper_memory)
+    attempt("reaper_memory", lambda: reaper_memory("rb"))
+    # proc is read-only as a whole: a write is refused before the check.
+    attempt("reaper_memory_write", lambda: reaper_memory("r+b"))
     attempt("reaper_maps", lambda: read("/proc/1/maps"))
     attempt("reaper_environ", lambda: read("/proc/1/environ"))
     attempt("reaper_fds", lambda: ",".join(os.listdir("/proc/1/fd")))
@@ -178,6 +180,7 @@ EXPECTED = {
     "setuid_binary": {"CapEff:\t0000000000000000"},
     "exec_ungranted": {"ENOENT"},
     "reaper_memory": {"EACCES", "EPERM"},
+    "reaper_memory_write": {"EROFS"},
     "reaper_maps": {"EACCES", "EPERM"},
     "reaper_environ": {"EACCES", "EPERM"},
     # PID 1 keeps no descriptor of boxd's (the mount's device, the broker).
