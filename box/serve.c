@@ -36,12 +36,23 @@ void box_run_signals(sigset_t *set)
 
 static int teardown_status;
 
+typedef struct {
+  Boxd *d;
+  const char *live_dir;
+} Watched;
+
+/* A teardown that hangs (a process still holding the mount, say) must not
+ * leave the box looking alive: what says so is cleared before the run
+ * ends.  The mount goes with boxd's namespace; its directories once it has. */
 static gpointer teardown_watchdog(gpointer data)
 {
-  (void)data;
+  Watched *w = data;
   g_usleep((gulong)TEARDOWN_LIMIT_S * G_USEC_PER_SEC);
   fprintf(stderr, "box: warning: teardown took longer than %d s; ending the run now\n",
           TEARDOWN_LIMIT_S);
+  boxd_live_clear(w->live_dir, true);
+  umount2(w->d->mountpoint, MNT_DETACH);
+  if (rmdir(w->d->mountpoint) == 0 && rmdir(w->d->staging_dir) == 0) boxd_mount_dirs_forget(w->d);
   _exit(teardown_status);
 }
 
@@ -146,7 +157,9 @@ static void teardown(Boxd *d, int status, const char *live_dir)
    * the run still ends with the agent's status (PDEATHSIG ends what is
    * left, and the mount dies with boxd's mount namespace). */
   teardown_status = status;
-  g_thread_unref(g_thread_new("box-watchdog", teardown_watchdog, NULL));
+  static Watched watched;
+  watched = (Watched){ d, live_dir };
+  g_thread_unref(g_thread_new("box-watchdog", teardown_watchdog, &watched));
   boxd_broker_stop(d);
   boxd_kill_tracked(d);
   boxd_broker_drain(d);
