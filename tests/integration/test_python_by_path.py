@@ -3,6 +3,7 @@
 would, compared with the host running the same file; and box.toml's
 `[tool.python3]` switch, which sends `python3` to the host's interpreter as
 a tool instead."""
+import contextlib
 import os
 import subprocess
 import uuid
@@ -10,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ALLOW_ALL, Box, permissive_box
+from conftest import ALLOW_ALL, Box
+from test_python import py_box  # noqa: F401 (a fixture)
+from test_python_zygote import zygotes
 
 PY = "/usr/bin/python3"
 
@@ -29,13 +32,6 @@ sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
 
 SHEBANGS = ["#!/usr/bin/env python3", "#!/usr/bin/python3", "#!/usr/bin/python3 -u",
             "#! /usr/bin/env  python3  "]
-
-
-@pytest.fixture(scope="module")
-def py_box(tmp_path_factory):
-    b = permissive_box(tmp_path_factory.mktemp("pybox"))
-    yield b
-    b.teardown()
 
 
 def native(argv, cwd, input, env=None):
@@ -121,3 +117,65 @@ def test_a_script_run_by_path_is_one_python3_decision(tmp_path):
         assert r.stderr.startswith("strands-shell: effect denied: policy denied"), r.stderr
     finally:
         b.teardown()
+
+
+# ---- box.toml's [tool.python3]: python3 is the host's interpreter ----
+
+@contextlib.contextmanager
+def tool_box_at(root):
+    """A box whose box.toml has a [tool.python3] table, ended on the way out."""
+    b = Box(root)
+    try:
+        b.write_policy(ALLOW_ALL)
+        b.write_config(extra=f'\n[tool.python3]\ncommand = ["{PY}"]\n'
+                       'filesystem.read = ["~/src/project"]\n')
+        yield b.start()
+    finally:
+        b.teardown()
+
+
+@pytest.fixture(scope="module")
+def tool_box(tmp_path_factory):
+    with tool_box_at(tmp_path_factory.mktemp("toolbox")) as b:
+        yield b
+
+
+def shell_decisions(b, since):
+    return [d for d in b.decision_summary()[since:] if d[1].startswith("shell:")]
+
+
+def test_tool_table_takes_python3_from_the_shell(tool_box):
+    spawn = ("permit", "shell:spawn", os.path.realpath(PY))
+    ws = tool_box.workspace
+    (ws / "prog.py").write_text("import sys\nprint(sys.argv)\n")
+    write_script(ws / "tooled.py", "#!/usr/bin/env python3")
+    script = native(["./tooled.py", "d"], ws, "in\n")
+    # a flat text (the one boxd decides before the worker asks), a quoted
+    # one, a script run by path, the alias
+    for run, want, decided in [
+            (lambda: tool_box.bash("python3 prog.py a"), ("['prog.py', 'a']\n", "", 0), [spawn]),
+            (lambda: tool_box.bash("python3 -c 'import sys; print(sys.argv)' b"),
+             ("['-c', 'b']\n", "", 0), [spawn]),
+            # a tool never reads the caller's stdin (spec/runtime.md §4.4)
+            (lambda: tool_box.bash("./tooled.py d <<<in"), outcome(script), [spawn]),
+            (lambda: tool_box.alias("-c", "print(3)", name="python3"), ("3\n", "", 0), [spawn])]:
+        since = len(tool_box.decision_summary())
+        assert outcome(run()) == want
+        assert shell_decisions(tool_box, since) == decided
+    # bash's answer for a program it ran
+    assert tool_box.bash("python3 -c 1; type python3").stdout == f"python3 is hashed ({PY})\n"
+
+
+def test_python_without_its_own_table_stays_the_shells(tool_box):
+    since = len(tool_box.decision_summary())
+    r = tool_box.bash("python -c 'import sys; print(sys.argv)' c")
+    assert (r.stdout, r.stderr, r.returncode) == ("['-c', 'c']\n", "", 0)
+    assert shell_decisions(tool_box, since) == [("permit", "shell:exec", "python")]
+
+
+def test_no_warm_interpreter_is_started_for_the_tools_python3(tmp_path):
+    with tool_box_at(tmp_path) as b:
+        assert b.bash("python3 -c 1").returncode == 0
+        # boxd waits for the Python zygote's worker before a command it
+        # sends there runs: had it sent this one, the zygote would be there
+        assert not [argv for argv in zygotes(b.proc.pid).values() if b"--warm-python" in argv]
