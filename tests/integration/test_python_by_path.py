@@ -89,6 +89,20 @@ def test_script_found_on_path(py_box):
     assert outcome(got) == outcome(want)
 
 
+@pytest.mark.parametrize("source", [
+    "command ./routes.py a", "echo a b | xargs ./routes.py",
+    "find . -name routes.py -exec {} x \\;", "timeout 20 ./routes.py a", "env ./routes.py a",
+    "(./routes.py a)", "f() { ./routes.py \"$@\"; }; f q",
+    "python3 -c 'import subprocess; print(subprocess.run([\"./routes.py\", \"z\"]).returncode)'"])
+def test_script_by_path_through_other_routes(py_box, source):
+    # what runs a program (command, xargs, find, timeout, env, a subshell,
+    # a function, Python's subprocess) runs the script as bash does
+    ws = py_box.workspace
+    write_script(ws / "routes.py", "#!/usr/bin/env python3")
+    want = native(["bash", "-c", source], ws, "")
+    assert outcome(py_box.bash(source, input="")) == outcome(want)
+
+
 def test_a_function_of_the_same_name_is_not_the_interpreter(py_box):
     ws = py_box.workspace
     write_script(ws / "fn.py", "#!/usr/bin/env python3")
