@@ -405,6 +405,19 @@ static int run_python_script(Shell *sh, char *interp, char *opt, const char *pat
   return status;
 }
 
+/* Whether a `[tool.*]` table or an exec entry runs the file at path: a
+ * Python script the box wrote that a table names is that table's program,
+ * in its sandbox (README, "Programs the box writes"), not the Shell's. */
+static bool host_runs(Shell *sh, const char *path)
+{
+  const BoxShellHost *host = sh->host;
+  if (!host || !host->resolve) return false;
+  char *found = host->resolve(host->data, path, sh->cwd);
+  bool runs = found != NULL;
+  free(found);
+  return runs;
+}
+
 /* Runs av, whose file is path, as a shell script if it is one: decided as
  * the program the text names, then `sh [OPT] PATH ARG…` with the command's
  * assignments in its environment.  False if it is not one. */
@@ -413,8 +426,13 @@ static bool run_script(Shell *sh, const char *path, int argc, char **av, Word **
 {
   char *opt = NULL;
   char *interp = script_shell(path, &opt);
-  if (!interp) return false;
-  if (box_is_python_name(interp)) {
+  bool python = interp && box_is_python_name(interp);
+  if (!interp || (python && host_runs(sh, path))) {
+    g_free(interp);
+    g_free(opt);
+    return false;
+  }
+  if (python) {
     *status = run_python_script(sh, interp, opt, path, argc, av, as, na);
   } else if (decide(sh, av, argc, av[0])) {
     int sc;
