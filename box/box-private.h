@@ -175,6 +175,9 @@ typedef struct {
  * CPython), or NULL after waiting its time out; asks the pool for the
  * replacement when this leaves it empty. */
 BoxdWorker *boxd_worker_take(Boxd *d, bool python);
+/* The Shell's commands box.toml's tool tables take from it, for its
+ * workers (box_shell_set_host_commands): one name a line, or NULL. */
+char *boxd_host_commands(Boxd *d);
 /* Waits for the worker's "ready" (it rooted itself and dropped its
  * privileges); false when it never came. */
 bool boxd_worker_wait_ready(BoxdWorker *w);

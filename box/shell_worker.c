@@ -820,6 +820,11 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
     g_auto(GStrv) extra = g_strsplit(phantoms, "\n", -1);
     box_shell_set_extra_env(extra);
   }
+  const char *host_commands = getenv("BOX_HOST_COMMANDS");
+  if (host_commands && *host_commands) {
+    g_auto(GStrv) names = g_strsplit(host_commands, "\n", -1);
+    box_shell_set_host_commands(names);
+  }
   /* The interpreter's starting state (variables, tables, cwd) is built
    * now, while the worker waits in the pool, rather than after "run". */
   BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };

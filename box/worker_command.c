@@ -197,6 +197,29 @@ static void handle_decide(Command *c, json_object *msg, int reply_fd)
   if (!dry_run && permit) note_permitted(c, input);
 }
 
+/* The Shell's commands that a `[tool.NAME]` table of the same name takes
+ * from it (README "Programs"): an operator who wants the host's Python
+ * gets it for python3 with `[tool.python3]`.  The Shell's other commands
+ * stay its own whatever the tables say. */
+static const char *const switchable[] = { "python3", "python", NULL };
+
+static bool tool_takes(Boxd *d, const char *name)
+{
+  if (!g_strv_contains(switchable, name)) return false;
+  for (int i = 0; d->tool_tables && d->tool_tables[i]; i++)
+    if (strcmp(d->tool_tables[i]->label, name) == 0) return true;
+  return false;
+}
+
+char *boxd_host_commands(Boxd *d)
+{
+  GString *names = g_string_new(NULL);
+  for (int i = 0; switchable[i]; i++)
+    if (tool_takes(d, switchable[i]))
+      g_string_append_printf(names, "%s%s", names->len ? "\n" : "", switchable[i]);
+  return g_string_free(names, names->len == 0);
+}
+
 /* The command's first shell:exec, decided here from its text
  * (box_shell_first_exec) when the text shows it, the way handle_decide
  * decides the worker's request for it: the same record in the log and the
@@ -207,6 +230,11 @@ static json_object *decide_first(Command *c, const char *source)
 {
   BoxShellCommand first;
   if (!box_shell_first_exec(source, c->d->workspace, &first)) return NULL;
+  /* a program then, whose shell:spawn the host decides when it runs */
+  if (tool_takes(c->d, first.argv[0])) {
+    box_shell_first_exec_free(&first);
+    return NULL;
+  }
   json_object *req = box_ctl_exec_request(&first);
   json_object *input = exec_input(req);
   BoxDecision *decision =
@@ -833,18 +861,22 @@ static Command *run_on_worker(Boxd *d, BoxdWorker *w, const char *source, int fd
 }
 
 /* A text that starts with python3 (the Python alias's calls are such
- * texts, broker.c) runs on a worker of the warm Python zygote. */
-static bool starts_with_python(const char *source)
+ * texts, broker.c) runs on a worker of the warm Python zygote, unless a
+ * tool table takes python3 from the Shell: then no worker runs it. */
+static bool starts_with_python(Boxd *d, const char *source)
 {
   source += strspn(source, " \t\n");
-  size_t n = strncmp(source, "python3", 7) == 0 ? 7 : strncmp(source, "python", 6) == 0 ? 6 : 0;
-  return n && (!source[n] || strchr(" \t\n;", source[n]));
+  const char *name = strncmp(source, "python3", 7) == 0  ? "python3"
+                     : strncmp(source, "python", 6) == 0 ? "python"
+                                                         : NULL;
+  size_t n = name ? strlen(name) : 0;
+  return n && (!source[n] || strchr(" \t\n;", source[n])) && !tool_takes(d, name);
 }
 
 void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd, BoxdWatchFn on_watch,
                       BoxdAnswerFn answer, void *data)
 {
-  bool python = starts_with_python(source);
+  bool python = starts_with_python(d, source);
   int status = -1;
   box_telemetry_count(d->telemetry, BOX_TELEMETRY_STAT_COMMANDS); /* what `box ls` shows */
   for (int attempt = 0; attempt < 3; attempt++) {

@@ -262,7 +262,13 @@ static bool zygote_start(Pool *pl)
     g_autofree char *joined = g_strjoinv("\n", d->phantom_env);
     phantoms = g_strconcat("BOX_PHANTOMS=", joined, NULL);
   }
-  char *envp[] = { phantoms, NULL };
+  /* The Shell's commands a tool table takes (shell_worker.c). */
+  g_autofree char *taken = boxd_host_commands(d);
+  g_autofree char *host_commands = taken ? g_strconcat("BOX_HOST_COMMANDS=", taken, NULL) : NULL;
+  char *envp[3] = { NULL };
+  int nenv = 0;
+  if (phantoms) envp[nenv++] = phantoms;
+  if (host_commands) envp[nenv++] = host_commands;
   pid_t pid = fork();
   if (pid == 0) {
     /* System calls only from here on: boxd has threads. */

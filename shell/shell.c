@@ -144,6 +144,14 @@ void box_shell_set_extra_env(char *const *vars)
   extra_env = vars ? g_strdupv((char **)vars) : NULL;
 }
 
+static char **host_commands;
+
+void box_shell_set_host_commands(char *const *names)
+{
+  g_strfreev(host_commands);
+  host_commands = names ? g_strdupv((char **)names) : NULL;
+}
+
 static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *host)
 {
   memset(sh, 0, sizeof *sh);
@@ -202,6 +210,13 @@ static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *ho
   box_var_lookup(sh, "UID")->flags |= V_READONLY;
   box_var_lookup(sh, "EUID")->flags |= V_READONLY;
   init_var(sh, "OSTYPE", "linux-gnu", false);
+  /* as `enable -n NAME` leaves them: a program, found as any other */
+  for (char **n = host_commands; n && *n; n++) {
+    const BoxCommandDef *def = box_command_lookup(*n);
+    if (!def) continue;
+    if (!sh->disabled) sh->disabled = g_hash_table_new(g_str_hash, g_str_equal);
+    g_hash_table_add(sh->disabled, (gpointer)def->name);
+  }
   sh->started = g_get_monotonic_time();
   sh->pipestatus_one = -1;
 }

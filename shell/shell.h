@@ -171,6 +171,11 @@ BoxShellNew *box_shell_new(const BoxShellEnv *env, const BoxShellHost *host);
  * the egress routes' phantoms (spec/runtime.md §7). */
 void box_shell_set_extra_env(char *const *vars);
 int box_shell_run_new(BoxShellNew *sh, const char *source, const BoxShellLimits *limits);
+/* Commands the Shell implements that every Shell of this process starts
+ * without, as after `enable -n NAME`, so that the host runs the program
+ * of that name (NULL-terminated, copied; NULL clears): box.toml's
+ * `[tool.python3]` table sends python3 to the host's interpreter. */
+void box_shell_set_host_commands(char *const *names);
 
 /* The longest command text a run takes (spec/runtime.md §4.4: 256 KiB);
  * boxd refuses a longer one before it reaches a worker. */
