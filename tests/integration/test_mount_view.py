@@ -195,8 +195,6 @@ def test_mount_usage_errors(box, tmp_path):
     assert "is not an existing directory" in r.stderr
 
 
-@pytest.mark.root_only(reason="an ordinary user's view is fusermount3's, which mounts nothing "
-                        "inside it: the checkpoints are shown to root's views")
 def test_view_shows_each_checkpoint_read_only(running):
     box, make = running
     assert box.bash("mkdir -p d && printf 'one\\n' > d/f && chmod +x d/f && "
@@ -212,7 +210,10 @@ def test_view_shows_each_checkpoint_read_only(running):
     start, first, second = reversed(r.stdout.split())
     v = make()
     ck = v.mnt / ".box" / "checkpoints"
+    assert "checkpoints" in os.listdir(v.mnt / ".box")
     assert os.listdir(ck) == ["log", second, first, start]
+    # the view's user owns them, as the rest of the view
+    assert os.stat(ck).st_uid == os.getuid() and os.stat(ck / "log").st_uid == os.getuid()
     # the log is `box checkpoints`'s
     listed = subprocess.run([str(BOX), "checkpoints", "--config", str(box.config)],
                             capture_output=True, text=True, env=box.env()).stdout
