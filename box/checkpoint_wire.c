@@ -6,11 +6,15 @@
  * Outside changes.  The mount sees only what the box does.  The operator's
  * editor and `box mount --rw` write the workspace directly, so boxd keeps
  * an inotify watch on the workspace's directories: every name it reports
- * that no running command claims is recorded first, as an "outside"
- * checkpoint, before the next command's (a path a command also changed in
- * the meantime goes with the command).  The mount's own fanotify watch
- * (vfs/watch.c) sees name changes only, in the directories the kernel
- * holds, which misses an edit in place.
+ * that no command claims is recorded first, as an "outside" checkpoint,
+ * before the next command's (a path a command also changed in the meantime
+ * goes with the command, whether it runs or its checkpoint is yet to be
+ * made).  What changed while the first checkpoint read the whole tree is
+ * recorded right after it, not at the next command: a file the scan read
+ * half written, or changed after the scan passed it, is made right at
+ * once.  The mount's own fanotify watch (vfs/watch.c) sees name changes
+ * only, in the directories the kernel holds, which misses an edit in
+ * place.
  *
  * Restore (the `box restore` verb, another process) must not run while a
  * command does, nor while its checkpoint is being written: each command
@@ -55,8 +59,9 @@ struct BoxdCheckpoints {
   char *workspace;
   char *lock_path;
   GMutex lock;
-  GHashTable *sets;    /* command -> GHashTable* of paths (owned strings) */
-  GHashTable *decided; /* command -> GString of decision ids, space-separated */
+  GHashTable *sets;        /* command -> GHashTable* of paths (owned strings) */
+  GHashTable *queued_sets; /* the sets of the command jobs not yet made (borrowed) */
+  GHashTable *decided;     /* command -> GString of decision ids, space-separated */
   BoxTelemetry *telemetry;
   GHashTable *outside; /* paths the workspace watch reported */
   GAsyncQueue *jobs;   /* Job* */
@@ -219,7 +224,9 @@ static void record(BoxdCheckpoints *k, GHashTable *set, const char *subject, con
     box_telemetry_control(k->telemetry, "checkpoint", id, NULL, detail);
 }
 
-/* What the watch saw that no running command claims: the outside's. */
+/* What the watch saw that no command claims, running or queued: the
+ * outside's.  (A command that ended has its job queued, and its checkpoint
+ * reads its paths as they are then.) */
 static GHashTable *take_outside(BoxdCheckpoints *k)
 {
   GHashTable *out = path_set();
@@ -233,6 +240,9 @@ static GHashTable *take_outside(BoxdCheckpoints *k)
     gpointer set;
     g_hash_table_iter_init(&ci, k->sets);
     while (!claimed && g_hash_table_iter_next(&ci, NULL, &set))
+      claimed = g_hash_table_contains(set, key);
+    g_hash_table_iter_init(&ci, k->queued_sets);
+    while (!claimed && g_hash_table_iter_next(&ci, &set, NULL))
       claimed = g_hash_table_contains(set, key);
     if (!claimed) g_hash_table_add(out, g_strdup(key));
   }
@@ -267,6 +277,20 @@ static void record_command(BoxdCheckpoints *k, Job *job)
   record(k, job->paths, first, body, detail);
 }
 
+/* Tests: BOXFS_TEST_FIRST_CHECKPOINT_PAUSE names a FIFO the commit thread
+ * reads to its end once the first checkpoint is made, before it takes what
+ * changed meanwhile: a change the test makes then stands for one made
+ * while the scan ran, after the scan read its path, without a race. */
+static void first_checkpoint_pause(void)
+{
+  const char *fifo = g_getenv("BOXFS_TEST_FIRST_CHECKPOINT_PAUSE");
+  int fd = fifo ? open(fifo, O_RDONLY | O_CLOEXEC) : -1;
+  char buf[64];
+  ssize_t n;
+  while (fd >= 0 && ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))) continue;
+  if (fd >= 0) close(fd);
+}
+
 static gpointer commit_main(gpointer data)
 {
   BoxdCheckpoints *k = data;
@@ -281,12 +305,15 @@ static gpointer commit_main(gpointer data)
        * by the scan after it */
       if (k->watch_thread) watch_tree(k, k->workspace);
       record(k, NULL, "box started", "kind: start\n", NULL);
+      first_checkpoint_pause();
+      record_outside(k);
     } else if (job->kind == JOB_COMMAND)
       record_command(k, job);
     else
       record_outside(k);
     if (job->lock_fd >= 0) close(job->lock_fd);
     g_mutex_lock(&k->lock);
+    if (job->paths) g_hash_table_remove(k->queued_sets, job->paths);
     k->done = job->seq;
     k->started = true;
     g_cond_broadcast(&k->done_cond);
@@ -359,6 +386,9 @@ static void enqueue(BoxdCheckpoints *k, int command, const char *text, int lock_
   GString *decisions = NULL;
   g_hash_table_steal_extended(k->sets, GINT_TO_POINTER(command), NULL, (gpointer *)&set);
   g_hash_table_steal_extended(k->decided, GINT_TO_POINTER(command), NULL, (gpointer *)&decisions);
+  /* claimed from the running to the queued at once: the outside takes
+   * none of its paths in between */
+  if (set) g_hash_table_add(k->queued_sets, set);
   g_mutex_unlock(&k->lock);
   if (!set) {
     if (decisions) g_string_free(decisions, TRUE);
@@ -429,6 +459,7 @@ bool boxd_checkpoints_start(Boxd *d)
   g_cond_init(&k->done_cond);
   k->sets =
     g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_hash_table_unref);
+  k->queued_sets = g_hash_table_new(g_direct_hash, g_direct_equal);
   k->outside = path_set();
   k->decided = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, string_free);
   k->telemetry = d->telemetry;
@@ -474,7 +505,7 @@ void boxd_checkpoints_stop(Boxd *d)
   if (k->inotify_fd >= 0) close(k->inotify_fd);
   if (k->wake_fd >= 0) close(k->wake_fd);
   box_checkpoints_close(k->cp);
-  GHashTable *tables[] = { k->sets, k->outside, k->wds, k->decided };
+  GHashTable *tables[] = { k->sets, k->queued_sets, k->outside, k->wds, k->decided };
   for (guint i = 0; i < G_N_ELEMENTS(tables); i++) g_hash_table_unref(tables[i]);
   g_async_queue_unref(k->jobs);
   g_mutex_clear(&k->lock);

@@ -3,6 +3,7 @@
 the workspace, built from the paths the mount saw it change, plus "outside"
 commits for changes made around the box; `box checkpoints`, `box diff` and
 `box restore` on real boxes."""
+import errno
 import hashlib
 import json
 import os
@@ -296,6 +297,54 @@ def test_killed_mid_command_leaves_a_valid_repository(box):
     assert "after.txt" in tree_of(box, "HEAD")
     assert len(commits(box)) >= before + 1
     fsck_clean(box)
+
+
+def open_paused_fifo(fifo, timeout=30):
+    """The FIFO's writing end, once boxd waits on its reading end (a
+    non-blocking open finds no reader before: ENXIO)."""
+    deadline = time.time() + timeout
+    while True:
+        try:
+            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as e:
+            if e.errno != errno.ENXIO or time.time() > deadline:
+                raise
+        time.sleep(0.05)
+
+
+def test_changes_made_while_the_first_checkpoint_is_read_follow_it_at_once(box, tmp_path):
+    # boxd pauses once the first checkpoint is made, before it takes what
+    # changed meanwhile: what the test does then is what a change during
+    # the scan, after it read the path, would leave
+    fifo = tmp_path / "pause"
+    os.mkfifo(fifo)
+    box.write_policy(ALLOW_ALL)
+    box.write_config()
+    box.start(prefix=("env", f"BOXFS_TEST_FIRST_CHECKPOINT_PAUSE={fifo}"))
+    fd = open_paused_fifo(fifo)
+    try:
+        first = commits(box)
+        assert len(first) == 1
+        # an edit from outside, and a command that ends before its
+        # checkpoint can be made
+        (box.workspace / "outside.txt").write_text("outside\n")
+        (box.workspace / "src" / "main.rs").write_text("fn main() {}\n")
+        assert box.bash("echo during > during.txt").returncode == 0
+        assert len(commits(box)) == 1
+    finally:
+        os.close(fd)
+    # no further command: the outside's changes follow the first checkpoint
+    # by themselves, and the command keeps its own, after them
+    wait_count(box, 3)
+    start_id, outside_id, command_id = commits(box)
+    assert start_id == first[0]
+    assert "outside.txt" not in tree_of(box, start_id)
+    changed = [sorted(git_repo(box, "diff-tree", "--no-commit-id", "--name-only", "-r", c).split())
+               for c in (outside_id, command_id)]
+    assert changed == [["outside.txt", "src/main.rs"], ["during.txt"]]
+    assert git_repo(box, "log", "-1", "--format=%B", outside_id).startswith("outside the box\n")
+    assert git_repo(box, "log", "-1", "--format=%s", command_id) == "echo during > during.txt\n"
+    assert git_repo(box, "show", "HEAD:src/main.rs") == "fn main() {}\n"
 
 
 def test_concurrent_commands_each_get_their_own_checkpoint(box):
