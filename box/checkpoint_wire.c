@@ -417,22 +417,42 @@ void boxd_checkpoints_after(Boxd *d, int command, const char *text)
   if (d->checkpoints) enqueue(d->checkpoints, command, text, -1, true);
 }
 
-/* The temporary pack of a whole-tree checkpoint a killed run left (the
- * checkpoints' pack.c).  Only with the lock shared: a restore, the only
- * other writer, holds it exclusively while it writes. */
-static void drop_stale_packs(const char *repo, const char *lock_path)
+/* The files below dir (and its subdirectories when deep) whose names
+ * start with prefix and end with suffix: removed. */
+static void drop_named(const char *dir, const char *prefix, const char *suffix, bool deep)
+{
+  GDir *d = g_dir_open(dir, 0, NULL);
+  const char *e;
+  while (d && (e = g_dir_read_name(d)) != NULL) {
+    g_autofree char *p = g_build_filename(dir, e, NULL);
+    if (deep && g_file_test(p, G_FILE_TEST_IS_DIR) && !g_file_test(p, G_FILE_TEST_IS_SYMLINK))
+      drop_named(p, prefix, suffix, deep);
+    else if (g_str_has_prefix(e, prefix) && g_str_has_suffix(e, suffix))
+      unlink(p);
+  }
+  if (d) g_dir_close(d);
+}
+
+/* What a killed run left in the repository: the temporary pack of a
+ * whole-tree checkpoint (the checkpoints' pack.c), and git's lock file of
+ * a reference it was moving, which would refuse every later commit.  Only
+ * with the lock shared: a restore, the only other writer, holds it
+ * exclusively while it writes. */
+static void drop_stale(const char *repo, const char *lock_path)
 {
   int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return;
-  g_autofree char *dir = g_build_filename(repo, "objects", "pack", NULL);
-  GDir *d = flock(fd, LOCK_SH | LOCK_NB) == 0 ? g_dir_open(dir, 0, NULL) : NULL;
-  const char *e;
-  while (d && (e = g_dir_read_name(d)) != NULL)
-    if (g_str_has_prefix(e, "tmp_box_pack_")) {
-      g_autofree char *p = g_build_filename(dir, e, NULL);
+  if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+    g_autofree char *packs = g_build_filename(repo, "objects", "pack", NULL);
+    g_autofree char *refs = g_build_filename(repo, "refs", NULL);
+    drop_named(packs, "tmp_box_pack_", "", false);
+    drop_named(refs, "", ".lock", true);
+    const char *top[] = { "HEAD.lock", "packed-refs.lock" };
+    for (guint i = 0; i < G_N_ELEMENTS(top); i++) {
+      g_autofree char *p = g_build_filename(repo, top[i], NULL);
       unlink(p);
     }
-  if (d) g_dir_close(d);
+  }
   close(fd);
 }
 
@@ -447,13 +467,13 @@ bool boxd_checkpoints_start(Boxd *d)
     g_printerr("box: warning: no checkpoints: %s\n", error->message);
     return false;
   }
-  box_checkpoints_prune(cp, limits->keep);
   BoxdCheckpoints *k = g_new0(BoxdCheckpoints, 1);
   k->cp = cp;
   k->limits = limits;
   k->workspace = g_strdup(d->workspace);
   k->lock_path = g_build_filename(d->config->box_dir, "private", "checkpoints.lock", NULL);
-  drop_stale_packs(repo, k->lock_path);
+  drop_stale(repo, k->lock_path);
+  box_checkpoints_prune(cp, limits->keep);
   g_mutex_init(&k->lock);
   g_mutex_init(&k->inotify_read);
   g_cond_init(&k->done_cond);
