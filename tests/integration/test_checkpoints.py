@@ -270,6 +270,18 @@ def shutil_rm(path):
     subprocess.run(["rm", "-rf", str(path)], check=True)
 
 
+def restart_and_write(box, word):
+    """Starts the box again after its boxd was killed, and has a command
+    write word to word.txt: its checkpoint lands (awaited by its content)."""
+    (box.box_dir / "run" / "box.sock").unlink()  # the killed run's
+    box.start()
+    assert box.bash(f"echo {word} > {word}.txt").returncode == 0
+    deadline = time.time() + 30
+    while f"{word}.txt" not in tree_of(box, "HEAD") and time.time() < deadline:
+        time.sleep(0.05)
+    assert git_repo(box, "show", f"HEAD:{word}.txt") == f"{word}\n"
+
+
 def test_killed_mid_command_leaves_a_valid_repository(box):
     start(box)
     ws = box.workspace
@@ -286,15 +298,9 @@ def test_killed_mid_command_leaves_a_valid_repository(box):
     fsck_clean(box)
     # the next run goes on from the last checkpoint
     before = len(commits(box))
-    (box.box_dir / "run" / "box.sock").unlink()  # the killed run's
-    box.start()
-    assert box.bash("echo after > after.txt").returncode == 0
     # The new run's first scan may commit what the killed run's writer left
     # before the command's own checkpoint lands: wait for the latter.
-    deadline = time.time() + 30
-    while "after.txt" not in tree_of(box, "HEAD") and time.time() < deadline:
-        time.sleep(0.05)
-    assert "after.txt" in tree_of(box, "HEAD")
+    restart_and_write(box, "after")
     assert len(commits(box)) >= before + 1
     fsck_clean(box)
 
@@ -359,13 +365,7 @@ def test_a_lock_a_killed_run_left_keeps_no_checkpoint_out(box):
     branch = git_repo(box, "symbolic-ref", "HEAD").strip()
     lock = repo(box) / (branch + ".lock")
     lock.write_text(git_repo(box, "rev-parse", "HEAD"))
-    (box.box_dir / "run" / "box.sock").unlink()  # the killed run's
-    box.start()
-    assert box.bash("echo two > two.txt").returncode == 0
-    deadline = time.time() + 30
-    while "two.txt" not in tree_of(box, "HEAD") and time.time() < deadline:
-        time.sleep(0.05)
-    assert git_repo(box, "show", "HEAD:two.txt") == "two\n"
+    restart_and_write(box, "two")
     assert not lock.exists()
     fsck_clean(box)
 
