@@ -562,11 +562,13 @@ static inline BoxVfs *V(fuse_req_t req)
 {
   return fuse_req_userdata(req);
 }
-/* The view's tree when ino is one of its nodes: the request is its. */
+/* The view's tree when ino is one of its nodes: the request is its.  The
+ * inode number first, which costs no call on the way of every request. */
 static inline const BoxVfsTree *vfs_tree_of(fuse_req_t req, fuse_ino_t ino)
 {
+  if (!(ino & BOX_VFS_TREE_INO)) return NULL;
   const BoxVfsTree *t = &V(req)->view_tree;
-  return (ino & BOX_VFS_TREE_INO) && t->name ? t : NULL;
+  return t->name ? t : NULL;
 }
 static inline Fh *FH(struct fuse_file_info *fi)
 {
