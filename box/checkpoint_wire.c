@@ -274,6 +274,19 @@ static void record_command(BoxdCheckpoints *k, Job *job)
                                           job->command, decisions, job->text);
   g_autofree char *detail =
     g_strdup_printf("command-id: %d; decisions: %s", job->command, decisions);
+  /* The watch saw the command's own writes too.  Read now, they are
+   * dropped from the outside's: the commit reads the paths after them, so
+   * the next command's start finds nothing to hand over for them (that
+   * hand-off and a second read of each path cost every command that
+   * follows a writing one).  A change after this read is the watch's
+   * again. */
+  watch_drain(k);
+  g_mutex_lock(&k->lock);
+  GHashTableIter it;
+  gpointer path;
+  g_hash_table_iter_init(&it, job->paths);
+  while (g_hash_table_iter_next(&it, &path, NULL)) g_hash_table_remove(k->outside, path);
+  g_mutex_unlock(&k->lock);
   record(k, job->paths, first, body, detail);
 }
 
