@@ -305,6 +305,23 @@ def test_killed_mid_command_leaves_a_valid_repository(box):
     fsck_clean(box)
 
 
+def test_a_file_that_becomes_a_directory_and_back(box):
+    start(box)
+    sources = ["echo f > t && mkdir -p u/v && echo g > u/v/g",
+               "rm t && mkdir t && echo in > t/f && echo h > u/v/g",
+               "rm -r t u/v && echo flat > t && echo file > u/v",
+               "echo again > t && chmod +x u/v"]
+    want = []
+    for source in sources:
+        r = box.bash(source)
+        assert r.returncode == 0, (source, r.stderr)
+        files, _dirs = snapshot(box.workspace)
+        want.append({p: (m, o) for p, (m, o, _) in files.items()})
+    wait_count(box, 1 + len(sources))
+    assert [tree_of(box, c) for c in commits(box)[1:]] == want
+    fsck_clean(box)
+
+
 def open_paused_fifo(fifo, timeout=30):
     """The FIFO's writing end, once boxd waits on its reading end (a
     non-blocking open finds no reader before: ENXIO)."""
