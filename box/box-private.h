@@ -314,12 +314,13 @@ BoxPolicy *box_verb_policy_load(const char *file, const char *home, bool quiet);
 int box_verb_policy_replay(int argc, char **argv);
 
 /* checkpoint_view.c: `box mount`'s .box/checkpoints/, the checkpoint
- * repository read-only at mountpoint (NULL with error: none, or no box
- * repository yet). */
+ * repository read-only, served by the view's vfs through its tree (NULL
+ * with error: none, or no box repository yet).  Freed after the vfs
+ * stops. */
 typedef struct BoxCheckpointView BoxCheckpointView;
-BoxCheckpointView *box_checkpoint_view_start(BoxConfig *cfg, const char *workspace,
-                                             const char *mountpoint, GError **error);
-void box_checkpoint_view_stop(BoxCheckpointView *cv);
+BoxCheckpointView *box_checkpoint_view_new(BoxConfig *cfg, const char *workspace, GError **error);
+const BoxVfsTree *box_checkpoint_view_tree(BoxCheckpointView *cv);
+void box_checkpoint_view_free(BoxCheckpointView *cv);
 /* cmd_checkpoints.c: `box checkpoints`, `box diff`, `box restore`. */
 int box_verb_checkpoints(int argc, char **argv);
 int box_verb_diff(int argc, char **argv);

@@ -1,33 +1,38 @@
 /* checkpoint_view.c — `box mount`'s .box/checkpoints/: the box's
- * checkpoint repository as a read-only tree, served by a FUSE session of
- * its own (the view's vfs never links libgit2):
+ * checkpoint repository as a read-only tree inside the view, served by the
+ * view's vfs through these handlers (a BoxVfsTree: the vfs never links
+ * libgit2; an ordinary user's view, which fusermount3 mounts, can hold no
+ * mount of its own inside it):
  *   log        what `box checkpoints` prints, as of each open
  *   <id>/      the workspace as checkpoint <id> kept it (every commit of the
  *              history by its full id; any unique prefix of one, such as
  *              the 12 digits the log shows, is looked up too)
  * Everything is read from the bare repository with libgit2 as it is asked
  * for: a checkpoint made while the view is mounted appears in it.  Files
- * and directories have git's modes without their write bits; a file kept
- * by hash only reads as the note that stands for it.
+ * and directories have git's modes without their write bits, and the
+ * view's owner; a file kept by hash only reads as the note that stands for
+ * it.
  *
- * One thread serves the session, so the repository is used by one thread
- * at a time.  A node is kept for each name looked up (nothing in a
- * checkpoint changes), until the view is unmounted. */
+ * The vfs serves requests on several threads, and a repository is used by
+ * one thread at a time: every handler holds the view's lock.  A node is
+ * kept for each name looked up (nothing in a checkpoint changes), until
+ * the view is unmounted. */
 #include "box/box-private.h"
 
 #define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
 
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <git2.h>
 
 #include "checkpoints/checkpoints.h"
 
-#define INO_LOG 2 /* the root is FUSE_ROOT_ID (1) */
+/* the tree's inode numbers: its root, its log, then its nodes' */
+#define INO_ROOT (BOX_VFS_TREE_INO | 1)
+#define INO_LOG (BOX_VFS_TREE_INO | 2)
+#define INO_NODES (BOX_VFS_TREE_INO | 3)
 
 typedef struct {
   char *key;   /* "<commit id>/<path>", or "<commit id>" for its root */
@@ -39,18 +44,19 @@ typedef struct {
 struct BoxCheckpointView {
   BoxCheckpoints *cp;
   git_repository *repo;
-  struct fuse_session *se;
-  pthread_t thread;
-  bool thread_started;
-  GPtrArray *nodes;   /* Node*, index ino - 3 */
+  BoxVfsTree tree;
+  GMutex lock;
+  GPtrArray *nodes;   /* Node*, index ino - INO_NODES */
   GHashTable *by_key; /* key -> ino */
   gint64 mounted;     /* the root's and the log's times */
+  uid_t uid;          /* the owner shown: the view's */
+  gid_t gid;
 };
 
 static Node *node_of(BoxCheckpointView *cv, fuse_ino_t ino)
 {
-  if (ino < 3 || ino - 3 >= cv->nodes->len) return NULL;
-  return g_ptr_array_index(cv->nodes, ino - 3);
+  if (ino < INO_NODES || ino - INO_NODES >= cv->nodes->len) return NULL;
+  return g_ptr_array_index(cv->nodes, ino - INO_NODES);
 }
 
 static fuse_ino_t node_add(BoxCheckpointView *cv, const char *key, const git_oid *oid,
@@ -64,7 +70,7 @@ static fuse_ino_t node_add(BoxCheckpointView *cv, const char *key, const git_oid
   n->mode = mode;
   n->time = time;
   g_ptr_array_add(cv->nodes, n);
-  fuse_ino_t ino = cv->nodes->len + 2;
+  fuse_ino_t ino = INO_NODES + cv->nodes->len - 1;
   g_hash_table_insert(cv->by_key, n->key, GSIZE_TO_POINTER(ino));
   return ino;
 }
@@ -81,9 +87,11 @@ static int attr_of(BoxCheckpointView *cv, fuse_ino_t ino, struct stat *st)
   memset(st, 0, sizeof *st);
   st->st_ino = ino;
   st->st_nlink = 1;
-  if (ino == FUSE_ROOT_ID || ino == INO_LOG) {
+  st->st_uid = cv->uid;
+  st->st_gid = cv->gid;
+  if (ino == INO_ROOT || ino == INO_LOG) {
     st->st_mtime = st->st_ctime = st->st_atime = cv->mounted;
-    if (ino == FUSE_ROOT_ID) {
+    if (ino == INO_ROOT) {
       st->st_mode = S_IFDIR | 0555;
       st->st_nlink = 2;
     } else {
@@ -137,10 +145,18 @@ static git_commit *commit_named(BoxCheckpointView *cv, const char *name)
   return c;
 }
 
-static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+/* Every handler that reads the repository or the nodes holds the view's
+ * lock, to its end. */
+#define VIEW_LOCKED(cv)                                                                            \
+  g_autoptr(GMutexLocker) locker G_GNUC_UNUSED = g_mutex_locker_new(&(cv)->lock)
+
+/* parent 0: the tree's root itself, as the view's .box names it */
+static void op_lookup(void *data, fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-  BoxCheckpointView *cv = fuse_req_userdata(req);
-  if (parent == FUSE_ROOT_ID) {
+  BoxCheckpointView *cv = data;
+  VIEW_LOCKED(cv);
+  if (parent == 0) return reply_entry(req, cv, INO_ROOT);
+  if (parent == INO_ROOT) {
     if (strcmp(name, "log") == 0) return reply_entry(req, cv, INO_LOG);
     git_commit *c = commit_named(cv, name);
     if (!c) return (void)fuse_reply_err(req, ENOENT);
@@ -166,10 +182,10 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
   reply_entry(req, cv, ino);
 }
 
-static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+static void op_getattr(void *data, fuse_req_t req, fuse_ino_t ino)
 {
-  (void)fi;
-  BoxCheckpointView *cv = fuse_req_userdata(req);
+  BoxCheckpointView *cv = data;
+  VIEW_LOCKED(cv);
   struct stat st;
   int err = attr_of(cv, ino, &st);
   if (err)
@@ -180,11 +196,12 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 /* A directory's names, listed at opendir: the root's are the log and the
  * checkpoints, newest first. */
-static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+static void op_opendir(void *data, fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-  BoxCheckpointView *cv = fuse_req_userdata(req);
+  BoxCheckpointView *cv = data;
+  VIEW_LOCKED(cv);
   GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-  if (ino == FUSE_ROOT_ID) {
+  if (ino == INO_ROOT) {
     g_ptr_array_add(names, g_strdup("log"));
     git_revwalk *walk = NULL;
     git_oid oid;
@@ -210,81 +227,90 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 }
 
 /* The entries from offset off that fit in buf; their length.  Offsets: 1
- * and 2 after "." and "..", then 3 + the index of a name. */
-static size_t entries_at(fuse_req_t req, GPtrArray *names, off_t off, char *buf, size_t size)
+ * and 2 after "." and "..", then 3 + the index of a name.  READDIRPLUS's
+ * entries carry no node (0), so the kernel looks each one up. */
+static size_t entries_at(fuse_req_t req, GPtrArray *names, off_t off, char *buf, size_t size,
+                         bool plus)
 {
   size_t used = 0;
   for (off_t i = off; i < (off_t)names->len + 2; i++) {
     const char *name = i == 0 ? "." : i == 1 ? ".." : g_ptr_array_index(names, i - 2);
     /* d_ino: informational (the lookup gives the real one), but never 0,
      * which readdir(3) skips */
-    struct stat st = { .st_ino = (ino_t)i + 1, .st_mode = i < 2 ? S_IFDIR : 0 };
-    size_t need = fuse_add_direntry(req, buf + used, size - used, name, &st, i + 1);
+    struct fuse_entry_param e = { .attr = { .st_ino = (ino_t)i + 1,
+                                            .st_mode = i < 2 ? S_IFDIR : 0 } };
+    size_t need = plus ? fuse_add_direntry_plus(req, buf + used, size - used, name, &e, i + 1)
+                       : fuse_add_direntry(req, buf + used, size - used, name, &e.attr, i + 1);
     if (need > size - used) break;
     used += need;
   }
   return used;
 }
 
-static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-                       struct fuse_file_info *fi)
+static void op_readdir(void *data, fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                       struct fuse_file_info *fi, bool plus)
 {
-  (void)ino;
+  (void)data, (void)ino;
   g_autofree char *buf = g_malloc(size);
-  fuse_reply_buf(req, buf, entries_at(req, (GPtrArray *)(uintptr_t)fi->fh, off, buf, size));
-}
-
-static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-  (void)ino;
-  g_ptr_array_unref((GPtrArray *)(uintptr_t)fi->fh);
-  fuse_reply_err(req, 0);
+  fuse_reply_buf(req, buf, entries_at(req, (GPtrArray *)(uintptr_t)fi->fh, off, buf, size, plus));
 }
 
 /* A file's content, read whole at open: the log as of now, or a blob. */
-static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+static void op_open(void *data, fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-  BoxCheckpointView *cv = fuse_req_userdata(req);
+  BoxCheckpointView *cv = data;
+  VIEW_LOCKED(cv);
   if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
     return (void)fuse_reply_err(req, EROFS);
-  GBytes *data = NULL;
+  GBytes *bytes = NULL;
   if (ino == INO_LOG) {
     char *t = log_text(cv);
-    data = g_bytes_new_take(t, strlen(t));
+    bytes = g_bytes_new_take(t, strlen(t));
     fi->direct_io = 1; /* its size changes with every checkpoint */
   } else {
     Node *n = node_of(cv, ino);
     git_blob *blob = NULL;
     if (!n || n->mode == GIT_FILEMODE_TREE) return (void)fuse_reply_err(req, n ? EISDIR : ENOENT);
     if (git_blob_lookup(&blob, cv->repo, &n->oid) != 0) return (void)fuse_reply_err(req, EIO);
-    data = g_bytes_new(git_blob_rawcontent(blob), (gsize)git_blob_rawsize(blob));
+    bytes = g_bytes_new(git_blob_rawcontent(blob), (gsize)git_blob_rawsize(blob));
     git_blob_free(blob);
     fi->keep_cache = 1; /* a checkpoint never changes */
   }
-  fi->fh = (uint64_t)(uintptr_t)data;
+  fi->fh = (uint64_t)(uintptr_t)bytes;
   fuse_reply_open(req, fi);
 }
 
-static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+static void op_read(void *data, fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                     struct fuse_file_info *fi)
 {
-  (void)ino;
+  (void)data, (void)ino;
   gsize len;
   const char *p = g_bytes_get_data((GBytes *)(uintptr_t)fi->fh, &len);
   gsize from = MIN((gsize)off, len);
   fuse_reply_buf(req, p + from, MIN(size, len - from));
 }
 
-static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+/* A directory's handle holds its names, a file's its content. */
+static void op_release(void *data, fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-  (void)ino;
-  g_bytes_unref((GBytes *)(uintptr_t)fi->fh);
+  BoxCheckpointView *cv = data;
+  bool dir;
+  {
+    VIEW_LOCKED(cv);
+    Node *n = node_of(cv, ino);
+    dir = ino == INO_ROOT || (n && n->mode == GIT_FILEMODE_TREE);
+  }
+  if (dir)
+    g_ptr_array_unref((GPtrArray *)(uintptr_t)fi->fh);
+  else
+    g_bytes_unref((GBytes *)(uintptr_t)fi->fh);
   fuse_reply_err(req, 0);
 }
 
-static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+static void op_readlink(void *data, fuse_req_t req, fuse_ino_t ino)
 {
-  BoxCheckpointView *cv = fuse_req_userdata(req);
+  BoxCheckpointView *cv = data;
+  VIEW_LOCKED(cv);
   Node *n = node_of(cv, ino);
   git_blob *blob = NULL;
   if (!n || n->mode != GIT_FILEMODE_LINK) return (void)fuse_reply_err(req, EINVAL);
@@ -294,23 +320,6 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
   fuse_reply_readlink(req, target);
 }
 
-/* Read-only: the mount is, so the kernel refuses every change (and
- * answers access(2) for writing) itself.  A row per kind of node. */
-// clang-format off
-static const struct fuse_lowlevel_ops view_ops = {
-  .lookup = op_lookup, .getattr = op_getattr, .readlink = op_readlink,
-  .opendir = op_opendir, .readdir = op_readdir, .releasedir = op_releasedir,
-  .open = op_open, .read = op_read, .release = op_release,
-};
-// clang-format on
-
-static void *loop_main(void *data)
-{
-  BoxCheckpointView *cv = data;
-  fuse_session_loop(cv->se);
-  return NULL;
-}
-
 static void node_free(gpointer p)
 {
   Node *n = p;
@@ -318,8 +327,7 @@ static void node_free(gpointer p)
   g_free(n);
 }
 
-BoxCheckpointView *box_checkpoint_view_start(BoxConfig *cfg, const char *workspace,
-                                             const char *mountpoint, GError **error)
+BoxCheckpointView *box_checkpoint_view_new(BoxConfig *cfg, const char *workspace, GError **error)
 {
   g_autofree char *repo = g_build_filename(cfg->box_dir, "private", "checkpoints.git", NULL);
   if (!g_file_test(repo, G_FILE_TEST_IS_DIR)) {
@@ -331,44 +339,36 @@ BoxCheckpointView *box_checkpoint_view_start(BoxConfig *cfg, const char *workspa
   BoxCheckpointView *cv = g_new0(BoxCheckpointView, 1);
   cv->cp = cp;
   cv->repo = box_checkpoints_repository(cp);
+  g_mutex_init(&cv->lock);
   cv->nodes = g_ptr_array_new_with_free_func(node_free);
   cv->by_key = g_hash_table_new(g_str_hash, g_str_equal);
   cv->mounted = g_get_real_time() / G_USEC_PER_SEC;
-  const char *argv[] = { "boxfs-checkpoints", "-o", "ro,fsname=boxfs-checkpoints,subtype=boxfs",
-                         NULL };
-  struct fuse_args args = FUSE_ARGS_INIT(3, (char **)argv);
-  cv->se = fuse_session_new(&args, &view_ops, sizeof view_ops, cv);
-  fuse_opt_free_args(&args);
-  if (!cv->se || fuse_session_mount(cv->se, mountpoint) != 0) {
-    g_set_error(error, BOX_CHECKPOINTS_ERROR, 1, "cannot mount the checkpoints at %s", mountpoint);
-    box_checkpoint_view_stop(cv);
-    return NULL;
-  }
-  /* the loop thread takes none of the caller's signals */
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &old);
-  cv->thread_started = pthread_create(&cv->thread, NULL, loop_main, cv) == 0;
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (!cv->thread_started) {
-    g_set_error(error, BOX_CHECKPOINTS_ERROR, 1, "cannot start the checkpoints' FUSE loop");
-    box_checkpoint_view_stop(cv);
-    return NULL;
-  }
+  cv->uid = getuid();
+  cv->gid = getgid();
+  /* Read-only: a change never reaches a handler (the vfs refuses it), and
+   * an open for writing is refused here.  A row per kind of node. */
+  // clang-format off
+  cv->tree = (BoxVfsTree){
+    .name = "checkpoints", .data = cv,
+    .lookup = op_lookup, .getattr = op_getattr, .readlink = op_readlink,
+    .opendir = op_opendir, .readdir = op_readdir,
+    .open = op_open, .read = op_read, .release = op_release,
+  };
+  // clang-format on
   return cv;
 }
 
-void box_checkpoint_view_stop(BoxCheckpointView *cv)
+const BoxVfsTree *box_checkpoint_view_tree(BoxCheckpointView *cv)
+{
+  return cv ? &cv->tree : NULL;
+}
+
+void box_checkpoint_view_free(BoxCheckpointView *cv)
 {
   if (!cv) return;
-  if (cv->se) {
-    fuse_session_exit(cv->se);
-    fuse_session_unmount(cv->se); /* ends the loop's read */
-    if (cv->thread_started) pthread_join(cv->thread, NULL);
-    fuse_session_destroy(cv->se);
-  }
   g_ptr_array_unref(cv->nodes);
   g_hash_table_unref(cv->by_key);
   box_checkpoints_close(cv->cp);
+  g_mutex_clear(&cv->lock);
   g_free(cv);
 }

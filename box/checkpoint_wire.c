@@ -6,11 +6,15 @@
  * Outside changes.  The mount sees only what the box does.  The operator's
  * editor and `box mount --rw` write the workspace directly, so boxd keeps
  * an inotify watch on the workspace's directories: every name it reports
- * that no running command claims is recorded first, as an "outside"
- * checkpoint, before the next command's (a path a command also changed in
- * the meantime goes with the command).  The mount's own fanotify watch
- * (vfs/watch.c) sees name changes only, in the directories the kernel
- * holds, which misses an edit in place.
+ * that no command claims is recorded first, as an "outside" checkpoint,
+ * before the next command's (a path a command also changed in the meantime
+ * goes with the command, whether it runs or its checkpoint is yet to be
+ * made).  What changed while the first checkpoint read the whole tree is
+ * recorded right after it, not at the next command: a file the scan read
+ * half written, or changed after the scan passed it, is made right at
+ * once.  The mount's own fanotify watch (vfs/watch.c) sees name changes
+ * only, in the directories the kernel holds, which misses an edit in
+ * place.
  *
  * Restore (the `box restore` verb, another process) must not run while a
  * command does, nor while its checkpoint is being written: each command
@@ -55,8 +59,9 @@ struct BoxdCheckpoints {
   char *workspace;
   char *lock_path;
   GMutex lock;
-  GHashTable *sets;    /* command -> GHashTable* of paths (owned strings) */
-  GHashTable *decided; /* command -> GString of decision ids, space-separated */
+  GHashTable *sets;        /* command -> GHashTable* of paths (owned strings) */
+  GHashTable *queued_sets; /* the sets of the command jobs not yet made (borrowed) */
+  GHashTable *decided;     /* command -> GString of decision ids, space-separated */
   BoxTelemetry *telemetry;
   GHashTable *outside; /* paths the workspace watch reported */
   GAsyncQueue *jobs;   /* Job* */
@@ -219,7 +224,9 @@ static void record(BoxdCheckpoints *k, GHashTable *set, const char *subject, con
     box_telemetry_control(k->telemetry, "checkpoint", id, NULL, detail);
 }
 
-/* What the watch saw that no running command claims: the outside's. */
+/* What the watch saw that no command claims, running or queued: the
+ * outside's.  (A command that ended has its job queued, and its checkpoint
+ * reads its paths as they are then.) */
 static GHashTable *take_outside(BoxdCheckpoints *k)
 {
   GHashTable *out = path_set();
@@ -233,6 +240,9 @@ static GHashTable *take_outside(BoxdCheckpoints *k)
     gpointer set;
     g_hash_table_iter_init(&ci, k->sets);
     while (!claimed && g_hash_table_iter_next(&ci, NULL, &set))
+      claimed = g_hash_table_contains(set, key);
+    g_hash_table_iter_init(&ci, k->queued_sets);
+    while (!claimed && g_hash_table_iter_next(&ci, &set, NULL))
       claimed = g_hash_table_contains(set, key);
     if (!claimed) g_hash_table_add(out, g_strdup(key));
   }
@@ -264,7 +274,34 @@ static void record_command(BoxdCheckpoints *k, Job *job)
                                           job->command, decisions, job->text);
   g_autofree char *detail =
     g_strdup_printf("command-id: %d; decisions: %s", job->command, decisions);
+  /* The watch saw the command's own writes too.  Read now, they are
+   * dropped from the outside's: the commit reads the paths after them, so
+   * the next command's start finds nothing to hand over for them (that
+   * hand-off and a second read of each path cost every command that
+   * follows a writing one).  A change after this read is the watch's
+   * again. */
+  watch_drain(k);
+  g_mutex_lock(&k->lock);
+  GHashTableIter it;
+  gpointer path;
+  g_hash_table_iter_init(&it, job->paths);
+  while (g_hash_table_iter_next(&it, &path, NULL)) g_hash_table_remove(k->outside, path);
+  g_mutex_unlock(&k->lock);
   record(k, job->paths, first, body, detail);
+}
+
+/* Tests: BOXFS_TEST_FIRST_CHECKPOINT_PAUSE names a FIFO the commit thread
+ * reads to its end once the first checkpoint is made, before it takes what
+ * changed meanwhile: a change the test makes then stands for one made
+ * while the scan ran, after the scan read its path, without a race. */
+static void first_checkpoint_pause(void)
+{
+  const char *fifo = g_getenv("BOXFS_TEST_FIRST_CHECKPOINT_PAUSE");
+  int fd = fifo ? open(fifo, O_RDONLY | O_CLOEXEC) : -1;
+  char buf[64];
+  ssize_t n;
+  while (fd >= 0 && ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))) continue;
+  if (fd >= 0) close(fd);
 }
 
 static gpointer commit_main(gpointer data)
@@ -281,12 +318,15 @@ static gpointer commit_main(gpointer data)
        * by the scan after it */
       if (k->watch_thread) watch_tree(k, k->workspace);
       record(k, NULL, "box started", "kind: start\n", NULL);
+      first_checkpoint_pause();
+      record_outside(k);
     } else if (job->kind == JOB_COMMAND)
       record_command(k, job);
     else
       record_outside(k);
     if (job->lock_fd >= 0) close(job->lock_fd);
     g_mutex_lock(&k->lock);
+    if (job->paths) g_hash_table_remove(k->queued_sets, job->paths);
     k->done = job->seq;
     k->started = true;
     g_cond_broadcast(&k->done_cond);
@@ -359,6 +399,9 @@ static void enqueue(BoxdCheckpoints *k, int command, const char *text, int lock_
   GString *decisions = NULL;
   g_hash_table_steal_extended(k->sets, GINT_TO_POINTER(command), NULL, (gpointer *)&set);
   g_hash_table_steal_extended(k->decided, GINT_TO_POINTER(command), NULL, (gpointer *)&decisions);
+  /* claimed from the running to the queued at once: the outside takes
+   * none of its paths in between */
+  if (set) g_hash_table_add(k->queued_sets, set);
   g_mutex_unlock(&k->lock);
   if (!set) {
     if (decisions) g_string_free(decisions, TRUE);
@@ -387,22 +430,42 @@ void boxd_checkpoints_after(Boxd *d, int command, const char *text)
   if (d->checkpoints) enqueue(d->checkpoints, command, text, -1, true);
 }
 
-/* The temporary pack of a whole-tree checkpoint a killed run left (the
- * checkpoints' pack.c).  Only with the lock shared: a restore, the only
- * other writer, holds it exclusively while it writes. */
-static void drop_stale_packs(const char *repo, const char *lock_path)
+/* The files below dir (and its subdirectories when deep) whose names
+ * start with prefix and end with suffix: removed. */
+static void drop_named(const char *dir, const char *prefix, const char *suffix, bool deep)
+{
+  GDir *d = g_dir_open(dir, 0, NULL);
+  const char *e;
+  while (d && (e = g_dir_read_name(d)) != NULL) {
+    g_autofree char *p = g_build_filename(dir, e, NULL);
+    if (deep && g_file_test(p, G_FILE_TEST_IS_DIR) && !g_file_test(p, G_FILE_TEST_IS_SYMLINK))
+      drop_named(p, prefix, suffix, deep);
+    else if (g_str_has_prefix(e, prefix) && g_str_has_suffix(e, suffix))
+      unlink(p);
+  }
+  if (d) g_dir_close(d);
+}
+
+/* What a killed run left in the repository: the temporary pack of a
+ * whole-tree checkpoint (the checkpoints' pack.c), and git's lock file of
+ * a reference it was moving, which would refuse every later commit.  Only
+ * with the lock shared: a restore, the only other writer, holds it
+ * exclusively while it writes. */
+static void drop_stale(const char *repo, const char *lock_path)
 {
   int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return;
-  g_autofree char *dir = g_build_filename(repo, "objects", "pack", NULL);
-  GDir *d = flock(fd, LOCK_SH | LOCK_NB) == 0 ? g_dir_open(dir, 0, NULL) : NULL;
-  const char *e;
-  while (d && (e = g_dir_read_name(d)) != NULL)
-    if (g_str_has_prefix(e, "tmp_box_pack_")) {
-      g_autofree char *p = g_build_filename(dir, e, NULL);
+  if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+    g_autofree char *packs = g_build_filename(repo, "objects", "pack", NULL);
+    g_autofree char *refs = g_build_filename(repo, "refs", NULL);
+    drop_named(packs, "tmp_box_pack_", "", false);
+    drop_named(refs, "", ".lock", true);
+    const char *top[] = { "HEAD.lock", "packed-refs.lock" };
+    for (guint i = 0; i < G_N_ELEMENTS(top); i++) {
+      g_autofree char *p = g_build_filename(repo, top[i], NULL);
       unlink(p);
     }
-  if (d) g_dir_close(d);
+  }
   close(fd);
 }
 
@@ -417,18 +480,19 @@ bool boxd_checkpoints_start(Boxd *d)
     g_printerr("box: warning: no checkpoints: %s\n", error->message);
     return false;
   }
-  box_checkpoints_prune(cp, limits->keep);
   BoxdCheckpoints *k = g_new0(BoxdCheckpoints, 1);
   k->cp = cp;
   k->limits = limits;
   k->workspace = g_strdup(d->workspace);
   k->lock_path = g_build_filename(d->config->box_dir, "private", "checkpoints.lock", NULL);
-  drop_stale_packs(repo, k->lock_path);
+  drop_stale(repo, k->lock_path);
+  box_checkpoints_prune(cp, limits->keep);
   g_mutex_init(&k->lock);
   g_mutex_init(&k->inotify_read);
   g_cond_init(&k->done_cond);
   k->sets =
     g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)g_hash_table_unref);
+  k->queued_sets = g_hash_table_new(g_direct_hash, g_direct_equal);
   k->outside = path_set();
   k->decided = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, string_free);
   k->telemetry = d->telemetry;
@@ -474,7 +538,7 @@ void boxd_checkpoints_stop(Boxd *d)
   if (k->inotify_fd >= 0) close(k->inotify_fd);
   if (k->wake_fd >= 0) close(k->wake_fd);
   box_checkpoints_close(k->cp);
-  GHashTable *tables[] = { k->sets, k->outside, k->wds, k->decided };
+  GHashTable *tables[] = { k->sets, k->queued_sets, k->outside, k->wds, k->decided };
   for (guint i = 0; i < G_N_ELEMENTS(tables); i++) g_hash_table_unref(tables[i]);
   g_async_queue_unref(k->jobs);
   g_mutex_clear(&k->lock);

@@ -13,7 +13,8 @@
  *                    10 ms): its text, its working directory now and its
  *                    RAM area
  *   checkpoints/     the box's checkpoints, read-only: log, and <id>/ the
- *                    workspace at each (checkpoint_view.c; root's views)
+ *                    workspace at each (checkpoint_view.c, served by the
+ *                    view's vfs)
  * The view is its own FUSE daemon (libboxvfs, no policy: the operator is not
  * the agent), so it works with or without a running box; the running box
  * publishes its roots and commands under <box_dir>/private/live.
@@ -116,14 +117,11 @@ static void unbind_all(GPtrArray *binds)
   }
 }
 
-/* The checkpoints at .box/checkpoints, over the view's read-only bind
- * (they are read-only anyway); NULL, said, when they cannot be. */
-static BoxCheckpointView *mount_checkpoints(BoxConfig *cfg, const char *workspace,
-                                            const char *target)
+/* The checkpoints for .box/checkpoints; NULL, said, when they cannot be. */
+static BoxCheckpointView *view_checkpoints(BoxConfig *cfg, const char *workspace)
 {
-  g_autofree char *at = g_build_filename(target, ".box", "checkpoints", NULL);
   g_autoptr(GError) error = NULL;
-  BoxCheckpointView *cv = box_checkpoint_view_start(cfg, workspace ? workspace : "/", at, &error);
+  BoxCheckpointView *cv = box_checkpoint_view_new(cfg, workspace ? workspace : "/", &error);
   if (!cv && cfg->checkpoints.enabled)
     fprintf(stderr, "box: warning: no checkpoints in the view: %s\n", error->message);
   return cv;
@@ -131,7 +129,6 @@ static BoxCheckpointView *mount_checkpoints(BoxConfig *cfg, const char *workspac
 
 typedef struct {
   const char *name, *workspace;
-  BoxConfig *cfg;
 } Shown;
 
 static void say_mounted(const Shown *shown, const char *target, bool rw)
@@ -164,7 +161,6 @@ static int view_by_binds(BoxVfsConfig *vc, const Shown *shown, const char *targe
   int status = 0;
   g_autofree char *ram = box_vfs_ram_root(vfs, command);
   GPtrArray *binds = g_ptr_array_new_with_free_func(g_free);
-  BoxCheckpointView *checkpoints = NULL;
   if (!box_vfs_command_attach(vfs, command, getpid(), true, &error)) {
     status = box_fail("cannot place the view's readers: %s", error->message);
     goto out;
@@ -191,12 +187,10 @@ static int view_by_binds(BoxVfsConfig *vc, const Shown *shown, const char *targe
         status = box_fail("cannot make the view read-only: %s", g_strerror(errno));
         goto out;
       }
-  checkpoints = mount_checkpoints(shown->cfg, shown->workspace, target);
   say_mounted(shown, target, rw);
   int sig = 0;
   sigwait(set, &sig);
 out:
-  box_checkpoint_view_stop(checkpoints);
   unbind_all(binds);
   g_ptr_array_unref(binds);
   box_vfs_command_end(vfs, command);
@@ -302,12 +296,13 @@ int box_verb_mount(int argc, char **argv)
     .operator_home = operator_home,
     .view_log = log,
     .view_live_dir = live,
-    /* fusermount3 mounts nothing inside an ordinary user's view */
-    .view_checkpoints = geteuid() == 0,
   };
-  Shown shown = { cfg->name, workspace, cfg };
+  BoxCheckpointView *checkpoints = view_checkpoints(cfg, workspace);
+  vc.view_tree = box_checkpoint_view_tree(checkpoints);
+  Shown shown = { cfg->name, workspace };
   int status = geteuid() == 0 ? view_by_binds(&vc, &shown, target, rw, &set)
                               : view_by_fusermount(&vc, &shown, target, rw, &set);
+  box_checkpoint_view_free(checkpoints);
   if (status == 0) fprintf(stderr, "box: unmounted %s\n", target);
   return status;
 }

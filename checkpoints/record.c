@@ -314,13 +314,14 @@ static int update_tree(BoxCheckpoints *cp, git_tree *base, GPtrArray *rels, int 
   for (guint i = 0; i < rels->len && rc == 0; i++) {
     const char *rel = g_ptr_array_index(rels, i);
     git_tree_entry *was = NULL;
-    if (git_tree_entry_bypath(&was, base, rel) == 0) {
-      /* removed first, so that a file that became a directory (or the
-       * reverse) is put in anew */
-      git_tree_update u = { .action = GIT_TREE_UPDATE_REMOVE, .path = rel };
-      g_array_append_val(removes, u);
-      git_tree_entry_free(was);
-    }
+    bool had = git_tree_entry_bypath(&was, base, rel) == 0;
+    bool was_tree = had && git_tree_entry_filemode(was) == GIT_FILEMODE_TREE;
+    git_tree_entry_free(was);
+    /* Removed first when it is gone, or when a file became a directory
+     * (or the reverse), to be put in anew; an entry of the same kind is
+     * replaced by its upsert alone (a second rewrite of every tree above
+     * it saved, the usual case). */
+    git_tree_update gone = { .action = GIT_TREE_UPDATE_REMOVE, .path = rel };
     forget_modes(cp, rel);
     /* the directory that holds it, reached without a symlink: a path the
      * agent made into a link to elsewhere is recorded as that link, and
@@ -331,9 +332,12 @@ static int update_tree(BoxCheckpoints *cp, git_tree *base, GPtrArray *rels, int 
                             .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS };
     int dfd = (int)syscall(SYS_openat2, wfd, dir, &how, sizeof how);
     struct stat st;
-    if (dfd < 0) continue;
-    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (dfd >= 0 && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
       close(dfd);
+      dfd = -1;
+    }
+    if (dfd < 0) {
+      if (had) g_array_append_val(removes, gone);
       continue;
     }
     git_tree_update u = { .action = GIT_TREE_UPDATE_UPSERT, .path = rel };
@@ -347,6 +351,8 @@ static int update_tree(BoxCheckpoints *cp, git_tree *base, GPtrArray *rels, int 
       r = entry_blob(cp, dfd, name, &st, &u.id, &u.filemode);
     }
     close(dfd);
+    if (had && (r == 1 || was_tree != (u.filemode == GIT_FILEMODE_TREE)))
+      g_array_append_val(removes, gone);
     if (r == 1) continue;
     rc = r;
     note_mode(cp, rel, st.st_mode);

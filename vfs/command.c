@@ -104,7 +104,11 @@ Command *vfs_command_create(BoxVfs *v, const char *root_name)
       Node *cd = vfs_ram_new(v, c->id, box, "commands", S_IFDIR | 0555, 0, 0, &err);
       if (cd) cd->special = SPECIAL_COMMANDS;
     }
-    if (v->view_checkpoints) vfs_ram_new(v, c->id, box, "checkpoints", S_IFDIR | 0555, 0, 0, &err);
+    /* the tree's name, listed: its lookup is the tree's (op_lookup.c) */
+    Node *tn = v->view_tree.name
+                 ? vfs_ram_new(v, c->id, box, v->view_tree.name, S_IFDIR | 0555, 0, 0, &err)
+                 : NULL;
+    if (tn) tn->special = SPECIAL_TREE;
   }
   return c;
 }

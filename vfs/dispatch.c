@@ -34,6 +34,10 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 static void dispatch(fuse_req_t req, struct fuse_file_info *place_fi,
                      const struct fuse_file_info *fi, Job args)
 {
+  if (vfs_tree_of(req, args.ino) || vfs_tree_of(req, args.ino2)) {
+    fuse_reply_err(req, EROFS); /* a change: the tree's reads are its own */
+    return;
+  }
   Caller c;
   vfs_job_set_inline(NULL, NULL);
   vfs_place(V(req), req, place_fi, &c);
@@ -68,6 +72,8 @@ static void job_getattr(Job *j)
 }
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+  const BoxVfsTree *t = vfs_tree_of(req, ino);
+  if (t) return t->getattr(t->data, req, ino);
   Fh *fh = FH(fi);
   if (fh && fh->kind == FH_PASS_FILE && fh->fd >= 0) {
     /* fstat(2), or the kernel checking a file it reads: covered by the
@@ -104,6 +110,7 @@ static void job_access(Job *j)
 }
 static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 {
+  if (vfs_tree_of(req, ino)) return (void)fuse_reply_err(req, mask & W_OK ? EROFS : 0);
   dispatch(req, NULL, NULL, (Job){ .ino = ino, .mask = mask, .run = job_access });
 }
 
@@ -113,6 +120,8 @@ static void job_readlink(Job *j)
 }
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
+  const BoxVfsTree *t = vfs_tree_of(req, ino);
+  if (t) return t->readlink(t->data, req, ino);
   dispatch(req, NULL, NULL, (Job){ .ino = ino, .run = job_readlink });
 }
 
@@ -197,6 +206,8 @@ static void job_open(Job *j)
 }
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+  const BoxVfsTree *t = vfs_tree_of(req, ino);
+  if (t) return t->open(t->data, req, ino, fi);
   dispatch(req, NULL, fi, (Job){ .ino = ino, .run = job_open });
 }
 
@@ -217,6 +228,8 @@ static void job_opendir(Job *j)
 }
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+  const BoxVfsTree *t = vfs_tree_of(req, ino);
+  if (t) return t->opendir(t->data, req, ino, fi);
   dispatch(req, NULL, fi, (Job){ .ino = ino, .run = job_opendir });
 }
 

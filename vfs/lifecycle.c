@@ -189,7 +189,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error)
   v->ram_max_inodes = config->ram_max_inodes ? config->ram_max_inodes : VFS_RAM_MAX_INODES;
   v->view_log = g_strdup(config->view_log);
   v->view_live_dir = g_strdup(config->view_live_dir);
-  v->view_checkpoints = config->view_checkpoints;
+  if (config->view_tree) v->view_tree = *config->view_tree;
   v->live_dir = g_strdup(config->live_dir);
   v->in_user_namespace = config->in_user_namespace;
   v->premounted_at = g_strdup(config->premounted_at);

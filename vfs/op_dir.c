@@ -302,21 +302,23 @@ static void list_request(fuse_req_t req, size_t size, off_t off, struct fuse_fil
 void vfs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                     struct fuse_file_info *fi)
 {
-  (void)ino;
+  const BoxVfsTree *t = vfs_tree_of(req, ino);
+  if (t) return t->readdir(t->data, req, ino, size, off, fi, false);
   list_request(req, size, off, fi, fill_readdir);
 }
 
 void vfs_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                         struct fuse_file_info *fi)
 {
-  (void)ino;
+  const BoxVfsTree *t = vfs_tree_of(req, ino);
+  if (t) return t->readdir(t->data, req, ino, size, off, fi, true);
   list_request(req, size, off, fi, fill_readdirplus);
 }
 
 void vfs_op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
   BoxVfs *v = V(req);
-  (void)ino;
+  if (vfs_tree_of(req, ino)) return (void)fuse_reply_err(req, 0);
   int err;
   Fh *fh = vfs_fh_check(v, req, fi, &err);
   if (fh && fh->kind == FH_PASS_DIR) {

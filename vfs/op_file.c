@@ -399,7 +399,8 @@ static Node *ram_file_locked(BoxVfs *v, fuse_req_t req, Fh *fh, int err)
 void vfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
   BoxVfs *v = V(req);
-  (void)ino;
+  const BoxVfsTree *t = vfs_tree_of(req, ino);
+  if (t) return t->read(t->data, req, ino, size, off, fi);
   Fh *fh = fh_or_refuse(v, req, fi);
   if (!fh) return;
   if (fh->kind == FH_PASS_FILE) {
@@ -504,7 +505,8 @@ void vfs_fh_free(BoxVfs *v, Fh *fh)
 /* RELEASE and RELEASEDIR */
 void vfs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-  (void)ino;
+  const BoxVfsTree *t = vfs_tree_of(req, ino);
+  if (t) return t->release(t->data, req, ino, fi);
   Fh *fh = FH(fi);
   if (fh) vfs_fh_free(V(req), fh);
   vfs_reply_err(req, 0);
@@ -513,7 +515,7 @@ void vfs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 void vfs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
   BoxVfs *v = V(req);
-  (void)ino;
+  if (vfs_tree_of(req, ino)) return (void)fuse_reply_err(req, 0); /* nothing it holds is dirty */
   int err;
   Fh *fh = vfs_fh_check(v, req, fi, &err);
   if (fh && fh->kind == FH_PASS_FILE) {

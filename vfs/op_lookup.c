@@ -232,6 +232,8 @@ static int tool_may_see(BoxVfs *v, const Caller *c, Node *p, const char *name,
 void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
   BoxVfs *v = V(req);
+  const BoxVfsTree *t = vfs_tree_of(req, parent);
+  if (t) return t->lookup(t->data, req, parent, name);
   Caller c;
   vfs_place(v, req, NULL, &c);
   if (!c.placed && !vfs_place_daemon(v, req, parent, &c)) {
@@ -317,6 +319,12 @@ void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     }
   }
   if (!n && !err) err = ENOENT;
+  if (n && n->special == SPECIAL_TREE) {
+    g_mutex_unlock(&v->lock);
+    vfs_unpin(v, p);
+    v->view_tree.lookup(v->view_tree.data, req, 0, name);
+    return;
+  }
   n = vfs_view_shown(v, p, n);
   if (n) err = vfs_fill_entry(v, n, &e);
   char *probe = NULL;

@@ -54,6 +54,7 @@ typedef enum {
   SPECIAL_DECISIONS, /* .box/decisions.jsonl of an operator's view (view_log) */
   SPECIAL_COMMANDS,  /* .box/commands/ of an operator's view (view_live_dir) */
   SPECIAL_CMDINFO,   /* .box/commands/<N>: one running command, rendered */
+  SPECIAL_TREE,      /* .box/<name> of an operator's view: its view_tree's root */
 } NodeSpecial;
 
 typedef struct Node Node;
@@ -160,7 +161,7 @@ struct BoxVfs {
   /* the operator's view and what boxd publishes for it */
   char *view_log;
   char *view_live_dir;
-  bool view_checkpoints;
+  BoxVfsTree view_tree; /* name NULL: none */
   char *live_dir;
   bool in_user_namespace;
   char *premounted_at;
@@ -561,6 +562,14 @@ void vfs_backing_for_reply(int id);
 static inline BoxVfs *V(fuse_req_t req)
 {
   return fuse_req_userdata(req);
+}
+/* The view's tree when ino is one of its nodes: the request is its.  The
+ * inode number first, which costs no call on the way of every request. */
+static inline const BoxVfsTree *vfs_tree_of(fuse_req_t req, fuse_ino_t ino)
+{
+  if (!(ino & BOX_VFS_TREE_INO)) return NULL;
+  const BoxVfsTree *t = &V(req)->view_tree;
+  return t->name ? t : NULL;
 }
 static inline Fh *FH(struct fuse_file_info *fi)
 {

@@ -7,6 +7,7 @@
 #define BOX_VFS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <sys/resource.h>
 #include <glib.h>
@@ -34,6 +35,33 @@ typedef void (*BoxVfsRecordFn)(void *data, int command, const char *action, json
  * that acted, possibly more than once per path.  No tree scan then tells
  * what a command changed. */
 typedef void (*BoxVfsChangedFn)(void *data, int command, const char *path);
+
+/* A read-only tree its caller serves inside the view, at .box/<name>
+ * (`box mount`'s checkpoints, read with libgit2, which the vfs never
+ * links).  Its nodes' inode numbers are the caller's, each with
+ * BOX_VFS_TREE_INO set; the requests on them reach these handlers as they
+ * came (the handlers reply; data is theirs), lookup with parent 0 asking
+ * for the tree's root itself.  Every change to it is refused (EROFS). */
+#define BOX_VFS_TREE_INO (1ull << 61)
+struct fuse_req;
+struct fuse_file_info;
+typedef struct {
+  const char *name;
+  void *data;
+  void (*lookup)(void *data, struct fuse_req *req, uint64_t parent, const char *name);
+  void (*getattr)(void *data, struct fuse_req *req, uint64_t ino);
+  void (*readlink)(void *data, struct fuse_req *req, uint64_t ino);
+  void (*opendir)(void *data, struct fuse_req *req, uint64_t ino, struct fuse_file_info *fi);
+  /* plus: a READDIRPLUS, whose entries carry no attributes (the kernel
+   * looks each name up) */
+  void (*readdir)(void *data, struct fuse_req *req, uint64_t ino, size_t size, off_t off,
+                  struct fuse_file_info *fi, bool plus);
+  void (*open)(void *data, struct fuse_req *req, uint64_t ino, struct fuse_file_info *fi);
+  void (*read)(void *data, struct fuse_req *req, uint64_t ino, size_t size, off_t off,
+               struct fuse_file_info *fi);
+  /* RELEASE and RELEASEDIR */
+  void (*release)(void *data, struct fuse_req *req, uint64_t ino, struct fuse_file_info *fi);
+} BoxVfsTree;
 
 /* A request answered from the decision cache (cache_decisions): policy was
  * not asked, so its history has not seen the request yet. */
@@ -95,9 +123,9 @@ typedef struct {
    * read live) and commands/ (the commands published in view_live_dir). */
   const char *view_log;
   const char *view_live_dir;
-  /* `box mount`: an empty .box/checkpoints/ too, where the view mounts the
-   * box's checkpoints (box/checkpoint_view.c). */
-  bool view_checkpoints;
+  /* `box mount`: a tree of the caller's own in the view's .box/ too (the
+   * box's checkpoints: box/checkpoint_view.c), or NULL. */
+  const BoxVfsTree *view_tree;
   /* Mounted from a user namespace of the process's own (an ordinary
    * user's box): no FUSE passthrough, which needs CAP_SYS_ADMIN in the
    * host's. */

@@ -3,6 +3,7 @@
 the workspace, built from the paths the mount saw it change, plus "outside"
 commits for changes made around the box; `box checkpoints`, `box diff` and
 `box restore` on real boxes."""
+import errno
 import hashlib
 import json
 import os
@@ -269,6 +270,18 @@ def shutil_rm(path):
     subprocess.run(["rm", "-rf", str(path)], check=True)
 
 
+def restart_and_write(box, word):
+    """Starts the box again after its boxd was killed, and has a command
+    write word to word.txt: its checkpoint lands (awaited by its content)."""
+    (box.box_dir / "run" / "box.sock").unlink()  # the killed run's
+    box.start()
+    assert box.bash(f"echo {word} > {word}.txt").returncode == 0
+    deadline = time.time() + 30
+    while f"{word}.txt" not in tree_of(box, "HEAD") and time.time() < deadline:
+        time.sleep(0.05)
+    assert git_repo(box, "show", f"HEAD:{word}.txt") == f"{word}\n"
+
+
 def test_killed_mid_command_leaves_a_valid_repository(box):
     start(box)
     ws = box.workspace
@@ -285,16 +298,92 @@ def test_killed_mid_command_leaves_a_valid_repository(box):
     fsck_clean(box)
     # the next run goes on from the last checkpoint
     before = len(commits(box))
-    (box.box_dir / "run" / "box.sock").unlink()  # the killed run's
-    box.start()
-    assert box.bash("echo after > after.txt").returncode == 0
     # The new run's first scan may commit what the killed run's writer left
     # before the command's own checkpoint lands: wait for the latter.
-    deadline = time.time() + 30
-    while "after.txt" not in tree_of(box, "HEAD") and time.time() < deadline:
-        time.sleep(0.05)
-    assert "after.txt" in tree_of(box, "HEAD")
+    restart_and_write(box, "after")
     assert len(commits(box)) >= before + 1
+    fsck_clean(box)
+
+
+def test_a_file_that_becomes_a_directory_and_back(box):
+    start(box)
+    sources = ["echo f > t && mkdir -p u/v && echo g > u/v/g",
+               "rm t && mkdir t && echo in > t/f && echo h > u/v/g",
+               "rm -r t u/v && echo flat > t && echo file > u/v",
+               "echo again > t && chmod +x u/v"]
+    want = []
+    for source in sources:
+        r = box.bash(source)
+        assert r.returncode == 0, (source, r.stderr)
+        files, _dirs = snapshot(box.workspace)
+        want.append({p: (m, o) for p, (m, o, _) in files.items()})
+    wait_count(box, 1 + len(sources))
+    assert [tree_of(box, c) for c in commits(box)[1:]] == want
+    fsck_clean(box)
+
+
+def open_paused_fifo(fifo, timeout=30):
+    """The FIFO's writing end, once boxd waits on its reading end (a
+    non-blocking open finds no reader before: ENXIO)."""
+    deadline = time.time() + timeout
+    while True:
+        try:
+            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as e:
+            if e.errno != errno.ENXIO or time.time() > deadline:
+                raise
+        time.sleep(0.05)
+
+
+def test_changes_made_while_the_first_checkpoint_is_read_follow_it_at_once(box, tmp_path):
+    # boxd pauses once the first checkpoint is made, before it takes what
+    # changed meanwhile: what the test does then is what a change during
+    # the scan, after it read the path, would leave
+    fifo = tmp_path / "pause"
+    os.mkfifo(fifo)
+    box.write_policy(ALLOW_ALL)
+    box.write_config()
+    box.start(prefix=("env", f"BOXFS_TEST_FIRST_CHECKPOINT_PAUSE={fifo}"))
+    fd = open_paused_fifo(fifo)
+    try:
+        first = commits(box)
+        assert len(first) == 1
+        # an edit from outside, and a command that ends before its
+        # checkpoint can be made
+        (box.workspace / "outside.txt").write_text("outside\n")
+        (box.workspace / "src" / "main.rs").write_text("fn main() {}\n")
+        assert box.bash("echo during > during.txt").returncode == 0
+        assert len(commits(box)) == 1
+    finally:
+        os.close(fd)
+    # no further command: the outside's changes follow the first checkpoint
+    # by themselves, and the command keeps its own, after them
+    wait_count(box, 3)
+    start_id, outside_id, command_id = commits(box)
+    assert start_id == first[0]
+    assert "outside.txt" not in tree_of(box, start_id)
+    changed = [sorted(git_repo(box, "diff-tree", "--no-commit-id", "--name-only", "-r", c).split())
+               for c in (outside_id, command_id)]
+    assert changed == [["outside.txt", "src/main.rs"], ["during.txt"]]
+    assert git_repo(box, "log", "-1", "--format=%B", outside_id).startswith("outside the box\n")
+    assert git_repo(box, "log", "-1", "--format=%s", command_id) == "echo during > during.txt\n"
+    assert git_repo(box, "show", "HEAD:src/main.rs") == "fn main() {}\n"
+
+
+def test_a_lock_a_killed_run_left_keeps_no_checkpoint_out(box):
+    # A SIGKILL while a commit moved the branch leaves git's lock file of
+    # it, which would refuse every later commit: what the kill leaves is
+    # made here, as the moment to hit is too short to hit on purpose.
+    start(box)
+    assert box.bash("echo one > one.txt").returncode == 0
+    wait_count(box, 2)
+    box.proc.send_signal(signal.SIGKILL)
+    box.proc.wait(timeout=30)
+    branch = git_repo(box, "symbolic-ref", "HEAD").strip()
+    lock = repo(box) / (branch + ".lock")
+    lock.write_text(git_repo(box, "rev-parse", "HEAD"))
+    restart_and_write(box, "two")
+    assert not lock.exists()
     fsck_clean(box)
 
 
