@@ -72,6 +72,9 @@ def running(box, tmp_path):
 def test_view_shows_the_roots_read_only_and_unmounts_on_sigterm(running):
     box, make = running
     v = make()
+    assert "is not running" not in v.stderr()
+    # the agent's hidden .box is listed to the operator
+    assert ".box" in os.listdir(v.mnt)
     main = v.path(box.workspace / "src" / "main.rs")
     assert main.read_text() == (box.workspace / "src" / "main.rs").read_text()
     assert sorted(os.listdir(v.path(box.workspace))) == sorted(os.listdir(box.workspace))
@@ -180,6 +183,22 @@ def test_view_killed_by_sigkill_is_cleared_by_the_next(running):
     assert w.stop() == 0
     assert not mounted_at(str(v.mnt))
     assert not [d for d in os.listdir("/tmp") if d.startswith("boxfs-opview-")]
+
+
+def test_view_of_a_box_not_running_says_so(box, tmp_path):
+    box.write_policy('permit(principal, action, resource);\n')
+    box.write_config()
+    mnt = tmp_path / "view"
+    mnt.mkdir()
+    v = View(box, mnt)
+    try:
+        assert "box: box test is not running:" in v.stderr()
+        assert {"commands", "decisions.jsonl"} <= set(os.listdir(v.mnt / ".box"))
+        assert os.listdir(v.mnt / ".box" / "commands") == []
+        assert v.path(box.workspace / "src" / "main.rs").read_text().startswith("fn main")
+    finally:
+        assert v.stop() == 0
+    assert not mounted_at(str(mnt))
 
 
 def test_mount_usage_errors(box, tmp_path):
