@@ -19,6 +19,7 @@
 #include <fuse_lowlevel.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -45,6 +46,7 @@ struct BoxCheckpointView {
   GPtrArray *nodes;   /* Node*, index ino - 3 */
   GHashTable *by_key; /* key -> ino */
   gint64 mounted;     /* the root's and the log's times */
+  char *mountpoint;
 };
 
 static Node *node_of(BoxCheckpointView *cv, fuse_ino_t ino)
@@ -334,6 +336,7 @@ BoxCheckpointView *box_checkpoint_view_start(BoxConfig *cfg, const char *workspa
   cv->nodes = g_ptr_array_new_with_free_func(node_free);
   cv->by_key = g_hash_table_new(g_str_hash, g_str_equal);
   cv->mounted = g_get_real_time() / G_USEC_PER_SEC;
+  cv->mountpoint = g_strdup(mountpoint);
   const char *argv[] = { "boxfs-checkpoints", "-o", "ro,fsname=boxfs-checkpoints,subtype=boxfs",
                          NULL };
   struct fuse_args args = FUSE_ARGS_INIT(3, (char **)argv);
@@ -363,12 +366,15 @@ void box_checkpoint_view_stop(BoxCheckpointView *cv)
   if (!cv) return;
   if (cv->se) {
     fuse_session_exit(cv->se);
-    fuse_session_unmount(cv->se); /* ends the loop's read */
+    int root = cv->thread_started ? open(cv->mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+    fuse_session_unmount(cv->se);
+    box_vfs_wake_unmounted(root); /* the loop's read ends with a request */
     if (cv->thread_started) pthread_join(cv->thread, NULL);
     fuse_session_destroy(cv->se);
   }
   g_ptr_array_unref(cv->nodes);
   g_hash_table_unref(cv->by_key);
   box_checkpoints_close(cv->cp);
+  g_free(cv->mountpoint);
   g_free(cv);
 }

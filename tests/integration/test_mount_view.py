@@ -46,7 +46,7 @@ class View:
     def stop(self, sig=signal.SIGTERM):
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
-        return self.proc.wait(timeout=20)
+        return self.proc.wait(timeout=30)
 
 
 @pytest.fixture
@@ -183,6 +183,34 @@ def test_view_killed_by_sigkill_is_cleared_by_the_next(running):
     assert w.stop() == 0
     assert not mounted_at(str(v.mnt))
     assert not [d for d in os.listdir("/tmp") if d.startswith("boxfs-opview-")]
+
+
+def test_view_stops_while_another_namespace_holds_a_copy(running):
+    # a mount namespace made while the view is mounted (as every box started
+    # meanwhile makes) copies its mounts, and with them its connections
+    box, make = running
+    v = make()
+    copy = subprocess.Popen(["unshare", "--user", "--map-root-user", "--mount", "sleep", "600"],
+                            stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 30
+        held = False
+        while time.time() < deadline and not held:
+            try:
+                with open(f"/proc/{copy.pid}/mountinfo") as f:
+                    held = f" {v.mnt} " in f.read()
+            except OSError:
+                pass
+            if not held:
+                assert copy.poll() is None, "unshare failed"
+                time.sleep(0.05)
+        assert held
+        assert v.stop(signal.SIGTERM) == 0
+        assert "box: unmounted" in v.stderr()
+        assert not mounted_at(str(v.mnt))
+    finally:
+        copy.kill()
+        copy.wait()
 
 
 def test_view_of_a_box_not_running_says_so(box, tmp_path):
