@@ -245,10 +245,12 @@ static int view_by_fusermount(BoxVfsConfig *vc, const Shown *shown, const char *
     int sig = 0;
     sigwait(set, &sig);
   }
-  /* fusermount3 -u ends the connection, which the loop reads as its end */
-  box_fusermount_unmount(target);
+  /* the loop first: its own unmount fails (an ordinary user's), and its
+   * wake through the mount still there ends it, even where a namespace
+   * made meanwhile keeps a copy of the connection (box_vfs_wake_unmounted) */
   box_vfs_command_end(vfs, command);
   box_vfs_stop(vfs);
+  box_fusermount_unmount(target);
   return status;
 }
 
