@@ -129,13 +129,24 @@ static BoxCheckpointView *view_checkpoints(BoxConfig *cfg, const char *workspace
 
 typedef struct {
   const char *name, *workspace;
+  BoxConfig *cfg;
+  bool running;
 } Shown;
 
 static void say_mounted(const Shown *shown, const char *target, bool rw)
 {
-  fprintf(stderr, "box: mounted the view of box %s at %s (%s); workspace %s; stop with Ctrl-C\n",
-          shown->name ? shown->name : "?", target, rw ? "read-write" : "read-only",
-          shown->workspace ? shown->workspace : "?");
+  const char *name = shown->name ? shown->name : "?";
+  /* an empty .box/commands/ must not read as a box that is idle; one
+   * write, so that whoever waits for the first line has the second */
+  g_autofree char *idle =
+    shown->running ? g_strdup("")
+                   : g_strdup_printf("box: box %s is not running: the view shows its files and "
+                                     "decision log as its config names them; its commands "
+                                     "appear once it runs\n",
+                                     name);
+  fprintf(stderr, "box: mounted the view of box %s at %s (%s); workspace %s; stop with Ctrl-C\n%s",
+          name, target, rw ? "read-write" : "read-only", shown->workspace ? shown->workspace : "?",
+          idle);
 }
 
 /* Root: the mount at a hidden place, its RAM root bound on target and each
@@ -229,10 +240,12 @@ static int view_by_fusermount(BoxVfsConfig *vc, const Shown *shown, const char *
     int sig = 0;
     sigwait(set, &sig);
   }
-  /* fusermount3 -u ends the connection, which the loop reads as its end */
-  box_fusermount_unmount(target);
+  /* the loop first: its own unmount fails (an ordinary user's), and its
+   * wake through the mount still there ends it, even where a namespace
+   * made meanwhile keeps a copy of the connection (box_vfs_wake_unmounted) */
   box_vfs_command_end(vfs, command);
   box_vfs_stop(vfs);
+  box_fusermount_unmount(target);
   return status;
 }
 
@@ -283,7 +296,8 @@ int box_verb_mount(int argc, char **argv)
 
   g_autofree char *workspace = NULL;
   g_auto(GStrv) roots = live_roots(cfg->box_dir, &workspace);
-  if (!roots) roots = config_roots(cfg, operator_home, &workspace);
+  bool running = roots != NULL;
+  if (!running) roots = config_roots(cfg, operator_home, &workspace);
   for (char **r = roots; *r; r++)
     if (box_path_within(target, *r))
       return box_fail("mount point %s lies inside the box's root %s", target, *r);
@@ -299,7 +313,7 @@ int box_verb_mount(int argc, char **argv)
   };
   BoxCheckpointView *checkpoints = view_checkpoints(cfg, workspace);
   vc.view_tree = box_checkpoint_view_tree(checkpoints);
-  Shown shown = { cfg->name, workspace };
+  Shown shown = { cfg->name, workspace, cfg, running };
   int status = geteuid() == 0 ? view_by_binds(&vc, &shown, target, rw, &set)
                               : view_by_fusermount(&vc, &shown, target, rw, &set);
   box_checkpoint_view_free(checkpoints);

@@ -47,6 +47,10 @@ struct BoxOtlp {
   uint64_t *drops; /* the run's count, shared by every target */
   bool protobuf;   /* sent as OTLP/protobuf, re-encoded from the JSON batch */
   bool stopping;
+  /* the thread told a batch is full and not yet taken it: one futex wake
+   * per batch, where each line past the mark made one (GCond's signal is
+   * a system call, waiter or not) */
+  bool woken;
   GThread *thread;
 };
 
@@ -92,6 +96,7 @@ static void send_pending(BoxOtlp *o, long timeout_ms)
   pending_init(&o->logs, LOGS_OPEN);
   pending_init(&o->spans, SPANS_OPEN);
   o->bytes = 0;
+  o->woken = false;
   guint64 upto = o->queued;
   g_mutex_unlock(&o->lock);
   guint64 lost = 0;
@@ -224,8 +229,10 @@ void box_otlp_queue(BoxOtlp *o, const char *lines, size_t len)
   }
   if (!o->thread && o->bytes)
     send_pending(o, FINAL_TIMEOUT_MS); /* the thread has ended: sent now, by the caller */
-  else if (wake)
+  else if (wake && !o->woken) {
+    o->woken = true;
     g_cond_signal(&o->wake);
+  }
   g_mutex_unlock(&o->lock);
 }
 

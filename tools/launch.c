@@ -453,8 +453,10 @@ static void __attribute__((noreturn)) run_workload(const Child *c)
 }
 
 /* The observed filter when boxd records refusals and the kernel gives it a
- * listener (not with Yama or a kernel that refuses one): else the plain
- * one, and boxd is told why at release. */
+ * listener (none beneath another one still open, a container runtime's,
+ * nor on a kernel without them): else the plain one, and boxd is told why
+ * at release.  PID 1 installs it itself, so Yama's ptrace scope, which only
+ * a copy by pidfd_getfd would need, does not matter here. */
 static void install_filter(Child *c)
 {
   if (c->observed) {

@@ -102,7 +102,8 @@ static void fill_entries(BoxVfs *v, Fh *fh, const Caller *c)
     g_hash_table_iter_init(&it, n->children);
     while (g_hash_table_iter_next(&it, &key, &val)) {
       Node *ch = val;
-      if (ch->special == SPECIAL_BOXDIR) continue; /* hidden */
+      /* hidden from the agent; an operator's view is there to show it */
+      if (ch->special == SPECIAL_BOXDIR && !v->view_log) continue;
       if (ch->mount_point && !c->is_tool) continue;
       mode_t m = ch->kind == NODE_PASS ? ch->ftype : ch->mode;
       add_ent(fh->entries, key, shown_ino(ch), dtype_of(m));

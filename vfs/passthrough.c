@@ -225,7 +225,7 @@ bool vfs_mount(BoxVfs *v, GError **error)
 
 /* A lookup no cache answers: the loop, told to exit, ends at the next
  * request it reads (unanswered: this thread waits until the connection
- * closes, at the latest with boxd). */
+ * closes, at the latest with the process). */
 static gpointer wake_loop(gpointer data)
 {
   int root = GPOINTER_TO_INT(data);
@@ -236,17 +236,21 @@ static gpointer wake_loop(gpointer data)
   return NULL;
 }
 
+void box_vfs_wake_unmounted(int root)
+{
+  if (root >= 0) g_thread_unref(g_thread_new("vfs-wake", wake_loop, GINT_TO_POINTER(root)));
+}
+
 void vfs_unmount(BoxVfs *v)
 {
   if (!v->mounted) return;
   v->mounted = false;
-  /* A premounted connection outlives this unmount (the host's namespace,
-   * and a locked copy in ours, keep it), so the loop never reads ENODEV;
-   * a request wakes it instead, through the root held past the unmount. */
-  int root = v->premounted_at ? open(v->mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
-  if (root >= 0) g_thread_unref(g_thread_new("vfs-wake", wake_loop, GINT_TO_POINTER(root)));
-  /* as libfuse does for root: detach; the loop then reads ENODEV */
+  /* A premounted connection outlives this unmount too (the host's
+   * namespace, and a locked copy in ours, keep it). */
+  int root = open(v->mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  /* as libfuse does for root: detach */
   umount2(v->mountpoint, MNT_DETACH);
+  box_vfs_wake_unmounted(root);
 }
 
 int vfs_backing_open(BoxVfs *v, Node *n, int fd)

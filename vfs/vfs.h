@@ -225,6 +225,12 @@ char *box_vfs_ram_root(BoxVfs *vfs, int command);
  * (box mount without root): the root shows command's RAM root, and each
  * bound root at its own path there. */
 void box_vfs_serve_view(BoxVfs *vfs, int command);
+/* Wakes the loop of a FUSE mount told to exit and just unmounted, through
+ * root (an O_PATH descriptor of its root opened before the unmount; taken
+ * over, -1: nothing).  A mount namespace made while it was mounted (a box
+ * started meanwhile) keeps a copy, and with it the connection, so the
+ * loop would never read ENODEV. */
+void box_vfs_wake_unmounted(int root);
 /* A mount point a tool's launch binds a grant onto in the command's RAM
  * tree (path below that tree's root, "/tmp/..."): a directory (dir) or an
  * empty file, with the directories leading to it; made where missing,

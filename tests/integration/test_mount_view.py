@@ -59,7 +59,7 @@ class View:
     def stop(self, sig=signal.SIGTERM):
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
-        return self.proc.wait(timeout=20)
+        return self.proc.wait(timeout=30)
 
 
 @pytest.fixture
@@ -85,6 +85,9 @@ def running(box, tmp_path):
 def test_view_shows_the_roots_read_only_and_unmounts_on_sigterm(running):
     box, make = running
     v = make()
+    assert "is not running" not in v.stderr()
+    # the agent's hidden .box is listed to the operator
+    assert ".box" in os.listdir(v.mnt)
     main = v.path(box.workspace / "src" / "main.rs")
     assert main.read_text() == (box.workspace / "src" / "main.rs").read_text()
     assert sorted(os.listdir(v.path(box.workspace))) == sorted(os.listdir(box.workspace))
@@ -192,6 +195,50 @@ def test_view_killed_by_sigkill_is_cleared_by_the_next(running):
     assert w.stop() == 0
     assert not mounted_at(str(v.mnt))
     assert not hidden_views()
+
+
+def test_view_stops_while_another_namespace_holds_a_copy(running):
+    # a mount namespace made while the view is mounted (as every box started
+    # meanwhile makes) copies its mounts, and with them its connections
+    box, make = running
+    v = make()
+    copy = subprocess.Popen(["unshare", "--user", "--map-root-user", "--mount", "sleep", "600"],
+                            stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 30
+        held = False
+        while time.time() < deadline and not held:
+            try:
+                with open(f"/proc/{copy.pid}/mountinfo") as f:
+                    held = f" {v.mnt} " in f.read()
+            except OSError:
+                pass
+            if not held:
+                assert copy.poll() is None, "unshare failed"
+                time.sleep(0.05)
+        assert held
+        assert v.stop(signal.SIGTERM) == 0
+        assert "box: unmounted" in v.stderr()
+        assert not mounted_at(str(v.mnt))
+    finally:
+        copy.kill()
+        copy.wait()
+
+
+def test_view_of_a_box_not_running_says_so(box, tmp_path):
+    box.write_policy('permit(principal, action, resource);\n')
+    box.write_config()
+    mnt = tmp_path / "view"
+    mnt.mkdir()
+    v = View(box, mnt)
+    try:
+        assert "box: box test is not running:" in v.stderr()
+        assert {"commands", "decisions.jsonl"} <= set(os.listdir(v.mnt / ".box"))
+        assert os.listdir(v.mnt / ".box" / "commands") == []
+        assert v.path(box.workspace / "src" / "main.rs").read_text().startswith("fn main")
+    finally:
+        assert v.stop() == 0
+    assert not mounted_at(str(mnt))
 
 
 def test_mount_usage_errors(box, tmp_path):

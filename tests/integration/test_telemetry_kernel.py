@@ -127,3 +127,57 @@ def test_repeats_are_emitted_when_their_window_ends(tmp_path):
         box.stop()
     # nothing left counted at stop
     assert len(refusals(tmp_path / "records.jsonl")) == 2
+
+
+# Starts box under a seccomp filter that lets every call through but has a
+# listener, as a container runtime that answers calls for its own processes
+# does: while that listener is open the kernel gives no second one beneath
+# it (EBUSY), so boxd's launches take the fallback of §5.8.  A child holds
+# the listener for as long as box runs (closing it would free the slot).
+UNDER_A_LISTENER = """
+import ctypes, os, signal, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+allow = struct.pack("=HBBI", 0x06, 0, 0, 0x7fff0000)  # BPF_RET|BPF_K, SECCOMP_RET_ALLOW
+code = ctypes.create_string_buffer(allow, len(allow))
+prog = struct.pack("=HxxxxxxQ", 1, ctypes.addressof(code))  # struct sock_fprog
+fd = libc.syscall(317, 1, 8, ctypes.c_char_p(prog))  # seccomp(SET_MODE_FILTER, NEW_LISTENER)
+if fd < 0:
+    sys.exit("no listener: " + os.strerror(ctypes.get_errno()))
+box = os.getpid()
+if os.fork() == 0:
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: gone with box
+    if os.getppid() == box:
+        signal.pause()
+    os._exit(0)
+os.close(fd)
+os.execv(sys.argv[1], sys.argv[1:])
+"""
+
+
+def test_without_a_listener_refusals_still_fail_and_the_run_says_why(tmp_path):
+    wrapper = tmp_path / "under_a_listener.py"
+    wrapper.write_text(UNDER_A_LISTENER)
+    box = Box(tmp_path)
+    box.permit_spawn("/usr/bin/python3")
+    (box.workspace / "probe.py").write_text(PROBE)
+    box.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\n'
+                     'filesystem.read = ["~/src/project"]\n'
+                     '\n[telemetry.all]\nkind = "file"\n'
+                     f'destination = "{tmp_path}/records.jsonl"\n')
+    box.start(prefix=("/usr/bin/python3", str(wrapper)))
+    try:
+        # two launches: the run says so once, not per launch
+        for _ in range(2):
+            r = box.bash("/usr/bin/python3 probe.py 17,3 2,1 bpf")
+            assert r.returncode == 0, r.stderr + box.stderr()
+            assert r.stdout.splitlines() == ["17,3 EPERM", "2,1 ran", "bpf EPERM"]
+    finally:
+        box.stop()
+    path = tmp_path / "records.jsonl"
+    assert refusals(path) == []
+    unobserved = [c for c in control_records(file_entries(path))
+                  if c["strands.box.control.operation"] == "refusals_unobserved"]
+    assert len(unobserved) == 1, unobserved
+    assert unobserved[0]["strands.box.control.subject"] == "seccomp"
+    assert unobserved[0]["strands.box.control.reason"] == "EBUSY"
+    assert "no seccomp listener" in unobserved[0]["strands.box.control.detail"]
