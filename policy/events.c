@@ -81,7 +81,9 @@ static const char *field_path(int action, bool output, const char *key)
   const FieldDecl *f = output ? d->output : d->input;
   size_t n = output ? (d->output ? d->noutput : 0) : d->ninput;
   const char **paths = output ? names[action].out : names[action].in;
-  for (size_t i = 0; i < n; i++)
+  /* an action registered after the names were looked up (a server's
+   * tool) has its paths interned here */
+  for (size_t i = 0; paths && i < n; i++)
     if (strcmp(f[i].name, key) == 0) return paths[i];
   char *path = g_strconcat(output ? "output." : "input.", key, NULL);
   const char *r = g_intern_string(path);
