@@ -373,6 +373,58 @@ def test_stdio_per_tool_gate(tmp_path):
                    ("echo", "demo-mcp/echo", "permit", "permitted", "coarse")], got
 
 
+def test_stdio_history_rules_see_tool_calls(tmp_path):
+    """A tool's calls are in the history as Box's actions are: get-sum only
+    after an answered echo("unlock"), and at most three get-sum attempts an
+    hour (a refused one is an attempt too)."""
+    box = mcp_box(tmp_path, PERMIT_SERVER + """
+@id("coarse")
+permit(principal, action == Box::Action::"mcp:call", resource)
+when { context.input.server == "demo-mcp" };
+@id("echo_first")
+forbid(principal, action == demo_mcp::Action::"get-sum", resource)
+unless temporal { formerly within 1h demo_mcp::Action::"echo"::response{ input.message: "unlock" } };
+@id("three_sums")
+forbid(principal, action == demo_mcp::Action::"get-sum", resource)
+when temporal { (count for (t: Timepoint). where (formerly within 1h (
+  demo_mcp::Action::"get-sum"::request{ input.a: _ } && tp(t)))) > 3 };
+@id("after_a_sum")
+forbid(principal, action == Box::Action::"mcp:call", resource)
+when { context.input has tool && context.input.tool == "get-tiny-image" }
+unless temporal { formerly within 1h Box::Action::"mcp:call"::response{ input.tool: "get-sum" } };
+""")
+    try:
+        r, out = client(box, "mcp-server-everything",
+                        {"call": "get-sum", "args": {"a": 1, "b": 2}},
+                        {"call": "echo", "args": {"message": "other"}},
+                        {"call": "get-sum", "args": {"a": 1, "b": 2}},
+                        {"call": "get-tiny-image", "args": {}},
+                        {"call": "echo", "args": {"message": "unlock"}},
+                        {"call": "get-sum", "args": {"a": 1, "b": 2}},
+                        {"call": "get-tiny-image", "args": {}},
+                        {"call": "get-sum", "args": {"a": 2, "b": 2}})
+        assert r.returncode == 0, r.stderr
+        assert len(out) == 8, (out, r.stderr)
+        refused = [o.get("error", "").split("[policy: ")[-1].rstrip("].") for o in out]
+        assert [o.get("code") for o in out] == [-32001, None, -32001, -32001,
+                                                None, None, None, -32001], out
+        assert [refused[i] for i in (0, 2, 3, 7)] == [
+            "echo_first", "echo_first", "after_a_sum", "three_sums"], out
+        assert out[0]["error"].startswith(
+            'MCP error -32001: per-tool gate (demo_mcp::Action::"get-sum"): '), out
+        assert "3" in out[5]["result"]["content"][0]["text"], out
+    finally:
+        box.stop()
+    # the history file holds the tools' events, their terms escaped (a
+    # record is its checksum, a space, its JSON)
+    events = [json.loads(line.split(" ", 1)[1]) for line in
+              (box.box_dir / "private" / "history.jsonl").read_text().splitlines()
+              if '"a":' in line]
+    tools = [(e["a"], e["k"]) for e in events if e["a"].startswith("demo_mcp::")]
+    assert tools[:3] == [('demo_mcp::Action::"get-sum"', 0), ('demo_mcp::Action::"echo"', 0),
+                         ('demo_mcp::Action::"echo"', 1)], tools
+
+
 def records_attrs(box):
     """Every record's attributes (decisions and control), as name -> plain value."""
     text = (box.box_dir / "private" / "telemetry" / "records.jsonl").read_text()
