@@ -28,9 +28,10 @@ def stdio(name, *command, path=PATH):
     return f'[mcp.{name}]\ntype = "stdio"\ncommand = [{argv}]\nenv = {{ PATH = "{path}" }}\n'
 
 
-def generate(cfg, out):
+def generate(cfg, out, env=None):
     return subprocess.run([str(BOX), "policy", "generate-schema", "--config", str(cfg),
-                           "--output-dir", str(out)], capture_output=True, text=True, timeout=120)
+                           "--output-dir", str(out)], capture_output=True, text=True, timeout=120,
+                          env=env)
 
 
 def test_mcp_tables_load(tmp_path):
@@ -843,6 +844,37 @@ permit(principal, action == Box::Action::"mcp:call", resource);
         box.stop()
 
 
+def test_generate_schema_http_server(tmp_path, http_server):
+    """generate-schema lists an http server's tools too: straight at its
+    endpoint (streamable HTTP), with the route's secret read from its own
+    environment and sent in the route's header."""
+    import os
+    port, token = http_server
+    cfg = config(tmp_path, f'[mcp.remote-x]\ntype = "http"\ndestinations = ["127.0.0.1:{port}"]\n'
+                           'secret.ref = "env://REMOTE_TOKEN"\n')
+    out = tmp_path / "out"
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home")}
+    r = generate(cfg, out, {**env, "REMOTE_TOKEN": token})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"Generated {out}/actions.cedarschema\nGenerated {out}/events.dwschema\n"
+    text = (out / "actions.cedarschema").read_text()
+    assert "namespace remote_x {\n" in text
+    assert ('  action "echo" appliesTo { principal: Box::Agent, resource: Box::Resource,\n'
+            '    context: { input: { message: String } } };\n') in text
+    assert "{ a: Long, b: Long }" in text
+    assert ('event remote_x::Action::"get-sum"::response { input: { a: Long, b: Long }, '
+            in (out / "events.dwschema").read_text())
+    # the server's refusal of another secret, and a secret the environment lacks
+    r = generate(cfg, tmp_path / "out2", {**env, "REMOTE_TOKEN": "not-" + token})
+    assert (r.returncode, r.stderr) == (1, 'box: error: MCP server "remote-x" failed during '
+                                           "initialize: the server answered HTTP 401: no token\n")
+    r = generate(cfg, tmp_path / "out2", env)
+    assert (r.returncode, r.stderr) == (1, 'box: error: MCP server "remote-x" failed during '
+                                           "initialize: `secret.ref` env://REMOTE_TOKEN is not "
+                                           "set in the environment\n")
+    assert not (tmp_path / "out2").exists()
+
+
 # ---- the containment escape attacks, from inside a stdio server ----
 
 @pytest.fixture(scope="module")
@@ -944,6 +976,20 @@ permit(principal, action == Box::Action::"mcp:call", resource);
         # decided inside the tunnel, as any https request is
         assert any(a.get("strands.box.policy.action") == "http:request" and
                    a.get("strands.box.policy.resource") == "127.0.0.2:443/mcp" for a in attrs)
+        # generate-schema trusts the CA [gateway] names too, and no other
+        server = ('[mcp.remote]\ntype = "http"\ndestinations = ["127.0.0.2"]\n'
+                  'secret.ref = "env://REMOTE_TOKEN"\n')
+        env = {"PATH": os.environ["PATH"], "REMOTE_TOKEN": token}
+        (tmp_path / "gen").mkdir()
+        (tmp_path / "gen2").mkdir()
+        cfg = config(tmp_path / "gen", f'[gateway]\nextra_ca = ["{cert}"]\n' + server)
+        r = generate(cfg, tmp_path / "gen" / "out", env)
+        assert r.returncode == 0, r.stderr
+        assert "namespace remote {\n" in (tmp_path / "gen" / "out" / "actions.cedarschema").read_text()
+        cfg = config(tmp_path / "gen2", server)
+        r = generate(cfg, tmp_path / "gen2" / "out", env)
+        assert (r.returncode, r.stderr) == (1, 'box: error: MCP server "remote" failed during '
+                                               "initialize: TLS with 127.0.0.2 failed\n")
     finally:
         srv.kill()
         srv.wait()
