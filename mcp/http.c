@@ -129,32 +129,40 @@ struct McpReply {
   GString *raw;  /* read, not yet decoded */
   GString *body; /* decoded, not yet handed on */
   bool chunked, sse, ended /* no more to read */, given /* a JSON body was handed on */;
-  gint64 left; /* of a body of known length; -1 */
+  gint64 left;        /* of a body of known length; -1 */
+  guint64 chunk_left; /* of the chunk being read */
+  bool crlf_due;      /* the CRLF that ends a chunk is still to come */
 };
 
-/* Moves what raw holds of the body into body. */
+/* Moves what raw holds of the body into body.  A chunk's data is taken
+ * as it comes: a relay may send the CRLF that ends it only with what
+ * follows (the gateway does), and an event must not wait for that. */
 static void decode(McpReply *r)
 {
-  if (r->chunked) {
-    while (!r->ended) {
-      const char *eol = g_strstr_len(r->raw->str, (gssize)r->raw->len, "\r\n");
-      if (!eol) return;
-      guint64 size = g_ascii_strtoull(r->raw->str, NULL, 16);
-      size_t line = (size_t)(eol - r->raw->str) + 2;
-      if (size == 0) {
-        r->ended = true; /* the trailer is not read */
-        return;
-      }
-      if (size > MCP_HTTP_BODY_MAX) {
-        r->ended = true;
-        return;
-      }
-      if (r->raw->len < line + size + 2) return;
-      g_string_append_len(r->body, r->raw->str + line, (gssize)size);
-      g_string_erase(r->raw, 0, (gssize)(line + size + 2));
+  while (r->chunked && !r->ended) {
+    if (r->chunk_left > 0) {
+      size_t take = (size_t)MIN((guint64)r->raw->len, r->chunk_left);
+      if (take == 0) return;
+      g_string_append_len(r->body, r->raw->str, (gssize)take);
+      g_string_erase(r->raw, 0, (gssize)take);
+      r->chunk_left -= take;
+      r->crlf_due = r->chunk_left == 0;
+      continue;
     }
-    return;
+    if (r->crlf_due) {
+      if (r->raw->len < 2) return;
+      g_string_erase(r->raw, 0, 2);
+      r->crlf_due = false;
+    }
+    const char *eol = g_strstr_len(r->raw->str, (gssize)r->raw->len, "\r\n");
+    if (!eol) return;
+    guint64 size = g_ascii_strtoull(r->raw->str, NULL, 16);
+    g_string_erase(r->raw, 0, eol + 2 - r->raw->str);
+    /* the last chunk (its trailer is not read), or one no message fits */
+    if (size == 0 || size > MCP_HTTP_BODY_MAX) r->ended = true;
+    r->chunk_left = size;
   }
+  if (r->chunked) return;
   size_t take = r->left >= 0 ? MIN(r->raw->len, (size_t)r->left) : r->raw->len;
   g_string_append_len(r->body, r->raw->str, (gssize)take);
   g_string_erase(r->raw, 0, (gssize)take);

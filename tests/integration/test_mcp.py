@@ -844,6 +844,40 @@ permit(principal, action == Box::Action::"mcp:call", resource);
         box.stop()
 
 
+STREAM_CLIENT = REPO / "tests" / "mcp" / "stream_client.mjs"
+
+
+def test_http_server_streams(tmp_path, http_server):
+    """The server's own messages reach the agent: its sampling request on a
+    call's reply stream (answered while that stream is open), and its log
+    notifications and roots/list request on the stream the bridge opens
+    with GET once the session is initialized."""
+    port, token = http_server
+    box = http_box(tmp_path, port, token, REACH_LOCAL + """
+permit(principal, action == Box::Action::"mcp:call", resource);
+""")
+    try:
+        r = subprocess.run(["node", str(STREAM_CLIENT), str(box.box_dir / "bin" / "remote")],
+                           capture_output=True, text=True, timeout=150,
+                           env={"PATH": "/usr/bin:/bin", "HOME": str(box.home)})
+        out = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+        assert r.returncode == 0 and len(out) == 3, (out, r.stderr)
+        assert "sampled: Resource trigger-sampling-request context: from the box" in \
+            out[0].get("sampled", ""), out
+        assert " - SessionId " in out[1].get("log", ""), out
+        assert out[2] == {"roots": "Roots updated: 1 root(s) received from client"}, out
+    finally:
+        box.stop()
+    attrs = records_attrs(box)
+    # the agent's answers to the server's requests were decided as their methods
+    for method in ("sampling/createMessage", "roots/list"):
+        assert any(a.get("strands.box.policy.resource") == f"remote/{method}" for a in attrs), method
+    # the server's stream is a GET through the gateway
+    assert any(a.get("strands.box.policy.action") == "http:request" and
+               a.get("strands.box.policy.resource") == f"127.0.0.1:{port}/mcp" and
+               a.get("http.request.method") == "GET" for a in attrs)
+
+
 def test_generate_schema_http_server(tmp_path, http_server):
     """generate-schema lists an http server's tools too: straight at its
     endpoint (streamable HTTP), with the route's secret read from its own
