@@ -35,12 +35,15 @@ def generate(cfg, out, env=None):
 
 
 def test_mcp_tables_load(tmp_path):
-    """[mcp.*] tables of both types are read, not refused as unsupported."""
+    """[mcp.*] tables of both types are read, not refused as unsupported:
+    an http server is asked for its tools, with its secret (here unset)."""
+    import os
     cfg = config(tmp_path, '[mcp.gh]\ntype = "http"\ndestinations = ["mcp.example.com"]\n'
                            'secret.ref = "env://GH_TOKEN"\n')
-    r = generate(cfg, tmp_path / "out")
-    assert r.returncode == 0, r.stderr
-    assert "not supported" not in r.stderr
+    r = generate(cfg, tmp_path / "out", {"PATH": os.environ["PATH"]})
+    assert (r.returncode, r.stderr) == (1, 'box: error: MCP server "gh" failed during initialize: '
+                                           "`secret.ref` env://GH_TOKEN is not set in the "
+                                           "environment\n")
 
 
 def test_mcp_table_errors(tmp_path):
