@@ -64,7 +64,8 @@ static void names_init(void)
   n_agent = g_intern_static_string("Box::Agent");
   n_resource = g_intern_static_string("Box::Resource");
   n_fsresult = g_intern_static_string("Box::FsResponseResult");
-  for (size_t a = 0; a < policy_nactions && a < POLICY_MAX_ACTIONS; a++) {
+  /* Box's own: a generated action's fields may come later (a recovered one's) */
+  for (size_t a = 0; a < POLICY_BOX_ACTIONS; a++) {
     const ActionDecl *d = &policy_actions[a];
     names[a].in = intern_fields("input.", d->input, d->ninput);
     names[a].out = intern_fields("output.", d->output, d->output ? d->noutput : 0);

@@ -727,6 +727,7 @@ static void replay_line(History *h, const char *l, size_t n, Span line, int64_t 
   seq = json_object_get_uint64(s);
   ts = json_object_get_int64(tv);
   int action = policy_action_index(json_object_get_string(a));
+  if (action < 0) action = policy_action_recovered(json_object_get_string(a));
   int kind = json_object_get_int(k);
   if (seq + 1 > *next) *next = seq + 1;
   if (ts < file_keep_from) {

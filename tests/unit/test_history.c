@@ -1014,9 +1014,9 @@ static void test_tool_events(void)
   char *dir = tmpdir();
   BoxPolicy *p = load_with_history(tool_rules, dir);
   at(0);
-  g_assert_cmpint(box_policy_register_action("hist-mcp", "hist_mcp::Action::\"read\"", "read",
-                                             "key: String"),
-                  >=, 10);
+  g_assert_cmpint(
+    box_policy_register_action("hist-mcp", "hist_mcp::Action::\"read\"", "read", "key: String"), >=,
+    10);
   box_policy_register_action("hist-mcp", "hist_mcp::Action::\"write\"", "write",
                              "key: String, value?: String");
   GError *error = NULL;
@@ -1053,15 +1053,15 @@ static void test_tool_events(void)
            "when temporal { formerly within 1h hist_mcp2::Action::\"gone\"::request{} };\n");
   box_policy_register_action("hist-mcp2", "hist_mcp2::Action::\"here\"", "here", "n: Long");
   g_assert_false(box_policy_install_actions(p, "hist_mcp2", &error));
-  g_assert_cmpstr(error->message, ==,
-                  "policy fails schema validation: predicate `hist_mcp2::Action::\"gone\"::request` "
-                  "does not name a declared event (no event kind `request` derived for action "
-                  "`gone`) at line 3, column 36");
+  g_assert_cmpstr(
+    error->message, ==,
+    "policy fails schema validation: predicate `hist_mcp2::Action::\"gone\"::request` "
+    "does not name a declared event (no event kind `request` derived for action "
+    "`gone`) at line 3, column 36");
   g_clear_error(&error);
   json_object *n = json_object_new_object();
   json_object_object_add(n, "n", json_object_new_int64(1));
-  g_assert_cmpint(decide_cause(p, "hist_mcp2::Action::\"here\"", n), ==,
-                  BOX_CAUSE_POLICY_PENDING);
+  g_assert_cmpint(decide_cause(p, "hist_mcp2::Action::\"here\"", n), ==, BOX_CAUSE_POLICY_PENDING);
   box_policy_free(p);
   box_policy_declare_namespace("hist_mcp3");
   static const char field_rule[] =
@@ -1083,6 +1083,63 @@ static void test_tool_events(void)
   assert_refused("forbid(principal, action, resource) when temporal { formerly within 1h "
                  "nowhere::Action::\"x\"::request{} };",
                  "predicate `nowhere::Action::\"x\"::request` does not name a declared event");
+}
+
+/* A box restarted before its server lists its tools again: the history
+ * keeps the tool's events, and the Box events around them (the push
+ * budget spent before and after a tool call). */
+static void test_tool_events_restart(void)
+{
+  char *dir = tmpdir();
+  char *text = g_strconcat(push_budget,
+                           "permit(principal, action == recov_mcp::Action::\"x\", resource);\n"
+                           "@id(\"once\") forbid(principal, action == recov_mcp::Action::\"x\", "
+                           "resource) when temporal { formerly within 1h "
+                           "recov_mcp::Action::\"x\"::response{ input.n: context.input.n } };\n",
+                           NULL);
+  json_object *n1 = json_object_new_object();
+  json_object_object_add(n1, "n", json_object_new_int64(1));
+  box_policy_declare_namespace("recov_mcp");
+  fflush(NULL);
+  pid_t pid = fork(); /* the run before: its tools registered in it alone */
+  g_assert_cmpint(pid, >=, 0);
+  if (pid == 0) {
+    BoxPolicy *q = load_with_history(text, dir);
+    at(0);
+    box_policy_register_action("recov-mcp", "recov_mcp::Action::\"x\"", "x", "n: Long");
+    if (!box_policy_install_actions(q, "recov_mcp", NULL)) _exit(2);
+    if (!permits(q, "shell:spawn", spawn_arg("git", "push"))) _exit(3);
+    if (!permits(q, "recov_mcp::Action::\"x\"", json_object_get(n1))) _exit(4);
+    if (!box_policy_record_response(q, "recov_mcp::Action::\"x\"", n1, NULL)) _exit(5);
+    if (!permits(q, "shell:spawn", spawn_arg("git", "push"))) _exit(6);
+    if (!permits(q, "shell:spawn", spawn_arg("git", "push"))) _exit(7);
+    box_policy_free(q);
+    _exit(0);
+  }
+  int st = 0;
+  g_assert_cmpint(waitpid(pid, &st, 0), ==, pid);
+  g_assert_true(WIFEXITED(st));
+  g_assert_cmpint(WEXITSTATUS(st), ==, 0);
+  BoxPolicy *p = load_with_history(text, dir);
+  at(10);
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push"))); /* the fourth */
+  g_assert_cmpint(
+    box_policy_register_action("recov-mcp", "recov_mcp::Action::\"x\"", "x", "n: Long"), >=, 10);
+  GError *error = NULL;
+  g_assert_true(box_policy_install_actions(p, "recov_mcp", &error));
+  g_assert_no_error(error);
+  g_assert_false(permits(p, "recov_mcp::Action::\"x\"", json_object_get(n1)));
+  json_object *n2 = json_object_new_object();
+  json_object_object_add(n2, "n", json_object_new_int64(2));
+  g_assert_true(permits(p, "recov_mcp::Action::\"x\"", n2));
+  /* the tool's fields are its listing's: another type cannot be evaluated */
+  json_object *bad = json_object_new_object();
+  json_object_object_add(bad, "n", json_object_new_string("one"));
+  g_assert_cmpint(decide_cause(p, "recov_mcp::Action::\"x\"", bad), ==, BOX_CAUSE_INTERNAL_FAULT);
+  box_policy_free(p);
+  json_object_put(n1);
+  g_free(text);
+  rm_rf(dir);
 }
 
 int main(int argc, char **argv)
@@ -1108,7 +1165,8 @@ int main(int argc, char **argv)
     { "/history/store/unwritable", test_unwritable },
     { "/history/store/bounded-memory", test_bounded_memory },
     { "/history/store/batch", test_batch },
-    { "/history/eval/tool-events", test_tool_events }
+    { "/history/eval/tool-events", test_tool_events },
+    { "/history/store/tool-events-restart", test_tool_events_restart }
   };
   return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }
