@@ -140,6 +140,13 @@ static McpReply *reply_of(int fds[2], McpConn *c, const char *sent)
   return r;
 }
 
+static void reply_done(McpReply *r, McpConn *c, int far)
+{
+  mcp_reply_free(r);
+  mcp_conn_close(c);
+  if (far >= 0) close(far);
+}
+
 static void test_http_reply(void)
 {
   int fds[2];
@@ -155,9 +162,7 @@ static void test_http_reply(void)
   g_assert_true(mcp_reply_next(r, msg));
   g_assert_cmpstr(msg->str, ==, "{\"a\":\n1}");
   g_assert_false(mcp_reply_next(r, msg));
-  mcp_reply_free(r);
-  mcp_conn_close(&c);
-  close(fds[1]);
+  reply_done(r, &c, fds[1]);
   /* an SSE stream in chunks: an event is handed on before the CRLF that
    * ends its chunk (a relay sends it with the next chunk), an event's data
    * lines are joined, and one may span chunks */
@@ -173,17 +178,14 @@ static void test_http_reply(void)
   g_assert_true(mcp_reply_next(r, msg));
   g_assert_cmpstr(msg->str, ==, "{\"n\":\n2}");
   g_assert_false(mcp_reply_next(r, msg));
-  mcp_reply_free(r);
-  mcp_conn_close(&c);
-  close(fds[1]);
+  reply_done(r, &c, fds[1]);
   /* an error's text */
   r = reply_of(fds, &c, "HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain\r\n\r\nno token\n");
   close(fds[1]);
   g_assert_cmpint(mcp_reply_status(r), ==, 401);
   g_autofree char *text = mcp_reply_rest(r, 512);
   g_assert_cmpstr(text, ==, "no token\n");
-  mcp_reply_free(r);
-  mcp_conn_close(&c);
+  reply_done(r, &c, -1);
   g_string_free(msg, TRUE);
 }
 
