@@ -4,6 +4,8 @@
 #include "mcp/discover.h"
 #include "mcp/schema.h"
 
+#include <openssl/crypto.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -274,17 +276,51 @@ static bool write_atomic(const char *dir, const char *name, const char *text, ch
   return true;
 }
 
-/* Each stdio server's per-tool actions, from its tools/list, after the Box
+/* An http server's tools/list, sent straight to its endpoint with its
+ * secret read here (spec/runtime.md §1: header placement only). */
+static json_object *discover_http(const BoxConfig *cfg, const BoxMcpServer *m, char **why)
+{
+  const BoxEgressRoute *r = m->route;
+  g_autofree char *endpoint = boxd_mcp_endpoint(m, why);
+  if (!endpoint) return NULL;
+  const char *secret = r->env_name && !r->aws ? getenv(r->env_name) : NULL;
+  bool unset = r->env_name && !r->aws && (!secret || !secret[strspn(secret, " \t\r\n")]);
+  const char *problem = r->aws                                    ? "is aws://, which is signed"
+                        : r->placement == BOX_GATEWAY_PLACE_QUERY ? "is placed in the query"
+                                                                  : NULL;
+  if (problem || unset) {
+    *why = problem ? g_strdup_printf("MCP server \"%s\" failed during initialize: its secret %s, "
+                                     "and generate-schema sends a secret only in a header",
+                                     m->name, problem)
+                   : g_strdup_printf("MCP server \"%s\" failed during initialize: `secret.ref` "
+                                     "env://%s is not set in the environment",
+                                     m->name, r->env_name);
+    return NULL;
+  }
+  g_autofree char *line = NULL;
+  if (secret && r->placement == BOX_GATEWAY_PLACE_BASIC_AUTH) {
+    g_autofree char *b64 = g_base64_encode((const guchar *)secret, strlen(secret));
+    line = g_strdup_printf("Authorization: Basic %s", b64);
+  } else if (secret) {
+    line = g_strdup_printf("%s: %s%s", r->header ? r->header : "Authorization",
+                           r->prefix ? r->prefix : "Bearer ", secret);
+  }
+  json_object *tools = mcp_discover_http(m->name, endpoint, line, cfg->gateway_extra_ca, why);
+  if (line) OPENSSL_cleanse(line, strlen(line));
+  return tools;
+}
+
+/* Each server's per-tool actions, from its tools/list, after the Box
  * schema in out (events NULL: registered instead); false (and the failure
  * on stderr) when a server fails. */
 static bool mcp_fragments(const BoxConfig *cfg, GString *out, GString *events)
 {
   for (guint i = 0; i < cfg->mcp->len; i++) {
     const BoxMcpServer *m = g_ptr_array_index(cfg->mcp, i);
-    if (m->http) continue; /* remote discovery: not in this build yet */
     char *why = NULL;
     json_object *tools =
-      mcp_discover_stdio(m->name, m->spec.command, m->spec.env, m->spec.workspace, &why);
+      m->http ? discover_http(cfg, m, &why)
+              : mcp_discover_stdio(m->name, m->spec.command, m->spec.env, m->spec.workspace, &why);
     Generated g = { m->name, events };
     char *fragment = tools ? mcp_schema_fragment(m->name, tools, generated_action, &g, &why) : NULL;
     if (!fragment) {

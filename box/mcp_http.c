@@ -3,16 +3,23 @@
  *
  * The broker relays and decides an http server's messages as it does a
  * stdio server's (mcp_serve.c); what stands in for the server's pipes is a
- * thread that POSTs each message to the server's endpoint through the
+ * bridge that POSTs each message to the server's endpoint through the
  * box's own egress gateway (so reaching it is decided like any other
  * request: net:connect, http:request, the address floor), with the route's
  * secret in its placement, and hands back the messages of each reply (one
- * JSON body, or the events of an SSE stream) as lines.  One request at a
- * time, on a connection of its own: for an https endpoint a CONNECT
- * tunnel, where the gateway's certificate (its per-run CA's) is the one
- * trusted, as the gateway itself verifies the server's. */
+ * JSON body, or the events of an SSE stream) as lines, each as it
+ * arrives.  Each exchange has a connection of its own: for an https
+ * endpoint a CONNECT tunnel, where the gateway's certificate (its per-run
+ * CA's) is the one trusted, as the gateway itself verifies the server's.
+ * Messages are POSTed in order, each once the server has begun its reply
+ * to the one before; a reply's stream is read on a thread of its own, so a
+ * server's request on it (sampling, elicitation) reaches the agent, whose
+ * answer is POSTed while the stream is still open.  Once the session is
+ * initialized, a GET opens the server's own stream, for the notifications
+ * and requests that belong to no call; it is opened again when it ends. */
 #include "box/box-private.h"
 #include "gateway/gateway.h"
+#include "mcp/http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,10 +35,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* A reply larger than this is no MCP message. */
-#define HTTP_BODY_MAX (16 * 1024 * 1024)
 /* The gateway's own limit on a silent upstream bounds a reply's wait. */
 #define HTTP_TIMEOUT_S 330
+/* The wait before the server's stream is opened again once it ended. */
+#define STREAM_REOPEN_MS 1000
 
 char *boxd_mcp_endpoint(const BoxMcpServer *m, char **why)
 {
@@ -51,9 +58,16 @@ char *boxd_mcp_endpoint(const BoxMcpServer *m, char **why)
 typedef struct {
   Boxd *d;
   const BoxMcpServer *m;
+  McpEndpoint ep;
   char *endpoint;
-  char *session; /* Mcp-Session-Id the server gave at initialize */
-  int in, out;   /* lines from the broker; lines to it */
+  int in, out; /* lines from the broker; lines to it */
+  GMutex lock; /* the fields below, and whole lines written to out */
+  GCond changed;
+  char *session;    /* Mcp-Session-Id the server gave at initialize */
+  GHashTable *open; /* McpConn * being read: shut down at the end */
+  int readers;      /* reply streams still being read */
+  bool ending;      /* the broker's side ended */
+  GThread *stream;  /* the server's own stream (GET), once initialized */
 } Bridge;
 
 /* One message to the broker, on one line whatever its layout was (a
@@ -67,7 +81,9 @@ static void emit(Bridge *b, const char *msg, size_t len)
   json_tokener_free(tok);
   if (whole) {
     const char *line = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+    g_mutex_lock(&b->lock);
     if (boxd_mcp_write_all(b->out, line, strlen(line))) boxd_mcp_write_all(b->out, "\n", 1);
+    g_mutex_unlock(&b->lock);
   }
   json_object_put(o);
 }
@@ -94,8 +110,6 @@ static int dial_gateway(Boxd *d)
   if (fd < 0) return -1;
   struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)d->gateway_port) };
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  struct timeval tv = { HTTP_TIMEOUT_S, 0 };
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
     close(fd);
     return -1;
@@ -103,90 +117,34 @@ static int dial_gateway(Boxd *d)
   return fd;
 }
 
-/* One exchange's connection to the gateway, and TLS inside its tunnel. */
-typedef struct {
-  int fd;
-  SSL *ssl;
-  SSL_CTX *ctx;
-} Conn;
-
-static void conn_close(Conn *c)
-{
-  if (c->ssl) {
-    SSL_shutdown(c->ssl);
-    SSL_free(c->ssl);
-  }
-  if (c->ctx) SSL_CTX_free(c->ctx);
-  if (c->fd >= 0) close(c->fd);
-}
-
-static bool conn_write(Conn *c, const char *p, size_t len)
-{
-  if (!c->ssl) return boxd_mcp_write_all(c->fd, p, len);
-  while (len > 0) {
-    int n = SSL_write(c->ssl, p, (int)MIN(len, (size_t)G_MAXINT));
-    if (n <= 0) return false;
-    p += n;
-    len -= (size_t)n;
-  }
-  return true;
-}
-
-static ssize_t conn_read(Conn *c, char *buf, size_t len)
-{
-  if (!c->ssl) return read(c->fd, buf, len);
-  int n = SSL_read(c->ssl, buf, (int)len);
-  if (n > 0) return n;
-  /* a server that closes without close_notify has still said all it will */
-  int e = SSL_get_error(c->ssl, n);
-  return e == SSL_ERROR_ZERO_RETURN || e == SSL_ERROR_SYSCALL ? 0 : -1;
-}
-
-static GString *read_reply(Conn *c);
-
 /* The tunnel to host:443 through the gateway, and TLS in it that trusts
  * only the gateway's CA; false with *why. */
-static bool conn_tunnel(Boxd *d, Conn *c, const char *host, char **why)
+static bool conn_tunnel(Boxd *d, McpConn *c, const char *host, char **why)
 {
   g_autofree char *req =
     g_strdup_printf("CONNECT %s:443 HTTP/1.1\r\nHost: %s:443\r\n\r\n", host, host);
-  if (!boxd_mcp_write_all(c->fd, req, strlen(req))) {
+  /* the gateway sends nothing after its answer before TLS begins */
+  McpReply *r = mcp_conn_write(c, req, strlen(req)) ? mcp_reply_read(c) : NULL;
+  if (!r) {
     *why = g_strdup("could not be reached through the gateway");
     return false;
   }
-  /* the gateway's answer to CONNECT, read a byte at a time: TLS follows it */
-  GString *head = g_string_new(NULL);
-  char ch;
-  while (!g_str_has_suffix(head->str, "\r\n\r\n") && head->len < 65536 && read(c->fd, &ch, 1) == 1)
-    g_string_append_c(head, ch);
-  bool open =
-    g_str_has_prefix(head->str, "HTTP/1.1 200") || g_str_has_prefix(head->str, "HTTP/1.0 200");
-  g_string_free(head, TRUE);
-  if (!open) {
+  if (mcp_reply_status(r) != 200) {
     /* a refusal's body says why */
-    GString *body = read_reply(c);
-    *why = g_strdup_printf("was not reached: %.*s", body ? (int)MIN(body->len, 1024) : 0,
-                           body ? body->str : "");
-    g_strchomp(*why);
-    if (body) g_string_free(body, TRUE);
+    g_autofree char *body = mcp_reply_rest(r, 1024);
+    *why = g_strchomp(g_strdup_printf("was not reached: %s", body));
+    mcp_reply_free(r);
     return false;
   }
-  c->ctx = SSL_CTX_new(TLS_client_method());
+  mcp_reply_free(r);
+  SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
   BIO *bio = BIO_new_mem_buf(box_gateway_ca_pem(d->gateway), -1);
   X509 *ca = bio ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
   BIO_free(bio);
-  bool trusted = c->ctx && ca && X509_STORE_add_cert(SSL_CTX_get_cert_store(c->ctx), ca) == 1;
+  bool trusted = ctx && ca && X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), ca) == 1;
   X509_free(ca);
-  if (trusted) {
-    SSL_CTX_set_verify(c->ctx, SSL_VERIFY_PEER, NULL);
-    c->ssl = SSL_new(c->ctx);
-  }
-  unsigned char ip[16];
-  bool literal = inet_pton(AF_INET, host, ip) == 1 || inet_pton(AF_INET6, host, ip) == 1;
-  bool named = c->ssl && (literal ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), host)
-                                  : SSL_set_tlsext_host_name(c->ssl, host) == 1 &&
-                                      SSL_set1_host(c->ssl, host)) == 1;
-  if (!named || SSL_set_fd(c->ssl, c->fd) != 1 || SSL_connect(c->ssl) != 1) {
+  if (!trusted || !mcp_conn_tls(c, ctx, host)) {
+    if (!trusted && ctx) SSL_CTX_free(ctx);
     ERR_clear_error();
     *why = g_strdup("could not be reached: TLS through the gateway failed");
     return false;
@@ -194,148 +152,159 @@ static bool conn_tunnel(Boxd *d, Conn *c, const char *host, char **why)
   return true;
 }
 
-/* The whole reply (the request says Connection: close), or NULL. */
-static GString *read_reply(Conn *c)
+/* A connection to the endpoint through the gateway, watched so that the
+ * end can cut it; false with *why (NULL: the bridge is ending). */
+static bool conn_open(Bridge *b, McpConn *c, char **why)
 {
-  GString *s = g_string_new(NULL);
-  char chunk[65536];
-  for (;;) {
-    ssize_t n = conn_read(c, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      g_string_free(s, TRUE);
-      return NULL;
-    }
-    if (n == 0) return s;
-    g_string_append_len(s, chunk, n);
-    if (s->len > HTTP_BODY_MAX) {
-      g_string_free(s, TRUE);
-      return NULL;
-    }
+  *c = (McpConn){ dial_gateway(b->d), NULL, NULL };
+  if (c->fd < 0) {
+    *why = g_strdup("could not be reached through the gateway");
+    return false;
   }
+  struct timeval tv = { HTTP_TIMEOUT_S, 0 };
+  setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  g_mutex_lock(&b->lock);
+  bool ending = b->ending;
+  if (!ending) g_hash_table_add(b->open, c);
+  g_mutex_unlock(&b->lock);
+  if (ending) {
+    mcp_conn_close(c);
+    *why = NULL;
+    return false;
+  }
+  return !b->ep.tls || conn_tunnel(b->d, c, b->ep.host, why);
 }
 
-/* A header's value in the head (lines after the status line), or NULL. */
-static char *header(const char *head, const char *name)
+static void conn_done(Bridge *b, McpConn *c)
 {
-  size_t n = strlen(name);
-  for (const char *p = strstr(head, "\r\n"); p && p[2]; p = strstr(p + 2, "\r\n")) {
-    const char *line = p + 2;
-    if (g_ascii_strncasecmp(line, name, n) == 0 && line[n] == ':') {
-      const char *v = line + n + 1;
-      while (*v == ' ' || *v == '\t') v++;
-      return g_strndup(v, strcspn(v, "\r\n"));
-    }
-  }
+  g_mutex_lock(&b->lock);
+  g_hash_table_remove(b->open, c);
+  g_mutex_unlock(&b->lock);
+  mcp_conn_close(c);
+}
+
+/* A request to the endpoint, sent: METHOD with the session's id, the
+ * route's secret and body (NULL: none); its reply's head, or NULL with
+ * *why. */
+static McpReply *request(Bridge *b, McpConn *c, const char *method, const char *body, char **why)
+{
+  g_autofree char *secret_line = NULL;
+  const char *secret = boxd_mcp_secret(b->d, b->m->name);
+  if (secret)
+    secret_line =
+      g_strdup_printf("%s: %s%s", b->m->route->header ? b->m->route->header : "Authorization",
+                      b->m->route->prefix ? b->m->route->prefix : "Bearer ", secret);
+  g_mutex_lock(&b->lock);
+  GString *req = mcp_http_head(method, b->ep.tls ? b->ep.path : b->endpoint, b->ep.authority,
+                               b->session, secret_line, body ? (gssize)strlen(body) : -1);
+  g_mutex_unlock(&b->lock);
+  if (secret_line) OPENSSL_cleanse(secret_line, strlen(secret_line));
+  if (body) g_string_append(req, body);
+  bool sent = mcp_conn_write(c, req->str, req->len);
+  OPENSSL_cleanse(req->str, req->len); /* it holds the secret */
+  g_string_free(req, TRUE);
+  McpReply *r = sent ? mcp_reply_read(c) : NULL;
+  if (!r) *why = g_strdup("could not be reached through the gateway");
+  return r;
+}
+
+/* Why a reply that is no success failed: the gateway's refusal says why
+ * in its body; another status is the server's. */
+static char *refusal_of(McpReply *r)
+{
+  g_autofree char *marked = mcp_reply_header(r, "x-strands-box-egress");
+  g_autofree char *body = mcp_reply_rest(r, marked ? 1024 : 512);
+  char *why = marked ? g_strdup_printf("was not reached: %s", body)
+                     : g_strdup_printf("answered HTTP %d: %s", mcp_reply_status(r), body);
+  return g_strchomp(why);
+}
+
+/* Each message of a reply handed on as it arrives. */
+static void pass_on(Bridge *b, McpReply *r)
+{
+  GString *msg = g_string_new(NULL);
+  while (mcp_reply_next(r, msg)) emit(b, msg->str, msg->len);
+  g_string_free(msg, TRUE);
+}
+
+typedef struct {
+  Bridge *b;
+  McpConn c;
+  McpReply *r;
+} Reading;
+
+static gpointer reader_main(gpointer data)
+{
+  Reading *x = data;
+  Bridge *b = x->b;
+  pass_on(b, x->r);
+  mcp_reply_free(x->r);
+  conn_done(b, &x->c);
+  g_free(x);
+  g_mutex_lock(&b->lock);
+  if (--b->readers == 0) g_cond_broadcast(&b->changed); /* the end awaits the last */
+  g_mutex_unlock(&b->lock);
   return NULL;
 }
 
-/* A chunked body, joined; false when it is malformed. */
-static bool unchunk(const char *p, size_t len, GString *out)
+/* The server's own stream (GET) while the session lasts: opened again
+ * when it ends, until the server refuses it (405: it offers none). */
+static gpointer stream_main(gpointer data)
 {
-  const char *end = p + len;
-  while (p < end) {
-    char *after = NULL;
-    guint64 size = g_ascii_strtoull(p, &after, 16);
-    const char *data = after ? g_strstr_len(after, end - after, "\r\n") : NULL;
-    if (!data) return false;
-    data += 2;
-    if (size == 0) return true;
-    if (size > (guint64)(end - data)) return false;
-    g_string_append_len(out, data, (gssize)size);
-    p = data + size + 2;
+  Bridge *b = data;
+  for (;;) {
+    McpConn c;
+    g_autofree char *why = NULL;
+    bool open = conn_open(b, &c, &why);
+    McpReply *r = open ? request(b, &c, "GET", NULL, &why) : NULL;
+    bool streams = r && mcp_reply_status(r) == 200;
+    if (streams) pass_on(b, r);
+    mcp_reply_free(r);
+    conn_done(b, &c);
+    g_mutex_lock(&b->lock);
+    /* a stream the server cut is opened again, after a pause */
+    gint64 until = g_get_monotonic_time() + STREAM_REOPEN_MS * G_TIME_SPAN_MILLISECOND;
+    while (streams && !b->ending && g_cond_wait_until(&b->changed, &b->lock, until)) continue;
+    bool again = streams && !b->ending;
+    g_mutex_unlock(&b->lock);
+    if (!again) return NULL;
   }
-  return false;
 }
 
-/* The messages of one reply's body: a JSON body as it is, an SSE
- * stream's events' data. */
-static void emit_body(Bridge *b, const char *type, const char *body, size_t len)
-{
-  if (!type || !g_str_has_prefix(type, "text/event-stream")) {
-    emit(b, body, len);
-    return;
-  }
-  g_autofree char *text = g_strndup(body, len);
-  GString *data = g_string_new(NULL);
-  char **lines = g_strsplit(text, "\n", -1);
-  for (char **l = lines; *l; l++) {
-    g_strchomp(*l);
-    if (!**l) { /* an event ends */
-      emit(b, data->str, data->len);
-      g_string_truncate(data, 0);
-    } else if (g_str_has_prefix(*l, "data:")) {
-      const char *v = *l + 5;
-      if (*v == ' ') v++;
-      if (data->len) g_string_append_c(data, '\n');
-      g_string_append(data, v);
-    }
-  }
-  emit(b, data->str, data->len);
-  g_strfreev(lines);
-  g_string_free(data, TRUE);
-}
-
-/* One message POSTed, its reply's messages handed back. */
+/* One message POSTed; its reply's messages handed back by a reader. */
 static void exchange(Bridge *b, const char *line)
 {
-  json_object *msg = json_tokener_parse(line), *id = NULL;
-  if (msg && json_object_object_get_ex(msg, "method", NULL))
+  json_object *msg = json_tokener_parse(line), *id = NULL, *method = NULL;
+  if (msg && json_object_object_get_ex(msg, "method", &method))
     json_object_object_get_ex(msg, "id", &id);
-  bool tls = g_str_has_prefix(b->endpoint, "https://");
-  const char *authority = strstr(b->endpoint, "://") + 3;
-  size_t alen = strcspn(authority, "/");
-  g_autofree char *host = g_strndup(authority, alen);
-  GString *req = g_string_new(NULL);
-  g_string_append_printf(req,
-                         "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
-                         "Accept: application/json, text/event-stream\r\n"
-                         "Connection: close\r\nContent-Length: %zu\r\n",
-                         tls ? authority + alen : b->endpoint, host, strlen(line));
-  if (b->session) g_string_append_printf(req, "Mcp-Session-Id: %s\r\n", b->session);
-  const char *secret = boxd_mcp_secret(b->d, b->m->name);
-  if (secret)
-    g_string_append_printf(req, "%s: %s%s\r\n",
-                           b->m->route->header ? b->m->route->header : "Authorization",
-                           b->m->route->prefix ? b->m->route->prefix : "Bearer ", secret);
-  g_string_append(req, "\r\n");
-  g_string_append(req, line);
-  Conn c = { dial_gateway(b->d), NULL, NULL };
-  g_autofree char *refused = NULL;
-  bool sent = c.fd >= 0 && (!tls || conn_tunnel(b->d, &c, host, &refused)) &&
-              conn_write(&c, req->str, req->len);
-  OPENSSL_cleanse(req->str, req->len); /* it holds the secret */
-  g_string_free(req, TRUE);
-  GString *reply = sent ? read_reply(&c) : NULL;
-  conn_close(&c);
-  const char *split = reply ? g_strstr_len(reply->str, (gssize)reply->len, "\r\n\r\n") : NULL;
-  int status = split ? atoi(reply->str + strcspn(reply->str, " ")) : 0;
-  g_autofree char *head = split ? g_strndup(reply->str, (gsize)(split - reply->str)) : NULL;
-  g_autofree char *type = head ? header(head, "content-type") : NULL;
-  g_autofree char *te = head ? header(head, "transfer-encoding") : NULL;
-  g_autofree char *sid = head ? header(head, "mcp-session-id") : NULL;
-  GString *body = g_string_new(NULL);
-  const char *raw = split ? split + 4 : NULL;
-  size_t raw_len = raw ? reply->len - (size_t)(raw - reply->str) : 0;
-  bool framed = raw && (te && g_ascii_strcasecmp(te, "chunked") == 0
-                          ? unchunk(raw, raw_len, body)
-                          : (g_string_append_len(body, raw, (gssize)raw_len), true));
-  if (!split || !framed) {
-    emit_failure(b, id, refused ? refused : "could not be reached through the gateway");
-  } else if (status >= 200 && status < 300) {
-    if (sid && !b->session) b->session = g_steal_pointer(&sid);
-    if (body->len) emit_body(b, type, body->str, body->len);
+  Reading *x = g_new0(Reading, 1);
+  x->b = b;
+  g_autofree char *why = NULL;
+  McpReply *r = conn_open(b, &x->c, &why) ? request(b, &x->c, "POST", line, &why) : NULL;
+  int status = r ? mcp_reply_status(r) : 0;
+  if (!r) {
+    if (why) emit_failure(b, id, why); /* else the bridge is ending */
+  } else if (status < 200 || status > 299) {
+    g_autofree char *refused = refusal_of(r);
+    emit_failure(b, id, refused);
   } else {
-    /* the gateway's refusal says why in its body; another status is the server's */
-    g_autofree char *marked = header(head, "x-strands-box-egress");
-    g_autofree char *why =
-      marked
-        ? g_strdup_printf("was not reached: %.*s", (int)MIN(body->len, 1024), body->str)
-        : g_strdup_printf("answered HTTP %d: %.*s", status, (int)MIN(body->len, 512), body->str);
-    emit_failure(b, id, g_strchomp(why));
+    g_autofree char *sid = mcp_reply_header(r, "mcp-session-id");
+    g_mutex_lock(&b->lock);
+    if (sid && !b->session) b->session = g_steal_pointer(&sid);
+    /* the session is initialized: the server's own stream may open */
+    if (b->session && !b->stream && !b->ending &&
+        g_strcmp0(json_object_get_string(method), "notifications/initialized") == 0)
+      b->stream = g_thread_new("mcp-http-stream", stream_main, b);
+    b->readers++;
+    g_mutex_unlock(&b->lock);
+    x->r = g_steal_pointer(&r);
+    g_thread_unref(g_thread_new("mcp-http-reply", reader_main, g_steal_pointer(&x)));
   }
-  g_string_free(body, TRUE);
-  if (reply) g_string_free(reply, TRUE);
+  if (x) {
+    mcp_reply_free(r);
+    conn_done(b, &x->c);
+    g_free(x);
+  }
   json_object_put(msg);
 }
 
@@ -358,7 +327,24 @@ static gpointer bridge_main(gpointer data)
   }
   g_string_free(buf, TRUE);
   close(b->in);
+  /* The broker's side ended: the streams still read are cut, the readers
+   * and the server's stream awaited. */
+  g_mutex_lock(&b->lock);
+  b->ending = true;
+  GHashTableIter it;
+  gpointer c;
+  g_hash_table_iter_init(&it, b->open);
+  while (g_hash_table_iter_next(&it, &c, NULL)) shutdown(((McpConn *)c)->fd, SHUT_RDWR);
+  g_cond_broadcast(&b->changed);
+  while (b->readers > 0) g_cond_wait(&b->changed, &b->lock);
+  GThread *stream = b->stream;
+  g_mutex_unlock(&b->lock);
+  if (stream) g_thread_join(stream);
   close(b->out); /* the broker sees the server's end */
+  g_hash_table_destroy(b->open);
+  g_mutex_clear(&b->lock);
+  g_cond_clear(&b->changed);
+  mcp_endpoint_clear(&b->ep);
   g_free(b->session);
   g_free(b->endpoint);
   g_free(b);
@@ -369,15 +355,30 @@ GThread *boxd_mcp_http_start(Boxd *d, const BoxMcpServer *m, const char *endpoin
                              int *from_server, char **why)
 {
   int in[2] = { -1, -1 }, out[2] = { -1, -1 };
+  McpEndpoint ep;
+  if (!mcp_endpoint_parse(endpoint, &ep)) {
+    *why =
+      g_strdup_printf("MCP server \"%s\" may not start: %s is no http(s) URL", m->name, endpoint);
+    return NULL;
+  }
   if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
     *why = g_strdup_printf("MCP server \"%s\" may not start: %s", m->name, g_strerror(errno));
     int ends[] = { in[0], in[1], out[0], out[1] };
     for (size_t i = 0; i < G_N_ELEMENTS(ends); i++)
       if (ends[i] >= 0) close(ends[i]);
+    mcp_endpoint_clear(&ep);
     return NULL;
   }
   Bridge *b = g_new0(Bridge, 1);
-  *b = (Bridge){ d, m, g_strdup(endpoint), NULL, in[0], out[1] };
+  *b = (Bridge){ .d = d,
+                 .m = m,
+                 .ep = ep,
+                 .endpoint = g_strdup(endpoint),
+                 .in = in[0],
+                 .out = out[1],
+                 .open = g_hash_table_new(NULL, NULL) };
+  g_mutex_init(&b->lock);
+  g_cond_init(&b->changed);
   *to_server = in[1];
   *from_server = out[0];
   return g_thread_new("mcp-http", bridge_main, b);

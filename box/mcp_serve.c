@@ -58,7 +58,7 @@ typedef struct {
   int agent_in, agent_out;
   int srv_in, srv_out, srv_err;
   GString *from_agent, *from_server;
-  GHashTable *pending; /* request ids forwarded, unanswered (JSON text) */
+  GHashTable *pending; /* request ids forwarded, unanswered (JSON text) -> Outcome, or NULL */
   int command;         /* the server's command of the mount */
   GHashTable *asked;   /* the server's own requests: id (JSON text) -> method */
   ToolsState tools;
@@ -72,6 +72,33 @@ typedef struct {
   unsigned calls;       /* decided requests so far, for the operator's view */
   char *label;          /* the server's command line, or its endpoint */
 } McpRun;
+
+/* What a permitted call's answer records for history rules (spec/policy.md
+ * §2.3): the mcp:call request's input, and the tool's action and its
+ * input when a generated action decided it too. */
+typedef struct {
+  json_object *call;
+  char *term;
+  json_object *args;
+} Outcome;
+
+static void outcome_free(gpointer p)
+{
+  Outcome *o = p;
+  if (!o) return;
+  json_object_put(o->call);
+  g_free(o->term);
+  json_object_put(o->args);
+  g_free(o);
+}
+
+/* The server answered (a JSON-RPC error is an answer too): the effect
+ * happened, so each decision's ::response. */
+static void outcome_record(Boxd *d, const Outcome *o)
+{
+  box_policy_record_response(d->policy, "mcp:call", o->call, NULL);
+  if (o->term) box_policy_record_response(d->policy, o->term, o->args, NULL);
+}
 
 static const BoxMcpServer *find_server(Boxd *d, const char *name)
 {
@@ -126,7 +153,8 @@ static bool undecided(const McpRun *r, const char *method)
  * generated action decides, a rule-less answer riding the coarse grant;
  * a tool with no generated action is allowed unless the server's tools
  * are unknown.  NULL when permitted, else the refusal. */
-static char *tool_gate(McpRun *r, const char *tool, json_object *params, const BoxDecision *coarse)
+static char *tool_gate(McpRun *r, const char *tool, json_object *params, const BoxDecision *coarse,
+                       Outcome *outcome)
 {
   const char *term = g_hash_table_lookup(r->terms, tool);
   if (!term && r->tools == TOOLS_INSTALLED) return NULL;
@@ -157,10 +185,14 @@ static char *tool_gate(McpRun *r, const char *tool, json_object *params, const B
       own, label, r->tools == TOOLS_DEGRADED ? BOX_CAUSE_NO_MATCH : BOX_CAUSE_POLICY_PENDING, NULL);
   }
   box_decision_log_append_args(r->d->log, term ? term : own, input, NULL, decision);
-  json_object_put(input);
   char *refusal = NULL;
   if (decision->verdict != BOX_VERDICT_PERMIT)
     refusal = g_strdup_printf("per-tool gate (%s): %s", term ? term : own, decision->message);
+  else if (term && outcome) {
+    outcome->term = g_strdup(term);
+    outcome->args = json_object_get(input);
+  }
+  json_object_put(input);
   box_decision_free(decision);
   return refusal;
 }
@@ -182,8 +214,9 @@ static void describe(McpRun *r, const char *method, const char *what, bool permi
 }
 
 /* The mcp:call gate of one request, then a call's per-tool gate: NULL
- * when permitted, else the text the agent's client receives. */
-static char *mcp_gate(McpRun *r, const char *method, json_object *params)
+ * when permitted (*outcome, when asked for, what its answer records), else
+ * the text the agent's client receives. */
+static char *mcp_gate(McpRun *r, const char *method, json_object *params, Outcome **outcome)
 {
   json_object *input = json_object_new_object();
   json_object_object_add(input, "server", json_object_new_string(r->m->name));
@@ -201,9 +234,18 @@ static char *mcp_gate(McpRun *r, const char *method, json_object *params)
   if (decision->verdict != BOX_VERDICT_PERMIT)
     refusal = g_strdup_printf("mcp:call gate (server \"%s\" method \"%s\"): %s", r->m->name, method,
                               decision->message);
-  else if (strcmp(key ? key : "", "tool") == 0 && v && json_object_is_type(v, json_type_string))
-    refusal = tool_gate(r, json_object_get_string(v), params, decision);
+  /* the methods whose answer is an effect (spec/policy.md §2.3, mcp:call) */
+  Outcome *o = key && outcome ? g_new0(Outcome, 1) : NULL;
+  if (!refusal && strcmp(key ? key : "", "tool") == 0 && v &&
+      json_object_is_type(v, json_type_string))
+    refusal = tool_gate(r, json_object_get_string(v), params, decision, o);
   box_decision_free(decision);
+  if (o && !refusal) {
+    o->call = json_object_get(input);
+    *outcome = o;
+  } else {
+    outcome_free(o);
+  }
   describe(r, method, key ? json_object_get_string(json_object_object_get(input, key)) : NULL,
            refusal == NULL);
   json_object_put(input);
@@ -334,21 +376,23 @@ static bool agent_line(McpRun *r, const char *line, size_t len)
       g_free(r->init_id);
       r->init_id = g_strdup(json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN));
     }
-    g_autofree char *refusal = undecided(r, name) ? NULL : mcp_gate(r, name, params);
+    Outcome *outcome = NULL;
+    g_autofree char *refusal = undecided(r, name) ? NULL : mcp_gate(r, name, params, &outcome);
     if (refusal) {
       answer_error(r->agent_out, id, refusal);
       json_object_put(msg);
       return true;
     }
-    g_hash_table_add(r->pending,
-                     g_strdup(json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN)));
+    g_hash_table_replace(
+      r->pending, g_strdup(json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN)), outcome);
   } else if (msg && !method && json_object_object_get_ex(msg, "id", &id)) {
     /* The agent's reply to a request of the server's: decided as that
      * method; a refused reply reaches the server as the refusal. */
     const char *key = json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN);
     g_autofree char *asked = NULL;
     g_hash_table_steal_extended(r->asked, key, NULL, (gpointer *)&asked);
-    g_autofree char *refusal = asked && !undecided(r, asked) ? mcp_gate(r, asked, NULL) : NULL;
+    g_autofree char *refusal =
+      asked && !undecided(r, asked) ? mcp_gate(r, asked, NULL, NULL) : NULL;
     if (refusal) {
       answer_error(r->srv_in, id, refusal);
       json_object_put(msg);
@@ -383,9 +427,13 @@ static bool server_line(McpRun *r, const char *line, size_t len)
       json_object_object_get_ex(msg, "result", &result) &&
       json_object_object_get_ex(result, "capabilities", &caps))
     r->has_tools = json_object_object_get_ex(caps, "tools", NULL);
-  if (answer)
-    g_hash_table_remove(r->pending, key);
-  else if (has_id && json_object_is_type(method, json_type_string))
+  Outcome *outcome = NULL;
+  g_autofree char *answered = NULL;
+  if (answer &&
+      g_hash_table_steal_extended(r->pending, key, (gpointer *)&answered, (gpointer *)&outcome)) {
+    if (outcome) outcome_record(r->d, outcome);
+    outcome_free(outcome);
+  } else if (has_id && json_object_is_type(method, json_type_string))
     g_hash_table_replace(r->asked, g_strdup(key), g_strdup(json_object_get_string(method)));
   json_object_put(msg);
   return boxd_mcp_write_all(r->agent_out, line, len) && boxd_mcp_write_all(r->agent_out, "\n", 1);
@@ -508,7 +556,7 @@ static McpRun *run_new(Boxd *d, const BoxMcpServer *m, int fds[3], int srv_in, i
                  .srv_err = srv_err,
                  .from_agent = g_string_new(NULL),
                  .from_server = g_string_new(NULL),
-                 .pending = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+                 .pending = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, outcome_free),
                  .command = box_vfs_command_new(d->vfs),
                  .asked = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
                  .tools = TOOLS_UNASKED,

@@ -1,4 +1,4 @@
-/* discover.h — `tools/list` of a stdio MCP server, for `box policy
+/* discover.h — `tools/list` of an MCP server, for `box policy
  * generate-schema` (spec/runtime.md §1: the one place a server runs outside
  * containment). */
 #ifndef MCP_DISCOVER_H
@@ -18,6 +18,13 @@ G_BEGIN_DECLS
  * to "MCP server \"<name>\" failed during <step>: <detail>". */
 json_object *mcp_discover_stdio(const char *name, char *const *command, GHashTable *env,
                                 const char *workspace, char **why);
+
+/* As mcp_discover_stdio, of the http server at ENDPOINT: each message
+ * POSTed (streamable HTTP), with SECRET_HEADER ("Name: value", or NULL)
+ * on each request; an https endpoint is trusted by the system's store or
+ * one of EXTRA_CA (PEM files, NULL-terminated; may be NULL). */
+json_object *mcp_discover_http(const char *name, const char *endpoint, const char *secret_header,
+                               char *const *extra_ca, char **why);
 
 G_END_DECLS
 #endif

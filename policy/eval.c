@@ -807,10 +807,10 @@ static BoxDecision *decide(BoxPolicy *policy, const char *action, json_object *i
     return d;
   }
 
-  /* append the ::request event, evaluate the temporal clauses; a tool's
-   * own action has no events in the history's schema */
+  /* append the ::request event, evaluate the temporal clauses (a tool's
+   * generated action has its events too, spec/policy.md §2.3) */
   const char *history_fault = NULL;
-  bool temporal = policy && policy->temporal && !quiet && ai < POLICY_BOX_ACTIONS;
+  bool temporal = policy && policy->temporal && !quiet;
   if (temporal && !policy_temporal_begin(policy, ai, input, &history_fault)) {
     char *text =
       g_strdup_printf("the request could not be evaluated, so it was refused: %s", history_fault);

@@ -64,7 +64,8 @@ static void names_init(void)
   n_agent = g_intern_static_string("Box::Agent");
   n_resource = g_intern_static_string("Box::Resource");
   n_fsresult = g_intern_static_string("Box::FsResponseResult");
-  for (size_t a = 0; a < policy_nactions && a < POLICY_MAX_ACTIONS; a++) {
+  /* Box's own: a generated action's fields may come later (a recovered one's) */
+  for (size_t a = 0; a < POLICY_BOX_ACTIONS; a++) {
     const ActionDecl *d = &policy_actions[a];
     names[a].in = intern_fields("input.", d->input, d->ninput);
     names[a].out = intern_fields("output.", d->output, d->output ? d->noutput : 0);
@@ -81,7 +82,9 @@ static const char *field_path(int action, bool output, const char *key)
   const FieldDecl *f = output ? d->output : d->input;
   size_t n = output ? (d->output ? d->noutput : 0) : d->ninput;
   const char **paths = output ? names[action].out : names[action].in;
-  for (size_t i = 0; i < n; i++)
+  /* an action registered after the names were looked up (a server's
+   * tool) has its paths interned here */
+  for (size_t i = 0; paths && i < n; i++)
     if (strcmp(f[i].name, key) == 0) return paths[i];
   char *path = g_strconcat(output ? "output." : "input.", key, NULL);
   const char *r = g_intern_string(path);

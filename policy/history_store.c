@@ -408,7 +408,9 @@ static bool write_event(History *h, uint64_t seq, int64_t ts, int action, EventK
     put_u64(o, (uint64_t)ts);
   }
   policy_app_len(o, ",\"a\":\"", 6);
-  policy_app(o, policy_actions[action].term); /* fixed identifiers: nothing to escape */
+  /* a generated action's term holds quotes, its tool's name anything */
+  const char *term = policy_actions[action].term;
+  policy_json_escaped(o, term, strlen(term));
   policy_app_len(o, "\",\"k\":", 6);
   policy_app_c(o, (char)('0' + (int)kind)); /* 0, 1 or 2 */
   policy_app_len(o, ",\"i\":", 5);
@@ -725,6 +727,7 @@ static void replay_line(History *h, const char *l, size_t n, Span line, int64_t 
   seq = json_object_get_uint64(s);
   ts = json_object_get_int64(tv);
   int action = policy_action_index(json_object_get_string(a));
+  if (action < 0) action = policy_action_recovered(json_object_get_string(a));
   int kind = json_object_get_int(k);
   if (seq + 1 > *next) *next = seq + 1;
   if (ts < file_keep_from) {

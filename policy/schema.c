@@ -36,16 +36,22 @@ static const FieldDecl mcp_in[] = { { "server", FT_STRING, false },
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 ActionDecl policy_actions[POLICY_MAX_ACTIONS] = {
-  { "fs:read", "Box::FsReadOperation", fs_in, N(fs_in), fs_out, N(fs_out), NULL, NULL, NULL },
-  { "fs:write", "Box::FsWriteOperation", fs_in, N(fs_in), fs_out, N(fs_out), NULL, NULL, NULL },
-  { "fs:delete", "Box::FsDeleteOperation", fs_in, N(fs_in), fs_out, N(fs_out), NULL, NULL, NULL },
-  { "fs:move", "Box::FsMoveOperation", fs_in, N(fs_in), fs_out, N(fs_out), NULL, NULL, NULL },
-  { "fs:other", "Box::FsOtherOperation", fs_in, N(fs_in), fs_out, N(fs_out), NULL, NULL, NULL },
-  { "net:connect", NULL, net_in, N(net_in), NULL, 0, NULL, NULL, NULL },
-  { "http:request", NULL, http_in, N(http_in), status_out, N(status_out), NULL, NULL, NULL },
-  { "shell:exec", NULL, exec_in, N(exec_in), status_out, N(status_out), NULL, NULL, NULL },
-  { "shell:spawn", NULL, spawn_in, N(spawn_in), status_out, N(status_out), NULL, NULL, NULL },
-  { "mcp:call", NULL, mcp_in, N(mcp_in), NULL, 0, NULL, NULL, NULL },
+  { "fs:read", "Box::FsReadOperation", fs_in, N(fs_in), fs_out, N(fs_out), NULL, NULL, NULL,
+    false },
+  { "fs:write", "Box::FsWriteOperation", fs_in, N(fs_in), fs_out, N(fs_out), NULL, NULL, NULL,
+    false },
+  { "fs:delete", "Box::FsDeleteOperation", fs_in, N(fs_in), fs_out, N(fs_out), NULL, NULL, NULL,
+    false },
+  { "fs:move", "Box::FsMoveOperation", fs_in, N(fs_in), fs_out, N(fs_out), NULL, NULL, NULL,
+    false },
+  { "fs:other", "Box::FsOtherOperation", fs_in, N(fs_in), fs_out, N(fs_out), NULL, NULL, NULL,
+    false },
+  { "net:connect", NULL, net_in, N(net_in), NULL, 0, NULL, NULL, NULL, false },
+  { "http:request", NULL, http_in, N(http_in), status_out, N(status_out), NULL, NULL, NULL, false },
+  { "shell:exec", NULL, exec_in, N(exec_in), status_out, N(status_out), NULL, NULL, NULL, false },
+  { "shell:spawn", NULL, spawn_in, N(spawn_in), status_out, N(status_out), NULL, NULL, NULL,
+    false },
+  { "mcp:call", NULL, mcp_in, N(mcp_in), NULL, 0, NULL, NULL, NULL, false },
 };
 size_t policy_actions_count = POLICY_BOX_ACTIONS;
 #define FS_OTHER 4
@@ -141,21 +147,12 @@ static const char *type_end(const char *p)
   return p;
 }
 
-int box_policy_register_action(const char *server, const char *term, const char *tool,
-                               const char *fields)
+/* A tool's input record as the schema fragment spells it ("a: Long, b?:
+ * String").  Only the types a rule can compare a call's values with are
+ * declared: a field of another type (a record, a set of numbers) is no
+ * attribute a rule can name, so the load refuses a rule that names it. */
+static GArray *tool_fields(const char *fields)
 {
-  const char *sep = strstr(term, "::Action::");
-  if (!sep) return -1;
-  g_autofree char *etype = g_strndup(term, (gsize)(sep - term) + strlen("::Action"));
-  g_mutex_lock(&registry_lock);
-  int a = policy_action_lookup(etype, tool, strlen(tool));
-  if (a >= 0 || policy_nactions >= POLICY_MAX_ACTIONS) {
-    g_mutex_unlock(&registry_lock);
-    return a;
-  }
-  /* Only the types a rule can compare a call's values with are declared:
-   * a field of another type (a record, a set of numbers) is no attribute
-   * a rule can name, so the load refuses a rule that names it. */
   GArray *decls = g_array_new(FALSE, FALSE, sizeof(FieldDecl));
   for (const char *p = fields; p && *p;) {
     while (*p == ' ' || *p == ',') p++;
@@ -187,15 +184,69 @@ int box_policy_register_action(const char *server, const char *term, const char 
     else
       g_free(name);
   }
-  a = (int)policy_nactions;
+  return decls;
+}
+
+/* A new entry for etype::"tool" (etype taken), not counted yet; -1 when
+ * the table is full. */
+static int add_action(const char *term, char *etype, const char *tool)
+{
+  if (policy_nactions >= POLICY_MAX_ACTIONS) {
+    g_free(etype);
+    return -1;
+  }
+  int a = (int)policy_nactions;
   ActionDecl *d = &policy_actions[a];
   d->term = g_strdup(term);
-  d->etype = g_steal_pointer(&etype);
+  d->etype = etype;
   d->id = g_strdup(tool);
+  return a;
+}
+
+int box_policy_register_action(const char *server, const char *term, const char *tool,
+                               const char *fields)
+{
+  const char *sep = strstr(term, "::Action::");
+  if (!sep) return -1;
+  char *etype = g_strndup(term, (gsize)(sep - term) + strlen("::Action"));
+  g_mutex_lock(&registry_lock);
+  int a = policy_action_lookup(etype, tool, strlen(tool));
+  bool known = a >= 0;
+  if (known) g_free(etype);
+  if (known ? !policy_actions[a].recovered : (a = add_action(term, etype, tool)) < 0) {
+    g_mutex_unlock(&registry_lock);
+    return a;
+  }
+  /* a new action, or one a history recovered, which takes its fields now */
+  ActionDecl *d = &policy_actions[a];
+  GArray *decls = tool_fields(fields);
   d->server = g_strdup(server);
-  d->ninput = decls->len;
-  d->input = (const FieldDecl *)g_array_free(decls, FALSE);
-  __atomic_store_n(&policy_actions_count, (size_t)a + 1, __ATOMIC_RELEASE);
+  d->input = (const FieldDecl *)(void *)decls->data;
+  __atomic_store_n(&d->ninput, (size_t)decls->len, __ATOMIC_RELEASE);
+  g_array_free(decls, FALSE);
+  d->recovered = false;
+  if (!known) __atomic_store_n(&policy_actions_count, (size_t)a + 1, __ATOMIC_RELEASE);
+  g_mutex_unlock(&registry_lock);
+  return a;
+}
+
+int policy_action_recovered(const char *term)
+{
+  const char *sep = strstr(term, "::Action::\"");
+  if (!sep) return -1;
+  const char *p = sep + strlen("::Action::");
+  g_autofree char *tool = field_name(&p);
+  if (*p) return -1; /* no term mcp/schema.c writes */
+  char *etype = g_strndup(term, (gsize)(sep - term) + strlen("::Action"));
+  g_mutex_lock(&registry_lock);
+  int a = policy_action_lookup(etype, tool, strlen(tool));
+  if (a >= 0) {
+    g_free(etype);
+  } else if ((a = add_action(term, etype, tool)) >= 0) {
+    policy_actions[a].server = g_strdup(etype); /* a label until its server's is known */
+    policy_actions[a].recovered = true;
+    __atomic_store_n(&policy_actions_count, (size_t)a + 1, __ATOMIC_RELEASE);
+  }
   g_mutex_unlock(&registry_lock);
   return a;
 }

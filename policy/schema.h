@@ -30,10 +30,13 @@ typedef struct {
   const char *etype;  /* "demo::Action" */
   const char *id;     /* the tool's name */
   const char *server; /* the MCP server's own name, the resource label's head */
+  bool recovered;     /* known from a history's events only: its fields come with its listing */
 } ActionDecl;
 
-/* Entries below policy_nactions never change once counted: a registration
- * fills its entry before it raises the count. */
+/* Entries below policy_nactions never change once counted (a
+ * registration fills its entry before it raises the count), but for a
+ * recovered action's fields, which its registration fills in before any
+ * request of it is decided. */
 extern ActionDecl policy_actions[POLICY_MAX_ACTIONS];
 #define policy_nactions (__atomic_load_n(&policy_actions_count, __ATOMIC_ACQUIRE))
 extern size_t policy_actions_count;
@@ -47,6 +50,13 @@ int policy_action_lookup(const char *etype, const char *id, size_t len);
 /* Whether ETYPE is "<ns>::Action" of a namespace box_policy_declare_namespace
  * declared: its actions are known once its server's tools are. */
 bool policy_namespace_pending(const char *etype);
+
+/* The index of a generated action a durable history names before its
+ * server has listed its tools in this process (policy_action_index knows
+ * it not): an entry without fields, so that its events are kept, until
+ * box_policy_register_action gives it them.  -1 when term is no
+ * generated action's or the table is full. */
+int policy_action_recovered(const char *term);
 
 /* Index of an action term in policy_actions, or -1. */
 int policy_action_index(const char *term);

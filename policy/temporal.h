@@ -64,6 +64,11 @@ struct TForm {
   int line, col;
   /* TF_PRED */
   int action; /* index in policy_actions */
+  /* A generated action's entity type and tool: its server may list its
+   * tools after the load, so the action is -1 until
+   * box_policy_install_actions resolves it (no event matches before). */
+  const char *etype, *id;
+  size_t idlen;
   EventKind ev;
   TField *fields;
   int nfields;

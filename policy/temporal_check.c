@@ -16,6 +16,8 @@ typedef struct {
   bool failed;
   int actions[POLICY_MAX_ACTIONS];
   int nactions;
+  const char *installing; /* the entity type whose tools are being installed, or NULL */
+  GPtrArray *resolved;    /* its predicates resolved so far (TForm *) */
 } Check;
 
 G_GNUC_PRINTF(4, 5) static void refuse(Check *k, int line, int col, const char *fmt, ...)
@@ -60,6 +62,13 @@ static void check_window(Check *k, const TForm *f)
 
 static void check_term(Check *k, const TTerm *x);
 static void check_form(Check *k, TForm *f);
+
+/* An event's action as a rule names it: Box::Action::"fs:read", or a
+ * generated action's own term. */
+static char *event_action(const ActionDecl *a)
+{
+  return a->etype ? g_strdup(a->term) : g_strdup_printf("Box::Action::\"%s\"", a->term);
+}
 
 static void check_field(Check *k, const TForm *p, const TField *fd)
 {
@@ -110,11 +119,11 @@ static void check_field(Check *k, const TForm *p, const TField *fd)
     } else {
       ok = v->k == TV_STR;
     }
+    g_autofree char *named = ok ? NULL : event_action(a);
     if (!ok)
       refuse(k, fd->term.line, fd->term.col,
-             "for policy `%s`, field `%s` of `Box::Action::\"%s\"::%s` is %s%s; the value given "
-             "has another type",
-             k->rule->engine_id, path, a->term, kind_name(p->ev),
+             "for policy `%s`, field `%s` of `%s::%s` is %s%s; the value given has another type",
+             k->rule->engine_id, path, named, kind_name(p->ev),
              decl           ? ft_name(decl->type)
              : entity_field ? "entity "
                             : "String",
@@ -130,10 +139,11 @@ static void check_field(Check *k, const TForm *p, const TField *fd)
     check_term(k, &fd->term);
   }
   return;
-unknown:
+unknown:;
+  g_autofree char *named = event_action(a);
   refuse(k, fd->term.line, fd->term.col,
-         "for policy `%s`, `%s` is not a field of the event `Box::Action::\"%s\"::%s`%s",
-         k->rule->engine_id, path, a->term, kind_name(p->ev),
+         "for policy `%s`, `%s` is not a field of the event `%s::%s`%s", k->rule->engine_id, path,
+         named, kind_name(p->ev),
          g_str_has_prefix(path, "output.") && p->ev != EV_RESPONSE
            ? " (only a ::response carries output)"
            : "");
@@ -158,6 +168,18 @@ static void check_form(Check *k, TForm *f)
 {
   switch (f->kind) {
   case TF_PRED:
+    if (f->action < 0 && k->installing && strcmp(f->etype, k->installing) == 0) {
+      f->action = policy_action_lookup(f->etype, f->id, f->idlen);
+      if (f->action < 0) {
+        refuse(k, f->line, f->col,
+               "predicate `%s::\"%s\"::%s` does not name a declared event (no event kind `%s` "
+               "derived for action `%s`)",
+               f->etype, f->id, kind_name(f->ev), kind_name(f->ev), f->id);
+        break;
+      }
+      g_ptr_array_add(k->resolved, f);
+    }
+    if (f->action < 0) break; /* its server has not listed its tools: checked then */
     for (int i = 0; i < f->nfields; i++) check_field(k, f, &f->fields[i]);
     break;
   case TF_TP:
@@ -472,7 +494,7 @@ bool policy_temporal_validate(BoxPolicy *pol, GError **error)
   /* formulas were added in parse order; attach each to its rule */
   for (size_t i = 0; i < pol->nrules; i++) {
     const Rule *r = &pol->rules[i];
-    Check k = { pol, r, NULL, error, false, { 0 }, 0 };
+    Check k = { pol, r, NULL, error, false, { 0 }, 0, NULL, NULL };
     if (r->action.op == SC_ANY) {
       for (size_t a = 0; a < policy_nactions; a++) k.actions[k.nactions++] = (int)a;
     } else {
@@ -501,4 +523,25 @@ bool policy_temporal_validate(BoxPolicy *pol, GError **error)
     }
   }
   return temporal_register_formulas(t, error);
+}
+
+bool policy_temporal_install(BoxPolicy *pol, const char *etype, GError **error)
+{
+  BoxTemporal *t = pol->temporal;
+  if (!t) return true;
+  Check k = { pol, NULL, NULL, error, false, { 0 }, 0, etype, g_ptr_array_new() };
+  /* a decision in progress reads the predicates: they change under its lock */
+  g_mutex_lock(&t->lock);
+  for (guint i = 0; i < t->formulas->len && !k.failed; i++) {
+    TFormula *F = t->formulas->pdata[i];
+    if (!F->rule) continue;
+    k.rule = F->rule;
+    k.F = F;
+    check_form(&k, F->root);
+  }
+  if (k.failed) /* they wait again, as the server's actions stay pending */
+    for (guint i = 0; i < k.resolved->len; i++) ((TForm *)k.resolved->pdata[i])->action = -1;
+  g_mutex_unlock(&t->lock);
+  g_ptr_array_free(k.resolved, TRUE);
+  return !k.failed;
 }

@@ -2,6 +2,7 @@
  * from the policy's tokens into a TFormula (policy/temporal.h), plus the
  * four default macros of §1.5 and the canonical rendering of §3.5. */
 #include "policy/temporal.h"
+#include "policy/json_out.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -252,7 +253,9 @@ static bool parse_fields(TP *p, TForm *f, GArray *fields)
       g_string_append_c(path, '.');
       g_string_append_len(path, u->text, (gssize)u->len);
     }
-    TField fd = { intern_path(p, path->str), { 0 } };
+    /* a waiting predicate's fields are known only at its listing: interned
+     * now, as an event's are */
+    TField fd = { f->action < 0 ? g_intern_string(path->str) : intern_path(p, path->str), { 0 } };
     g_string_free(path, TRUE);
     if (!tok_expect(p->r, TOK_COLON, "`:` after the field name")) return false;
     TTerm *term = parse_term(p);
@@ -266,7 +269,6 @@ static bool parse_fields(TP *p, TForm *f, GArray *fields)
     if (!tok_list_sep(p->r, TOK_RBRACE, "`,` or `}`")) return false;
   }
   tok_next(p->r);
-  (void)f;
   return true;
 }
 
@@ -290,12 +292,15 @@ static TForm *parse_predicate(TP *p)
   tok_next(p->r); /* :: */
   const Token *kind = tok_next(p->r);
   char *kindtext = g_strndup(kind->text, kind->len);
-  int action = strcmp(ns->str, "Box::Action") == 0 ? policy_action_index(idtext) : -1;
+  bool box = strcmp(ns->str, "Box::Action") == 0;
+  int action = box ? policy_action_index(idtext) : policy_action_lookup(ns->str, idtext, idlen);
+  /* a tool of a server declared but not listed yet waits for its listing */
+  bool waits = !box && action < 0 && policy_namespace_pending(ns->str);
   int ev = strcmp(kindtext, "request") == 0    ? EV_REQUEST
            : strcmp(kindtext, "response") == 0 ? EV_RESPONSE
            : strcmp(kindtext, "error") == 0    ? EV_ERROR
                                                : -1;
-  if (action < 0 || ev < 0) {
+  if ((action < 0 && !waits) || ev < 0) {
     /* §2.6 rule 7; schema class */
     char *m = g_strdup_printf("(no event kind `%s` derived for action `%s`)", kindtext, idtext);
     if (!p->r->err) {
@@ -311,7 +316,13 @@ static TForm *parse_predicate(TP *p)
     return NULL;
   }
   g_free(kindtext);
-  g_string_free(ns, TRUE);
+  if (!box) {
+    f->etype = own(p, g_string_free(g_steal_pointer(&ns), FALSE));
+    f->id = idtext;
+    f->idlen = idlen;
+  } else {
+    g_string_free(ns, TRUE);
+  }
   f->action = action;
   f->ev = (EventKind)ev;
   GArray *fields = g_array_new(FALSE, TRUE, sizeof(TField));
@@ -933,7 +944,15 @@ static void render_form(GString *s, const TFormula *F, const TForm *f)
   static const char *const cmps[] = { "==", "!=", "<", "<=", ">", ">=" };
   switch (f->kind) {
   case TF_PRED:
-    g_string_append_printf(s, "Box::Action::\"%s\"::%s{", policy_actions[f->action].term,
+    if (f->etype) {
+      /* the same text before and after the tool's listing */
+      g_string_append_printf(s, "%s::\"", f->etype);
+      policy_json_escaped(s, f->id, f->idlen);
+      g_string_append_c(s, '"');
+    } else {
+      g_string_append_printf(s, "Box::Action::\"%s\"", policy_actions[f->action].term);
+    }
+    g_string_append_printf(s, "::%s{",
                            f->ev == EV_REQUEST    ? "request"
                            : f->ev == EV_RESPONSE ? "response"
                                                   : "error");

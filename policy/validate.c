@@ -345,7 +345,10 @@ bool box_policy_install_actions(BoxPolicy *pol, const char *ns, GError **error)
                           unknown->len ? unknown : schema);
     g_set_error_literal(error, BOX_POLICY_ERROR, BOX_POLICY_ERROR_SCHEMA, m);
     g_free(m);
-  } else {
+  }
+  /* the history rules' predicates on its tools, once its rules fit them */
+  ok = ok && policy_temporal_install(pol, etype, error);
+  if (ok) {
     size_t n = policy_nactions;
     for (size_t a = 0; a < n; a++)
       if (strcmp(policy_action_etype((int)a), etype) == 0 && !policy_installed(pol, (int)a))

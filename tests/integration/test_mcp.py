@@ -28,18 +28,22 @@ def stdio(name, *command, path=PATH):
     return f'[mcp.{name}]\ntype = "stdio"\ncommand = [{argv}]\nenv = {{ PATH = "{path}" }}\n'
 
 
-def generate(cfg, out):
+def generate(cfg, out, env=None):
     return subprocess.run([str(BOX), "policy", "generate-schema", "--config", str(cfg),
-                           "--output-dir", str(out)], capture_output=True, text=True, timeout=120)
+                           "--output-dir", str(out)], capture_output=True, text=True, timeout=120,
+                          env=env)
 
 
 def test_mcp_tables_load(tmp_path):
-    """[mcp.*] tables of both types are read, not refused as unsupported."""
+    """[mcp.*] tables of both types are read, not refused as unsupported:
+    an http server is asked for its tools, with its secret (here unset)."""
+    import os
     cfg = config(tmp_path, '[mcp.gh]\ntype = "http"\ndestinations = ["mcp.example.com"]\n'
                            'secret.ref = "env://GH_TOKEN"\n')
-    r = generate(cfg, tmp_path / "out")
-    assert r.returncode == 0, r.stderr
-    assert "not supported" not in r.stderr
+    r = generate(cfg, tmp_path / "out", {"PATH": os.environ["PATH"]})
+    assert (r.returncode, r.stderr) == (1, 'box: error: MCP server "gh" failed during initialize: '
+                                           "`secret.ref` env://GH_TOKEN is not set in the "
+                                           "environment\n")
 
 
 def test_mcp_table_errors(tmp_path):
@@ -371,6 +375,58 @@ def test_stdio_per_tool_gate(tmp_path):
     assert got == [("get-sum", "demo-mcp/get-sum", "permit", "permitted", "coarse"),
                    ("get-sum", "demo-mcp/get-sum", "deny", "forbidden", "small_sums"),
                    ("echo", "demo-mcp/echo", "permit", "permitted", "coarse")], got
+
+
+def test_stdio_history_rules_see_tool_calls(tmp_path):
+    """A tool's calls are in the history as Box's actions are: get-sum only
+    after an answered echo("unlock"), and at most three get-sum attempts an
+    hour (a refused one is an attempt too)."""
+    box = mcp_box(tmp_path, PERMIT_SERVER + """
+@id("coarse")
+permit(principal, action == Box::Action::"mcp:call", resource)
+when { context.input.server == "demo-mcp" };
+@id("echo_first")
+forbid(principal, action == demo_mcp::Action::"get-sum", resource)
+unless temporal { formerly within 1h demo_mcp::Action::"echo"::response{ input.message: "unlock" } };
+@id("three_sums")
+forbid(principal, action == demo_mcp::Action::"get-sum", resource)
+when temporal { (count for (t: Timepoint). where (formerly within 1h (
+  demo_mcp::Action::"get-sum"::request{ input.a: _ } && tp(t)))) > 3 };
+@id("after_a_sum")
+forbid(principal, action == Box::Action::"mcp:call", resource)
+when { context.input has tool && context.input.tool == "get-tiny-image" }
+unless temporal { formerly within 1h Box::Action::"mcp:call"::response{ input.tool: "get-sum" } };
+""")
+    try:
+        r, out = client(box, "mcp-server-everything",
+                        {"call": "get-sum", "args": {"a": 1, "b": 2}},
+                        {"call": "echo", "args": {"message": "other"}},
+                        {"call": "get-sum", "args": {"a": 1, "b": 2}},
+                        {"call": "get-tiny-image", "args": {}},
+                        {"call": "echo", "args": {"message": "unlock"}},
+                        {"call": "get-sum", "args": {"a": 1, "b": 2}},
+                        {"call": "get-tiny-image", "args": {}},
+                        {"call": "get-sum", "args": {"a": 2, "b": 2}})
+        assert r.returncode == 0, r.stderr
+        assert len(out) == 8, (out, r.stderr)
+        refused = [o.get("error", "").split("[policy: ")[-1].rstrip("].") for o in out]
+        assert [o.get("code") for o in out] == [-32001, None, -32001, -32001,
+                                                None, None, None, -32001], out
+        assert [refused[i] for i in (0, 2, 3, 7)] == [
+            "echo_first", "echo_first", "after_a_sum", "three_sums"], out
+        assert out[0]["error"].startswith(
+            'MCP error -32001: per-tool gate (demo_mcp::Action::"get-sum"): '), out
+        assert "3" in out[5]["result"]["content"][0]["text"], out
+    finally:
+        box.stop()
+    # the history file holds the tools' events, their terms escaped (a
+    # record is its checksum, a space, its JSON)
+    events = [json.loads(line.split(" ", 1)[1]) for line in
+              (box.box_dir / "private" / "history.jsonl").read_text().splitlines()
+              if '"a":' in line]
+    tools = [(e["a"], e["k"]) for e in events if e["a"].startswith("demo_mcp::")]
+    assert tools[:3] == [('demo_mcp::Action::"get-sum"', 0), ('demo_mcp::Action::"echo"', 0),
+                         ('demo_mcp::Action::"echo"', 1)], tools
 
 
 def records_attrs(box):
@@ -791,6 +847,71 @@ permit(principal, action == Box::Action::"mcp:call", resource);
         box.stop()
 
 
+STREAM_CLIENT = REPO / "tests" / "mcp" / "stream_client.mjs"
+
+
+def test_http_server_streams(tmp_path, http_server):
+    """The server's own messages reach the agent: its sampling request on a
+    call's reply stream (answered while that stream is open), and its log
+    notifications and roots/list request on the stream the bridge opens
+    with GET once the session is initialized."""
+    port, token = http_server
+    box = http_box(tmp_path, port, token, REACH_LOCAL + """
+permit(principal, action == Box::Action::"mcp:call", resource);
+""")
+    try:
+        r = subprocess.run(["node", str(STREAM_CLIENT), str(box.box_dir / "bin" / "remote")],
+                           capture_output=True, text=True, timeout=150,
+                           env={"PATH": "/usr/bin:/bin", "HOME": str(box.home)})
+        out = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+        assert r.returncode == 0 and len(out) == 3, (out, r.stderr)
+        assert "sampled: Resource trigger-sampling-request context: from the box" in \
+            out[0].get("sampled", ""), out
+        assert " - SessionId " in out[1].get("log", ""), out
+        assert out[2] == {"roots": "Roots updated: 1 root(s) received from client"}, out
+    finally:
+        box.stop()
+    attrs = records_attrs(box)
+    # the agent's answers to the server's requests were decided as their methods
+    for method in ("sampling/createMessage", "roots/list"):
+        assert any(a.get("strands.box.policy.resource") == f"remote/{method}" for a in attrs), method
+    # the server's stream is a GET through the gateway
+    assert any(a.get("strands.box.policy.action") == "http:request" and
+               a.get("strands.box.policy.resource") == f"127.0.0.1:{port}/mcp" and
+               a.get("http.request.method") == "GET" for a in attrs)
+
+
+def test_generate_schema_http_server(tmp_path, http_server):
+    """generate-schema lists an http server's tools too: straight at its
+    endpoint (streamable HTTP), with the route's secret read from its own
+    environment and sent in the route's header."""
+    import os
+    port, token = http_server
+    cfg = config(tmp_path, f'[mcp.remote-x]\ntype = "http"\ndestinations = ["127.0.0.1:{port}"]\n'
+                           'secret.ref = "env://REMOTE_TOKEN"\n')
+    out = tmp_path / "out"
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home")}
+    r = generate(cfg, out, {**env, "REMOTE_TOKEN": token})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"Generated {out}/actions.cedarschema\nGenerated {out}/events.dwschema\n"
+    text = (out / "actions.cedarschema").read_text()
+    assert "namespace remote_x {\n" in text
+    assert ('  action "echo" appliesTo { principal: Box::Agent, resource: Box::Resource,\n'
+            '    context: { input: { message: String } } };\n') in text
+    assert "{ a: Long, b: Long }" in text
+    assert ('event remote_x::Action::"get-sum"::response { input: { a: Long, b: Long }, '
+            in (out / "events.dwschema").read_text())
+    # the server's refusal of another secret, and a secret the environment lacks
+    r = generate(cfg, tmp_path / "out2", {**env, "REMOTE_TOKEN": "not-" + token})
+    assert (r.returncode, r.stderr) == (1, 'box: error: MCP server "remote-x" failed during '
+                                           "initialize: the server answered HTTP 401: no token\n")
+    r = generate(cfg, tmp_path / "out2", env)
+    assert (r.returncode, r.stderr) == (1, 'box: error: MCP server "remote-x" failed during '
+                                           "initialize: `secret.ref` env://REMOTE_TOKEN is not "
+                                           "set in the environment\n")
+    assert not (tmp_path / "out2").exists()
+
+
 # ---- the containment escape attacks, from inside a stdio server ----
 
 @pytest.fixture(scope="module")
@@ -892,6 +1013,20 @@ permit(principal, action == Box::Action::"mcp:call", resource);
         # decided inside the tunnel, as any https request is
         assert any(a.get("strands.box.policy.action") == "http:request" and
                    a.get("strands.box.policy.resource") == "127.0.0.2:443/mcp" for a in attrs)
+        # generate-schema trusts the CA [gateway] names too, and no other
+        server = ('[mcp.remote]\ntype = "http"\ndestinations = ["127.0.0.2"]\n'
+                  'secret.ref = "env://REMOTE_TOKEN"\n')
+        env = {"PATH": os.environ["PATH"], "REMOTE_TOKEN": token}
+        (tmp_path / "gen").mkdir()
+        (tmp_path / "gen2").mkdir()
+        cfg = config(tmp_path / "gen", f'[gateway]\nextra_ca = ["{cert}"]\n' + server)
+        r = generate(cfg, tmp_path / "gen" / "out", env)
+        assert r.returncode == 0, r.stderr
+        assert "namespace remote {\n" in (tmp_path / "gen" / "out" / "actions.cedarschema").read_text()
+        cfg = config(tmp_path / "gen2", server)
+        r = generate(cfg, tmp_path / "gen2" / "out", env)
+        assert (r.returncode, r.stderr) == (1, 'box: error: MCP server "remote" failed during '
+                                               "initialize: TLS with 127.0.0.2 failed\n")
     finally:
         srv.kill()
         srv.wait()

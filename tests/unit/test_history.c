@@ -988,6 +988,160 @@ static void test_wildcard_every_type(void)
   }
 }
 
+/* ---- a server's tools (spec/policy.md §2.3: generated actions' events) ------ */
+
+static json_object *key_input(const char *key)
+{
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "key", json_object_new_string(key));
+  return o;
+}
+
+/* A policy whose rules read a server's tools before it lists them: a write
+ * of a key only after a read of it, at most two reads of a key an hour. */
+static const char tool_rules[] =
+  "permit(principal, action, resource);\n"
+  "@id(\"read_first\") forbid(principal, action == hist_mcp::Action::\"write\", resource)\n"
+  "unless temporal { formerly within 1h hist_mcp::Action::\"read\"::response{ input.key: "
+  "context.input.key } };\n"
+  "@id(\"two_reads\") forbid(principal, action == hist_mcp::Action::\"read\", resource)\n"
+  "when temporal { (count for (t: Timepoint). where (formerly within 1h ("
+  "hist_mcp::Action::\"read\"::request{ input.key: \"k\" } && tp(t)))) > 2 };\n";
+
+static void test_tool_events(void)
+{
+  box_policy_declare_namespace("hist_mcp");
+  char *dir = tmpdir();
+  BoxPolicy *p = load_with_history(tool_rules, dir);
+  at(0);
+  g_assert_cmpint(
+    box_policy_register_action("hist-mcp", "hist_mcp::Action::\"read\"", "read", "key: String"), >=,
+    10);
+  box_policy_register_action("hist-mcp", "hist_mcp::Action::\"write\"", "write",
+                             "key: String, value?: String");
+  GError *error = NULL;
+  g_assert_true(box_policy_install_actions(p, "hist_mcp", &error));
+  g_assert_no_error(error);
+  g_assert_false(permits(p, "hist_mcp::Action::\"write\"", key_input("k")));
+  /* asked and refused is no read: the rule keys on the response */
+  g_assert_true(permits(p, "hist_mcp::Action::\"read\"", key_input("k")));
+  g_assert_false(permits(p, "hist_mcp::Action::\"write\"", key_input("k")));
+  json_object *in = key_input("k");
+  g_assert_true(box_policy_record_response(p, "hist_mcp::Action::\"read\"", in, NULL));
+  json_object_put(in);
+  at(1);
+  g_assert_true(permits(p, "hist_mcp::Action::\"write\"", key_input("k")));
+  g_assert_false(permits(p, "hist_mcp::Action::\"write\"", key_input("other")));
+  g_assert_true(permits(p, "hist_mcp::Action::\"read\"", key_input("k"))); /* the second */
+  box_policy_free(p);
+  /* the history kept them: the third read is refused after a restart */
+  p = load_with_history(tool_rules, dir);
+  g_assert_true(box_policy_install_actions(p, "hist_mcp", &error));
+  at(2);
+  g_assert_true(permits(p, "hist_mcp::Action::\"write\"", key_input("k")));
+  g_assert_false(permits(p, "hist_mcp::Action::\"read\"", key_input("k")));
+  at(3601);
+  g_assert_false(permits(p, "hist_mcp::Action::\"write\"", key_input("k")));
+  box_policy_free(p);
+  rm_rf(dir);
+
+  /* a predicate on a tool the server did not list, or on an argument its
+   * tool does not take, keeps the server's actions pending */
+  box_policy_declare_namespace("hist_mcp2");
+  p = load("permit(principal, action, resource);\n"
+           "forbid(principal, action == Box::Action::\"mcp:call\", resource)\n"
+           "when temporal { formerly within 1h hist_mcp2::Action::\"gone\"::request{} };\n");
+  box_policy_register_action("hist-mcp2", "hist_mcp2::Action::\"here\"", "here", "n: Long");
+  g_assert_false(box_policy_install_actions(p, "hist_mcp2", &error));
+  g_assert_cmpstr(
+    error->message, ==,
+    "policy fails schema validation: predicate `hist_mcp2::Action::\"gone\"::request` "
+    "does not name a declared event (no event kind `request` derived for action "
+    "`gone`) at line 3, column 36");
+  g_clear_error(&error);
+  json_object *n = json_object_new_object();
+  json_object_object_add(n, "n", json_object_new_int64(1));
+  g_assert_cmpint(decide_cause(p, "hist_mcp2::Action::\"here\"", n), ==, BOX_CAUSE_POLICY_PENDING);
+  box_policy_free(p);
+  box_policy_declare_namespace("hist_mcp3");
+  static const char field_rule[] =
+    "permit(principal, action, resource);\n"
+    "forbid(principal, action == Box::Action::\"mcp:call\", resource)\n"
+    "when temporal { formerly within 1h hist_mcp3::Action::\"t\"::response{ input.m: 1 } };\n";
+  static const char field_error[] =
+    "policy fails schema validation: for policy `policy_1`, `input.m` is not a field of the "
+    "event `hist_mcp3::Action::\"t\"::response` at line 3, column 79";
+  p = load(field_rule);
+  box_policy_register_action("hist-mcp3", "hist_mcp3::Action::\"t\"", "t", "n: Long");
+  g_assert_false(box_policy_install_actions(p, "hist_mcp3", &error));
+  g_assert_cmpstr(error->message, ==, field_error);
+  g_clear_error(&error);
+  box_policy_free(p);
+  /* loaded once the tools are known, the same rule is refused at once */
+  assert_refused(field_rule, field_error);
+  /* a namespace no server declares names no event */
+  assert_refused("forbid(principal, action, resource) when temporal { formerly within 1h "
+                 "nowhere::Action::\"x\"::request{} };",
+                 "predicate `nowhere::Action::\"x\"::request` does not name a declared event");
+}
+
+/* A box restarted before its server lists its tools again: the history
+ * keeps the tool's events, and the Box events around them (the push
+ * budget spent before and after a tool call). */
+static void test_tool_events_restart(void)
+{
+  char *dir = tmpdir();
+  char *text = g_strconcat(push_budget,
+                           "permit(principal, action == recov_mcp::Action::\"x\", resource);\n"
+                           "@id(\"once\") forbid(principal, action == recov_mcp::Action::\"x\", "
+                           "resource) when temporal { formerly within 1h "
+                           "recov_mcp::Action::\"x\"::response{ input.n: context.input.n } };\n",
+                           NULL);
+  json_object *n1 = json_object_new_object();
+  json_object_object_add(n1, "n", json_object_new_int64(1));
+  box_policy_declare_namespace("recov_mcp");
+  fflush(NULL);
+  pid_t pid = fork(); /* the run before: its tools registered in it alone */
+  g_assert_cmpint(pid, >=, 0);
+  if (pid == 0) {
+    BoxPolicy *q = load_with_history(text, dir);
+    at(0);
+    box_policy_register_action("recov-mcp", "recov_mcp::Action::\"x\"", "x", "n: Long");
+    if (!box_policy_install_actions(q, "recov_mcp", NULL)) _exit(2);
+    if (!permits(q, "shell:spawn", spawn_arg("git", "push"))) _exit(3);
+    if (!permits(q, "recov_mcp::Action::\"x\"", json_object_get(n1))) _exit(4);
+    if (!box_policy_record_response(q, "recov_mcp::Action::\"x\"", n1, NULL)) _exit(5);
+    if (!permits(q, "shell:spawn", spawn_arg("git", "push"))) _exit(6);
+    if (!permits(q, "shell:spawn", spawn_arg("git", "push"))) _exit(7);
+    box_policy_free(q);
+    _exit(0);
+  }
+  int st = 0;
+  g_assert_cmpint(waitpid(pid, &st, 0), ==, pid);
+  g_assert_true(WIFEXITED(st));
+  g_assert_cmpint(WEXITSTATUS(st), ==, 0);
+  BoxPolicy *p = load_with_history(text, dir);
+  at(10);
+  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push"))); /* the fourth */
+  g_assert_cmpint(
+    box_policy_register_action("recov-mcp", "recov_mcp::Action::\"x\"", "x", "n: Long"), >=, 10);
+  GError *error = NULL;
+  g_assert_true(box_policy_install_actions(p, "recov_mcp", &error));
+  g_assert_no_error(error);
+  g_assert_false(permits(p, "recov_mcp::Action::\"x\"", json_object_get(n1)));
+  json_object *n2 = json_object_new_object();
+  json_object_object_add(n2, "n", json_object_new_int64(2));
+  g_assert_true(permits(p, "recov_mcp::Action::\"x\"", n2));
+  /* the tool's fields are its listing's: another type cannot be evaluated */
+  json_object *bad = json_object_new_object();
+  json_object_object_add(bad, "n", json_object_new_string("one"));
+  g_assert_cmpint(decide_cause(p, "recov_mcp::Action::\"x\"", bad), ==, BOX_CAUSE_INTERNAL_FAULT);
+  box_policy_free(p);
+  json_object_put(n1);
+  g_free(text);
+  rm_rf(dir);
+}
+
 int main(int argc, char **argv)
 {
   static const TestCase cases[] = {
@@ -1010,7 +1164,9 @@ int main(int argc, char **argv)
     { "/history/store/long-history-bounded", test_long_history_bounded },
     { "/history/store/unwritable", test_unwritable },
     { "/history/store/bounded-memory", test_bounded_memory },
-    { "/history/store/batch", test_batch }
+    { "/history/store/batch", test_batch },
+    { "/history/eval/tool-events", test_tool_events },
+    { "/history/store/tool-events-restart", test_tool_events_restart }
   };
   return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }
