@@ -114,3 +114,41 @@ def test_compress_against_gnu(tmp_path, text):
     need_shell()
     box, gnu = run_both(tmp_path, text, EXTRA_PACK)
     assert_same_run(box, gnu)
+
+
+# gzip's -l, -r and -S (and the symbolic links gzip will not replace); the
+# archives get fixed times, since -lv shows the file's time to the minute.
+# A walk's order is the directory's: outputs of walks over more than one
+# file are sorted.
+EXTRA_GZIP = EXTRA_PACK + r"""
+gzip -c small > small.gz; cat small.gz big.gz > sb.gz; cat big.gz small.gz > bs.gz
+cp big.gz ren.gz; mkdir -p dd; cp big.gz dd/ren.gz; : > empty.gz; (cat big.gz; printf '\0\0\0\0') > zpad.gz
+(cat big.gz; printf '\0\0x') > zjunk.gz; printf x | gzip -n > x.gz; ln -s small lk; ln -s big.gz lk.gz
+mkdir -p r/a/b; seq 100 > r/f1; seq 50 > r/a/f2; echo x > r/a/b/f3; touch -d '2024-01-02 03:04:05' r/f1 r/a/f2 r/a/b/f3; gzip -k r/a/f2
+touch -d '2024-03-04 05:06:07' *.gz dd/ren.gz r/a/f2.gz
+"""
+
+GZIP = [
+    'gzip -l big.gz', 'gzip -l big.gz small.gz', 'gzip -lv big.gz small.gz', 'gzip --list --verbose x.gz',
+    'gzip -l small.gz small; echo $?', 'gzip -l big.gz small', 'gzip -l nope.gz small.gz; echo $?',
+    'gzip -l < big.gz', 'cat big.gz | gzip -l', 'gzip -l two.gz', 'gzip -lv bs.gz sb.gz', 'gzip -lq big.gz small.gz',
+    'gzip -l ren.gz', 'gzip -lN ren.gz dd/ren.gz', 'gzip -lvN dd/ren.gz', 'gzip -l junk.gz; echo $?',
+    'gzip -l empty.gz big.gz; echo $?', 'gzip -l cut.gz; echo $?', 'gzip -l zpad.gz small.gz', 'gzip -l lk.gz',
+    'gzip -dc zpad.gz | wc -l; gzip -t zpad.gz; echo $?', 'gzip -dc zjunk.gz | wc -l', 'gzip -l big; echo $?',
+    'gzip -r r; echo $?; find r | sort', 'gzip -r r/; echo $?; find r | sort', 'gzip -rk r 2>&1 | sort; find r | sort',
+    'gzip -r r; gunzip -r r; echo $?; find r | sort', 'gzip -r r; gzip -lr r | sort', 'gzip -r r; gzip -tr r; echo $?',
+    'gzip -rc r | gzip -dc | sort | md5sum', 'gzip -r nope; echo $?', 'gzip r; echo $?', 'gzip -rd r/a/f2.gz; ls r/a',
+    'gzip -S .zz small; ls small*', 'gzip -S .zz small; gzip -S .zz small.zz; echo $?', 'gzip -S .zz big.gz; echo $?',
+    'gzip -S .zz small; gzip -S .zz -d small.zz; ls small*', 'gzip -dS .zz big.gz; echo $?', 'gzip -S "" small; echo $?',
+    'gzip --suffix=.Q small; ls small*; gunzip --suffix .Q small.Q; ls small*', 'gzip -S .zz -k big; gzip -dS .zz -c big.zz | wc -l',
+    'gzip -S x/y small; echo $?', 'gzip -S .zz -k big; gzip -S .zz -l big.zz big.gz', 'gzip -S .q -d big; echo $?',
+    'gzip -rS _z r; find r | sort; gunzip -rS _z r; find r | sort', 'gzip -S .zz r/f1; gzip -lS .zz r/f1.zz; gunzip -S .zz r/f1.zz; ls r',
+    'gzip lk; echo $?; ls lk*', 'gzip -f lk; echo $?; ls lk*', 'gzip -c lk | gzip -d', 'gunzip lk.gz; echo $?',
+]
+
+
+@pytest.mark.parametrize("text", GZIP)
+def test_gzip_options_against_gnu(tmp_path, text):
+    need_shell()
+    box, gnu = run_both(tmp_path, text, EXTRA_GZIP)
+    assert_same_run(box, gnu)
