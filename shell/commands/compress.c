@@ -141,14 +141,14 @@ static void one(BxPack *p, const char *name, unsigned char type)
   bool to_stdout = p->to_stdout || std || p->test;
   const char *has = suffix_of(p, name);
   if (!to_stdout && !p->decompress && has && !p->force) {
-    /* -r passes over what is compressed already without a word */
-    if (!p->recursive)
+    /* -r passes over what is compressed already without a word (-v has one) */
+    if (!p->recursive || p->verbose)
       bx_pack_say(p, k->has_suffix_status, k->texts[BX_PACK_HAS_SUFFIX], name, has);
     return;
   }
   /* -r decompresses, tests and lists only the names with a suffix */
-  if (p->recursive && p->decompress && !std && !has) return;
-  bool bad_suffix = !to_stdout && p->decompress && !has;
+  if (p->recursive && !p->verbose && p->decompress && !std && !has) return;
+  bool bad_suffix = (!to_stdout || p->recursive) && p->decompress && !has && !std;
   if (bad_suffix && !k->format_first) {
     bx_pack_say(p, 2, k->texts[BX_PACK_UNKNOWN_SUFFIX], name);
     return;
@@ -197,9 +197,9 @@ static void one(BxPack *p, const char *name, unsigned char type)
                           : k->pack(p, in, out, shown, std || p->no_name ? NULL : base,
                                     p->no_name ? 0 : st.st_mtime, n);
   bx_close_in(p->c, in);
-  if (p->list && ok) {
-    g_autofree char *shown_name = has ? out_name_of(p, name) : g_strdup(name);
-    k->list(p, name, std ? NULL : shown_name, &st);
+  if ((p->list || p->verbose) && ok) {
+    g_autofree char *listed = !p->list ? NULL : has ? out_name_of(p, name) : g_strdup(name);
+    k->report(p, name, std ? NULL : p->list ? listed : out_name, &st);
   }
   if (out < 0) return;
   if (ok) {
@@ -228,7 +228,7 @@ int bx_pack_run(BxPack *p)
   char **names = bx_file_operands(p->c, &n);
   p->operands = n;
   for (int i = 0; i < n && !p->abort; i++) one(p, names[i], DT_UNKNOWN);
-  if (p->list) p->codec->list(p, NULL, NULL, NULL);
+  if (p->list) p->codec->report(p, NULL, NULL, NULL);
   g_free(p->in);
   g_free(p->out);
   return p->status;

@@ -39,9 +39,10 @@ typedef struct {
                ssize_t n);
   bool (*unpack)(BxPack *p, int in, int out, const char *name, ssize_t n);
   bool force_copies_under_test; /* -tf passes what is not ours, as -dcf does */
-  /* -l: one line about what unpack just read of name (shown: the name
-   * without its suffix); NULL name after the last operand, for the totals */
-  void (*list)(BxPack *p, const char *name, const char *shown, const struct stat *st);
+  /* -l and -v: what was done to name, once done (to: -l, the name
+   * without its suffix; -v, the file made, NULL for stdout); NULL name
+   * after the last operand, for -l's totals */
+  void (*report)(BxPack *p, const char *name, const char *to, const struct stat *st);
 } BxCodec;
 
 struct BxPack {
@@ -49,9 +50,9 @@ struct BxPack {
   const char *cmd; /* the messages' prefix */
   const BxCodec *codec;
   bool to_stdout, decompress, keep, force, no_name, test;
-  bool recursive, list, quiet;
+  bool recursive, list, quiet, verbose;
   const char *suffix; /* -S: taken first, made instead of the codec's */
-  void *seen;         /* the codec's record of the last unpack, for -l */
+  void *seen;         /* the codec's record of the last file, for report */
   int operands;       /* how many were given */
   bool extreme;       /* xz -e */
   int threads;        /* xz -T */

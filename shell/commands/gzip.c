@@ -29,11 +29,12 @@ typedef struct {
   uint64_t unpacked; /* of the last member, as its trailer has it */
   uint32_t crc;      /* of the last member */
   int members;
-  size_t header; /* the first member's header, in bytes */
-  time_t stamp;  /* the first member's time */
-  char *name;    /* the first member's name, NULL when none */
-  bool tail;     /* something followed the last member */
-  bool verbose, named, titled;
+  size_t header;  /* the first member's header, in bytes */
+  time_t stamp;   /* the first member's time */
+  char *name;     /* the first member's name, NULL when none */
+  bool tail;      /* something followed the last member */
+  uint64_t plain; /* read, compressing */
+  bool named, titled;
   uint64_t total_in, total_out;
   size_t total_header; /* GNU's ratio of the totals takes the last file's */
 } GzSeen;
@@ -42,6 +43,8 @@ typedef struct {
 static void read_header(GzSeen *s, const unsigned char *b, size_t n)
 {
   g_clear_pointer(&s->name, g_free);
+  s->header = n;
+  if (n < 10) return;
   s->stamp =
     (time_t)((uint32_t)b[4] | (uint32_t)b[5] << 8 | (uint32_t)b[6] << 16 | (uint32_t)b[7] << 24);
   size_t at = 10;
@@ -93,8 +96,11 @@ static bool deflate_fd(Gz *g, int in, int out, const char *name, const char *sto
                           : g->level == 1 ? 4
                                           : 0,
                           3 };
+  GzSeen *seen = g->seen;
   bool ok = bx_pack_put(g, out, h, sizeof h);
   if (ok && stored) ok = bx_pack_put(g, out, stored, strlen(stored) + 1);
+  seen->header = sizeof h + (stored ? strlen(stored) + 1 : 0);
+  seen->packed = seen->header + 8;
   z_stream z = { 0 };
   deflateInit2(&z, g->level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY);
   uLong crc = crc32(0, NULL, 0), size = 0;
@@ -115,11 +121,13 @@ static bool deflate_fd(Gz *g, int in, int out, const char *name, const char *sto
       z.avail_out = CHUNK;
       deflate(&z, flush);
       if (ok && !bx_pack_put(g, out, g->out, CHUNK - z.avail_out)) ok = false;
+      seen->packed += CHUNK - z.avail_out;
     } while (z.avail_out == 0);
     if (n == 0 || !ok) break;
     n = bx_read(in, g->in, CHUNK);
   }
   deflateEnd(&z);
+  seen->plain = size;
   unsigned char t[8] = { (unsigned char)crc,          (unsigned char)(crc >> 8),
                          (unsigned char)(crc >> 16),  (unsigned char)(crc >> 24),
                          (unsigned char)size,         (unsigned char)(size >> 8),
@@ -149,7 +157,7 @@ static bool zeros_to_end(Gz *g, int in, const unsigned char *rest, size_t n)
 static bool inflate_fd(Gz *g, int in, int out, const char *name, ssize_t n)
 {
   GzSeen *seen = g->seen;
-  if (seen) seen->total_header = 0; /* a file opened, listed or not, zeroes it for GNU's totals */
+  seen->total_header = 0; /* a file opened, listed or not, zeroes it for GNU's totals */
   if (n == 0 || n == 1) {
     data_error(g, name, "unexpected end of file");
     return false;
@@ -158,12 +166,10 @@ static bool inflate_fd(Gz *g, int in, int out, const char *name, ssize_t n)
     format_error(g, name, "not in gzip format");
     return false;
   }
-  if (seen) {
-    seen->packed = (uint64_t)n;
-    seen->members = 0;
-    seen->tail = false;
-    read_header(seen, g->in, (size_t)n);
-  }
+  seen->packed = (uint64_t)n;
+  seen->members = 0;
+  seen->tail = false;
+  read_header(seen, g->in, (size_t)n);
   z_stream z = { 0 };
   inflateInit2(&z, 31);
   bool ok = true, ended = false;
@@ -184,7 +190,7 @@ static bool inflate_fd(Gz *g, int in, int out, const char *name, ssize_t n)
       }
       z.next_in = g->in;
       z.avail_in = (uInt)n;
-      if (seen) seen->packed += (uint64_t)n;
+      seen->packed += (uint64_t)n;
     }
     if (ended) {
       /* another member, or what follows the last */
@@ -192,7 +198,7 @@ static bool inflate_fd(Gz *g, int in, int out, const char *name, ssize_t n)
         inflateReset(&z);
         ended = false;
       } else {
-        if (seen) seen->tail = true;
+        seen->tail = true;
         if (zeros_to_end(g, in, z.next_in, z.avail_in)) break;
         if (g->force && out < 0) {
           /* -f to standard output: what follows the last member is copied */
@@ -214,11 +220,9 @@ static bool inflate_fd(Gz *g, int in, int out, const char *name, ssize_t n)
       ok = false;
     } else if (r == Z_STREAM_END) {
       ended = true;
-      if (seen) {
-        seen->members++;
-        seen->crc = (uint32_t)z.adler;
-        seen->unpacked = z.total_out;
-      }
+      seen->members++;
+      seen->crc = (uint32_t)z.adler;
+      seen->unpacked = z.total_out;
     } else if (r == Z_DATA_ERROR) {
       data_error(g, name,
                  z.msg && strstr(z.msg, "check") ? "invalid compressed data--crc error"
@@ -240,13 +244,42 @@ static void put_ratio(BoxCmd *c, uint64_t in, uint64_t out, size_t header)
   box_out_printf(c->out, "%5.1f%%", out ? 100.0 * saved / (double)out : 0.0);
 }
 
-static void gz_list(BxPack *p, const char *name, const char *shown, const struct stat *st)
+/* -v: "name:\t ratio -- replaced with to" on stderr, as gzip says it */
+static void gz_verbose(BxPack *p, const char *name, const char *to)
+{
+  GzSeen *s = p->seen;
+  bool std = strcmp(name, "-") == 0;
+  /* gzip says nothing of standard input decompressed */
+  if (std && p->decompress && !p->test) return;
+  box_out_flush(p->c->out);
+  GString *m = g_string_new(NULL);
+  if (!std) g_string_append_printf(m, "%s:\t", name);
+  if (p->test) {
+    g_string_append(m, " OK");
+  } else {
+    size_t header = p->decompress && s->members != 1 ? 0 : s->header + 8;
+    uint64_t plain = p->decompress ? s->unpacked : s->plain;
+    double saved = (double)plain - ((double)s->packed - (double)header);
+    g_string_append_printf(m, "%5.1f%%", plain ? 100.0 * saved / (double)plain : 0.0);
+    if (!std)
+      g_string_append_printf(m, " -- %s %s", p->keep ? "created" : "replaced with",
+                             to ? to : "stdout");
+  }
+  box_fdprintf(p->c->err, "%s\n", m->str);
+  g_string_free(m, TRUE);
+}
+
+static void gz_report(BxPack *p, const char *name, const char *shown, const struct stat *st)
 {
   GzSeen *s = p->seen;
   BoxCmd *c = p->c;
+  if (!p->list) {
+    gz_verbose(p, name, shown);
+    return;
+  }
   if (!name) {
     if (p->quiet || p->operands < 2 || !s->total_in || !s->total_out) return;
-    box_out_printf(c->out, "%s%19ju %19ju ", s->verbose ? "                            " : "",
+    box_out_printf(c->out, "%s%19ju %19ju ", p->verbose ? "                            " : "",
                    (uintmax_t)s->total_in, (uintmax_t)s->total_out);
     put_ratio(c, s->total_in, s->total_out, s->total_header);
     box_out_printf(c->out, " (totals)\n");
@@ -256,11 +289,11 @@ static void gz_list(BxPack *p, const char *name, const char *shown, const struct
   if (s->tail) return;
   if (!s->titled) {
     s->titled = true;
-    if (s->verbose) box_out_printf(c->out, "method  crc     date  time  ");
+    if (p->verbose) box_out_printf(c->out, "method  crc     date  time  ");
     if (!p->quiet)
       box_out_printf(c->out, "%19s %19s  ratio uncompressed_name\n", "compressed", "uncompressed");
   }
-  if (s->verbose) {
+  if (p->verbose) {
     static const char months[][4] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                       "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
     time_t t = s->named && s->stamp ? s->stamp : st->st_mtime;
@@ -303,7 +336,7 @@ static const BxCodec gz_codec = {
   deflate_fd,
   inflate_fd,
   true,
-  gz_list,
+  gz_report,
 };
 
 int box_cmd_gzip(BoxCmd *c)
@@ -321,8 +354,8 @@ int box_cmd_gzip(BoxCmd *c)
       g.level = o - '0';
       continue;
     }
-    bool *const flags[] = { &g.to_stdout, &g.decompress, &g.keep,      &g.force,      &g.no_name,
-                            &g.quiet,     &g.test,       &g.recursive, &seen.verbose, &g.list };
+    bool *const flags[] = { &g.to_stdout, &g.decompress, &g.keep,      &g.force,   &g.no_name,
+                            &g.quiet,     &g.test,       &g.recursive, &g.verbose, &g.list };
     if (bx_set_flag(o, "cdkfnqtrvl", flags)) continue;
     if (o == 'N') {
       g.no_name = false;
@@ -339,14 +372,8 @@ int box_cmd_gzip(BoxCmd *c)
     }
     return 1;
   }
-  if (seen.verbose && !g.list) {
-    bx_err(c, "gzip", "-v is known only with -l here");
-    return 1;
-  }
-  if (g.list) {
-    g.test = true;
-    g.seen = &seen;
-  }
+  if (g.list) g.test = true;
+  g.seen = &seen;
   if (!(box_zlib = box_dl_command(&box_zlib_dl, c, g.cmd))) return 1;
   int status = bx_pack_run(&g);
   g_free(seen.name);

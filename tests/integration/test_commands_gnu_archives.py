@@ -128,26 +128,52 @@ mkdir -p r/a/b; seq 100 > r/f1; seq 50 > r/a/f2; echo x > r/a/b/f3; touch -d '20
 touch -d '2024-03-04 05:06:07' *.gz dd/ren.gz r/a/f2.gz
 """
 
-GZIP = [
+# -l: sizes of the last member, the file's time (-N: the member's name and
+# time), the totals' ratio as GNU reckons it
+GZIP_LIST = [
     'gzip -l big.gz', 'gzip -l big.gz small.gz', 'gzip -lv big.gz small.gz', 'gzip --list --verbose x.gz',
     'gzip -l small.gz small; echo $?', 'gzip -l big.gz small', 'gzip -l nope.gz small.gz; echo $?',
     'gzip -l < big.gz', 'cat big.gz | gzip -l', 'gzip -l two.gz', 'gzip -lv bs.gz sb.gz', 'gzip -lq big.gz small.gz',
     'gzip -l ren.gz', 'gzip -lN ren.gz dd/ren.gz', 'gzip -lvN dd/ren.gz', 'gzip -l junk.gz; echo $?',
+]
+
+# nothing listed of a file with more after its last member
+GZIP_ENDS = [
     'gzip -l empty.gz big.gz; echo $?', 'gzip -l cut.gz; echo $?', 'gzip -l zpad.gz small.gz', 'gzip -l lk.gz',
     'gzip -dc zpad.gz | wc -l; gzip -t zpad.gz; echo $?', 'gzip -dc zjunk.gz | wc -l', 'gzip -l big; echo $?',
+]
+
+# -r: what has the suffix passed over without a word, each way
+GZIP_WALK = [
     'gzip -r r; echo $?; find r | sort', 'gzip -r r/; echo $?; find r | sort', 'gzip -rk r 2>&1 | sort; find r | sort',
     'gzip -r r; gunzip -r r; echo $?; find r | sort', 'gzip -r r; gzip -lr r | sort', 'gzip -r r; gzip -tr r; echo $?',
     'gzip -rc r | gzip -dc | sort | md5sum', 'gzip -r nope; echo $?', 'gzip r; echo $?', 'gzip -rd r/a/f2.gz; ls r/a',
+]
+
+# -S: the suffix made, and taken before gzip's own
+GZIP_SUFFIX = [
     'gzip -S .zz small; ls small*', 'gzip -S .zz small; gzip -S .zz small.zz; echo $?', 'gzip -S .zz big.gz; echo $?',
     'gzip -S .zz small; gzip -S .zz -d small.zz; ls small*', 'gzip -dS .zz big.gz; echo $?', 'gzip -S "" small; echo $?',
     'gzip --suffix=.Q small; ls small*; gunzip --suffix .Q small.Q; ls small*', 'gzip -S .zz -k big; gzip -dS .zz -c big.zz | wc -l',
     'gzip -S x/y small; echo $?', 'gzip -S .zz -k big; gzip -S .zz -l big.zz big.gz', 'gzip -S .q -d big; echo $?',
     'gzip -rS _z r; find r | sort; gunzip -rS _z r; find r | sort', 'gzip -S .zz r/f1; gzip -lS .zz r/f1.zz; gunzip -S .zz r/f1.zz; ls r',
+]
+
+# -v: each file's ratio on stderr
+GZIP_VERBOSE = [
+    'gzip -v big', 'gzip -vk big small', 'gzip -vc big > /dev/null', 'gzip -vck big > /dev/null', 'gzip -v < big > /dev/null',
+    'gzip -dv big.gz; echo $?', 'gzip -tv big.gz', 'gzip -dvc big.gz > /dev/null', 'gunzip -vf big.gz', 'gzip -dv two.gz',
+    'gzip -tv nope.gz big; echo $?', 'gzip -dv < big.gz > /dev/null', 'gzip -tv < big.gz; gzip -tv - < big.gz',
+    'gzip -v9n big', 'gzip -vr r 2>&1 | sort', 'gzip -vS .zz small',
+]
+
+# gzip replaces no symbolic link
+GZIP_LINKS = [
     'gzip lk; echo $?; ls lk*', 'gzip -f lk; echo $?; ls lk*', 'gzip -c lk | gzip -d', 'gunzip lk.gz; echo $?',
 ]
 
 
-@pytest.mark.parametrize("text", GZIP)
+@pytest.mark.parametrize("text", GZIP_LIST + GZIP_ENDS + GZIP_WALK + GZIP_SUFFIX + GZIP_VERBOSE + GZIP_LINKS)
 def test_gzip_options_against_gnu(tmp_path, text):
     need_shell()
     box, gnu = run_both(tmp_path, text, EXTRA_GZIP)
