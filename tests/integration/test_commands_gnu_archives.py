@@ -178,3 +178,43 @@ def test_gzip_options_against_gnu(tmp_path, text):
     need_shell()
     box, gnu = run_both(tmp_path, text, EXTRA_GZIP)
     assert_same_run(box, gnu)
+
+
+# a member whose recorded CRC is not its data's, and one whose deflate data
+# is broken
+EXTRA_UNZIP = EXTRA_PACK + r"""
+python3 - <<'PY'
+import struct, zipfile
+d = bytearray(open('z.zip', 'rb').read())
+i = zipfile.ZipFile('z.zip').getinfo('zd/a')
+crc = bytearray(d)
+for where in (i.header_offset + 14, d.rfind(b'PK\x01\x02', 0, d.rfind(b'zd/a')) + 16):
+    crc[where:where + 4] = struct.pack('<I', 0x12345678)
+open('crc.zip', 'wb').write(crc)
+d[i.header_offset + 30 + len(i.filename) + len(i.extra)] = 0x07
+open('inflate.zip', 'wb').write(d)
+PY
+"""
+
+# -t: each member tested, unzip's complaints on standard output
+UNZIP_TEST = [
+    'unzip -t z.zip', 'unzip -tq z.zip', 'unzip -t crc.zip; echo $?', 'unzip -tq crc.zip', 'unzip -tqq crc.zip; echo $?',
+    'unzip -t inflate.zip; echo $?', 'unzip -tq inflate.zip', 'unzip -t z.zip zd/a', 'unzip -t z.zip zd/a zd/e/b',
+    'unzip -t z.zip nope; echo $?', 'unzip -t z.zip zd/a nope; echo $?', 'unzip -t crc.zip zd/a nope; echo $?',
+    'unzip -t z.zip "zd/*" zd/a; echo $?', 'unzip -t nope.zip; echo $?', 'unzip -t small; echo $?', 'unzip -tl z.zip',
+]
+
+# the same troubles met extracting; -j: the members' last components
+UNZIP_JUNK = [
+    'unzip -t plain', 'unzip crc.zip -d o; echo $?', 'unzip -q crc.zip -d o; echo $?', 'unzip inflate.zip -d o; echo $?',
+    'unzip -p crc.zip zd/a | wc -c', 'unzip -q z.zip zd/a nope -d o; echo $?', 'unzip -q crc.zip zd/a nope -d o; echo $?',
+    'unzip -j z.zip', 'unzip -j z.zip -d out', 'unzip -jo z.zip zd/e/b', 'unzip -jq z.zip -d o; ls o', 'unzip -tj z.zip zd/a',
+    'unzip -j z.zip zd/a zd/a; echo $?', 'unzip -jl z.zip', 'unzip -j evil.zip -d out; echo $?', 'unzip -qj z.zip; unzip -j z.zip; echo $?',
+]
+
+
+@pytest.mark.parametrize("text", UNZIP_TEST + UNZIP_JUNK)
+def test_unzip_options_against_gnu(tmp_path, text):
+    need_shell()
+    box, gnu = run_both(tmp_path, text, EXTRA_UNZIP)
+    assert_same_run(box, gnu)
