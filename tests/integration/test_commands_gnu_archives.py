@@ -173,13 +173,6 @@ GZIP_LINKS = [
 ]
 
 
-@pytest.mark.parametrize("text", GZIP_LIST + GZIP_ENDS + GZIP_WALK + GZIP_SUFFIX + GZIP_VERBOSE + GZIP_LINKS)
-def test_gzip_options_against_gnu(tmp_path, text):
-    need_shell()
-    box, gnu = run_both(tmp_path, text, EXTRA_GZIP)
-    assert_same_run(box, gnu)
-
-
 # a member whose recorded CRC is not its data's, and one whose deflate data
 # is broken
 EXTRA_UNZIP = EXTRA_PACK + r"""
@@ -213,8 +206,31 @@ UNZIP_JUNK = [
 ]
 
 
-@pytest.mark.parametrize("text", UNZIP_TEST + UNZIP_JUNK)
-def test_unzip_options_against_gnu(tmp_path, text):
+# xz -l: the index read from the file's end (several streams, checks, the
+# multithreaded format, padding), the totals of more than one file
+EXTRA_XZ = EXTRA_PACK + r"""
+: > e; : > empty; touch -d '2024-01-02 03:04:05' e; xz -k small e; xz -T2 -c big > mt.xz
+xz --check=sha256 -c small > s256.xz; xz --check=none -c small > none.xz; xz -C crc32 -c small > c32.xz
+seq 1 200000 | xz > huge.xz; (cat big.xz; printf '\0\0\0\0') > pad.xz; cat small.xz s256.xz > mixed.xz
+"""
+
+XZ_LIST = [
+    'xz -l big.xz', 'xz -l big.xz small.xz e.xz', 'xz -l two.xz', 'xz -l cut.xz; echo $?', 'xz -l big; echo $?',
+    'xz -l nope.xz big.xz; echo $?', 'xz -l < big.xz; echo $?', 'xz -l mt.xz s256.xz none.xz c32.xz', 'xz -lq big.xz',
+    'unxz -l big.xz', 'xz -l -- -; echo $?', 'xz -l big.xz -; echo $?', 'xz -l huge.xz', 'xz -l empty; echo $?',
+    'xz -l big.xz big.xz', 'xz -lc big.xz', 'xz -lt big.xz', 'xz -tl big.xz', 'xz -l e.xz e.xz', 'xz -l pad.xz mixed.xz',
+    'xz --list two.xz big.xz',
+]
+
+
+# each option case with the tree its tool's cases start from
+OPTIONS = ([("gzip", t) for t in GZIP_LIST + GZIP_ENDS + GZIP_WALK + GZIP_SUFFIX + GZIP_VERBOSE + GZIP_LINKS]
+           + [("unzip", t) for t in UNZIP_TEST + UNZIP_JUNK] + [("xz", t) for t in XZ_LIST])
+OPTION_TREES = {"gzip": EXTRA_GZIP, "unzip": EXTRA_UNZIP, "xz": EXTRA_XZ}
+
+
+@pytest.mark.parametrize("tool,text", OPTIONS)
+def test_options_against_gnu(tmp_path, tool, text):
     need_shell()
-    box, gnu = run_both(tmp_path, text, EXTRA_UNZIP)
+    box, gnu = run_both(tmp_path, text, OPTION_TREES[tool])
     assert_same_run(box, gnu)
