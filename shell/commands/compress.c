@@ -125,12 +125,19 @@ static bool walk(BxPack *p, const char *name, unsigned char type)
   return true;
 }
 
-/* gzip opens no symbolic link for a file it would replace (-f, -c and
- * reading alone follow one) */
+/* No symbolic link is opened for a file that would replace it (-f, -c and
+ * reading alone follow one, and xz's -k).  -1 with errno; ELOOP said as
+ * the codec's warning when it has one (errno 0 then). */
 static int open_in(BxPack *p, const char *name, bool to_stdout)
 {
-  if (to_stdout || p->force || strcmp(name, "-") == 0) return bx_open_in(p->c, name);
-  return box_open_file(name, O_RDONLY | O_NOCTTY | O_NOFOLLOW);
+  if (to_stdout || p->force || strcmp(name, "-") == 0 || (p->keep && p->codec->keep_follows))
+    return bx_open_in(p->c, name);
+  int fd = box_open_file(name, O_RDONLY | O_NOCTTY | O_NOFOLLOW);
+  if (fd < 0 && errno == ELOOP && p->codec->link_text) {
+    bx_pack_say(p, 2, p->codec->link_text, name);
+    errno = 0;
+  }
+  return fd;
 }
 
 static void one(BxPack *p, const char *name, unsigned char type)
@@ -155,8 +162,10 @@ static void one(BxPack *p, const char *name, unsigned char type)
   }
   int in = open_in(p, name, to_stdout);
   if (in < 0) {
-    bx_ferr(p->c, p->cmd, name, errno);
-    p->status = 1;
+    if (errno) {
+      bx_ferr(p->c, p->cmd, name, errno);
+      p->status = 1;
+    }
     return;
   }
   ssize_t n = bx_read(in, p->in, BX_PACK_CHUNK);

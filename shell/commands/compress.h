@@ -43,6 +43,10 @@ typedef struct {
    * without its suffix; -v, the file made, NULL for stdout); NULL name
    * after the last operand, for -l's totals */
   void (*report)(BxPack *p, const char *name, const char *to, const struct stat *st);
+  /* a symbolic link it would replace (not -f, -c…): the warning that
+   * passes it over (NULL: it is an open's error), and whether -k reads it */
+  const char *link_text;
+  bool keep_follows;
 } BxCodec;
 
 struct BxPack {

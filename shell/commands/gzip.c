@@ -337,6 +337,8 @@ static const BxCodec gz_codec = {
   inflate_fd,
   true,
   gz_report,
+  NULL,
+  false,
 };
 
 int box_cmd_gzip(BoxCmd *c)

@@ -244,6 +244,8 @@ static const BxCodec xz_codec = {
   .pack = pack,
   .unpack = unpack,
   .report = report,
+  .link_text = "%s: Is a symbolic link, skipping",
+  .keep_follows = true,
 };
 
 int box_cmd_xz(BoxCmd *c)

@@ -61,9 +61,12 @@ GZIP_VERBOSE = [
     'gzip -v9n big', 'gzip -vr r 2>&1 | sort', 'gzip -vS .zz small',
 ]
 
-# gzip replaces no symbolic link
+# gzip replaces no symbolic link, nor xz (but with -k), which says so
 GZIP_LINKS = [
     'gzip lk; echo $?; ls lk*', 'gzip -f lk; echo $?; ls lk*', 'gzip -c lk | gzip -d', 'gunzip lk.gz; echo $?',
+    'gzip -k lk; echo $?', 'xz lk; echo $?; ls lk*', 'xz -f lk; echo $?; ls lk*', 'xz -k lk; echo $?; ls lk*',
+    'ln -s big.xz lx.xz; xz -d lx.xz; echo $?; xz -dk lx.xz; echo $?; xz -t lx.xz; echo $?; ls lx*',
+    'xz lk small; echo $?; ls lk* small*',
 ]
 
 
