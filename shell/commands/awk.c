@@ -15,8 +15,8 @@ void awk_close_main(Awk *A);
 bool awk_is_assignment(const char *arg);
 
 static const char *const special_names[AV_NSPECIAL] = {
-  "NF",      "NR",   "FNR",    "FS",      "OFS",      "ORS",     "RS",   "SUBSEP",
-  "CONVFMT", "OFMT", "RSTART", "RLENGTH", "FILENAME", "ENVIRON", "ARGC", "ARGV",
+  "NF",   "NR",     "FNR",     "FS",       "OFS",        "ORS",     "RS",   "SUBSEP", "CONVFMT",
+  "OFMT", "RSTART", "RLENGTH", "FILENAME", "IGNORECASE", "ENVIRON", "ARGC", "ARGV",
 };
 
 static void grow_vars(Awk *A)
@@ -196,6 +196,7 @@ static int awk_run(Awk *A, int argc, char **argv)
   awk_set_var_num(A, AV_RSTART, 0);
   awk_set_var_num(A, AV_RLENGTH, -1);
   awk_set_var_str(A, AV_FILENAME, "");
+  awk_set_var_num(A, AV_IGNORECASE, 0);
   for (int k = AV_FNR; k < AV_NSPECIAL; k++) A->vars[k].kind = K_SCALAR;
   A->vars[AV_NF].kind = A->vars[AV_NR].kind = K_SCALAR;
   A->vars[AV_ENVIRON].kind = A->vars[AV_ARGV].kind = K_UNTYPED;
@@ -310,6 +311,7 @@ int box_cmd_awk(BoxCmd *c)
   g_ptr_array_free(A->streams, TRUE);
   g_ptr_array_free(A->regexes, TRUE);
   if (A->regex_cache) g_hash_table_destroy(A->regex_cache);
+  if (A->regex_icase_cache) g_hash_table_destroy(A->regex_icase_cache);
   g_free(A);
   return st;
 }

@@ -2,6 +2,8 @@
  * and times come from fstat of the descriptor already opened (no stat of a
  * path, which would be a decision of its own). */
 #include <errno.h>
+#include <stdarg.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -9,10 +11,13 @@
 
 #include "shell/commands/compress.h"
 
-void bx_pack_say(BxPack *p, int status, const char *fmt, const char *name)
+void bx_pack_say(BxPack *p, int status, const char *fmt, ...)
 {
   box_out_flush(p->c->out);
-  g_autofree char *m = g_strdup_printf(fmt, name);
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *m = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
   box_fdprintf(p->c->err, "%s: %s\n", p->cmd, m);
   if (status == 1 || (status && !p->status)) p->status = status;
 }
@@ -47,14 +52,17 @@ bool bx_pack_copy(BxPack *p, int in, int out, const char *name, const void *data
   }
 }
 
+static const char *ends_in(const char *name, const char *suffix)
+{
+  size_t n = strlen(name), k = strlen(suffix);
+  return n > k && g_ascii_strcasecmp(name + n - k, suffix) == 0 ? name + n - k : NULL;
+}
+
 static const char *suffix_of(BxPack *p, const char *name)
 {
-  size_t n = strlen(name);
-  for (const char *const *s = p->codec->suffixes; *s; s++) {
-    size_t k = strlen(*s);
-    if (n > k && g_ascii_strcasecmp(name + n - k, *s) == 0) return name + n - k;
-  }
-  return NULL;
+  const char *at = p->suffix ? ends_in(name, p->suffix) : NULL;
+  for (const char *const *s = p->codec->suffixes; *s && !at; s++) at = ends_in(name, *s);
+  return at;
 }
 
 /* The output file created afresh (-f replaces one there).  -1 after the
@@ -75,7 +83,7 @@ static int create_out(BxPack *p, const char *out_name)
 
 static char *out_name_of(BxPack *p, const char *name)
 {
-  if (!p->decompress) return g_strconcat(name, p->codec->suffix, NULL);
+  if (!p->decompress) return g_strconcat(name, p->suffix ? p->suffix : p->codec->suffix, NULL);
   const char *s = suffix_of(p, name);
   /* .tgz and .txz are tarballs */
   bool tarball = g_ascii_strcasecmp(s, ".tgz") == 0 || g_ascii_strcasecmp(s, ".taz") == 0 ||
@@ -90,24 +98,74 @@ static bool has_magic(const BxCodec *k, const unsigned char *b, ssize_t n)
   return n >= (ssize_t)m && memcmp(b, k->magic, m) == 0;
 }
 
-static void one(BxPack *p, const char *name)
+static void one(BxPack *p, const char *name, unsigned char type);
+
+/* -r: each entry of the directory, in the order it gives them.  false
+ * when name is no directory (the caller treats it as a file). */
+static bool walk(BxPack *p, const char *name, unsigned char type)
 {
+  if (!p->recursive || strcmp(name, "-") == 0 || (type != DT_DIR && type != DT_UNKNOWN))
+    return false;
+  int err = 0;
+  GArray *ents = bx_list_dir(name, &err);
+  if (!ents) {
+    if (err == ENOTDIR || err == ENOENT || err == ELOOP || type != DT_DIR) return false;
+    bx_ferr(p->c, p->cmd, name, err);
+    p->status = 1;
+    return true;
+  }
+  for (guint i = 0; i < ents->len && !p->abort; i++) {
+    BxDirEnt *e = &g_array_index(ents, BxDirEnt, i);
+    size_t len = strlen(name);
+    g_autofree char *path =
+      g_strconcat(name, len && name[len - 1] == '/' ? "" : "/", e->name, NULL);
+    one(p, path, e->type);
+  }
+  bx_dir_free(ents);
+  return true;
+}
+
+/* No symbolic link is opened for a file that would replace it (-f, -c and
+ * reading alone follow one, and xz's -k).  -1 with errno; ELOOP said as
+ * the codec's warning when it has one (errno 0 then). */
+static int open_in(BxPack *p, const char *name, bool to_stdout)
+{
+  if (to_stdout || p->force || strcmp(name, "-") == 0 || (p->keep && p->codec->keep_follows))
+    return bx_open_in(p->c, name);
+  int fd = box_open_file(name, O_RDONLY | O_NOCTTY | O_NOFOLLOW);
+  if (fd < 0 && errno == ELOOP && p->codec->link_text) {
+    bx_pack_say(p, 2, p->codec->link_text, name);
+    errno = 0;
+  }
+  return fd;
+}
+
+static void one(BxPack *p, const char *name, unsigned char type)
+{
+  if (walk(p, name, type)) return;
   const BxCodec *k = p->codec;
   bool std = strcmp(name, "-") == 0;
   bool to_stdout = p->to_stdout || std || p->test;
-  if (!to_stdout && !p->decompress && suffix_of(p, name) && !p->force) {
-    bx_pack_say(p, k->has_suffix_status, k->texts[BX_PACK_HAS_SUFFIX], name);
+  const char *has = suffix_of(p, name);
+  if (!to_stdout && !p->decompress && has && !p->force) {
+    /* -r passes over what is compressed already without a word (-v has one) */
+    if (!p->recursive || p->verbose)
+      bx_pack_say(p, k->has_suffix_status, k->texts[BX_PACK_HAS_SUFFIX], name, has);
     return;
   }
-  bool bad_suffix = !to_stdout && p->decompress && !suffix_of(p, name);
+  /* -r decompresses, tests and lists only the names with a suffix */
+  if (p->recursive && !p->verbose && p->decompress && !std && !has) return;
+  bool bad_suffix = (!to_stdout || p->recursive) && p->decompress && !has && !std;
   if (bad_suffix && !k->format_first) {
     bx_pack_say(p, 2, k->texts[BX_PACK_UNKNOWN_SUFFIX], name);
     return;
   }
-  int in = bx_open_in(p->c, name);
+  int in = open_in(p, name, to_stdout);
   if (in < 0) {
-    bx_ferr(p->c, p->cmd, name, errno);
-    p->status = 1;
+    if (errno) {
+      bx_ferr(p->c, p->cmd, name, errno);
+      p->status = 1;
+    }
     return;
   }
   ssize_t n = bx_read(in, p->in, BX_PACK_CHUNK);
@@ -148,6 +206,10 @@ static void one(BxPack *p, const char *name)
                           : k->pack(p, in, out, shown, std || p->no_name ? NULL : base,
                                     p->no_name ? 0 : st.st_mtime, n);
   bx_close_in(p->c, in);
+  if ((p->list || p->verbose) && ok) {
+    g_autofree char *listed = !p->list ? NULL : has ? out_name_of(p, name) : g_strdup(name);
+    k->report(p, name, std ? NULL : p->list ? listed : out_name, &st);
+  }
   if (out < 0) return;
   if (ok) {
     /* the new file takes the old one's mode and times */
@@ -173,7 +235,9 @@ int bx_pack_run(BxPack *p)
   p->out = g_malloc(BX_PACK_CHUNK);
   int n;
   char **names = bx_file_operands(p->c, &n);
-  for (int i = 0; i < n && !p->abort; i++) one(p, names[i]);
+  p->operands = n;
+  for (int i = 0; i < n && !p->abort; i++) one(p, names[i], DT_UNKNOWN);
+  if (p->list) p->codec->report(p, NULL, NULL, NULL);
   g_free(p->in);
   g_free(p->out);
   return p->status;

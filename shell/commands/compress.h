@@ -5,6 +5,7 @@
 #ifndef BOX_SHELL_COMMANDS_COMPRESS_H
 #define BOX_SHELL_COMMANDS_COMPRESS_H
 
+#include <sys/stat.h>
 #include <time.h>
 
 #include "shell/commands/commands-private.h"
@@ -38,6 +39,14 @@ typedef struct {
                ssize_t n);
   bool (*unpack)(BxPack *p, int in, int out, const char *name, ssize_t n);
   bool force_copies_under_test; /* -tf passes what is not ours, as -dcf does */
+  /* -l and -v: what was done to name, once done (to: -l, the name
+   * without its suffix; -v, the file made, NULL for stdout); NULL name
+   * after the last operand, for -l's totals */
+  void (*report)(BxPack *p, const char *name, const char *to, const struct stat *st);
+  /* a symbolic link it would replace (not -f, -c…): the warning that
+   * passes it over (NULL: it is an open's error), and whether -k reads it */
+  const char *link_text;
+  bool keep_follows;
 } BxCodec;
 
 struct BxPack {
@@ -45,9 +54,13 @@ struct BxPack {
   const char *cmd; /* the messages' prefix */
   const BxCodec *codec;
   bool to_stdout, decompress, keep, force, no_name, test;
-  bool extreme; /* xz -e */
-  int threads;  /* xz -T */
-  bool abort;   /* the operands left are not looked at */
+  bool recursive, list, quiet, verbose;
+  const char *suffix; /* -S: taken first, made instead of the codec's */
+  void *seen;         /* the codec's record of the last file, for report */
+  int operands;       /* how many were given */
+  bool extreme;       /* xz -e */
+  int threads;        /* xz -T */
+  bool abort;         /* the operands left are not looked at */
   int level;
   int status;              /* 1 error, 2 warning (an error wins) */
   unsigned char *in, *out; /* BX_PACK_CHUNK each */
@@ -55,8 +68,8 @@ struct BxPack {
 
 /* Runs p over c's operands (stdin when none); returns the status. */
 int bx_pack_run(BxPack *p);
-/* "cmd: " fmt with name, as an error (1), a warning (2) or a note (0). */
-void bx_pack_say(BxPack *p, int status, const char *fmt, const char *name);
+/* "cmd: " fmt with its arguments (a name first), as an error (1), a warning (2) or a note (0). */
+void bx_pack_say(BxPack *p, int status, const char *fmt, ...);
 /* Writes to fd (-1: stdout, -2: nowhere).  false with errno. */
 bool bx_pack_put(BxPack *p, int fd, const void *data, size_t n);
 /* -f's decompression of what is not compressed: n bytes at data, then the

@@ -6,6 +6,8 @@
  * come from fstat of the descriptor already opened (no stat of a path). */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,7 +20,48 @@
 typedef BxPack Gz;
 
 static const char longopts[] = "stdout=c to-stdout=c decompress=d uncompress=d keep=k force=f "
-                               "no-name=n name=N quiet=q test=t fast=1 best=9";
+                               "no-name=n name=N quiet=q test=t fast=1 best=9 list=l "
+                               "recursive=r suffix=S: verbose=v";
+
+/* What -l needs of the file unpacked last, and the totals so far. */
+typedef struct {
+  uint64_t packed;   /* bytes read, headers included */
+  uint64_t unpacked; /* of the last member, as its trailer has it */
+  uint32_t crc;      /* of the last member */
+  int members;
+  size_t header;  /* the first member's header, in bytes */
+  time_t stamp;   /* the first member's time */
+  char *name;     /* the first member's name, NULL when none */
+  bool tail;      /* something followed the last member */
+  uint64_t plain; /* read, compressing */
+  bool named, titled;
+  uint64_t total_in, total_out;
+  size_t total_header; /* GNU's ratio of the totals takes the last file's */
+} GzSeen;
+
+/* The first member's header at b (n bytes): its length, time and name. */
+static void read_header(GzSeen *s, const unsigned char *b, size_t n)
+{
+  g_clear_pointer(&s->name, g_free);
+  s->header = n;
+  if (n < 10) return;
+  s->stamp =
+    (time_t)((uint32_t)b[4] | (uint32_t)b[5] << 8 | (uint32_t)b[6] << 16 | (uint32_t)b[7] << 24);
+  size_t at = 10;
+  if (b[3] & 4) at = at + 2 < n ? at + 2 + (b[at] | (size_t)b[at + 1] << 8) : n;
+  for (int field = 8; field <= 16; field *= 2) {
+    if (!(b[3] & field) || at >= n) continue;
+    const unsigned char *end = memchr(b + at, 0, n - at);
+    if (!end) {
+      at = n;
+      break;
+    }
+    if (field == 8) s->name = g_strndup((const char *)b + at, (size_t)(end - (b + at)));
+    at = (size_t)(end - b) + 1;
+  }
+  if (b[3] & 2) at += 2;
+  s->header = at;
+}
 
 /* GNU sets a format complaint off with a blank line. */
 static void format_error(Gz *g, const char *name, const char *what)
@@ -53,8 +96,11 @@ static bool deflate_fd(Gz *g, int in, int out, const char *name, const char *sto
                           : g->level == 1 ? 4
                                           : 0,
                           3 };
+  GzSeen *seen = g->seen;
   bool ok = bx_pack_put(g, out, h, sizeof h);
   if (ok && stored) ok = bx_pack_put(g, out, stored, strlen(stored) + 1);
+  seen->header = sizeof h + (stored ? strlen(stored) + 1 : 0);
+  seen->packed = seen->header + 8;
   z_stream z = { 0 };
   deflateInit2(&z, g->level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY);
   uLong crc = crc32(0, NULL, 0), size = 0;
@@ -75,11 +121,13 @@ static bool deflate_fd(Gz *g, int in, int out, const char *name, const char *sto
       z.avail_out = CHUNK;
       deflate(&z, flush);
       if (ok && !bx_pack_put(g, out, g->out, CHUNK - z.avail_out)) ok = false;
+      seen->packed += CHUNK - z.avail_out;
     } while (z.avail_out == 0);
     if (n == 0 || !ok) break;
     n = bx_read(in, g->in, CHUNK);
   }
   deflateEnd(&z);
+  seen->plain = size;
   unsigned char t[8] = { (unsigned char)crc,          (unsigned char)(crc >> 8),
                          (unsigned char)(crc >> 16),  (unsigned char)(crc >> 24),
                          (unsigned char)size,         (unsigned char)(size >> 8),
@@ -88,10 +136,28 @@ static bool deflate_fd(Gz *g, int in, int out, const char *name, const char *sto
   return ok;
 }
 
+/* Zeros after the last member (what a block device pads with) are
+ * passed over without a word: true when all that is left of in is zeros
+ * (all of it is read). */
+static bool zeros_to_end(Gz *g, int in, const unsigned char *rest, size_t n)
+{
+  if (!n || rest[0]) return false;
+  for (;;) {
+    for (size_t i = 0; i < n; i++)
+      if (rest[i]) return false;
+    ssize_t got = bx_read(in, g->in, CHUNK);
+    if (got <= 0) return got == 0;
+    rest = g->in;
+    n = (size_t)got;
+  }
+}
+
 /* Decompresses every member of in (n bytes of it already read) to out;
  * out == -2 discards (-t).  false after the message. */
 static bool inflate_fd(Gz *g, int in, int out, const char *name, ssize_t n)
 {
+  GzSeen *seen = g->seen;
+  seen->total_header = 0; /* a file opened, listed or not, zeroes it for GNU's totals */
   if (n == 0 || n == 1) {
     data_error(g, name, "unexpected end of file");
     return false;
@@ -100,6 +166,10 @@ static bool inflate_fd(Gz *g, int in, int out, const char *name, ssize_t n)
     format_error(g, name, "not in gzip format");
     return false;
   }
+  seen->packed = (uint64_t)n;
+  seen->members = 0;
+  seen->tail = false;
+  read_header(seen, g->in, (size_t)n);
   z_stream z = { 0 };
   inflateInit2(&z, 31);
   bool ok = true, ended = false;
@@ -120,20 +190,24 @@ static bool inflate_fd(Gz *g, int in, int out, const char *name, ssize_t n)
       }
       z.next_in = g->in;
       z.avail_in = (uInt)n;
+      seen->packed += (uint64_t)n;
     }
     if (ended) {
       /* another member, or what follows the last */
       if (z.avail_in >= 2 && z.next_in[0] == 0x1f && z.next_in[1] == 0x8b) {
         inflateReset(&z);
         ended = false;
-      } else if (g->force && out < 0) {
-        /* -f to standard output: what follows the last member is copied */
-        ok = bx_pack_copy(g, in, out, name, z.next_in, z.avail_in);
-        break;
       } else {
-        box_out_flush(g->c->out);
-        box_fdprintf(g->c->err, "\ngzip: %s: decompression OK, trailing garbage ignored\n", name);
-        if (!g->status) g->status = 2;
+        seen->tail = true;
+        if (zeros_to_end(g, in, z.next_in, z.avail_in)) break;
+        if (g->force && out < 0) {
+          /* -f to standard output: what follows the last member is copied */
+          ok = bx_pack_copy(g, in, out, name, z.next_in, z.avail_in);
+        } else {
+          box_out_flush(g->c->out);
+          box_fdprintf(g->c->err, "\ngzip: %s: decompression OK, trailing garbage ignored\n", name);
+          if (!g->status) g->status = 2;
+        }
         break;
       }
     }
@@ -146,6 +220,9 @@ static bool inflate_fd(Gz *g, int in, int out, const char *name, ssize_t n)
       ok = false;
     } else if (r == Z_STREAM_END) {
       ended = true;
+      seen->members++;
+      seen->crc = (uint32_t)z.adler;
+      seen->unpacked = z.total_out;
     } else if (r == Z_DATA_ERROR) {
       data_error(g, name,
                  z.msg && strstr(z.msg, "check") ? "invalid compressed data--crc error"
@@ -160,6 +237,89 @@ static bool inflate_fd(Gz *g, int in, int out, const char *name, ssize_t n)
   return ok;
 }
 
+/* GNU's ratio: what was saved, of the uncompressed size, headers apart */
+static void put_ratio(BoxCmd *c, uint64_t in, uint64_t out, size_t header)
+{
+  double saved = (double)out - ((double)in - (double)header);
+  box_out_printf(c->out, "%5.1f%%", out ? 100.0 * saved / (double)out : 0.0);
+}
+
+/* -v: "name:\t ratio -- replaced with to" on stderr, as gzip says it */
+static void gz_verbose(BxPack *p, const char *name, const char *to)
+{
+  GzSeen *s = p->seen;
+  bool std = strcmp(name, "-") == 0;
+  /* gzip says nothing of standard input decompressed */
+  if (std && p->decompress && !p->test) return;
+  box_out_flush(p->c->out);
+  GString *m = g_string_new(NULL);
+  if (!std) g_string_append_printf(m, "%s:\t", name);
+  if (p->test) {
+    g_string_append(m, " OK");
+  } else {
+    size_t header = p->decompress && s->members != 1 ? 0 : s->header + 8;
+    uint64_t plain = p->decompress ? s->unpacked : s->plain;
+    double saved = (double)plain - ((double)s->packed - (double)header);
+    g_string_append_printf(m, "%5.1f%%", plain ? 100.0 * saved / (double)plain : 0.0);
+    if (!std)
+      g_string_append_printf(m, " -- %s %s", p->keep ? "created" : "replaced with",
+                             to ? to : "stdout");
+  }
+  box_fdprintf(p->c->err, "%s\n", m->str);
+  g_string_free(m, TRUE);
+}
+
+static void gz_report(BxPack *p, const char *name, const char *shown, const struct stat *st)
+{
+  GzSeen *s = p->seen;
+  BoxCmd *c = p->c;
+  if (!p->list) {
+    gz_verbose(p, name, shown);
+    return;
+  }
+  if (!name) {
+    if (p->quiet || p->operands < 2 || !s->total_in || !s->total_out) return;
+    box_out_printf(c->out, "%s%19ju %19ju ", p->verbose ? "                            " : "",
+                   (uintmax_t)s->total_in, (uintmax_t)s->total_out);
+    put_ratio(c, s->total_in, s->total_out, s->total_header);
+    box_out_printf(c->out, " (totals)\n");
+    return;
+  }
+  /* gzip lists nothing of a file with more after its last member */
+  if (s->tail) return;
+  if (!s->titled) {
+    s->titled = true;
+    if (p->verbose) box_out_printf(c->out, "method  crc     date  time  ");
+    if (!p->quiet)
+      box_out_printf(c->out, "%19s %19s  ratio uncompressed_name\n", "compressed", "uncompressed");
+  }
+  if (p->verbose) {
+    static const char months[][4] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                      "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+    time_t t = s->named && s->stamp ? s->stamp : st->st_mtime;
+    struct tm tm;
+    box_out_printf(c->out, "defla %08x ", (unsigned)s->crc);
+    if (localtime_r(&t, &tm))
+      box_out_printf(c->out, "%s%3d %02d:%02d ", months[tm.tm_mon], tm.tm_mday, tm.tm_hour,
+                     tm.tm_min);
+    else
+      box_out_printf(c->out, "??? ?? ??:?? ");
+  }
+  size_t header = s->members == 1 ? s->header + 8 : 0;
+  box_out_printf(c->out, "%19ju %19ju ", (uintmax_t)s->packed, (uintmax_t)s->unpacked);
+  put_ratio(c, s->packed, s->unpacked, header);
+  g_autofree char *dir = g_path_get_dirname(name);
+  g_autofree char *stored =
+    s->named && s->name && shown
+      ? (strcmp(dir, ".") == 0 || strchr(name, '/') == NULL ? g_strdup(s->name)
+                                                            : g_strconcat(dir, "/", s->name, NULL))
+      : NULL;
+  box_out_printf(c->out, " %s\n", stored ? stored : shown ? shown : "stdout");
+  s->total_in += s->packed;
+  s->total_out += s->unpacked;
+  s->total_header = header;
+}
+
 static const char *const gz_suffixes[] = { ".gz", "-gz", ".z", "-z", "_z", ".tgz", ".taz", NULL };
 
 /* in BxCodec's order: suffixes, magic, stdin, then the messages */
@@ -169,13 +329,16 @@ static const BxCodec gz_codec = {
   "\x1f\x8b",
   "stdin",
   false,
-  { "%s already exists;\tnot overwritten", "%s already has .gz suffix -- unchanged",
+  { "%s already exists;\tnot overwritten", "%s already has %s suffix -- unchanged",
     "%s: unknown suffix -- ignored", "%s is a directory -- ignored", "%s: not in gzip format" },
   false,
   0,
   deflate_fd,
   inflate_fd,
   true,
+  gz_report,
+  NULL,
+  false,
 };
 
 int box_cmd_gzip(BoxCmd *c)
@@ -186,22 +349,35 @@ int box_cmd_gzip(BoxCmd *c)
   Gz g = { .c = c, .cmd = "gzip", .codec = &gz_codec, .level = 6 };
   g.decompress = strcmp(cmd, "gunzip") == 0 || strcmp(cmd, "zcat") == 0;
   g.to_stdout = strcmp(cmd, "zcat") == 0;
-  bool quiet = false;
-  BX_EACH_OPTION_TRY (o, c, "gzip", "cdkfnNqt123456789", longopts,
+  GzSeen seen = { 0 };
+  BX_EACH_OPTION_TRY (o, c, "gzip", "cdkfnNqt123456789lrS:v", longopts,
                       "Try `@ --help' for more information.") {
     if (o >= '1' && o <= '9') {
       g.level = o - '0';
       continue;
     }
-    bool *const flags[] = { &g.to_stdout, &g.decompress, &g.keep, &g.force,
-                            &g.no_name,   &quiet,        &g.test };
-    if (bx_set_flag(o, "cdkfnqt", flags)) continue;
+    bool *const flags[] = { &g.to_stdout, &g.decompress, &g.keep,      &g.force,   &g.no_name,
+                            &g.quiet,     &g.test,       &g.recursive, &g.verbose, &g.list };
+    if (bx_set_flag(o, "cdkfnqtrvl", flags)) continue;
     if (o == 'N') {
       g.no_name = false;
+      seen.named = true;
+      continue;
+    }
+    if (o == 'S') {
+      if (!*optarg) {
+        bx_err(c, "gzip", "invalid suffix '%s'", optarg);
+        return 1;
+      }
+      g.suffix = optarg;
       continue;
     }
     return 1;
   }
+  if (g.list) g.test = true;
+  g.seen = &seen;
   if (!(box_zlib = box_dl_command(&box_zlib_dl, c, g.cmd))) return 1;
-  return bx_pack_run(&g);
+  int status = bx_pack_run(&g);
+  g_free(seen.name);
+  return status;
 }

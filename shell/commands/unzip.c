@@ -1,4 +1,4 @@
-/* unzip.c — Info-ZIP's unzip with -l -o -n -d -q -p and member operands
+/* unzip.c — Info-ZIP's unzip with -l -o -n -d -q -p -t -j and member operands
  * (wildcards as unzip's), reading the archive's central directory itself
  * (archive.h) and inflating with zlib.
  *
@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,16 +20,39 @@
 
 typedef struct {
   BoxCmd *c;
-  bool list, overwrite, never, pipe, refused;
-  int quiet; /* -qq lists without the heading and the totals */
+  bool list, overwrite, never, pipe, refused, test, junk;
+  bool troubled; /* the member at hand was reported */
+  int quiet;     /* -qq lists without the heading and the totals */
   const char *dir;
   int status;
   GPtrArray *links; /* symlinks made last: path, target, … */
 } Unzip;
 
-/* The member's data, inflated; NULL after the message. */
-static GString *member_data(Unzip *u, const BxZipEntry *e, const unsigned char *d, size_t n)
+/* unzip's complaints go to standard error, but under -t, where they are
+ * the output */
+static void complain(Unzip *u, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void complain(Unzip *u, const char *fmt, ...)
 {
+  GString *m = g_string_new(NULL);
+  va_list ap;
+  va_start(ap, fmt);
+  g_string_append_vprintf(m, fmt, ap);
+  va_end(ap);
+  if (!u->test) {
+    box_out_flush(u->c->out);
+    box_fdprintf(u->c->err, "%s", m->str);
+  } else {
+    box_out_puts(u->c->out, m->str);
+  }
+  g_string_free(m, TRUE);
+}
+
+/* The member's data, inflated; NULL after the message.  named: a line
+ * naming the member is open; shown: the member's name as said. */
+static GString *member_data(Unzip *u, const BxZipEntry *e, const unsigned char *d, size_t n,
+                            bool named, const char *shown)
+{
+  u->troubled = false;
   size_t at = bx_zip_data_offset(e, d, n);
   if (!at && e->csize) {
     bx_err(u->c, "unzip", "%s: bad zipfile offset (local header sig):  %u", e->name, e->offset);
@@ -49,8 +73,9 @@ static GString *member_data(Unzip *u, const BxZipEntry *e, const unsigned char *
     int r = inflate(&z, Z_FINISH);
     inflateEnd(&z);
     if (r != Z_STREAM_END || z.total_out != e->usize) {
-      box_out_flush(u->c->out);
-      box_fdprintf(u->c->err, "  error:  invalid compressed data to inflate %s\n", e->name);
+      /* the member's line open, the reason ends it; else it names the member */
+      complain(u, "%s  error:  invalid compressed data to inflate%s%s\n", named ? "\n" : "",
+               named ? "" : " ", named ? "" : shown);
       u->status = 2;
       g_string_free(s, TRUE);
       return NULL;
@@ -62,9 +87,12 @@ static GString *member_data(Unzip *u, const BxZipEntry *e, const unsigned char *
     g_string_free(s, TRUE);
     return NULL;
   }
-  if (crc32(0, (const unsigned char *)s->str, (uInt)s->len) != e->crc) {
-    box_out_printf(u->c->out, "%s  bad CRC\n", e->name);
+  uLong crc = crc32(0, (const unsigned char *)s->str, (uInt)s->len);
+  if (crc != e->crc) {
+    g_autofree char *lead = named ? g_strdup("") : g_strdup_printf("%-22s ", shown);
+    complain(u, "%s bad CRC %08lx  (should be %08x)\n", lead, crc, e->crc);
     u->status = 2;
+    u->troubled = true;
   }
   return s;
 }
@@ -90,7 +118,8 @@ static char *safe_name(Unzip *u, const char *name)
     if (o->len && o->str[o->len - 1] != '/') g_string_append_c(o, '/');
     g_string_append(o, *q);
   }
-  if (skipped) {
+  /* -j keeps the last component alone: no ".." is left to skip */
+  if (skipped && !u->junk) {
     if (!u->quiet)
       box_out_printf(u->c->out, "warning:  skipped \"../\" path component(s) in %s\n", name);
     u->status = MAX(u->status, 1);
@@ -107,6 +136,12 @@ static void extract(Unzip *u, const BxZipEntry *e, const unsigned char *d, size_
 {
   g_autofree char *safe = safe_name(u, e->name);
   if (!*safe) return;
+  if (u->junk) {
+    /* -j: the member's last component alone, and no directories */
+    if (safe[strlen(safe) - 1] == '/') return;
+    char *last = strrchr(safe, '/');
+    if (last) memmove(safe, last + 1, strlen(last));
+  }
   g_autofree char *path = u->dir ? bx_path_join(u->dir, safe) : g_strdup(safe);
   size_t len = strlen(path);
   if (path[len - 1] == '/') {
@@ -143,12 +178,13 @@ static void extract(Unzip *u, const BxZipEntry *e, const unsigned char *d, size_
     return;
   }
   if (!u->quiet)
-    box_out_printf(u->c->out, "%s: %-22s  \n",
+    box_out_printf(u->c->out, "%s: %-22s  ",
                    is_link(e)       ? "    linking"
                    : e->method == 0 ? " extracting"
                                     : "  inflating",
                    path);
-  g_autoptr(GString) data = member_data(u, e, d, n);
+  g_autoptr(GString) data = member_data(u, e, d, n, !u->quiet, path);
+  if (!u->quiet && data && !u->troubled) box_out_puts(u->c->out, "\n");
   if (data && is_link(e)) {
     /* a placeholder until every other member is out */
     g_ptr_array_add(u->links, g_strdup(path));
@@ -205,9 +241,7 @@ static int run(Unzip *u, char **ops, int nops)
     fd = box_open_file(tried, O_RDONLY | O_NOCTTY);
   }
   if (fd < 0) {
-    box_out_flush(u->c->out);
-    box_fdprintf(u->c->err, "unzip:  cannot find or open %s, %s.zip or %s.ZIP.\n", name, name,
-                 name);
+    complain(u, "unzip:  cannot find or open %s, %s.zip or %s.ZIP.\n", name, name, name);
     return 9;
   }
   const char *shown = tried ? tried : name;
@@ -222,36 +256,45 @@ static int run(Unzip *u, char **ops, int nops)
   GArray *v = bx_zip_entries(d, s->len);
   if (!u->pipe && !u->quiet) box_out_printf(u->c->out, "Archive:  %s\n", shown);
   if (!v) {
-    box_out_flush(u->c->out);
-    box_fdprintf(u->c->err,
-                 "  End-of-central-directory signature not found.  Either this file is not\n"
-                 "  a zipfile, or it constitutes one disk of a multi-part archive.  In the\n"
-                 "  latter case the central directory and zipfile comment will be found on\n"
-                 "  the last disk(s) of this archive.\n"
-                 "unzip:  cannot find zipfile directory in one of %s or\n"
-                 "        %s.zip, and cannot find %s.ZIP, period.\n",
-                 name, name, name);
+    complain(u,
+             "  End-of-central-directory signature not found.  Either this file is not\n"
+             "  a zipfile, or it constitutes one disk of a multi-part archive.  In the\n"
+             "  latter case the central directory and zipfile comment will be found on\n"
+             "  the last disk(s) of this archive.\n"
+             "unzip:  cannot find zipfile directory in one of %s or\n"
+             "        %s.zip, and cannot find %s.ZIP, period.\n",
+             name, name, name);
     return 9;
   }
-  if (u->list) {
+  if (u->list && !u->test) {
     int st = list(u, v, ops, nops);
     bx_zip_entries_free(v);
     return st;
   }
   /* unzip makes -d's directory before it looks for members */
-  if (u->dir && !u->pipe) {
+  if (u->dir && !u->pipe && !u->test) {
     g_autofree char *d = g_strconcat(u->dir, "/", NULL);
     bx_make_parents(d);
   }
   bool *matched = g_new0(bool, nops + 1);
+  int tested = 0, bad = 0;
   for (guint i = 0; i < v->len; i++) {
     const BxZipEntry *e = &g_array_index(v, BxZipEntry, i);
     bool want = nops == 0;
-    for (int k = 0; k < nops; k++)
+    /* a member counts for the first operand that matches it alone */
+    for (int k = 0; k < nops && !want; k++)
       if (box_fnmatch(ops[k], e->name, 0) == 0) want = matched[k] = true;
     if (!want) continue;
-    if (u->pipe) {
-      g_autoptr(GString) data = member_data(u, e, d, s->len);
+    if (u->test) {
+      if (!u->quiet) box_out_printf(u->c->out, "    testing: %-22s  ", e->name);
+      g_autoptr(GString) data = member_data(u, e, d, s->len, !u->quiet, e->name);
+      if (!data || u->troubled)
+        bad++;
+      else if (!u->quiet)
+        box_out_puts(u->c->out, " OK\n");
+      tested++;
+    } else if (u->pipe) {
+      g_autoptr(GString) data = member_data(u, e, d, s->len, false, e->name);
       if (data) bx_put(u->c, data->str, data->len);
     } else {
       extract(u, e, d, s->len);
@@ -266,16 +309,26 @@ static int run(Unzip *u, char **ops, int nops)
       u->status = MAX(u->status, 1);
     }
   }
-  bool any = nops == 0;
-  for (int k = 0; k < nops; k++) any = any || matched[k];
+  bool any = nops == 0, all = true;
+  for (int k = 0; k < nops; k++) any = any || matched[k], all = all && matched[k];
   for (int k = 0; k < nops; k++)
     if (!matched[k]) {
-      box_out_flush(u->c->out);
-      box_fdprintf(u->c->err, "caution: filename not matched:  %s\n", ops[k]);
+      complain(u, "caution: filename not matched:  %s\n", ops[k]);
+      bad++;
     }
   g_free(matched);
+  if (u->test && u->quiet < 2) {
+    if (bad)
+      box_out_printf(u->c->out, "At least one error was detected in %s.\n", shown);
+    else if (nops)
+      box_out_printf(u->c->out, "No errors detected in %s for the %d file%s tested.\n", shown,
+                     tested, tested == 1 ? "" : "s");
+    else
+      box_out_printf(u->c->out, "No errors detected in compressed data of %s.\n", shown);
+  }
   bx_zip_entries_free(v);
-  return any ? u->status : 11;
+  /* an operand not matched is an error of its own, when there is no worse */
+  return !any || (!all && u->status <= 1) ? 11 : u->status;
 }
 
 int box_cmd_unzip(BoxCmd *c)
@@ -290,9 +343,9 @@ int box_cmd_unzip(BoxCmd *c)
       g_ptr_array_add(ops, (char *)a);
       continue;
     }
-    bool *const flags[] = { &u.list, &u.overwrite, &u.never, &u.pipe };
+    bool *const flags[] = { &u.list, &u.overwrite, &u.never, &u.pipe, &u.test, &u.junk };
     for (const char *p = a + 1; *p; p++) {
-      if (bx_set_flag(*p, "lonp", flags)) continue;
+      if (bx_set_flag(*p, "lonptj", flags)) continue;
       if (*p == 'q') {
         u.quiet++;
         continue;

@@ -280,6 +280,7 @@ enum {
   AV_RSTART,
   AV_RLENGTH,
   AV_FILENAME,
+  AV_IGNORECASE,
   AV_ENVIRON,
   AV_ARGC,
   AV_ARGV,
@@ -317,8 +318,8 @@ typedef struct Awk {
   double nr, fnr;
   Frame *frame;
   int depth;
-  GHashTable *regex_cache;
-  GPtrArray *streams; /* Stream* */
+  GHashTable *regex_cache, *regex_icase_cache; /* the second while IGNORECASE is set */
+  GPtrArray *streams;                          /* Stream* */
   RecReader main_rd;
   bool main_open;
   int argi;
@@ -359,6 +360,9 @@ char *awk_num_str(Awk *A, double n, const char *fmt);
 bool awk_looks_numeric(const char *s, double *out);
 Val awk_eval(Awk *A, ANode *n);
 bool awk_eval_cond(Awk *A, ANode *n);
+/* gawk's IGNORECASE is set: regular expressions, string comparisons and
+ * index() ignore case (not a one-character FS or RS, nor subscripts). */
+bool awk_ignorecase(Awk *A);
 void awk_assign(Awk *A, ANode *lv, Val v);
 AVar *awk_array_of(Awk *A, ANode *n);
 /* The variable a name node means, as it is (no conversion). */

@@ -14,11 +14,11 @@ static void free_re(gpointer p)
   g_free(p);
 }
 
-regex_t *awk_regex_compile(Awk *A, const char *ere)
+static regex_t *compile(Awk *A, const char *ere, int flags)
 {
   if (box_pattern_too_deep(ere)) awk_fatal(A, "regular expression nested too deeply: /%s/", ere);
   regex_t *re = g_new0(regex_t, 1);
-  int rc = regcomp(re, ere, REG_EXTENDED);
+  int rc = regcomp(re, ere, REG_EXTENDED | flags);
   if (rc) {
     char msg[256];
     regerror(rc, re, msg, sizeof msg);
@@ -26,6 +26,11 @@ regex_t *awk_regex_compile(Awk *A, const char *ere)
     awk_fatal(A, "invalid regexp: %s: /%s/", msg, ere);
   }
   return re;
+}
+
+regex_t *awk_regex_compile(Awk *A, const char *ere)
+{
+  return compile(A, ere, 0);
 }
 
 void awk_regex_free(gpointer re)
@@ -35,28 +40,22 @@ void awk_regex_free(gpointer re)
 
 regex_t *awk_regex(Awk *A, const char *ere)
 {
-  if (!A->regex_cache)
-    A->regex_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, free_re);
-  regex_t *re = g_hash_table_lookup(A->regex_cache, ere);
+  bool icase = awk_ignorecase(A);
+  GHashTable **cache = icase ? &A->regex_icase_cache : &A->regex_cache;
+  if (!*cache) *cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, free_re);
+  regex_t *re = g_hash_table_lookup(*cache, ere);
   if (re) return re;
   /* dynamic regular expressions built from data are many: keep a bounded set */
-  if (g_hash_table_size(A->regex_cache) >= 1000) g_hash_table_remove_all(A->regex_cache);
-  if (box_pattern_too_deep(ere)) awk_fatal(A, "regular expression nested too deeply: /%s/", ere);
-  re = g_new0(regex_t, 1);
-  int rc = regcomp(re, ere, REG_EXTENDED);
-  if (rc) {
-    char msg[256];
-    regerror(rc, re, msg, sizeof msg);
-    g_free(re);
-    awk_fatal(A, "invalid regexp: %s: /%s/", msg, ere);
-  }
-  g_hash_table_insert(A->regex_cache, g_strdup(ere), re);
+  if (g_hash_table_size(*cache) >= 1000) g_hash_table_remove_all(*cache);
+  re = compile(A, ere, icase ? REG_ICASE : 0);
+  g_hash_table_insert(*cache, g_strdup(ere), re);
   return re;
 }
 
 regex_t *awk_regex_of(Awk *A, ANode *n)
 {
-  if (n->op == AN_ERE) return n->re;
+  /* a literal's regex is compiled with the program, minding case */
+  if (n->op == AN_ERE) return awk_ignorecase(A) ? awk_regex(A, n->str) : n->re;
   Val v = awk_eval(A, n);
   char *s = awk_to_str(A, &v);
   awk_val_free(&v);
@@ -615,7 +614,7 @@ Val awk_builtin(Awk *A, ANode *n)
   case B_SUBSTR: return do_substr(A, n);
   case B_INDEX: {
     char *s = str_arg(A, n->args[0]), *t = str_arg(A, n->args[1]);
-    char *f = strstr(s, t);
+    char *f = awk_ignorecase(A) ? strcasestr(s, t) : strstr(s, t);
     double r = f ? (double)(f - s) + 1 : 0;
     g_free(s);
     g_free(t);

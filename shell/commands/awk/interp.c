@@ -510,7 +510,7 @@ static int compare(Awk *A, Val *a, Val *b)
     return x < y ? -1 : x > y ? 1 : 0;
   }
   char *x = awk_to_str(A, a), *y = awk_to_str(A, b);
-  int r = strcmp(x, y);
+  int r = awk_ignorecase(A) ? g_ascii_strcasecmp(x, y) : strcmp(x, y);
   g_free(x);
   g_free(y);
   return r;
@@ -583,7 +583,7 @@ Val awk_eval(Awk *A, ANode *n)
   case AN_NUM: return awk_num(n->num);
   case AN_STR: return awk_str(g_strdup(n->str));
   case AN_ERE: {
-    regex_t *re = n->re;
+    regex_t *re = awk_regex_of(A, n);
     const char *s = A->fields[0].s ? A->fields[0].s : "";
     return awk_num(awk_match(re, s, strlen(s), 0, false, NULL, 0));
   }
@@ -685,6 +685,11 @@ Val awk_eval(Awk *A, ANode *n)
   case AN_GETLINE: return awk_getline(A, n);
   default: awk_fatal(A, "unexpected expression (%d)", n->op);
   }
+}
+
+bool awk_ignorecase(Awk *A)
+{
+  return truthy(A, &A->vars[AV_IGNORECASE].v);
 }
 
 bool awk_eval_cond(Awk *A, ANode *n)
