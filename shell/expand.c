@@ -185,6 +185,11 @@ static size_t skip_subst(const char *t, size_t i, size_t n)
   return counted ? counted : n;
 }
 
+size_t box_scan_closing(const char *t, size_t n, char close)
+{
+  return skip_to(t, 0, n, close);
+}
+
 /* Whether skip_to's answer e ends the construct opened before t[from]
  * with its closing character.  Not always: a word cut out of a longer one
  * (an operator's pattern in `${v%…}`) can end inside a `${` or `$(`. */
@@ -303,7 +308,7 @@ int box_fnmatch(const char *pattern, const char *s, int flags)
   unsigned char any = 0;
   while (*p) any |= *p++;
   while (*q) any |= *q++;
-  if (any & 0x80)
+  if ((any & 0x80) || ((flags & FNM_EXTMATCH) && box_ext_unclosed(pattern)))
     return flags & ~(FNM_PERIOD | FNM_CASEFOLD | FNM_EXTMATCH)
              ? fnmatch(pattern, s, flags)
              : box_utf8_fnmatch(pattern, s, flags);

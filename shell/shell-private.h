@@ -441,11 +441,18 @@ static inline bool box_stack_low(void)
  * once per level, and 20,000 levels end the process. */
 bool box_pattern_too_deep(const char *pat);
 
+/* Index just past the `close` (one of ) } " `) that ends the construct
+ * t[0..n) starts inside of, or n: the expander's own scan (expand.c). */
+size_t box_scan_closing(const char *t, size_t n, char close);
+
 /* fnmatch(3), the same answers in less time for ASCII text (expand.c). */
 int box_fnmatch(const char *pattern, const char *s, int flags);
 /* fnmatch(3) character by character over UTF-8 (pattern.c), with only
  * FNM_PERIOD, FNM_CASEFOLD and FNM_EXTMATCH. */
 int box_utf8_fnmatch(const char *pattern, const char *s, int flags);
+/* Whether an extglob group in pattern is never closed (pattern.c), which
+ * bash reads otherwise than glibc's fnmatch. */
+bool box_ext_unclosed(const char *pattern);
 
 /* Prints "<prefix>: <name>: <text>" for a failed file operation: the
  * policy's text after EACCES when the host has it, else strerror(err). */

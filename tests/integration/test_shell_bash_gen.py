@@ -82,6 +82,11 @@ CASES = [
     # ---- printf %q: bash's backslash set (',' too) and multibyte characters as they are ----------
     ("printf-q-comma-utf8", 'for s in "a,b" "μx" "a{b}" "é," "a~b" "~a" "a=b" "a:b" "#a" "a#" "!a" "a b" "it\'s" "q\\"d" '
      '"a*b" "" "-n" "a%b" "a@b"; do printf "%q|" "$s"; done; echo; printf -v v %q "a,b c"; echo "$v"'),
+    # ---- an extglob group never closed: the rest of the pattern is compared as it is ----------
+    ("pattern-unclosed-group", "p='*(k'; for s in 'x(k' '(k' '*(k' abc; do [[ $s == $p ]] && echo \"y $s\"; done; "
+     "shopt -s extglob; p='a*(k'; case 'ab(k' in $p) echo m;; *) echo n;; esac; v='b(|a'; p='*(|a'; echo ${v#$p} ${v%$p}"),
+    ("pattern-unclosed-group-utf8", "shopt -s extglob; p='*(μ'; for s in 'x(μ' '*(μ' 'μ'; do [[ $s == $p ]] && echo \"y $s\"; "
+     "case $s in $p) echo \"c $s\";; esac; done; p='x+(μ)?(k'; [[ 'xμμ?(k' == $p ]] && echo y; [[ 'xμ' == $p ]] || echo n"),
 ]
 
 
