@@ -228,8 +228,12 @@ static const char *lval_get(Ar *a, LVal *lv)
   }
   ShellVar *v = box_var_lookup(a->sh, lv->name);
   if (!v) return NULL;
-  if (v->flags & V_ASSOC) return box_var_elem(v, lv->sub);
-  return box_var_elem(v, lv->sub);
+  bool failed = a->sh->subscript_failed;
+  a->sh->subscript_failed = false;
+  const char *r = box_var_elem(v, lv->sub);
+  if (a->sh->subscript_failed) a->err = true; /* said by the subscript's own evaluation */
+  a->sh->subscript_failed |= failed;
+  return r;
 }
 
 char *box_i64_str(int64_t v, char *buf)

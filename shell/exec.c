@@ -180,7 +180,15 @@ static int run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av)
   BoxOut *out = &outbuf;
   box_out_init(out, sh->fd[1]);
   BoxCmd c = { sh, argc, av, sh->fd[0], sh->fd[1], sh->fd[2], out };
+  sh->subscript_failed = false;
   int status = def->fn(&c);
+  if (sh->subscript_failed) {
+    /* `let 'b[08]=1'`, `unset 'b[1/0]'`: the command goes, as bash's */
+    sh->subscript_failed = false;
+    sh->discard = true;
+    box_out_flush(out);
+    return expansion_failed(sh, 1);
+  }
   if (!box_out_flush(out) && status == 0) {
     if (out->err == EBADF)
       box_sh_error(sh, "%s: write error: %s", av[0], box_strerror(out->err));
@@ -1058,8 +1066,15 @@ static int eval_inner(Shell *sh, Node *n)
     if (sh->opts & O_XTRACE) box_fdprintf(sh->fd[2], "+ (( %s ))\n", e);
     sh->arith_unbound = false;
     sh->arith_who = "((";
+    sh->subscript_failed = false;
     status = box_arith(sh, e, &v) ? (v == 0) : 1;
     sh->arith_who = NULL;
+    if (sh->subscript_failed) {
+      sh->subscript_failed = false;
+      sh->discard = true;
+      g_free(x);
+      return expansion_failed(sh, 1);
+    }
     sh->discard = false; /* (( )) fails with 1 and the list goes on */
     if (sh->arith_unbound) {
       /* set -u: an unset name ends the shell, as bash */
@@ -1078,7 +1093,13 @@ static int eval_inner(Shell *sh, Node *n)
     if (!box_debug_trap(sh, n)) return sh->exit_status;
     sh->lineno = n->line;
     int err = 0;
+    sh->subscript_failed = false;
     int r = box_cond_eval(sh, n->u.cond.c, &err);
+    if (sh->subscript_failed) {
+      sh->subscript_failed = false;
+      sh->discard = true;
+      return expansion_failed(sh, 1);
+    }
     if (err & BOX_COND_FATAL) return expansion_failed(sh, err & 0xff);
     status = err ? err : !r;
     after_status(sh, n, status, true);

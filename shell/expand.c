@@ -591,29 +591,26 @@ static void get_vals(X *x, const char *name, const char *sub, Vals *v)
   }
   const char *s = NULL;
   if (sub) {
-    if (var) {
-      if (var->flags & V_ASSOC) {
-        char *k = box_expand_str(sh, sub, false, NULL);
-        if (k)
-          s = box_var_elem(var, k);
-        else
-          xfail(x, 1);
-        g_free(k);
-      } else {
-        char *k = box_expand_str(sh, sub, false, NULL);
-        int64_t idx;
-        if (!k) {
-          xfail(x, 1); /* the subscript's expansion failed and said why */
-        } else if (box_arith(sh, k, &idx)) {
-          char b[32];
-          g_snprintf(b, sizeof b, "%" G_GINT64_FORMAT, idx);
-          s = box_var_elem(var, b);
-        } else {
-          xfail(x, 1);
-        }
-        g_free(k);
+    /* an unset name's subscript is evaluated too: bash reads it as an
+     * indexed array's, so `${u[08]}` is an arithmetic error */
+    char *k = box_expand_str(sh, sub, false, NULL);
+    int64_t idx;
+    if (!k) {
+      xfail(x, 1); /* the subscript's expansion failed and said why */
+    } else if (var && (var->flags & V_ASSOC)) {
+      s = box_var_elem(var, k);
+    } else if (box_arith(sh, k, &idx)) {
+      if (var && idx < 0 && (!(var->flags & V_ARRAY) || idx + (int64_t)var->arr->len < 0)) {
+        box_sh_error(sh, "%s: bad array subscript", name);
+      } else if (var) {
+        char b[32];
+        g_snprintf(b, sizeof b, "%" G_GINT64_FORMAT, idx);
+        s = box_var_elem(var, b);
       }
+    } else {
+      xfail(x, 1);
     }
+    g_free(k);
   } else {
     s = box_var_get(sh, name);
   }
@@ -950,7 +947,9 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     v.set = target != NULL;
     indirect = false;
   } else {
-    get_vals(x, name, sub, &v);
+    /* bash measures an unset name's element as 0 without reading its
+     * subscript (which it does read for the element's value) */
+    get_vals(x, name, length && !indirect && !box_var_lookup(sh, name) ? NULL : sub, &v);
     if (indirect) {
       const char *target = v.list->len ? v.list->pdata[0] : NULL;
       if (!target) {
@@ -985,6 +984,10 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     }
   }
   bool ok = true;
+  if (x->failed) { /* its subscript's arithmetic, said already */
+    ok = false;
+    goto out;
+  }
   if (length && i < n) {
     /* ${#x:1:3}, ${#x%y}: no operator after a length */
     box_sh_error(sh, "${%s}: bad substitution", whole);
@@ -1006,7 +1009,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
       const char *s = v.list->len ? v.list->pdata[0] : NULL;
       if (!s && (sh->opts & O_NOUNSET)) {
         box_sh_error(sh, "%s: unbound variable", name);
-        xfail(x, 127);
+        xfail(x, sub ? 1 : 127); /* bash's status for ${#v[k]}, ${#v} */
         ok = false;
         goto out;
       }

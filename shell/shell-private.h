@@ -259,6 +259,9 @@ struct Shell {
   int pipestatus_one;
   const char *arith_who;
   bool discard;
+  /* an array subscript's arithmetic failed (vars.c): bash drops the command
+   * even where the expression's own error would not (let, (( )), unset) */
+  bool subscript_failed;
   char *last_arg;       /* $_: the last word of the last simple command (NULL: "bash"); reused */
   size_t last_arg_size; /* bytes allocated at last_arg */
   const Word *last_arg_word; /* the literal word whose text last_arg holds, if one did */

@@ -298,11 +298,22 @@ void box_var_make_array(ShellVar *v, bool assoc)
   if (old) g_ptr_array_add(v->arr, old);
 }
 
+/* The index key names in v, as bash evaluates it: false when it is out
+ * of range, or when its arithmetic failed, said so and marked the command
+ * for dropping (with no `let:` or `((:` before the message, as bash's). */
 static long elem_index(Shell *sh, ShellVar *v, const char *key, bool *ok)
 {
   int64_t i = 0;
+  const char *who = sh->arith_who;
+  sh->arith_who = NULL;
+  sh->arith_unbound = false;
   *ok = box_arith(sh, key, &i);
-  if (*ok && i < 0 && v->arr) i += v->arr->len;
+  sh->arith_who = who;
+  if (!*ok) {
+    if (!sh->arith_unbound) sh->subscript_failed = true;
+    return 0;
+  }
+  if (i < 0 && v->arr) i += v->arr->len;
   if (i < 0 || i > 10000000) *ok = false;
   return (long)i;
 }
@@ -328,6 +339,21 @@ bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *
   if (!(v->flags & (V_ARRAY | V_ASSOC))) box_var_make_array(v, false);
   char *nv;
   bool ok;
+  long i = 0;
+  char num[24];
+  if (!(v->flags & V_ASSOC)) {
+    /* the subscript first, once, as bash: an error in it is the only one */
+    bool failed = sh->subscript_failed;
+    sh->subscript_failed = false;
+    i = elem_index(sh, v, key, &ok);
+    bool arith_error = sh->subscript_failed;
+    sh->subscript_failed |= failed;
+    if (!ok) {
+      if (!arith_error) box_sh_error(sh, "%s[%s]: bad array subscript", name, key);
+      return false;
+    }
+    key = box_i64_str(i, num);
+  }
   if (append && !(v->flags & V_INTEGER)) {
     const char *old = box_var_elem(v, key);
     char *t = g_strconcat(old ? old : "", value, NULL);
@@ -347,12 +373,6 @@ bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *
     if (!g_hash_table_contains(v->assoc, key)) g_ptr_array_add(v->keys, g_strdup(key));
     g_hash_table_insert(v->assoc, g_strdup(key), nv);
     return true;
-  }
-  long i = elem_index(sh, v, key, &ok);
-  if (!ok) {
-    box_sh_error(sh, "%s[%s]: bad array subscript", name, key);
-    g_free(nv);
-    return false;
   }
   if ((guint)i >= v->arr->len) g_ptr_array_set_size(v->arr, (guint)i + 1);
   g_free(v->arr->pdata[i]);

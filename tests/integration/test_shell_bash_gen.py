@@ -87,6 +87,32 @@ CASES = [
      "shopt -s extglob; p='a*(k'; case 'ab(k' in $p) echo m;; *) echo n;; esac; v='b(|a'; p='*(|a'; echo ${v#$p} ${v%$p}"),
     ("pattern-unclosed-group-utf8", "shopt -s extglob; p='*(μ'; for s in 'x(μ' '*(μ' 'μ'; do [[ $s == $p ]] && echo \"y $s\"; "
      "case $s in $p) echo \"c $s\";; esac; done; p='x+(μ)?(k'; [[ 'xμμ?(k' == $p ]] && echo y; [[ 'xμ' == $p ]] || echo n"),
+    # ---- an array subscript's arithmetic error drops the command, wherever the subscript is ---
+    ("subscript-error-unset-name", "echo ${u[08]}; echo not"),
+    ("subscript-error-unset-name-default", "echo ${u[1/0]:-d}; echo not"),
+    ("subscript-error-unset-length", "echo ${#u[08]}; set -u; echo ${#v[1/0]}; echo not"),
+    ("nounset-length-of-element", "set -u; (echo ${#v[1]}); echo \"st=$?\"; (echo ${#v[@]}); echo \"st=$?\"; (echo ${#v}); echo \"st=$?\"; "
+     "declare -a w; (echo ${#w[1]}); echo \"st=$?\""),
+    ("subscript-error-assign", "b=(1 2); b[08]=1; echo not"),
+    ("subscript-error-assign-div0", "b[1/0]=3; echo not"),
+    ("subscript-error-append", "b=(1 2); b[2#2]+=x; echo not"),
+    ("subscript-error-let", "b=(1 2); let 'b[08]=1'; echo not"),
+    ("subscript-error-let-read", "b=(1 2); let 'x=b[1/0]'; echo not"),
+    ("subscript-error-arith-cmd", "b=(1 2); (( b[08] )) || echo or; echo not"),
+    ("subscript-error-arith-if", "b=(1 2); if (( b[09] > 1 )); then echo t; else echo f; fi; echo not"),
+    ("subscript-error-arith-subshell", "b=(1 2); ( (( b[08] )); echo in ); echo \"st=$?\""),
+    ("subscript-error-arith-subst", "b=(1 2); x=$( (( b[08] )); echo in ); echo \"st=$? $x\""),
+    ("subscript-error-arith-expansion", "b=(1 2); echo $(( b[08] + 1 )); echo not"),
+    ("subscript-error-arith-expansion-assign", "b=(1 2); x=$(( b[1/0] )); echo not"),
+    ("subscript-error-unset", "b=(1 2); unset 'b[08]'; echo not"),
+    ("subscript-error-test-v", "b=(1 2); test -v 'b[08]'; echo not"),
+    ("subscript-error-cond-v", "b=(1 2); [[ -v b[1/0] ]]; echo not"),
+    ("subscript-error-printf-v", "b=(1 2); printf -v 'b[08]' %s x; echo not"),
+    ("subscript-error-declare", "declare b[08]=1; echo not"),
+    ("subscript-error-valid-octal", "b=(1 2 3 4 5 6 7 8); echo ${b[07]} ${b[010]} ${b[0x2]} ${b[2#11]}; b[010]=x; echo ${b[8]}"),
+    ("subscript-negative-out-of-range", "a=(1 2); echo ${a[-5]}; echo \"st=$?\"; x=5; echo ${x[-1]}; echo ${a[-2]}"),
+    ("arith-errors-plain-go-on", "let x=09; echo \"st=$?\"; (( 1/0 )); echo \"st=$?\"; (( y = 2#2 )); echo \"st=$?\"; "
+     "let 'z=64#zz' 'w=65#1'; echo \"st=$? $z\"; [[ 08 -eq 8 ]]; echo \"st=$?\""),
 ]
 
 
