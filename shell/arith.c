@@ -116,6 +116,11 @@ static bool parse_number_why(const char *s, const char **end, int64_t *out, cons
     *why = "invalid integer constant";
     return false;
   }
+  if (*p == '#' && (hash || base != 10)) {
+    /* a second base after one already given (2#10#1, 0x1#2) */
+    *why = "invalid number";
+    return false;
+  }
   *end = p;
   *out = v;
   return true;

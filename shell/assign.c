@@ -141,8 +141,8 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
     if (v && (v->flags & (V_ARRAY | V_ASSOC))) {
       ok = box_var_set_elem(sh, lhs, "0", val, true);
     } else if (v && (v->flags & V_INTEGER)) {
-      char *e = g_strdup_printf("%s+(%s)", v->value && *v->value ? v->value : "0", val);
-      ok = box_var_set(sh, lhs, e);
+      char *e = box_int_append(sh, v->value, val);
+      ok = e && box_var_set(sh, lhs, e);
       g_free(e);
     } else {
       const char *old = box_var_get(sh, lhs);

@@ -181,9 +181,13 @@ static int run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av)
   box_out_init(out, sh->fd[1]);
   BoxCmd c = { sh, argc, av, sh->fd[0], sh->fd[1], sh->fd[2], out };
   sh->subscript_failed = false;
+  const char *outer = sh->builtin;
+  sh->builtin = av[0];
   int status = def->fn(&c);
+  sh->builtin = outer;
   if (sh->subscript_failed) {
-    /* `let 'b[08]=1'`, `unset 'b[1/0]'`: the command goes, as bash's */
+    /* `let 'b[08]=1'`, `unset 'b[1/0]'`, `declare -i n=08`: the command
+     * goes, as bash's */
     sh->subscript_failed = false;
     sh->discard = true;
     box_out_flush(out);

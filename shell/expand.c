@@ -1170,6 +1170,10 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     char *offs = word_string(x, w, k, 0, WS_PLAIN);
     int64_t off = 0, len = -1;
     bool has_len = k < wn;
+    /* bash's messages name the parameter: `s: 08: value too great…` */
+    const char *who = sh->arith_who;
+    g_autofree char *elem = sub ? g_strdup_printf("%s[%s]", name, sub) : NULL;
+    sh->arith_who = sub ? elem : name;
     if (!box_arith(sh, offs, &off)) {
       xfail(x, 1);
       ok = false;
@@ -1184,6 +1188,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
         ok = false;
       }
     }
+    sh->arith_who = who;
     if (ok && v.is_list) {
       GPtrArray *src = v.list;
       int64_t cnt = src->len;

@@ -110,6 +110,8 @@ bool box_var_isset(Shell *sh, const char *ref);
 /* Arrays. */
 void box_var_make_array(ShellVar *v, bool assoc);
 const char *box_var_elem(ShellVar *v, const char *key); /* key: index text or assoc key */
+/* old + value for `n+=value` of an integer variable; NULL after the error */
+char *box_int_append(Shell *sh, const char *old, const char *value);
 bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *value, bool append);
 void box_var_unset_elem(Shell *sh, const char *name, const char *key);
 /* All set values (or keys) of a variable, in index order. */
@@ -262,6 +264,7 @@ struct Shell {
   /* an array subscript's arithmetic failed (vars.c): bash drops the command
    * even where the expression's own error would not (let, (( )), unset) */
   bool subscript_failed;
+  const char *builtin;  /* the builtin running, which names an integer variable's error */
   char *last_arg;       /* $_: the last word of the last simple command (NULL: "bash"); reused */
   size_t last_arg_size; /* bytes allocated at last_arg */
   const Word *last_arg_word; /* the literal word whose text last_arg holds, if one did */

@@ -204,11 +204,25 @@ static char *int_value(Shell *sh, ShellVar *v, const char *value, bool *ok)
   *ok = true;
   if (!(v->flags & V_INTEGER)) return transform(v, value);
   int64_t r = 0;
-  if (!box_arith(sh, value, &r)) {
-    *ok = false;
+  /* in a builtin (declare -i n=08, read, export), bash names it and drops
+   * the command */
+  const char *who = sh->arith_who;
+  if (!who) sh->arith_who = sh->builtin;
+  *ok = box_arith(sh, value, &r);
+  sh->arith_who = who;
+  if (!*ok) {
+    if (sh->builtin && !sh->arith_unbound) sh->subscript_failed = true;
     return NULL;
   }
   return g_strdup_printf("%" G_GINT64_FORMAT, r);
+}
+
+char *box_int_append(Shell *sh, const char *old, const char *value)
+{
+  /* the value alone first, as bash, whose message names only it */
+  int64_t add = 0, base = 0;
+  if (!box_arith(sh, value, &add) || (old && *old && !box_arith(sh, old, &base))) return NULL;
+  return g_strdup_printf("%" G_GINT64_FORMAT, (int64_t)((uint64_t)base + (uint64_t)add));
 }
 
 bool box_var_set(Shell *sh, const char *name, const char *value)
@@ -360,11 +374,8 @@ bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *
     nv = transform(v, t);
     g_free(t);
   } else if (append) {
-    const char *old = box_var_elem(v, key);
-    char *e = g_strdup_printf("%s+(%s)", old && *old ? old : "0", value);
-    nv = int_value(sh, v, e, &ok);
-    g_free(e);
-    if (!ok) return false;
+    nv = box_int_append(sh, box_var_elem(v, key), value);
+    if (!nv) return false;
   } else {
     nv = int_value(sh, v, value, &ok);
     if (!ok) return false;

@@ -113,6 +113,20 @@ CASES = [
     ("subscript-negative-out-of-range", "a=(1 2); echo ${a[-5]}; echo \"st=$?\"; x=5; echo ${x[-1]}; echo ${a[-2]}"),
     ("arith-errors-plain-go-on", "let x=09; echo \"st=$?\"; (( 1/0 )); echo \"st=$?\"; (( y = 2#2 )); echo \"st=$?\"; "
      "let 'z=64#zz' 'w=65#1'; echo \"st=$? $z\"; [[ 08 -eq 8 ]]; echo \"st=$?\""),
+    # ---- arithmetic error texts: the parameter of ${v:off:len}, a second base, integer variables --
+    ("arith-error-substring-names-param", "s=abc; echo ${s:08}; echo not"),
+    ("arith-error-substring-names-elem", "b=(1 2); echo ${b[1]:1:1/0}; echo not"),
+    ("arith-error-substring-names-list", "b=(1 2); echo \"${b[*]:08}\"; echo not"),
+    ("arith-error-substring-positional", "set -- a b; echo ${@:1:2#2}; echo not"),
+    ("arith-error-second-base", "for e in 2#10#1 10#5#3 8#7# 0x1#2 07#1; do (echo $(( e ))); echo \"$e $?\"; done"),
+    ("arith-error-declare-integer", "declare -i n=1/0; echo not"),
+    ("arith-error-typeset-integer", "typeset -i n=08; echo not"),
+    ("arith-error-export-integer", "declare -i n; export n=09; echo not"),
+    ("arith-error-read-integer", "declare -i n; read n <<< 08; echo not"),
+    ("arith-error-integer-append", "declare -i n=5; n+=1/0; echo not"),
+    ("arith-error-integer-append-octal", "declare -i n; n+=08; echo not"),
+    ("arith-integer-append", "declare -i n=5; n+=3; n+=n; echo $n; declare -ai a=(1 2); a[1]+=5; a+=(7); a[0]+=a[1]; "
+     "echo ${a[@]}; declare -i m; m=2+3; m+=2*2; echo $m"),
 ]
 
 
