@@ -1747,12 +1747,15 @@ static bool brace_skip(const char *t, size_t *i, size_t n, bool backquote)
 
 static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budget);
 
-static bool seq_expand(const char *body, size_t n, GPtrArray *items)
+/* {A..Z[..STEP]} into items: 1, or 0 when body is no sequence, or -1 when
+ * its words alone would take more than budget bytes (counted as
+ * brace_add counts them). */
+static int seq_expand(const char *body, size_t n, GPtrArray *items, size_t budget)
 {
   char *b = g_strndup(body, n);
   char **parts = g_strsplit(b, "..", 4);
   guint np = g_strv_length(parts);
-  bool ok = false;
+  int ok = 0;
   if (np == 2 || np == 3) {
     char *e1, *e2, *e3 = NULL;
     long a = strtol(parts[0], &e1, 10), z = strtol(parts[1], &e2, 10), step = 1;
@@ -1762,26 +1765,38 @@ static bool seq_expand(const char *body, size_t n, GPtrArray *items)
       if (!*parts[2] || *e3) num = false, np = 0;
     }
     if (step == 0) step = 1;
-    if (step < 0) step = -step;
+    if (step < 0) step = step == LONG_MIN ? LONG_MAX : -step;
     if (num) {
       int width = 0;
       const char *p0 = parts[0][0] == '-' ? parts[0] + 1 : parts[0];
       const char *p1 = parts[1][0] == '-' ? parts[1] + 1 : parts[1];
       if ((p0[0] == '0' && p0[1]) || (p1[0] == '0' && p1[1]))
         width = (int)MAX(strlen(parts[0]), strlen(parts[1]));
-      long cnt = 0;
-      for (long v = a; a <= z ? v <= z : v >= z; v += a <= z ? step : -step) {
-        if (++cnt > 100000) break;
-        g_ptr_array_add(items,
-                        width ? g_strdup_printf("%0*ld", width, v) : g_strdup_printf("%ld", v));
+      /* bash leaves a sequence of INT_MAX words or more as it is */
+      uint64_t span = a <= z ? (uint64_t)z - (uint64_t)a : (uint64_t)a - (uint64_t)z;
+      if (span / (uint64_t)step + 1 >= INT_MAX) {
+        g_strfreev(parts);
+        g_free(b);
+        return 0;
       }
-      ok = true;
+      ok = 1;
+      size_t used = 0;
+      for (long v = a; a <= z ? v <= z : v >= z;) {
+        char *w = width ? g_strdup_printf("%0*ld", width, v) : g_strdup_printf("%ld", v);
+        g_ptr_array_add(items, w);
+        used += strlen(w) + 1 + sizeof(char *);
+        if (used > budget) {
+          ok = -1;
+          break;
+        }
+        if (__builtin_add_overflow(v, a <= z ? step : -step, &v)) break;
+      }
     } else if (np && strlen(parts[0]) == 1 && strlen(parts[1]) == 1 &&
                g_ascii_isalpha(parts[0][0]) && g_ascii_isalpha(parts[1][0])) {
       char ca = parts[0][0], cz = parts[1][0];
       for (int v = ca; ca <= cz ? v <= cz : v >= cz; v += ca <= cz ? (int)step : -(int)step)
         g_ptr_array_add(items, g_strdup_printf("%c", v));
-      ok = true;
+      ok = 1;
     }
   }
   g_strfreev(parts);
@@ -1793,7 +1808,7 @@ static bool seq_expand(const char *body, size_t n, GPtrArray *items)
  * (`{1..100000}{1..100000}`, twenty `{a,b}`), so their bytes are counted
  * and a word that would make more is an error, not hours of work and all
  * the memory there is. */
-#define BRACE_MAX_BYTES (8 * 1024 * 1024)
+#define BRACE_MAX_BYTES (32 * 1024 * 1024)
 
 static bool brace_add(GPtrArray *out, const char *t, size_t n, size_t *budget)
 {
@@ -1841,10 +1856,14 @@ static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budge
         g_ptr_array_add(items, g_strndup(t + s, e - s));
         s = e + 1;
       }
-    } else if (!seq_expand(t + i + 1, close - i - 1, items)) {
-      g_ptr_array_free(items, TRUE);
-      g_array_free(commas, TRUE);
-      continue;
+    } else {
+      int seq = seq_expand(t + i + 1, close - i - 1, items, *budget);
+      if (seq <= 0) {
+        g_ptr_array_free(items, TRUE);
+        g_array_free(commas, TRUE);
+        if (seq < 0) return false;
+        continue;
+      }
     }
     g_array_free(commas, TRUE);
     bool ok = true;

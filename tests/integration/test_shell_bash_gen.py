@@ -127,6 +127,12 @@ CASES = [
     ("arith-error-integer-append-octal", "declare -i n; n+=08; echo not"),
     ("arith-integer-append", "declare -i n=5; n+=3; n+=n; echo $n; declare -ai a=(1 2); a[1]+=5; a+=(7); a[0]+=a[1]; "
      "echo ${a[@]}; declare -i m; m=2+3; m+=2*2; echo $m"),
+    # ---- brace sequences: whole, however long; bash's own limit of INT_MAX words ------------------
+    ("brace-seq-long", "a=({1..200000}); echo ${#a[@]} ${a[-1]}; b=({0..999999..7}); echo ${#b[@]} ${b[-1]}; "
+     "echo {1..1000000} | wc -c"),
+    ("brace-seq-int-max", "echo {1..2147483647} {0..4294967296..2} {1..2147483648} x{-5..5..4}y"),
+    ("brace-seq-long-edges", "echo {9223372036854775806..9223372036854775807} {-9223372036854775807..-9223372036854775808}"),
+    ("brace-many-groups", "x=$(printf '{a,b}%.0s' {1..16}); eval \"echo $x\" | wc -c"),
 ]
 
 
