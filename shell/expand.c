@@ -2297,14 +2297,20 @@ static char *expand_flat(Shell *sh, const char *text, int mode, int *status,
     return r;
   }
   GString *g = g_string_new(NULL);
+  bool escaping = false; /* the backslash written last escapes the next character */
   for (size_t i = 0; i < x.s->len; i++) {
     guint8 f = x.q->data[i];
     char c = x.s->str[i];
     if (f == F_NUL) continue;
     if (f == F_BRK) c = ' ';
-    if (f == F_QUO ? strchr(quoted_special, c) != NULL : double_backslash && c == '\\')
-      g_string_append_c(g, '\\');
+    /* a backslash an unquoted expansion made escapes, as bash's ([[ $x == $p ]]
+     * with p='\*'), but for one left alone at the end, which is itself */
+    bool own = f == F_EXP && (escaping || i + 1 < x.s->len);
+    bool escape =
+      f == F_QUO ? strchr(quoted_special, c) != NULL : double_backslash && c == '\\' && !own;
+    if (escape) g_string_append_c(g, '\\');
     g_string_append_c(g, c);
+    escaping = !escape && c == '\\' && !escaping;
   }
   xfree(&x);
   return g_string_free(g, FALSE);

@@ -133,6 +133,12 @@ CASES = [
     ("brace-seq-int-max", "echo {1..2147483647} {0..4294967296..2} {1..2147483648} x{-5..5..4}y"),
     ("brace-seq-long-edges", "echo {9223372036854775806..9223372036854775807} {-9223372036854775807..-9223372036854775808}"),
     ("brace-many-groups", "x=$(printf '{a,b}%.0s' {1..16}); eval \"echo $x\" | wc -c"),
+    # ---- a backslash from an unquoted expansion escapes in a pattern; one alone at the end is itself -
+    ("pattern-backslash-from-expansion", "p='\\*'; [[ '*' == $p ]] && echo y1; [[ a == $p ]] && echo y2; "
+     "case '*' in $p) echo c1;; esac; case a in $p) echo c2;; esac; p='a\\b'; [[ ab == $p ]] && echo y3; "
+     "[[ 'a\\b' == $p ]] && echo y4; p='[\\]]'; [[ ']' == $p ]] && echo y5"),
+    ("pattern-backslash-from-expansion-end", "p='a\\'; [[ 'a\\' == $p ]] && echo y1; p='\\\\'; [[ '\\' == $p ]] && echo y2; "
+     "p='x\\'; q=\"$p*\"; [[ 'x\\yz' == $q ]] && echo y3; [[ 'x*' == $q ]] && echo y4; p='\\*'; v='x*y'; echo ${v/$p/-} ${v#*$p}"),
 ]
 
 
