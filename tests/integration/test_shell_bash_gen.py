@@ -139,6 +139,10 @@ CASES = [
      "[[ 'a\\b' == $p ]] && echo y4; p='[\\]]'; [[ ']' == $p ]] && echo y5"),
     ("pattern-backslash-from-expansion-end", "p='a\\'; [[ 'a\\' == $p ]] && echo y1; p='\\\\'; [[ '\\' == $p ]] && echo y2; "
      "p='x\\'; q=\"$p*\"; [[ 'x\\yz' == $q ]] && echo y3; [[ 'x*' == $q ]] && echo y4; p='\\*'; v='x*y'; echo ${v/$p/-} ${v#*$p}"),
+    # ---- read into array elements -------------------------------------------------------------
+    ("read-into-element", "read 'a[1]' <<< x; echo ${a[1]}; declare -A m; read 'm[k]' 'm[j k]' <<< 'v w'; echo ${m[k]} ${m[j k]}; "
+     "b=(1); read 'b[-1]' 'b[1+1]' <<< 'x y'; echo ${b[@]}; read 'c[' <<< x; echo \"st=$?\"; read '1a' <<< x; echo \"st=$?\""),
+    ("read-into-element-bad-subscript", "b=(1 2); read 'b[08]' <<< x; echo not"),
 ]
 
 
