@@ -174,6 +174,18 @@ static bool decide(Shell *sh, char **av, int argc, const char *program)
   return ok;
 }
 
+/* After a builtin, (( )) or [[ ]] in which an array subscript's
+ * arithmetic failed (vars.c): the command goes, as bash's (`let 'b[08]=1'`,
+ * `(( b[1/0] ))`, `unset 'b[08]'`, `declare -i n=08`).  True then. */
+static bool drop_for_subscript(Shell *sh)
+{
+  if (!sh->subscript_failed) return false;
+  sh->subscript_failed = false;
+  sh->discard = true;
+  expansion_failed(sh, 1);
+  return true;
+}
+
 static int run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av)
 {
   BoxOut outbuf;
@@ -185,14 +197,7 @@ static int run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av)
   sh->builtin = av[0];
   int status = def->fn(&c);
   sh->builtin = outer;
-  if (sh->subscript_failed) {
-    /* `let 'b[08]=1'`, `unset 'b[1/0]'`, `declare -i n=08`: the command
-     * goes, as bash's */
-    sh->subscript_failed = false;
-    sh->discard = true;
-    box_out_flush(out);
-    return expansion_failed(sh, 1);
-  }
+  if (drop_for_subscript(sh)) status = -1;
   if (!box_out_flush(out) && status == 0) {
     if (out->err == EBADF)
       box_sh_error(sh, "%s: write error: %s", av[0], box_strerror(out->err));
@@ -200,7 +205,7 @@ static int run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av)
       box_sh_error(sh, "%s: write error: %s", av[0], box_strerror(out->err));
     status = 1;
   }
-  return status;
+  return status < 0 ? 1 : status;
 }
 
 int box_call_function(Shell *sh, Node *fn, int argc, char **argv)
@@ -1073,11 +1078,9 @@ static int eval_inner(Shell *sh, Node *n)
     sh->subscript_failed = false;
     status = box_arith(sh, e, &v) ? (v == 0) : 1;
     sh->arith_who = NULL;
-    if (sh->subscript_failed) {
-      sh->subscript_failed = false;
-      sh->discard = true;
+    if (drop_for_subscript(sh)) {
       g_free(x);
-      return expansion_failed(sh, 1);
+      return 1;
     }
     sh->discard = false; /* (( )) fails with 1 and the list goes on */
     if (sh->arith_unbound) {
@@ -1099,11 +1102,7 @@ static int eval_inner(Shell *sh, Node *n)
     int err = 0;
     sh->subscript_failed = false;
     int r = box_cond_eval(sh, n->u.cond.c, &err);
-    if (sh->subscript_failed) {
-      sh->subscript_failed = false;
-      sh->discard = true;
-      return expansion_failed(sh, 1);
-    }
+    if (drop_for_subscript(sh)) return 1;
     if (err & BOX_COND_FATAL) return expansion_failed(sh, err & 0xff);
     status = err ? err : !r;
     after_status(sh, n, status, true);

@@ -78,11 +78,10 @@ static void part(const char *text, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-  if (size > 1 << 16) return 0;
-  char *text = g_malloc(size + 1);
-  memcpy(text, data, size);
-  text[size] = '\0';
-  part(text, size);
-  g_free(text);
+  if (size <= 1 << 16) {
+    GString *text = g_string_new_len((const char *)data, (gssize)size); /* NUL-terminated */
+    part(text->str, size);
+    g_string_free(text, TRUE);
+  }
   return 0;
 }
