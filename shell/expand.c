@@ -519,6 +519,28 @@ static char *special(Shell *sh, const char *name)
   return NULL;
 }
 
+/* Past one character as bash counts them: a valid UTF-8 sequence, or one
+ * byte of an invalid or cut one (g_utf8_next_char would step over the
+ * bytes after a lone lead byte, even past the string's end). */
+static const char *char_next(const char *s)
+{
+  gunichar c = g_utf8_get_char_validated(s, -1);
+  return c == (gunichar)-1 || c == (gunichar)-2 ? s + 1 : g_utf8_next_char(s);
+}
+
+static int64_t char_count(const char *s)
+{
+  int64_t n = 0;
+  for (; *s; s = char_next(s)) n++;
+  return n;
+}
+
+static const char *char_at(const char *s, int64_t k)
+{
+  for (; k > 0 && *s; k--) s = char_next(s);
+  return s;
+}
+
 static bool is_nameref(Shell *sh, const char *name)
 {
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
@@ -1004,7 +1026,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
       /* bash 5.2 measures a nameref to an element (declare -n r='A[k]')
        * only under set -u, unset counting 0 there too; 0 otherwise */
       const char *s = v.list->len && (sh->opts & O_NOUNSET) ? v.list->pdata[0] : NULL;
-      g_snprintf(buf, sizeof buf, "%ld", s ? g_utf8_strlen(s, -1) : 0L);
+      g_snprintf(buf, sizeof buf, "%" G_GINT64_FORMAT, s ? char_count(s) : (int64_t)0);
     } else {
       const char *s = v.list->len ? v.list->pdata[0] : NULL;
       if (!s && (sh->opts & O_NOUNSET)) {
@@ -1013,7 +1035,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
         ok = false;
         goto out;
       }
-      g_snprintf(buf, sizeof buf, "%ld", s ? g_utf8_strlen(s, -1) : 0L);
+      g_snprintf(buf, sizeof buf, "%" G_GINT64_FORMAT, s ? char_count(s) : (int64_t)0);
     }
     xadd(x, buf, strlen(buf), (mode & M_DQ) ? F_QUO : F_EXP);
     if (mode & M_DQ) x->other = true;
@@ -1212,7 +1234,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     } else if (ok) {
       for (guint j = 0; j < v.list->len; j++) {
         const char *s = v.list->pdata[j];
-        int64_t sl = g_utf8_strlen(s, -1);
+        int64_t sl = char_count(s);
         int64_t o2 = off < 0 ? off + sl : off;
         if (o2 < 0 || o2 > sl) {
           g_ptr_array_add(res, g_strdup(""));
@@ -1225,8 +1247,8 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
           break;
         }
         if (o2 + l2 > sl) l2 = sl - o2;
-        const char *a = g_utf8_offset_to_pointer(s, (glong)o2);
-        const char *b = g_utf8_offset_to_pointer(a, (glong)l2);
+        const char *a = char_at(s, o2);
+        const char *b = char_at(a, l2);
         g_ptr_array_add(res, g_strndup(a, (size_t)(b - a)));
       }
     }

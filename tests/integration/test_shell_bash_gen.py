@@ -143,6 +143,9 @@ CASES = [
     ("read-into-element", "read 'a[1]' <<< x; echo ${a[1]}; declare -A m; read 'm[k]' 'm[j k]' <<< 'v w'; echo ${m[k]} ${m[j k]}; "
      "b=(1); read 'b[-1]' 'b[1+1]' <<< 'x y'; echo ${b[@]}; read 'c[' <<< x; echo \"st=$?\"; read '1a' <<< x; echo \"st=$?\""),
     ("read-into-element-bad-subscript", "b=(1 2); read 'b[08]' <<< x; echo not"),
+    # ---- invalid UTF-8: each byte of a bad or cut sequence is a character of its own ----------------
+    ("utf8-invalid-length-substring", "for s in $'\\xcb)' $'a\\xff' $'\\xe6\\x97' $'\\xe6\\x97\\xa5x' $'\\xf0\\x9f\\x98' $'\\xce\\xbc\\xcex'; "
+     "do echo ${#s} ${s:1} ${s:0:1} ${s: -1} ${s:1:2} | od -An -c; done"),
 ]
 
 
