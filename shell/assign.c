@@ -101,11 +101,25 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
         val = i + 3 < items->len ? items->pdata[i + 4] : "";
         i += 3;
       }
-      if (k) {
-        if (!assoc) {
-          int64_t idx;
-          if (box_arith(sh, k, &idx)) next = (long)idx + 1;
+      char num[24];
+      if (k && !assoc) {
+        /* the subscript once, so that its error is said once */
+        int64_t idx;
+        ok = box_subscript_value(sh, k, &idx);
+        if (!ok) break;
+        /* a negative one counts from the end so far, and so does the next */
+        ShellVar *av = idx < 0 ? box_var_lookup(sh, lhs) : NULL;
+        if (av && (av->flags & V_ARRAY)) idx += av->arr->len;
+        if (idx < 0) {
+          /* bash names the item, skips it and goes on */
+          box_sh_error(sh, "[%s]%s=%s: bad array subscript", k, items->pdata[i + 2] ? "+" : "",
+                       val);
+          continue;
         }
+        next = (long)idx + 1;
+        k = box_i64_str(idx, num);
+      }
+      if (k) {
         ok = box_var_set_elem(sh, lhs, k, val, items->pdata[i + 2] != NULL);
       } else {
         char key[32];

@@ -110,6 +110,9 @@ bool box_var_isset(Shell *sh, const char *ref);
 /* Arrays. */
 void box_var_make_array(ShellVar *v, bool assoc);
 const char *box_var_elem(ShellVar *v, const char *key); /* key: index text or assoc key */
+/* An indexed array's subscript key evaluated, as elem_index does it (its
+ * error marks the command for dropping: subscript_failed). */
+bool box_subscript_value(Shell *sh, const char *key, int64_t *out);
 /* old + value for `n+=value` of an integer variable; NULL after the error */
 char *box_int_append(Shell *sh, const char *old, const char *value);
 bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *value, bool append);

@@ -315,18 +315,22 @@ void box_var_make_array(ShellVar *v, bool assoc)
 /* The index key names in v, as bash evaluates it: false when it is out
  * of range, or when its arithmetic failed, said so and marked the command
  * for dropping (with no `let:` or `((:` before the message, as bash's). */
-static long elem_index(Shell *sh, ShellVar *v, const char *key, bool *ok)
+bool box_subscript_value(Shell *sh, const char *key, int64_t *out)
 {
-  int64_t i = 0;
   const char *who = sh->arith_who;
   sh->arith_who = NULL;
   sh->arith_unbound = false;
-  *ok = box_arith(sh, key, &i);
+  bool ok = box_arith(sh, key, out);
   sh->arith_who = who;
-  if (!*ok) {
-    if (!sh->arith_unbound) sh->subscript_failed = true;
-    return 0;
-  }
+  if (!ok && !sh->arith_unbound) sh->subscript_failed = true;
+  return ok;
+}
+
+static long elem_index(Shell *sh, ShellVar *v, const char *key, bool *ok)
+{
+  int64_t i = 0;
+  *ok = box_subscript_value(sh, key, &i);
+  if (!*ok) return 0;
   if (i < 0 && v->arr) i += v->arr->len;
   if (i < 0 || i > 10000000) *ok = false;
   return (long)i;

@@ -146,6 +146,11 @@ CASES = [
     # ---- invalid UTF-8: each byte of a bad or cut sequence is a character of its own ----------------
     ("utf8-invalid-length-substring", "for s in $'\\xcb)' $'a\\xff' $'\\xe6\\x97' $'\\xe6\\x97\\xa5x' $'\\xf0\\x9f\\x98' $'\\xce\\xbc\\xcex'; "
      "do echo ${#s} ${s:1} ${s:0:1} ${s: -1} ${s:1:2} | od -An -c; done"),
+    # ---- a list assignment's subscripts: evaluated once, negative ones from the end so far --------
+    ("list-assign-subscript-error-once", "b=(1 2); b+=([08]=1); echo not"),
+    ("list-assign-subscript-error-once-declare", "declare -a b=([1/0]=1); echo not"),
+    ("list-assign-negative-subscript", "b=(1 2 3); b+=([-1]=z w); declare -p b; c=(1 2); c+=([-1]+=x [-2]=y); declare -p c; "
+     "d=([2]=x y [-1]=z [0]=a b); declare -p d; e=([-1]=x); echo \"st=$?\"; f=(1 2); f+=([-5]=x y); echo \"st=$?\"; declare -p f"),
 ]
 
 
