@@ -116,6 +116,11 @@ static bool parse_number_why(const char *s, const char **end, int64_t *out, cons
     *why = "invalid integer constant";
     return false;
   }
+  if (*p == '#' && (hash || base != 10)) {
+    /* a second base after one already given (2#10#1, 0x1#2) */
+    *why = "invalid number";
+    return false;
+  }
   *end = p;
   *out = v;
   return true;
@@ -228,8 +233,12 @@ static const char *lval_get(Ar *a, LVal *lv)
   }
   ShellVar *v = box_var_lookup(a->sh, lv->name);
   if (!v) return NULL;
-  if (v->flags & V_ASSOC) return box_var_elem(v, lv->sub);
-  return box_var_elem(v, lv->sub);
+  bool failed = a->sh->subscript_failed;
+  a->sh->subscript_failed = false;
+  const char *r = box_var_elem(v, lv->sub);
+  if (a->sh->subscript_failed) a->err = true; /* said by the subscript's own evaluation */
+  a->sh->subscript_failed |= failed;
+  return r;
 }
 
 char *box_i64_str(int64_t v, char *buf)

@@ -101,11 +101,25 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
         val = i + 3 < items->len ? items->pdata[i + 4] : "";
         i += 3;
       }
-      if (k) {
-        if (!assoc) {
-          int64_t idx;
-          if (box_arith(sh, k, &idx)) next = (long)idx + 1;
+      char num[24];
+      if (k && !assoc) {
+        /* the subscript once, so that its error is said once */
+        int64_t idx;
+        ok = box_subscript_value(sh, k, &idx);
+        if (!ok) break;
+        /* a negative one counts from the end so far, and so does the next */
+        ShellVar *av = idx < 0 ? box_var_lookup(sh, lhs) : NULL;
+        if (av && (av->flags & V_ARRAY)) idx += av->arr->len;
+        if (idx < 0) {
+          /* bash names the item, skips it and goes on */
+          box_sh_error(sh, "[%s]%s=%s: bad array subscript", k, items->pdata[i + 2] ? "+" : "",
+                       val);
+          continue;
         }
+        next = (long)idx + 1;
+        k = box_i64_str(idx, num);
+      }
+      if (k) {
         ok = box_var_set_elem(sh, lhs, k, val, items->pdata[i + 2] != NULL);
       } else {
         char key[32];
@@ -141,8 +155,8 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
     if (v && (v->flags & (V_ARRAY | V_ASSOC))) {
       ok = box_var_set_elem(sh, lhs, "0", val, true);
     } else if (v && (v->flags & V_INTEGER)) {
-      char *e = g_strdup_printf("%s+(%s)", v->value && *v->value ? v->value : "0", val);
-      ok = box_var_set(sh, lhs, e);
+      char *e = box_int_append(sh, v->value, val);
+      ok = e && box_var_set(sh, lhs, e);
       g_free(e);
     } else {
       const char *old = box_var_get(sh, lhs);

@@ -174,13 +174,30 @@ static bool decide(Shell *sh, char **av, int argc, const char *program)
   return ok;
 }
 
+/* After a builtin, (( )) or [[ ]] in which an array subscript's
+ * arithmetic failed (vars.c): the command goes, as bash's (`let 'b[08]=1'`,
+ * `(( b[1/0] ))`, `unset 'b[08]'`, `declare -i n=08`).  True then. */
+static bool drop_for_subscript(Shell *sh)
+{
+  if (!sh->subscript_failed) return false;
+  sh->subscript_failed = false;
+  sh->discard = true;
+  expansion_failed(sh, 1);
+  return true;
+}
+
 static int run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av)
 {
   BoxOut outbuf;
   BoxOut *out = &outbuf;
   box_out_init(out, sh->fd[1]);
   BoxCmd c = { sh, argc, av, sh->fd[0], sh->fd[1], sh->fd[2], out };
+  sh->subscript_failed = false;
+  const char *outer = sh->builtin;
+  sh->builtin = av[0];
   int status = def->fn(&c);
+  sh->builtin = outer;
+  if (drop_for_subscript(sh)) status = -1;
   if (!box_out_flush(out) && status == 0) {
     if (out->err == EBADF)
       box_sh_error(sh, "%s: write error: %s", av[0], box_strerror(out->err));
@@ -188,7 +205,7 @@ static int run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av)
       box_sh_error(sh, "%s: write error: %s", av[0], box_strerror(out->err));
     status = 1;
   }
-  return status;
+  return status < 0 ? 1 : status;
 }
 
 int box_call_function(Shell *sh, Node *fn, int argc, char **argv)
@@ -1153,8 +1170,13 @@ static int eval_inner(Shell *sh, Node *n)
     if (sh->opts & O_XTRACE) box_fdprintf(sh->fd[2], "+ (( %s ))\n", e);
     sh->arith_unbound = false;
     sh->arith_who = "((";
+    sh->subscript_failed = false;
     status = box_arith(sh, e, &v) ? (v == 0) : 1;
     sh->arith_who = NULL;
+    if (drop_for_subscript(sh)) {
+      g_free(x);
+      return 1;
+    }
     sh->discard = false; /* (( )) fails with 1 and the list goes on */
     if (sh->arith_unbound) {
       /* set -u: an unset name ends the shell, as bash */
@@ -1173,7 +1195,9 @@ static int eval_inner(Shell *sh, Node *n)
     if (!box_debug_trap(sh, n)) return sh->exit_status;
     sh->lineno = n->line;
     int err = 0;
+    sh->subscript_failed = false;
     int r = box_cond_eval(sh, n->u.cond.c, &err);
+    if (drop_for_subscript(sh)) return 1;
     if (err & BOX_COND_FATAL) return expansion_failed(sh, err & 0xff);
     status = err ? err : !r;
     after_status(sh, n, status, true);

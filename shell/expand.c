@@ -185,6 +185,11 @@ static size_t skip_subst(const char *t, size_t i, size_t n)
   return counted ? counted : n;
 }
 
+size_t box_scan_closing(const char *t, size_t n, char close)
+{
+  return skip_to(t, 0, n, close);
+}
+
 /* Whether skip_to's answer e ends the construct opened before t[from]
  * with its closing character.  Not always: a word cut out of a longer one
  * (an operator's pattern in `${v%…}`) can end inside a `${` or `$(`. */
@@ -303,7 +308,7 @@ int box_fnmatch(const char *pattern, const char *s, int flags)
   unsigned char any = 0;
   while (*p) any |= *p++;
   while (*q) any |= *q++;
-  if (any & 0x80)
+  if ((any & 0x80) || ((flags & FNM_EXTMATCH) && box_ext_unclosed(pattern)))
     return flags & ~(FNM_PERIOD | FNM_CASEFOLD | FNM_EXTMATCH)
              ? fnmatch(pattern, s, flags)
              : box_utf8_fnmatch(pattern, s, flags);
@@ -514,6 +519,28 @@ static char *special(Shell *sh, const char *name)
   return NULL;
 }
 
+/* Past one character as bash counts them: a valid UTF-8 sequence, or one
+ * byte of an invalid or cut one (g_utf8_next_char would step over the
+ * bytes after a lone lead byte, even past the string's end). */
+static const char *char_next(const char *s)
+{
+  gunichar c = g_utf8_get_char_validated(s, -1);
+  return c == (gunichar)-1 || c == (gunichar)-2 ? s + 1 : g_utf8_next_char(s);
+}
+
+static int64_t char_count(const char *s)
+{
+  int64_t n = 0;
+  for (; *s; s = char_next(s)) n++;
+  return n;
+}
+
+static const char *char_at(const char *s, int64_t k)
+{
+  for (; k > 0 && *s; k--) s = char_next(s);
+  return s;
+}
+
 static bool is_nameref(Shell *sh, const char *name)
 {
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
@@ -586,29 +613,26 @@ static void get_vals(X *x, const char *name, const char *sub, Vals *v)
   }
   const char *s = NULL;
   if (sub) {
-    if (var) {
-      if (var->flags & V_ASSOC) {
-        char *k = box_expand_str(sh, sub, false, NULL);
-        if (k)
-          s = box_var_elem(var, k);
-        else
-          xfail(x, 1);
-        g_free(k);
-      } else {
-        char *k = box_expand_str(sh, sub, false, NULL);
-        int64_t idx;
-        if (!k) {
-          xfail(x, 1); /* the subscript's expansion failed and said why */
-        } else if (box_arith(sh, k, &idx)) {
-          char b[32];
-          g_snprintf(b, sizeof b, "%" G_GINT64_FORMAT, idx);
-          s = box_var_elem(var, b);
-        } else {
-          xfail(x, 1);
-        }
-        g_free(k);
+    /* an unset name's subscript is evaluated too: bash reads it as an
+     * indexed array's, so `${u[08]}` is an arithmetic error */
+    char *k = box_expand_str(sh, sub, false, NULL);
+    int64_t idx;
+    if (!k) {
+      xfail(x, 1); /* the subscript's expansion failed and said why */
+    } else if (var && (var->flags & V_ASSOC)) {
+      s = box_var_elem(var, k);
+    } else if (box_arith(sh, k, &idx)) {
+      if (var && idx < 0 && (!(var->flags & V_ARRAY) || idx + (int64_t)var->arr->len < 0)) {
+        box_sh_error(sh, "%s: bad array subscript", name);
+      } else if (var) {
+        char b[32];
+        g_snprintf(b, sizeof b, "%" G_GINT64_FORMAT, idx);
+        s = box_var_elem(var, b);
       }
+    } else {
+      xfail(x, 1);
     }
+    g_free(k);
   } else {
     s = box_var_get(sh, name);
   }
@@ -945,7 +969,9 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     v.set = target != NULL;
     indirect = false;
   } else {
-    get_vals(x, name, sub, &v);
+    /* bash measures an unset name's element as 0 without reading its
+     * subscript (which it does read for the element's value) */
+    get_vals(x, name, length && !indirect && !box_var_lookup(sh, name) ? NULL : sub, &v);
     if (indirect) {
       const char *target = v.list->len ? v.list->pdata[0] : NULL;
       if (!target) {
@@ -980,6 +1006,10 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     }
   }
   bool ok = true;
+  if (x->failed) { /* its subscript's arithmetic, said already */
+    ok = false;
+    goto out;
+  }
   if (length && i < n) {
     /* ${#x:1:3}, ${#x%y}: no operator after a length */
     box_sh_error(sh, "${%s}: bad substitution", whole);
@@ -996,16 +1026,16 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
       /* bash 5.2 measures a nameref to an element (declare -n r='A[k]')
        * only under set -u, unset counting 0 there too; 0 otherwise */
       const char *s = v.list->len && (sh->opts & O_NOUNSET) ? v.list->pdata[0] : NULL;
-      g_snprintf(buf, sizeof buf, "%ld", s ? g_utf8_strlen(s, -1) : 0L);
+      g_snprintf(buf, sizeof buf, "%" G_GINT64_FORMAT, s ? char_count(s) : (int64_t)0);
     } else {
       const char *s = v.list->len ? v.list->pdata[0] : NULL;
       if (!s && (sh->opts & O_NOUNSET)) {
         box_sh_error(sh, "%s: unbound variable", name);
-        xfail(x, 127);
+        xfail(x, sub ? 1 : 127); /* bash's status for ${#v[k]}, ${#v} */
         ok = false;
         goto out;
       }
-      g_snprintf(buf, sizeof buf, "%ld", s ? g_utf8_strlen(s, -1) : 0L);
+      g_snprintf(buf, sizeof buf, "%" G_GINT64_FORMAT, s ? char_count(s) : (int64_t)0);
     }
     xadd(x, buf, strlen(buf), (mode & M_DQ) ? F_QUO : F_EXP);
     if (mode & M_DQ) x->other = true;
@@ -1162,6 +1192,10 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     char *offs = word_string(x, w, k, 0, WS_PLAIN);
     int64_t off = 0, len = -1;
     bool has_len = k < wn;
+    /* bash's messages name the parameter: `s: 08: value too great…` */
+    const char *who = sh->arith_who;
+    g_autofree char *elem = sub ? g_strdup_printf("%s[%s]", name, sub) : NULL;
+    sh->arith_who = sub ? elem : name;
     if (!box_arith(sh, offs, &off)) {
       xfail(x, 1);
       ok = false;
@@ -1176,6 +1210,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
         ok = false;
       }
     }
+    sh->arith_who = who;
     if (ok && v.is_list) {
       GPtrArray *src = v.list;
       int64_t cnt = src->len;
@@ -1199,7 +1234,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     } else if (ok) {
       for (guint j = 0; j < v.list->len; j++) {
         const char *s = v.list->pdata[j];
-        int64_t sl = g_utf8_strlen(s, -1);
+        int64_t sl = char_count(s);
         int64_t o2 = off < 0 ? off + sl : off;
         if (o2 < 0 || o2 > sl) {
           g_ptr_array_add(res, g_strdup(""));
@@ -1212,8 +1247,8 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
           break;
         }
         if (o2 + l2 > sl) l2 = sl - o2;
-        const char *a = g_utf8_offset_to_pointer(s, (glong)o2);
-        const char *b = g_utf8_offset_to_pointer(a, (glong)l2);
+        const char *a = char_at(s, o2);
+        const char *b = char_at(a, l2);
         g_ptr_array_add(res, g_strndup(a, (size_t)(b - a)));
       }
     }
@@ -1734,12 +1769,15 @@ static bool brace_skip(const char *t, size_t *i, size_t n, bool backquote)
 
 static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budget);
 
-static bool seq_expand(const char *body, size_t n, GPtrArray *items)
+/* {A..Z[..STEP]} into items: 1, or 0 when body is no sequence, or -1 when
+ * its words alone would take more than budget bytes (counted as
+ * brace_add counts them). */
+static int seq_expand(const char *body, size_t n, GPtrArray *items, size_t budget)
 {
   char *b = g_strndup(body, n);
   char **parts = g_strsplit(b, "..", 4);
   guint np = g_strv_length(parts);
-  bool ok = false;
+  int ok = 0;
   if (np == 2 || np == 3) {
     char *e1, *e2, *e3 = NULL;
     long a = strtol(parts[0], &e1, 10), z = strtol(parts[1], &e2, 10), step = 1;
@@ -1749,26 +1787,38 @@ static bool seq_expand(const char *body, size_t n, GPtrArray *items)
       if (!*parts[2] || *e3) num = false, np = 0;
     }
     if (step == 0) step = 1;
-    if (step < 0) step = -step;
+    if (step < 0) step = step == LONG_MIN ? LONG_MAX : -step;
     if (num) {
       int width = 0;
       const char *p0 = parts[0][0] == '-' ? parts[0] + 1 : parts[0];
       const char *p1 = parts[1][0] == '-' ? parts[1] + 1 : parts[1];
       if ((p0[0] == '0' && p0[1]) || (p1[0] == '0' && p1[1]))
         width = (int)MAX(strlen(parts[0]), strlen(parts[1]));
-      long cnt = 0;
-      for (long v = a; a <= z ? v <= z : v >= z; v += a <= z ? step : -step) {
-        if (++cnt > 100000) break;
-        g_ptr_array_add(items,
-                        width ? g_strdup_printf("%0*ld", width, v) : g_strdup_printf("%ld", v));
+      /* bash leaves a sequence of INT_MAX words or more as it is */
+      uint64_t span = a <= z ? (uint64_t)z - (uint64_t)a : (uint64_t)a - (uint64_t)z;
+      if (span / (uint64_t)step + 1 >= INT_MAX) {
+        g_strfreev(parts);
+        g_free(b);
+        return 0;
       }
-      ok = true;
+      ok = 1;
+      size_t used = 0;
+      for (long v = a; a <= z ? v <= z : v >= z;) {
+        char *w = width ? g_strdup_printf("%0*ld", width, v) : g_strdup_printf("%ld", v);
+        g_ptr_array_add(items, w);
+        used += strlen(w) + 1 + sizeof(char *);
+        if (used > budget) {
+          ok = -1;
+          break;
+        }
+        if (__builtin_add_overflow(v, a <= z ? step : -step, &v)) break;
+      }
     } else if (np && strlen(parts[0]) == 1 && strlen(parts[1]) == 1 &&
                g_ascii_isalpha(parts[0][0]) && g_ascii_isalpha(parts[1][0])) {
       char ca = parts[0][0], cz = parts[1][0];
       for (int v = ca; ca <= cz ? v <= cz : v >= cz; v += ca <= cz ? (int)step : -(int)step)
         g_ptr_array_add(items, g_strdup_printf("%c", v));
-      ok = true;
+      ok = 1;
     }
   }
   g_strfreev(parts);
@@ -1780,7 +1830,7 @@ static bool seq_expand(const char *body, size_t n, GPtrArray *items)
  * (`{1..100000}{1..100000}`, twenty `{a,b}`), so their bytes are counted
  * and a word that would make more is an error, not hours of work and all
  * the memory there is. */
-#define BRACE_MAX_BYTES (8 * 1024 * 1024)
+#define BRACE_MAX_BYTES (32 * 1024 * 1024)
 
 static bool brace_add(GPtrArray *out, const char *t, size_t n, size_t *budget)
 {
@@ -1828,10 +1878,14 @@ static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budge
         g_ptr_array_add(items, g_strndup(t + s, e - s));
         s = e + 1;
       }
-    } else if (!seq_expand(t + i + 1, close - i - 1, items)) {
-      g_ptr_array_free(items, TRUE);
-      g_array_free(commas, TRUE);
-      continue;
+    } else {
+      int seq = seq_expand(t + i + 1, close - i - 1, items, *budget);
+      if (seq <= 0) {
+        g_ptr_array_free(items, TRUE);
+        g_array_free(commas, TRUE);
+        if (seq < 0) return false;
+        continue;
+      }
     }
     g_array_free(commas, TRUE);
     bool ok = true;
@@ -2265,14 +2319,20 @@ static char *expand_flat(Shell *sh, const char *text, int mode, int *status,
     return r;
   }
   GString *g = g_string_new(NULL);
+  bool escaping = false; /* the backslash written last escapes the next character */
   for (size_t i = 0; i < x.s->len; i++) {
     guint8 f = x.q->data[i];
     char c = x.s->str[i];
     if (f == F_NUL) continue;
     if (f == F_BRK) c = ' ';
-    if (f == F_QUO ? strchr(quoted_special, c) != NULL : double_backslash && c == '\\')
-      g_string_append_c(g, '\\');
+    /* a backslash an unquoted expansion made escapes, as bash's ([[ $x == $p ]]
+     * with p='\*'), but for one left alone at the end, which is itself */
+    bool own = f == F_EXP && (escaping || i + 1 < x.s->len);
+    bool escape =
+      f == F_QUO ? strchr(quoted_special, c) != NULL : double_backslash && c == '\\' && !own;
+    if (escape) g_string_append_c(g, '\\');
     g_string_append_c(g, c);
+    escaping = !escape && c == '\\' && !escaping;
   }
   xfree(&x);
   return g_string_free(g, FALSE);

@@ -165,12 +165,19 @@ static bool ext(Match *m, gunichar op, size_t a, size_t close, size_t pe, size_t
 static bool match(Match *m, size_t p, size_t pe, size_t s, size_t se)
 {
   while (p < pe) {
-    if (--m->budget < 0) return false;
+    /* a long text against `*(…)` or many stars recurses once a character */
+    if (--m->budget < 0 || box_stack_low()) {
+      m->budget = -1;
+      return false;
+    }
     gunichar c = m->p[p];
     if (m->ext && p + 1 < pe && m->p[p + 1] == '(' &&
         (c == '?' || c == '*' || c == '+' || c == '@' || c == '!')) {
       size_t close = group_end(m, p + 1, pe);
       if (close != NONE) return ext(m, c, p + 2, close, pe, s, se);
+      /* a group never closed: bash compares the rest of the pattern with
+       * the rest of the text as they are, character for character */
+      return pe - p == se - s && memcmp(m->p + p, m->s + s, (pe - p) * sizeof *m->p) == 0;
     }
     if (c == '*') {
       while (p < pe && m->p[p] == '*' && !(m->ext && p + 1 < pe && m->p[p + 1] == '(')) p++;
@@ -213,4 +220,23 @@ int box_utf8_fnmatch(const char *pattern, const char *s, int flags)
   g_free(m.p);
   g_free(m.s);
   return ok ? 0 : FNM_NOMATCH;
+}
+
+bool box_ext_unclosed(const char *pattern)
+{
+  /* which of the `(` still open are a group's (1) or plain (0) */
+  GByteArray *open = g_byte_array_new();
+  for (const char *p = pattern; *p; p++) {
+    if (*p == '\\' && p[1]) {
+      p++;
+    } else if (*p == '(') {
+      guint8 group = p > pattern && strchr("?*+@!", p[-1]) != NULL;
+      g_byte_array_append(open, &group, 1);
+    } else if (*p == ')' && open->len) {
+      g_byte_array_set_size(open, open->len - 1);
+    }
+  }
+  bool unclosed = open->len && memchr(open->data, 1, open->len) != NULL;
+  g_byte_array_free(open, TRUE);
+  return unclosed;
 }

@@ -110,6 +110,11 @@ bool box_var_isset(Shell *sh, const char *ref);
 /* Arrays. */
 void box_var_make_array(ShellVar *v, bool assoc);
 const char *box_var_elem(ShellVar *v, const char *key); /* key: index text or assoc key */
+/* An indexed array's subscript key evaluated, as elem_index does it (its
+ * error marks the command for dropping: subscript_failed). */
+bool box_subscript_value(Shell *sh, const char *key, int64_t *out);
+/* old + value for `n+=value` of an integer variable; NULL after the error */
+char *box_int_append(Shell *sh, const char *old, const char *value);
 bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *value, bool append);
 void box_var_unset_elem(Shell *sh, const char *name, const char *key);
 /* All set values (or keys) of a variable, in index order. */
@@ -259,6 +264,10 @@ struct Shell {
   int pipestatus_one;
   const char *arith_who;
   bool discard;
+  /* an array subscript's arithmetic failed (vars.c): bash drops the command
+   * even where the expression's own error would not (let, (( )), unset) */
+  bool subscript_failed;
+  const char *builtin;  /* the builtin running, which names an integer variable's error */
   char *last_arg;       /* $_: the last word of the last simple command (NULL: "bash"); reused */
   size_t last_arg_size; /* bytes allocated at last_arg */
   const Word *last_arg_word; /* the literal word whose text last_arg holds, if one did */
@@ -441,11 +450,18 @@ static inline bool box_stack_low(void)
  * once per level, and 20,000 levels end the process. */
 bool box_pattern_too_deep(const char *pat);
 
+/* Index just past the `close` (one of ) } " `) that ends the construct
+ * t[0..n) starts inside of, or n: the expander's own scan (expand.c). */
+size_t box_scan_closing(const char *t, size_t n, char close);
+
 /* fnmatch(3), the same answers in less time for ASCII text (expand.c). */
 int box_fnmatch(const char *pattern, const char *s, int flags);
 /* fnmatch(3) character by character over UTF-8 (pattern.c), with only
  * FNM_PERIOD, FNM_CASEFOLD and FNM_EXTMATCH. */
 int box_utf8_fnmatch(const char *pattern, const char *s, int flags);
+/* Whether an extglob group in pattern is never closed (pattern.c), which
+ * bash reads otherwise than glibc's fnmatch. */
+bool box_ext_unclosed(const char *pattern);
 
 /* Prints "<prefix>: <name>: <text>" for a failed file operation: the
  * policy's text after EACCES when the host has it, else strerror(err). */

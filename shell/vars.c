@@ -204,11 +204,25 @@ static char *int_value(Shell *sh, ShellVar *v, const char *value, bool *ok)
   *ok = true;
   if (!(v->flags & V_INTEGER)) return transform(v, value);
   int64_t r = 0;
-  if (!box_arith(sh, value, &r)) {
-    *ok = false;
+  /* in a builtin (declare -i n=08, read, export), bash names it and drops
+   * the command */
+  const char *who = sh->arith_who;
+  if (!who) sh->arith_who = sh->builtin;
+  *ok = box_arith(sh, value, &r);
+  sh->arith_who = who;
+  if (!*ok) {
+    if (sh->builtin && !sh->arith_unbound) sh->subscript_failed = true;
     return NULL;
   }
   return g_strdup_printf("%" G_GINT64_FORMAT, r);
+}
+
+char *box_int_append(Shell *sh, const char *old, const char *value)
+{
+  /* the value alone first, as bash, whose message names only it */
+  int64_t add = 0, base = 0;
+  if (!box_arith(sh, value, &add) || (old && *old && !box_arith(sh, old, &base))) return NULL;
+  return g_strdup_printf("%" G_GINT64_FORMAT, (int64_t)((uint64_t)base + (uint64_t)add));
 }
 
 bool box_var_set(Shell *sh, const char *name, const char *value)
@@ -298,11 +312,26 @@ void box_var_make_array(ShellVar *v, bool assoc)
   if (old) g_ptr_array_add(v->arr, old);
 }
 
+/* The index key names in v, as bash evaluates it: false when it is out
+ * of range, or when its arithmetic failed, said so and marked the command
+ * for dropping (with no `let:` or `((:` before the message, as bash's). */
+bool box_subscript_value(Shell *sh, const char *key, int64_t *out)
+{
+  const char *who = sh->arith_who;
+  sh->arith_who = NULL;
+  sh->arith_unbound = false;
+  bool ok = box_arith(sh, key, out);
+  sh->arith_who = who;
+  if (!ok && !sh->arith_unbound) sh->subscript_failed = true;
+  return ok;
+}
+
 static long elem_index(Shell *sh, ShellVar *v, const char *key, bool *ok)
 {
   int64_t i = 0;
-  *ok = box_arith(sh, key, &i);
-  if (*ok && i < 0 && v->arr) i += v->arr->len;
+  *ok = box_subscript_value(sh, key, &i);
+  if (!*ok) return 0;
+  if (i < 0 && v->arr) i += v->arr->len;
   if (i < 0 || i > 10000000) *ok = false;
   return (long)i;
 }
@@ -328,17 +357,29 @@ bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *
   if (!(v->flags & (V_ARRAY | V_ASSOC))) box_var_make_array(v, false);
   char *nv;
   bool ok;
+  long i = 0;
+  char num[24];
+  if (!(v->flags & V_ASSOC)) {
+    /* the subscript first, once, as bash: an error in it is the only one */
+    bool failed = sh->subscript_failed;
+    sh->subscript_failed = false;
+    i = elem_index(sh, v, key, &ok);
+    bool arith_error = sh->subscript_failed;
+    sh->subscript_failed |= failed;
+    if (!ok) {
+      if (!arith_error) box_sh_error(sh, "%s[%s]: bad array subscript", name, key);
+      return false;
+    }
+    key = box_i64_str(i, num);
+  }
   if (append && !(v->flags & V_INTEGER)) {
     const char *old = box_var_elem(v, key);
     char *t = g_strconcat(old ? old : "", value, NULL);
     nv = transform(v, t);
     g_free(t);
   } else if (append) {
-    const char *old = box_var_elem(v, key);
-    char *e = g_strdup_printf("%s+(%s)", old && *old ? old : "0", value);
-    nv = int_value(sh, v, e, &ok);
-    g_free(e);
-    if (!ok) return false;
+    nv = box_int_append(sh, box_var_elem(v, key), value);
+    if (!nv) return false;
   } else {
     nv = int_value(sh, v, value, &ok);
     if (!ok) return false;
@@ -347,12 +388,6 @@ bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *
     if (!g_hash_table_contains(v->assoc, key)) g_ptr_array_add(v->keys, g_strdup(key));
     g_hash_table_insert(v->assoc, g_strdup(key), nv);
     return true;
-  }
-  long i = elem_index(sh, v, key, &ok);
-  if (!ok) {
-    box_sh_error(sh, "%s[%s]: bad array subscript", name, key);
-    g_free(nv);
-    return false;
   }
   if ((guint)i >= v->arr->len) g_ptr_array_set_size(v->arr, (guint)i + 1);
   g_free(v->arr->pdata[i]);

@@ -181,12 +181,16 @@ int box_cmd_read(BoxCmd *c)
   } else {
     for (guint k = 0; k < names->len; k++) {
       const char *nm = names->pdata[k];
-      if (!box_is_name(nm, strlen(nm))) {
+      char *name, *key; /* NAME or NAME[KEY], as bash takes them */
+      if (!box_split_ref(nm, &name, &key)) {
         box_cmd_error(c, "`%s': not a valid identifier", nm);
         st = 1;
         continue;
       }
-      if (!box_var_set(sh, nm, k < fields->len ? (char *)fields->pdata[k] : "")) st = 1;
+      const char *val = k < fields->len ? (char *)fields->pdata[k] : "";
+      if (!(key ? box_var_set_elem(sh, name, key, val, false) : box_var_set(sh, name, val))) st = 1;
+      g_free(name);
+      g_free(key);
     }
   }
   g_ptr_array_free(fields, TRUE);

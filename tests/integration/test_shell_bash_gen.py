@@ -82,6 +82,75 @@ CASES = [
     # ---- printf %q: bash's backslash set (',' too) and multibyte characters as they are ----------
     ("printf-q-comma-utf8", 'for s in "a,b" "μx" "a{b}" "é," "a~b" "~a" "a=b" "a:b" "#a" "a#" "!a" "a b" "it\'s" "q\\"d" '
      '"a*b" "" "-n" "a%b" "a@b"; do printf "%q|" "$s"; done; echo; printf -v v %q "a,b c"; echo "$v"'),
+    # ---- an extglob group never closed: the rest of the pattern is compared as it is ----------
+    ("pattern-unclosed-group", "p='*(k'; for s in 'x(k' '(k' '*(k' abc; do [[ $s == $p ]] && echo \"y $s\"; done; "
+     "shopt -s extglob; p='a*(k'; case 'ab(k' in $p) echo m;; *) echo n;; esac; v='b(|a'; p='*(|a'; echo ${v#$p} ${v%$p}"),
+    ("pattern-unclosed-group-utf8", "shopt -s extglob; p='*(μ'; for s in 'x(μ' '*(μ' 'μ'; do [[ $s == $p ]] && echo \"y $s\"; "
+     "case $s in $p) echo \"c $s\";; esac; done; p='x+(μ)?(k'; [[ 'xμμ?(k' == $p ]] && echo y; [[ 'xμ' == $p ]] || echo n"),
+    # ---- an array subscript's arithmetic error drops the command, wherever the subscript is ---
+    ("subscript-error-unset-name", "echo ${u[08]}; echo not"),
+    ("subscript-error-unset-name-default", "echo ${u[1/0]:-d}; echo not"),
+    ("subscript-error-unset-length", "echo ${#u[08]}; set -u; echo ${#v[1/0]}; echo not"),
+    ("nounset-length-of-element", "set -u; (echo ${#v[1]}); echo \"st=$?\"; (echo ${#v[@]}); echo \"st=$?\"; (echo ${#v}); echo \"st=$?\"; "
+     "declare -a w; (echo ${#w[1]}); echo \"st=$?\""),
+    ("subscript-error-assign", "b=(1 2); b[08]=1; echo not"),
+    ("subscript-error-assign-div0", "b[1/0]=3; echo not"),
+    ("subscript-error-append", "b=(1 2); b[2#2]+=x; echo not"),
+    ("subscript-error-let", "b=(1 2); let 'b[08]=1'; echo not"),
+    ("subscript-error-let-read", "b=(1 2); let 'x=b[1/0]'; echo not"),
+    ("subscript-error-arith-cmd", "b=(1 2); (( b[08] )) || echo or; echo not"),
+    ("subscript-error-arith-if", "b=(1 2); if (( b[09] > 1 )); then echo t; else echo f; fi; echo not"),
+    ("subscript-error-arith-subshell", "b=(1 2); ( (( b[08] )); echo in ); echo \"st=$?\""),
+    ("subscript-error-arith-subst", "b=(1 2); x=$( (( b[08] )); echo in ); echo \"st=$? $x\""),
+    ("subscript-error-arith-expansion", "b=(1 2); echo $(( b[08] + 1 )); echo not"),
+    ("subscript-error-arith-expansion-assign", "b=(1 2); x=$(( b[1/0] )); echo not"),
+    ("subscript-error-unset", "b=(1 2); unset 'b[08]'; echo not"),
+    ("subscript-error-test-v", "b=(1 2); test -v 'b[08]'; echo not"),
+    ("subscript-error-cond-v", "b=(1 2); [[ -v b[1/0] ]]; echo not"),
+    ("subscript-error-printf-v", "b=(1 2); printf -v 'b[08]' %s x; echo not"),
+    ("subscript-error-declare", "declare b[08]=1; echo not"),
+    ("subscript-error-valid-octal", "b=(1 2 3 4 5 6 7 8); echo ${b[07]} ${b[010]} ${b[0x2]} ${b[2#11]}; b[010]=x; echo ${b[8]}"),
+    ("subscript-negative-out-of-range", "a=(1 2); echo ${a[-5]}; echo \"st=$?\"; x=5; echo ${x[-1]}; echo ${a[-2]}"),
+    ("arith-errors-plain-go-on", "let x=09; echo \"st=$?\"; (( 1/0 )); echo \"st=$?\"; (( y = 2#2 )); echo \"st=$?\"; "
+     "let 'z=64#zz' 'w=65#1'; echo \"st=$? $z\"; [[ 08 -eq 8 ]]; echo \"st=$?\""),
+    # ---- arithmetic error texts: the parameter of ${v:off:len}, a second base, integer variables --
+    ("arith-error-substring-names-param", "s=abc; echo ${s:08}; echo not"),
+    ("arith-error-substring-names-elem", "b=(1 2); echo ${b[1]:1:1/0}; echo not"),
+    ("arith-error-substring-names-list", "b=(1 2); echo \"${b[*]:08}\"; echo not"),
+    ("arith-error-substring-positional", "set -- a b; echo ${@:1:2#2}; echo not"),
+    ("arith-error-second-base", "for e in 2#10#1 10#5#3 8#7# 0x1#2 07#1; do (echo $(( e ))); echo \"$e $?\"; done"),
+    ("arith-error-declare-integer", "declare -i n=1/0; echo not"),
+    ("arith-error-typeset-integer", "typeset -i n=08; echo not"),
+    ("arith-error-export-integer", "declare -i n; export n=09; echo not"),
+    ("arith-error-read-integer", "declare -i n; read n <<< 08; echo not"),
+    ("arith-error-integer-append", "declare -i n=5; n+=1/0; echo not"),
+    ("arith-error-integer-append-octal", "declare -i n; n+=08; echo not"),
+    ("arith-integer-append", "declare -i n=5; n+=3; n+=n; echo $n; declare -ai a=(1 2); a[1]+=5; a+=(7); a[0]+=a[1]; "
+     "echo ${a[@]}; declare -i m; m=2+3; m+=2*2; echo $m"),
+    # ---- brace sequences: whole, however long; bash's own limit of INT_MAX words ------------------
+    ("brace-seq-long", "a=({1..200000}); echo ${#a[@]} ${a[-1]}; b=({0..999999..7}); echo ${#b[@]} ${b[-1]}; "
+     "echo {1..1000000} | wc -c"),
+    ("brace-seq-int-max", "echo {1..2147483647} {0..4294967296..2} {1..2147483648} x{-5..5..4}y"),
+    ("brace-seq-long-edges", "echo {9223372036854775806..9223372036854775807} {-9223372036854775807..-9223372036854775808}"),
+    ("brace-many-groups", "x=$(printf '{a,b}%.0s' {1..16}); eval \"echo $x\" | wc -c"),
+    # ---- a backslash from an unquoted expansion escapes in a pattern; one alone at the end is itself -
+    ("pattern-backslash-from-expansion", "p='\\*'; [[ '*' == $p ]] && echo y1; [[ a == $p ]] && echo y2; "
+     "case '*' in $p) echo c1;; esac; case a in $p) echo c2;; esac; p='a\\b'; [[ ab == $p ]] && echo y3; "
+     "[[ 'a\\b' == $p ]] && echo y4; p='[\\]]'; [[ ']' == $p ]] && echo y5"),
+    ("pattern-backslash-from-expansion-end", "p='a\\'; [[ 'a\\' == $p ]] && echo y1; p='\\\\'; [[ '\\' == $p ]] && echo y2; "
+     "p='x\\'; q=\"$p*\"; [[ 'x\\yz' == $q ]] && echo y3; [[ 'x*' == $q ]] && echo y4; p='\\*'; v='x*y'; echo ${v/$p/-} ${v#*$p}"),
+    # ---- read into array elements -------------------------------------------------------------
+    ("read-into-element", "read 'a[1]' <<< x; echo ${a[1]}; declare -A m; read 'm[k]' 'm[j k]' <<< 'v w'; echo ${m[k]} ${m[j k]}; "
+     "b=(1); read 'b[-1]' 'b[1+1]' <<< 'x y'; echo ${b[@]}; read 'c[' <<< x; echo \"st=$?\"; read '1a' <<< x; echo \"st=$?\""),
+    ("read-into-element-bad-subscript", "b=(1 2); read 'b[08]' <<< x; echo not"),
+    # ---- invalid UTF-8: each byte of a bad or cut sequence is a character of its own ----------------
+    ("utf8-invalid-length-substring", "for s in $'\\xcb)' $'a\\xff' $'\\xe6\\x97' $'\\xe6\\x97\\xa5x' $'\\xf0\\x9f\\x98' $'\\xce\\xbc\\xcex'; "
+     "do echo ${#s} ${s:1} ${s:0:1} ${s: -1} ${s:1:2} | od -An -c; done"),
+    # ---- a list assignment's subscripts: evaluated once, negative ones from the end so far --------
+    ("list-assign-subscript-error-once", "b=(1 2); b+=([08]=1); echo not"),
+    ("list-assign-subscript-error-once-declare", "declare -a b=([1/0]=1); echo not"),
+    ("list-assign-negative-subscript", "b=(1 2 3); b+=([-1]=z w); declare -p b; c=(1 2); c+=([-1]+=x [-2]=y); declare -p c; "
+     "d=([2]=x y [-1]=z [0]=a b); declare -p d; e=([-1]=x); echo \"st=$?\"; f=(1 2); f+=([-5]=x y); echo \"st=$?\"; declare -p f"),
 ]
 
 

@@ -877,8 +877,19 @@ static void test_fuzz_finds(void)
   r = run("echo {a,b}{1..3}; echo {1..100000}{1..100000}; echo after");
   g_assert_cmpint(r.status, ==, 1);
   g_assert_cmpstr(r.out, ==, "a1 a2 a3 b1 b2 b3\n");
-  g_assert_cmpstr(r.err, ==,
-                  "strands-shell: brace expansion: the words would take more than 8388608 bytes\n");
+  g_assert_cmpstr(
+    r.err, ==, "strands-shell: brace expansion: the words would take more than 33554432 bytes\n");
+  result_free(&r);
+  /* a sequence is made whole or refused, never cut short (it stopped at
+   * 100,000 words); bash leaves one of INT_MAX words or more as it is,
+   * and the Shell refuses a shorter one whose words pass the bound at
+   * once, not after making them all */
+  r = run("a=({1..200000}); echo ${#a[@]} ${a[-1]}; echo {1..2147483647} {0..4294967296..2}; "
+          "echo {1..2147483646..1}; echo after");
+  g_assert_cmpint(r.status, ==, 1);
+  g_assert_cmpstr(r.out, ==, "200000 200000\n{1..2147483647} {0..4294967296..2}\n");
+  g_assert_cmpstr(
+    r.err, ==, "strands-shell: brace expansion: the words would take more than 33554432 bytes\n");
   result_free(&r);
 }
 
