@@ -134,7 +134,7 @@ static char *join_line(char **av, int argc)
 
 /* Per word of av, whether it was written literally: known for the argv
  * of the simple command being run, else every word counts as expanded. */
-static const bool *literal_for(Shell *sh, char **av, int argc, bool **owned)
+const bool *box_exec_literal_for(Shell *sh, char **av, int argc, bool **owned)
 {
   *owned = NULL;
   if (av == sh->lit_av && argc == sh->lit_argc && sh->lit) return sh->lit;
@@ -153,10 +153,10 @@ static void command_for_host(Shell *sh, BoxShellCommand *cmd, char *line, char *
   cmd->argv = av;
   cmd->argc = argc;
   cmd->cwd = cwd;
-  cmd->literal = literal_for(sh, av, argc, owned);
+  cmd->literal = box_exec_literal_for(sh, av, argc, owned);
 }
 
-static bool decide(Shell *sh, char **av, int argc, const char *program)
+bool box_exec_decide(Shell *sh, char **av, int argc, const char *program)
 {
   const BoxShellHost *host = sh->host;
   if (!host || !host->decide_exec) return true;
@@ -186,7 +186,7 @@ static bool drop_for_subscript(Shell *sh)
   return true;
 }
 
-static int run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av)
+int box_exec_run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av)
 {
   BoxOut outbuf;
   BoxOut *out = &outbuf;
@@ -261,7 +261,7 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv)
   return st;
 }
 
-static GArray *temp_assign(Shell *sh, Word **as, size_t na, int *status)
+GArray *box_exec_temp_assign(Shell *sh, Word **as, size_t na, int *status)
 {
   GArray *saved = g_array_new(FALSE, FALSE, sizeof(SavedVar));
   for (size_t i = 0; i < na; i++) {
@@ -297,176 +297,6 @@ static GArray *temp_assign(Shell *sh, Word **as, size_t na, int *status)
   return saved;
 }
 
-/* A `#!` line (after the "#!") that names the Shell's python3 or python,
- * read as the kernel reads it: the interpreter, then the rest of the line
- * less its trailing blanks as one argument (`#!/usr/bin/python3 -u` runs
- * `python3 -u SCRIPT`).  Through env that argument is the name env looks
- * for, so `#!/usr/bin/env python3 -u` names none.  Returns the name and
- * sets *opt to the argument (or NULL), or NULL. */
-static char *python_interp(const char *line, char **opt)
-{
-  line += strspn(line, " \t");
-  size_t len = strcspn(line, " \t");
-  g_autofree char *interp = g_strndup(line, len);
-  const char *rest = line + len + strspn(line + len, " \t");
-  size_t n = strlen(rest);
-  while (n && (rest[n - 1] == ' ' || rest[n - 1] == '\t')) n--;
-  g_autofree char *arg = n ? g_strndup(rest, n) : NULL;
-  const char *prog = strrchr(interp, '/') ? strrchr(interp, '/') + 1 : interp;
-  if (!strcmp(prog, "env")) {
-    if (!arg) return NULL;
-    prog = arg;
-  } else {
-    *opt = g_steal_pointer(&arg);
-  }
-  if (box_is_python_name(prog) && box_command_lookup(prog)) return g_strdup(prog);
-  g_free(*opt);
-  *opt = NULL;
-  return NULL;
-}
-
-/* A script the Shell runs itself, so that its commands are decided one by
- * one (reading its first line is an fs:read decision, as for `sh FILE`):
- * path is an executable file of the Shell's view whose `#!` line names
- * sh, bash or dash (directly or through `env`), or that has no `#!` line
- * and reads as text, which bash runs as a shell script when execve says
- * ENOEXEC; or a Python script (python_interp), which the Shell's python3
- * runs as the host's would.  Returns the interpreter's argv[0] and sets
- * *opt to an option word of the #! line (or NULL), or NULL. */
-static char *script_shell(const char *path, char **opt)
-{
-  *opt = NULL;
-  int fd = box_open_file(path, O_RDONLY);
-  if (fd < 0) return NULL;
-  char head[256];
-  ssize_t n = read(fd, head, sizeof head - 1);
-  close(fd);
-  if (n < 0) return NULL;
-  if (n < 2 || head[0] != '#' || head[1] != '!') {
-    /* bash's test for a binary: a NUL before the first newline */
-    for (ssize_t i = 0; i < n && head[i] != '\n'; i++)
-      if (head[i] == '\0') return NULL;
-    return g_strdup("sh");
-  }
-  head[n] = 0;
-  char *nl = strchr(head, '\n');
-  if (nl) *nl = 0;
-  char *python = python_interp(head + 2, opt);
-  if (python) return python;
-  char **words = g_strsplit_set(head + 2, " \t\r", -1);
-  char *found = NULL;
-  int k = 0;
-  while (words[k] && !*words[k]) k++;
-  if (words[k]) {
-    const char *prog = strrchr(words[k], '/') ? strrchr(words[k], '/') + 1 : words[k];
-    k++;
-    while (words[k] && !*words[k]) k++;
-    if (!strcmp(prog, "env") && words[k]) {
-      prog = words[k++];
-      while (words[k] && !*words[k]) k++;
-    }
-    if (!strcmp(prog, "sh") || !strcmp(prog, "bash") || !strcmp(prog, "dash")) {
-      found = g_strdup(prog);
-      if (words[k] && words[k][0] == '-') *opt = g_strdup(words[k]);
-    }
-  }
-  g_strfreev(words);
-  return found;
-}
-
-static int run_argv(Shell *sh, int argc, char **av, Word **as, size_t na, bool skip_funcs);
-
-/* What exec gives a script's interpreter: `INTERP [OPT] PATH ARG…` (*n
- * words, NULL-terminated; the words are the caller's). */
-static char **script_argv(char *interp, char *opt, const char *path, int argc, char **av, int *n)
-{
-  char **sav = g_new0(char *, argc + 3);
-  int sc = 0;
-  sav[sc++] = interp;
-  if (opt) sav[sc++] = opt;
-  sav[sc++] = (char *)path;
-  for (int i = 1; i < argc; i++) sav[sc++] = av[i];
-  *n = sc;
-  return sav;
-}
-
-/* A Python script runs as `python3 [OPT] PATH ARG…` typed would (the
- * spec's rule for an interpreter the Shell implements): one shell:exec
- * decision on program python3, or a `[tool.python3]` table's program when
- * box.toml sends python3 there.  A function named python3 is not what the
- * kernel would have run.  The script's words stay as literal as they were;
- * the #! line's option came from a file, so it is not. */
-static int run_python_script(Shell *sh, char *interp, char *opt, const char *path, int argc,
-                             char **av, Word **as, size_t na)
-{
-  int pc;
-  char **pav = script_argv(interp, opt, path, argc, av, &pc);
-  bool *lit = g_new0(bool, pc);
-  bool *owned;
-  const bool *was = literal_for(sh, av, argc, &owned);
-  lit[0] = true;
-  memcpy(lit + pc - argc, was, argc * sizeof *lit);
-  g_free(owned);
-  char **save_av = sh->lit_av;
-  bool *save_lit = sh->lit;
-  int save_argc = sh->lit_argc;
-  sh->lit_av = pav;
-  sh->lit = lit;
-  sh->lit_argc = pc;
-  int status = run_argv(sh, pc, pav, as, na, true);
-  sh->lit_av = save_av;
-  sh->lit = save_lit;
-  sh->lit_argc = save_argc;
-  g_free(lit);
-  g_free(pav);
-  return status;
-}
-
-/* Whether a `[tool.*]` table or an exec entry runs the file at path: a
- * Python script the box wrote that a table names is that table's program,
- * in its sandbox (README, "Programs the box writes"), not the Shell's. */
-static bool host_runs(Shell *sh, const char *path)
-{
-  const BoxShellHost *host = sh->host;
-  if (!host || !host->resolve) return false;
-  char *found = host->resolve(host->data, path, sh->cwd);
-  bool runs = found != NULL;
-  free(found);
-  return runs;
-}
-
-/* Runs av, whose file is path, as a shell script if it is one: decided as
- * the program the text names, then `sh [OPT] PATH ARG…` with the command's
- * assignments in its environment.  False if it is not one. */
-static bool run_script(Shell *sh, const char *path, int argc, char **av, Word **as, size_t na,
-                       int *status)
-{
-  char *opt = NULL;
-  char *interp = script_shell(path, &opt);
-  bool python = interp && box_is_python_name(interp);
-  if (!interp || (python && host_runs(sh, path))) {
-    g_free(interp);
-    g_free(opt);
-    return false;
-  }
-  if (python) {
-    *status = run_python_script(sh, interp, opt, path, argc, av, as, na);
-  } else if (decide(sh, av, argc, av[0])) {
-    int sc;
-    char **sav = script_argv(interp, opt, path, argc, av, &sc);
-    int st = 0;
-    GArray *tmp = na ? temp_assign(sh, as, na, &st) : NULL;
-    *status = run_builtin(sh, box_command_lookup("sh"), sc, sav);
-    if (tmp) box_var_restore(sh, tmp);
-    g_free(sav);
-  } else {
-    *status = 126;
-  }
-  g_free(interp);
-  g_free(opt);
-  return true;
-}
-
 /* What a program gets as its descriptors (BoxShellCommand.fds): the
  * Shell's 0 and 3…9, then each pipe of a process substitution at its own
  * number, which its /dev/fd/N word names. */
@@ -495,7 +325,7 @@ static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na)
   int status = 0;
   /* the Shell's PATH, where its own view holds it; the host finds the rest */
   g_autofree char *found = box_lookup_in_view(sh, av[0]);
-  if (found && run_script(sh, found, argc, av, as, na, &status)) {
+  if (found && box_run_script(sh, found, argc, av, as, na, &status)) {
     box_lookup_ran(sh, av[0], found);
     return status;
   }
@@ -505,7 +335,7 @@ static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na)
     box_sh_error(sh, "%s: %s", av[0], why == EISDIR ? "Is a directory" : "Permission denied");
     return 126;
   }
-  GArray *tmp = na ? temp_assign(sh, as, na, &status) : NULL;
+  GArray *tmp = na ? box_exec_temp_assign(sh, as, na, &status) : NULL;
   char **envp = box_var_environ(sh);
   if (tmp) box_var_restore(sh, tmp);
   char *line = join_line(av, argc);
@@ -571,21 +401,21 @@ static int run_found(Shell *sh, int argc, char **av, Word **as, size_t na, Node 
   int status = 0;
   const char *name = av[0];
   if (!fn && !def) return spawn_program(sh, argc, av, as, na);
-  if (!decided && !decide(sh, av, argc, name)) return 126;
+  if (!decided && !box_exec_decide(sh, av, argc, name)) return 126;
   /* the permitted shell:exec's ::response (output.status) */
   char *decided_cwd = sh->host && sh->host->exec_status ? g_strdup(sh->cwd) : NULL;
-  GArray *tmp = na ? temp_assign(sh, as, na, &status) : NULL;
+  GArray *tmp = na ? box_exec_temp_assign(sh, as, na, &status) : NULL;
   if (fn)
     status = box_call_function(sh, fn, argc, av);
   else
-    status = run_builtin(sh, def, argc, av);
+    status = box_exec_run_builtin(sh, def, argc, av);
   if (tmp) box_var_restore(sh, tmp);
   if (decided_cwd) report_exec_status(sh, argc, av, decided_cwd, status);
   g_free(decided_cwd);
   return status;
 }
 
-static int run_argv(Shell *sh, int argc, char **av, Word **as, size_t na, bool skip_funcs)
+int box_exec_run_argv(Shell *sh, int argc, char **av, Word **as, size_t na, bool skip_funcs)
 {
   Node *fn;
   const BoxCommandDef *def;
@@ -603,7 +433,7 @@ int box_run_argv(Shell *sh, char **argv, int in, int out, int err)
   sh->fd[0] = in;
   sh->fd[1] = out;
   sh->fd[2] = err;
-  int st = run_argv(sh, argc, argv, NULL, 0, false);
+  int st = box_exec_run_argv(sh, argc, argv, NULL, 0, false);
   memcpy(sh->fd, saved, sizeof saved);
   return st;
 }
@@ -823,7 +653,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
   const BoxCommandDef *def;
   box_lookup_simple(sh, n, av[0], words[0]->flags & W_PLAIN, &fn, &def);
   bool implemented = fn || def;
-  if (implemented && !decide(sh, av, argc, av[0])) { return 126; }
+  if (implemented && !box_exec_decide(sh, av, argc, av[0])) { return 126; }
   bool is_exec = argc == 1 && strcmp(av[0], "exec") == 0;
   /* Without redirections there is nothing to put back: what the command
    * does to the table stays, as `eval 'exec 3>f'` and a function's exec

@@ -531,6 +531,19 @@ int box_run_text(Shell *sh, const char *text, int in, int out, int err);
 int box_eval(Shell *sh, Node *n);
 /* Runs a function body with args as $1… (argv[0] is the function name). */
 int box_call_function(Shell *sh, Node *fn, int argc, char **argv);
+
+/* exec.c's steps of running a simple command, for script.c: the literal
+ * flags of av, the shell:exec decision, a builtin run, the command's
+ * assignments made temporary, and argv run as a command. */
+const bool *box_exec_literal_for(Shell *sh, char **av, int argc, bool **owned);
+bool box_exec_decide(Shell *sh, char **av, int argc, const char *program);
+int box_exec_run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av);
+GArray *box_exec_temp_assign(Shell *sh, Word **as, size_t na, int *status);
+int box_exec_run_argv(Shell *sh, int argc, char **av, Word **as, size_t na, bool skip_funcs);
+/* script.c: av, whose file is path, run as the script it is; false if it
+ * is none the Shell runs itself. */
+bool box_run_script(Shell *sh, const char *path, int argc, char **av, Word **as, size_t na,
+                    int *status);
 /* A function's definition laid out as bash prints it (print.c). */
 char *box_function_text(Node *fn);
 /* A command on one line, as `jobs` shows it. */
