@@ -204,11 +204,20 @@ static void job_open(Job *j)
 {
   vfs_run_open(j->req, j->ino, &j->fi);
 }
-static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+static void job_opendir(Job *j)
+{
+  vfs_run_opendir(j->req, j->ino, &j->fi);
+}
+/* A file or a directory opened: by the view's own tree for its nodes. */
+static void open_node(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, bool dir)
 {
   const BoxVfsTree *t = vfs_tree_of(req, ino);
-  if (t) return t->open(t->data, req, ino, fi);
-  dispatch(req, NULL, fi, (Job){ .ino = ino, .run = job_open });
+  if (t) return (dir ? t->opendir : t->open)(t->data, req, ino, fi);
+  dispatch(req, NULL, fi, (Job){ .ino = ino, .run = dir ? job_opendir : job_open });
+}
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+  open_node(req, ino, fi, false);
 }
 
 static void job_create(Job *j)
@@ -222,15 +231,9 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
            (Job){ .ino = parent, .name = (char *)name, .mode = mode, .run = job_create });
 }
 
-static void job_opendir(Job *j)
-{
-  vfs_run_opendir(j->req, j->ino, &j->fi);
-}
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-  const BoxVfsTree *t = vfs_tree_of(req, ino);
-  if (t) return t->opendir(t->data, req, ino, fi);
-  dispatch(req, NULL, fi, (Job){ .ino = ino, .run = job_opendir });
+  open_node(req, ino, fi, true);
 }
 
 const struct fuse_lowlevel_ops vfs_ops = {
