@@ -160,6 +160,9 @@ static void teardown(Boxd *d, int status, const char *live_dir)
   static Watched watched;
   watched = (Watched){ d, live_dir };
   g_thread_unref(g_thread_new("box-watchdog", teardown_watchdog, &watched));
+  /* tests: a teardown that hangs with the mount still up */
+  if (g_getenv("BOXFS_TEST_TEARDOWN_STALL"))
+    g_usleep((gulong)(TEARDOWN_LIMIT_S + 20) * G_USEC_PER_SEC);
   boxd_broker_stop(d);
   boxd_kill_tracked(d);
   boxd_broker_drain(d);

@@ -425,27 +425,20 @@ def test_box_dir_is_the_runners_own_with_the_same_modes(box):
     assert (st.st_uid, st.st_mode & 0o7777) == (os.geteuid(), 0o644)
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="holds boxd's mount from boxd's own namespace")
+@pytest.mark.skipif(os.environ.get("BOXFS_MOUNT") == "fusermount3",
+                    reason="the host holds that route's mount until fusermount3 -u")
 def test_a_hung_teardown_still_clears_what_says_the_box_runs(box):
-    """A process that holds the mount (here: one in a copy of boxd's mount
-    namespace) keeps its FUSE loop waiting past the teardown's
-    limit; the run still ends, and private/live and the mount directories
-    do not outlive it."""
+    """A teardown that hangs past its limit (held here by a test switch,
+    with the mount still up) still ends the run, and private/live and the
+    mount directories do not outlive it."""
+    env = box.env
+    box.env = lambda: {**env(), "BOXFS_TEST_TEARDOWN_STALL": "1"}
     box.start_seeded()
     assert box.bash("echo hi > f.txt").returncode == 0
     mountpoint = (box.box_dir / "private" / "mount-dirs").read_text().split("\n")[0]
-    # a copy of boxd's mount namespace holds the mount past its unmount
-    holder = subprocess.Popen(["nsenter", "-t", str(box.proc.pid), "-m", "--", "unshare", "-m",
-                               "--propagation", "unchanged", "sh", "-c",
-                               f"grep -q ' {mountpoint} ' /proc/self/mountinfo && echo held; "
-                               "exec sleep 60"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline() == "held\n"
-        assert box.stop(timeout=40) == 128 + signal.SIGTERM, box.stderr()
-        assert "teardown took longer than 10 s" in box.stderr()
-        left = sorted(p.name for p in (box.box_dir / "private").iterdir())
-        assert "live" not in left and "mount-dirs" not in left, left
-        assert not os.path.exists(mountpoint)
-    finally:
-        holder.kill()
-        holder.wait()
+    assert os.path.isdir(mountpoint)
+    assert box.stop(timeout=40) == 128 + signal.SIGTERM, box.stderr()
+    assert "teardown took longer than 10 s" in box.stderr()
+    left = sorted(p.name for p in (box.box_dir / "private").iterdir())
+    assert "live" not in left and "mount-dirs" not in left, left
+    assert not os.path.exists(mountpoint)
