@@ -6,8 +6,6 @@ import signal
 import subprocess
 import time
 
-import pytest
-
 from conftest import BOX, box_processes, host_mounts
 
 SEED = "grep -n TODO src/main.rs > todo.txt && git add todo.txt"
@@ -425,8 +423,6 @@ def test_box_dir_is_the_runners_own_with_the_same_modes(box):
     assert (st.st_uid, st.st_mode & 0o7777) == (os.geteuid(), 0o644)
 
 
-@pytest.mark.skipif(os.environ.get("BOXFS_MOUNT") == "fusermount3",
-                    reason="the host holds that route's mount until fusermount3 -u")
 def test_a_hung_teardown_still_clears_what_says_the_box_runs(box):
     """A teardown that hangs past its limit (held here by a test switch,
     with the mount still up) still ends the run, and private/live and the
