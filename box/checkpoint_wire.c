@@ -540,12 +540,12 @@ void boxd_checkpoints_stop(Boxd *d)
   box_checkpoints_close(k->cp);
   GHashTable *tables[] = { k->sets, k->queued_sets, k->outside, k->wds, k->decided };
   for (guint i = 0; i < G_N_ELEMENTS(tables); i++) g_hash_table_unref(tables[i]);
+  g_free(k->workspace);
+  g_free(k->lock_path);
   g_async_queue_unref(k->jobs);
   g_mutex_clear(&k->lock);
   g_mutex_clear(&k->inotify_read);
   g_cond_clear(&k->done_cond);
-  g_free(k->workspace);
-  g_free(k->lock_path);
   g_free(k);
   d->checkpoints = NULL;
 }
