@@ -149,3 +149,28 @@ def test_mount_through_fusermount3_runs_commands_and_goes_with_the_box(user_box)
         time.sleep(0.05)
     assert [m for m in fusermount_mounts() if m not in before] == []
     assert not os.path.exists(place)
+
+
+def demo_transcript(argv):
+    """`box demo`'s output with its temporary directory named <demo> and the
+    environment lines (PATH is the caller's) left out: what the agent ran,
+    what it saw and every decision."""
+    r = subprocess.run([*argv, str(BOX), "demo"], capture_output=True, text=True, timeout=120,
+                       cwd="/", env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout + r.stderr
+    place = out.split("operator home ", 1)[1].split("/home,", 1)[0]
+    assert place.startswith("/tmp/boxfs-demo-"), out
+    shutil.rmtree(place, ignore_errors=True)
+    return [line.replace(place, "<demo>") for line in out.splitlines() if " PATH=" not in line]
+
+
+def test_demo_as_a_user_prints_the_decisions_root_does():
+    as_root = demo_transcript([])
+    as_user = demo_transcript(USER)
+    log = as_root.index(next(x for x in as_root if x.startswith("Decision log")))
+    decisions = [x for x in as_root[log + 1:] if x.startswith(("  permit ", "  deny "))]
+    # the demo's refusals and permits are all there, then compared whole
+    assert any(x.startswith("  deny   fs:read      ~/.ssh") for x in decisions), as_root
+    assert len(decisions) >= 10, as_root
+    assert as_user == as_root
