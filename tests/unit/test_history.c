@@ -1142,6 +1142,51 @@ static void test_tool_events_restart(void)
   rm_rf(dir);
 }
 
+/* A tool a history recovered that its server no longer lists is no action
+ * a rule may name: the server's actions stay pending, as for a tool no
+ * history ever named. */
+static void test_tool_events_unlisted(void)
+{
+  char *dir = tmpdir();
+  static const char text[] =
+    "permit(principal, action, resource);\n"
+    "@id(\"once\") forbid(principal, action == unl_mcp::Action::\"gone\", resource) "
+    "when temporal { formerly within 1h unl_mcp::Action::\"gone\"::response{} };\n";
+  json_object *n1 = json_object_new_object();
+  json_object_object_add(n1, "n", json_object_new_int64(1));
+  box_policy_declare_namespace("unl_mcp");
+  fflush(NULL);
+  pid_t pid = fork(); /* the run before, whose server listed both tools */
+  g_assert_cmpint(pid, >=, 0);
+  if (pid == 0) {
+    BoxPolicy *q = load_with_history(text, dir);
+    at(0);
+    box_policy_register_action("unl-mcp", "unl_mcp::Action::\"x\"", "x", "n: Long");
+    box_policy_register_action("unl-mcp", "unl_mcp::Action::\"gone\"", "gone", "n: Long");
+    if (!box_policy_install_actions(q, "unl_mcp", NULL)) _exit(2);
+    if (!permits(q, "unl_mcp::Action::\"gone\"", json_object_get(n1))) _exit(3);
+    if (!box_policy_record_response(q, "unl_mcp::Action::\"gone\"", n1, NULL)) _exit(4);
+    box_policy_free(q);
+    _exit(0);
+  }
+  int st = 0;
+  g_assert_cmpint(waitpid(pid, &st, 0), ==, pid);
+  g_assert_true(WIFEXITED(st));
+  g_assert_cmpint(WEXITSTATUS(st), ==, 0);
+  BoxPolicy *p = load_with_history(text, dir);
+  at(10);
+  box_policy_register_action("unl-mcp", "unl_mcp::Action::\"x\"", "x", "n: Long");
+  GError *error = NULL;
+  g_assert_false(box_policy_install_actions(p, "unl_mcp", &error));
+  g_assert_cmpstr(error->message, ==,
+                  "policy references unknown action: for policy `policy_1`, unrecognized action "
+                  "`unl_mcp::Action::\"gone\"` at line 2, column 41");
+  g_clear_error(&error);
+  g_assert_cmpint(decide_cause(p, "unl_mcp::Action::\"x\"", n1), ==, BOX_CAUSE_POLICY_PENDING);
+  box_policy_free(p);
+  rm_rf(dir);
+}
+
 int main(int argc, char **argv)
 {
   static const TestCase cases[] = {
@@ -1166,7 +1211,8 @@ int main(int argc, char **argv)
     { "/history/store/bounded-memory", test_bounded_memory },
     { "/history/store/batch", test_batch },
     { "/history/eval/tool-events", test_tool_events },
-    { "/history/store/tool-events-restart", test_tool_events_restart }
+    { "/history/store/tool-events-restart", test_tool_events_restart },
+    { "/history/store/tool-events-unlisted", test_tool_events_unlisted }
   };
   return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }
