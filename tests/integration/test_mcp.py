@@ -985,10 +985,16 @@ permit(principal, action == Box::Action::"mcp:call", resource);
     assert lines[0] == "cut stream" and lines[1].startswith("resume "), lines
 
 
-def test_http_server_dies_mid_call(tmp_path):
+@pytest.mark.parametrize("env,first", [
+    # it exits as the call reaches it: the gateway tells it
+    ({"DIE": "1"}, 'MCP server "remote" was not reached: the server sent no valid response'),
+    # it ends the call's stream, and exits when the bridge resumes it
+    ({"CUT": "1", "DIE_ON_RESUME": "1"}, 'MCP server "remote" ended before it answered'),
+])
+def test_http_server_dies_mid_call(tmp_path, env, first):
     """A server that exits while a call is in flight: the call is answered
-    with the box's error, in the gateway's words, and so is the next."""
-    srv, port, token = serve_http({"DIE": "1"})
+    with the box's error, and so is the next."""
+    srv, port, token = serve_http(env)
     try:
         box = http_box(tmp_path, port, token, REACH_LOCAL + """
 permit(principal, action == Box::Action::"mcp:call", resource);
@@ -1000,8 +1006,7 @@ permit(principal, action == Box::Action::"mcp:call", resource);
             assert r.returncode == 0, (out, r.stderr)
             assert [o.get("code") for o in out] == [-32001, -32001], out
             assert [o["error"] for o in out] == [
-                'MCP error -32001: MCP server "remote" was not reached: the server sent no valid '
-                "response",
+                f"MCP error -32001: {first}",
                 'MCP error -32001: MCP server "remote" was not reached: could not reach '
                 f"127.0.0.1:{port}: Connection refused"], out
         finally:

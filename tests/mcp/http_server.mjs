@@ -8,7 +8,8 @@
 // With LOG (a file) it appends a line for each resume ("resume ID"), each ended session
 // ("delete SID") and each stream it cut ("cut ID"); with CUT=1 it ends each tools/call's
 // stream as soon as the call is taken (the answer comes only to a client that resumes);
-// with DIE=1 it exits at a tools/call, before it answers.  With CUT_STREAM=1, a call of
+// with DIE=1 it exits at a tools/call, before it answers, and with DIE_ON_RESUME=1 at a
+// resume.  With CUT_STREAM=1, a call of
 // echo "cut the stream" sends the log message "before the cut" on the session's own
 // stream (once the client opened it), ends that stream, sends "missed while cut" (which
 // only a client that resumes gets), and is then answered.
@@ -69,8 +70,10 @@ const serve = async (req, res) => {
   const parsed = req.method === "POST" ? await body(req) : undefined;
   const id = req.headers["mcp-session-id"];
   let transport = id ? sessions.get(id) : undefined;
-  if (req.method === "GET" && req.headers["last-event-id"])
+  if (req.method === "GET" && req.headers["last-event-id"]) {
     log(`resume ${req.headers["last-event-id"]}`);
+    if (process.env.DIE_ON_RESUME) process.exit(7);
+  }
   else if (req.method === "GET" && transport) {
     /* the session's own stream is in place once its head goes out */
     const head = res.writeHead;
