@@ -41,7 +41,7 @@
 /* The id prefix of the broker's own tools/list requests. */
 #define MCP_LIST_ID "box-tools-"
 /* The operator's view of the server is written at most this often: each
- * write makes and renames a file, which cost a busy server's calls more
+ * write makes and renames a file, which costs a busy server's calls more
  * than their decisions. */
 #define MCP_DESCRIBE_MS 250
 
