@@ -40,6 +40,10 @@
 #define MCP_LIST_MS (30 * 1000)
 /* The id prefix of the broker's own tools/list requests. */
 #define MCP_LIST_ID "box-tools-"
+/* The operator's view of the server is written at most this often: each
+ * write makes and renames a file, which costs a busy server's calls more
+ * than their decisions. */
+#define MCP_DESCRIBE_MS 250
 
 /* What the broker knows of the server's tools (spec/policy.md: a tool with
  * no generated action is allowed unless its server is degraded or its
@@ -70,6 +74,8 @@ typedef struct {
   GHashTable *terms;    /* tool name -> its generated action's term */
   GPtrArray *held;      /* the agent's calls made while the tools are listed */
   unsigned calls;       /* decided requests so far, for the operator's view */
+  char *described;      /* the view's text not written yet, or NULL */
+  gint64 describe_at;   /* monotonic µs: when the view may be written again */
   char *label;          /* the server's command line, or its endpoint */
 } McpRun;
 
@@ -197,8 +203,19 @@ static char *tool_gate(McpRun *r, const char *tool, json_object *params, const B
   return refusal;
 }
 
+/* The view's text written, when it is due. */
+static void describe_due(McpRun *r)
+{
+  gint64 now = g_get_monotonic_time();
+  if (!r->described || now < r->describe_at) return;
+  box_vfs_command_describe(r->d->vfs, r->command, r->described);
+  g_clear_pointer(&r->described, g_free);
+  r->describe_at = now + MCP_DESCRIBE_MS * G_TIME_SPAN_MILLISECOND;
+}
+
 /* The server and its calls, as `box mount` shows the operator under
- * .box/commands/ while it runs. */
+ * .box/commands/ while it runs: written at once, or (calls coming fast)
+ * once MCP_DESCRIBE_MS have passed since the last write. */
 static void describe(McpRun *r, const char *method, const char *what, bool permitted)
 {
   GString *s = g_string_new(NULL);
@@ -209,8 +226,16 @@ static void describe(McpRun *r, const char *method, const char *what, bool permi
                            method, what ? " " : "", what ? what : "",
                            permitted ? "permitted" : "refused");
   }
-  box_vfs_command_describe(r->d->vfs, r->command, s->str);
-  g_string_free(s, TRUE);
+  g_free(r->described);
+  r->described = g_string_free(s, FALSE);
+  describe_due(r);
+}
+
+/* Milliseconds from now until monotonic µs at, rounded up (0 when past). */
+static int ms_until(gint64 at)
+{
+  gint64 left = at - g_get_monotonic_time();
+  return left <= 0 ? 0 : (int)MIN((left + 999) / 1000, G_MAXINT);
 }
 
 /* The mcp:call gate of one request, then a call's per-tool gate: NULL
@@ -480,14 +505,18 @@ static void relay(McpRun *r)
                            { err_open ? r->srv_err : -1, POLLIN, 0 } };
     /* Once the agent is gone the server has a moment to finish, then is ended. */
     int wait = agent_open ? MCP_IDLE_MS : MCP_LINGER_MS;
-    if (r->tools == TOOLS_LISTING)
-      wait = (int)MIN(wait, MAX(0, (r->list_deadline - g_get_monotonic_time()) / 1000));
+    if (r->tools == TOOLS_LISTING) wait = MIN(wait, ms_until(r->list_deadline));
+    if (r->described) wait = MIN(wait, ms_until(r->describe_at));
     int ready = poll(p, 3, wait);
     if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0 && r->tools == TOOLS_LISTING) {
+    bool described = r->described != NULL;
+    describe_due(r);
+    if (ready == 0 && r->tools == TOOLS_LISTING && g_get_monotonic_time() >= r->list_deadline) {
       tools_settled(r, TOOLS_DEGRADED, "it did not list its tools in time; its tools are refused");
       continue;
     }
+    /* a wait cut short for the view or the list is no idle end */
+    if (ready == 0 && (described || r->tools == TOOLS_LISTING)) continue;
     if (ready <= 0) break;
     if (p[0].revents && !pump(r, r->agent_in, r->from_agent, agent_line)) {
       agent_open = false;
@@ -581,6 +610,7 @@ static void run_free(McpRun *r)
   g_hash_table_destroy(r->terms);
   g_ptr_array_free(r->held, TRUE);
   g_free(r->label);
+  g_free(r->described);
   g_free(r);
 }
 

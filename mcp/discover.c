@@ -81,7 +81,7 @@ static bool post(Server *s, const char *text)
   g_clear_pointer(&s->failure, g_free);
   McpConn c = { -1, NULL, NULL };
   GString *head = mcp_http_head("POST", s->ep->path, s->ep->authority, s->session, s->secret_header,
-                                (gssize)strlen(text));
+                                NULL, (gssize)strlen(text));
   g_string_append(head, text);
   bool sent = dial(s, &c) && mcp_conn_write(&c, head->str, head->len);
   g_string_free(head, TRUE);

@@ -106,7 +106,8 @@ void mcp_endpoint_clear(McpEndpoint *e)
 }
 
 GString *mcp_http_head(const char *method, const char *target, const char *host,
-                       const char *session, const char *secret_header, gssize body_len)
+                       const char *session, const char *secret_header, const char *const *more,
+                       gssize body_len)
 {
   GString *s = g_string_new(NULL);
   g_string_append_printf(s,
@@ -118,6 +119,7 @@ GString *mcp_http_head(const char *method, const char *target, const char *host,
                            body_len);
   if (session) g_string_append_printf(s, "Mcp-Session-Id: %s\r\n", session);
   if (secret_header) g_string_append_printf(s, "%s\r\n", secret_header);
+  for (; more && *more; more++) g_string_append_printf(s, "%s\r\n", *more);
   g_string_append(s, "\r\n");
   return s;
 }
@@ -132,6 +134,9 @@ struct McpReply {
   gint64 left;        /* of a body of known length; -1 */
   guint64 chunk_left; /* of the chunk being read */
   bool crlf_due;      /* the CRLF that ends a chunk is still to come */
+  char *event_id;     /* of the event being read, once its id field came */
+  char *last_id;      /* of the last whole event (SSE's last event ID) */
+  gint64 retry_ms;    /* the reconnection time the stream gave; -1 */
 };
 
 /* Moves what raw holds of the body into body.  A chunk's data is taken
@@ -188,7 +193,9 @@ static bool fill(McpReply *r)
 McpReply *mcp_reply_read(McpConn *c)
 {
   McpReply *r = g_new0(McpReply, 1);
-  *r = (McpReply){ .c = c, .raw = g_string_new(NULL), .body = g_string_new(NULL), .left = -1 };
+  *r = (McpReply){
+    .c = c, .raw = g_string_new(NULL), .body = g_string_new(NULL), .left = -1, .retry_ms = -1
+  };
   const char *split;
   while (!(split = g_strstr_len(r->raw->str, (gssize)r->raw->len, "\r\n\r\n"))) {
     if (r->raw->len > HEAD_MAX || !fill(r)) {
@@ -257,15 +264,29 @@ bool mcp_reply_next(McpReply *r, GString *msg)
     while ((nl = memchr(r->body->str, '\n', r->body->len)) != NULL) {
       size_t len = (size_t)(nl - r->body->str);
       if (len && nl[-1] == '\r') len--;
-      if (len == 0 && msg->len) { /* an event ends */
+      const char *line = r->body->str, *colon = memchr(line, ':', len);
+      const char *v = colon ? colon + 1 + (colon + 1 < line + len && colon[1] == ' ') : line + len;
+      size_t name = colon ? (size_t)(colon - line) : len, vlen = (size_t)(line + len - v);
+      if (len == 0) {
+        /* An event ends: its id is the stream's last even when it carried
+         * no data (a server's first event, which only primes a resume). */
+        if (r->event_id) {
+          g_free(r->last_id);
+          r->last_id = g_steal_pointer(&r->event_id);
+        }
         g_string_erase(r->body, 0, nl - r->body->str + 1);
-        return true;
+        if (msg->len) return true;
+        continue;
       }
-      if (len >= 5 && memcmp(r->body->str, "data:", 5) == 0) {
-        const char *v = r->body->str + 5;
-        if (*v == ' ') v++;
+      if (name == 4 && memcmp(line, "data", 4) == 0) {
         if (msg->len) g_string_append_c(msg, '\n');
-        g_string_append_len(msg, v, (gssize)(r->body->str + len - v));
+        g_string_append_len(msg, v, (gssize)vlen);
+      } else if (name == 2 && memcmp(line, "id", 2) == 0 && !memchr(v, '\0', vlen)) {
+        g_free(r->event_id);
+        r->event_id = g_strndup(v, vlen);
+      } else if (name == 5 && memcmp(line, "retry", 5) == 0 && vlen > 0 && vlen < 10 &&
+                 strspn(v, "0123456789") >= vlen) {
+        r->retry_ms = g_ascii_strtoll(v, NULL, 10);
       }
       g_string_erase(r->body, 0, nl - r->body->str + 1);
     }
@@ -280,9 +301,21 @@ char *mcp_reply_rest(McpReply *r, size_t max)
   return g_strndup(r->body->str, MIN(r->body->len, max));
 }
 
+const char *mcp_reply_last_id(const McpReply *r)
+{
+  return r->last_id && *r->last_id ? r->last_id : NULL;
+}
+
+gint64 mcp_reply_retry(const McpReply *r)
+{
+  return r->retry_ms;
+}
+
 void mcp_reply_free(McpReply *r)
 {
   if (!r) return;
+  g_free(r->event_id);
+  g_free(r->last_id);
   g_free(r->head);
   g_string_free(r->raw, TRUE);
   g_string_free(r->body, TRUE);

@@ -44,10 +44,12 @@ void mcp_endpoint_clear(McpEndpoint *e);
 
 /* A request's head: METHOD TARGET, Host, the Accept MCP asks for, the
  * session's id and the secret's header line ("Name: value") when given,
- * and a JSON body's type and length when body_len is not -1.  The
- * connection closes after the reply. */
+ * MORE's lines (NULL-terminated; may be NULL), and a JSON body's type and
+ * length when body_len is not -1.  The connection closes after the
+ * reply. */
 GString *mcp_http_head(const char *method, const char *target, const char *host,
-                       const char *session, const char *secret_header, gssize body_len);
+                       const char *session, const char *secret_header, const char *const *more,
+                       gssize body_len);
 
 typedef struct McpReply McpReply;
 /* The reply's head, read from c (which stays the caller's); NULL when
@@ -62,6 +64,12 @@ char *mcp_reply_header(const McpReply *r, const char *name);
 bool mcp_reply_next(McpReply *r, GString *msg);
 /* The rest of the body as it is (an error's text), at most max bytes. */
 char *mcp_reply_rest(McpReply *r, size_t max);
+/* An SSE stream's last event ID so far (the id of the last whole event
+ * that gave one: where a resume starts), or NULL (none, or an empty id
+ * that reset it). */
+const char *mcp_reply_last_id(const McpReply *r);
+/* The reconnection time in milliseconds the stream asked for, or -1. */
+gint64 mcp_reply_retry(const McpReply *r);
 void mcp_reply_free(McpReply *r);
 
 G_END_DECLS

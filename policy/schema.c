@@ -230,6 +230,14 @@ int box_policy_register_action(const char *server, const char *term, const char 
   return a;
 }
 
+bool policy_action_listed(int action)
+{
+  g_mutex_lock(&registry_lock);
+  bool listed = action >= 0 && !policy_actions[action].recovered;
+  g_mutex_unlock(&registry_lock);
+  return listed;
+}
+
 int policy_action_recovered(const char *term)
 {
   const char *sep = strstr(term, "::Action::\"");

@@ -57,6 +57,10 @@ bool policy_namespace_pending(const char *etype);
  * box_policy_register_action gives it them.  -1 when term is no
  * generated action's or the table is full. */
 int policy_action_recovered(const char *term);
+/* Whether ACTION (an index, or -1) is known from more than a history: Box's
+ * own, or a tool its server listed in this process.  A recovered tool its
+ * server no longer lists is no action a rule may name. */
+bool policy_action_listed(int action);
 
 /* Index of an action term in policy_actions, or -1. */
 int policy_action_index(const char *term);

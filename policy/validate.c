@@ -331,7 +331,8 @@ bool box_policy_install_actions(BoxPolicy *pol, const char *ns, GError **error)
     Rule *r = &pol->rules[i];
     for (size_t j = 0; j < r->action.nents; j++) {
       const Expr *e = r->action.ents[j];
-      if (strcmp(e->etype, etype) == 0 && policy_action_lookup(e->etype, e->str, e->len) < 0)
+      if (strcmp(e->etype, etype) == 0 &&
+          !policy_action_listed(policy_action_lookup(e->etype, e->str, e->len)))
         add_err(unknown, e, 0, 0, "for policy `%s`, unrecognized action `%s::\"%s\"`", r->engine_id,
                 e->etype, e->str);
     }

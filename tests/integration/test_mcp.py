@@ -182,6 +182,41 @@ def test_generate_schema_paged_and_chatty(tmp_path):
         '}\n')
 
 
+def test_generate_schema_mangled_names(tmp_path):
+    """Each of spec/policy.md's cases of a server's name as its namespace, in
+    generate-schema's output and known to `box policy check`: a byte outside
+    [A-Za-z0-9_] becomes _, a leading digit (or nothing left) takes a _ in
+    front, a reserved word a _ after it."""
+    names = {"demo-mcp": "demo_mcp", "a.b": "a_b", "9lives": "_9lives", "-": "_",
+             "if": "if_", "like": "like_", "__cedar": "__cedar_", "iffy": "iffy", "Ok_1": "Ok_1"}
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    servers = ""
+    for i, name in enumerate(names):
+        prog = bindir / f"fake-{i}"
+        prog.write_text(f"#!{sys.executable}\n{FAKE}")
+        prog.chmod(0o755)
+        servers += stdio(json.dumps(name), prog.name, "plain", path=f"{bindir}:/usr/bin:/bin")
+    cfg = config(tmp_path, servers)
+    out = tmp_path / "out"
+    r = generate(cfg, out)
+    assert r.returncode == 0, r.stderr
+    text = (out / "actions.cedarschema").read_text()
+    events = (out / "events.dwschema").read_text()
+    for ns in names.values():
+        assert (f'\nnamespace {ns} {{\n'
+                '  action "if" appliesTo { principal: Box::Agent, resource: Box::Resource,\n'
+                '    context: { input: { k: String, n?: Long } } };\n}\n') in text, ns
+        assert (f'event {ns}::Action::"if"::request {{ input: {{ k: String, n?: Long }}, '
+                in events), ns
+    pol = tmp_path / "p.dw"
+    pol.write_text("".join(f'forbid(principal, action == {ns}::Action::"if", resource)\n'
+                           'when { context.input.k == "a" };\n' for ns in names.values()))
+    r = subprocess.run([str(BOX), "policy", "check", str(pol), "--config", str(cfg)],
+                       capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout) == (0, "ok\n"), r.stderr
+
+
 @pytest.mark.parametrize("mode,step,detail", [
     ("die", "tools/list", "the server closed its output"),
     ("refuse", "initialize", "the server answered with an error: no thanks"),
@@ -729,9 +764,12 @@ permit(principal, action == Box::Action::"mcp:call", resource);
         cmds = mnt / ".box" / "commands"
         names = os.listdir(cmds)
         assert len(names) == 1, names
-        text = (cmds / names[0]).read_text()
-        assert ("text: mcp demo-mcp: mcp-server-everything "
-                "(2 calls; last: tools/call get-sum, refused)\n") in text, text
+        # calls in quick succession are shown together, a moment later
+        want = "text: mcp demo-mcp: mcp-server-everything (2 calls; last: tools/call get-sum, refused)\n"
+        deadline = time.monotonic() + 30
+        while want not in (text := (cmds / names[0]).read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert want in text, text
         p.stdin.close()
         assert p.wait(timeout=20) == 0
         deadline = time.time() + 5
@@ -879,6 +917,126 @@ permit(principal, action == Box::Action::"mcp:call", resource);
     assert any(a.get("strands.box.policy.action") == "http:request" and
                a.get("strands.box.policy.resource") == f"127.0.0.1:{port}/mcp" and
                a.get("http.request.method") == "GET" for a in attrs)
+
+
+def server_log(log, first):
+    """The lines of an http server's LOG once one begins with FIRST, or
+    after 30 seconds (the server writes them as it goes)."""
+    deadline = time.monotonic() + 30
+    while True:
+        lines = log.read_text().splitlines() if log.exists() else []
+        if any(line.startswith(first) for line in lines) or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.1)
+
+
+def test_http_server_resumed_call_and_ended_session(tmp_path):
+    """The server ends each call's stream before it answers (the transport's
+    polling): the bridge resumes the stream with a GET naming the last event
+    it read (Last-Event-ID), and the answer the stream missed reaches the
+    agent.  Once the agent is done, the session is ended with a DELETE."""
+    log = tmp_path / "server.log"
+    srv, port, token = serve_http({"CUT": "1", "LOG": str(log)})
+    try:
+        box = http_box(tmp_path / "box", port, token, REACH_LOCAL + two_gates("remote", "remote"))
+        try:
+            r, out = client(box, "remote", {"call": "echo", "args": {"message": "resumed"}},
+                            {"call": "get-sum", "args": {"a": 2, "b": 3}},
+                            {"call": "get-sum", "args": {"a": 500, "b": 1}})
+            assert r.returncode == 0, (out, r.stderr)
+            assert out[0]["result"]["content"][0]["text"] == "Echo: resumed", out
+            assert "5" in out[1]["result"]["content"][0]["text"], out
+            assert out[2]["error"].endswith("[policy: small_sums]."), out
+            lines = server_log(log, "delete ")
+        finally:
+            box.stop()
+    finally:
+        srv.kill()
+        srv.wait()
+    cuts = [line for line in lines if line.startswith("cut ")]
+    resumes = [line for line in lines if line.startswith("resume ")]
+    assert len(cuts) == 2 and len(resumes) >= 2, lines
+    assert len([line for line in lines if line.startswith("delete ")]) == 1, lines
+
+
+def test_http_server_own_stream_resumed(tmp_path):
+    """The server ends its own stream (the GET the bridge opened) between two
+    log messages: the bridge opens it again from the last event it read, and
+    the message sent while it was closed reaches the agent too."""
+    log = tmp_path / "server.log"
+    srv, port, token = serve_http({"CUT_STREAM": "1", "LOG": str(log)})
+    try:
+        box = http_box(tmp_path / "box", port, token, REACH_LOCAL + """
+permit(principal, action == Box::Action::"mcp:call", resource);
+""")
+        try:
+            r, out = client(box, "remote", {"call": "echo", "args": {"message": "cut the stream"}},
+                            {"log": "before the cut"}, {"log": "missed while cut"})
+            assert r.returncode == 0, (out, r.stderr)
+            assert out == [{"result": {"content": [{"type": "text",
+                                                    "text": "Echo: cut the stream"}]}},
+                           {"log": "before the cut"}, {"log": "missed while cut"}], out
+        finally:
+            box.stop()
+    finally:
+        srv.kill()
+        srv.wait()
+    lines = log.read_text().splitlines()
+    assert lines[0] == "cut stream" and lines[1].startswith("resume "), lines
+
+
+@pytest.mark.parametrize("env,first", [
+    # it exits as the call reaches it: the gateway tells it
+    ({"DIE": "1"}, 'MCP server "remote" was not reached: the server sent no valid response'),
+    # it ends the call's stream, and exits when the bridge resumes it
+    ({"CUT": "1", "DIE_ON_RESUME": "1"}, 'MCP server "remote" ended before it answered'),
+])
+def test_http_server_dies_mid_call(tmp_path, env, first):
+    """A server that exits while a call is in flight: the call is answered
+    with the box's error, and so is the next."""
+    srv, port, token = serve_http(env)
+    try:
+        box = http_box(tmp_path, port, token, REACH_LOCAL + """
+permit(principal, action == Box::Action::"mcp:call", resource);
+""")
+        try:
+            r, out = client(box, "remote", {"call": "echo", "args": {"message": "first"}},
+                            {"call": "echo", "args": {"message": "second"}})
+            assert srv.wait(timeout=30) == 7
+            assert r.returncode == 0, (out, r.stderr)
+            assert [o.get("code") for o in out] == [-32001, -32001], out
+            assert [o["error"] for o in out] == [
+                f"MCP error -32001: {first}",
+                'MCP error -32001: MCP server "remote" was not reached: could not reach '
+                f"127.0.0.1:{port}: Connection refused"], out
+        finally:
+            box.stop()
+    finally:
+        srv.kill()
+        srv.wait()
+
+
+def test_http_server_not_there(tmp_path):
+    """An http server nothing listens for (its port held, never listening):
+    the agent's client is told at initialize that it was not reached, in
+    the gateway's words (its 502 is no answer of the server's)."""
+    import socket
+    held = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    held.bind(("127.0.0.1", 0))
+    port = held.getsockname()[1]
+    try:
+        box = http_box(tmp_path, port, "tok", REACH_LOCAL + """
+permit(principal, action == Box::Action::"mcp:call", resource);
+""")
+        try:
+            r, out = client(box, "remote", {"list": True})
+            assert r.returncode == 3, (out, r.stderr)
+            assert out == [{"error": "MCP error -32001: MCP server \"remote\" was not reached: "
+                                     f"could not reach 127.0.0.1:{port}: Connection refused"}], out
+        finally:
+            box.stop()
+    finally:
+        held.close()
 
 
 def test_generate_schema_http_server(tmp_path, http_server):

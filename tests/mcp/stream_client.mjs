@@ -9,23 +9,15 @@
 //   {"error": message}  a step that failed, or waited more than 30 seconds
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import {
-  CreateMessageRequestSchema,
-  ListRootsRequestSchema,
-  LoggingMessageNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import { CreateMessageRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { awaitingLogs } from "./logs.mjs";
 
 const [program] = process.argv.slice(2);
 const client = new Client(
   { name: "boxfs-test", version: "1.0.0" },
   { capabilities: { sampling: {}, roots: { listChanged: true } } },
 );
-const logs = [];
-let woken = () => {};
-client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
-  logs.push(String(n.params.data));
-  woken();
-});
+const logged = awaitingLogs(client);
 client.setRequestHandler(CreateMessageRequestSchema, async (req) => ({
   role: "assistant",
   model: "boxfs-test",
@@ -34,21 +26,6 @@ client.setRequestHandler(CreateMessageRequestSchema, async (req) => ({
 client.setRequestHandler(ListRootsRequestSchema, async () => ({
   roots: [{ uri: "file:///boxfs-root", name: "boxfs" }],
 }));
-
-// The first log message that holds text, once it came; throws after 30 seconds.
-async function logged(text) {
-  const deadline = Date.now() + 30000;
-  for (;;) {
-    const found = logs.find((l) => l.includes(text));
-    if (found !== undefined) return found;
-    const left = deadline - Date.now();
-    if (left <= 0) throw new Error(`no log message with "${text}" in 30 seconds: ${logs}`);
-    await new Promise((resolve) => {
-      woken = resolve;
-      setTimeout(resolve, left).unref(); /* it keeps no client alive once done */
-    });
-  }
-}
 
 async function step(name, fn) {
   try {

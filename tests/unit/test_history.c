@@ -1085,6 +1085,49 @@ static void test_tool_events(void)
                  "predicate `nowhere::Action::\"x\"::request` does not name a declared event");
 }
 
+/* A box restarted: first the run before, in a child process of its own
+ * (its tools registered in it alone), RUN on the policy TEXT with its
+ * history in DIR at time 0 and *n1 the input { n: 1 }, which returns 0 when
+ * each step went as it should, else the number of the one that did not;
+ * then the policy loaded again on that history, at time 10.  NS is the
+ * servers' namespace. */
+static BoxPolicy *restarted(const char *text, const char *dir, const char *ns,
+                            int (*run)(BoxPolicy *, json_object *), json_object **n1)
+{
+  *n1 = json_object_new_object();
+  json_object_object_add(*n1, "n", json_object_new_int64(1));
+  box_policy_declare_namespace(ns);
+  fflush(NULL);
+  pid_t pid = fork();
+  g_assert_cmpint(pid, >=, 0);
+  if (pid == 0) {
+    BoxPolicy *q = load_with_history(text, dir);
+    at(0);
+    int step = run(q, *n1);
+    box_policy_free(q);
+    _exit(step);
+  }
+  int st = 0;
+  g_assert_cmpint(waitpid(pid, &st, 0), ==, pid);
+  g_assert_true(WIFEXITED(st));
+  g_assert_cmpint(WEXITSTATUS(st), ==, 0);
+  BoxPolicy *p = load_with_history(text, dir);
+  at(10);
+  return p;
+}
+
+static int restart_before(BoxPolicy *q, json_object *n1)
+{
+  box_policy_register_action("recov-mcp", "recov_mcp::Action::\"x\"", "x", "n: Long");
+  if (!box_policy_install_actions(q, "recov_mcp", NULL)) return 2;
+  if (!permits(q, "shell:spawn", spawn_arg("git", "push"))) return 3;
+  if (!permits(q, "recov_mcp::Action::\"x\"", json_object_get(n1))) return 4;
+  if (!box_policy_record_response(q, "recov_mcp::Action::\"x\"", n1, NULL)) return 5;
+  if (!permits(q, "shell:spawn", spawn_arg("git", "push"))) return 6;
+  if (!permits(q, "shell:spawn", spawn_arg("git", "push"))) return 7;
+  return 0;
+}
+
 /* A box restarted before its server lists its tools again: the history
  * keeps the tool's events, and the Box events around them (the push
  * budget spent before and after a tool call). */
@@ -1097,31 +1140,8 @@ static void test_tool_events_restart(void)
                            "resource) when temporal { formerly within 1h "
                            "recov_mcp::Action::\"x\"::response{ input.n: context.input.n } };\n",
                            NULL);
-  json_object *n1 = json_object_new_object();
-  json_object_object_add(n1, "n", json_object_new_int64(1));
-  box_policy_declare_namespace("recov_mcp");
-  fflush(NULL);
-  pid_t pid = fork(); /* the run before: its tools registered in it alone */
-  g_assert_cmpint(pid, >=, 0);
-  if (pid == 0) {
-    BoxPolicy *q = load_with_history(text, dir);
-    at(0);
-    box_policy_register_action("recov-mcp", "recov_mcp::Action::\"x\"", "x", "n: Long");
-    if (!box_policy_install_actions(q, "recov_mcp", NULL)) _exit(2);
-    if (!permits(q, "shell:spawn", spawn_arg("git", "push"))) _exit(3);
-    if (!permits(q, "recov_mcp::Action::\"x\"", json_object_get(n1))) _exit(4);
-    if (!box_policy_record_response(q, "recov_mcp::Action::\"x\"", n1, NULL)) _exit(5);
-    if (!permits(q, "shell:spawn", spawn_arg("git", "push"))) _exit(6);
-    if (!permits(q, "shell:spawn", spawn_arg("git", "push"))) _exit(7);
-    box_policy_free(q);
-    _exit(0);
-  }
-  int st = 0;
-  g_assert_cmpint(waitpid(pid, &st, 0), ==, pid);
-  g_assert_true(WIFEXITED(st));
-  g_assert_cmpint(WEXITSTATUS(st), ==, 0);
-  BoxPolicy *p = load_with_history(text, dir);
-  at(10);
+  json_object *n1;
+  BoxPolicy *p = restarted(text, dir, "recov_mcp", restart_before, &n1);
   g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push"))); /* the fourth */
   g_assert_cmpint(
     box_policy_register_action("recov-mcp", "recov_mcp::Action::\"x\"", "x", "n: Long"), >=, 10);
@@ -1139,6 +1159,41 @@ static void test_tool_events_restart(void)
   box_policy_free(p);
   json_object_put(n1);
   g_free(text);
+  rm_rf(dir);
+}
+
+/* the run before, whose server listed both tools */
+static int unlisted_before(BoxPolicy *q, json_object *n1)
+{
+  box_policy_register_action("unl-mcp", "unl_mcp::Action::\"x\"", "x", "n: Long");
+  box_policy_register_action("unl-mcp", "unl_mcp::Action::\"gone\"", "gone", "n: Long");
+  if (!box_policy_install_actions(q, "unl_mcp", NULL)) return 2;
+  if (!permits(q, "unl_mcp::Action::\"gone\"", json_object_get(n1))) return 3;
+  if (!box_policy_record_response(q, "unl_mcp::Action::\"gone\"", n1, NULL)) return 4;
+  return 0;
+}
+
+/* A tool a history recovered that its server no longer lists is no action
+ * a rule may name: the server's actions stay pending, as for a tool no
+ * history ever named. */
+static void test_tool_events_unlisted(void)
+{
+  char *dir = tmpdir();
+  static const char text[] =
+    "permit(principal, action, resource);\n"
+    "@id(\"once\") forbid(principal, action == unl_mcp::Action::\"gone\", resource) "
+    "when temporal { formerly within 1h unl_mcp::Action::\"gone\"::response{} };\n";
+  json_object *n1;
+  BoxPolicy *p = restarted(text, dir, "unl_mcp", unlisted_before, &n1);
+  box_policy_register_action("unl-mcp", "unl_mcp::Action::\"x\"", "x", "n: Long");
+  GError *error = NULL;
+  g_assert_false(box_policy_install_actions(p, "unl_mcp", &error));
+  g_assert_cmpstr(error->message, ==,
+                  "policy references unknown action: for policy `policy_1`, unrecognized action "
+                  "`unl_mcp::Action::\"gone\"` at line 2, column 41");
+  g_clear_error(&error);
+  g_assert_cmpint(decide_cause(p, "unl_mcp::Action::\"x\"", n1), ==, BOX_CAUSE_POLICY_PENDING);
+  box_policy_free(p);
   rm_rf(dir);
 }
 
@@ -1166,7 +1221,8 @@ int main(int argc, char **argv)
     { "/history/store/bounded-memory", test_bounded_memory },
     { "/history/store/batch", test_batch },
     { "/history/eval/tool-events", test_tool_events },
-    { "/history/store/tool-events-restart", test_tool_events_restart }
+    { "/history/store/tool-events-restart", test_tool_events_restart },
+    { "/history/store/tool-events-unlisted", test_tool_events_unlisted }
   };
   return test_run_table(&argc, &argv, cases, G_N_ELEMENTS(cases));
 }

@@ -186,6 +186,37 @@ static void test_http_reply(void)
   g_autofree char *text = mcp_reply_rest(r, 512);
   g_assert_cmpstr(text, ==, "no token\n");
   reply_done(r, &c, -1);
+  /* an SSE stream's event ids, where a resume starts: an event's id
+   * counts once the event is whole, a priming event's (no data) too, and a
+   * cut in the middle of an event leaves the last whole one's */
+  r = reply_of(fds, &c,
+               "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+               "id: p-1\nretry: 250\ndata: \n\n"
+               "event: message\nid: e-2\ndata: {\"n\":2}\n\n");
+  g_assert_null(mcp_reply_last_id(r));
+  g_assert_cmpint(mcp_reply_retry(r), ==, -1);
+  g_assert_true(mcp_reply_next(r, msg));
+  g_assert_cmpstr(msg->str, ==, "{\"n\":2}"); /* the priming event is no message */
+  g_assert_cmpstr(mcp_reply_last_id(r), ==, "e-2");
+  g_assert_cmpint(mcp_reply_retry(r), ==, 250);
+  put(fds[1], "id:e-3\ndata: {\"n\":3}\n");
+  close(fds[1]);
+  g_assert_true(mcp_reply_next(r, msg)); /* a last event, cut before its blank line */
+  g_assert_cmpstr(msg->str, ==, "{\"n\":3}");
+  g_assert_cmpstr(mcp_reply_last_id(r), ==, "e-2");
+  g_assert_false(mcp_reply_next(r, msg));
+  reply_done(r, &c, -1);
+  /* an id field with no value resets it; retry takes digits only */
+  r = reply_of(fds, &c,
+               "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+               "id: a\ndata: 1\n\nid\nretry: 5s\ndata: 2\n\n");
+  close(fds[1]);
+  g_assert_true(mcp_reply_next(r, msg));
+  g_assert_cmpstr(mcp_reply_last_id(r), ==, "a");
+  g_assert_true(mcp_reply_next(r, msg));
+  g_assert_null(mcp_reply_last_id(r));
+  g_assert_cmpint(mcp_reply_retry(r), ==, -1);
+  reply_done(r, &c, -1);
   g_string_free(msg, TRUE);
 }
 
