@@ -27,7 +27,11 @@ def post(i, path, ctype, body):
         out[i] = [e.code, e.read().decode()]
 threads = []
 for i, (path, ctype, body, after) in enumerate(json.load(open(sys.argv[1]))):
-    time.sleep(after)
+    if after is None:  # once every request before it is answered
+        for t in threads:
+            t.join()
+    else:
+        time.sleep(after)
     t = threading.Thread(target=post, args=(i, path, ctype, bytes.fromhex(body)))
     t.start()
     threads.append(t)
@@ -99,7 +103,8 @@ def box_with_poster(tmp_path, extra_targets=None):
 
 
 def post(box, requests):
-    """requests: (path, content type, body bytes, seconds to wait first)."""
+    """requests: (path, content type, body bytes, seconds to wait first, or
+    None: until the requests before it are answered)."""
     (box.workspace / "req.json").write_text(json.dumps(
         [(p, t, b.hex(), after) for p, t, b, after in requests]))
     r = box.bash("/usr/bin/python3 post.py req.json", timeout=120)
@@ -139,9 +144,9 @@ def test_strip_rename_stamp_and_routes(tmp_path):
     try:
         answers = post(box, [
             ("/v1/traces", "application/json", json.dumps(traces_json("strands-box.policy")).encode(), 0),
-            ("/v1/logs", "application/x-protobuf", logs_protobuf(), 0.5),
-            ("/v1/other", "application/json", b"{}", 0.5),
-            ("/v1/metrics", "application/json", b"not json", 0.5),
+            ("/v1/logs", "application/x-protobuf", logs_protobuf(), None),
+            ("/v1/other", "application/json", b"{}", None),
+            ("/v1/metrics", "application/json", b"not json", None),
         ])
     finally:
         box.stop()
@@ -175,7 +180,7 @@ def test_include_and_a_receiver_target_in_protobuf(tmp_path):
         box.start()
         try:
             post(box, [("/v1/traces", "application/json", json.dumps(traces_json()).encode(), 0),
-                       ("/v1/logs", "application/x-protobuf", logs_protobuf(), 0.5)])
+                       ("/v1/logs", "application/x-protobuf", logs_protobuf(), None)])
         finally:
             box.stop()
         # without `trace`, no agent span; its logs always pass
