@@ -36,7 +36,7 @@ class Receiver:
     def __init__(self, delay=0.0):
         self.requests = []
         self.synced = set()
-        self.held = 0
+        self.held = {}
         self.closed = set()
         self.cond = threading.Condition()
         self.proc = subprocess.Popen(["node", str(RECEIVER), str(delay)], stdout=subprocess.PIPE,
@@ -54,7 +54,7 @@ class Receiver:
                 if "sync" in msg:
                     self.synced.add(msg["sync"])
                 elif "held" in msg:
-                    self.held = max(self.held, msg["held"])
+                    self.held[msg["held"]] = msg["body"]
                 elif "closed" in msg:
                     self.closed.add(msg["closed"])
                 else:
@@ -69,13 +69,14 @@ class Receiver:
         with self.cond:
             assert self.cond.wait_for(lambda: mark in self.synced, timeout=30)
 
-    def wait_held(self):
-        """The number of an export held and not yet given up on, once there
-        is one."""
+    def wait_held(self, which=lambda body: True):
+        """The number of an export held and not yet given up on whose body
+        which accepts, once there is one."""
+        def held():
+            return [n for n, body in self.held.items() if n not in self.closed and which(body)]
         with self.cond:
-            assert self.cond.wait_for(
-                lambda: any(n not in self.closed for n in range(1, self.held + 1)), timeout=30)
-            return max(n for n in range(1, self.held + 1) if n not in self.closed)
+            assert self.cond.wait_for(held, timeout=30), "no export held"
+            return max(held())
 
     def still_held(self, n):
         """Whether export n's client still waits for its answer."""

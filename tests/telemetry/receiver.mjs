@@ -11,9 +11,9 @@
 // numbers).  A JSON request goes through the same messages (fromObject and
 // back), so both encodings are judged by one schema.
 //
-// With DELAY_SECONDS "hold", no export is ever answered: {"held": N} is
-// printed when the Nth arrives, and {"closed": N} when its client gives up
-// on it (a collector that hangs).
+// With DELAY_SECONDS "hold", no export is ever answered: {"held": N, "body"}
+// is printed when the Nth arrives, and {"closed": N} when its client gives
+// up on it (a collector that hangs).
 //
 // Usage: node receiver.mjs [DELAY_SECONDS | hold]
 import http from "node:http";
@@ -93,7 +93,7 @@ const server = http.createServer((req, res) => {
     };
     if (hold) {
       const n = ++held;
-      process.stdout.write(JSON.stringify({ held: n }) + "\n");
+      process.stdout.write(JSON.stringify({ held: n, body }) + "\n");
       res.on("close", () => process.stdout.write(JSON.stringify({ closed: n }) + "\n"));
     } else if (delayMs) setTimeout(take, delayMs);
     else take();
