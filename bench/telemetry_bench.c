@@ -48,6 +48,7 @@ static int by_value(const void *a, const void *b)
 typedef struct {
   double slowest_ms, p999_ms;
   double faults, switches;
+  uint64_t dropped; /* export lines dropped, all rounds */
 } Latency;
 
 static void thread_usage(double *faults, double *switches)
@@ -65,7 +66,8 @@ static void thread_usage(double *faults, double *switches)
 static double rate(BoxPolicy *p, const char *dir, BoxTelemetryTarget **targets, int n,
                    double *cpu_rate, double *each, Latency *lat)
 {
-  BoxTelemetryRun run = { "bench", "box-bench", "run-bench", dir, dir, NULL };
+  g_autofree char *stats = g_build_filename(dir, "stats", NULL);
+  BoxTelemetryRun run = { "bench", "box-bench", "run-bench", dir, dir, stats };
   GError *error = NULL;
   BoxTelemetry *t = box_telemetry_open((const BoxTelemetryTarget *const *)targets, &run, &error);
   if (!t) {
@@ -101,6 +103,12 @@ static double rate(BoxPolicy *p, const char *dir, BoxTelemetryTarget **targets, 
   lat->p999_ms = MAX(lat->p999_ms, each[(size_t)n * 999 / 1000] * 1e3);
   box_decision_log_close(log);
   box_telemetry_stop(t, "bench", NULL, NULL);
+  uint64_t counts[BOX_TELEMETRY_STAT_N] = { 0 };
+  FILE *f = fopen(stats, "rb");
+  if (f) {
+    if (fread(counts, sizeof counts, 1, f) == 1) lat->dropped += counts[BOX_TELEMETRY_STAT_DROPPED];
+    fclose(f);
+  }
   return n / elapsed;
 }
 
@@ -135,7 +143,7 @@ int main(int argc, char **argv)
    * allocator and the page cache for both; each round's own ratio too, as
    * the load of a shared machine changes from round to round */
   double base = 0, with_otlp = 0, base_cpu = 0, otlp_cpu = 0, ratios[64];
-  Latency base_lat = { 0, 0, -1, -1 }, otlp_lat = { 0, 0, -1, -1 };
+  Latency base_lat = { 0, 0, -1, -1, 0 }, otlp_lat = { 0, 0, -1, -1, 0 };
   for (int round = 0; round < rounds; round++) {
     double b = rate(p, dir, none, n, &base_cpu, each, &base_lat);
     double o = rate(p, dir, both, n, &otlp_cpu, each, &otlp_lat);
@@ -149,10 +157,11 @@ int main(int argc, char **argv)
          "\"otlp_per_cpu_s\":%.0f,\"cpu_ratio\":%.3f,\"file_slowest_ms\":%.3f,"
          "\"file_p999_ms\":%.3f,\"otlp_slowest_ms\":%.3f,\"otlp_p999_ms\":%.3f,"
          "\"file_faults_per_k\":%.2f,\"otlp_faults_per_k\":%.2f,\"file_switches_per_k\":%.2f,"
-         "\"otlp_switches_per_k\":%.2f}\n",
+         "\"otlp_switches_per_k\":%.2f,\"otlp_dropped\":%" G_GUINT64_FORMAT "}\n",
          n, rounds, base, with_otlp, with_otlp / base, ratios[rounds / 2], base_cpu, otlp_cpu,
          otlp_cpu / base_cpu, base_lat.slowest_ms, base_lat.p999_ms, otlp_lat.slowest_ms,
-         otlp_lat.p999_ms, base_lat.faults, otlp_lat.faults, base_lat.switches, otlp_lat.switches);
+         otlp_lat.p999_ms, base_lat.faults, otlp_lat.faults, base_lat.switches, otlp_lat.switches,
+         otlp_lat.dropped);
   g_free(each);
   char *cmd = g_strdup_printf("rm -rf '%s'", dir);
   if (system(cmd) != 0) fprintf(stderr, "telemetry-bench: could not remove %s\n", dir);
