@@ -55,8 +55,8 @@ struct BoxOtlp {
   GCond wake; /* the thread: a batch is full, or stop */
   /* under lock: the lines queued since the thread took the last batch, as
    * they came, oldest block first; and the blocks of the batches sent,
-   * emptied and kept for the run (no more than the queue's bound ever
-   * held).  Appending reuses those, so a line queued neither allocates nor
+   * emptied and kept for the run (as many as the queue and the batch being
+   * sent ever held together: twice the queue's bound at most).  Appending reuses those, so a line queued neither allocates nor
    * faults in a fresh page, nor moves what is queued: one growing buffer,
    * freed on the thread once sent, was faulted back in page by page on the
    * deciding thread, and copied whole when it grew. */
