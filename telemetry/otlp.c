@@ -5,29 +5,42 @@
  * The lines arrive as the file target writes them, one export request
  * each; a batch is their resource lists joined into one request per signal,
  * so the receiver gets exactly the records a file would hold.  Whoever
- * queues holds the lock for a copy only: a decision never waits for the
- * network.  The queue is bounded in bytes; a line that does not fit, and a
- * batch the receiver fails or does not answer in time, is dropped and
- * counted (best effort, no retry, §8.7). */
+ * queues holds the lock for one copy of the lines as they are, into a
+ * buffer that is already there: the splitting by signal, the joining, any
+ * protobuf encoding and the network are the thread's, so a decision never
+ * waits for them.  The queue is bounded in bytes; lines that do not fit,
+ * and a batch the receiver fails or does not answer in time, are dropped
+ * and counted (best effort, no retry, §8.7). */
 #include "telemetry/telemetry-private.h"
 
 #include <string.h>
 #include <curl/curl.h>
 
-#define QUEUE_BYTES (8u * 1024 * 1024) /* beyond, a line is dropped */
+#define QUEUE_BYTES (8u * 1024 * 1024) /* beyond, lines are dropped */
 #define BATCH_BYTES (512u * 1024)      /* the thread is woken to send this much */
 #define SEND_EVERY_MS 200              /* or sends what it has this often */
 #define CONNECT_TIMEOUT_MS 1000
 #define REQUEST_TIMEOUT_MS 2000
-#define FINAL_TIMEOUT_MS 1000 /* at the run's end, per request */
+#define FINAL_TIMEOUT_MS 1000        /* at the run's end, per request */
+#define BLOCK_BYTES (128u * 1024)    /* the queue's unit */
+#define KEEP_BYTES (4 * BATCH_BYTES) /* a request buffer a burst grew past this is not kept */
 
 #define LOGS_OPEN "{\"resourceLogs\":["
 #define SPANS_OPEN "{\"resourceSpans\":["
 
+/* One request being built by the thread: the opening, then the batch's
+ * resource lists of its signal, comma-joined. */
 typedef struct {
-  GString *body; /* the request's opening, then the queued lines' resource lists, comma-joined */
+  GString *body;
   guint lines;
 } Pending;
+
+/* Queued lines, whole: a line never spans two blocks. */
+typedef struct Block {
+  struct Block *next;
+  size_t len, size;
+  char data[];
+} Block;
 
 struct BoxOtlp {
   char *label;
@@ -35,31 +48,40 @@ struct BoxOtlp {
   char *traces_url;
   char *metrics_url;
   struct curl_slist *headers;
-  CURL *curl;       /* the thread's: one connection kept alive */
-  CURL *relay_curl; /* box_otlp_post_now's, made at its first use */
+  CURL *curl;          /* the thread's: one connection kept alive */
+  CURL *relay_curl;    /* box_otlp_post_now's, made at its first use */
+  Pending logs, spans; /* the thread's, kept from batch to batch */
   GMutex lock;
   GCond wake; /* the thread: a batch is full, or stop */
-  Pending logs, spans;
-  size_t bytes;   /* queued, both signals */
-  guint64 queued; /* lines ever queued */
-  guint64 done;   /* of those, sent or dropped */
+  /* under lock: the lines queued since the thread took the last batch, as
+   * they came, oldest block first; and the blocks of the batches sent,
+   * emptied and kept for the run (as many as the queue and the batch being
+   * sent ever held together: twice the queue's bound at most).  Appending reuses those, so a line queued neither allocates nor
+   * faults in a fresh page, nor moves what is queued: one growing buffer,
+   * freed on the thread once sent, was faulted back in page by page on the
+   * deciding thread, and copied whole when it grew. */
+  Block *head, *tail;
+  size_t bytes;
+  Block *spare;
   guint64 dropped;
   uint64_t *drops; /* the run's count, shared by every target */
   bool protobuf;   /* sent as OTLP/protobuf, re-encoded from the JSON batch */
   bool stopping;
   /* the thread told a batch is full and not yet taken it: one futex wake
-   * per batch, where each line past the mark made one (GCond's signal is
-   * a system call, waiter or not) */
+   * per batch (GCond's signal is a system call, waiter or not) */
   bool woken;
   GThread *thread;
 };
 
 static gsize curl_ready;
 
-static void pending_init(Pending *p, const char *open)
+static void pending_reset(Pending *p, const char *open)
 {
-  p->body = g_string_sized_new(64 * 1024);
-  g_string_append(p->body, open);
+  if (!p->body || p->body->allocated_len > KEEP_BYTES) {
+    if (p->body) g_string_free(p->body, TRUE);
+    p->body = g_string_sized_new(64 * 1024);
+  }
+  g_string_assign(p->body, open);
   p->lines = 0;
 }
 
@@ -74,7 +96,7 @@ static size_t discard_reply(char *p, size_t size, size_t n, void *data)
  * not take it. */
 static bool post(BoxOtlp *o, const char *url, GString *req, long timeout_ms)
 {
-  g_string_append(req, "]}"); /* the body was built in place: no copy of a batch */
+  g_string_append(req, "]}");
   GByteArray *binary = o->protobuf ? box_otlp_protobuf(req->str, req->len) : NULL;
   if (o->protobuf && !binary) return false;
   curl_easy_setopt(o->curl, CURLOPT_URL, url);
@@ -89,25 +111,61 @@ static bool post(BoxOtlp *o, const char *url, GString *req, long timeout_ms)
   return rc == CURLE_OK && code >= 200 && code < 300;
 }
 
-/* lock held on entry and exit: sends what is queued */
-static void send_pending(BoxOtlp *o, long timeout_ms)
+/* The lines of a block, each to the request of its signal. */
+static void split(BoxOtlp *o, const Block *b)
 {
-  Pending logs = o->logs, spans = o->spans;
-  pending_init(&o->logs, LOGS_OPEN);
-  pending_init(&o->spans, SPANS_OPEN);
+  const char *end = b->data + b->len;
+  for (const char *p = b->data; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    const char *stop = nl ? nl : end;
+    size_t n = (size_t)(stop - p);
+    Pending *to = NULL;
+    size_t open = 0;
+    if (n > sizeof LOGS_OPEN && memcmp(p, LOGS_OPEN, sizeof LOGS_OPEN - 1) == 0) {
+      to = &o->logs;
+      open = sizeof LOGS_OPEN - 1;
+    } else if (n > sizeof SPANS_OPEN && memcmp(p, SPANS_OPEN, sizeof SPANS_OPEN - 1) == 0) {
+      to = &o->spans;
+      open = sizeof SPANS_OPEN - 1;
+    }
+    if (to) {
+      if (to->lines) g_string_append_c(to->body, ',');
+      g_string_append_len(to->body, p + open, (gssize)(n - open - 2)); /* less the "]}" */
+      to->lines++;
+    }
+    p = stop + 1;
+  }
+}
+
+/* lock held on entry and exit, and the thread's buffers free (the thread,
+ * or whoever queues once it has ended): sends what is queued */
+static void send_queued(BoxOtlp *o, long timeout_ms)
+{
+  Block *batch = o->head;
+  o->head = o->tail = NULL;
   o->bytes = 0;
   o->woken = false;
-  guint64 upto = o->queued;
   g_mutex_unlock(&o->lock);
+  pending_reset(&o->logs, LOGS_OPEN);
+  pending_reset(&o->spans, SPANS_OPEN);
+  for (const Block *b = batch; b; b = b->next) split(o, b);
   guint64 lost = 0;
-  if (logs.lines && !post(o, o->logs_url, logs.body, timeout_ms)) lost += logs.lines;
-  if (spans.lines && !post(o, o->traces_url, spans.body, timeout_ms)) lost += spans.lines;
-  g_string_free(logs.body, TRUE);
-  g_string_free(spans.body, TRUE);
+  if (o->logs.lines && !post(o, o->logs_url, o->logs.body, timeout_ms)) lost += o->logs.lines;
+  if (o->spans.lines && !post(o, o->traces_url, o->spans.body, timeout_ms)) lost += o->spans.lines;
   g_mutex_lock(&o->lock);
+  while (batch) {
+    Block *b = batch;
+    batch = b->next;
+    if (b->size != BLOCK_BYTES) { /* one huge line's */
+      g_free(b);
+      continue;
+    }
+    b->len = 0;
+    b->next = o->spare;
+    o->spare = b;
+  }
   o->dropped += lost;
   __atomic_add_fetch(o->drops, lost, __ATOMIC_RELAXED);
-  o->done = upto;
 }
 
 static CURL *easy_new(BoxOtlp *o)
@@ -154,9 +212,9 @@ static gpointer exporter_main(gpointer data)
     while (!o->stopping && o->bytes < BATCH_BYTES && g_cond_wait_until(&o->wake, &o->lock, until))
       ;
     if (o->stopping) break;
-    send_pending(o, REQUEST_TIMEOUT_MS);
+    if (o->head) send_queued(o, REQUEST_TIMEOUT_MS);
   }
-  send_pending(o, FINAL_TIMEOUT_MS);
+  if (o->head) send_queued(o, FINAL_TIMEOUT_MS);
   g_mutex_unlock(&o->lock);
   return NULL;
 }
@@ -186,50 +244,54 @@ BoxOtlp *box_otlp_start(const char *label, const char *url, const char *header, 
   o->curl = easy_new(o);
   g_mutex_init(&o->lock);
   g_cond_init(&o->wake);
-  pending_init(&o->logs, LOGS_OPEN);
-  pending_init(&o->spans, SPANS_OPEN);
   o->thread = g_thread_new("box-otlp", exporter_main, o);
   return o;
 }
 
+/* lock held: room for len more bytes at the queue's end */
+static Block *queue_room(BoxOtlp *o, size_t len)
+{
+  Block *b = o->tail;
+  if (b && b->size - b->len >= len) return b;
+  if (len <= BLOCK_BYTES && o->spare) {
+    b = o->spare;
+    o->spare = b->next;
+  } else {
+    size_t size = MAX(len, BLOCK_BYTES);
+    b = g_malloc(sizeof *b + size);
+    b->len = 0;
+    b->size = size;
+  }
+  b->next = NULL;
+  if (o->tail)
+    o->tail->next = b;
+  else
+    o->head = b;
+  o->tail = b;
+  return b;
+}
+
 void box_otlp_queue(BoxOtlp *o, const char *lines, size_t len)
 {
-  const char *end = lines + len;
-  bool wake = false;
+  if (!len) return;
   g_mutex_lock(&o->lock);
-  for (const char *p = lines; p < end;) {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    const char *stop = nl ? nl : end;
-    size_t n = (size_t)(stop - p);
-    Pending *to = NULL;
-    size_t open = 0;
-    if (n > sizeof LOGS_OPEN && memcmp(p, LOGS_OPEN, sizeof LOGS_OPEN - 1) == 0) {
-      to = &o->logs;
-      open = sizeof LOGS_OPEN - 1;
-    } else if (n > sizeof SPANS_OPEN && memcmp(p, SPANS_OPEN, sizeof SPANS_OPEN - 1) == 0) {
-      to = &o->spans;
-      open = sizeof SPANS_OPEN - 1;
+  if (o->bytes + len > QUEUE_BYTES) {
+    guint64 n = 0;
+    for (const char *p = lines, *end = lines + len; p < end; n++) {
+      const char *nl = memchr(p, '\n', (size_t)(end - p));
+      p = nl ? nl + 1 : end;
     }
-    if (to) {
-      size_t inner = n - open - 2; /* less the closing "]}" */
-      o->queued++;
-      if (o->bytes + inner + 1 > QUEUE_BYTES) {
-        o->dropped++;
-        __atomic_add_fetch(o->drops, 1, __ATOMIC_RELAXED);
-        o->done++; /* nothing of it is left to send */
-      } else {
-        if (to->lines) g_string_append_c(to->body, ',');
-        g_string_append_len(to->body, p + open, (gssize)inner);
-        to->lines++;
-        o->bytes += inner + 1;
-        wake |= o->bytes >= BATCH_BYTES;
-      }
-    }
-    p = stop + 1;
+    o->dropped += n;
+    __atomic_add_fetch(o->drops, n, __ATOMIC_RELAXED);
+  } else {
+    Block *b = queue_room(o, len);
+    memcpy(b->data + b->len, lines, len);
+    b->len += len;
+    o->bytes += len;
   }
-  if (!o->thread && o->bytes)
-    send_pending(o, FINAL_TIMEOUT_MS); /* the thread has ended: sent now, by the caller */
-  else if (wake && !o->woken) {
+  if (!o->thread) {
+    if (o->head) send_queued(o, FINAL_TIMEOUT_MS); /* the thread has ended: sent now */
+  } else if (o->bytes >= BATCH_BYTES && !o->woken) {
     o->woken = true;
     g_cond_signal(&o->wake);
   }
@@ -265,6 +327,15 @@ const char *box_otlp_label(const BoxOtlp *o)
   return o->label;
 }
 
+static void free_blocks(Block *b)
+{
+  while (b) {
+    Block *next = b->next;
+    g_free(b);
+    b = next;
+  }
+}
+
 void box_otlp_stop(BoxOtlp *o)
 {
   if (!o) return;
@@ -272,7 +343,10 @@ void box_otlp_stop(BoxOtlp *o)
   curl_easy_cleanup(o->curl);
   if (o->relay_curl) curl_easy_cleanup(o->relay_curl);
   curl_slist_free_all(o->headers);
-  for (Pending *p = &o->logs; p; p = p == &o->logs ? &o->spans : NULL) g_string_free(p->body, TRUE);
+  free_blocks(o->head);
+  free_blocks(o->spare);
+  for (Pending *p = &o->logs; p; p = p == &o->logs ? &o->spans : NULL)
+    if (p->body) g_string_free(p->body, TRUE);
   g_cond_clear(&o->wake);
   g_mutex_clear(&o->lock);
   char *strings[] = { o->label, o->logs_url, o->traces_url, o->metrics_url };

@@ -29,11 +29,15 @@ class Receiver:
     """An OTLP/HTTP receiver on 127.0.0.1 (tests/telemetry/receiver.mjs, on
     the OpenTelemetry project's protobuf definitions): every request's path,
     headers and body in the OTLP/JSON mapping, in arrival order; delay:
-    seconds each request waits before it is taken (a slow collector)."""
+    seconds each request waits before it is taken (a slow collector), or
+    "hold": none is ever answered, and held/closed number those that
+    arrived and those their client gave up on (a collector that hangs)."""
 
     def __init__(self, delay=0.0):
         self.requests = []
         self.synced = set()
+        self.held = {}
+        self.closed = set()
         self.cond = threading.Condition()
         self.proc = subprocess.Popen(["node", str(RECEIVER), str(delay)], stdout=subprocess.PIPE,
                                      stdin=subprocess.DEVNULL, text=True)
@@ -49,6 +53,10 @@ class Receiver:
             with self.cond:
                 if "sync" in msg:
                     self.synced.add(msg["sync"])
+                elif "held" in msg:
+                    self.held[msg["held"]] = msg["body"]
+                elif "closed" in msg:
+                    self.closed.add(msg["closed"])
                 else:
                     self.requests.append((msg["path"], msg["headers"], msg["body"]))
                 self.cond.notify_all()
@@ -60,6 +68,21 @@ class Receiver:
         direct.open(f"{self.url}/sync/{mark}", timeout=30).read()
         with self.cond:
             assert self.cond.wait_for(lambda: mark in self.synced, timeout=30)
+
+    def wait_held(self, which=lambda body: True):
+        """The number of an export held and not yet given up on whose body
+        which accepts, once there is one."""
+        def held():
+            return [n for n, body in self.held.items() if n not in self.closed and which(body)]
+        with self.cond:
+            assert self.cond.wait_for(held, timeout=30), "no export held"
+            return max(held())
+
+    def still_held(self, n):
+        """Whether export n's client still waits for its answer."""
+        self.sync()
+        with self.cond:
+            return n not in self.closed
 
     def entries(self):
         """(signal, resource entry) of every request, as file_entries gives them."""

@@ -92,6 +92,31 @@ def test_destination_rules(tmp_path):
     assert (box.home / "u.jsonl").stat().st_mode & 0o777 == 0o600
 
 
+def test_a_destination_reaching_the_box_through_a_link_is_refused(tmp_path):
+    box = Box(tmp_path)
+    assert run_box(box, "").returncode == 0  # the box directory, kept
+    link = tmp_path / "into-the-box"
+    link.symlink_to(box.box_dir / "run")
+    dest = f"{link}/records.jsonl"
+    r = run_box(box, f'\n[telemetry.t]\nkind = "file"\ndestination = "{dest}"\n')
+    assert r.returncode == 1, r.stderr
+    assert f'box: error: invalid `[telemetry.t]` target: "{dest}" is inside the box directory ' \
+           f"{box.box_dir} but outside its private tree" in r.stderr, r.stderr
+    assert not (box.box_dir / "run" / "records.jsonl").exists()
+
+
+def test_logs_and_metrics_alone_are_accepted_and_take_no_box_record(tmp_path):
+    box = Box(tmp_path)
+    out = tmp_path / "agent.jsonl"
+    r = run_box(box, f'\n[telemetry.t]\nkind = "file"\ndestination = "{out}"\n'
+                     'include = ["logs", "metrics"]\n',
+                agent=["/bin/sh", "-c", "cat src/main.rs > /dev/null; cat ~/.ssh/x; true"])
+    assert r.returncode == 0, r.stderr
+    # the target replaces the default, and no decision or control record reaches it
+    assert not (box.box_dir / "private" / "telemetry" / "records.jsonl").exists()
+    assert out.read_text() == ""
+
+
 def test_missing_secret_variable(tmp_path):
     box = Box(tmp_path)
     r = run_box(box, '\n[telemetry.t]\nkind = "otlp"\ndestination = "http://127.0.0.1:9"\n'
@@ -215,15 +240,6 @@ def test_otlp_receiver_gets_the_file_targets_records(tmp_path, protocol, content
         receiver.close()
 
 
-def per_decision_seconds(box, loops):
-    """Seconds per decision of a loop of cats through the alias."""
-    t0 = time.monotonic()
-    r = box.bash(f"for i in $(seq {loops}); do cat src/main.rs > /dev/null; done")
-    elapsed = time.monotonic() - t0
-    assert r.returncode == 0, r.stderr
-    return elapsed / (2 * loops)  # a cat's shell:exec and its fs:read
-
-
 def dropped_of(entries):
     stopped = control_records(entries)[-1]
     assert stopped["strands.box.control.operation"] == "box_stopped"
@@ -232,30 +248,39 @@ def dropped_of(entries):
     return int(m.group(1)) if m else 0
 
 
-@pytest.mark.parametrize("receiver_kind", ["down", "slow"])
-def test_a_receiver_down_or_slow_costs_decisions_nothing(tmp_path, receiver_kind):
-    (tmp_path / "base").mkdir()
-    (tmp_path / "otlp").mkdir()
-    base = Box(tmp_path / "base")
-    base.seed_policy()
-    base.write_config()
-    base.start(args=["--quiet"])
-    try:
-        baseline = per_decision_seconds(base, 150)
-    finally:
-        base.stop()
-    receiver = Receiver(delay=4.0) if receiver_kind == "slow" else None
+@pytest.mark.parametrize("receiver_kind", ["down", "hanging"])
+def test_a_receiver_down_or_hanging_holds_no_decision_and_every_drop_is_counted(
+        tmp_path, receiver_kind):
+    receiver = Receiver(delay="hold") if receiver_kind == "hanging" else None
     url = receiver.url if receiver else closed_port_url()
     try:
-        box = start_with_token(otlp_box(tmp_path / "otlp", url))
+        box = start_with_token(otlp_box(tmp_path, url))
         try:
-            with_export = per_decision_seconds(box, 150)
+            r = box.bash("cat src/main.rs > /dev/null")
+            assert r.returncode == 0, r.stderr
+            if receiver:
+                # Decisions are made and answered while an export hangs: the
+                # commands end before the exporter gives up on it.  A command
+                # that waited for the export would end only after that, so
+                # try until one round ends while it is still held (the
+                # exporter gives up after a few seconds; a loaded machine may
+                # take as long for a round).
+                deadline = time.monotonic() + 60
+                while True:
+                    held = receiver.wait_held()
+                    r = box.bash("for i in 1 2 3 4 5; do cat src/main.rs > /dev/null; done")
+                    assert r.returncode == 0, r.stderr
+                    if receiver.still_held(held):
+                        break
+                    assert time.monotonic() < deadline, "no round of commands ended while an " \
+                        "export was held"
+            else:
+                r = box.bash("for i in $(seq 50); do cat src/main.rs > /dev/null; done")
+                assert r.returncode == 0, r.stderr
         finally:
             box.stop()
-        # generous: the machine is shared; a decision that waited for a
-        # connection or a reply would cost a second or more
-        assert with_export < 3 * baseline + 0.003, (with_export, baseline)
-        lines = file_entries(tmp_path / "otlp" / "file.jsonl")
+        lines = file_entries(tmp_path / "file.jsonl")
+        assert len(items(lines, "strands-box.policy")) >= 20
         # every line sent before box_stopped was lost, and each is counted
         assert dropped_of(lines) == len(lines) - 2
     finally:

@@ -6,6 +6,8 @@ and the one relay slot."""
 import json
 import re
 import subprocess
+import threading
+import time
 
 from conftest import BOX, Box
 from telemetry_util import Receiver, attrs, file_entries
@@ -27,7 +29,11 @@ def post(i, path, ctype, body):
         out[i] = [e.code, e.read().decode()]
 threads = []
 for i, (path, ctype, body, after) in enumerate(json.load(open(sys.argv[1]))):
-    time.sleep(after)
+    if after is None:  # once every request before it is answered
+        for t in threads:
+            t.join()
+    else:
+        time.sleep(after)
     t = threading.Thread(target=post, args=(i, path, ctype, bytes.fromhex(body)))
     t.start()
     threads.append(t)
@@ -99,7 +105,8 @@ def box_with_poster(tmp_path, extra_targets=None):
 
 
 def post(box, requests):
-    """requests: (path, content type, body bytes, seconds to wait first)."""
+    """requests: (path, content type, body bytes, seconds to wait first, or
+    None: until the requests before it are answered)."""
     (box.workspace / "req.json").write_text(json.dumps(
         [(p, t, b.hex(), after) for p, t, b, after in requests]))
     r = box.bash("/usr/bin/python3 post.py req.json", timeout=120)
@@ -139,9 +146,9 @@ def test_strip_rename_stamp_and_routes(tmp_path):
     try:
         answers = post(box, [
             ("/v1/traces", "application/json", json.dumps(traces_json("strands-box.policy")).encode(), 0),
-            ("/v1/logs", "application/x-protobuf", logs_protobuf(), 0.5),
-            ("/v1/other", "application/json", b"{}", 0.5),
-            ("/v1/metrics", "application/json", b"not json", 0.5),
+            ("/v1/logs", "application/x-protobuf", logs_protobuf(), None),
+            ("/v1/other", "application/json", b"{}", None),
+            ("/v1/metrics", "application/json", b"not json", None),
         ])
     finally:
         box.stop()
@@ -175,7 +182,7 @@ def test_include_and_a_receiver_target_in_protobuf(tmp_path):
         box.start()
         try:
             post(box, [("/v1/traces", "application/json", json.dumps(traces_json()).encode(), 0),
-                       ("/v1/logs", "application/x-protobuf", logs_protobuf(), 0.5)])
+                       ("/v1/logs", "application/x-protobuf", logs_protobuf(), None)])
         finally:
             box.stop()
         # without `trace`, no agent span; its logs always pass
@@ -191,36 +198,78 @@ def test_include_and_a_receiver_target_in_protobuf(tmp_path):
         receiver.close()
 
 
+# A round of the relay slot: "first" is posted and held by a receiver that
+# never answers; once the test says it holds it (the file go-ROUND appears),
+# "second" is posted; after first's answer, "last".  Prints whether second
+# was answered while first was still pending, which makes the round tell.
+SLOT = r"""
+import json, os, sys, threading, time, urllib.request
+base = os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"]
+direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+k = sys.argv[1]
+def post(name):
+    body = json.dumps({"resourceLogs": [{"resource": {"attributes": [
+        {"key": "n", "value": {"stringValue": name}}]}}]}).encode()
+    req = urllib.request.Request(base + "/v1/logs", data=body, method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with direct.open(req, timeout=60) as r:
+        assert r.status == 200 and r.read() == b"{}"
+first = threading.Thread(target=post, args=("first-" + k,))
+first.start()
+while not os.path.exists("go-" + k):
+    time.sleep(0.02)
+post("second-" + k)
+pending = first.is_alive()
+first.join()
+post("last-" + k)
+print("told" if pending else "untold")
+"""
+
+
 def test_caps_and_the_one_relay_slot(tmp_path):
-    slow = Receiver(delay=2.0)
+    hanging = Receiver(delay="hold")
     try:
         box = box_with_poster(tmp_path, '\n[telemetry.a]\nkind = "file"\n'
                               f'destination = "{tmp_path}/all.jsonl"\n'
-                              '\n[telemetry.slow]\nkind = "otlp"\n'
-                              f'destination = "{slow.url}"\n')
+                              '\n[telemetry.hanging]\nkind = "otlp"\n'
+                              f'destination = "{hanging.url}"\n')
+        (box.workspace / "slot.py").write_text(SLOT)
         box.start()
         many = {"resourceLogs": [{"resource": {}, "scopeLogs": []}] * 65}
         big = json.dumps({"resourceLogs": [{"resource": {"attributes": [
             kv("pad", "x" * (4 * 1024 * 1024))]}}]}).encode()
-        first = {"resourceLogs": [{"resource": {"attributes": [kv("n", "first")]}}]}
-        second = {"resourceLogs": [{"resource": {"attributes": [kv("n", "second")]}}]}
-        last = {"resourceLogs": [{"resource": {"attributes": [kv("n", "last")]}}]}
         try:
-            answers = post(box, [
-                ("/v1/logs", "application/json", json.dumps(many).encode(), 0),
-                ("/v1/logs", "application/json", big, 0.5),
-                # the first holds the slot while the slow target takes it
-                ("/v1/logs", "application/json", json.dumps(first).encode(), 0.5),
-                ("/v1/logs", "application/json", json.dumps(second).encode(), 0.7),
-                ("/v1/logs", "application/json", json.dumps(last).encode(), 3.0),
-            ])
+            # past the resource cap, and past the byte cap: dropped
+            answers = post(box, [("/v1/logs", "application/json", json.dumps(many).encode(), 0),
+                                 ("/v1/logs", "application/json", big, None)])
+            assert answers == [[200, "{}"]] * 2
+            # one payload at a time: second arrives while first holds the
+            # slot, so it is dropped; last comes after.  A round tells only
+            # if the exporter has not given up on first before second got
+            # its answer (a few seconds; a loaded machine may take as long).
+            deadline = time.monotonic() + 120
+            told = None
+            for k in range(1000):
+                out = {}
+                run = threading.Thread(target=lambda: out.update(
+                    r=box.bash(f"/usr/bin/python3 slot.py {k}", timeout=120)))
+                run.start()
+                hanging.wait_held(lambda body: f"first-{k}" in json.dumps(body))
+                (box.workspace / f"go-{k}").write_text("")
+                run.join()
+                assert out["r"].returncode == 0, out["r"].stderr
+                if out["r"].stdout == "told\n":
+                    told = k
+                    break
+                assert time.monotonic() < deadline, "no round told"
         finally:
             box.stop()
-        assert answers == [[200, "{}"]] * 5
-        got = agent_entries(tmp_path / "all.jsonl")
-        assert [attrs(e["resource"])["n"] for _, e in got] == ["first", "last"]
+        names = [attrs(e["resource"]).get("n") for _, e in agent_entries(tmp_path / "all.jsonl")]
+        assert None not in names, names  # neither capped payload
+        assert f"first-{told}" in names and f"last-{told}" in names, names
+        assert f"second-{told}" not in names, names
     finally:
-        slow.close()
+        hanging.close()
 
 
 def test_the_agent_reaches_the_receiver_in_its_own_namespace(tmp_path):

@@ -11,7 +11,11 @@
 // numbers).  A JSON request goes through the same messages (fromObject and
 // back), so both encodings are judged by one schema.
 //
-// Usage: node receiver.mjs [DELAY_SECONDS]
+// With DELAY_SECONDS "hold", no export is ever answered: {"held": N, "body"}
+// is printed when the Nth arrives, and {"closed": N} when its client gives
+// up on it (a collector that hangs).
+//
+// Usage: node receiver.mjs [DELAY_SECONDS | hold]
 import http from "node:http";
 import { createRequire } from "node:module";
 
@@ -23,7 +27,9 @@ const requests = {
   "/v1/traces": proto.trace.v1.ExportTraceServiceRequest,
   "/v1/metrics": proto.metrics.v1.ExportMetricsServiceRequest,
 };
-const delayMs = Number(process.argv[2] || 0) * 1000;
+const hold = process.argv[2] === "hold";
+const delayMs = hold ? 0 : Number(process.argv[2] || 0) * 1000;
+let held = 0;
 // The fields the JSON mapping spells as hex rather than base64.
 const IDS = new Set(["traceId", "spanId", "parentSpanId"]);
 
@@ -85,7 +91,11 @@ const server = http.createServer((req, res) => {
       process.stdout.write(JSON.stringify({ path: req.url, headers, body }) + "\n");
       answer(200, "{}");
     };
-    if (delayMs) setTimeout(take, delayMs);
+    if (hold) {
+      const n = ++held;
+      process.stdout.write(JSON.stringify({ held: n, body }) + "\n");
+      res.on("close", () => process.stdout.write(JSON.stringify({ closed: n }) + "\n"));
+    } else if (delayMs) setTimeout(take, delayMs);
     else take();
   });
 });
