@@ -247,7 +247,7 @@ static bool quotes_only(const Word *w)
 }
 
 /* A first stage that is the Shell's echo of such words writes at most
- * their length (an escape is never shorter than what it stands for), so
+ * their length (no escape writes more bytes than it is long), so
  * when the pipe holds that much it cannot block, and echo changes nothing
  * of the shell: this shell runs it itself before the next stage starts,
  * one fork and one reply channel fewer than a child asking for its
@@ -313,7 +313,7 @@ int box_run_pipe(Shell *sh, Node *n)
       status = sh->exit_status;
       break;
     }
-    if (i == 0 && echo_fits(sh, n, p[1])) {
+    if (i == 0 && p[1] >= 0 && echo_fits(sh, n, p[1])) {
       int out = sh->fd[1];
       sh->fd[1] = p[1];
       sts[0] = box_exec_stage_here(sh, n->u.pipe.cmds[0]);
