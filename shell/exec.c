@@ -800,6 +800,23 @@ G_GNUC_NO_INLINE static int run_simple(Shell *sh, Node *n)
   return status;
 }
 
+int box_exec_stage_here(Shell *sh, Node *n)
+{
+  char *arg = sh->last_arg;
+  size_t arg_size = sh->last_arg_size;
+  const Word *arg_word = sh->last_arg_word;
+  bool arg_empty = sh->last_arg_empty;
+  sh->last_arg = NULL;
+  sh->last_arg_size = 0;
+  int status = run_simple(sh, n);
+  g_free(sh->last_arg);
+  sh->last_arg = arg;
+  sh->last_arg_size = arg_size;
+  sh->last_arg_word = arg_word;
+  sh->last_arg_empty = arg_empty;
+  return status;
+}
+
 /* A for loop's DEBUG trap, before each of its rounds: the loop's head as
  * written is its $BASH_COMMAND. */
 static bool debug_for(Shell *sh, const Node *n)

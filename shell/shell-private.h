@@ -540,6 +540,10 @@ bool box_exec_decide(Shell *sh, char **av, int argc, const char *program);
 int box_exec_run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av);
 GArray *box_exec_temp_assign(Shell *sh, Word **as, size_t na, int *status);
 int box_exec_run_argv(Shell *sh, int argc, char **av, Word **as, size_t na, bool skip_funcs);
+/* Simple command n as a pipeline's stage, run by this shell in place of
+ * the child it would fork (jobs.c): $?, $_ and PIPESTATUS stay the shell's,
+ * as a child's run would leave them. */
+int box_exec_stage_here(Shell *sh, struct Node *n);
 /* script.c: av, whose file is path, run as the script it is; false if it
  * is none the Shell runs itself. */
 bool box_run_script(Shell *sh, const char *path, int argc, char **av, Word **as, size_t na,

@@ -73,6 +73,17 @@ STREAMS = [
     ("last_pipefail", "set -o pipefail; " + PY + " -c 'raise SystemExit(5)' | " + PY
      + " -c 'import sys; sys.stdin.read()'; echo $?", "5\n"),
     ("last_keeps_vars", "x=1; echo x | " + PY + " -c 'import sys'; echo $x", "1\n"),
+    # An echo of words that only quotes spell writes into the pipe from the
+    # Shell itself: what its stage leaves is still a child's.
+    ("echo_quoted", "echo -e 'a\\tb' \"c  d\"'e' | " + UPPER, "A\tB C  DE\n"),
+    ("echo_leaves_status", "false; echo x | " + PY + " -c 'import sys; sys.stdin.read()'; "
+     "echo $? ${PIPESTATUS[@]}; false; echo x | cat > /dev/null; echo $?", "0 0 0\n0\n"),
+    ("echo_status_in_next_stage", "false; echo x | echo $? | " + UPPER, "1\n"),
+    ("echo_pipestatus_in_next_stage", "false | true; echo x | echo ${PIPESTATUS[@]} | " + UPPER,
+     "1 0\n"),
+    ("echo_leaves_last_arg", "echo y; echo x | " + PY + " -c 'import sys'; echo $_", "y\ny\n"),
+    ("echo_over_pipe_size", "echo " + "y" * 70000 + " | " + PY
+     + " -c 'import sys; print(len(sys.stdin.read()))'", "70001\n"),
 ]
 
 
@@ -80,6 +91,31 @@ STREAMS = [
 def test_streams_reach_tools(tbox, source, expected):
     r = tbox.bash(source)
     assert (r.stdout, r.stderr) == (expected, ""), (r.returncode, r.stdout, r.stderr)
+
+
+def test_an_echo_into_a_tool_forks_no_stage(tbox):
+    """`echo 'print(42)' | python3`: echo's words fit the pipe, so the Shell
+    writes them itself instead of forking a stage that would ask for its
+    decision on a channel of its own; the tool is the last stage, which
+    forks nothing either.  The worker's process numbers show it: the
+    subshell after the pipeline is the next process after the one before."""
+    r = tbox.bash("(echo $BASHPID); echo 'print(42)' | " + PY + "; (echo $BASHPID)")
+    assert r.returncode == 0, r.stderr
+    before, out, after = r.stdout.split()
+    assert (out, int(after) - int(before)) == ("42", 1), r.stdout
+
+
+def test_a_refused_echo_into_a_tool_feeds_it_nothing(box):
+    """echo refused: its message, status 126 in PIPESTATUS, and the tool
+    reads an empty pipe, as when the stage is a child."""
+    box.write_policy(ALLOW_ALL + 'forbid(principal, action == Box::Action::"shell:exec", resource)'
+                     ' when { context.input.program == "echo" };\n')
+    box.write_config(extra=f'\n[tool.python3]\ncommand = ["{PY}"]\n')
+    box.start()
+    r = box.bash("echo 'x' | " + PY + " -c 'import sys; print(repr(sys.stdin.read()))';"
+                 " printf '%s\\n' \"${PIPESTATUS[*]}\"")
+    assert (r.returncode, r.stdout) == (0, "''\n126 0\n"), r.stderr
+    assert "effect denied" in r.stderr, r.stderr
 
 
 def test_callers_stdin_stays_out_of_tools(tbox):
