@@ -55,6 +55,7 @@ PyStatus box_python_set_locations(PyConfig *c, bool fixed_paths)
 
 int box_python_main(int argc, char **argv, const BoxPythonHost *host)
 {
+  box_python_bind_isatty();
   if (box_python_is_warm()) return box_python_warm_main(argc, argv, host);
   bool through_host = host && host->stdlib_dir >= 0;
   box_python_register(host);

@@ -32,6 +32,10 @@ bool box_python_after_main(void);
  * interpreter's command brings its own). */
 void box_python_rehost(const BoxPythonHost *h);
 
+/* tty.c: libpython's isatty answers from the file's type where it can,
+ * without an ioctl (a request to the mount per open()).  Idempotent. */
+void box_python_bind_isatty(void);
+
 /* cli.c: CPython's exit or error status (printed as python3 prints it). */
 int box_python_status_exit(PyStatus st);
 /* cli.c: where the interpreter lives (/usr/bin/python3); with fixed_paths

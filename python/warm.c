@@ -175,6 +175,7 @@ bool box_python_warm(const BoxPythonHost *host)
   static bool tried;
   if (tried || !host || host->stdlib_dir < 0) return warm;
   tried = true;
+  box_python_bind_isatty(); /* first: the slot it rewrites is kept as pristine */
   if (dl_iterate_phdr(keep_pristine, NULL) != 1 || n_pristine == 0) return false;
   if (!warm_init(host)) {
     /* as loaded again: a command's python3 starts a fresh runtime */

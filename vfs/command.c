@@ -316,8 +316,9 @@ void box_vfs_command_set_running(BoxVfs *v, int command, bool running)
 {
   g_mutex_lock(&v->lock);
   Command *c = vfs_command(v, command);
-  if (c) c->running = running;
+  bool flush = c && vfs_attr_running(v, c, running);
   g_mutex_unlock(&v->lock);
+  if (flush) vfs_attr_flush(v);
 }
 
 static void ram_clear(BoxVfs *v, Node *dir)
@@ -402,7 +403,7 @@ void box_vfs_command_end(BoxVfs *v, int command)
     return;
   }
   c->ended = true;
-  c->running = false;
+  bool granted = vfs_attr_running(v, c, false);
   vfs_job_cancel_command(v, command);
   for (guint i = 0; i < c->pidns->len; i++) {
     PidnsEntry *e = g_hash_table_lookup(v->pidns, &g_array_index(c->pidns, guint64, i));
@@ -422,6 +423,7 @@ void box_vfs_command_end(BoxVfs *v, int command)
   GArray *gone = NULL;
   if (slot) gone = slot_reset(v, slot->root);
   g_mutex_unlock(&v->lock);
+  if (granted) vfs_attr_flush(v);
   vfs_live_withdraw(v, command);
 
   /* Outside the lock: the kernel may answer with FORGETs at once. */

@@ -120,6 +120,7 @@ static void vfs_free(BoxVfs *v)
   if (v->se) fuse_session_destroy(v->se);
   if (v->pending) g_hash_table_unref(v->pending);
   if (v->graveyard) g_ptr_array_unref(v->graveyard);
+  if (v->attr_grants) g_array_unref(v->attr_grants);
   g_mutex_clear(&v->pending_lock);
   if (v->commands) {
     for (guint i = 0; i < v->commands->len; i++) {
@@ -205,6 +206,7 @@ BoxVfs *box_vfs_start(const BoxVfsConfig *config, GError **error)
   v->commands = g_ptr_array_new();
   v->free_slots = g_array_new(FALSE, FALSE, sizeof(int));
   v->next_ino = FUSE_ROOT_ID;
+  v->attr_grants = g_array_new(FALSE, FALSE, sizeof(fuse_ino_t));
   vfs_watch_open(v);
 
   for (char **r = v->roots; *r; r++) {

@@ -55,7 +55,11 @@ void vfs_run_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   Node *n = vfs_pin_or_reply(v, req, ino, &c);
   if (!n) return;
   int err = 0;
-  if (!fi && c.decides && decidable(n)) err = vfs_decide_getattr(v, &c, n);
+  bool decided = !fi && c.decides && decidable(n);
+  if (decided) err = vfs_decide_getattr(v, &c, n);
+  /* granted before the attributes are read: a change made outside after
+   * the read then finds the grant to expire */
+  double timeout = !err && decided && is_pass(n) ? vfs_attr_grant(v, &c, n) : 0.0;
   bool done = false;
   if (!err && !fi && is_pass(n)) {
     int got = pass_stat_placed(v, &c, n, &st);
@@ -108,7 +112,7 @@ void vfs_run_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   if (err)
     vfs_reply_err(req, err);
   else
-    vfs_reply_attr(req, &st, 0.0);
+    vfs_reply_attr(req, &st, done ? timeout : 0.0);
 }
 
 /* chown(2) rules for a caller the kernel did not check (no

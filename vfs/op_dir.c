@@ -45,6 +45,7 @@ void vfs_run_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     vfs_reply_err(req, err);
     return;
   }
+  if (c.decides) vfs_fh_hold(v, fh, true, false);
   fi->fh = (uint64_t)(uintptr_t)fh;
   if (vfs_reply_open(req, fi) != 0) vfs_fh_free(v, fh);
 }

@@ -35,32 +35,50 @@ static Fh *fh_pass_file(BoxVfs *v, int cmd, Node *n, int fd)
   return fh;
 }
 
-/* A handle for writing, opened by a deciding caller, is counted on its
- * node with the command holding it: that command's later change of the
+static void holders_count(Holders *h, int cmd, bool on)
+{
+  if (on && h->count++ == 0) {
+    h->cmd = cmd;
+    h->mixed = false;
+  } else if (on && h->cmd != cmd) {
+    h->mixed = true;
+  } else if (!on) {
+    h->count--;
+  }
+}
+
+/* A handle opened by a deciding caller is counted on its node with the
+ * command holding it.  For writing: that command's later change of the
  * node's times (futimens, as tar restores a member's) is covered by the
- * decision that opened it.  A tool's handle (no decision) covers nothing. */
-static void fh_count_write(BoxVfs *v, Fh *fh, bool on)
+ * decision that opened it.  Of any kind: while the command alone holds
+ * the node open, the kernel may keep the attributes it was permitted to
+ * read (attrs.c), dropped at the last close.  A tool's handle (no
+ * decision) covers nothing. */
+void vfs_fh_hold(BoxVfs *v, Fh *fh, bool on, bool writing)
 {
   Node *n = fh->node;
-  if (fh->cmd < 0 || fh->writes == on) return;
+  bool held = fh->held != on, write = fh->writes != on && (writing || !on);
+  if (fh->cmd < 0 || (!held && !write)) return;
   g_mutex_lock(&v->lock);
-  if (on && n->writes++ == 0) {
-    n->writer = fh->cmd;
-    n->writers = false;
-  } else if (on && n->writer != fh->cmd) {
-    n->writers = true;
-  } else if (!on) {
-    n->writes--;
+  if (held) {
+    holders_count(&n->held, fh->cmd, on);
+    fh->held = on;
   }
+  if (write) {
+    holders_count(&n->writing, fh->cmd, on);
+    fh->writes = on;
+  }
+  bool expire = !on && n->held.count == 0 && n->attr_kept;
+  if (expire) n->attr_kept = false;
   g_mutex_unlock(&v->lock);
-  fh->writes = on;
+  if (expire) vfs_attr_expire(v, n->ino);
 }
 
 /* Whether c's command holds n open for writing, alone. */
 bool vfs_writing(BoxVfs *v, const Caller *c, Node *n)
 {
   g_mutex_lock(&v->lock);
-  bool mine = n->writes > 0 && !n->writers && n->writer == c->cmd;
+  bool mine = vfs_holders_are(&n->writing, c->cmd);
   g_mutex_unlock(&v->lock);
   return mine;
 }
@@ -223,13 +241,13 @@ void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     return;
   }
   fh->flags = fi->flags;
-  if (!ro && c.decides) fh_count_write(v, fh, true);
+  if (c.decides) vfs_fh_hold(v, fh, true, !ro);
   fi->fh = (uint64_t)(uintptr_t)fh;
   vfs_backing_for_reply(fh->backing);
   int sent = vfs_reply_open(req, fi);
   vfs_backing_for_reply(-1);
   if (sent != 0) {
-    fh_count_write(v, fh, false);
+    vfs_fh_hold(v, fh, false, false);
     vfs_backing_close(v, n, fh->backing);
     if (fh->fd >= 0) close(fh->fd);
     g_free(fh);
@@ -325,14 +343,14 @@ void vfs_run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
     return;
   }
   fh->flags = fi->flags;
-  if (c.decides) fh_count_write(v, fh, true);
+  if (c.decides) vfs_fh_hold(v, fh, true, true);
   fi->fh = (uint64_t)(uintptr_t)fh;
   vfs_backing_for_reply(fh->backing);
   int sent = vfs_reply_create(req, &e, fi);
   vfs_backing_for_reply(-1);
   if (sent != 0) {
     Node *n = fh->node;
-    fh_count_write(v, fh, false);
+    vfs_fh_hold(v, fh, false, false);
     vfs_backing_close(v, n, fh->backing);
     if (fh->fd >= 0) close(fh->fd);
     g_free(fh);
@@ -483,7 +501,7 @@ void vfs_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 void vfs_fh_free(BoxVfs *v, Fh *fh)
 {
-  fh_count_write(v, fh, false);
+  vfs_fh_hold(v, fh, false, false);
   vfs_backing_close(v, fh->node, fh->backing);
   if (fh->kind == FH_PASS_FILE && fh->node->fd < 0) {
     g_mutex_lock(&v->lock);

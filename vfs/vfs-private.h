@@ -57,6 +57,13 @@ typedef enum {
   SPECIAL_TREE,      /* .box/<name> of an operator's view: its view_tree's root */
 } NodeSpecial;
 
+/* The open handles of deciding commands on a node, and whose they are. */
+typedef struct {
+  guint count;
+  int cmd;    /* the command of those handles, while they are all one's */
+  bool mixed; /* more than one command has held them since count was 0 */
+} Holders;
+
 typedef struct Node Node;
 struct Node {
   fuse_ino_t ino;
@@ -70,15 +77,16 @@ struct Node {
   guint64 nlookup;
   bool chain;       /* a directory of the root chain (no metadata decision) */
   bool watched;     /* a pass directory with a fanotify mark (watch.c) */
+  bool attr_kept;   /* its attributes granted to the kernel (attrs.c; lock) */
+  bool attr_mark;   /* its mark reports attribute changes too (vfs_watch_attrs) */
   guint64 settled;  /* the watch's count of moves when a walk from the root last
                         * found it at its place, or 0 (vfs_watch_proven) */
   bool mount_point; /* a tool launch's, in a RAM /tmp: no entry for the Shell, no decision */
   bool skeleton;    /* part of a reused RAM root's fixed layout (kept, restored) */
   mode_t skel_mode; /* its mode as built */
   guint opens;      /* open file handles (atomic) */
-  guint writes;     /* open handles for writing (lock held) */
-  int writer;       /* the command of those handles, while they are all one's */
-  bool writers;     /* more than one command has held them since writes was 0 */
+  Holders writing;  /* open handles for writing (lock held) */
+  Holders held;     /* open handles of any kind (lock held; attrs.c) */
   /* NODE_PASS */
   int fd;             /* O_PATH|O_NOFOLLOW, or -1 past the descriptor budget */
   dev_t rdev_key;     /* real st_dev */
@@ -192,6 +200,9 @@ struct BoxVfs {
   GArray *watch_fs; /* WatchFs: the filesystems marked */
   GThread *watch_thread;
   guint tools_live;             /* tool namespaces registered: no long entries while any */
+  guint running_cmds;           /* commands running (attrs.c; lock) */
+  GArray *attr_grants;          /* fuse_ino_t: nodes granted since the last flush (lock) */
+  guint attr_compact_at;        /* its length that has it compacted (attrs.c) */
   gint watch_quit, watch_flush; /* atomic: asks of the watch thread */
   guint64 watch_moves;          /* atomic: names changed that could move a node (from 1) */
   gint watch_reading;           /* atomic: odd while a reader holds events not yet counted */
@@ -286,7 +297,8 @@ typedef struct {
   int fd;     /* pass file */
   DIR *dir;   /* pass directory */
   int flags;
-  bool writes;     /* counted in its node's writes */
+  bool writes;     /* counted in its node's writing */
+  bool held;       /* counted in its node's held */
   GArray *entries; /* DirEnt, snapshot at offset 0 */
   char *text;      /* mydenial snapshot */
   size_t text_len;
@@ -309,6 +321,7 @@ void vfs_changed_node(BoxVfs *v, const Caller *c, Node *n);
 void vfs_watch_open(BoxVfs *v);
 void vfs_watch_dir(BoxVfs *v, Node *n);
 void vfs_watch_forget(BoxVfs *v, Node *n);
+bool vfs_watch_attrs(BoxVfs *v, Node *n);
 void vfs_watch_actor(void);
 /* every name kept long, expired soon after (on the watch thread) */
 void vfs_watch_expire_all(BoxVfs *v);
@@ -328,6 +341,19 @@ bool vfs_watch_settled(BoxVfs *v, guint64 settled);
 void vfs_watch_start(BoxVfs *v);
 void vfs_watch_stop(BoxVfs *v);
 void vfs_watch_close(BoxVfs *v);
+
+/* ---- attrs.c: attributes the kernel keeps after a permitted stat ----
+ * vfs_attr_grant: the attribute timeout of a GETATTR answer to c on n,
+ * whose metadata c's command was just permitted to read (0: none);
+ * vfs_attr_expire: a node's grant, dropped (its attr_kept cleared);
+ * vfs_attr_flush: every grant expired; vfs_attr_granting: whether any is
+ * held; vfs_attr_running (lock held): cm starts or stops running, true
+ * when the grants must be flushed (after the lock is let go). */
+double vfs_attr_grant(BoxVfs *v, const Caller *c, Node *n);
+void vfs_attr_flush(BoxVfs *v);
+bool vfs_attr_granting(BoxVfs *v);
+bool vfs_attr_running(BoxVfs *v, Command *cm, bool running);
+void vfs_attr_expire(BoxVfs *v, fuse_ino_t ino);
 
 /* ---- node.c ---- */
 void vfs_nodes_init(BoxVfs *v);                        /* the two tables, empty */
@@ -711,6 +737,15 @@ void vfs_run_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_in
 Fh *vfs_fh_new(FhKind kind, int cmd, Node *n); /* takes over the caller's pin */
 void vfs_fh_free(BoxVfs *v, Fh *fh);
 bool vfs_writing(BoxVfs *v, const Caller *c, Node *n);
+/* fh (a deciding caller's) counted on its node as held, for writing too
+ * if writing; on false, no longer (the last one expires the attributes
+ * granted: attrs.c) */
+void vfs_fh_hold(BoxVfs *v, Fh *fh, bool on, bool writing);
+/* lock held: whether there are such handles, all cmd's */
+static inline bool vfs_holders_are(const Holders *h, int cmd)
+{
+  return h->count > 0 && !h->mixed && h->cmd == cmd;
+}
 Fh *vfs_fh_check(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, int *err);
 void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void vfs_run_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,

@@ -57,7 +57,11 @@
 #include <unistd.h>
 #include "vfs/vfs-private.h"
 
-#define WATCH_MASK (FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_ONDIR)
+#define WATCH_NAMES (FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO)
+#define WATCH_MASK (WATCH_NAMES | FAN_ONDIR)
+/* added to a directory's mark once the kernel keeps attributes of it or
+ * of a file in it (attrs.c): writes, truncates, mode, owner, times */
+#define WATCH_ATTRS (FAN_MODIFY | FAN_ATTRIB | FAN_EVENT_ON_CHILD)
 #define WATCH_GATHER_US 2000
 
 typedef struct {
@@ -138,8 +142,21 @@ void vfs_watch_dir(BoxVfs *v, Node *n)
 void vfs_watch_forget(BoxVfs *v, Node *n)
 {
   if (!n->watched) return;
-  fanotify_mark(v->watch_fd, FAN_MARK_REMOVE | FAN_MARK_ONLYDIR, WATCH_MASK, n->fd, ".");
+  fanotify_mark(v->watch_fd, FAN_MARK_REMOVE | FAN_MARK_ONLYDIR, WATCH_MASK | WATCH_ATTRS, n->fd,
+                ".");
   n->watched = false;
+  n->attr_mark = false;
+}
+
+/* lock held: the marked directory n reports changes of its own and its
+ * files' attributes too, from now on; false if it cannot */
+bool vfs_watch_attrs(BoxVfs *v, Node *n)
+{
+  if (!n->watched || n->fd < 0) return false;
+  if (!n->attr_mark)
+    n->attr_mark = fanotify_mark(v->watch_fd, FAN_MARK_ADD | FAN_MARK_ONLYDIR,
+                                 WATCH_MASK | WATCH_ATTRS, n->fd, ".") == 0;
+  return n->attr_mark;
 }
 
 bool vfs_watch_long(BoxVfs *v, Node *n)
@@ -167,7 +184,8 @@ void vfs_watch_moved(BoxVfs *v)
   __atomic_add_fetch(&v->watch_moves, 1, __ATOMIC_SEQ_CST);
 }
 
-static bool any_outside(char *buf, ssize_t len);
+enum { OUTSIDE_ANY = 1, OUTSIDE_NAMES = 2 };
+static int any_outside(char *buf, ssize_t len);
 static void watch_kick(BoxVfs *v);
 
 /* Events wait in the queue until the watch thread's next gathering: in a
@@ -183,11 +201,10 @@ static void drain_queue(BoxVfs *v)
   if (!g_mutex_trylock(&v->watch_read_lock)) return; /* someone is reading it now */
   g_atomic_int_inc(&v->watch_reading);
   ssize_t len = read(v->watch_fd, buf, sizeof buf);
-  bool outside = len > 0 && any_outside(buf, len);
-  if (outside) {
-    vfs_watch_moved(v);
-    g_byte_array_append(v->watch_handoff, (guint8 *)buf, (guint)len);
-  }
+  int found = len > 0 ? any_outside(buf, len) : 0;
+  bool outside = found != 0;
+  if (found & OUTSIDE_NAMES) vfs_watch_moved(v);
+  if (outside) g_byte_array_append(v->watch_handoff, (guint8 *)buf, (guint)len);
   g_atomic_int_inc(&v->watch_reading);
   g_mutex_unlock(&v->watch_read_lock);
   if (outside) watch_kick(v);
@@ -263,9 +280,12 @@ static bool expire_entry(BoxVfs *v, fuse_ino_t parent, const char *name)
   return w >= 0 || errno == ENOENT; /* ENOENT: the kernel holds no such entry */
 }
 
-/* The kernel forgets name in the directory whose handle the event carried. */
-static void invalidate_name(BoxVfs *v, const __kernel_fsid_t *fsid, struct file_handle *fh,
-                            const char *name)
+/* An outside change in the directory whose handle the event carried, told
+ * to the kernel: a name changed is forgotten, and with it the attributes
+ * kept of the directory (its times changed); attributes changed (of a
+ * file in it, or of the directory itself: name ".") are dropped. */
+static void outside_change(BoxVfs *v, const __kernel_fsid_t *fsid, struct file_handle *fh,
+                           const char *name, guint64 mask)
 {
   int mount_fd = -1;
   g_mutex_lock(&v->lock);
@@ -277,16 +297,26 @@ static void invalidate_name(BoxVfs *v, const __kernel_fsid_t *fsid, struct file_
   if (mount_fd < 0) return;
   int dfd = (int)syscall(SYS_open_by_handle_at, mount_fd, fh, O_PATH | O_CLOEXEC);
   if (dfd < 0) return; /* the directory is gone: its own name's event covers it */
-  struct stat st;
+  bool self = strcmp(name, ".") == 0, names = (mask & WATCH_NAMES) && !self;
+  struct stat st, cst;
   bool ok = fstat(dfd, &st) == 0;
+  /* the file's node, found by what the name holds now, only while the
+   * kernel keeps some attributes long */
+  bool child = ok && !self && (mask & (FAN_MODIFY | FAN_ATTRIB)) && vfs_attr_granting(v) &&
+               fstatat(dfd, name, &cst, AT_SYMLINK_NOFOLLOW) == 0;
   close(dfd);
   if (!ok) return;
-  fuse_ino_t parent = 0;
+  fuse_ino_t parent = 0, dir_attrs = 0, file_attrs = 0;
   g_mutex_lock(&v->lock);
   Node *d = vfs_pass_find(v, st.st_dev, st.st_ino);
   if (d && d->nlookup > 0) parent = d->ino;
+  if (d && d->attr_kept && (names || self)) dir_attrs = d->ino;
+  Node *f = child ? vfs_pass_find(v, cst.st_dev, cst.st_ino) : NULL;
+  if (f && f->attr_kept) file_attrs = f->ino;
   g_mutex_unlock(&v->lock);
-  if (parent) expire_entry(v, parent, name);
+  if (parent && names) expire_entry(v, parent, name);
+  if (dir_attrs) fuse_lowlevel_notify_inval_inode(v->se, dir_attrs, -1, 0);
+  if (file_attrs) fuse_lowlevel_notify_inval_inode(v->se, file_attrs, -1, 0);
 }
 
 /* Every name the kernel holds in a watched directory, expired: events were
@@ -313,6 +343,7 @@ static void invalidate_all(BoxVfs *v)
   }
   g_array_unref(todo);
   g_ptr_array_unref(names);
+  vfs_attr_flush(v);
 }
 
 /* The kernel aligns events to 4 bytes, and the metadata's mask is a u64:
@@ -329,14 +360,19 @@ static char *next_event(char *buf, ssize_t len, ssize_t *off, struct fanotify_ev
   return ev;
 }
 
-/* Does the batch hold a change this daemon did not make (or a loss)? */
-static bool any_outside(char *buf, ssize_t len)
+/* Does the batch hold a change this daemon did not make (OUTSIDE_ANY),
+ * one of a name or a loss (OUTSIDE_NAMES too)? */
+static int any_outside(char *buf, ssize_t len)
 {
   struct fanotify_event_metadata m;
-  for (ssize_t off = 0; next_event(buf, len, &off, &m);)
-    if (m.vers != FANOTIFY_METADATA_VERSION || (m.mask & FAN_Q_OVERFLOW) || !is_actor((pid_t)m.pid))
-      return true;
-  return false;
+  int found = 0;
+  for (ssize_t off = 0; found != (OUTSIDE_ANY | OUTSIDE_NAMES) && next_event(buf, len, &off, &m);) {
+    if (m.vers != FANOTIFY_METADATA_VERSION || (m.mask & FAN_Q_OVERFLOW))
+      found |= OUTSIDE_ANY | OUTSIDE_NAMES;
+    else if (!is_actor((pid_t)m.pid))
+      found |= OUTSIDE_ANY | ((m.mask & WATCH_NAMES) ? OUTSIDE_NAMES : 0);
+  }
+  return found;
 }
 
 static void handle_events(BoxVfs *v, char *buf, ssize_t len)
@@ -358,8 +394,7 @@ static void handle_events(BoxVfs *v, char *buf, ssize_t len)
         struct fanotify_event_info_fid *fid = (void *)p;
         struct file_handle *fh = (struct file_handle *)fid->handle;
         const char *name = (const char *)fh->f_handle + fh->handle_bytes;
-        if ((char *)name < p + h->len && strcmp(name, ".") != 0)
-          invalidate_name(v, &fid->fsid, fh, name);
+        if ((char *)name < p + h->len) outside_change(v, &fid->fsid, fh, name, m.mask);
       }
       p += h->len;
     }
@@ -400,7 +435,7 @@ static gpointer watch_main(gpointer data)
       g_mutex_lock(&v->watch_read_lock);
       g_atomic_int_inc(&v->watch_reading); /* odd: events out of the queue, not yet counted */
       len = read(v->watch_fd, buf, WATCH_BUF);
-      if (len > 0 && any_outside(buf, len)) vfs_watch_moved(v);
+      if (len > 0 && (any_outside(buf, len) & OUTSIDE_NAMES)) vfs_watch_moved(v);
       g_atomic_int_inc(&v->watch_reading);
       g_mutex_unlock(&v->watch_read_lock);
       if (len <= 0) break;

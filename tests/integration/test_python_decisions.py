@@ -1,0 +1,97 @@
+"""A Python script's file, process and network operations are the box's
+decisions, logged in the order the script made them (issue's acceptance:
+3 reads, 1 write, a listing, `git status` and a URL fetch; the fetch is a
+known gap, marked so)."""
+import pytest
+
+from gwutil import NET_POLICY, SERVER_ADDR, gateway_config
+from test_commands_decisions import per_operation_policy
+
+SCRIPT = """\
+import os, subprocess
+for name in ("a.txt", "b.txt", "c.txt"):
+    with open(name) as f:
+        f.read()
+with open("out.txt", "w") as f:
+    f.write("written")
+print(sorted(os.listdir("d")))
+print(subprocess.run(["git", "status", "--porcelain"], capture_output=True, text=True).returncode)
+"""
+FETCH = """\
+import urllib.request
+print(urllib.request.urlopen("http://{addr}:{port}/echo").status)
+"""
+
+# what the script asked for, by kind; the rest it raises (the stat of an
+# open file, net:connect before and after DNS) is left out
+FS_KINDS = {("fs:read", "read_content"), ("fs:write", "write_content"), ("fs:read", "enumerate")}
+OTHER_KINDS = {"shell:exec", "shell:spawn", "http:request"}
+SPAWN_GIT = """
+permit(principal, action == Box::Action::"shell:spawn", resource)
+when { context.input.program == "git" };
+"""
+
+
+def logged(box, since):
+    """What the script asked for, in order (see FS_KINDS)."""
+    got = []
+    for d in box.decisions()[since:]:
+        action, res = d["strands.box.policy.action"], d["strands.box.policy.resource"]
+        rule = d.get("strands.box.policy.rule")
+        if (action, rule) in FS_KINDS:
+            got.append((d["strands.box.policy.verdict"], rule, res))
+        elif action in OTHER_KINDS:
+            got.append((d["strands.box.policy.verdict"], action, res))
+    return got
+
+
+def net_box(box, test_ca):
+    """box started with its gateway, each fs rule's @id naming its operation
+    (the log's rule attribute)."""
+    ca_pem, _ = test_ca
+    per_operation_policy(box, extra=NET_POLICY + SPAWN_GIT)
+    box.write_config(extra=gateway_config(ca_pem))
+    return box.start()
+
+
+def test_a_scripts_operations_are_logged_in_order(box, test_ca):
+    net_box(box, test_ca)
+    ws = box.workspace
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (ws / name).write_text(name)
+    (ws / "d").mkdir()
+    (ws / "d" / "x").write_text("")
+    (ws / "job.py").write_text(SCRIPT)
+    since = len(box.decisions())
+    # -I: the script's directory is not on sys.path, so no import lists it
+    r = box.bash("python3 -I job.py")
+    assert (r.stdout, r.stderr, r.returncode) == ("['x']\n0\n", "", 0)
+    assert (ws / "out.txt").read_text() == "written"
+    proj = "~/src/project"
+    # CPython opens a script twice (its path made absolute, then run), as
+    # natively
+    reads = [("permit", "read_content", f"{proj}/{name}")
+             for name in ("job.py", "job.py", "a.txt", "b.txt", "c.txt")]
+    got = logged(box, since)
+    assert got == [("permit", "shell:exec", "python3"), *reads,
+                   ("permit", "write_content", f"{proj}/out.txt"),
+                   ("permit", "enumerate", f"{proj}/d"),
+                   # a [tool.*] program: its one decision is the spawn
+                   ("permit", "shell:spawn", "/usr/bin/git")], got
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: Python's sockets do not reach the gateway yet "
+                                       "(no proxy in its environment; connect is refused)")
+def test_a_url_fetch_is_an_http_request_decision(box, servers, test_ca):
+    plain, _ = servers
+    net_box(box, test_ca)
+    (box.workspace / "fetch.py").write_text(FETCH.format(addr=SERVER_ADDR, port=plain.port))
+    since = len(box.decisions())
+    r = box.bash("python3 -I fetch.py")
+    assert (r.stdout, r.stderr, r.returncode) == ("200\n", "", 0)
+    assert logged(box, since) == [
+        ("permit", "shell:exec", "python3"),
+        ("permit", "read_content", "~/src/project/fetch.py"),
+        ("permit", "read_content", "~/src/project/fetch.py"),
+        ("permit", "http:request", f"{SERVER_ADDR}:{plain.port}/echo")]
+    assert plain.requests == [("GET", "/echo")]
