@@ -963,7 +963,7 @@ static int eval_inner(Shell *sh, Node *n)
       for (size_t k = 0; !m && k < it->npats; k++) {
         char *pat = box_expand_pattern(sh, it->pats[k]->text, &st);
         if (!pat) continue;
-        m = box_pattern_match(sh, pat, w);
+        m = box_pattern_match(sh, pat, w, false);
         g_free(pat);
       }
       if (!m) continue;

@@ -335,26 +335,28 @@ bool box_pattern_too_deep(const char *pat)
   return false;
 }
 
-static int fnm_flags(Shell *sh)
+/* `@(…)` and its kin are groups only under `shopt -s extglob`, as bash
+ * reads them in case, ${v#…} and globs; elsewhere they are plain text */
+static int fnm_flags(Shell *sh, bool always_ext)
 {
-  int f = FNM_EXTMATCH;
+  int f = always_ext || (sh->shopts & SH_EXTGLOB) ? FNM_EXTMATCH : 0;
   if (sh->shopts & SH_NOCASEMATCH) f |= FNM_CASEFOLD;
   return f;
 }
 
 /* fnmatch, with a pattern nested too deep for it matching nothing. */
-static bool fnm(Shell *sh, const char *pat, const char *s)
+static bool fnm(Shell *sh, const char *pat, const char *s, bool always_ext)
 {
-  return !box_pattern_too_deep(pat) && box_fnmatch(pat, s, fnm_flags(sh)) == 0;
+  return !box_pattern_too_deep(pat) && box_fnmatch(pat, s, fnm_flags(sh, always_ext)) == 0;
 }
 
-bool box_pattern_match(Shell *sh, const char *pattern, const char *s)
+bool box_pattern_match(Shell *sh, const char *pattern, const char *s, bool always_ext)
 {
   if (box_pattern_too_deep(pattern)) {
     box_sh_error(sh, "maximum nesting depth exceeded (%d)", BOX_MAX_NEST);
     return false;
   }
-  return box_fnmatch(pattern, s, fnm_flags(sh)) == 0;
+  return box_fnmatch(pattern, s, fnm_flags(sh, always_ext)) == 0;
 }
 
 /* Longest/shortest prefix or suffix matching pat; returns the cut index. */
@@ -369,7 +371,7 @@ static bool match_at(Shell *sh, const char *pat, const char *s, size_t from, siz
   /* ${s#?} of μx takes μ whole, as fnmatch (UTF-8) reads it */
   if (mid_char(s, from) || mid_char(s, to)) return false;
   char *sub = g_strndup(s + from, to - from);
-  bool m = fnm(sh, pat, sub);
+  bool m = fnm(sh, pat, sub, false);
   g_free(sub);
   return m;
 }
@@ -786,7 +788,8 @@ static char *case_mod(const char *s, const char *pat, int upper, bool all, Shell
     bool apply = all || first;
     if (apply && pat && *pat) {
       char *one = g_strndup(p, (size_t)(nx - p));
-      apply = fnm(sh, pat, one);
+      /* bash matches ${v^^pat}'s pattern as extglob whatever the option */
+      apply = fnm(sh, pat, one, true);
       g_free(one);
     }
     if (apply && upper < 0)
@@ -1946,7 +1949,7 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
   }
   const char *comp = comps[idx];
   bool last = idx == n - 1;
-  bool ext = true;
+  bool ext = (sh->shopts & SH_EXTGLOB) != 0;
   if (!has_magic(comp, ext)) {
     char *lit = unescape(comp);
     char *nb = g_strconcat(base, lit, last ? "" : "/", NULL);
@@ -1980,7 +1983,7 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
     g_array_append_val(types, e->d_type);
   }
   closedir(d);
-  int flags = FNM_EXTMATCH | FNM_PERIOD;
+  int flags = (ext ? FNM_EXTMATCH : 0) | FNM_PERIOD;
   if (sh->shopts & SH_DOTGLOB) flags &= ~FNM_PERIOD;
   if (sh->shopts & SH_NOCASEGLOB) flags |= FNM_CASEFOLD;
   if (star2) {
@@ -2067,7 +2070,7 @@ static bool finish_field(X *x, GString *f, GString *pat, bool magic, bool keep, 
 {
   Shell *sh = x->sh;
   if (!f->len && !keep) return true;
-  if (magic && !(sh->opts & O_NOGLOB) && has_magic(pat->str, true)) {
+  if (magic && !(sh->opts & O_NOGLOB) && has_magic(pat->str, (sh->shopts & SH_EXTGLOB) != 0)) {
     GPtrArray *m = glob_pattern(sh, pat->str);
     if (m->len) {
       for (guint i = 0; i < m->len; i++) g_ptr_array_add(out, g_strdup(m->pdata[i]));
@@ -2140,7 +2143,9 @@ static void split_fields(X *x, GPtrArray *out, bool split)
       if (c == '*' || c == '?' || c == '[') magic = true;
       if (c == '\\') g_string_append_c(pat, '\\');
       g_string_append_c(pat, c);
-      if (strchr("@!+", c) && i + 1 < x->s->len && x->s->str[i + 1] == '(') magic = true;
+      if (strchr("@!+", c) && i + 1 < x->s->len && x->s->str[i + 1] == '(' &&
+          (x->sh->shopts & SH_EXTGLOB))
+        magic = true;
     }
   }
   finish_field(x, f, pat, magic, keep, out);
@@ -2222,6 +2227,7 @@ static int fast_word(Shell *sh, const char *t, GPtrArray *out)
   if (!ifsv) ifsv = " \t\n";
   if (!*v) return 2; /* an unquoted empty value is no field */
   if (strpbrk(v, ifsv) || strpbrk(v, "*?[")) return 0;
+  if ((sh->shopts & SH_EXTGLOB) && strchr(v, '(')) return 0; /* `@(a)` globs */
   g_ptr_array_add(out, g_strdup(v));
   return 1;
 }

@@ -54,6 +54,10 @@ void box_parser_free(Parser *p);
  * *out is NULL for an empty line.  On PARSE_ERROR the message has been
  * printed on the shell's stderr. */
 ParseResult box_parse_next(Parser *p, Node **out);
+/* After PARSE_ERROR, the status `bash -c` ends with: 2, or 127 for an
+ * error inside $( ), or -1 (the last command's status) for one inside
+ * [[ ]], whose errors bash reports apart from other syntax errors. */
+int box_parse_error_status(const Parser *p);
 /* Parses a whole text (for $(…), eval, trap text); NULL + message printed
  * on a syntax error.  The result of $(…) texts is cached by content. */
 bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out);
@@ -334,8 +338,9 @@ char *box_expand_heredoc(Shell *sh, const char *body, int *status);
 /* Runs text as a command substitution and returns its output with
  * trailing newlines removed. */
 char *box_command_subst(Shell *sh, const char *text, bool backquote, int *status);
-/* Pattern matching as case/[[ ]] do (extglob always understood). */
-bool box_pattern_match(Shell *sh, const char *pattern, const char *s);
+/* Pattern matching as case and [[ ]] do: extglob groups under `shopt -s
+ * extglob`, or always (always_ext: [[ == ]], as bash 5.2). */
+bool box_pattern_match(Shell *sh, const char *pattern, const char *s, bool always_ext);
 /* The digits of an escape (\NNN, \xHH, \uHHHH…): up to max digits of base
  * 8 or 16 that follow s[*i] in s[0..n), each added to *v; *i moves onto
  * the last one read.  Returns how many were read. */

@@ -323,7 +323,7 @@ def test_huge_single_argument(box):
 PATTERNS = {
     "regex-cond": ("[[ x =~ " + nested("(", 20000, "x", ")") + " ]]; echo $?", "2\n",
                    "strands-shell: maximum nesting depth exceeded (256)\n"),
-    "extglob-case": ("case x in " + nested("@(", 20000, "x", ")") + ") echo m;; esac; echo $?",
+    "extglob-case": ("shopt -s extglob\ncase x in " + nested("@(", 20000, "x", ")") + ") echo m;; esac; echo $?",
                      "0\n", "strands-shell: maximum nesting depth exceeded (256)\n"),
     "grep-regex": ("echo x | grep -E '" + nested("(", 20000, "x", ")") + "'; echo $?", "2\n",
                    "grep: maximum nesting depth exceeded (256)\n"),
