@@ -625,7 +625,7 @@ static void get_vals(X *x, const char *name, const char *sub, Vals *v)
       s = box_var_elem(var, k);
     } else if (box_arith(sh, k, &idx)) {
       if (var && idx < 0 && (!(var->flags & V_ARRAY) || idx + (int64_t)var->arr->len < 0)) {
-        box_sh_error(sh, "%s: bad array subscript", name);
+        if (box_bad_subscript(sh, name)) xfail(x, 1);
       } else if (var) {
         char b[32];
         g_snprintf(b, sizeof b, "%" G_GINT64_FORMAT, idx);

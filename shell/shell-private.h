@@ -120,6 +120,10 @@ bool box_subscript_value(Shell *sh, const char *key, int64_t *out);
 /* old + value for `n+=value` of an integer variable; NULL after the error */
 char *box_int_append(Shell *sh, const char *old, const char *value);
 bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *value, bool append);
+/* "WHAT: bad array subscript" (a negative index before the array's start)
+ * as bash's report_error says it: under set -e it ends the shell with
+ * status 1, wherever it happens (an `if` or `||` too); true then. */
+bool box_bad_subscript(Shell *sh, const char *what);
 void box_var_unset_elem(Shell *sh, const char *name, const char *key);
 /* All set values (or keys) of a variable, in index order. */
 GPtrArray *box_var_values(ShellVar *v, bool keys);
@@ -271,6 +275,9 @@ struct Shell {
   /* an array subscript's arithmetic failed (vars.c): bash drops the command
    * even where the expression's own error would not (let, (( )), unset) */
   bool subscript_failed;
+  /* the last index looked up was negative past the array's start (vars.c):
+   * bash's arithmetic says so and goes on */
+  bool bad_subscript;
   const char *builtin;  /* the builtin running, which names an integer variable's error */
   char *last_arg;       /* $_: the last word of the last simple command (NULL: "bash"); reused */
   size_t last_arg_size; /* bytes allocated at last_arg */

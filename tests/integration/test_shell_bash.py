@@ -88,6 +88,9 @@ CASES = [
     ("arith-unset-zero", 'unset z; echo $((z + 1))'),
     ("arith-cmd-status", '(( 0 )); echo $?; (( 5 )); echo $?'),
     ("arith-div-zero", 'echo $((1/0)); echo after'),
+    ("arith-negative-subscript", 'b=(1 2); (( b[-5]=1 )); echo $?; echo $(( b[-5] )) $(( b[-3]+=5 )); '
+     'let "b[-9]=2" c=3; echo $? $c "${b[@]}"'),
+    ("arith-negative-subscript-errexit", 'set -e; b=(1 2); (( b[-5]=1 )) || echo failed; echo after'),
     ("arith-for", 'for ((i=0; i<5; i++)); do printf "%d " $i; done; echo'),
     ("arith-for-empty", 'for ((i=0; ; i++)); do (( i > 2 )) && break; echo $i; done'),
     ("arith-let", 'let "x = 3 * 4" y=x+1; echo $x $y; let 0; echo $?'),

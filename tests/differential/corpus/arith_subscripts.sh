@@ -1,0 +1,36 @@
+### arith-negative-subscript-assign
+# a subscript before the array's start: said, and the expression goes on with its value
+b=(1 2); (( b[-5]=1 )); echo $?
+(( b[-5]=1 )) || echo failed; echo after
+(( b[-1]=7 )); echo $? "${b[@]}"
+(( b[-3]+=5 )); echo $? "${b[@]}"
+(( c=b[-5]=4, d=2 )); echo $? $c $d
+b=(); (( b[-1]=1 )); echo $?
+s=x; (( s[-2]=1 )); echo $? $s
+### arith-negative-subscript-let-and-expansion
+b=(1 2); let 'b[-5]=1' 'c=3'; echo $? $c
+echo $(( b[-5]=1 )) after; echo $?
+x=$(( b[-5]=9 )); echo $? "$x"
+echo $(( b[-5] )) $(( b[-5]++ )) $(( ++b[-5] )); echo $?
+(( b[-5]++ )); echo $?
+declare -i n; n='b[-5]=1'; echo $? $n
+for ((i=0; b[-5]=1; i++)); do echo loop; break; done; echo $?
+[[ b[-5]=1 -eq 1 ]]; echo $?
+### arith-readonly-stops
+readonly r=1; (( r=2 )); echo $?
+let r=2 c=3; echo $? "[$c]"
+### errexit-bad-subscript-if
+# under set -e a bad subscript ends the shell, even where set -e is off
+set -e; b=(1 2); if (( b[-5]=1 )); then echo in; fi; echo after
+### errexit-bad-subscript-or
+set -e; b=(1 2); (( b[-5]=1 )) || true; echo after
+### errexit-bad-subscript-expansion
+set -e; b=(1 2); echo ${b[-5]}; echo after
+### errexit-bad-subscript-let
+set -e; b=(1 2); let 'b[-5]=1' || echo failed; echo after
+### errexit-bad-subscript-subshell
+set -e; b=(1); (echo ${b[-5]}; echo in); echo $?
+### errexit-bad-subscript-function
+set -e; f() { (( b[-5]=1 )); echo in; }; b=(1); f || echo fail; echo after
+### errexit-bad-subscript-read
+set -e; b=(1 2); x=$(( b[-5] )); echo after $x
