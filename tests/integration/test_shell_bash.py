@@ -314,3 +314,17 @@ def test_like_bash(text, tmp_path):
 def test_enough_cases():
     assert len(CASES) >= 150
     assert len({c[0] for c in CASES}) == len(CASES)
+
+
+def test_large_brace_expansion_like_bash(tmp_path):
+    # 3.3 million words: bash answers, and the Shell refused them (its bound
+    # was 32 MiB); each shell gets minutes, as bash alone takes seconds
+    text = ("echo {1..10000000..3} | wc -c; echo {1..10000000..3} | tail -c 30; "
+            "a=({1..1000000..7}); echo ${#a[@]} ${a[-1]}")
+    out = []
+    for argv, d in (([str(BOX_SHELL), "-c", text], "ours"), ([BASH, "-c", text], "bash")):
+        (tmp_path / d).mkdir()
+        p = subprocess.run(argv, cwd=tmp_path / d, capture_output=True, timeout=600, stdin=subprocess.DEVNULL,
+                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / d), "LC_ALL": "C.UTF-8"})
+        out.append((p.stdout, _norm(p.stderr), p.returncode))
+    assert out[0] == out[1]
