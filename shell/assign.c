@@ -148,6 +148,9 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
       ok = false;
     } else {
       ok = k && box_var_set_elem(sh, lhs, k, val, append);
+      /* `a[-5]=x` before the array's start drops the command, not the
+       * shell (unless set -e ended it) */
+      if (!ok && k && sh->bad_subscript && sh->jump != J_EXIT) sh->discard = true;
     }
     g_free(k);
   } else if (append) {

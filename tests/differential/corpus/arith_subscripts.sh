@@ -34,3 +34,16 @@ set -e; b=(1); (echo ${b[-5]}; echo in); echo $?
 set -e; f() { (( b[-5]=1 )); echo in; }; b=(1); f || echo fail; echo after
 ### errexit-bad-subscript-read
 set -e; b=(1 2); x=$(( b[-5] )); echo after $x
+### assign-negative-subscript-drops-line
+# `a[-5]=x` before the array's start: the line is dropped with status 1, the shell goes on
+b=(1); b[-5]=1; echo not reached
+echo "next $?"
+f() { b[-5]=1; echo in f; }; f; echo not reached
+echo "next $?"
+for i in 1 2; do b[-5]+=1; echo in loop; done
+echo "next $?"
+(b[-5]=1; echo not reached); echo "subshell $?"
+x=$(b[-5]=1; echo not reached); echo "[$x] $?"
+arr=()
+arr[-1]=last; printf '[%s]' "${arr[@]}"
+echo "last $?"
