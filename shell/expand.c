@@ -1353,6 +1353,7 @@ char *box_command_subst(Shell *sh, const char *text, bool backquote, int *status
     sh->fd[1] = p[1];
     sh->depth++;
     if (!(sh->shopts & SH_INHERIT_ERREXIT)) sh->opts &= ~O_ERREXIT;
+    if (sh->comsub_ignore) sh->errexit_off++;
     int st = reads_file(n) ? copy_file_in(sh, n) : box_eval(sh, n);
     box_child_exit(sh, st);
   }

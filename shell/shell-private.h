@@ -252,6 +252,12 @@ struct Shell {
   int loop_depth, func_depth, depth, max_depth;
   int expand_nest; /* ${…} within ${…} being expanded (expand.c) */
   int errexit_off; /* >0: in a context where set -e is ignored */
+  /* a command dropped for an expansion error where set -e was ignored
+   * (`x=$((1/0)) || …`): bash's counter of that context is never taken
+   * back, so from then on every $( ) runs as if on the left of || (no
+   * ERR trap, no set -e inside) */
+  bool comsub_ignore;
+  int invert_depth; /* of `!` pipelines, a part of errexit_off */
   /* A pipeline's element or a & job as its child runs it: its own status
    * is the parent's to judge, so it fires no ERR trap (commands inside do) */
   const struct Node *status_quiet;

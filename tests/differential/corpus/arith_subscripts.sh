@@ -47,3 +47,21 @@ x=$(b[-5]=1; echo not reached); echo "[$x] $?"
 arr=()
 arr[-1]=last; printf '[%s]' "${arr[@]}"
 echo "last $?"
+### comsub-ignores-errors-after-dropped-or
+# a command dropped by an expansion error on the left of || leaves every later
+# $( ) running as if on the left of || too: no ERR trap, no set -e inside
+x=$(( 5%0 )) || echo not reached
+out=$(trap 'echo "err:$?"' ERR; false; echo done); echo "[$out]"
+g() { trap 'echo "err:$?"' ERR; false; echo g done; }; out=$(g); echo "[$out]"; g
+shopt -s inherit_errexit; set -e
+out=$(false; echo reached); echo "[$out]"
+### comsub-errors-after-dropped-plain
+# not so after a plain command, a for or case word, or a `!` pipeline
+x=$(( 5%0 ))
+for i in $(( 5%0 )); do :; done || :
+case $(( 5%0 )) in *) ;; esac || :
+! y=$(( 5%0 ))
+out=$(trap 'echo "err:$?"' ERR; false; echo done); echo "[$out]"
+### comsub-ignores-errors-after-dropped-if
+if x=$(( 5%0 )); then :; fi
+out=$(trap 'echo "err:$?"' ERR; false; echo done); echo "[$out]"
