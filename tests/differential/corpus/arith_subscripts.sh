@@ -65,3 +65,8 @@ out=$(trap 'echo "err:$?"' ERR; false; echo done); echo "[$out]"
 ### comsub-ignores-errors-after-dropped-if
 if x=$(( 5%0 )); then :; fi
 out=$(trap 'echo "err:$?"' ERR; false; echo done); echo "[$out]"
+### nameref-negative-subscript-drops-line
+# through a nameref to arr[i] too
+a=(1 2); i=-7; declare -n nr=a[i]
+nr=x; echo not reached
+echo "next $?"; i=1; nr=y; echo "${a[@]}"
