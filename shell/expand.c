@@ -1771,7 +1771,7 @@ static bool brace_skip(const char *t, size_t *i, size_t n, bool backquote)
   return true;
 }
 
-static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budget);
+static bool brace_expand(const char *t, size_t from, GPtrArray *out, int depth, size_t *budget);
 
 /* {A..Z[..STEP]} into items: 1, or 0 when body is no sequence, or -1 when
  * its words alone would take more than budget bytes (counted as
@@ -1854,11 +1854,14 @@ static bool brace_add(GPtrArray *out, const char *t, size_t n, size_t *budget)
   return true;
 }
 
-static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budget)
+/* The braces of t from `from` on: before it lies a prefix already read,
+ * which a word made from t only copies (reading it again for every word
+ * made cost the square of its length). */
+static bool brace_expand(const char *t, size_t from, GPtrArray *out, int depth, size_t *budget)
 {
   size_t n = strlen(t);
   if (depth > 20) return brace_add(out, t, n, budget);
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = from; i < n; i++) {
     if (brace_skip(t, &i, n, true)) continue;
     if (t[i] != '{') continue;
     /* find the matching close and top-level commas */
@@ -1905,7 +1908,7 @@ static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budge
     bool ok = true;
     for (guint k = 0; ok && k < items->len; k++) {
       char *w = g_strdup_printf("%.*s%s%s", (int)i, t, (char *)items->pdata[k], t + close + 1);
-      ok = brace_expand(w, out, depth + 1, budget);
+      ok = brace_expand(w, i, out, depth + 1, budget);
       g_free(w);
     }
     g_ptr_array_free(items, TRUE);
@@ -2273,7 +2276,7 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
     if (strchr(w->text, '{') && (sh->opts & O_BRACE)) {
       texts = g_ptr_array_new_with_free_func(g_free);
       size_t budget = BRACE_MAX_BYTES;
-      if (!brace_expand(w->text, texts, 0, &budget)) {
+      if (!brace_expand(w->text, 0, texts, 0, &budget)) {
         box_sh_error(sh, "brace expansion: the words would take more than %d bytes",
                      BRACE_MAX_BYTES);
         g_ptr_array_free(texts, TRUE);
