@@ -22,17 +22,32 @@ TIMEOUT = "strands-shell: execution timeout exceeded\n"
 LIMIT = 256 * 1024
 
 
-@pytest.fixture(scope="module")
-def box(tmp_path_factory):
+def started_box(tmp_path_factory, shell_timeout):
     b = Box(tmp_path_factory.mktemp("redteam"))
     b.write_config()
     text = b.config.read_text()
-    b.config.write_text(text.replace("[tool.git]", 'shell_timeout = "3s"\n\n[tool.git]', 1))
+    b.config.write_text(text.replace("[tool.git]", f'shell_timeout = "{shell_timeout}"\n\n[tool.git]', 1))
     b.seed_policy(extra="""\
         permit(principal, action in [Box::Action::"fs:read", Box::Action::"fs:write"], resource)
         when { context.input.path like "/tmp/*" };
         """)
     b.start()
+    return b
+
+
+@pytest.fixture(scope="module")
+def box(tmp_path_factory):
+    b = started_box(tmp_path_factory, "3s")
+    yield b
+    b.stop()
+    assert "boxfs-mnt" not in host_mounts()
+
+
+@pytest.fixture(scope="module")
+def roomy_box(tmp_path_factory):
+    """For attacks that must run to their end: writing 180 MB took more
+    than 3 s on a loaded machine and the timeout cut it short."""
+    b = started_box(tmp_path_factory, "120s")
     yield b
     b.stop()
     assert "boxfs-mnt" not in host_mounts()
@@ -228,12 +243,12 @@ def test_one_huge_tmp_file_stops_at_the_file_size_limit(box):
     alive(box)
 
 
-def test_tmp_filled_with_big_files_is_given_back(box):
+def test_tmp_filled_with_big_files_is_given_back(roomy_box):
     fill = "for i in $(seq 1 20); do head -c 9000000 /dev/zero > /tmp/f$i || break; done; echo $i"
-    ends(box, fill, (0, "20\n", ""), timeout=60)
+    ends(roomy_box, fill, (0, "20\n", ""), timeout=180)
     # the command's RAM root went with it: the next one starts empty and
     # has the same room again
-    ends(box, "[ -e /tmp/f1 ] || echo gone; " + fill, (0, "gone\n20\n", ""), timeout=60)
+    ends(roomy_box, "[ -e /tmp/f1 ] || echo gone; " + fill, (0, "gone\n20\n", ""), timeout=180)
 
 
 def test_inode_flood_stops_at_the_inode_limit(box):
