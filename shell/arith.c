@@ -235,9 +235,15 @@ static const char *lval_get(Ar *a, LVal *lv)
   if (!v) return NULL;
   bool failed = a->sh->subscript_failed;
   a->sh->subscript_failed = false;
+  a->sh->bad_subscript = false;
   const char *r = box_var_elem(v, lv->sub);
   if (a->sh->subscript_failed) a->err = true; /* said by the subscript's own evaluation */
   a->sh->subscript_failed |= failed;
+  /* `b[-5]` of a two-element array: said, read as 0, and the expression
+   * goes on (only set -e stops it) */
+  if (a->sh->bad_subscript && !(v->flags & V_ASSOC) && !a->err &&
+      box_bad_subscript(a->sh, lv->name))
+    a->err = true;
   return r;
 }
 
@@ -259,9 +265,12 @@ static void lval_set(Ar *a, LVal *lv, int64_t val)
   if (a->noeval || a->err) return;
   char buf[24];
   const char *num = box_i64_str(val, buf);
+  a->sh->bad_subscript = false;
   bool ok = lv->sub ? box_var_set_elem(a->sh, lv->name, lv->sub, num, false)
                     : box_var_set(a->sh, lv->name, num);
-  if (!ok) a->err = true;
+  /* a subscript before the array's start: said, and the expression goes on
+   * with its value, as bash's (set -e ended the shell already) */
+  if (!ok && (!a->sh->bad_subscript || a->sh->jump == J_EXIT)) a->err = true;
 }
 
 static int64_t primary(Ar *a)

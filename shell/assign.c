@@ -8,6 +8,13 @@
 
 #include "shell/shell-private.h"
 
+/* `a[-5]=x` before the array's start drops the command, not the shell
+ * (unless set -e ended it already) */
+static void dropped_on_bad_subscript(Shell *sh, bool ok)
+{
+  if (!ok && sh->bad_subscript && sh->jump != J_EXIT) sh->discard = true;
+}
+
 /* NAME=value, NAME+=value, NAME[k]=value, NAME=(…). */
 bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
 {
@@ -23,7 +30,11 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
     name[nl] = 0;
     if (local) box_var_local(sh, name);
     char *val = box_expand_str(sh, eq + 1, true, status);
-    return val && box_var_set_take(sh, name, val);
+    if (!val) return false;
+    sh->bad_subscript = false; /* a nameref to arr[i] may meet one */
+    bool ok = box_var_set_take(sh, name, val);
+    dropped_on_bad_subscript(sh, ok);
+    return ok;
   }
   char *lhs = g_strndup(t, nl);
   char *sub = NULL;
@@ -147,6 +158,7 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
       sh->discard = true; /* the command goes, not the shell */
       ok = false;
     } else {
+      sh->bad_subscript = false;
       ok = k && box_var_set_elem(sh, lhs, k, val, append);
     }
     g_free(k);
@@ -165,8 +177,10 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
       g_free(nv);
     }
   } else {
+    sh->bad_subscript = false;
     ok = box_var_set(sh, lhs, val);
   }
+  dropped_on_bad_subscript(sh, ok);
   g_free(val);
   g_free(lhs);
   g_free(sub);

@@ -94,7 +94,7 @@ int box_cond_eval(Shell *sh, Cond *c, int *err)
       char *pat = box_expand_pattern(sh, c->b->text, err);
       if (!pat) *err |= BOX_COND_FATAL;
       if (pat) {
-        r = box_pattern_match(sh, pat, a);
+        r = box_pattern_match(sh, pat, a, true);
         if (c->op[0] == '!') r = !r;
       }
       g_free(pat);

@@ -44,6 +44,16 @@ int box_expansion_failed(Shell *sh, int st)
   return expansion_failed(sh, st);
 }
 
+/* A simple command's words failed to expand.  Where set -e is ignored
+ * (not by `!`), bash counts the context up while it expands and the
+ * error jumps past the count back down: comsub_ignore. */
+static void words_failed(Shell *sh, const Node *n, int st)
+{
+  if (sh->discard && sh->errexit_off > sh->invert_depth) sh->comsub_ignore = true;
+  box_child_words_failed(sh, n);
+  expansion_failed(sh, st);
+}
+
 /* ---- errexit / ERR -------------------------------------------------------------- */
 
 /* armed: the ERR trap was set when the command began — bash's rule, so a
@@ -606,8 +616,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
   }
   if (!expand_ok) {
     /* an expansion error ends a non-interactive shell */
-    box_child_words_failed(sh, n);
-    expansion_failed(sh, est);
+    words_failed(sh, n, est);
     return est;
   }
   size_t na = n->u.simple.nassigns;
@@ -617,8 +626,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
       if (!box_assign_word(sh, n->u.simple.assigns[i]->text, false, &st)) {
         if (st == 1 || st == 2 || st == 127) {
           /* as bash: an expansion error ends the shell, set -u's with 127 */
-          box_child_words_failed(sh, n);
-          expansion_failed(sh, st == 127 ? 127 : 1);
+          words_failed(sh, n, st == 127 ? 127 : 1);
         }
         return 1;
       }
@@ -866,7 +874,11 @@ static int eval_inner(Shell *sh, Node *n)
     break;
   case N_AND:
   case N_OR: status = eval_and_or(sh, n); break;
-  case N_NOT: status = eval_cond_ctx(sh, n->u.un.child) == 0 ? 1 : 0; break;
+  case N_NOT:
+    sh->invert_depth++;
+    status = eval_cond_ctx(sh, n->u.un.child) == 0 ? 1 : 0;
+    sh->invert_depth--;
+    break;
   case N_BACKGROUND: status = box_run_background(sh, n); break;
   case N_SUBSHELL: {
     sh->lineno = n->line;
@@ -980,7 +992,7 @@ static int eval_inner(Shell *sh, Node *n)
       for (size_t k = 0; !m && k < it->npats; k++) {
         char *pat = box_expand_pattern(sh, it->pats[k]->text, &st);
         if (!pat) continue;
-        m = box_pattern_match(sh, pat, w);
+        m = box_pattern_match(sh, pat, w, false);
         g_free(pat);
       }
       if (!m) continue;

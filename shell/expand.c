@@ -335,26 +335,28 @@ bool box_pattern_too_deep(const char *pat)
   return false;
 }
 
-static int fnm_flags(Shell *sh)
+/* `@(…)` and its kin are groups only under `shopt -s extglob`, as bash
+ * reads them in case, ${v#…} and globs; elsewhere they are plain text */
+static int fnm_flags(Shell *sh, bool always_ext)
 {
-  int f = FNM_EXTMATCH;
+  int f = always_ext || (sh->shopts & SH_EXTGLOB) ? FNM_EXTMATCH : 0;
   if (sh->shopts & SH_NOCASEMATCH) f |= FNM_CASEFOLD;
   return f;
 }
 
 /* fnmatch, with a pattern nested too deep for it matching nothing. */
-static bool fnm(Shell *sh, const char *pat, const char *s)
+static bool fnm(Shell *sh, const char *pat, const char *s, bool always_ext)
 {
-  return !box_pattern_too_deep(pat) && box_fnmatch(pat, s, fnm_flags(sh)) == 0;
+  return !box_pattern_too_deep(pat) && box_fnmatch(pat, s, fnm_flags(sh, always_ext)) == 0;
 }
 
-bool box_pattern_match(Shell *sh, const char *pattern, const char *s)
+bool box_pattern_match(Shell *sh, const char *pattern, const char *s, bool always_ext)
 {
   if (box_pattern_too_deep(pattern)) {
     box_sh_error(sh, "maximum nesting depth exceeded (%d)", BOX_MAX_NEST);
     return false;
   }
-  return box_fnmatch(pattern, s, fnm_flags(sh)) == 0;
+  return box_fnmatch(pattern, s, fnm_flags(sh, always_ext)) == 0;
 }
 
 /* Longest/shortest prefix or suffix matching pat; returns the cut index. */
@@ -369,7 +371,7 @@ static bool match_at(Shell *sh, const char *pat, const char *s, size_t from, siz
   /* ${s#?} of μx takes μ whole, as fnmatch (UTF-8) reads it */
   if (mid_char(s, from) || mid_char(s, to)) return false;
   char *sub = g_strndup(s + from, to - from);
-  bool m = fnm(sh, pat, sub);
+  bool m = fnm(sh, pat, sub, false);
   g_free(sub);
   return m;
 }
@@ -623,7 +625,7 @@ static void get_vals(X *x, const char *name, const char *sub, Vals *v)
       s = box_var_elem(var, k);
     } else if (box_arith(sh, k, &idx)) {
       if (var && idx < 0 && (!(var->flags & V_ARRAY) || idx + (int64_t)var->arr->len < 0)) {
-        box_sh_error(sh, "%s: bad array subscript", name);
+        if (box_bad_subscript(sh, name)) xfail(x, 1);
       } else if (var) {
         char b[32];
         g_snprintf(b, sizeof b, "%" G_GINT64_FORMAT, idx);
@@ -786,7 +788,8 @@ static char *case_mod(const char *s, const char *pat, int upper, bool all, Shell
     bool apply = all || first;
     if (apply && pat && *pat) {
       char *one = g_strndup(p, (size_t)(nx - p));
-      apply = fnm(sh, pat, one);
+      /* bash matches ${v^^pat}'s pattern as extglob whatever the option */
+      apply = fnm(sh, pat, one, true);
       g_free(one);
     }
     if (apply && upper < 0)
@@ -1350,6 +1353,7 @@ char *box_command_subst(Shell *sh, const char *text, bool backquote, int *status
     sh->fd[1] = p[1];
     sh->depth++;
     if (!(sh->shopts & SH_INHERIT_ERREXIT)) sh->opts &= ~O_ERREXIT;
+    if (sh->comsub_ignore) sh->errexit_off++;
     int st = reads_file(n) ? copy_file_in(sh, n) : box_eval(sh, n);
     box_child_exit(sh, st);
   }
@@ -1767,7 +1771,7 @@ static bool brace_skip(const char *t, size_t *i, size_t n, bool backquote)
   return true;
 }
 
-static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budget);
+static bool brace_expand(const char *t, size_t from, GPtrArray *out, int depth, size_t *budget);
 
 /* {A..Z[..STEP]} into items: 1, or 0 when body is no sequence, or -1 when
  * its words alone would take more than budget bytes (counted as
@@ -1801,6 +1805,14 @@ static int seq_expand(const char *body, size_t n, GPtrArray *items, size_t budge
         g_free(b);
         return 0;
       }
+      /* each word takes at least a digit, its NUL and its pointer: a
+       * sequence past the bound by its count alone is refused before
+       * any word is made */
+      if ((span / (uint64_t)step + 1) * (2 + sizeof(char *)) > budget) {
+        g_strfreev(parts);
+        g_free(b);
+        return -1;
+      }
       ok = 1;
       size_t used = 0;
       for (long v = a; a <= z ? v <= z : v >= z;) {
@@ -1829,8 +1841,10 @@ static int seq_expand(const char *body, size_t n, GPtrArray *items, size_t budge
 /* What one word's brace expansion may make: the words multiply
  * (`{1..100000}{1..100000}`, twenty `{a,b}`), so their bytes are counted
  * and a word that would make more is an error, not hours of work and all
- * the memory there is. */
-#define BRACE_MAX_BYTES (32 * 1024 * 1024)
+ * the memory there is.  Bash has no bound; this one leaves room for twice
+ * `{1..10000000..3}` (3.3 million words, 57 MB as counted here, about
+ * 260 MB to expand and print), which bash answers. */
+#define BRACE_MAX_BYTES (128 * 1024 * 1024)
 
 static bool brace_add(GPtrArray *out, const char *t, size_t n, size_t *budget)
 {
@@ -1840,11 +1854,14 @@ static bool brace_add(GPtrArray *out, const char *t, size_t n, size_t *budget)
   return true;
 }
 
-static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budget)
+/* The braces of t from `from` on: before it lies a prefix already read,
+ * which a word made from t only copies (reading it again for every word
+ * made cost the square of its length). */
+static bool brace_expand(const char *t, size_t from, GPtrArray *out, int depth, size_t *budget)
 {
   size_t n = strlen(t);
   if (depth > 20) return brace_add(out, t, n, budget);
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = from; i < n; i++) {
     if (brace_skip(t, &i, n, true)) continue;
     if (t[i] != '{') continue;
     /* find the matching close and top-level commas */
@@ -1891,7 +1908,7 @@ static bool brace_expand(const char *t, GPtrArray *out, int depth, size_t *budge
     bool ok = true;
     for (guint k = 0; ok && k < items->len; k++) {
       char *w = g_strdup_printf("%.*s%s%s", (int)i, t, (char *)items->pdata[k], t + close + 1);
-      ok = brace_expand(w, out, depth + 1, budget);
+      ok = brace_expand(w, i, out, depth + 1, budget);
       g_free(w);
     }
     g_ptr_array_free(items, TRUE);
@@ -1946,7 +1963,7 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
   }
   const char *comp = comps[idx];
   bool last = idx == n - 1;
-  bool ext = true;
+  bool ext = (sh->shopts & SH_EXTGLOB) != 0;
   if (!has_magic(comp, ext)) {
     char *lit = unescape(comp);
     char *nb = g_strconcat(base, lit, last ? "" : "/", NULL);
@@ -1980,7 +1997,7 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
     g_array_append_val(types, e->d_type);
   }
   closedir(d);
-  int flags = FNM_EXTMATCH | FNM_PERIOD;
+  int flags = (ext ? FNM_EXTMATCH : 0) | FNM_PERIOD;
   if (sh->shopts & SH_DOTGLOB) flags &= ~FNM_PERIOD;
   if (sh->shopts & SH_NOCASEGLOB) flags |= FNM_CASEFOLD;
   if (star2) {
@@ -2067,7 +2084,7 @@ static bool finish_field(X *x, GString *f, GString *pat, bool magic, bool keep, 
 {
   Shell *sh = x->sh;
   if (!f->len && !keep) return true;
-  if (magic && !(sh->opts & O_NOGLOB) && has_magic(pat->str, true)) {
+  if (magic && !(sh->opts & O_NOGLOB) && has_magic(pat->str, (sh->shopts & SH_EXTGLOB) != 0)) {
     GPtrArray *m = glob_pattern(sh, pat->str);
     if (m->len) {
       for (guint i = 0; i < m->len; i++) g_ptr_array_add(out, g_strdup(m->pdata[i]));
@@ -2140,7 +2157,9 @@ static void split_fields(X *x, GPtrArray *out, bool split)
       if (c == '*' || c == '?' || c == '[') magic = true;
       if (c == '\\') g_string_append_c(pat, '\\');
       g_string_append_c(pat, c);
-      if (strchr("@!+", c) && i + 1 < x->s->len && x->s->str[i + 1] == '(') magic = true;
+      if (strchr("@!+", c) && i + 1 < x->s->len && x->s->str[i + 1] == '(' &&
+          (x->sh->shopts & SH_EXTGLOB))
+        magic = true;
     }
   }
   finish_field(x, f, pat, magic, keep, out);
@@ -2222,6 +2241,7 @@ static int fast_word(Shell *sh, const char *t, GPtrArray *out)
   if (!ifsv) ifsv = " \t\n";
   if (!*v) return 2; /* an unquoted empty value is no field */
   if (strpbrk(v, ifsv) || strpbrk(v, "*?[")) return 0;
+  if ((sh->shopts & SH_EXTGLOB) && strchr(v, '(')) return 0; /* `@(a)` globs */
   g_ptr_array_add(out, g_strdup(v));
   return 1;
 }
@@ -2256,7 +2276,7 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
     if (strchr(w->text, '{') && (sh->opts & O_BRACE)) {
       texts = g_ptr_array_new_with_free_func(g_free);
       size_t budget = BRACE_MAX_BYTES;
-      if (!brace_expand(w->text, texts, 0, &budget)) {
+      if (!brace_expand(w->text, 0, texts, 0, &budget)) {
         box_sh_error(sh, "brace expansion: the words would take more than %d bytes",
                      BRACE_MAX_BYTES);
         g_ptr_array_free(texts, TRUE);
@@ -2267,6 +2287,13 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
     guint nt = texts ? texts->len : 1;
     for (guint j = 0; j < nt; j++) {
       const char *t = texts ? texts->pdata[j] : w->text;
+      if (texts && !strpbrk(t, "$'\"\\`*?[~(")) {
+        /* nothing left to expand: the word moves as it is, which halves
+         * what a brace expansion of millions of words holds */
+        g_ptr_array_add(out, texts->pdata[j]);
+        texts->pdata[j] = NULL;
+        continue;
+      }
       X x;
       xinit(&x, sh);
       expand_text(&x, t, strlen(t), (w->flags & W_ASSIGN) ? M_ASSIGN : 0);

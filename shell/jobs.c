@@ -373,7 +373,7 @@ int box_run_background(Shell *sh, Node *n)
   if (pid == 0) {
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (sh->fd[0] == 0) sh->fd[0] = devnull;
-    sh->errexit_off = 0;
+    sh->errexit_off = sh->invert_depth = 0;
     sh->status_quiet = n->u.un.child;
     sh->debug_done = n->u.un.child;
     box_child_simple(sh, n->u.un.child);

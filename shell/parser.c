@@ -97,8 +97,13 @@ struct Parser {
   int depth;               /* nesting of $( ) */
   int nest;                /* nesting of everything (BOX_MAX_NEST) */
   bool in_cond;
-  bool in_array; /* the words of NAME=( … ): `[k ey]=v` is one word */
-  bool ended_nl; /* the top-level list ended at a newline */
+  /* the pattern right of [[ … == ]]: bash 5.2 reads its extglob groups
+   * whether or not extglob is on */
+  bool ext_pat;
+  bool in_array;  /* the words of NAME=( … ): `[k ey]=v` is one word */
+  bool ended_nl;  /* the top-level list ended at a newline */
+  int err_status; /* box_parse_error_status */
+  bool err_token; /* the error is a token out of place */
 };
 
 static void perror_at(Parser *p, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
@@ -106,6 +111,10 @@ static void perror_at(Parser *p, const char *fmt, ...)
 {
   if (p->err) return;
   p->err = true;
+  /* bash ends -c with 127 on a bad token inside $( ), with 2 when the
+   * text ends there (or on the Shell's own limits) */
+  p->err_token = strncmp(fmt, "syntax error near", 17) == 0;
+  p->err_status = p->depth > 0 && p->err_token ? 127 : 2;
   va_list ap;
   va_start(ap, fmt);
   char *m = g_strdup_vprintf(fmt, ap);
@@ -383,11 +392,13 @@ static bool parse_subst(Parser *p)
   }
   t = p->look;
   if (t.kind != T_RPAREN) {
-    if (t.kind == T_EOF)
+    if (t.kind == T_EOF) {
       perror_at(p, "unexpected EOF while looking for matching `)'");
-    else
+    } else {
       perror_at(p, "syntax error near unexpected token `%.*s'", (int)(t.kind == T_WORD ? t.len : 1),
                 t.kind == T_WORD ? t.text : p->src + t.start);
+      p->err_status = 127; /* read after the $( )'s depth was left */
+    }
     return false;
   }
   size_t end = t.start;
@@ -453,6 +464,56 @@ static unsigned char keyword_of(const char *s, size_t n)
 }
 
 static bool read_heredocs(Parser *p);
+
+/* At a "(" or blank inside `NAME[…` (the word from start): when the
+ * subscript closes with `]=` or `]+=`, moves past the "]" and says true.
+ * bash reads an assignment's subscript whole (`a[(i+1)]=x`, `m[@(k)]=v`,
+ * `a[ 1 ]=x`); it does so only where an assignment may stand, and a word
+ * of that shape elsewhere is a rare thing taken here as one word too. */
+static bool subscript_assign(Parser *p, size_t start)
+{
+  const char *s = p->src;
+  size_t n = 0;
+  while (start + n < p->pos && (s[start + n] == '_' || g_ascii_isalnum(s[start + n]))) n++;
+  if (n == 0 || g_ascii_isdigit(s[start]) || start + n >= p->pos || s[start + n] != '[')
+    return false;
+  int depth = 0;
+  for (size_t i = start + n; i < p->pos; i++) depth += s[i] == '[' ? 1 : s[i] == ']' ? -1 : 0;
+  if (depth <= 0) return false;
+  size_t pos0 = p->pos;
+  int line0 = p->line;
+  bool ok = false;
+  while (!p->err && p->pos < p->len && p->src[p->pos] != '\n') {
+    char c = p->src[p->pos];
+    if (c == '\\') {
+      p->pos += 2;
+    } else if (c == '\'') {
+      p->pos++;
+      if (!scan_squote(p)) break;
+    } else if (c == '"') {
+      p->pos++;
+      if (!scan_word_until(p, '"')) break;
+    } else if (c == '`') {
+      p->pos++;
+      if (!scan_backquote(p)) break;
+    } else if (c == '$') {
+      if (!scan_dollar(p)) break;
+    } else if (c == ']' && --depth == 0) {
+      size_t e = p->pos + 1 + (p->pos + 1 < p->len && p->src[p->pos + 1] == '+');
+      ok = e < p->len && p->src[e] == '=';
+      p->pos++;
+      break;
+    } else {
+      depth += c == '[';
+      p->pos++;
+    }
+  }
+  if (!ok && !p->err) {
+    p->pos = pos0;
+    p->line = line0;
+  }
+  return ok;
+}
 
 static bool lex(Parser *p, Tok *t)
 {
@@ -678,7 +739,10 @@ word : {
       bool arr = (prev == '=' && box_is_name(p->src + start, wl - 1)) ||
                  (wl >= 2 && prev == '=' && p->src[p->pos - 2] == '+' &&
                   box_is_name(p->src + start, wl - 2));
-      if (arr || strchr("@!*+?", prev)) {
+      /* an extglob group only when extglob is on as the text is read:
+       * `shopt -s extglob` works from the next line, as in bash */
+      bool ext = strchr("@!*+?", prev) && (p->ext_pat || (p->sh->shopts & SH_EXTGLOB));
+      if (arr || ext) {
         /* array literal or extglob group: up to the matching ")" */
         int depth = 0;
         plain = false;
@@ -719,6 +783,8 @@ word : {
         continue;
       }
     }
+    if ((ch == '(' || ch == ' ' || ch == '\t') && !p->in_cond && subscript_assign(p, start))
+      continue;
     if (is_meta((unsigned char)ch)) break;
     if (p->in_cond && ch == '(') break;
     switch (ch) {
@@ -1261,6 +1327,7 @@ static Cond *mkcond(Parser *p, CondKind k)
 static const char *const unary_ops[] = { "-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k",
                                          "-p", "-r", "-s", "-t", "-u", "-w", "-x", "-G", "-L",
                                          "-N", "-O", "-S", "-z", "-n", "-o", "-v", "-R", NULL };
+static const char *const pattern_ops[] = { "==", "=", "!=", NULL };
 static const char *const binary_ops[] = { "==",  "=",   "!=",  "=~",  "<",   ">",   "-eq", "-ne",
                                           "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef", NULL };
 
@@ -1380,6 +1447,14 @@ static Cond *cond_primary_in(Parser *p)
       p->have = false;
       c->b = cond_regex_word(p);
     } else {
+      p->ext_pat = in_list(pattern_ops, c->op, strlen(c->op));
+      Tok *r = peek(p);
+      p->ext_pat = false;
+      /* `[[ a == ]]`: the "]]" is no operand */
+      if (r->kind == T_WORD && r->len == 2 && memcmp(r->text, "]]", 2) == 0) {
+        unexpected(p, r);
+        return NULL;
+      }
       c->b = cond_word(p);
     }
     return c->b ? c : NULL;
@@ -1671,12 +1746,10 @@ static Node *parse_compound(Parser *p)
     p->have = false;
     Cond *c = cond_or(p);
     p->in_cond = false;
+    if (c && !is_kw(p, KW_DRBRACK)) c = NULL;
     if (!c) {
       if (!p->err) unexpected(p, peek(p));
-      return NULL;
-    }
-    if (!is_kw(p, KW_DRBRACK)) {
-      unexpected(p, peek(p));
+      if (p->err_status == 2 && p->err_token) p->err_status = -1;
       return NULL;
     }
     next(p);
@@ -1948,6 +2021,11 @@ ParseResult box_parse_next(Parser *p, Node **out)
   if (p->docs->len) read_heredocs(p);
   *out = n;
   return PARSE_OK;
+}
+
+int box_parse_error_status(const Parser *p)
+{
+  return p->err_status;
 }
 
 bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out)

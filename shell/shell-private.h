@@ -54,6 +54,10 @@ void box_parser_free(Parser *p);
  * *out is NULL for an empty line.  On PARSE_ERROR the message has been
  * printed on the shell's stderr. */
 ParseResult box_parse_next(Parser *p, Node **out);
+/* After PARSE_ERROR, the status `bash -c` ends with: 2, or 127 for an
+ * error inside $( ), or -1 (the last command's status) for one inside
+ * [[ ]], whose errors bash reports apart from other syntax errors. */
+int box_parse_error_status(const Parser *p);
 /* Parses a whole text (for $(…), eval, trap text); NULL + message printed
  * on a syntax error.  The result of $(…) texts is cached by content. */
 bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out);
@@ -116,6 +120,10 @@ bool box_subscript_value(Shell *sh, const char *key, int64_t *out);
 /* old + value for `n+=value` of an integer variable; NULL after the error */
 char *box_int_append(Shell *sh, const char *old, const char *value);
 bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *value, bool append);
+/* "WHAT: bad array subscript" (a negative index before the array's start)
+ * as bash's report_error says it: under set -e it ends the shell with
+ * status 1, wherever it happens (an `if` or `||` too); true then. */
+bool box_bad_subscript(Shell *sh, const char *what);
 void box_var_unset_elem(Shell *sh, const char *name, const char *key);
 /* All set values (or keys) of a variable, in index order. */
 GPtrArray *box_var_values(ShellVar *v, bool keys);
@@ -244,6 +252,12 @@ struct Shell {
   int loop_depth, func_depth, depth, max_depth;
   int expand_nest; /* ${…} within ${…} being expanded (expand.c) */
   int errexit_off; /* >0: in a context where set -e is ignored */
+  /* a command dropped for an expansion error where set -e was ignored
+   * (`x=$((1/0)) || …`): bash's counter of that context is never taken
+   * back, so from then on every $( ) runs as if on the left of || (no
+   * ERR trap, no set -e inside) */
+  bool comsub_ignore;
+  int invert_depth; /* of `!` pipelines, a part of errexit_off */
   /* A pipeline's element or a & job as its child runs it: its own status
    * is the parent's to judge, so it fires no ERR trap (commands inside do) */
   const struct Node *status_quiet;
@@ -267,6 +281,9 @@ struct Shell {
   /* an array subscript's arithmetic failed (vars.c): bash drops the command
    * even where the expression's own error would not (let, (( )), unset) */
   bool subscript_failed;
+  /* the last index looked up was negative past the array's start (vars.c):
+   * bash's arithmetic says so and goes on */
+  bool bad_subscript;
   const char *builtin;  /* the builtin running, which names an integer variable's error */
   char *last_arg;       /* $_: the last word of the last simple command (NULL: "bash"); reused */
   size_t last_arg_size; /* bytes allocated at last_arg */
@@ -334,8 +351,9 @@ char *box_expand_heredoc(Shell *sh, const char *body, int *status);
 /* Runs text as a command substitution and returns its output with
  * trailing newlines removed. */
 char *box_command_subst(Shell *sh, const char *text, bool backquote, int *status);
-/* Pattern matching as case/[[ ]] do (extglob always understood). */
-bool box_pattern_match(Shell *sh, const char *pattern, const char *s);
+/* Pattern matching as case and [[ ]] do: extglob groups under `shopt -s
+ * extglob`, or always (always_ext: [[ == ]], as bash 5.2). */
+bool box_pattern_match(Shell *sh, const char *pattern, const char *s, bool always_ext);
 /* The digits of an escape (\NNN, \xHH, \uHHHH…): up to max digits of base
  * 8 or 16 that follow s[*i] in s[0..n), each added to *v; *i moves onto
  * the last one read.  Returns how many were read. */

@@ -267,8 +267,8 @@ static int run_on(Shell *sh, const char *source, const BoxShellLimits *limits)
     ParseResult r = box_parse_next(p, &n);
     if (r == PARSE_EOF) break;
     if (r == PARSE_ERROR) {
-      status = 2;
-      sh->status = 2;
+      int st = box_parse_error_status(p);
+      status = sh->status = st < 0 ? sh->status : st;
       break;
     }
     if (n && !(sh->opts & O_NOEXEC)) status = box_eval(sh, n);

@@ -330,10 +330,21 @@ static long elem_index(Shell *sh, ShellVar *v, const char *key, bool *ok)
 {
   int64_t i = 0;
   *ok = box_subscript_value(sh, key, &i);
+  sh->bad_subscript = false;
   if (!*ok) return 0;
   if (i < 0 && v->arr) i += v->arr->len;
   if (i < 0 || i > 10000000) *ok = false;
+  sh->bad_subscript = i < 0;
   return (long)i;
+}
+
+bool box_bad_subscript(Shell *sh, const char *what)
+{
+  box_sh_error(sh, "%s: bad array subscript", what);
+  if (!(sh->opts & O_ERREXIT)) return false;
+  sh->jump = J_EXIT;
+  sh->exit_status = 1;
+  return true;
 }
 
 const char *box_var_elem(ShellVar *v, const char *key)
@@ -367,7 +378,11 @@ bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *
     bool arith_error = sh->subscript_failed;
     sh->subscript_failed |= failed;
     if (!ok) {
-      if (!arith_error) box_sh_error(sh, "%s[%s]: bad array subscript", name, key);
+      if (!arith_error) {
+        char *what = g_strdup_printf("%s[%s]", name, key);
+        box_bad_subscript(sh, what);
+        g_free(what);
+      }
       return false;
     }
     key = box_i64_str(i, num);

@@ -22,17 +22,33 @@ TIMEOUT = "strands-shell: execution timeout exceeded\n"
 LIMIT = 256 * 1024
 
 
-@pytest.fixture(scope="module")
-def box(tmp_path_factory):
+def started_box(tmp_path_factory, shell_timeout):
     b = Box(tmp_path_factory.mktemp("redteam"))
     b.write_config()
     text = b.config.read_text()
-    b.config.write_text(text.replace("[tool.git]", 'shell_timeout = "3s"\n\n[tool.git]', 1))
+    b.config.write_text(text.replace("[tool.git]", f'shell_timeout = "{shell_timeout}"\n\n[tool.git]', 1))
     b.seed_policy(extra="""\
         permit(principal, action in [Box::Action::"fs:read", Box::Action::"fs:write"], resource)
         when { context.input.path like "/tmp/*" };
         """)
     b.start()
+    return b
+
+
+@pytest.fixture(scope="module")
+def box(tmp_path_factory):
+    b = started_box(tmp_path_factory, "3s")
+    yield b
+    b.stop()
+    assert "boxfs-mnt" not in host_mounts()
+
+
+@pytest.fixture(scope="module")
+def roomy_box(tmp_path_factory):
+    """For attacks that must run to their end (180 MB into /tmp, 12,000
+    files, 200,000 words): each took more than 3 s on a loaded machine and
+    the timeout cut it short."""
+    b = started_box(tmp_path_factory, "120s")
     yield b
     b.stop()
     assert "boxfs-mnt" not in host_mounts()
@@ -221,27 +237,27 @@ def test_output_flood_ends_at_shell_timeout(box):
 
 # ---- RAM and inodes ----
 
-def test_one_huge_tmp_file_stops_at_the_file_size_limit(box):
-    r = box.bash("head -c 200000000 /dev/zero > /tmp/big; echo $?; wc -c < /tmp/big")
+def test_one_huge_tmp_file_stops_at_the_file_size_limit(roomy_box):
+    r = roomy_box.bash("head -c 200000000 /dev/zero > /tmp/big; echo $?; wc -c < /tmp/big", timeout=180)
     assert r.stdout == "1\n10485760\n"
     assert r.stderr == "strands-shell: head: write error: No space left on device\n"
-    alive(box)
+    alive(roomy_box)
 
 
-def test_tmp_filled_with_big_files_is_given_back(box):
+def test_tmp_filled_with_big_files_is_given_back(roomy_box):
     fill = "for i in $(seq 1 20); do head -c 9000000 /dev/zero > /tmp/f$i || break; done; echo $i"
-    ends(box, fill, (0, "20\n", ""), timeout=60)
+    ends(roomy_box, fill, (0, "20\n", ""), timeout=180)
     # the command's RAM root went with it: the next one starts empty and
     # has the same room again
-    ends(box, "[ -e /tmp/f1 ] || echo gone; " + fill, (0, "gone\n20\n", ""), timeout=60)
+    ends(roomy_box, "[ -e /tmp/f1 ] || echo gone; " + fill, (0, "gone\n20\n", ""), timeout=180)
 
 
-def test_inode_flood_stops_at_the_inode_limit(box):
-    r = box.bash("for i in $(seq 1 12000); do : > /tmp/i$i || break; done; echo $i", timeout=60)
+def test_inode_flood_stops_at_the_inode_limit(roomy_box):
+    r = roomy_box.bash("for i in $(seq 1 12000); do : > /tmp/i$i || break; done; echo $i", timeout=180)
     n = int(r.stdout)
     assert 9000 < n <= 10000
     assert r.stderr == f"strands-shell: /tmp/i{n}: No space left on device\n"
-    alive(box)
+    alive(roomy_box)
 
 
 # ---- recursion at run time ----
@@ -300,17 +316,17 @@ def test_huge_here_document(box):
     ends(box, f"cat <<'EOF'\n{body}EOF\n", (0, body, ""))
 
 
-def test_huge_argument_count(box):
-    ends(box, "set -- $(seq 1 20000); echo $# ${20000}", (0, "20000 20000\n", ""), timeout=60)
+def test_huge_argument_count(roomy_box):
+    ends(roomy_box, "set -- $(seq 1 20000); echo $# ${20000}", (0, "20000 20000\n", ""), timeout=180)
 
 
-def test_argument_count_past_the_decision_channel(box):
+def test_argument_count_past_the_decision_channel(roomy_box):
     # 200,000 words make a shell:exec request larger than the worker's
     # channel takes: refused loudly, not run undecided
-    r = box.bash("set -- $(seq 1 200000) || echo refused; echo $#", timeout=60)
+    r = roomy_box.bash("set -- $(seq 1 200000) || echo refused; echo $#", timeout=180)
     assert (r.returncode, r.stdout) == (0, "refused\n0\n")
     assert r.stderr.startswith("strands-shell: effect denied: ")
-    alive(box)
+    alive(roomy_box)
 
 
 def test_huge_single_argument(box):
@@ -323,7 +339,7 @@ def test_huge_single_argument(box):
 PATTERNS = {
     "regex-cond": ("[[ x =~ " + nested("(", 20000, "x", ")") + " ]]; echo $?", "2\n",
                    "strands-shell: maximum nesting depth exceeded (256)\n"),
-    "extglob-case": ("case x in " + nested("@(", 20000, "x", ")") + ") echo m;; esac; echo $?",
+    "extglob-case": ("shopt -s extglob\ncase x in " + nested("@(", 20000, "x", ")") + ") echo m;; esac; echo $?",
                      "0\n", "strands-shell: maximum nesting depth exceeded (256)\n"),
     "grep-regex": ("echo x | grep -E '" + nested("(", 20000, "x", ")") + "'; echo $?", "2\n",
                    "grep: maximum nesting depth exceeded (256)\n"),

@@ -88,6 +88,9 @@ CASES = [
     ("arith-unset-zero", 'unset z; echo $((z + 1))'),
     ("arith-cmd-status", '(( 0 )); echo $?; (( 5 )); echo $?'),
     ("arith-div-zero", 'echo $((1/0)); echo after'),
+    ("arith-negative-subscript", 'b=(1 2); (( b[-5]=1 )); echo $?; echo $(( b[-5] )) $(( b[-3]+=5 )); '
+     'let "b[-9]=2" c=3; echo $? $c "${b[@]}"'),
+    ("arith-negative-subscript-errexit", 'set -e; b=(1 2); (( b[-5]=1 )) || echo failed; echo after'),
     ("arith-for", 'for ((i=0; i<5; i++)); do printf "%d " $i; done; echo'),
     ("arith-for-empty", 'for ((i=0; ; i++)); do (( i > 2 )) && break; echo $i; done'),
     ("arith-let", 'let "x = 3 * 4" y=x+1; echo $x $y; let 0; echo $?'),
@@ -311,3 +314,17 @@ def test_like_bash(text, tmp_path):
 def test_enough_cases():
     assert len(CASES) >= 150
     assert len({c[0] for c in CASES}) == len(CASES)
+
+
+def test_large_brace_expansion_like_bash(tmp_path):
+    # 3.3 million words: bash answers, and the Shell refused them (its bound
+    # was 32 MiB); each shell gets minutes, as bash alone takes seconds
+    text = ("echo {1..10000000..3} | wc -c; echo {1..10000000..3} | tail -c 30; "
+            "a=({1..1000000..7}); echo ${#a[@]} ${a[-1]}")
+    out = []
+    for argv, d in (([str(BOX_SHELL), "-c", text], "ours"), ([BASH, "-c", text], "bash")):
+        (tmp_path / d).mkdir()
+        p = subprocess.run(argv, cwd=tmp_path / d, capture_output=True, timeout=600, stdin=subprocess.DEVNULL,
+                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / d), "LC_ALL": "C.UTF-8"})
+        out.append((p.stdout, _norm(p.stderr), p.returncode))
+    assert out[0] == out[1]
