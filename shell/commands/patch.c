@@ -13,9 +13,11 @@
  * FILE.orig; the hunks that failed go to FILE.rej in the patch's format. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shell/commands/commands-private.h"
@@ -146,6 +148,32 @@ static char *header_name(const Line *l, size_t skip, Line *rest)
 static bool is_dev_null(const char *name)
 {
   return name && strcmp(name, "/dev/null") == 0;
+}
+
+/* Whether a header's date is the epoch: diff -N dates the side where a
+ * file is missing so ("1970-01-01 00:00:00.000000000 +0000", or the
+ * same instant in another zone), and GNU patch reads that side as no
+ * file, as /dev/null. */
+static bool is_epoch(const Line *rest)
+{
+  char b[80];
+  size_t n = MIN(rest->n, sizeof b - 1);
+  memcpy(b, rest->p, n);
+  b[n] = 0;
+  struct tm tm = { 0 };
+  int used = 0;
+  char sign = 0;
+  int zone = 0;
+  if (sscanf(b, " %d-%d-%d %d:%d:%d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+             &tm.tm_min, &tm.tm_sec, &used) != 6)
+    return false;
+  const char *z = b + used;
+  if (*z == '.') z += 1 + strspn(z + 1, "0123456789");
+  if (sscanf(z, " %c%4d", &sign, &zone) != 2 || (sign != '+' && sign != '-')) return false;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  long offset = (zone / 100 * 60 + zone % 100) * 60L;
+  return (long)timegm(&tm) - (sign == '-' ? -offset : offset) == 0;
 }
 
 /* -p N: N leading components off (NULL when there are fewer); no -p: the
@@ -744,8 +772,8 @@ static char *choose_file(Patch *pt, FilePatch *fp, bool *creating, bool *deletin
 {
   g_autofree char *on = strip_name(pt, fp->old_name), *nn = strip_name(pt, fp->new_name);
   /* the patch as written (before -R swaps it) names the file */
-  bool old_null = is_dev_null(fp->old_name) || fp->git_new;
-  bool new_null = is_dev_null(fp->new_name) || fp->git_deleted;
+  bool old_null = is_dev_null(fp->old_name) || fp->git_new || is_epoch(&fp->old_rest);
+  bool new_null = is_dev_null(fp->new_name) || fp->git_deleted || is_epoch(&fp->new_rest);
   *creating = pt->reverse ? new_null : old_null;
   *deleting = pt->reverse ? old_null : new_null;
   if (pt->file_arg) return g_strdup(pt->file_arg);
@@ -768,6 +796,17 @@ static char *choose_file(Patch *pt, FilePatch *fp, bool *creating, bool *deletin
   return NULL;
 }
 
+/* As GNU does, the directories a deleted file leaves empty go too, the
+ * deepest first, up to the first that is not empty. */
+static void remove_empty_dirs(const char *name)
+{
+  g_autofree char *d = g_strdup(name);
+  for (char *s = strrchr(d, '/'); s && s > d; s = strrchr(d, '/')) {
+    *s = 0;
+    if (rmdir(d) != 0) break;
+  }
+}
+
 static void patch_one(Patch *pt, FilePatch *fp)
 {
   bool creating, deleting;
@@ -776,7 +815,22 @@ static void patch_one(Patch *pt, FilePatch *fp)
   if (pt->reverse) swap_file_patch(fp);
   long nh = (long)fp->hunks->len;
   bool exists = file_exists(name);
-  if ((creating && exists) || (deleting && !exists && !pt->file_arg)) {
+  GString *text = g_string_new(NULL);
+  if (exists) {
+    int fd = box_open_file(name, O_RDONLY | O_NOCTTY);
+    if (fd < 0 || !bx_read_all(fd, text)) {
+      int e = errno;
+      if (fd >= 0) close(fd);
+      g_autofree char *t = bx_errtext(pt->c, e);
+      fatal(pt, "Can't open file %s : %s", name, t);
+      g_string_free(text, TRUE);
+      return;
+    }
+    close(fd);
+  }
+  /* an empty file stands for none: a patch creating it fills it */
+  if ((creating && exists && (text->len || !nh)) || (deleting && !exists && !pt->file_arg)) {
+    g_string_free(text, TRUE);
     /* git's patch creating an empty file has no hunk to tell it from one
      * that empties a file */
     const char *what = creating ? nh ? "create" : "empty out" : "delete";
@@ -795,19 +849,6 @@ static void patch_one(Patch *pt, FilePatch *fp)
     else
       pt->status = MAX(pt->status, 1);
     return;
-  }
-  GString *text = g_string_new(NULL);
-  if (exists) {
-    int fd = box_open_file(name, O_RDONLY | O_NOCTTY);
-    if (fd < 0 || !bx_read_all(fd, text)) {
-      int e = errno;
-      if (fd >= 0) close(fd);
-      g_autofree char *t = bx_errtext(pt->c, e);
-      fatal(pt, "Can't open file %s : %s", name, t);
-      g_string_free(text, TRUE);
-      return;
-    }
-    close(fd);
   }
   const char *dest = pt->out_file ? pt->out_file : name;
   say(pt, "%s file %s", pt->dry_run ? "checking" : "patching", dest);
@@ -900,6 +941,8 @@ static void patch_one(Patch *pt, FilePatch *fp)
       if (unlink(name) != 0) {
         g_autofree char *e = bx_errtext(pt->c, errno);
         fatal(pt, "Can't delete file %s : %s", name, e);
+      } else {
+        remove_empty_dirs(name);
       }
     } else {
       write_file(pt, name, out, creating && fp->git_new ? fp->git_mode : 0);

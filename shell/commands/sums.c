@@ -1,7 +1,8 @@
 /* sums.c — GNU md5sum, sha1sum, sha224sum, sha256sum, sha384sum,
- * sha512sum, b2sum: "HASH  NAME" lines (names with '\\' or a newline
- * escaped behind a leading '\\'), -b/-t, -z, b2sum's -l, and -c with
- * --quiet --status --strict --ignore-missing -w. */
+ * sha512sum, b2sum: "HASH  NAME" lines, or --tag's "ALGO (NAME) = HASH"
+ * (names with '\\' or a newline escaped behind a leading '\\'), -b/-t,
+ * -z, b2sum's -l, and -c of either form with --quiet --status --strict
+ * --ignore-missing -w. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@ typedef struct {
 
 enum { OPT_QUIET = 1, OPT_STATUS, OPT_STRICT, OPT_IGNORE_MISSING, OPT_TAG };
 #define SUM_LONGOPTS                                                                               \
-  "check=c binary=b text=t zero=z quiet=\1 status=\2 strict=\3 warn=w ignore-missing=\4"
+  "check=c binary=b text=t zero=z quiet=\1 status=\2 strict=\3 warn=w ignore-missing=\4 tag=\5"
 static const char longopts[] = SUM_LONGOPTS;
 static const char b2_longopts[] = SUM_LONGOPTS " length=l:";
 
@@ -58,6 +59,61 @@ typedef struct {
   bool quiet, status, strict, warn, ignore_missing;
 } CheckOpts;
 
+/* A checksum line's parts: the hex digest (h digits) and the name (n
+ * bytes, still escaped). */
+typedef struct {
+  const char *hex, *name;
+  size_t h, n;
+} SumLine;
+
+/* "HASH  NAME" or "HASH *NAME"; b2sum takes the digest's length for the
+ * line's, up to BLAKE2b's 512 bits. */
+static bool plain_line(const char *p, Algo *a, SumLine *s)
+{
+  s->hex = p;
+  s->h = strspn(p, "0123456789abcdefABCDEF");
+  if (a->type == BX_DIGEST_BLAKE2B && s->h >= 2 && s->h % 2 == 0 && s->h <= 128)
+    a->bytes = s->h / 2;
+  if (s->h != a->bytes * 2 || p[s->h] != ' ' || (p[s->h + 1] != ' ' && p[s->h + 1] != '*') ||
+      !p[s->h + 2])
+    return false;
+  s->name = p + s->h + 2;
+  s->n = strlen(s->name);
+  return true;
+}
+
+/* --tag's "ALGO (NAME) = HASH", the algorithm this command's (b2sum's
+ * with its length in bits when not 512: "BLAKE2b-256"); as GNU reads
+ * it, one space may come before "(", the name runs to the last ")", and
+ * blanks may stand around "=". */
+static bool tagged_line(const char *p, Algo *a, SumLine *s)
+{
+  size_t l = strlen(a->label);
+  if (strncmp(p, a->label, l) != 0) return false;
+  const char *q = p + l;
+  if (a->type == BX_DIGEST_BLAKE2B) {
+    a->bytes = 64;
+    if (*q == '-') {
+      char *end;
+      unsigned long bits = strtoul(q + 1, &end, 10);
+      if (end == q + 1 || !bits || bits % 8 || bits > 512) return false;
+      a->bytes = bits / 8;
+      q = end;
+    }
+  }
+  if (*q == ' ') q++;
+  if (*q != '(') return false;
+  const char *close = strrchr(q, ')');
+  if (!close || close == q) return false;
+  s->name = q + 1;
+  s->n = (size_t)(close - s->name);
+  const char *eq = close + 1 + strspn(close + 1, " \t");
+  if (*eq != '=') return false;
+  s->hex = eq + 1 + strspn(eq + 1, " \t");
+  s->h = strspn(s->hex, "0123456789abcdefABCDEF");
+  return s->h == a->bytes * 2 && !s->hex[s->h];
+}
+
 static int check_file(BoxCmd *c, const Algo *algo, const char *list, const CheckOpts *o)
 {
   const char *cmd = algo->cmd;
@@ -74,18 +130,14 @@ static int check_file(BoxCmd *c, const Algo *algo, const char *list, const Check
     lineno++;
     char *line = g_strndup(ln, len);
     bool escaped = false;
-    char *p = line;
+    char *p = line + strspn(line, " \t");
     if (*p == '\\') {
       escaped = true;
       p++;
     }
-    size_t h = 0;
-    while (g_ascii_isxdigit(p[h])) h++;
-    /* b2sum takes each line's length as the digest's, up to BLAKE2b's 512
-     * bits */
     Algo a = *algo;
-    if (a.type == BX_DIGEST_BLAKE2B && h >= 2 && h % 2 == 0 && h <= 128) a.bytes = h / 2;
-    if (h != a.bytes * 2 || p[h] != ' ' || (p[h + 1] != ' ' && p[h + 1] != '*') || !p[h + 2]) {
+    SumLine s;
+    if (!tagged_line(p, &a, &s) && (a = *algo, !plain_line(p, &a, &s))) {
       bad_format++;
       if (o->warn) {
         g_autofree char *q = bx_quote(strcmp(list, "-") ? list : "standard input");
@@ -94,9 +146,9 @@ static int check_file(BoxCmd *c, const Algo *algo, const char *list, const Check
       g_free(line);
       continue;
     }
-    char *want = g_ascii_strdown(p, (gssize)h);
+    char *want = g_ascii_strdown(s.hex, (gssize)s.h);
     GString *name = g_string_new(NULL);
-    for (const char *q = p + h + 2; *q; q++) {
+    for (const char *q = s.name; q < s.name + s.n; q++) {
       if (escaped && *q == '\\' && q[1] == 'n') {
         g_string_append_c(name, '\n');
         q++;
@@ -187,12 +239,17 @@ static int sum_main(BoxCmd *c, const Algo *named)
   const char *cmd = algo.cmd;
   algo.bytes = bx_digest_default_bytes(algo.type);
   bool b2 = algo.type == BX_DIGEST_BLAKE2B;
-  bool check = false, binary = false, zero = false;
+  bool check = false, zero = false, tag = false;
+  int binary = -1; /* -b 1, -t 0, neither -1 */
   CheckOpts co = { false, false, false, false, false };
   BX_EACH_OPTION (o, c, cmd, b2 ? "bctwzl:" : "bctwz", b2 ? b2_longopts : longopts) switch (o) {
     case 'c': check = true; break;
-    case 'b': binary = true; break;
-    case 't': binary = false; break;
+    case 'b': binary = 1; break;
+    case 't': binary = 0; break;
+    case OPT_TAG:
+      tag = true;
+      binary = 1;
+      break;
     case 'z': zero = true; break;
     case 'w': co.warn = true; break;
     case 'l':
@@ -204,6 +261,14 @@ static int sum_main(BoxCmd *c, const Algo *named)
     case OPT_IGNORE_MISSING: co.ignore_missing = true; break;
     default: return 1;
     }
+  if (tag && !binary) {
+    bx_usage(c, cmd, "--tag does not support --text mode");
+    return 1;
+  }
+  if (tag && check) {
+    bx_usage(c, cmd, "the --tag option is meaningless when verifying checksums");
+    return 1;
+  }
   int n;
   char **names = bx_file_operands(c, &n);
   int status = 0;
@@ -221,7 +286,12 @@ static int sum_main(BoxCmd *c, const Algo *named)
     const char *nm = names[i];
     bool esc = !zero && (strchr(nm, '\\') || strchr(nm, '\n'));
     if (esc) box_out_putc(c->out, '\\');
-    box_out_printf(c->out, "%s %c", d, binary ? '*' : ' ');
+    if (tag && b2 && algo.bytes != 64)
+      box_out_printf(c->out, "%s-%zu (", algo.label, algo.bytes * 8);
+    else if (tag)
+      box_out_printf(c->out, "%s (", algo.label);
+    else
+      box_out_printf(c->out, "%s %c", d, binary == 1 ? '*' : ' ');
     for (const char *q = nm; *q; q++) {
       if (esc && *q == '\\')
         box_out_printf(c->out, "\\\\");
@@ -230,6 +300,7 @@ static int sum_main(BoxCmd *c, const Algo *named)
       else
         box_out_putc(c->out, *q);
     }
+    if (tag) box_out_printf(c->out, ") = %s", d);
     box_out_putc(c->out, zero ? '\0' : '\n');
     g_free(d);
   }

@@ -574,6 +574,8 @@ static int read_archive(Tar *t, char **ops, int nops)
       t->status = 2;
       continue;
     }
+    /* GNU changes into -C's directory before it names any member */
+    if (t->verbose && !may_make_parents(t)) break;
     if (t->verbose) list_entry(t, e, t->verbose);
     if (fast)
       add_pending(t, a, e, name);

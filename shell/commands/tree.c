@@ -2,7 +2,10 @@
  * it drawn with the usual branches, entries in name order (C locale), a
  * link as "name -> target" (counted as a directory when it leads to one,
  * never followed); -a shows dot files, -d directories only, -L N stops N
- * levels down, -I PATTERN[|PATTERN…] leaves matching names out.  The
+ * levels down, -I PATTERN[|PATTERN…] leaves matching names out, -P
+ * PATTERN[|PATTERN…] keeps only the files that match, -f names each entry
+ * by its whole path, -i draws no branches, --dirsfirst puts directories
+ * before files.  The
  * summary counts the operands' directories too.  Listings go through
  * bx_list_dir (getdents, no stat); only a link's target is stat'ed. */
 #include <errno.h>
@@ -15,10 +18,10 @@
 #include "shell/commands/commands-private.h"
 
 typedef struct {
-  bool all, dirs_only;
-  const char *const *art; /* branch, last branch, continuation, after the last */
-  long depth;             /* 0: no limit */
-  GPtrArray *ignore;
+  bool all, dirs_only, full, dirs_first;
+  const char *const *art;   /* branch, last branch, continuation, after the last */
+  long depth;               /* 0: no limit */
+  GPtrArray *ignore, *only; /* -I's patterns, -P's */
   unsigned long ndirs, nfiles;
 } TreeOpt;
 
@@ -26,6 +29,7 @@ typedef struct {
  * (its continuation carries two no-break spaces) */
 static const char *const utf8_art[] = { "├── ", "└── ", "│\u00a0\u00a0 ", "    " };
 static const char *const ascii_art[] = { "|-- ", "`-- ", "|   ", "    " };
+static const char *const no_art[] = { "", "", "", "" };
 
 static bool utf8_locale(BoxCmd *c)
 {
@@ -37,11 +41,18 @@ static bool utf8_locale(BoxCmd *c)
   return false;
 }
 
-static bool ignored(const TreeOpt *o, const char *name)
+static bool matches(const GPtrArray *pats, const char *name)
 {
-  for (guint i = 0; i < o->ignore->len; i++)
-    if (box_fnmatch(g_ptr_array_index(o->ignore, i), name, 0) == 0) return true;
+  for (guint i = 0; i < pats->len; i++)
+    if (box_fnmatch(g_ptr_array_index(pats, i), name, 0) == 0) return true;
   return false;
+}
+
+static void add_patterns(GPtrArray *pats, const char *arg)
+{
+  char **alts = g_strsplit(arg, "|", -1);
+  for (char **p = alts; *p; p++) g_ptr_array_add(pats, *p);
+  g_free(alts);
 }
 
 static int by_name(gconstpointer a, gconstpointer b)
@@ -64,7 +75,7 @@ static void entry(BoxCmd *c, TreeOpt *o, const char *path, const BxDirEnt *e, bo
                   GString *indent, long level)
 {
   g_autofree char *full = bx_path_join(path, e->name);
-  box_out_printf(c->out, "%s%s%s", indent->str, o->art[last ? 1 : 0], e->name);
+  box_out_printf(c->out, "%s%s%s", indent->str, o->art[last ? 1 : 0], o->full ? full : e->name);
   bool link = e->type == DT_LNK;
   if (link) {
     char buf[4096];
@@ -100,14 +111,26 @@ static void walk(BoxCmd *c, TreeOpt *o, const char *path, GString *indent, long 
   GArray *dirs = g_array_new(FALSE, FALSE, sizeof(bool));
   for (guint i = 0; i < v->len; i++) {
     BxDirEnt *e = &g_array_index(v, BxDirEnt, i);
-    if ((!o->all && e->name[0] == '.') || ignored(o, e->name)) continue;
+    if ((!o->all && e->name[0] == '.') || matches(o->ignore, e->name)) continue;
     g_array_append_val(keep, *e);
   }
   g_array_sort(keep, by_name);
-  for (guint i = 0; i < keep->len; i++) {
-    bool dir = is_dir(path, &g_array_index(keep, BxDirEnt, i));
-    g_array_append_val(dirs, dir);
-  }
+  /* -P drops the files and links that do not match; --dirsfirst moves the directories
+   * up, each part still in name order */
+  guint n = keep->len;
+  bool *is = g_new(bool, n + 1);
+  for (guint i = 0; i < n; i++) is[i] = is_dir(path, &g_array_index(keep, BxDirEnt, i));
+  for (int pass = o->dirs_first ? 0 : 1; pass < 2; pass++)
+    for (guint i = 0; i < n; i++) {
+      BxDirEnt e = g_array_index(keep, BxDirEnt, i);
+      if ((pass == 0 && !is[i]) || (pass == 1 && o->dirs_first && is[i])) continue;
+      /* a link is matched as a file even when it leads to a directory */
+      if ((!is[i] || e.type == DT_LNK) && o->only->len && !matches(o->only, e.name)) continue;
+      g_array_append_val(keep, e);
+      g_array_append_val(dirs, is[i]);
+    }
+  g_array_remove_range(keep, 0, n);
+  g_free(is);
   /* with -d the last branch is the last directory's */
   guint last = keep->len;
   for (guint i = 0; i < keep->len; i++)
@@ -122,18 +145,23 @@ static void walk(BoxCmd *c, TreeOpt *o, const char *path, GString *indent, long 
   bx_dir_free(v);
 }
 
-static const char longopts[] = "noreport=\1";
+static const char longopts[] = "noreport=\1 dirsfirst=\2";
 
 int box_cmd_tree(BoxCmd *c)
 {
-  TreeOpt o = { .ignore = g_ptr_array_new_with_free_func(g_free) };
+  TreeOpt o = { .ignore = g_ptr_array_new_with_free_func(g_free),
+                .only = g_ptr_array_new_with_free_func(g_free) };
   bool report = true;
   o.art = utf8_locale(c) ? utf8_art : ascii_art;
   int status = 0;
-  BX_EACH_OPTION (ch, c, "tree", "adL:I:", longopts) switch (ch) {
+  BX_EACH_OPTION (ch, c, "tree", "adfiL:I:P:", longopts) switch (ch) {
     case 'a': o.all = true; break;
     case 'd': o.dirs_only = true; break;
+    case 'f': o.full = true; break;
+    case 'i': o.art = no_art; break;
     case 1: report = false; break;
+    case 2: o.dirs_first = true; break;
+    case 'P': add_patterns(o.only, optarg); break;
     case 'L': {
       char *end;
       o.depth = strtol(optarg, &end, 10);
@@ -144,12 +172,7 @@ int box_cmd_tree(BoxCmd *c)
       }
       break;
     }
-    case 'I': {
-      char **alts = g_strsplit(optarg, "|", -1);
-      for (char **p = alts; *p; p++) g_ptr_array_add(o.ignore, *p);
-      g_free(alts);
-      break;
-    }
+    case 'I': add_patterns(o.ignore, optarg); break;
     default: status = 1; goto out;
     }
   static char *dot[] = { (char *)".", NULL };
@@ -181,5 +204,6 @@ int box_cmd_tree(BoxCmd *c)
   }
 out:
   g_ptr_array_free(o.ignore, TRUE);
+  g_ptr_array_free(o.only, TRUE);
   return status;
 }

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from awk_cases import CASES, INPUTS
+from awk_cases import CASES, INPUTS, KNOWN_GAPS
 from conftest import BOX_SHELL
 
 GAWK = shutil.which("gawk")
@@ -47,6 +47,12 @@ def test_awk_like_gawk(dirs, text):
     gnu = run("gnu", dirs["gnu"], text)
     assert box[0].decode(errors="replace") == gnu[0].decode(errors="replace"), (text, box[2], gnu[2])
     assert box[1] == gnu[1], (text, box[2], gnu[2])
+
+
+@pytest.mark.xfail(strict=True, reason="a NUL inside an awk string ends it")
+@pytest.mark.parametrize("text", KNOWN_GAPS, ids=[f"gap{i}" for i in range(len(KNOWN_GAPS))])
+def test_awk_known_gap(dirs, text):
+    test_awk_like_gawk(dirs, text)
 
 
 def test_enough_programs():

@@ -39,7 +39,7 @@ TAR = [
     'mkdir o && tar xJf src.txz -C o --strip-components=1', 'mkdir o && tar -xf src.tar -C o --strip-components 2',
     'mkdir o && tar -xf src.tar -C o --exclude=sub', "mkdir o && tar -xf src.tar -C o --exclude='*f[12]'",
     'tar -xOf src.tar src/f1 src/sub/f2', 'tar -xOvf src.tar src/sub', 'tar -xf src.tar src/sub && find src | sort',
-    'tar -xf src.tar nope; echo $?', 'tar -xzf src.tgz', 'tar -xvvf src.tar', 'tar -xf src.tar -C nodir; echo $?',
+    'tar -xf src.tar nope; echo $?', 'tar -xzf src.tgz', 'tar -xvvf src.tar', 'tar -xf src.tar -C nodir; echo $?', 'tar -xvf src.tar -C nodir; echo $?', 'tar -xzvvf src.tgz -C nodir/d; echo $?',
     'mkdir -p o/src && echo old > o/src/f1 && tar -xkf src.tar -C o; echo $?',
     'mkdir -p o/src && echo old > o/src/f1 && tar -xf src.tar -C o; cat o/src/f1',
     'mkdir -p o/src && ln -s ../../a.txt o/src/f1 && tar -xf src.tar -C o; cat a.txt',

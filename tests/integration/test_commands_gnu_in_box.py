@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import permissive_box
+from conftest import ALLOW_ALL, Box
 from gnu_compare import SETUP, tree
 import test_commands_gnu_archives as archives
 import test_commands_gnu_bc as bc
@@ -54,7 +54,12 @@ _count = itertools.count()
 
 @pytest.fixture(scope="module")
 def gnu_box(tmp_path_factory):
-    b = permissive_box(tmp_path_factory.mktemp("gnu-in-box"))
+    # the box lives as long as its agent: a sleeper that outlasts the
+    # module however slow a loaded machine makes it (teardown ends it)
+    b = Box(tmp_path_factory.mktemp("gnu-in-box"))
+    b.write_policy(ALLOW_ALL)
+    b.write_config(agent_command=["/bin/sleep", "86400"])
+    b.start()
     yield b
     b.teardown()
 

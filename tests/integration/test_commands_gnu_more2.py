@@ -33,6 +33,10 @@ TREE = [
     'tree tt/f1; echo $?', 'tree -L 0 tt; echo $?', 'tree -L x tt; echo $?', 'tree --noreport tt/a',
     'tree -L 2 -a tt', 'tree -d nope tt/a; echo $?', 'tree tt/c', 'tree d', 'tree -a -d tt',
     'LC_ALL=C.UTF-8 tree tt', 'LC_ALL=C.UTF-8 tree -a -d tt; echo $?',
+    'tree -P "*.log" tt', 'tree -P "f*|*.log" -a tt', 'tree -P "f*" -d tt', 'tree -P "x*" -I c tt',
+    'tree -f tt', 'cd tt && tree -f -a', 'tree -f -L 1 tt/a', 'tree -i tt', 'tree -i -f -a tt',
+    'tree --dirsfirst tt', 'tree --dirsfirst -a tt', 'tree --dirsfirst -d tt', 'tree --dirsfirst -P "*.log" -f tt',
+    'LC_ALL=C.UTF-8 tree -i --dirsfirst tt',
 ]
 
 STRINGS = [

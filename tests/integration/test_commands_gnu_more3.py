@@ -41,6 +41,9 @@ CASES = [t + "; echo $?" for s in SUMS for t in [
     f"{s} -c {s.replace('sum', '')}.miss", f"{s} -c --ignore-missing {s.replace('sum', '')}.miss",
     f"{s} -c -w a.txt", f"{s} -c a.txt", f"{s} d; echo", f"{s} -x", f"{s} --check --strict md5.bad",
     f"{s} a.txt | {s} -c", f"{s} -c - < {s.replace('sum', '')}.ok",
+    f"{s} --tag a.txt back* n?l", f"{s} --tag -z a.txt back* | tr '\\0' @", f"{s} --tag a.txt s | {s} -c",
+    f"{s} --tag back* a.txt nope > t.sum; {s} -c t.sum", f"{s} --tag -t a.txt", f"{s} -t --tag a.txt",
+    f"{s} --tag -b a.txt", f"{s} --tag -c {s.replace('sum', '')}.ok", f"{s} --tag a.txt | sed 's/) = /)= /' | {s} -c -w",
 ]] + [t + "; echo $?" for t in [
     "b2sum -l 256 a.txt", "b2sum --length=128 a.txt", "b2sum -l 0 a.txt", "b2sum -l 512 a.txt", "b2sum -l 7 a.txt",
     "b2sum -l 1024 a.txt", "b2sum -l x a.txt", "b2sum -l '' a.txt", "b2sum -l -8 a.txt", "b2sum -l", "b2sum -c b2-256.ok",
@@ -48,6 +51,12 @@ CASES = [t + "; echo $?" for s in SUMS for t in [
     "sha224sum -c sha224.bad", "sha224sum -c -w sha224.bad", "sha224sum -c --strict sha224.bad", "sha384sum -l 8 a.txt",
     "printf '%0130d  a.txt\\n' 0 | b2sum -c -w", "printf '%0126d  a.txt\\n' 0 | b2sum -c", "printf '0  a.txt\\n' | b2sum -c -w",
     "sha256sum -c -w 'sp ace'", "printf 'x\\n' | sha256sum -c -w",
+    "b2sum --tag -l 256 a.txt s", "b2sum --tag -l 512 a.txt", "b2sum --tag -l 8 a.txt > t.sum; b2sum --tag s >> t.sum; b2sum -c t.sum",
+    "b2sum --tag -l 256 a.txt | b2sum -l 128 -c", "sha224sum --tag a.txt | sha384sum -c", "sha512sum --tag a.txt | b2sum -c",
+    "printf 'BLAKE2b-7 (a.txt) = 00\\n' | b2sum -c -w", "md5sum --tag a.txt s | md5sum -c",
+    "sha224sum --tag a.txt | sed 's/^/  /; s/ (/(/; s/ = /   =/' | sha224sum -c -w",
+    "sha224sum --tag a.txt | sed 's/ (/\\t(/' | sha224sum -c -w", "sha224sum --tag a.txt | sed 's/$/ /' | sha224sum -c -w",
+    "sha224sum --tag a.txt | sed 's/(a.txt)/(a.txt))/' | sha224sum -c -w", "sha224sum a.txt | sed 's/^/\\t /' | sha224sum -c",
 ]]
 
 MD5_BAD = r"""

@@ -80,13 +80,35 @@ GIT_CASES = [
     'patch -p0 < g.diff', 'cd src && patch -p1 -F0 < ../g.diff', 'cd src && patch -p1 -i ../g.diff; cat f',
     'cd src && patch -p1 < ../g.diff && patch -p1 -R < ../g.diff; ls',
 ]
+# diff -N's trees: a file only in B (created) and one only in A (deleted),
+# the missing side dated the epoch (in UTC and, tz.diff, five hours west),
+# and a /dev/null patch creating a file.
+NEWDEL = r"""
+mkdir -p A/s B/s; seq 1 5 > A/f; seq 1 6 > B/f; printf 'gone\n' > A/old; printf 'new\n' > B/s/new
+touch -d 2024-01-01 A/f A/old B/f B/s/new
+diff -ruN A B > n.diff; diff -rcN A B > nc.diff; TZ=EST5 diff -ruN A B > tz.diff
+printf -- '--- /dev/null\n+++ b/h\n@@ -0,0 +1 @@\n+hh\n' > dn.diff
+"""
+NEWDEL_CASES = [
+    'cp -r A W && cd W && patch -p1 < ../n.diff; find . -type f | sort; cat s/new',
+    'cp -r A W && cd W && patch -p1 < ../nc.diff; find . -type f | sort; cat s/new',
+    'cp -r A W && cd W && patch -p1 < ../tz.diff; find . -type f | sort',
+    'cp -r B W && cd W && patch -p1 -R < ../n.diff; find . -type f | sort; cat old',
+    'cp -r A W && cd W && patch -p1 --dry-run < ../n.diff; find . -type f | sort',
+    'cp -r A W && echo here > W/s/new && cd W && patch -p1 < ../n.diff; echo $?; cat s/new',
+    'cp -r A W && : > W/s/new && cd W && patch -p1 < ../n.diff; echo $?; cat s/new',
+    'cp -r A W && cd W && patch -p1 -N < ../n.diff; patch -p1 -N < ../n.diff; echo $?',
+    'cp -r A W && cd W && rm old && patch -p1 < ../n.diff; echo $?; find . -type f | sort',
+    'mkdir w && : > w/h && cd w && patch -p1 < ../dn.diff; echo $?; cat h',
+    'mkdir w && echo x > w/h && cd w && patch -p1 < ../dn.diff; echo $?; cat h',
+]
 MANY_CASES = [
     'patch big < many.diff; cmp big big2', 'patch moved < many.diff | tail -3', 'patch -R big2 < many.diff; cmp big big2',
 ]
 
 
 CASES = ([(t, ONE) for t in ONE_CASES] + [(t, TREES) for t in TREE_CASES] + [(t, GIT) for t in GIT_CASES]
-         + [(t, MANY) for t in MANY_CASES])
+         + [(t, MANY) for t in MANY_CASES] + [(t, NEWDEL) for t in NEWDEL_CASES])
 
 
 @pytest.mark.parametrize("text,setup", CASES)

@@ -138,6 +138,8 @@ enum {
   B_SYSTIME,
   B_ASORT,
   B_ASORTI,
+  B_STRFTIME,
+  B_MKTIME,
 };
 
 typedef struct {
@@ -389,8 +391,10 @@ regex_t *awk_regex_of(Awk *A, ANode *n);
 bool awk_match(regex_t *re, const char *s, size_t len, size_t from, bool notbol, regmatch_t *m,
                int nm);
 Val awk_builtin(Awk *A, ANode *n);
-char *awk_sprintf(Awk *A, ANode **args, int nargs);
-GPtrArray *awk_split_fs(Awk *A, const char *s, const char *fs, bool paragraph);
+char *awk_sprintf(Awk *A, ANode **args, int nargs, size_t *len);
+/* for-in's keys of arr put in the order PROCINFO["sorted_in"] names (how). */
+void awk_order_keys(Awk *A, AVar *arr, GPtrArray *keys, const char *how);
+GPtrArray *awk_split_fs(Awk *A, const char *s, const char *fs, bool paragraph, GPtrArray *seps);
 
 /* io.c */
 Val awk_getline(Awk *A, ANode *n);

@@ -2,6 +2,7 @@
  * POSIX ERE, compiled once per text) and printf's conversions. */
 #include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -81,14 +82,25 @@ bool awk_match(regex_t *re, const char *s, size_t len, size_t from, bool notbol,
 
 /* ---- splitting --------------------------------------------------------------- */
 
-GPtrArray *awk_split_fs(Awk *A, const char *s, const char *fs, bool paragraph)
+/* seps, when not NULL, gets gawk's split() separators: index k is what
+ * followed piece k (0: blanks before the first), NULL where none was. */
+static void add_sep(GPtrArray *seps, guint at, const char *p, size_t n)
+{
+  if (!seps) return;
+  if (seps->len <= at) g_ptr_array_set_size(seps, (gint)at + 1);
+  seps->pdata[at] = g_strndup(p, n);
+}
+
+GPtrArray *awk_split_fs(Awk *A, const char *s, const char *fs, bool paragraph, GPtrArray *seps)
 {
   GPtrArray *out = g_ptr_array_new();
   size_t len = strlen(s);
   if (strcmp(fs, " ") == 0) {
     size_t i = 0;
     for (;;) {
+      size_t blank = i;
       while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n')) i++;
+      if (i > blank) add_sep(seps, out->len, s + blank, i - blank);
       if (i >= len) break;
       size_t st = i;
       while (i < len && s[i] != ' ' && s[i] != '\t' && s[i] != '\n') i++;
@@ -98,7 +110,10 @@ GPtrArray *awk_split_fs(Awk *A, const char *s, const char *fs, bool paragraph)
   }
   if (len == 0) return out;
   if (fs[0] == 0) {
-    for (size_t i = 0; i < len; i++) g_ptr_array_add(out, g_strndup(s + i, 1));
+    for (size_t i = 0; i < len; i++) {
+      if (i) add_sep(seps, out->len, "", 0);
+      g_ptr_array_add(out, g_strndup(s + i, 1));
+    }
     return out;
   }
   if (strlen(fs) == 1 && fs[0] != '\\' && !paragraph) {
@@ -110,6 +125,7 @@ GPtrArray *awk_split_fs(Awk *A, const char *s, const char *fs, bool paragraph)
         break;
       }
       g_ptr_array_add(out, g_strndup(p, (gsize)(e - p)));
+      add_sep(seps, out->len, e, 1);
       p = e + 1;
     }
     return out;
@@ -134,6 +150,7 @@ GPtrArray *awk_split_fs(Awk *A, const char *s, const char *fs, bool paragraph)
       continue;
     }
     g_ptr_array_add(out, g_strndup(s + start, (gsize)m.rm_so - start));
+    add_sep(seps, out->len, s + m.rm_so, (size_t)(m.rm_eo - m.rm_so));
     start = pos = (size_t)m.rm_eo;
   }
   g_ptr_array_add(out, g_strdup(s + start));
@@ -148,7 +165,7 @@ static Val arg_val(Awk *A, ANode **args, int nargs, int *ai)
   return awk_eval(A, args[(*ai)++]);
 }
 
-char *awk_sprintf(Awk *A, ANode **args, int nargs)
+char *awk_sprintf(Awk *A, ANode **args, int nargs, size_t *len)
 {
   Val fv = awk_eval(A, args[0]);
   char *fmt = awk_to_str(A, &fv);
@@ -279,6 +296,10 @@ char *awk_sprintf(Awk *A, ANode **args, int nargs)
       g_string_append_printf(o, spec->str, d);
       break;
     }
+    case '%':
+      /* gawk drops a width or flags given to %% */
+      g_string_append_c(o, '%');
+      break;
     default:
       /* not a conversion: copied as it stands */
       g_string_append_len(o, st, p - st);
@@ -286,6 +307,8 @@ char *awk_sprintf(Awk *A, ANode **args, int nargs)
     g_string_free(spec, TRUE);
   }
   g_free(fmt);
+  /* %c of 0 puts a NUL byte in: printf writes it, sprintf's string ends there */
+  if (len) *len = o->len;
   return g_string_free(o, FALSE);
 }
 
@@ -432,20 +455,20 @@ static Val do_split(Awk *A, ANode *n)
 {
   char *s = str_arg(A, n->args[0]);
   AVar *arr = awk_array_of(A, n->args[1]);
-  GPtrArray *parts;
-  if (n->nargs == 3 && n->args[2]->op == AN_ERE) {
+  GPtrArray *parts, *seps = n->nargs == 4 ? g_ptr_array_new_with_free_func(g_free) : NULL;
+  if (n->nargs >= 3 && n->args[2]->op == AN_ERE) {
     /* a regular expression literal is a regular expression even if it is " " */
     char *fs = n->args[2]->str;
     if (strlen(fs) == 1 && fs[0] != ' ') {
       char *pat = g_strdup_printf("[%c]", fs[0]);
-      parts = awk_split_fs(A, s, pat, false);
+      parts = awk_split_fs(A, s, pat, false, seps);
       g_free(pat);
     } else {
-      parts = awk_split_fs(A, s, fs, false);
+      parts = awk_split_fs(A, s, fs, false, seps);
     }
   } else {
-    char *fs = n->nargs == 3 ? str_arg(A, n->args[2]) : g_strdup(awk_var_cstr(A, AV_FS));
-    parts = awk_split_fs(A, s, fs, false);
+    char *fs = n->nargs >= 3 ? str_arg(A, n->args[2]) : g_strdup(awk_var_cstr(A, AV_FS));
+    parts = awk_split_fs(A, s, fs, false, seps);
     g_free(fs);
   }
   awk_array_clear(arr);
@@ -454,6 +477,17 @@ static Val do_split(Awk *A, ANode *n)
     g_snprintf(key, sizeof key, "%u", i + 1);
     Val *e = awk_array_ref(A, arr, key, true);
     *e = awk_maybe(parts->pdata[i]);
+  }
+  if (seps) {
+    AVar *sarr = awk_array_of(A, n->args[3]);
+    awk_array_clear(sarr);
+    for (guint i = 0; i < seps->len; i++) {
+      if (!seps->pdata[i]) continue;
+      char key[32];
+      g_snprintf(key, sizeof key, "%u", i);
+      *awk_array_ref(A, sarr, key, true) = awk_str(g_strdup(seps->pdata[i]));
+    }
+    g_ptr_array_free(seps, TRUE);
   }
   int cnt = (int)parts->len;
   g_free(g_ptr_array_free(parts, FALSE));
@@ -482,6 +516,72 @@ static int by_value(const void *pa, const void *pb)
 static int by_key(const void *pa, const void *pb)
 {
   return strcmp(((const SortItem *)pa)->key, ((const SortItem *)pb)->key);
+}
+
+/* An element as PROCINFO["sorted_in"] orders it: its index and value,
+ * each as a number and as a string, made once. */
+typedef struct {
+  const char *key;
+  Val *v;
+  double kn, vn;
+  char *vs;
+} OrderItem;
+
+enum { O_IND_STR, O_IND_NUM, O_VAL_STR, O_VAL_NUM, O_VAL_TYPE };
+
+/* gawk's orders for for-in; a tie falls to the next finer key, the
+ * index's bytes last */
+static int by_order(const void *pa, const void *pb, void *kind)
+{
+  const OrderItem *a = pa, *b = pb;
+  int r = 0;
+  switch (*(const int *)kind) {
+  case O_VAL_TYPE: return by_value(&(SortItem){ a->key, a->v }, &(SortItem){ b->key, b->v });
+  case O_VAL_NUM: r = (a->vn > b->vn) - (a->vn < b->vn); G_GNUC_FALLTHROUGH;
+  case O_VAL_STR: r = r ? r : strcmp(a->vs, b->vs); break;
+  case O_IND_NUM: r = (a->kn > b->kn) - (a->kn < b->kn); break;
+  default: break;
+  }
+  return r ? r : strcmp(a->key, b->key);
+}
+
+void awk_order_keys(Awk *A, AVar *arr, GPtrArray *keys, const char *how)
+{
+  static const char *const orders[] = {
+    [O_IND_STR] = "ind_str", [O_IND_NUM] = "ind_num",   [O_VAL_STR] = "val_str",
+    [O_VAL_NUM] = "val_num", [O_VAL_TYPE] = "val_type",
+  };
+  int kind = -1;
+  bool desc = false;
+  for (size_t i = 0; i < G_N_ELEMENTS(orders) && how[0] == '@'; i++) {
+    size_t n = strlen(orders[i]);
+    if (strncmp(how + 1, orders[i], n) == 0 &&
+        (strcmp(how + 1 + n, "_asc") == 0 || strcmp(how + 1 + n, "_desc") == 0)) {
+      kind = (int)i;
+      desc = how[n + 2] == 'd';
+    }
+  }
+  if (kind < 0) return;
+  OrderItem *items = g_new0(OrderItem, keys->len + 1);
+  for (guint i = 0; i < keys->len; i++) {
+    OrderItem *it = &items[i];
+    it->key = keys->pdata[i];
+    it->v = g_hash_table_lookup(arr->arr, it->key);
+    awk_resolve(it->v);
+    Val k = { T_STR, 0, (char *)it->key };
+    it->kn = awk_to_num(A, &k);
+    it->vn = awk_to_num(A, it->v);
+    it->vs = awk_to_str(A, it->v);
+  }
+  qsort_r(items, keys->len, sizeof *items, by_order, &kind);
+  gpointer *sorted = g_new(gpointer, keys->len + 1);
+  for (guint i = 0; i < keys->len; i++) {
+    sorted[desc ? keys->len - 1 - i : i] = (gpointer)items[i].key;
+    g_free(items[i].vs);
+  }
+  memcpy(keys->pdata, sorted, keys->len * sizeof *sorted);
+  g_free(sorted);
+  g_free(items);
 }
 
 /* asort(src [, dest]) and asorti(src [, dest]): the values (asorti: the
@@ -516,6 +616,54 @@ static Val do_asort(Awk *A, ANode *n, bool indices)
   }
   g_free(sorted);
   return awk_num(len);
+}
+
+/* gawk's strftime([format [, timestamp [, utc]]]): "" for a time the
+ * host cannot break down. */
+static Val do_strftime(Awk *A, ANode *n)
+{
+  char *fmt = n->nargs > 0 ? str_arg(A, n->args[0]) : g_strdup("%a %b %e %H:%M:%S %Z %Y");
+  double when = n->nargs > 1 ? num_arg(A, n->args[1]) : (double)time(NULL);
+  bool utc = n->nargs > 2 && awk_eval_cond(A, n->args[2]);
+  struct tm tm;
+  time_t t = (time_t)when;
+  GString *o = g_string_new(NULL);
+  if (fmt[0] && when > -9.2e18 && when < 9.2e18 &&
+      (utc ? gmtime_r(&t, &tm) : localtime_r(&t, &tm))) {
+    /* a format may rightly make nothing (%p in some locales): grow a few times, then stop */
+    for (size_t cap = 256; cap <= 256 << 8; cap *= 4) {
+      g_string_set_size(o, cap);
+      size_t k = strftime(o->str, cap, fmt, &tm);
+      if (k > 0) {
+        g_string_set_size(o, k);
+        break;
+      }
+      g_string_truncate(o, 0);
+    }
+  }
+  g_free(fmt);
+  return awk_str(g_string_free(o, FALSE));
+}
+
+/* gawk's mktime("YYYY MM DD HH MM SS [DST]" [, utc]): -1 for fewer than
+ * six numbers; out-of-range parts carry over as mktime(3) does. */
+static Val do_mktime(Awk *A, ANode *n)
+{
+  char *s = str_arg(A, n->args[0]);
+  bool utc = n->nargs > 1 && awk_eval_cond(A, n->args[1]);
+  long year;
+  int mon, day, hour, min, sec, dst = -1;
+  int k = sscanf(s, "%ld %d %d %d %d %d %d", &year, &mon, &day, &hour, &min, &sec, &dst);
+  g_free(s);
+  if (k < 6) return awk_num(-1);
+  struct tm tm = { .tm_year = (int)(year - 1900),
+                   .tm_mon = mon - 1,
+                   .tm_mday = day,
+                   .tm_hour = hour,
+                   .tm_min = min,
+                   .tm_sec = sec,
+                   .tm_isdst = utc ? 0 : dst };
+  return awk_num((double)(utc ? timegm(&tm) : mktime(&tm)));
 }
 
 static Val do_match(Awk *A, ANode *n)
@@ -623,11 +771,13 @@ Val awk_builtin(Awk *A, ANode *n)
   case B_SPLIT: return do_split(A, n);
   case B_ASORT:
   case B_ASORTI: return do_asort(A, n, n->ival == B_ASORTI);
+  case B_STRFTIME: return do_strftime(A, n);
+  case B_MKTIME: return do_mktime(A, n);
   case B_SUB: return do_sub(A, n, false);
   case B_GSUB: return do_sub(A, n, true);
   case B_MATCH: return do_match(A, n);
   case B_GENSUB: return do_gensub(A, n);
-  case B_SPRINTF: return awk_str(awk_sprintf(A, n->args, na));
+  case B_SPRINTF: return awk_str(awk_sprintf(A, n->args, na, NULL));
   case B_SIN:
   case B_COS:
   case B_EXP:

@@ -331,7 +331,7 @@ void awk_split_record(Awk *A)
     awk_set_var_num(A, AV_NF, nf);
     return;
   }
-  GPtrArray *parts = awk_split_fs(A, rec, fs, rs[0] == 0);
+  GPtrArray *parts = awk_split_fs(A, rec, fs, rs[0] == 0, NULL);
   ensure_fields(A, (int)parts->len);
   for (guint i = 0; i < parts->len; i++) A->fields[i + 1] = awk_maybe(parts->pdata[i]);
   A->nfields = (int)parts->len;
@@ -754,6 +754,17 @@ static Val call_user(Awk *A, ANode *n)
 
 /* ---- statements ---------------------------------------------------------------- */
 
+/* PROCINFO["sorted_in"] when the program has set it (gawk's for-in order). */
+static const char *sorted_in(Awk *A)
+{
+  int i = GPOINTER_TO_INT(g_hash_table_lookup(A->var_index, "PROCINFO")) - 1;
+  if (i < 0 || A->vars[i].kind != K_ARRAY) return NULL;
+  Val *v = g_hash_table_lookup(A->vars[i].arr, "sorted_in");
+  if (!v) return NULL;
+  awk_resolve(v);
+  return v->t == T_STR || v->t == T_STRNUM ? v->s : NULL;
+}
+
 int awk_exec(Awk *A, ANode *n)
 {
   for (; n; n = n->next) {
@@ -812,6 +823,8 @@ int awk_exec(Awk *A, ANode *n)
       gpointer k;
       g_hash_table_iter_init(&it, arr->arr);
       while (g_hash_table_iter_next(&it, &k, NULL)) g_ptr_array_add(keys, g_strdup(k));
+      const char *how = sorted_in(A);
+      if (how) awk_order_keys(A, arr, keys, how);
       r = 0;
       for (guint i = 0; i < keys->len; i++) {
         if (!g_hash_table_contains(arr->arr, keys->pdata[i])) continue;

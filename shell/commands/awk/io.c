@@ -306,8 +306,9 @@ void awk_print(Awk *A, ANode *n)
     }
     g_string_append(o, awk_var_cstr(A, AV_ORS));
   } else {
-    char *s = awk_sprintf(A, n->args, n->nargs);
-    g_string_append(o, s);
+    size_t len;
+    char *s = awk_sprintf(A, n->args, n->nargs, &len);
+    g_string_append_len(o, s, (gssize)len);
     g_free(s);
   }
   BoxOut *out = A->c->out;
@@ -433,14 +434,13 @@ static bool open_next_main(Awk *A)
                ? dup(A->c->in)
                : box_open_file(arg, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-      int e = errno;
-      char *t = box_error_text(A->c->sh, e);
-      box_out_flush(A->c->out);
-      box_fdprintf(A->c->err, "awk: cannot open \"%s\" (%s)\n", arg, t);
+      /* gawk stops here: the operands after it are not read, END not run */
+      char *t = box_error_text(A->c->sh, errno);
+      char m[4096];
+      g_snprintf(m, sizeof m, "cannot open file `%s' for reading: %s", arg, t);
       g_free(t);
       g_free(arg);
-      A->exit_status = 2;
-      continue;
+      awk_fatal(A, "%s", m);
     }
     awk_set_var_str(A, AV_FILENAME, arg);
     g_free(arg);

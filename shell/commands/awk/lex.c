@@ -44,7 +44,8 @@ static const struct {
   { "rand", B_RAND },       { "srand", B_SRAND },     { "tolower", B_TOLOWER },
   { "toupper", B_TOUPPER }, { "system", B_SYSTEM },   { "close", B_CLOSE },
   { "fflush", B_FFLUSH },   { "gensub", B_GENSUB },   { "systime", B_SYSTIME },
-  { "asort", B_ASORT },     { "asorti", B_ASORTI },
+  { "asort", B_ASORT },     { "asorti", B_ASORTI },   { "strftime", B_STRFTIME },
+  { "mktime", B_MKTIME },
 };
 
 void awk_lex_init(Lexer *lx, const char *src)

@@ -25,13 +25,16 @@ static P *cur_p;
 /* How many arguments each builtin takes (gawk refuses others when it
  * parses the program). */
 static const int builtin_arity[][2] = {
-  [B_LENGTH] = { 0, 1 }, [B_SUBSTR] = { 2, 3 },  [B_INDEX] = { 2, 2 },   [B_SPLIT] = { 2, 3 },
-  [B_SUB] = { 2, 3 },    [B_GSUB] = { 2, 3 },    [B_MATCH] = { 2, 3 },   [B_SPRINTF] = { 1, 10000 },
-  [B_SIN] = { 1, 1 },    [B_COS] = { 1, 1 },     [B_ATAN2] = { 2, 2 },   [B_EXP] = { 1, 1 },
-  [B_LOG] = { 1, 1 },    [B_SQRT] = { 1, 1 },    [B_INT] = { 1, 1 },     [B_RAND] = { 0, 0 },
-  [B_SRAND] = { 0, 1 },  [B_TOLOWER] = { 1, 1 }, [B_TOUPPER] = { 1, 1 }, [B_SYSTEM] = { 1, 1 },
-  [B_CLOSE] = { 1, 2 },  [B_FFLUSH] = { 0, 1 },  [B_GENSUB] = { 3, 4 },  [B_SYSTIME] = { 0, 0 },
-  [B_ASORT] = { 1, 2 },  [B_ASORTI] = { 1, 2 },
+  [B_LENGTH] = { 0, 1 },  [B_SUBSTR] = { 2, 3 },      [B_INDEX] = { 2, 2 },
+  [B_SPLIT] = { 2, 4 },   [B_SUB] = { 2, 3 },         [B_GSUB] = { 2, 3 },
+  [B_MATCH] = { 2, 3 },   [B_SPRINTF] = { 1, 10000 }, [B_SIN] = { 1, 1 },
+  [B_COS] = { 1, 1 },     [B_ATAN2] = { 2, 2 },       [B_EXP] = { 1, 1 },
+  [B_LOG] = { 1, 1 },     [B_SQRT] = { 1, 1 },        [B_INT] = { 1, 1 },
+  [B_RAND] = { 0, 0 },    [B_SRAND] = { 0, 1 },       [B_TOLOWER] = { 1, 1 },
+  [B_TOUPPER] = { 1, 1 }, [B_SYSTEM] = { 1, 1 },      [B_CLOSE] = { 1, 2 },
+  [B_FFLUSH] = { 0, 1 },  [B_GENSUB] = { 3, 4 },      [B_SYSTIME] = { 0, 0 },
+  [B_ASORT] = { 1, 2 },   [B_ASORTI] = { 1, 2 },      [B_STRFTIME] = { 0, 3 },
+  [B_MKTIME] = { 1, 2 },
 };
 
 ANode *awk_node(Awk *A, int op, int line)
