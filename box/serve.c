@@ -32,7 +32,7 @@ void box_run_signals(sigset_t *set)
   sigaddset(set, SIGHUP);
 }
 
-#define TEARDOWN_LIMIT_S 30
+#define TEARDOWN_LIMIT_S 10
 
 static int teardown_status;
 
