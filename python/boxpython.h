@@ -40,6 +40,10 @@ typedef struct {
    * (malloc'd), or NULL.  A PermissionError for EACCES carries it as its
    * strerror.  May be NULL. */
   char *(*last_denial)(void *data);
+  /* The egress gateway's CA (PEM), or NULL: with one, a TLS context's
+   * default roots are that CA alone (the gateway answers every HTTPS
+   * request the proxy variables send it with a leaf of its own). */
+  const char *gateway_ca;
   void *data;
 } BoxPythonHost;
 

@@ -96,6 +96,8 @@ static const char boot_source[] =
   "    def exec_module(self, module):\n"
   "        _bootstrap._call_with_frames_removed(exec, self.get_code(module.__name__),\n"
   "                                             module.__dict__)\n"
+  "        if module.__name__ == 'ssl':\n"
+  "            _trust_gateway(module)\n"
   "    def get_code(self, fullname):\n"
   "        st = posix.stat(self.rel, dir_fd=self.root)\n"
   "        try:\n"
@@ -111,6 +113,22 @@ static const char boot_source[] =
   "    def get_source(self, fullname):\n"
   "        external = sys.modules['_frozen_importlib_external']\n"
   "        return external.decode_source(self.get_data(self.path))\n"
+  "\n"
+  "def _trust_gateway(ssl):\n"
+  "    # In a box with a gateway, the proxy variables send every HTTPS request\n"
+  "    # through it, and it answers with a leaf of its CA: that CA is then a\n"
+  "    # default context's one root (create_default_context, urllib's and\n"
+  "    # http.client's contexts load them here), as it is the Shell's curl's.\n"
+  "    system = ssl.SSLContext.load_default_certs\n"
+  "    def load_default_certs(self, purpose=ssl.Purpose.SERVER_AUTH):\n"
+  "        ca = gateway_ca()\n"
+  "        if ca is None:\n"
+  "            return system(self, purpose)\n"
+  "        if not isinstance(purpose, ssl._ASN1Object):\n"
+  "            raise TypeError(purpose)\n"
+  "        self.load_verify_locations(cadata=ca)\n"
+  "    load_default_certs.__doc__ = system.__doc__\n"
+  "    ssl.SSLContext.load_default_certs = load_default_certs\n"
   "\n"
   "class _Origin:\n"
   "    def __init__(self, name, origin):\n"
@@ -574,6 +592,13 @@ static PyObject *py_shell_run(PyObject *self, PyObject *args)
   return PyLong_FromLong(host->shell_run(host->data, text));
 }
 
+static PyObject *py_gateway_ca(PyObject *self, PyObject *args)
+{
+  (void)self, (void)args;
+  if (!host || !host->gateway_ca) Py_RETURN_NONE;
+  return PyUnicode_FromString(host->gateway_ca);
+}
+
 static PyMethodDef methods[] = {
   { "shell_run", py_shell_run, METH_VARARGS,
     "shell_run(text, env=None) -> status: text through the Shell, in a child forked for it" },
@@ -583,6 +608,8 @@ static PyMethodDef methods[] = {
     "_source_opener(io_open, open_located) -> io.open for the traceback printer" },
   { "last_denial", py_last_denial, METH_NOARGS,
     "last_denial() -> the policy's text of this thread's last refusal, or None" },
+  { "gateway_ca", py_gateway_ca, METH_NOARGS,
+    "gateway_ca() -> the egress gateway's CA (PEM), or None without a gateway" },
   { NULL, NULL, 0, NULL },
 };
 

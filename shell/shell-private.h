@@ -664,6 +664,10 @@ void box_python_warm_up(void);
  * the kernel refuses). */
 int box_host_dir_open(const char *dir);
 int box_python_run(BoxCmd *c, int argc, char **argv, char **error);
+/* commands/python_dl.c: notes the egress gateway boxd gave this worker
+ * (its environment), before the command's child replaces that
+ * environment with the Shell's exports. */
+void box_python_note_gateway(void);
 /* commands/interp.c: runs body(c) in a child on the command's descriptors
  * 0, 1, 2 with the environment a spawned program gets; its status. */
 int box_cmd_in_child(BoxCmd *c, int (*body)(BoxCmd *c));

@@ -27,6 +27,7 @@ static int python_child(BoxCmd *c)
 
 int box_cmd_python(BoxCmd *c)
 {
+  box_python_note_gateway();
   return box_cmd_in_child(c, python_child);
 }
 

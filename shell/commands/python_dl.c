@@ -234,6 +234,34 @@ static int shell_run(void *data, const char *text)
   return box_run_text(c->sh, text, 0, 1, 2);
 }
 
+/* The egress gateway (BOX_GATEWAY_PROXY, BOX_GATEWAY_CA of the worker's
+ * environment), or NULL; noted afresh for each command, since a worker
+ * asked for before the gateway started learns it with its command. */
+static char *gateway_proxy, *gateway_ca;
+
+void box_python_note_gateway(void)
+{
+  const char *proxy = getenv("BOX_GATEWAY_PROXY"), *ca = getenv("BOX_GATEWAY_CA");
+  g_free(gateway_proxy);
+  g_free(gateway_ca);
+  gateway_proxy = proxy && *proxy ? g_strdup(proxy) : NULL;
+  gateway_ca = ca && *ca ? g_strdup(ca) : NULL;
+}
+
+/* Sockets reach nothing but the gateway's relay (the worker's network
+ * namespace has no route), so the interpreter gets the variables a
+ * contained tool gets (tools/env.c), which urllib, http.client's users
+ * and requests read: each request then goes to the gateway, which decides
+ * it as `http:request`. */
+static void export_gateway(void)
+{
+  if (!gateway_proxy) return;
+  static const char *const names[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy" };
+  for (size_t i = 0; i < G_N_ELEMENTS(names); i++) setenv(names[i], gateway_proxy, 1);
+  setenv("NO_PROXY", "127.0.0.1,localhost", 1);
+  setenv("no_proxy", "127.0.0.1,localhost", 1);
+}
+
 /* The module once loaded and warmed by box_python_warm_up, or NULL. */
 static void *warm_lib;
 
@@ -259,9 +287,13 @@ void box_python_warm_up(void)
 int box_python_run(BoxCmd *c, int argc, char **argv, char **error)
 {
   void *lib = warm_lib;
-  BoxPythonHost host = {
-    .stdlib_dir = -1, .dist_dir = -1, .shell_run = shell_run, .last_denial = last_denial, .data = c
-  };
+  BoxPythonHost host = { .stdlib_dir = -1,
+                         .dist_dir = -1,
+                         .shell_run = shell_run,
+                         .last_denial = last_denial,
+                         .gateway_ca = gateway_ca,
+                         .data = c };
+  export_gateway();
   if (lib) {
     host.stdlib_dir = stdlib_dir;
     host.dist_dir = dist_dir;

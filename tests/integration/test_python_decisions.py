@@ -1,8 +1,7 @@
 """A Python script's file, process and network operations are the box's
 decisions, logged in the order the script made them (issue's acceptance:
-3 reads, 1 write, a listing, `git status` and a URL fetch; the fetch is a
-known gap, marked so)."""
-import pytest
+3 reads, 1 write, a listing, `git status` and a URL fetch, the fetch
+through the egress gateway as the Shell's curl's)."""
 
 from gwutil import NET_POLICY, SERVER_ADDR, gateway_config
 from test_commands_decisions import per_operation_policy
@@ -80,8 +79,6 @@ def test_a_scripts_operations_are_logged_in_order(box, test_ca):
                    ("permit", "shell:spawn", "/usr/bin/git")], got
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: Python's sockets do not reach the gateway yet "
-                                       "(no proxy in its environment; connect is refused)")
 def test_a_url_fetch_is_an_http_request_decision(box, servers, test_ca):
     plain, _ = servers
     net_box(box, test_ca)
@@ -95,3 +92,32 @@ def test_a_url_fetch_is_an_http_request_decision(box, servers, test_ca):
         ("permit", "read_content", "~/src/project/fetch.py"),
         ("permit", "http:request", f"{SERVER_ADDR}:{plain.port}/echo")]
     assert plain.requests == [("GET", "/echo")]
+
+
+HTTPS_AND_REFUSED = """\
+import urllib.error, urllib.request
+print(urllib.request.urlopen("https://{addr}:{port}/echo").status)
+try:
+    urllib.request.urlopen("http://{addr}:{plain}/secret")
+except urllib.error.HTTPError as e:
+    print(e.code, e.headers.get("x-strands-box-egress"))
+"""
+
+
+def test_https_goes_through_the_gateway_and_a_refusal_is_its_answer(box, servers, test_ca):
+    plain, secure = servers
+    net_box(box, test_ca)
+    (box.workspace / "tls.py").write_text(
+        HTTPS_AND_REFUSED.format(addr=SERVER_ADDR, port=secure.port, plain=plain.port))
+    since = len(box.decisions())
+    r = box.bash("python3 -I tls.py")
+    # the gateway's CA is the default context's root; its refusal is its
+    # marked answer
+    assert (r.stdout, r.stderr, r.returncode) == ("200\n403 refused\n", "", 0)
+    assert logged(box, since) == [
+        ("permit", "shell:exec", "python3"),
+        ("permit", "read_content", "~/src/project/tls.py"),
+        ("permit", "read_content", "~/src/project/tls.py"),
+        ("permit", "http:request", f"{SERVER_ADDR}:{secure.port}/echo"),
+        ("deny", "http:request", f"{SERVER_ADDR}:{plain.port}/secret")]
+    assert secure.requests == [("GET", "/echo")] and plain.requests == []
