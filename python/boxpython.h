@@ -40,6 +40,13 @@ typedef struct {
    * (malloc'd), or NULL.  A PermissionError for EACCES carries it as its
    * strerror.  May be NULL. */
   char *(*last_denial)(void *data);
+  /* Opens path (flags: read-only) through the Shell's fast path (boxd
+   * decides and opens a regular file of the workspace and hands its
+   * descriptor over: the mount's decision, logged alike, without the
+   * mount's round trips): a descriptor, or -1 with errno and, for EACCES,
+   * *denial the policy's text (malloc'd), or -2 when the fast path does not
+   * take it (open it by path).  Called with any thread; may be NULL. */
+  int (*open_read)(void *data, const char *path, int flags, char **denial);
   /* The egress gateway's CA (PEM), or NULL: with one, a TLS context's
    * default roots are that CA alone (the gateway answers every HTTPS
    * request the proxy variables send it with a leaf of its own). */

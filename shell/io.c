@@ -495,6 +495,21 @@ int box_open_file(const char *path, int flags)
   return fd;
 }
 
+int box_open_fast(const char *path, int flags, char **denial)
+{
+  *denial = NULL;
+  int fd;
+  if (!fast_open(box_current_shell, path, flags, &fd)) return -2;
+  if (fd < 0) {
+    int err = errno;
+    /* fast_open's refusal text, kept until read */
+    if (err == EACCES && fast_denial) *denial = g_strdup(fast_denial);
+    g_clear_pointer(&fast_denial, free);
+    errno = err;
+  }
+  return fd;
+}
+
 bool box_parse_int(const char *s, long *out)
 {
   char *end;

@@ -490,6 +490,12 @@ char *box_error_text(Shell *sh, int err);
  * /dev/stdout, /dev/stderr and /dev/fd/N name the Shell's descriptors
  * (process substitution hands out /dev/fd/N). */
 int box_open_file(const char *path, int flags);
+/* The fast path alone, for a program embedded in a command's child
+ * (python3's open()): a descriptor, or -1 with errno and, for EACCES,
+ * *denial the policy's text (g_malloc'd), or -2 when the fast path did
+ * not take path (the caller opens it through the mount).  The caller
+ * serializes calls. */
+int box_open_fast(const char *path, int flags, char **denial);
 /* stat(2) of a file a command names, those descriptors' paths included. */
 int box_stat_file(const char *path, struct stat *st);
 /* The fast path, in batches: asks the host to decide and open these files

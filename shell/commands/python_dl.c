@@ -223,6 +223,23 @@ static char *last_denial(void *data)
   return h && h->last_denial ? h->last_denial(h->data) : NULL;
 }
 
+/* The interpreter's threads share the fast path's state (io.c): one call
+ * at a time. */
+static int open_read(void *data, const char *path, int flags, char **denial)
+{
+  (void)data;
+  static GMutex lock;
+  g_mutex_lock(&lock);
+  char *text = NULL;
+  int fd = box_open_fast(path, flags, &text);
+  int err = errno;
+  g_mutex_unlock(&lock);
+  *denial = text ? strdup(text) : NULL;
+  g_free(text);
+  errno = err;
+  return fd;
+}
+
 /* In a child the interpreter forked for the route: a copy of the Shell as
  * it was when python3 started, on the child's fds 0, 1, 2 (as lua's), run
  * by the launcher so that a python3 in the text starts afresh. */
@@ -268,7 +285,9 @@ static void *warm_lib;
 void box_python_warm_up(void)
 {
   /* kept for the process's life: the warm interpreter holds it */
-  static BoxPythonHost host = { .shell_run = shell_run, .last_denial = last_denial };
+  static BoxPythonHost host = { .shell_run = shell_run,
+                                .last_denial = last_denial,
+                                .open_read = open_read };
   if (warm_lib || !box_python_prepare()) return;
   host.stdlib_dir = stdlib_dir;
   host.dist_dir = dist_dir;
@@ -291,6 +310,7 @@ int box_python_run(BoxCmd *c, int argc, char **argv, char **error)
                          .dist_dir = -1,
                          .shell_run = shell_run,
                          .last_denial = last_denial,
+                         .open_read = open_read,
                          .gateway_ca = gateway_ca,
                          .data = c };
   export_gateway();

@@ -11,6 +11,7 @@ import subprocess
 import pytest
 
 from conftest import permissive_box
+from gwutil import gateway_port
 
 PY = "/usr/bin/python3"
 
@@ -56,9 +57,14 @@ def py_box(tmp_path_factory):
 
 
 def box_env(b, extra=None):
-    """The environment the box's Shell gives a command, plus extra."""
+    """The environment the box's Shell gives a command, plus extra; with the
+    egress gateway's proxy variables, which python3 gets as a contained
+    tool does (its sockets reach nothing but the gateway)."""
     env = {"HOME": str(b.home), "PATH": "/usr/bin:/bin", "PWD": str(b.workspace),
            "USER": "strands-box"}
+    proxy = f"http://127.0.0.1:{gateway_port(b.proc.pid)}"
+    env.update(dict.fromkeys(("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"), proxy))
+    env.update(dict.fromkeys(("NO_PROXY", "no_proxy"), "127.0.0.1,localhost"))
     env.update(extra or {})
     return env
 
