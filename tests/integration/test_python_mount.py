@@ -10,6 +10,8 @@ import subprocess
 import threading
 import time
 
+import pytest
+
 from conftest import Box
 from test_commands_decisions import op_decisions, per_operation_policy
 from test_python import py_box  # noqa: F401 (a fixture)
@@ -53,27 +55,21 @@ def wait_for(path):
         time.sleep(0.01)
 
 
-def test_a_read_file_is_stat_decided_once(box):
+@pytest.mark.parametrize("open_, want", [
+    # _io.open: the stock open(), through the mount; fstat at open and
+    # fstat again in read(): one decision
+    ("import _io; f = _io.open('a.txt')", [("permit", "read_content"), ("permit", "read_metadata")]),
+    # builtins.open: the read decided and logged by boxd as the mount's OPEN
+    # would be, its descriptor handed over: its stats are the file's own
+    ("f = open('a.txt')", [("permit", "read_content")]),
+])
+def test_a_read_file_is_stat_decided_once(box, open_, want):
     b = per_operation(box)
     (b.workspace / "a.txt").write_text("abc")
     since = len(b.decisions())
-    # _io.open: the stock open(), through the mount (builtins.open asks boxd)
-    r = b.bash("python3 -c \"import _io; f = _io.open('a.txt'); print(f.read()); f.close()\"")
-    assert (r.stdout, r.stderr, r.returncode) == ("abc\n", "", 0)
-    # fstat at open and fstat again in read(): one decision
-    assert of(op_decisions(b, since), "a.txt") == [("permit", "read_content"),
-                                                   ("permit", "read_metadata")]
-
-
-def test_open_takes_the_file_from_boxd_with_the_same_decision(box):
-    b = per_operation(box)
-    (b.workspace / "a.txt").write_text("abc")
-    since = len(b.decisions())
-    r = b.bash("python3 -c \"f = open('a.txt'); print(f.read(), f.name); f.close()\"")
+    r = b.bash(f"python3 -c \"{open_}; print(f.read(), f.name); f.close()\"")
     assert (r.stdout, r.stderr, r.returncode) == ("abc a.txt\n", "", 0)
-    # the read decided and logged as the mount's OPEN would, its descriptor
-    # handed over: its stats are the file's own, no request
-    assert of(op_decisions(b, since), "a.txt") == [("permit", "read_content")]
+    assert of(op_decisions(b, since), "a.txt") == want
 
 
 def test_each_command_decides_its_own_stats(box):
