@@ -224,12 +224,15 @@ static char *last_denial(void *data)
 }
 
 /* The interpreter's threads share the fast path's state (io.c): one call
- * at a time. */
+ * at a time, and a thread that finds it busy opens through the mount
+ * instead of waiting (so a child forked while another thread held it,
+ * as multiprocessing forks, never waits for a thread it does not have). */
 static int open_read(void *data, const char *path, int flags, char **denial)
 {
   (void)data;
   static GMutex lock;
-  g_mutex_lock(&lock);
+  *denial = NULL;
+  if (!g_mutex_trylock(&lock)) return -2;
   char *text = NULL;
   int fd = box_open_fast(path, flags, &text);
   int err = errno;

@@ -190,3 +190,33 @@ def test_isatty_answers_as_natively(py_box):
     native = subprocess.run(["/usr/bin/python3", "isatty_probe.py"], cwd=py_box.workspace,
                             capture_output=True, text=True)
     assert (r.stdout, r.stderr, r.returncode) == (native.stdout, native.stderr, 0)
+
+
+THREADS = """\
+import os, threading
+got = {}
+def read(k):
+    for i in range(40):
+        with open(f"d/{k}-{i}") as f:
+            got[(k, i)] = f.read()
+ts = [threading.Thread(target=read, args=(k,)) for k in range(4)]
+for t in ts: t.start()
+for t in ts: t.join()
+print(all(v == f"{k}-{i}" for (k, i), v in got.items()), len(got))
+"""
+
+
+def test_threads_opening_at_once_each_get_their_file(box):
+    """The fast path is one call at a time; a thread that finds it busy
+    opens through the mount: every file is its own, each read decided once."""
+    b = per_operation(box)
+    (b.workspace / "d").mkdir()
+    for k in range(4):
+        for i in range(40):
+            (b.workspace / "d" / f"{k}-{i}").write_text(f"{k}-{i}")
+    (b.workspace / "threads.py").write_text(THREADS)
+    since = len(b.decisions())
+    r = b.bash("python3 threads.py")
+    assert (r.stdout, r.stderr, r.returncode) == ("True 160\n", "", 0)
+    reads = [p for v, op, p in op_decisions(b, since) if op == "read_content" and p.startswith("d/")]
+    assert sorted(reads) == sorted(f"d/{k}-{i}" for k in range(4) for i in range(40))
