@@ -121,3 +121,18 @@ def test_https_goes_through_the_gateway_and_a_refusal_is_its_answer(box, servers
         ("permit", "http:request", f"{SERVER_ADDR}:{secure.port}/echo"),
         ("deny", "http:request", f"{SERVER_ADDR}:{plain.port}/secret")]
     assert secure.requests == [("GET", "/echo")] and plain.requests == []
+
+
+def test_requests_reaches_the_gateway_from_the_proxy_variables(box, servers, test_ca):
+    plain, _ = servers
+    net_box(box, test_ca)
+    (box.workspace / "req.py").write_text(
+        "import requests\n"
+        f"r = requests.get('http://{SERVER_ADDR}:{plain.port}/echo')\n"
+        "print(r.status_code)\n")
+    since = len(box.decisions())
+    r = box.bash("python3 -I req.py")
+    assert (r.stdout, r.stderr, r.returncode) == ("200\n", "", 0)
+    assert [g for g in logged(box, since) if g[1] == "http:request"] == [
+        ("permit", "http:request", f"{SERVER_ADDR}:{plain.port}/echo")]
+    assert plain.requests == [("GET", "/echo")]
