@@ -565,6 +565,19 @@ static PyObject *py_source_opener(PyObject *self, PyObject *args)
  * as the one it replaces: no frame of its own in a traceback. */
 static PyObject *plain_open, *fast_opener;
 
+/* The fast path's descriptor for path, else open(2) by path through the
+ * mount, as FileIO opens; *err is errno. */
+static int open_for_python(const char *path, int flags, char **denial, int *err)
+{
+  int fd = host && host->open_read ? host->open_read(host->data, path, flags, denial) : -2;
+  if (fd == -2) {
+    do fd = open(path, flags, 0666);
+    while (fd < 0 && errno == EINTR);
+  }
+  *err = errno;
+  return fd;
+}
+
 static PyObject *py_fast_opener(PyObject *self, PyObject *args)
 {
   (void)self;
@@ -574,14 +587,11 @@ static PyObject *py_fast_opener(PyObject *self, PyObject *args)
     return NULL;
   const char *path = PyBytes_AS_STRING(bytes);
   char *denial = NULL;
-  int fd = -2, err;
-  Py_BEGIN_ALLOW_THREADS if (host && host->open_read) fd =
-    host->open_read(host->data, path, flags, &denial);
-  if (fd == -2) do
-      fd = open(path, flags, 0666);
-    while (fd < 0 && errno == EINTR);
-  err = errno;
-  Py_END_ALLOW_THREADS Py_DECREF(bytes);
+  int err;
+  PyThreadState *save = PyEval_SaveThread(); /* others run while the mount or boxd answers */
+  int fd = open_for_python(path, flags, &denial, &err);
+  PyEval_RestoreThread(save);
+  Py_DECREF(bytes);
   if (fd >= 0) {
     free(denial);
     return PyLong_FromLong(fd);
