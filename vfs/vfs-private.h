@@ -120,6 +120,7 @@ typedef struct {
   guint64 bytes;       /* RAM file bytes owned (an area's count) */
   pid_t pid;           /* the first process attached (its worker) */
   char *text;          /* box_vfs_command_describe */
+  bool live_published; /* its live_dir record was written (lock) */
   GArray *pidns;       /* guint64 */
   GHashTable *denials; /* tid -> char* */
   GHashTable
@@ -542,7 +543,7 @@ char *vfs_view_command_text(BoxVfs *v, const char *name);
 /* Names (command ids) of the running commands boxd published. */
 GPtrArray *vfs_view_command_names(BoxVfs *v);
 /* Removes the command's record from live_dir. */
-void vfs_live_withdraw(BoxVfs *v, int command);
+void vfs_live_withdraw(BoxVfs *v, int command, bool published);
 
 /* ---- job.c ----
  * vfs_job_submit queues a job (the loop thread returns);

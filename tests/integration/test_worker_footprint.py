@@ -3,7 +3,9 @@ so each of its mappings is copied into the worker at fork and torn down at
 its exit, and each page of its heap is copied into the worker's page tables
 and faulted on, copy on write, when the worker's malloc reuses it.  Both are
 paid by every command (bench/roundtrip counts the faults per command)."""
-from conftest import children_of, permissive_box
+import re
+
+from conftest import ALLOW_ALL, Box, children_of, permissive_box
 
 
 def shell_zygote(boxd_pid):
@@ -41,3 +43,29 @@ def test_the_zygote_hands_its_freed_heap_back_before_it_forks(tmp_path):
         assert heap_anonymous_kib(zygote) <= 160, heap_anonymous_kib(zygote)
     finally:
         b.teardown()
+
+
+def test_a_command_boxd_never_published_costs_no_unlink_of_its_record(tmp_path):
+    """`box mount`'s record of a command (live/<N>.json) is written only once
+    the command has run 10 ms; one that ends sooner has none to remove."""
+    b = Box(tmp_path)
+    b.write_policy(ALLOW_ALL)
+    b.write_config()
+    trace = tmp_path / "strace.out"
+    b.start(prefix=("strace", "-f", "-qq", "-e", "trace=unlink,rename", "-o", str(trace)))
+    try:
+        for _ in range(5):
+            assert b.bash("true").returncode == 0
+        assert b.bash("sleep 0.3").returncode == 0  # this one is published
+    finally:
+        b.teardown()
+    live = re.compile(r'(rename)\("[^"]*", "([^"]*/live/\d+\.json)"|(unlink)\("([^"]*/live/\d+\.json)"')
+    written, removed = set(), []
+    for line in trace.read_text().splitlines():
+        m = live.search(line)
+        if m and m.group(1) == "rename":
+            written.add(m.group(2))
+        elif m and m.group(3) == "unlink":
+            removed.append(m.group(4))
+    assert written, trace.read_text()[-2000:]
+    assert [p for p in removed if p not in written] == [], (written, removed)
