@@ -5,19 +5,13 @@ and faulted on, copy on write, when the worker's malloc reuses it.  Both are
 paid by every command (bench/roundtrip counts the faults per command)."""
 import re
 
-from conftest import ALLOW_ALL, Box, children_of, permissive_box
+from conftest import ALLOW_ALL, Box, permissive_box, zygotes
 
 
 def shell_zygote(boxd_pid):
-    for pid in children_of(boxd_pid):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if b"--zygote" in argv and b"--warm-python" not in argv:
-            return pid
-    raise AssertionError("no Shell zygote")
+    shell = [pid for pid, argv in zygotes(boxd_pid).items() if b"--warm-python" not in argv]
+    assert len(shell) == 1, shell
+    return shell[0]
 
 
 def heap_anonymous_kib(pid):
@@ -41,6 +35,21 @@ def test_the_zygote_hands_its_freed_heap_back_before_it_forks(tmp_path):
         zygote = shell_zygote(b.proc.pid)
         # what compiling the seccomp filter freed (~250 kB) is not in it
         assert heap_anonymous_kib(zygote) <= 160, heap_anonymous_kib(zygote)
+    finally:
+        b.teardown()
+
+
+def test_the_zygote_maps_few_files_and_no_library_it_links_statically(tmp_path):
+    b = permissive_box(tmp_path)
+    try:
+        assert b.bash("true").returncode == 0
+        with open(f"/proc/{shell_zygote(b.proc.pid)}/maps") as f:
+            maps = f.read().splitlines()
+        # box/meson.build: GLib, json-c, Lua, libcap and libseccomp are in
+        # box-shell itself, five mappings fewer each
+        for lib in ("libglib-2.0", "libjson-c", "liblua5.4", "libcap", "libseccomp"):
+            assert not any(lib in m for m in maps), lib
+        assert len(maps) <= 50, len(maps)
     finally:
         b.teardown()
 
