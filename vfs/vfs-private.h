@@ -158,6 +158,7 @@ struct BoxVfs {
   GHashTable *beneath_seen;        /* spelled dir -> GINT_TO_POINTER(1 + may permit below); lock */
   guint64 cache_hits;              /* atomic */
   guint64 pass_lookups;            /* atomic */
+  guint64 ram_lookups;             /* of /ram/<name>; atomic */
   guint64 held_refusals;           /* lookups refused of nodes the kernel held (atomic) */
   guint64 reach_walks;             /* atomic: walks from a root to a node (pass_reach) */
   guint64 plus_shown, plus_hidden; /* READDIRPLUS entries (atomic) */
