@@ -78,3 +78,26 @@ def test_a_command_boxd_never_published_costs_no_unlink_of_its_record(tmp_path):
             removed.append(m.group(4))
     assert written, trace.read_text()[-2000:]
     assert [p for p in removed if p not in written] == [], (written, removed)
+
+
+def minor_faults(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[7])
+
+
+def test_the_zygote_writes_few_pages_between_forks(tmp_path):
+    """Each fork shares every page of the zygote with the new worker, so each
+    page the zygote writes before the next fork is copied then: it only
+    receives a fork request and answers it (the worker parses it)."""
+    b = permissive_box(tmp_path)
+    try:
+        for _ in range(5):
+            assert b.bash("true").returncode == 0
+        zygote = shell_zygote(b.proc.pid)
+        before = minor_faults(zygote)
+        for _ in range(20):
+            assert b.bash("true").returncode == 0
+        per_fork = (minor_faults(zygote) - before) / 20
+        assert per_fork <= 10, per_fork
+    finally:
+        b.teardown()
