@@ -245,6 +245,8 @@ void boxd_checkpoints_run(Boxd *d);
 void boxd_checkpoints_stop(Boxd *d);
 int boxd_checkpoints_begin(Boxd *d);
 void boxd_checkpoints_end(Boxd *d, int command, const char *text, int lock_fd);
+/* A begin's lock given back when its command never ran. */
+void boxd_checkpoints_release(Boxd *d, int lock);
 void boxd_checkpoints_after(Boxd *d, int command, const char *text);
 void boxd_checkpoints_changed(void *data, int command, const char *path);
 void boxd_checkpoints_decided(Boxd *d, int command, const char *action, const char *id);

@@ -49,7 +49,7 @@ typedef struct {
   char *text;
   GHashTable *paths;  /* owned set of host paths */
   GString *decisions; /* the ids of its decisions that may change, or NULL */
-  int lock_fd;        /* held shared until the commit is made, or -1 */
+  int lock_fd;        /* a hold (hold()) until the commit is made, or -1 */
   bool late;          /* writes seen after the command's reply */
 } Job;
 
@@ -58,6 +58,12 @@ struct BoxdCheckpoints {
   const BoxCheckpointsLimits *limits;
   char *workspace;
   char *lock_path;
+  /* private/checkpoints.lock, opened once: held shared (one lock on this
+   * description) while any command runs or any commit is to be made, as
+   * counted by holds (hold_lock) */
+  int lock_fd;
+  int holds;
+  GMutex hold_lock;
   GMutex lock;
   GHashTable *sets;        /* command -> GHashTable* of paths (owned strings) */
   GHashTable *queued_sets; /* the sets of the command jobs not yet made (borrowed) */
@@ -85,6 +91,34 @@ static void string_free(gpointer s)
 static GHashTable *path_set(void)
 {
   return g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+}
+
+/* A hold on the shared lock (a restore, another process, takes it
+ * exclusively without waiting): a token >= 0 for release, or -1 with no
+ * lock file.  The first hold locks, the last release unlocks: one lock
+ * call each, and no open and close of the file per command. */
+static int hold(BoxdCheckpoints *k)
+{
+  if (k->lock_fd < 0) return -1;
+  g_mutex_lock(&k->hold_lock);
+  /* waits only while a restore runs (the verb takes it without waiting) */
+  if (k->holds++ == 0)
+    while (flock(k->lock_fd, LOCK_SH) != 0 && errno == EINTR) continue;
+  g_mutex_unlock(&k->hold_lock);
+  return 0;
+}
+
+static void release(BoxdCheckpoints *k, int token)
+{
+  if (token < 0) return;
+  g_mutex_lock(&k->hold_lock);
+  if (--k->holds == 0) flock(k->lock_fd, LOCK_UN);
+  g_mutex_unlock(&k->hold_lock);
+}
+
+void boxd_checkpoints_release(Boxd *d, int lock)
+{
+  if (d->checkpoints) release(d->checkpoints, lock);
 }
 
 void boxd_checkpoints_changed(void *data, int command, const char *path)
@@ -324,7 +358,7 @@ static gpointer commit_main(gpointer data)
       record_command(k, job);
     else
       record_outside(k);
-    if (job->lock_fd >= 0) close(job->lock_fd);
+    release(k, job->lock_fd);
     g_mutex_lock(&k->lock);
     if (job->paths) g_hash_table_remove(k->queued_sets, job->paths);
     k->done = job->seq;
@@ -371,9 +405,7 @@ int boxd_checkpoints_begin(Boxd *d)
 {
   BoxdCheckpoints *k = d->checkpoints;
   if (!k) return -1;
-  int fd = open(k->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  /* waits only while a restore runs (the verb takes it without waiting) */
-  while (fd >= 0 && flock(fd, LOCK_SH) != 0 && errno == EINTR) continue;
+  int fd = hold(k);
   /* The checkpoints of the commands that ended, and what changed outside
    * since, are made before this one changes anything: each reads the
    * workspace as its command left it.  The reply of the command before
@@ -406,7 +438,7 @@ static void enqueue(BoxdCheckpoints *k, int command, const char *text, int lock_
   if (!set) {
     if (decisions) g_string_free(decisions, TRUE);
     /* it changed nothing: no checkpoint, and a restore may go ahead now */
-    if (lock_fd >= 0) close(lock_fd);
+    release(k, lock_fd);
     return;
   }
   Job *job = g_new0(Job, 1);
@@ -486,6 +518,8 @@ bool boxd_checkpoints_start(Boxd *d)
   k->workspace = g_strdup(d->workspace);
   k->lock_path = g_build_filename(d->config->box_dir, "private", "checkpoints.lock", NULL);
   drop_stale(repo, k->lock_path);
+  k->lock_fd = open(k->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  g_mutex_init(&k->hold_lock);
   box_checkpoints_prune(cp, limits->keep);
   g_mutex_init(&k->lock);
   g_mutex_init(&k->inotify_read);
@@ -542,6 +576,8 @@ void boxd_checkpoints_stop(Boxd *d)
   for (guint i = 0; i < G_N_ELEMENTS(tables); i++) g_hash_table_unref(tables[i]);
   g_free(k->workspace);
   g_free(k->lock_path);
+  if (k->lock_fd >= 0) close(k->lock_fd);
+  g_mutex_clear(&k->hold_lock);
   g_async_queue_unref(k->jobs);
   g_mutex_clear(&k->lock);
   g_mutex_clear(&k->inotify_read);

@@ -12,7 +12,11 @@
 bool box_ctl_send(int sock, json_object *obj, const int *fds, int nfds)
 {
   const char *text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
-  size_t len = strlen(text);
+  return box_ctl_send_text(sock, text, strlen(text), fds, nfds);
+}
+
+bool box_ctl_send_text(int sock, const char *text, size_t len, const int *fds, int nfds)
+{
   if (len > BOX_CTL_MAX_MSG || nfds > BOX_CTL_MAX_FDS) {
     errno = EMSGSIZE;
     return false;
@@ -87,6 +91,18 @@ static json_object *refuse_message(int *fds, int *nfds, int err)
 
 json_object *box_ctl_recv(int sock, int *fds, int *nfds)
 {
+  const char *text = box_ctl_recv_text(sock, fds, nfds);
+  if (!text) return NULL;
+  json_object *obj = json_tokener_parse(text);
+  if (!obj || !json_object_is_type(obj, json_type_object)) {
+    json_object_put(obj);
+    return refuse_message(fds, nfds, EPROTO);
+  }
+  return obj;
+}
+
+const char *box_ctl_recv_text(int sock, int *fds, int *nfds)
+{
   if (nfds) *nfds = 0;
   char *buf = recv_buffer();
   if (!buf) return NULL;
@@ -99,14 +115,12 @@ json_object *box_ctl_recv(int sock, int *fds, int *nfds)
     if (n == 0) errno = 0;
     return NULL;
   }
-  if (n > BOX_CTL_MAX_MSG || truncated) return refuse_message(fds, nfds, EMSGSIZE);
-  buf[n] = '\0';
-  json_object *obj = json_tokener_parse(buf);
-  if (!obj || !json_object_is_type(obj, json_type_object)) {
-    json_object_put(obj);
-    return refuse_message(fds, nfds, EPROTO);
+  if (n > BOX_CTL_MAX_MSG || truncated) {
+    refuse_message(fds, nfds, EMSGSIZE);
+    return NULL;
   }
-  return obj;
+  buf[n] = '\0';
+  return buf;
 }
 
 json_object *box_ctl_call(int sock, json_object *request, const int *fds, int nfds)

@@ -24,6 +24,12 @@ bool box_ctl_send(int sock, json_object *obj, const int *fds, int nfds);
  * (errno 0 for EOF).  Received descriptors go to fds (O_CLOEXEC), their
  * count to *nfds; extra descriptors are closed. */
 json_object *box_ctl_recv(int sock, int *fds, int *nfds);
+/* The same two, on the message's text as it travels (len bytes of JSON;
+ * received: NUL-terminated, in the calling thread's buffer until its next
+ * receive).  For a caller that must touch no more memory than the message:
+ * the zygote, all of whose pages each fork shares copy-on-write. */
+bool box_ctl_send_text(int sock, const char *text, size_t len, const int *fds, int nfds);
+const char *box_ctl_recv_text(int sock, int *fds, int *nfds);
 /* Sends a request with a fresh reply socket and waits for the answer. */
 json_object *box_ctl_call(int sock, json_object *request, const int *fds, int nfds);
 /* As box_ctl_call, keeping the descriptors of the reply (up to

@@ -19,6 +19,7 @@
 #include <glib.h>
 #include <limits.h>
 #include <locale.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -925,18 +926,35 @@ static const char *json_str(json_object *obj, const char *key)
   return json_object_object_get_ex(obj, key, &v) ? json_object_get_string(v) : NULL;
 }
 
+/* The zygote's own messages are printed on its stack, not built on its
+ * heap: see zygote_main. */
 static void zygote_report_deaths(int ctl)
 {
   int st;
   pid_t pid;
   while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-    json_object *msg = json_object_new_object();
-    json_object_object_add(msg, "op", json_object_new_string("died"));
-    json_object_object_add(msg, "pid", json_object_new_int(pid));
-    json_object_object_add(msg, "status", json_object_new_int(st));
-    box_ctl_send(ctl, msg, NULL, 0);
-    json_object_put(msg);
+    char msg[64];
+    int n = snprintf(msg, sizeof msg, "{\"op\":\"died\",\"pid\":%d,\"status\":%d}", (int)pid, st);
+    box_ctl_send_text(ctl, msg, (size_t)n, NULL, 0);
   }
+}
+
+/* A forked worker's start: the fork request's text (read by the zygote,
+ * parsed here), boxd's "go", then its one command.  ns >= 0: the area's
+ * mount namespace to join. */
+static int worker_start(int ctl, const char *text, int ns)
+{
+  json_object *req = json_tokener_parse(text);
+  const char *op = json_str(req, "op");
+  if (!op || strcmp(op, "fork") != 0 || !json_str(req, "root") || !json_str(req, "workspace") ||
+      !json_str(req, "home"))
+    return 125;
+  json_object *binds_obj = NULL;
+  json_object_object_get_ex(req, "binds", &binds_obj);
+  char **binds = json_strv(binds_obj);
+  if (!wait_for_go(ctl)) return 125;
+  return worker_main(ctl, json_str(req, "root"), binds, json_str(req, "workspace"),
+                     json_str(req, "home"), ns);
 }
 
 static int zygote_main(int ctl, bool warm_python)
@@ -955,6 +973,12 @@ static int zygote_main(int ctl, bool warm_python)
   drop_bounding_set();
   zygote_drop_privileges();
   install_filter(box_seccomp_zygote);
+  /* Compiling the filter (libseccomp) and the start-up above leave some
+   * 250 KiB of freed chunks scattered through the heap.  Each page of them
+   * would be copied into every worker's page tables at fork and faulted
+   * on, copy on write, as its malloc reuses them (~13 faults a command):
+   * handed back to the kernel, they cost neither. */
+  malloc_trim(0);
   for (;;) {
     struct pollfd p[2] = { { .fd = ctl, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
     if (poll(p, 2, -1) < 0) {
@@ -967,18 +991,24 @@ static int zygote_main(int ctl, bool warm_python)
       zygote_report_deaths(ctl);
     }
     if (!p[0].revents) continue;
+    /* Each fork leaves every page of this process shared with the new
+     * worker, so each page written afterwards is copied on the next write:
+     * a fork request is only received and answered here (the recv buffer
+     * and the stack), and parsed by the worker it starts. */
     int fds[BOX_CTL_MAX_FDS];
     int nfds = 0;
-    json_object *req = box_ctl_recv(ctl, fds, &nfds);
-    if (!req) return 0; /* boxd is gone */
-    /* Set here once (boxd sends it with one request): every worker forked
-     * after inherits it. */
-    set_env(req);
-    const char *op = json_str(req, "op");
-    if (!op || strcmp(op, "fork") != 0 || nfds < 1 || nfds > 2 || !json_str(req, "root") ||
-        !json_str(req, "workspace") || !json_str(req, "home")) {
+    const char *text = box_ctl_recv_text(ctl, fds, &nfds);
+    if (!text) return 0; /* boxd is gone */
+    if (nfds == 0) {
+      /* boxd's setting for every worker forked from now on (its gateway's
+       * environment): set here once, inherited by each. */
+      json_object *msg = json_tokener_parse(text);
+      set_env(msg);
+      json_object_put(msg);
+      continue;
+    }
+    if (nfds > 2) {
       for (int i = 0; i < nfds; i++) close(fds[i]);
-      json_object_put(req);
       continue;
     }
     /* With the area's namespace (fds[1]) the worker joins it; without,
@@ -991,21 +1021,14 @@ static int zygote_main(int ctl, bool warm_python)
       close(sfd);
       sigprocmask(SIG_UNBLOCK, &chld, NULL);
       prctl(PR_SET_PDEATHSIG, SIGKILL);
-      json_object *binds_obj = NULL;
-      json_object_object_get_ex(req, "binds", &binds_obj);
-      char **binds = json_strv(binds_obj);
-      if (!wait_for_go(fds[0])) _exit(125);
-      _exit(worker_main(fds[0], json_str(req, "root"), binds, json_str(req, "workspace"),
-                        json_str(req, "home"), ns));
+      _exit(worker_start(fds[0], text, ns));
     }
     close(fds[0]);
     if (ns >= 0) close(ns);
-    json_object *reply = json_object_new_object();
-    json_object_object_add(reply, "op", json_object_new_string("forked"));
-    json_object_object_add(reply, "pid", json_object_new_int(pid > 0 ? pid : -1));
-    box_ctl_send(ctl, reply, NULL, 0);
-    json_object_put(reply);
-    json_object_put(req);
+    char reply[48];
+    int n =
+      snprintf(reply, sizeof reply, "{\"op\":\"forked\",\"pid\":%d}", pid > 0 ? (int)pid : -1);
+    box_ctl_send_text(ctl, reply, (size_t)n, NULL, 0);
   }
 }
 

@@ -888,7 +888,7 @@ void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd, Box
     gint64 t2 = 0;
     int ckpt_lock = boxd_checkpoints_begin(d);
     Command *c = run_on_worker(d, w, source, fds, watch_fd, on_watch, data, &status, &t2);
-    if (!c && ckpt_lock >= 0) close(ckpt_lock);
+    if (!c) boxd_checkpoints_release(d, ckpt_lock);
     if (!c) {
       g_printerr("box: warning: a Shell worker ended before it was ready; trying another\n");
       status = -1;

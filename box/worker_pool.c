@@ -42,8 +42,8 @@ typedef struct {
   GQueue forking; /* BoxdWorker*, fork requested, in order; pool_lock */
   int preparing;  /* forks not yet placed (pool_lock) */
   int failures;   /* consecutive workers that failed to start (pool_lock) */
-  /* The gateway's environment goes to the zygote once, with the first fork
-   * request after the gateway started: the zygote sets it in its own
+  /* The gateway's environment goes to the zygote once, just before the
+   * first fork request after the gateway started: the zygote sets it in its own
    * environment, and every worker it forks from then on inherits it, so no
    * later request carries (and no process parses) its few KiB (pool_lock). */
   bool has_env;
@@ -309,19 +309,24 @@ static void zygote_stop(Pool *pl)
   pl->has_env = false;
 }
 
-static json_object *fork_request(Pool *pl, int command, bool *carries_env)
+/* pool_lock held: the gateway's environment, once it is known, in a
+ * message of its own (no descriptor) ahead of the next fork request. */
+static void send_env(Pool *pl)
+{
+  const char *env = __atomic_load_n(&pl->d->worker_env_json, __ATOMIC_ACQUIRE);
+  json_object *env_obj = !pl->has_env && env ? json_tokener_parse(env) : NULL;
+  if (!env_obj) return;
+  json_object *msg = json_object_new_object();
+  json_object_object_add(msg, "op", json_object_new_string("env"));
+  json_object_object_add(msg, "env", env_obj);
+  if (box_ctl_send(pl->zygote_ctl, msg, NULL, 0)) pl->has_env = true;
+  json_object_put(msg);
+}
+
+static json_object *fork_request(Pool *pl, int command)
 {
   Boxd *d = pl->d;
   json_object *req = json_object_new_object();
-  *carries_env = false;
-  if (!pl->has_env) {
-    const char *env = __atomic_load_n(&d->worker_env_json, __ATOMIC_ACQUIRE);
-    json_object *env_obj = env ? json_tokener_parse(env) : NULL;
-    if (env_obj) {
-      json_object_object_add(req, "env", env_obj);
-      *carries_env = true;
-    }
-  }
   json_object_object_add(req, "op", json_object_new_string("fork"));
   g_autofree char *root = box_vfs_ram_root(d->vfs, command);
   json_object_object_add(req, "root", json_object_new_string(root));
@@ -359,10 +364,9 @@ static bool worker_request(Pool *pl)
   /* Queued before it is asked for: the answer may come at once. */
   g_queue_push_tail(&pl->forking, w);
   pl->preparing++;
-  bool carries_env;
-  json_object *req = fork_request(pl, command, &carries_env);
+  send_env(pl);
+  json_object *req = fork_request(pl, command);
   bool sent = box_ctl_send(pl->zygote_ctl, req, fds, fds[1] >= 0 ? 2 : 1);
-  if (sent && carries_env) pl->has_env = true;
   w->has_env = pl->has_env;
   json_object_put(req);
   close(pair[1]);

@@ -416,6 +416,8 @@ void box_vfs_command_end(BoxVfs *v, int command)
   g_hash_table_remove_all(c->verdicts);
   g_free(c->text);
   c->text = NULL;
+  bool published = c->live_published;
+  c->live_published = false;
   fuse_ino_t ramino = v->ramdir->ino;
   bool own_tree = c->root != NULL;
   Command *slot = c->slot_busy ? vfs_command(v, c->area) : NULL;
@@ -424,7 +426,7 @@ void box_vfs_command_end(BoxVfs *v, int command)
   if (slot) gone = slot_reset(v, slot->root);
   g_mutex_unlock(&v->lock);
   if (granted) vfs_attr_flush(v);
-  vfs_live_withdraw(v, command);
+  vfs_live_withdraw(v, command, published);
 
   /* Outside the lock: the kernel may answer with FORGETs at once. */
   char name[32];

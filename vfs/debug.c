@@ -17,6 +17,11 @@ guint64 box_vfs_debug_pass_lookups(BoxVfs *v)
   return __atomic_load_n(&v->pass_lookups, __ATOMIC_RELAXED);
 }
 
+guint64 box_vfs_debug_ram_lookups(BoxVfs *v)
+{
+  return __atomic_load_n(&v->ram_lookups, __ATOMIC_RELAXED);
+}
+
 guint64 box_vfs_debug_cache_hits(BoxVfs *v)
 {
   return __atomic_load_n(&v->cache_hits, __ATOMIC_RELAXED);

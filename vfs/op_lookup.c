@@ -15,9 +15,19 @@
 /* names in a directory whose changes from outside are watched (watch.c) */
 #define ENTRY_TIMEOUT_WATCHED 60.0
 
+/* A slot's RAM root (/ram/c<N>, command.c) outlives the commands it is lent
+ * to, and only the trusted set-up of its own command's worker or tool
+ * launch (placed, before its pivot or its view) walks to it: kept this
+ * long, a launch's bind of the command's /tmp asks no LOOKUP of it. */
+#define ENTRY_TIMEOUT_SLOT 60.0
+
 /* lock held */
 static double entry_timeout_of(BoxVfs *v, Node *n)
 {
+  if (n->special == SPECIAL_CMDROOT) {
+    Command *owner = vfs_command(v, n->cmd);
+    return owner && owner->is_slot && owner->root == n ? ENTRY_TIMEOUT_SLOT : 0.0;
+  }
   if (n->special != SPECIAL_NONE) return 0.0;
   return vfs_watch_long(v, n) ? ENTRY_TIMEOUT_WATCHED : ENTRY_TIMEOUT;
 }
@@ -287,6 +297,7 @@ void vfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
   g_mutex_lock(&v->lock);
   Node *n = NULL;
   if (p->kind == NODE_RAMDIR) {
+    __atomic_add_fetch(&v->ram_lookups, 1, __ATOMIC_RELAXED);
     char want[32];
     snprintf(want, sizeof want, "c%d", c.cmd);
     Command *cm = vfs_command(v, c.cmd);

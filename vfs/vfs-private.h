@@ -120,6 +120,7 @@ typedef struct {
   guint64 bytes;       /* RAM file bytes owned (an area's count) */
   pid_t pid;           /* the first process attached (its worker) */
   char *text;          /* box_vfs_command_describe */
+  bool live_published; /* its live_dir record was written (lock) */
   GArray *pidns;       /* guint64 */
   GHashTable *denials; /* tid -> char* */
   GHashTable
@@ -157,6 +158,7 @@ struct BoxVfs {
   GHashTable *beneath_seen;        /* spelled dir -> GINT_TO_POINTER(1 + may permit below); lock */
   guint64 cache_hits;              /* atomic */
   guint64 pass_lookups;            /* atomic */
+  guint64 ram_lookups;             /* of /ram/<name>; atomic */
   guint64 held_refusals;           /* lookups refused of nodes the kernel held (atomic) */
   guint64 reach_walks;             /* atomic: walks from a root to a node (pass_reach) */
   guint64 plus_shown, plus_hidden; /* READDIRPLUS entries (atomic) */
@@ -542,7 +544,7 @@ char *vfs_view_command_text(BoxVfs *v, const char *name);
 /* Names (command ids) of the running commands boxd published. */
 GPtrArray *vfs_view_command_names(BoxVfs *v);
 /* Removes the command's record from live_dir. */
-void vfs_live_withdraw(BoxVfs *v, int command);
+void vfs_live_withdraw(BoxVfs *v, int command, bool published);
 
 /* ---- job.c ----
  * vfs_job_submit queues a job (the loop thread returns);

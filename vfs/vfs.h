@@ -252,6 +252,9 @@ guint64 box_vfs_debug_cache_hits(BoxVfs *vfs);
 /* For tests: LOOKUPs of names in passthrough directories so far (a walk
  * through names the kernel still holds sends none). */
 guint64 box_vfs_debug_pass_lookups(BoxVfs *vfs);
+/* Tests: how many LOOKUPs of a name in /ram (a command's RAM root) reached
+ * the daemon. */
+guint64 box_vfs_debug_ram_lookups(BoxVfs *vfs);
 /* For tests: walks from a root to a passthrough node so far (a stat of a
  * node no name change has touched since it was found makes none). */
 guint64 box_vfs_debug_reach_walks(BoxVfs *vfs);

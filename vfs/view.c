@@ -47,17 +47,25 @@ void box_vfs_command_describe(BoxVfs *v, int command, const char *text)
   char *path = live_file(v, command);
   char *tmp = g_strconcat(path, ".tmp", NULL);
   const char *txt = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+  bool published = false;
   if (g_file_set_contents_full(tmp, txt, -1, G_FILE_SET_CONTENTS_NONE, 0600, NULL)) {
-    if (rename(tmp, path) != 0) unlink(tmp);
+    published = rename(tmp, path) == 0;
+    if (!published) unlink(tmp);
   }
+  g_mutex_lock(&v->lock);
+  if (published && (c = vfs_command(v, command))) c->live_published = true;
+  g_mutex_unlock(&v->lock);
   json_object_put(o);
   g_free(tmp);
   g_free(path);
 }
 
-void vfs_live_withdraw(BoxVfs *v, int command)
+/* published: whether the command's record was written.  Most commands
+ * end before boxd describes them (worker_command.c): they have no file,
+ * and an unlink would only walk the box directory's path to fail. */
+void vfs_live_withdraw(BoxVfs *v, int command, bool published)
 {
-  if (!v->live_dir) return;
+  if (!v->live_dir || !published) return;
   char *path = live_file(v, command);
   unlink(path);
   g_free(path);

@@ -92,6 +92,20 @@ def children_of(pid):
     return out
 
 
+def zygotes(boxd_pid):
+    """{pid: argv} of boxd's box-shell zygotes."""
+    found = {}
+    for pid in children_of(boxd_pid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if b"--zygote" in argv:
+            found[pid] = argv
+    return found
+
+
 def box_processes():
     """PIDs of processes running this build's box or box-shell."""
     found = []

@@ -5,21 +5,7 @@ faults), and the Python zygote starts with the first command whose text
 starts with python3 — the Python alias's calls are such texts."""
 import time
 
-from conftest import children_of, permissive_box
-
-
-def zygotes(boxd_pid):
-    """{pid: argv} of boxd's box-shell zygotes."""
-    found = {}
-    for pid in children_of(boxd_pid):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if b"--zygote" in argv:
-            found[pid] = argv
-    return found
+from conftest import permissive_box, zygotes
 
 
 def maps_libpython(pid):

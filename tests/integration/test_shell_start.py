@@ -31,7 +31,7 @@ LAZY = ("libarchive", "libmagic", "libxml2", "libicu", "libstdc++", "libnettle",
 def test_box_shell_loads_no_archive_magic_or_compression_chain():
     out = subprocess.run(["ldd", str(BOX_SHELL)], capture_output=True, text=True,
                          check=True).stdout
-    assert "libglib" in out, out
+    assert "libc.so" in out, out  # ldd did list what it loads
     assert not [lib for lib in LAZY if lib in out], out
 
 

@@ -39,6 +39,7 @@ int main(int argc, char **argv)
     { "/vfs/cached/create-raced", FX_CACHED, test_create_raced },
     { "/vfs/cached/watched-entries", FX_CACHED, test_watched_entries },
     { "/vfs/watched-entries", NULL, test_watched_entries },
+    { "/vfs/slot-root-kept", NULL, test_slot_root_kept },
     { "/vfs/cached/settled-stats", FX_CACHED, test_settled_stats },
     { "/vfs/cached/root-creates", FX_CACHED, test_root_creates },
     { "/vfs/cached/blanked-lookup", FX_CACHED_NO_PT, test_blanked_lookup },

@@ -113,5 +113,6 @@ void test_settled_stats(Fx *fx, gconstpointer data);
 void test_setup_state(Fx *fx, gconstpointer data);
 void test_unplaced(Fx *fx, gconstpointer data);
 void test_watched_entries(Fx *fx, gconstpointer data);
+void test_slot_root_kept(Fx *fx, gconstpointer data);
 
 #endif

@@ -146,6 +146,20 @@ static void tool_idle(Fx *fx, int cmd, void *arg)
   (void)fx, (void)cmd, (void)arg;
 }
 
+/* body run as a tool of cmd, placed before it starts; its wait status. */
+static int run_tool(Fx *fx, int cmd, PlacedFn body, void *arg)
+{
+  int go[2];
+  g_assert_cmpint(pipe2(go, O_CLOEXEC), ==, 0);
+  pid_t tool = fork_placed(fx, cmd, true, NULL, 0, go[0], body, arg);
+  close(go[0]);
+  g_assert_cmpint(write(go[1], "g", 1), ==, 1);
+  close(go[1]);
+  int st;
+  g_assert_cmpint(waitpid(tool, &st, 0), ==, tool);
+  return st;
+}
+
 void test_watched_entries(Fx *fx, gconstpointer data)
 {
   char *dir = g_build_filename(fx->home, "w", "d", NULL);
@@ -190,14 +204,7 @@ void test_watched_entries(Fx *fx, gconstpointer data)
   /* A tool decides nothing: from its registration on, the names kept long
    * are expired and new ones kept for the short timeout. */
   int tool_cmd = box_vfs_command_new(fx->vfs);
-  int go[2];
-  g_assert_cmpint(pipe2(go, O_CLOEXEC), ==, 0);
-  pid_t tool = fork_placed(fx, tool_cmd, true, NULL, 0, go[0], tool_idle, NULL);
-  close(go[0]);
-  g_assert_cmpint(write(go[1], "g", 1), ==, 1);
-  close(go[1]);
-  int st;
-  g_assert_cmpint(waitpid(tool, &st, 0), ==, tool);
+  run_tool(fx, tool_cmd, tool_idle, NULL);
   g_usleep(100 * 1000); /* the watch thread expires them */
   guint64 with_tool[3];
   for (int i = 0; i < 3; i++) {
@@ -474,4 +481,42 @@ void test_passthrough(Fx *fx, gconstpointer data)
   if (on) g_assert_cmpuint(after, >, before);
   g_ptr_array_unref(take_records(fx));
   box_vfs_command_end(fx->vfs, cmd);
+}
+
+/* A tool's launch walks to its command's RAM /tmp (<mnt>/ram/c<N>/tmp) to
+ * bind it, placed as the command's tool. */
+static void tool_stat_tmp(Fx *fx, int cmd, void *arg)
+{
+  (void)fx, (void)cmd;
+  struct stat st;
+  _exit(stat(arg, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : 1);
+}
+
+static void launch_walk(Fx *fx, int cmd, char *tmp)
+{
+  int st = run_tool(fx, cmd, tool_stat_tmp, tmp);
+  g_assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* A slot's RAM root outlives its commands: the next command lent the slot
+ * finds its name still held by the kernel, and a launch's walk to its
+ * /tmp asks no LOOKUP of /ram/c<N>. */
+void test_slot_root_kept(Fx *fx, gconstpointer data)
+{
+  (void)data;
+  int cmd = box_vfs_command_new(fx->vfs);
+  char *root = box_vfs_ram_root(fx->vfs, cmd);
+  char *tmp = g_build_filename(root, "tmp", NULL);
+  launch_walk(fx, cmd, tmp);
+  box_vfs_command_end(fx->vfs, cmd);
+  guint64 before = box_vfs_debug_ram_lookups(fx->vfs);
+  cmd = box_vfs_command_new(fx->vfs);
+  char *again = box_vfs_ram_root(fx->vfs, cmd);
+  g_assert_cmpstr(again, ==, root); /* the same slot, lent again */
+  launch_walk(fx, cmd, tmp);
+  box_vfs_command_end(fx->vfs, cmd);
+  g_assert_cmpuint(box_vfs_debug_ram_lookups(fx->vfs), ==, before);
+  g_free(again);
+  g_free(tmp);
+  g_free(root);
 }

@@ -1,0 +1,107 @@
+"""The Shell's zygote stays small: every command's worker is forked from it,
+so each of its mappings is copied into the worker at fork and torn down at
+its exit, and each page of its heap is copied into the worker's page tables
+and faulted on, copy on write, when the worker's malloc reuses it.  Both are
+paid by every command (bench/roundtrip counts the faults per command)."""
+import re
+
+from conftest import ALLOW_ALL, Box, permissive_box, zygotes
+
+
+def shell_zygote(boxd_pid):
+    shell = [pid for pid, argv in zygotes(boxd_pid).items() if b"--warm-python" not in argv]
+    assert len(shell) == 1, shell
+    return shell[0]
+
+
+def heap_anonymous_kib(pid):
+    """The kB of the heap's pages the process has touched and not returned."""
+    in_heap = False
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            first = line.split()[0]
+            if "-" in first and not first.endswith(":"):
+                in_heap = line.rstrip().endswith("[heap]")
+            elif in_heap and first == "Anonymous:":
+                return int(line.split()[1])
+    return 0
+
+
+def test_the_zygote_hands_its_freed_heap_back_before_it_forks(tmp_path):
+    b = permissive_box(tmp_path)
+    try:
+        for _ in range(5):  # a few forks' requests through its heap as well
+            assert b.bash("true").returncode == 0
+        zygote = shell_zygote(b.proc.pid)
+        # what compiling the seccomp filter freed (~250 kB) is not in it
+        assert heap_anonymous_kib(zygote) <= 160, heap_anonymous_kib(zygote)
+    finally:
+        b.teardown()
+
+
+def test_the_zygote_maps_few_files_and_no_library_it_links_statically(tmp_path):
+    b = permissive_box(tmp_path)
+    try:
+        assert b.bash("true").returncode == 0
+        with open(f"/proc/{shell_zygote(b.proc.pid)}/maps") as f:
+            maps = f.read().splitlines()
+        # box/meson.build: GLib, json-c, Lua, libcap and libseccomp are in
+        # box-shell itself, five mappings fewer each
+        for lib in ("libglib-2.0", "libjson-c", "liblua5.4", "libcap", "libseccomp"):
+            assert not any(lib in m for m in maps), lib
+        assert len(maps) <= 50, len(maps)
+    finally:
+        b.teardown()
+
+
+def test_a_command_costs_boxd_no_file_call_it_can_spare(tmp_path):
+    """`box mount`'s record of a command (live/<N>.json) is written only once
+    the command has run 10 ms: one that ends sooner has none to remove.  And
+    the checkpoints' lock file is opened once, not by every command."""
+    b = Box(tmp_path)
+    b.write_policy(ALLOW_ALL)
+    b.write_config()
+    trace = tmp_path / "strace.out"
+    b.start(prefix=("strace", "-f", "-qq", "-e", "trace=unlink,rename,openat", "-o", str(trace)))
+    try:
+        for _ in range(5):
+            assert b.bash("true").returncode == 0
+        assert b.bash("sleep 0.3").returncode == 0  # this one is published
+    finally:
+        b.teardown()
+    text = trace.read_text()
+    live = re.compile(r'(rename)\("[^"]*", "([^"]*/live/\d+\.json)"|(unlink)\("([^"]*/live/\d+\.json)"')
+    written, removed = set(), []
+    for line in text.splitlines():
+        m = live.search(line)
+        if m and m.group(1) == "rename":
+            written.add(m.group(2))
+        elif m and m.group(3) == "unlink":
+            removed.append(m.group(4))
+    assert written, text[-2000:]
+    assert [p for p in removed if p not in written] == [], (written, removed)
+    # once at start to clear what a killed run left, once to keep
+    assert text.count("checkpoints.lock") <= 2, text.count("checkpoints.lock")
+
+
+def minor_faults(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[7])
+
+
+def test_the_zygote_writes_few_pages_between_forks(tmp_path):
+    """Each fork shares every page of the zygote with the new worker, so each
+    page the zygote writes before the next fork is copied then: it only
+    receives a fork request and answers it (the worker parses it)."""
+    b = permissive_box(tmp_path)
+    try:
+        for _ in range(5):
+            assert b.bash("true").returncode == 0
+        zygote = shell_zygote(b.proc.pid)
+        before = minor_faults(zygote)
+        for _ in range(20):
+            assert b.bash("true").returncode == 0
+        per_fork = (minor_faults(zygote) - before) / 20
+        assert per_fork <= 10, per_fork
+    finally:
+        b.teardown()
