@@ -89,8 +89,35 @@ static int resolve_places(Boxd *d)
   return 0;
 }
 
+/* A policy refused before any box state exists (spec/runtime.md §1 step 4,
+ * §8.3, §8.7): the run's box_started, policy_refused and box_stopped, sent
+ * where no box state is made for them: the declared targets, or the
+ * default file of a box that exists already (its id, and its
+ * private/telemetry/).  A box never run has no id yet: its records carry
+ * a fresh one.  The counters `box ls` reads are not touched: a run of the
+ * box may own them.  Best effort (§8.7): a target that will not open
+ * records nothing, and says nothing past the refusal said already. */
+static void record_policy_refused(Boxd *d, const char *reason)
+{
+  GPtrArray *declared = d->config->telemetry;
+  g_autofree char *stored = boxd_stored_box_id(d->config->box_dir);
+  if (!declared->len && !stored) return;
+  g_autofree char *box_id = stored ? g_strdup(stored) : boxd_mint_box_id();
+  g_autofree char *run_id = g_uuid_string_random();
+  BoxTelemetryRun run = { d->config->name,    box_id,           run_id,
+                          d->config->box_dir, d->operator_home, NULL };
+  g_autofree gpointer *targets = g_new0(gpointer, declared->len + 1);
+  if (declared->len) memcpy(targets, declared->pdata, declared->len * sizeof(gpointer));
+  BoxTelemetry *t = box_telemetry_open((const BoxTelemetryTarget *const *)targets, &run, NULL);
+  if (!t) return;
+  g_autofree char *policy_name = g_path_get_basename(d->config->policy);
+  box_telemetry_control(t, "box_started", d->config->name, NULL, NULL);
+  box_telemetry_control(t, "policy_refused", policy_name, reason, NULL);
+  box_telemetry_stop(t, d->config->name, box_failure(), NULL);
+}
+
 /* The policy, before any box state (none: deny everything); 0, or the
- * CLI's status after saying why. */
+ * CLI's status after saying why (and recording it). */
 static int load_policy(Boxd *d)
 {
   box_mcp_declare_namespaces(d->config);
@@ -100,11 +127,18 @@ static int load_policy(Boxd *d)
   }
   g_autoptr(GError) error = NULL;
   g_autofree char *policy_path = box_canonical_path(d->config->policy);
-  if (policy_path && box_path_within(policy_path, d->config->box_dir))
-    return box_fail("policy source %s is inside `box_dir` %s", policy_path, d->config->box_dir);
+  if (policy_path && box_path_within(policy_path, d->config->box_dir)) {
+    int status =
+      box_fail("policy source %s is inside `box_dir` %s", policy_path, d->config->box_dir);
+    record_policy_refused(d, box_failure());
+    return status;
+  }
   d->policy = box_policy_load_file(d->config->policy, d->operator_home, &error);
-  if (!d->policy)
-    return box_fail("policy file %s will not load: %s", d->config->policy, error->message);
+  if (!d->policy) {
+    int status = box_fail("policy file %s will not load: %s", d->config->policy, error->message);
+    record_policy_refused(d, error->message);
+    return status;
+  }
   const GPtrArray *warnings = box_policy_warnings(d->policy);
   for (guint i = 0; warnings && i < warnings->len; i++)
     fprintf(stderr, "box: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
