@@ -200,6 +200,13 @@ static GPtrArray *agent_argv_of(Boxd *d, char **rest)
   return agent_argv;
 }
 
+char *boxd_run_end_detail(const Boxd *d, int status)
+{
+  if (box_failure()) return NULL;
+  if (d->stop_signal) return g_strdup_printf("stopped by SIG%s", sigabbrev_np(d->stop_signal));
+  return g_strdup_printf("the agent exited with status %d", status);
+}
+
 /* --quiet (or -q) before "--", taken out of argv: the startup disclosure
  * is not printed (warnings and errors still are). */
 static bool take_quiet(int *argc, char **argv)
@@ -276,13 +283,11 @@ int box_verb_run(int argc, char **argv)
   }
   box_decision_log_close(d.log);
   close(lock);
-  /* The one exit point (§8.7): box_stopped even when the run failed early. */
-  const char *refusal = box_failure();
-  g_autofree char *why = NULL;
-  if (!refusal && d.stop_signal)
-    why = g_strdup_printf("stopped by SIG%s", sigabbrev_np(d.stop_signal));
-  else if (!refusal)
-    why = g_strdup_printf("the agent exited with status %d", status);
-  box_telemetry_stop(d.telemetry, d.config->name, refusal, why);
+  /* The one exit point (§8.7): box_stopped even when the run failed early,
+   * unless the teardown watchdog is recording it and ending the run. */
+  if (!boxd_claim_run_end())
+    for (;;) pause();
+  g_autofree char *why = boxd_run_end_detail(&d, status);
+  box_telemetry_stop(d.telemetry, d.config->name, box_failure(), why);
   return status;
 }
