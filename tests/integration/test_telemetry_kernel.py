@@ -181,6 +181,9 @@ libc = ctypes.CDLL(None, use_errno=True)
 allow = struct.pack("=HBBI", 0x06, 0, 0, 0x7fff0000)  # BPF_RET|BPF_K, SECCOMP_RET_ALLOW
 code = ctypes.create_string_buffer(allow, len(allow))
 prog = struct.pack("=HxxxxxxQ", 1, ctypes.addressof(code))  # struct sock_fprog
+# an unprivileged process installs a filter only under no_new_privs
+if os.geteuid() != 0 and libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+    sys.exit("no_new_privs: " + os.strerror(ctypes.get_errno()))
 fd = libc.syscall(317, 1, 8, ctypes.c_char_p(prog))  # seccomp(SET_MODE_FILTER, NEW_LISTENER)
 if fd < 0:
     sys.exit("no listener: " + os.strerror(ctypes.get_errno()))
