@@ -100,7 +100,12 @@ static int resolve_places(Boxd *d)
 static void record_policy_refused(Boxd *d, const char *reason)
 {
   GPtrArray *declared = d->config->telemetry;
-  g_autofree char *stored = boxd_stored_box_id(d->config->box_dir);
+  /* the default file only in a box directory that is safely ours, as a run
+   * judges it: none other can have put a link in its tree */
+  struct stat st;
+  bool ours = lstat(d->config->box_dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+              (st.st_mode & 07777) == 0700;
+  g_autofree char *stored = ours ? boxd_stored_box_id(d->config->box_dir) : NULL;
   if (!declared->len && !stored) return;
   g_autofree char *box_id = stored ? g_strdup(stored) : boxd_mint_box_id();
   g_autofree char *run_id = g_uuid_string_random();
