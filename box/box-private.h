@@ -77,6 +77,20 @@ struct Boxd {
 /* box_dir.c: creates or reopens the box directory, checks it is safe,
  * reads or mints d->box_id; returns the fd holding the run's lock, or -1. */
 int boxd_box_dir_prepare(Boxd *d, GError **error);
+/* The run's end, recorded once (box_stopped, §8.7): by box run once the
+ * teardown is done, or by the teardown watchdog when it ends a teardown
+ * that hangs.  The first caller claims it (true); box run, coming second,
+ * waits for the watchdog to end the run. */
+bool boxd_claim_run_end(void);
+/* What box_stopped's detail says of a run that got as far as its agent
+ * (status: the agent's), newly allocated; NULL when a failure refused the
+ * run (box_failure() is its reason). */
+char *boxd_run_end_detail(const Boxd *d, int status);
+/* The box id box_dir/private/box-id holds, or NULL when there is none
+ * valid (no box yet, or a directory that is no box's); reads only. */
+char *boxd_stored_box_id(const char *box_dir);
+/* A fresh box id, stored nowhere. */
+char *boxd_mint_box_id(void);
 /* box_dir.c: the record of d->mountpoint and d->staging_dir in private/,
  * so that the next run removes them should this one be killed. */
 void boxd_mount_dirs_clear_stale(Boxd *d);

@@ -40,6 +40,22 @@ static bool valid_box_id(const char *id)
   return true;
 }
 
+char *boxd_stored_box_id(const char *box_dir)
+{
+  g_autofree char *id_file = g_build_filename(box_dir, "private", "box-id", NULL);
+  char *stored = NULL;
+  if (!g_file_get_contents(id_file, &stored, NULL, NULL)) return NULL;
+  g_strstrip(stored);
+  if (valid_box_id(stored)) return stored;
+  g_free(stored);
+  return NULL;
+}
+
+char *boxd_mint_box_id(void)
+{
+  return mint_box_id();
+}
+
 /* Creates or reopens the box directory; returns the lock fd. */
 int boxd_box_dir_prepare(Boxd *d, GError **error)
 {

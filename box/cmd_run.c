@@ -89,8 +89,40 @@ static int resolve_places(Boxd *d)
   return 0;
 }
 
+/* A policy refused before any box state exists (spec/runtime.md §1 step 4,
+ * §8.3, §8.7): the run's box_started, policy_refused and box_stopped, sent
+ * where no box state is made for them: the declared targets, or the
+ * default file of a box that exists already (its id, and its
+ * private/telemetry/).  A box never run has no id yet: its records carry
+ * a fresh one.  The counters `box ls` reads are not touched: a run of the
+ * box may own them.  Best effort (§8.7): a target that will not open
+ * records nothing, and says nothing past the refusal said already. */
+static void record_policy_refused(Boxd *d, const char *reason)
+{
+  GPtrArray *declared = d->config->telemetry;
+  /* the default file only in a box directory that is safely ours, as a run
+   * judges it: none other can have put a link in its tree */
+  struct stat st;
+  bool ours = lstat(d->config->box_dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+              (st.st_mode & 07777) == 0700;
+  g_autofree char *stored = ours ? boxd_stored_box_id(d->config->box_dir) : NULL;
+  if (!declared->len && !stored) return;
+  g_autofree char *box_id = stored ? g_strdup(stored) : boxd_mint_box_id();
+  g_autofree char *run_id = g_uuid_string_random();
+  BoxTelemetryRun run = { d->config->name,    box_id,           run_id,
+                          d->config->box_dir, d->operator_home, NULL };
+  g_autofree gpointer *targets = g_new0(gpointer, declared->len + 1);
+  if (declared->len) memcpy(targets, declared->pdata, declared->len * sizeof(gpointer));
+  BoxTelemetry *t = box_telemetry_open((const BoxTelemetryTarget *const *)targets, &run, NULL);
+  if (!t) return;
+  g_autofree char *policy_name = g_path_get_basename(d->config->policy);
+  box_telemetry_control(t, "box_started", d->config->name, NULL, NULL);
+  box_telemetry_control(t, "policy_refused", policy_name, reason, NULL);
+  box_telemetry_stop(t, d->config->name, box_failure(), NULL);
+}
+
 /* The policy, before any box state (none: deny everything); 0, or the
- * CLI's status after saying why. */
+ * CLI's status after saying why (and recording it). */
 static int load_policy(Boxd *d)
 {
   box_mcp_declare_namespaces(d->config);
@@ -100,11 +132,18 @@ static int load_policy(Boxd *d)
   }
   g_autoptr(GError) error = NULL;
   g_autofree char *policy_path = box_canonical_path(d->config->policy);
-  if (policy_path && box_path_within(policy_path, d->config->box_dir))
-    return box_fail("policy source %s is inside `box_dir` %s", policy_path, d->config->box_dir);
+  if (policy_path && box_path_within(policy_path, d->config->box_dir)) {
+    int status =
+      box_fail("policy source %s is inside `box_dir` %s", policy_path, d->config->box_dir);
+    record_policy_refused(d, box_failure());
+    return status;
+  }
   d->policy = box_policy_load_file(d->config->policy, d->operator_home, &error);
-  if (!d->policy)
-    return box_fail("policy file %s will not load: %s", d->config->policy, error->message);
+  if (!d->policy) {
+    int status = box_fail("policy file %s will not load: %s", d->config->policy, error->message);
+    record_policy_refused(d, error->message);
+    return status;
+  }
   const GPtrArray *warnings = box_policy_warnings(d->policy);
   for (guint i = 0; warnings && i < warnings->len; i++)
     fprintf(stderr, "box: warning: %s\n", (const char *)g_ptr_array_index(warnings, i));
@@ -164,6 +203,13 @@ static GPtrArray *agent_argv_of(Boxd *d, char **rest)
     if (!(a == rest && strcmp(*a, "--") == 0)) g_ptr_array_add(agent_argv, *a);
   g_ptr_array_add(agent_argv, NULL);
   return agent_argv;
+}
+
+char *boxd_run_end_detail(const Boxd *d, int status)
+{
+  if (box_failure()) return NULL;
+  if (d->stop_signal) return g_strdup_printf("stopped by SIG%s", sigabbrev_np(d->stop_signal));
+  return g_strdup_printf("the agent exited with status %d", status);
 }
 
 /* --quiet (or -q) before "--", taken out of argv: the startup disclosure
@@ -242,13 +288,11 @@ int box_verb_run(int argc, char **argv)
   }
   box_decision_log_close(d.log);
   close(lock);
-  /* The one exit point (§8.7): box_stopped even when the run failed early. */
-  const char *refusal = box_failure();
-  g_autofree char *why = NULL;
-  if (!refusal && d.stop_signal)
-    why = g_strdup_printf("stopped by SIG%s", sigabbrev_np(d.stop_signal));
-  else if (!refusal)
-    why = g_strdup_printf("the agent exited with status %d", status);
-  box_telemetry_stop(d.telemetry, d.config->name, refusal, why);
+  /* The one exit point (§8.7): box_stopped even when the run failed early,
+   * unless the teardown watchdog is recording it and ending the run. */
+  if (!boxd_claim_run_end())
+    for (;;) pause();
+  g_autofree char *why = boxd_run_end_detail(&d, status);
+  box_telemetry_stop(d.telemetry, d.config->name, box_failure(), why);
   return status;
 }

@@ -33,6 +33,9 @@ void box_run_signals(sigset_t *set)
 }
 
 #define TEARDOWN_LIMIT_S 10
+/* then, for the run's last records (each receiver's final sends are
+ * bounded at 1 s a request) */
+#define RECORD_LIMIT_S 5
 
 static int teardown_status;
 
@@ -41,18 +44,44 @@ typedef struct {
   const char *live_dir;
 } Watched;
 
+static gint run_end_claimed;
+
+bool boxd_claim_run_end(void)
+{
+  return g_atomic_int_compare_and_exchange(&run_end_claimed, 0, 1);
+}
+
+static gpointer record_run_end(gpointer data)
+{
+  Watched *w = data;
+  g_autofree char *why = boxd_run_end_detail(w->d, teardown_status);
+  g_autofree char *detail = g_strdup_printf("%s%steardown took longer than %d s", why ? why : "",
+                                            why ? "; " : "", TEARDOWN_LIMIT_S);
+  box_telemetry_finish(w->d->telemetry, w->d->config->name, box_failure(), detail);
+  _exit(teardown_status);
+}
+
 /* A teardown that hangs (a process still holding the mount, say) must not
  * leave the box looking alive: what says so is cleared before the run
- * ends.  The mount goes with boxd's namespace; its directories once it has. */
+ * ends.  The mount goes with boxd's namespace; its directories once it has.
+ * The run's end is still recorded (box_stopped, the kernel refusals still
+ * counted, what each receiver holds: §8.4, §8.7), saying why; nothing is
+ * freed, as the teardown may still be using it.  If box run is recording
+ * it already, the teardown is over and the run ends by itself. */
 static gpointer teardown_watchdog(gpointer data)
 {
   Watched *w = data;
   g_usleep((gulong)TEARDOWN_LIMIT_S * G_USEC_PER_SEC);
+  if (!boxd_claim_run_end()) return NULL;
   fprintf(stderr, "box: warning: teardown took longer than %d s; ending the run now\n",
           TEARDOWN_LIMIT_S);
   boxd_live_clear(w->live_dir, true);
   umount2(w->d->mountpoint, MNT_DETACH);
   if (rmdir(w->d->mountpoint) == 0 && rmdir(w->d->staging_dir) == 0) boxd_mount_dirs_forget(w->d);
+  /* on a thread of its own: what hangs the teardown may hold a lock the
+   * records need, and the run ends within a bound all the same */
+  g_thread_unref(g_thread_new("box-run-end", record_run_end, w));
+  g_usleep((gulong)RECORD_LIMIT_S * G_USEC_PER_SEC);
   _exit(teardown_status);
 }
 

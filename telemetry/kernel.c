@@ -204,7 +204,7 @@ void box_telemetry_kernel_tick(BoxTelemetry *t)
   g_string_free(out, TRUE);
 }
 
-void box_kernel_records_flush_free(BoxKernelRecords *kr, BoxTelemetry *t)
+void box_kernel_records_flush(BoxKernelRecords *kr, BoxTelemetry *t)
 {
   if (!kr) return;
   GString *out = g_string_new(NULL);
@@ -217,9 +217,15 @@ void box_kernel_records_flush_free(BoxKernelRecords *kr, BoxTelemetry *t)
     g_autofree char *line = record_line(t, name, NULL, NULL, 0, NULL, *(uint64_t *)count);
     g_string_append(out, line);
   }
+  g_hash_table_remove_all(kr->buckets); /* said: not said twice */
   g_mutex_unlock(&kr->lock);
   if (out->len) box_telemetry_deliver(t, BOX_TELEMETRY_KERNEL, out->str);
   g_string_free(out, TRUE);
+}
+
+void box_kernel_records_free(BoxKernelRecords *kr)
+{
+  if (!kr) return;
   g_hash_table_destroy(kr->keys);
   g_hash_table_destroy(kr->buckets);
   g_mutex_clear(&kr->lock);

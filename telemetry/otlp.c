@@ -3,13 +3,16 @@
  * OTLP/JSON export requests to <url>/v1/logs and <url>/v1/traces.
  *
  * The lines arrive as the file target writes them, one export request
- * each; a batch is their resource lists joined into one request per signal,
- * so the receiver gets exactly the records a file would hold.  Whoever
- * queues holds the lock for one copy of the lines as they are, into a
- * buffer that is already there: the splitting by signal, the joining, any
- * protobuf encoding and the network are the thread's, so a decision never
- * waits for them.  The queue is bounded in bytes; lines that do not fit,
- * and a batch the receiver fails or does not answer in time, are dropped
+ * each; a batch is their resource entries joined into one request per
+ * signal, the records of consecutive lines of one resource and scope (every
+ * decision's) in one entry, so the receiver gets exactly the records a file
+ * would hold, without the resource repeated for each.  Whoever queues holds
+ * the lock for one copy of the lines as they are, into a buffer that is
+ * already there: the splitting by signal, the joining (a list of pieces of
+ * the queued blocks, which curl reads straight from them), any protobuf
+ * encoding and the network are the thread's, so a decision never waits for
+ * them.  The queue is bounded in bytes; lines that do not fit, and a batch
+ * the receiver fails or does not answer in time, are dropped
  * and counted (best effort, no retry, §8.7). */
 #include "telemetry/telemetry-private.h"
 
@@ -21,18 +24,34 @@
 #define SEND_EVERY_MS 200              /* or sends what it has this often */
 #define CONNECT_TIMEOUT_MS 1000
 #define REQUEST_TIMEOUT_MS 2000
-#define FINAL_TIMEOUT_MS 1000        /* at the run's end, per request */
-#define BLOCK_BYTES (128u * 1024)    /* the queue's unit */
-#define KEEP_BYTES (4 * BATCH_BYTES) /* a request buffer a burst grew past this is not kept */
+#define FINAL_TIMEOUT_MS 1000     /* at the run's end, per request */
+#define BLOCK_BYTES (128u * 1024) /* the queue's unit */
+#define UPLOAD_BUFFER_BYTES (512L * 1024)
+#define KEEP_PIECES 65536 /* a request's list a burst grew past this is not kept */
 
 #define LOGS_OPEN "{\"resourceLogs\":["
 #define SPANS_OPEN "{\"resourceSpans\":["
 
-/* One request being built by the thread: the opening, then the batch's
- * resource lists of its signal, comma-joined. */
+/* A piece of a request's body, sent as it is: most point into the queued
+ * blocks, which are kept until the request is sent. */
 typedef struct {
-  GString *body;
+  const char *p;
+  size_t len;
+} Piece;
+
+/* One request being built by the thread: the opening, then the batch's
+ * lines of its signal.  Consecutive lines of one resource and scope (every
+ * decision's) become one resource entry whose list holds their records:
+ * the receiver gets the same records in a quarter fewer bytes, and nothing
+ * is copied but by curl, straight from the blocks. */
+typedef struct {
+  GArray *pieces; /* Piece */
+  size_t bytes;
   guint lines;
+  const char *group; /* the open entry's resource and scope, up to its list */
+  size_t group_len;
+  guint at; /* reading: the piece, and how far into it */
+  size_t off;
 } Pending;
 
 /* Queued lines, whole: a line never spans two blocks. */
@@ -75,14 +94,56 @@ struct BoxOtlp {
 
 static gsize curl_ready;
 
+static void piece(Pending *p, const char *s, size_t len)
+{
+  Piece x = { s, len };
+  g_array_append_val(p->pieces, x);
+  p->bytes += len;
+}
+
 static void pending_reset(Pending *p, const char *open)
 {
-  if (!p->body || p->body->allocated_len > KEEP_BYTES) {
-    if (p->body) g_string_free(p->body, TRUE);
-    p->body = g_string_sized_new(64 * 1024);
+  if (!p->pieces || p->pieces->len > KEEP_PIECES) {
+    if (p->pieces) g_array_free(p->pieces, TRUE);
+    p->pieces = g_array_sized_new(FALSE, FALSE, sizeof(Piece), 1024);
   }
-  g_string_assign(p->body, open);
+  g_array_set_size(p->pieces, 0);
+  p->bytes = 0;
   p->lines = 0;
+  p->group = NULL;
+  p->at = 0;
+  p->off = 0;
+  piece(p, open, strlen(open));
+}
+
+/* what closes an entry opened by a line, less the request's own "]}":
+ * its list, its scope, its scope list, itself */
+#define GROUP_CLOSE "]}]}"
+
+static void pending_finish(Pending *p)
+{
+  if (p->group) piece(p, GROUP_CLOSE, strlen(GROUP_CLOSE));
+  p->group = NULL;
+  piece(p, "]}", 2);
+}
+
+/* CURLOPT_READFUNCTION: the pieces, in order */
+static size_t read_pieces(char *buf, size_t size, size_t n, void *data)
+{
+  Pending *p = data;
+  size_t room = size * n, done = 0;
+  while (done < room && p->at < p->pieces->len) {
+    const Piece *x = &g_array_index(p->pieces, Piece, p->at);
+    size_t k = MIN(room - done, x->len - p->off);
+    memcpy(buf + done, x->p + p->off, k);
+    done += k;
+    p->off += k;
+    if (p->off == x->len) {
+      p->at++;
+      p->off = 0;
+    }
+  }
+  return done;
 }
 
 static size_t discard_reply(char *p, size_t size, size_t n, void *data)
@@ -92,23 +153,83 @@ static size_t discard_reply(char *p, size_t size, size_t n, void *data)
   return size * n;
 }
 
-/* One export request of the lines in body; false when the receiver did
- * not take it. */
-static bool post(BoxOtlp *o, const char *url, GString *req, long timeout_ms)
+/* CURLOPT_SEEKFUNCTION: curl rewinds a body to send it again (a kept
+ * connection the receiver had closed) */
+static int seek_pieces(void *data, curl_off_t offset, int origin)
 {
-  g_string_append(req, "]}");
-  GByteArray *binary = o->protobuf ? box_otlp_protobuf(req->str, req->len) : NULL;
-  if (o->protobuf && !binary) return false;
+  Pending *p = data;
+  if (origin != SEEK_SET || offset < 0 || (size_t)offset > p->bytes) return CURL_SEEKFUNC_FAIL;
+  size_t left = (size_t)offset;
+  for (p->at = 0, p->off = 0; p->at < p->pieces->len; p->at++) {
+    size_t len = g_array_index(p->pieces, Piece, p->at).len;
+    if (left < len) break;
+    left -= len;
+  }
+  p->off = left;
+  return CURL_SEEKFUNC_OK;
+}
+
+/* One export request of req's pieces; false when the receiver did not
+ * take it. */
+static bool post(BoxOtlp *o, const char *url, Pending *req, long timeout_ms)
+{
+  pending_finish(req);
+  GByteArray *binary = NULL;
+  if (o->protobuf) { /* re-encoded from the JSON the pieces spell, whole */
+    GString *json = g_string_sized_new(req->bytes + 1);
+    for (guint i = 0; i < req->pieces->len; i++) {
+      const Piece *x = &g_array_index(req->pieces, Piece, i);
+      g_string_append_len(json, x->p, (gssize)x->len);
+    }
+    binary = box_otlp_protobuf(json->str, json->len);
+    g_string_free(json, TRUE);
+    if (!binary) return false;
+    g_array_set_size(req->pieces, 0);
+    req->bytes = 0;
+    piece(req, (const char *)binary->data, binary->len);
+  }
   curl_easy_setopt(o->curl, CURLOPT_URL, url);
-  curl_easy_setopt(o->curl, CURLOPT_POSTFIELDS, binary ? (const char *)binary->data : req->str);
-  curl_easy_setopt(o->curl, CURLOPT_POSTFIELDSIZE_LARGE,
-                   (curl_off_t)(binary ? binary->len : req->len));
+  curl_easy_setopt(o->curl, CURLOPT_POST, 1L);
+  curl_easy_setopt(o->curl, CURLOPT_READFUNCTION, read_pieces);
+  curl_easy_setopt(o->curl, CURLOPT_READDATA, req);
+  curl_easy_setopt(o->curl, CURLOPT_SEEKFUNCTION, seek_pieces);
+  curl_easy_setopt(o->curl, CURLOPT_SEEKDATA, req);
+  curl_easy_setopt(o->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->bytes);
   curl_easy_setopt(o->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
   CURLcode rc = curl_easy_perform(o->curl);
   long code = 0;
   if (rc == CURLE_OK) curl_easy_getinfo(o->curl, CURLINFO_RESPONSE_CODE, &code);
   if (binary) g_byte_array_unref(binary);
   return rc == CURLE_OK && code >= 200 && code < 300;
+}
+
+/* One line's resource entry (the line less its opening and its "]}") to
+ * the request: its records joined to the open entry's when it has the
+ * same resource and scope (the same bytes up to the list, which a string
+ * cannot fake: its quotes are escaped), else a new entry. */
+static void add_entry(Pending *to, const char *e, size_t n, const char *list_key)
+{
+  size_t key_len = strlen(list_key), close_len = strlen(GROUP_CLOSE);
+  const char *key = memmem(e, n, list_key, key_len);
+  const char *records = key ? key + key_len : NULL;
+  bool shaped = records && (size_t)(e + n - records) >= close_len &&
+                memcmp(e + n - close_len, GROUP_CLOSE, close_len) == 0;
+  size_t group_len = shaped ? (size_t)(records - e) : 0;
+  if (shaped && to->group && to->group_len == group_len && memcmp(to->group, e, group_len) == 0) {
+    piece(to, ",", 1);
+    piece(to, records, (size_t)(e + n - close_len - records));
+    return;
+  }
+  if (to->group) piece(to, GROUP_CLOSE, close_len);
+  if (to->lines) piece(to, ",", 1);
+  if (shaped) {
+    piece(to, e, n - close_len);
+    to->group = e;
+    to->group_len = group_len;
+  } else {
+    piece(to, e, n);
+    to->group = NULL;
+  }
 }
 
 /* The lines of a block, each to the request of its signal. */
@@ -119,19 +240,14 @@ static void split(BoxOtlp *o, const Block *b)
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     const char *stop = nl ? nl : end;
     size_t n = (size_t)(stop - p);
-    Pending *to = NULL;
-    size_t open = 0;
     if (n > sizeof LOGS_OPEN && memcmp(p, LOGS_OPEN, sizeof LOGS_OPEN - 1) == 0) {
-      to = &o->logs;
-      open = sizeof LOGS_OPEN - 1;
+      add_entry(&o->logs, p + sizeof LOGS_OPEN - 1, n - (sizeof LOGS_OPEN - 1) - 2,
+                "\"logRecords\":[");
+      o->logs.lines++;
     } else if (n > sizeof SPANS_OPEN && memcmp(p, SPANS_OPEN, sizeof SPANS_OPEN - 1) == 0) {
-      to = &o->spans;
-      open = sizeof SPANS_OPEN - 1;
-    }
-    if (to) {
-      if (to->lines) g_string_append_c(to->body, ',');
-      g_string_append_len(to->body, p + open, (gssize)(n - open - 2)); /* less the "]}" */
-      to->lines++;
+      add_entry(&o->spans, p + sizeof SPANS_OPEN - 1, n - (sizeof SPANS_OPEN - 1) - 2,
+                "\"spans\":[");
+      o->spans.lines++;
     }
     p = stop + 1;
   }
@@ -150,8 +266,8 @@ static void send_queued(BoxOtlp *o, long timeout_ms)
   pending_reset(&o->spans, SPANS_OPEN);
   for (const Block *b = batch; b; b = b->next) split(o, b);
   guint64 lost = 0;
-  if (o->logs.lines && !post(o, o->logs_url, o->logs.body, timeout_ms)) lost += o->logs.lines;
-  if (o->spans.lines && !post(o, o->traces_url, o->spans.body, timeout_ms)) lost += o->spans.lines;
+  if (o->logs.lines && !post(o, o->logs_url, &o->logs, timeout_ms)) lost += o->logs.lines;
+  if (o->spans.lines && !post(o, o->traces_url, &o->spans, timeout_ms)) lost += o->spans.lines;
   g_mutex_lock(&o->lock);
   while (batch) {
     Block *b = batch;
@@ -179,6 +295,9 @@ static CURL *easy_new(BoxOtlp *o)
   /* the box's own records go straight to the receiver, never through a
    * proxy the operator's environment names */
   curl_easy_setopt(c, CURLOPT_PROXY, "");
+  /* a batch goes out in a few large writes, not 64 KiB ones: about a
+   * third less of the thread's time per batch, measured */
+  curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, (long)UPLOAD_BUFFER_BYTES);
   return c;
 }
 
@@ -346,7 +465,7 @@ void box_otlp_stop(BoxOtlp *o)
   free_blocks(o->head);
   free_blocks(o->spare);
   for (Pending *p = &o->logs; p; p = p == &o->logs ? &o->spans : NULL)
-    if (p->body) g_string_free(p->body, TRUE);
+    if (p->pieces) g_array_free(p->pieces, TRUE);
   g_cond_clear(&o->wake);
   g_mutex_clear(&o->lock);
   char *strings[] = { o->label, o->logs_url, o->traces_url, o->metrics_url };

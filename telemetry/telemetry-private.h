@@ -81,8 +81,9 @@ BoxKernelRecords *box_telemetry_kernel_records(BoxTelemetry *t);
 
 /* ---- kernel.c: kernel refusal records, rate limited (§8.4) ---- */
 BoxKernelRecords *box_kernel_records_new(void);
-/* Emits what is left counted (every key's repeats, every bucket's count)
- * and frees k. */
-void box_kernel_records_flush_free(BoxKernelRecords *k, BoxTelemetry *t);
+/* Emits what is left counted (every key's repeats, every bucket's count);
+ * refusals may still be recorded, and are counted afresh. */
+void box_kernel_records_flush(BoxKernelRecords *k, BoxTelemetry *t);
+void box_kernel_records_free(BoxKernelRecords *k);
 
 #endif

@@ -411,13 +411,13 @@ uint64_t box_telemetry_stat(const BoxTelemetry *t, BoxTelemetryStat stat)
   return t ? __atomic_load_n(&t->stats[stat], __ATOMIC_RELAXED) : 0;
 }
 
-void box_telemetry_stop(BoxTelemetry *t, const char *subject, const char *reason,
-                        const char *detail)
+void box_telemetry_finish(BoxTelemetry *t, const char *subject, const char *reason,
+                          const char *detail)
 {
   if (!t) return;
   GString *said = g_string_new(detail);
   /* the counts still held go out before the receivers are told to end */
-  box_kernel_records_flush_free(g_steal_pointer(&t->kernel), t);
+  box_kernel_records_flush(t->kernel, t);
   /* every receiver at once: each sends what it holds, within its timeouts */
   for (size_t i = 0; i < t->n; i++)
     if (t->targets[i].otlp) box_otlp_end(t->targets[i].otlp);
@@ -432,6 +432,14 @@ void box_telemetry_stop(BoxTelemetry *t, const char *subject, const char *reason
   }
   box_telemetry_control(t, "box_stopped", subject, reason, said->len ? said->str : NULL);
   g_string_free(said, TRUE);
+}
+
+void box_telemetry_stop(BoxTelemetry *t, const char *subject, const char *reason,
+                        const char *detail)
+{
+  if (!t) return;
+  box_telemetry_finish(t, subject, reason, detail);
+  box_kernel_records_free(g_steal_pointer(&t->kernel));
   close_targets(t->targets, t->n);
   if (t->stats != t->local_stats) munmap(t->stats, t->stats_len);
   g_mutex_clear(&t->control_lock);

@@ -133,6 +133,10 @@ uint64_t box_telemetry_stat(const BoxTelemetry *t, BoxTelemetryStat stat);
  * freed. */
 void box_telemetry_stop(BoxTelemetry *t, const char *subject, const char *reason,
                         const char *detail);
+/* The same run's end recorded, but nothing closed or freed: for a run that
+ * ends at once after it (_exit) while other threads may still record. */
+void box_telemetry_finish(BoxTelemetry *t, const char *subject, const char *reason,
+                          const char *detail);
 
 G_END_DECLS
 #endif

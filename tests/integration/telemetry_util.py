@@ -123,8 +123,22 @@ def file_entries(path):
     return out
 
 
+def one_record_entries(entries):
+    """Each record of entries as an entry of its own, under its resource and
+    scope: an exporter may join the records of one resource and scope into
+    one entry (the same records), where a file line holds one."""
+    out = []
+    for key, e in entries:
+        scopes_key, items_key = (("scopeLogs", "logRecords") if key == "resourceLogs"
+                                 else ("scopeSpans", "spans"))
+        for s in e[scopes_key]:
+            for it in s[items_key]:
+                out.append((key, {**e, scopes_key: [{**s, items_key: [it]}]}))
+    return out
+
+
 def canonical(entries):
-    return sorted(json.dumps(e, sort_keys=True) for e in entries)
+    return sorted(json.dumps(e, sort_keys=True) for e in one_record_entries(entries))
 
 
 def items(entries, scope=None):

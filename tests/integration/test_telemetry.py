@@ -199,6 +199,61 @@ def test_box_stopped_on_an_early_failure(tmp_path):
     assert control[2]["strands.box.control.reason"] == m.group(1)
 
 
+BAD_POLICY = "permit(principal, action, resource) when { context.input.path like };\n"
+
+
+def refused_policy_run(box, extra=""):
+    """box run with a policy that will not load: (its status, the load error)."""
+    box.write_policy(BAD_POLICY)
+    box.write_config(agent_command=["/bin/true"], extra=extra)
+    r = subprocess.run([str(BOX), "run", "--quiet", "--config", str(box.config)],
+                       capture_output=True, text=True, env=box.env(), timeout=120)
+    m = re.fullmatch(r"box: error: (policy file \S+ will not load: (.*))\n", r.stderr)
+    assert m, r.stderr
+    return r.returncode, m.group(1), m.group(2)
+
+
+def assert_policy_refused(entries, whole, load_error):
+    control = control_records(entries)
+    assert [c["strands.box.control.operation"] for c in control] == [
+        "box_started", "policy_refused", "box_stopped"]
+    assert control[1]["strands.box.control.subject"] == "policy.dw"
+    assert control[1]["strands.box.control.outcome"] == "refused"
+    assert control[1]["strands.box.control.reason"] == load_error
+    assert control[2]["strands.box.control.outcome"] == "refused"
+    assert control[2]["strands.box.control.reason"] == whole
+    spans = [it for k, _, it in items(entries, "strands-box.control") if k == "resourceSpans"]
+    assert [s["name"] for s in spans] == ["control box_started", "control policy_refused",
+                                          "control box_stopped"]
+    assert "parentSpanId" not in spans[0]
+    assert {s["parentSpanId"] for s in spans[1:]} == {spans[0]["spanId"]}
+
+
+def test_policy_refused_reaches_a_declared_target_before_any_box_state(tmp_path):
+    box = Box(tmp_path)
+    status, whole, load_error = refused_policy_run(
+        box, f'\n[telemetry.file]\nkind = "file"\ndestination = "{tmp_path}/refused.jsonl"\n')
+    assert status == 1
+    assert not box.box_dir.exists()  # the policy is judged before any box state
+    assert_policy_refused(file_entries(tmp_path / "refused.jsonl"), whole, load_error)
+
+
+def test_policy_refused_in_the_default_file_of_a_box_that_exists(tmp_path):
+    box = Box(tmp_path)
+    assert run_box(box, "").returncode == 0
+    records = box.box_dir / "private" / "telemetry" / "records.jsonl"
+    first_run = len(records.read_text().splitlines())
+    status, whole, load_error = refused_policy_run(box)
+    assert status == 1
+    entries = file_entries(records)[first_run:]
+    assert_policy_refused(entries, whole, load_error)
+    # the box's own id, a run of its own
+    resource = {a["key"]: a["value"]["stringValue"] for a in entries[0][1]["resource"]["attributes"]}
+    assert resource["strands.box.name"] == (box.box_dir / "private" / "box-id").read_text().strip()
+    first = file_entries(records)[0][1]["resource"]["attributes"]
+    assert {a["key"]: a["value"]["stringValue"] for a in first}["strands.box.run.id"] != \
+        resource["strands.box.run.id"]
+
 # ---- OTLP export ----
 
 def otlp_box(tmp_path, url, protocol="http/json"):
@@ -234,6 +289,9 @@ def test_otlp_receiver_gets_the_file_targets_records(tmp_path, protocol, content
         # the protocol's messages do not keep an empty list
         expected = [(key, normalized(e)) for key, e in expected]
         assert canonical(receiver.entries()) == canonical(expected)
+        # the records of one resource and scope travel as one entry: fewer
+        # entries than the file's lines
+        assert len(receiver.entries()) < len(expected)
         assert {h.get("X-Token") for _, h, _ in receiver.requests} == {"t0ken"}
         assert {h.get("Content-Type") for _, h, _ in receiver.requests} == {content_type}
     finally:

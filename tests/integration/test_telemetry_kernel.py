@@ -31,6 +31,11 @@ for arg in sys.argv[1:]:
 
 def kernel_box(tmp_path, include=None):
     box = Box(tmp_path)
+    kernel_box_config(box, tmp_path, include)
+    return box.start()
+
+
+def kernel_box_config(box, tmp_path, include=None):
     box.permit_spawn("/usr/bin/python3")
     (box.workspace / "probe.py").write_text(PROBE)
     target = ('\n[telemetry.all]\nkind = "file"\n'
@@ -39,7 +44,6 @@ def kernel_box(tmp_path, include=None):
         target += f"include = {json.dumps(include)}\n"
     box.write_config(extra='\n[tool.py]\ncommand = ["/usr/bin/python3"]\n'
                      'filesystem.read = ["~/src/project"]\n' + target)
-    return box.start()
 
 
 def refusals(path):
@@ -86,6 +90,31 @@ def test_a_refused_socket_is_recorded_and_still_fails(tmp_path):
     # every record of the scope is a log, never a span
     assert {key for key, _, _ in items(file_entries(tmp_path / "records.jsonl"), KERNEL_SCOPE)} \
         == {"resourceLogs"}
+
+
+def test_a_teardown_that_hangs_still_flushes_the_counts_and_records_the_stop(tmp_path):
+    """The teardown watchdog ends a run whose teardown hangs past 10 s (held
+    here by a test switch, as a loaded machine can): the refusals still
+    counted and box_stopped are written before it does."""
+    box = Box(tmp_path)
+    env = box.env
+    box.env = lambda: {**env(), "BOXFS_TEST_TEARDOWN_STALL": "1"}
+    kernel_box_config(box, tmp_path)
+    box.start()
+    try:
+        r = box.bash("/usr/bin/python3 probe.py 17,3 17,3 17,3")
+        assert r.stdout == "17,3 EPERM\n" * 3, r.stderr
+        poll_refusals(tmp_path / "records.jsonl", {"socket"})
+    finally:
+        status = box.stop(timeout=60)
+    assert status == 128 + 15, box.stderr()
+    assert "teardown took longer than 10 s" in box.stderr()
+    path = tmp_path / "records.jsonl"
+    assert [a["strands.box.containment.suppressed"] for a in refusals(path)] == ["0", "2"]
+    stopped = control_records(file_entries(path))[-1]
+    assert stopped["strands.box.control.operation"] == "box_stopped"
+    assert stopped["strands.box.control.detail"] == \
+        "stopped by SIGTERM; teardown took longer than 10 s"
 
 
 def test_a_target_without_kernel_gets_none(tmp_path):
@@ -152,6 +181,9 @@ libc = ctypes.CDLL(None, use_errno=True)
 allow = struct.pack("=HBBI", 0x06, 0, 0, 0x7fff0000)  # BPF_RET|BPF_K, SECCOMP_RET_ALLOW
 code = ctypes.create_string_buffer(allow, len(allow))
 prog = struct.pack("=HxxxxxxQ", 1, ctypes.addressof(code))  # struct sock_fprog
+# an unprivileged process installs a filter only under no_new_privs
+if os.geteuid() != 0 and libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+    sys.exit("no_new_privs: " + os.strerror(ctypes.get_errno()))
 fd = libc.syscall(317, 1, 8, ctypes.c_char_p(prog))  # seccomp(SET_MODE_FILTER, NEW_LISTENER)
 if fd < 0:
     sys.exit("no listener: " + os.strerror(ctypes.get_errno()))
