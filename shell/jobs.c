@@ -273,6 +273,19 @@ static bool echo_fits(Shell *sh, const Node *n, int pipe_in)
   return room > 0 && len <= (size_t)room;
 }
 
+/* The first shell:exec of the stages from i on whose first decision is
+ * known before their fork, up to the first that is not (or i alone when
+ * it is not), asked in one round: their children then ask nothing before
+ * they run, in the order they start.  Returns the stage after them. */
+static size_t ask_ahead(Shell *sh, Node *n, size_t i, size_t end, Node **ahead, bool *permit,
+                        char **messages)
+{
+  size_t j = i;
+  while (j < end && (ahead[j] = box_exec_first_decision(sh, n->u.pipe.cmds[j]))) j++;
+  if (j > i) box_exec_decide_ahead(sh, ahead + i, j - i, permit + i, messages + i);
+  return MAX(j, i + 1);
+}
+
 int box_run_pipe(Shell *sh, Node *n)
 {
   size_t k = n->u.pipe.n;
@@ -285,6 +298,10 @@ int box_run_pipe(Shell *sh, Node *n)
    * on), so `… | read x` keeps x */
   bool here_last =
     k > 1 && ((sh->shopts & SH_LASTPIPE) || stage_only_spawns(sh, n->u.pipe.cmds[k - 1]));
+  Node **ahead = g_new0(Node *, k);
+  bool *permit = g_new0(bool, k);
+  char **messages = g_new0(char *, k);
+  size_t asked = 0;
   for (size_t i = 0; i < k; i++) {
     int p[2] = { -1, -1 };
     bool last = i + 1 == k;
@@ -323,6 +340,7 @@ int box_run_pipe(Shell *sh, Node *n)
       prev = p[0];
       continue;
     }
+    if (i >= asked) asked = ask_ahead(sh, n, i, here_last ? k - 1 : k, ahead, permit, messages);
     pid_t pid = box_fork(sh);
     if (pid < 0) {
       if (p[0] >= 0) {
@@ -341,6 +359,10 @@ int box_run_pipe(Shell *sh, Node *n)
       }
       sh->status_quiet = n->u.pipe.cmds[i];
       sh->debug_done = n->u.pipe.cmds[i];
+      sh->ahead_node = ahead[i];
+      sh->ahead_permit = permit[i];
+      sh->ahead_message = messages[i];
+      messages[i] = NULL;
       box_child_simple(sh, n->u.pipe.cmds[i]);
       int st = box_eval(sh, n->u.pipe.cmds[i]);
       box_child_exit(sh, st);
@@ -360,6 +382,10 @@ int box_run_pipe(Shell *sh, Node *n)
         if (sts[i]) status = sts[i];
     set_pipestatus(sh, sts, k);
   }
+  for (size_t i = 0; i < k; i++) free(messages[i]);
+  g_free(ahead);
+  g_free(permit);
+  g_free(messages);
   g_free(pids);
   g_free(sts);
   return status;
