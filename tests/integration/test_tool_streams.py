@@ -3,6 +3,7 @@ here-documents, here-strings, `<file` and `n<file`/`n>file` reach a tool's
 descriptors and stream both ways; `<(…)`/`>(…)` work for tools and the
 Shell's own commands; a tool's /tmp is its command's RAM /tmp; deadlines,
 Ctrl-C and the box's shutdown end a command's tools."""
+import os
 import signal
 import subprocess
 import time
@@ -116,6 +117,60 @@ def test_a_refused_echo_into_a_tool_feeds_it_nothing(box):
                  " printf '%s\\n' \"${PIPESTATUS[*]}\"")
     assert (r.returncode, r.stdout) == (0, "''\n126 0\n"), r.stderr
     assert "effect denied" in r.stderr, r.stderr
+
+
+def exec_and_spawn(b, since):
+    """The shell:exec and shell:spawn decisions logged after the first
+    since, as (action, resource)."""
+    return [(a, r) for v, a, r in b.decision_summary()[since:]
+            if a in ("shell:exec", "shell:spawn")]
+
+
+AHEAD = [
+    ("plain_stages", "printf a | cat | tr a b | " + PY + " -c 'import sys; print(sys.stdin.read())'",
+     ["printf", "cat", "tr", os.path.realpath(PY)], "b\n"),
+    ("group_first", "{ echo a; echo b; } | cat | tr a b", ["echo", "cat", "tr", "echo"], "b\nb\n"),
+]
+
+
+@table_cases("source,order,out", AHEAD)
+def test_stage_decisions_come_in_stage_order(tbox, source, order, out):
+    """A forked stage whose first act is a Shell command of plain words has
+    that decision asked by the Shell before the fork, with the next such
+    stages in the same round, and asks nothing itself: the log shows the
+    stages in their order, every time (their children used to ask each on
+    a channel of its own and race, each other and the Shell's own spawn).
+    What a child asks after that (a group's second command) comes after."""
+    for _ in range(8):
+        since = len(tbox.decisions())
+        r = tbox.bash(source)
+        assert (r.returncode, r.stdout, r.stderr) == (0, out, ""), r.stderr
+        assert [res for _, res in exec_and_spawn(tbox, since)] == order
+
+
+def test_a_stage_refused_before_its_fork(box):
+    """A stage refused when the Shell asked ahead: its child prints the
+    policy's message and ends 126, the next stage reads an empty pipe, and
+    the stage after runs."""
+    box.write_policy(ALLOW_ALL + 'forbid(principal, action == Box::Action::"shell:exec", resource)'
+                     ' when { context.input.program == "printf" };\n')
+    box.write_config()
+    box.start()
+    r = box.bash('printf x | cat | wc -c; echo "${PIPESTATUS[*]}"')
+    assert (r.returncode, r.stdout) == (0, "0\n126 0 0\n"), r.stderr
+    assert r.stderr.count("effect denied") == 1, r.stderr
+
+
+def test_a_debug_trap_still_runs_between_the_forks(tbox):
+    """With a DEBUG trap, which bash runs before it forks each stage and
+    which may change what the stage names, nothing is asked ahead: a
+    function the trap defines is what the next stage runs."""
+    src = ("trap 'cat() { echo from-fn; }' DEBUG; printf a | cat | tr a b; "
+           "trap - DEBUG; unset -f cat")
+    r = tbox.bash(src)
+    want = subprocess.run(["bash", "-c", src], capture_output=True, text=True,
+                          cwd=str(tbox.workspace), timeout=30)
+    assert (r.returncode, r.stdout) == (want.returncode, want.stdout), r.stderr
 
 
 def test_callers_stdin_stays_out_of_tools(tbox):
