@@ -148,6 +148,30 @@ def test_stage_decisions_come_in_stage_order(tbox, source, order, out):
         assert [res for _, res in exec_and_spawn(tbox, since)] == order
 
 
+AS_BASH = [
+    ("status", "printf a | cat | tr a b; echo; echo $? ${PIPESTATUS[@]}"),
+    ("pipefail", "set -o pipefail; printf a | { cat > /dev/null; false; } | cat; "
+     "echo $? ${PIPESTATUS[@]}"),
+    ("errexit", "set -e; printf a | cat > /dev/null; printf a | false; echo not-here"),
+    ("exit_trap_in_stage", "trap 'echo outer' EXIT; printf a | { trap 'echo inner' EXIT; cat; }; echo"),
+    ("err_trap", "trap 'echo err $?' ERR; printf a | cat | false; echo after"),
+    ("bashpid", "a=$BASHPID; { printf '%s\\n' a; echo $BASHPID; } | "
+     "{ read x; read y; [ \"$y\" != \"$a\" ] && echo \"$x other\"; }"),
+    ("function_stage", "f() { echo fn \"$@\"; }; f x | cat; cat() { echo shadow; }; printf a | cat"),
+    ("vars_stay", "x=1; printf a | x=2 cat > /dev/null; echo $x"),
+]
+
+
+@table_cases("source", AS_BASH)
+def test_stages_asked_ahead_run_as_in_bash(tbox, source):
+    """Stages whose decisions the Shell asked before their forks: output,
+    $?, PIPESTATUS, $BASHPID, set -e/pipefail and traps as GNU bash."""
+    r = tbox.bash(source)
+    want = subprocess.run(["bash", "-c", source], capture_output=True, text=True,
+                          cwd=str(tbox.workspace), timeout=30)
+    assert (r.returncode, r.stdout) == (want.returncode, want.stdout), r.stderr
+
+
 def test_a_stage_refused_before_its_fork(box):
     """A stage refused when the Shell asked ahead: its child prints the
     policy's message and ends 126, the next stage reads an empty pipe, and
