@@ -96,8 +96,8 @@ def test_streams_reach_tools(tbox, source, expected):
 
 def test_an_echo_into_a_tool_forks_no_stage(tbox):
     """`echo 'print(42)' | python3`: echo's words fit the pipe, so the Shell
-    writes them itself instead of forking a stage that would ask for its
-    decision on a channel of its own; the tool is the last stage, which
+    writes them itself instead of forking a stage (a fork, an exit and a
+    wait, where its decision is asked ahead anyway); the tool is the last stage, which
     forks nothing either.  The worker's process numbers show it: the
     subshell after the pipeline is the next process after the one before."""
     r = tbox.bash("(echo $BASHPID); echo 'print(42)' | " + PY + "; (echo $BASHPID)")
