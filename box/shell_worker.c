@@ -127,13 +127,11 @@ static json_object *answer_decided(json_object *req)
   return reply;
 }
 
-static bool host_decide_exec(void *data, const BoxShellCommand *cmd, char **message)
+static int send_with_ticket(json_object *req);
+
+/* A decision's answer (consumed): permitted, or *message the policy's text. */
+static bool take_verdict(json_object *reply, char **message)
 {
-  (void)data;
-  json_object *req = box_ctl_exec_request(cmd);
-  json_object *reply = answer_decided(req);
-  if (!reply) reply = ctl_call(req, NULL, 0);
-  json_object_put(req);
   json_object *permit, *msg;
   bool ok =
     reply && json_object_object_get_ex(reply, "permit", &permit) && json_object_get_boolean(permit);
@@ -143,6 +141,58 @@ static bool host_decide_exec(void *data, const BoxShellCommand *cmd, char **mess
                         : "the box did not answer the decision");
   json_object_put(reply);
   return ok;
+}
+
+static bool host_decide_exec(void *data, const BoxShellCommand *cmd, char **message)
+{
+  (void)data;
+  json_object *req = box_ctl_exec_request(cmd);
+  json_object *reply = answer_decided(req);
+  if (!reply) reply = ctl_call(req, NULL, 0);
+  json_object_put(req);
+  return take_verdict(reply, message);
+}
+
+/* Several decisions in one round (a pipeline's stages, asked before they
+ * fork): all the requests go out before the first answer is read, and
+ * boxd answers them in the order sent, as it would have taken them one by
+ * one.  The worker's main thread has them answered on ctl, in order;
+ * anywhere else each has a reply socket of its own. */
+static void host_decide_exec_many(void *data, const BoxShellCommand *cmds, int n, bool *permit,
+                                  char **messages)
+{
+  (void)data;
+  bool on_ctl = getpid() == worker_pid && (pid_t)syscall(SYS_gettid) == worker_pid;
+  json_object **reply = g_new0(json_object *, n);
+  /* per request: its reply socket, CTL_REPLY when answered on ctl, -1 when
+   * answered already or not sent */
+  enum { CTL_REPLY = -2 };
+  int *ticket = g_new(int, n);
+  flush_status();
+  for (int i = 0; i < n; i++) {
+    ticket[i] = -1;
+    json_object *req = box_ctl_exec_request(&cmds[i]);
+    if (i == 0 && (reply[0] = answer_decided(req))) {
+      json_object_put(req);
+    } else if (on_ctl) {
+      json_object_object_add(req, "reply", json_object_new_string("ctl"));
+      if (box_ctl_send(ctl_fd, req, NULL, 0)) ticket[i] = CTL_REPLY;
+      json_object_put(req);
+    } else {
+      ticket[i] = send_with_ticket(req);
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    if (ticket[i] == CTL_REPLY) reply[i] = box_ctl_recv(ctl_fd, NULL, NULL);
+    if (ticket[i] >= 0) {
+      reply[i] = box_ctl_recv(ticket[i], NULL, NULL);
+      close(ticket[i]);
+    }
+    messages[i] = NULL;
+    permit[i] = take_verdict(reply[i], &messages[i]);
+  }
+  g_free(ticket);
+  g_free(reply);
 }
 
 static bool host_decide_dry(void *data, const char *action, const char *input_json, char **message)
@@ -830,6 +880,7 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
    * now, while the worker waits in the pool, rather than after "run". */
   BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
   BoxShellHost host = { .decide_exec = host_decide_exec,
+                        .decide_exec_many = host_decide_exec_many,
                         .spawn = host_spawn,
                         .last_denial = host_last_denial,
                         .decide_dry = host_decide_dry,

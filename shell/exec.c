@@ -166,6 +166,11 @@ static void command_for_host(Shell *sh, BoxShellCommand *cmd, char *line, char *
   cmd->literal = box_exec_literal_for(sh, av, argc, owned);
 }
 
+static void say_denied(Shell *sh, const char *msg)
+{
+  box_sh_error(sh, "effect denied: %s", msg ? msg : "policy denied this operation");
+}
+
 bool box_exec_decide(Shell *sh, char **av, int argc, const char *program)
 {
   const BoxShellHost *host = sh->host;
@@ -179,8 +184,77 @@ bool box_exec_decide(Shell *sh, char **av, int argc, const char *program)
   bool ok = host->decide_exec(host->data, &cmd, &msg);
   g_free(owned);
   join_free(line, buf);
-  if (!ok) { box_sh_error(sh, "effect denied: %s", msg ? msg : "policy denied this operation"); }
+  if (!ok) say_denied(sh, msg);
   free(msg);
+  return ok;
+}
+
+Node *box_exec_first_decision(Shell *sh, Node *c)
+{
+  const BoxShellHost *host = sh->host;
+  /* a DEBUG trap runs before the command, and may change what it names */
+  if (!host || !host->decide_exec || sh->traps[TRAP_DEBUG]) return NULL;
+  /* a group runs its first command first, unless its redirections come
+   * before it */
+  while (!c->nredirs && (c->kind == N_GROUP || c->kind == N_SEQ))
+    c = c->kind == N_GROUP ? c->u.un.child : c->u.bin.left;
+  if (c->kind != N_SIMPLE || !c->u.simple.nwords) return NULL;
+  /* words that expand to themselves: nothing runs or is asked to get
+   * them, and they are what the child will ask with (its assignments and
+   * redirections come after its decision) */
+  for (size_t i = 0; i < c->u.simple.nwords; i++)
+    if (!(c->u.simple.words[i]->flags & W_PLAIN)) return NULL;
+  Node *fn;
+  const BoxCommandDef *def;
+  box_lookup_simple(sh, c, c->u.simple.words[0]->text, true, &fn, &def);
+  return fn || def ? c : NULL;
+}
+
+void box_exec_decide_ahead(Shell *sh, Node *const *ns, size_t n, bool *permit, char **messages)
+{
+  const BoxShellHost *host = sh->host;
+  BoxShellCommand *cmds = g_new0(BoxShellCommand, n);
+  size_t most = 1;
+  for (size_t i = 0; i < n; i++) most = MAX(most, ns[i]->u.simple.nwords);
+  bool *literal = g_new(bool, most);
+  for (size_t i = 0; i < most; i++) literal[i] = true;
+  for (size_t i = 0; i < n; i++) {
+    size_t nw = ns[i]->u.simple.nwords;
+    char **av = g_new0(char *, nw + 1);
+    for (size_t w = 0; w < nw; w++) av[w] = ns[i]->u.simple.words[w]->text;
+    cmds[i] = (BoxShellCommand){ .command = join_line(av, (int)nw),
+                                 .program = av[0],
+                                 .argv = av,
+                                 .argc = (int)nw,
+                                 .cwd = sh->cwd,
+                                 .literal = literal };
+  }
+  if (host->decide_exec_many) {
+    host->decide_exec_many(host->data, cmds, (int)n, permit, messages);
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      messages[i] = NULL;
+      permit[i] = host->decide_exec(host->data, &cmds[i], &messages[i]);
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    g_free((char *)cmds[i].command);
+    g_free((char **)cmds[i].argv);
+  }
+  g_free(literal);
+  g_free(cmds);
+}
+
+/* A pipeline's child takes the answer its parent asked for before the
+ * fork (box_exec_decide_ahead) rather than ask again. */
+static bool decide_simple(Shell *sh, const Node *n, char **av, int argc)
+{
+  if (G_LIKELY(sh->ahead_node != n)) return box_exec_decide(sh, av, argc, av[0]);
+  sh->ahead_node = NULL;
+  bool ok = sh->ahead_permit;
+  if (!ok) say_denied(sh, sh->ahead_message);
+  free(sh->ahead_message);
+  sh->ahead_message = NULL;
   return ok;
 }
 
@@ -661,7 +735,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
   const BoxCommandDef *def;
   box_lookup_simple(sh, n, av[0], words[0]->flags & W_PLAIN, &fn, &def);
   bool implemented = fn || def;
-  if (implemented && !box_exec_decide(sh, av, argc, av[0])) { return 126; }
+  if (implemented && !decide_simple(sh, n, av, argc)) { return 126; }
   bool is_exec = argc == 1 && strcmp(av[0], "exec") == 0;
   /* Without redirections there is nothing to put back: what the command
    * does to the table stays, as `eval 'exec 3>f'` and a function's exec

@@ -269,6 +269,11 @@ struct Shell {
   bool in_child;
   const struct Node *simple_child; /* the simple command this child was forked for */
   char *exit_trap_held;            /* in a child: the parent's EXIT trap, not run */
+  /* in a pipeline's child: the simple command whose shell:exec the parent
+   * asked before the fork (box_exec_decide_ahead), and its answer */
+  const struct Node *ahead_node;
+  bool ahead_permit;
+  char *ahead_message;
   bool in_trap;
   bool in_exit_trap;
   char *traps[BOX_NTRAP];
@@ -568,6 +573,13 @@ int box_exec_run_argv(Shell *sh, int argc, char **av, Word **as, size_t na, bool
  * the child it would fork (jobs.c): $?, $_ and PIPESTATUS stay the shell's,
  * as a child's run would leave them. */
 int box_exec_stage_here(Shell *sh, struct Node *n);
+/* The simple command whose shell:exec a child forked to run c asks before
+ * it does anything else, when that is known before the fork; else NULL. */
+struct Node *box_exec_first_decision(Shell *sh, struct Node *c);
+/* The shell:exec of each of the n simple commands ns (as
+ * box_exec_first_decision found them), asked in one round, in order. */
+void box_exec_decide_ahead(Shell *sh, struct Node *const *ns, size_t n, bool *permit,
+                           char **messages);
 /* script.c: av, whose file is path, run as the script it is; false if it
  * is none the Shell runs itself. */
 bool box_run_script(Shell *sh, const char *path, int argc, char **av, Word **as, size_t na,

@@ -126,6 +126,11 @@ typedef struct {
    * table or an exec entry runs for it (malloc'd), or NULL when nothing
    * would.  cwd: the Shell's.  May be NULL. */
   char *(*resolve)(void *data, const char *word, const char *cwd);
+  /* decide_exec for n commands in one round, answered in order as n calls
+   * of decide_exec would be (permit[i], messages[i] malloc'd or NULL): a
+   * pipeline's stages asked before the Shell forks them.  May be NULL. */
+  void (*decide_exec_many)(void *data, const BoxShellCommand *cmds, int n, bool *permit,
+                           char **messages);
 } BoxShellHost;
 
 /* The environment every Shell call starts with (spec/runtime.md §4.4). */

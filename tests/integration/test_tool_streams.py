@@ -3,6 +3,7 @@ here-documents, here-strings, `<file` and `n<file`/`n>file` reach a tool's
 descriptors and stream both ways; `<(…)`/`>(…)` work for tools and the
 Shell's own commands; a tool's /tmp is its command's RAM /tmp; deadlines,
 Ctrl-C and the box's shutdown end a command's tools."""
+import os
 import signal
 import subprocess
 import time
@@ -95,8 +96,8 @@ def test_streams_reach_tools(tbox, source, expected):
 
 def test_an_echo_into_a_tool_forks_no_stage(tbox):
     """`echo 'print(42)' | python3`: echo's words fit the pipe, so the Shell
-    writes them itself instead of forking a stage that would ask for its
-    decision on a channel of its own; the tool is the last stage, which
+    writes them itself instead of forking a stage (a fork, an exit and a
+    wait, where its decision is asked ahead anyway); the tool is the last stage, which
     forks nothing either.  The worker's process numbers show it: the
     subshell after the pipeline is the next process after the one before."""
     r = tbox.bash("(echo $BASHPID); echo 'print(42)' | " + PY + "; (echo $BASHPID)")
@@ -116,6 +117,84 @@ def test_a_refused_echo_into_a_tool_feeds_it_nothing(box):
                  " printf '%s\\n' \"${PIPESTATUS[*]}\"")
     assert (r.returncode, r.stdout) == (0, "''\n126 0\n"), r.stderr
     assert "effect denied" in r.stderr, r.stderr
+
+
+def exec_and_spawn(b, since):
+    """The shell:exec and shell:spawn decisions logged after the first
+    since, as (action, resource)."""
+    return [(a, r) for v, a, r in b.decision_summary()[since:]
+            if a in ("shell:exec", "shell:spawn")]
+
+
+AHEAD = [
+    ("plain_stages", "printf a | cat | tr a b | " + PY + " -c 'import sys; print(sys.stdin.read())'",
+     ["printf", "cat", "tr", os.path.realpath(PY)], "b\n"),
+    ("group_first", "{ echo a; echo b; } | cat | tr a b", ["echo", "cat", "tr", "echo"], "b\nb\n"),
+]
+
+
+@table_cases("source,order,out", AHEAD)
+def test_stage_decisions_come_in_stage_order(tbox, source, order, out):
+    """A forked stage whose first act is a Shell command of plain words has
+    that decision asked by the Shell before the fork, with the next such
+    stages in the same round, and asks nothing itself: the log shows the
+    stages in their order, every time (their children used to ask each on
+    a channel of its own and race, each other and the Shell's own spawn).
+    What a child asks after that (a group's second command) comes after."""
+    for _ in range(8):
+        since = len(tbox.decisions())
+        r = tbox.bash(source)
+        assert (r.returncode, r.stdout, r.stderr) == (0, out, ""), r.stderr
+        assert [res for _, res in exec_and_spawn(tbox, since)] == order
+
+
+AS_BASH = [
+    ("status", "printf a | cat | tr a b; echo; echo $? ${PIPESTATUS[@]}"),
+    ("pipefail", "set -o pipefail; printf a | { cat > /dev/null; false; } | cat; "
+     "echo $? ${PIPESTATUS[@]}"),
+    ("errexit", "set -e; printf a | cat > /dev/null; printf a | false; echo not-here"),
+    ("exit_trap_in_stage", "trap 'echo outer' EXIT; printf a | { trap 'echo inner' EXIT; cat; }; echo"),
+    ("err_trap", "trap 'echo err $?' ERR; printf a | cat | false; echo after"),
+    ("bashpid", "a=$BASHPID; { printf '%s\\n' a; echo $BASHPID; } | "
+     "{ read x; read y; [ \"$y\" != \"$a\" ] && echo \"$x other\"; }"),
+    ("function_stage", "f() { echo fn \"$@\"; }; f x | cat; cat() { echo shadow; }; printf a | cat"),
+    ("vars_stay", "x=1; printf a | x=2 cat > /dev/null; echo $x"),
+]
+
+
+@table_cases("source", AS_BASH)
+def test_stages_asked_ahead_run_as_in_bash(tbox, source):
+    """Stages whose decisions the Shell asked before their forks: output,
+    $?, PIPESTATUS, $BASHPID, set -e/pipefail and traps as GNU bash."""
+    r = tbox.bash(source)
+    want = subprocess.run(["bash", "-c", source], capture_output=True, text=True,
+                          cwd=str(tbox.workspace), timeout=30)
+    assert (r.returncode, r.stdout) == (want.returncode, want.stdout), r.stderr
+
+
+def test_a_stage_refused_before_its_fork(box):
+    """A stage refused when the Shell asked ahead: its child prints the
+    policy's message and ends 126, the next stage reads an empty pipe, and
+    the stage after runs."""
+    box.write_policy(ALLOW_ALL + 'forbid(principal, action == Box::Action::"shell:exec", resource)'
+                     ' when { context.input.program == "printf" };\n')
+    box.write_config()
+    box.start()
+    r = box.bash('printf x | cat | wc -c; echo "${PIPESTATUS[*]}"')
+    assert (r.returncode, r.stdout) == (0, "0\n126 0 0\n"), r.stderr
+    assert r.stderr.count("effect denied") == 1, r.stderr
+
+
+def test_a_debug_trap_still_runs_between_the_forks(tbox):
+    """With a DEBUG trap, which bash runs before it forks each stage and
+    which may change what the stage names, nothing is asked ahead: a
+    function the trap defines is what the next stage runs."""
+    src = ("trap 'cat() { echo from-fn; }' DEBUG; printf a | cat | tr a b; "
+           "trap - DEBUG; unset -f cat")
+    r = tbox.bash(src)
+    want = subprocess.run(["bash", "-c", src], capture_output=True, text=True,
+                          cwd=str(tbox.workspace), timeout=30)
+    assert (r.returncode, r.stdout) == (want.returncode, want.stdout), r.stderr
 
 
 def test_callers_stdin_stays_out_of_tools(tbox):
