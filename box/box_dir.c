@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -129,7 +128,11 @@ int boxd_box_dir_prepare(Boxd *d, GError **error)
                 g_strerror(errno));
     return -1;
   }
-  if (flock(lock, LOCK_EX | LOCK_NB) != 0) {
+  /* A record lock, not flock: it is this process's own, so no process
+   * boxd forks or clones (a tool's PID 1 holds a copy of every descriptor
+   * until its set-up ends) keeps the box locked after boxd is gone. */
+  struct flock whole = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+  if (fcntl(lock, F_SETLK, &whole) != 0) {
     g_set_error(error, BOX_BOXD_ERROR, BOX_BOXD_ERROR_FAILED,
                 "box %s is already running, and one run owns a box at a time; wait for that run "
                 "to exit, or start a configuration with a different `box_dir`",

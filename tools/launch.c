@@ -71,6 +71,7 @@ typedef struct {
   ViewMode mode;
   int prepared_fd;      /* VIEW_ENTER: the prepared mount namespace */
   int link_fd;          /* to boxd: "g"o and "k" in, "v"iew prepared and "r"eleased out */
+  int boxd_end;         /* boxd's end of the link, closed by the child first thing */
   int join_netns_fd;    /* the box's route-less namespace to join, or -1 */
   char *workload_stack; /* top of the workload's stack */
   int fd_out, fd_err;
@@ -584,6 +585,11 @@ static bool send_release(const Child *c)
 
 static void __attribute__((noreturn)) child_main(Child *c)
 {
+  /* Holding no copy of boxd's end, every wait on the link ends with boxd:
+   * one killed before PR_SET_PDEATHSIG below was set sends no signal, and
+   * a PID 1 left waiting would hold boxd's descriptors (the box's lock
+   * among them) for good. */
+  close(c->boxd_end);
   /* boxd's handlers are boxd's code: a signal a sandboxed process sends to
    * PID 1 must not run one (with CLONE_VM, in boxd's memory).  With every
    * disposition default, PID 1 of a namespace ignores what comes from
@@ -1076,6 +1082,7 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
               mode,
               prepared,
               link[1],
+              link[0],
               join_fd >= 0 && !new_user ? join_fd : -1,
               slot ? slot->base + SLOT_HALF : workload_stack + sizeof workload_stack,
               fd_out,
@@ -1101,10 +1108,7 @@ pid_t box_tools_launch(const BoxToolLaunch *l, int fd_out, int fd_err, BoxToolAt
     }
   } else {
     pid = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
-    if (pid == 0) {
-      close(link[0]);
-      child_main(&c);
-    }
+    if (pid == 0) child_main(&c);
   }
   int clone_errno = errno;
   close(link[1]);
