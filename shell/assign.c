@@ -15,10 +15,29 @@ static void dropped_on_bad_subscript(Shell *sh, bool ok)
   if (!ok && sh->bad_subscript && sh->jump != J_EXIT) sh->discard = true;
 }
 
+/* The `=` of an assignment word: past the name and its whole subscript,
+ * which may hold one of its own (`a[x=1]=v`, `a[$code]=v` with code=y=2). */
+const char *box_assign_eq(const char *t)
+{
+  const char *s = t;
+  while (*s == '_' || g_ascii_isalnum(*s)) s++;
+  if (*s == '[') {
+    int depth = 0;
+    for (; *s; s++) {
+      if (*s == '[')
+        depth++;
+      else if (*s == ']' && --depth == 0)
+        break;
+    }
+  }
+  const char *eq = strchr(s, '=');
+  return eq ? eq : strchr(t, '=');
+}
+
 /* NAME=value, NAME+=value, NAME[k]=value, NAME=(…). */
 bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
 {
-  const char *eq = strchr(t, '=');
+  const char *eq = box_assign_eq(t);
   size_t nl = (size_t)(eq - t);
   bool append = nl && t[nl - 1] == '+';
   if (append) nl--;
@@ -45,8 +64,17 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
   }
   const char *rhs = eq + 1;
   bool ok = true;
-  if (local) box_var_local(sh, lhs);
   size_t rl = strlen(rhs);
+  if (sub && rl >= 2 && rhs[0] == '(' && rhs[rl - 1] == ')') {
+    /* bash refuses a list for one element, dropping the rest of the line */
+    box_sh_error(sh, "%s[%s]: cannot assign list to array member", lhs, sub);
+    sh->discard = sh->jump != J_EXIT;
+    *status = 1;
+    g_free(lhs);
+    g_free(sub);
+    return false;
+  }
+  if (local) box_var_local(sh, lhs);
   if (!sub && rl >= 2 && rhs[0] == '(' && rhs[rl - 1] == ')') {
     /* array literal */
     char *inner = g_strndup(rhs + 1, rl - 2);

@@ -276,7 +276,7 @@ GArray *box_exec_temp_assign(Shell *sh, Word **as, size_t na, int *status)
   GArray *saved = g_array_new(FALSE, FALSE, sizeof(SavedVar));
   for (size_t i = 0; i < na; i++) {
     const char *t = as[i]->text;
-    const char *eq = strchr(t, '=');
+    const char *eq = box_assign_eq(t);
     size_t nl = (size_t)(eq - t);
     if (nl && t[nl - 1] == '+') nl--;
     char *name = g_strndup(t, nl);
@@ -1142,6 +1142,7 @@ int box_eval_text_at(Shell *sh, const char *text, const char *name, int line)
       status = name ? 1 : 2;
       break;
     }
+    if (!n && box_parse_skipped(p)) status = sh->status = 1;
     if (n && !(sh->opts & O_NOEXEC)) status = box_eval(sh, n);
     if (sh->jump != J_NONE) break;
   }

@@ -190,7 +190,7 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
   bool in_func = sh->frames->len > 0;
   for (; i < c->argc; i++) {
     const char *a = c->argv[i];
-    const char *eq = strchr(a, '=');
+    const char *eq = box_assign_eq(a);
     size_t nl = eq ? (size_t)(eq - a) : strlen(a);
     if (eq && nl && a[nl - 1] == '+') nl--;
     char *name = g_strndup(a, nl);
