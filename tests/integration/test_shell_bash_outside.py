@@ -19,6 +19,8 @@ CASES = [
     # ---- a list for one element: refused, the rest of the line dropped -------
     ("assign-list-to-member", 'a=(1 2)\na[0]=(3 4); echo same-line\necho "status=$? ${a[@]}"'),
     ("assign-list-to-member-fn", 'f() { a[i+1]=(x); echo in; }\nf 2>/dev/null; echo out\necho next $?'),
+    # ---- brace expansion ----------------------------------------------------
+    ("brace-empty-alternatives", 'printf "[%s]" {X,,Y,} a{,} {,} {"",x} {,}"" -; echo; a=({,x}); echo ${#a[@]}; for i in {,,}; do echo i; done'),
     ("fd-swap-high", 'exec 3>a 4>b; /bin/sh -c "echo x >&3; echo y >&4" 3>&4 4>&3; /bin/cat a; echo -; /bin/cat b'),
 ]
 
