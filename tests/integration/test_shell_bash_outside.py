@@ -21,6 +21,9 @@ CASES = [
     ("assign-list-to-member-fn", 'f() { a[i+1]=(x); echo in; }\nf 2>/dev/null; echo out\necho next $?'),
     # ---- brace expansion ----------------------------------------------------
     ("brace-empty-alternatives", 'printf "[%s]" {X,,Y,} a{,} {,} {"",x} {,}"" -; echo; a=({,x}); echo ${#a[@]}; for i in {,,}; do echo i; done'),
+    # ---- read's numbers -----------------------------------------------------
+    ("read-n-invalid", 'read -n abc; echo $?; read -n -1; echo $?; read -N 2x; echo $?; read -n "" x <<< ab; echo $? $x; read -n " 3" x <<< abcdef; echo $? $x'),
+    ("read-t-invalid", 'read -t abc; echo $?; read -t -1 </dev/null; echo $?; read -t 1x; echo $?; read -t .5 x <<< ab; echo $? $x'),
     ("fd-swap-high", 'exec 3>a 4>b; /bin/sh -c "echo x >&3; echo y >&4" 3>&4 4>&3; /bin/cat a; echo -; /bin/cat b'),
 ]
 
