@@ -924,6 +924,10 @@ static int eval_inner(Shell *sh, Node *n)
     break;
   }
   case N_FOR: {
+    if (!box_is_name(n->u.forn.var, strlen(n->u.forn.var))) {
+      box_sh_error(sh, "`%s': not a valid identifier", n->u.forn.var);
+      return 1;
+    }
     GPtrArray *items = g_ptr_array_new_with_free_func(g_free);
     if (n->u.forn.in) {
       int st = 1;

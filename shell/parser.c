@@ -1481,7 +1481,18 @@ static Cond *cond_primary_in(Parser *p)
   if (t->kind == T_WORD && in_list(unary_ops, t->text, t->len)) {
     Tok op = next(p);
     Tok *n = peek(p);
-    if (n->kind == T_WORD && !(n->len == 2 && memcmp(n->text, "]]", 2) == 0)) {
+    bool end = n->kind != T_WORD || (n->len == 2 && memcmp(n->text, "]]", 2) == 0) ||
+               (n->plain && n->len == 1 && (n->text[0] == '<' || n->text[0] == '>'));
+    if (end) {
+      /* bash: `[[ -z ]]`, `[[ -f < ]]` are errors of [[ ]] (its status stays) */
+      char buf[256];
+      const char *s = tok_text(p, n, buf, sizeof buf);
+      perror_at(p, "unexpected argument `%s' to conditional unary operator", s ? s : "");
+      p->err_token = true;
+      if (p->depth > 0) p->err_status = 127; /* as any bad token inside $( ) */
+      return NULL;
+    }
+    if (n->kind == T_WORD) {
       Cond *c = mkcond(p, C_UNARY);
       c->op = box_arena_strndup(p->sh, op.text, op.len);
       c->a = cond_word(p);
@@ -1692,12 +1703,10 @@ static Node *parse_compound(Parser *p)
       n->u.afor.body = body;
       return n;
     }
+    /* a word that is no name is bash's error when the loop runs (exec.c) */
     Tok v = next(p);
-    if (v.kind != T_WORD || !box_is_name(v.text, v.len)) {
-      if (v.kind == T_WORD)
-        perror_at(p, "`%.*s': not a valid identifier", (int)v.len, v.text);
-      else
-        unexpected(p, &v);
+    if (v.kind != T_WORD) {
+      unexpected(p, &v);
       return NULL;
     }
     Node *n = mknode(p, N_FOR);

@@ -15,7 +15,8 @@ its files into a directory and point this at it.  Two layouts are read:
 Each case runs as `bash -c TEXT` and `box-shell -c TEXT`, in twin scratch
 directories with one environment (difftest.py's, with a directory of small
 helpers first on PATH: argv.py prints its arguments as a Python list,
-printenv.py the named variables, read_from_fd.py reads the named fds).
+printenv.py the named variables, read_from_fd.py reads the named fds,
+stdout_stderr.py writes a line to each).
 bash runs twice; a case bash answers two ways is not counted.
 
   outside.py DIR                 agreement rate and the divergent cases
@@ -40,6 +41,7 @@ HELPERS = {
     "printenv.py": ("import os, sys\n"
                     "for n in sys.argv[1:]:\n"
                     "    print(os.environ.get(n, 'None'))\n"),
+    "stdout_stderr.py": "import sys\nprint('STDOUT')\nprint('STDERR', file=sys.stderr)\n",
     "read_from_fd.py": ("import os, sys\n"
                         "for a in sys.argv[1:]:\n"
                         "    fd = int(a)\n"

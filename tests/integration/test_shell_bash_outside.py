@@ -24,6 +24,8 @@ CASES = [
     # ---- read's numbers -----------------------------------------------------
     ("read-n-invalid", 'read -n abc; echo $?; read -n -1; echo $?; read -N 2x; echo $?; read -n "" x <<< ab; echo $? $x; read -n " 3" x <<< abcdef; echo $? $x'),
     ("read-t-invalid", 'read -t abc; echo $?; read -t -1 </dev/null; echo $?; read -t 1x; echo $?; read -t .5 x <<< ab; echo $? $x'),
+    # ---- for NAME: a word that is no name is an error when the loop runs -------
+    ("for-bad-name", 'echo before; for - in a; do echo hi; done; echo after $?\nfor 1x; do :; done; echo $?\nset -e; for a-b in q; do :; done; echo errexit-ignores-it'),
     ("fd-swap-high", 'exec 3>a 4>b; /bin/sh -c "echo x >&3; echo y >&4" 3>&4 4>&3; /bin/cat a; echo -; /bin/cat b'),
 ]
 
@@ -55,6 +57,13 @@ ARRAY_SYNTAX = [
     ("in-loop", 'for i in 1 2; do\na=(1 ; 2)\necho in\ndone\necho st=$?'),
     ("valid-forms", 'shopt -s extglob\na=(@(x|y) "a;b" $(echo "c;d") x\\;y `echo "e|f"` $((1|2)) # c ; d\n[k]=v); echo ${#a[@]} "${a[@]}"'),
     ("procsub", 'a=(<(echo p) >(cat)); echo ${#a[@]}'),
+    # [[ -z ]] and a unary operator before an operator: an error of [[ ]], which
+    # ends -c with the status before it (127 inside $( ))
+    ("cond-unary-no-operand", 'false\n[[ -z ]]\necho not-reached'),
+    ("cond-unary-before-op", '[[ -f < ]] && echo x\necho st=$?'),
+    ("cond-unary-before-and", '[[ -z && x ]]; echo $?'),
+    ("cond-unary-in-subst", 'x=$([[ -n ]]); echo $?'),
+    ("cond-unary-valid", '[[ -z "<" ]]; echo $?; [[ -f -f ]]; echo $?; [[ -f == ]]; echo $?; [[ -n x ]]; echo $?'),
 ]
 
 
