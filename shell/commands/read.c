@@ -197,12 +197,17 @@ int box_cmd_read(BoxCmd *c)
       if (!box_split_ref(nm, &name, &key)) {
         box_cmd_error(c, "`%s': not a valid identifier", nm);
         st = 1;
-        continue;
+        break;
       }
       const char *val = k < fields->len ? (char *)fields->pdata[k] : "";
-      if (!(key ? box_var_set_elem(sh, name, key, val, false) : box_var_set(sh, name, val))) st = 1;
+      bool set = key ? box_var_set_elem(sh, name, key, val, false) : box_var_set(sh, name, val);
       g_free(name);
       g_free(key);
+      if (!set) {
+        /* bash stops at a name it cannot set (readonly): the rest keep their values */
+        st = 1;
+        break;
+      }
     }
   }
   g_ptr_array_free(fields, TRUE);

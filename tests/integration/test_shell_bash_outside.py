@@ -26,6 +26,12 @@ CASES = [
     ("read-t-invalid", 'read -t abc; echo $?; read -t -1 </dev/null; echo $?; read -t 1x; echo $?; read -t .5 x <<< ab; echo $? $x'),
     # ---- for NAME: a word that is no name is an error when the loop runs -------
     ("for-bad-name", 'echo before; for - in a; do echo hi; done; echo after $?\nfor 1x; do :; done; echo $?\nset -e; for a-b in q; do :; done; echo errexit-ignores-it'),
+    # ---- from the differential generator's new seeds --------------------------
+    ("break-count-not-number-status", '(exit 5); for x in 1; do break x; done'),
+    ("continue-count-not-number-status", 'for x in 1; do false; continue y; done'),
+    ("break-count-not-number-high", '(exit 200); for x in 1; do break x; done'),
+    ("read-stops-at-readonly", 'readonly x=5; y=old; IFS=: read x y z <<< "a:b:c"; echo "$? ($x)($y)($z)"; readonly q=1; read p q r <<< "1 2 3"; echo "$? $p $q ($r)"'),
+    ("read-stops-at-bad-name", '{ read y 1x z; read w; echo "[$y][$z][$w]"; } <<< $\'a b c\\nd e\''),
     ("fd-swap-high", 'exec 3>a 4>b; /bin/sh -c "echo x >&3; echo y >&4" 3>&4 4>&3; /bin/cat a; echo -; /bin/cat b'),
 ]
 
