@@ -34,6 +34,25 @@ const char *box_assign_eq(const char *t)
   return eq ? eq : strchr(t, '=');
 }
 
+/* NAME+=value, the value expanded: element 0 of an array, a sum for an
+ * integer variable, else the text appended. */
+bool box_var_append(Shell *sh, const char *name, const char *val)
+{
+  ShellVar *v = box_var_lookup(sh, name);
+  if (v && (v->flags & (V_ARRAY | V_ASSOC))) return box_var_set_elem(sh, name, "0", val, true);
+  if (v && (v->flags & V_INTEGER)) {
+    char *e = box_int_append(sh, v->value, val);
+    bool ok = e && box_var_set(sh, name, e);
+    g_free(e);
+    return ok;
+  }
+  const char *old = box_var_get(sh, name);
+  char *nv = g_strconcat(old ? old : "", val, NULL);
+  bool ok = box_var_set(sh, name, nv);
+  g_free(nv);
+  return ok;
+}
+
 /* NAME=value, NAME+=value, NAME[k]=value, NAME=(…). */
 bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
 {
@@ -191,19 +210,7 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
     }
     g_free(k);
   } else if (append) {
-    ShellVar *v = box_var_lookup(sh, lhs);
-    if (v && (v->flags & (V_ARRAY | V_ASSOC))) {
-      ok = box_var_set_elem(sh, lhs, "0", val, true);
-    } else if (v && (v->flags & V_INTEGER)) {
-      char *e = box_int_append(sh, v->value, val);
-      ok = e && box_var_set(sh, lhs, e);
-      g_free(e);
-    } else {
-      const char *old = box_var_get(sh, lhs);
-      char *nv = g_strconcat(old ? old : "", val, NULL);
-      ok = box_var_set(sh, lhs, nv);
-      g_free(nv);
-    }
+    ok = box_var_append(sh, lhs, val);
   } else {
     sh->bad_subscript = false;
     ok = box_var_set(sh, lhs, val);

@@ -640,6 +640,8 @@ bool box_debug_run(Shell *sh, long line, const char *text);
  * failed (*status then says how: 1, or a fatal expansion's). */
 bool box_assign_word(Shell *sh, const char *text, bool local, int *status);
 const char *box_assign_eq(const char *text);
+/* NAME+=value with value expanded (assign.c). */
+bool box_var_append(Shell *sh, const char *name, const char *value);
 /* sv NULL: what they open stays open (exec with only redirections). */
 bool box_apply_redirs(Shell *sh, const Redir *rs, size_t n, BoxSaved *sv);
 

@@ -257,10 +257,7 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
         if (!box_var_set_elem(sh, name, key, val, append)) status = 1;
         g_free(key);
       } else if (append) {
-        const char *old = box_var_get(sh, name);
-        char *nv = g_strconcat(old ? old : "", val, NULL);
-        if (!box_var_set(sh, name, nv)) status = 1;
-        g_free(nv);
+        if (!box_var_append(sh, name, val)) status = 1;
       } else if (set & V_NAMEREF) {
         /* `declare -n r=b` again: r now names b (the value it named stays) */
         v->flags &= ~V_NAMEREF;

@@ -32,6 +32,9 @@ CASES = [
     ("break-count-not-number-high", '(exit 200); for x in 1; do break x; done'),
     ("read-stops-at-readonly", 'readonly x=5; y=old; IFS=: read x y z <<< "a:b:c"; echo "$? ($x)($y)($z)"; readonly q=1; read p q r <<< "1 2 3"; echo "$? $p $q ($r)"'),
     ("read-stops-at-bad-name", '{ read y 1x z; read w; echo "[$y][$z][$w]"; } <<< $\'a b c\\nd e\''),
+    # ---- declare NAME+=value: as NAME+=value ----------------------------------
+    ("declare-append-integer", 'unset x; typeset x+=4; echo $x; typeset -i x+=5; echo $x; readonly x+=7; echo $x; declare -i n=2+3; declare -i n+=1; echo $n'),
+    ("declare-append-array-local", 'a=(1 2); declare a+=z; echo ${a[@]}; f() { local -i q=3; local q+=2; echo $q; }; f'),
     ("fd-swap-high", 'exec 3>a 4>b; /bin/sh -c "echo x >&3; echo y >&4" 3>&4 4>&3; /bin/cat a; echo -; /bin/cat b'),
 ]
 
