@@ -1066,7 +1066,11 @@ int main(int argc, char **argv)
   }
   if (command) {
     g_autofree char *cwd = g_get_current_dir();
-    BoxShellEnv env = { g_get_home_dir(), cwd, "/usr/bin:/bin", "strands-box" };
+    /* the caller's environment, as `bash -c` and the box's Shell take theirs */
+    box_shell_set_extra_env(environ);
+    const char *path = getenv("PATH");
+    BoxShellEnv env = { g_get_home_dir(), cwd, path && *path ? path : "/usr/bin:/bin",
+                        "strands-box" };
     BoxShellHost host = { .decide_exec = local_decide_exec, .spawn = local_spawn };
     return box_shell_run(command, &env, &host);
   }

@@ -1110,7 +1110,12 @@ int box_eval(Shell *sh, Node *n)
   if (n->nredirs && n->kind != N_SIMPLE) {
     bool applied;
     status = eval_redirected(sh, n, &applied);
-    if (!applied) return status;
+    if (!applied) {
+      /* bash 5.2: a compound whose redirection failed fails as a command
+       * does (set -e ends the shell, ERR runs) */
+      after_status(sh, n, status, true);
+      return status;
+    }
   } else {
     status = eval_inner(sh, n);
   }

@@ -35,6 +35,10 @@ CASES = [
     # ---- declare NAME+=value: as NAME+=value ----------------------------------
     ("declare-append-integer", 'unset x; typeset x+=4; echo $x; typeset -i x+=5; echo $x; readonly x+=7; echo $x; declare -i n=2+3; declare -i n+=1; echo $n'),
     ("declare-append-array-local", 'a=(1 2); declare a+=z; echo ${a[@]}; f() { local -i q=3; local q+=2; echo $q; }; f'),
+    # ---- a compound's failed redirection fails as a command (bash 5.2) -------
+    ("errexit-compound-redirect", 'set -e; { cat; } < nope || echo handled\nif { cat; } < nope; then echo T; else echo F; fi\nwhile read l; do :; done < nope; echo not-reached'),
+    ("errexit-compound-redirect-fn", 'exec 2>/dev/null; set -e; f() { { :; } < nope; echo in; }; f || echo caught; f; echo not-reached'),
+    ("err-trap-compound-redirect", 'trap "echo ERR \\$?" ERR; { cat; } < nope; [[ x ]] < nope; (( 1 )) < nope; for i in 1; do :; done < nope; echo st=$?'),
     ("fd-swap-high", 'exec 3>a 4>b; /bin/sh -c "echo x >&3; echo y >&4" 3>&4 4>&3; /bin/cat a; echo -; /bin/cat b'),
 ]
 
