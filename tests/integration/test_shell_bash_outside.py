@@ -39,6 +39,7 @@ CASES = [
     ("errexit-compound-redirect", 'set -e; { cat; } < nope || echo handled\nif { cat; } < nope; then echo T; else echo F; fi\nwhile read l; do :; done < nope; echo not-reached'),
     ("errexit-compound-redirect-fn", 'exec 2>/dev/null; set -e; f() { { :; } < nope; echo in; }; f || echo caught; f; echo not-reached'),
     ("err-trap-compound-redirect", 'trap "echo ERR \\$?" ERR; { cat; } < nope; [[ x ]] < nope; (( 1 )) < nope; for i in 1; do :; done < nope; echo st=$?'),
+    ("fd-python-high", 'printf x > g; python3 -c "import os; print(os.read(3, 9), os.read(4, 9))" 3<g 4<<<y\npython3 -c "import os; print(os.read(5, 99).decode(), end=\'\')" 5<<EOF\nfive\nEOF\nexec 7>f; python3 -c "import os; os.write(7, b\'seven\\\\n\')"; exec 7>&-; cat f'),
     ("fd-swap-high", 'exec 3>a 4>b; /bin/sh -c "echo x >&3; echo y >&4" 3>&4 4>&3; /bin/cat a; echo -; /bin/cat b'),
 ]
 
