@@ -271,6 +271,19 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv)
   return st;
 }
 
+/* One `NAME=value` before a command.  bash takes `B=(b c) prog` as the
+ * text "(b c)" (expanded as a value is), no array: environments hold
+ * strings. */
+static bool temp_assign_one(Shell *sh, const char *t, const char *eq, const char *name, int *status)
+{
+  size_t vl = strlen(eq + 1);
+  if (eq[-1] == '+' || vl < 2 || eq[1] != '(' || eq[vl] != ')')
+    return box_assign_word(sh, t, false, status);
+  char *val = box_expand_str(sh, eq + 1, true, status);
+  if (!val) return false;
+  return box_var_set_take(sh, name, val);
+}
+
 GArray *box_exec_temp_assign(Shell *sh, Word **as, size_t na, int *status)
 {
   GArray *saved = g_array_new(FALSE, FALSE, sizeof(SavedVar));
@@ -301,7 +314,7 @@ GArray *box_exec_temp_assign(Shell *sh, Word **as, size_t na, int *status)
       }
     }
     g_array_append_val(saved, tv);
-    if (!box_assign_word(sh, t, false, status)) { break; }
+    if (!temp_assign_one(sh, t, eq, name, status)) break;
     box_var_export(sh, name);
   }
   return saved;

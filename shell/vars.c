@@ -593,7 +593,8 @@ char **box_var_environ(Shell *sh)
   g_hash_table_iter_init(&it, sh->vars);
   while (g_hash_table_iter_next(&it, &k, &val)) {
     ShellVar *v = val;
-    if (!(v->flags & V_EXPORT)) continue;
+    /* bash exports no array, not even its element 0 */
+    if (!(v->flags & V_EXPORT) || (v->flags & (V_ARRAY | V_ASSOC))) continue;
     const char *s = box_var_get(sh, k);
     if (!s) continue;
     g_ptr_array_add(e, g_strconcat(k, "=", s, NULL));

@@ -40,6 +40,9 @@ CASES = [
     ("errexit-compound-redirect-fn", 'exec 2>/dev/null; set -e; f() { { :; } < nope; echo in; }; f || echo caught; f; echo not-reached'),
     ("err-trap-compound-redirect", 'trap "echo ERR \\$?" ERR; { cat; } < nope; [[ x ]] < nope; (( 1 )) < nope; for i in 1; do :; done < nope; echo st=$?'),
     ("fd-python-high", 'printf x > g; python3 -c "import os; print(os.read(3, 9), os.read(4, 9))" 3<g 4<<<y\npython3 -c "import os; print(os.read(5, 99).decode(), end=\'\')" 5<<EOF\nfive\nEOF\nexec 7>f; python3 -c "import os; os.write(7, b\'seven\\\\n\')"; exec 7>&-; cat f'),
+    # ---- environments hold strings -------------------------------------------
+    ("export-array-not-exported", 'a=(1 2); export a; printenv a; echo $?; export P=(a b c); printenv P; echo $?; export P=z; printenv P; echo $?; declare -p P; declare -A m=([k]=v); export m; env | grep -c "^m="'),
+    ("prefix-array-literal-is-text", 'A=a B=(b b) printenv A B; B=(x $PATH "q r" *.nothing) env | grep ^B=; f() { echo "$B"; }; B=(1 2) f; declare -p B'),
     ("fd-swap-high", 'exec 3>a 4>b; /bin/sh -c "echo x >&3; echo y >&4" 3>&4 4>&3; /bin/cat a; echo -; /bin/cat b'),
 ]
 
