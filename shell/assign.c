@@ -141,6 +141,7 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
     }
     v = box_var_lookup(sh, lhs);
     if (!v) v = box_var_make(sh, lhs);
+    v->flags &= ~V_NOVALUE;
     long next = 0;
     if (append) {
       if (!(v->flags & (V_ARRAY | V_ASSOC))) box_var_make_array(v, false);

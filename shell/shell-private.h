@@ -81,6 +81,9 @@ enum {
   V_LOWER = 32,
   V_UPPER = 64,
   V_NAMEREF = 128,
+  /* an array declare -a/-A made and nothing has assigned since: declare -p
+   * shows it as bash does, without =() */
+  V_NOVALUE = 256,
 };
 
 typedef struct {

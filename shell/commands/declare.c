@@ -36,7 +36,11 @@ static void print_var(BoxCmd *c, const char *name, ShellVar *v, const char *who)
   if (v->flags & V_EXPORT) g_string_append_c(f, 'x');
   box_out_printf(c->out, "declare -%s %s", f->len ? f->str : "-", name);
   g_string_free(f, TRUE);
-  if (v->flags & V_ASSOC) {
+  bool none =
+    (v->flags & V_NOVALUE) && (v->flags & V_ASSOC ? !g_hash_table_size(v->assoc) : !v->arr->len);
+  if (none) {
+    /* declared, never assigned: no =() */
+  } else if (v->flags & V_ASSOC) {
     box_out_puts(c->out, "=(");
     GPtrArray *order = box_var_assoc_keys(v);
     for (guint i = 0; i < order->len; i++) {
@@ -236,6 +240,21 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
       }
       if (!v) v = box_var_make(sh, name);
     }
+    if (((set & V_ASSOC) && (v->flags & V_ARRAY)) || ((set & V_ARRAY) && (v->flags & V_ASSOC))) {
+      /* bash converts neither way; with a value, as an assignment error
+       * that drops the rest of the line */
+      const char *how = set & V_ASSOC ? "indexed to associative" : "associative to indexed";
+      g_free(name);
+      if (eq && !in_func) {
+        box_sh_error(sh, "%.*s: cannot convert %s array", (int)nl, a, how);
+        sh->discard = true;
+        return box_expansion_failed(sh, 1);
+      }
+      box_cmd_error(c, "%s: cannot convert %s array", a, how);
+      status = 1;
+      continue;
+    }
+    bool fresh = !(v->flags & (V_ARRAY | V_ASSOC)) && !v->value;
     if (set & V_ASSOC)
       box_var_make_array(v, true);
     else if (set & V_ARRAY)
@@ -245,6 +264,7 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
     if (set & V_UPPER) v->flags &= ~V_LOWER;
     v->flags &= ~(clear & (V_INTEGER | V_LOWER | V_UPPER | V_EXPORT));
     if (unexport) v->flags &= ~V_EXPORT;
+    if (fresh && !eq && (set & (V_ARRAY | V_ASSOC))) v->flags |= V_NOVALUE;
     if (eq) {
       int st = 1;
       const char *val = eq + 1;

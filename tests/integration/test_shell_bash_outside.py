@@ -43,6 +43,9 @@ CASES = [
     # ---- environments hold strings -------------------------------------------
     ("export-array-not-exported", 'a=(1 2); export a; printenv a; echo $?; export P=(a b c); printenv P; echo $?; export P=z; printenv P; echo $?; declare -p P; declare -A m=([k]=v); export m; env | grep -c "^m="'),
     ("prefix-array-literal-is-text", 'A=a B=(b b) printenv A B; B=(x $PATH "q r" *.nothing) env | grep ^B=; f() { echo "$B"; }; B=(1 2) f; declare -p B'),
+    # ---- declare: arrays convert neither way; declared, never assigned -----------
+    ("declare-no-convert", 'a=(1); declare -A a b; echo $?; declare -p a b; declare -A A=([a]=x); declare -a A; echo $?; declare -p A\nf() { local -a q=(1); local -A q=([k]=v); echo in $?; }; f 2>/dev/null\ndeclare -a c=(1 2); declare -A c=([x]=1); echo same-line\necho next $?; declare -p c'),
+    ("declare-p-never-assigned", 'declare -A b; declare -p b; declare -a c; declare -p c; d=(); declare -p d; declare -A e=(); declare -p e; f() { local -a g; declare -p g; }; f\ndeclare -a h; h[0]=1; unset "h[0]"; declare -p h; declare -a i; i+=(); declare -p i; declare -a r; read -a r <<< ""; declare -p r\ndeclare -ai n; declare -p n; declare -a o; (( o[1]=2 )); declare -p o; x=1; declare -a x; declare -p x'),
     ("fd-swap-high", 'exec 3>a 4>b; /bin/sh -c "echo x >&3; echo y >&4" 3>&4 4>&3; /bin/cat a; echo -; /bin/cat b'),
 ]
 
