@@ -1008,7 +1008,12 @@ static int eval_inner(Shell *sh, Node *n)
       bool m = fall;
       for (size_t k = 0; !m && k < it->npats; k++) {
         char *pat = box_expand_pattern(sh, it->pats[k]->text, &st);
-        if (!pat) continue;
+        if (!pat) {
+          /* as the word's: ${u:?} ends the shell, an arithmetic error
+           * the line */
+          g_free(w);
+          return expansion_failed(sh, st);
+        }
         m = box_pattern_match(sh, pat, w, false);
         g_free(pat);
       }

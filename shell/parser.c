@@ -142,6 +142,40 @@ static bool subscripted_name(const char *s, size_t n)
   return i == n - 1;
 }
 
+/* The three expressions of for (( … )): split at the `;`s outside a
+ * substitution, quotes or parentheses (`$(a; b)` in the condition is one). */
+static char **split_for_parts(const char *e)
+{
+  GPtrArray *parts = g_ptr_array_new();
+  int depth = 0;
+  char quote = 0;
+  const char *start = e;
+  for (const char *c = e; *c; c++) {
+    if (quote) {
+      if (*c == '\\' && quote != '\'' && c[1])
+        c++;
+      else if (*c == quote)
+        quote = 0;
+      continue;
+    }
+    if (*c == '\\' && c[1]) {
+      c++;
+    } else if (*c == '\'' || *c == '"' || *c == '`') {
+      quote = *c;
+    } else if (*c == '(' || *c == '{') {
+      depth++;
+    } else if ((*c == ')' || *c == '}') && depth > 0) {
+      depth--;
+    } else if (*c == ';' && depth == 0) {
+      g_ptr_array_add(parts, g_strndup(start, (gsize)(c - start)));
+      start = c + 1;
+    }
+  }
+  g_ptr_array_add(parts, g_strdup(start));
+  g_ptr_array_add(parts, NULL);
+  return (char **)g_ptr_array_free(parts, FALSE);
+}
+
 /* A syntax error inside NAME=( … ): bash reports it and drops the rest of
  * the line it is on (what was read of the command with it), then reads on
  * from the next line with $? 1, where any other syntax error ends -c. */
@@ -1677,10 +1711,12 @@ static Node *parse_compound(Parser *p)
         return NULL;
       }
       Node *n = mknode(p, N_ARITH_FOR);
-      char **parts = g_strsplit(e, ";", 3);
+      char **parts = split_for_parts(e);
       if (g_strv_length(parts) != 3) {
+        bool more = g_strv_length(parts) > 3;
         g_strfreev(parts);
-        perror_at(p, "syntax error: arithmetic expression required");
+        perror_at(p, more ? "syntax error: `;' unexpected"
+                          : "syntax error: arithmetic expression required");
         return NULL;
       }
       n->u.afor.init = box_arena_strndup(p->sh, parts[0], strlen(parts[0]));

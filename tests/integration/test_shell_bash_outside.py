@@ -46,6 +46,10 @@ CASES = [
     # ---- declare: arrays convert neither way; declared, never assigned -----------
     ("declare-no-convert", 'a=(1); declare -A a b; echo $?; declare -p a b; declare -A A=([a]=x); declare -a A; echo $?; declare -p A\nf() { local -a q=(1); local -A q=([k]=v); echo in $?; }; f 2>/dev/null\ndeclare -a c=(1 2); declare -A c=([x]=1); echo same-line\necho next $?; declare -p c'),
     ("declare-p-never-assigned", 'declare -A b; declare -p b; declare -a c; declare -p c; d=(); declare -p d; declare -A e=(); declare -p e; f() { local -a g; declare -p g; }; f\ndeclare -a h; h[0]=1; unset "h[0]"; declare -p h; declare -a i; i+=(); declare -p i; declare -a r; read -a r <<< ""; declare -p r\ndeclare -ai n; declare -p n; declare -a o; (( o[1]=2 )); declare -p o; x=1; declare -a x; declare -p x'),
+    # ---- for (( … )) and case, from bash's own test files -----------------------
+    ("arith-for-subst-semicolon", 'for (( i = j = k = 1; i % 9 || (j *= -1, $( ((i%9)) || printf " " >&2; echo 0), k++ <= 10); i += j )); do printf "$i"; done 2>/dev/null; echo; for (( i = 1; i < 3 || (j=$( echo 0; echo 1), 0); i++ )); do printf "$i"; done; echo'),
+    ("arith-for-printed", 'f() { for (( ; i < 3; i++ )); do :; done; for ((i=0;;)); do :; done; for (( i=0 ; i<3 ;i++)); do :; done; }; type f'),
+    ("case-pattern-expansion-error", 'readonly x=1; case 1 in $((x++))) echo a;; *) echo b;; esac; echo same-line\necho next $?\ncase 1 in 1) echo one;; $((1/0))) echo a;; esac; echo after\ncase x in ${u:?e}) echo a;; esac; echo not-reached'),
     ("fd-swap-high", 'exec 3>a 4>b; /bin/sh -c "echo x >&3; echo y >&4" 3>&4 4>&3; /bin/cat a; echo -; /bin/cat b'),
 ]
 
@@ -79,6 +83,7 @@ ARRAY_SYNTAX = [
     ("procsub", 'a=(<(echo p) >(cat)); echo ${#a[@]}'),
     # [[ -z ]] and a unary operator before an operator: an error of [[ ]], which
     # ends -c with the status before it (127 inside $( ))
+    ("arith-for-four-parts", 'echo before\nfor ((i=0;i<2;i++;7)); do echo $i; done'),
     ("cond-unary-no-operand", 'false\n[[ -z ]]\necho not-reached'),
     ("cond-unary-before-op", '[[ -f < ]] && echo x\necho st=$?'),
     ("cond-unary-before-and", '[[ -z && x ]]; echo $?'),
