@@ -102,6 +102,7 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
     ShellVar *v = box_var_lookup(sh, lhs);
     if (v && (v->flags & V_READONLY)) {
       box_sh_error(sh, "%s: readonly variable", lhs);
+      sh->discard = true; /* as check_ro (vars.c): the command is dropped, not the shell */
       g_ptr_array_free(ws, TRUE);
       g_free(lhs);
       return false;

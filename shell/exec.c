@@ -1150,6 +1150,13 @@ int box_eval_text(Shell *sh, const char *text, const char *name)
   char *cmd_text = sh->cmd_text;
   sh->cmd_text = NULL;
   int st = box_eval_text_at(sh, text, name, 1);
+  /* an error that drops the command (a readonly assignment, an arithmetic
+   * error) drops what the text had left, as bash's parse_and_execute does:
+   * eval and source then fail, and the command after them runs */
+  if (sh->jump == J_DISCARD) {
+    sh->jump = J_NONE;
+    st = sh->status = 1;
+  }
   g_free(sh->cmd_text);
   sh->cmd_node = cmd;
   sh->cmd_text = cmd_text;

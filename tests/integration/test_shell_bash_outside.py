@@ -50,6 +50,10 @@ CASES = [
     ("arith-for-subst-semicolon", 'for (( i = j = k = 1; i % 9 || (j *= -1, $( ((i%9)) || printf " " >&2; echo 0), k++ <= 10); i += j )); do printf "$i"; done 2>/dev/null; echo; for (( i = 1; i < 3 || (j=$( echo 0; echo 1), 0); i++ )); do printf "$i"; done; echo'),
     ("arith-for-printed", 'f() { for (( ; i < 3; i++ )); do :; done; for ((i=0;;)); do :; done; for (( i=0 ; i<3 ;i++)); do :; done; }; type f'),
     ("case-pattern-expansion-error", 'readonly x=1; case 1 in $((x++))) echo a;; *) echo b;; esac; echo same-line\necho next $?\ncase 1 in 1) echo one;; $((1/0))) echo a;; esac; echo after\ncase x in ${u:?e}) echo a;; esac; echo not-reached'),
+    # ---- an error that drops the command stops at eval and source -------------
+    ("readonly-in-eval", 'exec 2>/dev/null; readonly x=1; eval "x=2; echo in"; echo st=$?; eval "echo \\$((1/0))"; echo st=$?; source /dev/stdin <<< "x=3; echo in"; echo st=$?; f() { eval "x=3"; echo f $?; }; f; echo after'),
+    ("readonly-array-append", 'a=(1 2 3); readonly a; eval "a+=(4)"; echo st=$? "${a[@]}"\na+=(5); echo same-line\necho next $?'),
+    ("readonly-in-function-drops-line", 'f() { readonly x=1; x=2; echo in; }; f 2>/dev/null; echo same-line\necho next $?'),
     ("fd-swap-high", 'exec 3>a 4>b; /bin/sh -c "echo x >&3; echo y >&4" 3>&4 4>&3; /bin/cat a; echo -; /bin/cat b'),
 ]
 
