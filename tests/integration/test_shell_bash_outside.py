@@ -54,6 +54,7 @@ CASES = [
     ("readonly-in-eval", 'exec 2>/dev/null; readonly x=1; eval "x=2; echo in"; echo st=$?; eval "echo \\$((1/0))"; echo st=$?; source /dev/stdin <<< "x=3; echo in"; echo st=$?; f() { eval "x=3"; echo f $?; }; f; echo after'),
     ("readonly-array-append", 'a=(1 2 3); readonly a; eval "a+=(4)"; echo st=$? "${a[@]}"\na+=(5); echo same-line\necho next $?'),
     ("readonly-in-function-drops-line", 'f() { readonly x=1; x=2; echo in; }; f 2>/dev/null; echo same-line\necho next $?'),
+    ("printf-empty-number", "printf '%d|%x|%u|%f\\n' '' \\' \\\" ''; echo $?; printf '%d\\n' ' '; echo $?"),
     ("fd-swap-high", 'exec 3>a 4>b; /bin/sh -c "echo x >&3; echo y >&4" 3>&4 4>&3; /bin/cat a; echo -; /bin/cat b'),
 ]
 
