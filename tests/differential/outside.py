@@ -19,6 +19,18 @@ printenv.py the named variables, read_from_fd.py reads the named fds,
 stdout_stderr.py writes a line to each).
 bash runs twice; a case bash answers two ways is not counted.
 
+Differences this leaves on purpose or for later (bash 5.2 as reference):
+  ~user is not expanded (spec/shell.md: left literal, for security);
+  bash 5.2's own bugs the Shell does not copy: a tilde right of [k]= in an
+    assoc literal, [k]+= in an assoc literal keeping only the last part,
+    [k]=-{a,b}- brace-expanded in an indexed literal, ${!prefix*} and
+    ${!a[*]} unquoted with IFS='' joined without a separator, set -e set
+    inside a function run under `!`;
+  for later: a multibyte character in IFS splits by byte; `unset x` in a
+    function where x is a temporary binding (x=t f) shows empty, not the
+    global; an assoc literal's words without [k]= are taken as keys (bash
+    warns and drops them); `readonly -a` of a new name prints its -a.
+
   outside.py DIR                 agreement rate and the divergent cases
   outside.py DIR --show NAME     one case, both answers
   outside.py DIR --lines         plain scripts: share of bash's output lines
