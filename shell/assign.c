@@ -162,6 +162,11 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
         i += 3;
       }
       char num[24];
+      if (!k && assoc) {
+        /* an element without [k]= after one with it: bash warns, drops it */
+        box_sh_error(sh, "%s: %s: must use subscript when assigning associative array", lhs, val);
+        continue;
+      }
       if (k && !assoc) {
         /* the subscript once, so that its error is said once */
         int64_t idx;
