@@ -255,16 +255,18 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
       continue;
     }
     bool fresh = !(v->flags & (V_ARRAY | V_ASSOC)) && !v->value;
-    if (set & V_ASSOC)
+    /* bash's readonly -a/-A of a name with no value marks it readonly only */
+    unsigned arr_set = fresh && !eq && strcmp(who, "readonly") == 0 ? 0 : set & (V_ARRAY | V_ASSOC);
+    if (arr_set & V_ASSOC)
       box_var_make_array(v, true);
-    else if (set & V_ARRAY)
+    else if (arr_set & V_ARRAY)
       box_var_make_array(v, false);
     v->flags |= set & (V_INTEGER | V_LOWER | V_UPPER | V_EXPORT | V_NAMEREF);
     if (set & V_LOWER) v->flags &= ~V_UPPER;
     if (set & V_UPPER) v->flags &= ~V_LOWER;
     v->flags &= ~(clear & (V_INTEGER | V_LOWER | V_UPPER | V_EXPORT));
     if (unexport) v->flags &= ~V_EXPORT;
-    if (fresh && !eq && (set & (V_ARRAY | V_ASSOC))) v->flags |= V_NOVALUE;
+    if (fresh && !eq && arr_set) v->flags |= V_NOVALUE;
     if (eq) {
       int st = 1;
       const char *val = eq + 1;

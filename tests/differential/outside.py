@@ -28,7 +28,7 @@ Differences this leaves on purpose or for later (bash 5.2 as reference):
     inside a function run under `!`;
   for later: a multibyte character in IFS splits by byte; `unset x` in a
     function where x is a temporary binding (x=t f) shows empty, not the
-    global; `readonly -a` of a new name prints its -a.
+    global.
 
   outside.py DIR                 agreement rate and the divergent cases
   outside.py DIR --show NAME     one case, both answers

@@ -56,6 +56,7 @@ CASES = [
     ("readonly-in-function-drops-line", 'f() { readonly x=1; x=2; echo in; }; f 2>/dev/null; echo same-line\necho next $?'),
     ("printf-empty-number", "printf '%d|%x|%u|%f\\n' '' \\' \\\" ''; echo $?; printf '%d\\n' ' '; echo $?"),
     ("assoc-literal-word-without-key", 'declare -A a; a=([j]=1 2 3 4); echo $?; declare -p a; declare -A b=(k v x y); declare -p b; declare -A c; c+=([z]=1 q); declare -p c'),
+    ("readonly-array-flag-new-name", 'readonly -a arr2; readonly -A d2; declare -p arr2 d2; declare -ra x; declare -p x; a=(1 2); readonly -a a; declare -p a'),
     ("fd-swap-high", 'exec 3>a 4>b; /bin/sh -c "echo x >&3; echo y >&4" 3>&4 4>&3; /bin/cat a; echo -; /bin/cat b'),
 ]
 
