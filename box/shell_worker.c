@@ -613,7 +613,18 @@ static BoxSpawnResult local_spawn(void *data, const BoxShellCommand *cmd, int fd
   pid_t pid = fork();
   if (pid == 0) {
     int in = cmd->nfds > 0 && cmd->fds[0] >= 0 ? cmd->fds[0] : open("/dev/null", O_RDONLY);
-    if (in < 0 || dup2(in, 0) < 0 || dup2(fd_out, 1) < 0 || dup2(fd_err, 2) < 0) _exit(126);
+    /* every descriptor the command names (5<<EOF, exec 7>f) at its own
+     * number, as the box's spawn places them: each is first moved above
+     * all the numbers, so placing one never overwrites another's source */
+    int src[BOX_SPAWN_MAX_FDS + 3] = { in, fd_out, fd_err };
+    int n = MAX(cmd->nfds, 3);
+    for (int i = 3; i < n; i++) src[i] = cmd->fds[i];
+    for (int i = 0; i < n; i++)
+      if (src[i] >= 0 && (src[i] = fcntl(src[i], F_DUPFD_CLOEXEC, BOX_SPAWN_MAX_FDS + 3)) < 0)
+        _exit(126);
+    for (int i = 0; i < n; i++) {
+      if (src[i] >= 0 ? dup2(src[i], i) < 0 : i <= 2 && close(i) < 0 && errno != EBADF) _exit(126);
+    }
     if (cmd->envp)
       execvpe(cmd->argv[0], cmd->argv, cmd->envp);
     else
@@ -1129,7 +1140,11 @@ int main(int argc, char **argv)
   }
   if (command) {
     g_autofree char *cwd = g_get_current_dir();
-    BoxShellEnv env = { g_get_home_dir(), cwd, "/usr/bin:/bin", "strands-box" };
+    /* the caller's environment, as `bash -c` and the box's Shell take theirs */
+    box_shell_set_extra_env(environ);
+    const char *path = getenv("PATH");
+    BoxShellEnv env = { g_get_home_dir(), cwd, path && *path ? path : "/usr/bin:/bin",
+                        "strands-box" };
     BoxShellHost host = { .decide_exec = local_decide_exec, .spawn = local_spawn };
     return box_shell_run(command, &env, &host);
   }

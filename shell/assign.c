@@ -15,10 +15,48 @@ static void dropped_on_bad_subscript(Shell *sh, bool ok)
   if (!ok && sh->bad_subscript && sh->jump != J_EXIT) sh->discard = true;
 }
 
+/* The `=` of an assignment word: past the name and its whole subscript,
+ * which may hold one of its own (`a[x=1]=v`, `a[$code]=v` with code=y=2). */
+const char *box_assign_eq(const char *t)
+{
+  const char *s = t;
+  while (*s == '_' || g_ascii_isalnum(*s)) s++;
+  if (*s == '[') {
+    int depth = 0;
+    for (; *s; s++) {
+      if (*s == '[')
+        depth++;
+      else if (*s == ']' && --depth == 0)
+        break;
+    }
+  }
+  const char *eq = strchr(s, '=');
+  return eq ? eq : strchr(t, '=');
+}
+
+/* NAME+=value, the value expanded: element 0 of an array, a sum for an
+ * integer variable, else the text appended. */
+bool box_var_append(Shell *sh, const char *name, const char *val)
+{
+  ShellVar *v = box_var_lookup(sh, name);
+  if (v && (v->flags & (V_ARRAY | V_ASSOC))) return box_var_set_elem(sh, name, "0", val, true);
+  if (v && (v->flags & V_INTEGER)) {
+    char *e = box_int_append(sh, v->value, val);
+    bool ok = e && box_var_set(sh, name, e);
+    g_free(e);
+    return ok;
+  }
+  const char *old = box_var_get(sh, name);
+  char *nv = g_strconcat(old ? old : "", val, NULL);
+  bool ok = box_var_set(sh, name, nv);
+  g_free(nv);
+  return ok;
+}
+
 /* NAME=value, NAME+=value, NAME[k]=value, NAME=(…). */
 bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
 {
-  const char *eq = strchr(t, '=');
+  const char *eq = box_assign_eq(t);
   size_t nl = (size_t)(eq - t);
   bool append = nl && t[nl - 1] == '+';
   if (append) nl--;
@@ -45,8 +83,17 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
   }
   const char *rhs = eq + 1;
   bool ok = true;
-  if (local) box_var_local(sh, lhs);
   size_t rl = strlen(rhs);
+  if (sub && rl >= 2 && rhs[0] == '(' && rhs[rl - 1] == ')') {
+    /* bash refuses a list for one element, dropping the rest of the line */
+    box_sh_error(sh, "%s[%s]: cannot assign list to array member", lhs, sub);
+    sh->discard = sh->jump != J_EXIT;
+    *status = 1;
+    g_free(lhs);
+    g_free(sub);
+    return false;
+  }
+  if (local) box_var_local(sh, lhs);
   if (!sub && rl >= 2 && rhs[0] == '(' && rhs[rl - 1] == ')') {
     /* array literal */
     char *inner = g_strndup(rhs + 1, rl - 2);
@@ -55,6 +102,7 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
     ShellVar *v = box_var_lookup(sh, lhs);
     if (v && (v->flags & V_READONLY)) {
       box_sh_error(sh, "%s: readonly variable", lhs);
+      sh->discard = true; /* as check_ro (vars.c): the command is dropped, not the shell */
       g_ptr_array_free(ws, TRUE);
       g_free(lhs);
       return false;
@@ -94,6 +142,7 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
     }
     v = box_var_lookup(sh, lhs);
     if (!v) v = box_var_make(sh, lhs);
+    v->flags &= ~V_NOVALUE;
     long next = 0;
     if (append) {
       if (!(v->flags & (V_ARRAY | V_ASSOC))) box_var_make_array(v, false);
@@ -113,6 +162,11 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
         i += 3;
       }
       char num[24];
+      if (!k && assoc) {
+        /* an element without [k]= after one with it: bash warns, drops it */
+        box_sh_error(sh, "%s: %s: must use subscript when assigning associative array", lhs, val);
+        continue;
+      }
       if (k && !assoc) {
         /* the subscript once, so that its error is said once */
         int64_t idx;
@@ -163,19 +217,7 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
     }
     g_free(k);
   } else if (append) {
-    ShellVar *v = box_var_lookup(sh, lhs);
-    if (v && (v->flags & (V_ARRAY | V_ASSOC))) {
-      ok = box_var_set_elem(sh, lhs, "0", val, true);
-    } else if (v && (v->flags & V_INTEGER)) {
-      char *e = box_int_append(sh, v->value, val);
-      ok = e && box_var_set(sh, lhs, e);
-      g_free(e);
-    } else {
-      const char *old = box_var_get(sh, lhs);
-      char *nv = g_strconcat(old ? old : "", val, NULL);
-      ok = box_var_set(sh, lhs, nv);
-      g_free(nv);
-    }
+    ok = box_var_append(sh, lhs, val);
   } else {
     sh->bad_subscript = false;
     ok = box_var_set(sh, lhs, val);

@@ -345,12 +345,25 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv)
   return st;
 }
 
+/* One `NAME=value` before a command.  bash takes `B=(b c) prog` as the
+ * text "(b c)" (expanded as a value is), no array: environments hold
+ * strings. */
+static bool temp_assign_one(Shell *sh, const char *t, const char *eq, const char *name, int *status)
+{
+  size_t vl = strlen(eq + 1);
+  if (eq[-1] == '+' || vl < 2 || eq[1] != '(' || eq[vl] != ')')
+    return box_assign_word(sh, t, false, status);
+  char *val = box_expand_str(sh, eq + 1, true, status);
+  if (!val) return false;
+  return box_var_set_take(sh, name, val);
+}
+
 GArray *box_exec_temp_assign(Shell *sh, Word **as, size_t na, int *status)
 {
   GArray *saved = g_array_new(FALSE, FALSE, sizeof(SavedVar));
   for (size_t i = 0; i < na; i++) {
     const char *t = as[i]->text;
-    const char *eq = strchr(t, '=');
+    const char *eq = box_assign_eq(t);
     size_t nl = (size_t)(eq - t);
     if (nl && t[nl - 1] == '+') nl--;
     char *name = g_strndup(t, nl);
@@ -375,7 +388,7 @@ GArray *box_exec_temp_assign(Shell *sh, Word **as, size_t na, int *status)
       }
     }
     g_array_append_val(saved, tv);
-    if (!box_assign_word(sh, t, false, status)) { break; }
+    if (!temp_assign_one(sh, t, eq, name, status)) break;
     box_var_export(sh, name);
   }
   return saved;
@@ -998,6 +1011,10 @@ static int eval_inner(Shell *sh, Node *n)
     break;
   }
   case N_FOR: {
+    if (!box_is_name(n->u.forn.var, strlen(n->u.forn.var))) {
+      box_sh_error(sh, "`%s': not a valid identifier", n->u.forn.var);
+      return 1;
+    }
     GPtrArray *items = g_ptr_array_new_with_free_func(g_free);
     if (n->u.forn.in) {
       int st = 1;
@@ -1065,7 +1082,12 @@ static int eval_inner(Shell *sh, Node *n)
       bool m = fall;
       for (size_t k = 0; !m && k < it->npats; k++) {
         char *pat = box_expand_pattern(sh, it->pats[k]->text, &st);
-        if (!pat) continue;
+        if (!pat) {
+          /* as the word's: ${u:?} ends the shell, an arithmetic error
+           * the line */
+          g_free(w);
+          return expansion_failed(sh, st);
+        }
         m = box_pattern_match(sh, pat, w, false);
         g_free(pat);
       }
@@ -1180,7 +1202,12 @@ int box_eval(Shell *sh, Node *n)
   if (n->nredirs && n->kind != N_SIMPLE) {
     bool applied;
     status = eval_redirected(sh, n, &applied);
-    if (!applied) return status;
+    if (!applied) {
+      /* bash 5.2: a compound whose redirection failed fails as a command
+       * does (set -e ends the shell, ERR runs) */
+      after_status(sh, n, status, true);
+      return status;
+    }
   } else {
     status = eval_inner(sh, n);
   }
@@ -1197,6 +1224,13 @@ int box_eval_text(Shell *sh, const char *text, const char *name)
   char *cmd_text = sh->cmd_text;
   sh->cmd_text = NULL;
   int st = box_eval_text_at(sh, text, name, 1);
+  /* an error that drops the command (a readonly assignment, an arithmetic
+   * error) drops what the text had left, as bash's parse_and_execute does:
+   * eval and source then fail, and the command after them runs */
+  if (sh->jump == J_DISCARD) {
+    sh->jump = J_NONE;
+    st = sh->status = 1;
+  }
   g_free(sh->cmd_text);
   sh->cmd_node = cmd;
   sh->cmd_text = cmd_text;
@@ -1216,6 +1250,7 @@ int box_eval_text_at(Shell *sh, const char *text, const char *name, int line)
       status = name ? 1 : 2;
       break;
     }
+    if (!n && box_parse_skipped(p)) status = sh->status = 1;
     if (n && !(sh->opts & O_NOEXEC)) status = box_eval(sh, n);
     if (sh->jump != J_NONE) break;
   }

@@ -2287,6 +2287,9 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
     guint nt = texts ? texts->len : 1;
     for (guint j = 0; j < nt; j++) {
       const char *t = texts ? texts->pdata[j] : w->text;
+      /* bash drops a word the braces left with no text at all ({X,,Y,}
+       * gives X Y), as an unquoted empty expansion is dropped */
+      if (texts && !*t) continue;
       if (texts && !strpbrk(t, "$'\"\\`*?[~(")) {
         /* nothing left to expand: the word moves as it is, which halves
          * what a brace expansion of millions of words holds */

@@ -104,6 +104,8 @@ struct Parser {
   bool ended_nl;  /* the top-level list ended at a newline */
   int err_status; /* box_parse_error_status */
   bool err_token; /* the error is a token out of place */
+  bool array_err; /* the error is inside an array literal: read on from the next line */
+  bool skipped;   /* box_parse_skipped */
 };
 
 static void perror_at(Parser *p, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
@@ -124,6 +126,91 @@ static void perror_at(Parser *p, const char *fmt, ...)
   else
     box_sh_error(p->sh, "%s", m);
   g_free(m);
+}
+
+/* NAME[…] filling all n bytes of s. */
+static bool subscripted_name(const char *s, size_t n)
+{
+  size_t i = 0;
+  while (i < n && (s[i] == '_' || g_ascii_isalnum(s[i]))) i++;
+  if (i == 0 || g_ascii_isdigit(s[0]) || i >= n || s[i] != '[' || s[n - 1] != ']') return false;
+  int depth = 0;
+  for (; i < n; i++) {
+    if (s[i] == '[') depth++;
+    if (s[i] == ']' && --depth == 0) break;
+  }
+  return i == n - 1;
+}
+
+/* The three expressions of for (( … )): split at the `;`s outside a
+ * substitution, quotes or parentheses (`$(a; b)` in the condition is one). */
+static char **split_for_parts(const char *e)
+{
+  GPtrArray *parts = g_ptr_array_new();
+  int depth = 0;
+  char quote = 0;
+  const char *start = e;
+  for (const char *c = e; *c; c++) {
+    if (quote) {
+      if (*c == '\\' && quote != '\'' && c[1])
+        c++;
+      else if (*c == quote)
+        quote = 0;
+      continue;
+    }
+    if (*c == '\\' && c[1]) {
+      c++;
+    } else if (*c == '\'' || *c == '"' || *c == '`') {
+      quote = *c;
+    } else if (*c == '(' || *c == '{') {
+      depth++;
+    } else if ((*c == ')' || *c == '}') && depth > 0) {
+      depth--;
+    } else if (*c == ';' && depth == 0) {
+      g_ptr_array_add(parts, g_strndup(start, (gsize)(c - start)));
+      start = c + 1;
+    }
+  }
+  g_ptr_array_add(parts, g_strdup(start));
+  g_ptr_array_add(parts, NULL);
+  return (char **)g_ptr_array_free(parts, FALSE);
+}
+
+/* A syntax error inside NAME=( … ): bash reports it and drops the rest of
+ * the line it is on (what was read of the command with it), then reads on
+ * from the next line with $? 1, where any other syntax error ends -c. */
+static void array_literal_error(Parser *p, const char *msg)
+{
+  perror_at(p, "%s", msg);
+  p->err_status = 1;
+  p->array_err = true;
+}
+
+/* At the top level of an array literal, the byte at p->pos: false (after
+ * the error) for an operator there, which no element may hold unquoted. */
+static bool array_literal_byte(Parser *p)
+{
+  char e = p->src[p->pos];
+  char n = p->pos + 1 < p->len ? p->src[p->pos + 1] : 0;
+  char prev = p->pos ? p->src[p->pos - 1] : ' ';
+  bool word_start = prev == ' ' || prev == '\t' || prev == '\n' || prev == '(';
+  if (e == '#' && word_start) {
+    /* a comment, to the line's end */
+    while (p->pos + 1 < p->len && p->src[p->pos + 1] != '\n') p->pos++;
+    return true;
+  }
+  bool op = strchr(";&|<>", e) && e;
+  if ((e == '<' || e == '>') && n == '(') op = false;  /* a process substitution */
+  if (e == '(' && !strchr("@!*+?<>", prev)) op = true; /* not an extglob group nor <( ) */
+  if (!op) return true;
+  char tok[3] = { e, 0, 0 };
+  if (e != '(' &&
+      (n == e || (e == '>' && n == '&') || (e == '&' && n == '>') || (e == '|' && n == '&')))
+    tok[1] = n;
+  char msg[64];
+  g_snprintf(msg, sizeof msg, "syntax error near unexpected token `%s'", tok);
+  array_literal_error(p, msg);
+  return false;
 }
 
 /* Every recursive descent goes through here: agent text decides how deep
@@ -736,9 +823,10 @@ word : {
     if (ch == '(' && p->pos > start) {
       char prev = p->src[p->pos - 1];
       size_t wl = p->pos - start;
-      bool arr = (prev == '=' && box_is_name(p->src + start, wl - 1)) ||
-                 (wl >= 2 && prev == '=' && p->src[p->pos - 2] == '+' &&
-                  box_is_name(p->src + start, wl - 2));
+      size_t nl = wl >= 2 && p->src[p->pos - 2] == '+' ? wl - 2 : wl - 1;
+      /* NAME=( and NAME[k]=( (which bash reads as a list to refuse it) */
+      bool arr =
+        prev == '=' && (box_is_name(p->src + start, nl) || subscripted_name(p->src + start, nl));
       /* an extglob group only when extglob is on as the text is read:
        * `shopt -s extglob` works from the next line, as in bash */
       bool ext = strchr("@!*+?", prev) && (p->ext_pat || (p->sh->shopts & SH_EXTGLOB));
@@ -749,6 +837,7 @@ word : {
         hard = true;
         while (p->pos < p->len) {
           char e = p->src[p->pos];
+          if (arr && depth == 1 && !array_literal_byte(p)) return false;
           if (e == '\\') {
             p->pos += 2;
             continue;
@@ -779,6 +868,10 @@ word : {
             break;
           }
           p->pos++;
+        }
+        if (arr && depth > 0) {
+          array_literal_error(p, "unexpected EOF while looking for matching `)'");
+          return false;
         }
         continue;
       }
@@ -1422,7 +1515,18 @@ static Cond *cond_primary_in(Parser *p)
   if (t->kind == T_WORD && in_list(unary_ops, t->text, t->len)) {
     Tok op = next(p);
     Tok *n = peek(p);
-    if (n->kind == T_WORD && !(n->len == 2 && memcmp(n->text, "]]", 2) == 0)) {
+    bool end = n->kind != T_WORD || (n->len == 2 && memcmp(n->text, "]]", 2) == 0) ||
+               (n->plain && n->len == 1 && (n->text[0] == '<' || n->text[0] == '>'));
+    if (end) {
+      /* bash: `[[ -z ]]`, `[[ -f < ]]` are errors of [[ ]] (its status stays) */
+      char buf[256];
+      const char *s = tok_text(p, n, buf, sizeof buf);
+      perror_at(p, "unexpected argument `%s' to conditional unary operator", s ? s : "");
+      p->err_token = true;
+      if (p->depth > 0) p->err_status = 127; /* as any bad token inside $( ) */
+      return NULL;
+    }
+    if (n->kind == T_WORD) {
       Cond *c = mkcond(p, C_UNARY);
       c->op = box_arena_strndup(p->sh, op.text, op.len);
       c->a = cond_word(p);
@@ -1607,10 +1711,12 @@ static Node *parse_compound(Parser *p)
         return NULL;
       }
       Node *n = mknode(p, N_ARITH_FOR);
-      char **parts = g_strsplit(e, ";", 3);
+      char **parts = split_for_parts(e);
       if (g_strv_length(parts) != 3) {
+        bool more = g_strv_length(parts) > 3;
         g_strfreev(parts);
-        perror_at(p, "syntax error: arithmetic expression required");
+        perror_at(p, more ? "syntax error: `;' unexpected"
+                          : "syntax error: arithmetic expression required");
         return NULL;
       }
       n->u.afor.init = box_arena_strndup(p->sh, parts[0], strlen(parts[0]));
@@ -1633,12 +1739,10 @@ static Node *parse_compound(Parser *p)
       n->u.afor.body = body;
       return n;
     }
+    /* a word that is no name is bash's error when the loop runs (exec.c) */
     Tok v = next(p);
-    if (v.kind != T_WORD || !box_is_name(v.text, v.len)) {
-      if (v.kind == T_WORD)
-        perror_at(p, "`%.*s': not a valid identifier", (int)v.len, v.text);
-      else
-        unexpected(p, &v);
+    if (v.kind != T_WORD) {
+      unexpected(p, &v);
       return NULL;
     }
     Node *n = mknode(p, N_FOR);
@@ -1999,7 +2103,43 @@ static Node *parse_list(Parser *p, bool top)
   return res.head;
 }
 
+/* After an error inside an array literal: on past the line the error is
+ * on, as if that line were empty, the command's status 1. */
+static ParseResult skip_line(Parser *p)
+{
+  size_t at = MIN(p->pos, p->len);
+  while (at < p->len && p->src[at] != '\n') at++;
+  if (at < p->len) {
+    at++;
+    p->line++;
+  }
+  p->pos = at;
+  p->have = false;
+  p->err = p->array_err = false;
+  p->in_cond = p->ext_pat = p->in_array = false;
+  p->depth = p->nest = 0;
+  g_array_set_size(p->docs, 0);
+  p->sh->status = 1;
+  p->skipped = true;
+  return PARSE_OK;
+}
+
+bool box_parse_skipped(Parser *p)
+{
+  bool s = p->skipped;
+  p->skipped = false;
+  return s;
+}
+
+static ParseResult parse_next(Parser *p, Node **out);
+
 ParseResult box_parse_next(Parser *p, Node **out)
+{
+  ParseResult r = parse_next(p, out);
+  return r == PARSE_ERROR && p->array_err ? skip_line(p) : r;
+}
+
+static ParseResult parse_next(Parser *p, Node **out)
 {
   *out = NULL;
   if (p->err) return PARSE_ERROR;

@@ -138,6 +138,15 @@ static char *trimmed(const char *s)
   return g_strstrip(g_strdup(s ? s : ""));
 }
 
+/* One expression of for ((…)) as bash prints it: from its first
+ * non-blank on (what trails stays), an empty one as 1. */
+static char *for_part(const char *s)
+{
+  s = s ? s : "";
+  while (*s == ' ' || *s == '\t' || *s == '\n') s++;
+  return g_strdup(*s ? s : "1");
+}
+
 static void pr_function(Pr *p, Node *f, bool nested)
 {
   GString *g = p->g;
@@ -301,7 +310,8 @@ static void pr_node(Pr *p, Node *n)
     pr_loop_body(p, n->u.forn.body);
     break;
   case N_ARITH_FOR: {
-    char *a = trimmed(n->u.afor.init), *b = trimmed(n->u.afor.cond), *c = trimmed(n->u.afor.step);
+    char *a = for_part(n->u.afor.init), *b = for_part(n->u.afor.cond),
+         *c = for_part(n->u.afor.step);
     g_string_append_printf(g, "for ((%s; %s; %s))", a, b, c);
     g_free(a);
     g_free(b);

@@ -58,6 +58,9 @@ ParseResult box_parse_next(Parser *p, Node **out);
  * error inside $( ), or -1 (the last command's status) for one inside
  * [[ ]], whose errors bash reports apart from other syntax errors. */
 int box_parse_error_status(const Parser *p);
+/* Whether the last PARSE_OK dropped a line for a syntax error inside an
+ * array literal (bash reads on after one, the status 1). */
+bool box_parse_skipped(Parser *p);
 /* Parses a whole text (for $(…), eval, trap text); NULL + message printed
  * on a syntax error.  The result of $(…) texts is cached by content. */
 bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out);
@@ -78,6 +81,9 @@ enum {
   V_LOWER = 32,
   V_UPPER = 64,
   V_NAMEREF = 128,
+  /* an array declare -a/-A made and nothing has assigned since: declare -p
+   * shows it as bash does, without =() */
+  V_NOVALUE = 256,
 };
 
 typedef struct {
@@ -654,6 +660,9 @@ bool box_debug_run(Shell *sh, long line, const char *text);
  * NAME=(…)), local to the current function when local; false when it
  * failed (*status then says how: 1, or a fatal expansion's). */
 bool box_assign_word(Shell *sh, const char *text, bool local, int *status);
+const char *box_assign_eq(const char *text);
+/* NAME+=value with value expanded (assign.c). */
+bool box_var_append(Shell *sh, const char *name, const char *value);
 /* sv NULL: what they open stays open (exec with only redirections). */
 bool box_apply_redirs(Shell *sh, const Redir *rs, size_t n, BoxSaved *sv);
 

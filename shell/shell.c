@@ -271,6 +271,7 @@ static int run_on(Shell *sh, const char *source, const BoxShellLimits *limits)
       status = sh->status = st < 0 ? sh->status : st;
       break;
     }
+    if (!n && box_parse_skipped(p)) status = sh->status = 1;
     if (n && !(sh->opts & O_NOEXEC)) status = box_eval(sh, n);
     if (sh->jump == J_EXIT) {
       status = sh->exit_status;

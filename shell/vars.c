@@ -236,6 +236,7 @@ bool box_var_set(Shell *sh, const char *name, const char *value)
   if (!check_ro(sh, v, name)) return false;
   journal_note(sh, name);
   if (!v) v = box_var_make(sh, name);
+  v->flags &= ~V_NOVALUE;
   bool ok;
   char *nv = int_value(sh, v, value, &ok);
   if (!ok) return false;
@@ -366,6 +367,7 @@ bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *
   journal_note(sh, name);
   if (!v) v = box_var_make(sh, name);
   if (!(v->flags & (V_ARRAY | V_ASSOC))) box_var_make_array(v, false);
+  v->flags &= ~V_NOVALUE;
   char *nv;
   bool ok;
   long i = 0;
@@ -593,7 +595,8 @@ char **box_var_environ(Shell *sh)
   g_hash_table_iter_init(&it, sh->vars);
   while (g_hash_table_iter_next(&it, &k, &val)) {
     ShellVar *v = val;
-    if (!(v->flags & V_EXPORT)) continue;
+    /* bash exports no array, not even its element 0 */
+    if (!(v->flags & V_EXPORT) || (v->flags & (V_ARRAY | V_ASSOC))) continue;
     const char *s = box_var_get(sh, k);
     if (!s) continue;
     g_ptr_array_add(e, g_strconcat(k, "=", s, NULL));

@@ -10,15 +10,16 @@ static int jump(BoxCmd *c, int kind)
     box_cmd_error(c, "only meaningful in a `for', `while', or `until' loop");
     return 0;
   }
-  /* bash ends the shell on a count that is no number (status 128) or on
-   * two counts (status 1): a loop left the wrong way must not go on */
+  /* bash ends the shell on a count that is no number (status 128 or'd
+   * with $?: 129 after a failure) or on two counts (status 1): a loop
+   * left the wrong way must not go on */
   if (c->argc > 2 || (c->argc > 1 && !box_parse_int(c->argv[1], &n))) {
     if (c->argc > 2)
       box_cmd_error(c, "too many arguments");
     else
       box_cmd_error(c, "%s: numeric argument required", c->argv[1]);
     sh->jump = J_EXIT;
-    sh->exit_status = c->argc > 2 ? 1 : 128;
+    sh->exit_status = c->argc > 2 ? 1 : 128 | (sh->status & 255);
     return sh->exit_status;
   }
   if (n < 1) {

@@ -36,7 +36,11 @@ static void print_var(BoxCmd *c, const char *name, ShellVar *v, const char *who)
   if (v->flags & V_EXPORT) g_string_append_c(f, 'x');
   box_out_printf(c->out, "declare -%s %s", f->len ? f->str : "-", name);
   g_string_free(f, TRUE);
-  if (v->flags & V_ASSOC) {
+  bool none =
+    (v->flags & V_NOVALUE) && (v->flags & V_ASSOC ? !g_hash_table_size(v->assoc) : !v->arr->len);
+  if (none) {
+    /* declared, never assigned: no =() */
+  } else if (v->flags & V_ASSOC) {
     box_out_puts(c->out, "=(");
     GPtrArray *order = box_var_assoc_keys(v);
     for (guint i = 0; i < order->len; i++) {
@@ -190,7 +194,7 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
   bool in_func = sh->frames->len > 0;
   for (; i < c->argc; i++) {
     const char *a = c->argv[i];
-    const char *eq = strchr(a, '=');
+    const char *eq = box_assign_eq(a);
     size_t nl = eq ? (size_t)(eq - a) : strlen(a);
     if (eq && nl && a[nl - 1] == '+') nl--;
     char *name = g_strndup(a, nl);
@@ -236,15 +240,33 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
       }
       if (!v) v = box_var_make(sh, name);
     }
-    if (set & V_ASSOC)
+    if (((set & V_ASSOC) && (v->flags & V_ARRAY)) || ((set & V_ARRAY) && (v->flags & V_ASSOC))) {
+      /* bash converts neither way; with a value, as an assignment error
+       * that drops the rest of the line */
+      const char *how = set & V_ASSOC ? "indexed to associative" : "associative to indexed";
+      g_free(name);
+      if (eq && !in_func) {
+        box_sh_error(sh, "%.*s: cannot convert %s array", (int)nl, a, how);
+        sh->discard = true;
+        return box_expansion_failed(sh, 1);
+      }
+      box_cmd_error(c, "%s: cannot convert %s array", a, how);
+      status = 1;
+      continue;
+    }
+    bool fresh = !(v->flags & (V_ARRAY | V_ASSOC)) && !v->value;
+    /* bash's readonly -a/-A of a name with no value marks it readonly only */
+    unsigned arr_set = fresh && !eq && strcmp(who, "readonly") == 0 ? 0 : set & (V_ARRAY | V_ASSOC);
+    if (arr_set & V_ASSOC)
       box_var_make_array(v, true);
-    else if (set & V_ARRAY)
+    else if (arr_set & V_ARRAY)
       box_var_make_array(v, false);
     v->flags |= set & (V_INTEGER | V_LOWER | V_UPPER | V_EXPORT | V_NAMEREF);
     if (set & V_LOWER) v->flags &= ~V_UPPER;
     if (set & V_UPPER) v->flags &= ~V_LOWER;
     v->flags &= ~(clear & (V_INTEGER | V_LOWER | V_UPPER | V_EXPORT));
     if (unexport) v->flags &= ~V_EXPORT;
+    if (fresh && !eq && arr_set) v->flags |= V_NOVALUE;
     if (eq) {
       int st = 1;
       const char *val = eq + 1;
@@ -257,10 +279,7 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
         if (!box_var_set_elem(sh, name, key, val, append)) status = 1;
         g_free(key);
       } else if (append) {
-        const char *old = box_var_get(sh, name);
-        char *nv = g_strconcat(old ? old : "", val, NULL);
-        if (!box_var_set(sh, name, nv)) status = 1;
-        g_free(nv);
+        if (!box_var_append(sh, name, val)) status = 1;
       } else if (set & V_NAMEREF) {
         /* `declare -n r=b` again: r now names b (the value it named stays) */
         v->flags &= ~V_NAMEREF;

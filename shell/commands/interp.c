@@ -35,6 +35,36 @@ static bool take_stdio(BoxCmd *c)
   return true;
 }
 
+/* Whether real descriptor fd is free in this child or one of the Shell's
+ * own table (a user's `exec 3<f`): the interpreter may take its number. */
+static bool number_free(const Shell *sh, int fd)
+{
+  if (fcntl(fd, F_GETFD) < 0) return true;
+  for (int i = 0; i < BOX_NFD; i++)
+    if (sh->fd[i] == fd) return true;
+  return false;
+}
+
+/* The command's descriptors 3…9 (`5<<EOF`, `exec 7>f`) at their numbers,
+ * as a spawned program gets them (exec.c's program_fds), where no
+ * descriptor the Shell itself works with holds that number. */
+static bool take_high_fds(const Shell *sh)
+{
+  int tmp[10];
+  for (int i = 3; i <= 9; i++) {
+    tmp[i] = -1;
+    if (sh->fd[i] >= 0 && sh->fd[i] != i && number_free(sh, i) &&
+        (tmp[i] = fcntl(sh->fd[i], F_DUPFD_CLOEXEC, 10)) < 0)
+      return false;
+  }
+  for (int i = 3; i <= 9; i++) {
+    if (tmp[i] < 0) continue;
+    if (dup2(tmp[i], i) < 0) return false;
+    close(tmp[i]);
+  }
+  return true;
+}
+
 /* The interpreter's environment: what a spawned program would get. */
 static void export_environment(Shell *sh)
 {
@@ -54,7 +84,7 @@ int box_cmd_in_child(BoxCmd *c, int (*body)(BoxCmd *c))
   }
   if (pid == 0) {
     signal(SIGPIPE, SIG_DFL);
-    if (!take_stdio(c)) _exit(126);
+    if (!take_stdio(c) || !take_high_fds(c->sh)) _exit(126);
     export_environment(c->sh);
     _exit(body(c) & 255);
   }

@@ -70,7 +70,8 @@ static bool put_escapes(GString *out, const char *s, size_t n, bool bflag, size_
 
 static bool num_arg(const char *a, int64_t *v, int err_fd, bool *bad)
 {
-  if (!a) {
+  /* bash: no argument, an empty one or a lone quote is 0, no error */
+  if (!a || !*a || ((a[0] == '\'' || a[0] == '"') && !a[1])) {
     *v = 0;
     return true;
   }
@@ -278,7 +279,7 @@ int box_printf_format(Shell *sh, GString *out, int argc, char **argv, int err_fd
       case 'a':
       case 'A': {
         double d = 0;
-        if (arg) {
+        if (arg && *arg) {
           char *end;
           d = g_ascii_strtod(arg, &end);
           if (end == arg || *end) {

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -86,13 +87,24 @@ int box_cmd_read(BoxCmd *c)
       switch (o) {
       case 'a': arr = v; break;
       case 'd': delim = (unsigned char)v[0]; break;
-      case 'n': nchars = atol(v); break;
+      case 'n':
       case 'N':
-        nchars = atol(v);
-        exact = true;
+        if (!box_parse_int(v, &nchars) || nchars < 0 || nchars > INT_MAX) {
+          box_cmd_error(c, "%s: invalid number", v);
+          return 1;
+        }
+        exact = o == 'N';
         break;
       case 'p': prompt = v; break;
-      case 't': tmo = g_ascii_strtod(v, NULL); break;
+      case 't': {
+        char *end;
+        tmo = g_ascii_strtod(v, &end);
+        if (end == v || *end || tmo < 0 || (!g_ascii_isdigit(*v) && *v != '.')) {
+          box_cmd_error(c, "%s: invalid timeout specification", v);
+          return 1;
+        }
+        break;
+      }
       case 'u': {
         long u = atol(v);
         fd = u >= 0 && u < BOX_NFD ? sh->fd[u] : -1;
@@ -185,12 +197,17 @@ int box_cmd_read(BoxCmd *c)
       if (!box_split_ref(nm, &name, &key)) {
         box_cmd_error(c, "`%s': not a valid identifier", nm);
         st = 1;
-        continue;
+        break;
       }
       const char *val = k < fields->len ? (char *)fields->pdata[k] : "";
-      if (!(key ? box_var_set_elem(sh, name, key, val, false) : box_var_set(sh, name, val))) st = 1;
+      bool set = key ? box_var_set_elem(sh, name, key, val, false) : box_var_set(sh, name, val);
       g_free(name);
       g_free(key);
+      if (!set) {
+        /* bash stops at a name it cannot set (readonly): the rest keep their values */
+        st = 1;
+        break;
+      }
     }
   }
   g_ptr_array_free(fields, TRUE);
