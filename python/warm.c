@@ -80,7 +80,7 @@ static void restore_pristine(void)
 /* Modules most programs import; site's module, whose main runs per
  * command. */
 static const char warm_source[] =
-  "import sys, posix, _io, gc, codecs, atexit, _signal\n"
+  "import sys, posix, _io, gc, codecs, atexit\n"
   "import site, os, json, re, pathlib, collections\n"
   "_box = sys.modules['_boxpython']\n"
   "if posix.system is _box._system:  # routed before os was imported: os's own too\n"
@@ -135,7 +135,8 @@ static const char warm_source[] =
   "            return False\n"
   "    return True\n"
   "\n"
-  "_warm_modules = frozenset(sys.modules)\n"
+  "# and _signal, imported by each command after its dispositions are set (begin)\n"
+  "_warm_modules = frozenset(sys.modules) | {'_signal'}\n"
   "_warm_filters = list(sys.modules['warnings'].filters) if 'warnings' in sys.modules else None\n"
   "gc.collect()\n"
   "gc.freeze()  # kept out of every collection: a command's copies no page of it\n";
