@@ -109,3 +109,54 @@ def test_print_touches_fewer_pages_than_a_teardown_would(py_box):
     quick = per_run("print(1)")
     torn = per_run("class A:\n def __del__(self): pass\na = A()\nprint(1)")
     assert quick < torn * 0.8, (quick, torn)
+
+
+def descendants(pid):
+    out = []
+    for c in children_of(pid):
+        out += [c, *descendants(c)]
+    return out
+
+
+def host_pid(b, inner):
+    """The host's pid of the box's Shell process whose own pid (its
+    namespace's) is inner."""
+    for pid in descendants(b.proc.pid):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                ns = next(line for line in f if line.startswith("NSpid:")).split()[1:]
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                shell = f.read().startswith(b"box-shell\0")  # not the agent's, in its own namespace
+        except (OSError, StopIteration):
+            continue
+        if shell and int(ns[-1]) == inner:
+            return pid
+    raise AssertionError(f"no process {inner} in the box")
+
+
+def test_the_waiting_shell_launches_the_programs_processes(py_box):
+    """A python3 run forks no launcher of its own (a fork of a process the
+    interpreter's size per run): while the program runs its process has no
+    child, and the Shell that waits for it still runs its subprocesses."""
+    import threading
+    import time
+    started = py_box.workspace / "started"
+    started.unlink(missing_ok=True)
+    text = ("import os, subprocess, time\n"
+            "open('started', 'w').write(str(os.getpid()))\n"
+            "time.sleep(2)\n"
+            "subprocess.run(['echo', 'sub'])\n"
+            "print(os.system('python3 -c \"print(2)\"'))")
+    result = {}
+    t = threading.Thread(target=lambda: result.update(r=py_box.bash("python3 -c " + quote([text]))))
+    t.start()
+    try:
+        deadline = time.time() + 30
+        while not (started.exists() and started.read_text()) and time.time() < deadline:
+            time.sleep(0.05)
+        pid = host_pid(py_box, int(started.read_text()))
+        assert children_of(pid) == []
+    finally:
+        t.join(60)
+    r = result["r"]
+    assert (r.stdout, r.stderr, r.returncode) == ("sub\n2\n0\n", "", 0)
