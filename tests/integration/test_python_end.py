@@ -48,6 +48,9 @@ CASES = {
     "stdout replaced": ("import io, sys\nsys.stdout = io.TextIOWrapper(open(1, 'wb', "
                         "closefd=False))\nprint('via another')"),
     "stdout closed": "import sys; print('x'); sys.stdout.close()",
+    "inspect asked": "import os; os.environ['PYTHONINSPECT'] = '1'; print('x')",
+    "exit in atexit": "import atexit, sys; atexit.register(sys.exit, 4); print('y')",
+    "print at exit": "import atexit, sys; atexit.register(sys.stdout.write, 'late')",
 }
 
 
