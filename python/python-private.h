@@ -48,4 +48,11 @@ PyStatus box_python_set_locations(PyConfig *c, bool fixed_paths);
 bool box_python_is_warm(void);
 int box_python_warm_main(int argc, char **argv, const BoxPythonHost *host);
 
+/* end.c: how a class statement's instances end, learnt from one
+ * (plain_class) on the warm interpreter. */
+void box_python_end_learn(PyObject *plain_class);
+/* end.c: `-c TEXT` (config's run_command) as Py_RunMain runs it, ended
+ * without the teardown when that shows nothing; the exit status. */
+int box_python_run_command(const PyConfig *config, PyObject *helpers);
+
 #endif

@@ -80,7 +80,7 @@ static void restore_pristine(void)
 /* Modules most programs import; site's module, whose main runs per
  * command. */
 static const char warm_source[] =
-  "import sys, posix, _io, gc, codecs\n"
+  "import sys, posix, _io, gc, codecs, atexit\n"
   "import site, os, json, re, pathlib, collections\n"
   "_box = sys.modules['_boxpython']\n"
   "if posix.system is _box._system:  # routed before os was imported: os's own too\n"
@@ -118,6 +118,26 @@ static const char warm_source[] =
   "    elif '" BOX_PYTHON_DIST "' in sys.path:  # site's to add, not ours\n"
   "        sys.path.remove('" BOX_PYTHON_DIST "')\n"
   "\n"
+  "class _Plain:  # how a class statement's instance ends (end.c)\n"
+  "    pass\n"
+  "\n"
+  "def _plain_end():\n"
+  "    # what the teardown would call: gc's callbacks, warnings (the filters as the\n"
+  "    # zygote's: a ResourceWarning shown), an extension module's objects' ends\n"
+  "    warnings = sys.modules.get('warnings')\n"
+  "    if gc.callbacks or (warnings and warnings.filters != _warm_filters):\n"
+  "        return False\n"
+  "    for name, m in list(sys.modules.items()):\n"
+  "        if name in _warm_modules:\n"
+  "            continue\n"
+  "        f = getattr(m, '__file__', None) if type(m) is type(sys) else None\n"
+  "        if not isinstance(f, str) or not f.endswith('.py'):\n"
+  "            return False\n"
+  "    return True\n"
+  "\n"
+  "# and _signal, imported by each command after its dispositions are set (begin)\n"
+  "_warm_modules = frozenset(sys.modules) | {'_signal'}\n"
+  "_warm_filters = list(sys.modules['warnings'].filters) if 'warnings' in sys.modules else None\n"
   "gc.collect()\n"
   "gc.freeze()  # kept out of every collection: a command's copies no page of it\n";
 
@@ -167,6 +187,7 @@ static bool warm_init(const BoxPythonHost *host)
     Py_XDECREF(r);
   }
   Py_XDECREF(code);
+  if (ok && helpers) box_python_end_learn(PyDict_GetItemString(helpers, "_Plain"));
   return ok && helpers;
 }
 
@@ -357,7 +378,7 @@ static int run_warm(int argc, char **argv, const BoxPythonHost *host)
   } else if (_PyInterpreterState_GetConfigCopy(&w) == 0 && config_fits(&cmd, &w) &&
              environment_fits(cmd.use_environment)) {
     if (begin(&w, &cmd, host)) {
-      status = Py_RunMain();
+      status = w.run_command ? box_python_run_command(&w, helpers) : Py_RunMain();
     } else {
       PyErr_Print();
       Py_FinalizeEx();

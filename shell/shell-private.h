@@ -698,6 +698,10 @@ void box_python_note_gateway(void);
 /* commands/interp.c: runs body(c) in a child on the command's descriptors
  * 0, 1, 2 with the environment a spawned program gets; its status. */
 int box_cmd_in_child(BoxCmd *c, int (*body)(BoxCmd *c));
+/* The same, the Shell calling serve(c, pid) while the child runs (until
+ * it returns; it reaps nothing of pid). */
+int box_cmd_in_child_serving(BoxCmd *c, int (*body)(BoxCmd *c),
+                             void (*serve)(BoxCmd *c, pid_t pid));
 
 /* Helpers builtins share (builtins.c). */
 /* Prints "strands-shell: NAME: text" on the command's stderr. */

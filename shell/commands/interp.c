@@ -76,6 +76,11 @@ static void export_environment(Shell *sh)
 
 int box_cmd_in_child(BoxCmd *c, int (*body)(BoxCmd *c))
 {
+  return box_cmd_in_child_serving(c, body, NULL);
+}
+
+int box_cmd_in_child_serving(BoxCmd *c, int (*body)(BoxCmd *c), void (*serve)(BoxCmd *c, pid_t pid))
+{
   box_out_flush(c->out);
   pid_t pid = box_fork(c->sh);
   if (pid < 0) {
@@ -88,6 +93,7 @@ int box_cmd_in_child(BoxCmd *c, int (*body)(BoxCmd *c))
     export_environment(c->sh);
     _exit(body(c) & 255);
   }
+  if (serve) serve(c, pid);
   int st;
   while (waitpid(pid, &st, 0) < 0) {
     if (errno != EINTR) return 126;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shell/commands/python_launcher.h"
 #include "shell/shell-private.h"
 
 static int python_child(BoxCmd *c)
@@ -28,7 +29,10 @@ static int python_child(BoxCmd *c)
 int box_cmd_python(BoxCmd *c)
 {
   box_python_note_gateway();
-  return box_cmd_in_child(c, python_child);
+  if (!box_python_launcher_open()) return box_cmd_in_child(c, python_child);
+  int status = box_cmd_in_child_serving(c, python_child, box_python_launcher_serve);
+  box_python_launcher_stop(); /* the socket, if no child was forked to serve */
+  return status;
 }
 
 bool box_is_python_name(const char *name)

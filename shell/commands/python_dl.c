@@ -353,7 +353,7 @@ int box_python_run(BoxCmd *c, int argc, char **argv, char **error)
   }
   BoxPythonMain *main_fn;
   memcpy(&main_fn, &sym, sizeof sym);
-  box_python_launcher_start(c->sh);
+  box_python_launcher_child();
   int status = main_fn(argc, argv, &host);
   box_python_launcher_stop();
   return status;

@@ -6,12 +6,15 @@
  * an initialized interpreter, so a `python3` the Shell ran there (a test's
  * sys.executable) would find CPython initialized: Py_InitializeFromConfig
  * only reconfigures it, and the new program would run among the parent's
- * modules, __main__, sys.stdout and atexit handlers.  So the command forks
- * a launcher first; the interpreter's child hands it the text and its
- * descriptors 0, 1, 2, the launcher forks a job from its clean image, the
- * job runs the text through the Shell in a child of its own and sends
- * back the status, which becomes the interpreter's child's.  That child
- * ending first (Popen.kill) ends the job's Shell. */
+ * modules, __main__, sys.stdout and atexit handlers.  So the Shell that
+ * waits for the command's child is the launcher: the interpreter's child
+ * hands it the text and its descriptors 0, 1, 2, the Shell forks a job
+ * from its clean image (through a middle process reaped at once, so that
+ * the job is never one of the Shell's children), the job runs the text
+ * through the Shell in a child of its own and sends back the status,
+ * which becomes the interpreter's child's.  That child ending first
+ * (Popen.kill) ends the job's Shell.  (A launcher forked by the command's
+ * child cost every run a fork of a process the interpreter's size.) */
 #include "shell/commands/python_launcher.h"
 
 #include <errno.h>
@@ -32,8 +35,8 @@
 #define LAUNCHER_FD_MIN 900
 #define PASSED_FDS 4 /* 0, 1, 2 and the job's reply socket */
 
-static int to_launcher = -1;
-static pid_t launcher_pid = -1;
+static int to_launcher = -1; /* the interpreter's end */
+static int serve_end = -1;   /* the Shell's */
 
 /* One message of a byte and PASSED_FDS descriptors on sock, sent from fds
  * or received into them: 1, or 0 for a message without them (whatever
@@ -150,6 +153,9 @@ static _Noreturn void run_job(Shell *sh, int fds[PASSED_FDS])
     close(reply);
     umask((mode_t)strtoul(mask, NULL, 8));
     take_environment(sh, env);
+    /* and the process's, as the command's child has the Shell's exports */
+    clearenv();
+    for (char *p = env; *p; p += strlen(p) + 1) putenv(p);
     _exit(box_run_text(sh, text, 0, 1, 2) & 255);
   }
   for (int i = 0; i < 3; i++) close(i); /* the requester's pipes see their end when the text's do */
@@ -175,46 +181,66 @@ static _Noreturn void run_job(Shell *sh, int fds[PASSED_FDS])
   _exit(0);
 }
 
-static _Noreturn void launcher_main(Shell *sh, int sock)
-{
-  for (int i = 0; i < 3; i++) close(i); /* the command's own pipes end with the interpreter */
-  for (;;) {
-    int fds[PASSED_FDS];
-    int got = pass_fds(sock, fds, false);
-    if (got < 0) _exit(0); /* no interpreter (nor any of its children) is left */
-    while (waitpid(-1, NULL, WNOHANG) > 0) {}
-    if (got == 0) continue;
-    pid_t pid = fork();
-    if (pid == 0) {
-      close(sock);
-      run_job(sh, fds);
-    }
-    /* not forked: the requester reads no status and its text fails */
-    for (int i = 0; i < PASSED_FDS; i++) close(fds[i]);
-  }
-}
-
-void box_python_launcher_start(Shell *sh)
+bool box_python_launcher_open(void)
 {
   int sv[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return;
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(sv[0]);
-    launcher_main(sh, sv[1]);
-  }
-  close(sv[1]);
-  if (pid < 0) {
-    close(sv[0]);
-    return;
-  }
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return false;
   int high = fcntl(sv[0], F_DUPFD_CLOEXEC, LAUNCHER_FD_MIN);
   if (high >= 0) {
     close(sv[0]);
     sv[0] = high;
   }
   to_launcher = sv[0];
-  launcher_pid = pid;
+  serve_end = sv[1];
+  return true;
+}
+
+void box_python_launcher_child(void)
+{
+  if (serve_end >= 0) close(serve_end);
+  serve_end = -1;
+}
+
+/* One request: its job in a grandchild, so that the Shell never sees it
+ * among its own children (the middle process is reaped at once). */
+static void start_job(Shell *sh, int fds[PASSED_FDS], int pidfd)
+{
+  pid_t mid = fork();
+  if (mid == 0) {
+    close(serve_end);
+    close(pidfd);
+    signal(SIGPIPE, SIG_DFL); /* as the command's child has it */
+    pid_t job = fork();
+    if (job == 0) run_job(sh, fds);
+    _exit(job < 0);
+  }
+  /* not forked: the requester reads no status and its text fails */
+  for (int i = 0; i < PASSED_FDS; i++) close(fds[i]);
+  while (mid > 0 && waitpid(mid, NULL, 0) < 0 && errno == EINTR) {}
+}
+
+void box_python_launcher_serve(BoxCmd *c, pid_t pid)
+{
+  if (to_launcher >= 0) close(to_launcher);
+  to_launcher = -1;
+  int pidfd = serve_end >= 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+  struct pollfd pf[2] = { { .fd = pidfd, .events = POLLIN },
+                          { .fd = serve_end, .events = POLLIN } };
+  while (pidfd >= 0) {
+    if (poll(pf, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (pf[0].revents) break; /* the interpreter ended: its requests with it */
+    if (!pf[1].revents) continue;
+    int fds[PASSED_FDS];
+    int got = pass_fds(serve_end, fds, false);
+    if (got < 0 && errno != EINTR) pf[1].fd = -1; /* nobody left to ask: wait for the end */
+    if (got > 0) start_job(c->sh, fds, pidfd);
+  }
+  if (pidfd >= 0) close(pidfd);
+  if (serve_end >= 0) close(serve_end);
+  serve_end = -1;
 }
 
 bool box_python_launcher_run(const char *text, int *status)
@@ -258,11 +284,8 @@ bool box_python_launcher_run(const char *text, int *status)
 
 void box_python_launcher_stop(void)
 {
-  if (launcher_pid < 0) return;
-  close(to_launcher);
+  if (to_launcher >= 0) close(to_launcher);
   to_launcher = -1;
-  /* the interpreter's own children may still hold the other end */
-  kill(launcher_pid, SIGKILL);
-  while (waitpid(launcher_pid, NULL, 0) < 0 && errno == EINTR) {}
-  launcher_pid = -1;
+  if (serve_end >= 0) close(serve_end);
+  serve_end = -1;
 }

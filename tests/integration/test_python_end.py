@@ -1,0 +1,165 @@
+"""How `python3 -c TEXT` ends in the box (python/end.c): after the atexit
+handlers and the flush of the standard streams, without the teardown of
+every module and object when that teardown would show nothing — and as
+/usr/bin/python3 ends in every case, whatever the program left behind.
+
+Each case is compared with /usr/bin/python3 run natively in the same
+workspace with the box's environment (test_python_start's helpers)."""
+import os
+import re
+
+import pytest
+
+from conftest import children_of
+from test_python_start import PY, in_box, native, py_box, quote  # noqa: F401 (fixture)
+
+# Texts whose end shows something: output, status, files, tracebacks.
+CASES = {
+    "print": "print(1)",
+    "no newline": "import sys; sys.stdout.write('partial')",
+    "stderr": "import sys; sys.stderr.write('err'); print('out', end='')",
+    "buffer": "import sys; sys.stdout.buffer.write(b'raw'); print('text', end='')",
+    "exception": "x = 1\nraise ValueError('bad')",
+    "keyboard": "raise KeyboardInterrupt",
+    "exit code": "import sys; print('a'); sys.exit(3)",
+    "exit text": "import sys; sys.exit('gone')",
+    "exit none": "raise SystemExit",
+    "atexit": "import atexit; atexit.register(print, 'bye'); print('hi')",
+    "atexit order": ("import atexit\nfor i in range(3): atexit.register(print, i)\n"
+                     "atexit.register(lambda: 1/0)"),
+    "del in module": ("import json\nclass A:\n def __del__(self): print('del json')\n"
+                      "json.keep = A()"),
+    "cycle del": ("class A:\n def __del__(self): print('cycle')\n"
+                  "a = A(); a.me = a; del a"),
+    "weakref callback": ("import weakref\nclass A: pass\na = A()\n"
+                         "r = weakref.ref(a, lambda _: print('gone'))"),
+    "finalize": "import weakref\nclass A: pass\na = A()\nweakref.finalize(a, print, 'fin')",
+    "open file": "f = open('written.txt', 'w'); f.write('unflushed')",
+    "open binary": "f = open('written.bin', 'wb'); f.write(b'unflushed')",
+    "thread": ("import threading, time\n"
+               "threading.Thread(target=lambda: (time.sleep(0.2), print('joined'))).start()"),
+    "gc callback": "import gc; gc.callbacks.append(lambda *a: print('gc', a[0]))",
+    "audit hook": ("import sys\nsys.addaudithook(lambda e, a: e.startswith('cpython._PySys')"
+                   " and print(e))"),
+    "resource warning": ("import warnings, os; warnings.simplefilter('always')\n"
+                         "it = os.scandir('.'); next(it)"),
+    "plain objects": ("class A: pass\nclass B(dict): pass\nd = {i: [A(), B()] for i in range(9)}\n"
+                      "print(len(d))"),
+    "stdout replaced": ("import io, sys\nsys.stdout = io.TextIOWrapper(open(1, 'wb', "
+                        "closefd=False))\nprint('via another')"),
+    "stdout closed": "import sys; print('x'); sys.stdout.close()",
+    "inspect asked": "import os; os.environ['PYTHONINSPECT'] = '1'; print('x')",
+    "exit in atexit": "import atexit, sys; atexit.register(sys.exit, 4); print('y')",
+    "print at exit": "import atexit, sys; atexit.register(sys.stdout.write, 'late')",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_ends_as_native(py_box, name):
+    text = CASES[name]
+    for f in ("written.txt", "written.bin"):
+        if (py_box.workspace / f).exists():
+            os.unlink(py_box.workspace / f)
+    want = native(py_box, [PY, "-c", text])
+    files = {f: (py_box.workspace / f).read_bytes() for f in ("written.txt", "written.bin")
+             if (py_box.workspace / f).exists()}
+    for f in files:
+        os.unlink(py_box.workspace / f)
+    got = in_box(py_box, "python3 -c " + quote([text]))
+    got_files = {f: (py_box.workspace / f).read_bytes() for f in files
+                 if (py_box.workspace / f).exists()}
+    # the box's Shell reports a signal's death as 128+N, as bash does
+    want_status = want.returncode if want.returncode >= 0 else 128 - want.returncode
+    def addr(t):
+        return re.sub(r"0x[0-9a-f]+", "0x", t)  # an object's address in a message
+    assert (got.stdout, addr(got.stderr), got.returncode, got_files) == \
+        (want.stdout, addr(want.stderr), want_status, files)
+
+
+def test_a_broken_pipe_ends_as_native(py_box):
+    text = "print('x' * 200000)"
+    pipe = "-c {} | head -c 1; echo \" ${{PIPESTATUS[0]}}\"".format(quote([text]))
+    want = native(py_box, ["/bin/bash", "-c", f"{PY} {pipe}"])
+    got = in_box(py_box, f"python3 {pipe}")
+    assert (got.stdout, got.stderr) == (want.stdout, want.stderr)
+
+
+def zygote_faults(b):
+    """Minor faults of the box's processes that have ended and been waited
+    for, summed into their zygotes (cminflt of /proc/PID/stat)."""
+    total = 0
+    for pid in children_of(b.proc.pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[8])  # cminflt: the 11th field, the 9th after the name
+    return total
+
+
+def test_print_touches_fewer_pages_than_a_teardown_would(py_box):
+    """The teardown writes to most of the warm interpreter's pages, each a
+    copy-on-write fault in the command's process: ending without it shows
+    in the page faults of the box's processes per python3 -c 'print(1)',
+    against those of one that must tear down (an object with __del__)."""
+    def per_run(text, n=20):
+        before = zygote_faults(py_box)
+        for _ in range(n):
+            r = py_box.bash(f"python3 -c {quote([text])}")
+            assert r.returncode == 0, r.stderr
+        return (zygote_faults(py_box) - before) / n
+    quick = per_run("print(1)")
+    torn = per_run("class A:\n def __del__(self): pass\na = A()\nprint(1)")
+    assert quick < torn * 0.8, (quick, torn)
+
+
+def descendants(pid):
+    out = []
+    for c in children_of(pid):
+        out += [c, *descendants(c)]
+    return out
+
+
+def host_pid(b, inner):
+    """The host's pid of the box's Shell process whose own pid (its
+    namespace's) is inner."""
+    for pid in descendants(b.proc.pid):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                ns = next(line for line in f if line.startswith("NSpid:")).split()[1:]
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                shell = f.read().startswith(b"box-shell\0")  # not the agent's, in its own namespace
+        except (OSError, StopIteration):
+            continue
+        if shell and int(ns[-1]) == inner:
+            return pid
+    raise AssertionError(f"no process {inner} in the box")
+
+
+def test_the_waiting_shell_launches_the_programs_processes(py_box):
+    """A python3 run forks no launcher of its own (a fork of a process the
+    interpreter's size per run): while the program runs its process has no
+    child, and the Shell that waits for it still runs its subprocesses."""
+    import threading
+    import time
+    started = py_box.workspace / "started"
+    started.unlink(missing_ok=True)
+    text = ("import os, subprocess, time\n"
+            "open('started', 'w').write(str(os.getpid()))\n"
+            "time.sleep(2)\n"
+            "subprocess.run(['echo', 'sub'])\n"
+            "print(os.system('python3 -c \"print(2)\"'))")
+    result = {}
+    t = threading.Thread(target=lambda: result.update(r=py_box.bash("python3 -c " + quote([text]))))
+    t.start()
+    try:
+        deadline = time.time() + 30
+        while not (started.exists() and started.read_text()) and time.time() < deadline:
+            time.sleep(0.05)
+        pid = host_pid(py_box, int(started.read_text()))
+        assert children_of(pid) == []
+    finally:
+        t.join(60)
+    r = result["r"]
+    assert (r.stdout, r.stderr, r.returncode) == ("sub\n2\n0\n", "", 0)
