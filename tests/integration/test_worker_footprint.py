@@ -6,6 +6,7 @@ paid by every command (bench/roundtrip counts the faults per command)."""
 import os
 import re
 import signal
+import time
 
 from conftest import ALLOW_ALL, Box, permissive_box, zygotes
 
@@ -112,5 +113,29 @@ def test_the_zygote_writes_few_pages_between_forks(tmp_path):
             assert b.bash("true").returncode == 0
         per_fork = (minor_faults(zygote) - before) / 20
         assert per_fork <= 10, per_fork
+    finally:
+        b.teardown()
+
+
+def voluntary_switches(pid, tid):
+    with open(f"/proc/{pid}/task/{tid}/status") as f:
+        for line in f:
+            if line.startswith("voluntary_ctxt_switches:"):
+                return int(line.split()[1])
+    raise AssertionError(f"no switch count for thread {tid}")
+
+
+def test_an_idle_boxd_s_main_thread_sleeps_until_a_signal(tmp_path):
+    """boxd's main thread waits for the agent's end woken by SIGCHLD (also
+    when another thread reaped the agent), not by a 100 ms clock; the box
+    still ends when its agent does."""
+    b = permissive_box(tmp_path)
+    try:
+        assert b.bash("true").returncode == 0
+        time.sleep(0.3)
+        before = voluntary_switches(b.proc.pid, b.proc.pid)
+        time.sleep(1.0)
+        assert voluntary_switches(b.proc.pid, b.proc.pid) - before <= 1
+        assert b.stop() == 128 + signal.SIGTERM
     finally:
         b.teardown()
