@@ -9,6 +9,9 @@
 #include "box/box-private.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #define ORPHAN_LIMIT 4096
@@ -17,23 +20,33 @@ static GMutex reaper_lock;
 static GCond reaper_cond;
 static GHashTable *reaped; /* pid -> wait status */
 
+static pid_t reaper_main_tid; /* the main thread, which sleeps until SIGCHLD */
+
 void box_reaper_init(void)
 {
   reaped = g_hash_table_new(g_direct_hash, g_direct_equal);
+  reaper_main_tid = (pid_t)syscall(SYS_gettid);
 }
 
 void box_reaper_collect(void)
 {
+  bool any = false;
   for (;;) {
     int status;
     pid_t pid = waitpid(-1, &status, WNOHANG | __WALL);
     if (pid <= 0) break;
+    any = true;
     g_mutex_lock(&reaper_lock);
     if (g_hash_table_size(reaped) > ORPHAN_LIMIT) g_hash_table_remove_all(reaped);
     g_hash_table_insert(reaped, GINT_TO_POINTER(pid), GINT_TO_POINTER(status));
     g_cond_broadcast(&reaper_cond);
     g_mutex_unlock(&reaper_lock);
   }
+  /* The main thread waits for the agent's status with no clock, woken by
+   * SIGCHLD (serve.c); a status another thread reaped may be the agent's,
+   * after the main thread took that SIGCHLD and looked: it is told again. */
+  if (any && reaper_main_tid > 0 && (pid_t)syscall(SYS_gettid) != reaper_main_tid)
+    syscall(SYS_tgkill, (pid_t)getpid(), reaper_main_tid, SIGCHLD);
 }
 
 void box_reaper_store(pid_t pid, int status)

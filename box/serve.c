@@ -154,9 +154,12 @@ static int wait_for_agent(pid_t agent, const sigset_t *set, int *stop_signal)
   bool stopping = false;
   gint64 kill_at = 0;
   for (;;) {
+    /* SIGCHLD wakes it for the agent's end, also when another thread
+     * reaped it (box_reaper_collect); a clock only while the agent is given
+     * its second to end, so an idle boxd's main thread sleeps. */
     struct timespec tick = { 0, 100 * 1000 * 1000 };
     siginfo_t info;
-    int sig = sigtimedwait(set, &info, &tick);
+    int sig = sigtimedwait(set, &info, stopping ? &tick : NULL);
     if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
       /* Forward to the agent's group; if it lingers, it is killed. */
       kill(-agent, sig == SIGHUP ? SIGTERM : sig);

@@ -7,8 +7,8 @@
  *   {"f":"canonical formula","s":SEQ}      (a formula's history starts at SEQ)
  * Each append is one write(2) made before the decision is answered, so a
  * crash of the process never loses an answered decision; fsync is batched
- * by a flusher thread (every 50 ms when something was written), so no
- * decision waits for a flush.  A file operation's records (between
+ * by a flusher thread (50 ms after a round's first record; asleep while
+ * nothing is written), so no decision waits for a flush.  A file operation's records (between
  * box_policy_history_batch_begin and _end on its thread) are the
  * exception: they wait in memory for the flusher's next round, or for the
  * next other record (written after them, so the file keeps seq order), or
@@ -49,6 +49,7 @@ struct History {
   GMutex flock;
   GCond fcond;
   bool dirty, stop;
+  bool idle; /* the flusher waits, without a deadline, for the next record */
   /* records not yet written, in seq order (under flock); written under
    * wlock, which keeps one write at a time so the file keeps that order */
   GString *pending;
@@ -122,13 +123,35 @@ History *history_new(HistoryWatcher watch, void *data)
 
 static bool write_pending(History *h, char **why);
 
+/* Something was written or queued (h->flock held): the flusher's next
+ * round has it; an idle flusher is woken for it, the only record of a
+ * round that signals. */
+static void mark_dirty(History *h)
+{
+  h->dirty = true;
+  if (h->idle) {
+    h->idle = false;
+    g_cond_signal(&h->fcond);
+  }
+}
+
 static gpointer flusher_main(gpointer data)
 {
   History *h = data;
   g_mutex_lock(&h->flock);
   while (!h->stop) {
+    /* With nothing written since the last round it sleeps until a record
+     * wakes it (mark_dirty): an idle box's boxd stays asleep instead of
+     * waking 20 times a second.  The round then waits its 50 ms, so the
+     * records of that time share one fdatasync. */
+    if (!h->dirty) {
+      h->idle = true;
+      while (h->idle && !h->stop) g_cond_wait(&h->fcond, &h->flock);
+      h->idle = false;
+      continue;
+    }
     gint64 until = g_get_monotonic_time() + 50 * G_TIME_SPAN_MILLISECOND;
-    g_cond_wait_until(&h->fcond, &h->flock, until);
+    while (!h->stop && g_cond_wait_until(&h->fcond, &h->flock, until)) {}
     if (h->dirty) {
       h->dirty = false;
       int fd = h->fd;
@@ -287,7 +310,7 @@ static bool write_all(History *h, const char *buf, size_t total, char **why)
     done += (size_t)w;
   }
   g_mutex_lock(&h->flock);
-  h->dirty = true;
+  mark_dirty(h);
   g_mutex_unlock(&h->flock);
   return true;
 }
@@ -334,7 +357,7 @@ static bool put_line(History *h, GString *line, size_t at, char **why)
   char *failed = g_strdup(h->deferred_why);
   if (!failed) {
     g_string_append_len(h->pending, line->str + at, (gssize)(line->len - at));
-    h->dirty = true;
+    mark_dirty(h);
   }
   bool now = tls_deferring != h->id || h->pending->len > PENDING_MAX;
   g_mutex_unlock(&h->flock);

@@ -110,6 +110,18 @@ def test_one_invocation_is_one_command(running):
     assert r.stdout == f"{running.workspace}\n[][]\n"
 
 
+def test_a_command_that_never_waits_to_connect_or_send_reads_no_clock(running):
+    """The alias's deadlines start when the socket first makes it wait: the
+    first read of the clock faults in two vDSO pages, paid by every command
+    while the usual connect and send never wait."""
+    r = subprocess.run(["gdb", "-batch", "-nx", "-ex", "break clock_gettime", "-ex", "run",
+                        "-ex", "info breakpoints", "--args",
+                        str(running.box_dir / "bin" / "bash"), "-c", "exit 3"],
+                       capture_output=True, text=True, env=running.env(), timeout=120)
+    assert "exited with code 03" in r.stdout, r.stdout + r.stderr
+    assert "already hit" not in r.stdout, r.stdout
+
+
 def test_box_gone_gives_125(box):
     box.start_seeded()
     box.stop()

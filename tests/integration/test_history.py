@@ -9,7 +9,7 @@ import subprocess
 import textwrap
 import time
 
-from conftest import git, host_mounts
+from conftest import git, host_mounts, permissive_box
 
 
 def write_config(box, tools):
@@ -161,3 +161,42 @@ def test_sigkill_keeps_every_answered_decision(box):
     missing = logged - recorded
     assert not missing, f"{len(missing)} answered decisions lost, e.g. {sorted(missing)[:5]}"
     assert "after" in recorded
+
+
+def history_flusher_wakeups(boxd_pid):
+    """How often boxd's history flusher thread has gone to sleep and woken."""
+    for tid in os.listdir(f"/proc/{boxd_pid}/task"):
+        try:
+            with open(f"/proc/{boxd_pid}/task/{tid}/comm") as f:
+                if f.read().strip() != "box-history":
+                    continue
+            with open(f"/proc/{boxd_pid}/task/{tid}/status") as f:
+                for line in f:
+                    if line.startswith("voluntary_ctxt_switches:"):
+                        return int(line.split()[1])
+        except FileNotFoundError:
+            continue
+    raise AssertionError("boxd has no box-history thread")
+
+
+def test_an_idle_box_s_history_flusher_sleeps_until_a_record_comes(tmp_path):
+    """The flusher batches fdatasync 50 ms after a round's first record; with
+    nothing written it waits for the next record, not for a clock, so an idle
+    boxd is not woken 20 times a second."""
+    b = permissive_box(tmp_path)
+    try:
+        assert b.bash("true").returncode == 0
+        time.sleep(0.5)  # its rounds for that command's records are over
+        before = history_flusher_wakeups(b.proc.pid)
+        time.sleep(1.0)
+        assert history_flusher_wakeups(b.proc.pid) - before <= 1
+        # a record wakes it, and its round syncs the file
+        records = (b.box_dir / "private" / "history.jsonl").read_text().count("\n")
+        assert b.bash("true").returncode == 0
+        deadline = time.monotonic() + 5
+        while history_flusher_wakeups(b.proc.pid) == before and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert history_flusher_wakeups(b.proc.pid) > before
+        assert (b.box_dir / "private" / "history.jsonl").read_text().count("\n") > records
+    finally:
+        b.teardown()

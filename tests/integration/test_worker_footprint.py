@@ -3,7 +3,10 @@ so each of its mappings is copied into the worker at fork and torn down at
 its exit, and each page of its heap is copied into the worker's page tables
 and faulted on, copy on write, when the worker's malloc reuses it.  Both are
 paid by every command (bench/roundtrip counts the faults per command)."""
+import os
 import re
+import signal
+import time
 
 from conftest import ALLOW_ALL, Box, permissive_box, zygotes
 
@@ -63,12 +66,19 @@ def test_a_command_costs_boxd_no_file_call_it_can_spare(tmp_path):
     b.write_config()
     trace = tmp_path / "strace.out"
     b.start(prefix=("strace", "-f", "-qq", "-e", "trace=unlink,rename,openat", "-o", str(trace)))
+    # strace detaches from `box run` when it is signalled, leaving the box
+    # running (and counted by every later box_processes()): the box itself
+    # is ended, and strace with it
+    with open(f"/proc/{b.proc.pid}/task/{b.proc.pid}/children") as f:
+        boxd = int(f.read().split()[0])
     try:
         for _ in range(5):
             assert b.bash("true").returncode == 0
         assert b.bash("sleep 0.3").returncode == 0  # this one is published
     finally:
-        b.teardown()
+        os.kill(boxd, signal.SIGTERM)
+        b.proc.wait(timeout=30)
+    assert not os.path.exists(f"/proc/{boxd}")
     text = trace.read_text()
     live = re.compile(r'(rename)\("[^"]*", "([^"]*/live/\d+\.json)"|(unlink)\("([^"]*/live/\d+\.json)"')
     written, removed = set(), []
@@ -103,5 +113,29 @@ def test_the_zygote_writes_few_pages_between_forks(tmp_path):
             assert b.bash("true").returncode == 0
         per_fork = (minor_faults(zygote) - before) / 20
         assert per_fork <= 10, per_fork
+    finally:
+        b.teardown()
+
+
+def voluntary_switches(pid, tid):
+    with open(f"/proc/{pid}/task/{tid}/status") as f:
+        for line in f:
+            if line.startswith("voluntary_ctxt_switches:"):
+                return int(line.split()[1])
+    raise AssertionError(f"no switch count for thread {tid}")
+
+
+def test_an_idle_boxd_s_main_thread_sleeps_until_a_signal(tmp_path):
+    """boxd's main thread waits for the agent's end woken by SIGCHLD (also
+    when another thread reaped the agent), not by a 100 ms clock; the box
+    still ends when its agent does."""
+    b = permissive_box(tmp_path)
+    try:
+        assert b.bash("true").returncode == 0
+        time.sleep(0.3)
+        before = voluntary_switches(b.proc.pid, b.proc.pid)
+        time.sleep(1.0)
+        assert voluntary_switches(b.proc.pid, b.proc.pid) - before <= 1
+        assert b.stop() == 128 + signal.SIGTERM
     finally:
         b.teardown()
