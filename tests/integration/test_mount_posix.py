@@ -81,22 +81,33 @@ def test_posix_suite_with_nodes_past_the_descriptor_budget(tmp_path):
 # OPEN; under load a FORGET not yet read does the same) while the filesystem
 # gives the freed inode number to a new object of another type.
 REUSE = r"""
-import errno, os, sys
+import errno, os, sys, time
 os.mkdir("fill")
 for i in range(100):
     open(f"fill/f{i}", "w").close()
 made = iter(range(10**6))
-def reused(make, old_type):
-    # others on the filesystem may take the number first: a few rounds
-    for round in range(20):
-        old_type(f"old{round}")
-        held = os.open(f"old{round}", os.O_PATH | os.O_NOFOLLOW)
-        ino = os.fstat(held).st_ino
-        os.unlink(f"old{round}")
+def reused(make, old_type, tag):
+    # many freed numbers at once: under load the filesystem may first fill
+    # holes others left, or give one of ours to someone else
+    # made in a new directory: ext4 puts a file in its directory's group,
+    # and a directory where the one before it went (new files are made in
+    # there, new directories beside it)
+    os.mkdir(f"old{tag}")
+    held = set()
+    for i in range(40):
+        old_type(f"old{tag}/{i}")
+        fd = os.open(f"old{tag}/{i}", os.O_PATH | os.O_NOFOLLOW)
+        held.add(os.fstat(fd).st_ino)
+        os.unlink(f"old{tag}/{i}")
+    # an unlinked inode is freed once nothing holds it (a watch's event may,
+    # a while): new objects, a batch at a time, until one takes a number
+    end = time.monotonic() + 20
+    while time.monotonic() < end:
         for _ in range(20):
             name = make(next(made))
-            if os.lstat(name).st_ino == ino:
+            if os.lstat(name).st_ino in held:
                 return name
+        time.sleep(0.05)
     sys.exit("the filesystem gave no freed inode number again")
 def res(f, *a):
     try:
@@ -104,14 +115,14 @@ def res(f, *a):
     except OSError as e:
         return errno.errorcode[e.errno]
 def new_file(i):
-    with open(f"a{i}", "wb") as f:
+    with open(f"oldl/a{i}", "wb") as f:
         f.write(b"x")
-    return f"a{i}"
+    return f"oldl/a{i}"
 def new_dir(i):
     os.mkdir(f"d{i}")
     return f"d{i}"
-f = reused(new_file, lambda p: os.symlink("nowhere", p))
-d = reused(new_dir, lambda p: open(p, "w").close())
+f = reused(new_file, lambda p: os.symlink("nowhere", p), "l")
+d = reused(new_dir, lambda p: open(p, "w").close(), "f")
 print(res(lambda: open(f, "rb").read()), res(os.rename, d, d + "/sub"), res(os.listdir, d))
 """
 
