@@ -87,38 +87,40 @@ for i in range(100):
     open(f"fill/f{i}", "w").close()
 made = iter(range(10**6))
 def reused(make, old_type, tag):
-    # many freed numbers at once: under load the filesystem may first fill
-    # holes others left, or give one of ours to someone else
-    # made in a new directory: ext4 puts a file in its directory's group,
+    # Made in a new directory: ext4 puts a file in its directory's group,
     # and a directory where the one before it went (new files are made in
-    # there, new directories beside it)
-    os.mkdir(f"old{tag}")
+    # there, new directories beside it).  An unlinked inode is freed once
+    # nothing holds it (a watch's event may, a while), and under load the
+    # filesystem may fill others' holes first or move on to another group:
+    # new objects a batch at a time, a new round in a new directory if
+    # none took a freed number.
     held = set()
-    for i in range(40):
-        old_type(f"old{tag}/{i}")
-        fd = os.open(f"old{tag}/{i}", os.O_PATH | os.O_NOFOLLOW)
-        held.add(os.fstat(fd).st_ino)
-        os.unlink(f"old{tag}/{i}")
-    # an unlinked inode is freed once nothing holds it (a watch's event may,
-    # a while): new objects, a batch at a time, until one takes a number
-    end = time.monotonic() + 20
-    while time.monotonic() < end:
-        for _ in range(20):
-            name = make(next(made))
-            if os.lstat(name).st_ino in held:
-                return name
-        time.sleep(0.05)
+    for round in range(8):
+        old = f"old{tag}{round}"
+        os.mkdir(old)
+        for i in range(40):
+            old_type(f"{old}/{i}")
+            fd = os.open(f"{old}/{i}", os.O_PATH | os.O_NOFOLLOW)
+            held.add(os.fstat(fd).st_ino)
+            os.unlink(f"{old}/{i}")
+        end = time.monotonic() + 4
+        while time.monotonic() < end:
+            for _ in range(20):
+                name = make(old, next(made))
+                if os.lstat(name).st_ino in held:
+                    return name
+            time.sleep(0.05)
     sys.exit("the filesystem gave no freed inode number again")
 def res(f, *a):
     try:
         return repr(f(*a))
     except OSError as e:
         return errno.errorcode[e.errno]
-def new_file(i):
-    with open(f"oldl/a{i}", "wb") as f:
+def new_file(old, i):
+    with open(f"{old}/a{i}", "wb") as f:
         f.write(b"x")
-    return f"oldl/a{i}"
-def new_dir(i):
+    return f"{old}/a{i}"
+def new_dir(old, i):
     os.mkdir(f"d{i}")
     return f"d{i}"
 f = reused(new_file, lambda p: os.symlink("nowhere", p), "l")
