@@ -2,6 +2,7 @@
 spec/policy.md per-tool actions), with the real reference servers from the
 npm registry that tests/mcp pins (CI runs `npm ci` there)."""
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -993,12 +994,14 @@ permit(principal, action == Box::Action::"mcp:call", resource);
 ])
 def test_http_server_dies_mid_call(tmp_path, env, first):
     """A server that exits while a call is in flight: the call is answered
-    with the box's error, and so is the next."""
+    with the box's error, and so is the next; and the box's teardown after
+    it is prompt (its 10 s watchdog once hid a hang there)."""
     srv, port, token = serve_http(env)
     try:
         box = http_box(tmp_path, port, token, REACH_LOCAL + """
 permit(principal, action == Box::Action::"mcp:call", resource);
 """)
+        took = None
         try:
             r, out = client(box, "remote", {"call": "echo", "args": {"message": "first"}},
                             {"call": "echo", "args": {"message": "second"}})
@@ -1009,11 +1012,16 @@ permit(principal, action == Box::Action::"mcp:call", resource);
                 f"MCP error -32001: {first}",
                 'MCP error -32001: MCP server "remote" was not reached: could not reach '
                 f"127.0.0.1:{port}: Connection refused"], out
+            start = time.monotonic()
+            assert box.stop() == 128 + signal.SIGTERM, box.stderr()
+            took = time.monotonic() - start
         finally:
             box.stop()
     finally:
         srv.kill()
         srv.wait()
+    assert "teardown took longer" not in box.stderr()
+    assert took <= 3, (took, box.stderr())
 
 
 def test_http_server_not_there(tmp_path):
