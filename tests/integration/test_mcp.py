@@ -986,6 +986,19 @@ permit(principal, action == Box::Action::"mcp:call", resource);
     assert lines[0] == "cut stream" and lines[1].startswith("resume "), lines
 
 
+def stop_timed(box):
+    """The box stopped (SIGTERM, as `box stop`): how long it took to end."""
+    start = time.monotonic()
+    assert box.stop() == 128 + signal.SIGTERM, box.stderr()
+    return time.monotonic() - start
+
+
+def assert_prompt_teardown(box, took):
+    """Its teardown ended by itself, well before the watchdog's limit."""
+    assert "teardown took longer" not in box.stderr()
+    assert took <= 3, (took, box.stderr())
+
+
 @pytest.mark.parametrize("env,first", [
     # it exits as the call reaches it: the gateway tells it
     ({"DIE": "1"}, 'MCP server "remote" was not reached: the server sent no valid response'),
@@ -1012,16 +1025,45 @@ permit(principal, action == Box::Action::"mcp:call", resource);
                 f"MCP error -32001: {first}",
                 'MCP error -32001: MCP server "remote" was not reached: could not reach '
                 f"127.0.0.1:{port}: Connection refused"], out
-            start = time.monotonic()
-            assert box.stop() == 128 + signal.SIGTERM, box.stderr()
-            took = time.monotonic() - start
+            took = stop_timed(box)
         finally:
             box.stop()
     finally:
         srv.kill()
         srv.wait()
-    assert "teardown took longer" not in box.stderr()
-    assert took <= 3, (took, box.stderr())
+    assert_prompt_teardown(box, took)
+
+
+def test_teardown_with_a_session_open_after_the_server_died(tmp_path):
+    """The agent's client still holds its session (it waits for a log
+    message) after the server died mid-call: stopping the box ends the
+    session at once; its teardown once waited out its drain for it."""
+    srv, port, token = serve_http({"DIE": "1"})
+    held = None
+    try:
+        box = http_box(tmp_path, port, token, REACH_LOCAL + """
+permit(principal, action == Box::Action::"mcp:call", resource);
+""")
+        try:
+            held = subprocess.Popen(
+                ["node", str(CLIENT), str(box.box_dir / "bin" / "remote"),
+                 json.dumps({"call": "echo", "args": {"message": "first"}}),
+                 json.dumps({"log": "never sent"})],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                env={"PATH": "/usr/bin:/bin", "HOME": str(box.home)})
+            assert srv.wait(timeout=30) == 7
+            first = held.stdout.readline()
+            assert "was not reached" in first, first
+            took = stop_timed(box)
+        finally:
+            box.stop()
+    finally:
+        if held:
+            held.kill()
+            held.wait()
+        srv.kill()
+        srv.wait()
+    assert_prompt_teardown(box, took)
 
 
 def test_http_server_not_there(tmp_path):
