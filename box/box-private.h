@@ -69,6 +69,7 @@ struct Boxd {
   struct BoxdEgress *egress;
   char **phantom_env;
   bool stopping;
+  int mcp_stop_fd; /* eventfd, readable once teardown begins: every MCP session ends, or -1 */
   struct BoxdCheckpoints *checkpoints; /* checkpoint_wire.c; NULL when off */
   int stop_signal; /* the signal that stopped the agent (SIGTERM: box stop), or 0 */
   bool quiet;      /* box run --quiet: no startup disclosure */

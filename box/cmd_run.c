@@ -256,7 +256,7 @@ int box_verb_run(int argc, char **argv)
     return 2;
   }
   g_autoptr(GError) error = NULL;
-  Boxd d = { .listen_fd = -1, .worker_netns_fd = -1, .quiet = quiet };
+  Boxd d = { .listen_fd = -1, .worker_netns_fd = -1, .mcp_stop_fd = -1, .quiet = quiet };
   g_mutex_init(&d.lock);
   box_vfs_raise_fd_limit(&d.workload_nofile);
   box_tools_set_workload_fd_limit(&d.workload_nofile);

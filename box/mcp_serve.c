@@ -500,14 +500,15 @@ static void relay(McpRun *r)
 {
   bool agent_open = true, server_open = true, err_open = true;
   while (server_open) {
-    struct pollfd p[3] = { { agent_open ? r->agent_in : -1, POLLIN, 0 },
+    struct pollfd p[4] = { { agent_open ? r->agent_in : -1, POLLIN, 0 },
                            { r->srv_out, POLLIN, 0 },
-                           { err_open ? r->srv_err : -1, POLLIN, 0 } };
+                           { err_open ? r->srv_err : -1, POLLIN, 0 },
+                           { agent_open ? r->d->mcp_stop_fd : -1, POLLIN, 0 } };
     /* Once the agent is gone the server has a moment to finish, then is ended. */
     int wait = agent_open ? MCP_IDLE_MS : MCP_LINGER_MS;
     if (r->tools == TOOLS_LISTING) wait = MIN(wait, ms_until(r->list_deadline));
     if (r->described) wait = MIN(wait, ms_until(r->describe_at));
-    int ready = poll(p, 3, wait);
+    int ready = poll(p, 4, wait);
     if (ready < 0 && errno == EINTR) continue;
     bool described = r->described != NULL;
     describe_due(r);
@@ -518,7 +519,9 @@ static void relay(McpRun *r)
     /* a wait cut short for the view or the list is no idle end */
     if (ready == 0 && (described || r->tools == TOOLS_LISTING)) continue;
     if (ready <= 0) break;
-    if (p[0].revents && !pump(r, r->agent_in, r->from_agent, agent_line)) {
+    /* the box is stopping (teardown): as if the agent had gone */
+    bool stop = p[3].revents != 0;
+    if (stop || (p[0].revents && !pump(r, r->agent_in, r->from_agent, agent_line))) {
       agent_open = false;
       close(r->srv_in); /* the server sees the end of its input and leaves */
       r->srv_in = -1;

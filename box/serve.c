@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/eventfd.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -196,6 +197,12 @@ static void teardown(Boxd *d, int status, const char *live_dir)
   if (g_getenv("BOXFS_TEST_TEARDOWN_STALL"))
     g_usleep((gulong)(TEARDOWN_LIMIT_S + 20) * G_USEC_PER_SEC);
   boxd_broker_stop(d);
+  /* An agent's MCP client may hold its session open as long as it likes;
+   * the drain below would wait for it, and what it holds (an http
+   * server's streams through the gateway) then holds up the gateway's
+   * end too.  Every session ends now, as if its agent had gone. */
+  if (d->mcp_stop_fd >= 0 && eventfd_write(d->mcp_stop_fd, 1) != 0)
+    g_printerr("box: warning: MCP sessions not told of the end: %s\n", g_strerror(errno));
   boxd_kill_tracked(d);
   boxd_broker_drain(d);
   boxd_workers_stop(d);
@@ -236,6 +243,7 @@ int boxd_serve(Boxd *d, char **agent_argv)
       g_strdup_printf("http://127.0.0.1:%d", box_otel_receiver_port(d->otel));
     box_tools_set_telemetry_endpoint(endpoint);
   }
+  d->mcp_stop_fd = eventfd(0, EFD_CLOEXEC);
   if (!boxd_workers_start(d, &error) || !boxd_gateway_start(d, &error) ||
       !boxd_broker_start(d, &error)) {
     box_fail("%s", error->message);

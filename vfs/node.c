@@ -275,6 +275,25 @@ Node *vfs_pass_find(BoxVfs *v, dev_t dev, ino_t ino)
   return g_hash_table_lookup(v->pass_nodes, &k);
 }
 
+Node *vfs_pass_find_obj(BoxVfs *v, const struct stat *st)
+{
+  PassKey k = { st->st_dev, st->st_ino };
+  Node *n = g_hash_table_lookup(v->pass_nodes, &k);
+  /* A node with a descriptor holds its object, whose number no other can
+   * take while it lives; a node past the descriptor budget holds nothing,
+   * and the kernel may keep it (an O_PATH open, a FORGET not read yet)
+   * after its object is gone and the number is a new object's.  Of another
+   * type it is surely not that object: read as one, a new file was opened
+   * as the symlink the node was (O_PATH, EBADF at read) and a new directory
+   * refused lookups below it (ENOTDIR).  Retired, it stays the old
+   * object's node for the kernel's references, found no more. */
+  if (n && n->fd < 0 && !n->root_path && n->ftype != (st->st_mode & S_IFMT)) {
+    g_hash_table_remove(v->pass_nodes, &k);
+    n = NULL;
+  }
+  return n;
+}
+
 void box_vfs_notify_new_name(BoxVfs *v, dev_t dev, ino_t ino, const char *name)
 {
   g_mutex_lock(&v->lock);
@@ -287,7 +306,7 @@ void box_vfs_notify_new_name(BoxVfs *v, dev_t dev, ino_t ino, const char *name)
 
 Node *vfs_pass_insert(BoxVfs *v, Node *parent, const char *name, int fd, const struct stat *st)
 {
-  Node *n = vfs_pass_find(v, st->st_dev, st->st_ino);
+  Node *n = vfs_pass_find_obj(v, st);
   if (n) {
     if (fd >= 0) close(fd);
     /* Renamed (or another hard link): follow the name we were asked for.

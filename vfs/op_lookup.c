@@ -79,7 +79,7 @@ int vfs_pass_child_known(BoxVfs *v, Node *dir, int dirfd, const char *name,
   else if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
     return errno;
   g_mutex_lock(&v->lock);
-  Node *n = vfs_pass_find(v, st.st_dev, st.st_ino);
+  Node *n = vfs_pass_find_obj(v, &st);
   if (n) {
     if (n->parent != dir || !n->name || strcmp(n->name, name) != 0)
       n = vfs_pass_insert(v, dir, name, -1, &st); /* follows a rename or another link */
@@ -132,7 +132,7 @@ static bool pass_known_child(BoxVfs *v, Node *dir, const char *name, struct fuse
   close(fd);
   if (!ok) return false;
   g_mutex_lock(&v->lock);
-  Node *n = vfs_pass_find(v, st.st_dev, st.st_ino);
+  Node *n = vfs_pass_find_obj(v, &st);
   ok = n && n->parent == dir && n->name && strcmp(n->name, name) == 0 &&
        fill_entry_st(v, n, e, &st) == 0;
   if (ok) vfs_watch_proven(n, moves);

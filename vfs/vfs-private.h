@@ -387,6 +387,9 @@ bool vfs_ram_reachable(const Caller *c, const Node *n);
 /* lock held: n's RAM file resized, counted against its area's size limit */
 int vfs_ram_resize(BoxVfs *v, Node *n, size_t len);
 Node *vfs_pass_find(BoxVfs *v, dev_t dev, ino_t ino);
+/* lock held: the node of the object st describes (the one a lookup may
+ * hand the kernel), or NULL: none, or only a retired one (node.c) */
+Node *vfs_pass_find_obj(BoxVfs *v, const struct stat *st);
 Node *vfs_pass_insert(BoxVfs *v, Node *parent, const char *name, int fd, const struct stat *st);
 
 /* ---- path.c ---- */

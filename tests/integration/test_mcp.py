@@ -2,6 +2,7 @@
 spec/policy.md per-tool actions), with the real reference servers from the
 npm registry that tests/mcp pins (CI runs `npm ci` there)."""
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -985,6 +986,19 @@ permit(principal, action == Box::Action::"mcp:call", resource);
     assert lines[0] == "cut stream" and lines[1].startswith("resume "), lines
 
 
+def stop_timed(box):
+    """The box stopped (SIGTERM, as `box stop`): how long it took to end."""
+    start = time.monotonic()
+    assert box.stop() == 128 + signal.SIGTERM, box.stderr()
+    return time.monotonic() - start
+
+
+def assert_prompt_teardown(box, took):
+    """Its teardown ended by itself, well before the watchdog's limit."""
+    assert "teardown took longer" not in box.stderr()
+    assert took <= 3, (took, box.stderr())
+
+
 @pytest.mark.parametrize("env,first", [
     # it exits as the call reaches it: the gateway tells it
     ({"DIE": "1"}, 'MCP server "remote" was not reached: the server sent no valid response'),
@@ -993,12 +1007,14 @@ permit(principal, action == Box::Action::"mcp:call", resource);
 ])
 def test_http_server_dies_mid_call(tmp_path, env, first):
     """A server that exits while a call is in flight: the call is answered
-    with the box's error, and so is the next."""
+    with the box's error, and so is the next; and the box's teardown after
+    it is prompt (its 10 s watchdog once hid a hang there)."""
     srv, port, token = serve_http(env)
     try:
         box = http_box(tmp_path, port, token, REACH_LOCAL + """
 permit(principal, action == Box::Action::"mcp:call", resource);
 """)
+        took = None
         try:
             r, out = client(box, "remote", {"call": "echo", "args": {"message": "first"}},
                             {"call": "echo", "args": {"message": "second"}})
@@ -1009,11 +1025,45 @@ permit(principal, action == Box::Action::"mcp:call", resource);
                 f"MCP error -32001: {first}",
                 'MCP error -32001: MCP server "remote" was not reached: could not reach '
                 f"127.0.0.1:{port}: Connection refused"], out
+            took = stop_timed(box)
         finally:
             box.stop()
     finally:
         srv.kill()
         srv.wait()
+    assert_prompt_teardown(box, took)
+
+
+def test_teardown_with_a_session_open_after_the_server_died(tmp_path):
+    """The agent's client still holds its session (it waits for a log
+    message) after the server died mid-call: stopping the box ends the
+    session at once; its teardown once waited out its drain for it."""
+    srv, port, token = serve_http({"DIE": "1"})
+    held = None
+    try:
+        box = http_box(tmp_path, port, token, REACH_LOCAL + """
+permit(principal, action == Box::Action::"mcp:call", resource);
+""")
+        try:
+            held = subprocess.Popen(
+                ["node", str(CLIENT), str(box.box_dir / "bin" / "remote"),
+                 json.dumps({"call": "echo", "args": {"message": "first"}}),
+                 json.dumps({"log": "never sent"})],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                env={"PATH": "/usr/bin:/bin", "HOME": str(box.home)})
+            assert srv.wait(timeout=30) == 7
+            first = held.stdout.readline()
+            assert "was not reached" in first, first
+            took = stop_timed(box)
+        finally:
+            box.stop()
+    finally:
+        if held:
+            held.kill()
+            held.wait()
+        srv.kill()
+        srv.wait()
+    assert_prompt_teardown(box, took)
 
 
 def test_http_server_not_there(tmp_path):

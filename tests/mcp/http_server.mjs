@@ -58,6 +58,13 @@ async function body(req) {
 const tls = process.env.CERT
   ? { cert: fs.readFileSync(process.env.CERT), key: fs.readFileSync(process.env.KEY) }
   : null;
+/* Exits as a dead server: its listening socket closed first (at once,
+ * unlike the exit's own closing), so that a connection made after the
+ * call it died in is refused, never taken and then dropped. */
+const die = () => {
+  server.close();
+  process.exit(7);
+};
 const serve = async (req, res) => {
   if (req.headers.authorization !== `Bearer ${token}`) {
     res.writeHead(401, { "content-type": "text/plain" }).end("no token\n");
@@ -72,7 +79,7 @@ const serve = async (req, res) => {
   let transport = id ? sessions.get(id) : undefined;
   if (req.method === "GET" && req.headers["last-event-id"]) {
     log(`resume ${req.headers["last-event-id"]}`);
-    if (process.env.DIE_ON_RESUME) process.exit(7);
+    if (process.env.DIE_ON_RESUME) die();
   }
   else if (req.method === "GET" && transport) {
     /* the session's own stream is in place once its head goes out */
@@ -105,7 +112,7 @@ const serve = async (req, res) => {
     const take = transport.onmessage;
     transport.onmessage = (message, extra) => {
       const call = message.method === "tools/call";
-      if (call && process.env.DIE) process.exit(7);
+      if (call && process.env.DIE) die();
       if (call && process.env.CUT_STREAM && message.params.arguments?.message === "cut the stream") {
         (async () => {
           await streaming;
