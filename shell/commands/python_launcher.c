@@ -185,10 +185,14 @@ bool box_python_launcher_open(void)
 {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return false;
-  int high = fcntl(sv[0], F_DUPFD_CLOEXEC, LAUNCHER_FD_MIN);
-  if (high >= 0) {
-    close(sv[0]);
-    sv[0] = high;
+  /* Both ends above the numbers a command's redirections take (3…9, which
+   * the child places before it closes the serving end). */
+  for (int i = 0; i < 2; i++) {
+    int high = fcntl(sv[i], F_DUPFD_CLOEXEC, LAUNCHER_FD_MIN);
+    if (high >= 0) {
+      close(sv[i]);
+      sv[i] = high;
+    }
   }
   to_launcher = sv[0];
   serve_end = sv[1];
