@@ -55,7 +55,10 @@ def pytest_collection_modifyitems(config, items):
 def table_cases(argnames, table):
     """Parametrizes a test over table, a list of tuples whose first item is
     the case's id and the rest its arguments (argnames, as parametrize takes
-    them)."""
+    them).  Two cases of one id are an error at collection."""
+    ids = [c[0] for c in table]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"case ids repeated: {sorted({i for i in ids if ids.count(i) > 1})}")
     one = "," not in argnames
     return pytest.mark.parametrize(argnames, [c[1] if one else c[1:] for c in table],
                                    ids=[c[0] for c in table])

@@ -79,17 +79,28 @@ def test_a_scripts_operations_are_logged_in_order(box, test_ca):
                    ("permit", "shell:spawn", "/usr/bin/git")], got
 
 
+def run_script(box, test_ca, name, text):
+    """Runs the script text as name in a box whose network goes through the
+    gateway: its result and the decisions it logged."""
+    net_box(box, test_ca)
+    (box.workspace / name).write_text(text)
+    since = len(box.decisions())
+    r = box.bash(f"python3 -I {name}")
+    return r, logged(box, since)
+
+
+def script_started(name):
+    """The decisions of `python3 -I name` up to the script's own: the
+    command, and the script read twice (its encoding, then its text)."""
+    return [("permit", "shell:exec", "python3")] + \
+        [("permit", "read_content", f"~/src/project/{name}")] * 2
+
+
 def test_a_url_fetch_is_an_http_request_decision(box, servers, test_ca):
     plain, _ = servers
-    net_box(box, test_ca)
-    (box.workspace / "fetch.py").write_text(FETCH.format(addr=SERVER_ADDR, port=plain.port))
-    since = len(box.decisions())
-    r = box.bash("python3 -I fetch.py")
+    r, decided = run_script(box, test_ca, "fetch.py", FETCH.format(addr=SERVER_ADDR, port=plain.port))
     assert (r.stdout, r.stderr, r.returncode) == ("200\n", "", 0)
-    assert logged(box, since) == [
-        ("permit", "shell:exec", "python3"),
-        ("permit", "read_content", "~/src/project/fetch.py"),
-        ("permit", "read_content", "~/src/project/fetch.py"),
+    assert decided == script_started("fetch.py") + [
         ("permit", "http:request", f"{SERVER_ADDR}:{plain.port}/echo")]
     assert plain.requests == [("GET", "/echo")]
 
@@ -106,18 +117,12 @@ except urllib.error.HTTPError as e:
 
 def test_https_goes_through_the_gateway_and_a_refusal_is_its_answer(box, servers, test_ca):
     plain, secure = servers
-    net_box(box, test_ca)
-    (box.workspace / "tls.py").write_text(
-        HTTPS_AND_REFUSED.format(addr=SERVER_ADDR, port=secure.port, plain=plain.port))
-    since = len(box.decisions())
-    r = box.bash("python3 -I tls.py")
+    r, decided = run_script(box, test_ca, "tls.py", HTTPS_AND_REFUSED.format(
+        addr=SERVER_ADDR, port=secure.port, plain=plain.port))
     # the gateway's CA is the default context's root; its refusal is its
     # marked answer
     assert (r.stdout, r.stderr, r.returncode) == ("200\n403 refused\n", "", 0)
-    assert logged(box, since) == [
-        ("permit", "shell:exec", "python3"),
-        ("permit", "read_content", "~/src/project/tls.py"),
-        ("permit", "read_content", "~/src/project/tls.py"),
+    assert decided == script_started("tls.py") + [
         ("permit", "http:request", f"{SERVER_ADDR}:{secure.port}/echo"),
         ("deny", "http:request", f"{SERVER_ADDR}:{plain.port}/secret")]
     assert secure.requests == [("GET", "/echo")] and plain.requests == []

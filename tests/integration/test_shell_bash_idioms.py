@@ -238,10 +238,6 @@ def test_like_bash_idiom(text, tmp_path):
     like_bash(text, tmp_path)
 
 
-def test_unique_ids():
-    assert len({c[0] for c in CASES}) == len(CASES)
-
-
 def test_getopts_clustered_nested_reads_no_garbage(tmp_path):
     """A nested getopts on `-xy` read past its word (a
     stale position in the cluster): no "illegal option" of a byte the

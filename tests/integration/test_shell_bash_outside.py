@@ -9,6 +9,14 @@ from conftest import BOX_SHELL, table_cases
 from test_shell_bash import BASH, _run
 from test_shell_bash import test_like_bash as like_bash  # the comparison, not a test here
 
+pytestmark = pytest.mark.skipif(not BASH, reason="bash not installed")
+
+
+def test_like_bash_outside(text, tmp_path):
+    """One case of CASES, which parametrizes it below."""
+    like_bash(text, tmp_path)
+
+
 CASES = [
     # ---- a program gets every descriptor at its own number ------------------
     ("fd-heredoc-high", '/bin/cat /dev/fd/5 5<<EOF\nfive\nEOF\n/bin/cat /dev/fd/3 /dev/fd/4 3<<A 4<<B\nthree\nA\nfour\nB'),
@@ -60,15 +68,7 @@ CASES = [
     ("fd-swap-high", 'exec 3>a 4>b; /bin/sh -c "echo x >&3; echo y >&4" 3>&4 4>&3; /bin/cat a; echo -; /bin/cat b'),
 ]
 
-
-@pytest.mark.skipif(not BASH, reason="bash not installed")
-@table_cases("text", CASES)
-def test_like_bash_outside(text, tmp_path):
-    like_bash(text, tmp_path)
-
-
-def test_unique_ids():
-    assert len({c[0] for c in CASES}) == len(CASES)
+table_cases("text", CASES)(test_like_bash_outside)
 
 
 # A syntax error inside NAME=( … ): bash drops the line it is on and reads on
@@ -99,7 +99,6 @@ ARRAY_SYNTAX = [
 ]
 
 
-@pytest.mark.skipif(not BASH, reason="bash not installed")
 @table_cases("text", ARRAY_SYNTAX)
 def test_array_literal_syntax_error_like_bash(text, tmp_path):
     out = []

@@ -314,8 +314,14 @@ static void test_down_receiver(void)
 
 int main(int argc, char **argv)
 {
+  static const struct {
+    const char *receiver;
+    GTestFunc test;
+  } cases[] = { { "hanging", test_hanging_receiver }, { "down", test_down_receiver } };
   g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/telemetry/export/hanging-receiver", test_hanging_receiver);
-  g_test_add_func("/telemetry/export/down-receiver", test_down_receiver);
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *path = g_strdup_printf("/telemetry/export/%s-receiver", cases[i].receiver);
+    g_test_add_func(path, cases[i].test);
+  }
   return g_test_run();
 }
