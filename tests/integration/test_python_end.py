@@ -31,6 +31,11 @@ CASES = {
                       "json.keep = A()"),
     "cycle del": ("class A:\n def __del__(self): print('cycle')\n"
                   "a = A(); a.me = a; del a"),
+    # a cycle through __main__'s globals (a method's or a frame's __globals__):
+    # only the collector ends it, and __main__ is the command's own
+    "global del": "class A:\n def __del__(self): print('del A')\na = A()",
+    "generator finally": ("def g():\n try:\n  yield 1\n finally:\n  print('finally')\n"
+                          "it = g(); next(it); print('end')"),
     "weakref callback": ("import weakref\nclass A: pass\na = A()\n"
                          "r = weakref.ref(a, lambda _: print('gone'))"),
     "finalize": "import weakref\nclass A: pass\na = A()\nweakref.finalize(a, print, 'fin')",
@@ -74,6 +79,18 @@ def test_ends_as_native(py_box, name):
         return re.sub(r"0x[0-9a-f]+", "0x", t)  # an object's address in a message
     assert (got.stdout, addr(got.stderr), got.returncode, got_files) == \
         (want.stdout, addr(want.stderr), want_status, files)
+
+
+def test_a_script_by_path_ends_as_native(py_box):
+    text = ("import atexit\nclass A:\n def __del__(self): print('del A')\n"
+            "def g():\n try:\n  yield 1\n finally:\n  print('finally')\n"
+            "a = A(); it = g(); next(it); atexit.register(print, 'atexit'); print('end')\n")
+    (py_box.workspace / "ends.py").write_text(text)
+    want = native(py_box, [PY, "ends.py"])
+    assert want.stdout == "end\natexit\ndel A\nfinally\n"
+    for line in ("python3 ends.py </dev/null", "python3 - < ends.py"):
+        got = py_box.bash(line)
+        assert (got.stdout, got.stderr, got.returncode) == (want.stdout, want.stderr, 0), line
 
 
 def test_a_broken_pipe_ends_as_native(py_box):
