@@ -1,6 +1,7 @@
-/* test_history.c — history rules (spec/policy.md §2, §3.4, §3.5):
- * the worked examples of §2.7 flipped at their exact boundaries with an
- * injected clock, the load refusals, and the durable history. */
+/* test_history.c — history rules (spec/policy.md §2, §3.4, §3.5): the
+ * worked examples of §2.7 flipped at their exact boundaries with an
+ * injected clock, the load refusals, inline temporal rules, requestId and
+ * a server's tools.  The durable history: test_history_store.c. */
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <glib.h>
@@ -10,107 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "policy/policy.h"
-#include "policy/history.h"
-#include "tests/unit/test_policy_util.h"
+#include "tests/unit/test_history_util.h"
 #include "tests/unit/test_util.h"
-
-static int64_t now_ns;
-static int64_t test_clock(void *data)
-{
-  (void)data;
-  return now_ns;
-}
-static void at(double seconds)
-{
-  now_ns = (int64_t)(seconds * 1e9);
-}
-
-static BoxPolicy *load(const char *text)
-{
-  BoxPolicy *p = load_ok(text);
-  box_policy_set_clock(p, test_clock, NULL);
-  return p;
-}
-
-static void assert_refused(const char *text, const char *expected)
-{
-  GError *error = NULL;
-  BoxPolicy *p = box_policy_load_string(text, NULL, &error);
-  g_assert_null(p);
-  g_assert_nonnull(error);
-  if (!strstr(error->message, expected)) g_printerr("got: %s\n", error->message);
-  g_assert_nonnull(strstr(error->message, expected));
-  g_error_free(error);
-}
-
-/* A spawn of PROGRAM found on the usual path (unlike the shared
- * spawn_input, which takes the path and no argument). */
-static json_object *spawn_arg(const char *program, const char *arg1)
-{
-  json_object *o = exec_input(program, "/w", arg1);
-  char *pp = g_strdup_printf("/usr/bin/%s", program);
-  json_object_object_add(o, "program_path", json_object_new_string(pp));
-  g_free(pp);
-  return o;
-}
-
-static json_object *http_input(const char *host, int64_t bytes)
-{
-  json_object *o = json_object_new_object();
-  json_object_object_add(o, "host", json_object_new_string(host));
-  json_object_object_add(o, "port", json_object_new_int64(443));
-  json_object_object_add(o, "method", json_object_new_string("POST"));
-  json_object_object_add(o, "path", json_object_new_string("/v1"));
-  json_object_object_add(o, "body_bytes", json_object_new_int64(bytes));
-  json_object_object_add(o, "intercepted", json_object_new_boolean(true));
-  return o;
-}
-
-/* decide and return whether permitted; consumes input */
-static bool permits(BoxPolicy *p, const char *action, json_object *input)
-{
-  BoxDecision *d = box_policy_decide(p, action, input);
-  bool ok = d->verdict == BOX_VERDICT_PERMIT;
-  box_decision_free(d);
-  json_object_put(input);
-  return ok;
-}
-
-static void spawn_status(BoxPolicy *p, const char *program, const char *arg1, int status)
-{
-  json_object *in = spawn_arg(program, arg1);
-  g_assert_true(box_policy_record_status(p, "shell:spawn", in, status));
-  json_object_put(in);
-}
-
-static void fs_write_response(BoxPolicy *p, const char *path, const char *result)
-{
-  json_object *in = fs_input(path, "write_content");
-  json_object *out = json_object_new_object();
-  json_object_object_add(out, "result", json_object_new_string(result));
-  g_assert_true(box_policy_record_response(p, "fs:write", in, out));
-  json_object_put(in);
-  json_object_put(out);
-}
-
-/* ---- §2.7 worked examples ------------------------------------------------- */
-
-static const char *push_budget =
-  "permit(principal, action == Box::Action::\"shell:spawn\", resource);\n"
-  "@id(\"push-budget\")\n"
-  "forbid (principal, action == Box::Action::\"shell:spawn\", resource)\n"
-  "when { context.input.program == \"git\" && context.input has arg1 && context.input.arg1 == "
-  "\"push\" }\n"
-  "when temporal { (count for (t: Timepoint). where formerly within 1h (\n"
-  "  Box::Action::\"shell:spawn\"::request{ input.program: \"git\", input.arg1: \"push\" } && "
-  "tp(t))) > 3 };\n";
-
-/* The budget's three pushes of the hour, each permitted. */
-static void spend_push_budget(BoxPolicy *p)
-{
-  for (int i = 0; i < 3; i++) g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
-}
 
 static void test_nth_request(void)
 {
@@ -417,96 +319,6 @@ static void test_refusals(void)
   box_policy_free(p);
 }
 
-/* ---- durable history ------------------------------------------------------- */
-
-static char *tmpdir(void)
-{
-  return g_dir_make_tmp("test-history-XXXXXX", NULL);
-}
-
-/* Removes a tmpdir() and frees its name. */
-static void rm_rf(char *dir)
-{
-  g_assert_cmpint(test_remove_tree(dir), ==, 0);
-  g_free(dir);
-}
-
-static BoxPolicy *load_with_history(const char *text, const char *dir)
-{
-  BoxPolicy *p = load(text);
-  GError *error = NULL;
-  g_assert_true(box_policy_open_history(p, dir, &error));
-  g_assert_no_error(error);
-  return p;
-}
-
-/* A new history directory (its name in *dir) with the push budget open on
- * it, at time 0. */
-static BoxPolicy *open_push_history(char **dir)
-{
-  *dir = tmpdir();
-  BoxPolicy *p = load_with_history(push_budget, *dir);
-  at(0);
-  return p;
-}
-
-/* The push budget reopened from dir at time t: its history still holds
- * three pushes of the hour, so a fourth is refused. */
-static void expect_pushes_spent_on_reopen(const char *dir, double t)
-{
-  BoxPolicy *p = load_with_history(push_budget, dir);
-  at(t);
-  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push")));
-  box_policy_free(p);
-}
-
-/* load_with_history, with what it prints on stderr in *errtext */
-static BoxPolicy *load_with_history_stderr(const char *text, const char *dir, char **errtext)
-{
-  char *errpath = g_build_filename(dir, "stderr", NULL);
-  fflush(stderr);
-  int saved = dup(2);
-  FILE *ef = fopen(errpath, "w");
-  dup2(fileno(ef), 2);
-  BoxPolicy *p = load_with_history(text, dir);
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  fclose(ef);
-  g_assert_true(g_file_get_contents(errpath, errtext, NULL, NULL));
-  g_unlink(errpath);
-  g_free(errpath);
-  return p;
-}
-
-static void test_restart(void)
-{
-  char *dir = NULL;
-  BoxPolicy *p = open_push_history(&dir);
-  spend_push_budget(p);
-  box_policy_free(p);
-  expect_pushes_spent_on_reopen(dir, 10);
-  /* an edited formula starts with an empty history (§3.5); 1h ≡ 60m */
-  char *edited = g_strdup(push_budget);
-  char *gt = strstr(edited, "> 3");
-  gt[2] = '4';
-  p = load_with_history(edited, dir);
-  at(20);
-  g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")));
-  box_policy_free(p);
-  char *same = g_strdup(push_budget);
-  char *w = strstr(same, "within 1h");
-  memcpy(w, "within 60m", 10); /* "within 1h (" → "within 60m(" */
-  w[10] = '(';
-  p = load_with_history(same, dir);
-  at(30);
-  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push")));
-  box_policy_free(p);
-  g_free(same);
-  g_free(edited);
-  rm_rf(dir);
-}
-
 /* ---- inline `temporal { … }` (§1.3 primary, §2.1) -------------------------- */
 
 static void test_inline_temporal(void)
@@ -597,177 +409,6 @@ static void test_request_id(void)
   g_assert_false(permits(p, "shell:spawn", spawn_arg("check", NULL)));
   spawn_status(p, "make", NULL, 0); /* answers req-1 */
   g_assert_true(permits(p, "shell:spawn", spawn_arg("check", NULL)));
-  box_policy_free(p);
-}
-
-static void test_torn_tail(void)
-{
-  char *dir = NULL;
-  BoxPolicy *p = open_push_history(&dir);
-  spend_push_budget(p);
-  box_policy_free(p);
-  char *path = g_build_filename(dir, "history.jsonl", NULL);
-  FILE *f = fopen(path, "a");
-  fputs("1234abcd {\"s\":99,\"t\":5,\"a\":\"shell:sp", f); /* a record cut by a crash */
-  fclose(f);
-  /* reopen with stderr captured: the warning, and the 3 pushes before the tear survive */
-  char *errtext = NULL;
-  p = load_with_history_stderr(push_budget, dir, &errtext);
-  at(10);
-  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push")));
-  box_policy_free(p);
-  if (!g_pattern_match_simple("*torn record*cut it, keeping the 4 records before it*", errtext))
-    g_printerr("stderr was: %s\n", errtext);
-  g_assert_true(
-    g_pattern_match_simple("*torn record*cut it, keeping the 4 records before it*", errtext));
-  g_free(errtext);
-  /* the file no longer ends in the torn record */
-  char *text = NULL;
-  g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
-  g_assert_true(g_str_has_suffix(text, "\n"));
-  g_free(text);
-  /* a damaged record before the tail refuses the history: deny everything */
-  g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
-  char *second = strchr(text, '\n') + 1;
-  second[0] = second[0] == '0' ? '1' : '0';
-  g_assert_true(g_file_set_contents(path, text, -1, NULL));
-  g_free(text);
-  p = load(push_budget);
-  GError *error = NULL;
-  g_assert_false(box_policy_open_history(p, dir, &error));
-  g_assert_nonnull(strstr(error->message, "policy history failure"));
-  g_error_free(error);
-  BoxDecision *d = box_policy_decide(p, "shell:spawn", spawn_arg("ls", NULL));
-  g_assert_cmpint(d->verdict, ==, BOX_VERDICT_DENY);
-  g_assert_cmpint(d->cause, ==, BOX_CAUSE_INTERNAL_FAULT);
-  g_assert_nonnull(strstr(d->reason, "policy history failure"));
-  box_decision_free(d);
-  box_policy_free(p);
-  g_free(path);
-  rm_rf(dir);
-}
-
-static guint count_lines(const char *path)
-{
-  char *text = NULL;
-  g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
-  guint n = 0;
-  for (const char *c = text; *c; c++) n += *c == '\n';
-  g_free(text);
-  return n;
-}
-
-/* A long history is read line by line: the records older than a day go
- * (the file is compacted once most of it is that old), the recent ones
- * still count, a torn tail is cut as well. */
-static void test_compaction(void)
-{
-  char *dir = NULL;
-  BoxPolicy *p = open_push_history(&dir);
-  for (int i = 0; i < 20000; i++) g_assert_true(permits(p, "shell:spawn", spawn_arg("ls", NULL)));
-  at(2 * 86400);
-  spend_push_budget(p);
-  box_policy_free(p);
-  char *path = g_build_filename(dir, "history.jsonl", NULL);
-  guint before = count_lines(path);
-  g_assert_cmpuint(before, >=, 20003);
-  FILE *f = fopen(path, "a");
-  fputs("1234abcd {\"s\":99999,\"t\":5,\"a\":\"shell:sp", f); /* a record cut by a crash */
-  fclose(f);
-  char *errtext = NULL;
-  p = load_with_history_stderr(push_budget, dir, &errtext);
-  g_assert_true(g_pattern_match_simple("*torn record*cut it*", errtext));
-  g_free(errtext);
-  /* the three pushes of the last hour survived the compaction */
-  at(2 * 86400 + 10);
-  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push")));
-  box_policy_free(p);
-  guint after = count_lines(path);
-  g_assert_cmpuint(after, <, 20);
-  char *text = NULL;
-  g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
-  g_assert_true(g_str_has_suffix(text, "\n"));
-  g_assert_null(strstr(text, "\"program\":\"ls\""));
-  g_assert_null(strstr(text, "99999"));
-  g_free(text);
-  /* and once more from the compacted file: the same verdict, nothing lost */
-  expect_pushes_spent_on_reopen(dir, 2 * 86400 + 20);
-  g_free(path);
-  rm_rf(dir);
-}
-
-/* Opening a long history costs about its size in memory, not a tree per
- * record (at ~1 KB of JSON objects per record, the old whole-file load of a
- * 124 MB history took 2.5 GB): 400,000 records open in a child whose
- * address space is capped at 768 MiB. */
-static void test_long_history_bounded(void)
-{
-  char *dir = NULL;
-  BoxPolicy *p = open_push_history(&dir);
-  json_object *in =
-    fs_input("/home/agent/src/project/some/rather/long/path/to/a/file.txt", "read_content");
-  for (int i = 0; i < 400000; i++) box_policy_record_outcome(p, "fs:read", in, "completed");
-  json_object_put(in);
-  at(3600 * 3);
-  spend_push_budget(p);
-  box_policy_free(p);
-  fflush(NULL);
-  pid_t pid = fork();
-  g_assert_cmpint(pid, >=, 0);
-  if (pid == 0) {
-    struct rlimit rl = { 768u << 20, 768u << 20 };
-    if (!TEST_SANITIZED && setrlimit(RLIMIT_AS, &rl) != 0) _exit(3);
-    BoxPolicy *q = load(push_budget);
-    GError *error = NULL;
-    if (!box_policy_open_history(q, dir, &error)) _exit(2);
-    at(3600 * 3 + 10);
-    _exit(permits(q, "shell:spawn", spawn_arg("git", "push")) ? 1 : 0);
-  }
-  int st = 0;
-  g_assert_cmpint(waitpid(pid, &st, 0), ==, pid);
-  g_assert_true(WIFEXITED(st));
-  g_assert_cmpint(WEXITSTATUS(st), ==, 0);
-  rm_rf(dir);
-}
-
-static void test_unwritable(void)
-{
-  if (geteuid() == 0) {
-    /* root ignores modes; a path under a regular file cannot be created */
-    char *dir = tmpdir();
-    char *file = g_build_filename(dir, "f", NULL);
-    g_assert_true(g_file_set_contents(file, "", 0, NULL));
-    char *under = g_build_filename(file, "private", NULL);
-    BoxPolicy *p = load(push_budget);
-    GError *error = NULL;
-    g_assert_false(box_policy_open_history(p, under, &error));
-    g_error_free(error);
-    g_assert_false(permits(p, "shell:spawn", spawn_arg("ls", NULL)));
-    g_assert_nonnull(box_policy_history_fault(p));
-    box_policy_free(p);
-    g_free(under);
-    g_free(file);
-    rm_rf(dir);
-  }
-}
-
-static void test_bounded_memory(void)
-{
-  BoxPolicy *p = load(push_budget);
-  size_t events, bytes1, bytes2;
-  for (int i = 0; i < 20000; i++) {
-    at(i * 1.0);
-    permits(p, "shell:spawn", spawn_arg("git", "status"));
-  }
-  box_policy_history_stats(p, &events, &bytes1);
-  g_assert_cmpuint(events, <=, 3602); /* the deepest window: 1h of one a second */
-  for (int i = 20000; i < 40000; i++) {
-    at(i * 1.0);
-    permits(p, "shell:spawn", spawn_arg("git", "status"));
-  }
-  box_policy_history_stats(p, &events, &bytes2);
-  g_assert_cmpuint(events, <=, 3602);
-  g_assert_cmpuint(bytes2, <, bytes1 * 2);
   box_policy_free(p);
 }
 
@@ -880,133 +521,7 @@ static void test_request_id_ring(void)
   rm_rf(dir);
 }
 
-/* ---- batches (box_policy_history_batch_begin/_end) ------------------------ */
-
-static gsize lines_in(const char *dir)
-{
-  char *path = g_build_filename(dir, "history.jsonl", NULL);
-  char *text = NULL;
-  gsize len = 0, n = 0;
-  if (g_file_get_contents(path, &text, &len, NULL))
-    for (gsize i = 0; i < len; i++) n += text[i] == '\n';
-  g_free(text);
-  g_free(path);
-  return n;
-}
-
-static gpointer other_thread_decides(gpointer p)
-{
-  g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "status")));
-  return NULL;
-}
-
-static void test_batch(void)
-{
-  char *dir = NULL;
-  BoxPolicy *p = open_push_history(&dir);
-  gsize before = lines_in(dir);
-  box_policy_history_batch_begin(p);
-  spend_push_budget(p);
-  /* gathered, not yet written */
-  g_assert_cmpuint(lines_in(dir), ==, before);
-  /* another thread's record first writes what the batch gathered, so the
-   * file stays in seq order */
-  g_thread_join(g_thread_new("other", other_thread_decides, p));
-  g_assert_cmpuint(lines_in(dir), ==, before + 4);
-  g_assert_true(permits(p, "shell:spawn", spawn_arg("git", "push")) == false);
-  g_assert_cmpuint(lines_in(dir), ==, before + 4);
-  /* the batch's end writes nothing: its records wait for the flusher ... */
-  g_assert_true(box_policy_history_batch_end(p));
-  g_assert_cmpuint(lines_in(dir), ==, before + 4);
-  /* ... or a sync (boxd's, before a command's end is reported) */
-  g_assert_true(box_policy_history_sync(p));
-  g_assert_cmpuint(lines_in(dir), ==, before + 5);
-  /* the flusher writes a held record within its 50 ms round */
-  box_policy_history_batch_begin(p);
-  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push")));
-  g_assert_true(box_policy_history_batch_end(p));
-  gint64 deadline = g_get_monotonic_time() + 2 * G_TIME_SPAN_SECOND;
-  while (lines_in(dir) < before + 6 && g_get_monotonic_time() < deadline) g_usleep(5000);
-  g_assert_cmpuint(lines_in(dir), ==, before + 6);
-  box_policy_free(p);
-  /* every record reads back (CRC and seq order): the budget is still spent */
-  expect_pushes_spent_on_reopen(dir, 10);
-  rm_rf(dir);
-}
-
-/* `_` matches any value the field holds (spec/policy.md), whatever its type:
- * String, Long, Bool, an enum and a Set; a field the event lacks matches
- * nothing.  Each in a static predicate (matched as events arrive) and in
- * one that binds a variable (matched at decision time). */
-static void test_wildcard_every_type(void)
-{
-  static const struct {
-    const char *action, *field;
-  } cases[] = {
-    { "shell:spawn", "input.program" },          /* String */
-    { "shell:spawn", "input.arg_count" },        /* Long */
-    { "shell:spawn", "input.credential_reads" }, /* Set<String> */
-    { "fs:write", "input.operation" },           /* enum */
-    { "fs:write", "output.result" },             /* enum, of the output */
-    { "http:request", "input.intercepted" },     /* Bool */
-    { "http:request", "output.status" },         /* Long, of the output */
-  };
-  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
-    for (int bound = 0; bound < 2; bound++) {
-      char *text = g_strdup_printf(
-        "permit(principal, action, resource);\n"
-        "forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
-        "when temporal { %sformerly within 1h Box::Action::\"%s\"::response{ %s: _%s }%s };\n",
-        bound ? "exists (r: String). (" : "", cases[i].action, cases[i].field,
-        bound ? ", requestId: r" : "", bound ? ")" : "");
-      BoxPolicy *p = load(text);
-      at(0);
-      g_assert_true(permits(p, "fs:read", fs_input("/w/f", "read_content")));
-      json_object *in, *out = json_object_new_object();
-      if (strcmp(cases[i].action, "shell:spawn") == 0) {
-        in = spawn_arg("make", NULL);
-        json_object *set = json_object_new_array();
-        json_object_array_add(set, json_object_new_string("~/.aws"));
-        json_object_object_add(in, "credential_reads", set);
-        json_object_object_add(out, "status", json_object_new_int64(0));
-      } else if (strcmp(cases[i].action, "fs:write") == 0) {
-        in = fs_input("/w/f", "write_content");
-        json_object_object_add(out, "result", json_object_new_string("success"));
-      } else {
-        in = http_input("example.org", 10);
-        json_object_object_add(out, "status", json_object_new_int64(200));
-      }
-      g_assert_true(box_policy_record_response(p, cases[i].action, in, out));
-      json_object_put(in);
-      json_object_put(out);
-      at(1);
-      if (permits(p, "fs:read", fs_input("/w/f", "read_content"))) g_printerr("%s", text);
-      g_assert_false(permits(p, "fs:read", fs_input("/w/f", "read_content")));
-      box_policy_free(p);
-      g_free(text);
-    }
-  }
-}
-
 /* ---- a server's tools (spec/policy.md §2.3: generated actions' events) ------ */
-
-static json_object *key_input(const char *key)
-{
-  json_object *o = json_object_new_object();
-  json_object_object_add(o, "key", json_object_new_string(key));
-  return o;
-}
-
-/* A policy whose rules read a server's tools before it lists them: a write
- * of a key only after a read of it, at most two reads of a key an hour. */
-static const char tool_rules[] =
-  "permit(principal, action, resource);\n"
-  "@id(\"read_first\") forbid(principal, action == hist_mcp::Action::\"write\", resource)\n"
-  "unless temporal { formerly within 1h hist_mcp::Action::\"read\"::response{ input.key: "
-  "context.input.key } };\n"
-  "@id(\"two_reads\") forbid(principal, action == hist_mcp::Action::\"read\", resource)\n"
-  "when temporal { (count for (t: Timepoint). where (formerly within 1h ("
-  "hist_mcp::Action::\"read\"::request{ input.key: \"k\" } && tp(t)))) > 2 };\n";
 
 static void test_tool_events(void)
 {
@@ -1085,116 +600,58 @@ static void test_tool_events(void)
                  "predicate `nowhere::Action::\"x\"::request` does not name a declared event");
 }
 
-/* A box restarted: first the run before, in a child process of its own
- * (its tools registered in it alone), RUN on the policy TEXT with its
- * history in DIR at time 0 and *n1 the input { n: 1 }, which returns 0 when
- * each step went as it should, else the number of the one that did not;
- * then the policy loaded again on that history, at time 10.  NS is the
- * servers' namespace. */
-static BoxPolicy *restarted(const char *text, const char *dir, const char *ns,
-                            int (*run)(BoxPolicy *, json_object *), json_object **n1)
+/* `_` matches any value the field holds (spec/policy.md), whatever its type:
+ * String, Long, Bool, an enum and a Set; a field the event lacks matches
+ * nothing.  Each in a static predicate (matched as events arrive) and in
+ * one that binds a variable (matched at decision time). */
+static void test_wildcard_every_type(void)
 {
-  *n1 = json_object_new_object();
-  json_object_object_add(*n1, "n", json_object_new_int64(1));
-  box_policy_declare_namespace(ns);
-  fflush(NULL);
-  pid_t pid = fork();
-  g_assert_cmpint(pid, >=, 0);
-  if (pid == 0) {
-    BoxPolicy *q = load_with_history(text, dir);
-    at(0);
-    int step = run(q, *n1);
-    box_policy_free(q);
-    _exit(step);
+  static const struct {
+    const char *action, *field;
+  } cases[] = {
+    { "shell:spawn", "input.program" },          /* String */
+    { "shell:spawn", "input.arg_count" },        /* Long */
+    { "shell:spawn", "input.credential_reads" }, /* Set<String> */
+    { "fs:write", "input.operation" },           /* enum */
+    { "fs:write", "output.result" },             /* enum, of the output */
+    { "http:request", "input.intercepted" },     /* Bool */
+    { "http:request", "output.status" },         /* Long, of the output */
+  };
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    for (int bound = 0; bound < 2; bound++) {
+      char *text = g_strdup_printf(
+        "permit(principal, action, resource);\n"
+        "forbid(principal, action == Box::Action::\"fs:read\", resource)\n"
+        "when temporal { %sformerly within 1h Box::Action::\"%s\"::response{ %s: _%s }%s };\n",
+        bound ? "exists (r: String). (" : "", cases[i].action, cases[i].field,
+        bound ? ", requestId: r" : "", bound ? ")" : "");
+      BoxPolicy *p = load(text);
+      at(0);
+      g_assert_true(permits(p, "fs:read", fs_input("/w/f", "read_content")));
+      json_object *in, *out = json_object_new_object();
+      if (strcmp(cases[i].action, "shell:spawn") == 0) {
+        in = spawn_arg("make", NULL);
+        json_object *set = json_object_new_array();
+        json_object_array_add(set, json_object_new_string("~/.aws"));
+        json_object_object_add(in, "credential_reads", set);
+        json_object_object_add(out, "status", json_object_new_int64(0));
+      } else if (strcmp(cases[i].action, "fs:write") == 0) {
+        in = fs_input("/w/f", "write_content");
+        json_object_object_add(out, "result", json_object_new_string("success"));
+      } else {
+        in = http_input("example.org", 10);
+        json_object_object_add(out, "status", json_object_new_int64(200));
+      }
+      g_assert_true(box_policy_record_response(p, cases[i].action, in, out));
+      json_object_put(in);
+      json_object_put(out);
+      at(1);
+      if (permits(p, "fs:read", fs_input("/w/f", "read_content"))) g_printerr("%s", text);
+      g_assert_false(permits(p, "fs:read", fs_input("/w/f", "read_content")));
+      box_policy_free(p);
+      g_free(text);
+    }
   }
-  int st = 0;
-  g_assert_cmpint(waitpid(pid, &st, 0), ==, pid);
-  g_assert_true(WIFEXITED(st));
-  g_assert_cmpint(WEXITSTATUS(st), ==, 0);
-  BoxPolicy *p = load_with_history(text, dir);
-  at(10);
-  return p;
-}
-
-static int restart_before(BoxPolicy *q, json_object *n1)
-{
-  box_policy_register_action("recov-mcp", "recov_mcp::Action::\"x\"", "x", "n: Long");
-  if (!box_policy_install_actions(q, "recov_mcp", NULL)) return 2;
-  if (!permits(q, "shell:spawn", spawn_arg("git", "push"))) return 3;
-  if (!permits(q, "recov_mcp::Action::\"x\"", json_object_get(n1))) return 4;
-  if (!box_policy_record_response(q, "recov_mcp::Action::\"x\"", n1, NULL)) return 5;
-  if (!permits(q, "shell:spawn", spawn_arg("git", "push"))) return 6;
-  if (!permits(q, "shell:spawn", spawn_arg("git", "push"))) return 7;
-  return 0;
-}
-
-/* A box restarted before its server lists its tools again: the history
- * keeps the tool's events, and the Box events around them (the push
- * budget spent before and after a tool call). */
-static void test_tool_events_restart(void)
-{
-  char *dir = tmpdir();
-  char *text = g_strconcat(push_budget,
-                           "permit(principal, action == recov_mcp::Action::\"x\", resource);\n"
-                           "@id(\"once\") forbid(principal, action == recov_mcp::Action::\"x\", "
-                           "resource) when temporal { formerly within 1h "
-                           "recov_mcp::Action::\"x\"::response{ input.n: context.input.n } };\n",
-                           NULL);
-  json_object *n1;
-  BoxPolicy *p = restarted(text, dir, "recov_mcp", restart_before, &n1);
-  g_assert_false(permits(p, "shell:spawn", spawn_arg("git", "push"))); /* the fourth */
-  g_assert_cmpint(
-    box_policy_register_action("recov-mcp", "recov_mcp::Action::\"x\"", "x", "n: Long"), >=, 10);
-  GError *error = NULL;
-  g_assert_true(box_policy_install_actions(p, "recov_mcp", &error));
-  g_assert_no_error(error);
-  g_assert_false(permits(p, "recov_mcp::Action::\"x\"", json_object_get(n1)));
-  json_object *n2 = json_object_new_object();
-  json_object_object_add(n2, "n", json_object_new_int64(2));
-  g_assert_true(permits(p, "recov_mcp::Action::\"x\"", n2));
-  /* the tool's fields are its listing's: another type cannot be evaluated */
-  json_object *bad = json_object_new_object();
-  json_object_object_add(bad, "n", json_object_new_string("one"));
-  g_assert_cmpint(decide_cause(p, "recov_mcp::Action::\"x\"", bad), ==, BOX_CAUSE_INTERNAL_FAULT);
-  box_policy_free(p);
-  json_object_put(n1);
-  g_free(text);
-  rm_rf(dir);
-}
-
-/* the run before, whose server listed both tools */
-static int unlisted_before(BoxPolicy *q, json_object *n1)
-{
-  box_policy_register_action("unl-mcp", "unl_mcp::Action::\"x\"", "x", "n: Long");
-  box_policy_register_action("unl-mcp", "unl_mcp::Action::\"gone\"", "gone", "n: Long");
-  if (!box_policy_install_actions(q, "unl_mcp", NULL)) return 2;
-  if (!permits(q, "unl_mcp::Action::\"gone\"", json_object_get(n1))) return 3;
-  if (!box_policy_record_response(q, "unl_mcp::Action::\"gone\"", n1, NULL)) return 4;
-  return 0;
-}
-
-/* A tool a history recovered that its server no longer lists is no action
- * a rule may name: the server's actions stay pending, as for a tool no
- * history ever named. */
-static void test_tool_events_unlisted(void)
-{
-  char *dir = tmpdir();
-  static const char text[] =
-    "permit(principal, action, resource);\n"
-    "@id(\"once\") forbid(principal, action == unl_mcp::Action::\"gone\", resource) "
-    "when temporal { formerly within 1h unl_mcp::Action::\"gone\"::response{} };\n";
-  json_object *n1;
-  BoxPolicy *p = restarted(text, dir, "unl_mcp", unlisted_before, &n1);
-  box_policy_register_action("unl-mcp", "unl_mcp::Action::\"x\"", "x", "n: Long");
-  GError *error = NULL;
-  g_assert_false(box_policy_install_actions(p, "unl_mcp", &error));
-  g_assert_cmpstr(error->message, ==,
-                  "policy references unknown action: for policy `policy_1`, unrecognized action "
-                  "`unl_mcp::Action::\"gone\"` at line 2, column 41");
-  g_clear_error(&error);
-  g_assert_cmpint(decide_cause(p, "unl_mcp::Action::\"x\"", n1), ==, BOX_CAUSE_POLICY_PENDING);
-  box_policy_free(p);
-  rm_rf(dir);
 }
 
 int main(int argc, char **argv)
@@ -1209,18 +666,18 @@ int main(int argc, char **argv)
     { "/history/eval/fast-matches-general", test_fast_matches_general },
     { "/history/eval/previous-and-macros", test_previous_and_macros },
     { "/history/load/refusals", test_refusals },
-    { "/history/store/restart", test_restart },
     { "/history/eval/inline-temporal", test_inline_temporal },
     { "/history/eval/request-id", test_request_id },
     { "/history/eval/request-id-ring", test_request_id_ring },
     { "/history/eval/wildcard-every-type", test_wildcard_every_type },
+    { "/history/eval/tool-events", test_tool_events },
+    { "/history/store/restart", test_restart },
     { "/history/store/torn-tail", test_torn_tail },
     { "/history/store/compaction", test_compaction },
     { "/history/store/long-history-bounded", test_long_history_bounded },
     { "/history/store/unwritable", test_unwritable },
     { "/history/store/bounded-memory", test_bounded_memory },
     { "/history/store/batch", test_batch },
-    { "/history/eval/tool-events", test_tool_events },
     { "/history/store/tool-events-restart", test_tool_events_restart },
     { "/history/store/tool-events-unlisted", test_tool_events_unlisted }
   };

@@ -28,15 +28,22 @@ BoxPolicy *load_ok(const char *text)
   return p;
 }
 
-void assert_load_error(const char *text, const char *expected)
+char *load_error(const char *text)
 {
   GError *error = NULL;
   BoxPolicy *p = box_policy_load_string(text, NULL, &error);
   g_assert_null(p);
   g_assert_nonnull(error);
   g_assert_true(error->domain == BOX_POLICY_ERROR);
-  g_assert_cmpstr(error->message, ==, expected);
+  char *message = g_strdup(error->message);
   g_error_free(error);
+  return message;
+}
+
+void assert_load_error(const char *text, const char *expected)
+{
+  g_autofree char *message = load_error(text);
+  g_assert_cmpstr(message, ==, expected);
 }
 
 json_object *fs_input(const char *path, const char *op)

@@ -13,6 +13,8 @@ extern const char *const seed_policy;
 
 /* A policy that must load; the test fails with the message if it does not. */
 BoxPolicy *load_ok(const char *text);
+/* The message text fails to load with (in BOX_POLICY_ERROR; g_free it). */
+char *load_error(const char *text);
 /* text must fail to load with exactly expected. */
 void assert_load_error(const char *text, const char *expected);
 /* Request inputs (newly made; decide() takes them). */
