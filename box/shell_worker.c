@@ -851,7 +851,7 @@ static void set_env(json_object *msg)
 /* Joins the mount namespace an earlier worker of the same RAM area built
  * (its root is that area, the roots and devices bound in it), and enters
  * the workspace by that worker's descriptor of it (cwd), else by path:
- * the descriptor spares the walk's LOOKUP round trips to the mount. */
+ * the descriptor spares the walk's LOOKUPs of expired entries. */
 static bool join_root(int ns, int cwd, const char *workspace)
 {
   bool ok = setns(ns, CLONE_NEWNS) == 0;

@@ -141,8 +141,9 @@ void boxd_worker_discard(Boxd *d, BoxdWorker *w)
  * only join that namespace: no binds, no pivot, no detach of the old root,
  * and no namespace torn down when they exit (each of those two costs an
  * RCU grace period).  They enter the workspace by its descriptor, not its
- * path: a path walk from the new root asks the mount to LOOKUP the names
- * whose entries it keeps for no time, a round trip to boxd per worker. */
+ * path: a walk from the new root asks the mount to LOOKUP each name whose
+ * entry has expired (a second after the last walk), round trips to boxd
+ * for every worker prepared after a pause. */
 typedef struct {
   int ns;
   int cwd; /* or -1 */
