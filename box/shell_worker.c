@@ -849,29 +849,35 @@ static void set_env(json_object *msg)
 }
 
 /* Joins the mount namespace an earlier worker of the same RAM area built
- * (its root is that area, the roots and devices bound in it). */
-static bool join_root(int ns, const char *workspace)
+ * (its root is that area, the roots and devices bound in it), and enters
+ * the workspace by that worker's descriptor of it (cwd), else by path:
+ * the descriptor spares the walk's LOOKUPs of expired entries. */
+static bool join_root(int ns, int cwd, const char *workspace)
 {
   bool ok = setns(ns, CLONE_NEWNS) == 0;
   close(ns);
-  if (ok && chdir(workspace) != 0) die(workspace);
+  if (ok && (cwd < 0 || fchdir(cwd) != 0) && chdir(workspace) != 0) die(workspace);
+  if (cwd >= 0) close(cwd);
   return ok;
 }
 
 /* One command: root in the mount, report ready, run, report the status.
- * ns >= 0: the area's mount namespace, to join instead of rooting. */
+ * ns >= 0: the area's mount namespace, to join instead of rooting, and cwd
+ * (or -1) the workspace in it. */
 static int worker_main(int ctl, const char *root, char **binds, const char *workspace,
-                       const char *home, int ns)
+                       const char *home, int ns, int cwd)
 {
   ctl_fd = ctl;
-  /* A worker that roots itself hands boxd its namespace with "ready". */
-  int built = -1;
-  if (ns < 0 || !join_root(ns, workspace)) {
+  /* A worker that roots itself hands boxd its namespace with "ready", and
+   * its workspace there (built[1]) for the workers that join it. */
+  int built[2] = { -1, -1 };
+  if (ns < 0 || !join_root(ns, cwd, workspace)) {
     /* Forked into the zygote's namespace to join another: never root
      * there. */
     if (ns >= 0 && unshare(CLONE_NEWNS) != 0) die("unshare the mount namespace");
-    built = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+    built[0] = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
     enter_root(root, binds, workspace);
+    if (built[0] >= 0) built[1] = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
   }
   drop_privileges();
   warm_up(home, workspace);
@@ -909,9 +915,11 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   pthread_atfork(flush_status, NULL, NULL);
   json_object *ready = json_object_new_object();
   json_object_object_add(ready, "op", json_object_new_string("ready"));
-  if (!box_ctl_send(ctl_fd, ready, &built, built >= 0 ? 1 : 0)) die("report ready");
+  if (!box_ctl_send(ctl_fd, ready, built, built[0] < 0 ? 0 : built[1] < 0 ? 1 : 2))
+    die("report ready");
   json_object_put(ready);
-  if (built >= 0) close(built);
+  for (int i = 0; i < 2; i++)
+    if (built[i] >= 0) close(built[i]);
   int fds[BOX_CTL_MAX_FDS];
   int nfds = 0;
   json_object *run = box_ctl_recv(ctl_fd, fds, &nfds);
@@ -1003,8 +1011,8 @@ static void zygote_report_deaths(int ctl)
 
 /* A forked worker's start: the fork request's text (read by the zygote,
  * parsed here), boxd's "go", then its one command.  ns >= 0: the area's
- * mount namespace to join. */
-static int worker_start(int ctl, const char *text, int ns)
+ * mount namespace to join, cwd (or -1) the workspace in it. */
+static int worker_start(int ctl, const char *text, int ns, int cwd)
 {
   json_object *req = json_tokener_parse(text);
   const char *op = json_str(req, "op");
@@ -1016,7 +1024,7 @@ static int worker_start(int ctl, const char *text, int ns)
   char **binds = json_strv(binds_obj);
   if (!wait_for_go(ctl)) return 125;
   return worker_main(ctl, json_str(req, "root"), binds, json_str(req, "workspace"),
-                     json_str(req, "home"), ns);
+                     json_str(req, "home"), ns, cwd);
 }
 
 static int zygote_main(int ctl, bool warm_python)
@@ -1069,13 +1077,15 @@ static int zygote_main(int ctl, bool warm_python)
       json_object_put(msg);
       continue;
     }
-    if (nfds > 2) {
+    if (nfds > 3) {
       for (int i = 0; i < nfds; i++) close(fds[i]);
       continue;
     }
-    /* With the area's namespace (fds[1]) the worker joins it; without,
-     * it builds one of its own. */
-    int ns = nfds == 2 ? fds[1] : -1;
+    /* With the area's namespace (fds[1]) the worker joins it, and enters
+     * its workspace by fds[2] when sent; without, it builds one of its
+     * own. */
+    int ns = nfds >= 2 ? fds[1] : -1;
+    int cwd = nfds == 3 ? fds[2] : -1;
     pid_t pid = (pid_t)syscall(SYS_clone, (ns >= 0 ? 0 : CLONE_NEWNS) | CLONE_NEWPID | SIGCHLD,
                                NULL, NULL, NULL, NULL);
     if (pid == 0) {
@@ -1083,10 +1093,11 @@ static int zygote_main(int ctl, bool warm_python)
       close(sfd);
       sigprocmask(SIG_UNBLOCK, &chld, NULL);
       prctl(PR_SET_PDEATHSIG, SIGKILL);
-      _exit(worker_start(fds[0], text, ns));
+      _exit(worker_start(fds[0], text, ns, cwd));
     }
     close(fds[0]);
     if (ns >= 0) close(ns);
+    if (cwd >= 0) close(cwd);
     char reply[48];
     int n =
       snprintf(reply, sizeof reply, "{\"op\":\"forked\",\"pid\":%d}", pid > 0 ? (int)pid : -1);
@@ -1154,5 +1165,5 @@ int main(int argc, char **argv)
     return 2;
   }
   box_shell_preload(); /* before enter_root hides the host's libraries */
-  return worker_main(ctl, root, binds, workspace, home, -1);
+  return worker_main(ctl, root, binds, workspace, home, -1, -1);
 }

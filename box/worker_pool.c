@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -133,27 +135,44 @@ void boxd_worker_discard(Boxd *d, BoxdWorker *w)
  * of its set-up, and one that fails is replaced there.
  */
 
-/* The mount namespace a worker built around each RAM area (area id ->
- * descriptor; pool_lock).  An area keeps its layout from one command to
- * the next, so the workers forked after it only join that namespace:
- * no binds, no pivot, no detach of the old root, and no namespace torn
- * down when they exit (each of those two costs an RCU grace period). */
+/* The mount namespace a worker built around each RAM area, and that
+ * worker's workspace in it (area id -> AreaNs*; pool_lock).  An area keeps
+ * its layout from one command to the next, so the workers forked after it
+ * only join that namespace: no binds, no pivot, no detach of the old root,
+ * and no namespace torn down when they exit (each of those two costs an
+ * RCU grace period).  They enter the workspace by its descriptor, not its
+ * path: a walk from the new root asks the mount to LOOKUP each name whose
+ * entry has expired (a second after the last walk), round trips to boxd
+ * for every worker prepared after a pause. */
+typedef struct {
+  int ns;
+  int cwd; /* or -1 */
+} AreaNs;
 static GHashTable *area_ns;
 
-/* pool_lock held: the area's namespace, or -1 (values are fd + 1). */
-static int area_ns_get(int area)
+static void area_ns_free(gpointer data)
 {
-  return area_ns ? GPOINTER_TO_INT(g_hash_table_lookup(area_ns, GINT_TO_POINTER(area))) - 1 : -1;
+  AreaNs *a = data;
+  close(a->ns);
+  if (a->cwd >= 0) close(a->cwd);
+  g_free(a);
 }
 
-/* pool_lock held: keeps ns (the newest) as the area's; false when the
- * pool is gone and the caller still owns ns. */
-static bool area_ns_keep(int area, int ns)
+/* pool_lock held: the area's namespace and workspace, or NULL. */
+static AreaNs *area_ns_get(int area)
+{
+  return area_ns ? g_hash_table_lookup(area_ns, GINT_TO_POINTER(area)) : NULL;
+}
+
+/* pool_lock held: keeps ns and cwd (the newest) as the area's; false when
+ * the pool is gone and the caller still owns both. */
+static bool area_ns_keep(int area, int ns, int cwd)
 {
   if (!area_ns) return false;
-  int old = area_ns_get(area);
-  if (old >= 0) close(old);
-  g_hash_table_insert(area_ns, GINT_TO_POINTER(area), GINT_TO_POINTER(ns + 1));
+  AreaNs *a = g_new(AreaNs, 1);
+  a->ns = ns;
+  a->cwd = cwd;
+  g_hash_table_insert(area_ns, GINT_TO_POINTER(area), a);
   return true;
 }
 
@@ -342,6 +361,18 @@ static json_object *fork_request(Pool *pl, int command)
   return req;
 }
 
+/* Whether the directory dir (a worker's workspace, in its namespace) is
+ * still the workspace's path there: not removed (rm -rf, then made anew)
+ * nor moved.  The kernel's name of it, from its cache: no request to the
+ * mount. */
+static bool workspace_still_at(int dir, const char *workspace)
+{
+  char link[32], at[PATH_MAX];
+  g_snprintf(link, sizeof link, "/proc/self/fd/%d", dir);
+  ssize_t n = readlink(link, at, sizeof at);
+  return n > 0 && (size_t)n == strlen(workspace) && memcmp(at, workspace, (size_t)n) == 0;
+}
+
 /* Asks the zygote for one more worker; the reader thread takes it from
  * there.  Called with pool_lock held. */
 static bool worker_request(Pool *pl)
@@ -360,13 +391,20 @@ static bool worker_request(Pool *pl)
   w->ctl = pair[0];
   w->asked = g_get_monotonic_time();
   w->area = box_vfs_command_area(d->vfs, command);
-  int fds[2] = { pair[1], area_ns_get(w->area) };
+  AreaNs *a = area_ns_get(w->area);
+  if (a && a->cwd >= 0 && !workspace_still_at(a->cwd, d->workspace)) {
+    /* removed or moved since: the workers walk its path again */
+    close(a->cwd);
+    a->cwd = -1;
+  }
+  int fds[3] = { pair[1], a ? a->ns : -1, a ? a->cwd : -1 };
+  int nfds = !a ? 1 : a->cwd < 0 ? 2 : 3;
   /* Queued before it is asked for: the answer may come at once. */
   g_queue_push_tail(&pl->forking, w);
   pl->preparing++;
   send_env(pl);
   json_object *req = fork_request(pl, command);
-  bool sent = box_ctl_send(pl->zygote_ctl, req, fds, fds[1] >= 0 ? 2 : 1);
+  bool sent = box_ctl_send(pl->zygote_ctl, req, fds, nfds);
   w->has_env = pl->has_env;
   json_object_put(req);
   close(pair[1]);
@@ -472,7 +510,7 @@ bool boxd_workers_start(Boxd *d, GError **error)
   }
   pool_stop = false;
   g_mutex_lock(&pool_lock);
-  area_ns = g_hash_table_new(g_direct_hash, g_direct_equal);
+  area_ns = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, area_ns_free);
   g_mutex_unlock(&pool_lock);
   /* The pool thread lives as long as boxd serves: workers it starts die
    * with it (PR_SET_PDEATHSIG follows the creating thread). */
@@ -497,10 +535,6 @@ void boxd_workers_stop(Boxd *d)
   }
   /* Before the mount goes: a namespace kept open holds binds of it. */
   g_mutex_lock(&pool_lock);
-  GHashTableIter it;
-  gpointer fd;
-  g_hash_table_iter_init(&it, area_ns);
-  while (g_hash_table_iter_next(&it, NULL, &fd)) close(GPOINTER_TO_INT(fd) - 1);
   g_hash_table_destroy(area_ns);
   area_ns = NULL;
   g_mutex_unlock(&pool_lock);
@@ -543,14 +577,23 @@ bool boxd_worker_wait_ready(BoxdWorker *w)
   bool ready = msg && json_object_object_get_ex(msg, "op", &op) &&
                g_strcmp0(json_object_get_string(op), "ready") == 0;
   json_object_put(msg);
-  /* A worker that rooted itself sends its mount namespace along: kept
-   * (the newest) for the next workers of its area. */
-  bool kept = false;
-  if (ready && nfds == 1) {
+  /* A worker that rooted itself sends its mount namespace along, and its
+   * workspace there: kept (the newest) for the next workers of its area.
+   * Sent before it ran anything of a command's; a workspace that is no
+   * directory is not kept (the workers then walk its path). */
+  int kept = 0;
+  if (ready && (nfds == 1 || nfds == 2)) {
+    /* the cached type only: boxd's thread waits on no FUSE request */
+    struct statx st;
+    int cwd = nfds == 2 &&
+                  statx(fds[1], "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, &st) == 0 &&
+                  S_ISDIR(st.stx_mode)
+                ? fds[1]
+                : -1;
     g_mutex_lock(&pool_lock);
-    kept = area_ns_keep(w->area, fds[0]);
+    if (area_ns_keep(w->area, fds[0], cwd)) kept = cwd >= 0 ? 2 : 1;
     g_mutex_unlock(&pool_lock);
   }
-  for (int i = kept ? 1 : 0; i < nfds; i++) close(fds[i]);
+  for (int i = kept; i < nfds; i++) close(fds[i]);
   return ready;
 }

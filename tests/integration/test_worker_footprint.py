@@ -139,3 +139,82 @@ def test_an_idle_boxd_s_main_thread_sleeps_until_a_signal(tmp_path):
         assert b.stop() == 128 + signal.SIGTERM
     finally:
         b.teardown()
+
+
+FUSE_LOOKUP = 1
+
+
+def fuse_lookups(strace_text):
+    """The names of the LOOKUP requests a strace -xx of boxd's reads of
+    /dev/fuse shows (a request: length, opcode, ..., the name at byte 40),
+    a blocked read's data on its "resumed" line."""
+    names = []
+    read = r'(?:read\(\d+, |<\.\.\. read resumed>)"((?:\\x[0-9a-f]{2})+)"(?:\.\.\.)?, \d+\) = (\d+)'
+    for m in re.finditer(read, strace_text):
+        data = bytes.fromhex(m.group(1).replace("\\x", ""))
+        if len(data) < 41 or int.from_bytes(data[:4], "little") != int(m.group(2)):
+            continue
+        if int.from_bytes(data[4:8], "little") == FUSE_LOOKUP:
+            names.append(data[40:].split(b"\0")[0].decode(errors="replace"))
+    return names
+
+
+def test_a_worker_joining_its_area_asks_the_mount_no_lookup_of_the_workspace(tmp_path):
+    """A worker that joins the namespace an earlier worker built around its
+    RAM area enters the workspace by that worker's descriptor of it: a walk
+    of its path asked the mount to LOOKUP its ancestors again once their
+    entries had expired (a second), round trips to boxd for each worker
+    prepared after an agent's pause."""
+    b = Box(tmp_path)
+    b.write_policy(ALLOW_ALL)
+    b.write_config()
+    trace = tmp_path / "strace.out"
+    b.start(prefix=("strace", "-f", "-qq", "-xx", "-s", "96", "-e", "trace=read,pivot_root",
+                    "-o", str(trace)))
+    with open(f"/proc/{b.proc.pid}/task/{b.proc.pid}/children") as f:
+        boxd = int(f.read().split()[0])
+    try:
+        # the areas' namespaces built, and their builders' walks traced
+        for _ in range(12):
+            assert b.bash("true").returncode == 0
+        text = trace.read_text()
+        assert fuse_lookups(text)  # the trace does show the builders' walks
+        before = len(text)
+        for _ in range(4):
+            # past the second the mount's entries are kept for: a walk
+            # would ask again
+            time.sleep(1.2)
+            assert b.bash("true").returncode == 0
+        window = trace.read_text()[before:]
+        components = str(b.workspace).strip("/").split("/")
+        walked = [n for n in fuse_lookups(window) if n in components]
+        # a worker that built a namespace of its own (another area's, under
+        # load) walks to its binds and the workspace, and only such a one
+        built = window.count("pivot_root(")
+        assert len(walked) <= built * 2 * len(components) + 1, (walked, built)
+        # and the workspace is where each command starts
+        assert b.bash("pwd").stdout.strip() == str(b.workspace)
+    finally:
+        os.kill(boxd, signal.SIGTERM)
+        b.proc.wait(timeout=30)
+
+
+def test_a_workspace_made_anew_is_where_the_next_workers_start(tmp_path):
+    """The workers that join an area's namespace enter the workspace by a
+    descriptor kept from the first: one removed and made anew, or moved
+    aside, is walked to by its path again (the workers already waiting in
+    the pool started before the change, as they always did)."""
+    b = permissive_box(tmp_path)
+    try:
+        for _ in range(12):
+            assert b.bash("true").returncode == 0
+        r = b.bash("cd .. && rm -rf project && mkdir project && echo new > project/f")
+        assert r.returncode == 0, r.stderr
+        outs = [b.bash("cat f").stdout for _ in range(12)]
+        assert outs[-6:] == ["new\n"] * 6, outs
+        r = b.bash("cd .. && mv project aside && mkdir project && echo newer > project/f")
+        assert r.returncode == 0, r.stderr
+        outs = [b.bash("cat f").stdout for _ in range(12)]
+        assert outs[-6:] == ["newer\n"] * 6, outs
+    finally:
+        b.teardown()
