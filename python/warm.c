@@ -45,6 +45,28 @@ typedef struct {
 static Pristine pristine[4];
 static int n_pristine;
 
+#ifdef BOX_PYTHON_LINKED
+/* libpython linked into the program: its data is where the link put it
+ * (libpython-data.ld). */
+extern char __box_py_data_start[], __box_py_data_end[], __box_py_bss_start[], __box_py_bss_end[];
+
+/* libpython's writable memory kept as it is now (before the warm-up). */
+static bool keep_libpython(void)
+{
+  char *const bounds[2][2] = { { __box_py_data_start, __box_py_data_end },
+                               { __box_py_bss_start, __box_py_bss_end } };
+  for (int i = 0; i < 2; i++) {
+    Pristine *p = &pristine[n_pristine];
+    p->at = bounds[i][0];
+    p->len = (size_t)(bounds[i][1] - bounds[i][0]);
+    p->copy = p->len ? malloc(p->len) : NULL;
+    if (!p->copy) return false;
+    memcpy(p->copy, p->at, p->len);
+    n_pristine++;
+  }
+  return true;
+}
+#else
 static int keep_pristine(struct dl_phdr_info *info, size_t size, void *data)
 {
   (void)size, (void)data;
@@ -71,6 +93,12 @@ static int keep_pristine(struct dl_phdr_info *info, size_t size, void *data)
   }
   return 1;
 }
+
+static bool keep_libpython(void)
+{
+  return dl_iterate_phdr(keep_pristine, NULL) == 1 && n_pristine > 0;
+}
+#endif
 
 static void restore_pristine(void)
 {
@@ -197,7 +225,7 @@ bool box_python_warm(const BoxPythonHost *host)
   if (tried || !host || host->stdlib_dir < 0) return warm;
   tried = true;
   box_python_bind_isatty(); /* first: the slot it rewrites is kept as pristine */
-  if (dl_iterate_phdr(keep_pristine, NULL) != 1 || n_pristine == 0) return false;
+  if (!keep_libpython()) return false;
   if (!warm_init(host)) {
     /* as loaded again: a command's python3 starts a fresh runtime */
     restore_pristine();
