@@ -46,15 +46,15 @@ static Pristine pristine[4];
 static int n_pristine;
 
 #ifdef BOX_PYTHON_LINKED
-/* libpython linked into the program: its data is where the link put it
- * (libpython-data.ld). */
-extern char __box_py_data_start[], __box_py_data_end[], __box_py_bss_start[], __box_py_bss_end[];
+/* libpython linked into the program: its data is in sections of its own
+ * (python/meson.build), whose bounds the linker defines. */
+extern char __start_box_pydata[], __stop_box_pydata[], __start_box_pybss[], __stop_box_pybss[];
 
 /* libpython's writable memory kept as it is now (before the warm-up). */
 static bool keep_libpython(void)
 {
-  char *const bounds[2][2] = { { __box_py_data_start, __box_py_data_end },
-                               { __box_py_bss_start, __box_py_bss_end } };
+  char *const bounds[2][2] = { { __start_box_pydata, __stop_box_pydata },
+                               { __start_box_pybss, __stop_box_pybss } };
   for (int i = 0; i < 2; i++) {
     Pristine *p = &pristine[n_pristine];
     p->at = bounds[i][0];
