@@ -365,6 +365,35 @@ static bool take_signals(void)
   return r != NULL;
 }
 
+#ifdef BOX_PYTHON_LINKED
+/* libpython's own (internal, but the static library's to link). */
+extern PyStatus _PyConfig_Copy(PyConfig *config, const PyConfig *config2);
+extern int _PySys_UpdateConfig(PyThreadState *tstate);
+#endif
+
+/* The command's configuration (w: the warm one with the command's
+ * settings) made the interpreter's, and sys's attributes that show it.
+ * _PyInterpreterState_SetConfig reads the configuration again first,
+ * running getpath.py (a fifth of a print(1)'s time in the box, and a
+ * request to the mount per path it looks at), which would compute again
+ * the same paths: w holds the ones computed at the warm-up, and a
+ * command's own settings that would change them (PYTHONHOME, -X…) are
+ * not served warm (config_fits, environment_fits). */
+static int set_config(const PyConfig *w)
+{
+#ifdef BOX_PYTHON_LINKED
+  PyThreadState *ts = PyThreadState_Get();
+  PyStatus st = _PyConfig_Copy((PyConfig *)_PyInterpreterState_GetConfig(ts->interp), w);
+  if (PyStatus_Exception(st)) {
+    PyErr_SetString(PyExc_RuntimeError, st.err_msg ? st.err_msg : "configuration");
+    return -1;
+  }
+  return _PySys_UpdateConfig(ts);
+#else
+  return _PyInterpreterState_SetConfig(w);
+#endif
+}
+
 /* Starts the command on the warm interpreter (w: its configuration, cmd:
  * the command's); false with a Python exception set. */
 static bool begin(PyConfig *w, const PyConfig *cmd, const BoxPythonHost *host)
@@ -378,7 +407,7 @@ static bool begin(PyConfig *w, const PyConfig *cmd, const BoxPythonHost *host)
     PyErr_SetString(PyExc_RuntimeError, st.err_msg ? st.err_msg : "configuration");
     return false;
   }
-  if (_PyInterpreterState_SetConfig(w) != 0 || !take_signals()) return false;
+  if (set_config(w) != 0 || !take_signals()) return false;
   PyObject *env = environment_dict();
   PyObject *fn = PyDict_GetItemString(helpers, "_begin"); /* borrowed */
   PyObject *r = env && fn
