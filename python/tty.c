@@ -32,6 +32,10 @@
 #define SLOT_RELOC(t) ((void)(t), 0) /* left to the C library's isatty */
 #endif
 
+/* The C library's isatty: where libpython is linked into the program,
+ * the slot rewritten is also this file's own (set from it before). */
+static int (*libc_isatty)(int) = isatty;
+
 static int typed_isatty(int fd)
 {
   struct statx sx;
@@ -40,7 +44,7 @@ static int typed_isatty(int fd)
     errno = ENOTTY;
     return 0;
   }
-  return isatty(fd);
+  return libc_isatty(fd);
 }
 
 /* A pointer the dynamic section holds: the loader has made most of them
@@ -63,7 +67,9 @@ static void patch_slot(const struct dl_phdr_info *info, uintptr_t slot)
   /* bound now (BIND_NOW): the slot is read-only after relocation */
   bool ro = slot >= relro && slot < relro_end;
   if (ro && mprotect((void *)page, len, PROT_READ | PROT_WRITE) != 0) return;
-  int (*fn)(int) = typed_isatty;
+  int (*fn)(int) = typed_isatty, (*was)(int);
+  memcpy(&was, (void *)slot, sizeof was);
+  if (was != typed_isatty) libc_isatty = was;
   memcpy((void *)slot, &fn, sizeof fn);
   if (ro) mprotect((void *)page, len, PROT_READ);
 }
@@ -71,8 +77,14 @@ static void patch_slot(const struct dl_phdr_info *info, uintptr_t slot)
 static int patch_libpython(struct dl_phdr_info *info, size_t size, void *data)
 {
   (void)size, (void)data;
+#ifdef BOX_PYTHON_LINKED
+  /* linked into the program (the first object): its other callers get
+   * the same answers */
+  if (info->dlpi_name[0] != '\0') return 0;
+#else
   const char *slash = strrchr(info->dlpi_name, '/');
   if (strncmp(slash ? slash + 1 : info->dlpi_name, "libpython3", 10) != 0) return 0;
+#endif
   const ElfW(Dyn) *dyn = NULL;
   for (int i = 0; i < info->dlpi_phnum; i++)
     if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)

@@ -45,6 +45,28 @@ typedef struct {
 static Pristine pristine[4];
 static int n_pristine;
 
+#ifdef BOX_PYTHON_LINKED
+/* libpython linked into the program: its data is in sections of its own
+ * (python/meson.build), whose bounds the linker defines. */
+extern char __start_box_pydata[], __stop_box_pydata[], __start_box_pybss[], __stop_box_pybss[];
+
+/* libpython's writable memory kept as it is now (before the warm-up). */
+static bool keep_libpython(void)
+{
+  char *const bounds[2][2] = { { __start_box_pydata, __stop_box_pydata },
+                               { __start_box_pybss, __stop_box_pybss } };
+  for (int i = 0; i < 2; i++) {
+    Pristine *p = &pristine[n_pristine];
+    p->at = bounds[i][0];
+    p->len = (size_t)(bounds[i][1] - bounds[i][0]);
+    p->copy = p->len ? malloc(p->len) : NULL;
+    if (!p->copy) return false;
+    memcpy(p->copy, p->at, p->len);
+    n_pristine++;
+  }
+  return true;
+}
+#else
 static int keep_pristine(struct dl_phdr_info *info, size_t size, void *data)
 {
   (void)size, (void)data;
@@ -71,6 +93,12 @@ static int keep_pristine(struct dl_phdr_info *info, size_t size, void *data)
   }
   return 1;
 }
+
+static bool keep_libpython(void)
+{
+  return dl_iterate_phdr(keep_pristine, NULL) == 1 && n_pristine > 0;
+}
+#endif
 
 static void restore_pristine(void)
 {
@@ -203,7 +231,7 @@ bool box_python_warm(const BoxPythonHost *host)
   if (tried || !host || host->stdlib_dir < 0) return warm;
   tried = true;
   box_python_bind_isatty(); /* first: the slot it rewrites is kept as pristine */
-  if (dl_iterate_phdr(keep_pristine, NULL) != 1 || n_pristine == 0) return false;
+  if (!keep_libpython()) return false;
   if (!warm_init(host)) {
     /* as loaded again: a command's python3 starts a fresh runtime */
     restore_pristine();
@@ -343,6 +371,35 @@ static bool take_signals(void)
   return r != NULL;
 }
 
+#ifdef BOX_PYTHON_LINKED
+/* libpython's own (internal, but the static library's to link). */
+extern PyStatus _PyConfig_Copy(PyConfig *config, const PyConfig *config2);
+extern int _PySys_UpdateConfig(PyThreadState *tstate);
+#endif
+
+/* The command's configuration (w: the warm one with the command's
+ * settings) made the interpreter's, and sys's attributes that show it.
+ * _PyInterpreterState_SetConfig reads the configuration again first,
+ * running getpath.py (a fifth of a print(1)'s time in the box, and a
+ * request to the mount per path it looks at), which would compute again
+ * the same paths: w holds the ones computed at the warm-up, and a
+ * command's own settings that would change them (PYTHONHOME, -X…) are
+ * not served warm (config_fits, environment_fits). */
+static int set_config(const PyConfig *w)
+{
+#ifdef BOX_PYTHON_LINKED
+  PyThreadState *ts = PyThreadState_Get();
+  PyStatus st = _PyConfig_Copy((PyConfig *)_PyInterpreterState_GetConfig(ts->interp), w);
+  if (PyStatus_Exception(st)) {
+    PyErr_SetString(PyExc_RuntimeError, st.err_msg ? st.err_msg : "configuration");
+    return -1;
+  }
+  return _PySys_UpdateConfig(ts);
+#else
+  return _PyInterpreterState_SetConfig(w);
+#endif
+}
+
 /* Starts the command on the warm interpreter (w: its configuration, cmd:
  * the command's); false with a Python exception set. */
 static bool begin(PyConfig *w, const PyConfig *cmd, const BoxPythonHost *host)
@@ -356,7 +413,7 @@ static bool begin(PyConfig *w, const PyConfig *cmd, const BoxPythonHost *host)
     PyErr_SetString(PyExc_RuntimeError, st.err_msg ? st.err_msg : "configuration");
     return false;
   }
-  if (_PyInterpreterState_SetConfig(w) != 0 || !take_signals()) return false;
+  if (set_config(w) != 0 || !take_signals()) return false;
   PyObject *env = environment_dict();
   PyObject *fn = PyDict_GetItemString(helpers, "_begin"); /* borrowed */
   PyObject *r = env && fn

@@ -66,20 +66,38 @@ static char *system_lib_dir(void)
   return real ? g_path_get_dirname(real) : NULL;
 }
 
+/* The program itself when the interpreter is linked into it (box-shell
+ * where Debian's static libpython is there: python/meson.build), or NULL:
+ * then the module is loaded. */
+static void *linked_in(void)
+{
+  static void *self;
+  static bool looked;
+  if (!looked) {
+    looked = true;
+    self = dlopen(NULL, RTLD_NOW);
+    if (self && !dlsym(self, BOX_PYTHON_MAIN_SYMBOL)) self = NULL;
+  }
+  return self;
+}
+
+static bool prepared;
+
 bool box_python_prepare(void)
 {
   static bool done;
-  if (done) return lib_dirs[0] >= 0;
+  if (done) return prepared;
   done = true;
-  g_autofree char *module_path = find_module();
+  g_autofree char *module_path = linked_in() ? NULL : find_module();
   g_autofree char *sys_dir = system_lib_dir();
-  if (!module_path || !sys_dir) return false;
-  g_autofree char *mod_dir = g_path_get_dirname(module_path);
-  lib_dirs[0] = box_host_dir_open(mod_dir);
+  if ((!module_path && !linked_in()) || !sys_dir) return false;
+  g_autofree char *mod_dir = module_path ? g_path_get_dirname(module_path) : NULL;
+  lib_dirs[0] = mod_dir ? box_host_dir_open(mod_dir) : -1;
   lib_dirs[1] = box_host_dir_open(sys_dir);
   stdlib_dir = box_host_dir_open("/usr/lib/python3.11");
   dist_dir = box_host_dir_open("/usr/lib/python3/dist-packages"); /* optional */
-  if (lib_dirs[0] >= 0 && lib_dirs[1] >= 0 && stdlib_dir >= 0) return true;
+  prepared = (lib_dirs[0] >= 0 || linked_in()) && lib_dirs[1] >= 0 && stdlib_dir >= 0;
+  if (prepared) return true;
   for (int i = 0; i < 2; i++)
     if (lib_dirs[i] >= 0) close(lib_dirs[i]);
   if (stdlib_dir >= 0) close(stdlib_dir);
@@ -295,9 +313,12 @@ void box_python_warm_up(void)
   host.stdlib_dir = stdlib_dir;
   host.dist_dir = dist_dir;
   host.load_library = load_library;
-  char *why = load_library(NULL, lib_dirs[0], MODULE_FILE);
-  void *lib = why ? NULL : dlopen("./" MODULE_FILE, RTLD_NOW | RTLD_NOLOAD);
-  free(why);
+  void *lib = linked_in();
+  if (!lib) {
+    char *why = load_library(NULL, lib_dirs[0], MODULE_FILE);
+    lib = why ? NULL : dlopen("./" MODULE_FILE, RTLD_NOW | RTLD_NOLOAD);
+    free(why);
+  }
   /* as for a cold start (box_python_run): pthread_exit's libgcc_s */
   if (lib && !is_loaded(LIBGCC_S)) free(load_library(NULL, lib_dirs[1], LIBGCC_S));
   void *sym = lib ? dlsym(lib, BOX_PYTHON_WARM_SYMBOL) : NULL;
@@ -321,8 +342,8 @@ int box_python_run(BoxCmd *c, int argc, char **argv, char **error)
     host.stdlib_dir = stdlib_dir;
     host.dist_dir = dist_dir;
     host.load_library = load_library;
-  } else if (lib_dirs[0] >= 0) {
-    char *why = load_library(NULL, lib_dirs[0], MODULE_FILE);
+  } else if (prepared) {
+    char *why = linked_in() ? NULL : load_library(NULL, lib_dirs[0], MODULE_FILE);
     if (why) {
       *error = why;
       return -1;
@@ -333,11 +354,11 @@ int box_python_run(BoxCmd *c, int argc, char **argv, char **error)
      * exists. */
     if (!is_loaded(LIBGCC_S)) free(load_library(NULL, lib_dirs[1], LIBGCC_S));
     /* loaded by the thread under this name: found without a search */
-    lib = dlopen("./" MODULE_FILE, RTLD_NOW | RTLD_NOLOAD);
+    lib = linked_in() ? linked_in() : dlopen("./" MODULE_FILE, RTLD_NOW | RTLD_NOLOAD);
     host.stdlib_dir = stdlib_dir;
     host.dist_dir = dist_dir;
     host.load_library = load_library;
-  } else {
+  } else if (!(lib = linked_in())) {
     g_autofree char *path = find_module();
     lib = path ? dlopen(path, RTLD_NOW | RTLD_GLOBAL) : NULL;
     if (!path) {
@@ -355,6 +376,6 @@ int box_python_run(BoxCmd *c, int argc, char **argv, char **error)
   memcpy(&main_fn, &sym, sizeof sym);
   box_python_launcher_child();
   int status = main_fn(argc, argv, &host);
-  box_python_launcher_stop();
+  box_python_launcher_finish(status);
   return status;
 }
