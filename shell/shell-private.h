@@ -699,11 +699,9 @@ void box_python_note_gateway(void);
  * 0, 1, 2 with the environment a spawned program gets; its status. */
 int box_cmd_in_child(BoxCmd *c, int (*body)(BoxCmd *c));
 /* The same, the Shell calling serve(c, pid) while the child runs (until
- * it returns; it reaps nothing of pid).  serve returns -1, or the status
- * the child told as its last act before its end: then that is the
- * command's, and pid is left to serve's side to reap. */
+ * it returns; it reaps nothing of pid). */
 int box_cmd_in_child_serving(BoxCmd *c, int (*body)(BoxCmd *c),
-                             int (*serve)(BoxCmd *c, pid_t pid));
+                             void (*serve)(BoxCmd *c, pid_t pid));
 
 /* Helpers builtins share (builtins.c). */
 /* Prints "strands-shell: NAME: text" on the command's stderr. */

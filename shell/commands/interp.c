@@ -79,7 +79,7 @@ int box_cmd_in_child(BoxCmd *c, int (*body)(BoxCmd *c))
   return box_cmd_in_child_serving(c, body, NULL);
 }
 
-int box_cmd_in_child_serving(BoxCmd *c, int (*body)(BoxCmd *c), int (*serve)(BoxCmd *c, pid_t pid))
+int box_cmd_in_child_serving(BoxCmd *c, int (*body)(BoxCmd *c), void (*serve)(BoxCmd *c, pid_t pid))
 {
   box_out_flush(c->out);
   pid_t pid = box_fork(c->sh);
@@ -93,8 +93,7 @@ int box_cmd_in_child_serving(BoxCmd *c, int (*body)(BoxCmd *c), int (*serve)(Box
     export_environment(c->sh);
     _exit(body(c) & 255);
   }
-  int told = serve ? serve(c, pid) : -1;
-  if (told >= 0) return told;
+  if (serve) serve(c, pid);
   int st;
   while (waitpid(pid, &st, 0) < 0) {
     if (errno != EINTR) return 126;

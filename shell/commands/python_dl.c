@@ -376,6 +376,6 @@ int box_python_run(BoxCmd *c, int argc, char **argv, char **error)
   memcpy(&main_fn, &sym, sizeof sym);
   box_python_launcher_child();
   int status = main_fn(argc, argv, &host);
-  box_python_launcher_finish(status);
+  box_python_launcher_stop();
   return status;
 }

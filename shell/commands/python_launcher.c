@@ -37,29 +37,13 @@
 
 static int to_launcher = -1; /* the interpreter's end */
 static int serve_end = -1;   /* the Shell's */
-static pid_t interpreter;    /* in the command's child: itself (not a process it forked) */
-
-/* Children that told their status and were left to end: reaped by the
- * next python3 (or with the process). */
-static pid_t told_pids[16];
-static int n_told;
-
-static void reap_told(void)
-{
-  int kept = 0;
-  for (int i = 0; i < n_told; i++)
-    if (waitpid(told_pids[i], NULL, WNOHANG) == 0) told_pids[kept++] = told_pids[i];
-  n_told = kept;
-}
 
 /* One message of a byte and PASSED_FDS descriptors on sock, sent from fds
  * or received into them: 1, or 0 for a message without them (whatever
- * came with it closed; its byte in *told, a status the interpreter's
- * child told: box_python_launcher_finish), or -1 (errno; 0 at the end of
- * the stream). */
-static int pass_fds(int sock, int fds[PASSED_FDS], bool sending, unsigned char *told)
+ * came with it closed), or -1 (errno; 0 at the end of the stream). */
+static int pass_fds(int sock, int fds[PASSED_FDS], bool sending)
 {
-  unsigned char byte = 0;
+  char byte = 0;
   struct iovec iov = { &byte, 1 };
   union {
     struct cmsghdr h;
@@ -82,7 +66,6 @@ static int pass_fds(int sock, int fds[PASSED_FDS], bool sending, unsigned char *
     return -1;
   }
   if (sending) return 1;
-  *told = byte;
   for (h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
     if (h->cmsg_type != SCM_RIGHTS) continue;
     if (h->cmsg_len == CMSG_LEN(size)) {
@@ -200,9 +183,6 @@ static _Noreturn void run_job(Shell *sh, int fds[PASSED_FDS])
 
 bool box_python_launcher_open(void)
 {
-  reap_told();
-  /* no room to remember one more: this command's child is waited for */
-  if (n_told == (int)G_N_ELEMENTS(told_pids)) return false;
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return false;
   /* Both ends above the numbers a command's redirections take (3…9, which
@@ -223,7 +203,6 @@ void box_python_launcher_child(void)
 {
   if (serve_end >= 0) close(serve_end);
   serve_end = -1;
-  interpreter = getpid();
 }
 
 /* One request: its job in a grandchild, so that the Shell never sees it
@@ -244,9 +223,8 @@ static void start_job(Shell *sh, int fds[PASSED_FDS], int pidfd)
   while (mid > 0 && waitpid(mid, NULL, 0) < 0 && errno == EINTR) {}
 }
 
-int box_python_launcher_serve(BoxCmd *c, pid_t pid)
+void box_python_launcher_serve(BoxCmd *c, pid_t pid)
 {
-  int told = -1;
   if (to_launcher >= 0) close(to_launcher);
   to_launcher = -1;
   int pidfd = serve_end >= 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
@@ -260,20 +238,13 @@ int box_python_launcher_serve(BoxCmd *c, pid_t pid)
     if (pf[0].revents) break; /* the interpreter ended: its requests with it */
     if (!pf[1].revents) continue;
     int fds[PASSED_FDS];
-    unsigned char byte;
-    int got = pass_fds(serve_end, fds, false, &byte);
+    int got = pass_fds(serve_end, fds, false);
     if (got < 0 && errno != EINTR) pf[1].fd = -1; /* nobody left to ask: wait for the end */
     if (got > 0) start_job(c->sh, fds, pidfd);
-    if (got == 0) {
-      told = byte;
-      told_pids[n_told++] = pid; /* room kept by box_python_launcher_open */
-      break;
-    }
   }
   if (pidfd >= 0) close(pidfd);
   if (serve_end >= 0) close(serve_end);
   serve_end = -1;
-  return told;
 }
 
 bool box_python_launcher_run(const char *text, int *status)
@@ -281,7 +252,7 @@ bool box_python_launcher_run(const char *text, int *status)
   int pair[2];
   if (to_launcher < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) return false;
   int passed[PASSED_FDS] = { 0, 1, 2, pair[1] };
-  int sent = pass_fds(to_launcher, passed, true, NULL);
+  int sent = pass_fds(to_launcher, passed, true);
   close(pair[1]);
   /* not sent (the program closed or replaced the descriptor): the caller
    * runs the text itself, as before there was a launcher */
@@ -313,23 +284,6 @@ bool box_python_launcher_run(const char *text, int *status)
     *status = WEXITSTATUS(ws);
   }
   return true;
-}
-
-void box_python_launcher_finish(int status)
-{
-  /* Every descriptor closed first, as the process's end would (a file's
-   * flush, a pipe's reader seeing its end), so that what the Shell does
-   * next finds them closed as before; a process the interpreter forked
-   * (os.fork) tells nothing. */
-  if (to_launcher >= 0 && getpid() == interpreter &&
-      (to_launcher == 0 || close_range(0, (unsigned)to_launcher - 1, 0) == 0) &&
-      close_range((unsigned)to_launcher + 1, ~0u, 0) == 0) {
-    unsigned char byte = (unsigned char)status;
-    struct iovec iov = { &byte, 1 };
-    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-    while (sendmsg(to_launcher, &m, MSG_NOSIGNAL) < 0 && errno == EINTR) {}
-  }
-  box_python_launcher_stop();
 }
 
 void box_python_launcher_stop(void)

@@ -13,19 +13,13 @@
 bool box_python_launcher_open(void);
 /* In the command's child, before the interpreter starts: its end only. */
 void box_python_launcher_child(void);
-/* In the Shell while the command's child pid runs: its requests; the
- * status it told before its end (box_python_launcher_finish), or -1. */
-int box_python_launcher_serve(BoxCmd *c, pid_t pid);
+/* In the Shell while the command's child pid runs: its requests. */
+void box_python_launcher_serve(BoxCmd *c, pid_t pid);
 /* In a child the interpreter forked: text through the Shell in a job of
  * the launcher, on this process's fds 0, 1, 2; *status is the Shell's.
  * False when there is no launcher to take it. */
 bool box_python_launcher_run(const char *text, int *status);
 /* After the interpreter (or the command, in the Shell): the ends closed. */
 void box_python_launcher_stop(void);
-/* In the command's child, the interpreter done (its output flushed) and
- * the process about to end with status: its descriptors closed and the
- * status told to the Shell, which goes on without waiting for this
- * process's memory to be torn down; then the ends closed. */
-void box_python_launcher_finish(int status);
 
 #endif
