@@ -187,7 +187,11 @@ static void open_one(Run *run, DirCache *dc, const char *name, Slot *slot)
     json_object_put(input);
     return;
   }
-  box_decision_log_render_into(d->log, run->log, "fs:read", input, NULL, dec, run->nanos);
+  /* queued as the mount queues its file decisions (box/decide.c
+   * boxd_vfs_record): written within a few ms, and before any line not
+   * queued and the command's end; a line rendered and written per file was
+   * the most of boxd's time for a script reading many small files */
+  box_decision_log_append_queued(d->log, "fs:read", input, dec, NULL);
   slot->permitted = dec->verdict == BOX_VERDICT_PERMIT;
   if (!slot->permitted) {
     slot->kind = SLOT_ERR;
@@ -265,10 +269,11 @@ static void run_creates(Run *run);
 
 /* Decides and opens paths (relative ones from cwd) into slots, for the
  * caller cred (NULL: unknown, every path the mount's); with modes, creates
- * them (run_creates).  The batch's history records and log lines are each
- * written in one write(2), after all its decisions and before the caller
- * answers: nothing is answered that is not on disk.  false: the history
- * could not keep these decisions, and none may be acted on. */
+ * them (run_creates).  The batch's history records are written in one
+ * write(2) after all its decisions and before the caller answers, and so
+ * are a create's log lines; a read's are queued, as the mount's are.
+ * false: the history could not keep these decisions, and none may be
+ * acted on. */
 static bool decide_batch(Boxd *d, int command, const struct ucred *cred, const char *cwd,
                          const char *const *paths, const mode_t *modes, size_t nmodes, size_t n,
                          Slot *slots)
