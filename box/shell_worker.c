@@ -411,14 +411,20 @@ static int host_open_read_send(void *data, const char *cwd, const char *const *p
   return send_with_ticket(req);
 }
 
-/* The answers of an "open" request read from ticket, for n paths. */
-static void take_answers(int ticket, int n, int *fds, int *errs, char **messages)
+/* n answers of "the mount's": no descriptor, no error, no message */
+static void no_answers(int n, int *fds, int *errs, char **messages)
 {
   for (int i = 0; i < n; i++) {
     fds[i] = -1;
     errs[i] = 0;
     messages[i] = NULL;
   }
+}
+
+/* The answers of an "open" request read from ticket, for n paths. */
+static void take_answers(int ticket, int n, int *fds, int *errs, char **messages)
+{
+  no_answers(n, fds, errs, messages);
   int got[BOX_CTL_MAX_FDS];
   int ngot = 0;
   json_object *reply = box_ctl_recv(ticket, got, &ngot);
@@ -446,11 +452,7 @@ static void host_open_read_recv(void *data, int ticket, int n, int *fds, int *er
 {
   (void)data;
   if (ticket < 0) {
-    for (int i = 0; i < n; i++) {
-      fds[i] = -1;
-      errs[i] = 0;
-      messages[i] = NULL;
-    }
+    no_answers(n, fds, errs, messages);
     return;
   }
   take_answers(ticket, n, fds, errs, messages);
@@ -544,11 +546,7 @@ static bool chan_open_read(const char *cwd, const char *const *paths, int n, int
     open_chan_broken = true;
     return false;
   }
-  for (int i = 0; i < n; i++) {
-    fds[i] = -1;
-    errs[i] = 0;
-    messages[i] = NULL;
-  }
+  no_answers(n, fds, errs, messages);
   int got[BOX_CTL_MAX_FDS];
   int ngot = 0;
   bool truncated;
@@ -557,11 +555,8 @@ static bool chan_open_read(const char *cwd, const char *const *paths, int n, int
   if (r > 0 && !truncated && take_wire((size_t)r, n, fds, errs, messages, got, ngot)) return true;
   /* no answer that makes sense: none is taken, each path the mount's */
   for (int i = 0; i < ngot; i++) close(got[i]);
-  for (int i = 0; i < n; i++) {
-    if (fds[i] >= 0) fds[i] = -1;
-    errs[i] = 0;
-    g_clear_pointer(&messages[i], free);
-  }
+  for (int i = 0; i < n; i++) free(messages[i]);
+  no_answers(n, fds, errs, messages);
   open_chan_forget();
   open_chan_broken = true;
   return true;
