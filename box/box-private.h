@@ -416,6 +416,14 @@ pid_t box_agent_start(Boxd *d, char **argv, GError **error);
  * logged, with the outcome descriptor_issued. */
 void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, int reply_fd);
 
+/* The open channel (ctl.h): box_fastopen_channel_take readies a channel a
+ * worker handed over ({"op":"open-channel"}); box_fastopen_channel_serve
+ * answers one request waiting on it as box_fastopen_handle answers an
+ * "open", for the credentials the request carries (none: every path the
+ * mount's).  false: the channel ended or broke (close it). */
+void box_fastopen_channel_take(int chan);
+bool box_fastopen_channel_serve(Boxd *d, int command, int chan);
+
 /* Answers a worker's {"op":"list","cwd":…,"path":…} on reply_fd: the
  * mount's OPENDIR decision (fs:read/enumerate) for a directory inside a
  * bound root reached without a symlink or "..", outside every floor; then

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <json-c/json.h>
 
 #include "shell/shell.h"
@@ -36,6 +37,24 @@ json_object *box_ctl_call(int sock, json_object *request, const int *fds, int nf
  * BOX_CTL_MAX_FDS in out_fds, their count in *out_n). */
 json_object *box_ctl_call_fds(int sock, json_object *request, const int *fds, int nfds,
                               int *out_fds, int *out_n);
+
+/* The fast path's own channel (box/fastopen.c): a SOCK_SEQPACKET socket a
+ * worker process hands boxd once ({"op":"open-channel"}, its end as the
+ * descriptor) and then asks its "open"s on, one message each way, with no
+ * reply socket made, passed and closed per request.  A request is the cwd
+ * (possibly empty), a NUL, and each path NUL-terminated; the answer is one
+ * BoxOpenWire per path, then their messages' bytes in order, with the
+ * descriptors of the BOX_OPEN_WIRE_FD answers attached in order.  The
+ * sender's credentials travel with each request (SO_PASSCRED), as the
+ * mount sees each caller's own. */
+#define BOX_OPEN_WIRE_MAX (256 * 1024)
+#define BOX_OPEN_WIRE_PATHS 32 /* most paths in one request */
+enum { BOX_OPEN_WIRE_FALLBACK, BOX_OPEN_WIRE_ERR, BOX_OPEN_WIRE_FD };
+typedef struct {
+  int32_t kind; /* BOX_OPEN_WIRE_* */
+  int32_t err;  /* BOX_OPEN_WIRE_ERR's errno */
+  uint32_t message_len;
+} BoxOpenWire;
 
 /* The shell:exec request a worker sends for cmd (op "decide", its input,
  * args and literal flags).  boxd builds the same one when it decides a

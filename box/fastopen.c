@@ -131,8 +131,9 @@ typedef struct {
   gid_t gid;
   bool have_cred;
   const char *cwd;
-  json_object *paths;
-  json_object *modes; /* a create's: each path's mode; NULL: an open */
+  const char *const *paths;
+  const mode_t *modes; /* a create's: each path's mode; NULL: an open */
+  size_t nmodes;       /* how many paths have one */
   size_t n;
   Slot *slots;
   GString *log; /* the batch's decision log lines, in path order */
@@ -186,7 +187,11 @@ static void open_one(Run *run, DirCache *dc, const char *name, Slot *slot)
     json_object_put(input);
     return;
   }
-  box_decision_log_render_into(d->log, run->log, "fs:read", input, NULL, dec, run->nanos);
+  /* queued as the mount queues its file decisions (box/decide.c
+   * boxd_vfs_record): written within a few ms, and before any line not
+   * queued and the command's end; a line rendered and written per file was
+   * the most of boxd's time for a script reading many small files */
+  box_decision_log_append_queued(d->log, "fs:read", input, dec, NULL);
   slot->permitted = dec->verdict == BOX_VERDICT_PERMIT;
   if (!slot->permitted) {
     slot->kind = SLOT_ERR;
@@ -232,7 +237,7 @@ static void run_paths(Run *run)
 {
   DirCache dc = { NULL, -1, -1 };
   for (size_t i = 0; i < run->n; i++) {
-    const char *p = json_object_get_string(json_object_array_get_idx(run->paths, i));
+    const char *p = run->paths[i];
     if (p && run->have_cred && *p)
       open_one(run, &dc, p, &run->slots[i]);
     else
@@ -262,39 +267,34 @@ static GString *thread_buf(GPrivate *key)
 
 static void run_creates(Run *run);
 
-/* Decides and opens paths (relative ones from cwd) and answers on
- * reply_fd; with modes, creates them (run_creates). */
-static void answer_batch(Boxd *d, int command, const char *cwd, json_object *paths,
-                         json_object *modes, int reply_fd)
+/* Decides and opens paths (relative ones from cwd) into slots, for the
+ * caller cred (NULL: unknown, every path the mount's); with modes, creates
+ * them (run_creates).  The batch's history records are written in one
+ * write(2) after all its decisions and before the caller answers, and so
+ * are a create's log lines; a read's are queued, as the mount's are.
+ * false: the history could not keep these decisions, and none may be
+ * acted on. */
+static bool decide_batch(Boxd *d, int command, const struct ucred *cred, const char *cwd,
+                         const char *const *paths, const mode_t *modes, size_t nmodes, size_t n,
+                         Slot *slots)
 {
-  struct ucred cred = { 0 };
-  socklen_t cl = sizeof cred;
-  /* the reply socket was made by the worker: its credentials are the caller's */
-  bool have_cred = getsockopt(reply_fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0;
   GString *log_buf = thread_buf(&log_buf_key);
   char nanos[32];
   box_decision_log_now(nanos);
-  size_t n =
-    paths && json_object_is_type(paths, json_type_array) ? json_object_array_length(paths) : 0;
-  size_t most = modes ? BOX_FASTCREATE_MAX : BOX_FASTOPEN_MAX;
-  if (n > most) n = most;
-  Slot slots[BOX_FASTCREATE_MAX];
-  memset(slots, 0, sizeof slots);
+  memset(slots, 0, sizeof *slots * n);
   Run run = { .d = d,
               .command = command,
-              .uid = cred.uid,
-              .gid = cred.gid,
-              .have_cred = have_cred,
+              .uid = cred ? cred->uid : 0,
+              .gid = cred ? cred->gid : 0,
+              .have_cred = cred != NULL,
               .cwd = cwd,
               .paths = paths,
               .modes = modes,
+              .nmodes = nmodes,
               .n = n,
               .slots = slots,
               .log = log_buf,
               .nanos = nanos };
-  /* The batch's history records and log lines are each written in one
-   * write(2), after all its decisions and before the reply: nothing is
-   * answered that is not on disk. */
   box_policy_history_batch_begin(d->policy);
   if (modes)
     run_creates(&run);
@@ -302,6 +302,40 @@ static void answer_batch(Boxd *d, int command, const char *cwd, json_object *pat
     run_paths(&run);
   bool recorded = box_policy_history_batch_end(d->policy);
   box_decision_log_write(d->log, log_buf);
+  if (!recorded)
+    for (size_t i = 0; i < n; i++)
+      if (slots[i].kind == SLOT_FD) {
+        /* the history could not keep these decisions: none is acted on */
+        close(slots[i].fd);
+        slots[i] = (Slot){ .kind = SLOT_ERR, .err = EIO, .fd = -1, .message = slots[i].message };
+      }
+  return recorded;
+}
+
+/* Decides and opens paths (relative ones from cwd) and answers on
+ * reply_fd in JSON; with modes, creates them (run_creates). */
+static void answer_batch(Boxd *d, int command, const char *cwd, json_object *paths,
+                         json_object *modes, int reply_fd)
+{
+  struct ucred cred = { 0 };
+  socklen_t cl = sizeof cred;
+  /* the reply socket was made by the worker: its credentials are the caller's */
+  bool have_cred = getsockopt(reply_fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0;
+  size_t n =
+    paths && json_object_is_type(paths, json_type_array) ? json_object_array_length(paths) : 0;
+  size_t most = modes ? BOX_FASTCREATE_MAX : BOX_FASTOPEN_MAX;
+  if (n > most) n = most;
+  const char *names[BOX_FASTCREATE_MAX] = { NULL };
+  mode_t mode_of[BOX_FASTCREATE_MAX] = { 0 };
+  size_t nmodes = 0;
+  for (size_t i = 0; i < n; i++) {
+    names[i] = json_object_get_string(json_object_array_get_idx(paths, i));
+    json_object *m = modes ? json_object_array_get_idx(modes, i) : NULL;
+    if (m && nmodes == i) mode_of[nmodes++] = (mode_t)json_object_get_int(m);
+  }
+  Slot slots[BOX_FASTCREATE_MAX];
+  bool recorded = decide_batch(d, command, have_cred ? &cred : NULL, cwd, names,
+                               modes ? mode_of : NULL, nmodes, n, slots);
   json_object *answers = json_object_new_array();
   int fds[BOX_FASTCREATE_MAX];
   int nfds = 0;
@@ -309,8 +343,6 @@ static void answer_batch(Boxd *d, int command, const char *cwd, json_object *pat
     Slot *s = &slots[i];
     json_object *a = json_object_new_object();
     if (!recorded) {
-      /* the history could not keep these decisions: none is acted on */
-      if (s->kind == SLOT_FD) close(s->fd);
       json_object_object_add(a, "err", json_object_new_int(EIO));
     } else if (s->kind == SLOT_FD) {
       json_object_object_add(a, "fd", json_object_new_boolean(true));
@@ -416,11 +448,10 @@ static void run_creates(Run *run)
   DirCache dc = { NULL, -1, -1 };
   bool going = run->have_cred;
   for (size_t i = 0; i < run->n; i++) {
-    const char *p = json_object_get_string(json_object_array_get_idx(run->paths, i));
-    json_object *m = json_object_array_get_idx(run->modes, i);
+    const char *p = run->paths[i];
     run->slots[i] = (Slot){ .kind = SLOT_FALLBACK, .fd = -1 };
-    going = going && p && *p && m &&
-            create_one(run, &dc, p, (mode_t)json_object_get_int(m), &run->slots[i]);
+    going =
+      going && p && *p && i < run->nmodes && create_one(run, &dc, p, run->modes[i], &run->slots[i]);
   }
   if (dc.fd >= 0) close(dc.fd);
   g_free(dc.path);
@@ -445,6 +476,111 @@ void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, i
   json_object_object_get_ex(msg, "paths", &paths);
   answer_batch(d, command, cwd_o ? json_object_get_string(cwd_o) : NULL, paths, NULL, reply_fd);
   close(reply_fd);
+}
+
+/* ---- the open channel (ctl.h, BoxOpenWire) -------------------------------
+ * The same batch as an "open" request, asked on a channel the worker
+ * process handed over once: per request one message in and one out, and
+ * none of the socket making, passing and closing a reply socket costs. */
+
+/* the channel's request and reply, a buffer of each kept per thread */
+static GPrivate wire_in_key = G_PRIVATE_INIT(g_free);
+static GPrivate wire_out_key = G_PRIVATE_INIT(g_free);
+
+static char *wire_buf(GPrivate *key)
+{
+  char *b = g_private_get(key);
+  if (!b) {
+    b = g_malloc(BOX_OPEN_WIRE_MAX + 1);
+    g_private_set(key, b);
+  }
+  return b;
+}
+
+void box_fastopen_channel_take(int chan)
+{
+  int one = 1;
+  /* each request then carries its sender's credentials, taken when sent */
+  (void)setsockopt(chan, SOL_SOCKET, SO_PASSCRED, &one, sizeof one);
+}
+
+/* Reads one request: its length, 0 when none is there, -1 when the
+ * channel ended or broke; the sender's credentials in *cred (*have_cred
+ * false when none came). */
+static ssize_t wire_recv(int chan, char *buf, struct ucred *cred, bool *have_cred)
+{
+  union {
+    char b[CMSG_SPACE(sizeof(struct ucred))];
+    struct cmsghdr align;
+  } u;
+  struct iovec iov = { buf, BOX_OPEN_WIRE_MAX };
+  struct msghdr m = {
+    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b
+  };
+  ssize_t len;
+  do len = recvmsg(chan, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+  while (len < 0 && errno == EINTR);
+  /* a descriptor sent along (no room for it: MSG_CTRUNC, the kernel
+   * closed it) or an overlong request breaks the channel */
+  if (len < 0 && errno == EAGAIN) return 0;
+  if (len <= 0 || (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) return -1;
+  *have_cred = false;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+        c->cmsg_len == CMSG_LEN(sizeof *cred)) {
+      memcpy(cred, CMSG_DATA(c), sizeof *cred);
+      /* pid 0: sent before the channel passed credentials, none known */
+      *have_cred = cred->pid != 0;
+    }
+  buf[len] = '\0';
+  return len;
+}
+
+bool box_fastopen_channel_serve(Boxd *d, int command, int chan)
+{
+  char *in = wire_buf(&wire_in_key);
+  struct ucred cred = { 0 };
+  bool have_cred = false;
+  ssize_t len = wire_recv(chan, in, &cred, &have_cred);
+  if (len <= 0) return len == 0;
+  /* the cwd, then each path, NUL-terminated */
+  const char *cwd = in;
+  const char *paths[BOX_OPEN_WIRE_PATHS];
+  size_t n = 0;
+  for (const char *q = in + strlen(in) + 1; q < in + len && n < BOX_OPEN_WIRE_PATHS;
+       q += strlen(q) + 1)
+    paths[n++] = q;
+  Slot slots[BOX_OPEN_WIRE_PATHS];
+  bool recorded =
+    decide_batch(d, command, have_cred ? &cred : NULL, *cwd ? cwd : NULL, paths, NULL, 0, n, slots);
+  char *out = wire_buf(&wire_out_key);
+  size_t at = sizeof(BoxOpenWire) * n;
+  int fds[BOX_OPEN_WIRE_PATHS];
+  int nfds = 0;
+  for (size_t i = 0; i < n; i++) {
+    Slot *s = &slots[i];
+    BoxOpenWire w = { BOX_OPEN_WIRE_FALLBACK, 0, 0 };
+    if (!recorded) {
+      w = (BoxOpenWire){ BOX_OPEN_WIRE_ERR, EIO, 0 };
+    } else if (s->kind == SLOT_FD) {
+      w.kind = BOX_OPEN_WIRE_FD;
+      fds[nfds++] = s->fd;
+    } else if (s->kind == SLOT_ERR) {
+      w = (BoxOpenWire){ BOX_OPEN_WIRE_ERR, s->err, 0 };
+      size_t ml = s->message ? strlen(s->message) : 0;
+      /* the requests are bounded, the policy's texts are not: one that
+       * would not fit is cut (the n headers always fit) */
+      if (ml > BOX_OPEN_WIRE_MAX - at) ml = BOX_OPEN_WIRE_MAX - at;
+      memcpy(out + at, s->message, ml);
+      at += ml;
+      w.message_len = (uint32_t)ml;
+    }
+    memcpy(out + sizeof(BoxOpenWire) * i, &w, sizeof w);
+    g_free(s->message);
+  }
+  bool sent = box_ctl_send_text(chan, out, at, fds, nfds);
+  for (int i = 0; i < nfds; i++) close(fds[i]);
+  return sent;
 }
 
 /* ---- listing a directory ------------------------------------------------

@@ -12,6 +12,7 @@
  */
 #include "box/ctl.h"
 #include "shell/shell.h"
+#include "tools/fdpass.h"
 #include "tools/filter.h"
 
 #include <errno.h>
@@ -410,14 +411,20 @@ static int host_open_read_send(void *data, const char *cwd, const char *const *p
   return send_with_ticket(req);
 }
 
-/* The answers of an "open" request read from ticket, for n paths. */
-static void take_answers(int ticket, int n, int *fds, int *errs, char **messages)
+/* n answers of "the mount's": no descriptor, no error, no message */
+static void no_answers(int n, int *fds, int *errs, char **messages)
 {
   for (int i = 0; i < n; i++) {
     fds[i] = -1;
     errs[i] = 0;
     messages[i] = NULL;
   }
+}
+
+/* The answers of an "open" request read from ticket, for n paths. */
+static void take_answers(int ticket, int n, int *fds, int *errs, char **messages)
+{
+  no_answers(n, fds, errs, messages);
   int got[BOX_CTL_MAX_FDS];
   int ngot = 0;
   json_object *reply = box_ctl_recv(ticket, got, &ngot);
@@ -445,20 +452,121 @@ static void host_open_read_recv(void *data, int ticket, int n, int *fds, int *er
 {
   (void)data;
   if (ticket < 0) {
-    for (int i = 0; i < n; i++) {
-      fds[i] = -1;
-      errs[i] = 0;
-      messages[i] = NULL;
-    }
+    no_answers(n, fds, errs, messages);
     return;
   }
   take_answers(ticket, n, fds, errs, messages);
   close(ticket);
 }
 
+/* This process's open channel (ctl.h), made on its first open and handed
+ * to boxd: each later open is one message each way on it.  A forked child
+ * gets none of its parent's (the answers would go to whichever read
+ * first) and makes its own.  Used by one thread at a time: the Shell's, or
+ * the interpreter's under its fast path's lock (python_dl.c). */
+static int open_chan = -1;
+static bool open_chan_broken;
+static char *wire_out, *wire_in; /* the request and the answer */
+
+static void open_chan_forget(void)
+{
+  if (open_chan >= 0) close(open_chan);
+  open_chan = -1;
+  open_chan_broken = false;
+}
+
+static int open_channel(void)
+{
+  if (open_chan >= 0 || open_chan_broken) return open_chan;
+  open_chan_broken = true; /* until made */
+  int pair[2], one = 1;
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) return -1;
+  /* boxd's end passes each request's credentials from the first on */
+  (void)setsockopt(pair[1], SOL_SOCKET, SO_PASSCRED, &one, sizeof one);
+  json_object *req = json_object_new_object();
+  json_object_object_add(req, "op", json_object_new_string("open-channel"));
+  flush_status();
+  bool sent = box_ctl_send(ctl_fd, req, &pair[1], 1);
+  json_object_put(req);
+  close(pair[1]);
+  if (!sent) {
+    close(pair[0]);
+    return -1;
+  }
+  if (!wire_out) wire_out = g_malloc(BOX_OPEN_WIRE_MAX);
+  if (!wire_in) wire_in = g_malloc(BOX_OPEN_WIRE_MAX);
+  open_chan_broken = false;
+  return open_chan = pair[0];
+}
+
+/* The answers of one request on the channel, len bytes in wire_in with
+ * ngot descriptors: false when they do not add up. */
+static bool take_wire(size_t len, int n, int *fds, int *errs, char **messages, const int *got,
+                      int ngot)
+{
+  size_t at = sizeof(BoxOpenWire) * (size_t)n;
+  int used = 0;
+  if (len < at) return false;
+  for (int i = 0; i < n; i++) {
+    BoxOpenWire w;
+    memcpy(&w, wire_in + sizeof w * (size_t)i, sizeof w);
+    if (w.kind == BOX_OPEN_WIRE_FD && used < ngot) {
+      fds[i] = got[used++];
+    } else if (w.kind == BOX_OPEN_WIRE_ERR && w.message_len <= len - at) {
+      errs[i] = w.err;
+      if (w.message_len) messages[i] = strndup(wire_in + at, w.message_len);
+      at += w.message_len;
+    } else if (w.kind != BOX_OPEN_WIRE_FALLBACK) {
+      return false;
+    }
+  }
+  return used == ngot;
+}
+
+/* An "open" on the channel: false when it could not be asked there. */
+static bool chan_open_read(const char *cwd, const char *const *paths, int n, int *fds, int *errs,
+                           char **messages)
+{
+  if (n <= 0) return true;
+  if (n > BOX_OPEN_WIRE_PATHS || open_channel() < 0) return false;
+  size_t len = 0;
+  const char *part = cwd ? cwd : "";
+  for (int i = -1; i < n; part = ++i < n ? paths[i] : NULL) {
+    size_t l = strlen(part) + 1;
+    if (len + l > BOX_OPEN_WIRE_MAX) return false;
+    memcpy(wire_out + len, part, l);
+    len += l;
+  }
+  flush_status();
+  ssize_t r;
+  do r = send(open_chan, wire_out, len, MSG_NOSIGNAL);
+  while (r < 0 && errno == EINTR);
+  if (r != (ssize_t)len) {
+    /* boxd did not take the channel (it keeps a few per command) */
+    open_chan_forget();
+    open_chan_broken = true;
+    return false;
+  }
+  no_answers(n, fds, errs, messages);
+  int got[BOX_CTL_MAX_FDS];
+  int ngot = 0;
+  bool truncated;
+  r = box_fdpass_recv(open_chan, wire_in, BOX_OPEN_WIRE_MAX, MSG_CMSG_CLOEXEC, got, BOX_CTL_MAX_FDS,
+                      &ngot, &truncated);
+  if (r > 0 && !truncated && take_wire((size_t)r, n, fds, errs, messages, got, ngot)) return true;
+  /* no answer that makes sense: none is taken, each path the mount's */
+  for (int i = 0; i < ngot; i++) close(got[i]);
+  for (int i = 0; i < n; i++) free(messages[i]);
+  no_answers(n, fds, errs, messages);
+  open_chan_forget();
+  open_chan_broken = true;
+  return true;
+}
+
 static void host_open_read(void *data, const char *cwd, const char *const *paths, int n, int *fds,
                            int *errs, char **messages)
 {
+  if (chan_open_read(cwd, paths, n, fds, errs, messages)) return;
   host_open_read_recv(data, host_open_read_send(data, cwd, paths, n), n, fds, errs, messages);
 }
 
@@ -912,7 +1020,7 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
                         .resolve = host_resolve };
   BoxShellNew *shell = box_shell_new(&env, &host);
   worker_pid = getpid();
-  pthread_atfork(flush_status, NULL, NULL);
+  pthread_atfork(flush_status, NULL, open_chan_forget);
   json_object *ready = json_object_new_object();
   json_object_object_add(ready, "op", json_object_new_string("ready"));
   if (!box_ctl_send(ctl_fd, ready, built, built[0] < 0 ? 0 : built[1] < 0 ? 1 : 2))

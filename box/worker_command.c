@@ -21,6 +21,10 @@
  * only, and a worker is hostile code anyway. */
 #define WORKER_DEADLINE_GRACE_MS 1000
 
+/* Open channels kept per command (a process beyond that asks with a reply
+ * socket per request, as before). */
+#define OPEN_CHANNELS 16
+
 typedef struct {
   Boxd *d;
   BoxdWorker *w;
@@ -41,6 +45,10 @@ typedef struct {
   gint64 deadline;    /* monotonic: the command ends here, blocked or not */
   int caller_err;     /* the caller's stderr, for the deadline's message */
   int pidfd;          /* the worker's, taken while it runs (or -1) */
+  /* the fast path's channels its processes handed over (ctl.h), each
+   * served from the loop that serves ctl */
+  int chan[OPEN_CHANNELS];
+  int nchan;
 } Command;
 
 /* `box mount`'s record of a command is a file on the box_dir's disk
@@ -629,6 +637,22 @@ static int reported_status(Command *c)
   return status;
 }
 
+/* One request from each channel that has one (pfd: their poll entries);
+ * a channel that ended is closed. */
+static void serve_channels(Command *c, const struct pollfd *pfd)
+{
+  int kept = 0;
+  int n = c->nchan;
+  for (int i = 0; i < n; i++) {
+    int chan = c->chan[i];
+    if (pfd[i].revents && !box_fastopen_channel_serve(c->d, c->w->command, chan))
+      close(chan);
+    else
+      c->chan[kept++] = chan;
+  }
+  c->nchan = kept;
+}
+
 /* Serves the worker's requests until it reports its status or dies.
  *
  * The command's deadline is kept here, on the trusted side: the Shell
@@ -663,9 +687,11 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
       }
     }
     int timeout = (int)MIN((wake - now + 999) / 1000, G_MAXINT);
-    struct pollfd p[2] = { { .fd = w->ctl, .events = POLLIN },
-                           { .fd = watch_fd, .events = POLLIN } };
-    int n = poll(p, watch_fd >= 0 ? 2 : 1, timeout);
+    /* poll skips a negative descriptor: watch_fd may be -1 */
+    struct pollfd p[2 + OPEN_CHANNELS] = { { .fd = w->ctl, .events = POLLIN },
+                                           { .fd = watch_fd, .events = POLLIN } };
+    for (int i = 0; i < c->nchan; i++) p[2 + i] = (struct pollfd){ c->chan[i], POLLIN, 0 };
+    int n = poll(p, (nfds_t)(2 + c->nchan), timeout);
     if (n < 0) {
       if (errno == EINTR) continue;
       break;
@@ -674,7 +700,12 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
       cancelled = true;
       break;
     }
-    if (!p[0].revents) continue;
+    /* ctl first: whatever a process sent there before it asked on its
+     * channel is queued there already, and is taken in that order */
+    if (!p[0].revents) {
+      serve_channels(c, p + 2);
+      continue;
+    }
     int fds[BOX_CTL_MAX_FDS];
     int nfds = 0;
     json_object *msg = box_ctl_recv(w->ctl, fds, &nfds);
@@ -711,6 +742,17 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
     }
     if (strcmp(op, "open") == 0 && nfds >= 1) { /* the fast path (fastopen.c) */
       box_fastopen_handle(c->d, w->command, w->pid, msg, fds[0]);
+      for (int i = 1; i < nfds; i++) close(fds[i]);
+      json_object_put(msg);
+      continue;
+    }
+    if (strcmp(op, "open-channel") == 0 && nfds >= 1) { /* the fast path's own */
+      if (c->nchan < OPEN_CHANNELS) {
+        box_fastopen_channel_take(fds[0]);
+        c->chan[c->nchan++] = fds[0];
+      } else {
+        close(fds[0]); /* the process asks with reply sockets instead */
+      }
       for (int i = 1; i < nfds; i++) close(fds[i]);
       json_object_put(msg);
       continue;
@@ -795,6 +837,7 @@ static void command_cleanup(Command *c)
   g_cond_clear(&c->described_cond);
   g_mutex_clear(&c->lock);
   if (c->pidfd >= 0) close(c->pidfd);
+  for (int i = 0; i < c->nchan; i++) close(c->chan[i]);
   box_vfs_command_end(c->d->vfs, w->command);
   boxd_worker_free(w);
   g_free(c);

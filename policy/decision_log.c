@@ -38,7 +38,8 @@
 typedef struct {
   char nanos[32];
   BoxPackedDecision *d;
-  char span[17]; /* chosen as it is queued: the caller may name the record by it */
+  BoxTraceContext *ctx; /* the deciding thread's trace context (a copy), or NULL */
+  char span[17];        /* chosen as it is queued: the caller may name the record by it */
 } Queued;
 G_STATIC_ASSERT(sizeof(Queued) % 8 == 0); /* the packed decision follows it */
 
@@ -829,7 +830,8 @@ static void drain(BoxDecisionLog *log)
     char trace[33];
     random_hex_fast(trace, 16);
     render_into(log, log->out, log->attrs, p->action, NULL, NULL, &d, e->nanos, trace, e->span,
-                NULL);
+                e->ctx);
+    g_free(e->ctx);
     g_free(e);
   }
   g_ptr_array_set_size(q, 0);
@@ -943,6 +945,9 @@ void box_decision_log_append_queued(BoxDecisionLog *log, const char *action, jso
     return;
   }
   Queued *q = queued_new(action, decision);
+  /* a command's decisions are spans of its trace, queued or not */
+  const BoxTraceContext *ctx = box_decision_log_trace();
+  q->ctx = ctx ? g_memdup2(ctx, sizeof *ctx) : NULL;
   random_hex_fast(q->span, 8);
   if (id) memcpy(id, q->span, sizeof q->span);
   g_mutex_lock(&log->qlock);

@@ -101,3 +101,24 @@ def test_a_later_versions_longer_form_is_accepted(tmp_path):
         box.stop()
     [(log, span)] = of_action(box, "shell:exec")
     assert span["parentSpanId"] == PARENT and attrs(log)["strands.box.trace.parent_sampled"]
+
+
+def test_file_reads_through_the_fast_path_are_spans_of_the_trace(tmp_path):
+    """The Shell's and Python's reads of workspace files are decided by
+    boxd's fast path, whose log lines are queued as the mount's are: they
+    keep the command's trace all the same."""
+    box = Box(tmp_path).start_seeded()
+    (box.workspace / "a.txt").write_text("a\n")
+    (box.workspace / "b.txt").write_text("b\n")
+    try:
+        r = run_traced(box, "cat a.txt; python3 -c 'print(open(\"b.txt\").read(), end=\"\")'",
+                       f"00-{TRACE}-{PARENT}-01")
+        assert (r.stdout, r.returncode) == ("a\nb\n", 0), r.stderr
+    finally:
+        box.stop()
+    reads = [(log, span) for log, span in of_action(box, "fs:read")
+             if attrs(log).get("strands.box.policy.resource", "").endswith((".txt", '.txt"'))]
+    assert len(reads) >= 2, [attrs(log) for log, _ in of_action(box, "fs:read")]
+    for log, span in reads:
+        assert log["traceId"] == TRACE and span["parentSpanId"] == PARENT
+        assert attrs(log)["strands.box.trace.parent_span_id"] == PARENT
