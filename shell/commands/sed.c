@@ -204,6 +204,12 @@ static void cmd_l(Sed *s, unsigned long width)
 
 static void append_case(GString *dst, const char *p, size_t n, int *one, int mode)
 {
+  /* no \U, \L, \u or \l in force (nearly every replacement): the bytes as
+   * they are, in one copy rather than one call per byte */
+  if (!*one && !mode) {
+    g_string_append_len(dst, p, (gssize)n);
+    return;
+  }
   for (size_t i = 0; i < n; i++) {
     char ch = p[i];
     if (*one == 'u') {
@@ -256,7 +262,10 @@ static void expand_rep(const SedCmd *c, const char *base, regmatch_t *m, GString
         default: ch = e; break;
         }
     }
-    append_case(dst, &ch, 1, &one, mode);
+    if (!one && !mode)
+      g_string_append_c(dst, ch); /* inline: a plain byte of the text */
+    else
+      append_case(dst, &ch, 1, &one, mode);
   }
 }
 
