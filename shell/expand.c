@@ -312,6 +312,18 @@ int box_fnmatch(const char *pattern, const char *s, int flags)
     return flags & ~(FNM_PERIOD | FNM_CASEFOLD | FNM_EXTMATCH)
              ? fnmatch(pattern, s, flags)
              : box_utf8_fnmatch(pattern, s, flags);
+  /* With no flag, a pattern that is plain text after at most one leading
+   * `*` (find -name '*.c', case *.txt) matches as fnmatch would by its
+   * tail alone: `*` then takes any bytes, a leading `.` and `/` too.  A
+   * tenth of fnmatch's work, on every name a find or a case looks at. */
+  if (flags == 0) {
+    const char *lit = pattern + (pattern[0] == '*');
+    if (!strpbrk(lit, "*?[\\")) {
+      size_t llen = (size_t)((const char *)p - lit), slen = (size_t)((const char *)q - s);
+      if (lit == pattern) return llen == slen && memcmp(s, lit, llen) == 0 ? 0 : FNM_NOMATCH;
+      return slen >= llen && memcmp(s + slen - llen, lit, llen) == 0 ? 0 : FNM_NOMATCH;
+    }
+  }
   static locale_t c_locale;
   if (!c_locale) c_locale = newlocale(LC_CTYPE_MASK, "C", (locale_t)0);
   if (!c_locale) return fnmatch(pattern, s, flags);

@@ -204,6 +204,12 @@ static void cmd_l(Sed *s, unsigned long width)
 
 static void append_case(GString *dst, const char *p, size_t n, int *one, int mode)
 {
+  /* no \U, \L, \u or \l in force (nearly every replacement): the bytes as
+   * they are, in one copy rather than one call per byte */
+  if (!*one && !mode) {
+    g_string_append_len(dst, p, (gssize)n);
+    return;
+  }
   for (size_t i = 0; i < n; i++) {
     char ch = p[i];
     if (*one == 'u') {
@@ -256,7 +262,10 @@ static void expand_rep(const SedCmd *c, const char *base, regmatch_t *m, GString
         default: ch = e; break;
         }
     }
-    append_case(dst, &ch, 1, &one, mode);
+    if (!one && !mode)
+      g_string_append_c(dst, ch); /* inline: a plain byte of the text */
+    else
+      append_case(dst, &ch, 1, &one, mode);
   }
 }
 
@@ -276,6 +285,15 @@ static regex_t *use_re(Sed *s, regex_t *re)
 static bool match_at(regex_t *re, const char *str, size_t len, size_t from, regmatch_t *m,
                      size_t nm)
 {
+  const SedRe *sr = (const SedRe *)re;
+  if (sr->literal) {
+    const char *hit = memmem(str + from, len - from, sr->literal, sr->literal_len);
+    if (!hit) return false;
+    m[0].rm_so = (regoff_t)(hit - str);
+    m[0].rm_eo = m[0].rm_so + (regoff_t)sr->literal_len;
+    for (size_t k = 1; k < nm; k++) m[k].rm_so = m[k].rm_eo = -1;
+    return true;
+  }
   m[0].rm_so = (regoff_t)from;
   m[0].rm_eo = (regoff_t)len;
   return regexec(re, str, nm, m, REG_STARTEND | (from > 0 ? REG_NOTBOL : 0)) == 0;
@@ -763,8 +781,10 @@ out:
   }
   g_array_free(s.cmds, TRUE);
   for (guint i = 0; i < s.regexes->len; i++) {
-    regfree(s.regexes->pdata[i]);
-    g_free(s.regexes->pdata[i]);
+    SedRe *sr = s.regexes->pdata[i];
+    regfree(&sr->re);
+    g_free(sr->literal);
+    g_free(sr);
   }
   g_ptr_array_free(s.regexes, TRUE);
   for (guint i = 0; i < s.files->len; i++) {

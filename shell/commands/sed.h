@@ -45,10 +45,20 @@ typedef struct {
   unsigned long range_end;
 } SedCmd;
 
+/* A compiled regex and, when its text is plain (ASCII, no character a
+ * regex treats specially, no I flag), that text: memmem then finds what
+ * regexec would, for a fraction of the work (s/a/b/g over 100 MB spent
+ * two thirds of its time in regexec).  A regex_t* of sed's is a SedRe*. */
+typedef struct {
+  regex_t re; /* first */
+  char *literal;
+  size_t literal_len;
+} SedRe;
+
 typedef struct {
   BoxCmd *c;
   GArray *cmds;       /* SedCmd */
-  GPtrArray *regexes; /* regex_t* to free */
+  GPtrArray *regexes; /* SedRe* to free */
   GPtrArray *files;   /* OutFile* */
   GHashTable *rfiles; /* R: name → BxReader* */
   bool quiet, ere, separate, null_data, in_place, debug;

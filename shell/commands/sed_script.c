@@ -148,24 +148,36 @@ static char *regex_escapes(const char *p)
   return g_string_free(r, FALSE);
 }
 
+/* p as the text it matches, when no character of it is special to a BRE
+ * or an ERE and all are ASCII (in C.UTF-8 an ASCII byte is always a whole
+ * character); NULL otherwise. */
+static char *plain_text(const char *p)
+{
+  for (const unsigned char *q = (const unsigned char *)p; *q; q++)
+    if (*q >= 0x80 || strchr(".[]\\*^$+?(){}|", *q)) return NULL;
+  return g_strdup(p);
+}
+
 static regex_t *compile_re(Sed *s, const char *pat, bool icase, bool multiline)
 {
   if (*pat == '\0') return NULL; /* the last regex */
-  regex_t *re = g_new0(regex_t, 1);
+  SedRe *sr = g_new0(SedRe, 1);
+  regex_t *re = &sr->re;
   char *p = regex_escapes(pat);
   if (box_pattern_too_deep(p)) {
     g_free(p);
-    g_free(re);
+    g_free(sr);
     bad(s, "maximum nesting depth exceeded (256)");
     return NULL;
   }
   int rc = regcomp(
     re, p, (s->ere ? REG_EXTENDED : 0) | (icase ? REG_ICASE : 0) | (multiline ? REG_NEWLINE : 0));
+  if (rc == 0 && !icase && (sr->literal = plain_text(p))) sr->literal_len = strlen(sr->literal);
   g_free(p);
   if (rc) {
     char msg[256];
     regerror(rc, re, msg, sizeof msg);
-    g_free(re);
+    g_free(sr);
     bad(s, msg);
     return NULL;
   }
