@@ -496,3 +496,46 @@ def test_fast_path_listing(box):
     r, d = run_ops(box, "ls via/")
     assert r.stdout == "inside\n", r.stderr
     assert ("permit", "enumerate", "real") in d and ("permit", "enumerate", "via") not in d, d
+
+
+def test_find_lists_each_directory_once_in_walk_order(box):
+    """find lists every directory once, in its walk's order (names sorted,
+    depth first), with the listing's decision and refusal where the walk
+    reaches it, whatever the expression: the output is the walk's."""
+    per_operation_policy(box, extra="""
+        @id("no-b")
+        forbid(principal, action == Box::Action::"fs:read", resource)
+        when { context.input.path like "*/t/b" &&
+               context.input.operation == Box::FsReadOperation::"enumerate" };
+        """)
+    box.write_config()
+    box.start()
+    ws = box.workspace
+    layout = ["t/a/x/deep/1.c", "t/a/x/2.h", "t/a/3.c", "t/a/y/4.c", "t/a0.c", "t/b/5.c",
+              "t/b1.txt", "t/c/6.c", "t/c/z/7.c", "t/d/8.c", "t/e.c"]
+    for p in layout:
+        (ws / p).parent.mkdir(parents=True, exist_ok=True)
+        (ws / p).write_text("x\n")
+    (ws / "t" / "empty").mkdir()
+    (ws / "t" / "link").symlink_to("a")
+    walk = []   # (path, is_dir) in the box's order: names sorted, depth first
+    def visit(p):
+        walk.append(p)
+        full = ws / p
+        if full.is_dir() and not full.is_symlink() and p != "t/b":
+            for n in sorted(os.listdir(full)):
+                visit(f"{p}/{n}")
+    visit("t")
+    dirs = [p for p in walk if (ws / p).is_dir() and not (ws / p).is_symlink()]
+    for text, printed in (("find t -name '*.c'", [p for p in walk if p.endswith(".c")]),
+                          ("find t", walk),
+                          ("find t -type d -print", dirs),
+                          ("find t -size -2k", None)):
+        r, d = run_ops(box, text)
+        assert r.returncode == 1, (text, r.stderr)
+        assert r.stderr.startswith("find: t/b: policy denied"), (text, r.stderr)
+        if printed is not None:
+            assert r.stdout.splitlines() == printed, (text, r.stdout)
+        listed = [(v, p) for v, op, p in d if op in ("enumerate", "no-b")]
+        assert [p for _, p in listed] == dirs, (text, listed)
+        assert [p for v, p in listed if v == "deny"] == ["t/b"], (text, listed)
