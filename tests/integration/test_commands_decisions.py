@@ -445,20 +445,26 @@ def test_fast_path_batches_keep_order(box):
     assert order == [p for _, p in reads]
 
 
+def start_refusing_a_listing(box, rule, pattern):
+    """The box started under per_operation_policy, refusing (as rule) to
+    list the directories whose path is like pattern; its workspace."""
+    per_operation_policy(box, extra=f"""
+        @id("{rule}")
+        forbid(principal, action == Box::Action::"fs:read", resource)
+        when {{ context.input.path like "{pattern}" &&
+               context.input.operation == Box::FsReadOperation::"enumerate" }};
+        """)
+    box.write_config()
+    box.start()
+    return box.workspace
+
+
 def test_fast_path_listing(box):
     """boxd lists a directory for the Shell (one request instead of the
     mount's OPENDIR, READDIRs and RELEASEDIR): the same enumerate decision
     and outcome, every name as the directory holds it over several chunks,
     the policy's refusal, and a symlinked directory left to the mount."""
-    per_operation_policy(box, extra="""
-        @id("no-hidden")
-        forbid(principal, action == Box::Action::"fs:read", resource)
-        when { context.input.path like "*/hidden" &&
-               context.input.operation == Box::FsReadOperation::"enumerate" };
-        """)
-    box.write_config()
-    box.start()
-    ws = box.workspace
+    ws = start_refusing_a_listing(box, "no-hidden", "*/hidden")
     big = ws / "big"
     big.mkdir()
     names = [f"entry-{i:05}-{'x' * 40}" for i in range(3000)]   # ~200 KB of records
@@ -502,15 +508,7 @@ def test_find_lists_each_directory_once_in_walk_order(box):
     """find lists every directory once, in its walk's order (names sorted,
     depth first), with the listing's decision and refusal where the walk
     reaches it, whatever the expression: the output is the walk's."""
-    per_operation_policy(box, extra="""
-        @id("no-b")
-        forbid(principal, action == Box::Action::"fs:read", resource)
-        when { context.input.path like "*/t/b" &&
-               context.input.operation == Box::FsReadOperation::"enumerate" };
-        """)
-    box.write_config()
-    box.start()
-    ws = box.workspace
+    ws = start_refusing_a_listing(box, "no-b", "*/t/b")
     layout = ["t/a/x/deep/1.c", "t/a/x/2.h", "t/a/3.c", "t/a/y/4.c", "t/a0.c", "t/b/5.c",
               "t/b1.txt", "t/c/6.c", "t/c/z/7.c", "t/d/8.c", "t/e.c"]
     for p in layout:
