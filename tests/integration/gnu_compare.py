@@ -51,6 +51,19 @@ head -c 10000 /dev/zero > zeros
 """
 
 
+def files_dir(tmp_path_factory, name: str, files: dict) -> Path:
+    """A new directory holding files (relative path: text or bytes)."""
+    d = tmp_path_factory.mktemp(name)
+    for rel, data in files.items():
+        p = d / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, bytes):
+            p.write_bytes(data)
+        else:
+            p.write_text(data)
+    return d
+
+
 def need_shell():
     if not BOX_SHELL.exists():
         pytest.skip("box-shell not built")

@@ -6,7 +6,7 @@ paths, and the characters that make a pattern not plain (`*`, `?`, `[`,
 to fnmatch, agree with find and bash."""
 import pytest
 
-from gnu_compare import assert_same_in, need_shell
+from gnu_compare import assert_same_in, files_dir, need_shell
 
 NAMES = ["a.c", ".c", ".hidden.c", "b.cc", "c", "x*y.c", "q?.c", "br[1].c", "back\\slash.c", "C.C",
          "dir.c/in.c", "dir.c/.c", "sub/deep/last.c", "sub/deep/c"]
@@ -28,12 +28,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def namedir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("names")
-    for n in NAMES:
-        p = d / n
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(n + "\n")
-    return d
+    return files_dir(tmp_path_factory, "names", {n: n + "\n" for n in NAMES})
 
 
 @pytest.mark.parametrize("text", CASES)

@@ -9,7 +9,7 @@ characters that make a regex not plain, over NUL bytes, invalid UTF-8 and
 -z records."""
 import pytest
 
-from gnu_compare import assert_same_in, need_shell
+from gnu_compare import assert_same_in, files_dir, need_shell
 
 TEXT = "the quick brown fox jumps over a lazy dog\nHELLO World, hello WORLD\n\nabc-def_ghi 123\n"
 
@@ -80,15 +80,15 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def textdir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("sedrep")
-    (d / "t").write_text(TEXT * 3)
-    (d / "a").write_text("aaaaa\naaaaaaa\na\n\n")
-    (d / "tabs").write_text("a\tb\tc\n\t\n")
-    (d / "br").write_text("a{2} aa a+ a|b c.d cxd {x}\n")
-    (d / "blob").write_bytes(bytes(range(256)) * 4 + b"\n\xc3a needle \xe2\x82a\x00a\n")
-    (d / "nul").write_bytes(b"banana\x00apple\x00\x00cab")
-    (d / "u8").write_bytes("café ça\n".encode() + b"\xc3a\n")
-    return d
+    return files_dir(tmp_path_factory, "sedrep", {
+        "t": TEXT * 3,
+        "a": "aaaaa\naaaaaaa\na\n\n",
+        "tabs": "a\tb\tc\n\t\n",
+        "br": "a{2} aa a+ a|b c.d cxd {x}\n",
+        "blob": bytes(range(256)) * 4 + b"\n\xc3a needle \xe2\x82a\x00a\n",
+        "nul": b"banana\x00apple\x00\x00cab",
+        "u8": "café ça\n".encode() + b"\xc3a\n",
+    })
 
 
 @pytest.mark.parametrize("text", CASES)
