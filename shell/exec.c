@@ -901,9 +901,42 @@ int box_exec_stage_here(Shell *sh, Node *n)
   size_t arg_size = sh->last_arg_size;
   const Word *arg_word = sh->last_arg_word;
   bool arg_empty = sh->last_arg_empty;
-  sh->last_arg = NULL;
-  sh->last_arg_size = 0;
-  int status = run_simple(sh, n);
+  /* the stage reads the shell's $_ and sets its own in a copy */
+  sh->last_arg = arg ? g_memdup2(arg, arg_size) : NULL;
+  int saved_status = sh->status;
+  long lineno = sh->lineno;
+  const Node *cmd = sh->cmd_node;
+  bool comsub_ignore = sh->comsub_ignore;
+  bool in_child = sh->in_child;
+  const Node *quiet = sh->status_quiet;
+  /* as the forked stage would be: a fatal error in a simple one ends it
+   * with bash's 127, in a group with 1 (box_child_simple), and the stage's
+   * own status is the pipeline's to judge */
+  sh->in_child = n->kind != N_SIMPLE;
+  sh->status_quiet = n;
+  /* a simple stage leaves PIPESTATUS alone, as eval_inner would not */
+  int status = n->kind == N_SIMPLE ? run_simple(sh, n) : box_eval(sh, n);
+  /* the child would end here: errexit, or a failed expansion (the deadline's
+   * message comes again from this shell at its next fork, as after a child) */
+  if (sh->jump == J_EXIT) status = sh->exit_status & 255;
+  if (sh->jump == J_DISCARD) status = 1;
+  sh->jump = J_NONE;
+  /* an answer asked ahead for a command the stage did not reach */
+  if (sh->ahead_node) {
+    sh->ahead_node = NULL;
+    free(sh->ahead_message);
+    sh->ahead_message = NULL;
+  }
+  sh->status_quiet = quiet;
+  sh->in_child = in_child;
+  sh->comsub_ignore = comsub_ignore;
+  if (sh->cmd_node != cmd) {
+    sh->cmd_node = cmd;
+    g_free(sh->cmd_text);
+    sh->cmd_text = NULL;
+  }
+  sh->lineno = lineno;
+  sh->status = saved_status;
   g_free(sh->last_arg);
   sh->last_arg = arg;
   sh->last_arg_size = arg_size;
