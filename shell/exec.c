@@ -895,20 +895,25 @@ G_GNUC_NO_INLINE static int run_simple(Shell *sh, Node *n)
   return status;
 }
 
+/* What a stage run in this shell may change that its child would have
+ * kept to itself: $_, $?, $LINENO, and how the stage's own errors end. */
+#define STAGE_KEPT(X)                                                                              \
+  X(last_arg)                                                                                      \
+  X(last_arg_size) X(last_arg_word) X(last_arg_empty) X(status) X(lineno) X(comsub_ignore)         \
+    X(in_child) X(status_quiet)
+#define STAGE_FIELD(f) __typeof__(((Shell *)0)->f) f;
+#define STAGE_SAVE(f) kept.f = sh->f;
+#define STAGE_RESTORE(f) sh->f = kept.f;
+
 int box_exec_stage_here(Shell *sh, Node *n)
 {
-  char *arg = sh->last_arg;
-  size_t arg_size = sh->last_arg_size;
-  const Word *arg_word = sh->last_arg_word;
-  bool arg_empty = sh->last_arg_empty;
-  /* the stage reads the shell's $_ and sets its own in a copy */
-  sh->last_arg = arg ? g_memdup2(arg, arg_size) : NULL;
-  int saved_status = sh->status;
-  long lineno = sh->lineno;
+  struct {
+    STAGE_KEPT(STAGE_FIELD)
+  } kept;
+  STAGE_KEPT(STAGE_SAVE)
   const Node *cmd = sh->cmd_node;
-  bool comsub_ignore = sh->comsub_ignore;
-  bool in_child = sh->in_child;
-  const Node *quiet = sh->status_quiet;
+  /* the stage reads the shell's $_ and sets its own in a copy */
+  if (kept.last_arg) sh->last_arg = g_memdup2(kept.last_arg, kept.last_arg_size);
   /* as the forked stage would be: a fatal error in a simple one ends it
    * with bash's 127, in a group with 1 (box_child_simple), and the stage's
    * own status is the pipeline's to judge */
@@ -927,21 +932,13 @@ int box_exec_stage_here(Shell *sh, Node *n)
     free(sh->ahead_message);
     sh->ahead_message = NULL;
   }
-  sh->status_quiet = quiet;
-  sh->in_child = in_child;
-  sh->comsub_ignore = comsub_ignore;
   if (sh->cmd_node != cmd) {
     sh->cmd_node = cmd;
     g_free(sh->cmd_text);
     sh->cmd_text = NULL;
   }
-  sh->lineno = lineno;
-  sh->status = saved_status;
-  g_free(sh->last_arg);
-  sh->last_arg = arg;
-  sh->last_arg_size = arg_size;
-  sh->last_arg_word = arg_word;
-  sh->last_arg_empty = arg_empty;
+  if (sh->last_arg != kept.last_arg) g_free(sh->last_arg);
+  STAGE_KEPT(STAGE_RESTORE)
   return status;
 }
 
