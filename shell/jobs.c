@@ -464,6 +464,16 @@ static size_t ask_ahead(Shell *sh, Node *n, size_t i, size_t end, Node **ahead, 
   return MAX(j, i + 1);
 }
 
+/* Stage i's first shell:exec as ask_ahead got it, for the stage's run to
+ * take instead of asking (its message is the run's to free). */
+static void hand_ahead(Shell *sh, Node **ahead, const bool *permit, char **messages, size_t i)
+{
+  sh->ahead_node = ahead[i];
+  sh->ahead_permit = permit[i];
+  sh->ahead_message = messages[i];
+  messages[i] = NULL;
+}
+
 int box_run_pipe(Shell *sh, Node *n)
 {
   size_t k = n->u.pipe.n;
@@ -510,10 +520,7 @@ int box_run_pipe(Shell *sh, Node *n)
     }
     if (i >= asked) asked = ask_ahead(sh, n, i, here_last ? k - 1 : k, ahead, permit, messages);
     if (i == 0 && !last && first_stage_here(sh, n)) {
-      sh->ahead_node = ahead[0];
-      sh->ahead_permit = permit[0];
-      sh->ahead_message = messages[0];
-      messages[0] = NULL;
+      hand_ahead(sh, ahead, permit, messages, 0);
       pid_t pid = run_first_stage(sh, n->u.pipe.cmds[0], p, &sts[0]);
       if (pid < 0) {
         close(p[0]);
@@ -542,10 +549,7 @@ int box_run_pipe(Shell *sh, Node *n)
       }
       sh->status_quiet = n->u.pipe.cmds[i];
       sh->debug_done = n->u.pipe.cmds[i];
-      sh->ahead_node = ahead[i];
-      sh->ahead_permit = permit[i];
-      sh->ahead_message = messages[i];
-      messages[i] = NULL;
+      hand_ahead(sh, ahead, permit, messages, i);
       box_child_simple(sh, n->u.pipe.cmds[i]);
       int st = box_eval(sh, n->u.pipe.cmds[i]);
       box_child_exit(sh, st);
