@@ -895,20 +895,50 @@ G_GNUC_NO_INLINE static int run_simple(Shell *sh, Node *n)
   return status;
 }
 
+/* What a stage run in this shell may change that its child would have
+ * kept to itself: $_, $?, $LINENO, and how the stage's own errors end. */
+#define STAGE_KEPT(X)                                                                              \
+  X(last_arg)                                                                                      \
+  X(last_arg_size) X(last_arg_word) X(last_arg_empty) X(status) X(lineno) X(comsub_ignore)         \
+    X(in_child) X(status_quiet)
+#define STAGE_FIELD(f) __typeof__(((Shell *)0)->f) f;
+#define STAGE_SAVE(f) kept.f = sh->f;
+#define STAGE_RESTORE(f) sh->f = kept.f;
+
 int box_exec_stage_here(Shell *sh, Node *n)
 {
-  char *arg = sh->last_arg;
-  size_t arg_size = sh->last_arg_size;
-  const Word *arg_word = sh->last_arg_word;
-  bool arg_empty = sh->last_arg_empty;
-  sh->last_arg = NULL;
-  sh->last_arg_size = 0;
-  int status = run_simple(sh, n);
-  g_free(sh->last_arg);
-  sh->last_arg = arg;
-  sh->last_arg_size = arg_size;
-  sh->last_arg_word = arg_word;
-  sh->last_arg_empty = arg_empty;
+  struct {
+    STAGE_KEPT(STAGE_FIELD)
+  } kept;
+  STAGE_KEPT(STAGE_SAVE)
+  const Node *cmd = sh->cmd_node;
+  /* the stage reads the shell's $_ and sets its own in a copy */
+  if (kept.last_arg) sh->last_arg = g_memdup2(kept.last_arg, kept.last_arg_size);
+  /* as the forked stage would be: a fatal error in a simple one ends it
+   * with bash's 127, in a group with 1 (box_child_simple), and the stage's
+   * own status is the pipeline's to judge */
+  sh->in_child = n->kind != N_SIMPLE;
+  sh->status_quiet = n;
+  /* a simple stage leaves PIPESTATUS alone, as eval_inner would not */
+  int status = n->kind == N_SIMPLE ? run_simple(sh, n) : box_eval(sh, n);
+  /* the child would end here: errexit, or a failed expansion (the deadline's
+   * message comes again from this shell at its next fork, as after a child) */
+  if (sh->jump == J_EXIT) status = sh->exit_status & 255;
+  if (sh->jump == J_DISCARD) status = 1;
+  sh->jump = J_NONE;
+  /* an answer asked ahead for a command the stage did not reach */
+  if (sh->ahead_node) {
+    sh->ahead_node = NULL;
+    free(sh->ahead_message);
+    sh->ahead_message = NULL;
+  }
+  if (sh->cmd_node != cmd) {
+    sh->cmd_node = cmd;
+    g_free(sh->cmd_text);
+    sh->cmd_text = NULL;
+  }
+  if (sh->last_arg != kept.last_arg) g_free(sh->last_arg);
+  STAGE_KEPT(STAGE_RESTORE)
   return status;
 }
 

@@ -10,6 +10,33 @@
 
 #include "shell/shell-private.h"
 
+/* The pipe a pipeline's first stage writes into while the Shell runs that
+ * stage itself (jobs.c), before the stage that reads it has started: its
+ * writes do not block, and what the pipe has no room for waits here, in
+ * order, for a child to write once the reader runs. */
+int box_held_fd = -1;
+GByteArray *box_held_rest;
+
+static bool held_write(const char *p, size_t n)
+{
+  while (n > 0 && !(box_held_rest && box_held_rest->len)) {
+    ssize_t w = write(box_held_fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      /* the Shell holds the reading end: no EPIPE, only a full pipe */
+      if (errno != EAGAIN) return false;
+      break;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  if (n) {
+    if (!box_held_rest) box_held_rest = g_byte_array_new();
+    g_byte_array_append(box_held_rest, (const guint8 *)p, (guint)n);
+  }
+  return true;
+}
+
 bool box_write_all(int fd, const void *data, size_t n)
 {
   const char *p = data;
@@ -17,6 +44,7 @@ bool box_write_all(int fd, const void *data, size_t n)
     errno = EBADF;
     return false;
   }
+  if (G_UNLIKELY(fd == box_held_fd)) return held_write(p, n);
   while (n > 0) {
     ssize_t w = write(fd, p, n);
     if (w < 0) {

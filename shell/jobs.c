@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -226,9 +227,21 @@ static bool stage_only_spawns(Shell *sh, Node *c)
   return !fn && !def;
 }
 
+/* ---- a first stage the Shell runs itself ----------------------------------------
+ * bash forks every stage of a pipeline.  A first stage that can change
+ * nothing of this shell that bash would let it see (its builtins only
+ * print, its words only read) runs in this shell instead, before the next
+ * stage starts: the fork, the child's exit and its wait cost about 0.2 ms,
+ * which a tool fed by `printf … |` would otherwise pay.  Its output goes
+ * into the pipe without blocking while the pipe has room (the Shell holds
+ * the reading end meanwhile, so no write of it fails); what does not fit
+ * is written by a child once the stage is done, concurrently with the
+ * stages after it, and that child's status (141 when the reader went
+ * first) is the stage's.  What bash's child would leave behind, $?, $_,
+ * errexit, exit statuses and decisions, box_exec_stage_here keeps. */
+
 /* A word quote removal alone expands (plain text, '…', "…" with nothing
- * to expand inside): one field, no longer than its text, and nothing read
- * or run to get it. */
+ * to expand inside). */
 static bool quotes_only(const Word *w)
 {
   if (w->flags & W_PLAIN) return true;
@@ -246,33 +259,196 @@ static bool quotes_only(const Word *w)
   return true;
 }
 
-/* A first stage that is the Shell's echo of such words writes at most
- * their length (no escape writes more bytes than it is long), so
- * when the pipe holds that much it cannot block, and echo changes nothing
- * of the shell: this shell runs it itself before the next stage starts
- * (`echo 'print(42)' | python3`).  A forked stage no longer asks for its
- * decision itself (ask_ahead), but the fork, the child's exit and its
- * wait still cost about 0.2 ms of CPU here, four times this row's
- * budget: that is what this saves.  The decision, the output and
- * PIPESTATUS are the child's.  With stderr into the pipe as well (|&),
- * the stage forks as any other. */
-static bool echo_fits(Shell *sh, const Node *n, int pipe_in)
+/* w's text without its quote characters is exactly s (w quotes_only). */
+static bool unquoted_is(const Word *w, const char *s)
 {
-  const Node *c = n->u.pipe.cmds[0];
-  if (c->kind != N_SIMPLE || c->nredirs || c->u.simple.nassigns || !c->u.simple.nwords ||
-      n->u.pipe.errpipe[0] || strcmp(c->u.simple.words[0]->text, "echo"))
-    return false;
-  size_t len = 0;
-  for (size_t i = 0; i < c->u.simple.nwords; i++) {
-    if (!quotes_only(c->u.simple.words[i])) return false;
-    len += strlen(c->u.simple.words[i]->text) + 1;
+  for (const char *t = w->text;; t++) {
+    if (*t == '\'' || *t == '"') continue;
+    if (*t != *s) return false;
+    if (!*t) return true;
+    s++;
   }
+}
+
+/* A parameter a child reads as its own, not the shell's: a subshell's
+ * $BASHPID and $BASH_SUBSHELL differ, and reading $RANDOM here would move
+ * the shell's own sequence. */
+static bool name_reads_only(Shell *sh, const char *s, size_t len)
+{
+  char name[64];
+  if (len >= sizeof name) return false;
+  memcpy(name, s, len);
+  name[len] = 0;
+  if (g_ascii_isdigit(name[0])) return !(sh->opts & O_NOUNSET) || atoi(name) <= sh->npos;
+  if (!g_ascii_isalpha(name[0]) && name[0] != '_')
+    return !(sh->opts & O_NOUNSET) || strchr("@*#?$-", name[0]);
+  static const char *const own[] = { "BASHPID", "BASH_SUBSHELL", "RANDOM", "SRANDOM",
+                                     "BASH_COMMAND" };
+  for (size_t i = 0; i < G_N_ELEMENTS(own); i++)
+    if (strcmp(name, own[i]) == 0) return false;
+  ShellVar *v = g_hash_table_lookup(sh->vars, name);
+  if (v && (v->flags & V_NAMEREF)) return false;
+  /* set -u: an unset name would end the stage with a message */
+  return !(sh->opts & O_NOUNSET) || box_var_get(sh, name);
+}
+
+/* The parameter expansion at s (just past its '$') when it only reads a
+ * value: $name, ${name}, ${#name}, ${name[@]}, $1, $@ … with no operator
+ * (${x:=…} assigns, ${x?} fails, ${x:-$(…)} runs).  Returns where it
+ * ends (a lone '$' is itself), or NULL. */
+static const char *param_reads_only(Shell *sh, const char *s)
+{
+  bool braced = *s == '{';
+  if (braced) {
+    s++;
+    if (*s == '#' && s[1] != '}') s++;
+  }
+  const char *name = s;
+  if (g_ascii_isalpha(*s) || *s == '_') {
+    while (g_ascii_isalnum(*s) || *s == '_') s++;
+  } else if (g_ascii_isdigit(*s)) {
+    s++;
+    while (braced && g_ascii_isdigit(*s)) s++;
+  } else if (*s && strchr("@*#?$!-", *s)) {
+    s++;
+  } else {
+    return braced ? NULL : s;
+  }
+  size_t len = (size_t)(s - name);
+  if (braced && *s == '[') {
+    if ((s[1] != '@' && s[1] != '*') || s[2] != ']') return NULL;
+    s += 3;
+  }
+  if (braced && *s++ != '}') return NULL;
+  return name_reads_only(sh, name, len) ? s : NULL;
+}
+
+/* A word whose expansion only reads: quoting, escapes, globs, braces,
+ * tildes and parameters as param_reads_only takes them; no substitution
+ * or arithmetic. */
+static bool word_reads_only(Shell *sh, const Word *w)
+{
+  if (w->flags & W_PLAIN) return true;
+  bool dq = false;
+  for (const char *s = w->text; *s;) {
+    char c = *s++;
+    if (c == '\\') {
+      if (!*s) return false;
+      s++;
+    } else if (c == '`') {
+      return false;
+    } else if (c == '"') {
+      dq = !dq;
+    } else if (c == '$') {
+      if (!dq && *s == '\'') { /* $'…' */
+        for (s++; *s != '\''; s++) {
+          if (!*s) return false;
+          if (*s == '\\' && s[1]) s++;
+        }
+        s++;
+      } else if ((!dq && *s == '"') || *s == '(' || *s == '[') {
+        return false;
+      } else if (!(s = param_reads_only(sh, s))) {
+        return false;
+      }
+    } else if (dq) {
+      continue;
+    } else if (c == '\'') {
+      if (!(s = strchr(s, '\''))) return false;
+      s++;
+    } else if (strchr("()<>|;&\n", c)) {
+      return false;
+    }
+  }
+  return !dq;
+}
+
+/* A simple command of the stage: no assignment or redirection, and one of
+ * the builtins that only print or test.  printf -v assigns; test -v of an
+ * element evaluates its subscript, so test takes literal words only. */
+static bool simple_reads_only(Shell *sh, Node *c)
+{
+  size_t nw = c->u.simple.nwords;
+  Word **w = c->u.simple.words;
+  if (c->nredirs || c->u.simple.nassigns || !nw || !(w[0]->flags & W_PLAIN)) return false;
   Node *fn;
   const BoxCommandDef *def;
-  box_lookup_first_word(sh, "echo", false, &fn, &def);
-  if (fn || !def || def->fn != box_cmd_echo) return false;
-  int room = fcntl(pipe_in, F_GETPIPE_SZ);
-  return room > 0 && len <= (size_t)room;
+  box_lookup_simple(sh, c, w[0]->text, true, &fn, &def);
+  if (fn || !def) return false;
+  bool literal = def->fn == box_cmd_test;
+  if (def->fn == box_cmd_printf) {
+    if (nw < 2 || !quotes_only(w[1]) || unquoted_is(w[1], "-v")) return false;
+  } else if (!literal && def->fn != box_cmd_echo && def->fn != box_cmd_true &&
+             def->fn != box_cmd_false) {
+    return false;
+  }
+  for (size_t i = 1; i < nw; i++)
+    if (literal ? !quotes_only(w[i]) : !word_reads_only(sh, w[i])) return false;
+  return true;
+}
+
+/* c, or a group or list of such commands (`{ echo a; echo b; }`, `a && b`),
+ * with no redirection anywhere. */
+static bool stage_reads_only(Shell *sh, Node *c, int depth)
+{
+  if (depth > 16) return false;
+  for (; c->kind == N_SEQ && !c->nredirs; c = c->u.bin.right)
+    if (!stage_reads_only(sh, c->u.bin.left, depth + 1)) return false;
+  if (c->nredirs) return false;
+  switch (c->kind) {
+  case N_SIMPLE: return simple_reads_only(sh, c);
+  case N_GROUP:
+  case N_NOT: return stage_reads_only(sh, c->u.un.child, depth + 1);
+  case N_AND:
+  case N_OR:
+    return stage_reads_only(sh, c->u.bin.left, depth + 1) &&
+           stage_reads_only(sh, c->u.bin.right, depth + 1);
+  default: return false;
+  }
+}
+
+/* The pipeline's first stage runs in this shell.  Not with a trap the
+ * child would not run or would run otherwise (ERR, DEBUG, a signal's), nor
+ * with failglob or, beside an EXIT trap, set -u: a failed expansion of the
+ * child's own words runs that trap there. */
+static bool first_stage_here(Shell *sh, Node *n)
+{
+  if (n->u.pipe.errpipe[0]) return false;
+  for (int s = 1; s < BOX_NTRAP; s++)
+    if (sh->traps[s] && (s >= BOX_NSIG || *sh->traps[s])) return false;
+  if ((sh->shopts & SH_FAILGLOB) || (sh->traps[TRAP_EXIT] && (sh->opts & O_NOUNSET))) return false;
+  return stage_reads_only(sh, n->u.pipe.cmds[0], 0);
+}
+
+/* Runs the first stage into the pipe p, whose reading end this shell
+ * holds until the next stage has it; p[1] is closed after.  Returns the
+ * child that writes what did not fit (0: none, -1: its fork failed), the
+ * stage's status in *status. */
+static pid_t run_first_stage(Shell *sh, Node *c, int p[2], int *status)
+{
+  int out = sh->fd[1];
+  int held = box_held_fd;
+  fcntl(p[1], F_SETFL, O_NONBLOCK);
+  box_held_fd = sh->fd[1] = p[1];
+  *status = box_exec_stage_here(sh, c);
+  box_held_fd = held;
+  sh->fd[1] = out;
+  pid_t pid = 0;
+  if (box_held_rest && box_held_rest->len) {
+    GByteArray *rest = box_held_rest;
+    box_held_rest = NULL;
+    pid = box_fork(sh);
+    if (pid == 0) {
+      close(p[0]);
+      fcntl(p[1], F_SETFL, 0);
+      /* SIGPIPE ends it as it would have ended the stage */
+      box_write_all(p[1], rest->data, rest->len);
+      _exit(*status & 255);
+    }
+    g_byte_array_unref(rest);
+  }
+  close(p[1]);
+  return pid;
 }
 
 /* The first shell:exec of the stages from i on whose first decision is
@@ -286,6 +462,16 @@ static size_t ask_ahead(Shell *sh, Node *n, size_t i, size_t end, Node **ahead, 
   while (j < end && (ahead[j] = box_exec_first_decision(sh, n->u.pipe.cmds[j]))) j++;
   if (j > i) box_exec_decide_ahead(sh, ahead + i, j - i, permit + i, messages + i);
   return MAX(j, i + 1);
+}
+
+/* Stage i's first shell:exec as ask_ahead got it, for the stage's run to
+ * take instead of asking (its message is the run's to free). */
+static void hand_ahead(Shell *sh, Node **ahead, const bool *permit, char **messages, size_t i)
+{
+  sh->ahead_node = ahead[i];
+  sh->ahead_permit = permit[i];
+  sh->ahead_message = messages[i];
+  messages[i] = NULL;
 }
 
 int box_run_pipe(Shell *sh, Node *n)
@@ -332,17 +518,19 @@ int box_run_pipe(Shell *sh, Node *n)
       status = sh->exit_status;
       break;
     }
-    if (i == 0 && p[1] >= 0 && echo_fits(sh, n, p[1])) {
-      int out = sh->fd[1];
-      sh->fd[1] = p[1];
-      sts[0] = box_exec_stage_here(sh, n->u.pipe.cmds[0]);
-      sh->fd[1] = out;
-      close(p[1]);
-      pids[started++] = 0;
+    if (i >= asked) asked = ask_ahead(sh, n, i, here_last ? k - 1 : k, ahead, permit, messages);
+    if (i == 0 && !last && first_stage_here(sh, n)) {
+      hand_ahead(sh, ahead, permit, messages, 0);
+      pid_t pid = run_first_stage(sh, n->u.pipe.cmds[0], p, &sts[0]);
+      if (pid < 0) {
+        close(p[0]);
+        status = 1;
+        break;
+      }
+      pids[started++] = pid;
       prev = p[0];
       continue;
     }
-    if (i >= asked) asked = ask_ahead(sh, n, i, here_last ? k - 1 : k, ahead, permit, messages);
     pid_t pid = box_fork(sh);
     if (pid < 0) {
       if (p[0] >= 0) {
@@ -361,10 +549,7 @@ int box_run_pipe(Shell *sh, Node *n)
       }
       sh->status_quiet = n->u.pipe.cmds[i];
       sh->debug_done = n->u.pipe.cmds[i];
-      sh->ahead_node = ahead[i];
-      sh->ahead_permit = permit[i];
-      sh->ahead_message = messages[i];
-      messages[i] = NULL;
+      hand_ahead(sh, ahead, permit, messages, i);
       box_child_simple(sh, n->u.pipe.cmds[i]);
       int st = box_eval(sh, n->u.pipe.cmds[i]);
       box_child_exit(sh, st);

@@ -169,8 +169,12 @@ void box_out_puts(BoxOut *o, const char *s);
 void box_out_putc(BoxOut *o, char c);
 void box_out_printf(BoxOut *o, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 bool box_out_flush(BoxOut *o);
-/* write(2) the whole buffer, retrying on EINTR/short writes. */
+/* write(2) the whole buffer, retrying on EINTR/short writes.  On
+ * box_held_fd it never blocks: what the pipe does not take is appended to
+ * box_held_rest (NULL until then), for jobs.c to hand to a child. */
 bool box_write_all(int fd, const void *data, size_t n);
+extern int box_held_fd;
+extern GByteArray *box_held_rest;
 /* One unbuffered message on a descriptor. */
 void box_fdprintf(int fd, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* "strands-shell: " + message + "\n" on the shell's current stderr. */
@@ -575,9 +579,11 @@ bool box_exec_decide(Shell *sh, char **av, int argc, const char *program);
 int box_exec_run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av);
 GArray *box_exec_temp_assign(Shell *sh, Word **as, size_t na, int *status);
 int box_exec_run_argv(Shell *sh, int argc, char **av, Word **as, size_t na, bool skip_funcs);
-/* Simple command n as a pipeline's stage, run by this shell in place of
- * the child it would fork (jobs.c): $?, $_ and PIPESTATUS stay the shell's,
- * as a child's run would leave them. */
+/* n, a pipeline's first stage that changes nothing of the shell (jobs.c
+ * says which), run by this shell in place of the child it would fork: an
+ * exit, errexit or fatal error ends the stage, not the shell, and $?, $_,
+ * $LINENO and $BASH_COMMAND stay as a child's run leaves them.  The
+ * pipeline sets PIPESTATUS after it. */
 int box_exec_stage_here(Shell *sh, struct Node *n);
 /* The simple command whose shell:exec a child forked to run c asks before
  * it does anything else, when that is known before the fork; else NULL. */

@@ -106,6 +106,52 @@ def test_an_echo_into_a_tool_forks_no_stage(tbox):
     assert (out, int(after) - int(before)) == ("42", 1), r.stdout
 
 
+# First stages of builtins that only print, with words that only read: the
+# Shell runs them itself, so the pipeline forks nothing (the tool is the
+# last stage, started from the Shell too).
+IN_SHELL = [
+    ("printf", "printf 'print(%d)\\n' 42"),
+    ("printf_var", "x=42; printf 'print(%s)\\n' \"$x\""),
+    ("group", "{ echo 'import sys'; echo 'print(42)'; }"),
+    ("list", "{ true && echo 'print(42)' || echo 'print(0)'; }"),
+    ("echo_params", "set -- 'print(' 42 ')'; echo \"$1$2$3\""),
+]
+
+
+@table_cases("first", IN_SHELL)
+def test_a_builtin_first_stage_forks_nothing(tbox, first):
+    """The worker's process numbers show it: the subshell after the
+    pipeline is the next process after the one before."""
+    r = tbox.bash("(echo $BASHPID); " + first + " | " + PY + "; (echo $BASHPID)")
+    assert r.returncode == 0, r.stderr
+    before, out, after = r.stdout.split()
+    assert (out, int(after) - int(before)) == ("42", 1), r.stdout
+
+
+def test_a_builtin_first_stage_before_forked_stages_forks_nothing_itself(tbox):
+    """`printf | cat | tr`: cat and tr are forked, printf is not."""
+    r = tbox.bash("(echo $BASHPID); printf 'a\\n' | cat | tr a b; (echo $BASHPID)")
+    assert r.returncode == 0, r.stderr
+    before, out, after = r.stdout.split()
+    assert (out, int(after) - int(before)) == ("b", 3), r.stdout
+
+
+def test_output_larger_than_the_pipe_streams_while_the_tool_reads(tbox):
+    """1 MB from a first stage the Shell runs: the pipe takes what fits, a
+    child writes the rest while the tool reads; no deadlock, every byte."""
+    r = tbox.bash("{ printf '%01048575d\\n' 0; echo end; } | " + PY
+                  + " -c 'import sys; d = sys.stdin.read(); print(len(d), d[-4:-1])';"
+                  " echo ${PIPESTATUS[@]}")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "1048580 end\n0 0\n", "")
+
+
+def test_a_reader_that_ends_early_gives_the_writer_141(tbox):
+    """As bash's child, killed by SIGPIPE when the tool stops reading."""
+    r = tbox.bash("printf '%0200000d\\n' 0 | " + PY + " -c 'import sys; sys.stdin.read(3)';"
+                  " echo ${PIPESTATUS[@]}")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "141 0\n", "")
+
+
 def test_a_refused_echo_into_a_tool_feeds_it_nothing(box):
     """echo refused: its message, status 126 in PIPESTATUS, and the tool
     reads an empty pipe, as when the stage is a child."""
@@ -130,6 +176,7 @@ AHEAD = [
     ("plain_stages", "printf a | cat | tr a b | " + PY + " -c 'import sys; print(sys.stdin.read())'",
      ["printf", "cat", "tr", os.path.realpath(PY)], "b\n"),
     ("group_first", "{ echo a; echo b; } | cat | tr a b", ["echo", "cat", "tr", "echo"], "b\nb\n"),
+    ("printf_first", "printf 'a\\n' | cat | tr a b", ["printf", "cat", "tr"], "b\n"),
 ]
 
 
@@ -160,6 +207,60 @@ AS_BASH = [
     ("function_stage", "f() { echo fn \"$@\"; }; f x | cat; cat() { echo shadow; }; printf a | cat"),
     ("vars_stay", "x=1; printf a | x=2 cat > /dev/null; echo $x"),
 ]
+
+
+# A first stage the Shell runs itself (or forks, where it could change the
+# Shell's state): what bash's child gives, and nothing of it stays.
+IN_SHELL_AS_BASH = [
+    ("group_status", "{ echo a; echo b; } | cat; echo ${PIPESTATUS[@]} $?"),
+    ("errexit_in_group", "set -e; { false; echo no; } | cat; echo ${PIPESTATUS[@]}"),
+    ("errexit_list", "set -e; { echo a && false; echo b; } | cat; echo ${PIPESTATUS[@]} end"),
+    ("errexit_stage_fails", "set -e; false | cat; echo survived; printf x | false; echo not-here"),
+    ("pipefail", "set -o pipefail; { true; false; } | cat; echo $?"),
+    ("pipefail_epipe", "set -o pipefail; printf '%0100000d\\n' 0 | head -c1; echo; echo $?"),
+    ("epipe", "printf '%0100000d\\n' 0 | head -c 5; echo; echo ${PIPESTATUS[@]}"),
+    ("epipe_group", "{ printf '%070000d' 0; echo tail; } | tail -c 5; echo ${PIPESTATUS[@]}"),
+    ("large_1mb", "printf '%01048575d\\n' 0 | wc -c; echo ${PIPESTATUS[@]}"),
+    ("large_lastpipe", "shopt -s lastpipe; printf '%070000d\\n' 0 | { read l; echo ${#l}; }"),
+    ("lastpipe_loop", "shopt -s lastpipe; printf '%s\\n' a b | while read l; do echo \"got $l\"; done;"
+     " echo \"[$l]\""),
+    ("reader_not_reading", "echo x | true; echo ${PIPESTATUS[@]}"),
+    ("status_in", "false; echo $? | cat; { echo $?; true; echo $?; } | cat; echo $?"),
+    ("status_kept", "false; echo x | cat > /dev/null; echo $?; (exit 3); printf a | cat; echo \" $?\""),
+    ("last_arg", "echo y; { echo $_; echo a; } | cat; echo $_"),
+    ("params", "x=5; set -- p q; printf '%s-%s\\n' \"$x\" \"${x}\" $# \"$@\" ${#x} \"${#}\" | cat"),
+    ("arrays", "printf '%s\\n' \"${arr[@]}\" | wc -l; arr=(1 2 3); printf '%s\\n' \"${arr[@]}\" ${#arr[@]} | cat"),
+    ("quoting", "echo $'a\\tb' \"c\\$d\" 'e\"f' {a,b}{1,2} | cat"),
+    ("split_glob", "IFS=:; x='a:b'; echo $x | cat; IFS=' '; y='*'; echo $y | wc -w"),
+    ("pipestatus_in", "false | true | cat; echo ${PIPESTATUS[@]}; echo ${PIPESTATUS[@]} | cat"),
+    ("test_stage", "[ -d / ] | cat; echo ${PIPESTATUS[@]}; test 1 -eq 2 | cat; echo ${PIPESTATUS[0]}"),
+    ("not_in_group", "{ ! false; echo $?; } | cat; ! echo a | cat; echo $?"),
+    ("lineno", "echo $LINENO | cat\necho $LINENO"),
+    ("nounset", "set -u; echo \"$nosuch\" | cat; echo after ${PIPESTATUS[@]}"),
+    ("nounset_group", "set -u; { echo a; echo \"$nosuch\"; echo b; } | cat; echo after ${PIPESTATUS[@]}"),
+    ("exit_trap", "trap 'echo T' EXIT; { echo a; echo b; } | cat"),
+    ("bashpid", "a=$BASHPID; echo $BASHPID | { read p; [ $p != $a ] && echo differs; }"),
+    ("assign_stays_in", "x=1; { x=2; echo $x; } | cat; echo $x"),
+    ("printf_v_stays_in", "printf -v y %s 1 | cat; echo \"[$y]\""),
+    ("default_stays_in", ": ${z:=1} | cat; echo \"[$z]\"; echo $((i++)) | cat; echo \"[$i]\""),
+    ("cd_stays_in", "{ cd /; echo a; } | cat; [ \"$PWD\" != / ] && echo kept"),
+    ("exit_stays_in", "{ echo a; exit 3; echo b; } | cat; echo ${PIPESTATUS[@]}"),
+    ("set_stays_in", "{ set -e; echo a; } | cat; false; echo after"),
+    ("trap_stays_in", "{ trap 'echo t' EXIT; echo a; } | cat; echo b"),
+    ("function_stage", "echo() { builtin echo fn \"$@\"; }; echo x | cat"),
+    ("read_stays_in", "echo a | read x; echo \"[$x]\""),
+]
+
+
+@table_cases("source", IN_SHELL_AS_BASH)
+def test_first_stages_in_the_shell_as_in_bash(tbox, source):
+    """A first stage the Shell runs itself: output, $?, PIPESTATUS,
+    set -e/pipefail, EPIPE's 141, 1 MB through the pipe, and its state
+    staying in it, as GNU bash gives them."""
+    r = tbox.bash(source)
+    want = subprocess.run(["bash", "-c", source], capture_output=True, text=True,
+                          cwd=str(tbox.workspace), timeout=30)
+    assert (r.returncode, r.stdout) == (want.returncode, want.stdout), r.stderr
 
 
 @table_cases("source", AS_BASH)
