@@ -1,8 +1,8 @@
 /* exec.c — the evaluator: lists, compound commands, simple commands and
- * their assignments, functions, set -e, and the decision protocol: every
- * simple command (function, builtin, implemented command) asks shell:exec,
- * every other program goes to the host as shell:spawn.  Pipelines and jobs
- * are in jobs.c, redirections in redir.c, [[ ]] in cond.c. */
+ * their assignments, functions, set -e; every simple command (function,
+ * builtin, implemented command) asks shell:exec (decide.c), every other
+ * program goes to the host as shell:spawn.  Pipelines and jobs are in
+ * jobs.c, redirections in redir.c, [[ ]] in cond.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -91,171 +91,6 @@ static void xtrace(Shell *sh, GPtrArray *words, Word **assigns, size_t na)
   g_string_append_c(g, '\n');
   box_write_all(sh->fd[2], g->str, g->len);
   g_string_free(g, TRUE);
-}
-
-/* The command line as one string: in buf when it fits (most do; a
- * decision per command should not cost a malloc), else g_malloc'd —
- * release it with join_free. */
-static char *join_line_in(char **av, int argc, char *buf, size_t bufsize)
-{
-  if (bufsize) {
-    /* one pass into buf: command lines are short, and the lengths of
-     * words of a few bytes cost more to measure than to copy */
-    char *p = buf, *end = buf + bufsize - 1;
-    int i = 0;
-    for (; i < argc; i++) {
-      if (i) {
-        if (p == end) break;
-        *p++ = ' ';
-      }
-      const char *w = av[i];
-      while (*w && p < end) *p++ = *w++;
-      if (*w) break;
-    }
-    if (i == argc) {
-      *p = 0;
-      return buf;
-    }
-  }
-  size_t len = 0;
-  for (int i = 0; i < argc; i++) len += strlen(av[i]) + 1;
-  char *s = g_malloc(len + 1);
-  char *p = s;
-  for (int i = 0; i < argc; i++) {
-    if (i) *p++ = ' ';
-    size_t l = strlen(av[i]);
-    memcpy(p, av[i], l);
-    p += l;
-  }
-  *p = 0;
-  return s;
-}
-
-static void join_free(char *s, char *buf)
-{
-  if (s != buf) g_free(s);
-}
-
-static char *join_line(char **av, int argc)
-{
-  char *s = join_line_in(av, argc, NULL, 0);
-  return s;
-}
-
-/* Per word of av, whether it was written literally: known for the argv
- * of the simple command being run, else every word counts as expanded. */
-const bool *box_exec_literal_for(Shell *sh, char **av, int argc, bool **owned)
-{
-  *owned = NULL;
-  if (av == sh->lit_av && argc == sh->lit_argc && sh->lit) return sh->lit;
-  *owned = g_new0(bool, argc > 0 ? argc : 1);
-  return *owned;
-}
-
-/* The host's view of a command about to run: line is its text (the caller's), *owned what
- * literal_for allocated (g_free). */
-static void command_for_host(Shell *sh, BoxShellCommand *cmd, char *line, char **av, int argc,
-                             const char *program, const char *cwd, bool **owned)
-{
-  memset(cmd, 0, sizeof *cmd);
-  cmd->command = line;
-  cmd->program = program;
-  cmd->argv = av;
-  cmd->argc = argc;
-  cmd->cwd = cwd;
-  cmd->literal = box_exec_literal_for(sh, av, argc, owned);
-}
-
-static void say_denied(Shell *sh, const char *msg)
-{
-  box_sh_error(sh, "effect denied: %s", msg ? msg : "policy denied this operation");
-}
-
-bool box_exec_decide(Shell *sh, char **av, int argc, const char *program)
-{
-  const BoxShellHost *host = sh->host;
-  if (!host || !host->decide_exec) return true;
-  char buf[512];
-  char *line = join_line_in(av, argc, buf, sizeof buf);
-  BoxShellCommand cmd;
-  bool *owned;
-  command_for_host(sh, &cmd, line, av, argc, program, sh->cwd, &owned);
-  char *msg = NULL;
-  bool ok = host->decide_exec(host->data, &cmd, &msg);
-  g_free(owned);
-  join_free(line, buf);
-  if (!ok) say_denied(sh, msg);
-  free(msg);
-  return ok;
-}
-
-Node *box_exec_first_decision(Shell *sh, Node *c)
-{
-  const BoxShellHost *host = sh->host;
-  /* a DEBUG trap runs before the command, and may change what it names */
-  if (!host || !host->decide_exec || sh->traps[TRAP_DEBUG]) return NULL;
-  /* a group runs its first command first, unless its redirections come
-   * before it */
-  while (!c->nredirs && (c->kind == N_GROUP || c->kind == N_SEQ))
-    c = c->kind == N_GROUP ? c->u.un.child : c->u.bin.left;
-  if (c->kind != N_SIMPLE || !c->u.simple.nwords) return NULL;
-  /* words that expand to themselves: nothing runs or is asked to get
-   * them, and they are what the child will ask with (its assignments and
-   * redirections come after its decision) */
-  for (size_t i = 0; i < c->u.simple.nwords; i++)
-    if (!(c->u.simple.words[i]->flags & W_PLAIN)) return NULL;
-  Node *fn;
-  const BoxCommandDef *def;
-  box_lookup_simple(sh, c, c->u.simple.words[0]->text, true, &fn, &def);
-  return fn || def ? c : NULL;
-}
-
-void box_exec_decide_ahead(Shell *sh, Node *const *ns, size_t n, bool *permit, char **messages)
-{
-  const BoxShellHost *host = sh->host;
-  BoxShellCommand *cmds = g_new0(BoxShellCommand, n);
-  size_t most = 1;
-  for (size_t i = 0; i < n; i++) most = MAX(most, ns[i]->u.simple.nwords);
-  bool *literal = g_new(bool, most);
-  for (size_t i = 0; i < most; i++) literal[i] = true;
-  for (size_t i = 0; i < n; i++) {
-    size_t nw = ns[i]->u.simple.nwords;
-    char **av = g_new0(char *, nw + 1);
-    for (size_t w = 0; w < nw; w++) av[w] = ns[i]->u.simple.words[w]->text;
-    cmds[i] = (BoxShellCommand){ .command = join_line(av, (int)nw),
-                                 .program = av[0],
-                                 .argv = av,
-                                 .argc = (int)nw,
-                                 .cwd = sh->cwd,
-                                 .literal = literal };
-  }
-  if (host->decide_exec_many) {
-    host->decide_exec_many(host->data, cmds, (int)n, permit, messages);
-  } else {
-    for (size_t i = 0; i < n; i++) {
-      messages[i] = NULL;
-      permit[i] = host->decide_exec(host->data, &cmds[i], &messages[i]);
-    }
-  }
-  for (size_t i = 0; i < n; i++) {
-    g_free((char *)cmds[i].command);
-    g_free((char **)cmds[i].argv);
-  }
-  g_free(literal);
-  g_free(cmds);
-}
-
-/* A pipeline's child takes the answer its parent asked for before the
- * fork (box_exec_decide_ahead) rather than ask again. */
-static bool decide_simple(Shell *sh, const Node *n, char **av, int argc)
-{
-  if (G_LIKELY(sh->ahead_node != n)) return box_exec_decide(sh, av, argc, av[0]);
-  sh->ahead_node = NULL;
-  bool ok = sh->ahead_permit;
-  if (!ok) say_denied(sh, sh->ahead_message);
-  free(sh->ahead_message);
-  sh->ahead_message = NULL;
-  return ok;
 }
 
 /* After a builtin, (( )) or [[ ]] in which an array subscript's
@@ -435,10 +270,10 @@ static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na)
   GArray *tmp = na ? box_exec_temp_assign(sh, as, na, &status) : NULL;
   char **envp = box_var_environ(sh);
   if (tmp) box_var_restore(sh, tmp);
-  char *line = join_line(av, argc);
+  char *line = box_exec_join_line(av, argc);
   BoxShellCommand cmd;
   bool *owned;
-  command_for_host(sh, &cmd, line, av, argc, found ? found : av[0], sh->cwd, &owned);
+  box_exec_command_for_host(sh, &cmd, line, av, argc, found ? found : av[0], sh->cwd, &owned);
   cmd.envp = envp;
   int fds[BOX_SPAWN_MAX_FDS];
   cmd.nfds = program_fds(sh, fds);
@@ -481,10 +316,10 @@ static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na)
  * status of a command the Shell implements, as decided (cwd at decision). */
 static void report_exec_status(Shell *sh, int argc, char **av, const char *cwd, int status)
 {
-  char *line = join_line(av, argc);
+  char *line = box_exec_join_line(av, argc);
   BoxShellCommand cmd;
   bool *owned;
-  command_for_host(sh, &cmd, line, av, argc, av[0], cwd, &owned);
+  box_exec_command_for_host(sh, &cmd, line, av, argc, av[0], cwd, &owned);
   sh->host->exec_status(sh->host->data, &cmd, status);
   g_free(owned);
   g_free(line);
@@ -748,7 +583,7 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
   const BoxCommandDef *def;
   box_lookup_simple(sh, n, av[0], words[0]->flags & W_PLAIN, &fn, &def);
   bool implemented = fn || def;
-  if (implemented && !decide_simple(sh, n, av, argc)) { return 126; }
+  if (implemented && !box_exec_decide_simple(sh, n, av, argc)) { return 126; }
   bool is_exec = argc == 1 && strcmp(av[0], "exec") == 0;
   /* Without redirections there is nothing to put back: what the command
    * does to the table stays, as `eval 'exec 3>f'` and a function's exec
@@ -899,8 +734,9 @@ G_GNUC_NO_INLINE static int run_simple(Shell *sh, Node *n)
  * kept to itself: $_, $?, $LINENO, and how the stage's own errors end. */
 #define STAGE_KEPT(X)                                                                              \
   X(last_arg)                                                                                      \
-  X(last_arg_size) X(last_arg_word) X(last_arg_empty) X(status) X(lineno) X(comsub_ignore)         \
-    X(in_child) X(status_quiet)
+  X(last_arg_size)                                                                                 \
+  X(last_arg_word) X(last_arg_empty) X(status) X(lineno) X(comsub_ignore) X(in_child)              \
+    X(status_quiet)
 #define STAGE_FIELD(f) __typeof__(((Shell *)0)->f) f;
 #define STAGE_SAVE(f) kept.f = sh->f;
 #define STAGE_RESTORE(f) sh->f = kept.f;

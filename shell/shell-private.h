@@ -576,6 +576,14 @@ int box_call_function(Shell *sh, Node *fn, int argc, char **argv);
  * assignments made temporary, and argv run as a command. */
 const bool *box_exec_literal_for(Shell *sh, char **av, int argc, bool **owned);
 bool box_exec_decide(Shell *sh, char **av, int argc, const char *program);
+/* decide.c: the command line as one string (g_free); the host's view of a
+ * command about to run (line: its text, the caller's; *owned what
+ * box_exec_literal_for allocated, g_free); n's decision, or the answer a
+ * pipeline's parent asked for it before the fork. */
+char *box_exec_join_line(char **av, int argc);
+void box_exec_command_for_host(Shell *sh, BoxShellCommand *cmd, char *line, char **av, int argc,
+                               const char *program, const char *cwd, bool **owned);
+bool box_exec_decide_simple(Shell *sh, const struct Node *n, char **av, int argc);
 int box_exec_run_builtin(Shell *sh, const BoxCommandDef *def, int argc, char **av);
 GArray *box_exec_temp_assign(Shell *sh, Word **as, size_t na, int *status);
 int box_exec_run_argv(Shell *sh, int argc, char **av, Word **as, size_t na, bool skip_funcs);
