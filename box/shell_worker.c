@@ -1025,8 +1025,11 @@ static int zygote_main(int ctl, bool warm_python)
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
   sigprocmask(SIG_BLOCK, &chld, NULL);
-  int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (sfd < 0) die("signalfd");
+  /* boxd's channel and the zygote's own descriptors, and so every worker's,
+   * keep clear of the script's numbers 0-9 */
+  ctl = box_fd_own(ctl);
+  int sfd = box_fd_own(signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (ctl < 0 || sfd < 0) die("keep the channel and signalfd above 9");
   /* Arrange for what commands load lazily (libcurl) to stay reachable by
    * workers rooted in the mount; mapping it here instead would cost every
    * fork ~155 more mappings to copy. */
@@ -1083,7 +1086,7 @@ static int zygote_main(int ctl, bool warm_python)
       close(sfd);
       sigprocmask(SIG_UNBLOCK, &chld, NULL);
       prctl(PR_SET_PDEATHSIG, SIGKILL);
-      _exit(worker_start(fds[0], text, ns));
+      _exit(worker_start(box_fd_own(fds[0]), text, box_fd_own(ns)));
     }
     close(fds[0]);
     if (ns >= 0) close(ns);
@@ -1154,5 +1157,5 @@ int main(int argc, char **argv)
     return 2;
   }
   box_shell_preload(); /* before enter_root hides the host's libraries */
-  return worker_main(ctl, root, binds, workspace, home, -1);
+  return worker_main(box_fd_own(ctl), root, binds, workspace, home, -1);
 }

@@ -525,25 +525,27 @@ int box_run_argv(Shell *sh, char **argv, int in, int out, int err)
   int argc = 0;
   while (argv[argc]) argc++;
   if (!argc) return 0;
-  int saved[BOX_NFD];
-  memcpy(saved, sh->fd, sizeof saved);
+  BoxSaved saved;
+  box_saved_begin(sh, &saved);
+  for (int i = 0; i < 3; i++) box_saved_touch(&saved, i);
   sh->fd[0] = in;
   sh->fd[1] = out;
   sh->fd[2] = err;
   int st = box_exec_run_argv(sh, argc, argv, NULL, 0, false);
-  memcpy(sh->fd, saved, sizeof saved);
+  box_saved_restore(sh, &saved);
   return st;
 }
 
 int box_run_text(Shell *sh, const char *text, int in, int out, int err)
 {
-  int saved[BOX_NFD];
-  memcpy(saved, sh->fd, sizeof saved);
+  BoxSaved saved;
+  box_saved_begin(sh, &saved);
+  for (int i = 0; i < 3; i++) box_saved_touch(&saved, i);
   sh->fd[0] = in;
   sh->fd[1] = out;
   sh->fd[2] = err;
   int st = box_eval_text(sh, text, NULL);
-  memcpy(sh->fd, saved, sizeof saved);
+  box_saved_restore(sh, &saved);
   return st;
 }
 
@@ -761,6 +763,8 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
     bool program = !fn && (!def || def->kind == BOX_CMD_UTILITY);
     GArray *journal = program ? box_var_journal_begin(sh) : NULL;
     box_saved_begin(sh, &sv);
+    /* exec's table is not put back: it holds nothing exec may not close */
+    if (is_exec) box_saved_keep(sh, &sv);
     bool ok = box_apply_redirs(sh, n->redirs, n->nredirs, is_exec ? NULL : &sv);
     if (journal) box_var_journal_end(sh, journal);
     if (!ok) {

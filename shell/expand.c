@@ -1310,7 +1310,10 @@ static int copy_file_in(Shell *sh, Node *n)
 {
   BoxSaved sv;
   box_saved_begin(sh, &sv);
-  if (!box_apply_redirs(sh, n->redirs, n->nredirs, &sv)) return 1;
+  if (!box_apply_redirs(sh, n->redirs, n->nredirs, &sv)) {
+    box_saved_restore(sh, &sv);
+    return 1;
+  }
   GString *g = box_read_all(sh->fd[0], 0);
   box_write_all(sh->fd[1], g->str, g->len);
   g_string_free(g, TRUE);

@@ -285,6 +285,7 @@ struct Shell {
   char *traps[BOX_NTRAP];
   int fd[BOX_NFD]; /* the shell's descriptors as commands see them; -1 closed */
   int fd_high;
+  struct BoxSaved *saved; /* the innermost table to put back (redir.c) */
   gint64 started;
   int pipestatus_one;
   const char *arith_who;
@@ -634,15 +635,23 @@ int box_run_background(Shell *sh, Node *n);
 /* ---- redirections (redir.c) ------------------------------------------------ */
 
 /* The descriptor table before a command's redirections, and the
- * descriptors they opened (closed when it is put back). */
-typedef struct {
+ * descriptors they opened (closed when it is put back).  The tables
+ * saved and not yet put back are a stack (Shell.saved): a descriptor
+ * one of them holds is not closed by `exec N>&-`. */
+typedef struct BoxSaved {
   int fd[BOX_NFD];
   int nfd; /* fd[0…nfd) saved: the shell's fd_high then */
+  uint64_t touched[BOX_NFD / 64]; /* the slots its redirections named: put back */
   int opened[64];
   int nopened;
+  struct BoxSaved *up;
 } BoxSaved;
 void box_saved_begin(Shell *sh, BoxSaved *s);
 void box_saved_restore(Shell *sh, BoxSaved *s);
+/* Off the stack without putting the table back: `exec`'s redirections stay. */
+void box_saved_keep(Shell *sh, BoxSaved *s);
+/* Slot is one the table puts back (s NULL: nothing). */
+void box_saved_touch(BoxSaved *s, int slot);
 /* An expansion that failed ends the shell as bash's does (its status from
  * st), or only drops the command when the failure said so. */
 int box_expansion_failed(Shell *sh, int st);

@@ -228,6 +228,18 @@ CASES = [
     ("redir-expansion-compound-ends", 'for i in 1; do :; done < "${u:?}"; echo never'),
     # ---- lookups pass aliases by while expand_aliases is off (bash -c's default) ------
     ("alias-lookup-expansion-off", "alias ll='ls -l'; type ll; echo $?; command -v ll; echo $?; type -t ll; echo $?; alias; shopt -s expand_aliases; type ll; command -v ll"),
+    # ---- exec N>&- closes the descriptor; a command's redirections put back only theirs (#29)
+    ("exec-close-pipe-end", 'exec 7> >(wc -c > n); echo abc >&7; exec 7>&-; wait $!; cat n'),
+    ("exec-close-in-function-pipe-end",
+     'f() { exec 6>&-; }; exec 6> >(tr a b > n); echo aa >&6; f >/dev/null; wait $!; cat n'),
+    ("exec-close-named-twice", 'exec {fd}>&1; exec {fd}>&-; echo x {fd}>&-; echo $?; fd=99; echo y {fd}>&-; echo $?'),
+    ("exec-close-named-unset", 'unset fd; echo x {fd}>&-; echo $?; fd=-1; echo x {fd}>&-; echo $?'),
+    ("exec-close-named-for-one-command", 'exec {fd}>f; echo x {fd}>&-; echo y >&$fd; cat f'),
+    ("exec-in-function-redirected-stays", 'f() { exec 8>&1; }; f >log; echo later >&8; cat log'),
+    ("exec-close-in-group-stays", 'exec 4<&0; { exec 4<&-; } 6>g; cat <&4; echo $?'),
+    ("exec-high-in-redirected-function",
+     'f() { exec 12>out; echo in >&12; }; f 2>/dev/null; echo after >&12; cat out'),
+    ("exec-failed-puts-back", 'exec 4>f; exec 4>&- 3>/no/x; echo hi >&4; echo $?; cat f'),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
 ]
 
