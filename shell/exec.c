@@ -781,7 +781,10 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
   status = run_found(sh, argc, av, n->u.simple.assigns, na, fn, def, implemented);
   const char *last = av[argc - 1];
   size_t nl = compound_name_len(last);
-  if (nl && strcmp(last, words[nw - 1]->text) == 0) {
+  if (sh->jump == J_DISCARD) {
+    /* an error that drops the rest of the line (m[$u]= in a function)
+     * leaves $_ as the command that made it set it: bash's does */
+  } else if (nl && strcmp(last, words[nw - 1]->text) == 0) {
     g_autofree char *name = g_strndup(last, nl);
     set_last_arg(sh, NULL, name);
   } else {
@@ -1146,6 +1149,7 @@ static int eval_inner(Shell *sh, Node *n)
       return sh->exit_status;
     }
     g_free(x);
+    box_set_pipestatus1(sh, status); /* a command of its own to PIPESTATUS */
     after_status(sh, n, status, true);
     break;
   }
@@ -1159,6 +1163,7 @@ static int eval_inner(Shell *sh, Node *n)
     if (drop_for_subscript(sh)) return 1;
     if (err & BOX_COND_FATAL) return expansion_failed(sh, err & 0xff);
     status = err ? err : !r;
+    box_set_pipestatus1(sh, status);
     after_status(sh, n, status, true);
     break;
   }

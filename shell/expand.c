@@ -399,12 +399,13 @@ static char *trim(Shell *sh, const char *s, const char *pat, bool suffix, bool l
   return g_strdup(s);
 }
 
-/* rep for the match s[from, to): `&` is the match, `\c` is c (word_string,
- * WS_REPL). */
+/* rep for the match s[from, to): `&` is the match, `\&` and `\\` are
+ * `&` and `\` (word_string, WS_REPL); any other backslash, which an
+ * expansion gave (b='a\b'; ${x/a/$b}), stays as bash's does. */
 static void add_repl(GString *g, const char *rep, const char *s, size_t from, size_t to)
 {
   for (const char *r = rep; *r; r++) {
-    if (*r == '\\' && r[1])
+    if (*r == '\\' && (r[1] == '\\' || r[1] == '&'))
       g_string_append_c(g, *++r);
     else if (*r == '&')
       g_string_append_len(g, s + from, (gssize)(to - from));

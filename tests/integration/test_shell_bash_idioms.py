@@ -240,6 +240,16 @@ CASES = [
     ("exec-high-in-redirected-function",
      'f() { exec 12>out; echo in >&12; }; f 2>/dev/null; echo after >&12; cat out'),
     ("exec-failed-puts-back", 'exec 4>f; exec 4>&- 3>/no/x; echo hi >&4; echo $?; cat f'),
+    # ---- the seeds of the 140000..199999 run, reduced (#29) ------------------------------
+    ("repl-expanded-backslash", "b='a\\b'; echo \"<${b/*/*/$b}\" ${b/a/$b}; z='1\\\\2'; w='\\q\\&\\'; "
+     "x=abc; echo \"${x/b/$z}\" ${x/b/$w} \"${x/b/\\q}\" ${x/b/\\\\}"),
+    ("last-arg-after-dropped-line", 'j=2; declare -A m; g() { echo "$# $1"; m[$a]=""; }; g $((j)) > fo 2>/dev/null; cat fo\necho "$_"'),
+    ("pipestatus-after-cond-arith", 'true | true; [[ -n x ]]; echo ${#PIPESTATUS[@]}; true | false; (( 0 )); '
+     'echo ${PIPESTATUS[@]}; true | false; if [[ a = b ]]; then :; fi; echo ${PIPESTATUS[@]}'),
+    ("lineno-same-subst-two-lines", 'y=$(echo $LINENO)\ny=$(echo $LINENO); echo $y\n'
+     'set -T; trap \'echo "d$LINENO:$?"\' DEBUG; y=$(echo $LINENO); echo $y; trap - DEBUG'),
+    ("cat-input-is-output", 'echo a > f; cat f >> f; echo $?; cat f; cat - f < f >> f; echo $?; : > e; cat e >> e; '
+     'echo $?; f() { cat fo; }; echo x > fo; f > fo; echo $?; cat fo | wc -c'),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
 ]
 
