@@ -829,7 +829,7 @@ static void warm_status(void *data, const BoxShellCommand *cmd, int status)
 
 static void warm_up(const char *home, const char *workspace)
 {
-  BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
+  BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box", false };
   BoxShellHost host = { .decide_exec = warm_decide, .exec_status = warm_status };
   box_shell_run(":", &env, &host);
   json_object_put(json_tokener_parse("{\"op\":\"run\",\"source\":\":\",\"env\":{}}"));
@@ -889,7 +889,7 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   }
   /* The interpreter's starting state (variables, tables, cwd) is built
    * now, while the worker waits in the pool, rather than after "run". */
-  BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
+  BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box", false };
   BoxShellHost host = { .decide_exec = host_decide_exec,
                         .decide_exec_many = host_decide_exec_many,
                         .spawn = host_spawn,
@@ -1147,7 +1147,7 @@ int main(int argc, char **argv)
     box_shell_set_extra_env(environ);
     const char *path = getenv("PATH");
     BoxShellEnv env = { g_get_home_dir(), cwd, path && *path ? path : "/usr/bin:/bin",
-                        "strands-box" };
+                        "strands-box", true };
     BoxShellHost host = { .decide_exec = local_decide_exec, .spawn = local_spawn };
     return box_shell_run(command, &env, &host);
   }

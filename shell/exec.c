@@ -502,10 +502,20 @@ static int run_found(Shell *sh, int argc, char **av, Word **as, size_t na, Node 
   /* the permitted shell:exec's ::response (output.status) */
   char *decided_cwd = sh->host && sh->host->exec_status ? g_strdup(sh->cwd) : NULL;
   GArray *tmp = na ? box_exec_temp_assign(sh, as, na, &status) : NULL;
-  if (fn)
+  if (fn && tmp) {
+    /* the function's temporary scope, for its `unset` (box_var_unset_temp) */
+    GArray *outer = sh->temp_scope;
+    guint outer_frames = sh->temp_frames;
+    sh->temp_scope = tmp;
+    sh->temp_frames = sh->frames->len;
     status = box_call_function(sh, fn, argc, av);
-  else
+    sh->temp_scope = outer;
+    sh->temp_frames = outer_frames;
+  } else if (fn) {
+    status = box_call_function(sh, fn, argc, av);
+  } else {
     status = box_exec_run_builtin(sh, def, argc, av);
+  }
   if (tmp) box_var_restore(sh, tmp);
   if (decided_cwd) report_exec_status(sh, argc, av, decided_cwd, status);
   g_free(decided_cwd);

@@ -481,6 +481,25 @@ static const char *ifs(Shell *sh)
   return v ? v : " \t\n";
 }
 
+/* The byte length of the character s (n bytes) begins with: 1 for ASCII
+ * and for a byte that starts no valid UTF-8 character. */
+static size_t char_len(const char *s, size_t n)
+{
+  if (!n || !(*s & 0x80)) return 1;
+  gunichar c = g_utf8_get_char_validated(s, (gssize)n);
+  return c == (gunichar)-1 || c == (gunichar)-2 ? 1 : (size_t)(g_utf8_next_char(s) - s);
+}
+
+size_t box_ifs_len(const char *ifsv, const char *s, size_t n)
+{
+  if (!n || !*s) return 0;
+  if (!(*s & 0x80)) return strchr(ifsv, *s) ? 1 : 0;
+  size_t l = char_len(s, n);
+  for (const char *p = ifsv; *p; p += char_len(p, strlen(p)))
+    if (char_len(p, strlen(p)) == l && memcmp(p, s, l) == 0) return l;
+  return 0;
+}
+
 static char *opts_string(Shell *sh)
 {
   /* bash's order */
@@ -647,11 +666,11 @@ static void get_vals(X *x, const char *name, const char *sub, Vals *v)
 
 static char *join_vals(X *x, Vals *v, bool star_sep)
 {
-  const char *i = ifs(x->sh);
-  char sep[2] = { star_sep ? i[0] : ' ', 0 };
+  const char *i = star_sep ? ifs(x->sh) : " ";
+  size_t sepn = *i ? char_len(i, strlen(i)) : 0; /* IFS's first character, whole */
   GString *g = g_string_new(NULL);
   for (guint k = 0; k < v->list->len; k++) {
-    if (k && sep[0]) g_string_append_c(g, sep[0]);
+    if (k) g_string_append_len(g, i, (gssize)sepn);
     g_string_append(g, v->list->pdata[k]);
   }
   return g_string_free(g, FALSE);
@@ -1868,31 +1887,44 @@ static bool brace_expand(const char *t, size_t from, GPtrArray *out, int depth, 
   for (size_t i = from; i < n; i++) {
     if (brace_skip(t, &i, n, true)) continue;
     if (t[i] != '{') continue;
-    /* find the matching close and top-level commas */
+    /* The close, as bash finds it: the first `}` outside inner braces
+     * after a comma or a `..` (not right before a `}`) outside them, so
+     * `{a}b,c}` is one expression and `{a{b,c}}` only its inner one. */
     GArray *commas = g_array_new(FALSE, FALSE, sizeof(size_t));
-    int d = 0;
+    int d = 0, seps = 0;
     size_t j = i + 1, close = 0;
     for (; j < n; j++) {
       if (brace_skip(t, &j, n, false)) continue;
       char e = t[j];
       if (e == '{')
         d++;
-      else if (e == '}') {
-        if (d == 0) {
-          close = j;
-          break;
-        }
+      else if (e == '}' && d == 0 && seps) {
+        close = j;
+        break;
+      } else if (e == '}' && d) {
         d--;
       } else if (e == ',' && d == 0) {
         g_array_append_val(commas, j);
+        seps++;
+      } else if (e == '.' && d == 0 && j + 2 < n && t[j + 1] == '.' && t[j + 2] != '}') {
+        seps++;
       }
     }
     if (!close) {
       g_array_free(commas, TRUE);
       continue;
     }
+    /* A comma anywhere in it (inner braces, quotes) makes it a list, of
+     * one item when none is outside them: `{1..{3,5}}` is 1..3 1..5. */
+    bool list = commas->len > 0;
+    for (size_t k = i + 1; k < close && !list; k++) {
+      if (t[k] == '\\')
+        k++;
+      else
+        list = t[k] == ',';
+    }
     GPtrArray *items = g_ptr_array_new_with_free_func(g_free);
-    if (commas->len) {
+    if (list) {
       size_t s = i + 1;
       for (guint k = 0; k <= commas->len; k++) {
         size_t e = k < commas->len ? g_array_index(commas, size_t, k) : close;
@@ -1905,6 +1937,7 @@ static bool brace_expand(const char *t, size_t from, GPtrArray *out, int depth, 
         g_ptr_array_free(items, TRUE);
         g_array_free(commas, TRUE);
         if (seq < 0) return false;
+        i = close; /* no sequence: its text stays, the rest is read on */
         continue;
       }
     }
@@ -2127,7 +2160,11 @@ static void split_fields(X *x, GPtrArray *out, bool split)
       ws_pending = false;
       continue;
     }
-    if (fl == F_EXP && *ifsv && strchr(ifsv, c) && c) {
+    size_t il = fl == F_EXP && *ifsv ? box_ifs_len(ifsv, x->s->str + i, x->s->len - i) : 0;
+    for (size_t k = 1; k < il; k++)
+      if (x->q->data[i + k] != F_EXP) il = 0;
+    if (il) {
+      i += il - 1;
       bool white = c == ' ' || c == '\t' || c == '\n';
       if (white) {
         if (f->len || keep) {

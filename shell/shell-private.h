@@ -130,7 +130,11 @@ bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *
  * as bash's report_error says it: under set -e it ends the shell with
  * status 1, wherever it happens (an `if` or `||` too); true then. */
 bool box_bad_subscript(Shell *sh, const char *what);
-void box_var_unset_elem(Shell *sh, const char *name, const char *key);
+/* 0 done (or nothing to do), BOX_UNSET_BAD_SUBSCRIPT for a negative
+ * index before an array's start, BOX_UNSET_NOT_ARRAY for a scalar's
+ * index other than 0: unset's two messages. */
+enum { BOX_UNSET_BAD_SUBSCRIPT = 1, BOX_UNSET_NOT_ARRAY };
+int box_var_unset_elem(Shell *sh, const char *name, const char *key);
 /* All set values (or keys) of a variable, in index order. */
 GPtrArray *box_var_values(ShellVar *v, bool keys);
 /* An associative array's keys in the order bash lists them (borrowed). */
@@ -144,6 +148,11 @@ typedef struct {
 } SavedVar;
 /* Puts back an array of SavedVar, newest first, and frees it. */
 void box_var_restore(Shell *sh, GArray *saved);
+/* `unset NAME` of a variable that `NAME=v f` gave the running function f
+ * (Shell.temp_scope), local to no function since: what NAME was before
+ * shows again and stays after f, as bash's temporary scope is dropped.
+ * False when NAME is no such variable. */
+bool box_var_unset_temp(Shell *sh, const char *name);
 /* Starts recording what variables are before each change, so that
  * box_var_journal_end puts them back (a program's redirections, which bash
  * expands in its child); NULL when one is being recorded already. */
@@ -242,6 +251,8 @@ struct Shell {
   GHashTable *subst_cache; /* $(…) text → Node* */
   GHashTable *disabled;    /* builtins `enable -n` turned off (NULL: none) */
   GPtrArray *frames;       /* per function call: GPtrArray of saved locals */
+  GArray *temp_scope;      /* SavedVar: `NAME=v f`'s for the innermost such call, or NULL */
+  guint temp_frames;       /* frames->len when that call began */
   char *cwd;               /* logical, absolute */
   int status;              /* $? */
   pid_t pid;               /* $$ */
@@ -283,6 +294,7 @@ struct Shell {
   bool in_trap;
   bool in_exit_trap;
   char *traps[BOX_NTRAP];
+  uint64_t ignored_at_entry; /* bit sig-1: ignored when the Shell started (trap.c) */
   int fd[BOX_NFD]; /* the shell's descriptors as commands see them; -1 closed */
   int fd_high;
   struct BoxSaved *saved; /* the innermost table to put back (redir.c) */
@@ -352,6 +364,9 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
 /* One word to one string: no splitting or globbing (assignments, redirect
  * targets with bash's rules, case words). */
 char *box_expand_str(Shell *sh, const char *text, bool assign, int *status);
+/* The length of the IFS character that s (n bytes) begins with, or 0: a
+ * UTF-8 character of IFS whole (IFS=μ), else one byte. */
+size_t box_ifs_len(const char *ifsv, const char *s, size_t n);
 /* The text of (( … )) or for (( … )): `1<<($j)` holds no <(…). */
 char *box_expand_arith(Shell *sh, const char *text, int *status);
 /* One word to a pattern: quoted characters come out backslash-escaped. */

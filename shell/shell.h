@@ -139,6 +139,10 @@ typedef struct {
   const char *workspace; /* PWD and the initial cwd */
   const char *path;      /* PATH, normally "/usr/bin:/bin" */
   const char *user;      /* USER, normally "strands-box" */
+  /* Signals ignored when the process started stay ignored and cannot be
+   * trapped, as bash's: for `box-shell -c`, whose dispositions are its
+   * caller's; not for a box's worker, whose are boxd's. */
+  bool keep_ignored;
 } BoxShellEnv;
 
 /* Parses and runs source on fds 0, 1, 2 of the calling process.  Returns

@@ -250,6 +250,17 @@ CASES = [
      'set -T; trap \'echo "d$LINENO:$?"\' DEBUG; y=$(echo $LINENO); echo $y; trap - DEBUG'),
     ("cat-input-is-output", 'echo a > f; cat f >> f; echo $?; cat f; cat - f < f >> f; echo $?; : > e; cat e >> e; '
      'echo $?; f() { cat fo; }; echo x > fo; f > fo; echo $?; cat fo | wc -c'),
+    # ---- smaller divergences (#29) -------------------------------------------------------
+    ("ifs-multibyte-split", 'IFS=μ; x="aμbμc"; set -- $x; echo $# "$1" "$2"; echo "$*"; read -r a b <<< "1μ2μ3"; echo "[$a][$b]"'),
+    ("ifs-multibyte-mixed", 'IFS="μ:"; x="aμb:c"; for w in $x; do echo "<$w>"; done; arr=(a b); echo "${arr[*]}"; '
+     'read -r p q r <<< "xμy:zμ"; echo "[$p][$q][$r]"; y="νμν"; echo $y; IFS=é; read -ra A <<< "cafébé"; declare -p A'),
+    ("temp-assign-unset-reveals", 'f() { unset x; echo "in:${x-unset}"; }; x=g; x=t f; echo "out:${x-unset}"; '
+     'h() { unset y; echo "in:${y-unset}"; y=new; }; y=t h; echo "out:${y-unset}"; '
+     'g() { unset z; }; k() { g; echo "in:${z-unset}"; }; z=gl; z=t k; echo "out:${z-unset}"'),
+    ("brace-seq-with-inner-list", 'echo {1..{3,5}} {a..{b,c}} {1..2{a,b}} {a{b,c}..d} {1..{a..c}} {1..{x}} {x{a,b}..}; '
+     "echo {a}b,c} {1..x}y{a,b} {1..'{a,b}'} {a{b,c}}"),
+    ("unset-elem-messages", 'b=(1 2); unset "b[-5]"; echo $?; unset "b[-2]"; declare -p b; unset "b[-2]"; echo $?; '
+     'x=1; unset "x[1]"; echo $? ${x-u}; unset "x[-1]"; echo $?; unset "x[0]"; echo $? ${x-u}; unset "c[x"; echo $?'),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
 ]
 
@@ -258,6 +269,22 @@ CASES = [
 @table_cases("text", CASES)
 def test_like_bash_idiom(text, tmp_path):
     like_bash(text, tmp_path)
+
+
+def test_trap_on_signal_ignored_at_entry_is_a_no_op(tmp_path):
+    """bash started with SIGINT ignored lists it as trapped to '' and
+    neither traps nor resets it; box-shell -c, started so, does the same."""
+    import signal
+    import subprocess
+    text = ('trap "echo got" INT; trap "echo t" TERM; kill -INT $$; echo after; trap; '
+            'trap - INT; trap INT; trap -p INT; echo end')
+    out = []
+    for argv in ([str(BOX_SHELL), "-c", text], [BASH, "-c", text]):
+        p = subprocess.run(argv, cwd=tmp_path, capture_output=True, timeout=30, stdin=subprocess.DEVNULL,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        out.append((p.stdout, p.returncode))
+    assert out[0] == out[1]
+    assert b"trap -- '' SIGINT" in out[0][0]
 
 
 def test_getopts_clustered_nested_reads_no_garbage(tmp_path):
