@@ -261,6 +261,8 @@ CASES = [
      "echo {a}b,c} {1..x}y{a,b} {1..'{a,b}'} {a{b,c}}"),
     ("unset-elem-messages", 'b=(1 2); unset "b[-5]"; echo $?; unset "b[-2]"; declare -p b; unset "b[-2]"; echo $?; '
      'x=1; unset "x[1]"; echo $? ${x-u}; unset "x[-1]"; echo $?; unset "x[0]"; echo $? ${x-u}; unset "c[x"; echo $?'),
+    ("assoc-keys-printed-as-bash", 'declare -A A; for k in a=b --f=v "a~b" "~a" "a#" "#a" a=~b a:~b "=a" μ "a b" "a*b" $\'\\001\'; '
+     'do A["$k"]=v; done; declare -p A'),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
 ]
 
