@@ -15,6 +15,7 @@ void box_saved_begin(Shell *sh, BoxSaved *s)
   s->nfd = sh->fd_high;
   memcpy(s->fd, sh->fd, (size_t)s->nfd * sizeof s->fd[0]);
   memset(s->touched, 0, sizeof s->touched);
+  memset(s->copies, 0, sizeof s->copies);
   s->nopened = 0;
   s->up = sh->saved;
   sh->saved = s;
@@ -33,6 +34,34 @@ void box_saved_touch(BoxSaved *s, int slot)
 static bool touched(const BoxSaved *s, int slot)
 {
   return s->touched[slot / 64] >> (slot % 64) & 1;
+}
+
+/* Slot is a redirection's copy of what it replaced (take_slot), for a
+ * table still to be put back. */
+static bool live_copy(const Shell *sh, int slot)
+{
+  for (const BoxSaved *s = sh->saved; s; s = s->up)
+    if (s->copies[slot / 64] >> (slot % 64) & 1) return true;
+  return false;
+}
+
+/* A redirection of sv's about to change slot: put back afterwards, and
+ * what the slot held shown meanwhile at the lowest free number from 10,
+ * where bash keeps its copy of it (`f() { echo >&10; }; f >fo` writes to
+ * the stdout f was called with). */
+static void take_slot(Shell *sh, BoxSaved *sv, int slot)
+{
+  if (!sv || touched(sv, slot)) return;
+  box_saved_touch(sv, slot);
+  if (slot >= sh->fd_high || sh->fd[slot] < 0) return;
+  for (int k = BOX_OWN_FD_MIN; k < BOX_NFD; k++) {
+    if (k < sh->fd_high && sh->fd[k] >= 0) continue;
+    box_saved_touch(sv, k);
+    sv->copies[k / 64] |= UINT64_C(1) << (k % 64);
+    sh->fd[k] = sh->fd[slot];
+    if (k >= sh->fd_high) sh->fd_high = k + 1;
+    return;
+  }
 }
 
 /* Whether real descriptor fd is in the table at any number. */
@@ -133,7 +162,7 @@ static int name_fd(Shell *sh, const Redir *r, BoxSaved *sv)
     }
     long k = all_digits(v) ? strtol(v, NULL, 10) : BOX_NFD;
     if (k < BOX_NFD) {
-      box_saved_touch(sv, (int)k);
+      take_slot(sh, sv, (int)k);
       sh->fd[k] = -1; /* closed for real by box_apply_redirs under exec */
     }
     return BOX_NFD;
@@ -150,6 +179,13 @@ static int name_fd(Shell *sh, const Redir *r, BoxSaved *sv)
 }
 
 /* One redirection applied to the table (what it opens is sv's to close). */
+/* Slot takes real descriptor fd, put back after sv. */
+static void set_slot(Shell *sh, BoxSaved *sv, int slot, int fd)
+{
+  take_slot(sh, sv, slot);
+  sh->fd[slot] = fd;
+}
+
 static bool apply_one(Shell *sh, const Redir *r, BoxSaved *sv)
 {
   int target = r->fd;
@@ -168,7 +204,6 @@ static bool apply_one(Shell *sh, const Redir *r, BoxSaved *sv)
     return false;
   }
   if (target >= sh->fd_high) sh->fd_high = target + 1;
-  box_saved_touch(sv, target);
   int st = 1;
   if (r->kind == R_HEREDOC) {
     char *body = r->quoted ? g_strdup(r->doc->body) : box_expand_heredoc(sh, r->doc->body, &st);
@@ -180,7 +215,7 @@ static bool apply_one(Shell *sh, const Redir *r, BoxSaved *sv)
     g_free(body);
     if (fd < 0) return false;
     saved_keep(sv, fd);
-    sh->fd[target] = fd;
+    set_slot(sh, sv, target, fd);
     return true;
   }
   char *t;
@@ -219,13 +254,13 @@ static bool apply_one(Shell *sh, const Redir *r, BoxSaved *sv)
     g_free(t);
     if (fd < 0) return false;
     saved_keep(sv, fd);
-    sh->fd[target] = fd;
+    set_slot(sh, sv, target, fd);
     return true;
   }
   RedirKind kind = r->kind;
   if (kind == R_DUP_IN || kind == R_DUP_OUT) {
     if (strcmp(t, "-") == 0) {
-      sh->fd[target] = -1;
+      set_slot(sh, sv, target, -1);
       g_free(t);
       return true;
     }
@@ -239,9 +274,9 @@ static bool apply_one(Shell *sh, const Redir *r, BoxSaved *sv)
         g_free(t);
         return false;
       }
-      sh->fd[target] = sh->fd[src];
+      set_slot(sh, sv, target, sh->fd[src]);
       if (move && src != target) {
-        box_saved_touch(sv, (int)src);
+        take_slot(sh, sv, (int)src);
         sh->fd[src] = -1;
       }
       g_free(t);
@@ -292,12 +327,10 @@ static bool apply_one(Shell *sh, const Redir *r, BoxSaved *sv)
   g_free(t);
   saved_keep(sv, fd);
   if (kind == R_OUT_ERR || kind == R_APPEND_ERR) {
-    box_saved_touch(sv, 1);
-    box_saved_touch(sv, 2);
-    sh->fd[1] = fd;
-    sh->fd[2] = fd;
+    set_slot(sh, sv, 1, fd);
+    set_slot(sh, sv, 2, fd);
   } else {
-    sh->fd[target] = fd;
+    set_slot(sh, sv, target, fd);
   }
   return true;
 }
@@ -325,7 +358,18 @@ bool box_apply_redirs(Shell *sh, const Redir *rs, size_t n, BoxSaved *sv)
   int nb = sh->fd_high;
   memcpy(before, sh->fd, (size_t)nb * sizeof before[0]);
   for (size_t i = 0; i < n; i++) {
-    if (apply_one(sh, &rs[i], NULL)) continue;
+    int copy =
+      rs[i].fd >= BOX_OWN_FD_MIN && !rs[i].varname && live_copy(sh, rs[i].fd) ? rs[i].fd : -1;
+    int held = copy >= 0 ? sh->fd[copy] : -1;
+    bool ok = apply_one(sh, &rs[i], NULL);
+    if (copy >= 0 && sh->fd[copy] != held) {
+      /* bash puts its copy straight back over exec's: the file is opened
+       * (made, truncated) and the number goes on holding the copy */
+      int fd = sh->fd[copy];
+      sh->fd[copy] = held;
+      if (fd >= 0 && !in_table(sh, fd)) close(fd);
+    }
+    if (ok) continue;
     int after[BOX_NFD];
     int na = sh->fd_high;
     memcpy(after, sh->fd, (size_t)na * sizeof after[0]);

@@ -657,6 +657,7 @@ typedef struct BoxSaved {
   int fd[BOX_NFD];
   int nfd; /* fd[0…nfd) saved: the shell's fd_high then */
   uint64_t touched[BOX_NFD / 64]; /* the slots its redirections named: put back */
+  uint64_t copies[BOX_NFD / 64]; /* slots holding what one of those held (redir.c take_slot) */
   int opened[64];
   int nopened;
   struct BoxSaved *up;

@@ -263,6 +263,12 @@ CASES = [
      'x=1; unset "x[1]"; echo $? ${x-u}; unset "x[-1]"; echo $?; unset "x[0]"; echo $? ${x-u}; unset "c[x"; echo $?'),
     ("assoc-keys-printed-as-bash", 'declare -A A; for k in a=b --f=v "a~b" "~a" "a#" "#a" a=~b a:~b "=a" μ "a b" "a*b" $\'\\001\'; '
      'do A["$k"]=v; done; declare -p A'),
+    # ---- what a redirection replaced is at the lowest free number from 10 meanwhile, as bash's copy
+    ("exec-10-in-redirected-function", 'f() { echo "A"; exec 10>rf4; echo hi >&10; cat rf4; }; f > fo; cat fo; echo --; cat rf4'),
+    ("copy-of-stdout-at-10", 'f() { echo x >&10; }; f > fo; echo $?; cat fo; { echo grp >&10; } > fo; cat fo; '
+     'echo x >&10; echo $?'),
+    ("copies-at-10-and-11", 'f() { echo in >&10; echo in11 >&11; }; f >a 2>b; echo $?; cat a; '
+     'g() { exec {n}>h; echo $n; }; g > fo; cat fo; exec 3>&1; k() { echo x >&3; echo y >&10; }; k 3>g >i; cat g i'),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
 ]
 
