@@ -1992,7 +1992,13 @@ static gint cmp_str(gconstpointer a, gconstpointer b)
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, GPtrArray *res)
+/* The matches of comps[idx…n) under base, each component followed by the
+ * slashes the pattern had after it (seps: two slashes after d give d//x,
+ * as bash).
+ * deeper: a level below the one a last `**` began at, which adds no match
+ * of zero directories of its own. */
+static void glob_rec(Shell *sh, const char *base, char **comps, char **seps, int idx, int n,
+                     bool deeper, GPtrArray *res)
 {
   if (idx == n) {
     g_ptr_array_add(res, g_strdup(base));
@@ -2003,11 +2009,13 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
   bool ext = (sh->shopts & SH_EXTGLOB) != 0;
   if (!has_magic(comp, ext)) {
     char *lit = unescape(comp);
-    char *nb = g_strconcat(base, lit, last ? "" : "/", NULL);
+    char *nb = g_strconcat(base, lit, last ? "" : seps[idx], NULL);
     g_free(lit);
     if (last) {
       if (!*comp) {
-        DIR *d = opendir(*base ? base : ".");
+        /* a trailing slash: base if it is a directory; never the empty
+         * base of a globstar that matched no level */
+        DIR *d = *base ? opendir(base) : NULL;
         if (d) {
           closedir(d);
           g_ptr_array_add(res, g_strdup(base));
@@ -2016,7 +2024,7 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
         g_ptr_array_add(res, g_strdup(nb));
       }
     } else {
-      glob_rec(sh, nb, comps, idx + 1, n, res);
+      glob_rec(sh, nb, comps, seps, idx + 1, n, false, res);
     }
     g_free(nb);
     return;
@@ -2037,18 +2045,15 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
   int flags = (ext ? FNM_EXTMATCH : 0) | FNM_PERIOD;
   if (sh->shopts & SH_DOTGLOB) flags &= ~FNM_PERIOD;
   if (sh->shopts & SH_NOCASEGLOB) flags |= FNM_CASEFOLD;
-  if (star2) {
-    /* zero directories */
-    glob_rec(sh, base, comps, idx + 1, n, res);
-    if (last && !*base) {}
-  }
+  if (star2 && !(last && (deeper || !*base)))
+    glob_rec(sh, base, comps, seps, idx + 1, n, false, res); /* zero directories */
   for (guint i = 0; i < names->len; i++) {
     const char *name = names->pdata[i];
     unsigned char ty = g_array_index(types, unsigned char, i);
     if (name[0] == '.' && comp[0] != '.' && !(sh->shopts & SH_DOTGLOB)) continue;
     if (star2) {
       if (name[0] == '.' && !(sh->shopts & SH_DOTGLOB)) continue;
-      char *nb = g_strconcat(base, name, "/", NULL);
+      char *nb = g_strconcat(base, name, last ? "/" : seps[idx], NULL);
       bool isdir = ty == DT_DIR;
       if (ty == DT_UNKNOWN) {
         DIR *t = opendir(nb);
@@ -2063,7 +2068,7 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
       }
       if (isdir) {
         /* one more level, same ** component */
-        glob_rec(sh, nb, comps, idx, n, res);
+        glob_rec(sh, nb, comps, seps, idx, n, true, res);
       }
       g_free(nb);
       continue;
@@ -2072,8 +2077,8 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
     if (last) {
       g_ptr_array_add(res, g_strconcat(base, name, NULL));
     } else if (ty == DT_DIR || ty == DT_LNK || ty == DT_UNKNOWN) {
-      char *nb = g_strconcat(base, name, "/", NULL);
-      glob_rec(sh, nb, comps, idx + 1, n, res);
+      char *nb = g_strconcat(base, name, seps[idx], NULL);
+      glob_rec(sh, nb, comps, seps, idx + 1, n, false, res);
       g_free(nb);
     }
   }
@@ -2086,24 +2091,28 @@ static GPtrArray *glob_pattern(Shell *sh, const char *pat)
 {
   GPtrArray *res = g_ptr_array_new_with_free_func(g_free);
   const char *p = pat;
-  char *base = g_strdup("");
-  if (*p == '/') {
-    g_free(base);
-    base = g_strdup("/");
-    while (*p == '/') p++;
+  size_t lead = strspn(p, "/");
+  char *base = g_strndup(p, lead); /* two leading slashes stay two */
+  p += lead;
+  /* the components, each with the run of slashes after it; a trailing
+   * run is one slash and an empty last component */
+  GPtrArray *comps = g_ptr_array_new_with_free_func(g_free);
+  GPtrArray *seps = g_ptr_array_new_with_free_func(g_free);
+  for (;;) {
+    size_t c = strcspn(p, "/"), s = strspn(p + c, "/");
+    g_ptr_array_add(comps, g_strndup(p, c));
+    if (!s) break;
+    g_ptr_array_add(seps, g_strndup(p + c, s));
+    p += c + s;
   }
-  char **comps = g_strsplit(p, "/", -1);
-  int n = (int)g_strv_length(comps);
-  /* collapse empty components except a trailing one */
-  int k = 0;
-  for (int i = 0; i < n; i++)
-    if (*comps[i] || i == n - 1)
-      comps[k++] = comps[i];
-    else
-      g_free(comps[i]);
-  comps[k] = NULL;
-  glob_rec(sh, base, comps, 0, k, res);
-  g_strfreev(comps);
+  int k = (int)comps->len;
+  if (k > 1 && !*(char *)comps->pdata[k - 1]) {
+    g_free(seps->pdata[k - 2]);
+    seps->pdata[k - 2] = g_strdup("/");
+  }
+  glob_rec(sh, base, (char **)comps->pdata, (char **)seps->pdata, 0, k, false, res);
+  g_ptr_array_free(comps, TRUE);
+  g_ptr_array_free(seps, TRUE);
   g_free(base);
   g_ptr_array_sort(res, cmp_str);
   /* ** may produce duplicates */

@@ -269,6 +269,10 @@ CASES = [
      'echo x >&10; echo $?'),
     ("copies-at-10-and-11", 'f() { echo in >&10; echo in11 >&11; }; f >a 2>b; echo $?; cat a; '
      'g() { exec {n}>h; echo $n; }; g > fo; cat fo; exec 3>&1; k() { echo x >&3; echo y >&10; }; k 3>g >i; cat g i'),
+    ("glob-keeps-slashes", 'mkdir -p d/e; touch d/x d/e/y; echo d//* d///e//* d/*// ./d//x* .//d/* //us* //b*/; '
+     'b="*"; echo ${b/#//.//$b} | head -c 40'),
+    ("globstar-no-empty-match", 'mkdir -p d/e; touch d/x d/e/y; shopt -s globstar; echo **/y d/**/ **; echo **/ d/** ./**; '
+     'echo d//**; echo d/**/y **/e/*'),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
 ]
 
