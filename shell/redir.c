@@ -178,7 +178,6 @@ static int name_fd(Shell *sh, const Redir *r, BoxSaved *sv)
   return -1;
 }
 
-/* One redirection applied to the table (what it opens is sv's to close). */
 /* Slot takes real descriptor fd, put back after sv. */
 static void set_slot(Shell *sh, BoxSaved *sv, int slot, int fd)
 {
@@ -186,6 +185,7 @@ static void set_slot(Shell *sh, BoxSaved *sv, int slot, int fd)
   sh->fd[slot] = fd;
 }
 
+/* One redirection applied to the table (what it opens is sv's to close). */
 static bool apply_one(Shell *sh, const Redir *r, BoxSaved *sv)
 {
   int target = r->fd;
