@@ -791,11 +791,14 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
   status = run_found(sh, argc, av, n->u.simple.assigns, na, fn, def, implemented);
   const char *last = av[argc - 1];
   size_t nl = compound_name_len(last);
+  /* bash's unset cuts its NAME[key] words at the bracket, $_ with them */
+  size_t ul = !fn && def && argc > 1 && strcmp(av[0], "unset") == 0 ? strcspn(last, "[") : 0;
+  if (!last[ul] || last[strlen(last) - 1] != ']' || !box_is_name(last, ul)) ul = 0;
   if (sh->jump == J_DISCARD) {
     /* an error that drops the rest of the line (m[$u]= in a function)
      * leaves $_ as the command that made it set it: bash's does */
-  } else if (nl && strcmp(last, words[nw - 1]->text) == 0) {
-    g_autofree char *name = g_strndup(last, nl);
+  } else if ((nl && strcmp(last, words[nw - 1]->text) == 0) || ul) {
+    g_autofree char *name = g_strndup(last, ul ? ul : nl);
     set_last_arg(sh, NULL, name);
   } else {
     set_last_arg(sh, words[nw - 1], last);

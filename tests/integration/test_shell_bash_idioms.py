@@ -273,6 +273,8 @@ CASES = [
      'b="*"; echo ${b/#//.//$b} | head -c 40'),
     ("globstar-no-empty-match", 'mkdir -p d/e; touch d/x d/e/y; shopt -s globstar; echo **/y d/**/ **; echo **/ d/** ./**; '
      'echo d//**; echo d/**/y **/e/*'),
+    ("last-arg-after-unset-element", 'arr=(a b); unset arr[0]; echo "$_"; unset "arr[1]"; echo "$_"; declare -A m; '
+     'unset "m[k]"; echo "$_"; unset -v "arr[0]" b; echo $_; unset "c[x"; echo $_; unset() { :; }; unset a[1]; echo $_'),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
 ]
 
