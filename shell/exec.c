@@ -785,7 +785,8 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
     }
   }
   if (is_exec) {
-    /* exec with only redirections: they stay */
+    /* exec with only redirections: they stay, and $_ is exec */
+    set_last_arg(sh, words[nw - 1], av[0]);
     return 0;
   }
   status = run_found(sh, argc, av, n->u.simple.assigns, na, fn, def, implemented);

@@ -275,6 +275,7 @@ CASES = [
      'echo d//**; echo d/**/y **/e/*'),
     ("last-arg-after-unset-element", 'arr=(a b); unset arr[0]; echo "$_"; unset "arr[1]"; echo "$_"; declare -A m; '
      'unset "m[k]"; echo "$_"; unset -v "arr[0]" b; echo $_; unset "c[x"; echo $_; unset() { :; }; unset a[1]; echo $_'),
+    ("last-arg-after-exec-redirections", 'exec {fd}>fa; echo $fd; exec {fd}>&-; echo "$_"; echo x; exec 3>f; echo $_'),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
 ]
 
