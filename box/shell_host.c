@@ -488,7 +488,7 @@ static int open_channel(void)
   if (!wire_out) wire_out = g_malloc(BOX_OPEN_WIRE_MAX);
   if (!wire_in) wire_in = g_malloc(BOX_OPEN_WIRE_MAX);
   open_chan_broken = false;
-  return open_chan = pair[0];
+  return open_chan = box_fd_own(pair[0]); /* the script's numbers are 0-9 */
 }
 
 /* The answers of one request on the channel, len bytes in wire_in with

@@ -269,7 +269,7 @@ static void warm_status(void *data, const BoxShellCommand *cmd, int status)
 
 static void warm_up(const char *home, const char *workspace)
 {
-  BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
+  BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box", false };
   BoxShellHost host = { .decide_exec = warm_decide, .exec_status = warm_status };
   box_shell_run(":", &env, &host);
   json_object_put(json_tokener_parse("{\"op\":\"run\",\"source\":\":\",\"env\":{}}"));
@@ -335,7 +335,7 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   }
   /* The interpreter's starting state (variables, tables, cwd) is built
    * now, while the worker waits in the pool, rather than after "run". */
-  BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
+  BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box", false };
   BoxShellHost host = box_worker_host();
   BoxShellNew *shell = box_shell_new(&env, &host);
   box_worker_host_ready();
@@ -456,8 +456,11 @@ static int zygote_main(int ctl, bool warm_python)
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
   sigprocmask(SIG_BLOCK, &chld, NULL);
-  int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (sfd < 0) die("signalfd");
+  /* boxd's channel and the zygote's own descriptors, and so every worker's,
+   * keep clear of the script's numbers 0-9 */
+  ctl = box_fd_own(ctl);
+  int sfd = box_fd_own(signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (ctl < 0 || sfd < 0) die("keep the channel and signalfd above 9");
   /* Arrange for what commands load lazily (libcurl) to stay reachable by
    * workers rooted in the mount; mapping it here instead would cost every
    * fork ~155 more mappings to copy. */
@@ -516,7 +519,7 @@ static int zygote_main(int ctl, bool warm_python)
       close(sfd);
       sigprocmask(SIG_UNBLOCK, &chld, NULL);
       prctl(PR_SET_PDEATHSIG, SIGKILL);
-      _exit(worker_start(fds[0], text, ns, cwd));
+      _exit(worker_start(box_fd_own(fds[0]), text, box_fd_own(ns), box_fd_own(cwd)));
     }
     close(fds[0]);
     if (ns >= 0) close(ns);
@@ -578,7 +581,7 @@ int main(int argc, char **argv)
     box_shell_set_extra_env(environ);
     const char *path = getenv("PATH");
     BoxShellEnv env = { g_get_home_dir(), cwd, path && *path ? path : "/usr/bin:/bin",
-                        "strands-box" };
+                        "strands-box", true };
     BoxShellHost host = { .decide_exec = local_decide_exec, .spawn = local_spawn };
     return box_shell_run(command, &env, &host);
   }
@@ -588,5 +591,5 @@ int main(int argc, char **argv)
     return 2;
   }
   box_shell_preload(); /* before enter_root hides the host's libraries */
-  return worker_main(ctl, root, binds, workspace, home, -1, -1);
+  return worker_main(box_fd_own(ctl), root, binds, workspace, home, -1, -1);
 }

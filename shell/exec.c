@@ -337,10 +337,20 @@ static int run_found(Shell *sh, int argc, char **av, Word **as, size_t na, Node 
   /* the permitted shell:exec's ::response (output.status) */
   char *decided_cwd = sh->host && sh->host->exec_status ? g_strdup(sh->cwd) : NULL;
   GArray *tmp = na ? box_exec_temp_assign(sh, as, na, &status) : NULL;
-  if (fn)
+  if (fn && tmp) {
+    /* the function's temporary scope, for its `unset` (box_var_unset_temp) */
+    GArray *outer = sh->temp_scope;
+    guint outer_frames = sh->temp_frames;
+    sh->temp_scope = tmp;
+    sh->temp_frames = sh->frames->len;
     status = box_call_function(sh, fn, argc, av);
-  else
+    sh->temp_scope = outer;
+    sh->temp_frames = outer_frames;
+  } else if (fn) {
+    status = box_call_function(sh, fn, argc, av);
+  } else {
     status = box_exec_run_builtin(sh, def, argc, av);
+  }
   if (tmp) box_var_restore(sh, tmp);
   if (decided_cwd) report_exec_status(sh, argc, av, decided_cwd, status);
   g_free(decided_cwd);
@@ -360,25 +370,27 @@ int box_run_argv(Shell *sh, char **argv, int in, int out, int err)
   int argc = 0;
   while (argv[argc]) argc++;
   if (!argc) return 0;
-  int saved[BOX_NFD];
-  memcpy(saved, sh->fd, sizeof saved);
+  BoxSaved saved;
+  box_saved_begin(sh, &saved);
+  for (int i = 0; i < 3; i++) box_saved_touch(&saved, i);
   sh->fd[0] = in;
   sh->fd[1] = out;
   sh->fd[2] = err;
   int st = box_exec_run_argv(sh, argc, argv, NULL, 0, false);
-  memcpy(sh->fd, saved, sizeof saved);
+  box_saved_restore(sh, &saved);
   return st;
 }
 
 int box_run_text(Shell *sh, const char *text, int in, int out, int err)
 {
-  int saved[BOX_NFD];
-  memcpy(saved, sh->fd, sizeof saved);
+  BoxSaved saved;
+  box_saved_begin(sh, &saved);
+  for (int i = 0; i < 3; i++) box_saved_touch(&saved, i);
   sh->fd[0] = in;
   sh->fd[1] = out;
   sh->fd[2] = err;
   int st = box_eval_text(sh, text, NULL);
-  memcpy(sh->fd, saved, sizeof saved);
+  box_saved_restore(sh, &saved);
   return st;
 }
 
@@ -596,6 +608,8 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
     bool program = !fn && (!def || def->kind == BOX_CMD_UTILITY);
     GArray *journal = program ? box_var_journal_begin(sh) : NULL;
     box_saved_begin(sh, &sv);
+    /* exec's table is not put back: it holds nothing exec may not close */
+    if (is_exec) box_saved_keep(sh, &sv);
     bool ok = box_apply_redirs(sh, n->redirs, n->nredirs, is_exec ? NULL : &sv);
     if (journal) box_var_journal_end(sh, journal);
     if (!ok) {
@@ -606,14 +620,21 @@ static int run_simple_inner(Shell *sh, Node *n, LitBuf *lit, GPtrArray *argv)
     }
   }
   if (is_exec) {
-    /* exec with only redirections: they stay */
+    /* exec with only redirections: they stay, and $_ is exec */
+    set_last_arg(sh, words[nw - 1], av[0]);
     return 0;
   }
   status = run_found(sh, argc, av, n->u.simple.assigns, na, fn, def, implemented);
   const char *last = av[argc - 1];
   size_t nl = compound_name_len(last);
-  if (nl && strcmp(last, words[nw - 1]->text) == 0) {
-    g_autofree char *name = g_strndup(last, nl);
+  /* bash's unset cuts its NAME[key] words at the bracket, $_ with them */
+  size_t ul = !fn && def && argc > 1 && strcmp(av[0], "unset") == 0 ? strcspn(last, "[") : 0;
+  if (!last[ul] || last[strlen(last) - 1] != ']' || !box_is_name(last, ul)) ul = 0;
+  if (sh->jump == J_DISCARD) {
+    /* an error that drops the rest of the line (m[$u]= in a function)
+     * leaves $_ as the command that made it set it: bash's does */
+  } else if ((nl && strcmp(last, words[nw - 1]->text) == 0) || ul) {
+    g_autofree char *name = g_strndup(last, ul ? ul : nl);
     set_last_arg(sh, NULL, name);
   } else {
     set_last_arg(sh, words[nw - 1], last);
@@ -1008,6 +1029,7 @@ static int eval_inner(Shell *sh, Node *n)
       return sh->exit_status;
     }
     g_free(x);
+    box_set_pipestatus1(sh, status); /* a command of its own to PIPESTATUS */
     after_status(sh, n, status, true);
     break;
   }
@@ -1021,6 +1043,7 @@ static int eval_inner(Shell *sh, Node *n)
     if (drop_for_subscript(sh)) return 1;
     if (err & BOX_COND_FATAL) return expansion_failed(sh, err & 0xff);
     status = err ? err : !r;
+    box_set_pipestatus1(sh, status);
     after_status(sh, n, status, true);
     break;
   }

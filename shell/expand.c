@@ -411,12 +411,13 @@ static char *trim(Shell *sh, const char *s, const char *pat, bool suffix, bool l
   return g_strdup(s);
 }
 
-/* rep for the match s[from, to): `&` is the match, `\c` is c (word_string,
- * WS_REPL). */
+/* rep for the match s[from, to): `&` is the match, `\&` and `\\` are
+ * `&` and `\` (word_string, WS_REPL); any other backslash, which an
+ * expansion gave (b='a\b'; ${x/a/$b}), stays as bash's does. */
 static void add_repl(GString *g, const char *rep, const char *s, size_t from, size_t to)
 {
   for (const char *r = rep; *r; r++) {
-    if (*r == '\\' && r[1])
+    if (*r == '\\' && (r[1] == '\\' || r[1] == '&'))
       g_string_append_c(g, *++r);
     else if (*r == '&')
       g_string_append_len(g, s + from, (gssize)(to - from));
@@ -490,6 +491,25 @@ static const char *ifs(Shell *sh)
 {
   const char *v = box_var_get(sh, "IFS");
   return v ? v : " \t\n";
+}
+
+/* The byte length of the character s (n bytes) begins with: 1 for ASCII
+ * and for a byte that starts no valid UTF-8 character. */
+static size_t char_len(const char *s, size_t n)
+{
+  if (!n || !(*s & 0x80)) return 1;
+  gunichar c = g_utf8_get_char_validated(s, (gssize)n);
+  return c == (gunichar)-1 || c == (gunichar)-2 ? 1 : (size_t)(g_utf8_next_char(s) - s);
+}
+
+size_t box_ifs_len(const char *ifsv, const char *s, size_t n)
+{
+  if (!n || !*s) return 0;
+  if (!(*s & 0x80)) return strchr(ifsv, *s) ? 1 : 0;
+  size_t l = char_len(s, n);
+  for (const char *p = ifsv; *p; p += char_len(p, strlen(p)))
+    if (char_len(p, strlen(p)) == l && memcmp(p, s, l) == 0) return l;
+  return 0;
 }
 
 static char *opts_string(Shell *sh)
@@ -658,11 +678,11 @@ static void get_vals(X *x, const char *name, const char *sub, Vals *v)
 
 static char *join_vals(X *x, Vals *v, bool star_sep)
 {
-  const char *i = ifs(x->sh);
-  char sep[2] = { star_sep ? i[0] : ' ', 0 };
+  const char *i = star_sep ? ifs(x->sh) : " ";
+  size_t sepn = *i ? char_len(i, strlen(i)) : 0; /* IFS's first character, whole */
   GString *g = g_string_new(NULL);
   for (guint k = 0; k < v->list->len; k++) {
-    if (k && sep[0]) g_string_append_c(g, sep[0]);
+    if (k) g_string_append_len(g, i, (gssize)sepn);
     g_string_append(g, v->list->pdata[k]);
   }
   return g_string_free(g, FALSE);
@@ -1322,7 +1342,10 @@ static int copy_file_in(Shell *sh, Node *n)
 {
   BoxSaved sv;
   box_saved_begin(sh, &sv);
-  if (!box_apply_redirs(sh, n->redirs, n->nredirs, &sv)) return 1;
+  if (!box_apply_redirs(sh, n->redirs, n->nredirs, &sv)) {
+    box_saved_restore(sh, &sv);
+    return 1;
+  }
   GString *g = box_read_all(sh->fd[0], 0);
   box_write_all(sh->fd[1], g->str, g->len);
   g_string_free(g, TRUE);
@@ -1876,31 +1899,44 @@ static bool brace_expand(const char *t, size_t from, GPtrArray *out, int depth, 
   for (size_t i = from; i < n; i++) {
     if (brace_skip(t, &i, n, true)) continue;
     if (t[i] != '{') continue;
-    /* find the matching close and top-level commas */
+    /* The close, as bash finds it: the first `}` outside inner braces
+     * after a comma or a `..` (not right before a `}`) outside them, so
+     * `{a}b,c}` is one expression and `{a{b,c}}` only its inner one. */
     GArray *commas = g_array_new(FALSE, FALSE, sizeof(size_t));
-    int d = 0;
+    int d = 0, seps = 0;
     size_t j = i + 1, close = 0;
     for (; j < n; j++) {
       if (brace_skip(t, &j, n, false)) continue;
       char e = t[j];
       if (e == '{')
         d++;
-      else if (e == '}') {
-        if (d == 0) {
-          close = j;
-          break;
-        }
+      else if (e == '}' && d == 0 && seps) {
+        close = j;
+        break;
+      } else if (e == '}' && d) {
         d--;
       } else if (e == ',' && d == 0) {
         g_array_append_val(commas, j);
+        seps++;
+      } else if (e == '.' && d == 0 && j + 2 < n && t[j + 1] == '.' && t[j + 2] != '}') {
+        seps++;
       }
     }
     if (!close) {
       g_array_free(commas, TRUE);
       continue;
     }
+    /* A comma anywhere in it (inner braces, quotes) makes it a list, of
+     * one item when none is outside them: `{1..{3,5}}` is 1..3 1..5. */
+    bool list = commas->len > 0;
+    for (size_t k = i + 1; k < close && !list; k++) {
+      if (t[k] == '\\')
+        k++;
+      else
+        list = t[k] == ',';
+    }
     GPtrArray *items = g_ptr_array_new_with_free_func(g_free);
-    if (commas->len) {
+    if (list) {
       size_t s = i + 1;
       for (guint k = 0; k <= commas->len; k++) {
         size_t e = k < commas->len ? g_array_index(commas, size_t, k) : close;
@@ -1913,6 +1949,7 @@ static bool brace_expand(const char *t, size_t from, GPtrArray *out, int depth, 
         g_ptr_array_free(items, TRUE);
         g_array_free(commas, TRUE);
         if (seq < 0) return false;
+        i = close; /* no sequence: its text stays, the rest is read on */
         continue;
       }
     }
@@ -1967,7 +2004,13 @@ static gint cmp_str(gconstpointer a, gconstpointer b)
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, GPtrArray *res)
+/* The matches of comps[idx…n) under base, each component followed by the
+ * slashes the pattern had after it (seps: two slashes after d give d//x,
+ * as bash).
+ * deeper: a level below the one a last `**` began at, which adds no match
+ * of zero directories of its own. */
+static void glob_rec(Shell *sh, const char *base, char **comps, char **seps, int idx, int n,
+                     bool deeper, GPtrArray *res)
 {
   if (idx == n) {
     g_ptr_array_add(res, g_strdup(base));
@@ -1978,11 +2021,13 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
   bool ext = (sh->shopts & SH_EXTGLOB) != 0;
   if (!has_magic(comp, ext)) {
     char *lit = unescape(comp);
-    char *nb = g_strconcat(base, lit, last ? "" : "/", NULL);
+    char *nb = g_strconcat(base, lit, last ? "" : seps[idx], NULL);
     g_free(lit);
     if (last) {
       if (!*comp) {
-        DIR *d = opendir(*base ? base : ".");
+        /* a trailing slash: base if it is a directory; never the empty
+         * base of a globstar that matched no level */
+        DIR *d = *base ? opendir(base) : NULL;
         if (d) {
           closedir(d);
           g_ptr_array_add(res, g_strdup(base));
@@ -1991,7 +2036,7 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
         g_ptr_array_add(res, g_strdup(nb));
       }
     } else {
-      glob_rec(sh, nb, comps, idx + 1, n, res);
+      glob_rec(sh, nb, comps, seps, idx + 1, n, false, res);
     }
     g_free(nb);
     return;
@@ -2012,18 +2057,15 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
   int flags = (ext ? FNM_EXTMATCH : 0) | FNM_PERIOD;
   if (sh->shopts & SH_DOTGLOB) flags &= ~FNM_PERIOD;
   if (sh->shopts & SH_NOCASEGLOB) flags |= FNM_CASEFOLD;
-  if (star2) {
-    /* zero directories */
-    glob_rec(sh, base, comps, idx + 1, n, res);
-    if (last && !*base) {}
-  }
+  if (star2 && !(last && (deeper || !*base)))
+    glob_rec(sh, base, comps, seps, idx + 1, n, false, res); /* zero directories */
   for (guint i = 0; i < names->len; i++) {
     const char *name = names->pdata[i];
     unsigned char ty = g_array_index(types, unsigned char, i);
     if (name[0] == '.' && comp[0] != '.' && !(sh->shopts & SH_DOTGLOB)) continue;
     if (star2) {
       if (name[0] == '.' && !(sh->shopts & SH_DOTGLOB)) continue;
-      char *nb = g_strconcat(base, name, "/", NULL);
+      char *nb = g_strconcat(base, name, last ? "/" : seps[idx], NULL);
       bool isdir = ty == DT_DIR;
       if (ty == DT_UNKNOWN) {
         DIR *t = opendir(nb);
@@ -2038,7 +2080,7 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
       }
       if (isdir) {
         /* one more level, same ** component */
-        glob_rec(sh, nb, comps, idx, n, res);
+        glob_rec(sh, nb, comps, seps, idx, n, true, res);
       }
       g_free(nb);
       continue;
@@ -2047,8 +2089,8 @@ static void glob_rec(Shell *sh, const char *base, char **comps, int idx, int n, 
     if (last) {
       g_ptr_array_add(res, g_strconcat(base, name, NULL));
     } else if (ty == DT_DIR || ty == DT_LNK || ty == DT_UNKNOWN) {
-      char *nb = g_strconcat(base, name, "/", NULL);
-      glob_rec(sh, nb, comps, idx + 1, n, res);
+      char *nb = g_strconcat(base, name, seps[idx], NULL);
+      glob_rec(sh, nb, comps, seps, idx + 1, n, false, res);
       g_free(nb);
     }
   }
@@ -2061,24 +2103,28 @@ static GPtrArray *glob_pattern(Shell *sh, const char *pat)
 {
   GPtrArray *res = g_ptr_array_new_with_free_func(g_free);
   const char *p = pat;
-  char *base = g_strdup("");
-  if (*p == '/') {
-    g_free(base);
-    base = g_strdup("/");
-    while (*p == '/') p++;
+  size_t lead = strspn(p, "/");
+  char *base = g_strndup(p, lead); /* two leading slashes stay two */
+  p += lead;
+  /* the components, each with the run of slashes after it; a trailing
+   * run is one slash and an empty last component */
+  GPtrArray *comps = g_ptr_array_new_with_free_func(g_free);
+  GPtrArray *seps = g_ptr_array_new_with_free_func(g_free);
+  for (;;) {
+    size_t c = strcspn(p, "/"), s = strspn(p + c, "/");
+    g_ptr_array_add(comps, g_strndup(p, c));
+    if (!s) break;
+    g_ptr_array_add(seps, g_strndup(p + c, s));
+    p += c + s;
   }
-  char **comps = g_strsplit(p, "/", -1);
-  int n = (int)g_strv_length(comps);
-  /* collapse empty components except a trailing one */
-  int k = 0;
-  for (int i = 0; i < n; i++)
-    if (*comps[i] || i == n - 1)
-      comps[k++] = comps[i];
-    else
-      g_free(comps[i]);
-  comps[k] = NULL;
-  glob_rec(sh, base, comps, 0, k, res);
-  g_strfreev(comps);
+  int k = (int)comps->len;
+  if (k > 1 && !*(char *)comps->pdata[k - 1]) {
+    g_free(seps->pdata[k - 2]);
+    seps->pdata[k - 2] = g_strdup("/");
+  }
+  glob_rec(sh, base, (char **)comps->pdata, (char **)seps->pdata, 0, k, false, res);
+  g_ptr_array_free(comps, TRUE);
+  g_ptr_array_free(seps, TRUE);
   g_free(base);
   g_ptr_array_sort(res, cmp_str);
   /* ** may produce duplicates */
@@ -2135,7 +2181,11 @@ static void split_fields(X *x, GPtrArray *out, bool split)
       ws_pending = false;
       continue;
     }
-    if (fl == F_EXP && *ifsv && strchr(ifsv, c) && c) {
+    size_t il = fl == F_EXP && *ifsv ? box_ifs_len(ifsv, x->s->str + i, x->s->len - i) : 0;
+    for (size_t k = 1; k < il; k++)
+      if (x->q->data[i + k] != F_EXP) il = 0;
+    if (il) {
+      i += il - 1;
       bool white = c == ' ' || c == '\t' || c == '\n';
       if (white) {
         if (f->len || keep) {

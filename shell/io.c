@@ -510,6 +510,14 @@ int box_stat_file(const char *path, struct stat *st)
   return fd < 0 ? -1 : fstat(fd, st);
 }
 
+int box_fd_own(int fd)
+{
+  if (fd < 0 || fd >= BOX_OWN_FD_MIN) return fd;
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, BOX_OWN_FD_MIN);
+  close(fd);
+  return high;
+}
+
 int box_open_file(const char *path, int flags)
 {
   int fd = named_fd(path);

@@ -460,6 +460,7 @@ static Node *parse_list(Parser *p, bool top);
 static bool parse_subst(Parser *p)
 {
   size_t start = p->pos;
+  int line = p->line;
   bool had = p->have;
   Tok saved = p->look;
   /* `[[ $(echo x) == x ]]`: the commands inside are not the [[ ]]'s words */
@@ -494,6 +495,9 @@ static bool parse_subst(Parser *p)
   p->look = saved;
   if (p->sh->check_only) return true;
   char *text = g_strndup(p->src + start, end - start);
+  /* keyed by its line too: the same text on another line ($LINENO, a
+   * DEBUG trap's) is another tree (box_parse_all) */
+  g_hash_table_insert(p->sh->subst_cache, g_strdup_printf("%d:%s", line, text), n);
   if (!g_hash_table_contains(p->sh->subst_cache, text))
     g_hash_table_insert(p->sh->subst_cache, text, n);
   else
@@ -2173,7 +2177,14 @@ bool box_parse_all(Shell *sh, const char *text, const char *name, Node **out)
   /* bash parses a substitution's text again when it runs it, so an alias
    * defined since (`alias e=…; echo $(e)` on one line) applies there */
   bool aliases = (sh->shopts & SH_EXPAND_ALIASES) && g_hash_table_size(sh->aliases);
-  Node *n = aliases ? NULL : g_hash_table_lookup(sh->subst_cache, text);
+  Node *n = NULL;
+  if (!aliases) {
+    /* the tree parsed on the command's line, else the text's first */
+    char key[32 + 4096];
+    if (g_snprintf(key, sizeof key, "%ld:%s", sh->lineno, text) < (int)sizeof key)
+      n = g_hash_table_lookup(sh->subst_cache, key);
+    if (!n) n = g_hash_table_lookup(sh->subst_cache, text);
+  }
   if (n) {
     *out = n;
     return true;

@@ -130,7 +130,11 @@ bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *
  * as bash's report_error says it: under set -e it ends the shell with
  * status 1, wherever it happens (an `if` or `||` too); true then. */
 bool box_bad_subscript(Shell *sh, const char *what);
-void box_var_unset_elem(Shell *sh, const char *name, const char *key);
+/* 0 done (or nothing to do), BOX_UNSET_BAD_SUBSCRIPT for a negative
+ * index before an array's start, BOX_UNSET_NOT_ARRAY for a scalar's
+ * index other than 0: unset's two messages. */
+enum { BOX_UNSET_BAD_SUBSCRIPT = 1, BOX_UNSET_NOT_ARRAY };
+int box_var_unset_elem(Shell *sh, const char *name, const char *key);
 /* All set values (or keys) of a variable, in index order. */
 GPtrArray *box_var_values(ShellVar *v, bool keys);
 /* An associative array's keys in the order bash lists them (borrowed). */
@@ -144,6 +148,11 @@ typedef struct {
 } SavedVar;
 /* Puts back an array of SavedVar, newest first, and frees it. */
 void box_var_restore(Shell *sh, GArray *saved);
+/* `unset NAME` of a variable that `NAME=v f` gave the running function f
+ * (Shell.temp_scope), local to no function since: what NAME was before
+ * shows again and stays after f, as bash's temporary scope is dropped.
+ * False when NAME is no such variable. */
+bool box_var_unset_temp(Shell *sh, const char *name);
 /* Starts recording what variables are before each change, so that
  * box_var_journal_end puts them back (a program's redirections, which bash
  * expands in its child); NULL when one is being recorded already. */
@@ -246,6 +255,8 @@ struct Shell {
   GHashTable *subst_cache; /* $(…) text → Node* */
   GHashTable *disabled;    /* builtins `enable -n` turned off (NULL: none) */
   GPtrArray *frames;       /* per function call: GPtrArray of saved locals */
+  GArray *temp_scope;      /* SavedVar: `NAME=v f`'s for the innermost such call, or NULL */
+  guint temp_frames;       /* frames->len when that call began */
   char *cwd;               /* logical, absolute */
   int status;              /* $? */
   pid_t pid;               /* $$ */
@@ -287,8 +298,10 @@ struct Shell {
   bool in_trap;
   bool in_exit_trap;
   char *traps[BOX_NTRAP];
+  uint64_t ignored_at_entry; /* bit sig-1: ignored when the Shell started (trap.c) */
   int fd[BOX_NFD]; /* the shell's descriptors as commands see them; -1 closed */
   int fd_high;
+  struct BoxSaved *saved; /* the innermost table to put back (redir.c) */
   gint64 started;
   int pipestatus_one;
   const char *arith_who;
@@ -355,6 +368,9 @@ bool box_expand_words(Shell *sh, Word **words, size_t n, GPtrArray *out, int *st
 /* One word to one string: no splitting or globbing (assignments, redirect
  * targets with bash's rules, case words). */
 char *box_expand_str(Shell *sh, const char *text, bool assign, int *status);
+/* The length of the IFS character that s (n bytes) begins with, or 0: a
+ * UTF-8 character of IFS whole (IFS=μ), else one byte. */
+size_t box_ifs_len(const char *ifsv, const char *s, size_t n);
 /* The text of (( … )) or for (( … )): `1<<($j)` holds no <(…). */
 char *box_expand_arith(Shell *sh, const char *text, int *status);
 /* One word to a pattern: quoted characters come out backslash-escaped. */
@@ -648,15 +664,24 @@ int box_run_background(Shell *sh, Node *n);
 /* ---- redirections (redir.c) ------------------------------------------------ */
 
 /* The descriptor table before a command's redirections, and the
- * descriptors they opened (closed when it is put back). */
-typedef struct {
+ * descriptors they opened (closed when it is put back).  The tables
+ * saved and not yet put back are a stack (Shell.saved): a descriptor
+ * one of them holds is not closed by `exec N>&-`. */
+typedef struct BoxSaved {
   int fd[BOX_NFD];
   int nfd; /* fd[0…nfd) saved: the shell's fd_high then */
+  uint64_t touched[BOX_NFD / 64]; /* the slots its redirections named: put back */
+  uint64_t copies[BOX_NFD / 64]; /* slots holding what one of those held (redir.c take_slot) */
   int opened[64];
   int nopened;
+  struct BoxSaved *up;
 } BoxSaved;
 void box_saved_begin(Shell *sh, BoxSaved *s);
 void box_saved_restore(Shell *sh, BoxSaved *s);
+/* Off the stack without putting the table back: `exec`'s redirections stay. */
+void box_saved_keep(Shell *sh, BoxSaved *s);
+/* Slot is one the table puts back (s NULL: nothing). */
+void box_saved_touch(BoxSaved *s, int slot);
 /* An expansion that failed ends the shell as bash's does (its status from
  * st), or only drops the command when the failure said so. */
 int box_expansion_failed(Shell *sh, int st);

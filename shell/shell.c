@@ -152,10 +152,24 @@ void box_shell_set_host_commands(char *const *names)
   host_commands = names ? g_strdupv((char **)names) : NULL;
 }
 
+/* bash lists a signal ignored at its start as trapped to '' and never
+ * traps it (trap.c reads the mask). */
+static void keep_ignored(Shell *sh)
+{
+  for (int s = 1; s < BOX_NSIG; s++) {
+    struct sigaction sa;
+    if (s == SIGKILL || s == SIGSTOP || sigaction(s, NULL, &sa) != 0 || sa.sa_handler != SIG_IGN)
+      continue;
+    sh->ignored_at_entry |= UINT64_C(1) << (s - 1);
+    sh->traps[s] = g_strdup("");
+  }
+}
+
 static void shell_init(Shell *sh, const BoxShellEnv *env, const BoxShellHost *host)
 {
   memset(sh, 0, sizeof *sh);
   box_current_shell = sh;
+  if (env && env->keep_ignored) keep_ignored(sh);
   sh->vars = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, box_var_free);
   sh->funcs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   sh->aliases = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);

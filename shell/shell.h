@@ -139,6 +139,10 @@ typedef struct {
   const char *workspace; /* PWD and the initial cwd */
   const char *path;      /* PATH, normally "/usr/bin:/bin" */
   const char *user;      /* USER, normally "strands-box" */
+  /* Signals ignored when the process started stay ignored and cannot be
+   * trapped, as bash's: for `box-shell -c`, whose dispositions are its
+   * caller's; not for a box's worker, whose are boxd's. */
+  bool keep_ignored;
 } BoxShellEnv;
 
 /* Parses and runs source on fds 0, 1, 2 of the calling process.  Returns
@@ -204,6 +208,16 @@ void box_shell_first_exec_free(BoxShellCommand *cmd);
 
 /* Whether the Shell implements name itself (builtin or command). */
 bool box_shell_implements(const char *name);
+
+/* The lowest number a descriptor the worker keeps for itself may take:
+ * 0-9 are the script's (`exec 5<f`, `7>&-`), as bash keeps its own at 10
+ * and above, so an interpreter run in a child of the worker (python3,
+ * lua) finds at 3-9 exactly what the script put there. */
+#define BOX_OWN_FD_MIN 10
+
+/* fd, moved to BOX_OWN_FD_MIN or above (close-on-exec) if it lies below;
+ * -1 when fd is -1 or cannot be moved (then it is closed). */
+int box_fd_own(int fd);
 
 /* Loads now what commands otherwise load on first use (libcurl for
  * `curl`, libarchive for `tar`, libmagic and its database for `file`): for

@@ -412,10 +412,10 @@ bool box_var_set_elem(Shell *sh, const char *name, const char *key, const char *
   return true;
 }
 
-void box_var_unset_elem(Shell *sh, const char *name, const char *key)
+int box_var_unset_elem(Shell *sh, const char *name, const char *key)
 {
   ShellVar *v = g_hash_table_lookup(sh->vars, name);
-  if (!v) return;
+  if (!v) return 0;
   if (v->flags & V_ASSOC) {
     g_hash_table_remove(v->assoc, key);
     for (guint i = 0; i < v->keys->len; i++)
@@ -423,26 +423,30 @@ void box_var_unset_elem(Shell *sh, const char *name, const char *key)
         g_ptr_array_remove_index(v->keys, i);
         break;
       }
-    return;
+    return 0;
   }
   if ((v->flags & V_ARRAY) && (strcmp(key, "@") == 0 || strcmp(key, "*") == 0)) {
     /* every element; the array stays, empty, with its attributes */
     g_ptr_array_set_size(v->arr, 0);
-    return;
+    return 0;
   }
   bool ok;
   long i = elem_index(sh, v, key, &ok);
-  if (!ok) return;
   if (!(v->flags & V_ARRAY)) {
-    if (i == 0) box_var_unset(sh, name);
-    return;
+    if (ok && i == 0) {
+      box_var_unset(sh, name);
+      return 0;
+    }
+    return sh->bad_subscript || ok ? BOX_UNSET_NOT_ARRAY : 0;
   }
+  if (!ok) return sh->bad_subscript ? BOX_UNSET_BAD_SUBSCRIPT : 0;
   if ((guint)i < v->arr->len) {
     g_free(v->arr->pdata[i]);
     v->arr->pdata[i] = NULL;
     while (v->arr->len && !v->arr->pdata[v->arr->len - 1])
       g_ptr_array_set_size(v->arr, v->arr->len - 1);
   }
+  return 0;
 }
 
 /* bash keeps an associative array in a hash table of 1024 buckets (FNV-1
@@ -569,6 +573,27 @@ void box_frame_pop(Shell *sh);
 void box_frame_pop(Shell *sh)
 {
   box_var_restore(sh, g_ptr_array_steal_index(sh->frames, sh->frames->len - 1));
+}
+
+bool box_var_unset_temp(Shell *sh, const char *name)
+{
+  GArray *t = sh->temp_scope;
+  if (!t) return false;
+  for (guint f = sh->temp_frames; f < sh->frames->len; f++) {
+    GArray *frame = g_ptr_array_index(sh->frames, f);
+    for (guint i = 0; i < frame->len; i++)
+      if (strcmp(g_array_index(frame, SavedVar, i).name, name) == 0) return false;
+  }
+  for (guint i = 0; i < t->len; i++) {
+    SavedVar *s = &g_array_index(t, SavedVar, i);
+    if (strcmp(s->name, name) != 0) continue;
+    g_hash_table_remove(sh->vars, name);
+    if (s->saved) g_hash_table_insert(sh->vars, g_strdup(name), s->saved);
+    g_free(s->name);
+    g_array_remove_index(t, i);
+    return true;
+  }
+  return false;
 }
 
 void box_var_restore(Shell *sh, GArray *saved)

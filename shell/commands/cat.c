@@ -1,7 +1,9 @@
-/* cat.c — `cat [-nbsAETvet] [FILE|-]...`: open(2)/read(2) only, never stat. */
+/* cat.c — `cat [-nbsAETvet] [FILE|-]...`: open(2)/read(2), and fstat(2)
+ * only when the output is a regular file. */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "shell/commands/commands-private.h"
@@ -69,6 +71,14 @@ static void emit(BoxCmd *c, CatState *st, const char *buf, size_t n)
   }
   box_out_write(c->out, o->str, o->len);
   g_string_free(o, TRUE);
+}
+
+/* Whether fd is the file out is, with some of it still to read. */
+static bool same_unread(int fd, const struct stat *out)
+{
+  struct stat in;
+  return fstat(fd, &in) == 0 && in.st_dev == out->st_dev && in.st_ino == out->st_ino &&
+         lseek(fd, 0, SEEK_CUR) < in.st_size;
 }
 
 static void usage_error(BoxCmd *c, const char *what)
@@ -160,12 +170,22 @@ int box_cmd_cat(BoxCmd *c)
 
   int status = 0;
   char *buf = g_malloc(65536);
+  struct stat out;
+  bool out_reg = c->out_fd >= 0 && fstat(c->out_fd, &out) == 0 && S_ISREG(out.st_mode);
   for (guint f = 0; f < files->len; f++) {
     const char *name = files->pdata[f];
     bool is_stdin = strcmp(name, "-") == 0;
     int fd = is_stdin ? c->in : box_open_file(name, O_RDONLY);
     if (fd < 0) {
       box_file_error(c, "cat", name, is_stdin ? EBADF : errno);
+      status = 1;
+      continue;
+    }
+    if (out_reg && same_unread(fd, &out)) {
+      /* GNU cat's refusal to copy a file onto itself (`cat f > f` in a
+       * function whose output is f), which would never end */
+      box_fdprintf(c->err, "cat: %s: input file is output file\n", name);
+      if (!is_stdin) close(fd);
       status = 1;
       continue;
     }

@@ -46,9 +46,12 @@ static void print_var(BoxCmd *c, const char *name, ShellVar *v, const char *who)
     for (guint i = 0; i < order->len; i++) {
       const char *k = order->pdata[i];
       box_out_putc(c->out, '[');
-      bool plain = *k != '\0';
-      for (const char *q = k; *q; q++)
-        if (!(g_ascii_isalnum(*q) || strchr("_-./:,+@%", *q))) plain = false;
+      /* bash quotes a key with a shell metacharacter in it, or a ~ or #
+       * where a word would read it so */
+      bool plain = *k != '\0' && *k != '#';
+      for (const char *q = k; *q && plain; q++)
+        plain = (unsigned char)*q >= 32 && *q != 127 && !strchr(" '\"\\|&;()<>!{}*[?]^$`", *q) &&
+                !(*q == '~' && (q == k || q[-1] == '=' || q[-1] == ':'));
       if (plain)
         box_out_puts(c->out, k);
       else

@@ -18,5 +18,5 @@ int box_host_dir_open(const char *dir)
     close(fd);
     return -1;
   }
-  return fd;
+  return box_fd_own(fd); /* the worker keeps it: never at a script's number */
 }

@@ -35,32 +35,36 @@ static bool take_stdio(BoxCmd *c)
   return true;
 }
 
-/* Whether real descriptor fd is free in this child or one of the Shell's
- * own table (a user's `exec 3<f`): the interpreter may take its number. */
-static bool number_free(const Shell *sh, int fd)
+/* Whether real descriptor fd is the pipe of a `<(…)`/`>(…)`, which a word
+ * names as /dev/fd/fd. */
+static bool procsub_fd(const Shell *sh, int fd)
 {
-  if (fcntl(fd, F_GETFD) < 0) return true;
-  for (int i = 0; i < BOX_NFD; i++)
-    if (sh->fd[i] == fd) return true;
+  for (guint i = 0; sh->procsub_fds && i < sh->procsub_fds->len; i++)
+    if (g_array_index(sh->procsub_fds, int, i) == fd) return true;
   return false;
 }
 
-/* The command's descriptors 3…9 (`5<<EOF`, `exec 7>f`) at their numbers,
- * as a spawned program gets them (exec.c's program_fds), where no
- * descriptor the Shell itself works with holds that number. */
+/* The command's descriptors 3…9 (`5<<EOF`, `exec 7>f`) at their numbers
+ * and nothing else there, as a spawned program gets them (exec.c's
+ * program_fds): the worker keeps its own descriptors above 9 (box_fd_own),
+ * so what else lies at 3…9 is the Shell's for another number (a file the
+ * script opened, a slot it closed with `exec 7>&-`), and is closed. */
 static bool take_high_fds(const Shell *sh)
 {
   int tmp[10];
   for (int i = 3; i <= 9; i++) {
     tmp[i] = -1;
-    if (sh->fd[i] >= 0 && sh->fd[i] != i && number_free(sh, i) &&
-        (tmp[i] = fcntl(sh->fd[i], F_DUPFD_CLOEXEC, 10)) < 0)
+    if (sh->fd[i] >= 0 && sh->fd[i] != i &&
+        (tmp[i] = fcntl(sh->fd[i], F_DUPFD_CLOEXEC, BOX_OWN_FD_MIN)) < 0)
       return false;
   }
   for (int i = 3; i <= 9; i++) {
-    if (tmp[i] < 0) continue;
-    if (dup2(tmp[i], i) < 0) return false;
-    close(tmp[i]);
+    if (tmp[i] >= 0) {
+      if (dup2(tmp[i], i) < 0) return false;
+      close(tmp[i]);
+    } else if (sh->fd[i] != i && !procsub_fd(sh, i)) {
+      close(i);
+    }
   }
   return true;
 }

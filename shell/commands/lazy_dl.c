@@ -125,7 +125,7 @@ static bool open_data(BoxDl *dl, const char *path)
   if (!split_real(path, &dir, &base)) return false;
   int d = box_host_dir_open(dir);
   if (d < 0) return false;
-  dl->data_fd = openat(d, base, O_RDONLY | O_CLOEXEC);
+  dl->data_fd = box_fd_own(openat(d, base, O_RDONLY | O_CLOEXEC));
   close(d);
   return dl->data_fd >= 0;
 }

@@ -19,7 +19,8 @@ static void split_fields(GPtrArray *fields, const GString *line, const GByteArra
 {
   size_t len = line->len, pos = 0;
   const char *s = line->str;
-#define ISIFS(k) (!esc->data[k] && strchr(ifsv, s[k]) && s[k])
+  /* ISIFS: the length of the IFS character at k (IFS=μ: 2), or 0 */
+#define ISIFS(k) (esc->data[k] ? 0 : box_ifs_len(ifsv, s + (k), len - (k)))
 #define ISWS(k) (ISIFS(k) && strchr(" \t\n", s[k]))
   while (pos < len && ISWS(pos)) pos++;
   while (pos < len) {
@@ -33,7 +34,7 @@ static void split_fields(GPtrArray *fields, const GString *line, const GByteArra
       while (q < len && !ISIFS(q)) q++;
       size_t fe = q;
       while (q < len && ISWS(q)) q++;
-      if (q < len && ISIFS(q)) q++;
+      if (q < len) q += ISIFS(q);
       while (q < len && ISWS(q)) q++;
       if (q == len) e = fe;
       GString *f = g_string_new(NULL);
@@ -47,7 +48,7 @@ static void split_fields(GPtrArray *fields, const GString *line, const GByteArra
     g_ptr_array_add(fields, g_string_free(f, FALSE));
     while (pos < len && ISWS(pos)) pos++;
     if (pos < len && ISIFS(pos)) {
-      pos++;
+      pos += ISIFS(pos);
       while (pos < len && ISWS(pos)) pos++;
     }
   }

@@ -40,6 +40,12 @@ const char *box_signal_name(int n)
   return "?";
 }
 
+/* A signal ignored when the Shell started: trap leaves it so (bash). */
+static bool fixed(const Shell *sh, int s)
+{
+  return s > 0 && s < BOX_NSIG && (sh->ignored_at_entry >> (s - 1) & 1);
+}
+
 static void print_trap(BoxCmd *c, int s)
 {
   if (!c->sh->traps[s]) return;
@@ -78,6 +84,7 @@ int box_cmd_trap(BoxCmd *c)
   if (i >= c->argc) {
     /* `trap N`: one argument that is a signal resets it */
     int s = box_signal_number(action);
+    if (s >= 0 && fixed(sh, s)) return 0;
     if (s >= 0) {
       g_free(sh->traps[s]);
       sh->traps[s] = NULL;
@@ -96,6 +103,7 @@ int box_cmd_trap(BoxCmd *c)
       st = 1;
       continue;
     }
+    if (fixed(sh, s)) continue;
     g_free(sh->traps[s]);
     sh->traps[s] = reset ? NULL : g_strdup(action);
     if (s > 0 && s < BOX_NSIG) box_trap_install(sh, s);

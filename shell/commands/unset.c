@@ -35,7 +35,9 @@ int box_cmd_unset(BoxCmd *c)
       *br = 0;
       key = g_strndup(br + 1, strlen(br + 1) - 1);
     }
-    if (!box_is_name(name, strlen(name))) {
+    if (br && !key && box_is_name(name, (size_t)(br - name))) {
+      /* NAME[… with no `]`: bash passes over it */
+    } else if (!box_is_name(name, strlen(name))) {
       box_cmd_error(c, "`%s': not a valid identifier", c->argv[i]);
       status = 1;
     } else {
@@ -69,7 +71,12 @@ int box_cmd_unset(BoxCmd *c)
         box_cmd_error(c, "%s: not an array variable", name);
         status = 1;
       } else if (key) {
-        box_var_unset_elem(sh, name, key);
+        int e = box_var_unset_elem(sh, name, key);
+        if (e == BOX_UNSET_BAD_SUBSCRIPT) box_cmd_error(c, "[%s]: bad array subscript", key);
+        if (e == BOX_UNSET_NOT_ARRAY) box_cmd_error(c, "%s: not an array variable", name);
+        if (e) status = 1;
+      } else if (!ref && box_var_unset_temp(sh, name)) {
+        /* `x=t f`'s x: what x was shows again */
       } else if (v || vars || ref) {
         box_var_unset(sh, name);
       } else if (g_hash_table_lookup(sh->funcs, name)) {

@@ -93,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   if (!memchr(data, '>', size) && !memchr(data, '\0', size)) {
     static const BoxShellHost host = { .decide_exec = decide_exec, .spawn = spawn };
     static const BoxShellEnv env = { "/nonexistent/home", "/nonexistent/work", "/usr/bin:/bin",
-                                     "strands-box" };
+                                     "strands-box", false };
     BoxShellLimits limits = { .timeout_ms = 200, .max_depth = 100 };
     end_leftovers();
     box_shell_run_limits(text, &env, &host, &limits);

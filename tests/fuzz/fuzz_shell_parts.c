@@ -47,7 +47,7 @@ static void part(const char *text, size_t size)
   (void)size;
   static const BoxShellHost host = { .decide_exec = decide_exec };
   static const BoxShellEnv env = { "/nonexistent/home", "/nonexistent/work", "/usr/bin:/bin",
-                                   "strands-box" };
+                                   "strands-box", false };
   BoxShellNew *n = box_shell_new(&env, &host);
   Shell *sh = (Shell *)n; /* a BoxShellNew is its Shell (shell.c) */
   box_var_set_elem(sh, "b", "1", "2", false);

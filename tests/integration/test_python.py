@@ -108,8 +108,6 @@ def test_stdin_script_and_module(py_box):
     assert (ws / "made.txt").read_text() == "hi"
 
 
-@pytest.mark.xfail(strict=True, reason="the worker's own descriptors (host directories, channels) "
-                   "hold 5 and 6 and are not moved above 9, so python3 cannot take those numbers")
 def test_every_redirected_descriptor_reaches_the_program_at_its_number(py_box):
     """As bash gives python3 3…9 (`5<<<x`, `exec 6<f`): the worker's own
     descriptors (the host directories its interpreters read) keep above 9."""
@@ -117,6 +115,32 @@ def test_every_redirected_descriptor_reaches_the_program_at_its_number(py_box):
     r = py_box.bash(reads + '; exec 7<<<held; python3 -c "import os; print(os.read(7, 9))"')
     assert (r.stdout, r.stderr, r.returncode) == (
         "".join(f"b'fd{n}\\n'\n" for n in range(3, 10)) + "b'held\\n'\n", "", 0)
+
+
+FDS_PY = ("import fcntl\n"
+          "def is_open(n):\n"
+          "    try:\n"
+          "        return fcntl.fcntl(n, fcntl.F_GETFD) >= 0\n"
+          "    except OSError:\n"
+          "        return False\n"
+          "print(*[n for n in range(10) if is_open(n)])\n")
+
+
+def test_descriptors_0_to_9_are_the_scripts_alone(py_box, tmp_path):
+    """python3 finds open at 0…9 what bash's python3 finds: the script's
+    descriptors and nothing of the worker's own (host directories, channels,
+    a slot `exec 7>&-` closed), as bash keeps its own above 9."""
+    script = ("python3 fds.py; exec 7>f; python3 fds.py; exec 7>&-; python3 fds.py; "
+              "python3 fds.py 5<<<x 3>&1; exec 4<fds.py 9>&2; python3 fds.py; "
+              "{ exec 4<&-; python3 fds.py; } 6>g; python3 fds.py; exec {n}>h; python3 fds.py; "
+              "f() { exec 8>&1; }; f >i; python3 fds.py")
+    (py_box.workspace / "fds.py").write_text(FDS_PY)
+    (tmp_path / "fds.py").write_text(FDS_PY)
+    ours = py_box.bash(script)
+    ref = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                         env={"PATH": "/usr/bin:/bin", "LANG": "C"}, timeout=60)
+    assert (ours.stdout, ours.stderr, ours.returncode) == (ref.stdout, ref.stderr, ref.returncode)
+    assert ours.stdout.split("\n")[0] == "0 1 2"
 
 
 def test_standard_library_reports_native_paths(py_box):

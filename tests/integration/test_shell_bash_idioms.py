@@ -228,6 +228,54 @@ CASES = [
     ("redir-expansion-compound-ends", 'for i in 1; do :; done < "${u:?}"; echo never'),
     # ---- lookups pass aliases by while expand_aliases is off (bash -c's default) ------
     ("alias-lookup-expansion-off", "alias ll='ls -l'; type ll; echo $?; command -v ll; echo $?; type -t ll; echo $?; alias; shopt -s expand_aliases; type ll; command -v ll"),
+    # ---- exec N>&- closes the descriptor; a command's redirections put back only theirs (#29)
+    ("exec-close-pipe-end", 'exec 7> >(wc -c > n); echo abc >&7; exec 7>&-; wait $!; cat n'),
+    ("exec-close-in-function-pipe-end",
+     'f() { exec 6>&-; }; exec 6> >(tr a b > n); echo aa >&6; f >/dev/null; wait $!; cat n'),
+    ("exec-close-named-twice", 'exec {fd}>&1; exec {fd}>&-; echo x {fd}>&-; echo $?; fd=99; echo y {fd}>&-; echo $?'),
+    ("exec-close-named-unset", 'unset fd; echo x {fd}>&-; echo $?; fd=-1; echo x {fd}>&-; echo $?'),
+    ("exec-close-named-for-one-command", 'exec {fd}>f; echo x {fd}>&-; echo y >&$fd; cat f'),
+    ("exec-in-function-redirected-stays", 'f() { exec 8>&1; }; f >log; echo later >&8; cat log'),
+    ("exec-close-in-group-stays", 'exec 4<&0; { exec 4<&-; } 6>g; cat <&4; echo $?'),
+    ("exec-high-in-redirected-function",
+     'f() { exec 12>out; echo in >&12; }; f 2>/dev/null; echo after >&12; cat out'),
+    ("exec-failed-puts-back", 'exec 4>f; exec 4>&- 3>/no/x; echo hi >&4; echo $?; cat f'),
+    # ---- the seeds of the 140000..199999 run, reduced (#29) ------------------------------
+    ("repl-expanded-backslash", "b='a\\b'; echo \"<${b/*/*/$b}\" ${b/a/$b}; z='1\\\\2'; w='\\q\\&\\'; "
+     "x=abc; echo \"${x/b/$z}\" ${x/b/$w} \"${x/b/\\q}\" ${x/b/\\\\}"),
+    ("last-arg-after-dropped-line", 'j=2; declare -A m; g() { echo "$# $1"; m[$a]=""; }; g $((j)) > fo 2>/dev/null; cat fo\necho "$_"'),
+    ("pipestatus-after-cond-arith", 'true | true; [[ -n x ]]; echo ${#PIPESTATUS[@]}; true | false; (( 0 )); '
+     'echo ${PIPESTATUS[@]}; true | false; if [[ a = b ]]; then :; fi; echo ${PIPESTATUS[@]}'),
+    ("lineno-same-subst-two-lines", 'y=$(echo $LINENO)\ny=$(echo $LINENO); echo $y\n'
+     'set -T; trap \'echo "d$LINENO:$?"\' DEBUG; y=$(echo $LINENO); echo $y; trap - DEBUG'),
+    ("cat-input-is-output", 'echo a > f; cat f >> f; echo $?; cat f; cat - f < f >> f; echo $?; : > e; cat e >> e; '
+     'echo $?; f() { cat fo; }; echo x > fo; f > fo; echo $?; cat fo | wc -c'),
+    # ---- smaller divergences (#29) -------------------------------------------------------
+    ("ifs-multibyte-split", 'IFS=μ; x="aμbμc"; set -- $x; echo $# "$1" "$2"; echo "$*"; read -r a b <<< "1μ2μ3"; echo "[$a][$b]"'),
+    ("ifs-multibyte-mixed", 'IFS="μ:"; x="aμb:c"; for w in $x; do echo "<$w>"; done; arr=(a b); echo "${arr[*]}"; '
+     'read -r p q r <<< "xμy:zμ"; echo "[$p][$q][$r]"; y="νμν"; echo $y; IFS=é; read -ra A <<< "cafébé"; declare -p A'),
+    ("temp-assign-unset-reveals", 'f() { unset x; echo "in:${x-unset}"; }; x=g; x=t f; echo "out:${x-unset}"; '
+     'h() { unset y; echo "in:${y-unset}"; y=new; }; y=t h; echo "out:${y-unset}"; '
+     'g() { unset z; }; k() { g; echo "in:${z-unset}"; }; z=gl; z=t k; echo "out:${z-unset}"'),
+    ("brace-seq-with-inner-list", 'echo {1..{3,5}} {a..{b,c}} {1..2{a,b}} {a{b,c}..d} {1..{a..c}} {1..{x}} {x{a,b}..}; '
+     "echo {a}b,c} {1..x}y{a,b} {1..'{a,b}'} {a{b,c}}"),
+    ("unset-elem-messages", 'b=(1 2); unset "b[-5]"; echo $?; unset "b[-2]"; declare -p b; unset "b[-2]"; echo $?; '
+     'x=1; unset "x[1]"; echo $? ${x-u}; unset "x[-1]"; echo $?; unset "x[0]"; echo $? ${x-u}; unset "c[x"; echo $?'),
+    ("assoc-keys-printed-as-bash", 'declare -A A; for k in a=b --f=v "a~b" "~a" "a#" "#a" a=~b a:~b "=a" μ "a b" "a*b" $\'\\001\'; '
+     'do A["$k"]=v; done; declare -p A'),
+    # ---- what a redirection replaced is at the lowest free number from 10 meanwhile, as bash's copy
+    ("exec-10-in-redirected-function", 'f() { echo "A"; exec 10>rf4; echo hi >&10; cat rf4; }; f > fo; cat fo; echo --; cat rf4'),
+    ("copy-of-stdout-at-10", 'f() { echo x >&10; }; f > fo; echo $?; cat fo; { echo grp >&10; } > fo; cat fo; '
+     'echo x >&10; echo $?'),
+    ("copies-at-10-and-11", 'f() { echo in >&10; echo in11 >&11; }; f >a 2>b; echo $?; cat a; '
+     'g() { exec {n}>h; echo $n; }; g > fo; cat fo; exec 3>&1; k() { echo x >&3; echo y >&10; }; k 3>g >i; cat g i'),
+    ("glob-keeps-slashes", 'mkdir -p d/e; touch d/x d/e/y; echo d//* d///e//* d/*// ./d//x* .//d/* //us* //b*/; '
+     'b="*"; echo ${b/#//.//$b} | head -c 40'),
+    ("globstar-no-empty-match", 'mkdir -p d/e; touch d/x d/e/y; shopt -s globstar; echo **/y d/**/ **; echo **/ d/** ./**; '
+     'echo d//**; echo d/**/y **/e/*'),
+    ("last-arg-after-unset-element", 'arr=(a b); unset arr[0]; echo "$_"; unset "arr[1]"; echo "$_"; declare -A m; '
+     'unset "m[k]"; echo "$_"; unset -v "arr[0]" b; echo $_; unset "c[x"; echo $_; unset() { :; }; unset a[1]; echo $_'),
+    ("last-arg-after-exec-redirections", 'exec {fd}>fa; echo $fd; exec {fd}>&-; echo "$_"; echo x; exec 3>f; echo $_'),
     ("getopts-unset-optind", 'getopts xy o -xy; echo $o; unset OPTIND; getopts xy o -xy; echo $o $OPTIND'),
 ]
 
@@ -236,6 +284,22 @@ CASES = [
 @table_cases("text", CASES)
 def test_like_bash_idiom(text, tmp_path):
     like_bash(text, tmp_path)
+
+
+def test_trap_on_signal_ignored_at_entry_is_a_no_op(tmp_path):
+    """bash started with SIGINT ignored lists it as trapped to '' and
+    neither traps nor resets it; box-shell -c, started so, does the same."""
+    import signal
+    import subprocess
+    text = ('trap "echo got" INT; trap "echo t" TERM; kill -INT $$; echo after; trap; '
+            'trap - INT; trap INT; trap -p INT; echo end')
+    out = []
+    for argv in ([str(BOX_SHELL), "-c", text], [BASH, "-c", text]):
+        p = subprocess.run(argv, cwd=tmp_path, capture_output=True, timeout=30, stdin=subprocess.DEVNULL,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        out.append((p.stdout, p.returncode))
+    assert out[0] == out[1]
+    assert b"trap -- '' SIGINT" in out[0][0]
 
 
 def test_getopts_clustered_nested_reads_no_garbage(tmp_path):

@@ -56,7 +56,7 @@ static int run(const char *src, char **out, char **err)
     BoxShellHost host = { .decide_exec = allow_exec,
                           .spawn = no_program,
                           .last_denial = no_denial };
-    BoxShellEnv env = { tmpdir, tmpdir, "/usr/bin:/bin", "strands-box" };
+    BoxShellEnv env = { tmpdir, tmpdir, "/usr/bin:/bin", "strands-box", false };
     _exit(box_shell_run(src, &env, &host));
   }
   int ws;

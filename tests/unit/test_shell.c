@@ -182,7 +182,7 @@ static Result run_with(const char *src, Fake *fake, const char *home, const char
                           .spawn = fake_spawn,
                           .last_denial = fake_last_denial,
                           .data = fake };
-    BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box" };
+    BoxShellEnv env = { home, workspace, "/usr/bin:/bin", "strands-box", false };
     int st = box_shell_run(src, &env, &host);
     _exit(st);
   }
