@@ -707,20 +707,21 @@ void box_worker_host_start(int ctl)
 
 BoxShellHost box_worker_host(void)
 {
+  /* decisions and programs, then the fast path */
   BoxShellHost host = { .decide_exec = host_decide_exec,
                         .decide_exec_many = host_decide_exec_many,
-                        .spawn = host_spawn,
-                        .last_denial = host_last_denial,
                         .decide_dry = host_decide_dry,
                         .exec_status = host_exec_status,
-                        .open_read = host_open_read,
-                        .create_write = host_create_write,
-                        .list_dir = host_list_dir,
-                        .list_dir_send = host_list_dir_send,
-                        .list_dir_recv = host_list_dir_recv,
-                        .open_read_send = host_open_read_send,
-                        .open_read_recv = host_open_read_recv,
                         .resolve = host_resolve };
+  host.spawn = host_spawn;
+  host.last_denial = host_last_denial;
+  host.open_read = host_open_read;
+  host.open_read_send = host_open_read_send;
+  host.open_read_recv = host_open_read_recv;
+  host.list_dir = host_list_dir;
+  host.list_dir_send = host_list_dir_send;
+  host.list_dir_recv = host_list_dir_recv;
+  host.create_write = host_create_write;
   return host;
 }
 
