@@ -405,6 +405,7 @@ bool boxd_gateway_start(Boxd *d, GError **error)
     return false;
   }
   d->gateway_url = g_strdup_printf("http://127.0.0.1:%d", d->gateway_port);
+  if (d->vfs) box_vfs_set_trust(d->vfs, box_gateway_ca_pem(d->gateway));
   /* The workers' namespace is made by the pool thread as it starts. */
   int netns = -1;
   for (int waited = 0; waited < NETNS_WAIT_MS; waited++) {

@@ -46,6 +46,35 @@ static Node *ram_mkdir_p(BoxVfs *v, int cmd, Node *dir, const char *name, mode_t
   return vfs_ram_new(v, cmd, dir, name, S_IFDIR | perm, 0, 0, &err);
 }
 
+static void mark_skeleton(Node *n);
+
+/* lock held: the gateway's CA in c's .box (box_vfs_set_trust); part of a
+ * slot's fixed layout, so no command removes or replaces it. */
+static void add_trust(BoxVfs *v, Command *c)
+{
+  Node *box = g_hash_table_lookup(c->root->children, ".box");
+  if (!box || box->special != SPECIAL_BOXDIR ||
+      g_hash_table_lookup(box->children, "gateway-ca.pem"))
+    return;
+  int err;
+  Node *f = vfs_ram_new(v, c->id, box, "gateway-ca.pem", S_IFREG | 0444, 0, 0, &err);
+  if (!f) return;
+  f->special = SPECIAL_TRUST;
+  if (c->is_slot) mark_skeleton(f);
+}
+
+void box_vfs_set_trust(BoxVfs *v, const char *pem)
+{
+  g_mutex_lock(&v->lock);
+  g_free(v->trust_pem);
+  v->trust_pem = g_strdup(pem);
+  for (guint i = 0; pem && i < v->commands->len; i++) {
+    Command *c = vfs_command(v, (int)i);
+    if (c && c->root) add_trust(v, c);
+  }
+  g_mutex_unlock(&v->lock);
+}
+
 /* lock held: a new command; with a RAM tree of its own (root named
  * root_name under /ram) unless it uses the per-box area. */
 Command *vfs_command_create(BoxVfs *v, const char *root_name)
@@ -109,6 +138,7 @@ Command *vfs_command_create(BoxVfs *v, const char *root_name)
                  ? vfs_ram_new(v, c->id, box, v->view_tree.name, S_IFDIR | 0555, 0, 0, &err)
                  : NULL;
     if (tn) tn->special = SPECIAL_TREE;
+    if (v->trust_pem) add_trust(v, c);
   }
   return c;
 }

@@ -144,6 +144,7 @@ static void vfs_free(BoxVfs *v)
   g_free(v->mountpoint);
   g_free(v->premounted_at);
   g_free(v->view_log);
+  g_free(v->trust_pem);
   g_free(v->view_live_dir);
   g_free(v->live_dir);
   g_strfreev(v->roots);

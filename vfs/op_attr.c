@@ -97,6 +97,10 @@ void vfs_run_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
       st.st_size = t ? (off_t)strlen(t) : 0;
       g_free(t);
     }
+  } else if (!err && n->special == SPECIAL_TRUST) {
+    g_mutex_lock(&v->lock);
+    st.st_size = v->trust_pem ? (off_t)strlen(v->trust_pem) : 0;
+    g_mutex_unlock(&v->lock);
   } else if (!err && n->special == SPECIAL_MYDENIAL) {
     Fh *fh = FH(fi);
     if (fh && fh->kind == FH_MYDENIAL) {

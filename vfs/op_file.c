@@ -98,7 +98,7 @@ static int reply_direct_open(fuse_req_t req, struct fuse_file_info *fi, Fh *fh)
 
 /* The control files, for reading only and read with direct_io: the
  * operator's decision log, a running command's record (.box/commands/<N>),
- * the caller's last denial (mydenial). */
+ * the caller's last denial (mydenial), the gateway's CA (the trust store). */
 static void open_control(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, const Caller *c,
                          Node *n, bool ro)
 {
@@ -129,13 +129,14 @@ static void open_control(BoxVfs *v, fuse_req_t req, struct fuse_file_info *fi, c
     if (reply_direct_open(req, fi, fh) != 0) vfs_fh_free(v, fh);
     return;
   }
-  if (n->special == SPECIAL_MYDENIAL) {
+  if (n->special == SPECIAL_MYDENIAL || n->special == SPECIAL_TRUST) {
     int err = ro ? 0 : EACCES;
     Fh *fh = NULL;
     if (!err) {
       fh = vfs_fh_new(FH_MYDENIAL, c->cmd, n);
       g_mutex_lock(&v->lock);
-      const char *t = vfs_denial_text(v, c->cmd, c->tid);
+      const char *t =
+        n->special == SPECIAL_TRUST ? v->trust_pem : vfs_denial_text(v, c->cmd, c->tid);
       fh->text = g_strdup(t ? t : "");
       fh->text_len = strlen(fh->text);
       g_mutex_unlock(&v->lock);
@@ -176,7 +177,7 @@ void vfs_run_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   int err = 0;
   bool ro = open_reads_only(fi->flags);
   if (n->special == SPECIAL_DECISIONS || n->special == SPECIAL_CMDINFO ||
-      n->special == SPECIAL_MYDENIAL) {
+      n->special == SPECIAL_MYDENIAL || n->special == SPECIAL_TRUST) {
     open_control(v, req, fi, &c, n, ro);
     return;
   }

@@ -55,6 +55,7 @@ typedef enum {
   SPECIAL_COMMANDS,  /* .box/commands/ of an operator's view (view_live_dir) */
   SPECIAL_CMDINFO,   /* .box/commands/<N>: one running command, rendered */
   SPECIAL_TREE,      /* .box/<name> of an operator's view: its view_tree's root */
+  SPECIAL_TRUST,     /* /ram/c<N>/.box/gateway-ca.pem: the gateway's CA */
 } NodeSpecial;
 
 /* The open handles of deciding commands on a node, and whose they are. */
@@ -171,6 +172,7 @@ struct BoxVfs {
   /* the operator's view and what boxd publishes for it */
   char *view_log;
   char *view_live_dir;
+  char *trust_pem;      /* the gateway's CA (box_vfs_set_trust), or NULL */
   BoxVfsTree view_tree; /* name NULL: none */
   char *live_dir;
   bool in_user_namespace;

@@ -207,6 +207,12 @@ bool box_vfs_floor_refuses_create(BoxVfs *vfs, const char *path);
  * the new file. */
 void box_vfs_notify_new_name(BoxVfs *vfs, dev_t dev, ino_t ino, const char *name);
 
+/* The gateway's CA (PEM), shown read-only to every command as
+ * /.box/gateway-ca.pem: in a box every HTTPS answer is signed by it, and
+ * clients that want a bundle by path (requests, through certifi) are given
+ * this one. */
+void box_vfs_set_trust(BoxVfs *vfs, const char *pem);
+
 /* Forgets every cached verdict (the policy changed). */
 void box_vfs_invalidate_decisions(BoxVfs *vfs);
 

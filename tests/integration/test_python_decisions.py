@@ -3,6 +3,9 @@ decisions, logged in the order the script made them (issue's acceptance:
 3 reads, 1 write, a listing, `git status` and a URL fetch, the fetch
 through the egress gateway as the Shell's curl's)."""
 
+import ssl
+from pathlib import Path
+
 from gwutil import NET_POLICY, SERVER_ADDR, gateway_config
 from test_commands_decisions import per_operation_policy
 
@@ -141,3 +144,52 @@ def test_requests_reaches_the_gateway_from_the_proxy_variables(box, servers, tes
     assert [g for g in logged(box, since) if g[1] == "http:request"] == [
         ("permit", "http:request", f"{SERVER_ADDR}:{plain.port}/echo")]
     assert plain.requests == [("GET", "/echo")]
+
+
+def test_requests_over_https_trusts_the_gateway(box, servers, test_ca):
+    # requests passes its own bundle (certifi's path, or REQUESTS_CA_BUNDLE)
+    # to every context it makes: in a box every HTTPS answer comes signed by
+    # the gateway, so its CA must be trusted through that route too
+    _, secure = servers
+    r, decided = run_script(box, test_ca, "reqs.py",
+                            "import requests\n"
+                            f"r = requests.get('https://{SERVER_ADDR}:{secure.port}/echo')\n"
+                            "print(r.status_code)\n")
+    assert (r.stdout, r.stderr, r.returncode) == ("200\n", "", 0), r.stderr[-2000:]
+    assert [g for g in decided if g[1] == "http:request"] == [
+        ("permit", "http:request", f"{SERVER_ADDR}:{secure.port}/echo")]
+    assert secure.requests == [("GET", "/echo")]
+
+
+def test_a_bundle_of_the_programs_own_trusts_the_gateway_too(box, servers, test_ca):
+    # a venv's certifi names its own bundle (here: the upstream's CA, which
+    # the gateway's re-signed answer does not chain to)
+    ca_pem, _ = test_ca
+    _, secure = servers
+    pkg = box.workspace / "vend" / "certifi"
+    pkg.mkdir(parents=True)
+    (pkg / "cacert.pem").write_text(Path(ca_pem).read_text())
+    (pkg / "__init__.py").write_text(
+        "import os\ndef where():\n    return os.path.join(os.path.dirname(__file__), 'cacert.pem')\n")
+    r, decided = run_script(box, test_ca, "vreq.py",
+                            "import sys; sys.path.insert(0, 'vend')\n"
+                            "import certifi, requests\n"
+                            "print(certifi.where().endswith('vend/certifi/cacert.pem'))\n"
+                            f"print(requests.get('https://{SERVER_ADDR}:{secure.port}/echo').status_code)\n")
+    assert (r.stdout, r.stderr, r.returncode) == ("True\n200\n", "", 0), r.stderr[-2000:]
+    assert secure.requests == [("GET", "/echo")]
+
+
+def test_the_gateways_ca_is_shown_read_only(box, test_ca):
+    net_box(box, test_ca)
+    path = "/.box/gateway-ca.pem"
+    got = box.bash(f"python3 -c 'import ssl, certifi; print(certifi.where()); "
+                   f"print(ssl.PEM_cert_to_DER_cert(open(\"{path}\").read()).hex())'")
+    assert got.returncode == 0, got.stderr
+    host = (box.box_dir / "trust" / "cert.pem").read_text()
+    assert got.stdout == f"{path}\n{ssl.PEM_cert_to_DER_cert(host).hex()}\n"
+    for attempt in (f"echo x > {path}", f"rm -f {path}", f"mv {path} /tmp/x",
+                    f"chmod 666 {path}", f"ln -sf /tmp/y {path}"):
+        r = box.bash(f"{attempt}; cat {path}")
+        assert r.stdout == host, (attempt, r)
+        assert r.returncode == 0 and r.stderr, (attempt, r)
