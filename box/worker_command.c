@@ -903,6 +903,28 @@ static Command *run_on_worker(Boxd *d, BoxdWorker *w, const char *source, int fd
   return c;
 }
 
+/* How long a command's end waits for its caller to go (see below). */
+#define CALLER_GONE_MS 500
+
+/* Waits until the caller, answered, has gone (its connection fd ended) or
+ * has more to say, for CALLER_GONE_MS at most: only then are the worker
+ * ended and its replacement asked for.  The alias exits as soon as it has
+ * read the status, but it must first be woken, and a wake-up lands on a
+ * CPU the worker's exit (its address space and PID namespace torn down),
+ * the zygote's fork of the next worker and that worker's set-up would
+ * otherwise all be taking, some 500-700 us of CPU queued ahead of it on
+ * this two-CPU machine.  The worker waits for its end (shell_worker.c). */
+static void end_after_caller(int fd)
+{
+  if (fd < 0) return;
+  struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
+  gint64 until = g_get_monotonic_time() + CALLER_GONE_MS * 1000;
+  for (;;) {
+    gint64 left = until - g_get_monotonic_time();
+    if (left <= 0 || poll(&p, 1, (int)((left + 999) / 1000)) >= 0 || errno != EINTR) return;
+  }
+}
+
 /* A text that starts with python3 (the Python alias's calls are such
  * texts, broker.c) runs on a worker of the warm Python zygote, unless a
  * tool table takes python3 from the Shell: then no worker runs it. */
@@ -947,6 +969,7 @@ void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd, Box
      * order; made after it */
     boxd_checkpoints_end(d, command, source, ckpt_lock);
     answer(data, status);
+    end_after_caller(watch_fd);
     if (boxd_debug_timing())
       g_printerr("command %d: waited %.3f ms for a worker, %.3f ms for it to be ready, "
                  "served in %.3f ms\n",
