@@ -232,8 +232,9 @@ char *boxd_host_commands(Boxd *d)
  * (box_shell_first_exec) when the text shows it, the way handle_decide
  * decides the worker's request for it: the same record in the log and the
  * same events in history, in the same order, one worker round trip fewer.
- * The verdict goes to the worker with "run"; the worker takes it only for
- * the very request it would have sent (shell_worker.c, answer_decided). */
+ * The verdict follows "run" in a "decided" message of its own, which the
+ * worker waits for before it runs anything; it takes it only for the very
+ * request it would have sent (shell_host.c, answer_decided). */
 static json_object *decide_first(Command *c, const char *source)
 {
   BoxShellCommand first;
@@ -871,8 +872,6 @@ static Command *run_on_worker(Boxd *d, BoxdWorker *w, const char *source, int fd
   json_object *run = json_object_new_object();
   json_object_object_add(run, "op", json_object_new_string("run"));
   json_object_object_add(run, "source", json_object_new_string(source));
-  json_object *decided = decide_first(c, source);
-  if (decided) json_object_object_add(run, "decided", decided);
   /* Only a worker asked for before the gateway started lacks it. */
   json_object *gateway_env = w->has_env ? NULL : boxd_gateway_worker_env(d);
   if (gateway_env) json_object_object_add(run, "env", gateway_env);
@@ -888,6 +887,16 @@ static Command *run_on_worker(Boxd *d, BoxdWorker *w, const char *source, int fd
   c->caller_err = fcntl(fds[2], F_DUPFD_CLOEXEC, 3);
   bool sent = box_ctl_send(w->ctl, run, fds, 3);
   json_object_put(run);
+  /* The first shell:exec is decided (and logged) only once "run" is on
+   * its way: the worker's wake-up, which costs 50-100 us when its CPU has
+   * halted, and its taking of the descriptors overlap the decision instead
+   * of following it.  The worker runs nothing before this message. */
+  json_object *decided = json_object_new_object();
+  json_object_object_add(decided, "op", json_object_new_string("decided"));
+  json_object *verdict = decide_first(c, source);
+  if (verdict) json_object_object_add(decided, "decided", verdict);
+  sent = sent && box_ctl_send(w->ctl, decided, NULL, 0);
+  json_object_put(decided);
   /* The worker holds the caller's descriptors now (and passes them to any
    * tool): ours go while it starts, not on the way to the answer, and the
    * caller's output can end as soon as the worker's does. */

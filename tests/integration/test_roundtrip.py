@@ -4,10 +4,12 @@ the status on a CPU of a two-CPU machine; the worker's exit, the zygote's
 fork of the next worker and that worker's set-up (500-700 us of CPU) must
 not be queued ahead of it there, so they wait until the caller has gone."""
 import os
+import re
+import signal
 import socket
 import time
 
-from conftest import permissive_box
+from conftest import ALLOW_ALL, Box, permissive_box
 from test_alias import frame, read_frame
 from test_worker_footprint import shell_zygote
 
@@ -106,3 +108,46 @@ def test_a_caller_that_stays_connected_holds_no_worker_long(tmp_path):
             s.close()
     finally:
         b.teardown()
+
+
+def test_the_worker_is_woken_before_the_first_exec_is_decided(tmp_path):
+    """boxd decides (and logs) a command's first shell:exec from its text
+    (worker_command.c, decide_first) after it has sent the worker "run":
+    the worker's wake-up, 50-100 us when its CPU has halted, overlaps the
+    decision instead of following it.  The worker waits for the verdict
+    before it runs anything, so the log's order is as before."""
+    b = Box(tmp_path)
+    b.write_policy(ALLOW_ALL)
+    b.write_config()
+    trace = tmp_path / "strace.out"
+    b.start(prefix=("strace", "-f", "-qq", "-s", "256", "-e", "trace=sendmsg,write",
+                    "-o", str(trace)))
+    with open(f"/proc/{b.proc.pid}/task/{b.proc.pid}/children") as f:
+        boxd = int(f.read().split()[0])
+    try:
+        for _ in range(3):
+            r = b.bash("echo hi")
+            assert (r.returncode, r.stdout) == (0, "hi\n")
+    finally:
+        os.kill(boxd, signal.SIGTERM)
+        b.proc.wait(timeout=30)
+    # per thread, in order: the "run" messages and the history's records of
+    # a shell:exec request (kind 0; kind 1 is its status, after the run)
+    run = re.compile(r'^(\d+) sendmsg\(.*\\"op\\":\\"run\\"')
+    decision = re.compile(r'^(\d+) write\(.*\\"a\\":\\"shell:exec\\",\\"k\\":0')
+    order = []
+    for line in trace.read_text().splitlines():
+        for kind, pattern in (("run", run), ("decision", decision)):
+            m = pattern.match(line)
+            if m:
+                order.append((int(m.group(1)), kind))
+    assert [k for _, k in order].count("run") == 3, order
+    assert [k for _, k in order].count("decision") == 3, order
+    for tid in {t for t, k in order if k == "run"}:
+        kinds = [k for t, k in order if t == tid]
+        # each command's decision follows its own "run", none precedes it
+        assert kinds[0] == "run" and all(
+            a != b for a, b in zip(kinds, kinds[1:])), (tid, kinds)
+    # and the log holds each decision before the status recorded after it
+    kinds = [h["k"] for h in b.history() if h.get("a") == "shell:exec"]
+    assert kinds == [0, 1] * 3, kinds
