@@ -50,15 +50,22 @@ def call_and_hold(b, source):
     return read_frame(s), s
 
 
+def settled_then_held(b):
+    """`true` called on b once its pool has settled, the connection kept:
+    the zygote, the pool's workers before the call, and the socket."""
+    assert b.bash("true").returncode == 0
+    zygote = shell_zygote(b.proc.pid)
+    before = settled_pool(zygote)
+    reply, s = call_and_hold(b, "true")
+    assert reply["frame_type"] == "exit" and reply["body"] == {"status": 0}, reply
+    return zygote, before, s
+
+
 def test_the_worker_ends_and_is_replaced_only_once_its_caller_has_gone(tmp_path):
     b = permissive_box(tmp_path)
     try:
-        assert b.bash("true").returncode == 0
-        zygote = shell_zygote(b.proc.pid)
-        before = settled_pool(zygote)
-        reply, s = call_and_hold(b, "true")
+        zygote, before, s = settled_then_held(b)
         try:
-            assert reply["frame_type"] == "exit" and reply["body"] == {"status": 0}, reply
             time.sleep(0.1)
             # answered, the caller still there: the worker that ran is alive
             # (not torn down, not reaped) and no new one was forked
@@ -91,12 +98,8 @@ def test_a_caller_that_stays_connected_holds_no_worker_long(tmp_path):
     status: its worker still ends within a bound (half a second)."""
     b = permissive_box(tmp_path)
     try:
-        assert b.bash("true").returncode == 0
-        zygote = shell_zygote(b.proc.pid)
-        before = settled_pool(zygote)
-        reply, s = call_and_hold(b, "true")
+        zygote, before, s = settled_then_held(b)
         try:
-            assert reply["body"] == {"status": 0}, reply
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline and len(before - workers(zygote)) != 1:
                 time.sleep(0.05)
