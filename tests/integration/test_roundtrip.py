@@ -136,15 +136,17 @@ def test_the_worker_is_woken_before_the_first_exec_is_decided(tmp_path):
         b.proc.wait(timeout=30)
     # per thread, in order: the "run" messages and the history's records of
     # a shell:exec request (kind 0; kind 1 is its status, after the run)
-    run = re.compile(r'^(\d+) sendmsg\(.*\\"op\\":\\"run\\"')
-    decision = re.compile(r'^(\d+) write\(.*\\"a\\":\\"shell:exec\\",\\"k\\":0')
+    # strace pads a pid to five columns: "2960  sendmsg(" when it has four
+    run = re.compile(r'^(\d+) +sendmsg\(.*\\"op\\":\\"run\\"')
+    decision = re.compile(r'^(\d+) +write\(.*\\"a\\":\\"shell:exec\\",\\"k\\":0')
     order = []
-    for line in trace.read_text().splitlines():
+    text = trace.read_text()
+    for line in text.splitlines():
         for kind, pattern in (("run", run), ("decision", decision)):
             m = pattern.match(line)
             if m:
                 order.append((int(m.group(1)), kind))
-    assert [k for _, k in order].count("run") == 3, order
+    assert [k for _, k in order].count("run") == 3, (order, text[-3000:])
     assert [k for _, k in order].count("decision") == 3, order
     for tid in {t for t, k in order if k == "run"}:
         kinds = [k for t, k in order if t == tid]
