@@ -743,12 +743,10 @@ int main(int argc, char **argv)
   char *source = python ? python_source(argc, argv, &src_len) : shell_source(argc, argv, &src_len);
   const char *open_body = python ? "{\"mode\":\"python\"}" : "{\"mode\":\"shell\"}";
 
-  char *path = socket_path(exe);
-  sock_path_for_msgs = path;
-  conn_fd = connect_box(path);
-
   /* The three frames leave in one sendmsg, the descriptors on its first
-   * byte: the broker wakes once and finds the whole request. */
+   * byte, right after the connect: the broker's thread, woken by the
+   * connect, finds the whole request instead of an empty socket it would
+   * sleep on again (it may run on this very CPU before the alias sends). */
   Buf request = { 0 }, frame = { 0 };
   make_frame(&frame, "open", open_body, strlen(open_body));
   buf_add(&request, frame.data, frame.len);
@@ -772,6 +770,9 @@ int main(int argc, char **argv)
   make_frame(&frame, "input_eof", NULL, 0);
   buf_add(&request, frame.data, frame.len);
   free(frame.data);
+  char *path = socket_path(exe);
+  sock_path_for_msgs = path;
+  conn_fd = connect_box(path);
   send_or_finish(&request, true, "call");
   free(request.data);
 

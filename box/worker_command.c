@@ -232,8 +232,9 @@ char *boxd_host_commands(Boxd *d)
  * (box_shell_first_exec) when the text shows it, the way handle_decide
  * decides the worker's request for it: the same record in the log and the
  * same events in history, in the same order, one worker round trip fewer.
- * The verdict goes to the worker with "run"; the worker takes it only for
- * the very request it would have sent (shell_worker.c, answer_decided). */
+ * The verdict follows "run" in a "decided" message of its own, which the
+ * worker waits for before it runs anything; it takes it only for the very
+ * request it would have sent (shell_host.c, answer_decided). */
 static json_object *decide_first(Command *c, const char *source)
 {
   BoxShellCommand first;
@@ -871,8 +872,6 @@ static Command *run_on_worker(Boxd *d, BoxdWorker *w, const char *source, int fd
   json_object *run = json_object_new_object();
   json_object_object_add(run, "op", json_object_new_string("run"));
   json_object_object_add(run, "source", json_object_new_string(source));
-  json_object *decided = decide_first(c, source);
-  if (decided) json_object_object_add(run, "decided", decided);
   /* Only a worker asked for before the gateway started lacks it. */
   json_object *gateway_env = w->has_env ? NULL : boxd_gateway_worker_env(d);
   if (gateway_env) json_object_object_add(run, "env", gateway_env);
@@ -888,6 +887,16 @@ static Command *run_on_worker(Boxd *d, BoxdWorker *w, const char *source, int fd
   c->caller_err = fcntl(fds[2], F_DUPFD_CLOEXEC, 3);
   bool sent = box_ctl_send(w->ctl, run, fds, 3);
   json_object_put(run);
+  /* The first shell:exec is decided (and logged) only once "run" is on
+   * its way: the worker's wake-up, which costs 50-100 us when its CPU has
+   * halted, and its taking of the descriptors overlap the decision instead
+   * of following it.  The worker runs nothing before this message. */
+  json_object *decided = json_object_new_object();
+  json_object_object_add(decided, "op", json_object_new_string("decided"));
+  json_object *verdict = decide_first(c, source);
+  if (verdict) json_object_object_add(decided, "decided", verdict);
+  sent = sent && box_ctl_send(w->ctl, decided, NULL, 0);
+  json_object_put(decided);
   /* The worker holds the caller's descriptors now (and passes them to any
    * tool): ours go while it starts, not on the way to the answer, and the
    * caller's output can end as soon as the worker's does. */
@@ -901,6 +910,28 @@ static Command *run_on_worker(Boxd *d, BoxdWorker *w, const char *source, int fd
   if (c->caller_err >= 0) close(c->caller_err);
   c->caller_err = -1;
   return c;
+}
+
+/* How long a command's end waits for its caller to go (see below). */
+#define CALLER_GONE_MS 500
+
+/* Waits until the caller, answered, has gone (its connection fd ended) or
+ * has more to say, for CALLER_GONE_MS at most: only then are the worker
+ * ended and its replacement asked for.  The alias exits as soon as it has
+ * read the status, but it must first be woken, and a wake-up lands on a
+ * CPU the worker's exit (its address space and PID namespace torn down),
+ * the zygote's fork of the next worker and that worker's set-up would
+ * otherwise all be taking, some 500-700 us of CPU queued ahead of it on
+ * this two-CPU machine.  The worker waits for its end (shell_worker.c). */
+static void end_after_caller(int fd)
+{
+  if (fd < 0) return;
+  struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
+  gint64 until = g_get_monotonic_time() + CALLER_GONE_MS * 1000;
+  for (;;) {
+    gint64 left = until - g_get_monotonic_time();
+    if (left <= 0 || poll(&p, 1, (int)((left + 999) / 1000)) >= 0 || errno != EINTR) return;
+  }
 }
 
 /* A text that starts with python3 (the Python alias's calls are such
@@ -947,6 +978,7 @@ void boxd_run_command(Boxd *d, const char *source, int fds[3], int watch_fd, Box
      * order; made after it */
     boxd_checkpoints_end(d, command, source, ckpt_lock);
     answer(data, status);
+    end_after_caller(watch_fd);
     if (boxd_debug_timing())
       g_printerr("command %d: waited %.3f ms for a worker, %.3f ms for it to be ready, "
                  "served in %.3f ms\n",
