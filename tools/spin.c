@@ -29,6 +29,6 @@ bool box_spin_wait(BoxSpin *s, bool (*ready)(void *ctx), void *ctx)
     sched_yield();
   } while (box_spin_now_us() < until);
   /* a miss: the next waits spin half as long, then not at all */
-  s->limit_us = limit / 2 < BOX_SPIN_MAX_US / 8 ? 0 : limit / 2;
+  s->limit_us = limit / 2 < BOX_SPIN_MAX_US / 4 ? 0 : limit / 2;
   return false;
 }
