@@ -22,23 +22,36 @@ print(got)
 """
 
 
-def test_each_open_costs_no_reply_socket(tmp_path):
-    """socketpair (worker) and SO_PEERCRED (boxd) are per-request costs of a
-    reply socket: reading 100 more files adds neither."""
+def _reading_box(tmp_path, files):
+    """A box with ALLOW_ALL, `files` files of 7 bytes in d/ and read.py,
+    not started."""
     b = Box(tmp_path)
     b.write_policy(ALLOW_ALL)
     b.write_config()
     ws = b.workspace
     (ws / "d").mkdir()
-    for i in range(100):
+    for i in range(files):
         (ws / "d" / f"f{i}").write_text("x" * 7)
     (ws / "read.py").write_text(READ)
+    return b
+
+
+def _boxd_of(b):
+    """boxd's pid: strace detaches from `box run` when it is signalled, so
+    the box itself is ended, and strace with it (as test_worker_footprint
+    does)."""
+    with open(f"/proc/{b.proc.pid}/task/{b.proc.pid}/children") as f:
+        return int(f.read().split()[0])
+
+
+
+def test_each_open_costs_no_reply_socket(tmp_path):
+    """socketpair (worker) and SO_PEERCRED (boxd) are per-request costs of a
+    reply socket: reading 100 more files adds neither."""
+    b = _reading_box(tmp_path, 100)
     trace = tmp_path / "strace.out"
     b.start(prefix=("strace", "-f", "-qq", "-e", "trace=socketpair,getsockopt", "-o", str(trace)))
-    # strace detaches from `box run` when it is signalled: the box itself
-    # is ended, and strace with it (as test_worker_footprint does)
-    with open(f"/proc/{b.proc.pid}/task/{b.proc.pid}/children") as f:
-        boxd = int(f.read().split()[0])
+    boxd = _boxd_of(b)
     counts = []
     try:
         for n in (1, 101):
@@ -130,14 +143,7 @@ def test_answers_are_waited_for_without_sleeping_first(tmp_path):
     twice per file.  And boxd walks to the files' directory not once per
     file: a walk serves the next requests as it serves a batch (at most
     32 files, 2 ms; strace slows each request, so more walks than 100/32)."""
-    b = Box(tmp_path)
-    b.write_policy(ALLOW_ALL)
-    b.write_config()
-    ws = b.workspace
-    (ws / "d").mkdir()
-    for i in range(100):
-        (ws / "d" / f"f{i}").write_text("x" * 7)
-    (ws / "read.py").write_text(READ)
+    b = _reading_box(tmp_path, 100)
     # a file per thread (-ff): no call split by another's; read once
     # strace has ended (its files are written in blocks)
     trace = tmp_path / "strace"
@@ -145,8 +151,7 @@ def test_answers_are_waited_for_without_sleeping_first(tmp_path):
     # --seccomp-bpf: the calls not traced run at their speed
     b.start(prefix=("strace", "-ff", "--seccomp-bpf", "-qq", "-e", "trace=recvmsg,poll,openat2",
                     "-o", str(trace / "t")))
-    with open(f"/proc/{b.proc.pid}/task/{b.proc.pid}/children") as f:
-        boxd = int(f.read().split()[0])
+    boxd = _boxd_of(b)
     try:
         r = b.bash("python3 read.py 100")
         assert (r.stdout, r.stderr, r.returncode) == ("700\n", "", 0)
@@ -169,14 +174,7 @@ def test_an_idle_box_spins_not(tmp_path):
     """The spin lasts while requests come: once a script has read its
     files, boxd and its workers use no CPU while nothing is asked (boxes
     run by the hundred)."""
-    b = Box(tmp_path)
-    b.write_policy(ALLOW_ALL)
-    b.write_config()
-    ws = b.workspace
-    (ws / "d").mkdir()
-    for i in range(500):
-        (ws / "d" / f"f{i}").write_text("x" * 7)
-    (ws / "read.py").write_text(READ)
+    b = _reading_box(tmp_path, 500)
     b.start()
     try:
         r = b.bash("python3 read.py 500")
