@@ -36,10 +36,10 @@ typedef struct {
   }
 
 /* Calls ready(ctx) — a non-blocking attempt: true when what is waited for
- * is there (taken or seen) — until it is true or the spin's time is up,
- * yielding the CPU between attempts (a peer on the same CPU then runs).
+ * is there (taken or seen) — until it is true or the spin's time is up.
  * true: it came while spinning; false: the caller blocks as it would
- * have.  Adapts the next wait's spin either way. */
+ * have.  Adapts the next wait's spin either way: a peer that shares this
+ * CPU cannot answer while it spins, so the misses soon end the spinning. */
 bool box_spin_wait(BoxSpin *s, bool (*ready)(void *ctx), void *ctx);
 
 /* µs on the monotonic clock (vDSO: no system call) */
