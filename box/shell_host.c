@@ -7,6 +7,7 @@
 #include "box/ctl.h"
 #include "tools/fdpass.h"
 #include "tools/filter.h"
+#include "tools/spin.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
@@ -515,6 +516,23 @@ static bool take_wire(size_t len, int n, int *fds, int *errs, char **messages, c
   return used == ngot;
 }
 
+/* One answer on the channel, into wire_in, with flags as recvmsg's. */
+typedef struct {
+  int flags;
+  ssize_t r;
+  int got[BOX_CTL_MAX_FDS];
+  int ngot;
+  bool truncated;
+} WireRecv;
+
+static bool wire_recv_now(void *data)
+{
+  WireRecv *in = data;
+  in->r = box_fdpass_recv(open_chan, wire_in, BOX_OPEN_WIRE_MAX, in->flags, in->got,
+                          BOX_CTL_MAX_FDS, &in->ngot, &in->truncated);
+  return !(in->r < 0 && errno == EAGAIN);
+}
+
 /* An "open" on the channel: false when it could not be asked there. */
 static bool chan_open_read(const char *cwd, const char *const *paths, int n, int *fds, int *errs,
                            char **messages)
@@ -540,11 +558,17 @@ static bool chan_open_read(const char *cwd, const char *const *paths, int n, int
     return false;
   }
   no_answers(n, fds, errs, messages);
-  int got[BOX_CTL_MAX_FDS];
-  int ngot = 0;
-  bool truncated;
-  r = box_fdpass_recv(open_chan, wire_in, BOX_OPEN_WIRE_MAX, MSG_CMSG_CLOEXEC, got, BOX_CTL_MAX_FDS,
-                      &ngot, &truncated);
+  /* boxd answers within tens of µs: asked for without sleeping first, so
+   * that neither this CPU nor boxd's goes idle between the two */
+  static BoxSpin spin = BOX_SPIN_INIT;
+  WireRecv in = { .flags = MSG_CMSG_CLOEXEC | MSG_DONTWAIT };
+  if (!box_spin_wait(&spin, wire_recv_now, &in)) {
+    in.flags = MSG_CMSG_CLOEXEC;
+    wire_recv_now(&in);
+  }
+  r = in.r;
+  int *got = in.got, ngot = in.ngot;
+  bool truncated = in.truncated;
   if (r > 0 && !truncated && take_wire((size_t)r, n, fds, errs, messages, got, ngot)) return true;
   /* no answer that makes sense: none is taken, each path the mount's */
   for (int i = 0; i < ngot; i++) close(got[i]);

@@ -5,6 +5,7 @@
  */
 #include "box/box-private.h"
 #include "box/ctl.h"
+#include "tools/spin.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +50,10 @@ typedef struct {
    * served from the loop that serves ctl */
   int chan[OPEN_CHANNELS];
   int nchan;
+  /* after a channel's request: the next of a burst is waited for without
+   * sleeping for a while (tools/spin.h) */
+  BoxSpin spin;
+  bool served_chan;
 } Command;
 
 /* `box mount`'s record of a command is a file on the box_dir's disk
@@ -638,20 +643,37 @@ static int reported_status(Command *c)
   return status;
 }
 
-/* One request from each channel that has one (pfd: their poll entries);
- * a channel that ended is closed. */
-static void serve_channels(Command *c, const struct pollfd *pfd)
+/* poll(2) of what serve_command waits on, not waiting: for box_spin_wait */
+typedef struct {
+  struct pollfd *p;
+  nfds_t np;
+  int n;
+} PollNow;
+
+static bool poll_now(void *data)
 {
+  PollNow *look = data;
+  look->n = poll(look->p, look->np, 0);
+  return look->n != 0;
+}
+
+/* One request from each channel that has one (pfd: their poll entries);
+ * a channel that ended is closed.  true: one had one. */
+static bool serve_channels(Command *c, const struct pollfd *pfd)
+{
+  bool served = false;
   int kept = 0;
   int n = c->nchan;
   for (int i = 0; i < n; i++) {
     int chan = c->chan[i];
+    served = served || pfd[i].revents;
     if (pfd[i].revents && !box_fastopen_channel_serve(c->d, c->w->command, chan))
       close(chan);
     else
       c->chan[kept++] = chan;
   }
   c->nchan = kept;
+  return served;
 }
 
 /* Serves the worker's requests until it reports its status or dies.
@@ -692,7 +714,12 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
     struct pollfd p[2 + OPEN_CHANNELS] = { { .fd = w->ctl, .events = POLLIN },
                                            { .fd = watch_fd, .events = POLLIN } };
     for (int i = 0; i < c->nchan; i++) p[2 + i] = (struct pollfd){ c->chan[i], POLLIN, 0 };
-    int n = poll(p, (nfds_t)(2 + c->nchan), timeout);
+    PollNow look = { p, (nfds_t)(2 + c->nchan), 0 };
+    /* a script opening file after file asks again within µs of its last
+     * answer: looked for without sleeping first */
+    bool seen = c->served_chan && box_spin_wait(&c->spin, poll_now, &look);
+    c->served_chan = false;
+    int n = seen ? look.n : poll(p, (nfds_t)(2 + c->nchan), timeout);
     if (n < 0) {
       if (errno == EINTR) continue;
       break;
@@ -704,7 +731,7 @@ static int serve_command(Command *c, int watch_fd, BoxdWatchFn on_watch, void *w
     /* ctl first: whatever a process sent there before it asked on its
      * channel is queued there already, and is taken in that order */
     if (!p[0].revents) {
-      serve_channels(c, p + 2);
+      c->served_chan = serve_channels(c, p + 2);
       continue;
     }
     int fds[BOX_CTL_MAX_FDS];
@@ -857,6 +884,7 @@ static Command *run_on_worker(Boxd *d, BoxdWorker *w, const char *source, int fd
   Command *c = g_new0(Command, 1);
   c->d = d;
   c->w = w;
+  c->spin = (BoxSpin)BOX_SPIN_INIT;
   c->threads = g_ptr_array_new();
   c->tool_pids = g_array_new(FALSE, FALSE, sizeof(pid_t));
   g_mutex_init(&c->lock);
@@ -906,6 +934,7 @@ static Command *run_on_worker(Boxd *d, BoxdWorker *w, const char *source, int fd
       fds[i] = -1;
     }
   *status = sent ? serve_command(c, watch_fd, on_watch, data) : -1;
+  box_fastopen_thread_done();
   /* Before the answer: the caller's stderr ends with the command. */
   if (c->caller_err >= 0) close(c->caller_err);
   c->caller_err = -1;
