@@ -46,3 +46,41 @@ def test_a_pure_python_loop_runs_at_native_speed(tmp_path):
         assert min(native) / min(ours) >= 0.88, (ours, native)
     finally:
         b.teardown()
+
+
+# A module's top-level names are looked up in its dict by their str hash,
+# and every command of a box has the zygote's one seed where each native
+# run draws its own: a seed where a loop's names collide in __main__'s
+# table (12 names in 32 slots) slowed every command's module-level loop
+# by up to a fifth.  So a command's __main__ starts with a table of 128
+# slots: a collision there is rare whatever the seed.
+ROOM = """
+import dis, sys
+d = {}
+for k in range(43):  # as many str keys as make a table of 128 slots
+    d[str(k)] = None
+print(sys.getsizeof(globals()) >= sys.getsizeof(d))
+def f():
+    return len(d)
+for _ in range(50):  # specialized: the table's keys are still all str
+    f()
+print([i.opname for i in dis.get_instructions(f, adaptive=True)][1:3])
+for k in range(100):  # past the room: the table grows as any does
+    globals()['n%d' % k] = k
+print(sum(globals()['n%d' % k] for k in range(100)), 'n7' in dir())
+del n7
+print('n7' in globals(), n8, __name__, __doc__, __spec__)
+"""
+
+
+def test_a_commands_main_namespace_has_room_whatever_the_seed(tmp_path):
+    b = permissive_box(tmp_path)
+    try:
+        for _ in range(2):  # the second from a zygote that served one
+            r = b.alias("-c", ROOM, name="python3")
+            assert r.returncode == 0, r.stderr
+            assert r.stdout.splitlines() == [
+                "True", "['LOAD_GLOBAL_BUILTIN', 'LOAD_GLOBAL_MODULE']", "4950 True",
+                "False 8 __main__ None None"], r.stdout
+    finally:
+        b.teardown()
