@@ -31,6 +31,9 @@ json_object *box_ctl_recv(int sock, int *fds, int *nfds);
  * the zygote, all of whose pages each fork shares copy-on-write. */
 bool box_ctl_send_text(int sock, const char *text, size_t len, const int *fds, int nfds);
 const char *box_ctl_recv_text(int sock, int *fds, int *nfds);
+/* box_ctl_recv_text for a packet that may hold NULs (a listing's records):
+ * its length in *len. */
+const char *box_ctl_recv_packet(int sock, int *fds, int *nfds, size_t *len);
 /* Sends a request with a fresh reply socket and waits for the answer. */
 json_object *box_ctl_call(int sock, json_object *request, const int *fds, int nfds);
 /* As box_ctl_call, keeping the descriptors of the reply (up to

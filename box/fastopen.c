@@ -593,6 +593,9 @@ bool box_fastopen_channel_serve(Boxd *d, int command, int chan)
 
 /* a chunk of records: the tag byte, then getdents64's records */
 #define LIST_CHUNK 32768
+/* a getdents64 record's largest size: its header and a 255-byte name,
+ * rounded up */
+#define LIST_RECORD_MAX 512
 
 static bool send_tagged(int fd, char tag, const void *data, size_t len)
 {
@@ -716,25 +719,38 @@ void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd)
   } else if (dfd < 0) {
     list_reply(reply_fd, "err", err, NULL);
   } else {
-    list_reply(reply_fd, "ok", 1, NULL);
+    /* The records in as few packets as hold them, each but the last
+     * tagged 'D' and the last 'E': a directory whose records fit one
+     * chunk is one packet, and the worker waits for one wake-up, not for
+     * a header, the records and their end apart (each a wake-up, and on a
+     * busy machine a wait for a CPU). */
     char *buf = g_malloc(LIST_CHUNK);
+    size_t have = 0;
     bool ok = true;
     LeadingFiles lead = { .want = open_first,
                           .paths = open_first ? json_object_new_array() : NULL };
     for (;;) {
-      long n = syscall(SYS_getdents64, dfd, buf, LIST_CHUNK);
+      long n = syscall(SYS_getdents64, dfd, buf + have, LIST_CHUNK - have);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         char e[16];
         int l = snprintf(e, sizeof e, "%d", errno);
-        ok = send_tagged(reply_fd, 'X', e, (size_t)l); /* the listing failed part way */
+        send_tagged(reply_fd, 'X', e, (size_t)l); /* the listing failed part way */
         ok = false;
         break;
       }
-      if (n == 0 || !(ok = send_tagged(reply_fd, 'D', buf, (size_t)n))) break;
-      if (lead.paths) leading_files(&lead, path, buf, (size_t)n);
+      if (n == 0) {
+        ok = send_tagged(reply_fd, 'E', buf, have);
+        break;
+      }
+      if (lead.paths) leading_files(&lead, path, buf + have, (size_t)n);
+      have += (size_t)n;
+      /* room for the longest record (a 255-byte name) or a chunk sent */
+      if (LIST_CHUNK - have < LIST_RECORD_MAX) {
+        if (!(ok = send_tagged(reply_fd, 'D', buf, have))) break;
+        have = 0;
+      }
     }
-    if (ok) ok = send_tagged(reply_fd, 'E', NULL, 0);
     g_free(buf);
     if (lead.paths) {
       /* the first files as the worker would ask for them next, decided

@@ -613,51 +613,49 @@ static int host_list_dir_recv(void *data, int ticket, char **records, size_t *le
     messages[i] = NULL;
   }
   if (ticket < 0) return 0;
-  json_object *head = box_ctl_recv(ticket, NULL, NULL);
-  json_object *v;
+  /* The first packet: boxd's JSON answer ('{': the mount's, or a refusal)
+   * or the records, in tagged chunks: 'D' more follow, 'E' the last, 'X' a
+   * failure part way. */
+  size_t n = 0;
+  const char *p = box_ctl_recv_packet(ticket, NULL, NULL, &n);
   int taken = 0;
-  if (!head || json_object_object_get_ex(head, "fallback", &v)) {
-    taken = 0;
-  } else if (json_object_object_get_ex(head, "err", &v)) {
+  if (p && n > 0 && p[0] == '{') {
+    json_object *head = json_tokener_parse(p);
+    json_object *v;
+    if (head && !json_object_object_get_ex(head, "fallback", &v) &&
+        json_object_object_get_ex(head, "err", &v)) {
+      taken = 1;
+      *err = json_object_get_int(v);
+      if (json_object_object_get_ex(head, "message", &v))
+        *message = strdup(json_object_get_string(v));
+    }
+    json_object_put(head);
+  } else if (p) {
     taken = 1;
-    *err = json_object_get_int(v);
-    if (json_object_object_get_ex(head, "message", &v))
-      *message = strdup(json_object_get_string(v));
-  } else {
-    /* the records, in tagged chunks: 'D' data, 'E' the end, 'X' a failure */
-    taken = 1;
-    size_t cap = 0;
     char *buf = NULL;
-    for (;;) {
-      if (cap - *len < 32769) {
-        cap = cap ? 2 * cap : 65536;
-        char *nb = realloc(buf, cap);
-        if (!nb) {
-          *err = ENOMEM;
-          break;
+    size_t cap = 0;
+    for (; p; p = box_ctl_recv_packet(ticket, NULL, NULL, &n)) {
+      if (n > 1 && (p[0] == 'D' || p[0] == 'E')) {
+        if (*len + n > cap) {
+          cap = MAX(2 * cap, *len + n);
+          char *nb = realloc(buf, cap);
+          if (!nb) {
+            *err = ENOMEM;
+            break;
+          }
+          buf = nb;
         }
-        buf = nb;
+        memcpy(buf + *len, p + 1, n - 1);
+        *len += n - 1;
       }
-      ssize_t n = recv(ticket, buf + *len, cap - *len, 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        *err = EIO; /* ended without its end: boxd went away */
-        break;
-      }
-      char tag = buf[*len];
-      if (tag == 'D') {
-        memmove(buf + *len, buf + *len + 1, (size_t)n - 1);
-        *len += (size_t)n - 1;
-      } else {
-        if (tag == 'X') {
-          buf[*len + (size_t)n < cap ? *len + (size_t)n : cap - 1] = '\0';
-          *err = atoi(buf + *len + 1);
-          if (*err <= 0) *err = EIO;
-        } else if (tag != 'E') {
-          *err = EIO;
-        }
-        break;
-      }
+      if (n == 0 || p[0] != 'D') break;
+    }
+    if (*err == 0) {
+      /* ended without its end (boxd went away), or failed part way */
+      if (!p || (p[0] != 'E' && p[0] != 'X'))
+        *err = EIO;
+      else if (p[0] == 'X' && (*err = atoi(p + 1)) <= 0) /* NUL-terminated by the receive */
+        *err = EIO;
     }
     if (*err) {
       free(buf);
@@ -668,7 +666,6 @@ static int host_list_dir_recv(void *data, int ticket, char **records, size_t *le
         take_answers(ticket, open_first, fds, errs, messages);
     }
   }
-  json_object_put(head);
   close(ticket);
   return taken;
 }
