@@ -49,7 +49,12 @@ json_object *box_ctl_call_fds(int sock, json_object *request, const int *fds, in
  * BoxOpenWire per path, then their messages' bytes in order, with the
  * descriptors of the BOX_OPEN_WIRE_FD answers attached in order.  The
  * sender's credentials travel with each request (SO_PASSCRED), as the
- * mount sees each caller's own. */
+ * mount sees each caller's own.  A request whose first byte is
+ * BOX_LIST_WIRE_TAG (never a cwd's) lists a directory instead: the tag, the
+ * cwd, a NUL, the path, a NUL; answered as {"op":"list"} is (box-private.h),
+ * one message for a directory of up to 32 KiB of records: a find's listing
+ * is then one message each way, like an open. */
+#define BOX_LIST_WIRE_TAG '\001'
 #define BOX_OPEN_WIRE_MAX (256 * 1024)
 #define BOX_OPEN_WIRE_PATHS 32 /* most paths in one request */
 enum { BOX_OPEN_WIRE_FALLBACK, BOX_OPEN_WIRE_ERR, BOX_OPEN_WIRE_FD };

@@ -599,25 +599,24 @@ static int host_list_dir_send(void *data, const char *cwd, const char *path, int
   return send_with_ticket(req);
 }
 
-static int host_list_dir_recv(void *data, int ticket, char **records, size_t *len, int *err,
-                              char **message, int open_first, int *fds, int *errs, char **messages)
+/* A listing's answer read from sock: 1 when boxd answered (records, or
+ * *err and maybe a message), 0 when it is the mount's.  *ended: sock ended
+ * or broke. */
+static int list_take(int sock, char **records, size_t *len, int *err, char **message,
+                     int open_first, int *fds, int *errs, char **messages, bool *ended)
 {
-  (void)data;
+  *ended = false;
   *records = NULL;
   *len = 0;
   *err = 0;
   *message = NULL;
-  for (int i = 0; i < open_first; i++) {
-    fds[i] = -1;
-    errs[i] = 0;
-    messages[i] = NULL;
-  }
-  if (ticket < 0) return 0;
+  no_answers(open_first, fds, errs, messages);
   /* The first packet: boxd's JSON answer ('{': the mount's, or a refusal)
    * or the records, in tagged chunks: 'D' more follow, 'E' the last, 'X' a
    * failure part way. */
   size_t n = 0;
-  const char *p = box_ctl_recv_packet(ticket, NULL, NULL, &n);
+  const char *p = box_ctl_recv_packet(sock, NULL, NULL, &n);
+  *ended = !p;
   int taken = 0;
   if (p && n > 0 && p[0] == '{') {
     json_object *head = json_tokener_parse(p);
@@ -634,7 +633,7 @@ static int host_list_dir_recv(void *data, int ticket, char **records, size_t *le
     taken = 1;
     char *buf = NULL;
     size_t cap = 0;
-    for (; p; p = box_ctl_recv_packet(ticket, NULL, NULL, &n)) {
+    for (; p; p = box_ctl_recv_packet(sock, NULL, NULL, &n)) {
       if (n > 1 && (p[0] == 'D' || p[0] == 'E')) {
         if (*len + n > cap) {
           cap = MAX(2 * cap, *len + n);
@@ -653,7 +652,7 @@ static int host_list_dir_recv(void *data, int ticket, char **records, size_t *le
     if (*err == 0) {
       /* ended without its end (boxd went away), or failed part way */
       if (!p || (p[0] != 'E' && p[0] != 'X'))
-        *err = EIO;
+        *err = EIO, *ended = true;
       else if (p[0] == 'X' && (*err = atoi(p + 1)) <= 0) /* NUL-terminated by the receive */
         *err = EIO;
     }
@@ -663,10 +662,47 @@ static int host_list_dir_recv(void *data, int ticket, char **records, size_t *le
     } else {
       *records = buf ? buf : malloc(1);
       if (open_first > 0) /* the leading files' answers follow the records */
-        take_answers(ticket, open_first, fds, errs, messages);
+        take_answers(sock, open_first, fds, errs, messages);
     }
   }
-  close(ticket);
+  return taken;
+}
+
+static int host_list_dir_recv(void *data, int ticket, char **records, size_t *len, int *err,
+                              char **message, int open_first, int *fds, int *errs, char **messages)
+{
+  (void)data;
+  bool ended;
+  int taken =
+    list_take(ticket, records, len, err, message, open_first, fds, errs, messages, &ended);
+  if (ticket >= 0) close(ticket);
+  return taken;
+}
+
+/* A listing asked on the open channel (BOX_LIST_WIRE_TAG), one message each
+ * way: -1 when it could not be asked there (nothing was decided). */
+static int chan_list_dir(const char *cwd, const char *path, char **records, size_t *len, int *err,
+                         char **message)
+{
+  size_t lc = cwd ? strlen(cwd) : 0, lp = strlen(path);
+  if (open_channel() < 0 || 3 + lc + lp > BOX_OPEN_WIRE_MAX) return -1;
+  wire_out[0] = BOX_LIST_WIRE_TAG;
+  memcpy(wire_out + 1, cwd ? cwd : "", lc + 1);
+  memcpy(wire_out + 2 + lc, path, lp + 1);
+  flush_status();
+  ssize_t r;
+  do r = send(open_chan, wire_out, 3 + lc + lp, MSG_NOSIGNAL);
+  while (r < 0 && errno == EINTR);
+  bool ended = r != (ssize_t)(3 + lc + lp);
+  int taken =
+    ended ? -1 : list_take(open_chan, records, len, err, message, 0, NULL, NULL, NULL, &ended);
+  if (ended) {
+    /* boxd did not take the channel (it keeps a few per command), or it
+     * went away: tickets from now on, this one's too when nothing came */
+    open_chan_forget();
+    open_chan_broken = true;
+    if (taken == 0) taken = -1;
+  }
   return taken;
 }
 
@@ -674,6 +710,10 @@ static int host_list_dir(void *data, const char *cwd, const char *path, char **r
                          int *err, char **message, int open_first, int *fds, int *errs,
                          char **messages)
 {
+  if (open_first == 0) {
+    int taken = chan_list_dir(cwd, path, records, len, err, message);
+    if (taken >= 0) return taken;
+  }
   return host_list_dir_recv(data, host_list_dir_send(data, cwd, path, open_first), records, len,
                             err, message, open_first, fds, errs, messages);
 }
