@@ -420,7 +420,8 @@ void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, i
  * worker handed over ({"op":"open-channel"}); box_fastopen_channel_serve
  * answers one request waiting on it as box_fastopen_handle answers an
  * "open", for the credentials the request carries (none: every path the
- * mount's).  false: the channel ended or broke (close it). */
+ * mount's), or a listing (BOX_LIST_WIRE_TAG) as box_fastlist_handle answers
+ * one with no "open".  false: the channel ended or broke (close it). */
 void box_fastopen_channel_take(int chan);
 /* Lets go of what this thread kept for the next requests of its command
  * (a walk to a directory): called when the command ends. */
@@ -430,10 +431,10 @@ bool box_fastopen_channel_serve(Boxd *d, int command, int chan);
 /* Answers a worker's {"op":"list","cwd":…,"path":…} on reply_fd: the
  * mount's OPENDIR decision (fs:read/enumerate) for a directory inside a
  * bound root reached without a symlink or "..", outside every floor; then
- * {"ok":1} and the directory's getdents64 records in messages tagged 'D',
- * ended by 'E' ('X' and an errno when reading failed), or {"err":E,
- * "message":…}, or {"fallback":true} (the worker lists it through the
- * mount).  With "open":N, after 'E' the answers of an "open" request for
+ * the directory's getdents64 records in messages tagged 'D', the last
+ * tagged 'E' (one message when they fit a chunk; 'X' and an errno when
+ * reading failed), or {"err":E, "message":…}, or {"fallback":true} (the
+ * worker lists it through the mount).  With "open":N, after 'E' the answers of an "open" request for
  * the directory's leading regular files (up to N, up to the first entry
  * that is not one, "." and ".." aside), as a walk would ask next. */
 void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd);

@@ -103,6 +103,12 @@ json_object *box_ctl_recv(int sock, int *fds, int *nfds)
 
 const char *box_ctl_recv_text(int sock, int *fds, int *nfds)
 {
+  size_t len;
+  return box_ctl_recv_packet(sock, fds, nfds, &len);
+}
+
+const char *box_ctl_recv_packet(int sock, int *fds, int *nfds, size_t *len)
+{
   if (nfds) *nfds = 0;
   char *buf = recv_buffer();
   if (!buf) return NULL;
@@ -120,6 +126,7 @@ const char *box_ctl_recv_text(int sock, int *fds, int *nfds)
     return NULL;
   }
   buf[n] = '\0';
+  *len = (size_t)n;
   return buf;
 }
 

@@ -31,6 +31,9 @@ json_object *box_ctl_recv(int sock, int *fds, int *nfds);
  * the zygote, all of whose pages each fork shares copy-on-write. */
 bool box_ctl_send_text(int sock, const char *text, size_t len, const int *fds, int nfds);
 const char *box_ctl_recv_text(int sock, int *fds, int *nfds);
+/* box_ctl_recv_text for a packet that may hold NULs (a listing's records):
+ * its length in *len. */
+const char *box_ctl_recv_packet(int sock, int *fds, int *nfds, size_t *len);
 /* Sends a request with a fresh reply socket and waits for the answer. */
 json_object *box_ctl_call(int sock, json_object *request, const int *fds, int nfds);
 /* As box_ctl_call, keeping the descriptors of the reply (up to
@@ -46,7 +49,12 @@ json_object *box_ctl_call_fds(int sock, json_object *request, const int *fds, in
  * BoxOpenWire per path, then their messages' bytes in order, with the
  * descriptors of the BOX_OPEN_WIRE_FD answers attached in order.  The
  * sender's credentials travel with each request (SO_PASSCRED), as the
- * mount sees each caller's own. */
+ * mount sees each caller's own.  A request whose first byte is
+ * BOX_LIST_WIRE_TAG (never a cwd's) lists a directory instead: the tag, the
+ * cwd, a NUL, the path, a NUL; answered as {"op":"list"} is (box-private.h),
+ * one message for a directory of up to 32 KiB of records: a find's listing
+ * is then one message each way, like an open. */
+#define BOX_LIST_WIRE_TAG '\001'
 #define BOX_OPEN_WIRE_MAX (256 * 1024)
 #define BOX_OPEN_WIRE_PATHS 32 /* most paths in one request */
 enum { BOX_OPEN_WIRE_FALLBACK, BOX_OPEN_WIRE_ERR, BOX_OPEN_WIRE_FD };

@@ -596,6 +596,9 @@ static ssize_t wire_recv(int chan, char *buf, struct ucred *cred, bool *have_cre
   return len;
 }
 
+static bool list_answer(Boxd *d, int command, const struct ucred *cred, const char *cwd,
+                        const char *name, int open_first, int reply_fd);
+
 bool box_fastopen_channel_serve(Boxd *d, int command, int chan)
 {
   char *in = wire_buf(&wire_in_key);
@@ -603,6 +606,11 @@ bool box_fastopen_channel_serve(Boxd *d, int command, int chan)
   bool have_cred = false;
   ssize_t len = wire_recv(chan, in, &cred, &have_cred);
   if (len <= 0) return len == 0;
+  if (in[0] == BOX_LIST_WIRE_TAG) { /* the tag, the cwd, the path (wire_recv ends them) */
+    const char *cwd = in + 1, *name = cwd + strlen(cwd) + 1;
+    return list_answer(d, command, have_cred ? &cred : NULL, *cwd ? cwd : NULL,
+                       name < in + len ? name : NULL, 0, chan);
+  }
   /* the cwd, then each path, NUL-terminated */
   const char *cwd = in;
   const char *paths[BOX_OPEN_WIRE_PATHS];
@@ -653,6 +661,9 @@ bool box_fastopen_channel_serve(Boxd *d, int command, int chan)
 
 /* a chunk of records: the tag byte, then getdents64's records */
 #define LIST_CHUNK 32768
+/* a getdents64 record's largest size: its header and a 255-byte name,
+ * rounded up */
+#define LIST_RECORD_MAX 512
 
 static bool send_tagged(int fd, char tag, const void *data, size_t len)
 {
@@ -664,14 +675,15 @@ static bool send_tagged(int fd, char tag, const void *data, size_t len)
   return n == (ssize_t)(len + 1);
 }
 
-static void list_reply(int reply_fd, const char *key, int value, const char *message)
+static bool list_reply(int reply_fd, const char *key, int value, const char *message)
 {
   json_object *r = json_object_new_object();
   json_object_object_add(
     r, key, key[0] == 'f' ? json_object_new_boolean(true) : json_object_new_int(value));
   if (message) json_object_object_add(r, "message", json_object_new_string(message));
-  box_ctl_send(reply_fd, r, NULL, 0);
+  bool sent = box_ctl_send(reply_fd, r, NULL, 0);
   json_object_put(r);
+  return sent;
 }
 
 /* The directory's leading regular files (not "." or ".."), up to want and
@@ -708,28 +720,16 @@ static void leading_files(LeadingFiles *lead, const char *dir, const char *buf, 
   }
 }
 
-void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd)
+/* A listing of name (against cwd) answered on reply_fd, which stays open,
+ * for a caller of credentials cred (NULL: unknown, the mount's): false when
+ * an answer could not be sent. */
+static bool list_answer(Boxd *d, int command, const struct ucred *cred, const char *cwd,
+                        const char *name, int open_first, int reply_fd)
 {
-  struct ucred cred = { 0 };
-  socklen_t cl = sizeof cred;
-  json_object *cwd_o = NULL, *path_o = NULL;
-  json_object_object_get_ex(msg, "cwd", &cwd_o);
-  json_object_object_get_ex(msg, "path", &path_o);
-  json_object *open_o = NULL;
-  int open_first =
-    json_object_object_get_ex(msg, "open", &open_o) ? json_object_get_int(open_o) : 0;
-  if (open_first < 0 || open_first > BOX_FASTOPEN_MAX) open_first = 0;
-  const char *name = path_o ? json_object_get_string(path_o) : NULL;
-  g_autofree char *path =
-    name && *name ? absolute(cwd_o ? json_object_get_string(cwd_o) : NULL, name) : NULL;
+  g_autofree char *path = name && *name ? absolute(cwd, name) : NULL;
   int pfd = -1;
   struct stat st;
-  if (getsockopt(reply_fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0 || !path ||
-      !root_of(d, path)) {
-    list_reply(reply_fd, "fallback", 0, NULL);
-    close(reply_fd);
-    return;
-  }
+  if (!cred || !path || !root_of(d, path)) return list_reply(reply_fd, "fallback", 0, NULL);
   struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
   pfd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
@@ -739,9 +739,7 @@ void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd)
      * by the mount's walk as an absent name is: the mount's, which
      * decides it there */
     if (pfd >= 0) close(pfd);
-    list_reply(reply_fd, "fallback", 0, NULL);
-    close(reply_fd);
-    return;
+    return list_reply(reply_fd, "fallback", 0, NULL);
   }
   g_autofree char *spelled = spell(d, path);
   json_object *input = json_object_new_object();
@@ -756,7 +754,7 @@ void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd)
   bool permitted = dec->verdict == BOX_VERDICT_PERMIT;
   int dfd = -1, err = 0;
   if (permitted) {
-    if (!may_read(&st, cred.uid, cred.gid)) {
+    if (!may_read(&st, cred->uid, cred->gid)) {
       err = EACCES;
     } else {
       /* "." of the directory decided: the same inode, no lookup that a
@@ -769,42 +767,73 @@ void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd)
   close(pfd);
   bool recorded = box_policy_history_batch_end(d->policy);
   box_decision_log_write(d->log, log_buf);
+  bool ok = true;
   if (!recorded) {
-    list_reply(reply_fd, "err", EIO, NULL);
+    ok = list_reply(reply_fd, "err", EIO, NULL);
   } else if (!permitted) {
-    list_reply(reply_fd, "err", EACCES, dec->message);
+    ok = list_reply(reply_fd, "err", EACCES, dec->message);
   } else if (dfd < 0) {
-    list_reply(reply_fd, "err", err, NULL);
+    ok = list_reply(reply_fd, "err", err, NULL);
   } else {
-    list_reply(reply_fd, "ok", 1, NULL);
+    /* The records in as few packets as hold them, each but the last
+     * tagged 'D' and the last 'E': a directory whose records fit one
+     * chunk is one packet, and the worker waits for one wake-up, not for
+     * a header, the records and their end apart (each a wake-up, and on a
+     * busy machine a wait for a CPU). */
     char *buf = g_malloc(LIST_CHUNK);
-    bool ok = true;
+    size_t have = 0;
+    bool whole = true;
     LeadingFiles lead = { .want = open_first,
                           .paths = open_first ? json_object_new_array() : NULL };
     for (;;) {
-      long n = syscall(SYS_getdents64, dfd, buf, LIST_CHUNK);
+      long n = syscall(SYS_getdents64, dfd, buf + have, LIST_CHUNK - have);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         char e[16];
         int l = snprintf(e, sizeof e, "%d", errno);
         ok = send_tagged(reply_fd, 'X', e, (size_t)l); /* the listing failed part way */
-        ok = false;
+        whole = false;
         break;
       }
-      if (n == 0 || !(ok = send_tagged(reply_fd, 'D', buf, (size_t)n))) break;
-      if (lead.paths) leading_files(&lead, path, buf, (size_t)n);
+      if (n == 0) {
+        ok = send_tagged(reply_fd, 'E', buf, have);
+        break;
+      }
+      if (lead.paths) leading_files(&lead, path, buf + have, (size_t)n);
+      have += (size_t)n;
+      /* room for the longest record (a 255-byte name) or a chunk sent */
+      if (LIST_CHUNK - have < LIST_RECORD_MAX) {
+        if (!(ok = send_tagged(reply_fd, 'D', buf, have))) break;
+        have = 0;
+      }
     }
-    if (ok) ok = send_tagged(reply_fd, 'E', NULL, 0);
     g_free(buf);
     if (lead.paths) {
       /* the first files as the worker would ask for them next, decided
        * after the listing: one request less per directory */
-      if (ok) answer_batch(d, command, NULL, lead.paths, NULL, reply_fd);
+      if (ok && whole) answer_batch(d, command, NULL, lead.paths, NULL, reply_fd);
       json_object_put(lead.paths);
     }
   }
   if (dfd >= 0) close(dfd);
   box_decision_free(dec);
   json_object_put(input);
+  return ok;
+}
+
+void box_fastlist_handle(Boxd *d, int command, json_object *msg, int reply_fd)
+{
+  json_object *cwd_o = NULL, *path_o = NULL, *open_o = NULL;
+  json_object_object_get_ex(msg, "cwd", &cwd_o);
+  json_object_object_get_ex(msg, "path", &path_o);
+  int open_first =
+    json_object_object_get_ex(msg, "open", &open_o) ? json_object_get_int(open_o) : 0;
+  if (open_first < 0 || open_first > BOX_FASTOPEN_MAX) open_first = 0;
+  struct ucred cred = { 0 };
+  socklen_t cl = sizeof cred;
+  /* the reply socket was made by the worker: its credentials are the caller's */
+  bool have_cred = getsockopt(reply_fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0;
+  list_answer(d, command, have_cred ? &cred : NULL, cwd_o ? json_object_get_string(cwd_o) : NULL,
+              path_o ? json_object_get_string(path_o) : NULL, open_first, reply_fd);
   close(reply_fd);
 }

@@ -623,65 +623,62 @@ static int host_list_dir_send(void *data, const char *cwd, const char *path, int
   return send_with_ticket(req);
 }
 
-static int host_list_dir_recv(void *data, int ticket, char **records, size_t *len, int *err,
-                              char **message, int open_first, int *fds, int *errs, char **messages)
+/* A listing's answer read from sock: 1 when boxd answered (records, or
+ * *err and maybe a message), 0 when it is the mount's.  *ended: sock ended
+ * or broke. */
+static int list_take(int sock, char **records, size_t *len, int *err, char **message,
+                     int open_first, int *fds, int *errs, char **messages, bool *ended)
 {
-  (void)data;
+  *ended = false;
   *records = NULL;
   *len = 0;
   *err = 0;
   *message = NULL;
-  for (int i = 0; i < open_first; i++) {
-    fds[i] = -1;
-    errs[i] = 0;
-    messages[i] = NULL;
-  }
-  if (ticket < 0) return 0;
-  json_object *head = box_ctl_recv(ticket, NULL, NULL);
-  json_object *v;
+  no_answers(open_first, fds, errs, messages);
+  /* The first packet: boxd's JSON answer ('{': the mount's, or a refusal)
+   * or the records, in tagged chunks: 'D' more follow, 'E' the last, 'X' a
+   * failure part way. */
+  size_t n = 0;
+  const char *p = box_ctl_recv_packet(sock, NULL, NULL, &n);
+  *ended = !p;
   int taken = 0;
-  if (!head || json_object_object_get_ex(head, "fallback", &v)) {
-    taken = 0;
-  } else if (json_object_object_get_ex(head, "err", &v)) {
+  if (p && n > 0 && p[0] == '{') {
+    json_object *head = json_tokener_parse(p);
+    json_object *v;
+    if (head && !json_object_object_get_ex(head, "fallback", &v) &&
+        json_object_object_get_ex(head, "err", &v)) {
+      taken = 1;
+      *err = json_object_get_int(v);
+      if (json_object_object_get_ex(head, "message", &v))
+        *message = strdup(json_object_get_string(v));
+    }
+    json_object_put(head);
+  } else if (p) {
     taken = 1;
-    *err = json_object_get_int(v);
-    if (json_object_object_get_ex(head, "message", &v))
-      *message = strdup(json_object_get_string(v));
-  } else {
-    /* the records, in tagged chunks: 'D' data, 'E' the end, 'X' a failure */
-    taken = 1;
-    size_t cap = 0;
     char *buf = NULL;
-    for (;;) {
-      if (cap - *len < 32769) {
-        cap = cap ? 2 * cap : 65536;
-        char *nb = realloc(buf, cap);
-        if (!nb) {
-          *err = ENOMEM;
-          break;
+    size_t cap = 0;
+    for (; p; p = box_ctl_recv_packet(sock, NULL, NULL, &n)) {
+      if (n > 1 && (p[0] == 'D' || p[0] == 'E')) {
+        if (*len + n > cap) {
+          cap = MAX(2 * cap, *len + n);
+          char *nb = realloc(buf, cap);
+          if (!nb) {
+            *err = ENOMEM;
+            break;
+          }
+          buf = nb;
         }
-        buf = nb;
+        memcpy(buf + *len, p + 1, n - 1);
+        *len += n - 1;
       }
-      ssize_t n = recv(ticket, buf + *len, cap - *len, 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        *err = EIO; /* ended without its end: boxd went away */
-        break;
-      }
-      char tag = buf[*len];
-      if (tag == 'D') {
-        memmove(buf + *len, buf + *len + 1, (size_t)n - 1);
-        *len += (size_t)n - 1;
-      } else {
-        if (tag == 'X') {
-          buf[*len + (size_t)n < cap ? *len + (size_t)n : cap - 1] = '\0';
-          *err = atoi(buf + *len + 1);
-          if (*err <= 0) *err = EIO;
-        } else if (tag != 'E') {
-          *err = EIO;
-        }
-        break;
-      }
+      if (n == 0 || p[0] != 'D') break;
+    }
+    if (*err == 0) {
+      /* ended without its end (boxd went away), or failed part way */
+      if (!p || (p[0] != 'E' && p[0] != 'X'))
+        *err = EIO, *ended = true;
+      else if (p[0] == 'X' && (*err = atoi(p + 1)) <= 0) /* NUL-terminated by the receive */
+        *err = EIO;
     }
     if (*err) {
       free(buf);
@@ -689,11 +686,47 @@ static int host_list_dir_recv(void *data, int ticket, char **records, size_t *le
     } else {
       *records = buf ? buf : malloc(1);
       if (open_first > 0) /* the leading files' answers follow the records */
-        take_answers(ticket, open_first, fds, errs, messages);
+        take_answers(sock, open_first, fds, errs, messages);
     }
   }
-  json_object_put(head);
-  close(ticket);
+  return taken;
+}
+
+static int host_list_dir_recv(void *data, int ticket, char **records, size_t *len, int *err,
+                              char **message, int open_first, int *fds, int *errs, char **messages)
+{
+  (void)data;
+  bool ended;
+  int taken =
+    list_take(ticket, records, len, err, message, open_first, fds, errs, messages, &ended);
+  if (ticket >= 0) close(ticket);
+  return taken;
+}
+
+/* A listing asked on the open channel (BOX_LIST_WIRE_TAG), one message each
+ * way: -1 when it could not be asked there (nothing was decided). */
+static int chan_list_dir(const char *cwd, const char *path, char **records, size_t *len, int *err,
+                         char **message)
+{
+  size_t lc = cwd ? strlen(cwd) : 0, lp = strlen(path);
+  if (open_channel() < 0 || 3 + lc + lp > BOX_OPEN_WIRE_MAX) return -1;
+  wire_out[0] = BOX_LIST_WIRE_TAG;
+  memcpy(wire_out + 1, cwd ? cwd : "", lc + 1);
+  memcpy(wire_out + 2 + lc, path, lp + 1);
+  flush_status();
+  ssize_t r;
+  do r = send(open_chan, wire_out, 3 + lc + lp, MSG_NOSIGNAL);
+  while (r < 0 && errno == EINTR);
+  bool ended = r != (ssize_t)(3 + lc + lp);
+  int taken =
+    ended ? -1 : list_take(open_chan, records, len, err, message, 0, NULL, NULL, NULL, &ended);
+  if (ended) {
+    /* boxd did not take the channel (it keeps a few per command), or it
+     * went away: tickets from now on, this one's too when nothing came */
+    open_chan_forget();
+    open_chan_broken = true;
+    if (taken == 0) taken = -1;
+  }
   return taken;
 }
 
@@ -701,6 +734,10 @@ static int host_list_dir(void *data, const char *cwd, const char *path, char **r
                          int *err, char **message, int open_first, int *fds, int *errs,
                          char **messages)
 {
+  if (open_first == 0) {
+    int taken = chan_list_dir(cwd, path, records, len, err, message);
+    if (taken >= 0) return taken;
+  }
   return host_list_dir_recv(data, host_list_dir_send(data, cwd, path, open_first), records, len,
                             err, message, open_first, fds, errs, messages);
 }
