@@ -51,6 +51,10 @@ typedef struct {
    * default roots are that CA alone (the gateway answers every HTTPS
    * request the proxy variables send it with a leaf of its own). */
   const char *gateway_ca;
+  /* The path the program was run as, made absolute (a virtualenv's
+   * bin/python), for sys.executable: site finds the venv's pyvenv.cfg
+   * beside it.  NULL: /usr/bin/python3. */
+  const char *executable;
   void *data;
 } BoxPythonHost;
 

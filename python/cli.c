@@ -69,6 +69,8 @@ int box_python_main(int argc, char **argv, const BoxPythonHost *host)
   config._init_main = 0;
   PyStatus st = PyConfig_SetBytesArgv(&config, argc, argv);
   if (!PyStatus_Exception(st)) st = box_python_set_locations(&config, through_host);
+  if (!PyStatus_Exception(st) && host && host->executable)
+    st = PyConfig_SetBytesString(&config, &config.executable, host->executable);
   if (!PyStatus_Exception(st)) st = Py_InitializeFromConfig(&config);
   PyConfig_Clear(&config);
   if (PyStatus_Exception(st)) return box_python_status_exit(st);

@@ -177,6 +177,7 @@ static const char warm_source[] =
   "    # each a round trip to the mount\n"
   "    if not sys.executable.startswith('/usr/') or posix.access('/usr', posix.F_OK):\n"
   "        site.main()\n"
+  "        _box._venv_trim()\n"
   "        return\n"
   "    venv, add = site.venv, site.addsitepackages\n"
   "    def absent_venv(known_paths):\n"
@@ -451,6 +452,12 @@ static bool begin(PyConfig *w, const PyConfig *cmd, const BoxPythonHost *host)
     return false;
   }
   if (set_config(w) != 0 || !take_signals()) return false;
+  if (host && host->executable) {
+    PyObject *exe = PyUnicode_DecodeFSDefault(host->executable);
+    int bad = !exe || PySys_SetObject("executable", exe) != 0;
+    Py_XDECREF(exe);
+    if (bad) return false;
+  }
   PyObject *env = environment_dict();
   PyObject *fn = PyDict_GetItemString(helpers, "_begin"); /* borrowed */
   PyObject *r = env && fn

@@ -261,6 +261,7 @@ static int spawn_program(Shell *sh, int argc, char **av, Word **as, size_t na)
     box_lookup_ran(sh, av[0], found);
     return status;
   }
+  if (!found && box_run_linked_python(sh, argc, av, as, na, &status)) return status;
   int why = found ? 0 : box_lookup_why_not(sh, av[0]);
   if (why) {
     /* bash's words and status for a file execve refuses */
@@ -756,8 +757,8 @@ G_GNUC_NO_INLINE static int run_simple(Shell *sh, Node *n)
 #define STAGE_KEPT(X)                                                                              \
   X(last_arg)                                                                                      \
   X(last_arg_size)                                                                                 \
-  X(last_arg_word) X(last_arg_empty) X(status) X(lineno) X(comsub_ignore) X(in_child)              \
-    X(status_quiet)
+  X(last_arg_word)                                                                                 \
+  X(last_arg_empty) X(status) X(lineno) X(comsub_ignore) X(in_child) X(status_quiet)
 #define STAGE_FIELD(f) __typeof__(((Shell *)0)->f) f;
 #define STAGE_SAVE(f) kept.f = sh->f;
 #define STAGE_RESTORE(f) sh->f = kept.f;

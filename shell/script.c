@@ -2,6 +2,7 @@
  * (sh, bash, dash, or Python by its #! line, or text with none), as the
  * kernel would have run it. */
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -104,17 +105,15 @@ static char **script_argv(char *interp, char *opt, const char *path, int argc, c
  * decision on program python3, or a `[tool.python3]` table's program when
  * box.toml sends python3 there.  A function named python3 is not what the
  * kernel would have run.  The script's words stay as literal as they were;
- * the #! line's option came from a file, so it is not. */
-static int run_python_script(Shell *sh, char *interp, char *opt, const char *path, int argc,
-                             char **av, Word **as, size_t na)
+ * the #! line's option came from a file, so it is not.  pav (pc words)
+ * ends with av's arguments. */
+static int run_as_python(Shell *sh, char **pav, int pc, int argc, char **av, Word **as, size_t na)
 {
-  int pc;
-  char **pav = script_argv(interp, opt, path, argc, av, &pc);
   bool *lit = g_new0(bool, pc);
   bool *owned;
   const bool *was = box_exec_literal_for(sh, av, argc, &owned);
-  lit[0] = true;
   memcpy(lit + pc - argc, was, argc * sizeof *lit);
+  lit[0] = true;
   g_free(owned);
   char **save_av = sh->lit_av;
   bool *save_lit = sh->lit;
@@ -127,8 +126,35 @@ static int run_python_script(Shell *sh, char *interp, char *opt, const char *pat
   sh->lit = save_lit;
   sh->lit_argc = save_argc;
   g_free(lit);
+  return status;
+}
+
+static int run_python_script(Shell *sh, char *interp, char *opt, const char *path, int argc,
+                             char **av, Word **as, size_t na)
+{
+  int pc;
+  char **pav = script_argv(interp, opt, path, argc, av, &pc);
+  int status = run_as_python(sh, pav, pc, argc, av, as, na);
   g_free(pav);
   return status;
+}
+
+bool box_links_to_host_python(const char *path)
+{
+  g_autofree char *at = g_strdup(path);
+  for (int hop = 0; hop < 16; hop++) {
+    char target[PATH_MAX];
+    ssize_t n = readlink(at, target, sizeof target - 1);
+    if (n <= 0) return false;
+    target[n] = '\0';
+    if (!strcmp(target, "/usr/bin/python3") || !strcmp(target, "/usr/bin/python3.11") ||
+        !strcmp(target, "/usr/bin/python"))
+      return true;
+    g_autofree char *dir = g_path_get_dirname(at);
+    g_free(at);
+    at = target[0] == '/' ? g_strdup(target) : g_build_filename(dir, target, NULL);
+  }
+  return false;
 }
 
 /* Whether a `[tool.*]` table or an exec entry runs the file at path: a
@@ -142,6 +168,31 @@ static bool host_runs(Shell *sh, const char *path)
   bool runs = found != NULL;
   free(found);
   return runs;
+}
+
+/* A virtualenv's python (bin/python → python3 → /usr/bin/python3) is the
+ * host's python3.11, which the Shell's python3 is: it runs there, decided
+ * as python3, with sys.executable the word's absolute path as CPython
+ * would make it, so that site finds the venv's pyvenv.cfg beside it.  Only
+ * a word whose name is python's is read, so no other program's lookup asks
+ * the mount more; a `[tool.*]` table that runs the file keeps it. */
+bool box_run_linked_python(Shell *sh, int argc, char **av, Word **as, size_t na, int *status)
+{
+  const char *base = strrchr(av[0], '/');
+  if (!base || !box_is_python_name(base + 1)) return false;
+  g_autofree char *abs = av[0][0] == '/' ? g_strdup(av[0]) : g_build_filename(sh->cwd, av[0], NULL);
+  /* the host's own, which the view does not hold: asked of it, not read */
+  if (g_str_has_prefix(abs, "/usr/") || g_str_has_prefix(abs, "/bin/")) return false;
+  if (!box_links_to_host_python(abs) || host_runs(sh, av[0])) return false;
+  char **pav = g_new0(char *, argc + 1);
+  memcpy(pav, av, argc * sizeof *pav);
+  pav[0] = "python3";
+  const char *save = sh->python_as;
+  sh->python_as = abs;
+  *status = run_as_python(sh, pav, argc, argc, av, as, na);
+  sh->python_as = save;
+  g_free(pav);
+  return true;
 }
 
 /* Runs av, whose file is path, as a shell script if it is one: decided as

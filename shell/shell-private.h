@@ -299,7 +299,7 @@ struct Shell {
   bool in_exit_trap;
   char *traps[BOX_NTRAP];
   uint64_t ignored_at_entry; /* bit sig-1: ignored when the Shell started (trap.c) */
-  int fd[BOX_NFD]; /* the shell's descriptors as commands see them; -1 closed */
+  int fd[BOX_NFD];           /* the shell's descriptors as commands see them; -1 closed */
   int fd_high;
   struct BoxSaved *saved; /* the innermost table to put back (redir.c) */
   gint64 started;
@@ -339,8 +339,9 @@ struct Shell {
   char **lit_av;       /* the argv of the simple command being run, and per word */
   bool *lit;           /* whether it was literal in the script (BoxShellCommand.literal) */
   int lit_argc;
-  GPtrArray *argv_pool; /* emptied argv arrays of finished simple commands, for reuse */
-  bool arith_unbound;   /* set -u stopped an expression at an unset name (cleared by the caller) */
+  const char *python_as; /* the path python3 runs as now (script.c), or NULL */
+  GPtrArray *argv_pool;  /* emptied argv arrays of finished simple commands, for reuse */
+  bool arith_unbound;    /* set -u stopped an expression at an unset name (cleared by the caller) */
   const struct Node *cmd_node; /* $BASH_COMMAND's command (exec.c, note_command) */
   char *cmd_text;              /* its text once printed, or the DEBUG trap's */
   GArray *var_journal; /* SavedVar: variables as they were (box_var_journal_begin), or NULL */
@@ -620,6 +621,13 @@ void box_exec_decide_ahead(Shell *sh, struct Node *const *ns, size_t n, bool *pe
  * is none the Shell runs itself. */
 bool box_run_script(Shell *sh, const char *path, int argc, char **av, Word **as, size_t na,
                     int *status);
+/* script.c: av run as the Shell's python3 when its path word names the
+ * host's python3.11 through the view's symlinks (a virtualenv's
+ * bin/python), with that path as its sys.executable; false if not. */
+bool box_run_linked_python(Shell *sh, int argc, char **av, Word **as, size_t na, int *status);
+/* Whether the absolute path is a chain of symlinks ending at the host's
+ * /usr/bin/python3 (or python3.11, python), which the view does not hold. */
+bool box_links_to_host_python(const char *path);
 /* A function's definition laid out as bash prints it (print.c). */
 char *box_function_text(Node *fn);
 /* A command on one line, as `jobs` shows it. */
@@ -669,9 +677,9 @@ int box_run_background(Shell *sh, Node *n);
  * one of them holds is not closed by `exec N>&-`. */
 typedef struct BoxSaved {
   int fd[BOX_NFD];
-  int nfd; /* fd[0…nfd) saved: the shell's fd_high then */
+  int nfd;                        /* fd[0…nfd) saved: the shell's fd_high then */
   uint64_t touched[BOX_NFD / 64]; /* the slots its redirections named: put back */
-  uint64_t copies[BOX_NFD / 64]; /* slots holding what one of those held (redir.c take_slot) */
+  uint64_t copies[BOX_NFD / 64];  /* slots holding what one of those held (redir.c take_slot) */
   int opened[64];
   int nopened;
   struct BoxSaved *up;

@@ -327,6 +327,25 @@ void box_python_warm_up(void)
   if (sym && warm_fn(&host)) warm_lib = lib;
 }
 
+/* The path the program runs as (sys.executable, beside which site looks
+ * for a venv's pyvenv.cfg): a virtualenv's python run by path (script.c),
+ * or the one on PATH once its activate script has put the venv's bin/
+ * first; NULL: /usr/bin/python3. */
+static char *run_as(BoxCmd *c)
+{
+  if (c->sh->python_as) return g_strdup(c->sh->python_as);
+  const char *venv = box_var_get(c->sh, "VIRTUAL_ENV");
+  const char *path = box_var_get(c->sh, "PATH");
+  if (!venv || venv[0] != '/' || !path || strchr(c->argv[0], '/')) return NULL;
+  g_autofree char *bin = g_build_filename(venv, "bin", NULL);
+  size_t n = strlen(bin);
+  if (strncmp(path, bin, n) != 0 || (path[n] != ':' && path[n] != '\0')) return NULL;
+  char *exe = g_build_filename(bin, c->argv[0], NULL);
+  if (box_links_to_host_python(exe)) return exe;
+  g_free(exe);
+  return NULL;
+}
+
 int box_python_run(BoxCmd *c, int argc, char **argv, char **error)
 {
   void *lib = warm_lib;
@@ -337,6 +356,8 @@ int box_python_run(BoxCmd *c, int argc, char **argv, char **error)
                          .open_read = open_read,
                          .gateway_ca = gateway_ca,
                          .data = c };
+  g_autofree char *exe = run_as(c);
+  host.executable = exe;
   export_gateway();
   if (lib) {
     host.stdlib_dir = stdlib_dir;
