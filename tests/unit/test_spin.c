@@ -86,12 +86,23 @@ static void test_given_up_it_looks_again_now_and_then(void)
   g_assert_true(caught);
 }
 
+/* an answer there at once or within the spin; none, then one late */
+static void test_caught(void)
+{
+  test_caught_at_once();
+  test_caught_while_spinning();
+}
+
+static void test_missed(void)
+{
+  test_a_miss_spins_its_limit_then_less();
+  test_given_up_it_looks_again_now_and_then();
+}
+
 int main(int argc, char **argv)
 {
   g_test_init(&argc, &argv, NULL);
-  g_test_add_func("/spin/caught-at-once", test_caught_at_once);
-  g_test_add_func("/spin/caught-while-spinning", test_caught_while_spinning);
-  g_test_add_func("/spin/a-miss-spins-its-limit-then-less", test_a_miss_spins_its_limit_then_less);
-  g_test_add_func("/spin/given-up-it-looks-again", test_given_up_it_looks_again_now_and_then);
+  g_test_add_func("/spin/caught", test_caught);
+  g_test_add_func("/spin/missed", test_missed);
   return g_test_run();
 }
