@@ -423,9 +423,6 @@ void box_fastopen_handle(Boxd *d, int command, pid_t worker, json_object *msg, i
  * mount's), or a listing (BOX_LIST_WIRE_TAG) as box_fastlist_handle answers
  * one with no "open".  false: the channel ended or broke (close it). */
 void box_fastopen_channel_take(int chan);
-/* Lets go of what this thread kept for the next requests of its command
- * (a walk to a directory): called when the command ends. */
-void box_fastopen_thread_done(void);
 bool box_fastopen_channel_serve(Boxd *d, int command, int chan);
 
 /* Answers a worker's {"op":"list","cwd":…,"path":…} on reply_fd: the

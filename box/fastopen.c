@@ -289,12 +289,6 @@ static void open_one(Run *run, DirCache *dc, const char *name, Slot *slot)
   json_object_put(input);
 }
 
-void box_fastopen_thread_done(void)
-{
-  DirCache *dc = g_private_get(&dir_reuse_key);
-  if (dc) dir_forget(dc);
-}
-
 static void run_paths(Run *run)
 {
   DirCache *dc = dir_reuse(run->command);

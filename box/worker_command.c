@@ -934,7 +934,6 @@ static Command *run_on_worker(Boxd *d, BoxdWorker *w, const char *source, int fd
       fds[i] = -1;
     }
   *status = sent ? serve_command(c, watch_fd, on_watch, data) : -1;
-  box_fastopen_thread_done();
   /* Before the answer: the caller's stderr ends with the command. */
   if (c->caller_err >= 0) close(c->caller_err);
   c->caller_err = -1;
