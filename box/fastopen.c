@@ -101,17 +101,6 @@ typedef struct {
   bool permitted;
 } Slot;
 
-/* A script that opens file after file asks for one per request: each
- * would walk to its directory again (an openat2 of every component, a
- * close, and the mount's lookup asked of the directory), most of boxd's
- * system calls per file.  The walk is kept for the next requests of the
- * same command as it is kept within one batch: for no more files than a
- * batch holds and no longer than a batch takes, so that a rename on the
- * way has the same window as it has within a batch, and policy's reload
- * the same. */
-#define DIR_REUSE_FILES BOX_FASTOPEN_MAX
-#define DIR_REUSE_US 2000
-
 /* The directory of the batch's last path, held open (O_PATH, reached
  * without a symlink) so that each file of it is found with a one-component
  * lookup instead of a walk from the root. */
@@ -119,22 +108,11 @@ typedef struct {
   char *path;
   int fd;
   int refused; /* the mount's lookup refuses the directory: 1, 0, -1 not asked */
-  /* for a walk kept past its batch (dir_reuse): whose it is, when it was
-   * made and how many files it has found */
-  int command;
-  gint64 walked_at;
-  int uses;
 } DirCache;
 
-/* A walk finds no more files than a batch holds, for no longer than a
- * batch takes (DIR_REUSE_*). */
 static int dir_fd(DirCache *dc, const char *dir)
 {
-  if (dc->path && strcmp(dc->path, dir) == 0 && dc->uses < DIR_REUSE_FILES &&
-      g_get_monotonic_time() - dc->walked_at <= DIR_REUSE_US) {
-    dc->uses++;
-    return dc->fd;
-  }
+  if (dc->path && strcmp(dc->path, dir) == 0) return dc->fd;
   if (dc->fd >= 0) close(dc->fd);
   g_free(dc->path);
   struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
@@ -142,41 +120,7 @@ static int dir_fd(DirCache *dc, const char *dir)
   dc->fd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof how);
   dc->path = g_strdup(dir);
   dc->refused = -1;
-  dc->walked_at = g_get_monotonic_time();
-  dc->uses = 1;
   return dc->fd;
-}
-
-static void dir_forget(DirCache *dc)
-{
-  if (dc->fd >= 0) close(dc->fd);
-  g_free(dc->path);
-  *dc = (DirCache){ NULL, -1, -1, 0, 0, 0 };
-}
-
-static void dir_reuse_free(gpointer p)
-{
-  dir_forget(p);
-  g_free(p);
-}
-
-/* the walk kept past its batch, one per serving thread */
-static GPrivate dir_reuse_key = G_PRIVATE_INIT(dir_reuse_free);
-
-static DirCache *dir_reuse(int command)
-{
-  DirCache *dc = g_private_get(&dir_reuse_key);
-  if (!dc) {
-    dc = g_new(DirCache, 1);
-    *dc = (DirCache){ NULL, -1, -1, 0, 0, 0 };
-    g_private_set(&dir_reuse_key, dc);
-  }
-  /* another command's (its lookups are decided for it), or spent */
-  if (dc->path && (dc->command != command || dc->uses >= DIR_REUSE_FILES ||
-                   g_get_monotonic_time() - dc->walked_at > DIR_REUSE_US))
-    dir_forget(dc);
-  dc->command = command;
-  return dc;
 }
 
 /* A batch's paths and what they are decided against. */
@@ -291,14 +235,16 @@ static void open_one(Run *run, DirCache *dc, const char *name, Slot *slot)
 
 static void run_paths(Run *run)
 {
-  DirCache *dc = dir_reuse(run->command);
+  DirCache dc = { NULL, -1, -1 };
   for (size_t i = 0; i < run->n; i++) {
     const char *p = run->paths[i];
     if (p && run->have_cred && *p)
-      open_one(run, dc, p, &run->slots[i]);
+      open_one(run, &dc, p, &run->slots[i]);
     else
       run->slots[i] = (Slot){ .kind = SLOT_FALLBACK, .fd = -1 };
   }
+  if (dc.fd >= 0) close(dc.fd);
+  g_free(dc.path);
 }
 
 static void log_buf_free(gpointer p)
@@ -499,7 +445,7 @@ static bool create_one(Run *run, DirCache *dc, const char *name, mode_t mode, Sl
 
 static void run_creates(Run *run)
 {
-  DirCache dc = { NULL, -1, -1, 0, 0, 0 };
+  DirCache dc = { NULL, -1, -1 };
   bool going = run->have_cred;
   for (size_t i = 0; i < run->n; i++) {
     const char *p = run->paths[i];
