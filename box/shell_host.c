@@ -788,8 +788,10 @@ BoxShellHost box_worker_host(void)
 
 void box_worker_host_ready(void)
 {
+  static bool registered;
   worker_pid = getpid();
-  pthread_atfork(flush_status, NULL, open_chan_forget);
+  if (!registered) pthread_atfork(flush_status, NULL, open_chan_forget);
+  registered = true;
 }
 
 void box_worker_host_take_run(json_object *run)

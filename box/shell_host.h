@@ -12,7 +12,8 @@ void box_worker_host_start(int ctl);
 /* The host whose calls go to boxd, for box_shell_new. */
 BoxShellHost box_worker_host(void);
 /* The Shell is built: this process is the worker (a process it forks
- * sends its pending status first and opens a fast-path channel of its own). */
+ * sends its pending status first and opens a fast-path channel of its own);
+ * again in the child of a split Python worker, which is the worker then. */
 void box_worker_host_ready(void);
 /* The "run" message arrived and the caller's descriptors are 0-2: its
  * stdin (a program never reads it) and the decision the message carries. */

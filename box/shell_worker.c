@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <locale.h>
 #include <malloc.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -307,6 +308,34 @@ static const char *json_str(json_object *obj, const char *key)
   return json_object_object_get_ex(obj, key, &v) ? json_object_get_string(v) : NULL;
 }
 
+/* Set in the zygote of Python's workers (--warm-python). */
+static bool python_zygote;
+/* The parent of a split Python worker (box_shell_python_split): it
+ * starts the processes of the child's interpreter until the child ends.
+ * The child reports its command's status and then waits to be ended, so
+ * a child that ends first reported nothing (os._exit, a fatal signal):
+ * its end is the command's status, as a python3 in a child of the Shell
+ * gives it. */
+static int supervise(int ctl, BoxShellNew *shell, pid_t child, int built[2])
+{
+  for (int i = 0; i < 2; i++)
+    if (built[i] >= 0) close(built[i]);
+  int ws = box_shell_python_serve(shell, child);
+  if (ws != -1) {
+    json_object *done = json_object_new_object();
+    json_object_object_add(done, "op", json_object_new_string("exit"));
+    int status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    json_object_object_add(done, "status", json_object_new_int(status));
+    box_ctl_send(ctl, done, NULL, 0);
+    json_object_put(done);
+  }
+  int late[BOX_CTL_MAX_FDS];
+  int nlate = 0;
+  while (box_ctl_recv_text(ctl, late, &nlate))
+    for (int i = 0; i < nlate; i++) close(late[i]);
+  return 0;
+}
+
 /* One command: root in the mount, report ready, run, report the status.
  * ns >= 0: the area's mount namespace, to join instead of rooting, and cwd
  * (or -1) the workspace in it. */
@@ -345,6 +374,11 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   BoxShellHost host = box_worker_host();
   BoxShellNew *shell = box_shell_new(&env, &host);
   box_worker_host_ready();
+  if (python_zygote) {
+    pid_t child = box_shell_python_split();
+    if (child > 0) return supervise(ctl, shell, child, built);
+    if (child == 0) box_worker_host_ready(); /* this process is the worker now */
+  }
   json_object *ready = json_object_new_object();
   json_object_object_add(ready, "op", json_object_new_string("ready"));
   if (!box_ctl_send(ctl, ready, built, built[0] < 0 ? 0 : built[1] < 0 ? 1 : 2))
@@ -352,9 +386,11 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   json_object_put(ready);
   for (int i = 0; i < 2; i++)
     if (built[i] >= 0) close(built[i]);
+  if (python_zygote) box_shell_python_own_pages(true);
   int fds[BOX_CTL_MAX_FDS];
   int nfds = 0;
   json_object *run = box_ctl_recv(ctl, fds, &nfds);
+  if (python_zygote) box_shell_python_own_pages(false);
   json_object *source;
   if (!run || nfds != 3 || !json_object_object_get_ex(run, "source", &source)) return 125;
   for (int i = 0; i < 3; i++)
@@ -393,6 +429,9 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   box_ctl_send(ctl, done, NULL, 0);
   json_object_put(done);
   json_object_put(run);
+  /* its teardown (a Python worker's pages are its own: some 1,600 to
+   * free) behind the next command's processes, not among them */
+  if (python_zygote) sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){ 0 });
   /* boxd ends the worker once its caller has the status and has gone
    * (worker_command.c, end_after_caller).  Exiting here instead tore
    * down its address space and PID namespace (some 200 us of CPU) on the
@@ -469,6 +508,7 @@ static int worker_start(int ctl, const char *text, int ns, int cwd)
 
 static int zygote_main(int ctl, bool warm_python)
 {
+  python_zygote = warm_python;
   sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);

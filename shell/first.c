@@ -16,6 +16,50 @@ static bool flat_text(const char *s)
   return s[strcspn(s, ";&|()<>$`'\"\\")] == '\0';
 }
 
+/* The text's one top-level command, parsed on sh (a state of its own,
+ * never the process's current Shell: boxd parses on many threads), or
+ * NULL: none, more than one, or a syntax error.  check_only: no $(…)
+ * cache; a syntax error's message goes nowhere (fd 2 closed), the worker
+ * prints it.  The node lives in sh's arena (g_ptr_array_free it). */
+static Node *parse_alone(Shell *sh, const char *source)
+{
+  memset(sh, 0, sizeof *sh);
+  sh->arena = g_ptr_array_new_with_free_func(g_free);
+  sh->check_only = true;
+  for (int i = 0; i < BOX_NFD; i++) sh->fd[i] = -1;
+  sh->fd_high = 3;
+  Parser *p = box_parser_new(sh, source, NULL);
+  Node *only = NULL;
+  for (;;) {
+    Node *n = NULL;
+    ParseResult r = box_parse_next(p, &n);
+    if (r == PARSE_EOF) break;
+    if (r == PARSE_ERROR || (n && only)) {
+      only = NULL;
+      break;
+    }
+    if (n) only = n;
+  }
+  box_parser_free(p);
+  return only;
+}
+
+static bool bare_simple(const Node *n)
+{
+  return n && n->kind == N_SIMPLE && n->nredirs == 0 && n->u.simple.nassigns == 0 &&
+         n->u.simple.nwords > 0;
+}
+
+char *box_text_only_command(const char *source)
+{
+  Shell sh;
+  Node *only = parse_alone(&sh, source);
+  Word *first = bare_simple(only) ? only->u.simple.words[0] : NULL;
+  char *name = first && (first->flags & W_PLAIN) ? g_strdup(first->text) : NULL;
+  g_ptr_array_free(sh.arena, TRUE);
+  return name;
+}
+
 /* The run (run_simple_inner) asks shell:exec before anything else it does
  * when the text is one simple command whose every word is plain (it
  * expands to itself: no quote, no expansion of any kind) with no
@@ -27,31 +71,9 @@ bool box_shell_first_exec(const char *source, const char *cwd, BoxShellCommand *
   memset(cmd, 0, sizeof *cmd);
   if (!source || !cwd || strnlen(source, FIRST_MAX + 1) > FIRST_MAX || !flat_text(source))
     return false;
-  /* A state of its own, never the process's current Shell: boxd parses
-   * on many threads.  check_only: no $(…) cache; a syntax error's
-   * message goes nowhere (fd 2 closed), the worker prints it. */
   Shell sh;
-  memset(&sh, 0, sizeof sh);
-  sh.arena = g_ptr_array_new_with_free_func(g_free);
-  sh.check_only = true;
-  for (int i = 0; i < BOX_NFD; i++) sh.fd[i] = -1;
-  sh.fd_high = 3;
-  Parser *p = box_parser_new(&sh, source, NULL);
-  Node *only = NULL;
-  bool ok = true;
-  for (;;) {
-    Node *n = NULL;
-    ParseResult r = box_parse_next(p, &n);
-    if (r == PARSE_EOF) break;
-    if (r == PARSE_ERROR || (n && only)) {
-      ok = false;
-      break;
-    }
-    if (n) only = n;
-  }
-  box_parser_free(p);
-  ok = ok && only && only->kind == N_SIMPLE && only->nredirs == 0 && only->u.simple.nassigns == 0 &&
-       only->u.simple.nwords > 0;
+  Node *only = parse_alone(&sh, source);
+  bool ok = bare_simple(only);
   for (size_t i = 0; ok && i < only->u.simple.nwords; i++)
     ok = (only->u.simple.words[i]->flags & W_PLAIN) != 0;
   ok = ok && box_command_lookup(only->u.simple.words[0]->text) != NULL;

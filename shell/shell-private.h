@@ -357,6 +357,11 @@ static inline void *box_arena_alloc(Shell *sh, size_t n)
   return p;
 }
 
+/* The name source runs when it is one simple command with no
+ * redirection or assignment, and that name a plain word (first.c):
+ * g_malloc'd, else NULL. */
+char *box_text_only_command(const char *source);
+
 /* The one Shell of this process (commands reach it through BoxCmd). */
 extern Shell *box_current_shell;
 
@@ -745,6 +750,8 @@ void box_python_note_gateway(void);
 /* commands/interp.c: runs body(c) in a child on the command's descriptors
  * 0, 1, 2 with the environment a spawned program gets; its status. */
 int box_cmd_in_child(BoxCmd *c, int (*body)(BoxCmd *c));
+/* The same in this process, for a command nothing of the text follows. */
+int box_cmd_in_place(BoxCmd *c, int (*body)(BoxCmd *c));
 /* The same, the Shell calling serve(c, pid) while the child runs (until
  * it returns; it reaps nothing of pid). */
 int box_cmd_in_child_serving(BoxCmd *c, int (*body)(BoxCmd *c),

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "shell/commands/lazy_dl.h"
+#include "shell/commands/python_launcher.h"
 #include "shell/shell-private.h"
 
 Shell *box_current_shell;
@@ -322,6 +323,7 @@ BoxShellNew *box_shell_new(const BoxShellEnv *env, const BoxShellHost *host)
 
 int box_shell_run_new(BoxShellNew *n, const char *source, const BoxShellLimits *limits)
 {
+  box_python_here_note(source);
   int status = run_on(&n->sh, source, limits);
   g_free(n);
   return status;
@@ -357,6 +359,25 @@ bool box_shell_prepare(void)
 void box_shell_warm_python(void)
 {
   box_python_warm_up();
+  box_python_note_mappings();
+}
+
+pid_t box_shell_python_split(void)
+{
+  return box_python_split();
+}
+
+void box_shell_python_own_pages(bool start)
+{
+  if (start)
+    box_python_own_pages_start();
+  else
+    box_python_own_pages_stop();
+}
+
+int box_shell_python_serve(BoxShellNew *n, pid_t child)
+{
+  return box_python_split_serve(&n->sh, child);
 }
 
 int box_shell_check(const char *source)

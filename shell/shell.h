@@ -245,6 +245,20 @@ bool box_shell_prepare(void);
  * Idempotent; failing, python3 starts as without it. */
 void box_shell_warm_python(void);
 
+/* A worker of that zygote, after box_shell_new and before its command:
+ * splits in two (python_split.c).  0 in the child, which goes on as the
+ * worker: its pages of the warm interpreter copied now, it runs a python3
+ * that is its text's only command in place, with no fork.  In the parent,
+ * the child's PID: the parent keeps the Shell's clean image, from which
+ * box_shell_python_serve starts the interpreter's processes until the
+ * child ends, and returns the child's wait status (-1: not known).  -1:
+ * not split; the worker goes on alone. */
+pid_t box_shell_python_split(void);
+int box_shell_python_serve(BoxShellNew *sh, pid_t child);
+/* In that child: once it has said it is ready (start), the interpreter's
+ * pages copied on idle CPUs, until its command comes (!start). */
+void box_shell_python_own_pages(bool start);
+
 #ifdef __cplusplus
 }
 #endif

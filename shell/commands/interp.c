@@ -78,6 +78,17 @@ static void export_environment(Shell *sh)
   g_strfreev(env);
 }
 
+/* What the child does before body, in this process instead: for a
+ * command that nothing of the text follows (python_split.c). */
+int box_cmd_in_place(BoxCmd *c, int (*body)(BoxCmd *c))
+{
+  box_out_flush(c->out);
+  signal(SIGPIPE, SIG_DFL);
+  if (!take_stdio(c) || !take_high_fds(c->sh)) return 126;
+  export_environment(c->sh);
+  return body(c) & 255;
+}
+
 int box_cmd_in_child(BoxCmd *c, int (*body)(BoxCmd *c))
 {
   return box_cmd_in_child_serving(c, body, NULL);

@@ -29,6 +29,8 @@ static int python_child(BoxCmd *c)
 int box_cmd_python(BoxCmd *c)
 {
   box_python_note_gateway();
+  /* the split worker's child, the text nothing more than this command */
+  if (box_python_here_take(c)) return box_cmd_in_place(c, python_child);
   if (!box_python_launcher_open()) return box_cmd_in_child(c, python_child);
   int status = box_cmd_in_child_serving(c, python_child, box_python_launcher_serve);
   box_python_launcher_stop(); /* the socket, if no child was forked to serve */

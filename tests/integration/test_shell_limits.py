@@ -17,7 +17,9 @@ def set_shell_timeout(box, value):
 
 def worker_children():
     """Host PIDs of box-shell processes that are not the init of their PID
-    namespace: what a running command forked (subshells, background jobs)."""
+    namespace: what a running command forked (subshells, background jobs).
+    A Python worker's runner waiting in the pool for its command (named
+    box-runner until it comes, python_split.c) is none of those."""
     found = []
     target = str(BOX_SHELL.resolve())
     for entry in os.listdir("/proc"):
@@ -27,7 +29,10 @@ def worker_children():
             if os.readlink(f"/proc/{entry}/exe") != target:
                 continue
             with open(f"/proc/{entry}/status") as f:
-                nspid = next(line for line in f if line.startswith("NSpid:")).split()[1:]
+                status = f.read().splitlines()
+            if status[0].split()[1:] == ["box-runner"]:
+                continue
+            nspid = next(line for line in status if line.startswith("NSpid:")).split()[1:]
         except (OSError, StopIteration):
             continue
         if len(nspid) > 1 and nspid[-1] != "1":
