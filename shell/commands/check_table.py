@@ -20,7 +20,7 @@ HELPERS = {
     "archive.c", "compress.c", "digest.c", "lazy_dl.c", "archive_dl.c", "magic_dl.c",
     "zlib_dl.c", "lzma_dl.c",
     "interp.c", "python_dl.c", "hostdir.c",
-    "python_launcher.c",
+    "python_launcher.c", "python_split.c",
 }
 
 ROW = re.compile(r'^BOX_COMMAND\("([^"]+)",\s*(\w+),\s*(SPECIAL|BUILTIN|UTILITY)\)\s*$')
