@@ -22,7 +22,6 @@
 #include <limits.h>
 #include <locale.h>
 #include <malloc.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -429,9 +428,6 @@ static int worker_main(int ctl, const char *root, char **binds, const char *work
   box_ctl_send(ctl, done, NULL, 0);
   json_object_put(done);
   json_object_put(run);
-  /* its teardown (a Python worker's pages are its own: some 1,600 to
-   * free) behind the next command's processes, not among them */
-  if (python_zygote) sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){ 0 });
   /* boxd ends the worker once its caller has the status and has gone
    * (worker_command.c, end_after_caller).  Exiting here instead tore
    * down its address space and PID namespace (some 200 us of CPU) on the

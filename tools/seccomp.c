@@ -271,9 +271,6 @@ static const char *const worker_allowed[] = {
   "sched_getaffinity",
   "sched_getparam",
   "sched_getscheduler",
-  /* SCHED_IDLE (a Python worker's copy of its pages, a worker's end);
-   * real-time policies need a capability or RLIMIT_RTPRIO, which none has */
-  "sched_setscheduler",
   "sched_get_priority_max",
   "sched_get_priority_min",
   "getrlimit",

@@ -10,7 +10,7 @@
  * pool; the child, once it has said it is ready and has waited a while
  * unused, takes a private copy of every page the zygote had written
  * (MADV_POPULATE_WRITE: one system call per run of pages, no fault each)
- * while the CPUs are idle, until its command comes, and serves the
+ * at a low priority, until its command comes, and serves the
  * command as the worker, running a
  * python3 that is the text's only command in place, with no fork.  The
  * parent is the launcher (python_launcher.c) that the child's interpreter
@@ -19,13 +19,13 @@
 #include <errno.h>
 #include <glib.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,11 +67,12 @@ void box_python_note_mappings(void)
   fclose(f);
 }
 
-/* The copy runs in a thread of its own, as SCHED_IDLE: only on a CPU
- * nothing else wants (a woken process preempts it at once and counts its
- * CPU as idle), so the commands of the pool's other workers, and the
- * setup of the next, lose nothing to it; the worker's own thread waits for
- * its command at the default priority and stops the copy when it comes. */
+/* The copy runs in a thread of its own at a low priority (nice 10: the
+ * commands of the pool's other workers keep the CPUs), while the worker's
+ * own thread waits for its command at the default one and stops the copy
+ * when it comes, waiting for the step in hand.  Not SCHED_IDLE: on a busy
+ * machine such a thread, stopped inside a step, could keep the command
+ * waiting for as long as the CPUs stay busy. */
 static pthread_t owner;
 static bool owning;
 static atomic_bool stop_owning;
@@ -96,7 +97,7 @@ static void *own_pages(void *data)
   while (!atomic_load(&stop_owning) && r != ETIMEDOUT)
     r = pthread_cond_timedwait(&owning_stop, &owning_lock, &until);
   pthread_mutex_unlock(&owning_lock);
-  sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){ 0 }); /* this thread's */
+  setpriority(PRIO_PROCESS, 0, 10); /* this thread's */
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   /* pages looked at, and copied, between two looks at the flag: some 40 µs */
   unsigned char vec[16];
