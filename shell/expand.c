@@ -911,6 +911,16 @@ static void substring_negative(X *x, const char *len_text)
   xfail(x, 1);
 }
 
+static int arith_fail_status(Shell *sh);
+
+/* The offset or length of ${x:off:len} is no expression: as $(( )). */
+static void substring_arith_failed(X *x)
+{
+  int st = arith_fail_status(x->sh);
+  if (st == 1) x->sh->discard = true;
+  xfail(x, st);
+}
+
 static bool param_brace(X *x, const char *t, size_t n, int mode)
 {
   Shell *sh = x->sh;
@@ -943,6 +953,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
       i = 1;
     } else {
       box_sh_error(sh, "${%s}: bad substitution", whole);
+      sh->discard = true; /* bash drops the command, not the shell */
       g_free(whole);
       xfail(x, 1);
       return false;
@@ -955,6 +966,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     if (e >= n) {
       /* `${a[1}`: no `]`, as bash says; the rest would start past n */
       box_sh_error(sh, "${%s}: bad substitution", whole);
+      sh->discard = true; /* bash drops the command, not the shell */
       g_free(name);
       g_free(whole);
       xfail(x, 1);
@@ -1048,6 +1060,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
   if (length && i < n) {
     /* ${#x:1:3}, ${#x%y}: no operator after a length */
     box_sh_error(sh, "${%s}: bad substitution", whole);
+    sh->discard = true; /* bash drops the command, not the shell */
     xfail(x, 1);
     ok = false;
     goto out;
@@ -1132,6 +1145,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
             break;
           }
           box_sh_error(sh, "$%s: cannot assign in this way", name);
+          sh->discard = true;
           xfail(x, 1);
           ok = false;
           break;
@@ -1209,6 +1223,8 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
       g_ptr_array_add(res, replace(sh, v.list->pdata[j], pat, rep, rmode));
     g_free(pat);
     g_free(rep);
+  } else if (o == ':' && !v.set && strcmp(name, "@") != 0 && strcmp(name, "*") != 0) {
+    /* unset: bash evaluates neither offset nor length (${u:1+} is empty) */
   } else if (o == ':') {
     /* ${x:off[:len]} */
     size_t k = 0;
@@ -1232,7 +1248,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     g_autofree char *elem = sub ? g_strdup_printf("%s[%s]", name, sub) : NULL;
     sh->arith_who = sub ? elem : name;
     if (!box_arith(sh, offs, &off)) {
-      xfail(x, 1);
+      substring_arith_failed(x);
       ok = false;
     }
     g_free(offs);
@@ -1241,12 +1257,15 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     if (ok && has_len) {
       ls = word_string(x, w + k + 1, wn - k - 1, 0, WS_PLAIN);
       if (!box_arith(sh, ls, &len)) {
-        xfail(x, 1);
+        substring_arith_failed(x);
         ok = false;
       }
     }
     sh->arith_who = who;
-    if (ok && v.is_list) {
+    /* a scalar's [@] is the scalar: its characters are cut, as bash's */
+    ShellVar *var = v.is_list && sub ? box_var_lookup(sh, name) : NULL;
+    bool cut_chars = var && !(var->flags & (V_ARRAY | V_ASSOC));
+    if (ok && v.is_list && !cut_chars) {
       GPtrArray *src = v.list;
       int64_t cnt = src->len;
       bool pos = !sub && (strcmp(name, "@") == 0 || strcmp(name, "*") == 0);
@@ -1312,6 +1331,7 @@ static bool param_brace(X *x, const char *t, size_t n, int mode)
     if (f == 'a' && !v.list->len) g_ptr_array_add(res, attr_string(box_var_lookup(sh, name)));
   } else {
     box_sh_error(sh, "${%s}: bad substitution", whole);
+    sh->discard = true; /* bash drops the command, not the shell */
     xfail(x, 1);
     ok = false;
   }
@@ -1659,6 +1679,7 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
         size_t e = skip_to(t, i + 2, n, '}');
         if (!closed_at(t, i + 2, e, '}')) {
           box_sh_error(x->sh, "%.*s: bad substitution", (int)(n - i), t + i);
+          x->sh->discard = true;
           xfail(x, 1);
           return false;
         }
@@ -1696,6 +1717,7 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
         size_t e = subst_end(x->sh, t, i, n);
         if (!closed_at(t, i + 2, e, ')')) {
           box_sh_error(x->sh, "%.*s: bad substitution", (int)(n - i), t + i);
+          x->sh->discard = true;
           xfail(x, 1);
           return false;
         }
@@ -1759,6 +1781,7 @@ static bool expand_text_in(X *x, const char *t, size_t n, int mode)
       size_t e = skip_to(t, i + 2, n, ')');
       if (!closed_at(t, i + 2, e, ')')) {
         box_sh_error(x->sh, "%.*s: bad substitution", (int)(n - i), t + i);
+        x->sh->discard = true;
         xfail(x, 1);
         return false;
       }

@@ -66,6 +66,14 @@ CASES = [
     ("assoc-literal-word-without-key", 'declare -A a; a=([j]=1 2 3 4); echo $?; declare -p a; declare -A b=(k v x y); declare -p b; declare -A c; c+=([z]=1 q); declare -p c'),
     ("readonly-array-flag-new-name", 'readonly -a arr2; readonly -A d2; declare -p arr2 d2; declare -ra x; declare -p x; a=(1 2); readonly -a a; declare -p a'),
     ("fd-swap-high", 'exec 3>a 4>b; /bin/sh -c "echo x >&3; echo y >&4" 3>&4 4>&3; /bin/cat a; echo -; /bin/cat b'),
+    # ---- a bad substitution drops the line, not the shell (bash's new-exp) -------
+    ("bad-substitution-drops-line", 'echo ${x!}; echo same-line\necho next $?\necho ${#x:1:3}; echo same\necho ${a[1}; echo same\necho ${1x}\necho end $?'),
+    ("bad-substitution-in-function", 'f() { echo ${x!}; echo in; }; f 2>/dev/null; echo same-line\necho next $?\n( echo ${#x:1}; echo in ); echo sub $?'),
+    ("positional-cannot-assign", 'echo ${6=x}; echo same-line\necho next $?\necho ${@=x}; echo same\necho $? "$6"'),
+    # ---- ${x:off:len}: a bad expression drops the line; unset, it is not read ---
+    ("substring-bad-offset", 'x=abc; echo ${x:1+}; echo same-line\necho next $?\necho "${x:`echo }`}"\necho ${x:0:2+}\necho end $?'),
+    ("substring-of-unset-not-evaluated", 'unset u; echo "[${u:(}]" "[${u:1:+}]" "[${u[@]:1+}]"; a=(); echo "[${a[@]:1+}]"; declare -A A; echo "[${A[@]:(}]"\nset --; echo "[${@:1+}]"; echo same-line\necho next $?\nx=; echo "${x:1+}"\necho end $?'),
+    ("substring-of-scalar-as-list", 'var=blah; echo ${var[@]:3} ${var[*]:1} "${var[@]:1:2}" ${var[@]: -2}; declare -n r=var; echo ${r[@]:2}; f() { local l=abc; echo ${l[@]:1:1}; }; f; a=(x y z); echo ${a[@]:1} ${a:1}'),
 ]
 
 table_cases("text", CASES)(test_like_bash_outside)
