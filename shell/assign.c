@@ -205,8 +205,15 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
   }
   if (sub) {
     ShellVar *v = box_var_lookup(sh, lhs);
-    char *k = box_expand_str(sh, sub, false, status);
-    if (k && !*k && v && (v->flags & V_ASSOC)) {
+    bool assoc = v && (v->flags & V_ASSOC);
+    /* `a[@]=x`, `a[*]=x`, `a[]=x` name no element of an indexed array */
+    bool no_element = !*sub || (!assoc && (!strcmp(sub, "@") || !strcmp(sub, "*")));
+    char *k = no_element ? NULL : box_expand_str(sh, sub, false, status);
+    if (no_element) {
+      box_sh_error(sh, "%.*s: bad array subscript", (int)(eq - t - append), t);
+      sh->discard = true;
+      ok = false;
+    } else if (k && !*k && assoc) {
       /* `m[$empty]=x`: bash names the subscript as written */
       box_sh_error(sh, "%.*s: bad array subscript", (int)(eq - t - append), t);
       sh->discard = true; /* the command goes, not the shell */

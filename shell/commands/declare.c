@@ -279,7 +279,14 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
         if (!box_assign_word(sh, a, false, &st)) status = 1;
       } else if (br) {
         char *key = g_strndup(br + 1, strlen(br + 1) - 1);
-        if (!box_var_set_elem(sh, name, key, val, append)) status = 1;
+        bool assoc = (v->flags & V_ASSOC) != 0;
+        if (!*key || (!assoc && (!strcmp(key, "@") || !strcmp(key, "*")))) {
+          /* bash's words, with no command name; the name is an array now */
+          box_sh_error(sh, "%s[%s]: bad array subscript", name, key);
+          if (!(v->flags & (V_ARRAY | V_ASSOC))) box_var_make_array(v, false);
+          status = 1;
+        } else if (!box_var_set_elem(sh, name, key, val, append))
+          status = 1;
         g_free(key);
       } else if (append) {
         if (!box_var_append(sh, name, val)) status = 1;

@@ -73,6 +73,9 @@ CASES = [
     # ---- ${x:off:len}: a bad expression drops the line; unset, it is not read ---
     ("substring-bad-offset", 'x=abc; echo ${x:1+}; echo same-line\necho next $?\necho "${x:`echo }`}"\necho ${x:0:2+}\necho end $?'),
     ("substring-of-unset-not-evaluated", 'unset u; echo "[${u:(}]" "[${u:1:+}]" "[${u[@]:1+}]"; a=(); echo "[${a[@]:1+}]"; declare -A A; echo "[${A[@]:(}]"\nset --; echo "[${@:1+}]"; echo same-line\necho next $?\nx=; echo "${x:1+}"\necho end $?'),
+    # ---- [@], [*] and [] name no element of an indexed array (bash's array.tests)
+    ("assign-whole-array-subscript", 'b=(1 2); b[*]=aaa; echo same-line\necho next $?\nb[]=x; echo same\nx[@]=1; echo same\nb[@]+=x\ndeclare -A m; m[*]=x; m[@]=y; m[]=z; echo same\necho "$? ${b[@]} ${m[*]}"'),
+    ("declare-whole-array-subscript", 'declare b[*]=3; echo $?; declare -p b; declare -A m; declare m[]=x; echo $?; x=5; declare x[@]=1; declare -p x; f() { local q[@]=1; echo $?; }; f 2>/dev/null'),
     ("substring-of-scalar-as-list", 'var=blah; echo ${var[@]:3} ${var[*]:1} "${var[@]:1:2}" ${var[@]: -2}; declare -n r=var; echo ${r[@]:2}; f() { local l=abc; echo ${l[@]:1:1}; }; f; a=(x y z); echo ${a[@]:1} ${a:1}'),
 ]
 
