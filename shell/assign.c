@@ -167,6 +167,13 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
         box_sh_error(sh, "%s: %s: must use subscript when assigning associative array", lhs, val);
         continue;
       }
+      const char *plus = items->pdata[i + 2] ? "+" : "";
+      if (k && !assoc && (!*k || !strcmp(k, "@") || !strcmp(k, "*"))) {
+        /* bash names the item, skips it and goes on */
+        box_sh_error(sh, "[%s]%s=%s: %s", k, plus, val,
+                     *k ? "cannot assign to non-numeric index" : "bad array subscript");
+        continue;
+      }
       if (k && !assoc) {
         /* the subscript once, so that its error is said once */
         int64_t idx;
@@ -176,9 +183,7 @@ bool box_assign_word(Shell *sh, const char *t, bool local, int *status)
         ShellVar *av = idx < 0 ? box_var_lookup(sh, lhs) : NULL;
         if (av && (av->flags & V_ARRAY)) idx += av->arr->len;
         if (idx < 0) {
-          /* bash names the item, skips it and goes on */
-          box_sh_error(sh, "[%s]%s=%s: bad array subscript", k, items->pdata[i + 2] ? "+" : "",
-                       val);
+          box_sh_error(sh, "[%s]%s=%s: bad array subscript", k, plus, val);
           continue;
         }
         next = (long)idx + 1;

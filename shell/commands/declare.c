@@ -47,8 +47,8 @@ static void print_var(BoxCmd *c, const char *name, ShellVar *v, const char *who)
       const char *k = order->pdata[i];
       box_out_putc(c->out, '[');
       /* bash quotes a key with a shell metacharacter in it, or a ~ or #
-       * where a word would read it so */
-      bool plain = *k != '\0' && *k != '#';
+       * where a word would read it so, and the key @ ([@] would be all) */
+      bool plain = *k != '\0' && *k != '#' && strcmp(k, "@") != 0;
       for (const char *q = k; *q && plain; q++)
         plain = (unsigned char)*q >= 32 && *q != 127 && !strchr(" '\"\\|&;()<>!{}*[?]^$`", *q) &&
                 !(*q == '~' && (q == k || q[-1] == '=' || q[-1] == ':'));
@@ -203,8 +203,13 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
     char *name = g_strndup(a, nl);
     char *br = strchr(name, '[');
     if (br) *br = 0;
-    if (!box_is_name(name, strlen(name))) {
-      box_cmd_error(c, "`%s': not a valid identifier", a);
+    bool subscript_refused = br && (!strcmp(who, "readonly") || !strcmp(who, "export"));
+    if (subscript_refused || !box_is_name(name, strlen(name))) {
+      /* export and readonly take no NAME[k] (bash names it without =value) */
+      if (subscript_refused)
+        box_cmd_error(c, "`%.*s': not a valid identifier", (int)nl, a);
+      else
+        box_cmd_error(c, "`%s': not a valid identifier", a);
       g_free(name);
       status = 1;
       continue;
@@ -243,6 +248,12 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
       }
       if (!v) v = box_var_make(sh, name);
     }
+    if ((clear & (V_ARRAY | V_ASSOC)) && (v->flags & (V_ARRAY | V_ASSOC))) {
+      box_cmd_error(c, "%s: cannot destroy array variables in this way", name);
+      g_free(name);
+      status = 1;
+      continue;
+    }
     if (((set & V_ASSOC) && (v->flags & V_ARRAY)) || ((set & V_ARRAY) && (v->flags & V_ASSOC))) {
       /* bash converts neither way; with a value, as an assignment error
        * that drops the rest of the line */
@@ -259,7 +270,9 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
     }
     bool fresh = !(v->flags & (V_ARRAY | V_ASSOC)) && !v->value;
     /* bash's readonly -a/-A of a name with no value marks it readonly only */
-    unsigned arr_set = fresh && !eq && strcmp(who, "readonly") == 0 ? 0 : set & (V_ARRAY | V_ASSOC);
+    /* `declare -r c[100]`: a subscript makes the name an array */
+    unsigned kind = set | (br && !(v->flags & V_ASSOC) && !(set & V_ASSOC) ? V_ARRAY : 0);
+    unsigned arr_set = fresh && !eq && strcmp(who, "readonly") == 0 ? 0 : kind & (V_ARRAY | V_ASSOC);
     if (arr_set & V_ASSOC)
       box_var_make_array(v, true);
     else if (arr_set & V_ARRAY)
@@ -275,8 +288,13 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
       const char *val = eq + 1;
       size_t vl = strlen(val);
       bool append = eq > a && eq[-1] == '+';
-      if (!br && vl >= 2 && val[0] == '(' && val[vl - 1] == ')') {
+      bool list = vl >= 2 && val[0] == '(' && val[vl - 1] == ')';
+      if (!br && list) {
         if (!box_assign_word(sh, a, false, &st)) status = 1;
+      } else if (br && list && (set & (V_ARRAY | V_ASSOC))) {
+        /* `declare -a e[10]='(x y)'`: bash assigns the list to the whole array */
+        g_autofree char *whole = g_strconcat(name, "=", val, NULL);
+        if (!box_assign_word(sh, whole, false, &st)) status = 1;
       } else if (br) {
         char *key = g_strndup(br + 1, strlen(br + 1) - 1);
         bool assoc = (v->flags & V_ASSOC) != 0;

@@ -76,6 +76,12 @@ CASES = [
     # ---- [@], [*] and [] name no element of an indexed array (bash's array.tests)
     ("assign-whole-array-subscript", 'b=(1 2); b[*]=aaa; echo same-line\necho next $?\nb[]=x; echo same\nx[@]=1; echo same\nb[@]+=x\ndeclare -A m; m[*]=x; m[@]=y; m[]=z; echo same\necho "$? ${b[@]} ${m[*]}"'),
     ("declare-whole-array-subscript", 'declare b[*]=3; echo $?; declare -p b; declare -A m; declare m[]=x; echo $?; x=5; declare x[@]=1; declare -p x; f() { local q[@]=1; echo $?; }; f 2>/dev/null'),
+    ("array-literal-bad-items", 'd=([]=abcde [1]="test test" [*]=last [-65]=negative [@]+=q); declare -p d; e=; s="*"; f=([$e]=1 [$s]=2 [3]=3); declare -p f; declare -a g=([*]=1 [2]=2); declare -p g'),
+    ("declare-plus-a-refused", 'a=(1); declare +a a; echo $?; declare -p a; declare -A m; declare +A m; echo $?; x=1; declare +a x; echo $?; declare -p x; a=(1); declare +a a=5; echo $?; declare -p a'),
+    ("declare-subscript-list-whole", 'declare -a e[10]=test; declare -a e[10]="(a b)"; declare -p e; e=(1); declare e[1]="(x y)"; declare -p e; declare -A m[k]="([a]=1)"; declare -p m; f() { local -a l[2]="(p q)"; declare -p l; }; f'),
+    ("declare-subscript-makes-array", 'declare -r c[100]; declare -p c; declare -a | grep " c"; declare d[2]; declare -p d; d=5; declare -p d; x=4; declare x[1]; declare -p x; f() { local l[3]; declare -p l; }; f'),
+    ("export-readonly-no-subscript", 'export a[1]=x; echo $?; readonly r[2]=1; echo $?; a=(1); readonly a[0]; echo $?; export e[1]; echo $? ${a[0]}; declare -p r'),
+    ("assoc-key-at-quoted", 'declare -A m=([a@b]=1 [@]=2 [@x]=3 [x@]=4); declare -p m'),
     ("substring-of-scalar-as-list", 'var=blah; echo ${var[@]:3} ${var[*]:1} "${var[@]:1:2}" ${var[@]: -2}; declare -n r=var; echo ${r[@]:2}; f() { local l=abc; echo ${l[@]:1:1}; }; f; a=(x y z); echo ${a[@]:1} ${a:1}'),
 ]
 
