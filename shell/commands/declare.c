@@ -272,7 +272,8 @@ int box_declare(BoxCmd *c, const char *who, unsigned force, bool local)
     /* bash's readonly -a/-A of a name with no value marks it readonly only */
     /* `declare -r c[100]`: a subscript makes the name an array */
     unsigned kind = set | (br && !(v->flags & V_ASSOC) && !(set & V_ASSOC) ? V_ARRAY : 0);
-    unsigned arr_set = fresh && !eq && strcmp(who, "readonly") == 0 ? 0 : kind & (V_ARRAY | V_ASSOC);
+    unsigned arr_set =
+      fresh && !eq && strcmp(who, "readonly") == 0 ? 0 : kind & (V_ARRAY | V_ASSOC);
     if (arr_set & V_ASSOC)
       box_var_make_array(v, true);
     else if (arr_set & V_ARRAY)
